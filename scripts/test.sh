@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Sets everything up from nothing and runs every test:
+#   1. pytest: helper unit tests, end-to-end tests against a real ipykernel with
+#      real (CPU) PyTorch, and the CUDA suite (skipped cleanly without a GPU);
+#   2. jest: the frontend's models, parsing, formatting, views;
+#   3. Galata: a real `jupyter lab` driven in Debian's Chromium.
+# All three run even when one fails; the exit status says whether all passed.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+step() { printf '\n== %s\n' "$*"; }
+
+bash scripts/setup.sh || exit 1
+venv=${VRAM_VENV:-.venv}
+export PATH="$PWD/$venv/bin:$PATH"
+
+chromium=${CHROMIUM_PATH:-/usr/bin/chromium}
+if [ ! -x "$chromium" ]; then
+  step "Install Debian's Chromium for the browser tests"
+  sudo_=""; [ "$(id -u)" = 0 ] || sudo_="sudo"
+  $sudo_ apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo_ apt-get install -y -qq chromium >/dev/null || exit 1
+fi
+
+failed=()
+
+step "pytest (helper units, real-kernel end to end, CUDA suite)"
+python -m pytest tests -ra || failed+=(pytest)
+
+step "jest (frontend)"
+npx jest --ci || failed+=(jest)
+
+step "Galata in Chromium (real JupyterLab, real kernel)"
+(
+  cd ui-tests &&
+    PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund &&
+    npx playwright test
+) || failed+=(galata)
+
+if [ ${#failed[@]} -gt 0 ]; then
+  printf '\nFAILED: %s\n' "${failed[*]}"
+  exit 1
+fi
+printf '\nAll test suites passed.\n'
