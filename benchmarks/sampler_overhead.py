@@ -1,0 +1,167 @@
+"""What the kernel helper costs: CPU, bytes on the wire, and latency.
+
+Prints figures; it is not a test. Everything is measured side by side in one
+run: three idle kernels at once (no helper, helper at 1 Hz, helper at 10 Hz),
+so machine noise hits all three alike.
+
+    .venv/bin/python benchmarks/sampler_overhead.py [--seconds 60] [--tries 5]
+
+- CPU: user+system time of each kernel process (psutil) over the window, as %
+  of one core, and the helper's share (minus the no-helper kernel).
+- Bytes: the JSON size of real `sample` messages from the kernels (no GPU here,
+  so 0 devices); the per-device size is measured on the helper's own
+  `make_sample` with one fully populated fake GPU entry (torch + NVML figures of
+  an 80 GB card), since this machine has no GPU.
+- Latency: a cell allocates 200 MB and records time.time() right after; the
+  client notes when the first sample showing it arrives. Median over tries,
+  compared with interval + 200 ms.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "python_helper"))
+
+import psutil  # noqa: E402
+
+from kernel_harness import Kernel, bootstrap_code  # noqa: E402
+
+MB = 1 << 20
+
+
+def cpu_seconds(pid: int) -> float:
+    t = psutil.Process(pid).cpu_times()
+    return t.user + t.system
+
+
+def kernel_pid(k: Kernel) -> int:
+    return k.eval("__import__('os').getpid()")
+
+
+def json_size(data) -> int:
+    # ipykernel serialises with json.dumps defaults (", " and ": " separators)
+    return len(json.dumps(data).encode("utf-8"))
+
+
+def per_device_bytes() -> tuple:
+    from jupyterlab_vram_helper.sample import make_sample
+
+    host = {"rss_bytes": 3_512_000_000, "total_bytes": 270_000_000_000, "available_bytes": 210_000_000_000}
+    base = {"host": host, "torch": {"imported": True, "cuda_initialized": True},
+            "tensorflow": {"imported": False, "gpus_initialized": False}, "gpus": []}
+    gpu = {
+        "index": 0, "name": "NVIDIA H100 80GB HBM3", "total_bytes": 85_031_714_816,
+        "torch": {"allocated_bytes": 41_943_040_000, "reserved_bytes": 45_097_156_608,
+                  "peak_allocated_bytes": 43_000_000_000, "active_bytes": 41_943_040_000,
+                  "inactive_split_bytes": 123_456_789, "num_ooms": 0, "num_alloc_retries": 0},
+        "nvml": {"used_bytes": 46_000_000_000, "total_bytes": 85_031_714_816, "process_used_bytes": 45_600_000_000},
+        "tensorflow": None,
+    }
+    empty = json_size(make_sample(base, 123456, 1732200000.25, "change"))
+    one = json_size(make_sample(dict(base, gpus=[gpu]), 123456, 1732200000.25, "change"))
+    two = json_size(make_sample(dict(base, gpus=[gpu, dict(gpu, index=1)]), 123456, 1732200000.25, "change"))
+    return empty, one - empty, two - one
+
+
+def pump_all(kernels, seconds: float) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        for k in kernels:
+            k.pump(0.05)
+
+
+def latency(k: Kernel, comm_id: str, tries: int) -> list:
+    out = []
+    for i in range(tries):
+        k.execute("import gc; gc.collect()", store_history=False)
+        pump_all([k], 1.5)  # settle; let the baseline catch up
+        base = k.comm_data(comm_id, "sample")[-1]["host"]["rss_bytes"]
+        start = len(k.comm_data(comm_id))
+        reply = k.execute(
+            "__vram_x = b'\\x01' * 200_000_000; __vram_t = __import__('time').time()",
+            store_history=False,
+            user_expressions={"t": "__vram_t"},
+        )
+        t_alloc = float(reply["user_expressions"]["t"]["data"]["text/plain"])
+        k.wait_for(
+            comm_id,
+            lambda d: d.get("type") == "sample" and d["host"]["rss_bytes"] > base + 150 * MB,
+            timeout=30,
+            start=start,
+        )
+        msg = next(
+            m for m in k.comm_messages(comm_id)[start:]
+            if m["content"]["data"].get("type") == "sample"
+            and m["content"]["data"]["host"]["rss_bytes"] > base + 150 * MB
+        )
+        out.append(k.arrival[msg["header"]["msg_id"]] - t_alloc)
+        k.execute("del __vram_x, __vram_t", store_history=False)
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=float, default=60.0, help="CPU measurement window (default 60)")
+    parser.add_argument("--tries", type=int, default=5, help="latency tries per interval (default 5)")
+    args = parser.parse_args()
+
+    code = bootstrap_code()
+    names = ["no helper", "helper 1 Hz", "helper 10 Hz"]
+    kernels = [Kernel() for _ in names]
+    try:
+        comms = [None]
+        for k, interval in zip(kernels[1:], (1.0, 0.1)):
+            k.bootstrap(code)
+            comm_id = k.open_comm({"type": "open", "protocol": 1, "config": {"interval_s": interval}})
+            k.wait_for(comm_id, lambda d: d.get("reason") == "initial")
+            comms.append(comm_id)
+        pids = [kernel_pid(k) for k in kernels]
+        pump_all(kernels, 2.0)  # let start-up work finish
+        counts = [len(k.comm_data(c, "sample")) if c else 0 for k, c in zip(kernels, comms)]
+        before = [cpu_seconds(p) for p in pids]
+        t0 = time.monotonic()
+        pump_all(kernels, args.seconds)
+        wall = time.monotonic() - t0
+        after = [cpu_seconds(p) for p in pids]
+
+        print(f"== CPU over {wall:.1f} s of an idle kernel (user+system, % of one core) ==")
+        base_pct = (after[0] - before[0]) / wall * 100
+        for name, b, a, k, c, n0 in zip(names, before, after, kernels, comms, counts):
+            pct = (a - b) / wall * 100
+            sent = (len(k.comm_data(c, "sample")) - n0) if c else 0
+            extra = "" if c is None else f"   helper share {pct - base_pct:+.3f} %   samples sent {sent}"
+            print(f"  {name:<13} {pct:7.3f} %{extra}")
+
+        print("== bytes per sample (JSON of the comm data) ==")
+        sizes = [json_size(d) for k, c in zip(kernels[1:], comms[1:]) for d in k.comm_data(c, "sample")]
+        print(f"  real samples from these kernels (0 GPUs): median {statistics.median(sizes):.0f} B, max {max(sizes)} B")
+        empty, dev1, dev2 = per_device_bytes()
+        print(f"  fake-GPU path (make_sample, torch+NVML figures): 0 GPUs {empty} B, +{dev1} B for the 1st device, +{dev2} B per further device")
+        hello = [json_size(d) for d in kernels[1].comm_data(comms[1], "hello")]
+        print(f"  hello: {hello[0]} B")
+
+        print(f"== latency: allocation in a cell -> first sample showing it at the client ({args.tries} tries) ==")
+        for name, k, c, interval in zip(names[1:], kernels[1:], comms[1:], (1.0, 0.1)):
+            values = latency(k, c, args.tries)
+            med = statistics.median(values)
+            bound = interval + 0.2
+            verdict = "within" if med <= bound else "OVER"
+            print(
+                f"  {name:<13} median {med * 1000:7.1f} ms  (min {min(values) * 1000:.1f}, max {max(values) * 1000:.1f})"
+                f"  bound interval+200 ms = {bound * 1000:.0f} ms: {verdict}"
+            )
+    finally:
+        for k in kernels:
+            k.shutdown()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,52 @@
+"""jupyterlab-vram kernel helper.
+
+Runs inside a notebook kernel and pushes memory samples (host RAM, PyTorch's
+CUDA caching allocator, NVML, TensorFlow) to the JupyterLab frontend over the
+``jupyterlab-vram`` comm. The wire format is specified in docs/protocol.md.
+
+The frontend delivers this package itself (see python_helper/kernel_bootstrap.py)
+and calls :func:`install`; it calls :func:`uninstall` before a different bundle
+replaces this one. Importing the package does nothing else: every side effect
+(comm target, sampler thread, NVML) starts in :func:`install`.
+"""
+
+from __future__ import annotations
+
+__version__ = "0.1.0"
+
+# Bumped on any incompatible change of the wire format (docs/protocol.md).
+# Kept here, not only in protocol.py, so that `jupyterlab_vram_helper.PROTOCOL_VERSION`
+# can be read without importing anything else.
+PROTOCOL_VERSION = 1
+
+__all__ = ["PROTOCOL_VERSION", "__version__", "install", "uninstall", "get_runtime"]
+
+
+def install() -> None:
+    """Register the comm target and start the sampler (idempotent).
+
+    Safe to call any number of times: one comm target, one sampler thread and
+    one set of hooks exist afterwards. Raises on failure, so that the frontend
+    reads the error from the execute reply; prints nothing.
+    """
+    from .runtime import install as _install
+
+    _install()
+
+
+def uninstall() -> None:
+    """Stop the sampler, close open comms and unregister the comm target.
+
+    Called by the bootstrap before another bundle of the helper takes over, and
+    at interpreter exit. Safe to call when nothing is installed.
+    """
+    from .runtime import uninstall as _uninstall
+
+    _uninstall()
+
+
+def get_runtime():  # -> Optional[runtime.Runtime]; untyped to keep imports lazy
+    """The process-wide :class:`runtime.Runtime`, or ``None`` before install()."""
+    from .runtime import current
+
+    return current()

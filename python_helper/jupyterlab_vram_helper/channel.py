@@ -1,0 +1,188 @@
+"""The comm side: target registration, open comms, request dispatch.
+
+Every frontend (a notebook panel, a second browser tab, a console) opens its
+own comm to the ``jupyterlab-vram`` target; the channel keeps them all and the
+sampler broadcasts to every one. Handlers run on the shell thread, between
+cells; broadcasts come from the sampler thread, hence the lock.
+
+Nothing here raises into ipykernel or prints: a bad message is answered with
+an ``error``; a bug is answered with an ``internal`` error and the kernel goes on.
+"""
+
+from __future__ import annotations
+
+import threading
+import traceback
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence
+
+from .config import ConfigError
+from .hello import hello_message
+from .protocol import (
+    COMM_TARGET,
+    ErrorMessage,
+    Request,
+    RequestError,
+    error_message,
+    parse_open,
+    parse_request,
+    reply_message,
+)
+from .sample import SampleSource
+from .sampler import Sampler
+
+
+def _data_of(msg: Any) -> Any:
+    try:
+        return msg["content"]["data"]
+    except (KeyError, TypeError):
+        return None
+
+
+def _bug(what: str, exc: BaseException) -> str:
+    summary = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+    return f"{what} failed: {summary}"
+
+
+class Channel:
+    def __init__(self, source: SampleSource, target_name: str = COMM_TARGET):
+        self._source = source
+        self._target_name = target_name
+        self._sampler: Optional[Sampler] = None
+        self._manager: Any = None
+        self._comms: List[Any] = []
+        self._lock = threading.Lock()
+        self.last_error: Optional[str] = None
+
+    def bind(self, sampler: Sampler) -> None:
+        self._sampler = sampler
+
+    @property
+    def sampler(self) -> Sampler:
+        assert self._sampler is not None, "Channel.bind(sampler) was not called"
+        return self._sampler
+
+    # -- registration -------------------------------------------------------
+
+    def register(self, manager: Any) -> None:
+        self._manager = manager
+        manager.register_target(self._target_name, self._on_open)
+
+    def unregister(self) -> None:
+        """Close our comms and remove our target (if it is still ours)."""
+        for comm in self.targets():
+            try:
+                comm.close()
+            except Exception:
+                pass
+        with self._lock:
+            self._comms.clear()
+        manager, self._manager = self._manager, None
+        if manager is None:
+            return
+        try:
+            # Bound methods compare equal (not identical) for the same object.
+            if getattr(manager, "targets", {}).get(self._target_name) == self._on_open:
+                manager.unregister_target(self._target_name, self._on_open)
+        except Exception:
+            pass
+
+    # -- Outlet (used by the sampler) --------------------------------------
+
+    def targets(self) -> Sequence[Any]:
+        with self._lock:
+            return tuple(self._comms)
+
+    def send(self, target: Any, message: Mapping[str, Any]) -> None:
+        target.send(data=message)
+
+    def report_error(self, message: str) -> None:
+        self.last_error = message
+        for comm in self.targets():
+            self._send_quietly(comm, error_message("internal", message))
+
+    # -- handlers -----------------------------------------------------------
+
+    def _on_open(self, comm: Any, msg: Any) -> None:
+        try:
+            self._open(comm, _data_of(msg))
+        except Exception as exc:
+            text = _bug("opening the comm", exc)
+            self.last_error = text
+            self._send_quietly(comm, error_message("internal", text))
+
+    def _open(self, comm: Any, data: Any) -> None:
+        problems: List[ErrorMessage] = []
+        try:
+            request = parse_open(data)
+            if request.config is not None:
+                self.sampler.configure(request.config)
+        except RequestError as exc:
+            problems.append(exc.to_message())
+        except ConfigError as exc:
+            problems.append(error_message("invalid_config", str(exc)))
+
+        comm.on_msg(lambda m, c=comm: self._on_msg(c, m))
+        comm.on_close(lambda m, c=comm: self._forget(c))
+        # NVML starts with the first comm, not at install: a kernel nobody
+        # watches pays nothing.
+        self._source.nvml.start()
+
+        def announce() -> None:
+            # Runs under the sampler's lock: hello precedes every sample.
+            with self._lock:
+                self._comms.append(comm)
+            self._send_quietly(comm, hello_message(self._source, self.sampler.config))
+            for problem in problems:
+                self._send_quietly(comm, problem)
+
+        self.sampler.emit([comm], "initial", before=announce)
+        self.sampler.wake()
+
+    def _forget(self, comm: Any) -> None:
+        with self._lock:
+            self._comms = [c for c in self._comms if c is not comm]
+
+    def _on_msg(self, comm: Any, msg: Any) -> None:
+        data = _data_of(msg)
+        request_id = data.get("request_id") if isinstance(data, dict) else None
+        if not isinstance(request_id, str):
+            request_id = None
+        try:
+            request = parse_request(data)
+            request_id = request.request_id
+            self._dispatch(comm, request)
+        except RequestError as exc:
+            self._send_quietly(comm, exc.to_message())
+        except ConfigError as exc:
+            self._send_quietly(comm, error_message("invalid_config", str(exc), request_id))
+        except Exception as exc:
+            text = _bug("handling the request", exc)
+            self.last_error = text
+            self._send_quietly(comm, error_message("internal", text, request_id))
+
+    def _dispatch(self, comm: Any, request: Request) -> None:
+        handler: Dict[str, Callable[[Any, Request], Dict[str, Any]]] = {
+            "configure": self._configure,
+            "snapshot": self._snapshot,
+            "ping": self._ping,
+        }
+        result = handler[request.type](comm, request)
+        self._send_quietly(comm, reply_message(request, result))
+
+    def _configure(self, comm: Any, request: Request) -> Dict[str, Any]:
+        assert request.config is not None
+        config = self.sampler.configure(request.config)
+        return {"config": config.to_dict()}
+
+    def _snapshot(self, comm: Any, request: Request) -> Dict[str, Any]:
+        return {"seq": self.sampler.emit([comm], "snapshot")}
+
+    def _ping(self, comm: Any, request: Request) -> Dict[str, Any]:
+        return {}
+
+    def _send_quietly(self, comm: Any, message: Mapping[str, Any]) -> None:
+        try:
+            comm.send(data=message)
+        except Exception as exc:
+            self.last_error = _bug("sending a message", exc)
+

@@ -1,0 +1,112 @@
+"""Sampler settings, and their validation against docs/protocol.md limits."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+from typing import Any, Mapping
+
+from .protocol import ConfigDict, describe
+
+MIN_INTERVAL_S = 0.05
+MAX_INTERVAL_S = 60.0
+MAX_HEARTBEAT_S = 600.0
+# The frontend decodes JSON numbers as IEEE doubles; above 2**53 integers stop
+# being exact there, so a larger threshold could not round-trip.
+MAX_THRESHOLD_BYTES = 2**53 - 1
+
+
+class ConfigError(ValueError):
+    """A config value outside the protocol's limits; message names the key."""
+
+
+@dataclass(frozen=True)
+class SamplerConfig:
+    interval_s: float = 1.0
+    change_threshold_bytes: int = 1 << 20
+    heartbeat_s: float = 10.0
+
+    def to_dict(self) -> ConfigDict:
+        return {
+            "interval_s": self.interval_s,
+            "change_threshold_bytes": self.change_threshold_bytes,
+            "heartbeat_s": self.heartbeat_s,
+        }
+
+    def updated(self, partial: Mapping[str, Any]) -> "SamplerConfig":
+        """This config with the keys of ``partial`` replaced, validated as a whole.
+
+        Raises :class:`ConfigError` naming the first bad key; ``self`` is never
+        modified, so a rejected update leaves the effective config unchanged.
+        Unknown keys are rejected so that a typo does not pass silently.
+        """
+        if not isinstance(partial, Mapping):
+            raise ConfigError(f"config must be an object, got {describe(partial)}")
+        known = ("interval_s", "change_threshold_bytes", "heartbeat_s")
+        for key in partial:
+            if key not in known:
+                raise ConfigError(
+                    f"unknown config key {describe(key)} (expected one of {', '.join(known)})"
+                )
+        changes: dict = {}
+        if "interval_s" in partial:
+            changes["interval_s"] = _seconds(
+                "interval_s", partial["interval_s"], MIN_INTERVAL_S, MAX_INTERVAL_S
+            )
+        if "change_threshold_bytes" in partial:
+            changes["change_threshold_bytes"] = _byte_count(
+                "change_threshold_bytes", partial["change_threshold_bytes"]
+            )
+        if "heartbeat_s" in partial:
+            changes["heartbeat_s"] = _seconds(
+                "heartbeat_s", partial["heartbeat_s"], MIN_INTERVAL_S, MAX_HEARTBEAT_S
+            )
+        result = replace(self, **changes)
+        if result.heartbeat_s < result.interval_s:
+            raise ConfigError(
+                f"heartbeat_s must be at least interval_s ({_fmt(result.interval_s)}),"
+                f" got {_fmt(result.heartbeat_s)}"
+            )
+        return result
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> "SamplerConfig":
+        """A config from defaults plus ``data`` (partial), validated."""
+        return cls().updated(data)
+
+
+def _is_number(value: Any) -> bool:
+    # bool is an int subclass, but `true` is not a number of seconds.
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _is_finite(value: Any) -> bool:
+    # math.isfinite(10**400) raises OverflowError; Python ints are always finite.
+    return isinstance(value, int) or math.isfinite(value)
+
+
+def _fmt(value: float) -> str:
+    return "%g" % value
+
+
+def _seconds(key: str, value: Any, low: float, high: float) -> float:
+    if not _is_number(value) or not _is_finite(value) or not low <= value <= high:
+        raise ConfigError(
+            f"{key} must be a number between {_fmt(low)} and {_fmt(high)}, got {describe(value)}"
+        )
+    return float(value)
+
+
+def _byte_count(key: str, value: Any) -> int:
+    # Accept 1048576.0 (what some JSON encoders produce for integral numbers)
+    # but not 1.5 bytes.
+    if (
+        not _is_number(value)
+        or not _is_finite(value)
+        or value != int(value)
+        or not 0 <= value <= MAX_THRESHOLD_BYTES
+    ):
+        raise ConfigError(
+            f"{key} must be an integer between 0 and {MAX_THRESHOLD_BYTES}, got {describe(value)}"
+        )
+    return int(value)

@@ -1,0 +1,156 @@
+"""Which GPUs the kernel sees, numbered as its CUDA runtime numbers them.
+
+Once PyTorch has initialised CUDA, torch is the ground truth (its ordinals are
+what the user types in ``cuda:1``). Before that, the helper must not touch
+CUDA, so it asks NVML and applies CUDA_VISIBLE_DEVICES itself, the way the
+CUDA runtime (and ``torch.cuda._parse_visible_devices``) does: integer ordinals
+or (partial) ``GPU-`` UUIDs, parsing stops at the first invalid entry, and a
+repeated entry hides every device.
+
+Assumption before CUDA is initialised: CUDA ordinal order equals NVML (PCI bus)
+order, true with CUDA_DEVICE_ORDER=PCI_BUS_ID and on machines with one GPU model.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any, List, Mapping, Optional, Sequence, Union
+
+from .protocol import DeviceInfo
+from .readers.nvml import NvmlDevice
+from .readers.torch_cuda import cuda_initialized
+
+VisibleDevices = Union[List[int], List[str]]
+
+
+@dataclass(frozen=True)
+class Device:
+    index: int  # CUDA ordinal in this process
+    name: Optional[str]
+    total_bytes: Optional[int]
+    uuid: Optional[str]
+    nvml: Optional[NvmlDevice]
+
+    def to_info(self) -> DeviceInfo:
+        return {"index": self.index, "name": self.name, "total_bytes": self.total_bytes, "uuid": self.uuid}
+
+
+def parse_visible_devices(value: Optional[str]) -> Optional[VisibleDevices]:
+    """CUDA_VISIBLE_DEVICES as ordinals or UUID prefixes; ``None`` when unset (all)."""
+    if value is None:
+        return None
+    value = value.strip()
+    for prefix in ("GPU-", "MIG-"):
+        if value.startswith(prefix):
+            uuids: List[str] = []
+            for entry in value.split(","):
+                entry = entry.strip()
+                if not entry.startswith(prefix):
+                    break
+                if entry in uuids:
+                    return []
+                uuids.append(entry)
+            return uuids
+    ordinals: List[int] = []
+    for entry in value.split(","):
+        number = _leading_int(entry.strip())
+        if number is None or number < 0:
+            break
+        if number in ordinals:
+            return []
+        ordinals.append(number)
+    return ordinals
+
+
+def _leading_int(text: str) -> Optional[int]:
+    # Like strtoul: "1gpu" is 1, "gpu1" is invalid.
+    end = 0
+    if text[:1] in ("+", "-"):
+        end = 1
+    while end < len(text) and text[end].isdigit():
+        end += 1
+    digits = text[:end]
+    if digits in ("", "+", "-"):
+        return None
+    return int(digits)
+
+
+def visible_nvml_devices(
+    visible: Optional[VisibleDevices], nvml_devices: Sequence[NvmlDevice]
+) -> List[NvmlDevice]:
+    """NVML devices in CUDA ordinal order, after CUDA_VISIBLE_DEVICES."""
+    if visible is None:
+        return list(nvml_devices)
+    result: List[NvmlDevice] = []
+    for entry in visible:
+        if isinstance(entry, int):
+            if entry >= len(nvml_devices):
+                break  # CUDA ignores an invalid ordinal and everything after it
+            match: Optional[NvmlDevice] = nvml_devices[entry]
+        elif entry.startswith("MIG-"):
+            # MIG instances are not NVML top-level devices; only torch (after
+            # CUDA init) can say what the process sees.
+            break
+        else:
+            candidates = [d for d in nvml_devices if d.uuid is not None and d.uuid.startswith(entry)]
+            match = candidates[0] if len(candidates) == 1 else None  # ambiguous = invalid
+        if match is None or match in result:
+            break
+        result.append(match)
+    return result
+
+
+def normalize_uuid(value: Any) -> Optional[str]:
+    """torch prints device UUIDs bare; NVML and CUDA_VISIBLE_DEVICES use ``GPU-``."""
+    if value is None:
+        return None
+    text = str(value)
+    if not text:
+        return None
+    if text.startswith(("GPU-", "MIG-")):
+        return text
+    return "GPU-" + text
+
+
+def devices_from_torch(torch: Any, nvml_devices: Sequence[NvmlDevice], visible: Optional[VisibleDevices]) -> List[Device]:
+    """Devices as torch numbers them; call only when CUDA is initialised."""
+    by_uuid = {d.uuid: d for d in nvml_devices if d.uuid}
+    by_order = visible_nvml_devices(visible, nvml_devices)
+    devices = []
+    for index in range(int(torch.cuda.device_count())):
+        props = torch.cuda.get_device_properties(index)
+        uuid = normalize_uuid(getattr(props, "uuid", None))
+        nvml = by_uuid.get(uuid) if uuid else None
+        if nvml is None and uuid is None and index < len(by_order):
+            nvml = by_order[index]
+        devices.append(
+            Device(
+                index=index,
+                name=getattr(props, "name", None),
+                total_bytes=_int_or_none(getattr(props, "total_memory", None)),
+                uuid=uuid,
+                nvml=nvml,
+            )
+        )
+    return devices
+
+
+def devices_from_nvml(nvml_devices: Sequence[NvmlDevice], visible: Optional[VisibleDevices]) -> List[Device]:
+    return [
+        Device(index=i, name=d.name, total_bytes=d.total_bytes, uuid=d.uuid, nvml=d)
+        for i, d in enumerate(visible_nvml_devices(visible, nvml_devices))
+    ]
+
+
+def enumerate_devices(
+    torch: Any, nvml_devices: Sequence[NvmlDevice], environ: Mapping[str, str] = os.environ
+) -> List[Device]:
+    visible = parse_visible_devices(environ.get("CUDA_VISIBLE_DEVICES"))
+    if torch is not None and cuda_initialized(torch):
+        return devices_from_torch(torch, nvml_devices, visible)
+    return devices_from_nvml(nvml_devices, visible)
+
+
+def _int_or_none(value: Any) -> Optional[int]:
+    return int(value) if isinstance(value, int) and not isinstance(value, bool) else None

@@ -1,0 +1,32 @@
+"""The ``hello`` message: who this helper is and what it can see."""
+
+from __future__ import annotations
+
+import os
+import socket
+
+from .config import SamplerConfig
+from .protocol import HELPER_VERSION, PROTOCOL_VERSION, HelloMessage, python_version
+from .readers import tensorflow as tf_reader
+from .readers import torch_cuda
+from .sample import SampleSource
+
+
+def hello_message(source: SampleSource, config: SamplerConfig) -> HelloMessage:
+    try:
+        hostname = socket.gethostname()
+    except OSError:
+        hostname = ""
+    return {
+        "type": "hello",
+        "protocol": PROTOCOL_VERSION,
+        "helper_version": HELPER_VERSION,
+        "python": python_version(),
+        "pid": os.getpid(),
+        "hostname": hostname,
+        "torch": torch_cuda.torch_info(torch_cuda.loaded_torch()),
+        "tensorflow": tf_reader.tensorflow_info(tf_reader.loaded_tensorflow()),
+        "nvml": source.nvml.info(),
+        "devices": [d.to_info() for d in source.devices()],
+        "config": config.to_dict(),
+    }

@@ -1,0 +1,316 @@
+"""Wire types of the jupyterlab-vram comm (docs/protocol.md, version 1).
+
+Must change together with src/protocol.ts. This module only describes and
+validates messages; it sends nothing.
+
+Incoming data is untrusted JSON: everything here checks types explicitly and
+turns a bad message into a :class:`RequestError` carrying the protocol error
+``code`` and a message that names the problem.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from typing import Any, Dict, List, Literal, Mapping, Optional, TypedDict, Union
+
+from . import PROTOCOL_VERSION, __version__ as HELPER_VERSION
+
+COMM_TARGET = "jupyterlab-vram"
+
+ErrorCode = Literal["malformed", "unknown_type", "invalid_config", "internal"]
+RequestType = Literal["configure", "snapshot", "ping"]
+SampleReason = Literal["initial", "change", "heartbeat", "snapshot"]
+
+REQUEST_TYPES: tuple = ("configure", "ping", "snapshot")
+
+# request_id is echoed back in every answer; bound it so a hostile or buggy
+# frontend cannot make the helper echo megabytes.
+MAX_REQUEST_ID_LENGTH = 256
+
+
+# --- kernel -> frontend ----------------------------------------------------
+
+
+class ConfigDict(TypedDict):
+    interval_s: float
+    change_threshold_bytes: int
+    heartbeat_s: float
+
+
+class TorchInfo(TypedDict):
+    version: Optional[str]
+    cuda_build: Optional[str]
+    cuda_initialized: bool
+
+
+class TensorflowInfo(TypedDict):
+    version: Optional[str]
+    gpus_initialized: bool
+
+
+class NvmlInfo(TypedDict):
+    available: bool
+    driver_version: Optional[str]
+    error: Optional[str]
+
+
+class DeviceInfo(TypedDict):
+    index: int
+    name: Optional[str]
+    total_bytes: Optional[int]
+    uuid: Optional[str]
+
+
+class HelloMessage(TypedDict):
+    type: Literal["hello"]
+    protocol: int
+    helper_version: str
+    python: str
+    pid: int
+    hostname: str
+    torch: Optional[TorchInfo]
+    tensorflow: Optional[TensorflowInfo]
+    nvml: NvmlInfo
+    devices: List[DeviceInfo]
+    config: ConfigDict
+
+
+class HostFigures(TypedDict):
+    rss_bytes: Optional[int]
+    total_bytes: Optional[int]
+    available_bytes: Optional[int]
+
+
+class TorchState(TypedDict):
+    imported: bool
+    cuda_initialized: bool
+
+
+class TensorflowState(TypedDict):
+    imported: bool
+    gpus_initialized: bool
+
+
+class TorchGpuFigures(TypedDict):
+    allocated_bytes: Optional[int]
+    reserved_bytes: Optional[int]
+    peak_allocated_bytes: Optional[int]
+    active_bytes: Optional[int]
+    inactive_split_bytes: Optional[int]
+    num_ooms: Optional[int]
+    num_alloc_retries: Optional[int]
+
+
+class NvmlGpuFigures(TypedDict):
+    used_bytes: Optional[int]
+    total_bytes: Optional[int]
+    process_used_bytes: Optional[int]
+
+
+class TensorflowGpuFigures(TypedDict):
+    # Not spelled out in protocol.md v1; `tf.config.experimental.get_memory_info`
+    # returns exactly these two figures.
+    current_bytes: Optional[int]
+    peak_bytes: Optional[int]
+
+
+class GpuFigures(TypedDict):
+    index: int
+    name: Optional[str]
+    total_bytes: Optional[int]
+    torch: Optional[TorchGpuFigures]
+    nvml: Optional[NvmlGpuFigures]
+    tensorflow: Optional[TensorflowGpuFigures]
+
+
+class SampleMessage(TypedDict):
+    type: Literal["sample"]
+    seq: int
+    time: float
+    reason: SampleReason
+    host: HostFigures
+    torch: TorchState
+    tensorflow: TensorflowState
+    gpus: List[GpuFigures]
+
+
+class ReplyMessage(TypedDict):
+    type: Literal["reply"]
+    request_id: str
+    request_type: str
+    result: Dict[str, Any]
+
+
+class ErrorMessage(TypedDict):
+    type: Literal["error"]
+    request_id: Optional[str]
+    code: ErrorCode
+    message: str
+
+
+# --- frontend -> kernel ----------------------------------------------------
+
+
+class RequestError(Exception):
+    """A message the helper cannot act on; becomes an ``error`` message."""
+
+    def __init__(self, code: ErrorCode, message: str, request_id: Optional[str] = None):
+        super().__init__(message)
+        self.code: ErrorCode = code
+        self.message = message
+        self.request_id = request_id
+
+    def to_message(self) -> ErrorMessage:
+        return error_message(self.code, self.message, self.request_id)
+
+
+@dataclass(frozen=True)
+class OpenRequest:
+    """The validated ``data`` of a comm_open."""
+
+    protocol: Optional[int]
+    config: Optional[Mapping[str, Any]]  # partial, validated by config.py
+
+
+@dataclass(frozen=True)
+class Request:
+    """A validated request (comm message)."""
+
+    type: RequestType
+    request_id: str
+    config: Optional[Mapping[str, Any]] = None  # only for "configure"
+
+
+def describe(value: Any, limit: int = 40) -> str:
+    """A short repr of an untrusted value for error messages."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def type_name(value: Any) -> str:
+    """The JSON name of a decoded value's type, for error messages."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, (int, float)):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, (list, tuple)):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    return type(value).__name__
+
+
+def _readable_request_id(data: Mapping[str, Any]) -> Optional[str]:
+    rid = data.get("request_id")
+    if isinstance(rid, str) and len(rid) <= MAX_REQUEST_ID_LENGTH:
+        return rid
+    return None
+
+
+def parse_request(data: Any) -> Request:
+    """Validate a comm message's ``data``; raise :class:`RequestError` if bad."""
+    if not isinstance(data, dict):
+        raise RequestError("malformed", f"a request must be a JSON object, got {type_name(data)}")
+    request_id = _readable_request_id(data)
+    if "type" not in data:
+        raise RequestError("malformed", "missing field 'type'", request_id)
+    kind = data["type"]
+    if not isinstance(kind, str):
+        raise RequestError(
+            "malformed", f"field 'type' must be a string, got {type_name(kind)}", request_id
+        )
+    if kind not in REQUEST_TYPES:
+        raise RequestError(
+            "unknown_type",
+            f"unknown request type {describe(kind)} (expected one of {', '.join(REQUEST_TYPES)})",
+            request_id,
+        )
+    if "request_id" not in data:
+        raise RequestError("malformed", f"missing field 'request_id' in {kind!r} request")
+    raw_id = data["request_id"]
+    if not isinstance(raw_id, str):
+        raise RequestError(
+            "malformed", f"field 'request_id' must be a string, got {type_name(raw_id)}"
+        )
+    if request_id is None:
+        raise RequestError(
+            "malformed", f"field 'request_id' is longer than {MAX_REQUEST_ID_LENGTH} characters"
+        )
+    if kind == "configure":
+        if "config" not in data:
+            raise RequestError("malformed", "missing field 'config' in 'configure' request", request_id)
+        config = data["config"]
+        if not isinstance(config, dict):
+            raise RequestError(
+                "invalid_config", f"config must be an object, got {type_name(config)}", request_id
+            )
+        return Request("configure", request_id, config)
+    return Request(kind, request_id)  # type: ignore[arg-type]  # checked against REQUEST_TYPES
+
+
+def parse_open(data: Any) -> OpenRequest:
+    """Validate a comm_open's ``data``; raise :class:`RequestError` if bad.
+
+    The comm stays usable either way (see channel.py): this only decides which
+    ``error`` the frontend is told about.
+    """
+    if not isinstance(data, dict):
+        raise RequestError("malformed", f"comm_open data must be a JSON object, got {type_name(data)}")
+    if "type" not in data:
+        raise RequestError("malformed", "missing field 'type' in comm_open data (expected 'open')")
+    if data["type"] != "open":
+        raise RequestError(
+            "malformed", f"comm_open data must have type 'open', got {describe(data['type'])}"
+        )
+    protocol = data.get("protocol")
+    if protocol is not None and (not isinstance(protocol, int) or isinstance(protocol, bool)):
+        raise RequestError("malformed", f"field 'protocol' must be an integer, got {type_name(protocol)}")
+    if protocol is not None and protocol != PROTOCOL_VERSION:
+        raise RequestError(
+            "malformed",
+            f"this helper speaks protocol {PROTOCOL_VERSION}, the frontend asked for {protocol}",
+        )
+    config = data.get("config")
+    if config is not None and not isinstance(config, dict):
+        raise RequestError("invalid_config", f"config must be an object, got {type_name(config)}")
+    return OpenRequest(protocol, config)
+
+
+# --- message builders ------------------------------------------------------
+
+
+def python_version() -> str:
+    return "%d.%d.%d" % sys.version_info[:3]
+
+
+def reply_message(request: Request, result: Dict[str, Any]) -> ReplyMessage:
+    return {
+        "type": "reply",
+        "request_id": request.request_id,
+        "request_type": request.type,
+        "result": result,
+    }
+
+
+def error_message(code: ErrorCode, message: str, request_id: Optional[str] = None) -> ErrorMessage:
+    return {"type": "error", "request_id": request_id, "code": code, "message": message}
+
+
+JsonMessage = Union[HelloMessage, SampleMessage, ReplyMessage, ErrorMessage]
+
+__all__ = [
+    "COMM_TARGET",
+    "HELPER_VERSION",
+    "PROTOCOL_VERSION",
+    "ErrorCode",
+    "OpenRequest",
+    "Request",
+    "RequestError",
+    "parse_open",
+    "parse_request",
+]

@@ -1,0 +1,213 @@
+"""NVML (``pynvml`` from nvidia-ml-py): device totals and per-process usage.
+
+NVML reads the driver's view without creating a CUDA context, so it works
+before (and without) PyTorch. It ignores CUDA_VISIBLE_DEVICES: devices.py maps
+its indices to CUDA ordinals.
+
+``nvmlInit`` runs once (on first use, not at import) and handles are cached.
+The per-process list takes a driver lock and costs milliseconds, so it is read
+at most every ``process_refresh_s`` and cached in between.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+from ..protocol import NvmlGpuFigures, NvmlInfo
+
+# NVML reports NVML_VALUE_NOT_AVAILABLE (-1 as unsigned long long) where it
+# cannot attribute memory (e.g. Windows WDDM); older pynvml passes it through.
+_NOT_AVAILABLE = 2**64 - 1
+
+
+@dataclass(frozen=True)
+class NvmlDevice:
+    nvml_index: int
+    uuid: Optional[str]
+    name: Optional[str]
+    total_bytes: Optional[int]
+    handle: Any
+
+
+def _text(value: Any) -> Optional[str]:
+    if value is None:
+        return None
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    return str(value)
+
+
+def _pid_exists(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OSError):
+        return True  # exists, owned by someone else
+    return True
+
+
+class NvmlReader:
+    def __init__(
+        self,
+        pid: Optional[int] = None,
+        process_refresh_s: float = 5.0,
+        clock: Callable[[], float] = time.monotonic,
+        load: Optional[Callable[[], Any]] = None,
+        pid_exists: Callable[[int], bool] = _pid_exists,
+    ):
+        self._pid = os.getpid() if pid is None else pid
+        self._process_refresh_s = process_refresh_s
+        self._clock = clock
+        self._load = load if load is not None else _import_pynvml
+        self._pid_exists = pid_exists
+        self._started = False
+        self._nvml: Any = None
+        self._error: Optional[str] = None
+        self._driver_version: Optional[str] = None
+        self._devices: List[NvmlDevice] = []
+        # nvml_index -> (read at, bytes used by this pid or None)
+        self._process_cache: Dict[int, Tuple[float, Optional[int]]] = {}
+
+    # -- lifecycle --------------------------------------------------------
+
+    def start(self) -> None:
+        """nvmlInit and enumerate devices, once. Failures are recorded, not raised."""
+        if self._started:
+            return
+        self._started = True
+        try:
+            nvml = self._load()
+        except ImportError:
+            self._error = "pynvml is not installed"
+            return
+        except Exception as exc:  # a broken install
+            self._error = f"cannot import pynvml: {_describe_nvml_error(exc)}"
+            return
+        try:
+            nvml.nvmlInit()
+        except Exception as exc:  # no driver, no library, no permission
+            self._error = f"nvmlInit failed: {_describe_nvml_error(exc)}"
+            return
+        self._nvml = nvml
+        try:
+            self._driver_version = _text(nvml.nvmlSystemGetDriverVersion())
+        except Exception:
+            self._driver_version = None
+        try:
+            count = int(nvml.nvmlDeviceGetCount())
+            devices = []
+            for i in range(count):
+                handle = nvml.nvmlDeviceGetHandleByIndex(i)
+                devices.append(
+                    NvmlDevice(
+                        nvml_index=i,
+                        uuid=_safe(lambda: _text(nvml.nvmlDeviceGetUUID(handle))),
+                        name=_safe(lambda: _text(nvml.nvmlDeviceGetName(handle))),
+                        total_bytes=_safe(lambda: int(nvml.nvmlDeviceGetMemoryInfo(handle).total)),
+                        handle=handle,
+                    )
+                )
+            self._devices = devices
+        except Exception as exc:
+            self._error = f"cannot enumerate devices: {_describe_nvml_error(exc)}"
+            self._devices = []
+
+    def shutdown(self) -> None:
+        if self._nvml is not None:
+            try:
+                # NVML reference-counts init/shutdown: this only undoes our init.
+                self._nvml.nvmlShutdown()
+            except Exception:
+                pass
+        self._nvml = None
+        self._devices = []
+        self._process_cache.clear()
+        self._started = False
+
+    # -- queries ----------------------------------------------------------
+
+    @property
+    def available(self) -> bool:
+        return self._nvml is not None
+
+    def info(self) -> NvmlInfo:
+        return {"available": self.available, "driver_version": self._driver_version, "error": self._error}
+
+    def devices(self) -> List[NvmlDevice]:
+        return list(self._devices)
+
+    def read(self, device: NvmlDevice) -> Optional[NvmlGpuFigures]:
+        if self._nvml is None:
+            return None
+        try:
+            mem = self._nvml.nvmlDeviceGetMemoryInfo(device.handle)
+            used, total = int(mem.used), int(mem.total)
+        except Exception:
+            used, total = None, device.total_bytes
+        return {"used_bytes": used, "total_bytes": total, "process_used_bytes": self._process_used(device)}
+
+    def _process_used(self, device: NvmlDevice) -> Optional[int]:
+        now = self._clock()
+        cached = self._process_cache.get(device.nvml_index)
+        if cached is not None and now - cached[0] < self._process_refresh_s:
+            return cached[1]
+        value = self._read_process_used(device)
+        self._process_cache[device.nvml_index] = (now, value)
+        return value
+
+    def _read_process_used(self, device: NvmlDevice) -> Optional[int]:
+        try:
+            processes = self._nvml.nvmlDeviceGetComputeRunningProcesses(device.handle)
+        except Exception:
+            return None
+        return attribute_to_pid(
+            [(int(p.pid), getattr(p, "usedGpuMemory", None)) for p in processes],
+            self._pid,
+            self._pid_exists,
+        )
+
+
+def attribute_to_pid(
+    processes: List[Tuple[int, Any]], pid: int, pid_exists: Callable[[int], bool]
+) -> Optional[int]:
+    """Bytes NVML attributes to ``pid``, ``0`` if provably none, ``None`` if unknown.
+
+    A pid absent from the list means "no context on this device" only when the
+    listed pids live in our pid namespace. In a container NVML reports host
+    pids: if any listed pid does not exist here, we cannot tell, so ``None``.
+    """
+    total = 0
+    found = False
+    for proc_pid, used in processes:
+        if proc_pid == pid:
+            found = True
+            if used is None or used == _NOT_AVAILABLE:
+                return None
+            total += int(used)
+    if found:
+        return total
+    if all(pid_exists(p) for p, _ in processes):
+        return 0
+    return None
+
+
+def _safe(fn: Callable[[], Any]) -> Any:
+    try:
+        return fn()
+    except Exception:
+        return None
+
+
+def _describe_nvml_error(exc: Exception) -> str:
+    text = str(exc) or type(exc).__name__
+    return text[:200]
+
+
+def _import_pynvml() -> Any:
+    import pynvml  # deferred: only when NVML is first needed
+
+    return pynvml

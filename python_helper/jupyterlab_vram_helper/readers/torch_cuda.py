@@ -1,0 +1,99 @@
+"""PyTorch's CUDA caching allocator, read without side effects.
+
+Never imports torch and never initialises CUDA: the figures are read only once
+``torch.cuda.is_initialized()`` is true, always with an explicit device index
+(the current device is per thread, and resolving it from the sampler thread
+could initialise a context on device 0).
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any, Mapping, Optional
+
+from ..protocol import TorchGpuFigures, TorchInfo, TorchState
+
+
+def loaded_torch() -> Any:
+    """The torch module if the user imported it, else ``None``.
+
+    A module that is still being imported (another thread holds the import
+    lock) may lack attributes; callers treat any AttributeError as
+    "not ready yet".
+    """
+    return sys.modules.get("torch")
+
+
+def cuda_initialized(torch: Any) -> bool:
+    try:
+        return bool(torch.cuda.is_initialized())
+    except Exception:
+        return False
+
+
+def torch_state(torch: Any) -> TorchState:
+    if torch is None:
+        return {"imported": False, "cuda_initialized": False}
+    return {"imported": True, "cuda_initialized": cuda_initialized(torch)}
+
+
+def torch_info(torch: Any) -> Optional[TorchInfo]:
+    """The hello's ``torch`` field."""
+    if torch is None:
+        return None
+    version = getattr(getattr(torch, "version", None), "cuda", None)
+    return {
+        "version": _str_or_none(getattr(torch, "__version__", None)),
+        "cuda_build": _str_or_none(version),
+        "cuda_initialized": cuda_initialized(torch),
+    }
+
+
+def _str_or_none(value: Any) -> Optional[str]:
+    return None if value is None else str(value)
+
+
+def _stats_function(torch: Any) -> Any:
+    memory = getattr(torch.cuda, "memory", None)
+    fn = getattr(memory, "memory_stats_as_nested_dict", None)
+    return fn if fn is not None else torch.cuda.memory_stats_as_nested_dict
+
+
+def read_device(torch: Any, index: int) -> Optional[TorchGpuFigures]:
+    """Allocator figures of CUDA device ``index``; ``None`` unless CUDA is initialised.
+
+    One ``memory_stats_as_nested_dict`` call per device and sample: the flat
+    ``memory_stats()`` rebuilds and sorts a large dict, and each of
+    ``memory_allocated``/``memory_reserved``/... would read the stats again.
+    """
+    if torch is None or not cuda_initialized(torch):
+        return None
+    stats = _stats_function(torch)(index)
+    if not stats:
+        return None
+    return figures_from_stats(stats)
+
+
+def figures_from_stats(stats: Mapping[str, Any]) -> TorchGpuFigures:
+    return {
+        "allocated_bytes": _stat(stats, "allocated_bytes", "current"),
+        "reserved_bytes": _stat(stats, "reserved_bytes", "current"),
+        "peak_allocated_bytes": _stat(stats, "allocated_bytes", "peak"),
+        "active_bytes": _stat(stats, "active_bytes", "current"),
+        "inactive_split_bytes": _stat(stats, "inactive_split_bytes", "current"),
+        "num_ooms": _int(stats.get("num_ooms")),
+        "num_alloc_retries": _int(stats.get("num_alloc_retries")),
+    }
+
+
+def _stat(stats: Mapping[str, Any], name: str, field: str) -> Optional[int]:
+    try:
+        return _int(stats[name]["all"][field])
+    except (KeyError, TypeError):
+        return None
+
+
+def _int(value: Any) -> Optional[int]:
+    if isinstance(value, bool) or not isinstance(value, int):
+        return None
+    return int(value)

@@ -1,0 +1,141 @@
+"""The one helper instance of this process, and its install/uninstall.
+
+``install()`` is idempotent: the bootstrap may run any number of times (each
+kernel restart, each frontend that attaches) and there is still one comm
+target, one sampler thread and one set of IPython hooks.
+"""
+
+from __future__ import annotations
+
+import atexit
+import threading
+from typing import Any, Callable, List, Optional, Tuple
+
+from .channel import Channel
+from .sample import SampleSource
+from .sampler import Sampler
+
+# (IPython event name, callback) pairs registered on the shell by install().
+# Per-cell accounting will add `pre_run_cell`/`post_run_cell` callbacks here
+# (not pre_execute/post_execute, which also fire for comm messages). They must
+# catch every exception themselves: IPython prints a failing hook into the
+# user's cell output.
+CellHook = Tuple[str, Callable[..., None]]
+
+
+def find_shell() -> Any:
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return None
+    return get_ipython()
+
+
+def find_comm_manager(shell: Any) -> Any:
+    """The kernel's comm manager.
+
+    ipykernel >= 6.18 routes comms through the ``comm`` package, and sets
+    ``kernel.comm_manager`` to the same object; older ipykernel has only its
+    own ``kernel.comm_manager`` (and ``comm.get_comm_manager()`` would return
+    an unconnected default one), so the kernel's attribute wins when both exist.
+    """
+    kernel = getattr(shell, "kernel", None)
+    if kernel is None:
+        raise RuntimeError("jupyterlab-vram: not running inside an IPython kernel (no get_ipython().kernel)")
+    kernel_manager = getattr(kernel, "comm_manager", None)
+    if kernel_manager is not None:
+        return kernel_manager
+    import comm  # ipykernel >= 6.18 depends on it
+
+    return comm.get_comm_manager()
+
+
+class Runtime:
+    def __init__(self, source: Optional[SampleSource] = None, comm_manager: Any = None, shell: Any = None):
+        self.source = source if source is not None else SampleSource()
+        self.channel = Channel(self.source)
+        self.sampler = Sampler(self.source, self.channel)
+        self.channel.bind(self.sampler)
+        self._comm_manager = comm_manager
+        self._shell = shell
+        self._cell_hooks: List[CellHook] = []
+        self.installed = False
+
+    def install(self) -> None:
+        if self.installed:
+            return
+        shell = self._shell if self._shell is not None else find_shell()
+        manager = self._comm_manager if self._comm_manager is not None else find_comm_manager(shell)
+        self.channel.register(manager)
+        try:
+            self.sampler.start()
+            self._register_cell_hooks(shell)
+        except BaseException:
+            self.channel.unregister()
+            self.sampler.stop()
+            raise
+        self._shell = shell
+        atexit.register(self._at_exit)
+        self.installed = True
+
+    def uninstall(self) -> None:
+        if not self.installed:
+            return
+        self.installed = False
+        atexit.unregister(self._at_exit)
+        self._unregister_cell_hooks()
+        self.sampler.stop()
+        self.channel.unregister()
+        self.source.nvml.shutdown()
+
+    def _at_exit(self) -> None:
+        # At interpreter exit IOPub may already be gone: stop sampling and
+        # release NVML, but send nothing.
+        self.installed = False
+        self.sampler.stop(timeout=0.5)
+        self.source.nvml.shutdown()
+
+    # -- IPython hooks (per-cell accounting plugs in here) -----------------
+
+    def _register_cell_hooks(self, shell: Any) -> None:
+        events = getattr(shell, "events", None)
+        if events is None:
+            return
+        for event, callback in self._cell_hooks:
+            events.register(event, callback)
+
+    def _unregister_cell_hooks(self) -> None:
+        events = getattr(self._shell, "events", None)
+        if events is None:
+            return
+        for event, callback in self._cell_hooks:
+            try:
+                events.unregister(event, callback)
+            except ValueError:
+                pass  # already gone
+
+
+_lock = threading.Lock()
+_runtime: Optional[Runtime] = None
+
+
+def install() -> Runtime:
+    global _runtime
+    with _lock:
+        if _runtime is None or not _runtime.installed:
+            runtime = Runtime()
+            runtime.install()
+            _runtime = runtime
+        return _runtime
+
+
+def uninstall() -> None:
+    global _runtime
+    with _lock:
+        runtime, _runtime = _runtime, None
+    if runtime is not None:
+        runtime.uninstall()
+
+
+def current() -> Optional[Runtime]:
+    return _runtime

@@ -1,0 +1,144 @@
+"""Building samples, and deciding whether a new one differs from the last.
+
+:class:`SampleSource` reads every source once into *figures* (a sample without
+``seq``/``time``/``reason``); :func:`significant_change` compares two figures.
+Not thread-safe: the sampler serialises calls (see sampler.py).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Any, Callable, List, Mapping, Optional, Tuple, TypedDict
+
+from .devices import Device, enumerate_devices
+from .protocol import (
+    GpuFigures,
+    HostFigures,
+    SampleMessage,
+    SampleReason,
+    TensorflowState,
+    TorchState,
+)
+from .readers import tensorflow as tf_reader
+from .readers import torch_cuda
+from .readers.host import HostReader
+from .readers.nvml import NvmlReader
+
+
+class Figures(TypedDict):
+    host: HostFigures
+    torch: TorchState
+    tensorflow: TensorflowState
+    gpus: List[GpuFigures]
+
+
+def make_sample(figures: Figures, seq: int, when: float, reason: SampleReason) -> SampleMessage:
+    return {
+        "type": "sample",
+        "seq": seq,
+        "time": when,
+        "reason": reason,
+        "host": figures["host"],
+        "torch": figures["torch"],
+        "tensorflow": figures["tensorflow"],
+        "gpus": figures["gpus"],
+    }
+
+
+class SampleSource:
+    def __init__(
+        self,
+        host: Optional[HostReader] = None,
+        nvml: Optional[NvmlReader] = None,
+        environ: Mapping[str, str] = os.environ,
+        wall_clock: Callable[[], float] = time.time,
+    ):
+        self.host = host if host is not None else HostReader()
+        self.nvml = nvml if nvml is not None else NvmlReader()
+        self._environ = environ
+        self._wall_clock = wall_clock
+        self._devices: List[Device] = []
+        self._devices_key: Optional[Tuple[Any, ...]] = None
+
+    def devices(self) -> List[Device]:
+        """The visible devices, re-enumerated only when what decides them changed.
+
+        That is: torch's CUDA state (torch numbering takes over once it is
+        initialised) and CUDA_VISIBLE_DEVICES (notebooks often set it in a cell
+        before importing torch).
+        """
+        torch = torch_cuda.loaded_torch()
+        initialized = torch is not None and torch_cuda.cuda_initialized(torch)
+        key = (initialized, self._environ.get("CUDA_VISIBLE_DEVICES"), self.nvml.available)
+        if key != self._devices_key:
+            self._devices = enumerate_devices(torch if initialized else None, self.nvml.devices(), self._environ)
+            self._devices_key = key
+        return self._devices
+
+    def read(self) -> Figures:
+        torch = torch_cuda.loaded_torch()
+        tf = tf_reader.loaded_tensorflow()
+        tf_state = tf_reader.tensorflow_state(tf)
+        tf_gpus = tf_reader.read_gpus(tf) if tf_state["gpus_initialized"] else {}
+        gpus: List[GpuFigures] = []
+        for device in self.devices():
+            gpus.append(
+                {
+                    "index": device.index,
+                    "name": device.name,
+                    "total_bytes": device.total_bytes,
+                    "torch": torch_cuda.read_device(torch, device.index),
+                    "nvml": self.nvml.read(device.nvml) if device.nvml is not None else None,
+                    "tensorflow": tf_gpus.get(device.index),
+                }
+            )
+        return {
+            "host": self.host.read(),
+            "torch": torch_cuda.torch_state(torch),
+            "tensorflow": tf_state,
+            "gpus": gpus,
+        }
+
+    def now(self) -> float:
+        return self._wall_clock()
+
+
+def significant_change(previous: Optional[Mapping[str, Any]], current: Mapping[str, Any], threshold: int) -> bool:
+    """True if ``current`` differs from ``previous`` in a way worth a sample.
+
+    A ``*_bytes`` figure counts when it moved by more than ``threshold`` or
+    became known/unknown (host available/total excepted, see below); every other field (counters such as ``num_ooms``,
+    flags, device index/name, the number of devices) counts on any change.
+    """
+    if previous is None:
+        return True
+    return _differs(_kernel_figures(previous), _kernel_figures(current), threshold, "")
+
+
+# Host figures of the whole machine, not of this kernel: other processes move
+# them all the time, so on their own they must not cost a sample (they travel
+# with every sample anyway). GPU figures from NVML stay in: another process
+# filling the card is exactly what the user needs to see.
+MACHINE_WIDE_HOST_FIGURES = frozenset({"available_bytes", "total_bytes"})
+
+
+def _kernel_figures(figures: Mapping[str, Any]) -> Mapping[str, Any]:
+    host = figures.get("host")
+    if not isinstance(host, Mapping):
+        return figures
+    return {**figures, "host": {k: v for k, v in host.items() if k not in MACHINE_WIDE_HOST_FIGURES}}
+
+
+def _differs(a: Any, b: Any, threshold: int, key: str) -> bool:
+    if isinstance(a, Mapping) and isinstance(b, Mapping):
+        if a.keys() != b.keys():
+            return True
+        return any(_differs(a[k], b[k], threshold, k) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        if len(a) != len(b):
+            return True
+        return any(_differs(x, y, threshold, key) for x, y in zip(a, b))
+    if key.endswith("_bytes") and isinstance(a, int) and isinstance(b, int):
+        return abs(a - b) > threshold
+    return a != b

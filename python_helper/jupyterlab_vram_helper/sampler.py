@@ -1,0 +1,195 @@
+"""The sampler thread: reads figures at ``interval_s`` and pushes samples.
+
+It runs on its own daemon thread so that samples keep flowing while a cell
+executes (comm messages *to* the kernel wait for the cell; messages *from* it
+go out on IOPub, which ipykernel makes safe to use from any thread).
+
+A sample is broadcast only when a figure moved by more than
+``change_threshold_bytes`` (or a counter/flag/device changed), else as a
+heartbeat after ``heartbeat_s`` of silence. With no open comm the thread does
+no work at all: it blocks on an Event until a comm opens or it is stopped.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import traceback
+from typing import Any, Callable, Hashable, Mapping, Optional, Protocol, Sequence
+
+from .config import SamplerConfig
+from .protocol import SampleMessage, SampleReason
+from .sample import Figures, SampleSource, make_sample, significant_change
+
+THREAD_NAME = "jupyterlab-vram-sampler"
+
+
+class Outlet(Protocol):
+    """Where samples go: the comm channel (channel.py), or a fake in tests."""
+
+    def targets(self) -> Sequence[Hashable]:
+        """The open comms, in a stable order."""
+
+    def send(self, target: Hashable, message: Mapping[str, Any]) -> None:
+        """Send one message to one target; may raise (the sampler catches)."""
+
+    def report_error(self, message: str) -> None:
+        """Tell every open comm about an internal error (best effort)."""
+
+
+class EmitPolicy:
+    """Decides, from the last *broadcast*, whether a fresh reading is sent.
+
+    Only samples that reached every open comm become the baseline: a sample
+    sent to one comm (initial, snapshot) must not hide a change from the others.
+    """
+
+    def __init__(self) -> None:
+        self.baseline: Optional[Figures] = None
+        self.last_sent: Optional[float] = None  # monotonic time of the baseline
+
+    def decide(self, now: float, figures: Figures, config: SamplerConfig) -> Optional[SampleReason]:
+        if significant_change(self.baseline, figures, config.change_threshold_bytes):
+            return "change"
+        if self.last_sent is None or now - self.last_sent >= config.heartbeat_s:
+            return "heartbeat"
+        return None
+
+    def record(self, now: float, figures: Figures) -> None:
+        self.baseline = figures
+        self.last_sent = now
+
+    def reset(self) -> None:
+        self.baseline = None
+        self.last_sent = None
+
+
+class Sampler:
+    def __init__(
+        self,
+        source: SampleSource,
+        outlet: Outlet,
+        config: Optional[SamplerConfig] = None,
+        clock: Callable[[], float] = time.monotonic,
+    ):
+        self._source = source
+        self._outlet = outlet
+        self._config = config if config is not None else SamplerConfig()
+        self._clock = clock
+        self._policy = EmitPolicy()
+        self._seq = 0
+        # Serialises reading and sending between the sampler thread and the
+        # shell thread (initial samples, snapshots): seq order = send order.
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._wake = threading.Event()
+        self._thread: Optional[threading.Thread] = None
+        self.last_error: Optional[str] = None
+        self._reported_error: Optional[str] = None
+
+    # -- configuration ------------------------------------------------------
+
+    @property
+    def config(self) -> SamplerConfig:
+        return self._config
+
+    def configure(self, partial: Mapping[str, Any]) -> SamplerConfig:
+        """Apply a partial config (raises ConfigError, leaving it unchanged)."""
+        self._config = self._config.updated(partial)
+        self.wake()  # a shorter interval takes effect now, not after the old one
+        return self._config
+
+    @property
+    def seq(self) -> int:
+        return self._seq
+
+    # -- sending ------------------------------------------------------------
+
+    def emit(
+        self, targets: Sequence[Hashable], reason: SampleReason, before: Optional[Callable[[], None]] = None
+    ) -> int:
+        """Read now and send one sample to ``targets``; returns its seq.
+
+        ``before`` runs under the same lock, so that nothing the sampler thread
+        broadcasts can slip in between (the channel sends ``hello`` there, so a
+        new comm always sees ``hello`` first, then its ``initial`` sample).
+        """
+        with self._lock:
+            if before is not None:
+                before()
+            return self._emit_locked(targets, reason, self._source.read())
+
+    def _emit_locked(self, targets: Sequence[Hashable], reason: SampleReason, figures: Figures) -> int:
+        self._seq += 1
+        sample: SampleMessage = make_sample(figures, self._seq, self._source.now(), reason)
+        for target in targets:
+            try:
+                self._outlet.send(target, sample)
+            except Exception:
+                pass  # a comm closing under us; its close callback removes it
+        if set(targets) >= set(self._outlet.targets()):
+            self._policy.record(self._clock(), figures)
+        return self._seq
+
+    def tick(self) -> Optional[float]:
+        """One step of the loop; returns seconds until the next, or None to idle."""
+        config = self._config
+        try:
+            with self._lock:
+                targets = list(self._outlet.targets())
+                if not targets:
+                    self._policy.reset()  # the next comm starts from its initial sample
+                    return None
+                figures = self._source.read()
+                reason = self._policy.decide(self._clock(), figures, config)
+                if reason is not None:
+                    self._emit_locked(targets, reason, figures)
+            self.last_error = None
+        except Exception as exc:  # never let the thread die, never print
+            self._record_error(exc)
+        return config.interval_s
+
+    def _record_error(self, exc: BaseException) -> None:
+        summary = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+        self.last_error = f"sampling failed: {summary}"
+        if self.last_error != self._reported_error:
+            # Report each distinct failure once, not at every interval.
+            self._reported_error = self.last_error
+            try:
+                self._outlet.report_error(self.last_error)
+            except Exception:
+                pass
+
+    # -- thread -------------------------------------------------------------
+
+    def start(self) -> None:
+        if self._thread is not None and self._thread.is_alive():
+            return
+        self._stop.clear()
+        self._thread = threading.Thread(target=self._run, name=THREAD_NAME, daemon=True)
+        self._thread.start()
+
+    def wake(self) -> None:
+        self._wake.set()
+
+    def stop(self, timeout: float = 2.0) -> None:
+        self._stop.set()
+        self._wake.set()
+        thread = self._thread
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(timeout)
+        self._thread = None
+
+    @property
+    def running(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            # Cleared before the work, so a wake() during it is not lost.
+            self._wake.clear()
+            started = self._clock()
+            delay = self.tick()
+            if delay is not None:
+                delay = max(0.0, delay - (self._clock() - started))
+            self._wake.wait(delay)

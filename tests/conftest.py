@@ -1,0 +1,37 @@
+"""Shared fixtures. Markers `kernel` and `cuda` are declared in pyproject.toml."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+# The helper is delivered into kernels by the frontend, not pip-installed:
+# unit tests import it straight from the source tree.
+sys.path.insert(0, str(ROOT / "python_helper"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from kernel_harness import Kernel, bootstrap_code  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def bootstrap() -> str:
+    if shutil.which("node") is None:
+        pytest.skip("node is needed to generate the bootstrap code (scripts/bundle-helper.mjs)")
+    return bootstrap_code()
+
+
+@pytest.fixture
+def kernel() -> Iterator[Kernel]:
+    """A fresh ipykernel running this interpreter; shut down after the test."""
+    pytest.importorskip("jupyter_client")
+    pytest.importorskip("ipykernel")
+    k = Kernel()
+    try:
+        yield k
+    finally:
+        k.shutdown()

@@ -1,0 +1,117 @@
+"""Ground truth on a real GPU: the helper's figures against torch.cuda, and no side effects.
+
+Skipped where CUDA is unavailable. The probe runs in a subprocess so that the
+test process itself never initialises CUDA.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from functools import lru_cache
+
+import pytest
+
+from kernel_harness import Kernel
+
+pytestmark = [pytest.mark.cuda, pytest.mark.kernel]
+
+
+@lru_cache(maxsize=None)
+def _cuda_probe() -> str:
+    code = "import torch, sys; sys.stdout.write('yes' if torch.cuda.is_available() else 'no')"
+    try:
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    except Exception as exc:  # pragma: no cover - depends on the machine
+        return f"probe failed: {exc}"
+    if out.returncode != 0:
+        return f"torch not importable: {out.stderr.strip().splitlines()[-1:] or out.returncode}"
+    return out.stdout.strip()
+
+
+@pytest.fixture(autouse=True)
+def needs_cuda() -> None:
+    result = _cuda_probe()
+    if result != "yes":
+        pytest.skip(f"needs a CUDA GPU and a CUDA build of torch (torch.cuda.is_available() -> {result})")
+
+
+def _open(kernel: Kernel, bootstrap: str) -> str:
+    kernel.bootstrap(bootstrap)
+    comm_id = kernel.open_comm({"type": "open", "protocol": 1, "config": {"interval_s": 0.1, "heartbeat_s": 0.1}})
+    kernel.wait_for(comm_id, lambda d: d.get("reason") == "initial", timeout=60)
+    return comm_id
+
+
+def _snapshot(kernel: Kernel, comm_id: str, rid: str):
+    before = len(kernel.comm_data(comm_id))
+    seq = kernel.request(comm_id, {"type": "snapshot", "request_id": rid}, timeout=60)["result"]["seq"]
+    return next(d for d in kernel.comm_data(comm_id)[before:] if d.get("seq") == seq)
+
+
+def test_sample_equals_torch_cuda_figures(kernel: Kernel, bootstrap: str) -> None:
+    comm_id = _open(kernel, bootstrap)
+    reply = kernel.execute(
+        "import torch\n"
+        "a = torch.empty(256 * 2**20, dtype=torch.uint8, device='cuda:0')\n"
+        "b = torch.empty(100 * 2**20 + 3, dtype=torch.uint8, device='cuda:0')\n"
+        "del a\n",
+        timeout=300,
+    )
+    assert reply["status"] == "ok", reply
+    sample = _snapshot(kernel, comm_id, "s1")
+    truth = kernel.eval(
+        "(torch.cuda.memory_allocated(0), torch.cuda.memory_reserved(0), torch.cuda.max_memory_allocated(0),"
+        " torch.cuda.get_device_properties(0).total_memory, torch.cuda.device_count())"
+    )
+    assert sample["torch"] == {"imported": True, "cuda_initialized": True}
+    assert len(sample["gpus"]) == truth[4]
+    g = sample["gpus"][0]
+    assert (g["torch"]["allocated_bytes"], g["torch"]["reserved_bytes"], g["torch"]["peak_allocated_bytes"]) == truth[:3]
+    assert g["total_bytes"] == truth[3]
+    assert g["torch"]["peak_allocated_bytes"] >= 356 * 2**20
+    if g["nvml"] is not None:
+        # the CUDA context plus the reserved pool, attributed to the kernel
+        used = g["nvml"]["process_used_bytes"]
+        assert used is None or used >= truth[1]
+    # the sampler's own samples agree too (no snapshot needed)
+    kernel.execute("c = torch.empty(64 * 2**20, dtype=torch.uint8, device='cuda:0')")
+    expected = kernel.eval("torch.cuda.memory_allocated(0)")
+    kernel.wait_for(
+        comm_id,
+        lambda d: d.get("type") == "sample" and d["gpus"] and (d["gpus"][0]["torch"] or {}).get("allocated_bytes") == expected,
+        timeout=30,
+    )
+    assert kernel.output_messages() == []
+
+
+def test_monitoring_creates_no_cuda_context(kernel: Kernel, bootstrap: str) -> None:
+    kernel.execute("import torch")
+    pid = kernel.eval("__import__('os').getpid()")
+    comm_id = _open(kernel, bootstrap)
+    hello = kernel.comm_data(comm_id, "hello")[0]
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        kernel.pump(0.2)
+    _snapshot(kernel, comm_id, "s")
+    assert kernel.eval("torch.cuda.is_initialized()") is False
+    samples = kernel.comm_data(comm_id, "sample")
+    assert all(s["torch"] == {"imported": True, "cuda_initialized": False} for s in samples)
+    assert all(g["torch"] is None for s in samples for g in s["gpus"])
+    if not hello["nvml"]["available"]:
+        pytest.skip(f"NVML unavailable in the kernel: {hello['nvml']['error']}")
+    # Devices come from NVML before CUDA init.
+    assert hello["devices"] and all(d["total_bytes"] for d in hello["devices"])
+    assert all(g["nvml"] is not None for g in samples[-1]["gpus"])
+    pynvml = pytest.importorskip("pynvml")
+    pynvml.nvmlInit()
+    try:
+        pids = set()
+        for i in range(pynvml.nvmlDeviceGetCount()):
+            handle = pynvml.nvmlDeviceGetHandleByIndex(i)
+            pids |= {p.pid for p in pynvml.nvmlDeviceGetComputeRunningProcesses(handle)}
+    finally:
+        pynvml.nvmlShutdown()
+    assert pid not in pids
+    assert all(g["nvml"]["process_used_bytes"] in (0, None) for g in samples[-1]["gpus"])

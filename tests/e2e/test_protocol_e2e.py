@@ -1,0 +1,297 @@
+"""The protocol end to end, against a real ipykernel bootstrapped like the frontend does."""
+
+from __future__ import annotations
+
+import time
+from typing import Iterator, List
+
+import pytest
+
+from kernel_harness import Kernel
+
+pytestmark = pytest.mark.kernel
+
+FAST = {"interval_s": 0.5, "heartbeat_s": 0.5}
+MB = 1 << 20
+
+
+class Watched:
+    """A kernel with the helper bootstrapped and one comm open."""
+
+    def __init__(self, kernel: Kernel, comm_id: str):
+        self.k = kernel
+        self.comm_id = comm_id
+        self.user_cells: List[str] = []  # msg_ids of cells we ran on purpose
+
+    def run(self, code: str, **kw):
+        reply = self.k.execute(code, **kw)
+        self.user_cells.append(reply["_msg_id"])
+        return reply
+
+    def request(self, data):
+        return self.k.request(self.comm_id, data)
+
+
+@pytest.fixture(scope="module")
+def watched(bootstrap: str) -> Iterator[Watched]:
+    kernel = Kernel()
+    try:
+        kernel.bootstrap(bootstrap)
+        comm_id = kernel.open_comm({"type": "open", "protocol": 1, "config": FAST})
+        kernel.wait_for(comm_id, lambda d: d.get("reason") == "initial")
+        yield Watched(kernel, comm_id)
+    finally:
+        kernel.shutdown()
+
+
+def test_hello_then_initial_sample(watched: Watched) -> None:
+    data = watched.k.comm_data(watched.comm_id)
+    assert data[0]["type"] == "hello", data[:2]
+    hello = data[0]
+    assert hello["protocol"] == 1
+    assert hello["helper_version"] == "0.1.0"
+    assert hello["pid"] == watched.k.eval("__import__('os').getpid()")
+    assert hello["python"] == watched.k.eval("'%d.%d.%d' % __import__('sys').version_info[:3]")
+    assert hello["config"] == {"interval_s": 0.5, "change_threshold_bytes": MB, "heartbeat_s": 0.5}
+    assert hello["torch"] is None  # nobody imported torch yet
+    assert isinstance(hello["nvml"]["available"], bool)
+    assert hello["nvml"]["available"] or hello["nvml"]["error"]
+    initial = data[1]
+    assert initial["type"] == "sample" and initial["reason"] == "initial"
+    assert initial["host"]["rss_bytes"] > 10 * MB
+    assert 0 < initial["host"]["available_bytes"] <= initial["host"]["total_bytes"]
+    assert initial["torch"] == {"imported": False, "cuda_initialized": False}
+
+
+def test_samples_arrive_while_a_cell_runs(watched: Watched) -> None:
+    k = watched.k
+    reply = watched.run("import time; time.sleep(3)")
+    assert reply["status"] == "ok"
+    busy, idle = k.status_times(reply["_msg_id"])
+    assert idle - busy >= 3
+    during = [
+        m for m in k.samples(watched.comm_id) if busy < _date(m) < idle
+    ]
+    # interval 0.5 s and heartbeat 0.5 s: about 6 samples; ask for 2.
+    assert len(during) >= 2, [(_date(m) - busy, m["content"]["data"]["reason"]) for m in during]
+
+
+def test_seq_increases_by_one(watched: Watched) -> None:
+    seqs = [d["seq"] for d in watched.k.comm_data(watched.comm_id, "sample")]
+    assert len(seqs) >= 2
+    assert seqs == list(range(seqs[0], seqs[0] + len(seqs)))
+
+
+def test_rss_follows_a_200mb_cpu_tensor(watched: Watched) -> None:
+    k = watched.k
+    watched.run("import torch, gc")
+    base = _snapshot(watched)["host"]["rss_bytes"]
+    start = len(k.comm_data(watched.comm_id))
+    watched.run("x = torch.ones(50_000_000)")  # 200 MB of float32
+    high = k.wait_for(
+        watched.comm_id,
+        lambda d: d.get("type") == "sample" and d["host"]["rss_bytes"] > base + 150 * MB,
+        start=start,
+    )
+    assert high["torch"]["imported"] is True
+    start = len(k.comm_data(watched.comm_id))
+    watched.run("del x; gc.collect()")
+    low = k.wait_for(
+        watched.comm_id,
+        lambda d: d.get("type") == "sample" and d["host"]["rss_bytes"] < high["host"]["rss_bytes"] - 150 * MB,
+        start=start,
+    )
+    assert low["reason"] in ("change", "heartbeat")
+
+
+BAD_REQUESTS = [
+    ("not a dict", "malformed", "JSON object", None),
+    ([1, 2], "malformed", "got array", None),
+    ({"request_id": "r1"}, "malformed", "missing field 'type'", "r1"),
+    ({"type": 7, "request_id": "r2"}, "malformed", "'type' must be a string", "r2"),
+    ({"type": "explode", "request_id": "r3"}, "unknown_type", "'explode'", "r3"),
+    ({"type": "ping"}, "malformed", "missing field 'request_id'", None),
+    ({"type": "ping", "request_id": 5}, "malformed", "'request_id' must be a string", None),
+    ({"type": "configure", "request_id": "r4"}, "malformed", "missing field 'config'", "r4"),
+    ({"type": "configure", "request_id": "r5", "config": []}, "invalid_config", "config must be an object", "r5"),
+    ({"type": "configure", "request_id": "r6", "config": {"interval_s": "fast"}}, "invalid_config", "interval_s", "r6"),
+    ({"type": "configure", "request_id": "r7", "config": {"interval_s": 1e308}}, "invalid_config", "interval_s", "r7"),
+    ({"type": "configure", "request_id": "r8", "config": {"interval_s": 0.01}}, "invalid_config", "interval_s", "r8"),
+    ({"type": "configure", "request_id": "r9", "config": {"interval_s": True}}, "invalid_config", "interval_s", "r9"),
+    ({"type": "configure", "request_id": "r10", "config": {"change_threshold_bytes": -1}}, "invalid_config", "change_threshold_bytes", "r10"),
+    ({"type": "configure", "request_id": "r11", "config": {"change_threshold_bytes": 10**400}}, "invalid_config", "change_threshold_bytes", "r11"),
+    ({"type": "configure", "request_id": "r12", "config": {"heartbeat_s": 0.1}}, "invalid_config", "heartbeat_s", "r12"),
+    ({"type": "configure", "request_id": "r13", "config": {"heartbeat_s": 10**6}}, "invalid_config", "heartbeat_s", "r13"),
+    ({"type": "configure", "request_id": "r14", "config": {"colour": "red"}}, "invalid_config", "'colour'", "r14"),
+]
+
+
+@pytest.mark.parametrize("data,code,needle,request_id", BAD_REQUESTS, ids=[str(i) for i in range(len(BAD_REQUESTS))])
+def test_bad_requests_get_errors(watched: Watched, data, code, needle, request_id) -> None:
+    answer = watched.request(data) if isinstance(data, dict) and isinstance(data.get("request_id"), str) else _send_raw(watched, data)
+    assert answer["type"] == "error"
+    assert answer["code"] == code
+    assert needle in answer["message"]
+    assert answer["request_id"] == request_id
+
+
+def test_kernel_still_works_and_config_unchanged_after_bad_requests(watched: Watched) -> None:
+    reply = watched.request({"type": "configure", "request_id": "c", "config": {}})
+    assert reply["result"]["config"] == {"interval_s": 0.5, "change_threshold_bytes": MB, "heartbeat_s": 0.5}
+    reply = watched.run("1+1")
+    assert reply["status"] == "ok"
+    results = [
+        m for m in watched.k.iopub
+        if m["msg_type"] == "execute_result" and m["parent_header"].get("msg_id") == reply["_msg_id"]
+    ]
+    assert results[0]["content"]["data"]["text/plain"] == "2"
+
+
+def test_requests(watched: Watched) -> None:
+    assert watched.request({"type": "ping", "request_id": "p"}) == {
+        "type": "reply", "request_id": "p", "request_type": "ping", "result": {}
+    }
+    before = len(watched.k.comm_data(watched.comm_id))
+    reply = watched.request({"type": "snapshot", "request_id": "s"})
+    snap = [d for d in watched.k.comm_data(watched.comm_id)[before:] if d.get("reason") == "snapshot"]
+    assert reply["result"] == {"seq": snap[0]["seq"]}
+    reply = watched.request({"type": "configure", "request_id": "c", "config": {"change_threshold_bytes": 2 * MB}})
+    assert reply["result"]["config"]["change_threshold_bytes"] == 2 * MB
+    watched.request({"type": "configure", "request_id": "c2", "config": {"change_threshold_bytes": MB}})
+
+
+@pytest.mark.parametrize(
+    "data,code",
+    [
+        ("garbage", "malformed"),
+        (42, "malformed"),
+        ({}, "malformed"),
+        ({"type": "close"}, "malformed"),
+        ({"type": "open", "protocol": 99}, "malformed"),
+        ({"type": "open", "protocol": 1, "config": {"interval_s": -1}}, "invalid_config"),
+        ({"type": "open", "protocol": 1, "config": "fast"}, "invalid_config"),
+    ],
+)
+def test_garbage_comm_open_gets_hello_and_an_error(watched: Watched, data, code) -> None:
+    k = watched.k
+    comm_id = k.open_comm(data)
+    k.wait_for(comm_id, lambda d: d.get("reason") == "initial")
+    got = k.comm_data(comm_id)
+    assert [d["type"] for d in got[:3]] == ["hello", "error", "sample"]
+    assert got[1]["code"] == code and got[1]["request_id"] is None
+    assert got[0]["config"]["interval_s"] == 0.5  # a bad open changed nothing
+    k.close_comm(comm_id)
+
+
+def test_broadcast_to_two_comms_then_idle_when_all_closed(watched: Watched) -> None:
+    k = watched.k
+    second = k.open_comm({"type": "open", "protocol": 1})
+    k.wait_for(second, lambda d: d.get("reason") == "initial")
+    t0 = time.time()
+    while time.time() - t0 < 1.5:
+        k.pump(0.1)
+    first_new = [m for m in k.samples(watched.comm_id) if k.arrival[m["header"]["msg_id"]] > t0]
+    second_new = [m for m in k.samples(second) if k.arrival[m["header"]["msg_id"]] > t0]
+    assert first_new and second_new
+    # A broadcast is one sample: the same seq reaches both comms.
+    first_seqs = {m["content"]["data"]["seq"] for m in first_new}
+    second_seqs = {m["content"]["data"]["seq"] for m in second_new}
+    assert first_seqs & second_seqs
+    k.close_comm(second)
+    k.close_comm(watched.comm_id)
+    k.execute("pass", silent=True, store_history=False)  # the closes have been handled
+    k.pump(0.6)
+    t1 = time.time()
+    while time.time() - t1 < 1.5:
+        k.pump(0.1)
+    late = [m for m in k.iopub if m["msg_type"] == "comm_msg" and k.arrival[m["header"]["msg_id"]] > t1]
+    assert late == []
+    # Reopen for any later test in this module.
+    watched.comm_id = k.open_comm({"type": "open", "protocol": 1})
+    k.wait_for(watched.comm_id, lambda d: d.get("reason") == "initial")
+
+
+def test_helper_printed_nothing(watched: Watched) -> None:
+    stray = [
+        (m["msg_type"], m["content"])
+        for m in watched.k.output_messages()
+        if m["parent_header"].get("msg_id") not in watched.user_cells
+    ]
+    assert stray == []
+    # and the user's cells printed nothing either (no warning from the helper)
+    assert [m for m in watched.k.iopub if m["msg_type"] in ("stream", "error")] == []
+
+
+# --- fresh kernels -------------------------------------------------------------
+
+
+def test_bootstrap_twice_one_thread_one_target(kernel: Kernel, bootstrap: str) -> None:
+    kernel.bootstrap(bootstrap)
+    kernel.bootstrap(bootstrap)
+    threads = kernel.eval(
+        "[t.name for t in __import__('threading').enumerate() if t.name == 'jupyterlab-vram-sampler']"
+    )
+    assert threads == ["jupyterlab-vram-sampler"]
+    targets = kernel.eval("[n for n in get_ipython().kernel.comm_manager.targets if 'vram' in n]")
+    assert targets == ["jupyterlab-vram"]
+    comm_id = kernel.open_comm()
+    kernel.wait_for(comm_id, lambda d: d.get("reason") == "initial")
+    kernel.pump(0.5)
+    assert len(kernel.comm_data(comm_id, "hello")) == 1
+    assert len([d for d in kernel.comm_data(comm_id) if d.get("reason") == "initial"]) == 1
+
+
+def test_bootstrap_leaves_the_user_namespace_alone(kernel: Kernel, bootstrap: str) -> None:
+    kernel.execute("a = 1")
+    kernel.execute("40 + 2")
+    probe = (
+        "(sorted(k for k in globals() if not k.startswith('_i')), len(Out), repr(_), "
+        "get_ipython().execution_count, sorted(get_ipython().user_ns_hidden) == sorted(set(get_ipython().user_ns_hidden)))"
+    )
+    before = kernel.eval(probe)
+    reply = kernel.bootstrap(bootstrap)
+    after = kernel.eval(probe)
+    assert after == before
+    assert before[2] == "42" and before[1] == 1
+    bootstrap_output = [
+        m for m in kernel.output_messages() if m["parent_header"].get("msg_id") == reply["_msg_id"]
+    ]
+    assert bootstrap_output == []
+    assert kernel.eval("'_i3' in globals()") is False  # no input history entry either
+
+
+def test_a_minute_of_sampling_never_imports_torch(kernel: Kernel, bootstrap: str) -> None:
+    kernel.bootstrap(bootstrap)
+    comm_id = kernel.open_comm({"type": "open", "protocol": 1, "config": {"interval_s": 0.1, "heartbeat_s": 0.1}})
+    kernel.wait_for(comm_id, lambda d: d.get("reason") == "initial")
+    assert kernel.eval("'torch' in __import__('sys').modules") is False
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        kernel.pump(0.5)
+    samples = kernel.comm_data(comm_id, "sample")
+    assert len(samples) > 300  # ~600 at 10 Hz; the sampler really ran all along
+    heavy = kernel.eval(
+        "[m for m in ('torch', 'tensorflow', 'jax', 'numpy', 'pandas') if m in __import__('sys').modules]"
+    )
+    assert heavy == []
+    assert kernel.output_messages() == []
+
+
+def _date(msg) -> float:
+    from kernel_harness import _parse_date
+
+    return _parse_date(msg["header"]["date"])
+
+
+def _snapshot(watched: Watched):
+    before = len(watched.k.comm_data(watched.comm_id))
+    reply = watched.request({"type": "snapshot", "request_id": f"snap-{before}"})
+    seq = reply["result"]["seq"]
+    return next(d for d in watched.k.comm_data(watched.comm_id)[before:] if d.get("seq") == seq)
+
+
+def _send_raw(watched: Watched, data):
+    k = watched.k
+    start = len(k.comm_data(watched.comm_id))
+    k.send_comm(watched.comm_id, data)
+    return k.wait_for(watched.comm_id, lambda d: d.get("type") == "error", start=start)

@@ -1,0 +1,214 @@
+"""Drive a real ipykernel the way the JupyterLab frontend does.
+
+Shared by the end-to-end tests, the CUDA tests and benchmarks/. It bootstraps
+the helper with the exact code the frontend executes (`node
+scripts/bundle-helper.mjs --stdout`), opens the `jupyterlab-vram` comm with a
+`comm_open` on the shell channel, and collects every IOPub message so tests can
+check both what the helper sent and what it must not have sent (output).
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+from queue import Empty
+from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+TARGET = "jupyterlab-vram"
+OUTPUT_TYPES = ("stream", "error", "display_data", "execute_result", "update_display_data")
+
+
+def bootstrap_code() -> str:
+    """The frontend's HELPER_BOOTSTRAP_CODE, generated from the working tree."""
+    return subprocess.run(
+        ["node", "scripts/bundle-helper.mjs", "--stdout"],
+        cwd=REPO_ROOT,
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    ).stdout
+
+
+def _parse_date(value: Any) -> float:
+    # jupyter_client gives datetime objects (or ISO strings on some versions)
+    if hasattr(value, "timestamp"):
+        return value.timestamp()
+    from datetime import datetime
+
+    return datetime.fromisoformat(str(value).replace("Z", "+00:00")).timestamp()
+
+
+class Kernel:
+    def __init__(self, python: str = sys.executable, env: Optional[Dict[str, str]] = None):
+        from jupyter_client.kernelspec import KernelSpec
+        from jupyter_client.manager import KernelManager
+
+        self.km = KernelManager()
+        # The interpreter under test, not whatever "python3" kernelspec exists.
+        self.km._kernel_spec = KernelSpec(
+            argv=[python, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+            display_name="jupyterlab-vram test",
+            language="python",
+        )
+        kernel_env = dict(os.environ)
+        kernel_env.update(env or {})
+        self.km.start_kernel(env=kernel_env)
+        self.kc = self.km.client()
+        self.kc.start_channels()
+        self.kc.wait_for_ready(timeout=60)
+        self.iopub: List[Dict[str, Any]] = []  # every message, in arrival order
+        self.arrival: Dict[str, float] = {}  # msg_id -> local time.time() on receipt
+
+    # -- low level ------------------------------------------------------------
+
+    def pump(self, timeout: float = 0.1) -> int:
+        """Move waiting IOPub messages into self.iopub; returns how many."""
+        count = 0
+        deadline = time.monotonic() + timeout
+        while True:
+            remaining = max(0.0, deadline - time.monotonic())
+            try:
+                msg = self.kc.get_iopub_msg(timeout=remaining)
+            except Empty:
+                return count
+            self.arrival[msg["header"]["msg_id"]] = time.time()
+            self.iopub.append(msg)
+            count += 1
+
+    def shutdown(self) -> None:
+        try:
+            self.kc.stop_channels()
+        finally:
+            self.km.shutdown_kernel(now=True)
+
+    # -- execution ------------------------------------------------------------
+
+    def execute(
+        self,
+        code: str,
+        silent: bool = False,
+        store_history: bool = True,
+        user_expressions: Optional[Dict[str, str]] = None,
+        timeout: float = 60,
+    ) -> Dict[str, Any]:
+        """Run code and wait for its reply and its idle status; returns the reply content."""
+        msg_id = self.kc.execute(
+            code, silent=silent, store_history=store_history, user_expressions=user_expressions or {}
+        )
+        deadline = time.monotonic() + timeout
+        reply = None
+        while reply is None:
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"no execute_reply for {code[:60]!r}")
+            try:
+                msg = self.kc.get_shell_msg(timeout=0.05)
+                if msg["parent_header"].get("msg_id") == msg_id:
+                    reply = msg
+            except Empty:
+                pass
+            self.pump(0.0)
+        while not self._idle_seen(msg_id):
+            if time.monotonic() > deadline:
+                raise TimeoutError("no idle status")
+            self.pump(0.1)
+        reply["content"]["_msg_id"] = msg_id
+        return reply["content"]
+
+    def _idle_seen(self, msg_id: str) -> bool:
+        return any(
+            m["msg_type"] == "status"
+            and m["parent_header"].get("msg_id") == msg_id
+            and m["content"]["execution_state"] == "idle"
+            for m in self.iopub
+        )
+
+    def status_times(self, msg_id: str) -> Tuple[float, float]:
+        """Kernel-side (busy, idle) header times of one request."""
+        busy = idle = None
+        for m in self.iopub:
+            if m["msg_type"] == "status" and m["parent_header"].get("msg_id") == msg_id:
+                state = m["content"]["execution_state"]
+                if state == "busy":
+                    busy = _parse_date(m["header"]["date"])
+                elif state == "idle":
+                    idle = _parse_date(m["header"]["date"])
+        assert busy is not None and idle is not None
+        return busy, idle
+
+    def eval(self, expression: str) -> Any:
+        """Evaluate an expression silently (no history, no Out) via user_expressions."""
+        content = self.execute("", silent=True, store_history=False, user_expressions={"x": expression})
+        result = content["user_expressions"]["x"]
+        if result["status"] != "ok":
+            raise RuntimeError(f"{expression}: {result.get('ename')}: {result.get('evalue')}")
+        return ast.literal_eval(result["data"]["text/plain"])
+
+    def bootstrap(self, code: Optional[str] = None) -> Dict[str, Any]:
+        reply = self.execute(code if code is not None else bootstrap_code(), silent=True, store_history=False)
+        assert reply["status"] == "ok", reply
+        return reply
+
+    # -- comm -------------------------------------------------------------------
+
+    def open_comm(self, data: Any = None, target: str = TARGET) -> str:
+        comm_id = uuid.uuid4().hex
+        if data is None:
+            data = {"type": "open", "protocol": 1}
+        msg = self.kc.session.msg("comm_open", {"comm_id": comm_id, "target_name": target, "data": data})
+        self.kc.shell_channel.send(msg)
+        return comm_id
+
+    def send_comm(self, comm_id: str, data: Any) -> None:
+        msg = self.kc.session.msg("comm_msg", {"comm_id": comm_id, "data": data})
+        self.kc.shell_channel.send(msg)
+
+    def close_comm(self, comm_id: str) -> None:
+        msg = self.kc.session.msg("comm_close", {"comm_id": comm_id, "data": {}})
+        self.kc.shell_channel.send(msg)
+
+    def comm_messages(self, comm_id: str) -> List[Dict[str, Any]]:
+        return [m for m in self.iopub if m["msg_type"] == "comm_msg" and m["content"]["comm_id"] == comm_id]
+
+    def comm_data(self, comm_id: str, type_: Optional[str] = None) -> List[Dict[str, Any]]:
+        data = [m["content"]["data"] for m in self.comm_messages(comm_id)]
+        return [d for d in data if type_ is None or d.get("type") == type_]
+
+    def wait_for(
+        self, comm_id: str, predicate: Callable[[Dict[str, Any]], bool], timeout: float = 15, start: int = 0
+    ) -> Dict[str, Any]:
+        """The first comm data (from index ``start``) matching predicate."""
+        deadline = time.monotonic() + timeout
+        while True:
+            for data in self.comm_data(comm_id)[start:]:
+                if predicate(data):
+                    return data
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"no matching comm message; got {self.comm_data(comm_id)[start:][-5:]}")
+            self.pump(0.1)
+
+    def request(self, comm_id: str, data: Dict[str, Any], timeout: float = 15) -> Dict[str, Any]:
+        """Send a request and return its reply or error."""
+        start = len(self.comm_data(comm_id))
+        self.send_comm(comm_id, data)
+        rid = data.get("request_id") if isinstance(data, dict) else None
+        return self.wait_for(
+            comm_id,
+            lambda d: d.get("type") in ("reply", "error") and d.get("request_id") == rid,
+            timeout,
+            start,
+        )
+
+    def output_messages(self) -> List[Dict[str, Any]]:
+        return [m for m in self.iopub if m["msg_type"] in OUTPUT_TYPES]
+
+    def samples(self, comm_id: str) -> Iterator[Dict[str, Any]]:
+        for m in self.comm_messages(comm_id):
+            if m["content"]["data"].get("type") == "sample":
+                yield m

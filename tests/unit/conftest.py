@@ -1,0 +1,34 @@
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+from fakes import FakeGpu, FakeProps, FakePynvml, FakeTorch
+
+
+@pytest.fixture(autouse=True)
+def no_real_frameworks(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Unit tests see neither the real torch nor TensorFlow, whatever is installed."""
+    for name in ("torch", "tensorflow", "tensorflow.python.eager.context"):
+        monkeypatch.delitem(sys.modules, name, raising=False)
+
+
+@pytest.fixture
+def two_gpus() -> list:
+    return [
+        FakeGpu("GPU-aaaa-1111", "NVIDIA H100 80GB HBM3", 80 << 30, 1 << 30),
+        FakeGpu("GPU-bbbb-2222", "NVIDIA H100 80GB HBM3", 80 << 30, 2 << 30),
+    ]
+
+
+@pytest.fixture
+def fake_pynvml(two_gpus: list) -> FakePynvml:
+    return FakePynvml(two_gpus)
+
+
+@pytest.fixture
+def fake_torch(two_gpus: list, monkeypatch: pytest.MonkeyPatch) -> FakeTorch:
+    torch = FakeTorch([FakeProps(g.name, g.total, g.uuid[4:]) for g in two_gpus])
+    monkeypatch.setitem(sys.modules, "torch", torch)
+    return torch

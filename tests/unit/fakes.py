@@ -1,0 +1,178 @@
+"""Fakes of torch.cuda, pynvml and the comm layer for unit tests."""
+
+from __future__ import annotations
+
+import sys
+import types
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, List, Optional
+
+
+def nested_stats(allocated: int, reserved: int, peak: int, ooms: int = 0, retries: int = 0) -> Dict[str, Any]:
+    return {
+        "allocated_bytes": {"all": {"current": allocated, "peak": peak}},
+        "reserved_bytes": {"all": {"current": reserved, "peak": reserved}},
+        "active_bytes": {"all": {"current": allocated, "peak": peak}},
+        "inactive_split_bytes": {"all": {"current": reserved - allocated, "peak": 0}},
+        "num_ooms": ooms,
+        "num_alloc_retries": retries,
+    }
+
+
+@dataclass
+class FakeProps:
+    name: str
+    total_memory: int
+    uuid: str
+
+
+class FakeTorch(types.ModuleType):
+    """A torch whose CUDA state the test controls; records every CUDA call."""
+
+    def __init__(self, props: List[FakeProps], initialized: bool = False):
+        super().__init__("torch")
+        self.__version__ = "2.5.1"
+        self.version = types.SimpleNamespace(cuda="12.4")
+        self.calls: List[Any] = []
+        self.stats: Dict[int, Dict[str, Any]] = {i: nested_stats(0, 0, 0) for i in range(len(props))}
+        self.initialized = initialized
+        torch = self
+
+        def is_initialized() -> bool:
+            return torch.initialized
+
+        def device_count() -> int:
+            torch.calls.append(("device_count",))
+            return len(props)
+
+        def get_device_properties(i: Any) -> FakeProps:
+            torch.calls.append(("get_device_properties", i))
+            assert isinstance(i, int), "the helper must pass explicit device indices"
+            return props[i]
+
+        def memory_stats_as_nested_dict(device: Any = None) -> Dict[str, Any]:
+            torch.calls.append(("memory_stats_as_nested_dict", device))
+            assert isinstance(device, int), "the helper must pass explicit device indices"
+            return dict(torch.stats[device]) if torch.initialized else {}
+
+        def forbidden(name: str) -> Callable[..., Any]:
+            def call(*a: Any, **k: Any) -> Any:
+                raise AssertionError(f"the helper called torch.cuda.{name}, which can create a context")
+
+            return call
+
+        memory = types.SimpleNamespace(memory_stats_as_nested_dict=memory_stats_as_nested_dict)
+        self.cuda = types.SimpleNamespace(
+            is_initialized=is_initialized,
+            device_count=device_count,
+            get_device_properties=get_device_properties,
+            memory=memory,
+            memory_stats_as_nested_dict=memory_stats_as_nested_dict,
+            is_available=forbidden("is_available"),
+            mem_get_info=forbidden("mem_get_info"),
+            init=forbidden("init"),
+            current_device=forbidden("current_device"),
+            memory_stats=forbidden("memory_stats"),
+        )
+
+
+@dataclass
+class FakeGpu:
+    uuid: str
+    name: str
+    total: int
+    used: int
+    processes: List[Any] = field(default_factory=list)  # (pid, used) pairs
+
+
+class FakeNvmlError(Exception):
+    pass
+
+
+class FakePynvml(types.ModuleType):
+    def __init__(self, gpus: List[FakeGpu], init_error: Optional[str] = None):
+        super().__init__("pynvml")
+        self.gpus = gpus
+        self.init_error = init_error
+        self.calls: List[str] = []
+
+    def nvmlInit(self) -> None:
+        self.calls.append("nvmlInit")
+        if self.init_error:
+            raise FakeNvmlError(self.init_error)
+
+    def nvmlShutdown(self) -> None:
+        self.calls.append("nvmlShutdown")
+
+    def nvmlSystemGetDriverVersion(self) -> str:
+        return "550.54.15"
+
+    def nvmlDeviceGetCount(self) -> int:
+        return len(self.gpus)
+
+    def nvmlDeviceGetHandleByIndex(self, i: int) -> FakeGpu:
+        return self.gpus[i]
+
+    def nvmlDeviceGetUUID(self, h: FakeGpu) -> str:
+        return h.uuid
+
+    def nvmlDeviceGetName(self, h: FakeGpu) -> bytes:
+        return h.name.encode()  # old pynvml returned bytes
+
+    def nvmlDeviceGetMemoryInfo(self, h: FakeGpu) -> Any:
+        return types.SimpleNamespace(total=h.total, used=h.used, free=h.total - h.used)
+
+    def nvmlDeviceGetComputeRunningProcesses(self, h: FakeGpu) -> List[Any]:
+        self.calls.append("processes")
+        return [types.SimpleNamespace(pid=p, usedGpuMemory=u) for p, u in h.processes]
+
+
+class FakeComm:
+    def __init__(self, fail: bool = False):
+        self.sent: List[Dict[str, Any]] = []
+        self.closed = False
+        self.fail = fail
+        self.msg_cb: Optional[Callable[[Any], None]] = None
+        self.close_cb: Optional[Callable[[Any], None]] = None
+
+    def send(self, data: Any = None, **_: Any) -> None:
+        if self.fail:
+            raise RuntimeError("socket gone")
+        self.sent.append(data)
+
+    def on_msg(self, cb: Callable[[Any], None]) -> None:
+        self.msg_cb = cb
+
+    def on_close(self, cb: Callable[[Any], None]) -> None:
+        self.close_cb = cb
+
+    def close(self) -> None:
+        self.closed = True
+
+    # frontend side
+    def deliver(self, data: Any) -> None:
+        assert self.msg_cb is not None
+        self.msg_cb({"content": {"comm_id": "x", "data": data}})
+
+    def types(self) -> List[str]:
+        return [m["type"] for m in self.sent]
+
+
+class FakeCommManager:
+    def __init__(self) -> None:
+        self.targets: Dict[str, Callable[..., None]] = {}
+
+    def register_target(self, name: str, f: Callable[..., None]) -> None:
+        self.targets[name] = f
+
+    def unregister_target(self, name: str, f: Callable[..., None]) -> Callable[..., None]:
+        return self.targets.pop(name)
+
+    def open(self, data: Any, comm: Optional[FakeComm] = None) -> FakeComm:
+        comm = comm or FakeComm()
+        self.targets["jupyterlab-vram"](comm, {"content": {"comm_id": "x", "target_name": "jupyterlab-vram", "data": data}})
+        return comm
+
+
+def install_module(monkeypatch: Any, name: str, module: Any) -> None:
+    monkeypatch.setitem(sys.modules, name, module)

@@ -1,0 +1,155 @@
+import sys
+import threading
+
+import pytest
+
+from fakes import FakeComm, FakeCommManager
+from jupyterlab_vram_helper.readers.nvml import NvmlReader
+from jupyterlab_vram_helper.runtime import Runtime
+from jupyterlab_vram_helper.sample import SampleSource
+from jupyterlab_vram_helper.sampler import THREAD_NAME
+
+
+class FakeEvents:
+    def __init__(self) -> None:
+        self.callbacks = {}
+
+    def register(self, event, cb) -> None:
+        self.callbacks.setdefault(event, []).append(cb)
+
+    def unregister(self, event, cb) -> None:
+        self.callbacks[event].remove(cb)
+
+
+class FakeShell:
+    def __init__(self) -> None:
+        self.events = FakeEvents()
+
+
+def no_nvml():
+    raise ImportError("no pynvml")
+
+
+@pytest.fixture
+def runtime():
+    manager = FakeCommManager()
+    rt = Runtime(source=SampleSource(nvml=NvmlReader(load=no_nvml)), comm_manager=manager, shell=FakeShell())
+    rt.install()
+    yield rt, manager
+    rt.uninstall()
+
+
+def test_install_is_idempotent(runtime) -> None:
+    rt, manager = runtime
+    rt.install()
+    assert list(manager.targets) == ["jupyterlab-vram"]
+    assert [t.name for t in threading.enumerate()].count(THREAD_NAME) == 1
+
+
+def test_open_sends_hello_then_initial(runtime) -> None:
+    rt, manager = runtime
+    comm = manager.open({"type": "open", "protocol": 1, "config": {"interval_s": 5, "heartbeat_s": 50}})
+    assert comm.types()[:2] == ["hello", "sample"]
+    hello, initial = comm.sent[:2]
+    assert hello["nvml"] == {"available": False, "driver_version": None, "error": "pynvml is not installed"}
+    assert hello["config"] == {"interval_s": 5.0, "change_threshold_bytes": 1048576, "heartbeat_s": 50.0}
+    assert hello["devices"] == [] and hello["torch"] is None and hello["tensorflow"] is None
+    assert initial["reason"] == "initial" and initial["gpus"] == []
+
+
+def test_requests_are_answered_once(runtime) -> None:
+    rt, manager = runtime
+    comm = manager.open({"type": "open", "config": {"interval_s": 30, "heartbeat_s": 30}})
+    n = len(comm.sent)
+    comm.deliver({"type": "ping", "request_id": "a"})
+    comm.deliver({"type": "snapshot", "request_id": "b"})
+    comm.deliver({"type": "configure", "request_id": "c", "config": {"heartbeat_s": 40}})
+    comm.deliver({"type": "configure", "request_id": "d", "config": {"heartbeat_s": 1}})
+    comm.deliver({"type": "what", "request_id": "e"})
+    new = [m for m in comm.sent[n:] if m.get("reason") not in ("change", "heartbeat")]
+    assert [(m["type"], m.get("request_id")) for m in new] == [
+        ("reply", "a"), ("sample", None), ("reply", "b"), ("reply", "c"), ("error", "d"), ("error", "e")
+    ]
+    assert new[2]["result"] == {"seq": new[1]["seq"]}
+    assert new[3]["result"]["config"]["heartbeat_s"] == 40.0
+    assert new[4]["code"] == "invalid_config" and new[5]["code"] == "unknown_type"
+    assert rt.sampler.config.heartbeat_s == 40.0
+
+
+def test_a_bug_in_a_handler_is_an_internal_error_not_an_exception(runtime, monkeypatch) -> None:
+    rt, manager = runtime
+    comm = manager.open({"type": "open"})
+
+    def broken(*a, **k):
+        raise KeyError("oops")
+
+    monkeypatch.setattr(rt.sampler, "emit", broken)
+    comm.deliver({"type": "snapshot", "request_id": "s"})
+    err = comm.sent[-1]
+    assert (err["type"], err["code"], err["request_id"]) == ("error", "internal", "s")
+    assert "KeyError" in err["message"]
+
+
+def test_garbage_open_still_opens(runtime) -> None:
+    rt, manager = runtime
+    comm = manager.open(b"\x00garbage")
+    assert comm.types()[:3] == ["hello", "error", "sample"]
+    assert comm.sent[1]["code"] == "malformed"
+
+
+def test_closed_comm_gets_nothing_and_uninstall_closes_the_rest(runtime) -> None:
+    rt, manager = runtime
+    a = manager.open({"type": "open"})
+    b = manager.open({"type": "open"})
+    a.close_cb({})
+    assert rt.channel.targets() == (b,)
+    rt.uninstall()
+    assert b.closed and not a.closed
+    assert manager.targets == {}
+    assert THREAD_NAME not in [t.name for t in threading.enumerate()]
+
+
+def test_uninstall_leaves_a_newer_target_alone() -> None:
+    manager = FakeCommManager()
+    rt = Runtime(source=SampleSource(nvml=NvmlReader(load=no_nvml)), comm_manager=manager, shell=FakeShell())
+    rt.install()
+    newer = lambda comm, msg: None  # noqa: E731
+    manager.register_target("jupyterlab-vram", newer)
+    rt.uninstall()
+    assert manager.targets == {"jupyterlab-vram": newer}
+
+
+def test_cell_hooks_registered_and_removed() -> None:
+    shell = FakeShell()
+    rt = Runtime(source=SampleSource(nvml=NvmlReader(load=no_nvml)), comm_manager=FakeCommManager(), shell=shell)
+    calls = []
+    rt._cell_hooks.append(("post_run_cell", calls.append))
+    rt.install()
+    assert shell.events.callbacks == {"post_run_cell": [calls.append]}
+    rt.uninstall()
+    assert shell.events.callbacks == {"post_run_cell": []}
+
+
+def test_install_outside_a_kernel_raises_clearly() -> None:
+    rt = Runtime(source=SampleSource(nvml=NvmlReader(load=no_nvml)), shell=object())
+    with pytest.raises(RuntimeError, match="not running inside an IPython kernel"):
+        rt.install()
+    assert not rt.sampler.running
+
+
+def test_package_import_has_no_side_effects() -> None:
+    import subprocess
+
+    code = (
+        "import sys, threading, pkgutil, importlib; sys.path.insert(0, 'python_helper');"
+        "import jupyterlab_vram_helper as h;"
+        "[importlib.import_module(m.name) for m in pkgutil.walk_packages(h.__path__, 'jupyterlab_vram_helper.')];"
+        "heavy = [m for m in ('torch', 'tensorflow', 'pynvml', 'psutil', 'numpy', 'IPython', 'comm') if m in sys.modules];"
+        "print(heavy, threading.active_count(), h.get_runtime())"
+    )
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    out = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[] 1 None"
+    assert out.stderr == ""

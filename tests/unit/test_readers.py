@@ -1,0 +1,185 @@
+import sys
+import types
+
+import pytest
+
+from fakes import FakeGpu, FakePynvml, nested_stats
+from jupyterlab_vram_helper.readers import tensorflow as tf_reader
+from jupyterlab_vram_helper.readers import torch_cuda
+from jupyterlab_vram_helper.readers.host import HostReader
+from jupyterlab_vram_helper.readers.nvml import NvmlReader, attribute_to_pid
+
+
+# --- torch -----------------------------------------------------------------
+
+
+def test_torch_absent() -> None:
+    assert torch_cuda.loaded_torch() is None
+    assert torch_cuda.torch_state(None) == {"imported": False, "cuda_initialized": False}
+    assert torch_cuda.torch_info(None) is None
+    assert torch_cuda.read_device(None, 0) is None
+
+
+def test_torch_imported_cuda_untouched_reads_nothing(fake_torch) -> None:
+    assert torch_cuda.torch_info(fake_torch) == {"version": "2.5.1", "cuda_build": "12.4", "cuda_initialized": False}
+    assert torch_cuda.read_device(fake_torch, 0) is None
+    assert fake_torch.calls == []
+
+
+def test_torch_figures_from_one_nested_stats_call(fake_torch) -> None:
+    fake_torch.initialized = True
+    fake_torch.stats[1] = nested_stats(allocated=100, reserved=300, peak=250, ooms=2, retries=5)
+    figures = torch_cuda.read_device(fake_torch, 1)
+    assert figures == {
+        "allocated_bytes": 100,
+        "reserved_bytes": 300,
+        "peak_allocated_bytes": 250,
+        "active_bytes": 100,
+        "inactive_split_bytes": 200,
+        "num_ooms": 2,
+        "num_alloc_retries": 5,
+    }
+    assert fake_torch.calls == [("memory_stats_as_nested_dict", 1)]
+
+
+def test_missing_stat_keys_are_null_not_zero(fake_torch) -> None:
+    fake_torch.initialized = True
+    fake_torch.stats[0] = {"allocated_bytes": {"all": {"current": 5}}}
+    figures = torch_cuda.read_device(fake_torch, 0)
+    assert figures["allocated_bytes"] == 5
+    assert figures["reserved_bytes"] is None and figures["num_ooms"] is None
+
+
+def test_half_imported_torch_is_not_initialized(monkeypatch) -> None:
+    monkeypatch.setitem(sys.modules, "torch", types.ModuleType("torch"))  # no .cuda yet
+    t = torch_cuda.loaded_torch()
+    assert torch_cuda.torch_state(t) == {"imported": True, "cuda_initialized": False}
+
+
+# --- NVML ------------------------------------------------------------------
+
+
+def test_nvml_not_installed() -> None:
+    def load():
+        raise ImportError("No module named 'pynvml'")
+
+    r = NvmlReader(load=load)
+    r.start()
+    assert r.info() == {"available": False, "driver_version": None, "error": "pynvml is not installed"}
+    assert r.devices() == []
+
+
+def test_nvml_init_failure_is_reported_once() -> None:
+    fake = FakePynvml([], init_error="Driver Not Loaded")
+    r = NvmlReader(load=lambda: fake)
+    r.start()
+    r.start()
+    assert fake.calls == ["nvmlInit"]
+    assert r.info()["error"] == "nvmlInit failed: Driver Not Loaded"
+    assert not r.available
+
+
+def test_nvml_devices_and_process_usage_cached(fake_pynvml, two_gpus) -> None:
+    now = [100.0]
+    two_gpus[0].processes = [(4242, 500), (1, 10)]
+    r = NvmlReader(pid=4242, clock=lambda: now[0], load=lambda: fake_pynvml, pid_exists=lambda p: True)
+    r.start()
+    assert r.info() == {"available": True, "driver_version": "550.54.15", "error": None}
+    d0, d1 = r.devices()
+    assert (d0.uuid, d0.name, d0.total_bytes) == ("GPU-aaaa-1111", "NVIDIA H100 80GB HBM3", 80 << 30)
+    assert r.read(d0) == {"used_bytes": 1 << 30, "total_bytes": 80 << 30, "process_used_bytes": 500}
+    assert r.read(d1)["process_used_bytes"] == 0
+    two_gpus[0].processes = [(4242, 900)]
+    now[0] += 4.9
+    assert r.read(d0)["process_used_bytes"] == 500  # cached: the process list is slow
+    assert fake_pynvml.calls.count("processes") == 2
+    now[0] += 0.2
+    assert r.read(d0)["process_used_bytes"] == 900
+    r.shutdown()
+    assert fake_pynvml.calls[-1] == "nvmlShutdown"
+
+
+def test_attribute_to_pid() -> None:
+    exists = {1, 2}.__contains__
+    assert attribute_to_pid([(7, 10), (7, 5)], 7, exists) == 15
+    assert attribute_to_pid([], 7, exists) == 0
+    assert attribute_to_pid([(1, 10)], 7, exists) == 0  # visible pids, we have none
+    assert attribute_to_pid([(99999, 10)], 7, exists) is None  # host pids (container)
+    assert attribute_to_pid([(7, None)], 7, exists) is None
+    assert attribute_to_pid([(7, 2**64 - 1)], 7, exists) is None
+
+
+# --- host ------------------------------------------------------------------
+
+
+def test_host_psutil_when_available() -> None:
+    pytest.importorskip("psutil")
+    r = HostReader()
+    assert r.backend == "psutil"
+    figures = r.read()
+    assert figures["rss_bytes"] > 1 << 20
+    assert 0 < figures["available_bytes"] <= figures["total_bytes"]
+
+
+def test_host_proc_fallback(tmp_path) -> None:
+    (tmp_path / "123").mkdir()
+    (tmp_path / "123" / "statm").write_text("1000 250 30 1 0 100 0\n")
+    (tmp_path / "meminfo").write_text("MemTotal:       16000 kB\nMemFree:  100 kB\nMemAvailable:    8000 kB\n")
+    r = HostReader(pid=123, proc_root=str(tmp_path), use_psutil=False)
+    assert r.backend == "proc"
+    import os
+
+    assert r.read() == {"rss_bytes": 250 * os.sysconf("SC_PAGE_SIZE"), "total_bytes": 16000 * 1024, "available_bytes": 8000 * 1024}
+
+
+def test_host_unreadable_is_null(tmp_path) -> None:
+    r = HostReader(pid=1, proc_root=str(tmp_path), use_psutil=False)
+    assert r.read() == {"rss_bytes": None, "total_bytes": None, "available_bytes": None}
+
+
+def test_real_proc_matches_psutil() -> None:
+    psutil = pytest.importorskip("psutil")
+    if not __import__("os").path.exists("/proc/self/statm"):
+        pytest.skip("no /proc")
+    proc = HostReader(use_psutil=False).read()
+    ps = HostReader().read()
+    assert abs(proc["rss_bytes"] - ps["rss_bytes"]) < 32 << 20
+    assert proc["total_bytes"] == psutil.virtual_memory().total
+
+
+# --- TensorFlow --------------------------------------------------------------
+
+
+def test_tensorflow_absent_or_not_initialised(monkeypatch) -> None:
+    assert tf_reader.tensorflow_info(None) is None
+    tf = types.ModuleType("tensorflow")
+    tf.__version__ = "2.17.0"
+    monkeypatch.setitem(sys.modules, "tensorflow", tf)
+    assert tf_reader.tensorflow_info(tf) == {"version": "2.17.0", "gpus_initialized": False}
+    ctx_mod = types.ModuleType("tensorflow.python.eager.context")
+    ctx_mod._context = None  # never created
+    monkeypatch.setitem(sys.modules, "tensorflow.python.eager.context", ctx_mod)
+    assert tf_reader.gpus_initialized() is False
+    ctx_mod._context = types.SimpleNamespace(_context_handle=None)  # created, not initialised
+    assert tf_reader.gpus_initialized() is False
+    assert tf_reader.read_gpus(tf) == {}
+
+
+def test_tensorflow_initialised_reads_memory_info(monkeypatch) -> None:
+    tf = types.ModuleType("tensorflow")
+    asked = []
+
+    def get_memory_info(name):
+        asked.append(name)
+        return {"current": 10, "peak": 20}
+
+    tf.config = types.SimpleNamespace(experimental=types.SimpleNamespace(get_memory_info=get_memory_info))
+    ctx_mod = types.ModuleType("tensorflow.python.eager.context")
+    ctx_mod._context = types.SimpleNamespace(
+        _context_handle=object(),
+        list_logical_devices=lambda kind: [types.SimpleNamespace(name="/job:localhost/replica:0/task:0/device:GPU:1")],
+    )
+    monkeypatch.setitem(sys.modules, "tensorflow", tf)
+    monkeypatch.setitem(sys.modules, "tensorflow.python.eager.context", ctx_mod)
+    assert tf_reader.read_gpus(tf) == {1: {"current_bytes": 10, "peak_bytes": 20}}
+    assert asked == ["GPU:1"]

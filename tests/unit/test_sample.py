@@ -1,0 +1,84 @@
+from fakes import nested_stats
+from jupyterlab_vram_helper.readers.nvml import NvmlReader
+from jupyterlab_vram_helper.sample import SampleSource, make_sample, significant_change
+
+MB = 1 << 20
+
+
+def figures(rss=100 * MB, gpus=None, ooms=None):
+    return {
+        "host": {"rss_bytes": rss, "total_bytes": 1000 * MB, "available_bytes": 500 * MB},
+        "torch": {"imported": True, "cuda_initialized": True},
+        "tensorflow": {"imported": False, "gpus_initialized": False},
+        "gpus": gpus if gpus is not None else [],
+    }
+
+
+def gpu(allocated, ooms=0, index=0):
+    return {"index": index, "name": "g", "total_bytes": 80 * MB, "nvml": None, "tensorflow": None,
+            "torch": {"allocated_bytes": allocated, "num_ooms": ooms}}
+
+
+def test_no_previous_is_a_change() -> None:
+    assert significant_change(None, figures(), MB)
+
+
+def test_threshold_is_strictly_more_than() -> None:
+    assert not significant_change(figures(rss=100 * MB), figures(rss=101 * MB), MB)
+    assert significant_change(figures(rss=100 * MB), figures(rss=101 * MB + 1), MB)
+    assert significant_change(figures(rss=100 * MB), figures(rss=99 * MB - 1), MB)
+    assert significant_change(figures(rss=100 * MB), figures(rss=100 * MB + 1), 0)
+
+
+def test_gpu_figures_counters_devices_flags() -> None:
+    base = figures(gpus=[gpu(10 * MB)])
+    assert not significant_change(base, figures(gpus=[gpu(10 * MB + 5)]), MB)
+    assert significant_change(base, figures(gpus=[gpu(20 * MB)]), MB)
+    assert significant_change(base, figures(gpus=[gpu(10 * MB, ooms=1)]), MB)  # counters: any change
+    assert significant_change(base, figures(gpus=[]), MB)  # device disappeared
+    assert significant_change(base, figures(gpus=[gpu(10 * MB), gpu(0, index=1)]), MB)
+    flipped = figures(gpus=[gpu(10 * MB)])
+    flipped["torch"]["cuda_initialized"] = False
+    assert significant_change(base, flipped, MB)
+
+
+def test_known_unknown_transitions_count() -> None:
+    assert significant_change(figures(rss=None), figures(rss=5), MB)
+    assert significant_change(figures(rss=5), figures(rss=None), MB)
+    assert not significant_change(figures(rss=None), figures(rss=None), MB)
+
+
+def test_source_reads_torch_and_nvml_per_device(fake_torch, fake_pynvml, two_gpus) -> None:
+    two_gpus[1].processes = [(77, 3 * MB)]
+    nvml = NvmlReader(pid=77, load=lambda: fake_pynvml, pid_exists=lambda p: True)
+    nvml.start()
+    source = SampleSource(nvml=nvml, environ={"CUDA_VISIBLE_DEVICES": "1"})
+    before = source.read()
+    assert [g["index"] for g in before["gpus"]] == [0]
+    assert before["gpus"][0]["torch"] is None
+    assert before["gpus"][0]["nvml"] == {"used_bytes": 2 << 30, "total_bytes": 80 << 30, "process_used_bytes": 3 * MB}
+    assert before["torch"] == {"imported": True, "cuda_initialized": False}
+
+    # The user's cell initialises CUDA; torch (seeing only GPU 1) numbers it 0.
+    fake_torch.initialized = True
+    fake_torch.cuda.device_count = lambda: 1
+    props = fake_torch.cuda.get_device_properties
+    fake_torch.cuda.get_device_properties = lambda i: props(i + 1)
+    fake_torch.stats[0] = nested_stats(allocated=7, reserved=8, peak=9)
+    after = source.read()
+    g = after["gpus"][0]
+    assert (g["index"], g["torch"]["allocated_bytes"], g["nvml"]["used_bytes"]) == (0, 7, 2 << 30)
+    assert significant_change(before, after, MB)
+    sample = make_sample(after, 3, 1.5, "change")
+    assert (sample["type"], sample["seq"], sample["time"], sample["reason"]) == ("sample", 3, 1.5, "change")
+
+
+def test_machine_wide_host_figures_alone_cost_no_sample() -> None:
+    # Other processes move host available memory all the time; only this
+    # kernel's figures (and the GPUs) decide whether a sample is worth sending.
+    base = figures()
+    busy_machine = figures()
+    busy_machine["host"] = {**base["host"], "available_bytes": 100 * MB}
+    assert not significant_change(base, busy_machine, MB)
+    busy_machine["host"]["rss_bytes"] = 300 * MB
+    assert significant_change(base, busy_machine, MB)

@@ -1,0 +1,179 @@
+import threading
+import time
+
+from fakes import FakeComm
+from jupyterlab_vram_helper.config import SamplerConfig
+from jupyterlab_vram_helper.sampler import THREAD_NAME, EmitPolicy, Sampler
+
+MB = 1 << 20
+
+
+class ScriptedSource:
+    """Figures the test sets; counts reads."""
+
+    def __init__(self) -> None:
+        self.rss = 100 * MB
+        self.reads = 0
+        self.fail = False
+
+    def read(self):
+        self.reads += 1
+        if self.fail:
+            raise OSError("boom")
+        return {"host": {"rss_bytes": self.rss, "total_bytes": None, "available_bytes": None},
+                "torch": {"imported": False, "cuda_initialized": False},
+                "tensorflow": {"imported": False, "gpus_initialized": False}, "gpus": []}
+
+    def now(self) -> float:
+        return 1e9
+
+
+class ListOutlet:
+    def __init__(self, *comms) -> None:
+        self.comms = list(comms)
+        self.errors = []
+
+    def targets(self):
+        return tuple(self.comms)
+
+    def send(self, target, message) -> None:
+        target.send(data=message)
+
+    def report_error(self, message: str) -> None:
+        self.errors.append(message)
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.t = 0.0
+
+    def __call__(self) -> float:
+        return self.t
+
+
+def reasons(comm):
+    return [m["reason"] for m in comm.sent]
+
+
+def test_heartbeat_only_when_nothing_changes() -> None:
+    clock, source, comm = Clock(), ScriptedSource(), FakeComm()
+    s = Sampler(source, ListOutlet(comm), SamplerConfig(interval_s=1, heartbeat_s=5), clock=clock)
+    s.emit([comm], "initial")
+    for _ in range(12):  # 12 ticks, one per second, figures flat
+        clock.t += 1
+        assert s.tick() == 1
+    assert reasons(comm) == ["initial", "heartbeat", "heartbeat"]  # at t=5 and t=10
+    assert source.reads == 13
+
+
+def test_change_sent_at_the_next_interval_and_resets_heartbeat() -> None:
+    clock, source, comm = Clock(), ScriptedSource(), FakeComm()
+    s = Sampler(source, ListOutlet(comm), SamplerConfig(interval_s=1, heartbeat_s=5), clock=clock)
+    s.emit([comm], "initial")
+    clock.t = 1
+    source.rss += MB  # exactly the threshold: not a change
+    s.tick()
+    clock.t = 2
+    source.rss += 1
+    s.tick()
+    assert reasons(comm) == ["initial", "change"]
+    for t in (3, 4, 5, 6):
+        clock.t = t
+        s.tick()
+    assert reasons(comm) == ["initial", "change"]  # heartbeat counts from t=2
+    clock.t = 7
+    s.tick()
+    assert reasons(comm) == ["initial", "change", "heartbeat"]
+    assert [m["seq"] for m in comm.sent] == [1, 2, 3]
+
+
+def test_initial_to_a_second_comm_does_not_hide_a_change_from_the_first() -> None:
+    clock, source, a, b = Clock(), ScriptedSource(), FakeComm(), FakeComm()
+    outlet = ListOutlet(a)
+    s = Sampler(source, outlet, SamplerConfig(interval_s=1, heartbeat_s=60), clock=clock)
+    s.emit([a], "initial")
+    source.rss += 10 * MB
+    outlet.comms.append(b)
+    s.emit([b], "initial")
+    clock.t = 1
+    s.tick()
+    assert reasons(a) == ["initial", "change"]
+    assert reasons(b) == ["initial", "change"]
+    assert a.sent[-1]["seq"] == b.sent[-1]["seq"] == 3
+
+
+def test_no_comm_means_no_work() -> None:
+    source = ScriptedSource()
+    s = Sampler(source, ListOutlet(), SamplerConfig())
+    assert s.tick() is None
+    assert source.reads == 0
+
+
+def test_errors_reported_once_and_thread_goes_on() -> None:
+    clock, source, comm = Clock(), ScriptedSource(), FakeComm()
+    outlet = ListOutlet(comm)
+    s = Sampler(source, outlet, SamplerConfig(interval_s=1, heartbeat_s=1), clock=clock)
+    source.fail = True
+    for _ in range(3):
+        clock.t += 1
+        assert s.tick() == 1
+    assert outlet.errors == ["sampling failed: OSError: boom"]
+    assert s.last_error == "sampling failed: OSError: boom"
+    source.fail = False
+    clock.t += 1
+    s.tick()
+    assert s.last_error is None and reasons(comm) == ["change"]
+
+
+def test_a_failing_comm_does_not_stop_the_others() -> None:
+    bad, good = FakeComm(fail=True), FakeComm()
+    s = Sampler(ScriptedSource(), ListOutlet(bad, good), SamplerConfig())
+    s.tick()
+    assert reasons(good) == ["change"]
+
+
+def test_policy_reset() -> None:
+    p = EmitPolicy()
+    p.record(1.0, {"a": 1})
+    p.reset()
+    assert p.baseline is None and p.last_sent is None
+
+
+def test_thread_samples_at_interval_idles_without_comms_and_stops() -> None:
+    comm = FakeComm()
+    outlet = ListOutlet()
+    source = ScriptedSource()
+    s = Sampler(source, outlet, SamplerConfig(interval_s=0.05, heartbeat_s=0.05))
+    s.start()
+    s.start()  # idempotent
+    try:
+        assert [t.name for t in threading.enumerate()].count(THREAD_NAME) == 1
+        time.sleep(0.3)
+        assert source.reads == 0  # idle: blocked on its Event
+        outlet.comms.append(comm)
+        s.wake()
+        time.sleep(0.5)
+        assert 5 <= len(comm.sent) <= 12, len(comm.sent)
+        outlet.comms.clear()
+        time.sleep(0.1)
+        idle_reads = source.reads
+        time.sleep(0.3)
+        assert source.reads == idle_reads
+    finally:
+        s.stop()
+    assert not s.running
+    assert THREAD_NAME not in [t.name for t in threading.enumerate()]
+
+
+def test_configure_wakes_the_thread_for_a_shorter_interval() -> None:
+    comm = FakeComm()
+    s = Sampler(ScriptedSource(), ListOutlet(comm), SamplerConfig(interval_s=60, heartbeat_s=60))
+    s.start()
+    try:
+        time.sleep(0.2)
+        assert len(comm.sent) == 1  # first tick, then waiting 60 s
+        s.configure({"interval_s": 0.05, "heartbeat_s": 0.05})
+        time.sleep(0.4)
+        assert len(comm.sent) >= 4
+    finally:
+        s.stop()
