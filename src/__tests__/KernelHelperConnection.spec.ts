@@ -1,0 +1,382 @@
+import { KernelHelperConnection } from '../kernel/KernelHelperConnection';
+import {
+  HelperRequestError,
+  RequestAbandonedError
+} from '../kernel/PendingRequests';
+import { KernelMemoryModel } from '../model/KernelMemoryModel';
+import { COMM_TARGET } from '../protocol';
+import { makeHello, makeSample, wire } from './fixtures';
+import { FakeKernel, FakeSessionContext, settle } from './fakeKernel';
+
+const CONFIG = { interval_s: 1, change_threshold_bytes: 1048576, heartbeat_s: 10 };
+
+function connect(
+  kernel: FakeKernel | null,
+  options: { requestTimeoutMs?: number } = {}
+) {
+  const sessionContext = new FakeSessionContext(kernel);
+  const model = new KernelMemoryModel({ historyCapacity: 100 });
+  const connection = new KernelHelperConnection({
+    sessionContext: sessionContext as any,
+    model,
+    config: () => CONFIG,
+    bootstrapCode: 'BOOTSTRAP',
+    ...options
+  });
+  return { sessionContext, model, connection };
+}
+
+describe('KernelHelperConnection', () => {
+  it('bootstraps silently, opens the comm, then goes live on hello', async () => {
+    const kernel = new FakeKernel();
+    const { model } = connect(kernel);
+    await settle();
+
+    expect(kernel.executed).toHaveLength(1);
+    expect(kernel.executed[0].content).toEqual({
+      code: 'BOOTSTRAP',
+      silent: true,
+      store_history: false,
+      allow_stdin: false,
+      stop_on_error: false
+    });
+    expect(kernel.comms).toHaveLength(1);
+    const comm = kernel.lastComm;
+    expect(comm.targetName).toBe(COMM_TARGET);
+    expect(comm.opened).toEqual([{ type: 'open', protocol: 1, config: CONFIG }]);
+    expect(model.state).toBe('bootstrapping');
+
+    comm.receive(wire(makeHello()));
+    expect(model.state).toBe('live');
+    comm.receive(wire(makeSample({ seq: 1, reason: 'initial' })));
+    comm.receive(wire(makeSample({ seq: 2, time: 1732200001 })));
+    expect(model.sampleCount).toBe(2);
+    expect(model.latest?.seq).toBe(2);
+  });
+
+  it('uses the generated helper bundle by default', async () => {
+    const kernel = new FakeKernel();
+    const sessionContext = new FakeSessionContext(kernel);
+    new KernelHelperConnection({
+      sessionContext: sessionContext as any,
+      model: new KernelMemoryModel({ historyCapacity: 10 }),
+      config: () => CONFIG
+    });
+    await settle();
+    expect(kernel.executed[0].content.code).toContain('jupyterlab-vram bootstrap');
+  });
+
+  it('reports a bootstrap error with ename and evalue', async () => {
+    const kernel = new FakeKernel();
+    kernel.executeOutcome = {
+      status: 'error',
+      ename: 'ModuleNotFoundError',
+      evalue: "No module named 'psutil'",
+      traceback: []
+    };
+    const { model } = connect(kernel);
+    await settle();
+    expect(model.state).toBe('helper-failed');
+    expect(model.stateReason).toContain("ModuleNotFoundError: No module named 'psutil'");
+    expect(kernel.comms).toHaveLength(0);
+  });
+
+  it('reports an aborted bootstrap', async () => {
+    const kernel = new FakeKernel();
+    kernel.executeOutcome = { status: 'aborted' };
+    const { model } = connect(kernel);
+    await settle();
+    expect(model.state).toBe('helper-failed');
+    expect(model.stateReason).toContain('aborted');
+  });
+
+  it('leaves non-Python kernels alone and names their language', async () => {
+    const kernel = new FakeKernel('R');
+    const { model } = connect(kernel);
+    await settle();
+    expect(model.state).toBe('non-python');
+    expect(model.stateReason).toContain('R');
+    expect(kernel.executed).toHaveLength(0);
+  });
+
+  it('says when the notebook has no kernel', async () => {
+    const { model } = connect(null);
+    await settle();
+    expect(model.state).toBe('disconnected');
+    expect(model.stateReason).toContain('no kernel');
+  });
+
+  it('re-bootstraps after a restart, once the kernel is idle', async () => {
+    const kernel = new FakeKernel();
+    const { sessionContext, model } = connect(kernel);
+    await settle();
+    const first = kernel.lastComm;
+    first.receive(wire(makeHello()));
+    first.receive(wire(makeSample()));
+    expect(model.state).toBe('live');
+
+    sessionContext.setStatus('restarting');
+    expect(model.state).toBe('kernel-starting');
+    expect(model.latest).toBeNull(); // old process figures are gone
+    sessionContext.setStatus('starting');
+    await settle();
+    expect(kernel.executed).toHaveLength(1);
+
+    sessionContext.setStatus('idle');
+    await settle();
+    expect(kernel.executed).toHaveLength(2);
+    expect(kernel.comms).toHaveLength(2);
+    // Messages on the old comm are ignored.
+    first.receive(wire(makeSample({ seq: 99 })));
+    expect(model.latest).toBeNull();
+    kernel.lastComm.receive(wire(makeHello({ pid: 5151 })));
+    expect(model.state).toBe('live');
+    expect(model.hello?.pid).toBe(5151);
+  });
+
+  it('does not bootstrap twice when restartKernel() re-announces the same kernel', async () => {
+    const kernel = new FakeKernel();
+    const { sessionContext, model } = connect(kernel);
+    await settle();
+    sessionContext.setStatus('restarting');
+    sessionContext.setStatus('idle');
+    await settle();
+    expect(kernel.executed).toHaveLength(2);
+    // SessionContext.restartKernel() ends with kernelChanged(same kernel).
+    sessionContext.kernelChanged.emit({ name: 'kernel', oldValue: kernel, newValue: kernel });
+    await settle();
+    expect(kernel.executed).toHaveLength(2);
+    expect(kernel.comms).toHaveLength(2);
+    expect(kernel.comms[1].closed).toBe(false);
+    kernel.lastComm.receive(wire(makeHello()));
+    expect(model.state).toBe('live');
+  });
+
+  it('bootstraps when restartKernel() announces the kernel before it went idle', async () => {
+    const kernel = new FakeKernel();
+    const { sessionContext } = connect(kernel);
+    await settle();
+    sessionContext.setStatus('restarting');
+    sessionContext.kernelChanged.emit({ name: 'kernel', oldValue: kernel, newValue: kernel });
+    await settle();
+    expect(kernel.executed).toHaveLength(2);
+    sessionContext.setStatus('idle'); // no second bootstrap
+    await settle();
+    expect(kernel.executed).toHaveLength(2);
+  });
+
+  it('re-bootstraps after an automatic restart (kernel died)', async () => {
+    const kernel = new FakeKernel();
+    const { sessionContext, model } = connect(kernel);
+    await settle();
+    sessionContext.setStatus('autorestarting');
+    expect(model.stateReason).toContain('died');
+    sessionContext.setStatus('idle');
+    await settle();
+    expect(kernel.executed).toHaveLength(2);
+  });
+
+  it('follows a kernel change and closes the old comm', async () => {
+    const kernel = new FakeKernel();
+    const { sessionContext, model } = connect(kernel);
+    await settle();
+    const oldComm = kernel.lastComm;
+    const other = new FakeKernel();
+    sessionContext.changeKernel(other);
+    await settle();
+    expect(oldComm.closed).toBe(true);
+    expect(other.executed).toHaveLength(1);
+    expect(other.comms).toHaveLength(1);
+    expect(model.state).toBe('bootstrapping');
+  });
+
+  it('drops a bootstrap that a kernel change overtook', async () => {
+    const slow = new FakeKernel();
+    slow.executeOutcome = 'never';
+    const { sessionContext, model } = connect(slow);
+    await settle();
+    const python = new FakeKernel('python');
+    sessionContext.changeKernel(new FakeKernel('julia'));
+    await settle();
+    expect(model.state).toBe('non-python');
+    sessionContext.changeKernel(python);
+    await settle();
+    expect(python.comms).toHaveLength(1);
+  });
+
+  it('shows a dead kernel as disconnected', async () => {
+    const kernel = new FakeKernel();
+    const { sessionContext, model } = connect(kernel);
+    await settle();
+    kernel.lastComm.receive(wire(makeHello()));
+    sessionContext.setStatus('dead');
+    expect(model.state).toBe('disconnected');
+    expect(model.stateReason).toContain('dead');
+  });
+
+  it('shows a lost connection and starts over when it comes back', async () => {
+    const kernel = new FakeKernel();
+    const { sessionContext, model } = connect(kernel);
+    await settle();
+    kernel.lastComm.receive(wire(makeHello()));
+    sessionContext.connectionStatusChanged.emit('connecting');
+    expect(model.state).toBe('disconnected');
+    sessionContext.connectionStatusChanged.emit('connected');
+    await settle();
+    expect(kernel.executed).toHaveLength(2);
+    expect(kernel.comms).toHaveLength(2);
+  });
+
+  it('tracks busy and idle while live', async () => {
+    const kernel = new FakeKernel();
+    const { sessionContext, model } = connect(kernel);
+    await settle();
+    kernel.lastComm.receive(wire(makeHello()));
+    sessionContext.setStatus('busy');
+    expect(model.kernelBusy).toBe(true);
+    // Samples keep coming while busy.
+    kernel.lastComm.receive(wire(makeSample()));
+    expect(model.sampleCount).toBe(1);
+    expect(model.state).toBe('live');
+    sessionContext.setStatus('idle');
+    expect(model.kernelBusy).toBe(false);
+  });
+
+  it('makes a protocol mismatch visible', async () => {
+    const kernel = new FakeKernel();
+    const { model } = connect(kernel);
+    await settle();
+    kernel.lastComm.receive({ type: 'hello', protocol: 3, helper_version: '3.0.0' });
+    expect(model.state).toBe('protocol-mismatch');
+    kernel.lastComm.closeFromKernel();
+    expect(model.state).toBe('protocol-mismatch');
+  });
+
+  it('shows a comm closed by the kernel as disconnected', async () => {
+    const kernel = new FakeKernel();
+    const { model } = connect(kernel);
+    await settle();
+    kernel.lastComm.receive(wire(makeHello()));
+    kernel.lastComm.closeFromKernel();
+    expect(model.state).toBe('disconnected');
+  });
+
+  describe('requests', () => {
+    it('resolves a snapshot with the seq of its sample', async () => {
+      const kernel = new FakeKernel();
+      const { model, connection } = connect(kernel);
+      await settle();
+      const comm = kernel.lastComm;
+      comm.receive(wire(makeHello()));
+      const pending = connection.requestSnapshot();
+      const request = comm.lastRequest;
+      expect(request.type).toBe('snapshot');
+      expect(typeof request.request_id).toBe('string');
+      comm.receive(wire(makeSample({ seq: 7, reason: 'snapshot' })));
+      comm.receive({ type: 'reply', request_id: request.request_id, request_type: 'snapshot', result: { seq: 7 } });
+      await expect(pending).resolves.toEqual({ seq: 7 });
+      expect(model.latest?.seq).toBe(7);
+    });
+
+    it('gives every request its own id', async () => {
+      const kernel = new FakeKernel();
+      const { connection } = connect(kernel);
+      await settle();
+      void connection.ping().catch(() => undefined);
+      void connection.ping().catch(() => undefined);
+      const [a, b] = kernel.lastComm.sent;
+      expect(a.request_id).not.toBe(b.request_id);
+    });
+
+    it('sends configure with the config and resolves with the effective one', async () => {
+      const kernel = new FakeKernel();
+      const { connection } = connect(kernel);
+      await settle();
+      const pending = connection.configure({ interval_s: 0.5 });
+      const request = kernel.lastComm.lastRequest;
+      expect(request).toEqual({ type: 'configure', request_id: request.request_id, config: { interval_s: 0.5 } });
+      kernel.lastComm.receive({
+        type: 'reply',
+        request_id: request.request_id,
+        request_type: 'configure',
+        result: { config: { ...CONFIG, interval_s: 0.5 } }
+      });
+      await expect(pending).resolves.toEqual({ config: { ...CONFIG, interval_s: 0.5 } });
+    });
+
+    it('rejects with the helper error code and message', async () => {
+      const kernel = new FakeKernel();
+      const { connection } = connect(kernel);
+      await settle();
+      const pending = connection.configure({ interval_s: 999 });
+      const id = kernel.lastComm.lastRequest.request_id;
+      kernel.lastComm.receive({ type: 'error', request_id: id, code: 'invalid_config', message: 'interval_s must be ...' });
+      await expect(pending).rejects.toBeInstanceOf(HelperRequestError);
+      await expect(pending).rejects.toMatchObject({ code: 'invalid_config' });
+    });
+
+    it('times out, and drops the late reply', async () => {
+      const kernel = new FakeKernel();
+      const { model, connection } = connect(kernel, { requestTimeoutMs: 10 });
+      await settle();
+      const pending = connection.ping();
+      const id = kernel.lastComm.lastRequest.request_id;
+      await expect(pending).rejects.toBeInstanceOf(RequestAbandonedError);
+      kernel.lastComm.receive({ type: 'reply', request_id: id, request_type: 'ping', result: {} });
+      expect(model.notes).toEqual([]);
+    });
+
+    it('rejects pending requests when the kernel restarts', async () => {
+      const kernel = new FakeKernel();
+      const { sessionContext, connection } = connect(kernel);
+      await settle();
+      const pending = connection.ping();
+      sessionContext.setStatus('restarting');
+      await expect(pending).rejects.toBeInstanceOf(RequestAbandonedError);
+    });
+
+    it('refuses requests without a comm', async () => {
+      const kernel = new FakeKernel('R');
+      const { connection } = connect(kernel);
+      await settle();
+      await expect(connection.ping()).rejects.toThrow('not connected');
+      await expect(connection.configure({ interval_s: 2 })).resolves.toBeNull();
+    });
+  });
+
+  it('closes its comm and stops listening when disposed', async () => {
+    const kernel = new FakeKernel();
+    const { sessionContext, model, connection } = connect(kernel);
+    await settle();
+    const comm = kernel.lastComm;
+    connection.dispose();
+    expect(comm.closed).toBe(true);
+    sessionContext.setStatus('restarting');
+    sessionContext.setStatus('idle');
+    await settle();
+    expect(kernel.executed).toHaveLength(1);
+    expect(model.state).toBe('bootstrapping');
+  });
+
+  it('reconnects on demand after a failure', async () => {
+    const kernel = new FakeKernel();
+    kernel.executeOutcome = { status: 'error', ename: 'RuntimeError', evalue: 'boom', traceback: [] };
+    const { model, connection } = connect(kernel);
+    await settle();
+    expect(model.state).toBe('helper-failed');
+    kernel.executeOutcome = { status: 'ok' };
+    connection.reconnect();
+    await settle();
+    expect(kernel.comms).toHaveLength(1);
+    expect(model.state).toBe('bootstrapping');
+  });
+
+  it('reports a rejected bootstrap request', async () => {
+    const kernel = new FakeKernel();
+    kernel.executeOutcome = 'reject';
+    const { model } = connect(kernel);
+    await settle();
+    expect(model.state).toBe('helper-failed');
+    expect(model.stateReason).toContain('Canceled future');
+  });
+});

@@ -1,0 +1,270 @@
+import { KernelMemoryModel } from '../model/KernelMemoryModel';
+import { SeriesKey } from '../model/MemoryHistory';
+import { describeState, MONITOR_STATES } from '../model/MonitorState';
+import { deriveVisibilityNotes } from '../model/visibilityNotes';
+import { gpuFigures } from '../model/gpuFigures';
+import { ModelChange } from '../tokens';
+import {
+  GiB,
+  makeCpuSample,
+  makeGpu,
+  makeHello,
+  makeSample,
+  MiB,
+  wire
+} from './fixtures';
+
+function newModel(capacity = 100): {
+  model: KernelMemoryModel;
+  changes: ModelChange[];
+} {
+  const model = new KernelMemoryModel({ historyCapacity: capacity });
+  const changes: ModelChange[] = [];
+  model.changed.connect((_, c) => changes.push(c));
+  return { model, changes };
+}
+
+describe('MonitorState', () => {
+  it('has a reason for every state', () => {
+    for (const state of MONITOR_STATES) {
+      expect(describeState(state).length).toBeGreaterThan(5);
+    }
+    expect(describeState('non-python', 'R')).toContain('runs R');
+    expect(describeState('helper-failed', 'ImportError: x')).toContain('ImportError: x');
+  });
+});
+
+describe('KernelMemoryModel', () => {
+  it('starts waiting for a kernel, with no figures', () => {
+    const { model } = newModel();
+    expect(model.state).toBe('kernel-starting');
+    expect(model.latest).toBeNull();
+    expect(model.sampleCount).toBe(0);
+    expect(model.lastSampleTime).toBeNull();
+  });
+
+  it('goes live on hello and reports who the helper is', () => {
+    const { model, changes } = newModel();
+    model.setState('bootstrapping');
+    const result = model.ingest(wire(makeHello()));
+    expect(result.kind).toBe('message');
+    expect(model.state).toBe('live');
+    expect(model.stateReason).toContain('4242');
+    expect(model.stateReason).toContain('node-1');
+    expect(model.hello?.helper_version).toBe('0.1.0');
+    expect(changes).toContain('hello');
+    expect(changes).toContain('state');
+  });
+
+  it('takes in samples: latest, count, time and history', () => {
+    const { model, changes } = newModel();
+    model.ingest(wire(makeHello()));
+    model.ingest(wire(makeSample({ seq: 1, time: 100 })));
+    model.ingest(
+      wire(
+        makeSample({
+          seq: 2,
+          time: 101,
+          gpus: [makeGpu({ torch: { ...makeGpu().torch!, allocated_bytes: 5 * GiB } })]
+        })
+      )
+    );
+    expect(model.sampleCount).toBe(2);
+    expect(model.lastSampleTime).toBe(101);
+    expect(model.latest?.seq).toBe(2);
+    expect(changes.filter(c => c === 'sample')).toHaveLength(2);
+    const win = model.history.window(-Infinity);
+    expect(Array.from(win.times)).toEqual([100, 101]);
+    expect(Array.from(win.series.get(SeriesKey.gpu(0, 'allocated'))!)).toEqual([1 * GiB, 5 * GiB]);
+    expect(Array.from(win.series.get(SeriesKey.gpu(0, 'reserved'))!)).toEqual([2 * GiB, 2 * GiB]);
+    expect(Array.from(win.series.get(SeriesKey.gpu(0, 'process'))!)).toEqual([2.5 * GiB, 2.5 * GiB]);
+    expect(Array.from(win.series.get(SeriesKey.hostRss)!)).toEqual([512 * MiB, 512 * MiB]);
+  });
+
+  it('records unknown figures as gaps, not zeros', () => {
+    const { model } = newModel();
+    model.ingest(wire(makeSample({ host: { rss_bytes: null, total_bytes: null, available_bytes: null } })));
+    expect(model.history.latest(SeriesKey.hostRss)).toBeNaN();
+  });
+
+  it('makes a protocol mismatch visible and ignores that helper\u2019s samples', () => {
+    const { model } = newModel();
+    model.setState('bootstrapping');
+    model.ingest({ type: 'hello', protocol: 2, helper_version: '2.0.0' });
+    expect(model.state).toBe('protocol-mismatch');
+    expect(model.stateReason).toContain('protocol 2');
+    expect(model.stateReason).toContain('2.0.0');
+    model.ingest(wire(makeSample()));
+    expect(model.sampleCount).toBe(0);
+    expect(model.state).toBe('protocol-mismatch');
+  });
+
+  it('shows malformed data as a note and carries on', () => {
+    const { model } = newModel();
+    model.ingest(wire(makeHello()));
+    const result = model.ingest({ type: 'sample', seq: 'one' });
+    expect(result.kind).toBe('malformed');
+    expect(model.state).toBe('live');
+    const note = model.notes.find(n => n.id === 'helper-problem');
+    expect(note?.text).toContain('sample.seq');
+    // A good sample after a bad one is still taken in.
+    model.ingest(wire(makeSample()));
+    expect(model.sampleCount).toBe(1);
+  });
+
+  it('shows helper errors without a request id as a note', () => {
+    const { model } = newModel();
+    model.ingest({ type: 'error', request_id: null, code: 'internal', message: 'sampler crashed: KeyError' });
+    expect(model.notes.map(n => n.text).join()).toContain('sampler crashed: KeyError');
+  });
+
+  it('ignores message types of other features without a warning', () => {
+    const { model, changes } = newModel();
+    const result = model.ingest({ type: 'cell', cell_id: 'c1' });
+    expect(result.kind).toBe('unsupported');
+    expect(model.notes).toEqual([]);
+    expect(changes).toEqual([]);
+  });
+
+  it('leaves replies to the connection', () => {
+    const { model, changes } = newModel();
+    const result = model.ingest({ type: 'reply', request_id: 'r1', request_type: 'ping', result: {} });
+    expect(result.kind).toBe('message');
+    expect(changes).toEqual([]);
+  });
+
+  it('tracks busy/idle, emitting only on change', () => {
+    const { model, changes } = newModel();
+    model.setKernelBusy(true);
+    model.setKernelBusy(true);
+    expect(model.kernelBusy).toBe(true);
+    model.setKernelBusy(false);
+    expect(changes).toEqual(['busy', 'busy']);
+  });
+
+  it('forgets the previous kernel on a new session but keeps counting samples', () => {
+    const { model } = newModel();
+    model.ingest(wire(makeHello()));
+    model.ingest(wire(makeSample()));
+    model.startKernelSession();
+    expect(model.hello).toBeNull();
+    expect(model.latest).toBeNull();
+    expect(model.history.length).toBe(0);
+    expect(model.sampleCount).toBe(1);
+  });
+
+  it('changes its history capacity live', () => {
+    const { model } = newModel(10);
+    for (let i = 0; i < 10; i++) {
+      model.ingest(wire(makeSample({ seq: i, time: i })));
+    }
+    model.setHistoryCapacity(4);
+    expect(model.history.length).toBe(4);
+    expect(model.history.window(-Infinity).times[0]).toBe(6);
+  });
+
+  it('does not emit a state change for the same state and reason', () => {
+    const { model, changes } = newModel();
+    model.setState('bootstrapping');
+    model.setState('bootstrapping');
+    expect(changes).toEqual(['state']);
+  });
+});
+
+describe('visibility notes', () => {
+  const ids = (inputs: Parameters<typeof deriveVisibilityNotes>[0]) =>
+    deriveVisibilityNotes(inputs).map(n => n.id);
+
+  it('says nothing before the helper spoke', () => {
+    expect(ids({ hello: null, sample: null, problem: null })).toEqual([]);
+  });
+
+  it('explains a CPU-only kernel without torch', () => {
+    expect(ids({ hello: makeHello({ torch: null, devices: [] }), sample: makeCpuSample(), problem: null })).toEqual([
+      'no-gpu',
+      'torch-not-imported'
+    ]);
+  });
+
+  it('says CUDA is not initialised when torch is imported but idle', () => {
+    const sample = makeSample({
+      torch: { imported: true, cuda_initialized: false },
+      gpus: [makeGpu({ torch: null })]
+    });
+    expect(ids({ hello: makeHello(), sample, problem: null })).toEqual(['cuda-not-initialized']);
+  });
+
+  it('uses the hello alone before the first sample', () => {
+    const hello = makeHello({ torch: { version: '2.5.1', cuda_build: null, cuda_initialized: false } });
+    expect(ids({ hello, sample: null, problem: null })).toEqual(['cuda-not-initialized']);
+  });
+
+  it('gives the reason NVML is unavailable', () => {
+    const hello = makeHello({ nvml: { available: false, driver_version: null, error: 'pynvml is not installed' } });
+    const notes = deriveVisibilityNotes({ hello, sample: makeSample({ gpus: [makeGpu({ nvml: null })] }), problem: null });
+    const nvml = notes.find(n => n.id === 'nvml-unavailable');
+    expect(nvml?.text).toContain('pynvml is not installed');
+  });
+
+  it('notes when NVML cannot attribute this process', () => {
+    const sample = makeSample({
+      gpus: [makeGpu({ nvml: { used_bytes: 1, total_bytes: 2, process_used_bytes: null } })]
+    });
+    expect(ids({ hello: makeHello(), sample, problem: null })).toContain('nvml-no-process');
+  });
+
+  it('notes TensorFlow, with a warning once it grabbed its GPUs', () => {
+    const seen = makeSample({ tensorflow: { imported: true, gpus_initialized: false } });
+    expect(ids({ hello: makeHello(), sample: seen, problem: null })).toContain('tensorflow-imported');
+    const grabbed = makeSample({ tensorflow: { imported: true, gpus_initialized: true } });
+    const notes = deriveVisibilityNotes({ hello: makeHello(), sample: grabbed, problem: null });
+    expect(notes.find(n => n.id === 'tensorflow-gpus')?.severity).toBe('warning');
+  });
+});
+
+describe('gpuFigures', () => {
+  it('derives free, other processes and context from torch and NVML', () => {
+    const f = gpuFigures(makeGpu());
+    expect(f.total).toBe(80 * GiB);
+    expect(f.allocated).toBe(1 * GiB);
+    expect(f.reserved).toBe(2 * GiB);
+    expect(f.cached).toBe(1 * GiB);
+    expect(f.free).toBe(70 * GiB);
+    expect(f.otherProcesses).toBe(7.5 * GiB);
+    expect(f.contextAndLibraries).toBe(0.5 * GiB);
+    expect(f.kernelUsed).toBe(2.5 * GiB);
+    expect(f.usedPercent).toBeCloseTo(12.5);
+    expect(f.fragmentation).toBe(100 * MiB);
+  });
+
+  it('keeps derived figures unknown when an input is', () => {
+    const f = gpuFigures(makeGpu({ nvml: null }));
+    expect(f.free).toBeNull();
+    expect(f.otherProcesses).toBeNull();
+    expect(f.kernelUsed).toBe(2 * GiB); // falls back to torch reserved
+    expect(f.usedPercent).toBeCloseTo(2.5);
+    const g = gpuFigures(makeGpu({ torch: null, nvml: null }));
+    expect(g.allocated).toBeNull();
+    expect(g.kernelUsed).toBeNull();
+    expect(g.usedPercent).toBeNull();
+  });
+
+  it('takes the total from NVML or the hello device when the sample lacks it', () => {
+    expect(gpuFigures(makeGpu({ total_bytes: null })).total).toBe(80 * GiB);
+    expect(
+      gpuFigures(makeGpu({ total_bytes: null, nvml: null }), {
+        index: 0,
+        name: 'X',
+        total_bytes: 16 * GiB,
+        uuid: null
+      }).total
+    ).toBe(16 * GiB);
+  });
+
+  it('uses TensorFlow figures when torch and NVML are absent', () => {
+    const f = gpuFigures(makeGpu({ torch: null, nvml: null, tensorflow: { current_bytes: 3 * GiB, peak_bytes: 4 * GiB } }));
+    expect(f.tensorflowCurrent).toBe(3 * GiB);
+    expect(f.tensorflowPeak).toBe(4 * GiB);
+    expect(f.kernelUsed).toBe(3 * GiB);
+  });
+});

@@ -1,0 +1,166 @@
+import { Signal } from '@lumino/signaling';
+
+import {
+  IHelperConnection,
+  IMonitoredNotebook,
+  MemoryMonitor
+} from '../model/MemoryMonitor';
+import { KernelMemoryModel } from '../model/KernelMemoryModel';
+import { DEFAULT_SETTINGS, VramSettings } from '../settings';
+import { IKernelMemoryModel } from '../tokens';
+
+class FakePanel implements IMonitoredNotebook {
+  constructor(readonly sessionContext: any = { name: 'session' }) {}
+  disposed = new Signal<this, void>(this);
+  isDisposed = false;
+  dispose(): void {
+    this.isDisposed = true;
+    this.disposed.emit();
+  }
+}
+
+class FakeTracker {
+  currentWidget: FakePanel | null = null;
+  currentChanged = new Signal<this, FakePanel | null>(this);
+  activate(panel: FakePanel | null): void {
+    this.currentWidget = panel;
+    this.currentChanged.emit(panel);
+  }
+}
+
+class FakeConnection implements IHelperConnection {
+  constructor(readonly model: KernelMemoryModel) {}
+  isDisposed = false;
+  configured: unknown[] = [];
+  snapshots = 0;
+  reconnects = 0;
+  async configure(config: unknown) {
+    this.configured.push(config);
+    return null;
+  }
+  async requestSnapshot() {
+    this.snapshots++;
+    return { seq: 1 };
+  }
+  reconnect() {
+    this.reconnects++;
+  }
+  dispose() {
+    this.isDisposed = true;
+  }
+}
+
+function setup(settings?: VramSettings) {
+  const tracker = new FakeTracker();
+  const connections: FakeConnection[] = [];
+  const monitor = new MemoryMonitor({
+    notebooks: tracker,
+    settings,
+    createConnection: (_sc, model) => {
+      const c = new FakeConnection(model);
+      connections.push(c);
+      return c;
+    }
+  });
+  const currents: (IKernelMemoryModel | null)[] = [];
+  monitor.currentChanged.connect((_, m) => currents.push(m));
+  return { tracker, monitor, connections, currents };
+}
+
+describe('MemoryMonitor', () => {
+  it('has no current model without a notebook', () => {
+    const { monitor } = setup();
+    expect(monitor.current).toBeNull();
+    return expect(monitor.refresh()).rejects.toThrow('No notebook');
+  });
+
+  it('follows the active notebook with one model per session', () => {
+    const { tracker, monitor, connections, currents } = setup();
+    const a = new FakePanel();
+    const b = new FakePanel();
+    tracker.activate(a);
+    const modelA = monitor.current;
+    expect(modelA).not.toBeNull();
+    tracker.activate(b);
+    expect(monitor.current).not.toBe(modelA);
+    tracker.activate(a);
+    expect(monitor.current).toBe(modelA); // kept, with its history
+    expect(connections).toHaveLength(2);
+    expect(currents).toHaveLength(3);
+  });
+
+  it('shares one model between two views of the same notebook', () => {
+    const { tracker, monitor, connections } = setup();
+    const shared = { name: 'same session' };
+    const view1 = new FakePanel(shared);
+    const view2 = new FakePanel(shared);
+    tracker.activate(view1);
+    const model = monitor.current;
+    tracker.activate(view2);
+    expect(monitor.current).toBe(model);
+    expect(connections).toHaveLength(1);
+    view1.dispose();
+    expect(connections[0].isDisposed).toBe(false);
+    view2.dispose();
+    expect(connections[0].isDisposed).toBe(true);
+  });
+
+  it('disposes the connection and model when the notebook closes', () => {
+    const { tracker, monitor, connections, currents } = setup();
+    const a = new FakePanel();
+    tracker.activate(a);
+    const model = monitor.current as KernelMemoryModel;
+    a.dispose();
+    expect(connections[0].isDisposed).toBe(true);
+    expect(model.isDisposed).toBe(true);
+    expect(monitor.current).toBeNull();
+    expect(currents[currents.length - 1]).toBeNull();
+    expect(monitor.sessionCount).toBe(0);
+  });
+
+  it('picks up a notebook that is already active', () => {
+    const tracker = new FakeTracker();
+    tracker.currentWidget = new FakePanel();
+    const monitor = new MemoryMonitor({
+      notebooks: tracker,
+      createConnection: (_sc, model) => new FakeConnection(model)
+    });
+    expect(monitor.current).not.toBeNull();
+  });
+
+  it('asks the active connection for snapshots and reconnects', async () => {
+    const { tracker, monitor, connections } = setup();
+    tracker.activate(new FakePanel());
+    await expect(monitor.refresh()).resolves.toEqual({ seq: 1 });
+    monitor.reconnect();
+    expect(connections[0].snapshots).toBe(1);
+    expect(connections[0].reconnects).toBe(1);
+  });
+
+  it('applies settings live: helper config and history capacity', () => {
+    const { tracker, monitor, connections } = setup();
+    tracker.activate(new FakePanel());
+    const seen: VramSettings[] = [];
+    monitor.settingsChanged.connect((_, s) => seen.push(s));
+    monitor.updateSettings({ ...DEFAULT_SETTINGS, sampleIntervalSeconds: 0.5 });
+    expect(connections[0].configured).toEqual([
+      { interval_s: 0.5, change_threshold_bytes: 1048576, heartbeat_s: 10 }
+    ]);
+    expect((monitor.current as KernelMemoryModel).history.capacity).toBe(172_800);
+    // Display-only changes do not bother the kernel.
+    monitor.updateSettings({ ...monitor.settings, units: 'decimal' });
+    expect(connections[0].configured).toHaveLength(1);
+    // Identical settings are not re-applied.
+    monitor.updateSettings({ ...monitor.settings });
+    expect(seen).toHaveLength(2);
+  });
+
+  it('stops following the tracker when disposed', () => {
+    const { tracker, monitor, connections } = setup();
+    tracker.activate(new FakePanel());
+    monitor.dispose();
+    expect(connections[0].isDisposed).toBe(true);
+    tracker.activate(new FakePanel());
+    expect(connections).toHaveLength(1);
+  });
+});

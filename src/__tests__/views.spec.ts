@@ -1,0 +1,255 @@
+import { MessageLoop } from '@lumino/messaging';
+import { Signal } from '@lumino/signaling';
+import { Widget } from '@lumino/widgets';
+
+import { KernelMemoryModel } from '../model/KernelMemoryModel';
+import { DEFAULT_SETTINGS, VramSettings } from '../settings';
+import { IKernelMemoryModel, IVramMonitor } from '../tokens';
+import { MemorySidebar } from '../views/MemorySidebar';
+import { statusSummary, VramStatusItem } from '../views/VramStatusItem';
+import {
+  GiB,
+  makeCpuSample,
+  makeGpu,
+  makeHello,
+  makeSample,
+  MiB,
+  wire
+} from './fixtures';
+
+class FakeMonitor implements IVramMonitor {
+  current: IKernelMemoryModel | null = null;
+  currentChanged: Signal<IVramMonitor, IKernelMemoryModel | null> = new Signal(this);
+  settings: VramSettings = { ...DEFAULT_SETTINGS };
+  settingsChanged: Signal<IVramMonitor, VramSettings> = new Signal(this);
+  async refresh() {
+    return { seq: 0 };
+  }
+  setCurrent(model: IKernelMemoryModel | null) {
+    this.current = model;
+    this.currentChanged.emit(model);
+  }
+  setSettings(settings: VramSettings) {
+    this.settings = settings;
+    this.settingsChanged.emit(settings);
+  }
+}
+
+const EVIL = '<img src=x onerror=alert(1)>';
+
+function q(root: HTMLElement, selector: string): HTMLElement {
+  const node = root.querySelector(selector) as HTMLElement | null;
+  if (!node) {
+    throw new Error(`no ${selector}`);
+  }
+  return node;
+}
+
+describe('MemorySidebar', () => {
+  let monitor: FakeMonitor;
+  let sidebar: MemorySidebar;
+  let model: KernelMemoryModel;
+
+  beforeEach(() => {
+    monitor = new FakeMonitor();
+    sidebar = new MemorySidebar({ monitor });
+    Widget.attach(sidebar, document.body);
+    model = new KernelMemoryModel({ historyCapacity: 100 });
+  });
+
+  afterEach(() => {
+    sidebar.dispose();
+  });
+
+  it('has the stable id and says to open a notebook', () => {
+    MessageLoop.flush();
+    expect(sidebar.id).toBe('jp-vram-sidebar');
+    expect(sidebar.title.caption).toBe('GPU memory');
+    const state = q(sidebar.node, '[data-vram-role="state"]');
+    expect(state.dataset.vramState).toBe('no-notebook');
+    expect(state.textContent).toContain('Open a notebook');
+    expect(sidebar.node.querySelector('[data-vram-role="timeline"]')).not.toBeNull();
+  });
+
+  it('renders state, GPU and host figures with exact byte attributes', () => {
+    monitor.setCurrent(model);
+    model.ingest(wire(makeHello()));
+    model.ingest(wire(makeSample()));
+    MessageLoop.flush();
+    const root = sidebar.node;
+    expect(q(root, '[data-vram-role="state"]').dataset.vramState).toBe('live');
+    const rss = q(root, '[data-vram-role="host-rss"]');
+    expect(rss.dataset.vramBytes).toBe(String(512 * MiB));
+    expect(rss.textContent).toBe('512 MiB');
+    expect(q(root, '[data-vram-role="host-total"]').dataset.vramBytes).toBe(String(64 * GiB));
+    expect(q(root, '[data-vram-role="host-available"]').textContent).toBe('40 GiB');
+
+    const card = q(root, '[data-vram-role="gpu-card"][data-vram-device="0"]');
+    expect(q(card, '[data-vram-role="gpu-allocated"]').dataset.vramBytes).toBe(String(1 * GiB));
+    expect(q(card, '[data-vram-role="gpu-reserved"]').textContent).toBe('2 GiB');
+    expect(q(card, '[data-vram-role="gpu-free"]').dataset.vramBytes).toBe(String(70 * GiB));
+    expect(q(card, '[data-vram-role="gpu-total"]').dataset.vramBytes).toBe(String(80 * GiB));
+    expect(q(card, '[data-vram-role="gpu-peak"]').dataset.vramBytes).toBe(String(3 * GiB));
+    expect(q(card, '[data-vram-role="gpu-other-processes"]').textContent).toBe('7.5 GiB');
+    expect(q(card, '[data-vram-role="gpu-name"]').textContent).toBe('GPU 0: NVIDIA H100 80GB HBM3');
+  });
+
+  it('leaves data-vram-bytes off unknown figures', () => {
+    monitor.setCurrent(model);
+    model.ingest(wire(makeSample({ gpus: [makeGpu({ torch: null, nvml: null })] })));
+    MessageLoop.flush();
+    const card = q(sidebar.node, '[data-vram-role="gpu-card"]');
+    const allocated = q(card, '[data-vram-role="gpu-allocated"]');
+    expect(allocated.hasAttribute('data-vram-bytes')).toBe(false);
+    expect(allocated.textContent).toBe('\u2014');
+    expect(q(card, '[data-vram-role="gpu-free"]').hasAttribute('data-vram-bytes')).toBe(false);
+    expect(q(card, '[data-vram-role="gpu-total"]').hasAttribute('data-vram-bytes')).toBe(true);
+  });
+
+  it('renders kernel text as text, never as HTML', () => {
+    monitor.setCurrent(model);
+    model.ingest(
+      wire(
+        makeHello({
+          hostname: EVIL,
+          nvml: { available: false, driver_version: null, error: EVIL }
+        })
+      )
+    );
+    model.ingest(wire(makeSample({ gpus: [makeGpu({ name: EVIL, nvml: null })] })));
+    model.ingest({ type: 'error', request_id: null, code: 'internal', message: EVIL });
+    MessageLoop.flush();
+    const root = sidebar.node;
+    expect(root.querySelector('img')).toBeNull();
+    expect(q(root, '[data-vram-role="gpu-name"]').textContent).toBe(`GPU 0: ${EVIL}`);
+    expect(q(root, '[data-vram-role="state"]').textContent).toContain(EVIL);
+    const notes = Array.from(root.querySelectorAll('[data-vram-role="note"]')).map(n => n.textContent);
+    expect(notes.filter(t => t!.includes(EVIL))).toHaveLength(2);
+  });
+
+  it('shows the language of a non-Python kernel as text', () => {
+    monitor.setCurrent(model);
+    model.setState('non-python', `This notebook's kernel runs ${EVIL}`);
+    MessageLoop.flush();
+    const state = q(sidebar.node, '[data-vram-role="state"]');
+    expect(state.dataset.vramState).toBe('non-python');
+    expect(state.textContent).toContain(EVIL);
+    expect(sidebar.node.querySelector('img')).toBeNull();
+  });
+
+  it('shows visibility notes with their ids and no GPU card without GPUs', () => {
+    monitor.setCurrent(model);
+    model.ingest(wire(makeHello({ torch: null, devices: [] })));
+    model.ingest(wire(makeCpuSample()));
+    MessageLoop.flush();
+    const ids = Array.from(sidebar.node.querySelectorAll<HTMLElement>('[data-vram-role="note"]')).map(
+      n => n.dataset.vramNote
+    );
+    expect(ids).toEqual(['no-gpu', 'torch-not-imported']);
+    expect(sidebar.node.querySelector('[data-vram-role="gpu-card"]')).toBeNull();
+  });
+
+  it('shows the busy marker only while the kernel is busy', () => {
+    monitor.setCurrent(model);
+    model.ingest(wire(makeHello()));
+    MessageLoop.flush();
+    const busy = q(sidebar.node, '[data-vram-role="kernel-busy"]');
+    expect(busy.hidden).toBe(true);
+    model.setKernelBusy(true);
+    MessageLoop.flush();
+    expect(busy.hidden).toBe(false);
+    expect(busy.textContent).toContain('still live');
+    model.setKernelBusy(false);
+    MessageLoop.flush();
+    expect(busy.hidden).toBe(true);
+  });
+
+  it('renders nothing while hidden and catches up when shown', () => {
+    monitor.setCurrent(model);
+    MessageLoop.flush();
+    sidebar.hide();
+    model.ingest(wire(makeSample()));
+    MessageLoop.flush();
+    const rss = q(sidebar.node, '[data-vram-role="host-rss"]');
+    expect(rss.hasAttribute('data-vram-bytes')).toBe(false);
+    sidebar.show();
+    MessageLoop.flush();
+    expect(rss.dataset.vramBytes).toBe(String(512 * MiB));
+  });
+
+  it('adds and removes GPU cards as devices come and go', () => {
+    monitor.setCurrent(model);
+    model.ingest(wire(makeSample({ gpus: [makeGpu(), makeGpu({ index: 1 })] })));
+    MessageLoop.flush();
+    const cards = () =>
+      Array.from(sidebar.node.querySelectorAll<HTMLElement>('[data-vram-role="gpu-card"]')).map(
+        c => c.dataset.vramDevice
+      );
+    expect(cards()).toEqual(['0', '1']);
+    model.ingest(wire(makeSample({ seq: 2, gpus: [makeGpu({ index: 1 })] })));
+    MessageLoop.flush();
+    expect(cards()).toEqual(['1']);
+  });
+
+  it('follows settings: units and warning threshold', () => {
+    monitor.setCurrent(model);
+    model.ingest(wire(makeSample()));
+    MessageLoop.flush();
+    monitor.setSettings({ ...DEFAULT_SETTINGS, units: 'decimal', warningThresholdPercent: 10 });
+    MessageLoop.flush();
+    expect(q(sidebar.node, '[data-vram-role="host-rss"]').textContent).toBe('537 MB');
+    expect(q(sidebar.node, '[data-vram-role="gpu-card"]').classList.contains('jp-vram-warning')).toBe(true);
+  });
+
+  it('keeps the timeline to its window', () => {
+    model = new KernelMemoryModel({ historyCapacity: 800 });
+    monitor.setCurrent(model);
+    for (let t = 0; t < 1000; t++) {
+      model.ingest(wire(makeSample({ seq: t, time: t })));
+    }
+    MessageLoop.flush();
+    // Default window: 5 minutes of 1 Hz samples, whatever the history holds.
+    expect(sidebar.timeline.pointCount).toBe(301);
+    expect(model.history.length).toBe(800);
+  });
+});
+
+describe('VramStatusItem', () => {
+  it('shows the kernel GPU use against the total, with a warning class', () => {
+    const monitor = new FakeMonitor();
+    const item = new VramStatusItem({ monitor });
+    Widget.attach(item, document.body);
+    const model = new KernelMemoryModel({ historyCapacity: 10 });
+    monitor.setCurrent(model);
+    model.ingest(wire(makeSample()));
+    MessageLoop.flush();
+    expect(item.node.dataset.vramRole).toBe('status-item');
+    expect(item.node.textContent).toBe('GPU 2.5/80 GiB');
+    expect(item.node.classList.contains('jp-vram-warning')).toBe(false);
+    monitor.setSettings({ ...DEFAULT_SETTINGS, warningThresholdPercent: 10 });
+    MessageLoop.flush();
+    expect(item.node.classList.contains('jp-vram-warning')).toBe(true);
+    item.dispose();
+  });
+
+  it('falls back to RAM without GPU figures', () => {
+    const model = new KernelMemoryModel({ historyCapacity: 10 });
+    model.ingest(wire(makeCpuSample()));
+    expect(statusSummary(model, DEFAULT_SETTINGS).text).toBe('RAM 512 MiB');
+    const noTorch = new KernelMemoryModel({ historyCapacity: 10 });
+    noTorch.ingest(wire(makeSample({ gpus: [makeGpu({ torch: null, nvml: null })] })));
+    expect(statusSummary(noTorch, DEFAULT_SETTINGS).text).toBe('RAM 512 MiB');
+  });
+
+  it('sums several GPUs', () => {
+    const model = new KernelMemoryModel({ historyCapacity: 10 });
+    model.ingest(wire(makeSample({ gpus: [makeGpu(), makeGpu({ index: 1 })] })));
+    expect(statusSummary(model, DEFAULT_SETTINGS).text).toBe('GPU\u00d72 5/160 GiB');
+  });
+
+  it('is empty without a notebook and a dash before samples', () => {
+    expect(statusSummary(null, DEFAULT_SETTINGS).text).toBe('');
+    const model = new KernelMemoryModel({ historyCapacity: 10 });
+    expect(statusSummary(model, DEFAULT_SETTINGS).text).toBe('GPU \u2014');
+  });
+});

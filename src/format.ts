@@ -1,0 +1,105 @@
+/**
+ * Turning byte counts into short human text.
+ *
+ * `null` always means "unknown" and renders as an em dash, never as "0 B":
+ * the protocol keeps those two answers apart, so the display does too.
+ */
+
+/** 'binary': KiB/MiB/GiB (powers of 1024); 'decimal': kB/MB/GB (powers of 1000). */
+export type ByteUnits = 'binary' | 'decimal';
+
+/** What an unknown figure looks like. */
+export const UNKNOWN_TEXT = '\u2014';
+
+const UNIT_NAMES: Record<ByteUnits, string[]> = {
+  binary: ['B', 'KiB', 'MiB', 'GiB', 'TiB', 'PiB'],
+  decimal: ['B', 'kB', 'MB', 'GB', 'TB', 'PB']
+};
+
+const UNIT_BASE: Record<ByteUnits, number> = { binary: 1024, decimal: 1000 };
+
+function isKnown(value: number | null | undefined): value is number {
+  return typeof value === 'number' && Number.isFinite(value);
+}
+
+/** Index into UNIT_NAMES of the unit that shows `bytes` best. */
+function unitIndexFor(bytes: number, units: ByteUnits): number {
+  const base = UNIT_BASE[units];
+  let index = 0;
+  let scaled = Math.abs(bytes);
+  while (scaled >= base && index < UNIT_NAMES[units].length - 1) {
+    scaled /= base;
+    index++;
+  }
+  return index;
+}
+
+/** About three significant digits, trailing zeros dropped: 1.25, 12.5, 125. */
+function formatScaled(value: number, unitIndex: number): string {
+  if (unitIndex === 0) {
+    return String(Math.round(value));
+  }
+  const abs = Math.abs(value);
+  const decimals = abs >= 100 ? 0 : abs >= 10 ? 1 : 2;
+  const text = value.toFixed(decimals);
+  return decimals > 0 ? text.replace(/\.?0+$/, '') : text;
+}
+
+/** "1.5 GiB", "512 MiB", "0 B"; "—" for unknown. */
+export function formatBytes(
+  bytes: number | null | undefined,
+  units: ByteUnits = 'binary'
+): string {
+  if (!isKnown(bytes)) {
+    return UNKNOWN_TEXT;
+  }
+  const index = unitIndexFor(bytes, units);
+  const value = bytes / Math.pow(UNIT_BASE[units], index);
+  return `${formatScaled(value, index)} ${UNIT_NAMES[units][index]}`;
+}
+
+/**
+ * "1.2/80 GiB": both figures in the unit of the total, so they compare at a
+ * glance. Unknown parts show as "—".
+ */
+export function formatBytesOf(
+  used: number | null | undefined,
+  total: number | null | undefined,
+  units: ByteUnits = 'binary'
+): string {
+  if (!isKnown(total)) {
+    return `${formatBytes(used, units)}/${UNKNOWN_TEXT}`;
+  }
+  const index = unitIndexFor(total, units);
+  const scale = Math.pow(UNIT_BASE[units], index);
+  const usedText = isKnown(used)
+    ? formatScaled(used / scale, index)
+    : UNKNOWN_TEXT;
+  return `${usedText}/${formatScaled(total / scale, index)} ${UNIT_NAMES[units][index]}`;
+}
+
+/** part/total as a percentage number, or null when it cannot be known. */
+export function percentOf(
+  part: number | null | undefined,
+  total: number | null | undefined
+): number | null {
+  if (!isKnown(part) || !isKnown(total) || total <= 0) {
+    return null;
+  }
+  return (part / total) * 100;
+}
+
+/** "42%", "<1%" for a small non-zero share, "—" for unknown. */
+export function formatPercent(
+  part: number | null | undefined,
+  total: number | null | undefined
+): string {
+  const percent = percentOf(part, total);
+  if (percent === null) {
+    return UNKNOWN_TEXT;
+  }
+  if (percent > 0 && percent < 1) {
+    return '<1%';
+  }
+  return `${Math.round(percent)}%`;
+}

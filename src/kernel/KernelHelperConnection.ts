@@ -1,0 +1,502 @@
+/**
+ * Keeps the memory helper running in one notebook's kernel and connected to
+ * that notebook's KernelMemoryModel.
+ *
+ * For each kernel (the first one, after every restart, after a kernel change,
+ * after the connection comes back) it:
+ *   1. reads `language_info.name` (only Python kernels get the helper);
+ *   2. executes HELPER_BOOTSTRAP_CODE silently (no history, no Out[], no
+ *      cell hooks) and reads the execute reply (an error there means the
+ *      helper could not start: its ename/evalue is shown);
+ *   3. opens the comm with the protocol version and the sampling config;
+ *   4. hands every comm message to `model.ingest`, and settles the answers
+ *      to its own requests (configure, snapshot, ping).
+ *
+ * A kernel restart disposes every comm on the frontend side, so step 1-3
+ * run again once the restarted kernel is idle. Each run has a generation
+ * number: the steps of a run that a newer run replaced are dropped.
+ */
+import { ISessionContext } from '@jupyterlab/apputils';
+import { Kernel, KernelMessage } from '@jupyterlab/services';
+import { IDisposable } from '@lumino/disposable';
+
+import { KernelMemoryModel } from '../model/KernelMemoryModel';
+import { describeState } from '../model/MonitorState';
+import {
+  COMM_TARGET,
+  HelperConfig,
+  HelperRequestResults,
+  HelperRequestType,
+  OpenMessage,
+  PartialHelperConfig,
+  PROTOCOL_VERSION
+} from '../protocol';
+import { HELPER_BOOTSTRAP_CODE } from './helperBundle.generated';
+import { PendingRequests } from './PendingRequests';
+
+/** The parts of a notebook's session context the connection uses. */
+export type HelperSessionContext = Pick<
+  ISessionContext,
+  | 'session'
+  | 'isReady'
+  | 'ready'
+  | 'kernelChanged'
+  | 'statusChanged'
+  | 'connectionStatusChanged'
+>;
+
+export class KernelHelperConnection implements IDisposable {
+  constructor(options: KernelHelperConnection.IOptions) {
+    this._sessionContext = options.sessionContext;
+    this._model = options.model;
+    this._config = options.config;
+    this._bootstrapCode = options.bootstrapCode ?? HELPER_BOOTSTRAP_CODE;
+    this._requestTimeoutMs = options.requestTimeoutMs ?? 60_000;
+
+    const sc = this._sessionContext;
+    sc.kernelChanged.connect(this._onKernelChanged, this);
+    sc.statusChanged.connect(this._onStatusChanged, this);
+    sc.connectionStatusChanged.connect(this._onConnectionStatusChanged, this);
+    this._attach(sc.session?.kernel ?? null);
+  }
+
+  get model(): KernelMemoryModel {
+    return this._model;
+  }
+
+  /** True while a comm to a helper is open (the helper may not have said hello yet). */
+  get isOpen(): boolean {
+    return this._comm !== null;
+  }
+
+  get isDisposed(): boolean {
+    return this._isDisposed;
+  }
+
+  /**
+   * Send new sampling settings to the helper. Without an open comm there is
+   * nothing to do: the next comm_open carries the config anyway.
+   */
+  async configure(
+    config: PartialHelperConfig
+  ): Promise<HelperRequestResults['configure'] | null> {
+    if (!this._comm) {
+      return null;
+    }
+    return this._request('configure', { config });
+  }
+
+  /** Ask for a sample now; it is in the model when this resolves. */
+  requestSnapshot(): Promise<HelperRequestResults['snapshot']> {
+    return this._request('snapshot', {});
+  }
+
+  ping(): Promise<HelperRequestResults['ping']> {
+    return this._request('ping', {});
+  }
+
+  /** Bootstrap again and open a new comm (e.g. after the helper failed). */
+  reconnect(): void {
+    this._attach(this._sessionContext.session?.kernel ?? null);
+  }
+
+  dispose(): void {
+    if (this._isDisposed) {
+      return;
+    }
+    this._isDisposed = true;
+    this._generation++;
+    const sc = this._sessionContext;
+    sc.kernelChanged.disconnect(this._onKernelChanged, this);
+    sc.statusChanged.disconnect(this._onStatusChanged, this);
+    sc.connectionStatusChanged.disconnect(
+      this._onConnectionStatusChanged,
+      this
+    );
+    // Tell the helper to stop sending to this comm (the kernel may live on).
+    this._dropComm(true);
+    this._requests.rejectAll('The notebook was closed.');
+  }
+
+  // -------------------------------------------------------------------------
+  // Kernel lifecycle
+
+  private _onKernelChanged(
+    _: unknown,
+    change: { newValue: Kernel.IKernelConnection | null }
+  ): void {
+    // SessionContext.restartKernel() also emits kernelChanged, with the same
+    // kernel, when the restart is over: if the restarted kernel already got
+    // its helper (on 'idle'), there is nothing to do.
+    if (change.newValue !== null && change.newValue === this._kernel && !this._restarting) {
+      return;
+    }
+    this._restarting = false;
+    this._attach(change.newValue);
+  }
+
+  private _onStatusChanged(_: unknown, status: Kernel.Status): void {
+    switch (status) {
+      case 'busy':
+        this._model.setKernelBusy(true);
+        break;
+      case 'idle':
+        this._model.setKernelBusy(false);
+        if (this._restarting) {
+          // The restarted kernel answers: deliver the helper again.
+          this._restarting = false;
+          this._attach(this._sessionContext.session?.kernel ?? null);
+        }
+        break;
+      case 'restarting':
+      case 'autorestarting':
+        // The frontend disposes every comm of a restarting kernel.
+        this._restarting = true;
+        this._detach(
+          'The kernel restarted, so the helper connection is gone.'
+        );
+        // The figures described the old process.
+        this._model.startKernelSession();
+        this._model.setState(
+          'kernel-starting',
+          status === 'autorestarting'
+            ? 'The kernel died and is restarting\u2026'
+            : 'The kernel is restarting\u2026'
+        );
+        break;
+      case 'dead':
+        this._detach('The kernel died.');
+        this._model.setState(
+          'disconnected',
+          'The kernel is dead. Restart it to resume monitoring.'
+        );
+        break;
+      default:
+        break;
+    }
+  }
+
+  private _onConnectionStatusChanged(
+    _: unknown,
+    status: Kernel.ConnectionStatus
+  ): void {
+    if (status === 'connected') {
+      if (this._connectionLost && !this._restarting) {
+        // Comm messages sent meanwhile are lost; start over cleanly (the
+        // bootstrap is idempotent in the kernel).
+        this._connectionLost = false;
+        this._attach(this._sessionContext.session?.kernel ?? null);
+      }
+      return;
+    }
+    if (this._restarting) {
+      return; // a restart reconnects the websocket on purpose
+    }
+    const kernel = this._sessionContext.session?.kernel;
+    if (!kernel || kernel.status === 'dead') {
+      return;
+    }
+    this._connectionLost = true;
+    this._model.setKernelBusy(false);
+    this._model.setState(
+      'disconnected',
+      status === 'connecting'
+        ? 'Lost the connection to the kernel; reconnecting\u2026'
+        : 'Lost the connection to the kernel.'
+    );
+  }
+
+  /** Forget the current comm and requests; invalidates running bootstraps. */
+  private _detach(reason: string): void {
+    this._generation++;
+    this._dropComm(false);
+    this._requests.rejectAll(reason);
+    this._model.setKernelBusy(false);
+  }
+
+  /** Start monitoring `kernel` from scratch (null: no kernel). */
+  private _attach(kernel: Kernel.IKernelConnection | null): void {
+    if (this._isDisposed) {
+      return;
+    }
+    const closeOld = this._comm !== null && !this._connectionLost;
+    this._kernel = kernel;
+    this._generation++;
+    this._dropComm(closeOld);
+    this._requests.rejectAll('The kernel changed.');
+    this._model.startKernelSession();
+    this._model.setKernelBusy(kernel?.status === 'busy');
+    const generation = this._generation;
+    if (!kernel) {
+      this._waitForKernel(generation);
+      return;
+    }
+    void this._bootstrap(kernel, generation);
+  }
+
+  private _waitForKernel(generation: number): void {
+    if (this._sessionContext.isReady) {
+      this._model.setState(
+        'disconnected',
+        'This notebook has no kernel. Select one to see its memory.'
+      );
+      return;
+    }
+    this._model.setState('kernel-starting');
+    void this._sessionContext.ready.then(
+      () => {
+        if (
+          generation === this._generation &&
+          !this._sessionContext.session?.kernel
+        ) {
+          this._model.setState(
+            'disconnected',
+            'This notebook has no kernel. Select one to see its memory.'
+          );
+        }
+      },
+      () => undefined
+    );
+  }
+
+  private async _bootstrap(
+    kernel: Kernel.IKernelConnection,
+    generation: number
+  ): Promise<void> {
+    const stale = () => generation !== this._generation || this._isDisposed;
+    const model = this._model;
+    if (kernel.status === 'dead') {
+      model.setState('disconnected', 'The kernel is dead.');
+      return;
+    }
+
+    // 1. Only Python kernels get the helper.
+    model.setState('kernel-starting');
+    let info: KernelMessage.IInfoReply;
+    try {
+      info = await kernel.info;
+    } catch (reason) {
+      if (!stale()) {
+        model.setState(
+          'helper-failed',
+          describeFailure('could not read the kernel info', reason)
+        );
+      }
+      return;
+    }
+    if (stale()) {
+      return;
+    }
+    const language = info.language_info?.name ?? '';
+    if (language.toLowerCase() !== 'python') {
+      model.setState(
+        'non-python',
+        describeState('non-python', language || undefined)
+      );
+      return;
+    }
+
+    // 2. Deliver the helper.
+    model.setState(
+      'bootstrapping',
+      kernel.status === 'busy'
+        ? 'Waiting for the running cell to finish to start the memory helper\u2026'
+        : undefined
+    );
+    let reply: KernelMessage.IExecuteReplyMsg;
+    try {
+      const future = kernel.requestExecute(
+        {
+          code: this._bootstrapCode,
+          silent: true,
+          store_history: false,
+          allow_stdin: false,
+          stop_on_error: false
+        },
+        true
+      );
+      reply = await future.done;
+    } catch (reason) {
+      if (!stale()) {
+        model.setState(
+          'helper-failed',
+          describeFailure('the bootstrap request failed', reason)
+        );
+      }
+      return;
+    }
+    if (stale()) {
+      return;
+    }
+    const content = reply.content;
+    if (content.status === 'error') {
+      model.setState('helper-failed', `${content.ename}: ${content.evalue}`);
+      return;
+    }
+    if (content.status !== 'ok') {
+      model.setState(
+        'helper-failed',
+        `the kernel did not run the bootstrap (status: ${String(content.status)})`
+      );
+      return;
+    }
+
+    // 3. Open the comm; the helper answers with hello, then samples.
+    let comm: Kernel.IComm;
+    try {
+      comm = kernel.createComm(COMM_TARGET);
+    } catch (reason) {
+      model.setState(
+        'helper-failed',
+        describeFailure('could not create the comm', reason)
+      );
+      return;
+    }
+    comm.onMsg = msg => this._onCommMsg(msg, generation);
+    comm.onClose = () => this._onCommClose(generation);
+    this._comm = comm;
+    model.setState(
+      'bootstrapping',
+      'Helper started; waiting for its first message\u2026'
+    );
+    const open: OpenMessage = {
+      type: 'open',
+      protocol: PROTOCOL_VERSION,
+      config: this._config()
+    };
+    try {
+      ignoreRejection(comm.open(open as any).done);
+    } catch (reason) {
+      this._comm = null;
+      model.setState(
+        'helper-failed',
+        describeFailure('could not open the comm', reason)
+      );
+    }
+  }
+
+  // -------------------------------------------------------------------------
+  // Comm traffic
+
+  private _onCommMsg(msg: KernelMessage.ICommMsgMsg, generation: number): void {
+    if (generation !== this._generation) {
+      return;
+    }
+    const result = this._model.ingest(msg.content.data);
+    if (result.kind !== 'message') {
+      return;
+    }
+    const message = result.message;
+    if (message.type === 'reply' || message.type === 'error') {
+      const settled = this._requests.settle(message);
+      if (!settled && message.type === 'error' && message.request_id !== null) {
+        // An answer to a request that already timed out: still worth showing.
+        this._model.reportProblem(
+          `The kernel helper reported an error (${message.code}): ${message.message}`
+        );
+      }
+    }
+  }
+
+  private _onCommClose(generation: number): void {
+    if (generation !== this._generation) {
+      return;
+    }
+    this._comm = null;
+    this._requests.rejectAll('The kernel helper closed the connection.');
+    if (this._model.state !== 'protocol-mismatch') {
+      this._model.setState(
+        'disconnected',
+        'The kernel closed the memory helper connection. Use "Refresh GPU memory" to reconnect.'
+      );
+    }
+  }
+
+  private async _request<T extends HelperRequestType>(
+    type: T,
+    fields: { [key: string]: unknown }
+  ): Promise<HelperRequestResults[T]> {
+    const comm = this._comm;
+    if (!comm) {
+      throw new Error('The memory helper is not connected to this kernel.');
+    }
+    const { requestId, result } = this._requests.add(
+      type,
+      this._requestTimeoutMs
+    );
+    try {
+      ignoreRejection(
+        comm.send({ ...fields, type, request_id: requestId } as any).done
+      );
+    } catch (reason) {
+      this._requests.settle({
+        type: 'error',
+        request_id: requestId,
+        code: 'send_failed',
+        message: describeFailure('could not send the request', reason)
+      });
+    }
+    return (await result) as unknown as HelperRequestResults[T];
+  }
+
+  /** Forget the comm; `sendClose` also tells the kernel side. */
+  private _dropComm(sendClose: boolean): void {
+    const comm = this._comm;
+    this._comm = null;
+    if (!comm) {
+      return;
+    }
+    comm.onMsg = () => undefined;
+    comm.onClose = () => undefined;
+    if (comm.isDisposed) {
+      return;
+    }
+    try {
+      if (sendClose) {
+        ignoreRejection(comm.close().done);
+      } else {
+        comm.dispose();
+      }
+    } catch {
+      comm.dispose();
+    }
+  }
+
+  private _sessionContext: HelperSessionContext;
+  private _model: KernelMemoryModel;
+  private _config: () => HelperConfig | PartialHelperConfig;
+  private _bootstrapCode: string;
+  private _requestTimeoutMs: number;
+  private _requests = new PendingRequests();
+  private _comm: Kernel.IComm | null = null;
+  /** The kernel the current (or last) attach was for. */
+  private _kernel: Kernel.IKernelConnection | null = null;
+  private _generation = 0;
+  private _restarting = false;
+  private _connectionLost = false;
+  private _isDisposed = false;
+}
+
+export namespace KernelHelperConnection {
+  export interface IOptions {
+    sessionContext: HelperSessionContext;
+    model: KernelMemoryModel;
+    /** The sampling config to open the comm with (read at each open). */
+    config: () => HelperConfig | PartialHelperConfig;
+    /** Defaults to the generated helper bundle. */
+    bootstrapCode?: string;
+    /** How long a request may wait for its answer (default 60 s). */
+    requestTimeoutMs?: number;
+  }
+}
+
+function describeFailure(what: string, reason: unknown): string {
+  const text =
+    reason instanceof Error ? reason.message : String(reason ?? 'unknown error');
+  return `${what}: ${text}`;
+}
+
+/** Futures reject when a kernel restarts; nothing waits on these ones. */
+function ignoreRejection(promise: Promise<unknown> | undefined): void {
+  promise?.catch(() => undefined);
+}

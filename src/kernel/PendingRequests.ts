@@ -1,0 +1,104 @@
+/**
+ * Requests to the kernel helper waiting for their answer.
+ *
+ * Every request carries a fresh `request_id`; the helper answers each once,
+ * with a `reply` or an `error` of the same id. A request that is not answered
+ * in time is rejected (the helper may be stuck behind a long cell: the shell
+ * channel queues requests while code runs). A late answer is then dropped.
+ */
+import { ErrorMessage, ReplyMessage } from '../protocol';
+
+/** The helper answered a request with an `error` message. */
+export class HelperRequestError extends Error {
+  constructor(
+    readonly code: string,
+    message: string
+  ) {
+    super(message);
+    this.name = 'HelperRequestError';
+  }
+}
+
+/** A request got no answer in time, or could not be answered any more. */
+export class RequestAbandonedError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'RequestAbandonedError';
+  }
+}
+
+interface IPending {
+  type: string;
+  resolve: (result: { [key: string]: unknown }) => void;
+  reject: (error: Error) => void;
+  timer: ReturnType<typeof setTimeout>;
+}
+
+export class PendingRequests {
+  constructor(private readonly _prefix = 'r') {}
+
+  /** Number of requests still waiting. */
+  get size(): number {
+    return this._pending.size;
+  }
+
+  /**
+   * Register a request and return its id and the promise of its result.
+   * The caller sends the message with that id.
+   */
+  add(
+    type: string,
+    timeoutMs: number
+  ): { requestId: string; result: Promise<{ [key: string]: unknown }> } {
+    const requestId = `${this._prefix}${++this._counter}`;
+    const result = new Promise<{ [key: string]: unknown }>(
+      (resolve, reject) => {
+        const timer = setTimeout(() => {
+          this._pending.delete(requestId);
+          reject(
+            new RequestAbandonedError(
+              `The kernel helper did not answer '${type}' within ${Math.round(timeoutMs / 1000)} s.`
+            )
+          );
+        }, timeoutMs);
+        this._pending.set(requestId, { type, resolve, reject, timer });
+      }
+    );
+    return { requestId, result };
+  }
+
+  /**
+   * Settle the request an answer belongs to. Returns false when no request
+   * waits for that id (already timed out, or not ours).
+   */
+  settle(answer: ReplyMessage | ErrorMessage): boolean {
+    if (answer.request_id === null) {
+      return false;
+    }
+    const pending = this._pending.get(answer.request_id);
+    if (!pending) {
+      return false;
+    }
+    this._pending.delete(answer.request_id);
+    clearTimeout(pending.timer);
+    if (answer.type === 'reply') {
+      pending.resolve(answer.result);
+    } else {
+      pending.reject(new HelperRequestError(answer.code, answer.message));
+    }
+    return true;
+  }
+
+  /** Reject every waiting request (the comm went away). */
+  rejectAll(reason: string): void {
+    const pending = Array.from(this._pending.values());
+    this._pending.clear();
+    for (const p of pending) {
+      clearTimeout(p.timer);
+      p.reject(new RequestAbandonedError(reason));
+    }
+  }
+
+  private _counter = 0;
+  private _pending = new Map<string, IPending>();
+}

@@ -1,0 +1,254 @@
+/**
+ * What we know about the memory of one notebook's kernel: the monitor state
+ * and its reason, the helper's hello, the latest sample, the bounded history
+ * and the visibility notes. It knows nothing of the DOM; views listen to
+ * `changed` and render.
+ *
+ * Where does a sample come in? `ingest()`: the kernel connection passes every
+ * comm message's data to it, and so can a test or a benchmark.
+ */
+import { ISignal, Signal } from '@lumino/signaling';
+
+import { IKernelMemoryModel, ModelChange } from '../tokens';
+import {
+  HelloMessage,
+  parseKernelMessage,
+  ParseResult,
+  SampleMessage
+} from '../protocol';
+import { MemoryHistory, SeriesKey } from './MemoryHistory';
+import { describeState, MonitorState } from './MonitorState';
+import {
+  deriveVisibilityNotes,
+  sameNotes,
+  VisibilityNote
+} from './visibilityNotes';
+
+export class KernelMemoryModel implements IKernelMemoryModel {
+  constructor(options: KernelMemoryModel.IOptions) {
+    this._history = new MemoryHistory(options.historyCapacity);
+  }
+
+  get changed(): ISignal<this, ModelChange> {
+    return this._changed;
+  }
+  get state(): MonitorState {
+    return this._state;
+  }
+  get stateReason(): string {
+    return this._stateReason;
+  }
+  get hello(): HelloMessage | null {
+    return this._hello;
+  }
+  get latest(): SampleMessage | null {
+    return this._latest;
+  }
+  get sampleCount(): number {
+    return this._sampleCount;
+  }
+  get lastSampleTime(): number | null {
+    return this._latest ? this._latest.time : null;
+  }
+  get kernelBusy(): boolean {
+    return this._kernelBusy;
+  }
+  get notes(): readonly VisibilityNote[] {
+    return this._notes;
+  }
+  get history(): MemoryHistory {
+    return this._history;
+  }
+  /** The latest problem with the helper's messages (shown as a note). */
+  get problem(): string | null {
+    return this._problem;
+  }
+  get isDisposed(): boolean {
+    return this._isDisposed;
+  }
+
+  /** Move to `state`; `reason` overrides the state's default sentence. */
+  setState(state: MonitorState, reason?: string): void {
+    const text = reason ?? describeState(state);
+    if (state === this._state && text === this._stateReason) {
+      return;
+    }
+    this._state = state;
+    this._stateReason = text;
+    this._changed.emit('state');
+  }
+
+  setKernelBusy(busy: boolean): void {
+    if (busy !== this._kernelBusy) {
+      this._kernelBusy = busy;
+      this._changed.emit('busy');
+    }
+  }
+
+  /**
+   * Forget everything about the previous kernel process (restart, kernel
+   * change): its hello, figures and history no longer describe the kernel.
+   * `sampleCount` keeps counting so that waiters see fresh samples.
+   */
+  startKernelSession(): void {
+    this._hello = null;
+    this._latest = null;
+    this._problem = null;
+    this._history.clear();
+    this._changed.emit('history');
+    this._updateNotes();
+  }
+
+  ingest(data: unknown): ParseResult {
+    const result = parseKernelMessage(data);
+    switch (result.kind) {
+      case 'malformed':
+        this.reportProblem(
+          `Ignored a malformed message from the kernel helper: ${result.error}`
+        );
+        break;
+      case 'incompatible':
+        this._reportIncompatible(result.protocol, result.helperVersion);
+        break;
+      case 'unsupported':
+        // A message type of a helper feature this model does not show (e.g.
+        // per-cell records): the caller may route it elsewhere.
+        break;
+      case 'message': {
+        const message = result.message;
+        if (message.type === 'hello') {
+          this._receiveHello(message);
+        } else if (message.type === 'sample') {
+          this._receiveSample(message);
+        } else if (message.type === 'error' && message.request_id === null) {
+          // Not an answer to any request of ours: nobody else will show it.
+          this.reportProblem(
+            `The kernel helper reported an error (${message.code}): ${message.message}`
+          );
+        }
+        // Replies and errors with an id belong to the connection's requests.
+        break;
+      }
+    }
+    return result;
+  }
+
+  /** Show a problem with the helper as a note (the UI carries on). */
+  reportProblem(text: string): void {
+    this._problem = text;
+    this._updateNotes();
+  }
+
+  setHistoryCapacity(capacity: number): void {
+    if (capacity !== this._history.capacity) {
+      this._history.setCapacity(capacity);
+      this._changed.emit('history');
+    }
+  }
+
+  dispose(): void {
+    if (this._isDisposed) {
+      return;
+    }
+    this._isDisposed = true;
+    Signal.clearData(this);
+  }
+
+  private _receiveHello(hello: HelloMessage): void {
+    this._hello = hello;
+    this._changed.emit('hello');
+    this.setState(
+      'live',
+      `Live: kernel process ${hello.pid} on ${hello.hostname} ` +
+        `(helper ${hello.helper_version}, Python ${hello.python}).`
+    );
+    this._updateNotes();
+  }
+
+  private _receiveSample(sample: SampleMessage): void {
+    if (this._state === 'protocol-mismatch') {
+      // Its samples may not mean what we think they mean.
+      return;
+    }
+    this._latest = sample;
+    this._sampleCount++;
+    this._history.append(sample.time, KernelMemoryModel.seriesValues(sample));
+    if (this._state !== 'live') {
+      this.setState('live');
+    }
+    this._changed.emit('sample');
+    this._updateNotes();
+  }
+
+  private _reportIncompatible(
+    protocol: unknown,
+    helperVersion: string | null
+  ): void {
+    const version =
+      typeof protocol === 'number' || typeof protocol === 'string'
+        ? String(protocol)
+        : 'of an unknown version';
+    this.setState(
+      'protocol-mismatch',
+      describeState('protocol-mismatch', version) +
+        (helperVersion ? ` (helper ${helperVersion})` : '')
+    );
+  }
+
+  private _updateNotes(): void {
+    const notes = deriveVisibilityNotes({
+      hello: this._hello,
+      sample: this._latest,
+      problem: this._problem
+    });
+    if (!sameNotes(notes, this._notes)) {
+      this._notes = notes;
+      this._changed.emit('notes');
+    }
+  }
+
+  private _changed = new Signal<this, ModelChange>(this);
+  private _state: MonitorState = 'kernel-starting';
+  private _stateReason = describeState('kernel-starting');
+  private _hello: HelloMessage | null = null;
+  private _latest: SampleMessage | null = null;
+  private _sampleCount = 0;
+  private _kernelBusy = false;
+  private _notes: readonly VisibilityNote[] = [];
+  private _problem: string | null = null;
+  private _history: MemoryHistory;
+  private _isDisposed = false;
+}
+
+export namespace KernelMemoryModel {
+  export interface IOptions {
+    /** Samples of history to keep (see settings.historyCapacityFor). */
+    historyCapacity: number;
+  }
+
+  /** The figures of one sample that go into the history. */
+  export function seriesValues(sample: SampleMessage): Map<string, number> {
+    const values = new Map<string, number>();
+    const known = (v: number | null) => (v === null ? NaN : v);
+    values.set(SeriesKey.hostRss, known(sample.host.rss_bytes));
+    for (const gpu of sample.gpus) {
+      if (gpu.torch) {
+        values.set(
+          SeriesKey.gpu(gpu.index, 'allocated'),
+          known(gpu.torch.allocated_bytes)
+        );
+        values.set(
+          SeriesKey.gpu(gpu.index, 'reserved'),
+          known(gpu.torch.reserved_bytes)
+        );
+      }
+      if (gpu.nvml && gpu.nvml.process_used_bytes !== null) {
+        values.set(
+          SeriesKey.gpu(gpu.index, 'process'),
+          gpu.nvml.process_used_bytes
+        );
+      }
+    }
+    return values;
+  }
+}

@@ -1,0 +1,237 @@
+/**
+ * Follows the active notebook and owns one KernelMemoryModel (with its
+ * KernelHelperConnection) per notebook session. Two views of one notebook
+ * share one session context, and so one model and one comm.
+ *
+ * `current` is the model of the notebook the user works in; the sidebar and
+ * the status bar show it. Models of background notebooks keep recording, so
+ * switching back shows their history.
+ */
+import { ISessionContext } from '@jupyterlab/apputils';
+import { ISignal, Signal } from '@lumino/signaling';
+
+import { KernelHelperConnection } from '../kernel/KernelHelperConnection';
+import { HelperRequestResults } from '../protocol';
+import {
+  DEFAULT_SETTINGS,
+  helperConfigFor,
+  historyCapacityFor,
+  sameSettings,
+  VramSettings
+} from '../settings';
+import { IKernelMemoryModel, IVramMonitor } from '../tokens';
+import { KernelMemoryModel } from './KernelMemoryModel';
+
+/** What the monitor needs of a notebook panel. */
+export interface IMonitoredNotebook {
+  readonly sessionContext: ISessionContext;
+  readonly disposed: ISignal<any, void>;
+  readonly isDisposed: boolean;
+}
+
+/** What the monitor needs of INotebookTracker. */
+export interface INotebookSource {
+  readonly currentWidget: IMonitoredNotebook | null;
+  readonly currentChanged: ISignal<any, IMonitoredNotebook | null>;
+}
+
+/** A model with the connection that feeds it. */
+export interface IMonitoredSession {
+  readonly model: KernelMemoryModel;
+  readonly connection: IHelperConnection;
+}
+
+/** The parts of KernelHelperConnection the monitor drives (fakes in tests). */
+export interface IHelperConnection {
+  readonly isDisposed: boolean;
+  configure(config: ReturnType<typeof helperConfigFor>): Promise<unknown>;
+  requestSnapshot(): Promise<HelperRequestResults['snapshot']>;
+  reconnect(): void;
+  dispose(): void;
+}
+
+export class MemoryMonitor implements IVramMonitor {
+  constructor(options: MemoryMonitor.IOptions) {
+    this._notebooks = options.notebooks;
+    this._settings = options.settings ?? { ...DEFAULT_SETTINGS };
+    this._createConnection =
+      options.createConnection ??
+      ((sessionContext, model) =>
+        new KernelHelperConnection({
+          sessionContext,
+          model,
+          config: () => helperConfigFor(this._settings)
+        }));
+    this._notebooks.currentChanged.connect(this._onCurrentChanged, this);
+    this._onCurrentChanged(this._notebooks, this._notebooks.currentWidget);
+  }
+
+  get current(): KernelMemoryModel | null {
+    return this._current;
+  }
+  get currentChanged(): ISignal<this, IKernelMemoryModel | null> {
+    return this._currentChanged;
+  }
+  get settings(): VramSettings {
+    return this._settings;
+  }
+  get settingsChanged(): ISignal<this, VramSettings> {
+    return this._settingsChanged;
+  }
+  /** Number of notebook sessions monitored. */
+  get sessionCount(): number {
+    return this._sessions.size;
+  }
+  get isDisposed(): boolean {
+    return this._isDisposed;
+  }
+
+  /** The session the active notebook belongs to, if any. */
+  get currentSession(): IMonitoredSession | null {
+    const panel = this._notebooks.currentWidget;
+    return panel ? this._sessions.get(panel.sessionContext) ?? null : null;
+  }
+
+  async refresh(): Promise<HelperRequestResults['snapshot']> {
+    const session = this.currentSession;
+    if (!session) {
+      throw new Error('No notebook is open.');
+    }
+    return session.connection.requestSnapshot();
+  }
+
+  /** Re-deliver the helper to the active kernel (after a failure). */
+  reconnect(): void {
+    this.currentSession?.connection.reconnect();
+  }
+
+  /** Apply new settings to every model and helper (live, no reload). */
+  updateSettings(settings: VramSettings): void {
+    if (sameSettings(settings, this._settings)) {
+      return;
+    }
+    const old = this._settings;
+    this._settings = settings;
+    const config = helperConfigFor(settings);
+    const configChanged =
+      JSON.stringify(config) !== JSON.stringify(helperConfigFor(old));
+    for (const session of this._sessions.values()) {
+      session.model.setHistoryCapacity(historyCapacityFor(settings));
+      if (configChanged) {
+        session.connection.configure(config).catch(reason => {
+          session.model.reportProblem(
+            `Could not apply the new sampling settings: ${reason instanceof Error ? reason.message : String(reason)}`
+          );
+        });
+      }
+    }
+    this._settingsChanged.emit(settings);
+  }
+
+  dispose(): void {
+    if (this._isDisposed) {
+      return;
+    }
+    this._isDisposed = true;
+    this._notebooks.currentChanged.disconnect(this._onCurrentChanged, this);
+    for (const sessionContext of Array.from(this._sessions.keys())) {
+      this._removeSession(sessionContext);
+    }
+    this._current = null;
+    Signal.clearData(this);
+  }
+
+  private _onCurrentChanged(
+    _: unknown,
+    panel: IMonitoredNotebook | null
+  ): void {
+    if (this._isDisposed) {
+      return;
+    }
+    const model = panel && !panel.isDisposed ? this._track(panel).model : null;
+    if (model !== this._current) {
+      this._current = model;
+      this._currentChanged.emit(model);
+    }
+  }
+
+  /** Start monitoring the session of `panel` (once per session context). */
+  private _track(panel: IMonitoredNotebook): IMonitoredSession {
+    const sessionContext = panel.sessionContext;
+    let entry = this._sessions.get(sessionContext);
+    if (!entry) {
+      const model = new KernelMemoryModel({
+        historyCapacity: historyCapacityFor(this._settings)
+      });
+      entry = {
+        model,
+        connection: this._createConnection(sessionContext, model),
+        panels: new Set()
+      };
+      this._sessions.set(sessionContext, entry);
+    }
+    if (!entry.panels.has(panel)) {
+      entry.panels.add(panel);
+      panel.disposed.connect(this._onPanelDisposed, this);
+    }
+    return entry;
+  }
+
+  private _onPanelDisposed(panel: IMonitoredNotebook): void {
+    panel.disposed.disconnect(this._onPanelDisposed, this);
+    const entry = this._sessions.get(panel.sessionContext);
+    if (!entry) {
+      return;
+    }
+    entry.panels.delete(panel);
+    if (entry.panels.size === 0) {
+      const model = entry.model;
+      this._removeSession(panel.sessionContext);
+      if (this._current === model) {
+        // The tracker announces the next notebook; until then show none.
+        this._current = null;
+        this._currentChanged.emit(null);
+      }
+    }
+  }
+
+  private _removeSession(sessionContext: ISessionContext): void {
+    const entry = this._sessions.get(sessionContext);
+    if (!entry) {
+      return;
+    }
+    this._sessions.delete(sessionContext);
+    for (const panel of entry.panels) {
+      panel.disposed.disconnect(this._onPanelDisposed, this);
+    }
+    entry.connection.dispose();
+    entry.model.dispose();
+  }
+
+  private _notebooks: INotebookSource;
+  private _settings: VramSettings;
+  private _createConnection: MemoryMonitor.ConnectionFactory;
+  private _sessions = new Map<
+    ISessionContext,
+    IMonitoredSession & { panels: Set<IMonitoredNotebook> }
+  >();
+  private _current: KernelMemoryModel | null = null;
+  private _currentChanged = new Signal<this, IKernelMemoryModel | null>(this);
+  private _settingsChanged = new Signal<this, VramSettings>(this);
+  private _isDisposed = false;
+}
+
+export namespace MemoryMonitor {
+  export type ConnectionFactory = (
+    sessionContext: ISessionContext,
+    model: KernelMemoryModel
+  ) => IHelperConnection;
+
+  export interface IOptions {
+    /** Usually the INotebookTracker. */
+    notebooks: INotebookSource;
+    settings?: VramSettings;
+    /** Defaults to a KernelHelperConnection (tests pass fakes). */
+    createConnection?: ConnectionFactory;
+  }
+}

@@ -1,0 +1,71 @@
+/**
+ * Where the monitoring of one notebook's kernel stands, with the sentence the
+ * panel shows for it. Every state that is not 'live' says why no figures are
+ * coming, so the user is never left with an empty panel and no reason.
+ *
+ *   no-notebook ──► kernel-starting ──► bootstrapping ──► live
+ *                        │                  │    │          │
+ *                        ▼                  │    ▼          ▼
+ *                   non-python              │  protocol-  disconnected
+ *                                           ▼  mismatch   (dead / lost;
+ *                                      helper-failed       back to
+ *                                                          kernel-starting
+ *                                                          on restart)
+ */
+export type MonitorState =
+  | 'no-notebook'
+  | 'kernel-starting'
+  | 'non-python'
+  | 'bootstrapping'
+  | 'helper-failed'
+  | 'protocol-mismatch'
+  | 'live'
+  | 'disconnected';
+
+export const MONITOR_STATES: readonly MonitorState[] = [
+  'no-notebook',
+  'kernel-starting',
+  'non-python',
+  'bootstrapping',
+  'helper-failed',
+  'protocol-mismatch',
+  'live',
+  'disconnected'
+];
+
+/** The default sentence for a state; callers may pass a more precise one. */
+export function describeState(state: MonitorState, detail?: string): string {
+  switch (state) {
+    case 'no-notebook':
+      return 'Open a notebook to see the memory its kernel holds.';
+    case 'kernel-starting':
+      return detail ?? 'Waiting for the kernel to start.';
+    case 'non-python':
+      return (
+        `This notebook's kernel runs ${detail ?? 'another language'}; ` +
+        'GPU memory monitoring needs a Python kernel.'
+      );
+    case 'bootstrapping':
+      return detail ?? 'Starting the memory helper in the kernel\u2026';
+    case 'helper-failed':
+      return (
+        'The memory helper could not start in the kernel' +
+        (detail ? `: ${detail}` : '.')
+      );
+    case 'protocol-mismatch':
+      return (
+        `The kernel's memory helper speaks protocol ${detail ?? 'of an unknown version'}, ` +
+        'which this extension does not understand. Restart the kernel, or ' +
+        'reload the page if the extension was just updated.'
+      );
+    case 'live':
+      return detail ?? 'Live: receiving samples from the kernel.';
+    case 'disconnected':
+      return detail ?? 'Not connected to the kernel.';
+  }
+}
+
+/** States in which figures shown are current. */
+export function isLive(state: MonitorState): boolean {
+  return state === 'live';
+}

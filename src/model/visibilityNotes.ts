@@ -1,0 +1,133 @@
+/**
+ * "Why don't I see X?" notes, derived from the hello and the latest sample.
+ *
+ * An empty GPU card and "0 bytes" are not the same thing; these notes say
+ * which case the user is in (torch not imported, CUDA not initialised, no GPU
+ * visible, NVML unavailable, ...).
+ */
+import { HelloMessage, SampleMessage } from '../protocol';
+
+export type VisibilityNoteId =
+  | 'torch-not-imported'
+  | 'cuda-not-initialized'
+  | 'no-gpu'
+  | 'nvml-unavailable'
+  | 'nvml-no-process'
+  | 'tensorflow-imported'
+  | 'tensorflow-gpus'
+  | 'helper-problem';
+
+export interface VisibilityNote {
+  /** Stable id (also the `data-vram-note` attribute). */
+  id: VisibilityNoteId;
+  severity: 'info' | 'warning';
+  /** Plain text; may contain kernel-supplied text, so render as text. */
+  text: string;
+}
+
+export interface VisibilityInputs {
+  hello: HelloMessage | null;
+  sample: SampleMessage | null;
+  /** Latest malformed message or helper error, if any. */
+  problem: string | null;
+}
+
+export function deriveVisibilityNotes(
+  inputs: VisibilityInputs
+): VisibilityNote[] {
+  const { hello, sample, problem } = inputs;
+  const notes: VisibilityNote[] = [];
+  if (problem) {
+    notes.push({ id: 'helper-problem', severity: 'warning', text: problem });
+  }
+  if (!hello && !sample) {
+    return notes;
+  }
+
+  // The latest sample is fresher than the hello: torch may have been imported since.
+  const torchImported = sample ? sample.torch.imported : hello!.torch !== null;
+  const cudaInitialized = sample
+    ? sample.torch.cuda_initialized
+    : !!hello!.torch?.cuda_initialized;
+  const gpuCount = sample ? sample.gpus.length : hello!.devices.length;
+
+  if (gpuCount === 0) {
+    notes.push({
+      id: 'no-gpu',
+      severity: 'info',
+      text: 'No GPU is visible to this kernel: showing host RAM only.'
+    });
+  }
+  if (!torchImported) {
+    notes.push({
+      id: 'torch-not-imported',
+      severity: 'info',
+      text:
+        'PyTorch is not imported in this kernel, so there are no allocator ' +
+        'figures (the monitor never imports it for you).'
+    });
+  } else if (!cudaInitialized && gpuCount > 0) {
+    notes.push({
+      id: 'cuda-not-initialized',
+      severity: 'info',
+      text:
+        'PyTorch has not initialised CUDA yet: nothing is allocated on the ' +
+        'GPU. Allocator figures appear after the first CUDA operation.'
+    });
+  }
+  if (hello && !hello.nvml.available && gpuCount > 0) {
+    notes.push({
+      id: 'nvml-unavailable',
+      severity: 'info',
+      text:
+        'NVML is unavailable' +
+        (hello.nvml.error ? ` (${hello.nvml.error})` : '') +
+        ': device-wide use, free memory and other processes are unknown.'
+    });
+  }
+  if (
+    sample &&
+    sample.gpus.some(g => g.nvml !== null && g.nvml.process_used_bytes === null)
+  ) {
+    notes.push({
+      id: 'nvml-no-process',
+      severity: 'info',
+      text:
+        'NVML cannot attribute GPU memory to this kernel process (common in ' +
+        'containers): memory held by other processes is unknown.'
+    });
+  }
+  const tfImported = sample ? sample.tensorflow.imported : hello!.tensorflow !== null;
+  const tfGpus = sample
+    ? sample.tensorflow.gpus_initialized
+    : !!hello!.tensorflow?.gpus_initialized;
+  if (tfGpus) {
+    notes.push({
+      id: 'tensorflow-gpus',
+      severity: 'warning',
+      text:
+        'TensorFlow has initialised its GPUs. Unless memory growth was ' +
+        'enabled before that, it reserves nearly all GPU memory up front.'
+    });
+  } else if (tfImported) {
+    notes.push({
+      id: 'tensorflow-imported',
+      severity: 'info',
+      text:
+        'TensorFlow is imported but has not initialised its GPUs yet; set ' +
+        'TF_FORCE_GPU_ALLOW_GROWTH=true before it does to avoid it taking the whole GPU.'
+    });
+  }
+  return notes;
+}
+
+/** Cheap equality, to emit a change only when the notes really changed. */
+export function sameNotes(
+  a: readonly VisibilityNote[],
+  b: readonly VisibilityNote[]
+): boolean {
+  return (
+    a.length === b.length &&
+    a.every((n, i) => n.id === b[i].id && n.text === b[i].text)
+  );
+}

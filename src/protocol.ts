@@ -1,0 +1,523 @@
+/**
+ * Wire types of the jupyterlab-vram comm, protocol version 1 (docs/protocol.md).
+ *
+ * Must change together with python_helper/jupyterlab_vram_helper/protocol.py.
+ *
+ * Everything that arrives from the kernel is untrusted JSON: `parseKernelMessage`
+ * checks every field it relies on and turns bad data into a readable error,
+ * so that a buggy or foreign helper is reported in the panel instead of
+ * crashing it.
+ */
+
+/** Comm target name the helper registers in the kernel. */
+export const COMM_TARGET = 'jupyterlab-vram';
+
+/** Bumped on any incompatible change of the messages below. */
+export const PROTOCOL_VERSION = 1;
+
+// ---------------------------------------------------------------------------
+// Shared
+
+/** The helper's sampling configuration (all keys, as the helper reports it). */
+export interface HelperConfig {
+  interval_s: number;
+  change_threshold_bytes: number;
+  heartbeat_s: number;
+}
+
+/** `config` in `open` and `configure`: missing keys keep their current value. */
+export type PartialHelperConfig = Partial<HelperConfig>;
+
+// ---------------------------------------------------------------------------
+// Frontend -> kernel
+
+/** `data` of the comm_open. */
+export interface OpenMessage {
+  type: 'open';
+  protocol: number;
+  config?: PartialHelperConfig;
+}
+
+export interface ConfigureRequest {
+  type: 'configure';
+  request_id: string;
+  config: PartialHelperConfig;
+}
+
+export interface SnapshotRequest {
+  type: 'snapshot';
+  request_id: string;
+}
+
+export interface PingRequest {
+  type: 'ping';
+  request_id: string;
+}
+
+export type HelperRequest = ConfigureRequest | SnapshotRequest | PingRequest;
+
+export type HelperRequestType = HelperRequest['type'];
+
+/** What a `reply` carries in `result`, per request type. */
+export interface HelperRequestResults {
+  configure: { config: HelperConfig };
+  snapshot: { seq: number };
+  ping: Record<string, never>;
+}
+
+// ---------------------------------------------------------------------------
+// Kernel -> frontend
+
+export interface TorchInfo {
+  version: string | null;
+  /** `torch.version.cuda`; null for CPU builds. */
+  cuda_build: string | null;
+  cuda_initialized: boolean;
+}
+
+export interface TensorflowInfo {
+  version: string | null;
+  gpus_initialized: boolean;
+}
+
+export interface NvmlInfo {
+  available: boolean;
+  driver_version: string | null;
+  /** Why NVML is not available (null when it is). */
+  error: string | null;
+}
+
+export interface DeviceInfo {
+  /** CUDA ordinal as the kernel's CUDA runtime numbers it. */
+  index: number;
+  name: string | null;
+  total_bytes: number | null;
+  uuid: string | null;
+}
+
+export interface HelloMessage {
+  type: 'hello';
+  protocol: number;
+  helper_version: string;
+  python: string;
+  pid: number;
+  hostname: string;
+  /** null: torch is not imported in the kernel. */
+  torch: TorchInfo | null;
+  /** null: TensorFlow is not imported in the kernel. */
+  tensorflow: TensorflowInfo | null;
+  nvml: NvmlInfo;
+  /** Empty: no GPU visible to the kernel. */
+  devices: DeviceInfo[];
+  config: HelperConfig;
+}
+
+export type SampleReason = 'initial' | 'change' | 'heartbeat' | 'snapshot';
+
+export interface HostMemory {
+  /** Resident set size of the kernel process. */
+  rss_bytes: number | null;
+  total_bytes: number | null;
+  available_bytes: number | null;
+}
+
+export interface TorchGpuMemory {
+  allocated_bytes: number | null;
+  reserved_bytes: number | null;
+  peak_allocated_bytes: number | null;
+  active_bytes: number | null;
+  /** Reserved by the caching allocator but not usable: fragmentation. */
+  inactive_split_bytes: number | null;
+  num_ooms: number | null;
+  num_alloc_retries: number | null;
+}
+
+export interface NvmlGpuMemory {
+  /** Device-wide, all processes. */
+  used_bytes: number | null;
+  total_bytes: number | null;
+  /** This kernel process; null when NVML cannot attribute it (containers). */
+  process_used_bytes: number | null;
+}
+
+/**
+ * Not spelled out in protocol.md v1; both sides use the two figures of
+ * `tf.config.experimental.get_memory_info`.
+ */
+export interface TensorflowGpuMemory {
+  current_bytes: number | null;
+  peak_bytes: number | null;
+}
+
+export interface GpuSample {
+  index: number;
+  name: string | null;
+  total_bytes: number | null;
+  /** null unless torch is imported and CUDA initialised. */
+  torch: TorchGpuMemory | null;
+  /** null unless NVML is available. */
+  nvml: NvmlGpuMemory | null;
+  /** null unless TensorFlow has initialised its GPUs. */
+  tensorflow: TensorflowGpuMemory | null;
+}
+
+export interface SampleMessage {
+  type: 'sample';
+  seq: number;
+  /** Unix seconds, kernel clock. */
+  time: number;
+  /** One of SampleReason; any other string is kept as is. */
+  reason: string;
+  host: HostMemory;
+  torch: { imported: boolean; cuda_initialized: boolean };
+  tensorflow: { imported: boolean; gpus_initialized: boolean };
+  gpus: GpuSample[];
+}
+
+export interface ReplyMessage {
+  type: 'reply';
+  request_id: string;
+  request_type: string;
+  result: { [key: string]: unknown };
+}
+
+/** 'malformed' | 'unknown_type' | 'invalid_config' | 'internal' (others kept). */
+export type HelperErrorCode = string;
+
+export interface ErrorMessage {
+  type: 'error';
+  /** null when the request had no readable id. */
+  request_id: string | null;
+  code: HelperErrorCode;
+  message: string;
+}
+
+export type KernelMessage =
+  | HelloMessage
+  | SampleMessage
+  | ReplyMessage
+  | ErrorMessage;
+
+/**
+ * Outcome of parsing one comm message from the kernel.
+ *
+ * `incompatible` is its own outcome, not a kind of `malformed`: a hello of
+ * another protocol version is well-formed in its own version, and the user
+ * must be told about the mismatch, not about a parse error.
+ *
+ * `unsupported` is a JSON object with a string `type` this parser does not
+ * know: a message type a feature of the helper added (e.g. per-cell records)
+ * that this part of the frontend does not handle. It is not an error.
+ */
+export type ParseResult =
+  | { kind: 'message'; message: KernelMessage }
+  | { kind: 'incompatible'; protocol: unknown; helperVersion: string | null }
+  | { kind: 'unsupported'; type: string; data: { [key: string]: unknown } }
+  | { kind: 'malformed'; error: string };
+
+// ---------------------------------------------------------------------------
+// Parser
+
+/** Raised inside the parser; turned into a `malformed` result. */
+class ShapeError extends Error {}
+
+/** A short, safe description of an untrusted value for error messages. */
+function describeValue(value: unknown): string {
+  if (value === undefined) {
+    return 'nothing';
+  }
+  let text: string;
+  try {
+    text = JSON.stringify(value) ?? String(value);
+  } catch {
+    text = String(value);
+  }
+  return text.length > 60 ? text.slice(0, 57) + '...' : text;
+}
+
+/** Reads fields of one JSON object, naming the path in every error. */
+class FieldReader {
+  constructor(
+    readonly path: string,
+    readonly data: { [key: string]: unknown }
+  ) {}
+
+  static of(value: unknown, path: string): FieldReader {
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+      throw new ShapeError(
+        `${path}: expected an object, got ${describeValue(value)}`
+      );
+    }
+    return new FieldReader(path, value as { [key: string]: unknown });
+  }
+
+  private fail(key: string, expected: string): never {
+    throw new ShapeError(
+      `${this.path}.${key}: expected ${expected}, got ${describeValue(this.data[key])}`
+    );
+  }
+
+  has(key: string): boolean {
+    return Object.prototype.hasOwnProperty.call(this.data, key);
+  }
+
+  string(key: string): string {
+    const v = this.data[key];
+    return typeof v === 'string' ? v : this.fail(key, 'a string');
+  }
+
+  /** A string or null; a missing key reads as null. */
+  nullableString(key: string): string | null {
+    const v = this.data[key];
+    if (v === undefined || v === null) {
+      return null;
+    }
+    return typeof v === 'string' ? v : this.fail(key, 'a string or null');
+  }
+
+  number(key: string): number {
+    const v = this.data[key];
+    return typeof v === 'number' && Number.isFinite(v)
+      ? v
+      : this.fail(key, 'a number');
+  }
+
+  integer(key: string): number {
+    const v = this.data[key];
+    return typeof v === 'number' && Number.isInteger(v)
+      ? v
+      : this.fail(key, 'an integer');
+  }
+
+  boolean(key: string): boolean {
+    const v = this.data[key];
+    return typeof v === 'boolean' ? v : this.fail(key, 'true or false');
+  }
+
+  /**
+   * A byte count or counter: a non-negative number, or null for "unknown".
+   * A missing key reads as null (unknown), never as 0.
+   */
+  bytes(key: string): number | null {
+    const v = this.data[key];
+    if (v === undefined || v === null) {
+      return null;
+    }
+    return typeof v === 'number' && Number.isFinite(v) && v >= 0
+      ? v
+      : this.fail(key, 'a non-negative number or null');
+  }
+
+  object(key: string): FieldReader {
+    if (!this.has(key)) {
+      this.fail(key, 'an object');
+    }
+    return FieldReader.of(this.data[key], `${this.path}.${key}`);
+  }
+
+  /** An object or null; a missing key reads as null. */
+  nullableObject(key: string): FieldReader | null {
+    const v = this.data[key];
+    if (v === undefined || v === null) {
+      return null;
+    }
+    return FieldReader.of(v, `${this.path}.${key}`);
+  }
+
+  array(key: string): unknown[] {
+    const v = this.data[key];
+    return Array.isArray(v) ? v : this.fail(key, 'an array');
+  }
+}
+
+function readConfig(r: FieldReader): HelperConfig {
+  return {
+    interval_s: r.number('interval_s'),
+    change_threshold_bytes: r.number('change_threshold_bytes'),
+    heartbeat_s: r.number('heartbeat_s')
+  };
+}
+
+function readHello(r: FieldReader): HelloMessage {
+  // Read in document order, so the first bad field is the one reported.
+  const protocol = r.integer('protocol');
+  const helper_version = r.string('helper_version');
+  const python = r.string('python');
+  const pid = r.integer('pid');
+  const hostname = r.string('hostname');
+  const torch = r.nullableObject('torch');
+  const torchInfo = torch && {
+    version: torch.nullableString('version'),
+    cuda_build: torch.nullableString('cuda_build'),
+    cuda_initialized: torch.boolean('cuda_initialized')
+  };
+  const tensorflow = r.nullableObject('tensorflow');
+  const tensorflowInfo = tensorflow && {
+    version: tensorflow.nullableString('version'),
+    gpus_initialized: tensorflow.boolean('gpus_initialized')
+  };
+  const nvml = r.object('nvml');
+  const nvmlInfo = {
+    available: nvml.boolean('available'),
+    driver_version: nvml.nullableString('driver_version'),
+    error: nvml.nullableString('error')
+  };
+  const devices = r.array('devices').map((item, i) => {
+    const d = FieldReader.of(item, `${r.path}.devices[${i}]`);
+    return {
+      index: d.integer('index'),
+      name: d.nullableString('name'),
+      total_bytes: d.bytes('total_bytes'),
+      uuid: d.nullableString('uuid')
+    };
+  });
+  const config = readConfig(r.object('config'));
+  return {
+    type: 'hello',
+    protocol,
+    helper_version,
+    python,
+    pid,
+    hostname,
+    torch: torchInfo,
+    tensorflow: tensorflowInfo,
+    nvml: nvmlInfo,
+    devices,
+    config
+  };
+}
+
+function readGpu(item: unknown, path: string): GpuSample {
+  const g = FieldReader.of(item, path);
+  const index = g.integer('index');
+  const name = g.nullableString('name');
+  const total_bytes = g.bytes('total_bytes');
+  const torch = g.nullableObject('torch');
+  const nvml = g.nullableObject('nvml');
+  const tf = g.nullableObject('tensorflow');
+  return {
+    index,
+    name,
+    total_bytes,
+    torch: torch && {
+      allocated_bytes: torch.bytes('allocated_bytes'),
+      reserved_bytes: torch.bytes('reserved_bytes'),
+      peak_allocated_bytes: torch.bytes('peak_allocated_bytes'),
+      active_bytes: torch.bytes('active_bytes'),
+      inactive_split_bytes: torch.bytes('inactive_split_bytes'),
+      num_ooms: torch.bytes('num_ooms'),
+      num_alloc_retries: torch.bytes('num_alloc_retries')
+    },
+    nvml: nvml && {
+      used_bytes: nvml.bytes('used_bytes'),
+      total_bytes: nvml.bytes('total_bytes'),
+      process_used_bytes: nvml.bytes('process_used_bytes')
+    },
+    tensorflow: tf && {
+      current_bytes: tf.bytes('current_bytes'),
+      peak_bytes: tf.bytes('peak_bytes')
+    }
+  };
+}
+
+function readSample(r: FieldReader): SampleMessage {
+  // Read in document order, so the first bad field is the one reported.
+  const seq = r.integer('seq');
+  const time = r.number('time');
+  const reason = r.string('reason');
+  const host = r.object('host');
+  const hostFigures = {
+    rss_bytes: host.bytes('rss_bytes'),
+    total_bytes: host.bytes('total_bytes'),
+    available_bytes: host.bytes('available_bytes')
+  };
+  const torch = r.object('torch');
+  const torchState = {
+    imported: torch.boolean('imported'),
+    cuda_initialized: torch.boolean('cuda_initialized')
+  };
+  const tf = r.object('tensorflow');
+  const tfState = {
+    imported: tf.boolean('imported'),
+    gpus_initialized: tf.boolean('gpus_initialized')
+  };
+  const gpus = r
+    .array('gpus')
+    .map((item, i) => readGpu(item, `${r.path}.gpus[${i}]`));
+  return {
+    type: 'sample',
+    seq,
+    time,
+    reason,
+    host: hostFigures,
+    torch: torchState,
+    tensorflow: tfState,
+    gpus
+  };
+}
+
+function readReply(r: FieldReader): ReplyMessage {
+  return {
+    type: 'reply',
+    request_id: r.string('request_id'),
+    request_type: r.string('request_type'),
+    result: r.object('result').data
+  };
+}
+
+function readError(r: FieldReader): ErrorMessage {
+  return {
+    type: 'error',
+    request_id: r.nullableString('request_id'),
+    code: r.string('code'),
+    message: r.string('message')
+  };
+}
+
+/**
+ * Validate the `data` of a comm message from the kernel helper.
+ *
+ * Never throws: bad data comes back as `{kind: 'malformed', error}` naming
+ * the offending field, a hello of another protocol version as
+ * `{kind: 'incompatible'}` (its other fields are not checked: they may
+ * legitimately differ in that version), and an object of a type not
+ * described here as `{kind: 'unsupported'}`.
+ */
+export function parseKernelMessage(data: unknown): ParseResult {
+  try {
+    const r = FieldReader.of(data, 'message');
+    const type = r.data.type;
+    if (typeof type !== 'string') {
+      throw new ShapeError(
+        `message.type: expected a string, got ${describeValue(type)}`
+      );
+    }
+    switch (type) {
+      case 'hello': {
+        const protocol = r.data.protocol;
+        if (protocol !== PROTOCOL_VERSION) {
+          const version = r.data.helper_version;
+          return {
+            kind: 'incompatible',
+            protocol,
+            helperVersion: typeof version === 'string' ? version : null
+          };
+        }
+        return { kind: 'message', message: readHello(FieldReader.of(data, 'hello')) };
+      }
+      case 'sample':
+        return { kind: 'message', message: readSample(FieldReader.of(data, 'sample')) };
+      case 'reply':
+        return { kind: 'message', message: readReply(FieldReader.of(data, 'reply')) };
+      case 'error':
+        return { kind: 'message', message: readError(FieldReader.of(data, 'error')) };
+      default:
+        return { kind: 'unsupported', type, data: r.data };
+    }
+  } catch (e) {
+    if (e instanceof ShapeError) {
+      return { kind: 'malformed', error: e.message };
+    }
+    return { kind: 'malformed', error: `could not read the message: ${String(e)}` };
+  }
+}

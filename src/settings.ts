@@ -1,0 +1,129 @@
+/**
+ * The user settings of jupyterlab-vram (schema/plugin.json), typed, with the
+ * defaults and the limits of the schema enforced again in code: the settings
+ * editor's raw JSON mode lets a user type anything.
+ */
+import { ByteUnits } from './format';
+import { HelperConfig } from './protocol';
+
+export interface VramSettings {
+  /** Seconds between two looks at memory in the kernel helper. */
+  sampleIntervalSeconds: number;
+  /** A sample is sent when some figure moved by more than this. */
+  changeThresholdMiB: number;
+  /** Device usage above this share of its total is shown as a warning. */
+  warningThresholdPercent: number;
+  /** How much history each notebook keeps (bounded buffer). */
+  historyMinutes: number;
+  /** How much of that history the timeline shows. */
+  timelineWindowMinutes: number;
+  units: ByteUnits;
+}
+
+export const DEFAULT_SETTINGS: Readonly<VramSettings> = Object.freeze({
+  sampleIntervalSeconds: 1,
+  changeThresholdMiB: 1,
+  warningThresholdPercent: 85,
+  historyMinutes: 1440,
+  timelineWindowMinutes: 5,
+  units: 'binary'
+});
+
+/** Limits shared with schema/plugin.json. */
+export const SETTING_LIMITS = {
+  sampleIntervalSeconds: { min: 0.05, max: 60 },
+  changeThresholdMiB: { min: 0, max: 1048576 },
+  warningThresholdPercent: { min: 1, max: 100 },
+  historyMinutes: { min: 1, max: 10080 },
+  timelineWindowMinutes: { min: 0.5, max: 1440 }
+} as const;
+
+/**
+ * The helper sends at most one sample per interval, so this many samples
+ * cover `historyMinutes`; capped so that a tiny interval with a long history
+ * cannot eat the browser's memory (each series costs 8 bytes per sample).
+ */
+export const MAX_HISTORY_SAMPLES = 250_000;
+
+/** The helper's heartbeat when nothing changes (protocol default). */
+export const DEFAULT_HEARTBEAT_SECONDS = 10;
+
+const MIB = 1024 * 1024;
+
+function clampedNumber(
+  value: unknown,
+  fallback: number,
+  limits: { min: number; max: number }
+): number {
+  if (typeof value !== 'number' || !Number.isFinite(value)) {
+    return fallback;
+  }
+  return Math.min(limits.max, Math.max(limits.min, value));
+}
+
+/** Typed settings from the registry's composite value (anything goes in). */
+export function readSettings(composite: unknown): VramSettings {
+  const raw =
+    typeof composite === 'object' && composite !== null
+      ? (composite as { [key: string]: unknown })
+      : {};
+  const d = DEFAULT_SETTINGS;
+  const L = SETTING_LIMITS;
+  return {
+    sampleIntervalSeconds: clampedNumber(
+      raw.sampleIntervalSeconds,
+      d.sampleIntervalSeconds,
+      L.sampleIntervalSeconds
+    ),
+    changeThresholdMiB: clampedNumber(
+      raw.changeThresholdMiB,
+      d.changeThresholdMiB,
+      L.changeThresholdMiB
+    ),
+    warningThresholdPercent: clampedNumber(
+      raw.warningThresholdPercent,
+      d.warningThresholdPercent,
+      L.warningThresholdPercent
+    ),
+    historyMinutes: clampedNumber(
+      raw.historyMinutes,
+      d.historyMinutes,
+      L.historyMinutes
+    ),
+    timelineWindowMinutes: clampedNumber(
+      raw.timelineWindowMinutes,
+      d.timelineWindowMinutes,
+      L.timelineWindowMinutes
+    ),
+    units:
+      raw.units === 'decimal' || raw.units === 'binary' ? raw.units : d.units
+  };
+}
+
+/**
+ * The sampling configuration sent to the helper. The heartbeat is raised
+ * with long intervals because the protocol requires interval_s <= heartbeat_s.
+ */
+export function helperConfigFor(settings: VramSettings): HelperConfig {
+  return {
+    interval_s: settings.sampleIntervalSeconds,
+    change_threshold_bytes: Math.round(settings.changeThresholdMiB * MIB),
+    heartbeat_s: Math.max(
+      DEFAULT_HEARTBEAT_SECONDS,
+      settings.sampleIntervalSeconds
+    )
+  };
+}
+
+/** Ring buffer capacity (samples) for the configured history length. */
+export function historyCapacityFor(settings: VramSettings): number {
+  const samples = Math.ceil(
+    (settings.historyMinutes * 60) / settings.sampleIntervalSeconds
+  );
+  return Math.max(60, Math.min(MAX_HISTORY_SAMPLES, samples));
+}
+
+/** True when two settings objects would render and sample identically. */
+export function sameSettings(a: VramSettings, b: VramSettings): boolean {
+  return (Object.keys(a) as (keyof VramSettings)[]).every(k => a[k] === b[k]);
+}

@@ -1,0 +1,272 @@
+/**
+ * A uPlot chart of the recent memory history: host RSS and, per GPU, PyTorch
+ * allocated/reserved and NVML process use.
+ *
+ * It shows only the last `timelineWindowMinutes` (only the window is read
+ * out of the ring buffers, walking back from the newest sample), so a render
+ * costs the same with 24 h of history as with 5 minutes. The window
+ * ends at the newest sample (kernel clock), which keeps the chart right for
+ * remote kernels whose clock differs from the browser's.
+ */
+import { Message } from '@lumino/messaging';
+import uPlot from 'uplot';
+
+import { formatBytes } from '../format';
+import { HistoryWindow, SeriesKey } from '../model/MemoryHistory';
+import { ModelChange } from '../tokens';
+import { element, setHidden } from './dom';
+import { ModelView } from './ModelView';
+
+const RELEVANT: ReadonlySet<ModelChange> = new Set<ModelChange>([
+  'sample',
+  'history'
+]);
+
+const PLOT_HEIGHT = 180;
+
+/** CSS variables for the per-GPU colours (theme-aware). */
+const GPU_COLOR_VARS = [
+  '--jp-warn-color1',
+  '--jp-success-color1',
+  '--jp-error-color1',
+  '--jp-accent-color1',
+  '--jp-brand-color3',
+  '--jp-warn-color3'
+];
+
+export class MemoryTimeline extends ModelView {
+  constructor(settings: ConstructorParameters<typeof ModelView>[0]) {
+    super(settings);
+    this.addClass('jp-vram-MemoryTimeline');
+    this.node.dataset.vramRole = 'timeline';
+    const title = element('div', 'jp-vram-Section-title');
+    this.node.appendChild(title);
+    this._title = title;
+    this._empty = element('div', 'jp-vram-Timeline-empty', {
+      text: 'No samples yet.'
+    });
+    this._plotHost = element('div', 'jp-vram-Timeline-plot');
+    this.node.append(this._empty, this._plotHost);
+  }
+
+  protected readonly relevantChanges = RELEVANT;
+
+  /** Number of points the chart shows now (for tests and benchmarks). */
+  get pointCount(): number {
+    return this._pointCount;
+  }
+
+  dispose(): void {
+    this._destroyPlot();
+    this._themeObserver?.disconnect();
+    this._resizeObserver?.disconnect();
+    super.dispose();
+  }
+
+  protected onAfterAttach(msg: Message): void {
+    super.onAfterAttach(msg);
+    if (typeof MutationObserver !== 'undefined' && !this._themeObserver) {
+      // Colours come from CSS variables: rebuild the chart on theme change.
+      this._themeObserver = new MutationObserver(() => {
+        this._destroyPlot();
+        this.requestRender();
+      });
+      this._themeObserver.observe(document.body, {
+        attributes: true,
+        attributeFilter: ['data-jp-theme-name', 'data-jp-theme-light']
+      });
+    }
+    if (typeof ResizeObserver !== 'undefined' && !this._resizeObserver) {
+      this._resizeObserver = new ResizeObserver(() => this._onHostResize());
+      this._resizeObserver.observe(this.node);
+    }
+  }
+
+  protected onBeforeDetach(msg: Message): void {
+    this._themeObserver?.disconnect();
+    this._themeObserver = null;
+    this._resizeObserver?.disconnect();
+    this._resizeObserver = null;
+    super.onBeforeDetach(msg);
+  }
+
+  protected onModelReplaced(): void {
+    this._destroyPlot();
+  }
+
+  protected render(): void {
+    const windowMinutes = this.settings.timelineWindowMinutes;
+    this._title.textContent = `Last ${formatMinutes(windowMinutes)}`;
+    const history = this.model?.history;
+    if (!history || history.length === 0) {
+      this._pointCount = 0;
+      setHidden(this._empty, false);
+      setHidden(this._plotHost, true);
+      return;
+    }
+    setHidden(this._empty, true);
+    setHidden(this._plotHost, false);
+
+    const end = history.lastTime;
+    const start = end - windowMinutes * 60;
+    const win = history.window(start);
+    this._pointCount = win.times.length;
+    this._xRange = [start, end];
+
+    const keys = seriesToShow(win);
+    const width = this._plotHost.clientWidth;
+    if (width <= 0) {
+      // Not laid out yet (or no layout at all, as in tests): the resize
+      // observer renders once there is room.
+      return;
+    }
+    const signature = keys.join('|') + '|' + this.settings.units;
+    if (!this._plot || signature !== this._signature) {
+      this._destroyPlot();
+      this._plot = new uPlot(this._options(keys, width), undefined, this._plotHost);
+      this._signature = signature;
+    }
+    const data: uPlot.AlignedData = [
+      win.times,
+      ...keys.map(key => toGappedArray(win.series.get(key)!))
+    ];
+    this._plot.setData(data);
+  }
+
+  private _onHostResize(): void {
+    const width = this._plotHost.clientWidth;
+    if (this._plot) {
+      if (width > 0 && width !== this._plot.width) {
+        this._plot.setSize({ width, height: PLOT_HEIGHT });
+      }
+    } else if (width > 0) {
+      this.requestRender();
+    }
+  }
+
+  private _options(keys: string[], width: number): uPlot.Options {
+    const style = getComputedStyle(this.node);
+    const cssVar = (name: string, fallback: string) =>
+      style.getPropertyValue(name).trim() || fallback;
+    const axisColor = cssVar('--jp-ui-font-color2', 'gray');
+    const gridColor = cssVar('--jp-border-color2', 'lightgray');
+    // Canvas fonts need an absolute size (the theme's sizes are in em).
+    const fontPx = Math.max(9, Math.round(parseFloat(style.fontSize) * 0.85) || 10);
+    const font = `${fontPx}px ${cssVar('--jp-ui-font-family', 'sans-serif')}`;
+    const units = this.settings.units;
+    const bytes = (_: uPlot, v: number | null) =>
+      v === null || v === undefined ? '\u2014' : formatBytes(v, units);
+
+    const series: uPlot.Series[] = [{}];
+    for (const key of keys) {
+      if (key === SeriesKey.hostRss) {
+        series.push({
+          label: 'Host RSS',
+          stroke: cssVar('--jp-brand-color1', 'steelblue'),
+          width: 1.5,
+          value: bytes
+        });
+        continue;
+      }
+      const gpu = SeriesKey.parseGpu(key);
+      if (!gpu) {
+        continue;
+      }
+      const color = cssVar(
+        GPU_COLOR_VARS[gpu.index % GPU_COLOR_VARS.length],
+        'orange'
+      );
+      const label = {
+        allocated: `GPU ${gpu.index} allocated`,
+        reserved: `GPU ${gpu.index} reserved`,
+        process: `GPU ${gpu.index} process (NVML)`
+      }[gpu.figure];
+      series.push({
+        label,
+        stroke: color,
+        width: gpu.figure === 'allocated' ? 1.5 : 1,
+        dash: gpu.figure === 'reserved' ? [6, 3] : gpu.figure === 'process' ? [2, 3] : undefined,
+        value: bytes
+      });
+    }
+    const axis = {
+      stroke: axisColor,
+      font,
+      grid: { stroke: gridColor, width: 1 },
+      ticks: { stroke: gridColor, width: 1 }
+    };
+    return {
+      width,
+      height: PLOT_HEIGHT,
+      series,
+      cursor: { drag: { x: false, y: false } },
+      legend: { show: true },
+      scales: {
+        x: { time: true, range: () => this._xRange },
+        y: {
+          range: (_u, _min, max) => [0, max > 0 ? max * 1.1 : 1]
+        }
+      },
+      axes: [
+        { ...axis },
+        {
+          ...axis,
+          size: 64,
+          values: (_u, splits) => splits.map(v => formatBytes(v, units))
+        }
+      ]
+    };
+  }
+
+  private _destroyPlot(): void {
+    this._plot?.destroy();
+    this._plot = null;
+    this._signature = '';
+  }
+
+  private _title: HTMLElement;
+  private _empty: HTMLElement;
+  private _plotHost: HTMLElement;
+  private _plot: uPlot | null = null;
+  private _signature = '';
+  private _xRange: [number, number] = [0, 1];
+  private _pointCount = 0;
+  private _themeObserver: MutationObserver | null = null;
+  private _resizeObserver: ResizeObserver | null = null;
+}
+
+/** Series with at least one known value in the window, RSS first, then by GPU. */
+function seriesToShow(win: HistoryWindow): string[] {
+  const figureOrder = { allocated: 0, reserved: 1, process: 2 };
+  const keys = Array.from(win.series.keys()).filter(key =>
+    win.series.get(key)!.some(v => !Number.isNaN(v))
+  );
+  return keys.sort((a, b) => {
+    const ga = SeriesKey.parseGpu(a);
+    const gb = SeriesKey.parseGpu(b);
+    if (!ga || !gb) {
+      return ga ? 1 : gb ? -1 : 0;
+    }
+    return ga.index - gb.index || figureOrder[ga.figure] - figureOrder[gb.figure];
+  });
+}
+
+/** uPlot draws gaps for null, not NaN. */
+function toGappedArray(values: Float64Array): (number | null)[] {
+  const out = new Array<number | null>(values.length);
+  for (let i = 0; i < values.length; i++) {
+    const v = values[i];
+    out[i] = Number.isNaN(v) ? null : v;
+  }
+  return out;
+}
+
+function formatMinutes(minutes: number): string {
+  if (minutes < 1) {
+    return `${Math.round(minutes * 60)} s`;
+  }
+  if (minutes >= 120 && minutes % 60 === 0) {
+    return `${minutes / 60} h`;
+  }
+  return `${minutes} min`;
+}
