@@ -97,16 +97,45 @@ class Kernel:
         store_history: bool = True,
         user_expressions: Optional[Dict[str, str]] = None,
         timeout: float = 60,
+        cell_id: Optional[str] = None,
     ) -> Dict[str, Any]:
-        """Run code and wait for its reply and its idle status; returns the reply content."""
-        msg_id = self.kc.execute(
-            code, silent=silent, store_history=store_history, user_expressions=user_expressions or {}
-        )
+        """Run code and wait for its reply and its idle status; returns the reply content.
+
+        ``cell_id`` is sent as JupyterLab does (``metadata.cellId``); ipykernel
+        hands it to IPython as ``info.cell_id``.
+        """
+        msg_id = self.submit(code, silent, store_history, user_expressions, cell_id)
+        return self.wait_reply(msg_id, timeout, what=code[:60])
+
+    def submit(
+        self,
+        code: str,
+        silent: bool = False,
+        store_history: bool = True,
+        user_expressions: Optional[Dict[str, str]] = None,
+        cell_id: Optional[str] = None,
+    ) -> str:
+        """Send an execute_request without waiting; returns its msg_id."""
+        content = {
+            "code": code,
+            "silent": silent,
+            "store_history": store_history,
+            "user_expressions": user_expressions or {},
+            "allow_stdin": False,
+            "stop_on_error": True,
+        }
+        metadata = {"cellId": cell_id} if cell_id is not None else {}
+        msg = self.kc.session.msg("execute_request", content, metadata=metadata)
+        self.kc.shell_channel.send(msg)
+        return msg["header"]["msg_id"]
+
+    def wait_reply(self, msg_id: str, timeout: float = 60, what: str = "") -> Dict[str, Any]:
+        """Wait for the execute_reply and the idle status of ``msg_id``; returns the reply content."""
         deadline = time.monotonic() + timeout
         reply = None
         while reply is None:
             if time.monotonic() > deadline:
-                raise TimeoutError(f"no execute_reply for {code[:60]!r}")
+                raise TimeoutError(f"no execute_reply for {what or msg_id!r}")
             try:
                 msg = self.kc.get_shell_msg(timeout=0.05)
                 if msg["parent_header"].get("msg_id") == msg_id:

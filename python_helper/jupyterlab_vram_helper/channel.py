@@ -51,10 +51,14 @@ class Channel:
         self._manager: Any = None
         self._comms: List[Any] = []
         self._lock = threading.Lock()
+        self._cell_history: Callable[[], List[Any]] = list
         self.last_error: Optional[str] = None
 
-    def bind(self, sampler: Sampler) -> None:
+    def bind(self, sampler: Sampler, cell_history: Optional[Callable[[], List[Any]]] = None) -> None:
+        """``cell_history()``: the kept per-cell records, for ``history`` requests."""
         self._sampler = sampler
+        if cell_history is not None:
+            self._cell_history = cell_history
 
     @property
     def sampler(self) -> Sampler:
@@ -94,6 +98,14 @@ class Channel:
 
     def send(self, target: Any, message: Mapping[str, Any]) -> None:
         target.send(data=message)
+
+    def has_targets(self) -> bool:
+        return bool(self._comms)
+
+    def broadcast(self, message: Mapping[str, Any]) -> None:
+        """Send one message to every open comm (any thread; never raises)."""
+        for comm in self.targets():
+            self._send_quietly(comm, message)
 
     def report_error(self, message: str) -> None:
         self.last_error = message
@@ -165,6 +177,7 @@ class Channel:
             "configure": self._configure,
             "snapshot": self._snapshot,
             "ping": self._ping,
+            "history": self._history,
         }
         result = handler[request.type](comm, request)
         self._send_quietly(comm, reply_message(request, result))
@@ -179,6 +192,9 @@ class Channel:
 
     def _ping(self, comm: Any, request: Request) -> Dict[str, Any]:
         return {}
+
+    def _history(self, comm: Any, request: Request) -> Dict[str, Any]:
+        return {"records": self._cell_history()}
 
     def _send_quietly(self, comm: Any, message: Mapping[str, Any]) -> None:
         try:

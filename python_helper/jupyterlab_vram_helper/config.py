@@ -1,4 +1,9 @@
-"""Sampler settings, and their validation against docs/protocol.md limits."""
+"""The helper's settings (kernel-wide), validated against docs/protocol.md limits.
+
+One :class:`SamplerConfig` per kernel: the sampler reads its interval,
+threshold and heartbeat; per-cell accounting (cell_accounting.py) reads
+``reset_peak_per_cell``.
+"""
 
 from __future__ import annotations
 
@@ -25,12 +30,17 @@ class SamplerConfig:
     interval_s: float = 1.0
     change_threshold_bytes: int = 1 << 20
     heartbeat_s: float = 10.0
+    # Reset torch's peak counters (and the kernel's peak RSS) at each cell
+    # start, for an exact per-cell peak. Off for users who measure peaks
+    # themselves: the reset would overwrite their measurement.
+    reset_peak_per_cell: bool = True
 
     def to_dict(self) -> ConfigDict:
         return {
             "interval_s": self.interval_s,
             "change_threshold_bytes": self.change_threshold_bytes,
             "heartbeat_s": self.heartbeat_s,
+            "reset_peak_per_cell": self.reset_peak_per_cell,
         }
 
     def updated(self, partial: Mapping[str, Any]) -> "SamplerConfig":
@@ -42,7 +52,7 @@ class SamplerConfig:
         """
         if not isinstance(partial, Mapping):
             raise ConfigError(f"config must be an object, got {describe(partial)}")
-        known = ("interval_s", "change_threshold_bytes", "heartbeat_s")
+        known = ("interval_s", "change_threshold_bytes", "heartbeat_s", "reset_peak_per_cell")
         for key in partial:
             if key not in known:
                 raise ConfigError(
@@ -61,6 +71,8 @@ class SamplerConfig:
             changes["heartbeat_s"] = _seconds(
                 "heartbeat_s", partial["heartbeat_s"], MIN_INTERVAL_S, MAX_HEARTBEAT_S
             )
+        if "reset_peak_per_cell" in partial:
+            changes["reset_peak_per_cell"] = _flag("reset_peak_per_cell", partial["reset_peak_per_cell"])
         result = replace(self, **changes)
         if result.heartbeat_s < result.interval_s:
             raise ConfigError(
@@ -110,3 +122,10 @@ def _byte_count(key: str, value: Any) -> int:
             f"{key} must be an integer between 0 and {MAX_THRESHOLD_BYTES}, got {describe(value)}"
         )
     return int(value)
+
+
+def _flag(key: str, value: Any) -> bool:
+    # JSON true/false only: 1, "true" and null are not accepted as booleans.
+    if not isinstance(value, bool):
+        raise ConfigError(f"{key} must be true or false, got {describe(value)}")
+    return value

@@ -19,10 +19,10 @@ from . import PROTOCOL_VERSION, __version__ as HELPER_VERSION
 COMM_TARGET = "jupyterlab-vram"
 
 ErrorCode = Literal["malformed", "unknown_type", "invalid_config", "internal"]
-RequestType = Literal["configure", "snapshot", "ping"]
+RequestType = Literal["configure", "snapshot", "ping", "history"]
 SampleReason = Literal["initial", "change", "heartbeat", "snapshot"]
 
-REQUEST_TYPES: tuple = ("configure", "ping", "snapshot")
+REQUEST_TYPES: tuple = ("configure", "history", "ping", "snapshot")
 
 # request_id is echoed back in every answer; bound it so a hostile or buggy
 # frontend cannot make the helper echo megabytes.
@@ -36,6 +36,7 @@ class ConfigDict(TypedDict):
     interval_s: float
     change_threshold_bytes: int
     heartbeat_s: float
+    reset_peak_per_cell: bool
 
 
 class TorchInfo(TypedDict):
@@ -133,6 +134,51 @@ class SampleMessage(TypedDict):
     torch: TorchState
     tensorflow: TensorflowState
     gpus: List[GpuFigures]
+
+
+CellStatus = Literal["ok", "error", "interrupted"]
+
+
+class CellError(TypedDict):
+    type: str  # the exception's class name, e.g. "OutOfMemoryError"
+    message_head: str  # the start of str(exception): cell_accounting.MESSAGE_HEAD_CHARS (1000) at most
+    out_of_memory: bool
+
+
+class CellHostMemory(TypedDict):
+    rss_before_bytes: Optional[int]
+    rss_after_bytes: Optional[int]
+    rss_peak_bytes: Optional[int]
+    peak_exact: bool
+
+
+class CellGpuMemory(TypedDict):
+    index: int  # CUDA ordinal, as in samples
+    allocated_before_bytes: Optional[int]
+    allocated_after_bytes: Optional[int]
+    allocated_peak_bytes: Optional[int]
+    reserved_before_bytes: Optional[int]
+    reserved_after_bytes: Optional[int]
+    reserved_peak_bytes: Optional[int]
+    peak_exact: bool
+
+
+class CellMemoryRecord(TypedDict):
+    record_id: int
+    execution_count: Optional[int]
+    cell_id: Optional[str]
+    started: float
+    duration_s: float
+    status: CellStatus
+    error: Optional[CellError]
+    peak_exact: bool
+    host: CellHostMemory
+    gpus: List[CellGpuMemory]
+
+
+class CellMessage(TypedDict):
+    type: Literal["cell"]
+    record: CellMemoryRecord
 
 
 class ReplyMessage(TypedDict):
@@ -301,7 +347,11 @@ def error_message(code: ErrorCode, message: str, request_id: Optional[str] = Non
     return {"type": "error", "request_id": request_id, "code": code, "message": message}
 
 
-JsonMessage = Union[HelloMessage, SampleMessage, ReplyMessage, ErrorMessage]
+def cell_message(record: CellMemoryRecord) -> CellMessage:
+    return {"type": "cell", "record": record}
+
+
+JsonMessage = Union[HelloMessage, SampleMessage, CellMessage, ReplyMessage, ErrorMessage]
 
 __all__ = [
     "COMM_TARGET",

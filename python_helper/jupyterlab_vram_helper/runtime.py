@@ -11,15 +11,15 @@ import atexit
 import threading
 from typing import Any, Callable, List, Optional, Tuple
 
+from .cell_accounting import BackgroundSender, CellMemoryRecorder
 from .channel import Channel
 from .sample import SampleSource
 from .sampler import Sampler
 
-# (IPython event name, callback) pairs registered on the shell by install().
-# Per-cell accounting will add `pre_run_cell`/`post_run_cell` callbacks here
-# (not pre_execute/post_execute, which also fire for comm messages). They must
-# catch every exception themselves: IPython prints a failing hook into the
-# user's cell output.
+# (IPython event name, callback) pairs registered on the shell by install():
+# per-cell accounting's `pre_run_cell`/`post_run_cell` (not pre_execute/
+# post_execute, which also fire for comm messages). They catch every exception
+# themselves: IPython prints a failing hook into the user's cell output.
 CellHook = Tuple[str, Callable[..., None]]
 
 
@@ -55,10 +55,17 @@ class Runtime:
         self.source = source if source is not None else SampleSource()
         self.channel = Channel(self.source)
         self.sampler = Sampler(self.source, self.channel)
-        self.channel.bind(self.sampler)
+        self.cell_sender = BackgroundSender(self.channel.broadcast)
+        self.cells = CellMemoryRecorder(
+            config=lambda: self.sampler.config,
+            send=self.cell_sender.post,
+            has_listeners=self.channel.has_targets,
+        )
+        self.sampler.add_observer(self.cells.observe)
+        self.channel.bind(self.sampler, cell_history=self.cells.history)
         self._comm_manager = comm_manager
         self._shell = shell
-        self._cell_hooks: List[CellHook] = []
+        self._cell_hooks: List[CellHook] = self.cells.hooks()
         self.installed = False
 
     def install(self) -> None:
@@ -75,6 +82,7 @@ class Runtime:
             self.sampler.stop()
             raise
         self._shell = shell
+        self.cells.shell = shell
         atexit.register(self._at_exit)
         self.installed = True
 
@@ -85,7 +93,9 @@ class Runtime:
         atexit.unregister(self._at_exit)
         self._unregister_cell_hooks()
         self.sampler.stop()
+        self.cell_sender.stop()
         self.channel.unregister()
+        self.cells.close()
         self.source.nvml.shutdown()
 
     def _at_exit(self) -> None:
@@ -95,7 +105,7 @@ class Runtime:
         self.sampler.stop(timeout=0.5)
         self.source.nvml.shutdown()
 
-    # -- IPython hooks (per-cell accounting plugs in here) -----------------
+    # -- IPython hooks (per-cell accounting) --------------------------------
 
     def _register_cell_hooks(self, shell: Any) -> None:
         events = getattr(shell, "events", None)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import threading
 import time
 import traceback
-from typing import Any, Callable, Hashable, Mapping, Optional, Protocol, Sequence
+from typing import Any, Callable, Hashable, List, Mapping, Optional, Protocol, Sequence
 
 from .config import SamplerConfig
 from .protocol import SampleMessage, SampleReason
@@ -86,6 +86,22 @@ class Sampler:
         self._thread: Optional[threading.Thread] = None
         self.last_error: Optional[str] = None
         self._reported_error: Optional[str] = None
+        # Called with every reading (sent or not), on the reading thread,
+        # under the lock: per-cell accounting keeps its running maxima here.
+        self._observers: List[Callable[[Figures], None]] = []
+
+    def add_observer(self, observer: Callable[[Figures], None]) -> None:
+        """``observer(figures)`` after each reading; must be cheap and must not raise."""
+        self._observers.append(observer)
+
+    def _read(self) -> Figures:
+        figures = self._source.read()
+        for observer in self._observers:
+            try:
+                observer(figures)
+            except Exception:
+                pass
+        return figures
 
     # -- configuration ------------------------------------------------------
 
@@ -117,7 +133,7 @@ class Sampler:
         with self._lock:
             if before is not None:
                 before()
-            return self._emit_locked(targets, reason, self._source.read())
+            return self._emit_locked(targets, reason, self._read())
 
     def _emit_locked(self, targets: Sequence[Hashable], reason: SampleReason, figures: Figures) -> int:
         self._seq += 1
@@ -140,7 +156,7 @@ class Sampler:
                 if not targets:
                     self._policy.reset()  # the next comm starts from its initial sample
                     return None
-                figures = self._source.read()
+                figures = self._read()
                 reason = self._policy.decide(self._clock(), figures, config)
                 if reason is not None:
                     self._emit_locked(targets, reason, figures)

@@ -115,3 +115,83 @@ def test_monitoring_creates_no_cuda_context(kernel: Kernel, bootstrap: str) -> N
         pynvml.nvmlShutdown()
     assert pid not in pids
     assert all(g["nvml"]["process_used_bytes"] in (0, None) for g in samples[-1]["gpus"])
+
+
+# --- per-cell accounting against torch.cuda ground truth ------------------------------------
+
+
+def _next_cell_record(kernel: Kernel, comm_id: str, before: int, timeout: float = 30):
+    deadline = time.monotonic() + timeout
+    while True:
+        records = kernel.comm_data(comm_id, "cell")
+        if len(records) > before:
+            return records[before]["record"]
+        assert time.monotonic() < deadline, "no cell record"
+        kernel.pump(0.1)
+
+
+def test_cell_peak_and_delta_equal_torch_cuda_to_the_byte(kernel: Kernel, bootstrap: str) -> None:
+    comm_id = _open(kernel, bootstrap)
+    kernel.execute("import torch\nkeep = torch.empty(64 * 2**20, dtype=torch.uint8, device='cuda:0')", timeout=300)
+    # A cell with a transient peak below the earlier one: only a per-cell
+    # reset shows it. The cell records its own ground truth.
+    before = len(kernel.comm_data(comm_id, "cell"))
+    reply = kernel.execute(
+        "start_allocated = torch.cuda.memory_allocated(0)\n"
+        "t = torch.empty(48 * 2**20 + 7, dtype=torch.uint8, device='cuda:0')\n"
+        "u = torch.empty(16 * 2**20, dtype=torch.uint8, device='cuda:0')\n"
+        "del t\n"
+        "truth_peak = torch.cuda.max_memory_allocated(0)\n"
+        "truth_delta = torch.cuda.memory_allocated(0) - start_allocated\n"
+    )
+    assert reply["status"] == "ok", reply
+    record = _next_cell_record(kernel, comm_id, before)
+    truth_peak, truth_delta = kernel.eval("(truth_peak, truth_delta)")
+    g = next(g for g in record["gpus"] if g["index"] == 0)
+    assert g["peak_exact"] is True and record["peak_exact"] is True
+    assert g["allocated_peak_bytes"] == truth_peak
+    assert g["allocated_after_bytes"] - g["allocated_before_bytes"] == truth_delta
+    assert g["allocated_after_bytes"] == kernel.eval("torch.cuda.memory_allocated(0)")
+    assert g["reserved_after_bytes"] == kernel.eval("torch.cuda.memory_reserved(0)")
+    assert kernel.output_messages() == []
+
+
+def test_cell_peak_without_reset_leaves_the_users_counter_alone(kernel: Kernel, bootstrap: str) -> None:
+    comm_id = _open(kernel, bootstrap)
+    kernel.request(comm_id, {"type": "configure", "request_id": "c", "config": {"reset_peak_per_cell": False}})
+    kernel.execute("import torch\nbig = torch.empty(256 * 2**20, dtype=torch.uint8, device='cuda:0'); del big", timeout=300)
+    user_peak = kernel.eval("torch.cuda.max_memory_allocated(0)")
+    before = len(kernel.comm_data(comm_id, "cell"))
+    kernel.execute("small = torch.empty(8 * 2**20, dtype=torch.uint8, device='cuda:0')")
+    record = _next_cell_record(kernel, comm_id, before)
+    assert kernel.eval("torch.cuda.max_memory_allocated(0)") == user_peak  # not reset
+    g = next(g for g in record["gpus"] if g["index"] == 0)
+    assert g["peak_exact"] is False
+    assert g["allocated_peak_bytes"] >= g["allocated_after_bytes"] == kernel.eval("torch.cuda.memory_allocated(0)")
+
+
+def test_cell_that_initialises_cuda_counts_from_zero(kernel: Kernel, bootstrap: str) -> None:
+    comm_id = _open(kernel, bootstrap)
+    kernel.execute("import torch")
+    before = len(kernel.comm_data(comm_id, "cell"))
+    kernel.execute(
+        "x = torch.empty(32 * 2**20, dtype=torch.uint8, device='cuda:0')\n"
+        "truth_peak = torch.cuda.max_memory_allocated(0)",
+        timeout=300,
+    )
+    record = _next_cell_record(kernel, comm_id, before)
+    g = next(g for g in record["gpus"] if g["index"] == 0)
+    assert g["allocated_before_bytes"] == 0 and g["reserved_before_bytes"] == 0
+    assert g["allocated_peak_bytes"] == kernel.eval("truth_peak") and g["peak_exact"] is True
+
+
+def test_a_real_cuda_oom_is_recognised(kernel: Kernel, bootstrap: str) -> None:
+    comm_id = _open(kernel, bootstrap)
+    kernel.execute("import torch; torch.zeros(1, device='cuda:0')", timeout=300)
+    before = len(kernel.comm_data(comm_id, "cell"))
+    reply = kernel.execute("too_big = torch.empty(2**50, dtype=torch.uint8, device='cuda:0')")
+    assert reply["status"] == "error"
+    record = _next_cell_record(kernel, comm_id, before)
+    assert record["status"] == "error"
+    assert record["error"]["type"] == "OutOfMemoryError" and record["error"]["out_of_memory"] is True
+    assert "CUDA out of memory" in record["error"]["message_head"]

@@ -52,7 +52,9 @@ def test_hello_then_initial_sample(watched: Watched) -> None:
     assert hello["helper_version"] == "0.1.0"
     assert hello["pid"] == watched.k.eval("__import__('os').getpid()")
     assert hello["python"] == watched.k.eval("'%d.%d.%d' % __import__('sys').version_info[:3]")
-    assert hello["config"] == {"interval_s": 0.5, "change_threshold_bytes": MB, "heartbeat_s": 0.5}
+    assert hello["config"] == {
+        "interval_s": 0.5, "change_threshold_bytes": MB, "heartbeat_s": 0.5, "reset_peak_per_cell": True
+    }
     assert hello["torch"] is None  # nobody imported torch yet
     assert isinstance(hello["nvml"]["available"], bool)
     assert hello["nvml"]["available"] or hello["nvml"]["error"]
@@ -123,6 +125,7 @@ BAD_REQUESTS = [
     ({"type": "configure", "request_id": "r12", "config": {"heartbeat_s": 0.1}}, "invalid_config", "heartbeat_s", "r12"),
     ({"type": "configure", "request_id": "r13", "config": {"heartbeat_s": 10**6}}, "invalid_config", "heartbeat_s", "r13"),
     ({"type": "configure", "request_id": "r14", "config": {"colour": "red"}}, "invalid_config", "'colour'", "r14"),
+    ({"type": "configure", "request_id": "r15", "config": {"reset_peak_per_cell": 1}}, "invalid_config", "reset_peak_per_cell", "r15"),
 ]
 
 
@@ -137,7 +140,9 @@ def test_bad_requests_get_errors(watched: Watched, data, code, needle, request_i
 
 def test_kernel_still_works_and_config_unchanged_after_bad_requests(watched: Watched) -> None:
     reply = watched.request({"type": "configure", "request_id": "c", "config": {}})
-    assert reply["result"]["config"] == {"interval_s": 0.5, "change_threshold_bytes": MB, "heartbeat_s": 0.5}
+    assert reply["result"]["config"] == {
+        "interval_s": 0.5, "change_threshold_bytes": MB, "heartbeat_s": 0.5, "reset_peak_per_cell": True
+    }
     reply = watched.run("1+1")
     assert reply["status"] == "ok"
     results = [

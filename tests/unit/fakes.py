@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import sys
 import types
 from dataclasses import dataclass, field
@@ -53,7 +54,19 @@ class FakeTorch(types.ModuleType):
         def memory_stats_as_nested_dict(device: Any = None) -> Dict[str, Any]:
             torch.calls.append(("memory_stats_as_nested_dict", device))
             assert isinstance(device, int), "the helper must pass explicit device indices"
-            return dict(torch.stats[device]) if torch.initialized else {}
+            if not torch.initialized:
+                return {}
+            return copy.deepcopy(torch.stats[device])
+
+        def reset_peak_memory_stats(device: Any = None) -> None:
+            torch.calls.append(("reset_peak_memory_stats", device))
+            assert isinstance(device, int) and not isinstance(device, bool), (
+                "the helper must pass explicit device indices"
+            )
+            assert torch.initialized, "reset_peak_memory_stats before CUDA is initialised"
+            for stat in ("allocated_bytes", "reserved_bytes", "active_bytes"):
+                entry = torch.stats[device][stat]["all"]
+                entry["peak"] = entry["current"]
 
         def forbidden(name: str) -> Callable[..., Any]:
             def call(*a: Any, **k: Any) -> Any:
@@ -68,6 +81,7 @@ class FakeTorch(types.ModuleType):
             get_device_properties=get_device_properties,
             memory=memory,
             memory_stats_as_nested_dict=memory_stats_as_nested_dict,
+            reset_peak_memory_stats=reset_peak_memory_stats,
             is_available=forbidden("is_available"),
             mem_get_info=forbidden("mem_get_info"),
             init=forbidden("init"),
@@ -176,3 +190,13 @@ class FakeCommManager:
 
 def install_module(monkeypatch: Any, name: str, module: Any) -> None:
     monkeypatch.setitem(sys.modules, name, module)
+
+
+def set_allocator(torch: FakeTorch, device: int, allocated: int, reserved: int, peak: Optional[int] = None,
+                  reserved_peak: Optional[int] = None) -> None:
+    """Set a fake device's allocator state; peaks only ever rise, as torch's do."""
+    stats = torch.stats[device]
+    for stat, current, explicit in (("allocated_bytes", allocated, peak), ("reserved_bytes", reserved, reserved_peak)):
+        entry = stats[stat]["all"]
+        entry["current"] = current
+        entry["peak"] = max(entry["peak"], current, explicit or 0)

@@ -52,7 +52,9 @@ def test_open_sends_hello_then_initial(runtime) -> None:
     assert comm.types()[:2] == ["hello", "sample"]
     hello, initial = comm.sent[:2]
     assert hello["nvml"] == {"available": False, "driver_version": None, "error": "pynvml is not installed"}
-    assert hello["config"] == {"interval_s": 5.0, "change_threshold_bytes": 1048576, "heartbeat_s": 50.0}
+    assert hello["config"] == {
+        "interval_s": 5.0, "change_threshold_bytes": 1048576, "heartbeat_s": 50.0, "reset_peak_per_cell": True
+    }
     assert hello["devices"] == [] and hello["torch"] is None and hello["tensorflow"] is None
     assert initial["reason"] == "initial" and initial["gpus"] == []
 
@@ -125,9 +127,14 @@ def test_cell_hooks_registered_and_removed() -> None:
     calls = []
     rt._cell_hooks.append(("post_run_cell", calls.append))
     rt.install()
-    assert shell.events.callbacks == {"post_run_cell": [calls.append]}
-    rt.uninstall()
-    assert shell.events.callbacks == {"post_run_cell": []}
+    try:
+        assert shell.events.callbacks == {
+            "pre_run_cell": [rt.cells.pre_run_cell],
+            "post_run_cell": [rt.cells.post_run_cell, calls.append],
+        }
+    finally:
+        rt.uninstall()
+    assert shell.events.callbacks == {"pre_run_cell": [], "post_run_cell": []}
 
 
 def test_install_outside_a_kernel_raises_clearly() -> None:

@@ -4,7 +4,12 @@ from jupyterlab_vram_helper.config import ConfigError, SamplerConfig
 
 
 def test_defaults_match_the_protocol_example() -> None:
-    assert SamplerConfig().to_dict() == {"interval_s": 1.0, "change_threshold_bytes": 1048576, "heartbeat_s": 10.0}
+    assert SamplerConfig().to_dict() == {
+        "interval_s": 1.0,
+        "change_threshold_bytes": 1048576,
+        "heartbeat_s": 10.0,
+        "reset_peak_per_cell": True,
+    }
 
 
 def test_partial_update_keeps_other_keys() -> None:
@@ -36,6 +41,9 @@ def test_integral_float_threshold_is_accepted_as_int() -> None:
         ({"heartbeat_s": 0.5}, "heartbeat_s must be at least interval_s (1)"),
         ({"interval_s": 20}, "heartbeat_s must be at least interval_s (20)"),
         ({"intervall_s": 1}, "unknown config key 'intervall_s'"),
+        ({"reset_peak_per_cell": 1}, "reset_peak_per_cell must be true or false, got 1"),
+        ({"reset_peak_per_cell": "false"}, "reset_peak_per_cell must be true or false"),
+        ({"reset_peak_per_cell": None}, "reset_peak_per_cell must be true or false, got None"),
     ],
 )
 def test_invalid_values_name_the_problem(partial, needle) -> None:
@@ -54,3 +62,9 @@ def test_heartbeat_checked_against_the_new_interval() -> None:
 def test_not_a_mapping() -> None:
     with pytest.raises(ConfigError, match="must be an object"):
         SamplerConfig().updated([1])  # type: ignore[arg-type]
+
+
+def test_reset_peak_per_cell_can_be_turned_off_alone() -> None:
+    c = SamplerConfig().updated({"reset_peak_per_cell": False})
+    assert c == SamplerConfig(reset_peak_per_cell=False)
+    assert c.to_dict()["reset_peak_per_cell"] is False

@@ -183,3 +183,19 @@ def test_tensorflow_initialised_reads_memory_info(monkeypatch) -> None:
     monkeypatch.setitem(sys.modules, "tensorflow.python.eager.context", ctx_mod)
     assert tf_reader.read_gpus(tf) == {1: {"current_bytes": 10, "peak_bytes": 20}}
     assert asked == ["GPU:1"]
+
+
+def test_deprecated_pynvml_package_warning_is_silenced(tmp_path, monkeypatch) -> None:
+    import warnings
+
+    from jupyterlab_vram_helper.readers import nvml
+
+    (tmp_path / "pynvml.py").write_text(
+        "import warnings\nwarnings.warn('The pynvml package is deprecated.', FutureWarning)\nMARK = 1\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "pynvml", raising=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a warning reaching the kernel's output would raise here
+        module = nvml._import_pynvml()
+    assert module.MARK == 1

@@ -208,6 +208,13 @@ def _describe_nvml_error(exc: Exception) -> str:
 
 
 def _import_pynvml() -> Any:
-    import pynvml  # deferred: only when NVML is first needed
+    # The deprecated `pynvml` distribution (pulled in by many tools, e.g.
+    # ipyexperiments) warns on import; a warning would print into the cell
+    # that opened the comm. `nvidia-ml-py` provides the same module silently.
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        import pynvml  # deferred: only when NVML is first needed
 
     return pynvml

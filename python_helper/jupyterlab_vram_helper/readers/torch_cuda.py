@@ -9,7 +9,7 @@ could initialise a context on device 0).
 from __future__ import annotations
 
 import sys
-from typing import Any, Mapping, Optional
+from typing import Any, Mapping, NamedTuple, Optional
 
 from ..protocol import TorchGpuFigures, TorchInfo, TorchState
 
@@ -97,3 +97,47 @@ def _int(value: Any) -> Optional[int]:
     if isinstance(value, bool) or not isinstance(value, int):
         return None
     return int(value)
+
+
+# --- per-cell accounting ------------------------------------------------------
+
+
+class AllocatorCounters(NamedTuple):
+    allocated: Optional[int]
+    allocated_peak: Optional[int]
+    reserved: Optional[int]
+    reserved_peak: Optional[int]
+
+
+def initialized_device_count(torch: Any) -> int:
+    """How many CUDA devices torch sees, or 0 while CUDA is not initialised.
+
+    ``device_count()`` is cached by torch once CUDA is initialised; before
+    that it is not called at all (it may run cuInit).
+    """
+    if torch is None or not cuda_initialized(torch):
+        return 0
+    return int(torch.cuda.device_count())
+
+
+def allocator_counters(torch: Any, index: int) -> Optional[AllocatorCounters]:
+    """Current and peak allocated/reserved bytes of device ``index`` (explicit index)."""
+    stats = _stats_function(torch)(index)
+    if not stats:
+        return None
+    return AllocatorCounters(
+        _stat(stats, "allocated_bytes", "current"),
+        _stat(stats, "allocated_bytes", "peak"),
+        _stat(stats, "reserved_bytes", "current"),
+        _stat(stats, "reserved_bytes", "peak"),
+    )
+
+
+def reset_peaks(torch: Any, index: int) -> None:
+    """Reset the allocator's peak counters of device ``index``.
+
+    Only with an explicit index and only once CUDA is initialised: with
+    ``device=None`` torch resolves the current device, which can create a
+    context. With an index it only touches the allocator's bookkeeping.
+    """
+    torch.cuda.reset_peak_memory_stats(int(index))

@@ -1,0 +1,239 @@
+"""What per-cell accounting costs a cell: ours side by side with ipyexperiments' CellLogger.
+
+Prints figures; it is not a test. Three kernels run at once and trivial cells
+are sent to them in turn (so machine noise hits all three alike):
+
+- ``plain``: a bare ipykernel;
+- ``helper``: the jupyterlab-vram helper bootstrapped as the frontend does,
+  with a comm open (so every cell's record is really sent);
+- ``ipyexperiments``: ``IPyExperimentsCPU(exp_enable=False, cl_enable=True,
+  cl_compact=True)``, i.e. only its CellLogger (the CPU one, no GPU here).
+
+    .venv/bin/python benchmarks/cell_hooks_overhead.py [--cells 1000] [--code pass]
+
+Per kernel and cell it records:
+
+- round trip: client-side time from sending execute_request to receiving its
+  execute_reply (includes ZMQ and the client: noisy, but what a user waits);
+- busy->idle: the kernel's own status timestamps around the request;
+- hook time: ``time.perf_counter`` around every pre/post_run_cell callback,
+  measured inside the kernel (wrappers installed silently after the tool),
+  and the same in ``time.thread_time`` (the hook thread's CPU only: without
+  time lost to preemption or waiting for the GIL);
+- CPU per cell: the kernel process's user+system CPU over the run / cells
+  (includes background threads: our sender and sampler, ipyexperiments'
+  peak-monitor thread).
+
+Added time = a kernel's median minus the plain kernel's median.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+from queue import Empty
+from typing import Dict, List
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "python_helper"))
+
+import psutil  # noqa: E402
+
+from kernel_harness import Kernel, _parse_date, bootstrap_code  # noqa: E402
+
+# Installed silently in each kernel after its tool: wraps every registered
+# pre/post_run_cell callback with a timer. Per cell, pre + post.
+TIMING_WRAPPERS = r"""
+def _bench_install():
+    import time
+    ip = get_ipython()
+    store = {"pre_run_cell": [], "post_run_cell": [], "pre_cpu": [], "post_cpu": []}
+    def wrap(event, fn):
+        cpu = event[:-9] + "_cpu"  # pre_run_cell -> pre_cpu
+        def timed(*args, **kwargs):
+            t = time.perf_counter()
+            c = time.thread_time()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                store[cpu].append(time.thread_time() - c)
+                store[event].append(time.perf_counter() - t)
+        return timed
+    for event in ("pre_run_cell", "post_run_cell"):
+        callbacks = ip.events.callbacks[event]
+        callbacks[:] = [wrap(event, f) for f in callbacks]
+    __import__("sys").modules["__bench_hook_times__"] = store
+_bench_install()
+del _bench_install
+"""
+
+HOOK_TIMES = (
+    "(lambda s: (s['pre_run_cell'][{skip}:], s['post_run_cell'][{skip}:]))"
+    "(__import__('sys').modules['__bench_hook_times__'])"
+)
+HOOK_CPU_TIMES = (
+    "(lambda s: (s['pre_cpu'][{skip}:], s['post_cpu'][{skip}:]))"
+    "(__import__('sys').modules['__bench_hook_times__'])"
+)
+
+IPYEXPERIMENTS = (
+    "from ipyexperiments import IPyExperimentsCPU as _IPyExperimentsCPU\n"
+    "_cell_logger_exp = _IPyExperimentsCPU(exp_enable=False, cl_enable=True, cl_compact=True)\n"
+)
+
+
+class Subject:
+    def __init__(self, name: str):
+        self.name = name
+        self.kernel = Kernel()
+        self.pid = self.kernel.eval("__import__('os').getpid()")
+        self.round_trip: List[float] = []
+        self.busy_idle: List[float] = []
+        self.cpu_start = 0.0
+        self.cpu_end = 0.0
+
+    def cpu(self) -> float:
+        t = psutil.Process(self.pid).cpu_times()
+        return t.user + t.system
+
+    def run_cell(self, code: str, record: bool) -> None:
+        kc = self.kernel.kc
+        start = time.perf_counter()
+        msg_id = kc.execute(code, store_history=True)
+        while True:
+            msg = kc.get_shell_msg(timeout=60)
+            if msg["parent_header"].get("msg_id") == msg_id:
+                break
+        elapsed = time.perf_counter() - start
+        busy = idle = None
+        deadline = time.monotonic() + 60
+        while idle is None:
+            try:
+                m = kc.get_iopub_msg(timeout=max(0.0, deadline - time.monotonic()))
+            except Empty:
+                raise TimeoutError(f"{self.name}: no idle status")
+            if m["msg_type"] == "status" and m["parent_header"].get("msg_id") == msg_id:
+                if m["content"]["execution_state"] == "busy":
+                    busy = _parse_date(m["header"]["date"])
+                elif m["content"]["execution_state"] == "idle":
+                    idle = _parse_date(m["header"]["date"])
+        if record:
+            self.round_trip.append(elapsed)
+            if busy is not None:
+                self.busy_idle.append(idle - busy)
+
+    def drain(self) -> None:
+        while True:
+            try:
+                self.kernel.kc.get_iopub_msg(timeout=0.01)
+            except Empty:
+                return
+
+    def hook_times(self, skip: int, cpu: bool = False) -> List[float]:
+        pre, post = self.kernel.eval((HOOK_CPU_TIMES if cpu else HOOK_TIMES).format(skip=skip))
+        return [a + b for a, b in zip(pre, post)]
+
+
+def us(seconds: float) -> str:
+    return f"{seconds * 1e6:8.1f} us"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cells", type=int, default=1000, help="measured cells per kernel (default 1000)")
+    parser.add_argument("--warmup", type=int, default=50, help="unmeasured cells first (default 50)")
+    parser.add_argument("--code", default="pass", help="the trivial cell (default: pass)")
+    args = parser.parse_args()
+
+    try:
+        import ipyexperiments  # noqa: F401
+    except ImportError:
+        sys.exit("pip install ipyexperiments into this environment first")
+
+    subjects: Dict[str, Subject] = {}
+    try:
+        for name in ("plain", "helper", "ipyexperiments"):
+            subjects[name] = Subject(name)
+        helper = subjects["helper"].kernel
+        helper.bootstrap(bootstrap_code())
+        comm_id = helper.open_comm({"type": "open", "protocol": 1})
+        helper.wait_for(comm_id, lambda d: d.get("reason") == "initial")
+        reply = subjects["ipyexperiments"].kernel.execute(IPYEXPERIMENTS)
+        assert reply["status"] == "ok", reply
+        for s in subjects.values():
+            reply = s.kernel.execute(TIMING_WRAPPERS, silent=True, store_history=False)
+            assert reply["status"] == "ok", reply
+            s.drain()
+
+        order = list(subjects.values())
+        for _ in range(args.warmup):
+            for s in order:
+                s.run_cell(args.code, record=False)
+        for s in order:
+            s.cpu_start = s.cpu()
+        for i in range(args.cells):
+            # rotate who goes first, so no kernel always follows the same one
+            for s in order[i % 3:] + order[: i % 3]:
+                s.run_cell(args.code, record=True)
+        for s in order:
+            s.cpu_end = s.cpu()
+
+        # sanity: the helper really recorded and sent every cell
+        records = helper.request(comm_id, {"type": "history", "request_id": "bench"}, timeout=60)
+        n_records = len(records["result"]["records"])
+
+        skip = args.warmup
+        hooks = {name: s.hook_times(skip) for name, s in subjects.items()}
+        hooks_cpu = {name: s.hook_times(skip, cpu=True) for name, s in subjects.items()}
+        load = __import__("os").getloadavg()
+        medians = {
+            name: {
+                "round_trip": statistics.median(s.round_trip),
+                "busy_idle": statistics.median(s.busy_idle),
+                "hooks": statistics.median(hooks[name]) if hooks[name] else 0.0,
+                "hooks_p90": statistics.quantiles(hooks[name], n=10)[-1] if len(hooks[name]) > 10 else 0.0,
+                "hooks_cpu": statistics.median(hooks_cpu[name]) if hooks_cpu[name] else 0.0,
+                "cpu": (s.cpu_end - s.cpu_start) / args.cells,
+            }
+            for name, s in subjects.items()
+        }
+    finally:
+        for s in subjects.values():
+            s.kernel.shutdown()
+
+    print(f"cells: {args.cells} x {args.code!r} per kernel (after {args.warmup} warm-up), interleaved")
+    print(f"helper history holds {n_records} records (keeps the last 2000)")
+    print(f"load average at the end: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} ({__import__('os').cpu_count()} CPUs)")
+    print()
+    print(f"{'median per cell':<16} {'round trip':>12} {'busy->idle':>12} {'hooks wall':>12} {'hooks p90':>12} {'hooks CPU':>12} {'kernel CPU':>12}")
+    for name, m in medians.items():
+        print(
+            f"{name:<16} {us(m['round_trip']):>12} {us(m['busy_idle']):>12} {us(m['hooks']):>12}"
+            f" {us(m['hooks_p90']):>12} {us(m['hooks_cpu']):>12} {us(m['cpu']):>12}"
+        )
+    plain = medians["plain"]
+    print()
+    print(f"{'added vs plain':<16} {'round trip':>12} {'busy->idle':>12} {'hooks wall':>12} {'':>12} {'hooks CPU':>12} {'kernel CPU':>12}")
+    added = {}
+    for name in ("helper", "ipyexperiments"):
+        m = medians[name]
+        added[name] = {k: m[k] - plain[k] for k in ("round_trip", "busy_idle", "hooks", "hooks_cpu", "cpu")}
+        a = added[name]
+        print(
+            f"{name:<16} {us(a['round_trip']):>12} {us(a['busy_idle']):>12} {us(a['hooks']):>12}"
+            f" {'':>12} {us(a['hooks_cpu']):>12} {us(a['cpu']):>12}"
+        )
+    print()
+    for key, label in (("round_trip", "round trip"), ("busy_idle", "busy->idle"), ("hooks", "hooks wall"),
+                       ("hooks_cpu", "hooks CPU"), ("cpu", "kernel CPU")):
+        ours, theirs = added["helper"][key], added["ipyexperiments"][key]
+        ratio = f"{theirs / ours:.1f}x" if ours > 0 else "n/a (ours <= 0)"
+        print(f"overhead ratio ipyexperiments / jupyterlab-vram, {label:<11}: {ratio}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,527 @@
+"""Per-cell memory accounting: one record per executed cell (docs/protocol.md, `cell`).
+
+IPython calls ``pre_run_cell(info)`` before a cell and ``post_run_cell(result)``
+after it; :class:`CellMemoryRecorder` reads the memory figures in both, keeps
+the last :data:`HISTORY_LENGTH` records and hands each new one to a background
+thread that sends it to every open comm.
+
+What the hooks can rely on (IPython 8/9, ipykernel 6/7):
+
+- An empty or blank cell fires ``post_run_cell`` without ``pre_run_cell``.
+  Silent executions (the bootstrap, ``user_expressions`` probes) fire neither.
+- ``result.info`` is the very object ``pre_run_cell`` received, so a pending
+  cell is matched by its identity. Cells can nest (user code calling
+  ``get_ipython().run_cell``): pending cells form a stack.
+- ipykernel passes ``result=None`` when the cell's coroutine was cancelled
+  (an interrupt while an async cell awaits).
+- An exception escaping a hook is printed into the user's output: every hook
+  body catches everything, and problems go to the frontend as an ``internal``
+  protocol error.
+
+Nothing here keeps a reference to a user object: records hold numbers and
+strings (the exception's class name and the start of its message), read from
+``result`` while the hook runs and never stored with it.
+
+Peaks. With ``reset_peak_per_cell`` (the default) the peaks are exact: the
+hook resets torch's allocator peak counters (explicit device indices, only
+once CUDA is initialised) and the kernel's VmHWM (``/proc/self/clear_refs``)
+at cell start, and reads them at cell end. Without it nothing is reset, and a
+peak is the highest of: the figures before and after, the sampler's readings
+during the cell, and the counter itself if it rose during the cell (a counter
+that rose was beaten inside this cell, so it is then exact too). A device whose
+CUDA state was created during the cell counts from zero: exact either way.
+"""
+
+from __future__ import annotations
+
+import collections
+import queue
+import re
+import threading
+import time
+import traceback
+from typing import Any, Callable, Deque, Dict, List, Mapping, Optional, Tuple
+
+from .config import SamplerConfig
+from .protocol import (
+    CellError,
+    CellGpuMemory,
+    CellHostMemory,
+    CellMemoryRecord,
+    CellStatus,
+    cell_message,
+    error_message,
+)
+from .readers import torch_cuda
+from .readers.host import HostReader, ProcSelfRss
+from .readers.torch_cuda import AllocatorCounters
+
+HISTORY_LENGTH = 2000
+MESSAGE_HEAD_CHARS = 1000
+MAX_CELL_ID_CHARS = 256
+# Deeper nesting means post_run_cell was lost somewhere: drop the oldest.
+MAX_PENDING_CELLS = 32
+SENDER_THREAD_NAME = "jupyterlab-vram-cell-sender"
+
+# --- out-of-memory recognition ---------------------------------------------------
+#
+# By class name (anywhere in the MRO, so subclasses count) and by message text;
+# torch and TensorFlow are never imported. Messages, from the libraries' sources:
+#   torch.OutOfMemoryError (c10/cuda/CUDACachingAllocator.cpp):
+#     "CUDA out of memory. Tried to allocate 20.00 MiB. GPU 0 has a total capacity ..."
+#   cudaErrorMemoryAllocation via C10_CUDA_CHECK: "CUDA error: out of memory"
+#   cuBLAS / cuDNN / cuSOLVER / cuFFT / cuSPARSE handle or workspace allocation:
+#     "CUDA error: CUBLAS_STATUS_ALLOC_FAILED when calling `cublasCreate(handle)`",
+#     "cuDNN error: CUDNN_STATUS_ALLOC_FAILED", "CUSOLVER_STATUS_ALLOC_FAILED",
+#     "CUFFT_ALLOC_FAILED"
+#   torch (cuDNN frontend): "CUDA ran out of memory outside PyTorch's allocator. ..."
+#   torch CPU: "DefaultCPUAllocator: can't allocate memory: you tried to allocate ..."
+#   torch MPS / ROCm: "MPS backend out of memory ...", "HIP out of memory. ..."
+#   TensorFlow ResourceExhaustedError: "OOM when allocating tensor with shape[...] ..."
+#   JAX/XLA: "RESOURCE_EXHAUSTED: Out of memory while trying to allocate ..."
+#   numpy _ArrayMemoryError (a MemoryError): "Unable to allocate 7.45 GiB for an array ..."
+
+OUT_OF_MEMORY_TYPE_NAMES = frozenset({"OutOfMemoryError", "MemoryError", "ResourceExhaustedError"})
+OUT_OF_MEMORY_MESSAGE = re.compile(
+    r"out of memory|_ALLOC_FAILED|\bOOM when allocating|can't allocate memory",
+    re.IGNORECASE,
+)
+# Enough for torch's whole OOM message (requested, capacity, free, reserved but
+# unallocated); the frontend's OOM assistant reads it.
+_SCANNED_MESSAGE_CHARS = 4000
+
+
+def _message(exc: BaseException) -> str:
+    try:
+        return str(exc)
+    except Exception:  # a user exception whose __str__ fails
+        return ""
+
+
+def is_out_of_memory(exc: BaseException) -> bool:
+    """True if ``exc`` or an exception it was raised from/during is an out-of-memory error."""
+    seen = set()
+    current: Optional[BaseException] = exc
+    while current is not None and id(current) not in seen and len(seen) < 8:
+        seen.add(id(current))
+        if any(cls.__name__ in OUT_OF_MEMORY_TYPE_NAMES for cls in type(current).__mro__):
+            return True
+        if OUT_OF_MEMORY_MESSAGE.search(_message(current)[:_SCANNED_MESSAGE_CHARS]):
+            return True
+        current = current.__cause__ or current.__context__
+    return False
+
+
+def _is_interrupt(exc: BaseException) -> bool:
+    return any(cls.__name__ == "KeyboardInterrupt" for cls in type(exc).__mro__)
+
+
+def describe_error(exc: BaseException) -> CellError:
+    return {
+        "type": type(exc).__name__,
+        "message_head": _message(exc)[:MESSAGE_HEAD_CHARS],
+        "out_of_memory": is_out_of_memory(exc),
+    }
+
+
+def cell_outcome(result: Any) -> Tuple[CellStatus, Optional[CellError]]:
+    """The status and error of an IPython ExecutionResult (or None: cancelled)."""
+    if result is None:
+        return "interrupted", None
+    exc = getattr(result, "error_in_exec", None)
+    if exc is None:
+        exc = getattr(result, "error_before_exec", None)  # SyntaxError, a failing input transformer
+    if not isinstance(exc, BaseException):
+        return "ok", None
+    return ("interrupted" if _is_interrupt(exc) else "error"), describe_error(exc)
+
+
+# --- readings ----------------------------------------------------------------------
+
+
+class HostRss:
+    """RSS (and, on Linux, peak RSS) of the kernel, for the hooks."""
+
+    def __init__(self, proc: Optional[ProcSelfRss] = None, fallback: Optional[HostReader] = None):
+        self._proc = proc if proc is not None else ProcSelfRss()
+        self._fallback = fallback
+        if not self._proc.available and self._fallback is None:
+            self._fallback = HostReader()
+
+    def rss(self) -> Optional[int]:
+        if self._fallback is not None:
+            return self._fallback.rss()
+        return self._proc.rss()
+
+    def rss_and_peak(self) -> Tuple[Optional[int], Optional[int]]:
+        if self._fallback is not None:
+            return self._fallback.rss(), None
+        return self._proc.rss_and_peak()
+
+    def reset_peak(self) -> bool:
+        return self._fallback is None and self._proc.reset_peak()
+
+    def close(self) -> None:
+        self._proc.close()
+
+
+class _PendingCell:
+    """What pre_run_cell measured; numbers only."""
+
+    __slots__ = (
+        "info_id", "cell_id", "execution_count", "started", "t0",
+        "rss_before", "rss_peak_before", "rss_peak_was_reset", "sampled_rss_max",
+        "cuda_was_initialized", "gpus_before", "gpu_peaks_were_reset", "sampled_gpu_max",
+    )
+
+    def __init__(self) -> None:
+        self.info_id = 0
+        self.cell_id: Optional[str] = None
+        self.execution_count: Optional[int] = None
+        self.started = 0.0
+        self.t0 = 0.0
+        self.rss_before: Optional[int] = None
+        self.rss_peak_before: Optional[int] = None  # VmHWM when not reset
+        self.rss_peak_was_reset = False
+        self.sampled_rss_max: Optional[int] = None
+        self.cuda_was_initialized = False
+        self.gpus_before: Dict[int, Optional[AllocatorCounters]] = {}
+        self.gpu_peaks_were_reset = False
+        # index -> [allocated max, reserved max] seen by the sampler during the cell
+        self.sampled_gpu_max: Dict[int, List[int]] = {}
+
+
+def _max_known(*values: Optional[int]) -> Optional[int]:
+    known = [v for v in values if v is not None]
+    return max(known) if known else None
+
+
+def _peak(
+    before: Optional[int],
+    after: Optional[int],
+    sampled: Optional[int],
+    counter_before: Optional[int],
+    counter_after: Optional[int],
+    counter_exact: bool,
+) -> Tuple[Optional[int], bool]:
+    """A cell's peak from a high-water counter and readings; (bytes, exact).
+
+    ``counter_exact``: the counter was reset at cell start (or started from
+    zero in the cell), so its value at the end is the cell's peak. Otherwise
+    it counts since some earlier reset: it is the cell's peak only if it rose
+    during the cell.
+    """
+    if counter_exact and counter_after is not None:
+        return _max_known(counter_after, before, after), True
+    rose = counter_after is not None and counter_before is not None and counter_after > counter_before
+    peak = _max_known(before, after, sampled, counter_after if rose else None)
+    return peak, bool(rose and peak == counter_after)
+
+
+# --- sending -----------------------------------------------------------------------
+
+
+class BackgroundSender:
+    """Sends messages to every open comm from its own daemon thread.
+
+    A comm send costs ipykernel 0.1-0.2 ms (JSON, signing, IOPub hand-off):
+    more than the whole per-cell budget. The hook only enqueues; this thread,
+    started on first use, does the sending while the kernel replies.
+    """
+
+    _STOP = object()
+
+    def __init__(self, broadcast: Callable[[Mapping[str, Any]], None]):
+        self._broadcast = broadcast
+        self._queue: "queue.SimpleQueue[Any]" = queue.SimpleQueue()
+        self._thread: Optional[threading.Thread] = None
+        self._lock = threading.Lock()
+
+    def post(self, message: Mapping[str, Any]) -> None:
+        self._queue.put(message)
+        if self._thread is None or not self._thread.is_alive():
+            with self._lock:
+                if self._thread is None or not self._thread.is_alive():
+                    self._thread = threading.Thread(target=self._run, name=SENDER_THREAD_NAME, daemon=True)
+                    self._thread.start()
+
+    def _run(self) -> None:
+        while True:
+            message = self._queue.get()
+            if message is self._STOP:
+                return
+            try:
+                self._broadcast(message)
+            except Exception:
+                pass  # the channel reports send failures itself
+
+    def stop(self, timeout: float = 1.0) -> None:
+        thread = self._thread
+        if thread is None or not thread.is_alive():
+            return
+        self._queue.put(self._STOP)
+        if thread is not threading.current_thread():
+            thread.join(timeout)
+        self._thread = None
+
+
+# --- the recorder ------------------------------------------------------------------
+
+
+class CellMemoryRecorder:
+    """Builds a :class:`CellMemoryRecord` per executed cell; see the module docstring."""
+
+    def __init__(
+        self,
+        config: Callable[[], SamplerConfig],
+        send: Optional[Callable[[Mapping[str, Any]], None]] = None,
+        has_listeners: Callable[[], bool] = lambda: True,
+        rss: Optional[HostRss] = None,
+        torch_module: Callable[[], Any] = torch_cuda.loaded_torch,
+        shell: Any = None,
+        wall_clock: Callable[[], float] = time.time,
+        clock: Callable[[], float] = time.perf_counter,
+        max_records: int = HISTORY_LENGTH,
+    ):
+        self._config = config
+        self._send = send
+        self._has_listeners = has_listeners
+        self._rss = rss if rss is not None else HostRss()
+        self._torch = torch_module
+        self.shell = shell
+        self._wall_clock = wall_clock
+        self._clock = clock
+        self._pending: List[_PendingCell] = []
+        self._records: Deque[CellMemoryRecord] = collections.deque(maxlen=max_records)
+        self._next_id = 1
+        self.last_error: Optional[str] = None
+        self._reported_errors: set = set()
+
+    # -- IPython hooks ------------------------------------------------------------
+
+    def hooks(self) -> List[Tuple[str, Callable[..., None]]]:
+        return [("pre_run_cell", self.pre_run_cell), ("post_run_cell", self.post_run_cell)]
+
+    def pre_run_cell(self, info: Any = None) -> None:
+        try:
+            self._pre(info)
+        except (Exception, KeyboardInterrupt) as exc:
+            # An interrupt that lands in the hook itself is dropped: the
+            # alternative is IPython printing our frame into the user's output.
+            self._problem("measuring the cell start", exc)
+
+    def post_run_cell(self, result: Any = None) -> None:
+        try:
+            self._post(result)
+        except (Exception, KeyboardInterrupt) as exc:
+            self._problem("recording the cell", exc)
+
+    # -- sampler feed (sampler thread) -------------------------------------------
+
+    def observe(self, figures: Mapping[str, Any]) -> None:
+        """Fold one sampler reading into the running cell's maxima (cheap, never raises)."""
+        try:
+            pending = self._pending
+            if not pending:
+                return
+            cell = pending[-1]
+            rss = figures["host"]["rss_bytes"]
+            if rss is not None and (cell.sampled_rss_max is None or rss > cell.sampled_rss_max):
+                cell.sampled_rss_max = rss
+            for gpu in figures["gpus"]:
+                torch_figures = gpu["torch"]
+                if torch_figures is None:
+                    continue
+                allocated = torch_figures["allocated_bytes"] or 0
+                reserved = torch_figures["reserved_bytes"] or 0
+                seen = cell.sampled_gpu_max.get(gpu["index"])
+                if seen is None:
+                    cell.sampled_gpu_max[gpu["index"]] = [allocated, reserved]
+                else:
+                    if allocated > seen[0]:
+                        seen[0] = allocated
+                    if reserved > seen[1]:
+                        seen[1] = reserved
+        except Exception:
+            pass
+
+    # -- history ------------------------------------------------------------------
+
+    def history(self) -> List[CellMemoryRecord]:
+        """The kept records, oldest first."""
+        return list(self._records)
+
+    def close(self) -> None:
+        self._pending.clear()
+        self._rss.close()
+
+    # -- internals ----------------------------------------------------------------
+
+    def _pre(self, info: Any) -> None:
+        reset = self._config().reset_peak_per_cell
+        cell = _PendingCell()
+        cell.info_id = id(info)
+        cell_id = getattr(info, "cell_id", None)
+        cell.cell_id = cell_id[:MAX_CELL_ID_CHARS] if isinstance(cell_id, str) and cell_id else None
+        cell.execution_count = self._expected_execution_count(info)
+        cell.started = self._wall_clock()
+        # Each source on its own: a failing one costs its figures, not the record.
+        try:
+            self._host_before(cell, reset)
+        except Exception as exc:
+            self._problem("reading RSS at cell start", exc)
+        try:
+            self._gpus_before(cell, reset)
+        except Exception as exc:
+            cell.gpu_peaks_were_reset = False
+            self._problem("reading torch.cuda at cell start", exc)
+        if len(self._pending) >= MAX_PENDING_CELLS:
+            del self._pending[0]
+        self._pending.append(cell)
+        cell.t0 = self._clock()
+
+    def _host_before(self, cell: _PendingCell, reset: bool) -> None:
+        rss = self._rss
+        if reset:
+            cell.rss_before = rss.rss()
+            cell.rss_peak_was_reset = rss.reset_peak()
+        if not cell.rss_peak_was_reset:
+            cell.rss_before, cell.rss_peak_before = rss.rss_and_peak()
+
+    def _gpus_before(self, cell: _PendingCell, reset: bool) -> None:
+        torch = self._torch()
+        count = torch_cuda.initialized_device_count(torch)
+        if not count:
+            return
+        cell.cuda_was_initialized = True
+        for index in range(count):
+            cell.gpus_before[index] = torch_cuda.allocator_counters(torch, index)
+        if reset:
+            for index in range(count):
+                torch_cuda.reset_peaks(torch, index)
+            cell.gpu_peaks_were_reset = True
+
+    def _post(self, result: Any) -> None:
+        t1 = self._clock()
+        cell = self._pop(result)
+        if cell is None:
+            return  # an empty cell (no pre_run_cell), or the start failed
+        status, error = cell_outcome(result)
+        execution_count = getattr(result, "execution_count", None) if result is not None else None
+        if not isinstance(execution_count, int) or isinstance(execution_count, bool):
+            execution_count = cell.execution_count
+
+        try:
+            rss_after, rss_peak_after = self._rss.rss_and_peak()
+        except Exception as exc:
+            rss_after = rss_peak_after = None
+            self._problem("reading RSS at cell end", exc)
+        rss_peak, rss_exact = _peak(
+            cell.rss_before, rss_after, cell.sampled_rss_max,
+            cell.rss_peak_before, rss_peak_after, cell.rss_peak_was_reset,
+        )
+        host: CellHostMemory = {
+            "rss_before_bytes": cell.rss_before,
+            "rss_after_bytes": rss_after,
+            "rss_peak_bytes": rss_peak,
+            "peak_exact": rss_exact,
+        }
+        try:
+            gpus = self._gpu_records(cell)
+        except Exception as exc:
+            gpus = []
+            self._problem("reading torch.cuda at cell end", exc)
+        record: CellMemoryRecord = {
+            "record_id": self._next_id,
+            "execution_count": execution_count,
+            "cell_id": cell.cell_id,
+            "started": cell.started,
+            "duration_s": max(0.0, t1 - cell.t0),
+            "status": status,
+            "error": error,
+            "peak_exact": rss_exact and all(g["peak_exact"] for g in gpus),
+            "host": host,
+            "gpus": gpus,
+        }
+        self._next_id += 1
+        self._records.append(record)
+        if self._send is not None and self._has_listeners():
+            self._send(cell_message(record))
+
+    def _gpu_records(self, cell: _PendingCell) -> List[CellGpuMemory]:
+        torch = self._torch()
+        count = torch_cuda.initialized_device_count(torch)
+        after: Dict[int, Optional[AllocatorCounters]] = {
+            index: torch_cuda.allocator_counters(torch, index) for index in range(count)
+        }
+        records: List[CellGpuMemory] = []
+        for index in sorted(set(cell.gpus_before) | set(after)):
+            b = cell.gpus_before.get(index)
+            a = after.get(index)
+            if not cell.cuda_was_initialized:
+                # CUDA came up during the cell: the allocator counted from zero.
+                b = AllocatorCounters(0, 0, 0, 0)
+                counters_exact = True
+            else:
+                counters_exact = cell.gpu_peaks_were_reset and b is not None
+            sampled = cell.sampled_gpu_max.get(index, (None, None))
+            allocated_peak, allocated_exact = _peak(
+                b and b.allocated, a and a.allocated, sampled[0],
+                b and b.allocated_peak, a and a.allocated_peak, counters_exact,
+            )
+            reserved_peak, reserved_exact = _peak(
+                b and b.reserved, a and a.reserved, sampled[1],
+                b and b.reserved_peak, a and a.reserved_peak, counters_exact,
+            )
+            if not (allocated_peak or reserved_peak or (a and a.reserved) or (b and b.reserved)):
+                continue  # a device this kernel never used: no entry
+            records.append(
+                {
+                    "index": index,
+                    "allocated_before_bytes": b.allocated if b else None,
+                    "allocated_after_bytes": a.allocated if a else None,
+                    "allocated_peak_bytes": allocated_peak,
+                    "reserved_before_bytes": b.reserved if b else None,
+                    "reserved_after_bytes": a.reserved if a else None,
+                    "reserved_peak_bytes": reserved_peak,
+                    "peak_exact": allocated_exact and reserved_exact,
+                }
+            )
+        return records
+
+    def _pop(self, result: Any) -> Optional[_PendingCell]:
+        pending = self._pending
+        if not pending:
+            return None
+        if result is None:
+            return pending.pop()  # cancelled: the innermost running cell
+        info_id = id(getattr(result, "info", None))
+        for position in range(len(pending) - 1, -1, -1):
+            if pending[position].info_id == info_id:
+                cell = pending[position]
+                # Cells above it never got their post_run_cell: forget them.
+                del pending[position:]
+                return cell
+        return None  # an empty cell: its pre_run_cell never fired
+
+    def _expected_execution_count(self, info: Any) -> Optional[int]:
+        # IPython assigns the count before pre_run_cell and increments it
+        # only when the cell is stored in history. Used only when
+        # post_run_cell gets no result.
+        count = getattr(self.shell, "execution_count", None)
+        if not isinstance(count, int):
+            return None
+        return count - 1 if getattr(info, "store_history", False) else count
+
+    def _problem(self, what: str, exc: BaseException) -> None:
+        try:
+            summary = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+            text = f"per-cell accounting: {what} failed: {summary}"
+            self.last_error = text
+            # Each distinct failure once, not at every cell.
+            if text not in self._reported_errors and len(self._reported_errors) < 32:
+                self._reported_errors.add(text)
+                if self._send is not None:
+                    self._send(error_message("internal", text))
+        except Exception:
+            pass

@@ -1,0 +1,283 @@
+"""Per-cell memory accounting end to end: a real ipykernel, real CPU torch.
+
+The helper is bootstrapped the way the frontend does it and a comm is open;
+cells are executed through jupyter_client and the `cell` messages checked.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Dict, Iterator, List, Optional
+
+import pytest
+
+from kernel_harness import Kernel
+
+pytestmark = pytest.mark.kernel
+
+MB = 1 << 20
+TENSOR_BYTES = 200_000_000  # torch.ones(50_000_000) in float32
+FAST = {"interval_s": 0.2, "heartbeat_s": 1.0}
+
+
+class Session:
+    def __init__(self, kernel: Kernel, comm_id: str):
+        self.k = kernel
+        self.comm_id = comm_id
+
+    def records(self, comm_id: Optional[str] = None) -> List[Dict[str, Any]]:
+        return [d["record"] for d in self.k.comm_data(comm_id or self.comm_id, "cell")]
+
+    def run(self, code: str, **kw: Any) -> Dict[str, Any]:
+        """Execute a cell and return (reply, its record) once the record arrived."""
+        before = len(self.records())
+        reply = self.k.execute(code, **kw)
+        record = self.next_record(before)
+        return {"reply": reply, "record": record}
+
+    def next_record(self, before: int, timeout: float = 10) -> Dict[str, Any]:
+        deadline = time.monotonic() + timeout
+        while len(self.records()) <= before:
+            if time.monotonic() > deadline:
+                raise TimeoutError("no cell record")
+            self.k.pump(0.05)
+        return self.records()[before]
+
+    def settle(self, seconds: float = 0.5) -> None:
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            self.k.pump(0.05)
+
+
+@pytest.fixture(scope="module")
+def session(bootstrap: str) -> Iterator[Session]:
+    kernel = Kernel()
+    try:
+        kernel.bootstrap(bootstrap)
+        comm_id = kernel.open_comm({"type": "open", "protocol": 1, "config": FAST})
+        kernel.wait_for(comm_id, lambda d: d.get("reason") == "initial")
+        s = Session(kernel, comm_id)
+        s.run("import gc, sys, weakref, torch")
+        yield s
+    finally:
+        kernel.shutdown()
+
+
+def _within(value: int, expected: int, tolerance: float = 0.10) -> bool:
+    return abs(value - expected) <= tolerance * expected
+
+
+def test_a_200mb_tensor_and_its_release(session: Session) -> None:
+    made = session.run("x = torch.ones(50_000_000)", cell_id="cell-alloc")
+    reply, record = made["reply"], made["record"]
+    assert reply["status"] == "ok"
+    assert record["status"] == "ok" and record["error"] is None
+    assert record["cell_id"] == "cell-alloc"
+    assert record["execution_count"] == reply["execution_count"]
+    host = record["host"]
+    delta = host["rss_after_bytes"] - host["rss_before_bytes"]
+    assert _within(delta, TENSOR_BYTES), delta
+    assert host["rss_peak_bytes"] >= host["rss_after_bytes"]
+    assert host["peak_exact"] is True and record["peak_exact"] is True  # VmHWM reset works here
+    assert record["gpus"] == []  # CPU torch: CUDA never initialised
+    assert 0 <= record["duration_s"] < 30
+    assert abs(record["started"] - time.time()) < 60
+
+    session.run("w = weakref.ref(x)")
+    freed = session.run("del x; gc.collect()")["record"]
+    drop = freed["host"]["rss_before_bytes"] - freed["host"]["rss_after_bytes"]
+    assert _within(drop, TENSOR_BYTES), drop
+    assert freed["host"]["rss_peak_bytes"] >= freed["host"]["rss_before_bytes"]
+    # The helper measured that tensor twice and holds no reference to it.
+    assert session.k.eval("w() is None") is True
+
+
+def test_transient_peak_is_seen_in_the_cell(session: Session) -> None:
+    record = session.run("y = torch.ones(25_000_000); del y")["record"]  # 100 MB, freed in the cell
+    host = record["host"]
+    assert abs(host["rss_after_bytes"] - host["rss_before_bytes"]) < 20 * MB
+    assert _within(host["rss_peak_bytes"] - host["rss_before_bytes"], 100_000_000, 0.15)
+    assert host["peak_exact"] is True
+
+
+def test_empty_and_blank_cells_make_no_record(session: Session) -> None:
+    before = len(session.records())
+    for code in ("", "   \n\t", "\n"):
+        assert session.k.execute(code)["status"] == "ok"
+    session.run("pass")  # a record after them proves the hooks still work
+    records = session.records()[before:]
+    assert len(records) == 1 and records[0]["status"] == "ok"
+
+
+def test_silent_execution_makes_no_record(session: Session) -> None:
+    before = len(session.records())
+    session.k.execute("silent_value = 1", silent=True)
+    session.k.eval("silent_value")
+    session.settle(0.5)
+    assert len(session.records()) == before
+
+
+def test_a_cell_that_raises(session: Session) -> None:
+    made = session.run("raise ValueError('boom ' * 400)")
+    reply, record = made["reply"], made["record"]
+    assert reply["status"] == "error"
+    assert record["status"] == "error"
+    assert record["execution_count"] == reply["execution_count"]
+    error = record["error"]
+    assert error["type"] == "ValueError"
+    assert error["message_head"].startswith("boom boom") and len(error["message_head"]) == 1000
+    assert error["out_of_memory"] is False
+
+
+@pytest.mark.parametrize(
+    "code,type_name",
+    [
+        ("raise MemoryError()", "MemoryError"),
+        ("raise RuntimeError('CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.11 GiB')", "RuntimeError"),
+        ("raise torch.OutOfMemoryError('CUDA out of memory. Tried to allocate 20.00 MiB.')", "OutOfMemoryError"),
+        ("torch.empty(2**62, dtype=torch.uint8)", None),  # the real CPU allocator failing
+    ],
+)
+def test_out_of_memory_is_recognised(session: Session, code: str, type_name: Optional[str]) -> None:
+    record = session.run(code)["record"]
+    assert record["status"] == "error"
+    if type_name is not None:
+        assert record["error"]["type"] == type_name
+    assert record["error"]["out_of_memory"] is True, record["error"]
+
+
+def test_a_syntax_error_is_an_error_before_execution(session: Session) -> None:
+    record = session.run("def broken(:\n    pass")["record"]
+    assert record["status"] == "error"
+    assert record["error"]["type"] == "SyntaxError"
+
+
+def _silently(session: Session, code: str) -> None:
+    # Silent: no hooks fire, so whatever the helper kept from the last cell stays.
+    reply = session.k.execute(code, silent=True, store_history=False)
+    assert reply["status"] == "ok", reply
+
+
+def test_the_result_of_a_cell_is_not_kept_alive(session: Session) -> None:
+    session.run("shown = torch.ones(1000); shown_ref = weakref.ref(shown); shown")  # an Out[] value
+    # IPython's output cache holds it (Out, _, _N, and their copies in
+    # user_ns_hidden, which displayhook.flush() leaves): clear those and the name.
+    _silently(
+        session,
+        "get_ipython().displayhook.flush(); del shown\n"
+        "hidden = get_ipython().user_ns_hidden\n"
+        "for key in [k for k in hidden if k in ('_', '__', '___') or k[:1] == '_' and k[1:].isdigit()]:\n"
+        "    del hidden[key]\n"
+        "del hidden",
+    )
+    assert session.k.eval("(gc.collect(), shown_ref() is None)[1]") is True
+
+
+def test_the_exception_of_a_failed_cell_is_not_kept_alive(session: Session) -> None:
+    session.run(
+        "def fails():\n"
+        "    big = torch.ones(1000)\n"
+        "    globals()['w_failed'] = weakref.ref(big)\n"
+        "    raise ValueError('holds big in its frame')\n"
+        "fails()"
+    )
+    assert session.k.eval("w_failed() is not None") is True  # IPython holds it, for %debug
+    # IPython keeps the traceback (and so the frame) in these; its last
+    # ExecutionResult was replaced by the silent executions. Once they are
+    # cleared nothing may be left: the helper read the error's name and
+    # dropped it.
+    _silently(
+        session,
+        "sys.last_value = sys.last_traceback = sys.last_type = None\n"
+        "sys.last_exc = None\n"
+        "get_ipython().InteractiveTB.tb = None",
+    )
+    assert session.k.eval("(gc.collect(), w_failed() is None)[1]") is True
+
+
+def test_an_interrupted_cell(session: Session) -> None:
+    before = len(session.records())
+    msg_id = session.k.submit("import time; time.sleep(20)")
+    record_pending = time.monotonic()
+    time.sleep(1.0)  # let the sleep start
+    session.k.km.interrupt_kernel()
+    reply = session.k.wait_reply(msg_id, timeout=30)
+    assert reply["status"] == "error" and reply["ename"] == "KeyboardInterrupt"
+    record = session.next_record(before)
+    assert record["status"] == "interrupted"
+    assert record["error"]["type"] == "KeyboardInterrupt"
+    assert record["error"]["out_of_memory"] is False
+    assert 0.5 < record["duration_s"] < time.monotonic() - record_pending
+    # the kernel and the hooks carry on
+    assert session.run("1 + 1")["record"]["status"] == "ok"
+
+
+def test_run_of_a_script(session: Session, tmp_path) -> None:
+    script = tmp_path / "allocate.py"
+    script.write_text("import torch\nscript_tensor = torch.ones(25_000_000)\nprint('script done')\n")
+    before = len(session.records())
+    made = session.run(f"%run {script}")
+    assert made["reply"]["status"] == "ok"
+    records = session.records()[before:]
+    assert len(records) == 1  # %run is one cell, not one per statement
+    host = made["record"]["host"]
+    assert _within(host["rss_after_bytes"] - host["rss_before_bytes"], 100_000_000), host
+    session.run("del script_tensor; gc.collect()")
+
+
+def test_a_console_cell_has_no_cell_id(session: Session) -> None:
+    record = session.run("console_value = 2")["record"]  # no metadata.cellId, as from a console
+    assert record["cell_id"] is None
+    assert record["status"] == "ok"
+    assert isinstance(record["execution_count"], int)
+
+
+def test_records_reach_every_comm_and_history_returns_them(session: Session) -> None:
+    k = session.k
+    second = k.open_comm({"type": "open", "protocol": 1})
+    k.wait_for(second, lambda d: d.get("reason") == "initial")
+    try:
+        record = session.run("two_frontends = 1", cell_id="cell-two")["record"]
+        seen_by_second = k.wait_for(
+            second, lambda d: d.get("type") == "cell" and d["record"]["record_id"] == record["record_id"]
+        )
+        assert seen_by_second["record"] == record
+
+        history = k.request(second, {"type": "history", "request_id": "h1"})
+        assert history["type"] == "reply" and history["request_type"] == "history"
+        records = history["result"]["records"]
+        assert records == session.records()  # every record so far, oldest first
+        ids = [r["record_id"] for r in records]
+        assert ids == sorted(ids) and len(set(ids)) == len(ids)
+    finally:
+        k.close_comm(second)
+
+
+def test_approximate_peaks_when_reset_is_off(session: Session) -> None:
+    k = session.k
+    reply = k.request(session.comm_id, {"type": "configure", "request_id": "off", "config": {"reset_peak_per_cell": False}})
+    assert reply["result"]["config"]["reset_peak_per_cell"] is False
+    try:
+        # 100 MB, freed in the cell: a new high-water mark, so the counter
+        # rose during the cell and the peak is exact without a reset.
+        high = session.run("a = torch.ones(25_000_000); del a")["record"]["host"]
+        assert high["peak_exact"] is True
+        assert _within(high["rss_peak_bytes"] - high["rss_before_bytes"], 100_000_000, 0.15)
+        session.run("import resource, time; maxrss_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss")
+        # 50 MB, freed in the cell: below that mark, so the peak can only be
+        # sampled (the sampler reads every 0.2 s; the cell lasts 0.6 s).
+        record = session.run("z = torch.ones(12_500_000); time.sleep(0.6); del z")["record"]
+        host = record["host"]
+        assert host["peak_exact"] is False and record["peak_exact"] is False
+        assert host["rss_peak_bytes"] >= max(host["rss_before_bytes"], host["rss_after_bytes"])
+        assert host["rss_peak_bytes"] - host["rss_before_bytes"] > 40 * MB
+        # The process-wide peak a user may be measuring was left alone.
+        assert k.eval("resource.getrusage(resource.RUSAGE_SELF).ru_maxrss >= maxrss_kib") is True
+    finally:
+        k.request(session.comm_id, {"type": "configure", "request_id": "on", "config": {"reset_peak_per_cell": True}})
+
+
+def test_hooks_printed_nothing(session: Session) -> None:
+    texts = [m["content"].get("text", "") for m in session.k.iopub if m["msg_type"] == "stream"]
+    assert not any("Error in callback" in t or "jupyterlab-vram" in t for t in texts), texts
+    assert [d for d in session.k.comm_data(session.comm_id, "error")] == []

@@ -1,0 +1,613 @@
+"""CellMemoryRecorder with a fake torch.cuda and a scripted RSS: peaks, outcomes, odd cases."""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+import types
+from typing import Any, List, Optional, Tuple
+
+import pytest
+
+from fakes import FakeComm, FakeCommManager, FakeTorch, set_allocator
+from jupyterlab_vram_helper.cell_accounting import (
+    SENDER_THREAD_NAME,
+    BackgroundSender,
+    CellMemoryRecorder,
+    cell_outcome,
+    is_out_of_memory,
+)
+from jupyterlab_vram_helper.config import SamplerConfig
+from jupyterlab_vram_helper.readers.host import ProcSelfRss
+from jupyterlab_vram_helper.readers.nvml import NvmlReader
+from jupyterlab_vram_helper.runtime import Runtime
+from jupyterlab_vram_helper.sample import SampleSource
+
+GB = 1 << 30
+MB = 1 << 20
+
+
+class ScriptedRss:
+    """RSS figures the test sets; VmHWM behaves like the kernel's."""
+
+    def __init__(self, rss: int = 100 * MB, can_reset: bool = True):
+        self.current = rss
+        self.hwm = rss
+        self.can_reset = can_reset
+        self.resets = 0
+
+    def set(self, rss: int) -> None:
+        self.current = rss
+        self.hwm = max(self.hwm, rss)
+
+    def rss(self) -> Optional[int]:
+        return self.current
+
+    def rss_and_peak(self) -> Tuple[Optional[int], Optional[int]]:
+        return self.current, self.hwm
+
+    def reset_peak(self) -> bool:
+        if not self.can_reset:
+            return False
+        self.resets += 1
+        self.hwm = self.current
+        return True
+
+    def close(self) -> None:
+        pass
+
+
+class Harness:
+    def __init__(self, torch: Optional[FakeTorch] = None, reset: bool = True, rss: Optional[ScriptedRss] = None,
+                 max_records: int = 2000, listeners: bool = True):
+        self.config = SamplerConfig(reset_peak_per_cell=reset)
+        self.sent: List[Any] = []
+        self.rss = rss or ScriptedRss()
+        self.torch = torch
+        self.listeners = listeners
+        self.shell = types.SimpleNamespace(execution_count=1)
+        self.recorder = CellMemoryRecorder(
+            config=lambda: self.config,
+            send=self.sent.append,
+            has_listeners=lambda: self.listeners,
+            rss=self.rss,  # type: ignore[arg-type]
+            torch_module=lambda: self.torch,
+            shell=self.shell,
+            max_records=max_records,
+        )
+
+    def cell(self, body=lambda: None, cell_id: Optional[str] = "c1", error: Optional[BaseException] = None,
+             before_exec: Optional[BaseException] = None, store_history: bool = True):
+        info = types.SimpleNamespace(cell_id=cell_id, store_history=store_history, raw_cell="x")
+        count = self.shell.execution_count
+        if store_history:
+            self.shell.execution_count += 1
+        self.recorder.pre_run_cell(info)
+        body()
+        result = types.SimpleNamespace(
+            info=info, execution_count=count, error_in_exec=error, error_before_exec=before_exec, result=None
+        )
+        self.recorder.post_run_cell(result)
+        return self.last()
+
+    def last(self):
+        history = self.recorder.history()
+        return history[-1] if history else None
+
+    def cells_sent(self):
+        return [m["record"] for m in self.sent if m["type"] == "cell"]
+
+    def errors_sent(self):
+        return [m for m in self.sent if m["type"] == "error"]
+
+
+def figures(rss: Optional[int], gpus=()):
+    return {
+        "host": {"rss_bytes": rss, "total_bytes": None, "available_bytes": None},
+        "torch": {"imported": True, "cuda_initialized": True},
+        "tensorflow": {"imported": False, "gpus_initialized": False},
+        "gpus": [
+            {"index": i, "name": None, "total_bytes": None, "nvml": None, "tensorflow": None,
+             "torch": {"allocated_bytes": a, "reserved_bytes": r, "peak_allocated_bytes": None, "active_bytes": None,
+                       "inactive_split_bytes": None, "num_ooms": 0, "num_alloc_retries": 0}}
+            for i, a, r in gpus
+        ],
+    }
+
+
+@pytest.fixture
+def cuda(fake_torch: FakeTorch) -> FakeTorch:
+    fake_torch.initialized = True
+    set_allocator(fake_torch, 0, 1 * GB, 2 * GB, peak=5 * GB)  # an old peak, from before this cell
+    set_allocator(fake_torch, 1, 0, 0)
+    return fake_torch
+
+
+def resets(torch: FakeTorch) -> List[Any]:
+    return [c for c in torch.calls if c[0] == "reset_peak_memory_stats"]
+
+
+# --- exact peaks --------------------------------------------------------------------------
+
+
+def test_exact_peak_resets_each_initialised_device_by_index(cuda: FakeTorch) -> None:
+    h = Harness(cuda)
+
+    def body():
+        assert resets(cuda) == [("reset_peak_memory_stats", 0), ("reset_peak_memory_stats", 1)]
+        set_allocator(cuda, 0, 3 * GB, 4 * GB)  # the cell's peak: 3 GB (below the old 5 GB)
+        set_allocator(cuda, 0, 1536 * MB, 4 * GB)
+
+    record = h.cell(body)
+    assert record["gpus"] == [
+        {
+            "index": 0,
+            "allocated_before_bytes": 1 * GB,
+            "allocated_after_bytes": 1536 * MB,
+            "allocated_peak_bytes": 3 * GB,
+            "reserved_before_bytes": 2 * GB,
+            "reserved_after_bytes": 4 * GB,
+            "reserved_peak_bytes": 4 * GB,
+            "peak_exact": True,
+        }
+    ]  # device 1 was never used: no entry
+    assert record["peak_exact"] is True
+    assert record["host"]["peak_exact"] is True and h.rss.resets == 1
+
+
+def test_two_devices_each_get_their_own_figures(cuda: FakeTorch) -> None:
+    h = Harness(cuda)
+    set_allocator(cuda, 1, 10 * MB, 20 * MB)
+
+    def body():
+        set_allocator(cuda, 1, 700 * MB, 800 * MB)
+        set_allocator(cuda, 1, 300 * MB, 800 * MB)
+
+    record = h.cell(body)
+    assert [g["index"] for g in record["gpus"]] == [0, 1]
+    g0, g1 = record["gpus"]
+    assert (g0["allocated_before_bytes"], g0["allocated_after_bytes"], g0["allocated_peak_bytes"]) == (GB, GB, GB)
+    assert (g1["allocated_before_bytes"], g1["allocated_after_bytes"], g1["allocated_peak_bytes"]) == (
+        10 * MB, 300 * MB, 700 * MB
+    )
+    assert g1["reserved_peak_bytes"] == 800 * MB and g1["peak_exact"] is True
+
+
+def test_no_cuda_call_while_cuda_is_not_initialised(fake_torch: FakeTorch) -> None:
+    h = Harness(fake_torch)
+    record = h.cell()
+    assert record["gpus"] == []
+    assert fake_torch.calls == []  # not even device_count or memory stats
+
+
+def test_a_device_initialised_during_the_cell_counts_from_zero(fake_torch: FakeTorch) -> None:
+    for reset in (True, False):
+        fake_torch.initialized = False
+        fake_torch.calls.clear()
+        h = Harness(fake_torch, reset=reset)
+
+        def body():
+            fake_torch.initialized = True
+            set_allocator(fake_torch, 0, 100 * MB, 128 * MB, peak=900 * MB, reserved_peak=1 * GB)
+
+        record = h.cell(body)
+        assert resets(fake_torch) == []
+        assert record["gpus"][0] == {
+            "index": 0,
+            "allocated_before_bytes": 0,
+            "allocated_after_bytes": 100 * MB,
+            "allocated_peak_bytes": 900 * MB,
+            "reserved_before_bytes": 0,
+            "reserved_after_bytes": 128 * MB,
+            "reserved_peak_bytes": 1 * GB,
+            "peak_exact": True,
+        }
+        set_allocator(fake_torch, 0, 0, 0)
+
+
+# --- approximate peaks -------------------------------------------------------------------------
+
+
+def test_approximate_mode_resets_nothing_and_samples_the_peak(cuda: FakeTorch) -> None:
+    h = Harness(cuda, reset=False)
+    h.rss.set(400 * MB)
+    h.rss.set(100 * MB)  # an old RSS high-water mark of 400 MB
+
+    def body():
+        set_allocator(cuda, 0, 2 * GB, 3 * GB)  # below the old 5 GB peak: the counter does not move
+        h.rss.set(250 * MB)
+        h.recorder.observe(figures(250 * MB, [(0, 2 * GB, 3 * GB)]))  # the sampler saw it
+        set_allocator(cuda, 0, 1 * GB, 3 * GB)
+        h.rss.set(120 * MB)
+
+    record = h.cell(body)
+    assert resets(cuda) == [] and h.rss.resets == 0
+    g0 = record["gpus"][0]
+    assert (g0["allocated_peak_bytes"], g0["reserved_peak_bytes"], g0["peak_exact"]) == (2 * GB, 3 * GB, False)
+    host = record["host"]
+    assert (host["rss_before_bytes"], host["rss_after_bytes"], host["rss_peak_bytes"]) == (100 * MB, 120 * MB, 250 * MB)
+    assert host["peak_exact"] is False and record["peak_exact"] is False
+
+
+def test_approximate_mode_without_samples_falls_back_to_before_and_after(cuda: FakeTorch) -> None:
+    h = Harness(cuda, reset=False)
+    h.rss.set(900 * MB)
+    h.rss.set(100 * MB)
+
+    def body():
+        set_allocator(cuda, 0, 2 * GB, 2 * GB)
+        h.rss.set(300 * MB)  # below the old 900 MB mark; no sample taken
+
+    record = h.cell(body)
+    assert record["gpus"][0]["allocated_peak_bytes"] == 2 * GB and record["gpus"][0]["peak_exact"] is False
+    assert record["host"]["rss_peak_bytes"] == 300 * MB and record["host"]["peak_exact"] is False
+
+
+def test_approximate_mode_counter_that_rose_is_exact(cuda: FakeTorch) -> None:
+    h = Harness(cuda, reset=False)
+
+    def body():
+        set_allocator(cuda, 0, 7 * GB, 8 * GB)  # beats the old 5 GB peak
+        set_allocator(cuda, 0, 1 * GB, 8 * GB)
+        h.rss.set(500 * MB)
+        h.rss.set(150 * MB)
+
+    record = h.cell(body)
+    g0 = record["gpus"][0]
+    assert (g0["allocated_peak_bytes"], g0["reserved_peak_bytes"], g0["peak_exact"]) == (7 * GB, 8 * GB, True)
+    assert record["host"]["rss_peak_bytes"] == 500 * MB and record["host"]["peak_exact"] is True
+
+
+def test_rss_reset_unavailable_degrades_to_approximate() -> None:
+    h = Harness(rss=ScriptedRss(can_reset=False))
+    h.rss.set(300 * MB)
+    h.rss.set(100 * MB)
+    record = h.cell(lambda: h.rss.set(200 * MB))
+    assert record["host"]["rss_peak_bytes"] == 200 * MB and record["host"]["peak_exact"] is False
+
+
+# --- outcomes and out-of-memory recognition ------------------------------------------------
+
+
+def _named(name: str, base: type = RuntimeError) -> type:
+    return type(name, (base,), {})
+
+
+OOM_ERRORS = [
+    # torch: torch.OutOfMemoryError (= torch.cuda.OutOfMemoryError), from CUDACachingAllocator.cpp
+    _named("OutOfMemoryError")(
+        "CUDA out of memory. Tried to allocate 20.00 MiB. GPU 0 has a total capacity of 79.11 GiB of which "
+        "1.06 MiB is free. Including non-PyTorch memory, this process has 79.10 GiB memory in use."
+    ),
+    _named("OutOfMemoryError")("whatever the text"),  # by type name alone
+    RuntimeError("CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 7.93 GiB total capacity)"),  # torch < 1.13
+    RuntimeError("CUDA error: out of memory\nCUDA kernel errors might be asynchronously reported"),
+    RuntimeError("CUDA error: CUBLAS_STATUS_ALLOC_FAILED when calling `cublasCreate(handle)`"),
+    RuntimeError("cuDNN error: CUDNN_STATUS_ALLOC_FAILED"),
+    RuntimeError("CUSOLVER_STATUS_ALLOC_FAILED"),
+    RuntimeError("cuFFT error: CUFFT_ALLOC_FAILED"),
+    RuntimeError("CUDA ran out of memory outside PyTorch's allocator. If this workload uses many dynamic shapes"),
+    RuntimeError("DefaultCPUAllocator: can't allocate memory: you tried to allocate 4611686018427387904 bytes."),
+    RuntimeError("MPS backend out of memory (MPS allocated: 1.2 GB, other allocations: 2 MB, max allowed: 18 GB)."),
+    # TensorFlow: tf.errors.ResourceExhaustedError (a subclass of OpError)
+    _named("ResourceExhaustedError", _named("OpError", Exception))(
+        "OOM when allocating tensor with shape[32,1024,64,64] and type float on "
+        "/job:localhost/replica:0/task:0/device:GPU:0 by allocator GPU_0_bfc"
+    ),
+    # JAX / XLA
+    _named("XlaRuntimeError")("RESOURCE_EXHAUSTED: Out of memory while trying to allocate 17179869184 bytes."),
+    MemoryError(),
+    _named("_ArrayMemoryError", MemoryError)("Unable to allocate 7.45 GiB for an array with shape (1000000000,)"),
+]
+
+
+@pytest.mark.parametrize("exc", OOM_ERRORS, ids=[f"{type(e).__name__}-{i}" for i, e in enumerate(OOM_ERRORS)])
+def test_out_of_memory_is_recognised(exc: BaseException) -> None:
+    assert is_out_of_memory(exc)
+    status, error = cell_outcome(types.SimpleNamespace(error_in_exec=exc, error_before_exec=None))
+    assert status == "error" and error is not None
+    assert error["type"] == type(exc).__name__ and error["out_of_memory"] is True
+
+
+def test_out_of_memory_raised_from_inside_another_error() -> None:
+    try:
+        try:
+            raise _named("OutOfMemoryError")("CUDA out of memory.")
+        except RuntimeError as inner:
+            raise ValueError("training step 12 failed") from inner
+    except ValueError as outer:
+        assert is_out_of_memory(outer)
+
+
+@pytest.mark.parametrize(
+    "exc",
+    [
+        ValueError("boom"),
+        RuntimeError("CUDA error: device-side assert triggered"),
+        RuntimeError("cuDNN error: CUDNN_STATUS_INTERNAL_ERROR"),
+        RuntimeError("RESOURCE_EXHAUSTED: rate limit exceeded"),
+        _named("Unprintable", Exception)(),
+    ],
+)
+def test_other_errors_are_not_out_of_memory(exc: BaseException) -> None:
+    assert not is_out_of_memory(exc)
+
+
+def test_outcomes() -> None:
+    assert cell_outcome(types.SimpleNamespace(error_in_exec=None, error_before_exec=None)) == ("ok", None)
+    assert cell_outcome(None) == ("interrupted", None)
+    status, error = cell_outcome(types.SimpleNamespace(error_in_exec=KeyboardInterrupt(), error_before_exec=None))
+    assert status == "interrupted" and error == {"type": "KeyboardInterrupt", "message_head": "", "out_of_memory": False}
+    status, error = cell_outcome(types.SimpleNamespace(error_in_exec=None, error_before_exec=SyntaxError("bad")))
+    assert status == "error" and error["type"] == "SyntaxError"
+
+
+def test_message_head_is_bounded_and_an_unprintable_error_is_survived() -> None:
+    class Unprintable(Exception):
+        def __str__(self) -> str:
+            raise RuntimeError("no")
+
+    h = Harness()
+    record = h.cell(error=ValueError("x" * 5000))
+    assert len(record["error"]["message_head"]) == 1000
+    record = h.cell(error=Unprintable())
+    assert record["error"] == {"type": "Unprintable", "message_head": "", "out_of_memory": False}
+    assert h.errors_sent() == []
+
+
+# --- odd cells --------------------------------------------------------------------------------
+
+
+def test_empty_cell_post_without_pre_makes_no_record() -> None:
+    h = Harness()
+    info = types.SimpleNamespace(cell_id="c", store_history=True)
+    h.recorder.post_run_cell(types.SimpleNamespace(info=info, execution_count=None, error_in_exec=None,
+                                                   error_before_exec=None))
+    assert h.recorder.history() == [] and h.sent == []
+
+
+def test_nested_cells_and_an_empty_nested_cell() -> None:
+    h = Harness()
+    outer = types.SimpleNamespace(cell_id="outer", store_history=True)
+    inner = types.SimpleNamespace(cell_id="inner", store_history=False)
+    empty = types.SimpleNamespace(cell_id="empty", store_history=False)
+
+    def result(info, count):
+        return types.SimpleNamespace(info=info, execution_count=count, error_in_exec=None, error_before_exec=None)
+
+    h.recorder.pre_run_cell(outer)
+    h.recorder.pre_run_cell(inner)
+    h.recorder.post_run_cell(result(inner, 7))
+    h.recorder.post_run_cell(result(empty, None))  # get_ipython().run_cell("") inside the outer cell
+    h.recorder.post_run_cell(result(outer, 6))
+    assert [(r["cell_id"], r["execution_count"]) for r in h.recorder.history()] == [("inner", 7), ("outer", 6)]
+
+
+def test_cancelled_cell_is_interrupted_with_the_expected_count() -> None:
+    h = Harness()
+    h.shell.execution_count = 42  # IPython already incremented it for this stored cell
+    h.recorder.pre_run_cell(types.SimpleNamespace(cell_id=None, store_history=True))
+    h.recorder.post_run_cell(None)  # ipykernel: the cell's coroutine was cancelled
+    record = h.last()
+    assert (record["status"], record["error"], record["execution_count"], record["cell_id"]) == (
+        "interrupted", None, 41, None
+    )
+
+
+def test_console_cell_and_odd_cell_ids() -> None:
+    h = Harness()
+    assert h.cell(cell_id=None)["cell_id"] is None
+    assert h.cell(cell_id="")["cell_id"] is None
+    assert h.cell(cell_id=123)["cell_id"] is None  # type: ignore[arg-type]
+    assert h.cell(cell_id="x" * 1000)["cell_id"] == "x" * 256
+
+
+def test_records_are_numbers_and_names_only(cuda: FakeTorch) -> None:
+    h = Harness(cuda)
+    h.cell(error=_named("OutOfMemoryError")("CUDA out of memory."))
+
+    def leaves(value):
+        if isinstance(value, dict):
+            for v in value.values():
+                yield from leaves(v)
+        elif isinstance(value, list):
+            for v in value:
+                yield from leaves(v)
+        else:
+            yield value
+
+    record = h.last()
+    assert all(v is None or type(v) in (int, float, str, bool) for v in leaves(record))
+    assert json.loads(json.dumps(record)) == record
+
+
+def test_history_keeps_the_last_n_and_ids_increase() -> None:
+    h = Harness(max_records=3)
+    for _ in range(5):
+        h.cell()
+    assert [r["record_id"] for r in h.recorder.history()] == [3, 4, 5]
+    assert [r["record_id"] for r in h.cells_sent()] == [1, 2, 3, 4, 5]
+
+
+def test_no_listener_no_send_but_history_kept() -> None:
+    h = Harness(listeners=False)
+    h.cell()
+    assert h.sent == [] and len(h.recorder.history()) == 1
+
+
+# --- hooks never raise --------------------------------------------------------------------------
+
+
+class BrokenRss(ScriptedRss):
+    def rss(self):
+        raise OSError("proc is gone")
+
+    def rss_and_peak(self):
+        raise OSError("proc is gone")
+
+
+def test_failing_sources_still_give_a_record_and_one_error_each(cuda: FakeTorch) -> None:
+    def broken_stats(device=None):
+        raise RuntimeError("driver exploded")
+
+    cuda.cuda.memory.memory_stats_as_nested_dict = broken_stats
+    cuda.cuda.memory_stats_as_nested_dict = broken_stats
+    h = Harness(cuda, rss=BrokenRss())
+    for _ in range(3):
+        record = h.cell()  # must not raise
+    assert record["status"] == "ok" and record["gpus"] == []
+    assert record["host"]["rss_before_bytes"] is None and record["host"]["peak_exact"] is False
+    errors = h.errors_sent()
+    assert {e["code"] for e in errors} == {"internal"}
+    assert len(errors) == 4  # RSS and torch, at start and at end: each once, not per cell
+    assert all("per-cell accounting" in e["message"] for e in errors)
+
+
+def test_a_hook_swallows_everything(monkeypatch: pytest.MonkeyPatch) -> None:
+    h = Harness()
+
+    def explode(*a):
+        raise KeyboardInterrupt  # an interrupt landing inside the hook
+
+    monkeypatch.setattr(h.recorder, "_post", explode)
+    monkeypatch.setattr(h.recorder, "_pre", explode)
+    for _ in range(3):
+        h.recorder.pre_run_cell(types.SimpleNamespace())
+        h.recorder.post_run_cell(None)
+    errors = h.errors_sent()
+    assert [e["code"] for e in errors] == ["internal", "internal"]  # start and end, each once
+    assert "measuring the cell start failed: KeyboardInterrupt" in errors[0]["message"]
+
+
+# --- the sampler feeds running maxima ----------------------------------------------------------
+
+
+def test_observe_ignores_readings_outside_cells_and_bad_figures() -> None:
+    h = Harness()
+    h.recorder.observe(figures(10 * GB))  # no cell running
+    h.recorder.observe({"nonsense": True})  # never raises
+    h.rss.set(500 * MB)
+    h.rss.set(100 * MB)
+    record = h.cell(lambda: h.rss.set(120 * MB))
+    assert record["host"]["rss_peak_bytes"] == 120 * MB
+
+
+def test_sampler_feeds_observers() -> None:
+    from jupyterlab_vram_helper.sampler import Sampler
+
+    seen = []
+    comm = FakeComm()
+    outlet = types.SimpleNamespace(targets=lambda: [comm], send=lambda t, m: None, report_error=lambda m: None)
+    source = SampleSource(nvml=NvmlReader(load=_no_nvml))
+    s = Sampler(source, outlet)  # type: ignore[arg-type]
+    s.add_observer(seen.append)
+    s.add_observer(lambda f: 1 / 0)  # a broken observer harms nothing
+    s.tick()
+    s.emit([comm], "snapshot")
+    assert len(seen) == 2 and seen[0]["host"]["rss_bytes"] > 0
+
+
+def _no_nvml():
+    raise ImportError("no pynvml")
+
+
+# --- /proc/self on this machine -----------------------------------------------------------------
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/status"), reason="Linux /proc only")
+def test_proc_self_rss_reads_and_resets_the_peak() -> None:
+    psutil = pytest.importorskip("psutil")
+    probe = ProcSelfRss()
+    try:
+        assert abs(probe.rss() - psutil.Process().memory_info().rss) < 8 * MB
+        block = bytearray(64 * MB)
+        for i in range(0, len(block), 4096):
+            block[i] = 1
+        del block
+        rss, peak = probe.rss_and_peak()
+        assert peak - rss > 48 * MB
+        if not probe.reset_peak():
+            pytest.skip("this kernel refuses /proc/self/clear_refs")
+        rss, peak = probe.rss_and_peak()
+        assert peak - rss < 8 * MB
+    finally:
+        probe.close()
+
+
+def test_proc_self_rss_without_proc() -> None:
+    probe = ProcSelfRss(proc_self="/nonexistent/self")
+    assert not probe.available
+    assert probe.rss() is None and probe.rss_and_peak() == (None, None) and probe.reset_peak() is False
+
+
+# --- wiring: runtime, channel, sender ------------------------------------------------------------
+
+
+class FakeEvents:
+    def __init__(self) -> None:
+        self.callbacks: dict = {}
+
+    def register(self, event, cb) -> None:
+        self.callbacks.setdefault(event, []).append(cb)
+
+    def unregister(self, event, cb) -> None:
+        self.callbacks[event].remove(cb)
+
+    def trigger(self, event, *args) -> None:
+        for cb in self.callbacks.get(event, []):
+            cb(*args)
+
+
+def _wait(predicate, timeout: float = 5.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.01)
+
+
+def test_records_broadcast_to_every_comm_and_history_request() -> None:
+    manager = FakeCommManager()
+    shell = types.SimpleNamespace(events=FakeEvents(), execution_count=1)
+    rt = Runtime(source=SampleSource(nvml=NvmlReader(load=_no_nvml)), comm_manager=manager, shell=shell)
+    rt.install()
+    try:
+        a = manager.open({"type": "open", "protocol": 1, "config": {"interval_s": 60, "heartbeat_s": 600}})
+        b = manager.open({"type": "open", "protocol": 1})
+        info = types.SimpleNamespace(cell_id="nb-cell", store_history=True)
+        shell.events.trigger("pre_run_cell", info)
+        shell.events.trigger(
+            "post_run_cell",
+            types.SimpleNamespace(info=info, execution_count=1, error_in_exec=None, error_before_exec=None),
+        )
+        _wait(lambda: "cell" in a.types() and "cell" in b.types())
+        record_a = [m for m in a.sent if m["type"] == "cell"][0]["record"]
+        record_b = [m for m in b.sent if m["type"] == "cell"][0]["record"]
+        assert record_a == record_b and record_a["cell_id"] == "nb-cell"
+        assert SENDER_THREAD_NAME in [t.name for t in threading.enumerate()]
+
+        b.deliver({"type": "history", "request_id": "h"})
+        reply = b.sent[-1]
+        assert reply == {"type": "reply", "request_id": "h", "request_type": "history",
+                         "result": {"records": [record_a]}}
+    finally:
+        rt.uninstall()
+    assert shell.events.callbacks == {"pre_run_cell": [], "post_run_cell": []}
+    assert SENDER_THREAD_NAME not in [t.name for t in threading.enumerate()]
+
+
+def test_background_sender_sends_in_order_off_the_calling_thread() -> None:
+    got = []
+    threads = set()
+
+    def broadcast(message):
+        threads.add(threading.current_thread().name)
+        got.append(message["n"])
+
+    sender = BackgroundSender(broadcast)
+    for n in range(50):
+        sender.post({"n": n})
+    _wait(lambda: len(got) == 50)
+    sender.stop()
+    assert got == list(range(50)) and threads == {SENDER_THREAD_NAME}
