@@ -1,0 +1,192 @@
+/**
+ * Per-cell memory accounting in the browser: badges on executed cells, the
+ * sortable history, jumping to a cell, and badges in a long (windowed)
+ * notebook. Real kernel, real CPU PyTorch.
+ */
+import { expect, galata, IJupyterLabPageFixture, test } from '@jupyterlab/galata';
+
+import { MiB, openLiveNotebook, SIDEBAR } from './helpers';
+
+function badgeOf(page: IJupyterLabPageFixture, cellIndex: number) {
+  return page
+    .locator('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-Cell')
+    .nth(cellIndex)
+    .locator('[data-vram-role="cell-badge"]');
+}
+
+async function numberAttr(loc: ReturnType<typeof badgeOf>, name: string): Promise<number> {
+  const value = await loc.getAttribute(name);
+  if (value === null) {
+    throw new Error(`${name} is missing`);
+  }
+  return Number(value);
+}
+
+async function showCellHistory(page: IJupyterLabPageFixture) {
+  const tab = page.locator(`${SIDEBAR} [data-vram-role="cells-tab"]`);
+  if (await tab.isVisible()) {
+    await tab.click();
+  }
+  await expect(page.locator(`${SIDEBAR} [data-vram-role="cell-history"]`)).toBeVisible();
+}
+
+test.describe('per-cell memory', () => {
+  test('three cells get three badges with plausible figures', async ({ page }) => {
+    await openLiveNotebook(page);
+    await page.notebook.setCell(0, 'code', 'import torch');
+    await page.notebook.addCell('code', 'x = torch.ones(50_000_000)  # 200 MB');
+    await page.notebook.addCell('code', 'del x');
+    await page.notebook.run();
+
+    for (const i of [0, 1, 2]) {
+      await expect(badgeOf(page, i)).toBeVisible();
+      await expect(badgeOf(page, i)).toHaveAttribute('data-vram-status', 'ok');
+    }
+    // The allocating cell: RSS grew by 200 MB, within 10 %.
+    const grown = await numberAttr(badgeOf(page, 1), 'data-vram-delta-bytes');
+    expect(grown).toBeGreaterThan(180e6);
+    expect(grown).toBeLessThan(220e6);
+    expect(await numberAttr(badgeOf(page, 1), 'data-vram-peak-bytes')).toBeGreaterThan(200e6);
+    await expect(badgeOf(page, 1)).toContainText(/peak/);
+    // The del cell gives it back.
+    expect(await numberAttr(badgeOf(page, 2), 'data-vram-delta-bytes')).toBeLessThan(-150 * MiB);
+    expect(await numberAttr(badgeOf(page, 1), 'data-vram-duration-s')).toBeGreaterThan(0);
+  });
+
+  test('a raising cell is recorded with its error type', async ({ page }) => {
+    await openLiveNotebook(page);
+    await page.notebook.setCell(0, 'code', 'raise ValueError("<b>not html</b>")');
+    await page.notebook.runCell(0, true);
+    await expect(badgeOf(page, 0)).toHaveAttribute('data-vram-status', 'error');
+    await expect(badgeOf(page, 0)).toHaveAttribute('title', /ValueError/);
+    // Kernel text stays text.
+    await expect(badgeOf(page, 0).locator('b')).toHaveCount(0);
+  });
+
+  test('the history sorts by every column and a row jumps to its cell', async ({ page }) => {
+    await openLiveNotebook(page);
+    await page.notebook.setCell(0, 'code', 'import torch, time');
+    await page.notebook.addCell('code', 'big = torch.ones(40_000_000)  # 160 MB');
+    await page.notebook.addCell('code', 'time.sleep(1.2)');
+    await page.notebook.addCell('code', 'small = torch.ones(5_000_000)  # 20 MB');
+    await page.notebook.run();
+    await expect(badgeOf(page, 3)).toBeVisible();
+
+    await showCellHistory(page);
+    const rows = page.locator(`${SIDEBAR} [data-vram-role="cell-row"]`);
+    await expect(rows).toHaveCount(4);
+
+    const sortBy = async (key: string, direction: 'ascending' | 'descending') => {
+      const header = page.locator(
+        `${SIDEBAR} [data-vram-role="cell-sort"][data-vram-sort-key="${key}"]`
+      );
+      for (let i = 0; i < 3 && (await header.getAttribute('aria-sort')) !== direction; i++) {
+        await header.click();
+      }
+      await expect(header).toHaveAttribute('aria-sort', direction);
+    };
+    const firstCount = async () =>
+      Number(await rows.first().getAttribute('data-vram-execution-count'));
+
+    await sortBy('delta', 'descending');
+    expect(await firstCount()).toBe(2); // the 160 MB cell
+    await sortBy('duration', 'descending');
+    expect(await firstCount()).toBe(3); // the sleeping cell
+    await sortBy('execution_count', 'ascending');
+    expect(await firstCount()).toBe(1);
+    await sortBy('peak', 'descending');
+    await sortBy('status', 'ascending');
+
+    // Click the sleeping cell's row: that cell becomes the active one.
+    await page.notebook.selectCells(0);
+    await page.locator(`${SIDEBAR} [data-vram-role="cell-row"][data-vram-execution-count="3"]`).click();
+    await expect
+      .poll(() =>
+        page.evaluate(() => {
+          const panel = window.jupyterapp.shell.currentWidget as any;
+          return panel?.content?.activeCellIndex;
+        })
+      )
+      .toBe(2);
+  });
+
+  test('badges can be hidden and shown again', async ({ page }) => {
+    await openLiveNotebook(page);
+    await page.notebook.setCell(0, 'code', 'a = bytearray(10 * 2**20)');
+    await page.notebook.runCell(0, true);
+    await expect(badgeOf(page, 0)).toBeVisible();
+    const toggle = () =>
+      page.evaluate(async () => {
+        await window.jupyterapp.commands.execute('jupyterlab-vram:toggle-cell-badges');
+      });
+    await toggle();
+    await expect(badgeOf(page, 0)).toBeHidden();
+    await toggle();
+    await expect(badgeOf(page, 0)).toBeVisible();
+  });
+});
+
+test.describe('per-cell memory in a fully windowed notebook', () => {
+  // 'full' windowing keeps only the cells in view in the DOM: badges must be
+  // attached as cells come into view, not once at load.
+  test.use({
+    mockSettings: {
+      ...galata.DEFAULT_SETTINGS,
+      '@jupyterlab/notebook-extension:tracker': {
+        ...galata.DEFAULT_SETTINGS['@jupyterlab/notebook-extension:tracker'],
+        windowingMode: 'full'
+      }
+    }
+  });
+
+  test('a 200-cell notebook shows badges on the cells in view after scrolling to the end', async ({
+    page
+  }) => {
+    await openLiveNotebook(page);
+    // Build the notebook through the shared model: typing 200 cells is slow.
+    await page.evaluate(() => {
+      const panel = window.jupyterapp.shell.currentWidget as any;
+      const shared = panel.content.model.sharedModel;
+      shared.transact(() => {
+        shared.deleteCellRange(0, shared.cells.length);
+        const cells = [];
+        for (let i = 0; i < 200; i++) {
+          cells.push({ cell_type: 'code', source: `v${i} = bytearray(${(i % 5) + 1} * 2**20)` });
+        }
+        shared.insertCells(0, cells);
+      });
+    });
+    await page.evaluate(async () => {
+      await window.jupyterapp.commands.execute('notebook:run-all-cells');
+    });
+    await expect
+      .poll(
+        () =>
+          page.evaluate(() => {
+            const panel = window.jupyterapp.shell.currentWidget as any;
+            const cells = panel.content.model.cells;
+            return cells.get(cells.length - 1).executionCount;
+          }),
+        { timeout: 90_000 }
+      )
+      .toBe(200);
+    await page.evaluate(async () => {
+      const panel = window.jupyterapp.shell.currentWidget as any;
+      const notebook = panel.content;
+      notebook.activeCellIndex = notebook.widgets.length - 1;
+      await notebook.scrollToItem(notebook.widgets.length - 1);
+    });
+    // Windowing is really on: far fewer cells are attached than exist.
+    expect(
+      await page.locator('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-Cell').count()
+    ).toBeLessThan(100);
+    const lastCell = page
+      .locator('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-Cell')
+      .filter({ hasText: 'v199 = bytearray' });
+    await expect(lastCell.locator('[data-vram-role="cell-badge"]')).toBeVisible({ timeout: 30_000 });
+    await expect(lastCell.locator('[data-vram-role="cell-badge"]')).toHaveAttribute(
+      'data-vram-execution-count',
+      '200'
+    );
+  });
+});

@@ -1,0 +1,79 @@
+/**
+ * Shared steps of the browser tests: they read the sidebar through the
+ * `data-vram-*` hooks the views render, never through styling.
+ */
+import { expect, IJupyterLabPageFixture } from '@jupyterlab/galata';
+import { Locator } from '@playwright/test';
+
+export const SIDEBAR = '#jp-vram-sidebar';
+
+export function sidebarRole(page: IJupyterLabPageFixture, role: string): Locator {
+  return page.locator(`${SIDEBAR} [data-vram-role="${role}"]`);
+}
+
+export async function openSidebar(page: IJupyterLabPageFixture): Promise<void> {
+  await page.evaluate(async () => {
+    await window.jupyterapp.commands.execute('jupyterlab-vram:open-sidebar');
+  });
+  await expect(page.locator(SIDEBAR)).toBeVisible();
+}
+
+export async function waitForState(
+  page: IJupyterLabPageFixture,
+  state: string,
+  timeout = 60_000
+): Promise<void> {
+  await expect(sidebarRole(page, 'state')).toHaveAttribute('data-vram-state', state, { timeout });
+}
+
+/** The bytes a figure shows, from its machine-readable attribute. */
+export async function bytesOf(page: IJupyterLabPageFixture, role: string): Promise<number> {
+  const value = await sidebarRole(page, role).first().getAttribute('data-vram-bytes');
+  if (value === null) {
+    throw new Error(`figure ${role} is unknown`);
+  }
+  return Number(value);
+}
+
+/** Waits until `predicate` holds for the figure `role`, and returns it. */
+export async function waitForBytes(
+  page: IJupyterLabPageFixture,
+  role: string,
+  predicate: (bytes: number) => boolean,
+  timeout = 30_000
+): Promise<number> {
+  let last = NaN;
+  await expect
+    .poll(
+      async () => {
+        last = await bytesOf(page, role).catch(() => NaN);
+        return predicate(last);
+      },
+      { timeout, message: `figure ${role} (last seen ${last})` }
+    )
+    .toBe(true);
+  return last;
+}
+
+/** Types `source` into the first cell and starts it, without waiting for it to end. */
+export async function startCell(
+  page: IJupyterLabPageFixture,
+  index: number,
+  source: string
+): Promise<void> {
+  await page.notebook.setCell(index, 'code', source);
+  await page.notebook.selectCells(index);
+  await page.evaluate(async () => {
+    // Not awaited: the command resolves only when the cell has finished.
+    void window.jupyterapp.commands.execute('notebook:run-cell');
+  });
+}
+
+export const MiB = 2 ** 20;
+
+/** Opens the sidebar and a new notebook, and waits until its helper is live. */
+export async function openLiveNotebook(page: IJupyterLabPageFixture): Promise<void> {
+  await openSidebar(page);
+  await page.notebook.createNew();
+  await waitForState(page, 'live');
+}

@@ -1,0 +1,120 @@
+/**
+ * The memory sidebar against a real `jupyter lab`, a real ipykernel and real
+ * (CPU) PyTorch, in Debian's Chromium.
+ */
+import { expect, test } from '@jupyterlab/galata';
+import * as path from 'path';
+
+import {
+  bytesOf,
+  MiB,
+  openLiveNotebook,
+  openSidebar,
+  SIDEBAR,
+  sidebarRole,
+  startCell,
+  waitForBytes,
+  waitForState
+} from './helpers';
+
+const SCREENSHOTS = path.resolve(__dirname, '..', '..', 'docs', 'images');
+
+test.describe('memory sidebar', () => {
+  test('says there is no notebook before one is open', async ({ page }) => {
+    await openSidebar(page);
+    await waitForState(page, 'no-notebook');
+    await expect(sidebarRole(page, 'state')).toContainText(/notebook/i);
+  });
+
+  test('goes live for a Python notebook and says what it cannot see', async ({ page }) => {
+    await openLiveNotebook(page);
+    expect(await bytesOf(page, 'host-rss')).toBeGreaterThan(10 * MiB);
+    expect(await bytesOf(page, 'host-total')).toBeGreaterThan(await bytesOf(page, 'host-available'));
+    // This machine has no GPU: the panel must say it accounts RAM only.
+    await expect(sidebarRole(page, 'note').filter({ hasText: /no gpu/i })).toBeVisible();
+    await expect(page.locator('[data-vram-role="status-item"]')).toContainText(/RAM/);
+    await expect(sidebarRole(page, 'timeline')).toBeVisible();
+  });
+
+  test('a cell that allocates memory moves the RAM figure, and del brings it back', async ({
+    page
+  }) => {
+    await openLiveNotebook(page);
+    await page.notebook.setCell(0, 'code', 'import torch');
+    await page.notebook.runCell(0, true);
+    const before = await waitForBytes(page, 'host-rss', b => b > 0);
+
+    await page.notebook.addCell('code', 'x = torch.ones(50_000_000)  # 200 MB, every page written');
+    await page.notebook.runCell(1, true);
+    const grown = await waitForBytes(page, 'host-rss', b => b > before + 150 * MiB);
+
+    await page.notebook.addCell('code', 'del x');
+    await page.notebook.runCell(2, true);
+    await waitForBytes(page, 'host-rss', b => b < grown - 150 * MiB);
+  });
+
+  test('stays live while a long cell runs', async ({ page }) => {
+    await openLiveNotebook(page);
+    await page.notebook.setCell(0, 'code', 'import time, torch');
+    await page.notebook.runCell(0, true);
+    const before = await waitForBytes(page, 'host-rss', b => b > 0);
+
+    await page.notebook.addCell(
+      'code',
+      [
+        'held = []',
+        'for _ in range(4):',
+        '    held.append(torch.ones(25_000_000))  # +100 MB',
+        '    time.sleep(2)'
+      ].join('\n')
+    );
+    await startCell(page, 1, await page.notebook.getCellTextInput(1));
+    await expect(sidebarRole(page, 'kernel-busy')).toBeVisible({ timeout: 10_000 });
+    // The figure grows while the kernel is still busy with the same cell.
+    await waitForBytes(page, 'host-rss', b => b > before + 150 * MiB, 10_000);
+    await expect(sidebarRole(page, 'kernel-busy')).toBeVisible();
+    await page.notebook.waitForRun(1);
+    await expect(sidebarRole(page, 'kernel-busy')).toBeHidden();
+  });
+
+  test('recovers after a kernel restart', async ({ page }) => {
+    await openLiveNotebook(page);
+    await page.notebook.setCell(0, 'code', 'import torch\nx = torch.ones(50_000_000)');
+    await page.notebook.runCell(0, true);
+    const big = await waitForBytes(page, 'host-rss', b => b > 200 * MiB);
+
+    await page.evaluate(async () => {
+      const app = window.jupyterapp;
+      const panel = app.shell.currentWidget as any;
+      await panel.sessionContext.restartKernel();
+    });
+    await waitForState(page, 'live');
+    // A fresh process, without torch and the tensor: far less resident memory.
+    await waitForBytes(page, 'host-rss', b => b < big - 150 * MiB);
+  });
+
+  test('screenshots for the README, light and dark', async ({ page }) => {
+    await page.setViewportSize({ width: 1280, height: 800 });
+    await page.sidebar.close('left');
+    await openLiveNotebook(page);
+    await page.notebook.setCell(
+      0,
+      'code',
+      'import torch, time\nmodel_weights = torch.ones(64 * 2**20)  # 256 MiB'
+    );
+    await page.notebook.runCell(0, true);
+    await page.notebook.addCell(
+      'code',
+      'batches = []\nfor _ in range(6):\n    batches.append(torch.ones(8 * 2**20))\n    time.sleep(0.7)'
+    );
+    await page.notebook.runCell(1, true);
+    await page.waitForTimeout(1500);
+    await page.locator(SIDEBAR).screenshot({ path: path.join(SCREENSHOTS, 'sidebar-light.png') });
+    await page.screenshot({ path: path.join(SCREENSHOTS, 'jupyterlab-light.png') });
+    await page.theme.setDarkTheme();
+    await page.waitForTimeout(1000);
+    await page.locator(SIDEBAR).screenshot({ path: path.join(SCREENSHOTS, 'sidebar-dark.png') });
+    await page.screenshot({ path: path.join(SCREENSHOTS, 'jupyterlab-dark.png') });
+    await page.theme.setLightTheme();
+  });
+});
