@@ -30,6 +30,12 @@ async function showCellHistory(page: IJupyterLabPageFixture) {
   await expect(page.locator(`${SIDEBAR} [data-vram-role="cell-history"]`)).toBeVisible();
 }
 
+// Galata intercepts the kernels API to track kernels, and its pattern also
+// catches POST /api/kernels/<id>/restart, answering 201 instead of the
+// server's 200; JupyterLab then treats the restart as failed and never
+// reconnects. Without the interception Galata still cleans up the sessions.
+test.use({ kernels: null });
+
 test.describe('per-cell memory', () => {
   test('three cells get three badges with plausible figures', async ({ page }) => {
     await openLiveNotebook(page);

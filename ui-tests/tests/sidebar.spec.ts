@@ -19,6 +19,12 @@ import {
 
 const SCREENSHOTS = path.resolve(__dirname, '..', '..', 'docs', 'images');
 
+// Galata intercepts the kernels API to track kernels, and its pattern also
+// catches POST /api/kernels/<id>/restart, answering 201 instead of the
+// server's 200; JupyterLab then treats the restart as failed and never
+// reconnects. Without the interception Galata still cleans up the sessions.
+test.use({ kernels: null });
+
 test.describe('memory sidebar', () => {
   test('says there is no notebook before one is open', async ({ page }) => {
     await openSidebar(page);
