@@ -12,17 +12,20 @@ import {
   JupyterFrontEndPlugin
 } from '@jupyterlab/application';
 import { ICommandPalette } from '@jupyterlab/apputils';
-import { INotebookTracker } from '@jupyterlab/notebook';
+import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
 import { ISettingRegistry } from '@jupyterlab/settingregistry';
 import { IStatusBar } from '@jupyterlab/statusbar';
 import { ITranslator, nullTranslator } from '@jupyterlab/translation';
 import { Signal } from '@lumino/signaling';
 
 import { CommandIDs, registerCommands } from './commands';
-import { MemoryMonitor } from './model/MemoryMonitor';
-import { DEFAULT_SETTINGS, readSettings } from './settings';
+import { CellHistoryEntry } from './model/CellHistory';
+import { IMonitoredNotebook, MemoryMonitor } from './model/MemoryMonitor';
+import { KernelMemoryModel } from './model/KernelMemoryModel';
+import { DEFAULT_SETTINGS, readSettings, VramSettings } from './settings';
 import { IVramMonitor } from './tokens';
 import { MemorySidebar } from './views/MemorySidebar';
+import { NotebookCellBadges } from './views/NotebookCellBadges';
 import { VramStatusItem } from './views/VramStatusItem';
 
 export { IVramMonitor } from './tokens';
@@ -63,10 +66,24 @@ const plugin: JupyterFrontEndPlugin<IVramMonitor> = {
       settings: { ...DEFAULT_SETTINGS }
     });
 
+    let registrySettings: ISettingRegistry.ISettings | null = null;
+    const setSetting = async <K extends keyof VramSettings>(
+      key: K,
+      value: VramSettings[K]
+    ): Promise<void> => {
+      if (registrySettings) {
+        // Applied through settings.changed.
+        await registrySettings.set(key, value);
+      } else {
+        monitor.updateSettings({ ...monitor.settings, [key]: value });
+      }
+    };
+
     if (settingRegistry) {
       settingRegistry
         .load(PLUGIN_ID)
         .then(settings => {
+          registrySettings = settings;
           const apply = () =>
             monitor.updateSettings(readSettings(settings.composite));
           apply();
@@ -80,13 +97,65 @@ const plugin: JupyterFrontEndPlugin<IVramMonitor> = {
         });
     }
 
-    const sidebar = new MemorySidebar({ monitor, trans });
+    const sidebar = new MemorySidebar({
+      monitor,
+      trans,
+      cellActions: {
+        revealCell: entry => revealCell(app, tracker, monitor, entry),
+        exportHistory: format =>
+          void app.commands.execute(CommandIDs.exportCellHistory, { format }),
+        clearHistory: () =>
+          void app.commands.execute(CommandIDs.clearCellHistory)
+      }
+    });
     app.shell.add(sidebar, 'right', { rank: SIDEBAR_RANK });
     if (restorer) {
       restorer.add(sidebar, 'jupyterlab-vram-sidebar');
     }
 
-    registerCommands({ app, monitor, trans, palette });
+    registerCommands({
+      app,
+      monitor,
+      trans,
+      palette,
+      sidebar,
+      setSetting,
+      currentNotebookPath: () => tracker.currentWidget?.context.path ?? null
+    });
+
+    // Memory badges on the cells of every monitored notebook.
+    const badges = new Map<IMonitoredNotebook, NotebookCellBadges>();
+    const addBadges = (panel: IMonitoredNotebook, model: KernelMemoryModel) => {
+      if (badges.has(panel) || panel.isDisposed) {
+        return;
+      }
+      const notebookPanel = panel as NotebookPanel;
+      badges.set(
+        panel,
+        new NotebookCellBadges({
+          notebook: notebookPanel.content,
+          model,
+          settings: monitor.settings
+        })
+      );
+      panel.disposed.connect(() => {
+        badges.get(panel)?.dispose();
+        badges.delete(panel);
+      });
+    };
+    monitor.panelTracked.connect((_, { panel, model }) =>
+      addBadges(panel, model)
+    );
+    const first = tracker.currentWidget;
+    const firstModel = first ? monitor.modelFor(first) : null;
+    if (first && firstModel) {
+      addBadges(first, firstModel);
+    }
+    monitor.settingsChanged.connect((_, settings) => {
+      for (const b of badges.values()) {
+        b.settings = settings;
+      }
+    });
 
     if (statusBar) {
       // The status bar re-asks isActive() when this fires.
@@ -108,5 +177,42 @@ const plugin: JupyterFrontEndPlugin<IVramMonitor> = {
     return monitor;
   }
 };
+
+/**
+ * Activate the record's cell in its notebook and scroll to it; false when
+ * no monitored notebook of that kernel has the cell any more.
+ */
+async function revealCell(
+  app: JupyterFrontEnd,
+  tracker: INotebookTracker,
+  monitor: MemoryMonitor,
+  entry: CellHistoryEntry
+): Promise<boolean> {
+  const cellId = entry.record.cell_id;
+  const model = monitor.current;
+  if (cellId === null || !model) {
+    return false;
+  }
+  const panels = monitor.panelsOf(model) as NotebookPanel[];
+  const current = tracker.currentWidget;
+  if (current && panels.includes(current)) {
+    // Prefer the view the user works in.
+    panels.splice(panels.indexOf(current), 1);
+    panels.unshift(current);
+  }
+  for (const panel of panels) {
+    const notebook = panel.content;
+    const index = notebook.widgets.findIndex(c => c.model.id === cellId);
+    if (index < 0) {
+      continue;
+    }
+    app.shell.activateById(panel.id);
+    notebook.activeCellIndex = index;
+    notebook.deselectAll();
+    await notebook.scrollToItem(index, 'center');
+    return true;
+  }
+  return false;
+}
 
 export default plugin;

@@ -18,6 +18,15 @@ export interface VramSettings {
   /** How much of that history the timeline shows. */
   timelineWindowMinutes: number;
   units: ByteUnits;
+  /** Show the memory badge on every executed code cell. */
+  showCellBadges: boolean;
+  /**
+   * Reset the kernel's peak counters at each cell start for exact per-cell
+   * peaks (the helper's `reset_peak_per_cell`).
+   */
+  exactPeakPerCell: boolean;
+  /** Save each cell's latest figures in its metadata (`jupyterlab_vram`). */
+  storeRecordsInNotebookMetadata: boolean;
 }
 
 export const DEFAULT_SETTINGS: Readonly<VramSettings> = Object.freeze({
@@ -26,7 +35,10 @@ export const DEFAULT_SETTINGS: Readonly<VramSettings> = Object.freeze({
   warningThresholdPercent: 85,
   historyMinutes: 1440,
   timelineWindowMinutes: 5,
-  units: 'binary'
+  units: 'binary',
+  showCellBadges: true,
+  exactPeakPerCell: true,
+  storeRecordsInNotebookMetadata: false
 });
 
 /** Limits shared with schema/plugin.json. */
@@ -59,6 +71,10 @@ function clampedNumber(
     return fallback;
   }
   return Math.min(limits.max, Math.max(limits.min, value));
+}
+
+function booleanOr(value: unknown, fallback: boolean): boolean {
+  return typeof value === 'boolean' ? value : fallback;
 }
 
 /** Typed settings from the registry's composite value (anything goes in). */
@@ -96,7 +112,13 @@ export function readSettings(composite: unknown): VramSettings {
       L.timelineWindowMinutes
     ),
     units:
-      raw.units === 'decimal' || raw.units === 'binary' ? raw.units : d.units
+      raw.units === 'decimal' || raw.units === 'binary' ? raw.units : d.units,
+    showCellBadges: booleanOr(raw.showCellBadges, d.showCellBadges),
+    exactPeakPerCell: booleanOr(raw.exactPeakPerCell, d.exactPeakPerCell),
+    storeRecordsInNotebookMetadata: booleanOr(
+      raw.storeRecordsInNotebookMetadata,
+      d.storeRecordsInNotebookMetadata
+    )
   };
 }
 
@@ -111,7 +133,8 @@ export function helperConfigFor(settings: VramSettings): HelperConfig {
     heartbeat_s: Math.max(
       DEFAULT_HEARTBEAT_SECONDS,
       settings.sampleIntervalSeconds
-    )
+    ),
+    reset_peak_per_cell: settings.exactPeakPerCell
   };
 }
 

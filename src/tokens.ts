@@ -4,10 +4,12 @@
  *
  *   const monitor = await window.galata.getPlugin('jupyterlab-vram:plugin');
  *   monitor.current?.ingest({type: 'sample', ...});   // feed a sample by hand
+ *   monitor.current?.ingest({type: 'cell', record});  // feed a cell record
  */
 import { Token } from '@lumino/coreutils';
 import { ISignal } from '@lumino/signaling';
 
+import { CellHistory } from './model/CellHistory';
 import { MemoryHistory } from './model/MemoryHistory';
 import { MonitorState } from './model/MonitorState';
 import { VisibilityNote } from './model/visibilityNotes';
@@ -26,7 +28,8 @@ export type ModelChange =
   | 'sample'
   | 'busy'
   | 'notes'
-  | 'history';
+  | 'history'
+  | 'cells';
 
 /** The memory of one notebook's kernel, as the helper reports it. */
 export interface IKernelMemoryModel {
@@ -46,12 +49,18 @@ export interface IKernelMemoryModel {
   readonly notes: readonly VisibilityNote[];
   /** Bounded history of host RSS and per-GPU figures. */
   readonly history: MemoryHistory;
+  /**
+   * Per-cell memory records (delta, peak, duration, status), bounded; its
+   * own `changed` signal says which records came in.
+   */
+  readonly cells: CellHistory;
   /** Emitted after every change, saying what changed. */
   readonly changed: ISignal<IKernelMemoryModel, ModelChange>;
   /**
    * Take in the `data` of one comm message from the kernel helper: the one
-   * door through which hello and samples enter. Malformed data is reported
-   * in `notes`, never thrown.
+   * door through which hello, samples and cell records enter. Malformed
+   * data is reported in `notes`, never thrown. A benchmark can feed a cell
+   * record with `ingest({type: 'cell', record})`.
    */
   ingest(data: unknown): ParseResult;
 }

@@ -120,7 +120,7 @@ describe('KernelMemoryModel', () => {
 
   it('ignores message types of other features without a warning', () => {
     const { model, changes } = newModel();
-    const result = model.ingest({ type: 'cell', cell_id: 'c1' });
+    const result = model.ingest({ type: 'oom_report', cell_id: 'c1' });
     expect(result.kind).toBe('unsupported');
     expect(model.notes).toEqual([]);
     expect(changes).toEqual([]);

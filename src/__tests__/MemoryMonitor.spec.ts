@@ -144,15 +144,29 @@ describe('MemoryMonitor', () => {
     monitor.settingsChanged.connect((_, s) => seen.push(s));
     monitor.updateSettings({ ...DEFAULT_SETTINGS, sampleIntervalSeconds: 0.5 });
     expect(connections[0].configured).toEqual([
-      { interval_s: 0.5, change_threshold_bytes: 1048576, heartbeat_s: 10 }
+      {
+        interval_s: 0.5,
+        change_threshold_bytes: 1048576,
+        heartbeat_s: 10,
+        reset_peak_per_cell: true
+      }
     ]);
     expect((monitor.current as KernelMemoryModel).history.capacity).toBe(172_800);
     // Display-only changes do not bother the kernel.
     monitor.updateSettings({ ...monitor.settings, units: 'decimal' });
     expect(connections[0].configured).toHaveLength(1);
+    // The per-cell peak reset is kernel config.
+    monitor.updateSettings({ ...monitor.settings, exactPeakPerCell: false });
+    expect(connections[0].configured).toHaveLength(2);
+    expect(connections[0].configured[1]).toMatchObject({
+      reset_peak_per_cell: false
+    });
+    // Display-only cell settings do not bother the kernel.
+    monitor.updateSettings({ ...monitor.settings, showCellBadges: false });
+    expect(connections[0].configured).toHaveLength(2);
     // Identical settings are not re-applied.
     monitor.updateSettings({ ...monitor.settings });
-    expect(seen).toHaveLength(2);
+    expect(seen).toHaveLength(4);
   });
 
   it('stops following the tracker when disposed', () => {

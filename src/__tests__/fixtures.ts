@@ -29,7 +29,12 @@ export function makeHello(overrides: Partial<HelloMessage> = {}): HelloMessage {
         uuid: 'GPU-0000'
       }
     ],
-    config: { interval_s: 1, change_threshold_bytes: MiB, heartbeat_s: 10 },
+    config: {
+      interval_s: 1,
+      change_threshold_bytes: MiB,
+      heartbeat_s: 10,
+      reset_peak_per_cell: true
+    },
     ...overrides
   };
 }

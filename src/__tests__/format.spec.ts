@@ -123,8 +123,13 @@ describe('settings', () => {
     expect(helperConfigFor(DEFAULT_SETTINGS)).toEqual({
       interval_s: 1,
       change_threshold_bytes: 1048576,
-      heartbeat_s: 10
+      heartbeat_s: 10,
+      reset_peak_per_cell: true
     });
+    expect(
+      helperConfigFor({ ...DEFAULT_SETTINGS, exactPeakPerCell: false })
+        .reset_peak_per_cell
+    ).toBe(false);
     const slow = helperConfigFor({ ...DEFAULT_SETTINGS, sampleIntervalSeconds: 60 });
     expect(slow.heartbeat_s).toBeGreaterThanOrEqual(slow.interval_s);
   });

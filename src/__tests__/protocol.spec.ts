@@ -143,8 +143,8 @@ describe('parseKernelMessage: protocol mismatch', () => {
 
 describe('parseKernelMessage: message types of other features', () => {
   it('passes an unknown type through as unsupported, not as an error', () => {
-    const data = { type: 'cell', cell_id: 'abc', delta_bytes: 5 };
-    expect(parseKernelMessage(data)).toEqual({ kind: 'unsupported', type: 'cell', data });
+    const data = { type: 'cell_v2', cell_id: 'abc', delta_bytes: 5 };
+    expect(parseKernelMessage(data)).toEqual({ kind: 'unsupported', type: 'cell_v2', data });
   });
 });
 

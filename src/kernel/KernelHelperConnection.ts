@@ -9,8 +9,12 @@
  *      cell hooks) and reads the execute reply (an error there means the
  *      helper could not start: its ename/evalue is shown);
  *   3. opens the comm with the protocol version and the sampling config;
- *   4. hands every comm message to `model.ingest`, and settles the answers
- *      to its own requests (configure, snapshot, ping).
+ *   4. hands every comm message to `model.ingest` (hello, samples, `cell`
+ *      records), and settles the answers to its own requests (configure,
+ *      snapshot, ping, history);
+ *   5. on each hello, asks for the `history` of per-cell records the helper
+ *      kept, so a reloaded page or a second frontend recovers them (the
+ *      model de-duplicates them against live records by record_id).
  *
  * A kernel restart disposes every comm on the frontend side, so step 1-3
  * run again once the restarted kernel is idle. Each run has a generation
@@ -28,11 +32,12 @@ import {
   HelperRequestResults,
   HelperRequestType,
   OpenMessage,
+  parseHistoryResult,
   PartialHelperConfig,
   PROTOCOL_VERSION
 } from '../protocol';
 import { HELPER_BOOTSTRAP_CODE } from './helperBundle.generated';
-import { PendingRequests } from './PendingRequests';
+import { HelperRequestError, PendingRequests } from './PendingRequests';
 
 /** The parts of a notebook's session context the connection uses. */
 export type HelperSessionContext = Pick<
@@ -95,6 +100,26 @@ export class KernelHelperConnection implements IDisposable {
     return this._request('ping', {});
   }
 
+  /**
+   * Ask for the per-cell records the helper kept and merge them into the
+   * model; resolves with the number of records added. Bad records are
+   * reported as a problem and skipped.
+   */
+  async requestCellHistory(): Promise<number> {
+    const generation = this._generation;
+    const result = await this._request('history', {});
+    if (generation !== this._generation || this._isDisposed) {
+      return 0; // answered by a helper we no longer listen to
+    }
+    const { records, errors } = parseHistoryResult(result);
+    if (errors.length) {
+      this._model.reportProblem(
+        `Ignored ${errors.length} malformed cell record(s) in the kernel helper's history: ${errors[0]}`
+      );
+    }
+    return this._model.cells.merge(records).length;
+  }
+
   /** Bootstrap again and open a new comm (e.g. after the helper failed). */
   reconnect(): void {
     this._attach(this._sessionContext.session?.kernel ?? null);
@@ -132,6 +157,9 @@ export class KernelHelperConnection implements IDisposable {
       return;
     }
     this._restarting = false;
+    if (change.newValue !== this._kernel) {
+      this._model.noteNewKernelProcess();
+    }
     this._attach(change.newValue);
   }
 
@@ -152,6 +180,7 @@ export class KernelHelperConnection implements IDisposable {
       case 'autorestarting':
         // The frontend disposes every comm of a restarting kernel.
         this._restarting = true;
+        this._model.noteNewKernelProcess();
         this._detach(
           'The kernel restarted, so the helper connection is gone.'
         );
@@ -387,6 +416,22 @@ export class KernelHelperConnection implements IDisposable {
       return;
     }
     const message = result.message;
+    if (message.type === 'hello' && this._model.state === 'live') {
+      // Recover the records of cells that ran before this comm opened.
+      this.requestCellHistory().catch(reason => {
+        // Abandoned (comm closed, kernel restarted, timed out behind a long
+        // cell) is normal; an error answer is worth a note.
+        if (
+          reason instanceof HelperRequestError &&
+          generation === this._generation &&
+          !this._isDisposed
+        ) {
+          this._model.reportProblem(
+            `Could not recover the per-cell history (${reason.code}): ${reason.message}`
+          );
+        }
+      });
+    }
     if (message.type === 'reply' || message.type === 'error') {
       const settled = this._requests.settle(message);
       if (!settled && message.type === 'error' && message.request_id !== null) {

@@ -16,6 +16,7 @@ import {
   ParseResult,
   SampleMessage
 } from '../protocol';
+import { CellHistory, CellHistoryChange } from './CellHistory';
 import { MemoryHistory, SeriesKey } from './MemoryHistory';
 import { describeState, MonitorState } from './MonitorState';
 import {
@@ -27,6 +28,8 @@ import {
 export class KernelMemoryModel implements IKernelMemoryModel {
   constructor(options: KernelMemoryModel.IOptions) {
     this._history = new MemoryHistory(options.historyCapacity);
+    this._cells = new CellHistory(options.cellHistoryCapacity);
+    this._cells.changed.connect(this._onCellsChanged, this);
   }
 
   get changed(): ISignal<this, ModelChange> {
@@ -59,6 +62,10 @@ export class KernelMemoryModel implements IKernelMemoryModel {
   get history(): MemoryHistory {
     return this._history;
   }
+  /** Per-cell memory records (live and recovered with `history`). */
+  get cells(): CellHistory {
+    return this._cells;
+  }
   /** The latest problem with the helper's messages (shown as a note). */
   get problem(): string | null {
     return this._problem;
@@ -89,6 +96,10 @@ export class KernelMemoryModel implements IKernelMemoryModel {
    * Forget everything about the previous kernel process (restart, kernel
    * change): its hello, figures and history no longer describe the kernel.
    * `sampleCount` keeps counting so that waiters see fresh samples.
+   *
+   * The cell records stay (they describe cells still on screen); whether the
+   * next hello comes from a new kernel process, whose record ids start again
+   * at 1, is decided when it arrives (see `noteNewKernelProcess`).
    */
   startKernelSession(): void {
     this._hello = null;
@@ -97,6 +108,15 @@ export class KernelMemoryModel implements IKernelMemoryModel {
     this._history.clear();
     this._changed.emit('history');
     this._updateNotes();
+  }
+
+  /**
+   * The kernel process is (or will be) a new one: restart, kernel change.
+   * The next hello starts a new cell record session even if it looks like
+   * the old process (a container may reuse its pid).
+   */
+  noteNewKernelProcess(): void {
+    this._newProcess = true;
   }
 
   ingest(data: unknown): ParseResult {
@@ -120,6 +140,10 @@ export class KernelMemoryModel implements IKernelMemoryModel {
           this._receiveHello(message);
         } else if (message.type === 'sample') {
           this._receiveSample(message);
+        } else if (message.type === 'cell') {
+          if (this._state !== 'protocol-mismatch') {
+            this._cells.add(message.record);
+          }
         } else if (message.type === 'error' && message.request_id === null) {
           // Not an answer to any request of ours: nobody else will show it.
           this.reportProblem(
@@ -151,10 +175,18 @@ export class KernelMemoryModel implements IKernelMemoryModel {
       return;
     }
     this._isDisposed = true;
+    this._cells.dispose();
     Signal.clearData(this);
   }
 
   private _receiveHello(hello: HelloMessage): void {
+    const identity = `${hello.hostname}\n${hello.pid}\n${hello.helper_version}`;
+    if (this._newProcess || identity !== this._helperIdentity) {
+      // Record ids start again at 1 in a new process (or helper bundle).
+      this._cells.startSession();
+    }
+    this._newProcess = false;
+    this._helperIdentity = identity;
     this._hello = hello;
     this._changed.emit('hello');
     this.setState(
@@ -178,6 +210,10 @@ export class KernelMemoryModel implements IKernelMemoryModel {
     }
     this._changed.emit('sample');
     this._updateNotes();
+  }
+
+  private _onCellsChanged(_: CellHistory, __: CellHistoryChange): void {
+    this._changed.emit('cells');
   }
 
   private _reportIncompatible(
@@ -217,6 +253,9 @@ export class KernelMemoryModel implements IKernelMemoryModel {
   private _notes: readonly VisibilityNote[] = [];
   private _problem: string | null = null;
   private _history: MemoryHistory;
+  private _cells: CellHistory;
+  private _helperIdentity: string | null = null;
+  private _newProcess = true;
   private _isDisposed = false;
 }
 
@@ -224,6 +263,8 @@ export namespace KernelMemoryModel {
   export interface IOptions {
     /** Samples of history to keep (see settings.historyCapacityFor). */
     historyCapacity: number;
+    /** Cell records to keep (default DEFAULT_CELL_HISTORY_CAPACITY). */
+    cellHistoryCapacity?: number;
   }
 
   /** The figures of one sample that go into the history. */

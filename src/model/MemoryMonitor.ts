@@ -78,12 +78,37 @@ export class MemoryMonitor implements IVramMonitor {
   get settingsChanged(): ISignal<this, VramSettings> {
     return this._settingsChanged;
   }
+  /**
+   * Emitted when a notebook panel starts being monitored, with the model of
+   * its kernel (per-cell badges attach to the panel then).
+   */
+  get panelTracked(): ISignal<
+    this,
+    { panel: IMonitoredNotebook; model: KernelMemoryModel }
+  > {
+    return this._panelTracked;
+  }
   /** Number of notebook sessions monitored. */
   get sessionCount(): number {
     return this._sessions.size;
   }
   get isDisposed(): boolean {
     return this._isDisposed;
+  }
+
+  /** The model of a monitored panel's kernel; null if not monitored. */
+  modelFor(panel: IMonitoredNotebook): KernelMemoryModel | null {
+    return this._sessions.get(panel.sessionContext)?.model ?? null;
+  }
+
+  /** The monitored panels whose kernel `model` describes. */
+  panelsOf(model: IKernelMemoryModel): IMonitoredNotebook[] {
+    for (const entry of this._sessions.values()) {
+      if (entry.model === model) {
+        return Array.from(entry.panels);
+      }
+    }
+    return [];
   }
 
   /** The session the active notebook belongs to, if any. */
@@ -173,6 +198,7 @@ export class MemoryMonitor implements IVramMonitor {
     if (!entry.panels.has(panel)) {
       entry.panels.add(panel);
       panel.disposed.connect(this._onPanelDisposed, this);
+      this._panelTracked.emit({ panel, model: entry.model });
     }
     return entry;
   }
@@ -218,6 +244,10 @@ export class MemoryMonitor implements IVramMonitor {
   private _current: KernelMemoryModel | null = null;
   private _currentChanged = new Signal<this, IKernelMemoryModel | null>(this);
   private _settingsChanged = new Signal<this, VramSettings>(this);
+  private _panelTracked = new Signal<
+    this,
+    { panel: IMonitoredNotebook; model: KernelMemoryModel }
+  >(this);
   private _isDisposed = false;
 }
 

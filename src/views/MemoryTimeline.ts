@@ -7,6 +7,9 @@
  * costs the same with 24 h of history as with 5 minutes. The window
  * ends at the newest sample (kernel clock), which keeps the chart right for
  * remote kernels whose clock differs from the browser's.
+ *
+ * Executed cells are marked as faint bands (start to end) under the lines,
+ * with a thin line at each start, so a jump can be matched to its cell.
  */
 import { Message } from '@lumino/messaging';
 import uPlot from 'uplot';
@@ -19,8 +22,18 @@ import { ModelView } from './ModelView';
 
 const RELEVANT: ReadonlySet<ModelChange> = new Set<ModelChange>([
   'sample',
-  'history'
+  'history',
+  'cells'
 ]);
+
+/** Most cell runs marked on the chart (the newest ones in the window). */
+const MAX_CELL_MARKS = 500;
+
+/**
+ * Y-axis steps for binary units: powers of two (…, 256 MiB, 512 MiB, 1 GiB,
+ * 2 GiB, …), so ticks land on round binary figures.
+ */
+const BINARY_INCREMENTS = Array.from({ length: 61 }, (_, i) => 2 ** i);
 
 const PLOT_HEIGHT = 180;
 
@@ -195,10 +208,16 @@ export class MemoryTimeline extends ModelView {
       grid: { stroke: gridColor, width: 1 },
       ticks: { stroke: gridColor, width: 1 }
     };
+    const bandColor = cssVar('--jp-layout-color3', 'rgba(128,128,128,0.3)');
+    const markColor = cssVar('--jp-border-color1', 'gray');
     return {
       width,
       height: PLOT_HEIGHT,
       series,
+      hooks: {
+        // Under the series: drawn right after the canvas is cleared.
+        drawClear: [u => this._drawCellMarks(u, bandColor, markColor)]
+      },
       cursor: { drag: { x: false, y: false } },
       legend: { show: true },
       scales: {
@@ -212,10 +231,60 @@ export class MemoryTimeline extends ModelView {
         {
           ...axis,
           size: 64,
+          incrs: units === 'binary' ? BINARY_INCREMENTS : undefined,
           values: (_u, splits) => splits.map(v => formatBytes(v, units))
         }
       ]
     };
+  }
+
+  /** Cell runs that overlap the shown window, as [start, end] times. */
+  get cellMarks(): [number, number][] {
+    const entries = this.model?.cells.entries ?? [];
+    const [from, to] = this._xRange;
+    const marks: [number, number][] = [];
+    for (let i = entries.length - 1; i >= 0 && marks.length < MAX_CELL_MARKS; i--) {
+      const r = entries[i].record;
+      const end = r.started + r.duration_s;
+      if (end < from) {
+        break; // records are in time order: older ones are outside too
+      }
+      if (r.started <= to) {
+        marks.push([r.started, end]);
+      }
+    }
+    return marks;
+  }
+
+  private _drawCellMarks(u: uPlot, bandColor: string, markColor: string): void {
+    const marks = this.cellMarks;
+    if (!marks.length) {
+      return;
+    }
+    const ctx = u.ctx;
+    const { left, top, width, height } = u.bbox;
+    ctx.save();
+    ctx.beginPath();
+    ctx.rect(left, top, width, height);
+    ctx.clip();
+    ctx.globalAlpha = 0.35;
+    ctx.fillStyle = bandColor;
+    for (const [start, end] of marks) {
+      const x0 = u.valToPos(start, 'x', true);
+      const x1 = u.valToPos(end, 'x', true);
+      ctx.fillRect(x0, top, Math.max(1, x1 - x0), height);
+    }
+    ctx.globalAlpha = 0.8;
+    ctx.strokeStyle = markColor;
+    ctx.lineWidth = 1;
+    ctx.beginPath();
+    for (const [start] of marks) {
+      const x = Math.round(u.valToPos(start, 'x', true)) + 0.5;
+      ctx.moveTo(x, top);
+      ctx.lineTo(x, top + height);
+    }
+    ctx.stroke();
+    ctx.restore();
   }
 
   private _destroyPlot(): void {

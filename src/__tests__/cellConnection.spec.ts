@@ -1,0 +1,131 @@
+import { KernelHelperConnection } from '../kernel/KernelHelperConnection';
+import { KernelMemoryModel } from '../model/KernelMemoryModel';
+import { makeCellRecord, manyRecords } from './cellFixtures';
+import { makeHello, wire } from './fixtures';
+import { FakeKernel, FakeSessionContext, settle } from './fakeKernel';
+
+const CONFIG = {
+  interval_s: 1,
+  change_threshold_bytes: 1048576,
+  heartbeat_s: 10,
+  reset_peak_per_cell: true
+};
+
+function connect(kernel: FakeKernel) {
+  const sessionContext = new FakeSessionContext(kernel);
+  const model = new KernelMemoryModel({ historyCapacity: 100 });
+  const connection = new KernelHelperConnection({
+    sessionContext: sessionContext as any,
+    model,
+    config: () => CONFIG,
+    bootstrapCode: 'BOOTSTRAP'
+  });
+  return { sessionContext, model, connection };
+}
+
+function historyRequests(kernel: FakeKernel) {
+  return kernel.lastComm.sent.filter(m => m.type === 'history');
+}
+
+function replyHistory(kernel: FakeKernel, records: unknown) {
+  const request = historyRequests(kernel).pop();
+  kernel.lastComm.receive({
+    type: 'reply',
+    request_id: request.request_id,
+    request_type: 'history',
+    result: { records }
+  });
+}
+
+describe('KernelHelperConnection: cell records', () => {
+  it('opens with reset_peak_per_cell in the config', async () => {
+    const kernel = new FakeKernel();
+    connect(kernel);
+    await settle();
+    expect(kernel.lastComm.opened[0].config.reset_peak_per_cell).toBe(true);
+  });
+
+  it('routes cell messages into the model', async () => {
+    const kernel = new FakeKernel();
+    const { model } = connect(kernel);
+    await settle();
+    kernel.lastComm.receive(wire(makeHello()));
+    kernel.lastComm.receive(wire({ type: 'cell', record: makeCellRecord({ record_id: 3 }) }));
+    expect(model.cells.length).toBe(1);
+    expect(model.cells.latestForCell('cell-a')!.record.record_id).toBe(3);
+  });
+
+  it('asks for the history on hello and merges it, de-duplicated', async () => {
+    const kernel = new FakeKernel();
+    const { model } = connect(kernel);
+    await settle();
+    expect(historyRequests(kernel)).toHaveLength(0);
+    kernel.lastComm.receive(wire(makeHello()));
+    expect(historyRequests(kernel)).toHaveLength(1);
+    expect(historyRequests(kernel)[0]).toEqual({ type: 'history', request_id: expect.any(String) });
+    // A live record arrives before the reply.
+    kernel.lastComm.receive(wire({ type: 'cell', record: makeCellRecord({ record_id: 3, cell_id: 'cell-3' }) }));
+    replyHistory(kernel, wire(manyRecords(3)));
+    await settle();
+    expect(model.cells.entries.map(e => e.record.record_id)).toEqual([1, 2, 3]);
+  });
+
+  it('asks again after a reconnect and keeps one copy of each record', async () => {
+    const kernel = new FakeKernel();
+    const { model, connection } = connect(kernel);
+    await settle();
+    kernel.lastComm.receive(wire(makeHello()));
+    replyHistory(kernel, wire(manyRecords(2)));
+    await settle();
+    connection.reconnect();
+    await settle();
+    kernel.lastComm.receive(wire(makeHello()));
+    replyHistory(kernel, wire(manyRecords(3)));
+    await settle();
+    expect(model.cells.entries.map(e => e.record.record_id)).toEqual([1, 2, 3]);
+  });
+
+  it('does not bring back cleared records on reconnect', async () => {
+    const kernel = new FakeKernel();
+    const { model, connection } = connect(kernel);
+    await settle();
+    kernel.lastComm.receive(wire(makeHello()));
+    replyHistory(kernel, wire(manyRecords(2)));
+    await settle();
+    model.cells.clear();
+    connection.reconnect();
+    await settle();
+    kernel.lastComm.receive(wire(makeHello()));
+    replyHistory(kernel, wire(manyRecords(2)));
+    await settle();
+    expect(model.cells.length).toBe(0);
+  });
+
+  it('starts a new record session after a restart', async () => {
+    const kernel = new FakeKernel();
+    const { model, sessionContext } = connect(kernel);
+    await settle();
+    kernel.lastComm.receive(wire(makeHello()));
+    replyHistory(kernel, wire(manyRecords(2)));
+    await settle();
+    sessionContext.setStatus('restarting');
+    sessionContext.setStatus('idle');
+    await settle();
+    kernel.lastComm.receive(wire(makeHello())); // same pid: a container
+    replyHistory(kernel, []);
+    kernel.lastComm.receive(wire({ type: 'cell', record: makeCellRecord({ record_id: 1, cell_id: 'cell-1', execution_count: 1 }) }));
+    await settle();
+    expect(model.cells.length).toBe(3);
+  });
+
+  it('reports malformed history records and keeps the good ones', async () => {
+    const kernel = new FakeKernel();
+    const { model } = connect(kernel);
+    await settle();
+    kernel.lastComm.receive(wire(makeHello()));
+    replyHistory(kernel, [wire(makeCellRecord({ record_id: 1 })), { record_id: -0.5 }]);
+    await settle();
+    expect(model.cells.length).toBe(1);
+    expect(model.notes.find(n => n.id === 'helper-problem')!.text).toContain('history.records[1]');
+  });
+});

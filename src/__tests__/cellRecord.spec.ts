@@ -1,0 +1,110 @@
+import { parseCellRecord, parseHistoryResult, parseKernelMessage } from '../protocol';
+import { makeCellRecord, makeRamRecord, oomRecord } from './cellFixtures';
+import { makeHello, wire } from './fixtures';
+
+function cellMessage(record: unknown) {
+  return { type: 'cell', record };
+}
+
+describe('parseKernelMessage: cell', () => {
+  it('reads a cell record exactly as sent', () => {
+    const record = oomRecord({ record_id: 12, execution_count: 7 });
+    const result = parseKernelMessage(wire(cellMessage(record)));
+    expect(result).toEqual({ kind: 'message', message: { type: 'cell', record } });
+  });
+
+  it('reads nulls: no execution count, console cell, unknown figures', () => {
+    const record = makeRamRecord({
+      execution_count: null,
+      cell_id: null,
+      host: { rss_before_bytes: null, rss_after_bytes: null, rss_peak_bytes: null, peak_exact: false }
+    });
+    const result = parseKernelMessage(wire(cellMessage(record)));
+    expect(result.kind).toBe('message');
+    if (result.kind === 'message' && result.message.type === 'cell') {
+      expect(result.message.record.execution_count).toBeNull();
+      expect(result.message.record.cell_id).toBeNull();
+      expect(result.message.record.host.rss_peak_bytes).toBeNull();
+    }
+  });
+
+  it('treats a missing figure as unknown, never 0', () => {
+    const data = wire(cellMessage(makeCellRecord())) as any;
+    delete data.record.gpus[0].allocated_peak_bytes;
+    const result = parseKernelMessage(data);
+    expect(result.kind === 'message' && result.message.type === 'cell' && result.message.record.gpus[0].allocated_peak_bytes).toBeNull();
+  });
+
+  const mutations: [string, (r: any) => void, string][] = [
+    ['no record', r => delete r.record, 'cell.record'],
+    ['record not an object', r => (r.record = [1]), 'cell.record'],
+    ['fractional record_id', r => (r.record.record_id = 1.5), 'cell.record.record_id'],
+    ['string execution_count', r => (r.record.execution_count = '7'), 'cell.record.execution_count'],
+    ['numeric cell_id', r => (r.record.cell_id = 5), 'cell.record.cell_id'],
+    ['too long cell_id', r => (r.record.cell_id = 'x'.repeat(257)), 'cell.record.cell_id'],
+    ['missing started', r => delete r.record.started, 'cell.record.started'],
+    ['negative duration', r => (r.record.duration_s = -1), 'cell.record.duration_s'],
+    ['status not a string', r => (r.record.status = 0), 'cell.record.status'],
+    ['error without type', r => (r.record.error = { message_head: 'x', out_of_memory: false }), 'cell.record.error.type'],
+    ['error.out_of_memory a string', r => (r.record.error = { type: 'E', message_head: '', out_of_memory: 'yes' }), 'cell.record.error.out_of_memory'],
+    ['peak_exact missing', r => delete r.record.peak_exact, 'cell.record.peak_exact'],
+    ['host missing', r => delete r.record.host, 'cell.record.host'],
+    ['negative rss', r => (r.record.host.rss_after_bytes = -5), 'cell.record.host.rss_after_bytes'],
+    ['gpus not an array', r => (r.record.gpus = {}), 'cell.record.gpus'],
+    ['gpu without index', r => delete r.record.gpus[0].index, 'cell.record.gpus[0].index'],
+    ['gpu figure a string', r => (r.record.gpus[0].reserved_after_bytes = '2 GiB'), 'cell.record.gpus[0].reserved_after_bytes']
+  ];
+  it.each(mutations)('reports %s as malformed, without throwing', (_name, mutate, fragment) => {
+    const data = wire(cellMessage(makeCellRecord())) as any;
+    mutate(data);
+    const result = parseKernelMessage(data);
+    expect(result.kind).toBe('malformed');
+    if (result.kind === 'malformed') {
+      expect(result.error).toContain(fragment);
+    }
+  });
+});
+
+describe('hello config', () => {
+  it('reads reset_peak_per_cell, defaulting to true when absent', () => {
+    const data = wire(makeHello()) as any;
+    data.config.reset_peak_per_cell = false;
+    const r1 = parseKernelMessage(data);
+    expect(r1.kind === 'message' && r1.message.type === 'hello' && r1.message.config.reset_peak_per_cell).toBe(false);
+    delete data.config.reset_peak_per_cell;
+    const r2 = parseKernelMessage(data);
+    expect(r2.kind === 'message' && r2.message.type === 'hello' && r2.message.config.reset_peak_per_cell).toBe(true);
+    data.config.reset_peak_per_cell = 1;
+    expect(parseKernelMessage(data).kind).toBe('malformed');
+  });
+});
+
+describe('parseCellRecord / parseHistoryResult', () => {
+  it('keeps good records and names each bad one', () => {
+    const good1 = makeCellRecord({ record_id: 1 });
+    const good2 = makeCellRecord({ record_id: 3 });
+    const { records, errors } = parseHistoryResult(
+      wire({ records: [good1, { record_id: 'two' }, good2] })
+    );
+    expect(records).toEqual([good1, good2]);
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toContain('history.records[1].record_id');
+  });
+
+  it.each([null, 5, {}, { records: 'many' }])('reports a result of %p', result => {
+    const { records, errors } = parseHistoryResult(result);
+    expect(records).toEqual([]);
+    expect(errors[0]).toContain('history.records');
+  });
+
+  it('never throws on hostile values', () => {
+    const hostile = {};
+    Object.defineProperty(hostile, 'record_id', {
+      get() {
+        throw new Error('boom');
+      },
+      enumerable: true
+    });
+    expect(parseCellRecord(hostile)).toEqual({ error: expect.stringContaining('boom') });
+  });
+});

@@ -1,0 +1,160 @@
+/**
+ * Text for one executed cell: the badge line ("+1.2 GiB · peak 3.4 GiB ·
+ * 2.1 s"), the history table's cells and the tooltip with the per-device
+ * breakdown. Pure functions; the result may contain kernel text (error type
+ * and message), so views put it in through textContent / title only.
+ */
+import { ByteUnits, formatBytes, UNKNOWN_TEXT } from './format';
+import { CellSummary } from './model/cellFigures';
+import { CellMemoryRecord } from './protocol';
+
+const SEP = ' \u00b7 ';
+
+/** "+1.2 GiB", "-512 MiB", "±0 B"; "—" for unknown. */
+export function formatDelta(
+  bytes: number | null | undefined,
+  units: ByteUnits = 'binary'
+): string {
+  if (typeof bytes !== 'number' || !Number.isFinite(bytes)) {
+    return UNKNOWN_TEXT;
+  }
+  if (bytes === 0) {
+    return '\u00b10 B';
+  }
+  const text = formatBytes(Math.abs(bytes), units);
+  return (bytes > 0 ? '+' : '-') + text;
+}
+
+/** "3.4 GiB" for an exact peak, "~3.4 GiB" for a sampled one. */
+export function formatPeak(
+  bytes: number | null,
+  exact: boolean,
+  units: ByteUnits = 'binary'
+): string {
+  if (bytes === null) {
+    return UNKNOWN_TEXT;
+  }
+  return (exact ? '' : '~') + formatBytes(bytes, units);
+}
+
+/** "120 ms", "2.1 s", "12 s", "3 min 12 s", "1 h 5 min". */
+export function formatDuration(seconds: number | null | undefined): string {
+  if (typeof seconds !== 'number' || !Number.isFinite(seconds) || seconds < 0) {
+    return UNKNOWN_TEXT;
+  }
+  if (seconds < 1) {
+    return `${Math.round(seconds * 1000)} ms`;
+  }
+  if (seconds < 10) {
+    return `${(Math.floor(seconds * 10) / 10).toFixed(1)} s`;
+  }
+  if (seconds < 60) {
+    return `${Math.floor(seconds)} s`;
+  }
+  if (seconds < 3600) {
+    const m = Math.floor(seconds / 60);
+    const s = Math.floor(seconds % 60);
+    return s ? `${m} min ${s} s` : `${m} min`;
+  }
+  const h = Math.floor(seconds / 3600);
+  const m = Math.floor((seconds % 3600) / 60);
+  return m ? `${h} h ${m} min` : `${h} h`;
+}
+
+/** Short status word: "ok", "error", "interrupted", "out of memory". */
+export function formatOutcome(summary: CellSummary): string {
+  switch (summary.outcome) {
+    case 'oom':
+      return 'out of memory';
+    case 'ok':
+      return 'ok';
+    case 'interrupted':
+      return 'interrupted';
+    default:
+      return summary.status === 'error' ? 'error' : summary.status;
+  }
+}
+
+/** The badge line: "+1.2 GiB · peak 3.4 GiB · 2.1 s" (+ " · error" etc.). */
+export function formatCellBadge(
+  summary: CellSummary,
+  units: ByteUnits = 'binary'
+): string {
+  const parts = [
+    formatDelta(summary.deltaBytes, units),
+    `peak ${formatPeak(summary.peakBytes, summary.peakExact, units)}`,
+    formatDuration(summary.durationS)
+  ];
+  if (summary.outcome !== 'ok') {
+    parts.push(formatOutcome(summary));
+  }
+  return parts.join(SEP);
+}
+
+/** "[7]", or "[ ]" when the kernel gave no execution count. */
+export function formatExecutionCount(count: number | null): string {
+  return count === null ? '[ ]' : `[${count}]`;
+}
+
+function arrow(
+  before: number | null,
+  after: number | null,
+  units: ByteUnits
+): string {
+  return `${formatBytes(before, units)} \u2192 ${formatBytes(after, units)}`;
+}
+
+/** Characters of the error message shown in a tooltip. */
+const TOOLTIP_MESSAGE_CHARS = 300;
+
+/**
+ * The tooltip: what the figures are (GPU or RAM), per-device breakdown,
+ * host RSS, duration and status. Several lines of plain text.
+ */
+export function describeCellRecord(
+  record: CellMemoryRecord,
+  summary: CellSummary,
+  units: ByteUnits = 'binary',
+  options: { saved?: boolean } = {}
+): string {
+  const lines: string[] = [];
+  const what =
+    summary.source === 'gpu'
+      ? 'GPU memory (PyTorch allocated, summed over devices)'
+      : 'RAM (kernel process RSS; no GPU figures for this cell)';
+  lines.push(
+    `${formatExecutionCount(record.execution_count)} ${what}` +
+      (options.saved ? ' \u2014 saved with the notebook' : '')
+  );
+  lines.push(
+    `Change ${formatDelta(summary.deltaBytes, units)}, peak ${formatPeak(summary.peakBytes, summary.peakExact, units)}` +
+      (summary.peakExact
+        ? ''
+        : ' (approximate: sampled while the cell ran, peak counters not reset)')
+  );
+  for (const g of record.gpus) {
+    lines.push(
+      `GPU ${g.index}: allocated ${arrow(g.allocated_before_bytes, g.allocated_after_bytes, units)}` +
+        ` (peak ${formatPeak(g.allocated_peak_bytes, g.peak_exact, units)});` +
+        ` reserved ${arrow(g.reserved_before_bytes, g.reserved_after_bytes, units)}`
+    );
+  }
+  const h = record.host;
+  lines.push(
+    `Host RSS: ${arrow(h.rss_before_bytes, h.rss_after_bytes, units)}` +
+      ` (peak ${formatPeak(h.rss_peak_bytes, h.peak_exact, units)})`
+  );
+  lines.push(`Duration ${formatDuration(record.duration_s)}`);
+  let status = `Status: ${formatOutcome(summary)}`;
+  if (record.error) {
+    const message = record.error.message_head;
+    status +=
+      ` \u2014 ${record.error.type}` +
+      (record.error.out_of_memory ? ' (out of memory)' : '') +
+      (message
+        ? `: ${message.length > TOOLTIP_MESSAGE_CHARS ? message.slice(0, TOOLTIP_MESSAGE_CHARS - 1) + '\u2026' : message}`
+        : '');
+  }
+  lines.push(status);
+  return lines.join('\n');
+}

@@ -1,0 +1,83 @@
+/**
+ * Sorting the cell history table: a pure function over entries, stable
+ * (equal keys keep record order), with unknown values last in either
+ * direction.
+ */
+import { CellHistoryEntry } from './CellHistory';
+
+export type CellSortKey =
+  | 'execution_count'
+  | 'delta'
+  | 'peak'
+  | 'duration'
+  | 'status';
+
+export const CELL_SORT_KEYS: readonly CellSortKey[] = [
+  'execution_count',
+  'delta',
+  'peak',
+  'duration',
+  'status'
+];
+
+export type SortDirection = 'ascending' | 'descending';
+
+export interface CellSort {
+  key: CellSortKey;
+  direction: SortDirection;
+}
+
+/** Severity order of statuses: ok < interrupted < error < out of memory. */
+const OUTCOME_RANK = { ok: 0, interrupted: 1, error: 2, oom: 3 };
+
+/** The value an entry sorts by; null sorts last. */
+export function cellSortValue(
+  entry: CellHistoryEntry,
+  key: CellSortKey
+): number | null {
+  switch (key) {
+    case 'execution_count':
+      return entry.record.execution_count;
+    case 'delta':
+      return entry.summary.deltaBytes;
+    case 'peak':
+      return entry.summary.peakBytes;
+    case 'duration':
+      return entry.summary.durationS;
+    case 'status':
+      return OUTCOME_RANK[entry.summary.outcome];
+  }
+}
+
+/**
+ * A sorted copy of `entries` (which are in record order). O(n log n) with
+ * the keys read once per entry.
+ */
+export function sortCellEntries(
+  entries: readonly CellHistoryEntry[],
+  sort: CellSort
+): CellHistoryEntry[] {
+  const sign = sort.direction === 'ascending' ? 1 : -1;
+  const n = entries.length;
+  const keys = new Float64Array(n);
+  const known = new Uint8Array(n);
+  const order = new Array<number>(n);
+  for (let i = 0; i < n; i++) {
+    const v = cellSortValue(entries[i], sort.key);
+    order[i] = i;
+    if (v !== null && Number.isFinite(v)) {
+      keys[i] = v;
+      known[i] = 1;
+    }
+  }
+  order.sort((a, b) => {
+    if (known[a] !== known[b]) {
+      return known[a] ? -1 : 1; // unknown last, either direction
+    }
+    if (known[a] && keys[a] !== keys[b]) {
+      return keys[a] < keys[b] ? -sign : sign;
+    }
+    return a - b; // stable: record order
+  });
+  return order.map(i => entries[i]);
+}

@@ -1,0 +1,428 @@
+/**
+ * The "Cells" view of the sidebar: one row per executed cell (execution
+ * count, memory change, peak, duration, status), sortable by every column,
+ * a click on a row goes to the cell; export and clear buttons.
+ *
+ * The list is virtualised: rows have a fixed height, and only the rows in
+ * the viewport (plus a few) exist in the DOM, reused as the list scrolls, so
+ * 10,000 records cost what 30 do. The sorted order is cached per history
+ * version and sort, and computed again only when records came in.
+ *
+ * Kernel text (error types, cell ids) goes in through textContent only.
+ */
+import { Message } from '@lumino/messaging';
+
+import {
+  describeCellRecord,
+  formatDelta,
+  formatDuration,
+  formatExecutionCount,
+  formatPeak
+} from '../cellFormat';
+import { cellTotalsOf, cellWarningLevel } from '../model/cellFigures';
+import { CellHistoryEntry } from '../model/CellHistory';
+import {
+  CELL_SORT_KEYS,
+  CellSort,
+  CellSortKey,
+  sortCellEntries
+} from '../model/cellSort';
+import { ModelChange } from '../tokens';
+import { element, setHidden, setText } from './dom';
+import { ModelView } from './ModelView';
+
+const RELEVANT: ReadonlySet<ModelChange> = new Set<ModelChange>([
+  'cells',
+  'hello'
+]);
+
+/** Height of one row in px (must match .jp-vram-CellRow in base.css). */
+export const CELL_ROW_HEIGHT = 22;
+
+/** Rows rendered above and below the viewport. */
+const OVERSCAN = 4;
+
+/** Viewport height assumed before layout (and in tests without layout). */
+const FALLBACK_VIEWPORT_HEIGHT = 400;
+
+const COLUMN_LABELS: Record<CellSortKey, string> = {
+  execution_count: 'Cell',
+  delta: 'Change',
+  peak: 'Peak',
+  duration: 'Time',
+  status: 'Status'
+};
+
+const COLUMN_TITLES: Record<CellSortKey, string> = {
+  execution_count: 'Execution count [n] (console: run from a console)',
+  delta: 'Memory change: GPU allocated after minus before (summed over devices), or kernel RSS without GPU figures',
+  peak: 'Peak while the cell ran: largest GPU allocated peak, or kernel RSS peak (~ approximate)',
+  duration: 'How long the cell ran',
+  status: 'ok, interrupted, error, out of memory'
+};
+
+export class CellHistoryView extends ModelView {
+  constructor(options: CellHistoryView.IOptions) {
+    super(options.settings);
+    this._actions = options.actions ?? {};
+    this.addClass('jp-vram-CellHistory');
+    this.node.dataset.vramRole = 'cell-history';
+
+    const toolbar = element('div', 'jp-vram-CellHistory-toolbar');
+    this._count = element('span', 'jp-vram-CellHistory-count', {
+      role: 'cell-count'
+    });
+    const buttons = element('span', 'jp-vram-CellHistory-buttons');
+    const button = (role: string, text: string, title: string, run: () => void) => {
+      const b = element('button', 'jp-vram-Button', { role, text });
+      b.type = 'button';
+      b.title = title;
+      b.addEventListener('click', run);
+      buttons.appendChild(b);
+      return b;
+    };
+    this._exportCsv = button('export-csv', 'CSV', 'Export the cell history as CSV', () =>
+      this._actions.exportHistory?.('csv')
+    );
+    this._exportJson = button('export-json', 'JSON', 'Export the cell history as JSON', () =>
+      this._actions.exportHistory?.('json')
+    );
+    this._clear = button(
+      'clear-history',
+      'Clear',
+      'Clear the cell history in this browser (the kernel keeps its own)',
+      () => this._actions.clearHistory?.()
+    );
+    toolbar.append(this._count, buttons);
+
+    this._message = element('div', 'jp-vram-CellHistory-message', {
+      role: 'cell-message'
+    });
+    this._message.setAttribute('aria-live', 'polite');
+    this._message.hidden = true;
+
+    const table = element('div', 'jp-vram-CellTable');
+    table.setAttribute('role', 'table');
+    table.setAttribute('aria-label', 'Cell memory history');
+    const header = element('div', 'jp-vram-CellRow jp-vram-CellRow-header');
+    header.setAttribute('role', 'row');
+    for (const key of CELL_SORT_KEYS) {
+      const h = element('div', `jp-vram-CellCol jp-vram-CellCol-${key}`, {
+        role: 'cell-sort',
+        text: COLUMN_LABELS[key]
+      });
+      h.setAttribute('role', 'columnheader');
+      h.setAttribute('aria-sort', 'none');
+      h.tabIndex = 0;
+      h.title = COLUMN_TITLES[key];
+      h.dataset.vramSortKey = key;
+      h.addEventListener('click', () => this.sortBy(key));
+      h.addEventListener('keydown', event => {
+        if (event.key === 'Enter' || event.key === ' ') {
+          event.preventDefault();
+          this.sortBy(key);
+        }
+      });
+      this._headers.set(key, h);
+      header.appendChild(h);
+    }
+    this._viewport = element('div', 'jp-vram-CellTable-viewport', {
+      role: 'cell-rows'
+    });
+    this._viewport.setAttribute('role', 'rowgroup');
+    this._spacer = element('div', 'jp-vram-CellTable-spacer');
+    this._viewport.appendChild(this._spacer);
+    this._viewport.addEventListener('scroll', () => this._renderRows());
+    this._spacer.addEventListener('click', event => this._onRowClick(event));
+    this._empty = element('div', 'jp-vram-CellHistory-empty', {
+      text: 'No cell has run since the memory helper started. Run a cell to see what it does to memory.'
+    });
+    table.append(header, this._viewport);
+    this.node.append(toolbar, this._message, table, this._empty);
+  }
+
+  protected readonly relevantChanges = RELEVANT;
+
+  /** The current sort; null: record order, newest first. */
+  get sort(): CellSort | null {
+    return this._sort;
+  }
+
+  /** Rows in the DOM now (for tests and benchmarks). */
+  get renderedRowCount(): number {
+    return this._rowsInUse;
+  }
+
+  /** Entries in display order (cached per history version and sort). */
+  get orderedEntries(): readonly CellHistoryEntry[] {
+    return this._ordered();
+  }
+
+  /**
+   * Sort by `key`: a new key sorts ascending, the same key again flips the
+   * direction. `direction` forces one.
+   */
+  sortBy(key: CellSortKey, direction?: CellSort['direction']): void {
+    const next: CellSort['direction'] =
+      direction ??
+      (this._sort?.key === key && this._sort.direction === 'ascending'
+        ? 'descending'
+        : 'ascending');
+    this._sort = { key, direction: next };
+    this._cache = null;
+    for (const [k, h] of this._headers) {
+      h.setAttribute('aria-sort', k === key ? next : 'none');
+    }
+    this.requestRender();
+  }
+
+  /** Show a short message above the table (empty text hides it). */
+  showMessage(text: string): void {
+    setText(this._message, text);
+    setHidden(this._message, !text);
+  }
+
+  /**
+   * Render now, whatever the visibility (benchmarks time this: the sort
+   * of every record plus the visible rows).
+   */
+  renderNow(): void {
+    this.render();
+  }
+
+  protected onModelReplaced(): void {
+    this._cache = null;
+    this.showMessage('');
+    this._viewport.scrollTop = 0;
+  }
+
+  protected onAfterShow(msg: Message): void {
+    super.onAfterShow(msg);
+    // The viewport's height is known only once shown.
+    this._renderRows();
+  }
+
+  protected render(): void {
+    const entries = this._ordered();
+    const n = entries.length;
+    setText(
+      this._count,
+      n === 1 ? '1 cell run' : `${n.toLocaleString('en-US')} cell runs`
+    );
+    setHidden(this._empty, n > 0);
+    this._exportCsv.disabled = n === 0;
+    this._exportJson.disabled = n === 0;
+    this._clear.disabled = n === 0;
+    const height = `${n * CELL_ROW_HEIGHT}px`;
+    if (this._spacer.style.height !== height) {
+      this._spacer.style.height = height;
+    }
+    this._renderRows();
+  }
+
+  private _ordered(): readonly CellHistoryEntry[] {
+    const cells = this.model?.cells;
+    if (!cells) {
+      return [];
+    }
+    const cache = this._cache;
+    if (cache && cache.version === cells.version && cache.source === cells) {
+      return cache.entries;
+    }
+    const entries = this._sort
+      ? sortCellEntries(cells.entries, this._sort)
+      : cells.entries.slice().reverse();
+    this._cache = { version: cells.version, source: cells, entries };
+    return entries;
+  }
+
+  /** Show the rows that are in the viewport, reusing row nodes. */
+  private _renderRows(): void {
+    const entries = this._ordered();
+    const n = entries.length;
+    const viewportHeight =
+      this._viewport.clientHeight || FALLBACK_VIEWPORT_HEIGHT;
+    const first = Math.max(
+      0,
+      Math.floor(this._viewport.scrollTop / CELL_ROW_HEIGHT) - OVERSCAN
+    );
+    const last = Math.min(
+      n,
+      Math.ceil((this._viewport.scrollTop + viewportHeight) / CELL_ROW_HEIGHT) +
+        OVERSCAN
+    );
+    const count = Math.max(0, last - first);
+    while (this._rows.length < count) {
+      const row = new CellRow();
+      this._rows.push(row);
+      this._spacer.appendChild(row.node);
+    }
+    const units = this.settings.units;
+    const threshold = this.settings.warningThresholdPercent;
+    const totals = this.model ? cellTotalsOf(this.model) : null;
+    for (let i = 0; i < this._rows.length; i++) {
+      const row = this._rows[i];
+      if (i < count && totals) {
+        const index = first + i;
+        const entry = entries[index];
+        row.show(
+          entry,
+          index,
+          units,
+          cellWarningLevel(entry.record, entry.summary, totals, threshold)
+        );
+      } else {
+        row.hide();
+      }
+    }
+    this._rowsInUse = totals ? count : 0;
+  }
+
+  private _onRowClick(event: MouseEvent): void {
+    const target = event.target as HTMLElement | null;
+    const rowNode = target?.closest('[data-vram-role="cell-row"]') as
+      | HTMLElement
+      | null;
+    const key = rowNode?.dataset.vramKey;
+    const entry = key ? this.model?.cells.get(key) : undefined;
+    if (!entry) {
+      return;
+    }
+    const count = formatExecutionCount(entry.record.execution_count);
+    if (entry.record.cell_id === null) {
+      this.showMessage(`${count} ran in a console: there is no cell to go to.`);
+      return;
+    }
+    const jump = this._actions.revealCell;
+    if (!jump) {
+      return;
+    }
+    this.showMessage('');
+    void jump(entry).then(
+      found => {
+        if (!found) {
+          this.showMessage(
+            `Cell ${count} no longer exists in this notebook (deleted, or run from another notebook on this kernel).`
+          );
+        }
+      },
+      reason => this.showMessage(`Could not go to cell ${count}: ${String(reason)}`)
+    );
+  }
+
+  private _actions: CellHistoryView.IActions;
+  private _sort: CellSort | null = null;
+  private _cache: {
+    version: number;
+    source: object;
+    entries: readonly CellHistoryEntry[];
+  } | null = null;
+  private _headers = new Map<CellSortKey, HTMLElement>();
+  private _count: HTMLElement;
+  private _message: HTMLElement;
+  private _viewport: HTMLElement;
+  private _spacer: HTMLElement;
+  private _empty: HTMLElement;
+  private _exportCsv: HTMLButtonElement;
+  private _exportJson: HTMLButtonElement;
+  private _clear: HTMLButtonElement;
+  private _rows: CellRow[] = [];
+  private _rowsInUse = 0;
+}
+
+export namespace CellHistoryView {
+  /** What the view asks its host to do (wired to commands in index.ts). */
+  export interface IActions {
+    /** Activate the record's cell and scroll to it; false if it is gone. */
+    revealCell?: (entry: CellHistoryEntry) => Promise<boolean>;
+    exportHistory?: (format: 'csv' | 'json') => void;
+    clearHistory?: () => void;
+  }
+
+  export interface IOptions {
+    settings: ConstructorParameters<typeof ModelView>[0];
+    actions?: IActions;
+  }
+}
+
+/** One reusable row of the virtualised table. */
+class CellRow {
+  constructor() {
+    const node = (this.node = element('div', 'jp-vram-CellRow', {
+      role: 'cell-row'
+    }));
+    node.setAttribute('role', 'row');
+    this._cols = CELL_SORT_KEYS.map(key => {
+      const col = element('div', `jp-vram-CellCol jp-vram-CellCol-${key}`);
+      col.setAttribute('role', 'cell');
+      node.appendChild(col);
+      return col;
+    });
+  }
+
+  readonly node: HTMLElement;
+
+  show(
+    entry: CellHistoryEntry,
+    index: number,
+    units: 'binary' | 'decimal',
+    level: 'normal' | 'warning'
+  ): void {
+    const node = this.node;
+    setHidden(node, false);
+    const top = `${index * CELL_ROW_HEIGHT}px`;
+    if (node.style.top !== top) {
+      node.style.top = top;
+    }
+    if (this._entry === entry && this._units === units && this._level === level) {
+      return;
+    }
+    this._entry = entry;
+    this._units = units;
+    this._level = level;
+    const r = entry.record;
+    const s = entry.summary;
+    const console = r.cell_id === null;
+    node.dataset.vramKey = entry.key;
+    node.dataset.vramRecordId = String(r.record_id);
+    if (r.execution_count === null) {
+      delete node.dataset.vramExecutionCount;
+    } else {
+      node.dataset.vramExecutionCount = String(r.execution_count);
+    }
+    node.dataset.vramStatus = r.status;
+    node.dataset.vramLevel = level;
+    node.classList.toggle('jp-vram-warning', level === 'warning');
+    node.classList.toggle('jp-vram-CellRow-console', console);
+    node.classList.toggle('jp-vram-CellRow-error', s.outcome !== 'ok');
+    const [countCol, deltaCol, peakCol, durationCol, statusCol] = this._cols;
+    setText(
+      countCol,
+      formatExecutionCount(r.execution_count) + (console ? ' console' : '')
+    );
+    setText(deltaCol, formatDelta(s.deltaBytes, units));
+    setText(peakCol, formatPeak(s.peakBytes, s.peakExact, units));
+    setText(durationCol, formatDuration(s.durationS));
+    setText(
+      statusCol,
+      s.outcome === 'oom'
+        ? 'OOM'
+        : s.outcome === 'error'
+          ? s.errorType ?? 'error'
+          : s.outcome
+    );
+    node.title =
+      describeCellRecord(r, s, units) +
+      (console ? '\nRun from a console: no cell to go to.' : '\nClick to go to the cell.');
+  }
+
+  hide(): void {
+    setHidden(this.node, true);
+    this._entry = null;
+  }
+
+  private _cols: HTMLElement[];
+  private _entry: CellHistoryEntry | null = null;
+  private _units: string | null = null;
+  private _level: string | null = null;
+}
