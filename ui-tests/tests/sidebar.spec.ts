@@ -117,6 +117,9 @@ test.describe('memory sidebar', () => {
     await page.waitForTimeout(1500);
     await page.locator(SIDEBAR).screenshot({ path: path.join(SCREENSHOTS, 'sidebar-light.png') });
     await page.screenshot({ path: path.join(SCREENSHOTS, 'jupyterlab-light.png') });
+    await page.locator(`${SIDEBAR} [data-vram-role="cells-tab"]`).click();
+    await page.locator(SIDEBAR).screenshot({ path: path.join(SCREENSHOTS, 'cells-light.png') });
+    await page.locator(`${SIDEBAR} [data-vram-role="memory-tab"]`).click();
     await page.theme.setDarkTheme();
     await page.waitForTimeout(1000);
     await page.locator(SIDEBAR).screenshot({ path: path.join(SCREENSHOTS, 'sidebar-dark.png') });
