@@ -3,7 +3,7 @@
  * Features add their ids to `CommandIDs` and their handlers below.
  */
 import { JupyterFrontEnd } from '@jupyterlab/application';
-import { ICommandPalette } from '@jupyterlab/apputils';
+import { ICommandPalette, Notification } from '@jupyterlab/apputils';
 import { TranslationBundle } from '@jupyterlab/translation';
 
 import {
@@ -11,32 +11,55 @@ import {
   cellHistoryToJson,
   exportFileName
 } from './model/cellExport';
+import { FreeAction } from './cleanupProtocol';
+import { DeletePlan } from './model/deletePlan';
+import { ActionOutcome } from './model/MemoryActions';
 import { MemoryMonitor } from './model/MemoryMonitor';
 import { VramSettings } from './settings';
+import { confirmDeleteDialog } from './views/DeleteDialogBody';
 import { downloadText } from './views/download';
 import { MemorySidebar } from './views/MemorySidebar';
 import { vramIcon } from './views/icons';
+import { CommandIDs } from './commandIds';
 
-export namespace CommandIDs {
-  /** Show and activate the GPU memory sidebar. */
-  export const openSidebar = 'jupyterlab-vram:open-sidebar';
-  /** Ask the active kernel's helper for a fresh sample (reconnects if it is not live). */
-  export const refresh = 'jupyterlab-vram:refresh';
-  /** Show or hide the memory badges on executed cells (setting showCellBadges). */
-  export const toggleCellBadges = 'jupyterlab-vram:toggle-cell-badges';
-  /** Show the per-cell history tab of the sidebar. */
-  export const showCellHistory = 'jupyterlab-vram:show-cell-history';
-  /**
-   * Download the active kernel's cell history; args `{format: 'csv' | 'json'}`
-   * (default csv). Returns the file name, or null when there is nothing.
-   */
-  export const exportCellHistory = 'jupyterlab-vram:export-cell-history';
-  /** Forget the active kernel's cell history in this browser. */
-  export const clearCellHistory = 'jupyterlab-vram:clear-cell-history';
-}
+export { CommandIDs };
 
 /** Palette category of our commands. */
 export const PALETTE_CATEGORY = 'GPU memory';
+
+/** How a command tells the user something (a JupyterLab notification). */
+export type Notify = (
+  type: 'info' | 'success' | 'warning' | 'error',
+  message: string
+) => void;
+
+/** Notifications show at most 140 characters: the gist first. */
+const NOTIFICATION_LIMIT = 140;
+
+export function notificationText(lines: readonly string[]): string {
+  const all = lines.join('. ');
+  if (all.length <= NOTIFICATION_LIMIT || lines.length <= 1) {
+    return all;
+  }
+  const more = `${lines[0]} (details in the GPU memory panel)`;
+  return more.length <= NOTIFICATION_LIMIT ? more : lines[0];
+}
+
+function defaultNotify(
+  type: 'info' | 'success' | 'warning' | 'error',
+  message: string
+): void {
+  // Notification messages are plain text (kernel text stays text).
+  Notification.emit(message, type, {
+    autoClose: type === 'error' ? false : 6000
+  });
+}
+
+function stringArray(value: unknown): string[] {
+  return Array.isArray(value)
+    ? value.filter((v): v is string => typeof v === 'string')
+    : [];
+}
 
 export function registerCommands(options: {
   app: JupyterFrontEnd;
@@ -52,6 +75,10 @@ export function registerCommands(options: {
   ) => Promise<void>;
   /** Path of the active notebook (for export file names). */
   currentNotebookPath: () => string | null;
+  /** Defaults to JupyterLab notifications (tests pass a recorder). */
+  notify?: Notify;
+  /** Defaults to the delete confirmation dialog (tests answer directly). */
+  confirmDelete?: (plan: DeletePlan) => Promise<boolean>;
 }): void {
   const { app, monitor, trans, palette, sidebar } = options;
 
@@ -155,6 +182,138 @@ export function registerCommands(options: {
     }
   });
 
+  // -------------------------------------------------------------------------
+  // Cleanup (issue #4)
+
+  const notify = options.notify ?? defaultNotify;
+  const confirmDelete =
+    options.confirmDelete ??
+    ((plan: DeletePlan) => confirmDeleteDialog(plan, monitor.settings.units));
+  const hasNotebook = () => monitor.current !== null;
+
+  const notifyOutcome = (outcome: ActionOutcome) => {
+    const text = notificationText(outcome.lines);
+    if (outcome.status === 'failed') {
+      notify('error', text);
+    } else if (outcome.status === 'cancelled') {
+      notify('info', text);
+    } else if ((outcome.freedBytes ?? 0) > 0) {
+      notify('success', text);
+    } else {
+      notify('info', text);
+    }
+  };
+
+  const runFree = async (
+    actions: FreeAction[]
+  ): Promise<ActionOutcome | null> => {
+    const memoryActions = monitor.currentActions;
+    if (!memoryActions) {
+      return null;
+    }
+    const running = memoryActions.free(actions);
+    if (memoryActions.queue.queuedCount > 0) {
+      notify(
+        'info',
+        `Queued \u2014 the kernel is busy; it runs when the kernel is idle (cancel it in the GPU memory panel)`
+      );
+    }
+    const outcome = await running;
+    notifyOutcome(outcome);
+    return outcome;
+  };
+
+  const showHolders = () => {
+    sidebar.showTab('holders');
+    app.shell.activateById(MemorySidebar.ID);
+  };
+
+  app.commands.addCommand(CommandIDs.collectGarbage, {
+    label: trans.__('Collect Garbage in the Kernel'),
+    caption: trans.__(
+      'Run gc.collect() in the active kernel and show what it freed (queued while the kernel is busy)'
+    ),
+    isEnabled: hasNotebook,
+    execute: () => runFree(['gc'])
+  });
+
+  app.commands.addCommand(CommandIDs.emptyCache, {
+    label: trans.__('Empty the CUDA Cache'),
+    caption: trans.__(
+      "Run torch.cuda.empty_cache() in the active kernel: give PyTorch's cached GPU memory back (never initialises CUDA)"
+    ),
+    isEnabled: hasNotebook,
+    execute: () => runFree(['empty_cache'])
+  });
+
+  app.commands.addCommand(CommandIDs.freeMemory, {
+    label: trans.__('Free GPU Memory (gc + empty_cache)'),
+    caption: trans.__(
+      'Run gc.collect() then torch.cuda.empty_cache() in the active kernel and show what came back'
+    ),
+    isEnabled: hasNotebook,
+    execute: () => runFree(['gc', 'empty_cache'])
+  });
+
+  app.commands.addCommand(CommandIDs.inspectMemory, {
+    label: trans.__('Show What Holds Memory'),
+    caption: trans.__(
+      'List the variables and hidden references (Out[], the last traceback) that hold memory in the active kernel'
+    ),
+    isEnabled: hasNotebook,
+    execute: async () => {
+      const memoryActions = monitor.currentActions;
+      showHolders();
+      if (!memoryActions) {
+        return null;
+      }
+      return memoryActions.inspect();
+    }
+  });
+
+  app.commands.addCommand(CommandIDs.deleteVariables, {
+    label: trans.__('Delete Variables Holding Memory\u2026'),
+    caption: trans.__(
+      'Delete the variables and hidden references ticked in the Holders tab (asks first), then free memory'
+    ),
+    isEnabled: hasNotebook,
+    execute: async args => {
+      const memoryActions = monitor.currentActions;
+      if (!memoryActions) {
+        return null;
+      }
+      let plan: DeletePlan | null;
+      if (Array.isArray(args.names) || Array.isArray(args.hidden)) {
+        if (!memoryActions.listing) {
+          await memoryActions.inspect();
+        }
+        plan = memoryActions.planFor(
+          stringArray(args.names),
+          stringArray(args.hidden)
+        );
+      } else {
+        plan = memoryActions.planSelection();
+      }
+      if (!plan) {
+        showHolders();
+        if (!memoryActions.listing && !memoryActions.inspecting) {
+          void memoryActions.inspect();
+        }
+        notify(
+          'info',
+          'Nothing to delete: tick variables or hidden references in the Holders tab of the GPU memory panel first.'
+        );
+        return null;
+      }
+      if (!(await confirmDelete(plan))) {
+        return null;
+      }
+      const outcome = await memoryActions.deleteHolders(plan);
+      notifyOutcome(outcome);
+      return outcome;
+    }
+  });
+
   const notifyCellCommands = () => {
     app.commands.notifyCommandChanged(CommandIDs.exportCellHistory);
     app.commands.notifyCommandChanged(CommandIDs.clearCellHistory);
@@ -170,6 +329,15 @@ export function registerCommands(options: {
 
   monitor.currentChanged.connect(() => {
     app.commands.notifyCommandChanged(CommandIDs.refresh);
+    for (const id of [
+      CommandIDs.collectGarbage,
+      CommandIDs.emptyCache,
+      CommandIDs.freeMemory,
+      CommandIDs.inspectMemory,
+      CommandIDs.deleteVariables
+    ]) {
+      app.commands.notifyCommandChanged(id);
+    }
     follow();
   });
   monitor.settingsChanged.connect(() => {
@@ -193,5 +361,10 @@ export function registerCommands(options: {
       args: { format: 'json' }
     });
     palette.addItem({ command: CommandIDs.clearCellHistory, category });
+    palette.addItem({ command: CommandIDs.collectGarbage, category });
+    palette.addItem({ command: CommandIDs.emptyCache, category });
+    palette.addItem({ command: CommandIDs.freeMemory, category });
+    palette.addItem({ command: CommandIDs.inspectMemory, category });
+    palette.addItem({ command: CommandIDs.deleteVariables, category });
   }
 }

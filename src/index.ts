@@ -106,7 +106,9 @@ const plugin: JupyterFrontEndPlugin<IVramMonitor> = {
           void app.commands.execute(CommandIDs.exportCellHistory, { format }),
         clearHistory: () =>
           void app.commands.execute(CommandIDs.clearCellHistory)
-      }
+      },
+      actionsFor: model => monitor.actionsFor(model),
+      execute: command => void app.commands.execute(command)
     });
     app.shell.add(sidebar, 'right', { rank: SIDEBAR_RANK });
     if (restorer) {

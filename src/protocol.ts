@@ -66,11 +66,46 @@ export interface HistoryRequest {
   request_id: string;
 }
 
+/** Free memory (issue #4): `gc.collect()` and/or `torch.cuda.empty_cache()`. */
+export interface FreeMemoryRequest {
+  type: 'free_memory';
+  request_id: string;
+  actions: FreeAction[];
+}
+
+/** List what holds memory in the user's namespace (issue #4). */
+export interface InspectRequest {
+  type: 'inspect';
+  request_id: string;
+  max_entries?: number;
+  container_depth?: number;
+}
+
+/** Delete names of a listing and clear hidden holders, then free (issue #4). */
+export interface DeleteRequest {
+  type: 'delete';
+  request_id: string;
+  listing_id: string;
+  names: string[];
+  hidden: HiddenHolderKind[];
+  free: FreeAction[];
+}
+
+export type FreeAction = 'gc' | 'empty_cache';
+
+export type HiddenHolderKind =
+  | 'output_cache'
+  | 'last_traceback'
+  | 'last_execution_result';
+
 export type HelperRequest =
   | ConfigureRequest
   | SnapshotRequest
   | PingRequest
-  | HistoryRequest;
+  | HistoryRequest
+  | FreeMemoryRequest
+  | InspectRequest
+  | DeleteRequest;
 
 export type HelperRequestType = HelperRequest['type'];
 
@@ -81,6 +116,10 @@ export interface HelperRequestResults {
   ping: Record<string, never>;
   /** Unchecked here: read it with `parseHistoryResult`. */
   history: { records: unknown };
+  /** Unchecked here: read these with the parsers of cleanupProtocol.ts. */
+  free_memory: { [key: string]: unknown };
+  inspect: { [key: string]: unknown };
+  delete: { [key: string]: unknown };
 }
 
 // ---------------------------------------------------------------------------
@@ -294,10 +333,10 @@ export type ParseResult =
 // Parser
 
 /** Raised inside the parser; turned into a `malformed` result. */
-class ShapeError extends Error {}
+export class ShapeError extends Error {}
 
 /** A short, safe description of an untrusted value for error messages. */
-function describeValue(value: unknown): string {
+export function describeValue(value: unknown): string {
   if (value === undefined) {
     return 'nothing';
   }
@@ -311,7 +350,7 @@ function describeValue(value: unknown): string {
 }
 
 /** Reads fields of one JSON object, naming the path in every error. */
-class FieldReader {
+export class FieldReader {
   constructor(
     readonly path: string,
     readonly data: { [key: string]: unknown }

@@ -22,6 +22,7 @@ from .protocol import (
     ErrorMessage,
     Request,
     RequestError,
+    describe,
     error_message,
     parse_open,
     parse_request,
@@ -52,13 +53,17 @@ class Channel:
         self._comms: List[Any] = []
         self._lock = threading.Lock()
         self._cell_history: Callable[[], List[Any]] = list
+        self._cleanup: Any = None  # cleanup.Cleanup, bound by the runtime
         self.last_error: Optional[str] = None
 
-    def bind(self, sampler: Sampler, cell_history: Optional[Callable[[], List[Any]]] = None) -> None:
-        """``cell_history()``: the kept per-cell records, for ``history`` requests."""
+    def bind(self, sampler: Sampler, cell_history: Optional[Callable[[], List[Any]]] = None, cleanup: Any = None) -> None:
+        """``cell_history()``: the kept per-cell records, for ``history`` requests;
+        ``cleanup``: a :class:`cleanup.Cleanup`, for ``free_memory``/``inspect``/``delete``."""
         self._sampler = sampler
         if cell_history is not None:
             self._cell_history = cell_history
+        if cleanup is not None:
+            self._cleanup = cleanup
 
     @property
     def sampler(self) -> Sampler:
@@ -178,6 +183,9 @@ class Channel:
             "snapshot": self._snapshot,
             "ping": self._ping,
             "history": self._history,
+            "free_memory": self._free_memory,
+            "inspect": self._inspect,
+            "delete": self._delete,
         }
         result = handler[request.type](comm, request)
         self._send_quietly(comm, reply_message(request, result))
@@ -195,6 +203,32 @@ class Channel:
 
     def _history(self, comm: Any, request: Request) -> Dict[str, Any]:
         return {"records": self._cell_history()}
+
+    def _cleanup_or_fail(self, request: Request) -> Any:
+        if self._cleanup is None:
+            raise RequestError("internal", f"{request.type!r} is not available in this helper", request.request_id)
+        return self._cleanup
+
+    def _free_memory(self, comm: Any, request: Request) -> Dict[str, Any]:
+        assert request.args is not None
+        return self._cleanup_or_fail(request).free_memory(list(request.args["actions"]))
+
+    def _inspect(self, comm: Any, request: Request) -> Dict[str, Any]:
+        assert request.args is not None
+        return self._cleanup_or_fail(request).inspect(request.args["max_entries"], request.args["container_depth"])
+
+    def _delete(self, comm: Any, request: Request) -> Dict[str, Any]:
+        assert request.args is not None
+        cleanup = self._cleanup_or_fail(request)
+        args = request.args
+        if not cleanup.has_listing(args["listing_id"]):
+            raise RequestError(
+                "stale_listing",
+                f"listing {describe(args['listing_id'])} is not kept any more (the kernel keeps the last "
+                "few listings); inspect again. Nothing was deleted",
+                request.request_id,
+            )
+        return cleanup.delete(args["listing_id"], args["names"], args["hidden"], args["free"])
 
     def _send_quietly(self, comm: Any, message: Mapping[str, Any]) -> None:
         try:

@@ -18,11 +18,20 @@ from . import PROTOCOL_VERSION, __version__ as HELPER_VERSION
 
 COMM_TARGET = "jupyterlab-vram"
 
-ErrorCode = Literal["malformed", "unknown_type", "invalid_config", "internal"]
-RequestType = Literal["configure", "snapshot", "ping", "history"]
+ErrorCode = Literal["malformed", "unknown_type", "invalid_config", "internal", "refused", "stale_listing"]
+RequestType = Literal["configure", "snapshot", "ping", "history", "free_memory", "inspect", "delete"]
 SampleReason = Literal["initial", "change", "heartbeat", "snapshot"]
 
-REQUEST_TYPES: tuple = ("configure", "history", "ping", "snapshot")
+REQUEST_TYPES: tuple = ("configure", "delete", "free_memory", "history", "inspect", "ping", "snapshot")
+
+# Cleanup requests (issue #4).
+FREE_ACTIONS: tuple = ("gc", "empty_cache")
+HIDDEN_HOLDER_KINDS: tuple = ("output_cache", "last_traceback", "last_execution_result")
+INSPECT_MAX_ENTRIES = (1, 5000, 200)  # min, max, default
+INSPECT_CONTAINER_DEPTH = (0, 5, 2)
+MAX_DELETE_NAMES = 10_000
+MAX_NAME_LENGTH = 1024
+MAX_LISTING_ID_LENGTH = 256
 
 # request_id is echoed back in every answer; bound it so a hostile or buggy
 # frontend cannot make the helper echo megabytes.
@@ -226,6 +235,7 @@ class Request:
     type: RequestType
     request_id: str
     config: Optional[Mapping[str, Any]] = None  # only for "configure"
+    args: Optional[Mapping[str, Any]] = None  # validated fields of free_memory/inspect/delete
 
 
 def describe(value: Any, limit: int = 40) -> str:
@@ -296,7 +306,91 @@ def parse_request(data: Any) -> Request:
                 "invalid_config", f"config must be an object, got {type_name(config)}", request_id
             )
         return Request("configure", request_id, config)
+    if kind == "free_memory":
+        return Request("free_memory", request_id, args={"actions": _actions(data, "actions", request_id, required=True)})
+    if kind == "inspect":
+        return Request("inspect", request_id, args={
+            "max_entries": _bounded_int(data, "max_entries", INSPECT_MAX_ENTRIES, request_id),
+            "container_depth": _bounded_int(data, "container_depth", INSPECT_CONTAINER_DEPTH, request_id),
+        })
+    if kind == "delete":
+        return Request("delete", request_id, args=_delete_args(data, request_id))
     return Request(kind, request_id)  # type: ignore[arg-type]  # checked against REQUEST_TYPES
+
+
+def _string_list(data: Mapping[str, Any], key: str, allowed: tuple, request_id: str, required: bool) -> List[str]:
+    if key not in data:
+        if required:
+            raise RequestError("malformed", f"missing field {key!r} in {data['type']!r} request", request_id)
+        return []
+    value = data[key]
+    if not isinstance(value, list):
+        raise RequestError("malformed", f"field {key!r} must be an array, got {type_name(value)}", request_id)
+    if len(value) > len(allowed) * 4:
+        raise RequestError("malformed", f"field {key!r} has {len(value)} items (expected some of {', '.join(allowed)})", request_id)
+    out: List[str] = []
+    for item in value:
+        if not isinstance(item, str) or item not in allowed:
+            raise RequestError(
+                "malformed", f"field {key!r}: {describe(item)} is not one of {', '.join(allowed)}", request_id
+            )
+        if item not in out:
+            out.append(item)
+    return out
+
+
+def _actions(data: Mapping[str, Any], key: str, request_id: str, required: bool) -> List[str]:
+    actions = _string_list(data, key, FREE_ACTIONS, request_id, required)
+    if required and not actions:
+        raise RequestError("malformed", f"field {key!r} must name at least one of {', '.join(FREE_ACTIONS)}", request_id)
+    return actions
+
+
+def _bounded_int(data: Mapping[str, Any], key: str, limits: tuple, request_id: str) -> int:
+    low, high, default = limits
+    if key not in data:
+        return default
+    value = data[key]
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise RequestError(
+            "malformed", f"field {key!r} must be an integer from {low} to {high}, got {describe(value)}", request_id
+        )
+    return value
+
+
+def _delete_args(data: Mapping[str, Any], request_id: str) -> Dict[str, Any]:
+    if "listing_id" not in data:
+        raise RequestError("malformed", "missing field 'listing_id' in 'delete' request", request_id)
+    listing_id = data["listing_id"]
+    if not isinstance(listing_id, str) or len(listing_id) > MAX_LISTING_ID_LENGTH:
+        raise RequestError(
+            "malformed",
+            f"field 'listing_id' must be a string of at most {MAX_LISTING_ID_LENGTH} characters, got {describe(listing_id)}",
+            request_id,
+        )
+    if "names" not in data:
+        raise RequestError("malformed", "missing field 'names' in 'delete' request", request_id)
+    names = data["names"]
+    if not isinstance(names, list):
+        raise RequestError("malformed", f"field 'names' must be an array, got {type_name(names)}", request_id)
+    hidden = _string_list(data, "hidden", HIDDEN_HOLDER_KINDS, request_id, required=False)
+    free = _actions(data, "free", request_id, required=False)
+    if len(names) > MAX_DELETE_NAMES:
+        raise RequestError(
+            "refused", f"{len(names)} names: at most {MAX_DELETE_NAMES} may be deleted at once; nothing was deleted", request_id
+        )
+    for name in names:
+        if not isinstance(name, str):
+            raise RequestError(
+                "refused", f"names must be strings, got {type_name(name)} {describe(name)}; nothing was deleted", request_id
+            )
+        if len(name) > MAX_NAME_LENGTH:
+            raise RequestError(
+                "refused", f"a name of {len(name)} characters (at most {MAX_NAME_LENGTH}); nothing was deleted", request_id
+            )
+    return {"listing_id": listing_id, "names": list(names), "hidden": hidden, "free": free}
 
 
 def parse_open(data: Any) -> OpenRequest:

@@ -13,6 +13,7 @@ from typing import Any, Callable, List, Optional, Tuple
 
 from .cell_accounting import BackgroundSender, CellMemoryRecorder
 from .channel import Channel
+from .cleanup import Cleanup
 from .sample import SampleSource
 from .sampler import Sampler
 
@@ -62,9 +63,10 @@ class Runtime:
             has_listeners=self.channel.has_targets,
         )
         self.sampler.add_observer(self.cells.observe)
-        self.channel.bind(self.sampler, cell_history=self.cells.history)
         self._comm_manager = comm_manager
         self._shell = shell
+        self.cleanup = Cleanup(self.source, shell=lambda: self._shell, read_figures=self.sampler.read_figures)
+        self.channel.bind(self.sampler, cell_history=self.cells.history, cleanup=self.cleanup)
         self._cell_hooks: List[CellHook] = self.cells.hooks()
         self.installed = False
 

@@ -103,6 +103,11 @@ class Sampler:
                 pass
         return figures
 
+    def read_figures(self) -> Figures:
+        """One reading, under the sampler's lock (the source is not thread-safe); sends nothing."""
+        with self._lock:
+            return self._source.read()
+
     # -- configuration ------------------------------------------------------
 
     @property

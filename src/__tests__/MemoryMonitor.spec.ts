@@ -45,6 +45,15 @@ class FakeConnection implements IHelperConnection {
   reconnect() {
     this.reconnects++;
   }
+  freeMemory(): Promise<any> {
+    return Promise.reject(new Error('not in this test'));
+  }
+  inspect(): Promise<any> {
+    return Promise.reject(new Error('not in this test'));
+  }
+  deleteHolders(): Promise<any> {
+    return Promise.reject(new Error('not in this test'));
+  }
   dispose() {
     this.isDisposed = true;
   }

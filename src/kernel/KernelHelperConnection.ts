@@ -24,6 +24,18 @@ import { ISessionContext } from '@jupyterlab/apputils';
 import { Kernel, KernelMessage } from '@jupyterlab/services';
 import { IDisposable } from '@lumino/disposable';
 
+import {
+  DeleteResult,
+  FreeAction,
+  FreeMemoryResult,
+  HiddenHolderKind,
+  InspectResult,
+  Parsed,
+  parseDeleteResult,
+  parseFreeMemoryResult,
+  parseInspectResult
+} from '../cleanupProtocol';
+import { ICleanupConnection } from '../model/MemoryActions';
 import { KernelMemoryModel } from '../model/KernelMemoryModel';
 import { describeState } from '../model/MonitorState';
 import {
@@ -50,13 +62,16 @@ export type HelperSessionContext = Pick<
   | 'connectionStatusChanged'
 >;
 
-export class KernelHelperConnection implements IDisposable {
+export class KernelHelperConnection
+  implements IDisposable, ICleanupConnection
+{
   constructor(options: KernelHelperConnection.IOptions) {
     this._sessionContext = options.sessionContext;
     this._model = options.model;
     this._config = options.config;
     this._bootstrapCode = options.bootstrapCode ?? HELPER_BOOTSTRAP_CODE;
     this._requestTimeoutMs = options.requestTimeoutMs ?? 60_000;
+    this._cleanupTimeoutMs = options.cleanupTimeoutMs ?? 300_000;
 
     const sc = this._sessionContext;
     sc.kernelChanged.connect(this._onKernelChanged, this);
@@ -118,6 +133,46 @@ export class KernelHelperConnection implements IDisposable {
       );
     }
     return this._model.cells.merge(records).length;
+  }
+
+  /**
+   * Run `gc.collect()` and/or `torch.cuda.empty_cache()` in the kernel.
+   * Rejects with a clear message when the reply is malformed.
+   */
+  async freeMemory(actions: FreeAction[]): Promise<FreeMemoryResult> {
+    const result = await this._request(
+      'free_memory',
+      { actions },
+      this._cleanupTimeoutMs
+    );
+    return checked(parseFreeMemoryResult(result), 'free_memory');
+  }
+
+  /** List what holds memory in the user's namespace (largest first). */
+  async inspect(
+    options: { max_entries?: number; container_depth?: number } = {}
+  ): Promise<InspectResult> {
+    const result = await this._request(
+      'inspect',
+      { ...options },
+      this._cleanupTimeoutMs
+    );
+    return checked(parseInspectResult(result), 'inspect');
+  }
+
+  /** Delete names of a listing and clear hidden holders, then free. */
+  async deleteHolders(request: {
+    listing_id: string;
+    names: string[];
+    hidden: HiddenHolderKind[];
+    free: FreeAction[];
+  }): Promise<DeleteResult> {
+    const result = await this._request(
+      'delete',
+      { ...request },
+      this._cleanupTimeoutMs
+    );
+    return checked(parseDeleteResult(result), 'delete');
   }
 
   /** Bootstrap again and open a new comm (e.g. after the helper failed). */
@@ -459,16 +514,14 @@ export class KernelHelperConnection implements IDisposable {
 
   private async _request<T extends HelperRequestType>(
     type: T,
-    fields: { [key: string]: unknown }
+    fields: { [key: string]: unknown },
+    timeoutMs = this._requestTimeoutMs
   ): Promise<HelperRequestResults[T]> {
     const comm = this._comm;
     if (!comm) {
       throw new Error('The memory helper is not connected to this kernel.');
     }
-    const { requestId, result } = this._requests.add(
-      type,
-      this._requestTimeoutMs
-    );
+    const { requestId, result } = this._requests.add(type, timeoutMs);
     try {
       ignoreRejection(
         comm.send({ ...fields, type, request_id: requestId } as any).done
@@ -512,6 +565,7 @@ export class KernelHelperConnection implements IDisposable {
   private _config: () => HelperConfig | PartialHelperConfig;
   private _bootstrapCode: string;
   private _requestTimeoutMs: number;
+  private _cleanupTimeoutMs: number;
   private _requests = new PendingRequests();
   private _comm: Kernel.IComm | null = null;
   /** The kernel the current (or last) attach was for. */
@@ -532,7 +586,27 @@ export namespace KernelHelperConnection {
     bootstrapCode?: string;
     /** How long a request may wait for its answer (default 60 s). */
     requestTimeoutMs?: number;
+    /**
+     * How long a cleanup request (free_memory, inspect, delete) may wait
+     * for its answer once sent (default 300 s: gc on a large heap is slow).
+     */
+    cleanupTimeoutMs?: number;
   }
+}
+
+/** The helper's reply could not be read. */
+export class MalformedReplyError extends Error {
+  constructor(requestType: string, detail: string) {
+    super(`The kernel helper sent a malformed '${requestType}' reply: ${detail}`);
+    this.name = 'MalformedReplyError';
+  }
+}
+
+function checked<T>(parsed: Parsed<T>, requestType: string): T {
+  if ('error' in parsed) {
+    throw new MalformedReplyError(requestType, parsed.error);
+  }
+  return parsed.value;
 }
 
 function describeFailure(what: string, reason: unknown): string {

@@ -21,6 +21,7 @@ import {
 } from '../settings';
 import { IKernelMemoryModel, IVramMonitor } from '../tokens';
 import { KernelMemoryModel } from './KernelMemoryModel';
+import { ICleanupConnection, MemoryActions } from './MemoryActions';
 
 /** What the monitor needs of a notebook panel. */
 export interface IMonitoredNotebook {
@@ -35,14 +36,15 @@ export interface INotebookSource {
   readonly currentChanged: ISignal<any, IMonitoredNotebook | null>;
 }
 
-/** A model with the connection that feeds it. */
+/** A model with the connection that feeds it and its cleanup actions. */
 export interface IMonitoredSession {
   readonly model: KernelMemoryModel;
   readonly connection: IHelperConnection;
+  readonly actions: MemoryActions;
 }
 
 /** The parts of KernelHelperConnection the monitor drives (fakes in tests). */
-export interface IHelperConnection {
+export interface IHelperConnection extends ICleanupConnection {
   readonly isDisposed: boolean;
   configure(config: ReturnType<typeof helperConfigFor>): Promise<unknown>;
   requestSnapshot(): Promise<HelperRequestResults['snapshot']>;
@@ -99,6 +101,24 @@ export class MemoryMonitor implements IVramMonitor {
   /** The model of a monitored panel's kernel; null if not monitored. */
   modelFor(panel: IMonitoredNotebook): KernelMemoryModel | null {
     return this._sessions.get(panel.sessionContext)?.model ?? null;
+  }
+
+  /** The cleanup actions of the kernel `model` describes; null if none. */
+  actionsFor(model: IKernelMemoryModel | null): MemoryActions | null {
+    if (!model) {
+      return null;
+    }
+    for (const entry of this._sessions.values()) {
+      if (entry.model === model) {
+        return entry.actions;
+      }
+    }
+    return null;
+  }
+
+  /** The cleanup actions of the active notebook's kernel. */
+  get currentActions(): MemoryActions | null {
+    return this.actionsFor(this._current);
   }
 
   /** The monitored panels whose kernel `model` describes. */
@@ -188,9 +208,15 @@ export class MemoryMonitor implements IVramMonitor {
       const model = new KernelMemoryModel({
         historyCapacity: historyCapacityFor(this._settings)
       });
+      const connection = this._createConnection(sessionContext, model);
       entry = {
         model,
-        connection: this._createConnection(sessionContext, model),
+        connection,
+        actions: new MemoryActions({
+          connection,
+          model,
+          units: () => this._settings.units
+        }),
         panels: new Set()
       };
       this._sessions.set(sessionContext, entry);
@@ -230,6 +256,7 @@ export class MemoryMonitor implements IVramMonitor {
     for (const panel of entry.panels) {
       panel.disposed.disconnect(this._onPanelDisposed, this);
     }
+    entry.actions.dispose();
     entry.connection.dispose();
     entry.model.dispose();
   }

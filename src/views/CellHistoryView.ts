@@ -47,7 +47,7 @@ const FALLBACK_VIEWPORT_HEIGHT = 400;
 
 const COLUMN_LABELS: Record<CellSortKey, string> = {
   execution_count: 'Cell',
-  delta: 'Change',
+  delta: 'Δ',
   peak: 'Peak',
   duration: 'Time',
   status: 'Status'

@@ -1,15 +1,22 @@
 /**
- * The right-sidebar panel, in two tabs: "Memory" (state banner, GPU cards,
- * host RAM card and the timeline of the active notebook's kernel) and
- * "Cells" (the per-cell history). It follows the monitor's current model and
- * hands it to its child views; they render on change, when visible.
+ * The right-sidebar panel, in three tabs: "Memory" (state banner, cleanup
+ * bar, GPU cards, host RAM card and the timeline of the active notebook's
+ * kernel), "Cells" (the per-cell history) and "Holders" (what holds memory,
+ * to delete). It follows the monitor's current model and hands it (and its
+ * cleanup actions) to its child views; they render on change, when visible.
+ * The cleanup bar, with the result of the latest cleanup, shows on the
+ * Memory and Holders tabs.
  */
 import { TranslationBundle } from '@jupyterlab/translation';
 import { Panel, Widget } from '@lumino/widgets';
 
 import { IKernelMemoryModel, IVramMonitor } from '../tokens';
 import { VramSettings } from '../settings';
+import { CommandIDs } from '../commandIds';
+import { MemoryActions } from '../model/MemoryActions';
 import { CellHistoryView } from './CellHistoryView';
+import { HoldersView } from './HoldersView';
+import { MemoryActionsBar } from './MemoryActionsBar';
 import { element } from './dom';
 import { GpuDeviceList } from './GpuDeviceList';
 import { HostMemoryCard } from './HostMemoryCard';
@@ -34,6 +41,16 @@ export class MemorySidebar extends Panel {
     this._tabBar = this._createTabBar();
     this.addWidget(this._tabBar);
     this.banner = new StateBanner(settings);
+    const execute = options.execute ?? (() => undefined);
+    this._actionsFor = options.actionsFor ?? (() => null);
+    this.actionsBar = new MemoryActionsBar({
+      buttons: CLEANUP_BUTTONS,
+      execute
+    });
+    this.holders = new HoldersView({
+      units: () => this._monitor.settings.units,
+      onDelete: () => execute(CommandIDs.deleteVariables)
+    });
     this.gpus = new GpuDeviceList(settings);
     this.host = new HostMemoryCard(settings);
     this.timeline = new MemoryTimeline(settings);
@@ -43,9 +60,12 @@ export class MemorySidebar extends Panel {
     });
     this._memoryViews = [this.banner, this.gpus, this.host, this.timeline];
     this._views = [...this._memoryViews, this.cells];
-    for (const view of this._views) {
+    this.addWidget(this.banner);
+    this.addWidget(this.actionsBar);
+    for (const view of this._views.slice(1)) {
       this.addWidget(view);
     }
+    this.addWidget(this.holders);
     this.showTab('memory');
 
     this._monitor = monitor;
@@ -59,8 +79,13 @@ export class MemorySidebar extends Panel {
   readonly host: HostMemoryCard;
   readonly timeline: MemoryTimeline;
   readonly cells: CellHistoryView;
+  readonly actionsBar: MemoryActionsBar;
+  readonly holders: HoldersView;
 
-  /** The tab shown: 'memory' (figures and timeline) or 'cells' (history). */
+  /**
+   * The tab shown: 'memory' (figures and timeline), 'cells' (history) or
+   * 'holders' (what holds memory).
+   */
   get tab(): MemorySidebar.Tab {
     return this._tab;
   }
@@ -71,7 +96,10 @@ export class MemorySidebar extends Panel {
       view.setHidden(tab !== 'memory');
     }
     this.cells.setHidden(tab !== 'cells');
+    this.holders.setHidden(tab !== 'holders');
+    this.actionsBar.setHidden(tab === 'cells');
     this.toggleClass('jp-vram-MemorySidebar-cellsTab', tab === 'cells');
+    this.toggleClass('jp-vram-MemorySidebar-holdersTab', tab === 'holders');
     for (const [name, button] of this._tabButtons) {
       const selected = name === tab;
       button.setAttribute('aria-selected', String(selected));
@@ -93,6 +121,9 @@ export class MemorySidebar extends Panel {
     for (const view of this._views) {
       view.model = model;
     }
+    const actions = this._actionsFor(model);
+    this.actionsBar.actions = actions;
+    this.holders.actions = actions;
   }
 
   private _onSettingsChanged(_: IVramMonitor, settings: VramSettings): void {
@@ -107,7 +138,8 @@ export class MemorySidebar extends Panel {
     bar.node.setAttribute('role', 'tablist');
     const tabs: [MemorySidebar.Tab, string, string][] = [
       ['memory', 'Memory', 'memory-tab'],
-      ['cells', 'Cells', 'cells-tab']
+      ['cells', 'Cells', 'cells-tab'],
+      ['holders', 'Holders', 'holders-tab']
     ];
     for (const [name, label, role] of tabs) {
       const button = element('button', 'jp-vram-Tab', { role, text: label });
@@ -126,15 +158,51 @@ export class MemorySidebar extends Panel {
   private _tabBar: Widget;
   private _tabButtons = new Map<MemorySidebar.Tab, HTMLButtonElement>();
   private _tab: MemorySidebar.Tab = 'memory';
+  private _actionsFor: (
+    model: IKernelMemoryModel | null
+  ) => MemoryActions | null;
 }
 
+/** The cleanup bar's buttons (each runs its command). */
+const CLEANUP_BUTTONS: MemoryActionsBar.IButton[] = [
+  {
+    command: CommandIDs.collectGarbage,
+    label: 'gc',
+    caption: 'Run gc.collect() in the kernel (queued while it is busy)',
+    role: 'action-collect-garbage'
+  },
+  {
+    command: CommandIDs.emptyCache,
+    label: 'Empty cache',
+    caption:
+      "Run torch.cuda.empty_cache(): give PyTorch's cached GPU memory back to the device",
+    role: 'action-empty-cache'
+  },
+  {
+    command: CommandIDs.freeMemory,
+    label: 'Free memory',
+    caption: 'gc.collect() then torch.cuda.empty_cache()',
+    role: 'action-free-memory'
+  },
+  {
+    command: CommandIDs.inspectMemory,
+    label: 'What holds memory?',
+    caption: 'List the variables and hidden references that hold memory',
+    role: 'action-inspect'
+  }
+];
+
 export namespace MemorySidebar {
-  export type Tab = 'memory' | 'cells';
+  export type Tab = 'memory' | 'cells' | 'holders';
 
   export interface IOptions {
     monitor: IVramMonitor;
     trans?: TranslationBundle;
     /** What a click in the cell history does (go to cell, export, clear). */
     cellActions?: CellHistoryView.IActions;
+    /** The cleanup actions of a kernel's model (none: buttons disabled). */
+    actionsFor?: (model: IKernelMemoryModel | null) => MemoryActions | null;
+    /** Run a command by id (the cleanup buttons). */
+    execute?: (command: string) => void;
   }
 }

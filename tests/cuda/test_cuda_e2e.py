@@ -195,3 +195,60 @@ def test_a_real_cuda_oom_is_recognised(kernel: Kernel, bootstrap: str) -> None:
     assert record["status"] == "error"
     assert record["error"]["type"] == "OutOfMemoryError" and record["error"]["out_of_memory"] is True
     assert "CUDA out of memory" in record["error"]["message_head"]
+
+
+# --- issue #4: cleanup on a real GPU ---------------------------------------------------------
+
+
+def _reply(kernel: Kernel, comm_id: str, data: dict) -> dict:
+    answer = kernel.request(comm_id, data, timeout=120)
+    assert answer["type"] == "reply", answer
+    return answer["result"]
+
+
+def test_empty_cache_returns_reserved_memory(kernel: Kernel, bootstrap: str) -> None:
+    comm_id = _open(kernel, bootstrap)
+    reply = kernel.execute(
+        "import torch\n"
+        "a = torch.empty(512 * 2**20, dtype=torch.uint8, device='cuda:0')\n"
+        "del a\n",
+        timeout=300,
+    )
+    assert reply["status"] == "ok", reply
+    reserved = kernel.eval("torch.cuda.memory_reserved(0)")
+    assert reserved >= 512 * 2**20
+    result = _reply(kernel, comm_id, {"type": "free_memory", "request_id": "e1", "actions": ["empty_cache"]})
+    assert result["empty_cache"] == "done"
+    before, after = result["before"]["gpus"][0], result["after"]["gpus"][0]
+    assert before["reserved_bytes"] == reserved
+    assert after["reserved_bytes"] == kernel.eval("torch.cuda.memory_reserved(0)") < 2**20
+    if before["nvml_used_bytes"] is not None:
+        # NVML sees the same memory go back to the driver (other processes may move it a little)
+        assert before["nvml_used_bytes"] - after["nvml_used_bytes"] >= 0.9 * 512 * 2**20
+
+
+def test_deleting_a_cuda_tensor_drops_allocated_by_its_size(kernel: Kernel, bootstrap: str) -> None:
+    comm_id = _open(kernel, bootstrap)
+    size = 256 * 2**20
+    reply = kernel.execute(f"import torch, weakref\ng = torch.empty({size}, dtype=torch.uint8, device='cuda:0')\nw = weakref.ref(g)")
+    assert reply["status"] == "ok", reply
+    listing = _reply(kernel, comm_id, {"type": "inspect", "request_id": "i1"})
+    [entry] = [e for e in listing["entries"] if e["name"] == "g"]
+    assert entry["bytes_by_device"] == {"cuda:0": size}
+    assert entry["summary"] == f"uint8[{size}] cuda:0"
+    result = _reply(kernel, comm_id, {"type": "delete", "request_id": "d1", "listing_id": listing["listing_id"],
+                                      "names": ["g"], "hidden": [], "free": ["gc", "empty_cache"]})
+    assert result["deleted"] == ["g"] and result["still_alive"] == []
+    before, after = result["before"]["gpus"][0], result["after"]["gpus"][0]
+    assert before["allocated_bytes"] - after["allocated_bytes"] == size
+    assert before["reserved_bytes"] - after["reserved_bytes"] >= size
+    assert kernel.eval("w() is None") is True
+
+
+def test_free_memory_does_not_initialise_cuda(kernel: Kernel, bootstrap: str) -> None:
+    comm_id = _open(kernel, bootstrap)
+    kernel.execute("import torch")
+    result = _reply(kernel, comm_id, {"type": "free_memory", "request_id": "n1", "actions": ["gc", "empty_cache"]})
+    assert result["empty_cache"] == "skipped_cuda_not_initialized"
+    _reply(kernel, comm_id, {"type": "inspect", "request_id": "n2"})
+    assert kernel.eval("torch.cuda.is_initialized()") is False

@@ -1,0 +1,440 @@
+"""What holds memory: tensors, modules, optimizers, arrays and containers of them.
+
+Used by the ``inspect`` and ``delete`` requests (cleanup.py). Nothing here
+imports torch or NumPy: the classes come from ``sys.modules`` (if the user never
+imported torch, no object can be a tensor). Nothing here keeps a reference to a
+user object after a call returns: results are numbers, names and strings.
+
+Memory is counted per *storage*, keyed by ``(device, data pointer)``: a view,
+``b = a``, ``torch.from_numpy(arr)`` and a parameter shared by two modules all
+land on one key, so bytes are counted once.
+
+Every walk is bounded (items per container, items per request, container
+depth), so an odd namespace costs milliseconds, not a hang.
+"""
+
+from __future__ import annotations
+
+import sys
+import types
+from typing import Any, Dict, Iterable, List, Optional, Tuple
+
+StorageKey = Tuple[str, Any]  # (device, data pointer or a stand-in)
+Storages = Dict[StorageKey, int]  # key -> bytes
+
+# Bounds of one walk.
+ITEMS_PER_CONTAINER = 1000  # items of one list/dict/... looked at
+ITEMS_PER_REQUEST = 200_000  # items looked at in one inspect, over everything
+FRAMES_PER_TRACEBACK = 100
+CHAINED_EXCEPTIONS = 5
+LOCALS_PER_FRAME = 200
+
+_SKIPPED_TYPES = frozenset(
+    {
+        int, float, complex, bool, str, bytes, bytearray, type(None), range, slice,
+        types.FunctionType, types.BuiltinFunctionType, types.MethodType, types.ModuleType,
+        type, property, staticmethod, classmethod, type(Ellipsis), type(NotImplemented),
+    }
+)
+_CONTAINER_TYPES = (list, tuple, dict, set, frozenset)
+
+# "other" objects: attributes are looked at, except of objects from these
+# packages (the shell itself reaches the whole user namespace).
+_OPAQUE_MODULE_PREFIXES = (
+    "IPython", "ipykernel", "traitlets", "zmq", "tornado", "jupyter_client", "comm",
+    "asyncio", "threading", "logging", "builtins", "jupyterlab_vram_helper", "_pytest",
+    "pytest", "torch", "numpy", "tensorflow", "keras", "pandas", "matplotlib",
+)
+
+
+class Budget:
+    def __init__(self, items: int = ITEMS_PER_REQUEST):
+        self.left = items
+        self.exhausted = False
+
+    def take(self, n: int = 1) -> bool:
+        if self.left < n:
+            self.exhausted = True
+            return False
+        self.left -= n
+        return True
+
+
+class Classes:
+    """The user's torch/NumPy classes, looked up once per request (never imported)."""
+
+    def __init__(self, modules: Optional[Dict[str, Any]] = None):
+        modules = sys.modules if modules is None else modules
+        torch = modules.get("torch")
+        self.tensor = _cls(torch, "Tensor")
+        self.module = _cls(modules.get("torch.nn.modules.module"), "Module") or _cls(
+            getattr(torch, "nn", None) if "torch.nn" in modules else None, "Module"
+        )
+        self.optimizer = _cls(modules.get("torch.optim.optimizer"), "Optimizer") or _cls(
+            getattr(torch, "optim", None) if "torch.optim" in modules else None, "Optimizer"
+        )
+        self.ndarray = _cls(modules.get("numpy"), "ndarray")
+        self._kinds: Dict[type, str] = {}
+
+    def kind(self, obj: Any) -> str:
+        """'tensor', 'module', 'optimizer', 'ndarray', 'container', 'object' or 'skip'."""
+        t = type(obj)
+        try:
+            return self._kinds[t]
+        except KeyError:
+            pass
+        except TypeError:  # unhashable metatype
+            return "skip"
+        kind = self._classify(t)
+        self._kinds[t] = kind
+        return kind
+
+    def _classify(self, t: type) -> str:
+        if t in _SKIPPED_TYPES:
+            return "skip"
+        try:
+            if self.tensor is not None and issubclass(t, self.tensor):
+                return "tensor"
+            if self.module is not None and issubclass(t, self.module):
+                return "module"
+            if self.optimizer is not None and issubclass(t, self.optimizer):
+                return "optimizer"
+            if self.ndarray is not None and issubclass(t, self.ndarray):
+                return "ndarray"
+            if issubclass(t, _CONTAINER_TYPES):
+                return "container"
+            if issubclass(t, (type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType)):
+                return "skip"
+        except TypeError:
+            return "skip"
+        module = getattr(t, "__module__", None) or ""
+        if not isinstance(module, str) or module.startswith(_OPAQUE_MODULE_PREFIXES):
+            return "skip"
+        if "__dict__" not in _mro_dicts(t):
+            return "skip"
+        return "object"
+
+
+def _mro_dicts(t: type) -> Iterable[str]:
+    for base in getattr(t, "__mro__", ()):
+        yield from getattr(base, "__dict__", {})
+
+
+def _cls(module: Any, name: str) -> Optional[type]:
+    if module is None:
+        return None
+    try:
+        value = getattr(module, name, None)
+    except Exception:
+        return None
+    return value if isinstance(value, type) else None
+
+
+# --- sizing -----------------------------------------------------------------
+
+
+class Found:
+    """What one walk found: storages, and counts for the summary."""
+
+    __slots__ = ("storages", "tensors", "arrays", "modules", "optimizers", "params", "buffers", "grads",
+                 "state_tensors", "probes")
+
+    def __init__(self) -> None:
+        self.storages: Storages = {}
+        self.tensors = 0
+        self.arrays = 0
+        self.modules = 0
+        self.optimizers = 0
+        self.params = 0
+        self.buffers = 0
+        self.grads = 0
+        self.state_tensors = 0
+        self.probes: Optional[List[Any]] = None  # when set: weakrefable leaves are appended
+
+    @property
+    def total(self) -> int:
+        return sum(self.storages.values())
+
+    def leaves(self) -> int:
+        return self.tensors + self.arrays
+
+
+class Sizer:
+    def __init__(self, classes: Classes, budget: Optional[Budget] = None):
+        self.classes = classes
+        self.budget = budget if budget is not None else Budget()
+
+    # One object, any kind. ``depth``: how many container levels to open.
+    def walk(self, obj: Any, found: Found, depth: int, seen: Optional[set] = None, objects: bool = False) -> None:
+        kind = self.classes.kind(obj)
+        if kind == "skip":
+            return
+        if seen is None:
+            seen = set()
+        if id(obj) in seen:
+            return
+        seen.add(id(obj))
+        if not self.budget.take():
+            return
+        try:
+            if kind == "tensor":
+                self.tensor(obj, found)
+            elif kind == "ndarray":
+                self.array(obj, found)
+            elif kind == "module":
+                self.module(obj, found)
+            elif kind == "optimizer":
+                self.optimizer(obj, found)
+            elif kind == "container" and depth > 0:
+                for item in _items(obj):
+                    if not self.budget.take():
+                        break
+                    self.walk(item, found, depth - 1, seen)
+            elif kind == "object" and objects and depth > 0:
+                attrs = _instance_dict(obj)
+                if attrs is not None:
+                    for item in _items(attrs):
+                        if not self.budget.take():
+                            break
+                        self.walk(item, found, depth - 1, seen)
+        except Exception:
+            pass  # an exotic object: count what was found so far
+
+    def tensor(self, t: Any, found: Found, grad: bool = True) -> None:
+        found.tensors += 1
+        _probe(found, t)
+        _tensor_storage(t, found.storages)
+        if grad:
+            g = _leaf_grad(t)
+            if g is not None:
+                found.grads += 1
+                _tensor_storage(g, found.storages)
+
+    def array(self, a: Any, found: Found) -> None:
+        found.arrays += 1
+        _probe(found, a)
+        root = a
+        for _ in range(64):
+            base = getattr(root, "base", None)
+            if base is None:
+                break
+            if self.classes.ndarray is not None and isinstance(base, self.classes.ndarray):
+                root = base
+                continue
+            if self.classes.tensor is not None and isinstance(base, self.classes.tensor):
+                _tensor_storage(base, found.storages)  # t.numpy(): the tensor owns the memory
+                return
+            break
+        nbytes = int(root.nbytes)
+        if nbytes <= 0:
+            return
+        try:
+            ptr = root.__array_interface__["data"][0]
+        except Exception:
+            ptr = ("id", id(root))
+        found.storages[("cpu", ptr)] = nbytes
+
+    def module(self, m: Any, found: Found) -> None:
+        found.modules += 1
+        _probe(found, m)
+        for p in m.parameters():
+            if not self.budget.take():
+                return
+            found.params += 1
+            self.tensor(p, found)
+            found.tensors -= 1
+        for b in m.buffers():
+            if not self.budget.take():
+                return
+            found.buffers += 1
+            self.tensor(b, found, grad=False)
+            found.tensors -= 1
+
+    def optimizer(self, opt: Any, found: Found) -> None:
+        found.optimizers += 1
+        _probe(found, opt)
+        state = getattr(opt, "state", None)
+        if not isinstance(state, dict):
+            return
+        for per_param in list(state.values())[:ITEMS_PER_CONTAINER * 10]:
+            if not isinstance(per_param, dict):
+                continue
+            for value in per_param.values():
+                if not self.budget.take():
+                    return
+                if self.classes.kind(value) == "tensor":
+                    found.state_tensors += 1
+                    _tensor_storage(value, found.storages)
+
+
+def _probe(found: Found, obj: Any) -> None:
+    if found.probes is not None and len(found.probes) < 64:
+        found.probes.append(obj)
+
+
+def _items(obj: Any) -> List[Any]:
+    """At most ITEMS_PER_CONTAINER items (dict: values), without running user code."""
+    if isinstance(obj, dict):
+        out: List[Any] = []
+        for value in dict.values(obj):
+            out.append(value)
+            if len(out) >= ITEMS_PER_CONTAINER:
+                break
+        return out
+    if isinstance(obj, (list, tuple)):
+        return list(obj[:ITEMS_PER_CONTAINER]) if type(obj) in (list, tuple) else list(
+            (list.__getitem__ if isinstance(obj, list) else tuple.__getitem__)(obj, slice(0, ITEMS_PER_CONTAINER))
+        )
+    if isinstance(obj, (set, frozenset)):
+        out = []
+        for value in obj:
+            out.append(value)
+            if len(out) >= ITEMS_PER_CONTAINER:
+                break
+        return out
+    return []
+
+
+def _instance_dict(obj: Any) -> Optional[dict]:
+    try:
+        attrs = object.__getattribute__(obj, "__dict__")
+    except Exception:
+        return None
+    return attrs if type(attrs) is dict else None
+
+
+def _leaf_grad(t: Any) -> Any:
+    # .grad of a non-leaf tensor warns; only leaves that require grad have one.
+    try:
+        if t.requires_grad and t.is_leaf:
+            return t.grad
+    except Exception:
+        pass
+    return None
+
+
+def _tensor_storage(t: Any, storages: Storages) -> None:
+    try:
+        storage = t.untyped_storage()
+        nbytes = int(storage.nbytes())
+        device = str(storage.device)
+        ptr: Any = int(storage.data_ptr())
+        if ptr == 0:
+            ptr = ("id", id(t))
+    except Exception:  # sparse, nested or exotic tensors: their own size
+        try:
+            nbytes = int(t.element_size()) * int(t.nelement())
+            device = str(t.device)
+        except Exception:
+            return
+        ptr = ("id", id(t))
+    if nbytes <= 0 or device == "meta":
+        return
+    storages[(device, ptr)] = max(nbytes, storages.get((device, ptr), 0))
+
+
+# --- summaries ----------------------------------------------------------------
+
+
+def tensor_summary(t: Any) -> str:
+    try:
+        dtype = str(t.dtype).replace("torch.", "")
+        shape = ", ".join(str(int(d)) for d in t.shape)
+        return f"{dtype}[{shape}] {t.device}"
+    except Exception:
+        return type(t).__name__
+
+
+def array_summary(a: Any) -> str:
+    try:
+        shape = ", ".join(str(int(d)) for d in a.shape)
+        view = " (view)" if a.base is not None else ""
+        return f"{a.dtype}[{shape}] cpu{view}"
+    except Exception:
+        return type(a).__name__
+
+
+def plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def module_summary(m: Any, found: Found) -> str:
+    return f"{type(m).__name__}: {plural(found.params, 'param')}, {plural(found.buffers, 'buffer')}, {plural(found.grads, 'grad')}"
+
+
+def optimizer_summary(opt: Any, found: Found) -> str:
+    return f"{type(opt).__name__}: {plural(found.state_tensors, 'state tensor')}"
+
+
+def contents_summary(found: Found) -> str:
+    parts = []
+    if found.tensors:
+        parts.append(plural(found.tensors, "tensor"))
+    if found.arrays:
+        parts.append(plural(found.arrays, "array"))
+    if found.modules:
+        parts.append(plural(found.modules, "module"))
+    if found.optimizers:
+        parts.append(plural(found.optimizers, "optimizer"))
+    return ", ".join(parts) if parts else "nothing that holds memory"
+
+
+def bytes_by_device(storages: Storages, keys: Optional[Iterable[StorageKey]] = None) -> Dict[str, int]:
+    out: Dict[str, int] = {}
+    for key in storages if keys is None else keys:
+        out[key[0]] = out.get(key[0], 0) + storages[key]
+    return out
+
+
+# --- tracebacks -------------------------------------------------------------------
+
+CO_OPTIMIZED = 0x0001
+_INTERNAL_FRAME_PREFIXES = ("IPython", "ipykernel", "jupyterlab_vram_helper", "asyncio", "tornado", "traitlets")
+
+
+def exception_chain(exc: Any) -> List[BaseException]:
+    """``exc`` and the exceptions it was raised from or during (bounded, no cycles)."""
+    out: List[BaseException] = []
+    todo = [exc]
+    while todo and len(out) < CHAINED_EXCEPTIONS:
+        e = todo.pop(0)
+        if not isinstance(e, BaseException) or any(e is x for x in out):
+            continue
+        out.append(e)
+        todo.extend([e.__cause__, e.__context__])
+    return out
+
+
+def traceback_frames(tbs: Iterable[Any]) -> List[Any]:
+    """The distinct frames of these tracebacks (bounded)."""
+    frames: List[Any] = []
+    ids = set()
+    for tb in tbs:
+        n = 0
+        while isinstance(tb, types.TracebackType) and n < FRAMES_PER_TRACEBACK:
+            frame = tb.tb_frame
+            if id(frame) not in ids:
+                ids.add(id(frame))
+                frames.append(frame)
+            tb = tb.tb_next
+            n += 1
+    return frames
+
+
+def is_user_function_frame(frame: Any) -> bool:
+    """A function's frame outside IPython/ipykernel/us (module-level frames are the namespace itself)."""
+    try:
+        if not frame.f_code.co_flags & CO_OPTIMIZED:
+            return False
+        name = frame.f_globals.get("__name__", "")
+        return not (isinstance(name, str) and name.startswith(_INTERNAL_FRAME_PREFIXES))
+    except Exception:
+        return False
+
+
+def frame_locals(frame: Any) -> List[Tuple[str, Any]]:
+    try:
+        items = list(frame.f_locals.items())[:LOCALS_PER_FRAME]
+    except Exception:
+        return []
+    return [(k, v) for k, v in items if isinstance(k, str)]

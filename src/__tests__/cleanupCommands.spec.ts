@@ -1,0 +1,420 @@
+/**
+ * The cleanup commands end to end in the frontend: command -> MemoryActions
+ * -> queue -> KernelHelperConnection -> comm (fake kernel) -> reply ->
+ * result text in the sidebar and a notification.
+ */
+import { nullTranslator } from '@jupyterlab/translation';
+import { CommandRegistry } from '@lumino/commands';
+import { MessageLoop } from '@lumino/messaging';
+import { Signal } from '@lumino/signaling';
+import { Widget } from '@lumino/widgets';
+
+import { CommandIDs, registerCommands } from '../commands';
+import { KernelHelperConnection } from '../kernel/KernelHelperConnection';
+import { DeletePlan } from '../model/deletePlan';
+import { MemoryMonitor } from '../model/MemoryMonitor';
+import { MemorySidebar } from '../views/MemorySidebar';
+import {
+  makeDeleteResult,
+  makeFreeResult,
+  makeListing,
+  snapshot
+} from './cleanupFixtures';
+import { GiB, makeHello, MiB, wire } from './fixtures';
+import { FakeKernel, FakeSessionContext, settle } from './fakeKernel';
+
+const CONFIG = { interval_s: 1, change_threshold_bytes: MiB, heartbeat_s: 10 };
+
+async function setup() {
+  const kernel = new FakeKernel();
+  const sessionContext = new FakeSessionContext(kernel);
+  const panel = {
+    sessionContext: sessionContext as any,
+    disposed: new Signal<any, void>({}),
+    isDisposed: false
+  };
+  const tracker = {
+    currentWidget: panel,
+    currentChanged: new Signal<any, any>({})
+  };
+  const monitor = new MemoryMonitor({
+    notebooks: tracker,
+    createConnection: (sc, model) =>
+      new KernelHelperConnection({
+        sessionContext: sc as any,
+        model,
+        config: () => CONFIG,
+        bootstrapCode: 'BOOTSTRAP'
+      })
+  });
+  await settle();
+  const comm = kernel.lastComm;
+  comm.receive(wire(makeHello()));
+  expect(monitor.current?.state).toBe('live');
+
+  const commands = new CommandRegistry();
+  const app = { commands, shell: { activateById: jest.fn() } } as any;
+  const sidebar = new MemorySidebar({
+    monitor,
+    actionsFor: model => monitor.actionsFor(model),
+    execute: id => void commands.execute(id)
+  });
+  Widget.attach(sidebar, document.body);
+  const notes: [string, string][] = [];
+  const confirmed: DeletePlan[] = [];
+  let answer = true;
+  registerCommands({
+    app,
+    monitor,
+    trans: nullTranslator.load('jupyterlab_vram'),
+    palette: null,
+    sidebar,
+    setSetting: async () => undefined,
+    currentNotebookPath: () => null,
+    notify: (type, message) => notes.push([type, message]),
+    confirmDelete: async plan => {
+      confirmed.push(plan);
+      return answer;
+    }
+  });
+  const render = () => {
+    MessageLoop.flush();
+  };
+  const q = (selector: string) =>
+    sidebar.node.querySelector(selector) as HTMLElement | null;
+  /** The kernel answers the last request with `result`. */
+  const reply = (result: unknown) => {
+    const request = comm.lastRequest;
+    comm.receive({
+      type: 'reply',
+      request_id: request.request_id,
+      request_type: request.type,
+      result: JSON.parse(JSON.stringify(result))
+    });
+  };
+  return {
+    kernel,
+    sessionContext,
+    comm,
+    monitor,
+    commands,
+    app,
+    sidebar,
+    notes,
+    confirmed,
+    setAnswer: (a: boolean) => (answer = a),
+    render,
+    q,
+    reply,
+    dispose: () => {
+      sidebar.dispose();
+      monitor.dispose();
+    }
+  };
+}
+
+describe('free memory commands', () => {
+  it.each([
+    [CommandIDs.collectGarbage, ['gc']],
+    [CommandIDs.emptyCache, ['empty_cache']],
+    [CommandIDs.freeMemory, ['gc', 'empty_cache']]
+  ])('%s sends free_memory %j', async (id, actions) => {
+    const t = await setup();
+    const running = t.commands.execute(id);
+    await settle();
+    expect(t.comm.lastRequest).toEqual({
+      type: 'free_memory',
+      actions,
+      request_id: expect.any(String)
+    });
+    t.reply(makeFreeResult());
+    const outcome: any = await running;
+    expect(outcome.status).toBe('done');
+    t.dispose();
+  });
+
+  it('shows the result sentence, the freed bytes and a notification', async () => {
+    const t = await setup();
+    const running = t.commands.execute(CommandIDs.freeMemory);
+    await settle();
+    t.reply(
+      makeFreeResult({
+        gc_collected: 1234,
+        before: snapshot(GiB, [[0, GiB, 4.2 * GiB, null]]),
+        after: snapshot(GiB - 120 * MiB, [[0, GiB, GiB, null]])
+      })
+    );
+    await running;
+    t.render();
+    const result = t.q('[data-vram-role="action-result"]')!;
+    expect(result.hidden).toBe(false);
+    expect(result.textContent).toContain(
+      'gc collected 1,234 objects; RAM \u2212120 MiB'
+    );
+    expect(result.textContent).toContain(
+      'Freed 3.2 GiB reserved on GPU 0; allocated unchanged: something still references it'
+    );
+    expect(result.dataset.vramFreedBytes).toBe(
+      String(Math.round(3.2 * GiB + 120 * MiB))
+    );
+    expect(result.dataset.vramOutcome).toBe('done');
+    expect(t.notes).toEqual([
+      [
+        'success',
+        'gc collected 1,234 objects; RAM \u2212120 MiB. Freed 3.2 GiB reserved on GPU 0; allocated unchanged: something still references it'
+      ]
+    ]);
+    t.dispose();
+  });
+
+  it('queues while the kernel is busy, shows it, sends when idle', async () => {
+    const t = await setup();
+    t.sessionContext.setStatus('busy');
+    const sentBefore = t.comm.sent.length;
+    const running = t.commands.execute(CommandIDs.collectGarbage);
+    await settle();
+    expect(t.comm.sent.length).toBe(sentBefore);
+    expect(t.notes[0][0]).toBe('info');
+    expect(t.notes[0][1]).toContain('Queued \u2014 the kernel is busy');
+    t.render();
+    const queued = t.q('[data-vram-role="queued-action"]')!;
+    expect(queued.textContent).toContain('Queued \u2014 the kernel is busy');
+    expect(queued.querySelector('[data-vram-role="cancel-action"]')).not.toBeNull();
+
+    t.sessionContext.setStatus('idle');
+    await settle();
+    expect(t.comm.lastRequest.type).toBe('free_memory');
+    t.render();
+    expect(t.q('[data-vram-role="cancel-action"]')).toBeNull();
+    t.reply(makeFreeResult({ actions_run: ['gc'], empty_cache: null }));
+    expect(((await running) as any).status).toBe('done');
+    t.dispose();
+  });
+
+  it('a queued request can be cancelled from the sidebar and is never sent', async () => {
+    const t = await setup();
+    t.sessionContext.setStatus('busy');
+    const sentBefore = t.comm.sent.length;
+    const running = t.commands.execute(CommandIDs.emptyCache);
+    await settle();
+    t.render();
+    t.q('[data-vram-role="cancel-action"]')!.click();
+    const outcome: any = await running;
+    expect(outcome.status).toBe('cancelled');
+    t.sessionContext.setStatus('idle');
+    await settle();
+    expect(t.comm.sent.length).toBe(sentBefore);
+    t.render();
+    expect(t.q('[data-vram-role="queued-action"]')).toBeNull();
+    expect(t.q('[data-vram-role="action-result"]')!.dataset.vramOutcome).toBe(
+      'cancelled'
+    );
+    t.dispose();
+  });
+
+  it('fails clearly when the kernel dies while the request is pending', async () => {
+    const t = await setup();
+    const running = t.commands.execute(CommandIDs.freeMemory);
+    await settle();
+    t.sessionContext.setStatus('dead');
+    const outcome: any = await running;
+    expect(outcome.status).toBe('failed');
+    expect(outcome.lines[0]).toBe(
+      'Free memory (gc + empty_cache) failed: The kernel died.'
+    );
+    expect(t.notes.pop()?.[0]).toBe('error');
+    t.dispose();
+  });
+
+  it('drops a queued request when the kernel restarts before it was sent', async () => {
+    const t = await setup();
+    t.sessionContext.setStatus('busy');
+    const sentBefore = t.comm.sent.length;
+    const running = t.commands.execute(CommandIDs.collectGarbage);
+    await settle();
+    t.sessionContext.setStatus('restarting');
+    const outcome: any = await running;
+    expect(outcome.status).toBe('cancelled');
+    expect(outcome.lines[0]).toContain('The kernel went away before the request was sent');
+    expect(t.comm.sent.length).toBe(sentBefore);
+    t.dispose();
+  });
+
+  it('reports a malformed reply as a failure, never a throw', async () => {
+    const t = await setup();
+    const running = t.commands.execute(CommandIDs.collectGarbage);
+    await settle();
+    t.reply({ actions_run: ['gc'] });
+    const outcome: any = await running;
+    expect(outcome.status).toBe('failed');
+    expect(outcome.lines[0]).toContain(
+      "The kernel helper sent a malformed 'free_memory' reply: free_memory.before: expected an object"
+    );
+    t.dispose();
+  });
+
+  it('reports an error answer with its message', async () => {
+    const t = await setup();
+    const running = t.commands.execute(CommandIDs.collectGarbage);
+    await settle();
+    const request = t.comm.lastRequest;
+    t.comm.receive({
+      type: 'error',
+      request_id: request.request_id,
+      code: 'internal',
+      message: 'gc exploded'
+    });
+    const outcome: any = await running;
+    expect(outcome.lines).toEqual(['Collect garbage failed: gc exploded']);
+    t.dispose();
+  });
+
+  it('fails at once when the helper is not live', async () => {
+    const t = await setup();
+    t.monitor.current!.setState('helper-failed', 'ImportError: boom');
+    const sentBefore = t.comm.sent.length;
+    const outcome: any = await t.commands.execute(CommandIDs.collectGarbage);
+    expect(outcome.status).toBe('failed');
+    expect(outcome.lines[0]).toBe(
+      'The memory helper is not running in this kernel: ImportError: boom'
+    );
+    expect(t.comm.sent.length).toBe(sentBefore);
+    t.dispose();
+  });
+});
+
+describe('inspect and delete commands', () => {
+  async function inspected() {
+    const t = await setup();
+    const listing = t.commands.execute(CommandIDs.inspectMemory);
+    await settle();
+    expect(t.sidebar.tab).toBe('holders');
+    expect(t.app.shell.activateById).toHaveBeenCalledWith(MemorySidebar.ID);
+    expect(t.comm.lastRequest).toEqual({
+      type: 'inspect',
+      request_id: expect.any(String)
+    });
+    t.reply(makeListing());
+    await listing;
+    t.render();
+    return t;
+  }
+
+  it('lists holders in the Holders tab', async () => {
+    const t = await inspected();
+    const names = Array.from(
+      t.sidebar.node.querySelectorAll('[data-vram-role="holder-entry"]')
+    ).map(n => (n as HTMLElement).dataset.vramName);
+    expect(names).toEqual(['model', 'a', 'np_arr', 'torch', 'b']);
+    t.dispose();
+  });
+
+  it('tick, confirm, delete: sends the request, shows the freed bytes, lists again', async () => {
+    const t = await inspected();
+    const box = t.q(
+      '[data-vram-role="holder-entry"][data-vram-name="np_arr"] input[type=checkbox]'
+    ) as HTMLInputElement;
+    box.checked = true;
+    box.dispatchEvent(new Event('change'));
+    const hidden = t.q(
+      '[data-vram-role="hidden-holder"][data-vram-holder="last_traceback"] input[type=checkbox]'
+    ) as HTMLInputElement;
+    hidden.checked = true;
+    hidden.dispatchEvent(new Event('change'));
+    t.render();
+    const del = t.q('[data-vram-role="delete-selected"]') as HTMLButtonElement;
+    expect(del.disabled).toBe(false);
+    del.click();
+    await settle();
+
+    expect(t.confirmed).toHaveLength(1);
+    expect(t.confirmed[0].entries.map(e => e.name)).toEqual(['np_arr']);
+    expect(t.comm.lastRequest).toEqual({
+      type: 'delete',
+      request_id: expect.any(String),
+      listing_id: 'L1',
+      names: ['np_arr'],
+      hidden: ['last_traceback'],
+      free: ['gc', 'empty_cache']
+    });
+    t.reply(makeDeleteResult({ cleared: ['last_traceback'] }));
+    await settle();
+    // Lists again after the delete.
+    expect(t.comm.lastRequest.type).toBe('inspect');
+    const after = makeListing();
+    after.listing_id = 'L2';
+    after.entries = after.entries.filter(e => e.name !== 'np_arr');
+    t.reply(after);
+    await settle();
+    t.render();
+    expect(
+      t.q('[data-vram-role="holder-entry"][data-vram-name="np_arr"]')
+    ).toBeNull();
+    const result = t.q('[data-vram-role="action-result"]')!;
+    expect(result.textContent).toContain('8 MiB freed');
+    expect(result.dataset.vramFreedBytes).toBe(String(8 * MiB));
+    expect(result.dataset.vramAction).toBe('delete');
+    expect(t.notes.pop()).toEqual([
+      'success',
+      'Deleted np_arr; cleared the last traceback: 8 MiB freed. RAM \u22128 MiB'
+    ]);
+    t.dispose();
+  });
+
+  it('does nothing when the dialog is cancelled', async () => {
+    const t = await inspected();
+    t.setAnswer(false);
+    t.monitor.currentActions!.setNameSelected('model', true);
+    const sent = t.comm.sent.length;
+    expect(await t.commands.execute(CommandIDs.deleteVariables)).toBeNull();
+    expect(t.comm.sent.length).toBe(sent);
+    t.dispose();
+  });
+
+  it('takes names from args, and explains when nothing is chosen', async () => {
+    const t = await inspected();
+    expect(await t.commands.execute(CommandIDs.deleteVariables)).toBeNull();
+    expect(t.notes.pop()?.[1]).toContain('Nothing to delete');
+    const running = t.commands.execute(CommandIDs.deleteVariables, {
+      names: ['model', 'torch'],
+      hidden: []
+    });
+    await settle();
+    expect(t.confirmed.pop()?.entries.map(e => e.name)).toEqual(['model']);
+    expect(t.comm.lastRequest).toMatchObject({ type: 'delete', names: ['model'] });
+    t.reply(
+      makeDeleteResult({
+        deleted: ['model'],
+        still_alive: [{ name: 'model', reason: 'still referenced by a list' }],
+        before: snapshot(GiB, [[0, GiB, GiB, null]]),
+        after: snapshot(GiB, [[0, GiB, GiB, null]])
+      })
+    );
+    await settle();
+    t.reply(makeListing({ listing_id: 'L3' }));
+    const outcome: any = await running;
+    expect(outcome.lines).toContain(
+      'model is still referenced by a list \u2014 its memory did not come back'
+    );
+    t.dispose();
+  });
+
+  it('shows a stale listing error as the listing error', async () => {
+    const t = await setup();
+    const listing = t.commands.execute(CommandIDs.inspectMemory);
+    await settle();
+    const request = t.comm.lastRequest;
+    t.comm.receive({
+      type: 'error',
+      request_id: request.request_id,
+      code: 'internal',
+      message: 'inspect failed'
+    });
+    expect(await listing).toBeNull();
+    t.render();
+    expect(t.q('[data-vram-role="holders-status"]')!.textContent).toBe(
+      'Could not list what holds memory: inspect failed'
+    );
+    t.dispose();
+  });
+});

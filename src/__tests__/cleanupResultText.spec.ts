@@ -1,0 +1,301 @@
+import {
+  describeDeleteResult,
+  describeFreeResult,
+  formatSignedBytes,
+  freedBytesBetween,
+  stillAliveText
+} from '../model/cleanupResultText';
+import {
+  makeDeleteResult,
+  makeFreeResult,
+  snapshot
+} from './cleanupFixtures';
+import { GiB, MiB } from './fixtures';
+
+describe('describeFreeResult', () => {
+  it('gc only, no GPU: objects collected and RAM change', () => {
+    const d = describeFreeResult(
+      makeFreeResult({
+        actions_run: ['gc'],
+        gc_collected: 1234,
+        empty_cache: null,
+        before: snapshot(1000 * MiB),
+        after: snapshot(880 * MiB)
+      })
+    );
+    expect(d.lines).toEqual(['gc collected 1,234 objects; RAM \u2212120 MiB']);
+    expect(d.freedBytes).toBe(120 * MiB);
+  });
+
+  it('says one object, and RAM unchanged', () => {
+    const d = describeFreeResult(
+      makeFreeResult({
+        actions_run: ['gc'],
+        gc_collected: 1,
+        empty_cache: null,
+        before: snapshot(MiB),
+        after: snapshot(MiB)
+      })
+    );
+    expect(d.lines).toEqual(['gc collected 1 object; RAM unchanged']);
+    expect(d.freedBytes).toBe(0);
+  });
+
+  it('empty_cache freed reserved memory but allocated is still referenced', () => {
+    const d = describeFreeResult(
+      makeFreeResult({
+        actions_run: ['empty_cache'],
+        gc_collected: null,
+        empty_cache: 'done',
+        before: snapshot(GiB, [[0, GiB, 4.2 * GiB, 5 * GiB]]),
+        after: snapshot(GiB, [[0, GiB, GiB, 1.8 * GiB]])
+      })
+    );
+    expect(d.lines).toEqual([
+      'Freed 3.2 GiB reserved on GPU 0; allocated unchanged: something still references it (NVML used \u22123.2 GiB)'
+    ]);
+    expect(d.freedBytes).toBe(3.2 * GiB);
+  });
+
+  it('gc + empty_cache: freed allocated and reserved, per device', () => {
+    const d = describeFreeResult(
+      makeFreeResult({
+        gc_collected: 10,
+        before: snapshot(GiB, [
+          [0, 2 * GiB, 3 * GiB, null],
+          [1, 0, 0, null]
+        ]),
+        after: snapshot(GiB, [
+          [0, GiB, GiB, null],
+          [1, 0, 0, null]
+        ])
+      })
+    );
+    expect(d.lines).toEqual([
+      'gc collected 10 objects; RAM unchanged',
+      'Freed 2 GiB reserved on GPU 0; allocated \u22121 GiB',
+      'Nothing freed on GPU 1'
+    ]);
+    expect(d.freedBytes).toBe(2 * GiB);
+  });
+
+  it('gc freed allocated memory that the cache still reserves', () => {
+    const d = describeFreeResult(
+      makeFreeResult({
+        actions_run: ['gc'],
+        empty_cache: null,
+        gc_collected: 3,
+        before: snapshot(null, [[0, 2 * GiB, 3 * GiB, null]]),
+        after: snapshot(null, [[0, GiB, 3 * GiB, null]])
+      })
+    );
+    expect(d.lines).toEqual([
+      'gc collected 3 objects',
+      "Freed 1 GiB allocated on GPU 0; still reserved by PyTorch's cache (empty_cache returns it)"
+    ]);
+    expect(d.freedBytes).toBe(GiB);
+  });
+
+  it('nothing freed while memory is still allocated', () => {
+    const d = describeFreeResult(
+      makeFreeResult({
+        actions_run: ['empty_cache'],
+        gc_collected: null,
+        before: snapshot(GiB, [[0, GiB, GiB, null]]),
+        after: snapshot(GiB, [[0, GiB, GiB, null]])
+      })
+    );
+    expect(d.lines).toEqual([
+      'Nothing freed on GPU 0; 1 GiB still allocated: something still references it'
+    ]);
+    expect(d.freedBytes).toBe(0);
+  });
+
+  it('empty_cache skipped: CUDA not initialised', () => {
+    const d = describeFreeResult(
+      makeFreeResult({
+        actions_run: [],
+        gc_collected: null,
+        empty_cache: 'skipped_cuda_not_initialized',
+        before: snapshot(GiB),
+        after: snapshot(GiB)
+      })
+    );
+    expect(d.lines).toEqual([
+      'empty_cache skipped: CUDA not initialised in this kernel'
+    ]);
+  });
+
+  it('empty_cache skipped: torch not imported (with gc)', () => {
+    const d = describeFreeResult(
+      makeFreeResult({
+        actions_run: ['gc'],
+        gc_collected: 0,
+        empty_cache: 'skipped_torch_not_imported',
+        before: snapshot(GiB),
+        after: snapshot(GiB - MiB)
+      })
+    );
+    expect(d.lines).toEqual([
+      'gc collected 0 objects; empty_cache skipped: PyTorch not imported in this kernel; RAM \u22121 MiB'
+    ]);
+  });
+
+  it('keeps an unknown empty_cache outcome as text', () => {
+    const d = describeFreeResult(
+      makeFreeResult({
+        actions_run: [],
+        gc_collected: null,
+        empty_cache: 'something new',
+        before: snapshot(null),
+        after: snapshot(null)
+      })
+    );
+    expect(d.lines).toEqual(['empty_cache: something new']);
+    expect(d.freedBytes).toBeNull();
+  });
+
+  it('says so when no figure changed and none is known', () => {
+    const d = describeFreeResult(
+      makeFreeResult({
+        actions_run: ['empty_cache'],
+        gc_collected: null,
+        empty_cache: 'done',
+        before: snapshot(null, [[0, null, null, null]]),
+        after: snapshot(null, [[0, null, null, null]])
+      })
+    );
+    expect(d.lines).toEqual(['empty_cache done; no memory figure changed']);
+    expect(d.freedBytes).toBeNull();
+  });
+
+  it('reports growth honestly and NVML-only devices', () => {
+    const d = describeFreeResult(
+      makeFreeResult({
+        actions_run: ['empty_cache'],
+        gc_collected: null,
+        before: snapshot(null, [
+          [0, GiB, GiB, null],
+          [1, null, null, GiB]
+        ]),
+        after: snapshot(null, [
+          [0, 2 * GiB, 2 * GiB, null],
+          [1, null, null, 512 * MiB]
+        ])
+      })
+    );
+    expect(d.lines).toEqual([
+      'GPU 0: allocated +1 GiB, reserved +1 GiB',
+      'GPU 1: NVML used \u2212512 MiB'
+    ]);
+    expect(d.freedBytes).toBe(0);
+  });
+
+  it('uses decimal units when asked', () => {
+    const d = describeFreeResult(
+      makeFreeResult({
+        actions_run: ['gc'],
+        gc_collected: 2,
+        empty_cache: null,
+        before: snapshot(2_000_000),
+        after: snapshot(1_000_000)
+      }),
+      'decimal'
+    );
+    expect(d.lines[0]).toBe('gc collected 2 objects; RAM \u22121 MB');
+  });
+});
+
+describe('freedBytesBetween', () => {
+  it('sums drops only: max(allocated, reserved) per GPU plus RSS', () => {
+    expect(
+      freedBytesBetween(
+        snapshot(100, [
+          [0, 50, 80, null],
+          [1, 10, 10, null]
+        ]),
+        snapshot(120, [
+          [0, 20, 30, null],
+          [1, 20, 20, null]
+        ])
+      )
+    ).toBe(50);
+  });
+
+  it('is null when nothing is known on both sides', () => {
+    expect(freedBytesBetween(snapshot(null), snapshot(5))).toBeNull();
+  });
+});
+
+describe('describeDeleteResult', () => {
+  it('says what was deleted and how much came back', () => {
+    const d = describeDeleteResult(makeDeleteResult());
+    expect(d.lines).toEqual(['Deleted np_arr: 8 MiB freed', 'RAM \u22128 MiB']);
+    expect(d.freedBytes).toBe(8 * MiB);
+  });
+
+  it('lists cleared holders, refusals and survivors with their reasons', () => {
+    const d = describeDeleteResult(
+      makeDeleteResult({
+        deleted: ['a', 'x'],
+        cleared: ['last_traceback', 'output_cache'],
+        refused: [{ name: 'In', reason: 'IPython internal' }],
+        still_alive: [{ name: 'x', reason: 'still referenced by a list' }],
+        before: snapshot(GiB, [[0, 2 * GiB, 2 * GiB, null]]),
+        after: snapshot(GiB, [[0, GiB, GiB, null]])
+      })
+    );
+    expect(d.lines).toEqual([
+      'Deleted a, x; cleared the last traceback, the output cache: 1 GiB freed',
+      'RAM unchanged',
+      'Freed 1 GiB reserved on GPU 0; allocated \u22121 GiB',
+      'Not deleted: In \u2014 IPython internal',
+      'x is still referenced by a list \u2014 its memory did not come back'
+    ]);
+    expect(d.freedBytes).toBe(GiB);
+  });
+
+  it('says nothing was deleted, nothing freed', () => {
+    const d = describeDeleteResult(
+      makeDeleteResult({
+        deleted: [],
+        refused: [{ name: 'y', reason: 'rebound since the listing' }],
+        after: snapshot(GiB)
+      })
+    );
+    expect(d.lines[0]).toBe('Nothing was deleted: nothing freed');
+    expect(d.freedBytes).toBe(0);
+  });
+
+  it('capitalises a clear-only result and shortens long name lists', () => {
+    const d = describeDeleteResult(
+      makeDeleteResult({
+        deleted: [],
+        cleared: ['last_execution_result'],
+        before: snapshot(null),
+        after: snapshot(null)
+      })
+    );
+    expect(d.lines[0]).toBe(
+      'Cleared the last execution result: freed memory unknown'
+    );
+    const many = describeDeleteResult(
+      makeDeleteResult({ deleted: ['a', 'b', 'c', 'd', 'e', 'f', 'g'] })
+    );
+    expect(many.lines[0]).toBe('Deleted a, b, c, d, e and 2 more: 8 MiB freed');
+  });
+});
+
+describe('small helpers', () => {
+  it('formats signed bytes', () => {
+    expect(formatSignedBytes(-MiB, 'binary')).toBe('\u22121 MiB');
+    expect(formatSignedBytes(MiB, 'binary')).toBe('+1 MiB');
+    expect(formatSignedBytes(0, 'binary')).toBe('0 B');
+  });
+
+  it('phrases survivors', () => {
+    expect(stillAliveText('t', 'referenced by 2 objects')).toBe(
+      't: referenced by 2 objects \u2014 its memory did not come back'
+    );
+  });
+});

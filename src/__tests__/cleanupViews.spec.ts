@@ -1,0 +1,215 @@
+import { Signal } from '@lumino/signaling';
+import { Widget } from '@lumino/widgets';
+
+import { MemoryActions } from '../model/MemoryActions';
+import { KernelMemoryModel } from '../model/KernelMemoryModel';
+import { makeDeletePlan } from '../model/deletePlan';
+import {
+  createDeleteDialogBody,
+  expectedBytesText
+} from '../views/DeleteDialogBody';
+import { DEFAULT_SETTINGS } from '../settings';
+import { HoldersView } from '../views/HoldersView';
+import { MemorySidebar } from '../views/MemorySidebar';
+import { makeEntry, makeHidden, makeListing } from './cleanupFixtures';
+import { GiB, MiB } from './fixtures';
+import { settle } from './fakeKernel';
+
+const EVIL = '<img src=x onerror=alert(1)>';
+
+function liveActions(listing = makeListing()) {
+  const model = new KernelMemoryModel({ historyCapacity: 10 });
+  model.setState('live');
+  const connection = {
+    freeMemory: jest.fn(),
+    inspect: jest.fn(async () => listing),
+    deleteHolders: jest.fn()
+  };
+  const actions = new MemoryActions({ connection: connection as any, model });
+  return { model, actions, connection };
+}
+
+describe('HoldersView', () => {
+  let view: HoldersView;
+  let onDelete: jest.Mock;
+
+  beforeEach(() => {
+    onDelete = jest.fn();
+    view = new HoldersView({ units: () => 'binary', onDelete });
+    Widget.attach(view, document.body);
+  });
+
+  afterEach(() => view.dispose());
+
+  it('renders kernel text as text, never as HTML', async () => {
+    const listing = makeListing({
+      entries: [
+        makeEntry({
+          name: EVIL,
+          summary: EVIL,
+          type_name: EVIL,
+          shared_with: [EVIL],
+          output_cache_refs: ['Out[3]', '_']
+        }),
+        makeEntry({
+          name: 'locked',
+          deletable: false,
+          refusal: EVIL,
+          total_bytes: 1
+        })
+      ],
+      hidden: [makeHidden({ label: EVIL, summary: EVIL, warning: EVIL })]
+    });
+    const { actions } = liveActions(listing);
+    await actions.inspect();
+    view.actions = actions;
+    view.renderNow();
+    expect(view.node.querySelector('img')).toBeNull();
+    const row = Array.from(
+      view.node.querySelectorAll('[data-vram-role="holder-entry"]')
+    ).find(n => (n as HTMLElement).dataset.vramName === EVIL) as HTMLElement;
+    expect(row).toBeDefined();
+    expect(row.querySelector('[data-vram-role="holder-name"]')!.textContent).toBe(EVIL);
+    expect(row.textContent).toContain(`shares storage with ${EVIL}`);
+    expect(row.textContent).toContain('also in Out[3], _');
+    const hidden = view.node.querySelector(
+      '[data-vram-role="hidden-holder"][data-vram-holder="last_traceback"]'
+    )!;
+    expect(hidden.textContent).toContain(EVIL);
+    const locked = view.node.querySelector(
+      '[data-vram-role="holder-entry"][data-vram-name="locked"] input[type=checkbox]'
+    ) as HTMLInputElement;
+    expect(locked.disabled).toBe(true);
+    expect(locked.title).toBe(EVIL);
+  });
+
+  it('ticks into the selection, enables Delete, and asks the command', async () => {
+    const { actions } = liveActions();
+    await actions.inspect();
+    view.actions = actions;
+    view.renderNow();
+    const del = view.node.querySelector(
+      '[data-vram-role="delete-selected"]'
+    ) as HTMLButtonElement;
+    expect(del.disabled).toBe(true);
+    const box = view.node.querySelector(
+      '[data-vram-role="holder-entry"][data-vram-name="a"] input'
+    ) as HTMLInputElement;
+    box.checked = true;
+    box.dispatchEvent(new Event('change'));
+    expect(Array.from(actions.selectedNames)).toEqual(['a']);
+    view.renderNow();
+    expect(del.disabled).toBe(false);
+    expect(del.textContent).toBe('Delete selected (1)');
+    del.click();
+    expect(onDelete).toHaveBeenCalledTimes(1);
+  });
+
+  it('refreshes the listing and keeps only what is still deletable selected', async () => {
+    const { actions, connection } = liveActions();
+    await actions.inspect();
+    actions.setNameSelected('a', true);
+    actions.setNameSelected('model', true);
+    const next = makeListing({ listing_id: 'L2' });
+    next.entries = next.entries.filter(e => e.name !== 'a');
+    connection.inspect.mockResolvedValueOnce(next);
+    view.actions = actions;
+    view.renderNow();
+    (view.node.querySelector('[data-vram-role="inspect-refresh"]') as HTMLElement).click();
+    await settle();
+    expect(actions.listing?.listing_id).toBe('L2');
+    expect(Array.from(actions.selectedNames)).toEqual(['model']);
+  });
+
+  it('explains a malformed listing', async () => {
+    const { actions, connection } = liveActions();
+    connection.inspect.mockRejectedValueOnce(
+      new Error("The kernel helper sent a malformed 'inspect' reply: inspect.entries: expected an array")
+    );
+    view.actions = actions;
+    await actions.inspect();
+    view.renderNow();
+    expect(
+      view.node.querySelector('[data-vram-role="holders-status"]')!.textContent
+    ).toContain("malformed 'inspect' reply");
+  });
+});
+
+describe('delete dialog body', () => {
+  it('lists exactly the chosen names and holders, the warning and the bytes', () => {
+    const plan = makeDeletePlan(
+      makeListing(),
+      ['a', 'model'],
+      ['last_traceback']
+    )!;
+    const body = createDeleteDialogBody(plan, 'binary');
+    const names = Array.from(
+      body.querySelectorAll('[data-vram-role="delete-plan-name"]')
+    ).map(n => (n as HTMLElement).dataset.vramName);
+    expect(names).toEqual(['model', 'a']);
+    const hidden = Array.from(
+      body.querySelectorAll('[data-vram-role="delete-plan-hidden"]')
+    ).map(n => (n as HTMLElement).dataset.vramHolder);
+    expect(hidden).toEqual(['last_traceback']);
+    expect(
+      body.querySelector('[data-vram-role="delete-plan-warning"]')!.textContent
+    ).toBe('Clearing the traceback disables %debug for that error');
+    const expected = body.querySelector(
+      '[data-vram-role="delete-plan-expected"]'
+    ) as HTMLElement;
+    expect(expected.dataset.vramBytes).toBe(String(GiB + 256 * MiB + MiB));
+    expect(expected.dataset.vramAtMost).toBe('true');
+    expect(expected.textContent).toBe(
+      'Memory expected back: at most 1.25 GiB (cuda:0 1.25 GiB \u00b7 cpu 1 MiB)'
+    );
+    expect(body.textContent).toContain('a shares storage with b, which stays');
+  });
+
+  it('says "about" without aliases and keeps names as text', () => {
+    const listing = makeListing({
+      entries: [makeEntry({ name: EVIL, summary: EVIL })],
+      hidden: []
+    });
+    const plan = makeDeletePlan(listing, [EVIL], [])!;
+    const body = createDeleteDialogBody(plan, 'binary');
+    expect(body.querySelector('img')).toBeNull();
+    expect(body.textContent).toContain(EVIL);
+    expect(expectedBytesText(plan, 'binary')).toBe(
+      'Memory expected back: about 4 MiB (cuda:0 4 MiB)'
+    );
+    expect(body.querySelector('[data-vram-role="delete-plan-hidden"]')).toBeNull();
+  });
+});
+
+describe('MemorySidebar cleanup parts', () => {
+  it('has a Holders tab; the cleanup bar shows on Memory and Holders', () => {
+    const monitor: any = {
+      current: null,
+      settings: { ...DEFAULT_SETTINGS },
+      refresh: async () => ({ seq: 0 })
+    };
+    monitor.currentChanged = new Signal(monitor);
+    monitor.settingsChanged = new Signal(monitor);
+    const sidebar = new MemorySidebar({ monitor });
+    Widget.attach(sidebar, document.body);
+    const tab = sidebar.node.querySelector(
+      '[data-vram-role="holders-tab"]'
+    ) as HTMLButtonElement;
+    tab.click();
+    expect(sidebar.tab).toBe('holders');
+    expect(sidebar.holders.isHidden).toBe(false);
+    expect(sidebar.actionsBar.isHidden).toBe(false);
+    expect(sidebar.node.querySelector('[data-vram-role="holders-view"]')).not.toBeNull();
+    sidebar.showTab('cells');
+    expect(sidebar.actionsBar.isHidden).toBe(true);
+    expect(sidebar.holders.isHidden).toBe(true);
+    sidebar.showTab('memory');
+    expect(sidebar.actionsBar.isHidden).toBe(false);
+    const buttons = sidebar.node.querySelectorAll(
+      '[data-vram-role="action-bar"] button'
+    );
+    expect(buttons.length).toBe(4);
+    expect(Array.from(buttons).every(b => (b as HTMLButtonElement).disabled)).toBe(true);
+    sidebar.dispose();
+  });
+});

@@ -1,0 +1,271 @@
+/**
+ * Wire types and parsers of the cleanup requests (issue #4): `free_memory`,
+ * `inspect` and `delete` (docs/protocol.md; the request types themselves are
+ * in protocol.ts with the other requests).
+ *
+ * A reply's `result` is untrusted JSON like every kernel message: the parsers
+ * below check every field the UI relies on and never throw; a bad result
+ * comes back as `{error}` naming the offending field.
+ */
+import {
+  describeValue,
+  FieldReader,
+  FreeAction,
+  HiddenHolderKind,
+  ShapeError
+} from './protocol';
+
+/** Memory figures taken just before and just after a cleanup. */
+export interface MemorySnapshot {
+  host: { rss_bytes: number | null };
+  gpus: SnapshotGpu[];
+}
+
+export interface SnapshotGpu {
+  index: number;
+  allocated_bytes: number | null;
+  reserved_bytes: number | null;
+  nvml_used_bytes: number | null;
+}
+
+/** What `empty_cache` did; any other string is kept as is. */
+export type EmptyCacheOutcome =
+  | 'done'
+  | 'skipped_torch_not_imported'
+  | 'skipped_cuda_not_initialized';
+
+export interface FreeMemoryResult {
+  actions_run: string[];
+  /** Objects `gc.collect()` found unreachable; null when gc did not run. */
+  gc_collected: number | null;
+  /** null when empty_cache was not asked for. */
+  empty_cache: string | null;
+  before: MemorySnapshot;
+  after: MemorySnapshot;
+  elapsed_ms: number;
+}
+
+export type HolderKind =
+  | 'tensor'
+  | 'module'
+  | 'optimizer'
+  | 'container'
+  | 'ndarray'
+  | 'other';
+
+/** One name of the user's namespace that holds memory. */
+export interface HolderEntry {
+  name: string;
+  /** One of HolderKind; any other string is kept as is. */
+  kind: string;
+  type_name: string;
+  summary: string;
+  /** "cuda:0", "cpu", ... -> bytes. */
+  bytes_by_device: { [device: string]: number };
+  total_bytes: number;
+  /** Other names of the listing that share storages with this one. */
+  shared_with: string[];
+  /** "Out[3]", "_", "_3": copies of it in IPython's output cache. */
+  output_cache_refs: string[];
+  deletable: boolean;
+  /** Why it cannot be deleted (null when deletable). */
+  refusal: string | null;
+}
+
+/** A reference the user cannot see: output cache, last traceback, last result. */
+export interface HiddenHolder {
+  /** One of HiddenHolderKind; any other string is kept as is. */
+  holder: string;
+  label: string;
+  bytes_by_device: { [device: string]: number };
+  total_bytes: number;
+  summary: string;
+  /** What clearing it costs (e.g. "%debug is lost"); null when nothing. */
+  warning: string | null;
+}
+
+export interface InspectResult {
+  listing_id: string;
+  elapsed_ms: number;
+  truncated: boolean;
+  /** Largest total_bytes first (sorted again here, whatever the kernel sent). */
+  entries: HolderEntry[];
+  hidden: HiddenHolder[];
+}
+
+export interface DeleteResult {
+  deleted: string[];
+  refused: { name: string; reason: string }[];
+  cleared: string[];
+  still_alive: { name: string; reason: string }[];
+  before: MemorySnapshot;
+  after: MemorySnapshot;
+  elapsed_ms: number;
+}
+
+export const HIDDEN_HOLDER_KINDS: readonly HiddenHolderKind[] = [
+  'output_cache',
+  'last_traceback',
+  'last_execution_result'
+];
+
+export function isHiddenHolderKind(value: string): value is HiddenHolderKind {
+  return (HIDDEN_HOLDER_KINDS as readonly string[]).includes(value);
+}
+
+export type Parsed<T> = { value: T } | { error: string };
+
+// ---------------------------------------------------------------------------
+
+function parseWith<T>(
+  value: unknown,
+  path: string,
+  read: (r: FieldReader) => T
+): Parsed<T> {
+  try {
+    return { value: read(FieldReader.of(value, path)) };
+  } catch (e) {
+    return {
+      error:
+        e instanceof ShapeError
+          ? e.message
+          : `could not read ${path}: ${String(e)}`
+    };
+  }
+}
+
+function stringList(r: FieldReader, key: string): string[] {
+  return r.array(key).map((item, i) => {
+    if (typeof item !== 'string') {
+      throw new ShapeError(
+        `${r.path}.${key}[${i}]: expected a string, got ${describeValue(item)}`
+      );
+    }
+    return item;
+  });
+}
+
+function bytesByDevice(r: FieldReader, key: string): { [d: string]: number } {
+  const map = r.object(key);
+  const out: { [d: string]: number } = {};
+  for (const device of Object.keys(map.data)) {
+    const bytes = map.bytes(device);
+    if (bytes === null) {
+      throw new ShapeError(
+        `${map.path}.${device}: expected a non-negative number, got null`
+      );
+    }
+    out[device] = bytes;
+  }
+  return out;
+}
+
+function nonNegative(r: FieldReader, key: string): number {
+  const v = r.bytes(key);
+  if (v === null) {
+    throw new ShapeError(
+      `${r.path}.${key}: expected a non-negative number, got ${describeValue(r.data[key])}`
+    );
+  }
+  return v;
+}
+
+function readSnapshot(r: FieldReader): MemorySnapshot {
+  const host = r.object('host');
+  return {
+    host: { rss_bytes: host.bytes('rss_bytes') },
+    gpus: r.array('gpus').map((item, i) => {
+      const g = FieldReader.of(item, `${r.path}.gpus[${i}]`);
+      return {
+        index: g.integer('index'),
+        allocated_bytes: g.bytes('allocated_bytes'),
+        reserved_bytes: g.bytes('reserved_bytes'),
+        nvml_used_bytes: g.bytes('nvml_used_bytes')
+      };
+    })
+  };
+}
+
+function nameReasons(
+  r: FieldReader,
+  key: string
+): { name: string; reason: string }[] {
+  return r.array(key).map((item, i) => {
+    const x = FieldReader.of(item, `${r.path}.${key}[${i}]`);
+    return { name: x.string('name'), reason: x.string('reason') };
+  });
+}
+
+/** Read the `result` of a `free_memory` reply. Never throws. */
+export function parseFreeMemoryResult(
+  result: unknown
+): Parsed<FreeMemoryResult> {
+  return parseWith(result, 'free_memory', r => {
+    const actions_run = stringList(r, 'actions_run');
+    const gc = r.data.gc_collected;
+    const gc_collected =
+      gc === undefined || gc === null ? null : r.integer('gc_collected');
+    const empty_cache = r.nullableString('empty_cache');
+    return {
+      actions_run,
+      gc_collected,
+      empty_cache,
+      before: readSnapshot(r.object('before')),
+      after: readSnapshot(r.object('after')),
+      elapsed_ms: r.number('elapsed_ms')
+    };
+  });
+}
+
+/** Read the `result` of an `inspect` reply. Never throws. */
+export function parseInspectResult(result: unknown): Parsed<InspectResult> {
+  return parseWith(result, 'inspect', r => {
+    const listing_id = r.string('listing_id');
+    const elapsed_ms = r.number('elapsed_ms');
+    const truncated = r.boolean('truncated');
+    const entries = r.array('entries').map((item, i) => {
+      const e = FieldReader.of(item, `${r.path}.entries[${i}]`);
+      return {
+        name: e.string('name'),
+        kind: e.string('kind'),
+        type_name: e.string('type_name'),
+        summary: e.string('summary'),
+        bytes_by_device: bytesByDevice(e, 'bytes_by_device'),
+        total_bytes: nonNegative(e, 'total_bytes'),
+        shared_with: stringList(e, 'shared_with'),
+        output_cache_refs: stringList(e, 'output_cache_refs'),
+        deletable: e.boolean('deletable'),
+        refusal: e.nullableString('refusal')
+      };
+    });
+    const hidden = r.array('hidden').map((item, i) => {
+      const h = FieldReader.of(item, `${r.path}.hidden[${i}]`);
+      return {
+        holder: h.string('holder'),
+        label: h.string('label'),
+        bytes_by_device: bytesByDevice(h, 'bytes_by_device'),
+        total_bytes: nonNegative(h, 'total_bytes'),
+        summary: h.string('summary'),
+        warning: h.nullableString('warning')
+      };
+    });
+    // Stable sort: the kernel's order breaks ties.
+    entries.sort((a, b) => b.total_bytes - a.total_bytes);
+    return { listing_id, elapsed_ms, truncated, entries, hidden };
+  });
+}
+
+/** Read the `result` of a `delete` reply. Never throws. */
+export function parseDeleteResult(result: unknown): Parsed<DeleteResult> {
+  return parseWith(result, 'delete', r => ({
+    deleted: stringList(r, 'deleted'),
+    refused: nameReasons(r, 'refused'),
+    cleared: stringList(r, 'cleared'),
+    still_alive: nameReasons(r, 'still_alive'),
+    before: readSnapshot(r.object('before')),
+    after: readSnapshot(r.object('after')),
+    elapsed_ms: r.number('elapsed_ms')
+  }));
+}
+
+export type { FreeAction, HiddenHolderKind };

@@ -1,0 +1,36 @@
+/**
+ * Ids of every command of jupyterlab-vram (registered in commands.ts). Own
+ * file so views can name commands without importing their handlers.
+ */
+export namespace CommandIDs {
+  /** Show and activate the GPU memory sidebar. */
+  export const openSidebar = 'jupyterlab-vram:open-sidebar';
+  /** Ask the active kernel's helper for a fresh sample (reconnects if it is not live). */
+  export const refresh = 'jupyterlab-vram:refresh';
+  /** Show or hide the memory badges on executed cells (setting showCellBadges). */
+  export const toggleCellBadges = 'jupyterlab-vram:toggle-cell-badges';
+  /** Show the per-cell history tab of the sidebar. */
+  export const showCellHistory = 'jupyterlab-vram:show-cell-history';
+  /**
+   * Download the active kernel's cell history; args `{format: 'csv' | 'json'}`
+   * (default csv). Returns the file name, or null when there is nothing.
+   */
+  export const exportCellHistory = 'jupyterlab-vram:export-cell-history';
+  /** Forget the active kernel's cell history in this browser. */
+  export const clearCellHistory = 'jupyterlab-vram:clear-cell-history';
+  /** Run gc.collect() in the active kernel (queued while it is busy). */
+  export const collectGarbage = 'jupyterlab-vram:collect-garbage';
+  /** Run torch.cuda.empty_cache() in the active kernel (never initialises CUDA). */
+  export const emptyCache = 'jupyterlab-vram:empty-cache';
+  /** gc.collect() then torch.cuda.empty_cache() (default shortcut Ctrl Shift Alt M). */
+  export const freeMemory = 'jupyterlab-vram:free-memory';
+  /** Show the Holders tab and list what holds memory in the active kernel. */
+  export const inspectMemory = 'jupyterlab-vram:inspect-memory';
+  /**
+   * Delete variables and clear hidden references, after a confirmation
+   * dialog; args `{names?: string[], hidden?: string[]}` (default: what is
+   * ticked in the Holders tab). Returns the outcome, or null when nothing
+   * was deleted.
+   */
+  export const deleteVariables = 'jupyterlab-vram:delete-variables';
+}

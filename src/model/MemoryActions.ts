@@ -1,0 +1,395 @@
+/**
+ * The cleanup actions of one kernel (issue #4): free memory (gc,
+ * empty_cache), list what holds memory, delete chosen holders. Holds the
+ * request queue, the last outcome (shown in the sidebar's result area), the
+ * latest listing and the user's selection in it. No DOM; never throws into
+ * the UI: every failure becomes an outcome or `listingError` with a clear
+ * sentence.
+ */
+import { IDisposable } from '@lumino/disposable';
+import { ISignal, Signal } from '@lumino/signaling';
+
+import {
+  DeleteResult,
+  FreeAction,
+  FreeMemoryResult,
+  HiddenHolderKind,
+  InspectResult,
+  isHiddenHolderKind
+} from '../cleanupProtocol';
+import { ByteUnits } from '../format';
+import { IKernelMemoryModel } from '../tokens';
+import { ActionCancelledError, ActionQueue } from './ActionQueue';
+import {
+  describeDeleteResult,
+  describeFreeResult,
+  ResultDescription
+} from './cleanupResultText';
+import { DeletePlan, makeDeletePlan } from './deletePlan';
+
+/** The requests a connection to the kernel helper makes for cleanups. */
+export interface ICleanupConnection {
+  freeMemory(actions: FreeAction[]): Promise<FreeMemoryResult>;
+  inspect(options?: {
+    max_entries?: number;
+    container_depth?: number;
+  }): Promise<InspectResult>;
+  deleteHolders(request: {
+    listing_id: string;
+    names: string[];
+    hidden: HiddenHolderKind[];
+    free: FreeAction[];
+  }): Promise<DeleteResult>;
+}
+
+export type ActionKind = 'free' | 'delete';
+
+/** How a cleanup ended, in words. */
+export interface ActionOutcome extends ResultDescription {
+  kind: ActionKind;
+  /** What was asked ("Collect garbage"). */
+  label: string;
+  status: 'done' | 'failed' | 'cancelled';
+  /** The reply, when there was one. */
+  result: FreeMemoryResult | DeleteResult | null;
+}
+
+export type MemoryActionsChange = 'queue' | 'outcome' | 'listing' | 'selection' | 'state';
+
+/** "Collect garbage", "Empty the CUDA cache", "Free memory". */
+export function freeActionLabel(actions: readonly FreeAction[]): string {
+  const gc = actions.includes('gc');
+  const cache = actions.includes('empty_cache');
+  if (gc && cache) {
+    return 'Free memory (gc + empty_cache)';
+  }
+  return cache ? 'Empty the CUDA cache' : 'Collect garbage';
+}
+
+function errorText(reason: unknown): string {
+  return reason instanceof Error ? reason.message : String(reason);
+}
+
+export class MemoryActions implements IDisposable {
+  constructor(options: MemoryActions.IOptions) {
+    this._connection = options.connection;
+    this._model = options.model;
+    this._units = options.units ?? (() => 'binary');
+    this._queue = new ActionQueue({ busy: this._model.kernelBusy });
+    this._wasLive = this._model.state === 'live';
+    this._queue.changed.connect(() => this._emit('queue'));
+    this._model.changed.connect(this._onModelChanged, this);
+  }
+
+  get queue(): ActionQueue {
+    return this._queue;
+  }
+
+  /** True when the helper is live, so requests can be made. */
+  get available(): boolean {
+    return this._model.state === 'live';
+  }
+
+  /** The outcome of the latest free or delete (null before the first). */
+  get lastOutcome(): ActionOutcome | null {
+    return this._lastOutcome;
+  }
+
+  /** The latest listing of what holds memory (null before the first). */
+  get listing(): InspectResult | null {
+    return this._listing;
+  }
+
+  /** Why the latest inspect failed (null when it did not). */
+  get listingError(): string | null {
+    return this._listingError;
+  }
+
+  /** True while an inspect is queued or running. */
+  get inspecting(): boolean {
+    return this._inspecting > 0;
+  }
+
+  get selectedNames(): ReadonlySet<string> {
+    return this._selectedNames;
+  }
+
+  get selectedHidden(): ReadonlySet<HiddenHolderKind> {
+    return this._selectedHidden;
+  }
+
+  get changed(): ISignal<this, MemoryActionsChange> {
+    return this._changed;
+  }
+
+  get isDisposed(): boolean {
+    return this._isDisposed;
+  }
+
+  /** Run gc and/or empty_cache; resolves with the outcome (never rejects). */
+  async free(actions: FreeAction[]): Promise<ActionOutcome> {
+    const label = freeActionLabel(actions);
+    const outcome = await this._run(
+      'free',
+      label,
+      () => this._connection.freeMemory(actions),
+      result => describeFreeResult(result, this._units())
+    );
+    return outcome;
+  }
+
+  /**
+   * Ask for a new listing; resolves with it, or null when it failed
+   * (`listingError` says why). Never rejects.
+   */
+  async inspect(): Promise<InspectResult | null> {
+    if (!this.available) {
+      this._setListingError(this._notAvailableText());
+      return null;
+    }
+    this._inspecting++;
+    this._emit('listing');
+    try {
+      const listing = await this._queue.enqueue('List what holds memory', () =>
+        this._connection.inspect()
+      ).result;
+      if (this._isDisposed) {
+        return null;
+      }
+      this._setListing(listing);
+      return listing;
+    } catch (reason) {
+      this._setListingError(
+        reason instanceof ActionCancelledError
+          ? `Listing cancelled: ${reason.message}`
+          : `Could not list what holds memory: ${errorText(reason)}`
+      );
+      return null;
+    } finally {
+      this._inspecting--;
+      this._emit('listing');
+    }
+  }
+
+  setNameSelected(name: string, selected: boolean): void {
+    if (selected === this._selectedNames.has(name)) {
+      return;
+    }
+    if (selected) {
+      this._selectedNames.add(name);
+    } else {
+      this._selectedNames.delete(name);
+    }
+    this._emit('selection');
+  }
+
+  setHiddenSelected(holder: string, selected: boolean): void {
+    if (!isHiddenHolderKind(holder) || selected === this._selectedHidden.has(holder)) {
+      return;
+    }
+    if (selected) {
+      this._selectedHidden.add(holder);
+    } else {
+      this._selectedHidden.delete(holder);
+    }
+    this._emit('selection');
+  }
+
+  clearSelection(): void {
+    if (!this._selectedNames.size && !this._selectedHidden.size) {
+      return;
+    }
+    this._selectedNames.clear();
+    this._selectedHidden.clear();
+    this._emit('selection');
+  }
+
+  /** The plan for the current selection; null when nothing is chosen. */
+  planSelection(): DeletePlan | null {
+    return this.planFor(this._selectedNames, this._selectedHidden);
+  }
+
+  /** The plan for chosen names and hidden holders of the latest listing. */
+  planFor(names: Iterable<string>, hidden: Iterable<string>): DeletePlan | null {
+    return this._listing ? makeDeletePlan(this._listing, names, hidden) : null;
+  }
+
+  /**
+   * Delete what `plan` names (then gc + empty_cache), show the outcome and
+   * list again. Never rejects.
+   */
+  async deleteHolders(plan: DeletePlan): Promise<ActionOutcome> {
+    const names = plan.entries.map(e => e.name);
+    const hidden = plan.hidden.map(h => h.holder);
+    const outcome = await this._run(
+      'delete',
+      `Delete ${names.length + hidden.length} holder(s)`,
+      () =>
+        this._connection.deleteHolders({
+          listing_id: plan.listingId,
+          names,
+          hidden,
+          free: ['gc', 'empty_cache']
+        }),
+      result => describeDeleteResult(result, this._units())
+    );
+    if (outcome.status === 'done') {
+      for (const name of names) {
+        this._selectedNames.delete(name);
+      }
+      for (const holder of hidden) {
+        this._selectedHidden.delete(holder);
+      }
+      this._emit('selection');
+    }
+    if (outcome.status !== 'cancelled' && !this._isDisposed && this.available) {
+      await this.inspect();
+    }
+    return outcome;
+  }
+
+  dispose(): void {
+    if (this._isDisposed) {
+      return;
+    }
+    this._isDisposed = true;
+    this._model.changed.disconnect(this._onModelChanged, this);
+    this._queue.dispose();
+    Signal.clearData(this);
+  }
+
+  private async _run<T extends FreeMemoryResult | DeleteResult>(
+    kind: ActionKind,
+    label: string,
+    send: () => Promise<T>,
+    describe: (result: T) => ResultDescription
+  ): Promise<ActionOutcome> {
+    let outcome: ActionOutcome;
+    if (!this.available) {
+      outcome = this._failure(kind, label, this._notAvailableText(), 'failed');
+    } else {
+      try {
+        const result = await this._queue.enqueue(label, send).result;
+        outcome = { kind, label, status: 'done', result, ...describe(result) };
+      } catch (reason) {
+        outcome =
+          reason instanceof ActionCancelledError
+            ? this._failure(kind, label, `${label}: ${reason.message}`, 'cancelled')
+            : this._failure(kind, label, `${label} failed: ${errorText(reason)}`, 'failed');
+      }
+    }
+    if (!this._isDisposed) {
+      this._lastOutcome = outcome;
+      this._emit('outcome');
+    }
+    return outcome;
+  }
+
+  private _failure(
+    kind: ActionKind,
+    label: string,
+    text: string,
+    status: 'failed' | 'cancelled'
+  ): ActionOutcome {
+    return { kind, label, status, result: null, lines: [text], freedBytes: null };
+  }
+
+  private _notAvailableText(): string {
+    const reason = this._model.stateReason;
+    return `The memory helper is not running in this kernel${reason ? `: ${reason}` : '.'}`;
+  }
+
+  private _setListing(listing: InspectResult): void {
+    this._listing = listing;
+    this._listingError = null;
+    // Keep only what the new listing can still delete.
+    const names = new Set(listing.entries.filter(e => e.deletable).map(e => e.name));
+    const holders = new Set(listing.hidden.map(h => h.holder));
+    for (const name of Array.from(this._selectedNames)) {
+      if (!names.has(name)) {
+        this._selectedNames.delete(name);
+      }
+    }
+    for (const holder of Array.from(this._selectedHidden)) {
+      if (!holders.has(holder)) {
+        this._selectedHidden.delete(holder);
+      }
+    }
+    this._emit('listing');
+    this._emit('selection');
+  }
+
+  private _setListingError(text: string): void {
+    if (this._isDisposed) {
+      return;
+    }
+    this._listingError = text;
+    this._emit('listing');
+  }
+
+  private _onModelChanged(model: IKernelMemoryModel, change: string): void {
+    if (change === 'busy') {
+      if (model.kernelBusy) {
+        this._queue.setBusy(true);
+      } else {
+        // A restart reports "not busy" just before the state leaves 'live':
+        // look again once the connection is done with this status change,
+        // so that requests are not sent into a kernel that is going away.
+        void Promise.resolve().then(() => {
+          if (!this._isDisposed && this.available) {
+            this._queue.setBusy(this._model.kernelBusy);
+          }
+        });
+      }
+    } else if (change === 'state') {
+      const live = model.state === 'live';
+      if (this._wasLive && !live) {
+        // Restarted, died, changed kernel: nothing queued can be sent, and
+        // the listing names objects of a process that is gone.
+        this._queue.failQueued(
+          `The kernel went away before the request was sent (${model.stateReason})`
+        );
+        this._listing = null;
+        this._selectedNames.clear();
+        this._selectedHidden.clear();
+        this._emit('listing');
+        this._emit('selection');
+      }
+      this._wasLive = live;
+      if (live) {
+        this._queue.setBusy(model.kernelBusy);
+      }
+      this._emit('state');
+    }
+  }
+
+  private _emit(change: MemoryActionsChange): void {
+    if (!this._isDisposed) {
+      this._changed.emit(change);
+    }
+  }
+
+  private _connection: ICleanupConnection;
+  private _model: IKernelMemoryModel;
+  private _units: () => ByteUnits;
+  private _queue: ActionQueue;
+  private _wasLive: boolean;
+  private _lastOutcome: ActionOutcome | null = null;
+  private _listing: InspectResult | null = null;
+  private _listingError: string | null = null;
+  private _inspecting = 0;
+  private _selectedNames = new Set<string>();
+  private _selectedHidden = new Set<HiddenHolderKind>();
+  private _changed = new Signal<this, MemoryActionsChange>(this);
+  private _isDisposed = false;
+}
+
+export namespace MemoryActions {
+  export interface IOptions {
+    connection: ICleanupConnection;
+    /** The kernel's memory model: its state and busy flag drive the queue. */
+    model: IKernelMemoryModel;
+    /** Units of the result sentences (the setting). */
+    units?: () => ByteUnits;
+  }
+}

@@ -1,0 +1,120 @@
+/**
+ * What a delete will do (issue #4): the names and hidden holders the user
+ * ticked in a listing, and the bytes to expect back. Pure functions; the
+ * confirmation dialog shows a plan, the `delete` request is built from it.
+ *
+ * Expected bytes: the sum of `total_bytes` of what is ticked (the kernel
+ * counts a storage shared by several names once, on the first/largest).
+ * The listing does not say how many bytes each alias shares, so nothing can
+ * be subtracted for storages that an unticked name keeps alive: the figure
+ * is then "at most". Likewise when the output cache is cleared together
+ * with names it also holds (the same objects counted twice).
+ */
+import {
+  HiddenHolder,
+  HiddenHolderKind,
+  HolderEntry,
+  InspectResult,
+  isHiddenHolderKind
+} from '../cleanupProtocol';
+
+/** The warning for clearing the traceback when the kernel gives none. */
+export const TRACEBACK_WARNING =
+  'Clearing the traceback disables %debug for that error';
+
+export interface ExpectedBytes {
+  /** Sum of the ticked holders' total_bytes. */
+  bytes: number;
+  /** Same, per device ("cuda:0", "cpu"). */
+  byDevice: { [device: string]: number };
+  /** True when less may come back (aliases kept alive, double counting). */
+  atMost: boolean;
+  /** Why "at most" (one sentence each). */
+  reasons: string[];
+}
+
+export interface DeletePlan {
+  listingId: string;
+  /** The ticked deletable entries, in listing order. */
+  entries: HolderEntry[];
+  /** The ticked hidden holders, in listing order. */
+  hidden: (HiddenHolder & { holder: HiddenHolderKind })[];
+  expected: ExpectedBytes;
+  /** Warnings of the hidden holders to clear (the traceback's always). */
+  warnings: string[];
+}
+
+/** The warning shown for clearing a hidden holder, if any. */
+export function hiddenHolderWarning(holder: HiddenHolder): string | null {
+  if (holder.warning) {
+    return holder.warning;
+  }
+  return holder.holder === 'last_traceback' ? TRACEBACK_WARNING : null;
+}
+
+export function expectedFreedBytes(
+  entries: readonly HolderEntry[],
+  hidden: readonly HiddenHolder[]
+): ExpectedBytes {
+  const byDevice: { [device: string]: number } = {};
+  let bytes = 0;
+  for (const holder of [...entries, ...hidden]) {
+    bytes += holder.total_bytes;
+    for (const [device, n] of Object.entries(holder.bytes_by_device)) {
+      byDevice[device] = (byDevice[device] ?? 0) + n;
+    }
+  }
+  const reasons: string[] = [];
+  const ticked = new Set(entries.map(e => e.name));
+  for (const entry of entries) {
+    const kept = entry.shared_with.filter(name => !ticked.has(name));
+    if (kept.length) {
+      reasons.push(
+        `${entry.name} shares storage with ${kept.join(', ')}, which stays`
+      );
+    }
+  }
+  if (
+    hidden.some(h => h.holder === 'output_cache') &&
+    entries.some(e => e.output_cache_refs.length > 0)
+  ) {
+    reasons.push('the output cache holds some of the same objects');
+  }
+  return { bytes, byDevice, atMost: reasons.length > 0, reasons };
+}
+
+/**
+ * The plan for deleting `names` and clearing `hidden` of `listing`. Names
+ * that are not in the listing or not deletable, and unknown holders, are
+ * left out. Null when nothing would be deleted.
+ */
+export function makeDeletePlan(
+  listing: InspectResult,
+  names: Iterable<string>,
+  hidden: Iterable<string>
+): DeletePlan | null {
+  const wanted = new Set(names);
+  const wantedHidden = new Set(hidden);
+  const entries = listing.entries.filter(e => e.deletable && wanted.has(e.name));
+  const holders = listing.hidden.filter(
+    (h): h is HiddenHolder & { holder: HiddenHolderKind } =>
+      isHiddenHolderKind(h.holder) && wantedHidden.has(h.holder)
+  );
+  if (!entries.length && !holders.length) {
+    return null;
+  }
+  const warnings: string[] = [];
+  for (const h of holders) {
+    const warning = hiddenHolderWarning(h);
+    if (warning && !warnings.includes(warning)) {
+      warnings.push(warning);
+    }
+  }
+  return {
+    listingId: listing.listing_id,
+    entries,
+    hidden: holders,
+    expected: expectedFreedBytes(entries, holders),
+    warnings
+  };
+}

@@ -1,0 +1,124 @@
+/**
+ * The body of the delete confirmation dialog (issue #4): exactly what will
+ * be deleted (names, hidden references and their warnings) and the bytes to
+ * expect back ("at most" when aliases may keep some alive). Kernel names
+ * are text only.
+ *
+ * Test hooks: `[data-vram-role="delete-plan"]`,
+ * `[data-vram-role="delete-plan-name"]` (data-vram-name),
+ * `[data-vram-role="delete-plan-hidden"]` (data-vram-holder),
+ * `[data-vram-role="delete-plan-warning"]`,
+ * `[data-vram-role="delete-plan-expected"]` (data-vram-bytes, data-vram-at-most).
+ */
+import { Dialog, showDialog } from '@jupyterlab/apputils';
+import { Widget } from '@lumino/widgets';
+
+import { ByteUnits, formatBytes } from '../format';
+import { DeletePlan } from '../model/deletePlan';
+import { element } from './dom';
+import { formatBytesByDevice } from './HoldersView';
+
+/** "Expected back: about 1.2 GiB (cuda:0 1 GiB · cpu 200 MiB)". */
+export function expectedBytesText(plan: DeletePlan, units: ByteUnits): string {
+  const { bytes, byDevice, atMost } = plan.expected;
+  const amount = `${atMost ? 'at most' : 'about'} ${formatBytes(bytes, units)}`;
+  const devices = Object.keys(byDevice).length
+    ? ` (${formatBytesByDevice(byDevice, units)})`
+    : '';
+  return `Memory expected back: ${amount}${devices}`;
+}
+
+export function createDeleteDialogBody(
+  plan: DeletePlan,
+  units: ByteUnits
+): HTMLElement {
+  const root = element('div', 'jp-vram-DeletePlan', { role: 'delete-plan' });
+  if (plan.entries.length) {
+    root.appendChild(
+      element('div', 'jp-vram-DeletePlan-heading', {
+        text: 'Delete these variables (and their copies in Out[] and _):'
+      })
+    );
+    const list = element('ul', 'jp-vram-DeletePlan-list');
+    for (const entry of plan.entries) {
+      const item = element('li', 'jp-vram-DeletePlan-item', {
+        role: 'delete-plan-name'
+      });
+      item.dataset.vramName = entry.name;
+      item.append(
+        element('span', 'jp-vram-DeletePlan-name', { text: entry.name }),
+        document.createTextNode(
+          ` \u2014 ${entry.summary} (${formatBytes(entry.total_bytes, units)})`
+        )
+      );
+      list.appendChild(item);
+    }
+    root.appendChild(list);
+  }
+  if (plan.hidden.length) {
+    root.appendChild(
+      element('div', 'jp-vram-DeletePlan-heading', {
+        text: 'Clear these hidden references:'
+      })
+    );
+    const list = element('ul', 'jp-vram-DeletePlan-list');
+    for (const holder of plan.hidden) {
+      const item = element('li', 'jp-vram-DeletePlan-item', {
+        role: 'delete-plan-hidden',
+        text: `${holder.label} (${formatBytes(holder.total_bytes, units)})`
+      });
+      item.dataset.vramHolder = holder.holder;
+      list.appendChild(item);
+    }
+    root.appendChild(list);
+  }
+  for (const warning of plan.warnings) {
+    root.appendChild(
+      element('div', 'jp-vram-DeletePlan-warning', {
+        role: 'delete-plan-warning',
+        text: warning
+      })
+    );
+  }
+  const expected = element('div', 'jp-vram-DeletePlan-expected', {
+    role: 'delete-plan-expected',
+    text: expectedBytesText(plan, units)
+  });
+  expected.dataset.vramBytes = String(Math.round(plan.expected.bytes));
+  expected.dataset.vramAtMost = String(plan.expected.atMost);
+  root.appendChild(expected);
+  for (const reason of plan.expected.reasons) {
+    root.appendChild(
+      element('div', 'jp-vram-DeletePlan-reason', {
+        text: `Less may come back: ${reason}.`
+      })
+    );
+  }
+  root.appendChild(
+    element('div', 'jp-vram-DeletePlan-after', {
+      text: 'Then gc.collect() and torch.cuda.empty_cache() run. This cannot be undone.'
+    })
+  );
+  return root;
+}
+
+/**
+ * Ask the user to confirm `plan` in a JupyterLab dialog; true when they
+ * press Delete (`.jp-Dialog .jp-mod-accept`).
+ */
+export async function confirmDeleteDialog(
+  plan: DeletePlan,
+  units: ByteUnits
+): Promise<boolean> {
+  const count = plan.entries.length + plan.hidden.length;
+  const result = await showDialog({
+    title: count === 1 ? 'Delete 1 memory holder?' : `Delete ${count} memory holders?`,
+    body: new Widget({ node: createDeleteDialogBody(plan, units) }),
+    buttons: [
+      Dialog.cancelButton(),
+      Dialog.warnButton({ label: 'Delete', ariaLabel: 'Delete and free memory' })
+    ],
+    defaultButton: 0
+  });
+  return result.button.accept;
+}

@@ -1,0 +1,313 @@
+/**
+ * The "Holders" tab (issue #4): what holds memory in the kernel, largest
+ * first, each with a checkbox, and the hidden holders (output cache, last
+ * traceback, last result) with their warnings. Renders a MemoryActions;
+ * ticking changes its selection, "Delete selected" runs the delete command
+ * (which confirms in a dialog). Names, summaries and reasons come from the
+ * kernel: text only.
+ *
+ * Test hooks: root `[data-vram-role="holders-view"]`;
+ * `[data-vram-role="inspect-refresh"]`, `[data-vram-role="delete-selected"]`;
+ * `[data-vram-role="holders-status"]`;
+ * `[data-vram-role="holder-entry"][data-vram-name="<name>"]` (with
+ * `data-vram-bytes`, an `input[type=checkbox]`, disabled with the refusal as
+ * title when not deletable);
+ * `[data-vram-role="hidden-holder"][data-vram-holder="<holder>"]`.
+ */
+import { Message } from '@lumino/messaging';
+import { Widget } from '@lumino/widgets';
+
+import { HiddenHolder, HolderEntry } from '../cleanupProtocol';
+import { ByteUnits, formatBytes } from '../format';
+import { MemoryActions } from '../model/MemoryActions';
+import { hiddenHolderWarning } from '../model/deletePlan';
+import { element, setHidden, setText } from './dom';
+
+/** "cuda:0 1 GiB · cpu 12 MiB" (largest first). */
+export function formatBytesByDevice(
+  byDevice: { [device: string]: number },
+  units: ByteUnits
+): string {
+  const parts = Object.entries(byDevice)
+    .filter(([, n]) => n > 0)
+    .sort((a, b) => b[1] - a[1])
+    .map(([device, n]) => `${device} ${formatBytes(n, units)}`);
+  return parts.length ? parts.join(' \u00b7 ') : formatBytes(0, units);
+}
+
+export class HoldersView extends Widget {
+  constructor(options: HoldersView.IOptions) {
+    super();
+    this._units = options.units;
+    this._onDelete = options.onDelete;
+    this.addClass('jp-vram-Holders');
+    this.node.dataset.vramRole = 'holders-view';
+
+    const toolbar = element('div', 'jp-vram-Holders-toolbar');
+    this._refresh = element('button', 'jp-vram-Button', {
+      role: 'inspect-refresh',
+      text: 'Refresh listing'
+    });
+    this._refresh.type = 'button';
+    this._refresh.title = 'Ask the kernel what holds memory now';
+    this._refresh.addEventListener('click', () => void this._actions?.inspect());
+    this._delete = element('button', 'jp-vram-Button jp-vram-Button-danger', {
+      role: 'delete-selected',
+      text: 'Delete selected'
+    });
+    this._delete.type = 'button';
+    this._delete.title =
+      'Delete the ticked variables and clear the ticked hidden references (asks first)';
+    this._delete.addEventListener('click', () => this._onDelete());
+    toolbar.append(this._refresh, this._delete);
+
+    this._status = element('div', 'jp-vram-Holders-status', {
+      role: 'holders-status'
+    });
+    this._entries = element('ul', 'jp-vram-Holders-list');
+    this._entries.dataset.vramRole = 'holder-entries';
+    this._hiddenTitle = element('div', 'jp-vram-Holders-heading', {
+      text: 'Hidden references'
+    });
+    this._hidden = element('ul', 'jp-vram-Holders-list');
+    this._hidden.dataset.vramRole = 'hidden-holders';
+    this.node.append(
+      toolbar,
+      this._status,
+      this._entries,
+      this._hiddenTitle,
+      this._hidden
+    );
+    this._render();
+  }
+
+  get actions(): MemoryActions | null {
+    return this._actions;
+  }
+
+  set actions(actions: MemoryActions | null) {
+    if (actions === this._actions) {
+      return;
+    }
+    this._actions?.changed.disconnect(this._onChanged, this);
+    this._actions = actions;
+    actions?.changed.connect(this._onChanged, this);
+    this._stale = true;
+    this.update();
+  }
+
+  /** Render now (tests; the sidebar relies on update requests). */
+  renderNow(): void {
+    this._stale = false;
+    this._render();
+  }
+
+  dispose(): void {
+    this._actions?.changed.disconnect(this._onChanged, this);
+    this._actions = null;
+    super.dispose();
+  }
+
+  protected onUpdateRequest(_msg: Message): void {
+    if (this._stale && this.isVisible) {
+      this.renderNow();
+    }
+  }
+
+  protected onAfterShow(_msg: Message): void {
+    if (this._stale) {
+      this.update();
+    }
+  }
+
+  private _onChanged(): void {
+    this._stale = true;
+    this.update();
+  }
+
+  private _render(): void {
+    const actions = this._actions;
+    const listing = actions?.listing ?? null;
+    const available = actions?.available ?? false;
+    this._refresh.disabled = !available;
+    const selected =
+      (actions?.selectedNames.size ?? 0) + (actions?.selectedHidden.size ?? 0);
+    this._delete.disabled = !available || !listing || selected === 0;
+    setText(
+      this._delete,
+      selected ? `Delete selected (${selected})` : 'Delete selected'
+    );
+    setText(this._status, this._statusText());
+    this._status.classList.toggle(
+      'jp-vram-Holders-error',
+      actions?.listingError !== null && actions?.listingError !== undefined
+    );
+
+    this._entries.textContent = '';
+    this._hidden.textContent = '';
+    if (!actions || !listing) {
+      setHidden(this._hiddenTitle, true);
+      setHidden(this._hidden, true);
+      return;
+    }
+    for (const entry of listing.entries) {
+      this._entries.appendChild(
+        this._entryRow(entry, actions.selectedNames.has(entry.name))
+      );
+    }
+    for (const holder of listing.hidden) {
+      this._hidden.appendChild(
+        this._hiddenRow(
+          holder,
+          (actions.selectedHidden as ReadonlySet<string>).has(holder.holder)
+        )
+      );
+    }
+    setHidden(this._hiddenTitle, listing.hidden.length === 0);
+    setHidden(this._hidden, listing.hidden.length === 0);
+  }
+
+  private _statusText(): string {
+    const actions = this._actions;
+    if (!actions) {
+      return 'Open a notebook to see what holds its memory.';
+    }
+    if (actions.inspecting) {
+      return actions.queue.busy
+        ? 'Listing queued \u2014 the kernel is busy\u2026'
+        : 'Listing what holds memory\u2026';
+    }
+    if (actions.listingError) {
+      return actions.listingError;
+    }
+    const listing = actions.listing;
+    if (!listing) {
+      return actions.available
+        ? 'Press "Refresh listing" to see which variables hold memory.'
+        : 'The memory helper is not running in this kernel.';
+    }
+    if (!listing.entries.length && !listing.hidden.length) {
+      return 'Nothing in the namespace holds memory worth listing.';
+    }
+    const n = listing.entries.length;
+    const text = `${n} ${n === 1 ? 'variable' : 'variables'}, largest first`;
+    return listing.truncated ? `${text} (truncated: only the largest)` : text;
+  }
+
+  private _entryRow(entry: HolderEntry, checked: boolean): HTMLLIElement {
+    const units = this._units();
+    const row = element('li', 'jp-vram-Holder', { role: 'holder-entry' });
+    row.dataset.vramName = entry.name;
+    row.dataset.vramBytes = String(Math.round(entry.total_bytes));
+    row.dataset.vramKind = entry.kind;
+
+    const label = element('label', 'jp-vram-Holder-main');
+    const box = document.createElement('input');
+    box.type = 'checkbox';
+    box.checked = checked && entry.deletable;
+    box.disabled = !entry.deletable;
+    if (!entry.deletable) {
+      const why = entry.refusal ?? 'This name cannot be deleted.';
+      box.title = why;
+      row.title = why;
+      row.classList.add('jp-mod-disabled');
+    }
+    box.addEventListener('change', () =>
+      this._actions?.setNameSelected(entry.name, box.checked)
+    );
+    label.append(
+      box,
+      element('span', 'jp-vram-Holder-name', { role: 'holder-name', text: entry.name }),
+      element('span', 'jp-vram-Holder-kind', { text: entry.kind }),
+      element('span', 'jp-vram-Holder-bytes', {
+        text: formatBytes(entry.total_bytes, units)
+      })
+    );
+    row.appendChild(label);
+    row.appendChild(
+      element('div', 'jp-vram-Holder-summary', {
+        role: 'holder-summary',
+        text: `${entry.type_name}: ${entry.summary}`
+      })
+    );
+    row.appendChild(
+      element('div', 'jp-vram-Holder-devices', {
+        text: formatBytesByDevice(entry.bytes_by_device, units)
+      })
+    );
+    const notes: string[] = [];
+    if (entry.shared_with.length) {
+      notes.push(`shares storage with ${entry.shared_with.join(', ')}`);
+    }
+    if (entry.output_cache_refs.length) {
+      notes.push(`also in ${entry.output_cache_refs.join(', ')}`);
+    }
+    if (!entry.deletable && entry.refusal) {
+      notes.push(`cannot delete: ${entry.refusal}`);
+    }
+    for (const note of notes) {
+      row.appendChild(
+        element('div', 'jp-vram-Holder-note', { role: 'holder-note', text: note })
+      );
+    }
+    return row;
+  }
+
+  private _hiddenRow(holder: HiddenHolder, checked: boolean): HTMLLIElement {
+    const units = this._units();
+    const row = element('li', 'jp-vram-Holder jp-vram-Holder-hidden', {
+      role: 'hidden-holder'
+    });
+    row.dataset.vramHolder = holder.holder;
+    row.dataset.vramBytes = String(Math.round(holder.total_bytes));
+    const label = element('label', 'jp-vram-Holder-main');
+    const box = document.createElement('input');
+    box.type = 'checkbox';
+    box.checked = checked;
+    box.addEventListener('change', () =>
+      this._actions?.setHiddenSelected(holder.holder, box.checked)
+    );
+    label.append(
+      box,
+      element('span', 'jp-vram-Holder-name', { text: holder.label }),
+      element('span', 'jp-vram-Holder-bytes', {
+        text: formatBytes(holder.total_bytes, units)
+      })
+    );
+    row.appendChild(label);
+    if (holder.summary) {
+      row.appendChild(
+        element('div', 'jp-vram-Holder-summary', { text: holder.summary })
+      );
+    }
+    const warning = hiddenHolderWarning(holder);
+    if (warning) {
+      row.appendChild(
+        element('div', 'jp-vram-Holder-warning', {
+          role: 'holder-warning',
+          text: warning
+        })
+      );
+    }
+    return row;
+  }
+
+  private _units: () => ByteUnits;
+  private _onDelete: () => void;
+  private _actions: MemoryActions | null = null;
+  private _stale = true;
+  private _refresh: HTMLButtonElement;
+  private _delete: HTMLButtonElement;
+  private _status: HTMLDivElement;
+  private _entries: HTMLUListElement;
+  private _hiddenTitle: HTMLDivElement;
+  private _hidden: HTMLUListElement;
+}
+
+export namespace HoldersView {
+  export interface IOptions {
+    units: () => ByteUnits;
+    /** "Delete selected": confirm and delete (the delete command). */
+    onDelete: () => void;
+  }
+}

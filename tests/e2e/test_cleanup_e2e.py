@@ -1,0 +1,327 @@
+"""free_memory / inspect / delete (issue #4) end to end: a real ipykernel, real CPU torch."""
+
+from __future__ import annotations
+
+import itertools
+import random
+import time
+from typing import Any, Dict, Iterator, List
+
+import pytest
+
+from kernel_harness import Kernel
+
+pytestmark = pytest.mark.kernel
+
+FAST = {"interval_s": 0.5, "heartbeat_s": 2.0}
+MB = 1 << 20
+_ids = itertools.count()
+
+# What the namespace is: every name and the id() of its value.
+FINGERPRINT = "sorted((k, id(v)) for k, v in get_ipython().user_ns.items())"
+
+
+class Session:
+    def __init__(self, kernel: Kernel, comm_id: str):
+        self.k = kernel
+        self.comm_id = comm_id
+
+    def run(self, code: str) -> Dict[str, Any]:
+        reply = self.k.execute(code)
+        assert reply["status"] == "ok", reply
+        return reply
+
+    def request(self, data: Dict[str, Any], timeout: float = 60) -> Dict[str, Any]:
+        data = dict(data)
+        data.setdefault("request_id", f"c{next(_ids)}")
+        return self.k.request(self.comm_id, data, timeout)
+
+    def reply(self, data: Dict[str, Any]) -> Dict[str, Any]:
+        answer = self.request(data)
+        assert answer["type"] == "reply", answer
+        assert answer["request_type"] == data["type"]
+        return answer["result"]
+
+    def inspect(self, **kw: Any) -> Dict[str, Any]:
+        return self.reply({"type": "inspect", **kw})
+
+    def delete(self, listing_id: str, names: List[Any], hidden: List[str] = (), free: List[str] = ()) -> Dict[str, Any]:
+        return self.request(
+            {"type": "delete", "listing_id": listing_id, "names": list(names), "hidden": list(hidden), "free": list(free)}
+        )
+
+    def fingerprint(self) -> Any:
+        return self.k.eval(FINGERPRINT)
+
+
+@pytest.fixture(scope="module")
+def session(bootstrap: str) -> Iterator[Session]:
+    kernel = Kernel()
+    try:
+        kernel.bootstrap(bootstrap)
+        comm_id = kernel.open_comm({"type": "open", "protocol": 1, "config": FAST})
+        kernel.wait_for(comm_id, lambda d: d.get("reason") == "initial")
+        s = Session(kernel, comm_id)
+        s.run("import gc, os, sys, weakref, torch, numpy as np")
+        yield s
+    finally:
+        kernel.shutdown()
+
+
+def _entry(result: Dict[str, Any], name: str) -> Dict[str, Any]:
+    matches = [e for e in result["entries"] if e["name"] == name]
+    assert matches, [e["name"] for e in result["entries"]]
+    return matches[0]
+
+
+def _hidden(result: Dict[str, Any], holder: str) -> Dict[str, Any]:
+    matches = [h for h in result["hidden"] if h["holder"] == holder]
+    assert matches, result["hidden"]
+    return matches[0]
+
+
+def _rss(snapshot: Dict[str, Any]) -> int:
+    return snapshot["host"]["rss_bytes"]
+
+
+def test_tensor_echoed_into_the_output_cache_is_deleted_with_its_copies(session: Session) -> None:
+    reply = session.run("x = torch.ones(50_000_000); x")  # 200 MB, echoed into Out[n]
+    n = reply["execution_count"]
+    session.run("1")
+    session.run("w = weakref.ref(x)")
+    result = session.inspect()
+    x = _entry(result, "x")
+    assert x["kind"] == "tensor"
+    assert x["summary"] == "float32[50000000] cpu"
+    assert x["total_bytes"] == 200_000_000
+    assert x["bytes_by_device"] == {"cpu": 200_000_000}
+    assert x["deletable"] is True and x["refusal"] is None
+    assert {f"Out[{n}]", f"_{n}", "__"} <= set(x["output_cache_refs"]), x["output_cache_refs"]
+    cache = _hidden(result, "output_cache")
+    assert cache["total_bytes"] >= 200_000_000
+    assert "also held by named variables" in cache["summary"]
+    assert result["entries"] == sorted(result["entries"], key=lambda e: -e["total_bytes"])
+
+    answer = session.delete(result["listing_id"], ["x"], free=["gc"])
+    assert answer["type"] == "reply", answer
+    out = answer["result"]
+    assert out["deleted"] == ["x"]
+    assert out["refused"] == [] and out["still_alive"] == [] and out["cleared"] == []
+    assert _rss(out["before"]) - _rss(out["after"]) > 150 * MB, (out["before"], out["after"])
+    assert session.k.eval("w() is None") is True
+    ns = "get_ipython().user_ns"
+    assert session.k.eval(f"({n} in Out, '_{n}' in {ns}, '__' in {ns}, '__' in get_ipython().user_ns_hidden)") == (
+        False, False, False, False
+    )
+    session.run("2")  # the output cache still works
+    assert session.k.eval("_") == 2
+    assert session.k.eval("'x' in get_ipython().user_ns") is False
+
+
+def test_a_tensor_alive_only_in_the_last_traceback(session: Session) -> None:
+    session.run("def f():\n    t = torch.ones(50_000_000)\n    raise RuntimeError('boom')\n")
+    reply = session.k.execute("f()")
+    assert reply["status"] == "error"
+    result = session.inspect()
+    tb = _hidden(result, "last_traceback")
+    assert 190_000_000 <= tb["total_bytes"] <= 210_000_000, tb
+    assert "RuntimeError" in tb["label"]
+    assert "f(): t" in tb["summary"]
+    assert tb["warning"] and "%debug" in tb["warning"]
+    answer = session.delete(result["listing_id"], [], hidden=["last_traceback"], free=["gc"])
+    assert answer["type"] == "reply", answer
+    out = answer["result"]
+    assert out["cleared"] == ["last_traceback"]
+    assert _rss(out["before"]) - _rss(out["after"]) > 150 * MB, (out["before"], out["after"])
+    assert session.k.eval("(sys.last_value, sys.last_traceback)") == (None, None)
+    assert not [h for h in session.inspect()["hidden"] if h["holder"] == "last_traceback"]
+
+
+def test_aliases_are_reported_and_not_promised(session: Session) -> None:
+    session.run("a = torch.ones(10_000_000)\nb = a\nv = a[:10]\nwa = weakref.ref(a)")
+    result = session.inspect()
+    a, b, v = (_entry(result, n) for n in ("a", "b", "v"))
+    assert set(a["shared_with"]) >= {"b", "v"}
+    assert "a" in b["shared_with"] and "a" in v["shared_with"]
+    assert a["total_bytes"] + b["total_bytes"] + v["total_bytes"] == 40_000_000  # counted once
+    assert a["total_bytes"] == 40_000_000
+    fingerprint = dict(session.fingerprint())
+    answer = session.delete(result["listing_id"], ["a"], free=["gc"])
+    out = answer["result"]
+    assert out["deleted"] == ["a"]
+    [alive] = out["still_alive"]
+    assert alive["name"] == "a"
+    assert "b" in alive["reason"], alive
+    assert abs(_rss(out["before"]) - _rss(out["after"])) < 30 * MB
+    after = dict(session.fingerprint())
+    assert "a" not in after and after["b"] == fingerprint["b"] and after["v"] == fingerprint["v"]
+    assert session.k.eval("wa() is b") is True
+    session.run("del b, v, wa")
+
+
+def test_containers_modules_optimizers_and_arrays_are_listed(session: Session) -> None:
+    session.run(
+        "net = torch.nn.Linear(1000, 1000)\n"
+        "net(torch.ones(2, 1000)).sum().backward()\n"
+        "opt = torch.optim.Adam(net.parameters())\n"
+        "opt.step()\n"
+        "batch = {'x': torch.zeros(1000, 1000), 'ys': [torch.zeros(500, 1000)]}\n"
+        "arr = np.zeros((1000, 1000))\n"
+        "arr_view = arr[:10]\n"
+    )
+    result = session.inspect()
+    net = _entry(result, "net")
+    params = (1000 * 1000 + 1000) * 4
+    assert net["kind"] == "module" and net["total_bytes"] == 2 * params  # params + grads
+    assert net["summary"] == "Linear: 2 params, 0 buffers, 2 grads"
+    opt = _entry(result, "opt")
+    assert opt["kind"] == "optimizer" and opt["total_bytes"] >= 2 * params  # exp_avg + exp_avg_sq (+ steps)
+    batch = _entry(result, "batch")
+    assert batch["kind"] == "container" and batch["total_bytes"] == 6_000_000
+    assert batch["summary"] == "dict of 2 tensors"
+    assert _entry(result, "arr")["total_bytes"] == 8_000_000
+    assert "arr" in _entry(result, "arr_view")["shared_with"]
+    shallow = session.inspect(container_depth=1)
+    assert _entry(shallow, "batch")["total_bytes"] == 4_000_000  # the nested list is not opened
+    answer = session.delete(result["listing_id"], ["net", "opt", "batch", "arr", "arr_view"], free=["gc"])
+    assert answer["result"]["deleted"] == ["net", "opt", "batch", "arr", "arr_view"]
+    assert answer["result"]["still_alive"] == [], answer["result"]["still_alive"]
+
+
+def test_free_memory_reports_what_gc_collected(session: Session) -> None:
+    session.run("class Node: pass\nn1 = Node(); n2 = Node(); n1.o = n2; n2.o = n1\ndel n1, n2")
+    result = session.reply({"type": "free_memory", "actions": ["gc", "empty_cache"]})
+    assert result["actions_run"] == ["gc", "empty_cache"]
+    assert result["gc_collected"] >= 2
+    assert result["empty_cache"] == "skipped_cuda_not_initialized"
+    assert _rss(result["before"]) > 0 and _rss(result["after"]) > 0
+    assert result["elapsed_ms"] >= 0
+    only = session.reply({"type": "free_memory", "actions": ["empty_cache"]})
+    assert only["actions_run"] == ["empty_cache"] and only["gc_collected"] is None
+    assert session.k.eval("torch.cuda.is_initialized()") is False
+
+
+def _assert_refused(session: Session, listing_id: str, names: List[Any], needle: str) -> None:
+    before = session.fingerprint()
+    answer = session.delete(listing_id, names)
+    assert answer["type"] == "reply", answer
+    out = answer["result"]
+    assert out["deleted"] == [] and len(out["refused"]) == 1, out
+    assert needle in out["refused"][0]["reason"], out
+    assert session.fingerprint() == before
+
+
+def _assert_error(session: Session, data: Dict[str, Any], code: str, needle: str) -> None:
+    before = session.fingerprint()
+    answer = session.request(data)
+    assert answer["type"] == "error" and answer["code"] == code, answer
+    assert needle in answer["message"], answer
+    assert session.fingerprint() == before
+
+
+def test_refusals_leave_the_namespace_unchanged(session: Session) -> None:
+    session.run("keep = torch.zeros(1000)")
+    listing = session.inspect()["listing_id"]
+    _assert_refused(session, listing, ["In"], "IPython internal")
+    _assert_refused(session, listing, ["_"], "IPython internal")
+    _assert_refused(session, listing, ["__builtins__"], "IPython internal")
+    _assert_refused(session, listing, ["no_such_name"], "not in the listing")
+    _assert_refused(session, listing, ["os"], "a module")
+    session.run("keep = torch.zeros(1000)")  # rebound since the listing
+    _assert_refused(session, listing, ["keep"], "rebound")
+    _assert_error(session, {"type": "delete", "listing_id": listing, "names": [1]}, "refused", "must be strings")
+    _assert_error(session, {"type": "delete", "listing_id": listing, "names": ["keep"] * 10_001}, "refused", "10000")
+    _assert_error(session, {"type": "delete", "listing_id": "no-such-listing", "names": ["keep"]}, "stale_listing", "inspect again")
+    for _ in range(5):
+        session.inspect()
+    _assert_error(session, {"type": "delete", "listing_id": listing, "names": ["keep"]}, "stale_listing", "not kept")
+    _assert_error(session, {"type": "delete", "names": ["keep"]}, "malformed", "listing_id")
+    _assert_error(session, {"type": "free_memory", "actions": ["format_disk"]}, "malformed", "format_disk")
+    _assert_error(session, {"type": "inspect", "max_entries": 0}, "malformed", "max_entries")
+    assert session.k.eval("keep.shape == (1000,)") is True
+
+
+# --- fuzz ------------------------------------------------------------------------
+
+
+def _garbage(rng: random.Random, depth: int = 0) -> Any:
+    choice = rng.randrange(12 if depth < 3 else 8)
+    if choice == 0:
+        return None
+    if choice == 1:
+        return rng.choice([True, False])
+    if choice == 2:
+        return rng.choice([0, -1, 1, 2**31, -(2**63), 10**30, 5000, 5001])
+    if choice == 3:
+        return rng.choice([0.5, -0.0, 1e308, 2.0, 3.7])
+    if choice == 4:
+        return rng.choice(["", "In", "Out", "_", "__builtins__", "os", "gc", "x" * 300, "gc", "empty_cache",
+                           "output_cache", "last_traceback", "exec('import os')", "__import__('os').system('true')"])
+    if choice == 5:
+        return "".join(rng.choice("ab_\u00e9\u2603\x00\"'\\") for _ in range(rng.randrange(40)))
+    if choice == 6:
+        return "z" * rng.choice([1000, 1025, 100_000])
+    if choice == 7:
+        return rng.choice([[], {}, ["gc"], ["gc", "gc"], ["empty_cache", "gc"], ["not_listed"], ["os"]])
+    if choice in (8, 9):
+        return [_garbage(rng, depth + 1) for _ in range(rng.randrange(6))]
+    return {str(_garbage(rng, depth + 1))[:20]: _garbage(rng, depth + 1) for _ in range(rng.randrange(5))}
+
+
+def _fuzz_request(rng: random.Random, i: int, listing: str) -> Any:
+    kind = rng.choice(["delete", "delete", "delete", "inspect", "free_memory", "ping", _garbage(rng)])
+    data: Dict[str, Any] = {"type": kind, "request_id": f"f{i}"}
+    for field in ("listing_id", "names", "hidden", "free", "actions", "max_entries", "container_depth"):
+        if rng.random() < 0.6:
+            data[field] = _garbage(rng)
+    if kind == "delete" and rng.random() < 0.3:
+        data["listing_id"] = listing
+    if kind == "delete" and rng.random() < 0.3:
+        data["names"] = [_garbage(rng) for _ in range(rng.randrange(4))]
+    if kind == "free_memory" and "actions" in data and rng.random() < 0.5:
+        data.pop("actions")
+    if rng.random() < 0.05:
+        data["request_id"] = _garbage(rng)  # answered with request_id null, or echoed if a short string
+    if rng.random() < 0.03:
+        return _garbage(rng)  # not even an object
+    return data
+
+
+def test_fuzz_malformed_requests(session: Session) -> None:
+    session.run("keep = torch.zeros(1000)\nimport json")
+    listing = session.inspect()["listing_id"]
+    before = session.fingerprint()
+    rng = random.Random(4)
+    start = len(session.k.comm_data(session.comm_id))
+    expected_ids = set()
+    unnamed = 0
+    for i in range(1000):
+        data = _fuzz_request(rng, i, listing)
+        rid = data.get("request_id") if isinstance(data, dict) else None
+        if isinstance(rid, str) and len(rid) <= 256:
+            expected_ids.add(rid)
+        else:
+            unnamed += 1
+        session.k.send_comm(session.comm_id, data)
+    deadline = time.monotonic() + 240
+    while True:
+        answers = [d for d in session.k.comm_data(session.comm_id)[start:] if d.get("type") in ("reply", "error")]
+        if len(answers) >= 1000 or time.monotonic() > deadline:
+            break
+        session.k.pump(0.2)
+    assert len(answers) == 1000, len(answers)
+    answered = [a["request_id"] for a in answers]
+    assert expected_ids <= set(answered)
+    assert answered.count(None) >= unnamed - sum(1 for r in expected_ids if not r.startswith("f"))
+    internal = [a for a in answers if a.get("code") == "internal"]
+    assert not internal, internal[:3]
+    deleted = [a for a in answers if a["type"] == "reply" and a["result"].get("deleted")]
+    assert not deleted, deleted[:3]
+    assert session.k.eval("1+1") == 2
+    assert session.fingerprint() == before
+
+
+def test_the_helper_never_prints(session: Session) -> None:
+    """No output of any kind while answering comm requests (last: after everything above ran)."""
+    outputs = [m for m in session.k.output_messages() if m["parent_header"].get("msg_type") == "comm_msg"]
+    assert outputs == [], outputs[:3]

@@ -1,0 +1,437 @@
+"""Cleanup (issue #4): size accounting, listings, delete safety, snapshots, empty_cache."""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import sys
+import types
+import weakref
+from typing import Any, Dict, List, Optional
+
+import pytest
+
+from fakes import FakeTorch, set_allocator
+from jupyterlab_vram_helper import cleanup as cleanup_mod
+from jupyterlab_vram_helper.cleanup import Cleanup, detach, reserved_name_reason
+from jupyterlab_vram_helper.holders import Budget, Classes, Found, Sizer
+from jupyterlab_vram_helper.protocol import RequestError, parse_request
+
+real_torch = pytest.importorskip("torch")
+np = pytest.importorskip("numpy")
+
+MODULES = {
+    "torch": real_torch,
+    "torch.nn.modules.module": sys.modules["torch.nn.modules.module"],
+    "torch.optim.optimizer": sys.modules["torch.optim.optimizer"],
+    "numpy": np,
+}
+
+
+@pytest.fixture(autouse=True)
+def with_torch(monkeypatch: pytest.MonkeyPatch) -> Any:
+    """The real (CPU) torch back in sys.modules, as in a kernel that imported it
+    (torch imports its own submodules lazily: it must stay findable)."""
+    monkeypatch.setitem(sys.modules, "torch", real_torch)
+    monkeypatch.setitem(sys.modules, "numpy", np)
+    return real_torch
+
+
+def size(obj: Any, depth: int = 2, objects: bool = True) -> Found:
+    found = Found()
+    Sizer(Classes(MODULES)).walk(obj, found, depth, objects=objects)
+    return found
+
+
+# --- size accounting ----------------------------------------------------------------
+
+
+def test_a_tensor_and_its_view_share_one_storage() -> None:
+    t = real_torch.ones(1000)
+    v = t[:10]
+    assert size(t).total == 4000
+    assert size(v).storages == size(t).storages  # the view holds the whole storage
+    assert size([t, v, t]).total == 4000
+
+
+def test_a_leaf_tensor_counts_its_grad() -> None:
+    p = real_torch.ones(100, requires_grad=True)
+    (p * 2).sum().backward()
+    found = size(p)
+    assert found.total == 800 and found.grads == 1
+
+
+def test_a_module_counts_parameters_buffers_and_grads() -> None:
+    net = real_torch.nn.Sequential(real_torch.nn.Linear(10, 10), real_torch.nn.BatchNorm1d(10))
+    net(real_torch.ones(4, 10)).sum().backward()
+    found = size(net)
+    params = (100 + 10 + 10 + 10) * 4
+    buffers = (10 + 10) * 4 + 8  # running mean/var + num_batches_tracked
+    assert found.total == 2 * params + buffers
+    assert (found.params, found.buffers, found.grads) == (4, 3, 4)
+
+
+def test_an_optimizer_counts_its_state_not_the_parameters() -> None:
+    net = real_torch.nn.Linear(10, 10)
+    opt = real_torch.optim.Adam(net.parameters())
+    assert size(opt).total == 0
+    net(real_torch.ones(1, 10)).sum().backward()
+    opt.step()
+    found = size(opt)
+    assert found.state_tensors == 6  # exp_avg, exp_avg_sq, step per parameter
+    assert found.total >= 2 * (110 * 4)
+
+
+def test_containers_are_opened_to_the_given_depth() -> None:
+    t = real_torch.zeros(10)
+    nested = {"a": t, "b": [real_torch.zeros(20), (real_torch.zeros(30),)]}
+    assert size(nested, depth=0).total == 0
+    assert size(nested, depth=1).total == 40
+    assert size(nested, depth=2).total == 120
+    assert size(nested, depth=3).total == 240
+    cyclic: List[Any] = [t]
+    cyclic.append(cyclic)
+    assert size(cyclic, depth=5).total == 40
+
+
+def test_numpy_views_and_shared_memory_with_torch() -> None:
+    a = np.zeros(1000)
+    assert size(a).total == 8000
+    assert size(a[::2]).storages == size(a).storages
+    t = real_torch.from_numpy(a)
+    assert size([a, t]).total == 8000  # one buffer
+    n = real_torch.ones(10).numpy()
+    assert size(n).total == 40
+
+
+def test_objects_are_opened_only_at_the_top() -> None:
+    class Holder:
+        def __init__(self) -> None:
+            self.weights = real_torch.zeros(25)
+
+    h = Holder()
+    assert size(h, objects=True).total == 100
+    assert size([h], objects=False).total == 0
+
+
+def test_the_walk_is_bounded() -> None:
+    big = [real_torch.zeros(1) for _ in range(50)]
+    found = Found()
+    budget = Budget(items=10)
+    Sizer(Classes(MODULES), budget).walk(big, found, 2)
+    assert budget.exhausted and found.tensors < 10
+
+
+def test_without_torch_nothing_is_a_tensor() -> None:
+    assert Classes({}).kind(real_torch.zeros(1)) == "skip"
+    assert size(real_torch.zeros(1)).total == 4  # with torch
+
+
+# --- a fake IPython shell -------------------------------------------------------------------
+
+
+class FakeDisplayHook:
+    def __init__(self, shell: "FakeShell") -> None:
+        self.shell = shell
+        self._ = self.__ = self.___ = ""
+        self.prompt_count = 0
+
+    def show(self, count: int, result: Any) -> None:
+        """What IPython's displayhook does for an echoed result."""
+        self.prompt_count = count
+        self.___, self.__, self._ = self.__, self._, result
+        pushed = {"_": self._, "__": self.__, "___": self.___, f"_{count}": result}
+        self.shell.user_ns.update(pushed)
+        self.shell.user_ns_hidden.update(pushed)
+        self.shell.user_ns["_oh"][count] = result
+
+    def flush(self) -> None:  # IPython's, minus gc.collect()
+        for n in range(1, self.prompt_count + 1):
+            self.shell.user_ns_hidden.pop(f"_{n}", None)
+            self.shell.user_ns.pop(f"_{n}", None)
+        self.shell.user_ns["_oh"].clear()
+        self._, self.__, self.___ = "", "", ""
+        self.shell.user_ns.update({"_": "", "__": "", "___": ""})
+
+
+class FakeResult:
+    def __init__(self, info: Any) -> None:
+        self.info = info
+        self.execution_count: Optional[int] = None
+        self.result: Any = None
+        self.error_before_exec: Any = None
+        self.error_in_exec: Any = None
+
+
+class FakeShell:
+    def __init__(self) -> None:
+        oh: Dict[int, Any] = {}
+        self.user_ns: Dict[str, Any] = {"In": [], "Out": oh, "_oh": oh, "_ih": [], "_i": "", "get_ipython": len}
+        self.user_ns_hidden: Dict[str, Any] = dict(self.user_ns)
+        self.user_global_ns = self.user_ns
+        self.displayhook = FakeDisplayHook(self)
+        self.history_manager = types.SimpleNamespace(output_hist=oh)
+        self.last_execution_result = FakeResult(None)
+
+
+class Figures:
+    def __init__(self) -> None:
+        self.rss = 1000
+
+    def __call__(self) -> Dict[str, Any]:
+        return {
+            "host": {"rss_bytes": self.rss, "total_bytes": 1, "available_bytes": 1},
+            "gpus": [
+                {"index": 0, "torch": {"allocated_bytes": 5, "reserved_bytes": 8}, "nvml": {"used_bytes": 9}},
+                {"index": 1, "torch": None, "nvml": None},
+            ],
+        }
+
+
+@pytest.fixture
+def shell() -> FakeShell:
+    return FakeShell()
+
+
+@pytest.fixture
+def cleanup(shell: FakeShell, with_torch: Any) -> Cleanup:
+    return Cleanup(source=None, shell=lambda: shell, read_figures=Figures())
+
+
+def test_snapshot_shape(cleanup: Cleanup) -> None:
+    assert cleanup.snapshot() == {
+        "host": {"rss_bytes": 1000},
+        "gpus": [
+            {"index": 0, "allocated_bytes": 5, "reserved_bytes": 8, "nvml_used_bytes": 9},
+            {"index": 1, "allocated_bytes": None, "reserved_bytes": None, "nvml_used_bytes": None},
+        ],
+    }
+
+
+def test_inspect_lists_holders_largest_first_and_counts_shared_storage_once(cleanup: Cleanup, shell: FakeShell) -> None:
+    a = real_torch.zeros(1000)
+    shell.user_ns.update({"a": a, "b": a, "v": a[:5], "small": real_torch.zeros(10), "n": 3, "sys": sys,
+                          "batch": [real_torch.zeros(100)], "ints": [1, 2, 3]})
+    shell.displayhook.show(4, a)
+    result = cleanup.inspect()
+    names = [e["name"] for e in result["entries"]]
+    assert names[0] == "a" and set(names) == {"a", "b", "v", "small", "batch"}
+    assert [e["total_bytes"] for e in result["entries"]] == sorted((e["total_bytes"] for e in result["entries"]), reverse=True)
+    by = {e["name"]: e for e in result["entries"]}
+    assert by["a"]["total_bytes"] == 4000 and by["b"]["total_bytes"] == 0 and by["v"]["total_bytes"] == 0
+    assert by["a"]["shared_with"] == ["b", "v"] and by["v"]["shared_with"] == ["a", "b"]
+    assert set(by["a"]["output_cache_refs"]) == {"Out[4]", "_4", "_"}
+    assert by["batch"]["summary"] == "list of 1 tensor" and by["batch"]["kind"] == "container"
+    assert by["a"]["summary"] == "float32[1000] cpu" and by["a"]["type_name"] == "torch.Tensor"
+    [cache] = [h for h in result["hidden"] if h["holder"] == "output_cache"]
+    assert cache["total_bytes"] == 4000 and "also held by named variables" in cache["summary"]
+    assert result["truncated"] is False
+    assert cleanup.inspect(max_entries=2)["truncated"] is True
+
+
+def test_listings_keep_no_strong_reference(cleanup: Cleanup, shell: FakeShell) -> None:
+    shell.user_ns["t"] = real_torch.zeros(10)
+    shell.user_ns["box"] = [real_torch.zeros(10)]
+    w = weakref.ref(shell.user_ns["t"])
+    wb = weakref.ref(shell.user_ns["box"][0])
+    cleanup.inspect()
+    del shell.user_ns["t"], shell.user_ns["box"]
+    gc.collect()
+    assert w() is None and wb() is None
+
+
+def test_delete_removes_the_name_and_its_output_cache_copies(cleanup: Cleanup, shell: FakeShell) -> None:
+    t = real_torch.zeros(1000)
+    shell.user_ns["t"] = t
+    shell.displayhook.show(2, t)
+    shell.displayhook.show(3, "other")
+    shell.last_execution_result.result = t
+    w = weakref.ref(t)
+    del t
+    listing = cleanup.inspect()["listing_id"]
+    out = cleanup.delete(listing, ["t"], [], [])
+    assert out["deleted"] == ["t"] and out["still_alive"] == [] and out["refused"] == []
+    assert w() is None
+    assert "_2" not in shell.user_ns and "_2" not in shell.user_ns_hidden and 2 not in shell.user_ns["_oh"]
+    assert "__" not in shell.user_ns and shell.displayhook.__ is None
+    assert shell.last_execution_result.result is None
+    assert shell.user_ns["_3"] == "other"
+
+
+def test_delete_keeps_other_user_names_and_says_so(cleanup: Cleanup, shell: FakeShell) -> None:
+    t = real_torch.zeros(1000)
+    shell.user_ns.update({"a": t, "b": t})
+    del t
+    out = cleanup.delete(cleanup.inspect()["listing_id"], ["a"], [], ["gc"])
+    assert out["deleted"] == ["a"] and "b" in shell.user_ns
+    [alive] = out["still_alive"]
+    assert alive["name"] == "a" and "the user namespace (as b)" in alive["reason"] and "shared with b" in alive["reason"]
+
+
+def test_delete_names_what_else_holds_a_tensor(cleanup: Cleanup, shell: FakeShell) -> None:
+    class Keeper:
+        pass
+
+    keeper = Keeper()
+    t = real_torch.zeros(1000)
+    keeper.t = t
+    shell.user_ns["t"] = t
+    del t
+    out = cleanup.delete(cleanup.inspect()["listing_id"], ["t"], [], ["gc"])
+    [alive] = out["still_alive"]
+    assert "attribute t of Keeper" in alive["reason"], alive
+
+
+def test_deleting_a_list_watches_its_tensors(cleanup: Cleanup, shell: FakeShell) -> None:
+    inner = real_torch.zeros(100)
+    shell.user_ns["box"] = [inner]
+    keep = [inner]  # noqa: F841  (holds the tensor)
+    del inner
+    out = cleanup.delete(cleanup.inspect()["listing_id"], ["box"], [], ["gc"])
+    assert out["deleted"] == ["box"] and out["still_alive"] and "a list" in out["still_alive"][0]["reason"]
+
+
+@pytest.mark.parametrize("name", ["In", "Out", "get_ipython", "exit", "quit", "_ih", "_oh", "_dh", "_i", "_i7",
+                                  "_ii", "_", "__", "___", "_12", "__builtins__", "__name__"])
+def test_reserved_names(name: str) -> None:
+    assert reserved_name_reason(name) is not None
+
+
+def test_user_names_are_not_reserved() -> None:
+    for name in ("x", "_x", "model_", "i_", "__x", "_1a"):
+        assert reserved_name_reason(name) is None, name
+
+
+def test_refusals(cleanup: Cleanup, shell: FakeShell) -> None:
+    shell.user_ns.update({"t": real_torch.zeros(10), "gone": real_torch.zeros(10), "mod": sys})
+    listing = cleanup.inspect()["listing_id"]
+    shell.user_ns["t"] = real_torch.zeros(10)  # rebound
+    del shell.user_ns["gone"]
+    before = dict(shell.user_ns)
+    out = cleanup.delete(listing, ["t", "gone", "mod", "In", "nope", "t"], [], [])
+    assert out["deleted"] == []
+    reasons = {r["name"]: r["reason"] for r in out["refused"]}
+    assert reasons == {
+        "t": "rebound since the listing",
+        "gone": "no longer defined",
+        "mod": "refused: a module",
+        "In": "refused: an IPython internal name",
+        "nope": "not in the listing",
+    }
+    assert shell.user_ns == before and all(shell.user_ns[k] is v for k, v in before.items())
+
+
+def test_listings_expire(cleanup: Cleanup) -> None:
+    first = cleanup.inspect()["listing_id"]
+    for _ in range(cleanup_mod.KEPT_LISTINGS):
+        cleanup.inspect()
+    assert not cleanup.has_listing(first)
+
+
+def test_clearing_the_output_cache_drops_the_hidden_copies(cleanup: Cleanup, shell: FakeShell) -> None:
+    t = real_torch.zeros(100)
+    shell.displayhook.show(1, t)
+    w = weakref.ref(t)
+    del t
+    out = cleanup.delete(cleanup.inspect()["listing_id"], [], ["output_cache"], [])
+    assert out["cleared"] == ["output_cache"]
+    assert w() is None
+    assert shell.user_ns_hidden["_"] == "" and shell.user_ns["_"] == ""
+
+
+def test_clearing_the_traceback_frees_frame_locals(cleanup: Cleanup, shell: FakeShell, monkeypatch: pytest.MonkeyPatch) -> None:
+    def fail() -> None:
+        t = real_torch.zeros(250)  # noqa: F841
+        raise RuntimeError("boom")
+
+    try:
+        fail()
+    except RuntimeError as exc:
+        monkeypatch.setattr(sys, "last_type", type(exc), raising=False)
+        monkeypatch.setattr(sys, "last_value", exc, raising=False)
+        monkeypatch.setattr(sys, "last_traceback", exc.__traceback__, raising=False)
+        shell.last_execution_result.error_in_exec = exc
+    result = cleanup.inspect()
+    [tb] = [h for h in result["hidden"] if h["holder"] == "last_traceback"]
+    assert tb["total_bytes"] == 1000 and "fail(): t" in tb["summary"] and "%debug" in tb["warning"]
+    out = cleanup.delete(result["listing_id"], [], ["last_traceback"], [])
+    assert out["cleared"] == ["last_traceback"]
+    assert sys.last_value is None and sys.last_traceback is None
+    assert shell.last_execution_result.error_in_exec is None
+    assert not [h for h in cleanup.inspect()["hidden"] if h["holder"] == "last_traceback"]
+
+
+# --- empty_cache never initialises CUDA -------------------------------------------------------
+
+
+def _with_empty_cache(torch: FakeTorch) -> List[Any]:
+    calls: List[Any] = []
+
+    @contextlib.contextmanager
+    def device(i: Any) -> Any:
+        calls.append(("device", i))
+        yield
+
+    torch.cuda.device = device
+    torch.cuda.empty_cache = lambda: calls.append(("empty_cache",))
+    return calls
+
+
+def test_empty_cache_without_torch(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delitem(sys.modules, "torch")
+    assert cleanup_mod.empty_cuda_cache() == "skipped_torch_not_imported"
+
+
+def test_empty_cache_before_cuda_is_initialised(fake_torch: FakeTorch) -> None:
+    calls = _with_empty_cache(fake_torch)
+    assert cleanup_mod.empty_cuda_cache() == "skipped_cuda_not_initialized"
+    assert calls == [] and fake_torch.calls == []
+
+
+def test_empty_cache_on_devices_that_reserve_memory(fake_torch: FakeTorch) -> None:
+    calls = _with_empty_cache(fake_torch)
+    fake_torch.initialized = True
+    set_allocator(fake_torch, 1, allocated=10, reserved=100)
+    assert cleanup_mod.empty_cuda_cache() == "done"
+    assert calls == [("device", 1), ("empty_cache",)]
+
+
+# --- protocol ---------------------------------------------------------------------------
+
+
+def test_parse_cleanup_requests() -> None:
+    r = parse_request({"type": "free_memory", "request_id": "r", "actions": ["empty_cache", "gc", "gc"]})
+    assert r.args == {"actions": ["empty_cache", "gc"]}
+    r = parse_request({"type": "inspect", "request_id": "r"})
+    assert r.args == {"max_entries": 200, "container_depth": 2}
+    r = parse_request({"type": "inspect", "request_id": "r", "max_entries": 5000.0, "container_depth": 0})
+    assert r.args == {"max_entries": 5000, "container_depth": 0}
+    r = parse_request({"type": "delete", "request_id": "r", "listing_id": "L", "names": ["a"]})
+    assert r.args == {"listing_id": "L", "names": ["a"], "hidden": [], "free": []}
+
+
+@pytest.mark.parametrize(
+    "data,code,needle",
+    [
+        ({"type": "free_memory"}, "malformed", "actions"),
+        ({"type": "free_memory", "actions": []}, "malformed", "at least one"),
+        ({"type": "free_memory", "actions": "gc"}, "malformed", "must be an array"),
+        ({"type": "free_memory", "actions": ["gc", 1]}, "malformed", "not one of"),
+        ({"type": "inspect", "max_entries": 0}, "malformed", "max_entries"),
+        ({"type": "inspect", "max_entries": True}, "malformed", "max_entries"),
+        ({"type": "inspect", "container_depth": 6}, "malformed", "container_depth"),
+        ({"type": "delete", "names": []}, "malformed", "listing_id"),
+        ({"type": "delete", "listing_id": 3, "names": []}, "malformed", "listing_id"),
+        ({"type": "delete", "listing_id": "L"}, "malformed", "names"),
+        ({"type": "delete", "listing_id": "L", "names": {}}, "malformed", "names"),
+        ({"type": "delete", "listing_id": "L", "names": [], "hidden": ["everything"]}, "malformed", "hidden"),
+        ({"type": "delete", "listing_id": "L", "names": [], "free": ["reboot"]}, "malformed", "free"),
+        ({"type": "delete", "listing_id": "L", "names": [None]}, "refused", "strings"),
+        ({"type": "delete", "listing_id": "L", "names": ["a"] * 10_001}, "refused", "10000"),
+        ({"type": "delete", "listing_id": "L", "names": ["a" * 1025]}, "refused", "1025"),
+    ],
+)
+def test_bad_cleanup_requests(data: Dict[str, Any], code: str, needle: str) -> None:
+    with pytest.raises(RequestError) as err:
+        parse_request({**data, "request_id": "r"})
+    assert err.value.code == code and needle in err.value.message and err.value.request_id == "r"
