@@ -33,4 +33,39 @@ export namespace CommandIDs {
    * was deleted.
    */
   export const deleteVariables = 'jupyterlab-vram:delete-variables';
+  /**
+   * Insert a snippet of the `snippets` setting as a code cell (not run);
+   * args `{id}`. Returns `{id, index, code, restartNeeded, namesFound}`, or
+   * null when nothing was inserted.
+   */
+  export const insertSnippet = 'jupyterlab-vram:insert-snippet';
+  /** Insert the `no-grad-eval` snippet (torch.no_grad evaluation loop). */
+  export const insertNoGrad = 'jupyterlab-vram:insert-no-grad';
+  /** Insert the `amp` snippet (torch.amp autocast + GradScaler). */
+  export const insertAmp = 'jupyterlab-vram:insert-amp';
+  /** Insert the `tf-memory-growth` snippet (first cell of the notebook). */
+  export const insertTfMemoryGrowth = 'jupyterlab-vram:insert-tf-memory-growth';
 }
+
+/** The snippet each dedicated insert command inserts. */
+export const SNIPPET_COMMANDS: ReadonlyArray<{
+  command: string;
+  snippetId: string;
+  label: string;
+}> = [
+  {
+    command: CommandIDs.insertNoGrad,
+    snippetId: 'no-grad-eval',
+    label: 'Insert Evaluation Cell without Gradients (torch.no_grad)'
+  },
+  {
+    command: CommandIDs.insertAmp,
+    snippetId: 'amp',
+    label: 'Insert Mixed-Precision Training Cell (torch.amp)'
+  },
+  {
+    command: CommandIDs.insertTfMemoryGrowth,
+    snippetId: 'tf-memory-growth',
+    label: 'Insert TensorFlow Memory Growth Cell'
+  }
+];

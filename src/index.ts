@@ -11,7 +11,7 @@ import {
   JupyterFrontEnd,
   JupyterFrontEndPlugin
 } from '@jupyterlab/application';
-import { ICommandPalette } from '@jupyterlab/apputils';
+import { ICommandPalette, IToolbarWidgetRegistry } from '@jupyterlab/apputils';
 import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
 import { ISettingRegistry } from '@jupyterlab/settingregistry';
 import { IStatusBar } from '@jupyterlab/statusbar';
@@ -23,8 +23,14 @@ import { CellHistoryEntry } from './model/CellHistory';
 import { IMonitoredNotebook, MemoryMonitor } from './model/MemoryMonitor';
 import { KernelMemoryModel } from './model/KernelMemoryModel';
 import { DEFAULT_SETTINGS, readSettings, VramSettings } from './settings';
+import { SnippetLibrary } from './snippets/SnippetLibrary';
+import {
+  readSnippetSettings,
+  warnAboutSnippetProblems
+} from './snippets/snippetSettings';
 import { IVramMonitor } from './tokens';
 import { MemorySidebar } from './views/MemorySidebar';
+import { MemoryToolbarButton } from './views/MemoryToolbarButton';
 import { NotebookCellBadges } from './views/NotebookCellBadges';
 import { VramStatusItem } from './views/VramStatusItem';
 
@@ -33,6 +39,9 @@ export type { IKernelMemoryModel, ModelChange } from './tokens';
 export { CommandIDs } from './commands';
 
 const PLUGIN_ID = 'jupyterlab-vram:plugin';
+
+/** Name of our item of the notebook toolbar (schema `jupyter.lab.toolbars`). */
+const TOOLBAR_ITEM = 'vram-memory';
 
 /** Rank in the right sidebar (after the property inspector and debugger). */
 const SIDEBAR_RANK = 900;
@@ -48,7 +57,8 @@ const plugin: JupyterFrontEndPlugin<IVramMonitor> = {
     ILayoutRestorer,
     IStatusBar,
     ICommandPalette,
-    ITranslator
+    ITranslator,
+    IToolbarWidgetRegistry
   ],
   provides: IVramMonitor,
   activate: (
@@ -58,13 +68,16 @@ const plugin: JupyterFrontEndPlugin<IVramMonitor> = {
     restorer: ILayoutRestorer | null,
     statusBar: IStatusBar | null,
     palette: ICommandPalette | null,
-    translator: ITranslator | null
+    translator: ITranslator | null,
+    toolbarRegistry: IToolbarWidgetRegistry | null
   ): IVramMonitor => {
     const trans = (translator ?? nullTranslator).load('jupyterlab_vram');
     const monitor = new MemoryMonitor({
       notebooks: tracker,
       settings: { ...DEFAULT_SETTINGS }
     });
+    const snippets = new SnippetLibrary();
+    let snippetsJson = JSON.stringify(snippets.all);
 
     let registrySettings: ISettingRegistry.ISettings | null = null;
     const setSetting = async <K extends keyof VramSettings>(
@@ -84,8 +97,16 @@ const plugin: JupyterFrontEndPlugin<IVramMonitor> = {
         .load(PLUGIN_ID)
         .then(settings => {
           registrySettings = settings;
-          const apply = () =>
+          const apply = () => {
             monitor.updateSettings(readSettings(settings.composite));
+            const read = readSnippetSettings(settings.composite);
+            const json = JSON.stringify(read.all);
+            if (json !== snippetsJson) {
+              snippetsJson = json;
+              warnAboutSnippetProblems(read);
+              snippets.update(read);
+            }
+          };
           apply();
           settings.changed.connect(apply);
         })
@@ -108,7 +129,8 @@ const plugin: JupyterFrontEndPlugin<IVramMonitor> = {
           void app.commands.execute(CommandIDs.clearCellHistory)
       },
       actionsFor: model => monitor.actionsFor(model),
-      execute: command => void app.commands.execute(command)
+      execute: (command, args) => void app.commands.execute(command, args),
+      snippets
     });
     app.shell.add(sidebar, 'right', { rank: SIDEBAR_RANK });
     if (restorer) {
@@ -122,8 +144,28 @@ const plugin: JupyterFrontEndPlugin<IVramMonitor> = {
       palette,
       sidebar,
       setSetting,
-      currentNotebookPath: () => tracker.currentWidget?.context.path ?? null
+      currentNotebookPath: () => tracker.currentWidget?.context.path ?? null,
+      snippets,
+      currentNotebook: () => tracker.currentWidget
     });
+
+    if (toolbarRegistry) {
+      toolbarRegistry.addFactory<NotebookPanel>(
+        'Notebook',
+        TOOLBAR_ITEM,
+        panel =>
+          new MemoryToolbarButton({
+            commands: app.commands,
+            library: snippets,
+            beforeOpen: () => {
+              // The commands act on the current notebook: make it this one.
+              if (tracker.currentWidget !== panel) {
+                app.shell.activateById(panel.id);
+              }
+            }
+          })
+      );
+    }
 
     // Memory badges on the cells of every monitored notebook.
     const badges = new Map<IMonitoredNotebook, NotebookCellBadges>();

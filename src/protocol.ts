@@ -91,6 +91,15 @@ export interface DeleteRequest {
   free: FreeAction[];
 }
 
+/**
+ * The names of the user's model, optimizer, data loader, loss and scaler,
+ * and whether torch/TensorFlow are initialised (issue #5: snippets).
+ */
+export interface NotebookNamesRequest {
+  type: 'notebook_names';
+  request_id: string;
+}
+
 export type FreeAction = 'gc' | 'empty_cache';
 
 export type HiddenHolderKind =
@@ -105,7 +114,8 @@ export type HelperRequest =
   | HistoryRequest
   | FreeMemoryRequest
   | InspectRequest
-  | DeleteRequest;
+  | DeleteRequest
+  | NotebookNamesRequest;
 
 export type HelperRequestType = HelperRequest['type'];
 
@@ -120,6 +130,8 @@ export interface HelperRequestResults {
   free_memory: { [key: string]: unknown };
   inspect: { [key: string]: unknown };
   delete: { [key: string]: unknown };
+  /** Unchecked here: read it with `parseNotebookNames` (snippets/notebookNames.ts). */
+  notebook_names: { [key: string]: unknown };
 }
 
 // ---------------------------------------------------------------------------

@@ -54,16 +54,26 @@ class Channel:
         self._lock = threading.Lock()
         self._cell_history: Callable[[], List[Any]] = list
         self._cleanup: Any = None  # cleanup.Cleanup, bound by the runtime
+        self._notebook_names: Optional[Callable[[], Dict[str, Any]]] = None  # bound by the runtime
         self.last_error: Optional[str] = None
 
-    def bind(self, sampler: Sampler, cell_history: Optional[Callable[[], List[Any]]] = None, cleanup: Any = None) -> None:
+    def bind(
+        self,
+        sampler: Sampler,
+        cell_history: Optional[Callable[[], List[Any]]] = None,
+        cleanup: Any = None,
+        notebook_names: Optional[Callable[[], Dict[str, Any]]] = None,
+    ) -> None:
         """``cell_history()``: the kept per-cell records, for ``history`` requests;
-        ``cleanup``: a :class:`cleanup.Cleanup`, for ``free_memory``/``inspect``/``delete``."""
+        ``cleanup``: a :class:`cleanup.Cleanup`, for ``free_memory``/``inspect``/``delete``;
+        ``notebook_names()``: the result of a ``notebook_names`` request."""
         self._sampler = sampler
         if cell_history is not None:
             self._cell_history = cell_history
         if cleanup is not None:
             self._cleanup = cleanup
+        if notebook_names is not None:
+            self._notebook_names = notebook_names
 
     @property
     def sampler(self) -> Sampler:
@@ -186,6 +196,7 @@ class Channel:
             "free_memory": self._free_memory,
             "inspect": self._inspect,
             "delete": self._delete,
+            "notebook_names": self._names,
         }
         result = handler[request.type](comm, request)
         self._send_quietly(comm, reply_message(request, result))
@@ -229,6 +240,11 @@ class Channel:
                 request.request_id,
             )
         return cleanup.delete(args["listing_id"], args["names"], args["hidden"], args["free"])
+
+    def _names(self, comm: Any, request: Request) -> Dict[str, Any]:
+        if self._notebook_names is None:
+            raise RequestError("internal", f"{request.type!r} is not available in this helper", request.request_id)
+        return self._notebook_names()
 
     def _send_quietly(self, comm: Any, message: Mapping[str, Any]) -> None:
         try:

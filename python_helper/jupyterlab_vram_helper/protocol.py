@@ -19,10 +19,14 @@ from . import PROTOCOL_VERSION, __version__ as HELPER_VERSION
 COMM_TARGET = "jupyterlab-vram"
 
 ErrorCode = Literal["malformed", "unknown_type", "invalid_config", "internal", "refused", "stale_listing"]
-RequestType = Literal["configure", "snapshot", "ping", "history", "free_memory", "inspect", "delete"]
+RequestType = Literal[
+    "configure", "snapshot", "ping", "history", "free_memory", "inspect", "delete", "notebook_names"
+]
 SampleReason = Literal["initial", "change", "heartbeat", "snapshot"]
 
-REQUEST_TYPES: tuple = ("configure", "delete", "free_memory", "history", "inspect", "ping", "snapshot")
+REQUEST_TYPES: tuple = (
+    "configure", "delete", "free_memory", "history", "inspect", "notebook_names", "ping", "snapshot"
+)
 
 # Cleanup requests (issue #4).
 FREE_ACTIONS: tuple = ("gc", "empty_cache")

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import atexit
 import threading
-from typing import Any, Callable, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from .cell_accounting import BackgroundSender, CellMemoryRecorder
 from .channel import Channel
 from .cleanup import Cleanup
+from .notebook_names import notebook_names as find_notebook_names
 from .sample import SampleSource
 from .sampler import Sampler
 
@@ -66,9 +67,18 @@ class Runtime:
         self._comm_manager = comm_manager
         self._shell = shell
         self.cleanup = Cleanup(self.source, shell=lambda: self._shell, read_figures=self.sampler.read_figures)
-        self.channel.bind(self.sampler, cell_history=self.cells.history, cleanup=self.cleanup)
+        self.channel.bind(
+            self.sampler, cell_history=self.cells.history, cleanup=self.cleanup, notebook_names=self.notebook_names
+        )
         self._cell_hooks: List[CellHook] = self.cells.hooks()
         self.installed = False
+
+    def notebook_names(self) -> Dict[str, Any]:
+        """The result of a ``notebook_names`` request (names in the user namespace, runtime state)."""
+        shell = self._shell
+        return find_notebook_names(
+            getattr(shell, "user_ns", None), getattr(shell, "user_ns_hidden", None)
+        )  # type: ignore[return-value]
 
     def install(self) -> None:
         if self.installed:

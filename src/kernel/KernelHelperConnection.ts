@@ -175,6 +175,18 @@ export class KernelHelperConnection
     return checked(parseDeleteResult(result), 'delete');
   }
 
+  /**
+   * The names of the user's model, optimizer, data loader, loss and scaler
+   * and the runtime flags (issue #5). Unchecked: read the result with
+   * `parseNotebookNames`. A short timeout suits it: the snippet commands
+   * fall back to placeholder names rather than wait behind a running cell.
+   */
+  requestNotebookNames(
+    timeoutMs = 3000
+  ): Promise<HelperRequestResults['notebook_names']> {
+    return this._request('notebook_names', {}, timeoutMs);
+  }
+
   /** Bootstrap again and open a new comm (e.g. after the helper failed). */
   reconnect(): void {
     this._attach(this._sessionContext.session?.kernel ?? null);

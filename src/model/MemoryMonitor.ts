@@ -48,6 +48,10 @@ export interface IHelperConnection extends ICleanupConnection {
   readonly isDisposed: boolean;
   configure(config: ReturnType<typeof helperConfigFor>): Promise<unknown>;
   requestSnapshot(): Promise<HelperRequestResults['snapshot']>;
+  /** Optional so that test fakes may leave it out (snippets then use placeholders). */
+  requestNotebookNames?(
+    timeoutMs?: number
+  ): Promise<HelperRequestResults['notebook_names']>;
   reconnect(): void;
   dispose(): void;
 }
@@ -101,6 +105,11 @@ export class MemoryMonitor implements IVramMonitor {
   /** The model of a monitored panel's kernel; null if not monitored. */
   modelFor(panel: IMonitoredNotebook): KernelMemoryModel | null {
     return this._sessions.get(panel.sessionContext)?.model ?? null;
+  }
+
+  /** The session (model, connection, actions) of a monitored panel. */
+  sessionFor(panel: IMonitoredNotebook): IMonitoredSession | null {
+    return this._sessions.get(panel.sessionContext) ?? null;
   }
 
   /** The cleanup actions of the kernel `model` describes; null if none. */

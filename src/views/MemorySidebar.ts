@@ -5,7 +5,8 @@
  * to delete). It follows the monitor's current model and hands it (and its
  * cleanup actions) to its child views; they render on change, when visible.
  * The cleanup bar, with the result of the latest cleanup, shows on the
- * Memory and Holders tabs.
+ * Memory and Holders tabs; the Memory tab ends with "Save memory" (the
+ * snippets, issue #5).
  */
 import { TranslationBundle } from '@jupyterlab/translation';
 import { Panel, Widget } from '@lumino/widgets';
@@ -14,6 +15,7 @@ import { IKernelMemoryModel, IVramMonitor } from '../tokens';
 import { VramSettings } from '../settings';
 import { CommandIDs } from '../commandIds';
 import { MemoryActions } from '../model/MemoryActions';
+import { SnippetLibrary } from '../snippets/SnippetLibrary';
 import { CellHistoryView } from './CellHistoryView';
 import { HoldersView } from './HoldersView';
 import { MemoryActionsBar } from './MemoryActionsBar';
@@ -22,6 +24,7 @@ import { GpuDeviceList } from './GpuDeviceList';
 import { HostMemoryCard } from './HostMemoryCard';
 import { MemoryTimeline } from './MemoryTimeline';
 import { ModelView } from './ModelView';
+import { SnippetSection } from './SnippetSection';
 import { StateBanner } from './StateBanner';
 import { vramIcon } from './icons';
 
@@ -58,13 +61,19 @@ export class MemorySidebar extends Panel {
       settings,
       actions: options.cellActions
     });
+    this.snippets = new SnippetSection({
+      library: options.snippets ?? new SnippetLibrary(),
+      execute
+    });
     this._memoryViews = [this.banner, this.gpus, this.host, this.timeline];
     this._views = [...this._memoryViews, this.cells];
     this.addWidget(this.banner);
     this.addWidget(this.actionsBar);
-    for (const view of this._views.slice(1)) {
+    for (const view of this._memoryViews.slice(1)) {
       this.addWidget(view);
     }
+    this.addWidget(this.snippets);
+    this.addWidget(this.cells);
     this.addWidget(this.holders);
     this.showTab('memory');
 
@@ -81,6 +90,8 @@ export class MemorySidebar extends Panel {
   readonly cells: CellHistoryView;
   readonly actionsBar: MemoryActionsBar;
   readonly holders: HoldersView;
+  /** "Save memory": the snippet buttons and the restart warning. */
+  readonly snippets: SnippetSection;
 
   /**
    * The tab shown: 'memory' (figures and timeline), 'cells' (history) or
@@ -95,6 +106,7 @@ export class MemorySidebar extends Panel {
     for (const view of this._memoryViews) {
       view.setHidden(tab !== 'memory');
     }
+    this.snippets.setHidden(tab !== 'memory');
     this.cells.setHidden(tab !== 'cells');
     this.holders.setHidden(tab !== 'holders');
     this.actionsBar.setHidden(tab === 'cells');
@@ -121,6 +133,7 @@ export class MemorySidebar extends Panel {
     for (const view of this._views) {
       view.model = model;
     }
+    this.snippets.model = model;
     const actions = this._actionsFor(model);
     this.actionsBar.actions = actions;
     this.holders.actions = actions;
@@ -202,7 +215,9 @@ export namespace MemorySidebar {
     cellActions?: CellHistoryView.IActions;
     /** The cleanup actions of a kernel's model (none: buttons disabled). */
     actionsFor?: (model: IKernelMemoryModel | null) => MemoryActions | null;
-    /** Run a command by id (the cleanup buttons). */
-    execute?: (command: string) => void;
+    /** Run a command by id (the cleanup and snippet buttons). */
+    execute?: (command: string, args?: { [key: string]: string }) => void;
+    /** The snippets of the "Save memory" section (default: the default list). */
+    snippets?: SnippetLibrary;
   }
 }

@@ -18,7 +18,7 @@ def test_version_constants() -> None:
         ({}, "malformed", "missing field 'type'", None),
         ({"type": None, "request_id": "a"}, "malformed", "'type' must be a string, got null", "a"),
         ({"type": "nope", "request_id": "a"}, "unknown_type", "unknown request type 'nope'", "a"),
-        ({"type": "nope"}, "unknown_type", "expected one of configure, delete, free_memory, history, inspect, ping, snapshot", None),
+        ({"type": "nope"}, "unknown_type", "expected one of configure, delete, free_memory, history, inspect, notebook_names, ping, snapshot", None),
         ({"type": "ping"}, "malformed", "missing field 'request_id'", None),
         ({"type": "ping", "request_id": ["a"]}, "malformed", "got array", None),
         ({"type": "ping", "request_id": "x" * 300}, "malformed", "longer than 256", None),

@@ -1,0 +1,490 @@
+/**
+ * Snippets (issue #5), the pure parts: rendering, placement, the restart
+ * rule, the `notebook_names` reply, the `snippets` setting and the default
+ * list (generated from schema/plugin.json, the list the Python tests run).
+ */
+import { DEFAULT_SNIPPETS } from '../snippets/defaultSnippets';
+import {
+  fetchNotebookNames,
+  parseNotebookNames
+} from '../snippets/notebookNames';
+import {
+  DEFAULT_PLACEHOLDER_NAMES,
+  placementIndex,
+  renderSnippet,
+  RESTART_MESSAGES,
+  restartNeeded,
+  runtimeFlagsOfSample,
+  unknownPlaceholders
+} from '../snippets/snippet';
+import {
+  parseSnippet,
+  readSnippetSettings
+} from '../snippets/snippetSettings';
+import { makeSample } from './fixtures';
+import schemaJson from '../../schema/plugin.json';
+
+const CONTRACT_IDS = [
+  'no-grad-eval',
+  'inference-mode',
+  'amp',
+  'bf16-autocast',
+  'grad-accumulation',
+  'grad-checkpointing',
+  'allocator-config',
+  'memory-fraction',
+  'memory-summary',
+  'profiler-memory',
+  'batch-size-search',
+  'dataloader-pinning',
+  'loss-item',
+  'tf-memory-growth',
+  'tf-clear-session',
+  'tf-memory-limit'
+];
+
+function snippet(overrides: { [key: string]: unknown } = {}) {
+  return {
+    id: 'my-snippet',
+    title: 'Mine',
+    description: 'Something',
+    framework: 'torch',
+    placement: 'below',
+    requiresFresh: null,
+    code: ['{{model}}.eval()'],
+    ...overrides
+  };
+}
+
+const schema: any = schemaJson;
+
+describe('renderSnippet', () => {
+  const code = [
+    'out = {{model}}(x)',
+    '{{optimizer}}.step()',
+    'for batch in {{dataloader}}:',
+    '    loss = {{loss}}(out, y)',
+    '{{scaler}}.update()'
+  ];
+
+  it('uses the default names when the kernel found nothing', () => {
+    expect(renderSnippet({ code })).toBe(
+      [
+        'out = model(x)',
+        'optimizer.step()',
+        'for batch in train_loader:',
+        '    loss = criterion(out, y)',
+        'scaler.update()'
+      ].join('\n')
+    );
+    expect(DEFAULT_PLACEHOLDER_NAMES).toEqual({
+      model: 'model',
+      optimizer: 'optimizer',
+      dataloader: 'train_loader',
+      loss: 'criterion',
+      scaler: 'scaler'
+    });
+  });
+
+  it('uses the first name found, per placeholder, every occurrence', () => {
+    const rendered = renderSnippet(
+      { code: ['{{model}}.to(d); {{model}}.eval()', '{{loss}}'] },
+      { model: ['net', 'backbone'], loss: [] }
+    );
+    expect(rendered).toBe('net.to(d); net.eval()\ncriterion');
+  });
+
+  it('skips names that are not usable identifiers', () => {
+    const rendered = renderSnippet(
+      { code: ['{{model}}'] },
+      { model: ['_private', 'not a name', 'class', '1x', 'good_name'] }
+    );
+    expect(rendered).toBe('good_name');
+  });
+
+  it('leaves unknown placeholders as they are', () => {
+    expect(renderSnippet({ code: ['{{device}} = {{model}}'] })).toBe(
+      '{{device}} = model'
+    );
+    expect(unknownPlaceholders(['{{device}} {{model}} {{x}}'])).toEqual([
+      'device',
+      'x'
+    ]);
+  });
+
+  it('joins the lines with newlines and keeps the rest intact', () => {
+    expect(renderSnippet({ code: ['a = {1: 2}', '', 'b = "{}"'] })).toBe(
+      'a = {1: 2}\n\nb = "{}"'
+    );
+  });
+});
+
+describe('placementIndex', () => {
+  it('puts "top" first', () => {
+    expect(placementIndex('top', 5, 10)).toBe(0);
+    expect(placementIndex('top', -1, 0)).toBe(0);
+  });
+
+  it('puts "below" under the active cell', () => {
+    expect(placementIndex('below', 0, 3)).toBe(1);
+    expect(placementIndex('below', 2, 3)).toBe(3);
+  });
+
+  it('puts "below" first without an active cell, and stays in range', () => {
+    expect(placementIndex('below', -1, 0)).toBe(0);
+    expect(placementIndex('below', -1, 4)).toBe(0);
+    expect(placementIndex('below', 9, 3)).toBe(3);
+    expect(placementIndex('below', NaN, 3)).toBe(0);
+  });
+});
+
+describe('restartNeeded', () => {
+  const cuda = { requiresFresh: 'cuda' as const };
+  const tf = { requiresFresh: 'tensorflow' as const };
+  const none = { requiresFresh: null };
+  const flags = (c: boolean | null, t: boolean | null) => ({
+    cudaInitialized: c,
+    tensorflowInitialized: t
+  });
+
+  it('never warns for snippets without requiresFresh', () => {
+    expect(restartNeeded(none, flags(true, true), flags(true, true))).toBe(
+      null
+    );
+  });
+
+  it('warns when the framework is initialised (reply)', () => {
+    expect(restartNeeded(cuda, flags(true, false))).toEqual({
+      reason: 'cuda',
+      message: RESTART_MESSAGES.cuda
+    });
+    expect(restartNeeded(tf, flags(false, true))).toEqual({
+      reason: 'tensorflow',
+      message: RESTART_MESSAGES.tensorflow
+    });
+    expect(restartNeeded(cuda, flags(false, true))).toBe(null);
+    expect(restartNeeded(tf, flags(true, false))).toBe(null);
+  });
+
+  it('prefers the reply and falls back to the sample', () => {
+    expect(restartNeeded(cuda, flags(false, null), flags(true, null))).toBe(
+      null
+    );
+    expect(
+      restartNeeded(cuda, flags(null, null), flags(true, null))?.reason
+    ).toBe('cuda');
+    expect(restartNeeded(cuda, null, flags(true, null))?.reason).toBe('cuda');
+    expect(restartNeeded(tf, null, null)).toBe(null);
+  });
+
+  it('reads the flags of a sample', () => {
+    const sample = makeSample({
+      torch: { imported: true, cuda_initialized: true },
+      tensorflow: { imported: true, gpus_initialized: false }
+    });
+    expect(runtimeFlagsOfSample(sample)).toEqual(flags(true, false));
+    expect(runtimeFlagsOfSample(null)).toEqual(flags(null, null));
+  });
+
+  it('says what to do in the message', () => {
+    expect(RESTART_MESSAGES.cuda).toBe(
+      'Restart the kernel for this to take effect: CUDA is already initialised in this kernel'
+    );
+  });
+});
+
+describe('parseNotebookNames', () => {
+  const full = {
+    model: ['net', 'teacher'],
+    optimizer: ['opt'],
+    dataloader: ['loader'],
+    loss: ['criterion'],
+    scaler: [],
+    runtime: {
+      torch_imported: true,
+      cuda_initialized: true,
+      tensorflow_imported: false,
+      tensorflow_initialized: false
+    }
+  };
+
+  it('reads a well-formed result', () => {
+    const parsed = parseNotebookNames(full);
+    expect(parsed.names).toEqual({
+      model: ['net', 'teacher'],
+      optimizer: ['opt'],
+      dataloader: ['loader'],
+      loss: ['criterion'],
+      scaler: []
+    });
+    expect(parsed.runtime).toEqual({
+      cudaInitialized: true,
+      tensorflowInitialized: false
+    });
+    expect(parsed.torchImported).toBe(true);
+    expect(parsed.tensorflowImported).toBe(false);
+  });
+
+  it.each([
+    ['null', null],
+    ['a string', 'model'],
+    ['an array', [1, 2]],
+    ['a number', 42],
+    ['an empty object', {}]
+  ])('reads %s as nothing found, without throwing', (_, value) => {
+    const parsed = parseNotebookNames(value);
+    expect(parsed.names.model).toEqual([]);
+    expect(parsed.runtime).toEqual({
+      cudaInitialized: null,
+      tensorflowInitialized: null
+    });
+  });
+
+  it('drops malformed lists, names and flags field by field', () => {
+    const parsed = parseNotebookNames({
+      model: 'net',
+      optimizer: ['opt', 3, null, '__class__', 'x y'],
+      dataloader: null,
+      runtime: { cuda_initialized: 'yes', tensorflow_initialized: true }
+    });
+    expect(parsed.names.model).toEqual([]);
+    expect(parsed.names.optimizer).toEqual(['opt']);
+    expect(parsed.names.dataloader).toEqual([]);
+    expect(parsed.runtime).toEqual({
+      cudaInitialized: null,
+      tensorflowInitialized: true
+    });
+  });
+
+  it('keeps at most 20 names per kind', () => {
+    const many = Array.from({ length: 50 }, (_, i) => `m${i}`);
+    expect(parseNotebookNames({ model: many }).names.model).toHaveLength(20);
+  });
+});
+
+describe('fetchNotebookNames', () => {
+  const live = { state: 'live', kernelBusy: false };
+
+  it('asks a live, idle helper', async () => {
+    const request = jest.fn(async () => ({ model: ['net'] }));
+    const found = await fetchNotebookNames(live, request);
+    expect(request).toHaveBeenCalledTimes(1);
+    expect(found?.names.model).toEqual(['net']);
+  });
+
+  it('does not wait for a busy kernel or a helper that is not live', async () => {
+    const request = jest.fn(async () => ({}));
+    expect(
+      await fetchNotebookNames({ state: 'live', kernelBusy: true }, request)
+    ).toBe(null);
+    expect(
+      await fetchNotebookNames({ state: 'bootstrapping', kernelBusy: false }, request)
+    ).toBe(null);
+    expect(await fetchNotebookNames(null, request)).toBe(null);
+    expect(await fetchNotebookNames(live, null)).toBe(null);
+    expect(request).not.toHaveBeenCalled();
+  });
+
+  it('reads a failed or timed-out request as nothing found', async () => {
+    const warn = jest.spyOn(console, 'warn').mockImplementation(() => undefined);
+    const found = await fetchNotebookNames(live, async () => {
+      throw new Error('timed out');
+    });
+    expect(found).toBe(null);
+    warn.mockRestore();
+  });
+});
+
+describe('snippets setting', () => {
+  it('reads a valid entry, hidden defaulting to false', () => {
+    expect(parseSnippet(snippet())).toEqual({
+      snippet: { ...snippet(), hidden: false }
+    });
+  });
+
+  it.each([
+    ['not an object', 'x', 'not an object'],
+    ['missing code', { ...snippet(), code: undefined }, 'code'],
+    ['a missing field', (() => { const s: any = snippet(); delete s.requiresFresh; return s; })(), 'missing field(s) "requiresFresh"'],
+    ['an unknown field', snippet({ colour: 'red' }), 'unknown field(s) "colour"'],
+    ['a bad id', snippet({ id: 'My Snippet' }), 'kebab-case'],
+    ['an empty title', snippet({ title: ' ' }), 'title'],
+    ['a bad framework', snippet({ framework: 'jax' }), 'framework'],
+    ['a bad placement', snippet({ placement: 'bottom' }), 'placement'],
+    ['a bad requiresFresh', snippet({ requiresFresh: 'gpu' }), 'requiresFresh'],
+    ['a non-boolean hidden', snippet({ hidden: 'yes' }), 'hidden'],
+    ['code as a string', snippet({ code: 'x = 1' }), 'code'],
+    ['empty code', snippet({ code: [] }), 'code'],
+    ['code with a non-string', snippet({ code: ['x', 1] }), 'code']
+  ])('skips %s with a reason', (_, value, reason) => {
+    const parsed = parseSnippet(value);
+    expect('error' in parsed && parsed.error).toContain(reason);
+  }); // prettier-ignore
+
+  it('skips invalid entries and duplicate ids, keeping the first', () => {
+    const read = readSnippetSettings({
+      snippets: [
+        snippet({ id: 'a', title: 'first a' }),
+        snippet({ id: 'bad', placement: 'middle' }),
+        snippet({ id: 'a', title: 'second a' }),
+        snippet({ id: 'b', hidden: true })
+      ]
+    });
+    expect(read.all.map(s => [s.id, s.title])).toEqual([
+      ['a', 'first a'],
+      ['b', 'Mine']
+    ]);
+    expect(read.visible.map(s => s.id)).toEqual(['a']);
+    expect(read.problems).toHaveLength(2);
+    expect(read.problems[0]).toContain('"bad"');
+    expect(read.problems[1]).toContain('another snippet before it has the id "a"');
+  });
+
+  it('keeps a snippet with unknown placeholders, with a note', () => {
+    const read = readSnippetSettings({
+      snippets: [snippet({ code: ['{{devise}}'] })]
+    });
+    expect(read.all).toHaveLength(1);
+    expect(read.problems[0]).toContain('{{devise}}');
+  });
+
+  it('uses the default list without a snippets array', () => {
+    expect(readSnippetSettings({}).all.map(s => s.id)).toEqual(CONTRACT_IDS);
+    const read = readSnippetSettings({ snippets: 'nope' });
+    expect(read.all).toHaveLength(DEFAULT_SNIPPETS.length);
+    expect(read.problems[0]).toContain('not an array');
+  });
+
+  it('respects an empty list (the user removed every snippet)', () => {
+    expect(readSnippetSettings({ snippets: [] }).all).toEqual([]);
+  });
+});
+
+describe('default snippets', () => {
+  it('has every id of the contract, valid and unique', () => {
+    expect(DEFAULT_SNIPPETS.map(s => s.id)).toEqual(CONTRACT_IDS);
+    const read = readSnippetSettings({ snippets: DEFAULT_SNIPPETS });
+    expect(read.problems).toEqual([]);
+    expect(read.visible).toHaveLength(CONTRACT_IDS.length);
+  });
+
+  it('uses modern APIs only', () => {
+    for (const s of DEFAULT_SNIPPETS) {
+      const code = s.code.join('\n');
+      expect(code).not.toContain('torch.cuda.amp');
+      const autocasts = code.match(/torch\.amp\.autocast\([^)]*\)/g) ?? [];
+      for (const call of autocasts) {
+        expect(call).toContain('device_type=');
+      }
+      for (const call of code.match(/GradScaler\([^)]*\)/g) ?? []) {
+        expect(call).toMatch(/GradScaler\(device/);
+      }
+      expect(code).not.toMatch(/use_reentrant=True/);
+      expect(unknownPlaceholders(s.code)).toEqual([]);
+    }
+  });
+
+  it('chooses the device in code wherever torch runs', () => {
+    for (const s of DEFAULT_SNIPPETS) {
+      const code = s.code.join('\n');
+      if (/\.to\(device/.test(code)) {
+        expect(code).toContain(
+          'device = "cuda" if torch.cuda.is_available() else "cpu"'
+        );
+      }
+    }
+  });
+
+  it('says what the contract asks per snippet', () => {
+    const byId = new Map(DEFAULT_SNIPPETS.map(s => [s.id, s]));
+    const code = (id: string) => byId.get(id)!.code.join('\n');
+    expect(code('amp')).toContain('torch.amp.autocast(device_type=device');
+    expect(code('amp')).toContain(
+      'torch.amp.GradScaler(device, enabled=(device == "cuda"))'
+    );
+    expect(code('bf16-autocast')).toContain('dtype=torch.bfloat16');
+    expect(code('bf16-autocast')).not.toContain('GradScaler(');
+    expect(code('grad-checkpointing')).toContain('use_reentrant=False');
+    expect(code('allocator-config')).toContain(
+      'os.environ["PYTORCH_CUDA_ALLOC_CONF"] = "expandable_segments:True"'
+    );
+    expect(code('allocator-config').indexOf('os.environ')).toBeLessThan(
+      code('allocator-config').indexOf('import torch')
+    );
+    expect(code('memory-fraction')).toMatch(
+      /if torch\.cuda\.is_available\(\):\n\s+torch\.cuda\.set_per_process_memory_fraction/
+    );
+    expect(code('memory-summary')).toContain('torch.cuda.is_initialized()');
+    expect(code('profiler-memory')).toContain('profile_memory=True');
+    expect(code('profiler-memory')).toContain('"self_cpu_memory_usage"');
+    expect(code('batch-size-search')).toContain('OutOfMemoryError');
+    expect(code('batch-size-search')).toContain('gc.collect()');
+    expect(code('batch-size-search')).toContain('torch.cuda.empty_cache()');
+    expect(code('batch-size-search')).toMatch(/\bdel /);
+    expect(code('dataloader-pinning')).toContain(
+      'pin_memory=torch.cuda.is_available()'
+    );
+    expect(code('dataloader-pinning')).toContain('num_workers=');
+    expect(code('loss-item')).toContain('running_loss += loss.item()');
+    expect(code('tf-memory-growth')).toContain(
+      'tf.config.experimental.set_memory_growth(gpu, True)'
+    );
+    expect(code('tf-memory-growth')).toContain('except RuntimeError:');
+    expect(code('tf-memory-growth')).toContain(
+      'TensorFlow is already initialised: restart the kernel and run this cell first'
+    );
+    expect(code('tf-memory-growth')).toContain('TF_FORCE_GPU_ALLOW_GROWTH');
+    expect(code('tf-clear-session')).toContain(
+      'tf.keras.backend.clear_session()'
+    );
+    expect(code('tf-memory-limit')).toContain('memory_limit=');
+  });
+
+  it('places and flags the before-initialisation snippets', () => {
+    const flags = Object.fromEntries(
+      DEFAULT_SNIPPETS.map(s => [s.id, [s.placement, s.requiresFresh]])
+    );
+    expect(flags['allocator-config']).toEqual(['top', 'cuda']);
+    expect(flags['tf-memory-growth']).toEqual(['top', 'tensorflow']);
+    expect(flags['tf-memory-limit']).toEqual(['top', 'tensorflow']);
+    for (const s of DEFAULT_SNIPPETS) {
+      if (!['allocator-config', 'tf-memory-growth', 'tf-memory-limit'].includes(s.id)) {
+        expect([s.id, s.placement, s.requiresFresh]).toEqual([s.id, 'below', null]);
+      }
+    }
+  });
+});
+
+describe('schema of the snippets setting', () => {
+  it('declares the item schema of the contract', () => {
+    const item = schema.definitions.snippet;
+    expect(schema.properties.snippets.items).toEqual({
+      $ref: '#/definitions/snippet'
+    });
+    expect(item.additionalProperties).toBe(false);
+    expect(item.required.sort()).toEqual(
+      [
+        'id',
+        'title',
+        'description',
+        'framework',
+        'placement',
+        'requiresFresh',
+        'code'
+      ].sort()
+    );
+    expect(item.properties.framework.enum).toEqual(['torch', 'tensorflow']);
+    expect(item.properties.placement.enum).toEqual(['below', 'top']);
+    expect(item.properties.requiresFresh.enum).toEqual([
+      'cuda',
+      'tensorflow',
+      null
+    ]);
+  });
+
+  it('adds the Memory menu to the notebook toolbar', () => {
+    expect(schema['jupyter.lab.toolbars'].Notebook).toEqual([
+      { name: 'vram-memory', rank: 50 }
+    ]);
+  });
+});

@@ -1,0 +1,98 @@
+/**
+ * The answer to the `notebook_names` request (issue #5, docs/protocol.md):
+ * which names of the user's namespace hold a model, an optimizer, a data
+ * loader, a loss and a grad scaler, and what the kernel has initialised.
+ *
+ * Untrusted JSON like every kernel message: `parseNotebookNames` never
+ * throws; whatever is malformed reads as "nothing found" (the snippet then
+ * gets its default placeholder names) or "unknown".
+ */
+import {
+  isUsableName,
+  PLACEHOLDER_KEYS,
+  PlaceholderKey,
+  RuntimeFlags
+} from './snippet';
+
+/** At most this many names per kind are kept (the protocol sends at most 20). */
+const MAX_NAMES = 20;
+
+export interface NotebookNames {
+  names: Record<PlaceholderKey, string[]>;
+  runtime: RuntimeFlags;
+  /** Whether torch / TensorFlow are imported (null: unknown). */
+  torchImported: boolean | null;
+  tensorflowImported: boolean | null;
+}
+
+/** What nothing known reads as. */
+export function emptyNotebookNames(): NotebookNames {
+  return {
+    names: { model: [], optimizer: [], dataloader: [], loss: [], scaler: [] },
+    runtime: { cudaInitialized: null, tensorflowInitialized: null },
+    torchImported: null,
+    tensorflowImported: null
+  };
+}
+
+function isObject(value: unknown): value is { [key: string]: unknown } {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function flag(value: unknown): boolean | null {
+  return typeof value === 'boolean' ? value : null;
+}
+
+/** Read a `notebook_names` result; never throws. */
+export function parseNotebookNames(result: unknown): NotebookNames {
+  const parsed = emptyNotebookNames();
+  if (!isObject(result)) {
+    return parsed;
+  }
+  for (const key of PLACEHOLDER_KEYS) {
+    const list = result[key];
+    if (Array.isArray(list)) {
+      parsed.names[key] = list.filter(isUsableName).slice(0, MAX_NAMES);
+    }
+  }
+  const runtime = result.runtime;
+  if (isObject(runtime)) {
+    parsed.runtime = {
+      cudaInitialized: flag(runtime.cuda_initialized),
+      tensorflowInitialized: flag(runtime.tensorflow_initialized)
+    };
+    parsed.torchImported = flag(runtime.torch_imported);
+    parsed.tensorflowImported = flag(runtime.tensorflow_imported);
+  }
+  return parsed;
+}
+
+/** What `fetchNotebookNames` needs to know of the kernel's model. */
+export interface INamesSource {
+  readonly state: string;
+  readonly kernelBusy: boolean;
+}
+
+/**
+ * Ask the helper for the notebook's names, or give up at once: a busy kernel
+ * queues comm requests behind the running cell, and a helper that is not
+ * live cannot answer. Resolves with null (use placeholders) rather than
+ * reject.
+ */
+export async function fetchNotebookNames(
+  source: INamesSource | null,
+  request: (() => Promise<unknown>) | null
+): Promise<NotebookNames | null> {
+  if (!source || !request || source.state !== 'live' || source.kernelBusy) {
+    return null;
+  }
+  try {
+    return parseNotebookNames(await request());
+  } catch (reason) {
+    console.warn(
+      'jupyterlab-vram: no notebook names, using placeholders.',
+      reason
+    );
+    return null;
+  }
+}

@@ -1,0 +1,209 @@
+/**
+ * Code snippets of the out-of-memory playbook (issue #5), as pure functions:
+ * what a snippet is, how its placeholders are filled in, where its cell
+ * goes, and whether the kernel must restart for it to take effect. No DOM,
+ * no JupyterLab: the commands (commands.ts) and the views build on these.
+ */
+import { SampleMessage } from '../protocol';
+
+export type SnippetFramework = 'torch' | 'tensorflow';
+
+/**
+ * `below`: under the active cell. `top`: first cell of the notebook, for
+ * settings that must be made before the framework initialises.
+ */
+export type SnippetPlacement = 'below' | 'top';
+
+/** What must not be initialised yet for the snippet to take effect. */
+export type SnippetRequiresFresh = 'cuda' | 'tensorflow' | null;
+
+export interface Snippet {
+  /** kebab-case, unique. */
+  id: string;
+  title: string;
+  description: string;
+  framework: SnippetFramework;
+  placement: SnippetPlacement;
+  requiresFresh: SnippetRequiresFresh;
+  /** Hidden snippets stay out of the palette, the menu and the sidebar. */
+  hidden: boolean;
+  /** Lines of Python, with {{placeholder}} tokens. */
+  code: string[];
+}
+
+/** The placeholders a snippet may use: `{{model}}`, `{{optimizer}}`, … */
+export type PlaceholderKey =
+  | 'model'
+  | 'optimizer'
+  | 'dataloader'
+  | 'loss'
+  | 'scaler';
+
+export const PLACEHOLDER_KEYS: readonly PlaceholderKey[] = [
+  'model',
+  'optimizer',
+  'dataloader',
+  'loss',
+  'scaler'
+];
+
+/** The name a placeholder gets when the kernel found nothing of its kind. */
+export const DEFAULT_PLACEHOLDER_NAMES: Readonly<
+  Record<PlaceholderKey, string>
+> = Object.freeze({
+  model: 'model',
+  optimizer: 'optimizer',
+  dataloader: 'train_loader',
+  loss: 'criterion',
+  scaler: 'scaler'
+});
+
+/** Names found in the kernel per placeholder, best first (may be partial). */
+export type SnippetNames = Partial<Record<PlaceholderKey, readonly string[]>>;
+
+/** `{{word}}` tokens; the word is what we look up. */
+const PLACEHOLDER_PATTERN = /\{\{([A-Za-z_][A-Za-z0-9_]*)\}\}/g;
+
+/** A public Python identifier (what the kernel may bind a model to). */
+const PUBLIC_IDENTIFIER = /^[A-Za-z][A-Za-z0-9_]*$/;
+
+const PYTHON_KEYWORDS = new Set([
+  'False', 'None', 'True', 'and', 'as', 'assert', 'async', 'await',
+  'break', 'class', 'continue', 'def', 'del', 'elif', 'else', 'except',
+  'finally', 'for', 'from', 'global', 'if', 'import', 'in', 'is',
+  'lambda', 'nonlocal', 'not', 'or', 'pass', 'raise', 'return', 'try',
+  'while', 'with', 'yield'
+]); // prettier-ignore
+
+/** True when `name` can stand in the code as a variable name. */
+export function isUsableName(name: unknown): name is string {
+  return (
+    typeof name === 'string' &&
+    PUBLIC_IDENTIFIER.test(name) &&
+    !PYTHON_KEYWORDS.has(name)
+  );
+}
+
+function isPlaceholderKey(key: string): key is PlaceholderKey {
+  return (PLACEHOLDER_KEYS as readonly string[]).includes(key);
+}
+
+/** The name a placeholder is replaced by: the first usable one found, else the default. */
+export function chooseName(
+  key: PlaceholderKey,
+  names: SnippetNames | null | undefined
+): string {
+  const found = names?.[key];
+  if (Array.isArray(found)) {
+    const usable = found.find(isUsableName);
+    if (usable !== undefined) {
+      return usable;
+    }
+  }
+  return DEFAULT_PLACEHOLDER_NAMES[key];
+}
+
+/** The placeholders a piece of code uses that `renderSnippet` does not know. */
+export function unknownPlaceholders(code: readonly string[]): string[] {
+  const unknown = new Set<string>();
+  for (const line of code) {
+    for (const match of line.matchAll(PLACEHOLDER_PATTERN)) {
+      if (!isPlaceholderKey(match[1])) {
+        unknown.add(match[1]);
+      }
+    }
+  }
+  return Array.from(unknown);
+}
+
+/**
+ * The snippet's code, ready for a cell: every known `{{key}}` replaced by the
+ * first name the kernel found for it (else the default placeholder name),
+ * lines joined with newlines. Unknown placeholders are left as they are (a
+ * user's own template text is not ours to remove); settings parsing warns
+ * about them.
+ */
+export function renderSnippet(
+  snippet: Pick<Snippet, 'code'>,
+  names?: SnippetNames | null
+): string {
+  return snippet.code
+    .join('\n')
+    .replace(PLACEHOLDER_PATTERN, (token, key: string) =>
+      isPlaceholderKey(key) ? chooseName(key, names) : token
+    );
+}
+
+/**
+ * Index of the new cell: `top` is 0; `below` is just under the active cell
+ * (0 when there is none), within [0, cellCount].
+ */
+export function placementIndex(
+  placement: SnippetPlacement,
+  activeCellIndex: number,
+  cellCount: number
+): number {
+  if (placement === 'top') {
+    return 0;
+  }
+  const below =
+    Number.isInteger(activeCellIndex) && activeCellIndex >= 0
+      ? activeCellIndex + 1
+      : 0;
+  return Math.max(0, Math.min(below, Math.max(0, cellCount)));
+}
+
+/**
+ * What the kernel has already initialised. null: unknown (no answer, or the
+ * answer lacked the flag).
+ */
+export interface RuntimeFlags {
+  cudaInitialized: boolean | null;
+  tensorflowInitialized: boolean | null;
+}
+
+/** The flags of a sample (`torch.cuda_initialized`, `tensorflow.gpus_initialized`). */
+export function runtimeFlagsOfSample(
+  sample: Pick<SampleMessage, 'torch' | 'tensorflow'> | null | undefined
+): RuntimeFlags {
+  return {
+    cudaInitialized: sample ? sample.torch.cuda_initialized : null,
+    tensorflowInitialized: sample ? sample.tensorflow.gpus_initialized : null
+  };
+}
+
+export interface RestartDecision {
+  /** The framework the kernel initialised too early for the snippet. */
+  reason: 'cuda' | 'tensorflow';
+  /** The sentence shown in the notification and the sidebar. */
+  message: string;
+}
+
+export const RESTART_MESSAGES: Readonly<Record<'cuda' | 'tensorflow', string>> =
+  Object.freeze({
+    cuda: 'Restart the kernel for this to take effect: CUDA is already initialised in this kernel',
+    tensorflow:
+      'Restart the kernel for this to take effect: TensorFlow is already initialised in this kernel'
+  });
+
+/**
+ * Whether the kernel must restart for the snippet to take effect: its
+ * `requiresFresh` framework is already initialised. The kernel's answer to
+ * `notebook_names` is the freshest word; where it has no flag, the latest
+ * sample decides; where neither knows, no warning.
+ */
+export function restartNeeded(
+  snippet: Pick<Snippet, 'requiresFresh'>,
+  reply: RuntimeFlags | null | undefined,
+  sample?: RuntimeFlags | null
+): RestartDecision | null {
+  const fresh = snippet.requiresFresh;
+  if (fresh !== 'cuda' && fresh !== 'tensorflow') {
+    return null;
+  }
+  const key = fresh === 'cuda' ? 'cudaInitialized' : 'tensorflowInitialized';
+  const initialised = reply?.[key] ?? sample?.[key] ?? false;
+  return initialised === true
+    ? { reason: fresh, message: RESTART_MESSAGES[fresh] }
+    : null;
+}

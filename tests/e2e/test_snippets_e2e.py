@@ -1,0 +1,293 @@
+"""The default snippets of schema/plugin.json (issue #5) run cleanly in a real kernel.
+
+Each snippet is rendered the way the frontend renders it when the kernel found
+no names (``{{model}}`` -> ``model``, ``{{dataloader}}`` -> ``train_loader``,
+...), then executed in a fresh ipykernel after a setup cell that defines those
+names (CPU torch, or TensorFlow). ``top`` snippets run first, before the
+framework is imported, as the frontend places them. A snippet passes when its
+cell replies ``ok``, raises nothing, and prints no warning or deprecation
+(torch.cuda.amp.* and friends warn on stderr).
+
+TensorFlow's C++ start-up log goes to the kernel process's file descriptor 2,
+not to the cell's output, so it never reaches these checks.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+import json
+import os
+import re
+from pathlib import Path
+from typing import Any, Dict, List, Optional
+
+import pytest
+
+from kernel_harness import Kernel
+
+pytestmark = pytest.mark.kernel
+
+# JLVRAM_SNIPPETS_SCHEMA: check a candidate list (a JSON file of the same shape) before it goes into the schema.
+SCHEMA = Path(os.environ.get("JLVRAM_SNIPPETS_SCHEMA") or Path(__file__).resolve().parents[2] / "schema" / "plugin.json")
+
+# The contract (issue #5): every one of these must be among the defaults.
+CONTRACT_TORCH = (
+    "no-grad-eval", "inference-mode", "amp", "bf16-autocast", "grad-accumulation", "grad-checkpointing",
+    "allocator-config", "memory-fraction", "memory-summary", "profiler-memory", "batch-size-search",
+    "dataloader-pinning", "loss-item",
+)
+CONTRACT_TENSORFLOW = ("tf-memory-growth", "tf-clear-session", "tf-memory-limit")
+# id -> (placement, requiresFresh) the contract fixes
+CONTRACT_PLACEMENT = {
+    "allocator-config": ("top", "cuda"),
+    "tf-memory-growth": ("top", "tensorflow"),
+    "tf-memory-limit": ("top", "tensorflow"),
+}
+
+# The frontend's default placeholder names (what a snippet gets when the kernel found none).
+DEFAULT_NAMES = {
+    "model": "model", "optimizer": "optimizer", "dataloader": "train_loader", "loss": "criterion", "scaler": "scaler",
+}
+OTHER_NAMES = {"model": "net", "optimizer": "opt", "dataloader": "loader_x", "loss": "loss_fn", "scaler": "amp_scaler"}
+PLACEHOLDER = re.compile(r"\{\{\s*(\w+)\s*\}\}")
+KEBAB = re.compile(r"[a-z0-9]+(-[a-z0-9]+)*\Z")
+WARNING_TEXT = re.compile(r"warning|deprecat", re.IGNORECASE)
+# Warnings that come from this environment, not from a snippet: printed by
+# whichever cell imports torch first (a top snippet may be that cell).
+# - the deprecated `pynvml` package (a dependency of some tools; our own NVML
+#   package is nvidia-ml-py), which torch.cuda imports when it is installed.
+ENVIRONMENT_WARNINGS = (
+    re.compile(r"^.*FutureWarning: The pynvml package is deprecated.*\n(?:[ \t]+.*\n)?", re.MULTILINE),
+)
+
+TORCH_SETUP = """\
+import torch
+from torch import nn
+from torch.utils.data import DataLoader, TensorDataset
+torch.manual_seed(0)
+model = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 2))
+optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
+train_loader = DataLoader(TensorDataset(torch.randn(64, 8), torch.randint(0, 2, (64,))), batch_size=16)
+criterion = nn.CrossEntropyLoss()
+"""
+
+TF_SETUP = """\
+import tensorflow as tf
+model = tf.keras.Sequential([tf.keras.Input(shape=(8,)), tf.keras.layers.Dense(2)])
+model(tf.zeros((1, 8)))
+"""
+
+# Pretend the TensorFlow kernel has one GPU, so that the "top" snippets really
+# call set_memory_growth / set_logical_device_configuration; the fakes raise
+# what TF raises once its runtime is initialised (tensorflow/python/eager/context.py).
+FAKE_TF_GPU = """\
+import sys as _sys
+import tensorflow as _tf
+_ctx = _sys.modules["tensorflow.python.eager.context"]
+_PhysicalDevice = type(_tf.config.list_physical_devices("CPU")[0])
+_real_list = _tf.config.list_physical_devices
+
+def _list_physical_devices(device_type=None):
+    if device_type == "GPU":
+        return [_PhysicalDevice(name="/physical_device:GPU:0", device_type="GPU")]
+    return _real_list(device_type)
+
+def _refuse(what):
+    def f(*args, **kwargs):
+        if _ctx.context()._context_handle is not None:
+            raise RuntimeError(what + " cannot be modified after being initialized")
+        raise AssertionError("this check runs after TensorFlow initialised")
+    return f
+
+for _ns in (_tf.config, _tf.config.experimental):
+    _ns.list_physical_devices = _list_physical_devices
+_tf.config.experimental.set_memory_growth = _refuse("Physical devices")
+_tf.config.set_logical_device_configuration = _refuse("Virtual devices")
+_tf.config.experimental.set_virtual_device_configuration = _refuse("Virtual devices")
+_tf.config.set_visible_devices = _refuse("Visible devices")
+_tf.config.experimental.set_visible_devices = _refuse("Visible devices")
+"""
+
+HAS_TENSORFLOW = importlib.util.find_spec("tensorflow") is not None
+
+
+def default_snippets() -> List[Dict[str, Any]]:
+    schema = json.loads(SCHEMA.read_text(encoding="utf-8"))
+    prop = schema.get("properties", {}).get("snippets", {})
+    return list(prop.get("default", []))
+
+
+def snippet(snippet_id: str) -> Dict[str, Any]:
+    matches = [s for s in default_snippets() if s.get("id") == snippet_id]
+    if not matches:
+        pytest.fail(f"default snippet {snippet_id!r} (required by issue #5) is missing from {SCHEMA.name}")
+    return matches[0]
+
+
+def render(s: Dict[str, Any], names: Dict[str, str] = DEFAULT_NAMES) -> str:
+    """What the frontend's renderSnippet does: each {{key}} becomes the chosen name."""
+    code = "\n".join(s["code"])
+    unknown = sorted({m.group(1) for m in PLACEHOLDER.finditer(code)} - set(names))
+    assert not unknown, f"{s['id']}: unknown placeholders {unknown}"
+    return PLACEHOLDER.sub(lambda m: names[m.group(1)], code)
+
+
+def _ids(framework: str, contract: tuple) -> List[str]:
+    """The contract's ids, then any other default snippet of that framework."""
+    extra = [s.get("id") for s in default_snippets() if s.get("framework") == framework and s.get("id") not in contract]
+    return list(contract) + [i for i in extra if isinstance(i, str)]
+
+
+# --- the list itself ----------------------------------------------------------------------
+
+
+def test_the_defaults_have_every_contract_snippet() -> None:
+    ids = [s.get("id") for s in default_snippets()]
+    missing = [i for i in CONTRACT_TORCH + CONTRACT_TENSORFLOW if i not in ids]
+    assert not missing, f"missing default snippets in {SCHEMA.name}: {missing}"
+    assert len(ids) == len(set(ids)), "snippet ids must be unique"
+
+
+def test_every_default_snippet_is_well_formed() -> None:
+    snippets = default_snippets()
+    assert snippets
+    for s in snippets:
+        sid = s.get("id")
+        assert isinstance(sid, str) and KEBAB.match(sid), sid
+        for key in ("title", "description"):
+            assert isinstance(s.get(key), str) and s[key].strip(), (sid, key)
+        assert s.get("framework") in ("torch", "tensorflow"), sid
+        assert s.get("placement") in ("below", "top"), sid
+        assert s.get("requiresFresh", None) in ("cuda", "tensorflow", None), sid
+        assert isinstance(s.get("hidden", False), bool), sid
+        assert isinstance(s.get("code"), list) and all(isinstance(line, str) for line in s["code"]), sid
+        assert all("\n" not in line for line in s["code"]), f"{sid}: one line per array item"
+        if sid in CONTRACT_PLACEMENT:
+            assert (s["placement"], s.get("requiresFresh")) == CONTRACT_PLACEMENT[sid], sid
+        if sid.startswith("tf-"):
+            assert s["framework"] == "tensorflow", sid
+        code = render(s)
+        compile(code, f"<snippet {sid}>", "exec")  # valid Python once rendered
+        compile(render(s, OTHER_NAMES), f"<snippet {sid}>", "exec")
+        # Modern APIs only: torch.cuda.amp.* is deprecated and warns.
+        assert "torch.cuda.amp" not in code and "cuda.amp." not in code, f"{sid}: use torch.amp.*"
+
+
+@pytest.mark.parametrize("snippet_id", _ids("torch", CONTRACT_TORCH) + _ids("tensorflow", CONTRACT_TENSORFLOW))
+def test_a_snippet_uses_its_placeholders_not_the_default_names(snippet_id: str) -> None:
+    """Rendered with the user's own names (net, opt, ...), a snippet must not
+    still read a default name it never defines (e.g. ``criterion`` written
+    literally where ``{{loss}}`` was meant)."""
+    code = render(snippet(snippet_id), OTHER_NAMES)
+    tree = ast.parse(code)
+    stored = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del))}
+    stored |= {a.arg for a in ast.walk(tree) if isinstance(a, ast.arg)}
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            stored.add(node.name)
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            stored |= {(a.asname or a.name).split(".")[0] for a in node.names}
+    loaded = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    stray = sorted((loaded - stored) & set(DEFAULT_NAMES.values()))
+    assert not stray, f"{snippet_id}: reads {stray} literally; use the placeholder ({{{{...}}}}) instead"
+
+
+# --- running them ------------------------------------------------------------------------
+
+
+def run_cell(kernel: Kernel, code: str, what: str, check_warnings: bool = True) -> str:
+    """Execute one cell; fail on an error or a warning in its output. Returns its text output."""
+    reply = kernel.execute(code, timeout=180)
+    msg_id = reply["_msg_id"]
+    mine = [m for m in kernel.iopub if m["parent_header"].get("msg_id") == msg_id]
+    errors = [m["content"] for m in mine if m["msg_type"] == "error"]
+    streams = [(m["content"]["name"], m["content"]["text"]) for m in mine if m["msg_type"] == "stream"]
+    text = "".join(t for _, t in streams)
+    stderr = "".join(t for name, t in streams if name == "stderr")
+    detail = f"\n--- {what} ---\n{code}\n--- output ---\n{text}"
+    assert reply["status"] == "ok", f"{reply.get('ename')}: {reply.get('evalue')}{detail}"
+    assert not errors, f"{errors}{detail}"
+    assert "Traceback" not in text, detail
+    if check_warnings:
+        for known in ENVIRONMENT_WARNINGS:
+            stderr = known.sub("", stderr)
+        assert not WARNING_TEXT.search(stderr), f"a warning on stderr{detail}"
+    return text
+
+
+def run_snippet(s: Dict[str, Any], setup: str, env: Optional[Dict[str, str]] = None) -> Kernel:
+    """A fresh kernel: a top snippet then the setup, or the setup then the snippet. Returns the kernel."""
+    kernel = Kernel(env=env)
+    try:
+        code = render(s)
+        if s["placement"] == "top":
+            run_cell(kernel, code, f"snippet {s['id']} (first cell)")
+            run_cell(kernel, setup, "setup", check_warnings=False)
+        else:
+            run_cell(kernel, setup, "setup", check_warnings=False)
+            run_cell(kernel, code, f"snippet {s['id']}")
+    except BaseException:
+        kernel.shutdown()
+        raise
+    return kernel
+
+
+@pytest.mark.parametrize("snippet_id", _ids("torch", CONTRACT_TORCH))
+def test_torch_snippet_runs_cleanly(snippet_id: str) -> None:
+    s = snippet(snippet_id)
+    assert s["framework"] == "torch"
+    kernel = run_snippet(s, TORCH_SETUP)
+    try:
+        # The notebook still works afterwards: a training step with the same names.
+        run_cell(
+            kernel,
+            "for _x, _y in train_loader:\n"
+            "    optimizer.zero_grad()\n"
+            "    criterion(model(_x.to(next(model.parameters()).device)), _y.to(next(model.parameters()).device)).backward()\n"
+            "    optimizer.step()\n"
+            "    break\n",
+            "a training step after the snippet",
+        )
+        if snippet_id == "allocator-config":
+            # Set before torch was imported, so the allocator will read it at the first CUDA use.
+            conf = kernel.eval("__import__('os').environ.get('PYTORCH_CUDA_ALLOC_CONF', '') + "
+                               "__import__('os').environ.get('PYTORCH_ALLOC_CONF', '')")
+            assert "expandable_segments:True" in conf
+    finally:
+        kernel.shutdown()
+
+
+@pytest.mark.skipif(not HAS_TENSORFLOW, reason="tensorflow is not installed (requirements-dev.txt: tensorflow-cpu)")
+@pytest.mark.parametrize("snippet_id", _ids("tensorflow", CONTRACT_TENSORFLOW))
+def test_tensorflow_snippet_runs_cleanly(snippet_id: str) -> None:
+    s = snippet(snippet_id)
+    assert s["framework"] == "tensorflow"
+    kernel = run_snippet(s, TF_SETUP)
+    try:
+        run_cell(kernel, "model(tf.zeros((2, 8)))\n", "the model still runs after the snippet")
+        if snippet_id == "tf-memory-growth":
+            # TF_FORCE_GPU_ALLOW_GROWTH, if the snippet sets it, must be "true" (TF reads it at start).
+            value = kernel.eval("__import__('os').environ.get('TF_FORCE_GPU_ALLOW_GROWTH')")
+            assert value in (None, "true"), value
+    finally:
+        kernel.shutdown()
+
+
+@pytest.mark.skipif(not HAS_TENSORFLOW, reason="tensorflow is not installed (requirements-dev.txt: tensorflow-cpu)")
+def test_tensorflow_top_snippets_after_initialisation_say_so_clearly() -> None:
+    """Inserted too late (TF already initialised, e.g. the user ignored the
+    restart warning): the snippet must catch TF's RuntimeError and print a
+    clear message, not a traceback. A fake GPU makes the calls happen on CPU."""
+    kernel = Kernel()
+    try:
+        run_cell(kernel, TF_SETUP, "setup", check_warnings=False)
+        reply = kernel.execute(FAKE_TF_GPU, silent=True, store_history=False)
+        assert reply["status"] == "ok", reply
+        for snippet_id in ("tf-memory-growth", "tf-memory-limit"):
+            text = run_cell(kernel, render(snippet(snippet_id)), f"snippet {snippet_id} after TF initialised")
+            assert re.search(r"restart", text, re.IGNORECASE), (
+                f"{snippet_id}: after initialisation it should tell the user to restart the kernel; printed {text!r}"
+            )
+    finally:
+        kernel.shutdown()
