@@ -241,3 +241,11 @@ class Kernel:
         for m in self.comm_messages(comm_id):
             if m["content"]["data"].get("type") == "sample":
                 yield m
+
+
+def open_helper_comm(kernel: "Kernel", config: Dict[str, Any]) -> str:
+    """Open a comm to the bootstrapped helper as the frontend does; returns its id
+    once the helper's `initial` sample has arrived."""
+    comm_id = kernel.open_comm({"type": "open", "protocol": 1, "config": config})
+    kernel.wait_for(comm_id, lambda d: d.get("reason") == "initial")
+    return comm_id

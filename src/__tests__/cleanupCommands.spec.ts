@@ -6,13 +6,10 @@
 import { nullTranslator } from '@jupyterlab/translation';
 import { CommandRegistry } from '@lumino/commands';
 import { MessageLoop } from '@lumino/messaging';
-import { Signal } from '@lumino/signaling';
 import { Widget } from '@lumino/widgets';
 
 import { CommandIDs, registerCommands } from '../commands';
-import { KernelHelperConnection } from '../kernel/KernelHelperConnection';
 import { DeletePlan } from '../model/deletePlan';
-import { MemoryMonitor } from '../model/MemoryMonitor';
 import { MemorySidebar } from '../views/MemorySidebar';
 import {
   makeDeleteResult,
@@ -20,36 +17,12 @@ import {
   makeListing,
   snapshot
 } from './cleanupFixtures';
-import { GiB, makeHello, MiB, wire } from './fixtures';
-import { FakeKernel, FakeSessionContext, settle } from './fakeKernel';
+import { GiB, MiB } from './fixtures';
+import { liveMonitorOnFakeKernel, settle } from './fakeKernel';
 
-const CONFIG = { interval_s: 1, change_threshold_bytes: MiB, heartbeat_s: 10 };
 
 async function setup() {
-  const kernel = new FakeKernel();
-  const sessionContext = new FakeSessionContext(kernel);
-  const panel = {
-    sessionContext: sessionContext as any,
-    disposed: new Signal<any, void>({}),
-    isDisposed: false
-  };
-  const tracker = {
-    currentWidget: panel,
-    currentChanged: new Signal<any, any>({})
-  };
-  const monitor = new MemoryMonitor({
-    notebooks: tracker,
-    createConnection: (sc, model) =>
-      new KernelHelperConnection({
-        sessionContext: sc as any,
-        model,
-        config: () => CONFIG,
-        bootstrapCode: 'BOOTSTRAP'
-      })
-  });
-  await settle();
-  const comm = kernel.lastComm;
-  comm.receive(wire(makeHello()));
+  const { kernel, sessionContext, comm, monitor } = await liveMonitorOnFakeKernel({});
   expect(monitor.current?.state).toBe('live');
 
   const commands = new CommandRegistry();

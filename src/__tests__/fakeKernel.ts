@@ -4,6 +4,10 @@
  */
 import { Signal } from '@lumino/signaling';
 
+import { KernelHelperConnection } from '../kernel/KernelHelperConnection';
+import { MemoryMonitor } from '../model/MemoryMonitor';
+import { makeHello, MiB, wire } from './fixtures';
+
 export class FakeComm {
   constructor(readonly targetName: string) {}
   readonly commId = `comm-${++FakeComm.count}`;
@@ -126,4 +130,52 @@ export async function settle(): Promise<void> {
     await Promise.resolve();
   }
   await new Promise(resolve => setTimeout(resolve, 0));
+}
+
+/**
+ * A MemoryMonitor following one notebook panel whose fake kernel already has
+ * a live helper (bootstrapped, comm open, hello received): the starting point
+ * of the command tests. `panelExtras` adds fields to the panel (e.g. its
+ * notebook `content`).
+ */
+export async function liveMonitorOnFakeKernel<TExtras extends object>(
+  panelExtras: TExtras
+): Promise<{
+  kernel: FakeKernel;
+  sessionContext: FakeSessionContext;
+  comm: FakeComm;
+  panel: {
+    sessionContext: any;
+    disposed: Signal<any, void>;
+    isDisposed: boolean;
+  } & TExtras;
+  tracker: { currentWidget: any; currentChanged: Signal<any, any> };
+  monitor: MemoryMonitor;
+}> {
+  const kernel = new FakeKernel();
+  const sessionContext = new FakeSessionContext(kernel);
+  const panel = {
+    sessionContext: sessionContext as any,
+    disposed: new Signal<any, void>({}),
+    isDisposed: false,
+    ...panelExtras
+  };
+  const tracker = {
+    currentWidget: panel,
+    currentChanged: new Signal<any, any>({})
+  };
+  const monitor = new MemoryMonitor({
+    notebooks: tracker,
+    createConnection: (sc, model) =>
+      new KernelHelperConnection({
+        sessionContext: sc as any,
+        model,
+        config: () => ({ interval_s: 1, change_threshold_bytes: MiB, heartbeat_s: 10 }),
+        bootstrapCode: 'BOOTSTRAP'
+      })
+  });
+  await settle();
+  const comm = kernel.lastComm;
+  comm.receive(wire(makeHello()));
+  return { kernel, sessionContext, comm, panel, tracker, monitor };
 }

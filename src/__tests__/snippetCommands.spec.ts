@@ -9,26 +9,21 @@ import { YNotebook } from '@jupyter/ydoc';
 import { nullTranslator } from '@jupyterlab/translation';
 import { CommandRegistry } from '@lumino/commands';
 import { MessageLoop } from '@lumino/messaging';
-import { Signal } from '@lumino/signaling';
 import { Widget } from '@lumino/widgets';
 
 import {
   CommandIDs,
-  ISnippetPanel,
   registerCommands,
   SnippetInsertion
 } from '../commands';
-import { KernelHelperConnection } from '../kernel/KernelHelperConnection';
-import { MemoryMonitor } from '../model/MemoryMonitor';
 import { RESTART_MESSAGES } from '../snippets/snippet';
 import { SnippetLibrary } from '../snippets/SnippetLibrary';
 import { readSnippetSettings } from '../snippets/snippetSettings';
 import { MemorySidebar } from '../views/MemorySidebar';
 import { MemoryToolbarButton } from '../views/MemoryToolbarButton';
-import { makeHello, makeSample, MiB, wire } from './fixtures';
-import { FakeKernel, FakeSessionContext, settle } from './fakeKernel';
+import { makeSample, wire } from './fixtures';
+import { liveMonitorOnFakeKernel, settle } from './fakeKernel';
 
-const CONFIG = { interval_s: 1, change_threshold_bytes: MiB, heartbeat_s: 10 };
 
 // Yjs warns when a cell gets its source before it joins the document, which
 // is how @jupyter/ydoc creates every cell (JupyterLab's own inserts too).
@@ -62,33 +57,8 @@ function sources(notebook: ReturnType<typeof makeNotebook>): string[] {
 }
 
 async function setup(options: { library?: SnippetLibrary } = {}) {
-  const kernel = new FakeKernel();
-  const sessionContext = new FakeSessionContext(kernel);
   const notebook = makeNotebook(['a = 1', 'b = 2', 'c = 3'], 1);
-  const panel: ISnippetPanel = {
-    id: 'notebook-1',
-    sessionContext: sessionContext as any,
-    disposed: new Signal<any, void>({}),
-    isDisposed: false,
-    content: notebook
-  };
-  const tracker = {
-    currentWidget: panel,
-    currentChanged: new Signal<any, any>({})
-  };
-  const monitor = new MemoryMonitor({
-    notebooks: tracker,
-    createConnection: (sc, model) =>
-      new KernelHelperConnection({
-        sessionContext: sc as any,
-        model,
-        config: () => CONFIG,
-        bootstrapCode: 'BOOTSTRAP'
-      })
-  });
-  await settle();
-  const comm = kernel.lastComm;
-  comm.receive(wire(makeHello()));
+  const { kernel, sessionContext, comm, panel, tracker, monitor } = await liveMonitorOnFakeKernel({ id: 'notebook-1', content: notebook });
   expect(monitor.current?.state).toBe('live');
 
   const library = options.library ?? new SnippetLibrary();

@@ -14,14 +14,12 @@
  * title when not deletable);
  * `[data-vram-role="hidden-holder"][data-vram-holder="<holder>"]`.
  */
-import { Message } from '@lumino/messaging';
-import { Widget } from '@lumino/widgets';
 
 import { HiddenHolder, HolderEntry } from '../cleanupProtocol';
 import { ByteUnits, formatBytes } from '../format';
-import { MemoryActions } from '../model/MemoryActions';
 import { hiddenHolderWarning } from '../model/deletePlan';
 import { element, setHidden, setText } from './dom';
+import { MemoryActionsView } from './MemoryActionsView';
 
 /** "cuda:0 1 GiB · cpu 12 MiB" (largest first). */
 export function formatBytesByDevice(
@@ -35,7 +33,7 @@ export function formatBytesByDevice(
   return parts.length ? parts.join(' \u00b7 ') : formatBytes(0, units);
 }
 
-export class HoldersView extends Widget {
+export class HoldersView extends MemoryActionsView {
   constructor(options: HoldersView.IOptions) {
     super();
     this._units = options.units;
@@ -50,7 +48,7 @@ export class HoldersView extends Widget {
     });
     this._refresh.type = 'button';
     this._refresh.title = 'Ask the kernel what holds memory now';
-    this._refresh.addEventListener('click', () => void this._actions?.inspect());
+    this._refresh.addEventListener('click', () => void this.actions?.inspect());
     this._delete = element('button', 'jp-vram-Button jp-vram-Button-danger', {
       role: 'delete-selected',
       text: 'Delete selected'
@@ -78,55 +76,11 @@ export class HoldersView extends Widget {
       this._hiddenTitle,
       this._hidden
     );
-    this._render();
+    this.renderNow();
   }
 
-  get actions(): MemoryActions | null {
-    return this._actions;
-  }
-
-  set actions(actions: MemoryActions | null) {
-    if (actions === this._actions) {
-      return;
-    }
-    this._actions?.changed.disconnect(this._onChanged, this);
-    this._actions = actions;
-    actions?.changed.connect(this._onChanged, this);
-    this._stale = true;
-    this.update();
-  }
-
-  /** Render now (tests; the sidebar relies on update requests). */
-  renderNow(): void {
-    this._stale = false;
-    this._render();
-  }
-
-  dispose(): void {
-    this._actions?.changed.disconnect(this._onChanged, this);
-    this._actions = null;
-    super.dispose();
-  }
-
-  protected onUpdateRequest(_msg: Message): void {
-    if (this._stale && this.isVisible) {
-      this.renderNow();
-    }
-  }
-
-  protected onAfterShow(_msg: Message): void {
-    if (this._stale) {
-      this.update();
-    }
-  }
-
-  private _onChanged(): void {
-    this._stale = true;
-    this.update();
-  }
-
-  private _render(): void {
-    const actions = this._actions;
+  protected render(): void {
+    const actions = this.actions;
     const listing = actions?.listing ?? null;
     const available = actions?.available ?? false;
     this._refresh.disabled = !available;
@@ -168,7 +122,7 @@ export class HoldersView extends Widget {
   }
 
   private _statusText(): string {
-    const actions = this._actions;
+    const actions = this.actions;
     if (!actions) {
       return 'Open a notebook to see what holds its memory.';
     }
@@ -213,7 +167,7 @@ export class HoldersView extends Widget {
       row.classList.add('jp-mod-disabled');
     }
     box.addEventListener('change', () =>
-      this._actions?.setNameSelected(entry.name, box.checked)
+      this.actions?.setNameSelected(entry.name, box.checked)
     );
     label.append(
       box,
@@ -265,7 +219,7 @@ export class HoldersView extends Widget {
     box.type = 'checkbox';
     box.checked = checked;
     box.addEventListener('change', () =>
-      this._actions?.setHiddenSelected(holder.holder, box.checked)
+      this.actions?.setHiddenSelected(holder.holder, box.checked)
     );
     label.append(
       box,
@@ -294,8 +248,6 @@ export class HoldersView extends Widget {
 
   private _units: () => ByteUnits;
   private _onDelete: () => void;
-  private _actions: MemoryActions | null = null;
-  private _stale = true;
   private _refresh: HTMLButtonElement;
   private _delete: HTMLButtonElement;
   private _status: HTMLDivElement;

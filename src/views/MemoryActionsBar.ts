@@ -13,13 +13,11 @@
  * (done | failed | cancelled), `data-vram-action` (free | delete) and
  * `data-vram-freed-bytes` (integer; absent when unknown).
  */
-import { Message } from '@lumino/messaging';
-import { Widget } from '@lumino/widgets';
 
-import { MemoryActions } from '../model/MemoryActions';
 import { element, setHidden, setText } from './dom';
+import { MemoryActionsView } from './MemoryActionsView';
 
-export class MemoryActionsBar extends Widget {
+export class MemoryActionsBar extends MemoryActionsView {
   constructor(options: MemoryActionsBar.IOptions) {
     super();
     this._execute = options.execute;
@@ -44,39 +42,11 @@ export class MemoryActionsBar extends Widget {
     });
     this._result.setAttribute('aria-live', 'polite');
     this.node.append(buttons, this._queueList, this._result);
-    this._render();
+    this.renderNow();
   }
 
-  get actions(): MemoryActions | null {
-    return this._actions;
-  }
-
-  set actions(actions: MemoryActions | null) {
-    if (actions === this._actions) {
-      return;
-    }
-    this._actions?.changed.disconnect(this._onChanged, this);
-    this._actions = actions;
-    actions?.changed.connect(this._onChanged, this);
-    this.update();
-  }
-
-  dispose(): void {
-    this._actions?.changed.disconnect(this._onChanged, this);
-    this._actions = null;
-    super.dispose();
-  }
-
-  protected onUpdateRequest(_msg: Message): void {
-    this._render();
-  }
-
-  private _onChanged(): void {
-    this.update();
-  }
-
-  private _render(): void {
-    const actions = this._actions;
+  protected render(): void {
+    const actions = this.actions;
     const available = actions?.available ?? false;
     for (const button of this._buttons) {
       button.disabled = !available;
@@ -88,7 +58,7 @@ export class MemoryActionsBar extends Widget {
   private _renderQueue(): void {
     const list = this._queueList;
     list.textContent = '';
-    const pending = this._actions?.queue.pending ?? [];
+    const pending = this.actions?.queue.pending ?? [];
     for (const item of pending) {
       const row = element('li', 'jp-vram-Actions-queued', {
         role: 'queued-action'
@@ -106,7 +76,7 @@ export class MemoryActionsBar extends Widget {
         });
         cancel.type = 'button';
         cancel.title = 'Do not send this request';
-        cancel.addEventListener('click', () => this._actions?.queue.cancel(item.id));
+        cancel.addEventListener('click', () => this.actions?.queue.cancel(item.id));
         row.appendChild(cancel);
       }
       list.appendChild(row);
@@ -116,7 +86,7 @@ export class MemoryActionsBar extends Widget {
 
   private _renderOutcome(): void {
     const node = this._result;
-    const outcome = this._actions?.lastOutcome ?? null;
+    const outcome = this.actions?.lastOutcome ?? null;
     node.textContent = '';
     if (!outcome) {
       setHidden(node, true);
@@ -145,7 +115,6 @@ export class MemoryActionsBar extends Widget {
   }
 
   private _execute: (command: string) => void;
-  private _actions: MemoryActions | null = null;
   private _buttons: HTMLButtonElement[] = [];
   private _queueList: HTMLUListElement;
   private _result: HTMLDivElement;

@@ -11,7 +11,7 @@ from typing import Any, Dict, Iterator, List, Optional
 
 import pytest
 
-from kernel_harness import Kernel
+from kernel_harness import Kernel, open_helper_comm
 
 pytestmark = pytest.mark.kernel
 
@@ -54,8 +54,7 @@ def session(bootstrap: str) -> Iterator[Session]:
     kernel = Kernel()
     try:
         kernel.bootstrap(bootstrap)
-        comm_id = kernel.open_comm({"type": "open", "protocol": 1, "config": FAST})
-        kernel.wait_for(comm_id, lambda d: d.get("reason") == "initial")
+        comm_id = open_helper_comm(kernel, FAST)
         s = Session(kernel, comm_id)
         s.run("import gc, sys, weakref, torch")
         yield s
