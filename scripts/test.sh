@@ -22,19 +22,24 @@ if [ ! -x "$chromium" ]; then
 fi
 
 failed=()
+results="$PWD/build/test-results"
+rm -rf "$results" && mkdir -p "$results"
 
 step "pytest (helper units, real-kernel end to end, CUDA suite)"
-python -m pytest tests -ra || failed+=(pytest)
+python -m pytest tests -ra --junitxml="$results/pytest.xml" || failed+=(pytest)
 
 step "jest (frontend)"
-npx jest --ci || failed+=(jest)
+npx jest --ci --json --outputFile="$results/jest.json" || failed+=(jest)
 
 step "Galata in Chromium (real JupyterLab, real kernel)"
 (
   cd ui-tests &&
     PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund &&
-    npx playwright test
+    PLAYWRIGHT_JSON_OUTPUT_NAME="$results/playwright.json" npx playwright test --reporter=list,json
 ) || failed+=(galata)
+
+echo
+python scripts/summarize-tests.py "$results"
 
 if [ ${#failed[@]} -gt 0 ]; then
   printf '\nFAILED: %s\n' "${failed[*]}"
