@@ -5,4 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 venv=${VRAM_VENV:-.venv}
-exec "$venv/bin/jupyter" lab demo/vram-demo.ipynb "$@"
+extra=()
+# Jupyter refuses to start as root without this (containers and CI machines often are root).
+[ "$(id -u)" = 0 ] && extra+=(--allow-root)
+exec "$venv/bin/jupyter" lab demo/vram-demo.ipynb "${extra[@]}" "$@"
