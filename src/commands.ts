@@ -264,32 +264,41 @@ export function registerCommands(options: {
     app.shell.activateById(MemorySidebar.ID);
   };
 
-  app.commands.addCommand(CommandIDs.collectGarbage, {
-    label: trans.__('Collect Garbage in the Kernel'),
-    caption: trans.__(
-      'Run gc.collect() in the active kernel and show what it freed (queued while the kernel is busy)'
-    ),
-    isEnabled: hasNotebook,
-    execute: () => runFree(['gc'])
-  });
-
-  app.commands.addCommand(CommandIDs.emptyCache, {
-    label: trans.__('Empty the CUDA Cache'),
-    caption: trans.__(
-      "Run torch.cuda.empty_cache() in the active kernel: give PyTorch's cached GPU memory back (never initialises CUDA)"
-    ),
-    isEnabled: hasNotebook,
-    execute: () => runFree(['empty_cache'])
-  });
-
-  app.commands.addCommand(CommandIDs.freeMemory, {
-    label: trans.__('Free GPU Memory (gc + empty_cache)'),
-    caption: trans.__(
-      'Run gc.collect() then torch.cuda.empty_cache() in the active kernel and show what came back'
-    ),
-    isEnabled: hasNotebook,
-    execute: () => runFree(['gc', 'empty_cache'])
-  });
+  // The three free actions differ only in what the kernel runs.
+  const freeCommands: [string, FreeAction[], string, string][] = [
+    [
+      CommandIDs.collectGarbage,
+      ['gc'],
+      trans.__('Collect Garbage in the Kernel'),
+      trans.__(
+        'Run gc.collect() in the active kernel and show what it freed (queued while the kernel is busy)'
+      )
+    ],
+    [
+      CommandIDs.emptyCache,
+      ['empty_cache'],
+      trans.__('Empty the CUDA Cache'),
+      trans.__(
+        "Run torch.cuda.empty_cache() in the active kernel: give PyTorch's cached GPU memory back (never initialises CUDA)"
+      )
+    ],
+    [
+      CommandIDs.freeMemory,
+      ['gc', 'empty_cache'],
+      trans.__('Free GPU Memory (gc + empty_cache)'),
+      trans.__(
+        'Run gc.collect() then torch.cuda.empty_cache() in the active kernel and show what came back'
+      )
+    ]
+  ];
+  for (const [id, actions, label, caption] of freeCommands) {
+    app.commands.addCommand(id, {
+      label,
+      caption,
+      isEnabled: hasNotebook,
+      execute: () => runFree(actions)
+    });
+  }
 
   app.commands.addCommand(CommandIDs.inspectMemory, {
     label: trans.__('Show What Holds Memory'),

@@ -10,6 +10,7 @@ check both what the helper sent and what it must not have sent (output).
 from __future__ import annotations
 
 import ast
+import contextlib
 import os
 import subprocess
 import sys
@@ -249,3 +250,14 @@ def open_helper_comm(kernel: "Kernel", config: Dict[str, Any]) -> str:
     comm_id = kernel.open_comm({"type": "open", "protocol": 1, "config": config})
     kernel.wait_for(comm_id, lambda d: d.get("reason") == "initial")
     return comm_id
+
+
+@contextlib.contextmanager
+def live_helper_kernel(bootstrap: str, config: Dict[str, Any]) -> Iterator[Tuple["Kernel", str]]:
+    """A fresh kernel with the helper bootstrapped and one comm open; shut down on exit."""
+    kernel = Kernel()
+    try:
+        kernel.bootstrap(bootstrap)
+        yield kernel, open_helper_comm(kernel, config)
+    finally:
+        kernel.shutdown()

@@ -11,7 +11,7 @@ from typing import Any, Dict, Iterator, List, Optional
 
 import pytest
 
-from kernel_harness import Kernel, open_helper_comm
+from kernel_harness import Kernel, live_helper_kernel
 
 pytestmark = pytest.mark.kernel
 
@@ -51,15 +51,10 @@ class Session:
 
 @pytest.fixture(scope="module")
 def session(bootstrap: str) -> Iterator[Session]:
-    kernel = Kernel()
-    try:
-        kernel.bootstrap(bootstrap)
-        comm_id = open_helper_comm(kernel, FAST)
+    with live_helper_kernel(bootstrap, FAST) as (kernel, comm_id):
         s = Session(kernel, comm_id)
         s.run("import gc, sys, weakref, torch")
         yield s
-    finally:
-        kernel.shutdown()
 
 
 def _within(value: int, expected: int, tolerance: float = 0.10) -> bool:

@@ -9,7 +9,7 @@ from typing import Any, Dict, Iterator, List
 
 import pytest
 
-from kernel_harness import Kernel, open_helper_comm
+from kernel_harness import Kernel, live_helper_kernel
 
 pytestmark = pytest.mark.kernel
 
@@ -56,15 +56,10 @@ class Session:
 
 @pytest.fixture(scope="module")
 def session(bootstrap: str) -> Iterator[Session]:
-    kernel = Kernel()
-    try:
-        kernel.bootstrap(bootstrap)
-        comm_id = open_helper_comm(kernel, FAST)
+    with live_helper_kernel(bootstrap, FAST) as (kernel, comm_id):
         s = Session(kernel, comm_id)
         s.run("import gc, os, sys, weakref, torch, numpy as np")
         yield s
-    finally:
-        kernel.shutdown()
 
 
 def _entry(result: Dict[str, Any], name: str) -> Dict[str, Any]:
