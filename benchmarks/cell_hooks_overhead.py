@@ -24,7 +24,12 @@ Per kernel and cell it records:
   (includes background threads: our sender and sampler, ipyexperiments'
   peak-monitor thread).
 
-Added time = a kernel's median minus the plain kernel's median.
+Added time = a kernel's median minus the plain kernel's median. The target
+(issue #3: added kernel-side time per cell <= 100 us, with vs without the
+helper) is read on busy->idle, the kernel's own clock; the hooks' own wall
+time, which includes the cold-cache cost of the first /proc read after the
+kernel sat idle (the plain kernel pays it later, in its own code), is printed
+beside it.
 """
 
 from __future__ import annotations
@@ -227,6 +232,11 @@ def main() -> None:
             f"{name:<16} {us(a['round_trip']):>12} {us(a['busy_idle']):>12} {us(a['hooks']):>12}"
             f" {'':>12} {us(a['hooks_cpu']):>12} {us(a['cpu']):>12}"
         )
+    print()
+    ours = added["helper"]
+    verdict = "met" if ours["busy_idle"] <= 100e-6 else "NOT met"
+    print(f"target: added kernel-side time per cell <= 100 us (busy->idle, with vs without the helper): "
+          f"{ours['busy_idle'] * 1e6:.1f} us, {verdict}; the hooks themselves: {medians['helper']['hooks'] * 1e6:.1f} us")
     print()
     for key, label in (("round_trip", "round trip"), ("busy_idle", "busy->idle"), ("hooks", "hooks wall"),
                        ("hooks_cpu", "hooks CPU"), ("cpu", "kernel CPU")):

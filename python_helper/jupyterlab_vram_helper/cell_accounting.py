@@ -30,6 +30,15 @@ peak is the highest of: the figures before and after, the sampler's readings
 during the cell, and the counter itself if it rose during the cell (a counter
 that rose was beaten inside this cell, so it is then exact too). A device whose
 CUDA state was created during the cell counts from zero: exact either way.
+
+Cost. The hooks run on the kernel's main thread, between the user's cell and
+the execute_reply, so they do only what must happen at that instant: clocks,
+torch's counters, the RSS from ``/proc/self/statm`` and the VmHWM reset. The
+RSS peak (``VmHWM``, from the costlier ``/proc/self/status``) cannot be lost
+until the next reset, so reading it and building the record are left to the
+sender thread; whichever comes first of that thread, the next cell's
+``pre_run_cell`` (before it resets) and a ``history`` request finishes the
+record. Records are finished in order.
 """
 
 from __future__ import annotations
@@ -62,6 +71,10 @@ MAX_CELL_ID_CHARS = 256
 # Deeper nesting means post_run_cell was lost somewhere: drop the oldest.
 MAX_PENDING_CELLS = 32
 SENDER_THREAD_NAME = "jupyterlab-vram-cell-sender"
+# How long the sender waits, once woken, before it works: the kernel's
+# execute_reply and idle status go out first. Sending at once took the GIL
+# from them and delayed every reply by ~0.5 ms (benchmarks/cell_hooks_overhead.py).
+SENDER_SETTLE_S = 0.005
 
 # --- out-of-memory recognition ---------------------------------------------------
 #
@@ -158,6 +171,11 @@ class HostRss:
             return self._fallback.rss(), None
         return self._proc.rss_and_peak()
 
+    def peak(self) -> Optional[int]:
+        if self._fallback is not None:
+            return None
+        return self._proc.peak()
+
     def reset_peak(self) -> bool:
         return self._fallback is None and self._proc.reset_peak()
 
@@ -191,6 +209,23 @@ class _PendingCell:
         self.sampled_gpu_max: Dict[int, List[int]] = {}
 
 
+class _EndedCell:
+    """What post_run_cell measured, waiting for its RSS peak to become a record."""
+
+    __slots__ = ("cell", "t1", "status", "error", "execution_count", "rss_after", "gpus", "record")
+
+    def __init__(self, cell: _PendingCell, t1: float, status: CellStatus, error: Optional[CellError],
+                 execution_count: Optional[int], rss_after: Optional[int], gpus: List[CellGpuMemory]):
+        self.cell = cell
+        self.t1 = t1
+        self.status = status
+        self.error = error
+        self.execution_count = execution_count
+        self.rss_after = rss_after
+        self.gpus = gpus
+        self.record: Optional[CellMemoryRecord] = None
+
+
 def _max_known(*values: Optional[int]) -> Optional[int]:
     known = [v for v in values if v is not None]
     return max(known) if known else None
@@ -222,23 +257,29 @@ def _peak(
 
 
 class BackgroundSender:
-    """Sends messages to every open comm from its own daemon thread.
+    """Runs calls, in order, on its own daemon thread; sends messages to every open comm.
 
     A comm send costs ipykernel 0.1-0.2 ms (JSON, signing, IOPub hand-off):
     more than the whole per-cell budget. The hook only enqueues; this thread,
-    started on first use, does the sending while the kernel replies.
+    started on first use, waits ``settle_s`` for the kernel to finish its
+    reply, then does everything queued by then.
     """
 
     _STOP = object()
 
-    def __init__(self, broadcast: Callable[[Mapping[str, Any]], None]):
+    def __init__(self, broadcast: Callable[[Mapping[str, Any]], None], settle_s: float = SENDER_SETTLE_S):
         self._broadcast = broadcast
+        self._settle_s = settle_s
         self._queue: "queue.SimpleQueue[Any]" = queue.SimpleQueue()
         self._thread: Optional[threading.Thread] = None
         self._lock = threading.Lock()
 
     def post(self, message: Mapping[str, Any]) -> None:
-        self._queue.put(message)
+        """Send ``message`` to every open comm, soon."""
+        self.call_soon(lambda: self._broadcast(message))
+
+    def call_soon(self, call: Callable[[], None]) -> None:
+        self._queue.put(call)
         if self._thread is None or not self._thread.is_alive():
             with self._lock:
                 if self._thread is None or not self._thread.is_alive():
@@ -247,13 +288,20 @@ class BackgroundSender:
 
     def _run(self) -> None:
         while True:
-            message = self._queue.get()
-            if message is self._STOP:
-                return
-            try:
-                self._broadcast(message)
-            except Exception:
-                pass  # the channel reports send failures itself
+            call = self._queue.get()
+            if self._settle_s > 0 and call is not self._STOP:
+                time.sleep(self._settle_s)
+            while True:
+                if call is self._STOP:
+                    return
+                try:
+                    call()
+                except Exception:
+                    pass  # the channel reports send failures itself; the recorder its own
+                try:
+                    call = self._queue.get_nowait()
+                except queue.Empty:
+                    break
 
     def stop(self, timeout: float = 1.0) -> None:
         thread = self._thread
@@ -276,6 +324,7 @@ class CellMemoryRecorder:
         config: Callable[[], SamplerConfig],
         send: Optional[Callable[[Mapping[str, Any]], None]] = None,
         has_listeners: Callable[[], bool] = lambda: True,
+        call_soon: Optional[Callable[[Callable[[], None]], None]] = None,
         rss: Optional[HostRss] = None,
         torch_module: Callable[[], Any] = torch_cuda.loaded_torch,
         shell: Any = None,
@@ -286,6 +335,8 @@ class CellMemoryRecorder:
         self._config = config
         self._send = send
         self._has_listeners = has_listeners
+        # Off the hook's thread (the runtime's sender); in tests, at once.
+        self._call_soon = call_soon if call_soon is not None else (lambda call: call())
         self._rss = rss if rss is not None else HostRss()
         self._torch = torch_module
         self.shell = shell
@@ -293,6 +344,8 @@ class CellMemoryRecorder:
         self._clock = clock
         self._pending: List[_PendingCell] = []
         self._records: Deque[CellMemoryRecord] = collections.deque(maxlen=max_records)
+        self._ended: Deque[_EndedCell] = collections.deque()  # waiting for their RSS peak
+        self._finish_lock = threading.Lock()
         self._next_id = 1
         self.last_error: Optional[str] = None
         self._reported_errors: set = set()
@@ -349,15 +402,19 @@ class CellMemoryRecorder:
 
     def history(self) -> List[CellMemoryRecord]:
         """The kept records, oldest first."""
+        self._finish_ended()
         return list(self._records)
 
     def close(self) -> None:
+        self._finish_ended()
         self._pending.clear()
         self._rss.close()
 
     # -- internals ----------------------------------------------------------------
 
     def _pre(self, info: Any) -> None:
+        if self._ended:
+            self._finish_ended()  # before the reset below loses their peak
         reset = self._config().reset_peak_per_cell
         cell = _PendingCell()
         cell.info_id = id(info)
@@ -390,6 +447,8 @@ class CellMemoryRecorder:
 
     def _gpus_before(self, cell: _PendingCell, reset: bool) -> None:
         torch = self._torch()
+        if torch is None:
+            return
         count = torch_cuda.initialized_device_count(torch)
         if not count:
             return
@@ -410,46 +469,74 @@ class CellMemoryRecorder:
         execution_count = getattr(result, "execution_count", None) if result is not None else None
         if not isinstance(execution_count, int) or isinstance(execution_count, bool):
             execution_count = cell.execution_count
-
         try:
-            rss_after, rss_peak_after = self._rss.rss_and_peak()
+            rss_after = self._rss.rss()
         except Exception as exc:
-            rss_after = rss_peak_after = None
+            rss_after = None
             self._problem("reading RSS at cell end", exc)
-        rss_peak, rss_exact = _peak(
-            cell.rss_before, rss_after, cell.sampled_rss_max,
-            cell.rss_peak_before, rss_peak_after, cell.rss_peak_was_reset,
-        )
-        host: CellHostMemory = {
-            "rss_before_bytes": cell.rss_before,
-            "rss_after_bytes": rss_after,
-            "rss_peak_bytes": rss_peak,
-            "peak_exact": rss_exact,
-        }
         try:
             gpus = self._gpu_records(cell)
         except Exception as exc:
             gpus = []
             self._problem("reading torch.cuda at cell end", exc)
+        ended = _EndedCell(cell, t1, status, error, execution_count, rss_after, gpus)
+        self._ended.append(ended)
+        if self._send is not None and self._has_listeners():
+            self._call_soon(lambda: self._send_record(ended))
+
+    def _send_record(self, ended: _EndedCell) -> None:
+        self._finish_ended(ended)
+        if ended.record is not None and self._send is not None:
+            self._send(cell_message(ended.record))
+
+    def _finish_ended(self, through: Optional[_EndedCell] = None) -> None:
+        """Turn ended cells into records, oldest first (all of them, or up to ``through``)."""
+        with self._finish_lock:
+            if not self._ended or (through is not None and through.record is not None):
+                return
+            try:
+                rss_peak_after = self._rss.peak()
+            except Exception as exc:
+                rss_peak_after = None
+                self._problem("reading the RSS peak", exc)
+            while self._ended:
+                ended = self._ended.popleft()
+                ended.record = self._record(ended, rss_peak_after)
+                self._records.append(ended.record)
+                if ended is through:
+                    return
+
+    def _record(self, ended: _EndedCell, rss_peak_after: Optional[int]) -> CellMemoryRecord:
+        cell = ended.cell
+        rss_peak, rss_exact = _peak(
+            cell.rss_before, ended.rss_after, cell.sampled_rss_max,
+            cell.rss_peak_before, rss_peak_after, cell.rss_peak_was_reset,
+        )
+        host: CellHostMemory = {
+            "rss_before_bytes": cell.rss_before,
+            "rss_after_bytes": ended.rss_after,
+            "rss_peak_bytes": rss_peak,
+            "peak_exact": rss_exact,
+        }
         record: CellMemoryRecord = {
             "record_id": self._next_id,
-            "execution_count": execution_count,
+            "execution_count": ended.execution_count,
             "cell_id": cell.cell_id,
             "started": cell.started,
-            "duration_s": max(0.0, t1 - cell.t0),
-            "status": status,
-            "error": error,
-            "peak_exact": rss_exact and all(g["peak_exact"] for g in gpus),
+            "duration_s": max(0.0, ended.t1 - cell.t0),
+            "status": ended.status,
+            "error": ended.error,
+            "peak_exact": rss_exact and all(g["peak_exact"] for g in ended.gpus),
             "host": host,
-            "gpus": gpus,
+            "gpus": ended.gpus,
         }
         self._next_id += 1
-        self._records.append(record)
-        if self._send is not None and self._has_listeners():
-            self._send(cell_message(record))
+        return record
 
     def _gpu_records(self, cell: _PendingCell) -> List[CellGpuMemory]:
         torch = self._torch()
+        if torch is None and not cell.gpus_before:
+            return []
         count = torch_cuda.initialized_device_count(torch)
         after: Dict[int, Optional[AllocatorCounters]] = {
             index: torch_cuda.allocator_counters(torch, index) for index in range(count)

@@ -62,6 +62,7 @@ class Runtime:
             config=lambda: self.sampler.config,
             send=self.cell_sender.post,
             has_listeners=self.channel.has_targets,
+            call_soon=self.cell_sender.call_soon,
         )
         self.sampler.add_observer(self.cells.observe)
         self._comm_manager = comm_manager

@@ -48,6 +48,9 @@ class ScriptedRss:
     def rss_and_peak(self) -> Tuple[Optional[int], Optional[int]]:
         return self.current, self.hwm
 
+    def peak(self) -> Optional[int]:
+        return self.hwm
+
     def reset_peak(self) -> bool:
         if not self.can_reset:
             return False
@@ -431,6 +434,61 @@ def test_history_keeps_the_last_n_and_ids_increase() -> None:
     assert [r["record_id"] for r in h.cells_sent()] == [1, 2, 3, 4, 5]
 
 
+class LaterCalls:
+    """A call_soon that runs nothing until the test says so (the sender thread, stalled)."""
+
+    def __init__(self) -> None:
+        self.calls: List[Any] = []
+
+    def __call__(self, call) -> None:
+        self.calls.append(call)
+
+    def run(self) -> None:
+        calls, self.calls = self.calls, []
+        for call in calls:
+            call()
+
+
+def deferred_harness(**kwargs: Any) -> Tuple[Harness, LaterCalls]:
+    h = Harness(**kwargs)
+    later = LaterCalls()
+    h.recorder._call_soon = later
+    return h, later
+
+
+def test_the_hook_leaves_the_peak_read_and_the_send_to_the_sender_thread() -> None:
+    h, later = deferred_harness()
+    h.recorder.pre_run_cell(info := types.SimpleNamespace(cell_id="c1", store_history=True))
+    h.rss.set(900 * MB)
+    h.rss.set(300 * MB)
+    h.recorder.post_run_cell(types.SimpleNamespace(info=info, execution_count=1, error_in_exec=None,
+                                                   error_before_exec=None))
+    assert h.sent == [] and len(later.calls) == 1 and list(h.recorder._records) == []
+    h.rss.set(950 * MB)  # between cells, before the sender ran: VmHWM keeps rising until the next reset
+    later.run()
+    (record,) = h.cells_sent()
+    assert record["host"]["rss_after_bytes"] == 300 * MB  # read in the hook
+    assert record["host"]["rss_peak_bytes"] == 950 * MB and record["host"]["peak_exact"] is True
+
+
+def test_the_next_cell_finishes_the_last_record_before_it_resets_the_peak() -> None:
+    h, later = deferred_harness()
+    h.cell(lambda: h.rss.set(800 * MB))  # peak 800 MB, then stays there
+    h.cell(lambda: None)  # starts (resets VmHWM) before the sender thread ran
+    assert [r["host"]["rss_peak_bytes"] for r in h.recorder.history()] == [800 * MB, 800 * MB]
+    later.run()  # the sender now sends the records the hooks finished, in order
+    assert [r["record_id"] for r in h.cells_sent()] == [1, 2]
+    assert h.cells_sent()[0] is h.recorder.history()[0]
+
+
+def test_a_history_request_finishes_waiting_records() -> None:
+    h, later = deferred_harness(listeners=False)
+    h.cell(lambda: h.rss.set(700 * MB))
+    assert later.calls == []  # no listener: nothing to send
+    (record,) = h.recorder.history()
+    assert record["host"]["rss_peak_bytes"] == 700 * MB
+
+
 def test_no_listener_no_send_but_history_kept() -> None:
     h = Harness(listeners=False)
     h.cell()
@@ -447,6 +505,9 @@ class BrokenRss(ScriptedRss):
     def rss_and_peak(self):
         raise OSError("proc is gone")
 
+    def peak(self):
+        raise OSError("proc is gone")
+
 
 def test_failing_sources_still_give_a_record_and_one_error_each(cuda: FakeTorch) -> None:
     def broken_stats(device=None):
@@ -461,7 +522,7 @@ def test_failing_sources_still_give_a_record_and_one_error_each(cuda: FakeTorch)
     assert record["host"]["rss_before_bytes"] is None and record["host"]["peak_exact"] is False
     errors = h.errors_sent()
     assert {e["code"] for e in errors} == {"internal"}
-    assert len(errors) == 4  # RSS and torch, at start and at end: each once, not per cell
+    assert len(errors) == 5  # RSS and torch at start and at end, the RSS peak: each once, not per cell
     assert all("per-cell accounting" in e["message"] for e in errors)
 
 
@@ -528,6 +589,7 @@ def test_proc_self_rss_reads_and_resets_the_peak() -> None:
         del block
         rss, peak = probe.rss_and_peak()
         assert peak - rss > 48 * MB
+        assert probe.peak() == peak  # the background thread's read agrees
         if not probe.reset_peak():
             pytest.skip("this kernel refuses /proc/self/clear_refs")
         rss, peak = probe.rss_and_peak()
@@ -540,6 +602,34 @@ def test_proc_self_rss_without_proc() -> None:
     probe = ProcSelfRss(proc_self="/nonexistent/self")
     assert not probe.available
     assert probe.rss() is None and probe.rss_and_peak() == (None, None) and probe.reset_peak() is False
+    assert probe.peak() is None
+
+
+@pytest.mark.skipif(not hasattr(os, "fork") or not os.path.exists("/proc/self/statm"), reason="needs fork and /proc")
+def test_proc_self_rss_in_a_forked_child_reads_the_child() -> None:
+    import psutil
+
+    probe = ProcSelfRss()
+    parent_rss = probe.rss()
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: grow by 96 MB, report what the probe and psutil say
+        try:
+            block = bytearray(96 * MB)
+            for i in range(0, len(block), 4096):
+                block[i] = 1
+            os.write(write_end, json.dumps([probe.rss(), psutil.Process().memory_info().rss]).encode())
+        finally:
+            os._exit(0)
+    os.close(write_end)
+    child_probe, child_psutil = json.loads(os.read(read_end, 1000))
+    os.close(read_end)
+    os.waitpid(pid, 0)
+    # the two processes really differ (fork shares pages lazily, the child grew 96 MB)...
+    assert abs(child_psutil - parent_rss) > 32 * MB
+    # ...and the probe, opened in the parent, read the child's own RSS
+    assert abs(child_probe - child_psutil) < 8 * MB
+    assert abs(probe.rss() - parent_rss) < 16 * MB  # and the parent's probe still reads the parent
 
 
 # --- wiring: runtime, channel, sender ------------------------------------------------------------

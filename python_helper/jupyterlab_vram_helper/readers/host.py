@@ -7,6 +7,7 @@ accounting the kernel's RSS and its high-water mark (peak), cheaply.
 from __future__ import annotations
 
 import os
+import weakref
 from typing import Any, Optional, Tuple
 
 from ..protocol import HostFigures
@@ -104,7 +105,8 @@ class ProcSelfRss:
     - ``rss()``: resident pages from ``/proc/self/statm`` (what psutil reports
       as ``rss``, so cell records and samples agree).
     - ``rss_and_peak()``: ``VmRSS`` and ``VmHWM`` (the high-water mark of the
-      RSS) from ``/proc/self/status``.
+      RSS) from ``/proc/self/status``; ``peak()``: ``VmHWM`` alone, for a
+      background thread.
     - ``reset_peak()``: writes ``5`` to ``/proc/self/clear_refs`` (Linux >= 4.0),
       which sets VmHWM back to the current RSS. Process-wide: it also resets
       what ``getrusage(...).ru_maxrss`` reports to the user.
@@ -124,32 +126,31 @@ class ProcSelfRss:
         self._io = _GilHoldingIo.create() if hold_gil else None
         self._proc_self = proc_self
         self._page_size = page_size if page_size is not None else _page_size()
-        self._pid: Optional[int] = None
         self._statm: Optional[int] = None
         self._status: Optional[int] = None
         self._clear_refs: Optional[int] = None
         self.can_reset = True  # until a write fails
         self._open()
+        # A forked child (multiprocessing) must not read its parent's files.
+        # Checked at fork rather than with a getpid() per call: the hooks pay
+        # for every syscall.
+        if hasattr(os, "register_at_fork"):
+            reopen = weakref.WeakMethod(self._open)
+            os.register_at_fork(after_in_child=lambda: _call_if_alive(reopen))
 
     def _open(self) -> None:
         self.close()
-        self._pid = os.getpid()
         self._statm = _open_fd(f"{self._proc_self}/statm", os.O_RDONLY)
         self._status = _open_fd(f"{self._proc_self}/status", os.O_RDONLY)
         if self.can_reset:
             self._clear_refs = _open_fd(f"{self._proc_self}/clear_refs", os.O_WRONLY)
             self.can_reset = self._clear_refs is not None
 
-    def _check_pid(self) -> None:
-        if os.getpid() != self._pid:  # forked: our fds describe the parent
-            self._open()
-
     @property
     def available(self) -> bool:
         return self._status is not None or self._statm is not None
 
     def rss(self) -> Optional[int]:
-        self._check_pid()
         if self._statm is None:
             return self.rss_and_peak()[0]
         try:
@@ -158,7 +159,6 @@ class ProcSelfRss:
             return None
 
     def rss_and_peak(self) -> Tuple[Optional[int], Optional[int]]:
-        self._check_pid()
         if self._status is None:
             return None, None
         try:
@@ -167,11 +167,19 @@ class ProcSelfRss:
             return None, None
         return _status_kib(data, b"\nVmRSS:"), _status_kib(data, b"\nVmHWM:")
 
+    def peak(self) -> Optional[int]:
+        """VmHWM alone, read with ``os.pread`` (which lets other threads run): for a background thread."""
+        if self._status is None:
+            return None
+        try:
+            return _status_kib(os.pread(self._status, 8192, 0), b"\nVmHWM:")
+        except OSError:
+            return None
+
     def reset_peak(self) -> bool:
         """Make VmHWM the current RSS; False if this kernel cannot."""
         if not self.can_reset:
             return False
-        self._check_pid()
         try:
             if self._io is not None:
                 self._io.write(self._clear_refs, b"5")  # type: ignore[arg-type]
@@ -230,11 +238,17 @@ class _GilHoldingIo:
         count = self._pread(fd, self._buffer, size, 0)
         if count < 0:
             raise OSError(self._ctypes.get_errno(), "pread failed")
-        return self._buffer.raw[:count]
+        return self._buffer[:count]
 
     def write(self, fd: int, data: bytes) -> None:
         if self._write(fd, data, len(data)) != len(data):
             raise OSError(self._ctypes.get_errno(), "write failed")
+
+
+def _call_if_alive(method: "weakref.WeakMethod[Any]") -> None:
+    bound = method()
+    if bound is not None:
+        bound()
 
 
 def _open_fd(path: str, flags: int) -> Optional[int]:
