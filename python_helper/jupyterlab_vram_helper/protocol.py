@@ -116,10 +116,18 @@ class TorchGpuFigures(TypedDict):
     num_alloc_retries: Optional[int]
 
 
+class NvmlProcess(TypedDict):
+    pid: int
+    used_bytes: Optional[int]
+    this_process: bool
+
+
 class NvmlGpuFigures(TypedDict):
     used_bytes: Optional[int]
     total_bytes: Optional[int]
     process_used_bytes: Optional[int]
+    # None: NVML could not list them
+    processes: Optional[List[NvmlProcess]]
 
 
 class TensorflowGpuFigures(TypedDict):

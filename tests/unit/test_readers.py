@@ -7,7 +7,7 @@ from fakes import FakeGpu, FakePynvml, nested_stats
 from jupyterlab_vram_helper.readers import tensorflow as tf_reader
 from jupyterlab_vram_helper.readers import torch_cuda
 from jupyterlab_vram_helper.readers.host import HostReader
-from jupyterlab_vram_helper.readers.nvml import NvmlReader, attribute_to_pid
+from jupyterlab_vram_helper.readers.nvml import MAX_PROCESSES, NvmlReader, attribute_to_pid, process_list
 
 
 # --- torch -----------------------------------------------------------------
@@ -87,16 +87,32 @@ def test_nvml_devices_and_process_usage_cached(fake_pynvml, two_gpus) -> None:
     assert r.info() == {"available": True, "driver_version": "550.54.15", "error": None}
     d0, d1 = r.devices()
     assert (d0.uuid, d0.name, d0.total_bytes) == ("GPU-aaaa-1111", "NVIDIA H100 80GB HBM3", 80 << 30)
-    assert r.read(d0) == {"used_bytes": 1 << 30, "total_bytes": 80 << 30, "process_used_bytes": 500}
-    assert r.read(d1)["process_used_bytes"] == 0
+    assert r.read(d0) == {
+        "used_bytes": 1 << 30, "total_bytes": 80 << 30, "process_used_bytes": 500,
+        "processes": [{"pid": 4242, "used_bytes": 500, "this_process": True},
+                      {"pid": 1, "used_bytes": 10, "this_process": False}],
+    }
+    assert r.read(d1)["process_used_bytes"] == 0 and r.read(d1)["processes"] == []
     two_gpus[0].processes = [(4242, 900)]
     now[0] += 4.9
     assert r.read(d0)["process_used_bytes"] == 500  # cached: the process list is slow
     assert fake_pynvml.calls.count("processes") == 2
+    assert r.processes_now(d0) == [{"pid": 4242, "used_bytes": 900, "this_process": True}]  # not cached
     now[0] += 0.2
     assert r.read(d0)["process_used_bytes"] == 900
     r.shutdown()
     assert fake_pynvml.calls[-1] == "nvmlShutdown"
+
+
+def test_process_list_merges_pids_largest_first_and_bounds_the_list() -> None:
+    listed = [(5, 100), (7, 300), (5, 50), (9, None), (11, 2**64 - 1)]
+    assert process_list(listed, 7) == [
+        {"pid": 7, "used_bytes": 300, "this_process": True},
+        {"pid": 5, "used_bytes": 150, "this_process": False},
+        {"pid": 9, "used_bytes": None, "this_process": False},
+        {"pid": 11, "used_bytes": None, "this_process": False},
+    ]
+    assert len(process_list([(p, p) for p in range(1000)], 1)) == MAX_PROCESSES
 
 
 def test_attribute_to_pid() -> None:

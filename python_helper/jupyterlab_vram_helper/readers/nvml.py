@@ -16,11 +16,13 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
-from ..protocol import NvmlGpuFigures, NvmlInfo
+from ..protocol import NvmlGpuFigures, NvmlInfo, NvmlProcess
 
 # NVML reports NVML_VALUE_NOT_AVAILABLE (-1 as unsigned long long) where it
 # cannot attribute memory (e.g. Windows WDDM); older pynvml passes it through.
 _NOT_AVAILABLE = 2**64 - 1
+# Processes listed per device in a sample (a shared card can run hundreds).
+MAX_PROCESSES = 32
 
 
 @dataclass(frozen=True)
@@ -70,7 +72,7 @@ class NvmlReader:
         self._driver_version: Optional[str] = None
         self._devices: List[NvmlDevice] = []
         # nvml_index -> (read at, bytes used by this pid or None)
-        self._process_cache: Dict[int, Tuple[float, Optional[int]]] = {}
+        self._process_cache: Dict[int, Tuple[float, Optional[int], Optional[List[NvmlProcess]]]] = {}
 
     # -- lifecycle --------------------------------------------------------
 
@@ -148,27 +150,49 @@ class NvmlReader:
             used, total = int(mem.used), int(mem.total)
         except Exception:
             used, total = None, device.total_bytes
-        return {"used_bytes": used, "total_bytes": total, "process_used_bytes": self._process_used(device)}
+        process_used, processes = self._processes(device)
+        return {"used_bytes": used, "total_bytes": total, "process_used_bytes": process_used, "processes": processes}
 
-    def _process_used(self, device: NvmlDevice) -> Optional[int]:
+    def processes_now(self, device: NvmlDevice) -> Optional[List[NvmlProcess]]:
+        """The device's compute processes read now, not from the cache (the OOM diagnosis)."""
+        if self._nvml is None:
+            return None
+        listed = self._list_processes(device)
+        return None if listed is None else process_list(listed, self._pid)
+
+    def _processes(self, device: NvmlDevice) -> Tuple[Optional[int], Optional[List[NvmlProcess]]]:
         now = self._clock()
         cached = self._process_cache.get(device.nvml_index)
         if cached is not None and now - cached[0] < self._process_refresh_s:
-            return cached[1]
-        value = self._read_process_used(device)
-        self._process_cache[device.nvml_index] = (now, value)
+            return cached[1], cached[2]
+        listed = self._list_processes(device)
+        if listed is None:
+            value: Tuple[Optional[int], Optional[List[NvmlProcess]]] = (None, None)
+        else:
+            value = (attribute_to_pid(listed, self._pid, self._pid_exists), process_list(listed, self._pid))
+        self._process_cache[device.nvml_index] = (now, value[0], value[1])
         return value
 
-    def _read_process_used(self, device: NvmlDevice) -> Optional[int]:
+    def _list_processes(self, device: NvmlDevice) -> Optional[List[Tuple[int, Any]]]:
         try:
             processes = self._nvml.nvmlDeviceGetComputeRunningProcesses(device.handle)
+            return [(int(p.pid), getattr(p, "usedGpuMemory", None)) for p in processes]
         except Exception:
             return None
-        return attribute_to_pid(
-            [(int(p.pid), getattr(p, "usedGpuMemory", None)) for p in processes],
-            self._pid,
-            self._pid_exists,
-        )
+
+
+def process_list(processes: List[Tuple[int, Any]], pid: int) -> List[NvmlProcess]:
+    """NVML's process list for the wire: one entry per pid, largest first, at most MAX_PROCESSES."""
+    by_pid: Dict[int, Optional[int]] = {}
+    for proc_pid, used in processes:
+        known = None if used is None or used == _NOT_AVAILABLE else int(used)
+        if proc_pid in by_pid:
+            previous = by_pid[proc_pid]
+            by_pid[proc_pid] = None if previous is None or known is None else previous + known
+        else:
+            by_pid[proc_pid] = known
+    ordered = sorted(by_pid.items(), key=lambda item: (-(item[1] or 0), item[0]))
+    return [{"pid": p, "used_bytes": used, "this_process": p == pid} for p, used in ordered[:MAX_PROCESSES]]
 
 
 def attribute_to_pid(
