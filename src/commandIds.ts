@@ -28,8 +28,9 @@ export namespace CommandIDs {
   export const inspectMemory = 'jupyterlab-vram:inspect-memory';
   /**
    * Delete variables and clear hidden references, after a confirmation
-   * dialog; args `{names?: string[], hidden?: string[]}` (default: what is
-   * ticked in the Holders tab). Returns the outcome, or null when nothing
+   * dialog; args `{names?: string[], hidden?: string[], fresh?: boolean}`
+   * (default: what is ticked in the Holders tab; `fresh`: list the kernel's
+   * holders anew first). Returns the outcome, or null when nothing
    * was deleted.
    */
   export const deleteVariables = 'jupyterlab-vram:delete-variables';
@@ -45,6 +46,13 @@ export namespace CommandIDs {
   export const insertAmp = 'jupyterlab-vram:insert-amp';
   /** Insert the `tf-memory-growth` snippet (first cell of the notebook). */
   export const insertTfMemoryGrowth = 'jupyterlab-vram:insert-tf-memory-growth';
+  /**
+   * Shut down a monitored kernel after a confirmation dialog; args
+   * `{kernelId}` (the Kernels tab's buttons). Shuts it down through its
+   * notebook's session context, which leaves the notebook on "No Kernel".
+   * Returns true when it was shut down.
+   */
+  export const shutdownKernel = 'jupyterlab-vram:shutdown-kernel';
 }
 
 /** The snippet each dedicated insert command inserts. */

@@ -28,6 +28,10 @@ import {
 import { SnippetLibrary } from './snippets/SnippetLibrary';
 import { VramSettings } from './settings';
 import { confirmDeleteDialog } from './views/DeleteDialogBody';
+import {
+  confirmShutdownKernelDialog,
+  ShutdownKernelRequest
+} from './views/ShutdownKernelDialog';
 import { downloadText } from './views/download';
 import { MemorySidebar } from './views/MemorySidebar';
 import { vramIcon } from './views/icons';
@@ -115,6 +119,8 @@ export function registerCommands(options: {
   snippets?: SnippetLibrary;
   /** The notebook panel the snippet commands insert into. */
   currentNotebook?: () => ISnippetPanel | null;
+  /** Defaults to the shutdown confirmation dialog (tests answer directly). */
+  confirmShutdown?: (request: ShutdownKernelRequest) => Promise<boolean>;
 }): void {
   const { app, monitor, trans, palette, sidebar } = options;
 
@@ -329,7 +335,9 @@ export function registerCommands(options: {
       }
       let plan: DeletePlan | null;
       if (Array.isArray(args.names) || Array.isArray(args.hidden)) {
-        if (!memoryActions.listing) {
+        // `fresh`: the names come from elsewhere (the OOM diagnosis), not from
+        // the listing on screen, so they are looked up in a new listing.
+        if (!memoryActions.listing || args.fresh === true) {
           await memoryActions.inspect();
         }
         plan = memoryActions.planFor(
@@ -356,6 +364,52 @@ export function registerCommands(options: {
       const outcome = await memoryActions.deleteHolders(plan);
       notifyOutcome(outcome);
       return outcome;
+    }
+  });
+
+  // -------------------------------------------------------------------------
+  // Kernels tab (issue #6)
+
+  const confirmShutdown = options.confirmShutdown ?? confirmShutdownKernelDialog;
+
+  app.commands.addCommand(CommandIDs.shutdownKernel, {
+    label: trans.__('Shut Down Kernel\u2026'),
+    caption: trans.__(
+      "Shut down a notebook's kernel (asks first); the notebook stays open with no kernel"
+    ),
+    execute: async args => {
+      const kernelId = typeof args.kernelId === 'string' ? args.kernelId : '';
+      const sessions = kernelId ? monitor.sessionsOfKernel(kernelId) : [];
+      if (!sessions.length) {
+        notify('info', 'That kernel is not running in an open notebook any more.');
+        return false;
+      }
+      const context = sessions[0].sessionContext;
+      const paths = Array.from(
+        new Set(sessions.map(s => s.sessionContext.path).filter(Boolean))
+      );
+      const confirmed = await confirmShutdown({
+        kernelId,
+        kernelName:
+          context.kernelDisplayName ?? context.session?.kernel?.name ?? null,
+        paths
+      });
+      // The user may have changed the kernel while the dialog was open.
+      if (!confirmed || context.session?.kernel?.id !== kernelId) {
+        return false;
+      }
+      try {
+        // What the notebook's own "Shut Down Kernel" does: the session ends
+        // and the notebook shows "No Kernel", ready to start another.
+        await context.shutdown();
+      } catch (reason) {
+        notify(
+          'error',
+          `Could not shut down the kernel: ${reason instanceof Error ? reason.message : String(reason)}`
+        );
+        return false;
+      }
+      return true;
     }
   });
 

@@ -129,8 +129,9 @@ const plugin: JupyterFrontEndPlugin<IVramMonitor> = {
           void app.commands.execute(CommandIDs.clearCellHistory)
       },
       actionsFor: model => monitor.actionsFor(model),
-      execute: (command, args) => void app.commands.execute(command, args),
-      snippets
+      execute: (command, args) => app.commands.execute(command, args),
+      snippets,
+      kernelSessions: monitor
     });
     app.shell.add(sidebar, 'right', { rank: SIDEBAR_RANK });
     if (restorer) {

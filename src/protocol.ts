@@ -9,6 +9,8 @@
  * crashing it.
  */
 
+import { OomDiagnosis, readOomDiagnosis } from './oomProtocol';
+
 /** Comm target name the helper registers in the kernel. */
 export const COMM_TARGET = 'jupyterlab-vram';
 
@@ -207,6 +209,22 @@ export interface NvmlGpuMemory {
   total_bytes: number | null;
   /** This kernel process; null when NVML cannot attribute it (containers). */
   process_used_bytes: number | null;
+  /**
+   * The processes NVML lists on the device, largest first (at most 32);
+   * null when NVML could not list them or the helper predates the field.
+   * Optional only so that hand-built samples may leave it out: the parser
+   * always sets it.
+   */
+  processes?: NvmlGpuProcess[] | null;
+}
+
+/** One process on a GPU, as NVML lists it (pids of NVML's pid namespace). */
+export interface NvmlGpuProcess {
+  pid: number;
+  /** null: NVML gives no figure for it (e.g. without the permission). */
+  used_bytes: number | null;
+  /** True for the kernel process that sent the sample. */
+  this_process: boolean;
 }
 
 /**
@@ -292,6 +310,8 @@ export interface CellMemoryRecord {
   host: CellHostMemory;
   /** Devices whose caching allocator holds or held memory (may be empty). */
   gpus: CellGpuMemory[];
+  /** The out-of-memory diagnosis; null unless the cell died of OOM (absent from older helpers). */
+  oom: OomDiagnosis | null;
 }
 
 export interface CellMessage {
@@ -540,13 +560,30 @@ function readGpu(item: unknown, path: string): GpuSample {
     nvml: nvml && {
       used_bytes: nvml.bytes('used_bytes'),
       total_bytes: nvml.bytes('total_bytes'),
-      process_used_bytes: nvml.bytes('process_used_bytes')
+      process_used_bytes: nvml.bytes('process_used_bytes'),
+      processes: readNvmlProcesses(nvml)
     },
     tensorflow: tf && {
       current_bytes: tf.bytes('current_bytes'),
       peak_bytes: tf.bytes('peak_bytes')
     }
   };
+}
+
+/** `nvml.processes`: absent or null (older helpers, no list) reads as null. */
+function readNvmlProcesses(nvml: FieldReader): NvmlGpuProcess[] | null {
+  const v = nvml.data['processes'];
+  if (v === undefined || v === null) {
+    return null;
+  }
+  return nvml.array('processes').map((item, i) => {
+    const p = FieldReader.of(item, `${nvml.path}.processes[${i}]`);
+    return {
+      pid: p.integer('pid'),
+      used_bytes: p.bytes('used_bytes'),
+      this_process: p.boolean('this_process')
+    };
+  });
 }
 
 function readSample(r: FieldReader): SampleMessage {
@@ -637,6 +674,8 @@ function readCellRecord(r: FieldReader): CellMemoryRecord {
       peak_exact: g.boolean('peak_exact')
     };
   });
+  const oomReader = r.nullableObject('oom');
+  const oom = oomReader && readOomDiagnosis(oomReader);
   return {
     record_id,
     execution_count,
@@ -647,7 +686,8 @@ function readCellRecord(r: FieldReader): CellMemoryRecord {
     error,
     peak_exact,
     host,
-    gpus
+    gpus,
+    oom
   };
 }
 

@@ -187,3 +187,47 @@ describe('MemoryMonitor', () => {
     expect(connections).toHaveLength(1);
   });
 });
+
+describe('MemoryMonitor.sessions (the Kernels tab)', () => {
+  it('lists every monitored session with its context and panels', () => {
+    const { tracker, monitor } = setup();
+    let changes = 0;
+    monitor.sessionsChanged.connect(() => changes++);
+    const contextA = { session: { kernel: { id: 'kernel-a' } } };
+    const contextB = { session: { kernel: { id: 'kernel-b' } } };
+    const a1 = new FakePanel(contextA);
+    const a2 = new FakePanel(contextA);
+    const b = new FakePanel(contextB);
+    tracker.activate(a1);
+    tracker.activate(b);
+    tracker.activate(a2);
+    expect(changes).toBe(3); // two sessions, then a second view of the first
+
+    const sessions = monitor.sessions();
+    expect(sessions.map(s => s.sessionContext)).toEqual([contextA, contextB]);
+    expect(sessions[0].panels).toEqual([a1, a2]);
+    expect(sessions[0].model).toBe(monitor.modelFor(a1));
+    expect(monitor.sessionsOfKernel('kernel-b').map(s => s.panels)).toEqual([[b]]);
+    expect(monitor.sessionsOfKernel('no-such-kernel')).toEqual([]);
+
+    a2.dispose(); // a panel leaves; the session stays
+    expect(changes).toBe(4);
+    expect(monitor.sessions()[0].panels).toEqual([a1]);
+    b.dispose(); // the last panel of a session leaves
+    expect(changes).toBe(5);
+    expect(monitor.sessions().map(s => s.sessionContext)).toEqual([contextA]);
+  });
+
+  it('does not emit when the active notebook only changes', () => {
+    const { tracker, monitor } = setup();
+    const a = new FakePanel();
+    const b = new FakePanel();
+    tracker.activate(a);
+    tracker.activate(b);
+    let changes = 0;
+    monitor.sessionsChanged.connect(() => changes++);
+    tracker.activate(a);
+    tracker.activate(b);
+    expect(changes).toBe(0);
+  });
+});

@@ -39,6 +39,7 @@ export function makeCellRecord(
       peak_exact: true
     },
     gpus: [makeCellGpu()],
+    oom: null,
     ...overrides
   };
 }

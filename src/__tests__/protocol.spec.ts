@@ -216,3 +216,57 @@ describe('parseKernelMessage: malformed input', () => {
     }
   });
 });
+
+describe('parseKernelMessage: nvml.processes (the Kernels tab)', () => {
+  const withProcesses = (processes: unknown) => {
+    const data = wire(makeSample()) as any;
+    data.gpus[0].nvml.processes = processes;
+    return data;
+  };
+
+  it('reads the list of GPU processes', () => {
+    const processes = [
+      { pid: 4242, used_bytes: 2147483648, this_process: true },
+      { pid: 777, used_bytes: null, this_process: false }
+    ];
+    const result = parseKernelMessage(withProcesses(processes));
+    expect(
+      result.kind === 'message' &&
+        result.message.type === 'sample' &&
+        result.message.gpus[0].nvml!.processes
+    ).toEqual(processes);
+  });
+
+  it('reads an absent or null list as null (older helpers, no list)', () => {
+    for (const data of [wire(makeSample()), withProcesses(null)]) {
+      const result = parseKernelMessage(data);
+      expect(result.kind).toBe('message');
+      if (result.kind === 'message' && result.message.type === 'sample') {
+        expect(result.message.gpus[0].nvml!.processes).toBeNull();
+      }
+    }
+  });
+
+  it('rejects a malformed list, naming the field', () => {
+    expectMalformed(
+      parseKernelMessage(withProcesses({ pid: 1 })),
+      'gpus[0].nvml.processes: expected an array'
+    );
+    expectMalformed(
+      parseKernelMessage(
+        withProcesses([{ pid: 1.5, used_bytes: 0, this_process: false }])
+      ),
+      'processes[0].pid'
+    );
+    expectMalformed(
+      parseKernelMessage(
+        withProcesses([{ pid: 1, used_bytes: -1, this_process: false }])
+      ),
+      'processes[0].used_bytes'
+    );
+    expectMalformed(
+      parseKernelMessage(withProcesses([{ pid: 1, used_bytes: 0 }])),
+      'processes[0].this_process'
+    );
+  });
+});

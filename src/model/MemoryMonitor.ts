@@ -43,6 +43,15 @@ export interface IMonitoredSession {
   readonly actions: MemoryActions;
 }
 
+/**
+ * A monitored session with what it belongs to: its session context (the
+ * kernel) and the notebook panels that show it. The Kernels tab lists these.
+ */
+export interface IMonitoredSessionEntry extends IMonitoredSession {
+  readonly sessionContext: ISessionContext;
+  readonly panels: readonly IMonitoredNotebook[];
+}
+
 /** The parts of KernelHelperConnection the monitor drives (fakes in tests). */
 export interface IHelperConnection extends ICleanupConnection {
   readonly isDisposed: boolean;
@@ -98,6 +107,14 @@ export class MemoryMonitor implements IVramMonitor {
   get sessionCount(): number {
     return this._sessions.size;
   }
+  /**
+   * Emitted when a session starts or stops being monitored, or a notebook
+   * panel joins or leaves one (what `sessions()` returns changed). Figures
+   * and kernel states change on each model's own `changed`.
+   */
+  get sessionsChanged(): ISignal<this, void> {
+    return this._sessionsChanged;
+  }
   get isDisposed(): boolean {
     return this._isDisposed;
   }
@@ -110,6 +127,27 @@ export class MemoryMonitor implements IVramMonitor {
   /** The session (model, connection, actions) of a monitored panel. */
   sessionFor(panel: IMonitoredNotebook): IMonitoredSession | null {
     return this._sessions.get(panel.sessionContext) ?? null;
+  }
+
+  /** Every monitored session, in the order they were first tracked. */
+  sessions(): IMonitoredSessionEntry[] {
+    return Array.from(this._sessions.entries(), ([sessionContext, entry]) => ({
+      model: entry.model,
+      connection: entry.connection,
+      actions: entry.actions,
+      sessionContext,
+      panels: Array.from(entry.panels)
+    }));
+  }
+
+  /**
+   * The monitored sessions whose kernel has id `kernelId` (more than one
+   * when notebooks share a kernel); empty when none.
+   */
+  sessionsOfKernel(kernelId: string): IMonitoredSessionEntry[] {
+    return this.sessions().filter(
+      entry => entry.sessionContext.session?.kernel?.id === kernelId
+    );
   }
 
   /** The cleanup actions of the kernel `model` describes; null if none. */
@@ -234,6 +272,7 @@ export class MemoryMonitor implements IVramMonitor {
       entry.panels.add(panel);
       panel.disposed.connect(this._onPanelDisposed, this);
       this._panelTracked.emit({ panel, model: entry.model });
+      this._sessionsChanged.emit();
     }
     return entry;
   }
@@ -253,6 +292,8 @@ export class MemoryMonitor implements IVramMonitor {
         this._current = null;
         this._currentChanged.emit(null);
       }
+    } else {
+      this._sessionsChanged.emit();
     }
   }
 
@@ -268,6 +309,7 @@ export class MemoryMonitor implements IVramMonitor {
     entry.actions.dispose();
     entry.connection.dispose();
     entry.model.dispose();
+    this._sessionsChanged.emit();
   }
 
   private _notebooks: INotebookSource;
@@ -280,6 +322,7 @@ export class MemoryMonitor implements IVramMonitor {
   private _current: KernelMemoryModel | null = null;
   private _currentChanged = new Signal<this, IKernelMemoryModel | null>(this);
   private _settingsChanged = new Signal<this, VramSettings>(this);
+  private _sessionsChanged = new Signal<this, void>(this);
   private _panelTracked = new Signal<
     this,
     { panel: IMonitoredNotebook; model: KernelMemoryModel }

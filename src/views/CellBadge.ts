@@ -74,4 +74,5 @@ export function renderCellBadge(
   node.classList.toggle('jp-vram-warning', content.level === 'warning');
   node.classList.toggle('jp-vram-CellBadge-saved', content.saved);
   node.classList.toggle('jp-vram-CellBadge-error', s.outcome !== 'ok');
+  node.classList.toggle('jp-vram-CellBadge-oom', s.outcome === 'oom');
 }

@@ -1,29 +1,35 @@
 /**
- * The right-sidebar panel, in three tabs: "Memory" (state banner, cleanup
- * bar, GPU cards, host RAM card and the timeline of the active notebook's
- * kernel), "Cells" (the per-cell history) and "Holders" (what holds memory,
- * to delete). It follows the monitor's current model and hands it (and its
+ * The right-sidebar panel, in tabs: "Memory" (state banner, cleanup bar,
+ * the out-of-memory diagnosis after a cell died of OOM, GPU cards, host RAM card and the timeline of the active notebook's
+ * kernel), "Cells" (the per-cell history), "Holders" (what holds memory,
+ * to delete) and "Kernels" (every monitored kernel with its RAM and GPU use,
+ * to shut down, and the other GPU processes; it follows all the monitored
+ * sessions, not just the current one). It follows the monitor's current model and hands it (and its
  * cleanup actions) to its child views; they render on change, when visible.
  * The cleanup bar, with the result of the latest cleanup, shows on the
  * Memory and Holders tabs; the Memory tab ends with "Save memory" (the
  * snippets, issue #5).
  */
 import { TranslationBundle } from '@jupyterlab/translation';
+import { ReadonlyPartialJSONObject } from '@lumino/coreutils';
 import { Panel, Widget } from '@lumino/widgets';
 
 import { IKernelMemoryModel, IVramMonitor } from '../tokens';
 import { VramSettings } from '../settings';
 import { CommandIDs } from '../commandIds';
+import { IKernelSessionSource } from '../model/KernelsOverview';
 import { MemoryActions } from '../model/MemoryActions';
 import { SnippetLibrary } from '../snippets/SnippetLibrary';
 import { CellHistoryView } from './CellHistoryView';
 import { HoldersView } from './HoldersView';
+import { KernelsView } from './KernelsView';
 import { MemoryActionsBar } from './MemoryActionsBar';
 import { element } from './dom';
 import { GpuDeviceList } from './GpuDeviceList';
 import { HostMemoryCard } from './HostMemoryCard';
 import { MemoryTimeline } from './MemoryTimeline';
 import { ModelView } from './ModelView';
+import { OomDiagnosisView } from './OomDiagnosisView';
 import { SnippetSection } from './SnippetSection';
 import { StateBanner } from './StateBanner';
 import { vramIcon } from './icons';
@@ -54,6 +60,20 @@ export class MemorySidebar extends Panel {
       units: () => this._monitor.settings.units,
       onDelete: () => execute(CommandIDs.deleteVariables)
     });
+    this.oom = new OomDiagnosisView({
+      settings,
+      run: async action => {
+        // In order: "insert the allocator cell, then restart" must not race.
+        for (const step of action.steps) {
+          await execute(step.command, step.args);
+        }
+      }
+    });
+    this.kernels = new KernelsView({
+      source: options.kernelSessions ?? null,
+      units: () => this._monitor.settings.units,
+      execute
+    });
     this.gpus = new GpuDeviceList(settings);
     this.host = new HostMemoryCard(settings);
     this.timeline = new MemoryTimeline(settings);
@@ -65,7 +85,13 @@ export class MemorySidebar extends Panel {
       library: options.snippets ?? new SnippetLibrary(),
       execute
     });
-    this._memoryViews = [this.banner, this.gpus, this.host, this.timeline];
+    this._memoryViews = [
+      this.banner,
+      this.oom,
+      this.gpus,
+      this.host,
+      this.timeline
+    ];
     this._views = [...this._memoryViews, this.cells];
     this.addWidget(this.banner);
     this.addWidget(this.actionsBar);
@@ -75,6 +101,7 @@ export class MemorySidebar extends Panel {
     this.addWidget(this.snippets);
     this.addWidget(this.cells);
     this.addWidget(this.holders);
+    this.addWidget(this.kernels);
     this.showTab('memory');
 
     this._monitor = monitor;
@@ -84,18 +111,22 @@ export class MemorySidebar extends Panel {
   }
 
   readonly banner: StateBanner;
+  /** The out-of-memory assistant (shown after a cell died of OOM). */
+  readonly oom: OomDiagnosisView;
   readonly gpus: GpuDeviceList;
   readonly host: HostMemoryCard;
   readonly timeline: MemoryTimeline;
   readonly cells: CellHistoryView;
   readonly actionsBar: MemoryActionsBar;
   readonly holders: HoldersView;
+  /** The Kernels tab: every monitored kernel, and other GPU processes. */
+  readonly kernels: KernelsView;
   /** "Save memory": the snippet buttons and the restart warning. */
   readonly snippets: SnippetSection;
 
   /**
-   * The tab shown: 'memory' (figures and timeline), 'cells' (history) or
-   * 'holders' (what holds memory).
+   * The tab shown: 'memory' (figures and timeline), 'cells' (history),
+   * 'holders' (what holds memory) or 'kernels' (every monitored kernel).
    */
   get tab(): MemorySidebar.Tab {
     return this._tab;
@@ -109,7 +140,9 @@ export class MemorySidebar extends Panel {
     this.snippets.setHidden(tab !== 'memory');
     this.cells.setHidden(tab !== 'cells');
     this.holders.setHidden(tab !== 'holders');
-    this.actionsBar.setHidden(tab === 'cells');
+    this.kernels.setHidden(tab !== 'kernels');
+    // The cleanup bar acts on the current kernel: not on the Kernels tab.
+    this.actionsBar.setHidden(tab === 'cells' || tab === 'kernels');
     this.toggleClass('jp-vram-MemorySidebar-cellsTab', tab === 'cells');
     this.toggleClass('jp-vram-MemorySidebar-holdersTab', tab === 'holders');
     for (const [name, button] of this._tabButtons) {
@@ -152,7 +185,8 @@ export class MemorySidebar extends Panel {
     const tabs: [MemorySidebar.Tab, string, string][] = [
       ['memory', 'Memory', 'memory-tab'],
       ['cells', 'Cells', 'cells-tab'],
-      ['holders', 'Holders', 'holders-tab']
+      ['holders', 'Holders', 'holders-tab'],
+      ['kernels', 'Kernels', 'kernels-tab']
     ];
     for (const [name, label, role] of tabs) {
       const button = element('button', 'jp-vram-Tab', { role, text: label });
@@ -206,7 +240,7 @@ const CLEANUP_BUTTONS: MemoryActionsBar.IButton[] = [
 ];
 
 export namespace MemorySidebar {
-  export type Tab = 'memory' | 'cells' | 'holders';
+  export type Tab = 'memory' | 'cells' | 'holders' | 'kernels';
 
   export interface IOptions {
     monitor: IVramMonitor;
@@ -216,8 +250,13 @@ export namespace MemorySidebar {
     /** The cleanup actions of a kernel's model (none: buttons disabled). */
     actionsFor?: (model: IKernelMemoryModel | null) => MemoryActions | null;
     /** Run a command by id (the cleanup and snippet buttons). */
-    execute?: (command: string, args?: { [key: string]: string }) => void;
+    execute?: (
+      command: string,
+      args?: ReadonlyPartialJSONObject
+    ) => Promise<unknown> | void;
     /** The snippets of the "Save memory" section (default: the default list). */
     snippets?: SnippetLibrary;
+    /** The sessions the Kernels tab lists (the MemoryMonitor); none: empty. */
+    kernelSessions?: IKernelSessionSource;
   }
 }

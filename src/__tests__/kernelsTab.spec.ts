@@ -1,0 +1,379 @@
+/**
+ * The Kernels tab (issue #6): the view over every monitored session, the
+ * sidebar tab, and the shutdown command with its confirmation.
+ */
+import { nullTranslator } from '@jupyterlab/translation';
+import { CommandRegistry } from '@lumino/commands';
+import { MessageLoop } from '@lumino/messaging';
+import { Signal } from '@lumino/signaling';
+import { Widget } from '@lumino/widgets';
+
+import { CommandIDs, registerCommands } from '../commands';
+import { IKernelSessionSource } from '../model/KernelsOverview';
+import { KernelMemoryModel } from '../model/KernelMemoryModel';
+import { IMonitoredSessionEntry } from '../model/MemoryMonitor';
+import { NvmlGpuProcess } from '../protocol';
+import { DEFAULT_SETTINGS } from '../settings';
+import { KernelsView } from '../views/KernelsView';
+import { MemorySidebar } from '../views/MemorySidebar';
+import {
+  confirmShutdownKernelDialog,
+  ShutdownKernelRequest,
+  shutdownKernelText
+} from '../views/ShutdownKernelDialog';
+import { GiB, makeGpu, makeHello, makeSample, MiB, wire } from './fixtures';
+import { liveMonitorOnFakeKernel, settle } from './fakeKernel';
+
+const EVIL = '<img src=x onerror=alert(1)>';
+
+/** The monitor's sessions, by hand. */
+class FakeSource implements IKernelSessionSource {
+  entries: IMonitoredSessionEntry[] = [];
+  sessionsChanged = new Signal<this, void>(this);
+  sessions() {
+    return this.entries;
+  }
+  add(kernelId: string | null, path: string): KernelMemoryModel {
+    const model = new KernelMemoryModel({ historyCapacity: 10 });
+    const sessionContext: any = {
+      path,
+      kernelDisplayName: 'Python 3 (ipykernel)',
+      session: kernelId ? { kernel: { id: kernelId, name: 'python3' } } : null
+    };
+    this.entries.push({
+      model,
+      sessionContext,
+      panels: [{ sessionContext } as any],
+      connection: null as any,
+      actions: null as any
+    });
+    this.sessionsChanged.emit();
+    return model;
+  }
+}
+
+function gpuSample(processes: NvmlGpuProcess[] | null) {
+  return wire(
+    makeSample({
+      gpus: [
+        makeGpu({
+          nvml: {
+            used_bytes: 10 * GiB,
+            total_bytes: 80 * GiB,
+            process_used_bytes: 2 * GiB,
+            processes
+          }
+        })
+      ]
+    })
+  );
+}
+
+function setupView() {
+  const source = new FakeSource();
+  const executed: [string, unknown][] = [];
+  const view = new KernelsView({
+    source,
+    units: () => 'binary',
+    execute: (command, args) => void executed.push([command, args])
+  });
+  Widget.attach(view, document.body);
+  const render = () => MessageLoop.flush();
+  const q = (selector: string) =>
+    view.node.querySelector(selector) as HTMLElement | null;
+  const all = (selector: string) =>
+    Array.from(view.node.querySelectorAll(selector)) as HTMLElement[];
+  return { source, view, executed, render, q, all };
+}
+
+describe('KernelsView', () => {
+  it('says so when no kernel is monitored', () => {
+    const t = setupView();
+    t.render();
+    expect(t.q('[data-vram-role="kernels-table"]')!.hidden).toBe(true);
+    expect(t.q('[data-vram-role="kernels-empty"]')!.hidden).toBe(false);
+    expect(t.q('[data-vram-role="gpu-processes-note"]')!.dataset.vramVisibility).toBe(
+      'no-kernels'
+    );
+    t.view.dispose();
+  });
+
+  it('renders one row per kernel with its figures', () => {
+    const t = setupView();
+    const a = t.source.add('kernel-aaaaaaaa-1111', 'work/a.ipynb');
+    a.ingest(wire(makeHello()));
+    a.ingest(gpuSample([{ pid: 4242, used_bytes: 2 * GiB, this_process: true }]));
+    t.source.add(null, 'b.ipynb');
+    t.render();
+
+    const rows = t.all('[data-vram-role="kernel-row"]');
+    expect(rows).toHaveLength(2);
+    const row = t.q('[data-vram-role="kernel-row"][data-vram-kernel-id="kernel-aaaaaaaa-1111"]')!;
+    expect(row.querySelector('[data-vram-role="kernel-notebook"]')!.textContent).toBe(
+      'work/a.ipynb'
+    );
+    expect(row.querySelector('[data-vram-role="kernel-name"]')!.textContent).toBe(
+      'Python 3 (ipykernel) \u00b7 kernel-a'
+    );
+    const state = row.querySelector('[data-vram-role="kernel-state"]') as HTMLElement;
+    expect(state.textContent).toBe('Live \u00b7 pid 4242');
+    expect(state.dataset.vramState).toBe('live');
+    const rss = row.querySelector('[data-vram-role="kernel-host-rss"]') as HTMLElement;
+    expect(rss.dataset.vramBytes).toBe(String(512 * MiB));
+    expect(rss.textContent).toBe('512 MiB');
+    const gpu = row.querySelector('[data-vram-role="kernel-gpu-use"]') as HTMLElement;
+    expect(gpu.dataset.vramGpu).toBe('0');
+    expect(gpu.dataset.vramSource).toBe('nvml');
+    expect(gpu.dataset.vramBytes).toBe(String(2 * GiB));
+    expect(gpu.textContent).toBe('0: 2 GiB');
+
+    // The notebook without a kernel: no id, no shutdown.
+    expect(rows[1].dataset.vramKernelId).toBeUndefined();
+    expect(rows[1].querySelector('[data-vram-role="kernel-state"]')!.textContent).toBe(
+      'No kernel'
+    );
+    expect(
+      (rows[1].querySelector('[data-vram-role="kernel-shutdown"]') as HTMLButtonElement)
+        .disabled
+    ).toBe(true);
+    t.view.dispose();
+  });
+
+  it('runs the shutdown command with the kernel id, keeping the button across samples', () => {
+    const t = setupView();
+    const a = t.source.add('kernel-a', 'a.ipynb');
+    t.source.add('kernel-b', 'b.ipynb');
+    a.ingest(wire(makeHello()));
+    t.render();
+    const button = t.q(
+      '[data-vram-kernel-id="kernel-b"] [data-vram-role="kernel-shutdown"]'
+    ) as HTMLButtonElement;
+    expect(button.disabled).toBe(false);
+    expect(button.getAttribute('aria-label')).toBe('Shut down the kernel of b.ipynb');
+    a.ingest(wire(makeSample({ seq: 2 })));
+    t.render();
+    // Updated in place: a click that started before the sample still lands.
+    expect(
+      t.q('[data-vram-kernel-id="kernel-b"] [data-vram-role="kernel-shutdown"]')
+    ).toBe(button);
+    button.click();
+    expect(t.executed).toEqual([[CommandIDs.shutdownKernel, { kernelId: 'kernel-b' }]]);
+    t.view.dispose();
+  });
+
+  it('renders paths and NVML errors as text', () => {
+    const t = setupView();
+    const a = t.source.add('kernel-a', EVIL);
+    a.ingest(
+      wire(
+        makeHello({ nvml: { available: false, driver_version: null, error: EVIL } })
+      )
+    );
+    a.ingest(wire(makeSample()));
+    t.render();
+    expect(t.view.node.querySelector('img')).toBeNull();
+    expect(t.q('[data-vram-role="kernel-notebook"]')!.textContent).toBe(EVIL);
+    const note = t.q('[data-vram-role="gpu-processes-note"]')!;
+    expect(note.dataset.vramVisibility).toBe('nvml-unavailable');
+    expect(note.textContent).toContain(`NVML is not available to these kernels (${EVIL})`);
+    expect(t.q('[data-vram-role="gpu-processes-table"]')!.hidden).toBe(true);
+    t.view.dispose();
+  });
+
+  it('lists other GPU processes, not the monitored kernels', () => {
+    const t = setupView();
+    const a = t.source.add('kernel-a', 'a.ipynb');
+    const b = t.source.add('kernel-b', 'b.ipynb');
+    a.ingest(wire(makeHello()));
+    b.ingest(wire(makeHello({ pid: 5555 })));
+    a.ingest(
+      gpuSample([
+        { pid: 4242, used_bytes: 2 * GiB, this_process: true },
+        { pid: 5555, used_bytes: GiB, this_process: false },
+        { pid: 31337, used_bytes: 3 * GiB, this_process: false }
+      ])
+    );
+    t.render();
+    const rows = t.all('[data-vram-role="gpu-process"]');
+    expect(rows.map(r => [r.dataset.vramPid, r.dataset.vramGpu, r.dataset.vramBytes])).toEqual([
+      ['31337', '0', String(3 * GiB)]
+    ]);
+    expect(Array.from(rows[0].children, c => c.textContent)).toEqual([
+      '31337',
+      '0',
+      '3 GiB'
+    ]);
+    expect(t.q('[data-vram-role="gpu-processes-table"]')!.hidden).toBe(false);
+    expect(t.q('[data-vram-role="gpu-processes-note"]')!.dataset.vramVisibility).toBe(
+      'listed'
+    );
+    t.view.dispose();
+  });
+
+  it('follows sessions that come and go, and renders only when visible', () => {
+    const t = setupView();
+    t.render();
+    t.view.hide();
+    const a = t.source.add('kernel-a', 'a.ipynb');
+    t.render();
+    expect(t.all('[data-vram-role="kernel-row"]')).toHaveLength(0); // hidden: stale
+    t.view.show();
+    t.render();
+    expect(t.all('[data-vram-role="kernel-row"]')).toHaveLength(1);
+    a.ingest(wire(makeHello({ pid: 99 })));
+    t.render();
+    expect(t.q('[data-vram-role="kernel-state"]')!.textContent).toBe('Live \u00b7 pid 99');
+    t.source.entries = [];
+    t.source.sessionsChanged.emit();
+    t.render();
+    expect(t.all('[data-vram-role="kernel-row"]')).toHaveLength(0);
+    t.view.dispose();
+  });
+});
+
+describe('MemorySidebar: Kernels tab', () => {
+  it('shows the Kernels view on its tab and hides the cleanup bar', () => {
+    const monitor: any = {
+      current: null,
+      settings: { ...DEFAULT_SETTINGS },
+      refresh: async () => ({ seq: 0 })
+    };
+    monitor.currentChanged = new Signal(monitor);
+    monitor.settingsChanged = new Signal(monitor);
+    const source = new FakeSource();
+    const sidebar = new MemorySidebar({ monitor, kernelSessions: source });
+    Widget.attach(sidebar, document.body);
+    expect(sidebar.kernels.isHidden).toBe(true);
+    const tab = sidebar.node.querySelector('[data-vram-role="kernels-tab"]') as HTMLButtonElement;
+    expect(tab.textContent).toBe('Kernels');
+    tab.click();
+    expect(sidebar.tab).toBe('kernels');
+    expect(tab.getAttribute('aria-selected')).toBe('true');
+    expect(sidebar.kernels.isHidden).toBe(false);
+    expect(sidebar.holders.isHidden).toBe(true);
+    expect(sidebar.actionsBar.isHidden).toBe(true);
+    source.add('kernel-a', 'a.ipynb');
+    MessageLoop.flush();
+    expect(
+      sidebar.node.querySelectorAll('[data-vram-role="kernel-row"]')
+    ).toHaveLength(1);
+    sidebar.dispose();
+  });
+});
+
+describe('shutdown confirmation', () => {
+  const request: ShutdownKernelRequest = {
+    kernelId: 'kernel-a',
+    kernelName: 'Python 3 (ipykernel)',
+    paths: ['a.ipynb']
+  };
+
+  it('names the notebook and says that variables are lost', () => {
+    const [question, loss] = shutdownKernelText(request);
+    expect(question).toBe(
+      'Shut down the Python 3 (ipykernel) kernel of \u201ca.ipynb\u201d?'
+    );
+    expect(loss).toContain('Every variable in it is lost');
+  });
+
+  it.each([
+    ['.jp-mod-accept', true],
+    ['.jp-mod-reject', false]
+  ])('answers %s with %s', async (button, answer) => {
+    const answered = confirmShutdownKernelDialog({ ...request, paths: [EVIL] });
+    await settle();
+    const dialog = document.body.querySelector('.jp-Dialog') as HTMLElement;
+    expect(dialog.querySelector('[data-vram-role="shutdown-kernel-body"]')!.textContent).toContain(EVIL);
+    expect(dialog.querySelector('img')).toBeNull();
+    (dialog.querySelector(`.jp-Dialog-button${button}`) as HTMLButtonElement).click();
+    await expect(answered).resolves.toBe(answer);
+  });
+});
+
+describe('shutdown-kernel command', () => {
+  async function setup(answer: boolean) {
+    const live = await liveMonitorOnFakeKernel({});
+    const { kernel, sessionContext, monitor } = live;
+    (kernel as any).id = 'kernel-a';
+    (kernel as any).name = 'python3';
+    const context = sessionContext as any;
+    context.path = 'a.ipynb';
+    context.kernelDisplayName = 'Python 3 (ipykernel)';
+    context.shutdown = jest.fn(async () => context.changeKernel(null));
+    const commands = new CommandRegistry();
+    const app = { commands, shell: { activateById: jest.fn() } } as any;
+    const sidebar = new MemorySidebar({ monitor, kernelSessions: monitor });
+    const asked: ShutdownKernelRequest[] = [];
+    const notes: [string, string][] = [];
+    registerCommands({
+      app,
+      monitor,
+      trans: nullTranslator.load('jupyterlab_vram'),
+      palette: null,
+      sidebar,
+      setSetting: async () => undefined,
+      currentNotebookPath: () => null,
+      notify: (type, message) => notes.push([type, message]),
+      confirmShutdown: async r => {
+        asked.push(r);
+        return answer;
+      }
+    });
+    return { ...live, commands, context, asked, notes, sidebar };
+  }
+
+  it('asks, and shuts down through the session context when accepted', async () => {
+    const t = await setup(true);
+    const result = await t.commands.execute(CommandIDs.shutdownKernel, {
+      kernelId: 'kernel-a'
+    });
+    expect(t.asked).toEqual([
+      { kernelId: 'kernel-a', kernelName: 'Python 3 (ipykernel)', paths: ['a.ipynb'] }
+    ]);
+    expect(t.context.shutdown).toHaveBeenCalledTimes(1);
+    expect(result).toBe(true);
+    await settle();
+    expect(t.monitor.current?.state).toBe('disconnected'); // "no kernel"
+    t.sidebar.dispose();
+    t.monitor.dispose();
+  });
+
+  it('does nothing when cancelled', async () => {
+    const t = await setup(false);
+    const result = await t.commands.execute(CommandIDs.shutdownKernel, {
+      kernelId: 'kernel-a'
+    });
+    expect(t.asked).toHaveLength(1);
+    expect(t.context.shutdown).not.toHaveBeenCalled();
+    expect(result).toBe(false);
+    t.sidebar.dispose();
+    t.monitor.dispose();
+  });
+
+  it('does not ask about a kernel that is not open', async () => {
+    const t = await setup(true);
+    const result = await t.commands.execute(CommandIDs.shutdownKernel, {
+      kernelId: 'kernel-gone'
+    });
+    expect(t.asked).toHaveLength(0);
+    expect(t.context.shutdown).not.toHaveBeenCalled();
+    expect(result).toBe(false);
+    expect(t.notes).toHaveLength(1);
+    t.sidebar.dispose();
+    t.monitor.dispose();
+  });
+
+  it('reports a failed shutdown', async () => {
+    const t = await setup(true);
+    t.context.shutdown.mockImplementation(async () => {
+      throw new Error('server said no');
+    });
+    const result = await t.commands.execute(CommandIDs.shutdownKernel, {
+      kernelId: 'kernel-a'
+    });
+    expect(result).toBe(false);
+    expect(t.notes).toEqual([['error', 'Could not shut down the kernel: server said no']]);
+    t.sidebar.dispose();
+    t.monitor.dispose();
+  });
+});

@@ -1,0 +1,221 @@
+import { MessageLoop } from '@lumino/messaging';
+import { Widget } from '@lumino/widgets';
+
+import { CommandIDs } from '../commandIds';
+import { KernelMemoryModel } from '../model/KernelMemoryModel';
+import { oomActions, RESTART_KERNEL_COMMAND } from '../model/oomActions';
+import { explainOom } from '../model/oomExplanation';
+import { OomDiagnosis } from '../oomProtocol';
+import { parseCellRecord } from '../protocol';
+import { DEFAULT_SETTINGS } from '../settings';
+import { OomDiagnosisView } from '../views/OomDiagnosisView';
+import { oomRecord } from './cellFixtures';
+import { GiB, makeHello, MiB, wire } from './fixtures';
+
+/** Shaped like what oom_diagnosis.py sends for a fragmentation OOM on GPU 0. */
+function diagnosis(overrides: Partial<OomDiagnosis> = {}): OomDiagnosis {
+  return {
+    kind: 'cuda',
+    library: null,
+    device_index: 0,
+    requested_bytes: 2 * GiB,
+    total_bytes: 80 * GiB,
+    free_bytes: 300 * MiB,
+    allocated_bytes: 70 * GiB,
+    reserved_unallocated_bytes: 6 * GiB,
+    process_in_use_bytes: 77 * GiB,
+    other_processes_bytes: 2 * GiB,
+    other_processes: [{ pid: 4242, used_bytes: 2 * GiB }],
+    num_alloc_retries: 3,
+    stale_bytes: 4 * GiB,
+    stale_holders: [
+      { holder: 'name', label: 'activations', bytes: 3 * GiB },
+      { holder: 'last_traceback', label: 'Traceback of the last error', bytes: 1 * GiB }
+    ],
+    causes: [
+      { cause: 'fragmentation', gain_bytes: 6 * GiB },
+      { cause: 'stale_references', gain_bytes: 4 * GiB },
+      { cause: 'other_processes', gain_bytes: 2 * GiB }
+    ],
+    ...overrides
+  };
+}
+
+describe('the oom field of a cell record', () => {
+  it('parses a diagnosis and reads an absent one as null', () => {
+    const parsed = parseCellRecord(oomRecord({ oom: diagnosis() }));
+    expect('record' in parsed && parsed.record.oom?.causes[0].cause).toBe('fragmentation');
+    const old = { ...oomRecord() } as any;
+    delete old.oom;
+    const parsedOld = parseCellRecord(old);
+    expect('record' in parsedOld && parsedOld.record.oom).toBeNull();
+  });
+
+  it('names the bad field of a malformed diagnosis', () => {
+    const bad = oomRecord({ oom: { ...diagnosis(), requested_bytes: -1 } as any });
+    expect(parseCellRecord(bad)).toEqual({
+      error: expect.stringContaining('record.oom.requested_bytes')
+    });
+    const badCause = oomRecord({ oom: { ...diagnosis(), causes: [{ gain_bytes: 1 }] } as any });
+    expect(parseCellRecord(badCause)).toEqual({
+      error: expect.stringContaining('record.oom.causes[0].cause')
+    });
+  });
+});
+
+describe('explainOom', () => {
+  it('says what ran out, with the numbers', () => {
+    const text = explainOom(diagnosis(), 'binary', 7);
+    expect(text.headline).toBe(
+      'Cell [7] ran out of GPU 0 memory: it asked for 2 GiB with 300 MiB free of 80 GiB.'
+    );
+    expect(text.causes.map(c => c.cause)).toEqual([
+      'fragmentation',
+      'stale_references',
+      'other_processes'
+    ]);
+    expect(text.causes[0].text).toContain('6 GiB reserved but unallocated');
+    expect(text.causes[0].text).toContain('retried 3 times');
+    expect(text.causes[1].text).toContain('activations: 3 GiB, the last traceback: 1 GiB');
+    expect(text.causes[2].text).toContain('pid 4242 (2 GiB)');
+    expect(text.figures).toContainEqual({ label: 'Allocation retries', value: '3' });
+  });
+
+  it('explains a host MemoryError and a cause-less cuBLAS failure', () => {
+    const host = explainOom(
+      diagnosis({
+        kind: 'host',
+        device_index: null,
+        requested_bytes: 8 * GiB * 1024,
+        total_bytes: 24 * GiB,
+        free_bytes: 20 * GiB,
+        causes: [{ cause: 'too_big', gain_bytes: null }]
+      }),
+      'binary'
+    );
+    expect(host.headline).toBe(
+      'The cell ran out of host RAM: it asked for 8 TiB with 20 GiB free of 24 GiB.'
+    );
+    expect(host.causes[0].text).toMatch(/^Too big for the machine: 8 TiB is more than the 24 GiB/);
+    expect(host.figures[1]).toEqual({ label: 'Available', value: '20 GiB' });
+    const cublas = explainOom(
+      diagnosis({ kind: 'cuda_library', library: 'cuBLAS', requested_bytes: null, causes: [] }),
+      'binary'
+    );
+    expect(cublas.headline).toBe(
+      'The cell ran out of GPU 0 (cuBLAS) memory: cuBLAS could not get memory for its workspace.'
+    );
+    expect(cublas.causes[0].cause).toBe('unknown');
+  });
+});
+
+describe('oomActions', () => {
+  it('ranks the fixes by the causes, each with its expected gain', () => {
+    const actions = oomActions(diagnosis(), 'binary');
+    expect(actions.map(a => a.id).slice(0, 5)).toEqual([
+      'free-memory',
+      'expandable-segments',
+      'clear-traceback',
+      'delete-holders',
+      'insert-amp'
+    ]);
+    expect(actions[0].gain).toContain('up to 6 GiB');
+    expect(actions[1].steps).toEqual([
+      { command: CommandIDs.insertSnippet, args: { id: 'allocator-config' } },
+      { command: RESTART_KERNEL_COMMAND }
+    ]);
+    const remove = actions.find(a => a.id === 'delete-holders')!;
+    expect(remove.steps[0]).toEqual({
+      command: CommandIDs.deleteVariables,
+      args: { names: ['activations'], hidden: ['last_traceback'], fresh: true }
+    });
+    expect(remove.gain).toContain('up to 4 GiB');
+    for (const action of actions) {
+      expect(action.gain.length).toBeGreaterThan(10);
+    }
+    expect(new Set(actions.map(a => a.id)).size).toBe(actions.length);
+  });
+
+  it('puts shrinking the work first when the request is too big, and offers no CUDA fixes for host RAM', () => {
+    const tooBig = oomActions(
+      diagnosis({ causes: [{ cause: 'too_big', gain_bytes: null }], stale_holders: [] }),
+      'binary'
+    );
+    expect(tooBig.map(a => a.id).slice(0, 4)).toEqual([
+      'insert-amp',
+      'insert-batch-size-search',
+      'insert-grad-checkpointing',
+      'insert-grad-accumulation'
+    ]);
+    const host = oomActions(
+      diagnosis({ kind: 'host', causes: [{ cause: 'stale_references', gain_bytes: 1 }] }),
+      'binary'
+    );
+    expect(host.map(a => a.id)).toEqual([
+      'clear-traceback',
+      'delete-holders',
+      'free-memory',
+      'insert-batch-size-search'
+    ]);
+  });
+});
+
+describe('OomDiagnosisView', () => {
+  function setup() {
+    const model = new KernelMemoryModel({ historyCapacity: 10 });
+    model.ingest(wire(makeHello()));
+    const run = jest.fn();
+    const view = new OomDiagnosisView({ settings: { ...DEFAULT_SETTINGS }, run });
+    view.model = model;
+    Widget.attach(view, document.body);
+    MessageLoop.flush();
+    return { model, view, run };
+  }
+
+  it('shows the newest diagnosis as text, and runs an action on click', () => {
+    const { model, view, run } = setup();
+    expect(view.node.hidden).toBe(true);
+    const label = '<img src=x onerror=alert(1)>';
+    model.ingest(
+      wire({
+        type: 'cell',
+        record: oomRecord({
+          record_id: 1,
+          execution_count: 4,
+          oom: diagnosis({ stale_holders: [{ holder: 'name', label, bytes: GiB }] })
+        })
+      })
+    );
+    MessageLoop.flush();
+    expect(view.node.hidden).toBe(false);
+    const q = (role: string) =>
+      Array.from(view.node.querySelectorAll<HTMLElement>(`[data-vram-role="${role}"]`));
+    expect(q('oom-headline')[0].textContent).toContain('Cell [4] ran out of GPU 0 memory');
+    expect(q('oom-cause').map(n => n.dataset.vramCause)).toEqual([
+      'fragmentation',
+      'stale_references',
+      'other_processes'
+    ]);
+    expect(view.node.querySelector('img')).toBeNull();
+    expect(q('oom-cause')[1].textContent).toContain(label);
+    const buttons = q('oom-action');
+    expect(buttons[0].dataset.vramAction).toBe('free-memory');
+    buttons[0].click();
+    expect(run).toHaveBeenCalledWith(expect.objectContaining({ id: 'free-memory' }));
+    view.dispose();
+  });
+
+  it('hides a dismissed diagnosis until a newer cell dies of OOM', () => {
+    const { model, view } = setup();
+    model.ingest(wire({ type: 'cell', record: oomRecord({ record_id: 1, oom: diagnosis() }) }));
+    MessageLoop.flush();
+    view.node.querySelector<HTMLElement>('[data-vram-role="oom-dismiss"]')!.click();
+    MessageLoop.flush();
+    expect(view.node.hidden).toBe(true);
+    model.ingest(wire({ type: 'cell', record: oomRecord({ record_id: 2, oom: diagnosis() }) }));
+    MessageLoop.flush();
+    expect(view.node.hidden).toBe(false);
+    expect(view.node.dataset.vramRecord).toMatch(/:2$/);
+    view.dispose();
+  });
+});

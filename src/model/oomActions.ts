@@ -1,0 +1,177 @@
+/**
+ * The fixes an out-of-memory diagnosis calls for, ranked, each one click
+ * (a command, or commands run in order) and each saying what it is expected
+ * to gain. The ranking follows the kernel's ranking of causes; the rest of
+ * the out-of-memory playbook comes after, so something is always offered.
+ */
+import { ReadonlyPartialJSONObject } from '@lumino/coreutils';
+
+import { CommandIDs } from '../commandIds';
+import { ByteUnits, formatBytes } from '../format';
+import { OomDiagnosis } from '../oomProtocol';
+import { holderName } from './oomExplanation';
+
+/** JupyterLab's own command: restart the notebook's kernel (it asks first). */
+export const RESTART_KERNEL_COMMAND = 'notebook:restart-kernel';
+
+export interface OomActionStep {
+  command: string;
+  args?: ReadonlyPartialJSONObject;
+}
+
+export interface OomAction {
+  /** Stable id (tests, DOM data-role). */
+  id: string;
+  label: string;
+  /** What it is expected to gain, in words. */
+  gain: string;
+  steps: OomActionStep[];
+}
+
+/** Hidden holders the delete command knows by these ids (docs/protocol.md, inspect). */
+const HIDDEN_HOLDERS = new Set([
+  'output_cache',
+  'last_traceback',
+  'last_execution_result'
+]);
+
+export function oomActions(d: OomDiagnosis, units: ByteUnits): OomAction[] {
+  const b = (v: number | null) => formatBytes(v, units);
+  const host = d.kind === 'host';
+  const actions: OomAction[] = [];
+  const add = (action: OomAction | null) => {
+    if (action && !actions.some(a => a.id === action.id)) {
+      actions.push(action);
+    }
+  };
+  const snippet = (id: string, label: string, gain: string): OomAction => ({
+    id: `insert-${id}`,
+    label,
+    gain,
+    steps: [{ command: CommandIDs.insertSnippet, args: { id } }]
+  });
+
+  const freeMemory: OomAction = {
+    id: 'free-memory',
+    label: 'Free memory',
+    gain:
+      host || d.reserved_unallocated_bytes === null
+        ? 'Runs gc.collect() and empties the CUDA cache: frees what only cycles held.'
+        : `Runs gc.collect() and torch.cuda.empty_cache(): gives back up to ${b(
+            d.reserved_unallocated_bytes
+          )} cached by PyTorch (more if cycles held tensors).`,
+    steps: [{ command: CommandIDs.freeMemory }]
+  };
+  const names = d.stale_holders
+    .filter(h => h.holder === 'name')
+    .map(h => h.label);
+  const hidden = d.stale_holders
+    .filter(h => HIDDEN_HOLDERS.has(h.holder))
+    .map(h => h.holder);
+  const deleteHolders: OomAction | null =
+    names.length || hidden.length
+      ? {
+          id: 'delete-holders',
+          label: `Delete the largest holders (${d.stale_holders
+            .map(holderName)
+            .join(', ')})`,
+          gain: `Frees up to ${b(
+            d.stale_holders.reduce((sum, h) => sum + h.bytes, 0)
+          )}; asks before deleting anything.`,
+          steps: [
+            {
+              command: CommandIDs.deleteVariables,
+              args: { names, hidden, fresh: true }
+            }
+          ]
+        }
+      : null;
+  const traceback = d.stale_holders.find(h => h.holder === 'last_traceback');
+  const clearTraceback: OomAction | null = traceback
+    ? {
+        id: 'clear-traceback',
+        label: 'Clear the old traceback',
+        gain: `Frees the ${b(traceback.bytes)} its frames still hold (disables %debug for that error).`,
+        steps: [
+          {
+            command: CommandIDs.deleteVariables,
+            args: { names: [], hidden: ['last_traceback'], fresh: true }
+          }
+        ]
+      }
+    : null;
+  const expandableSegments: OomAction = {
+    id: 'expandable-segments',
+    label: 'Set expandable_segments (restarts the kernel)',
+    gain: `Inserts a first cell setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True, then restarts the kernel: stops most of the ${b(
+      d.reserved_unallocated_bytes
+    )} of fragmentation. Run that cell first.`,
+    steps: [
+      { command: CommandIDs.insertSnippet, args: { id: 'allocator-config' } },
+      { command: RESTART_KERNEL_COMMAND }
+    ]
+  };
+  const amp = snippet(
+    'amp',
+    'Insert mixed precision (AMP)',
+    'Activations in float16/bfloat16: roughly halves their memory.'
+  );
+  const accumulation = snippet(
+    'grad-accumulation',
+    'Insert gradient accumulation',
+    'Same effective batch in k smaller steps: activation memory / k.'
+  );
+  const checkpointing = snippet(
+    'grad-checkpointing',
+    'Insert gradient checkpointing',
+    'Recomputes activations in the backward pass: much less activation memory, ~30% more compute.'
+  );
+  const noGrad = snippet(
+    'no-grad-eval',
+    'Insert evaluation without gradients (torch.no_grad)',
+    'No autograd graph kept during evaluation: frees the activations it would hold.'
+  );
+  const batchSize = snippet(
+    'batch-size-search',
+    'Reduce the batch size',
+    'Finds the largest batch that fits: memory of activations scales with it.'
+  );
+
+  for (const { cause } of d.causes) {
+    switch (cause) {
+      case 'fragmentation':
+        add(freeMemory);
+        add(host ? null : expandableSegments);
+        break;
+      case 'stale_references':
+        add(clearTraceback);
+        add(deleteHolders);
+        add(freeMemory);
+        break;
+      case 'other_processes':
+        add(freeMemory);
+        break;
+      case 'too_big':
+        add(host ? batchSize : amp);
+        add(batchSize);
+        add(host ? null : checkpointing);
+        add(host ? null : accumulation);
+        break;
+    }
+  }
+  // The rest of the playbook, most broadly useful first.
+  add(clearTraceback);
+  add(deleteHolders);
+  add(freeMemory);
+  if (!host) {
+    add(amp);
+    add(noGrad);
+    add(checkpointing);
+    add(accumulation);
+    add(batchSize);
+    add(d.kind === 'tensorflow' ? null : expandableSegments);
+  } else {
+    add(batchSize);
+  }
+  return actions;
+}

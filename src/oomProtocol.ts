@@ -1,0 +1,103 @@
+/**
+ * Wire types and parser of the out-of-memory diagnosis (issue #6) that a
+ * cell record carries as `oom` when the cell died of out-of-memory
+ * (docs/protocol.md, `cell`). The kernel sends numbers and cause ids; the
+ * frontend turns them into words (model/oomExplanation.ts) and actions
+ * (model/oomActions.ts).
+ */
+import { FieldReader } from './protocol';
+
+/** Where memory ran out. */
+export type OomKind = 'cuda' | 'cuda_library' | 'tensorflow' | 'host';
+
+/** Why, as classified by the kernel (most likely first). */
+export type OomCauseId =
+  | 'too_big'
+  | 'fragmentation'
+  | 'stale_references'
+  | 'other_processes';
+
+export interface OomCause {
+  /** One of OomCauseId; an unknown id from a newer helper is kept as is. */
+  cause: string;
+  /** What removing this cause would make available; null for `too_big`. */
+  gain_bytes: number | null;
+}
+
+export interface OomProcess {
+  pid: number;
+  used_bytes: number | null;
+}
+
+export interface OomStaleHolder {
+  /** 'name' (a variable), 'output_cache', 'last_traceback', 'last_execution_result'. */
+  holder: string;
+  /** The variable's name, or a label of the hidden holder. */
+  label: string;
+  bytes: number;
+}
+
+export interface OomDiagnosis {
+  kind: string;
+  /** cuBLAS, cuDNN, ... for a library's allocation failure. */
+  library: string | null;
+  /** CUDA ordinal; null for host RAM or when unknown. */
+  device_index: number | null;
+  requested_bytes: number | null;
+  total_bytes: number | null;
+  free_bytes: number | null;
+  /** Held by this kernel's PyTorch allocator, in tensors. */
+  allocated_bytes: number | null;
+  /** Cached by this kernel's allocator but not in tensors (fragmentation). */
+  reserved_unallocated_bytes: number | null;
+  /** This kernel's process in all (GPU: per NVML or the message; host: RSS). */
+  process_in_use_bytes: number | null;
+  other_processes_bytes: number | null;
+  other_processes: OomProcess[];
+  num_alloc_retries: number | null;
+  /** Held by the notebook's names, output cache and last traceback on that device. */
+  stale_bytes: number | null;
+  stale_holders: OomStaleHolder[];
+  causes: OomCause[];
+}
+
+/** Read a cell record's `oom` field; throws ShapeError naming a bad field. */
+export function readOomDiagnosis(r: FieldReader): OomDiagnosis {
+  const device = r.data.device_index;
+  return {
+    kind: r.string('kind'),
+    library: r.nullableString('library'),
+    device_index:
+      device === null || device === undefined ? null : r.integer('device_index'),
+    requested_bytes: r.bytes('requested_bytes'),
+    total_bytes: r.bytes('total_bytes'),
+    free_bytes: r.bytes('free_bytes'),
+    allocated_bytes: r.bytes('allocated_bytes'),
+    reserved_unallocated_bytes: r.bytes('reserved_unallocated_bytes'),
+    process_in_use_bytes: r.bytes('process_in_use_bytes'),
+    other_processes_bytes: r.bytes('other_processes_bytes'),
+    other_processes: optionalArray(r, 'other_processes').map((item, i) => {
+      const p = FieldReader.of(item, `${r.path}.other_processes[${i}]`);
+      return { pid: p.integer('pid'), used_bytes: p.bytes('used_bytes') };
+    }),
+    num_alloc_retries: r.bytes('num_alloc_retries'),
+    stale_bytes: r.bytes('stale_bytes'),
+    stale_holders: optionalArray(r, 'stale_holders').map((item, i) => {
+      const h = FieldReader.of(item, `${r.path}.stale_holders[${i}]`);
+      return {
+        holder: h.string('holder'),
+        label: h.string('label'),
+        bytes: h.bytes('bytes') ?? 0
+      };
+    }),
+    causes: optionalArray(r, 'causes').map((item, i) => {
+      const c = FieldReader.of(item, `${r.path}.causes[${i}]`);
+      return { cause: c.string('cause'), gain_bytes: c.bytes('gain_bytes') };
+    })
+  };
+}
+
+function optionalArray(r: FieldReader, key: string): unknown[] {
+  const value = r.data[key];
+  return value === undefined || value === null ? [] : r.array(key);
+}

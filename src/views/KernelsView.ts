@@ -1,0 +1,416 @@
+/**
+ * The "Kernels" tab (issue #6): every kernel the extension monitors in this
+ * window, with its notebooks, state, host RAM and GPU use and a "Shut down"
+ * button (which runs the shutdown command: it asks first); below, the other
+ * processes NVML lists on the same GPUs, or why they cannot be seen.
+ *
+ * It follows every monitored model, not just the current one, so it is not
+ * a ModelView; like one, it renders at most once per animation frame and
+ * not at all while hidden. Kernel rows are kept per kernel and updated in
+ * place: rebuilding them on every sample (up to 20 a second) would swap the
+ * button under the pointer and lose the click. Paths, kernel names and
+ * NVML's errors are data: text only.
+ *
+ * Test hooks: root `[data-vram-role="kernels-view"]`;
+ * `[data-vram-role="kernels-table"]` with one
+ * `[data-vram-role="kernel-row"][data-vram-kernel-id="<id>"]` per kernel
+ * (no `data-vram-kernel-id` while a notebook has no kernel), containing
+ * `kernel-notebook`, `kernel-name`, `kernel-state` (`data-vram-state`),
+ * `kernel-host-rss` (`data-vram-bytes`), `kernel-gpu-use` per GPU
+ * (`data-vram-gpu`, `data-vram-bytes`, `data-vram-source`) and the button
+ * `kernel-shutdown`; `[data-vram-role="kernels-empty"]`;
+ * `[data-vram-role="gpu-processes-note"]` (`data-vram-visibility`);
+ * `[data-vram-role="gpu-processes-table"]` with
+ * `[data-vram-role="gpu-process"][data-vram-pid][data-vram-gpu]`
+ * (`data-vram-bytes`).
+ */
+import { Message } from '@lumino/messaging';
+import { Widget } from '@lumino/widgets';
+
+import { CommandIDs } from '../commandIds';
+import { ByteUnits, formatBytes } from '../format';
+import {
+  describeGpuProcessVisibility,
+  IKernelSessionSource,
+  KernelRow,
+  kernelsOverview,
+  kernelSourceOf,
+  OtherGpuProcess
+} from '../model/KernelsOverview';
+import { MonitorState } from '../model/MonitorState';
+import { IKernelMemoryModel, ModelChange } from '../tokens';
+import { element, setBytes, setHidden, setText } from './dom';
+
+/** Model changes that move a figure or state this tab shows. */
+const RELEVANT: ReadonlySet<ModelChange> = new Set<ModelChange>([
+  'state',
+  'hello',
+  'sample',
+  'busy'
+]);
+
+const STATE_LABELS: Record<MonitorState, string> = {
+  'no-notebook': 'No notebook',
+  'kernel-starting': 'Starting',
+  'non-python': 'Not Python',
+  bootstrapping: 'Connecting',
+  'helper-failed': 'Helper failed',
+  'protocol-mismatch': 'Incompatible helper',
+  live: 'Live',
+  disconnected: 'Disconnected'
+};
+
+/** "Live · busy · pid 4242", "No kernel". */
+export function kernelStateText(row: KernelRow): string {
+  if (row.kernelId === null) {
+    return 'No kernel';
+  }
+  const parts = [STATE_LABELS[row.state]];
+  if (row.state === 'live' && row.busy) {
+    parts.push('busy');
+  }
+  if (row.pid !== null) {
+    parts.push(`pid ${row.pid}`);
+  }
+  return parts.join(' \u00b7 ');
+}
+
+export class KernelsView extends Widget {
+  constructor(options: KernelsView.IOptions) {
+    super();
+    this._source = options.source;
+    this._units = options.units;
+    this._execute = options.execute;
+    this.addClass('jp-vram-Kernels');
+    this.node.dataset.vramRole = 'kernels-view';
+
+    this._table = element('table', 'jp-vram-Kernels-table', {
+      role: 'kernels-table'
+    });
+    this._table.setAttribute('aria-label', 'Monitored kernels');
+    this._table.appendChild(headerRow(['Kernel', 'RAM', 'GPU', '']));
+    this._rowsBody = document.createElement('tbody');
+    this._table.appendChild(this._rowsBody);
+    this._empty = element('div', 'jp-vram-Kernels-note', {
+      role: 'kernels-empty',
+      text:
+        'No kernel is monitored yet. The kernels of the notebooks opened ' +
+        'in this window are listed here.'
+    });
+
+    const othersHeading = element('div', 'jp-vram-Kernels-heading', {
+      text: 'Other GPU processes'
+    });
+    this._note = element('div', 'jp-vram-Kernels-note', {
+      role: 'gpu-processes-note'
+    });
+    this._note.setAttribute('aria-live', 'polite');
+    this._others = element('table', 'jp-vram-Kernels-table', {
+      role: 'gpu-processes-table'
+    });
+    this._others.setAttribute('aria-label', 'Other GPU processes');
+    this._others.appendChild(headerRow(['PID', 'GPU', 'Memory']));
+    this._othersBody = document.createElement('tbody');
+    this._others.appendChild(this._othersBody);
+
+    this.node.append(
+      this._table,
+      this._empty,
+      othersHeading,
+      this._note,
+      this._others
+    );
+    this._source?.sessionsChanged.connect(this._onSessionsChanged, this);
+    this._followModels();
+  }
+
+  /** Mark the view stale and schedule a render (coalesced). */
+  requestRender(): void {
+    this._stale = true;
+    this.update();
+  }
+
+  /** Draw now (tests; the app renders through requestRender). */
+  renderNow(): void {
+    this._stale = false;
+    this._render();
+  }
+
+  dispose(): void {
+    if (this.isDisposed) {
+      return;
+    }
+    this._source?.sessionsChanged.disconnect(this._onSessionsChanged, this);
+    for (const model of this._models) {
+      model.changed.disconnect(this._onModelChanged, this);
+    }
+    this._models = [];
+    super.dispose();
+  }
+
+  protected onUpdateRequest(_msg: Message): void {
+    if (this._stale && this.isVisible) {
+      this.renderNow();
+    }
+  }
+
+  protected onAfterAttach(_msg: Message): void {
+    if (this._stale) {
+      this.update();
+    }
+  }
+
+  protected onAfterShow(_msg: Message): void {
+    if (this._stale) {
+      this.update();
+    }
+  }
+
+  private _onSessionsChanged(): void {
+    this._followModels();
+  }
+
+  /** Listen to the models of the sessions monitored now. */
+  private _followModels(): void {
+    for (const model of this._models) {
+      model.changed.disconnect(this._onModelChanged, this);
+    }
+    this._models = (this._source?.sessions() ?? []).map(s => s.model);
+    for (const model of this._models) {
+      model.changed.connect(this._onModelChanged, this);
+    }
+    this.requestRender();
+  }
+
+  private _onModelChanged(_: IKernelMemoryModel, change: ModelChange): void {
+    if (RELEVANT.has(change)) {
+      this.requestRender();
+    }
+  }
+
+  private _render(): void {
+    const sources = (this._source?.sessions() ?? []).map(kernelSourceOf);
+    const overview = kernelsOverview(sources);
+    const units = this._units();
+
+    const seen = new Set<string>();
+    let previous: HTMLTableRowElement | null = null;
+    for (const row of overview.rows) {
+      seen.add(row.key);
+      let nodes = this._rows.get(row.key);
+      if (!nodes) {
+        nodes = this._createRow(row.key);
+        this._rows.set(row.key, nodes);
+      }
+      this._updateRow(nodes, row, units);
+      // Keep the monitor's order without moving rows that are in place.
+      const wanted: ChildNode | null = previous
+        ? previous.nextSibling
+        : this._rowsBody.firstChild;
+      if (wanted !== nodes.tr) {
+        this._rowsBody.insertBefore(nodes.tr, wanted);
+      }
+      previous = nodes.tr;
+    }
+    for (const [key, nodes] of this._rows) {
+      if (!seen.has(key)) {
+        nodes.tr.remove();
+        this._rows.delete(key);
+      }
+    }
+    setHidden(this._table, overview.rows.length === 0);
+    setHidden(this._empty, overview.rows.length > 0);
+
+    setText(this._note, describeGpuProcessVisibility(overview));
+    this._note.dataset.vramVisibility = overview.visibility;
+    this._othersBody.textContent = '';
+    for (const process of overview.others) {
+      this._othersBody.appendChild(processRow(process, units));
+    }
+    setHidden(this._others, overview.others.length === 0);
+  }
+
+  private _createRow(key: string): KernelRowNodes {
+    const tr = element('tr', 'jp-vram-Kernels-row', { role: 'kernel-row' });
+    const name = element('td', 'jp-vram-Kernels-kernel');
+    const notebook = element('div', 'jp-vram-Kernels-notebook', {
+      role: 'kernel-notebook'
+    });
+    const kernel = element('div', 'jp-vram-Kernels-detail', {
+      role: 'kernel-name'
+    });
+    const state = element('div', 'jp-vram-Kernels-detail', {
+      role: 'kernel-state'
+    });
+    name.append(notebook, kernel, state);
+    const rss = element('td', 'jp-vram-Kernels-figure', {
+      role: 'kernel-host-rss'
+    });
+    const gpus = element('td', 'jp-vram-Kernels-figure');
+    const actions = element('td', 'jp-vram-Kernels-actions');
+    const shutdown = element('button', 'jp-vram-Button jp-vram-Button-danger', {
+      role: 'kernel-shutdown',
+      text: 'Shut down'
+    });
+    shutdown.type = 'button';
+    shutdown.addEventListener('click', () => {
+      const kernelId = this._rows.get(key)?.kernelId;
+      if (kernelId) {
+        this._execute(CommandIDs.shutdownKernel, { kernelId });
+      }
+    });
+    actions.appendChild(shutdown);
+    tr.append(name, rss, gpus, actions);
+    return { tr, notebook, kernel, state, rss, gpus, shutdown, kernelId: null };
+  }
+
+  private _updateRow(
+    nodes: KernelRowNodes,
+    row: KernelRow,
+    units: ByteUnits
+  ): void {
+    nodes.kernelId = row.kernelId;
+    if (row.kernelId !== null) {
+      nodes.tr.dataset.vramKernelId = row.kernelId;
+    } else {
+      delete nodes.tr.dataset.vramKernelId;
+    }
+    const notebooks = row.paths.length ? row.paths.join(', ') : 'Untitled';
+    setText(nodes.notebook, notebooks);
+    nodes.notebook.title = notebooks;
+    const kernelText = [
+      row.displayName ?? row.kernelName ?? 'No kernel',
+      row.kernelId ? row.kernelId.slice(0, 8) : null
+    ]
+      .filter(Boolean)
+      .join(' \u00b7 ');
+    setText(nodes.kernel, kernelText);
+    nodes.kernel.title = row.kernelId ? `Kernel ${row.kernelId}` : '';
+    setText(nodes.state, kernelStateText(row));
+    nodes.state.title = row.stateReason;
+    nodes.state.dataset.vramState = row.state;
+    setBytes(nodes.rss, row.hostRssBytes, units);
+    nodes.rss.title = 'Host RAM of the kernel process (resident set size)';
+
+    nodes.gpus.textContent = '';
+    if (row.gpus.length === 0) {
+      nodes.gpus.appendChild(
+        element('div', 'jp-vram-Kernels-detail', {
+          text: row.sampled ? 'no GPU' : '\u2014'
+        })
+      );
+    }
+    for (const gpu of row.gpus) {
+      const use = element('div', 'jp-vram-Kernels-gpu', {
+        role: 'kernel-gpu-use'
+      });
+      use.dataset.vramGpu = String(gpu.index);
+      use.dataset.vramSource = gpu.source ?? 'unknown';
+      setExactBytes(use, gpu.bytes);
+      use.textContent = `${gpu.index}: ${formatBytes(gpu.bytes, units)}`;
+      use.title =
+        `GPU ${gpu.index}${gpu.name ? ` (${gpu.name})` : ''}: ` +
+        (gpu.source === 'nvml'
+          ? 'what the driver attributes to the kernel process'
+          : gpu.source === 'torch'
+            ? "PyTorch's reserved memory (NVML cannot attribute the process)"
+            : 'unknown');
+      nodes.gpus.appendChild(use);
+    }
+
+    const where = row.paths.length ? row.paths.join(', ') : 'this notebook';
+    nodes.shutdown.disabled = row.kernelId === null;
+    nodes.shutdown.title = row.kernelId
+      ? `Shut down the kernel of ${where} (asks first)`
+      : 'This notebook has no kernel';
+    nodes.shutdown.setAttribute(
+      'aria-label',
+      row.kernelId ? `Shut down the kernel of ${where}` : 'No kernel to shut down'
+    );
+  }
+
+  private _source: IKernelSessionSource | null;
+  private _units: () => ByteUnits;
+  private _execute: KernelsView.Execute;
+  private _models: IKernelMemoryModel[] = [];
+  private _rows = new Map<string, KernelRowNodes>();
+  private _stale = true;
+  private _table: HTMLTableElement;
+  private _rowsBody: HTMLTableSectionElement;
+  private _empty: HTMLDivElement;
+  private _note: HTMLDivElement;
+  private _others: HTMLTableElement;
+  private _othersBody: HTMLTableSectionElement;
+}
+
+/** The elements of one kernel row, kept between renders. */
+interface KernelRowNodes {
+  tr: HTMLTableRowElement;
+  notebook: HTMLDivElement;
+  kernel: HTMLDivElement;
+  state: HTMLDivElement;
+  rss: HTMLTableCellElement;
+  gpus: HTMLTableCellElement;
+  shutdown: HTMLButtonElement;
+  /** The kernel the button shuts down now. */
+  kernelId: string | null;
+}
+
+/** `data-vram-bytes` without the text (the text says more than bytes). */
+function setExactBytes(node: HTMLElement, bytes: number | null): void {
+  if (bytes !== null) {
+    node.dataset.vramBytes = String(Math.round(bytes));
+  }
+}
+
+function headerRow(labels: string[]): HTMLTableSectionElement {
+  const head = document.createElement('thead');
+  const tr = document.createElement('tr');
+  for (const label of labels) {
+    const th = element('th', 'jp-vram-Kernels-th', { text: label });
+    th.scope = 'col';
+    tr.appendChild(th);
+  }
+  head.appendChild(tr);
+  return head;
+}
+
+function processRow(
+  process: OtherGpuProcess,
+  units: ByteUnits
+): HTMLTableRowElement {
+  const tr = element('tr', 'jp-vram-Kernels-row', { role: 'gpu-process' });
+  tr.dataset.vramPid = String(process.pid);
+  tr.dataset.vramGpu = String(process.gpuIndex);
+  const pid = element('td', 'jp-vram-Kernels-figure', {
+    text: String(process.pid)
+  });
+  pid.title = `Process ${process.pid} on ${process.hostname}`;
+  const gpu = element('td', 'jp-vram-Kernels-figure', {
+    text: String(process.gpuIndex)
+  });
+  gpu.title = process.gpuName ?? `GPU ${process.gpuIndex}`;
+  const memory = element('td', 'jp-vram-Kernels-figure');
+  setBytes(memory, process.usedBytes, units);
+  if (process.usedBytes === null) {
+    memory.title = 'NVML gives no figure for this process';
+  }
+  setExactBytes(tr, process.usedBytes);
+  tr.append(pid, gpu, memory);
+  return tr;
+}
+
+export namespace KernelsView {
+  export type Execute = (
+    command: string,
+    args?: { [key: string]: string }
+  ) => void;
+
+  export interface IOptions {
+    /** The monitored sessions (the MemoryMonitor); null: none to list. */
+    source: IKernelSessionSource | null;
+    units: () => ByteUnits;
+    /** Runs the shutdown command with `{kernelId}`. */
+    execute: Execute;
+  }
+}

@@ -1,0 +1,147 @@
+/**
+ * The out-of-memory assistant at the top of the Memory tab: after a cell
+ * died of out-of-memory, why (in words, with the figures) and the ranked
+ * fixes, one button each. Shows the newest diagnosed cell of the kernel
+ * until the user dismisses it; hidden otherwise.
+ *
+ * Test hooks: `data-vram-role="oom-diagnosis"` (with `data-vram-record`),
+ * `oom-headline`, `oom-cause` (with `data-vram-cause`), `oom-figures`,
+ * `oom-action` (with `data-vram-action`), `oom-dismiss`.
+ */
+import { CellHistoryEntry } from '../model/CellHistory';
+import { oomActions, OomAction } from '../model/oomActions';
+import { explainOom } from '../model/oomExplanation';
+import { VramSettings } from '../settings';
+import { ModelChange } from '../tokens';
+import { element, setHidden } from './dom';
+import { ModelView } from './ModelView';
+
+const RELEVANT: ReadonlySet<ModelChange> = new Set<ModelChange>(['cells']);
+
+export class OomDiagnosisView extends ModelView {
+  constructor(options: OomDiagnosisView.IOptions) {
+    super(options.settings);
+    this._run = options.run;
+    this.addClass('jp-vram-OomDiagnosis');
+    this.node.dataset.vramRole = 'oom-diagnosis';
+    this.node.setAttribute('role', 'region');
+    this.node.setAttribute('aria-label', 'Out-of-memory diagnosis');
+  }
+
+  protected readonly relevantChanges = RELEVANT;
+
+  /** The entry shown, if any. */
+  get shown(): CellHistoryEntry | null {
+    return this._shown;
+  }
+
+  protected onModelReplaced(): void {
+    this._renderedKey = null;
+  }
+
+  protected render(): void {
+    const entry = this._newestDiagnosed();
+    this._shown = entry;
+    setHidden(this.node, entry === null);
+    const key = entry ? `${entry.key}:${this.settings.units}` : null;
+    if (key === this._renderedKey) {
+      return;
+    }
+    this._renderedKey = key;
+    this.node.replaceChildren();
+    if (!entry || !entry.record.oom) {
+      return;
+    }
+    const diagnosis = entry.record.oom;
+    const units = this.settings.units;
+    const text = explainOom(diagnosis, units, entry.record.execution_count);
+    this.node.dataset.vramRecord = entry.key;
+
+    const header = element('div', 'jp-vram-OomDiagnosis-header');
+    const headline = element('div', 'jp-vram-OomDiagnosis-headline', {
+      role: 'oom-headline',
+      text: text.headline
+    });
+    const dismiss = element('button', 'jp-vram-OomDiagnosis-dismiss', {
+      role: 'oom-dismiss',
+      text: '\u00d7'
+    });
+    dismiss.type = 'button';
+    dismiss.title = 'Dismiss this diagnosis';
+    dismiss.setAttribute('aria-label', 'Dismiss this diagnosis');
+    dismiss.addEventListener('click', () => {
+      this._dismissed.add(entry.key);
+      this.requestRender();
+    });
+    header.append(headline, dismiss);
+
+    const causes = element('ul', 'jp-vram-OomDiagnosis-causes');
+    for (const cause of text.causes) {
+      const item = element('li', 'jp-vram-OomDiagnosis-cause', {
+        role: 'oom-cause',
+        text: cause.text
+      });
+      item.dataset.vramCause = cause.cause;
+      causes.appendChild(item);
+    }
+
+    const figures = element('dl', 'jp-vram-OomDiagnosis-figures', {
+      role: 'oom-figures'
+    });
+    for (const figure of text.figures) {
+      figures.append(
+        element('dt', '', { text: figure.label }),
+        element('dd', '', { text: figure.value })
+      );
+    }
+
+    const actions = element('ol', 'jp-vram-OomDiagnosis-actions');
+    for (const action of oomActions(diagnosis, units)) {
+      actions.appendChild(this._actionItem(action));
+    }
+    this.node.append(header, causes, actions, figures);
+  }
+
+  private _actionItem(action: OomAction): HTMLElement {
+    const item = element('li', 'jp-vram-OomDiagnosis-action');
+    const button = element('button', 'jp-mod-styled jp-vram-OomAction', {
+      role: 'oom-action',
+      text: action.label
+    });
+    button.type = 'button';
+    button.dataset.vramAction = action.id;
+    button.title = action.gain;
+    button.addEventListener('click', () => {
+      void this._run(action);
+    });
+    const gain = element('div', 'jp-vram-OomDiagnosis-gain', {
+      text: action.gain
+    });
+    item.append(button, gain);
+    return item;
+  }
+
+  private _newestDiagnosed(): CellHistoryEntry | null {
+    const entries = this.model?.cells.entries ?? [];
+    for (let i = entries.length - 1; i >= 0; i--) {
+      const entry = entries[i];
+      if (entry.record.oom) {
+        return this._dismissed.has(entry.key) ? null : entry;
+      }
+    }
+    return null;
+  }
+
+  private _run: (action: OomAction) => Promise<void> | void;
+  private _dismissed = new Set<string>();
+  private _renderedKey: string | null = null;
+  private _shown: CellHistoryEntry | null = null;
+}
+
+export namespace OomDiagnosisView {
+  export interface IOptions {
+    settings: VramSettings;
+    /** Run an action's steps (commands) in order. */
+    run: (action: OomAction) => Promise<void> | void;
+  }
+}

@@ -1,0 +1,59 @@
+/**
+ * The confirmation before the Kernels tab shuts a kernel down: which
+ * notebook(s) lose their kernel and that what lives only in the kernel's
+ * memory is gone. Paths and kernel names are text only.
+ *
+ * Test hooks: `[data-vram-role="shutdown-kernel-body"]`; accept with
+ * `.jp-Dialog .jp-mod-accept` ("Shut Down").
+ */
+import { Dialog, showDialog } from '@jupyterlab/apputils';
+import { Widget } from '@lumino/widgets';
+
+import { element } from './dom';
+
+/** The kernel to shut down, as the dialog names it. */
+export interface ShutdownKernelRequest {
+  kernelId: string;
+  /** Display name (e.g. "Python 3 (ipykernel)"); null if unknown. */
+  kernelName: string | null;
+  /** The notebooks on this kernel. */
+  paths: string[];
+}
+
+/** The dialog's sentences, first the question. */
+export function shutdownKernelText(request: ShutdownKernelRequest): string[] {
+  const notebooks = request.paths.length
+    ? request.paths.map(p => `\u201c${p}\u201d`).join(', ')
+    : 'this notebook';
+  const kernel = request.kernelName
+    ? `the ${request.kernelName} kernel`
+    : 'the kernel';
+  return [
+    `Shut down ${kernel} of ${notebooks}?`,
+    'Every variable in it is lost, with the GPU and host memory it holds: ' +
+      'anything not saved to disk has to be computed again.',
+    `The notebook stays open with no kernel (kernel ${request.kernelId}).`
+  ];
+}
+
+/** Ask in a JupyterLab dialog; true when the user presses "Shut Down". */
+export async function confirmShutdownKernelDialog(
+  request: ShutdownKernelRequest
+): Promise<boolean> {
+  const body = element('div', 'jp-vram-ShutdownKernel', {
+    role: 'shutdown-kernel-body'
+  });
+  for (const line of shutdownKernelText(request)) {
+    body.appendChild(element('p', 'jp-vram-ShutdownKernel-line', { text: line }));
+  }
+  const result = await showDialog({
+    title: 'Shut down the kernel?',
+    body: new Widget({ node: body }),
+    buttons: [
+      Dialog.cancelButton(),
+      Dialog.warnButton({ label: 'Shut Down', ariaLabel: 'Shut down the kernel' })
+    ],
+    defaultButton: 0
+  });
+  return result.button.accept;
+}

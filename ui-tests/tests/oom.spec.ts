@@ -1,0 +1,60 @@
+/**
+ * The out-of-memory assistant in the browser: a cell that keeps 400 MB in a
+ * name, then one that dies of a real MemoryError (an absurd NumPy array),
+ * gets an "out of memory" badge; the sidebar explains why with numbers and
+ * ranks fixes; "Delete the largest holders" deletes the name (after the
+ * confirmation) and says what it freed. Real kernel, real NumPy.
+ */
+import { expect, test } from '@jupyterlab/galata';
+
+import { MiB, openLiveNotebook, sidebarRole } from './helpers';
+
+// See sidebar.spec.ts: Galata's kernel tracking breaks restarts/interrupts.
+test.use({ kernels: null });
+
+test('a cell that dies of out-of-memory gets a marker, a diagnosis and a working fix', async ({
+  page
+}) => {
+  await openLiveNotebook(page);
+  await page.notebook.setCell(0, 'code', 'import numpy as np\nkept = np.ones(50_000_000)  # 400 MB');
+  await page.notebook.runCell(0, true);
+  await page.notebook.addCell('code', 'np.empty(2**50, dtype=np.uint8)  # 1 PiB: fails');
+  await page.notebook.runCell(1, true);
+
+  const badge = page
+    .locator('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-Cell')
+    .nth(1)
+    .locator('[data-vram-role="cell-badge"]');
+  await expect(badge).toHaveAttribute('data-vram-out-of-memory', 'true', { timeout: 30_000 });
+  await expect(badge).toContainText('out of memory');
+  await expect(badge).toHaveClass(/jp-vram-CellBadge-oom/);
+
+  const diagnosis = sidebarRole(page, 'oom-diagnosis');
+  await expect(diagnosis).toBeVisible({ timeout: 30_000 });
+  await expect(sidebarRole(page, 'oom-headline')).toContainText(
+    /ran out of host RAM: it asked for 1 PiB with .* free of/
+  );
+  await expect(diagnosis.locator('[data-vram-role="oom-cause"]').first()).toHaveAttribute(
+    'data-vram-cause',
+    'too_big'
+  );
+  await expect(diagnosis.locator('[data-vram-cause="stale_references"]')).toContainText('kept');
+
+  const remove = diagnosis.locator('[data-vram-role="oom-action"][data-vram-action="delete-holders"]');
+  await expect(remove).toContainText('kept');
+  await remove.click();
+  const dialog = page.locator('.jp-Dialog');
+  await expect(dialog.locator('[data-vram-role="delete-plan-name"]')).toContainText('kept');
+  await dialog.locator('.jp-mod-accept').click();
+
+  const result = sidebarRole(page, 'action-result');
+  await expect(result).toHaveAttribute('data-vram-action', 'delete', { timeout: 30_000 });
+  expect(Number(await result.getAttribute('data-vram-freed-bytes'))).toBeGreaterThan(300 * MiB);
+
+  await page.notebook.addCell('code', "'kept' in globals()");
+  await page.notebook.runCell(2, true);
+  expect((await page.notebook.getCellTextOutput(2))?.join('')).toContain('False');
+
+  await sidebarRole(page, 'oom-dismiss').click();
+  await expect(diagnosis).toBeHidden();
+});
