@@ -261,3 +261,40 @@ def live_helper_kernel(bootstrap: str, config: Dict[str, Any]) -> Iterator[Tuple
         yield kernel, open_helper_comm(kernel, config)
     finally:
         kernel.shutdown()
+
+
+class CellSession:
+    """Runs cells in a live helper kernel and waits for each cell's record."""
+
+    def __init__(self, kernel: Kernel, comm_id: str):
+        self.k = kernel
+        self.comm_id = comm_id
+
+    def records(self, comm_id: Optional[str] = None) -> List[Dict[str, Any]]:
+        return [d["record"] for d in self.k.comm_data(comm_id or self.comm_id, "cell")]
+
+    def run(self, code: str, **kw: Any) -> Dict[str, Any]:
+        """Execute a cell and return (reply, its record) once the record arrived."""
+        before = len(self.records())
+        reply = self.k.execute(code, **kw)
+        record = self.next_record(before)
+        return {"reply": reply, "record": record}
+
+    def next_record(self, before: int, timeout: float = 10) -> Dict[str, Any]:
+        deadline = time.monotonic() + timeout
+        while len(self.records()) <= before:
+            if time.monotonic() > deadline:
+                raise TimeoutError("no cell record")
+            self.k.pump(0.05)
+        return self.records()[before]
+
+    def settle(self, seconds: float = 0.5) -> None:
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            self.k.pump(0.05)
+
+
+def run_silently(session: CellSession, code: str) -> None:
+    # Silent: no hooks fire, so whatever the helper kept from the last cell stays.
+    reply = session.k.execute(code, silent=True, store_history=False)
+    assert reply["status"] == "ok", reply

@@ -52,6 +52,7 @@ import traceback
 from typing import Any, Callable, Deque, Dict, List, Mapping, Optional, Tuple
 
 from .config import SamplerConfig
+from .oom_diagnosis import OomDiagnosis
 from .protocol import (
     CellError,
     CellGpuMemory,
@@ -111,18 +112,36 @@ def _message(exc: BaseException) -> str:
         return ""
 
 
-def is_out_of_memory(exc: BaseException) -> bool:
-    """True if ``exc`` or an exception it was raised from/during is an out-of-memory error."""
+def out_of_memory_text(exc: BaseException) -> Optional[Tuple[str, str]]:
+    """``(class name, message head)`` of the out-of-memory error in ``exc``'s chain, if any.
+
+    ``exc`` itself, or an exception it was raised from/during (a wrapper
+    raised in an ``except`` block). Text only: the diagnosis must not keep
+    the exception, whose traceback holds the failed cell's tensors.
+    """
     seen = set()
     current: Optional[BaseException] = exc
     while current is not None and id(current) not in seen and len(seen) < 8:
         seen.add(id(current))
+        message = _message(current)[:_SCANNED_MESSAGE_CHARS]
         if any(cls.__name__ in OUT_OF_MEMORY_TYPE_NAMES for cls in type(current).__mro__):
-            return True
-        if OUT_OF_MEMORY_MESSAGE.search(_message(current)[:_SCANNED_MESSAGE_CHARS]):
-            return True
+            return type(current).__name__, message
+        if OUT_OF_MEMORY_MESSAGE.search(message):
+            return type(current).__name__, message
         current = current.__cause__ or current.__context__
-    return False
+    return None
+
+
+def is_out_of_memory(exc: BaseException) -> bool:
+    """True if ``exc`` or an exception it was raised from/during is an out-of-memory error."""
+    return out_of_memory_text(exc) is not None
+
+
+def _failure(result: Any) -> Optional[BaseException]:
+    exc = getattr(result, "error_in_exec", None)
+    if exc is None:
+        exc = getattr(result, "error_before_exec", None)  # SyntaxError, a failing input transformer
+    return exc if isinstance(exc, BaseException) else None
 
 
 def _is_interrupt(exc: BaseException) -> bool:
@@ -139,12 +158,10 @@ def describe_error(exc: BaseException) -> CellError:
 
 def cell_outcome(result: Any) -> Tuple[CellStatus, Optional[CellError]]:
     """The status and error of an IPython ExecutionResult (or None: cancelled)."""
+    exc = _failure(result) if result is not None else None
     if result is None:
         return "interrupted", None
-    exc = getattr(result, "error_in_exec", None)
     if exc is None:
-        exc = getattr(result, "error_before_exec", None)  # SyntaxError, a failing input transformer
-    if not isinstance(exc, BaseException):
         return "ok", None
     return ("interrupted" if _is_interrupt(exc) else "error"), describe_error(exc)
 
@@ -212,10 +229,11 @@ class _PendingCell:
 class _EndedCell:
     """What post_run_cell measured, waiting for its RSS peak to become a record."""
 
-    __slots__ = ("cell", "t1", "status", "error", "execution_count", "rss_after", "gpus", "record")
+    __slots__ = ("cell", "t1", "status", "error", "execution_count", "rss_after", "gpus", "oom", "record")
 
     def __init__(self, cell: _PendingCell, t1: float, status: CellStatus, error: Optional[CellError],
-                 execution_count: Optional[int], rss_after: Optional[int], gpus: List[CellGpuMemory]):
+                 execution_count: Optional[int], rss_after: Optional[int], gpus: List[CellGpuMemory],
+                 oom: Optional[OomDiagnosis] = None):
         self.cell = cell
         self.t1 = t1
         self.status = status
@@ -223,6 +241,7 @@ class _EndedCell:
         self.execution_count = execution_count
         self.rss_after = rss_after
         self.gpus = gpus
+        self.oom = oom
         self.record: Optional[CellMemoryRecord] = None
 
 
@@ -325,6 +344,7 @@ class CellMemoryRecorder:
         send: Optional[Callable[[Mapping[str, Any]], None]] = None,
         has_listeners: Callable[[], bool] = lambda: True,
         call_soon: Optional[Callable[[Callable[[], None]], None]] = None,
+        diagnose_oom: Optional[Callable[[str, str], Optional[OomDiagnosis]]] = None,
         rss: Optional[HostRss] = None,
         torch_module: Callable[[], Any] = torch_cuda.loaded_torch,
         shell: Any = None,
@@ -337,6 +357,7 @@ class CellMemoryRecorder:
         self._has_listeners = has_listeners
         # Off the hook's thread (the runtime's sender); in tests, at once.
         self._call_soon = call_soon if call_soon is not None else (lambda call: call())
+        self._diagnose_oom = diagnose_oom
         self._rss = rss if rss is not None else HostRss()
         self._torch = torch_module
         self.shell = shell
@@ -479,10 +500,23 @@ class CellMemoryRecorder:
         except Exception as exc:
             gpus = []
             self._problem("reading torch.cuda at cell end", exc)
-        ended = _EndedCell(cell, t1, status, error, execution_count, rss_after, gpus)
+        oom = self._diagnosis(result) if error is not None and error["out_of_memory"] else None
+        ended = _EndedCell(cell, t1, status, error, execution_count, rss_after, gpus, oom)
         self._ended.append(ended)
         if self._send is not None and self._has_listeners():
             self._call_soon(lambda: self._send_record(ended))
+
+    def _diagnosis(self, result: Any) -> Optional[OomDiagnosis]:
+        if self._diagnose_oom is None:
+            return None
+        try:
+            exc = _failure(result)
+            text = out_of_memory_text(exc) if exc is not None else None
+            del exc
+            return self._diagnose_oom(*text) if text is not None else None
+        except Exception as exc:
+            self._problem("diagnosing the out-of-memory error", exc)
+            return None
 
     def _send_record(self, ended: _EndedCell) -> None:
         self._finish_ended(ended)
@@ -529,6 +563,7 @@ class CellMemoryRecorder:
             "peak_exact": rss_exact and all(g["peak_exact"] for g in ended.gpus),
             "host": host,
             "gpus": ended.gpus,
+            "oom": ended.oom,
         }
         self._next_id += 1
         return record

@@ -12,7 +12,10 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass
-from typing import Any, Dict, List, Literal, Mapping, Optional, TypedDict, Union
+from typing import TYPE_CHECKING, Any, Dict, List, Literal, Mapping, Optional, TypedDict, Union
+
+if TYPE_CHECKING:  # oom_diagnosis.py defines the diagnosis; it needs nothing from here
+    from .oom_diagnosis import OomDiagnosis
 
 from . import PROTOCOL_VERSION, __version__ as HELPER_VERSION
 
@@ -195,6 +198,8 @@ class CellMemoryRecord(TypedDict):
     peak_exact: bool
     host: CellHostMemory
     gpus: List[CellGpuMemory]
+    # the out-of-memory assistant's diagnosis (oom_watch.py); None unless the cell died of OOM
+    oom: Optional["OomDiagnosis"]
 
 
 class CellMessage(TypedDict):

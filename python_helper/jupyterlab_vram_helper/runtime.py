@@ -15,6 +15,7 @@ from .cell_accounting import BackgroundSender, CellMemoryRecorder
 from .channel import Channel
 from .cleanup import Cleanup
 from .notebook_names import notebook_names as find_notebook_names
+from .oom_watch import INSPECTED_ENTRIES, OomWatch
 from .sample import SampleSource
 from .sampler import Sampler
 
@@ -58,16 +59,21 @@ class Runtime:
         self.channel = Channel(self.source)
         self.sampler = Sampler(self.source, self.channel)
         self.cell_sender = BackgroundSender(self.channel.broadcast)
+        self._comm_manager = comm_manager
+        self._shell = shell
+        self.cleanup = Cleanup(self.source, shell=lambda: self._shell, read_figures=self.sampler.read_figures)
+        self.oom_watch = OomWatch(
+            read_figures=self.sampler.read_figures,
+            inspect=lambda: self.cleanup.inspect(max_entries=INSPECTED_ENTRIES),
+        )
         self.cells = CellMemoryRecorder(
             config=lambda: self.sampler.config,
             send=self.cell_sender.post,
             has_listeners=self.channel.has_targets,
             call_soon=self.cell_sender.call_soon,
+            diagnose_oom=self.oom_watch.diagnose,
         )
         self.sampler.add_observer(self.cells.observe)
-        self._comm_manager = comm_manager
-        self._shell = shell
-        self.cleanup = Cleanup(self.source, shell=lambda: self._shell, read_figures=self.sampler.read_figures)
         self.channel.bind(
             self.sampler, cell_history=self.cells.history, cleanup=self.cleanup, notebook_names=self.notebook_names
         )

@@ -252,3 +252,71 @@ def test_free_memory_does_not_initialise_cuda(kernel: Kernel, bootstrap: str) ->
     assert result["empty_cache"] == "skipped_cuda_not_initialized"
     _reply(kernel, comm_id, {"type": "inspect", "request_id": "n2"})
     assert kernel.eval("torch.cuda.is_initialized()") is False
+
+
+# --- issue #6: the out-of-memory diagnosis on a real GPU --------------------------------------
+
+GiB = 1 << 30
+
+
+def test_filling_the_card_gives_the_allocators_numbers_and_blames_the_names(kernel: Kernel, bootstrap: str) -> None:
+    comm_id = _open(kernel, bootstrap)
+    kernel.execute("import torch, pynvml; torch.zeros(1, device='cuda:0')", timeout=300)
+    before = len(kernel.comm_data(comm_id, "cell"))
+    reply = kernel.execute(
+        "chunks = []\n"
+        "while True:\n"
+        "    chunks.append(torch.empty(2**30, dtype=torch.uint8, device='cuda:0'))",
+        timeout=300,
+    )
+    assert reply["status"] == "error" and reply["ename"] == "OutOfMemoryError"
+    oom = _next_cell_record(kernel, comm_id, before, timeout=120)["oom"]
+    truth = kernel.eval(
+        "(torch.cuda.memory_allocated(0), torch.cuda.get_device_properties(0).total_memory, len(chunks))"
+    )
+    allocated, total, n_chunks = truth
+    assert oom["kind"] == "cuda" and oom["device_index"] == 0
+    assert oom["requested_bytes"] == GiB  # "Tried to allocate 1024.00 MiB"
+    assert abs(oom["total_bytes"] - total) < 0.01 * total
+    assert abs(oom["allocated_bytes"] - allocated) < 0.01 * allocated  # nothing was freed since
+    assert n_chunks * GiB <= allocated
+    assert oom["free_bytes"] < GiB
+    causes = [c["cause"] for c in oom["causes"]]
+    assert "too_big" not in causes and causes[0] == "stale_references", causes
+    assert {h["label"] for h in oom["stale_holders"]} >= {"chunks"}
+    kernel.execute("del chunks; torch.cuda.empty_cache()")
+
+
+def test_holes_in_a_cached_segment_are_classified_as_fragmentation(kernel: Kernel, bootstrap: str) -> None:
+    comm_id = _open(kernel, bootstrap)
+    setup = kernel.execute(
+        "import torch\n"
+        "MiB = 2**20\n"
+        "free, _ = torch.cuda.mem_get_info(0)\n"
+        "piece = 512 * MiB\n"
+        "n = int(free * 0.5) // piece // 2 * 2\n"
+        # one cached segment of n pieces, then split into n tensors
+        "torch.empty(n * piece, dtype=torch.uint8, device='cuda:0'); \n"
+        "parts = [torch.empty(piece, dtype=torch.uint8, device='cuda:0') for _ in range(n)]\n"
+        # the rest of the card, in new segments
+        "filler = []\n"
+        "try:\n"
+        "    while True:\n"
+        "        filler.append(torch.empty(64 * MiB, dtype=torch.uint8, device='cuda:0'))\n"
+        "except torch.OutOfMemoryError:\n"
+        "    pass\n"
+        # every other piece freed: n/2 holes of 512 MiB, none adjacent
+        "del parts[::2]",
+        timeout=600,
+    )
+    assert setup["status"] == "ok", setup
+    before = len(kernel.comm_data(comm_id, "cell"))
+    reply = kernel.execute("torch.empty(1024 * MiB, dtype=torch.uint8, device='cuda:0')", timeout=300)
+    assert reply["status"] == "error"
+    oom = _next_cell_record(kernel, comm_id, before, timeout=120)["oom"]
+    holes = kernel.eval("torch.cuda.memory_reserved(0) - torch.cuda.memory_allocated(0)")
+    assert oom["requested_bytes"] == GiB
+    assert oom["reserved_unallocated_bytes"] >= GiB
+    assert abs(oom["reserved_unallocated_bytes"] - holes) < 0.02 * holes
+    assert oom["causes"][0]["cause"] == "fragmentation", oom["causes"]
+    kernel.execute("del parts, filler; torch.cuda.empty_cache()")

@@ -11,42 +11,14 @@ from typing import Any, Dict, Iterator, List, Optional
 
 import pytest
 
-from kernel_harness import Kernel, live_helper_kernel
+from kernel_harness import CellSession as Session
+from kernel_harness import live_helper_kernel, run_silently as _silently
 
 pytestmark = pytest.mark.kernel
 
 MB = 1 << 20
 TENSOR_BYTES = 200_000_000  # torch.ones(50_000_000) in float32
 FAST = {"interval_s": 0.2, "heartbeat_s": 1.0}
-
-
-class Session:
-    def __init__(self, kernel: Kernel, comm_id: str):
-        self.k = kernel
-        self.comm_id = comm_id
-
-    def records(self, comm_id: Optional[str] = None) -> List[Dict[str, Any]]:
-        return [d["record"] for d in self.k.comm_data(comm_id or self.comm_id, "cell")]
-
-    def run(self, code: str, **kw: Any) -> Dict[str, Any]:
-        """Execute a cell and return (reply, its record) once the record arrived."""
-        before = len(self.records())
-        reply = self.k.execute(code, **kw)
-        record = self.next_record(before)
-        return {"reply": reply, "record": record}
-
-    def next_record(self, before: int, timeout: float = 10) -> Dict[str, Any]:
-        deadline = time.monotonic() + timeout
-        while len(self.records()) <= before:
-            if time.monotonic() > deadline:
-                raise TimeoutError("no cell record")
-            self.k.pump(0.05)
-        return self.records()[before]
-
-    def settle(self, seconds: float = 0.5) -> None:
-        deadline = time.monotonic() + seconds
-        while time.monotonic() < deadline:
-            self.k.pump(0.05)
 
 
 @pytest.fixture(scope="module")
@@ -144,12 +116,6 @@ def test_a_syntax_error_is_an_error_before_execution(session: Session) -> None:
     record = session.run("def broken(:\n    pass")["record"]
     assert record["status"] == "error"
     assert record["error"]["type"] == "SyntaxError"
-
-
-def _silently(session: Session, code: str) -> None:
-    # Silent: no hooks fire, so whatever the helper kept from the last cell stays.
-    reply = session.k.execute(code, silent=True, store_history=False)
-    assert reply["status"] == "ok", reply
 
 
 def test_the_result_of_a_cell_is_not_kept_alive(session: Session) -> None:
