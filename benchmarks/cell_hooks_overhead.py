@@ -48,7 +48,7 @@ sys.path.insert(0, str(ROOT / "python_helper"))
 
 import psutil  # noqa: E402
 
-from kernel_harness import Kernel, _parse_date, bootstrap_code  # noqa: E402
+from kernel_harness import Kernel, _parse_date, attach_helper, bootstrap_code  # noqa: E402
 
 # Installed silently in each kernel after its tool: wraps every registered
 # pre/post_run_cell callback with a timer. Per cell, pre + post.
@@ -164,9 +164,7 @@ def main() -> None:
         for name in ("plain", "helper", "ipyexperiments"):
             subjects[name] = Subject(name)
         helper = subjects["helper"].kernel
-        helper.bootstrap(bootstrap_code())
-        comm_id = helper.open_comm({"type": "open", "protocol": 1})
-        helper.wait_for(comm_id, lambda d: d.get("reason") == "initial")
+        comm_id = attach_helper(helper, bootstrap_code())
         reply = subjects["ipyexperiments"].kernel.execute(IPYEXPERIMENTS)
         assert reply["status"] == "ok", reply
         for s in subjects.values():

@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "python_helper"))
 
-from kernel_harness import Kernel, bootstrap_code  # noqa: E402
+from kernel_harness import Kernel, attach_helper, bootstrap_code  # noqa: E402
 
 SETUP = """
 import torch
@@ -63,9 +63,7 @@ def main() -> None:
     plain = args.variables - args.tensors - 100 - 2
     kernel = Kernel()
     try:
-        kernel.bootstrap(bootstrap_code())
-        comm_id = kernel.open_comm({"type": "open", "protocol": 1})
-        kernel.wait_for(comm_id, lambda d: d.get("reason") == "initial", timeout=60)
+        comm_id = attach_helper(kernel, bootstrap_code(), timeout=60)
         reply = kernel.execute(SETUP.format(tensors=args.tensors, plain=plain), timeout=300)
         assert reply["status"] == "ok", reply
         names = kernel.eval("len([k for k in get_ipython().user_ns if not k.startswith('_')])")

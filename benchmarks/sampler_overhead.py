@@ -32,7 +32,7 @@ sys.path.insert(0, str(ROOT / "python_helper"))
 
 import psutil  # noqa: E402
 
-from kernel_harness import Kernel, bootstrap_code  # noqa: E402
+from kernel_harness import Kernel, attach_helper, bootstrap_code  # noqa: E402
 
 MB = 1 << 20
 
@@ -119,10 +119,7 @@ def main() -> None:
     try:
         comms = [None]
         for k, interval in zip(kernels[1:], (1.0, 0.1)):
-            k.bootstrap(code)
-            comm_id = k.open_comm({"type": "open", "protocol": 1, "config": {"interval_s": interval}})
-            k.wait_for(comm_id, lambda d: d.get("reason") == "initial")
-            comms.append(comm_id)
+            comms.append(attach_helper(k, code, {"interval_s": interval}))
         pids = [kernel_pid(k) for k in kernels]
         pump_all(kernels, 2.0)  # let start-up work finish
         counts = [len(k.comm_data(c, "sample")) if c else 0 for k, c in zip(kernels, comms)]

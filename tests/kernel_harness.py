@@ -244,12 +244,23 @@ class Kernel:
                 yield m
 
 
-def open_helper_comm(kernel: "Kernel", config: Dict[str, Any]) -> str:
-    """Open a comm to the bootstrapped helper as the frontend does; returns its id
-    once the helper's `initial` sample has arrived."""
-    comm_id = kernel.open_comm({"type": "open", "protocol": 1, "config": config})
-    kernel.wait_for(comm_id, lambda d: d.get("reason") == "initial")
+def open_helper_comm(kernel: "Kernel", config: Optional[Dict[str, Any]] = None, timeout: float = 15) -> str:
+    """Open a comm to the bootstrapped helper as the frontend does (with ``config``
+    in the open, if given); returns its id once the helper's `initial` sample has arrived."""
+    data: Dict[str, Any] = {"type": "open", "protocol": 1}
+    if config is not None:
+        data["config"] = config
+    comm_id = kernel.open_comm(data)
+    kernel.wait_for(comm_id, lambda d: d.get("reason") == "initial", timeout)
     return comm_id
+
+
+def attach_helper(
+    kernel: "Kernel", bootstrap: str, config: Optional[Dict[str, Any]] = None, timeout: float = 15
+) -> str:
+    """Bootstrap the helper into ``kernel`` and open one comm (:func:`open_helper_comm`); returns its id."""
+    kernel.bootstrap(bootstrap)
+    return open_helper_comm(kernel, config, timeout)
 
 
 @contextlib.contextmanager
@@ -257,10 +268,16 @@ def live_helper_kernel(bootstrap: str, config: Dict[str, Any]) -> Iterator[Tuple
     """A fresh kernel with the helper bootstrapped and one comm open; shut down on exit."""
     kernel = Kernel()
     try:
-        kernel.bootstrap(bootstrap)
-        yield kernel, open_helper_comm(kernel, config)
+        yield kernel, attach_helper(kernel, bootstrap, config)
     finally:
         kernel.shutdown()
+
+
+def snapshot_sample(kernel: "Kernel", comm_id: str, request_id: str, timeout: float = 15) -> Dict[str, Any]:
+    """Ask for a ``snapshot`` and return the sample it produced."""
+    before = len(kernel.comm_data(comm_id))
+    seq = kernel.request(comm_id, {"type": "snapshot", "request_id": request_id}, timeout)["result"]["seq"]
+    return next(d for d in kernel.comm_data(comm_id)[before:] if d.get("seq") == seq)
 
 
 class CellSession:
@@ -273,11 +290,11 @@ class CellSession:
     def records(self, comm_id: Optional[str] = None) -> List[Dict[str, Any]]:
         return [d["record"] for d in self.k.comm_data(comm_id or self.comm_id, "cell")]
 
-    def run(self, code: str, **kw: Any) -> Dict[str, Any]:
-        """Execute a cell and return (reply, its record) once the record arrived."""
+    def run(self, code: str, record_timeout: float = 10, **kw: Any) -> Dict[str, Any]:
+        """Execute a cell (``kw``: for Kernel.execute) and return (reply, its record) once the record arrived."""
         before = len(self.records())
         reply = self.k.execute(code, **kw)
-        record = self.next_record(before)
+        record = self.next_record(before, record_timeout)
         return {"reply": reply, "record": record}
 
     def next_record(self, before: int, timeout: float = 10) -> Dict[str, Any]:
@@ -298,3 +315,17 @@ def run_silently(session: CellSession, code: str) -> None:
     # Silent: no hooks fire, so whatever the helper kept from the last cell stays.
     reply = session.k.execute(code, silent=True, store_history=False)
     assert reply["status"] == "ok", reply
+
+
+def forget_last_error(session: CellSession) -> None:
+    """Drop IPython's references to the last error (kept for %debug), silently.
+
+    Needs ``sys`` imported in the kernel. The last ExecutionResult needs no
+    clearing: the silent executions replaced it.
+    """
+    run_silently(
+        session,
+        "sys.last_value = sys.last_traceback = sys.last_type = None\n"
+        "sys.last_exc = None\n"
+        "get_ipython().InteractiveTB.tb = None",
+    )

@@ -172,11 +172,12 @@ def cell_outcome(result: Any) -> Tuple[CellStatus, Optional[CellError]]:
 class HostRss:
     """RSS (and, on Linux, peak RSS) of the kernel, for the hooks."""
 
-    def __init__(self, proc: Optional[ProcSelfRss] = None, fallback: Optional[HostReader] = None):
+    def __init__(self, proc: Optional[ProcSelfRss] = None):
         self._proc = proc if proc is not None else ProcSelfRss()
-        self._fallback = fallback
-        if not self._proc.available and self._fallback is None:
-            self._fallback = HostReader()
+        # Without /proc (macOS, Windows): psutil's RSS, and no peak.
+        self._fallback: Optional[HostReader] = None if self._proc.available else HostReader()
+        # False once the peak is known not to be resettable: the hook then skips the attempt.
+        self.can_reset = self._fallback is None and self._proc.can_reset
 
     def rss(self) -> Optional[int]:
         if self._fallback is not None:
@@ -194,7 +195,10 @@ class HostRss:
         return self._proc.peak()
 
     def reset_peak(self) -> bool:
-        return self._fallback is None and self._proc.reset_peak()
+        if self._fallback is None and self._proc.reset_peak():
+            return True
+        self.can_reset = False
+        return False
 
     def close(self) -> None:
         self._proc.close()
@@ -460,7 +464,7 @@ class CellMemoryRecorder:
 
     def _host_before(self, cell: _PendingCell, reset: bool) -> None:
         rss = self._rss
-        if reset:
+        if reset and rss.can_reset:  # else one read, not a read and a failing reset and another read
             cell.rss_before = rss.rss()
             cell.rss_peak_was_reset = rss.reset_peak()
         if not cell.rss_peak_was_reset:

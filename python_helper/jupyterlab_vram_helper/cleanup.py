@@ -27,13 +27,11 @@ from typing import Any, Callable, Dict, FrozenSet, List, Optional, Tuple
 
 from . import holders
 from .holders import Budget, Classes, Found, Sizer, StorageKey
+from .protocol import HIDDEN_HOLDER_KINDS, INSPECT_CONTAINER_DEPTH, INSPECT_MAX_ENTRIES
 from .readers import torch_cuda
 
 KEPT_LISTINGS = 4
-MAX_DELETE_NAMES = 10_000
 MAX_REFERRER_KINDS = 3
-
-HIDDEN_HOLDERS = ("output_cache", "last_traceback", "last_execution_result")
 
 # IPython's own names: never listed, never deleted.
 IPYTHON_NAMES = frozenset(
@@ -136,12 +134,20 @@ class Cleanup:
 
     # -- inspect --------------------------------------------------------------
 
-    def inspect(self, max_entries: int = 200, container_depth: int = 2) -> Dict[str, Any]:
+    def inspect(
+        self,
+        max_entries: int = INSPECT_MAX_ENTRIES[2],
+        container_depth: int = INSPECT_CONTAINER_DEPTH[2],
+        keep_listing: bool = True,
+    ) -> Dict[str, Any]:
+        """``keep_listing=False``: for a caller that never deletes from it (the OOM
+        diagnosis), so that it does not push a frontend's listing out."""
         start = time.perf_counter()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             result, listing = self._inspect(max_entries, container_depth)
-        self._keep(listing)
+        if keep_listing:
+            self._keep(listing)
         result["elapsed_ms"] = _ms(start)
         return result
 
@@ -206,8 +212,9 @@ class Cleanup:
         entries.sort(key=lambda e: (-e["total_bytes"], e["name"]))
         truncated = len(entries) > max_entries or budget.exhausted
 
-        named_storages = {k for k in owner}
-        hidden = [h for h in self._hidden_holders(shell, classes, depth, named_storages) if h["total_bytes"] > 0]
+        hidden = [
+            h for h in self._hidden_holders(shell, classes, depth, set(owner), cache_labels) if h["total_bytes"] > 0
+        ]
         return (
             {
                 "listing_id": listing.listing_id,
@@ -219,7 +226,10 @@ class Cleanup:
             listing,
         )
 
-    def _hidden_holders(self, shell: Any, classes: Classes, depth: int, named: set) -> List[Dict[str, Any]]:
+    def _hidden_holders(
+        self, shell: Any, classes: Classes, depth: int, named: set, labels: Dict[int, List[str]]
+    ) -> List[Dict[str, Any]]:
+        """``labels``: the output cache's labels (:func:`output_cache_labels`), already read by the caller."""
         out = []
         sizer = Sizer(classes, Budget())
         # output cache
@@ -227,7 +237,6 @@ class Cleanup:
         found = Found()
         seen: set = set()
         holding: List[str] = []
-        labels = output_cache_labels(shell)
         for obj in objects:
             before = len(found.storages)
             sizer.walk(obj, found, depth, seen)
@@ -311,7 +320,7 @@ class Cleanup:
     # -- delete -----------------------------------------------------------------
 
     def delete(self, listing_id: str, names: List[str], hidden: List[str], free: List[str]) -> Dict[str, Any]:
-        """Caller checked: listing exists, names are strings, at most MAX_DELETE_NAMES."""
+        """Caller checked: listing exists, names are strings, at most protocol.MAX_DELETE_NAMES."""
         start = time.perf_counter()
         listing = self._listings[listing_id]
         shell = self._shell()
@@ -336,7 +345,7 @@ class Cleanup:
             for name in accepted:
                 probes[name] = detach(shell, user_ns, name)
                 deleted.append(name)
-            cleared = [h for h in HIDDEN_HOLDERS if h in hidden]
+            cleared = [h for h in HIDDEN_HOLDER_KINDS if h in hidden]
             for holder in cleared:
                 CLEARERS[holder](shell)
             ran, _collected, _empty = self._free(free)

@@ -104,6 +104,7 @@ ACCOUNTING_SLACK_MIN_BYTES = 128 * MIB
 SELF_MATCH_SLACK_BYTES = 16 * MIB
 
 MAX_LISTED_PROCESSES = 16
+# Holders listed in a diagnosis (the sidebar offers to delete them).
 STALE_HOLDERS_LISTED = 5
 
 

@@ -15,13 +15,8 @@ from __future__ import annotations
 
 from typing import Any, Callable, Dict, List, Mapping, Optional
 
-from .oom_diagnosis import OomDiagnosis, OomStaleHolder, OomState, diagnose
+from .oom_diagnosis import STALE_HOLDERS_LISTED, OomDiagnosis, OomStaleHolder, OomState, diagnose
 from .oom_message import OomProcess, parse_oom_message
-
-# Holders listed in a diagnosis (the sidebar offers to delete them).
-STALE_HOLDERS_LISTED = 5
-# Entries the namespace walk lists; bytes beyond them still count in the total.
-INSPECTED_ENTRIES = 200
 
 HOST_DEVICE = "cpu"
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Dict, List, Literal, Mapping, Optional, TypedDict, Union
+from typing import TYPE_CHECKING, Any, Dict, List, Literal, Mapping, Optional, TypedDict
 
 if TYPE_CHECKING:  # oom_diagnosis.py defines the diagnosis; it needs nothing from here
     from .oom_diagnosis import OomDiagnosis
@@ -461,8 +461,6 @@ def error_message(code: ErrorCode, message: str, request_id: Optional[str] = Non
 def cell_message(record: CellMemoryRecord) -> CellMessage:
     return {"type": "cell", "record": record}
 
-
-JsonMessage = Union[HelloMessage, SampleMessage, CellMessage, ReplyMessage, ErrorMessage]
 
 __all__ = [
     "COMM_TARGET",

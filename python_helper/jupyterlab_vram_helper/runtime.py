@@ -15,7 +15,7 @@ from .cell_accounting import BackgroundSender, CellMemoryRecorder
 from .channel import Channel
 from .cleanup import Cleanup
 from .notebook_names import notebook_names as find_notebook_names
-from .oom_watch import INSPECTED_ENTRIES, OomWatch
+from .oom_watch import OomWatch
 from .sample import SampleSource
 from .sampler import Sampler
 
@@ -63,8 +63,7 @@ class Runtime:
         self._shell = shell
         self.cleanup = Cleanup(self.source, shell=lambda: self._shell, read_figures=self.sampler.read_figures)
         self.oom_watch = OomWatch(
-            read_figures=self.sampler.read_figures,
-            inspect=lambda: self.cleanup.inspect(max_entries=INSPECTED_ENTRIES),
+            read_figures=self.sampler.read_figures, inspect=lambda: self.cleanup.inspect(keep_listing=False)
         )
         self.cells = CellMemoryRecorder(
             config=lambda: self.sampler.config,

@@ -120,10 +120,6 @@ class Sampler:
         self.wake()  # a shorter interval takes effect now, not after the old one
         return self._config
 
-    @property
-    def seq(self) -> int:
-        return self._seq
-
     # -- sending ------------------------------------------------------------
 
     def emit(

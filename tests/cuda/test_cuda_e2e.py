@@ -13,7 +13,7 @@ from functools import lru_cache
 
 import pytest
 
-from kernel_harness import Kernel
+from kernel_harness import CellSession, Kernel, attach_helper, snapshot_sample
 
 pytestmark = [pytest.mark.cuda, pytest.mark.kernel]
 
@@ -38,16 +38,7 @@ def needs_cuda() -> None:
 
 
 def _open(kernel: Kernel, bootstrap: str) -> str:
-    kernel.bootstrap(bootstrap)
-    comm_id = kernel.open_comm({"type": "open", "protocol": 1, "config": {"interval_s": 0.1, "heartbeat_s": 0.1}})
-    kernel.wait_for(comm_id, lambda d: d.get("reason") == "initial", timeout=60)
-    return comm_id
-
-
-def _snapshot(kernel: Kernel, comm_id: str, rid: str):
-    before = len(kernel.comm_data(comm_id))
-    seq = kernel.request(comm_id, {"type": "snapshot", "request_id": rid}, timeout=60)["result"]["seq"]
-    return next(d for d in kernel.comm_data(comm_id)[before:] if d.get("seq") == seq)
+    return attach_helper(kernel, bootstrap, {"interval_s": 0.1, "heartbeat_s": 0.1}, timeout=60)
 
 
 def test_sample_equals_torch_cuda_figures(kernel: Kernel, bootstrap: str) -> None:
@@ -60,7 +51,7 @@ def test_sample_equals_torch_cuda_figures(kernel: Kernel, bootstrap: str) -> Non
         timeout=300,
     )
     assert reply["status"] == "ok", reply
-    sample = _snapshot(kernel, comm_id, "s1")
+    sample = snapshot_sample(kernel, comm_id, "s1", timeout=60)
     truth = kernel.eval(
         "(torch.cuda.memory_allocated(0), torch.cuda.memory_reserved(0), torch.cuda.max_memory_allocated(0),"
         " torch.cuda.get_device_properties(0).total_memory, torch.cuda.device_count())"
@@ -94,7 +85,7 @@ def test_monitoring_creates_no_cuda_context(kernel: Kernel, bootstrap: str) -> N
     deadline = time.monotonic() + 5
     while time.monotonic() < deadline:
         kernel.pump(0.2)
-    _snapshot(kernel, comm_id, "s")
+    snapshot_sample(kernel, comm_id, "s", timeout=60)
     assert kernel.eval("torch.cuda.is_initialized()") is False
     samples = kernel.comm_data(comm_id, "sample")
     assert all(s["torch"] == {"imported": True, "cuda_initialized": False} for s in samples)
@@ -120,32 +111,24 @@ def test_monitoring_creates_no_cuda_context(kernel: Kernel, bootstrap: str) -> N
 # --- per-cell accounting against torch.cuda ground truth ------------------------------------
 
 
-def _next_cell_record(kernel: Kernel, comm_id: str, before: int, timeout: float = 30):
-    deadline = time.monotonic() + timeout
-    while True:
-        records = kernel.comm_data(comm_id, "cell")
-        if len(records) > before:
-            return records[before]["record"]
-        assert time.monotonic() < deadline, "no cell record"
-        kernel.pump(0.1)
-
-
 def test_cell_peak_and_delta_equal_torch_cuda_to_the_byte(kernel: Kernel, bootstrap: str) -> None:
-    comm_id = _open(kernel, bootstrap)
-    kernel.execute("import torch\nkeep = torch.empty(64 * 2**20, dtype=torch.uint8, device='cuda:0')", timeout=300)
+    cells = CellSession(kernel, _open(kernel, bootstrap))
+    cells.run(
+        "import torch\nkeep = torch.empty(64 * 2**20, dtype=torch.uint8, device='cuda:0')", timeout=300, record_timeout=30
+    )
     # A cell with a transient peak below the earlier one: only a per-cell
     # reset shows it. The cell records its own ground truth.
-    before = len(kernel.comm_data(comm_id, "cell"))
-    reply = kernel.execute(
+    made = cells.run(
         "start_allocated = torch.cuda.memory_allocated(0)\n"
         "t = torch.empty(48 * 2**20 + 7, dtype=torch.uint8, device='cuda:0')\n"
         "u = torch.empty(16 * 2**20, dtype=torch.uint8, device='cuda:0')\n"
         "del t\n"
         "truth_peak = torch.cuda.max_memory_allocated(0)\n"
-        "truth_delta = torch.cuda.memory_allocated(0) - start_allocated\n"
+        "truth_delta = torch.cuda.memory_allocated(0) - start_allocated\n",
+        record_timeout=30,
     )
+    reply, record = made["reply"], made["record"]
     assert reply["status"] == "ok", reply
-    record = _next_cell_record(kernel, comm_id, before)
     truth_peak, truth_delta = kernel.eval("(truth_peak, truth_delta)")
     g = next(g for g in record["gpus"] if g["index"] == 0)
     assert g["peak_exact"] is True and record["peak_exact"] is True
@@ -158,12 +141,15 @@ def test_cell_peak_and_delta_equal_torch_cuda_to_the_byte(kernel: Kernel, bootst
 
 def test_cell_peak_without_reset_leaves_the_users_counter_alone(kernel: Kernel, bootstrap: str) -> None:
     comm_id = _open(kernel, bootstrap)
+    cells = CellSession(kernel, comm_id)
     kernel.request(comm_id, {"type": "configure", "request_id": "c", "config": {"reset_peak_per_cell": False}})
-    kernel.execute("import torch\nbig = torch.empty(256 * 2**20, dtype=torch.uint8, device='cuda:0'); del big", timeout=300)
+    cells.run(
+        "import torch\nbig = torch.empty(256 * 2**20, dtype=torch.uint8, device='cuda:0'); del big",
+        timeout=300,
+        record_timeout=30,
+    )
     user_peak = kernel.eval("torch.cuda.max_memory_allocated(0)")
-    before = len(kernel.comm_data(comm_id, "cell"))
-    kernel.execute("small = torch.empty(8 * 2**20, dtype=torch.uint8, device='cuda:0')")
-    record = _next_cell_record(kernel, comm_id, before)
+    record = cells.run("small = torch.empty(8 * 2**20, dtype=torch.uint8, device='cuda:0')", record_timeout=30)["record"]
     assert kernel.eval("torch.cuda.max_memory_allocated(0)") == user_peak  # not reset
     g = next(g for g in record["gpus"] if g["index"] == 0)
     assert g["peak_exact"] is False
@@ -171,27 +157,25 @@ def test_cell_peak_without_reset_leaves_the_users_counter_alone(kernel: Kernel, 
 
 
 def test_cell_that_initialises_cuda_counts_from_zero(kernel: Kernel, bootstrap: str) -> None:
-    comm_id = _open(kernel, bootstrap)
-    kernel.execute("import torch")
-    before = len(kernel.comm_data(comm_id, "cell"))
-    kernel.execute(
+    cells = CellSession(kernel, _open(kernel, bootstrap))
+    cells.run("import torch", record_timeout=30)
+    record = cells.run(
         "x = torch.empty(32 * 2**20, dtype=torch.uint8, device='cuda:0')\n"
         "truth_peak = torch.cuda.max_memory_allocated(0)",
         timeout=300,
-    )
-    record = _next_cell_record(kernel, comm_id, before)
+        record_timeout=30,
+    )["record"]
     g = next(g for g in record["gpus"] if g["index"] == 0)
     assert g["allocated_before_bytes"] == 0 and g["reserved_before_bytes"] == 0
     assert g["allocated_peak_bytes"] == kernel.eval("truth_peak") and g["peak_exact"] is True
 
 
 def test_a_real_cuda_oom_is_recognised(kernel: Kernel, bootstrap: str) -> None:
-    comm_id = _open(kernel, bootstrap)
-    kernel.execute("import torch; torch.zeros(1, device='cuda:0')", timeout=300)
-    before = len(kernel.comm_data(comm_id, "cell"))
-    reply = kernel.execute("too_big = torch.empty(2**50, dtype=torch.uint8, device='cuda:0')")
+    cells = CellSession(kernel, _open(kernel, bootstrap))
+    cells.run("import torch; torch.zeros(1, device='cuda:0')", timeout=300, record_timeout=30)
+    made = cells.run("too_big = torch.empty(2**50, dtype=torch.uint8, device='cuda:0')", record_timeout=30)
+    reply, record = made["reply"], made["record"]
     assert reply["status"] == "error"
-    record = _next_cell_record(kernel, comm_id, before)
     assert record["status"] == "error"
     assert record["error"]["type"] == "OutOfMemoryError" and record["error"]["out_of_memory"] is True
     assert "CUDA out of memory" in record["error"]["message_head"]
@@ -260,17 +244,18 @@ GiB = 1 << 30
 
 
 def test_filling_the_card_gives_the_allocators_numbers_and_blames_the_names(kernel: Kernel, bootstrap: str) -> None:
-    comm_id = _open(kernel, bootstrap)
-    kernel.execute("import torch, pynvml; torch.zeros(1, device='cuda:0')", timeout=300)
-    before = len(kernel.comm_data(comm_id, "cell"))
-    reply = kernel.execute(
+    cells = CellSession(kernel, _open(kernel, bootstrap))
+    cells.run("import torch, pynvml; torch.zeros(1, device='cuda:0')", timeout=300, record_timeout=30)
+    made = cells.run(
         "chunks = []\n"
         "while True:\n"
         "    chunks.append(torch.empty(2**30, dtype=torch.uint8, device='cuda:0'))",
         timeout=300,
+        record_timeout=120,
     )
+    reply = made["reply"]
     assert reply["status"] == "error" and reply["ename"] == "OutOfMemoryError"
-    oom = _next_cell_record(kernel, comm_id, before, timeout=120)["oom"]
+    oom = made["record"]["oom"]
     truth = kernel.eval(
         "(torch.cuda.memory_allocated(0), torch.cuda.get_device_properties(0).total_memory, len(chunks))"
     )
@@ -288,8 +273,8 @@ def test_filling_the_card_gives_the_allocators_numbers_and_blames_the_names(kern
 
 
 def test_holes_in_a_cached_segment_are_classified_as_fragmentation(kernel: Kernel, bootstrap: str) -> None:
-    comm_id = _open(kernel, bootstrap)
-    setup = kernel.execute(
+    cells = CellSession(kernel, _open(kernel, bootstrap))
+    setup = cells.run(
         "import torch\n"
         "MiB = 2**20\n"
         "free, _ = torch.cuda.mem_get_info(0)\n"
@@ -308,12 +293,12 @@ def test_holes_in_a_cached_segment_are_classified_as_fragmentation(kernel: Kerne
         # every other piece freed: n/2 holes of 512 MiB, none adjacent
         "del parts[::2]",
         timeout=600,
-    )
+        record_timeout=120,
+    )["reply"]
     assert setup["status"] == "ok", setup
-    before = len(kernel.comm_data(comm_id, "cell"))
-    reply = kernel.execute("torch.empty(1024 * MiB, dtype=torch.uint8, device='cuda:0')", timeout=300)
-    assert reply["status"] == "error"
-    oom = _next_cell_record(kernel, comm_id, before, timeout=120)["oom"]
+    made = cells.run("torch.empty(1024 * MiB, dtype=torch.uint8, device='cuda:0')", timeout=300, record_timeout=120)
+    assert made["reply"]["status"] == "error"
+    oom = made["record"]["oom"]
     holes = kernel.eval("torch.cuda.memory_reserved(0) - torch.cuda.memory_allocated(0)")
     assert oom["requested_bytes"] == GiB
     assert oom["reserved_unallocated_bytes"] >= GiB

@@ -7,12 +7,13 @@ cells are executed through jupyter_client and the `cell` messages checked.
 from __future__ import annotations
 
 import time
-from typing import Any, Dict, Iterator, List, Optional
+from typing import Iterator, Optional
 
 import pytest
 
 from kernel_harness import CellSession as Session
-from kernel_harness import live_helper_kernel, run_silently as _silently
+from kernel_harness import forget_last_error, live_helper_kernel, open_helper_comm
+from kernel_harness import run_silently as _silently
 
 pytestmark = pytest.mark.kernel
 
@@ -142,16 +143,10 @@ def test_the_exception_of_a_failed_cell_is_not_kept_alive(session: Session) -> N
         "fails()"
     )
     assert session.k.eval("w_failed() is not None") is True  # IPython holds it, for %debug
-    # IPython keeps the traceback (and so the frame) in these; its last
-    # ExecutionResult was replaced by the silent executions. Once they are
+    # Once IPython's references to the traceback (and so the frame) are
     # cleared nothing may be left: the helper read the error's name and
     # dropped it.
-    _silently(
-        session,
-        "sys.last_value = sys.last_traceback = sys.last_type = None\n"
-        "sys.last_exc = None\n"
-        "get_ipython().InteractiveTB.tb = None",
-    )
+    forget_last_error(session)
     assert session.k.eval("(gc.collect(), w_failed() is None)[1]") is True
 
 
@@ -194,8 +189,7 @@ def test_a_console_cell_has_no_cell_id(session: Session) -> None:
 
 def test_records_reach_every_comm_and_history_returns_them(session: Session) -> None:
     k = session.k
-    second = k.open_comm({"type": "open", "protocol": 1})
-    k.wait_for(second, lambda d: d.get("reason") == "initial")
+    second = open_helper_comm(k)
     try:
         record = session.run("two_frontends = 1", cell_id="cell-two")["record"]
         seen_by_second = k.wait_for(

@@ -8,7 +8,7 @@ from typing import Any, Dict
 
 import pytest
 
-from kernel_harness import Kernel
+from kernel_harness import Kernel, attach_helper
 
 pytestmark = pytest.mark.kernel
 
@@ -31,15 +31,8 @@ def run(kernel: Kernel, code: str) -> None:
     assert reply["status"] == "ok", reply
 
 
-def attach(kernel: Kernel, bootstrap: str) -> str:
-    kernel.bootstrap(bootstrap)
-    comm_id = kernel.open_comm({"type": "open", "protocol": 1, "config": QUIET})
-    kernel.wait_for(comm_id, lambda d: d.get("reason") == "initial")
-    return comm_id
-
-
 def test_names_of_a_torch_notebook(kernel: Kernel, bootstrap: str) -> None:
-    comm_id = attach(kernel, bootstrap)
+    comm_id = attach_helper(kernel, bootstrap, QUIET)
 
     # A kernel without torch: nothing found, and the request does not import torch.
     before = names(kernel, comm_id)
@@ -93,7 +86,7 @@ def test_names_of_a_torch_notebook(kernel: Kernel, bootstrap: str) -> None:
 
 @pytest.mark.skipif(importlib.util.find_spec("tensorflow") is None, reason="tensorflow is not installed")
 def test_tensorflow_initialized_follows_the_runtime(kernel: Kernel, bootstrap: str) -> None:
-    comm_id = attach(kernel, bootstrap)
+    comm_id = attach_helper(kernel, bootstrap, QUIET)
     assert names(kernel, comm_id)["runtime"]["tensorflow_imported"] is False
 
     run(kernel, "import tensorflow as tf\n")

@@ -12,7 +12,7 @@ from typing import Iterator
 
 import pytest
 
-from kernel_harness import CellSession, live_helper_kernel, run_silently
+from kernel_harness import CellSession, forget_last_error, live_helper_kernel
 
 pytestmark = pytest.mark.kernel
 
@@ -93,12 +93,7 @@ def test_the_helper_keeps_no_reference_to_the_out_of_memory_error(session: CellS
     )
     assert session.records()[-1]["oom"] is not None  # it was diagnosed
     assert session.k.eval("w_error() is not None") is True  # IPython keeps it, for %debug
-    run_silently(
-        session,
-        "sys.last_value = sys.last_traceback = sys.last_type = None\n"
-        "sys.last_exc = None\n"
-        "get_ipython().InteractiveTB.tb = None",
-    )
+    forget_last_error(session)
     assert session.k.eval("(gc.collect(), w_error() is None)[1]") is True
 
 

@@ -7,7 +7,13 @@ from typing import Iterator, List
 
 import pytest
 
-from kernel_harness import Kernel
+from kernel_harness import (
+    Kernel,
+    attach_helper,
+    live_helper_kernel,
+    open_helper_comm,
+    snapshot_sample,
+)
 
 pytestmark = pytest.mark.kernel
 
@@ -34,14 +40,8 @@ class Watched:
 
 @pytest.fixture(scope="module")
 def watched(bootstrap: str) -> Iterator[Watched]:
-    kernel = Kernel()
-    try:
-        kernel.bootstrap(bootstrap)
-        comm_id = kernel.open_comm({"type": "open", "protocol": 1, "config": FAST})
-        kernel.wait_for(comm_id, lambda d: d.get("reason") == "initial")
+    with live_helper_kernel(bootstrap, FAST) as (kernel, comm_id):
         yield Watched(kernel, comm_id)
-    finally:
-        kernel.shutdown()
 
 
 def test_hello_then_initial_sample(watched: Watched) -> None:
@@ -190,8 +190,7 @@ def test_garbage_comm_open_gets_hello_and_an_error(watched: Watched, data, code)
 
 def test_broadcast_to_two_comms_then_idle_when_all_closed(watched: Watched) -> None:
     k = watched.k
-    second = k.open_comm({"type": "open", "protocol": 1})
-    k.wait_for(second, lambda d: d.get("reason") == "initial")
+    second = open_helper_comm(k)
     t0 = time.time()
     while time.time() - t0 < 1.5:
         k.pump(0.1)
@@ -212,8 +211,7 @@ def test_broadcast_to_two_comms_then_idle_when_all_closed(watched: Watched) -> N
     late = [m for m in k.iopub if m["msg_type"] == "comm_msg" and k.arrival[m["header"]["msg_id"]] > t1]
     assert late == []
     # Reopen for any later test in this module.
-    watched.comm_id = k.open_comm({"type": "open", "protocol": 1})
-    k.wait_for(watched.comm_id, lambda d: d.get("reason") == "initial")
+    watched.comm_id = open_helper_comm(k)
 
 
 def test_helper_printed_nothing(watched: Watched) -> None:
@@ -239,8 +237,7 @@ def test_bootstrap_twice_one_thread_one_target(kernel: Kernel, bootstrap: str) -
     assert threads == ["jupyterlab-vram-sampler"]
     targets = kernel.eval("[n for n in get_ipython().kernel.comm_manager.targets if 'vram' in n]")
     assert targets == ["jupyterlab-vram"]
-    comm_id = kernel.open_comm()
-    kernel.wait_for(comm_id, lambda d: d.get("reason") == "initial")
+    comm_id = open_helper_comm(kernel)
     kernel.pump(0.5)
     assert len(kernel.comm_data(comm_id, "hello")) == 1
     assert len([d for d in kernel.comm_data(comm_id) if d.get("reason") == "initial"]) == 1
@@ -266,9 +263,7 @@ def test_bootstrap_leaves_the_user_namespace_alone(kernel: Kernel, bootstrap: st
 
 
 def test_a_minute_of_sampling_never_imports_torch(kernel: Kernel, bootstrap: str) -> None:
-    kernel.bootstrap(bootstrap)
-    comm_id = kernel.open_comm({"type": "open", "protocol": 1, "config": {"interval_s": 0.1, "heartbeat_s": 0.1}})
-    kernel.wait_for(comm_id, lambda d: d.get("reason") == "initial")
+    comm_id = attach_helper(kernel, bootstrap, {"interval_s": 0.1, "heartbeat_s": 0.1})
     assert kernel.eval("'torch' in __import__('sys').modules") is False
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
@@ -289,10 +284,8 @@ def _date(msg) -> float:
 
 
 def _snapshot(watched: Watched):
-    before = len(watched.k.comm_data(watched.comm_id))
-    reply = watched.request({"type": "snapshot", "request_id": f"snap-{before}"})
-    seq = reply["result"]["seq"]
-    return next(d for d in watched.k.comm_data(watched.comm_id)[before:] if d.get("seq") == seq)
+    k = watched.k
+    return snapshot_sample(k, watched.comm_id, f"snap-{len(k.comm_data(watched.comm_id))}")
 
 
 def _send_raw(watched: Watched, data):

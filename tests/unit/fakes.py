@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import copy
-import sys
 import types
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional
@@ -186,10 +185,6 @@ class FakeCommManager:
         comm = comm or FakeComm()
         self.targets["jupyterlab-vram"](comm, {"content": {"comm_id": "x", "target_name": "jupyterlab-vram", "data": data}})
         return comm
-
-
-def install_module(monkeypatch: Any, name: str, module: Any) -> None:
-    monkeypatch.setitem(sys.modules, name, module)
 
 
 def set_allocator(torch: FakeTorch, device: int, allocated: int, reserved: int, peak: Optional[int] = None,

@@ -3,7 +3,7 @@ import threading
 
 import pytest
 
-from fakes import FakeComm, FakeCommManager
+from fakes import FakeCommManager
 from jupyterlab_vram_helper.readers.nvml import NvmlReader
 from jupyterlab_vram_helper.runtime import Runtime
 from jupyterlab_vram_helper.sample import SampleSource

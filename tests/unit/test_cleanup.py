@@ -13,7 +13,7 @@ import pytest
 
 from fakes import FakeTorch, set_allocator
 from jupyterlab_vram_helper import cleanup as cleanup_mod
-from jupyterlab_vram_helper.cleanup import Cleanup, detach, reserved_name_reason
+from jupyterlab_vram_helper.cleanup import Cleanup, reserved_name_reason
 from jupyterlab_vram_helper.holders import Budget, Classes, Found, Sizer
 from jupyterlab_vram_helper.protocol import RequestError, parse_request
 
@@ -326,6 +326,13 @@ def test_listings_expire(cleanup: Cleanup) -> None:
     for _ in range(cleanup_mod.KEPT_LISTINGS):
         cleanup.inspect()
     assert not cleanup.has_listing(first)
+
+
+def test_an_unkept_inspect_pushes_no_listing_out(cleanup: Cleanup) -> None:
+    first = cleanup.inspect()["listing_id"]
+    for _ in range(cleanup_mod.KEPT_LISTINGS):
+        unkept = cleanup.inspect(keep_listing=False)["listing_id"]  # as the OOM diagnosis asks
+    assert cleanup.has_listing(first) and not cleanup.has_listing(unkept)
 
 
 def test_clearing_the_output_cache_drops_the_hidden_copies(cleanup: Cleanup, shell: FakeShell) -> None:

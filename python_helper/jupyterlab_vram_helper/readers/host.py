@@ -33,10 +33,7 @@ class HostReader:
                 self._psutil = psutil
             except Exception:  # ImportError, or NoSuchProcess in odd sandboxes
                 self._psutil = None
-        try:
-            self._page_size = os.sysconf("SC_PAGE_SIZE")
-        except (AttributeError, ValueError, OSError):
-            self._page_size = 4096
+        self._page_size = _page_size()
 
     @property
     def backend(self) -> str:

@@ -71,7 +71,7 @@ class NvmlReader:
         self._error: Optional[str] = None
         self._driver_version: Optional[str] = None
         self._devices: List[NvmlDevice] = []
-        # nvml_index -> (read at, bytes used by this pid or None)
+        # nvml_index -> (read at, bytes used by this pid, process list); None: unknown
         self._process_cache: Dict[int, Tuple[float, Optional[int], Optional[List[NvmlProcess]]]] = {}
 
     # -- lifecycle --------------------------------------------------------
@@ -152,13 +152,6 @@ class NvmlReader:
             used, total = None, device.total_bytes
         process_used, processes = self._processes(device)
         return {"used_bytes": used, "total_bytes": total, "process_used_bytes": process_used, "processes": processes}
-
-    def processes_now(self, device: NvmlDevice) -> Optional[List[NvmlProcess]]:
-        """The device's compute processes read now, not from the cache (the OOM diagnosis)."""
-        if self._nvml is None:
-            return None
-        listed = self._list_processes(device)
-        return None if listed is None else process_list(listed, self._pid)
 
     def _processes(self, device: NvmlDevice) -> Tuple[Optional[int], Optional[List[NvmlProcess]]]:
         now = self._clock()
