@@ -202,9 +202,7 @@ export function parseFreeMemoryResult(
 ): Parsed<FreeMemoryResult> {
   return parseWith(result, 'free_memory', r => {
     const actions_run = stringList(r, 'actions_run');
-    const gc = r.data.gc_collected;
-    const gc_collected =
-      gc === undefined || gc === null ? null : r.integer('gc_collected');
+    const gc_collected = r.nullableInteger('gc_collected');
     const empty_cache = r.nullableString('empty_cache');
     return {
       actions_run,

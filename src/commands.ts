@@ -14,7 +14,8 @@ import {
 } from './model/cellExport';
 import { FreeAction } from './cleanupProtocol';
 import { DeletePlan } from './model/deletePlan';
-import { ActionOutcome } from './model/MemoryActions';
+import { kernelRows, kernelSourceOf } from './model/KernelsOverview';
+import { ActionOutcome, errorText } from './model/MemoryActions';
 import { IMonitoredNotebook, MemoryMonitor } from './model/MemoryMonitor';
 import { DEFAULT_SNIPPETS } from './snippets/defaultSnippets';
 import { insertCodeCell, ISnippetNotebook } from './snippets/insertSnippet';
@@ -385,14 +386,12 @@ export function registerCommands(options: {
         return false;
       }
       const context = sessions[0].sessionContext;
-      const paths = Array.from(
-        new Set(sessions.map(s => s.sessionContext.path).filter(Boolean))
-      );
+      // Named as its row in the Kernels tab names it.
+      const [row] = kernelRows(sessions.map(kernelSourceOf));
       const confirmed = await confirmShutdown({
         kernelId,
-        kernelName:
-          context.kernelDisplayName ?? context.session?.kernel?.name ?? null,
-        paths
+        kernelName: row.displayName ?? row.kernelName,
+        paths: row.paths
       });
       // The user may have changed the kernel while the dialog was open.
       if (!confirmed || context.session?.kernel?.id !== kernelId) {
@@ -405,7 +404,7 @@ export function registerCommands(options: {
       } catch (reason) {
         notify(
           'error',
-          `Could not shut down the kernel: ${reason instanceof Error ? reason.message : String(reason)}`
+          `Could not shut down the kernel: ${errorText(reason)}`
         );
         return false;
       }

@@ -63,12 +63,10 @@ export interface OomDiagnosis {
 
 /** Read a cell record's `oom` field; throws ShapeError naming a bad field. */
 export function readOomDiagnosis(r: FieldReader): OomDiagnosis {
-  const device = r.data.device_index;
   return {
     kind: r.string('kind'),
     library: r.nullableString('library'),
-    device_index:
-      device === null || device === undefined ? null : r.integer('device_index'),
+    device_index: r.nullableInteger('device_index'),
     requested_bytes: r.bytes('requested_bytes'),
     total_bytes: r.bytes('total_bytes'),
     free_bytes: r.bytes('free_bytes'),
@@ -76,13 +74,13 @@ export function readOomDiagnosis(r: FieldReader): OomDiagnosis {
     reserved_unallocated_bytes: r.bytes('reserved_unallocated_bytes'),
     process_in_use_bytes: r.bytes('process_in_use_bytes'),
     other_processes_bytes: r.bytes('other_processes_bytes'),
-    other_processes: optionalArray(r, 'other_processes').map((item, i) => {
+    other_processes: (r.nullableArray('other_processes') ?? []).map((item, i) => {
       const p = FieldReader.of(item, `${r.path}.other_processes[${i}]`);
       return { pid: p.integer('pid'), used_bytes: p.bytes('used_bytes') };
     }),
     num_alloc_retries: r.bytes('num_alloc_retries'),
     stale_bytes: r.bytes('stale_bytes'),
-    stale_holders: optionalArray(r, 'stale_holders').map((item, i) => {
+    stale_holders: (r.nullableArray('stale_holders') ?? []).map((item, i) => {
       const h = FieldReader.of(item, `${r.path}.stale_holders[${i}]`);
       return {
         holder: h.string('holder'),
@@ -90,14 +88,9 @@ export function readOomDiagnosis(r: FieldReader): OomDiagnosis {
         bytes: h.bytes('bytes') ?? 0
       };
     }),
-    causes: optionalArray(r, 'causes').map((item, i) => {
+    causes: (r.nullableArray('causes') ?? []).map((item, i) => {
       const c = FieldReader.of(item, `${r.path}.causes[${i}]`);
       return { cause: c.string('cause'), gain_bytes: c.bytes('gain_bytes') };
     })
   };
-}
-
-function optionalArray(r: FieldReader, key: string): unknown[] {
-  const value = r.data[key];
-  return value === undefined || value === null ? [] : r.array(key);
 }

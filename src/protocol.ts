@@ -435,6 +435,11 @@ export class FieldReader {
       : this.fail(key, 'an integer');
   }
 
+  /** An integer or null; a missing key reads as null. */
+  nullableInteger(key: string): number | null {
+    return this.isAbsent(key) ? null : this.integer(key);
+  }
+
   boolean(key: string): boolean {
     const v = this.data[key];
     return typeof v === 'boolean' ? v : this.fail(key, 'true or false');
@@ -473,6 +478,16 @@ export class FieldReader {
   array(key: string): unknown[] {
     const v = this.data[key];
     return Array.isArray(v) ? v : this.fail(key, 'an array');
+  }
+
+  /** An array or null; a missing key reads as null (older helpers). */
+  nullableArray(key: string): unknown[] | null {
+    return this.isAbsent(key) ? null : this.array(key);
+  }
+
+  private isAbsent(key: string): boolean {
+    const v = this.data[key];
+    return v === undefined || v === null;
   }
 }
 
@@ -572,18 +587,16 @@ function readGpu(item: unknown, path: string): GpuSample {
 
 /** `nvml.processes`: absent or null (older helpers, no list) reads as null. */
 function readNvmlProcesses(nvml: FieldReader): NvmlGpuProcess[] | null {
-  const v = nvml.data['processes'];
-  if (v === undefined || v === null) {
-    return null;
-  }
-  return nvml.array('processes').map((item, i) => {
-    const p = FieldReader.of(item, `${nvml.path}.processes[${i}]`);
-    return {
-      pid: p.integer('pid'),
-      used_bytes: p.bytes('used_bytes'),
-      this_process: p.boolean('this_process')
-    };
-  });
+  return (
+    nvml.nullableArray('processes')?.map((item, i) => {
+      const p = FieldReader.of(item, `${nvml.path}.processes[${i}]`);
+      return {
+        pid: p.integer('pid'),
+        used_bytes: p.bytes('used_bytes'),
+        this_process: p.boolean('this_process')
+      };
+    }) ?? null
+  );
 }
 
 function readSample(r: FieldReader): SampleMessage {
@@ -628,11 +641,7 @@ const MAX_CELL_ID_LENGTH = 256;
 function readCellRecord(r: FieldReader): CellMemoryRecord {
   // Read in document order, so the first bad field is the one reported.
   const record_id = r.integer('record_id');
-  const executionCount = r.data.execution_count;
-  const execution_count =
-    executionCount === null || executionCount === undefined
-      ? null
-      : r.integer('execution_count');
+  const execution_count = r.nullableInteger('execution_count');
   const cell_id = r.nullableString('cell_id');
   if (cell_id !== null && cell_id.length > MAX_CELL_ID_LENGTH) {
     throw new ShapeError(

@@ -6,7 +6,12 @@ import {
 import { KernelMemoryModel } from '../model/KernelMemoryModel';
 import { COMM_TARGET } from '../protocol';
 import { makeHello, makeSample, wire } from './fixtures';
-import { FakeKernel, FakeSessionContext, settle } from './fakeKernel';
+import {
+  connectHelper,
+  FakeKernel,
+  FakeSessionContext,
+  settle
+} from './fakeKernel';
 
 const CONFIG = { interval_s: 1, change_threshold_bytes: 1048576, heartbeat_s: 10 };
 
@@ -14,16 +19,7 @@ function connect(
   kernel: FakeKernel | null,
   options: { requestTimeoutMs?: number } = {}
 ) {
-  const sessionContext = new FakeSessionContext(kernel);
-  const model = new KernelMemoryModel({ historyCapacity: 100 });
-  const connection = new KernelHelperConnection({
-    sessionContext: sessionContext as any,
-    model,
-    config: () => CONFIG,
-    bootstrapCode: 'BOOTSTRAP',
-    ...options
-  });
-  return { sessionContext, model, connection };
+  return connectHelper(kernel, { config: () => CONFIG, ...options });
 }
 
 describe('KernelHelperConnection', () => {

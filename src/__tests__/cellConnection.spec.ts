@@ -1,8 +1,6 @@
-import { KernelHelperConnection } from '../kernel/KernelHelperConnection';
-import { KernelMemoryModel } from '../model/KernelMemoryModel';
 import { makeCellRecord, manyRecords } from './cellFixtures';
 import { makeHello, wire } from './fixtures';
-import { FakeKernel, FakeSessionContext, settle } from './fakeKernel';
+import { connectHelper, FakeKernel, settle } from './fakeKernel';
 
 const CONFIG = {
   interval_s: 1,
@@ -12,15 +10,7 @@ const CONFIG = {
 };
 
 function connect(kernel: FakeKernel) {
-  const sessionContext = new FakeSessionContext(kernel);
-  const model = new KernelMemoryModel({ historyCapacity: 100 });
-  const connection = new KernelHelperConnection({
-    sessionContext: sessionContext as any,
-    model,
-    config: () => CONFIG,
-    bootstrapCode: 'BOOTSTRAP'
-  });
-  return { sessionContext, model, connection };
+  return connectHelper(kernel, { config: () => CONFIG });
 }
 
 function historyRequests(kernel: FakeKernel) {
@@ -28,13 +18,14 @@ function historyRequests(kernel: FakeKernel) {
 }
 
 function replyHistory(kernel: FakeKernel, records: unknown) {
-  const request = historyRequests(kernel).pop();
-  kernel.lastComm.receive({
-    type: 'reply',
-    request_id: request.request_id,
-    request_type: 'history',
-    result: { records }
-  });
+  kernel.lastComm.reply({ records }, historyRequests(kernel).pop());
+}
+
+/** The helper says hello, then answers the history request with `records`. */
+async function helloWithHistory(kernel: FakeKernel, records: unknown) {
+  kernel.lastComm.receive(wire(makeHello()));
+  replyHistory(kernel, records);
+  await settle();
 }
 
 describe('KernelHelperConnection: cell records', () => {
@@ -74,14 +65,10 @@ describe('KernelHelperConnection: cell records', () => {
     const kernel = new FakeKernel();
     const { model, connection } = connect(kernel);
     await settle();
-    kernel.lastComm.receive(wire(makeHello()));
-    replyHistory(kernel, wire(manyRecords(2)));
-    await settle();
+    await helloWithHistory(kernel, wire(manyRecords(2)));
     connection.reconnect();
     await settle();
-    kernel.lastComm.receive(wire(makeHello()));
-    replyHistory(kernel, wire(manyRecords(3)));
-    await settle();
+    await helloWithHistory(kernel, wire(manyRecords(3)));
     expect(model.cells.entries.map(e => e.record.record_id)).toEqual([1, 2, 3]);
   });
 
@@ -89,15 +76,11 @@ describe('KernelHelperConnection: cell records', () => {
     const kernel = new FakeKernel();
     const { model, connection } = connect(kernel);
     await settle();
-    kernel.lastComm.receive(wire(makeHello()));
-    replyHistory(kernel, wire(manyRecords(2)));
-    await settle();
+    await helloWithHistory(kernel, wire(manyRecords(2)));
     model.cells.clear();
     connection.reconnect();
     await settle();
-    kernel.lastComm.receive(wire(makeHello()));
-    replyHistory(kernel, wire(manyRecords(2)));
-    await settle();
+    await helloWithHistory(kernel, wire(manyRecords(2)));
     expect(model.cells.length).toBe(0);
   });
 
@@ -105,9 +88,7 @@ describe('KernelHelperConnection: cell records', () => {
     const kernel = new FakeKernel();
     const { model, sessionContext } = connect(kernel);
     await settle();
-    kernel.lastComm.receive(wire(makeHello()));
-    replyHistory(kernel, wire(manyRecords(2)));
-    await settle();
+    await helloWithHistory(kernel, wire(manyRecords(2)));
     sessionContext.setStatus('restarting');
     sessionContext.setStatus('idle');
     await settle();
@@ -122,9 +103,7 @@ describe('KernelHelperConnection: cell records', () => {
     const kernel = new FakeKernel();
     const { model } = connect(kernel);
     await settle();
-    kernel.lastComm.receive(wire(makeHello()));
-    replyHistory(kernel, [wire(makeCellRecord({ record_id: 1 })), { record_id: -0.5 }]);
-    await settle();
+    await helloWithHistory(kernel, [wire(makeCellRecord({ record_id: 1 })), { record_id: -0.5 }]);
     expect(model.cells.length).toBe(1);
     expect(model.notes.find(n => n.id === 'helper-problem')!.text).toContain('history.records[1]');
   });

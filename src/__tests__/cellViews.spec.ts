@@ -6,15 +6,13 @@ import { Widget } from '@lumino/widgets';
 import { KernelMemoryModel } from '../model/KernelMemoryModel';
 import { CELL_METADATA_KEY } from '../model/cellMetadata';
 import { DEFAULT_SETTINGS, VramSettings } from '../settings';
-import { IKernelMemoryModel, IVramMonitor } from '../tokens';
 import { CELL_ROW_HEIGHT, CellHistoryView } from '../views/CellHistoryView';
 import { MemorySidebar } from '../views/MemorySidebar';
 import { NotebookCellBadges } from '../views/NotebookCellBadges';
 import { makeCellGpu, makeCellRecord, manyRecords, oomRecord } from './cellFixtures';
-import { GiB, makeHello, makeSample, wire } from './fixtures';
+import { EVIL, FakeMonitor, GiB, makeHello, makeSample, wire } from './fixtures';
 import { settle } from './fakeKernel';
 
-const EVIL = '<img src=x onerror=alert(1)>';
 
 class FakeCellModel {
   constructor(
@@ -382,16 +380,6 @@ describe('CellHistoryView', () => {
 });
 
 describe('MemorySidebar: Cells tab', () => {
-  class FakeMonitor implements IVramMonitor {
-    current: IKernelMemoryModel | null = null;
-    currentChanged: Signal<IVramMonitor, IKernelMemoryModel | null> = new Signal(this);
-    settings: VramSettings = { ...DEFAULT_SETTINGS };
-    settingsChanged: Signal<IVramMonitor, VramSettings> = new Signal(this);
-    async refresh() {
-      return { seq: 0 };
-    }
-  }
-
   it('switches between the memory figures and the cell history', () => {
     const monitor = new FakeMonitor();
     const sidebar = new MemorySidebar({ monitor });

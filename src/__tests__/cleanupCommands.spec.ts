@@ -3,12 +3,11 @@
  * -> queue -> KernelHelperConnection -> comm (fake kernel) -> reply ->
  * result text in the sidebar and a notification.
  */
-import { nullTranslator } from '@jupyterlab/translation';
 import { CommandRegistry } from '@lumino/commands';
 import { MessageLoop } from '@lumino/messaging';
 import { Widget } from '@lumino/widgets';
 
-import { CommandIDs, registerCommands } from '../commands';
+import { CommandIDs } from '../commands';
 import { DeletePlan } from '../model/deletePlan';
 import { MemorySidebar } from '../views/MemorySidebar';
 import {
@@ -18,7 +17,11 @@ import {
   snapshot
 } from './cleanupFixtures';
 import { GiB, MiB } from './fixtures';
-import { liveMonitorOnFakeKernel, settle } from './fakeKernel';
+import {
+  liveMonitorOnFakeKernel,
+  registerTestCommands,
+  settle
+} from './fakeKernel';
 
 
 async function setup() {
@@ -26,25 +29,17 @@ async function setup() {
   expect(monitor.current?.state).toBe('live');
 
   const commands = new CommandRegistry();
-  const app = { commands, shell: { activateById: jest.fn() } } as any;
   const sidebar = new MemorySidebar({
     monitor,
     actionsFor: model => monitor.actionsFor(model),
     execute: id => void commands.execute(id)
   });
   Widget.attach(sidebar, document.body);
-  const notes: [string, string][] = [];
   const confirmed: DeletePlan[] = [];
   let answer = true;
-  registerCommands({
-    app,
+  const { app, notes } = registerTestCommands(commands, {
     monitor,
-    trans: nullTranslator.load('jupyterlab_vram'),
-    palette: null,
     sidebar,
-    setSetting: async () => undefined,
-    currentNotebookPath: () => null,
-    notify: (type, message) => notes.push([type, message]),
     confirmDelete: async plan => {
       confirmed.push(plan);
       return answer;
@@ -56,15 +51,7 @@ async function setup() {
   const q = (selector: string) =>
     sidebar.node.querySelector(selector) as HTMLElement | null;
   /** The kernel answers the last request with `result`. */
-  const reply = (result: unknown) => {
-    const request = comm.lastRequest;
-    comm.receive({
-      type: 'reply',
-      request_id: request.request_id,
-      request_type: request.type,
-      result: JSON.parse(JSON.stringify(result))
-    });
-  };
+  const reply = (result: unknown) => comm.reply(result);
   return {
     kernel,
     sessionContext,
@@ -230,13 +217,7 @@ describe('free memory commands', () => {
     const t = await setup();
     const running = t.commands.execute(CommandIDs.collectGarbage);
     await settle();
-    const request = t.comm.lastRequest;
-    t.comm.receive({
-      type: 'error',
-      request_id: request.request_id,
-      code: 'internal',
-      message: 'gc exploded'
-    });
+    t.comm.replyError('internal', 'gc exploded');
     const outcome: any = await running;
     expect(outcome.lines).toEqual(['Collect garbage failed: gc exploded']);
     t.dispose();
@@ -376,13 +357,7 @@ describe('inspect and delete commands', () => {
     const t = await setup();
     const listing = t.commands.execute(CommandIDs.inspectMemory);
     await settle();
-    const request = t.comm.lastRequest;
-    t.comm.receive({
-      type: 'error',
-      request_id: request.request_id,
-      code: 'internal',
-      message: 'inspect failed'
-    });
+    t.comm.replyError('internal', 'inspect failed');
     expect(await listing).toBeNull();
     t.render();
     expect(t.q('[data-vram-role="holders-status"]')!.textContent).toBe(

@@ -1,4 +1,3 @@
-import { Signal } from '@lumino/signaling';
 import { Widget } from '@lumino/widgets';
 
 import { MemoryActions } from '../model/MemoryActions';
@@ -8,14 +7,12 @@ import {
   createDeleteDialogBody,
   expectedBytesText
 } from '../views/DeleteDialogBody';
-import { DEFAULT_SETTINGS } from '../settings';
 import { HoldersView } from '../views/HoldersView';
 import { MemorySidebar } from '../views/MemorySidebar';
 import { makeEntry, makeHidden, makeListing } from './cleanupFixtures';
-import { GiB, MiB } from './fixtures';
+import { EVIL, FakeMonitor, GiB, MiB } from './fixtures';
 import { settle } from './fakeKernel';
 
-const EVIL = '<img src=x onerror=alert(1)>';
 
 function liveActions(listing = makeListing()) {
   const model = new KernelMemoryModel({ historyCapacity: 10 });
@@ -183,14 +180,7 @@ describe('delete dialog body', () => {
 
 describe('MemorySidebar cleanup parts', () => {
   it('has a Holders tab; the cleanup bar shows on Memory and Holders', () => {
-    const monitor: any = {
-      current: null,
-      settings: { ...DEFAULT_SETTINGS },
-      refresh: async () => ({ seq: 0 })
-    };
-    monitor.currentChanged = new Signal(monitor);
-    monitor.settingsChanged = new Signal(monitor);
-    const sidebar = new MemorySidebar({ monitor });
+    const sidebar = new MemorySidebar({ monitor: new FakeMonitor() });
     Widget.attach(sidebar, document.body);
     const tab = sidebar.node.querySelector(
       '[data-vram-role="holders-tab"]'

@@ -2,9 +2,13 @@
  * Just enough of a kernel, comm and session context to drive
  * KernelHelperConnection through its lifecycle without a server.
  */
+import { nullTranslator } from '@jupyterlab/translation';
+import { CommandRegistry } from '@lumino/commands';
 import { Signal } from '@lumino/signaling';
 
+import { registerCommands } from '../commands';
 import { KernelHelperConnection } from '../kernel/KernelHelperConnection';
+import { KernelMemoryModel } from '../model/KernelMemoryModel';
 import { MemoryMonitor } from '../model/MemoryMonitor';
 import { makeHello, MiB, wire } from './fixtures';
 
@@ -50,6 +54,21 @@ export class FakeComm {
   /** The last request the frontend sent. */
   get lastRequest(): any {
     return this.sent[this.sent.length - 1];
+  }
+
+  /** The kernel answers `request` (default: the last one) with `result`. */
+  reply(result: unknown, request: any = this.lastRequest): void {
+    this.receive({
+      type: 'reply',
+      request_id: request.request_id,
+      request_type: request.type,
+      result: JSON.parse(JSON.stringify(result))
+    });
+  }
+
+  /** The kernel answers `request` (default: the last one) with an error. */
+  replyError(code: string, message: string, request: any = this.lastRequest): void {
+    this.receive({ type: 'error', request_id: request.request_id, code, message });
   }
 }
 
@@ -124,6 +143,22 @@ export class FakeSessionContext {
   }
 }
 
+/** A helper connection to `kernel` (or none), feeding a new model. */
+export function connectHelper(
+  kernel: FakeKernel | null,
+  options: Pick<KernelHelperConnection.IOptions, 'config' | 'requestTimeoutMs'>
+) {
+  const sessionContext = new FakeSessionContext(kernel);
+  const model = new KernelMemoryModel({ historyCapacity: 100 });
+  const connection = new KernelHelperConnection({
+    sessionContext: sessionContext as any,
+    model,
+    bootstrapCode: 'BOOTSTRAP',
+    ...options
+  });
+  return { sessionContext, model, connection };
+}
+
 /** Let pending promise callbacks run. */
 export async function settle(): Promise<void> {
   for (let i = 0; i < 10; i++) {
@@ -178,4 +213,31 @@ export async function liveMonitorOnFakeKernel<TExtras extends object>(
   const comm = kernel.lastComm;
   comm.receive(wire(makeHello()));
   return { kernel, sessionContext, comm, panel, tracker, monitor };
+}
+
+/**
+ * Register the commands over `monitor` as the command tests drive them: an
+ * app with no shell, no palette, notifications recorded in `notes`.
+ * `options` adds to (or replaces) registerCommands' options.
+ */
+export function registerTestCommands(
+  commands: CommandRegistry,
+  options: Pick<
+    Parameters<typeof registerCommands>[0],
+    'monitor' | 'sidebar'
+  > &
+    Partial<Parameters<typeof registerCommands>[0]>
+): { app: any; notes: [string, string][] } {
+  const app = { commands, shell: { activateById: jest.fn() } } as any;
+  const notes: [string, string][] = [];
+  registerCommands({
+    app,
+    trans: nullTranslator.load('jupyterlab_vram'),
+    palette: null,
+    setSetting: async () => undefined,
+    currentNotebookPath: () => null,
+    notify: (type, message) => notes.push([type, message]),
+    ...options
+  });
+  return { app, notes };
 }

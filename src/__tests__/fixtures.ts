@@ -1,11 +1,19 @@
 /**
- * Message fixtures shaped exactly like docs/protocol.md's examples.
+ * Message fixtures shaped exactly like docs/protocol.md's examples, and a
+ * monitor driven by hand for the views.
  */
+import { Signal } from '@lumino/signaling';
+
 import {
   GpuSample,
   HelloMessage,
   SampleMessage
 } from '../protocol';
+import { DEFAULT_SETTINGS, VramSettings } from '../settings';
+import { IKernelMemoryModel, IVramMonitor } from '../tokens';
+
+/** Kernel text that must show as text, never become an element. */
+export const EVIL = '<img src=x onerror=alert(1)>';
 
 export const GiB = 1024 ** 3;
 export const MiB = 1024 ** 2;
@@ -97,4 +105,23 @@ export function makeCpuSample(
 /** JSON round trip: what actually arrives over the wire. */
 export function wire<T>(message: T): unknown {
   return JSON.parse(JSON.stringify(message));
+}
+
+/** The monitor the sidebar follows, its current model and settings set by hand. */
+export class FakeMonitor implements IVramMonitor {
+  current: IKernelMemoryModel | null = null;
+  currentChanged: Signal<IVramMonitor, IKernelMemoryModel | null> = new Signal(this);
+  settings: VramSettings = { ...DEFAULT_SETTINGS };
+  settingsChanged: Signal<IVramMonitor, VramSettings> = new Signal(this);
+  async refresh() {
+    return { seq: 0 };
+  }
+  setCurrent(model: IKernelMemoryModel | null) {
+    this.current = model;
+    this.currentChanged.emit(model);
+  }
+  setSettings(settings: VramSettings) {
+    this.settings = settings;
+    this.settingsChanged.emit(settings);
+  }
 }

@@ -2,18 +2,16 @@
  * The Kernels tab (issue #6): the view over every monitored session, the
  * sidebar tab, and the shutdown command with its confirmation.
  */
-import { nullTranslator } from '@jupyterlab/translation';
 import { CommandRegistry } from '@lumino/commands';
 import { MessageLoop } from '@lumino/messaging';
 import { Signal } from '@lumino/signaling';
 import { Widget } from '@lumino/widgets';
 
-import { CommandIDs, registerCommands } from '../commands';
+import { CommandIDs } from '../commands';
 import { IKernelSessionSource } from '../model/KernelsOverview';
 import { KernelMemoryModel } from '../model/KernelMemoryModel';
 import { IMonitoredSessionEntry } from '../model/MemoryMonitor';
 import { NvmlGpuProcess } from '../protocol';
-import { DEFAULT_SETTINGS } from '../settings';
 import { KernelsView } from '../views/KernelsView';
 import { MemorySidebar } from '../views/MemorySidebar';
 import {
@@ -21,10 +19,21 @@ import {
   ShutdownKernelRequest,
   shutdownKernelText
 } from '../views/ShutdownKernelDialog';
-import { GiB, makeGpu, makeHello, makeSample, MiB, wire } from './fixtures';
-import { liveMonitorOnFakeKernel, settle } from './fakeKernel';
-
-const EVIL = '<img src=x onerror=alert(1)>';
+import {
+  EVIL,
+  FakeMonitor,
+  GiB,
+  makeGpu,
+  makeHello,
+  makeSample,
+  MiB,
+  wire
+} from './fixtures';
+import {
+  liveMonitorOnFakeKernel,
+  registerTestCommands,
+  settle
+} from './fakeKernel';
 
 /** The monitor's sessions, by hand. */
 class FakeSource implements IKernelSessionSource {
@@ -161,6 +170,42 @@ describe('KernelsView', () => {
     t.view.dispose();
   });
 
+  it('updates the GPU figures in place from sample to sample', () => {
+    const t = setupView();
+    const a = t.source.add('kernel-a', 'a.ipynb');
+    a.ingest(wire(makeHello()));
+    t.render();
+    const none = () =>
+      t.all('[data-vram-role="kernel-row"] .jp-vram-Kernels-detail').find(
+        n => n.textContent === '\u2014' || n.textContent === 'no GPU'
+      )!;
+    expect(none().textContent).toBe('\u2014'); // no sample yet
+    expect(none().hidden).toBe(false);
+    a.ingest(gpuSample(null));
+    t.render();
+    const use = t.q('[data-vram-role="kernel-gpu-use"]')!;
+    expect(use.dataset.vramBytes).toBe(String(2 * GiB));
+    expect(none().hidden).toBe(true);
+    a.ingest(
+      wire(
+        makeSample({
+          seq: 2,
+          gpus: [makeGpu({ nvml: { used_bytes: GiB, total_bytes: 80 * GiB, process_used_bytes: 3 * GiB } })]
+        })
+      )
+    );
+    t.render();
+    expect(t.q('[data-vram-role="kernel-gpu-use"]')).toBe(use);
+    expect(use.textContent).toBe('0: 3 GiB');
+    expect(use.dataset.vramBytes).toBe(String(3 * GiB));
+    a.ingest(wire(makeSample({ seq: 3, gpus: [] })));
+    t.render();
+    expect(t.all('[data-vram-role="kernel-gpu-use"]')).toHaveLength(0);
+    expect(none().textContent).toBe('no GPU');
+    expect(none().hidden).toBe(false);
+    t.view.dispose();
+  });
+
   it('renders paths and NVML errors as text', () => {
     const t = setupView();
     const a = t.source.add('kernel-a', EVIL);
@@ -233,15 +278,11 @@ describe('KernelsView', () => {
 
 describe('MemorySidebar: Kernels tab', () => {
   it('shows the Kernels view on its tab and hides the cleanup bar', () => {
-    const monitor: any = {
-      current: null,
-      settings: { ...DEFAULT_SETTINGS },
-      refresh: async () => ({ seq: 0 })
-    };
-    monitor.currentChanged = new Signal(monitor);
-    monitor.settingsChanged = new Signal(monitor);
     const source = new FakeSource();
-    const sidebar = new MemorySidebar({ monitor, kernelSessions: source });
+    const sidebar = new MemorySidebar({
+      monitor: new FakeMonitor(),
+      kernelSessions: source
+    });
     Widget.attach(sidebar, document.body);
     expect(sidebar.kernels.isHidden).toBe(true);
     const tab = sidebar.node.querySelector('[data-vram-role="kernels-tab"]') as HTMLButtonElement;
@@ -301,19 +342,11 @@ describe('shutdown-kernel command', () => {
     context.kernelDisplayName = 'Python 3 (ipykernel)';
     context.shutdown = jest.fn(async () => context.changeKernel(null));
     const commands = new CommandRegistry();
-    const app = { commands, shell: { activateById: jest.fn() } } as any;
     const sidebar = new MemorySidebar({ monitor, kernelSessions: monitor });
     const asked: ShutdownKernelRequest[] = [];
-    const notes: [string, string][] = [];
-    registerCommands({
-      app,
+    const { notes } = registerTestCommands(commands, {
       monitor,
-      trans: nullTranslator.load('jupyterlab_vram'),
-      palette: null,
       sidebar,
-      setSetting: async () => undefined,
-      currentNotebookPath: () => null,
-      notify: (type, message) => notes.push([type, message]),
       confirmShutdown: async r => {
         asked.push(r);
         return answer;

@@ -218,4 +218,27 @@ describe('OomDiagnosisView', () => {
     expect(view.node.dataset.vramRecord).toMatch(/:2$/);
     view.dispose();
   });
+
+  it("keeps another notebook's diagnosis shown after one with the same key is dismissed", () => {
+    const { model, view } = setup();
+    const other = new KernelMemoryModel({ historyCapacity: 10 });
+    other.ingest(wire(makeHello()));
+    for (const m of [model, other]) {
+      m.ingest(wire({ type: 'cell', record: oomRecord({ record_id: 1, oom: diagnosis() }) }));
+    }
+    MessageLoop.flush();
+    const key = view.node.dataset.vramRecord;
+    view.node.querySelector<HTMLElement>('[data-vram-role="oom-dismiss"]')!.click();
+    MessageLoop.flush();
+    expect(view.node.hidden).toBe(true);
+    view.model = other; // its record has the same key, in its own model
+    MessageLoop.flush();
+    expect(view.node.dataset.vramRecord).toBe(key);
+    expect(view.node.hidden).toBe(false);
+    view.model = model;
+    MessageLoop.flush();
+    expect(view.node.hidden).toBe(true);
+    view.dispose();
+    other.dispose();
+  });
 });

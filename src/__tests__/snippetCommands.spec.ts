@@ -6,23 +6,22 @@
  * palette items and the toolbar's Memory menu.
  */
 import { YNotebook } from '@jupyter/ydoc';
-import { nullTranslator } from '@jupyterlab/translation';
 import { CommandRegistry } from '@lumino/commands';
 import { MessageLoop } from '@lumino/messaging';
 import { Widget } from '@lumino/widgets';
 
-import {
-  CommandIDs,
-  registerCommands,
-  SnippetInsertion
-} from '../commands';
+import { CommandIDs, SnippetInsertion } from '../commands';
 import { RESTART_MESSAGES } from '../snippets/snippet';
 import { SnippetLibrary } from '../snippets/SnippetLibrary';
 import { readSnippetSettings } from '../snippets/snippetSettings';
 import { MemorySidebar } from '../views/MemorySidebar';
 import { MemoryToolbarButton } from '../views/MemoryToolbarButton';
 import { makeSample, wire } from './fixtures';
-import { liveMonitorOnFakeKernel, settle } from './fakeKernel';
+import {
+  liveMonitorOnFakeKernel,
+  registerTestCommands,
+  settle
+} from './fakeKernel';
 
 
 // Yjs warns when a cell gets its source before it joins the document, which
@@ -63,7 +62,6 @@ async function setup(options: { library?: SnippetLibrary } = {}) {
 
   const library = options.library ?? new SnippetLibrary();
   const commands = new CommandRegistry();
-  const app = { commands, shell: { activateById: jest.fn() } } as any;
   const sidebar = new MemorySidebar({
     monitor,
     actionsFor: model => monitor.actionsFor(model),
@@ -71,7 +69,6 @@ async function setup(options: { library?: SnippetLibrary } = {}) {
     snippets: library
   });
   Widget.attach(sidebar, document.body);
-  const notes: [string, string][] = [];
   const paletteItems: any[] = [];
   const palette = {
     addItem: (item: any) => {
@@ -82,30 +79,17 @@ async function setup(options: { library?: SnippetLibrary } = {}) {
       };
     }
   } as any;
-  registerCommands({
-    app,
+  const { app, notes } = registerTestCommands(commands, {
     monitor,
-    trans: nullTranslator.load('jupyterlab_vram'),
     palette,
     sidebar,
-    setSetting: async () => undefined,
-    currentNotebookPath: () => null,
-    notify: (type, message) => notes.push([type, message]),
     snippets: library,
     currentNotebook: () => tracker.currentWidget
   });
   const q = (selector: string) =>
     sidebar.node.querySelector(selector) as HTMLElement | null;
   /** The kernel answers the last request with `result`. */
-  const reply = (result: unknown) => {
-    const request = comm.lastRequest;
-    comm.receive({
-      type: 'reply',
-      request_id: request.request_id,
-      request_type: request.type,
-      result: JSON.parse(JSON.stringify(result))
-    });
-  };
+  const reply = (result: unknown) => comm.reply(result);
   const namesRequests = () =>
     comm.sent.filter(m => m.type === 'notebook_names');
   return {
@@ -217,13 +201,7 @@ describe('insert-snippet', () => {
     const t = await setup();
     let running = t.commands.execute(CommandIDs.insertSnippet, { id: 'amp' });
     await settle();
-    const request = t.comm.lastRequest;
-    t.comm.receive({
-      type: 'error',
-      request_id: request.request_id,
-      code: 'unknown_request',
-      message: 'no such request'
-    });
+    t.comm.replyError('unknown_request', 'no such request');
     let result = (await running) as SnippetInsertion;
     expect(result.namesFound).toBe(false);
     expect(result.code).toContain('model(inputs)');

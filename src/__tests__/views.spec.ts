@@ -1,13 +1,13 @@
 import { MessageLoop } from '@lumino/messaging';
-import { Signal } from '@lumino/signaling';
 import { Widget } from '@lumino/widgets';
 
 import { KernelMemoryModel } from '../model/KernelMemoryModel';
-import { DEFAULT_SETTINGS, VramSettings } from '../settings';
-import { IKernelMemoryModel, IVramMonitor } from '../tokens';
+import { DEFAULT_SETTINGS } from '../settings';
 import { MemorySidebar } from '../views/MemorySidebar';
 import { statusSummary, VramStatusItem } from '../views/VramStatusItem';
 import {
+  EVIL,
+  FakeMonitor,
   GiB,
   makeCpuSample,
   makeGpu,
@@ -16,26 +16,6 @@ import {
   MiB,
   wire
 } from './fixtures';
-
-class FakeMonitor implements IVramMonitor {
-  current: IKernelMemoryModel | null = null;
-  currentChanged: Signal<IVramMonitor, IKernelMemoryModel | null> = new Signal(this);
-  settings: VramSettings = { ...DEFAULT_SETTINGS };
-  settingsChanged: Signal<IVramMonitor, VramSettings> = new Signal(this);
-  async refresh() {
-    return { seq: 0 };
-  }
-  setCurrent(model: IKernelMemoryModel | null) {
-    this.current = model;
-    this.currentChanged.emit(model);
-  }
-  setSettings(settings: VramSettings) {
-    this.settings = settings;
-    this.settingsChanged.emit(settings);
-  }
-}
-
-const EVIL = '<img src=x onerror=alert(1)>';
 
 function q(root: HTMLElement, selector: string): HTMLElement {
   const node = root.querySelector(selector) as HTMLElement | null;

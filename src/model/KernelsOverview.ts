@@ -52,16 +52,10 @@ export interface KernelGpuUse {
   source: 'nvml' | 'torch' | null;
 }
 
-export interface KernelRow {
+/** What the Kernels tab shows of one kernel: its source's fields, read out. */
+export interface KernelRow extends Omit<KernelSource, 'hello' | 'latest'> {
   /** Stable per kernel (or per notebook while it has no kernel). */
   key: string;
-  kernelId: string | null;
-  kernelName: string | null;
-  displayName: string | null;
-  paths: string[];
-  state: MonitorState;
-  stateReason: string;
-  busy: boolean;
   pid: number | null;
   hostname: string | null;
   /** True once a sample came in (no GPUs then means none is visible). */
@@ -123,7 +117,7 @@ export function kernelGpuUse(sample: SampleMessage | null): KernelGpuUse[] {
   });
 }
 
-export function kernelRow(
+function kernelRow(
   source: KernelSource,
   paths: readonly string[] = source.paths
 ): KernelRow {

@@ -66,7 +66,8 @@ export function freeActionLabel(actions: readonly FreeAction[]): string {
   return cache ? 'Empty the CUDA cache' : 'Collect garbage';
 }
 
-function errorText(reason: unknown): string {
+/** The message of a rejection, for a sentence shown to the user. */
+export function errorText(reason: unknown): string {
   return reason instanceof Error ? reason.message : String(reason);
 }
 

@@ -21,7 +21,7 @@ import {
 } from '../settings';
 import { IKernelMemoryModel, IVramMonitor } from '../tokens';
 import { KernelMemoryModel } from './KernelMemoryModel';
-import { ICleanupConnection, MemoryActions } from './MemoryActions';
+import { errorText, ICleanupConnection, MemoryActions } from './MemoryActions';
 
 /** What the monitor needs of a notebook panel. */
 export interface IMonitoredNotebook {
@@ -212,7 +212,7 @@ export class MemoryMonitor implements IVramMonitor {
       if (configChanged) {
         session.connection.configure(config).catch(reason => {
           session.model.reportProblem(
-            `Could not apply the new sampling settings: ${reason instanceof Error ? reason.message : String(reason)}`
+            `Could not apply the new sampling settings: ${errorText(reason)}`
           );
         });
       }

@@ -15,7 +15,7 @@ export interface OomExplanation {
 }
 
 /** What ran out, e.g. "GPU 0", "host RAM", "GPU memory (cuBLAS)". */
-export function oomPlace(d: OomDiagnosis): string {
+function oomPlace(d: OomDiagnosis): string {
   if (d.kind === 'host') {
     return 'host RAM';
   }
@@ -131,7 +131,7 @@ function causeText(cause: string, d: OomDiagnosis, units: ByteUnits): string {
 }
 
 /** "x: 1.2 GiB", "the output cache: 300 MiB", "the last traceback: 2 GiB". */
-export function holderText(h: OomStaleHolder, units: ByteUnits): string {
+function holderText(h: OomStaleHolder, units: ByteUnits): string {
   return `${holderName(h)}: ${formatBytes(h.bytes, units)}`;
 }
 

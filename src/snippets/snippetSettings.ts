@@ -18,17 +18,6 @@ export interface SnippetSettings {
 
 const ID_PATTERN = /^[a-z0-9]+(-[a-z0-9]+)*$/;
 
-const FIELDS = new Set([
-  'id',
-  'title',
-  'description',
-  'framework',
-  'placement',
-  'requiresFresh',
-  'hidden',
-  'code'
-]);
-
 const REQUIRED = [
   'id',
   'title',
@@ -38,6 +27,9 @@ const REQUIRED = [
   'requiresFresh',
   'code'
 ];
+
+/** Every field a snippet may have: the required ones and `hidden`. */
+const FIELDS = new Set([...REQUIRED, 'hidden']);
 
 function isObject(value: unknown): value is { [key: string]: unknown } {
   return typeof value === 'object' && value !== null && !Array.isArray(value);

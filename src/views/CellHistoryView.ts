@@ -28,7 +28,7 @@ import {
   sortCellEntries
 } from '../model/cellSort';
 import { ModelChange } from '../tokens';
-import { element, setHidden, setText } from './dom';
+import { button, element, setHidden, setText } from './dom';
 import { ModelView } from './ModelView';
 
 const RELEVANT: ReadonlySet<ModelChange> = new Set<ModelChange>([
@@ -73,26 +73,26 @@ export class CellHistoryView extends ModelView {
       role: 'cell-count'
     });
     const buttons = element('span', 'jp-vram-CellHistory-buttons');
-    const button = (role: string, text: string, title: string, run: () => void) => {
-      const b = element('button', 'jp-vram-Button', { role, text });
-      b.type = 'button';
-      b.title = title;
-      b.addEventListener('click', run);
-      buttons.appendChild(b);
-      return b;
-    };
-    this._exportCsv = button('export-csv', 'CSV', 'Export the cell history as CSV', () =>
-      this._actions.exportHistory?.('csv')
+    this._exportCsv = button(
+      'jp-vram-Button',
+      { role: 'export-csv', text: 'CSV', title: 'Export the cell history as CSV' },
+      () => this._actions.exportHistory?.('csv')
     );
-    this._exportJson = button('export-json', 'JSON', 'Export the cell history as JSON', () =>
-      this._actions.exportHistory?.('json')
+    this._exportJson = button(
+      'jp-vram-Button',
+      { role: 'export-json', text: 'JSON', title: 'Export the cell history as JSON' },
+      () => this._actions.exportHistory?.('json')
     );
     this._clear = button(
-      'clear-history',
-      'Clear',
-      'Clear the cell history in this browser (the kernel keeps its own)',
+      'jp-vram-Button',
+      {
+        role: 'clear-history',
+        text: 'Clear',
+        title: 'Clear the cell history in this browser (the kernel keeps its own)'
+      },
       () => this._actions.clearHistory?.()
     );
+    buttons.append(this._exportCsv, this._exportJson, this._clear);
     toolbar.append(this._count, buttons);
 
     this._message = element('div', 'jp-vram-CellHistory-message', {
@@ -180,14 +180,6 @@ export class CellHistoryView extends ModelView {
   showMessage(text: string): void {
     setText(this._message, text);
     setHidden(this._message, !text);
-  }
-
-  /**
-   * Render now, whatever the visibility (benchmarks time this: the sort
-   * of every record plus the visible rows).
-   */
-  renderNow(): void {
-    this.render();
   }
 
   protected onModelReplaced(): void {

@@ -10,12 +10,10 @@
  * `[data-vram-role="delete-plan-warning"]`,
  * `[data-vram-role="delete-plan-expected"]` (data-vram-bytes, data-vram-at-most).
  */
-import { Dialog, showDialog } from '@jupyterlab/apputils';
-import { Widget } from '@lumino/widgets';
-
 import { ByteUnits, formatBytes } from '../format';
 import { DeletePlan } from '../model/deletePlan';
-import { element } from './dom';
+import { confirmDialog } from './confirmDialog';
+import { element, setBytesData } from './dom';
 import { formatBytesByDevice } from './HoldersView';
 
 /** "Expected back: about 1.2 GiB (cuda:0 1 GiB · cpu 200 MiB)". */
@@ -33,14 +31,19 @@ export function createDeleteDialogBody(
   units: ByteUnits
 ): HTMLElement {
   const root = element('div', 'jp-vram-DeletePlan', { role: 'delete-plan' });
-  if (plan.entries.length) {
-    root.appendChild(
-      element('div', 'jp-vram-DeletePlan-heading', {
-        text: 'Delete these variables (and their copies in Out[] and _):'
-      })
-    );
-    const list = element('ul', 'jp-vram-DeletePlan-list');
-    for (const entry of plan.entries) {
+  const section = (heading: string, items: HTMLElement[]) => {
+    if (items.length) {
+      const list = element('ul', 'jp-vram-DeletePlan-list');
+      list.append(...items);
+      root.append(
+        element('div', 'jp-vram-DeletePlan-heading', { text: heading }),
+        list
+      );
+    }
+  };
+  section(
+    'Delete these variables (and their copies in Out[] and _):',
+    plan.entries.map(entry => {
       const item = element('li', 'jp-vram-DeletePlan-item', {
         role: 'delete-plan-name'
       });
@@ -51,27 +54,20 @@ export function createDeleteDialogBody(
           ` \u2014 ${entry.summary} (${formatBytes(entry.total_bytes, units)})`
         )
       );
-      list.appendChild(item);
-    }
-    root.appendChild(list);
-  }
-  if (plan.hidden.length) {
-    root.appendChild(
-      element('div', 'jp-vram-DeletePlan-heading', {
-        text: 'Clear these hidden references:'
-      })
-    );
-    const list = element('ul', 'jp-vram-DeletePlan-list');
-    for (const holder of plan.hidden) {
+      return item;
+    })
+  );
+  section(
+    'Clear these hidden references:',
+    plan.hidden.map(holder => {
       const item = element('li', 'jp-vram-DeletePlan-item', {
         role: 'delete-plan-hidden',
         text: `${holder.label} (${formatBytes(holder.total_bytes, units)})`
       });
       item.dataset.vramHolder = holder.holder;
-      list.appendChild(item);
-    }
-    root.appendChild(list);
-  }
+      return item;
+    })
+  );
   for (const warning of plan.warnings) {
     root.appendChild(
       element('div', 'jp-vram-DeletePlan-warning', {
@@ -84,7 +80,7 @@ export function createDeleteDialogBody(
     role: 'delete-plan-expected',
     text: expectedBytesText(plan, units)
   });
-  expected.dataset.vramBytes = String(Math.round(plan.expected.bytes));
+  setBytesData(expected, plan.expected.bytes);
   expected.dataset.vramAtMost = String(plan.expected.atMost);
   root.appendChild(expected);
   for (const reason of plan.expected.reasons) {
@@ -111,14 +107,10 @@ export async function confirmDeleteDialog(
   units: ByteUnits
 ): Promise<boolean> {
   const count = plan.entries.length + plan.hidden.length;
-  const result = await showDialog({
+  return confirmDialog({
     title: count === 1 ? 'Delete 1 memory holder?' : `Delete ${count} memory holders?`,
-    body: new Widget({ node: createDeleteDialogBody(plan, units) }),
-    buttons: [
-      Dialog.cancelButton(),
-      Dialog.warnButton({ label: 'Delete', ariaLabel: 'Delete and free memory' })
-    ],
-    defaultButton: 0
+    body: createDeleteDialogBody(plan, units),
+    accept: 'Delete',
+    acceptAriaLabel: 'Delete and free memory'
   });
-  return result.button.accept;
 }

@@ -4,6 +4,7 @@
  */
 import { deviceFigures, GpuFigures, gpuFigures } from '../model/gpuFigures';
 import { ModelChange } from '../tokens';
+import { syncKeyedChildren } from './dom';
 import { GpuDeviceCard } from './GpuDeviceCard';
 import { ModelView } from './ModelView';
 
@@ -22,32 +23,14 @@ export class GpuDeviceList extends ModelView {
   protected readonly relevantChanges = RELEVANT;
 
   protected render(): void {
-    const figures = this._currentFigures();
-    const seen = new Set<number>();
-    let previous: HTMLElement | null = null;
-    for (const f of figures) {
-      seen.add(f.index);
-      let card = this._cards.get(f.index);
-      if (!card) {
-        card = new GpuDeviceCard(f.index);
-        this._cards.set(f.index, card);
-      }
-      // Keep DOM order = device order without re-inserting unchanged nodes.
-      const expectedPosition: ChildNode | null = previous
-        ? previous.nextSibling
-        : this.node.firstChild;
-      if (expectedPosition !== card.node) {
-        this.node.insertBefore(card.node, expectedPosition);
-      }
-      card.render(f, this.settings);
-      previous = card.node;
-    }
-    for (const [index, card] of this._cards) {
-      if (!seen.has(index)) {
-        card.node.remove();
-        this._cards.delete(index);
-      }
-    }
+    syncKeyedChildren(
+      this.node,
+      this._cards,
+      this._currentFigures(),
+      f => f.index,
+      f => new GpuDeviceCard(f.index),
+      (card, f) => card.render(f, this.settings)
+    );
   }
 
   private _currentFigures(): GpuFigures[] {

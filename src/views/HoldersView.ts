@@ -18,7 +18,7 @@
 import { HiddenHolder, HolderEntry } from '../cleanupProtocol';
 import { ByteUnits, formatBytes } from '../format';
 import { hiddenHolderWarning } from '../model/deletePlan';
-import { element, setHidden, setText } from './dom';
+import { button, element, setBytesData, setHidden, setText } from './dom';
 import { MemoryActionsView } from './MemoryActionsView';
 
 /** "cuda:0 1 GiB · cpu 12 MiB" (largest first). */
@@ -42,21 +42,25 @@ export class HoldersView extends MemoryActionsView {
     this.node.dataset.vramRole = 'holders-view';
 
     const toolbar = element('div', 'jp-vram-Holders-toolbar');
-    this._refresh = element('button', 'jp-vram-Button', {
-      role: 'inspect-refresh',
-      text: 'Refresh listing'
-    });
-    this._refresh.type = 'button';
-    this._refresh.title = 'Ask the kernel what holds memory now';
-    this._refresh.addEventListener('click', () => void this.actions?.inspect());
-    this._delete = element('button', 'jp-vram-Button jp-vram-Button-danger', {
-      role: 'delete-selected',
-      text: 'Delete selected'
-    });
-    this._delete.type = 'button';
-    this._delete.title =
-      'Delete the ticked variables and clear the ticked hidden references (asks first)';
-    this._delete.addEventListener('click', () => this._onDelete());
+    this._refresh = button(
+      'jp-vram-Button',
+      {
+        role: 'inspect-refresh',
+        text: 'Refresh listing',
+        title: 'Ask the kernel what holds memory now'
+      },
+      () => void this.actions?.inspect()
+    );
+    this._delete = button(
+      'jp-vram-Button jp-vram-Button-danger',
+      {
+        role: 'delete-selected',
+        text: 'Delete selected',
+        title:
+          'Delete the ticked variables and clear the ticked hidden references (asks first)'
+      },
+      () => this._onDelete()
+    );
     toolbar.append(this._refresh, this._delete);
 
     this._status = element('div', 'jp-vram-Holders-status', {
@@ -152,7 +156,7 @@ export class HoldersView extends MemoryActionsView {
     const units = this._units();
     const row = element('li', 'jp-vram-Holder', { role: 'holder-entry' });
     row.dataset.vramName = entry.name;
-    row.dataset.vramBytes = String(Math.round(entry.total_bytes));
+    setBytesData(row, entry.total_bytes);
     row.dataset.vramKind = entry.kind;
 
     const label = element('label', 'jp-vram-Holder-main');
@@ -213,7 +217,7 @@ export class HoldersView extends MemoryActionsView {
       role: 'hidden-holder'
     });
     row.dataset.vramHolder = holder.holder;
-    row.dataset.vramBytes = String(Math.round(holder.total_bytes));
+    setBytesData(row, holder.total_bytes);
     const label = element('label', 'jp-vram-Holder-main');
     const box = document.createElement('input');
     box.type = 'checkbox';

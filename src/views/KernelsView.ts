@@ -6,10 +6,10 @@
  *
  * It follows every monitored model, not just the current one, so it is not
  * a ModelView; like one, it renders at most once per animation frame and
- * not at all while hidden. Kernel rows are kept per kernel and updated in
- * place: rebuilding them on every sample (up to 20 a second) would swap the
- * button under the pointer and lose the click. Paths, kernel names and
- * NVML's errors are data: text only.
+ * not at all while hidden (LazyView). Kernel rows and their GPU figures are
+ * kept per key and updated in place: rebuilding them on every sample (up to
+ * 20 a second) would swap the button under the pointer and lose the click.
+ * Paths, kernel names and NVML's errors are data: text only.
  *
  * Test hooks: root `[data-vram-role="kernels-view"]`;
  * `[data-vram-role="kernels-table"]` with one
@@ -24,14 +24,12 @@
  * `[data-vram-role="gpu-process"][data-vram-pid][data-vram-gpu]`
  * (`data-vram-bytes`).
  */
-import { Message } from '@lumino/messaging';
-import { Widget } from '@lumino/widgets';
-
 import { CommandIDs } from '../commandIds';
 import { ByteUnits, formatBytes } from '../format';
 import {
   describeGpuProcessVisibility,
   IKernelSessionSource,
+  KernelGpuUse,
   KernelRow,
   kernelsOverview,
   kernelSourceOf,
@@ -39,7 +37,16 @@ import {
 } from '../model/KernelsOverview';
 import { MonitorState } from '../model/MonitorState';
 import { IKernelMemoryModel, ModelChange } from '../tokens';
-import { element, setBytes, setHidden, setText } from './dom';
+import {
+  button,
+  element,
+  setBytes,
+  setBytesData,
+  setHidden,
+  setText,
+  syncKeyedChildren
+} from './dom';
+import { LazyView } from './LazyView';
 
 /** Model changes that move a figure or state this tab shows. */
 const RELEVANT: ReadonlySet<ModelChange> = new Set<ModelChange>([
@@ -61,7 +68,7 @@ const STATE_LABELS: Record<MonitorState, string> = {
 };
 
 /** "Live · busy · pid 4242", "No kernel". */
-export function kernelStateText(row: KernelRow): string {
+function kernelStateText(row: KernelRow): string {
   if (row.kernelId === null) {
     return 'No kernel';
   }
@@ -75,7 +82,7 @@ export function kernelStateText(row: KernelRow): string {
   return parts.join(' \u00b7 ');
 }
 
-export class KernelsView extends Widget {
+export class KernelsView extends LazyView {
   constructor(options: KernelsView.IOptions) {
     super();
     this._source = options.source;
@@ -124,18 +131,6 @@ export class KernelsView extends Widget {
     this._followModels();
   }
 
-  /** Mark the view stale and schedule a render (coalesced). */
-  requestRender(): void {
-    this._stale = true;
-    this.update();
-  }
-
-  /** Draw now (tests; the app renders through requestRender). */
-  renderNow(): void {
-    this._stale = false;
-    this._render();
-  }
-
   dispose(): void {
     if (this.isDisposed) {
       return;
@@ -146,24 +141,6 @@ export class KernelsView extends Widget {
     }
     this._models = [];
     super.dispose();
-  }
-
-  protected onUpdateRequest(_msg: Message): void {
-    if (this._stale && this.isVisible) {
-      this.renderNow();
-    }
-  }
-
-  protected onAfterAttach(_msg: Message): void {
-    if (this._stale) {
-      this.update();
-    }
-  }
-
-  protected onAfterShow(_msg: Message): void {
-    if (this._stale) {
-      this.update();
-    }
   }
 
   private _onSessionsChanged(): void {
@@ -188,50 +165,38 @@ export class KernelsView extends Widget {
     }
   }
 
-  private _render(): void {
+  protected render(): void {
     const sources = (this._source?.sessions() ?? []).map(kernelSourceOf);
     const overview = kernelsOverview(sources);
     const units = this._units();
 
-    const seen = new Set<string>();
-    let previous: HTMLTableRowElement | null = null;
-    for (const row of overview.rows) {
-      seen.add(row.key);
-      let nodes = this._rows.get(row.key);
-      if (!nodes) {
-        nodes = this._createRow(row.key);
-        this._rows.set(row.key, nodes);
-      }
-      this._updateRow(nodes, row, units);
-      // Keep the monitor's order without moving rows that are in place.
-      const wanted: ChildNode | null = previous
-        ? previous.nextSibling
-        : this._rowsBody.firstChild;
-      if (wanted !== nodes.tr) {
-        this._rowsBody.insertBefore(nodes.tr, wanted);
-      }
-      previous = nodes.tr;
-    }
-    for (const [key, nodes] of this._rows) {
-      if (!seen.has(key)) {
-        nodes.tr.remove();
-        this._rows.delete(key);
-      }
-    }
+    syncKeyedChildren(
+      this._rowsBody,
+      this._rows,
+      overview.rows,
+      row => row.key,
+      row => this._createRow(row.key),
+      (nodes, row) => updateRow(nodes, row, units)
+    );
     setHidden(this._table, overview.rows.length === 0);
     setHidden(this._empty, overview.rows.length > 0);
 
     setText(this._note, describeGpuProcessVisibility(overview));
     this._note.dataset.vramVisibility = overview.visibility;
-    this._othersBody.textContent = '';
-    for (const process of overview.others) {
-      this._othersBody.appendChild(processRow(process, units));
+    // Other processes seldom change between samples: rebuild only when
+    // something shown did (no button in these rows to keep).
+    const others = JSON.stringify([units, overview.others]);
+    if (others !== this._renderedOthers) {
+      this._renderedOthers = others;
+      this._othersBody.replaceChildren(
+        ...overview.others.map(process => processRow(process, units))
+      );
     }
     setHidden(this._others, overview.others.length === 0);
   }
 
   private _createRow(key: string): KernelRowNodes {
-    const tr = element('tr', 'jp-vram-Kernels-row', { role: 'kernel-row' });
+    const node = element('tr', 'jp-vram-Kernels-row', { role: 'kernel-row' });
     const name = element('td', 'jp-vram-Kernels-kernel');
     const notebook = element('div', 'jp-vram-Kernels-notebook', {
       role: 'kernel-notebook'
@@ -244,89 +209,37 @@ export class KernelsView extends Widget {
     });
     name.append(notebook, kernel, state);
     const rss = element('td', 'jp-vram-Kernels-figure', {
-      role: 'kernel-host-rss'
+      role: 'kernel-host-rss',
+      title: 'Host RAM of the kernel process (resident set size)'
     });
     const gpus = element('td', 'jp-vram-Kernels-figure');
+    const noGpu = element('div', 'jp-vram-Kernels-detail');
+    gpus.appendChild(noGpu);
     const actions = element('td', 'jp-vram-Kernels-actions');
-    const shutdown = element('button', 'jp-vram-Button jp-vram-Button-danger', {
-      role: 'kernel-shutdown',
-      text: 'Shut down'
-    });
-    shutdown.type = 'button';
-    shutdown.addEventListener('click', () => {
-      const kernelId = this._rows.get(key)?.kernelId;
-      if (kernelId) {
-        this._execute(CommandIDs.shutdownKernel, { kernelId });
+    const shutdown = button(
+      'jp-vram-Button jp-vram-Button-danger',
+      { role: 'kernel-shutdown', text: 'Shut down' },
+      () => {
+        const kernelId = this._rows.get(key)?.kernelId;
+        if (kernelId) {
+          this._execute(CommandIDs.shutdownKernel, { kernelId });
+        }
       }
-    });
-    actions.appendChild(shutdown);
-    tr.append(name, rss, gpus, actions);
-    return { tr, notebook, kernel, state, rss, gpus, shutdown, kernelId: null };
-  }
-
-  private _updateRow(
-    nodes: KernelRowNodes,
-    row: KernelRow,
-    units: ByteUnits
-  ): void {
-    nodes.kernelId = row.kernelId;
-    if (row.kernelId !== null) {
-      nodes.tr.dataset.vramKernelId = row.kernelId;
-    } else {
-      delete nodes.tr.dataset.vramKernelId;
-    }
-    const notebooks = row.paths.length ? row.paths.join(', ') : 'Untitled';
-    setText(nodes.notebook, notebooks);
-    nodes.notebook.title = notebooks;
-    const kernelText = [
-      row.displayName ?? row.kernelName ?? 'No kernel',
-      row.kernelId ? row.kernelId.slice(0, 8) : null
-    ]
-      .filter(Boolean)
-      .join(' \u00b7 ');
-    setText(nodes.kernel, kernelText);
-    nodes.kernel.title = row.kernelId ? `Kernel ${row.kernelId}` : '';
-    setText(nodes.state, kernelStateText(row));
-    nodes.state.title = row.stateReason;
-    nodes.state.dataset.vramState = row.state;
-    setBytes(nodes.rss, row.hostRssBytes, units);
-    nodes.rss.title = 'Host RAM of the kernel process (resident set size)';
-
-    nodes.gpus.textContent = '';
-    if (row.gpus.length === 0) {
-      nodes.gpus.appendChild(
-        element('div', 'jp-vram-Kernels-detail', {
-          text: row.sampled ? 'no GPU' : '\u2014'
-        })
-      );
-    }
-    for (const gpu of row.gpus) {
-      const use = element('div', 'jp-vram-Kernels-gpu', {
-        role: 'kernel-gpu-use'
-      });
-      use.dataset.vramGpu = String(gpu.index);
-      use.dataset.vramSource = gpu.source ?? 'unknown';
-      setExactBytes(use, gpu.bytes);
-      use.textContent = `${gpu.index}: ${formatBytes(gpu.bytes, units)}`;
-      use.title =
-        `GPU ${gpu.index}${gpu.name ? ` (${gpu.name})` : ''}: ` +
-        (gpu.source === 'nvml'
-          ? 'what the driver attributes to the kernel process'
-          : gpu.source === 'torch'
-            ? "PyTorch's reserved memory (NVML cannot attribute the process)"
-            : 'unknown');
-      nodes.gpus.appendChild(use);
-    }
-
-    const where = row.paths.length ? row.paths.join(', ') : 'this notebook';
-    nodes.shutdown.disabled = row.kernelId === null;
-    nodes.shutdown.title = row.kernelId
-      ? `Shut down the kernel of ${where} (asks first)`
-      : 'This notebook has no kernel';
-    nodes.shutdown.setAttribute(
-      'aria-label',
-      row.kernelId ? `Shut down the kernel of ${where}` : 'No kernel to shut down'
     );
+    actions.appendChild(shutdown);
+    node.append(name, rss, gpus, actions);
+    return {
+      node,
+      notebook,
+      kernel,
+      state,
+      rss,
+      gpus,
+      noGpu,
+      gpuUses: new Map(),
+      shutdown,
+      kernelId: null
+    };
   }
 
   private _source: IKernelSessionSource | null;
@@ -334,7 +247,7 @@ export class KernelsView extends Widget {
   private _execute: KernelsView.Execute;
   private _models: IKernelMemoryModel[] = [];
   private _rows = new Map<string, KernelRowNodes>();
-  private _stale = true;
+  private _renderedOthers: string | null = null;
   private _table: HTMLTableElement;
   private _rowsBody: HTMLTableSectionElement;
   private _empty: HTMLDivElement;
@@ -345,22 +258,93 @@ export class KernelsView extends Widget {
 
 /** The elements of one kernel row, kept between renders. */
 interface KernelRowNodes {
-  tr: HTMLTableRowElement;
+  node: HTMLTableRowElement;
   notebook: HTMLDivElement;
   kernel: HTMLDivElement;
   state: HTMLDivElement;
   rss: HTMLTableCellElement;
   gpus: HTMLTableCellElement;
+  /** "no GPU" / "—" when the kernel shows no GPU figure. */
+  noGpu: HTMLDivElement;
+  /** One `kernel-gpu-use` element per GPU index. */
+  gpuUses: Map<number, { node: HTMLDivElement }>;
   shutdown: HTMLButtonElement;
   /** The kernel the button shuts down now. */
   kernelId: string | null;
 }
 
-/** `data-vram-bytes` without the text (the text says more than bytes). */
-function setExactBytes(node: HTMLElement, bytes: number | null): void {
-  if (bytes !== null) {
-    node.dataset.vramBytes = String(Math.round(bytes));
+function updateRow(
+  nodes: KernelRowNodes,
+  row: KernelRow,
+  units: ByteUnits
+): void {
+  nodes.kernelId = row.kernelId;
+  if (row.kernelId !== null) {
+    nodes.node.dataset.vramKernelId = row.kernelId;
+  } else {
+    delete nodes.node.dataset.vramKernelId;
   }
+  const notebooks = row.paths.length ? row.paths.join(', ') : 'Untitled';
+  setText(nodes.notebook, notebooks);
+  nodes.notebook.title = notebooks;
+  const kernelText = [
+    row.displayName ?? row.kernelName ?? 'No kernel',
+    row.kernelId ? row.kernelId.slice(0, 8) : null
+  ]
+    .filter(Boolean)
+    .join(' \u00b7 ');
+  setText(nodes.kernel, kernelText);
+  nodes.kernel.title = row.kernelId ? `Kernel ${row.kernelId}` : '';
+  setText(nodes.state, kernelStateText(row));
+  nodes.state.title = row.stateReason;
+  nodes.state.dataset.vramState = row.state;
+  setBytes(nodes.rss, row.hostRssBytes, units);
+
+  // GPU indices are unique within a sample: one kept element each.
+  syncKeyedChildren(
+    nodes.gpus,
+    nodes.gpuUses,
+    row.gpus,
+    gpu => gpu.index,
+    gpu => {
+      const node = element('div', 'jp-vram-Kernels-gpu', {
+        role: 'kernel-gpu-use'
+      });
+      node.dataset.vramGpu = String(gpu.index);
+      return { node };
+    },
+    ({ node }, gpu) => updateGpuUse(node, gpu, units)
+  );
+  setText(nodes.noGpu, row.sampled ? 'no GPU' : '\u2014');
+  setHidden(nodes.noGpu, row.gpus.length > 0);
+
+  const where = row.paths.length ? row.paths.join(', ') : 'this notebook';
+  nodes.shutdown.disabled = row.kernelId === null;
+  nodes.shutdown.title = row.kernelId
+    ? `Shut down the kernel of ${where} (asks first)`
+    : 'This notebook has no kernel';
+  nodes.shutdown.setAttribute(
+    'aria-label',
+    row.kernelId ? `Shut down the kernel of ${where}` : 'No kernel to shut down'
+  );
+}
+
+/** "0: 2 GiB", with the exact bytes and where the figure comes from. */
+function updateGpuUse(
+  node: HTMLElement,
+  gpu: KernelGpuUse,
+  units: ByteUnits
+): void {
+  node.dataset.vramSource = gpu.source ?? 'unknown';
+  setBytesData(node, gpu.bytes);
+  setText(node, `${gpu.index}: ${formatBytes(gpu.bytes, units)}`);
+  node.title =
+    `GPU ${gpu.index}${gpu.name ? ` (${gpu.name})` : ''}: ` +
+    (gpu.source === 'nvml'
+      ? 'what the driver attributes to the kernel process'
+      : gpu.source === 'torch'
+        ? "PyTorch's reserved memory (NVML cannot attribute the process)"
+        : 'unknown');
 }
 
 function headerRow(labels: string[]): HTMLTableSectionElement {
@@ -395,7 +379,7 @@ function processRow(
   if (process.usedBytes === null) {
     memory.title = 'NVML gives no figure for this process';
   }
-  setExactBytes(tr, process.usedBytes);
+  setBytesData(tr, process.usedBytes);
   tr.append(pid, gpu, memory);
   return tr;
 }

@@ -14,7 +14,7 @@
  * `data-vram-freed-bytes` (integer; absent when unknown).
  */
 
-import { element, setHidden, setText } from './dom';
+import { button, element, setHidden, setText } from './dom';
 import { MemoryActionsView } from './MemoryActionsView';
 
 export class MemoryActionsBar extends MemoryActionsView {
@@ -26,15 +26,13 @@ export class MemoryActionsBar extends MemoryActionsView {
 
     const buttons = element('div', 'jp-vram-Actions-buttons');
     for (const spec of options.buttons) {
-      const button = element('button', 'jp-vram-Button', {
-        role: spec.role,
-        text: spec.label
-      });
-      button.type = 'button';
-      button.title = spec.caption;
-      button.addEventListener('click', () => this._execute(spec.command));
-      this._buttons.push(button);
-      buttons.appendChild(button);
+      const run = button(
+        'jp-vram-Button',
+        { role: spec.role, text: spec.label, title: spec.caption },
+        () => this._execute(spec.command)
+      );
+      this._buttons.push(run);
+      buttons.appendChild(run);
     }
     this._queueList = element('ul', 'jp-vram-Actions-queue');
     this._result = element('div', 'jp-vram-Actions-result', {
@@ -48,8 +46,8 @@ export class MemoryActionsBar extends MemoryActionsView {
   protected render(): void {
     const actions = this.actions;
     const available = actions?.available ?? false;
-    for (const button of this._buttons) {
-      button.disabled = !available;
+    for (const run of this._buttons) {
+      run.disabled = !available;
     }
     this._renderQueue();
     this._renderOutcome();
@@ -70,14 +68,13 @@ export class MemoryActionsBar extends MemoryActionsView {
           : `${item.label}\u2026`;
       row.appendChild(element('span', 'jp-vram-Actions-queuedText', { text }));
       if (item.state === 'queued') {
-        const cancel = element('button', 'jp-vram-Button', {
-          role: 'cancel-action',
-          text: 'Cancel'
-        });
-        cancel.type = 'button';
-        cancel.title = 'Do not send this request';
-        cancel.addEventListener('click', () => this.actions?.queue.cancel(item.id));
-        row.appendChild(cancel);
+        row.appendChild(
+          button(
+            'jp-vram-Button',
+            { role: 'cancel-action', text: 'Cancel', title: 'Do not send this request' },
+            () => this.actions?.queue.cancel(item.id)
+          )
+        );
       }
       list.appendChild(row);
     }

@@ -1,15 +1,12 @@
 /**
  * Base of the views that show one kernel's `MemoryActions` (the action bar,
- * the Holders tab): binding to the model and re-rendering on its changes,
- * coalesced through Lumino update requests and skipped while hidden (a
- * hidden view renders when it is shown again).
+ * the Holders tab): binding to the model and re-rendering (lazily, see
+ * LazyView) on its changes.
  */
-import { Message } from '@lumino/messaging';
-import { Widget } from '@lumino/widgets';
-
 import { MemoryActions } from '../model/MemoryActions';
+import { LazyView } from './LazyView';
 
-export abstract class MemoryActionsView extends Widget {
+export abstract class MemoryActionsView extends LazyView {
   get actions(): MemoryActions | null {
     return this._actions;
   }
@@ -18,44 +15,17 @@ export abstract class MemoryActionsView extends Widget {
     if (actions === this._actions) {
       return;
     }
-    this._actions?.changed.disconnect(this._onChanged, this);
+    this._actions?.changed.disconnect(this.requestRender, this);
     this._actions = actions;
-    actions?.changed.connect(this._onChanged, this);
-    this._onChanged();
-  }
-
-  /** Render now (tests; the sidebar relies on update requests). */
-  renderNow(): void {
-    this._stale = false;
-    this.render();
+    actions?.changed.connect(this.requestRender, this);
+    this.requestRender();
   }
 
   dispose(): void {
-    this._actions?.changed.disconnect(this._onChanged, this);
+    this._actions?.changed.disconnect(this.requestRender, this);
     this._actions = null;
     super.dispose();
   }
 
-  protected onUpdateRequest(_msg: Message): void {
-    if (this._stale && this.isVisible) {
-      this.renderNow();
-    }
-  }
-
-  protected onAfterShow(_msg: Message): void {
-    if (this._stale) {
-      this.update();
-    }
-  }
-
-  /** Rebuild the DOM from `actions` (text from the kernel via textContent only). */
-  protected abstract render(): void;
-
-  private _onChanged(): void {
-    this._stale = true;
-    this.update();
-  }
-
   private _actions: MemoryActions | null = null;
-  private _stale = true;
 }

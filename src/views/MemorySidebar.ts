@@ -24,7 +24,7 @@ import { CellHistoryView } from './CellHistoryView';
 import { HoldersView } from './HoldersView';
 import { KernelsView } from './KernelsView';
 import { MemoryActionsBar } from './MemoryActionsBar';
-import { element } from './dom';
+import { button } from './dom';
 import { GpuDeviceList } from './GpuDeviceList';
 import { HostMemoryCard } from './HostMemoryCard';
 import { MemoryTimeline } from './MemoryTimeline';
@@ -144,12 +144,11 @@ export class MemorySidebar extends Panel {
     // The cleanup bar acts on the current kernel: not on the Kernels tab.
     this.actionsBar.setHidden(tab === 'cells' || tab === 'kernels');
     this.toggleClass('jp-vram-MemorySidebar-cellsTab', tab === 'cells');
-    this.toggleClass('jp-vram-MemorySidebar-holdersTab', tab === 'holders');
-    for (const [name, button] of this._tabButtons) {
+    for (const [name, tabButton] of this._tabButtons) {
       const selected = name === tab;
-      button.setAttribute('aria-selected', String(selected));
-      button.tabIndex = selected ? 0 : -1;
-      button.classList.toggle('jp-mod-selected', selected);
+      tabButton.setAttribute('aria-selected', String(selected));
+      tabButton.tabIndex = selected ? 0 : -1;
+      tabButton.classList.toggle('jp-mod-selected', selected);
     }
   }
 
@@ -176,6 +175,9 @@ export class MemorySidebar extends Panel {
     for (const view of this._views) {
       view.settings = settings;
     }
+    // These read the units when they render: show them in the new ones.
+    this.holders.requestRender();
+    this.kernels.requestRender();
   }
 
   private _createTabBar(): Widget {
@@ -189,12 +191,12 @@ export class MemorySidebar extends Panel {
       ['kernels', 'Kernels', 'kernels-tab']
     ];
     for (const [name, label, role] of tabs) {
-      const button = element('button', 'jp-vram-Tab', { role, text: label });
-      button.type = 'button';
-      button.setAttribute('role', 'tab');
-      button.addEventListener('click', () => this.showTab(name));
-      this._tabButtons.set(name, button);
-      bar.node.appendChild(button);
+      const tab = button('jp-vram-Tab', { role, text: label }, () =>
+        this.showTab(name)
+      );
+      tab.setAttribute('role', 'tab');
+      this._tabButtons.set(name, tab);
+      bar.node.appendChild(tab);
     }
     return bar;
   }

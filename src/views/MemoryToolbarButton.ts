@@ -14,7 +14,7 @@ import { Menu, Widget } from '@lumino/widgets';
 
 import { CommandIDs } from '../commandIds';
 import { SnippetLibrary } from '../snippets/SnippetLibrary';
-import { element } from './dom';
+import { button } from './dom';
 
 /** The free-memory items at the top of the menu. */
 export const MEMORY_MENU_COMMANDS: readonly string[] = [
@@ -32,20 +32,19 @@ export class MemoryToolbarButton extends Widget {
     this._beforeOpen = options.beforeOpen ?? (() => undefined);
     this.addClass('jp-vram-ToolbarMemory');
 
-    const button = element('button', 'jp-vram-ToolbarMemory-button', {
-      role: 'toolbar-memory',
-      text: 'Memory \u25BE'
-    });
-    button.type = 'button';
-    button.title = 'Free GPU memory, or insert code that saves memory';
-    button.setAttribute('aria-haspopup', 'menu');
-    button.setAttribute('aria-expanded', 'false');
-    button.addEventListener('click', event =>
+    this._button = button(
+      'jp-vram-ToolbarMemory-button',
+      {
+        role: 'toolbar-memory',
+        text: 'Memory \u25BE',
+        title: 'Free GPU memory, or insert code that saves memory'
+      },
       // A keyboard "click" has no pointer position (detail 0).
-      this.openMenu(event.detail === 0)
+      event => this.openMenu(event.detail === 0)
     );
-    this._button = button;
-    this.node.appendChild(button);
+    this._button.setAttribute('aria-haspopup', 'menu');
+    this._button.setAttribute('aria-expanded', 'false');
+    this.node.appendChild(this._button);
 
     this._menu = new Menu({ commands: this._commands });
     this._menu.addClass('jp-vram-MemoryMenu');

@@ -13,7 +13,7 @@ import { oomActions, OomAction } from '../model/oomActions';
 import { explainOom } from '../model/oomExplanation';
 import { VramSettings } from '../settings';
 import { ModelChange } from '../tokens';
-import { element, setHidden } from './dom';
+import { button, element, setHidden } from './dom';
 import { ModelView } from './ModelView';
 
 const RELEVANT: ReadonlySet<ModelChange> = new Set<ModelChange>(['cells']);
@@ -30,18 +30,12 @@ export class OomDiagnosisView extends ModelView {
 
   protected readonly relevantChanges = RELEVANT;
 
-  /** The entry shown, if any. */
-  get shown(): CellHistoryEntry | null {
-    return this._shown;
-  }
-
   protected onModelReplaced(): void {
     this._renderedKey = null;
   }
 
   protected render(): void {
     const entry = this._newestDiagnosed();
-    this._shown = entry;
     setHidden(this.node, entry === null);
     const key = entry ? `${entry.key}:${this.settings.units}` : null;
     if (key === this._renderedKey) {
@@ -49,10 +43,10 @@ export class OomDiagnosisView extends ModelView {
     }
     this._renderedKey = key;
     this.node.replaceChildren();
-    if (!entry || !entry.record.oom) {
+    const diagnosis = entry?.record.oom;
+    if (!entry || !diagnosis) {
       return;
     }
-    const diagnosis = entry.record.oom;
     const units = this.settings.units;
     const text = explainOom(diagnosis, units, entry.record.execution_count);
     this.node.dataset.vramRecord = entry.key;
@@ -62,17 +56,15 @@ export class OomDiagnosisView extends ModelView {
       role: 'oom-headline',
       text: text.headline
     });
-    const dismiss = element('button', 'jp-vram-OomDiagnosis-dismiss', {
-      role: 'oom-dismiss',
-      text: '\u00d7'
-    });
-    dismiss.type = 'button';
-    dismiss.title = 'Dismiss this diagnosis';
+    const dismiss = button(
+      'jp-vram-OomDiagnosis-dismiss',
+      { role: 'oom-dismiss', text: '\u00d7', title: 'Dismiss this diagnosis' },
+      () => {
+        this._dismissed.add(entry);
+        this.requestRender();
+      }
+    );
     dismiss.setAttribute('aria-label', 'Dismiss this diagnosis');
-    dismiss.addEventListener('click', () => {
-      this._dismissed.add(entry.key);
-      this.requestRender();
-    });
     header.append(headline, dismiss);
 
     const causes = element('ul', 'jp-vram-OomDiagnosis-causes');
@@ -104,20 +96,16 @@ export class OomDiagnosisView extends ModelView {
 
   private _actionItem(action: OomAction): HTMLElement {
     const item = element('li', 'jp-vram-OomDiagnosis-action');
-    const button = element('button', 'jp-mod-styled jp-vram-OomAction', {
-      role: 'oom-action',
-      text: action.label
-    });
-    button.type = 'button';
-    button.dataset.vramAction = action.id;
-    button.title = action.gain;
-    button.addEventListener('click', () => {
-      void this._run(action);
-    });
+    const run = button(
+      'jp-mod-styled jp-vram-OomAction',
+      { role: 'oom-action', text: action.label, title: action.gain },
+      () => void this._run(action)
+    );
+    run.dataset.vramAction = action.id;
     const gain = element('div', 'jp-vram-OomDiagnosis-gain', {
       text: action.gain
     });
-    item.append(button, gain);
+    item.append(run, gain);
     return item;
   }
 
@@ -126,16 +114,19 @@ export class OomDiagnosisView extends ModelView {
     for (let i = entries.length - 1; i >= 0; i--) {
       const entry = entries[i];
       if (entry.record.oom) {
-        return this._dismissed.has(entry.key) ? null : entry;
+        return this._dismissed.has(entry) ? null : entry;
       }
     }
     return null;
   }
 
   private _run: (action: OomAction) => Promise<void> | void;
-  private _dismissed = new Set<string>();
+  /**
+   * Entries, not keys: a key is unique only within its model, and the view
+   * shows the model of whichever notebook is active.
+   */
+  private _dismissed = new WeakSet<CellHistoryEntry>();
   private _renderedKey: string | null = null;
-  private _shown: CellHistoryEntry | null = null;
 }
 
 export namespace OomDiagnosisView {

@@ -6,9 +6,7 @@
  * Test hooks: `[data-vram-role="shutdown-kernel-body"]`; accept with
  * `.jp-Dialog .jp-mod-accept` ("Shut Down").
  */
-import { Dialog, showDialog } from '@jupyterlab/apputils';
-import { Widget } from '@lumino/widgets';
-
+import { confirmDialog } from './confirmDialog';
 import { element } from './dom';
 
 /** The kernel to shut down, as the dialog names it. */
@@ -46,14 +44,10 @@ export async function confirmShutdownKernelDialog(
   for (const line of shutdownKernelText(request)) {
     body.appendChild(element('p', 'jp-vram-ShutdownKernel-line', { text: line }));
   }
-  const result = await showDialog({
+  return confirmDialog({
     title: 'Shut down the kernel?',
-    body: new Widget({ node: body }),
-    buttons: [
-      Dialog.cancelButton(),
-      Dialog.warnButton({ label: 'Shut Down', ariaLabel: 'Shut down the kernel' })
-    ],
-    defaultButton: 0
+    body,
+    accept: 'Shut Down',
+    acceptAriaLabel: 'Shut down the kernel'
   });
-  return result.button.accept;
 }

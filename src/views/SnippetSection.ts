@@ -16,7 +16,7 @@ import { Widget } from '@lumino/widgets';
 import { CommandIDs } from '../commandIds';
 import { SnippetLibrary } from '../snippets/SnippetLibrary';
 import { IKernelMemoryModel } from '../tokens';
-import { element, setHidden, setText } from './dom';
+import { button, element, setHidden, setText } from './dom';
 
 export class SnippetSection extends Widget {
   constructor(options: SnippetSection.IOptions) {
@@ -37,12 +37,11 @@ export class SnippetSection extends Widget {
     });
     this._warning.setAttribute('role', 'alert');
     this._warningText = element('span', 'jp-vram-Snippets-warningText');
-    const dismiss = element('button', 'jp-vram-Button', {
-      role: 'dismiss-restart-warning',
-      text: 'Dismiss'
-    });
-    dismiss.type = 'button';
-    dismiss.addEventListener('click', () => this._library.setWarning(null));
+    const dismiss = button(
+      'jp-vram-Button',
+      { role: 'dismiss-restart-warning', text: 'Dismiss' },
+      () => this._library.setWarning(null)
+    );
     this._warning.append(this._warningText, dismiss);
     this._buttons = element('div', 'jp-vram-Snippets-buttons');
     this.node.append(heading, hint, this._warning, this._buttons);
@@ -84,18 +83,14 @@ export class SnippetSection extends Widget {
     const buttons = this._buttons;
     buttons.textContent = '';
     for (const snippet of snippets) {
-      const button = element('button', 'jp-vram-Button jp-vram-Snippets-button', {
-        role: 'snippet-button',
-        text: snippet.title
-      });
-      button.type = 'button';
-      button.dataset.vramSnippet = snippet.id;
-      button.title = snippet.description;
-      button.disabled = this._model === null;
-      button.addEventListener('click', () =>
-        this._execute(CommandIDs.insertSnippet, { id: snippet.id })
+      const insert = button(
+        'jp-vram-Button jp-vram-Snippets-button',
+        { role: 'snippet-button', text: snippet.title, title: snippet.description },
+        () => this._execute(CommandIDs.insertSnippet, { id: snippet.id })
       );
-      buttons.appendChild(button);
+      insert.dataset.vramSnippet = snippet.id;
+      insert.disabled = this._model === null;
+      buttons.appendChild(insert);
     }
     setHidden(this.node, snippets.length === 0);
 

@@ -5,11 +5,11 @@
  */
 import { ByteUnits, formatBytes } from '../format';
 
-/** Create an element with a class, optional test hook role and text. */
+/** Create an element with a class, optional test hook role, text and tooltip. */
 export function element<K extends keyof HTMLElementTagNameMap>(
   tag: K,
   className: string,
-  options: { role?: string; text?: string } = {}
+  options: { role?: string; text?: string; title?: string } = {}
 ): HTMLElementTagNameMap[K] {
   const node = document.createElement(tag);
   node.className = className;
@@ -19,6 +19,24 @@ export function element<K extends keyof HTMLElementTagNameMap>(
   if (options.text !== undefined) {
     node.textContent = options.text;
   }
+  if (options.title) {
+    node.title = options.title;
+  }
+  return node;
+}
+
+/**
+ * A `type="button"` button (the default type would submit an enclosing
+ * form, e.g. in a dialog) that runs `onClick`.
+ */
+export function button(
+  className: string,
+  options: { role?: string; text?: string; title?: string },
+  onClick: (event: MouseEvent) => void
+): HTMLButtonElement {
+  const node = element('button', className, options);
+  node.type = 'button';
+  node.addEventListener('click', onClick);
   return node;
 }
 
@@ -39,6 +57,17 @@ export function setBytes(
   units: ByteUnits
 ): void {
   setText(node, formatBytes(bytes, units));
+  setBytesData(node, bytes);
+}
+
+/**
+ * Only the exact integer in `data-vram-bytes` (absent when unknown), for a
+ * node whose text says more than the bytes.
+ */
+export function setBytesData(
+  node: HTMLElement,
+  bytes: number | null | undefined
+): void {
   if (typeof bytes === 'number' && Number.isFinite(bytes)) {
     const exact = String(Math.round(bytes));
     if (node.dataset.vramBytes !== exact) {
@@ -66,17 +95,56 @@ export function figureRow(
   role: string,
   title?: string
 ): HTMLElement {
-  const row = element('div', 'jp-vram-FigureRow');
+  const row = element('div', 'jp-vram-FigureRow', { title });
   const labelNode = element('span', 'jp-vram-FigureRow-label', {
     text: label
   });
-  if (title) {
-    row.title = title;
-  }
   const value = element('span', 'jp-vram-FigureRow-value', { role });
   row.append(labelNode, value);
   parent.appendChild(row);
   return value;
+}
+
+/**
+ * Keep `parent`'s leading children to one node per item, in the items'
+ * order, reusing the node each key had at the last call (`kept`: created on
+ * first sight, removed once its key is gone). Nodes already in place are not
+ * moved or rebuilt, so a re-render on every sample keeps the element under
+ * the pointer (and the click on it). Keys must be unique among `items`.
+ */
+export function syncKeyedChildren<T, K, V extends { readonly node: HTMLElement }>(
+  parent: HTMLElement,
+  kept: Map<K, V>,
+  items: Iterable<T>,
+  keyOf: (item: T) => K,
+  create: (item: T) => V,
+  update: (view: V, item: T) => void
+): void {
+  const seen = new Set<K>();
+  let previous: HTMLElement | null = null;
+  for (const item of items) {
+    const key = keyOf(item);
+    seen.add(key);
+    let view = kept.get(key);
+    if (!view) {
+      view = create(item);
+      kept.set(key, view);
+    }
+    const wanted: ChildNode | null = previous
+      ? previous.nextSibling
+      : parent.firstChild;
+    if (wanted !== view.node) {
+      parent.insertBefore(view.node, wanted);
+    }
+    update(view, item);
+    previous = view.node;
+  }
+  for (const [key, view] of kept) {
+    if (!seen.has(key)) {
+      view.node.remove();
+      kept.delete(key);
+    }
+  }
 }
 
 /** Set a bar segment's width as a share of `total` (0 when unknown). */

@@ -1,0 +1,30 @@
+/**
+ * The confirmation before a step that cannot be undone (deleting what holds
+ * memory, shutting a kernel down): a JupyterLab dialog whose default button
+ * is Cancel, and whose accept button (`.jp-mod-accept`) is styled as a
+ * warning.
+ */
+import { Dialog, showDialog } from '@jupyterlab/apputils';
+import { Widget } from '@lumino/widgets';
+
+/** True when the user presses the accept button. */
+export async function confirmDialog(options: {
+  title: string;
+  body: HTMLElement;
+  accept: string;
+  acceptAriaLabel: string;
+}): Promise<boolean> {
+  const result = await showDialog({
+    title: options.title,
+    body: new Widget({ node: options.body }),
+    buttons: [
+      Dialog.cancelButton(),
+      Dialog.warnButton({
+        label: options.accept,
+        ariaLabel: options.acceptAriaLabel
+      })
+    ],
+    defaultButton: 0
+  });
+  return result.button.accept;
+}
