@@ -9,18 +9,14 @@
  */
 import { expect, test } from '@jupyterlab/galata';
 
+import { openLiveNotebook } from '../tests/helpers';
+
 const CELLS = 2_000;
 const RECORDS = 10_000;
 const REPEATS = 200;
 
 test('badge update with 2,000 cells; Cells history with 10,000 records', async ({ page }) => {
-  await page.evaluate(async () => {
-    await window.jupyterapp.commands.execute('jupyterlab-vram:open-sidebar');
-  });
-  await page.notebook.createNew();
-  await expect(
-    page.locator('#jp-vram-sidebar [data-vram-role="state"]')
-  ).toHaveAttribute('data-vram-state', 'live', { timeout: 60_000 });
+  await openLiveNotebook(page);
 
   const figures = await page.evaluate(
     async ({ cells, records, repeats }) => {

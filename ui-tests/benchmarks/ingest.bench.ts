@@ -8,17 +8,13 @@
  */
 import { expect, test } from '@jupyterlab/galata';
 
+import { openLiveNotebook } from '../tests/helpers';
+
 const HISTORY = 86_400;
 const MEASURED = 300;
 
 test('ingest + render one sample with 24 h of history', async ({ page }) => {
-  await page.evaluate(async () => {
-    await window.jupyterapp.commands.execute('jupyterlab-vram:open-sidebar');
-  });
-  await page.notebook.createNew();
-  await expect(
-    page.locator('#jp-vram-sidebar [data-vram-role="state"]')
-  ).toHaveAttribute('data-vram-state', 'live', { timeout: 60_000 });
+  await openLiveNotebook(page);
 
   const figures = await page.evaluate(
     async ({ history, measured }) => {

@@ -5,14 +5,7 @@
  */
 import { expect, galata, IJupyterLabPageFixture, test } from '@jupyterlab/galata';
 
-import { MiB, openLiveNotebook, SIDEBAR } from './helpers';
-
-function badgeOf(page: IJupyterLabPageFixture, cellIndex: number) {
-  return page
-    .locator('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-Cell')
-    .nth(cellIndex)
-    .locator('[data-vram-role="cell-badge"]');
-}
+import { badgeOf, MiB, openLiveNotebook, SIDEBAR } from './helpers';
 
 async function numberAttr(loc: ReturnType<typeof badgeOf>, name: string): Promise<number> {
   const value = await loc.getAttribute(name);

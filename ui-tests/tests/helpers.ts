@@ -71,6 +71,14 @@ export async function startCell(
 
 export const MiB = 2 ** 20;
 
+/** The memory badge of the `cellIndex`-th cell of the visible notebook. */
+export function badgeOf(page: IJupyterLabPageFixture, cellIndex: number): Locator {
+  return page
+    .locator('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-Cell')
+    .nth(cellIndex)
+    .locator('[data-vram-role="cell-badge"]');
+}
+
 /** Opens the sidebar and a new notebook, and waits until its helper is live. */
 export async function openLiveNotebook(page: IJupyterLabPageFixture): Promise<void> {
   await openSidebar(page);

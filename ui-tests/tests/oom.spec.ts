@@ -7,7 +7,7 @@
  */
 import { expect, test } from '@jupyterlab/galata';
 
-import { MiB, openLiveNotebook, sidebarRole } from './helpers';
+import { badgeOf, MiB, openLiveNotebook, sidebarRole } from './helpers';
 
 // See sidebar.spec.ts: Galata's kernel tracking breaks restarts/interrupts.
 test.use({ kernels: null });
@@ -21,10 +21,7 @@ test('a cell that dies of out-of-memory gets a marker, a diagnosis and a working
   await page.notebook.addCell('code', 'np.empty(2**50, dtype=np.uint8)  # 1 PiB: fails');
   await page.notebook.runCell(1, true);
 
-  const badge = page
-    .locator('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-Cell')
-    .nth(1)
-    .locator('[data-vram-role="cell-badge"]');
+  const badge = badgeOf(page, 1);
   await expect(badge).toHaveAttribute('data-vram-out-of-memory', 'true', { timeout: 30_000 });
   await expect(badge).toContainText('out of memory');
   await expect(badge).toHaveClass(/jp-vram-CellBadge-oom/);
