@@ -1,15 +1,15 @@
 """Host memory: the kernel's resident set size and the machine's RAM.
 
-:class:`HostReader` feeds samples; :class:`ProcSelfRss` gives per-cell
+:class:`HostReader` feeds samples; :func:`kernel_rss` gives per-cell
 accounting the kernel's RSS and its high-water mark (peak), cheaply.
 """
 
 from __future__ import annotations
 
 import os
-import weakref
-from typing import Any, Optional, Tuple
+from typing import Any, Callable, Optional, Protocol, Tuple
 
+from ..forking import call_in_forked_child
 from ..protocol import HostFigures
 
 
@@ -96,27 +96,74 @@ def _kib_line(line: bytes) -> Optional[int]:
         return None
 
 
+class KernelRss(Protocol):
+    """The kernel's RSS and its high-water mark, as per-cell accounting reads them.
+
+    ``rss()`` and ``reset_peak()`` run in the cell hooks, on the kernel's main
+    thread; ``rss_and_peak(hold_gil=False)`` runs on a background thread.
+    """
+
+    can_reset: bool
+
+    def rss(self) -> Optional[int]: ...
+
+    def rss_and_peak(self, hold_gil: bool = True) -> Tuple[Optional[int], Optional[int]]: ...
+
+    def reset_peak(self) -> bool: ...
+
+    def close(self) -> None: ...
+
+
+def kernel_rss() -> KernelRss:
+    """Linux's /proc/self where there is one; elsewhere psutil's RSS, without a peak."""
+    proc = ProcSelfRss()
+    if proc.available:
+        return proc
+    return PsutilRss()
+
+
+class PsutilRss:
+    """RSS only (macOS, Windows): no high-water mark to read or reset."""
+
+    can_reset = False
+
+    def __init__(self, reader: Optional[HostReader] = None):
+        self._reader = reader if reader is not None else HostReader()
+
+    def rss(self) -> Optional[int]:
+        return self._reader.rss()
+
+    def rss_and_peak(self, hold_gil: bool = True) -> Tuple[Optional[int], Optional[int]]:
+        return self._reader.rss(), None
+
+    def reset_peak(self) -> bool:
+        return False
+
+    def close(self) -> None:
+        pass
+
+
 class ProcSelfRss:
     """This process's RSS and peak RSS from Linux /proc, for per-cell accounting.
 
     - ``rss()``: resident pages from ``/proc/self/statm`` (what psutil reports
       as ``rss``, so cell records and samples agree).
     - ``rss_and_peak()``: ``VmRSS`` and ``VmHWM`` (the high-water mark of the
-      RSS) from ``/proc/self/status``; ``peak()``: ``VmHWM`` alone, for a
-      background thread.
+      RSS) from ``/proc/self/status``, a costlier read.
     - ``reset_peak()``: writes ``5`` to ``/proc/self/clear_refs`` (Linux >= 4.0),
       which sets VmHWM back to the current RSS. Process-wide: it also resets
       what ``getrusage(...).ru_maxrss`` reports to the user.
 
     The files stay open and are read with ``pread`` (a few microseconds, versus
-    ~15 us for open/read/close): this runs twice per cell. A process forked
-    from the kernel reopens them. Every failure gives ``None``/``False``, never
-    an exception; a capability that failed once stays off.
+    ~15 us for open/read/close). A process forked from the kernel reopens
+    them. Every failure gives ``None``/``False``, never an exception; a
+    capability that failed once stays off.
 
-    The syscalls go through libc with the GIL held (:class:`_GilHoldingIo`).
-    ``os.pread``/``os.write`` release the GIL, and right around a cell's hooks
-    IPython's history thread and ipykernel's IOPub thread want it: getting it
-    back cost ~100 us per call in a kernel, twenty times the read itself.
+    In the hooks the syscalls go through libc with the GIL held
+    (:class:`_GilHoldingIo`). ``os.pread``/``os.write`` release the GIL, and
+    right around a cell's hooks IPython's history thread and ipykernel's IOPub
+    thread want it: getting it back cost ~100 us per call in a kernel, twenty
+    times the read itself. A background thread passes ``hold_gil=False``.
     """
 
     def __init__(self, proc_self: str = "/proc/self", page_size: Optional[int] = None, hold_gil: bool = True):
@@ -126,73 +173,65 @@ class ProcSelfRss:
         self._statm: Optional[int] = None
         self._status: Optional[int] = None
         self._clear_refs: Optional[int] = None
+        # One call per file, bound at open: each call layer costs the hooks a
+        # microsecond or more when caches are cold.
+        self._read_statm: Optional[Callable[[], bytes]] = None
+        self._read_status: Optional[Callable[[], bytes]] = None
+        self._reset: Optional[Callable[[], None]] = None
         self.can_reset = True  # until a write fails
         self._open()
-        # A forked child (multiprocessing) must not read its parent's files.
-        # Checked at fork rather than with a getpid() per call: the hooks pay
-        # for every syscall.
-        if hasattr(os, "register_at_fork"):
-            reopen = weakref.WeakMethod(self._open)
-            os.register_at_fork(after_in_child=lambda: _call_if_alive(reopen))
+        call_in_forked_child(self._open)  # a forked child must not read its parent's files
 
     def _open(self) -> None:
         self.close()
+        reader = self._io.reader if self._io is not None else _os_reader
+        writer = self._io.writer if self._io is not None else _os_writer
         self._statm = _open_fd(f"{self._proc_self}/statm", os.O_RDONLY)
         self._status = _open_fd(f"{self._proc_self}/status", os.O_RDONLY)
+        if self._statm is not None:
+            self._read_statm = reader(self._statm, 256)
+        if self._status is not None:
+            self._read_status = reader(self._status, 8192)
         if self.can_reset:
             self._clear_refs = _open_fd(f"{self._proc_self}/clear_refs", os.O_WRONLY)
             self.can_reset = self._clear_refs is not None
+            if self._clear_refs is not None:
+                self._reset = writer(self._clear_refs, b"5")
 
     @property
     def available(self) -> bool:
         return self._status is not None or self._statm is not None
 
     def rss(self) -> Optional[int]:
-        if self._statm is None:
+        if self._read_statm is None:
             return self.rss_and_peak()[0]
         try:
-            return int(self._pread(self._statm, 256).split()[1]) * self._page_size
+            return int(self._read_statm().split()[1]) * self._page_size
         except (OSError, IndexError, ValueError):
             return None
 
-    def rss_and_peak(self) -> Tuple[Optional[int], Optional[int]]:
-        if self._status is None:
+    def rss_and_peak(self, hold_gil: bool = True) -> Tuple[Optional[int], Optional[int]]:
+        if self._read_status is None or self._status is None:
             return None, None
         try:
-            data = self._pread(self._status, 8192)
+            data = self._read_status() if hold_gil else os.pread(self._status, 8192, 0)
         except OSError:
             return None, None
         return _status_kib(data, b"\nVmRSS:"), _status_kib(data, b"\nVmHWM:")
 
-    def peak(self) -> Optional[int]:
-        """VmHWM alone, read with ``os.pread`` (which lets other threads run): for a background thread."""
-        if self._status is None:
-            return None
-        try:
-            return _status_kib(os.pread(self._status, 8192, 0), b"\nVmHWM:")
-        except OSError:
-            return None
-
     def reset_peak(self) -> bool:
         """Make VmHWM the current RSS; False if this kernel cannot."""
-        if not self.can_reset:
+        if self._reset is None or not self.can_reset:
             return False
         try:
-            if self._io is not None:
-                self._io.write(self._clear_refs, b"5")  # type: ignore[arg-type]
-            else:
-                os.write(self._clear_refs, b"5")  # type: ignore[arg-type]
+            self._reset()
             return True
-        except (OSError, TypeError):
+        except OSError:
             self.can_reset = False
             return False
 
-    def _pread(self, fd: int, size: int) -> bytes:
-        if self._io is not None:
-            return self._io.pread(fd, size)
-        return os.pread(fd, size, 0)
-
     def close(self) -> None:
+        self._read_statm = self._read_status = self._reset = None
         for name in ("_statm", "_status", "_clear_refs"):
             fd = getattr(self, name, None)
             setattr(self, name, None)
@@ -209,16 +248,18 @@ class _GilHoldingIo:
     For a few microseconds of /proc I/O, holding the GIL is far cheaper than
     handing it to a busy thread and waiting to get it back. One buffer is
     reused: calls cannot overlap, since each holds the GIL throughout.
+
+    Each file gets its own call, with its arguments built once as ctypes
+    objects: no ``argtypes`` conversion per call, which the hooks would pay
+    for with cold caches.
     """
 
     def __init__(self, libc: Any, ctypes: Any):
         self._ctypes = ctypes
         self._buffer = ctypes.create_string_buffer(8192)
         self._pread = libc.pread
-        self._pread.argtypes = (ctypes.c_int, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_long)
         self._pread.restype = ctypes.c_ssize_t
         self._write = libc.write
-        self._write.argtypes = (ctypes.c_int, ctypes.c_char_p, ctypes.c_size_t)
         self._write.restype = ctypes.c_ssize_t
 
     @classmethod
@@ -230,22 +271,41 @@ class _GilHoldingIo:
         except Exception:  # no ctypes, no dlopen(NULL), no pread symbol: use os.*
             return None
 
-    def pread(self, fd: int, size: int) -> bytes:
-        size = min(size, len(self._buffer))
-        count = self._pread(fd, self._buffer, size, 0)
-        if count < 0:
-            raise OSError(self._ctypes.get_errno(), "pread failed")
-        return self._buffer[:count]
+    def reader(self, fd: int, size: int) -> Callable[[], bytes]:
+        """A call that reads up to ``size`` bytes of ``fd`` from offset 0."""
+        ctypes, pread, buffer = self._ctypes, self._pread, self._buffer
+        args = (ctypes.c_int(fd), buffer, ctypes.c_size_t(min(size, len(buffer))), ctypes.c_long(0))
 
-    def write(self, fd: int, data: bytes) -> None:
-        if self._write(fd, data, len(data)) != len(data):
-            raise OSError(self._ctypes.get_errno(), "write failed")
+        def read() -> bytes:
+            count = pread(*args)
+            if count < 0:
+                raise OSError(ctypes.get_errno(), "pread failed")
+            return buffer[:count]
+
+        return read
+
+    def writer(self, fd: int, data: bytes) -> Callable[[], None]:
+        """A call that writes ``data`` to ``fd``."""
+        ctypes, write = self._ctypes, self._write
+        args = (ctypes.c_int(fd), ctypes.c_char_p(data), ctypes.c_size_t(len(data)))
+
+        def write_data() -> None:
+            if write(*args) != len(data):
+                raise OSError(ctypes.get_errno(), "write failed")
+
+        return write_data
 
 
-def _call_if_alive(method: "weakref.WeakMethod[Any]") -> None:
-    bound = method()
-    if bound is not None:
-        bound()
+def _os_reader(fd: int, size: int) -> Callable[[], bytes]:
+    return lambda: os.pread(fd, size, 0)
+
+
+def _os_writer(fd: int, data: bytes) -> Callable[[], None]:
+    def write_data() -> None:
+        if os.write(fd, data) != len(data):
+            raise OSError("short write")
+
+    return write_data
 
 
 def _open_fd(path: str, flags: int) -> Optional[int]:

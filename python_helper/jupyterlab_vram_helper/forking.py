@@ -1,0 +1,31 @@
+"""Running a method in a forked child of the kernel (multiprocessing's ``fork``).
+
+A child inherits the parent's open files and Python objects but none of its
+threads; objects that hold either must be told. Checked at fork, rather than
+comparing ``os.getpid()`` on every call, because the cell hooks pay for every
+syscall.
+"""
+
+from __future__ import annotations
+
+import os
+import weakref
+from typing import Any, Callable
+
+
+def call_in_forked_child(method: Callable[[], Any]) -> None:
+    """Call the bound ``method`` in every child forked from now on, while its object lives.
+
+    Held by a weak reference: registering does not keep the object alive
+    (``os.register_at_fork`` callbacks can never be removed).
+    """
+    if not hasattr(os, "register_at_fork"):  # Windows
+        return
+    ref = weakref.WeakMethod(method)  # type: ignore[arg-type]
+
+    def in_child() -> None:
+        bound = ref()
+        if bound is not None:
+            bound()
+
+    os.register_at_fork(after_in_child=in_child)
