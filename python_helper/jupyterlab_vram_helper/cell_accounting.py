@@ -33,12 +33,17 @@ CUDA state was created during the cell counts from zero: exact either way.
 
 Cost. The hooks run on the kernel's main thread, between the user's cell and
 the execute_reply, so they do only what must happen at that instant: clocks,
-torch's counters, the RSS from ``/proc/self/statm`` and the VmHWM reset. The
-RSS peak (``VmHWM``, from the costlier ``/proc/self/status``) cannot be lost
-until the next reset, so reading it and building the record are left to the
-sender thread; whichever comes first of that thread, the next cell's
-``pre_run_cell`` (before it resets) and a ``history`` request finishes the
-record. Records are finished in order.
+torch's counters, and at cell start the RSS (``/proc/self/statm``) and the
+VmHWM reset. Everything that can wait is left to the sender thread, which
+runs a few milliseconds after the cell: the RSS after the cell and its peak
+(one read of ``/proc/self/status``: VmHWM cannot be lost before the next
+reset, and the RSS has not moved since the cell ended unless something else
+ran), building the record and sending it. If the next cell starts first, its
+``pre_run_cell`` takes that one reading before it resets, and it doubles as
+the new cell's starting RSS; a ``history`` request finishes waiting records
+too. Records are finished in order. A cell that ends inside another one
+(``get_ipython().run_cell`` from user code) reads its figures at once, since
+its caller goes on running.
 """
 
 from __future__ import annotations
@@ -52,6 +57,7 @@ import traceback
 from typing import Any, Callable, Deque, Dict, List, Mapping, Optional, Tuple
 
 from .config import SamplerConfig
+from .forking import call_in_forked_child
 from .oom_diagnosis import OomDiagnosis
 from .protocol import (
     CellError,
@@ -63,7 +69,7 @@ from .protocol import (
     error_message,
 )
 from .readers import torch_cuda
-from .readers.host import HostReader, ProcSelfRss
+from .readers.host import KernelRss, kernel_rss
 from .readers.torch_cuda import AllocatorCounters
 
 HISTORY_LENGTH = 2000
@@ -169,41 +175,6 @@ def cell_outcome(result: Any) -> Tuple[CellStatus, Optional[CellError]]:
 # --- readings ----------------------------------------------------------------------
 
 
-class HostRss:
-    """RSS (and, on Linux, peak RSS) of the kernel, for the hooks."""
-
-    def __init__(self, proc: Optional[ProcSelfRss] = None):
-        self._proc = proc if proc is not None else ProcSelfRss()
-        # Without /proc (macOS, Windows): psutil's RSS, and no peak.
-        self._fallback: Optional[HostReader] = None if self._proc.available else HostReader()
-        # False once the peak is known not to be resettable: the hook then skips the attempt.
-        self.can_reset = self._fallback is None and self._proc.can_reset
-
-    def rss(self) -> Optional[int]:
-        if self._fallback is not None:
-            return self._fallback.rss()
-        return self._proc.rss()
-
-    def rss_and_peak(self) -> Tuple[Optional[int], Optional[int]]:
-        if self._fallback is not None:
-            return self._fallback.rss(), None
-        return self._proc.rss_and_peak()
-
-    def peak(self) -> Optional[int]:
-        if self._fallback is not None:
-            return None
-        return self._proc.peak()
-
-    def reset_peak(self) -> bool:
-        if self._fallback is None and self._proc.reset_peak():
-            return True
-        self.can_reset = False
-        return False
-
-    def close(self) -> None:
-        self._proc.close()
-
-
 class _PendingCell:
     """What pre_run_cell measured; numbers only."""
 
@@ -213,45 +184,63 @@ class _PendingCell:
         "cuda_was_initialized", "gpus_before", "gpu_peaks_were_reset", "sampled_gpu_max",
     )
 
-    def __init__(self) -> None:
-        self.info_id = 0
-        self.cell_id: Optional[str] = None
-        self.execution_count: Optional[int] = None
-        self.started = 0.0
+    def __init__(self, info_id: int, cell_id: Optional[str], execution_count: Optional[int], started: float):
+        self.info_id = info_id
+        self.cell_id = cell_id
+        self.execution_count = execution_count
+        self.started = started
         self.t0 = 0.0
         self.rss_before: Optional[int] = None
         self.rss_peak_before: Optional[int] = None  # VmHWM when not reset
         self.rss_peak_was_reset = False
+        # The highest RSS seen during the cell by the sampler (and, for a cell
+        # that ran another one inside it, VmHWM before the inner cell reset it).
         self.sampled_rss_max: Optional[int] = None
         self.cuda_was_initialized = False
         self.gpus_before: Dict[int, Optional[AllocatorCounters]] = {}
         self.gpu_peaks_were_reset = False
-        # index -> [allocated max, reserved max] seen by the sampler during the cell
+        # index -> [allocated max, reserved max], the same for torch's counters
         self.sampled_gpu_max: Dict[int, List[int]] = {}
 
 
 class _EndedCell:
-    """What post_run_cell measured, waiting for its RSS peak to become a record."""
+    """What post_run_cell measured, waiting for its RSS after and peak to become a record."""
 
-    __slots__ = ("cell", "t1", "status", "error", "execution_count", "rss_after", "gpus", "oom", "record")
+    __slots__ = ("cell", "t1", "status", "error", "execution_count", "gpus", "oom",
+                 "host_read", "rss_after", "rss_peak_after", "record")
 
     def __init__(self, cell: _PendingCell, t1: float, status: CellStatus, error: Optional[CellError],
-                 execution_count: Optional[int], rss_after: Optional[int], gpus: List[CellGpuMemory],
-                 oom: Optional[OomDiagnosis] = None):
+                 execution_count: Optional[int], gpus: List[CellGpuMemory], oom: Optional[OomDiagnosis] = None):
         self.cell = cell
         self.t1 = t1
         self.status = status
         self.error = error
         self.execution_count = execution_count
-        self.rss_after = rss_after
         self.gpus = gpus
         self.oom = oom
+        self.host_read = False  # rss_after and rss_peak_after are read
+        self.rss_after: Optional[int] = None
+        self.rss_peak_after: Optional[int] = None  # VmHWM
         self.record: Optional[CellMemoryRecord] = None
 
 
 def _max_known(*values: Optional[int]) -> Optional[int]:
     known = [v for v in values if v is not None]
     return max(known) if known else None
+
+
+def _raise_gpu_max(cell: _PendingCell, index: int, allocated: Optional[int], reserved: Optional[int]) -> None:
+    """Fold torch figures seen during ``cell`` (by the sampler, or before an inner cell's reset) into its maxima."""
+    allocated = allocated or 0
+    reserved = reserved or 0
+    seen = cell.sampled_gpu_max.get(index)
+    if seen is None:
+        cell.sampled_gpu_max[index] = [allocated, reserved]
+    else:
+        if allocated > seen[0]:
+            seen[0] = allocated
+        if reserved > seen[1]:
+            seen[1] = reserved
 
 
 def _peak(
@@ -270,7 +259,8 @@ def _peak(
     during the cell.
     """
     if counter_exact and counter_after is not None:
-        return _max_known(counter_after, before, after), True
+        # ``sampled`` cannot beat a true counter; it carries what an inner cell's reset hid.
+        return _max_known(counter_after, before, after, sampled), True
     rose = counter_after is not None and counter_before is not None and counter_after > counter_before
     peak = _max_known(before, after, sampled, counter_after if rose else None)
     return peak, bool(rose and peak == counter_after)
@@ -296,6 +286,7 @@ class BackgroundSender:
         self._queue: "queue.SimpleQueue[Any]" = queue.SimpleQueue()
         self._thread: Optional[threading.Thread] = None
         self._lock = threading.Lock()
+        call_in_forked_child(self._forget_thread)
 
     def post(self, message: Mapping[str, Any]) -> None:
         """Send ``message`` to every open comm, soon."""
@@ -303,28 +294,40 @@ class BackgroundSender:
 
     def call_soon(self, call: Callable[[], None]) -> None:
         self._queue.put(call)
-        if self._thread is None or not self._thread.is_alive():
+        # Not Thread.is_alive(): the hook pays for every call. The thread
+        # clears ``_thread`` when it ends, and a forked child starts afresh.
+        if self._thread is None:
             with self._lock:
-                if self._thread is None or not self._thread.is_alive():
+                if self._thread is None:
                     self._thread = threading.Thread(target=self._run, name=SENDER_THREAD_NAME, daemon=True)
                     self._thread.start()
 
     def _run(self) -> None:
-        while True:
-            call = self._queue.get()
-            if self._settle_s > 0 and call is not self._STOP:
-                time.sleep(self._settle_s)
+        try:
             while True:
-                if call is self._STOP:
-                    return
-                try:
-                    call()
-                except Exception:
-                    pass  # the channel reports send failures itself; the recorder its own
-                try:
-                    call = self._queue.get_nowait()
-                except queue.Empty:
-                    break
+                call = self._queue.get()
+                if self._settle_s > 0 and call is not self._STOP:
+                    time.sleep(self._settle_s)
+                while True:
+                    if call is self._STOP:
+                        return
+                    try:
+                        call()
+                    except Exception:
+                        pass  # the channel reports send failures itself; the recorder its own
+                    try:
+                        call = self._queue.get_nowait()
+                    except queue.Empty:
+                        break
+        finally:
+            with self._lock:
+                if self._thread is threading.current_thread():
+                    self._thread = None
+
+    def _forget_thread(self) -> None:
+        """In a forked child: the parent's thread does not exist there."""
+        self._thread = None
+        self._lock = threading.Lock()
 
     def stop(self, timeout: float = 1.0) -> None:
         thread = self._thread
@@ -333,7 +336,6 @@ class BackgroundSender:
         self._queue.put(self._STOP)
         if thread is not threading.current_thread():
             thread.join(timeout)
-        self._thread = None
 
 
 # --- the recorder ------------------------------------------------------------------
@@ -349,7 +351,7 @@ class CellMemoryRecorder:
         has_listeners: Callable[[], bool] = lambda: True,
         call_soon: Optional[Callable[[Callable[[], None]], None]] = None,
         diagnose_oom: Optional[Callable[[str, str], Optional[OomDiagnosis]]] = None,
-        rss: Optional[HostRss] = None,
+        rss: Optional[KernelRss] = None,
         torch_module: Callable[[], Any] = torch_cuda.loaded_torch,
         shell: Any = None,
         wall_clock: Callable[[], float] = time.time,
@@ -362,7 +364,7 @@ class CellMemoryRecorder:
         # Off the hook's thread (the runtime's sender); in tests, at once.
         self._call_soon = call_soon if call_soon is not None else (lambda call: call())
         self._diagnose_oom = diagnose_oom
-        self._rss = rss if rss is not None else HostRss()
+        self._rss = rss if rss is not None else kernel_rss()
         self._torch = torch_module
         self.shell = shell
         self._wall_clock = wall_clock
@@ -408,18 +410,8 @@ class CellMemoryRecorder:
                 cell.sampled_rss_max = rss
             for gpu in figures["gpus"]:
                 torch_figures = gpu["torch"]
-                if torch_figures is None:
-                    continue
-                allocated = torch_figures["allocated_bytes"] or 0
-                reserved = torch_figures["reserved_bytes"] or 0
-                seen = cell.sampled_gpu_max.get(gpu["index"])
-                if seen is None:
-                    cell.sampled_gpu_max[gpu["index"]] = [allocated, reserved]
-                else:
-                    if allocated > seen[0]:
-                        seen[0] = allocated
-                    if reserved > seen[1]:
-                        seen[1] = reserved
+                if torch_figures is not None:
+                    _raise_gpu_max(cell, gpu["index"], torch_figures["allocated_bytes"], torch_figures["reserved_bytes"])
         except Exception:
             pass
 
@@ -438,25 +430,26 @@ class CellMemoryRecorder:
     # -- internals ----------------------------------------------------------------
 
     def _pre(self, info: Any) -> None:
-        if self._ended:
-            self._finish_ended()  # before the reset below loses their peak
         reset = self._config().reset_peak_per_cell
-        cell = _PendingCell()
-        cell.info_id = id(info)
         cell_id = getattr(info, "cell_id", None)
-        cell.cell_id = cell_id[:MAX_CELL_ID_CHARS] if isinstance(cell_id, str) and cell_id else None
-        cell.execution_count = self._expected_execution_count(info)
-        cell.started = self._wall_clock()
+        cell = _PendingCell(
+            id(info),
+            cell_id[:MAX_CELL_ID_CHARS] if isinstance(cell_id, str) and cell_id else None,
+            self._expected_execution_count(info),
+            self._wall_clock(),
+        )
         # Each source on its own: a failing one costs its figures, not the record.
         try:
             self._host_before(cell, reset)
         except Exception as exc:
             self._problem("reading RSS at cell start", exc)
-        try:
-            self._gpus_before(cell, reset)
-        except Exception as exc:
-            cell.gpu_peaks_were_reset = False
-            self._problem("reading torch.cuda at cell start", exc)
+        torch = self._torch()
+        if torch is not None:
+            try:
+                self._gpus_before(cell, torch, reset)
+            except Exception as exc:
+                cell.gpu_peaks_were_reset = False
+                self._problem("reading torch.cuda at cell start", exc)
         if len(self._pending) >= MAX_PENDING_CELLS:
             del self._pending[0]
         self._pending.append(cell)
@@ -464,26 +457,45 @@ class CellMemoryRecorder:
 
     def _host_before(self, cell: _PendingCell, reset: bool) -> None:
         rss = self._rss
-        if reset and rss.can_reset:  # else one read, not a read and a failing reset and another read
+        reset = reset and rss.can_reset
+        if reset and not self._ended and not self._pending:
+            # The common case, and the cheapest: no figure of VmHWM is needed before the reset.
             cell.rss_before = rss.rss()
             cell.rss_peak_was_reset = rss.reset_peak()
+            if cell.rss_peak_was_reset:
+                return
+        # VmHWM is needed before it is reset: by records still waiting for it
+        # (the sender thread has not run yet), by the cells this one runs
+        # inside, or, without a reset, as this cell's starting point.
+        current, high_water = rss.rss_and_peak()
+        self._finish_ended(reading=(current, high_water))
+        cell.rss_before = current
+        cell.rss_peak_was_reset = reset and rss.reset_peak()
         if not cell.rss_peak_was_reset:
-            cell.rss_before, cell.rss_peak_before = rss.rss_and_peak()
-
-    def _gpus_before(self, cell: _PendingCell, reset: bool) -> None:
-        torch = self._torch()
-        if torch is None:
+            cell.rss_peak_before = high_water
             return
+        for outer in self._pending:
+            if outer.rss_peak_was_reset:  # the reset just hid the peak it has reached so far
+                outer.sampled_rss_max = _max_known(outer.sampled_rss_max, high_water)
+
+    def _gpus_before(self, cell: _PendingCell, torch: Any, reset: bool) -> None:
         count = torch_cuda.initialized_device_count(torch)
         if not count:
             return
         cell.cuda_was_initialized = True
         for index in range(count):
             cell.gpus_before[index] = torch_cuda.allocator_counters(torch, index)
-        if reset:
-            for index in range(count):
-                torch_cuda.reset_peaks(torch, index)
-            cell.gpu_peaks_were_reset = True
+        if not reset:
+            return
+        for outer in self._pending:
+            # The reset below hides the peaks the cells this one runs inside have reached so far.
+            if outer.gpu_peaks_were_reset or not outer.cuda_was_initialized:
+                for index, counters in cell.gpus_before.items():
+                    if counters is not None:
+                        _raise_gpu_max(outer, index, counters.allocated_peak, counters.reserved_peak)
+        for index in range(count):
+            torch_cuda.reset_peaks(torch, index)
+        cell.gpu_peaks_were_reset = True
 
     def _post(self, result: Any) -> None:
         t1 = self._clock()
@@ -494,21 +506,27 @@ class CellMemoryRecorder:
         execution_count = getattr(result, "execution_count", None) if result is not None else None
         if not isinstance(execution_count, int) or isinstance(execution_count, bool):
             execution_count = cell.execution_count
-        try:
-            rss_after = self._rss.rss()
-        except Exception as exc:
-            rss_after = None
-            self._problem("reading RSS at cell end", exc)
-        try:
-            gpus = self._gpu_records(cell)
-        except Exception as exc:
-            gpus = []
-            self._problem("reading torch.cuda at cell end", exc)
+        gpus: List[CellGpuMemory] = []
+        torch = self._torch()
+        if torch is not None or cell.gpus_before:
+            try:
+                gpus = self._gpu_records(cell, torch)
+            except Exception as exc:
+                self._problem("reading torch.cuda at cell end", exc)
         oom = self._diagnosis(result) if error is not None and error["out_of_memory"] else None
-        ended = _EndedCell(cell, t1, status, error, execution_count, rss_after, gpus, oom)
+        ended = _EndedCell(cell, t1, status, error, execution_count, gpus, oom)
+        if self._pending:
+            # Ended inside a cell that goes on running: its figures cannot wait.
+            self._read_host_after(ended)
         self._ended.append(ended)
-        if self._send is not None and self._has_listeners():
-            self._call_soon(lambda: self._send_record(ended))
+        self._call_soon(lambda: self._finish_in_background(ended))
+
+    def _read_host_after(self, ended: _EndedCell) -> None:
+        try:
+            ended.rss_after, ended.rss_peak_after = self._rss.rss_and_peak()
+        except Exception as exc:
+            self._problem("reading RSS at cell end", exc)
+        ended.host_read = True
 
     def _diagnosis(self, result: Any) -> Optional[OomDiagnosis]:
         if self._diagnose_oom is None:
@@ -522,33 +540,47 @@ class CellMemoryRecorder:
             self._problem("diagnosing the out-of-memory error", exc)
             return None
 
-    def _send_record(self, ended: _EndedCell) -> None:
-        self._finish_ended(ended)
-        if ended.record is not None and self._send is not None:
+    def _finish_in_background(self, ended: _EndedCell) -> None:
+        """The sender thread's part: finish the record (unless a hook did) and send it."""
+        self._finish_ended(through=ended)
+        if ended.record is not None and self._send is not None and self._has_listeners():
             self._send(cell_message(ended.record))
 
-    def _finish_ended(self, through: Optional[_EndedCell] = None) -> None:
-        """Turn ended cells into records, oldest first (all of them, or up to ``through``)."""
+    def _finish_ended(
+        self,
+        through: Optional[_EndedCell] = None,
+        reading: Optional[Tuple[Optional[int], Optional[int]]] = None,
+    ) -> None:
+        """Turn ended cells into records, oldest first (all of them, or up to ``through``).
+
+        ``reading``: (RSS, VmHWM) the caller has just read; else they are read
+        here, letting other threads run meanwhile (this is the sender thread,
+        or a history request).
+        """
         with self._finish_lock:
             if not self._ended or (through is not None and through.record is not None):
                 return
-            try:
-                rss_peak_after = self._rss.peak()
-            except Exception as exc:
-                rss_peak_after = None
-                self._problem("reading the RSS peak", exc)
+            if reading is None:
+                try:
+                    reading = self._rss.rss_and_peak(hold_gil=False)
+                except Exception as exc:
+                    reading = (None, None)
+                    self._problem("reading RSS after the cell", exc)
             while self._ended:
                 ended = self._ended.popleft()
-                ended.record = self._record(ended, rss_peak_after)
+                if not ended.host_read:
+                    ended.rss_after, ended.rss_peak_after = reading
+                    ended.host_read = True
+                ended.record = self._record(ended)
                 self._records.append(ended.record)
                 if ended is through:
                     return
 
-    def _record(self, ended: _EndedCell, rss_peak_after: Optional[int]) -> CellMemoryRecord:
+    def _record(self, ended: _EndedCell) -> CellMemoryRecord:
         cell = ended.cell
         rss_peak, rss_exact = _peak(
             cell.rss_before, ended.rss_after, cell.sampled_rss_max,
-            cell.rss_peak_before, rss_peak_after, cell.rss_peak_was_reset,
+            cell.rss_peak_before, ended.rss_peak_after, cell.rss_peak_was_reset,
         )
         host: CellHostMemory = {
             "rss_before_bytes": cell.rss_before,
@@ -572,10 +604,7 @@ class CellMemoryRecorder:
         self._next_id += 1
         return record
 
-    def _gpu_records(self, cell: _PendingCell) -> List[CellGpuMemory]:
-        torch = self._torch()
-        if torch is None and not cell.gpus_before:
-            return []
+    def _gpu_records(self, cell: _PendingCell, torch: Any) -> List[CellGpuMemory]:
         count = torch_cuda.initialized_device_count(torch)
         after: Dict[int, Optional[AllocatorCounters]] = {
             index: torch_cuda.allocator_counters(torch, index) for index in range(count)

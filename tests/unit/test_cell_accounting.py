@@ -37,19 +37,19 @@ class ScriptedRss:
         self.hwm = rss
         self.can_reset = can_reset
         self.resets = 0
+        self.reads: List[str] = []  # which /proc file each read would hit, in order
 
     def set(self, rss: int) -> None:
         self.current = rss
         self.hwm = max(self.hwm, rss)
 
     def rss(self) -> Optional[int]:
+        self.reads.append("statm")
         return self.current
 
-    def rss_and_peak(self) -> Tuple[Optional[int], Optional[int]]:
+    def rss_and_peak(self, hold_gil: bool = True) -> Tuple[Optional[int], Optional[int]]:
+        self.reads.append("status" if hold_gil else "status, GIL released")
         return self.current, self.hwm
-
-    def peak(self) -> Optional[int]:
-        return self.hwm
 
     def reset_peak(self) -> bool:
         if not self.can_reset:
@@ -83,6 +83,13 @@ class Harness:
 
     def cell(self, body=lambda: None, cell_id: Optional[str] = "c1", error: Optional[BaseException] = None,
              before_exec: Optional[BaseException] = None, store_history: bool = True):
+        """Runs a cell through both hooks; its record, from the history."""
+        self.run_hooks(body, cell_id, error, before_exec, store_history)
+        return self.last()
+
+    def run_hooks(self, body=lambda: None, cell_id: Optional[str] = "c1", error: Optional[BaseException] = None,
+                  before_exec: Optional[BaseException] = None, store_history: bool = True) -> None:
+        """Runs a cell through both hooks, and nothing else (a history request finishes records)."""
         info = types.SimpleNamespace(cell_id=cell_id, store_history=store_history, raw_cell="x")
         count = self.shell.execution_count
         if store_history:
@@ -93,7 +100,6 @@ class Harness:
             info=info, execution_count=count, error_in_exec=error, error_before_exec=before_exec, result=None
         )
         self.recorder.post_run_cell(result)
-        return self.last()
 
     def last(self):
         history = self.recorder.history()
@@ -388,6 +394,37 @@ def test_nested_cells_and_an_empty_nested_cell() -> None:
     assert [(r["cell_id"], r["execution_count"]) for r in h.recorder.history()] == [("inner", 7), ("outer", 6)]
 
 
+def test_a_cell_run_inside_another_keeps_both_peaks_exact(cuda: FakeTorch) -> None:
+    """The inner cell's resets must not lose what the outer one reached before it."""
+    h, later = deferred_harness(torch=cuda)
+    outer = types.SimpleNamespace(cell_id="outer", store_history=True)
+    inner = types.SimpleNamespace(cell_id="inner", store_history=False)
+
+    def result(info, count):
+        return types.SimpleNamespace(info=info, execution_count=count, error_in_exec=None, error_before_exec=None)
+
+    h.recorder.pre_run_cell(outer)  # RSS 100 MB, allocated 1 GB
+    h.rss.set(2 * GB)  # the outer cell's peaks, reached before it runs the inner cell...
+    h.rss.set(200 * MB)
+    set_allocator(cuda, 0, 3 * GB, 4 * GB)
+    set_allocator(cuda, 0, 1 * GB, 4 * GB)
+    h.recorder.pre_run_cell(inner)  # ...which resets both counters
+    h.rss.set(500 * MB)
+    set_allocator(cuda, 0, 2 * GB, 4 * GB)
+    h.recorder.post_run_cell(result(inner, 7))
+    h.rss.set(300 * MB)  # the outer cell goes on
+    set_allocator(cuda, 0, 1 * GB, 4 * GB)
+    h.recorder.post_run_cell(result(outer, 6))
+    later.run()
+    inner_record, outer_record = h.recorder.history()
+    assert inner_record["host"] == {"rss_before_bytes": 200 * MB, "rss_after_bytes": 500 * MB,
+                                    "rss_peak_bytes": 500 * MB, "peak_exact": True}
+    assert outer_record["host"] == {"rss_before_bytes": 100 * MB, "rss_after_bytes": 300 * MB,
+                                    "rss_peak_bytes": 2 * GB, "peak_exact": True}
+    assert inner_record["gpus"][0]["allocated_peak_bytes"] == 2 * GB
+    assert outer_record["gpus"][0]["allocated_peak_bytes"] == 3 * GB and outer_record["peak_exact"]
+
+
 def test_cancelled_cell_is_interrupted_with_the_expected_count() -> None:
     h = Harness()
     h.shell.execution_count = 42  # IPython already incremented it for this stored cell
@@ -456,26 +493,37 @@ def deferred_harness(**kwargs: Any) -> Tuple[Harness, LaterCalls]:
     return h, later
 
 
-def test_the_hook_leaves_the_peak_read_and_the_send_to_the_sender_thread() -> None:
+def test_the_hooks_read_only_statm_and_reset_the_rest_waits_for_the_sender_thread() -> None:
     h, later = deferred_harness()
+    h.cell()  # the first cell has nothing waiting
+    later.run()
+    h.rss.reads.clear()
     h.recorder.pre_run_cell(info := types.SimpleNamespace(cell_id="c1", store_history=True))
+    assert h.rss.reads == ["statm"] and h.rss.resets == 2
     h.rss.set(900 * MB)
     h.rss.set(300 * MB)
     h.recorder.post_run_cell(types.SimpleNamespace(info=info, execution_count=1, error_in_exec=None,
                                                    error_before_exec=None))
-    assert h.sent == [] and len(later.calls) == 1 and list(h.recorder._records) == []
-    h.rss.set(950 * MB)  # between cells, before the sender ran: VmHWM keeps rising until the next reset
+    assert h.rss.reads == ["statm"]  # post_run_cell reads no file
+    assert len(later.calls) == 1 and len(h.recorder._records) == 1 and len(h.cells_sent()) == 1
     later.run()
-    (record,) = h.cells_sent()
-    assert record["host"]["rss_after_bytes"] == 300 * MB  # read in the hook
-    assert record["host"]["rss_peak_bytes"] == 950 * MB and record["host"]["peak_exact"] is True
+    assert h.rss.reads == ["statm", "status, GIL released"]
+    record = h.cells_sent()[-1]
+    assert record["host"] == {"rss_before_bytes": 100 * MB, "rss_after_bytes": 300 * MB,
+                              "rss_peak_bytes": 900 * MB, "peak_exact": True}
 
 
-def test_the_next_cell_finishes_the_last_record_before_it_resets_the_peak() -> None:
+def test_the_next_cell_finishes_the_last_record_with_one_read_before_it_resets_the_peak() -> None:
     h, later = deferred_harness()
-    h.cell(lambda: h.rss.set(800 * MB))  # peak 800 MB, then stays there
-    h.cell(lambda: None)  # starts (resets VmHWM) before the sender thread ran
-    assert [r["host"]["rss_peak_bytes"] for r in h.recorder.history()] == [800 * MB, 800 * MB]
+    h.run_hooks(lambda: (h.rss.set(800 * MB), h.rss.set(600 * MB)))  # peak 800 MB, ends at 600 MB
+    h.rss.reads.clear()
+    h.run_hooks(lambda: h.rss.set(650 * MB))  # starts (resets VmHWM) before the sender thread ran
+    # one status read serves as the first cell's end and the second's start; no statm read
+    assert h.rss.reads == ["status"]
+    first, second = h.recorder.history()
+    assert (first["host"]["rss_after_bytes"], first["host"]["rss_peak_bytes"]) == (600 * MB, 800 * MB)
+    assert (second["host"]["rss_before_bytes"], second["host"]["rss_peak_bytes"]) == (600 * MB, 650 * MB)
+    assert first["host"]["peak_exact"] and second["host"]["peak_exact"]
     later.run()  # the sender now sends the records the hooks finished, in order
     assert [r["record_id"] for r in h.cells_sent()] == [1, 2]
     assert h.cells_sent()[0] is h.recorder.history()[0]
@@ -484,9 +532,20 @@ def test_the_next_cell_finishes_the_last_record_before_it_resets_the_peak() -> N
 def test_a_history_request_finishes_waiting_records() -> None:
     h, later = deferred_harness(listeners=False)
     h.cell(lambda: h.rss.set(700 * MB))
-    assert later.calls == []  # no listener: nothing to send
     (record,) = h.recorder.history()
     assert record["host"]["rss_peak_bytes"] == 700 * MB
+    later.run()  # the sender thread, later: nothing left to do, and nobody to send to
+    assert h.sent == [] and len(h.recorder.history()) == 1
+
+
+def test_without_a_listener_the_sender_thread_still_reads_the_end_of_the_cell() -> None:
+    h, later = deferred_harness(listeners=False)
+    h.cell(lambda: h.rss.set(700 * MB))
+    assert len(later.calls) == 1
+    later.run()
+    h.rss.set(5 * GB)  # much later, the user loads something between cells
+    (record,) = h.recorder.history()
+    assert record["host"]["rss_after_bytes"] == 700 * MB and h.sent == []
 
 
 def test_no_listener_no_send_but_history_kept() -> None:
@@ -502,10 +561,7 @@ class BrokenRss(ScriptedRss):
     def rss(self):
         raise OSError("proc is gone")
 
-    def rss_and_peak(self):
-        raise OSError("proc is gone")
-
-    def peak(self):
+    def rss_and_peak(self, hold_gil=True):
         raise OSError("proc is gone")
 
 
@@ -522,7 +578,7 @@ def test_failing_sources_still_give_a_record_and_one_error_each(cuda: FakeTorch)
     assert record["host"]["rss_before_bytes"] is None and record["host"]["peak_exact"] is False
     errors = h.errors_sent()
     assert {e["code"] for e in errors} == {"internal"}
-    assert len(errors) == 5  # RSS and torch at start and at end, the RSS peak: each once, not per cell
+    assert len(errors) == 4  # RSS at start and after, torch at start and at end: each once, not per cell
     assert all("per-cell accounting" in e["message"] for e in errors)
 
 
@@ -589,7 +645,7 @@ def test_proc_self_rss_reads_and_resets_the_peak() -> None:
         del block
         rss, peak = probe.rss_and_peak()
         assert peak - rss > 48 * MB
-        assert probe.peak() == peak  # the background thread's read agrees
+        assert probe.rss_and_peak(hold_gil=False)[1] == peak  # the background thread's read agrees
         if not probe.reset_peak():
             pytest.skip("this kernel refuses /proc/self/clear_refs")
         rss, peak = probe.rss_and_peak()
@@ -602,7 +658,7 @@ def test_proc_self_rss_without_proc() -> None:
     probe = ProcSelfRss(proc_self="/nonexistent/self")
     assert not probe.available
     assert probe.rss() is None and probe.rss_and_peak() == (None, None) and probe.reset_peak() is False
-    assert probe.peak() is None
+    assert probe.rss_and_peak(hold_gil=False) == (None, None)
 
 
 @pytest.mark.skipif(not hasattr(os, "fork") or not os.path.exists("/proc/self/statm"), reason="needs fork and /proc")
@@ -701,3 +757,34 @@ def test_background_sender_sends_in_order_off_the_calling_thread() -> None:
     _wait(lambda: len(got) == 50)
     sender.stop()
     assert got == list(range(50)) and threads == {SENDER_THREAD_NAME}
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_background_sender_works_in_a_forked_child_and_after_a_stop() -> None:
+    got = []
+    sender = BackgroundSender(lambda message: got.append(message["n"]), settle_s=0)
+    sender.post({"n": 1})
+    _wait(lambda: got == [1])
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child has no sender thread: a new one must start, or the post is lost
+        try:
+            child_got = []
+            sender._broadcast = lambda message: child_got.append(message["n"])
+            sender.post({"n": 2})
+            deadline = time.monotonic() + 5
+            while not child_got and time.monotonic() < deadline:
+                time.sleep(0.01)
+            os.write(write_end, json.dumps(child_got).encode())
+        finally:
+            os._exit(0)
+    os.close(write_end)
+    child_got = json.loads(os.read(read_end, 1000))
+    os.close(read_end)
+    os.waitpid(pid, 0)
+    assert child_got == [2]
+    sender.stop()
+    assert sender._thread is None  # the stopped thread let go of itself
+    sender.post({"n": 3})  # and the next post starts a new one
+    _wait(lambda: got == [1, 3])
+    sender.stop()
