@@ -382,9 +382,49 @@ class CellMemoryRecorder:
     def hooks(self) -> List[Tuple[str, Callable[..., None]]]:
         return [("pre_run_cell", self.pre_run_cell), ("post_run_cell", self.post_run_cell)]
 
+    # Both hooks are flat on purpose: they run with caches cold (the kernel
+    # sat idle, the user's code ran), where every call layer costs the cell
+    # one or two microseconds (benchmarks/cell_hooks_overhead.py). The
+    # uncommon paths are methods of their own.
+
     def pre_run_cell(self, info: Any = None) -> None:
         try:
-            self._pre(info)
+            reset = self._config().reset_peak_per_cell
+            cell_id = getattr(info, "cell_id", None)
+            # IPython assigns the count before pre_run_cell and increments it only
+            # when the cell is stored in history; used if post_run_cell gets no result.
+            count = getattr(self.shell, "execution_count", None)
+            if isinstance(count, int) and getattr(info, "store_history", False):
+                count -= 1
+            cell = _PendingCell(
+                id(info),
+                cell_id[:MAX_CELL_ID_CHARS] if isinstance(cell_id, str) and cell_id else None,
+                count if isinstance(count, int) else None,
+                self._wall_clock(),
+            )
+            # Each source on its own: a failing one costs its figures, not the record.
+            rss = self._rss
+            try:
+                if reset and rss.can_reset and not self._ended and not self._pending:
+                    # The common case, and the cheapest: no VmHWM figure is needed before the reset.
+                    cell.rss_before = rss.rss()
+                    cell.rss_peak_was_reset = rss.reset_peak()
+                if not cell.rss_peak_was_reset:
+                    self._host_before_with_high_water(cell, reset)
+            except Exception as exc:
+                self._problem("reading RSS at cell start", exc)
+            torch = self._torch()
+            if torch is not None:
+                try:
+                    self._gpus_before(cell, torch, reset)
+                except Exception as exc:
+                    cell.gpu_peaks_were_reset = False
+                    self._problem("reading torch.cuda at cell start", exc)
+            pending = self._pending
+            if len(pending) >= MAX_PENDING_CELLS:
+                del pending[0]
+            pending.append(cell)
+            cell.t0 = self._clock()
         except (Exception, KeyboardInterrupt) as exc:
             # An interrupt that lands in the hook itself is dropped: the
             # alternative is IPython printing our frame into the user's output.
@@ -392,7 +432,35 @@ class CellMemoryRecorder:
 
     def post_run_cell(self, result: Any = None) -> None:
         try:
-            self._post(result)
+            t1 = self._clock()
+            pending = self._pending
+            if not pending:
+                return  # an empty cell (no pre_run_cell), or the start failed
+            if result is not None and pending[-1].info_id == id(getattr(result, "info", None)):
+                cell = pending.pop()
+            else:
+                found = self._pop(result)
+                if found is None:
+                    return
+                cell = found
+            status, error = cell_outcome(result)
+            execution_count = getattr(result, "execution_count", None) if result is not None else None
+            if not isinstance(execution_count, int) or isinstance(execution_count, bool):
+                execution_count = cell.execution_count
+            gpus: List[CellGpuMemory] = []
+            torch = self._torch()
+            if torch is not None or cell.gpus_before:
+                try:
+                    gpus = self._gpu_records(cell, torch)
+                except Exception as exc:
+                    self._problem("reading torch.cuda at cell end", exc)
+            oom = self._diagnosis(result) if error is not None and error["out_of_memory"] else None
+            ended = _EndedCell(cell, t1, status, error, execution_count, gpus, oom)
+            if pending:
+                # Ended inside a cell that goes on running: its figures cannot wait.
+                self._read_host_after(ended)
+            self._ended.append(ended)
+            self._call_soon(lambda: self._finish_in_background(ended))
         except (Exception, KeyboardInterrupt) as exc:
             self._problem("recording the cell", exc)
 
@@ -429,48 +497,18 @@ class CellMemoryRecorder:
 
     # -- internals ----------------------------------------------------------------
 
-    def _pre(self, info: Any) -> None:
-        reset = self._config().reset_peak_per_cell
-        cell_id = getattr(info, "cell_id", None)
-        cell = _PendingCell(
-            id(info),
-            cell_id[:MAX_CELL_ID_CHARS] if isinstance(cell_id, str) and cell_id else None,
-            self._expected_execution_count(info),
-            self._wall_clock(),
-        )
-        # Each source on its own: a failing one costs its figures, not the record.
-        try:
-            self._host_before(cell, reset)
-        except Exception as exc:
-            self._problem("reading RSS at cell start", exc)
-        torch = self._torch()
-        if torch is not None:
-            try:
-                self._gpus_before(cell, torch, reset)
-            except Exception as exc:
-                cell.gpu_peaks_were_reset = False
-                self._problem("reading torch.cuda at cell start", exc)
-        if len(self._pending) >= MAX_PENDING_CELLS:
-            del self._pending[0]
-        self._pending.append(cell)
-        cell.t0 = self._clock()
+    def _host_before_with_high_water(self, cell: _PendingCell, reset: bool) -> None:
+        """The start of a cell when VmHWM must be read before it is reset.
 
-    def _host_before(self, cell: _PendingCell, reset: bool) -> None:
+        By records still waiting for it (the sender thread has not run yet),
+        by the cells this one runs inside, or, without a reset, as this
+        cell's starting point.
+        """
         rss = self._rss
-        reset = reset and rss.can_reset
-        if reset and not self._ended and not self._pending:
-            # The common case, and the cheapest: no figure of VmHWM is needed before the reset.
-            cell.rss_before = rss.rss()
-            cell.rss_peak_was_reset = rss.reset_peak()
-            if cell.rss_peak_was_reset:
-                return
-        # VmHWM is needed before it is reset: by records still waiting for it
-        # (the sender thread has not run yet), by the cells this one runs
-        # inside, or, without a reset, as this cell's starting point.
         current, high_water = rss.rss_and_peak()
         self._finish_ended(reading=(current, high_water))
         cell.rss_before = current
-        cell.rss_peak_was_reset = reset and rss.reset_peak()
+        cell.rss_peak_was_reset = reset and rss.can_reset and rss.reset_peak()
         if not cell.rss_peak_was_reset:
             cell.rss_peak_before = high_water
             return
@@ -496,30 +534,6 @@ class CellMemoryRecorder:
         for index in range(count):
             torch_cuda.reset_peaks(torch, index)
         cell.gpu_peaks_were_reset = True
-
-    def _post(self, result: Any) -> None:
-        t1 = self._clock()
-        cell = self._pop(result)
-        if cell is None:
-            return  # an empty cell (no pre_run_cell), or the start failed
-        status, error = cell_outcome(result)
-        execution_count = getattr(result, "execution_count", None) if result is not None else None
-        if not isinstance(execution_count, int) or isinstance(execution_count, bool):
-            execution_count = cell.execution_count
-        gpus: List[CellGpuMemory] = []
-        torch = self._torch()
-        if torch is not None or cell.gpus_before:
-            try:
-                gpus = self._gpu_records(cell, torch)
-            except Exception as exc:
-                self._problem("reading torch.cuda at cell end", exc)
-        oom = self._diagnosis(result) if error is not None and error["out_of_memory"] else None
-        ended = _EndedCell(cell, t1, status, error, execution_count, gpus, oom)
-        if self._pending:
-            # Ended inside a cell that goes on running: its figures cannot wait.
-            self._read_host_after(ended)
-        self._ended.append(ended)
-        self._call_soon(lambda: self._finish_in_background(ended))
 
     def _read_host_after(self, ended: _EndedCell) -> None:
         try:
@@ -658,15 +672,6 @@ class CellMemoryRecorder:
                 del pending[position:]
                 return cell
         return None  # an empty cell: its pre_run_cell never fired
-
-    def _expected_execution_count(self, info: Any) -> Optional[int]:
-        # IPython assigns the count before pre_run_cell and increments it
-        # only when the cell is stored in history. Used only when
-        # post_run_cell gets no result.
-        count = getattr(self.shell, "execution_count", None)
-        if not isinstance(count, int):
-            return None
-        return count - 1 if getattr(info, "store_history", False) else count
 
     def _problem(self, what: str, exc: BaseException) -> None:
         try:

@@ -588,8 +588,8 @@ def test_a_hook_swallows_everything(monkeypatch: pytest.MonkeyPatch) -> None:
     def explode(*a):
         raise KeyboardInterrupt  # an interrupt landing inside the hook
 
-    monkeypatch.setattr(h.recorder, "_post", explode)
-    monkeypatch.setattr(h.recorder, "_pre", explode)
+    monkeypatch.setattr(h.recorder, "_config", explode)  # the first thing pre_run_cell does
+    monkeypatch.setattr(h.recorder, "_clock", explode)  # the first thing post_run_cell does
     for _ in range(3):
         h.recorder.pre_run_cell(types.SimpleNamespace())
         h.recorder.post_run_cell(None)
