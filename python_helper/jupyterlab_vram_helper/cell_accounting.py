@@ -164,9 +164,9 @@ def describe_error(exc: BaseException) -> CellError:
 
 def cell_outcome(result: Any) -> Tuple[CellStatus, Optional[CellError]]:
     """The status and error of an IPython ExecutionResult (or None: cancelled)."""
-    exc = _failure(result) if result is not None else None
     if result is None:
         return "interrupted", None
+    exc = _failure(result)
     if exc is None:
         return "ok", None
     return ("interrupted" if _is_interrupt(exc) else "error"), describe_error(exc)
@@ -210,7 +210,7 @@ class _EndedCell:
                  "host_read", "rss_after", "rss_peak_after", "record")
 
     def __init__(self, cell: _PendingCell, t1: float, status: CellStatus, error: Optional[CellError],
-                 execution_count: Optional[int], gpus: List[CellGpuMemory], oom: Optional[OomDiagnosis] = None):
+                 execution_count: Optional[int], gpus: List[CellGpuMemory], oom: Optional[OomDiagnosis]):
         self.cell = cell
         self.t1 = t1
         self.status = status
@@ -567,22 +567,25 @@ class CellMemoryRecorder:
     ) -> None:
         """Turn ended cells into records, oldest first (all of them, or up to ``through``).
 
-        ``reading``: (RSS, VmHWM) the caller has just read; else they are read
-        here, letting other threads run meanwhile (this is the sender thread,
-        or a history request).
+        ``reading``: (RSS, VmHWM) a hook has just read, for the cells still
+        without their end figures; else those are read here, once and only if
+        a cell needs them, letting other threads run meanwhile (this is the
+        sender thread, or a history request). A hook finishes the records
+        outright: merely stamping them would leave them waiting, and the
+        next cell would read /proc/self/status again.
         """
         with self._finish_lock:
             if not self._ended or (through is not None and through.record is not None):
                 return
-            if reading is None:
-                try:
-                    reading = self._rss.rss_and_peak(hold_gil=False)
-                except Exception as exc:
-                    reading = (None, None)
-                    self._problem("reading RSS after the cell", exc)
             while self._ended:
                 ended = self._ended.popleft()
                 if not ended.host_read:
+                    if reading is None:
+                        try:
+                            reading = self._rss.rss_and_peak(hold_gil=False)
+                        except Exception as exc:
+                            reading = (None, None)
+                            self._problem("reading RSS after the cell", exc)
                     ended.rss_after, ended.rss_peak_after = reading
                     ended.host_read = True
                 ended.record = self._record(ended)
@@ -659,9 +662,8 @@ class CellMemoryRecorder:
         return records
 
     def _pop(self, result: Any) -> Optional[_PendingCell]:
+        """The pending cell ``result`` ends, off the common path (the hook checks the innermost first)."""
         pending = self._pending
-        if not pending:
-            return None
         if result is None:
             return pending.pop()  # cancelled: the innermost running cell
         info_id = id(getattr(result, "info", None))

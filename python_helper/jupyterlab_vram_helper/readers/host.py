@@ -127,8 +127,8 @@ class PsutilRss:
 
     can_reset = False
 
-    def __init__(self, reader: Optional[HostReader] = None):
-        self._reader = reader if reader is not None else HostReader()
+    def __init__(self) -> None:
+        self._reader = HostReader()
 
     def rss(self) -> Optional[int]:
         return self._reader.rss()
@@ -166,8 +166,8 @@ class ProcSelfRss:
     times the read itself. A background thread passes ``hold_gil=False``.
     """
 
-    def __init__(self, proc_self: str = "/proc/self", page_size: Optional[int] = None, hold_gil: bool = True):
-        self._io = _GilHoldingIo.create() if hold_gil else None
+    def __init__(self, proc_self: str = "/proc/self", page_size: Optional[int] = None):
+        self._io = _GilHoldingIo.create()
         self._proc_self = proc_self
         self._page_size = page_size if page_size is not None else _page_size()
         self._statm: Optional[int] = None

@@ -72,7 +72,7 @@ class NvmlReader:
         self._driver_version: Optional[str] = None
         self._devices: List[NvmlDevice] = []
         # nvml_index -> (read at, bytes used by this pid, process list); None: unknown
-        self._process_cache: Dict[int, Tuple[float, Optional[int], Optional[List[NvmlProcess]]]] = {}
+        self._process_cache: Dict[int, Tuple[float, Tuple[Optional[int], Optional[List[NvmlProcess]]]]] = {}
 
     # -- lifecycle --------------------------------------------------------
 
@@ -157,13 +157,13 @@ class NvmlReader:
         now = self._clock()
         cached = self._process_cache.get(device.nvml_index)
         if cached is not None and now - cached[0] < self._process_refresh_s:
-            return cached[1], cached[2]
+            return cached[1]
         listed = self._list_processes(device)
         if listed is None:
             value: Tuple[Optional[int], Optional[List[NvmlProcess]]] = (None, None)
         else:
             value = (attribute_to_pid(listed, self._pid, self._pid_exists), process_list(listed, self._pid))
-        self._process_cache[device.nvml_index] = (now, value[0], value[1])
+        self._process_cache[device.nvml_index] = (now, value)
         return value
 
     def _list_processes(self, device: NvmlDevice) -> Optional[List[Tuple[int, Any]]]:
@@ -174,8 +174,8 @@ class NvmlReader:
             return None
 
 
-def process_list(processes: List[Tuple[int, Any]], pid: int) -> List[NvmlProcess]:
-    """NVML's process list for the wire: one entry per pid, largest first, at most MAX_PROCESSES."""
+def _bytes_by_pid(processes: List[Tuple[int, Any]]) -> Dict[int, Optional[int]]:
+    """NVML's entries summed per pid (a pid can hold several contexts); None where NVML could not tell."""
     by_pid: Dict[int, Optional[int]] = {}
     for proc_pid, used in processes:
         known = None if used is None or used == _NOT_AVAILABLE else int(used)
@@ -184,7 +184,12 @@ def process_list(processes: List[Tuple[int, Any]], pid: int) -> List[NvmlProcess
             by_pid[proc_pid] = None if previous is None or known is None else previous + known
         else:
             by_pid[proc_pid] = known
-    ordered = sorted(by_pid.items(), key=lambda item: (-(item[1] or 0), item[0]))
+    return by_pid
+
+
+def process_list(processes: List[Tuple[int, Any]], pid: int) -> List[NvmlProcess]:
+    """NVML's process list for the wire: one entry per pid, largest first, at most MAX_PROCESSES."""
+    ordered = sorted(_bytes_by_pid(processes).items(), key=lambda item: (-(item[1] or 0), item[0]))
     return [{"pid": p, "used_bytes": used, "this_process": p == pid} for p, used in ordered[:MAX_PROCESSES]]
 
 
@@ -197,17 +202,10 @@ def attribute_to_pid(
     listed pids live in our pid namespace. In a container NVML reports host
     pids: if any listed pid does not exist here, we cannot tell, so ``None``.
     """
-    total = 0
-    found = False
-    for proc_pid, used in processes:
-        if proc_pid == pid:
-            found = True
-            if used is None or used == _NOT_AVAILABLE:
-                return None
-            total += int(used)
-    if found:
-        return total
-    if all(pid_exists(p) for p, _ in processes):
+    by_pid = _bytes_by_pid(processes)
+    if pid in by_pid:
+        return by_pid[pid]
+    if all(pid_exists(p) for p in by_pid):
         return 0
     return None
 
