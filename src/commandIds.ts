@@ -2,6 +2,17 @@
  * Ids of every command of jupyterlab-vram (registered in commands.ts). Own
  * file so views can name commands without importing their handlers.
  */
+import { ReadonlyPartialJSONObject } from '@lumino/coreutils';
+
+/**
+ * Runs a command by id: the app's `commands.execute`, handed to the views
+ * that have buttons (a test passes a recorder).
+ */
+export type ExecuteCommand = (
+  command: string,
+  args?: ReadonlyPartialJSONObject
+) => Promise<unknown> | void;
+
 export namespace CommandIDs {
   /** Show and activate the GPU memory sidebar. */
   export const openSidebar = 'jupyterlab-vram:open-sidebar';

@@ -7,18 +7,12 @@
  */
 import { FieldReader } from './protocol';
 
-/** Where memory ran out. */
-export type OomKind = 'cuda' | 'cuda_library' | 'tensorflow' | 'host';
-
-/** Why, as classified by the kernel (most likely first). */
-export type OomCauseId =
-  | 'too_big'
-  | 'fragmentation'
-  | 'stale_references'
-  | 'other_processes';
-
 export interface OomCause {
-  /** One of OomCauseId; an unknown id from a newer helper is kept as is. */
+  /**
+   * Why, as classified by the kernel: 'too_big', 'fragmentation',
+   * 'stale_references' or 'other_processes'; an unknown id from a newer
+   * helper is kept as is.
+   */
   cause: string;
   /** What removing this cause would make available; null for `too_big`. */
   gain_bytes: number | null;
@@ -38,6 +32,7 @@ export interface OomStaleHolder {
 }
 
 export interface OomDiagnosis {
+  /** Where memory ran out: 'cuda', 'cuda_library', 'tensorflow' or 'host'. */
   kind: string;
   /** cuBLAS, cuDNN, ... for a library's allocation failure. */
   library: string | null;

@@ -8,8 +8,15 @@ import {
   kernelSourceOf,
   otherGpuProcesses
 } from '../model/KernelsOverview';
-import { NvmlGpuProcess } from '../protocol';
-import { GiB, makeCpuSample, makeGpu, makeHello, makeSample, MiB } from './fixtures';
+import {
+  GiB,
+  makeCpuSample,
+  makeGpu,
+  makeHello,
+  makeNvmlProcessSample,
+  makeSample,
+  MiB
+} from './fixtures';
 
 function source(overrides: Partial<KernelSource> = {}): KernelSource {
   return {
@@ -24,23 +31,6 @@ function source(overrides: Partial<KernelSource> = {}): KernelSource {
     latest: makeSample(),
     ...overrides
   };
-}
-
-/** A sample whose GPU 0 lists `processes`. */
-function listing(processes: NvmlGpuProcess[] | null, index = 0) {
-  return makeSample({
-    gpus: [
-      makeGpu({
-        index,
-        nvml: {
-          used_bytes: 10 * GiB,
-          total_bytes: 80 * GiB,
-          process_used_bytes: 2 * GiB,
-          processes
-        }
-      })
-    ]
-  });
 }
 
 const proc = (pid: number, used: number | null, own = false) => ({
@@ -113,7 +103,7 @@ describe('kernelRows', () => {
 describe('otherGpuProcesses', () => {
   it('lists the processes that are no monitored kernel, largest first', () => {
     const a = source({
-      latest: listing([proc(4242, 2 * GiB, true), proc(900, GiB), proc(901, 3 * GiB)])
+      latest: makeNvmlProcessSample([proc(4242, 2 * GiB, true), proc(900, GiB), proc(901, 3 * GiB)])
     });
     expect(otherGpuProcesses([a])).toEqual([
       { pid: 901, hostname: 'node-1', gpuIndex: 0, gpuName: 'NVIDIA H100 80GB HBM3', usedBytes: 3 * GiB },
@@ -122,17 +112,17 @@ describe('otherGpuProcesses', () => {
   });
 
   it("shows another monitored kernel's pid as that kernel, not as other", () => {
-    const a = source({ latest: listing([proc(4242, 2 * GiB, true), proc(5555, GiB)]) });
+    const a = source({ latest: makeNvmlProcessSample([proc(4242, 2 * GiB, true), proc(5555, GiB)]) });
     const b = source({
       kernelId: 'kernel-b',
       hello: makeHello({ pid: 5555 }),
-      latest: listing([proc(5555, GiB, true), proc(4242, 2 * GiB), proc(777, MiB)])
+      latest: makeNvmlProcessSample([proc(5555, GiB, true), proc(4242, 2 * GiB), proc(777, MiB)])
     });
     expect(otherGpuProcesses([a, b]).map(p => p.pid)).toEqual([777]);
   });
 
   it('compares pids per host: the same pid elsewhere is another process', () => {
-    const a = source({ latest: listing([proc(4242, GiB, true), proc(5555, GiB)]) });
+    const a = source({ latest: makeNvmlProcessSample([proc(4242, GiB, true), proc(5555, GiB)]) });
     const remote = source({
       kernelId: 'kernel-b',
       hello: makeHello({ pid: 5555, hostname: 'node-2' }),
@@ -142,7 +132,7 @@ describe('otherGpuProcesses', () => {
   });
 
   it('lists a process seen by two kernels on one GPU once (by GPU uuid)', () => {
-    const a = source({ latest: listing([proc(4242, GiB, true), proc(777, MiB)]) });
+    const a = source({ latest: makeNvmlProcessSample([proc(4242, GiB, true), proc(777, MiB)]) });
     // Kernel b numbers the same GPU 3 (CUDA_VISIBLE_DEVICES): same uuid.
     const b = source({
       kernelId: 'kernel-b',
@@ -150,7 +140,7 @@ describe('otherGpuProcesses', () => {
         pid: 5555,
         devices: [{ index: 3, name: 'H100', total_bytes: 80 * GiB, uuid: 'GPU-0000' }]
       }),
-      latest: listing([proc(5555, GiB, true), proc(777, 2 * MiB)], 3)
+      latest: makeNvmlProcessSample([proc(5555, GiB, true), proc(777, 2 * MiB)], 3)
     });
     const others = otherGpuProcesses([a, b]);
     expect(others).toHaveLength(1);
@@ -158,7 +148,7 @@ describe('otherGpuProcesses', () => {
   });
 
   it('keeps unknown figures unknown and puts them last', () => {
-    const a = source({ latest: listing([proc(1, null), proc(2, 0)]) });
+    const a = source({ latest: makeNvmlProcessSample([proc(1, null), proc(2, 0)]) });
     expect(otherGpuProcesses([a]).map(p => [p.pid, p.usedBytes])).toEqual([
       [2, 0],
       [1, null]
@@ -166,7 +156,7 @@ describe('otherGpuProcesses', () => {
   });
 
   it('ignores a kernel without its hello (its own pid is unknown)', () => {
-    const a = source({ hello: null, latest: listing([proc(1, GiB)]) });
+    const a = source({ hello: null, latest: makeNvmlProcessSample([proc(1, GiB)]) });
     expect(otherGpuProcesses([a])).toEqual([]);
   });
 });
@@ -180,9 +170,9 @@ describe('gpuProcessVisibility', () => {
     });
     expect(gpuProcessVisibility([source({ hello: noNvml })])).toBe('nvml-unavailable');
     expect(gpuProcessVisibility([source({ latest: makeCpuSample() })])).toBe('no-gpus');
-    expect(gpuProcessVisibility([source({ latest: listing(null) })])).toBe('not-listed');
+    expect(gpuProcessVisibility([source({ latest: makeNvmlProcessSample(null) })])).toBe('not-listed');
     expect(gpuProcessVisibility([source()])).toBe('not-listed'); // older helper
-    expect(gpuProcessVisibility([source({ latest: listing([]) })])).toBe('listed');
+    expect(gpuProcessVisibility([source({ latest: makeNvmlProcessSample([]) })])).toBe('listed');
   });
 
   it('puts the reason into the sentence', () => {
@@ -196,10 +186,10 @@ describe('gpuProcessVisibility', () => {
         "Only each kernel's own PyTorch figures can be seen, not other processes on the GPUs."
     );
     expect(
-      describeGpuProcessVisibility(kernelsOverview([source({ latest: listing([]) })]))
+      describeGpuProcessVisibility(kernelsOverview([source({ latest: makeNvmlProcessSample([]) })]))
     ).toBe('NVML lists no other process on these GPUs.');
     expect(
-      describeGpuProcessVisibility(kernelsOverview([source({ latest: listing(null) })]))
+      describeGpuProcessVisibility(kernelsOverview([source({ latest: makeNvmlProcessSample(null) })]))
     ).toContain('cannot be seen');
   });
 });

@@ -12,6 +12,7 @@ import { MemorySidebar } from '../views/MemorySidebar';
 import { makeEntry, makeHidden, makeListing } from './cleanupFixtures';
 import { EVIL, FakeMonitor, GiB, MiB } from './fixtures';
 import { settle } from './fakeKernel';
+import { DEFAULT_SETTINGS } from '../settings';
 
 
 function liveActions(listing = makeListing()) {
@@ -32,7 +33,7 @@ describe('HoldersView', () => {
 
   beforeEach(() => {
     onDelete = jest.fn();
-    view = new HoldersView({ units: () => 'binary', onDelete });
+    view = new HoldersView({ settings: DEFAULT_SETTINGS, onDelete });
     Widget.attach(view, document.body);
   });
 

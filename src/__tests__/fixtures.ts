@@ -7,6 +7,7 @@ import { Signal } from '@lumino/signaling';
 import {
   GpuSample,
   HelloMessage,
+  NvmlGpuProcess,
   SampleMessage
 } from '../protocol';
 import { DEFAULT_SETTINGS, VramSettings } from '../settings';
@@ -89,6 +90,26 @@ export function makeSample(
     gpus: [makeGpu()],
     ...overrides
   };
+}
+
+/** A sample whose GPU `index` lists `processes` (NVML: 10 of 80 GiB used, 2 GiB by the kernel). */
+export function makeNvmlProcessSample(
+  processes: NvmlGpuProcess[] | null,
+  index = 0
+): SampleMessage {
+  return makeSample({
+    gpus: [
+      makeGpu({
+        index,
+        nvml: {
+          used_bytes: 10 * GiB,
+          total_bytes: 80 * GiB,
+          process_used_bytes: 2 * GiB,
+          processes
+        }
+      })
+    ]
+  });
 }
 
 /** A sample without any GPU (CPU-only kernel). */

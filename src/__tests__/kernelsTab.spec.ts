@@ -11,7 +11,7 @@ import { CommandIDs } from '../commands';
 import { IKernelSessionSource } from '../model/KernelsOverview';
 import { KernelMemoryModel } from '../model/KernelMemoryModel';
 import { IMonitoredSessionEntry } from '../model/MemoryMonitor';
-import { NvmlGpuProcess } from '../protocol';
+import { DEFAULT_SETTINGS } from '../settings';
 import { KernelsView } from '../views/KernelsView';
 import { MemorySidebar } from '../views/MemorySidebar';
 import {
@@ -25,6 +25,7 @@ import {
   GiB,
   makeGpu,
   makeHello,
+  makeNvmlProcessSample,
   makeSample,
   MiB,
   wire
@@ -61,29 +62,12 @@ class FakeSource implements IKernelSessionSource {
   }
 }
 
-function gpuSample(processes: NvmlGpuProcess[] | null) {
-  return wire(
-    makeSample({
-      gpus: [
-        makeGpu({
-          nvml: {
-            used_bytes: 10 * GiB,
-            total_bytes: 80 * GiB,
-            process_used_bytes: 2 * GiB,
-            processes
-          }
-        })
-      ]
-    })
-  );
-}
-
 function setupView() {
   const source = new FakeSource();
   const executed: [string, unknown][] = [];
   const view = new KernelsView({
     source,
-    units: () => 'binary',
+    settings: DEFAULT_SETTINGS,
     execute: (command, args) => void executed.push([command, args])
   });
   Widget.attach(view, document.body);
@@ -111,7 +95,13 @@ describe('KernelsView', () => {
     const t = setupView();
     const a = t.source.add('kernel-aaaaaaaa-1111', 'work/a.ipynb');
     a.ingest(wire(makeHello()));
-    a.ingest(gpuSample([{ pid: 4242, used_bytes: 2 * GiB, this_process: true }]));
+    a.ingest(
+      wire(
+        makeNvmlProcessSample([
+          { pid: 4242, used_bytes: 2 * GiB, this_process: true }
+        ])
+      )
+    );
     t.source.add(null, 'b.ipynb');
     t.render();
 
@@ -181,7 +171,7 @@ describe('KernelsView', () => {
       )!;
     expect(none().textContent).toBe('\u2014'); // no sample yet
     expect(none().hidden).toBe(false);
-    a.ingest(gpuSample(null));
+    a.ingest(wire(makeNvmlProcessSample(null)));
     t.render();
     const use = t.q('[data-vram-role="kernel-gpu-use"]')!;
     expect(use.dataset.vramBytes).toBe(String(2 * GiB));
@@ -232,11 +222,13 @@ describe('KernelsView', () => {
     a.ingest(wire(makeHello()));
     b.ingest(wire(makeHello({ pid: 5555 })));
     a.ingest(
-      gpuSample([
-        { pid: 4242, used_bytes: 2 * GiB, this_process: true },
-        { pid: 5555, used_bytes: GiB, this_process: false },
-        { pid: 31337, used_bytes: 3 * GiB, this_process: false }
-      ])
+      wire(
+        makeNvmlProcessSample([
+          { pid: 4242, used_bytes: 2 * GiB, this_process: true },
+          { pid: 5555, used_bytes: GiB, this_process: false },
+          { pid: 31337, used_bytes: 3 * GiB, this_process: false }
+        ])
+      )
     );
     t.render();
     const rows = t.all('[data-vram-role="gpu-process"]');

@@ -10,7 +10,7 @@ import { parseCellRecord } from '../protocol';
 import { DEFAULT_SETTINGS } from '../settings';
 import { OomDiagnosisView } from '../views/OomDiagnosisView';
 import { oomRecord } from './cellFixtures';
-import { GiB, makeHello, MiB, wire } from './fixtures';
+import { EVIL, GiB, makeHello, MiB, wire } from './fixtures';
 
 /** Shaped like what oom_diagnosis.py sends for a fragmentation OOM on GPU 0. */
 function diagnosis(overrides: Partial<OomDiagnosis> = {}): OomDiagnosis {
@@ -175,7 +175,7 @@ describe('OomDiagnosisView', () => {
   it('shows the newest diagnosis as text, and runs an action on click', () => {
     const { model, view, run } = setup();
     expect(view.node.hidden).toBe(true);
-    const label = '<img src=x onerror=alert(1)>';
+    const label = EVIL;
     model.ingest(
       wire({
         type: 'cell',

@@ -117,16 +117,14 @@ export function kernelGpuUse(sample: SampleMessage | null): KernelGpuUse[] {
   });
 }
 
-function kernelRow(
-  source: KernelSource,
-  paths: readonly string[] = source.paths
-): KernelRow {
+/** The row of a kernel, shown by `source` (a session with figures), for the notebooks at `paths`. */
+function kernelRow(source: KernelSource, paths: string[]): KernelRow {
   return {
     key: rowKey(source),
     kernelId: source.kernelId,
     kernelName: source.kernelName,
     displayName: source.displayName,
-    paths: [...paths],
+    paths,
     state: source.state,
     stateReason: source.stateReason,
     busy: source.busy,

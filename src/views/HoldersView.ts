@@ -17,6 +17,7 @@
 
 import { HiddenHolder, HolderEntry } from '../cleanupProtocol';
 import { ByteUnits, formatBytes } from '../format';
+import { VramSettings } from '../settings';
 import { hiddenHolderWarning } from '../model/deletePlan';
 import { button, element, setBytesData, setHidden, setText } from './dom';
 import { MemoryActionsView } from './MemoryActionsView';
@@ -35,8 +36,7 @@ export function formatBytesByDevice(
 
 export class HoldersView extends MemoryActionsView {
   constructor(options: HoldersView.IOptions) {
-    super();
-    this._units = options.units;
+    super(options.settings);
     this._onDelete = options.onDelete;
     this.addClass('jp-vram-Holders');
     this.node.dataset.vramRole = 'holders-view';
@@ -153,7 +153,7 @@ export class HoldersView extends MemoryActionsView {
   }
 
   private _entryRow(entry: HolderEntry, checked: boolean): HTMLLIElement {
-    const units = this._units();
+    const units = this.settings.units;
     const row = element('li', 'jp-vram-Holder', { role: 'holder-entry' });
     row.dataset.vramName = entry.name;
     setBytesData(row, entry.total_bytes);
@@ -212,7 +212,7 @@ export class HoldersView extends MemoryActionsView {
   }
 
   private _hiddenRow(holder: HiddenHolder, checked: boolean): HTMLLIElement {
-    const units = this._units();
+    const units = this.settings.units;
     const row = element('li', 'jp-vram-Holder jp-vram-Holder-hidden', {
       role: 'hidden-holder'
     });
@@ -250,7 +250,6 @@ export class HoldersView extends MemoryActionsView {
     return row;
   }
 
-  private _units: () => ByteUnits;
   private _onDelete: () => void;
   private _refresh: HTMLButtonElement;
   private _delete: HTMLButtonElement;
@@ -262,7 +261,7 @@ export class HoldersView extends MemoryActionsView {
 
 export namespace HoldersView {
   export interface IOptions {
-    units: () => ByteUnits;
+    settings: VramSettings;
     /** "Delete selected": confirm and delete (the delete command). */
     onDelete: () => void;
   }

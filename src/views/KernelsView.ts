@@ -24,8 +24,9 @@
  * `[data-vram-role="gpu-process"][data-vram-pid][data-vram-gpu]`
  * (`data-vram-bytes`).
  */
-import { CommandIDs } from '../commandIds';
+import { CommandIDs, ExecuteCommand } from '../commandIds';
 import { ByteUnits, formatBytes } from '../format';
+import { VramSettings } from '../settings';
 import {
   describeGpuProcessVisibility,
   IKernelSessionSource,
@@ -84,9 +85,8 @@ function kernelStateText(row: KernelRow): string {
 
 export class KernelsView extends LazyView {
   constructor(options: KernelsView.IOptions) {
-    super();
+    super(options.settings);
     this._source = options.source;
-    this._units = options.units;
     this._execute = options.execute;
     this.addClass('jp-vram-Kernels');
     this.node.dataset.vramRole = 'kernels-view';
@@ -127,7 +127,7 @@ export class KernelsView extends LazyView {
       this._note,
       this._others
     );
-    this._source?.sessionsChanged.connect(this._onSessionsChanged, this);
+    this._source?.sessionsChanged.connect(this._followModels, this);
     this._followModels();
   }
 
@@ -135,16 +135,12 @@ export class KernelsView extends LazyView {
     if (this.isDisposed) {
       return;
     }
-    this._source?.sessionsChanged.disconnect(this._onSessionsChanged, this);
+    this._source?.sessionsChanged.disconnect(this._followModels, this);
     for (const model of this._models) {
       model.changed.disconnect(this._onModelChanged, this);
     }
     this._models = [];
     super.dispose();
-  }
-
-  private _onSessionsChanged(): void {
-    this._followModels();
   }
 
   /** Listen to the models of the sessions monitored now. */
@@ -168,14 +164,14 @@ export class KernelsView extends LazyView {
   protected render(): void {
     const sources = (this._source?.sessions() ?? []).map(kernelSourceOf);
     const overview = kernelsOverview(sources);
-    const units = this._units();
+    const units = this.settings.units;
 
     syncKeyedChildren(
       this._rowsBody,
       this._rows,
       overview.rows,
       row => row.key,
-      row => this._createRow(row.key),
+      row => this._createRow(row),
       (nodes, row) => updateRow(nodes, row, units)
     );
     setHidden(this._table, overview.rows.length === 0);
@@ -195,8 +191,13 @@ export class KernelsView extends LazyView {
     setHidden(this._others, overview.others.length === 0);
   }
 
-  private _createRow(key: string): KernelRowNodes {
+  /** A row's key names its kernel (`kernel:<id>`): what depends on the id is set once, here. */
+  private _createRow(row: KernelRow): KernelRowNodes {
+    const { kernelId } = row;
     const node = element('tr', 'jp-vram-Kernels-row', { role: 'kernel-row' });
+    if (kernelId !== null) {
+      node.dataset.vramKernelId = kernelId;
+    }
     const name = element('td', 'jp-vram-Kernels-kernel');
     const notebook = element('div', 'jp-vram-Kernels-notebook', {
       role: 'kernel-notebook'
@@ -220,12 +221,12 @@ export class KernelsView extends LazyView {
       'jp-vram-Button jp-vram-Button-danger',
       { role: 'kernel-shutdown', text: 'Shut down' },
       () => {
-        const kernelId = this._rows.get(key)?.kernelId;
         if (kernelId) {
           this._execute(CommandIDs.shutdownKernel, { kernelId });
         }
       }
     );
+    shutdown.disabled = kernelId === null;
     actions.appendChild(shutdown);
     node.append(name, rss, gpus, actions);
     return {
@@ -237,14 +238,12 @@ export class KernelsView extends LazyView {
       gpus,
       noGpu,
       gpuUses: new Map(),
-      shutdown,
-      kernelId: null
+      shutdown
     };
   }
 
   private _source: IKernelSessionSource | null;
-  private _units: () => ByteUnits;
-  private _execute: KernelsView.Execute;
+  private _execute: ExecuteCommand;
   private _models: IKernelMemoryModel[] = [];
   private _rows = new Map<string, KernelRowNodes>();
   private _renderedOthers: string | null = null;
@@ -269,8 +268,6 @@ interface KernelRowNodes {
   /** One `kernel-gpu-use` element per GPU index. */
   gpuUses: Map<number, { node: HTMLDivElement }>;
   shutdown: HTMLButtonElement;
-  /** The kernel the button shuts down now. */
-  kernelId: string | null;
 }
 
 function updateRow(
@@ -278,13 +275,8 @@ function updateRow(
   row: KernelRow,
   units: ByteUnits
 ): void {
-  nodes.kernelId = row.kernelId;
-  if (row.kernelId !== null) {
-    nodes.node.dataset.vramKernelId = row.kernelId;
-  } else {
-    delete nodes.node.dataset.vramKernelId;
-  }
-  const notebooks = row.paths.length ? row.paths.join(', ') : 'Untitled';
+  const paths = row.paths.join(', ');
+  const notebooks = paths || 'Untitled';
   setText(nodes.notebook, notebooks);
   nodes.notebook.title = notebooks;
   const kernelText = [
@@ -318,8 +310,7 @@ function updateRow(
   setText(nodes.noGpu, row.sampled ? 'no GPU' : '\u2014');
   setHidden(nodes.noGpu, row.gpus.length > 0);
 
-  const where = row.paths.length ? row.paths.join(', ') : 'this notebook';
-  nodes.shutdown.disabled = row.kernelId === null;
+  const where = paths || 'this notebook';
   nodes.shutdown.title = row.kernelId
     ? `Shut down the kernel of ${where} (asks first)`
     : 'This notebook has no kernel';
@@ -367,13 +358,13 @@ function processRow(
   tr.dataset.vramPid = String(process.pid);
   tr.dataset.vramGpu = String(process.gpuIndex);
   const pid = element('td', 'jp-vram-Kernels-figure', {
-    text: String(process.pid)
+    text: String(process.pid),
+    title: `Process ${process.pid} on ${process.hostname}`
   });
-  pid.title = `Process ${process.pid} on ${process.hostname}`;
   const gpu = element('td', 'jp-vram-Kernels-figure', {
-    text: String(process.gpuIndex)
+    text: String(process.gpuIndex),
+    title: process.gpuName ?? `GPU ${process.gpuIndex}`
   });
-  gpu.title = process.gpuName ?? `GPU ${process.gpuIndex}`;
   const memory = element('td', 'jp-vram-Kernels-figure');
   setBytes(memory, process.usedBytes, units);
   if (process.usedBytes === null) {
@@ -385,16 +376,11 @@ function processRow(
 }
 
 export namespace KernelsView {
-  export type Execute = (
-    command: string,
-    args?: { [key: string]: string }
-  ) => void;
-
   export interface IOptions {
     /** The monitored sessions (the MemoryMonitor); null: none to list. */
     source: IKernelSessionSource | null;
-    units: () => ByteUnits;
+    settings: VramSettings;
     /** Runs the shutdown command with `{kernelId}`. */
-    execute: Execute;
+    execute: ExecuteCommand;
   }
 }

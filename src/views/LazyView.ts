@@ -3,12 +3,30 @@
  * only asks for a render (Lumino runs update requests once per animation
  * frame, however many changes came in), and a hidden view just remembers it
  * is stale and renders when shown again. A busy kernel sampling at 20 Hz
- * costs nothing while the sidebar is collapsed.
+ * costs nothing while the sidebar is collapsed. Every view also holds the
+ * user's settings, so the sidebar hands new ones to all views alike.
  */
 import { Message } from '@lumino/messaging';
 import { Widget } from '@lumino/widgets';
 
+import { DEFAULT_SETTINGS, VramSettings } from '../settings';
+
 export abstract class LazyView extends Widget {
+  constructor(settings: VramSettings = DEFAULT_SETTINGS) {
+    super();
+    this._settings = settings;
+  }
+
+  /** The user's settings (units, thresholds); replacing them re-renders. */
+  get settings(): VramSettings {
+    return this._settings;
+  }
+
+  set settings(settings: VramSettings) {
+    this._settings = settings;
+    this.requestRender();
+  }
+
   /** Mark the view stale and schedule a render (coalesced). */
   requestRender(): void {
     this._stale = true;
@@ -47,4 +65,5 @@ export abstract class LazyView extends Widget {
   }
 
   private _stale = true;
+  private _settings: VramSettings;
 }

@@ -14,6 +14,7 @@
  * `data-vram-freed-bytes` (integer; absent when unknown).
  */
 
+import { ExecuteCommand } from '../commandIds';
 import { button, element, setHidden, setText } from './dom';
 import { MemoryActionsView } from './MemoryActionsView';
 
@@ -111,7 +112,7 @@ export class MemoryActionsBar extends MemoryActionsView {
     });
   }
 
-  private _execute: (command: string) => void;
+  private _execute: ExecuteCommand;
   private _buttons: HTMLButtonElement[] = [];
   private _queueList: HTMLUListElement;
   private _result: HTMLDivElement;
@@ -128,6 +129,6 @@ export namespace MemoryActionsBar {
   export interface IOptions {
     buttons: IButton[];
     /** Run a command by id. */
-    execute: (command: string) => void;
+    execute: ExecuteCommand;
   }
 }

@@ -11,12 +11,11 @@
  * snippets, issue #5).
  */
 import { TranslationBundle } from '@jupyterlab/translation';
-import { ReadonlyPartialJSONObject } from '@lumino/coreutils';
 import { Panel, Widget } from '@lumino/widgets';
 
 import { IKernelMemoryModel, IVramMonitor } from '../tokens';
 import { VramSettings } from '../settings';
-import { CommandIDs } from '../commandIds';
+import { CommandIDs, ExecuteCommand } from '../commandIds';
 import { IKernelSessionSource } from '../model/KernelsOverview';
 import { MemoryActions } from '../model/MemoryActions';
 import { SnippetLibrary } from '../snippets/SnippetLibrary';
@@ -28,6 +27,7 @@ import { button } from './dom';
 import { GpuDeviceList } from './GpuDeviceList';
 import { HostMemoryCard } from './HostMemoryCard';
 import { MemoryTimeline } from './MemoryTimeline';
+import { LazyView } from './LazyView';
 import { ModelView } from './ModelView';
 import { OomDiagnosisView } from './OomDiagnosisView';
 import { SnippetSection } from './SnippetSection';
@@ -57,7 +57,7 @@ export class MemorySidebar extends Panel {
       execute
     });
     this.holders = new HoldersView({
-      units: () => this._monitor.settings.units,
+      settings,
       onDelete: () => execute(CommandIDs.deleteVariables)
     });
     this.oom = new OomDiagnosisView({
@@ -71,7 +71,7 @@ export class MemorySidebar extends Panel {
     });
     this.kernels = new KernelsView({
       source: options.kernelSessions ?? null,
-      units: () => this._monitor.settings.units,
+      settings,
       execute
     });
     this.gpus = new GpuDeviceList(settings);
@@ -93,6 +93,7 @@ export class MemorySidebar extends Panel {
       this.timeline
     ];
     this._views = [...this._memoryViews, this.cells];
+    this._settingsViews = [...this._views, this.holders, this.kernels];
     this.addWidget(this.banner);
     this.addWidget(this.actionsBar);
     for (const view of this._memoryViews.slice(1)) {
@@ -172,12 +173,9 @@ export class MemorySidebar extends Panel {
   }
 
   private _onSettingsChanged(_: IVramMonitor, settings: VramSettings): void {
-    for (const view of this._views) {
+    for (const view of this._settingsViews) {
       view.settings = settings;
     }
-    // These read the units when they render: show them in the new ones.
-    this.holders.requestRender();
-    this.kernels.requestRender();
   }
 
   private _createTabBar(): Widget {
@@ -203,6 +201,8 @@ export class MemorySidebar extends Panel {
 
   private _monitor: IVramMonitor;
   private _views: ModelView[];
+  /** Every view that shows figures in the user's units: all of them get new settings. */
+  private _settingsViews: LazyView[];
   private _memoryViews: ModelView[];
   private _tabBar: Widget;
   private _tabButtons = new Map<MemorySidebar.Tab, HTMLButtonElement>();
@@ -252,10 +252,7 @@ export namespace MemorySidebar {
     /** The cleanup actions of a kernel's model (none: buttons disabled). */
     actionsFor?: (model: IKernelMemoryModel | null) => MemoryActions | null;
     /** Run a command by id (the cleanup and snippet buttons). */
-    execute?: (
-      command: string,
-      args?: ReadonlyPartialJSONObject
-    ) => Promise<unknown> | void;
+    execute?: ExecuteCommand;
     /** The snippets of the "Save memory" section (default: the default list). */
     snippets?: SnippetLibrary;
     /** The sessions the Kernels tab lists (the MemoryMonitor); none: empty. */

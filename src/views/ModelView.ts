@@ -10,8 +10,7 @@ import { LazyView } from './LazyView';
 
 export abstract class ModelView extends LazyView {
   constructor(settings: VramSettings) {
-    super();
-    this._settings = settings;
+    super(settings);
   }
 
   get model(): IKernelMemoryModel | null {
@@ -26,15 +25,6 @@ export abstract class ModelView extends LazyView {
     this._model = model;
     model?.changed.connect(this._onModelChanged, this);
     this.onModelReplaced();
-    this.requestRender();
-  }
-
-  get settings(): VramSettings {
-    return this._settings;
-  }
-
-  set settings(settings: VramSettings) {
-    this._settings = settings;
     this.requestRender();
   }
 
@@ -59,5 +49,4 @@ export abstract class ModelView extends LazyView {
   }
 
   private _model: IKernelMemoryModel | null = null;
-  private _settings: VramSettings;
 }

@@ -13,7 +13,7 @@
 import { Message } from '@lumino/messaging';
 import { Widget } from '@lumino/widgets';
 
-import { CommandIDs } from '../commandIds';
+import { CommandIDs, ExecuteCommand } from '../commandIds';
 import { SnippetLibrary } from '../snippets/SnippetLibrary';
 import { IKernelMemoryModel } from '../tokens';
 import { button, element, setHidden, setText } from './dom';
@@ -108,7 +108,7 @@ export class SnippetSection extends Widget {
   }
 
   private _library: SnippetLibrary;
-  private _execute: SnippetSection.Execute;
+  private _execute: ExecuteCommand;
   private _model: IKernelMemoryModel | null = null;
   private _buttons: HTMLDivElement;
   private _warning: HTMLDivElement;
@@ -116,14 +116,9 @@ export class SnippetSection extends Widget {
 }
 
 export namespace SnippetSection {
-  export type Execute = (
-    command: string,
-    args?: { [key: string]: string }
-  ) => void;
-
   export interface IOptions {
     library: SnippetLibrary;
     /** Run a command by id. */
-    execute: Execute;
+    execute: ExecuteCommand;
   }
 }
