@@ -76,7 +76,8 @@ class SampleSource:
             self._devices_key = key
         return self._devices
 
-    def read(self) -> Figures:
+    def read(self, fresh_processes: bool = False) -> Figures:
+        """Every source once; ``fresh_processes`` lists NVML's processes now instead of from its cache."""
         torch = torch_cuda.loaded_torch()
         tf = tf_reader.loaded_tensorflow()
         tf_state = tf_reader.tensorflow_state(tf)
@@ -89,7 +90,7 @@ class SampleSource:
                     "name": device.name,
                     "total_bytes": device.total_bytes,
                     "torch": torch_cuda.read_device(torch, device.index),
-                    "nvml": self.nvml.read(device.nvml) if device.nvml is not None else None,
+                    "nvml": self.nvml.read(device.nvml, fresh_processes) if device.nvml is not None else None,
                     "tensorflow": tf_gpus.get(device.index),
                 }
             )

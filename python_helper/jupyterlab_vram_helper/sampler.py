@@ -94,8 +94,8 @@ class Sampler:
         """``observer(figures)`` after each reading; must be cheap and must not raise."""
         self._observers.append(observer)
 
-    def _read(self) -> Figures:
-        figures = self._source.read()
+    def _read(self, fresh_processes: bool = False) -> Figures:
+        figures = self._source.read(fresh_processes)
         for observer in self._observers:
             try:
                 observer(figures)
@@ -104,9 +104,10 @@ class Sampler:
         return figures
 
     def read_figures(self) -> Figures:
-        """One reading, under the sampler's lock (the source is not thread-safe); sends nothing."""
+        """One reading for a request's reply, under the sampler's lock (the source is not
+        thread-safe); sends nothing. A reply shows NVML's process list as it is now."""
         with self._lock:
-            return self._source.read()
+            return self._source.read(fresh_processes=True)
 
     # -- configuration ------------------------------------------------------
 
@@ -134,7 +135,8 @@ class Sampler:
         with self._lock:
             if before is not None:
                 before()
-            return self._emit_locked(targets, reason, self._read())
+            # initial and snapshot samples answer a comm or a user: NVML's process list as it is now
+            return self._emit_locked(targets, reason, self._read(fresh_processes=True))
 
     def _emit_locked(self, targets: Sequence[Hashable], reason: SampleReason, figures: Figures) -> int:
         self._seq += 1

@@ -96,6 +96,7 @@ class FakeGpu:
     total: int
     used: int
     processes: List[Any] = field(default_factory=list)  # (pid, used) pairs
+    driver_reserved: int = 0  # what NVML's v1 "used" counts and v2 (like nvidia-smi) leaves out
 
 
 class FakeNvmlError(Exception):
@@ -103,10 +104,13 @@ class FakeNvmlError(Exception):
 
 
 class FakePynvml(types.ModuleType):
-    def __init__(self, gpus: List[FakeGpu], init_error: Optional[str] = None):
+    nvmlMemory_v2 = 0x02000028  # pynvml's version tag for nvmlMemory_v2_t
+
+    def __init__(self, gpus: List[FakeGpu], init_error: Optional[str] = None, memory_v2: bool = True):
         super().__init__("pynvml")
         self.gpus = gpus
         self.init_error = init_error
+        self.memory_v2 = memory_v2  # False: a driver older than 510 (NVML_ERROR_FUNCTION_NOT_FOUND)
         self.calls: List[str] = []
 
     def nvmlInit(self) -> None:
@@ -132,8 +136,15 @@ class FakePynvml(types.ModuleType):
     def nvmlDeviceGetName(self, h: FakeGpu) -> bytes:
         return h.name.encode()  # old pynvml returned bytes
 
-    def nvmlDeviceGetMemoryInfo(self, h: FakeGpu) -> Any:
-        return types.SimpleNamespace(total=h.total, used=h.used, free=h.total - h.used)
+    def nvmlDeviceGetMemoryInfo(self, h: FakeGpu, version: Optional[int] = None) -> Any:
+        """``used`` is what processes hold; v1 adds the driver's reservation to it, v2 does not."""
+        free = h.total - h.used - h.driver_reserved
+        if version is None:
+            return types.SimpleNamespace(total=h.total, used=h.used + h.driver_reserved, free=free)
+        assert version == self.nvmlMemory_v2
+        if not self.memory_v2:
+            raise FakeNvmlError("Function Not Found")
+        return types.SimpleNamespace(total=h.total, used=h.used, free=free, reserved=h.driver_reserved)
 
     def nvmlDeviceGetComputeRunningProcesses(self, h: FakeGpu) -> List[Any]:
         self.calls.append("processes")

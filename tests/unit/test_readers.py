@@ -7,7 +7,13 @@ from fakes import FakePynvml, nested_stats
 from jupyterlab_vram_helper.readers import tensorflow as tf_reader
 from jupyterlab_vram_helper.readers import torch_cuda
 from jupyterlab_vram_helper.readers.host import HostReader
-from jupyterlab_vram_helper.readers.nvml import MAX_PROCESSES, NvmlReader, attribute_to_pid, process_list
+from jupyterlab_vram_helper.readers.nvml import (
+    MAX_PROCESSES,
+    PROCESS_LIST_STALE_BYTES,
+    NvmlReader,
+    attribute_to_pid,
+    process_list,
+)
 
 
 # --- torch -----------------------------------------------------------------
@@ -101,6 +107,37 @@ def test_nvml_devices_and_process_usage_cached(fake_pynvml, two_gpus) -> None:
     assert r.read(d0)["process_used_bytes"] == 900
     r.shutdown()
     assert fake_pynvml.calls[-1] == "nvmlShutdown"
+
+
+def test_a_process_list_goes_stale_when_the_device_memory_moves(fake_pynvml, two_gpus) -> None:
+    # The kernel initialises CUDA right after a list showed nothing: its context
+    # moves the device's used memory, and the next read lists again at once.
+    now = [100.0]
+    r = NvmlReader(pid=4242, clock=lambda: now[0], load=lambda: fake_pynvml, pid_exists=lambda p: True)
+    r.start()
+    d0, _ = r.devices()
+    assert r.read(d0)["process_used_bytes"] == 0
+    two_gpus[0].processes = [(4242, 500 << 20)]
+    two_gpus[0].used += (PROCESS_LIST_STALE_BYTES - 1)
+    now[0] += 1
+    assert r.read(d0)["process_used_bytes"] == 0  # a small move: the cache stands
+    two_gpus[0].used += 1
+    assert r.read(d0)["process_used_bytes"] == 500 << 20
+    assert fake_pynvml.calls.count("processes") == 2
+    # Asked for fresh figures (a snapshot): listed again although nothing moved.
+    two_gpus[0].processes = [(4242, 600 << 20)]
+    assert r.read(d0)["process_used_bytes"] == 500 << 20
+    assert r.read(d0, fresh_processes=True)["process_used_bytes"] == 600 << 20
+
+
+def test_device_used_memory_leaves_out_the_drivers_reservation_like_nvidia_smi(two_gpus) -> None:
+    two_gpus[0].driver_reserved = 480 << 20
+    for memory_v2, used in ((True, 1 << 30), (False, (1 << 30) + (480 << 20))):
+        fake = FakePynvml(two_gpus, memory_v2=memory_v2)
+        r = NvmlReader(pid=4242, load=lambda: fake, pid_exists=lambda p: True)
+        r.start()
+        figures = r.read(r.devices()[0])
+        assert (figures["used_bytes"], figures["total_bytes"]) == (used, 80 << 30)
 
 
 def test_process_list_merges_pids_largest_first_and_bounds_the_list() -> None:

@@ -14,10 +14,12 @@ class ScriptedSource:
     def __init__(self) -> None:
         self.rss = 100 * MB
         self.reads = 0
+        self.fresh_reads = 0  # reads that asked NVML for its process list now
         self.fail = False
 
-    def read(self):
+    def read(self, fresh_processes: bool = False):
         self.reads += 1
+        self.fresh_reads += fresh_processes
         if self.fail:
             raise OSError("boom")
         return {"host": {"rss_bytes": self.rss, "total_bytes": None, "available_bytes": None},
@@ -64,6 +66,12 @@ def test_heartbeat_only_when_nothing_changes() -> None:
         assert s.tick() == 1
     assert reasons(comm) == ["initial", "heartbeat", "heartbeat"]  # at t=5 and t=10
     assert source.reads == 13
+    # Only the initial sample (an answer to a comm) lists NVML's processes afresh;
+    # ticks use the reader's cache. A snapshot and a request's reading do too.
+    assert source.fresh_reads == 1
+    s.emit([comm], "snapshot")
+    s.read_figures()
+    assert source.fresh_reads == 3
 
 
 def test_change_sent_at_the_next_interval_and_resets_heartbeat() -> None:

@@ -6,7 +6,15 @@ its indices to CUDA ordinals.
 
 ``nvmlInit`` runs once (on first use, not at import) and handles are cached.
 The per-process list takes a driver lock and costs milliseconds, so it is read
-at most every ``process_refresh_s`` and cached in between.
+at most every ``process_refresh_s`` and cached in between, except when the
+device's used memory moved by ``PROCESS_LIST_STALE_BYTES`` since the last list
+(a process that creates a CUDA context moves it by hundreds of MiB: without
+this, a kernel that has just initialised CUDA read "0 bytes" for 5 s) or a
+caller asks for a fresh list (a snapshot the user asked for).
+
+Device used memory is NVML's v2 figure where the driver has it: like
+``nvidia-smi``, it leaves out what the driver reserves for itself (about
+480 MiB on an H100), which the v1 figure counts as used.
 """
 
 from __future__ import annotations
@@ -23,6 +31,12 @@ from ..protocol import NvmlGpuFigures, NvmlInfo, NvmlProcess
 _NOT_AVAILABLE = 2**64 - 1
 # Processes listed per device in a sample (a shared card can run hundreds).
 MAX_PROCESSES = 32
+# A move of the device's used memory this large makes the cached process list stale.
+PROCESS_LIST_STALE_BYTES = 64 << 20
+
+
+# (bytes NVML attributes to this pid, the device's process list); None where unknown
+ProcessFigures = Tuple[Optional[int], Optional[List[NvmlProcess]]]
 
 
 @dataclass(frozen=True)
@@ -71,8 +85,10 @@ class NvmlReader:
         self._error: Optional[str] = None
         self._driver_version: Optional[str] = None
         self._devices: List[NvmlDevice] = []
-        # nvml_index -> (read at, bytes used by this pid, process list); None: unknown
-        self._process_cache: Dict[int, Tuple[float, Tuple[Optional[int], Optional[List[NvmlProcess]]]]] = {}
+        # nvml_index -> (read at, device used bytes then, (bytes used by this pid, process list)); None: unknown
+        self._process_cache: Dict[int, Tuple[float, Optional[int], ProcessFigures]] = {}
+        # nvmlDeviceGetMemoryInfo's v2 (used without the driver's reservation), until a driver refuses it
+        self._memory_v2 = True
 
     # -- lifecycle --------------------------------------------------------
 
@@ -142,28 +158,40 @@ class NvmlReader:
     def devices(self) -> List[NvmlDevice]:
         return list(self._devices)
 
-    def read(self, device: NvmlDevice) -> Optional[NvmlGpuFigures]:
+    def read(self, device: NvmlDevice, fresh_processes: bool = False) -> Optional[NvmlGpuFigures]:
+        """The device's figures; ``fresh_processes`` lists its processes now, whatever the cache holds."""
         if self._nvml is None:
             return None
-        try:
-            mem = self._nvml.nvmlDeviceGetMemoryInfo(device.handle)
-            used, total = int(mem.used), int(mem.total)
-        except Exception:
-            used, total = None, device.total_bytes
-        process_used, processes = self._processes(device)
+        used, total = self._memory(device)
+        process_used, processes = self._processes(device, used, fresh_processes)
         return {"used_bytes": used, "total_bytes": total, "process_used_bytes": process_used, "processes": processes}
 
-    def _processes(self, device: NvmlDevice) -> Tuple[Optional[int], Optional[List[NvmlProcess]]]:
+    def _memory(self, device: NvmlDevice) -> Tuple[Optional[int], Optional[int]]:
+        if self._memory_v2:
+            try:
+                mem = self._nvml.nvmlDeviceGetMemoryInfo(device.handle, version=self._nvml.nvmlMemory_v2)
+                return int(mem.used), int(mem.total)
+            except Exception:  # an older driver or pynvml: v1 from now on
+                self._memory_v2 = False
+        try:
+            mem = self._nvml.nvmlDeviceGetMemoryInfo(device.handle)
+            return int(mem.used), int(mem.total)
+        except Exception:
+            return None, device.total_bytes
+
+    def _processes(self, device: NvmlDevice, used: Optional[int], fresh: bool) -> ProcessFigures:
         now = self._clock()
         cached = self._process_cache.get(device.nvml_index)
-        if cached is not None and now - cached[0] < self._process_refresh_s:
-            return cached[1]
+        if not fresh and cached is not None and now - cached[0] < self._process_refresh_s:
+            listed_at_used = cached[1]
+            if used is None or listed_at_used is None or abs(used - listed_at_used) < PROCESS_LIST_STALE_BYTES:
+                return cached[2]
         listed = self._list_processes(device)
         if listed is None:
-            value: Tuple[Optional[int], Optional[List[NvmlProcess]]] = (None, None)
+            value: ProcessFigures = (None, None)
         else:
             value = (attribute_to_pid(listed, self._pid, self._pid_exists), process_list(listed, self._pid))
-        self._process_cache[device.nvml_index] = (now, value)
+        self._process_cache[device.nvml_index] = (now, used, value)
         return value
 
     def _list_processes(self, device: NvmlDevice) -> Optional[List[Tuple[int, Any]]]:
