@@ -26,7 +26,14 @@ OUTPUT_TYPES = ("stream", "error", "display_data", "execute_result", "update_dis
 
 
 def bootstrap_code() -> str:
-    """The frontend's HELPER_BOOTSTRAP_CODE, generated from the working tree."""
+    """The frontend's HELPER_BOOTSTRAP_CODE, generated from the working tree.
+
+    Where node is absent (a bare GPU machine), ``VRAM_BOOTSTRAP_FILE`` names the
+    same code written beforehand by ``node scripts/bundle-helper.mjs --stdout``.
+    """
+    prebuilt = os.environ.get("VRAM_BOOTSTRAP_FILE")
+    if prebuilt:
+        return Path(prebuilt).read_text(encoding="utf-8")
     return subprocess.run(
         ["node", "scripts/bundle-helper.mjs", "--stdout"],
         cwd=REPO_ROOT,

@@ -37,21 +37,26 @@ def names_of(ns: Dict[str, Any], hidden: Any = None) -> Dict[str, Any]:
 
 
 def a_notebook() -> Dict[str, Any]:
-    model = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 2))
-    head = nn.Linear(16, 2)
-    data = TensorDataset(torch.randn(64, 8), torch.randint(0, 2, (64,)))
-    return {
-        "head": head,  # smaller, defined first
-        "model": model,
-        "opt": torch.optim.AdamW(model.parameters()),
-        "loader": DataLoader(data, batch_size=16),
-        "val_loader": DataLoader(data, batch_size=32),
-        "criterion": nn.CrossEntropyLoss(),
-        "scaler": torch.amp.GradScaler("cpu"),
-        "x": torch.zeros(3),
-        "n": 3,
-        "nn": nn,
-    }
+    # Built with torch in sys.modules, whatever the test then hides: torch
+    # imports submodules lazily (an optimizer imports torch._dynamo), and
+    # without "torch" there that would import the package a second time.
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setitem(sys.modules, "torch", torch)
+        model = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 2))
+        head = nn.Linear(16, 2)
+        data = TensorDataset(torch.randn(64, 8), torch.randint(0, 2, (64,)))
+        return {
+            "head": head,  # smaller, defined first
+            "model": model,
+            "opt": torch.optim.AdamW(model.parameters()),
+            "loader": DataLoader(data, batch_size=16),
+            "val_loader": DataLoader(data, batch_size=32),
+            "criterion": nn.CrossEntropyLoss(),
+            "scaler": torch.amp.GradScaler("cpu"),
+            "x": torch.zeros(3),
+            "n": 3,
+            "nn": nn,
+        }
 
 
 def test_each_kind_is_found(with_torch: Any) -> None:
