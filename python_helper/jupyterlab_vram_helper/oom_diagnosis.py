@@ -21,7 +21,12 @@ The causes, after the issue that asked for this:
 * ``other_processes``: other processes or kernels hold enough of the device.
 
 Each cause carries ``gain_bytes``, what fixing it would make available;
-causes are ranked by it. Pure functions: no framework is imported.
+causes are ranked by it, with one exception: when the request's size is known
+and PyTorch's cache alone held that much, fragmentation comes first whatever
+the other gains. The memory was this process's already, in pieces too small:
+that is why this allocation failed (on an H100 whose card a notebook filled,
+the names' gain was three times the cache's, yet deleting them was not what
+the failure was about). Pure functions: no framework is imported.
 """
 
 from __future__ import annotations
@@ -318,6 +323,8 @@ def _causes(
             found = [{"cause": cause, "gain_bytes": gain} for cause, gain in parts if gain > 0]
 
     found.sort(key=lambda c: (-(c["gain_bytes"] or 0), _TIE_ORDER.index(c["cause"])))
+    if known_request and caching_allocator and reserved_unallocated is not None and reserved_unallocated >= requested:  # type: ignore[operator]
+        found.sort(key=lambda c: c["cause"] != CAUSE_FRAGMENTATION)  # stable: the rest keep their order
     if too_big:
         found.insert(0, {"cause": CAUSE_TOO_BIG, "gain_bytes": None})
     return found
