@@ -36,6 +36,10 @@ class FakeTorch(types.ModuleType):
         self.calls: List[Any] = []
         self.stats: Dict[int, Dict[str, Any]] = {i: nested_stats(0, 0, 0) for i in range(len(props))}
         self.initialized = initialized
+        # "cudaMallocAsync": reading a device's stats switches to it (creates its
+        # context), so the helper may read only the devices listed in `contexts`.
+        self.allocator_backend = "native"
+        self.contexts: set = set()
         torch = self
 
         def is_initialized() -> bool:
@@ -55,6 +59,8 @@ class FakeTorch(types.ModuleType):
             assert isinstance(device, int), "the helper must pass explicit device indices"
             if not torch.initialized:
                 return {}
+            if torch.allocator_backend == "cudaMallocAsync":
+                assert device in torch.contexts, f"cudaMallocAsync stats of device {device} would create its context"
             return copy.deepcopy(torch.stats[device])
 
         def reset_peak_memory_stats(device: Any = None) -> None:
@@ -63,6 +69,8 @@ class FakeTorch(types.ModuleType):
                 "the helper must pass explicit device indices"
             )
             assert torch.initialized, "reset_peak_memory_stats before CUDA is initialised"
+            if torch.allocator_backend == "cudaMallocAsync":
+                assert device in torch.contexts, f"a cudaMallocAsync reset on device {device} would create its context"
             for stat in ("allocated_bytes", "reserved_bytes", "active_bytes"):
                 entry = torch.stats[device][stat]["all"]
                 entry["peak"] = entry["current"]
@@ -74,7 +82,9 @@ class FakeTorch(types.ModuleType):
             return call
 
         memory = types.SimpleNamespace(memory_stats_as_nested_dict=memory_stats_as_nested_dict)
+        self._C = types.SimpleNamespace(_cuda_hasPrimaryContext=lambda i: i in torch.contexts)
         self.cuda = types.SimpleNamespace(
+            get_allocator_backend=lambda: torch.allocator_backend,
             is_initialized=is_initialized,
             device_count=device_count,
             get_device_properties=get_device_properties,

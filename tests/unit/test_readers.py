@@ -48,6 +48,27 @@ def test_torch_figures_from_one_nested_stats_call(fake_torch) -> None:
     assert fake_torch.calls == [("memory_stats_as_nested_dict", 1)]
 
 
+def test_cuda_malloc_async_figures_it_cannot_see_are_unknown_not_zero(fake_torch) -> None:
+    # That backend fills allocated and reserved; torch leaves the native
+    # allocator's block figures at 0, which would read as "no fragmentation".
+    fake_torch.initialized = True
+    fake_torch.allocator_backend = "cudaMallocAsync"
+    fake_torch.contexts = {1}
+    fake_torch.stats[1] = nested_stats(allocated=100, reserved=300, peak=250)
+    figures = torch_cuda.read_device(fake_torch, 1)
+    assert (figures["allocated_bytes"], figures["reserved_bytes"], figures["peak_allocated_bytes"]) == (100, 300, 250)
+    assert figures["active_bytes"] is None and figures["inactive_split_bytes"] is None
+    assert figures["num_alloc_retries"] is None and figures["num_ooms"] == 0
+    # Device 0 has no context: not read, not reset (the fake fails if it is).
+    assert torch_cuda.read_device(fake_torch, 0) is None
+    assert torch_cuda.allocator_counters(fake_torch, 0) is None
+    torch_cuda.reset_peaks(fake_torch, 0)
+    assert torch_cuda.allocator_counters(fake_torch, 1) == (100, 250, 300, 300)
+    torch_cuda.reset_peaks(fake_torch, 1)
+    assert ("reset_peak_memory_stats", 1) in fake_torch.calls
+    assert ("reset_peak_memory_stats", 0) not in fake_torch.calls
+
+
 def test_missing_stat_keys_are_null_not_zero(fake_torch) -> None:
     fake_torch.initialized = True
     fake_torch.stats[0] = {"allocated_bytes": {"all": {"current": 5}}}

@@ -4,6 +4,14 @@ Never imports torch and never initialises CUDA: the figures are read only once
 ``torch.cuda.is_initialized()`` is true, always with an explicit device index
 (the current device is per thread, and resolving it from the sampler thread
 could initialise a context on device 0).
+
+Under the ``cudaMallocAsync`` backend (``PYTORCH_CUDA_ALLOC_CONF=
+backend:cudaMallocAsync``) the driver's memory pool does the caching: torch
+fills allocated and reserved bytes (current and peak) and leaves the native
+allocator's block figures (active, inactive split, alloc retries) at zero, so
+those are sent as unknown rather than as a false 0. Reading that backend's
+stats switches to the device, so only devices that already have a context are
+read there.
 """
 
 from __future__ import annotations
@@ -53,6 +61,32 @@ def _str_or_none(value: Any) -> Optional[str]:
     return None if value is None else str(value)
 
 
+ASYNC_BACKEND = "cudaMallocAsync"
+# Figures the cudaMallocAsync backend never fills in (torch leaves them at 0).
+_NATIVE_ONLY_FIGURES = ("active_bytes", "inactive_split_bytes", "num_alloc_retries")
+
+
+def allocator_backend(torch: Any) -> Optional[str]:
+    """``"native"`` or ``"cudaMallocAsync"``; ``None`` where torch cannot say (older than 2.0)."""
+    try:
+        return str(torch.cuda.get_allocator_backend())
+    except Exception:
+        return None
+
+
+def _readable(torch: Any, index: int, backend: Optional[str]) -> bool:
+    """Whether device ``index``'s stats can be read without creating a context there."""
+    if backend != ASYNC_BACKEND:
+        return True  # the native allocator's stats are host-side bookkeeping
+    has_context = getattr(getattr(torch, "_C", None), "_cuda_hasPrimaryContext", None)
+    if has_context is None:
+        return False  # cannot tell: read nothing rather than risk a context
+    try:
+        return bool(has_context(index))
+    except Exception:
+        return False
+
+
 def _stats_function(torch: Any) -> Any:
     memory = getattr(torch.cuda, "memory", None)
     fn = getattr(memory, "memory_stats_as_nested_dict", None)
@@ -68,14 +102,17 @@ def read_device(torch: Any, index: int) -> Optional[TorchGpuFigures]:
     """
     if torch is None or not cuda_initialized(torch):
         return None
+    backend = allocator_backend(torch)
+    if not _readable(torch, index, backend):
+        return None
     stats = _stats_function(torch)(index)
     if not stats:
         return None
-    return figures_from_stats(stats)
+    return figures_from_stats(stats, backend)
 
 
-def figures_from_stats(stats: Mapping[str, Any]) -> TorchGpuFigures:
-    return {
+def figures_from_stats(stats: Mapping[str, Any], backend: Optional[str] = None) -> TorchGpuFigures:
+    figures: TorchGpuFigures = {
         "allocated_bytes": _stat(stats, "allocated_bytes", "current"),
         "reserved_bytes": _stat(stats, "reserved_bytes", "current"),
         "peak_allocated_bytes": _stat(stats, "allocated_bytes", "peak"),
@@ -84,6 +121,10 @@ def figures_from_stats(stats: Mapping[str, Any]) -> TorchGpuFigures:
         "num_ooms": _int(stats.get("num_ooms")),
         "num_alloc_retries": _int(stats.get("num_alloc_retries")),
     }
+    if backend == ASYNC_BACKEND:
+        for name in _NATIVE_ONLY_FIGURES:
+            figures[name] = None  # type: ignore[literal-required]
+    return figures
 
 
 def _stat(stats: Mapping[str, Any], name: str, field: str) -> Optional[int]:
@@ -121,7 +162,10 @@ def initialized_device_count(torch: Any) -> int:
 
 
 def allocator_counters(torch: Any, index: int) -> Optional[AllocatorCounters]:
-    """Current and peak allocated/reserved bytes of device ``index`` (explicit index)."""
+    """Current and peak allocated/reserved bytes of device ``index`` (explicit index);
+    ``None`` for a device that cudaMallocAsync could only read by creating a context."""
+    if not _readable(torch, index, allocator_backend(torch)):
+        return None
     stats = _stats_function(torch)(index)
     if not stats:
         return None
@@ -138,6 +182,8 @@ def reset_peaks(torch: Any, index: int) -> None:
 
     Only with an explicit index and only once CUDA is initialised: with
     ``device=None`` torch resolves the current device, which can create a
-    context. With an index it only touches the allocator's bookkeeping.
+    context. With an index it only touches the allocator's bookkeeping (under
+    cudaMallocAsync, only on a device that already has a context).
     """
-    torch.cuda.reset_peak_memory_stats(int(index))
+    if _readable(torch, index, allocator_backend(torch)):
+        torch.cuda.reset_peak_memory_stats(int(index))
