@@ -1,4 +1,4 @@
-"""The default snippets of schema/plugin.json (issue #5) run cleanly in a real kernel.
+"""The default snippets of schema/plugin.json run cleanly in a real kernel.
 
 Each snippet is rendered the way the frontend renders it when the kernel found
 no names (``{{model}}`` -> ``model``, ``{{dataloader}}`` -> ``train_loader``,
@@ -16,22 +16,17 @@ from __future__ import annotations
 
 import ast
 import importlib.util
-import json
-import os
 import re
-from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import List
 
 import pytest
 
 from kernel_harness import Kernel
+from snippet_cells import DEFAULT_NAMES, SCHEMA, TORCH_SETUP, default_snippets, render, run_cell, run_snippet, snippet
 
 pytestmark = pytest.mark.kernel
 
-# JLVRAM_SNIPPETS_SCHEMA: check a candidate list (a JSON file of the same shape) before it goes into the schema.
-SCHEMA = Path(os.environ.get("JLVRAM_SNIPPETS_SCHEMA") or Path(__file__).resolve().parents[2] / "schema" / "plugin.json")
-
-# The contract (issue #5): every one of these must be among the defaults.
+# The contract: every one of these must be among the defaults.
 CONTRACT_TORCH = (
     "no-grad-eval", "inference-mode", "amp", "bf16-autocast", "grad-accumulation", "grad-checkpointing",
     "allocator-config", "memory-fraction", "memory-summary", "profiler-memory", "batch-size-search",
@@ -45,33 +40,8 @@ CONTRACT_PLACEMENT = {
     "tf-memory-limit": ("top", "tensorflow"),
 }
 
-# The frontend's default placeholder names (what a snippet gets when the kernel found none).
-DEFAULT_NAMES = {
-    "model": "model", "optimizer": "optimizer", "dataloader": "train_loader", "loss": "criterion", "scaler": "scaler",
-}
 OTHER_NAMES = {"model": "net", "optimizer": "opt", "dataloader": "loader_x", "loss": "loss_fn", "scaler": "amp_scaler"}
-PLACEHOLDER = re.compile(r"\{\{\s*(\w+)\s*\}\}")
 KEBAB = re.compile(r"[a-z0-9]+(-[a-z0-9]+)*\Z")
-WARNING_TEXT = re.compile(r"warning|deprecat", re.IGNORECASE)
-# Warnings that come from this environment, not from a snippet: printed by
-# whichever cell imports torch first (a top snippet may be that cell).
-# - the deprecated `pynvml` package (a dependency of some tools; our own NVML
-#   package is nvidia-ml-py), which torch.cuda imports when it is installed.
-ENVIRONMENT_WARNINGS = (
-    re.compile(r"^.*FutureWarning: The pynvml package is deprecated.*\n(?:[ \t]+.*\n)?", re.MULTILINE),
-)
-
-TORCH_SETUP = """\
-import torch
-from torch import nn
-from torch.utils.data import DataLoader, TensorDataset
-torch.manual_seed(0)
-model = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 2))
-optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
-train_loader = DataLoader(TensorDataset(torch.randn(64, 8), torch.randint(0, 2, (64,))), batch_size=16)
-criterion = nn.CrossEntropyLoss()
-"""
-
 TF_SETUP = """\
 import tensorflow as tf
 model = tf.keras.Sequential([tf.keras.Input(shape=(8,)), tf.keras.layers.Dense(2)])
@@ -110,27 +80,6 @@ _tf.config.experimental.set_visible_devices = _refuse("Visible devices")
 """
 
 HAS_TENSORFLOW = importlib.util.find_spec("tensorflow") is not None
-
-
-def default_snippets() -> List[Dict[str, Any]]:
-    schema = json.loads(SCHEMA.read_text(encoding="utf-8"))
-    prop = schema.get("properties", {}).get("snippets", {})
-    return list(prop.get("default", []))
-
-
-def snippet(snippet_id: str) -> Dict[str, Any]:
-    matches = [s for s in default_snippets() if s.get("id") == snippet_id]
-    if not matches:
-        pytest.fail(f"default snippet {snippet_id!r} (required by issue #5) is missing from {SCHEMA.name}")
-    return matches[0]
-
-
-def render(s: Dict[str, Any], names: Dict[str, str] = DEFAULT_NAMES) -> str:
-    """What the frontend's renderSnippet does: each {{key}} becomes the chosen name."""
-    code = "\n".join(s["code"])
-    unknown = sorted({m.group(1) for m in PLACEHOLDER.finditer(code)} - set(names))
-    assert not unknown, f"{s['id']}: unknown placeholders {unknown}"
-    return PLACEHOLDER.sub(lambda m: names[m.group(1)], code)
 
 
 def _ids(framework: str, contract: tuple) -> List[str]:
@@ -194,43 +143,6 @@ def test_a_snippet_uses_its_placeholders_not_the_default_names(snippet_id: str) 
 
 
 # --- running them ------------------------------------------------------------------------
-
-
-def run_cell(kernel: Kernel, code: str, what: str, check_warnings: bool = True) -> str:
-    """Execute one cell; fail on an error or a warning in its output. Returns its text output."""
-    reply = kernel.execute(code, timeout=180)
-    msg_id = reply["_msg_id"]
-    mine = [m for m in kernel.iopub if m["parent_header"].get("msg_id") == msg_id]
-    errors = [m["content"] for m in mine if m["msg_type"] == "error"]
-    streams = [(m["content"]["name"], m["content"]["text"]) for m in mine if m["msg_type"] == "stream"]
-    text = "".join(t for _, t in streams)
-    stderr = "".join(t for name, t in streams if name == "stderr")
-    detail = f"\n--- {what} ---\n{code}\n--- output ---\n{text}"
-    assert reply["status"] == "ok", f"{reply.get('ename')}: {reply.get('evalue')}{detail}"
-    assert not errors, f"{errors}{detail}"
-    assert "Traceback" not in text, detail
-    if check_warnings:
-        for known in ENVIRONMENT_WARNINGS:
-            stderr = known.sub("", stderr)
-        assert not WARNING_TEXT.search(stderr), f"a warning on stderr{detail}"
-    return text
-
-
-def run_snippet(s: Dict[str, Any], setup: str, env: Optional[Dict[str, str]] = None) -> Kernel:
-    """A fresh kernel: a top snippet then the setup, or the setup then the snippet. Returns the kernel."""
-    kernel = Kernel(env=env)
-    try:
-        code = render(s)
-        if s["placement"] == "top":
-            run_cell(kernel, code, f"snippet {s['id']} (first cell)")
-            run_cell(kernel, setup, "setup", check_warnings=False)
-        else:
-            run_cell(kernel, setup, "setup", check_warnings=False)
-            run_cell(kernel, code, f"snippet {s['id']}")
-    except BaseException:
-        kernel.shutdown()
-        raise
-    return kernel
 
 
 @pytest.mark.parametrize("snippet_id", _ids("torch", CONTRACT_TORCH))

@@ -1,0 +1,79 @@
+"""Ground rules of the GPU suite.
+
+- Every test is skipped, with the reason, where CUDA is unavailable. The probe
+  runs in a subprocess so that the test process never initialises CUDA.
+- Each check records the figures it compared (pytest's ``record_property``),
+  so that the JUnit XML that scripts/gpu-check.sh asks for carries them into
+  the report (scripts/gpu_report.py).
+- Tests marked ``gpu_exclusive`` read device-wide figures (NVML's used memory,
+  nvidia-smi) or fill the card: the kit runs them one at a time, before the
+  rest runs in parallel.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from functools import lru_cache
+from typing import Any, Callable, Dict, Iterator
+
+import pytest
+
+from gpu_helpers import Nvml
+from kernel_harness import Kernel
+
+@lru_cache(maxsize=None)
+def _cuda_probe() -> str:
+    code = "import torch, sys; sys.stdout.write('yes' if torch.cuda.is_available() else 'no')"
+    try:
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    except Exception as exc:  # pragma: no cover - depends on the machine
+        return f"probe failed: {exc}"
+    if out.returncode != 0:
+        return f"torch not importable: {out.stderr.strip().splitlines()[-1:] or out.returncode}"
+    return out.stdout.strip()
+
+
+@pytest.fixture(autouse=True)
+def needs_cuda() -> None:
+    result = _cuda_probe()
+    if result != "yes":
+        pytest.skip(f"needs a CUDA GPU and a CUDA build of torch (torch.cuda.is_available() -> {result})")
+
+
+@pytest.fixture
+def figures(record_property: Callable[[str, Any], None]) -> Callable[..., None]:
+    """``figures(name=value, ...)``: figures this check compared, for the report."""
+
+    def record(**values: Any) -> None:
+        for name, value in values.items():
+            record_property(name, value)
+
+    return record
+
+
+@pytest.fixture
+def kernel_with_env() -> Iterator[Callable[[Dict[str, str]], Kernel]]:
+    """Fresh kernels with extra environment variables; all shut down after the test."""
+    started = []
+
+    def start(env: Dict[str, str]) -> Kernel:
+        k = Kernel(env=env)
+        started.append(k)
+        return k
+
+    yield start
+    for k in started:
+        k.shutdown()
+
+
+@pytest.fixture
+def nvml() -> Iterator[Nvml]:
+    pytest.importorskip("pynvml")
+    reader = Nvml()
+    try:
+        yield reader
+    finally:
+        reader.close()
+
+

@@ -1,0 +1,80 @@
+"""Per-cell memory against torch.cuda read inside the cell: the peak to the
+byte (the helper resets the allocator's peak at cell start), and the badge's
+delta equal to the allocated difference."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import pytest
+
+from gpu_helpers import open_helper
+from kernel_harness import CellSession, Kernel
+
+pytestmark = [pytest.mark.cuda, pytest.mark.kernel]
+
+
+def _gpu0(record: dict) -> dict:
+    return next(g for g in record["gpus"] if g["index"] == 0)
+
+
+def test_cell_peak_and_delta_equal_torch_cuda_to_the_byte(kernel: Kernel, bootstrap: str, figures: Callable[..., Any]) -> None:
+    cells = CellSession(kernel, open_helper(kernel, bootstrap))
+    cells.run(
+        "import torch\nkeep = torch.empty(64 * 2**20, dtype=torch.uint8, device='cuda:0')", timeout=300, record_timeout=30
+    )
+    # A transient peak below the earlier one: only a per-cell reset shows it.
+    # The cell records its own ground truth.
+    made = cells.run(
+        "start_allocated = torch.cuda.memory_allocated(0)\n"
+        "t = torch.empty(48 * 2**20 + 7, dtype=torch.uint8, device='cuda:0')\n"
+        "u = torch.empty(16 * 2**20, dtype=torch.uint8, device='cuda:0')\n"
+        "del t\n"
+        "truth_peak = torch.cuda.max_memory_allocated(0)\n"
+        "truth_delta = torch.cuda.memory_allocated(0) - start_allocated\n",
+        record_timeout=30,
+    )
+    reply, record = made["reply"], made["record"]
+    assert reply["status"] == "ok", reply
+    truth_peak, truth_delta = kernel.eval("(truth_peak, truth_delta)")
+    g = _gpu0(record)
+    delta = g["allocated_after_bytes"] - g["allocated_before_bytes"]
+    figures(cell_peak_bytes=g["allocated_peak_bytes"], torch_peak_in_cell_bytes=truth_peak,
+            cell_delta_bytes=delta, torch_delta_in_cell_bytes=truth_delta)
+    assert g["peak_exact"] is True and record["peak_exact"] is True
+    assert g["allocated_peak_bytes"] == truth_peak
+    assert delta == truth_delta
+    assert g["allocated_after_bytes"] == kernel.eval("torch.cuda.memory_allocated(0)")
+    assert g["reserved_after_bytes"] == kernel.eval("torch.cuda.memory_reserved(0)")
+    assert kernel.output_messages() == []
+
+
+def test_cell_peak_without_reset_leaves_the_users_counter_alone(kernel: Kernel, bootstrap: str) -> None:
+    comm_id = open_helper(kernel, bootstrap)
+    cells = CellSession(kernel, comm_id)
+    kernel.request(comm_id, {"type": "configure", "request_id": "c", "config": {"reset_peak_per_cell": False}})
+    cells.run(
+        "import torch\nbig = torch.empty(256 * 2**20, dtype=torch.uint8, device='cuda:0'); del big",
+        timeout=300,
+        record_timeout=30,
+    )
+    user_peak = kernel.eval("torch.cuda.max_memory_allocated(0)")
+    record = cells.run("small = torch.empty(8 * 2**20, dtype=torch.uint8, device='cuda:0')", record_timeout=30)["record"]
+    assert kernel.eval("torch.cuda.max_memory_allocated(0)") == user_peak  # not reset
+    g = _gpu0(record)
+    assert g["peak_exact"] is False
+    assert g["allocated_peak_bytes"] >= g["allocated_after_bytes"] == kernel.eval("torch.cuda.memory_allocated(0)")
+
+
+def test_cell_that_initialises_cuda_counts_from_zero(kernel: Kernel, bootstrap: str) -> None:
+    cells = CellSession(kernel, open_helper(kernel, bootstrap))
+    cells.run("import torch", record_timeout=30)
+    record = cells.run(
+        "x = torch.empty(32 * 2**20, dtype=torch.uint8, device='cuda:0')\n"
+        "truth_peak = torch.cuda.max_memory_allocated(0)",
+        timeout=300,
+        record_timeout=30,
+    )["record"]
+    g = _gpu0(record)
+    assert g["allocated_before_bytes"] == 0 and g["reserved_before_bytes"] == 0
+    assert g["allocated_peak_bytes"] == kernel.eval("truth_peak") and g["peak_exact"] is True

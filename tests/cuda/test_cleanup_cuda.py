@@ -1,0 +1,74 @@
+"""The cleanup buttons on a real GPU: empty_cache gives the cache back (NVML
+agrees), deleting a CUDA tensor held by a name and by Out[N] drops allocated
+by its size, and nothing here initialises CUDA where it was not."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import pytest
+
+from gpu_helpers import MiB, open_helper, reply_of
+from kernel_harness import Kernel
+
+pytestmark = [pytest.mark.cuda, pytest.mark.kernel]
+
+
+@pytest.mark.gpu_exclusive  # compares NVML's device-wide used memory before and after
+def test_empty_cache_returns_reserved_memory(kernel: Kernel, bootstrap: str, figures: Callable[..., Any]) -> None:
+    comm_id = open_helper(kernel, bootstrap)
+    reply = kernel.execute(
+        "import torch\n"
+        "a = torch.empty(512 * 2**20, dtype=torch.uint8, device='cuda:0')\n"
+        "del a\n",
+        timeout=300,
+    )
+    assert reply["status"] == "ok", reply
+    reserved = kernel.eval("torch.cuda.memory_reserved(0)")
+    assert reserved >= 512 * MiB
+    result = reply_of(kernel, comm_id, {"type": "free_memory", "request_id": "e1", "actions": ["empty_cache"]})
+    assert result["empty_cache"] == "done"
+    before, after = result["before"]["gpus"][0], result["after"]["gpus"][0]
+    figures(reserved_before_bytes=before["reserved_bytes"], reserved_after_bytes=after["reserved_bytes"],
+            nvml_used_before_bytes=before["nvml_used_bytes"], nvml_used_after_bytes=after["nvml_used_bytes"])
+    assert before["reserved_bytes"] == reserved
+    assert after["reserved_bytes"] == kernel.eval("torch.cuda.memory_reserved(0)") < MiB
+    assert before["nvml_used_bytes"] is not None, "NVML figures missing on a machine with NVML"
+    # NVML sees the same memory go back to the driver
+    assert before["nvml_used_bytes"] - after["nvml_used_bytes"] >= 0.9 * 512 * MiB
+
+
+def test_deleting_a_cuda_tensor_held_by_a_name_and_by_the_output_cache(
+    kernel: Kernel, bootstrap: str, figures: Callable[..., Any]
+) -> None:
+    comm_id = open_helper(kernel, bootstrap)
+    size = 256 * MiB
+    reply = kernel.execute(f"import torch, weakref\ng = torch.empty({size}, dtype=torch.uint8, device='cuda:0')\n"
+                           "w = weakref.ref(g)", timeout=300)
+    assert reply["status"] == "ok", reply
+    echoed = kernel.execute("g")  # now Out[n], _n and _ hold it too
+    n = echoed["execution_count"]
+    listing = reply_of(kernel, comm_id, {"type": "inspect", "request_id": "i1"})
+    [entry] = [e for e in listing["entries"] if e["name"] == "g"]
+    assert entry["bytes_by_device"] == {"cuda:0": size}
+    assert entry["summary"] == f"uint8[{size}] cuda:0"
+    assert f"Out[{n}]" in entry["output_cache_refs"], entry["output_cache_refs"]
+    result = reply_of(kernel, comm_id, {"type": "delete", "request_id": "d1", "listing_id": listing["listing_id"],
+                                        "names": ["g"], "hidden": [], "free": ["gc", "empty_cache"]})
+    assert result["deleted"] == ["g"] and result["still_alive"] == []
+    before, after = result["before"]["gpus"][0], result["after"]["gpus"][0]
+    figures(tensor_bytes=size, allocated_before_bytes=before["allocated_bytes"], allocated_after_bytes=after["allocated_bytes"],
+            reserved_before_bytes=before["reserved_bytes"], reserved_after_bytes=after["reserved_bytes"])
+    assert before["allocated_bytes"] - after["allocated_bytes"] == size
+    assert before["reserved_bytes"] - after["reserved_bytes"] >= size
+    assert kernel.eval("w() is None") is True
+    assert kernel.eval(f"{n} in Out") is False
+
+
+def test_free_memory_and_inspect_do_not_initialise_cuda(kernel: Kernel, bootstrap: str) -> None:
+    comm_id = open_helper(kernel, bootstrap)
+    kernel.execute("import torch")
+    result = reply_of(kernel, comm_id, {"type": "free_memory", "request_id": "n1", "actions": ["gc", "empty_cache"]})
+    assert result["empty_cache"] == "skipped_cuda_not_initialized"
+    reply_of(kernel, comm_id, {"type": "inspect", "request_id": "n2"})
+    assert kernel.eval("torch.cuda.is_initialized()") is False

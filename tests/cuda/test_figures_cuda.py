@@ -1,0 +1,106 @@
+"""The panel's GPU figures against their sources, read at the same instant:
+torch.cuda to the byte, NVML's own per-process reading, and nvidia-smi."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import pytest
+
+from gpu_helpers import MiB, Nvml, nvidia_smi_memory, open_helper
+from kernel_harness import Kernel, snapshot_sample
+
+pytestmark = [pytest.mark.cuda, pytest.mark.kernel, pytest.mark.gpu_exclusive]
+
+ALLOCATOR_TRUTH = (
+    "(lambda s: (s['allocated_bytes.all.current'], s['reserved_bytes.all.current'],"
+    " s['allocated_bytes.all.peak'], s['active_bytes.all.current'], s['inactive_split_bytes.all.current']))"
+    "(torch.cuda.memory_stats(0))"
+)
+
+
+def test_sample_equals_torch_cuda_nvml_and_nvidia_smi(
+    kernel: Kernel, bootstrap: str, nvml: Nvml, figures: Callable[..., Any]
+) -> None:
+    comm_id = open_helper(kernel, bootstrap)
+    reply = kernel.execute(
+        "import torch\n"
+        "a = torch.empty(256 * 2**20, dtype=torch.uint8, device='cuda:0')\n"
+        "b = torch.empty(100 * 2**20 + 3, dtype=torch.uint8, device='cuda:0')\n"
+        "del a\n"
+        # three 5 MiB blocks share one 20 MiB segment; freeing the middle one
+        # leaves an inactive split block (fragmentation the panel shows)
+        "parts = [torch.empty(5 * 2**20, dtype=torch.uint8, device='cuda:0') for _ in range(3)]\n"
+        "del parts[1]\n"
+        "torch.cuda.synchronize()\n",
+        timeout=300,
+    )
+    assert reply["status"] == "ok", reply
+    pid = kernel.eval("__import__('os').getpid()")
+    sample = snapshot_sample(kernel, comm_id, "s1", timeout=60)
+    # The kernel is idle: nothing moves between the sample and these readings.
+    allocated, reserved, peak, active, inactive_split = kernel.eval(ALLOCATOR_TRUTH)
+    nvml_process = nvml.process_bytes(pid)
+    smi = nvidia_smi_memory(0)
+
+    assert sample["torch"] == {"imported": True, "cuda_initialized": True}
+    assert len(sample["gpus"]) == kernel.eval("torch.cuda.device_count()")
+    g = sample["gpus"][0]
+    t = g["torch"]
+    figures(
+        allocated_bytes=t["allocated_bytes"], reserved_bytes=t["reserved_bytes"],
+        peak_allocated_bytes=t["peak_allocated_bytes"], active_bytes=t["active_bytes"],
+        inactive_split_bytes=t["inactive_split_bytes"], torch_allocated_bytes=allocated,
+        torch_reserved_bytes=reserved, torch_peak_bytes=peak, torch_inactive_split_bytes=inactive_split,
+    )
+    assert (t["allocated_bytes"], t["reserved_bytes"], t["peak_allocated_bytes"]) == (allocated, reserved, peak)
+    assert (t["active_bytes"], t["inactive_split_bytes"]) == (active, inactive_split)
+    assert inactive_split >= 5 * MiB  # the scenario really made a split block
+    assert g["total_bytes"] == kernel.eval("torch.cuda.get_device_properties(0).total_memory")
+
+    n = g["nvml"]
+    assert n is not None, "NVML is installed on this machine, yet the sample has no NVML figures"
+    figures(nvml_process_used_bytes=n["process_used_bytes"], nvml_own_process_bytes=nvml_process,
+            nvml_used_bytes=n["used_bytes"], nvml_total_bytes=n["total_bytes"])
+    assert nvml_process is not None, f"NVML does not list the kernel (pid {pid})"
+    assert n["process_used_bytes"] == nvml_process
+    assert nvml_process >= reserved  # the reserved pool and the CUDA context
+    assert [p for p in n["processes"] if p["this_process"]] == [
+        {"pid": pid, "used_bytes": nvml_process, "this_process": True}
+    ]
+    if smi is None:
+        pytest.skip("nvidia-smi is not on this machine: the device figures were not compared with it")
+    figures(nvidia_smi_used_mib=smi["used_mib"], nvidia_smi_total_mib=smi["total_mib"])
+    # nvidia-smi prints whole MiB
+    assert abs(n["used_bytes"] / MiB - smi["used_mib"]) <= 1, (n["used_bytes"] / MiB, smi)
+    assert abs(n["total_bytes"] / MiB - smi["total_mib"]) <= 1, (n["total_bytes"] / MiB, smi)
+
+    # The sampler's own samples agree too (no snapshot needed).
+    kernel.execute("c = torch.empty(64 * 2**20, dtype=torch.uint8, device='cuda:0')")
+    expected = kernel.eval("torch.cuda.memory_allocated(0)")
+    kernel.wait_for(
+        comm_id,
+        lambda d: d.get("type") == "sample" and d["gpus"] and (d["gpus"][0]["torch"] or {}).get("allocated_bytes") == expected,
+        timeout=30,
+    )
+    assert kernel.output_messages() == []
+
+
+def test_a_new_cuda_context_shows_in_the_next_sample_not_five_seconds_later(
+    kernel: Kernel, bootstrap: str, nvml: Nvml, figures: Callable[..., Any]
+) -> None:
+    # The sampler listed NVML's processes before CUDA existed in the kernel;
+    # the context moves the device's memory, which must refresh that list.
+    comm_id = open_helper(kernel, bootstrap, interval_s=0.2)
+    pid = kernel.eval("__import__('os').getpid()")
+    kernel.execute("import torch; x = torch.ones(1, device='cuda:0'); torch.cuda.synchronize()", timeout=300)
+    first = kernel.wait_for(
+        comm_id,
+        lambda d: d.get("type") == "sample" and d.get("reason") == "change" and d["gpus"][0]["torch"] is not None,
+        timeout=30,
+    )
+    truth = nvml.process_bytes(pid)
+    figures(first_sample_process_used_bytes=first["gpus"][0]["nvml"]["process_used_bytes"], nvml_own_process_bytes=truth)
+    assert truth
+    # Read mid-cell perhaps, so not equal to the byte: but listed, not "0 bytes".
+    assert first["gpus"][0]["nvml"]["process_used_bytes"] > 0
