@@ -4,6 +4,8 @@
 #      real (CPU) PyTorch, and the CUDA suite (skipped cleanly without a GPU);
 #   2. jest: the frontend's models, parsing, formatting, views;
 #   3. Galata: a real `jupyter lab` driven in Debian's Chromium.
+# Between 1 and 2, the GPU kit (scripts/gpu-check.sh) runs as it would on a GPU
+# machine, which this is not: that proves its offline install and its report.
 # All three run even when one fails; the exit status says whether all passed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -27,6 +29,13 @@ rm -rf "$results" && mkdir -p "$results"
 
 step "pytest (helper units, real-kernel end to end, CUDA suite)"
 python -m pytest tests -ra --junitxml="$results/pytest.xml" || failed+=(pytest)
+
+step "GPU kit, here without a GPU: offline install into a bare Python, every GPU check skipped, the report"
+pyver=$(python -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+base_python=$(python -c 'import sys; print(getattr(sys, "_base_executable", sys.executable))')
+(bash scripts/gpu-wheels.sh build/gpu-wheels "$pyver" &&
+  PYTHON="$base_python" bash scripts/gpu-check.sh build/gpu-wheels build/gpu-report >build/gpu-check.log 2>&1 &&
+  tail -3 build/gpu-check.log) || { cat build/gpu-check.log 2>/dev/null; failed+=(gpu-kit); }
 
 step "jest (frontend)"
 npx jest --ci --json --outputFile="$results/jest.json" || failed+=(jest)

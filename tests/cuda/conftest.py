@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from functools import lru_cache
@@ -43,11 +44,11 @@ def needs_cuda() -> None:
 
 @pytest.fixture
 def figures(record_property: Callable[[str, Any], None]) -> Callable[..., None]:
-    """``figures(name=value, ...)``: figures this check compared, for the report."""
+    """``figures(name=value, ...)``: figures this check compared, for the report (as JSON)."""
 
     def record(**values: Any) -> None:
         for name, value in values.items():
-            record_property(name, value)
+            record_property(name, json.dumps(value))
 
     return record
 

@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# Runs every GPU check in one command, on a Linux machine with an NVIDIA GPU and
+# a CUDA build of PyTorch whose Python has no Jupyter packages and no network:
+#
+#   bash scripts/gpu-check.sh WHEELS_DIR REPORT_DIR
+#
+# WHEELS_DIR comes from scripts/gpu-wheels.sh (run on a machine with network).
+# Steps: a throwaway venv that sees the machine's own packages (torch, NVML)
+# gets the missing ones from WHEELS_DIR offline; then the CUDA suite (device-wide
+# checks one at a time, the rest in parallel), the GPU benchmarks, and one
+# report, REPORT_DIR/report.md and report.json (GPU, driver, torch and CUDA
+# versions, every check with its figures). Without a GPU everything still runs
+# and every GPU check is skipped with its reason, which the report says.
+# Exit status: 0 when nothing failed (skips included), 1 otherwise.
+#
+# Environment:
+#   PYTHON                the Python with torch (default: python3)
+#   VRAM_GPU_VENV         where the venv goes (default: a new temporary folder)
+#   VRAM_GPU_SAMPLING_S   the no-context check's sampling time (default 60)
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+wheels=$(realpath "${1:?usage: gpu-check.sh WHEELS_DIR REPORT_DIR}")
+out=$(realpath -m "${2:?usage: gpu-check.sh WHEELS_DIR REPORT_DIR}")
+python=${PYTHON:-python3}
+mkdir -p "$out"
+started=$(date +%s)
+step() { printf '\n== [%4ss] %s\n' "$(($(date +%s) - started))" "$*"; }
+failed=()
+
+step "Offline venv over $("$python" -c 'import sys; print(sys.executable)')"
+venv=${VRAM_GPU_VENV:-$(mktemp -d /tmp/jupyterlab-vram-gpu.XXXXXX)}
+"$python" -m venv --without-pip "$venv" || exit 1
+# The venv sees the base Python's packages (the CUDA torch above all) through a
+# .pth file; `venv --system-site-packages` would not when that Python is itself a venv.
+site=$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+"$python" -c 'import sys; print("\n".join(p for p in sys.path if p.endswith(("site-packages", "dist-packages"))))' \
+  > "$site/jupyterlab_vram_base.pth"
+"$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-index --find-links "$wheels" \
+  -r scripts/gpu-requirements.txt 2>&1 | tee "$out/pip.log" || { echo "offline install failed: see $out/pip.log"; exit 1; }
+py="$venv/bin/python"
+if ! command -v node >/dev/null; then
+  export VRAM_BOOTSTRAP_FILE="$wheels/bootstrap.py"
+  [ -f "$VRAM_BOOTSTRAP_FILE" ] || { echo "no node and no $VRAM_BOOTSTRAP_FILE: run scripts/gpu-wheels.sh"; exit 1; }
+fi
+export PYTHONUNBUFFERED=1
+cuda=$("$py" -c 'import torch; print("yes" if torch.cuda.is_available() else "torch " + torch.__version__ + " sees no CUDA device")' 2>&1 | tail -1)
+if [ "$cuda" != yes ]; then
+  printf '\nNo CUDA GPU here (%s): every GPU check will be skipped, with its reason in the report.\n' "$cuda"
+fi
+command -v nvidia-smi >/dev/null && nvidia-smi > "$out/nvidia-smi.txt" 2>&1
+
+pytest_args=(-p no:cacheprovider -o junit_family=xunit1 -q -rA)
+parallel=()
+"$py" -c "import xdist" 2>/dev/null && parallel=(-n 4)
+
+step "CUDA suite: device-wide checks, one at a time"
+timeout 300 "$py" -m pytest tests/cuda -m gpu_exclusive "${pytest_args[@]}" \
+  --junitxml="$out/junit-exclusive.xml" 2>&1 | tee "$out/pytest-exclusive.log"
+[ "${PIPESTATUS[0]}" = 0 ] || failed+=(cuda-exclusive)
+
+step "CUDA suite: the rest, ${parallel[*]:-serially}"
+timeout 300 "$py" -m pytest tests/cuda -m "not gpu_exclusive" "${pytest_args[@]}" "${parallel[@]}" \
+  --junitxml="$out/junit-parallel.xml" 2>&1 | tee "$out/pytest-parallel.log"
+[ "${PIPESTATUS[0]}" = 0 ] || failed+=(cuda)
+
+bench() {  # name, args...: exit 3 means "no CUDA here", which is a skip
+  local name=$1; shift
+  step "Benchmark $name"
+  if [ "$cuda" != yes ]; then echo "skipped: no CUDA GPU" | tee "$out/bench-$name.log"; return; fi
+  timeout 150 "$py" "benchmarks/$name.py" --device cuda --json "$out/bench-$name.json" "$@" 2>&1 | tee "$out/bench-$name.log"
+  local rc=${PIPESTATUS[0]}
+  [ "$rc" = 0 ] || [ "$rc" = 3 ] || failed+=("bench-$name")
+}
+bench sampler_overhead --seconds 20 --tries 3
+bench cell_hooks_overhead --cells 1000 --warmup 50
+bench inspect_cost --tries 5
+
+step "Report"
+"$py" scripts/gpu_report.py "$out" --elapsed "$(($(date +%s) - started))" --failed "${failed[*]:-}" || failed+=(report)
+[ -n "${VRAM_GPU_VENV:-}" ] || rm -rf "$venv"
+
+if [ ${#failed[@]} -gt 0 ]; then
+  printf '\nGPU check FAILED: %s (report: %s/report.md)\n' "${failed[*]}" "$out"
+  exit 1
+fi
+printf '\nGPU check passed in %ss (report: %s/report.md)\n' "$(($(date +%s) - started))" "$out"

@@ -1,0 +1,55 @@
+"""scripts/gpu_report.py: the GPU kit's report from JUnit XML and benchmark JSON."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+REPORT = Path(__file__).resolve().parents[2] / "scripts" / "gpu_report.py"
+
+JUNIT = """<?xml version="1.0" encoding="utf-8"?>
+<testsuites><testsuite name="pytest">
+  <testcase classname="tests.cuda.test_figures_cuda" name="test_sample" time="1.25">
+    <properties><property name="allocated_bytes" value="1048576"/>
+    <property name="causes" value='["fragmentation", "stale_references"]'/></properties>
+  </testcase>
+  <testcase classname="tests.cuda.test_oom_cuda" name="test_too_big" time="0.5">
+    <failure message="assert 'stale_references' == 'too_big'">long traceback</failure>
+  </testcase>
+  <testcase classname="tests.cuda.test_demo_cuda" name="test_demo" time="0">
+    <skipped type="pytest.skip" message="needs a CUDA GPU (torch.cuda.is_available() -> no)"/>
+  </testcase>
+</testsuite></testsuites>
+"""
+
+
+def test_report_has_every_check_its_figures_and_the_benchmarks(tmp_path: Path) -> None:
+    (tmp_path / "junit-exclusive.xml").write_text(JUNIT, encoding="utf-8")
+    bench = {"benchmark": "inspect_cost", "device": "cuda", "params": {"tensors": 1000},
+             "figures": {"elapsed_ms_median": 41.5},
+             "targets": [{"name": "inspect", "value": 41.5, "limit": 200, "unit": "ms", "met": True}]}
+    (tmp_path / "bench-inspect_cost.json").write_text(json.dumps(bench), encoding="utf-8")
+    (tmp_path / "bench-sampler_overhead.log").write_text("Traceback ...\nRuntimeError: boom\n", encoding="utf-8")
+    subprocess.run([sys.executable, str(REPORT), str(tmp_path), "--elapsed", "312", "--failed", "cuda"], check=True,
+                   capture_output=True, timeout=120)
+
+    report = json.loads((tmp_path / "report.json").read_text(encoding="utf-8"))
+    assert report["elapsed_s"] == 312 and report["failed_steps"] == ["cuda"]
+    assert "python" in report["environment"] and "platform" in report["environment"]
+    by_name = {c["check"]: c for c in report["checks"]}
+    assert by_name["test_figures_cuda::test_sample"]["figures"] == {
+        "allocated_bytes": 1048576, "causes": ["fragmentation", "stale_references"]
+    }
+    assert by_name["test_oom_cuda::test_too_big"]["outcome"] == "failed"
+    assert "stale_references" in by_name["test_oom_cuda::test_too_big"]["message"]
+    assert by_name["test_demo_cuda::test_demo"]["outcome"] == "skipped"
+    assert [b["benchmark"] for b in report["benchmarks"]] == ["inspect_cost", "sampler_overhead"]
+    assert report["benchmarks"][1]["error"] == "Traceback ... / RuntimeError: boom"
+
+    text = (tmp_path / "report.md").read_text(encoding="utf-8")
+    assert "## Checks: 1 failed, 1 passed, 1 skipped" in text
+    assert "- allocated_bytes: 1048576" in text
+    assert "target inspect: 41.5 ms (limit 200): met" in text
+    assert "needs a CUDA GPU" in text
