@@ -4,7 +4,13 @@ Prints figures; it is not a test. Everything is measured side by side in one
 run: three idle kernels at once (no helper, helper at 1 Hz, helper at 10 Hz),
 so machine noise hits all three alike.
 
-    .venv/bin/python benchmarks/sampler_overhead.py [--seconds 60] [--tries 5]
+    .venv/bin/python benchmarks/sampler_overhead.py [--seconds 60] [--tries 5] [--device cpu|cuda] [--json PATH]
+
+With ``--device cuda`` every kernel (the one without the helper too) has
+imported torch, created its CUDA context and holds an allocation, so each tick
+reads NVML and the allocator; the latency cell then allocates on the GPU and
+waits for the sample whose allocator figure shows it. Targets: the helper's
+share at most 0.1 % of a core at 1 Hz and 0.5 % at 10 Hz.
 
 - CPU: user+system time of each kernel process (psutil) over the window, as %
   of one core, and the helper's share (minus the no-helper kernel).
@@ -32,6 +38,7 @@ sys.path.insert(0, str(ROOT / "python_helper"))
 
 import psutil  # noqa: E402
 
+from _common import CUDA_IN_USE, add_common_arguments, require_device, target, write_json  # noqa: E402
 from kernel_harness import Kernel, attach_helper, bootstrap_code  # noqa: E402
 
 MB = 1 << 20
@@ -78,30 +85,38 @@ def pump_all(kernels, seconds: float) -> None:
             k.pump(0.05)
 
 
-def latency(k: Kernel, comm_id: str, tries: int) -> list:
+# The figure a 200 MB allocation moves, per device mode.
+ALLOCATE = {
+    "cpu": "__vram_x = b'\\x01' * 200_000_000",
+    "cuda": "__vram_x = torch.empty(200_000_000, dtype=torch.uint8, device='cuda:0')",
+}
+
+
+def allocated(sample: dict, device: str) -> int:
+    if device == "cpu":
+        return sample["host"]["rss_bytes"]
+    return (sample["gpus"][0]["torch"] or {}).get("allocated_bytes") or 0
+
+
+def latency(k: Kernel, comm_id: str, tries: int, device: str) -> list:
     out = []
     for i in range(tries):
         k.execute("import gc; gc.collect()", store_history=False)
         pump_all([k], 1.5)  # settle; let the baseline catch up
-        base = k.comm_data(comm_id, "sample")[-1]["host"]["rss_bytes"]
+        base = allocated(k.comm_data(comm_id, "sample")[-1], device)
         start = len(k.comm_data(comm_id))
         reply = k.execute(
-            "__vram_x = b'\\x01' * 200_000_000; __vram_t = __import__('time').time()",
+            ALLOCATE[device] + "; __vram_t = __import__('time').time()",
             store_history=False,
             user_expressions={"t": "__vram_t"},
         )
         t_alloc = float(reply["user_expressions"]["t"]["data"]["text/plain"])
-        k.wait_for(
-            comm_id,
-            lambda d: d.get("type") == "sample" and d["host"]["rss_bytes"] > base + 150 * MB,
-            timeout=30,
-            start=start,
-        )
-        msg = next(
-            m for m in k.comm_messages(comm_id)[start:]
-            if m["content"]["data"].get("type") == "sample"
-            and m["content"]["data"]["host"]["rss_bytes"] > base + 150 * MB
-        )
+
+        def shows_it(d: dict) -> bool:
+            return d.get("type") == "sample" and allocated(d, device) > base + 150 * MB
+
+        k.wait_for(comm_id, shows_it, timeout=30, start=start)
+        msg = next(m for m in k.comm_messages(comm_id)[start:] if shows_it(m["content"]["data"]))
         out.append(k.arrival[msg["header"]["msg_id"]] - t_alloc)
         k.execute("del __vram_x, __vram_t", store_history=False)
     return out
@@ -111,12 +126,18 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=60.0, help="CPU measurement window (default 60)")
     parser.add_argument("--tries", type=int, default=5, help="latency tries per interval (default 5)")
+    add_common_arguments(parser)
     args = parser.parse_args()
+    require_device(args.device)
 
     code = bootstrap_code()
     names = ["no helper", "helper 1 Hz", "helper 10 Hz"]
     kernels = [Kernel() for _ in names]
     try:
+        if args.device == "cuda":
+            for k in kernels:
+                reply = k.execute(CUDA_IN_USE, timeout=300)
+                assert reply["status"] == "ok", reply
         comms = [None]
         for k, interval in zip(kernels[1:], (1.0, 0.1)):
             comms.append(attach_helper(k, code, {"interval_s": interval}))
@@ -131,8 +152,10 @@ def main() -> None:
 
         print(f"== CPU over {wall:.1f} s of an idle kernel (user+system, % of one core) ==")
         base_pct = (after[0] - before[0]) / wall * 100
+        shares = {}
         for name, b, a, k, c, n0 in zip(names, before, after, kernels, comms, counts):
             pct = (a - b) / wall * 100
+            shares[name] = pct - base_pct
             sent = (len(k.comm_data(c, "sample")) - n0) if c else 0
             extra = "" if c is None else f"   helper share {pct - base_pct:+.3f} %   samples sent {sent}"
             print(f"  {name:<13} {pct:7.3f} %{extra}")
@@ -145,9 +168,11 @@ def main() -> None:
         hello = [json_size(d) for d in kernels[1].comm_data(comms[1], "hello")]
         print(f"  hello: {hello[0]} B")
 
-        print(f"== latency: allocation in a cell -> first sample showing it at the client ({args.tries} tries) ==")
+        print(f"== latency: allocation in a cell ({args.device}) -> first sample showing it at the client ({args.tries} tries) ==")
+        latencies = {}
         for name, k, c, interval in zip(names[1:], kernels[1:], comms[1:], (1.0, 0.1)):
-            values = latency(k, c, args.tries)
+            values = latency(k, c, args.tries, args.device)
+            latencies[name] = statistics.median(values)
             med = statistics.median(values)
             bound = interval + 0.2
             verdict = "within" if med <= bound else "OVER"
@@ -155,6 +180,21 @@ def main() -> None:
                 f"  {name:<13} median {med * 1000:7.1f} ms  (min {min(values) * 1000:.1f}, max {max(values) * 1000:.1f})"
                 f"  bound interval+200 ms = {bound * 1000:.0f} ms: {verdict}"
             )
+        print(f"== targets: helper share <= 0.1 % of a core at 1 Hz: {shares['helper 1 Hz']:+.3f} %; "
+              f"<= 0.5 % at 10 Hz: {shares['helper 10 Hz']:+.3f} % ==")
+        write_json(
+            args.json, "sampler_overhead", args.device, {"seconds": args.seconds, "tries": args.tries},
+            {"cpu_percent_no_helper": round(base_pct, 4),
+             "cpu_share_1hz_percent": round(shares["helper 1 Hz"], 4),
+             "cpu_share_10hz_percent": round(shares["helper 10 Hz"], 4),
+             "sample_bytes_median": statistics.median(sizes),
+             "latency_1hz_ms_median": round(latencies["helper 1 Hz"] * 1000, 1),
+             "latency_10hz_ms_median": round(latencies["helper 10 Hz"] * 1000, 1)},
+            [target("helper CPU share at 1 Hz", shares["helper 1 Hz"], 0.1, "% of a core"),
+             target("helper CPU share at 10 Hz", shares["helper 10 Hz"], 0.5, "% of a core"),
+             target("latency at 1 Hz", latencies["helper 1 Hz"] * 1000, 1200, "ms"),
+             target("latency at 10 Hz", latencies["helper 10 Hz"] * 1000, 300, "ms")],
+        )
     finally:
         for k in kernels:
             k.shutdown()
