@@ -72,7 +72,7 @@ bench() {  # name, args...: exit 3 means "no CUDA here", which is a skip
   local rc=${PIPESTATUS[0]}
   [ "$rc" = 0 ] || [ "$rc" = 3 ] || failed+=("bench-$name")
 }
-bench sampler_overhead --seconds 40 --tries 3
+bench sampler_overhead --seconds 60 --tries 3
 bench cell_hooks_overhead --cells 1000 --warmup 50
 bench inspect_cost --tries 5
 

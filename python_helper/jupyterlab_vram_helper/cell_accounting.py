@@ -33,15 +33,17 @@ CUDA state was created during the cell counts from zero: exact either way.
 
 Cost. The hooks run on the kernel's main thread, between the user's cell and
 the execute_reply, so they do only what must happen at that instant: clocks,
-torch's counters, and at cell start the RSS (``/proc/self/statm``) and the
-VmHWM reset. Everything that can wait is left to the sender thread, which
-runs a few milliseconds after the cell: the RSS after the cell and its peak
-(one read of ``/proc/self/status``: VmHWM cannot be lost before the next
-reset, and the RSS has not moved since the cell ended unless something else
-ran), building the record and sending it. If the next cell starts first, its
-``pre_run_cell`` takes that one reading before it resets, and it doubles as
-the new cell's starting RSS; a ``history`` request finishes waiting records
-too. Records are finished in order. A cell that ends inside another one
+and at cell start torch's counters, the RSS (``/proc/self/statm``) and the
+peak resets. Everything that can wait is left to the sender thread, which
+runs a few milliseconds after the cell: torch's counters after the cell (one
+``memory_stats`` call per device, ~20 us on an H100 machine even with warm
+caches), the RSS after the cell and its peak (one read of
+``/proc/self/status``), building the record and sending it. None of these can
+be lost before the next reset, and they have not moved since the cell ended
+unless something else ran. If the next cell starts first, its
+``pre_run_cell`` takes those readings before it resets, and they double as
+the new cell's starting figures; a ``history`` request finishes waiting
+records too. Records are finished in order. A cell that ends inside another one
 (``get_ipython().run_cell`` from user code) reads its figures at once, since
 its caller goes on running.
 """
@@ -210,18 +212,28 @@ class _EndedCell:
                  "host_read", "rss_after", "rss_peak_after", "record")
 
     def __init__(self, cell: _PendingCell, t1: float, status: CellStatus, error: Optional[CellError],
-                 execution_count: Optional[int], gpus: List[CellGpuMemory], oom: Optional[OomDiagnosis]):
+                 execution_count: Optional[int], gpus: Optional[List[CellGpuMemory]], oom: Optional[OomDiagnosis]):
         self.cell = cell
         self.t1 = t1
         self.status = status
         self.error = error
         self.execution_count = execution_count
-        self.gpus = gpus
+        self.gpus = gpus  # None until torch's counters after the cell are read
         self.oom = oom
         self.host_read = False  # rss_after and rss_peak_after are read
         self.rss_after: Optional[int] = None
         self.rss_peak_after: Optional[int] = None  # VmHWM
         self.record: Optional[CellMemoryRecord] = None
+
+
+# CUDA ordinal -> that device's allocator counters (None: unreadable); {} while CUDA is not initialised.
+GpuReading = Dict[int, Optional[AllocatorCounters]]
+
+
+def _gpu_reading(torch: Any) -> GpuReading:
+    if torch is None:
+        return {}
+    return {index: torch_cuda.allocator_counters(torch, index) for index in range(torch_cuda.initialized_device_count(torch))}
 
 
 def _max_known(*values: Optional[int]) -> Optional[int]:
@@ -403,6 +415,15 @@ class CellMemoryRecorder:
                 self._wall_clock(),
             )
             # Each source on its own: a failing one costs its figures, not the record.
+            # One reading of torch's counters, before any reset: the start of this
+            # cell, and the end of records still waiting for theirs.
+            torch = self._torch()
+            gpus: Optional[GpuReading] = None
+            if torch is not None:
+                try:
+                    gpus = _gpu_reading(torch)
+                except Exception as exc:
+                    self._problem("reading torch.cuda at cell start", exc)
             rss = self._rss
             try:
                 if reset and rss.can_reset and not self._ended and not self._pending:
@@ -410,16 +431,17 @@ class CellMemoryRecorder:
                     cell.rss_before = rss.rss()
                     cell.rss_peak_was_reset = rss.reset_peak()
                 if not cell.rss_peak_was_reset:
-                    self._host_before_with_high_water(cell, reset)
+                    self._host_before_with_high_water(cell, reset, gpus)
             except Exception as exc:
                 self._problem("reading RSS at cell start", exc)
-            torch = self._torch()
-            if torch is not None:
+            if self._ended:  # the host part did not finish them (its read failed)
+                self._finish_ended(gpus=gpus)
+            if gpus:
                 try:
-                    self._gpus_before(cell, torch, reset)
+                    self._gpus_before(cell, torch, reset, gpus)
                 except Exception as exc:
                     cell.gpu_peaks_were_reset = False
-                    self._problem("reading torch.cuda at cell start", exc)
+                    self._problem("resetting torch.cuda's peaks at cell start", exc)
             pending = self._pending
             if len(pending) >= MAX_PENDING_CELLS:
                 del pending[0]
@@ -447,18 +469,14 @@ class CellMemoryRecorder:
             execution_count = getattr(result, "execution_count", None) if result is not None else None
             if not isinstance(execution_count, int) or isinstance(execution_count, bool):
                 execution_count = cell.execution_count
-            gpus: List[CellGpuMemory] = []
-            torch = self._torch()
-            if torch is not None or cell.gpus_before:
-                try:
-                    gpus = self._gpu_records(cell, torch)
-                except Exception as exc:
-                    self._problem("reading torch.cuda at cell end", exc)
+            # torch's counters after the cell are read later (see the module docstring).
+            gpus: Optional[List[CellGpuMemory]] = None if cell.gpus_before or self._torch() is not None else []
             oom = self._diagnosis(result) if error is not None and error["out_of_memory"] else None
             ended = _EndedCell(cell, t1, status, error, execution_count, gpus, oom)
             if pending:
                 # Ended inside a cell that goes on running: its figures cannot wait.
                 self._read_host_after(ended)
+                self._read_gpus_after(ended, None)
             self._ended.append(ended)
             self._call_soon(lambda: self._finish_in_background(ended))
         except (Exception, KeyboardInterrupt) as exc:
@@ -497,7 +515,7 @@ class CellMemoryRecorder:
 
     # -- internals ----------------------------------------------------------------
 
-    def _host_before_with_high_water(self, cell: _PendingCell, reset: bool) -> None:
+    def _host_before_with_high_water(self, cell: _PendingCell, reset: bool, gpus: Optional[GpuReading]) -> None:
         """The start of a cell when VmHWM must be read before it is reset.
 
         By records still waiting for it (the sender thread has not run yet),
@@ -506,7 +524,7 @@ class CellMemoryRecorder:
         """
         rss = self._rss
         current, high_water = rss.rss_and_peak()
-        self._finish_ended(reading=(current, high_water))
+        self._finish_ended(reading=(current, high_water), gpus=gpus)
         cell.rss_before = current
         cell.rss_peak_was_reset = reset and rss.can_reset and rss.reset_peak()
         if not cell.rss_peak_was_reset:
@@ -516,13 +534,10 @@ class CellMemoryRecorder:
             if outer.rss_peak_was_reset:  # the reset just hid the peak it has reached so far
                 outer.sampled_rss_max = _max_known(outer.sampled_rss_max, high_water)
 
-    def _gpus_before(self, cell: _PendingCell, torch: Any, reset: bool) -> None:
-        count = torch_cuda.initialized_device_count(torch)
-        if not count:
-            return
+    def _gpus_before(self, cell: _PendingCell, torch: Any, reset: bool, reading: GpuReading) -> None:
+        """Start the cell from ``reading`` (CUDA initialised), then reset the peaks."""
         cell.cuda_was_initialized = True
-        for index in range(count):
-            cell.gpus_before[index] = torch_cuda.allocator_counters(torch, index)
+        cell.gpus_before.update(reading)
         if not reset:
             return
         for outer in self._pending:
@@ -531,9 +546,21 @@ class CellMemoryRecorder:
                 for index, counters in cell.gpus_before.items():
                     if counters is not None:
                         _raise_gpu_max(outer, index, counters.allocated_peak, counters.reserved_peak)
-        for index in range(count):
+        for index in reading:
             torch_cuda.reset_peaks(torch, index)
         cell.gpu_peaks_were_reset = True
+
+    def _read_gpus_after(self, ended: _EndedCell, reading: Optional[GpuReading]) -> None:
+        """``ended.gpus`` from ``reading`` (read now if None); [] if torch cannot be read."""
+        if ended.gpus is not None:
+            return
+        ended.gpus = []
+        try:
+            if reading is None:
+                reading = _gpu_reading(self._torch())
+            ended.gpus = self._gpu_records(ended.cell, reading)
+        except Exception as exc:
+            self._problem("reading torch.cuda at cell end", exc)
 
     def _read_host_after(self, ended: _EndedCell) -> None:
         try:
@@ -564,13 +591,14 @@ class CellMemoryRecorder:
         self,
         through: Optional[_EndedCell] = None,
         reading: Optional[Tuple[Optional[int], Optional[int]]] = None,
+        gpus: Optional[GpuReading] = None,
     ) -> None:
         """Turn ended cells into records, oldest first (all of them, or up to ``through``).
 
-        ``reading``: (RSS, VmHWM) a hook has just read, for the cells still
-        without their end figures; else those are read here, once and only if
-        a cell needs them, letting other threads run meanwhile (this is the
-        sender thread, or a history request). A hook finishes the records
+        ``reading``: (RSS, VmHWM) and ``gpus``: torch's counters, which a hook
+        has just read, for the cells still without their end figures; else
+        those are read here, once and only if a cell needs them, letting other
+        threads run meanwhile (this is the sender thread, or a history request). A hook finishes the records
         outright: merely stamping them would leave them waiting, and the
         next cell would read /proc/self/status again.
         """
@@ -588,6 +616,14 @@ class CellMemoryRecorder:
                             self._problem("reading RSS after the cell", exc)
                     ended.rss_after, ended.rss_peak_after = reading
                     ended.host_read = True
+                if ended.gpus is None:
+                    if gpus is None:
+                        try:
+                            gpus = _gpu_reading(self._torch())
+                        except Exception as exc:
+                            gpus = {}
+                            self._problem("reading torch.cuda after the cell", exc)
+                    self._read_gpus_after(ended, gpus)
                 ended.record = self._record(ended)
                 self._records.append(ended.record)
                 if ended is through:
@@ -613,19 +649,15 @@ class CellMemoryRecorder:
             "duration_s": max(0.0, ended.t1 - cell.t0),
             "status": ended.status,
             "error": ended.error,
-            "peak_exact": rss_exact and all(g["peak_exact"] for g in ended.gpus),
+            "peak_exact": rss_exact and all(g["peak_exact"] for g in ended.gpus or ()),
             "host": host,
-            "gpus": ended.gpus,
+            "gpus": ended.gpus or [],
             "oom": ended.oom,
         }
         self._next_id += 1
         return record
 
-    def _gpu_records(self, cell: _PendingCell, torch: Any) -> List[CellGpuMemory]:
-        count = torch_cuda.initialized_device_count(torch)
-        after: Dict[int, Optional[AllocatorCounters]] = {
-            index: torch_cuda.allocator_counters(torch, index) for index in range(count)
-        }
+    def _gpu_records(self, cell: _PendingCell, after: GpuReading) -> List[CellGpuMemory]:
         records: List[CellGpuMemory] = []
         for index in sorted(set(cell.gpus_before) | set(after)):
             b = cell.gpus_before.get(index)

@@ -114,6 +114,7 @@ class Runtime:
         self.cell_sender.stop()
         self.channel.unregister()
         self.cells.close()
+        self.source.host.close()
         self.source.nvml.shutdown()
 
     def _at_exit(self) -> None:

@@ -529,6 +529,49 @@ def test_the_next_cell_finishes_the_last_record_with_one_read_before_it_resets_t
     assert h.cells_sent()[0] is h.recorder.history()[0]
 
 
+def stats_reads(torch: FakeTorch) -> List[Any]:
+    return [c for c in torch.calls if c[0] == "memory_stats_as_nested_dict"]
+
+
+def test_torch_counters_after_a_cell_are_read_by_the_sender_thread_not_the_hook(cuda: FakeTorch) -> None:
+    h, later = deferred_harness(torch=cuda)
+    info = types.SimpleNamespace(cell_id="c1", store_history=True)
+    h.recorder.pre_run_cell(info)
+    assert stats_reads(cuda) == [("memory_stats_as_nested_dict", 0), ("memory_stats_as_nested_dict", 1)]
+    set_allocator(cuda, 0, 3 * GB, 4 * GB)
+    set_allocator(cuda, 0, 1536 * MB, 4 * GB)
+    cuda.calls.clear()
+    h.recorder.post_run_cell(types.SimpleNamespace(info=info, execution_count=1, error_in_exec=None,
+                                                   error_before_exec=None))
+    assert cuda.calls == []  # post_run_cell leaves torch alone
+    later.run()  # the sender thread: one reading per device, then the record
+    assert stats_reads(cuda) == [("memory_stats_as_nested_dict", 0), ("memory_stats_as_nested_dict", 1)]
+    (gpu,) = h.cells_sent()[-1]["gpus"]
+    assert (gpu["allocated_before_bytes"], gpu["allocated_after_bytes"], gpu["allocated_peak_bytes"]) == (
+        1 * GB, 1536 * MB, 3 * GB)
+    assert gpu["peak_exact"] is True
+
+
+def test_the_next_cell_reads_torch_once_for_the_last_cells_end_and_its_own_start(cuda: FakeTorch) -> None:
+    h, later = deferred_harness(torch=cuda)
+    h.run_hooks(lambda: (set_allocator(cuda, 0, 3 * GB, 4 * GB), set_allocator(cuda, 0, 2 * GB, 4 * GB)))
+    cuda.calls.clear()
+
+    def second_body():
+        # one reading per device, then the resets: the first cell's peak was read before them
+        assert [c[0] for c in cuda.calls if c[0] != "device_count"] == (
+            ["memory_stats_as_nested_dict"] * 2 + ["reset_peak_memory_stats"] * 2)
+        set_allocator(cuda, 0, 2560 * MB, 4 * GB)
+
+    h.run_hooks(second_body)
+    first, second = h.recorder.history()
+    (g1,), (g2,) = first["gpus"], second["gpus"]
+    assert (g1["allocated_after_bytes"], g1["allocated_peak_bytes"], g1["peak_exact"]) == (2 * GB, 3 * GB, True)
+    assert (g2["allocated_before_bytes"], g2["allocated_peak_bytes"], g2["peak_exact"]) == (2 * GB, 2560 * MB, True)
+    later.run()
+    assert [r["record_id"] for r in h.cells_sent()] == [1, 2]
+
+
 def test_a_history_request_finishes_waiting_records() -> None:
     h, later = deferred_harness(listeners=False)
     h.cell(lambda: h.rss.set(700 * MB))

@@ -185,9 +185,9 @@ def test_attribute_to_pid() -> None:
 # --- host ------------------------------------------------------------------
 
 
-def test_host_psutil_when_available() -> None:
+def test_host_psutil_without_proc(tmp_path) -> None:
     pytest.importorskip("psutil")
-    r = HostReader()
+    r = HostReader(proc_root=str(tmp_path / "no-proc-here"))
     assert r.backend == "psutil"
     figures = r.read()
     assert figures["rss_bytes"] > 1 << 20
@@ -214,10 +214,14 @@ def test_real_proc_matches_psutil() -> None:
     psutil = pytest.importorskip("psutil")
     if not __import__("os").path.exists("/proc/self/statm"):
         pytest.skip("no /proc")
-    proc = HostReader(use_psutil=False).read()
-    ps = HostReader().read()
-    assert abs(proc["rss_bytes"] - ps["rss_bytes"]) < 32 << 20
+    reader = HostReader()
+    assert reader.backend == "proc"  # /proc wins where it exists: far cheaper per tick
+    proc = reader.read()
+    assert abs(proc["rss_bytes"] - psutil.Process().memory_info().rss) < 32 << 20
     assert proc["total_bytes"] == psutil.virtual_memory().total
+    assert abs(proc["available_bytes"] - psutil.virtual_memory().available) < 256 << 20
+    reader.close()
+    assert reader.read() == {"rss_bytes": None, "total_bytes": None, "available_bytes": None}
 
 
 # --- TensorFlow --------------------------------------------------------------

@@ -17,7 +17,7 @@ read there.
 from __future__ import annotations
 
 import sys
-from typing import Any, Mapping, NamedTuple, Optional
+from typing import Any, Mapping, NamedTuple, Optional, Tuple
 
 from ..protocol import TorchGpuFigures, TorchInfo, TorchState
 
@@ -66,12 +66,22 @@ ASYNC_BACKEND = "cudaMallocAsync"
 _NATIVE_ONLY_FIGURES = ("active_bytes", "inactive_split_bytes", "num_alloc_retries")
 
 
+# (torch module, its backend): the backend is fixed once CUDA is initialised,
+# and every caller reads it only after that. Kept: the hooks call this per device.
+_known_backend: Tuple[Any, Optional[str]] = (None, None)
+
+
 def allocator_backend(torch: Any) -> Optional[str]:
     """``"native"`` or ``"cudaMallocAsync"``; ``None`` where torch cannot say (older than 2.0)."""
+    global _known_backend
+    if _known_backend[0] is torch:
+        return _known_backend[1]
     try:
-        return str(torch.cuda.get_allocator_backend())
+        backend: Optional[str] = str(torch.cuda.get_allocator_backend())
     except Exception:
-        return None
+        backend = None
+    _known_backend = (torch, backend)
+    return backend
 
 
 def _readable(torch: Any, index: int, backend: Optional[str]) -> bool:
@@ -169,12 +179,21 @@ def allocator_counters(torch: Any, index: int) -> Optional[AllocatorCounters]:
     stats = _stats_function(torch)(index)
     if not stats:
         return None
-    return AllocatorCounters(
-        _stat(stats, "allocated_bytes", "current"),
-        _stat(stats, "allocated_bytes", "peak"),
-        _stat(stats, "reserved_bytes", "current"),
-        _stat(stats, "reserved_bytes", "peak"),
-    )
+    # The hooks call this at every cell: four lookups, checked once, rather
+    # than four _stat calls (a few microseconds each with cold caches).
+    try:
+        allocated, reserved = stats["allocated_bytes"]["all"], stats["reserved_bytes"]["all"]
+        counters = AllocatorCounters(allocated["current"], allocated["peak"], reserved["current"], reserved["peak"])
+    except (KeyError, TypeError):
+        return AllocatorCounters(
+            _stat(stats, "allocated_bytes", "current"),
+            _stat(stats, "allocated_bytes", "peak"),
+            _stat(stats, "reserved_bytes", "current"),
+            _stat(stats, "reserved_bytes", "peak"),
+        )
+    if all(type(value) is int for value in counters):
+        return counters
+    return AllocatorCounters(*(_int(value) for value in counters))
 
 
 def reset_peaks(torch: Any, index: int) -> None:
