@@ -276,3 +276,14 @@ def test_deprecated_pynvml_package_warning_is_silenced(tmp_path, monkeypatch) ->
         warnings.simplefilter("error")  # a warning reaching the kernel's output would raise here
         module = nvml._import_pynvml()
     assert module.MARK == 1
+
+
+def test_torch_stats_come_from_the_c_binding_where_torch_has_it(fake_torch) -> None:
+    # The wrapper's own checks cost a third of each read; the helper has made them.
+    fake_torch.initialized = True
+    fake_torch.stats[0] = nested_stats(allocated=7, reserved=9, peak=8)
+    direct = []
+    fake_torch._C._cuda_memoryStats = lambda index: direct.append(index) or fake_torch.stats[index]
+    assert torch_cuda.read_device(fake_torch, 0)["allocated_bytes"] == 7
+    assert torch_cuda.allocator_counters(fake_torch, 0) == (7, 8, 9, 9)
+    assert direct == [0, 0] and fake_torch.calls == []
