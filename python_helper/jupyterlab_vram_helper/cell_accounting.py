@@ -51,304 +51,24 @@ its caller goes on running.
 from __future__ import annotations
 
 import collections
-import queue
-import re
 import threading
 import time
 import traceback
-from typing import Any, Callable, Deque, Dict, List, Mapping, Optional, Tuple
+from typing import Any, Callable, Deque, List, Mapping, Optional, Tuple
 
+from .cell_outcome import cell_outcome, exception_of, out_of_memory_text
+from .cell_readings import EndedCell, GpuReading, PendingCell, gpu_reading, max_known, peak_of, raise_gpu_max
 from .config import SamplerConfig
-from .forking import call_in_forked_child
 from .oom_diagnosis import OomDiagnosis
-from .protocol import (
-    CellError,
-    CellGpuMemory,
-    CellHostMemory,
-    CellMemoryRecord,
-    CellStatus,
-    cell_message,
-    error_message,
-)
+from .protocol import CellGpuMemory, CellHostMemory, CellMemoryRecord, cell_message, error_message
 from .readers import torch_cuda
 from .readers.host import KernelRss, kernel_rss
 from .readers.torch_cuda import AllocatorCounters
 
 HISTORY_LENGTH = 2000
-MESSAGE_HEAD_CHARS = 1000
 MAX_CELL_ID_CHARS = 256
 # Deeper nesting means post_run_cell was lost somewhere: drop the oldest.
 MAX_PENDING_CELLS = 32
-SENDER_THREAD_NAME = "jupyterlab-vram-cell-sender"
-# How long the sender waits, once woken, before it works: the kernel's
-# execute_reply and idle status go out first. Sending at once took the GIL
-# from them and delayed every reply by ~0.5 ms (benchmarks/cell_hooks_overhead.py).
-SENDER_SETTLE_S = 0.005
-
-# --- out-of-memory recognition ---------------------------------------------------
-#
-# By class name (anywhere in the MRO, so subclasses count) and by message text;
-# torch and TensorFlow are never imported. Messages, from the libraries' sources:
-#   torch.OutOfMemoryError (c10/cuda/CUDACachingAllocator.cpp):
-#     "CUDA out of memory. Tried to allocate 20.00 MiB. GPU 0 has a total capacity ..."
-#   cudaErrorMemoryAllocation via C10_CUDA_CHECK: "CUDA error: out of memory"
-#   cuBLAS / cuDNN / cuSOLVER / cuFFT / cuSPARSE handle or workspace allocation:
-#     "CUDA error: CUBLAS_STATUS_ALLOC_FAILED when calling `cublasCreate(handle)`",
-#     "cuDNN error: CUDNN_STATUS_ALLOC_FAILED", "CUSOLVER_STATUS_ALLOC_FAILED",
-#     "CUFFT_ALLOC_FAILED"
-#   torch (cuDNN frontend): "CUDA ran out of memory outside PyTorch's allocator. ..."
-#   torch CPU: "DefaultCPUAllocator: can't allocate memory: you tried to allocate ..."
-#   torch MPS / ROCm: "MPS backend out of memory ...", "HIP out of memory. ..."
-#   TensorFlow ResourceExhaustedError: "OOM when allocating tensor with shape[...] ..."
-#   JAX/XLA: "RESOURCE_EXHAUSTED: Out of memory while trying to allocate ..."
-#   numpy _ArrayMemoryError (a MemoryError): "Unable to allocate 7.45 GiB for an array ..."
-
-OUT_OF_MEMORY_TYPE_NAMES = frozenset({"OutOfMemoryError", "MemoryError", "ResourceExhaustedError"})
-OUT_OF_MEMORY_MESSAGE = re.compile(
-    r"out of memory|_ALLOC_FAILED|\bOOM when allocating|can't allocate memory",
-    re.IGNORECASE,
-)
-# Enough for torch's whole OOM message (requested, capacity, free, reserved but
-# unallocated); the frontend's OOM assistant reads it.
-_SCANNED_MESSAGE_CHARS = 4000
-
-
-def _message(exc: BaseException) -> str:
-    try:
-        return str(exc)
-    except Exception:  # a user exception whose __str__ fails
-        return ""
-
-
-def out_of_memory_text(exc: BaseException) -> Optional[Tuple[str, str]]:
-    """``(class name, message head)`` of the out-of-memory error in ``exc``'s chain, if any.
-
-    ``exc`` itself, or an exception it was raised from/during (a wrapper
-    raised in an ``except`` block). Text only: the diagnosis must not keep
-    the exception, whose traceback holds the failed cell's tensors.
-    """
-    seen = set()
-    current: Optional[BaseException] = exc
-    while current is not None and id(current) not in seen and len(seen) < 8:
-        seen.add(id(current))
-        message = _message(current)[:_SCANNED_MESSAGE_CHARS]
-        if any(cls.__name__ in OUT_OF_MEMORY_TYPE_NAMES for cls in type(current).__mro__):
-            return type(current).__name__, message
-        if OUT_OF_MEMORY_MESSAGE.search(message):
-            return type(current).__name__, message
-        current = current.__cause__ or current.__context__
-    return None
-
-
-def is_out_of_memory(exc: BaseException) -> bool:
-    """True if ``exc`` or an exception it was raised from/during is an out-of-memory error."""
-    return out_of_memory_text(exc) is not None
-
-
-def _failure(result: Any) -> Optional[BaseException]:
-    exc = getattr(result, "error_in_exec", None)
-    if exc is None:
-        exc = getattr(result, "error_before_exec", None)  # SyntaxError, a failing input transformer
-    return exc if isinstance(exc, BaseException) else None
-
-
-def _is_interrupt(exc: BaseException) -> bool:
-    return any(cls.__name__ == "KeyboardInterrupt" for cls in type(exc).__mro__)
-
-
-def describe_error(exc: BaseException) -> CellError:
-    return {
-        "type": type(exc).__name__,
-        "message_head": _message(exc)[:MESSAGE_HEAD_CHARS],
-        "out_of_memory": is_out_of_memory(exc),
-    }
-
-
-def cell_outcome(result: Any) -> Tuple[CellStatus, Optional[CellError]]:
-    """The status and error of an IPython ExecutionResult (or None: cancelled)."""
-    if result is None:
-        return "interrupted", None
-    exc = _failure(result)
-    if exc is None:
-        return "ok", None
-    return ("interrupted" if _is_interrupt(exc) else "error"), describe_error(exc)
-
-
-# --- readings ----------------------------------------------------------------------
-
-
-class _PendingCell:
-    """What pre_run_cell measured; numbers only."""
-
-    __slots__ = (
-        "info_id", "cell_id", "execution_count", "started", "t0",
-        "rss_before", "rss_peak_before", "rss_peak_was_reset", "sampled_rss_max",
-        "cuda_was_initialized", "gpus_before", "gpu_peaks_were_reset", "sampled_gpu_max",
-    )
-
-    def __init__(self, info_id: int, cell_id: Optional[str], execution_count: Optional[int], started: float):
-        self.info_id = info_id
-        self.cell_id = cell_id
-        self.execution_count = execution_count
-        self.started = started
-        self.t0 = 0.0
-        self.rss_before: Optional[int] = None
-        self.rss_peak_before: Optional[int] = None  # VmHWM when not reset
-        self.rss_peak_was_reset = False
-        # The highest RSS seen during the cell by the sampler (and, for a cell
-        # that ran another one inside it, VmHWM before the inner cell reset it).
-        self.sampled_rss_max: Optional[int] = None
-        self.cuda_was_initialized = False
-        self.gpus_before: Dict[int, Optional[AllocatorCounters]] = {}
-        self.gpu_peaks_were_reset = False
-        # index -> [allocated max, reserved max], the same for torch's counters
-        self.sampled_gpu_max: Dict[int, List[int]] = {}
-
-
-class _EndedCell:
-    """What post_run_cell measured, waiting for its RSS after and peak to become a record."""
-
-    __slots__ = ("cell", "t1", "status", "error", "execution_count", "gpus", "oom",
-                 "host_read", "rss_after", "rss_peak_after", "record")
-
-    def __init__(self, cell: _PendingCell, t1: float, status: CellStatus, error: Optional[CellError],
-                 execution_count: Optional[int], gpus: Optional[List[CellGpuMemory]], oom: Optional[OomDiagnosis]):
-        self.cell = cell
-        self.t1 = t1
-        self.status = status
-        self.error = error
-        self.execution_count = execution_count
-        self.gpus = gpus  # None until torch's counters after the cell are read
-        self.oom = oom
-        self.host_read = False  # rss_after and rss_peak_after are read
-        self.rss_after: Optional[int] = None
-        self.rss_peak_after: Optional[int] = None  # VmHWM
-        self.record: Optional[CellMemoryRecord] = None
-
-
-# CUDA ordinal -> that device's allocator counters (None: unreadable); {} while CUDA is not initialised.
-GpuReading = Dict[int, Optional[AllocatorCounters]]
-
-
-def _gpu_reading(torch: Any) -> GpuReading:
-    if torch is None:
-        return {}
-    return {index: torch_cuda.allocator_counters(torch, index) for index in range(torch_cuda.initialized_device_count(torch))}
-
-
-def _max_known(*values: Optional[int]) -> Optional[int]:
-    known = [v for v in values if v is not None]
-    return max(known) if known else None
-
-
-def _raise_gpu_max(cell: _PendingCell, index: int, allocated: Optional[int], reserved: Optional[int]) -> None:
-    """Fold torch figures seen during ``cell`` (by the sampler, or before an inner cell's reset) into its maxima."""
-    allocated = allocated or 0
-    reserved = reserved or 0
-    seen = cell.sampled_gpu_max.get(index)
-    if seen is None:
-        cell.sampled_gpu_max[index] = [allocated, reserved]
-    else:
-        if allocated > seen[0]:
-            seen[0] = allocated
-        if reserved > seen[1]:
-            seen[1] = reserved
-
-
-def _peak(
-    before: Optional[int],
-    after: Optional[int],
-    sampled: Optional[int],
-    counter_before: Optional[int],
-    counter_after: Optional[int],
-    counter_exact: bool,
-) -> Tuple[Optional[int], bool]:
-    """A cell's peak from a high-water counter and readings; (bytes, exact).
-
-    ``counter_exact``: the counter was reset at cell start (or started from
-    zero in the cell), so its value at the end is the cell's peak. Otherwise
-    it counts since some earlier reset: it is the cell's peak only if it rose
-    during the cell.
-    """
-    if counter_exact and counter_after is not None:
-        # ``sampled`` cannot beat a true counter; it carries what an inner cell's reset hid.
-        return _max_known(counter_after, before, after, sampled), True
-    rose = counter_after is not None and counter_before is not None and counter_after > counter_before
-    peak = _max_known(before, after, sampled, counter_after if rose else None)
-    return peak, bool(rose and peak == counter_after)
-
-
-# --- sending -----------------------------------------------------------------------
-
-
-class BackgroundSender:
-    """Runs calls, in order, on its own daemon thread; sends messages to every open comm.
-
-    A comm send costs ipykernel 0.1-0.2 ms (JSON, signing, IOPub hand-off):
-    more than the whole per-cell budget. The hook only enqueues; this thread,
-    started on first use, waits ``settle_s`` for the kernel to finish its
-    reply, then does everything queued by then.
-    """
-
-    _STOP = object()
-
-    def __init__(self, broadcast: Callable[[Mapping[str, Any]], None], settle_s: float = SENDER_SETTLE_S):
-        self._broadcast = broadcast
-        self._settle_s = settle_s
-        self._queue: "queue.SimpleQueue[Any]" = queue.SimpleQueue()
-        self._thread: Optional[threading.Thread] = None
-        self._lock = threading.Lock()
-        call_in_forked_child(self._forget_thread)
-
-    def post(self, message: Mapping[str, Any]) -> None:
-        """Send ``message`` to every open comm, soon."""
-        self.call_soon(lambda: self._broadcast(message))
-
-    def call_soon(self, call: Callable[[], None]) -> None:
-        self._queue.put(call)
-        # Not Thread.is_alive(): the hook pays for every call. The thread
-        # clears ``_thread`` when it ends, and a forked child starts afresh.
-        if self._thread is None:
-            with self._lock:
-                if self._thread is None:
-                    self._thread = threading.Thread(target=self._run, name=SENDER_THREAD_NAME, daemon=True)
-                    self._thread.start()
-
-    def _run(self) -> None:
-        try:
-            while True:
-                call = self._queue.get()
-                if self._settle_s > 0 and call is not self._STOP:
-                    time.sleep(self._settle_s)
-                while True:
-                    if call is self._STOP:
-                        return
-                    try:
-                        call()
-                    except Exception:
-                        pass  # the channel reports send failures itself; the recorder its own
-                    try:
-                        call = self._queue.get_nowait()
-                    except queue.Empty:
-                        break
-        finally:
-            with self._lock:
-                if self._thread is threading.current_thread():
-                    self._thread = None
-
-    def _forget_thread(self) -> None:
-        """In a forked child: the parent's thread does not exist there."""
-        self._thread = None
-        self._lock = threading.Lock()
-
-    def stop(self, timeout: float = 1.0) -> None:
-        thread = self._thread
-        if thread is None or not thread.is_alive():
-            return
-        self._queue.put(self._STOP)
-        if thread is not threading.current_thread():
-            thread.join(timeout)
-
 
 # --- the recorder ------------------------------------------------------------------
 
@@ -381,9 +101,9 @@ class CellMemoryRecorder:
         self.shell = shell
         self._wall_clock = wall_clock
         self._clock = clock
-        self._pending: List[_PendingCell] = []
+        self._pending: List[PendingCell] = []
         self._records: Deque[CellMemoryRecord] = collections.deque(maxlen=max_records)
-        self._ended: Deque[_EndedCell] = collections.deque()  # waiting for their RSS peak
+        self._ended: Deque[EndedCell] = collections.deque()  # waiting for their RSS peak
         self._finish_lock = threading.Lock()
         self._next_id = 1
         self.last_error: Optional[str] = None
@@ -408,7 +128,7 @@ class CellMemoryRecorder:
             count = getattr(self.shell, "execution_count", None)
             if isinstance(count, int) and getattr(info, "store_history", False):
                 count -= 1
-            cell = _PendingCell(
+            cell = PendingCell(
                 id(info),
                 cell_id[:MAX_CELL_ID_CHARS] if isinstance(cell_id, str) and cell_id else None,
                 count if isinstance(count, int) else None,
@@ -421,7 +141,7 @@ class CellMemoryRecorder:
             gpus: Optional[GpuReading] = None
             if torch is not None:
                 try:
-                    gpus = _gpu_reading(torch)
+                    gpus = gpu_reading(torch)
                 except Exception as exc:
                     self._problem("reading torch.cuda at cell start", exc)
             rss = self._rss
@@ -472,7 +192,7 @@ class CellMemoryRecorder:
             # torch's counters after the cell are read later (see the module docstring).
             gpus: Optional[List[CellGpuMemory]] = None if cell.gpus_before or self._torch() is not None else []
             oom = self._diagnosis(result) if error is not None and error["out_of_memory"] else None
-            ended = _EndedCell(cell, t1, status, error, execution_count, gpus, oom)
+            ended = EndedCell(cell, t1, status, error, execution_count, gpus, oom)
             if pending:
                 # Ended inside a cell that goes on running: its figures cannot wait.
                 self._read_host_after(ended)
@@ -497,7 +217,7 @@ class CellMemoryRecorder:
             for gpu in figures["gpus"]:
                 torch_figures = gpu["torch"]
                 if torch_figures is not None:
-                    _raise_gpu_max(cell, gpu["index"], torch_figures["allocated_bytes"], torch_figures["reserved_bytes"])
+                    raise_gpu_max(cell, gpu["index"], torch_figures["allocated_bytes"], torch_figures["reserved_bytes"])
         except Exception:
             pass
 
@@ -515,7 +235,7 @@ class CellMemoryRecorder:
 
     # -- internals ----------------------------------------------------------------
 
-    def _host_before_with_high_water(self, cell: _PendingCell, reset: bool, gpus: Optional[GpuReading]) -> None:
+    def _host_before_with_high_water(self, cell: PendingCell, reset: bool, gpus: Optional[GpuReading]) -> None:
         """The start of a cell when VmHWM must be read before it is reset.
 
         By records still waiting for it (the sender thread has not run yet),
@@ -532,9 +252,9 @@ class CellMemoryRecorder:
             return
         for outer in self._pending:
             if outer.rss_peak_was_reset:  # the reset just hid the peak it has reached so far
-                outer.sampled_rss_max = _max_known(outer.sampled_rss_max, high_water)
+                outer.sampled_rss_max = max_known(outer.sampled_rss_max, high_water)
 
-    def _gpus_before(self, cell: _PendingCell, torch: Any, reset: bool, reading: GpuReading) -> None:
+    def _gpus_before(self, cell: PendingCell, torch: Any, reset: bool, reading: GpuReading) -> None:
         """Start the cell from ``reading`` (CUDA initialised), then reset the peaks."""
         cell.cuda_was_initialized = True
         cell.gpus_before.update(reading)
@@ -545,24 +265,24 @@ class CellMemoryRecorder:
             if outer.gpu_peaks_were_reset or not outer.cuda_was_initialized:
                 for index, counters in cell.gpus_before.items():
                     if counters is not None:
-                        _raise_gpu_max(outer, index, counters.allocated_peak, counters.reserved_peak)
+                        raise_gpu_max(outer, index, counters.allocated_peak, counters.reserved_peak)
         for index in reading:
             torch_cuda.reset_peaks(torch, index)
         cell.gpu_peaks_were_reset = True
 
-    def _read_gpus_after(self, ended: _EndedCell, reading: Optional[GpuReading]) -> None:
+    def _read_gpus_after(self, ended: EndedCell, reading: Optional[GpuReading]) -> None:
         """``ended.gpus`` from ``reading`` (read now if None); [] if torch cannot be read."""
         if ended.gpus is not None:
             return
         ended.gpus = []
         try:
             if reading is None:
-                reading = _gpu_reading(self._torch())
+                reading = gpu_reading(self._torch())
             ended.gpus = self._gpu_records(ended.cell, reading)
         except Exception as exc:
             self._problem("reading torch.cuda at cell end", exc)
 
-    def _read_host_after(self, ended: _EndedCell) -> None:
+    def _read_host_after(self, ended: EndedCell) -> None:
         try:
             ended.rss_after, ended.rss_peak_after = self._rss.rss_and_peak()
         except Exception as exc:
@@ -573,7 +293,7 @@ class CellMemoryRecorder:
         if self._diagnose_oom is None:
             return None
         try:
-            exc = _failure(result)
+            exc = exception_of(result)
             text = out_of_memory_text(exc) if exc is not None else None
             del exc
             return self._diagnose_oom(*text) if text is not None else None
@@ -581,7 +301,7 @@ class CellMemoryRecorder:
             self._problem("diagnosing the out-of-memory error", exc)
             return None
 
-    def _finish_in_background(self, ended: _EndedCell) -> None:
+    def _finish_in_background(self, ended: EndedCell) -> None:
         """The sender thread's part: finish the record (unless a hook did) and send it."""
         self._finish_ended(through=ended)
         if ended.record is not None and self._send is not None and self._has_listeners():
@@ -589,7 +309,7 @@ class CellMemoryRecorder:
 
     def _finish_ended(
         self,
-        through: Optional[_EndedCell] = None,
+        through: Optional[EndedCell] = None,
         reading: Optional[Tuple[Optional[int], Optional[int]]] = None,
         gpus: Optional[GpuReading] = None,
     ) -> None:
@@ -619,7 +339,7 @@ class CellMemoryRecorder:
                 if ended.gpus is None:
                     if gpus is None:
                         try:
-                            gpus = _gpu_reading(self._torch())
+                            gpus = gpu_reading(self._torch())
                         except Exception as exc:
                             gpus = {}
                             self._problem("reading torch.cuda after the cell", exc)
@@ -629,9 +349,9 @@ class CellMemoryRecorder:
                 if ended is through:
                     return
 
-    def _record(self, ended: _EndedCell) -> CellMemoryRecord:
+    def _record(self, ended: EndedCell) -> CellMemoryRecord:
         cell = ended.cell
-        rss_peak, rss_exact = _peak(
+        rss_peak, rss_exact = peak_of(
             cell.rss_before, ended.rss_after, cell.sampled_rss_max,
             cell.rss_peak_before, ended.rss_peak_after, cell.rss_peak_was_reset,
         )
@@ -657,7 +377,7 @@ class CellMemoryRecorder:
         self._next_id += 1
         return record
 
-    def _gpu_records(self, cell: _PendingCell, after: GpuReading) -> List[CellGpuMemory]:
+    def _gpu_records(self, cell: PendingCell, after: GpuReading) -> List[CellGpuMemory]:
         records: List[CellGpuMemory] = []
         for index in sorted(set(cell.gpus_before) | set(after)):
             b = cell.gpus_before.get(index)
@@ -669,11 +389,11 @@ class CellMemoryRecorder:
             else:
                 counters_exact = cell.gpu_peaks_were_reset and b is not None
             sampled = cell.sampled_gpu_max.get(index, (None, None))
-            allocated_peak, allocated_exact = _peak(
+            allocated_peak, allocated_exact = peak_of(
                 b and b.allocated, a and a.allocated, sampled[0],
                 b and b.allocated_peak, a and a.allocated_peak, counters_exact,
             )
-            reserved_peak, reserved_exact = _peak(
+            reserved_peak, reserved_exact = peak_of(
                 b and b.reserved, a and a.reserved, sampled[1],
                 b and b.reserved_peak, a and a.reserved_peak, counters_exact,
             )
@@ -693,7 +413,7 @@ class CellMemoryRecorder:
             )
         return records
 
-    def _pop(self, result: Any) -> Optional[_PendingCell]:
+    def _pop(self, result: Any) -> Optional[PendingCell]:
         """The pending cell ``result`` ends, off the common path (the hook checks the innermost first)."""
         pending = self._pending
         if result is None:

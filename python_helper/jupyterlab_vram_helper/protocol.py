@@ -165,7 +165,7 @@ CellStatus = Literal["ok", "error", "interrupted"]
 
 class CellError(TypedDict):
     type: str  # the exception's class name, e.g. "OutOfMemoryError"
-    message_head: str  # the start of str(exception): cell_accounting.MESSAGE_HEAD_CHARS (1000) at most
+    message_head: str  # the start of str(exception): cell_outcome.MESSAGE_HEAD_CHARS (1000) at most
     out_of_memory: bool
 
 

@@ -11,7 +11,8 @@ import atexit
 import threading
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
-from .cell_accounting import BackgroundSender, CellMemoryRecorder
+from .background_sender import BackgroundSender
+from .cell_accounting import CellMemoryRecorder
 from .channel import Channel
 from .cleanup import Cleanup
 from .notebook_names import notebook_names as find_notebook_names

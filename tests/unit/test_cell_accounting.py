@@ -12,13 +12,9 @@ from typing import Any, List, Optional, Tuple
 import pytest
 
 from fakes import FakeComm, FakeCommManager, FakeTorch, set_allocator
-from jupyterlab_vram_helper.cell_accounting import (
-    SENDER_THREAD_NAME,
-    BackgroundSender,
-    CellMemoryRecorder,
-    cell_outcome,
-    is_out_of_memory,
-)
+from jupyterlab_vram_helper.background_sender import SENDER_THREAD_NAME, BackgroundSender
+from jupyterlab_vram_helper.cell_accounting import CellMemoryRecorder
+from jupyterlab_vram_helper.cell_outcome import cell_outcome, is_out_of_memory
 from jupyterlab_vram_helper.config import SamplerConfig
 from jupyterlab_vram_helper.readers.host import ProcSelfRss
 from jupyterlab_vram_helper.readers.nvml import NvmlReader

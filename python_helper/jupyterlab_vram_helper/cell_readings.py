@@ -1,0 +1,112 @@
+"""What per-cell accounting keeps about a cell while it runs and after it
+ends, and how a peak follows from a high-water counter and readings."""
+
+from __future__ import annotations
+
+from typing import Any, Dict, List, Optional, Tuple
+
+from .oom_diagnosis import OomDiagnosis
+from .protocol import CellError, CellGpuMemory, CellMemoryRecord, CellStatus
+from .readers import torch_cuda
+from .readers.torch_cuda import AllocatorCounters
+
+
+class PendingCell:
+    """What pre_run_cell measured; numbers only."""
+
+    __slots__ = (
+        "info_id", "cell_id", "execution_count", "started", "t0",
+        "rss_before", "rss_peak_before", "rss_peak_was_reset", "sampled_rss_max",
+        "cuda_was_initialized", "gpus_before", "gpu_peaks_were_reset", "sampled_gpu_max",
+    )
+
+    def __init__(self, info_id: int, cell_id: Optional[str], execution_count: Optional[int], started: float):
+        self.info_id = info_id
+        self.cell_id = cell_id
+        self.execution_count = execution_count
+        self.started = started
+        self.t0 = 0.0
+        self.rss_before: Optional[int] = None
+        self.rss_peak_before: Optional[int] = None  # VmHWM when not reset
+        self.rss_peak_was_reset = False
+        # The highest RSS seen during the cell by the sampler (and, for a cell
+        # that ran another one inside it, VmHWM before the inner cell reset it).
+        self.sampled_rss_max: Optional[int] = None
+        self.cuda_was_initialized = False
+        self.gpus_before: Dict[int, Optional[AllocatorCounters]] = {}
+        self.gpu_peaks_were_reset = False
+        # index -> [allocated max, reserved max], the same for torch's counters
+        self.sampled_gpu_max: Dict[int, List[int]] = {}
+
+
+class EndedCell:
+    """What post_run_cell measured, waiting for its RSS after and peak to become a record."""
+
+    __slots__ = ("cell", "t1", "status", "error", "execution_count", "gpus", "oom",
+                 "host_read", "rss_after", "rss_peak_after", "record")
+
+    def __init__(self, cell: PendingCell, t1: float, status: CellStatus, error: Optional[CellError],
+                 execution_count: Optional[int], gpus: Optional[List[CellGpuMemory]], oom: Optional[OomDiagnosis]):
+        self.cell = cell
+        self.t1 = t1
+        self.status = status
+        self.error = error
+        self.execution_count = execution_count
+        self.gpus = gpus  # None until torch's counters after the cell are read
+        self.oom = oom
+        self.host_read = False  # rss_after and rss_peak_after are read
+        self.rss_after: Optional[int] = None
+        self.rss_peak_after: Optional[int] = None  # VmHWM
+        self.record: Optional[CellMemoryRecord] = None
+
+
+# CUDA ordinal -> that device's allocator counters (None: unreadable); {} while CUDA is not initialised.
+GpuReading = Dict[int, Optional[AllocatorCounters]]
+
+
+def gpu_reading(torch: Any) -> GpuReading:
+    if torch is None:
+        return {}
+    return {index: torch_cuda.allocator_counters(torch, index) for index in range(torch_cuda.initialized_device_count(torch))}
+
+
+def max_known(*values: Optional[int]) -> Optional[int]:
+    known = [v for v in values if v is not None]
+    return max(known) if known else None
+
+
+def raise_gpu_max(cell: PendingCell, index: int, allocated: Optional[int], reserved: Optional[int]) -> None:
+    """Fold torch figures seen during ``cell`` (by the sampler, or before an inner cell's reset) into its maxima."""
+    allocated = allocated or 0
+    reserved = reserved or 0
+    seen = cell.sampled_gpu_max.get(index)
+    if seen is None:
+        cell.sampled_gpu_max[index] = [allocated, reserved]
+    else:
+        if allocated > seen[0]:
+            seen[0] = allocated
+        if reserved > seen[1]:
+            seen[1] = reserved
+
+
+def peak_of(
+    before: Optional[int],
+    after: Optional[int],
+    sampled: Optional[int],
+    counter_before: Optional[int],
+    counter_after: Optional[int],
+    counter_exact: bool,
+) -> Tuple[Optional[int], bool]:
+    """A cell's peak from a high-water counter and readings; (bytes, exact).
+
+    ``counter_exact``: the counter was reset at cell start (or started from
+    zero in the cell), so its value at the end is the cell's peak. Otherwise
+    it counts since some earlier reset: it is the cell's peak only if it rose
+    during the cell.
+    """
+    if counter_exact and counter_after is not None:
+        # ``sampled`` cannot beat a true counter; it carries what an inner cell's reset hid.
+        return max_known(counter_after, before, after, sampled), True
+    rose = counter_after is not None and counter_before is not None and counter_after > counter_before
+    peak = max_known(before, after, sampled, counter_after if rose else None)
+    return peak, bool(rose and peak == counter_after)
