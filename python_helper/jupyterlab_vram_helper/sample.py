@@ -14,6 +14,7 @@ from typing import Any, Callable, List, Mapping, Optional, Tuple, TypedDict
 from .devices import Device, enumerate_devices
 from .protocol import (
     GpuFigures,
+    NvmlGpuFigures,
     HostFigures,
     SampleMessage,
     SampleReason,
@@ -84,13 +85,17 @@ class SampleSource:
         tf_gpus = tf_reader.read_gpus(tf) if tf_state["gpus_initialized"] else {}
         gpus: List[GpuFigures] = []
         for device in self.devices():
+            torch_figures = torch_cuda.read_device(torch, device.index)
+            nvml = self.nvml.read(device.nvml, fresh_processes) if device.nvml is not None else None
+            if nvml is not None and nvml["process_used_bytes"] == 0 and torch_figures and torch_figures["reserved_bytes"]:
+                nvml = self._process_seen_late(device, nvml)
             gpus.append(
                 {
                     "index": device.index,
                     "name": device.name,
                     "total_bytes": device.total_bytes,
-                    "torch": torch_cuda.read_device(torch, device.index),
-                    "nvml": self.nvml.read(device.nvml, fresh_processes) if device.nvml is not None else None,
+                    "torch": torch_figures,
+                    "nvml": nvml,
                     "tensorflow": tf_gpus.get(device.index),
                 }
             )
@@ -100,6 +105,18 @@ class SampleSource:
             "tensorflow": tf_state,
             "gpus": gpus,
         }
+
+    def _process_seen_late(self, device: Device, nvml: NvmlGpuFigures) -> NvmlGpuFigures:
+        """NVML said this process holds nothing on a device where torch reserves memory.
+
+        Seen on an H100: the list read while the kernel created its context
+        lacked it, and the cache kept that for seconds. List again now; if
+        NVML still does not name the process, its figure is unknown, not 0.
+        """
+        fresh = self.nvml.read(device.nvml, fresh_processes=True) or nvml
+        if fresh["process_used_bytes"] == 0:
+            fresh = {**fresh, "process_used_bytes": None}
+        return fresh
 
     def now(self) -> float:
         return self._wall_clock()
