@@ -85,14 +85,7 @@ class HostReader:
         return _status_kib(b"\n" + head, b"\nMemTotal:"), _status_kib(b"\n" + head, b"\nMemAvailable:")
 
     def close(self) -> None:
-        for name in ("_statm", "_meminfo"):
-            fd = getattr(self, name)
-            setattr(self, name, None)
-            if fd is not None:
-                try:
-                    os.close(fd)
-                except OSError:
-                    pass
+        _close_descriptors(self, ("_statm", "_meminfo"))
 
 
 class KernelRss(Protocol):
@@ -231,14 +224,7 @@ class ProcSelfRss:
 
     def close(self) -> None:
         self._read_statm = self._read_status = self._reset = None
-        for name in ("_statm", "_status", "_clear_refs"):
-            fd = getattr(self, name, None)
-            setattr(self, name, None)
-            if fd is not None:
-                try:
-                    os.close(fd)
-                except OSError:
-                    pass
+        _close_descriptors(self, ("_statm", "_status", "_clear_refs"))
 
 
 class _GilHoldingIo:
@@ -305,6 +291,18 @@ def _os_writer(fd: int, data: bytes) -> Callable[[], None]:
             raise OSError("short write")
 
     return write_data
+
+
+def _close_descriptors(owner: Any, attributes: Tuple[str, ...]) -> None:
+    """Close the file descriptors ``owner`` keeps in ``attributes``, and forget them."""
+    for name in attributes:
+        fd = getattr(owner, name, None)
+        setattr(owner, name, None)
+        if fd is not None:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
 
 
 def _open_fd(path: str, flags: int) -> Optional[int]:
