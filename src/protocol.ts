@@ -477,7 +477,12 @@ export class FieldReader {
 
   array(key: string): unknown[] {
     const v = this.data[key];
-    return Array.isArray(v) ? v : this.fail(key, 'an array');
+    if (!Array.isArray(v)) {
+      return this.fail(key, 'an array');
+    }
+    // JSON has no holes, but data built in the page may: map() would skip
+    // them and leave undefined entries behind the parser's back.
+    return hasHoles(v) ? Array.from(v) : v;
   }
 
   /** An array or null; a missing key reads as null (older helpers). */
@@ -489,6 +494,15 @@ export class FieldReader {
     const v = this.data[key];
     return v === undefined || v === null;
   }
+}
+
+function hasHoles(array: unknown[]): boolean {
+  for (let i = 0; i < array.length; i++) {
+    if (!(i in array)) {
+      return true;
+    }
+  }
+  return false;
 }
 
 function readConfig(r: FieldReader): HelperConfig {

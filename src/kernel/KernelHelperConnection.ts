@@ -451,6 +451,7 @@ export class KernelHelperConnection
     comm.onMsg = msg => this._onCommMsg(msg, generation);
     comm.onClose = () => this._onCommClose(generation);
     this._comm = comm;
+    this._helloSeen = false;
     model.setState(
       'bootstrapping',
       'Helper started; waiting for its first message\u2026'
@@ -478,7 +479,18 @@ export class KernelHelperConnection
     if (generation !== this._generation) {
       return;
     }
-    const result = this._model.ingest(msg.content.data);
+    const data = msg.content.data;
+    if (this._helloSeen && isHello(data)) {
+      // Only the helper's first hello on a comm says who it is and which
+      // protocol it speaks; a later one can only come from code in the
+      // kernel writing onto this comm.
+      this._model.noteIgnoredMessage('a second hello on the same connection');
+      return;
+    }
+    const result = this._model.ingest(data);
+    if (isHello(data) && result.kind !== 'malformed') {
+      this._helloSeen = true;
+    }
     if (result.kind !== 'message') {
       return;
     }
@@ -583,6 +595,8 @@ export class KernelHelperConnection
   /** The kernel the current (or last) attach was for. */
   private _kernel: Kernel.IKernelConnection | null = null;
   private _generation = 0;
+  /** Whether the current comm's hello has arrived (later ones are dropped). */
+  private _helloSeen = false;
   private _restarting = false;
   private _connectionLost = false;
   private _isDisposed = false;
@@ -630,4 +644,13 @@ function describeFailure(what: string, reason: unknown): string {
 /** Futures reject when a kernel restarts; nothing waits on these ones. */
 function ignoreRejection(promise: Promise<unknown> | undefined): void {
   promise?.catch(() => undefined);
+}
+
+/** Whether comm data claims to be a hello (whatever else it holds). */
+function isHello(data: unknown): boolean {
+  return (
+    typeof data === 'object' &&
+    data !== null &&
+    (data as { type?: unknown }).type === 'hello'
+  );
 }

@@ -25,6 +25,9 @@ import {
   VisibilityNote
 } from './visibilityNotes';
 
+/** The console hears of ignored messages at most this often (the panel's note always counts). */
+export const IGNORED_WARNING_MS = 10_000;
+
 export class KernelMemoryModel implements IKernelMemoryModel {
   constructor(options: KernelMemoryModel.IOptions) {
     this._history = new MemoryHistory(options.historyCapacity);
@@ -123,9 +126,7 @@ export class KernelMemoryModel implements IKernelMemoryModel {
     const result = parseKernelMessage(data);
     switch (result.kind) {
       case 'malformed':
-        this.reportProblem(
-          `Ignored a malformed message from the kernel helper: ${result.error}`
-        );
+        this.noteIgnoredMessage(`a malformed message: ${result.error}`);
         break;
       case 'incompatible':
         this._reportIncompatible(result.protocol, result.helperVersion);
@@ -155,6 +156,30 @@ export class KernelMemoryModel implements IKernelMemoryModel {
       }
     }
     return result;
+  }
+
+  /** Messages dropped because they did not fit where they arrived. */
+  get ignoredMessageCount(): number {
+    return this._ignoredMessages;
+  }
+
+  /**
+   * Count and drop a message that does not fit where it arrived (malformed,
+   * or a second hello on one comm: code in the kernel can write onto the
+   * helper's comm). The panel keeps its state and says how many, with the
+   * last reason; the console hears of it at most every IGNORED_WARNING_MS.
+   */
+  noteIgnoredMessage(reason: string, now: number = Date.now()): void {
+    this._ignoredMessages++;
+    const count = this._ignoredMessages;
+    const text =
+      `Ignored ${count} message${count === 1 ? '' : 's'} on the memory helper's ` +
+      `connection that did not fit (the last: ${reason}).`;
+    this.reportProblem(text);
+    if (now - this._lastIgnoredWarning >= IGNORED_WARNING_MS) {
+      this._lastIgnoredWarning = now;
+      console.warn(`jupyterlab-vram: ${text}`);
+    }
   }
 
   /** Show a problem with the helper as a note (the UI carries on). */
@@ -252,6 +277,8 @@ export class KernelMemoryModel implements IKernelMemoryModel {
   private _kernelBusy = false;
   private _notes: readonly VisibilityNote[] = [];
   private _problem: string | null = null;
+  private _ignoredMessages = 0;
+  private _lastIgnoredWarning = -Infinity;
   private _history: MemoryHistory;
   private _cells: CellHistory;
   private _helperIdentity: string | null = null;
