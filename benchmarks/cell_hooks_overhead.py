@@ -8,7 +8,7 @@ are sent to them in turn (so machine noise hits all three alike):
   with a comm open (so every cell's record is really sent);
 - ``ipyexperiments``: ``IPyExperimentsCPU(exp_enable=False, cl_enable=True,
   cl_compact=True)``, i.e. only its CellLogger (the CPU one); left out, with
-  a note, where ipyexperiments is not installed.
+  a note, where ipyexperiments cannot be imported (as on the GPU kit's machine).
 
     .venv/bin/python benchmarks/cell_hooks_overhead.py [--cells 1000] [--code pass]
                                                        [--device cpu|cuda] [--json PATH]
@@ -31,21 +31,25 @@ Per kernel and cell it records:
   peak-monitor thread).
 
 Added time = a kernel's median minus the plain kernel's median. The target
-(added kernel-side time per cell <= 100 us, with vs without the helper) is read on busy->idle, the kernel's own clock, with a 95% bootstrap
-interval: on a small shared machine a trivial cell's busy->idle spreads over
-milliseconds, so one run's difference of medians is uncertain by tens of
-microseconds. The hooks' own wall time (in-kernel, far less noisy) is
-judged against the same 100 us beside it; it includes the cold-cache cost of
-the first /proc read after the kernel sat idle, part of which the plain
-kernel pays later, in its own code.
+(added kernel-side time per cell <= 100 us, with vs without the helper) is
+read on busy->idle, the kernel's own clock, with a 95% bootstrap interval: on
+a small shared machine a trivial cell's busy->idle spreads over milliseconds,
+so one run's difference of medians is uncertain by tens of microseconds. The
+hooks' own wall time (in-kernel, far less noisy) is judged against the same
+100 us beside it; it includes the cold-cache cost of the first /proc read
+after the kernel sat idle, part of which the plain kernel pays later, in its
+own code.
+
+``--json PATH`` also writes the medians, the added times, the ratios and the
+targets' verdicts as JSON.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import random
 import statistics
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -100,6 +104,25 @@ IPYEXPERIMENTS = (
     "from ipyexperiments import IPyExperimentsCPU as _IPyExperimentsCPU\n"
     "_cell_logger_exp = _IPyExperimentsCPU(exp_enable=False, cl_enable=True, cl_compact=True)\n"
 )
+
+
+def ipyexperiments_missing() -> str:
+    """Why ipyexperiments cannot be used here ("" when it can).
+
+    Imported by the interpreter the kernels run (this one), in a subprocess:
+    it may import torch, and this process stays free of CUDA.
+    """
+    probe = subprocess.run([sys.executable, "-c", "import ipyexperiments"], capture_output=True, text=True, timeout=120)
+    if probe.returncode == 0:
+        return ""
+    lines = probe.stderr.strip().splitlines()
+    return lines[-1] if lines else f"exit status {probe.returncode}"
+
+
+# JSON key (figure, unit, statistic) of each column of the printed tables.
+COLUMN_KEYS = {"round_trip": "round_trip_us_median", "busy_idle": "busy_idle_us_median",
+               "hooks": "hooks_wall_us_median", "hooks_p90": "hooks_wall_us_p90",
+               "hooks_cpu": "hooks_cpu_us_median", "cpu": "kernel_cpu_us_per_cell"}
 
 
 class Subject:
@@ -178,10 +201,11 @@ def main() -> None:
     require_device(args.device)
 
     names = ["plain", "helper"]
-    if importlib.util.find_spec("ipyexperiments") is not None:
+    missing = ipyexperiments_missing()
+    if not missing:
         names.append("ipyexperiments")
     else:
-        print("ipyexperiments is not installed here: measuring plain and helper only (pip install ipyexperiments)")
+        print(f"ipyexperiments cannot be imported here ({missing}): measuring plain and helper only")
 
     subjects: Dict[str, Subject] = {}
     try:
@@ -268,25 +292,37 @@ def main() -> None:
           f"{ours['busy_idle'] * 1e6:.1f} us (95% interval {low * 1e6:.0f} to {high * 1e6:.0f} us), {verdict}")
     print(f"        the hooks' own median wall time: {medians['helper']['hooks'] * 1e6:.1f} us, {hooks_verdict}")
     print()
+    figures = {
+        "hooks_wall_us_median": round(medians["helper"]["hooks"] * 1e6, 1),
+        "hooks_wall_us_p90": round(medians["helper"]["hooks_p90"] * 1e6, 1),
+        "hooks_cpu_us_median": round(medians["helper"]["hooks_cpu"] * 1e6, 1),
+        "busy_idle_added_us": round(ours["busy_idle"] * 1e6, 1),
+        "busy_idle_added_us_95_interval": [round(low * 1e6), round(high * 1e6)],
+        "kernel_cpu_added_us_per_cell": round(ours["cpu"] * 1e6, 1),
+        "records_in_history": n_records,
+    }
+    # Every figure of the two tables: kernel_column, and kernel_added_column.
+    for name, m in medians.items():
+        for key, column in COLUMN_KEYS.items():
+            figures[f"{name}_{column}"] = round(m[key] * 1e6, 1)
+    for name, a in added.items():
+        for key, value in a.items():
+            figures[f"{name}_added_{COLUMN_KEYS[key]}"] = round(value * 1e6, 1)
+    if "ipyexperiments" in added:
+        for key, label, ratio_key in (("round_trip", "round trip", "round_trip"), ("busy_idle", "busy->idle", "busy_idle"),
+                                      ("hooks", "hooks wall", "hooks_wall"), ("hooks_cpu", "hooks CPU", "hooks_cpu"),
+                                      ("cpu", "kernel CPU", "kernel_cpu")):
+            helper_added, theirs = added["helper"][key], added["ipyexperiments"][key]
+            ratio = f"{theirs / helper_added:.1f}x" if helper_added > 0 else "n/a (ours <= 0)"
+            print(f"overhead ratio ipyexperiments / jupyterlab-vram, {label:<11}: {ratio}")
+            figures[f"ratio_ipyexperiments_to_helper_added_{ratio_key}"] = (
+                round(theirs / helper_added, 2) if helper_added > 0 else None)
     write_json(
-        args.json, "cell_hooks_overhead", args.device, {"cells": args.cells, "warmup": args.warmup, "code": args.code},
-        {"hooks_wall_us_median": round(medians["helper"]["hooks"] * 1e6, 1),
-         "hooks_wall_us_p90": round(medians["helper"]["hooks_p90"] * 1e6, 1),
-         "hooks_cpu_us_median": round(medians["helper"]["hooks_cpu"] * 1e6, 1),
-         "busy_idle_added_us": round(ours["busy_idle"] * 1e6, 1),
-         "busy_idle_added_us_95_interval": [round(low * 1e6), round(high * 1e6)],
-         "kernel_cpu_added_us_per_cell": round(ours["cpu"] * 1e6, 1),
-         "records_in_history": n_records},
+        args.json, "cell_hooks_overhead", args.device,
+        {"cells": args.cells, "warmup": args.warmup, "code": args.code, "kernels": names}, figures,
         [target("hooks' own wall time per cell, median", medians["helper"]["hooks"] * 1e6, 100, "us"),
          target("busy->idle added per cell, median", ours["busy_idle"] * 1e6, 100, "us")],
     )
-    if "ipyexperiments" not in added:
-        return
-    for key, label in (("round_trip", "round trip"), ("busy_idle", "busy->idle"), ("hooks", "hooks wall"),
-                       ("hooks_cpu", "hooks CPU"), ("cpu", "kernel CPU")):
-        ours, theirs = added["helper"][key], added["ipyexperiments"][key]
-        ratio = f"{theirs / ours:.1f}x" if ours > 0 else "n/a (ours <= 0)"
-        print(f"overhead ratio ipyexperiments / jupyterlab-vram, {label:<11}: {ratio}")
 
 
 if __name__ == "__main__":

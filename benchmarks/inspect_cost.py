@@ -11,7 +11,9 @@ Then it asks for `inspect` several times and prints the helper's own
     .venv/bin/python benchmarks/inspect_cost.py [--tries 7] [--variables 10000] [--tensors 1000]
                                                 [--device cpu|cuda] [--json PATH]
 
-With ``--device cuda`` the tensors (and the module and optimizer) live on the GPU.
+With ``--device cuda`` the tensors (and the module and optimizer) live on the
+GPU, so the helper reads CUDA tensors' sizes and devices. ``--json PATH`` also
+writes these figures and the target's verdict as JSON.
 """
 
 from __future__ import annotations
@@ -76,6 +78,7 @@ def main() -> None:
         names = kernel.eval("len([k for k in get_ipython().user_ns if not k.startswith('_')])")
         kernel_ms, round_trip_ms = [], []
         result = None
+        on_gpu = None
         for i in range(args.tries):
             start = time.perf_counter()
             answer = kernel.request(comm_id, {"type": "inspect", "request_id": f"b{i}", "max_entries": 5000}, timeout=120)
@@ -85,6 +88,7 @@ def main() -> None:
             kernel_ms.append(result["elapsed_ms"])
         assert result is not None
         if args.device == "cuda":
+            # proof the setup really put the tensors on the GPU
             on_gpu = kernel.eval("sum(1 for v in get_ipython().user_ns.values() if isinstance(v, torch.Tensor) and v.is_cuda)")
             print(f"device: cuda ({on_gpu} named CUDA tensors)")
         print(f"namespace: {names} user variables ({args.tensors} tensors, 100 containers of tensors, 1 module, 1 optimizer)")
@@ -98,12 +102,15 @@ def main() -> None:
             f"median {statistics.median(round_trip_ms):.0f} ms"
         )
         median = statistics.median(kernel_ms)
+        figures = {"user_variables": names, "entries_listed": len(result["entries"]),
+                   "entries_truncated": bool(result["truncated"]), "elapsed_ms_median": round(median, 2),
+                   "elapsed_ms_min": round(min(kernel_ms), 2), "elapsed_ms_max": round(max(kernel_ms), 2),
+                   "round_trip_ms_median": round(statistics.median(round_trip_ms), 1)}
+        if on_gpu is not None:
+            figures["cuda_tensors_named"] = on_gpu
         write_json(
             args.json, "inspect_cost", args.device,
-            {"tries": args.tries, "variables": args.variables, "tensors": args.tensors},
-            {"user_variables": names, "entries_listed": len(result["entries"]), "elapsed_ms_median": round(median, 2),
-             "elapsed_ms_min": round(min(kernel_ms), 2), "elapsed_ms_max": round(max(kernel_ms), 2),
-             "round_trip_ms_median": round(statistics.median(round_trip_ms), 1)},
+            {"tries": args.tries, "variables": args.variables, "tensors": args.tensors}, figures,
             [target(f"inspect with {args.tensors} {args.device} tensors, helper's elapsed_ms median", median, 200, "ms")],
         )
     finally:

@@ -14,19 +14,23 @@ share at most 0.1 % of a core at 1 Hz and 0.5 % at 10 Hz.
 
 - CPU: user+system time of each kernel process (psutil) over the window, as %
   of one core, and the helper's share (minus the no-helper kernel).
-- Bytes: the JSON size of real `sample` messages from the kernels (no GPU here,
-  so 0 devices); the per-device size is measured on the helper's own
-  `make_sample` with one fully populated fake GPU entry (torch + NVML figures of
-  an 80 GB card), since this machine has no GPU.
-- Latency: a cell allocates 200 MB and records time.time() right after; the
-  client notes when the first sample showing it arrives. Median over tries,
-  compared with interval + 200 ms.
+- Bytes: the JSON size of real `sample` messages from the kernels (no device
+  in them on cpu, the machine's GPUs in cuda mode); the per-device size is also
+  measured on the helper's own `make_sample` with one fully populated fake GPU
+  entry (torch + NVML figures of an 80 GB card), so it is known without a GPU.
+- Latency: a cell allocates 200 MB (host memory on cpu, torch.empty on cuda:0
+  in cuda mode) and records time.time() right after; the client notes when the
+  first sample showing it (RSS, or torch's allocated bytes) arrives. Median
+  over tries, compared with interval + 200 ms.
+
+``--json PATH`` also writes these figures and the targets' verdicts as JSON.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import sys
 import time
@@ -152,27 +156,35 @@ def main() -> None:
 
         print(f"== CPU over {wall:.1f} s of an idle kernel (user+system, % of one core) ==")
         base_pct = (after[0] - before[0]) / wall * 100
-        shares = {}
+        shares, percents, sent_counts = {}, {}, {}
         for name, b, a, k, c, n0 in zip(names, before, after, kernels, comms, counts):
             pct = (a - b) / wall * 100
+            percents[name] = pct
             shares[name] = pct - base_pct
             sent = (len(k.comm_data(c, "sample")) - n0) if c else 0
+            sent_counts[name] = sent
             extra = "" if c is None else f"   helper share {pct - base_pct:+.3f} %   samples sent {sent}"
             print(f"  {name:<13} {pct:7.3f} %{extra}")
+        # The kernel counts CPU time in clock ticks; a short window can only show whole ticks.
+        tick_pct = 100 / os.sysconf("SC_CLK_TCK") / wall
+        print(f"  (resolution: one clock tick of CPU over this window is {tick_pct:.3f} % of a core)")
 
         print("== bytes per sample (JSON of the comm data) ==")
-        sizes = [json_size(d) for k, c in zip(kernels[1:], comms[1:]) for d in k.comm_data(c, "sample")]
-        print(f"  real samples from these kernels (0 GPUs): median {statistics.median(sizes):.0f} B, max {max(sizes)} B")
+        samples = [d for k, c in zip(kernels[1:], comms[1:]) for d in k.comm_data(c, "sample")]
+        sizes = [json_size(d) for d in samples]
+        gpus_in_samples = max(len(d.get("gpus") or []) for d in samples)
+        print(f"  real samples from these kernels ({gpus_in_samples} GPUs): "
+              f"median {statistics.median(sizes):.0f} B, max {max(sizes)} B")
         empty, dev1, dev2 = per_device_bytes()
         print(f"  fake-GPU path (make_sample, torch+NVML figures): 0 GPUs {empty} B, +{dev1} B for the 1st device, +{dev2} B per further device")
         hello = [json_size(d) for d in kernels[1].comm_data(comms[1], "hello")]
         print(f"  hello: {hello[0]} B")
 
         print(f"== latency: allocation in a cell ({args.device}) -> first sample showing it at the client ({args.tries} tries) ==")
-        latencies = {}
+        latency_ms = {}
         for name, k, c, interval in zip(names[1:], kernels[1:], comms[1:], (1.0, 0.1)):
             values = latency(k, c, args.tries, args.device)
-            latencies[name] = statistics.median(values)
+            latency_ms[name] = [v * 1000 for v in values]
             med = statistics.median(values)
             bound = interval + 0.2
             verdict = "within" if med <= bound else "OVER"
@@ -182,18 +194,35 @@ def main() -> None:
             )
         print(f"== targets: helper share <= 0.1 % of a core at 1 Hz: {shares['helper 1 Hz']:+.3f} %; "
               f"<= 0.5 % at 10 Hz: {shares['helper 10 Hz']:+.3f} % ==")
+        figures = {
+            "window_seconds": round(wall, 2),
+            "cpu_tick_percent": round(tick_pct, 4),
+            "cpu_percent_no_helper": round(base_pct, 4),
+            "cpu_percent_1hz": round(percents["helper 1 Hz"], 4),
+            "cpu_percent_10hz": round(percents["helper 10 Hz"], 4),
+            "cpu_share_1hz_percent": round(shares["helper 1 Hz"], 4),
+            "cpu_share_10hz_percent": round(shares["helper 10 Hz"], 4),
+            "samples_sent_1hz_count": sent_counts["helper 1 Hz"],
+            "samples_sent_10hz_count": sent_counts["helper 10 Hz"],
+            "sample_gpus_count": gpus_in_samples,
+            "sample_bytes_median": statistics.median(sizes),
+            "sample_bytes_max": max(sizes),
+            "fake_sample_no_gpu_bytes": empty,
+            "fake_sample_first_device_bytes": dev1,
+            "fake_sample_further_device_bytes": dev2,
+            "hello_bytes": hello[0],
+        }
+        for name, key in (("helper 1 Hz", "1hz"), ("helper 10 Hz", "10hz")):
+            values = latency_ms[name]
+            figures[f"latency_{key}_ms_median"] = round(statistics.median(values), 1)
+            figures[f"latency_{key}_ms_min"] = round(min(values), 1)
+            figures[f"latency_{key}_ms_max"] = round(max(values), 1)
         write_json(
-            args.json, "sampler_overhead", args.device, {"seconds": args.seconds, "tries": args.tries},
-            {"cpu_percent_no_helper": round(base_pct, 4),
-             "cpu_share_1hz_percent": round(shares["helper 1 Hz"], 4),
-             "cpu_share_10hz_percent": round(shares["helper 10 Hz"], 4),
-             "sample_bytes_median": statistics.median(sizes),
-             "latency_1hz_ms_median": round(latencies["helper 1 Hz"] * 1000, 1),
-             "latency_10hz_ms_median": round(latencies["helper 10 Hz"] * 1000, 1)},
+            args.json, "sampler_overhead", args.device, {"seconds": args.seconds, "tries": args.tries}, figures,
             [target("helper CPU share at 1 Hz", shares["helper 1 Hz"], 0.1, "% of a core"),
              target("helper CPU share at 10 Hz", shares["helper 10 Hz"], 0.5, "% of a core"),
-             target("latency at 1 Hz", latencies["helper 1 Hz"] * 1000, 1200, "ms"),
-             target("latency at 10 Hz", latencies["helper 10 Hz"] * 1000, 300, "ms")],
+             target("latency at 1 Hz", statistics.median(latency_ms["helper 1 Hz"]), 1200, "ms"),
+             target("latency at 10 Hz", statistics.median(latency_ms["helper 10 Hz"]), 300, "ms")],
         )
     finally:
         for k in kernels:
