@@ -269,6 +269,25 @@ describe('CellHistoryView', () => {
     return { model, view, revealed, actions };
   }
 
+  it('marks the records of an earlier kernel process with the start they came from', () => {
+    const { model, view } = setup(manyRecords(2));
+    model.noteNewKernelProcess();
+    model.ingest(wire(makeHello({ pid: 777 })));
+    model.ingest(cellMsg(makeCellRecord({ record_id: 1, execution_count: 1 })));
+    MessageLoop.flush();
+    const rows = Array.from(view.node.querySelectorAll<HTMLElement>('[data-vram-role="cell-row"]')).filter(
+      row => !row.hidden
+    );
+    expect(rows).toHaveLength(3);
+    const earlier = rows.filter(row => row.classList.contains('jp-vram-CellRow-earlier'));
+    expect(earlier).toHaveLength(2);
+    expect(earlier.every(row => row.title.includes('From an earlier kernel process (kernel start 1)'))).toBe(true);
+    const current = rows.find(row => !row.classList.contains('jp-vram-CellRow-earlier'))!;
+    expect(current.dataset.vramKernelStart).toBe('2');
+    expect(current.title).not.toContain('earlier kernel');
+    view.dispose();
+  });
+
   const rows = (view: CellHistoryView) =>
     Array.from(
       view.node.querySelectorAll<HTMLElement>('[data-vram-role="cell-row"]')

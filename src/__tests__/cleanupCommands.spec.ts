@@ -127,6 +127,22 @@ describe('free memory commands', () => {
     t.dispose();
   });
 
+  it("forgets the last result when the kernel restarts: it spoke of the old process", async () => {
+    const t = await setup();
+    const running = t.commands.execute(CommandIDs.collectGarbage);
+    await settle();
+    t.reply(makeFreeResult({ actions_run: ['gc'], empty_cache: null, gc_collected: 0 }));
+    await running;
+    t.render();
+    expect(t.q('[data-vram-role="action-result"]')!.hidden).toBe(false);
+    t.sessionContext.setStatus('restarting');
+    await settle();
+    t.render();
+    const result = t.q('[data-vram-role="action-result"]');
+    expect(result === null || result.hidden).toBe(true);
+    t.dispose();
+  });
+
   it('queues while the kernel is busy, shows it, sends when idle', async () => {
     const t = await setup();
     t.sessionContext.setStatus('busy');

@@ -205,6 +205,25 @@ describe('OomDiagnosisView', () => {
     view.dispose();
   });
 
+  it("hides a diagnosis once its kernel process is gone (restart, death, another process)", () => {
+    const { model, view } = setup();
+    model.ingest(wire({ type: 'cell', record: oomRecord({ record_id: 3, oom: diagnosis() }) }));
+    MessageLoop.flush();
+    expect(view.node.hidden).toBe(false);
+    model.noteNewKernelProcess();
+    model.setState('kernel-starting', 'Restarting\u2026');
+    MessageLoop.flush();
+    expect(view.node.hidden).toBe(true); // the process that failed is gone
+    model.ingest(wire(makeHello({ pid: 9999 })));
+    MessageLoop.flush();
+    expect(view.node.hidden).toBe(true); // live again, but another process: nothing to diagnose
+    expect(model.cells.entries).toHaveLength(1); // the record itself stays in the history
+    model.ingest(wire({ type: 'cell', record: oomRecord({ record_id: 1, oom: diagnosis() }) }));
+    MessageLoop.flush();
+    expect(view.node.hidden).toBe(false);
+    view.dispose();
+  });
+
   it('hides a dismissed diagnosis until a newer cell dies of OOM', () => {
     const { model, view } = setup();
     model.ingest(wire({ type: 'cell', record: oomRecord({ record_id: 1, oom: diagnosis() }) }));

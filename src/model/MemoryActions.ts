@@ -353,8 +353,11 @@ export class MemoryActions implements IDisposable {
         this._listing = null;
         this._selectedNames.clear();
         this._selectedHidden.clear();
+        // "gc collected 0 objects" spoke of that process, not of the next one.
+        this._lastOutcome = null;
         this._emit('listing');
         this._emit('selection');
+        this._emit('outcome');
       }
       this._wasLive = live;
       if (live) {

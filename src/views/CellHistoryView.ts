@@ -252,6 +252,7 @@ export class CellHistoryView extends ModelView {
     const units = this.settings.units;
     const threshold = this.settings.warningThresholdPercent;
     const totals = this.model ? cellTotalsOf(this.model) : null;
+    const session = this.model?.cells.session ?? 0;
     for (let i = 0; i < this._rows.length; i++) {
       const row = this._rows[i];
       if (i < count && totals) {
@@ -261,7 +262,8 @@ export class CellHistoryView extends ModelView {
           entry,
           index,
           units,
-          cellWarningLevel(entry.record, entry.summary, totals, threshold)
+          cellWarningLevel(entry.record, entry.summary, totals, threshold),
+          session
         );
       } else {
         row.hide();
@@ -358,7 +360,8 @@ class CellRow {
     entry: CellHistoryEntry,
     index: number,
     units: 'binary' | 'decimal',
-    level: 'normal' | 'warning'
+    level: 'normal' | 'warning',
+    currentSession: number
   ): void {
     const node = this.node;
     setHidden(node, false);
@@ -366,12 +369,19 @@ class CellRow {
     if (node.style.top !== top) {
       node.style.top = top;
     }
-    if (this._entry === entry && this._units === units && this._level === level) {
+    const earlier = entry.session !== currentSession;
+    if (
+      this._entry === entry &&
+      this._units === units &&
+      this._level === level &&
+      this._earlier === earlier
+    ) {
       return;
     }
     this._entry = entry;
     this._units = units;
     this._level = level;
+    this._earlier = earlier;
     const r = entry.record;
     const s = entry.summary;
     const console = r.cell_id === null;
@@ -387,6 +397,9 @@ class CellRow {
     node.classList.toggle('jp-vram-warning', level === 'warning');
     node.classList.toggle('jp-vram-CellRow-console', console);
     node.classList.toggle('jp-vram-CellRow-error', s.outcome !== 'ok');
+    // Kept across restarts, marked with the kernel start they came from.
+    node.classList.toggle('jp-vram-CellRow-earlier', earlier);
+    node.dataset.vramKernelStart = String(entry.session);
     const [countCol, deltaCol, peakCol, durationCol, statusCol] = this._cols;
     setText(
       countCol,
@@ -405,6 +418,7 @@ class CellRow {
     );
     node.title =
       describeCellRecord(r, s, units) +
+      (earlier ? `\nFrom an earlier kernel process (kernel start ${entry.session}).` : '') +
       (console ? '\nRun from a console: no cell to go to.' : '\nClick to go to the cell.');
   }
 
@@ -417,4 +431,5 @@ class CellRow {
   private _entry: CellHistoryEntry | null = null;
   private _units: string | null = null;
   private _level: string | null = null;
+  private _earlier = false;
 }

@@ -2,7 +2,8 @@
  * The out-of-memory assistant at the top of the Memory tab: after a cell
  * died of out-of-memory, why (in words, with the figures) and the ranked
  * fixes, one button each. Shows the newest diagnosed cell of the kernel
- * until the user dismisses it; hidden otherwise.
+ * process that is live now, until the user dismisses it; hidden otherwise
+ * (a restarted or dead kernel's diagnosis stays in the Cells tab, marked).
  *
  * Test hooks: `data-vram-role="oom-diagnosis"` (with `data-vram-record`),
  * `oom-headline`, `oom-cause` (with `data-vram-cause`), `oom-figures`,
@@ -16,7 +17,7 @@ import { ModelChange } from '../tokens';
 import { button, element, setHidden } from './dom';
 import { ModelView } from './ModelView';
 
-const RELEVANT: ReadonlySet<ModelChange> = new Set<ModelChange>(['cells']);
+const RELEVANT: ReadonlySet<ModelChange> = new Set<ModelChange>(['cells', 'state']);
 
 export class OomDiagnosisView extends ModelView {
   constructor(options: OomDiagnosisView.IOptions) {
@@ -110,8 +111,13 @@ export class OomDiagnosisView extends ModelView {
   }
 
   private _newestDiagnosed(): CellHistoryEntry | null {
-    const entries = this.model?.cells.entries ?? [];
-    for (let i = entries.length - 1; i >= 0; i--) {
+    const model = this.model;
+    if (!model || model.state !== 'live') {
+      return null; // the process that failed may be gone, or is not answering
+    }
+    const entries = model.cells.entries;
+    const session = model.cells.session;
+    for (let i = entries.length - 1; i >= 0 && entries[i].session === session; i--) {
       const entry = entries[i];
       if (entry.record.oom) {
         return this._dismissed.has(entry) ? null : entry;
