@@ -84,4 +84,9 @@ if [ ${#failed[@]} -gt 0 ]; then
   printf '\nGPU check FAILED: %s (report: %s/report.md)\n' "${failed[*]}" "$out"
   exit 1
 fi
-printf '\nGPU check passed in %ss (report: %s/report.md)\n' "$(($(date +%s) - started))" "$out"
+if [ "$cuda" != yes ]; then
+  printf '\nNo CUDA GPU here: the kit ran and every GPU check was skipped, in %ss (report: %s/report.md)\n' \
+    "$(($(date +%s) - started))" "$out"
+else
+  printf '\nGPU check passed in %ss (report: %s/report.md)\n' "$(($(date +%s) - started))" "$out"
+fi
