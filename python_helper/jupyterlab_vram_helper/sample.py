@@ -143,24 +143,30 @@ MACHINE_WIDE_HOST_FIGURES = frozenset({"available_bytes", "total_bytes"})
 
 def _kernel_figures(figures: Mapping[str, Any]) -> Mapping[str, Any]:
     host = figures.get("host")
-    if not isinstance(host, Mapping):
+    if type(host) is not dict:
         return figures
     return {**figures, "host": {k: v for k, v in host.items() if k not in MACHINE_WIDE_HOST_FIGURES}}
 
 
+# Figures are plain dicts and lists (JSON-shaped). Exact type checks, not
+# isinstance(x, Mapping): that goes through typing's and abc's Python-level
+# hooks, and was the largest single cost of an idle tick in a kernel.
 def _differs(a: Any, b: Any, threshold: int, key: str) -> bool:
-    # Equal containers (the usual tick: nothing moved) are settled by one
-    # C-level comparison, not a walk in Python over every NVML process entry.
-    if isinstance(a, (Mapping, list)) and a == b:
-        return False
-    if isinstance(a, Mapping) and isinstance(b, Mapping):
-        if a.keys() != b.keys():
+    kind = type(a)
+    if kind is dict or kind is list:
+        # Equal containers (the usual tick: nothing moved) are settled by one
+        # C-level comparison, not a walk in Python over every NVML process entry.
+        if a == b:
+            return False
+        if type(b) is not kind:
             return True
-        return any(_differs(a[k], b[k], threshold, k) for k in a)
-    if isinstance(a, list) and isinstance(b, list):
+        if kind is dict:
+            if a.keys() != b.keys():
+                return True
+            return any(_differs(a[k], b[k], threshold, k) for k in a)
         if len(a) != len(b):
             return True
         return any(_differs(x, y, threshold, key) for x, y in zip(a, b))
-    if key.endswith("_bytes") and isinstance(a, int) and isinstance(b, int):
+    if kind is int and type(b) is int and key.endswith("_bytes"):
         return abs(a - b) > threshold
     return a != b

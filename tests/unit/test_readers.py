@@ -205,6 +205,24 @@ def test_host_proc_fallback(tmp_path) -> None:
     assert r.read() == {"rss_bytes": 250 * os.sysconf("SC_PAGE_SIZE"), "total_bytes": 16000 * 1024, "available_bytes": 8000 * 1024}
 
 
+def test_host_machine_figures_are_read_at_most_once_a_second(tmp_path) -> None:
+    (tmp_path / "5").mkdir()
+    (tmp_path / "5" / "statm").write_text("1000 250 30 1 0 100 0\n")
+    meminfo = tmp_path / "meminfo"
+    meminfo.write_text("MemTotal:       16000 kB\nMemFree:  100 kB\nMemAvailable:    8000 kB\n")
+    now = [10.0]
+    r = HostReader(pid=5, proc_root=str(tmp_path), use_psutil=False, clock=lambda: now[0])
+    assert r.read()["available_bytes"] == 8000 * 1024
+    meminfo.write_text("MemTotal:       16000 kB\nMemFree:  100 kB\nMemAvailable:    6000 kB\n")
+    (tmp_path / "5" / "statm").write_text("1000 260 30 1 0 100 0\n")
+    now[0] += 0.9
+    figures = r.read()
+    assert figures["available_bytes"] == 8000 * 1024  # within the second: as read before
+    assert figures["rss_bytes"] == 260 * __import__("os").sysconf("SC_PAGE_SIZE")  # the kernel's own: every time
+    now[0] += 0.1
+    assert r.read()["available_bytes"] == 6000 * 1024
+
+
 def test_host_unreadable_is_null(tmp_path) -> None:
     r = HostReader(pid=1, proc_root=str(tmp_path), use_psutil=False)
     assert r.read() == {"rss_bytes": None, "total_bytes": None, "available_bytes": None}

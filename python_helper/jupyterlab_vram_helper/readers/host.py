@@ -6,7 +6,9 @@ accounting the kernel's RSS and its high-water mark (peak), cheaply.
 
 from __future__ import annotations
 
+import math
 import os
+import time
 from typing import Any, Callable, Optional, Protocol, Tuple
 
 from ..forking import call_in_forked_child
@@ -22,13 +24,28 @@ class HostReader:
     16-core GPU machine, most of the sampler's cost at 10 Hz). Elsewhere
     psutil, when the kernel's environment has it. Figures that cannot be read
     are ``None``.
+
+    The machine's total and available RAM are read at most every
+    ``machine_refresh_s``: the kernel builds all of /proc/meminfo for any
+    read of it (the costlier of the two reads in a tick), and those figures
+    never cause a sample on their own (sample.py), they ride along.
     """
 
     # MemTotal, MemFree and MemAvailable are meminfo's first three lines (Linux >= 3.14).
     MEMINFO_HEAD_BYTES = 256
 
-    def __init__(self, pid: Optional[int] = None, proc_root: str = "/proc", use_psutil: bool = True):
+    def __init__(
+        self,
+        pid: Optional[int] = None,
+        proc_root: str = "/proc",
+        use_psutil: bool = True,
+        machine_refresh_s: float = 1.0,
+        clock: Callable[[], float] = time.monotonic,
+    ):
         self._pid = os.getpid() if pid is None else pid
+        self._machine_refresh_s = machine_refresh_s
+        self._clock = clock
+        self._machine: Tuple[float, Tuple[Optional[int], Optional[int]]] = (-math.inf, (None, None))
         self._page_size = _page_size()
         self._statm = _open_fd(f"{proc_root}/{self._pid}/statm", os.O_RDONLY)
         self._meminfo = _open_fd(f"{proc_root}/meminfo", os.O_RDONLY)
@@ -58,7 +75,11 @@ class HostReader:
                 }
             except Exception:
                 pass  # fall through to /proc
-        total, available = self._read_meminfo()
+        now = self._clock()
+        read_at, (total, available) = self._machine
+        if now - read_at >= self._machine_refresh_s:
+            total, available = self._read_meminfo()
+            self._machine = (now, (total, available))
         return {"rss_bytes": self.rss(), "total_bytes": total, "available_bytes": available}
 
     def rss(self) -> Optional[int]:
@@ -86,6 +107,7 @@ class HostReader:
 
     def close(self) -> None:
         _close_descriptors(self, ("_statm", "_meminfo"))
+        self._machine = (-math.inf, (None, None))
 
 
 class KernelRss(Protocol):
