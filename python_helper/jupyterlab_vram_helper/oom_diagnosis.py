@@ -163,6 +163,10 @@ def diagnose(facts: Optional[OomMessageFacts], state: OomState) -> OomDiagnosis:
         other_bytes = sum(known) if known or not others else None
 
     stale = after("stale_bytes")
+    if not host and stale is not None and allocated is not None:
+        # The message's allocated figure is printed rounded (78.00 GiB): what
+        # references hold stays within the allocated figure shown beside it.
+        stale = min(stale, allocated)
     causes = _causes(
         kind=kind,
         requested=requested,

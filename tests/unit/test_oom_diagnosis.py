@@ -97,6 +97,18 @@ def test_fragmentation() -> None:
     assert d["reserved_unallocated_bytes"] == round(2.30 * GIB)
 
 
+def test_stale_bytes_never_exceed_the_allocated_figure_shown_beside_them() -> None:
+    # Seen on an H100: the message printed 78.00 GiB allocated (rounded); the
+    # names, read after the failure, held 4 bytes more than that.
+    d = diagnose(
+        torch24("1024.00 MiB", "79.18 GiB", "586.19 MiB", "78.00 GiB", "0 bytes"),
+        state(stale_bytes=78 * GIB + 4, allocated_bytes=78 * GIB + 512),
+    )
+    assert d["allocated_bytes"] == 78 * GIB
+    assert d["stale_bytes"] == 78 * GIB
+    assert causes(d) == ["stale_references"] and gain(d, "stale_references") == 78 * GIB
+
+
 def test_stale_references() -> None:
     # 4 GiB asked of a full 24 GiB card; names from earlier cells hold 6 GiB.
     holders = [
