@@ -1,0 +1,73 @@
+"""Random and mutated comm messages for the helper, and the check that a kernel
+survived them (shared by tests/e2e/test_comm_fuzz_e2e.py and benchmarks/comm_fuzz.py).
+
+Messages come from a seeded generator, so a failure can be replayed: random
+JSON values, and valid requests of every type with one field somewhere
+replaced, removed or added. None carries a real listing id, so no mutation
+of a delete request can delete anything (a delete needs a listing the
+frontend asked for).
+"""
+
+from __future__ import annotations
+
+import copy
+import random
+from typing import Any, Dict, Iterator, List
+
+ODD_VALUES: List[Any] = [
+    None, True, False, 0, -1, 2**63, -(2**70), 1e308, -0.0, 0.05, 61, "", "x", "snapshot", "inspect",
+    "delete", "<img src=x onerror=alert(1)>", "\u0000", "\ud7ff", "a" * 5000, [], [1, "2", None], {},
+    {"type": "ping"}, {"request_id": "r"},
+]
+
+# Valid requests of every type (docs/protocol.md); listing ids are made up.
+TEMPLATES: List[Dict[str, Any]] = [
+    {"type": "ping", "request_id": "f"},
+    {"type": "snapshot", "request_id": "f"},
+    {"type": "history", "request_id": "f"},
+    {"type": "notebook_names", "request_id": "f"},
+    {"type": "configure", "request_id": "f", "config": {"interval_s": 0.5, "heartbeat_s": 5.0}},
+    {"type": "free_memory", "request_id": "f", "actions": ["gc", "empty_cache"]},
+    {"type": "inspect", "request_id": "f", "max_entries": 50, "container_depth": 1},
+    {"type": "delete", "request_id": "f", "listing_id": "0-fuzz", "names": ["keep_me"],
+     "hidden": ["output_cache"], "free": ["gc"]},
+]
+
+# What the fuzzed kernel holds; the check is that none of it changed.
+NAMESPACE_SETUP = "keep_me = list(range(1000)); also_kept = {'a': 1}; import os"
+FINGERPRINT = "sorted((k, id(v)) for k, v in get_ipython().user_ns.items() if not k.startswith('_'))"
+
+
+def _any_value(rng: random.Random, depth: int = 0) -> Any:
+    roll = rng.random()
+    if depth > 3 or roll < 0.6:
+        return copy.deepcopy(rng.choice(ODD_VALUES))
+    if roll < 0.8:
+        return [_any_value(rng, depth + 1) for _ in range(rng.randrange(4))]
+    keys = ["type", "request_id", "config", "actions", "names", "listing_id", "max_entries", "x"]
+    return {rng.choice(keys): _any_value(rng, depth + 1) for _ in range(rng.randrange(5))}
+
+
+def _mutated(rng: random.Random, template: Dict[str, Any]) -> Any:
+    message = copy.deepcopy(template)
+    target: Any = message
+    for _ in range(rng.randrange(3)):
+        inner = [k for k, v in target.items() if isinstance(v, dict)] if isinstance(target, dict) else []
+        if not inner:
+            break
+        target = target[rng.choice(inner)]
+    key = rng.choice(list(target)) if target else "extra"
+    roll = rng.random()
+    if roll < 0.5:
+        target[key] = _any_value(rng)
+    elif roll < 0.75:
+        target.pop(key, None)
+    else:
+        target[f"{key}_{rng.randrange(10)}"] = _any_value(rng)
+    return message
+
+
+def fuzz_messages(count: int, seed: int = 20261123) -> Iterator[Any]:
+    rng = random.Random(seed)
+    for _ in range(count):
+        yield _any_value(rng) if rng.random() < 0.3 else _mutated(rng, rng.choice(TEMPLATES))
