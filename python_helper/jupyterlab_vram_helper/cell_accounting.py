@@ -103,7 +103,7 @@ class CellMemoryRecorder:
         self._clock = clock
         self._pending: List[PendingCell] = []
         self._records: Deque[CellMemoryRecord] = collections.deque(maxlen=max_records)
-        self._ended: Deque[EndedCell] = collections.deque()  # waiting for their RSS peak
+        self._ended: Deque[EndedCell] = collections.deque()  # waiting for their end figures
         self._finish_lock = threading.Lock()
         self._next_id = 1
         self.last_error: Optional[str] = None
@@ -196,7 +196,7 @@ class CellMemoryRecorder:
             if pending:
                 # Ended inside a cell that goes on running: its figures cannot wait.
                 self._read_host_after(ended)
-                self._read_gpus_after(ended, None)
+                self._read_gpus_after(ended, self._gpu_reading("reading torch.cuda at cell end"))
             self._ended.append(ended)
             self._call_soon(lambda: self._finish_in_background(ended))
         except (Exception, KeyboardInterrupt) as exc:
@@ -270,17 +270,23 @@ class CellMemoryRecorder:
             torch_cuda.reset_peaks(torch, index)
         cell.gpu_peaks_were_reset = True
 
-    def _read_gpus_after(self, ended: EndedCell, reading: Optional[GpuReading]) -> None:
-        """``ended.gpus`` from ``reading`` (read now if None); [] if torch cannot be read."""
+    def _gpu_reading(self, what: str) -> GpuReading:
+        """torch's counters now; {} (and one problem report) if they cannot be read."""
+        try:
+            return gpu_reading(self._torch())
+        except Exception as exc:
+            self._problem(what, exc)
+            return {}
+
+    def _read_gpus_after(self, ended: EndedCell, reading: GpuReading) -> None:
+        """``ended.gpus`` from ``reading``, unless it has them already ([] if that fails)."""
         if ended.gpus is not None:
             return
         ended.gpus = []
         try:
-            if reading is None:
-                reading = gpu_reading(self._torch())
             ended.gpus = self._gpu_records(ended.cell, reading)
         except Exception as exc:
-            self._problem("reading torch.cuda at cell end", exc)
+            self._problem("recording torch.cuda's figures of the cell", exc)
 
     def _read_host_after(self, ended: EndedCell) -> None:
         try:
@@ -338,11 +344,7 @@ class CellMemoryRecorder:
                     ended.host_read = True
                 if ended.gpus is None:
                     if gpus is None:
-                        try:
-                            gpus = gpu_reading(self._torch())
-                        except Exception as exc:
-                            gpus = {}
-                            self._problem("reading torch.cuda after the cell", exc)
+                        gpus = self._gpu_reading("reading torch.cuda after the cell")
                     self._read_gpus_after(ended, gpus)
                 ended.record = self._record(ended)
                 self._records.append(ended.record)

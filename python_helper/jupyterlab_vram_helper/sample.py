@@ -14,7 +14,6 @@ from typing import Any, Callable, List, Mapping, Optional, Tuple, TypedDict
 from .devices import Device, enumerate_devices
 from .protocol import (
     GpuFigures,
-    NvmlGpuFigures,
     HostFigures,
     SampleMessage,
     SampleReason,
@@ -86,9 +85,8 @@ class SampleSource:
         gpus: List[GpuFigures] = []
         for device in self.devices():
             torch_figures = torch_cuda.read_device(torch, device.index)
-            nvml = self.nvml.read(device.nvml, fresh_processes) if device.nvml is not None else None
-            if nvml is not None and nvml["process_used_bytes"] == 0 and torch_figures and torch_figures["reserved_bytes"]:
-                nvml = self._process_seen_late(device, nvml)
+            holds_memory = bool(torch_figures and torch_figures["reserved_bytes"])
+            nvml = self.nvml.read(device.nvml, fresh_processes, holds_memory) if device.nvml is not None else None
             gpus.append(
                 {
                     "index": device.index,
@@ -105,18 +103,6 @@ class SampleSource:
             "tensorflow": tf_state,
             "gpus": gpus,
         }
-
-    def _process_seen_late(self, device: Device, nvml: NvmlGpuFigures) -> NvmlGpuFigures:
-        """NVML said this process holds nothing on a device where torch reserves memory.
-
-        Seen on an H100: the list read while the kernel created its context
-        lacked it, and the cache kept that for seconds. List again now; if
-        NVML still does not name the process, its figure is unknown, not 0.
-        """
-        fresh = self.nvml.read(device.nvml, fresh_processes=True) or nvml
-        if fresh["process_used_bytes"] == 0:
-            fresh = {**fresh, "process_used_bytes": None}
-        return fresh
 
     def now(self) -> float:
         return self._wall_clock()

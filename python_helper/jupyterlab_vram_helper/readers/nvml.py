@@ -10,7 +10,11 @@ at most every ``process_refresh_s`` and cached in between, except when the
 device's used memory moved by ``PROCESS_LIST_STALE_BYTES`` since the last list
 (a process that creates a CUDA context moves it by hundreds of MiB: without
 this, a kernel that has just initialised CUDA read "0 bytes" for 5 s) or a
-caller asks for a fresh list (a snapshot the user asked for).
+caller asks for a fresh list (a snapshot the user asked for), or the cached
+list gives this process nothing on a device where the caller knows it holds
+memory (torch reserves some there). Seen on an H100: a list read while the
+kernel was creating its context lacked it. If a fresh list still does not
+name the process, its figure is unknown (None), never a provably wrong 0.
 
 Device used memory is NVML's v2 figure where the driver has it: like
 ``nvidia-smi``, it leaves out what the driver reserves for itself (about
@@ -158,12 +162,18 @@ class NvmlReader:
     def devices(self) -> List[NvmlDevice]:
         return list(self._devices)
 
-    def read(self, device: NvmlDevice, fresh_processes: bool = False) -> Optional[NvmlGpuFigures]:
-        """The device's figures; ``fresh_processes`` lists its processes now, whatever the cache holds."""
+    def read(
+        self, device: NvmlDevice, fresh_processes: bool = False, holds_memory: bool = False
+    ) -> Optional[NvmlGpuFigures]:
+        """The device's figures.
+
+        ``fresh_processes``: list its processes now, whatever the cache holds.
+        ``holds_memory``: this process is known to hold memory on the device.
+        """
         if self._nvml is None:
             return None
         used, total = self._memory(device)
-        process_used, processes = self._processes(device, used, fresh_processes)
+        process_used, processes = self._processes(device, used, fresh_processes, holds_memory)
         return {"used_bytes": used, "total_bytes": total, "process_used_bytes": process_used, "processes": processes}
 
     def _memory(self, device: NvmlDevice) -> Tuple[Optional[int], Optional[int]]:
@@ -179,19 +189,22 @@ class NvmlReader:
         except Exception:
             return None, device.total_bytes
 
-    def _processes(self, device: NvmlDevice, used: Optional[int], fresh: bool) -> ProcessFigures:
+    def _processes(self, device: NvmlDevice, used: Optional[int], fresh: bool, holds_memory: bool) -> ProcessFigures:
         now = self._clock()
         cached = self._process_cache.get(device.nvml_index)
         if not fresh and cached is not None and now - cached[0] < self._process_refresh_s:
-            listed_at_used = cached[1]
-            if used is None or listed_at_used is None or abs(used - listed_at_used) < PROCESS_LIST_STALE_BYTES:
-                return cached[2]
+            listed_at_used, value = cached[1], cached[2]
+            moved = used is not None and listed_at_used is not None and abs(used - listed_at_used) >= PROCESS_LIST_STALE_BYTES
+            if not moved and not (holds_memory and value[0] == 0):
+                return value
         listed = self._list_processes(device)
         if listed is None:
-            value: ProcessFigures = (None, None)
+            value = (None, None)
         else:
             value = (attribute_to_pid(listed, self._pid, self._pid_exists), process_list(listed, self._pid))
         self._process_cache[device.nvml_index] = (now, used, value)
+        if holds_memory and value[0] == 0:
+            return None, value[1]  # NVML does not name this process (yet): unknown, not 0
         return value
 
     def _list_processes(self, device: NvmlDevice) -> Optional[List[Tuple[int, Any]]]:
