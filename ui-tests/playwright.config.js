@@ -4,7 +4,21 @@
  * The browser is Debian's Chromium (`apt-get install chromium`), never one that
  * a test tool downloads: set CHROMIUM_PATH to use another binary.
  */
+const { execFileSync } = require('child_process');
 const baseConfig = require('@jupyterlab/galata/lib/playwright-config');
+
+// The test server gets a port of its own (VRAM_UI_PORT, else a free one), so
+// that the tests never drive a JupyterLab the user started on 8888, and two
+// checkouts can run their tests at once. Set in the environment here, so the
+// worker processes, which load this file again, use the same port.
+if (!process.env.VRAM_UI_PORT) {
+  process.env.VRAM_UI_PORT = execFileSync(
+    process.env.PYTHON || 'python3',
+    ['-c', 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'],
+    { encoding: 'utf8' }
+  ).trim();
+}
+const port = process.env.VRAM_UI_PORT;
 
 const chromiumArgs = [
   '--no-sandbox',
@@ -27,6 +41,7 @@ module.exports = {
   reporter: [['list'], ['html', { open: 'never' }]],
   use: {
     ...baseConfig.use,
+    baseURL: `http://localhost:${port}`,
     browserName: 'chromium',
     headless: true,
     launchOptions: {
@@ -37,9 +52,9 @@ module.exports = {
     video: 'off'
   },
   webServer: {
-    command: 'npm start',
-    url: 'http://localhost:8888/lab',
+    command: `npm start -- --port=${port} --ServerApp.port_retries=0`,
+    url: `http://localhost:${port}/lab`,
     timeout: 180 * 1000,
-    reuseExistingServer: !process.env.CI
+    reuseExistingServer: false
   }
 };
