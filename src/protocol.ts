@@ -314,9 +314,15 @@ export interface CellMemoryRecord {
   oom: OomDiagnosis | null;
 }
 
-export interface CellMessage {
-  type: 'cell';
-  record: CellMemoryRecord;
+/**
+ * Per-cell records, oldest first: one message per round of the helper's
+ * sender (a lone cell's record alone; a "Run All" gathers the cells of ~50 ms).
+ */
+export interface CellsMessage {
+  type: 'cells';
+  records: CellMemoryRecord[];
+  /** One text per record that could not be read (the others are kept). */
+  invalid: string[];
 }
 
 export interface ReplyMessage {
@@ -340,7 +346,7 @@ export interface ErrorMessage {
 export type KernelMessage =
   | HelloMessage
   | SampleMessage
-  | CellMessage
+  | CellsMessage
   | ReplyMessage
   | ErrorMessage;
 
@@ -714,11 +720,18 @@ function readCellRecord(r: FieldReader): CellMemoryRecord {
   };
 }
 
-function readCell(r: FieldReader): CellMessage {
-  return {
-    type: 'cell',
-    record: readCellRecord(r.object('record'))
-  };
+function readCells(r: FieldReader): CellsMessage {
+  const records: CellMemoryRecord[] = [];
+  const invalid: string[] = [];
+  r.array('records').forEach((item, i) => {
+    const parsed = parseCellRecord(item, `${r.path}.records[${i}]`);
+    if ('record' in parsed) {
+      records.push(parsed.record);
+    } else {
+      invalid.push(parsed.error);
+    }
+  });
+  return { type: 'cells', records, invalid };
 }
 
 /**
@@ -822,8 +835,8 @@ export function parseKernelMessage(data: unknown): ParseResult {
       }
       case 'sample':
         return { kind: 'message', message: readSample(FieldReader.of(data, 'sample')) };
-      case 'cell':
-        return { kind: 'message', message: readCell(FieldReader.of(data, 'cell')) };
+      case 'cells':
+        return { kind: 'message', message: readCells(FieldReader.of(data, 'cells')) };
       case 'reply':
         return { kind: 'message', message: readReply(FieldReader.of(data, 'reply')) };
       case 'error':

@@ -4,7 +4,7 @@
  *
  *   const monitor = await window.galata.getPlugin('jupyterlab-vram:plugin');
  *   monitor.current?.ingest({type: 'sample', ...});   // feed a sample by hand
- *   monitor.current?.ingest({type: 'cell', record});  // feed a cell record
+ *   monitor.current?.ingest({type: 'cells', records});  // feed cell records
  */
 import { Token } from '@lumino/coreutils';
 import { ISignal } from '@lumino/signaling';
@@ -60,7 +60,7 @@ export interface IKernelMemoryModel {
    * Take in the `data` of one comm message from the kernel helper: the one
    * door through which hello, samples and cell records enter. Malformed
    * data is reported in `notes`, never thrown. A benchmark can feed a cell
-   * record with `ingest({type: 'cell', record})`.
+   * record with `ingest({type: 'cells', records: [record]})`.
    */
   ingest(data: unknown): ParseResult;
 }

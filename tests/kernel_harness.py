@@ -295,7 +295,7 @@ class CellSession:
         self.comm_id = comm_id
 
     def records(self, comm_id: Optional[str] = None) -> List[Dict[str, Any]]:
-        return [d["record"] for d in self.k.comm_data(comm_id or self.comm_id, "cell")]
+        return [r for d in self.k.comm_data(comm_id or self.comm_id, "cells") for r in d["records"]]
 
     def run(self, code: str, record_timeout: float = 10, **kw: Any) -> Dict[str, Any]:
         """Execute a cell (``kw``: for Kernel.execute) and return (reply, its record) once the record arrived."""

@@ -14,6 +14,11 @@ SENDER_THREAD_NAME = "jupyterlab-vram-cell-sender"
 # execute_reply and idle status go out first. Sending at once took the GIL
 # from them and delayed every reply by ~0.5 ms (benchmarks/cell_hooks_overhead.py).
 SENDER_SETTLE_S = 0.005
+# The least time between two rounds of work. A lone cell's record goes out
+# after SENDER_SETTLE_S; cells that follow within this time (a "Run All") wait
+# for the end of it and go out together, in one message: a comm message costs
+# the kernel more CPU than the rest of a cell's accounting.
+SENDER_COALESCE_S = 0.05
 
 
 class BackgroundSender:
@@ -22,14 +27,22 @@ class BackgroundSender:
     A comm send costs ipykernel 0.1-0.2 ms (JSON, signing, IOPub hand-off):
     more than the whole per-cell budget. The hook only enqueues; this thread,
     started on first use, waits ``settle_s`` for the kernel to finish its
-    reply, then does everything queued by then.
+    reply, then does everything queued by then, and starts its next round no
+    sooner than ``coalesce_s`` after this one: what comes in meanwhile is
+    queued without waking the thread, and done in one round.
     """
 
     _STOP = object()
 
-    def __init__(self, broadcast: Callable[[Mapping[str, Any]], None], settle_s: float = SENDER_SETTLE_S):
+    def __init__(
+        self,
+        broadcast: Callable[[Mapping[str, Any]], None],
+        settle_s: float = SENDER_SETTLE_S,
+        coalesce_s: float = SENDER_COALESCE_S,
+    ):
         self._broadcast = broadcast
         self._settle_s = settle_s
+        self._coalesce_s = coalesce_s
         self._queue: "queue.SimpleQueue[Any]" = queue.SimpleQueue()
         self._thread: Optional[threading.Thread] = None
         self._lock = threading.Lock()
@@ -50,11 +63,14 @@ class BackgroundSender:
                     self._thread.start()
 
     def _run(self) -> None:
+        next_round = 0.0
         try:
             while True:
                 call = self._queue.get()
-                if self._settle_s > 0 and call is not self._STOP:
-                    time.sleep(self._settle_s)
+                if call is not self._STOP:
+                    wait = max(self._settle_s, next_round - time.monotonic())
+                    if wait > 0:
+                        time.sleep(wait)
                 while True:
                     if call is self._STOP:
                         return
@@ -66,6 +82,7 @@ class BackgroundSender:
                         call = self._queue.get_nowait()
                     except queue.Empty:
                         break
+                next_round = time.monotonic() + self._coalesce_s
         finally:
             with self._lock:
                 if self._thread is threading.current_thread():

@@ -60,7 +60,7 @@ from .cell_outcome import cell_outcome, exception_of, out_of_memory_text
 from .cell_readings import EndedCell, GpuReading, PendingCell, gpu_reading, max_known, peak_of, raise_gpu_max
 from .config import SamplerConfig
 from .oom_diagnosis import OomDiagnosis
-from .protocol import CellGpuMemory, CellHostMemory, CellMemoryRecord, cell_message, error_message
+from .protocol import CellGpuMemory, CellHostMemory, CellMemoryRecord, cells_message, error_message
 from .readers import torch_cuda
 from .readers.host import KernelRss, kernel_rss
 from .readers.torch_cuda import AllocatorCounters
@@ -104,6 +104,8 @@ class CellMemoryRecorder:
         self._pending: List[PendingCell] = []
         self._records: Deque[CellMemoryRecord] = collections.deque(maxlen=max_records)
         self._ended: Deque[EndedCell] = collections.deque()  # waiting for their end figures
+        # Records made since the last send; the sender thread sends them together.
+        self._unsent: Deque[CellMemoryRecord] = collections.deque(maxlen=max_records)
         self._finish_lock = threading.Lock()
         self._next_id = 1
         self.last_error: Optional[str] = None
@@ -308,10 +310,19 @@ class CellMemoryRecorder:
             return None
 
     def _finish_in_background(self, ended: EndedCell) -> None:
-        """The sender thread's part: finish the record (unless a hook did) and send it."""
+        """The sender thread's part: finish the records up to ``ended`` and send every unsent one.
+
+        The sender runs these calls in rounds (background_sender.py): in a
+        "Run All", the first call of a round sends the records of every cell
+        that ended since the last round, in one message; the others find
+        nothing left to send.
+        """
         self._finish_ended(through=ended)
-        if ended.record is not None and self._send is not None and self._has_listeners():
-            self._send(cell_message(ended.record))
+        with self._finish_lock:
+            records = list(self._unsent)
+            self._unsent.clear()
+        if records and self._send is not None and self._has_listeners():
+            self._send(cells_message(records))
 
     def _finish_ended(
         self,
@@ -348,6 +359,7 @@ class CellMemoryRecorder:
                     self._read_gpus_after(ended, gpus)
                 ended.record = self._record(ended)
                 self._records.append(ended.record)
+                self._unsent.append(ended.record)
                 if ended is through:
                     return
 

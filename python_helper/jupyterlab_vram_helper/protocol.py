@@ -202,9 +202,9 @@ class CellMemoryRecord(TypedDict):
     oom: Optional["OomDiagnosis"]
 
 
-class CellMessage(TypedDict):
-    type: Literal["cell"]
-    record: CellMemoryRecord
+class CellsMessage(TypedDict):
+    type: Literal["cells"]
+    records: List[CellMemoryRecord]
 
 
 class ReplyMessage(TypedDict):
@@ -458,8 +458,8 @@ def error_message(code: ErrorCode, message: str, request_id: Optional[str] = Non
     return {"type": "error", "request_id": request_id, "code": code, "message": message}
 
 
-def cell_message(record: CellMemoryRecord) -> CellMessage:
-    return {"type": "cell", "record": record}
+def cells_message(records: List[CellMemoryRecord]) -> CellsMessage:
+    return {"type": "cells", "records": records}
 
 
 __all__ = [

@@ -41,7 +41,7 @@ describe('KernelHelperConnection: cell records', () => {
     const { model } = connect(kernel);
     await settle();
     kernel.lastComm.receive(wire(makeHello()));
-    kernel.lastComm.receive(wire({ type: 'cell', record: makeCellRecord({ record_id: 3 }) }));
+    kernel.lastComm.receive(wire({ type: 'cells', records: [makeCellRecord({ record_id: 3 })] }));
     expect(model.cells.length).toBe(1);
     expect(model.cells.latestForCell('cell-a')!.record.record_id).toBe(3);
   });
@@ -55,7 +55,7 @@ describe('KernelHelperConnection: cell records', () => {
     expect(historyRequests(kernel)).toHaveLength(1);
     expect(historyRequests(kernel)[0]).toEqual({ type: 'history', request_id: expect.any(String) });
     // A live record arrives before the reply.
-    kernel.lastComm.receive(wire({ type: 'cell', record: makeCellRecord({ record_id: 3, cell_id: 'cell-3' }) }));
+    kernel.lastComm.receive(wire({ type: 'cells', records: [makeCellRecord({ record_id: 3, cell_id: 'cell-3' })] }));
     replyHistory(kernel, wire(manyRecords(3)));
     await settle();
     expect(model.cells.entries.map(e => e.record.record_id)).toEqual([1, 2, 3]);
@@ -94,7 +94,7 @@ describe('KernelHelperConnection: cell records', () => {
     await settle();
     kernel.lastComm.receive(wire(makeHello())); // same pid: a container
     replyHistory(kernel, []);
-    kernel.lastComm.receive(wire({ type: 'cell', record: makeCellRecord({ record_id: 1, cell_id: 'cell-1', execution_count: 1 }) }));
+    kernel.lastComm.receive(wire({ type: 'cells', records: [makeCellRecord({ record_id: 1, cell_id: 'cell-1', execution_count: 1 })] }));
     await settle();
     expect(model.cells.length).toBe(3);
   });

@@ -78,7 +78,7 @@ function liveModel(): KernelMemoryModel {
 }
 
 function cellMsg(record: ReturnType<typeof makeCellRecord>) {
-  return wire({ type: 'cell', record });
+  return wire({ type: 'cells', records: [record] });
 }
 
 describe('NotebookCellBadges', () => {

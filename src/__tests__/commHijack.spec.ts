@@ -36,7 +36,7 @@ function random(seed: number): () => number {
 
 const ODD_VALUES: unknown[] = [
   null, undefined, true, false, 0, -1, 1e308, -1e308, Number.NaN, Number.POSITIVE_INFINITY, 2 ** 64,
-  0.5, '', 'x', EVIL, '\u0000', 'hello', 'sample', 'cell', 'reply', 'error', [], [1, 2], {}, { type: 'hello' }
+  0.5, '', 'x', EVIL, '\u0000', 'hello', 'sample', 'cells', 'reply', 'error', [], [1, 2], {}, { type: 'hello' }
 ];
 
 function anyValue(next: () => number, depth = 0): unknown {
@@ -85,7 +85,7 @@ function fuzzMessages(count: number, seed = 20261123): unknown[] {
     wire(makeHello()),
     wire({ ...makeHello(), protocol: 999 }),
     wire(makeSample({ seq: 7 })),
-    wire({ type: 'cell', record: makeCellRecord() }),
+    wire({ type: 'cells', records: [makeCellRecord()] }),
     { type: 'reply', request_id: 'r-1', request_type: 'snapshot', result: { seq: 3 } },
     { type: 'error', request_id: null, code: 'internal', message: EVIL }
   ];

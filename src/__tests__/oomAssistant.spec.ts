@@ -178,12 +178,14 @@ describe('OomDiagnosisView', () => {
     const label = EVIL;
     model.ingest(
       wire({
-        type: 'cell',
-        record: oomRecord({
-          record_id: 1,
-          execution_count: 4,
-          oom: diagnosis({ stale_holders: [{ holder: 'name', label, bytes: GiB }] })
-        })
+        type: 'cells',
+        records: [
+          oomRecord({
+            record_id: 1,
+            execution_count: 4,
+            oom: diagnosis({ stale_holders: [{ holder: 'name', label, bytes: GiB }] })
+          })
+        ]
       })
     );
     MessageLoop.flush();
@@ -207,7 +209,7 @@ describe('OomDiagnosisView', () => {
 
   it("hides a diagnosis once its kernel process is gone (restart, death, another process)", () => {
     const { model, view } = setup();
-    model.ingest(wire({ type: 'cell', record: oomRecord({ record_id: 3, oom: diagnosis() }) }));
+    model.ingest(wire({ type: 'cells', records: [oomRecord({ record_id: 3, oom: diagnosis() })] }));
     MessageLoop.flush();
     expect(view.node.hidden).toBe(false);
     model.noteNewKernelProcess();
@@ -218,7 +220,7 @@ describe('OomDiagnosisView', () => {
     MessageLoop.flush();
     expect(view.node.hidden).toBe(true); // live again, but another process: nothing to diagnose
     expect(model.cells.entries).toHaveLength(1); // the record itself stays in the history
-    model.ingest(wire({ type: 'cell', record: oomRecord({ record_id: 1, oom: diagnosis() }) }));
+    model.ingest(wire({ type: 'cells', records: [oomRecord({ record_id: 1, oom: diagnosis() })] }));
     MessageLoop.flush();
     expect(view.node.hidden).toBe(false);
     view.dispose();
@@ -226,12 +228,12 @@ describe('OomDiagnosisView', () => {
 
   it('hides a dismissed diagnosis until a newer cell dies of OOM', () => {
     const { model, view } = setup();
-    model.ingest(wire({ type: 'cell', record: oomRecord({ record_id: 1, oom: diagnosis() }) }));
+    model.ingest(wire({ type: 'cells', records: [oomRecord({ record_id: 1, oom: diagnosis() })] }));
     MessageLoop.flush();
     view.node.querySelector<HTMLElement>('[data-vram-role="oom-dismiss"]')!.click();
     MessageLoop.flush();
     expect(view.node.hidden).toBe(true);
-    model.ingest(wire({ type: 'cell', record: oomRecord({ record_id: 2, oom: diagnosis() }) }));
+    model.ingest(wire({ type: 'cells', records: [oomRecord({ record_id: 2, oom: diagnosis() })] }));
     MessageLoop.flush();
     expect(view.node.hidden).toBe(false);
     expect(view.node.dataset.vramRecord).toMatch(/:2$/);
@@ -243,7 +245,7 @@ describe('OomDiagnosisView', () => {
     const other = new KernelMemoryModel({ historyCapacity: 10 });
     other.ingest(wire(makeHello()));
     for (const m of [model, other]) {
-      m.ingest(wire({ type: 'cell', record: oomRecord({ record_id: 1, oom: diagnosis() }) }));
+      m.ingest(wire({ type: 'cells', records: [oomRecord({ record_id: 1, oom: diagnosis() })] }));
     }
     MessageLoop.flush();
     const key = view.node.dataset.vramRecord;

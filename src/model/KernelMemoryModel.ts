@@ -141,9 +141,12 @@ export class KernelMemoryModel implements IKernelMemoryModel {
           this._receiveHello(message);
         } else if (message.type === 'sample') {
           this._receiveSample(message);
-        } else if (message.type === 'cell') {
+        } else if (message.type === 'cells') {
           if (this._state !== 'protocol-mismatch') {
-            this._cells.add(message.record);
+            this._cells.merge(message.records);
+            for (const error of message.invalid) {
+              this.noteIgnoredMessage(`a malformed cell record: ${error}`);
+            }
           }
         } else if (message.type === 'error' && message.request_id === null) {
           // Not an answer to any request of ours: nobody else will show it.

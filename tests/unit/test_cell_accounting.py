@@ -7,7 +7,7 @@ import os
 import threading
 import time
 import types
-from typing import Any, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 import pytest
 
@@ -102,7 +102,7 @@ class Harness:
         return history[-1] if history else None
 
     def cells_sent(self):
-        return [m["record"] for m in self.sent if m["type"] == "cell"]
+        return [r for m in self.sent if m["type"] == "cells" for r in m["records"]]
 
     def errors_sent(self):
         return [m for m in self.sent if m["type"] == "error"]
@@ -525,6 +525,19 @@ def test_the_next_cell_finishes_the_last_record_with_one_read_before_it_resets_t
     assert h.cells_sent()[0] is h.recorder.history()[0]
 
 
+def test_records_of_cells_that_ended_before_the_sender_ran_go_out_in_one_message() -> None:
+    h, later = deferred_harness()
+    for _ in range(3):  # a "Run All": the sender thread is still waiting out its round
+        h.cell()
+    assert h.sent == [] and len(later.calls) == 3
+    later.run()
+    cells = [m for m in h.sent if m["type"] == "cells"]
+    assert len(cells) == 1 and [r["record_id"] for r in cells[0]["records"]] == [1, 2, 3]
+    h.cell()  # a lone cell later: its own message
+    later.run()
+    assert [[r["record_id"] for r in m["records"]] for m in h.sent if m["type"] == "cells"] == [[1, 2, 3], [4]]
+
+
 def stats_reads(torch: FakeTorch) -> List[Any]:
     return [c for c in torch.calls if c[0] == "memory_stats_as_nested_dict"]
 
@@ -766,9 +779,9 @@ def test_records_broadcast_to_every_comm_and_history_request() -> None:
             "post_run_cell",
             types.SimpleNamespace(info=info, execution_count=1, error_in_exec=None, error_before_exec=None),
         )
-        _wait(lambda: "cell" in a.types() and "cell" in b.types())
-        record_a = [m for m in a.sent if m["type"] == "cell"][0]["record"]
-        record_b = [m for m in b.sent if m["type"] == "cell"][0]["record"]
+        _wait(lambda: "cells" in a.types() and "cells" in b.types())
+        (record_a,) = [m for m in a.sent if m["type"] == "cells"][0]["records"]
+        (record_b,) = [m for m in b.sent if m["type"] == "cells"][0]["records"]
         assert record_a == record_b and record_a["cell_id"] == "nb-cell"
         assert SENDER_THREAD_NAME in [t.name for t in threading.enumerate()]
 
@@ -796,6 +809,35 @@ def test_background_sender_sends_in_order_off_the_calling_thread() -> None:
     _wait(lambda: len(got) == 50)
     sender.stop()
     assert got == list(range(50)) and threads == {SENDER_THREAD_NAME}
+
+
+def test_background_sender_runs_a_lone_call_soon_and_gathers_a_burst_into_one_later_round() -> None:
+    rounds: List[List[Tuple[str, float]]] = []
+    round_of: Dict[str, int] = {}
+
+    def work(name: str):
+        def call() -> None:
+            now = time.monotonic()
+            # calls run back to back in one round; a new round starts after a pause
+            if not rounds or now - rounds[-1][-1][1] > 0.05:
+                rounds.append([])
+            rounds[-1].append((name, now))
+            round_of[name] = len(rounds) - 1
+        return call
+
+    sender = BackgroundSender(lambda message: None, settle_s=0.01, coalesce_s=0.3)
+    start = time.monotonic()
+    sender.call_soon(work("lone"))
+    _wait(lambda: "lone" in round_of)
+    first = rounds[0][0][1] - start
+    for name in ("a", "b", "c"):  # within the pause after the first round
+        sender.call_soon(work(name))
+        time.sleep(0.02)
+    _wait(lambda: "c" in round_of)
+    sender.stop()
+    assert first < 0.2  # the settle time, not the coalescing pause
+    assert round_of == {"lone": 0, "a": 1, "b": 1, "c": 1}
+    assert rounds[1][0][1] - rounds[0][0][1] >= 0.29  # the burst waited out the pause
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")

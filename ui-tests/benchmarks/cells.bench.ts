@@ -68,7 +68,7 @@ test('badge update with 2,000 cells; Cells history with 10,000 records', async (
       });
       // Every cell executed once.
       for (let i = 0; i < cells; i++) {
-        model.ingest({ type: 'cell', record: record(i, i + 1) });
+        model.ingest({ type: 'cells', records: [record(i, i + 1)] });
       }
       await frame();
       await frame();
@@ -83,7 +83,7 @@ test('badge update with 2,000 cells; Cells history with 10,000 records', async (
           frameStart = performance.now();
         });
         const t0 = performance.now();
-        model.ingest({ type: 'cell', record: record(0, ++count) });
+        model.ingest({ type: 'cells', records: [record(0, ++count)] });
         const t1 = performance.now();
         const t2 = await new Promise<number>(r =>
           requestAnimationFrame(() => {
