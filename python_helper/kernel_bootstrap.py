@@ -4,7 +4,7 @@ This file is not imported. `scripts/bundle-helper.mjs` embeds it, with the
 sources of `jupyterlab_vram_helper`, into the code the frontend executes
 silently in every Python kernel. It runs with two globals set by that code:
 
-- `BUNDLE_B64`: base64 of a JSON object
+- `BUNDLE_Z64`: base64 of the zlib-compressed JSON object
   `{"hash": str, "modules": {dotted_name: {"source": str, "package": bool}}}`.
 
 It must leave nothing behind in the user's namespace (it runs in a private
@@ -18,10 +18,11 @@ import importlib.util
 import json
 import linecache
 import sys
+import zlib
 
 PACKAGE = "jupyterlab_vram_helper"
 
-bundle = json.loads(base64.b64decode(BUNDLE_B64).decode("utf-8"))  # noqa: F821
+bundle = json.loads(zlib.decompress(base64.b64decode(BUNDLE_Z64)).decode("utf-8"))  # noqa: F821
 
 
 class InMemoryHelperFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):

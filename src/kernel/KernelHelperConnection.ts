@@ -5,11 +5,11 @@
  * For each kernel (the first one, after every restart, after a kernel change,
  * after the connection comes back) it:
  *   1. reads `language_info.name` (only Python kernels get the helper);
- *   2. executes HELPER_BOOTSTRAP_CODE silently (no history, no Out[], no
- *      cell hooks) and reads the execute reply (an error there means the
- *      helper could not start: its ename/evalue is shown);
+ *   2. executes the helper's bootstrap code (./helperCode.ts) silently (no
+ *      history, no Out[], no cell hooks) and reads the execute reply (an
+ *      error there means the helper could not start: its ename/evalue is shown);
  *   3. opens the comm with the protocol version and the sampling config;
- *   4. hands every comm message to `model.ingest` (hello, samples, `cell`
+ *   4. hands every comm message to `model.ingest` (hello, samples, `cells`
  *      records), and settles the answers to its own requests (configure,
  *      snapshot, ping, history);
  *   5. on each hello, asks for the `history` of per-cell records the helper
@@ -48,7 +48,7 @@ import {
   PartialHelperConfig,
   PROTOCOL_VERSION
 } from '../protocol';
-import { HELPER_BOOTSTRAP_CODE } from './helperBundle.generated';
+import { loadHelperBootstrapCode } from './helperCode';
 import { HelperRequestError, PendingRequests } from './PendingRequests';
 
 /** The parts of a notebook's session context the connection uses. */
@@ -69,7 +69,9 @@ export class KernelHelperConnection
     this._sessionContext = options.sessionContext;
     this._model = options.model;
     this._config = options.config;
-    this._bootstrapCode = options.bootstrapCode ?? HELPER_BOOTSTRAP_CODE;
+    this._loadBootstrapCode = options.bootstrapCode
+      ? () => Promise.resolve(options.bootstrapCode as string)
+      : loadHelperBootstrapCode;
     this._requestTimeoutMs = options.requestTimeoutMs ?? 60_000;
     this._cleanupTimeoutMs = options.cleanupTimeoutMs ?? 300_000;
 
@@ -366,8 +368,10 @@ export class KernelHelperConnection
       return;
     }
 
-    // 1. Only Python kernels get the helper.
+    // 1. Only Python kernels get the helper. Its code is fetched meanwhile.
     model.setState('kernel-starting');
+    const bootstrapCode = this._loadBootstrapCode();
+    bootstrapCode.catch(() => undefined); // a non-Python kernel never awaits it
     let info: KernelMessage.IInfoReply;
     try {
       info = await kernel.info;
@@ -399,11 +403,26 @@ export class KernelHelperConnection
         ? 'Waiting for the running cell to finish to start the memory helper\u2026'
         : undefined
     );
+    let code: string;
+    try {
+      code = await bootstrapCode;
+    } catch (reason) {
+      if (!stale()) {
+        model.setState(
+          'helper-failed',
+          describeFailure("could not load the helper's code", reason)
+        );
+      }
+      return;
+    }
+    if (stale()) {
+      return;
+    }
     let reply: KernelMessage.IExecuteReplyMsg;
     try {
       const future = kernel.requestExecute(
         {
-          code: this._bootstrapCode,
+          code,
           silent: true,
           store_history: false,
           allow_stdin: false,
@@ -587,7 +606,7 @@ export class KernelHelperConnection
   private _sessionContext: HelperSessionContext;
   private _model: KernelMemoryModel;
   private _config: () => HelperConfig | PartialHelperConfig;
-  private _bootstrapCode: string;
+  private _loadBootstrapCode: () => Promise<string>;
   private _requestTimeoutMs: number;
   private _cleanupTimeoutMs: number;
   private _requests = new PendingRequests();
