@@ -34,7 +34,7 @@ import {
   ShutdownKernelRequest
 } from './views/ShutdownKernelDialog';
 import { downloadText } from './views/download';
-import { MemorySidebar } from './views/MemorySidebar';
+import { SIDEBAR_ID, SidebarHost } from './views/SidebarHost';
 import { vramIcon } from './views/icons';
 import { CommandIDs, SNIPPET_COMMANDS } from './commandIds';
 
@@ -103,8 +103,8 @@ export function registerCommands(options: {
   monitor: MemoryMonitor;
   trans: TranslationBundle;
   palette: ICommandPalette | null;
-  /** The sidebar, to show its Cells tab. */
-  sidebar: MemorySidebar;
+  /** The sidebar, to show one of its tabs. */
+  sidebar: Pick<SidebarHost, 'showTab'>;
   /** Change one setting (persisted when a setting registry exists). */
   setSetting: <K extends keyof VramSettings>(
     key: K,
@@ -130,7 +130,7 @@ export function registerCommands(options: {
     caption: trans.__('Show the GPU and host memory of the active kernel'),
     icon: vramIcon,
     execute: () => {
-      app.shell.activateById(MemorySidebar.ID);
+      app.shell.activateById(SIDEBAR_ID);
     }
   });
 
@@ -179,7 +179,7 @@ export function registerCommands(options: {
     icon: vramIcon,
     execute: () => {
       sidebar.showTab('cells');
-      app.shell.activateById(MemorySidebar.ID);
+      app.shell.activateById(SIDEBAR_ID);
     }
   });
 
@@ -268,7 +268,7 @@ export function registerCommands(options: {
 
   const showHolders = () => {
     sidebar.showTab('holders');
-    app.shell.activateById(MemorySidebar.ID);
+    app.shell.activateById(SIDEBAR_ID);
   };
 
   // The three free actions differ only in what the kernel runs.

@@ -103,3 +103,15 @@ export function formatPercent(
   }
   return `${Math.round(percent)}%`;
 }
+
+/** "cuda:0 1 GiB · cpu 12 MiB" (largest first). */
+export function formatBytesByDevice(
+  byDevice: { [device: string]: number },
+  units: ByteUnits = 'binary'
+): string {
+  const parts = Object.entries(byDevice)
+    .filter(([, n]) => n > 0)
+    .sort((a, b) => b[1] - a[1])
+    .map(([device, n]) => `${device} ${formatBytes(n, units)}`);
+  return parts.length ? parts.join(' \u00b7 ') : formatBytes(0, units);
+}

@@ -29,9 +29,9 @@ import {
   warnAboutSnippetProblems
 } from './snippets/snippetSettings';
 import { IVramMonitor } from './tokens';
-import { MemorySidebar } from './views/MemorySidebar';
 import { MemoryToolbarButton } from './views/MemoryToolbarButton';
 import { NotebookCellBadges } from './views/NotebookCellBadges';
+import { SidebarHost } from './views/SidebarHost';
 import { VramStatusItem } from './views/VramStatusItem';
 
 export { IVramMonitor } from './tokens';
@@ -118,7 +118,7 @@ const plugin: JupyterFrontEndPlugin<IVramMonitor> = {
         });
     }
 
-    const sidebar = new MemorySidebar({
+    const sidebar = new SidebarHost({
       monitor,
       trans,
       cellActions: {

@@ -10,6 +10,7 @@ import { Widget } from '@lumino/widgets';
 import { CommandIDs } from '../commands';
 import { DeletePlan } from '../model/deletePlan';
 import { MemorySidebar } from '../views/MemorySidebar';
+import { SIDEBAR_ID } from '../views/SidebarHost';
 import {
   makeDeleteResult,
   makeFreeResult,
@@ -259,7 +260,7 @@ describe('inspect and delete commands', () => {
     const listing = t.commands.execute(CommandIDs.inspectMemory);
     await settle();
     expect(t.sidebar.tab).toBe('holders');
-    expect(t.app.shell.activateById).toHaveBeenCalledWith(MemorySidebar.ID);
+    expect(t.app.shell.activateById).toHaveBeenCalledWith(SIDEBAR_ID);
     expect(t.comm.lastRequest).toEqual({
       type: 'inspect',
       request_id: expect.any(String)

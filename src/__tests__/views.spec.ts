@@ -4,6 +4,7 @@ import { Widget } from '@lumino/widgets';
 import { KernelMemoryModel } from '../model/KernelMemoryModel';
 import { DEFAULT_SETTINGS } from '../settings';
 import { MemorySidebar } from '../views/MemorySidebar';
+import { SIDEBAR_ID, SidebarHost } from '../views/SidebarHost';
 import { statusSummary, VramStatusItem } from '../views/VramStatusItem';
 import {
   EVIL,
@@ -25,6 +26,30 @@ function q(root: HTMLElement, selector: string): HTMLElement {
   return node;
 }
 
+describe('SidebarHost', () => {
+  it('is the stable sidebar tab, and loads the memory panel only when first shown', async () => {
+    const monitor = new FakeMonitor();
+    const host = new SidebarHost({ monitor });
+    expect(host.id).toBe(SIDEBAR_ID);
+    expect(host.title.caption).toBe('GPU memory');
+    host.showTab('cells'); // a command picks a tab before the panel exists
+    host.hide();
+    Widget.attach(host, document.body);
+    MessageLoop.flush();
+    expect(host.content).toBeNull(); // attached but hidden: nothing loaded
+    host.show();
+    const content = await host.load();
+    expect(host.content).toBe(content);
+    expect(content.parent).toBe(host);
+    expect(content.tab).toBe('cells');
+    host.showTab('holders');
+    expect(content.tab).toBe('holders');
+    expect(await host.load()).toBe(content); // one panel, however often it is shown
+    host.dispose();
+    expect(content.isDisposed).toBe(true);
+  });
+});
+
 describe('MemorySidebar', () => {
   let monitor: FakeMonitor;
   let sidebar: MemorySidebar;
@@ -41,10 +66,8 @@ describe('MemorySidebar', () => {
     sidebar.dispose();
   });
 
-  it('has the stable id and says to open a notebook', () => {
+  it('says to open a notebook', () => {
     MessageLoop.flush();
-    expect(sidebar.id).toBe('jp-vram-sidebar');
-    expect(sidebar.title.caption).toBe('GPU memory');
     const state = q(sidebar.node, '[data-vram-role="state"]');
     expect(state.dataset.vramState).toBe('no-notebook');
     expect(state.textContent).toContain('Open a notebook');

@@ -10,11 +10,10 @@
  * `[data-vram-role="delete-plan-warning"]`,
  * `[data-vram-role="delete-plan-expected"]` (data-vram-bytes, data-vram-at-most).
  */
-import { ByteUnits, formatBytes } from '../format';
+import { ByteUnits, formatBytes, formatBytesByDevice } from '../format';
 import { DeletePlan } from '../model/deletePlan';
 import { confirmDialog } from './confirmDialog';
 import { element, setBytesData } from './dom';
-import { formatBytesByDevice } from './HoldersView';
 
 /** "Expected back: about 1.2 GiB (cuda:0 1 GiB · cpu 200 MiB)". */
 export function expectedBytesText(plan: DeletePlan, units: ByteUnits): string {

@@ -16,23 +16,11 @@
  */
 
 import { HiddenHolder, HolderEntry } from '../cleanupProtocol';
-import { ByteUnits, formatBytes } from '../format';
+import { formatBytes, formatBytesByDevice } from '../format';
 import { VramSettings } from '../settings';
 import { hiddenHolderWarning } from '../model/deletePlan';
 import { button, element, setBytesData, setHidden, setText } from './dom';
 import { MemoryActionsView } from './MemoryActionsView';
-
-/** "cuda:0 1 GiB · cpu 12 MiB" (largest first). */
-export function formatBytesByDevice(
-  byDevice: { [device: string]: number },
-  units: ByteUnits
-): string {
-  const parts = Object.entries(byDevice)
-    .filter(([, n]) => n > 0)
-    .sort((a, b) => b[1] - a[1])
-    .map(([device, n]) => `${device} ${formatBytes(n, units)}`);
-  return parts.length ? parts.join(' \u00b7 ') : formatBytes(0, units);
-}
 
 export class HoldersView extends MemoryActionsView {
   constructor(options: HoldersView.IOptions) {

@@ -1,17 +1,24 @@
 /**
- * The right-sidebar panel, in tabs: "Memory" (state banner, cleanup bar,
- * the out-of-memory diagnosis after a cell died of OOM, GPU cards, host RAM card and the timeline of the active notebook's
- * kernel), "Cells" (the per-cell history), "Holders" (what holds memory,
- * to delete) and "Kernels" (every monitored kernel with its RAM and GPU use,
- * to shut down, and the other GPU processes; it follows all the monitored
- * sessions, not just the current one). It follows the monitor's current model and hands it (and its
- * cleanup actions) to its child views; they render on change, when visible.
- * The cleanup bar, with the result of the latest cleanup, shows on the
- * Memory and Holders tabs; the Memory tab ends with "Save memory" (the
- * snippets, issue #5).
+ * The memory panel of the right sidebar, in tabs: "Memory" (state banner,
+ * cleanup bar, the out-of-memory diagnosis after a cell died of OOM, GPU
+ * cards, host RAM card and the timeline of the active notebook's kernel),
+ * "Cells" (the per-cell history), "Holders" (what holds memory, to delete)
+ * and "Kernels" (every monitored kernel with its RAM and GPU use, to shut
+ * down, and the other GPU processes; it follows all the monitored sessions,
+ * not just the current one). It follows the monitor's current model and
+ * hands it (and its cleanup actions) to its child views; they render on
+ * change, when visible. The cleanup bar, with the result of the latest
+ * cleanup, shows on the Memory and Holders tabs; the Memory tab ends with
+ * "Save memory" (the snippets).
+ *
+ * SidebarHost holds it in the sidebar and loads this module when the tab is
+ * first shown.
  */
 import { TranslationBundle } from '@jupyterlab/translation';
 import { Panel, Widget } from '@lumino/widgets';
+
+// The panel's styles travel with it (see style/base.css for what every page has).
+import '../../style/sidebar.css';
 
 import { IKernelMemoryModel, IVramMonitor } from '../tokens';
 import { VramSettings } from '../settings';
@@ -32,19 +39,13 @@ import { ModelView } from './ModelView';
 import { OomDiagnosisView } from './OomDiagnosisView';
 import { SnippetSection } from './SnippetSection';
 import { StateBanner } from './StateBanner';
-import { vramIcon } from './icons';
+import type { SidebarTab } from './SidebarHost';
 
 export class MemorySidebar extends Panel {
-  /** DOM id of the sidebar (also the id to activate it by). */
-  static readonly ID = 'jp-vram-sidebar';
-
   constructor(options: MemorySidebar.IOptions) {
     super();
-    const { monitor, trans } = options;
-    this.id = MemorySidebar.ID;
+    const { monitor } = options;
     this.addClass('jp-vram-MemorySidebar');
-    this.title.icon = vramIcon;
-    this.title.caption = trans ? trans.__('GPU memory') : 'GPU memory';
 
     const settings = monitor.settings;
     this._tabBar = this._createTabBar();
@@ -242,10 +243,11 @@ const CLEANUP_BUTTONS: MemoryActionsBar.IButton[] = [
 ];
 
 export namespace MemorySidebar {
-  export type Tab = 'memory' | 'cells' | 'holders' | 'kernels';
+  export type Tab = SidebarTab;
 
   export interface IOptions {
     monitor: IVramMonitor;
+    /** Translates the sidebar tab's caption (SidebarHost). */
     trans?: TranslationBundle;
     /** What a click in the cell history does (go to cell, export, clear). */
     cellActions?: CellHistoryView.IActions;

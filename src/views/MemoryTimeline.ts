@@ -10,9 +10,13 @@
  *
  * Executed cells are marked as faint bands (start to end) under the lines,
  * with a thin line at each start, so a jump can be matched to its cell.
+ *
+ * uPlot is fetched (its own chunk) the first time a chart is drawn: a page
+ * whose memory sidebar stays closed never loads it.
  */
 import { Message } from '@lumino/messaging';
-import uPlot from 'uplot';
+import type uPlot from 'uplot';
+import 'uplot/dist/uPlot.min.css';
 
 import { formatBytes } from '../format';
 import { HistoryWindow, SeriesKey } from '../model/MemoryHistory';
@@ -46,6 +50,22 @@ const GPU_COLOR_VARS = [
   '--jp-brand-color3',
   '--jp-warn-color3'
 ];
+
+let uPlotClass: typeof uPlot | null = null;
+let uPlotLoading: Promise<typeof uPlot> | null = null;
+
+function loadUPlot(): Promise<typeof uPlot> {
+  if (!uPlotLoading) {
+    uPlotLoading = import('uplot').then(
+      module => (uPlotClass = module.default),
+      reason => {
+        uPlotLoading = null; // tried again at the next render
+        throw reason;
+      }
+    );
+  }
+  return uPlotLoading;
+}
 
 export class MemoryTimeline extends ModelView {
   constructor(settings: ConstructorParameters<typeof ModelView>[0]) {
@@ -133,10 +153,18 @@ export class MemoryTimeline extends ModelView {
       // observer renders once there is room.
       return;
     }
+    const UPlot = uPlotClass;
+    if (!UPlot) {
+      loadUPlot().then(
+        () => this.isDisposed || this.requestRender(),
+        reason => console.warn('jupyterlab-vram: could not load the chart library.', reason)
+      );
+      return;
+    }
     const signature = keys.join('|') + '|' + this.settings.units;
     if (!this._plot || signature !== this._signature) {
       this._destroyPlot();
-      this._plot = new uPlot(this._options(keys, width), undefined, this._plotHost);
+      this._plot = new UPlot(this._options(keys, width), undefined, this._plotHost);
       this._signature = signature;
     }
     const data: uPlot.AlignedData = [
