@@ -72,10 +72,25 @@ def _empty_state(device_index: Optional[int]) -> OomState:
 def _host_state(figures: Mapping[str, Any]) -> OomState:
     state = _empty_state(None)
     host = figures.get("host") or {}
-    state["total_bytes"] = host.get("total_bytes")
-    state["free_bytes"] = host.get("available_bytes")
+    state["total_bytes"], state["free_bytes"] = host_limit(host)
     state["process_in_use_bytes"] = host.get("rss_bytes")
     return state
+
+
+def host_limit(host: Mapping[str, Any]) -> "tuple[Optional[int], Optional[int]]":
+    """The RAM the kernel may use and what is left of it: its container's
+    limit when one is set (the kernel is killed there, long before the node's
+    RAM runs out), else the machine's total and available."""
+    total, available = host.get("total_bytes"), host.get("available_bytes")
+    container = host.get("container")
+    if not isinstance(container, dict) or not isinstance(container.get("limit_bytes"), int):
+        return total, available
+    limit = container["limit_bytes"]
+    usage = container.get("usage_bytes")
+    left = max(0, limit - usage) if isinstance(usage, int) else None
+    if left is not None and isinstance(available, int):
+        left = min(left, available)  # a limit above what the node has left
+    return limit, left if left is not None else available
 
 
 def _only_gpu_index(figures: Mapping[str, Any]) -> Optional[int]:

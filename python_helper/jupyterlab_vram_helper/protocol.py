@@ -93,10 +93,18 @@ class HelloMessage(TypedDict):
     config: ConfigDict
 
 
+class ContainerFigures(TypedDict):
+    limit_bytes: int  # the nearest cgroup memory limit above the kernel
+    usage_bytes: Optional[int]  # that cgroup's memory.current / memory.usage_in_bytes
+    oom_kill_count: Optional[int]  # that cgroup's oom_kill count (memory.events / memory.oom_control)
+    cgroup_version: int  # 1 or 2
+
+
 class HostFigures(TypedDict):
     rss_bytes: Optional[int]
     total_bytes: Optional[int]
     available_bytes: Optional[int]
+    container: Optional[ContainerFigures]  # None: no cgroup memory limit
 
 
 class TorchState(TypedDict):

@@ -124,6 +124,8 @@ def significant_change(previous: Optional[Mapping[str, Any]], current: Mapping[s
 # them all the time, so on their own they must not cost a sample (they travel
 # with every sample anyway). GPU figures from NVML stay in: another process
 # filling the card is exactly what the user needs to see.
+# The container's usage counts every process in the cgroup (and its page
+# cache) the same way; its limit and OOM kill count stay in.
 MACHINE_WIDE_HOST_FIGURES = frozenset({"available_bytes", "total_bytes"})
 
 
@@ -131,7 +133,11 @@ def _kernel_figures(figures: Mapping[str, Any]) -> Mapping[str, Any]:
     host = figures.get("host")
     if type(host) is not dict:
         return figures
-    return {**figures, "host": {k: v for k, v in host.items() if k not in MACHINE_WIDE_HOST_FIGURES}}
+    kept = {k: v for k, v in host.items() if k not in MACHINE_WIDE_HOST_FIGURES}
+    container = kept.get("container")
+    if type(container) is dict:
+        kept["container"] = {k: v for k, v in container.items() if k != "usage_bytes"}
+    return {**figures, "host": kept}
 
 
 # Figures are plain dicts and lists (JSON-shaped). Exact type checks, not

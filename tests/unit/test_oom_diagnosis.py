@@ -361,3 +361,31 @@ def test_every_fixture_diagnoses_with_an_empty_and_a_full_state() -> None:
             assert all(c["gain_bytes"] is None if c["cause"] == "too_big" else c["gain_bytes"] > 0 for c in d["causes"])
             if d["kind"] in ("host", "tensorflow"):
                 assert "fragmentation" not in names
+
+
+# --- host, in a container -------------------------------------------------------------------
+
+
+def test_host_limit_is_the_containers_when_one_is_set() -> None:
+    from jupyterlab_vram_helper.oom_watch import host_limit
+
+    machine = {"rss_bytes": 3 * GIB, "total_bytes": 256 * GIB, "available_bytes": 200 * GIB}
+    assert host_limit({**machine, "container": None}) == (256 * GIB, 200 * GIB)
+    container = {"limit_bytes": 4 * GIB, "usage_bytes": 3 * GIB + GIB // 2, "oom_kill_count": 0, "cgroup_version": 2}
+    assert host_limit({**machine, "container": container}) == (4 * GIB, GIB // 2)
+    # Usage past the limit (page cache being reclaimed): nothing left, never negative.
+    assert host_limit({**machine, "container": {**container, "usage_bytes": 5 * GIB}}) == (4 * GIB, 0)
+    # A limit above what the node has left: the node's figure is the smaller.
+    assert host_limit({**machine, "available_bytes": GIB // 4, "container": container}) == (4 * GIB, GIB // 4)
+
+
+def test_host_diagnosis_in_a_container_is_against_its_limit() -> None:
+    from jupyterlab_vram_helper.oom_watch import _host_state
+
+    figures = {"host": {"rss_bytes": 3 * GIB, "total_bytes": 256 * GIB, "available_bytes": 200 * GIB,
+                        "container": {"limit_bytes": 4 * GIB, "usage_bytes": 3 * GIB + GIB // 2,
+                                      "oom_kill_count": 0, "cgroup_version": 2}}}
+    message = facts("_ArrayMemoryError", "Unable to allocate 7.45 GiB for an array with shape (1000000000,) and data type float64")
+    d = diagnose(message, _host_state(figures))
+    assert (d["total_bytes"], d["free_bytes"]) == (4 * GIB, GIB // 2)
+    assert causes(d) == ["too_big"]  # 7.45 GiB cannot fit in a 4 GiB container, whatever the node has

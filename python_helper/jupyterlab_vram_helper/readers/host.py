@@ -12,7 +12,8 @@ import time
 from typing import Any, Callable, Optional, Protocol, Tuple
 
 from ..forking import call_in_forked_child
-from ..protocol import HostFigures
+from ..protocol import ContainerFigures, HostFigures
+from .cgroup import CgroupMemory
 
 
 class HostReader:
@@ -28,7 +29,8 @@ class HostReader:
     The machine's total and available RAM are read at most every
     ``machine_refresh_s``: the kernel builds all of /proc/meminfo for any
     read of it (the costlier of the two reads in a tick), and those figures
-    never cause a sample on their own (sample.py), they ride along.
+    never cause a sample on their own (sample.py), they ride along. So do the
+    container figures (:class:`CgroupMemory`), read at the same pace.
     """
 
     # MemTotal, MemFree and MemAvailable are meminfo's first three lines (Linux >= 3.14).
@@ -41,11 +43,14 @@ class HostReader:
         use_psutil: bool = True,
         machine_refresh_s: float = 1.0,
         clock: Callable[[], float] = time.monotonic,
+        cgroup: Optional[CgroupMemory] = None,
     ):
         self._pid = os.getpid() if pid is None else pid
         self._machine_refresh_s = machine_refresh_s
         self._clock = clock
         self._machine: Tuple[float, Tuple[Optional[int], Optional[int]]] = (-math.inf, (None, None))
+        self._cgroup = cgroup if cgroup is not None else CgroupMemory(f"{proc_root}/{self._pid}")
+        self._container: Optional[ContainerFigures] = None
         self._page_size = _page_size()
         self._statm = _open_fd(f"{proc_root}/{self._pid}/statm", os.O_RDONLY)
         self._meminfo = _open_fd(f"{proc_root}/meminfo", os.O_RDONLY)
@@ -72,6 +77,7 @@ class HostReader:
                     "rss_bytes": int(self._process.memory_info().rss),
                     "total_bytes": int(vm.total),
                     "available_bytes": int(vm.available),
+                    "container": self._cgroup.read(),
                 }
             except Exception:
                 pass  # fall through to /proc
@@ -80,7 +86,13 @@ class HostReader:
         if now - read_at >= self._machine_refresh_s:
             total, available = self._read_meminfo()
             self._machine = (now, (total, available))
-        return {"rss_bytes": self.rss(), "total_bytes": total, "available_bytes": available}
+            self._container = self._cgroup.read()
+        return {
+            "rss_bytes": self.rss(),
+            "total_bytes": total,
+            "available_bytes": available,
+            "container": self._container,
+        }
 
     def rss(self) -> Optional[int]:
         """The kernel's RSS alone (no machine-wide figures)."""
@@ -107,7 +119,9 @@ class HostReader:
 
     def close(self) -> None:
         _close_descriptors(self, ("_statm", "_meminfo"))
+        self._cgroup.close()
         self._machine = (-math.inf, (None, None))
+        self._container = None
 
 
 class KernelRss(Protocol):

@@ -1,0 +1,174 @@
+"""The kernel's container memory limit: its cgroup's limit, usage and OOM kills.
+
+In a container (Docker, Kubernetes, a JupyterHub spawner) the kernel is killed
+at its cgroup's memory limit, long before the node's RAM runs out; the node's
+total in /proc/meminfo says nothing about it. :class:`CgroupMemory` finds the
+cgroup of this process and the nearest ancestor that sets a limit:
+
+- cgroup v2: ``/proc/self/cgroup`` has ``0::/path``; ``memory.max`` (``max``:
+  no limit), ``memory.current``, ``memory.events`` (``oom_kill``, ``oom``).
+- cgroup v1: a ``N:memory:/path`` line (or ``memory`` among a
+  comma-separated list); ``memory.limit_in_bytes`` (a huge value: no
+  limit), ``memory.usage_in_bytes``, ``memory.oom_control`` (``oom_kill``,
+  Linux >= 4.13). A v1 memory line wins over ``0::``: in a hybrid layout the
+  memory controller lives on v1.
+
+Inside a container with its own cgroup namespace the path reads ``/`` and
+the container's cgroup is mounted at the root; when ``<root>/<path>`` does not
+exist (the path is the host's, the mount is the container's) the walk starts
+at the mount's root.
+
+The files found stay open and are read with ``pread``. Every failure gives
+``None``, never an exception.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import List, Optional, Tuple
+
+from ..protocol import ContainerFigures
+
+# cgroup v1 reports "no limit" as PAGE_COUNTER_MAX pages (9223372036854771712
+# with 4 KiB pages); anything this large is no limit.
+UNLIMITED_BYTES = 1 << 60
+
+
+class CgroupMemory:
+    """The container memory limit of this process, if any; ``read()`` per sample."""
+
+    def __init__(self, proc_self: str = "/proc/self", cgroup_root: str = "/sys/fs/cgroup"):
+        self.version: Optional[int] = None
+        self.path: Optional[str] = None  # the directory that sets the limit
+        self._limit: Optional[int] = None
+        self._usage: Optional[int] = None
+        self._events: Optional[int] = None
+        try:
+            self._find(proc_self, cgroup_root)
+        except Exception:  # an odd /proc or mount: no container figures
+            self.close()
+
+    @property
+    def has_limit(self) -> bool:
+        return self._limit is not None
+
+    def _find(self, proc_self: str, cgroup_root: str) -> None:
+        with open(f"{proc_self}/cgroup", "rb") as f:
+            lines = f.read().decode("utf-8", "replace").splitlines()
+        found = _memory_cgroup(lines)
+        if found is None:
+            return
+        version, path = found
+        mount = os.path.join(cgroup_root, "memory") if version == 1 else cgroup_root
+        names = _V1_FILES if version == 1 else _V2_FILES
+        for directory in _candidates(mount, path):
+            limit_fd = _open(os.path.join(directory, names[0]))
+            if limit_fd is None:
+                continue
+            limit = _parse_limit(_pread(limit_fd))
+            if limit is None:
+                os.close(limit_fd)
+                continue
+            self.version, self.path, self._limit = version, directory, limit_fd
+            self._usage = _open(os.path.join(directory, names[1]))
+            self._events = _open(os.path.join(directory, names[2]))
+            return
+
+    def read(self) -> Optional[ContainerFigures]:
+        """The limit, the cgroup's usage and its OOM kills; ``None`` without a limit."""
+        if self._limit is None:
+            return None
+        limit = _parse_limit(_pread(self._limit))
+        if limit is None:  # the limit was lifted
+            return None
+        return {
+            "limit_bytes": limit,
+            "usage_bytes": _parse_int(_pread(self._usage)),
+            "oom_kill_count": _event_count(_pread(self._events), b"oom_kill"),
+            "cgroup_version": self.version or 0,
+        }
+
+    def close(self) -> None:
+        for name in ("_limit", "_usage", "_events"):
+            fd = getattr(self, name, None)
+            setattr(self, name, None)
+            if fd is not None:
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
+
+
+# limit, usage, events
+_V1_FILES = ("memory.limit_in_bytes", "memory.usage_in_bytes", "memory.oom_control")
+_V2_FILES = ("memory.max", "memory.current", "memory.events")
+
+
+def _memory_cgroup(lines: List[str]) -> Optional[Tuple[int, str]]:
+    v2: Optional[str] = None
+    for line in lines:
+        parts = line.split(":", 2)
+        if len(parts) != 3:
+            continue
+        hierarchy, controllers, path = parts
+        if hierarchy == "0" and controllers == "":
+            v2 = path
+        elif "memory" in controllers.split(","):
+            return 1, path
+    return (2, v2) if v2 is not None else None
+
+
+def _candidates(mount: str, path: str) -> List[str]:
+    """``mount/path`` and its ancestors up to ``mount``, nearest first."""
+    parts = [p for p in path.split("/") if p and p not in (".", "..")]
+    start = os.path.join(mount, *parts) if parts else mount
+    if not os.path.isdir(start):
+        return [mount]  # a cgroup namespace: the mount is this container's cgroup
+    return [os.path.join(mount, *parts[:n]) for n in range(len(parts), -1, -1)]
+
+
+def _open(path: str) -> Optional[int]:
+    try:
+        return os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return None
+
+
+def _pread(fd: Optional[int]) -> Optional[bytes]:
+    if fd is None:
+        return None
+    try:
+        return os.pread(fd, 512, 0)
+    except OSError:
+        return None
+
+
+def _parse_int(data: Optional[bytes]) -> Optional[int]:
+    if data is None:
+        return None
+    try:
+        return int(data.strip())
+    except ValueError:
+        return None
+
+
+def _parse_limit(data: Optional[bytes]) -> Optional[int]:
+    value = _parse_int(data)  # "max" (v2) parses as None
+    if value is None or value <= 0 or value >= UNLIMITED_BYTES:
+        return None
+    return value
+
+
+def _event_count(data: Optional[bytes], key: bytes) -> Optional[int]:
+    # v2 memory.events: "low 0\nhigh 0\nmax 12\noom 1\noom_kill 1\n...";
+    # v1 memory.oom_control: "oom_kill_disable 0\nunder_oom 0\noom_kill 1\n".
+    if data is None:
+        return None
+    for line in data.splitlines():
+        name, _, value = line.partition(b" ")
+        if name == key:
+            try:
+                return int(value)
+            except ValueError:
+                return None
+    return None

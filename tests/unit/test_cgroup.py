@@ -1,0 +1,200 @@
+"""The container memory limit read from fake cgroup trees (v1 and v2) and, where allowed, a real one."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from jupyterlab_vram_helper.readers.cgroup import CgroupMemory
+from jupyterlab_vram_helper.readers.host import HostReader
+
+GIB = 1 << 30
+V1_UNLIMITED = "9223372036854771712\n"
+
+
+def _proc(tmp_path: Path, cgroup_text: str) -> str:
+    proc_self = tmp_path / "proc" / "self"
+    proc_self.mkdir(parents=True)
+    (proc_self / "cgroup").write_text(cgroup_text)
+    return str(proc_self)
+
+
+def _v2_dir(root: Path, path: str, limit: str, current: int, oom_kill: int = 0) -> Path:
+    d = root / path.strip("/") if path.strip("/") else root
+    d.mkdir(parents=True, exist_ok=True)
+    (d / "memory.max").write_text(limit + "\n")
+    (d / "memory.current").write_text(f"{current}\n")
+    (d / "memory.events").write_text(f"low 0\nhigh 0\nmax 3\noom 2\noom_kill {oom_kill}\noom_group_kill 0\n")
+    return d
+
+
+def test_v2_limit_of_the_kernels_own_cgroup(tmp_path) -> None:
+    root = tmp_path / "cg"
+    _v2_dir(root, "/kubepods/pod1/c1", str(4 * GIB), 3 * GIB, oom_kill=1)
+    c = CgroupMemory(_proc(tmp_path, "0::/kubepods/pod1/c1\n"), str(root))
+    assert c.read() == {"limit_bytes": 4 * GIB, "usage_bytes": 3 * GIB, "oom_kill_count": 1, "cgroup_version": 2}
+    assert c.path == str(root / "kubepods/pod1/c1")
+
+
+def test_v2_walks_up_to_the_nearest_limit(tmp_path) -> None:
+    root = tmp_path / "cg"
+    _v2_dir(root, "/", "max", 50 * GIB)
+    _v2_dir(root, "/user.slice", str(8 * GIB), 2 * GIB, oom_kill=4)
+    _v2_dir(root, "/user.slice/session", "max", 1 * GIB)
+    _v2_dir(root, "/user.slice/session/kernel", "max", 1 * GIB)
+    c = CgroupMemory(_proc(tmp_path, "0::/user.slice/session/kernel\n"), str(root))
+    figures = c.read()
+    assert figures is not None
+    assert figures["limit_bytes"] == 8 * GIB
+    assert figures["usage_bytes"] == 2 * GIB  # the usage the limit applies to
+    assert figures["oom_kill_count"] == 4
+
+
+def test_v2_no_limit_anywhere_is_none(tmp_path) -> None:
+    root = tmp_path / "cg"
+    _v2_dir(root, "/", "max", 1)
+    _v2_dir(root, "/a", "max", 1)
+    c = CgroupMemory(_proc(tmp_path, "0::/a\n"), str(root))
+    assert not c.has_limit
+    assert c.read() is None
+
+
+def test_v2_cgroup_namespace_reads_the_mount_root(tmp_path) -> None:
+    # Inside a container the path may be the host's while the mount is the container's own cgroup.
+    root = tmp_path / "cg"
+    _v2_dir(root, "/", str(2 * GIB), GIB)
+    c = CgroupMemory(_proc(tmp_path, "0::/kubepods/burstable/pod9/abc\n"), str(root))
+    assert c.read()["limit_bytes"] == 2 * GIB  # type: ignore[index]
+
+
+def test_v2_limit_changes_are_seen_and_a_lifted_limit_is_none(tmp_path) -> None:
+    root = tmp_path / "cg"
+    d = _v2_dir(root, "/k", str(4 * GIB), GIB)
+    c = CgroupMemory(_proc(tmp_path, "0::/k\n"), str(root))
+    (d / "memory.max").write_text(f"{6 * GIB}\n")
+    assert c.read()["limit_bytes"] == 6 * GIB  # type: ignore[index]
+    (d / "memory.max").write_text("max\n")
+    assert c.read() is None
+
+
+def _v1_dir(root: Path, path: str, limit: str, usage: int, oom_kill: "int | None" = 0) -> Path:
+    d = root / "memory" / path.strip("/")
+    d.mkdir(parents=True, exist_ok=True)
+    (d / "memory.limit_in_bytes").write_text(limit)
+    (d / "memory.usage_in_bytes").write_text(f"{usage}\n")
+    tail = f"oom_kill {oom_kill}\n" if oom_kill is not None else ""
+    (d / "memory.oom_control").write_text("oom_kill_disable 0\nunder_oom 0\n" + tail)
+    return d
+
+
+V1_CGROUP = "9:name=systemd:/\n4:memory:/docker/abc\n2:cpu,cpuacct:/\n0::/\n"
+
+
+def test_v1_limit_wins_over_the_empty_v2_line_of_a_hybrid_layout(tmp_path) -> None:
+    root = tmp_path / "cg"
+    _v1_dir(root, "/", V1_UNLIMITED, 9 * GIB)
+    _v1_dir(root, "/docker/abc", f"{3 * GIB}\n", GIB, oom_kill=2)
+    c = CgroupMemory(_proc(tmp_path, V1_CGROUP), str(root))
+    assert c.read() == {"limit_bytes": 3 * GIB, "usage_bytes": GIB, "oom_kill_count": 2, "cgroup_version": 1}
+
+
+def test_v1_huge_limit_means_none_and_the_walk_goes_up(tmp_path) -> None:
+    root = tmp_path / "cg"
+    _v1_dir(root, "/", V1_UNLIMITED, 9 * GIB)
+    _v1_dir(root, "/docker", f"{5 * GIB}\n", 2 * GIB, oom_kill=None)  # Linux < 4.13: no oom_kill line
+    _v1_dir(root, "/docker/abc", V1_UNLIMITED, GIB)
+    c = CgroupMemory(_proc(tmp_path, V1_CGROUP), str(root))
+    assert c.read() == {"limit_bytes": 5 * GIB, "usage_bytes": 2 * GIB, "oom_kill_count": None, "cgroup_version": 1}
+
+
+def test_v1_memory_among_joined_controllers(tmp_path) -> None:
+    root = tmp_path / "cg"
+    _v1_dir(root, "/x", f"{GIB}\n", 1)
+    c = CgroupMemory(_proc(tmp_path, "3:cpuset,memory:/x\n"), str(root))
+    assert c.read()["limit_bytes"] == GIB  # type: ignore[index]
+
+
+def test_unreadable_or_odd_proc_is_none(tmp_path) -> None:
+    assert CgroupMemory(str(tmp_path / "nowhere"), str(tmp_path)).read() is None
+    assert CgroupMemory(_proc(tmp_path, "garbage\n\x00::::\n"), str(tmp_path)).read() is None
+
+
+def test_host_reader_carries_the_container_figures_at_the_machine_pace(tmp_path) -> None:
+    root = tmp_path / "cg"
+    d = _v2_dir(root, "/k", str(4 * GIB), GIB)
+    (tmp_path / "proc" / "7").mkdir(parents=True)
+    (tmp_path / "proc" / "7" / "statm").write_text("1000 250 30 1 0 100 0\n")
+    (tmp_path / "proc" / "7" / "cgroup").write_text("0::/k\n")
+    (tmp_path / "proc" / "meminfo").write_text("MemTotal: 16000 kB\nMemFree: 1 kB\nMemAvailable: 8000 kB\n")
+    now = [0.0]
+    cgroup = CgroupMemory(str(tmp_path / "proc" / "7"), str(root))
+    r = HostReader(pid=7, proc_root=str(tmp_path / "proc"), use_psutil=False, clock=lambda: now[0], cgroup=cgroup)
+    assert r.read()["container"]["usage_bytes"] == GIB  # type: ignore[index]
+    (d / "memory.current").write_text(f"{2 * GIB}\n")
+    now[0] += 0.5
+    assert r.read()["container"]["usage_bytes"] == GIB  # type: ignore[index]
+    now[0] += 0.5
+    assert r.read()["container"]["usage_bytes"] == 2 * GIB  # type: ignore[index]
+    r.close()
+    assert r.read()["container"] is None
+
+
+def _writable_memory_cgroup() -> "tuple[str, int] | None":
+    """A fresh child memory cgroup this process may create, v2 or v1, or None."""
+    candidates = [("/sys/fs/cgroup", 2), ("/sys/fs/cgroup/memory", 1)]
+    for base, version in candidates:
+        if version == 2 and not os.path.exists(os.path.join(base, "cgroup.controllers")):
+            continue
+        if version == 1 and not os.path.exists(os.path.join(base, "memory.limit_in_bytes")):
+            continue
+        path = os.path.join(base, f"vram-test-{os.getpid()}")
+        try:
+            os.mkdir(path)
+        except OSError:
+            continue
+        return path, version
+    return None
+
+
+def real_memory_cgroup(limit: int):
+    """Create a child memory cgroup with ``limit``; returns (path, version) or None (and why)."""
+    found = _writable_memory_cgroup()
+    if found is None:
+        return None, "no writable memory cgroup here (not root, or cgroup mounted read-only)"
+    path, version = found
+    try:
+        name = "memory.max" if version == 2 else "memory.limit_in_bytes"
+        with open(os.path.join(path, name), "w") as f:
+            f.write(str(limit))
+    except OSError as e:
+        os.rmdir(path)
+        return None, f"cannot set a memory limit: {e}"
+    return (path, version), ""
+
+
+def test_real_cgroup_limit_is_seen_by_a_process_inside_it() -> None:
+    made, why = real_memory_cgroup(512 << 20)
+    if made is None:
+        pytest.skip(why)
+    path, version = made
+    code = (
+        "import sys, json, os\n"
+        f"open({os.path.join(path, 'cgroup.procs')!r}, 'w').write(str(os.getpid()))\n"
+        "from jupyterlab_vram_helper.readers.cgroup import CgroupMemory\n"
+        "print(json.dumps(CgroupMemory().read()))\n"
+    )
+    try:
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+        import json
+
+        figures = json.loads(out.stdout)
+        assert figures["limit_bytes"] == 512 << 20
+        assert figures["cgroup_version"] == version
+        assert 0 < figures["usage_bytes"] <= 512 << 20
+        assert figures["oom_kill_count"] == 0
+    finally:
+        os.rmdir(path)
