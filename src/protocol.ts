@@ -190,6 +190,18 @@ export interface HostMemory {
   rss_bytes: number | null;
   total_bytes: number | null;
   available_bytes: number | null;
+  /** The kernel's cgroup memory limit; null without one (or older helpers). */
+  container: ContainerMemory | null;
+}
+
+/** The nearest cgroup memory limit above the kernel, and that cgroup's figures. */
+export interface ContainerMemory {
+  limit_bytes: number;
+  /** Everything charged to the limited cgroup (all its processes, page cache). */
+  usage_bytes: number | null;
+  /** Processes the out-of-memory killer took in that cgroup, ever. */
+  oom_kill_count: number | null;
+  cgroup_version: 1 | 2;
 }
 
 export interface TorchGpuMemory {
@@ -619,6 +631,34 @@ function readNvmlProcesses(nvml: FieldReader): NvmlGpuProcess[] | null {
   );
 }
 
+/** `host.container`: absent or null (no limit, older helpers) reads as null. */
+function readContainer(host: FieldReader): ContainerMemory | null {
+  const c = host.nullableObject('container');
+  if (!c) {
+    return null;
+  }
+  const limit = c.bytes('limit_bytes');
+  if (limit === null || limit <= 0) {
+    throw new ShapeError(
+      `${c.path}.limit_bytes: expected a positive number, got ${describeValue(limit)}`
+    );
+  }
+  const usage_bytes = c.bytes('usage_bytes');
+  const oom_kill_count = c.nullableInteger('oom_kill_count');
+  if (oom_kill_count !== null && oom_kill_count < 0) {
+    throw new ShapeError(
+      `${c.path}.oom_kill_count: expected a non-negative integer, got ${oom_kill_count}`
+    );
+  }
+  const version = c.integer('cgroup_version');
+  if (version !== 1 && version !== 2) {
+    throw new ShapeError(
+      `${c.path}.cgroup_version: expected 1 or 2, got ${version}`
+    );
+  }
+  return { limit_bytes: limit, usage_bytes, oom_kill_count, cgroup_version: version };
+}
+
 function readSample(r: FieldReader): SampleMessage {
   // Read in document order, so the first bad field is the one reported.
   const seq = r.integer('seq');
@@ -628,7 +668,8 @@ function readSample(r: FieldReader): SampleMessage {
   const hostFigures = {
     rss_bytes: host.bytes('rss_bytes'),
     total_bytes: host.bytes('total_bytes'),
-    available_bytes: host.bytes('available_bytes')
+    available_bytes: host.bytes('available_bytes'),
+    container: readContainer(host)
   };
   const torch = r.object('torch');
   const torchState = {

@@ -83,7 +83,7 @@ describe('KernelMemoryModel', () => {
 
   it('records unknown figures as gaps, not zeros', () => {
     const { model } = newModel();
-    model.ingest(wire(makeSample({ host: { rss_bytes: null, total_bytes: null, available_bytes: null } })));
+    model.ingest(wire(makeSample({ host: { rss_bytes: null, total_bytes: null, available_bytes: null, container: null } })));
     expect(model.history.latest(SeriesKey.hostRss)).toBeNaN();
   });
 

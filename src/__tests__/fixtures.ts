@@ -83,7 +83,8 @@ export function makeSample(
     host: {
       rss_bytes: 512 * MiB,
       total_bytes: 64 * GiB,
-      available_bytes: 40 * GiB
+      available_bytes: 40 * GiB,
+      container: null
     },
     torch: { imported: true, cuda_initialized: true },
     tensorflow: { imported: false, gpus_initialized: false },

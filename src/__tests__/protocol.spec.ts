@@ -19,7 +19,12 @@ const DOC_SAMPLE = {
   seq: 17,
   time: 1732200000.25,
   reason: 'change',
-  host: { rss_bytes: 512000000, total_bytes: 25000000000, available_bytes: 21000000000 },
+  host: {
+    rss_bytes: 512000000,
+    total_bytes: 25000000000,
+    available_bytes: 21000000000,
+    container: { limit_bytes: 8589934592, usage_bytes: 900000000, oom_kill_count: 0, cgroup_version: 2 }
+  },
   torch: { imported: true, cuda_initialized: true },
   tensorflow: { imported: false, gpus_initialized: false },
   gpus: [
@@ -75,7 +80,7 @@ describe('parseKernelMessage: valid messages', () => {
 
   it('reads unknown figures as null, never 0', () => {
     const sample = makeSample({
-      host: { rss_bytes: null, total_bytes: null, available_bytes: null },
+      host: { rss_bytes: null, total_bytes: null, available_bytes: null, container: null },
       gpus: [makeGpu({ torch: null, nvml: { used_bytes: 5, total_bytes: 10, process_used_bytes: null } })]
     });
     const result = parseKernelMessage(wire(sample));
