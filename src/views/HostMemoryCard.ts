@@ -1,10 +1,19 @@
 /**
- * Host RAM: what the kernel process holds (RSS) against the machine's total
- * and what is still available.
+ * Host RAM: what the kernel process holds (RSS) against the RAM it may use
+ * (its container's limit when one is set, else the machine's total) and what
+ * is still available under it.
  */
 import { formatPercent } from '../format';
+import { hostFigures } from '../model/hostFigures';
 import { ModelChange } from '../tokens';
-import { element, figureRow, setBytes, setSegment, setText } from './dom';
+import {
+  element,
+  figureRow,
+  setBytes,
+  setHidden,
+  setSegment,
+  setText
+} from './dom';
 import { ModelView } from './ModelView';
 
 const RELEVANT: ReadonlySet<ModelChange> = new Set<ModelChange>([
@@ -36,6 +45,12 @@ export class HostMemoryCard extends ModelView {
       'Resident memory of the kernel process'
     );
     this._available = figureRow(figures, 'Available', 'host-available');
+    this._limit = figureRow(
+      figures,
+      'Container limit',
+      'host-container-limit',
+      "The kernel's cgroup memory limit: the kernel is killed there"
+    );
     this._total = figureRow(figures, 'Total', 'host-total');
     this.node.append(header, bar, figures);
   }
@@ -43,26 +58,28 @@ export class HostMemoryCard extends ModelView {
   protected readonly relevantChanges = RELEVANT;
 
   protected render(): void {
-    const host = this.model?.latest?.host ?? null;
+    const f = hostFigures(this.model?.latest?.host);
     const units = this.settings.units;
-    const rss = host?.rss_bytes ?? null;
-    const total = host?.total_bytes ?? null;
-    const available = host?.available_bytes ?? null;
-    setBytes(this._rss, rss, units);
-    setBytes(this._available, available, units);
-    setBytes(this._total, total, units);
+    setBytes(this._rss, f.rss, units);
+    setBytes(this._available, f.available, units);
+    setBytes(this._limit, f.container ? f.limit : null, units);
+    setHidden(this._limit.parentElement!, !f.container);
+    setBytes(this._total, f.machineTotal, units);
     setText(
       this._share,
-      rss !== null && total !== null
-        ? `kernel ${formatPercent(rss, total)} of total`
+      f.rss !== null && f.limit !== null
+        ? `kernel ${formatPercent(f.rss, f.limit)} of ${f.container ? 'container limit' : 'total'}`
         : ''
     );
-    setSegment(this._rssBar, rss, total);
-    const othersUsed =
-      total !== null && available !== null && rss !== null
-        ? Math.max(0, total - available - rss)
-        : null;
-    setSegment(this._othersBar, othersUsed, total);
+    setSegment(this._rssBar, f.rss, f.limit);
+    setSegment(this._othersBar, f.others, f.limit);
+    // Only a container's limit warns: the machine's RAM is shared by all.
+    const warning =
+      f.container &&
+      f.usedPercent !== null &&
+      f.usedPercent >= this.settings.warningThresholdPercent;
+    this.node.classList.toggle('jp-vram-warning', warning);
+    this.node.dataset.vramLevel = warning ? 'warning' : 'normal';
   }
 
   private _share: HTMLElement;
@@ -70,5 +87,6 @@ export class HostMemoryCard extends ModelView {
   private _othersBar: HTMLElement;
   private _rss: HTMLElement;
   private _available: HTMLElement;
+  private _limit: HTMLElement;
   private _total: HTMLElement;
 }

@@ -5,6 +5,7 @@
  */
 import { formatBytes, formatBytesOf } from '../format';
 import { gpuFigures } from '../model/gpuFigures';
+import { hostFigures } from '../model/hostFigures';
 import { IKernelMemoryModel, IVramMonitor, ModelChange } from '../tokens';
 import { VramSettings } from '../settings';
 import { ModelView } from './ModelView';
@@ -41,9 +42,25 @@ export function statusSummary(
   );
   const known = gpus.filter(g => g.kernelUsed !== null);
   const rss = sample.host.rss_bytes;
-  const ramText = `RAM ${formatBytes(rss, units)}`;
+  const host = hostFigures(sample.host);
+  // In a container the kernel dies at its limit: that is worth a warning
+  // (the machine's RAM alone is other people's business).
+  const ramWarning =
+    host.container &&
+    host.usedPercent !== null &&
+    host.usedPercent >= settings.warningThresholdPercent;
+  const containerText = host.container
+    ? `\nContainer: ${formatBytes(host.used, units)} of its ${formatBytes(host.limit, units)} limit`
+    : '';
+  const ramText = host.container
+    ? `RAM ${formatBytesOf(rss, host.limit, units)}`
+    : `RAM ${formatBytes(rss, units)}`;
   if (known.length === 0) {
-    return { text: ramText, title: `Kernel RSS: ${ramText}`, warning: false };
+    return {
+      text: ramText,
+      title: `Kernel RSS: ${formatBytes(rss, units)}${containerText}`,
+      warning: ramWarning
+    };
   }
   const used = known.reduce((sum, g) => sum + (g.kernelUsed ?? 0), 0);
   const total = known.every(g => g.total !== null)
@@ -61,8 +78,10 @@ export function statusSummary(
   );
   return {
     text: `${label} ${formatBytesOf(used, total, units)}`,
-    title: [...details, `Kernel RSS: ${formatBytes(rss, units)}`].join('\n'),
-    warning
+    title:
+      [...details, `Kernel RSS: ${formatBytes(rss, units)}`].join('\n') +
+      containerText,
+    warning: warning || ramWarning
   };
 }
 

@@ -1,0 +1,67 @@
+/**
+ * The RAM a kernel may use, derived from a sample's host part: its
+ * container's limit when one is set (the kernel is killed there, long before
+ * the node runs out), else the machine's RAM. The Host RAM card, the status
+ * bar and the death explanation all measure against this, so they agree.
+ *
+ * Unknown stays null: a derived figure is null as soon as one input is.
+ */
+import { percentOf } from '../format';
+import { HostMemory } from '../protocol';
+
+export interface HostFigures {
+  /** Whether the limit is a container's (cgroup) rather than the machine's RAM. */
+  container: boolean;
+  /** The container's limit, or the machine's total RAM. */
+  limit: number | null;
+  /** What is left under that limit (never more than the machine has left). */
+  available: number | null;
+  /** The kernel's RSS. */
+  rss: number | null;
+  /** In use under the limit: the container's usage, or total - available. */
+  used: number | null;
+  /** used - rss: other processes (and, in a container, page cache). */
+  others: number | null;
+  /** Share of the limit in use (by anyone under it), 0..100+. */
+  usedPercent: number | null;
+  /** The container's out-of-memory kills so far, when counted. */
+  oomKills: number | null;
+  /** The machine's total RAM, whatever the limit. */
+  machineTotal: number | null;
+}
+
+export function hostFigures(host: HostMemory | null | undefined): HostFigures {
+  const rss = host?.rss_bytes ?? null;
+  const machineTotal = host?.total_bytes ?? null;
+  const machineAvailable = host?.available_bytes ?? null;
+  const container = host?.container ?? null;
+  let limit: number | null;
+  let used: number | null;
+  let available: number | null;
+  if (container) {
+    limit = container.limit_bytes;
+    used = container.usage_bytes;
+    available = used === null ? machineAvailable : Math.max(0, limit - used);
+    if (available !== null && machineAvailable !== null) {
+      available = Math.min(available, machineAvailable);
+    }
+  } else {
+    limit = machineTotal;
+    available = machineAvailable;
+    used =
+      limit !== null && available !== null ? Math.max(0, limit - available) : null;
+  }
+  const others =
+    used !== null && rss !== null ? Math.max(0, used - rss) : null;
+  return {
+    container: container !== null,
+    limit,
+    available,
+    rss,
+    used,
+    others,
+    usedPercent: percentOf(used ?? rss, limit),
+    oomKills: container?.oom_kill_count ?? null,
+    machineTotal
+  };
+}
