@@ -28,6 +28,7 @@ import {
   readSnippetSettings,
   warnAboutSnippetProblems
 } from './snippets/snippetSettings';
+import { DeathNotifier } from './deathNotifier';
 import { IVramMonitor } from './tokens';
 import { MemoryToolbarButton } from './views/MemoryToolbarButton';
 import { NotebookCellBadges } from './views/NotebookCellBadges';
@@ -200,6 +201,12 @@ const plugin: JupyterFrontEndPlugin<IVramMonitor> = {
       for (const b of badges.values()) {
         b.settings = settings;
       }
+    });
+
+    // A notification when a kernel dies without the user asking.
+    new DeathNotifier({
+      monitor,
+      showDetails: () => void app.commands.execute(CommandIDs.openSidebar)
     });
 
     if (statusBar) {

@@ -10,6 +10,7 @@ import { Token } from '@lumino/coreutils';
 import { ISignal } from '@lumino/signaling';
 
 import { CellHistory } from './model/CellHistory';
+import { KernelDeathFacts } from './model/kernelDeath';
 import { MemoryHistory } from './model/MemoryHistory';
 import { MonitorState } from './model/MonitorState';
 import { VisibilityNote } from './model/visibilityNotes';
@@ -29,7 +30,8 @@ export type ModelChange =
   | 'busy'
   | 'notes'
   | 'history'
-  | 'cells';
+  | 'cells'
+  | 'death';
 
 /** The memory of one notebook's kernel, as the helper reports it. */
 export interface IKernelMemoryModel {
@@ -47,6 +49,10 @@ export interface IKernelMemoryModel {
   /** True while the kernel runs code (samples keep coming meanwhile). */
   readonly kernelBusy: boolean;
   readonly notes: readonly VisibilityNote[];
+  /** The facts of the kernel's last unasked-for death; null if none. */
+  readonly death: KernelDeathFacts | null;
+  /** Kernel-clock times of deaths within the kept history (timeline marks). */
+  readonly deathMarks: readonly number[];
   /** Bounded history of host RSS and per-GPU figures. */
   readonly history: MemoryHistory;
   /**

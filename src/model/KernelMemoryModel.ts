@@ -17,6 +17,7 @@ import {
   SampleMessage
 } from '../protocol';
 import { CellHistory, CellHistoryChange } from './CellHistory';
+import { KernelDeathFacts, RunningCell } from './kernelDeath';
 import { MemoryHistory, SeriesKey } from './MemoryHistory';
 import { describeState, MonitorState } from './MonitorState';
 import {
@@ -69,6 +70,18 @@ export class KernelMemoryModel implements IKernelMemoryModel {
   get cells(): CellHistory {
     return this._cells;
   }
+  /**
+   * The facts of the kernel's last unasked-for death (explained by
+   * `explainKernelDeath`); null when none since the last user restart or
+   * kernel change.
+   */
+  get death(): KernelDeathFacts | null {
+    return this._death;
+  }
+  /** Kernel-clock times of the deaths the timeline marks. */
+  get deathMarks(): readonly number[] {
+    return this._deathMarks;
+  }
   /** The latest problem with the helper's messages (shown as a note). */
   get problem(): string | null {
     return this._problem;
@@ -108,9 +121,59 @@ export class KernelMemoryModel implements IKernelMemoryModel {
     this._hello = null;
     this._latest = null;
     this._problem = null;
-    this._history.clear();
+    if (!this._death) {
+      // After a death the last samples stay, marked, until the user
+      // restarts or changes the kernel (clearKernelDeath).
+      this._history.clear();
+      this._deathMarks = [];
+    }
     this._changed.emit('history');
     this._updateNotes();
+  }
+
+  /**
+   * The kernel died without the user asking (status `autorestarting` or
+   * `dead`): keep what its last figures said, the cell it was running, and
+   * mark the moment in the history (a gap, so the new kernel's line does not
+   * join the dead one's). Call before `startKernelSession`.
+   */
+  noteKernelDeath(
+    status: KernelDeathFacts['status'],
+    runningCell: RunningCell | null,
+    now: number = Date.now() / 1000
+  ): void {
+    const last = this._latest;
+    const age = last ? Math.max(0, now - this._lastSampleArrival) : null;
+    this._death = {
+      status,
+      time: now,
+      lastSample: last,
+      figuresAge: age,
+      runningCell,
+      oomKillsAfter: null
+    };
+    this._awaitingDeathEvidence = true;
+    if (last && age !== null) {
+      // Kernel clock: the last sample's time plus the wait since it came.
+      const newest = this._history.lastTime;
+      const at = (Number.isNaN(newest) ? last.time : Math.max(last.time, newest)) + age;
+      this._history.append(at, new Map()); // every series NaN: a gap
+
+      this._deathMarks = [...this._deathMarks, at];
+      this._changed.emit('history');
+    }
+    this._changed.emit('death');
+  }
+
+  /** The user restarted or changed the kernel: the death is history. */
+  clearKernelDeath(): void {
+    if (!this._death && this._deathMarks.length === 0) {
+      return;
+    }
+    this._death = null;
+    this._deathMarks = [];
+    this._awaitingDeathEvidence = false;
+    this._changed.emit('death');
   }
 
   /**
@@ -231,13 +294,40 @@ export class KernelMemoryModel implements IKernelMemoryModel {
       return;
     }
     this._latest = sample;
+    this._lastSampleArrival = Date.now() / 1000;
     this._sampleCount++;
+    if (this._awaitingDeathEvidence) {
+      this._takeDeathEvidence(sample);
+    }
     this._history.append(sample.time, KernelMemoryModel.seriesValues(sample));
     if (this._state !== 'live') {
       this.setState('live');
     }
     this._changed.emit('sample');
     this._updateNotes();
+  }
+
+  /**
+   * The restarted kernel's first sample: if its container is the dead
+   * kernel's (same limit), its OOM kill count says whether the killer acted.
+   */
+  private _takeDeathEvidence(sample: SampleMessage): void {
+    this._awaitingDeathEvidence = false;
+    const death = this._death;
+    const now = sample.host.container;
+    const before = death?.lastSample?.host.container;
+    if (
+      !death ||
+      !now ||
+      !before ||
+      now.oom_kill_count === null ||
+      now.limit_bytes !== before.limit_bytes ||
+      now.cgroup_version !== before.cgroup_version
+    ) {
+      return;
+    }
+    this._death = { ...death, oomKillsAfter: now.oom_kill_count };
+    this._changed.emit('death');
   }
 
   private _onCellsChanged(_: CellHistory, __: CellHistoryChange): void {
@@ -280,6 +370,10 @@ export class KernelMemoryModel implements IKernelMemoryModel {
   private _kernelBusy = false;
   private _notes: readonly VisibilityNote[] = [];
   private _problem: string | null = null;
+  private _death: KernelDeathFacts | null = null;
+  private _deathMarks: readonly number[] = [];
+  private _awaitingDeathEvidence = false;
+  private _lastSampleArrival = 0;
   private _ignoredMessages = 0;
   private _lastIgnoredWarning = -Infinity;
   private _history: MemoryHistory;

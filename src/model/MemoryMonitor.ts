@@ -8,8 +8,10 @@
  * switching back shows their history.
  */
 import { ISessionContext } from '@jupyterlab/apputils';
+import { IDisposable } from '@lumino/disposable';
 import { ISignal, Signal } from '@lumino/signaling';
 
+import { KernelDeathWatch } from '../kernel/KernelDeathWatch';
 import { KernelHelperConnection } from '../kernel/KernelHelperConnection';
 import { HelperRequestResults } from '../protocol';
 import {
@@ -77,6 +79,13 @@ export class MemoryMonitor implements IVramMonitor {
           model,
           config: () => helperConfigFor(this._settings)
         }));
+    // A test that fakes the connection fakes (or leaves out) the watch too.
+    this._createDeathWatch =
+      options.createDeathWatch ??
+      (options.createConnection
+        ? () => null
+        : (sessionContext, model) =>
+            new KernelDeathWatch({ sessionContext, model }));
     this._notebooks.currentChanged.connect(this._onCurrentChanged, this);
     this._onCurrentChanged(this._notebooks, this._notebooks.currentWidget);
   }
@@ -255,6 +264,9 @@ export class MemoryMonitor implements IVramMonitor {
       const model = new KernelMemoryModel({
         historyCapacity: historyCapacityFor(this._settings)
       });
+      // Before the connection: it must see a death before the connection
+      // forgets the dead kernel's figures (see KernelDeathWatch).
+      const deathWatch = this._createDeathWatch(sessionContext, model);
       const connection = this._createConnection(sessionContext, model);
       entry = {
         model,
@@ -264,6 +276,7 @@ export class MemoryMonitor implements IVramMonitor {
           model,
           units: () => this._settings.units
         }),
+        deathWatch,
         panels: new Set()
       };
       this._sessions.set(sessionContext, entry);
@@ -307,6 +320,7 @@ export class MemoryMonitor implements IVramMonitor {
       panel.disposed.disconnect(this._onPanelDisposed, this);
     }
     entry.actions.dispose();
+    entry.deathWatch?.dispose();
     entry.connection.dispose();
     entry.model.dispose();
     this._sessionsChanged.emit();
@@ -315,9 +329,13 @@ export class MemoryMonitor implements IVramMonitor {
   private _notebooks: INotebookSource;
   private _settings: VramSettings;
   private _createConnection: MemoryMonitor.ConnectionFactory;
+  private _createDeathWatch: MemoryMonitor.DeathWatchFactory;
   private _sessions = new Map<
     ISessionContext,
-    IMonitoredSession & { panels: Set<IMonitoredNotebook> }
+    IMonitoredSession & {
+      deathWatch: IDisposable | null;
+      panels: Set<IMonitoredNotebook>;
+    }
   >();
   private _current: KernelMemoryModel | null = null;
   private _currentChanged = new Signal<this, IKernelMemoryModel | null>(this);
@@ -336,11 +354,19 @@ export namespace MemoryMonitor {
     model: KernelMemoryModel
   ) => IHelperConnection;
 
+  /** Watches a session for deaths the user did not ask for (null: none). */
+  export type DeathWatchFactory = (
+    sessionContext: ISessionContext,
+    model: KernelMemoryModel
+  ) => IDisposable | null;
+
   export interface IOptions {
     /** Usually the INotebookTracker. */
     notebooks: INotebookSource;
     settings?: VramSettings;
     /** Defaults to a KernelHelperConnection (tests pass fakes). */
     createConnection?: ConnectionFactory;
+    /** Defaults to a KernelDeathWatch, or none when the connection is faked. */
+    createDeathWatch?: DeathWatchFactory;
   }
 }

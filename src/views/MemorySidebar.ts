@@ -37,6 +37,7 @@ import { MemoryTimeline } from './MemoryTimeline';
 import { LazyView } from './LazyView';
 import { ModelView } from './ModelView';
 import { OomDiagnosisView } from './OomDiagnosisView';
+import { KernelDeathView } from './KernelDeathView';
 import { SnippetSection } from './SnippetSection';
 import { StateBanner } from './StateBanner';
 import type { SidebarTab } from './SidebarHost';
@@ -75,6 +76,7 @@ export class MemorySidebar extends Panel {
       settings,
       execute
     });
+    this.death = new KernelDeathView(settings);
     this.gpus = new GpuDeviceList(settings);
     this.host = new HostMemoryCard(settings);
     this.timeline = new MemoryTimeline(settings);
@@ -88,6 +90,7 @@ export class MemorySidebar extends Panel {
     });
     this._memoryViews = [
       this.banner,
+      this.death,
       this.oom,
       this.gpus,
       this.host,
@@ -114,6 +117,7 @@ export class MemorySidebar extends Panel {
 
   readonly banner: StateBanner;
   /** The out-of-memory assistant (shown after a cell died of OOM). */
+  readonly death: KernelDeathView;
   readonly oom: OomDiagnosisView;
   readonly gpus: GpuDeviceList;
   readonly host: HostMemoryCard;

@@ -10,6 +10,8 @@
  *
  * Executed cells are marked as faint bands (start to end) under the lines,
  * with a thin line at each start, so a jump can be matched to its cell.
+ * A kernel death is a dashed line in the error colour: the dead kernel's
+ * last samples stay on its left, the restarted kernel's on its right.
  *
  * uPlot is fetched (its own chunk) the first time a chart is drawn: a page
  * whose memory sidebar stays closed never loads it.
@@ -27,7 +29,8 @@ import { ModelView } from './ModelView';
 const RELEVANT: ReadonlySet<ModelChange> = new Set<ModelChange>([
   'sample',
   'history',
-  'cells'
+  'cells',
+  'death'
 ]);
 
 /** Most cell runs marked on the chart (the newest ones in the window). */
@@ -130,6 +133,10 @@ export class MemoryTimeline extends ModelView {
   protected render(): void {
     const windowMinutes = this.settings.timelineWindowMinutes;
     this._title.textContent = `Last ${formatMinutes(windowMinutes)}`;
+    const deaths = this.model?.deathMarks.length ?? 0;
+    if (this.node.dataset.vramDeaths !== String(deaths)) {
+      this.node.dataset.vramDeaths = String(deaths);
+    }
     const history = this.model?.history;
     if (!history || history.length === 0) {
       this._pointCount = 0;
@@ -238,13 +245,16 @@ export class MemoryTimeline extends ModelView {
     };
     const bandColor = cssVar('--jp-layout-color3', 'rgba(128,128,128,0.3)');
     const markColor = cssVar('--jp-border-color1', 'gray');
+    const deathColor = cssVar('--jp-error-color1', 'red');
     return {
       width,
       height: PLOT_HEIGHT,
       series,
       hooks: {
         // Under the series: drawn right after the canvas is cleared.
-        drawClear: [u => this._drawCellMarks(u, bandColor, markColor)]
+        drawClear: [u => this._drawCellMarks(u, bandColor, markColor)],
+        // Over the series: a death must not hide under a line.
+        draw: [u => this._drawDeathMarks(u, deathColor)]
       },
       cursor: { drag: { x: false, y: false } },
       legend: { show: true },
@@ -308,6 +318,30 @@ export class MemoryTimeline extends ModelView {
     ctx.beginPath();
     for (const [start] of marks) {
       const x = Math.round(u.valToPos(start, 'x', true)) + 0.5;
+      ctx.moveTo(x, top);
+      ctx.lineTo(x, top + height);
+    }
+    ctx.stroke();
+    ctx.restore();
+  }
+
+  private _drawDeathMarks(u: uPlot, color: string): void {
+    const [from, to] = this._xRange;
+    const marks = (this.model?.deathMarks ?? []).filter(
+      t => t >= from && t <= to
+    );
+    if (!marks.length) {
+      return;
+    }
+    const ctx = u.ctx;
+    const { top, height } = u.bbox;
+    ctx.save();
+    ctx.strokeStyle = color;
+    ctx.lineWidth = 2;
+    ctx.setLineDash([4, 3]);
+    ctx.beginPath();
+    for (const t of marks) {
+      const x = Math.round(u.valToPos(t, 'x', true)) + 0.5;
       ctx.moveTo(x, top);
       ctx.lineTo(x, top + height);
     }

@@ -15,6 +15,9 @@
  *     lazily after the cell list changed.
  * A new record updates only its own cell's badge: one map lookup and a few
  * DOM writes, whatever the notebook's size.
+ *
+ * The cell that was running when the kernel died gets a "kernel died" mark
+ * beside its badge (its record never comes), until the death is cleared.
  */
 import { IDisposable } from '@lumino/disposable';
 import { ISignal } from '@lumino/signaling';
@@ -41,11 +44,13 @@ import { VramSettings } from '../settings';
 import { IKernelMemoryModel, ModelChange } from '../tokens';
 import { formatExecutionCount, formatOutcome } from '../cellFormat';
 import { formatBytes } from '../format';
+import { explainKernelDeath } from '../model/kernelDeath';
 import {
   CellBadgeContent,
   createCellBadgeNode,
   renderCellBadge
 } from './CellBadge';
+import { element } from './dom';
 
 /** What the badges need of a cell widget (JupyterLab's Cell fits). */
 export interface IBadgeCell {
@@ -132,6 +137,7 @@ export class NotebookCellBadges implements IDisposable {
         this._render(cell, cells.latestForCell(cell.model.id));
       }
     }
+    this._renderDeath();
   }
 
   dispose(): void {
@@ -146,6 +152,8 @@ export class NotebookCellBadges implements IDisposable {
     for (const cell of this._notebook.widgets) {
       this._removeBadge(cell);
     }
+    this._deathMark?.node.remove();
+    this._deathMark = null;
   }
 
   // -------------------------------------------------------------------------
@@ -180,7 +188,41 @@ export class NotebookCellBadges implements IDisposable {
     if (change === 'hello') {
       // Device totals may have changed: warning levels with them.
       this.refreshAll();
+    } else if (change === 'death') {
+      this._renderDeath();
     }
+  }
+
+  /** Mark the cell the dead kernel was running (or drop the old mark). */
+  private _renderDeath(): void {
+    const death = this._model.death;
+    const cellId = death?.runningCell?.cellId ?? null;
+    const cell = cellId !== null ? this._cellById(cellId) : undefined;
+    const old = this._deathMark;
+    if (old && (old.cell !== cell || !death)) {
+      old.node.remove();
+      this._deathMark = null;
+    }
+    if (!death || !cell || cell.isDisposed || !cell.inputArea) {
+      return;
+    }
+    let mark = this._deathMark;
+    if (!mark || !mark.node.parentElement) {
+      const node = element('div', 'jp-vram-CellBadge jp-vram-CellBadge-died', {
+        role: 'cell-death-badge',
+        text: 'kernel died'
+      });
+      const host = badgeHost(cell);
+      host.classList.add(HOST_CLASS);
+      host.appendChild(node);
+      mark = this._deathMark = { cell, node };
+    }
+    const explanation = explainKernelDeath(death, this._settings.units);
+    const title = [explanation.summary, ...explanation.details].join('\n');
+    if (mark.node.title !== title) {
+      mark.node.title = title;
+    }
+    mark.node.dataset.vramVerdict = explanation.verdict;
   }
 
   private _onNotebookModelChanged(): void {
@@ -338,6 +380,7 @@ export class NotebookCellBadges implements IDisposable {
   private _badges = new WeakMap<IBadgeCell, HTMLElement>();
   private _waiting = new WeakSet<IBadgeCell>();
   private _syncScheduled = false;
+  private _deathMark: { cell: IBadgeCell; node: HTMLElement } | null = null;
   private _isDisposed = false;
 }
 

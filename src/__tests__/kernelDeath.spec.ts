@@ -1,0 +1,201 @@
+import { KernelMemoryModel } from '../model/KernelMemoryModel';
+import {
+  explainKernelDeath,
+  KernelDeathFacts,
+  NOTIFICATION_CHARS,
+  oomKillsSince
+} from '../model/kernelDeath';
+import { HostMemory, SampleMessage } from '../protocol';
+import { GiB, makeCpuSample, makeHello, MiB, wire } from './fixtures';
+
+const CONTAINER_HOST: HostMemory = {
+  // 22.8 GiB RSS; 0.7 GiB left under a 24 GiB limit (23.3 GiB in use).
+  rss_bytes: 22.8 * GiB,
+  total_bytes: 256 * GiB,
+  available_bytes: 200 * GiB,
+  container: {
+    limit_bytes: 24 * GiB,
+    usage_bytes: 23.3 * GiB,
+    oom_kill_count: 0,
+    cgroup_version: 2
+  }
+};
+
+function sample(host: HostMemory, time = 1000): SampleMessage {
+  return makeCpuSample({ host, time });
+}
+
+function facts(overrides: Partial<KernelDeathFacts> = {}): KernelDeathFacts {
+  return {
+    status: 'autorestarting',
+    time: 2000,
+    lastSample: sample(CONTAINER_HOST),
+    figuresAge: 0.3,
+    runningCell: { cellId: 'cell-a', executionCount: 7 },
+    oomKillsAfter: null,
+    ...overrides
+  };
+}
+
+describe('explainKernelDeath', () => {
+  it('near a container limit: most likely the out-of-memory killer, in figures', () => {
+    const e = explainKernelDeath(facts());
+    expect(e.verdict).toBe('near-limit');
+    expect(e.summary).toBe(
+      'The kernel died and was restarted while its RAM was 22.8 GiB of 23.5 GiB ' +
+        'available (container limit 24 GiB): most likely the out-of-memory killer.'
+    );
+    expect(e.cellText).toBe('Cell [7] was running.');
+    expect(e.details[0]).toBe(
+      'Last figures: kernel RSS 22.8 GiB, in use 23.3 GiB of 24 GiB (container limit), available 717 MiB.'
+    );
+    expect(e.short).toBe(
+      'The kernel (running [7]) died at RAM 22.8 GiB of 23.5 GiB: most likely the out-of-memory killer.'
+    );
+  });
+
+  it("says it as fact when the container's oom_kill count rose", () => {
+    const f = facts({ oomKillsAfter: 1 });
+    expect(oomKillsSince(f)).toBe(1);
+    const e = explainKernelDeath(f);
+    expect(e.verdict).toBe('oom-killed');
+    expect(e.summary).toContain(
+      ': the out-of-memory killer killed it (memory.events oom_kill).'
+    );
+    expect(e.details).toContain(
+      "The container's memory.events oom_kill count rose from 0 to 1."
+    );
+    const v1: HostMemory = {
+      ...CONTAINER_HOST,
+      container: { ...CONTAINER_HOST.container!, cgroup_version: 1 }
+    };
+    expect(
+      explainKernelDeath(facts({ lastSample: sample(v1), oomKillsAfter: 3 })).summary
+    ).toContain('(memory.oom_control oom_kill)');
+  });
+
+  it('does not blame the killer when the count says it did not act', () => {
+    const e = explainKernelDeath(facts({ oomKillsAfter: 0 }));
+    expect(e.verdict).toBe('unknown');
+    expect(e.summary).toContain(
+      "memory was near the limit, but the container's memory.events oom_kill count did not rise, so the cause is unknown."
+    );
+  });
+
+  it('far from the limit: the cause is unknown, never guessed', () => {
+    const low: HostMemory = {
+      rss_bytes: 1.2 * GiB,
+      total_bytes: 32 * GiB,
+      available_bytes: 22.3 * GiB,
+      container: null
+    };
+    const e = explainKernelDeath(facts({ lastSample: sample(low), status: 'dead' }));
+    expect(e.verdict).toBe('unknown');
+    expect(e.summary).toBe(
+      'The kernel died while its RAM was 1.2 GiB of 23.5 GiB available (machine RAM 32 GiB): ' +
+        'memory was not near the limit, so the cause is unknown.'
+    );
+    expect(e.short).toBe('The kernel (running [7]) died at RAM 1.2 GiB of 23.5 GiB; the cause is unknown.');
+  });
+
+  it("near the machine's RAM without a container", () => {
+    const full: HostMemory = {
+      rss_bytes: 30 * GiB,
+      total_bytes: 32 * GiB,
+      available_bytes: 512 * MiB,
+      container: null
+    };
+    const e = explainKernelDeath(facts({ lastSample: sample(full) }));
+    expect(e.verdict).toBe('near-limit');
+    expect(e.summary).toContain('(machine RAM 32 GiB): most likely the out-of-memory killer.');
+  });
+
+  it('without figures: unknown, unless the count rose', () => {
+    const e = explainKernelDeath(facts({ lastSample: null, figuresAge: null, runningCell: null }));
+    expect(e.verdict).toBe('unknown');
+    expect(e.summary).toBe(
+      'The kernel died and was restarted. No memory figures arrived before it died, so the cause is unknown.'
+    );
+    expect(e.cellText).toBe('');
+  });
+
+  it('says when the figures are old, and names a cell without a count by its id', () => {
+    const e = explainKernelDeath(
+      facts({ figuresAge: 42, runningCell: { cellId: '0123456789abcdef', executionCount: null } })
+    );
+    expect(e.summary).toContain('(figures from 42 s before)');
+    expect(e.cellText).toBe('Cell cell 01234567 was running.');
+  });
+
+  it('keeps the notification text within what JupyterLab shows', () => {
+    for (const f of [facts(), facts({ oomKillsAfter: 2 }), facts({ lastSample: null })]) {
+      expect(explainKernelDeath(f, 'decimal').short.length).toBeLessThanOrEqual(NOTIFICATION_CHARS);
+    }
+  });
+});
+
+describe('KernelMemoryModel: a death', () => {
+  function live(): KernelMemoryModel {
+    const model = new KernelMemoryModel({ historyCapacity: 100 });
+    model.ingest(wire(makeHello()));
+    model.ingest(wire(makeCpuSample({ seq: 1, time: 1000, host: { ...CONTAINER_HOST, rss_bytes: GiB } })));
+    model.ingest(wire(makeCpuSample({ seq: 2, time: 1001, host: CONTAINER_HOST })));
+    return model;
+  }
+
+  it('keeps the last figures and the running cell, and marks the history', () => {
+    const model = live();
+    const changes: string[] = [];
+    model.changed.connect((_, c) => changes.push(c));
+    model.noteKernelDeath('autorestarting', { cellId: 'c', executionCount: 3 });
+    expect(changes).toContain('death');
+    const death = model.death!;
+    expect(death.lastSample!.seq).toBe(2);
+    expect(death.runningCell).toEqual({ cellId: 'c', executionCount: 3 });
+    expect(death.figuresAge).not.toBeNull();
+    expect(model.deathMarks).toHaveLength(1);
+    expect(model.deathMarks[0]).toBeGreaterThanOrEqual(1001);
+    // The connection forgets the kernel: the last samples stay, with the gap.
+    model.startKernelSession();
+    expect(model.latest).toBeNull();
+    expect(model.history.length).toBe(3);
+    expect(Number.isNaN(model.history.latest('host.rss'))).toBe(true);
+  });
+
+  it("takes the restarted kernel's OOM kill count as evidence, once", () => {
+    const model = live();
+    model.noteKernelDeath('autorestarting', null);
+    model.startKernelSession();
+    model.ingest(wire(makeHello({ pid: 99 })));
+    const after = (count: number, limit = 24 * GiB): HostMemory => ({
+      ...CONTAINER_HOST,
+      rss_bytes: 80 * MiB,
+      container: { ...CONTAINER_HOST.container!, limit_bytes: limit, oom_kill_count: count }
+    });
+    model.ingest(wire(makeCpuSample({ seq: 1, time: 1010, host: after(1) })));
+    expect(model.death!.oomKillsAfter).toBe(1);
+    expect(explainKernelDeath(model.death!).verdict).toBe('oom-killed');
+    model.ingest(wire(makeCpuSample({ seq: 2, time: 1011, host: after(5) })));
+    expect(model.death!.oomKillsAfter).toBe(1); // the first sample only
+  });
+
+  it('ignores a count from another cgroup (another limit)', () => {
+    const model = live();
+    model.noteKernelDeath('autorestarting', null);
+    model.startKernelSession();
+    model.ingest(
+      wire(makeCpuSample({ seq: 1, time: 1010, host: { ...CONTAINER_HOST, container: { ...CONTAINER_HOST.container!, limit_bytes: GiB, oom_kill_count: 9 } } }))
+    );
+    expect(model.death!.oomKillsAfter).toBeNull();
+  });
+
+  it('a user restart clears the death, its marks and the kept history', () => {
+    const model = live();
+    model.noteKernelDeath('autorestarting', null);
+    model.clearKernelDeath();
+    expect(model.death).toBeNull();
+    expect(model.deathMarks).toHaveLength(0);
+    model.startKernelSession();
+    expect(model.history.length).toBe(0);
+  });
+});

@@ -1,0 +1,110 @@
+/**
+ * Which cell is the kernel running right now? Read off the kernel's own
+ * messages, so that it is known at the moment the kernel dies (the helper's
+ * cell record for that cell never comes):
+ *
+ * - an outgoing `execute_request` carries the cell's id in its metadata
+ *   (`cellId`, as JupyterLab's notebook sends it), keyed by its msg_id;
+ * - `execute_input` on iopub says the kernel started that request, with the
+ *   execution count it gave it;
+ * - `status: idle` for that request (or its `execute_reply`) says it ended.
+ *
+ * Queued requests are not running: only the one whose execute_input came.
+ */
+import { Kernel, KernelMessage } from '@jupyterlab/services';
+
+import { RunningCell } from '../model/kernelDeath';
+
+/** Requests remembered at most (a runaway queue must not grow memory). */
+const MAX_PENDING = 1000;
+
+export class RunningCellTracker {
+  /** The cell the kernel runs now; null when idle or unknown. */
+  get running(): RunningCell | null {
+    return this._running;
+  }
+
+  /** Follow `kernel`'s messages instead of the previous kernel's. */
+  attach(kernel: Kernel.IKernelConnection | null): void {
+    if (kernel === this._kernel) {
+      return;
+    }
+    this._kernel?.anyMessage.disconnect(this._onMessage, this);
+    this._kernel = kernel;
+    this.reset();
+    kernel?.anyMessage.connect(this._onMessage, this);
+  }
+
+  /** Forget what ran (a restart: the new process runs nothing yet). */
+  reset(): void {
+    this._pending.clear();
+    this._running = null;
+    this._runningMsgId = null;
+  }
+
+  dispose(): void {
+    this.attach(null);
+  }
+
+  /** Exposed for tests: what one message does to the state. */
+  handle(msg: KernelMessage.IMessage, direction: 'send' | 'recv'): void {
+    const type = msg.header.msg_type;
+    if (direction === 'send') {
+      if (type === 'execute_request') {
+        const cellId = (msg.metadata as { cellId?: unknown } | undefined)
+          ?.cellId;
+        if (this._pending.size >= MAX_PENDING) {
+          const oldest = this._pending.keys().next().value;
+          if (oldest !== undefined) {
+            this._pending.delete(oldest);
+          }
+        }
+        this._pending.set(
+          msg.header.msg_id,
+          typeof cellId === 'string' ? cellId : null
+        );
+      }
+      return;
+    }
+    const parentId = (msg.parent_header as { msg_id?: string } | undefined)
+      ?.msg_id;
+    if (!parentId) {
+      return;
+    }
+    if (type === 'execute_input') {
+      const count = (msg.content as { execution_count?: unknown })
+        .execution_count;
+      this._runningMsgId = parentId;
+      this._running = {
+        cellId: this._pending.get(parentId) ?? null,
+        executionCount:
+          typeof count === 'number' && Number.isInteger(count) ? count : null
+      };
+      return;
+    }
+    const ended =
+      type === 'execute_reply' ||
+      (type === 'status' &&
+        (msg.content as { execution_state?: unknown }).execution_state ===
+          'idle');
+    if (ended) {
+      this._pending.delete(parentId);
+      if (parentId === this._runningMsgId) {
+        this._running = null;
+        this._runningMsgId = null;
+      }
+    }
+  }
+
+  private _onMessage(
+    _: Kernel.IKernelConnection,
+    args: Kernel.IAnyMessageArgs
+  ): void {
+    this.handle(args.msg, args.direction);
+  }
+
+  private _kernel: Kernel.IKernelConnection | null = null;
+  private _pending = new Map<string, string | null>();
+  private _running: RunningCell | null = null;
+  private _runningMsgId: string | null = null;
+}

@@ -1,0 +1,204 @@
+/**
+ * Why did the kernel die? What the last figures before an unasked-for death
+ * (status `autorestarting` or `dead`) suggest, in words and numbers, and
+ * what the kernel left behind as evidence (its cgroup's OOM kill count, read
+ * by the restarted kernel's helper). Pure: the model records the facts, this
+ * module words them, views only render.
+ *
+ * Never guess beyond the evidence: a count that rose is said as fact; memory
+ * near the limit is "most likely" the out-of-memory killer; anything else is
+ * an unknown cause.
+ */
+import { ByteUnits, formatBytes } from '../format';
+import { SampleMessage } from '../protocol';
+import { hostFigures } from './hostFigures';
+
+/** Memory in use at or above this share of the limit counts as "near the limit". */
+export const NEAR_LIMIT_PERCENT = 90;
+
+/** Figures older than this at the death are said to be old. */
+export const STALE_FIGURES_S = 5;
+
+/** The cell the kernel was running when it died. */
+export interface RunningCell {
+  /** The notebook cell's id (from the execute request), when known. */
+  cellId: string | null;
+  /** The execution count the kernel gave it (execute_input), when known. */
+  executionCount: number | null;
+}
+
+/** What the model records at an unasked-for death. */
+export interface KernelDeathFacts {
+  /** `autorestarting`: the server restarts it; `dead`: it stays dead. */
+  status: 'autorestarting' | 'dead';
+  /** When the frontend saw it die (Unix seconds, this browser's clock). */
+  time: number;
+  /** The dead kernel's last sample; null if none arrived. */
+  lastSample: SampleMessage | null;
+  /** Seconds between the last sample and the death (null: unknown). */
+  figuresAge: number | null;
+  runningCell: RunningCell | null;
+  /**
+   * The container's OOM kill count as the restarted kernel's helper first
+   * reports it (same cgroup limit); null until then, or where not readable.
+   */
+  oomKillsAfter: number | null;
+}
+
+/** JupyterLab shows this much of a notification's message. */
+export const NOTIFICATION_CHARS = 140;
+
+export type DeathVerdict = 'oom-killed' | 'near-limit' | 'unknown';
+
+export interface KernelDeathExplanation {
+  verdict: DeathVerdict;
+  /** One sentence: what happened and the likely cause, with figures. */
+  summary: string;
+  /** The gist in at most NOTIFICATION_CHARS characters, for a notification. */
+  short: string;
+  /** "Cell [7] was running." or "" when no cell was running. */
+  cellText: string;
+  /** The evidence behind the verdict, one line each (figures, counts). */
+  details: string[];
+}
+
+/** "[7]" / "[7] (cell 3f2a…)" / "cell 3f2a…": how to name the running cell. */
+export function runningCellLabel(cell: RunningCell | null): string {
+  if (!cell) {
+    return '';
+  }
+  if (cell.executionCount !== null) {
+    return `[${cell.executionCount}]`;
+  }
+  return cell.cellId !== null ? `cell ${cell.cellId.slice(0, 8)}` : '';
+}
+
+/** The OOM kills of the dead kernel's container since its last sample; null: unknown. */
+export function oomKillsSince(facts: KernelDeathFacts): number | null {
+  const before = facts.lastSample?.host.container?.oom_kill_count ?? null;
+  if (before === null || facts.oomKillsAfter === null) {
+    return null;
+  }
+  return Math.max(0, facts.oomKillsAfter - before);
+}
+
+export function explainKernelDeath(
+  facts: KernelDeathFacts,
+  units: ByteUnits = 'binary'
+): KernelDeathExplanation {
+  const bytes = (n: number | null) => formatBytes(n, units);
+  const label = runningCellLabel(facts.runningCell);
+  const cellText = label ? `Cell ${label} was running.` : '';
+  const verb =
+    facts.status === 'autorestarting' ? 'died and was restarted' : 'died';
+  const sample = facts.lastSample;
+  const details: string[] = [];
+  const kills = oomKillsSince(facts);
+  const container = sample?.host.container ?? null;
+  const eventsFile =
+    container?.cgroup_version === 1
+      ? 'memory.oom_control oom_kill'
+      : 'memory.events oom_kill';
+  if (kills !== null && kills > 0) {
+    details.push(
+      `The container's ${eventsFile} count rose from ` +
+        `${container?.oom_kill_count} to ${facts.oomKillsAfter}.`
+    );
+  }
+  if (!sample) {
+    const verdict: DeathVerdict = kills ? 'oom-killed' : 'unknown';
+    return {
+      verdict,
+      short: shortText(verdict, label, eventsFile, null),
+      summary: kills
+        ? `The kernel ${verb}: the out-of-memory killer killed it (${eventsFile}). ` +
+          'No memory figures arrived before it died.'
+        : `The kernel ${verb}. No memory figures arrived before it died, ` +
+          'so the cause is unknown.',
+      cellText,
+      details
+    };
+  }
+  const f = hostFigures(sample.host);
+  // What the kernel could have had: its own RSS plus what was still free.
+  const reachable =
+    f.rss !== null && f.available !== null ? f.rss + f.available : null;
+  const limitText = f.container
+    ? ` (container limit ${bytes(f.limit)})`
+    : f.limit !== null
+      ? ` (machine RAM ${bytes(f.limit)})`
+      : '';
+  const ramText =
+    f.rss === null
+      ? 'its memory could not be read'
+      : reachable !== null
+        ? `its RAM was ${bytes(f.rss)} of ${bytes(reachable)} available${limitText}`
+        : `its RAM was ${bytes(f.rss)}${limitText}`;
+  const age =
+    facts.figuresAge !== null && facts.figuresAge > STALE_FIGURES_S
+      ? ` (figures from ${Math.round(facts.figuresAge)} s before)`
+      : '';
+  details.push(
+    `Last figures: kernel RSS ${bytes(f.rss)}, in use ${bytes(f.used)} of ` +
+      `${bytes(f.limit)}${f.container ? ' (container limit)' : ''}, ` +
+      `available ${bytes(f.available)}.`
+  );
+  const near =
+    f.usedPercent !== null && f.usedPercent >= NEAR_LIMIT_PERCENT;
+  let verdict: DeathVerdict;
+  let cause: string;
+  if (kills !== null && kills > 0) {
+    verdict = 'oom-killed';
+    cause = `the out-of-memory killer killed it (${eventsFile})`;
+  } else if (near && kills === 0) {
+    // The evidence says no: the container's killer did not act.
+    verdict = 'unknown';
+    cause =
+      `memory was near the limit, but the container's ${eventsFile} ` +
+      'count did not rise, so the cause is unknown';
+  } else if (near) {
+    verdict = 'near-limit';
+    cause = 'most likely the out-of-memory killer';
+  } else {
+    verdict = 'unknown';
+    cause =
+      f.usedPercent === null
+        ? 'the cause is unknown'
+        : 'memory was not near the limit, so the cause is unknown';
+  }
+  const figures =
+    f.rss !== null && reachable !== null
+      ? `RAM ${bytes(f.rss)} of ${bytes(reachable)}`
+      : null;
+  return {
+    verdict,
+    short: shortText(verdict, label, eventsFile, figures),
+    summary: `The kernel ${verb} while ${ramText}${age}: ${cause}.`,
+    cellText,
+    details
+  };
+}
+
+function shortText(
+  verdict: DeathVerdict,
+  cellLabel: string,
+  eventsFile: string,
+  figures: string | null
+): string {
+  const who = cellLabel ? `The kernel (running ${cellLabel})` : 'The kernel';
+  const at = figures ? ` at ${figures}` : '';
+  let text: string;
+  switch (verdict) {
+    case 'oom-killed':
+      text = `${who} was killed by the out-of-memory killer (${eventsFile})${at}.`;
+      break;
+    case 'near-limit':
+      text = `${who} died${at}: most likely the out-of-memory killer.`;
+      break;
+    default:
+      text = `${who} died${at}; the cause is unknown.`;
+  }
+  return text.length <= NOTIFICATION_CHARS
+    ? text
+    : text.slice(0, NOTIFICATION_CHARS - 1) + '\u2026';
+}
