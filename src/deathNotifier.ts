@@ -5,7 +5,6 @@
  * evidence (its container's OOM kill count), dismissed when the user
  * restarts or changes the kernel.
  */
-import { Notification } from '@jupyterlab/apputils';
 import { IDisposable } from '@lumino/disposable';
 
 import { explainKernelDeath, KernelDeathFacts } from './model/kernelDeath';
@@ -26,21 +25,16 @@ export interface INotifications {
   dismiss(id: string): void;
 }
 
-const JUPYTERLAB_NOTIFICATIONS: INotifications = {
-  emit: (message, type, options) => Notification.emit(message, type, options),
-  update: args => Notification.update(args),
-  dismiss: id => Notification.dismiss(id)
-};
-
 export class DeathNotifier implements IDisposable {
   constructor(options: {
     monitor: Pick<MemoryMonitor, 'sessions' | 'sessionsChanged' | 'settings'>;
     showDetails: () => void;
-    notifications?: INotifications;
+    /** JupyterLab's Notification (index.ts), a fake in tests. */
+    notifications: INotifications;
   }) {
     this._monitor = options.monitor;
     this._showDetails = options.showDetails;
-    this._notifications = options.notifications ?? JUPYTERLAB_NOTIFICATIONS;
+    this._notifications = options.notifications;
     this._monitor.sessionsChanged.connect(this._onSessions, this);
     this._onSessions();
   }

@@ -11,7 +11,11 @@ import {
   JupyterFrontEnd,
   JupyterFrontEndPlugin
 } from '@jupyterlab/application';
-import { ICommandPalette, IToolbarWidgetRegistry } from '@jupyterlab/apputils';
+import {
+  ICommandPalette,
+  IToolbarWidgetRegistry,
+  Notification
+} from '@jupyterlab/apputils';
 import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
 import { ISettingRegistry } from '@jupyterlab/settingregistry';
 import { IStatusBar } from '@jupyterlab/statusbar';
@@ -206,7 +210,14 @@ const plugin: JupyterFrontEndPlugin<IVramMonitor> = {
     // A notification when a kernel dies without the user asking.
     new DeathNotifier({
       monitor,
-      showDetails: () => void app.commands.execute(CommandIDs.openSidebar)
+      showDetails: () => void app.commands.execute(CommandIDs.openSidebar),
+      // Plain text messages: kernel figures stay text.
+      notifications: {
+        emit: (message, type, options) =>
+          Notification.emit(message, type, options),
+        update: args => Notification.update(args),
+        dismiss: id => Notification.dismiss(id)
+      }
     });
 
     if (statusBar) {

@@ -86,6 +86,9 @@ export class FakeKernel {
     } as any);
   }
   status: string = 'idle';
+  isDisposed = false;
+  /** Every message sent or received (RunningCellTracker listens). */
+  anyMessage = new Signal<this, { msg: any; direction: 'send' | 'recv' }>(this);
   info: Promise<any>;
   executed: any[] = [];
   comms: FakeComm[] = [];

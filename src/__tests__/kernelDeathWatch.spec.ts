@@ -1,0 +1,298 @@
+import { MessageLoop } from '@lumino/messaging';
+import { Signal } from '@lumino/signaling';
+import { Widget } from '@lumino/widgets';
+
+import { DeathNotifier, INotifications } from '../deathNotifier';
+import { KernelDeathWatch } from '../kernel/KernelDeathWatch';
+import { KernelHelperConnection } from '../kernel/KernelHelperConnection';
+import { RunningCellTracker } from '../kernel/RunningCellTracker';
+import { KernelMemoryModel } from '../model/KernelMemoryModel';
+import { DEFAULT_SETTINGS } from '../settings';
+import { KernelDeathView } from '../views/KernelDeathView';
+import { MemoryTimeline } from '../views/MemoryTimeline';
+import { NotebookCellBadges } from '../views/NotebookCellBadges';
+import { FakeKernel, FakeSessionContext, settle } from './fakeKernel';
+import { GiB, makeCpuSample, makeHello, wire } from './fixtures';
+
+let nextId = 0;
+function msg(type: string, extra: { content?: any; parent?: string; metadata?: any } = {}) {
+  return {
+    header: { msg_id: `m${++nextId}`, msg_type: type },
+    parent_header: extra.parent ? { msg_id: extra.parent } : {},
+    metadata: extra.metadata ?? {},
+    content: extra.content ?? {}
+  } as any;
+}
+
+/** The notebook sends `cellId` to run; the kernel starts it as [count]. */
+function run(kernel: FakeKernel, cellId: string, count: number): string {
+  const request = msg('execute_request', { metadata: { cellId } });
+  kernel.anyMessage.emit({ msg: request, direction: 'send' });
+  const id = request.header.msg_id;
+  kernel.anyMessage.emit({
+    msg: msg('execute_input', { parent: id, content: { execution_count: count } }),
+    direction: 'recv'
+  });
+  return id;
+}
+
+function finish(kernel: FakeKernel, id: string) {
+  kernel.anyMessage.emit({
+    msg: msg('status', { parent: id, content: { execution_state: 'idle' } }),
+    direction: 'recv'
+  });
+}
+
+describe('RunningCellTracker', () => {
+  it('knows the running cell from execute_input, not the queued ones', () => {
+    const kernel = new FakeKernel();
+    const tracker = new RunningCellTracker();
+    tracker.attach(kernel as any);
+    const queued = msg('execute_request', { metadata: { cellId: 'later' } });
+    const first = run(kernel, 'cell-a', 4);
+    kernel.anyMessage.emit({ msg: queued, direction: 'send' });
+    expect(tracker.running).toEqual({ cellId: 'cell-a', executionCount: 4 });
+    finish(kernel, first);
+    expect(tracker.running).toBeNull();
+    kernel.anyMessage.emit({
+      msg: msg('execute_input', { parent: queued.header.msg_id, content: { execution_count: 5 } }),
+      direction: 'recv'
+    });
+    expect(tracker.running).toEqual({ cellId: 'later', executionCount: 5 });
+    tracker.attach(null);
+    expect(tracker.running).toBeNull();
+    run(kernel, 'x', 6); // no longer listening
+    expect(tracker.running).toBeNull();
+  });
+
+  it('survives odd messages (no metadata, a bad count)', () => {
+    const tracker = new RunningCellTracker();
+    const request = msg('execute_request', { metadata: { cellId: 42 } });
+    tracker.handle(request, 'send');
+    tracker.handle(msg('execute_input', { parent: request.header.msg_id, content: { execution_count: 'x' } }), 'recv');
+    expect(tracker.running).toEqual({ cellId: null, executionCount: null });
+    tracker.handle({ header: { msg_type: 'status' }, content: {} } as any, 'recv');
+    expect(tracker.running).not.toBeNull();
+  });
+});
+
+describe('KernelDeathWatch', () => {
+  function setup() {
+    const kernel = new FakeKernel();
+    const sessionContext = new FakeSessionContext(kernel);
+    const model = new KernelMemoryModel({ historyCapacity: 100 });
+    const watch = new KernelDeathWatch({ sessionContext: sessionContext as any, model });
+    model.ingest(wire(makeHello()));
+    model.ingest(wire(makeCpuSample({ time: 1000 })));
+    return { kernel, sessionContext, model, watch };
+  }
+
+  it('autorestarting is a death, with the running cell', () => {
+    const { kernel, sessionContext, model } = setup();
+    run(kernel, 'cell-a', 9);
+    sessionContext.setStatus('autorestarting');
+    expect(model.death).toMatchObject({
+      status: 'autorestarting',
+      runningCell: { cellId: 'cell-a', executionCount: 9 }
+    });
+    expect(model.death!.lastSample!.time).toBe(1000);
+  });
+
+  it('a user restart is not, and clears the last death', () => {
+    const { sessionContext, model } = setup();
+    sessionContext.setStatus('autorestarting');
+    sessionContext.setStatus('idle');
+    expect(model.death).not.toBeNull();
+    sessionContext.setStatus('restarting');
+    expect(model.death).toBeNull();
+    sessionContext.setStatus('autorestarting'); // part of the restart the user asked for
+    expect(model.death).toBeNull();
+    sessionContext.setStatus('idle');
+    sessionContext.setStatus('autorestarting');
+    expect(model.death).not.toBeNull();
+  });
+
+  it('dead counts only when the kernel connection is not disposed (a shutdown)', async () => {
+    const { kernel, sessionContext, model } = setup();
+    sessionContext.setStatus('dead');
+    kernel.isDisposed = true; // shutdown: disposed right after `dead`
+    await settle();
+    expect(model.death).toBeNull();
+    kernel.isDisposed = false;
+    sessionContext.setStatus('idle');
+    sessionContext.setStatus('dead');
+    await settle();
+    expect(model.death?.status).toBe('dead');
+  });
+
+  it('one death, not two, when the automatic restart fails', async () => {
+    const { sessionContext, model } = setup();
+    sessionContext.setStatus('autorestarting');
+    const first = model.death;
+    sessionContext.setStatus('dead');
+    await settle();
+    expect(model.death).toBe(first);
+  });
+
+  it('a kernel change clears the death', () => {
+    const { sessionContext, model, watch } = setup();
+    sessionContext.setStatus('autorestarting');
+    sessionContext.changeKernel(new FakeKernel());
+    expect(model.death).toBeNull();
+    watch.dispose();
+    sessionContext.setStatus('autorestarting');
+    expect(model.death).toBeNull();
+  });
+
+  it('sees the death before the helper connection forgets the figures', async () => {
+    const kernel = new FakeKernel();
+    const sessionContext = new FakeSessionContext(kernel);
+    const model = new KernelMemoryModel({ historyCapacity: 100 });
+    new KernelDeathWatch({ sessionContext: sessionContext as any, model });
+    // The same wiring as MemoryMonitor: the watch first, then the connection.
+    const connection = new KernelHelperConnection({
+      sessionContext: sessionContext as any,
+      model,
+      bootstrapCode: 'BOOTSTRAP',
+      config: () => ({}) as any
+    });
+    await settle();
+    model.ingest(wire(makeHello()));
+    model.ingest(wire(makeCpuSample({ time: 1000 })));
+    sessionContext.setStatus('autorestarting');
+    expect(model.death!.lastSample).not.toBeNull();
+    expect(model.latest).toBeNull(); // the connection forgot it afterwards
+    expect(model.history.length).toBe(2); // the sample and the gap
+    connection.dispose();
+  });
+});
+
+describe('the death in the panel, the timeline, the badge and a notification', () => {
+  function dead(): KernelMemoryModel {
+    const model = new KernelMemoryModel({ historyCapacity: 100 });
+    model.ingest(wire(makeHello()));
+    model.ingest(
+      wire(
+        makeCpuSample({
+          time: 1000,
+          host: {
+            rss_bytes: 3.9 * GiB,
+            total_bytes: 64 * GiB,
+            available_bytes: 40 * GiB,
+            container: { limit_bytes: 4 * GiB, usage_bytes: 3.95 * GiB, oom_kill_count: 0, cgroup_version: 2 }
+          }
+        })
+      )
+    );
+    model.noteKernelDeath('autorestarting', { cellId: 'cell-b', executionCount: 12 });
+    return model;
+  }
+
+  it('the panel says why, as text, and hides without a death', () => {
+    const view = new KernelDeathView(DEFAULT_SETTINGS);
+    Widget.attach(view, document.body);
+    const model = dead();
+    view.model = model;
+    MessageLoop.flush();
+    expect(view.node.hidden).toBe(false);
+    expect(view.node.dataset.vramVerdict).toBe('near-limit');
+    const summary = view.node.querySelector('[data-vram-role="kernel-death-summary"]')!;
+    expect(summary.textContent).toContain('container limit 4 GiB');
+    expect(view.node.querySelector('[data-vram-role="kernel-death-cell"]')!.textContent).toBe(
+      'Cell [12] was running.'
+    );
+    model.clearKernelDeath();
+    MessageLoop.flush();
+    expect(view.node.hidden).toBe(true);
+    view.dispose();
+  });
+
+  it('the timeline counts its death marks', () => {
+    const view = new MemoryTimeline(DEFAULT_SETTINGS);
+    Widget.attach(view, document.body);
+    view.model = dead();
+    MessageLoop.flush();
+    expect(view.node.dataset.vramDeaths).toBe('1');
+    view.dispose();
+  });
+
+  it("marks the running cell's badge 'kernel died' until the death is cleared", () => {
+    const cell = (id: string) => {
+      const node = document.createElement('div');
+      const wrapper = document.createElement('div');
+      wrapper.className = 'jp-Cell-inputWrapper';
+      const input = document.createElement('div');
+      wrapper.appendChild(input);
+      node.appendChild(wrapper);
+      return {
+        model: { id, type: 'code', getMetadata: () => undefined, setMetadata: () => undefined },
+        node,
+        inputArea: { node: input },
+        ready: Promise.resolve(),
+        isDisposed: false
+      };
+    };
+    const a = cell('cell-a');
+    const b = cell('cell-b');
+    const model = new KernelMemoryModel({ historyCapacity: 10 });
+    const badges = new NotebookCellBadges({
+      notebook: {
+        widgets: [a, b],
+        model: { cells: { changed: new Signal<any, any>({}) } },
+        modelChanged: new Signal<any, void>({}),
+        isDisposed: false
+      },
+      model,
+      settings: DEFAULT_SETTINGS
+    });
+    const deadModel = dead();
+    // The same death on the model the badges follow:
+    model.ingest(wire(makeHello()));
+    model.ingest(wire(deadModel.death!.lastSample));
+    model.noteKernelDeath('autorestarting', { cellId: 'cell-b', executionCount: 12 });
+    const mark = b.node.querySelector('[data-vram-role="cell-death-badge"]') as HTMLElement;
+    expect(mark.textContent).toBe('kernel died');
+    expect(mark.title).toContain('most likely the out-of-memory killer');
+    expect(a.node.querySelector('[data-vram-role="cell-death-badge"]')).toBeNull();
+    model.clearKernelDeath();
+    expect(b.node.querySelector('[data-vram-role="cell-death-badge"]')).toBeNull();
+    badges.dispose();
+  });
+
+  it('a notification: emitted once, updated with evidence, dismissed on clear', () => {
+    const calls: string[] = [];
+    const notifications: INotifications = {
+      emit: (message, type) => {
+        calls.push(`emit ${type}: ${message}`);
+        return 'n1';
+      },
+      update: args => {
+        calls.push(`update ${args.type}: ${args.message}`);
+        return true;
+      },
+      dismiss: id => calls.push(`dismiss ${id}`)
+    };
+    const model = new KernelMemoryModel({ historyCapacity: 10 });
+    const sessionsChanged = new Signal<any, void>({});
+    const notifier = new DeathNotifier({
+      monitor: { sessions: () => [{ model } as any], sessionsChanged, settings: DEFAULT_SETTINGS } as any,
+      showDetails: () => undefined,
+      notifications
+    });
+    const source = dead();
+    model.ingest(wire(makeHello()));
+    model.ingest(wire(source.death!.lastSample));
+    model.noteKernelDeath('autorestarting', { cellId: 'cell-b', executionCount: 12 });
+    model.startKernelSession();
+    const after = wire(source.death!.lastSample) as any;
+    after.host.container.oom_kill_count = 1;
+    model.ingest(after);
+    model.clearKernelDeath();
+    expect(calls).toEqual([
+      'emit error: The kernel (running [12]) died at RAM 3.9 GiB of 3.95 GiB: most likely the out-of-memory killer.',
+      'update error: The kernel (running [12]) was killed by the out-of-memory killer (memory.events oom_kill) at RAM 3.9 GiB of 3.95 GiB.',
+      'dismiss n1'
+    ]);
+    notifier.dispose();
+  });
+});
