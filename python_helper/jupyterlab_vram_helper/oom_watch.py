@@ -87,6 +87,9 @@ def host_limit(host: Mapping[str, Any]) -> "tuple[Optional[int], Optional[int]]"
         return total, available
     limit = container["limit_bytes"]
     usage = container.get("usage_bytes")
+    rss = host.get("rss_bytes")
+    if isinstance(usage, int) and isinstance(rss, int):
+        usage = max(usage, rss)  # the kernel's RSS is charged to its cgroup
     left = max(0, limit - usage) if isinstance(usage, int) else None
     if left is not None and isinstance(available, int):
         left = min(left, available)  # a limit above what the node has left

@@ -40,7 +40,11 @@ export function hostFigures(host: HostMemory | null | undefined): HostFigures {
   let available: number | null;
   if (container) {
     limit = container.limit_bytes;
-    used = container.usage_bytes;
+    // The kernel's RSS is charged to its cgroup: usage is never below it.
+    used =
+      container.usage_bytes !== null && rss !== null
+        ? Math.max(container.usage_bytes, rss)
+        : container.usage_bytes;
     available = used === null ? machineAvailable : Math.max(0, limit - used);
     if (available !== null && machineAvailable !== null) {
       available = Math.min(available, machineAvailable);

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from cgroup_harness import real_memory_cgroup, remove_cgroup
 from jupyterlab_vram_helper.readers.cgroup import CgroupMemory
 from jupyterlab_vram_helper.readers.host import HostReader
 
@@ -123,7 +124,7 @@ def test_unreadable_or_odd_proc_is_none(tmp_path) -> None:
     assert CgroupMemory(_proc(tmp_path, "garbage\n\x00::::\n"), str(tmp_path)).read() is None
 
 
-def test_host_reader_carries_the_container_figures_at_the_machine_pace(tmp_path) -> None:
+def test_host_reader_reads_the_limit_at_the_machine_pace_and_the_usage_every_tick(tmp_path) -> None:
     root = tmp_path / "cg"
     d = _v2_dir(root, "/k", str(4 * GIB), GIB)
     (tmp_path / "proc" / "7").mkdir(parents=True)
@@ -135,52 +136,21 @@ def test_host_reader_carries_the_container_figures_at_the_machine_pace(tmp_path)
     r = HostReader(pid=7, proc_root=str(tmp_path / "proc"), use_psutil=False, clock=lambda: now[0], cgroup=cgroup)
     assert r.read()["container"]["usage_bytes"] == GIB  # type: ignore[index]
     (d / "memory.current").write_text(f"{2 * GIB}\n")
+    (d / "memory.max").write_text(f"{5 * GIB}\n")
     now[0] += 0.5
-    assert r.read()["container"]["usage_bytes"] == GIB  # type: ignore[index]
+    figures = r.read()["container"]
+    assert figures["usage_bytes"] == 2 * GIB  # type: ignore[index]  # every tick
+    assert figures["limit_bytes"] == 4 * GIB  # type: ignore[index]  # within the second: as read before
     now[0] += 0.5
-    assert r.read()["container"]["usage_bytes"] == 2 * GIB  # type: ignore[index]
+    assert r.read()["container"]["limit_bytes"] == 5 * GIB  # type: ignore[index]
     r.close()
     assert r.read()["container"] is None
 
 
-def _writable_memory_cgroup() -> "tuple[str, int] | None":
-    """A fresh child memory cgroup this process may create, v2 or v1, or None."""
-    candidates = [("/sys/fs/cgroup", 2), ("/sys/fs/cgroup/memory", 1)]
-    for base, version in candidates:
-        if version == 2 and not os.path.exists(os.path.join(base, "cgroup.controllers")):
-            continue
-        if version == 1 and not os.path.exists(os.path.join(base, "memory.limit_in_bytes")):
-            continue
-        path = os.path.join(base, f"vram-test-{os.getpid()}")
-        try:
-            os.mkdir(path)
-        except OSError:
-            continue
-        return path, version
-    return None
-
-
-def real_memory_cgroup(limit: int):
-    """Create a child memory cgroup with ``limit``; returns (path, version) or None (and why)."""
-    found = _writable_memory_cgroup()
-    if found is None:
-        return None, "no writable memory cgroup here (not root, or cgroup mounted read-only)"
-    path, version = found
-    try:
-        name = "memory.max" if version == 2 else "memory.limit_in_bytes"
-        with open(os.path.join(path, name), "w") as f:
-            f.write(str(limit))
-    except OSError as e:
-        os.rmdir(path)
-        return None, f"cannot set a memory limit: {e}"
-    return (path, version), ""
-
-
 def test_real_cgroup_limit_is_seen_by_a_process_inside_it() -> None:
-    made, why = real_memory_cgroup(512 << 20)
-    if made is None:
+    path, version, why = real_memory_cgroup(512 << 20)
+    if path is None:
         pytest.skip(why)
-    path, version = made
     code = (
         "import sys, json, os\n"
         f"open({os.path.join(path, 'cgroup.procs')!r}, 'w').write(str(os.getpid()))\n"
@@ -188,7 +158,8 @@ def test_real_cgroup_limit_is_seen_by_a_process_inside_it() -> None:
         "print(json.dumps(CgroupMemory().read()))\n"
     )
     try:
-        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+        env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2] / "python_helper")}
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True, env=env)
         import json
 
         figures = json.loads(out.stdout)
@@ -197,4 +168,4 @@ def test_real_cgroup_limit_is_seen_by_a_process_inside_it() -> None:
         assert 0 < figures["usage_bytes"] <= 512 << 20
         assert figures["oom_kill_count"] == 0
     finally:
-        os.rmdir(path)
+        remove_cgroup(path)

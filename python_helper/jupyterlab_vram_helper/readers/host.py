@@ -30,7 +30,9 @@ class HostReader:
     ``machine_refresh_s``: the kernel builds all of /proc/meminfo for any
     read of it (the costlier of the two reads in a tick), and those figures
     never cause a sample on their own (sample.py), they ride along. So do the
-    container figures (:class:`CgroupMemory`), read at the same pace.
+    container's limit and OOM kill count (:class:`CgroupMemory`), read at the
+    same pace; its usage is read every tick (one small pread), so that it
+    never lags the kernel's RSS: a kernel can fill its limit within a second.
     """
 
     # MemTotal, MemFree and MemAvailable are meminfo's first three lines (Linux >= 3.14).
@@ -87,11 +89,14 @@ class HostReader:
             total, available = self._read_meminfo()
             self._machine = (now, (total, available))
             self._container = self._cgroup.read()
+        container = self._container
+        if container is not None:
+            container = {**container, "usage_bytes": self._cgroup.usage()}
         return {
             "rss_bytes": self.rss(),
             "total_bytes": total,
             "available_bytes": available,
-            "container": self._container,
+            "container": container,
         }
 
     def rss(self) -> Optional[int]:

@@ -1,0 +1,87 @@
+"""A real memory cgroup with a limit, where this machine lets the tests make one.
+
+Root on a machine with a writable cgroup mount (cgroup v2 at /sys/fs/cgroup,
+or v1's memory controller at /sys/fs/cgroup/memory): a child cgroup is
+created, its limit set, and processes moved in by pid. Elsewhere (not root, a
+read-only mount, a container without delegation) the callers skip, saying why.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Optional, Tuple
+
+V2_ROOT = "/sys/fs/cgroup"
+V1_ROOT = "/sys/fs/cgroup/memory"
+
+
+def real_memory_cgroup(limit: int, name: str = "vram-test") -> Tuple[Optional[str], int, str]:
+    """(path, cgroup version, "") of a new child cgroup limited to ``limit`` bytes, or (None, 0, why)."""
+    if os.path.exists(os.path.join(V2_ROOT, "cgroup.controllers")):
+        base, version, limit_file = V2_ROOT, 2, "memory.max"
+        with open(os.path.join(V2_ROOT, "cgroup.controllers")) as f:
+            if "memory" not in f.read().split():
+                return None, 0, "cgroup v2 without the memory controller"
+    elif os.path.exists(os.path.join(V1_ROOT, "memory.limit_in_bytes")):
+        base, version, limit_file = V1_ROOT, 1, "memory.limit_in_bytes"
+    else:
+        return None, 0, "no cgroup memory controller mounted at /sys/fs/cgroup"
+    path = os.path.join(base, f"{name}-{os.getpid()}-{time.monotonic_ns()}")
+    try:
+        os.mkdir(path)
+    except OSError as e:
+        return None, 0, f"cannot create a cgroup under {base} ({e.strerror}): not root, or a read-only mount"
+    try:
+        with open(os.path.join(path, limit_file), "w") as f:
+            f.write(str(limit))
+        if version == 1:
+            # No swap to escape into: the limit kills, as a container's does.
+            try:
+                with open(os.path.join(path, "memory.memsw.limit_in_bytes"), "w") as f:
+                    f.write(str(limit))
+            except OSError:
+                pass
+        else:
+            try:
+                with open(os.path.join(path, "memory.swap.max"), "w") as f:
+                    f.write("0")
+            except OSError:
+                pass
+    except OSError as e:
+        os.rmdir(path)
+        return None, 0, f"cannot set a memory limit ({e.strerror})"
+    return path, version, ""
+
+
+def move_into(path: str, pid: int) -> None:
+    with open(os.path.join(path, "cgroup.procs"), "w") as f:
+        f.write(str(pid))
+
+
+def oom_kill_count(path: str, version: int) -> Optional[int]:
+    name = "memory.oom_control" if version == 1 else "memory.events"
+    try:
+        with open(os.path.join(path, name)) as f:
+            for line in f:
+                key, _, value = line.partition(" ")
+                if key == "oom_kill":
+                    return int(value)
+    except OSError:
+        return None
+    return None
+
+
+def remove_cgroup(path: str, timeout: float = 10) -> None:
+    """Remove the cgroup once its processes are gone (best effort)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            os.rmdir(path)
+            return
+        except FileNotFoundError:
+            return
+        except OSError:
+            if time.monotonic() > deadline:
+                return
+            time.sleep(0.1)

@@ -1,0 +1,132 @@
+"""A real kernel that allocates until it is killed: what did the helper report last?
+
+Two ways to die, as the frontend's death explanation meets them:
+
+- Under a real cgroup memory limit, where this machine lets the test make one
+  (root, a writable cgroup mount): the kernel is moved into a fresh cgroup
+  before the helper starts, allocates until the kernel's OOM killer takes it,
+  and its samples show the limit, usage near it and RSS climbing. The kernel
+  started again in that cgroup reports the cgroup's ``oom_kill`` count one
+  higher than the dead kernel's last sample: the evidence the frontend uses.
+- Anywhere: the test kills the kernel with SIGKILL once its samples show
+  about 1 GiB of RSS, as the out-of-memory killer would; the last samples
+  before the death show that RSS.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from typing import Any, Dict, List
+
+import pytest
+
+from cgroup_harness import move_into, oom_kill_count, real_memory_cgroup, remove_cgroup
+from kernel_harness import Kernel, attach_helper
+
+pytestmark = pytest.mark.kernel
+
+MIB = 1 << 20
+FAST = {"interval_s": 0.1, "heartbeat_s": 1.0}
+
+# Touch every page (bytes of 1s, not calloc'd zeros) and pause so samples see the climb.
+ALLOCATE_FOREVER = (
+    "import time\n"
+    "hog = []\n"
+    "while True:\n"
+    "    hog.append(b'\\x01' * (16 << 20))\n"
+    "    time.sleep(0.02)\n"
+)
+
+
+def _kernel_pid(kernel: Kernel) -> int:
+    return int(kernel.km.provisioner.process.pid)
+
+
+def _wait_dead(kernel: Kernel, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while kernel.km.is_alive():
+        if time.monotonic() > deadline:
+            raise TimeoutError("the kernel did not die")
+        kernel.pump(0.1)
+    kernel.pump(0.3)  # whatever was still on its way
+
+
+def _samples(kernel: Kernel, comm_id: str) -> List[Dict[str, Any]]:
+    return [m["content"]["data"] for m in kernel.samples(comm_id)]
+
+
+def _stop(kernel: Kernel) -> None:
+    try:
+        kernel.shutdown()
+    except Exception:
+        pass
+
+
+def test_sigkill_at_high_rss_leaves_the_climb_in_the_last_samples(bootstrap: str) -> None:
+    kernel = Kernel()
+    try:
+        comm_id = attach_helper(kernel, bootstrap, FAST)
+        pid = _kernel_pid(kernel)
+        kernel.submit("import time\nx = bytearray(b'\\x01') * (1 << 30)\ntime.sleep(60)", cell_id="the-big-cell")
+        seen = kernel.wait_for(
+            comm_id,
+            lambda d: d.get("type") == "sample" and (d["host"]["rss_bytes"] or 0) > 900 * MIB,
+            timeout=60,
+        )
+        assert seen["host"]["rss_bytes"] > 900 * MIB
+        os.kill(pid, signal.SIGKILL)  # what the out-of-memory killer sends
+        _wait_dead(kernel, 30)
+        assert kernel.km.provisioner.process.wait(timeout=10) == -signal.SIGKILL
+        last = _samples(kernel, comm_id)[-1]
+        assert last["host"]["rss_bytes"] > 900 * MIB  # the figures up to the end
+        assert last["seq"] >= seen["seq"]
+    finally:
+        _stop(kernel)
+
+
+def test_a_kernel_killed_at_its_cgroup_limit_reports_the_limit_and_the_kill(bootstrap: str) -> None:
+    limit = 400 * MIB
+    path, version, why = real_memory_cgroup(limit)
+    if path is None:
+        pytest.skip(f"no real cgroup memory limit on this machine: {why}")
+    kernel = Kernel()
+    restarted = None
+    try:
+        move_into(path, _kernel_pid(kernel))  # before the helper starts: it finds its cgroup once
+        comm_id = attach_helper(kernel, bootstrap, FAST)
+        first = _samples(kernel, comm_id)[0]
+        container = first["host"]["container"]
+        assert container is not None, first["host"]
+        assert container["limit_bytes"] == limit and container["cgroup_version"] == version
+        before = container["oom_kill_count"]
+        kernel.submit(ALLOCATE_FOREVER, cell_id="the-hog")
+        _wait_dead(kernel, 120)
+        status = kernel.km.provisioner.process.wait(timeout=10)
+        assert status == -signal.SIGKILL, status
+        samples = _samples(kernel, comm_id)
+        last = samples[-1]["host"]
+        # The last figures: the kernel held most of the limit, the cgroup was at it.
+        assert last["container"]["limit_bytes"] == limit
+        assert last["rss_bytes"] > limit * 0.6, [s["host"]["rss_bytes"] for s in samples[-5:]]
+        assert last["container"]["usage_bytes"] > limit * 0.8
+        assert max(s["host"]["rss_bytes"] or 0 for s in samples) == max(
+            s["host"]["rss_bytes"] or 0 for s in samples[-3:]
+        )  # still climbing at the end
+        killed = oom_kill_count(path, version)
+        if before is not None:
+            assert killed == before + 1
+        # The kernel started again in the same cgroup (as in a container) says so.
+        restarted = Kernel()
+        move_into(path, _kernel_pid(restarted))
+        comm2 = attach_helper(restarted, bootstrap, FAST)
+        evidence = _samples(restarted, comm2)[0]["host"]["container"]
+        assert evidence["limit_bytes"] == limit
+        if before is not None:
+            assert evidence["oom_kill_count"] == before + 1  # the frontend's "killed it (oom_kill)"
+    finally:
+        _stop(kernel)
+        if restarted is not None:
+            _stop(restarted)
+        remove_cgroup(path)
