@@ -87,10 +87,16 @@ describe('KernelDeathWatch', () => {
     return { kernel, sessionContext, model, watch };
   }
 
-  it('autorestarting is a death, with the running cell', () => {
+  /** What JupyterLab says when the server restarted a dead kernel. */
+  function serverRestart(sessionContext: FakeSessionContext) {
+    sessionContext.setStatus('restarting'); // the server's status message
+    sessionContext.setStatus('autorestarting'); // the microtask right after
+  }
+
+  it('restarting then autorestarting is a death, with the running cell', () => {
     const { kernel, sessionContext, model } = setup();
     run(kernel, 'cell-a', 9);
-    sessionContext.setStatus('autorestarting');
+    serverRestart(sessionContext);
     expect(model.death).toMatchObject({
       status: 'autorestarting',
       runningCell: { cellId: 'cell-a', executionCount: 9 }
@@ -98,36 +104,42 @@ describe('KernelDeathWatch', () => {
     expect(model.death!.lastSample!.time).toBe(1000);
   });
 
-  it('a user restart is not, and clears the last death', () => {
+  it('a lone autorestarting (older frontends) is a death too', () => {
     const { sessionContext, model } = setup();
     sessionContext.setStatus('autorestarting');
+    expect(model.death?.status).toBe('autorestarting');
+  });
+
+  it('a restart without autorestarting was the user\'s: no death, and the last one is cleared', async () => {
+    const { sessionContext, model } = setup();
+    serverRestart(sessionContext);
     sessionContext.setStatus('idle');
     expect(model.death).not.toBeNull();
-    sessionContext.setStatus('restarting');
+    sessionContext.setStatus('restarting'); // sessionContext.restartKernel()
+    sessionContext.setStatus('restarting'); // the kernel connection's own
+    model.startKernelSession(); // what the helper connection does meanwhile
+    expect(model.history.length).toBeGreaterThan(0); // not yet known
+    await settle();
     expect(model.death).toBeNull();
-    sessionContext.setStatus('autorestarting'); // part of the restart the user asked for
-    expect(model.death).toBeNull();
+    expect(model.history.length).toBe(0);
     sessionContext.setStatus('idle');
-    sessionContext.setStatus('autorestarting');
+    serverRestart(sessionContext);
     expect(model.death).not.toBeNull();
   });
 
-  it('dead counts only when the kernel connection is not disposed (a shutdown)', async () => {
-    const { kernel, sessionContext, model } = setup();
+  it('dead is a death, unless this notebook shut the kernel down', () => {
+    const { sessionContext, model } = setup();
+    sessionContext.setStatus('terminating');
     sessionContext.setStatus('dead');
-    kernel.isDisposed = true; // shutdown: disposed right after `dead`
-    await settle();
     expect(model.death).toBeNull();
-    kernel.isDisposed = false;
     sessionContext.setStatus('idle');
     sessionContext.setStatus('dead');
-    await settle();
     expect(model.death?.status).toBe('dead');
   });
 
   it('one death, not two, when the automatic restart fails', async () => {
     const { sessionContext, model } = setup();
-    sessionContext.setStatus('autorestarting');
+    serverRestart(sessionContext);
     const first = model.death;
     sessionContext.setStatus('dead');
     await settle();
@@ -136,7 +148,7 @@ describe('KernelDeathWatch', () => {
 
   it('a kernel change clears the death', () => {
     const { sessionContext, model, watch } = setup();
-    sessionContext.setStatus('autorestarting');
+    serverRestart(sessionContext);
     sessionContext.changeKernel(new FakeKernel());
     expect(model.death).toBeNull();
     watch.dispose();
@@ -159,6 +171,8 @@ describe('KernelDeathWatch', () => {
     await settle();
     model.ingest(wire(makeHello()));
     model.ingest(wire(makeCpuSample({ time: 1000 })));
+    sessionContext.setStatus('restarting'); // the connection forgets the figures here
+    expect(model.latest).toBeNull();
     sessionContext.setStatus('autorestarting');
     expect(model.death!.lastSample).not.toBeNull();
     expect(model.latest).toBeNull(); // the connection forgot it afterwards

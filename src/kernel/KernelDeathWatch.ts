@@ -4,17 +4,19 @@
  * `explainKernelDeath`).
  *
  * How a death is told from a restart the user asked for, in
- * @jupyterlab/services:
- * - `restarting`: the frontend's own `KernelConnection.restart()` (what
- *   `sessionContext.restartKernel()` and the Restart command call) sets it
- *   before asking the server: a user restart, here or in another tab.
- * - `autorestarting`: the server's restarter found the kernel process gone
- *   and started a new one (its `restarting` iopub status becomes
- *   `autorestarting` in the frontend): a death.
- * - `dead`: the restarter gave up, or the server has no such kernel any
- *   more; but a user's shutdown also passes through `dead`, and then
- *   disposes the kernel connection right away. So `dead` counts only when
- *   the connection is still there a moment later.
+ * @jupyterlab/services: both start with `restarting` (the user's from
+ * `KernelConnection.restart()`, which `sessionContext.restartKernel()` and
+ * the Restart command call; the server's from its restarter, which found the
+ * kernel process gone). Only the server's is followed, in the same tick
+ * (a microtask), by `autorestarting`. So at `restarting` the model keeps the
+ * last figures aside; `autorestarting` makes them a death, and a restart
+ * with no `autorestarting` by the next task was the user's.
+ *
+ * `dead`: the restarter gave up, or the server has no such kernel any more.
+ * A shutdown through this notebook says `terminating` first, and is not a
+ * death. (A shutdown from elsewhere, e.g. the Running panel, cannot be told
+ * apart from a kernel that vanished: it is reported as a death of unknown
+ * cause, with the figures it had.)
  *
  * It must see a status before the helper connection does (which forgets the
  * old kernel's figures on a restart): the monitor creates it first, and
@@ -24,6 +26,7 @@ import { ISessionContext } from '@jupyterlab/apputils';
 import { Kernel } from '@jupyterlab/services';
 import { IDisposable } from '@lumino/disposable';
 
+import { RunningCell } from '../model/kernelDeath';
 import { KernelMemoryModel } from '../model/KernelMemoryModel';
 import { RunningCellTracker } from './RunningCellTracker';
 
@@ -80,41 +83,55 @@ export class KernelDeathWatch implements IDisposable {
     this._model.clearKernelDeath();
   }
 
-  private _onStatusChanged(_: unknown, status: Kernel.Status): void {
+  private _onStatusChanged(_: unknown, status: Kernel.Status | string): void {
     switch (status) {
       case 'restarting':
-        // Asked for: the last death is over and done with.
-        this._userRestart = true;
-        this._noted = false;
-        this._tracker.reset();
-        this._model.clearKernelDeath();
-        break;
-      case 'autorestarting':
-        if (!this._userRestart) {
-          this._note('autorestarting');
+        if (!this._restartPending) {
+          this._restartPending = true;
+          this._running = this._tracker.running;
+          this._model.captureBeforeRestart();
+          setTimeout(() => this._settleRestart(), 0);
         }
         this._tracker.reset();
         break;
-      case 'dead': {
-        const kernel = this._sessionContext.session?.kernel ?? null;
-        const running = this._tracker.running;
-        // A shutdown disposes the connection right after `dead`.
-        setTimeout(() => {
-          if (!this._isDisposed && kernel && !kernel.isDisposed) {
-            this._note('dead', running);
-          }
-        }, 0);
+      case 'autorestarting':
+        if (this._restartPending || !this._noted) {
+          const running = this._restartPending
+            ? this._running
+            : this._tracker.running;
+          this._restartPending = false;
+          this._note('autorestarting', running);
+        }
+        this._tracker.reset();
         break;
-      }
+      case 'terminating':
+        this._shuttingDown = true;
+        break;
+      case 'dead':
+        if (!this._shuttingDown) {
+          this._note('dead');
+        }
+        break;
       case 'idle':
       case 'busy':
         // The (re)started kernel answers: a later death is a new one.
-        this._userRestart = false;
         this._noted = false;
+        this._shuttingDown = false;
         break;
       default:
         break;
     }
+  }
+
+  /** No `autorestarting` came after `restarting`: the user restarted. */
+  private _settleRestart(): void {
+    if (this._isDisposed || !this._restartPending) {
+      return;
+    }
+    this._restartPending = false;
+    this._running = null;
+    this._noted = false;
+    this._model.settleRestart();
   }
 
   private _note(
@@ -132,7 +149,9 @@ export class KernelDeathWatch implements IDisposable {
   private _model: KernelMemoryModel;
   private _kernel: Kernel.IKernelConnection | null;
   private _tracker = new RunningCellTracker();
-  private _userRestart = false;
+  private _restartPending = false;
+  private _running: RunningCell | null = null;
+  private _shuttingDown = false;
   private _noted = false;
   private _isDisposed = false;
 }

@@ -121,9 +121,9 @@ export class KernelMemoryModel implements IKernelMemoryModel {
     this._hello = null;
     this._latest = null;
     this._problem = null;
-    if (!this._death) {
-      // After a death the last samples stay, marked, until the user
-      // restarts or changes the kernel (clearKernelDeath).
+    if (!this._death && !this._restartCapture) {
+      // After a death (or while a restart may turn out to be one) the last
+      // samples stay, marked, until the user restarts or changes the kernel.
       this._history.clear();
       this._deathMarks = [];
     }
@@ -132,18 +132,54 @@ export class KernelMemoryModel implements IKernelMemoryModel {
   }
 
   /**
+   * The kernel is restarting, and it is not yet known whether the user asked
+   * (JupyterLab says `restarting` first either way): keep the last sample
+   * and the history until `noteKernelDeath` or `settleRestart` decides.
+   */
+  captureBeforeRestart(now: number = Date.now() / 1000): void {
+    if (this._restartCapture) {
+      return; // the second `restarting` of one restart: the first saw the figures
+    }
+    const last = this._latest;
+    this._restartCapture = {
+      sample: last,
+      age: last ? Math.max(0, now - this._lastSampleArrival) : null
+    };
+  }
+
+  /** The restart was the user's: the previous kernel's figures go. */
+  settleRestart(): void {
+    if (!this._restartCapture) {
+      return;
+    }
+    this._restartCapture = null;
+    this.clearKernelDeath();
+    if (this._latest === null) {
+      // The connection forgot the old kernel meanwhile; its history goes too.
+      this._history.clear();
+      this._changed.emit('history');
+    }
+  }
+
+  /**
    * The kernel died without the user asking (status `autorestarting` or
-   * `dead`): keep what its last figures said, the cell it was running, and
-   * mark the moment in the history (a gap, so the new kernel's line does not
-   * join the dead one's). Call before `startKernelSession`.
+   * `dead`): keep what its last figures said (those captured at the
+   * restart, else the latest), the cell it was running, and mark the moment
+   * in the history (a gap, so the new kernel's line does not join the dead
+   * one's).
    */
   noteKernelDeath(
     status: KernelDeathFacts['status'],
     runningCell: RunningCell | null,
     now: number = Date.now() / 1000
   ): void {
-    const last = this._latest;
-    const age = last ? Math.max(0, now - this._lastSampleArrival) : null;
+    const capture = this._restartCapture ?? {
+      sample: this._latest,
+      age: this._latest ? Math.max(0, now - this._lastSampleArrival) : null
+    };
+    this._restartCapture = null;
+    const last = capture.sample;
+    const age = capture.age;
     this._death = {
       status,
       time: now,
@@ -156,9 +192,9 @@ export class KernelMemoryModel implements IKernelMemoryModel {
     if (last && age !== null) {
       // Kernel clock: the last sample's time plus the wait since it came.
       const newest = this._history.lastTime;
-      const at = (Number.isNaN(newest) ? last.time : Math.max(last.time, newest)) + age;
+      const at =
+        (Number.isNaN(newest) ? last.time : Math.max(last.time, newest)) + age;
       this._history.append(at, new Map()); // every series NaN: a gap
-
       this._deathMarks = [...this._deathMarks, at];
       this._changed.emit('history');
     }
@@ -167,6 +203,7 @@ export class KernelMemoryModel implements IKernelMemoryModel {
 
   /** The user restarted or changed the kernel: the death is history. */
   clearKernelDeath(): void {
+    this._restartCapture = null;
     if (!this._death && this._deathMarks.length === 0) {
       return;
     }
@@ -373,6 +410,10 @@ export class KernelMemoryModel implements IKernelMemoryModel {
   private _death: KernelDeathFacts | null = null;
   private _deathMarks: readonly number[] = [];
   private _awaitingDeathEvidence = false;
+  private _restartCapture: {
+    sample: SampleMessage | null;
+    age: number | null;
+  } | null = null;
   private _lastSampleArrival = 0;
   private _ignoredMessages = 0;
   private _lastIgnoredWarning = -Infinity;

@@ -1,0 +1,66 @@
+/**
+ * A kernel killed while a cell runs, in Chromium against a real kernel: the
+ * test sends SIGKILL to the kernel process (as the out-of-memory killer
+ * would) while a cell holds 800 MiB; JupyterLab's server restarts it. The
+ * panel says what the last figures suggest and names the running cell, a
+ * notification appears, the cell is marked "kernel died", and the timeline
+ * keeps the last samples with a mark at the death.
+ */
+import { expect, test } from '@jupyterlab/galata';
+
+import { badgeOf, MiB, openLiveNotebook, sidebarRole, startCell, waitForBytes } from './helpers';
+
+// See sidebar.spec.ts: Galata's kernel tracking breaks restarts.
+test.use({ kernels: null });
+
+test('a kernel killed while a cell runs is explained, and the cell is marked', async ({ page }) => {
+  await openLiveNotebook(page);
+  const live = (await sidebarRole(page, 'state').textContent()) ?? '';
+  const pid = Number(/kernel process (\d+)/.exec(live)?.[1]);
+  expect(pid).toBeGreaterThan(1);
+
+  await startCell(
+    page,
+    0,
+    "import time\nx = bytearray(b'\\x01') * (800 * 2**20)\ntime.sleep(60)"
+  );
+  await waitForBytes(page, 'host-rss', bytes => bytes > 700 * MiB, 60_000);
+  process.kill(pid, 'SIGKILL');
+
+  const death = sidebarRole(page, 'kernel-death');
+  await expect(death).toBeVisible({ timeout: 60_000 });
+  // 800 MiB of this machine's RAM is far from any limit: no guess.
+  await expect(death).toHaveAttribute('data-vram-verdict', 'unknown');
+  await expect(sidebarRole(page, 'kernel-death-summary')).toContainText(
+    /The kernel died and was restarted while its RAM was [\d.]+ (MiB|GiB) of [\d.]+ GiB available \(machine RAM [\d.]+ GiB\): memory was not near the limit, so the cause is unknown\./
+  );
+  await expect(sidebarRole(page, 'kernel-death-cell')).toHaveText('Cell [1] was running.');
+
+  const toast = page.locator('.Toastify__toast').filter({ hasText: 'The kernel (running [1]) died' });
+  await expect(toast).toBeVisible();
+  await expect(toast).toContainText('the cause is unknown');
+
+  const mark = page
+    .locator('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-Cell')
+    .nth(0)
+    .locator('[data-vram-role="cell-death-badge"]');
+  await expect(mark).toHaveText('kernel died');
+  await expect(badgeOf(page, 0)).toHaveCount(0); // the cell never finished: no record
+
+  await expect(sidebarRole(page, 'timeline')).toHaveAttribute('data-vram-deaths', '1');
+  // The restarted kernel goes live again; the explanation stays until the user restarts.
+  await expect(sidebarRole(page, 'state')).toHaveAttribute('data-vram-state', 'live', { timeout: 60_000 });
+  await expect(death).toBeVisible();
+
+  // A restart the user asks for (sessionContext.restartKernel, as the
+  // Restart command does) is no death: the explanation and its marks go.
+  await page.evaluate(async () => {
+    const panel = window.jupyterapp.shell.currentWidget as any;
+    await panel.sessionContext.restartKernel();
+  });
+  await expect(death).toBeHidden();
+  await expect(mark).toHaveCount(0);
+  await expect(sidebarRole(page, 'timeline')).toHaveAttribute('data-vram-deaths', '0');
+  await expect(sidebarRole(page, 'state')).toHaveAttribute('data-vram-state', 'live', { timeout: 60_000 });
+  await expect(death).toBeHidden();
+});
