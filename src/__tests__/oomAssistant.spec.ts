@@ -98,6 +98,23 @@ describe('explainOom', () => {
     );
     expect(host.causes[0].text).toMatch(/^Too big for the machine: 8 TiB is more than the 24 GiB/);
     expect(host.figures[1]).toEqual({ label: 'Available', value: '20 GiB' });
+    expect(host.figures[2]).toEqual({ label: 'Total RAM', value: '24 GiB' });
+    // In a container the helper measured against the limit: the words say so.
+    const contained = explainOom(
+      diagnosis({
+        kind: 'host',
+        device_index: null,
+        requested_bytes: 8 * GiB,
+        total_bytes: 4 * GiB,
+        free_bytes: GiB,
+        causes: [{ cause: 'too_big', gain_bytes: null }]
+      }),
+      'binary',
+      3,
+      true
+    );
+    expect(contained.figures[2]).toEqual({ label: 'Container limit', value: '4 GiB' });
+    expect(contained.causes[0].text).toMatch(/^Too big for the container: 8 GiB is more than the 4 GiB/);
     const cublas = explainOom(
       diagnosis({ kind: 'cuda_library', library: 'cuBLAS', requested_bytes: null, causes: [] }),
       'binary'

@@ -23,10 +23,15 @@ function oomPlace(d: OomDiagnosis): string {
   return d.library ? `${device} (${d.library})` : device;
 }
 
+/**
+ * `container`: the kernel runs under a cgroup memory limit, so a host
+ * diagnosis's total is that limit (the helper measures against it).
+ */
 export function explainOom(
   d: OomDiagnosis,
   units: ByteUnits,
-  executionCount: number | null = null
+  executionCount: number | null = null,
+  container = false
 ): OomExplanation {
   const b = (v: number | null) => formatBytes(v, units);
   const cell = executionCount === null ? 'The cell' : `Cell [${executionCount}]`;
@@ -47,7 +52,7 @@ export function explainOom(
 
   const causes = d.causes.map(c => ({
     cause: c.cause,
-    text: causeText(c.cause, d, units)
+    text: causeText(c.cause, d, units, container)
   }));
   if (causes.length === 0) {
     causes.push({
@@ -65,7 +70,10 @@ export function explainOom(
   const host = d.kind === 'host';
   add('Requested', d.requested_bytes);
   add(host ? 'Available' : 'Free on the device', d.free_bytes);
-  add(host ? 'Total RAM' : 'Device total', d.total_bytes);
+  add(
+    host ? (container ? 'Container limit' : 'Total RAM') : 'Device total',
+    d.total_bytes
+  );
   add(host ? 'This kernel (RSS)' : 'This kernel in all', d.process_in_use_bytes);
   add('In tensors (PyTorch)', d.allocated_bytes);
   add('Reserved but unallocated', d.reserved_unallocated_bytes);
@@ -79,7 +87,12 @@ export function explainOom(
   return { headline, causes, figures };
 }
 
-function causeText(cause: string, d: OomDiagnosis, units: ByteUnits): string {
+function causeText(
+  cause: string,
+  d: OomDiagnosis,
+  units: ByteUnits,
+  container: boolean
+): string {
   const b = (v: number | null) => formatBytes(v, units);
   switch (cause) {
     case 'too_big': {
@@ -88,7 +101,7 @@ function causeText(cause: string, d: OomDiagnosis, units: ByteUnits): string {
           ? `, ${b(d.other_processes_bytes)} of it held by other processes`
           : '';
       return (
-        `Too big for the ${d.kind === 'host' ? 'machine' : 'card'}: ` +
+        `Too big for the ${d.kind === 'host' ? (container ? 'container' : 'machine') : 'card'}: ` +
         `${b(d.requested_bytes)} is more than the ${b(d.total_bytes)} it has${others}, ` +
         'even if this kernel freed everything. The work itself must shrink: ' +
         'a smaller batch, mixed precision, gradient checkpointing or accumulation.'

@@ -38,7 +38,10 @@ export class OomDiagnosisView extends ModelView {
   protected render(): void {
     const entry = this._newestDiagnosed();
     setHidden(this.node, entry === null);
-    const key = entry ? `${entry.key}:${this.settings.units}` : null;
+    const container = !!this.model?.latest?.host.container;
+    const key = entry
+      ? `${entry.key}:${this.settings.units}:${container}`
+      : null;
     if (key === this._renderedKey) {
       return;
     }
@@ -49,7 +52,12 @@ export class OomDiagnosisView extends ModelView {
       return;
     }
     const units = this.settings.units;
-    const text = explainOom(diagnosis, units, entry.record.execution_count);
+    const text = explainOom(
+      diagnosis,
+      units,
+      entry.record.execution_count,
+      container
+    );
     this.node.dataset.vramRecord = entry.key;
 
     const header = element('div', 'jp-vram-OomDiagnosis-header');
