@@ -1,5 +1,5 @@
 /**
- * Wire types and parsers of the cleanup requests (issue #4): `free_memory`,
+ * Wire types and parsers of the cleanup requests: `free_memory`,
  * `inspect` and `delete` (docs/protocol.md; the request types themselves are
  * in protocol.ts with the other requests).
  *

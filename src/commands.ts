@@ -116,7 +116,7 @@ export function registerCommands(options: {
   notify?: Notify;
   /** Defaults to the delete confirmation dialog (tests answer directly). */
   confirmDelete?: (plan: DeletePlan) => Promise<boolean>;
-  /** The snippets (issue #5); defaults to the default list. */
+  /** The snippets; defaults to the default list. */
   snippets?: SnippetLibrary;
   /** The notebook panel the snippet commands insert into. */
   currentNotebook?: () => ISnippetPanel | null;
@@ -226,7 +226,7 @@ export function registerCommands(options: {
   });
 
   // -------------------------------------------------------------------------
-  // Cleanup (issue #4)
+  // Cleanup
 
   const notify = options.notify ?? defaultNotify;
   const confirmDelete =
@@ -369,7 +369,7 @@ export function registerCommands(options: {
   });
 
   // -------------------------------------------------------------------------
-  // Kernels tab (issue #6)
+  // Kernels tab
 
   const confirmShutdown = options.confirmShutdown ?? confirmShutdownKernelDialog;
 
@@ -413,7 +413,7 @@ export function registerCommands(options: {
   });
 
   // -------------------------------------------------------------------------
-  // Snippets (issue #5)
+  // Snippets
 
   const snippets = options.snippets ?? new SnippetLibrary();
   const currentNotebook = options.currentNotebook ?? (() => null);

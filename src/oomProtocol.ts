@@ -1,5 +1,5 @@
 /**
- * Wire types and parser of the out-of-memory diagnosis (issue #6) that a
+ * Wire types and parser of the out-of-memory diagnosis that a
  * cell record carries as `oom` when the cell died of out-of-memory
  * (docs/protocol.md, `cell`). The kernel sends numbers and cause ids; the
  * frontend turns them into words (model/oomExplanation.ts) and actions

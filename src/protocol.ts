@@ -68,14 +68,14 @@ export interface HistoryRequest {
   request_id: string;
 }
 
-/** Free memory (issue #4): `gc.collect()` and/or `torch.cuda.empty_cache()`. */
+/** Free memory: `gc.collect()` and/or `torch.cuda.empty_cache()`. */
 export interface FreeMemoryRequest {
   type: 'free_memory';
   request_id: string;
   actions: FreeAction[];
 }
 
-/** List what holds memory in the user's namespace (issue #4). */
+/** List what holds memory in the user's namespace. */
 export interface InspectRequest {
   type: 'inspect';
   request_id: string;
@@ -83,7 +83,7 @@ export interface InspectRequest {
   container_depth?: number;
 }
 
-/** Delete names of a listing and clear hidden holders, then free (issue #4). */
+/** Delete names of a listing and clear hidden holders, then free. */
 export interface DeleteRequest {
   type: 'delete';
   request_id: string;
@@ -95,7 +95,7 @@ export interface DeleteRequest {
 
 /**
  * The names of the user's model, optimizer, data loader, loss and scaler,
- * and whether torch/TensorFlow are initialised (issue #5: snippets).
+ * and whether torch/TensorFlow are initialised (for the snippets).
  */
 export interface NotebookNamesRequest {
   type: 'notebook_names';

@@ -31,7 +31,7 @@ REQUEST_TYPES: tuple = (
     "configure", "delete", "free_memory", "history", "inspect", "notebook_names", "ping", "snapshot"
 )
 
-# Cleanup requests (issue #4).
+# Cleanup requests.
 FREE_ACTIONS: tuple = ("gc", "empty_cache")
 HIDDEN_HOLDER_KINDS: tuple = ("output_cache", "last_traceback", "last_execution_result")
 INSPECT_MAX_ENTRIES = (1, 5000, 200)  # min, max, default

@@ -1,5 +1,5 @@
 /**
- * Replies of the cleanup requests (issue #4), shaped like the contract.
+ * Replies of the cleanup requests, shaped like the contract.
  */
 import {
   DeleteResult,

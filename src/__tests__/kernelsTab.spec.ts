@@ -1,5 +1,5 @@
 /**
- * The Kernels tab (issue #6): the view over every monitored session, the
+ * The Kernels tab: the view over every monitored session, the
  * sidebar tab, and the shutdown command with its confirmation.
  */
 import { CommandRegistry } from '@lumino/commands';

@@ -1,5 +1,5 @@
 /**
- * The snippet commands end to end in the frontend (issue #5): command ->
+ * The snippet commands end to end in the frontend: command ->
  * `notebook_names` over the comm (fake kernel) -> rendered code -> a code
  * cell in a real shared notebook model (YNotebook), active, undoable in one
  * step -> restart warning as a notification and in the sidebar. Also the

@@ -1,5 +1,5 @@
 /**
- * Snippets (issue #5), the pure parts: rendering, placement, the restart
+ * Snippets, the pure parts: rendering, placement, the restart
  * rule, the `notebook_names` reply, the `snippets` setting and the default
  * list (generated from schema/plugin.json, the list the Python tests run).
  */

@@ -179,7 +179,7 @@ export class KernelHelperConnection
 
   /**
    * The names of the user's model, optimizer, data loader, loss and scaler
-   * and the runtime flags (issue #5). Unchecked: read the result with
+   * and the runtime flags. Unchecked: read the result with
    * `parseNotebookNames`. A short timeout suits it: the snippet commands
    * fall back to placeholder names rather than wait behind a running cell.
    */

@@ -1,5 +1,5 @@
 /**
- * Cleanup requests waiting for the kernel (issue #4).
+ * Cleanup requests waiting for the kernel.
  *
  * Comm messages reach the kernel on the shell channel, so a request sent
  * while a cell runs would wait behind it anyway, invisibly. Instead the

@@ -1,5 +1,5 @@
 /**
- * The figures of the Kernels tab (issue #6): one row per kernel the
+ * The figures of the Kernels tab: one row per kernel the
  * extension monitors (its notebooks, state, host RAM and GPU use) and the
  * other processes NVML lists on the same GPUs. Pure functions of what the
  * monitor's sessions know; no DOM.

@@ -1,5 +1,5 @@
 /**
- * The cleanup actions of one kernel (issue #4): free memory (gc,
+ * The cleanup actions of one kernel: free memory (gc,
  * empty_cache), list what holds memory, delete chosen holders. Holds the
  * request queue, the last outcome (shown in the sidebar's result area), the
  * latest listing and the user's selection in it. No DOM; never throws into

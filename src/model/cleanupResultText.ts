@@ -1,5 +1,5 @@
 /**
- * The sentences that say what a cleanup did (issue #4), from the before and
+ * The sentences that say what a cleanup did, from the before and
  * after figures of a `free_memory` or `delete` reply. Pure functions: the
  * sidebar's result area and the notification show the same text.
  *

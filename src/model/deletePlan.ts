@@ -1,5 +1,5 @@
 /**
- * What a delete will do (issue #4): the names and hidden holders the user
+ * What a delete will do: the names and hidden holders the user
  * ticked in a listing, and the bytes to expect back. Pure functions; the
  * confirmation dialog shows a plan, the `delete` request is built from it.
  *

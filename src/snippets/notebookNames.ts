@@ -1,5 +1,5 @@
 /**
- * The answer to the `notebook_names` request (issue #5, docs/protocol.md):
+ * The answer to the `notebook_names` request (docs/protocol.md):
  * which names of the user's namespace hold a model, an optimizer, a data
  * loader, a loss and a grad scaler, and what the kernel has initialised.
  *

@@ -1,5 +1,5 @@
 /**
- * Code snippets of the out-of-memory playbook (issue #5), as pure functions:
+ * Code snippets of the out-of-memory playbook, as pure functions:
  * what a snippet is, how its placeholders are filled in, where its cell
  * goes, and whether the kernel must restart for it to take effect. No DOM,
  * no JupyterLab: the commands (commands.ts) and the views build on these.

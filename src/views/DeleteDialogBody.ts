@@ -1,5 +1,5 @@
 /**
- * The body of the delete confirmation dialog (issue #4): exactly what will
+ * The body of the delete confirmation dialog: exactly what will
  * be deleted (names, hidden references and their warnings) and the bytes to
  * expect back ("at most" when aliases may keep some alive). Kernel names
  * are text only.

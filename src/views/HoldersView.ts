@@ -1,5 +1,5 @@
 /**
- * The "Holders" tab (issue #4): what holds memory in the kernel, largest
+ * The "Holders" tab: what holds memory in the kernel, largest
  * first, each with a checkbox, and the hidden holders (output cache, last
  * traceback, last result) with their warnings. Renders a MemoryActions;
  * ticking changes its selection, "Delete selected" runs the delete command

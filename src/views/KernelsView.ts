@@ -1,5 +1,5 @@
 /**
- * The "Kernels" tab (issue #6): every kernel the extension monitors in this
+ * The "Kernels" tab: every kernel the extension monitors in this
  * window, with its notebooks, state, host RAM and GPU use and a "Shut down"
  * button (which runs the shutdown command: it asks first); below, the other
  * processes NVML lists on the same GPUs, or why they cannot be seen.

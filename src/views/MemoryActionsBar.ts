@@ -1,5 +1,5 @@
 /**
- * The cleanup bar of the sidebar (issue #4): buttons for gc, empty_cache,
+ * The cleanup bar of the sidebar: buttons for gc, empty_cache,
  * both, and the holders listing; the requests waiting for the kernel (with
  * Cancel); and the result of the latest cleanup, in words. Renders a
  * MemoryActions; every button runs a command (so palette, shortcut and

@@ -1,5 +1,5 @@
 /**
- * "Memory ▾" in the notebook toolbar (issue #5): a button that opens a menu
+ * "Memory ▾" in the notebook toolbar: a button that opens a menu
  * of the free-memory actions and the snippets (in an "Insert Cell to Save
  * Memory" submenu). Every item is a command, so the menu, the palette and
  * the sidebar behave alike. Registered as the toolbar item `vram-memory` of

@@ -1,5 +1,5 @@
 /**
- * "Save memory" in the sidebar's Memory tab (issue #5): one button per
+ * "Save memory" in the sidebar's Memory tab: one button per
  * visible snippet, each inserting its cell into the active notebook (through
  * the `insert-snippet` command, so button, palette and toolbar menu behave
  * alike), and the latest "restart the kernel" warning.

@@ -1,4 +1,4 @@
-"""free_memory / inspect / delete (issue #4) end to end: a real ipykernel, real CPU torch."""
+"""free_memory / inspect / delete end to end: a real ipykernel, real CPU torch."""
 
 from __future__ import annotations
 

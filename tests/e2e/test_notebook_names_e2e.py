@@ -1,4 +1,4 @@
-"""The ``notebook_names`` request (issue #5) end to end: a real ipykernel, real CPU torch, real TensorFlow."""
+"""The ``notebook_names`` request end to end: a real ipykernel, real CPU torch, real TensorFlow."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Cleanup (issue #4): size accounting, listings, delete safety, snapshots, empty_cache."""
+"""Cleanup: size accounting, listings, delete safety, snapshots, empty_cache."""
 
 from __future__ import annotations
 

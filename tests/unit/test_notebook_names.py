@@ -1,4 +1,4 @@
-"""The ``notebook_names`` request (issue #5): which names a snippet should use, and the runtime state."""
+"""The ``notebook_names`` request: which names a snippet should use, and the runtime state."""
 
 from __future__ import annotations
 

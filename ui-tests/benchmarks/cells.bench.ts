@@ -1,5 +1,5 @@
 /**
- * Frontend cost of per-cell accounting in a large notebook (issue #3 targets):
+ * Frontend cost of per-cell accounting in a large notebook (targets):
  *  - a notebook with 2,000 executed cells: updating one badge <= 1 ms;
  *  - the Cells history renders 10,000 records in <= 16 ms.
  *

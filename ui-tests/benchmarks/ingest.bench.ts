@@ -3,7 +3,7 @@
  * rendering it (sidebar cards, timeline, status item), with 24 h of 1 Hz
  * history (86,400 samples) already in the buffer.
  *
- * Target (issue #2): <= 2 ms per sample. Prints the figures; asserts only that
+ * Target: <= 2 ms per sample. Prints the figures; asserts only that
  * the measurement happened.
  */
 import { expect, test } from '@jupyterlab/galata';
