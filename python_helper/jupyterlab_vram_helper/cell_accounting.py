@@ -54,16 +54,19 @@ import collections
 import threading
 import time
 import traceback
-from typing import Any, Callable, Deque, List, Mapping, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Deque, List, Mapping, Optional, Tuple
 
 from .cell_outcome import cell_outcome, exception_of, out_of_memory_text
 from .cell_readings import EndedCell, GpuReading, PendingCell, gpu_reading, max_known, peak_of, raise_gpu_max
 from .config import SamplerConfig
-from .oom_diagnosis import OomDiagnosis
 from .protocol import CellGpuMemory, CellHostMemory, CellMemoryRecord, cells_message, error_message
 from .readers import torch_cuda
 from .readers.host import KernelRss, kernel_rss
 from .readers.torch_cuda import AllocatorCounters
+
+if TYPE_CHECKING:  # only the type: the module is loaded when a diagnosis is made
+    from .oom_diagnosis import OomDiagnosis
+
 
 HISTORY_LENGTH = 2000
 MAX_CELL_ID_CHARS = 256

@@ -3,12 +3,14 @@ ends, and how a peak follows from a high-water counter and readings."""
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 
-from .oom_diagnosis import OomDiagnosis
 from .protocol import CellError, CellGpuMemory, CellMemoryRecord, CellStatus
 from .readers import torch_cuda
 from .readers.torch_cuda import AllocatorCounters
+
+if TYPE_CHECKING:  # only the type: the module is loaded when a diagnosis is made
+    from .oom_diagnosis import OomDiagnosis
 
 
 class PendingCell:

@@ -53,7 +53,7 @@ class Channel:
         self._comms: List[Any] = []
         self._lock = threading.Lock()
         self._cell_history: Callable[[], List[Any]] = list
-        self._cleanup: Any = None  # cleanup.Cleanup, bound by the runtime
+        self._cleanup: Optional[Callable[[], Any]] = None  # gives the cleanup.Cleanup; bound by the runtime
         self._notebook_names: Optional[Callable[[], Dict[str, Any]]] = None  # bound by the runtime
         self.last_error: Optional[str] = None
 
@@ -61,11 +61,12 @@ class Channel:
         self,
         sampler: Sampler,
         cell_history: Optional[Callable[[], List[Any]]] = None,
-        cleanup: Any = None,
+        cleanup: Optional[Callable[[], Any]] = None,
         notebook_names: Optional[Callable[[], Dict[str, Any]]] = None,
     ) -> None:
         """``cell_history()``: the kept per-cell records, for ``history`` requests;
-        ``cleanup``: a :class:`cleanup.Cleanup`, for ``free_memory``/``inspect``/``delete``;
+        ``cleanup()``: the :class:`cleanup.Cleanup`, for ``free_memory``/``inspect``/``delete``
+        (asked for at the first such request);
         ``notebook_names()``: the result of a ``notebook_names`` request."""
         self._sampler = sampler
         if cell_history is not None:
@@ -218,7 +219,7 @@ class Channel:
     def _cleanup_or_fail(self, request: Request) -> Any:
         if self._cleanup is None:
             raise RequestError("internal", f"{request.type!r} is not available in this helper", request.request_id)
-        return self._cleanup
+        return self._cleanup()
 
     def _free_memory(self, comm: Any, request: Request) -> Dict[str, Any]:
         assert request.args is not None

@@ -14,9 +14,6 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 from .background_sender import BackgroundSender
 from .cell_accounting import CellMemoryRecorder
 from .channel import Channel
-from .cleanup import Cleanup
-from .notebook_names import notebook_names as find_notebook_names
-from .oom_watch import OomWatch
 from .sample import SampleSource
 from .sampler import Sampler
 
@@ -62,26 +59,52 @@ class Runtime:
         self.cell_sender = BackgroundSender(self.channel.broadcast)
         self._comm_manager = comm_manager
         self._shell = shell
-        self.cleanup = Cleanup(self.source, shell=lambda: self._shell, read_figures=self.sampler.read_figures)
-        self.oom_watch = OomWatch(
-            read_figures=self.sampler.read_figures, inspect=lambda: self.cleanup.inspect(keep_listing=False)
-        )
+        self._cleanup: Any = None
+        self._oom_watch: Any = None
         self.cells = CellMemoryRecorder(
             config=lambda: self.sampler.config,
             send=self.cell_sender.post,
             has_listeners=self.channel.has_targets,
             call_soon=self.cell_sender.call_soon,
-            diagnose_oom=self.oom_watch.diagnose,
+            diagnose_oom=lambda type_name, message: self.oom_watch.diagnose(type_name, message),
         )
         self.sampler.add_observer(self.cells.observe)
         self.channel.bind(
-            self.sampler, cell_history=self.cells.history, cleanup=self.cleanup, notebook_names=self.notebook_names
+            self.sampler, cell_history=self.cells.history, cleanup=lambda: self.cleanup,
+            notebook_names=self.notebook_names,
         )
         self._cell_hooks: List[CellHook] = self.cells.hooks()
         self.installed = False
 
+    # Cleanup, the out-of-memory diagnosis and the notebook-names listing are
+    # imported at their first use, not at install: compiling their modules was
+    # a third of the bootstrap's time in a fresh kernel (benchmarks/bootstrap_cost.py),
+    # and many kernels never need them.
+
+    @property
+    def cleanup(self) -> Any:
+        """The :class:`cleanup.Cleanup` (free_memory, inspect, delete)."""
+        if self._cleanup is None:
+            from .cleanup import Cleanup
+
+            self._cleanup = Cleanup(self.source, shell=lambda: self._shell, read_figures=self.sampler.read_figures)
+        return self._cleanup
+
+    @property
+    def oom_watch(self) -> Any:
+        """The :class:`oom_watch.OomWatch` that diagnoses a cell's out-of-memory error."""
+        if self._oom_watch is None:
+            from .oom_watch import OomWatch
+
+            self._oom_watch = OomWatch(
+                read_figures=self.sampler.read_figures, inspect=lambda: self.cleanup.inspect(keep_listing=False)
+            )
+        return self._oom_watch
+
     def notebook_names(self) -> Dict[str, Any]:
         """The result of a ``notebook_names`` request (names in the user namespace, runtime state)."""
+        from .notebook_names import notebook_names as find_notebook_names
+
         shell = self._shell
         return find_notebook_names(
             getattr(shell, "user_ns", None), getattr(shell, "user_ns_hidden", None)
