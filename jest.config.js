@@ -23,6 +23,9 @@ const baseConfig = jestJupyterLab(__dirname);
 module.exports = {
   ...baseConfig,
   automock: false,
+  // Only the sources: the venv, the built labextension and ui-tests hold
+  // package.json files that jest's module map would otherwise report as collisions.
+  roots: ['<rootDir>/src'],
   collectCoverageFrom: [
     'src/**/*.{ts,tsx}',
     '!src/**/*.d.ts',

@@ -32,4 +32,8 @@ step "pip install . (the prebuilt labextension goes with the Python package)"
 python -m pip install --quiet --disable-pip-version-check --no-build-isolation --no-deps --force-reinstall .
 
 step "Check that JupyterLab sees the extension"
-jupyter labextension list 2>&1 | tee /dev/stderr | grep -E "jupyterlab-vram .*enabled.*OK" >/dev/null
+# Printed, then checked (no tee to /dev/stderr: that wrote NUL bytes into a
+# log redirected to a file).
+extensions=$(jupyter labextension list 2>&1)
+printf '%s\n' "$extensions"
+grep -E "jupyterlab-vram .*enabled.*OK" >/dev/null <<<"$extensions"
