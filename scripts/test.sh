@@ -45,7 +45,11 @@ step "Galata in Chromium (real JupyterLab, real kernel)"
   cd ui-tests &&
     PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund &&
     PLAYWRIGHT_JSON_OUTPUT_NAME="$results/playwright.json" npx playwright test --reporter=list,json
-) || failed+=(galata)
+) || {
+  failed+=(galata)
+  echo "== The test JupyterLab server's log (build/test-results/jupyter-server.log)"
+  cat "$results/jupyter-server.log" 2>/dev/null
+}
 
 echo
 python scripts/summarize-tests.py "$results"

@@ -5,6 +5,8 @@
  * a test tool downloads: set CHROMIUM_PATH to use another binary.
  */
 const { execFileSync } = require('child_process');
+const fs = require('fs');
+const path = require('path');
 const baseConfig = require('@jupyterlab/galata/lib/playwright-config');
 
 // The test server gets a port of its own (VRAM_UI_PORT, else a free one), so
@@ -19,6 +21,14 @@ if (!process.env.VRAM_UI_PORT) {
   ).trim();
 }
 const port = process.env.VRAM_UI_PORT;
+
+// The server's log (every request, ~150 lines of expected 404s) goes to a
+// file, not between the test results; scripts/test.sh prints it when the
+// browser tests fail.
+const serverLog =
+  process.env.VRAM_UI_SERVER_LOG ||
+  path.resolve(__dirname, '..', 'build', 'test-results', 'jupyter-server.log');
+fs.mkdirSync(path.dirname(serverLog), { recursive: true });
 
 const chromiumArgs = [
   '--no-sandbox',
@@ -52,7 +62,7 @@ module.exports = {
     video: 'off'
   },
   webServer: {
-    command: `npm start -- --port=${port} --ServerApp.port_retries=0`,
+    command: `npm start -- --port=${port} --ServerApp.port_retries=0 >> "${serverLog}" 2>&1`,
     url: `http://localhost:${port}/lab`,
     timeout: 180 * 1000,
     reuseExistingServer: false
