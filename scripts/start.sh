@@ -1,11 +1,23 @@
 #!/usr/bin/env bash
-# Sets everything up, then starts JupyterLab with jupyterlab-vram and the demo
-# notebook. Extra arguments go to `jupyter lab` (e.g. --no-browser --port 9999).
+# Sets everything up (skipping what is up to date: a second start takes
+# seconds), then starts JupyterLab with jupyterlab-vram.
+#
+#   bash scripts/start.sh [DIRECTORY] [jupyter lab options...]
+#
+# Without DIRECTORY it serves this repository and opens the demo notebook;
+# with one it serves that directory. Options go to `jupyter lab`
+# (e.g. --no-browser --port 9999).
 set -euo pipefail
-cd "$(dirname "$0")/.."
+repo=$(cd "$(dirname "$0")/.." && pwd)
+serve=("--ServerApp.root_dir=$repo" "--LabApp.default_url=/lab/tree/demo/vram-demo.ipynb")
+if [ $# -gt 0 ] && [ -d "$1" ]; then
+  serve=("--ServerApp.root_dir=$(cd "$1" && pwd)")
+  shift
+fi
+cd "$repo"
 bash scripts/setup.sh
 venv=${VRAM_VENV:-.venv}
 extra=()
 # Jupyter refuses to start as root without this (containers and CI machines often are root).
 [ "$(id -u)" = 0 ] && extra+=(--allow-root)
-exec "$venv/bin/jupyter" lab demo/vram-demo.ipynb "${extra[@]}" "$@"
+exec "$venv/bin/jupyter" lab "${serve[@]}" "${extra[@]}" "$@"
