@@ -5,7 +5,8 @@
 #   2. jest: the frontend's models, parsing, formatting, views;
 #   3. Galata: a real `jupyter lab` driven in Debian's Chromium.
 # Between 1 and 2, the GPU kit (scripts/gpu-check.sh) runs as it would on a GPU
-# machine, which this is not: that proves its offline install and its report.
+# machine, which this is not: that proves its offline install and its report;
+# then the package is built as users install it (scripts/check-wheel.sh).
 # All three run even when one fails; the exit status says whether all passed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -36,6 +37,9 @@ base_python=$(python -c 'import sys; print(getattr(sys, "_base_executable", sys.
 (bash scripts/gpu-wheels.sh build/gpu-wheels "$pyver" &&
   PYTHON="$base_python" bash scripts/gpu-check.sh build/gpu-wheels build/gpu-report >build/gpu-check.log 2>&1 &&
   tail -3 build/gpu-check.log) || { cat build/gpu-check.log 2>/dev/null; failed+=(gpu-kit); }
+
+step "Packaging: sdist and wheel; the wheel in a fresh venv without Node.js"
+bash scripts/check-wheel.sh build/dist || failed+=(packaging)
 
 step "jest (frontend)"
 npx jest --ci --json --outputFile="$results/jest.json" || failed+=(jest)
