@@ -20,10 +20,11 @@ python=${PYTHON:-python3}
 step() { printf '\n== %s\n' "$*"; }
 
 # The hash of the named files and of every source file under the named
-# folders (not what the build itself writes there).
+# folders (not what the build itself writes there: the labextension, the
+# generated TypeScript, the version file that pip install writes).
 inputs_hash() {
   find "$@" -type f ! -path '*/__pycache__/*' ! -path '*/.ipynb_checkpoints/*' ! -path '*/labextension/*' \
-    ! -name '*.generated.ts' ! -name 'defaultSnippets.ts' -print0 2>/dev/null |
+    ! -name '*.generated.ts' ! -name 'defaultSnippets.ts' ! -name '_version.py' -print0 2>/dev/null |
     sort -z | xargs -0 sha256sum | sha256sum | cut -d' ' -f1
 }
 
