@@ -28,6 +28,7 @@ import os
 from typing import List, Optional, Tuple
 
 from ..protocol import ContainerFigures
+from .descriptors import close_descriptors, open_fd
 
 # cgroup v1 reports "no limit" as PAGE_COUNTER_MAX pages (9223372036854771712
 # with 4 KiB pages); anything this large is no limit.
@@ -62,7 +63,7 @@ class CgroupMemory:
         mount = os.path.join(cgroup_root, "memory") if version == 1 else cgroup_root
         names = _V1_FILES if version == 1 else _V2_FILES
         for directory in _candidates(mount, path):
-            limit_fd = _open(os.path.join(directory, names[0]))
+            limit_fd = open_fd(os.path.join(directory, names[0]))
             if limit_fd is None:
                 continue
             limit = _parse_limit(_pread(limit_fd))
@@ -70,8 +71,8 @@ class CgroupMemory:
                 os.close(limit_fd)
                 continue
             self.version, self.path, self._limit = version, directory, limit_fd
-            self._usage = _open(os.path.join(directory, names[1]))
-            self._events = _open(os.path.join(directory, names[2]))
+            self._usage = open_fd(os.path.join(directory, names[1]))
+            self._events = open_fd(os.path.join(directory, names[2]))
             return
 
     def read(self) -> Optional[ContainerFigures]:
@@ -93,14 +94,7 @@ class CgroupMemory:
         return _parse_int(_pread(self._usage))
 
     def close(self) -> None:
-        for name in ("_limit", "_usage", "_events"):
-            fd = getattr(self, name, None)
-            setattr(self, name, None)
-            if fd is not None:
-                try:
-                    os.close(fd)
-                except OSError:
-                    pass
+        close_descriptors(self, ("_limit", "_usage", "_events"))
 
 
 # limit, usage, events
@@ -129,13 +123,6 @@ def _candidates(mount: str, path: str) -> List[str]:
     if not os.path.isdir(start):
         return [mount]  # a cgroup namespace: the mount is this container's cgroup
     return [os.path.join(mount, *parts[:n]) for n in range(len(parts), -1, -1)]
-
-
-def _open(path: str) -> Optional[int]:
-    try:
-        return os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
-    except OSError:
-        return None
 
 
 def _pread(fd: Optional[int]) -> Optional[bytes]:

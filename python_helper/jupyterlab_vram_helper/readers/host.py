@@ -14,6 +14,7 @@ from typing import Any, Callable, Optional, Protocol, Tuple
 from ..forking import call_in_forked_child
 from ..protocol import ContainerFigures, HostFigures
 from .cgroup import CgroupMemory
+from .descriptors import close_descriptors, open_fd
 
 
 class HostReader:
@@ -54,8 +55,8 @@ class HostReader:
         self._cgroup = cgroup if cgroup is not None else CgroupMemory(f"{proc_root}/{self._pid}")
         self._container: Optional[ContainerFigures] = None
         self._page_size = _page_size()
-        self._statm = _open_fd(f"{proc_root}/{self._pid}/statm", os.O_RDONLY)
-        self._meminfo = _open_fd(f"{proc_root}/meminfo", os.O_RDONLY)
+        self._statm = open_fd(f"{proc_root}/{self._pid}/statm", os.O_RDONLY)
+        self._meminfo = open_fd(f"{proc_root}/meminfo", os.O_RDONLY)
         self._psutil: Any = None
         self._process: Any = None
         if use_psutil and (self._statm is None or self._meminfo is None):
@@ -123,7 +124,7 @@ class HostReader:
         return _status_kib(b"\n" + head, b"\nMemTotal:"), _status_kib(b"\n" + head, b"\nMemAvailable:")
 
     def close(self) -> None:
-        _close_descriptors(self, ("_statm", "_meminfo"))
+        close_descriptors(self, ("_statm", "_meminfo"))
         self._cgroup.close()
         self._machine = (-math.inf, (None, None))
         self._container = None
@@ -219,14 +220,14 @@ class ProcSelfRss:
         self.close()
         reader = self._io.reader if self._io is not None else _os_reader
         writer = self._io.writer if self._io is not None else _os_writer
-        self._statm = _open_fd(f"{self._proc_self}/statm", os.O_RDONLY)
-        self._status = _open_fd(f"{self._proc_self}/status", os.O_RDONLY)
+        self._statm = open_fd(f"{self._proc_self}/statm", os.O_RDONLY)
+        self._status = open_fd(f"{self._proc_self}/status", os.O_RDONLY)
         if self._statm is not None:
             self._read_statm = reader(self._statm, 256)
         if self._status is not None:
             self._read_status = reader(self._status, 8192)
         if self.can_reset:
-            self._clear_refs = _open_fd(f"{self._proc_self}/clear_refs", os.O_WRONLY)
+            self._clear_refs = open_fd(f"{self._proc_self}/clear_refs", os.O_WRONLY)
             self.can_reset = self._clear_refs is not None
             if self._clear_refs is not None:
                 self._reset = writer(self._clear_refs, b"5")
@@ -265,7 +266,7 @@ class ProcSelfRss:
 
     def close(self) -> None:
         self._read_statm = self._read_status = self._reset = None
-        _close_descriptors(self, ("_statm", "_status", "_clear_refs"))
+        close_descriptors(self, ("_statm", "_status", "_clear_refs"))
 
 
 class _GilHoldingIo:
@@ -332,25 +333,6 @@ def _os_writer(fd: int, data: bytes) -> Callable[[], None]:
             raise OSError("short write")
 
     return write_data
-
-
-def _close_descriptors(owner: Any, attributes: Tuple[str, ...]) -> None:
-    """Close the file descriptors ``owner`` keeps in ``attributes``, and forget them."""
-    for name in attributes:
-        fd = getattr(owner, name, None)
-        setattr(owner, name, None)
-        if fd is not None:
-            try:
-                os.close(fd)
-            except OSError:
-                pass
-
-
-def _open_fd(path: str, flags: int) -> Optional[int]:
-    try:
-        return os.open(path, flags | getattr(os, "O_CLOEXEC", 0))
-    except OSError:
-        return None
 
 
 def _page_size() -> int:
