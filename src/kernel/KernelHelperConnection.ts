@@ -368,10 +368,8 @@ export class KernelHelperConnection
       return;
     }
 
-    // 1. Only Python kernels get the helper. Its code is fetched meanwhile.
+    // 1. Only Python kernels get the helper (and make the page fetch its code).
     model.setState('kernel-starting');
-    const bootstrapCode = this._loadBootstrapCode();
-    bootstrapCode.catch(() => undefined); // a non-Python kernel never awaits it
     let info: KernelMessage.IInfoReply;
     try {
       info = await kernel.info;
@@ -405,7 +403,7 @@ export class KernelHelperConnection
     );
     let code: string;
     try {
-      code = await bootstrapCode;
+      code = await this._loadBootstrapCode();
     } catch (reason) {
       if (!stale()) {
         model.setState(
