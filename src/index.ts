@@ -25,6 +25,7 @@ import { Signal } from '@lumino/signaling';
 import { CommandIDs, registerCommands } from './commands';
 import { CellHistoryEntry } from './model/CellHistory';
 import { IMonitoredNotebook, MemoryMonitor } from './model/MemoryMonitor';
+import { IndexedDbCellRecordStore } from './storage/IndexedDbCellRecordStore';
 import { KernelMemoryModel } from './model/KernelMemoryModel';
 import { DEFAULT_SETTINGS, readSettings, VramSettings } from './settings';
 import { SnippetLibrary } from './snippets/SnippetLibrary';
@@ -79,7 +80,9 @@ const plugin: JupyterFrontEndPlugin<IVramMonitor> = {
     const trans = (translator ?? nullTranslator).load('jupyterlab_vram');
     const monitor = new MemoryMonitor({
       notebooks: tracker,
-      settings: { ...DEFAULT_SETTINGS }
+      settings: { ...DEFAULT_SETTINGS },
+      recordStore:
+        typeof indexedDB !== 'undefined' ? new IndexedDbCellRecordStore() : null
     });
     const snippets = new SnippetLibrary();
     let snippetsJson = JSON.stringify(snippets.all);

@@ -173,6 +173,8 @@ export interface HelloMessage {
   python: string;
   pid: number;
   hostname: string;
+  /** Names the run of cell record ids: they start again at 1 when it changes. */
+  record_series: string;
   /** null: torch is not imported in the kernel. */
   torch: TorchInfo | null;
   /** null: TensorFlow is not imported in the kernel. */
@@ -541,6 +543,7 @@ function readHello(r: FieldReader): HelloMessage {
   const python = r.string('python');
   const pid = r.integer('pid');
   const hostname = r.string('hostname');
+  const record_series = r.string('record_series');
   const torch = r.nullableObject('torch');
   const torchInfo = torch && {
     version: torch.nullableString('version'),
@@ -575,6 +578,7 @@ function readHello(r: FieldReader): HelloMessage {
     python,
     pid,
     hostname,
+    record_series,
     torch: torchInfo,
     tensorflow: tensorflowInfo,
     nvml: nvmlInfo,

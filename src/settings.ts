@@ -27,6 +27,11 @@ export interface VramSettings {
   exactPeakPerCell: boolean;
   /** Save each cell's latest figures in its metadata (`jupyterlab_vram`). */
   storeRecordsInNotebookMetadata: boolean;
+  /**
+   * Keep each notebook's cell history in this browser (IndexedDB), so that
+   * it survives a page reload and shows in every tab.
+   */
+  rememberCellHistory: boolean;
 }
 
 export const DEFAULT_SETTINGS: Readonly<VramSettings> = Object.freeze({
@@ -38,7 +43,8 @@ export const DEFAULT_SETTINGS: Readonly<VramSettings> = Object.freeze({
   units: 'binary',
   showCellBadges: true,
   exactPeakPerCell: true,
-  storeRecordsInNotebookMetadata: false
+  storeRecordsInNotebookMetadata: false,
+  rememberCellHistory: true
 });
 
 /** Limits shared with schema/plugin.json. */
@@ -118,7 +124,8 @@ export function readSettings(composite: unknown): VramSettings {
     storeRecordsInNotebookMetadata: booleanOr(
       raw.storeRecordsInNotebookMetadata,
       d.storeRecordsInNotebookMetadata
-    )
+    ),
+    rememberCellHistory: booleanOr(raw.rememberCellHistory, d.rememberCellHistory)
   };
 }
 

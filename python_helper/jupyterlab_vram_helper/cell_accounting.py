@@ -51,6 +51,7 @@ its caller goes on running.
 from __future__ import annotations
 
 import collections
+import os
 import threading
 import time
 import traceback
@@ -111,6 +112,10 @@ class CellMemoryRecorder:
         self._unsent: Deque[CellMemoryRecord] = collections.deque(maxlen=max_records)
         self._finish_lock = threading.Lock()
         self._next_id = 1
+        # Names this run of record ids (they start at 1 in every recorder: a
+        # new process, or a helper delivered anew). The frontend keys records
+        # by it, so a pid that a container reuses cannot mix two runs.
+        self.series = os.urandom(8).hex()
         self.last_error: Optional[str] = None
         self._reported_errors: set = set()
 

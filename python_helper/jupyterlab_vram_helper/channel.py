@@ -49,6 +49,7 @@ class Channel:
         self._source = source
         self._target_name = target_name
         self._sampler: Optional[Sampler] = None
+        self._record_series = ""
         self._manager: Any = None
         self._comms: List[Any] = []
         self._lock = threading.Lock()
@@ -63,12 +64,15 @@ class Channel:
         cell_history: Optional[Callable[[], List[Any]]] = None,
         cleanup: Optional[Callable[[], Any]] = None,
         notebook_names: Optional[Callable[[], Dict[str, Any]]] = None,
+        record_series: str = "",
     ) -> None:
         """``cell_history()``: the kept per-cell records, for ``history`` requests;
         ``cleanup()``: the :class:`cleanup.Cleanup`, for ``free_memory``/``inspect``/``delete``
         (asked for at the first such request);
-        ``notebook_names()``: the result of a ``notebook_names`` request."""
+        ``notebook_names()``: the result of a ``notebook_names`` request;
+        ``record_series``: the cell recorder's series, announced in ``hello``."""
         self._sampler = sampler
+        self._record_series = record_series
         if cell_history is not None:
             self._cell_history = cell_history
         if cleanup is not None:
@@ -159,7 +163,7 @@ class Channel:
             # Runs under the sampler's lock: hello precedes every sample.
             with self._lock:
                 self._comms.append(comm)
-            self._send_quietly(comm, hello_message(self._source, self.sampler.config))
+            self._send_quietly(comm, hello_message(self._source, self.sampler.config, self._record_series))
             for problem in problems:
                 self._send_quietly(comm, problem)
 

@@ -12,7 +12,7 @@ from .readers import torch_cuda
 from .sample import SampleSource
 
 
-def hello_message(source: SampleSource, config: SamplerConfig) -> HelloMessage:
+def hello_message(source: SampleSource, config: SamplerConfig, record_series: str = "") -> HelloMessage:
     try:
         hostname = socket.gethostname()
     except OSError:
@@ -24,6 +24,7 @@ def hello_message(source: SampleSource, config: SamplerConfig) -> HelloMessage:
         "python": python_version(),
         "pid": os.getpid(),
         "hostname": hostname,
+        "record_series": record_series,
         "torch": torch_cuda.torch_info(torch_cuda.loaded_torch()),
         "tensorflow": tf_reader.tensorflow_info(tf_reader.loaded_tensorflow()),
         "nvml": source.nvml.info(),

@@ -86,6 +86,7 @@ class HelloMessage(TypedDict):
     python: str
     pid: int
     hostname: str
+    record_series: str  # changes whenever cell record ids start again at 1
     torch: Optional[TorchInfo]
     tensorflow: Optional[TensorflowInfo]
     nvml: NvmlInfo

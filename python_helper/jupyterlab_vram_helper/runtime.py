@@ -71,7 +71,7 @@ class Runtime:
         self.sampler.add_observer(self.cells.observe)
         self.channel.bind(
             self.sampler, cell_history=self.cells.history, cleanup=lambda: self.cleanup,
-            notebook_names=self.notebook_names,
+            notebook_names=self.notebook_names, record_series=self.cells.series,
         )
         self._cell_hooks: List[CellHook] = self.cells.hooks()
         self.installed = False

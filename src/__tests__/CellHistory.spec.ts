@@ -130,13 +130,12 @@ describe('KernelMemoryModel: cell records', () => {
     expect(model.cells.length).toBe(1);
   });
 
-  it('starts a new record session after a restart, even with the same pid', () => {
+  it('starts a new record session when the record series changes, even with the same pid', () => {
     const model = new KernelMemoryModel({ historyCapacity: 10 });
     model.ingest(wire(makeHello()));
     model.ingest(wire({ type: 'cells', records: [makeCellRecord({ record_id: 1 })] }));
-    model.noteNewKernelProcess();
     model.startKernelSession();
-    model.ingest(wire(makeHello()));
+    model.ingest(wire(makeHello({ record_series: 'series-2' })));
     model.ingest(wire({ type: 'cells', records: [makeCellRecord({ record_id: 1 })] }));
     expect(model.cells.length).toBe(2);
   });

@@ -92,7 +92,8 @@ describe('KernelHelperConnection: cell records', () => {
     sessionContext.setStatus('restarting');
     sessionContext.setStatus('idle');
     await settle();
-    kernel.lastComm.receive(wire(makeHello())); // same pid: a container
+    // Same pid (a container), but the new process's helper names a new series.
+    kernel.lastComm.receive(wire(makeHello({ record_series: 'series-2' })));
     replyHistory(kernel, []);
     kernel.lastComm.receive(wire({ type: 'cells', records: [makeCellRecord({ record_id: 1, cell_id: 'cell-1', execution_count: 1 })] }));
     await settle();

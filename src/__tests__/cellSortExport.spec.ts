@@ -118,6 +118,7 @@ describe('JSON export', () => {
     expect(data.exported_at).toBe('1970-01-01T00:00:00.000Z');
     expect(data.records[0]).toMatchObject(record);
     expect(data.records[0].derived).toEqual({
+      kernel_start: 1,
       source: 'gpu',
       delta_bytes: 1024 ** 3,
       peak_bytes: 3 * 1024 ** 3,

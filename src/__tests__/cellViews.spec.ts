@@ -271,8 +271,7 @@ describe('CellHistoryView', () => {
 
   it('marks the records of an earlier kernel process with the start they came from', () => {
     const { model, view } = setup(manyRecords(2));
-    model.noteNewKernelProcess();
-    model.ingest(wire(makeHello({ pid: 777 })));
+    model.ingest(wire(makeHello({ pid: 777, record_series: 'series-2' })));
     model.ingest(cellMsg(makeCellRecord({ record_id: 1, execution_count: 1 })));
     MessageLoop.flush();
     const rows = Array.from(view.node.querySelectorAll<HTMLElement>('[data-vram-role="cell-row"]')).filter(

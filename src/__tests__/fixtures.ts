@@ -27,6 +27,7 @@ export function makeHello(overrides: Partial<HelloMessage> = {}): HelloMessage {
     python: '3.11.7',
     pid: 4242,
     hostname: 'node-1',
+    record_series: 'series-1',
     torch: { version: '2.5.1', cuda_build: '12.4', cuda_initialized: true },
     tensorflow: null,
     nvml: { available: true, driver_version: '550.54', error: null },

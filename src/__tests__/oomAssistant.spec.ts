@@ -229,11 +229,10 @@ describe('OomDiagnosisView', () => {
     model.ingest(wire({ type: 'cells', records: [oomRecord({ record_id: 3, oom: diagnosis() })] }));
     MessageLoop.flush();
     expect(view.node.hidden).toBe(false);
-    model.noteNewKernelProcess();
     model.setState('kernel-starting', 'Restarting\u2026');
     MessageLoop.flush();
     expect(view.node.hidden).toBe(true); // the process that failed is gone
-    model.ingest(wire(makeHello({ pid: 9999 })));
+    model.ingest(wire(makeHello({ pid: 9999, record_series: 'series-2' })));
     MessageLoop.flush();
     expect(view.node.hidden).toBe(true); // live again, but another process: nothing to diagnose
     expect(model.cells.entries).toHaveLength(1); // the record itself stays in the history

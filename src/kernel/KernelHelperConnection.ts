@@ -226,9 +226,6 @@ export class KernelHelperConnection
       return;
     }
     this._restarting = false;
-    if (change.newValue !== this._kernel) {
-      this._model.noteNewKernelProcess();
-    }
     this._attach(change.newValue);
   }
 
@@ -249,7 +246,6 @@ export class KernelHelperConnection
       case 'autorestarting':
         // The frontend disposes every comm of a restarting kernel.
         this._restarting = true;
-        this._model.noteNewKernelProcess();
         this._detach(
           'The kernel restarted, so the helper connection is gone.'
         );

@@ -4,10 +4,16 @@
  * record_id, bounded, with the latest record of each cell at hand for its
  * badge. It knows nothing of the DOM.
  *
- * Record ids start again at 1 in every kernel process (and helper bundle).
- * The model starts a new *session* when the kernel process changes, and keys
- * each entry by (session, record_id), so records of earlier processes stay
- * (the cells they describe are still on screen) without clashing.
+ * Record ids start again at 1 in every kernel process (and helper bundle):
+ * the helper names each run of ids (its hello's `record_series`). The model
+ * starts a new *session* when that changes, and keys each entry by
+ * (session, record_id), so records of earlier processes stay (the cells they
+ * describe are still on screen) without clashing. Sessions are numbered 1, 2,
+ * ... in the order they happened ("kernel start N").
+ *
+ * `restore()` takes in the sessions saved in the browser by an earlier page
+ * (see CellHistoryPersistence): they go before the sessions seen live, and a
+ * saved session of the live series joins it.
  *
  * A record of the current session is accepted once, and never when its id
  * is at or below the *floor*: the highest id that was cleared or evicted. The
@@ -35,7 +41,19 @@ export interface CellHistoryEntry {
 
 export type CellHistoryChange =
   | { kind: 'added'; entries: readonly CellHistoryEntry[] }
-  | { kind: 'cleared' };
+  | { kind: 'cleared' }
+  /** Saved sessions came in: every entry may have a new key and session. */
+  | { kind: 'restored' };
+
+/** The records of one run of record ids, as saved between pages. */
+export interface SavedCellSession {
+  /** The helper's `record_series` (or another identity of the run). */
+  readonly identity: string;
+  /** Ids at or below this were cleared or evicted: not taken in again. */
+  readonly floor: number;
+  /** Oldest first. */
+  readonly records: readonly CellMemoryRecord[];
+}
 
 export class CellHistory {
   constructor(capacity: number = DEFAULT_CELL_HISTORY_CAPACITY) {
@@ -67,6 +85,21 @@ export class CellHistory {
 
   get session(): number {
     return this._session;
+  }
+
+  /** The record series of the current session; null before the first. */
+  get identity(): string | null {
+    return this._identities.get(this._session) ?? null;
+  }
+
+  /** The record series a session's records came from. */
+  identityOf(session: number): string | null {
+    return this._identities.get(session) ?? null;
+  }
+
+  /** The current session's floor: its ids up to this stay out. */
+  get floor(): number {
+    return this._floor;
   }
 
   /** The newest record of a notebook cell (by cell model id), if any. */
@@ -110,11 +143,110 @@ export class CellHistory {
     this._changed.emit({ kind: 'cleared' });
   }
 
-  /** The kernel process changed: record ids start again at 1. */
-  startSession(): void {
+  /**
+   * A new run of record ids (a new kernel process or helper) began: its ids
+   * start again at 1. `identity` names it (the hello's `record_series`).
+   */
+  startSession(identity: string = ''): void {
     this._session++;
+    this._identities.set(this._session, identity);
     this._floor = 0;
     this._maxIdSeen = 0;
+  }
+
+  /**
+   * Take in sessions saved by an earlier page (oldest first). Those the
+   * history does not hold go before its own sessions; a saved session of a
+   * series held here merges with it (its floor too). Every session is
+   * numbered again in order. When nothing was seen live yet, the newest saved
+   * session becomes the current one, so that the kernel's own `history`
+   * reply for it (same series) does not duplicate it.
+   */
+  restore(saved: readonly SavedCellSession[]): void {
+    if (!saved.length) {
+      return;
+    }
+    type Slot = { identity: string; floor: number; records: Map<number, CellMemoryRecord> };
+    const slots: Slot[] = [];
+    const byIdentity = new Map<string, Slot>();
+    const slotOf = (identity: string): Slot => {
+      let slot = byIdentity.get(identity);
+      if (!slot) {
+        slot = { identity, floor: 0, records: new Map() };
+        byIdentity.set(identity, slot);
+        slots.push(slot);
+      }
+      return slot;
+    };
+    // Session 0 holds records taken in before any session started (tests).
+    const firstLive = this._entries.some(e => e.session === 0) ? 0 : 1;
+    const liveIdentities = new Set<string>();
+    for (let s = firstLive; s <= this._session; s++) {
+      liveIdentities.add(this._identities.get(s) ?? '');
+    }
+    const nothingLive = firstLive > this._session;
+    saved.forEach((session, i) => {
+      const newest = i === saved.length - 1;
+      const holds = session.records.some(r => r.record_id > session.floor);
+      // A session whose records were all cleared is worth a slot only as
+      // the kernel's current one (its floor keeps them cleared).
+      if (!liveIdentities.has(session.identity) && (holds || (nothingLive && newest))) {
+        slotOf(session.identity);
+      }
+    });
+    // Then the live sessions, in order.
+    for (let s = firstLive; s <= this._session; s++) {
+      slotOf(this._identities.get(s) ?? '');
+    }
+    for (const entry of this._entries) {
+      const slot = byIdentity.get(this._identities.get(entry.session) ?? '')!;
+      slot.records.set(entry.record.record_id, entry.record);
+    }
+    for (const session of saved) {
+      const slot = byIdentity.get(session.identity);
+      if (!slot) {
+        continue;
+      }
+      slot.floor = Math.max(slot.floor, session.floor);
+      for (const record of session.records) {
+        if (!slot.records.has(record.record_id)) {
+          slot.records.set(record.record_id, record);
+        }
+      }
+    }
+    const currentIdentity =
+      this._session > 0 || firstLive === 0 ? this._identities.get(this._session) ?? '' : null;
+    const current = currentIdentity !== null ? byIdentity.get(currentIdentity)! : slots[slots.length - 1];
+    if (currentIdentity !== null) {
+      current.floor = Math.max(current.floor, this._floor);
+    }
+    // Rebuild, numbering sessions in order.
+    this._entries = [];
+    this._byKey.clear();
+    this._latestByCell.clear();
+    this._identities.clear();
+    let number = 0;
+    for (const slot of slots) {
+      number++;
+      this._identities.set(number, slot.identity);
+      const ids = Array.from(slot.records.keys()).sort((a, b) => a - b);
+      for (const id of ids) {
+        if (id <= slot.floor) {
+          continue;
+        }
+        this._push(number, slot.records.get(id)!);
+      }
+      if (slot === current) {
+        this._session = number;
+        this._floor = slot.floor;
+        this._maxIdSeen = Math.max(slot.floor, ids.length ? ids[ids.length - 1] : 0);
+      }
+    }
+    if (this._entries.length > this._capacity) {
+      this._evict();
+    }
+    this._version++;
+    this._changed.emit({ kind: 'restored' });
   }
 
   setCapacity(capacity: number): void {
@@ -139,27 +271,12 @@ export class CellHistory {
       if (id <= this._floor || this._byKey.has(key)) {
         continue;
       }
-      const entry: CellHistoryEntry = {
-        key,
-        session,
-        record,
-        summary: summarizeCellRecord(record)
-      };
       const last = this._entries[this._entries.length - 1];
       if (last && last.session === session && last.record.record_id > id) {
         outOfOrder = true;
       }
-      this._entries.push(entry);
-      this._byKey.set(key, entry);
+      added.push(this._push(session, record));
       this._maxIdSeen = Math.max(this._maxIdSeen, id);
-      const cellId = record.cell_id;
-      if (cellId !== null) {
-        const latest = this._latestByCell.get(cellId);
-        if (!latest || isNewer(entry, latest)) {
-          this._latestByCell.set(cellId, entry);
-        }
-      }
-      added.push(entry);
     }
     if (!added.length) {
       return added;
@@ -178,6 +295,26 @@ export class CellHistory {
       this._changed.emit({ kind: 'added', entries: kept });
     }
     return kept;
+  }
+
+  /** Append an entry (the caller keeps the order) and index it. */
+  private _push(session: number, record: CellMemoryRecord): CellHistoryEntry {
+    const entry: CellHistoryEntry = {
+      key: `${session}:${record.record_id}`,
+      session,
+      record,
+      summary: summarizeCellRecord(record)
+    };
+    this._entries.push(entry);
+    this._byKey.set(entry.key, entry);
+    const cellId = record.cell_id;
+    if (cellId !== null) {
+      const latest = this._latestByCell.get(cellId);
+      if (!latest || isNewer(entry, latest)) {
+        this._latestByCell.set(cellId, entry);
+      }
+    }
+    return entry;
   }
 
   private _evict(): void {
@@ -200,6 +337,8 @@ export class CellHistory {
   private _byKey = new Map<string, CellHistoryEntry>();
   private _latestByCell = new Map<string, CellHistoryEntry>();
   private _session = 0;
+  /** Session number -> its record series. */
+  private _identities = new Map<number, string>();
   /** Ids of the current session at or below this are not taken in. */
   private _floor = 0;
   private _maxIdSeen = 0;

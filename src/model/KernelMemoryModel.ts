@@ -115,7 +115,7 @@ export class KernelMemoryModel implements IKernelMemoryModel {
    *
    * The cell records stay (they describe cells still on screen); whether the
    * next hello comes from a new kernel process, whose record ids start again
-   * at 1, is decided when it arrives (see `noteNewKernelProcess`).
+   * at 1, is decided when it arrives (by its `record_series`).
    */
   startKernelSession(): void {
     this._hello = null;
@@ -213,15 +213,6 @@ export class KernelMemoryModel implements IKernelMemoryModel {
     this._changed.emit('death');
   }
 
-  /**
-   * The kernel process is (or will be) a new one: restart, kernel change.
-   * The next hello starts a new cell record session even if it looks like
-   * the old process (a container may reuse its pid).
-   */
-  noteNewKernelProcess(): void {
-    this._newProcess = true;
-  }
-
   ingest(data: unknown): ParseResult {
     const result = parseKernelMessage(data);
     switch (result.kind) {
@@ -308,13 +299,14 @@ export class KernelMemoryModel implements IKernelMemoryModel {
   }
 
   private _receiveHello(hello: HelloMessage): void {
-    const identity = `${hello.hostname}\n${hello.pid}\n${hello.helper_version}`;
-    if (this._newProcess || identity !== this._helperIdentity) {
-      // Record ids start again at 1 in a new process (or helper bundle).
-      this._cells.startSession();
+    // Record ids start again at 1 in a new process (or helper delivered
+    // anew): the helper names each run, and the same run carries on after a
+    // reconnect or a page reload. (Without a series, the process stands in.)
+    const identity =
+      hello.record_series || `${hello.hostname}\n${hello.pid}\n${hello.helper_version}`;
+    if (identity !== this._cells.identity) {
+      this._cells.startSession(identity);
     }
-    this._newProcess = false;
-    this._helperIdentity = identity;
     this._hello = hello;
     this._changed.emit('hello');
     this.setState(
@@ -419,8 +411,6 @@ export class KernelMemoryModel implements IKernelMemoryModel {
   private _lastIgnoredWarning = -Infinity;
   private _history: MemoryHistory;
   private _cells: CellHistory;
-  private _helperIdentity: string | null = null;
-  private _newProcess = true;
   private _isDisposed = false;
 }
 

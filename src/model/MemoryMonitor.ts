@@ -8,7 +8,7 @@
  * switching back shows their history.
  */
 import { ISessionContext } from '@jupyterlab/apputils';
-import { IDisposable } from '@lumino/disposable';
+import { DisposableDelegate, IDisposable } from '@lumino/disposable';
 import { ISignal, Signal } from '@lumino/signaling';
 
 import { KernelDeathWatch } from '../kernel/KernelDeathWatch';
@@ -22,6 +22,7 @@ import {
   VramSettings
 } from '../settings';
 import { IKernelMemoryModel, IVramMonitor } from '../tokens';
+import { CellHistoryPersistence, ICellRecordStore } from './CellHistoryPersistence';
 import { KernelMemoryModel } from './KernelMemoryModel';
 import { errorText, ICleanupConnection, MemoryActions } from './MemoryActions';
 
@@ -86,6 +87,7 @@ export class MemoryMonitor implements IVramMonitor {
         ? () => null
         : (sessionContext, model) =>
             new KernelDeathWatch({ sessionContext, model }));
+    this._recordStore = options.recordStore ?? null;
     this._notebooks.currentChanged.connect(this._onCurrentChanged, this);
     this._onCurrentChanged(this._notebooks, this._notebooks.currentWidget);
   }
@@ -267,6 +269,8 @@ export class MemoryMonitor implements IVramMonitor {
       // Before the connection: it must see a death before the connection
       // forgets the dead kernel's figures (see KernelDeathWatch).
       const deathWatch = this._createDeathWatch(sessionContext, model);
+      // Before the connection too: saved records are read while it starts.
+      const persistence = this._persist(sessionContext, model);
       const connection = this._createConnection(sessionContext, model);
       entry = {
         model,
@@ -277,6 +281,7 @@ export class MemoryMonitor implements IVramMonitor {
           units: () => this._settings.units
         }),
         deathWatch,
+        persistence,
         panels: new Set()
       };
       this._sessions.set(sessionContext, entry);
@@ -288,6 +293,31 @@ export class MemoryMonitor implements IVramMonitor {
       this._sessionsChanged.emit();
     }
     return entry;
+  }
+
+  /** Keep the model's cell history in the browser, if the user wants it. */
+  private _persist(
+    sessionContext: ISessionContext,
+    model: KernelMemoryModel
+  ): IDisposable | null {
+    if (!this._recordStore || !this._settings.rememberCellHistory) {
+      return null;
+    }
+    const persistence = new CellHistoryPersistence({
+      history: model.cells,
+      store: this._recordStore,
+      notebook: () => sessionContext.path
+    });
+    const onProperty = (_: unknown, property: string) => {
+      if (property === 'path') {
+        void persistence.notebookRenamed();
+      }
+    };
+    sessionContext.propertyChanged.connect(onProperty);
+    return new DisposableDelegate(() => {
+      sessionContext.propertyChanged.disconnect(onProperty);
+      persistence.dispose();
+    });
   }
 
   private _onPanelDisposed(panel: IMonitoredNotebook): void {
@@ -321,11 +351,13 @@ export class MemoryMonitor implements IVramMonitor {
     }
     entry.actions.dispose();
     entry.deathWatch?.dispose();
+    entry.persistence?.dispose();
     entry.connection.dispose();
     entry.model.dispose();
     this._sessionsChanged.emit();
   }
 
+  private _recordStore: ICellRecordStore | null;
   private _notebooks: INotebookSource;
   private _settings: VramSettings;
   private _createConnection: MemoryMonitor.ConnectionFactory;
@@ -334,6 +366,8 @@ export class MemoryMonitor implements IVramMonitor {
     ISessionContext,
     IMonitoredSession & {
       deathWatch: IDisposable | null;
+      /** Keeps the cell history in the browser; null when not wanted. */
+      persistence: IDisposable | null;
       panels: Set<IMonitoredNotebook>;
     }
   >();
@@ -368,5 +402,10 @@ export namespace MemoryMonitor {
     createConnection?: ConnectionFactory;
     /** Defaults to a KernelDeathWatch, or none when the connection is faked. */
     createDeathWatch?: DeathWatchFactory;
+    /**
+     * Where cell histories are kept between pages (IndexedDB in JupyterLab);
+     * none: for the page only.
+     */
+    recordStore?: ICellRecordStore | null;
   }
 }

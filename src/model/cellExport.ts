@@ -129,6 +129,7 @@ export function cellHistoryToJson(
       records: entries.map(e => ({
         ...e.record,
         derived: {
+          kernel_start: e.session,
           source: e.summary.source,
           delta_bytes: e.summary.deltaBytes,
           peak_bytes: e.summary.peakBytes,

@@ -159,7 +159,8 @@ export class NotebookCellBadges implements IDisposable {
   // -------------------------------------------------------------------------
 
   private _onRecords(_: CellHistory, change: CellHistoryChange): void {
-    if (change.kind === 'cleared') {
+    if (change.kind !== 'added') {
+      // Cleared, or saved records restored: any cell's latest may differ.
       this.refreshAll();
       return;
     }

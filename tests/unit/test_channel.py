@@ -59,6 +59,20 @@ def test_open_sends_hello_then_initial(runtime) -> None:
     assert initial["reason"] == "initial" and initial["gpus"] == []
 
 
+def test_hello_names_the_record_series_and_a_new_runtime_starts_another(runtime) -> None:
+    rt, manager = runtime
+    comm = manager.open({"type": "open", "config": {"interval_s": 30, "heartbeat_s": 30}})
+    series = comm.sent[0]["record_series"]
+    assert series == rt.cells.series and len(series) == 16
+    # A second comm of the same helper: the same series (ids go on).
+    again = manager.open({"type": "open", "config": {"interval_s": 30, "heartbeat_s": 30}})
+    assert again.sent[0]["record_series"] == series
+    # The helper delivered anew in the same process: ids start at 1 again, so
+    # the series changes though the pid does not.
+    other = Runtime(source=SampleSource(nvml=NvmlReader(load=no_nvml)), comm_manager=FakeCommManager(), shell=FakeShell())
+    assert other.cells.series != series
+
+
 def test_requests_are_answered_once(runtime) -> None:
     rt, manager = runtime
     comm = manager.open({"type": "open", "config": {"interval_s": 30, "heartbeat_s": 30}})

@@ -1,0 +1,169 @@
+/**
+ * Keeps a notebook's cell history in the browser, so that nothing is lost
+ * when the page reloads, when the notebook opens in a second tab, or when the
+ * helper is delivered anew: the kernel keeps only the last records of its own
+ * process, and only while that process lives.
+ *
+ * It listens to a CellHistory and writes what is added (in batches, one write
+ * per `flushDelayMs`), what is cleared (with the clear floor, so a kernel's
+ * `history` reply cannot bring cleared records back after a reload), and at
+ * start reads what an earlier page saved into the history (`restore`).
+ * Where the records go is an ICellRecordStore (IndexedDB in JupyterLab; an
+ * in-memory one in tests). Store failures are reported once on the console
+ * and the history carries on in memory.
+ */
+import { IDisposable } from '@lumino/disposable';
+
+import { CellMemoryRecord } from '../protocol';
+import { CellHistory, CellHistoryChange, SavedCellSession } from './CellHistory';
+
+/** A record with the series (kernel process run) it belongs to. */
+export interface SavedCellRecord {
+  readonly identity: string;
+  readonly record: CellMemoryRecord;
+}
+
+/** Where a notebook's cell records are kept between pages. */
+export interface ICellRecordStore {
+  /**
+   * The notebook's saved sessions, oldest first, at most `capacity` records
+   * in all (the oldest beyond it are dropped from the store).
+   */
+  load(notebook: string, capacity: number): Promise<SavedCellSession[]>;
+  /** Add records (a record already saved is replaced by the same). */
+  save(notebook: string, records: readonly SavedCellRecord[]): Promise<void>;
+  /**
+   * Forget the notebook's records; remember `floor` for its live series (ids
+   * up to it stay cleared when the kernel sends them again).
+   */
+  clear(
+    notebook: string,
+    floor: { identity: string; floor: number } | null
+  ): Promise<void>;
+}
+
+export class CellHistoryPersistence implements IDisposable {
+  constructor(options: CellHistoryPersistence.IOptions) {
+    this._history = options.history;
+    this._store = options.store;
+    this._notebook = options.notebook;
+    this._flushDelayMs = options.flushDelayMs ?? 250;
+    this._history.changed.connect(this._onChanged, this);
+    const notebook = this._notebook();
+    this.ready = this._enqueue(async () => {
+      const saved = await this._store.load(notebook, this._history.capacity);
+      if (!this._isDisposed && notebook === this._notebook()) {
+        this._history.restore(saved);
+      }
+    });
+  }
+
+  /** Settles when the saved records were read (or reading failed). */
+  readonly ready: Promise<void>;
+
+  get isDisposed(): boolean {
+    return this._isDisposed;
+  }
+
+  /** Write what is waiting now (e.g. before the page goes away). */
+  flush(): Promise<void> {
+    if (this._timer !== null) {
+      clearTimeout(this._timer);
+      this._timer = null;
+    }
+    const batch = this._pending;
+    this._pending = [];
+    if (!batch.length) {
+      return this._queue;
+    }
+    const notebook = this._notebook();
+    return this._enqueue(() => this._store.save(notebook, batch));
+  }
+
+  /**
+   * The notebook was renamed or moved: save the whole history under its new
+   * name (the old one's records stay where they were, as a copy).
+   */
+  notebookRenamed(): Promise<void> {
+    const history = this._history;
+    this._pending = history.entries.map(entry => ({
+      identity: history.identityOf(entry.session) ?? '',
+      record: entry.record
+    }));
+    return this.flush();
+  }
+
+  dispose(): void {
+    if (this._isDisposed) {
+      return;
+    }
+    void this.flush();
+    this._isDisposed = true;
+    this._history.changed.disconnect(this._onChanged, this);
+  }
+
+  private _onChanged(history: CellHistory, change: CellHistoryChange): void {
+    if (change.kind === 'added') {
+      for (const entry of change.entries) {
+        // The series now: a later restore may renumber the sessions.
+        this._pending.push({
+          identity: history.identityOf(entry.session) ?? '',
+          record: entry.record
+        });
+      }
+      if (this._timer === null) {
+        this._timer = setTimeout(() => {
+          this._timer = null;
+          void this.flush();
+        }, this._flushDelayMs);
+      }
+    } else if (change.kind === 'cleared') {
+      if (this._timer !== null) {
+        clearTimeout(this._timer);
+        this._timer = null;
+      }
+      this._pending = [];
+      const notebook = this._notebook();
+      const identity = history.identity;
+      const floor = identity !== null ? { identity, floor: history.floor } : null;
+      void this._enqueue(() => this._store.clear(notebook, floor));
+    }
+    // 'restored': what came from the store.
+  }
+
+  /** Run store operations one after another, in the order asked. */
+  private _enqueue(operation: () => Promise<void>): Promise<void> {
+    this._queue = this._queue.then(operation).catch(reason => {
+      if (!this._warned) {
+        this._warned = true;
+        console.warn(
+          'jupyterlab-vram: could not keep the cell history in the browser ' +
+            '(it stays for this page only):',
+          reason
+        );
+      }
+    });
+    return this._queue;
+  }
+
+  private _history: CellHistory;
+  private _store: ICellRecordStore;
+  private _notebook: () => string;
+  private _flushDelayMs: number;
+  private _pending: SavedCellRecord[] = [];
+  private _timer: ReturnType<typeof setTimeout> | null = null;
+  private _queue: Promise<void> = Promise.resolve();
+  private _warned = false;
+  private _isDisposed = false;
+}
+
+export namespace CellHistoryPersistence {
+  export interface IOptions {
+    history: CellHistory;
+    store: ICellRecordStore;
+    /** The notebook's path now (the store's key). */
+    notebook: () => string;
+    /** How long added records wait to be written together (ms). */
+    flushDelayMs?: number;
+  }
+}

@@ -1,0 +1,180 @@
+/**
+ * The cell records of every notebook, kept in the browser's IndexedDB (one
+ * database per origin, shared by every tab of it). IndexedDB rather than
+ * localStorage: 10,000 records of a notebook are megabytes, and it writes
+ * without blocking the page.
+ *
+ * Records are keyed by [notebook path, record series, record id], so saving
+ * a record twice (two tabs of one notebook) keeps one. The clear floors live
+ * beside them, keyed by [notebook path, record series]. What is read back is
+ * checked like a kernel message (`parseCellRecord`): the database may hold
+ * records of another version of the extension; those that do not read are
+ * dropped.
+ */
+import { CellMemoryRecord, parseCellRecord } from '../protocol';
+import { SavedCellSession } from '../model/CellHistory';
+import { ICellRecordStore, SavedCellRecord } from '../model/CellHistoryPersistence';
+
+const DB_NAME = 'jupyterlab-vram';
+const DB_VERSION = 1;
+const RECORDS = 'cellRecords';
+const FLOORS = 'cellFloors';
+
+interface RecordRow {
+  notebook: string;
+  identity: string;
+  recordId: number;
+  record: unknown;
+}
+
+interface FloorRow {
+  notebook: string;
+  identity: string;
+  floor: number;
+  /** Unix seconds when the history was cleared: orders a session without records. */
+  time: number;
+}
+
+export class IndexedDbCellRecordStore implements ICellRecordStore {
+  constructor(factory: IDBFactory = indexedDB) {
+    this._factory = factory;
+  }
+
+  async load(notebook: string, capacity: number): Promise<SavedCellSession[]> {
+    const db = await this._open();
+    const tx = db.transaction([RECORDS, FLOORS], 'readwrite');
+    const [rows, floors] = await Promise.all([
+      request<RecordRow[]>(tx.objectStore(RECORDS).getAll(notebookRange(notebook))),
+      request<FloorRow[]>(tx.objectStore(FLOORS).getAll(notebookRange(notebook)))
+    ]);
+    type Session = { identity: string; floor: number; first: number; records: CellMemoryRecord[] };
+    const sessions = new Map<string, Session>();
+    const sessionOf = (identity: string): Session => {
+      let session = sessions.get(identity);
+      if (!session) {
+        session = { identity, floor: 0, first: Infinity, records: [] };
+        sessions.set(identity, session);
+      }
+      return session;
+    };
+    for (const floor of floors) {
+      if (typeof floor.floor === 'number' && typeof floor.identity === 'string') {
+        const session = sessionOf(floor.identity);
+        session.floor = Math.max(session.floor, floor.floor);
+        session.first = Math.min(session.first, Number(floor.time) || Infinity);
+      }
+    }
+    const kept: { row: RecordRow; record: CellMemoryRecord }[] = [];
+    for (const row of rows) {
+      const parsed = parseCellRecord(row.record, 'saved record');
+      if ('record' in parsed && typeof row.identity === 'string') {
+        kept.push({ row, record: parsed.record });
+      }
+    }
+    // Beyond the capacity, the oldest go (from the store too).
+    const excess = kept.length - Math.max(0, capacity);
+    if (excess > 0) {
+      kept.sort((a, b) => a.record.started - b.record.started || a.row.recordId - b.row.recordId);
+      const store = tx.objectStore(RECORDS);
+      for (const { row } of kept.splice(0, excess)) {
+        store.delete([row.notebook, row.identity, row.recordId]);
+      }
+    }
+    for (const { row, record } of kept) {
+      const session = sessionOf(row.identity);
+      session.records.push(record);
+      session.first = Math.min(session.first, record.started);
+    }
+    await done(tx);
+    return Array.from(sessions.values())
+      .sort((a, b) => a.first - b.first)
+      .map(s => ({
+        identity: s.identity,
+        floor: s.floor,
+        records: s.records.sort((a, b) => a.record_id - b.record_id)
+      }));
+  }
+
+  async save(notebook: string, records: readonly SavedCellRecord[]): Promise<void> {
+    if (!records.length) {
+      return;
+    }
+    const db = await this._open();
+    const tx = db.transaction(RECORDS, 'readwrite');
+    const store = tx.objectStore(RECORDS);
+    for (const { identity, record } of records) {
+      const row: RecordRow = { notebook, identity, recordId: record.record_id, record };
+      store.put(row);
+    }
+    await done(tx);
+  }
+
+  async clear(
+    notebook: string,
+    floor: { identity: string; floor: number } | null
+  ): Promise<void> {
+    const db = await this._open();
+    const tx = db.transaction([RECORDS, FLOORS], 'readwrite');
+    tx.objectStore(RECORDS).delete(notebookRange(notebook));
+    const floors = tx.objectStore(FLOORS);
+    floors.delete(notebookRange(notebook));
+    if (floor) {
+      const row: FloorRow = { notebook, ...floor, time: Date.now() / 1000 };
+      floors.put(row);
+    }
+    await done(tx);
+  }
+
+  private _open(): Promise<IDBDatabase> {
+    if (!this._db) {
+      this._db = new Promise<IDBDatabase>((resolve, reject) => {
+        const open = this._factory.open(DB_NAME, DB_VERSION);
+        open.onupgradeneeded = () => {
+          const db = open.result;
+          if (!db.objectStoreNames.contains(RECORDS)) {
+            db.createObjectStore(RECORDS, { keyPath: ['notebook', 'identity', 'recordId'] });
+          }
+          if (!db.objectStoreNames.contains(FLOORS)) {
+            db.createObjectStore(FLOORS, { keyPath: ['notebook', 'identity'] });
+          }
+        };
+        open.onsuccess = () => {
+          const db = open.result;
+          // Another tab upgrading the schema: let it (we reopen next time).
+          db.onversionchange = () => {
+            db.close();
+            this._db = null;
+          };
+          resolve(db);
+        };
+        open.onerror = () => reject(open.error);
+        open.onblocked = () => reject(new Error('the browser database is blocked by another tab'));
+      });
+      this._db.catch(() => (this._db = null));
+    }
+    return this._db;
+  }
+
+  private _factory: IDBFactory;
+  private _db: Promise<IDBDatabase> | null = null;
+}
+
+/** Every key that starts with the notebook's path (arrays sort after strings). */
+function notebookRange(notebook: string): IDBKeyRange {
+  return IDBKeyRange.bound([notebook], [notebook, []]);
+}
+
+function request<T>(req: IDBRequest): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    req.onsuccess = () => resolve(req.result as T);
+    req.onerror = () => reject(req.error);
+  });
+}
+
+function done(tx: IDBTransaction): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    tx.oncomplete = () => resolve();
+    tx.onerror = () => reject(tx.error);
+    tx.onabort = () => reject(tx.error ?? new Error('the browser database aborted a write'));
+  });
+}
