@@ -111,12 +111,15 @@ describe('KernelMemoryModel: cell records', () => {
     expect(changes).toContain('cells');
   });
 
-  it('reports a malformed cell message as a note, never throws', () => {
+  it('reports a malformed cell message as a note and on the console, never throws', () => {
+    const warn = jest.spyOn(console, 'warn').mockImplementation(() => undefined);
     const model = new KernelMemoryModel({ historyCapacity: 10 });
     model.ingest(wire(makeHello()));
     expect(() => model.ingest({ type: 'cells', records: [{ record_id: 'x' }] })).not.toThrow();
     expect(model.cells.length).toBe(0);
     expect(model.notes.find(n => n.id === 'helper-problem')!.text).toContain('cells.records[0].record_id');
+    expect(warn).toHaveBeenCalledWith(expect.stringContaining('cells.records[0].record_id'));
+    warn.mockRestore();
   });
 
   it('keeps records when the same helper says hello again (reconnect)', () => {

@@ -99,7 +99,8 @@ describe('KernelMemoryModel', () => {
     expect(model.state).toBe('protocol-mismatch');
   });
 
-  it('shows malformed data as a note and carries on', () => {
+  it('shows malformed data as a note (and on the console) and carries on', () => {
+    const warn = jest.spyOn(console, 'warn').mockImplementation(() => undefined);
     const { model } = newModel();
     model.ingest(wire(makeHello()));
     const result = model.ingest({ type: 'sample', seq: 'one' });
@@ -107,6 +108,8 @@ describe('KernelMemoryModel', () => {
     expect(model.state).toBe('live');
     const note = model.notes.find(n => n.id === 'helper-problem');
     expect(note?.text).toContain('sample.seq');
+    expect(warn).toHaveBeenCalledWith(expect.stringContaining('sample.seq'));
+    warn.mockRestore();
     // A good sample after a bad one is still taken in.
     model.ingest(wire(makeSample()));
     expect(model.sampleCount).toBe(1);

@@ -13,10 +13,6 @@ import { IndexedDbCellRecordStore } from '../storage/IndexedDbCellRecordStore';
 import { makeCellRecord, manyRecords } from './cellFixtures';
 import { makeHello, wire } from './fixtures';
 
-// jsdom lacks the structured clone that IndexedDB stores values with; the
-// values stored here are JSON, for which a JSON round trip is the same.
-(globalThis as any).structuredClone ??= (value: unknown) => JSON.parse(JSON.stringify(value));
-
 const NOTEBOOK = 'work/train.ipynb';
 
 /** Records of a series, started later for later series. */

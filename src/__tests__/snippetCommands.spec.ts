@@ -198,6 +198,7 @@ describe('insert-snippet', () => {
   });
 
   it('uses the placeholders when the helper answers with an error or junk', async () => {
+    const warn = jest.spyOn(console, 'warn').mockImplementation(() => undefined);
     const t = await setup();
     let running = t.commands.execute(CommandIDs.insertSnippet, { id: 'amp' });
     await settle();
@@ -205,6 +206,11 @@ describe('insert-snippet', () => {
     let result = (await running) as SnippetInsertion;
     expect(result.namesFound).toBe(false);
     expect(result.code).toContain('model(inputs)');
+    expect(warn).toHaveBeenCalledWith(
+      expect.stringContaining('no notebook names, using placeholders'),
+      expect.anything()
+    );
+    warn.mockRestore();
 
     running = t.commands.execute(CommandIDs.insertSnippet, { id: 'amp' });
     await settle();
