@@ -37,6 +37,7 @@ import {
 } from '../cleanupProtocol';
 import { ICleanupConnection } from '../model/MemoryActions';
 import { KernelMemoryModel } from '../model/KernelMemoryModel';
+import { SilenceWatch } from './SilenceWatch';
 import { describeState } from '../model/MonitorState';
 import {
   COMM_TARGET,
@@ -74,6 +75,11 @@ export class KernelHelperConnection
       : loadHelperBootstrapCode;
     this._requestTimeoutMs = options.requestTimeoutMs ?? 60_000;
     this._cleanupTimeoutMs = options.cleanupTimeoutMs ?? 300_000;
+
+    this._silence = new SilenceWatch({
+      model: this._model,
+      onSilent: () => this.reconnect()
+    });
 
     const sc = this._sessionContext;
     sc.kernelChanged.connect(this._onKernelChanged, this);
@@ -200,6 +206,7 @@ export class KernelHelperConnection
     }
     this._isDisposed = true;
     this._generation++;
+    this._silence.dispose();
     const sc = this._sessionContext;
     sc.kernelChanged.disconnect(this._onKernelChanged, this);
     sc.statusChanged.disconnect(this._onStatusChanged, this);
@@ -598,6 +605,7 @@ export class KernelHelperConnection
   }
 
   private _sessionContext: HelperSessionContext;
+  private _silence: SilenceWatch;
   private _model: KernelMemoryModel;
   private _config: () => HelperConfig | PartialHelperConfig;
   private _loadBootstrapCode: () => Promise<string>;

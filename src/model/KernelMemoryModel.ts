@@ -54,6 +54,13 @@ export class KernelMemoryModel implements IKernelMemoryModel {
   get sampleCount(): number {
     return this._sampleCount;
   }
+  /**
+   * Seconds since the last sample arrived (local clock); null before the
+   * first. The helper sends one at least every heartbeat.
+   */
+  secondsSinceSample(now: number = Date.now() / 1000): number | null {
+    return this._latest ? Math.max(0, now - this._lastSampleArrival) : null;
+  }
   get lastSampleTime(): number | null {
     return this._latest ? this._latest.time : null;
   }
