@@ -9,5 +9,7 @@ module.exports = {
   testDir: './benchmarks',
   testMatch: '**/*.bench.ts',
   retries: 0,
+  // A trace of a 30-minute soak would be hundreds of megabytes.
+  use: { ...testConfig.use, trace: 'off', video: 'off' },
   timeout: 600 * 1000
 };
