@@ -57,6 +57,7 @@ def main(results: Path) -> int:
         "pytest": pytest_counts(results / "pytest.xml"),
         "jest": jest_counts(results / "jest.json"),
         "galata": playwright_counts(results / "playwright.json"),
+        "galata (cgroup limit)": playwright_counts(results / "playwright-cgroup.json"),
     }
     total = {"passed": 0, "failed": 0, "skipped": 0}
     for name, counts in suites.items():

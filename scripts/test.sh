@@ -55,6 +55,23 @@ step "Galata in Chromium (real JupyterLab, real kernel)"
   cat "$results/jupyter-server.log" 2>/dev/null
 }
 
+step "Galata: a kernel killed by the out-of-memory killer at a real cgroup memory limit"
+# The server (and so its kernels) runs in a new memory cgroup where this
+# machine lets the tests make one; elsewhere the test skips and the server's
+# log says why.
+(
+  cd ui-tests &&
+    VRAM_UI_KERNEL_MEMORY_LIMIT=1536M PLAYWRIGHT_JSON_OUTPUT_NAME="$results/playwright-cgroup.json" \
+      npx playwright test tests/death-container.spec.ts --reporter=list,json
+) || {
+  failed+=(galata-cgroup)
+  echo "== The test JupyterLab server's log (build/test-results/jupyter-server.log)"
+  cat "$results/jupyter-server.log" 2>/dev/null
+}
+grep -h "jupyterlab-vram tests:" "$results/jupyter-server.log" 2>/dev/null | tail -1
+# The cgroups the servers made (empty now that they are gone).
+rmdir /sys/fs/cgroup/memory/vram-ui-kernels-* /sys/fs/cgroup/vram-ui-kernels-* 2>/dev/null || true
+
 echo
 python scripts/summarize-tests.py "$results"
 
