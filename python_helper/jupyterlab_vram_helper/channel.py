@@ -56,6 +56,7 @@ class Channel:
         self._cell_history: Callable[[], List[Any]] = list
         self._cleanup: Optional[Callable[[], Any]] = None  # gives the cleanup.Cleanup; bound by the runtime
         self._notebook_names: Optional[Callable[[], Dict[str, Any]]] = None  # bound by the runtime
+        self._allocations: Optional[Callable[[], Any]] = None  # gives the allocation_sites.AllocationSites
         self.last_error: Optional[str] = None
 
     def bind(
@@ -65,12 +66,15 @@ class Channel:
         cleanup: Optional[Callable[[], Any]] = None,
         notebook_names: Optional[Callable[[], Dict[str, Any]]] = None,
         record_series: str = "",
+        allocations: Optional[Callable[[], Any]] = None,
     ) -> None:
         """``cell_history()``: the kept per-cell records, for ``history`` requests;
         ``cleanup()``: the :class:`cleanup.Cleanup`, for ``free_memory``/``inspect``/``delete``
         (asked for at the first such request);
         ``notebook_names()``: the result of a ``notebook_names`` request;
-        ``record_series``: the cell recorder's series, announced in ``hello``."""
+        ``record_series``: the cell recorder's series, announced in ``hello``;
+        ``allocations()``: the :class:`allocation_sites.AllocationSites` (asked for at the first
+        ``record_allocations``/``allocation_sites``/``allocation_snapshot`` request)."""
         self._sampler = sampler
         self._record_series = record_series
         if cell_history is not None:
@@ -79,6 +83,8 @@ class Channel:
             self._cleanup = cleanup
         if notebook_names is not None:
             self._notebook_names = notebook_names
+        if allocations is not None:
+            self._allocations = allocations
 
     @property
     def sampler(self) -> Sampler:
@@ -202,6 +208,9 @@ class Channel:
             "inspect": self._inspect,
             "delete": self._delete,
             "notebook_names": self._names,
+            "record_allocations": self._record_allocations,
+            "allocation_sites": self._allocation_sites,
+            "allocation_snapshot": self._allocation_snapshot,
         }
         result = handler[request.type](comm, request)
         self._send_quietly(comm, reply_message(request, result))
@@ -250,6 +259,25 @@ class Channel:
         if self._notebook_names is None:
             raise RequestError("internal", f"{request.type!r} is not available in this helper", request.request_id)
         return self._notebook_names()
+
+    def _allocations_or_fail(self, request: Request) -> Any:
+        if self._allocations is None:
+            raise RequestError("internal", f"{request.type!r} is not available in this helper", request.request_id)
+        return self._allocations()
+
+    def _record_allocations(self, comm: Any, request: Request) -> Dict[str, Any]:
+        assert request.args is not None
+        args = request.args
+        return self._allocations_or_fail(request).set_recording(
+            args["enabled"], args["host_frames"], args["gpu_max_entries"]
+        )
+
+    def _allocation_sites(self, comm: Any, request: Request) -> Dict[str, Any]:
+        assert request.args is not None
+        return self._allocations_or_fail(request).sites(request.args["max_sites"])
+
+    def _allocation_snapshot(self, comm: Any, request: Request) -> Dict[str, Any]:
+        return self._allocations_or_fail(request).gpu_snapshot()
 
     def _send_quietly(self, comm: Any, message: Mapping[str, Any]) -> None:
         try:

@@ -23,12 +23,14 @@ COMM_TARGET = "jupyterlab-vram"
 
 ErrorCode = Literal["malformed", "unknown_type", "invalid_config", "internal", "refused", "stale_listing"]
 RequestType = Literal[
-    "configure", "snapshot", "ping", "history", "free_memory", "inspect", "delete", "notebook_names"
+    "configure", "snapshot", "ping", "history", "free_memory", "inspect", "delete", "notebook_names",
+    "record_allocations", "allocation_sites", "allocation_snapshot",
 ]
 SampleReason = Literal["initial", "change", "heartbeat", "snapshot"]
 
 REQUEST_TYPES: tuple = (
-    "configure", "delete", "free_memory", "history", "inspect", "notebook_names", "ping", "snapshot"
+    "allocation_sites", "allocation_snapshot", "configure", "delete", "free_memory", "history", "inspect",
+    "notebook_names", "ping", "record_allocations", "snapshot",
 )
 
 # Cleanup requests.
@@ -39,6 +41,11 @@ INSPECT_CONTAINER_DEPTH = (0, 5, 2)
 MAX_DELETE_NAMES = 10_000
 MAX_NAME_LENGTH = 1024
 MAX_LISTING_ID_LENGTH = 256
+
+# Allocation recording (allocation_sites.py); min, max, default.
+HOST_FRAMES = (1, 64, 16)  # tracemalloc's frame depth
+GPU_MAX_ENTRIES = (1_000, 10_000_000, 100_000)  # PyTorch's allocator history ring buffer
+ALLOCATION_MAX_SITES = (1, 5000, 200)  # sites listed per device
 
 # request_id is echoed back in every answer; bound it so a hostile or buggy
 # frontend cannot make the helper echo megabytes.
@@ -341,6 +348,23 @@ def parse_request(data: Any) -> Request:
         })
     if kind == "delete":
         return Request("delete", request_id, args=_delete_args(data, request_id))
+    if kind == "record_allocations":
+        enabled = data.get("enabled")
+        if not isinstance(enabled, bool):
+            raise RequestError(
+                "malformed",
+                f"field 'enabled' of 'record_allocations' must be true or false, got {describe(enabled)}",
+                request_id,
+            )
+        return Request("record_allocations", request_id, args={
+            "enabled": enabled,
+            "host_frames": _bounded_int(data, "host_frames", HOST_FRAMES, request_id),
+            "gpu_max_entries": _bounded_int(data, "gpu_max_entries", GPU_MAX_ENTRIES, request_id),
+        })
+    if kind == "allocation_sites":
+        return Request("allocation_sites", request_id, args={
+            "max_sites": _bounded_int(data, "max_sites", ALLOCATION_MAX_SITES, request_id),
+        })
     return Request(kind, request_id)  # type: ignore[arg-type]  # checked against REQUEST_TYPES
 
 

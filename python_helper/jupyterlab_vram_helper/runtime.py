@@ -61,6 +61,7 @@ class Runtime:
         self._shell = shell
         self._cleanup: Any = None
         self._oom_watch: Any = None
+        self._allocations: Any = None
         self.cells = CellMemoryRecorder(
             config=lambda: self.sampler.config,
             send=self.cell_sender.post,
@@ -72,6 +73,7 @@ class Runtime:
         self.channel.bind(
             self.sampler, cell_history=self.cells.history, cleanup=lambda: self.cleanup,
             notebook_names=self.notebook_names, record_series=self.cells.series,
+            allocations=lambda: self.allocations,
         )
         self._cell_hooks: List[CellHook] = self.cells.hooks()
         self.installed = False
@@ -100,6 +102,15 @@ class Runtime:
                 read_figures=self.sampler.read_figures, inspect=lambda: self.cleanup.inspect(keep_listing=False)
             )
         return self._oom_watch
+
+    @property
+    def allocations(self) -> Any:
+        """The :class:`allocation_sites.AllocationSites` (recording allocations, live memory by line)."""
+        if self._allocations is None:
+            from .allocation_sites import AllocationSites
+
+            self._allocations = AllocationSites(shell=lambda: self._shell, broadcast=self.channel.broadcast)
+        return self._allocations
 
     def notebook_names(self) -> Dict[str, Any]:
         """The result of a ``notebook_names`` request (names in the user namespace, runtime state)."""
@@ -134,6 +145,8 @@ class Runtime:
         self.installed = False
         atexit.unregister(self._at_exit)
         self._unregister_cell_hooks()
+        if self._allocations is not None:
+            self._allocations.stop()  # tracemalloc and the allocator history end with the helper
         self.sampler.stop()
         self.cell_sender.stop()
         self.channel.unregister()

@@ -1,7 +1,7 @@
 import pytest
 
 from jupyterlab_vram_helper import PROTOCOL_VERSION, __version__
-from jupyterlab_vram_helper.protocol import RequestError, parse_open, parse_request
+from jupyterlab_vram_helper.protocol import REQUEST_TYPES, RequestError, parse_open, parse_request
 
 
 def test_version_constants() -> None:
@@ -18,7 +18,7 @@ def test_version_constants() -> None:
         ({}, "malformed", "missing field 'type'", None),
         ({"type": None, "request_id": "a"}, "malformed", "'type' must be a string, got null", "a"),
         ({"type": "nope", "request_id": "a"}, "unknown_type", "unknown request type 'nope'", "a"),
-        ({"type": "nope"}, "unknown_type", "expected one of configure, delete, free_memory, history, inspect, notebook_names, ping, snapshot", None),
+        ({"type": "nope"}, "unknown_type", "expected one of allocation_sites, allocation_snapshot, configure, delete, free_memory, history, inspect, notebook_names, ping, record_allocations, snapshot", None),
         ({"type": "ping"}, "malformed", "missing field 'request_id'", None),
         ({"type": "ping", "request_id": ["a"]}, "malformed", "got array", None),
         ({"type": "ping", "request_id": "x" * 300}, "malformed", "longer than 256", None),
@@ -45,7 +45,8 @@ def test_good_requests() -> None:
 def test_long_unknown_type_is_truncated_in_the_message() -> None:
     with pytest.raises(RequestError) as info:
         parse_request({"type": "y" * 10_000, "request_id": "a"})
-    assert len(info.value.message) < 200
+    # the type is cut short; the list of known types is the rest of the message
+    assert len(info.value.message) < 100 + len(", ".join(REQUEST_TYPES))
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,163 @@
+"""Recording allocations with their stacks, and live memory by notebook line.
+
+The ``record_allocations`` and ``allocation_sites`` requests (docs/protocol.md).
+Recording is off by default and per kernel: host memory through ``tracemalloc``
+(:mod:`host_allocations`), GPU memory through PyTorch's allocator history
+(:mod:`gpu_allocations`). While it is on, a ``pre_run_cell`` hook notes which
+notebook cell runs under which execution count (:mod:`cell_files`) and starts
+the GPU recording at the first cell boundary after CUDA came up. Turning it off
+stops both, frees their histories and removes the hook: nothing stays behind.
+
+A listing holds numbers, file names, line numbers and source text, never a
+user object.
+"""
+
+from __future__ import annotations
+
+import base64
+import pickle
+import time
+from typing import Any, Callable, Dict, List, Mapping, Optional
+
+from .cell_files import CellFiles
+from .gpu_allocations import GpuRecorder
+from .host_allocations import HostRecorder
+from .site_grouping import SiteGrouper
+
+
+class AllocationSites:
+    def __init__(
+        self,
+        shell: Callable[[], Any],
+        broadcast: Callable[[Mapping[str, Any]], None],
+        torch_module: Optional[Callable[[], Any]] = None,
+    ):
+        self._shell = shell
+        self._broadcast = broadcast
+        self.host = HostRecorder()
+        self.gpu = GpuRecorder() if torch_module is None else GpuRecorder(torch_module)
+        self.cells = CellFiles()
+        self.enabled = False
+        self._hooked: Any = None  # the shell whose events carry our hook
+
+    # -- the record_allocations request ---------------------------------------------
+
+    def set_recording(self, enabled: bool, host_frames: int, gpu_max_entries: int) -> Dict[str, Any]:
+        if enabled:
+            self.enabled = True
+            self.cells.shell = self._shell()
+            self.host.start(host_frames)
+            self.gpu.want(gpu_max_entries)
+            self._hook()
+        else:
+            self.stop()
+        state = self.state()
+        self._broadcast({"type": "allocation_recording", "recording": state})
+        return state
+
+    def stop(self) -> None:
+        self.enabled = False
+        self._unhook()
+        self.host.stop()
+        self.gpu.stop()
+        self.cells.forget()
+
+    def state(self) -> Dict[str, Any]:
+        return {"enabled": self.enabled, "host": self.host.state(), "gpu": self.gpu.state()}
+
+    # -- cell boundary --------------------------------------------------------------
+
+    def pre_run_cell(self, info: Any = None) -> None:
+        # Never raises: IPython would print our traceback into the user's cell.
+        try:
+            shell = self._hooked
+            count = getattr(shell, "execution_count", None)
+            if isinstance(count, int) and getattr(info, "store_history", False):
+                count -= 1  # IPython increments it only after storing the cell in history
+            self.cells.note(count, getattr(info, "cell_id", None))
+            if self.gpu.try_start():
+                self._broadcast({"type": "allocation_recording", "recording": self.state()})
+        except Exception:
+            pass
+
+    def _hook(self) -> None:
+        shell = self._shell()
+        events = getattr(shell, "events", None)
+        if events is None or self._hooked is shell:
+            return
+        self._unhook()
+        events.register("pre_run_cell", self.pre_run_cell)
+        self._hooked = shell
+
+    def _unhook(self) -> None:
+        shell, self._hooked = self._hooked, None
+        events = getattr(shell, "events", None)
+        if events is None:
+            return
+        try:
+            events.unregister("pre_run_cell", self.pre_run_cell)
+        except ValueError:
+            pass
+
+    # -- the allocation_sites request -----------------------------------------------
+
+    def sites(self, max_sites: int) -> Dict[str, Any]:
+        start = time.perf_counter()
+        self.gpu.try_start()  # a listing is a boundary too: the kernel is between cells
+        self.cells.shell = self._shell()
+        self.cells.start_lookup()
+        host = self.host.group(self.cells)
+        gpus = self.gpu.group(self.cells)
+        per_cell: Dict[str, Dict[str, int]] = {}
+        devices: List[Dict[str, Any]] = []
+        if host is not None:
+            devices.append(host.result("host", max_sites))
+            _add_per_cell(per_cell, "host", host)
+        for index, grouper in gpus:
+            devices.append(dict(grouper.result(f"cuda:{index}", max_sites), index=index))
+            _add_per_cell(per_cell, f"cuda:{index}", grouper)
+        return {
+            "recording": self.state(),
+            "devices": devices,
+            "cells": self._cells(per_cell),
+            "elapsed_ms": round((time.perf_counter() - start) * 1000, 3),
+        }
+
+    def _cells(self, per_cell: Dict[str, Dict[str, int]]) -> List[Dict[str, Any]]:
+        out: Dict[tuple, Dict[str, Any]] = {}
+        for filename, by_device in per_cell.items():
+            count, cell_id = self.cells.resolve(filename) or (None, None)
+            key = (count, cell_id) if cell_id is None else (None, cell_id)
+            entry = out.get(key)
+            if entry is None:
+                entry = out[key] = {"execution_count": count, "cell_id": cell_id, "alive_bytes": {}, "total_bytes": 0}
+            for device, size in by_device.items():
+                entry["alive_bytes"][device] = entry["alive_bytes"].get(device, 0) + size
+                entry["total_bytes"] += size
+        return sorted(out.values(), key=lambda e: (-e["total_bytes"], e["execution_count"] or 0))
+
+    def gpu_snapshot(self) -> Dict[str, Any]:
+        """The ``allocation_snapshot`` reply: PyTorch's allocator snapshot, pickled as
+        ``torch.cuda.memory._dump_snapshot`` writes it, for pytorch.org/memory_viz."""
+        self.gpu.try_start()
+        snapshot = self.gpu.snapshot()
+        if snapshot is None:
+            return {"format": "pickle", "data_base64": None, "bytes": 0,
+                    "reason": "GPU allocations are not being recorded" + (f" ({self.gpu.reason})" if self.gpu.reason else "")}
+        data = pickle.dumps(snapshot)
+        del snapshot
+        if len(data) > MAX_SNAPSHOT_BYTES:
+            return {"format": "pickle", "data_base64": None, "bytes": len(data),
+                    "reason": f"the snapshot is {len(data)} bytes, more than the {MAX_SNAPSHOT_BYTES} a comm message may carry; "
+                    "lower the history's max_entries, or call torch.cuda.memory._dump_snapshot(path) in a cell"}
+        return {"format": "pickle", "data_base64": base64.b64encode(data).decode("ascii"), "bytes": len(data), "reason": None}
+
+
+# A comm message is one JSON document held whole in the kernel and the browser.
+MAX_SNAPSHOT_BYTES = 192 * 1024 * 1024
+
+
+def _add_per_cell(per_cell: Dict[str, Dict[str, int]], device: str, grouper: SiteGrouper) -> None:
+    for filename, size in grouper.per_cell().items():
+        by_device = per_cell.setdefault(filename, {})
+        by_device[device] = by_device.get(device, 0) + size

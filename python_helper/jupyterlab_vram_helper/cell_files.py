@@ -1,0 +1,105 @@
+"""Which notebook cell a code file name belongs to.
+
+IPython compiles every cell under a file name of its own, so a frame of a
+traceback (tracemalloc's, or PyTorch's allocator history) names the cell that
+ran it:
+
+- ipykernel's caching compiler: ``/tmp/ipykernel_<pid>/<hash>.py``, where the
+  hash is of the raw cell source only (``ipykernel/compiler.py``): running the
+  same source again gives the same name;
+- plain IPython: ``<ipython-input-<N>-<hash>>``, with the execution count in it.
+
+Both register the name in ``shell.compile._filename_map`` (name -> execution
+count of the latest run) when the cell is compiled. That map is private
+IPython API: it is read defensively, and the patterns above are the fallback.
+
+The execution count alone does not say which notebook cell ran: the cell id
+does. :class:`CellFiles` notes ``execution count -> cell id`` at each
+``pre_run_cell`` while allocations are recorded; cells run before that resolve
+to their execution count only (the frontend maps counts to cells through its
+per-cell history).
+"""
+
+from __future__ import annotations
+
+import linecache
+import re
+from typing import Any, Dict, Optional, Tuple
+
+_IPYTHON_INPUT = re.compile(r"^<ipython-input-(\d+)-[0-9a-f]+>$")
+_IPYKERNEL_FILE = re.compile(r"[/\\]ipykernel_\d+[/\\][0-9a-f]+\.py$")
+
+MAX_NOTED_CELLS = 10_000
+MAX_SOURCE_LINE_CHARS = 200
+
+
+class CellFiles:
+    """Resolves a code file name to ``(execution_count, cell_id)``, or tells that it is no cell."""
+
+    def __init__(self, shell: Any = None):
+        self.shell = shell
+        self._cell_ids: Dict[int, str] = {}  # execution count -> notebook cell id
+        self._cache: Dict[str, Optional[Tuple[Optional[int], Optional[str]]]] = {}
+
+    def note(self, execution_count: Optional[int], cell_id: Optional[str]) -> None:
+        """Remember which notebook cell runs under ``execution_count`` (from ``pre_run_cell``)."""
+        if isinstance(execution_count, int) and isinstance(cell_id, str) and cell_id:
+            if len(self._cell_ids) >= MAX_NOTED_CELLS:
+                self._cell_ids.pop(next(iter(self._cell_ids)))
+            self._cell_ids[execution_count] = cell_id[:256]
+            self._cache.clear()  # a re-run moves a file name to its new count
+
+    def forget(self) -> None:
+        self._cell_ids.clear()
+        self._cache.clear()
+
+    def start_lookup(self) -> None:
+        """Call once per listing: file names resolve against the shell's map as it is now."""
+        self._cache.clear()
+        self._filename_map = self._read_filename_map()
+
+    def _read_filename_map(self) -> Dict[str, int]:
+        try:
+            found = getattr(getattr(self.shell, "compile", None), "_filename_map", None)
+            return dict(found) if isinstance(found, dict) else {}
+        except Exception:
+            return {}
+
+    def is_cell(self, filename: str) -> bool:
+        return self.resolve(filename) is not None
+
+    def resolve(self, filename: str) -> Optional[Tuple[Optional[int], Optional[str]]]:
+        """``(execution_count, cell_id)`` of the cell compiled under ``filename``; ``None``: not a cell."""
+        try:
+            return self._cache[filename]
+        except KeyError:
+            pass
+        found = self._resolve(filename)
+        self._cache[filename] = found
+        return found
+
+    def _resolve(self, filename: str) -> Optional[Tuple[Optional[int], Optional[str]]]:
+        if not isinstance(filename, str):
+            return None
+        count = getattr(self, "_filename_map", {}).get(filename)
+        if not isinstance(count, int) or isinstance(count, bool):
+            match = _IPYTHON_INPUT.match(filename)
+            if match:
+                count = int(match.group(1))
+            elif _IPYKERNEL_FILE.search(filename):
+                count = None
+            else:
+                return None
+        return count, self._cell_ids.get(count) if count is not None else None
+
+
+def source_line(filename: str, line: int) -> Optional[str]:
+    """The text of ``line`` in ``filename`` as IPython cached it (cells live in linecache), or None."""
+    try:
+        text = linecache.getline(filename, line)
+    except Exception:
+        return None
+    text = text.strip()
+    if not text:
+        return None
+    return text[:MAX_SOURCE_LINE_CHARS]

@@ -1,0 +1,162 @@
+"""GPU allocations by Python stack: PyTorch's allocator history.
+
+``torch.cuda.memory._record_memory_history(enabled="all", context="alloc",
+stacks="python", max_entries=N)`` makes the caching allocator keep, for every
+live block, the Python stack that allocated it, plus a ring buffer of the last
+``N`` alloc/free events; ``torch.cuda.memory._snapshot()`` returns both
+(``segments`` -> ``blocks`` with ``frames``, innermost first, and
+``device_traces``); ``enabled=None`` stops recording and frees the history.
+
+All of it is private PyTorch API: every call is guarded, and a torch that
+lacks it (older than 2.1, a build without CUDA) is reported as ``unavailable``
+with the reason. It is started only once ``torch.cuda.is_initialized()`` is
+true (read through ``sys.modules``, torch is never imported): starting it
+earlier would initialise CUDA. When CUDA comes up after recording was asked
+for, recording starts at the next cell boundary, and what was allocated before
+that has no stack (reported as ``unattributed_bytes``).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+from .cell_files import CellFiles
+from .protocol import GPU_MAX_ENTRIES
+from .readers import torch_cuda
+from .site_grouping import Frame, SiteGrouper
+
+# Block states of live memory in a snapshot.
+_LIVE_STATES = ("active_allocated",)
+
+
+class GpuRecorder:
+    def __init__(self, torch_module: Callable[[], Any] = torch_cuda.loaded_torch):
+        self._torch = torch_module
+        self.wanted = False
+        self.max_entries = GPU_MAX_ENTRIES[2]
+        self.started_at: Optional[float] = None
+        self.reason: Optional[str] = None  # why it is not recording
+        self.unavailable = False  # wanted, but this torch cannot record: not retried at each cell
+        # Bytes the allocator held when recording started: allocated before, without stacks.
+        self.allocated_at_start: Optional[int] = None
+
+    @property
+    def recording(self) -> bool:
+        return self.started_at is not None
+
+    def want(self, max_entries: int) -> None:
+        """Record from now on, or from the first cell boundary after CUDA is initialised."""
+        if self.recording and max_entries != self.max_entries:
+            self.stop()
+        self.wanted = True
+        self.max_entries = max_entries
+        self.try_start()
+
+    def try_start(self) -> bool:
+        """Start if wanted and possible; True when this call started it (cheap when nothing to do)."""
+        if not self.wanted or self.recording or self.unavailable:
+            return False
+        torch = self._torch()
+        if torch is None:
+            self.reason = "torch is not imported"
+            return False
+        if not torch_cuda.cuda_initialized(torch):
+            self.reason = "CUDA is not initialised yet: recording starts at the first cell boundary after it is"
+            return False
+        memory = getattr(getattr(torch, "cuda", None), "memory", None)
+        record = getattr(memory, "_record_memory_history", None)
+        if record is None or getattr(memory, "_snapshot", None) is None:
+            return self._unavailable("this PyTorch has no allocator history (torch.cuda.memory._record_memory_history)")
+        try:
+            record(enabled="all", context="alloc", stacks="python", max_entries=self.max_entries)
+        except TypeError:
+            return self._unavailable("this PyTorch's allocator history takes other arguments (PyTorch 2.1 or newer is needed)")
+        except Exception as exc:
+            return self._unavailable(f"PyTorch refused to record: {type(exc).__name__}: {str(exc)[:200]}")
+        self.allocated_at_start = _allocated_total(torch)
+        self.started_at = time.time()
+        self.reason = None
+        return True
+
+    def _unavailable(self, reason: str) -> bool:
+        self.unavailable = True
+        self.reason = reason
+        return False
+
+    def stop(self) -> None:
+        was_recording = self.recording
+        self.wanted = False
+        self.unavailable = False
+        self.started_at = None
+        self.allocated_at_start = None
+        self.reason = None
+        if not was_recording:
+            return
+        torch = self._torch()
+        try:
+            torch.cuda.memory._record_memory_history(enabled=None)  # stops and frees the history
+        except Exception:
+            pass
+
+    def state(self) -> Dict[str, Any]:
+        if self.recording:
+            state = "recording"
+        elif self.wanted:
+            state = "unavailable" if self.unavailable else "waiting"
+        else:
+            state = "off"
+        return {
+            "state": state,
+            "max_entries": self.max_entries if self.wanted else None,
+            "started": self.started_at,
+            "allocated_before_bytes": self.allocated_at_start,
+            "reason": self.reason if self.wanted and not self.recording else None,
+        }
+
+    def snapshot(self) -> Optional[Dict[str, Any]]:
+        """PyTorch's allocator snapshot (segments and history), or None while not recording."""
+        if not self.recording:
+            return None
+        torch = self._torch()
+        return torch.cuda.memory._snapshot()
+
+    def group(self, cells: CellFiles) -> List[Tuple[int, SiteGrouper]]:
+        """Per device index, its live blocks grouped by site; [] while not recording."""
+        snapshot = self.snapshot()
+        if snapshot is None:
+            return []
+        groupers: Dict[int, SiteGrouper] = {}
+        for segment in snapshot.get("segments", ()) or ():
+            device = segment.get("device")
+            if not isinstance(device, int):
+                continue
+            grouper = groupers.get(device)
+            if grouper is None:
+                grouper = groupers[device] = SiteGrouper(cells, _frame_of)
+            for block in segment.get("blocks", ()) or ():
+                if block.get("state") not in _LIVE_STATES:
+                    continue
+                size = block.get("size")
+                if isinstance(size, int) and size > 0:
+                    grouper.add(size, block.get("frames") or ())
+        return sorted(groupers.items())
+
+
+def _frame_of(raw: Any) -> Frame:
+    if isinstance(raw, dict):
+        line = raw.get("line")
+        return (str(raw.get("filename", "?")), line if isinstance(line, int) else 0, raw.get("name"))
+    return ("?", 0, None)
+
+
+def _allocated_total(torch: Any) -> Optional[int]:
+    try:
+        total = 0
+        for index in range(torch_cuda.initialized_device_count(torch)):
+            reading = torch_cuda.allocator_counters(torch, index)
+            if reading is not None:
+                total += reading.allocated
+        return total
+    except Exception:
+        return None

@@ -1,0 +1,92 @@
+"""Host allocations by Python stack: ``tracemalloc``, started and stopped on request.
+
+tracemalloc sees what Python's allocators hand out and what extensions report
+to it: NumPy reports its data buffers (domain 389047), PyTorch's CPU tensors
+are not reported. Each traced allocation keeps its stack up to ``frames``
+frames deep; the cost is a hash-table entry per live allocation and a few
+hundred nanoseconds per allocation (benchmarks/allocation_recording_cost.py).
+
+If something else (the user, a profiler) already runs tracemalloc, the
+recorder reads its traces but never stops it: stopping it would discard what
+the other party measures. It then cannot choose the frame depth either.
+"""
+
+from __future__ import annotations
+
+import time
+import tracemalloc
+from typing import Any, Dict, Iterator, Optional, Sequence, Tuple
+
+from .cell_files import CellFiles
+from .site_grouping import Frame, SiteGrouper
+
+
+class HostRecorder:
+    def __init__(self) -> None:
+        self.started_by_us = False
+        self.frames: Optional[int] = None
+        self.started_at: Optional[float] = None
+
+    @property
+    def recording(self) -> bool:
+        return tracemalloc.is_tracing() and (self.started_by_us or self.started_at is not None)
+
+    def start(self, frames: int) -> None:
+        if tracemalloc.is_tracing():
+            if not self.started_by_us and self.started_at is None:
+                self.started_at = time.time()  # someone else's tracing: read it, never stop it
+            self.frames = tracemalloc.get_traceback_limit()
+            return
+        tracemalloc.start(frames)
+        self.started_by_us = True
+        self.frames = frames
+        self.started_at = time.time()
+
+    def stop(self) -> None:
+        if self.started_by_us and tracemalloc.is_tracing():
+            tracemalloc.stop()  # frees every trace it kept
+        self.started_by_us = False
+        self.frames = None
+        self.started_at = None
+
+    def state(self) -> Dict[str, Any]:
+        tracing = self.recording
+        return {
+            "state": ("recording" if self.started_by_us else "shared") if tracing else "off",
+            "frames": self.frames if tracing else None,
+            "started": self.started_at if tracing else None,
+            "overhead_bytes": tracemalloc.get_tracemalloc_memory() if tracing else 0,
+        }
+
+    def group(self, cells: CellFiles) -> Optional[SiteGrouper]:
+        """The live traced allocations grouped by site; ``None`` while not recording."""
+        if not self.recording:
+            return None
+        snapshot = tracemalloc.take_snapshot()
+        grouper = SiteGrouper(cells, _frame_of)
+        for size, frames in _raw_traces(snapshot):
+            grouper.add(size, frames)
+        del snapshot
+        return grouper
+
+
+def _frame_of(raw: Tuple[str, int]) -> Frame:
+    return (raw[0], raw[1], None)
+
+
+def _raw_traces(snapshot: Any) -> Iterator[Tuple[int, Sequence[Tuple[str, int]]]]:
+    """(size, frames innermost first) of each live trace.
+
+    ``snapshot.traces._traces`` holds CPython's raw tuples ``(domain, size,
+    frames, total_nframe)`` with frames most recent first, one shared tuple per
+    distinct stack: iterating them is several times faster than building
+    ``Trace`` objects. Where a Python version lays them out otherwise, the
+    public API gives the same (oldest first there, so reversed).
+    """
+    raw = getattr(getattr(snapshot, "traces", None), "_traces", None)
+    if isinstance(raw, list) and (not raw or (isinstance(raw[0], tuple) and len(raw[0]) >= 3)):
+        for trace in raw:
+            yield trace[1], trace[2]
+        return
+    for trace in snapshot.traces:
+        yield trace.size, tuple((f.filename, f.lineno) for f in reversed(trace.traceback))

@@ -1,0 +1,159 @@
+"""Live allocations grouped by the notebook line that made them.
+
+Input: for one device, live allocations as ``(bytes, frames)`` where
+``frames`` is a sequence of ``(filename, line, function)``, innermost first
+(tracemalloc's raw traces and PyTorch's allocator snapshot both come that
+way). Output: the ``sites`` of an ``allocation_sites`` reply
+(docs/protocol.md).
+
+An allocation is charged to the innermost frame in notebook code (a cell's
+code file, :mod:`cell_files`), so ``np.zeros`` called from cell 7 line 3 is
+charged to cell 7 line 3, and the library frame just inside it
+(``numpy/...``) is shown beneath, the one that allocated most bytes from that
+line. An allocation with no notebook frame in its captured stack (made by a
+library on its own, or deeper than the recorded frame depth) is charged to its
+innermost frame and marked as outside the notebook.
+
+Frames are tuples compared by identity first: tracemalloc shares one tuple
+per distinct traceback, so 100,000 allocations from a loop cost one
+resolution, not 100,000.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
+
+from .cell_files import CellFiles, source_line
+
+Frame = Tuple[str, int, Optional[str]]
+# (cell file or None, line, filename, function): what a site is keyed by
+SiteKey = Tuple[bool, str, int]
+
+
+def _is_helper_frame(filename: str) -> bool:
+    return filename.startswith("<jupyterlab-vram>") or "jupyterlab_vram_helper" in filename
+
+
+class _Site:
+    __slots__ = ("in_cell", "filename", "line", "function", "bytes", "count", "library")
+
+    def __init__(self, in_cell: bool, filename: str, line: int, function: Optional[str]):
+        self.in_cell = in_cell
+        self.filename = filename
+        self.line = line
+        self.function = function
+        self.bytes = 0
+        self.count = 0
+        self.library: Dict[Frame, int] = {}
+
+
+class SiteGrouper:
+    """Accumulates one device's live allocations; :meth:`result` gives its sites."""
+
+    def __init__(self, cells: CellFiles, normalise: Callable[[Any], Frame] = lambda f: f):
+        self._cells = cells
+        self._normalise = normalise
+        self._sites: Dict[SiteKey, _Site] = {}
+        self._by_stack: Dict[int, Tuple[Any, Optional[_Site], Optional[Frame]]] = {}
+        self.total_bytes = 0
+        self.count = 0
+        self.unattributed_bytes = 0  # no frames at all (made before recording started)
+        self.helper_bytes = 0  # made by this helper itself: not the user's
+
+    def add(self, size: int, frames: Sequence[Any]) -> None:
+        # id() is safe: the caller keeps every stack alive for the grouping's lifetime.
+        cached = self._by_stack.get(id(frames))
+        if cached is None or cached[0] is not frames:
+            site, library = self._place(frames)
+            cached = (frames, site, library)
+            self._by_stack[id(frames)] = cached
+        site, library = cached[1], cached[2]
+        self.total_bytes += size
+        self.count += 1
+        if site is None:
+            if library is None:
+                self.unattributed_bytes += size
+            else:
+                self.helper_bytes += size
+            return
+        site.bytes += size
+        site.count += 1
+        if library is not None:
+            site.library[library] = site.library.get(library, 0) + size
+
+    def _place(self, frames: Sequence[Any]) -> Tuple[Optional[_Site], Optional[Frame]]:
+        """The site charged with an allocation of this stack, and the library frame beneath it.
+
+        ``(None, None)``: no frames; ``(None, frame)``: the helper's own allocation.
+        """
+        if not frames:
+            return None, None
+        normalised: List[Frame] = []
+        for raw in frames:
+            frame = self._normalise(raw)
+            if _is_helper_frame(frame[0]):
+                return None, frame
+            normalised.append(frame)
+            if self._cells.is_cell(frame[0]):
+                library = normalised[-2] if len(normalised) > 1 else None
+                return self._site(True, frame), library
+        return self._site(False, normalised[0]), None
+
+    def _site(self, in_cell: bool, frame: Frame) -> _Site:
+        key = (in_cell, frame[0], frame[1])
+        site = self._sites.get(key)
+        if site is None:
+            site = self._sites[key] = _Site(in_cell, frame[0], frame[1], frame[2])
+        return site
+
+    def result(self, device: str, max_sites: int) -> Dict[str, Any]:
+        ordered = sorted(self._sites.values(), key=lambda s: (-s.bytes, s.filename, s.line))
+        return {
+            "device": device,
+            "total_bytes": self.total_bytes,
+            "count": self.count,
+            "unattributed_bytes": self.unattributed_bytes,
+            "helper_bytes": self.helper_bytes,
+            "truncated": len(ordered) > max_sites,
+            "sites": [self._describe(device, site) for site in ordered[:max_sites]],
+        }
+
+    def per_cell(self) -> Dict[str, int]:
+        """Bytes still alive per cell code file (every site, not only the listed ones)."""
+        out: Dict[str, int] = {}
+        for site in self._sites.values():
+            if site.in_cell:
+                out[site.filename] = out.get(site.filename, 0) + site.bytes
+        return out
+
+    def _describe(self, device: str, site: _Site) -> Dict[str, Any]:
+        library = max(site.library.items(), key=lambda item: item[1])[0] if site.library else None
+        cell = None
+        frame = None
+        if site.in_cell:
+            count, cell_id = self._cells.resolve(site.filename) or (None, None)
+            cell = {"execution_count": count, "cell_id": cell_id, "line": site.line}
+        else:
+            frame = _frame_dict(site.filename, site.line, site.function)
+        return {
+            "device": device,
+            "cell": cell,
+            "frame": frame,
+            "code": source_line(site.filename, site.line),
+            "library_frame": _frame_dict(*library) if library is not None else None,
+            "bytes": site.bytes,
+            "count": site.count,
+        }
+
+
+def _frame_dict(filename: str, line: int, function: Optional[str]) -> Dict[str, Any]:
+    return {"filename": filename[-500:], "line": line, "function": function[:200] if function else None}
+
+
+def group_sites(
+    cells: CellFiles, allocations: Iterable[Tuple[int, Sequence[Any]]], normalise: Callable[[Any], Frame] = lambda f: f
+) -> SiteGrouper:
+    grouper = SiteGrouper(cells, normalise)
+    for size, frames in allocations:
+        grouper.add(size, frames)
+    return grouper

@@ -1,0 +1,159 @@
+"""Recording allocations and live memory by notebook line, end to end: a real ipykernel,
+real NumPy and CPU torch, the helper bootstrapped as the frontend does."""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any, Dict, List
+
+import pytest
+
+from kernel_harness import Kernel, attach_helper
+
+pytestmark = pytest.mark.kernel
+
+QUIET = {"interval_s": 30.0, "heartbeat_s": 60.0}
+_ids = itertools.count()
+
+
+def request(kernel: Kernel, comm_id: str, data: Dict[str, Any], timeout: float = 60) -> Dict[str, Any]:
+    answer = kernel.request(comm_id, dict(data, request_id=f"a{next(_ids)}"), timeout=timeout)
+    return answer
+
+
+def reply(kernel: Kernel, comm_id: str, data: Dict[str, Any], timeout: float = 60) -> Dict[str, Any]:
+    answer = request(kernel, comm_id, data, timeout)
+    assert answer["type"] == "reply", answer
+    assert answer["request_type"] == data["type"]
+    return answer["result"]
+
+
+def run(kernel: Kernel, code: str, cell_id: str) -> int:
+    result = kernel.execute(code, timeout=120, cell_id=cell_id)
+    assert result["status"] == "ok", result
+    return result["execution_count"]
+
+
+def host_sites(listing: Dict[str, Any]) -> List[Dict[str, Any]]:
+    devices = [d for d in listing["devices"] if d["device"] == "host"]
+    assert len(devices) == 1, listing["devices"]
+    return devices[0]["sites"]
+
+
+def test_arrays_are_charged_to_their_cell_and_line(kernel: Kernel, bootstrap: str) -> None:
+    comm_id = attach_helper(kernel, bootstrap, QUIET)
+    run(kernel, "import numpy as np\nimport tracemalloc\n", cell_id="cell-import")
+    state = reply(kernel, comm_id, {"type": "record_allocations", "enabled": True})
+    assert state["enabled"] is True
+    assert state["host"]["state"] == "recording" and state["host"]["frames"] == 16
+    assert state["host"]["overhead_bytes"] > 0
+    # torch is not imported: the GPU part waits, it never imports torch
+    assert state["gpu"]["state"] == "waiting" and "torch is not imported" in state["gpu"]["reason"]
+    pushed = kernel.comm_data(comm_id, "allocation_recording")
+    assert pushed and pushed[-1]["recording"] == state
+
+    count = run(
+        kernel,
+        "def make(n):\n"
+        "    return np.ones(n, dtype=np.float64)\n"
+        "big = np.zeros(4_000_000, dtype=np.float64)\n"  # line 3: 32 MB
+        "small = [np.ones(250_000) for _ in range(8)]\n"  # line 4: 8 x 2 MB
+        "via_function = make(1_000_000)\n",  # line 5 -> charged to line 2 (inside make)
+        cell_id="cell-alloc",
+    )
+    start = len(kernel.output_messages())
+    listing = reply(kernel, comm_id, {"type": "allocation_sites", "max_sites": 50})
+    assert kernel.output_messages()[start:] == []
+    sites = host_sites(listing)
+    by_line = {
+        s["cell"]["line"]: s for s in sites if s["cell"] is not None and s["cell"]["cell_id"] == "cell-alloc"
+    }
+    assert set(by_line) >= {2, 3, 4}, sites[:5]
+    line3 = by_line[3]
+    assert line3["cell"]["execution_count"] == count
+    assert abs(line3["bytes"] - 32_000_000) <= 0.05 * 32_000_000
+    assert line3["code"] == "big = np.zeros(4_000_000, dtype=np.float64)"
+    assert abs(by_line[4]["bytes"] - 16_000_000) <= 0.05 * 16_000_000
+    assert by_line[4]["count"] >= 8
+    assert abs(by_line[2]["bytes"] - 8_000_000) <= 0.05 * 8_000_000
+    # largest first
+    assert sites[0] is line3 or sites[0]["bytes"] >= line3["bytes"]
+    assert [s["bytes"] for s in sites] == sorted((s["bytes"] for s in sites), reverse=True)
+    # per cell: what this cell allocated and still holds
+    cells = {c["cell_id"]: c for c in listing["cells"]}
+    alive = cells["cell-alloc"]["alive_bytes"]["host"]
+    assert abs(alive - 56_000_000) <= 0.05 * 56_000_000
+
+    # Freed memory leaves the listing.
+    run(kernel, "del big\n", cell_id="cell-del")
+    sites = host_sites(reply(kernel, comm_id, {"type": "allocation_sites"}))
+    assert not [s for s in sites if s["cell"] and s["cell"]["cell_id"] == "cell-alloc" and s["cell"]["line"] == 3]
+
+    # Off: tracemalloc stopped, the hook gone, the namespace as it was.
+    names_before = kernel.eval("sorted(k for k in globals() if not k.startswith('_'))")
+    state = reply(kernel, comm_id, {"type": "record_allocations", "enabled": False})
+    assert state["enabled"] is False and state["host"]["state"] == "off" and state["gpu"]["state"] == "off"
+    assert kernel.eval("tracemalloc.is_tracing()") is False
+    assert kernel.eval(
+        "[getattr(c, '__qualname__', '') for c in get_ipython().events.callbacks['pre_run_cell']"
+        " if 'AllocationSites' in getattr(c, '__qualname__', '')]"
+    ) == []
+    assert kernel.eval("sorted(k for k in globals() if not k.startswith('_'))") == names_before
+    listing = reply(kernel, comm_id, {"type": "allocation_sites"})
+    assert listing["devices"] == [] and listing["cells"] == []
+
+
+def test_a_library_allocation_is_charged_to_the_notebook_line_with_the_library_frame(
+    kernel: Kernel, bootstrap: str
+) -> None:
+    comm_id = attach_helper(kernel, bootstrap, QUIET)
+    run(kernel, "import json\n", cell_id="c1")
+    reply(kernel, comm_id, {"type": "record_allocations", "enabled": True, "host_frames": 32})
+    # the json module allocates the list and strings: the notebook line is charged
+    run(kernel, "x = 1\ndata = json.loads('[' + ','.join(['\"' + 'y' * 1000 + '\"'] * 5000) + ']')\n", cell_id="c2")
+    sites = host_sites(reply(kernel, comm_id, {"type": "allocation_sites"}))
+    line2 = [s for s in sites if s["cell"] and s["cell"]["cell_id"] == "c2" and s["cell"]["line"] == 2]
+    assert line2 and line2[0]["bytes"] >= 5_000_000
+    assert line2[0]["library_frame"] is not None and line2[0]["library_frame"]["filename"].endswith(".py")
+    reply(kernel, comm_id, {"type": "record_allocations", "enabled": False})
+
+
+def test_tracemalloc_started_by_the_user_is_never_stopped(kernel: Kernel, bootstrap: str) -> None:
+    comm_id = attach_helper(kernel, bootstrap, QUIET)
+    run(kernel, "import tracemalloc\ntracemalloc.start(5)\n", cell_id="c1")
+    state = reply(kernel, comm_id, {"type": "record_allocations", "enabled": True})
+    assert state["host"]["state"] == "shared" and state["host"]["frames"] == 5
+    reply(kernel, comm_id, {"type": "record_allocations", "enabled": False})
+    assert kernel.eval("tracemalloc.is_tracing()") is True
+
+
+def test_malformed_requests_get_clear_errors(kernel: Kernel, bootstrap: str) -> None:
+    comm_id = attach_helper(kernel, bootstrap, QUIET)
+    start = len(kernel.output_messages())
+    for data, words in [
+        ({"type": "record_allocations"}, "field 'enabled'"),
+        ({"type": "record_allocations", "enabled": 1}, "true or false"),
+        ({"type": "record_allocations", "enabled": True, "host_frames": 0}, "host_frames"),
+        ({"type": "record_allocations", "enabled": True, "gpu_max_entries": True}, "gpu_max_entries"),
+        ({"type": "allocation_sites", "max_sites": "all"}, "max_sites"),
+    ]:
+        answer = request(kernel, comm_id, data)
+        assert answer["type"] == "error" and answer["code"] == "malformed", answer
+        assert words in answer["message"]
+    assert kernel.eval("__import__('tracemalloc').is_tracing()") is False
+    snapshot = reply(kernel, comm_id, {"type": "allocation_snapshot"})
+    assert snapshot["data_base64"] is None and "not being recorded" in snapshot["reason"]
+    assert kernel.output_messages()[start:] == []
+
+
+def test_torch_without_cuda_never_initialises_it(kernel: Kernel, bootstrap: str) -> None:
+    pytest.importorskip("torch")
+    comm_id = attach_helper(kernel, bootstrap, QUIET)
+    run(kernel, "import torch\n", cell_id="c1")
+    state = reply(kernel, comm_id, {"type": "record_allocations", "enabled": True})
+    assert state["gpu"]["state"] == "waiting" and "CUDA is not initialised" in state["gpu"]["reason"]
+    run(kernel, "t = torch.ones(1000)\n", cell_id="c2")
+    listing = reply(kernel, comm_id, {"type": "allocation_sites"})
+    assert [d["device"] for d in listing["devices"]] == ["host"]
+    assert kernel.eval("torch.cuda.is_initialized()") is False
+    reply(kernel, comm_id, {"type": "record_allocations", "enabled": False})

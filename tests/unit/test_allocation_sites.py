@@ -1,0 +1,202 @@
+"""Recording allocations: the GPU path against a fake torch.cuda, the grouping, the cell-file names."""
+
+from __future__ import annotations
+
+import base64
+import pickle
+import types
+from typing import Any, Callable, Dict, List, Optional
+
+import pytest
+
+from fakes import FakeProps, FakeTorch, nested_stats
+from jupyterlab_vram_helper.allocation_sites import AllocationSites
+from jupyterlab_vram_helper.cell_files import CellFiles
+from jupyterlab_vram_helper.protocol import RequestError, parse_request
+from jupyterlab_vram_helper.site_grouping import SiteGrouper
+
+CELL_A = "/tmp/ipykernel_4242/1f2e3d4c.py"  # ipykernel's name of a cell
+CELL_B = "<ipython-input-9-0123456789ab>"  # plain IPython's
+
+
+class FakeEvents:
+    def __init__(self) -> None:
+        self.callbacks: Dict[str, List[Callable[..., Any]]] = {"pre_run_cell": []}
+
+    def register(self, event: str, cb: Callable[..., Any]) -> None:
+        self.callbacks[event].append(cb)
+
+    def unregister(self, event: str, cb: Callable[..., Any]) -> None:
+        self.callbacks[event].remove(cb)
+
+
+class FakeShell:
+    def __init__(self) -> None:
+        self.events = FakeEvents()
+        self.execution_count = 1
+        self.compile = types.SimpleNamespace(_filename_map={CELL_A: 4})
+
+    def run_cell(self, cell_id: str) -> int:
+        """Fire pre_run_cell as IPython does; returns the cell's execution count."""
+        info = types.SimpleNamespace(cell_id=cell_id, store_history=True)
+        count = self.execution_count
+        self.execution_count += 1  # already counted when pre_run_cell fires (see cell_accounting.py)
+        for cb in list(self.events.callbacks["pre_run_cell"]):
+            cb(info)
+        return count
+
+
+def recording_torch(initialized: bool) -> FakeTorch:
+    torch = FakeTorch([FakeProps("H100", 80 << 30, "GPU-0")], initialized=initialized)
+    torch.stats[0] = nested_stats(4096, 8192, 4096)
+    torch.history_calls: List[Dict[str, Any]] = []  # type: ignore[attr-defined]
+    torch.blocks: List[Dict[str, Any]] = []  # type: ignore[attr-defined]
+
+    def record(enabled: Optional[str] = "all", **kw: Any) -> None:
+        assert torch.initialized, "recording before CUDA is initialised would initialise it"
+        torch.history_calls.append(dict(kw, enabled=enabled))  # type: ignore[attr-defined]
+
+    def snapshot(device: Any = None) -> Dict[str, Any]:
+        return {"segments": [{"device": 0, "blocks": list(torch.blocks)}], "device_traces": [[]]}  # type: ignore[attr-defined]
+
+    torch.cuda.memory._record_memory_history = record
+    torch.cuda.memory._snapshot = snapshot
+    return torch
+
+
+def frames(*spec: Any) -> List[Dict[str, Any]]:
+    return [{"filename": f, "line": line, "name": name} for f, line, name in spec]
+
+
+def make_sites(torch: Optional[FakeTorch], shell: FakeShell, sent: List[Dict[str, Any]]) -> AllocationSites:
+    return AllocationSites(shell=lambda: shell, broadcast=sent.append, torch_module=lambda: torch)
+
+
+def test_gpu_recording_waits_for_cuda_and_starts_at_the_next_cell() -> None:
+    torch = recording_torch(initialized=False)
+    shell, sent = FakeShell(), []
+    sites = make_sites(torch, shell, sent)
+    try:
+        state = sites.set_recording(True, host_frames=4, gpu_max_entries=5000)
+        assert state["gpu"]["state"] == "waiting" and "CUDA is not initialised" in state["gpu"]["reason"]
+        assert torch.history_calls == []  # type: ignore[attr-defined]
+        assert not any(c[0] in ("device_count", "get_device_properties") for c in torch.calls)
+
+        torch.initialized = True  # the user's next cell brought CUDA up
+        shell.run_cell("cell-x")
+        assert torch.history_calls == [  # type: ignore[attr-defined]
+            {"enabled": "all", "context": "alloc", "stacks": "python", "max_entries": 5000}
+        ]
+        started = sent[-1]["recording"]["gpu"]
+        assert started["state"] == "recording" and started["max_entries"] == 5000
+        # what was allocated before recording started is said, not hidden
+        assert started["allocated_before_bytes"] == 4096
+    finally:
+        sites.stop()
+    assert torch.history_calls[-1] == {"enabled": None}  # type: ignore[attr-defined]  # stopped and freed
+    assert shell.events.callbacks["pre_run_cell"] == []
+
+
+def test_gpu_blocks_are_charged_to_the_innermost_notebook_frame() -> None:
+    torch = recording_torch(initialized=True)
+    shell, sent = FakeShell(), []
+    sites = make_sites(torch, shell, sent)
+    shell.compile._filename_map = {CELL_A: 4}
+    try:
+        sites.set_recording(True, host_frames=4, gpu_max_entries=1000)
+        count = shell.run_cell("the-cell")
+        shell.compile._filename_map = {CELL_A: count}  # IPython compiled the cell under CELL_A
+        library = ("/site-packages/torch/nn/modules/linear.py", 125, "forward")
+        torch.blocks[:] = [  # type: ignore[attr-defined]
+            {"state": "active_allocated", "size": 3 << 20, "frames": frames(library, (CELL_A, 7, "<module>"))},
+            {"state": "active_allocated", "size": 1 << 20, "frames": frames((CELL_A, 7, "<module>"))},
+            {"state": "active_allocated", "size": 2 << 20, "frames": frames((CELL_A, 3, "<module>"))},
+            {"state": "inactive", "size": 50 << 20, "frames": frames((CELL_A, 3, "<module>"))},  # cached, not live
+            {"state": "active_allocated", "size": 512, "frames": []},  # before recording
+            {"state": "active_allocated", "size": 1024, "frames": frames(("/lib/x.py", 9, "f"))},
+        ]
+        listing = sites.sites(max_sites=10)
+    finally:
+        sites.stop()
+    gpu = [d for d in listing["devices"] if d["device"] == "cuda:0"][0]
+    assert gpu["index"] == 0
+    assert gpu["total_bytes"] == (6 << 20) + 512 + 1024
+    assert gpu["unattributed_bytes"] == 512
+    top = gpu["sites"][0]
+    assert top["cell"] == {"execution_count": count, "cell_id": "the-cell", "line": 7}
+    assert top["bytes"] == 4 << 20 and top["count"] == 2
+    assert top["library_frame"] == {"filename": library[0], "line": 125, "function": "forward"}
+    assert [s["bytes"] for s in gpu["sites"]] == [4 << 20, 2 << 20, 1024]
+    outside = gpu["sites"][2]
+    assert outside["cell"] is None and outside["frame"] == {"filename": "/lib/x.py", "line": 9, "function": "f"}
+    assert listing["cells"][0]["cell_id"] == "the-cell"
+    assert listing["cells"][0]["alive_bytes"]["cuda:0"] == 6 << 20
+
+
+def test_the_snapshot_export_is_torchs_own_pickle() -> None:
+    torch = recording_torch(initialized=True)
+    shell, sent = FakeShell(), []
+    sites = make_sites(torch, shell, sent)
+    try:
+        sites.set_recording(True, host_frames=1, gpu_max_entries=1000)
+        torch.blocks[:] = [{"state": "active_allocated", "size": 10, "frames": []}]  # type: ignore[attr-defined]
+        exported = sites.gpu_snapshot()
+    finally:
+        sites.stop()
+    data = base64.b64decode(exported["data_base64"])
+    assert exported["bytes"] == len(data) and exported["reason"] is None
+    assert pickle.loads(data)["segments"][0]["blocks"][0]["size"] == 10
+
+
+def test_a_torch_without_allocator_history_is_unavailable_and_not_retried() -> None:
+    torch = FakeTorch([FakeProps("H100", 80 << 30, "GPU-0")], initialized=True)
+    shell, sent = FakeShell(), []
+    sites = make_sites(torch, shell, sent)
+    try:
+        state = sites.set_recording(True, host_frames=1, gpu_max_entries=1000)
+        assert state["gpu"]["state"] == "unavailable" and "no allocator history" in state["gpu"]["reason"]
+        shell.run_cell("c")
+        assert sites.state()["gpu"]["state"] == "unavailable"
+    finally:
+        sites.stop()
+    assert sites.state()["gpu"] == {
+        "state": "off", "max_entries": None, "started": None, "allocated_before_bytes": None, "reason": None
+    }
+
+
+def test_cell_files_resolve_both_name_forms() -> None:
+    shell = FakeShell()
+    cells = CellFiles(shell)
+    cells.note(4, "id-4")
+    cells.start_lookup()
+    assert cells.resolve(CELL_A) == (4, "id-4")
+    assert cells.resolve(CELL_B) == (9, None)
+    assert cells.resolve("/tmp/ipykernel_77/abcdef.py") == (None, None)  # a cell whose count is unknown
+    assert cells.resolve("/usr/lib/python3/json/decoder.py") is None
+
+
+def test_the_helpers_own_allocations_are_not_charged_to_the_user() -> None:
+    grouper = SiteGrouper(CellFiles(FakeShell()))
+    grouper.add(100, (("<jupyterlab-vram>/jupyterlab_vram_helper/x.py", 1, None), (CELL_B, 2, None)))
+    assert grouper.helper_bytes == 100 and grouper.result("host", 5)["sites"] == []
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        {"type": "record_allocations", "request_id": "r", "enabled": "yes"},
+        {"type": "record_allocations", "request_id": "r", "enabled": True, "host_frames": 65},
+        {"type": "record_allocations", "request_id": "r", "enabled": True, "gpu_max_entries": 999},
+        {"type": "allocation_sites", "request_id": "r", "max_sites": 0},
+    ],
+)
+def test_bad_fields_are_malformed(data: Dict[str, Any]) -> None:
+    with pytest.raises(RequestError) as caught:
+        parse_request(data)
+    assert caught.value.code == "malformed" and caught.value.request_id == "r"
+
+
+def test_defaults() -> None:
+    request = parse_request({"type": "record_allocations", "request_id": "r", "enabled": True})
+    assert request.args == {"enabled": True, "host_frames": 16, "gpu_max_entries": 100_000}
+    assert parse_request({"type": "allocation_sites", "request_id": "r"}).args == {"max_sites": 200}
