@@ -205,6 +205,7 @@ class Cleanup:
                     "output_cache_refs": cache_labels.get(id(obj), []),
                     "deletable": True,
                     "refusal": None,
+                    "graph_holding": holders.graph_holding(found),
                 }
             )
             listing.names[name] = ListedName(id(obj), _weakref(obj), type(obj).__name__, frozenset(found.storages))

@@ -28,6 +28,8 @@ ITEMS_PER_REQUEST = 200_000  # items looked at in one inspect, over everything
 FRAMES_PER_TRACEBACK = 100
 CHAINED_EXCEPTIONS = 5
 LOCALS_PER_FRAME = 200
+MAX_GRAPH_ROOTS = 1000  # grad_fn roots kept per holder while it is sized
+MAX_GRAPH_NODES = 20_000  # autograd nodes counted per holder
 
 _SKIPPED_TYPES = frozenset(
     {
@@ -137,7 +139,7 @@ class Found:
     """What one walk found: storages, and counts for the summary."""
 
     __slots__ = ("storages", "tensors", "arrays", "modules", "optimizers", "params", "buffers", "grads",
-                 "state_tensors", "probes")
+                 "state_tensors", "probes", "graph_tensors", "graph_roots")
 
     def __init__(self) -> None:
         self.storages: Storages = {}
@@ -150,6 +152,10 @@ class Found:
         self.grads = 0
         self.state_tensors = 0
         self.probes: Optional[List[Any]] = None  # when set: weakrefable leaves are appended
+        # Tensors that keep an autograd graph alive, and their graph's roots (grad_fn
+        # nodes): held only until graph_holding() has counted them.
+        self.graph_tensors = 0
+        self.graph_roots: List[Any] = []
 
     @property
     def total(self) -> int:
@@ -204,6 +210,11 @@ class Sizer:
         found.tensors += 1
         _probe(found, t)
         _tensor_storage(t, found.storages)
+        root = _graph_root(t)
+        if root is not None:
+            found.graph_tensors += 1
+            if len(found.graph_roots) < MAX_GRAPH_ROOTS:
+                found.graph_roots.append(root)
         if grad:
             g = _leaf_grad(t)
             if g is not None:
@@ -301,6 +312,56 @@ def _instance_dict(obj: Any) -> Optional[dict]:
     except Exception:
         return None
     return attrs if type(attrs) is dict else None
+
+
+def _graph_root(t: Any) -> Any:
+    """The ``grad_fn`` of a tensor that keeps an autograd graph alive, else None.
+
+    A tensor computed with grad enabled from tensors that require grad (a loss,
+    an activation) holds its ``grad_fn``, and through it every node and every
+    tensor saved for backward: a 4-byte loss kept in a list keeps a whole
+    iteration's activations alive. Parameters (leaves) have no ``grad_fn``.
+    """
+    try:
+        if t.requires_grad:
+            return t.grad_fn
+    except Exception:
+        pass
+    return None
+
+
+def graph_holding(found: Found) -> Optional[Dict[str, Any]]:
+    """What the graphs of ``found``'s graph-holding tensors amount to; None if it has none.
+
+    Counts the distinct autograd nodes reachable through ``next_functions``
+    (bounded by :data:`MAX_GRAPH_NODES`). Only the graph's structure is read:
+    saved tensors are never unpacked (unpacking runs saved-tensor hooks, which
+    may copy memory back to the GPU). Drops the roots it was given.
+    """
+    if not found.graph_tensors:
+        return None
+    todo = list(found.graph_roots)
+    found.graph_roots = []
+    seen: set = set()
+    truncated = False
+    node: Any = None
+    try:
+        while todo:
+            node = todo.pop()
+            if node is None or id(node) in seen:
+                continue
+            if len(seen) >= MAX_GRAPH_NODES:
+                truncated = True
+                break
+            seen.add(id(node))
+            try:
+                todo.extend(n for n, _ in node.next_functions)
+            except Exception:
+                pass
+    finally:
+        todo.clear()
+        node = None
+    return {"tensors": found.graph_tensors, "graph_nodes": len(seen), "truncated": truncated}
 
 
 def _leaf_grad(t: Any) -> Any:

@@ -1,0 +1,62 @@
+"""Tensors that keep an autograd graph alive, flagged by ``inspect``: a real ipykernel, real CPU torch."""
+
+from __future__ import annotations
+
+from typing import Any, Dict
+
+import pytest
+
+from kernel_harness import Kernel, attach_helper
+
+pytestmark = pytest.mark.kernel
+
+QUIET = {"interval_s": 30.0, "heartbeat_s": 60.0}
+
+
+def inspect(kernel: Kernel, comm_id: str) -> Dict[str, Dict[str, Any]]:
+    answer = kernel.request(comm_id, {"type": "inspect", "request_id": "i"}, timeout=60)
+    assert answer["type"] == "reply", answer
+    return {e["name"]: e for e in answer["result"]["entries"]}
+
+
+def test_a_loss_history_is_flagged_and_item_values_are_not(kernel: Kernel, bootstrap: str) -> None:
+    pytest.importorskip("torch")
+    comm_id = attach_helper(kernel, bootstrap, QUIET)
+    reply = kernel.execute(
+        "import torch\n"
+        "from torch import nn\n"
+        "model = nn.Sequential(nn.Linear(64, 256), nn.ReLU(), nn.Linear(256, 1))\n"
+        "opt = torch.optim.SGD(model.parameters(), lr=0.01)\n"
+        "losses, values = [], []\n"
+        "for step in range(5):\n"
+        "    x = torch.randn(512, 64)\n"
+        "    loss = model(x).pow(2).mean()\n"
+        "    opt.zero_grad(); loss.backward(retain_graph=True); opt.step()\n"
+        "    losses.append(loss)\n"  # the leak: each loss keeps its iteration's graph
+        "    values.append(loss.item())\n"
+        "with torch.no_grad():\n"
+        "    evaluated = model(torch.randn(8, 64))\n"
+        "detached = [l.detach() for l in losses]\n",
+        timeout=120,
+    )
+    assert reply["status"] == "ok", reply
+    start = len(kernel.output_messages())
+    entries = inspect(kernel, comm_id)
+    assert kernel.output_messages()[start:] == []
+
+    graph = entries["losses"]["graph_holding"]
+    assert graph is not None and graph["tensors"] == 5
+    # each loss reaches its own mean/pow/linear/relu nodes, plus the parameters' AccumulateGrad nodes
+    assert graph["graph_nodes"] >= 5 * 5 and graph["truncated"] is False
+    assert entries["loss"]["graph_holding"]["tensors"] == 1
+    # parameters, no_grad results and detached copies hold no graph
+    assert entries["model"]["graph_holding"] is None
+    assert entries["evaluated"]["graph_holding"] is None
+    assert entries["detached"]["graph_holding"] is None
+    assert "values" not in entries  # floats hold no memory
+
+    # The fix: after .item() / .detach(), nothing is flagged.
+    kernel.execute("losses = [l.item() for l in losses]\nloss = loss.detach()\n")
+    entries = inspect(kernel, comm_id)
+    assert "losses" not in entries
+    assert entries["loss"]["graph_holding"] is None
