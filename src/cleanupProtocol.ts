@@ -70,6 +70,15 @@ export interface HolderEntry {
   deletable: boolean;
   /** Why it cannot be deleted (null when deletable). */
   refusal: string | null;
+  /** Tensors in it that keep an autograd graph alive; null when none (or an older helper). */
+  graph_holding: GraphHolding | null;
+}
+
+export interface GraphHolding {
+  tensors: number;
+  /** Distinct autograd nodes reachable from them (bounded: see `truncated`). */
+  graph_nodes: number;
+  truncated: boolean;
 }
 
 /** A reference the user cannot see: output cache, last traceback, last result. */
@@ -196,6 +205,17 @@ function nameReasons(
   });
 }
 
+function readGraphHolding(g: FieldReader | null): GraphHolding | null {
+  if (g === null) {
+    return null;
+  }
+  return {
+    tensors: g.integer('tensors'),
+    graph_nodes: g.integer('graph_nodes'),
+    truncated: g.boolean('truncated')
+  };
+}
+
 /** Read the `result` of a `free_memory` reply. Never throws. */
 export function parseFreeMemoryResult(
   result: unknown
@@ -233,7 +253,8 @@ export function parseInspectResult(result: unknown): Parsed<InspectResult> {
         shared_with: stringList(e, 'shared_with'),
         output_cache_refs: stringList(e, 'output_cache_refs'),
         deletable: e.boolean('deletable'),
-        refusal: e.nullableString('refusal')
+        refusal: e.nullableString('refusal'),
+        graph_holding: readGraphHolding(e.nullableObject('graph_holding'))
       };
     });
     const hidden = r.array('hidden').map((item, i) => {

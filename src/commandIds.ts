@@ -64,6 +64,30 @@ export namespace CommandIDs {
    * Returns true when it was shut down.
    */
   export const shutdownKernel = 'jupyterlab-vram:shutdown-kernel';
+  /**
+   * Turn allocation recording on or off in the active kernel; args
+   * `{enabled: boolean}` (default: toggle). Returns the recording state,
+   * or null when the kernel could not be asked.
+   */
+  export const recordAllocations = 'jupyterlab-vram:record-allocations';
+  /** Show the Lines tab and list live memory by notebook line. */
+  export const showAllocationSites = 'jupyterlab-vram:show-allocation-sites';
+  /**
+   * Activate a cell and put the cursor on a line; args `{cellId?,
+   * executionCount?, line}`. Returns true when the cell was found.
+   */
+  export const goToCellLine = 'jupyterlab-vram:go-to-cell-line';
+  /** Download PyTorch's allocator snapshot (.pickle, for pytorch.org/memory_viz). */
+  export const exportAllocationSnapshot =
+    'jupyterlab-vram:export-allocation-snapshot';
+  /**
+   * Insert a cell below the active one that replaces a graph-holding
+   * variable of the Holders listing by its values (`.item()`/`.detach()`);
+   * args `{name}`. Returns the new cell's index, or null.
+   */
+  export const insertGraphFix = 'jupyterlab-vram:insert-graph-fix';
+  /** Download the host allocation sites as CSV. */
+  export const exportAllocationSites = 'jupyterlab-vram:export-allocation-sites';
 }
 
 /** The snippet each dedicated insert command inserts. */

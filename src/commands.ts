@@ -37,6 +37,9 @@ import { downloadText } from './views/download';
 import { SIDEBAR_ID, SidebarHost } from './views/SidebarHost';
 import { vramIcon } from './views/icons';
 import { CommandIDs, SNIPPET_COMMANDS } from './commandIds';
+import { ILinePanel, registerAllocationCommands } from './allocationCommands';
+import { cellIdsByCount } from './model/siteRows';
+import { registerGraphFixCommand } from './graphFixCommand';
 
 export { CommandIDs, SNIPPET_COMMANDS };
 
@@ -591,6 +594,35 @@ export function registerCommands(options: {
       }
     });
   }
+
+  registerGraphFixCommand({
+    app,
+    trans,
+    actions: () => monitor.currentActions,
+    notebook: () => options.currentNotebook?.() ?? null
+  });
+
+  registerAllocationCommands({
+    app,
+    trans,
+    palette,
+    category: trans.__(PALETTE_CATEGORY),
+    sidebar,
+    current: () => monitor.currentAllocations,
+    panels: () => {
+      const model = monitor.current;
+      const panels = (model ? monitor.panelsOf(model) : []) as ILinePanel[];
+      const active = options.currentNotebook?.() as ILinePanel | null;
+      // The notebook the user works in first.
+      return active && panels.includes(active)
+        ? [active, ...panels.filter(p => p !== active)]
+        : panels;
+    },
+    currentNotebookPath: options.currentNotebookPath,
+    cellIds: () =>
+      cellIdsByCount(monitor.current?.cells.entries.map(e => e.record) ?? []),
+    notify
+  });
 }
 
 function defaultSnippet(id: string): Snippet | null {

@@ -137,6 +137,7 @@ const plugin: JupyterFrontEndPlugin<IVramMonitor> = {
           void app.commands.execute(CommandIDs.clearCellHistory)
       },
       actionsFor: model => monitor.actionsFor(model),
+      allocationsFor: model => monitor.allocationsFor(model),
       execute: (command, args) => app.commands.execute(command, args),
       snippets,
       kernelSessions: monitor

@@ -102,6 +102,26 @@ export interface NotebookNamesRequest {
   request_id: string;
 }
 
+/** Allocation recording (allocationProtocol.ts has the results). */
+export interface RecordAllocationsRequest {
+  type: 'record_allocations';
+  request_id: string;
+  enabled: boolean;
+  host_frames?: number;
+  gpu_max_entries?: number;
+}
+
+export interface AllocationSitesRequest {
+  type: 'allocation_sites';
+  request_id: string;
+  max_sites?: number;
+}
+
+export interface AllocationSnapshotRequest {
+  type: 'allocation_snapshot';
+  request_id: string;
+}
+
 export type FreeAction = 'gc' | 'empty_cache';
 
 export type HiddenHolderKind =
@@ -117,7 +137,10 @@ export type HelperRequest =
   | FreeMemoryRequest
   | InspectRequest
   | DeleteRequest
-  | NotebookNamesRequest;
+  | NotebookNamesRequest
+  | RecordAllocationsRequest
+  | AllocationSitesRequest
+  | AllocationSnapshotRequest;
 
 export type HelperRequestType = HelperRequest['type'];
 
@@ -134,6 +157,10 @@ export interface HelperRequestResults {
   delete: { [key: string]: unknown };
   /** Unchecked here: read it with `parseNotebookNames` (snippets/notebookNames.ts). */
   notebook_names: { [key: string]: unknown };
+  /** Unchecked here: read these with the parsers of allocationProtocol.ts. */
+  record_allocations: { [key: string]: unknown };
+  allocation_sites: { [key: string]: unknown };
+  allocation_snapshot: { [key: string]: unknown };
 }
 
 // ---------------------------------------------------------------------------

@@ -32,6 +32,10 @@ export interface VramSettings {
    * it survives a page reload and shows in every tab.
    */
   rememberCellHistory: boolean;
+  /** Allocation recording: PyTorch's allocator history keeps this many alloc/free events. */
+  allocationHistoryMaxEntries: number;
+  /** Allocation recording: tracemalloc's stack depth (frames per host allocation). */
+  allocationHostFrames: number;
 }
 
 export const DEFAULT_SETTINGS: Readonly<VramSettings> = Object.freeze({
@@ -44,7 +48,9 @@ export const DEFAULT_SETTINGS: Readonly<VramSettings> = Object.freeze({
   showCellBadges: true,
   exactPeakPerCell: true,
   storeRecordsInNotebookMetadata: false,
-  rememberCellHistory: true
+  rememberCellHistory: true,
+  allocationHistoryMaxEntries: 100_000,
+  allocationHostFrames: 16
 });
 
 /** Limits shared with schema/plugin.json. */
@@ -53,7 +59,9 @@ export const SETTING_LIMITS = {
   changeThresholdMiB: { min: 0, max: 1048576 },
   warningThresholdPercent: { min: 1, max: 100 },
   historyMinutes: { min: 1, max: 10080 },
-  timelineWindowMinutes: { min: 0.5, max: 1440 }
+  timelineWindowMinutes: { min: 0.5, max: 1440 },
+  allocationHistoryMaxEntries: { min: 1000, max: 10_000_000 },
+  allocationHostFrames: { min: 1, max: 64 }
 } as const;
 
 /**
@@ -125,7 +133,21 @@ export function readSettings(composite: unknown): VramSettings {
       raw.storeRecordsInNotebookMetadata,
       d.storeRecordsInNotebookMetadata
     ),
-    rememberCellHistory: booleanOr(raw.rememberCellHistory, d.rememberCellHistory)
+    rememberCellHistory: booleanOr(raw.rememberCellHistory, d.rememberCellHistory),
+    allocationHistoryMaxEntries: Math.round(
+      clampedNumber(
+        raw.allocationHistoryMaxEntries,
+        d.allocationHistoryMaxEntries,
+        L.allocationHistoryMaxEntries
+      )
+    ),
+    allocationHostFrames: Math.round(
+      clampedNumber(
+        raw.allocationHostFrames,
+        d.allocationHostFrames,
+        L.allocationHostFrames
+      )
+    )
   };
 }
 

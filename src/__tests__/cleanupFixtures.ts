@@ -52,6 +52,7 @@ export function makeEntry(overrides: Partial<HolderEntry> = {}): HolderEntry {
     output_cache_refs: [],
     deletable: true,
     refusal: null,
+    graph_holding: null,
     ...overrides
   };
 }

@@ -23,6 +23,16 @@
 import { ISessionContext } from '@jupyterlab/apputils';
 import { Kernel, KernelMessage } from '@jupyterlab/services';
 import { IDisposable } from '@lumino/disposable';
+import { ISignal, Signal } from '@lumino/signaling';
+
+import {
+  AllocationSitesResult,
+  AllocationSnapshotResult,
+  parseAllocationSites,
+  parseAllocationSnapshot,
+  parseRecordingState,
+  RecordingState
+} from '../allocationProtocol';
 
 import {
   DeleteResult,
@@ -195,6 +205,51 @@ export class KernelHelperConnection
     return this._request('notebook_names', {}, timeoutMs);
   }
 
+  /**
+   * Turn allocation recording on or off in the kernel (tracemalloc and
+   * PyTorch's allocator history); resolves with the recording state.
+   */
+  async recordAllocations(request: {
+    enabled: boolean;
+    host_frames?: number;
+    gpu_max_entries?: number;
+  }): Promise<RecordingState> {
+    const result = await this._request(
+      'record_allocations',
+      { ...request },
+      this._cleanupTimeoutMs
+    );
+    return checked(parseRecordingState(result), 'record_allocations');
+  }
+
+  /** Live memory grouped by the notebook line that allocated it. */
+  async allocationSites(maxSites?: number): Promise<AllocationSitesResult> {
+    const result = await this._request(
+      'allocation_sites',
+      maxSites === undefined ? {} : { max_sites: maxSites },
+      this._cleanupTimeoutMs
+    );
+    return checked(parseAllocationSites(result), 'allocation_sites');
+  }
+
+  /** PyTorch's allocator snapshot, pickled (for its memory viewer). */
+  async allocationSnapshot(): Promise<AllocationSnapshotResult> {
+    const result = await this._request(
+      'allocation_snapshot',
+      {},
+      this._cleanupTimeoutMs
+    );
+    return checked(parseAllocationSnapshot(result), 'allocation_snapshot');
+  }
+
+  /**
+   * Comm messages of helper features the memory model does not show (e.g.
+   * `allocation_recording`), as the kernel sent them: untrusted data.
+   */
+  get otherMessage(): ISignal<this, unknown> {
+    return this._otherMessage;
+  }
+
   /** Bootstrap again and open a new comm (e.g. after the helper failed). */
   reconnect(): void {
     this._attach(this._sessionContext.session?.kernel ?? null);
@@ -207,6 +262,7 @@ export class KernelHelperConnection
     this._isDisposed = true;
     this._generation++;
     this._silence.dispose();
+    Signal.clearData(this);
     const sc = this._sessionContext;
     sc.kernelChanged.disconnect(this._onKernelChanged, this);
     sc.statusChanged.disconnect(this._onStatusChanged, this);
@@ -511,6 +567,10 @@ export class KernelHelperConnection
     if (isHello(data) && result.kind !== 'malformed') {
       this._helloSeen = true;
     }
+    if (result.kind === 'unsupported') {
+      this._otherMessage.emit(data);
+      return;
+    }
     if (result.kind !== 'message') {
       return;
     }
@@ -612,6 +672,7 @@ export class KernelHelperConnection
   private _requestTimeoutMs: number;
   private _cleanupTimeoutMs: number;
   private _requests = new PendingRequests();
+  private _otherMessage = new Signal<this, unknown>(this);
   private _comm: Kernel.IComm | null = null;
   /** The kernel the current (or last) attach was for. */
   private _kernel: Kernel.IKernelConnection | null = null;

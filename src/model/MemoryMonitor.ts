@@ -25,6 +25,7 @@ import { IKernelMemoryModel, IVramMonitor } from '../tokens';
 import { CellHistoryPersistence, ICellRecordStore } from './CellHistoryPersistence';
 import { KernelMemoryModel } from './KernelMemoryModel';
 import { errorText, ICleanupConnection, MemoryActions } from './MemoryActions';
+import { AllocationRecorder, IAllocationConnection } from './AllocationRecorder';
 
 /** What the monitor needs of a notebook panel. */
 export interface IMonitoredNotebook {
@@ -66,6 +67,15 @@ export interface IHelperConnection extends ICleanupConnection {
   ): Promise<HelperRequestResults['notebook_names']>;
   reconnect(): void;
   dispose(): void;
+}
+
+function isAllocationConnection(
+  connection: IHelperConnection
+): connection is IHelperConnection & IAllocationConnection {
+  return (
+    typeof (connection as Partial<IAllocationConnection>).recordAllocations ===
+    'function'
+  );
 }
 
 export class MemoryMonitor implements IVramMonitor {
@@ -174,6 +184,24 @@ export class MemoryMonitor implements IVramMonitor {
     return null;
   }
 
+  /** Allocation recording of the kernel `model` describes; null if none. */
+  allocationsFor(model: IKernelMemoryModel | null): AllocationRecorder | null {
+    if (!model) {
+      return null;
+    }
+    for (const entry of this._sessions.values()) {
+      if (entry.model === model) {
+        return entry.allocations;
+      }
+    }
+    return null;
+  }
+
+  /** Allocation recording of the active notebook's kernel. */
+  get currentAllocations(): AllocationRecorder | null {
+    return this.allocationsFor(this._current);
+  }
+
   /** The cleanup actions of the active notebook's kernel. */
   get currentActions(): MemoryActions | null {
     return this.actionsFor(this._current);
@@ -280,6 +308,13 @@ export class MemoryMonitor implements IVramMonitor {
           model,
           units: () => this._settings.units
         }),
+        allocations: isAllocationConnection(connection)
+          ? new AllocationRecorder({
+              connection,
+              model,
+              settings: () => this._settings
+            })
+          : null,
         deathWatch,
         persistence,
         panels: new Set()
@@ -350,6 +385,7 @@ export class MemoryMonitor implements IVramMonitor {
       panel.disposed.disconnect(this._onPanelDisposed, this);
     }
     entry.actions.dispose();
+    entry.allocations?.dispose();
     entry.deathWatch?.dispose();
     entry.persistence?.dispose();
     entry.connection.dispose();
@@ -365,6 +401,7 @@ export class MemoryMonitor implements IVramMonitor {
   private _sessions = new Map<
     ISessionContext,
     IMonitoredSession & {
+      allocations: AllocationRecorder | null;
       deathWatch: IDisposable | null;
       /** Keeps the cell history in the browser; null when not wanted. */
       persistence: IDisposable | null;

@@ -19,6 +19,7 @@ import { HiddenHolder, HolderEntry } from '../cleanupProtocol';
 import { formatBytes, formatBytesByDevice } from '../format';
 import { VramSettings } from '../settings';
 import { hiddenHolderWarning } from '../model/deletePlan';
+import { graphFixCode, graphHoldingText } from '../model/graphFix';
 import { button, element, setBytesData, setHidden, setText } from './dom';
 import { MemoryActionsView } from './MemoryActionsView';
 
@@ -26,6 +27,8 @@ export class HoldersView extends MemoryActionsView {
   constructor(options: HoldersView.IOptions) {
     super(options.settings);
     this._onDelete = options.onDelete;
+    this._onFixGraph = options.onFixGraph ?? null;
+    this._onShowGraphPattern = options.onShowGraphPattern ?? null;
     this.addClass('jp-vram-Holders');
     this.node.dataset.vramRole = 'holders-view';
 
@@ -196,7 +199,49 @@ export class HoldersView extends MemoryActionsView {
         element('div', 'jp-vram-Holder-note', { role: 'holder-note', text: note })
       );
     }
+    const graph = graphHoldingText(entry);
+    if (graph) {
+      row.dataset.vramGraphHolding = 'true';
+      row.appendChild(this._graphRow(entry, graph));
+    }
     return row;
+  }
+
+  /** The graph-holding flag: what it means, and the fix. */
+  private _graphRow(entry: HolderEntry, text: string): HTMLElement {
+    const box = element('div', 'jp-vram-Holder-graph', {
+      role: 'holder-graph',
+      text: `⚠ Keeps an autograd graph alive. ${text}`
+    });
+    const fix = this._onFixGraph;
+    if (fix && graphFixCode(entry) !== null) {
+      box.appendChild(
+        button(
+          'jp-vram-Button',
+          {
+            role: 'graph-fix',
+            text: 'Insert fix',
+            title: `Insert a cell below the active one that keeps ${entry.name}'s values with .item()/.detach()`
+          },
+          () => fix(entry)
+        )
+      );
+    }
+    const pattern = this._onShowGraphPattern;
+    if (pattern) {
+      box.appendChild(
+        button(
+          'jp-vram-Button',
+          {
+            role: 'graph-pattern',
+            text: 'Training-loop pattern',
+            title: 'Insert the "Accumulate loss.item(), not the loss tensor" snippet'
+          },
+          () => pattern()
+        )
+      );
+    }
+    return box;
   }
 
   private _hiddenRow(holder: HiddenHolder, checked: boolean): HTMLLIElement {
@@ -239,6 +284,8 @@ export class HoldersView extends MemoryActionsView {
   }
 
   private _onDelete: () => void;
+  private _onFixGraph: ((entry: HolderEntry) => void) | null;
+  private _onShowGraphPattern: (() => void) | null;
   private _refresh: HTMLButtonElement;
   private _delete: HTMLButtonElement;
   private _status: HTMLDivElement;
@@ -252,5 +299,9 @@ export namespace HoldersView {
     settings: VramSettings;
     /** "Delete selected": confirm and delete (the delete command). */
     onDelete: () => void;
+    /** "Insert fix" of a graph-holding entry (none: no button). */
+    onFixGraph?: (entry: HolderEntry) => void;
+    /** Insert the loss.item() snippet (none: no button). */
+    onShowGraphPattern?: () => void;
   }
 }

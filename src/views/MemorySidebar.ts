@@ -26,6 +26,9 @@ import { CommandIDs, ExecuteCommand } from '../commandIds';
 import { IKernelSessionSource } from '../model/KernelsOverview';
 import { MemoryActions } from '../model/MemoryActions';
 import { SnippetLibrary } from '../snippets/SnippetLibrary';
+import { AllocationRecorder } from '../model/AllocationRecorder';
+import { GRAPH_FIX_SNIPPET_ID } from '../model/graphFix';
+import { AllocationSitesView } from './AllocationSitesView';
 import { CellHistoryView } from './CellHistoryView';
 import { HoldersView } from './HoldersView';
 import { KernelsView } from './KernelsView';
@@ -60,7 +63,11 @@ export class MemorySidebar extends Panel {
     });
     this.holders = new HoldersView({
       settings,
-      onDelete: () => execute(CommandIDs.deleteVariables)
+      onDelete: () => execute(CommandIDs.deleteVariables),
+      onFixGraph: entry =>
+        void execute(CommandIDs.insertGraphFix, { name: entry.name }),
+      onShowGraphPattern: () =>
+        void execute(CommandIDs.insertSnippet, { id: GRAPH_FIX_SNIPPET_ID })
     });
     this.oom = new OomDiagnosisView({
       settings,
@@ -69,6 +76,23 @@ export class MemorySidebar extends Panel {
         for (const step of action.steps) {
           await execute(step.command, step.args);
         }
+      }
+    });
+    this._allocationsFor = options.allocationsFor ?? (() => null);
+    this.sites = new AllocationSitesView({
+      settings,
+      actions: options.siteActions ?? {
+        setRecording: enabled =>
+          void execute(CommandIDs.recordAllocations, { enabled }),
+        jumpTo: row =>
+          void execute(CommandIDs.goToCellLine, {
+            cellId: row.cellId,
+            executionCount: row.executionCount,
+            line: row.line
+          }),
+        exportGpuSnapshot: () =>
+          void execute(CommandIDs.exportAllocationSnapshot),
+        exportHostCsv: () => void execute(CommandIDs.exportAllocationSites)
       }
     });
     this.kernels = new KernelsView({
@@ -97,7 +121,12 @@ export class MemorySidebar extends Panel {
       this.timeline
     ];
     this._views = [...this._memoryViews, this.cells];
-    this._settingsViews = [...this._views, this.holders, this.kernels];
+    this._settingsViews = [
+      ...this._views,
+      this.holders,
+      this.sites,
+      this.kernels
+    ];
     this.addWidget(this.banner);
     this.addWidget(this.actionsBar);
     for (const view of this._memoryViews.slice(1)) {
@@ -106,6 +135,7 @@ export class MemorySidebar extends Panel {
     this.addWidget(this.snippets);
     this.addWidget(this.cells);
     this.addWidget(this.holders);
+    this.addWidget(this.sites);
     this.addWidget(this.kernels);
     this.showTab('memory');
 
@@ -125,6 +155,8 @@ export class MemorySidebar extends Panel {
   readonly cells: CellHistoryView;
   readonly actionsBar: MemoryActionsBar;
   readonly holders: HoldersView;
+  /** The Lines tab: live memory by the notebook line that allocated it. */
+  readonly sites: AllocationSitesView;
   /** The Kernels tab: every monitored kernel, and other GPU processes. */
   readonly kernels: KernelsView;
   /** "Save memory": the snippet buttons and the restart warning. */
@@ -146,9 +178,12 @@ export class MemorySidebar extends Panel {
     this.snippets.setHidden(tab !== 'memory');
     this.cells.setHidden(tab !== 'cells');
     this.holders.setHidden(tab !== 'holders');
+    this.sites.setHidden(tab !== 'lines');
     this.kernels.setHidden(tab !== 'kernels');
     // The cleanup bar acts on the current kernel: not on the Kernels tab.
-    this.actionsBar.setHidden(tab === 'cells' || tab === 'kernels');
+    this.actionsBar.setHidden(
+      tab === 'cells' || tab === 'kernels' || tab === 'lines'
+    );
     this.toggleClass('jp-vram-MemorySidebar-cellsTab', tab === 'cells');
     for (const [name, tabButton] of this._tabButtons) {
       const selected = name === tab;
@@ -175,6 +210,8 @@ export class MemorySidebar extends Panel {
     const actions = this._actionsFor(model);
     this.actionsBar.actions = actions;
     this.holders.actions = actions;
+    this.sites.model = model;
+    this.sites.recorder = this._allocationsFor(model);
   }
 
   private _onSettingsChanged(_: IVramMonitor, settings: VramSettings): void {
@@ -191,6 +228,7 @@ export class MemorySidebar extends Panel {
       ['memory', 'Memory', 'memory-tab'],
       ['cells', 'Cells', 'cells-tab'],
       ['holders', 'Holders', 'holders-tab'],
+      ['lines', 'Lines', 'lines-tab'],
       ['kernels', 'Kernels', 'kernels-tab']
     ];
     for (const [name, label, role] of tabs) {
@@ -215,6 +253,9 @@ export class MemorySidebar extends Panel {
   private _actionsFor: (
     model: IKernelMemoryModel | null
   ) => MemoryActions | null;
+  private _allocationsFor: (
+    model: IKernelMemoryModel | null
+  ) => AllocationRecorder | null;
 }
 
 /** The cleanup bar's buttons (each runs its command). */
@@ -257,6 +298,12 @@ export namespace MemorySidebar {
     cellActions?: CellHistoryView.IActions;
     /** The cleanup actions of a kernel's model (none: buttons disabled). */
     actionsFor?: (model: IKernelMemoryModel | null) => MemoryActions | null;
+    /** Allocation recording of a kernel's model (none: the Lines tab is disabled). */
+    allocationsFor?: (
+      model: IKernelMemoryModel | null
+    ) => AllocationRecorder | null;
+    /** What the Lines tab's toggle, rows and export buttons do (default: the commands). */
+    siteActions?: AllocationSitesView.IActions;
     /** Run a command by id (the cleanup and snippet buttons). */
     execute?: ExecuteCommand;
     /** The snippets of the "Save memory" section (default: the default list). */

@@ -15,7 +15,7 @@ import { vramIcon } from './icons';
 /** DOM id of the sidebar (also the id to activate it by). */
 export const SIDEBAR_ID = 'jp-vram-sidebar';
 
-export type SidebarTab = 'memory' | 'cells' | 'holders' | 'kernels';
+export type SidebarTab = 'memory' | 'cells' | 'holders' | 'lines' | 'kernels';
 
 export class SidebarHost extends Panel {
   constructor(options: SidebarHost.IOptions) {

@@ -1,5 +1,5 @@
 /**
- * Save text as a file in the browser: a Blob behind a temporary anchor with
+ * Save data as a file in the browser: a Blob behind a temporary anchor with
  * `download`, the URL revoked once the click was handled.
  */
 export function downloadText(
@@ -7,7 +7,24 @@ export function downloadText(
   text: string,
   mimeType: string
 ): void {
-  const blob = new Blob([text], { type: mimeType });
+  downloadBlob(fileName, new Blob([text], { type: mimeType }));
+}
+
+/** Save bytes given as base64 (a kernel's binary result, e.g. a pickle). */
+export function downloadBase64(
+  fileName: string,
+  base64: string,
+  mimeType: string
+): void {
+  const binary = atob(base64);
+  const bytes = new Uint8Array(binary.length);
+  for (let i = 0; i < binary.length; i++) {
+    bytes[i] = binary.charCodeAt(i);
+  }
+  downloadBlob(fileName, new Blob([bytes], { type: mimeType }));
+}
+
+function downloadBlob(fileName: string, blob: Blob): void {
   const url = URL.createObjectURL(blob);
   const anchor = document.createElement('a');
   anchor.href = url;

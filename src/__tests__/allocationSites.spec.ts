@@ -1,0 +1,360 @@
+import { Widget } from '@lumino/widgets';
+import { Signal } from '@lumino/signaling';
+
+import {
+  AllocationSitesResult,
+  parseAllocationSites,
+  parseAllocationSnapshot,
+  parseRecordingBroadcast,
+  parseRecordingState,
+  RecordingState
+} from '../allocationProtocol';
+import { AllocationRecorder } from '../model/AllocationRecorder';
+import { KernelMemoryModel } from '../model/KernelMemoryModel';
+import {
+  cellIdsByCount,
+  siteRow,
+  siteRows,
+  sitesToCsv
+} from '../model/siteRows';
+import { DEFAULT_SETTINGS } from '../settings';
+import { AllocationSitesView, statusText } from '../views/AllocationSitesView';
+import { findTargetCell, IRevealCell, revealLine } from '../views/revealLine';
+import { EVIL, MiB } from './fixtures';
+import { settle } from './fakeKernel';
+
+const ON: RecordingState = {
+  enabled: true,
+  host: { state: 'recording', frames: 16, started: 1.5, overhead_bytes: 5 * MiB },
+  gpu: {
+    state: 'waiting',
+    max_entries: 100000,
+    started: null,
+    allocated_before_bytes: null,
+    reason: 'CUDA is not initialised yet: recording starts at the first cell boundary after it is'
+  }
+};
+
+const OFF: RecordingState = {
+  enabled: false,
+  host: { state: 'off', frames: null, started: null, overhead_bytes: 0 },
+  gpu: { state: 'off', max_entries: null, started: null, allocated_before_bytes: null, reason: null }
+};
+
+/** A reply as the kernel sends it (shape of tests/e2e/test_allocation_sites_e2e.py). */
+function kernelListing(): unknown {
+  return {
+    recording: ON,
+    elapsed_ms: 12.5,
+    devices: [
+      {
+        device: 'host',
+        total_bytes: 60_000_000,
+        count: 120,
+        unattributed_bytes: 0,
+        helper_bytes: 2048,
+        truncated: false,
+        sites: [
+          {
+            device: 'host',
+            cell: { execution_count: 7, cell_id: null, line: 2 },
+            frame: null,
+            code: 'data = json.loads(text)',
+            library_frame: {
+              filename: '/usr/lib/python3.11/json/decoder.py',
+              line: 353,
+              function: null
+            },
+            bytes: 5_000_000,
+            count: 5001
+          },
+          {
+            device: 'host',
+            cell: { execution_count: 9, cell_id: 'cell-a', line: 3 },
+            frame: null,
+            code: 'big = np.zeros(4_000_000)',
+            library_frame: null,
+            bytes: 32_000_112,
+            count: 1
+          },
+          {
+            device: 'host',
+            cell: null,
+            frame: { filename: '/venv/lib/site-packages/pandas/core/frame.py', line: 702, function: 'f' },
+            code: null,
+            library_frame: null,
+            bytes: 80_000,
+            count: 12
+          }
+        ]
+      }
+    ],
+    cells: [
+      {
+        execution_count: 9,
+        cell_id: 'cell-a',
+        alive_bytes: { host: 32_000_112 },
+        total_bytes: 32_000_112
+      }
+    ]
+  };
+}
+
+function parsedListing(): AllocationSitesResult {
+  const parsed = parseAllocationSites(kernelListing());
+  if (!('value' in parsed)) {
+    throw new Error(parsed.error);
+  }
+  return parsed.value;
+}
+
+describe('allocation protocol', () => {
+  it('reads a listing, largest site first', () => {
+    const listing = parsedListing();
+    expect(listing.devices[0].sites.map(s => s.bytes)).toEqual([
+      32_000_112, 5_000_000, 80_000
+    ]);
+    expect(listing.recording).toEqual(ON);
+    expect(listing.cells[0].alive_bytes).toEqual({ host: 32_000_112 });
+  });
+
+  it('names the offending field of a malformed listing', () => {
+    const bad = kernelListing() as any;
+    bad.devices[0].sites[1].bytes = -1;
+    const parsed = parseAllocationSites(bad);
+    expect(parsed).toEqual({
+      error: expect.stringContaining('allocation_sites.devices[0].sites[1].bytes')
+    });
+    expect(parseRecordingState({ enabled: 'yes' })).toEqual({
+      error: expect.stringContaining('record_allocations.host')
+    });
+  });
+
+  it('reads the broadcast and the snapshot', () => {
+    expect(parseRecordingBroadcast({ type: 'allocation_recording', recording: OFF })).toEqual(OFF);
+    expect(parseRecordingBroadcast({ type: 'sample' })).toBeNull();
+    expect(parseRecordingBroadcast({ type: 'allocation_recording', recording: 3 })).toBeNull();
+    expect(
+      parseAllocationSnapshot({ format: 'pickle', data_base64: null, bytes: 0, reason: 'not recording' })
+    ).toEqual({ value: { format: 'pickle', data_base64: null, bytes: 0, reason: 'not recording' } });
+  });
+});
+
+describe('site rows', () => {
+  it('maps sites to cells: by id, else by execution count through the cell records', () => {
+    const cellIds = cellIdsByCount([
+      { execution_count: 7, cell_id: 'cell-b' },
+      { execution_count: 8, cell_id: null },
+      { execution_count: 9, cell_id: 'cell-a' }
+    ]);
+    const [host] = siteRows(parsedListing(), cellIds);
+    const [big, json, outside] = host.rows;
+    expect(big).toMatchObject({
+      label: '[9] line 3',
+      cellId: 'cell-a',
+      executionCount: 9,
+      line: 3,
+      inNotebook: true,
+      library: null
+    });
+    expect(json).toMatchObject({
+      label: '[7] line 2',
+      cellId: 'cell-b', // the kernel did not know it: the record of In[7] does
+      line: 2,
+      library: 'python3.11/json/decoder.py:353'
+    });
+    expect(outside).toMatchObject({
+      label: 'pandas/core/frame.py:702 in f',
+      cellId: null,
+      executionCount: null,
+      inNotebook: false
+    });
+  });
+
+  it('leaves a cell unknown when nothing names it', () => {
+    const row = siteRow(
+      {
+        device: 'host',
+        cell: { execution_count: 3, cell_id: null, line: 1 },
+        frame: null,
+        code: null,
+        library_frame: null,
+        bytes: 1,
+        count: 1
+      },
+      new Map()
+    );
+    expect(row.cellId).toBeNull();
+    expect(row.executionCount).toBe(3);
+  });
+
+  it('writes CSV with quoting and without spreadsheet formulas', () => {
+    const [host] = siteRows(parsedListing(), new Map());
+    host.rows[0].code = '=HYPERLINK("x"), b';
+    const csv = sitesToCsv(host.rows).split('\n');
+    expect(csv[0]).toBe(
+      'device,execution_count,cell_id,line,in_notebook,bytes,allocations,code,library_frame,where'
+    );
+    expect(csv[1]).toBe(
+      'host,9,cell-a,3,true,32000112,1,"\'=HYPERLINK(""x""), b",,[9] line 3'
+    );
+    expect(csv).toHaveLength(5); // header, 3 rows, final newline
+  });
+});
+
+function fakeConnection() {
+  const otherMessage = new Signal<unknown, unknown>({});
+  return {
+    otherMessage,
+    recordAllocations: jest.fn(async (request: { enabled: boolean }) =>
+      request.enabled ? ON : OFF
+    ),
+    allocationSites: jest.fn(async () => parsedListing()),
+    allocationSnapshot: jest.fn(async () => ({
+      format: 'pickle',
+      data_base64: null,
+      bytes: 0,
+      reason: 'x'
+    }))
+  };
+}
+
+function liveRecorder() {
+  const model = new KernelMemoryModel({ historyCapacity: 10 });
+  model.setState('live');
+  const connection = fakeConnection();
+  const recorder = new AllocationRecorder({
+    connection,
+    model,
+    settings: () => ({ ...DEFAULT_SETTINGS, allocationHostFrames: 8, allocationHistoryMaxEntries: 5000 })
+  });
+  return { model, connection, recorder };
+}
+
+describe('AllocationRecorder', () => {
+  it('sends the settings with the toggle and keeps the state', async () => {
+    const { connection, recorder } = liveRecorder();
+    expect(recorder.recording).toBeNull();
+    await recorder.setRecording(true);
+    expect(connection.recordAllocations).toHaveBeenCalledWith({
+      enabled: true,
+      host_frames: 8,
+      gpu_max_entries: 5000
+    });
+    expect(recorder.enabled).toBe(true);
+    await recorder.refresh();
+    expect(recorder.listing?.devices).toHaveLength(1);
+    await recorder.setRecording(false);
+    expect(recorder.enabled).toBe(false);
+    expect(recorder.listing).toBeNull(); // off frees the kernel's history: nothing to show
+  });
+
+  it('follows broadcasts and forgets everything when the kernel restarts', async () => {
+    const { model, connection, recorder } = liveRecorder();
+    connection.otherMessage.emit({ type: 'allocation_recording', recording: ON });
+    expect(recorder.recording).toEqual(ON);
+    await recorder.refresh();
+    model.setState('kernel-starting');
+    expect(recorder.recording).toBeNull();
+    expect(recorder.listing).toBeNull();
+  });
+
+  it('says why it cannot ask, and reports failures as sentences', async () => {
+    const { model, connection, recorder } = liveRecorder();
+    connection.allocationSites.mockRejectedValueOnce(new Error('The kernel helper reported boom'));
+    expect(await recorder.refresh()).toBeNull();
+    expect(recorder.error).toBe('The kernel helper reported boom');
+    model.setState('disconnected');
+    expect(await recorder.setRecording(true)).toBeNull();
+    expect(recorder.error).toContain('not running');
+    expect(connection.recordAllocations).not.toHaveBeenCalled();
+  });
+});
+
+describe('AllocationSitesView', () => {
+  it('renders rows as text, and a click on a notebook line asks to jump there', async () => {
+    const { model, recorder } = liveRecorder();
+    model.cells.merge([]);
+    const actions = {
+      setRecording: jest.fn(),
+      jumpTo: jest.fn(),
+      exportGpuSnapshot: jest.fn(),
+      exportHostCsv: jest.fn()
+    };
+    const view = new AllocationSitesView({ settings: DEFAULT_SETTINGS, actions });
+    Widget.attach(view, document.body);
+    view.model = model;
+    view.recorder = recorder;
+    const listing = parsedListing();
+    listing.devices[0].sites[0].code = EVIL;
+    (recorder as any)._listing = listing;
+    (recorder as any)._recording = ON;
+    view.renderNow();
+
+    expect(view.node.querySelector('img')).toBeNull();
+    const rows = view.node.querySelectorAll<HTMLElement>('[data-vram-role="site-row"]');
+    expect(rows).toHaveLength(3);
+    expect(rows[0].dataset.vramCellId).toBe('cell-a');
+    expect(rows[0].dataset.vramLine).toBe('3');
+    expect(rows[0].dataset.vramBytes).toBe('32000112');
+    expect(rows[0].textContent).toContain(EVIL);
+    rows[0].click();
+    expect(actions.jumpTo).toHaveBeenCalledWith(
+      expect.objectContaining({ cellId: 'cell-a', line: 3, executionCount: 9 })
+    );
+    rows[2].click(); // outside the notebook: nowhere to go
+    expect(actions.jumpTo).toHaveBeenCalledTimes(1);
+
+    const toggle = view.node.querySelector<HTMLInputElement>('[data-vram-role="record-allocations"]')!;
+    expect(toggle.checked).toBe(true);
+    toggle.checked = false;
+    toggle.dispatchEvent(new Event('change'));
+    expect(actions.setRecording).toHaveBeenCalledWith(false);
+    const status = view.node.querySelector('[data-vram-role="recording-status"]')!.textContent;
+    expect(status).toContain('tracemalloc, 16 frames, 5 MiB of traces');
+    expect(status).toContain('GPU waiting: CUDA is not initialised');
+    expect(
+      view.node.querySelector<HTMLButtonElement>('[data-vram-role="export-gpu-snapshot"]')!.disabled
+    ).toBe(true);
+    view.dispose();
+    await settle();
+  });
+
+  it('says that recording off costs nothing', () => {
+    expect(statusText(OFF, true, false, DEFAULT_SETTINGS)).toBe('Recording is off: it costs nothing.');
+    expect(statusText(null, false, false, DEFAULT_SETTINGS)).toContain('not running');
+  });
+});
+
+describe('revealLine', () => {
+  function cell(id: string, count: number | null, type = 'code') {
+    const editor = { setCursorPosition: jest.fn(), focus: jest.fn() };
+    return {
+      model: { id, type, executionCount: count },
+      ready: Promise.resolve(),
+      editor
+    } satisfies IRevealCell;
+  }
+
+  it('finds the cell by id, else by execution count, and puts the cursor on the line', async () => {
+    const cells = [cell('a', 1), cell('m', null, 'markdown'), cell('b', 7)];
+    const notebook = {
+      widgets: cells,
+      activeCellIndex: 0,
+      mode: 'command' as 'command' | 'edit',
+      deselectAll: jest.fn(),
+      scrollToItem: jest.fn(async () => undefined)
+    };
+    expect(findTargetCell(cells, { cellId: 'b', executionCount: null, line: 1 })).toBe(2);
+    expect(findTargetCell(cells, { cellId: 'gone', executionCount: 1, line: 1 })).toBe(0);
+    expect(findTargetCell(cells, { cellId: null, executionCount: 99, line: 1 })).toBe(-1);
+
+    expect(await revealLine(notebook, { cellId: null, executionCount: 7, line: 3 })).toBe(true);
+    expect(notebook.activeCellIndex).toBe(2);
+    expect(notebook.scrollToItem).toHaveBeenCalledWith(2, 'center');
+    expect(notebook.mode).toBe('edit');
+    expect(cells[2].editor.setCursorPosition).toHaveBeenCalledWith({ line: 2, column: 0 });
+    expect(cells[2].editor.focus).toHaveBeenCalled();
+    expect(await revealLine(notebook, { cellId: 'x', executionCount: null, line: 3 })).toBe(false);
+  });
+});

@@ -1,0 +1,94 @@
+import { Widget } from '@lumino/widgets';
+
+import { parseInspectResult } from '../cleanupProtocol';
+import { graphFixCode, graphHoldingText } from '../model/graphFix';
+import { MemoryActions } from '../model/MemoryActions';
+import { KernelMemoryModel } from '../model/KernelMemoryModel';
+import { DEFAULT_SETTINGS } from '../settings';
+import { HoldersView } from '../views/HoldersView';
+import { makeEntry, makeListing } from './cleanupFixtures';
+import { settle } from './fakeKernel';
+
+const LOSSES = makeEntry({
+  name: 'losses',
+  kind: 'container',
+  type_name: 'list',
+  summary: 'list of 5 tensors',
+  total_bytes: 20,
+  graph_holding: { tensors: 5, graph_nodes: 61, truncated: false }
+});
+
+describe('graph-holding entries', () => {
+  it('are read from an inspect reply; an older helper sends none', () => {
+    const entry = (graph: unknown) => ({
+      name: 'x', kind: 'tensor', type_name: 'torch.Tensor', summary: 's',
+      bytes_by_device: { cpu: 4 }, total_bytes: 4, shared_with: [], output_cache_refs: [],
+      deletable: true, refusal: null, ...(graph === undefined ? {} : { graph_holding: graph })
+    });
+    const result = (graph: unknown) =>
+      parseInspectResult({ listing_id: 'l', elapsed_ms: 1, truncated: false, entries: [entry(graph)], hidden: [] });
+    const read = (graph: unknown) => {
+      const parsed = result(graph);
+      return 'value' in parsed ? parsed.value.entries[0].graph_holding : parsed.error;
+    };
+    expect(read({ tensors: 1, graph_nodes: 3, truncated: false })).toEqual({ tensors: 1, graph_nodes: 3, truncated: false });
+    expect(read(undefined)).toBeNull();
+    expect(read(null)).toBeNull();
+    expect(read({ tensors: 'many' })).toContain('inspect.entries[0].graph_holding.tensors');
+  });
+
+  it('say what they mean', () => {
+    expect(graphHoldingText(LOSSES)).toBe(
+      '5 tensors keep an autograd graph alive (61 autograd nodes): every tensor saved for backward stays in memory, ' +
+        "whatever the tensor's own size. Keep .item() or .detach() instead."
+    );
+    expect(graphHoldingText(makeEntry())).toBeNull();
+  });
+
+  it('get a fix cell that keeps the values', () => {
+    expect(graphFixCode(LOSSES)).toBe(
+      [
+        'import torch',
+        '',
+        '# Keep the values, drop the autograd graphs they hold (and the activations saved for backward).',
+        '_keep = lambda t: (t.item() if t.numel() == 1 else t.detach()) if isinstance(t, torch.Tensor) else t',
+        'losses = [_keep(t) for t in losses]',
+        'del _keep'
+      ].join('\n')
+    );
+    expect(graphFixCode({ name: 'loss', kind: 'tensor', type_name: 'torch.Tensor' })).toContain('loss = loss.detach()');
+    expect(graphFixCode({ name: 'hist', kind: 'container', type_name: 'dict' })).toContain(
+      'hist = {k: _keep(v) for k, v in hist.items()}'
+    );
+    // A name that is not an identifier never becomes code.
+    expect(graphFixCode({ name: 'x; import os', kind: 'tensor', type_name: 'torch.Tensor' })).toBeNull();
+  });
+
+  it('are flagged in the Holders tab with the fix and the pattern', async () => {
+    const model = new KernelMemoryModel({ historyCapacity: 10 });
+    model.setState('live');
+    const listing = makeListing({ entries: [LOSSES, makeEntry({ name: 'plain' })], hidden: [] });
+    const actions = new MemoryActions({
+      connection: { freeMemory: jest.fn(), inspect: jest.fn(async () => listing), deleteHolders: jest.fn() } as any,
+      model
+    });
+    const onFixGraph = jest.fn();
+    const onShowGraphPattern = jest.fn();
+    const view = new HoldersView({ settings: DEFAULT_SETTINGS, onDelete: jest.fn(), onFixGraph, onShowGraphPattern });
+    Widget.attach(view, document.body);
+    view.actions = actions;
+    await actions.inspect();
+    view.renderNow();
+    const flagged = view.node.querySelector<HTMLElement>('[data-vram-name="losses"]')!;
+    expect(flagged.dataset.vramGraphHolding).toBe('true');
+    expect(flagged.querySelector('[data-vram-role="holder-graph"]')!.textContent).toContain('Keeps an autograd graph alive');
+    flagged.querySelector<HTMLButtonElement>('[data-vram-role="graph-fix"]')!.click();
+    expect(onFixGraph).toHaveBeenCalledWith(LOSSES);
+    flagged.querySelector<HTMLButtonElement>('[data-vram-role="graph-pattern"]')!.click();
+    expect(onShowGraphPattern).toHaveBeenCalled();
+    expect(view.node.querySelector('[data-vram-name="plain"] [data-vram-role="holder-graph"]')).toBeNull();
+    view.dispose();
+    actions.dispose();
+    await settle();
+  });
+});

@@ -1,0 +1,171 @@
+/**
+ * The commands of allocation recording (ids in commandIds.ts): turn it on
+ * or off, show live memory by line, go to a line, export. Registered by
+ * registerCommands (commands.ts).
+ */
+import { JupyterFrontEnd } from '@jupyterlab/application';
+import { ICommandPalette } from '@jupyterlab/apputils';
+import { TranslationBundle } from '@jupyterlab/translation';
+
+import { CommandIDs } from './commandIds';
+import { AllocationRecorder } from './model/AllocationRecorder';
+import { IMonitoredNotebook } from './model/MemoryMonitor';
+import { siteRows, sitesToCsv } from './model/siteRows';
+import { downloadBase64, downloadText } from './views/download';
+import { ILineTarget, IRevealNotebook, revealLine } from './views/revealLine';
+import { SIDEBAR_ID, SidebarHost } from './views/SidebarHost';
+
+/** A monitored notebook panel whose notebook a line can be revealed in. */
+export interface ILinePanel extends IMonitoredNotebook {
+  readonly id: string;
+  readonly content: IRevealNotebook;
+}
+
+export function registerAllocationCommands(options: {
+  app: JupyterFrontEnd;
+  trans: TranslationBundle;
+  palette: ICommandPalette | null;
+  category: string;
+  sidebar: Pick<SidebarHost, 'showTab'>;
+  /** The active kernel's allocation recording; null without a notebook. */
+  current: () => AllocationRecorder | null;
+  /** The panels of the active kernel, the active notebook first. */
+  panels: () => ILinePanel[];
+  /** Path of the active notebook (for export file names). */
+  currentNotebookPath: () => string | null;
+  /** The active kernel's cell records (they map execution counts to cells). */
+  cellIds: () => ReadonlyMap<number, string>;
+  notify: (type: 'info' | 'warning' | 'error', message: string) => void;
+}): void {
+  const { app, trans, palette, sidebar, current } = options;
+  const showLines = () => {
+    sidebar.showTab('lines');
+    app.shell.activateById(SIDEBAR_ID);
+  };
+  const stem = () => {
+    const base = (options.currentNotebookPath() ?? '').split('/').pop() ?? '';
+    return base.replace(/\.ipynb$/i, '') || 'notebook';
+  };
+
+  app.commands.addCommand(CommandIDs.recordAllocations, {
+    label: args =>
+      args.enabled === false
+        ? trans.__('Stop Recording Allocations')
+        : args.enabled === true
+          ? trans.__('Record Allocations')
+          : trans.__('Record Allocations (Which Line Holds Memory)'),
+    caption: trans.__(
+      'Keep the Python stack of every live allocation in the active kernel (tracemalloc; PyTorch allocator history), to show which line holds memory'
+    ),
+    isToggled: () => current()?.enabled ?? false,
+    isEnabled: () => current()?.available ?? false,
+    execute: async args => {
+      const recorder = current();
+      if (!recorder) {
+        return null;
+      }
+      const enabled =
+        typeof args.enabled === 'boolean' ? args.enabled : !recorder.enabled;
+      const state = await recorder.setRecording(enabled);
+      app.commands.notifyCommandChanged(CommandIDs.recordAllocations);
+      if (state === null) {
+        options.notify(
+          'error',
+          recorder.error ?? trans.__('Could not change allocation recording.')
+        );
+      } else if (enabled) {
+        await recorder.refresh();
+      }
+      return state;
+    }
+  });
+
+  app.commands.addCommand(CommandIDs.showAllocationSites, {
+    label: trans.__('Show Which Lines Hold Memory'),
+    caption: trans.__(
+      'List live memory by the notebook line that allocated it (needs allocation recording)'
+    ),
+    isEnabled: () => current() !== null,
+    execute: async () => {
+      showLines();
+      return (await current()?.refresh()) ?? null;
+    }
+  });
+
+  app.commands.addCommand(CommandIDs.goToCellLine, {
+    label: trans.__('Go to Cell Line'),
+    execute: async args => {
+      const target: ILineTarget = {
+        cellId: typeof args.cellId === 'string' ? args.cellId : null,
+        executionCount:
+          typeof args.executionCount === 'number' ? args.executionCount : null,
+        line: typeof args.line === 'number' ? args.line : 1
+      };
+      for (const panel of options.panels()) {
+        app.shell.activateById(panel.id);
+        if (await revealLine(panel.content, target)) {
+          return true;
+        }
+      }
+      options.notify(
+        'warning',
+        trans.__('That cell is no longer in the notebook.')
+      );
+      return false;
+    }
+  });
+
+  app.commands.addCommand(CommandIDs.exportAllocationSnapshot, {
+    label: trans.__('Download the GPU Allocator Snapshot'),
+    caption: trans.__(
+      "PyTorch's allocator snapshot (.pickle), for pytorch.org/memory_viz"
+    ),
+    isEnabled: () => current()?.recording?.gpu.state === 'recording',
+    execute: async () => {
+      const recorder = current();
+      const snapshot = await recorder?.snapshot();
+      if (!snapshot) {
+        options.notify('error', recorder?.error ?? trans.__('No snapshot.'));
+        return null;
+      }
+      if (snapshot.data_base64 === null) {
+        options.notify('warning', snapshot.reason ?? trans.__('No snapshot.'));
+        return null;
+      }
+      const fileName = `${stem()}-gpu-snapshot.pickle`;
+      downloadBase64(fileName, snapshot.data_base64, 'application/octet-stream');
+      return fileName;
+    }
+  });
+
+  app.commands.addCommand(CommandIDs.exportAllocationSites, {
+    label: trans.__('Download Host Allocation Sites (CSV)'),
+    isEnabled: () => current()?.listing !== null,
+    execute: () => {
+      const listing = current()?.listing;
+      if (!listing) {
+        return null;
+      }
+      const host = siteRows(listing, options.cellIds()).find(
+        d => d.device === 'host'
+      );
+      if (!host) {
+        return null;
+      }
+      const fileName = `${stem()}-host-allocation-sites.csv`;
+      downloadText(fileName, sitesToCsv(host.rows), 'text/csv');
+      return fileName;
+    }
+  });
+
+  if (palette) {
+    for (const command of [
+      CommandIDs.recordAllocations,
+      CommandIDs.showAllocationSites,
+      CommandIDs.exportAllocationSnapshot,
+      CommandIDs.exportAllocationSites
+    ]) {
+      palette.addItem({ command, category: options.category });
+    }
+  }
+}

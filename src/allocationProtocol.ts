@@ -1,0 +1,265 @@
+/**
+ * Wire types and parsers of allocation recording: the `record_allocations`,
+ * `allocation_sites` and `allocation_snapshot` requests and the
+ * `allocation_recording` broadcast (docs/protocol.md, "Allocation sites";
+ * the kernel side is python_helper/jupyterlab_vram_helper/allocation_sites.py).
+ *
+ * Results are untrusted JSON: the parsers check every field the UI relies
+ * on and never throw; a bad result comes back as `{error}` naming the field.
+ */
+import { Parsed } from './cleanupProtocol';
+import { describeValue, FieldReader, ShapeError } from './protocol';
+
+/** tracemalloc: 'off', 'recording' (started by the helper) or 'shared' (someone else's). */
+export interface HostRecording {
+  state: string;
+  frames: number | null;
+  started: number | null;
+  /** What tracemalloc itself holds. */
+  overhead_bytes: number;
+}
+
+/** PyTorch's allocator history: 'off', 'waiting' (for CUDA), 'recording' or 'unavailable'. */
+export interface GpuRecording {
+  state: string;
+  max_entries: number | null;
+  started: number | null;
+  /** Allocated when recording started: memory without a stack. */
+  allocated_before_bytes: number | null;
+  /** Why it is not recording (waiting, unavailable); null otherwise. */
+  reason: string | null;
+}
+
+export interface RecordingState {
+  enabled: boolean;
+  host: HostRecording;
+  gpu: GpuRecording;
+}
+
+/** A frame of a stack: a library's, or the innermost one outside the notebook. */
+export interface SiteFrame {
+  filename: string;
+  line: number;
+  function: string | null;
+}
+
+/** The notebook line charged with a site. */
+export interface SiteCell {
+  execution_count: number | null;
+  cell_id: string | null;
+  line: number;
+}
+
+/** Live memory allocated by one line (of a cell, or outside the notebook). */
+export interface AllocationSite {
+  /** "host" or "cuda:<index>". */
+  device: string;
+  /** The notebook line; null when no notebook frame was recorded (see `frame`). */
+  cell: SiteCell | null;
+  frame: SiteFrame | null;
+  /** The line's text (kernel data: render as text). */
+  code: string | null;
+  /** The library frame just inside the notebook line. */
+  library_frame: SiteFrame | null;
+  bytes: number;
+  count: number;
+}
+
+export interface DeviceSites {
+  device: string;
+  index: number | null;
+  total_bytes: number;
+  count: number;
+  unattributed_bytes: number;
+  helper_bytes: number;
+  truncated: boolean;
+  /** Largest first. */
+  sites: AllocationSite[];
+}
+
+/** Bytes a cell allocated that are still alive, per device. */
+export interface CellAliveBytes {
+  execution_count: number | null;
+  cell_id: string | null;
+  alive_bytes: { [device: string]: number };
+  total_bytes: number;
+}
+
+export interface AllocationSitesResult {
+  recording: RecordingState;
+  elapsed_ms: number;
+  devices: DeviceSites[];
+  cells: CellAliveBytes[];
+}
+
+export interface AllocationSnapshotResult {
+  format: string;
+  /** The pickled snapshot, base64; null with `reason` when there is none. */
+  data_base64: string | null;
+  bytes: number;
+  reason: string | null;
+}
+
+// ---------------------------------------------------------------------------
+
+function parseWith<T>(
+  value: unknown,
+  path: string,
+  read: (r: FieldReader) => T
+): Parsed<T> {
+  try {
+    return { value: read(FieldReader.of(value, path)) };
+  } catch (e) {
+    return {
+      error:
+        e instanceof ShapeError
+          ? e.message
+          : `could not read ${path}: ${String(e)}`
+    };
+  }
+}
+
+function count(r: FieldReader, key: string): number {
+  const v = r.bytes(key);
+  if (v === null) {
+    throw new ShapeError(
+      `${r.path}.${key}: expected a non-negative number, got ${describeValue(r.data[key])}`
+    );
+  }
+  return v;
+}
+
+function readFrame(r: FieldReader | null): SiteFrame | null {
+  if (r === null) {
+    return null;
+  }
+  return {
+    filename: r.string('filename'),
+    line: r.integer('line'),
+    function: r.nullableString('function')
+  };
+}
+
+export function readRecordingState(r: FieldReader): RecordingState {
+  const host = r.object('host');
+  const gpu = r.object('gpu');
+  return {
+    enabled: r.boolean('enabled'),
+    host: {
+      state: host.string('state'),
+      frames: host.nullableInteger('frames'),
+      started: host.has('started') && host.data.started !== null ? host.number('started') : null,
+      overhead_bytes: count(host, 'overhead_bytes')
+    },
+    gpu: {
+      state: gpu.string('state'),
+      max_entries: gpu.nullableInteger('max_entries'),
+      started: gpu.has('started') && gpu.data.started !== null ? gpu.number('started') : null,
+      allocated_before_bytes: gpu.bytes('allocated_before_bytes'),
+      reason: gpu.nullableString('reason')
+    }
+  };
+}
+
+function readSite(r: FieldReader): AllocationSite {
+  const cell = r.nullableObject('cell');
+  return {
+    device: r.string('device'),
+    cell: cell
+      ? {
+          execution_count: cell.nullableInteger('execution_count'),
+          cell_id: cell.nullableString('cell_id'),
+          line: cell.integer('line')
+        }
+      : null,
+    frame: readFrame(r.nullableObject('frame')),
+    code: r.nullableString('code'),
+    library_frame: readFrame(r.nullableObject('library_frame')),
+    bytes: count(r, 'bytes'),
+    count: count(r, 'count')
+  };
+}
+
+function readDevice(r: FieldReader): DeviceSites {
+  const sites = r
+    .array('sites')
+    .map((item, i) => readSite(FieldReader.of(item, `${r.path}.sites[${i}]`)));
+  sites.sort((a, b) => b.bytes - a.bytes); // stable: the kernel's order breaks ties
+  return {
+    device: r.string('device'),
+    index: r.nullableInteger('index'),
+    total_bytes: count(r, 'total_bytes'),
+    count: count(r, 'count'),
+    unattributed_bytes: count(r, 'unattributed_bytes'),
+    helper_bytes: count(r, 'helper_bytes'),
+    truncated: r.boolean('truncated'),
+    sites
+  };
+}
+
+function readAlive(r: FieldReader): CellAliveBytes {
+  const map = r.object('alive_bytes');
+  const alive: { [device: string]: number } = {};
+  for (const device of Object.keys(map.data)) {
+    alive[device] = count(map, device);
+  }
+  return {
+    execution_count: r.nullableInteger('execution_count'),
+    cell_id: r.nullableString('cell_id'),
+    alive_bytes: alive,
+    total_bytes: count(r, 'total_bytes')
+  };
+}
+
+/** Read the `result` of a `record_allocations` reply. Never throws. */
+export function parseRecordingState(result: unknown): Parsed<RecordingState> {
+  return parseWith(result, 'record_allocations', readRecordingState);
+}
+
+/** Read the `result` of an `allocation_sites` reply. Never throws. */
+export function parseAllocationSites(
+  result: unknown
+): Parsed<AllocationSitesResult> {
+  return parseWith(result, 'allocation_sites', r => ({
+    recording: readRecordingState(r.object('recording')),
+    elapsed_ms: r.number('elapsed_ms'),
+    devices: r
+      .array('devices')
+      .map((item, i) =>
+        readDevice(FieldReader.of(item, `${r.path}.devices[${i}]`))
+      ),
+    cells: r
+      .array('cells')
+      .map((item, i) => readAlive(FieldReader.of(item, `${r.path}.cells[${i}]`)))
+  }));
+}
+
+/** Read the `result` of an `allocation_snapshot` reply. Never throws. */
+export function parseAllocationSnapshot(
+  result: unknown
+): Parsed<AllocationSnapshotResult> {
+  return parseWith(result, 'allocation_snapshot', r => ({
+    format: r.string('format'),
+    data_base64: r.nullableString('data_base64'),
+    bytes: count(r, 'bytes'),
+    reason: r.nullableString('reason')
+  }));
+}
+
+/**
+ * The recording state of an `allocation_recording` broadcast, or null when
+ * `data` is no such message (or a malformed one).
+ */
+export function parseRecordingBroadcast(data: unknown): RecordingState | null {
+  if (
+    typeof data !== 'object' ||
+    data === null ||
+    (data as { type?: unknown }).type !== 'allocation_recording'
+  ) {
+    return null;
+  }
+  const parsed = parseWith(data, 'allocation_recording', r =>
+    readRecordingState(r.object('recording'))
+  );
+  return 'value' in parsed ? parsed.value : null;
+}

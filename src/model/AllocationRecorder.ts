@@ -1,0 +1,212 @@
+/**
+ * Allocation recording of one kernel: whether it records (and what that
+ * costs), the latest listing of live memory by notebook line, and the
+ * requests that change them. No DOM; never throws into the UI: a failure
+ * becomes `error`, a sentence.
+ *
+ * The recording state comes from the replies and from the helper's
+ * `allocation_recording` broadcasts (another frontend toggled it; the GPU
+ * part started once CUDA came up). A kernel restart ends recording in the
+ * kernel, so a model that leaves the live state forgets it (null: unknown
+ * until the kernel is asked again).
+ */
+import { IDisposable } from '@lumino/disposable';
+import { ISignal, Signal } from '@lumino/signaling';
+
+import {
+  AllocationSitesResult,
+  AllocationSnapshotResult,
+  parseRecordingBroadcast,
+  RecordingState
+} from '../allocationProtocol';
+import { VramSettings } from '../settings';
+import { IKernelMemoryModel } from '../tokens';
+import { errorText } from './MemoryActions';
+
+/** The requests of a connection to the kernel helper for allocation recording. */
+export interface IAllocationConnection {
+  recordAllocations(request: {
+    enabled: boolean;
+    host_frames?: number;
+    gpu_max_entries?: number;
+  }): Promise<RecordingState>;
+  allocationSites(maxSites?: number): Promise<AllocationSitesResult>;
+  allocationSnapshot(): Promise<AllocationSnapshotResult>;
+  readonly otherMessage?: ISignal<unknown, unknown>;
+}
+
+export type AllocationRecorderChange = 'recording' | 'listing' | 'pending' | 'error';
+
+export class AllocationRecorder implements IDisposable {
+  constructor(options: AllocationRecorder.IOptions) {
+    this._connection = options.connection;
+    this._model = options.model;
+    this._settings = options.settings;
+    this._model.changed.connect(this._onModelChanged, this);
+    this._connection.otherMessage?.connect(this._onOtherMessage, this);
+  }
+
+  get changed(): ISignal<this, AllocationRecorderChange> {
+    return this._changed;
+  }
+
+  /** True when the helper is live, so requests can be made. */
+  get available(): boolean {
+    return this._model.state === 'live';
+  }
+
+  /** The kernel's recording state; null until known. */
+  get recording(): RecordingState | null {
+    return this._recording;
+  }
+
+  /** True while recording is on in the kernel. */
+  get enabled(): boolean {
+    return this._recording?.enabled ?? false;
+  }
+
+  get listing(): AllocationSitesResult | null {
+    return this._listing;
+  }
+
+  /** The latest failure, in words; null after a success. */
+  get error(): string | null {
+    return this._error;
+  }
+
+  /** Requests sent and not answered yet (the kernel answers between cells). */
+  get pending(): number {
+    return this._pending;
+  }
+
+  get isDisposed(): boolean {
+    return this._isDisposed;
+  }
+
+  /** Turn recording on or off; resolves with the new state, or null on failure. */
+  async setRecording(enabled: boolean): Promise<RecordingState | null> {
+    const settings = this._settings();
+    const state = await this._call(() =>
+      this._connection.recordAllocations({
+        enabled,
+        host_frames: settings.allocationHostFrames,
+        gpu_max_entries: settings.allocationHistoryMaxEntries
+      })
+    );
+    if (state) {
+      this._setRecording(state);
+      if (!enabled && this._listing) {
+        this._listing = null;
+        this._emit('listing');
+      }
+    }
+    return state;
+  }
+
+  /** Ask the kernel for live memory by line (and its recording state). */
+  async refresh(maxSites?: number): Promise<AllocationSitesResult | null> {
+    const listing = await this._call(() =>
+      this._connection.allocationSites(maxSites)
+    );
+    if (listing) {
+      this._listing = listing;
+      this._setRecording(listing.recording);
+      this._emit('listing');
+    }
+    return listing;
+  }
+
+  /** PyTorch's allocator snapshot (base64 pickle), or null on failure. */
+  snapshot(): Promise<AllocationSnapshotResult | null> {
+    return this._call(() => this._connection.allocationSnapshot());
+  }
+
+  dispose(): void {
+    if (this._isDisposed) {
+      return;
+    }
+    this._isDisposed = true;
+    this._model.changed.disconnect(this._onModelChanged, this);
+    this._connection.otherMessage?.disconnect(this._onOtherMessage, this);
+    Signal.clearData(this);
+  }
+
+  private async _call<T>(send: () => Promise<T>): Promise<T | null> {
+    if (!this.available) {
+      this._setError(
+        'The memory helper is not running in this kernel; allocations cannot be recorded.'
+      );
+      return null;
+    }
+    this._pending++;
+    this._emit('pending');
+    try {
+      const result = await send();
+      if (this._isDisposed) {
+        return null;
+      }
+      this._setError(null);
+      return result;
+    } catch (reason) {
+      this._setError(errorText(reason));
+      return null;
+    } finally {
+      this._pending--;
+      this._emit('pending');
+    }
+  }
+
+  private _setRecording(state: RecordingState): void {
+    this._recording = state;
+    this._emit('recording');
+  }
+
+  private _setError(text: string | null): void {
+    if (text !== this._error) {
+      this._error = text;
+      this._emit('error');
+    }
+  }
+
+  private _onOtherMessage(_: unknown, data: unknown): void {
+    const state = parseRecordingBroadcast(data);
+    if (state) {
+      this._setRecording(state);
+    }
+  }
+
+  private _onModelChanged(model: IKernelMemoryModel, change: string): void {
+    if (change === 'state' && model.state !== 'live') {
+      // Restarted, died, changed kernel: whatever it recorded is gone.
+      this._recording = null;
+      this._listing = null;
+      this._emit('recording');
+      this._emit('listing');
+    }
+  }
+
+  private _emit(change: AllocationRecorderChange): void {
+    if (!this._isDisposed) {
+      this._changed.emit(change);
+    }
+  }
+
+  private _connection: IAllocationConnection;
+  private _model: IKernelMemoryModel;
+  private _settings: () => VramSettings;
+  private _recording: RecordingState | null = null;
+  private _listing: AllocationSitesResult | null = null;
+  private _error: string | null = null;
+  private _pending = 0;
+  private _isDisposed = false;
+  private _changed = new Signal<this, AllocationRecorderChange>(this);
+}
+
+export namespace AllocationRecorder {
+  export interface IOptions {
+    connection: IAllocationConnection;
+    /** The kernel's memory model: its state says whether requests can be sent. */
+    model: IKernelMemoryModel;
+    settings: () => VramSettings;
+  }
+}

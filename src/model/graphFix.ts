@@ -1,0 +1,56 @@
+/**
+ * The fix for a holder that keeps an autograd graph alive (the `inspect`
+ * entry's `graph_holding`): the code of a cell that keeps the values and
+ * drops the graphs. A one-element tensor becomes a Python number
+ * (`.item()`), any other a detached tensor (`.detach()`), inside lists,
+ * tuples and dicts one level deep, as a loss history is. No DOM.
+ */
+import { HolderEntry } from '../cleanupProtocol';
+
+/** The snippet that shows the pattern for training loops. */
+export const GRAPH_FIX_SNIPPET_ID = 'loss-item';
+
+/** A Python identifier: a name from the kernel is only used in code if it is one. */
+const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/** What a graph-holding entry means, in words. */
+export function graphHoldingText(entry: HolderEntry): string | null {
+  const graph = entry.graph_holding;
+  if (!graph) {
+    return null;
+  }
+  const tensors = graph.tensors === 1 ? '1 tensor keeps' : `${graph.tensors} tensors keep`;
+  const nodes = `${graph.graph_nodes}${graph.truncated ? '+' : ''} autograd node${graph.graph_nodes === 1 ? '' : 's'}`;
+  return (
+    `${tensors} an autograd graph alive (${nodes}): every tensor saved for ` +
+    "backward stays in memory, whatever the tensor's own size. Keep .item() or .detach() instead."
+  );
+}
+
+/** The code of the fix cell for `entry`, or null when its name is not a plain identifier. */
+export function graphFixCode(entry: Pick<HolderEntry, 'name' | 'kind' | 'type_name'>): string | null {
+  const name = entry.name;
+  if (!IDENTIFIER.test(name)) {
+    return null;
+  }
+  const keep = `lambda t: (t.item() if t.numel() == 1 else t.detach()) if isinstance(t, torch.Tensor) else t`;
+  const lines = [
+    'import torch',
+    '',
+    '# Keep the values, drop the autograd graphs they hold (and the activations saved for backward).',
+    `_keep = ${keep}`
+  ];
+  if (entry.kind === 'tensor') {
+    lines.push(`${name} = ${name}.detach()`);
+  } else if (entry.type_name === 'dict') {
+    lines.push(`${name} = {k: _keep(v) for k, v in ${name}.items()}`);
+  } else if (entry.type_name === 'tuple') {
+    lines.push(`${name} = tuple(_keep(t) for t in ${name})`);
+  } else if (entry.type_name === 'set' || entry.type_name === 'frozenset') {
+    return null;
+  } else {
+    lines.push(`${name} = [_keep(t) for t in ${name}]`);
+  }
+  lines.push('del _keep');
+  return lines.join('\n');
+}

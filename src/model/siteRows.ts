@@ -1,0 +1,147 @@
+/**
+ * Rows of the "Lines" view: the kernel's allocation sites mapped to notebook
+ * cells, and the host sites as CSV. No DOM.
+ *
+ * A site names its cell by `cell_id` when the kernel knew it (cells run
+ * while recording was on), else only by execution count: the cell history
+ * (records carry both) maps such a count to its cell.
+ */
+import {
+  AllocationSite,
+  AllocationSitesResult,
+  SiteFrame
+} from '../allocationProtocol';
+import { CellMemoryRecord } from '../protocol';
+
+export interface SiteRow {
+  device: string;
+  /** "[7] line 3", or "json/decoder.py:353" outside the notebook. */
+  label: string;
+  /** The notebook cell to jump to; null when unknown or outside the notebook. */
+  cellId: string | null;
+  executionCount: number | null;
+  /** 1-based line in the cell (or the file, outside the notebook). */
+  line: number;
+  inNotebook: boolean;
+  /** The line's text (kernel data). */
+  code: string | null;
+  /** "numpy/core/numeric.py:191 in ones": the library frame beneath. */
+  library: string | null;
+  bytes: number;
+  count: number;
+}
+
+/** Execution count -> cell id, from the cell history's records (the latest run wins). */
+export function cellIdsByCount(
+  records: Iterable<Pick<CellMemoryRecord, 'execution_count' | 'cell_id'>>
+): Map<number, string> {
+  const out = new Map<number, string>();
+  for (const record of records) {
+    if (record.execution_count !== null && record.cell_id !== null) {
+      out.set(record.execution_count, record.cell_id);
+    }
+  }
+  return out;
+}
+
+/** The last `parts` components of a path ("numpy/core/numeric.py"). */
+export function shortPath(filename: string, parts = 3): string {
+  const pieces = filename.split(/[\\/]/).filter(p => p !== '');
+  return pieces.slice(-parts).join('/') || filename;
+}
+
+export function frameText(frame: SiteFrame): string {
+  const where = `${shortPath(frame.filename)}:${frame.line}`;
+  return frame.function ? `${where} in ${frame.function}` : where;
+}
+
+export function siteRow(
+  site: AllocationSite,
+  cellIds: ReadonlyMap<number, string>
+): SiteRow {
+  const cell = site.cell;
+  if (cell) {
+    const count = cell.execution_count;
+    const cellId =
+      cell.cell_id ?? (count !== null ? cellIds.get(count) ?? null : null);
+    return {
+      device: site.device,
+      label: `[${count ?? '?'}] line ${cell.line}`,
+      cellId,
+      executionCount: count,
+      line: cell.line,
+      inNotebook: true,
+      code: site.code,
+      library: site.library_frame ? frameText(site.library_frame) : null,
+      bytes: site.bytes,
+      count: site.count
+    };
+  }
+  const frame = site.frame;
+  return {
+    device: site.device,
+    label: frame ? frameText(frame) : 'unknown',
+    cellId: null,
+    executionCount: null,
+    line: frame?.line ?? 0,
+    inNotebook: false,
+    code: site.code,
+    library: null,
+    bytes: site.bytes,
+    count: site.count
+  };
+}
+
+/** Every device's rows, largest first within each device (the kernel's order). */
+export function siteRows(
+  listing: AllocationSitesResult,
+  cellIds: ReadonlyMap<number, string>
+): { device: string; rows: SiteRow[] }[] {
+  return listing.devices.map(d => ({
+    device: d.device,
+    rows: d.sites.map(site => siteRow(site, cellIds))
+  }));
+}
+
+function csvField(value: string | number | null): string {
+  const text = value === null ? '' : String(value);
+  // Quote what CSV needs quoted; a leading = + - @ would run as a formula in a spreadsheet.
+  const safe = /^[=+\-@]/.test(text) ? `'${text}` : text;
+  return /[",\n\r]/.test(safe) ? `"${safe.replace(/"/g, '""')}"` : safe;
+}
+
+/** One device's sites as CSV (header first). */
+export function sitesToCsv(rows: readonly SiteRow[]): string {
+  const header = [
+    'device',
+    'execution_count',
+    'cell_id',
+    'line',
+    'in_notebook',
+    'bytes',
+    'allocations',
+    'code',
+    'library_frame',
+    'where'
+  ];
+  const lines = [header.join(',')];
+  for (const r of rows) {
+    lines.push(
+      [
+        r.device,
+        r.executionCount,
+        r.cellId,
+        r.line,
+        r.inNotebook ? 'true' : 'false',
+        r.bytes,
+        r.count,
+        r.code,
+        r.library,
+        r.label
+      ]
+        .map(csvField)
+        .join(',')
+    );
+  }
+  return lines.join('\n') + '\n';
+}

@@ -1,0 +1,301 @@
+/**
+ * The "Lines" tab: live memory grouped by the notebook line that allocated
+ * it, per device (host through tracemalloc, each GPU through PyTorch's
+ * allocator history), largest first. A toggle turns recording on and off
+ * and says what it costs; a row of a notebook line activates that cell and
+ * puts the cursor on the line; the GPU snapshot and the host sites can be
+ * downloaded. Renders an AllocationRecorder; file names, code and reasons
+ * come from the kernel: text only.
+ *
+ * Test hooks: root `[data-vram-role="sites-view"]`;
+ * `[data-vram-role="record-allocations"]` (the checkbox),
+ * `[data-vram-role="recording-status"]`, `[data-vram-role="sites-refresh"]`,
+ * `[data-vram-role="export-gpu-snapshot"]`, `[data-vram-role="export-host-csv"]`,
+ * `[data-vram-role="sites-error"]`;
+ * `[data-vram-role="site-device"][data-vram-device="host"]`;
+ * `[data-vram-role="site-row"]` with `data-vram-device`, `data-vram-bytes`,
+ * `data-vram-cell-id`, `data-vram-execution-count`, `data-vram-line`.
+ */
+import { RecordingState } from '../allocationProtocol';
+import { formatBytes } from '../format';
+import { AllocationRecorder } from '../model/AllocationRecorder';
+import { cellIdsByCount, SiteRow, siteRows } from '../model/siteRows';
+import { VramSettings } from '../settings';
+import { IKernelMemoryModel } from '../tokens';
+import { button, element, setBytesData, setHidden, setText } from './dom';
+import { LazyView } from './LazyView';
+
+export class AllocationSitesView extends LazyView {
+  constructor(options: AllocationSitesView.IOptions) {
+    super(options.settings);
+    this._actions = options.actions;
+    this.addClass('jp-vram-Sites');
+    this.node.dataset.vramRole = 'sites-view';
+
+    const toggleLabel = element('label', 'jp-vram-Sites-toggle');
+    this._toggle = document.createElement('input');
+    this._toggle.type = 'checkbox';
+    this._toggle.dataset.vramRole = 'record-allocations';
+    this._toggle.addEventListener('change', () =>
+      this._actions.setRecording(this._toggle.checked)
+    );
+    toggleLabel.append(this._toggle, document.createTextNode(' Record allocations'));
+    toggleLabel.title =
+      'Keep the Python stack of every live allocation in this kernel (tracemalloc; ' +
+      "PyTorch's allocator history once CUDA is up), to show which line holds memory. " +
+      'Costs time per allocation and memory; off frees it.';
+
+    this._status = element('div', 'jp-vram-Sites-status', {
+      role: 'recording-status'
+    });
+    const toolbar = element('div', 'jp-vram-Holders-toolbar');
+    this._refresh = button(
+      'jp-vram-Button',
+      {
+        role: 'sites-refresh',
+        text: 'Refresh',
+        title: 'Ask the kernel which lines hold memory now'
+      },
+      () => void this.recorder?.refresh()
+    );
+    this._exportGpu = button(
+      'jp-vram-Button',
+      {
+        role: 'export-gpu-snapshot',
+        text: 'GPU snapshot',
+        title:
+          "Download PyTorch's allocator snapshot (.pickle) for pytorch.org/memory_viz"
+      },
+      () => this._actions.exportGpuSnapshot()
+    );
+    this._exportHost = button(
+      'jp-vram-Button',
+      {
+        role: 'export-host-csv',
+        text: 'Host CSV',
+        title: 'Download the host sites as CSV'
+      },
+      () => this._actions.exportHostCsv()
+    );
+    toolbar.append(this._refresh, this._exportGpu, this._exportHost);
+    this._error = element('div', 'jp-vram-Holders-status jp-vram-Holders-error', {
+      role: 'sites-error'
+    });
+    this._devices = element('div', 'jp-vram-Sites-devices');
+    this.node.append(toggleLabel, this._status, toolbar, this._error, this._devices);
+    this.renderNow();
+  }
+
+  get recorder(): AllocationRecorder | null {
+    return this._recorder;
+  }
+
+  set recorder(recorder: AllocationRecorder | null) {
+    if (recorder === this._recorder) {
+      return;
+    }
+    this._recorder?.changed.disconnect(this.requestRender, this);
+    this._recorder = recorder;
+    recorder?.changed.connect(this.requestRender, this);
+    this.requestRender();
+  }
+
+  /** The kernel's memory model: its cell history maps execution counts to cells. */
+  get model(): IKernelMemoryModel | null {
+    return this._model;
+  }
+
+  set model(model: IKernelMemoryModel | null) {
+    this._model = model;
+    this.requestRender();
+  }
+
+  /** The rows shown, per device (tests). */
+  get rows(): { device: string; rows: SiteRow[] }[] {
+    return this._rows;
+  }
+
+  dispose(): void {
+    this._recorder?.changed.disconnect(this.requestRender, this);
+    this._recorder = null;
+    super.dispose();
+  }
+
+  protected render(): void {
+    const recorder = this._recorder;
+    const available = recorder?.available ?? false;
+    const state = recorder?.recording ?? null;
+    const busy = (recorder?.pending ?? 0) > 0;
+    this._toggle.checked = state?.enabled ?? false;
+    this._toggle.disabled = !available || busy;
+    this._refresh.disabled = !available || busy;
+    this._exportGpu.disabled = !available || state?.gpu.state !== 'recording';
+    setText(
+      this._status,
+      statusText(state, available, busy, this.settings)
+    );
+    const error = recorder?.error ?? null;
+    setHidden(this._error, error === null);
+    setText(this._error, error ?? '');
+
+    const listing = recorder?.listing ?? null;
+    const records = this._model?.cells.entries.map(e => e.record) ?? [];
+    this._rows = listing ? siteRows(listing, cellIdsByCount(records)) : [];
+    this._exportHost.disabled = !this._rows.some(
+      d => d.device === 'host' && d.rows.length > 0
+    );
+    this._devices.replaceChildren(
+      ...(listing?.devices ?? []).map((device, i) =>
+        this._renderDevice(device.device, device.total_bytes, device.count,
+          device.unattributed_bytes, device.truncated, this._rows[i].rows)
+      )
+    );
+  }
+
+  private _renderDevice(
+    device: string,
+    total: number,
+    count: number,
+    unattributed: number,
+    truncated: boolean,
+    rows: SiteRow[]
+  ): HTMLElement {
+    const units = this.settings.units;
+    const section = element('section', 'jp-vram-Sites-device', {
+      role: 'site-device'
+    });
+    section.dataset.vramDevice = device;
+    const name = device === 'host' ? 'Host (tracemalloc)' : `GPU ${device}`;
+    let heading = `${name}: ${formatBytes(total, units)} live in ${count} allocations`;
+    if (unattributed > 0) {
+      heading += `; ${formatBytes(unattributed, units)} without a stack (allocated before recording)`;
+    }
+    section.appendChild(element('div', 'jp-vram-Holders-heading', { text: heading }));
+    const list = element('ul', 'jp-vram-Holders-list');
+    for (const row of rows) {
+      list.appendChild(this._renderRow(row));
+    }
+    if (rows.length === 0) {
+      list.appendChild(
+        element('li', 'jp-vram-Sites-empty', {
+          text: 'No live allocation recorded on this device.'
+        })
+      );
+    }
+    section.appendChild(list);
+    if (truncated) {
+      section.appendChild(
+        element('div', 'jp-vram-Sites-note', {
+          text: 'Only the largest sites are listed.'
+        })
+      );
+    }
+    return section;
+  }
+
+  private _renderRow(row: SiteRow): HTMLElement {
+    const item = element('li', 'jp-vram-Sites-row', { role: 'site-row' });
+    item.dataset.vramDevice = row.device;
+    item.dataset.vramLine = String(row.line);
+    if (row.cellId !== null) {
+      item.dataset.vramCellId = row.cellId;
+    }
+    if (row.executionCount !== null) {
+      item.dataset.vramExecutionCount = String(row.executionCount);
+    }
+    setBytesData(item, row.bytes);
+    const head = element('div', 'jp-vram-Sites-rowHead');
+    head.append(
+      element('span', 'jp-vram-Sites-where', {
+        text: row.inNotebook ? row.label : `outside the notebook: ${row.label}`
+      }),
+      element('span', 'jp-vram-Sites-bytes', {
+        text: `${formatBytes(row.bytes, this.settings.units)} · ${row.count} alloc${row.count === 1 ? '' : 's'}`
+      })
+    );
+    item.appendChild(head);
+    if (row.code !== null) {
+      item.appendChild(element('code', 'jp-vram-Sites-code', { text: row.code }));
+    }
+    if (row.library !== null) {
+      item.appendChild(
+        element('div', 'jp-vram-Sites-library', { text: `↳ ${row.library}` })
+      );
+    }
+    if (row.inNotebook && (row.cellId !== null || row.executionCount !== null)) {
+      item.classList.add('jp-vram-Sites-jump');
+      item.tabIndex = 0;
+      item.title = 'Go to this line';
+      const jump = () => this._actions.jumpTo(row);
+      item.addEventListener('click', jump);
+      item.addEventListener('keydown', event => {
+        if (event.key === 'Enter') {
+          jump();
+        }
+      });
+    }
+    return item;
+  }
+
+  private _actions: AllocationSitesView.IActions;
+  private _recorder: AllocationRecorder | null = null;
+  private _model: IKernelMemoryModel | null = null;
+  private _rows: { device: string; rows: SiteRow[] }[] = [];
+  private _toggle: HTMLInputElement;
+  private _status: HTMLElement;
+  private _refresh: HTMLButtonElement;
+  private _exportGpu: HTMLButtonElement;
+  private _exportHost: HTMLButtonElement;
+  private _error: HTMLElement;
+  private _devices: HTMLElement;
+}
+
+/** What the toggle's state line says: on or off, and what it costs. */
+export function statusText(
+  state: RecordingState | null,
+  available: boolean,
+  busy: boolean,
+  settings: VramSettings
+): string {
+  if (!available) {
+    return 'The memory helper is not running in this kernel.';
+  }
+  const waiting = busy ? ' (waiting for the kernel…)' : '';
+  if (state === null) {
+    return `Recording state unknown: Refresh asks the kernel.${waiting}`;
+  }
+  if (!state.enabled) {
+    return `Recording is off: it costs nothing.${waiting}`;
+  }
+  const parts: string[] = [];
+  const host = state.host;
+  if (host.state === 'recording' || host.state === 'shared') {
+    const whose = host.state === 'shared' ? ', started by someone else: left running when off' : '';
+    parts.push(
+      `host: tracemalloc, ${host.frames ?? '?'} frames${whose}, ${formatBytes(host.overhead_bytes, settings.units)} of traces`
+    );
+  }
+  const gpu = state.gpu;
+  if (gpu.state === 'recording') {
+    parts.push(`GPU: PyTorch's allocator history, last ${gpu.max_entries ?? '?'} events`);
+  } else if (gpu.reason) {
+    parts.push(`GPU ${gpu.state}: ${gpu.reason}`);
+  }
+  return `Recording on: ${parts.join('; ')}.${waiting}`;
+}
+
+export namespace AllocationSitesView {
+  export interface IActions {
+    /** Turn recording on/off (the command, so that it is one code path). */
+    setRecording(enabled: boolean): void;
+    /** Activate the row's cell and put the cursor on its line. */
+    jumpTo(row: SiteRow): void;
+    exportGpuSnapshot(): void;
+    exportHostCsv(): void;
+  }
+
+  export interface IOptions {
+    settings: VramSettings;
+    actions: IActions;
+  }
+}

@@ -1,0 +1,81 @@
+/**
+ * Activate a notebook cell and put the cursor on one of its lines: where a
+ * row of the Lines tab (live memory by line) leads.
+ *
+ * The cell is found by id, else (cells run before recording started) by its
+ * execution count. The notebook is windowed: the cell is scrolled into view
+ * first, and its editor exists once the cell is ready.
+ */
+export interface ILineTarget {
+  cellId: string | null;
+  executionCount: number | null;
+  /** 1-based, as Python counts lines. */
+  line: number;
+}
+
+/** The parts of a notebook cell used here (a Cell in the app, fakes in tests). */
+export interface IRevealCell {
+  readonly model: {
+    readonly id: string;
+    readonly type: string;
+    readonly executionCount?: number | null;
+  };
+  readonly ready?: Promise<void>;
+  readonly editor: {
+    setCursorPosition(position: { line: number; column: number }): void;
+    focus(): void;
+  } | null;
+}
+
+/** The parts of a notebook used here (Notebook in the app). */
+export interface IRevealNotebook {
+  readonly widgets: readonly IRevealCell[];
+  activeCellIndex: number;
+  deselectAll(): void;
+  scrollToItem(index: number, align?: string): Promise<void>;
+  mode: 'command' | 'edit';
+}
+
+/** The index of the cell `target` names, or -1. */
+export function findTargetCell(
+  cells: readonly IRevealCell[],
+  target: ILineTarget
+): number {
+  if (target.cellId !== null) {
+    const byId = cells.findIndex(c => c.model.id === target.cellId);
+    if (byId >= 0) {
+      return byId;
+    }
+  }
+  if (target.executionCount !== null) {
+    return cells.findIndex(
+      c =>
+        c.model.type === 'code' &&
+        c.model.executionCount === target.executionCount
+    );
+  }
+  return -1;
+}
+
+/** Activate the cell and place the cursor at the start of the line; false if not found. */
+export async function revealLine(
+  notebook: IRevealNotebook,
+  target: ILineTarget
+): Promise<boolean> {
+  const index = findTargetCell(notebook.widgets, target);
+  if (index < 0) {
+    return false;
+  }
+  notebook.activeCellIndex = index;
+  notebook.deselectAll();
+  await notebook.scrollToItem(index, 'center');
+  const cell = notebook.widgets[index];
+  await cell.ready;
+  const editor = cell.editor;
+  if (editor) {
+    notebook.mode = 'edit';
+    editor.setCursorPosition({ line: Math.max(0, target.line - 1), column: 0 });
+    editor.focus();
+  }
+  return true;
+}
