@@ -60,7 +60,8 @@ class SiteGrouper:
         self.unattributed_bytes = 0  # no frames at all (made before recording started)
         self.helper_bytes = 0  # made by this helper itself: not the user's
 
-    def add(self, size: int, frames: Sequence[Any]) -> None:
+    def add(self, size: int, frames: Sequence[Any], count: int = 1) -> None:
+        """``count`` allocations of ``size`` bytes in all, all made by the stack ``frames``."""
         # id() is safe: the caller keeps every stack alive for the grouping's lifetime.
         cached = self._by_stack.get(id(frames))
         if cached is None or cached[0] is not frames:
@@ -69,7 +70,7 @@ class SiteGrouper:
             self._by_stack[id(frames)] = cached
         site, library = cached[1], cached[2]
         self.total_bytes += size
-        self.count += 1
+        self.count += count
         if site is None:
             if library is None:
                 self.unattributed_bytes += size
@@ -77,7 +78,7 @@ class SiteGrouper:
                 self.helper_bytes += size
             return
         site.bytes += size
-        site.count += 1
+        site.count += count
         if library is not None:
             site.library[library] = site.library.get(library, 0) + size
 
