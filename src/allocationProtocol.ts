@@ -7,7 +7,7 @@
  * Results are untrusted JSON: the parsers check every field the UI relies
  * on and never throw; a bad result comes back as `{error}` naming the field.
  */
-import { Parsed } from './cleanupProtocol';
+import type { Parsed } from './cleanupProtocol';
 import { describeValue, FieldReader, ShapeError } from './protocol';
 
 /** tracemalloc: 'off', 'recording' (started by the helper) or 'shared' (someone else's). */
@@ -161,7 +161,8 @@ export function readRecordingState(r: FieldReader): RecordingState {
   };
 }
 
-function readSite(r: FieldReader): AllocationSite {
+/** Read one site (also used by the out-of-memory diagnosis). */
+export function readSite(r: FieldReader): AllocationSite {
   const cell = r.nullableObject('cell');
   return {
     device: r.string('device'),

@@ -5,6 +5,7 @@
  * frontend turns them into words (model/oomExplanation.ts) and actions
  * (model/oomActions.ts).
  */
+import { AllocationSite, readSite } from './allocationProtocol';
 import { FieldReader } from './protocol';
 
 export interface OomCause {
@@ -54,6 +55,31 @@ export interface OomDiagnosis {
   stale_bytes: number | null;
   stale_holders: OomStaleHolder[];
   causes: OomCause[];
+  /**
+   * The notebook lines holding the most on that device at the failure;
+   * `recording: false` when allocations were not recorded; null when the
+   * kernel could not say (an older helper).
+   */
+  allocation_sites: OomAllocationSites | null;
+}
+
+export interface OomAllocationSites {
+  recording: boolean;
+  /** Largest first. */
+  sites: AllocationSite[];
+}
+
+function readOomSites(r: FieldReader | null): OomAllocationSites | null {
+  if (r === null) {
+    return null;
+  }
+  return {
+    recording: r.boolean('recording'),
+    sites: r
+      .array('sites')
+      .map((item, i) => readSite(FieldReader.of(item, `${r.path}.sites[${i}]`)))
+      .sort((a, b) => b.bytes - a.bytes)
+  };
 }
 
 /** Read a cell record's `oom` field; throws ShapeError naming a bad field. */
@@ -86,6 +112,7 @@ export function readOomDiagnosis(r: FieldReader): OomDiagnosis {
     causes: (r.nullableArray('causes') ?? []).map((item, i) => {
       const c = FieldReader.of(item, `${r.path}.causes[${i}]`);
       return { cause: c.string('cause'), gain_bytes: c.bytes('gain_bytes') };
-    })
+    }),
+    allocation_sites: readOomSites(r.nullableObject('allocation_sites'))
   };
 }

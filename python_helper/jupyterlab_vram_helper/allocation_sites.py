@@ -24,6 +24,11 @@ from .gpu_allocations import GpuRecorder
 from .host_allocations import HostRecorder
 from .site_grouping import SiteGrouper
 
+# Sites listed in an out-of-memory diagnosis.
+OOM_SITES_LISTED = 5
+# A comm message is one JSON document held whole in the kernel and the browser.
+MAX_SNAPSHOT_BYTES = 192 * 1024 * 1024
+
 
 class AllocationSites:
     def __init__(
@@ -123,6 +128,21 @@ class AllocationSites:
             "elapsed_ms": round((time.perf_counter() - start) * 1000, 3),
         }
 
+    def top_sites(self, device: str, limit: int = OOM_SITES_LISTED) -> Dict[str, Any]:
+        """The out-of-memory diagnosis's ``allocation_sites``: the largest live sites on
+        ``device`` ("host" or "cuda:<index>"), or ``recording: False`` when nothing is recorded."""
+        if not self.enabled:
+            return {"recording": False, "sites": []}
+        self.cells.shell = self._shell()
+        self.cells.start_lookup()
+        if device == "host":
+            grouper = self.host.group(self.cells)
+            return {"recording": grouper is not None, "sites": grouper.result(device, limit)["sites"] if grouper else []}
+        for index, grouper in self.gpu.group(self.cells):
+            if f"cuda:{index}" == device:
+                return {"recording": True, "sites": grouper.result(device, limit)["sites"]}
+        return {"recording": self.gpu.recording, "sites": []}
+
     def _cells(self, per_cell: Dict[str, Dict[str, int]]) -> List[Dict[str, Any]]:
         out: Dict[tuple, Dict[str, Any]] = {}
         for filename, by_device in per_cell.items():
@@ -153,8 +173,6 @@ class AllocationSites:
         return {"format": "pickle", "data_base64": base64.b64encode(data).decode("ascii"), "bytes": len(data), "reason": None}
 
 
-# A comm message is one JSON document held whole in the kernel and the browser.
-MAX_SNAPSHOT_BYTES = 192 * 1024 * 1024
 
 
 def _add_per_cell(per_cell: Dict[str, Dict[str, int]], device: str, grouper: SiteGrouper) -> None:

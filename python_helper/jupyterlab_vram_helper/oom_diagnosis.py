@@ -31,7 +31,7 @@ the failure was about). Pure functions: no framework is imported.
 
 from __future__ import annotations
 
-from typing import List, Optional, Tuple, TypedDict
+from typing import Any, Dict, List, Optional, Tuple, TypedDict
 
 from .oom_message import KIND_CUDA, KIND_HOST, KIND_TENSORFLOW, OomMessageFacts, OomProcess
 
@@ -78,6 +78,15 @@ class OomDiagnosis(TypedDict):
     stale_bytes: Optional[int]
     stale_holders: List[OomStaleHolder]
     causes: List[OomCause]  # most likely first; [] when nothing can be said
+
+
+class OomAllocationSites(TypedDict):
+    """The diagnosis's ``allocation_sites`` key, which oom_watch.py adds to the
+    result of :func:`diagnose`: the notebook lines holding the most on the
+    failing device at the failure (allocation_sites.py)."""
+
+    recording: bool  # False: recording is off, so nothing could be said (the UI offers it)
+    sites: List[Dict[str, Any]]  # allocation_sites' site dicts, largest first (OOM_SITES_LISTED at most)
 
 
 CAUSE_TOO_BIG = "too_big"

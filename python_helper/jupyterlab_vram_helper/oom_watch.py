@@ -26,10 +26,14 @@ class OomWatch:
         self,
         read_figures: Callable[[], Mapping[str, Any]],
         inspect: Callable[[], Mapping[str, Any]],
+        allocation_sites: Optional[Callable[[str], Any]] = None,
     ):
-        """``read_figures()``: a fresh sample reading; ``inspect()``: an ``inspect`` result (cleanup.py)."""
+        """``read_figures()``: a fresh sample reading; ``inspect()``: an ``inspect`` result (cleanup.py);
+        ``allocation_sites(device)``: the top live sites there ("host" or "cuda:N") while
+        allocations are recorded, as an :class:`OomAllocationSites` (allocation_sites.py)."""
         self._read_figures = read_figures
         self._inspect = inspect
+        self._allocation_sites = allocation_sites
 
     def diagnose(self, type_name: str, message: str) -> Optional[OomDiagnosis]:
         facts = parse_oom_message(type_name, message)
@@ -51,7 +55,15 @@ class OomWatch:
             allocated = state.get("allocated_bytes")
             if device_key != HOST_DEVICE and allocated is not None and state["stale_bytes"] is not None:
                 state["stale_bytes"] = min(state["stale_bytes"], allocated)
-        return diagnose(facts, state)
+        diagnosis = diagnose(facts, state)
+        if self._allocation_sites is not None:
+            sites_device = "host" if device_key == HOST_DEVICE else device_key
+            try:
+                found = self._allocation_sites(sites_device) if sites_device is not None else None
+            except Exception:
+                found = None  # the diagnosis stands without it
+            diagnosis["allocation_sites"] = found  # type: ignore[typeddict-unknown-key]
+        return diagnosis
 
 
 def _empty_state(device_index: Optional[int]) -> OomState:

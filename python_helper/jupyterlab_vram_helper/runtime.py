@@ -99,9 +99,17 @@ class Runtime:
             from .oom_watch import OomWatch
 
             self._oom_watch = OomWatch(
-                read_figures=self.sampler.read_figures, inspect=lambda: self.cleanup.inspect(keep_listing=False)
+                read_figures=self.sampler.read_figures,
+                inspect=lambda: self.cleanup.inspect(keep_listing=False),
+                allocation_sites=self._oom_allocation_sites,
             )
         return self._oom_watch
+
+    def _oom_allocation_sites(self, device: str) -> Dict[str, Any]:
+        # Not recording (never asked for): nothing to load, and the UI offers to turn it on.
+        if self._allocations is None:
+            return {"recording": False, "sites": []}
+        return self._allocations.top_sites(device)
 
     @property
     def allocations(self) -> Any:

@@ -37,6 +37,7 @@ function diagnosis(overrides: Partial<OomDiagnosis> = {}): OomDiagnosis {
       { cause: 'stale_references', gain_bytes: 4 * GiB },
       { cause: 'other_processes', gain_bytes: 2 * GiB }
     ],
+    allocation_sites: null,
     ...overrides
   };
 }

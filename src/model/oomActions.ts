@@ -173,5 +173,13 @@ export function oomActions(d: OomDiagnosis, units: ByteUnits): OomAction[] {
   } else {
     add(batchSize);
   }
+  if (d.allocation_sites && !d.allocation_sites.recording) {
+    add({
+      id: 'record-allocations',
+      label: 'Record allocations',
+      gain: 'Keeps the stack of every live allocation from now on: the next diagnosis lists the notebook lines that hold the memory',
+      steps: [{ command: CommandIDs.recordAllocations, args: { enabled: true } }]
+    });
+  }
   return actions;
 }

@@ -7,14 +7,19 @@
  *
  * Test hooks: `data-vram-role="oom-diagnosis"` (with `data-vram-record`),
  * `oom-headline`, `oom-cause` (with `data-vram-cause`), `oom-figures`,
- * `oom-action` (with `data-vram-action`), `oom-dismiss`.
+ * `oom-action` (with `data-vram-action`), `oom-dismiss`, `oom-sites` and
+ * its `oom-site` rows (the lines holding the most, with allocation recording on).
  */
+import { CommandIDs } from '../commandIds';
+import { formatBytes } from '../format';
 import { CellHistoryEntry } from '../model/CellHistory';
+import { cellIdsByCount, siteRow } from '../model/siteRows';
+import { OomDiagnosis } from '../oomProtocol';
 import { oomActions, OomAction } from '../model/oomActions';
 import { explainOom } from '../model/oomExplanation';
 import { VramSettings } from '../settings';
 import { ModelChange } from '../tokens';
-import { button, element, setHidden } from './dom';
+import { button, element, setBytesData, setHidden } from './dom';
 import { ModelView } from './ModelView';
 
 const RELEVANT: ReadonlySet<ModelChange> = new Set<ModelChange>(['cells', 'state']);
@@ -100,7 +105,67 @@ export class OomDiagnosisView extends ModelView {
     for (const action of oomActions(diagnosis, units)) {
       actions.appendChild(this._actionItem(action));
     }
-    this.node.append(header, causes, actions, figures);
+    this.node.append(header, causes, this._sites(diagnosis), actions, figures);
+  }
+
+  /** The notebook lines holding the most at the failure (allocation recording on). */
+  private _sites(diagnosis: OomDiagnosis): HTMLElement {
+    const box = element('div', 'jp-vram-OomDiagnosis-sites', {
+      role: 'oom-sites'
+    });
+    const found = diagnosis.allocation_sites;
+    if (!found || !found.recording || found.sites.length === 0) {
+      setHidden(box, true);
+      return box;
+    }
+    box.appendChild(
+      element('div', 'jp-vram-Holders-heading', {
+        text: 'Lines holding the most memory at the failure'
+      })
+    );
+    const cellIds = cellIdsByCount(
+      this.model?.cells.entries.map(e => e.record) ?? []
+    );
+    const list = element('ul', 'jp-vram-Holders-list');
+    for (const site of found.sites) {
+      const row = siteRow(site, cellIds);
+      const item = element('li', 'jp-vram-Sites-row', { role: 'oom-site' });
+      item.dataset.vramLine = String(row.line);
+      setBytesData(item, row.bytes);
+      const where = row.inNotebook ? row.label : `outside the notebook: ${row.label}`;
+      item.append(
+        element('div', 'jp-vram-Sites-rowHead', {
+          text: `${where} — ${formatBytes(row.bytes, this.settings.units)}`
+        })
+      );
+      if (row.code !== null) {
+        item.appendChild(element('code', 'jp-vram-Sites-code', { text: row.code }));
+      }
+      if (row.inNotebook && (row.cellId !== null || row.executionCount !== null)) {
+        item.classList.add('jp-vram-Sites-jump');
+        item.title = 'Go to this line';
+        item.addEventListener('click', () =>
+          void this._run({
+            id: 'go-to-line',
+            label: 'Go to this line',
+            gain: '',
+            steps: [
+              {
+                command: CommandIDs.goToCellLine,
+                args: {
+                  cellId: row.cellId,
+                  executionCount: row.executionCount,
+                  line: row.line
+                }
+              }
+            ]
+          })
+        );
+      }
+      list.appendChild(item);
+    }
+    box.appendChild(list);
+    return box;
   }
 
   private _actionItem(action: OomAction): HTMLElement {

@@ -157,3 +157,38 @@ def test_torch_without_cuda_never_initialises_it(kernel: Kernel, bootstrap: str)
     assert [d["device"] for d in listing["devices"]] == ["host"]
     assert kernel.eval("torch.cuda.is_initialized()") is False
     reply(kernel, comm_id, {"type": "record_allocations", "enabled": False})
+
+
+def _oom_record(kernel: Kernel, comm_id: str, code: str, cell_id: str) -> Dict[str, Any]:
+    start = len(kernel.comm_data(comm_id))
+    reply_ = kernel.execute(code, timeout=120, cell_id=cell_id)
+    assert reply_["status"] == "error"
+    message = kernel.wait_for(
+        comm_id,
+        lambda d: d.get("type") == "cells" and any(r["cell_id"] == cell_id for r in d["records"]),
+        timeout=30,
+        start=start,
+    )
+    record = [r for r in message["records"] if r["cell_id"] == cell_id][-1]
+    assert record["oom"] is not None, record
+    return record["oom"]
+
+
+def test_a_host_out_of_memory_lists_the_lines_holding_memory(kernel: Kernel, bootstrap: str) -> None:
+    comm_id = attach_helper(kernel, bootstrap, QUIET)
+    run(kernel, "import numpy as np\n", cell_id="c1")
+    # Off: the diagnosis says nothing was recorded, so the UI can offer it.
+    oom = _oom_record(kernel, comm_id, "raise MemoryError('Unable to allocate 8.00 EiB')\n", cell_id="c2")
+    assert oom["allocation_sites"] == {"recording": False, "sites": []}
+
+    reply(kernel, comm_id, {"type": "record_allocations", "enabled": True})
+    run(kernel, "x = 1\nkept = np.ones(3_000_000)\n", cell_id="c3")  # 24 MB on line 2
+    oom = _oom_record(
+        kernel, comm_id, "raise MemoryError('Unable to allocate 8.00 EiB for an array')\n", cell_id="c4"
+    )
+    sites = oom["allocation_sites"]
+    assert sites["recording"] is True and 1 <= len(sites["sites"]) <= 5
+    top = sites["sites"][0]
+    assert top["cell"]["cell_id"] == "c3" and top["cell"]["line"] == 2
+    assert abs(top["bytes"] - 24_000_000) <= 0.05 * 24_000_000
+    reply(kernel, comm_id, {"type": "record_allocations", "enabled": False})
