@@ -19,6 +19,7 @@ import pickle
 import time
 from typing import Any, Callable, Dict, List, Mapping, Optional
 
+from .cell_alive import CellAliveTracker
 from .cell_files import CellFiles
 from .gpu_allocations import GpuRecorder
 from .host_allocations import HostRecorder
@@ -36,9 +37,16 @@ class AllocationSites:
         shell: Callable[[], Any],
         broadcast: Callable[[Mapping[str, Any]], None],
         torch_module: Optional[Callable[[], Any]] = None,
+        call_soon: Optional[Callable[[Callable[[], None]], None]] = None,
     ):
+        """``call_soon(f)``: run ``f`` off the kernel's main thread soon (the runtime's
+        sender thread); without it, the per-cell figures are computed at once."""
         self._shell = shell
         self._broadcast = broadcast
+        self._call_soon = call_soon if call_soon is not None else (lambda call: call())
+        self.alive = CellAliveTracker()
+        self._ended: List[tuple] = []  # (cell id, execution count) of cells whose figure is due
+        self.last_error: Optional[str] = None
         self.host = HostRecorder()
         self.gpu = GpuRecorder() if torch_module is None else GpuRecorder(torch_module)
         self.cells = CellFiles()
@@ -66,6 +74,8 @@ class AllocationSites:
         self.host.stop()
         self.gpu.stop()
         self.cells.forget()
+        self.alive.forget()
+        self._ended.clear()
 
     def state(self) -> Dict[str, Any]:
         return {"enabled": self.enabled, "host": self.host.state(), "gpu": self.gpu.state()}
@@ -85,6 +95,43 @@ class AllocationSites:
         except Exception:
             pass
 
+    def post_run_cell(self, result: Any = None) -> None:
+        # Never raises (see pre_run_cell). The figures are computed off the main thread.
+        try:
+            info = getattr(result, "info", None)
+            cell_id = getattr(info, "cell_id", None)
+            count = getattr(result, "execution_count", None)
+            if not isinstance(cell_id, str) or not cell_id:
+                return
+            first = not self._ended
+            self._ended.append((cell_id, count if isinstance(count, int) else None))
+            if first:  # a "Run All" makes one computation for all the cells that ended meanwhile
+                self._call_soon(self._send_cell_alive)
+        except Exception:
+            pass
+
+    def _send_cell_alive(self) -> None:
+        try:
+            if not self.enabled or not self._ended:
+                return
+            ended, self._ended = self._ended, []
+            cells = self._per_cell_list()
+            for cell_id, count in ended:
+                self.alive.ran(cell_id, count, cells)
+            self._broadcast(self.alive.message(cells))
+        except Exception as exc:
+            self.last_error = f"per-cell live bytes failed: {type(exc).__name__}: {exc}"
+
+    def _per_cell_list(self) -> List[Dict[str, Any]]:
+        self.cells.start_lookup()
+        per_cell: Dict[str, Dict[str, int]] = {}
+        host = self.host.group(self.cells)
+        if host is not None:
+            _add_per_cell(per_cell, "host", host)
+        for index, grouper in self.gpu.group(self.cells):
+            _add_per_cell(per_cell, f"cuda:{index}", grouper)
+        return self._cells(per_cell)
+
     def _hook(self) -> None:
         shell = self._shell()
         events = getattr(shell, "events", None)
@@ -92,6 +139,7 @@ class AllocationSites:
             return
         self._unhook()
         events.register("pre_run_cell", self.pre_run_cell)
+        events.register("post_run_cell", self.post_run_cell)
         self._hooked = shell
 
     def _unhook(self) -> None:
@@ -99,10 +147,11 @@ class AllocationSites:
         events = getattr(shell, "events", None)
         if events is None:
             return
-        try:
-            events.unregister("pre_run_cell", self.pre_run_cell)
-        except ValueError:
-            pass
+        for name, callback in (("pre_run_cell", self.pre_run_cell), ("post_run_cell", self.post_run_cell)):
+            try:
+                events.unregister(name, callback)
+            except ValueError:
+                pass
 
     # -- the allocation_sites request -----------------------------------------------
 
@@ -121,10 +170,13 @@ class AllocationSites:
         for index, grouper in gpus:
             devices.append(dict(grouper.result(f"cuda:{index}", max_sites), index=index))
             _add_per_cell(per_cell, f"cuda:{index}", grouper)
+        cells = self._cells(per_cell)
+        for cell in cells:
+            cell["growing"] = self.alive.growing(cell["cell_id"])
         return {
             "recording": self.state(),
             "devices": devices,
-            "cells": self._cells(per_cell),
+            "cells": cells,
             "elapsed_ms": round((time.perf_counter() - start) * 1000, 3),
         }
 

@@ -117,7 +117,9 @@ class Runtime:
         if self._allocations is None:
             from .allocation_sites import AllocationSites
 
-            self._allocations = AllocationSites(shell=lambda: self._shell, broadcast=self.channel.broadcast)
+            self._allocations = AllocationSites(
+                shell=lambda: self._shell, broadcast=self.channel.broadcast, call_soon=self.cell_sender.call_soon
+            )
         return self._allocations
 
     def notebook_names(self) -> Dict[str, Any]:

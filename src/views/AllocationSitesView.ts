@@ -126,7 +126,10 @@ export class AllocationSitesView extends LazyView {
     const available = recorder?.available ?? false;
     const state = recorder?.recording ?? null;
     const busy = (recorder?.pending ?? 0) > 0;
-    this._toggle.checked = state?.enabled ?? false;
+    if (!busy) {
+      // While the kernel has not answered, the box shows what the user asked for.
+      this._toggle.checked = state?.enabled ?? false;
+    }
     this._toggle.disabled = !available || busy;
     this._refresh.disabled = !available || busy;
     this._exportGpu.disabled = !available || state?.gpu.state !== 'recording';

@@ -94,10 +94,11 @@ def test_arrays_are_charged_to_their_cell_and_line(kernel: Kernel, bootstrap: st
     state = reply(kernel, comm_id, {"type": "record_allocations", "enabled": False})
     assert state["enabled"] is False and state["host"]["state"] == "off" and state["gpu"]["state"] == "off"
     assert kernel.eval("tracemalloc.is_tracing()") is False
-    assert kernel.eval(
-        "[getattr(c, '__qualname__', '') for c in get_ipython().events.callbacks['pre_run_cell']"
-        " if 'AllocationSites' in getattr(c, '__qualname__', '')]"
-    ) == []
+    for event in ("pre_run_cell", "post_run_cell"):
+        assert kernel.eval(
+            f"[getattr(c, '__qualname__', '') for c in get_ipython().events.callbacks['{event}']"
+            " if 'AllocationSites' in getattr(c, '__qualname__', '')]"
+        ) == []
     assert kernel.eval("sorted(k for k in globals() if not k.startswith('_'))") == names_before
     listing = reply(kernel, comm_id, {"type": "allocation_sites"})
     assert listing["devices"] == [] and listing["cells"] == []
@@ -191,4 +192,33 @@ def test_a_host_out_of_memory_lists_the_lines_holding_memory(kernel: Kernel, boo
     top = sites["sites"][0]
     assert top["cell"]["cell_id"] == "c3" and top["cell"]["line"] == 2
     assert abs(top["bytes"] - 24_000_000) <= 0.05 * 24_000_000
+    reply(kernel, comm_id, {"type": "record_allocations", "enabled": False})
+
+
+def _cell_alive_after(kernel: Kernel, comm_id: str, code: str, cell_id: str) -> Dict[str, Any]:
+    """Run ``code`` as cell ``cell_id``; the entry of that cell in the next ``cell_alive`` message."""
+    start = len(kernel.comm_data(comm_id))
+    run(kernel, code, cell_id=cell_id)
+    message = kernel.wait_for(comm_id, lambda d: d.get("type") == "cell_alive", timeout=30, start=start)
+    entries = [c for c in message["cells"] if c["cell_id"] == cell_id]
+    return entries[0] if entries else {"cell_id": cell_id, "total_bytes": 0, "growing": False, "runs": []}
+
+
+def test_a_cell_whose_live_memory_grows_at_each_run_is_flagged(kernel: Kernel, bootstrap: str) -> None:
+    comm_id = attach_helper(kernel, bootstrap, QUIET)
+    run(kernel, "import numpy as np\nfeatures = []\n", cell_id="setup")
+    reply(kernel, comm_id, {"type": "record_allocations", "enabled": True})
+    leak = "features.append(np.ones(500_000))  # 4 MB more at every run\n"
+    steady = "batch = np.ones(500_000)  # rebound: the previous run's array is freed\n"
+    for run_number in range(1, 4):
+        grown = _cell_alive_after(kernel, comm_id, leak, cell_id="leaky")
+        kept = _cell_alive_after(kernel, comm_id, steady, cell_id="steady")
+        assert abs(grown["alive_bytes"]["host"] - run_number * 4_000_000) <= 0.05 * run_number * 4_000_000
+        assert abs(kept["alive_bytes"]["host"] - 4_000_000) <= 0.05 * 4_000_000
+        assert grown["growing"] is (run_number >= 3), grown
+        assert kept["growing"] is False
+    assert [r["total_bytes"] // 1_000_000 for r in grown["runs"]] == [4, 8, 12]
+    listing = reply(kernel, comm_id, {"type": "allocation_sites"})
+    flags = {c["cell_id"]: c["growing"] for c in listing["cells"]}
+    assert flags["leaky"] is True and flags["steady"] is False
     reply(kernel, comm_id, {"type": "record_allocations", "enabled": False})

@@ -21,7 +21,7 @@ CELL_B = "<ipython-input-9-0123456789ab>"  # plain IPython's
 
 class FakeEvents:
     def __init__(self) -> None:
-        self.callbacks: Dict[str, List[Callable[..., Any]]] = {"pre_run_cell": []}
+        self.callbacks: Dict[str, List[Callable[..., Any]]] = {"pre_run_cell": [], "post_run_cell": []}
 
     def register(self, event: str, cb: Callable[..., Any]) -> None:
         self.callbacks[event].append(cb)
@@ -94,7 +94,7 @@ def test_gpu_recording_waits_for_cuda_and_starts_at_the_next_cell() -> None:
     finally:
         sites.stop()
     assert torch.history_calls[-1] == {"enabled": None}  # type: ignore[attr-defined]  # stopped and freed
-    assert shell.events.callbacks["pre_run_cell"] == []
+    assert shell.events.callbacks == {"pre_run_cell": [], "post_run_cell": []}
 
 
 def test_gpu_blocks_are_charged_to_the_innermost_notebook_frame() -> None:
@@ -200,3 +200,24 @@ def test_defaults() -> None:
     request = parse_request({"type": "record_allocations", "request_id": "r", "enabled": True})
     assert request.args == {"enabled": True, "host_frames": 16, "gpu_max_entries": 100_000}
     assert parse_request({"type": "allocation_sites", "request_id": "r"}).args == {"max_sites": 200}
+
+
+def test_a_cell_is_growing_after_three_rises_of_a_megabyte_or_more() -> None:
+    from jupyterlab_vram_helper.cell_alive import CellAliveTracker
+
+    tracker = CellAliveTracker()
+    mib = 1 << 20
+
+    def ran(count: int, total: int) -> bool:
+        tracker.ran("c", count, [{"cell_id": "c", "total_bytes": total}, {"cell_id": "other", "total_bytes": 1}])
+        return tracker.growing("c")
+
+    assert [ran(1, 5 * mib), ran(2, 10 * mib), ran(3, 15 * mib)] == [False, False, True]
+    assert ran(4, 15 * mib + 100) is False  # a rise below a megabyte is noise
+    assert ran(5, 20 * mib) is False and ran(6, 25 * mib) is False and ran(7, 30 * mib) is True
+    assert ran(7, 1) is False  # the same run measured again replaces its figure
+    tracker.ran("gone", 9, [])  # a cell with nothing alive counts 0
+    assert tracker.growing("gone") is False and tracker.growing(None) is False
+    message = tracker.message([{"cell_id": "c", "total_bytes": 1, "execution_count": 7, "alive_bytes": {"host": 1}}])
+    assert message["type"] == "cell_alive" and message["cells"][0]["growing"] is False
+    assert len(message["cells"][0]["runs"]) == 7

@@ -1,0 +1,87 @@
+/**
+ * Live memory by notebook line: turn recording on from the Lines tab, run a
+ * cell that allocates on its third line, click the row: the cell is active
+ * and the cursor is on that line. A graph-holding loss history is flagged
+ * in the Holders tab. Real kernel, real NumPy and CPU PyTorch.
+ */
+import { expect, test } from '@jupyterlab/galata';
+
+import { openLiveNotebook, SIDEBAR, sidebarRole } from './helpers';
+
+// See sidebar.spec.ts: Galata's kernel tracking breaks restarts/interrupts.
+test.use({ kernels: null });
+
+test.describe('which line holds the memory', () => {
+  test('a row of the Lines tab leads to the cell and line that allocated', async ({ page }) => {
+    await openLiveNotebook(page);
+    await page.notebook.setCell(0, 'code', 'import numpy as np');
+    await page.notebook.runCell(0, true);
+
+    await sidebarRole(page, 'lines-tab').click();
+    const toggle = sidebarRole(page, 'record-allocations');
+    await expect(toggle).toBeEnabled({ timeout: 30_000 });
+    await toggle.check();
+    await expect(sidebarRole(page, 'recording-status')).toContainText('Recording on', {
+      timeout: 30_000
+    });
+    await expect(sidebarRole(page, 'recording-status')).toContainText('tracemalloc');
+
+    await page.notebook.addCell('code', 'a = 1\nb = 2\nbig = np.ones(5_000_000)  # 40 MB\nc = 3');
+    await page.notebook.addCell('code', 'print("another cell")');
+    await page.notebook.runCell(1, true);
+    await page.notebook.runCell(2, true);
+    await page.notebook.selectCells(2);
+
+    await sidebarRole(page, 'sites-refresh').click();
+    const row = page
+      .locator(`${SIDEBAR} [data-vram-role="site-row"][data-vram-device="host"][data-vram-line="3"]`)
+      .first();
+    await expect(row).toBeVisible({ timeout: 30_000 });
+    expect(Number(await row.getAttribute('data-vram-bytes'))).toBeGreaterThan(38e6);
+    await expect(row).toContainText('big = np.ones(5_000_000)');
+    await row.click();
+
+    // The allocating cell is active, in edit mode, with the cursor on line 3.
+    await expect
+      .poll(async () =>
+        page.evaluate(() => {
+          const notebook = (window as any).jupyterapp.shell.currentWidget.content;
+          const cell = notebook.activeCell;
+          const position = cell?.editor?.getCursorPosition();
+          return {
+            index: notebook.activeCellIndex,
+            mode: notebook.mode,
+            line: position?.line ?? null
+          };
+        })
+      )
+      .toEqual({ index: 1, mode: 'edit', line: 2 });
+
+    // Off: nothing is recorded any more.
+    await toggle.uncheck();
+    await expect(sidebarRole(page, 'recording-status')).toContainText('Recording is off', {
+      timeout: 30_000
+    });
+    await expect(page.locator(`${SIDEBAR} [data-vram-role="site-row"]`)).toHaveCount(0);
+  });
+
+  test('a loss history that keeps autograd graphs is flagged, with a fix', async ({ page }) => {
+    await openLiveNotebook(page);
+    await page.notebook.setCell(
+      0,
+      'code',
+      'import torch\nmodel = torch.nn.Linear(32, 1)\nlosses = []\n' +
+        'for _ in range(3):\n    loss = model(torch.randn(64, 32)).pow(2).mean()\n    losses.append(loss)'
+    );
+    await page.notebook.runCell(0, true);
+    await page.evaluate(async () => {
+      await window.jupyterapp.commands.execute('jupyterlab-vram:inspect-memory');
+    });
+    const entry = page.locator(`${SIDEBAR} [data-vram-role="holder-entry"][data-vram-name="losses"]`);
+    await expect(entry).toHaveAttribute('data-vram-graph-holding', 'true', { timeout: 30_000 });
+    await expect(entry.locator('[data-vram-role="holder-graph"]')).toContainText('autograd graph');
+    await entry.locator('[data-vram-role="graph-fix"]').click();
+    await expect.poll(async () => (await page.notebook.getCellCount())).toBe(2);
+    expect(await page.notebook.getCellTextInput(1)).toContain('losses = [_keep(t) for t in losses]');
+  });
+});
