@@ -83,6 +83,10 @@ export interface CellAliveBytes {
   cell_id: string | null;
   alive_bytes: { [device: string]: number };
   total_bytes: number;
+  /** Its live bytes rose after each of its last runs: a likely leak. */
+  growing: boolean;
+  /** Its figure after each of its recent runs (`cell_alive` messages only). */
+  runs: { execution_count: number | null; total_bytes: number }[];
 }
 
 export interface AllocationSitesResult {
@@ -208,7 +212,15 @@ function readAlive(r: FieldReader): CellAliveBytes {
     execution_count: r.nullableInteger('execution_count'),
     cell_id: r.nullableString('cell_id'),
     alive_bytes: alive,
-    total_bytes: count(r, 'total_bytes')
+    total_bytes: count(r, 'total_bytes'),
+    growing: r.has('growing') ? r.boolean('growing') : false,
+    runs: (r.nullableArray('runs') ?? []).map((item, i) => {
+      const run = FieldReader.of(item, `${r.path}.runs[${i}]`);
+      return {
+        execution_count: run.nullableInteger('execution_count'),
+        total_bytes: count(run, 'total_bytes')
+      };
+    })
   };
 }
 
@@ -245,6 +257,26 @@ export function parseAllocationSnapshot(
     bytes: count(r, 'bytes'),
     reason: r.nullableString('reason')
   }));
+}
+
+/**
+ * The cells of a `cell_alive` broadcast (after each cell, while recording),
+ * or null when `data` is no such message (or a malformed one).
+ */
+export function parseCellAliveMessage(data: unknown): CellAliveBytes[] | null {
+  if (
+    typeof data !== 'object' ||
+    data === null ||
+    (data as { type?: unknown }).type !== 'cell_alive'
+  ) {
+    return null;
+  }
+  const parsed = parseWith(data, 'cell_alive', r =>
+    r
+      .array('cells')
+      .map((item, i) => readAlive(FieldReader.of(item, `${r.path}.cells[${i}]`)))
+  );
+  return 'value' in parsed ? parsed.value : null;
 }
 
 /**

@@ -189,7 +189,8 @@ const plugin: JupyterFrontEndPlugin<IVramMonitor> = {
         new NotebookCellBadges({
           notebook: notebookPanel.content,
           model,
-          settings: monitor.settings
+          settings: monitor.settings,
+          alive: monitor.allocationsFor(model)
         })
       );
       panel.disposed.connect(() => {

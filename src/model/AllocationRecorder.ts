@@ -16,6 +16,8 @@ import { ISignal, Signal } from '@lumino/signaling';
 import {
   AllocationSitesResult,
   AllocationSnapshotResult,
+  CellAliveBytes,
+  parseCellAliveMessage,
   parseRecordingBroadcast,
   RecordingState
 } from '../allocationProtocol';
@@ -35,7 +37,12 @@ export interface IAllocationConnection {
   readonly otherMessage?: ISignal<unknown, unknown>;
 }
 
-export type AllocationRecorderChange = 'recording' | 'listing' | 'pending' | 'error';
+export type AllocationRecorderChange =
+  | 'recording'
+  | 'listing'
+  | 'pending'
+  | 'error'
+  | 'alive';
 
 export class AllocationRecorder implements IDisposable {
   constructor(options: AllocationRecorder.IOptions) {
@@ -69,6 +76,11 @@ export class AllocationRecorder implements IDisposable {
     return this._listing;
   }
 
+  /** Per notebook cell id: the bytes it allocated that are still alive (while recording). */
+  get alive(): ReadonlyMap<string, CellAliveBytes> {
+    return this._alive;
+  }
+
   /** The latest failure, in words; null after a success. */
   get error(): string | null {
     return this._error;
@@ -95,9 +107,8 @@ export class AllocationRecorder implements IDisposable {
     );
     if (state) {
       this._setRecording(state);
-      if (!enabled && this._listing) {
-        this._listing = null;
-        this._emit('listing');
+      if (!enabled) {
+        this._forget();
       }
     }
     return state;
@@ -112,6 +123,7 @@ export class AllocationRecorder implements IDisposable {
       this._listing = listing;
       this._setRecording(listing.recording);
       this._emit('listing');
+      this._setAlive(listing.cells);
     }
     return listing;
   }
@@ -168,10 +180,36 @@ export class AllocationRecorder implements IDisposable {
     }
   }
 
+  private _setAlive(cells: readonly CellAliveBytes[]): void {
+    // Each message lists every cell with live bytes: one absent holds none.
+    this._alive = new Map(
+      cells
+        .filter(c => c.cell_id !== null)
+        .map(c => [c.cell_id as string, c] as [string, CellAliveBytes])
+    );
+    this._emit('alive');
+  }
+
+  /** Drop what the kernel recorded (it stopped, or the kernel is gone). */
+  private _forget(): void {
+    this._listing = null;
+    this._alive = new Map();
+    this._emit('listing');
+    this._emit('alive');
+  }
+
   private _onOtherMessage(_: unknown, data: unknown): void {
     const state = parseRecordingBroadcast(data);
     if (state) {
       this._setRecording(state);
+      if (!state.enabled) {
+        this._forget(); // stopped from another frontend
+      }
+      return;
+    }
+    const cells = parseCellAliveMessage(data);
+    if (cells) {
+      this._setAlive(cells);
     }
   }
 
@@ -179,9 +217,8 @@ export class AllocationRecorder implements IDisposable {
     if (change === 'state' && model.state !== 'live') {
       // Restarted, died, changed kernel: whatever it recorded is gone.
       this._recording = null;
-      this._listing = null;
       this._emit('recording');
-      this._emit('listing');
+      this._forget();
     }
   }
 
@@ -196,6 +233,7 @@ export class AllocationRecorder implements IDisposable {
   private _settings: () => VramSettings;
   private _recording: RecordingState | null = null;
   private _listing: AllocationSitesResult | null = null;
+  private _alive: Map<string, CellAliveBytes> = new Map();
   private _error: string | null = null;
   private _pending = 0;
   private _isDisposed = false;

@@ -19,6 +19,8 @@ import {
   formatExecutionCount,
   formatPeak
 } from '../cellFormat';
+import { AllocationRecorder } from '../model/AllocationRecorder';
+import { cellAliveText, CellAliveText } from '../model/cellAlive';
 import { cellTotalsOf, cellWarningLevel } from '../model/cellFigures';
 import { CellHistoryEntry } from '../model/CellHistory';
 import {
@@ -126,6 +128,13 @@ export class CellHistoryView extends ModelView {
       this._headers.set(key, h);
       header.appendChild(h);
     }
+    const aliveHeader = element('div', 'jp-vram-CellCol jp-vram-CellCol-alive', {
+      text: 'Alive'
+    });
+    aliveHeader.setAttribute('role', 'columnheader');
+    aliveHeader.title =
+      'Bytes this cell allocated that are still alive (latest run; needs "Record allocations" in the Lines tab). \u26a0: they grow at each run, a likely leak';
+    header.appendChild(aliveHeader);
     this._viewport = element('div', 'jp-vram-CellTable-viewport', {
       role: 'cell-rows'
     });
@@ -263,13 +272,58 @@ export class CellHistoryView extends ModelView {
           index,
           units,
           cellWarningLevel(entry.record, entry.summary, totals, threshold),
-          session
+          session,
+          this._aliveOf(entry, units)
         );
       } else {
         row.hide();
       }
     }
     this._rowsInUse = totals ? count : 0;
+  }
+
+  /**
+   * Allocation recording of the shown kernel: its per-cell live bytes fill
+   * the Alive column (on the latest record of each cell).
+   */
+  get recorder(): AllocationRecorder | null {
+    return this._recorder;
+  }
+
+  set recorder(recorder: AllocationRecorder | null) {
+    if (recorder === this._recorder) {
+      return;
+    }
+    this._recorder?.changed.disconnect(this._onRecorderChanged, this);
+    this._recorder = recorder;
+    recorder?.changed.connect(this._onRecorderChanged, this);
+    this.requestRender();
+  }
+
+  dispose(): void {
+    this._recorder?.changed.disconnect(this._onRecorderChanged, this);
+    this._recorder = null;
+    super.dispose();
+  }
+
+  private _onRecorderChanged(_: unknown, change: string): void {
+    if (change === 'alive') {
+      this.requestRender();
+    }
+  }
+
+  private _aliveOf(
+    entry: CellHistoryEntry,
+    units: 'binary' | 'decimal'
+  ): CellAliveText | null {
+    const cellId = entry.record.cell_id;
+    if (cellId === null || !this._recorder) {
+      return null;
+    }
+    if (this.model?.cells.latestForCell(cellId) !== entry) {
+      return null; // an earlier run: the figure is the cell's now
+    }
+    return cellAliveText(this._recorder.alive.get(cellId), units);
   }
 
   private _onRowClick(event: MouseEvent): void {
@@ -305,6 +359,7 @@ export class CellHistoryView extends ModelView {
   }
 
   private _actions: CellHistoryView.IActions;
+  private _recorder: AllocationRecorder | null = null;
   private _sort: CellSort | null = null;
   private _cache: {
     version: number;
@@ -346,7 +401,7 @@ class CellRow {
       role: 'cell-row'
     }));
     node.setAttribute('role', 'row');
-    this._cols = CELL_SORT_KEYS.map(key => {
+    this._cols = [...CELL_SORT_KEYS, 'alive'].map(key => {
       const col = element('div', `jp-vram-CellCol jp-vram-CellCol-${key}`);
       col.setAttribute('role', 'cell');
       node.appendChild(col);
@@ -361,7 +416,8 @@ class CellRow {
     index: number,
     units: 'binary' | 'decimal',
     level: 'normal' | 'warning',
-    currentSession: number
+    currentSession: number,
+    alive: CellAliveText | null = null
   ): void {
     const node = this.node;
     setHidden(node, false);
@@ -374,10 +430,13 @@ class CellRow {
       this._entry === entry &&
       this._units === units &&
       this._level === level &&
-      this._earlier === earlier
+      this._earlier === earlier &&
+      this._alive?.short === alive?.short &&
+      this._alive?.lines.join() === alive?.lines.join()
     ) {
       return;
     }
+    this._alive = alive;
     this._entry = entry;
     this._units = units;
     this._level = level;
@@ -400,7 +459,13 @@ class CellRow {
     // Kept across restarts, marked with the kernel start they came from.
     node.classList.toggle('jp-vram-CellRow-earlier', earlier);
     node.dataset.vramKernelStart = String(entry.session);
-    const [countCol, deltaCol, peakCol, durationCol, statusCol] = this._cols;
+    const [countCol, deltaCol, peakCol, durationCol, statusCol, aliveCol] =
+      this._cols;
+    setText(aliveCol, alive?.short ?? '');
+    const growing = (alive?.lines.length ?? 0) > 1;
+    aliveCol.classList.toggle('jp-vram-warning', growing);
+    node.dataset.vramAlive = alive?.short ?? '';
+    node.dataset.vramGrowing = String(growing);
     setText(
       countCol,
       formatExecutionCount(r.execution_count) + (console ? ' console' : '')
@@ -419,6 +484,7 @@ class CellRow {
     node.title =
       describeCellRecord(r, s, units) +
       (earlier ? `\nFrom an earlier kernel process (kernel start ${entry.session}).` : '') +
+      (alive ? `\n${alive.lines.join('\n')}` : '') +
       (console ? '\nRun from a console: no cell to go to.' : '\nClick to go to the cell.');
   }
 
@@ -428,6 +494,7 @@ class CellRow {
   }
 
   private _cols: HTMLElement[];
+  private _alive: CellAliveText | null = null;
   private _entry: CellHistoryEntry | null = null;
   private _units: string | null = null;
   private _level: string | null = null;

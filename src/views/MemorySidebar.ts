@@ -212,6 +212,7 @@ export class MemorySidebar extends Panel {
     this.holders.actions = actions;
     this.sites.model = model;
     this.sites.recorder = this._allocationsFor(model);
+    this.cells.recorder = this.sites.recorder;
   }
 
   private _onSettingsChanged(_: IVramMonitor, settings: VramSettings): void {

@@ -19,6 +19,8 @@
  * The cell that was running when the kernel died gets a "kernel died" mark
  * beside its badge (its record never comes), until the death is cleared.
  */
+import { AllocationRecorder } from '../model/AllocationRecorder';
+import { cellAliveText } from '../model/cellAlive';
 import { IDisposable } from '@lumino/disposable';
 import { ISignal } from '@lumino/signaling';
 
@@ -87,6 +89,8 @@ export class NotebookCellBadges implements IDisposable {
     this._connectCells();
     this._model.cells.changed.connect(this._onRecords, this);
     this._model.changed.connect(this._onModelChanged, this);
+    this._alive = options.alive ?? null;
+    this._alive?.changed.connect(this._onAliveChanged, this);
     this.refreshAll();
   }
 
@@ -149,6 +153,7 @@ export class NotebookCellBadges implements IDisposable {
     this._cellList?.changed.disconnect(this._onCellsChanged, this);
     this._model.cells.changed.disconnect(this._onRecords, this);
     this._model.changed.disconnect(this._onModelChanged, this);
+    this._alive?.changed.disconnect(this._onAliveChanged, this);
     for (const cell of this._notebook.widgets) {
       this._removeBadge(cell);
     }
@@ -182,6 +187,12 @@ export class NotebookCellBadges implements IDisposable {
         this._save(cell, latest);
       }
       this._render(cell, latest);
+    }
+  }
+
+  private _onAliveChanged(_: unknown, change: string): void {
+    if (change === 'alive') {
+      this.refreshAll(); // the tooltips say what each cell still holds
     }
   }
 
@@ -302,7 +313,10 @@ export class NotebookCellBadges implements IDisposable {
     return {
       summary: entry.summary,
       executionCount: entry.record.execution_count,
-      title: describeCellRecord(entry.record, entry.summary, units),
+      title: this._withAlive(
+        describeCellRecord(entry.record, entry.summary, units),
+        entry
+      ),
       level: cellWarningLevel(
         entry.record,
         entry.summary,
@@ -312,6 +326,16 @@ export class NotebookCellBadges implements IDisposable {
       saved: false,
       units
     };
+  }
+
+  /** The tooltip, with what the cell allocated that is still alive (allocation recording on). */
+  private _withAlive(title: string, entry: CellHistoryEntry): string {
+    const cellId = entry.record.cell_id;
+    const alive =
+      cellId !== null && this._alive
+        ? cellAliveText(this._alive.alive.get(cellId), this._settings.units)
+        : null;
+    return alive ? `${title}\n${alive.lines.join('\n')}` : title;
   }
 
   private _savedContent(cell: IBadgeCell): CellBadgeContent | null {
@@ -383,6 +407,7 @@ export class NotebookCellBadges implements IDisposable {
   private _syncScheduled = false;
   private _deathMark: { cell: IBadgeCell; node: HTMLElement } | null = null;
   private _isDisposed = false;
+  private _alive: AllocationRecorder | null = null;
 }
 
 export namespace NotebookCellBadges {
@@ -390,6 +415,8 @@ export namespace NotebookCellBadges {
     notebook: IBadgeNotebook;
     model: IKernelMemoryModel;
     settings: VramSettings;
+    /** The kernel's allocation recording: tooltips add what each cell still holds. */
+    alive?: AllocationRecorder | null;
   }
 }
 

@@ -1,0 +1,134 @@
+import { MessageLoop } from '@lumino/messaging';
+import { PromiseDelegate } from '@lumino/coreutils';
+import { Signal } from '@lumino/signaling';
+import { Widget } from '@lumino/widgets';
+
+import { parseCellAliveMessage } from '../allocationProtocol';
+import { AllocationRecorder } from '../model/AllocationRecorder';
+import { cellAliveText } from '../model/cellAlive';
+import { KernelMemoryModel } from '../model/KernelMemoryModel';
+import { DEFAULT_SETTINGS } from '../settings';
+import { CellHistoryView } from '../views/CellHistoryView';
+import { NotebookCellBadges } from '../views/NotebookCellBadges';
+import { makeCellRecord } from './cellFixtures';
+import { makeHello, MiB, wire } from './fixtures';
+
+/** A `cell_alive` message as the kernel sends it (tests/e2e/test_allocation_sites_e2e.py). */
+const ALIVE = {
+  type: 'cell_alive',
+  cells: [
+    {
+      execution_count: 5, cell_id: 'leaky', alive_bytes: { host: 12 * MiB }, total_bytes: 12 * MiB,
+      runs: [
+        { execution_count: 3, total_bytes: 4 * MiB },
+        { execution_count: 4, total_bytes: 8 * MiB },
+        { execution_count: 5, total_bytes: 12 * MiB }
+      ],
+      growing: true
+    },
+    { execution_count: 2, cell_id: 'steady', alive_bytes: { host: 4 * MiB }, total_bytes: 4 * MiB, runs: [], growing: false }
+  ]
+};
+
+function setup() {
+  const model = new KernelMemoryModel({ historyCapacity: 10 });
+  model.ingest(wire(makeHello()));
+  const otherMessage = new Signal<unknown, unknown>({});
+  const recorder = new AllocationRecorder({
+    connection: {
+      otherMessage,
+      recordAllocations: jest.fn(),
+      allocationSites: jest.fn(),
+      allocationSnapshot: jest.fn()
+    } as any,
+    model,
+    settings: () => DEFAULT_SETTINGS
+  });
+  return { model, recorder, otherMessage };
+}
+
+describe('still alive from a cell', () => {
+  it('is read from the broadcast and said in words', () => {
+    const cells = parseCellAliveMessage(ALIVE)!;
+    expect(cells.map(c => [c.cell_id, c.growing])).toEqual([['leaky', true], ['steady', false]]);
+    expect(parseCellAliveMessage({ type: 'cell_alive', cells: [{ total_bytes: -1 }] })).toBeNull();
+    const text = cellAliveText(cells[0], 'binary')!;
+    expect(text.short).toBe('12 MiB \u26a0');
+    expect(text.lines).toEqual([
+      'Still alive from this cell: 12 MiB (host 12 MiB)',
+      'Likely leak: its live memory grew at each of its last runs (4 MiB \u2192 8 MiB \u2192 12 MiB).'
+    ]);
+    expect(cellAliveText(cells[1], 'binary')!.lines).toHaveLength(1);
+    expect(cellAliveText(undefined, 'binary')).toBeNull();
+  });
+
+  it('fills the Alive column on the latest run of each cell, and is forgotten at a restart', () => {
+    const { model, recorder, otherMessage } = setup();
+    const view = new CellHistoryView({ settings: { ...DEFAULT_SETTINGS } });
+    Widget.attach(view, document.body);
+    view.model = model;
+    view.recorder = recorder;
+    model.ingest(
+      wire({
+        type: 'cells',
+        records: [
+          makeCellRecord({ record_id: 1, execution_count: 4, cell_id: 'leaky' }),
+          makeCellRecord({ record_id: 2, execution_count: 5, cell_id: 'leaky' }),
+          makeCellRecord({ record_id: 3, execution_count: 6, cell_id: 'other' })
+        ]
+      })
+    );
+    otherMessage.emit(ALIVE);
+    MessageLoop.flush();
+    const row = (id: string) =>
+      view.node.querySelector<HTMLElement>(`[data-vram-role="cell-row"][data-vram-record-id="${id}"]`)!;
+    expect(row('2').dataset.vramAlive).toBe('12 MiB \u26a0');
+    expect(row('2').dataset.vramGrowing).toBe('true');
+    expect(row('2').title).toContain('Likely leak');
+    expect(row('1').dataset.vramAlive).toBe(''); // an earlier run of the same cell
+    expect(row('3').dataset.vramAlive).toBe(''); // nothing recorded for it
+    model.setState('kernel-starting');
+    model.ingest(wire(makeHello({ pid: 4321 })));
+    MessageLoop.flush();
+    expect(recorder.alive.size).toBe(0);
+    view.dispose();
+  });
+
+  it('is in the badge tooltip', async () => {
+    const { model, recorder, otherMessage } = setup();
+    const node = document.createElement('div');
+    const wrapper = document.createElement('div');
+    wrapper.className = 'jp-Cell-inputWrapper';
+    const input = document.createElement('div');
+    wrapper.appendChild(input);
+    node.appendChild(wrapper);
+    const ready = new PromiseDelegate<void>();
+    ready.resolve();
+    const cell = {
+      model: { id: 'leaky', type: 'code', getMetadata: () => undefined, setMetadata: () => undefined },
+      node,
+      inputArea: { node: input },
+      isDisposed: false,
+      ready: ready.promise
+    };
+    const notebook = {
+      widgets: [cell],
+      model: { cells: { changed: new Signal<any, any>({}) } },
+      modelChanged: new Signal<any, void>({}),
+      isDisposed: false
+    };
+    const badges = new NotebookCellBadges({
+      notebook: notebook as any,
+      model,
+      settings: DEFAULT_SETTINGS,
+      alive: recorder
+    });
+    model.ingest(wire({ type: 'cells', records: [makeCellRecord({ record_id: 1, execution_count: 5, cell_id: 'leaky' })] }));
+    const badge = () => node.querySelector<HTMLElement>('[data-vram-role="cell-badge"]')!;
+    expect(badge().title).not.toContain('Still alive');
+    otherMessage.emit(ALIVE);
+    expect(badge().title).toContain('Still alive from this cell: 12 MiB (host 12 MiB)');
+    expect(badge().title).toContain('Likely leak');
+    badges.dispose();
+  });
+});

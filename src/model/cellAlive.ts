@@ -1,0 +1,42 @@
+/**
+ * What a cell's "still alive" figure says, in words: the Cells tab's column
+ * and the badge tooltip. No DOM.
+ */
+import { CellAliveBytes } from '../allocationProtocol';
+import { ByteUnits, formatBytes } from '../format';
+
+export interface CellAliveText {
+  /** "12.0 MiB", with a warning sign when it keeps growing. */
+  short: string;
+  /** The tooltip lines. */
+  lines: string[];
+}
+
+export function cellAliveText(
+  alive: CellAliveBytes | undefined,
+  units: ByteUnits
+): CellAliveText | null {
+  if (!alive) {
+    return null;
+  }
+  const devices = Object.entries(alive.alive_bytes)
+    .filter(([, bytes]) => bytes > 0)
+    .map(([device, bytes]) => `${device} ${formatBytes(bytes, units)}`);
+  const lines = [
+    `Still alive from this cell: ${formatBytes(alive.total_bytes, units)}` +
+      (devices.length ? ` (${devices.join(', ')})` : '')
+  ];
+  if (alive.growing) {
+    const runs = alive.runs
+      .slice(-4)
+      .map(r => formatBytes(r.total_bytes, units))
+      .join(' \u2192 ');
+    lines.push(
+      `Likely leak: its live memory grew at each of its last runs${runs ? ` (${runs})` : ''}.`
+    );
+  }
+  return {
+    short: `${formatBytes(alive.total_bytes, units)}${alive.growing ? ' \u26a0' : ''}`,
+    lines
+  };
+}
