@@ -11,6 +11,8 @@ frontend does, measures side by side in one run:
   with ``--live`` live allocations, and, with ``--device cuda``, the growth
   of the kernel's RSS while the allocator history fills its default bound
   (100,000 events);
+- the per-cell figures computed after each cell while recording (the
+  ``cell_alive`` message's ``elapsed_ms``), with the same live allocations;
 - the cost of the by-line view (``allocation_sites``) with ``--live`` live
   allocations (target: at most 500 ms in the kernel): the helper's own
   ``elapsed_ms`` (median, min, max of ``--tries``) and the round trip.
@@ -102,6 +104,15 @@ def main() -> None:
         figures["tracemalloc_memory_bytes"] = kernel.eval("__import__('tracemalloc').get_tracemalloc_memory()")
         figures["live_traced_allocations"] = kernel.eval("len(__import__('tracemalloc').take_snapshot().traces)")
 
+        # After each cell the helper groups live memory by cell on its sender thread (cell_alive).
+        after_cell = []
+        for k in range(args.tries):
+            start = len(kernel.comm_data(comm_id))
+            kernel.execute(f"_tick = {k}\n", cell_id=f"bench-cell-{k}")
+            message = kernel.wait_for(comm_id, lambda d: d.get("type") == "cell_alive", timeout=120, start=start)
+            after_cell.append(message["elapsed_ms"])
+        figures["per_cell_ms_median"] = statistics.median(after_cell)
+
         inside, round_trip = [], []
         for _ in range(args.tries):
             n += 1
@@ -145,6 +156,8 @@ def main() -> None:
           f"median {f['by_line_ms_median']:.1f} ms in the kernel (min {f['by_line_ms_min']:.1f}, "
           f"max {f['by_line_ms_max']:.1f}); round trip {f['by_line_round_trip_ms_median']:.1f} ms "
           f"(target <= 500 ms)")
+    print(f"  per-cell live bytes after each cell (sender thread, holds the GIL): "
+          f"median {f['per_cell_ms_median']:.1f} ms")
     print(f"  tracemalloc running after recording off: {f['tracing_after_off']}")
     write_json(
         args.json, "allocation_recording_cost", args.device, {"live": args.live, "tries": args.tries}, figures,

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import base64
 import pickle
+import threading
 import time
 from typing import Any, Callable, Dict, List, Mapping, Optional
 
@@ -25,6 +26,8 @@ from .gpu_allocations import GpuRecorder
 from .host_allocations import HostRecorder
 from .site_grouping import SiteGrouper
 
+# After a per-cell computation of t seconds, the next one starts t * this later at the earliest.
+CELL_ALIVE_GAP_FACTOR = 4
 # Sites listed in an out-of-memory diagnosis.
 OOM_SITES_LISTED = 5
 # A comm message is one JSON document held whole in the kernel and the browser.
@@ -46,6 +49,9 @@ class AllocationSites:
         self._call_soon = call_soon if call_soon is not None else (lambda call: call())
         self.alive = CellAliveTracker()
         self._ended: List[tuple] = []  # (cell id, execution count) of cells whose figure is due
+        self._scheduled = False
+        self._next_allowed = 0.0  # time.monotonic() before which no new computation starts
+        self._timer: Optional[threading.Timer] = None
         self.last_error: Optional[str] = None
         self.host = HostRecorder()
         self.gpu = GpuRecorder() if torch_module is None else GpuRecorder(torch_module)
@@ -76,6 +82,10 @@ class AllocationSites:
         self.cells.forget()
         self.alive.forget()
         self._ended.clear()
+        timer, self._timer = self._timer, None
+        if timer is not None:
+            timer.cancel()
+        self._scheduled = False
 
     def state(self) -> Dict[str, Any]:
         return {"enabled": self.enabled, "host": self.host.state(), "gpu": self.gpu.state()}
@@ -103,22 +113,39 @@ class AllocationSites:
             count = getattr(result, "execution_count", None)
             if not isinstance(cell_id, str) or not cell_id:
                 return
-            first = not self._ended
             self._ended.append((cell_id, count if isinstance(count, int) else None))
-            if first:  # a "Run All" makes one computation for all the cells that ended meanwhile
+            if self._scheduled:  # a "Run All" makes one computation for all the cells that ended meanwhile
+                return
+            self._scheduled = True
+            delay = self._next_allowed - time.monotonic()
+            if delay <= 0:
                 self._call_soon(self._send_cell_alive)
+            else:
+                timer = threading.Timer(delay, lambda: self._call_soon(self._send_cell_alive))
+                timer.daemon = True
+                self._timer = timer
+                timer.start()
         except Exception:
             pass
 
     def _send_cell_alive(self) -> None:
+        self._scheduled = False
+        self._timer = None
         try:
             if not self.enabled or not self._ended:
                 return
+            start = time.perf_counter()
             ended, self._ended = self._ended, []
             cells = self._per_cell_list()
             for cell_id, count in ended:
                 self.alive.ran(cell_id, count, cells)
-            self._broadcast(self.alive.message(cells))
+            message = self.alive.message(cells)
+            elapsed = time.perf_counter() - start
+            message["elapsed_ms"] = round(elapsed * 1000, 3)
+            # The grouping holds the GIL: with many live allocations, leave the
+            # kernel most of its time (cells ending meanwhile wait for the next round).
+            self._next_allowed = time.monotonic() + CELL_ALIVE_GAP_FACTOR * elapsed
+            self._broadcast(message)
         except Exception as exc:
             self.last_error = f"per-cell live bytes failed: {type(exc).__name__}: {exc}"
 

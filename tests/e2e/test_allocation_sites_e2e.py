@@ -198,10 +198,19 @@ def test_a_host_out_of_memory_lists_the_lines_holding_memory(kernel: Kernel, boo
 def _cell_alive_after(kernel: Kernel, comm_id: str, code: str, cell_id: str) -> Dict[str, Any]:
     """Run ``code`` as cell ``cell_id``; the entry of that cell in the next ``cell_alive`` message."""
     start = len(kernel.comm_data(comm_id))
-    run(kernel, code, cell_id=cell_id)
-    message = kernel.wait_for(comm_id, lambda d: d.get("type") == "cell_alive", timeout=30, start=start)
-    entries = [c for c in message["cells"] if c["cell_id"] == cell_id]
-    return entries[0] if entries else {"cell_id": cell_id, "total_bytes": 0, "growing": False, "runs": []}
+    count = run(kernel, code, cell_id=cell_id)
+
+    def this_run(c: Dict[str, Any]) -> bool:
+        return c["cell_id"] == cell_id and bool(c["runs"]) and c["runs"][-1]["execution_count"] == count
+
+    # A message computed after this run (one for an earlier cell may come late: they are throttled).
+    message = kernel.wait_for(
+        comm_id,
+        lambda d: d.get("type") == "cell_alive" and any(this_run(c) for c in d["cells"]),
+        timeout=30,
+        start=start,
+    )
+    return [c for c in message["cells"] if this_run(c)][0]
 
 
 def test_a_cell_whose_live_memory_grows_at_each_run_is_flagged(kernel: Kernel, bootstrap: str) -> None:
