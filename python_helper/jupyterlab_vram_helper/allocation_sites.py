@@ -1,12 +1,15 @@
 """Recording allocations with their stacks, and live memory by notebook line.
 
-The ``record_allocations`` and ``allocation_sites`` requests (docs/protocol.md).
-Recording is off by default and per kernel: host memory through ``tracemalloc``
-(:mod:`host_allocations`), GPU memory through PyTorch's allocator history
-(:mod:`gpu_allocations`). While it is on, a ``pre_run_cell`` hook notes which
-notebook cell runs under which execution count (:mod:`cell_files`) and starts
-the GPU recording at the first cell boundary after CUDA came up. Turning it off
-stops both, frees their histories and removes the hook: nothing stays behind.
+The ``record_allocations``, ``allocation_sites`` and ``allocation_snapshot``
+requests (docs/protocol.md). Recording is off by default and per kernel: host
+memory through ``tracemalloc`` (:mod:`host_allocations`), GPU memory through
+PyTorch's allocator history (:mod:`gpu_allocations`). While it is on, a
+``pre_run_cell`` hook notes which notebook cell runs under which execution
+count (:mod:`cell_files`) and starts the GPU recording at the first cell
+boundary after CUDA came up, and a ``post_run_cell`` hook has the sender
+thread send each cell's live bytes (:mod:`cell_alive`). Turning it off stops
+both recorders, frees their histories and removes the hooks: nothing stays
+behind.
 
 A listing holds numbers, file names, line numbers and source text, never a
 user object.
