@@ -1,0 +1,59 @@
+"""Allocation recording against PyTorch's real allocator history on a card.
+
+Written without a GPU at hand (the unit tests use a fake torch.cuda): these
+checks are what the fake assumes of the real private API — the call that
+starts it, the snapshot's segments/blocks/frames (innermost first), the
+bytes, stopping — and that recording never initialises CUDA itself."""
+
+from __future__ import annotations
+
+import base64
+import pickle
+from typing import Any, Callable
+
+import pytest
+
+from gpu_helpers import MiB, open_helper, reply_of
+from kernel_harness import Kernel
+
+pytestmark = [pytest.mark.cuda, pytest.mark.kernel]
+
+
+def test_cuda_tensors_are_charged_to_their_line_and_recording_waits_for_cuda(
+    kernel: Kernel, bootstrap: str, figures: Callable[..., Any]
+) -> None:
+    comm_id = open_helper(kernel, bootstrap)
+    kernel.execute("import torch\n", cell_id="c1", timeout=300)
+    state = reply_of(kernel, comm_id, {"type": "record_allocations", "request_id": "r1", "enabled": True})
+    assert state["gpu"]["state"] == "waiting"
+    assert kernel.eval("torch.cuda.is_initialized()") is False  # asking did not initialise CUDA
+
+    kernel.execute("early = torch.empty(8 * 2**20, dtype=torch.uint8, device='cuda:0')\n", cell_id="c2", timeout=300)
+    # The next cell boundary starts the history; what came before has no stack.
+    reply = kernel.execute(
+        "x = 1\nlate = torch.empty(64 * 2**20, dtype=torch.uint8, device='cuda:0')\n", cell_id="c3", timeout=120
+    )
+    assert reply["status"] == "ok"
+    listing = reply_of(kernel, comm_id, {"type": "allocation_sites", "request_id": "r2"}, timeout=300)
+    assert listing["recording"]["gpu"]["state"] == "recording"
+    assert listing["recording"]["gpu"]["allocated_before_bytes"] >= 8 * MiB
+    gpu = [d for d in listing["devices"] if d["device"] == "cuda:0"][0]
+    line2 = [s for s in gpu["sites"] if s["cell"] and s["cell"]["cell_id"] == "c3" and s["cell"]["line"] == 2]
+    figures(sites=gpu["sites"][:5], unattributed_bytes=gpu["unattributed_bytes"], elapsed_ms=listing["elapsed_ms"])
+    assert line2, gpu["sites"][:5]
+    assert abs(line2[0]["bytes"] - 64 * MiB) <= 0.05 * 64 * MiB
+    assert gpu["unattributed_bytes"] >= 8 * MiB  # `early`, allocated before recording started
+
+    exported = reply_of(kernel, comm_id, {"type": "allocation_snapshot", "request_id": "r3"}, timeout=300)
+    snapshot = pickle.loads(base64.b64decode(exported["data_base64"]))
+    assert "segments" in snapshot and "device_traces" in snapshot
+
+    state = reply_of(kernel, comm_id, {"type": "record_allocations", "request_id": "r4", "enabled": False})
+    assert state["gpu"]["state"] == "off"
+    # Stopped: new allocations carry no stack.
+    kernel.execute("after = torch.empty(2**20, dtype=torch.uint8, device='cuda:0')\n", cell_id="c4")
+    frames = kernel.eval(
+        "[b.get('frames') for s in torch.cuda.memory._snapshot()['segments'] for b in s['blocks']"
+        " if b['state'] == 'active_allocated' and b['size'] == 2**20]"
+    )
+    assert frames and all(not f for f in frames)
