@@ -135,6 +135,13 @@ describe('allocation commands', () => {
       return 'blob:x';
     });
     (URL as any).revokeObjectURL = jest.fn();
+    // jsdom cannot navigate to a download: the click is recorded instead.
+    const downloads: string[] = [];
+    const click = jest
+      .spyOn(HTMLAnchorElement.prototype, 'click')
+      .mockImplementation(function (this: HTMLAnchorElement) {
+        downloads.push(this.download);
+      });
     const listed = commands.execute(CommandIDs.showAllocationSites);
     await settle();
     comm.reply(LISTING);
@@ -154,5 +161,7 @@ describe('allocation commands', () => {
     comm.reply({ format: 'pickle', data_base64: btoa('\x80\x04pickle'), bytes: 8, reason: null });
     expect(await exported).toBe('notebook-gpu-snapshot.pickle');
     expect(new Uint8Array(await read(created[1], 'buffer'))[0]).toBe(0x80);
+    expect(downloads).toEqual(['notebook-host-allocation-sites.csv', 'notebook-gpu-snapshot.pickle']);
+    click.mockRestore();
   });
 });
