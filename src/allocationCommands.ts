@@ -1,7 +1,8 @@
 /**
  * The commands of allocation recording (ids in commandIds.ts): turn it on
  * or off, show live memory by line, go to a line, export. Registered by
- * registerCommands (commands.ts).
+ * registerCommands (commands.ts). What only a handler needs (going to a
+ * line, the exports) loads when the handler first runs, not at start-up.
  */
 import { JupyterFrontEnd } from '@jupyterlab/application';
 import { ICommandPalette } from '@jupyterlab/apputils';
@@ -10,9 +11,8 @@ import { TranslationBundle } from '@jupyterlab/translation';
 import { CommandIDs } from './commandIds';
 import { AllocationRecorder } from './model/AllocationRecorder';
 import { IMonitoredNotebook } from './model/MemoryMonitor';
-import { siteRows, sitesToCsv } from './model/siteRows';
-import { downloadBase64, downloadText } from './views/download';
-import { ILineTarget, IRevealNotebook, revealLine } from './views/revealLine';
+import type { CellMemoryRecord } from './protocol';
+import type { ILineTarget, IRevealNotebook } from './views/revealLine';
 import { SIDEBAR_ID, SidebarHost } from './views/SidebarHost';
 
 /** A monitored notebook panel whose notebook a line can be revealed in. */
@@ -34,7 +34,7 @@ export function registerAllocationCommands(options: {
   /** Path of the active notebook (for export file names). */
   currentNotebookPath: () => string | null;
   /** The active kernel's cell records (they map execution counts to cells). */
-  cellIds: () => ReadonlyMap<number, string>;
+  records: () => readonly Pick<CellMemoryRecord, 'execution_count' | 'cell_id'>[];
   notify: (type: 'info' | 'warning' | 'error', message: string) => void;
 }): void {
   const { app, trans, palette, sidebar, current } = options;
@@ -101,6 +101,7 @@ export function registerAllocationCommands(options: {
           typeof args.executionCount === 'number' ? args.executionCount : null,
         line: typeof args.line === 'number' ? args.line : 1
       };
+      const { revealLine } = await import('./views/revealLine');
       for (const panel of options.panels()) {
         app.shell.activateById(panel.id);
         if (await revealLine(panel.content, target)) {
@@ -133,6 +134,7 @@ export function registerAllocationCommands(options: {
         return null;
       }
       const fileName = `${stem()}-gpu-snapshot.pickle`;
+      const { downloadBase64 } = await import('./views/download');
       downloadBase64(fileName, snapshot.data_base64, 'application/octet-stream');
       return fileName;
     }
@@ -141,14 +143,18 @@ export function registerAllocationCommands(options: {
   app.commands.addCommand(CommandIDs.exportAllocationSites, {
     label: trans.__('Download Host Allocation Sites (CSV)'),
     isEnabled: () => current()?.listing !== null,
-    execute: () => {
+    execute: async () => {
       const listing = current()?.listing;
       if (!listing) {
         return null;
       }
-      const host = siteRows(listing, options.cellIds()).find(
-        d => d.device === 'host'
-      );
+      const [{ cellIdsByCount, siteRows, sitesToCsv }, { downloadText }] =
+        await Promise.all([
+          import('./model/siteRows'),
+          import('./views/download')
+        ]);
+      const cellIds = cellIdsByCount(options.records());
+      const host = siteRows(listing, cellIds).find(d => d.device === 'host');
       if (!host) {
         return null;
       }

@@ -8,7 +8,10 @@
  * on and never throw; a bad result comes back as `{error}` naming the field.
  */
 import type { Parsed } from './cleanupProtocol';
-import { describeValue, FieldReader, ShapeError } from './protocol';
+import { FieldReader, ShapeError } from './protocol';
+import { AllocationSite, count, readSite } from './siteProtocol';
+
+export type { AllocationSite, SiteCell, SiteFrame } from './siteProtocol';
 
 /** tracemalloc: 'off', 'recording' (started by the helper) or 'shared' (someone else's). */
 export interface HostRecording {
@@ -34,35 +37,6 @@ export interface RecordingState {
   enabled: boolean;
   host: HostRecording;
   gpu: GpuRecording;
-}
-
-/** A frame of a stack: a library's, or the innermost one outside the notebook. */
-export interface SiteFrame {
-  filename: string;
-  line: number;
-  function: string | null;
-}
-
-/** The notebook line charged with a site. */
-export interface SiteCell {
-  execution_count: number | null;
-  cell_id: string | null;
-  line: number;
-}
-
-/** Live memory allocated by one line (of a cell, or outside the notebook). */
-export interface AllocationSite {
-  /** "host" or "cuda:<index>". */
-  device: string;
-  /** The notebook line; null when no notebook frame was recorded (see `frame`). */
-  cell: SiteCell | null;
-  frame: SiteFrame | null;
-  /** The line's text (kernel data: render as text). */
-  code: string | null;
-  /** The library frame just inside the notebook line. */
-  library_frame: SiteFrame | null;
-  bytes: number;
-  count: number;
 }
 
 export interface DeviceSites {
@@ -123,27 +97,6 @@ function parseWith<T>(
   }
 }
 
-function count(r: FieldReader, key: string): number {
-  const v = r.bytes(key);
-  if (v === null) {
-    throw new ShapeError(
-      `${r.path}.${key}: expected a non-negative number, got ${describeValue(r.data[key])}`
-    );
-  }
-  return v;
-}
-
-function readFrame(r: FieldReader | null): SiteFrame | null {
-  if (r === null) {
-    return null;
-  }
-  return {
-    filename: r.string('filename'),
-    line: r.integer('line'),
-    function: r.nullableString('function')
-  };
-}
-
 export function readRecordingState(r: FieldReader): RecordingState {
   const host = r.object('host');
   const gpu = r.object('gpu');
@@ -162,26 +115,6 @@ export function readRecordingState(r: FieldReader): RecordingState {
       allocated_before_bytes: gpu.bytes('allocated_before_bytes'),
       reason: gpu.nullableString('reason')
     }
-  };
-}
-
-/** Read one site (also used by the out-of-memory diagnosis). */
-export function readSite(r: FieldReader): AllocationSite {
-  const cell = r.nullableObject('cell');
-  return {
-    device: r.string('device'),
-    cell: cell
-      ? {
-          execution_count: cell.nullableInteger('execution_count'),
-          cell_id: cell.nullableString('cell_id'),
-          line: cell.integer('line')
-        }
-      : null,
-    frame: readFrame(r.nullableObject('frame')),
-    code: r.nullableString('code'),
-    library_frame: readFrame(r.nullableObject('library_frame')),
-    bytes: count(r, 'bytes'),
-    count: count(r, 'count')
   };
 }
 

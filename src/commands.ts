@@ -38,7 +38,6 @@ import { SIDEBAR_ID, SidebarHost } from './views/SidebarHost';
 import { vramIcon } from './views/icons';
 import { CommandIDs, SNIPPET_COMMANDS } from './commandIds';
 import { ILinePanel, registerAllocationCommands } from './allocationCommands';
-import { cellIdsByCount } from './model/siteRows';
 import { registerGraphFixCommand } from './graphFixCommand';
 
 export { CommandIDs, SNIPPET_COMMANDS };
@@ -619,8 +618,7 @@ export function registerCommands(options: {
         : panels;
     },
     currentNotebookPath: options.currentNotebookPath,
-    cellIds: () =>
-      cellIdsByCount(monitor.current?.cells.entries.map(e => e.record) ?? []),
+    records: () => monitor.current?.cells.entries.map(e => e.record) ?? [],
     notify
   });
 }

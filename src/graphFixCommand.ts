@@ -7,7 +7,6 @@ import { JupyterFrontEnd } from '@jupyterlab/application';
 import { TranslationBundle } from '@jupyterlab/translation';
 
 import { CommandIDs } from './commandIds';
-import { graphFixCode } from './model/graphFix';
 import { MemoryActions } from './model/MemoryActions';
 import { insertCodeCell, ISnippetNotebook } from './snippets/insertSnippet';
 
@@ -25,7 +24,8 @@ export function registerGraphFixCommand(options: {
     caption: trans.__(
       'Replace a variable that keeps autograd graphs alive by its values (.item() / .detach())'
     ),
-    execute: args => {
+    execute: async args => {
+      const { graphFixCode } = await import('./model/graphFix'); // with the Holders tab, not at start-up
       const name = typeof args.name === 'string' ? args.name : null;
       const entry = options
         .actions()

@@ -5,7 +5,7 @@
  * frontend turns them into words (model/oomExplanation.ts) and actions
  * (model/oomActions.ts).
  */
-import { AllocationSite, readSite } from './allocationProtocol';
+import { AllocationSite, readSite } from './siteProtocol';
 import { FieldReader } from './protocol';
 
 export interface OomCause {

@@ -252,6 +252,7 @@ describe('AllocationRecorder', () => {
   it('follows broadcasts and forgets everything when the kernel restarts', async () => {
     const { model, connection, recorder } = liveRecorder();
     connection.otherMessage.emit({ type: 'allocation_recording', recording: ON });
+    await settle(); // the parser loads on demand
     expect(recorder.recording).toEqual(ON);
     await recorder.refresh();
     model.setState('kernel-starting');

@@ -12,6 +12,7 @@ import { CellHistoryView } from '../views/CellHistoryView';
 import { NotebookCellBadges } from '../views/NotebookCellBadges';
 import { makeCellRecord } from './cellFixtures';
 import { makeHello, MiB, wire } from './fixtures';
+import { settle } from './fakeKernel';
 
 /** A `cell_alive` message as the kernel sends it (tests/e2e/test_allocation_sites_e2e.py). */
 const ALIVE = {
@@ -62,7 +63,7 @@ describe('still alive from a cell', () => {
     expect(cellAliveText(undefined, 'binary')).toBeNull();
   });
 
-  it('fills the Alive column on the latest run of each cell, and is forgotten at a restart', () => {
+  it('fills the Alive column on the latest run of each cell, and is forgotten at a restart', async () => {
     const { model, recorder, otherMessage } = setup();
     const view = new CellHistoryView({ settings: { ...DEFAULT_SETTINGS } });
     Widget.attach(view, document.body);
@@ -79,6 +80,7 @@ describe('still alive from a cell', () => {
       })
     );
     otherMessage.emit(ALIVE);
+    await settle(); // the parser loads on demand
     MessageLoop.flush();
     const row = (id: string) =>
       view.node.querySelector<HTMLElement>(`[data-vram-role="cell-row"][data-vram-record-id="${id}"]`)!;
@@ -127,6 +129,7 @@ describe('still alive from a cell', () => {
     const badge = () => node.querySelector<HTMLElement>('[data-vram-role="cell-badge"]')!;
     expect(badge().title).not.toContain('Still alive');
     otherMessage.emit(ALIVE);
+    await settle();
     expect(badge().title).toContain('Still alive from this cell: 12 MiB (host 12 MiB)');
     expect(badge().title).toContain('Likely leak');
     badges.dispose();

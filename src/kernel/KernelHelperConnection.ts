@@ -25,12 +25,9 @@ import { Kernel, KernelMessage } from '@jupyterlab/services';
 import { IDisposable } from '@lumino/disposable';
 import { ISignal, Signal } from '@lumino/signaling';
 
-import {
+import type {
   AllocationSitesResult,
   AllocationSnapshotResult,
-  parseAllocationSites,
-  parseAllocationSnapshot,
-  parseRecordingState,
   RecordingState
 } from '../allocationProtocol';
 
@@ -219,6 +216,8 @@ export class KernelHelperConnection
       { ...request },
       this._cleanupTimeoutMs
     );
+    // The parsers load with the feature, not at start-up.
+    const { parseRecordingState } = await import('../allocationProtocol');
     return checked(parseRecordingState(result), 'record_allocations');
   }
 
@@ -229,6 +228,7 @@ export class KernelHelperConnection
       maxSites === undefined ? {} : { max_sites: maxSites },
       this._cleanupTimeoutMs
     );
+    const { parseAllocationSites } = await import('../allocationProtocol');
     return checked(parseAllocationSites(result), 'allocation_sites');
   }
 
@@ -239,6 +239,7 @@ export class KernelHelperConnection
       {},
       this._cleanupTimeoutMs
     );
+    const { parseAllocationSnapshot } = await import('../allocationProtocol');
     return checked(parseAllocationSnapshot(result), 'allocation_snapshot');
   }
 

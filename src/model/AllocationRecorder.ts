@@ -13,12 +13,10 @@
 import { IDisposable } from '@lumino/disposable';
 import { ISignal, Signal } from '@lumino/signaling';
 
-import {
+import type {
   AllocationSitesResult,
   AllocationSnapshotResult,
   CellAliveBytes,
-  parseCellAliveMessage,
-  parseRecordingBroadcast,
   RecordingState
 } from '../allocationProtocol';
 import { VramSettings } from '../settings';
@@ -199,6 +197,25 @@ export class AllocationRecorder implements IDisposable {
   }
 
   private _onOtherMessage(_: unknown, data: unknown): void {
+    const type = (data as { type?: unknown } | null)?.type;
+    if (type !== 'allocation_recording' && type !== 'cell_alive') {
+      return;
+    }
+    // The parsers load with the feature, not at start-up; one promise keeps
+    // the messages in their order.
+    this._protocol ??= import('../allocationProtocol');
+    void this._protocol.then(protocol => {
+      if (!this._isDisposed) {
+        this._takeMessage(protocol, data);
+      }
+    });
+  }
+
+  private _takeMessage(
+    protocol: typeof import('../allocationProtocol'),
+    data: unknown
+  ): void {
+    const { parseCellAliveMessage, parseRecordingBroadcast } = protocol;
     const state = parseRecordingBroadcast(data);
     if (state) {
       this._setRecording(state);
@@ -234,6 +251,8 @@ export class AllocationRecorder implements IDisposable {
   private _recording: RecordingState | null = null;
   private _listing: AllocationSitesResult | null = null;
   private _alive: Map<string, CellAliveBytes> = new Map();
+  private _protocol: Promise<typeof import('../allocationProtocol')> | null =
+    null;
   private _error: string | null = null;
   private _pending = 0;
   private _isDisposed = false;

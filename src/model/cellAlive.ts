@@ -2,7 +2,7 @@
  * What a cell's "still alive" figure says, in words: the Cells tab's column
  * and the badge tooltip. No DOM.
  */
-import { CellAliveBytes } from '../allocationProtocol';
+import type { CellAliveBytes } from '../allocationProtocol';
 import { ByteUnits, formatBytes } from '../format';
 
 export interface CellAliveText {

@@ -19,7 +19,7 @@
  * The cell that was running when the kernel died gets a "kernel died" mark
  * beside its badge (its record never comes), until the death is cleared.
  */
-import { AllocationRecorder } from '../model/AllocationRecorder';
+import type { AllocationRecorder } from '../model/AllocationRecorder';
 import { cellAliveText } from '../model/cellAlive';
 import { IDisposable } from '@lumino/disposable';
 import { ISignal } from '@lumino/signaling';
