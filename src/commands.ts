@@ -28,7 +28,6 @@ import {
 } from './snippets/snippet';
 import { SnippetLibrary } from './snippets/SnippetLibrary';
 import { VramSettings } from './settings';
-import { confirmDeleteDialog } from './views/DeleteDialogBody';
 import {
   confirmShutdownKernelDialog,
   ShutdownKernelRequest
@@ -233,7 +232,9 @@ export function registerCommands(options: {
   const notify = options.notify ?? defaultNotify;
   const confirmDelete =
     options.confirmDelete ??
-    ((plan: DeletePlan) => confirmDeleteDialog(plan, monitor.settings.units));
+    (async (plan: DeletePlan) =>
+      // The dialog's view loads when it is first needed (not at start-up).
+      (await import('./views/DeleteDialogBody')).confirmDeleteDialog(plan, monitor.settings.units));
   const hasNotebook = () => monitor.current !== null;
 
   const notifyOutcome = (outcome: ActionOutcome) => {

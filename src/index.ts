@@ -25,7 +25,7 @@ import { Signal } from '@lumino/signaling';
 import { CommandIDs, registerCommands } from './commands';
 import { CellHistoryEntry } from './model/CellHistory';
 import { IMonitoredNotebook, MemoryMonitor } from './model/MemoryMonitor';
-import { IndexedDbCellRecordStore } from './storage/IndexedDbCellRecordStore';
+import { lazyIndexedDbStore } from './storage/lazyIndexedDbStore';
 import { KernelMemoryModel } from './model/KernelMemoryModel';
 import { DEFAULT_SETTINGS, readSettings, VramSettings } from './settings';
 import { SnippetLibrary } from './snippets/SnippetLibrary';
@@ -82,7 +82,7 @@ const plugin: JupyterFrontEndPlugin<IVramMonitor> = {
       notebooks: tracker,
       settings: { ...DEFAULT_SETTINGS },
       recordStore:
-        typeof indexedDB !== 'undefined' ? new IndexedDbCellRecordStore() : null
+        typeof indexedDB !== 'undefined' ? lazyIndexedDbStore() : null
     });
     const snippets = new SnippetLibrary();
     let snippetsJson = JSON.stringify(snippets.all);

@@ -20,11 +20,8 @@ import {
 import { ByteUnits } from '../format';
 import { IKernelMemoryModel } from '../tokens';
 import { ActionCancelledError, ActionQueue } from './ActionQueue';
-import {
-  describeDeleteResult,
-  describeFreeResult,
-  ResultDescription
-} from './cleanupResultText';
+// The result texts load with the first result (not at start-up).
+import type { ResultDescription } from './cleanupResultText';
 import { DeletePlan, makeDeletePlan } from './deletePlan';
 
 /** The requests a connection to the kernel helper makes for cleanups. */
@@ -134,7 +131,8 @@ export class MemoryActions implements IDisposable {
       'free',
       label,
       () => this._connection.freeMemory(actions),
-      result => describeFreeResult(result, this._units())
+      async result =>
+        (await import('./cleanupResultText')).describeFreeResult(result, this._units())
     );
     return outcome;
   }
@@ -232,7 +230,8 @@ export class MemoryActions implements IDisposable {
           hidden,
           free: ['gc', 'empty_cache']
         }),
-      result => describeDeleteResult(result, this._units())
+      async result =>
+        (await import('./cleanupResultText')).describeDeleteResult(result, this._units())
     );
     if (outcome.status === 'done') {
       for (const name of names) {
@@ -263,7 +262,7 @@ export class MemoryActions implements IDisposable {
     kind: ActionKind,
     label: string,
     send: () => Promise<T>,
-    describe: (result: T) => ResultDescription
+    describe: (result: T) => Promise<ResultDescription>
   ): Promise<ActionOutcome> {
     let outcome: ActionOutcome;
     if (!this.available) {
@@ -271,7 +270,7 @@ export class MemoryActions implements IDisposable {
     } else {
       try {
         const result = await this._queue.enqueue(label, send).result;
-        outcome = { kind, label, status: 'done', result, ...describe(result) };
+        outcome = { kind, label, status: 'done', result, ...(await describe(result)) };
       } catch (reason) {
         outcome =
           reason instanceof ActionCancelledError
