@@ -1,7 +1,7 @@
 """Print one closing line over every test suite that scripts/test.sh ran.
 
 Reads the machine-readable reports the runners wrote (pytest JUnit XML, jest
-JSON, Playwright JSON) and prints, per suite and in total,
+JSON, Playwright JSON of Galata and of the smoke journeys) and prints, per suite and in total,
 `N passed, N failed, N skipped`. A missing report is said, not guessed.
 """
 
@@ -58,6 +58,7 @@ def main(results: Path) -> int:
         "jest": jest_counts(results / "jest.json"),
         "galata": playwright_counts(results / "playwright.json"),
         "galata (cgroup limit)": playwright_counts(results / "playwright-cgroup.json"),
+        "smoke journeys": playwright_counts(results / "smoke-journeys.json"),
     }
     total = {"passed": 0, "failed": 0, "skipped": 0}
     for name, counts in suites.items():

@@ -3,11 +3,14 @@
 #   1. pytest: helper unit tests, end-to-end tests against a real ipykernel with
 #      real (CPU) PyTorch, and the CUDA suite (skipped cleanly without a GPU);
 #   2. jest: the frontend's models, parsing, formatting, views;
-#   3. Galata: a real `jupyter lab` driven in Debian's Chromium.
+#   3. Galata: a real `jupyter lab` driven in Debian's Chromium;
+#   4. smoke journeys (scripts/smoke-journeys.sh): the oldest supported
+#      JupyterLab, the newest, Notebook 7 on each, and JupyterLab with a kernel
+#      gateway, each in its own small venv with the built wheel, in Chromium.
 # Between 1 and 2, the GPU kit (scripts/gpu-check.sh) runs as it would on a GPU
 # machine, which this is not: that proves its offline install and its report;
 # then the package is built as users install it (scripts/check-wheel.sh).
-# All three run even when one fails; the exit status says whether all passed.
+# All run even when one fails; the exit status says whether all passed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -71,6 +74,10 @@ step "Galata: a kernel killed by the out-of-memory killer at a real cgroup memor
 grep -h "jupyterlab-vram tests:" "$results/jupyter-server.log" 2>/dev/null | tail -1
 # The cgroups the servers made (empty now that they are gone).
 rmdir /sys/fs/cgroup/memory/vram-ui-kernels-* /sys/fs/cgroup/vram-ui-kernels-* 2>/dev/null || true
+
+step "Smoke journeys on other JupyterLab versions, Notebook 7, kernel gateway"
+# Quiet on success; on failure it prints the journeys' output and every server's log.
+bash scripts/smoke-journeys.sh || failed+=(smoke-journeys)
 
 echo
 python scripts/summarize-tests.py "$results"
