@@ -77,13 +77,17 @@ make_venv() {
     "$dir/bin/python" -m pip install --quiet --disable-pip-version-check "$@" >"$logs/venv-$name.log" 2>&1 &&
     printf '%s\n' "$pins_hash" >"$dir/.vram-compat"
 }
-make_venv oldest "jupyterlab==$OLDEST_JUPYTERLAB" "notebook==$OLDEST_NOTEBOOK" "ipykernel==$IPYKERNEL" ||
-  fail "the venv with JupyterLab $OLDEST_JUPYTERLAB did not install"
-make_venv newest "jupyterlab==$NEWEST_JUPYTERLAB" "notebook==$NEWEST_NOTEBOOK" "ipykernel==$IPYKERNEL" ||
-  fail "the venv with JupyterLab $NEWEST_JUPYTERLAB did not install"
+# The three at once: mostly downloads and unpacking, not CPU.
+make_venv oldest "jupyterlab==$OLDEST_JUPYTERLAB" "notebook==$OLDEST_NOTEBOOK" "ipykernel==$IPYKERNEL" &
+oldest_pid=$!
+make_venv newest "jupyterlab==$NEWEST_JUPYTERLAB" "notebook==$NEWEST_NOTEBOOK" "ipykernel==$IPYKERNEL" &
+newest_pid=$!
 # No jupyterlab-vram here: the helper must reach the kernel through the frontend's bootstrap.
-make_venv gateway "jupyter_kernel_gateway==$KERNEL_GATEWAY" "ipykernel==$IPYKERNEL" ||
-  fail "the kernel gateway's venv did not install"
+make_venv gateway "jupyter_kernel_gateway==$KERNEL_GATEWAY" "ipykernel==$IPYKERNEL" &
+gateway_pid=$!
+wait "$oldest_pid" || fail "the venv with JupyterLab $OLDEST_JUPYTERLAB did not install"
+wait "$newest_pid" || fail "the venv with JupyterLab $NEWEST_JUPYTERLAB did not install"
+wait "$gateway_pid" || fail "the kernel gateway's venv did not install"
 for name in oldest newest; do
   "$work/venv-$name/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps --force-reinstall \
     "$wheel" >"$logs/wheel-install-$name.log" 2>&1 || fail "the wheel did not install into venv-$name"
