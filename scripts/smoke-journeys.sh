@@ -153,6 +153,10 @@ for name in oldest newest remote; do
   wait_for "http://127.0.0.1:$port/api/status" "$logs/server-$name.log"
 done
 
+if [ ! -x ui-tests/node_modules/.bin/playwright ]; then
+  (cd ui-tests && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund >"$logs/npm-ci.log" 2>&1) ||
+    fail "npm ci in ui-tests failed"
+fi
 export VRAM_COMPAT_TARGETS
 VRAM_COMPAT_TARGETS=$(
   "$python" - "$work" "$port_oldest" "$port_newest" "$port_remote" "$OLDEST_JUPYTERLAB" "$OLDEST_NOTEBOOK" \
