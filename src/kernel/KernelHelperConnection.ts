@@ -432,7 +432,7 @@ export class KernelHelperConnection
     model.setState('kernel-starting');
     let info: KernelMessage.IInfoReply;
     try {
-      info = await kernel.info;
+      info = await kernelInfo(kernel, stale);
     } catch (reason) {
       if (!stale()) {
         model.setState(
@@ -736,4 +736,44 @@ function isHello(data: unknown): boolean {
     data !== null &&
     (data as { type?: unknown }).type === 'hello'
   );
+}
+
+/**
+ * The kernel's info reply. `kernel.info` settles with the first reply; a
+ * request can be lost (seen behind a kernel gateway whose websocket to the
+ * kernel reconnected as the kernel started), and then it never does: ask
+ * again every `retryMs`, up to `limitMs`.
+ */
+export async function kernelInfo(
+  kernel: Pick<Kernel.IKernelConnection, 'info' | 'requestKernelInfo'>,
+  stale: () => boolean,
+  retryMs = 10_000,
+  limitMs = 120_000
+): Promise<KernelMessage.IInfoReply> {
+  const deadline = Date.now() + limitMs;
+  let pending: Promise<KernelMessage.IInfoReply> = kernel.info;
+  for (;;) {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const waited = new Promise<null>(resolve => {
+      timer = setTimeout(() => resolve(null), retryMs);
+    });
+    const reply = await Promise.race([pending, waited]);
+    clearTimeout(timer);
+    if (reply) {
+      return reply;
+    }
+    if (stale()) {
+      throw new Error('the kernel changed while its info was awaited');
+    }
+    if (Date.now() >= deadline) {
+      throw new Error(`no kernel info reply within ${Math.round(limitMs / 1000)} s`);
+    }
+    pending = kernel.requestKernelInfo().then(msg => {
+      if (!msg) {
+        throw new Error('the kernel info request got no reply');
+      }
+      return msg.content as KernelMessage.IInfoReply;
+    });
+    pending.catch(() => undefined); // a later round may still succeed
+  }
 }

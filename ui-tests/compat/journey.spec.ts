@@ -114,7 +114,8 @@ test('open a notebook, live panel, cell badge, free memory, insert a snippet', a
     await expect(page.locator('.jp-DirListing-item', { hasText: file })).toBeVisible();
     await page.goto(`/notebooks/${file}`);
   } else {
-    await page.goto(`/lab/tree/${file}`);
+    // ?reset: a retry starts from an empty workspace, not the failed try's notebook.
+    await page.goto(`/lab/tree/${file}?reset`);
   }
   await appReady(page);
   const cells = page.locator('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-Cell');
