@@ -135,13 +135,21 @@ test('the cell history survives a restart, a reload, a second tab and a new help
 
   // A reload: the kernel (third process now) knows none of these records.
   // (Not page.reload(): Galata's waits for a Launcher the restored layout lacks.)
-  await Promise.all([page.waitForEvent('load'), page.evaluate(() => location.reload())]);
+  // The reload is scheduled, not run inside evaluate: a navigation that
+  // starts while evaluate is pending destroys its context.
+  const loaded = page.waitForEvent('load');
+  await page.evaluate(() => {
+    setTimeout(() => location.reload(), 0);
+  });
+  await loaded;
   await openInPage(page, path);
   await expect.poll(() => rows(page)).toEqual(['1:[1] earlier', '1:[2] earlier', '2:[1] earlier']);
 
   // A second tab of the same JupyterLab sees the same history.
   const second = await page.context().newPage();
-  await second.goto(page.url());
+  // A workspace of its own: JupyterLab moves a second window on the same
+  // workspace to a new one (a navigation while the test reads the page).
+  await second.goto(`${new URL(page.url()).origin}/lab/workspaces/vram-second-tab`);
   await openInPage(second, path);
   await expect.poll(() => rows(second)).toEqual(['1:[1] earlier', '1:[2] earlier', '2:[1] earlier']);
   await second.close();
