@@ -7,8 +7,8 @@
  * Results are untrusted JSON: the parsers check every field the UI relies
  * on and never throw; a bad result comes back as `{error}` naming the field.
  */
-import type { Parsed } from './cleanupProtocol';
-import { FieldReader, ShapeError } from './protocol';
+import { Parsed, parseWith } from './cleanupProtocol';
+import { FieldReader } from './protocol';
 import { AllocationSite, count, readSite } from './siteProtocol';
 
 export type { AllocationSite, SiteCell, SiteFrame } from './siteProtocol';
@@ -80,22 +80,6 @@ export interface AllocationSnapshotResult {
 
 // ---------------------------------------------------------------------------
 
-function parseWith<T>(
-  value: unknown,
-  path: string,
-  read: (r: FieldReader) => T
-): Parsed<T> {
-  try {
-    return { value: read(FieldReader.of(value, path)) };
-  } catch (e) {
-    return {
-      error:
-        e instanceof ShapeError
-          ? e.message
-          : `could not read ${path}: ${String(e)}`
-    };
-  }
-}
 
 export function readRecordingState(r: FieldReader): RecordingState {
   const host = r.object('host');

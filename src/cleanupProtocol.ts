@@ -126,7 +126,8 @@ export type Parsed<T> = { value: T } | { error: string };
 
 // ---------------------------------------------------------------------------
 
-function parseWith<T>(
+/** Read `value` with `read`; a shape error becomes `{ error }` (never throws). */
+export function parseWith<T>(
   value: unknown,
   path: string,
   read: (r: FieldReader) => T
