@@ -7,6 +7,7 @@
 const { execFileSync } = require('child_process');
 const fs = require('fs');
 const path = require('path');
+const chromiumLaunchOptions = require('./chromium');
 const baseConfig = require('@jupyterlab/galata/lib/playwright-config');
 
 // The test server gets a port of its own (VRAM_UI_PORT, else a free one), so
@@ -30,16 +31,6 @@ const serverLog =
   path.resolve(__dirname, '..', 'build', 'test-results', 'jupyter-server.log');
 fs.mkdirSync(path.dirname(serverLog), { recursive: true });
 
-const chromiumArgs = [
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-dev-shm-usage',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--disable-quic',
-  '--no-first-run'
-];
 
 module.exports = {
   ...baseConfig,
@@ -54,10 +45,7 @@ module.exports = {
     baseURL: `http://localhost:${port}`,
     browserName: 'chromium',
     headless: true,
-    launchOptions: {
-      executablePath: process.env.CHROMIUM_PATH || '/usr/bin/chromium',
-      args: chromiumArgs
-    },
+    launchOptions: chromiumLaunchOptions,
     trace: 'retain-on-failure',
     video: 'off'
   },

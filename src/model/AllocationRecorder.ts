@@ -232,7 +232,11 @@ export class AllocationRecorder implements IDisposable {
 
   private _onModelChanged(model: IKernelMemoryModel, change: string): void {
     if (change === 'state' && model.state !== 'live') {
-      // Restarted, died, changed kernel: whatever it recorded is gone.
+      // Restarted, died, changed kernel: whatever it recorded is gone. (A
+      // restart passes through several states: forget, and redraw, once.)
+      if (this._recording === null && this._listing === null && this._alive.size === 0) {
+        return;
+      }
       this._recording = null;
       this._emit('recording');
       this._forget();

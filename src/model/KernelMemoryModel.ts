@@ -150,7 +150,7 @@ export class KernelMemoryModel implements IKernelMemoryModel {
     const last = this._latest;
     this._restartCapture = {
       sample: last,
-      age: last ? Math.max(0, now - this._lastSampleArrival) : null
+      age: this.secondsSinceSample(now)
     };
   }
 
@@ -182,7 +182,7 @@ export class KernelMemoryModel implements IKernelMemoryModel {
   ): void {
     const capture = this._restartCapture ?? {
       sample: this._latest,
-      age: this._latest ? Math.max(0, now - this._lastSampleArrival) : null
+      age: this.secondsSinceSample(now)
     };
     this._restartCapture = null;
     const last = capture.sample;

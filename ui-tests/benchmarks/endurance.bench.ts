@@ -22,6 +22,7 @@ import { expect, IJupyterLabPageFixture, test } from '@jupyterlab/galata';
 import { CDPSession } from '@playwright/test';
 
 import { openSidebar, SIDEBAR, waitForState } from '../tests/helpers';
+import { median } from './stats';
 
 // Galata's kernel tracking answers restarts wrongly (see tests/sidebar.spec.ts).
 test.use({ kernels: null });
@@ -95,12 +96,6 @@ async function measure(page: IJupyterLabPageFixture, cdp: CDPSession): Promise<L
     helperThreads: kernel.threads,
     ...(await measurePage(page, cdp))
   };
-}
-
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  const mid = s.length >> 1;
-  return s.length % 2 ? s[mid] : (s[mid - 1] + s[mid]) / 2;
 }
 
 /**

@@ -12,6 +12,7 @@
  */
 import { expect, test } from '@jupyterlab/galata';
 import { Page } from '@playwright/test';
+import { median } from './stats';
 
 test.use({ kernels: null });
 
@@ -31,12 +32,6 @@ const DISABLE_VRAM = `(() => {
     for (const r of records) for (const n of r.addedNodes) if (n.nodeType === 1) patch(n);
   }).observe(document, { childList: true, subtree: true });
 })();`;
-
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  const mid = s.length >> 1;
-  return s.length % 2 ? s[mid] : (s[mid - 1] + s[mid]) / 2;
-}
 
 async function waitForApp(page: Page): Promise<void> {
   await page.waitForFunction(() => (window as any).jupyterapp?.started !== undefined, null, { timeout: 120_000 });

@@ -11,6 +11,7 @@
 import { expect, IJupyterLabPageFixture, test } from '@jupyterlab/galata';
 
 import { openSidebar, waitForState } from '../tests/helpers';
+import { median } from './stats';
 
 const STATIC = '/lab/extensions/jupyterlab-vram/static/';
 
@@ -34,12 +35,6 @@ async function ourFiles(page: IJupyterLabPageFixture): Promise<Loaded[]> {
 
 function kB(bytes: number): string {
   return `${(bytes / 1000).toFixed(1)} kB`;
-}
-
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  const mid = s.length >> 1;
-  return s.length % 2 ? s[mid] : (s[mid - 1] + s[mid]) / 2;
 }
 
 test('JavaScript of ours at start-up, with the sidebar, and for a Python kernel', async ({ page }) => {

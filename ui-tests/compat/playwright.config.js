@@ -37,19 +37,7 @@ module.exports = {
   use: {
     browserName: 'chromium',
     headless: true,
-    launchOptions: {
-      executablePath: process.env.CHROMIUM_PATH || '/usr/bin/chromium',
-      args: [
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-dev-shm-usage',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-        '--disable-quic',
-        '--no-first-run'
-      ]
-    },
+    launchOptions: require('../chromium'),
     trace: 'retain-on-failure',
     video: 'off'
   },

@@ -3,9 +3,9 @@
  * sortable history, jumping to a cell, and badges in a long (windowed)
  * notebook. Real kernel, real CPU PyTorch.
  */
-import { expect, galata, IJupyterLabPageFixture, test } from '@jupyterlab/galata';
+import { expect, galata, test } from '@jupyterlab/galata';
 
-import { badgeOf, MiB, openLiveNotebook, SIDEBAR } from './helpers';
+import { badgeOf, MiB, openLiveNotebook, showCellHistory, SIDEBAR } from './helpers';
 
 async function numberAttr(loc: ReturnType<typeof badgeOf>, name: string): Promise<number> {
   const value = await loc.getAttribute(name);
@@ -13,14 +13,6 @@ async function numberAttr(loc: ReturnType<typeof badgeOf>, name: string): Promis
     throw new Error(`${name} is missing`);
   }
   return Number(value);
-}
-
-async function showCellHistory(page: IJupyterLabPageFixture) {
-  const tab = page.locator(`${SIDEBAR} [data-vram-role="cells-tab"]`);
-  if (await tab.isVisible()) {
-    await tab.click();
-  }
-  await expect(page.locator(`${SIDEBAR} [data-vram-role="cell-history"]`)).toBeVisible();
 }
 
 // Galata intercepts the kernels API to track kernels, and its pattern also

@@ -3,7 +3,7 @@
  * `data-vram-*` hooks the views render, never through styling.
  */
 import { expect, IJupyterLabPageFixture } from '@jupyterlab/galata';
-import { Locator } from '@playwright/test';
+import { Locator, Page } from '@playwright/test';
 
 export const SIDEBAR = '#jp-vram-sidebar';
 
@@ -77,6 +77,15 @@ export function badgeOf(page: IJupyterLabPageFixture, cellIndex: number): Locato
     .locator('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-Cell')
     .nth(cellIndex)
     .locator('[data-vram-role="cell-badge"]');
+}
+
+/** Shows the sidebar's Cells tab (on any page: Galata's, or a plain Playwright one). */
+export async function showCellHistory(page: Pick<Page, 'locator'>): Promise<void> {
+  const tab = page.locator(`${SIDEBAR} [data-vram-role="cells-tab"]`);
+  if (await tab.isVisible()) {
+    await tab.click();
+  }
+  await expect(page.locator(`${SIDEBAR} [data-vram-role="cell-history"]`)).toBeVisible();
 }
 
 /** Opens the sidebar and a new notebook, and waits until its helper is live. */

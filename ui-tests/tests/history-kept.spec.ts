@@ -10,20 +10,12 @@ import { expect, IJupyterLabPageFixture, test } from '@jupyterlab/galata';
 import { Page } from '@playwright/test';
 import { readFileSync } from 'fs';
 
-import { badgeOf, openLiveNotebook, SIDEBAR, waitForState } from './helpers';
+import { badgeOf, openLiveNotebook, showCellHistory, SIDEBAR, waitForState } from './helpers';
 
 // See sidebar.spec.ts: Galata's kernel tracking breaks restarts.
 test.use({ kernels: null });
 
 const ROWS = `${SIDEBAR} [data-vram-role="cell-row"]:not([hidden])`;
-
-async function showCells(page: Page): Promise<void> {
-  const tab = page.locator(`${SIDEBAR} [data-vram-role="cells-tab"]`);
-  if (await tab.isVisible()) {
-    await tab.click();
-  }
-  await expect(page.locator(`${SIDEBAR} [data-vram-role="cell-history"]`)).toBeVisible();
-}
 
 /**
  * The Cells tab's rows as "kernel start:[execution count]", marked when of
@@ -66,7 +58,7 @@ async function openInPage(page: Page, path: string): Promise<void> {
     'live',
     { timeout: 60_000 }
   );
-  await showCells(page);
+  await showCellHistory(page);
 }
 
 /**
@@ -103,7 +95,7 @@ test('the cell history survives a restart, a reload, a second tab and a new help
   // Galata double-clicks to edit it).
   await page.notebook.addCell('code', 'c = 3');
   await page.notebook.runCell(2, true);
-  await showCells(page);
+  await showCellHistory(page);
   const expected = ['1:[1] earlier', '1:[2] earlier', '2:[1]'];
   await expect.poll(() => rows(page)).toEqual(expected);
   await page.notebook.save();
