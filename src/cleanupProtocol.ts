@@ -79,6 +79,14 @@ export interface GraphHolding {
   /** Distinct autograd nodes reachable from them (bounded: see `truncated`). */
   graph_nodes: number;
   truncated: boolean;
+  /**
+   * Bytes the graphs' saved tensors keep alive that no name holds directly
+   * (counted in the entry's total); null when the kernel's torch cannot show
+   * saved tensors without unpacking them.
+   */
+  bytes: number | null;
+  /** Saved tensors a hook packed (checkpointing, offloading): their packed form is what is counted. */
+  packed_by_hooks: number;
 }
 
 /** A reference the user cannot see: output cache, last traceback, last result. */
@@ -213,7 +221,9 @@ function readGraphHolding(g: FieldReader | null): GraphHolding | null {
   return {
     tensors: g.integer('tensors'),
     graph_nodes: g.integer('graph_nodes'),
-    truncated: g.boolean('truncated')
+    truncated: g.boolean('truncated'),
+    bytes: g.bytes('bytes'),
+    packed_by_hooks: g.integer('packed_by_hooks')
   };
 }
 

@@ -25,8 +25,9 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, FrozenSet, List, Optional, Tuple
 
-from . import holders
-from .holders import Budget, Classes, Found, Sizer, StorageKey
+from . import autograd_graph, holders
+from .holders import Budget, Classes, Found, Sizer
+from .storages import StorageKey, bytes_by_device
 from .protocol import HIDDEN_HOLDER_KINDS, INSPECT_CONTAINER_DEPTH, INSPECT_MAX_ENTRIES
 from .readers import torch_cuda
 
@@ -178,7 +179,21 @@ class Cleanup:
                 continue
             raw.append((name, obj, kind, found))
 
-        # 2. count each storage once, on the largest holder
+        # 2. the memory graph-holding tensors keep alive: what their graphs saved
+        # that no name holds directly (a weight saved for backward is the model's)
+        graphs: Dict[str, autograd_graph.GraphWalk] = {}
+        for name, _obj, _kind, found in raw:
+            if found.graph_tensors:
+                graphs[name] = autograd_graph.walk_graphs(found.graph_roots, found.graph_tensors)
+        graph_only: Dict[str, Dict[StorageKey, int]] = {}
+        if graphs:
+            held = {key for *_, found in raw for key in found.storages}
+            for name, _obj, _kind, found in raw:
+                only = autograd_graph.only_in_graph(graphs.get(name), held)
+                graph_only[name] = only
+                found.storages.update(only)  # deleting the name frees them too
+
+        # 3. count each storage once, on the largest holder
         raw.sort(key=lambda r: (-r[3].total, r[0]))
         owner: Dict[StorageKey, str] = {}
         sharers: Dict[StorageKey, List[str]] = {}
@@ -192,7 +207,7 @@ class Cleanup:
         for name, obj, kind, found in raw:
             own = [k for k in found.storages if owner[k] == name]
             shared = sorted({n for k in found.storages for n in sharers[k] if n != name})
-            counted = holders.bytes_by_device(found.storages, own)
+            counted = bytes_by_device(found.storages, own)
             entries.append(
                 {
                     "name": name,
@@ -205,7 +220,7 @@ class Cleanup:
                     "output_cache_refs": cache_labels.get(id(obj), []),
                     "deletable": True,
                     "refusal": None,
-                    "graph_holding": holders.graph_holding(found),
+                    "graph_holding": graphs[name].summary(graph_only[name]) if name in graphs else None,
                 }
             )
             listing.names[name] = ListedName(id(obj), _weakref(obj), type(obj).__name__, frozenset(found.storages))
@@ -657,7 +672,7 @@ def _tracebacks(excs: List[BaseException], shell: Any) -> List[Any]:
 
 
 def _hidden(holder: str, label: str, found: Found, named: set, summary: str, warning: Optional[str]) -> Dict[str, Any]:
-    by_device = holders.bytes_by_device(found.storages)
+    by_device = bytes_by_device(found.storages)
     total = sum(by_device.values())
     also = sum(n for k, n in found.storages.items() if k in named)
     if also:

@@ -5,9 +5,7 @@ imports torch or NumPy: the classes come from ``sys.modules`` (if the user never
 imported torch, no object can be a tensor). Nothing here keeps a reference to a
 user object after a call returns: results are numbers, names and strings.
 
-Memory is counted per *storage*, keyed by ``(device, data pointer)``: a view,
-``b = a``, ``torch.from_numpy(arr)`` and a parameter shared by two modules all
-land on one key, so bytes are counted once.
+Memory is counted per *storage* (storages.py), so bytes are counted once.
 
 Every walk is bounded (items per container, items per request, container
 depth), so an odd namespace costs milliseconds, not a hang.
@@ -19,8 +17,8 @@ import sys
 import types
 from typing import Any, Dict, Iterable, List, Optional, Tuple
 
-StorageKey = Tuple[str, Any]  # (device, data pointer or a stand-in)
-Storages = Dict[StorageKey, int]  # key -> bytes
+from .autograd_graph import MAX_GRAPH_ROOTS, graph_root
+from .storages import Storages, tensor_storage
 
 # Bounds of one walk.
 ITEMS_PER_CONTAINER = 1000  # items of one list/dict/... looked at
@@ -28,8 +26,6 @@ ITEMS_PER_REQUEST = 200_000  # items looked at in one inspect, over everything
 FRAMES_PER_TRACEBACK = 100
 CHAINED_EXCEPTIONS = 5
 LOCALS_PER_FRAME = 200
-MAX_GRAPH_ROOTS = 1000  # grad_fn roots kept per holder while it is sized
-MAX_GRAPH_NODES = 20_000  # autograd nodes counted per holder
 
 _SKIPPED_TYPES = frozenset(
     {
@@ -153,7 +149,7 @@ class Found:
         self.state_tensors = 0
         self.probes: Optional[List[Any]] = None  # when set: weakrefable leaves are appended
         # Tensors that keep an autograd graph alive, and their graph's roots (grad_fn
-        # nodes): held only until graph_holding() has counted them.
+        # nodes): held only until autograd_graph.walk_graphs() has walked them.
         self.graph_tensors = 0
         self.graph_roots: List[Any] = []
 
@@ -209,8 +205,8 @@ class Sizer:
     def tensor(self, t: Any, found: Found, grad: bool = True) -> None:
         found.tensors += 1
         _probe(found, t)
-        _tensor_storage(t, found.storages)
-        root = _graph_root(t)
+        tensor_storage(t, found.storages)
+        root = graph_root(t)
         if root is not None:
             found.graph_tensors += 1
             if len(found.graph_roots) < MAX_GRAPH_ROOTS:
@@ -219,7 +215,7 @@ class Sizer:
             g = _leaf_grad(t)
             if g is not None:
                 found.grads += 1
-                _tensor_storage(g, found.storages)
+                tensor_storage(g, found.storages)
 
     def array(self, a: Any, found: Found) -> None:
         found.arrays += 1
@@ -233,7 +229,7 @@ class Sizer:
                 root = base
                 continue
             if self.classes.tensor is not None and isinstance(base, self.classes.tensor):
-                _tensor_storage(base, found.storages)  # t.numpy(): the tensor owns the memory
+                tensor_storage(base, found.storages)  # t.numpy(): the tensor owns the memory
                 return
             break
         nbytes = int(root.nbytes)
@@ -275,7 +271,7 @@ class Sizer:
                     return
                 if self.classes.kind(value) == "tensor":
                     found.state_tensors += 1
-                    _tensor_storage(value, found.storages)
+                    tensor_storage(value, found.storages)
 
 
 def _probe(found: Found, obj: Any) -> None:
@@ -314,56 +310,6 @@ def _instance_dict(obj: Any) -> Optional[dict]:
     return attrs if type(attrs) is dict else None
 
 
-def _graph_root(t: Any) -> Any:
-    """The ``grad_fn`` of a tensor that keeps an autograd graph alive, else None.
-
-    A tensor computed with grad enabled from tensors that require grad (a loss,
-    an activation) holds its ``grad_fn``, and through it every node and every
-    tensor saved for backward: a 4-byte loss kept in a list keeps a whole
-    iteration's activations alive. Parameters (leaves) have no ``grad_fn``.
-    """
-    try:
-        if t.requires_grad:
-            return t.grad_fn
-    except Exception:
-        pass
-    return None
-
-
-def graph_holding(found: Found) -> Optional[Dict[str, Any]]:
-    """What the graphs of ``found``'s graph-holding tensors amount to; None if it has none.
-
-    Counts the distinct autograd nodes reachable through ``next_functions``
-    (bounded by :data:`MAX_GRAPH_NODES`). Only the graph's structure is read:
-    saved tensors are never unpacked (unpacking runs saved-tensor hooks, which
-    may copy memory back to the GPU). Drops the roots it was given.
-    """
-    if not found.graph_tensors:
-        return None
-    todo = list(found.graph_roots)
-    found.graph_roots = []
-    seen: set = set()
-    truncated = False
-    node: Any = None
-    try:
-        while todo:
-            node = todo.pop()
-            if node is None or id(node) in seen:
-                continue
-            if len(seen) >= MAX_GRAPH_NODES:
-                truncated = True
-                break
-            seen.add(id(node))
-            try:
-                todo.extend(n for n, _ in node.next_functions)
-            except Exception:
-                pass
-    finally:
-        todo.clear()
-        node = None
-    return {"tensors": found.graph_tensors, "graph_nodes": len(seen), "truncated": truncated}
-
-
 def _leaf_grad(t: Any) -> Any:
     # .grad of a non-leaf tensor warns; only leaves that require grad have one.
     try:
@@ -372,26 +318,6 @@ def _leaf_grad(t: Any) -> Any:
     except Exception:
         pass
     return None
-
-
-def _tensor_storage(t: Any, storages: Storages) -> None:
-    try:
-        storage = t.untyped_storage()
-        nbytes = int(storage.nbytes())
-        device = str(storage.device)
-        ptr: Any = int(storage.data_ptr())
-        if ptr == 0:
-            ptr = ("id", id(t))
-    except Exception:  # sparse, nested or exotic tensors: their own size
-        try:
-            nbytes = int(t.element_size()) * int(t.nelement())
-            device = str(t.device)
-        except Exception:
-            return
-        ptr = ("id", id(t))
-    if nbytes <= 0 or device == "meta":
-        return
-    storages[(device, ptr)] = max(nbytes, storages.get((device, ptr), 0))
 
 
 # --- summaries ----------------------------------------------------------------
@@ -438,13 +364,6 @@ def contents_summary(found: Found) -> str:
     if found.optimizers:
         parts.append(plural(found.optimizers, "optimizer"))
     return ", ".join(parts) if parts else "nothing that holds memory"
-
-
-def bytes_by_device(storages: Storages, keys: Optional[Iterable[StorageKey]] = None) -> Dict[str, int]:
-    out: Dict[str, int] = {}
-    for key in storages if keys is None else keys:
-        out[key[0]] = out.get(key[0], 0) + storages[key]
-    return out
 
 
 # --- tracebacks -------------------------------------------------------------------

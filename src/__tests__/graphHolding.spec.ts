@@ -14,8 +14,8 @@ const LOSSES = makeEntry({
   kind: 'container',
   type_name: 'list',
   summary: 'list of 5 tensors',
-  total_bytes: 20,
-  graph_holding: { tensors: 5, graph_nodes: 61, truncated: false }
+  total_bytes: 3155988,
+  graph_holding: { tensors: 5, graph_nodes: 61, truncated: false, bytes: 3155968, packed_by_hooks: 0 }
 });
 
 describe('graph-holding entries', () => {
@@ -31,18 +31,30 @@ describe('graph-holding entries', () => {
       const parsed = result(graph);
       return 'value' in parsed ? parsed.value.entries[0].graph_holding : parsed.error;
     };
-    expect(read({ tensors: 1, graph_nodes: 3, truncated: false })).toEqual({ tensors: 1, graph_nodes: 3, truncated: false });
+    const full = { tensors: 1, graph_nodes: 3, truncated: false, bytes: 2048, packed_by_hooks: 1 };
+    expect(read(full)).toEqual(full);
+    expect(read({ ...full, bytes: null })).toEqual({ ...full, bytes: null });
+    expect(read({ ...full, bytes: -1 })).toContain('inspect.entries[0].graph_holding.bytes');
+    expect(read({ tensors: 1, graph_nodes: 3, truncated: false })).toContain('inspect.entries[0].graph_holding');
     expect(read(undefined)).toBeNull();
     expect(read(null)).toBeNull();
     expect(read({ tensors: 'many' })).toContain('inspect.entries[0].graph_holding.tensors');
   });
 
-  it('say what they mean', () => {
-    expect(graphHoldingText(LOSSES)).toBe(
-      '5 tensors keep an autograd graph alive (61 autograd nodes): every tensor saved for backward stays in memory, ' +
-        "whatever the tensor's own size. Keep .item() or .detach() instead."
+  it('say what they mean, and how much the graph holds', () => {
+    expect(graphHoldingText(LOSSES, 'binary')).toBe(
+      '5 tensors keep an autograd graph alive (61 autograd nodes): the tensors it saved for backward hold ' +
+        '3.01 MiB that no variable holds. Keep .item() or .detach() instead.'
     );
-    expect(graphHoldingText(makeEntry())).toBeNull();
+    const graph = LOSSES.graph_holding!;
+    const textOf = (g: Partial<typeof graph>) => graphHoldingText({ ...LOSSES, graph_holding: { ...graph, ...g } }, 'binary');
+    expect(textOf({ truncated: true })).toContain('(61+ autograd nodes): the tensors it saved for backward hold at least 3.01 MiB');
+    expect(textOf({ bytes: 0 })).toContain('it holds no saved tensors now (backward() freed them), only its nodes.');
+    expect(textOf({ bytes: null })).toContain("stays in memory, whatever the tensor's own size (this torch does not show how much).");
+    expect(textOf({ packed_by_hooks: 2 })).toContain(
+      '2 saved tensors were packed by a hook (checkpointing, offloading): counted as packed.'
+    );
+    expect(graphHoldingText(makeEntry(), 'binary')).toBeNull();
   });
 
   it('get a fix cell that keeps the values', () => {

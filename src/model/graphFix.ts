@@ -6,6 +6,7 @@
  * tuples and dicts one level deep, as a loss history is. No DOM.
  */
 import { HolderEntry } from '../cleanupProtocol';
+import { ByteUnits, formatBytes } from '../format';
 
 /** The snippet that shows the pattern for training loops. */
 export const GRAPH_FIX_SNIPPET_ID = 'loss-item';
@@ -14,17 +15,26 @@ export const GRAPH_FIX_SNIPPET_ID = 'loss-item';
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 /** What a graph-holding entry means, in words. */
-export function graphHoldingText(entry: HolderEntry): string | null {
+export function graphHoldingText(entry: HolderEntry, units: ByteUnits): string | null {
   const graph = entry.graph_holding;
   if (!graph) {
     return null;
   }
   const tensors = graph.tensors === 1 ? '1 tensor keeps' : `${graph.tensors} tensors keep`;
-  const nodes = `${graph.graph_nodes}${graph.truncated ? '+' : ''} autograd node${graph.graph_nodes === 1 ? '' : 's'}`;
-  return (
-    `${tensors} an autograd graph alive (${nodes}): every tensor saved for ` +
-    "backward stays in memory, whatever the tensor's own size. Keep .item() or .detach() instead."
-  );
+  const more = graph.truncated ? '+' : '';
+  const nodes = `${graph.graph_nodes}${more} autograd node${graph.graph_nodes === 1 ? '' : 's'}`;
+  let held: string;
+  if (graph.bytes === null) {
+    held = "every tensor saved for backward stays in memory, whatever the tensor's own size (this torch does not show how much)";
+  } else if (graph.bytes > 0) {
+    held = `the tensors it saved for backward hold ${graph.truncated ? 'at least ' : ''}${formatBytes(graph.bytes, units)} that no variable holds`;
+  } else {
+    held = 'it holds no saved tensors now (backward() freed them), only its nodes';
+  }
+  const packed = graph.packed_by_hooks
+    ? ` ${graph.packed_by_hooks} saved tensor${graph.packed_by_hooks === 1 ? ' was' : 's were'} packed by a hook (checkpointing, offloading): counted as packed.`
+    : '';
+  return `${tensors} an autograd graph alive (${nodes}): ${held}.${packed} Keep .item() or .detach() instead.`;
 }
 
 /** The code of the fix cell for `entry`, or null when its name is not a plain identifier. */

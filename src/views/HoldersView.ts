@@ -199,7 +199,7 @@ export class HoldersView extends MemoryActionsView {
         element('div', 'jp-vram-Holder-note', { role: 'holder-note', text: note })
       );
     }
-    const graph = graphHoldingText(entry);
+    const graph = graphHoldingText(entry, this.settings.units);
     if (graph) {
       row.dataset.vramGraphHolding = 'true';
       row.appendChild(this._graphRow(entry, graph));

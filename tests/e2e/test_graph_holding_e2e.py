@@ -48,6 +48,16 @@ def test_a_loss_history_is_flagged_and_item_values_are_not(kernel: Kernel, boots
     assert graph is not None and graph["tensors"] == 5
     # each loss reaches its own mean/pow/linear/relu nodes, plus the parameters' AccumulateGrad nodes
     assert graph["graph_nodes"] >= 5 * 5 and graph["truncated"] is False
+    # What the graphs saved for backward and no name holds: each iteration's ReLU
+    # output (512x256 floats) and model output (512x1), and its input (512x64)
+    # except the last, which `x` holds; the weights are the model's.
+    kept = 5 * (512 * 256 + 512) * 4 + 4 * 512 * 64 * 4
+    assert graph["bytes"] == kept and graph["packed_by_hooks"] == 0
+    # ... counted on the list, which so comes first, and shared with `loss`
+    assert entries["losses"]["total_bytes"] == kept + 5 * 4
+    assert entries["losses"]["bytes_by_device"] == {"cpu": kept + 5 * 4}
+    assert next(iter(entries)) == "losses"
+    assert "losses" in entries["loss"]["shared_with"]
     assert entries["loss"]["graph_holding"]["tensors"] == 1
     # parameters, no_grad results and detached copies hold no graph
     assert entries["model"]["graph_holding"] is None

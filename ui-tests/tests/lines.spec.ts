@@ -79,7 +79,10 @@ test.describe('which line holds the memory', () => {
     });
     const entry = page.locator(`${SIDEBAR} [data-vram-role="holder-entry"][data-vram-name="losses"]`);
     await expect(entry).toHaveAttribute('data-vram-graph-holding', 'true', { timeout: 30_000 });
-    await expect(entry.locator('[data-vram-role="holder-graph"]')).toContainText('autograd graph');
+    // Each iteration's graph saved its input (64x32 floats) and output (64x1) for backward.
+    await expect(entry.locator('[data-vram-role="holder-graph"]')).toContainText(
+      /autograd graph alive .*saved for backward hold 24\.[78] KiB that no variable holds/
+    );
     await entry.locator('[data-vram-role="graph-fix"]').click();
     await expect.poll(async () => (await page.notebook.getCellCount())).toBe(2);
     expect(await page.notebook.getCellTextInput(1)).toContain('losses = [_keep(t) for t in losses]');
