@@ -72,3 +72,41 @@ def test_free_memory_and_inspect_do_not_initialise_cuda(kernel: Kernel, bootstra
     assert result["empty_cache"] == "skipped_cuda_not_initialized"
     reply_of(kernel, comm_id, {"type": "inspect", "request_id": "n2"})
     assert kernel.eval("torch.cuda.is_initialized()") is False
+
+
+def test_a_loss_historys_graph_bytes_are_what_deleting_it_frees(
+    kernel: Kernel, bootstrap: str, figures: Callable[..., Any]
+) -> None:
+    """The Holders tab's graph figure against the allocator: deleting a loss
+    history (and the last loss) frees exactly what its graphs kept alive."""
+    comm_id = open_helper(kernel, bootstrap)
+    reply = kernel.execute(
+        "import torch\n"
+        "torch.manual_seed(0)\n"
+        "model = torch.nn.Sequential(torch.nn.Linear(1024, 4096), torch.nn.ReLU(), torch.nn.Linear(4096, 1)).cuda()\n"
+        "losses = []\n"
+        "for _ in range(4):\n"
+        "    loss = model(torch.randn(2048, 1024, device='cuda')).pow(2).mean()\n"
+        "    losses.append(loss)\n"  # no backward: every iteration's activations stay
+        "torch.cuda.synchronize()\n",
+        timeout=300,
+    )
+    assert reply["status"] == "ok", reply
+    listing = reply_of(kernel, comm_id, {"type": "inspect", "request_id": "g1"})
+    entries = {e["name"]: e for e in listing["entries"]}
+    graph = entries["losses"]["graph_holding"]
+    assert graph is not None and graph["tensors"] == 4 and graph["packed_by_hooks"] == 0
+    assert listing["entries"][0]["name"] == "losses"  # sorted by what it really holds
+    allocated_before = kernel.eval("torch.cuda.memory_allocated(0)")
+    result = reply_of(kernel, comm_id, {"type": "delete", "request_id": "g2", "listing_id": listing["listing_id"],
+                                        "names": ["losses", "loss"], "hidden": [], "free": ["gc"]})
+    assert sorted(result["deleted"]) == ["loss", "losses"] and result["still_alive"] == []
+    allocated_after = kernel.eval("torch.cuda.memory_allocated(0)")
+    held = entries["losses"]["bytes_by_device"]["cuda:0"] + entries["loss"]["bytes_by_device"].get("cuda:0", 0)
+    figures(graph=graph, listed_bytes=held, allocated_before_bytes=allocated_before,
+            allocated_after_bytes=allocated_after)
+    # Each iteration saved its input (2048x1024), the ReLU's output (2048x4096)
+    # and the model's output (2048x1) for backward: ~40 MiB an iteration.
+    assert graph["bytes"] >= 4 * 2048 * (1024 + 4096 + 1) * 4
+    # The caching allocator rounds each block up (to 512 bytes, small ones to a 2 MiB segment's block)
+    assert abs((allocated_before - allocated_after) - held) <= 4 * 4 * 512
