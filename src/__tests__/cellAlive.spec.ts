@@ -96,6 +96,64 @@ describe('still alive from a cell', () => {
     view.dispose();
   });
 
+  it('sorts by Alive from its header, figures missing last, and again when new figures arrive', async () => {
+    const { model, recorder, otherMessage } = setup();
+    const view = new CellHistoryView({ settings: { ...DEFAULT_SETTINGS } });
+    Widget.attach(view, document.body);
+    view.model = model;
+    view.recorder = recorder;
+    model.ingest(
+      wire({
+        type: 'cells',
+        records: [
+          makeCellRecord({ record_id: 1, execution_count: 1, cell_id: 'steady' }),
+          makeCellRecord({ record_id: 2, execution_count: 2, cell_id: 'none' }),
+          makeCellRecord({ record_id: 3, execution_count: 3, cell_id: 'leaky' }),
+          makeCellRecord({ record_id: 4, execution_count: 4, cell_id: null }),
+          makeCellRecord({ record_id: 5, execution_count: 5, cell_id: 'steady' })
+        ]
+      })
+    );
+    otherMessage.emit(ALIVE); // leaky 12 MiB, steady 4 MiB
+    await settle();
+    MessageLoop.flush();
+    const order = () => view.orderedEntries.map(e => e.record.record_id);
+    const header = view.node.querySelector<HTMLElement>('[data-vram-role="cell-sort"][data-vram-sort-key="alive"]')!;
+    expect(header.textContent).toBe('Alive');
+    expect(header.getAttribute('aria-sort')).toBe('none');
+    header.click();
+    MessageLoop.flush();
+    expect(header.getAttribute('aria-sort')).toBe('ascending');
+    expect(view.sort).toEqual({ key: 'alive', direction: 'ascending' });
+    // 5 (steady's latest run, 4 MiB), 3 (leaky, 12 MiB); then, in record order, those without a
+    // figure: an earlier run of steady, a cell with none, a console run.
+    expect(order()).toEqual([5, 3, 1, 2, 4]);
+    const shown = () =>
+      [...view.node.querySelectorAll<HTMLElement>('[data-vram-role="cell-row"]')]
+        .filter(r => !r.hidden)
+        .sort((a, b) => parseFloat(a.style.top) - parseFloat(b.style.top))
+        .map(r => r.dataset.vramRecordId);
+    expect(shown()).toEqual(['5', '3', '1', '2', '4']);
+    header.click();
+    MessageLoop.flush();
+    expect(header.getAttribute('aria-sort')).toBe('descending');
+    expect(order()).toEqual([3, 5, 1, 2, 4]);
+    // New figures: steady now holds more than leaky, and the cell without one got one.
+    otherMessage.emit({
+      type: 'cell_alive',
+      cells: [
+        { execution_count: 5, cell_id: 'steady', alive_bytes: { host: 64 * MiB }, total_bytes: 64 * MiB, runs: [], growing: false },
+        { execution_count: 3, cell_id: 'leaky', alive_bytes: { host: 12 * MiB }, total_bytes: 12 * MiB, runs: [], growing: false },
+        { execution_count: 2, cell_id: 'none', alive_bytes: { host: 1 * MiB }, total_bytes: 1 * MiB, runs: [], growing: false }
+      ]
+    });
+    await settle();
+    MessageLoop.flush();
+    expect(order()).toEqual([5, 3, 2, 1, 4]);
+    expect(shown()).toEqual(['5', '3', '2', '1', '4']);
+    view.dispose();
+  });
+
   it('is in the badge tooltip', async () => {
     const { model, recorder, otherMessage } = setup();
     const node = document.createElement('div');

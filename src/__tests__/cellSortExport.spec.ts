@@ -46,6 +46,17 @@ describe('sortCellEntries', () => {
     expect(ids(sortCellEntries(SAMPLE(), { key, direction }))).toEqual(expected);
   });
 
+  it('sorts by the bytes still alive, entries without a figure last either way, stable', () => {
+    const list = SAMPLE();
+    // Records 1 and 4 hold the same figure; 2 has none (a console run, an earlier run).
+    const alive = new Map<number, number>([[1, 8 * MiB], [3, 2 * MiB], [4, 8 * MiB]]);
+    const context = { aliveBytes: (e: CellHistoryEntry) => alive.get(e.record.record_id) ?? null };
+    expect(ids(sortCellEntries(list, { key: 'alive', direction: 'ascending' }, context))).toEqual([3, 1, 4, 2]);
+    expect(ids(sortCellEntries(list, { key: 'alive', direction: 'descending' }, context))).toEqual([1, 4, 3, 2]);
+    // Without the figures (recording off) nothing moves: record order.
+    expect(ids(sortCellEntries(list, { key: 'alive', direction: 'descending' }))).toEqual([1, 2, 3, 4]);
+  });
+
   it('covers every column and leaves the input alone', () => {
     const list = SAMPLE();
     for (const key of CELL_SORT_KEYS) {

@@ -330,7 +330,7 @@ describe('CellHistoryView', () => {
 
   it('sorts by every column from its header, with aria-sort', () => {
     const { view } = setup();
-    for (const key of ['execution_count', 'delta', 'peak', 'duration', 'status']) {
+    for (const key of ['execution_count', 'delta', 'peak', 'duration', 'status', 'alive']) {
       const header = view.node.querySelector<HTMLElement>(
         `[data-vram-role="cell-sort"][data-vram-sort-key="${key}"]`
       )!;

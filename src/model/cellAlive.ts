@@ -4,6 +4,25 @@
  */
 import type { CellAliveBytes } from '../allocationProtocol';
 import { ByteUnits, formatBytes } from '../format';
+import type { CellHistory, CellHistoryEntry } from './CellHistory';
+
+/**
+ * The still-alive figure shown on `entry`: its cell's, on the latest run of
+ * that cell only (an earlier run's row would repeat the cell's figure of now);
+ * undefined for console runs and cells without a figure. The Alive column
+ * shows it and sorts by it.
+ */
+export function cellAliveOf(
+  entry: CellHistoryEntry,
+  alive: ReadonlyMap<string, CellAliveBytes>,
+  cells: Pick<CellHistory, 'latestForCell'>
+): CellAliveBytes | undefined {
+  const cellId = entry.record.cell_id;
+  if (cellId === null || cells.latestForCell(cellId) !== entry) {
+    return undefined;
+  }
+  return alive.get(cellId);
+}
 
 export interface CellAliveText {
   /** "12.0 MiB", with a warning sign when it keeps growing. */

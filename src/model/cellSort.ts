@@ -1,7 +1,9 @@
 /**
  * Sorting the cell history table: a pure function over entries, stable
  * (equal keys keep record order), with unknown values last in either
- * direction.
+ * direction. Figures that are not part of a record (the bytes still alive
+ * from a cell, which allocation recording sends apart) come in through a
+ * `CellSortContext`.
  */
 import { CellHistoryEntry } from './CellHistory';
 
@@ -10,14 +12,16 @@ export type CellSortKey =
   | 'delta'
   | 'peak'
   | 'duration'
-  | 'status';
+  | 'status'
+  | 'alive';
 
 export const CELL_SORT_KEYS: readonly CellSortKey[] = [
   'execution_count',
   'delta',
   'peak',
   'duration',
-  'status'
+  'status',
+  'alive'
 ];
 
 export type SortDirection = 'ascending' | 'descending';
@@ -27,13 +31,23 @@ export interface CellSort {
   direction: SortDirection;
 }
 
+/** What a sort reads besides the records. */
+export interface CellSortContext {
+  /**
+   * Bytes still alive from the entry's cell, or null when the entry has no
+   * such figure (not recorded, or an earlier run of its cell).
+   */
+  aliveBytes?: (entry: CellHistoryEntry) => number | null;
+}
+
 /** Severity order of statuses: ok < interrupted < error < out of memory. */
 const OUTCOME_RANK = { ok: 0, interrupted: 1, error: 2, oom: 3 };
 
 /** The value an entry sorts by; null sorts last. */
 export function cellSortValue(
   entry: CellHistoryEntry,
-  key: CellSortKey
+  key: CellSortKey,
+  context: CellSortContext = {}
 ): number | null {
   switch (key) {
     case 'execution_count':
@@ -46,6 +60,8 @@ export function cellSortValue(
       return entry.summary.durationS;
     case 'status':
       return OUTCOME_RANK[entry.summary.outcome];
+    case 'alive':
+      return context.aliveBytes?.(entry) ?? null;
   }
 }
 
@@ -55,7 +71,8 @@ export function cellSortValue(
  */
 export function sortCellEntries(
   entries: readonly CellHistoryEntry[],
-  sort: CellSort
+  sort: CellSort,
+  context: CellSortContext = {}
 ): CellHistoryEntry[] {
   const sign = sort.direction === 'ascending' ? 1 : -1;
   const n = entries.length;
@@ -63,7 +80,7 @@ export function sortCellEntries(
   const known = new Uint8Array(n);
   const order = new Array<number>(n);
   for (let i = 0; i < n; i++) {
-    const v = cellSortValue(entries[i], sort.key);
+    const v = cellSortValue(entries[i], sort.key, context);
     order[i] = i;
     if (v !== null && Number.isFinite(v)) {
       keys[i] = v;

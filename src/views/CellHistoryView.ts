@@ -1,12 +1,14 @@
 /**
  * The "Cells" view of the sidebar: one row per executed cell (execution
- * count, memory change, peak, duration, status), sortable by every column,
+ * count, memory change, peak, duration, status, and while allocations are
+ * recorded the bytes still alive from it), sortable by every column,
  * a click on a row goes to the cell; export and clear buttons.
  *
  * The list is virtualised: rows have a fixed height, and only the rows in
  * the viewport (plus a few) exist in the DOM, reused as the list scrolls, so
  * 10,000 records cost what 30 do. The sorted order is cached per history
- * version and sort, and computed again only when records came in.
+ * version and sort, and computed again only when records came in (or, sorted
+ * by Alive, when new alive figures came in).
  *
  * Kernel text (error types, cell ids) goes in through textContent only.
  */
@@ -20,7 +22,7 @@ import {
   formatPeak
 } from '../cellFormat';
 import { AllocationRecorder } from '../model/AllocationRecorder';
-import { cellAliveText, CellAliveText } from '../model/cellAlive';
+import { cellAliveOf, cellAliveText, CellAliveText } from '../model/cellAlive';
 import { cellTotalsOf, cellWarningLevel } from '../model/cellFigures';
 import { CellHistoryEntry } from '../model/CellHistory';
 import {
@@ -52,7 +54,8 @@ const COLUMN_LABELS: Record<CellSortKey, string> = {
   delta: 'Δ',
   peak: 'Peak',
   duration: 'Time',
-  status: 'Status'
+  status: 'Status',
+  alive: 'Alive'
 };
 
 const COLUMN_TITLES: Record<CellSortKey, string> = {
@@ -60,7 +63,9 @@ const COLUMN_TITLES: Record<CellSortKey, string> = {
   delta: 'Memory change: GPU allocated after minus before (summed over devices), or kernel RSS without GPU figures',
   peak: 'Peak while the cell ran: largest GPU allocated peak, or kernel RSS peak (~ approximate)',
   duration: 'How long the cell ran',
-  status: 'ok, interrupted, error, out of memory'
+  status: 'ok, interrupted, error, out of memory',
+  alive:
+    'Bytes this cell allocated that are still alive (latest run; needs "Record allocations" in the Lines tab). \u26a0: they grow at each run, a likely leak'
 };
 
 export class CellHistoryView extends ModelView {
@@ -128,13 +133,6 @@ export class CellHistoryView extends ModelView {
       this._headers.set(key, h);
       header.appendChild(h);
     }
-    const aliveHeader = element('div', 'jp-vram-CellCol jp-vram-CellCol-alive', {
-      text: 'Alive'
-    });
-    aliveHeader.setAttribute('role', 'columnheader');
-    aliveHeader.title =
-      'Bytes this cell allocated that are still alive (latest run; needs "Record allocations" in the Lines tab). \u26a0: they grow at each run, a likely leak';
-    header.appendChild(aliveHeader);
     this._viewport = element('div', 'jp-vram-CellTable-viewport', {
       role: 'cell-rows'
     });
@@ -226,14 +224,25 @@ export class CellHistoryView extends ModelView {
     if (!cells) {
       return [];
     }
+    // Sorted by Alive, the order also depends on the latest alive figures.
+    const aliveVersion = this._sort?.key === 'alive' ? this._aliveVersion : 0;
     const cache = this._cache;
-    if (cache && cache.version === cells.version && cache.source === cells) {
+    if (
+      cache &&
+      cache.version === cells.version &&
+      cache.source === cells &&
+      cache.aliveVersion === aliveVersion
+    ) {
       return cache.entries;
     }
+    const alive = this._recorder?.alive;
     const entries = this._sort
-      ? sortCellEntries(cells.entries, this._sort)
+      ? sortCellEntries(cells.entries, this._sort, {
+          aliveBytes: entry =>
+            alive ? cellAliveOf(entry, alive, cells)?.total_bytes ?? null : null
+        })
       : cells.entries.slice().reverse();
-    this._cache = { version: cells.version, source: cells, entries };
+    this._cache = { version: cells.version, source: cells, aliveVersion, entries };
     return entries;
   }
 
@@ -297,6 +306,7 @@ export class CellHistoryView extends ModelView {
     this._recorder?.changed.disconnect(this._onRecorderChanged, this);
     this._recorder = recorder;
     recorder?.changed.connect(this._onRecorderChanged, this);
+    this._aliveVersion++;
     this.requestRender();
   }
 
@@ -308,6 +318,7 @@ export class CellHistoryView extends ModelView {
 
   private _onRecorderChanged(_: unknown, change: string): void {
     if (change === 'alive') {
+      this._aliveVersion++; // sorted by Alive: sort again
       this.requestRender();
     }
   }
@@ -316,14 +327,11 @@ export class CellHistoryView extends ModelView {
     entry: CellHistoryEntry,
     units: 'binary' | 'decimal'
   ): CellAliveText | null {
-    const cellId = entry.record.cell_id;
-    if (cellId === null || !this._recorder) {
+    const cells = this.model?.cells;
+    if (!this._recorder || !cells) {
       return null;
     }
-    if (this.model?.cells.latestForCell(cellId) !== entry) {
-      return null; // an earlier run: the figure is the cell's now
-    }
-    return cellAliveText(this._recorder.alive.get(cellId), units);
+    return cellAliveText(cellAliveOf(entry, this._recorder.alive, cells), units);
   }
 
   private _onRowClick(event: MouseEvent): void {
@@ -361,9 +369,11 @@ export class CellHistoryView extends ModelView {
   private _actions: CellHistoryView.IActions;
   private _recorder: AllocationRecorder | null = null;
   private _sort: CellSort | null = null;
+  private _aliveVersion = 0;
   private _cache: {
     version: number;
     source: object;
+    aliveVersion: number;
     entries: readonly CellHistoryEntry[];
   } | null = null;
   private _headers = new Map<CellSortKey, HTMLElement>();
@@ -401,7 +411,7 @@ class CellRow {
       role: 'cell-row'
     }));
     node.setAttribute('role', 'row');
-    this._cols = [...CELL_SORT_KEYS, 'alive'].map(key => {
+    this._cols = CELL_SORT_KEYS.map(key => {
       const col = element('div', `jp-vram-CellCol jp-vram-CellCol-${key}`);
       col.setAttribute('role', 'cell');
       node.appendChild(col);
