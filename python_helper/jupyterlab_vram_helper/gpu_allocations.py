@@ -14,10 +14,22 @@ true (read through ``sys.modules``, torch is never imported): starting it
 earlier would initialise CUDA. When CUDA comes up after recording was asked
 for, recording starts at the next cell boundary, and what was allocated before
 that has no stack (reported as ``unattributed_bytes``).
+
+A new ``max_entries`` while recording: calling ``_record_memory_history``
+again is how PyTorch changes it. The allocator then only sets the ring
+buffer's new bound; the stacks of live blocks are kept on the blocks, not in
+the buffer. Without clearing the buffer that is not safe: a smaller bound on a
+full buffer lets its write index run past the new bound, beyond the buffer's
+end (and some versions clear it on every call anyway). So the events are
+cleared (``clear_history=True``) where PyTorch's call takes it, and elsewhere
+recording is stopped and started again, as a toggle would (which may also
+lose the stacks of live blocks). Either way the state says so
+(``restarted_at``, ``restart_kept_stacks``).
 """
 
 from __future__ import annotations
 
+import inspect
 import time
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
@@ -40,6 +52,10 @@ class GpuRecorder:
         self.unavailable = False  # wanted, but this torch cannot record: not retried at each cell
         # Bytes the allocator held when recording started: allocated before, without stacks.
         self.allocated_at_start: Optional[int] = None
+        # When the history last restarted with another max_entries while recording,
+        # and whether the live blocks kept their stacks through it.
+        self.restarted_at: Optional[float] = None
+        self.restart_kept_stacks: Optional[bool] = None
 
     @property
     def recording(self) -> bool:
@@ -48,10 +64,35 @@ class GpuRecorder:
     def want(self, max_entries: int) -> None:
         """Record from now on, or from the first cell boundary after CUDA is initialised."""
         if self.recording and max_entries != self.max_entries:
-            self.stop()
+            self._restart(max_entries)
+            return
         self.wanted = True
         self.max_entries = max_entries
         self.try_start()
+
+    def _restart(self, max_entries: int) -> None:
+        """Record on with another ring buffer size (see the module's docstring)."""
+        now = time.time()
+        record = self._history_call()
+        if record is not None and _takes(record, "clear_history"):
+            try:
+                record(enabled="all", context="alloc", stacks="python", max_entries=max_entries, clear_history=True)
+            except Exception:
+                pass
+            else:
+                self.max_entries = max_entries
+                self.restarted_at, self.restart_kept_stacks = now, True
+                return
+        self.stop()
+        self.wanted = True
+        self.max_entries = max_entries
+        if self.try_start():
+            self.restarted_at, self.restart_kept_stacks = self.started_at, False
+
+    def _history_call(self) -> Any:
+        torch = self._torch()
+        memory = getattr(getattr(torch, "cuda", None), "memory", None)
+        return getattr(memory, "_record_memory_history", None)
 
     def try_start(self) -> bool:
         """Start if wanted and possible; True when this call started it (cheap when nothing to do)."""
@@ -91,6 +132,8 @@ class GpuRecorder:
         self.started_at = None
         self.allocated_at_start = None
         self.reason = None
+        self.restarted_at = None
+        self.restart_kept_stacks = None
         if not was_recording:
             return
         torch = self._torch()
@@ -112,6 +155,8 @@ class GpuRecorder:
             "started": self.started_at,
             "allocated_before_bytes": self.allocated_at_start,
             "reason": self.reason if self.wanted and not self.recording else None,
+            "restarted_at": self.restarted_at if self.recording else None,
+            "restart_kept_stacks": self.restart_kept_stacks if self.recording else None,
         }
 
     def snapshot(self) -> Optional[Dict[str, Any]]:
@@ -148,6 +193,14 @@ def _frame_of(raw: Any) -> Frame:
         line = raw.get("line")
         return (str(raw.get("filename", "?")), line if isinstance(line, int) else 0, raw.get("name"))
     return ("?", 0, None)
+
+
+def _takes(function: Any, name: str) -> bool:
+    """True when ``function`` has a parameter called ``name`` (not merely ``**kwargs``)."""
+    try:
+        return name in inspect.signature(function).parameters
+    except (TypeError, ValueError):
+        return False
 
 
 def _allocated_total(torch: Any) -> Optional[int]:

@@ -9,6 +9,11 @@ hundred nanoseconds per allocation (benchmarks/allocation_recording_cost.py).
 If something else (the user, a profiler) already runs tracemalloc, the
 recorder reads its traces but never stops it: stopping it would discard what
 the other party measures. It then cannot choose the frame depth either.
+
+tracemalloc cannot change its depth while it traces (``tracemalloc.start(n)``
+does nothing then), so a new depth asked for while recording stops and starts
+it again: the traces of earlier allocations are gone, and ``restarted_at``
+says since when the host figures count.
 """
 
 from __future__ import annotations
@@ -27,6 +32,8 @@ class HostRecorder:
         self.started_by_us = False
         self.frames: Optional[int] = None
         self.started_at: Optional[float] = None
+        # When recording last restarted with another depth (earlier traces dropped).
+        self.restarted_at: Optional[float] = None
 
     @property
     def recording(self) -> bool:
@@ -34,6 +41,13 @@ class HostRecorder:
 
     def start(self, frames: int) -> None:
         if tracemalloc.is_tracing():
+            if self.started_by_us and tracemalloc.get_traceback_limit() != frames:
+                # Our own tracing at another depth: only a restart applies the new one.
+                tracemalloc.stop()
+                tracemalloc.start(frames)
+                self.frames = frames
+                self.started_at = self.restarted_at = time.time()
+                return
             if not self.started_by_us and self.started_at is None:
                 self.started_at = time.time()  # someone else's tracing: read it, never stop it
             self.frames = tracemalloc.get_traceback_limit()
@@ -42,6 +56,7 @@ class HostRecorder:
         self.started_by_us = True
         self.frames = frames
         self.started_at = time.time()
+        self.restarted_at = None
 
     def stop(self) -> None:
         if self.started_by_us and tracemalloc.is_tracing():
@@ -49,6 +64,7 @@ class HostRecorder:
         self.started_by_us = False
         self.frames = None
         self.started_at = None
+        self.restarted_at = None
 
     def state(self) -> Dict[str, Any]:
         tracing = self.recording
@@ -57,6 +73,7 @@ class HostRecorder:
             "frames": self.frames if tracing else None,
             "started": self.started_at if tracing else None,
             "overhead_bytes": tracemalloc.get_tracemalloc_memory() if tracing else 0,
+            "restarted_at": self.restarted_at if tracing else None,
         }
 
     def group(self, cells: CellFiles) -> Optional[SiteGrouper]:

@@ -128,6 +128,32 @@ def test_tracemalloc_started_by_the_user_is_never_stopped(kernel: Kernel, bootst
     assert kernel.eval("tracemalloc.is_tracing()") is True
 
 
+def test_a_new_host_depth_while_recording_restarts_tracemalloc(kernel: Kernel, bootstrap: str) -> None:
+    comm_id = attach_helper(kernel, bootstrap, QUIET)
+    run(kernel, "import tracemalloc\n", cell_id="c1")
+    first = reply(kernel, comm_id, {"type": "record_allocations", "enabled": True, "host_frames": 4})
+    assert first["host"]["frames"] == 4 and first["host"]["restarted_at"] is None
+    run(kernel, "before = bytearray(20_000_000)\n", cell_id="c-before")
+    start = len(kernel.output_messages())
+    state = reply(kernel, comm_id, {"type": "record_allocations", "enabled": True, "host_frames": 32})
+    assert kernel.output_messages()[start:] == []
+    host = state["host"]
+    assert host["state"] == "recording" and host["frames"] == 32
+    assert host["restarted_at"] is not None and host["restarted_at"] == host["started"] > first["host"]["started"]
+    assert kernel.eval("tracemalloc.get_traceback_limit()") == 32
+    # the GPU part is untouched (torch is not imported: it still waits)
+    assert state["gpu"] == first["gpu"]
+    pushed = kernel.comm_data(comm_id, "allocation_recording")
+    assert pushed[-1]["recording"] == state
+    run(kernel, "after = bytearray(30_000_000)\n", cell_id="c-after")
+    listing = reply(kernel, comm_id, {"type": "allocation_sites"})
+    cells = {s["cell"]["cell_id"] for s in host_sites(listing) if s["cell"] and s["bytes"] >= 1_000_000}
+    # what was allocated before the restart has no trace any more; what came after has
+    assert "c-after" in cells and "c-before" not in cells
+    assert listing["recording"]["host"]["restarted_at"] == host["restarted_at"]
+    reply(kernel, comm_id, {"type": "record_allocations", "enabled": False})
+
+
 def test_malformed_requests_get_clear_errors(kernel: Kernel, bootstrap: str) -> None:
     comm_id = attach_helper(kernel, bootstrap, QUIET)
     start = len(kernel.output_messages())
