@@ -20,6 +20,11 @@ export interface HostRecording {
   started: number | null;
   /** What tracemalloc itself holds. */
   overhead_bytes: number;
+  /**
+   * When recording restarted with another depth (a changed setting; the
+   * traces of earlier allocations are gone); null when it did not.
+   */
+  restarted_at: number | null;
 }
 
 /** PyTorch's allocator history: 'off', 'waiting' (for CUDA), 'recording' or 'unavailable'. */
@@ -31,6 +36,13 @@ export interface GpuRecording {
   allocated_before_bytes: number | null;
   /** Why it is not recording (waiting, unavailable); null otherwise. */
   reason: string | null;
+  /**
+   * When the history restarted with another `max_entries` (a changed
+   * setting; its earlier alloc/free events are gone); null when it did not.
+   */
+  restarted_at: number | null;
+  /** Whether live blocks kept their stacks through that restart. */
+  restart_kept_stacks: boolean | null;
 }
 
 export interface RecordingState {
@@ -90,16 +102,28 @@ export function readRecordingState(r: FieldReader): RecordingState {
       state: host.string('state'),
       frames: host.nullableInteger('frames'),
       started: host.has('started') && host.data.started !== null ? host.number('started') : null,
-      overhead_bytes: count(host, 'overhead_bytes')
+      overhead_bytes: count(host, 'overhead_bytes'),
+      restarted_at: optionalTime(host, 'restarted_at')
     },
     gpu: {
       state: gpu.string('state'),
       max_entries: gpu.nullableInteger('max_entries'),
       started: gpu.has('started') && gpu.data.started !== null ? gpu.number('started') : null,
       allocated_before_bytes: gpu.bytes('allocated_before_bytes'),
-      reason: gpu.nullableString('reason')
+      reason: gpu.nullableString('reason'),
+      restarted_at: optionalTime(gpu, 'restarted_at'),
+      // Absent from helpers older than live setting changes.
+      restart_kept_stacks:
+        gpu.has('restart_kept_stacks') && gpu.data.restart_kept_stacks !== null
+          ? gpu.boolean('restart_kept_stacks')
+          : null
     }
   };
+}
+
+/** A time in seconds since the epoch; null when absent (older helpers) or null. */
+function optionalTime(r: FieldReader, key: string): number | null {
+  return r.has(key) && r.data[key] !== null ? r.number(key) : null;
 }
 
 function readDevice(r: FieldReader): DeviceSites {

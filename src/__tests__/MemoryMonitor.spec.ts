@@ -59,14 +59,36 @@ class FakeConnection implements IHelperConnection {
   }
 }
 
-function setup(settings?: VramSettings) {
+/** A connection that can record allocations; the kernel records at 16 frames. */
+class RecordingConnection extends FakeConnection {
+  recorded: unknown[] = [];
+  async recordAllocations(request: { enabled: boolean; host_frames?: number; gpu_max_entries?: number }) {
+    this.recorded.push(request);
+    return {
+      enabled: request.enabled,
+      host: { state: 'recording', frames: request.host_frames ?? 16, started: 1, overhead_bytes: 0, restarted_at: null },
+      gpu: {
+        state: 'waiting', max_entries: request.gpu_max_entries ?? 100_000, started: null,
+        allocated_before_bytes: null, reason: 'waiting', restarted_at: null, restart_kept_stacks: null
+      }
+    };
+  }
+  async allocationSites(): Promise<any> {
+    throw new Error('not in this test');
+  }
+  async allocationSnapshot(): Promise<any> {
+    throw new Error('not in this test');
+  }
+}
+
+function setup(settings?: VramSettings, Connection = FakeConnection) {
   const tracker = new FakeTracker();
   const connections: FakeConnection[] = [];
   const monitor = new MemoryMonitor({
     notebooks: tracker,
     settings,
     createConnection: (_sc, model) => {
-      const c = new FakeConnection(model);
+      const c = new Connection(model);
       connections.push(c);
       return c;
     }
@@ -144,6 +166,32 @@ describe('MemoryMonitor', () => {
     monitor.reconnect();
     expect(connections[0].snapshots).toBe(1);
     expect(connections[0].reconnects).toBe(1);
+  });
+
+  it('applies a new stack depth or GPU history size live to a kernel that records', async () => {
+    const { tracker, monitor, connections } = setup(undefined, RecordingConnection);
+    tracker.activate(new FakePanel());
+    (monitor.current as KernelMemoryModel).setState('live');
+    const connection = connections[0] as RecordingConnection;
+    const recorder = monitor.allocationsFor(monitor.current)!;
+    // Not recording: a change waits for the next start.
+    monitor.updateSettings({ ...monitor.settings, allocationHostFrames: 8 });
+    await Promise.resolve();
+    expect(connection.recorded).toEqual([]);
+    await recorder.setRecording(true);
+    expect(connection.recorded).toEqual([{ enabled: true, host_frames: 8, gpu_max_entries: 100_000 }]);
+    monitor.updateSettings({ ...monitor.settings, allocationHostFrames: 32 });
+    monitor.updateSettings({ ...monitor.settings, units: 'decimal' }); // not a recording setting
+    await new Promise(resolve => setTimeout(resolve, 0));
+    expect(connection.recorded).toEqual([
+      { enabled: true, host_frames: 8, gpu_max_entries: 100_000 },
+      { enabled: true, host_frames: 32, gpu_max_entries: 100_000 }
+    ]);
+    expect(recorder.recording?.host.frames).toBe(32);
+    monitor.updateSettings({ ...monitor.settings, allocationHistoryMaxEntries: 500_000 });
+    await new Promise(resolve => setTimeout(resolve, 0));
+    expect(connection.recorded).toHaveLength(3);
+    expect(connection.recorded[2]).toEqual({ enabled: true, host_frames: 32, gpu_max_entries: 500_000 });
   });
 
   it('applies settings live: helper config and history capacity', () => {

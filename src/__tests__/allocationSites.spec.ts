@@ -18,27 +18,55 @@ import {
   sitesToCsv
 } from '../model/siteRows';
 import { DEFAULT_SETTINGS } from '../settings';
-import { AllocationSitesView, statusText } from '../views/AllocationSitesView';
+import { AllocationSitesView, clockTime, statusText } from '../views/AllocationSitesView';
 import { findTargetCell, IRevealCell, revealLine } from '../views/revealLine';
 import { EVIL, MiB } from './fixtures';
 import { settle } from './fakeKernel';
 
 const ON: RecordingState = {
   enabled: true,
-  host: { state: 'recording', frames: 16, started: 1.5, overhead_bytes: 5 * MiB },
+  host: { state: 'recording', frames: 16, started: 1.5, overhead_bytes: 5 * MiB, restarted_at: null },
   gpu: {
     state: 'waiting',
     max_entries: 100000,
     started: null,
     allocated_before_bytes: null,
-    reason: 'CUDA is not initialised yet: recording starts at the first cell boundary after it is'
+    reason: 'CUDA is not initialised yet: recording starts at the first cell boundary after it is',
+    restarted_at: null,
+    restart_kept_stacks: null
   }
 };
 
 const OFF: RecordingState = {
   enabled: false,
-  host: { state: 'off', frames: null, started: null, overhead_bytes: 0 },
-  gpu: { state: 'off', max_entries: null, started: null, allocated_before_bytes: null, reason: null }
+  host: { state: 'off', frames: null, started: null, overhead_bytes: 0, restarted_at: null },
+  gpu: {
+    state: 'off',
+    max_entries: null,
+    started: null,
+    allocated_before_bytes: null,
+    reason: null,
+    restarted_at: null,
+    restart_kept_stacks: null
+  }
+};
+
+/** 12:03:04 today, local time, in seconds since the epoch (as the kernel sends times). */
+const AT_12_03_04 = new Date(2024, 10, 21, 12, 3, 4).getTime() / 1000;
+
+/** Recording after the settings changed: tracemalloc restarted at 32 frames, the GPU history resized. */
+const RESTARTED: RecordingState = {
+  enabled: true,
+  host: { state: 'recording', frames: 32, started: AT_12_03_04, overhead_bytes: MiB, restarted_at: AT_12_03_04 },
+  gpu: {
+    state: 'recording',
+    max_entries: 200_000,
+    started: 1.5,
+    allocated_before_bytes: 0,
+    reason: null,
+    restarted_at: AT_12_03_04 + 1,
+    restart_kept_stacks: true
+  }
 };
 
 /** A reply as the kernel sends it (shape of tests/e2e/test_allocation_sites_e2e.py). */
@@ -128,6 +156,21 @@ describe('allocation protocol', () => {
     expect(parseRecordingState({ enabled: 'yes' })).toEqual({
       error: expect.stringContaining('record_allocations.host')
     });
+  });
+
+  it('reads the restart times, and their absence from an older helper as null', () => {
+    expect(parseRecordingState(RESTARTED)).toEqual({ value: RESTARTED });
+    const older = JSON.parse(JSON.stringify(RESTARTED));
+    delete older.host.restarted_at;
+    delete older.gpu.restarted_at;
+    delete older.gpu.restart_kept_stacks;
+    const parsed = parseRecordingState(older);
+    expect('value' in parsed && parsed.value.host.restarted_at).toBeNull();
+    expect('value' in parsed && parsed.value.gpu.restarted_at).toBeNull();
+    expect('value' in parsed && parsed.value.gpu.restart_kept_stacks).toBeNull();
+    expect(
+      parseRecordingState({ ...RESTARTED, host: { ...RESTARTED.host, restarted_at: 'noon' } })
+    ).toEqual({ error: expect.stringContaining('record_allocations.host.restarted_at') });
   });
 
   it('reads the broadcast and the snapshot', () => {
@@ -272,6 +315,66 @@ describe('AllocationRecorder', () => {
   });
 });
 
+describe('AllocationRecorder: settings changed while recording', () => {
+  function recorderWith(settings: { frames: number; entries: number }) {
+    const model = new KernelMemoryModel({ historyCapacity: 10 });
+    model.setState('live');
+    const connection = fakeConnection();
+    const recorder = new AllocationRecorder({
+      connection,
+      model,
+      settings: () => ({
+        ...DEFAULT_SETTINGS,
+        allocationHostFrames: settings.frames,
+        allocationHistoryMaxEntries: settings.entries
+      })
+    });
+    return { model, connection, recorder };
+  }
+
+  it('sends the request again with the new values to a kernel that records', async () => {
+    const settings = { frames: 16, entries: 100_000 };
+    const { connection, recorder } = recorderWith(settings);
+    await recorder.setRecording(true); // ON: 16 frames, 100,000 entries
+    connection.recordAllocations.mockClear();
+    expect(await recorder.applySettings()).toBeNull(); // nothing changed: nothing sent
+    settings.frames = 32;
+    connection.recordAllocations.mockResolvedValueOnce(RESTARTED);
+    expect(await recorder.applySettings()).toEqual(RESTARTED);
+    expect(connection.recordAllocations).toHaveBeenCalledWith({
+      enabled: true,
+      host_frames: 32,
+      gpu_max_entries: 100_000
+    });
+    expect(recorder.recording).toEqual(RESTARTED);
+    // the GPU bound alone counts too
+    settings.entries = 300_000;
+    await recorder.applySettings();
+    expect(connection.recordAllocations).toHaveBeenLastCalledWith({
+      enabled: true,
+      host_frames: 32,
+      gpu_max_entries: 300_000
+    });
+  });
+
+  it('sends nothing while recording is off, unknown, or for a depth it cannot set', async () => {
+    const settings = { frames: 32, entries: 100_000 };
+    const { connection, recorder } = recorderWith(settings);
+    expect(await recorder.applySettings()).toBeNull(); // unknown
+    await recorder.setRecording(false);
+    connection.recordAllocations.mockClear();
+    expect(await recorder.applySettings()).toBeNull(); // off: the next start takes them
+    connection.otherMessage.emit({
+      type: 'allocation_recording',
+      recording: { ...ON, host: { ...ON.host, state: 'shared', frames: 5 } }
+    });
+    await settle();
+    expect(recorder.enabled).toBe(true);
+    expect(await recorder.applySettings()).toBeNull(); // someone else's tracemalloc keeps its depth
+    expect(connection.recordAllocations).not.toHaveBeenCalled();
+  });
+});
+
 describe('AllocationSitesView', () => {
   it('renders rows as text, and a click on a notebook line asks to jump there', async () => {
     const { model, recorder } = liveRecorder();
@@ -319,6 +422,37 @@ describe('AllocationSitesView', () => {
     ).toBe(true);
     view.dispose();
     await settle();
+  });
+
+  it('says, as text, that a changed setting restarted recording and what was lost', () => {
+    expect(clockTime(AT_12_03_04)).toBe('12:03:04');
+    const text = statusText(RESTARTED, true, false, DEFAULT_SETTINGS);
+    expect(text).toContain(
+      'Host recording restarted with 32 frames at 12:03:04; earlier host allocations are not attributed.'
+    );
+    expect(text).toContain(
+      'GPU history restarted with 200,000 events at 12:03:05: earlier alloc/free events are gone from the snapshot; live memory keeps its lines.'
+    );
+    const stopped = { ...RESTARTED, gpu: { ...RESTARTED.gpu, restart_kept_stacks: false } };
+    expect(statusText(stopped, true, false, DEFAULT_SETTINGS)).toContain(
+      'GPU recording restarted with 200,000 events at 12:03:05; earlier GPU allocations may not be attributed.'
+    );
+    expect(statusText(ON, true, false, DEFAULT_SETTINGS)).not.toContain('restarted');
+
+    const { model, recorder } = liveRecorder();
+    const view = new AllocationSitesView({
+      settings: DEFAULT_SETTINGS,
+      actions: { setRecording: jest.fn(), jumpTo: jest.fn(), exportGpuSnapshot: jest.fn(), exportHostCsv: jest.fn() }
+    });
+    Widget.attach(view, document.body);
+    view.model = model;
+    view.recorder = recorder;
+    (recorder as any)._recording = RESTARTED;
+    view.renderNow();
+    const status = view.node.querySelector<HTMLElement>('[data-vram-role="recording-status"]')!;
+    expect(status.textContent).toContain('Host recording restarted with 32 frames at 12:03:04');
+    expect(status.children).toHaveLength(0); // text, no markup
+    view.dispose();
   });
 
   it('says that recording off costs nothing', () => {

@@ -112,6 +112,33 @@ export class AllocationRecorder implements IDisposable {
     return state;
   }
 
+  /**
+   * Apply changed recording settings (stack depth, GPU history size) to a
+   * kernel that records now: the request is sent again with the new values.
+   * The kernel restarts only the part whose value changed (docs/protocol.md);
+   * nothing is sent while recording is off (the next start uses them) or when
+   * the kernel already records with these values. Resolves with the new
+   * state, or null when nothing was sent or it failed.
+   */
+  async applySettings(): Promise<RecordingState | null> {
+    const state = this._recording;
+    if (!state?.enabled || !this.available) {
+      return null;
+    }
+    const settings = this._settings();
+    // tracemalloc started by someone else keeps its depth: no request for it.
+    const hostDiffers =
+      state.host.state === 'recording' &&
+      state.host.frames !== settings.allocationHostFrames;
+    const gpuDiffers =
+      state.gpu.state !== 'off' &&
+      state.gpu.max_entries !== settings.allocationHistoryMaxEntries;
+    if (!hostDiffers && !gpuDiffers) {
+      return null;
+    }
+    return this.setRecording(true);
+  }
+
   /** Ask the kernel for live memory by line (and its recording state). */
   async refresh(maxSites?: number): Promise<AllocationSitesResult | null> {
     const listing = await this._call(() =>

@@ -246,8 +246,15 @@ export class MemoryMonitor implements IVramMonitor {
     const config = helperConfigFor(settings);
     const configChanged =
       JSON.stringify(config) !== JSON.stringify(helperConfigFor(old));
+    const recordingChanged =
+      settings.allocationHostFrames !== old.allocationHostFrames ||
+      settings.allocationHistoryMaxEntries !== old.allocationHistoryMaxEntries;
     for (const session of this._sessions.values()) {
       session.model.setHistoryCapacity(historyCapacityFor(settings));
+      if (recordingChanged) {
+        // A kernel that records applies them now, not at its next toggle.
+        void session.allocations?.applySettings();
+      }
       if (configChanged) {
         session.connection.configure(config).catch(reason => {
           session.model.reportProblem(

@@ -284,7 +284,46 @@ export function statusText(
   } else if (gpu.reason) {
     parts.push(`GPU ${gpu.state}: ${gpu.reason}`);
   }
-  return `Recording on: ${parts.join('; ')}.${waiting}`;
+  return (
+    `Recording on: ${parts.join('; ')}.` +
+    restartText(state).map(sentence => ` ${sentence}`).join('') +
+    waiting
+  );
+}
+
+/**
+ * What a changed setting restarted while recording (it loses history, so it
+ * is said, not done silently): one sentence per restarted part.
+ */
+export function restartText(state: RecordingState): string[] {
+  const sentences: string[] = [];
+  const host = state.host;
+  if (host.state === 'recording' && host.restarted_at !== null) {
+    sentences.push(
+      `Host recording restarted with ${host.frames ?? '?'} frames at ${clockTime(host.restarted_at)}; ` +
+        'earlier host allocations are not attributed.'
+    );
+  }
+  const gpu = state.gpu;
+  if (gpu.state === 'recording' && gpu.restarted_at !== null) {
+    const entries = (gpu.max_entries ?? 0).toLocaleString('en-US');
+    sentences.push(
+      gpu.restart_kept_stacks
+        ? `GPU history restarted with ${entries} events at ${clockTime(gpu.restarted_at)}: ` +
+            'earlier alloc/free events are gone from the snapshot; live memory keeps its lines.'
+        : `GPU recording restarted with ${entries} events at ${clockTime(gpu.restarted_at)}; ` +
+            'earlier GPU allocations may not be attributed.'
+    );
+  }
+  return sentences;
+}
+
+/** Local wall-clock time of an epoch in seconds, as 12:03:04. */
+export function clockTime(epochSeconds: number): string {
+  const d = new Date(epochSeconds * 1000);
+  return [d.getHours(), d.getMinutes(), d.getSeconds()]
+    .map(n => String(n).padStart(2, '0'))
+    .join(':');
 }
 
 export namespace AllocationSitesView {
