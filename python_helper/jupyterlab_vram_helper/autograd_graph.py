@@ -21,6 +21,7 @@ storage keys.
 
 from __future__ import annotations
 
+import weakref
 from typing import Any, Dict, List, Optional, Tuple
 
 from .storages import Storages, tensor_storage
@@ -30,7 +31,8 @@ MAX_GRAPH_NODES = 20_000  # autograd nodes looked at per holder
 SAVED_PREFIX = "_raw_saved_"
 
 # type(node) -> names of its saved-tensor attributes (``dir`` costs microseconds).
-_saved_attributes: Dict[type, Tuple[str, ...]] = {}
+# Weak: a custom autograd Function's node class is the user's, and may be redefined.
+_saved_attributes: "weakref.WeakKeyDictionary[type, Tuple[str, ...]]" = weakref.WeakKeyDictionary()
 
 
 def graph_root(t: Any) -> Any:
@@ -114,7 +116,10 @@ def _saved_storages(node: Any, walk: GraphWalk) -> None:
             names = tuple(a for a in dir(node) if a.startswith(SAVED_PREFIX))
         except Exception:
             names = ()
-        _saved_attributes[kind] = names
+        try:
+            _saved_attributes[kind] = names
+        except TypeError:
+            pass  # a type without weak references: looked up again next time
     try:
         # AccumulateGrad: the leaf (a parameter) the graph accumulates into.
         leaf = getattr(node, "variable", None)
