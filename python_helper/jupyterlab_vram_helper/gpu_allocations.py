@@ -73,8 +73,8 @@ class GpuRecorder:
     def _restart(self, max_entries: int) -> None:
         """Record on with another ring buffer size (see the module's docstring)."""
         now = time.time()
-        record = self._history_call()
-        if record is not None and _takes(record, "clear_history"):
+        record, clears = self._history_call()
+        if record is not None and clears:
             try:
                 record(enabled="all", context="alloc", stacks="python", max_entries=max_entries, clear_history=True)
             except Exception:
@@ -89,10 +89,18 @@ class GpuRecorder:
         if self.try_start():
             self.restarted_at, self.restart_kept_stacks = self.started_at, False
 
-    def _history_call(self) -> Any:
+    def _history_call(self) -> Tuple[Any, bool]:
+        """torch's ``_record_memory_history``, and whether it takes ``clear_history``.
+
+        The public call forwards ``*args, **kwargs`` to
+        ``_record_memory_history_impl`` (PyTorch 2.x): the parameter is looked
+        for there when it exists.
+        """
         torch = self._torch()
         memory = getattr(getattr(torch, "cuda", None), "memory", None)
-        return getattr(memory, "_record_memory_history", None)
+        record = getattr(memory, "_record_memory_history", None)
+        declared = getattr(memory, "_record_memory_history_impl", record)
+        return record, record is not None and _takes(declared, "clear_history")
 
     def try_start(self) -> bool:
         """Start if wanted and possible; True when this call started it (cheap when nothing to do)."""

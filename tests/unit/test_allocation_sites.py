@@ -229,7 +229,7 @@ def clearing_torch() -> FakeTorch:
     torch = recording_torch(initialized=True)
     calls = torch.history_calls  # type: ignore[attr-defined]
 
-    def record(
+    def record_impl(
         enabled: Optional[str] = "all", context: Optional[str] = "all", stacks: str = "all",
         max_entries: int = 1 << 62, device: Any = None, clear_history: bool = False,
     ) -> None:
@@ -240,7 +240,12 @@ def clearing_torch() -> FakeTorch:
             call["clear_history"] = True
         calls.append(call)
 
+    def record(enabled: Optional[str] = "all", *args: Any, **kwargs: Any) -> None:
+        # As PyTorch 2.x: the public call only forwards to the one that declares the parameters.
+        record_impl(enabled, *args, **kwargs)
+
     torch.cuda.memory._record_memory_history = record
+    torch.cuda.memory._record_memory_history_impl = record_impl
     return torch
 
 
