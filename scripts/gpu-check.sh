@@ -75,6 +75,7 @@ bench() {  # name, args...: exit 3 means "no CUDA here", which is a skip
 bench sampler_overhead --seconds 60 --tries 3
 bench cell_hooks_overhead --cells 1000 --warmup 50
 bench inspect_cost --tries 5
+bench allocation_recording_cost --live 100000 --tries 3
 
 step "Report"
 "$py" scripts/gpu_report.py "$out" --elapsed "$(($(date +%s) - started))" --failed "${failed[*]:-}" || failed+=(report)
