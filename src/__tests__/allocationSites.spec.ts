@@ -262,14 +262,19 @@ function fakeConnection() {
   };
 }
 
-function liveRecorder() {
+/** A recorder of a live kernel; `settings` is read at each request (a test may change it). */
+function liveRecorder(settings = { frames: 8, entries: 5000 }) {
   const model = new KernelMemoryModel({ historyCapacity: 10 });
   model.setState('live');
   const connection = fakeConnection();
   const recorder = new AllocationRecorder({
     connection,
     model,
-    settings: () => ({ ...DEFAULT_SETTINGS, allocationHostFrames: 8, allocationHistoryMaxEntries: 5000 })
+    settings: () => ({
+      ...DEFAULT_SETTINGS,
+      allocationHostFrames: settings.frames,
+      allocationHistoryMaxEntries: settings.entries
+    })
   });
   return { model, connection, recorder };
 }
@@ -316,25 +321,9 @@ describe('AllocationRecorder', () => {
 });
 
 describe('AllocationRecorder: settings changed while recording', () => {
-  function recorderWith(settings: { frames: number; entries: number }) {
-    const model = new KernelMemoryModel({ historyCapacity: 10 });
-    model.setState('live');
-    const connection = fakeConnection();
-    const recorder = new AllocationRecorder({
-      connection,
-      model,
-      settings: () => ({
-        ...DEFAULT_SETTINGS,
-        allocationHostFrames: settings.frames,
-        allocationHistoryMaxEntries: settings.entries
-      })
-    });
-    return { model, connection, recorder };
-  }
-
   it('sends the request again with the new values to a kernel that records', async () => {
     const settings = { frames: 16, entries: 100_000 };
-    const { connection, recorder } = recorderWith(settings);
+    const { connection, recorder } = liveRecorder(settings);
     await recorder.setRecording(true); // ON: 16 frames, 100,000 entries
     connection.recordAllocations.mockClear();
     expect(await recorder.applySettings()).toBeNull(); // nothing changed: nothing sent
@@ -359,7 +348,7 @@ describe('AllocationRecorder: settings changed while recording', () => {
 
   it('sends nothing while recording is off, unknown, or for a depth it cannot set', async () => {
     const settings = { frames: 32, entries: 100_000 };
-    const { connection, recorder } = recorderWith(settings);
+    const { connection, recorder } = liveRecorder(settings);
     expect(await recorder.applySettings()).toBeNull(); // unknown
     await recorder.setRecording(false);
     connection.recordAllocations.mockClear();

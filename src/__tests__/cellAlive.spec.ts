@@ -48,6 +48,23 @@ function setup() {
   return { model, recorder, otherMessage };
 }
 
+/** One `cells` message with a record per [execution count, cell id] run; record ids 1, 2, … */
+function ingestRuns(model: KernelMemoryModel, runs: [number, string | null][]): void {
+  const records = runs.map(([count, cellId], i) =>
+    makeCellRecord({ record_id: i + 1, execution_count: count, cell_id: cellId })
+  );
+  model.ingest(wire({ type: 'cells', records }));
+}
+
+/** The Cells table, attached to the page, showing `model` with `recorder`'s Alive figures. */
+function attachedView(model: KernelMemoryModel, recorder: AllocationRecorder): CellHistoryView {
+  const view = new CellHistoryView({ settings: { ...DEFAULT_SETTINGS } });
+  Widget.attach(view, document.body);
+  view.model = model;
+  view.recorder = recorder;
+  return view;
+}
+
 describe('still alive from a cell', () => {
   it('is read from the broadcast and said in words', () => {
     const cells = parseCellAliveMessage(ALIVE)!;
@@ -65,20 +82,8 @@ describe('still alive from a cell', () => {
 
   it('fills the Alive column on the latest run of each cell, and is forgotten at a restart', async () => {
     const { model, recorder, otherMessage } = setup();
-    const view = new CellHistoryView({ settings: { ...DEFAULT_SETTINGS } });
-    Widget.attach(view, document.body);
-    view.model = model;
-    view.recorder = recorder;
-    model.ingest(
-      wire({
-        type: 'cells',
-        records: [
-          makeCellRecord({ record_id: 1, execution_count: 4, cell_id: 'leaky' }),
-          makeCellRecord({ record_id: 2, execution_count: 5, cell_id: 'leaky' }),
-          makeCellRecord({ record_id: 3, execution_count: 6, cell_id: 'other' })
-        ]
-      })
-    );
+    const view = attachedView(model, recorder);
+    ingestRuns(model, [[4, 'leaky'], [5, 'leaky'], [6, 'other']]);
     otherMessage.emit(ALIVE);
     await settle(); // the parser loads on demand
     MessageLoop.flush();
@@ -98,22 +103,8 @@ describe('still alive from a cell', () => {
 
   it('sorts by Alive from its header, figures missing last, and again when new figures arrive', async () => {
     const { model, recorder, otherMessage } = setup();
-    const view = new CellHistoryView({ settings: { ...DEFAULT_SETTINGS } });
-    Widget.attach(view, document.body);
-    view.model = model;
-    view.recorder = recorder;
-    model.ingest(
-      wire({
-        type: 'cells',
-        records: [
-          makeCellRecord({ record_id: 1, execution_count: 1, cell_id: 'steady' }),
-          makeCellRecord({ record_id: 2, execution_count: 2, cell_id: 'none' }),
-          makeCellRecord({ record_id: 3, execution_count: 3, cell_id: 'leaky' }),
-          makeCellRecord({ record_id: 4, execution_count: 4, cell_id: null }),
-          makeCellRecord({ record_id: 5, execution_count: 5, cell_id: 'steady' })
-        ]
-      })
-    );
+    const view = attachedView(model, recorder);
+    ingestRuns(model, [[1, 'steady'], [2, 'none'], [3, 'leaky'], [4, null], [5, 'steady']]);
     otherMessage.emit(ALIVE); // leaky 12 MiB, steady 4 MiB
     await settle();
     MessageLoop.flush();
