@@ -8,15 +8,18 @@ listing keeps names, ``id()``s, weakrefs and storage keys only.
 Deleting is by name and identity: a name is deleted only if the listing the
 frontend shows has it AND it still points to the same object. Names are data;
 nothing is ever compiled or executed.
+
+The parts of the cleanup live beside this file: namespace_surgery.py (removing
+names and clearing hidden holders), hidden_references.py (what the hidden
+holders hold) and referrers.py (what still holds an object after ``delete``).
+They load with this module, on the first cleanup request, never at bootstrap.
 """
 
 from __future__ import annotations
 
 import gc
 import re
-import sys
 import time
-import traceback
 import types
 import uuid
 import warnings
@@ -26,20 +29,21 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, FrozenSet, List, Optional, Tuple
 
 from . import autograd_graph, holders
+from .hidden_references import _OUTPUT_NAME, _hidden, _tracebacks, last_exceptions, output_cache_labels, output_cache_objects
 from .holders import Budget, Classes, Found, Sizer
+from .namespace_surgery import CLEARERS, _weakref, detach
+from .referrers import describe_referrers
 from .storages import StorageKey, bytes_by_device
 from .protocol import HIDDEN_HOLDER_KINDS, INSPECT_CONTAINER_DEPTH, INSPECT_MAX_ENTRIES
 from .readers import torch_cuda
 
 KEPT_LISTINGS = 4
-MAX_REFERRER_KINDS = 3
 
 # IPython's own names: never listed, never deleted.
 IPYTHON_NAMES = frozenset(
     {"In", "Out", "get_ipython", "exit", "quit", "_ih", "_oh", "_dh", "_", "__", "___", "__builtins__",
      "__builtin__", "__name__", "__doc__", "__package__", "__loader__", "__spec__"}
 )
-_OUTPUT_NAME = re.compile(r"_\d+\Z")
 _DUNDER = re.compile(r"__\w*__\Z")
 
 TRACEBACK_WARNING = "Clearing the traceback disables %debug for that error"
@@ -419,342 +423,6 @@ class Cleanup:
         return out
 
 
-# --- namespace surgery -------------------------------------------------------
-
-
-def detach(shell: Any, user_ns: Dict[str, Any], name: str) -> List[weakref.ref]:
-    """Delete ``name`` and its hidden copies; return weakrefs telling whether its memory died.
-
-    Like IPython's ``shell.del_var(name)``: copies of the object in the output
-    cache (Out/_oh, _, __, ___, _N), in ``user_ns_hidden`` and in the last
-    execution result go too. Unlike it, other *user* names bound to the same
-    object (``b = a``) stay: the user chose ``a`` only; the reply says that
-    ``b`` still holds it.
-    """
-    obj = user_ns[name]
-    probes = _probes(obj)
-    del user_ns[name]
-    for key in [k for k, v in user_ns.items() if v is obj and isinstance(k, str) and _is_cache_name(k)]:
-        del user_ns[key]
-    for ns in _other_namespaces(shell, user_ns):
-        for key in [k for k, v in ns.items() if v is obj]:
-            del ns[key]
-    displayhook = getattr(shell, "displayhook", None)
-    for attr in ("_", "__", "___"):
-        try:
-            if getattr(displayhook, attr, None) is obj:
-                setattr(displayhook, attr, None)
-        except Exception:
-            pass
-    last = getattr(shell, "last_execution_result", None)
-    if last is not None and getattr(last, "result", None) is obj:
-        _replace_last_result(shell, keep_result=False, keep_error=True)
-    del obj
-    return probes
-
-
-def _is_cache_name(name: str) -> bool:
-    return name in ("_", "__", "___") or bool(_OUTPUT_NAME.match(name))
-
-
-def _other_namespaces(shell: Any, user_ns: Dict[str, Any]) -> List[Dict[Any, Any]]:
-    out: List[Dict[Any, Any]] = []
-    for ns in [getattr(shell, "user_global_ns", None), getattr(shell, "user_ns_hidden", None), _output_hist(shell)]:
-        if isinstance(ns, dict) and ns is not user_ns and not any(ns is o for o in out):
-            out.append(ns)
-    try:
-        for module in getattr(shell, "_main_mod_cache", {}).values():
-            d = getattr(module, "__dict__", None)
-            if isinstance(d, dict) and d is not user_ns and not any(d is o for o in out):
-                out.append(d)
-    except Exception:
-        pass
-    return out
-
-
-def _output_hist(shell: Any) -> Optional[Dict[Any, Any]]:
-    oh = getattr(getattr(shell, "history_manager", None), "output_hist", None)
-    if isinstance(oh, dict):
-        return oh
-    oh = getattr(shell, "user_ns", {}).get("_oh")
-    return oh if isinstance(oh, dict) else None
-
-
-def _probes(obj: Any) -> List[weakref.ref]:
-    ref = _weakref(obj)
-    if ref is not None:
-        return [ref]
-    # lists, dicts, tuples: watch what they hold instead
-    found = Found()
-    found.probes = []
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        Sizer(Classes()).walk(obj, found, 5, objects=True)
-    refs = [r for r in (_weakref(o) for o in found.probes) if r is not None]
-    found.probes = None
-    return refs
-
-
-def _weakref(obj: Any) -> Optional[weakref.ref]:
-    try:
-        return weakref.ref(obj)
-    except TypeError:
-        return None
-
-
-def _replace_last_result(shell: Any, keep_result: bool, keep_error: bool) -> None:
-    """Swap in a fresh ExecutionResult (None would break IPython's own del_var)."""
-    last = getattr(shell, "last_execution_result", None)
-    if last is None:
-        return
-    try:
-        fresh = type(last)(getattr(last, "info", None))
-        fresh.execution_count = getattr(last, "execution_count", None)
-        if keep_result:
-            fresh.result = last.result
-        if keep_error:
-            fresh.error_before_exec = last.error_before_exec
-            fresh.error_in_exec = last.error_in_exec
-        shell.last_execution_result = fresh
-    except Exception:
-        try:
-            last.result = last.result if keep_result else None
-            if not keep_error:
-                last.error_in_exec = None
-                last.error_before_exec = None
-        except Exception:
-            pass
-
-
-def clear_output_cache(shell: Any) -> None:
-    """``%reset -f out``, plus the copies of _, __, ___ that IPython leaves in user_ns_hidden."""
-    displayhook = getattr(shell, "displayhook", None)
-    try:
-        displayhook.flush()
-    except Exception:
-        oh = _output_hist(shell)
-        if oh is not None:
-            oh.clear()
-        for attr in ("_", "__", "___"):
-            try:
-                setattr(displayhook, attr, "")
-            except Exception:
-                pass
-    user_ns = getattr(shell, "user_ns", {})
-    hidden = getattr(shell, "user_ns_hidden", {})
-    for key in [k for k in list(user_ns) if isinstance(k, str) and _OUTPUT_NAME.match(k)]:
-        del user_ns[key]
-    for key in [k for k in list(hidden) if isinstance(k, str) and _is_cache_name(k)]:
-        if key in ("_", "__", "___"):
-            # flush() reset the visible ones to '': keep the hidden copies equal, so that
-            # IPython still tells its own _ from a user's assignment.
-            hidden[key] = user_ns.get(key, "")
-        else:
-            del hidden[key]
-
-
-def clear_last_traceback(shell: Any) -> None:
-    """Free the frames of the last error: %debug no longer works for it."""
-    excs = last_exceptions(shell)
-    for tb in _tracebacks(excs, shell):
-        try:
-            traceback.clear_frames(tb)
-        except Exception:
-            pass
-    for attr in ("last_type", "last_value", "last_traceback", "last_exc"):
-        if hasattr(sys, attr):
-            setattr(sys, attr, None)
-    for e in excs:
-        try:
-            e.__traceback__ = None
-        except Exception:
-            pass
-    del excs
-    _replace_last_result(shell, keep_result=True, keep_error=False)
-    itb = getattr(shell, "InteractiveTB", None)
-    if itb is not None and hasattr(itb, "tb"):
-        try:
-            del itb.tb
-        except Exception:
-            pass
-    if hasattr(shell, "_last_traceback"):
-        try:
-            shell._last_traceback = None  # ipykernel's formatted copy (text only)
-        except Exception:
-            pass
-
-
-def clear_last_execution_result(shell: Any) -> None:
-    _replace_last_result(shell, keep_result=False, keep_error=False)
-
-
-CLEARERS: Dict[str, Callable[[Any], None]] = {
-    "output_cache": clear_output_cache,
-    "last_traceback": clear_last_traceback,
-    "last_execution_result": clear_last_execution_result,
-}
-
-
-# --- hidden holders: what they are -----------------------------------------------
-
-
-def output_cache_objects(shell: Any) -> List[Any]:
-    out: List[Any] = []
-    ids = set()
-
-    def add(obj: Any) -> None:
-        if obj is not None and id(obj) not in ids:
-            ids.add(id(obj))
-            out.append(obj)
-
-    oh = _output_hist(shell) or {}
-    for value in list(oh.values()):
-        add(value)
-    displayhook = getattr(shell, "displayhook", None)
-    for attr in ("_", "__", "___"):
-        add(getattr(displayhook, attr, None))
-    for ns in (getattr(shell, "user_ns", None) or {}, getattr(shell, "user_ns_hidden", None) or {}):
-        for key, value in list(ns.items()):
-            if isinstance(key, str) and _is_cache_name(key):
-                add(value)
-    return out
-
-
-def output_cache_labels(shell: Any) -> Dict[int, List[str]]:
-    """id(object) -> its names in the output cache: "Out[3]", "_3", "_", ..."""
-    labels: Dict[int, List[str]] = {}
-
-    def add(obj: Any, label: str) -> None:
-        if obj is None or isinstance(obj, (str, int, float, bool)):
-            return
-        names = labels.setdefault(id(obj), [])
-        if label not in names:
-            names.append(label)
-
-    oh = _output_hist(shell) or {}
-    for key, value in sorted(oh.items(), key=lambda kv: kv[0] if isinstance(kv[0], int) else -1):
-        add(value, f"Out[{key}]")
-    for ns in (getattr(shell, "user_ns", None) or {}, getattr(shell, "user_ns_hidden", None) or {}):
-        for key, value in list(ns.items()):
-            if isinstance(key, str) and _OUTPUT_NAME.match(key):
-                add(value, key)
-    displayhook = getattr(shell, "displayhook", None)
-    user_ns = getattr(shell, "user_ns", None) or {}
-    for attr in ("_", "__", "___"):
-        value = getattr(displayhook, attr, None)
-        if value is None:
-            value = user_ns.get(attr)
-        add(value, attr)
-    return labels
-
-
-def last_exceptions(shell: Any) -> List[BaseException]:
-    """The last error and its chain: sys.last_exc/last_value and the last execution result's."""
-    out: List[BaseException] = []
-    last = getattr(shell, "last_execution_result", None)
-    for exc in (getattr(sys, "last_exc", None), getattr(sys, "last_value", None),
-                getattr(last, "error_in_exec", None)):
-        for e in holders.exception_chain(exc):
-            if not any(e is o for o in out):
-                out.append(e)
-    return out
-
-
-def _tracebacks(excs: List[BaseException], shell: Any) -> List[Any]:
-    tbs = [getattr(sys, "last_traceback", None)]
-    tbs.extend(getattr(e, "__traceback__", None) for e in excs)
-    tbs.append(getattr(getattr(shell, "InteractiveTB", None), "tb", None))
-    out: List[Any] = []
-    for tb in tbs:
-        if isinstance(tb, types.TracebackType) and not any(tb is o for o in out):
-            out.append(tb)
-    return out
-
-
-def _hidden(holder: str, label: str, found: Found, named: set, summary: str, warning: Optional[str]) -> Dict[str, Any]:
-    by_device = bytes_by_device(found.storages)
-    total = sum(by_device.values())
-    also = sum(n for k, n in found.storages.items() if k in named)
-    if also:
-        summary += f" ({_size(also)} of it also held by named variables)"
-    return {
-        "holder": holder,
-        "label": label,
-        "bytes_by_device": by_device,
-        "total_bytes": total,
-        "summary": summary,
-        "warning": warning,
-    }
-
-
-# --- describing what still holds an object ----------------------------------------
-
-
-def describe_referrers(obj: Any, shell: Any) -> str:
-    """A short phrase naming who still refers to ``obj`` (bounded; no promise of completeness)."""
-    user_ns = getattr(shell, "user_ns", None)
-    kinds: List[str] = []
-    me = sys._getframe()
-    try:
-        referrers = gc.get_referrers(obj)
-    except Exception:
-        referrers = []
-    try:
-        for ref in referrers[:50]:
-            if ref is me or (isinstance(ref, types.FrameType) and ref.f_code.co_filename == __file__):
-                continue
-            kind = _referrer_kind(ref, obj, user_ns)
-            if kind and kind not in kinds:
-                kinds.append(kind)
-            if len(kinds) >= MAX_REFERRER_KINDS:
-                break
-    finally:
-        del referrers, me
-    if not kinds:
-        return "still referenced from outside Python's object graph (a view of it, the autograd graph or a C extension)"
-    return "still referenced by " + ", ".join(kinds)
-
-
-def _referrer_kind(ref: Any, obj: Any, user_ns: Any) -> Optional[str]:
-    if isinstance(ref, dict):
-        keys = [k for k, v in list(ref.items())[:100_000] if v is obj][:3]
-        shown = ", ".join(repr(k) if not isinstance(k, str) else k for k in keys)
-        if ref is user_ns:
-            return f"the user namespace (as {shown})"
-        owner = _dict_owner(ref)
-        if owner is not None:
-            return f"a dict (attribute {shown} of {owner})"
-        return f"a dict (key {shown})" if shown else "a dict"
-    if isinstance(ref, list):
-        return "a list"
-    if isinstance(ref, tuple):
-        return "a tuple"
-    if isinstance(ref, (set, frozenset)):
-        return "a set"
-    if isinstance(ref, types.FrameType):
-        return f"a frame ({ref.f_code.co_name})"
-    if isinstance(ref, types.CellType):
-        return "a closure"
-    attrs = holders._instance_dict(ref)  # 3.11+: an inline __dict__ is reported as its object
-    if attrs is not None:
-        keys = [k for k, v in list(attrs.items())[:10_000] if v is obj][:3]
-        if keys:
-            return f"the attribute {', '.join(str(k) for k in keys)} of {type(ref).__name__}"
-    return f"a {type(ref).__name__}"
-
-
-def _dict_owner(d: dict) -> Optional[str]:
-    try:
-        for ref in gc.get_referrers(d)[:20]:
-            if isinstance(ref, types.ModuleType) and getattr(ref, "__dict__", None) is d:
-                return f"module {ref.__name__}"
-            if getattr(ref, "__dict__", None) is d:
-                return type(ref).__name__
-    except Exception:
-        pass
-    return None
-
-
 # --- CUDA ---------------------------------------------------------------------------
 
 
@@ -814,12 +482,3 @@ def _head(exc: BaseException, limit: int = 80) -> str:
         text = ""
     text = text.splitlines()[0] if text else ""
     return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def _size(n: int) -> str:
-    value = float(n)
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if value < 1024 or unit == "GiB":
-            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
-        value /= 1024
-    return f"{n} B"

@@ -1,0 +1,179 @@
+"""Namespace surgery for ``delete`` (cleanup.py): removing a name and the copies
+IPython keeps of its object, and clearing the hidden holders.
+
+Like IPython's ``del_var`` and ``%reset -f out``, but by identity and without
+touching the user's other names. Names are data; nothing is compiled or
+executed. What the hidden holders hold is hidden_references.py's.
+"""
+
+from __future__ import annotations
+
+import sys
+import traceback
+import warnings
+import weakref
+from typing import Any, Callable, Dict, List, Optional
+
+from .hidden_references import _OUTPUT_NAME, _is_cache_name, _output_hist, _tracebacks, last_exceptions
+from .holders import Classes, Found, Sizer
+
+
+def detach(shell: Any, user_ns: Dict[str, Any], name: str) -> List[weakref.ref]:
+    """Delete ``name`` and its hidden copies; return weakrefs telling whether its memory died.
+
+    Like IPython's ``shell.del_var(name)``: copies of the object in the output
+    cache (Out/_oh, _, __, ___, _N), in ``user_ns_hidden`` and in the last
+    execution result go too. Unlike it, other *user* names bound to the same
+    object (``b = a``) stay: the user chose ``a`` only; the reply says that
+    ``b`` still holds it.
+    """
+    obj = user_ns[name]
+    probes = _probes(obj)
+    del user_ns[name]
+    for key in [k for k, v in user_ns.items() if v is obj and isinstance(k, str) and _is_cache_name(k)]:
+        del user_ns[key]
+    for ns in _other_namespaces(shell, user_ns):
+        for key in [k for k, v in ns.items() if v is obj]:
+            del ns[key]
+    displayhook = getattr(shell, "displayhook", None)
+    for attr in ("_", "__", "___"):
+        try:
+            if getattr(displayhook, attr, None) is obj:
+                setattr(displayhook, attr, None)
+        except Exception:
+            pass
+    last = getattr(shell, "last_execution_result", None)
+    if last is not None and getattr(last, "result", None) is obj:
+        _replace_last_result(shell, keep_result=False, keep_error=True)
+    del obj
+    return probes
+
+
+def _other_namespaces(shell: Any, user_ns: Dict[str, Any]) -> List[Dict[Any, Any]]:
+    out: List[Dict[Any, Any]] = []
+    for ns in [getattr(shell, "user_global_ns", None), getattr(shell, "user_ns_hidden", None), _output_hist(shell)]:
+        if isinstance(ns, dict) and ns is not user_ns and not any(ns is o for o in out):
+            out.append(ns)
+    try:
+        for module in getattr(shell, "_main_mod_cache", {}).values():
+            d = getattr(module, "__dict__", None)
+            if isinstance(d, dict) and d is not user_ns and not any(d is o for o in out):
+                out.append(d)
+    except Exception:
+        pass
+    return out
+
+
+def _probes(obj: Any) -> List[weakref.ref]:
+    ref = _weakref(obj)
+    if ref is not None:
+        return [ref]
+    # lists, dicts, tuples: watch what they hold instead
+    found = Found()
+    found.probes = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        Sizer(Classes()).walk(obj, found, 5, objects=True)
+    refs = [r for r in (_weakref(o) for o in found.probes) if r is not None]
+    found.probes = None
+    return refs
+
+
+def _weakref(obj: Any) -> Optional[weakref.ref]:
+    try:
+        return weakref.ref(obj)
+    except TypeError:
+        return None
+
+
+def _replace_last_result(shell: Any, keep_result: bool, keep_error: bool) -> None:
+    """Swap in a fresh ExecutionResult (None would break IPython's own del_var)."""
+    last = getattr(shell, "last_execution_result", None)
+    if last is None:
+        return
+    try:
+        fresh = type(last)(getattr(last, "info", None))
+        fresh.execution_count = getattr(last, "execution_count", None)
+        if keep_result:
+            fresh.result = last.result
+        if keep_error:
+            fresh.error_before_exec = last.error_before_exec
+            fresh.error_in_exec = last.error_in_exec
+        shell.last_execution_result = fresh
+    except Exception:
+        try:
+            last.result = last.result if keep_result else None
+            if not keep_error:
+                last.error_in_exec = None
+                last.error_before_exec = None
+        except Exception:
+            pass
+
+
+def clear_output_cache(shell: Any) -> None:
+    """``%reset -f out``, plus the copies of _, __, ___ that IPython leaves in user_ns_hidden."""
+    displayhook = getattr(shell, "displayhook", None)
+    try:
+        displayhook.flush()
+    except Exception:
+        oh = _output_hist(shell)
+        if oh is not None:
+            oh.clear()
+        for attr in ("_", "__", "___"):
+            try:
+                setattr(displayhook, attr, "")
+            except Exception:
+                pass
+    user_ns = getattr(shell, "user_ns", {})
+    hidden = getattr(shell, "user_ns_hidden", {})
+    for key in [k for k in list(user_ns) if isinstance(k, str) and _OUTPUT_NAME.match(k)]:
+        del user_ns[key]
+    for key in [k for k in list(hidden) if isinstance(k, str) and _is_cache_name(k)]:
+        if key in ("_", "__", "___"):
+            # flush() reset the visible ones to '': keep the hidden copies equal, so that
+            # IPython still tells its own _ from a user's assignment.
+            hidden[key] = user_ns.get(key, "")
+        else:
+            del hidden[key]
+
+
+def clear_last_traceback(shell: Any) -> None:
+    """Free the frames of the last error: %debug no longer works for it."""
+    excs = last_exceptions(shell)
+    for tb in _tracebacks(excs, shell):
+        try:
+            traceback.clear_frames(tb)
+        except Exception:
+            pass
+    for attr in ("last_type", "last_value", "last_traceback", "last_exc"):
+        if hasattr(sys, attr):
+            setattr(sys, attr, None)
+    for e in excs:
+        try:
+            e.__traceback__ = None
+        except Exception:
+            pass
+    del excs
+    _replace_last_result(shell, keep_result=True, keep_error=False)
+    itb = getattr(shell, "InteractiveTB", None)
+    if itb is not None and hasattr(itb, "tb"):
+        try:
+            del itb.tb
+        except Exception:
+            pass
+    if hasattr(shell, "_last_traceback"):
+        try:
+            shell._last_traceback = None  # ipykernel's formatted copy (text only)
+        except Exception:
+            pass
+
+
+def clear_last_execution_result(shell: Any) -> None:
+    _replace_last_result(shell, keep_result=False, keep_error=False)
+
+
+CLEARERS: Dict[str, Callable[[Any], None]] = {
+    "output_cache": clear_output_cache,
+    "last_traceback": clear_last_traceback,
+    "last_execution_result": clear_last_execution_result,
+}
