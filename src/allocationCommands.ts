@@ -11,7 +11,7 @@ import { TranslationBundle } from '@jupyterlab/translation';
 import { CommandIDs } from './commandIds';
 import { AllocationRecorder } from './model/AllocationRecorder';
 import { IMonitoredNotebook } from './model/MemoryMonitor';
-import type { CellMemoryRecord } from './protocol';
+import type { CellMemoryRecord } from './cellProtocol';
 import type { ILineTarget, IRevealNotebook } from './views/revealLine';
 import { SIDEBAR_ID, SidebarHost } from './views/SidebarHost';
 

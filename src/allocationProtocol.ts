@@ -8,7 +8,7 @@
  * on and never throw; a bad result comes back as `{error}` naming the field.
  */
 import { Parsed, parseWith } from './cleanupProtocol';
-import { FieldReader } from './protocol';
+import { FieldReader } from './protocolReader';
 import { AllocationSite, count, readSite } from './siteProtocol';
 
 export type { AllocationSite, SiteCell, SiteFrame } from './siteProtocol';

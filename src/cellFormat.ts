@@ -6,7 +6,7 @@
  */
 import { ByteUnits, formatBytes, UNKNOWN_TEXT } from './format';
 import { CellSummary } from './model/cellFigures';
-import { CellMemoryRecord } from './protocol';
+import { CellMemoryRecord } from './cellProtocol';
 
 const SEP = ' \u00b7 ';
 

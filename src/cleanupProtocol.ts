@@ -7,13 +7,8 @@
  * below check every field the UI relies on and never throw; a bad result
  * comes back as `{error}` naming the offending field.
  */
-import {
-  describeValue,
-  FieldReader,
-  FreeAction,
-  HiddenHolderKind,
-  ShapeError
-} from './protocol';
+import { FreeAction, HiddenHolderKind } from './protocol';
+import { describeValue, FieldReader, ShapeError } from './protocolReader';
 
 /** Memory figures taken just before and just after a cleanup. */
 export interface MemorySnapshot {

@@ -6,7 +6,7 @@
  * (model/oomActions.ts).
  */
 import { AllocationSite, readSite } from './siteProtocol';
-import { FieldReader } from './protocol';
+import { FieldReader } from './protocolReader';
 
 export interface OomCause {
   /**

@@ -4,7 +4,7 @@
  * (docs/protocol.md, "Allocation sites"). Its own small module: the OOM
  * diagnosis is read at start-up, the rest of allocationProtocol.ts on demand.
  */
-import { describeValue, FieldReader, ShapeError } from './protocol';
+import { describeValue, FieldReader, ShapeError } from './protocolReader';
 
 /** A frame of a stack: a library's, or the innermost one outside the notebook. */
 export interface SiteFrame {

@@ -14,12 +14,8 @@ import { KernelDeathFacts } from './model/kernelDeath';
 import { MemoryHistory } from './model/MemoryHistory';
 import { MonitorState } from './model/MonitorState';
 import { VisibilityNote } from './model/visibilityNotes';
-import {
-  HelloMessage,
-  HelperRequestResults,
-  ParseResult,
-  SampleMessage
-} from './protocol';
+import { HelloMessage, HelperRequestResults, ParseResult } from './protocol';
+import { SampleMessage } from './sampleProtocol';
 import { VramSettings } from './settings';
 
 /** What changed in a kernel memory model (the payload of `changed`). */

@@ -1,7 +1,8 @@
 """Wire types of the jupyterlab-vram comm (docs/protocol.md, version 1).
 
-Must change together with src/protocol.ts. This module only describes and
-validates messages; it sends nothing.
+Must change together with src/protocol.ts (and the src/*Protocol.ts files
+beside it). This module only describes and validates messages; it sends
+nothing.
 
 Incoming data is untrusted JSON: everything here checks types explicitly and
 turns a bad message into a :class:`RequestError` carrying the protocol error

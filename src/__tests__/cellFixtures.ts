@@ -1,7 +1,7 @@
 /**
  * CellMemoryRecord fixtures shaped like docs/protocol.md's `cell` example.
  */
-import { CellGpuMemory, CellMemoryRecord } from '../protocol';
+import { CellGpuMemory, CellMemoryRecord } from '../cellProtocol';
 import { GiB, MiB } from './fixtures';
 
 export function makeCellGpu(

@@ -1,4 +1,5 @@
-import { parseCellRecord, parseHistoryResult, parseKernelMessage } from '../protocol';
+import { parseCellRecord, parseHistoryResult } from '../cellProtocol';
+import { parseKernelMessage } from '../protocol';
 import { makeCellRecord, makeRamRecord, oomRecord } from './cellFixtures';
 import { makeHello, wire } from './fixtures';
 

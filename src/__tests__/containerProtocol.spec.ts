@@ -1,4 +1,5 @@
-import { parseKernelMessage, ParseResult, SampleMessage } from '../protocol';
+import { parseKernelMessage, ParseResult } from '../protocol';
+import { SampleMessage } from '../sampleProtocol';
 import { GiB, makeSample, wire } from './fixtures';
 
 const CONTAINER = {

@@ -4,12 +4,8 @@
  */
 import { Signal } from '@lumino/signaling';
 
-import {
-  GpuSample,
-  HelloMessage,
-  NvmlGpuProcess,
-  SampleMessage
-} from '../protocol';
+import { HelloMessage } from '../protocol';
+import { GpuSample, NvmlGpuProcess, SampleMessage } from '../sampleProtocol';
 import { DEFAULT_SETTINGS, VramSettings } from '../settings';
 import { IKernelMemoryModel, IVramMonitor } from '../tokens';
 

@@ -3,7 +3,7 @@ import { Widget } from '@lumino/widgets';
 
 import { KernelMemoryModel } from '../model/KernelMemoryModel';
 import { hostFigures } from '../model/hostFigures';
-import { HostMemory } from '../protocol';
+import { HostMemory } from '../sampleProtocol';
 import { DEFAULT_SETTINGS } from '../settings';
 import { HostMemoryCard } from '../views/HostMemoryCard';
 import { statusSummary } from '../views/VramStatusItem';

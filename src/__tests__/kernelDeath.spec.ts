@@ -5,7 +5,7 @@ import {
   NOTIFICATION_CHARS,
   oomKillsSince
 } from '../model/kernelDeath';
-import { HostMemory, SampleMessage } from '../protocol';
+import { HostMemory, SampleMessage } from '../sampleProtocol';
 import { GiB, makeCpuSample, makeHello, MiB, wire } from './fixtures';
 
 const CONTAINER_HOST: HostMemory = {

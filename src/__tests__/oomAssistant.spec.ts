@@ -6,7 +6,7 @@ import { KernelMemoryModel } from '../model/KernelMemoryModel';
 import { oomActions, RESTART_KERNEL_COMMAND } from '../model/oomActions';
 import { explainOom } from '../model/oomExplanation';
 import { OomDiagnosis } from '../oomProtocol';
-import { parseCellRecord } from '../protocol';
+import { parseCellRecord } from '../cellProtocol';
 import { DEFAULT_SETTINGS } from '../settings';
 import { OomDiagnosisView } from '../views/OomDiagnosisView';
 import { oomRecord } from './cellFixtures';

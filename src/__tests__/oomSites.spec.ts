@@ -4,7 +4,7 @@ import { Widget } from '@lumino/widgets';
 import { CommandIDs } from '../commandIds';
 import { KernelMemoryModel } from '../model/KernelMemoryModel';
 import { oomActions } from '../model/oomActions';
-import { parseCellRecord } from '../protocol';
+import { parseCellRecord } from '../cellProtocol';
 import { DEFAULT_SETTINGS } from '../settings';
 import { OomDiagnosisView } from '../views/OomDiagnosisView';
 import { makeCellRecord, oomRecord } from './cellFixtures';

@@ -46,13 +46,13 @@ import { ICleanupConnection } from '../model/MemoryActions';
 import { KernelMemoryModel } from '../model/KernelMemoryModel';
 import { SilenceWatch } from './SilenceWatch';
 import { describeState } from '../model/MonitorState';
+import { parseHistoryResult } from '../cellProtocol';
 import {
   COMM_TARGET,
   HelperConfig,
   HelperRequestResults,
   HelperRequestType,
   OpenMessage,
-  parseHistoryResult,
   PartialHelperConfig,
   PROTOCOL_VERSION
 } from '../protocol';

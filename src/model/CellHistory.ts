@@ -23,7 +23,7 @@
  */
 import { ISignal, Signal } from '@lumino/signaling';
 
-import { CellMemoryRecord } from '../protocol';
+import { CellMemoryRecord } from '../cellProtocol';
 import { CellSummary, summarizeCellRecord } from './cellFigures';
 
 /** Records kept per kernel model (oldest are dropped first). */

@@ -14,7 +14,7 @@
  */
 import { IDisposable } from '@lumino/disposable';
 
-import { CellMemoryRecord } from '../protocol';
+import { CellMemoryRecord } from '../cellProtocol';
 import { CellHistory, CellHistoryChange, SavedCellSession } from './CellHistory';
 
 /** A record with the series (kernel process run) it belongs to. */

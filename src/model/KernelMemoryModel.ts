@@ -10,12 +10,8 @@
 import { ISignal, Signal } from '@lumino/signaling';
 
 import { IKernelMemoryModel, ModelChange } from '../tokens';
-import {
-  HelloMessage,
-  parseKernelMessage,
-  ParseResult,
-  SampleMessage
-} from '../protocol';
+import { HelloMessage, parseKernelMessage, ParseResult } from '../protocol';
+import { SampleMessage } from '../sampleProtocol';
 import { CellHistory, CellHistoryChange } from './CellHistory';
 import { KernelDeathFacts, RunningCell } from './kernelDeath';
 import { MemoryHistory, SeriesKey } from './MemoryHistory';

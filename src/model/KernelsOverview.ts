@@ -12,7 +12,8 @@
  */
 import { ISignal } from '@lumino/signaling';
 
-import { HelloMessage, SampleMessage } from '../protocol';
+import { HelloMessage } from '../protocol';
+import { SampleMessage } from '../sampleProtocol';
 import { IKernelMemoryModel } from '../tokens';
 import { IMonitoredSessionEntry } from './MemoryMonitor';
 import { MonitorState } from './MonitorState';

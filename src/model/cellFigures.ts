@@ -7,7 +7,7 @@
  *
  * Unknown stays null: a delta is null as soon as one of its inputs is.
  */
-import { CellMemoryRecord } from '../protocol';
+import { CellMemoryRecord } from '../cellProtocol';
 
 /** Where a cell's figures come from. */
 export type CellMemorySource = 'gpu' | 'ram';

@@ -6,7 +6,8 @@
  * Unknown stays null all the way through: a derived figure is null as soon
  * as one of its inputs is.
  */
-import { DeviceInfo, GpuSample } from '../protocol';
+import { DeviceInfo } from '../protocol';
+import { GpuSample } from '../sampleProtocol';
 import { percentOf } from '../format';
 
 export interface GpuFigures {

@@ -7,7 +7,7 @@
  * Unknown stays null: a derived figure is null as soon as one input is.
  */
 import { percentOf } from '../format';
-import { HostMemory } from '../protocol';
+import { HostMemory } from '../sampleProtocol';
 
 export interface HostFigures {
   /** Whether the limit is a container's (cgroup) rather than the machine's RAM. */

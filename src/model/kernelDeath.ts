@@ -10,7 +10,7 @@
  * an unknown cause.
  */
 import { ByteUnits, formatBytes } from '../format';
-import { SampleMessage } from '../protocol';
+import { SampleMessage } from '../sampleProtocol';
 import { hostFigures } from './hostFigures';
 
 /** Memory in use at or above this share of the limit counts as "near the limit". */

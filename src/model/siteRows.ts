@@ -11,7 +11,7 @@ import {
   AllocationSitesResult,
   SiteFrame
 } from '../allocationProtocol';
-import { CellMemoryRecord } from '../protocol';
+import { CellMemoryRecord } from '../cellProtocol';
 
 export interface SiteRow {
   device: string;

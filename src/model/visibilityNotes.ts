@@ -5,7 +5,8 @@
  * which case the user is in (torch not imported, CUDA not initialised, no GPU
  * visible, NVML unavailable, ...).
  */
-import { HelloMessage, SampleMessage } from '../protocol';
+import { HelloMessage } from '../protocol';
+import { SampleMessage } from '../sampleProtocol';
 
 export type VisibilityNoteId =
   | 'torch-not-imported'

@@ -4,7 +4,7 @@
  * goes, and whether the kernel must restart for it to take effect. No DOM,
  * no JupyterLab: the commands (commands.ts) and the views build on these.
  */
-import { SampleMessage } from '../protocol';
+import { SampleMessage } from '../sampleProtocol';
 
 export type SnippetFramework = 'torch' | 'tensorflow';
 

@@ -11,7 +11,7 @@
  * records of another version of the extension; those that do not read are
  * dropped.
  */
-import { CellMemoryRecord, parseCellRecord } from '../protocol';
+import { CellMemoryRecord, parseCellRecord } from '../cellProtocol';
 import { SavedCellSession } from '../model/CellHistory';
 import { ICellRecordStore, SavedCellRecord } from '../model/CellHistoryPersistence';
 

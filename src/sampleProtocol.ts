@@ -1,0 +1,212 @@
+/**
+ * Wire types and parser of the `sample` message: the kernel's host and GPU
+ * memory figures, sent on change and as a heartbeat (docs/protocol.md,
+ * `sample`). `parseKernelMessage` (protocol.ts) dispatches to `readSample`.
+ */
+import { describeValue, FieldReader, ShapeError } from './protocolReader';
+
+export type SampleReason = 'initial' | 'change' | 'heartbeat' | 'snapshot';
+
+export interface HostMemory {
+  /** Resident set size of the kernel process. */
+  rss_bytes: number | null;
+  total_bytes: number | null;
+  available_bytes: number | null;
+  /** The kernel's cgroup memory limit; null without one (or older helpers). */
+  container: ContainerMemory | null;
+}
+
+/** The nearest cgroup memory limit above the kernel, and that cgroup's figures. */
+export interface ContainerMemory {
+  limit_bytes: number;
+  /** Everything charged to the limited cgroup (all its processes, page cache). */
+  usage_bytes: number | null;
+  /** Processes the out-of-memory killer took in that cgroup, ever. */
+  oom_kill_count: number | null;
+  cgroup_version: 1 | 2;
+}
+
+export interface TorchGpuMemory {
+  allocated_bytes: number | null;
+  reserved_bytes: number | null;
+  peak_allocated_bytes: number | null;
+  active_bytes: number | null;
+  /** Reserved by the caching allocator but not usable: fragmentation. */
+  inactive_split_bytes: number | null;
+  num_ooms: number | null;
+  num_alloc_retries: number | null;
+}
+
+export interface NvmlGpuMemory {
+  /** Device-wide, all processes. */
+  used_bytes: number | null;
+  total_bytes: number | null;
+  /** This kernel process; null when NVML cannot attribute it (containers). */
+  process_used_bytes: number | null;
+  /**
+   * The processes NVML lists on the device, largest first (at most 32);
+   * null when NVML could not list them or the helper predates the field.
+   * Optional only so that hand-built samples may leave it out: the parser
+   * always sets it.
+   */
+  processes?: NvmlGpuProcess[] | null;
+}
+
+/** One process on a GPU, as NVML lists it (pids of NVML's pid namespace). */
+export interface NvmlGpuProcess {
+  pid: number;
+  /** null: NVML gives no figure for it (e.g. without the permission). */
+  used_bytes: number | null;
+  /** True for the kernel process that sent the sample. */
+  this_process: boolean;
+}
+
+/**
+ * Not spelled out in protocol.md v1; both sides use the two figures of
+ * `tf.config.experimental.get_memory_info`.
+ */
+export interface TensorflowGpuMemory {
+  current_bytes: number | null;
+  peak_bytes: number | null;
+}
+
+export interface GpuSample {
+  index: number;
+  name: string | null;
+  total_bytes: number | null;
+  /** null unless torch is imported and CUDA initialised. */
+  torch: TorchGpuMemory | null;
+  /** null unless NVML is available. */
+  nvml: NvmlGpuMemory | null;
+  /** null unless TensorFlow has initialised its GPUs. */
+  tensorflow: TensorflowGpuMemory | null;
+}
+
+export interface SampleMessage {
+  type: 'sample';
+  seq: number;
+  /** Unix seconds, kernel clock. */
+  time: number;
+  /** One of SampleReason; any other string is kept as is. */
+  reason: string;
+  host: HostMemory;
+  torch: { imported: boolean; cuda_initialized: boolean };
+  tensorflow: { imported: boolean; gpus_initialized: boolean };
+  gpus: GpuSample[];
+}
+
+// ---------------------------------------------------------------------------
+// Parser
+
+function readGpu(item: unknown, path: string): GpuSample {
+  const g = FieldReader.of(item, path);
+  const index = g.integer('index');
+  const name = g.nullableString('name');
+  const total_bytes = g.bytes('total_bytes');
+  const torch = g.nullableObject('torch');
+  const nvml = g.nullableObject('nvml');
+  const tf = g.nullableObject('tensorflow');
+  return {
+    index,
+    name,
+    total_bytes,
+    torch: torch && {
+      allocated_bytes: torch.bytes('allocated_bytes'),
+      reserved_bytes: torch.bytes('reserved_bytes'),
+      peak_allocated_bytes: torch.bytes('peak_allocated_bytes'),
+      active_bytes: torch.bytes('active_bytes'),
+      inactive_split_bytes: torch.bytes('inactive_split_bytes'),
+      num_ooms: torch.bytes('num_ooms'),
+      num_alloc_retries: torch.bytes('num_alloc_retries')
+    },
+    nvml: nvml && {
+      used_bytes: nvml.bytes('used_bytes'),
+      total_bytes: nvml.bytes('total_bytes'),
+      process_used_bytes: nvml.bytes('process_used_bytes'),
+      processes: readNvmlProcesses(nvml)
+    },
+    tensorflow: tf && {
+      current_bytes: tf.bytes('current_bytes'),
+      peak_bytes: tf.bytes('peak_bytes')
+    }
+  };
+}
+
+/** `nvml.processes`: absent or null (older helpers, no list) reads as null. */
+function readNvmlProcesses(nvml: FieldReader): NvmlGpuProcess[] | null {
+  return (
+    nvml.nullableArray('processes')?.map((item, i) => {
+      const p = FieldReader.of(item, `${nvml.path}.processes[${i}]`);
+      return {
+        pid: p.integer('pid'),
+        used_bytes: p.bytes('used_bytes'),
+        this_process: p.boolean('this_process')
+      };
+    }) ?? null
+  );
+}
+
+/** `host.container`: absent or null (no limit, older helpers) reads as null. */
+function readContainer(host: FieldReader): ContainerMemory | null {
+  const c = host.nullableObject('container');
+  if (!c) {
+    return null;
+  }
+  const limit = c.bytes('limit_bytes');
+  if (limit === null || limit <= 0) {
+    throw new ShapeError(
+      `${c.path}.limit_bytes: expected a positive number, got ${describeValue(limit)}`
+    );
+  }
+  const usage_bytes = c.bytes('usage_bytes');
+  const oom_kill_count = c.nullableInteger('oom_kill_count');
+  if (oom_kill_count !== null && oom_kill_count < 0) {
+    throw new ShapeError(
+      `${c.path}.oom_kill_count: expected a non-negative integer, got ${oom_kill_count}`
+    );
+  }
+  const version = c.integer('cgroup_version');
+  if (version !== 1 && version !== 2) {
+    throw new ShapeError(
+      `${c.path}.cgroup_version: expected 1 or 2, got ${version}`
+    );
+  }
+  return { limit_bytes: limit, usage_bytes, oom_kill_count, cgroup_version: version };
+}
+
+export function readSample(r: FieldReader): SampleMessage {
+  // Read in document order, so the first bad field is the one reported.
+  const seq = r.integer('seq');
+  const time = r.number('time');
+  const reason = r.string('reason');
+  const host = r.object('host');
+  const hostFigures = {
+    rss_bytes: host.bytes('rss_bytes'),
+    total_bytes: host.bytes('total_bytes'),
+    available_bytes: host.bytes('available_bytes'),
+    container: readContainer(host)
+  };
+  const torch = r.object('torch');
+  const torchState = {
+    imported: torch.boolean('imported'),
+    cuda_initialized: torch.boolean('cuda_initialized')
+  };
+  const tf = r.object('tensorflow');
+  const tfState = {
+    imported: tf.boolean('imported'),
+    gpus_initialized: tf.boolean('gpus_initialized')
+  };
+  const gpus = r
+    .array('gpus')
+    .map((item, i) => readGpu(item, `${r.path}.gpus[${i}]`));
+  return {
+    type: 'sample',
+    seq,
+    time,
+    reason,
+    host: hostFigures,
+    torch: torchState,
+    tensorflow: tfState,
+    gpus
+  };
+}
