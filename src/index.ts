@@ -3,8 +3,9 @@
  * of the active notebook's kernel, in a right-sidebar panel and the status bar.
  *
  * Wiring only; see model/MemoryMonitor.ts (which kernel is watched),
- * kernel/KernelHelperConnection.ts (how the helper gets into the kernel) and
- * model/KernelMemoryModel.ts (where samples come in).
+ * kernel/KernelHelperConnection.ts with kernel/helperBootstrap.ts (how the
+ * helper gets into the kernel) and model/KernelMemoryModel.ts (where samples
+ * come in).
  */
 import {
   ILayoutRestorer,

@@ -3,7 +3,7 @@
  * kernel gateway, a kernel_info_request can vanish while the websocket to
  * the kernel reconnects, and `kernel.info` never settles).
  */
-import { kernelInfo } from '../kernel/KernelHelperConnection';
+import { kernelInfo } from '../kernel/helperBootstrap';
 
 const REPLY = { status: 'ok', language_info: { name: 'python' } } as any;
 

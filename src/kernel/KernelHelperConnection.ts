@@ -3,7 +3,7 @@
  * that notebook's KernelMemoryModel.
  *
  * For each kernel (the first one, after every restart, after a kernel change,
- * after the connection comes back) it:
+ * after the connection comes back) it (steps 1-3: ./helperBootstrap.ts):
  *   1. reads `language_info.name` (only Python kernels get the helper);
  *   2. executes the helper's bootstrap code (./helperCode.ts) silently (no
  *      history, no Out[], no cell hooks) and reads the execute reply (an
@@ -45,18 +45,16 @@ import {
 import { ICleanupConnection } from '../model/MemoryActions';
 import { KernelMemoryModel } from '../model/KernelMemoryModel';
 import { SilenceWatch } from './SilenceWatch';
-import { describeState } from '../model/MonitorState';
 import { parseHistoryResult } from '../cellProtocol';
 import {
-  COMM_TARGET,
   HelperConfig,
   HelperRequestResults,
   HelperRequestType,
-  OpenMessage,
-  PartialHelperConfig,
-  PROTOCOL_VERSION
+  PartialHelperConfig
 } from '../protocol';
+import { bootstrapHelper } from './helperBootstrap';
 import { loadHelperBootstrapCode } from './helperCode';
+import { describeFailure, ignoreRejection } from './kernelFailures';
 import { HelperRequestError, PendingRequests } from './PendingRequests';
 
 /** The parts of a notebook's session context the connection uses. */
@@ -417,136 +415,25 @@ export class KernelHelperConnection
     );
   }
 
-  private async _bootstrap(
+  private _bootstrap(
     kernel: Kernel.IKernelConnection,
     generation: number
   ): Promise<void> {
-    const stale = () => generation !== this._generation || this._isDisposed;
-    const model = this._model;
-    if (kernel.status === 'dead') {
-      model.setState('disconnected', 'The kernel is dead.');
-      return;
-    }
-
-    // 1. Only Python kernels get the helper (and make the page fetch its code).
-    model.setState('kernel-starting');
-    let info: KernelMessage.IInfoReply;
-    try {
-      info = await kernelInfo(kernel, stale);
-    } catch (reason) {
-      if (!stale()) {
-        model.setState(
-          'helper-failed',
-          describeFailure('could not read the kernel info', reason)
-        );
+    return bootstrapHelper(kernel, {
+      model: this._model,
+      stale: () => generation !== this._generation || this._isDisposed,
+      loadBootstrapCode: () => this._loadBootstrapCode(),
+      config: () => this._config(),
+      adopt: comm => {
+        comm.onMsg = msg => this._onCommMsg(msg, generation);
+        comm.onClose = () => this._onCommClose(generation);
+        this._comm = comm;
+        this._helloSeen = false;
+      },
+      abandon: () => {
+        this._comm = null;
       }
-      return;
-    }
-    if (stale()) {
-      return;
-    }
-    const language = info.language_info?.name ?? '';
-    if (language.toLowerCase() !== 'python') {
-      model.setState(
-        'non-python',
-        describeState('non-python', language || undefined)
-      );
-      return;
-    }
-
-    // 2. Deliver the helper.
-    model.setState(
-      'bootstrapping',
-      kernel.status === 'busy'
-        ? 'Waiting for the running cell to finish to start the memory helper\u2026'
-        : undefined
-    );
-    let code: string;
-    try {
-      code = await this._loadBootstrapCode();
-    } catch (reason) {
-      if (!stale()) {
-        model.setState(
-          'helper-failed',
-          describeFailure("could not load the helper's code", reason)
-        );
-      }
-      return;
-    }
-    if (stale()) {
-      return;
-    }
-    let reply: KernelMessage.IExecuteReplyMsg;
-    try {
-      const future = kernel.requestExecute(
-        {
-          code,
-          silent: true,
-          store_history: false,
-          allow_stdin: false,
-          stop_on_error: false
-        },
-        true
-      );
-      reply = await future.done;
-    } catch (reason) {
-      if (!stale()) {
-        model.setState(
-          'helper-failed',
-          describeFailure('the bootstrap request failed', reason)
-        );
-      }
-      return;
-    }
-    if (stale()) {
-      return;
-    }
-    const content = reply.content;
-    if (content.status === 'error') {
-      model.setState('helper-failed', `${content.ename}: ${content.evalue}`);
-      return;
-    }
-    if (content.status !== 'ok') {
-      model.setState(
-        'helper-failed',
-        `the kernel did not run the bootstrap (status: ${String(content.status)})`
-      );
-      return;
-    }
-
-    // 3. Open the comm; the helper answers with hello, then samples.
-    let comm: Kernel.IComm;
-    try {
-      comm = kernel.createComm(COMM_TARGET);
-    } catch (reason) {
-      model.setState(
-        'helper-failed',
-        describeFailure('could not create the comm', reason)
-      );
-      return;
-    }
-    comm.onMsg = msg => this._onCommMsg(msg, generation);
-    comm.onClose = () => this._onCommClose(generation);
-    this._comm = comm;
-    this._helloSeen = false;
-    model.setState(
-      'bootstrapping',
-      'Helper started; waiting for its first message\u2026'
-    );
-    const open: OpenMessage = {
-      type: 'open',
-      protocol: PROTOCOL_VERSION,
-      config: this._config()
-    };
-    try {
-      ignoreRejection(comm.open(open as any).done);
-    } catch (reason) {
-      this._comm = null;
-      model.setState(
-        'helper-failed',
-        describeFailure('could not open the comm', reason)
-      );
-    }
+    });
   }
 
   // -------------------------------------------------------------------------
@@ -718,17 +605,6 @@ function checked<T>(parsed: Parsed<T>, requestType: string): T {
   return parsed.value;
 }
 
-function describeFailure(what: string, reason: unknown): string {
-  const text =
-    reason instanceof Error ? reason.message : String(reason ?? 'unknown error');
-  return `${what}: ${text}`;
-}
-
-/** Futures reject when a kernel restarts; nothing waits on these ones. */
-function ignoreRejection(promise: Promise<unknown> | undefined): void {
-  promise?.catch(() => undefined);
-}
-
 /** Whether comm data claims to be a hello (whatever else it holds). */
 function isHello(data: unknown): boolean {
   return (
@@ -736,44 +612,4 @@ function isHello(data: unknown): boolean {
     data !== null &&
     (data as { type?: unknown }).type === 'hello'
   );
-}
-
-/**
- * The kernel's info reply. `kernel.info` settles with the first reply; a
- * request can be lost (seen behind a kernel gateway whose websocket to the
- * kernel reconnected as the kernel started), and then it never does: ask
- * again every `retryMs`, up to `limitMs`.
- */
-export async function kernelInfo(
-  kernel: Pick<Kernel.IKernelConnection, 'info' | 'requestKernelInfo'>,
-  stale: () => boolean,
-  retryMs = 10_000,
-  limitMs = 120_000
-): Promise<KernelMessage.IInfoReply> {
-  const deadline = Date.now() + limitMs;
-  let pending: Promise<KernelMessage.IInfoReply> = kernel.info;
-  for (;;) {
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const waited = new Promise<null>(resolve => {
-      timer = setTimeout(() => resolve(null), retryMs);
-    });
-    const reply = await Promise.race([pending, waited]);
-    clearTimeout(timer);
-    if (reply) {
-      return reply;
-    }
-    if (stale()) {
-      throw new Error('the kernel changed while its info was awaited');
-    }
-    if (Date.now() >= deadline) {
-      throw new Error(`no kernel info reply within ${Math.round(limitMs / 1000)} s`);
-    }
-    pending = kernel.requestKernelInfo().then(msg => {
-      if (!msg) {
-        throw new Error('the kernel info request got no reply');
-      }
-      return msg.content as KernelMessage.IInfoReply;
-    });
-    pending.catch(() => undefined); // a later round may still succeed
-  }
 }
