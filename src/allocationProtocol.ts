@@ -7,7 +7,7 @@
  * Results are untrusted JSON: the parsers check every field the UI relies
  * on and never throw; a bad result comes back as `{error}` naming the field.
  */
-import { Parsed, parseWith } from './cleanupProtocol';
+import { Parsed, parseWith } from './protocolReader';
 import { FieldReader } from './protocolReader';
 import { AllocationSite, count, readSite } from './siteProtocol';
 

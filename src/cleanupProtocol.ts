@@ -8,7 +8,7 @@
  * comes back as `{error}` naming the offending field.
  */
 import { FreeAction, HiddenHolderKind } from './protocol';
-import { describeValue, FieldReader, ShapeError } from './protocolReader';
+import { describeValue, FieldReader, Parsed, parseWith, ShapeError } from './protocolReader';
 
 /** Memory figures taken just before and just after a cleanup. */
 export interface MemorySnapshot {
@@ -113,38 +113,6 @@ export interface DeleteResult {
   before: MemorySnapshot;
   after: MemorySnapshot;
   elapsed_ms: number;
-}
-
-export const HIDDEN_HOLDER_KINDS: readonly HiddenHolderKind[] = [
-  'output_cache',
-  'last_traceback',
-  'last_execution_result'
-];
-
-export function isHiddenHolderKind(value: string): value is HiddenHolderKind {
-  return (HIDDEN_HOLDER_KINDS as readonly string[]).includes(value);
-}
-
-export type Parsed<T> = { value: T } | { error: string };
-
-// ---------------------------------------------------------------------------
-
-/** Read `value` with `read`; a shape error becomes `{ error }` (never throws). */
-export function parseWith<T>(
-  value: unknown,
-  path: string,
-  read: (r: FieldReader) => T
-): Parsed<T> {
-  try {
-    return { value: read(FieldReader.of(value, path)) };
-  } catch (e) {
-    return {
-      error:
-        e instanceof ShapeError
-          ? e.message
-          : `could not read ${path}: ${String(e)}`
-    };
-  }
 }
 
 function stringList(r: FieldReader, key: string): string[] {

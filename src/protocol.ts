@@ -134,6 +134,16 @@ export type HiddenHolderKind =
   | 'last_traceback'
   | 'last_execution_result';
 
+export const HIDDEN_HOLDER_KINDS: readonly HiddenHolderKind[] = [
+  'output_cache',
+  'last_traceback',
+  'last_execution_result'
+];
+
+export function isHiddenHolderKind(value: string): value is HiddenHolderKind {
+  return (HIDDEN_HOLDER_KINDS as readonly string[]).includes(value);
+}
+
 export type HelperRequest =
   | ConfigureRequest
   | SnapshotRequest

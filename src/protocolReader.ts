@@ -145,3 +145,23 @@ function hasHoles(array: unknown[]): boolean {
   }
   return false;
 }
+
+export type Parsed<T> = { value: T } | { error: string };
+
+/** Read `value` with `read`; a shape error becomes `{ error }` (never throws). */
+export function parseWith<T>(
+  value: unknown,
+  path: string,
+  read: (r: FieldReader) => T
+): Parsed<T> {
+  try {
+    return { value: read(FieldReader.of(value, path)) };
+  } catch (e) {
+    return {
+      error:
+        e instanceof ShapeError
+          ? e.message
+          : `could not read ${path}: ${String(e)}`
+    };
+  }
+}

@@ -31,17 +31,14 @@ import type {
   RecordingState
 } from '../allocationProtocol';
 
-import {
+import type {
   DeleteResult,
   FreeAction,
   FreeMemoryResult,
   HiddenHolderKind,
-  InspectResult,
-  Parsed,
-  parseDeleteResult,
-  parseFreeMemoryResult,
-  parseInspectResult
+  InspectResult
 } from '../cleanupProtocol';
+import { Parsed } from '../protocolReader';
 import { ICleanupConnection } from '../model/MemoryActions';
 import { KernelMemoryModel } from '../model/KernelMemoryModel';
 import { SilenceWatch } from './SilenceWatch';
@@ -158,6 +155,8 @@ export class KernelHelperConnection
       { actions },
       this._cleanupTimeoutMs
     );
+    // The cleanup parsers load with the first cleanup: most pages never make one.
+    const { parseFreeMemoryResult } = await import('../cleanupProtocol');
     return checked(parseFreeMemoryResult(result), 'free_memory');
   }
 
@@ -170,6 +169,7 @@ export class KernelHelperConnection
       { ...options },
       this._cleanupTimeoutMs
     );
+    const { parseInspectResult } = await import('../cleanupProtocol');
     return checked(parseInspectResult(result), 'inspect');
   }
 
@@ -185,6 +185,7 @@ export class KernelHelperConnection
       { ...request },
       this._cleanupTimeoutMs
     );
+    const { parseDeleteResult } = await import('../cleanupProtocol');
     return checked(parseDeleteResult(result), 'delete');
   }
 

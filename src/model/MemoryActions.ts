@@ -9,14 +9,14 @@
 import { IDisposable } from '@lumino/disposable';
 import { ISignal, Signal } from '@lumino/signaling';
 
-import {
+import type {
   DeleteResult,
   FreeAction,
   FreeMemoryResult,
   HiddenHolderKind,
-  InspectResult,
-  isHiddenHolderKind
+  InspectResult
 } from '../cleanupProtocol';
+import { isHiddenHolderKind } from '../protocol';
 import { ByteUnits } from '../format';
 import { IKernelMemoryModel } from '../tokens';
 import { ActionCancelledError, ActionQueue } from './ActionQueue';

@@ -10,13 +10,8 @@
  * is then "at most". Likewise when the output cache is cleared together
  * with names it also holds (the same objects counted twice).
  */
-import {
-  HiddenHolder,
-  HiddenHolderKind,
-  HolderEntry,
-  InspectResult,
-  isHiddenHolderKind
-} from '../cleanupProtocol';
+import type { HiddenHolder, HiddenHolderKind, HolderEntry, InspectResult } from '../cleanupProtocol';
+import { isHiddenHolderKind } from '../protocol';
 
 /** The warning for clearing the traceback when the kernel gives none. */
 export const TRACEBACK_WARNING =
