@@ -25,21 +25,6 @@ import { Kernel, KernelMessage } from '@jupyterlab/services';
 import { IDisposable } from '@lumino/disposable';
 import { ISignal, Signal } from '@lumino/signaling';
 
-import type {
-  AllocationSitesResult,
-  AllocationSnapshotResult,
-  RecordingState
-} from '../allocationProtocol';
-
-import type {
-  DeleteResult,
-  FreeAction,
-  FreeMemoryResult,
-  HiddenHolderKind,
-  InspectResult
-} from '../cleanupProtocol';
-import { Parsed } from '../protocolReader';
-import { ICleanupConnection } from '../model/MemoryActions';
 import { KernelMemoryModel } from '../model/KernelMemoryModel';
 import { SilenceWatch } from './SilenceWatch';
 import { parseHistoryResult } from '../cellProtocol';
@@ -50,6 +35,7 @@ import {
   PartialHelperConfig
 } from '../protocol';
 import { bootstrapHelper } from './helperBootstrap';
+import { HelperRequests } from './HelperRequests';
 import { loadHelperBootstrapCode } from './helperCode';
 import { describeFailure, ignoreRejection } from './kernelFailures';
 import { HelperRequestError, PendingRequests } from './PendingRequests';
@@ -66,9 +52,11 @@ export type HelperSessionContext = Pick<
 >;
 
 export class KernelHelperConnection
-  implements IDisposable, ICleanupConnection
+  extends HelperRequests
+  implements IDisposable
 {
   constructor(options: KernelHelperConnection.IOptions) {
+    super(options.cleanupTimeoutMs ?? 300_000);
     this._sessionContext = options.sessionContext;
     this._model = options.model;
     this._config = options.config;
@@ -76,7 +64,6 @@ export class KernelHelperConnection
       ? () => Promise.resolve(options.bootstrapCode as string)
       : loadHelperBootstrapCode;
     this._requestTimeoutMs = options.requestTimeoutMs ?? 60_000;
-    this._cleanupTimeoutMs = options.cleanupTimeoutMs ?? 300_000;
 
     this._silence = new SilenceWatch({
       model: this._model,
@@ -104,28 +91,6 @@ export class KernelHelperConnection
   }
 
   /**
-   * Send new sampling settings to the helper. Without an open comm there is
-   * nothing to do: the next comm_open carries the config anyway.
-   */
-  async configure(
-    config: PartialHelperConfig
-  ): Promise<HelperRequestResults['configure'] | null> {
-    if (!this._comm) {
-      return null;
-    }
-    return this._request('configure', { config });
-  }
-
-  /** Ask for a sample now; it is in the model when this resolves. */
-  requestSnapshot(): Promise<HelperRequestResults['snapshot']> {
-    return this._request('snapshot', {});
-  }
-
-  ping(): Promise<HelperRequestResults['ping']> {
-    return this._request('ping', {});
-  }
-
-  /**
    * Ask for the per-cell records the helper kept and merge them into the
    * model; resolves with the number of records added. Bad records are
    * reported as a problem and skipped.
@@ -143,103 +108,6 @@ export class KernelHelperConnection
       );
     }
     return this._model.cells.merge(records).length;
-  }
-
-  /**
-   * Run `gc.collect()` and/or `torch.cuda.empty_cache()` in the kernel.
-   * Rejects with a clear message when the reply is malformed.
-   */
-  async freeMemory(actions: FreeAction[]): Promise<FreeMemoryResult> {
-    const result = await this._request(
-      'free_memory',
-      { actions },
-      this._cleanupTimeoutMs
-    );
-    // The cleanup parsers load with the first cleanup: most pages never make one.
-    const { parseFreeMemoryResult } = await import('../cleanupProtocol');
-    return checked(parseFreeMemoryResult(result), 'free_memory');
-  }
-
-  /** List what holds memory in the user's namespace (largest first). */
-  async inspect(
-    options: { max_entries?: number; container_depth?: number } = {}
-  ): Promise<InspectResult> {
-    const result = await this._request(
-      'inspect',
-      { ...options },
-      this._cleanupTimeoutMs
-    );
-    const { parseInspectResult } = await import('../cleanupProtocol');
-    return checked(parseInspectResult(result), 'inspect');
-  }
-
-  /** Delete names of a listing and clear hidden holders, then free. */
-  async deleteHolders(request: {
-    listing_id: string;
-    names: string[];
-    hidden: HiddenHolderKind[];
-    free: FreeAction[];
-  }): Promise<DeleteResult> {
-    const result = await this._request(
-      'delete',
-      { ...request },
-      this._cleanupTimeoutMs
-    );
-    const { parseDeleteResult } = await import('../cleanupProtocol');
-    return checked(parseDeleteResult(result), 'delete');
-  }
-
-  /**
-   * The names of the user's model, optimizer, data loader, loss and scaler
-   * and the runtime flags. Unchecked: read the result with
-   * `parseNotebookNames`. A short timeout suits it: the snippet commands
-   * fall back to placeholder names rather than wait behind a running cell.
-   */
-  requestNotebookNames(
-    timeoutMs = 3000
-  ): Promise<HelperRequestResults['notebook_names']> {
-    return this._request('notebook_names', {}, timeoutMs);
-  }
-
-  /**
-   * Turn allocation recording on or off in the kernel (tracemalloc and
-   * PyTorch's allocator history); resolves with the recording state.
-   */
-  async recordAllocations(request: {
-    enabled: boolean;
-    host_frames?: number;
-    gpu_max_entries?: number;
-  }): Promise<RecordingState> {
-    const result = await this._request(
-      'record_allocations',
-      { ...request },
-      this._cleanupTimeoutMs
-    );
-    // The parsers load with the feature, not at start-up.
-    const { parseRecordingState } = await import('../allocationProtocol');
-    return checked(parseRecordingState(result), 'record_allocations');
-  }
-
-  /** Live memory grouped by the notebook line that allocated it. */
-  async allocationSites(maxSites?: number): Promise<AllocationSitesResult> {
-    const result = await this._request(
-      'allocation_sites',
-      maxSites === undefined ? {} : { max_sites: maxSites },
-      this._cleanupTimeoutMs
-    );
-    const { parseAllocationSites } = await import('../allocationProtocol');
-    return checked(parseAllocationSites(result), 'allocation_sites');
-  }
-
-  /** PyTorch's allocator snapshot, pickled (for its memory viewer). */
-  async allocationSnapshot(): Promise<AllocationSnapshotResult> {
-    const result = await this._request(
-      'allocation_snapshot',
-      {},
-      this._cleanupTimeoutMs
-    );
-    const { parseAllocationSnapshot } = await import('../allocationProtocol');
-    return checked(parseAllocationSnapshot(result), 'allocation_snapshot');
   }
 
   /**
@@ -505,7 +373,7 @@ export class KernelHelperConnection
     }
   }
 
-  private async _request<T extends HelperRequestType>(
+  protected async _request<T extends HelperRequestType>(
     type: T,
     fields: { [key: string]: unknown },
     timeoutMs = this._requestTimeoutMs
@@ -559,7 +427,6 @@ export class KernelHelperConnection
   private _config: () => HelperConfig | PartialHelperConfig;
   private _loadBootstrapCode: () => Promise<string>;
   private _requestTimeoutMs: number;
-  private _cleanupTimeoutMs: number;
   private _requests = new PendingRequests();
   private _otherMessage = new Signal<this, unknown>(this);
   private _comm: Kernel.IComm | null = null;
@@ -589,21 +456,6 @@ export namespace KernelHelperConnection {
      */
     cleanupTimeoutMs?: number;
   }
-}
-
-/** The helper's reply could not be read. */
-export class MalformedReplyError extends Error {
-  constructor(requestType: string, detail: string) {
-    super(`The kernel helper sent a malformed '${requestType}' reply: ${detail}`);
-    this.name = 'MalformedReplyError';
-  }
-}
-
-function checked<T>(parsed: Parsed<T>, requestType: string): T {
-  if ('error' in parsed) {
-    throw new MalformedReplyError(requestType, parsed.error);
-  }
-  return parsed.value;
 }
 
 /** Whether comm data claims to be a hello (whatever else it holds). */
