@@ -1,33 +1,29 @@
 /**
- * Every command of jupyterlab-vram: ids in one place, and their registration.
- * Features add their ids to `CommandIDs` and their handlers below.
+ * Every command of jupyterlab-vram: the ids are in commandIds.ts; this file
+ * registers the panel's and the cell history's commands and the Kernels tab's,
+ * and the other features' through their own files (cleanupCommands.ts,
+ * snippetCommands.ts, allocationCommands.ts, graphFixCommand.ts).
  */
 import { JupyterFrontEnd } from '@jupyterlab/application';
 import { ICommandPalette, Notification } from '@jupyterlab/apputils';
 import { TranslationBundle } from '@jupyterlab/translation';
-import { DisposableSet } from '@lumino/disposable';
 
+import { ILinePanel, registerAllocationCommands } from './allocationCommands';
+import { Notify, registerCleanupCommands } from './cleanupCommands';
+import { CommandIDs, SNIPPET_COMMANDS } from './commandIds';
+import { registerGraphFixCommand } from './graphFixCommand';
 import {
   cellHistoryToCsv,
   cellHistoryToJson,
   exportFileName
 } from './model/cellExport';
-import { FreeAction } from './cleanupProtocol';
-import { DeletePlan } from './model/deletePlan';
+import type { DeletePlan } from './model/deletePlan';
 import { kernelRows, kernelSourceOf } from './model/KernelsOverview';
-import { ActionOutcome, errorText } from './model/MemoryActions';
-import { IMonitoredNotebook, MemoryMonitor } from './model/MemoryMonitor';
-import { DEFAULT_SNIPPETS } from './snippets/defaultSnippets';
-import { insertCodeCell, ISnippetNotebook } from './snippets/insertSnippet';
-import { fetchNotebookNames } from './snippets/notebookNames';
-import {
-  renderSnippet,
-  restartNeeded,
-  runtimeFlagsOfSample,
-  Snippet
-} from './snippets/snippet';
-import { SnippetLibrary } from './snippets/SnippetLibrary';
+import { errorText } from './model/MemoryActions';
+import { MemoryMonitor } from './model/MemoryMonitor';
 import { VramSettings } from './settings';
+import { ISnippetPanel, registerSnippetCommands } from './snippetCommands';
+import type { SnippetLibrary } from './snippets/SnippetLibrary';
 import {
   confirmShutdownKernelDialog,
   ShutdownKernelRequest
@@ -35,53 +31,11 @@ import {
 import { downloadText } from './views/download';
 import { SIDEBAR_ID, SidebarHost } from './views/SidebarHost';
 import { vramIcon } from './views/icons';
-import { CommandIDs, SNIPPET_COMMANDS } from './commandIds';
-import { ILinePanel, registerAllocationCommands } from './allocationCommands';
-import { registerGraphFixCommand } from './graphFixCommand';
 
 export { CommandIDs, SNIPPET_COMMANDS };
 
-/** How long a snippet command waits for the kernel's names (then placeholders). */
-export const NOTEBOOK_NAMES_TIMEOUT_MS = 3000;
-
-/** A notebook panel a snippet can go into (NotebookPanel in the app). */
-export interface ISnippetPanel extends IMonitoredNotebook {
-  readonly id: string;
-  readonly content: ISnippetNotebook;
-}
-
-/** What the snippet commands return when they inserted a cell. */
-export interface SnippetInsertion {
-  id: string;
-  /** Index of the new cell. */
-  index: number;
-  code: string;
-  /** True when the kernel must restart for the snippet to take effect. */
-  restartNeeded: boolean;
-  /** True when the kernel answered with its names (else placeholders). */
-  namesFound: boolean;
-}
-
 /** Palette category of our commands. */
 export const PALETTE_CATEGORY = 'GPU memory';
-
-/** How a command tells the user something (a JupyterLab notification). */
-export type Notify = (
-  type: 'info' | 'success' | 'warning' | 'error',
-  message: string
-) => void;
-
-/** Notifications show at most 140 characters: the gist first. */
-const NOTIFICATION_LIMIT = 140;
-
-export function notificationText(lines: readonly string[]): string {
-  const all = lines.join('. ');
-  if (all.length <= NOTIFICATION_LIMIT || lines.length <= 1) {
-    return all;
-  }
-  const more = `${lines[0]} (details in the GPU memory panel)`;
-  return more.length <= NOTIFICATION_LIMIT ? more : lines[0];
-}
 
 function defaultNotify(
   type: 'info' | 'success' | 'warning' | 'error',
@@ -91,12 +45,6 @@ function defaultNotify(
   Notification.emit(message, type, {
     autoClose: type === 'error' ? false : 6000
   });
-}
-
-function stringArray(value: unknown): string[] {
-  return Array.isArray(value)
-    ? value.filter((v): v is string => typeof v === 'string')
-    : [];
 }
 
 export function registerCommands(options: {
@@ -226,149 +174,14 @@ export function registerCommands(options: {
     }
   });
 
-  // -------------------------------------------------------------------------
-  // Cleanup
-
   const notify = options.notify ?? defaultNotify;
-  const confirmDelete =
-    options.confirmDelete ??
-    (async (plan: DeletePlan) =>
-      // The dialog's view loads when it is first needed (not at start-up).
-      (await import('./views/DeleteDialogBody')).confirmDeleteDialog(plan, monitor.settings.units));
-  const hasNotebook = () => monitor.current !== null;
-
-  const notifyOutcome = (outcome: ActionOutcome) => {
-    const text = notificationText(outcome.lines);
-    if (outcome.status === 'failed') {
-      notify('error', text);
-    } else if (outcome.status === 'cancelled') {
-      notify('info', text);
-    } else if ((outcome.freedBytes ?? 0) > 0) {
-      notify('success', text);
-    } else {
-      notify('info', text);
-    }
-  };
-
-  const runFree = async (
-    actions: FreeAction[]
-  ): Promise<ActionOutcome | null> => {
-    const memoryActions = monitor.currentActions;
-    if (!memoryActions) {
-      return null;
-    }
-    const running = memoryActions.free(actions);
-    if (memoryActions.queue.queuedCount > 0) {
-      notify(
-        'info',
-        `Queued \u2014 the kernel is busy; it runs when the kernel is idle (cancel it in the GPU memory panel)`
-      );
-    }
-    const outcome = await running;
-    notifyOutcome(outcome);
-    return outcome;
-  };
-
-  const showHolders = () => {
-    sidebar.showTab('holders');
-    app.shell.activateById(SIDEBAR_ID);
-  };
-
-  // The three free actions differ only in what the kernel runs.
-  const freeCommands: [string, FreeAction[], string, string][] = [
-    [
-      CommandIDs.collectGarbage,
-      ['gc'],
-      trans.__('Collect Garbage in the Kernel'),
-      trans.__(
-        'Run gc.collect() in the active kernel and show what it freed (queued while the kernel is busy)'
-      )
-    ],
-    [
-      CommandIDs.emptyCache,
-      ['empty_cache'],
-      trans.__('Empty the CUDA Cache'),
-      trans.__(
-        "Run torch.cuda.empty_cache() in the active kernel: give PyTorch's cached GPU memory back (never initialises CUDA)"
-      )
-    ],
-    [
-      CommandIDs.freeMemory,
-      ['gc', 'empty_cache'],
-      trans.__('Free GPU Memory (gc + empty_cache)'),
-      trans.__(
-        'Run gc.collect() then torch.cuda.empty_cache() in the active kernel and show what came back'
-      )
-    ]
-  ];
-  for (const [id, actions, label, caption] of freeCommands) {
-    app.commands.addCommand(id, {
-      label,
-      caption,
-      isEnabled: hasNotebook,
-      execute: () => runFree(actions)
-    });
-  }
-
-  app.commands.addCommand(CommandIDs.inspectMemory, {
-    label: trans.__('Show What Holds Memory'),
-    caption: trans.__(
-      'List the variables and hidden references (Out[], the last traceback) that hold memory in the active kernel'
-    ),
-    isEnabled: hasNotebook,
-    execute: async () => {
-      const memoryActions = monitor.currentActions;
-      showHolders();
-      if (!memoryActions) {
-        return null;
-      }
-      return memoryActions.inspect();
-    }
-  });
-
-  app.commands.addCommand(CommandIDs.deleteVariables, {
-    label: trans.__('Delete Variables Holding Memory\u2026'),
-    caption: trans.__(
-      'Delete the variables and hidden references ticked in the Holders tab (asks first), then free memory'
-    ),
-    isEnabled: hasNotebook,
-    execute: async args => {
-      const memoryActions = monitor.currentActions;
-      if (!memoryActions) {
-        return null;
-      }
-      let plan: DeletePlan | null;
-      if (Array.isArray(args.names) || Array.isArray(args.hidden)) {
-        // `fresh`: the names come from elsewhere (the OOM diagnosis), not from
-        // the listing on screen, so they are looked up in a new listing.
-        if (!memoryActions.listing || args.fresh === true) {
-          await memoryActions.inspect();
-        }
-        plan = memoryActions.planFor(
-          stringArray(args.names),
-          stringArray(args.hidden)
-        );
-      } else {
-        plan = memoryActions.planSelection();
-      }
-      if (!plan) {
-        showHolders();
-        if (!memoryActions.listing && !memoryActions.inspecting) {
-          void memoryActions.inspect();
-        }
-        notify(
-          'info',
-          'Nothing to delete: tick variables or hidden references in the Holders tab of the GPU memory panel first.'
-        );
-        return null;
-      }
-      if (!(await confirmDelete(plan))) {
-        return null;
-      }
-      const outcome = await memoryActions.deleteHolders(plan);
-      notifyOutcome(outcome);
-      return outcome;
-    }
+  registerCleanupCommands({
+    app,
+    monitor,
+    trans,
+    sidebar,
+    notify,
+    confirmDelete: options.confirmDelete
   });
 
   // -------------------------------------------------------------------------
@@ -415,107 +228,16 @@ export function registerCommands(options: {
     }
   });
 
-  // -------------------------------------------------------------------------
-  // Snippets
-
-  const snippets = options.snippets ?? new SnippetLibrary();
-  const currentNotebook = options.currentNotebook ?? (() => null);
-  const hasNotebookPanel = () => currentNotebook() !== null;
-
-  const insert = async (
-    snippet: Snippet
-  ): Promise<SnippetInsertion | null> => {
-    const panel = currentNotebook();
-    if (!panel || panel.isDisposed || !panel.content.model) {
-      notify('info', 'Open a notebook to insert the snippet into.');
-      return null;
-    }
-    const session = monitor.sessionFor(panel);
-    const model = session?.model ?? null;
-    const connection = session?.connection ?? null;
-    // Only ask the kernel when the answer changes the cell or the warning.
-    const worthAsking =
-      snippet.requiresFresh !== null ||
-      snippet.code.some(line => line.includes('{{'));
-    const found =
-      worthAsking && connection?.requestNotebookNames
-        ? await fetchNotebookNames(model, () =>
-            connection.requestNotebookNames!(NOTEBOOK_NAMES_TIMEOUT_MS)
-          )
-        : null;
-    if (panel.isDisposed || !panel.content.model) {
-      return null; // closed while the kernel answered
-    }
-    const code = renderSnippet(snippet, found?.names);
-    const index = insertCodeCell(panel.content, code, snippet.placement);
-    if (index === null) {
-      return null;
-    }
-    app.shell.activateById(panel.id);
-    const decision = restartNeeded(
-      snippet,
-      found?.runtime ?? null,
-      runtimeFlagsOfSample(model?.latest)
-    );
-    if (decision) {
-      notify('warning', decision.message);
-      snippets.setWarning({
-        ...decision,
-        snippetId: snippet.id,
-        snippetTitle: snippet.title,
-        model
-      });
-    } else if (snippets.warning?.snippetId === snippet.id) {
-      snippets.setWarning(null);
-    }
-    return {
-      id: snippet.id,
-      index,
-      code,
-      restartNeeded: decision !== null,
-      namesFound: found !== null
-    };
-  };
-
-  app.commands.addCommand(CommandIDs.insertSnippet, {
-    label: args => {
-      const snippet = snippets.get(String(args.id ?? ''));
-      if (!snippet) {
-        return trans.__('Insert Memory Snippet');
-      }
-      // The toolbar menu groups snippets under "Insert cell": titles only.
-      return args.menu
-        ? snippet.title
-        : trans.__('Insert Cell: %1', snippet.title);
-    },
-    caption: args => snippets.get(String(args.id ?? ''))?.description ?? '',
-    isEnabled: hasNotebookPanel,
-    execute: async args => {
-      const id = String(args.id ?? '');
-      const snippet = snippets.get(id);
-      if (!snippet) {
-        notify('warning', `There is no snippet "${id}" in the GPU memory settings.`);
-        return null;
-      }
-      return insert(snippet);
-    }
+  registerSnippetCommands({
+    app,
+    monitor,
+    trans,
+    palette,
+    category: trans.__(PALETTE_CATEGORY),
+    notify,
+    snippets: options.snippets,
+    currentNotebook: options.currentNotebook
   });
-
-  for (const spec of SNIPPET_COMMANDS) {
-    app.commands.addCommand(spec.command, {
-      label: trans.__(spec.label),
-      caption: () =>
-        (snippets.get(spec.snippetId) ?? defaultSnippet(spec.snippetId))
-          ?.description ?? '',
-      isEnabled: hasNotebookPanel,
-      execute: () => {
-        // The user's list may leave this id out: the default still serves.
-        const snippet =
-          snippets.get(spec.snippetId) ?? defaultSnippet(spec.snippetId);
-        return snippet ? insert(snippet) : null;
-      }
-    });
-  }
 
   const notifyCellCommands = () => {
     app.commands.notifyCommandChanged(CommandIDs.exportCellHistory);
@@ -571,28 +293,6 @@ export function registerCommands(options: {
     palette.addItem({ command: CommandIDs.freeMemory, category });
     palette.addItem({ command: CommandIDs.inspectMemory, category });
     palette.addItem({ command: CommandIDs.deleteVariables, category });
-
-    // One item per visible snippet, following the setting.
-    let snippetItems = new DisposableSet();
-    const addSnippetItems = () => {
-      snippetItems.dispose();
-      snippetItems = new DisposableSet();
-      for (const snippet of snippets.visible) {
-        snippetItems.add(
-          palette.addItem({
-            command: CommandIDs.insertSnippet,
-            category,
-            args: { id: snippet.id }
-          })
-        );
-      }
-    };
-    addSnippetItems();
-    snippets.changed.connect((_, change) => {
-      if (change === 'snippets') {
-        addSnippetItems();
-      }
-    });
   }
 
   registerGraphFixCommand({
@@ -622,8 +322,4 @@ export function registerCommands(options: {
     records: () => monitor.current?.cells.entries.map(e => e.record) ?? [],
     notify
   });
-}
-
-function defaultSnippet(id: string): Snippet | null {
-  return DEFAULT_SNIPPETS.find(s => s.id === id) ?? null;
 }

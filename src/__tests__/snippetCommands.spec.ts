@@ -10,7 +10,8 @@ import { CommandRegistry } from '@lumino/commands';
 import { MessageLoop } from '@lumino/messaging';
 import { Widget } from '@lumino/widgets';
 
-import { CommandIDs, SnippetInsertion } from '../commands';
+import { CommandIDs } from '../commands';
+import { SnippetInsertion } from '../snippetCommands';
 import { RESTART_MESSAGES } from '../snippets/snippet';
 import { SnippetLibrary } from '../snippets/SnippetLibrary';
 import { readSnippetSettings } from '../snippets/snippetSettings';

@@ -1,0 +1,192 @@
+/**
+ * The cleanup commands (ids in commandIds.ts): collect garbage, empty the
+ * CUDA cache, list what holds memory, delete what the user ticked (asks
+ * first). Registered by registerCommands (commands.ts); the work itself is
+ * MemoryActions' (model/MemoryActions.ts), queued while the kernel is busy.
+ */
+import { JupyterFrontEnd } from '@jupyterlab/application';
+import { TranslationBundle } from '@jupyterlab/translation';
+
+import type { FreeAction } from './cleanupProtocol';
+import { CommandIDs } from './commandIds';
+import type { DeletePlan } from './model/deletePlan';
+import { ActionOutcome } from './model/MemoryActions';
+import { MemoryMonitor } from './model/MemoryMonitor';
+import { SIDEBAR_ID, SidebarHost } from './views/SidebarHost';
+
+/** How a command tells the user something (a JupyterLab notification). */
+export type Notify = (
+  type: 'info' | 'success' | 'warning' | 'error',
+  message: string
+) => void;
+
+/** Notifications show at most 140 characters: the gist first. */
+const NOTIFICATION_LIMIT = 140;
+
+export function notificationText(lines: readonly string[]): string {
+  const all = lines.join('. ');
+  if (all.length <= NOTIFICATION_LIMIT || lines.length <= 1) {
+    return all;
+  }
+  const more = `${lines[0]} (details in the GPU memory panel)`;
+  return more.length <= NOTIFICATION_LIMIT ? more : lines[0];
+}
+
+function stringArray(value: unknown): string[] {
+  return Array.isArray(value)
+    ? value.filter((v): v is string => typeof v === 'string')
+    : [];
+}
+
+export function registerCleanupCommands(options: {
+  app: JupyterFrontEnd;
+  monitor: MemoryMonitor;
+  trans: TranslationBundle;
+  /** The sidebar, to show its Holders tab. */
+  sidebar: Pick<SidebarHost, 'showTab'>;
+  notify: Notify;
+  /** Defaults to the delete confirmation dialog (tests answer directly). */
+  confirmDelete?: (plan: DeletePlan) => Promise<boolean>;
+}): void {
+  const { app, monitor, trans, sidebar, notify } = options;
+  const confirmDelete =
+    options.confirmDelete ??
+    (async (plan: DeletePlan) =>
+      // The dialog's view loads when it is first needed (not at start-up).
+      (await import('./views/DeleteDialogBody')).confirmDeleteDialog(plan, monitor.settings.units));
+  const hasNotebook = () => monitor.current !== null;
+
+  const notifyOutcome = (outcome: ActionOutcome) => {
+    const text = notificationText(outcome.lines);
+    if (outcome.status === 'failed') {
+      notify('error', text);
+    } else if (outcome.status === 'cancelled') {
+      notify('info', text);
+    } else if ((outcome.freedBytes ?? 0) > 0) {
+      notify('success', text);
+    } else {
+      notify('info', text);
+    }
+  };
+
+  const runFree = async (
+    actions: FreeAction[]
+  ): Promise<ActionOutcome | null> => {
+    const memoryActions = monitor.currentActions;
+    if (!memoryActions) {
+      return null;
+    }
+    const running = memoryActions.free(actions);
+    if (memoryActions.queue.queuedCount > 0) {
+      notify(
+        'info',
+        `Queued \u2014 the kernel is busy; it runs when the kernel is idle (cancel it in the GPU memory panel)`
+      );
+    }
+    const outcome = await running;
+    notifyOutcome(outcome);
+    return outcome;
+  };
+
+  const showHolders = () => {
+    sidebar.showTab('holders');
+    app.shell.activateById(SIDEBAR_ID);
+  };
+
+  // The three free actions differ only in what the kernel runs.
+  const freeCommands: [string, FreeAction[], string, string][] = [
+    [
+      CommandIDs.collectGarbage,
+      ['gc'],
+      trans.__('Collect Garbage in the Kernel'),
+      trans.__(
+        'Run gc.collect() in the active kernel and show what it freed (queued while the kernel is busy)'
+      )
+    ],
+    [
+      CommandIDs.emptyCache,
+      ['empty_cache'],
+      trans.__('Empty the CUDA Cache'),
+      trans.__(
+        "Run torch.cuda.empty_cache() in the active kernel: give PyTorch's cached GPU memory back (never initialises CUDA)"
+      )
+    ],
+    [
+      CommandIDs.freeMemory,
+      ['gc', 'empty_cache'],
+      trans.__('Free GPU Memory (gc + empty_cache)'),
+      trans.__(
+        'Run gc.collect() then torch.cuda.empty_cache() in the active kernel and show what came back'
+      )
+    ]
+  ];
+  for (const [id, actions, label, caption] of freeCommands) {
+    app.commands.addCommand(id, {
+      label,
+      caption,
+      isEnabled: hasNotebook,
+      execute: () => runFree(actions)
+    });
+  }
+
+  app.commands.addCommand(CommandIDs.inspectMemory, {
+    label: trans.__('Show What Holds Memory'),
+    caption: trans.__(
+      'List the variables and hidden references (Out[], the last traceback) that hold memory in the active kernel'
+    ),
+    isEnabled: hasNotebook,
+    execute: async () => {
+      const memoryActions = monitor.currentActions;
+      showHolders();
+      if (!memoryActions) {
+        return null;
+      }
+      return memoryActions.inspect();
+    }
+  });
+
+  app.commands.addCommand(CommandIDs.deleteVariables, {
+    label: trans.__('Delete Variables Holding Memory\u2026'),
+    caption: trans.__(
+      'Delete the variables and hidden references ticked in the Holders tab (asks first), then free memory'
+    ),
+    isEnabled: hasNotebook,
+    execute: async args => {
+      const memoryActions = monitor.currentActions;
+      if (!memoryActions) {
+        return null;
+      }
+      let plan: DeletePlan | null;
+      if (Array.isArray(args.names) || Array.isArray(args.hidden)) {
+        // `fresh`: the names come from elsewhere (the OOM diagnosis), not from
+        // the listing on screen, so they are looked up in a new listing.
+        if (!memoryActions.listing || args.fresh === true) {
+          await memoryActions.inspect();
+        }
+        plan = memoryActions.planFor(
+          stringArray(args.names),
+          stringArray(args.hidden)
+        );
+      } else {
+        plan = memoryActions.planSelection();
+      }
+      if (!plan) {
+        showHolders();
+        if (!memoryActions.listing && !memoryActions.inspecting) {
+          void memoryActions.inspect();
+        }
+        notify(
+          'info',
+          'Nothing to delete: tick variables or hidden references in the Holders tab of the GPU memory panel first.'
+        );
+        return null;
+      }
+      if (!(await confirmDelete(plan))) {
+        return null;
+      }
+      const outcome = await memoryActions.deleteHolders(plan);
+      notifyOutcome(outcome);
+      return outcome;
+    }
+  });
+}
