@@ -68,8 +68,15 @@ class AllocationSites:
         if enabled:
             self.enabled = True
             self.cells.shell = self._shell()
+            host_restart, gpu_restart = self.host.restarted_at, self.gpu.restarted_at
             self.host.start(host_frames)
             self.gpu.want(gpu_max_entries)
+            if self.host.restarted_at != host_restart or (
+                self.gpu.restarted_at != gpu_restart and not self.gpu.restart_kept_stacks
+            ):
+                # Allocations from before a restart lost their stacks: a cell's runs
+                # before and after it do not compare (no leak flag from the drop).
+                self.alive.forget()
             self._hook()
         else:
             self.stop()

@@ -285,6 +285,24 @@ def test_a_new_host_depth_restarts_tracemalloc_and_leaves_the_gpu_history_alone(
     assert sites.state()["host"]["restarted_at"] is None
 
 
+def test_a_host_restart_forgets_the_runs_behind_the_leak_flag() -> None:
+    """Live bytes drop when tracemalloc restarts: earlier runs no longer compare."""
+    sites = make_sites(None, FakeShell(), [])
+    cells = lambda total: [{"cell_id": "c", "total_bytes": total}]  # noqa: E731
+    try:
+        sites.set_recording(True, host_frames=4, gpu_max_entries=5000)
+        for count, total in ((1, 2 << 20), (2, 4 << 20), (3, 6 << 20)):
+            sites.alive.ran("c", count, cells(total))
+        assert sites.alive.growing("c")
+        sites.set_recording(True, host_frames=4, gpu_max_entries=5000)  # same depth: kept
+        assert sites.alive.growing("c")
+        sites.set_recording(True, host_frames=8, gpu_max_entries=5000)  # restarted: forgotten
+        assert not sites.alive.growing("c")
+        assert sites.alive.message(cells(1 << 20))["cells"][0]["runs"] == []
+    finally:
+        sites.stop()
+
+
 def test_a_new_depth_never_restarts_someone_elses_tracemalloc() -> None:
     import tracemalloc
 
