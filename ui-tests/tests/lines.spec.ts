@@ -1,12 +1,12 @@
 /**
  * Live memory by notebook line: turn recording on from the Lines tab, run a
  * cell that allocates on its third line, click the row: the cell is active
- * and the cursor is on that line. A graph-holding loss history is flagged
- * in the Holders tab. Real kernel, real NumPy and CPU PyTorch.
+ * and the cursor is on that line. The Cells tab sorts by what each cell
+ * still holds. A graph-holding loss history is flagged in the Holders tab. Real kernel, real NumPy and CPU PyTorch.
  */
 import { expect, test } from '@jupyterlab/galata';
 
-import { openLiveNotebook, SIDEBAR, sidebarRole } from './helpers';
+import { openLiveNotebook, showCellHistory, SIDEBAR, sidebarRole } from './helpers';
 
 // See sidebar.spec.ts: Galata's kernel tracking breaks restarts/interrupts.
 test.use({ kernels: null });
@@ -63,6 +63,45 @@ test.describe('which line holds the memory', () => {
       timeout: 30_000
     });
     await expect(page.locator(`${SIDEBAR} [data-vram-role="site-row"]`)).toHaveCount(0);
+  });
+
+  test('the Cells tab sorts by what each cell still holds', async ({ page }) => {
+    await openLiveNotebook(page);
+    await page.notebook.setCell(0, 'code', 'import numpy as np');
+    await page.notebook.runCell(0, true); // before recording: no Alive figure
+    await page.evaluate(async () => {
+      await window.jupyterapp.commands.execute('jupyterlab-vram:record-allocations', { enabled: true });
+    });
+    await page.notebook.addCell('code', 'small = np.ones(2_000_000)  # 16 MB');
+    await page.notebook.addCell('code', 'large = np.ones(6_000_000)  # 48 MB');
+    await page.notebook.addCell('code', 'medium = np.ones(4_000_000)  # 32 MB');
+    for (const i of [1, 2, 3]) {
+      await page.notebook.runCell(i, true);
+    }
+    await showCellHistory(page);
+    const rows = page.locator(`${SIDEBAR} [data-vram-role="cell-row"]:not([hidden])`);
+    const alive = (count: number) =>
+      page.locator(`${SIDEBAR} [data-vram-role="cell-row"][data-vram-execution-count="${count}"]`);
+    // The per-cell figures come after each cell (throttled): wait for the last one.
+    await expect(alive(4)).toHaveAttribute('data-vram-alive', /MiB/, { timeout: 30_000 });
+    await expect(alive(2)).toHaveAttribute('data-vram-alive', /MiB/);
+
+    const header = page.locator(`${SIDEBAR} [data-vram-role="cell-sort"][data-vram-sort-key="alive"]`);
+    const order = async () =>
+      (await rows.evaluateAll(els =>
+        els.map(el => Number(el.getAttribute('data-vram-execution-count')))
+      )) as number[];
+    await header.click();
+    const first = await header.getAttribute('aria-sort');
+    expect(['ascending', 'descending']).toContain(first);
+    // Largest first going down, smallest first going up; the cell run before
+    // recording has no figure and stays last both ways.
+    const expected = { descending: [3, 4, 2, 1], ascending: [2, 4, 3, 1] };
+    expect(await order()).toEqual(expected[first as 'ascending' | 'descending']);
+    await header.click();
+    const second = first === 'ascending' ? 'descending' : 'ascending';
+    await expect(header).toHaveAttribute('aria-sort', second);
+    expect(await order()).toEqual(expected[second]);
   });
 
   test('a loss history that keeps autograd graphs is flagged, with a fix', async ({ page }) => {
