@@ -29,9 +29,11 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, FrozenSet, List, Optional, Tuple
 
 from . import autograd_graph, holders
-from .hidden_references import _OUTPUT_NAME, _hidden, _tracebacks, last_exceptions, output_cache_labels, output_cache_objects
+from .hidden_references import (
+    OUTPUT_NAME, hidden_entry, last_exceptions, output_cache_labels, output_cache_objects, tracebacks_of,
+)
 from .holders import Budget, Classes, Found, Sizer
-from .namespace_surgery import CLEARERS, _weakref, detach
+from .namespace_surgery import CLEARERS, detach, weak_ref
 from .referrers import describe_referrers
 from .storages import StorageKey, bytes_by_device
 from .protocol import HIDDEN_HOLDER_KINDS, INSPECT_CONTAINER_DEPTH, INSPECT_MAX_ENTRIES
@@ -52,7 +54,7 @@ OUTPUT_CACHE_WARNING = "Clearing empties Out, _, __, ___ and every _N"
 
 def reserved_name_reason(name: str) -> Optional[str]:
     """Why ``name`` may never be deleted, or ``None``."""
-    if name in IPYTHON_NAMES or name.startswith("_i") or _OUTPUT_NAME.match(name):
+    if name in IPYTHON_NAMES or name.startswith("_i") or OUTPUT_NAME.match(name):
         return "an IPython internal name"
     if _DUNDER.match(name):
         return "a Python module attribute"
@@ -227,7 +229,7 @@ class Cleanup:
                     "graph_holding": graphs[name].summary(graph_only[name]) if name in graphs else None,
                 }
             )
-            listing.names[name] = ListedName(id(obj), _weakref(obj), type(obj).__name__, frozenset(found.storages))
+            listing.names[name] = ListedName(id(obj), weak_ref(obj), type(obj).__name__, frozenset(found.storages))
         del raw, obj  # no reference to user objects beyond this point
         entries.sort(key=lambda e: (-e["total_bytes"], e["name"]))
         truncated = len(entries) > max_entries or budget.exhausted
@@ -264,7 +266,7 @@ class Cleanup:
                 holding.extend(labels.get(id(obj), [])[:1])
         del objects
         out.append(
-            _hidden(
+            hidden_entry(
                 "output_cache",
                 "Output cache (Out, _, __, ___, _N)",
                 found,
@@ -282,7 +284,7 @@ class Cleanup:
         if excs:
             title = f"{type(excs[0]).__name__}: {_head(excs[0])}"
         seen = set()
-        for frame in holders.traceback_frames(_tracebacks(excs, shell)):
+        for frame in holders.traceback_frames(tracebacks_of(excs, shell)):
             if not holders.is_user_function_frame(frame):
                 continue
             for local_name, value in holders.frame_locals(frame):
@@ -293,7 +295,7 @@ class Cleanup:
             del frame
         del excs
         out.append(
-            _hidden(
+            hidden_entry(
                 "last_traceback",
                 f"Traceback of the last error ({title})" if title else "Traceback of the last error",
                 found,
@@ -314,7 +316,7 @@ class Cleanup:
             summary = "no result"
         del result, last
         out.append(
-            _hidden(
+            hidden_entry(
                 "last_execution_result",
                 f"Result of the last cell (In[{count}])" if isinstance(count, int) else "Result of the last cell",
                 found,

@@ -18,14 +18,14 @@ from . import holders
 from .holders import Found
 from .storages import bytes_by_device
 
-_OUTPUT_NAME = re.compile(r"_\d+\Z")
+OUTPUT_NAME = re.compile(r"_\d+\Z")
 
 
-def _is_cache_name(name: str) -> bool:
-    return name in ("_", "__", "___") or bool(_OUTPUT_NAME.match(name))
+def is_cache_name(name: str) -> bool:
+    return name in ("_", "__", "___") or bool(OUTPUT_NAME.match(name))
 
 
-def _output_hist(shell: Any) -> Optional[Dict[Any, Any]]:
+def output_history(shell: Any) -> Optional[Dict[Any, Any]]:
     oh = getattr(getattr(shell, "history_manager", None), "output_hist", None)
     if isinstance(oh, dict):
         return oh
@@ -42,7 +42,7 @@ def output_cache_objects(shell: Any) -> List[Any]:
             ids.add(id(obj))
             out.append(obj)
 
-    oh = _output_hist(shell) or {}
+    oh = output_history(shell) or {}
     for value in list(oh.values()):
         add(value)
     displayhook = getattr(shell, "displayhook", None)
@@ -50,7 +50,7 @@ def output_cache_objects(shell: Any) -> List[Any]:
         add(getattr(displayhook, attr, None))
     for ns in (getattr(shell, "user_ns", None) or {}, getattr(shell, "user_ns_hidden", None) or {}):
         for key, value in list(ns.items()):
-            if isinstance(key, str) and _is_cache_name(key):
+            if isinstance(key, str) and is_cache_name(key):
                 add(value)
     return out
 
@@ -66,12 +66,12 @@ def output_cache_labels(shell: Any) -> Dict[int, List[str]]:
         if label not in names:
             names.append(label)
 
-    oh = _output_hist(shell) or {}
+    oh = output_history(shell) or {}
     for key, value in sorted(oh.items(), key=lambda kv: kv[0] if isinstance(kv[0], int) else -1):
         add(value, f"Out[{key}]")
     for ns in (getattr(shell, "user_ns", None) or {}, getattr(shell, "user_ns_hidden", None) or {}):
         for key, value in list(ns.items()):
-            if isinstance(key, str) and _OUTPUT_NAME.match(key):
+            if isinstance(key, str) and OUTPUT_NAME.match(key):
                 add(value, key)
     displayhook = getattr(shell, "displayhook", None)
     user_ns = getattr(shell, "user_ns", None) or {}
@@ -95,7 +95,7 @@ def last_exceptions(shell: Any) -> List[BaseException]:
     return out
 
 
-def _tracebacks(excs: List[BaseException], shell: Any) -> List[Any]:
+def tracebacks_of(excs: List[BaseException], shell: Any) -> List[Any]:
     tbs = [getattr(sys, "last_traceback", None)]
     tbs.extend(getattr(e, "__traceback__", None) for e in excs)
     tbs.append(getattr(getattr(shell, "InteractiveTB", None), "tb", None))
@@ -106,7 +106,7 @@ def _tracebacks(excs: List[BaseException], shell: Any) -> List[Any]:
     return out
 
 
-def _hidden(holder: str, label: str, found: Found, named: set, summary: str, warning: Optional[str]) -> Dict[str, Any]:
+def hidden_entry(holder: str, label: str, found: Found, named: set, summary: str, warning: Optional[str]) -> Dict[str, Any]:
     by_device = bytes_by_device(found.storages)
     total = sum(by_device.values())
     also = sum(n for k, n in found.storages.items() if k in named)

@@ -14,7 +14,7 @@ import warnings
 import weakref
 from typing import Any, Callable, Dict, List, Optional
 
-from .hidden_references import _OUTPUT_NAME, _is_cache_name, _output_hist, _tracebacks, last_exceptions
+from .hidden_references import OUTPUT_NAME, is_cache_name, last_exceptions, output_history, tracebacks_of
 from .holders import Classes, Found, Sizer
 
 
@@ -30,7 +30,7 @@ def detach(shell: Any, user_ns: Dict[str, Any], name: str) -> List[weakref.ref]:
     obj = user_ns[name]
     probes = _probes(obj)
     del user_ns[name]
-    for key in [k for k, v in user_ns.items() if v is obj and isinstance(k, str) and _is_cache_name(k)]:
+    for key in [k for k, v in user_ns.items() if v is obj and isinstance(k, str) and is_cache_name(k)]:
         del user_ns[key]
     for ns in _other_namespaces(shell, user_ns):
         for key in [k for k, v in ns.items() if v is obj]:
@@ -51,7 +51,7 @@ def detach(shell: Any, user_ns: Dict[str, Any], name: str) -> List[weakref.ref]:
 
 def _other_namespaces(shell: Any, user_ns: Dict[str, Any]) -> List[Dict[Any, Any]]:
     out: List[Dict[Any, Any]] = []
-    for ns in [getattr(shell, "user_global_ns", None), getattr(shell, "user_ns_hidden", None), _output_hist(shell)]:
+    for ns in [getattr(shell, "user_global_ns", None), getattr(shell, "user_ns_hidden", None), output_history(shell)]:
         if isinstance(ns, dict) and ns is not user_ns and not any(ns is o for o in out):
             out.append(ns)
     try:
@@ -65,7 +65,7 @@ def _other_namespaces(shell: Any, user_ns: Dict[str, Any]) -> List[Dict[Any, Any
 
 
 def _probes(obj: Any) -> List[weakref.ref]:
-    ref = _weakref(obj)
+    ref = weak_ref(obj)
     if ref is not None:
         return [ref]
     # lists, dicts, tuples: watch what they hold instead
@@ -74,12 +74,12 @@ def _probes(obj: Any) -> List[weakref.ref]:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         Sizer(Classes()).walk(obj, found, 5, objects=True)
-    refs = [r for r in (_weakref(o) for o in found.probes) if r is not None]
+    refs = [r for r in (weak_ref(o) for o in found.probes) if r is not None]
     found.probes = None
     return refs
 
 
-def _weakref(obj: Any) -> Optional[weakref.ref]:
+def weak_ref(obj: Any) -> Optional[weakref.ref]:
     try:
         return weakref.ref(obj)
     except TypeError:
@@ -116,7 +116,7 @@ def clear_output_cache(shell: Any) -> None:
     try:
         displayhook.flush()
     except Exception:
-        oh = _output_hist(shell)
+        oh = output_history(shell)
         if oh is not None:
             oh.clear()
         for attr in ("_", "__", "___"):
@@ -126,9 +126,9 @@ def clear_output_cache(shell: Any) -> None:
                 pass
     user_ns = getattr(shell, "user_ns", {})
     hidden = getattr(shell, "user_ns_hidden", {})
-    for key in [k for k in list(user_ns) if isinstance(k, str) and _OUTPUT_NAME.match(k)]:
+    for key in [k for k in list(user_ns) if isinstance(k, str) and OUTPUT_NAME.match(k)]:
         del user_ns[key]
-    for key in [k for k in list(hidden) if isinstance(k, str) and _is_cache_name(k)]:
+    for key in [k for k in list(hidden) if isinstance(k, str) and is_cache_name(k)]:
         if key in ("_", "__", "___"):
             # flush() reset the visible ones to '': keep the hidden copies equal, so that
             # IPython still tells its own _ from a user's assignment.
@@ -140,7 +140,7 @@ def clear_output_cache(shell: Any) -> None:
 def clear_last_traceback(shell: Any) -> None:
     """Free the frames of the last error: %debug no longer works for it."""
     excs = last_exceptions(shell)
-    for tb in _tracebacks(excs, shell):
+    for tb in tracebacks_of(excs, shell):
         try:
             traceback.clear_frames(tb)
         except Exception:
