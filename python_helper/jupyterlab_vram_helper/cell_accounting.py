@@ -60,12 +60,13 @@ from typing import TYPE_CHECKING, Any, Callable, Deque, List, Mapping, Optional,
 from .cell_outcome import cell_outcome, exception_of, out_of_memory_text
 from .cell_readings import EndedCell, GpuReading, PendingCell, gpu_reading, max_known, peak_of, raise_gpu_max
 from .config import SamplerConfig
-from .protocol import CellGpuMemory, CellHostMemory, CellMemoryRecord, cells_message, error_message
+from .protocol import cells_message, error_message
 from .readers import torch_cuda
 from .readers.host import KernelRss, kernel_rss
 from .readers.torch_cuda import AllocatorCounters
 
 if TYPE_CHECKING:  # only the type: the module is loaded when a diagnosis is made
+    from .protocol_types import CellGpuMemory, CellHostMemory, CellMemoryRecord
     from .oom_diagnosis import OomDiagnosis
 
 

@@ -6,9 +6,12 @@ a reference to the exception."""
 from __future__ import annotations
 
 import re
-from typing import Any, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Optional, Tuple
 
-from .protocol import CellError, CellStatus
+from .protocol import CellStatus
+
+if TYPE_CHECKING:  # the message shapes, for annotations only (protocol_types.py)
+    from .protocol_types import CellError
 
 MESSAGE_HEAD_CHARS = 1000
 

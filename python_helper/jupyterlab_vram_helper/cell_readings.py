@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 
-from .protocol import CellError, CellGpuMemory, CellMemoryRecord, CellStatus
+from .protocol import CellStatus
 from .readers import torch_cuda
 from .readers.torch_cuda import AllocatorCounters
 
 if TYPE_CHECKING:  # only the type: the module is loaded when a diagnosis is made
+    from .protocol_types import CellError, CellGpuMemory, CellMemoryRecord
     from .oom_diagnosis import OomDiagnosis
 
 

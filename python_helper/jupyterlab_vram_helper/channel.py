@@ -13,23 +13,16 @@ from __future__ import annotations
 
 import threading
 import traceback
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, Sequence
 
 from .config import ConfigError
 from .hello import hello_message
-from .protocol import (
-    COMM_TARGET,
-    ErrorMessage,
-    Request,
-    RequestError,
-    describe,
-    error_message,
-    parse_open,
-    parse_request,
-    reply_message,
-)
+from .protocol import COMM_TARGET, Request, RequestError, describe, error_message, parse_open, parse_request, reply_message
 from .sample import SampleSource
 from .sampler import Sampler
+
+if TYPE_CHECKING:  # the message shapes, for annotations only (protocol_types.py)
+    from .protocol_types import ErrorMessage
 
 
 def _data_of(msg: Any) -> Any:

@@ -8,9 +8,12 @@ threshold and heartbeat; per-cell accounting (cell_accounting.py) reads
 from __future__ import annotations
 
 import math
-from typing import Any, Mapping, NamedTuple
+from typing import TYPE_CHECKING, Any, Mapping, NamedTuple
 
-from .protocol import ConfigDict, describe
+from .protocol import describe
+
+if TYPE_CHECKING:  # the message shapes, for annotations only (protocol_types.py)
+    from .protocol_types import ConfigDict
 
 MIN_INTERVAL_S = 0.05
 MAX_INTERVAL_S = 60.0

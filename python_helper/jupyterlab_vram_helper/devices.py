@@ -14,11 +14,13 @@ order, true with CUDA_DEVICE_ORDER=PCI_BUS_ID and on machines with one GPU model
 from __future__ import annotations
 
 import os
-from typing import Any, List, Mapping, NamedTuple, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, List, Mapping, NamedTuple, Optional, Sequence, Union
 
-from .protocol import DeviceInfo
 from .readers.nvml import NvmlDevice
 from .readers.torch_cuda import cuda_initialized
+
+if TYPE_CHECKING:  # the message shapes, for annotations only (protocol_types.py)
+    from .protocol_types import DeviceInfo
 
 VisibleDevices = Union[List[int], List[str]]
 

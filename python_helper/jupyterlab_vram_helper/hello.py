@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import os
 import socket
+from typing import TYPE_CHECKING
 
 from .config import SamplerConfig
-from .protocol import HELPER_VERSION, PROTOCOL_VERSION, HelloMessage, python_version
+from .protocol import HELPER_VERSION, PROTOCOL_VERSION, python_version
 from .readers import tensorflow as tf_reader
 from .readers import torch_cuda
 from .sample import SampleSource
+
+if TYPE_CHECKING:  # the message shapes, for annotations only (protocol_types.py)
+    from .protocol_types import HelloMessage
 
 
 def hello_message(source: SampleSource, config: SamplerConfig, record_series: str = "") -> HelloMessage:

@@ -9,21 +9,17 @@ from __future__ import annotations
 
 import os
 import time
-from typing import Any, Callable, List, Mapping, Optional, Tuple, TypedDict
+from typing import TYPE_CHECKING, Any, Callable, List, Mapping, Optional, Tuple, TypedDict
 
 from .devices import Device, enumerate_devices
-from .protocol import (
-    GpuFigures,
-    HostFigures,
-    SampleMessage,
-    SampleReason,
-    TensorflowState,
-    TorchState,
-)
+from .protocol import SampleReason
 from .readers import tensorflow as tf_reader
 from .readers import torch_cuda
 from .readers.host import HostReader
 from .readers.nvml import NvmlReader
+
+if TYPE_CHECKING:  # the message shapes, for annotations only (protocol_types.py)
+    from .protocol_types import GpuFigures, HostFigures, SampleMessage, TensorflowState, TorchState
 
 
 class Figures(TypedDict):

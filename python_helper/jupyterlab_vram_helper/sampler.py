@@ -15,11 +15,14 @@ from __future__ import annotations
 import threading
 import time
 import traceback
-from typing import Any, Callable, Hashable, List, Mapping, Optional, Protocol, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Hashable, List, Mapping, Optional, Protocol, Sequence
 
 from .config import SamplerConfig
-from .protocol import SampleMessage, SampleReason
+from .protocol import SampleReason
 from .sample import Figures, SampleSource, make_sample, significant_change
+
+if TYPE_CHECKING:  # the message shapes, for annotations only (protocol_types.py)
+    from .protocol_types import SampleMessage
 
 THREAD_NAME = "jupyterlab-vram-sampler"
 

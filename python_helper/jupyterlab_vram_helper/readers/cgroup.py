@@ -25,10 +25,12 @@ The files found stay open and are read with ``pread``. Every failure gives
 from __future__ import annotations
 
 import os
-from typing import List, Optional, Tuple
+from typing import TYPE_CHECKING, List, Optional, Tuple
 
-from ..protocol import ContainerFigures
 from .descriptors import close_descriptors, open_fd
+
+if TYPE_CHECKING:  # the message shapes, for annotations only (protocol_types.py)
+    from ..protocol_types import ContainerFigures
 
 # cgroup v1 reports "no limit" as PAGE_COUNTER_MAX pages (9223372036854771712
 # with 4 KiB pages); anything this large is no limit.

@@ -9,12 +9,14 @@ from __future__ import annotations
 import math
 import os
 import time
-from typing import Any, Callable, Optional, Protocol, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Optional, Protocol, Tuple
 
 from ..forking import call_in_forked_child
-from ..protocol import ContainerFigures, HostFigures
 from .cgroup import CgroupMemory
 from .descriptors import close_descriptors, open_fd
+
+if TYPE_CHECKING:  # the message shapes, for annotations only (protocol_types.py)
+    from ..protocol_types import ContainerFigures, HostFigures
 
 
 class HostReader:

@@ -25,9 +25,14 @@ from __future__ import annotations
 
 import os
 import time
-from typing import Any, Callable, Dict, List, NamedTuple, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, NamedTuple, Optional, Tuple
 
-from ..protocol import NvmlGpuFigures, NvmlInfo, NvmlProcess
+if TYPE_CHECKING:  # the message shapes, for annotations only (protocol_types.py)
+    from ..protocol_types import NvmlGpuFigures, NvmlInfo, NvmlProcess
+
+    # (bytes NVML attributes to this pid, the device's process list); None where unknown
+    ProcessFigures = Tuple[Optional[int], Optional[List[NvmlProcess]]]
+
 
 # NVML reports NVML_VALUE_NOT_AVAILABLE (-1 as unsigned long long) where it
 # cannot attribute memory (e.g. Windows WDDM); older pynvml passes it through.
@@ -37,9 +42,6 @@ MAX_PROCESSES = 32
 # A move of the device's used memory this large makes the cached process list stale.
 PROCESS_LIST_STALE_BYTES = 64 << 20
 
-
-# (bytes NVML attributes to this pid, the device's process list); None where unknown
-ProcessFigures = Tuple[Optional[int], Optional[List[NvmlProcess]]]
 
 
 # Immutable records are NamedTuples, not dataclasses: a dataclass costs the

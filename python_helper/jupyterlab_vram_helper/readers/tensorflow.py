@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import re
 import sys
-from typing import Any, Dict, Optional
+from typing import TYPE_CHECKING, Any, Dict, Optional
 
-from ..protocol import TensorflowGpuFigures, TensorflowInfo, TensorflowState
+if TYPE_CHECKING:  # the message shapes, for annotations only (protocol_types.py)
+    from ..protocol_types import TensorflowGpuFigures, TensorflowInfo, TensorflowState
+
 
 _GPU_NAME = re.compile(r"(?:^|/)device:GPU:(\d+)$|^GPU:(\d+)$")
 

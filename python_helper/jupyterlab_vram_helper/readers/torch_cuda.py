@@ -17,9 +17,11 @@ read there.
 from __future__ import annotations
 
 import sys
-from typing import Any, Callable, Mapping, NamedTuple, Optional
+from typing import TYPE_CHECKING, Any, Callable, Mapping, NamedTuple, Optional
 
-from ..protocol import TorchGpuFigures, TorchInfo, TorchState
+if TYPE_CHECKING:  # the message shapes, for annotations only (protocol_types.py)
+    from ..protocol_types import TorchGpuFigures, TorchInfo, TorchState
+
 
 
 def loaded_torch() -> Any:

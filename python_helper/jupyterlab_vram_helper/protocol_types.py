@@ -1,0 +1,201 @@
+"""The messages the helper sends, as TypedDicts: for type checkers only.
+
+docs/protocol.md is the specification; src/*Protocol.ts read these shapes on
+the other side. The helper never imports this module at run time (only under
+``typing.TYPE_CHECKING``): creating two dozen TypedDicts, each of whose string
+annotations typing compiles, cost every kernel start several milliseconds of
+its bootstrap.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Dict, List, Literal, Optional, TypedDict
+
+from .protocol import CellStatus, ErrorCode, SampleReason
+
+if TYPE_CHECKING:  # oom_diagnosis.py defines the diagnosis; it needs nothing from here
+    from .oom_diagnosis import OomDiagnosis
+
+
+# --- kernel -> frontend ----------------------------------------------------
+
+
+class ConfigDict(TypedDict):
+    interval_s: float
+    change_threshold_bytes: int
+    heartbeat_s: float
+    reset_peak_per_cell: bool
+
+
+class TorchInfo(TypedDict):
+    version: Optional[str]
+    cuda_build: Optional[str]
+    cuda_initialized: bool
+
+
+class TensorflowInfo(TypedDict):
+    version: Optional[str]
+    gpus_initialized: bool
+
+
+class NvmlInfo(TypedDict):
+    available: bool
+    driver_version: Optional[str]
+    error: Optional[str]
+
+
+class DeviceInfo(TypedDict):
+    index: int
+    name: Optional[str]
+    total_bytes: Optional[int]
+    uuid: Optional[str]
+
+
+class HelloMessage(TypedDict):
+    type: Literal["hello"]
+    protocol: int
+    helper_version: str
+    python: str
+    pid: int
+    hostname: str
+    record_series: str  # changes whenever cell record ids start again at 1
+    torch: Optional[TorchInfo]
+    tensorflow: Optional[TensorflowInfo]
+    nvml: NvmlInfo
+    devices: List[DeviceInfo]
+    config: ConfigDict
+
+
+class ContainerFigures(TypedDict):
+    limit_bytes: int  # the nearest cgroup memory limit above the kernel
+    usage_bytes: Optional[int]  # that cgroup's memory.current / memory.usage_in_bytes
+    oom_kill_count: Optional[int]  # that cgroup's oom_kill count (memory.events / memory.oom_control)
+    cgroup_version: int  # 1 or 2
+
+
+class HostFigures(TypedDict):
+    rss_bytes: Optional[int]
+    total_bytes: Optional[int]
+    available_bytes: Optional[int]
+    container: Optional[ContainerFigures]  # None: no cgroup memory limit
+
+
+class TorchState(TypedDict):
+    imported: bool
+    cuda_initialized: bool
+
+
+class TensorflowState(TypedDict):
+    imported: bool
+    gpus_initialized: bool
+
+
+class TorchGpuFigures(TypedDict):
+    allocated_bytes: Optional[int]
+    reserved_bytes: Optional[int]
+    peak_allocated_bytes: Optional[int]
+    active_bytes: Optional[int]
+    inactive_split_bytes: Optional[int]
+    num_ooms: Optional[int]
+    num_alloc_retries: Optional[int]
+
+
+class NvmlProcess(TypedDict):
+    pid: int
+    used_bytes: Optional[int]
+    this_process: bool
+
+
+class NvmlGpuFigures(TypedDict):
+    used_bytes: Optional[int]
+    total_bytes: Optional[int]
+    process_used_bytes: Optional[int]
+    # None: NVML could not list them
+    processes: Optional[List[NvmlProcess]]
+
+
+class TensorflowGpuFigures(TypedDict):
+    # Not spelled out in protocol.md v1; `tf.config.experimental.get_memory_info`
+    # returns exactly these two figures.
+    current_bytes: Optional[int]
+    peak_bytes: Optional[int]
+
+
+class GpuFigures(TypedDict):
+    index: int
+    name: Optional[str]
+    total_bytes: Optional[int]
+    torch: Optional[TorchGpuFigures]
+    nvml: Optional[NvmlGpuFigures]
+    tensorflow: Optional[TensorflowGpuFigures]
+
+
+class SampleMessage(TypedDict):
+    type: Literal["sample"]
+    seq: int
+    time: float
+    reason: SampleReason
+    host: HostFigures
+    torch: TorchState
+    tensorflow: TensorflowState
+    gpus: List[GpuFigures]
+
+
+
+
+class CellError(TypedDict):
+    type: str  # the exception's class name, e.g. "OutOfMemoryError"
+    message_head: str  # the start of str(exception): cell_outcome.MESSAGE_HEAD_CHARS (1000) at most
+    out_of_memory: bool
+
+
+class CellHostMemory(TypedDict):
+    rss_before_bytes: Optional[int]
+    rss_after_bytes: Optional[int]
+    rss_peak_bytes: Optional[int]
+    peak_exact: bool
+
+
+class CellGpuMemory(TypedDict):
+    index: int  # CUDA ordinal, as in samples
+    allocated_before_bytes: Optional[int]
+    allocated_after_bytes: Optional[int]
+    allocated_peak_bytes: Optional[int]
+    reserved_before_bytes: Optional[int]
+    reserved_after_bytes: Optional[int]
+    reserved_peak_bytes: Optional[int]
+    peak_exact: bool
+
+
+class CellMemoryRecord(TypedDict):
+    record_id: int
+    execution_count: Optional[int]
+    cell_id: Optional[str]
+    started: float
+    duration_s: float
+    status: CellStatus
+    error: Optional[CellError]
+    peak_exact: bool
+    host: CellHostMemory
+    gpus: List[CellGpuMemory]
+    # the out-of-memory assistant's diagnosis (oom_watch.py); None unless the cell died of OOM
+    oom: Optional["OomDiagnosis"]
+
+
+class CellsMessage(TypedDict):
+    type: Literal["cells"]
+    records: List[CellMemoryRecord]
+
+
+class ReplyMessage(TypedDict):
+    type: Literal["reply"]
+    request_id: str
+    request_type: str
+    result: Dict[str, Any]
+
+
+class ErrorMessage(TypedDict):
+    type: Literal["error"]
+    request_id: Optional[str]
+    code: ErrorCode
+    message: str
