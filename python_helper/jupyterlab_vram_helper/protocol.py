@@ -1,8 +1,9 @@
 """Wire types of the jupyterlab-vram comm (docs/protocol.md, version 1).
 
 Must change together with src/protocol.ts (and the src/*Protocol.ts files
-beside it). This module only describes and validates messages; it sends
-nothing.
+beside it). This module validates requests and builds messages; it sends
+nothing. The shapes of the messages, as TypedDicts, are in protocol_types.py
+(for type checkers; never loaded at run time).
 
 Incoming data is untrusted JSON: everything here checks types explicitly and
 turns a bad message into a :class:`RequestError` carrying the protocol error
