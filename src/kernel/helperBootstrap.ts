@@ -52,19 +52,10 @@ export async function bootstrapHelper(
 
   // 1. Only Python kernels get the helper (and make the page fetch its code).
   model.setState('kernel-starting');
-  let info: KernelMessage.IInfoReply;
-  try {
-    info = await kernelInfo(kernel, stale);
-  } catch (reason) {
-    if (!stale()) {
-      model.setState(
-        'helper-failed',
-        describeFailure('could not read the kernel info', reason)
-      );
-    }
-    return;
-  }
-  if (stale()) {
+  const info = await step(host, 'could not read the kernel info', () =>
+    kernelInfo(kernel, stale)
+  );
+  if (info === null) {
     return;
   }
   const language = info.language_info?.name ?? '';
@@ -83,44 +74,28 @@ export async function bootstrapHelper(
       ? 'Waiting for the running cell to finish to start the memory helper\u2026'
       : undefined
   );
-  let code: string;
-  try {
-    code = await host.loadBootstrapCode();
-  } catch (reason) {
-    if (!stale()) {
-      model.setState(
-        'helper-failed',
-        describeFailure("could not load the helper's code", reason)
-      );
-    }
+  const code = await step(host, "could not load the helper's code", () =>
+    host.loadBootstrapCode()
+  );
+  if (code === null) {
     return;
   }
-  if (stale()) {
-    return;
-  }
-  let reply: KernelMessage.IExecuteReplyMsg;
-  try {
-    const future = kernel.requestExecute(
-      {
-        code,
-        silent: true,
-        store_history: false,
-        allow_stdin: false,
-        stop_on_error: false
-      },
-      true
-    );
-    reply = await future.done;
-  } catch (reason) {
-    if (!stale()) {
-      model.setState(
-        'helper-failed',
-        describeFailure('the bootstrap request failed', reason)
-      );
-    }
-    return;
-  }
-  if (stale()) {
+  const reply = await step(
+    host,
+    'the bootstrap request failed',
+    () =>
+      kernel.requestExecute(
+        {
+          code,
+          silent: true,
+          store_history: false,
+          allow_stdin: false,
+          stop_on_error: false
+        },
+        true
+      ).done
+  );
+  if (reply === null) {
     return;
   }
   const content = reply.content;
@@ -166,6 +141,28 @@ export async function bootstrapHelper(
       describeFailure('could not open the comm', reason)
     );
   }
+}
+
+/**
+ * One awaited step of a run: its value, or null when it failed (said as the
+ * model's state, unless the run is stale by then) or the run went stale
+ * while it was awaited.
+ */
+async function step<T>(
+  host: Pick<IHelperBootstrapHost, 'model' | 'stale'>,
+  failure: string,
+  run: () => Promise<T>
+): Promise<T | null> {
+  let value: T;
+  try {
+    value = await run();
+  } catch (reason) {
+    if (!host.stale()) {
+      host.model.setState('helper-failed', describeFailure(failure, reason));
+    }
+    return null;
+  }
+  return host.stale() ? null : value;
 }
 
 /**
