@@ -64,27 +64,18 @@ export abstract class HelperRequests implements ICleanupConnection {
    * Rejects with a clear message when the reply is malformed.
    */
   async freeMemory(actions: FreeAction[]): Promise<FreeMemoryResult> {
-    const result = await this._request(
-      'free_memory',
-      { actions },
-      this._cleanupTimeoutMs
+    return this._parsed('free_memory', { actions }, async () =>
+      (await import('../cleanupProtocol')).parseFreeMemoryResult
     );
-    // The cleanup parsers load with the first cleanup: most pages never make one.
-    const { parseFreeMemoryResult } = await import('../cleanupProtocol');
-    return checked(parseFreeMemoryResult(result), 'free_memory');
   }
 
   /** List what holds memory in the user's namespace (largest first). */
   async inspect(
     options: { max_entries?: number; container_depth?: number } = {}
   ): Promise<InspectResult> {
-    const result = await this._request(
-      'inspect',
-      { ...options },
-      this._cleanupTimeoutMs
+    return this._parsed('inspect', { ...options }, async () =>
+      (await import('../cleanupProtocol')).parseInspectResult
     );
-    const { parseInspectResult } = await import('../cleanupProtocol');
-    return checked(parseInspectResult(result), 'inspect');
   }
 
   /** Delete names of a listing and clear hidden holders, then free. */
@@ -94,13 +85,9 @@ export abstract class HelperRequests implements ICleanupConnection {
     hidden: HiddenHolderKind[];
     free: FreeAction[];
   }): Promise<DeleteResult> {
-    const result = await this._request(
-      'delete',
-      { ...request },
-      this._cleanupTimeoutMs
+    return this._parsed('delete', { ...request }, async () =>
+      (await import('../cleanupProtocol')).parseDeleteResult
     );
-    const { parseDeleteResult } = await import('../cleanupProtocol');
-    return checked(parseDeleteResult(result), 'delete');
   }
 
   /**
@@ -124,36 +111,38 @@ export abstract class HelperRequests implements ICleanupConnection {
     host_frames?: number;
     gpu_max_entries?: number;
   }): Promise<RecordingState> {
-    const result = await this._request(
-      'record_allocations',
-      { ...request },
-      this._cleanupTimeoutMs
+    return this._parsed('record_allocations', { ...request }, async () =>
+      (await import('../allocationProtocol')).parseRecordingState
     );
-    // The parsers load with the feature, not at start-up.
-    const { parseRecordingState } = await import('../allocationProtocol');
-    return checked(parseRecordingState(result), 'record_allocations');
   }
 
   /** Live memory grouped by the notebook line that allocated it. */
   async allocationSites(maxSites?: number): Promise<AllocationSitesResult> {
-    const result = await this._request(
-      'allocation_sites',
-      maxSites === undefined ? {} : { max_sites: maxSites },
-      this._cleanupTimeoutMs
+    return this._parsed('allocation_sites', maxSites === undefined ? {} : { max_sites: maxSites }, async () =>
+      (await import('../allocationProtocol')).parseAllocationSites
     );
-    const { parseAllocationSites } = await import('../allocationProtocol');
-    return checked(parseAllocationSites(result), 'allocation_sites');
   }
 
   /** PyTorch's allocator snapshot, pickled (for its memory viewer). */
   async allocationSnapshot(): Promise<AllocationSnapshotResult> {
-    const result = await this._request(
-      'allocation_snapshot',
-      {},
-      this._cleanupTimeoutMs
+    return this._parsed('allocation_snapshot', {}, async () =>
+      (await import('../allocationProtocol')).parseAllocationSnapshot
     );
-    const { parseAllocationSnapshot } = await import('../allocationProtocol');
-    return checked(parseAllocationSnapshot(result), 'allocation_snapshot');
+  }
+
+  /**
+   * A request that may take as long as a cleanup, its reply read by the
+   * parser `load` gives (loaded on demand: most pages never make one).
+   * Rejects with a MalformedReplyError when the reply cannot be read.
+   */
+  private async _parsed<T>(
+    type: HelperRequestType,
+    fields: { [key: string]: unknown },
+    load: () => Promise<(result: unknown) => Parsed<T>>
+  ): Promise<T> {
+    const result = await this._request(type, fields, this._cleanupTimeoutMs);
+    const parse = await load();
+    return checked(parse(result), type);
   }
 
   /** Send a request over the open comm; resolves with its reply's result. */
