@@ -1,8 +1,9 @@
 /**
  * Live memory by notebook line: turn recording on from the Lines tab, run a
  * cell that allocates on its third line, click the row: the cell is active
- * and the cursor is on that line. The Cells tab sorts by what each cell
- * still holds. A graph-holding loss history is flagged in the Holders tab. Real kernel, real NumPy and CPU PyTorch.
+ * and the cursor is on that line. A new stack depth applies while
+ * recording, and the panel says what it cost. The Cells tab sorts by what
+ * each cell still holds. A graph-holding loss history is flagged in the Holders tab. Real kernel, real NumPy and CPU PyTorch.
  */
 import { expect, test } from '@jupyterlab/galata';
 
@@ -63,6 +64,42 @@ test.describe('which line holds the memory', () => {
       timeout: 30_000
     });
     await expect(page.locator(`${SIDEBAR} [data-vram-role="site-row"]`)).toHaveCount(0);
+  });
+
+  test('a new stack depth restarts host recording at once, and the panel says so', async ({ page }) => {
+    await openLiveNotebook(page);
+    await page.notebook.setCell(0, 'code', 'import numpy as np');
+    await page.notebook.runCell(0, true);
+    await sidebarRole(page, 'lines-tab').click();
+    const toggle = sidebarRole(page, 'record-allocations');
+    await expect(toggle).toBeEnabled({ timeout: 30_000 });
+    await toggle.check();
+    const status = sidebarRole(page, 'recording-status');
+    await expect(status).toContainText('16 frames', { timeout: 30_000 });
+
+    await page.notebook.addCell('code', 'before = np.ones(5_000_000)  # 40 MB');
+    await page.notebook.runCell(1, true);
+    const setFrames = (frames: number) =>
+      page.evaluate(async frames => {
+        const registry = await window.galata.getPlugin('@jupyterlab/apputils-extension:settings');
+        await registry!.set('jupyterlab-vram:plugin', 'allocationHostFrames', frames);
+      }, frames);
+    await setFrames(32);
+    // Applied while recording, without a toggle; what it cost is said.
+    await expect(status).toContainText('Host recording restarted with 32 frames', { timeout: 30_000 });
+    await expect(status).toContainText('earlier host allocations are not attributed');
+
+    await page.notebook.addCell('code', 'after = np.ones(3_000_000)  # 24 MB');
+    await page.notebook.runCell(2, true);
+    await sidebarRole(page, 'sites-refresh').click();
+    const hostRows = page.locator(`${SIDEBAR} [data-vram-role="site-row"][data-vram-device="host"]`);
+    await expect(hostRows.first()).toBeVisible({ timeout: 30_000 });
+    const sizes = async () =>
+      (await hostRows.evaluateAll(rows => rows.map(r => Number(r.getAttribute('data-vram-bytes'))))) as number[];
+    // The array made after the restart has its line; the one made before lost its stack.
+    await expect.poll(async () => (await sizes()).some(b => b > 23e6 && b < 26e6), { timeout: 30_000 }).toBe(true);
+    expect((await sizes()).some(b => b > 38e6)).toBe(false);
+    await setFrames(16);
   });
 
   test('the Cells tab sorts by what each cell still holds', async ({ page }) => {
