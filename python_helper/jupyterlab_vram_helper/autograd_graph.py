@@ -22,7 +22,7 @@ storage keys.
 from __future__ import annotations
 
 import weakref
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Tuple
 
 from .storages import Storages, tensor_storage
 
@@ -154,8 +154,6 @@ def _saved_tensor(saved: Any, walk: GraphWalk) -> None:
             tensor_storage(value, walk.storages)
 
 
-def only_in_graph(walk: Optional[GraphWalk], held: set) -> Storages:
+def only_in_graph(walk: GraphWalk, held: set) -> Storages:
     """The storages of ``walk`` that no key in ``held`` (what names hold directly) covers."""
-    if walk is None:
-        return {}
     return {key: n for key, n in walk.storages.items() if key not in held}

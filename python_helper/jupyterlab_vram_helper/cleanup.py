@@ -187,17 +187,18 @@ class Cleanup:
 
         # 2. the memory graph-holding tensors keep alive: what their graphs saved
         # that no name holds directly (a weight saved for backward is the model's)
-        graphs: Dict[str, autograd_graph.GraphWalk] = {}
-        for name, _obj, _kind, found in raw:
-            if found.graph_tensors:
-                graphs[name] = autograd_graph.walk_graphs(found.graph_roots, found.graph_tensors)
+        graphs = {
+            name: autograd_graph.walk_graphs(found.graph_roots, found.graph_tensors)
+            for name, _obj, _kind, found in raw
+            if found.graph_tensors
+        }
         graph_only: Dict[str, Dict[StorageKey, int]] = {}
         if graphs:
             held = {key for *_, found in raw for key in found.storages}
             for name, _obj, _kind, found in raw:
-                only = autograd_graph.only_in_graph(graphs.get(name), held)
-                graph_only[name] = only
-                found.storages.update(only)  # deleting the name frees them too
+                if name in graphs:
+                    graph_only[name] = autograd_graph.only_in_graph(graphs[name], held)
+                    found.storages.update(graph_only[name])  # deleting the name frees them too
 
         # 3. count each storage once, on the largest holder
         raw.sort(key=lambda r: (-r[3].total, r[0]))

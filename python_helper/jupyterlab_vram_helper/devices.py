@@ -25,8 +25,7 @@ if TYPE_CHECKING:  # the message shapes, for annotations only (protocol_types.py
 VisibleDevices = Union[List[int], List[str]]
 
 
-# Immutable records are NamedTuples, not dataclasses: a dataclass costs the
-# bootstrap ~0.5-1 ms each to create (it compiles its methods at import).
+# A NamedTuple, not a dataclass: see SamplerConfig (config.py).
 class Device(NamedTuple):
     index: int  # CUDA ordinal in this process
     name: Optional[str]

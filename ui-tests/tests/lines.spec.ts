@@ -5,23 +5,32 @@
  * recording, and the panel says what it cost. The Cells tab sorts by what
  * each cell still holds. A graph-holding loss history is flagged in the Holders tab. Real kernel, real NumPy and CPU PyTorch.
  */
-import { expect, test } from '@jupyterlab/galata';
+import { expect, IJupyterLabPageFixture, test } from '@jupyterlab/galata';
+import { Locator } from '@playwright/test';
 
 import { openLiveNotebook, showCellHistory, SIDEBAR, sidebarRole } from './helpers';
 
 // See sidebar.spec.ts: Galata's kernel tracking breaks restarts/interrupts.
 test.use({ kernels: null });
 
+/**
+ * A live notebook whose first cell imported NumPy, and allocation recording
+ * turned on with the Lines tab's toggle; returns the toggle.
+ */
+async function recordFromLinesTab(page: IJupyterLabPageFixture): Promise<Locator> {
+  await openLiveNotebook(page);
+  await page.notebook.setCell(0, 'code', 'import numpy as np');
+  await page.notebook.runCell(0, true);
+  await sidebarRole(page, 'lines-tab').click();
+  const toggle = sidebarRole(page, 'record-allocations');
+  await expect(toggle).toBeEnabled({ timeout: 30_000 });
+  await toggle.check();
+  return toggle;
+}
+
 test.describe('which line holds the memory', () => {
   test('a row of the Lines tab leads to the cell and line that allocated', async ({ page }) => {
-    await openLiveNotebook(page);
-    await page.notebook.setCell(0, 'code', 'import numpy as np');
-    await page.notebook.runCell(0, true);
-
-    await sidebarRole(page, 'lines-tab').click();
-    const toggle = sidebarRole(page, 'record-allocations');
-    await expect(toggle).toBeEnabled({ timeout: 30_000 });
-    await toggle.check();
+    const toggle = await recordFromLinesTab(page);
     await expect(sidebarRole(page, 'recording-status')).toContainText('Recording on', {
       timeout: 30_000
     });
@@ -67,13 +76,7 @@ test.describe('which line holds the memory', () => {
   });
 
   test('a new stack depth restarts host recording at once, and the panel says so', async ({ page }) => {
-    await openLiveNotebook(page);
-    await page.notebook.setCell(0, 'code', 'import numpy as np');
-    await page.notebook.runCell(0, true);
-    await sidebarRole(page, 'lines-tab').click();
-    const toggle = sidebarRole(page, 'record-allocations');
-    await expect(toggle).toBeEnabled({ timeout: 30_000 });
-    await toggle.check();
+    await recordFromLinesTab(page);
     const status = sidebarRole(page, 'recording-status');
     await expect(status).toContainText('16 frames', { timeout: 30_000 });
 

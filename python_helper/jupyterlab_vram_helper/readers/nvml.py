@@ -44,8 +44,7 @@ PROCESS_LIST_STALE_BYTES = 64 << 20
 
 
 
-# Immutable records are NamedTuples, not dataclasses: a dataclass costs the
-# bootstrap ~0.5-1 ms each to create (it compiles its methods at import).
+# A NamedTuple, not a dataclass: see SamplerConfig (config.py).
 class NvmlDevice(NamedTuple):
     nvml_index: int
     uuid: Optional[str]
