@@ -10,39 +10,31 @@ from typing import Any, Callable, Mapping, Optional
 from .forking import call_in_forked_child
 
 SENDER_THREAD_NAME = "jupyterlab-vram-cell-sender"
-# How long the sender waits, once woken, before it works: the kernel's
-# execute_reply and idle status go out first. Sending at once took the GIL
-# from them and delayed every reply by ~0.5 ms (benchmarks/cell_hooks_overhead.py).
-SENDER_SETTLE_S = 0.005
-# The least time between two rounds of work. A lone cell's record goes out
-# after SENDER_SETTLE_S; cells that follow within this time (a "Run All") wait
-# for the end of it and go out together, in one message: a comm message costs
-# the kernel more CPU than the rest of a cell's accounting.
-SENDER_COALESCE_S = 0.05
+# How long the first call queued after a quiet spell waits before its round,
+# which also runs every call queued meanwhile. One comm message costs the
+# kernel more CPU than the rest of a cell's accounting (JSON, signing, the
+# IOPub thread's hand-off: 100-200 us with cold caches), so the records of
+# every cell that ends within one window go out together: cells sent one by
+# one, as in a notebook run by a script or a "Run All", share a message. A
+# lone cell's badge waits this long, well under what a person notices; the
+# kernel's execute_reply and idle status have long gone out by then, so the
+# round never competes with them for the GIL.
+SENDER_WINDOW_S = 0.04
 
 
 class BackgroundSender:
     """Runs calls, in order, on its own daemon thread; sends messages to every open comm.
 
-    A comm send costs ipykernel 0.1-0.2 ms (JSON, signing, IOPub hand-off):
-    more than the whole per-cell budget. The hook only enqueues; this thread,
-    started on first use, waits ``settle_s`` for the kernel to finish its
-    reply, then does everything queued by then, and starts its next round no
-    sooner than ``coalesce_s`` after this one: what comes in meanwhile is
-    queued without waking the thread, and done in one round.
+    The hook only enqueues; this thread, started on first use, wakes for the
+    first call, waits ``window_s``, then does everything queued by then in
+    one round. What comes in while it waits is queued without waking it.
     """
 
     _STOP = object()
 
-    def __init__(
-        self,
-        broadcast: Callable[[Mapping[str, Any]], None],
-        settle_s: float = SENDER_SETTLE_S,
-        coalesce_s: float = SENDER_COALESCE_S,
-    ):
+    def __init__(self, broadcast: Callable[[Mapping[str, Any]], None], window_s: float = SENDER_WINDOW_S):
         self._broadcast = broadcast
-        self._settle_s = settle_s
-        self._coalesce_s = coalesce_s
+        self._window_s = window_s
         self._queue: "queue.SimpleQueue[Any]" = queue.SimpleQueue()
         self._thread: Optional[threading.Thread] = None
         self._lock = threading.Lock()
@@ -63,14 +55,11 @@ class BackgroundSender:
                     self._thread.start()
 
     def _run(self) -> None:
-        next_round = 0.0
         try:
             while True:
                 call = self._queue.get()
-                if call is not self._STOP:
-                    wait = max(self._settle_s, next_round - time.monotonic())
-                    if wait > 0:
-                        time.sleep(wait)
+                if call is not self._STOP and self._window_s > 0:
+                    time.sleep(self._window_s)
                 while True:
                     if call is self._STOP:
                         return
@@ -82,7 +71,6 @@ class BackgroundSender:
                         call = self._queue.get_nowait()
                     except queue.Empty:
                         break
-                next_round = time.monotonic() + self._coalesce_s
         finally:
             with self._lock:
                 if self._thread is threading.current_thread():

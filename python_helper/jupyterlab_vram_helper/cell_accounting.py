@@ -35,17 +35,20 @@ Cost. The hooks run on the kernel's main thread, between the user's cell and
 the execute_reply, so they do only what must happen at that instant: clocks,
 and at cell start torch's counters, the RSS (``/proc/self/statm``) and the
 peak resets. Everything that can wait is left to the sender thread, which
-runs a few milliseconds after the cell: torch's counters after the cell (one
-``memory_stats`` call per device, ~20 us on an H100 machine even with warm
-caches), the RSS after the cell and its peak (one read of
-``/proc/self/status``), building the record and sending it. None of these can
-be lost before the next reset, and they have not moved since the cell ended
-unless something else ran. If the next cell starts first, its
-``pre_run_cell`` takes those readings before it resets, and they double as
-the new cell's starting figures; a ``history`` request finishes waiting
-records too. Records are finished in order. A cell that ends inside another one
-(``get_ipython().run_cell`` from user code) reads its figures at once, since
-its caller goes on running.
+runs one window after the cell (background_sender.py; a lone cell's record
+goes out ~40 ms after it ends, the records of cells that end meanwhile go
+with it): torch's counters after the cell (one ``memory_stats`` call per
+device, ~20 us on an H100 machine even with warm caches), the RSS after the
+cell and its peak (one read of ``/proc/self/status``), building the record
+and sending it. None of these can be lost before the next reset, and they
+have not moved since the cell ended unless something else ran. If the next
+cell starts first (a "Run All", or cells sent one by one), its
+``pre_run_cell`` reads RSS and VmHWM in one go before it resets and stamps
+them on the waiting cells, where they double as the new cell's starting
+figures; the sender still builds those records. A ``history`` request
+finishes waiting records too. Records are finished in order. A cell that ends
+inside another one (``get_ipython().run_cell`` from user code) reads its
+figures at once, since its caller goes on running.
 """
 
 from __future__ import annotations
@@ -60,6 +63,7 @@ from typing import TYPE_CHECKING, Any, Callable, Deque, List, Mapping, Optional,
 from .cell_outcome import cell_outcome, exception_of, out_of_memory_text
 from .cell_readings import EndedCell, GpuReading, PendingCell, gpu_reading, max_known, peak_of, raise_gpu_max
 from .config import SamplerConfig
+from .forking import call_in_forked_child
 from .protocol import cells_message, error_message
 from .readers import torch_cuda
 from .readers.host import KernelRss, kernel_rss
@@ -112,6 +116,10 @@ class CellMemoryRecorder:
         # Records made since the last send; the sender thread sends them together.
         self._unsent: Deque[CellMemoryRecord] = collections.deque(maxlen=max_records)
         self._finish_lock = threading.Lock()
+        # A sender round is queued and has not started: cells that end
+        # meanwhile join it without queuing (or waking) anything.
+        self._round_queued = False
+        call_in_forked_child(self._forget_queued_round)  # the parent's sender thread is not in a child
         self._next_id = 1
         # Names this run of record ids (they start at 1 in every recorder: a
         # new process, or a helper delivered anew). The frontend keys records
@@ -157,16 +165,28 @@ class CellMemoryRecorder:
                     self._problem("reading torch.cuda at cell start", exc)
             rss = self._rss
             try:
-                if reset and rss.can_reset and not self._ended and not self._pending:
-                    # The common case, and the cheapest: no VmHWM figure is needed before the reset.
-                    cell.rss_before = rss.rss()
-                    cell.rss_peak_was_reset = rss.reset_peak()
-                if not cell.rss_peak_was_reset:
-                    self._host_before_with_high_water(cell, reset, gpus)
+                # One read (/proc/self/status): this cell's starting RSS, the
+                # end figures of cells still waiting for theirs (the reset
+                # below would lose their peak), and whether VmHWM needs a reset.
+                current, high_water = rss.rss_and_peak()
+                if self._ended:
+                    self._stamp_ended((current, high_water), gpus)
+                cell.rss_before = current
+                if current is not None and high_water is not None and high_water <= current:
+                    # VmHWM is the RSS already: from here on it follows this
+                    # cell as after a reset (the common case, one syscall fewer).
+                    cell.rss_peak_from_start = True
+                elif reset and rss.can_reset and rss.reset_peak():
+                    cell.rss_peak_from_start = True
+                    for outer in self._pending:
+                        if outer.rss_peak_from_start:  # the reset just hid the peak it has reached so far
+                            outer.sampled_rss_max = max_known(outer.sampled_rss_max, high_water)
+                else:
+                    cell.rss_peak_before = high_water
             except Exception as exc:
                 self._problem("reading RSS at cell start", exc)
-            if self._ended:  # the host part did not finish them (its read failed)
-                self._finish_ended(gpus=gpus)
+                if self._ended:  # unknown end figures rather than ones read after a reset
+                    self._stamp_ended(None, gpus)
             if gpus:
                 try:
                     self._gpus_before(cell, torch, reset, gpus)
@@ -209,7 +229,9 @@ class CellMemoryRecorder:
                 self._read_host_after(ended)
                 self._read_gpus_after(ended, self._gpu_reading("reading torch.cuda at cell end"))
             self._ended.append(ended)
-            self._call_soon(lambda: self._finish_in_background(ended))
+            if not self._round_queued:
+                self._round_queued = True
+                self._call_soon(self._finish_in_background)
         except (Exception, KeyboardInterrupt) as exc:
             self._problem("recording the cell", exc)
 
@@ -245,25 +267,6 @@ class CellMemoryRecorder:
         self._rss.close()
 
     # -- internals ----------------------------------------------------------------
-
-    def _host_before_with_high_water(self, cell: PendingCell, reset: bool, gpus: Optional[GpuReading]) -> None:
-        """The start of a cell when VmHWM must be read before it is reset.
-
-        By records still waiting for it (the sender thread has not run yet),
-        by the cells this one runs inside, or, without a reset, as this
-        cell's starting point.
-        """
-        rss = self._rss
-        current, high_water = rss.rss_and_peak()
-        self._finish_ended(reading=(current, high_water), gpus=gpus)
-        cell.rss_before = current
-        cell.rss_peak_was_reset = reset and rss.can_reset and rss.reset_peak()
-        if not cell.rss_peak_was_reset:
-            cell.rss_peak_before = high_water
-            return
-        for outer in self._pending:
-            if outer.rss_peak_was_reset:  # the reset just hid the peak it has reached so far
-                outer.sampled_rss_max = max_known(outer.sampled_rss_max, high_water)
 
     def _gpus_before(self, cell: PendingCell, torch: Any, reset: bool, reading: GpuReading) -> None:
         """Start the cell from ``reading`` (CUDA initialised), then reset the peaks."""
@@ -318,41 +321,58 @@ class CellMemoryRecorder:
             self._problem("diagnosing the out-of-memory error", exc)
             return None
 
-    def _finish_in_background(self, ended: EndedCell) -> None:
-        """The sender thread's part: finish the records up to ``ended`` and send every unsent one.
+    def _finish_in_background(self) -> None:
+        """The sender thread's round: finish every ended cell's record and send them in one message.
 
-        The sender runs these calls in rounds (background_sender.py): in a
-        "Run All", the first call of a round sends the records of every cell
-        that ended since the last round, in one message; the others find
-        nothing left to send.
+        The first cell to end after a round queues the next one; cells that
+        end before it starts join it (background_sender.py: it starts one
+        window after it was queued).
         """
-        self._finish_ended(through=ended)
+        self._round_queued = False  # a cell that ends from here on queues the next round
+        self._finish_ended()
         with self._finish_lock:
             records = list(self._unsent)
             self._unsent.clear()
         if records and self._send is not None and self._has_listeners():
             self._send(cells_message(records))
 
-    def _finish_ended(
-        self,
-        through: Optional[EndedCell] = None,
-        reading: Optional[Tuple[Optional[int], Optional[int]]] = None,
-        gpus: Optional[GpuReading] = None,
-    ) -> None:
-        """Turn ended cells into records, oldest first (all of them, or up to ``through``).
+    def _stamp_ended(self, reading: Optional[Tuple[Optional[int], Optional[int]]], gpus: Optional[GpuReading]) -> None:
+        """Give cells still without their end figures ``reading`` (RSS, VmHWM) and ``gpus``.
 
-        ``reading``: (RSS, VmHWM) and ``gpus``: torch's counters, which a hook
-        has just read, for the cells still without their end figures; else
-        those are read here, once and only if a cell needs them, letting other
-        threads run meanwhile (this is the sender thread, or a history request). A hook finishes the records
-        outright: merely stamping them would leave them waiting, and the
-        next cell would read /proc/self/status again.
+        A hook calls this just before it resets the peaks, which would lose
+        those figures; ``reading`` None (the read failed) makes them unknown
+        rather than wrong. Only the figures: the sender thread builds the
+        records, off the cell's critical path.
         """
         with self._finish_lock:
-            if not self._ended or (through is not None and through.record is not None):
+            for ended in self._ended:
+                if not ended.host_read:
+                    ended.rss_after, ended.rss_peak_after = reading if reading is not None else (None, None)
+                    ended.host_read = True
+                if ended.gpus is None and ended.gpus_after is None:
+                    ended.gpus_after = gpus if gpus is not None else {}
+
+    def _forget_queued_round(self) -> None:
+        self._round_queued = False
+
+    def _finish_ended(self) -> None:
+        """Turn every ended cell into a record, oldest first.
+
+        End figures a hook has not stamped on them are read here, once and
+        only if a cell needs them, letting other threads run meanwhile (this
+        is the sender thread, or a history request). A cell leaves
+        ``_ended`` only once its figures are read: until then the next
+        ``pre_run_cell`` sees it waiting and reads them itself before it
+        resets the peaks, even while this thread is between its read and its
+        record.
+        """
+        with self._finish_lock:
+            if not self._ended:
                 return
+            reading: Optional[Tuple[Optional[int], Optional[int]]] = None
+            gpus: Optional[GpuReading] = None
             while self._ended:
-                ended = self._ended.popleft()
+                ended = self._ended[0]
                 if not ended.host_read:
                     if reading is None:
                         try:
@@ -363,20 +383,21 @@ class CellMemoryRecorder:
                     ended.rss_after, ended.rss_peak_after = reading
                     ended.host_read = True
                 if ended.gpus is None:
-                    if gpus is None:
-                        gpus = self._gpu_reading("reading torch.cuda after the cell")
-                    self._read_gpus_after(ended, gpus)
-                ended.record = self._record(ended)
-                self._records.append(ended.record)
-                self._unsent.append(ended.record)
-                if ended is through:
-                    return
+                    if ended.gpus_after is None:
+                        if gpus is None:
+                            gpus = self._gpu_reading("reading torch.cuda after the cell")
+                        ended.gpus_after = gpus
+                    self._read_gpus_after(ended, ended.gpus_after)
+                record = self._record(ended)
+                self._ended.popleft()
+                self._records.append(record)
+                self._unsent.append(record)
 
     def _record(self, ended: EndedCell) -> CellMemoryRecord:
         cell = ended.cell
         rss_peak, rss_exact = peak_of(
             cell.rss_before, ended.rss_after, cell.sampled_rss_max,
-            cell.rss_peak_before, ended.rss_peak_after, cell.rss_peak_was_reset,
+            cell.rss_peak_before, ended.rss_peak_after, cell.rss_peak_from_start,
         )
         host: CellHostMemory = {
             "rss_before_bytes": cell.rss_before,

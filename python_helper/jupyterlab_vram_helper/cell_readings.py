@@ -10,7 +10,7 @@ from .readers import torch_cuda
 from .readers.torch_cuda import AllocatorCounters
 
 if TYPE_CHECKING:  # only the type: the module is loaded when a diagnosis is made
-    from .protocol_types import CellError, CellGpuMemory, CellMemoryRecord
+    from .protocol_types import CellError, CellGpuMemory
     from .oom_diagnosis import OomDiagnosis
 
 
@@ -19,7 +19,7 @@ class PendingCell:
 
     __slots__ = (
         "info_id", "cell_id", "execution_count", "started", "t0",
-        "rss_before", "rss_peak_before", "rss_peak_was_reset", "sampled_rss_max",
+        "rss_before", "rss_peak_before", "rss_peak_from_start", "sampled_rss_max",
         "cuda_was_initialized", "gpus_before", "gpu_peaks_were_reset", "sampled_gpu_max",
     )
 
@@ -31,7 +31,8 @@ class PendingCell:
         self.t0 = 0.0
         self.rss_before: Optional[int] = None
         self.rss_peak_before: Optional[int] = None  # VmHWM when not reset
-        self.rss_peak_was_reset = False
+        # VmHWM counts from this cell's start: reset there, or it was the RSS already
+        self.rss_peak_from_start = False
         # The highest RSS seen during the cell by the sampler (and, for a cell
         # that ran another one inside it, VmHWM before the inner cell reset it).
         self.sampled_rss_max: Optional[int] = None
@@ -45,8 +46,8 @@ class PendingCell:
 class EndedCell:
     """What post_run_cell measured, waiting for its RSS after and peak to become a record."""
 
-    __slots__ = ("cell", "t1", "status", "error", "execution_count", "gpus", "oom",
-                 "host_read", "rss_after", "rss_peak_after", "record")
+    __slots__ = ("cell", "t1", "status", "error", "execution_count", "gpus", "gpus_after", "oom",
+                 "host_read", "rss_after", "rss_peak_after")
 
     def __init__(self, cell: PendingCell, t1: float, status: CellStatus, error: Optional[CellError],
                  execution_count: Optional[int], gpus: Optional[List[CellGpuMemory]], oom: Optional[OomDiagnosis]):
@@ -55,12 +56,13 @@ class EndedCell:
         self.status = status
         self.error = error
         self.execution_count = execution_count
-        self.gpus = gpus  # None until torch's counters after the cell are read
+        self.gpus = gpus  # None until torch's counters after the cell are turned into records
+        # torch's counters after the cell, as a hook read them (None: not read yet)
+        self.gpus_after: Optional[GpuReading] = None
         self.oom = oom
         self.host_read = False  # rss_after and rss_peak_after are read
         self.rss_after: Optional[int] = None
         self.rss_peak_after: Optional[int] = None  # VmHWM
-        self.record: Optional[CellMemoryRecord] = None
 
 
 # CUDA ordinal -> that device's allocator counters (None: unreadable); {} while CUDA is not initialised.

@@ -39,10 +39,6 @@ class ScriptedRss:
         self.current = rss
         self.hwm = max(self.hwm, rss)
 
-    def rss(self) -> Optional[int]:
-        self.reads.append("statm")
-        return self.current
-
     def rss_and_peak(self, hold_gil: bool = True) -> Tuple[Optional[int], Optional[int]]:
         self.reads.append("status" if hold_gil else "status, GIL released")
         return self.current, self.hwm
@@ -159,7 +155,28 @@ def test_exact_peak_resets_each_initialised_device_by_index(cuda: FakeTorch) -> 
         }
     ]  # device 1 was never used: no entry
     assert record["peak_exact"] is True
-    assert record["host"]["peak_exact"] is True and h.rss.resets == 1
+    assert record["host"]["peak_exact"] is True
+
+
+def test_a_vmhwm_above_the_rss_is_reset_at_cell_start_and_the_peak_is_exact() -> None:
+    h = Harness()
+    h.rss.set(900 * MB)
+    h.rss.set(100 * MB)  # an earlier peak of 900 MB
+    record = h.cell(lambda: (h.rss.set(400 * MB), h.rss.set(150 * MB)))
+    assert h.rss.resets == 1
+    assert record["host"] == {"rss_before_bytes": 100 * MB, "rss_after_bytes": 150 * MB,
+                              "rss_peak_bytes": 400 * MB, "peak_exact": True}
+
+
+@pytest.mark.parametrize("reset, can_reset", [(True, True), (False, True), (True, False)])
+def test_a_vmhwm_that_is_the_rss_already_needs_no_reset_and_gives_an_exact_peak(reset: bool, can_reset: bool) -> None:
+    # From the RSS on, VmHWM can only follow this cell, exactly as after a
+    # reset: exact even where resets are off or impossible.
+    h = Harness(reset=reset, rss=ScriptedRss(can_reset=can_reset))
+    record = h.cell(lambda: (h.rss.set(700 * MB), h.rss.set(200 * MB)))
+    assert h.rss.resets == 0
+    assert record["host"] == {"rss_before_bytes": 100 * MB, "rss_after_bytes": 200 * MB,
+                              "rss_peak_bytes": 700 * MB, "peak_exact": True}
 
 
 def test_two_devices_each_get_their_own_figures(cuda: FakeTorch) -> None:
@@ -489,21 +506,21 @@ def deferred_harness(**kwargs: Any) -> Tuple[Harness, LaterCalls]:
     return h, later
 
 
-def test_the_hooks_read_only_statm_and_reset_the_rest_waits_for_the_sender_thread() -> None:
+def test_the_hooks_read_one_file_and_reset_the_rest_waits_for_the_sender_thread() -> None:
     h, later = deferred_harness()
-    h.cell()  # the first cell has nothing waiting
+    h.run_hooks(lambda: (h.rss.set(500 * MB), h.rss.set(100 * MB)))  # leaves VmHWM above the RSS
     later.run()
     h.rss.reads.clear()
     h.recorder.pre_run_cell(info := types.SimpleNamespace(cell_id="c1", store_history=True))
-    assert h.rss.reads == ["statm"] and h.rss.resets == 2
+    assert h.rss.reads == ["status"] and h.rss.resets == 1
     h.rss.set(900 * MB)
     h.rss.set(300 * MB)
     h.recorder.post_run_cell(types.SimpleNamespace(info=info, execution_count=1, error_in_exec=None,
                                                    error_before_exec=None))
-    assert h.rss.reads == ["statm"]  # post_run_cell reads no file
+    assert h.rss.reads == ["status"]  # post_run_cell reads no file
     assert len(later.calls) == 1 and len(h.recorder._records) == 1 and len(h.cells_sent()) == 1
     later.run()
-    assert h.rss.reads == ["statm", "status, GIL released"]
+    assert h.rss.reads == ["status", "status, GIL released"]
     record = h.cells_sent()[-1]
     assert record["host"] == {"rss_before_bytes": 100 * MB, "rss_after_bytes": 300 * MB,
                               "rss_peak_bytes": 900 * MB, "peak_exact": True}
@@ -525,11 +542,39 @@ def test_the_next_cell_finishes_the_last_record_with_one_read_before_it_resets_t
     assert h.cells_sent()[0] is h.recorder.history()[0]
 
 
+def test_a_cell_that_starts_while_the_sender_thread_reads_the_last_ones_end_does_not_reset_under_it() -> None:
+    h, later = deferred_harness()
+    h.run_hooks(lambda: (h.rss.set(800 * MB), h.rss.set(300 * MB)))  # peak 800 MB, waiting for the sender
+    about_to_read, go_on = threading.Event(), threading.Event()
+    read_now = h.rss.rss_and_peak
+
+    def stalled_read(hold_gil: bool = True) -> Tuple[Optional[int], Optional[int]]:
+        if not hold_gil:  # the sender thread: it stalls just before its read
+            about_to_read.set()
+            go_on.wait(5)
+        return read_now(hold_gil)
+
+    h.rss.rss_and_peak = stalled_read  # type: ignore[method-assign]
+    sender = threading.Thread(target=later.run)
+    sender.start()
+    assert about_to_read.wait(5)
+    next_cell = threading.Thread(
+        target=h.recorder.pre_run_cell, args=(types.SimpleNamespace(cell_id="c2", store_history=True),))
+    next_cell.start()
+    next_cell.join(0.2)  # it must wait for the sender, not reset VmHWM under it
+    go_on.set()
+    sender.join(5)
+    next_cell.join(5)
+    first = h.recorder.history()[0]
+    assert (first["host"]["rss_peak_bytes"], first["host"]["peak_exact"]) == (800 * MB, True)
+    assert h.rss.resets == 1  # the next cell's reset, after the read
+
+
 def test_records_of_cells_that_ended_before_the_sender_ran_go_out_in_one_message() -> None:
     h, later = deferred_harness()
     for _ in range(3):  # a "Run All": the sender thread is still waiting out its round
         h.cell()
-    assert h.sent == [] and len(later.calls) == 3
+    assert h.sent == [] and len(later.calls) == 1  # one round queued, the later cells joined it
     later.run()
     cells = [m for m in h.sent if m["type"] == "cells"]
     assert len(cells) == 1 and [r["record_id"] for r in cells[0]["records"]] == [1, 2, 3]
@@ -690,7 +735,7 @@ def test_proc_self_rss_reads_and_resets_the_peak() -> None:
     psutil = pytest.importorskip("psutil")
     probe = ProcSelfRss()
     try:
-        assert abs(probe.rss() - psutil.Process().memory_info().rss) < 8 * MB
+        assert abs(probe.rss_and_peak()[0] - psutil.Process().memory_info().rss) < 8 * MB
         block = bytearray(64 * MB)
         for i in range(0, len(block), 4096):
             block[i] = 1
@@ -709,16 +754,16 @@ def test_proc_self_rss_reads_and_resets_the_peak() -> None:
 def test_proc_self_rss_without_proc() -> None:
     probe = ProcSelfRss(proc_self="/nonexistent/self")
     assert not probe.available
-    assert probe.rss() is None and probe.rss_and_peak() == (None, None) and probe.reset_peak() is False
+    assert probe.rss_and_peak() == (None, None) and probe.reset_peak() is False
     assert probe.rss_and_peak(hold_gil=False) == (None, None)
 
 
-@pytest.mark.skipif(not hasattr(os, "fork") or not os.path.exists("/proc/self/statm"), reason="needs fork and /proc")
+@pytest.mark.skipif(not hasattr(os, "fork") or not os.path.exists("/proc/self/status"), reason="needs fork and /proc")
 def test_proc_self_rss_in_a_forked_child_reads_the_child() -> None:
     import psutil
 
     probe = ProcSelfRss()
-    parent_rss = probe.rss()
+    parent_rss = probe.rss_and_peak()[0]
     read_end, write_end = os.pipe()
     pid = os.fork()
     if pid == 0:  # the child: grow by 96 MB, report what the probe and psutil say
@@ -726,7 +771,7 @@ def test_proc_self_rss_in_a_forked_child_reads_the_child() -> None:
             block = bytearray(96 * MB)
             for i in range(0, len(block), 4096):
                 block[i] = 1
-            os.write(write_end, json.dumps([probe.rss(), psutil.Process().memory_info().rss]).encode())
+            os.write(write_end, json.dumps([probe.rss_and_peak()[0], psutil.Process().memory_info().rss]).encode())
         finally:
             os._exit(0)
     os.close(write_end)
@@ -737,7 +782,7 @@ def test_proc_self_rss_in_a_forked_child_reads_the_child() -> None:
     assert abs(child_psutil - parent_rss) > 32 * MB
     # ...and the probe, opened in the parent, read the child's own RSS
     assert abs(child_probe - child_psutil) < 8 * MB
-    assert abs(probe.rss() - parent_rss) < 16 * MB  # and the parent's probe still reads the parent
+    assert abs(probe.rss_and_peak()[0] - parent_rss) < 16 * MB  # and the parent's probe still reads the parent
 
 
 # --- wiring: runtime, channel, sender ------------------------------------------------------------
@@ -811,11 +856,14 @@ def test_background_sender_sends_in_order_off_the_calling_thread() -> None:
     assert got == list(range(50)) and threads == {SENDER_THREAD_NAME}
 
 
-def test_background_sender_runs_a_lone_call_soon_and_gathers_a_burst_into_one_later_round() -> None:
+def test_background_sender_runs_a_call_one_window_later_with_everything_queued_meanwhile() -> None:
     rounds: List[List[Tuple[str, float]]] = []
     round_of: Dict[str, int] = {}
+    queued: Dict[str, float] = {}
 
     def work(name: str):
+        queued[name] = time.monotonic()
+
         def call() -> None:
             now = time.monotonic()
             # calls run back to back in one round; a new round starts after a pause
@@ -825,25 +873,37 @@ def test_background_sender_runs_a_lone_call_soon_and_gathers_a_burst_into_one_la
             round_of[name] = len(rounds) - 1
         return call
 
-    sender = BackgroundSender(lambda message: None, settle_s=0.01, coalesce_s=0.3)
-    start = time.monotonic()
+    sender = BackgroundSender(lambda message: None, window_s=0.2)
     sender.call_soon(work("lone"))
     _wait(lambda: "lone" in round_of)
-    first = rounds[0][0][1] - start
-    for name in ("a", "b", "c"):  # within the pause after the first round
+    for name in ("a", "b", "c"):  # a burst, well within one window
         sender.call_soon(work(name))
         time.sleep(0.02)
     _wait(lambda: "c" in round_of)
+    sender.call_soon(work("later"))
+    _wait(lambda: "later" in round_of)
     sender.stop()
-    assert first < 0.2  # the settle time, not the coalescing pause
-    assert round_of == {"lone": 0, "a": 1, "b": 1, "c": 1}
-    assert rounds[1][0][1] - rounds[0][0][1] >= 0.29  # the burst waited out the pause
+    assert round_of == {"lone": 0, "a": 1, "b": 1, "c": 1, "later": 2}
+    lone_waited = rounds[0][0][1] - queued["lone"]
+    assert 0.2 <= lone_waited < 1.0  # one window, not at once
+    assert rounds[1][0][1] - queued["a"] >= 0.2  # the burst's first call waited a window
+    assert rounds[1][-1][1] - queued["c"] < rounds[1][0][1] - queued["a"]  # and the rest joined it
+
+
+def test_background_sender_with_no_window_runs_a_call_at_once() -> None:
+    got: List[float] = []
+    sender = BackgroundSender(lambda message: None, window_s=0)
+    queued = time.monotonic()
+    sender.call_soon(lambda: got.append(time.monotonic()))
+    _wait(lambda: got)
+    sender.stop()
+    assert got[0] - queued < 0.5
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
 def test_background_sender_works_in_a_forked_child_and_after_a_stop() -> None:
     got = []
-    sender = BackgroundSender(lambda message: got.append(message["n"]), settle_s=0)
+    sender = BackgroundSender(lambda message: got.append(message["n"]), window_s=0)
     sender.post({"n": 1})
     _wait(lambda: got == [1])
     read_end, write_end = os.pipe()

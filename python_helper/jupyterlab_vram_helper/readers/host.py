@@ -135,13 +135,11 @@ class HostReader:
 class KernelRss(Protocol):
     """The kernel's RSS and its high-water mark, as per-cell accounting reads them.
 
-    ``rss()`` and ``reset_peak()`` run in the cell hooks, on the kernel's main
-    thread; ``rss_and_peak(hold_gil=False)`` runs on a background thread.
+    ``rss_and_peak()`` and ``reset_peak()`` run in the cell hooks, on the
+    kernel's main thread; ``rss_and_peak(hold_gil=False)`` on a background thread.
     """
 
     can_reset: bool
-
-    def rss(self) -> Optional[int]: ...
 
     def rss_and_peak(self, hold_gil: bool = True) -> Tuple[Optional[int], Optional[int]]: ...
 
@@ -166,9 +164,6 @@ class PsutilRss:
     def __init__(self) -> None:
         self._reader = HostReader()
 
-    def rss(self) -> Optional[int]:
-        return self._reader.rss()
-
     def rss_and_peak(self, hold_gil: bool = True) -> Tuple[Optional[int], Optional[int]]:
         return self._reader.rss(), None
 
@@ -182,10 +177,9 @@ class PsutilRss:
 class ProcSelfRss:
     """This process's RSS and peak RSS from Linux /proc, for per-cell accounting.
 
-    - ``rss()``: resident pages from ``/proc/self/statm`` (what psutil reports
-      as ``rss``, so cell records and samples agree).
-    - ``rss_and_peak()``: ``VmRSS`` and ``VmHWM`` (the high-water mark of the
-      RSS) from ``/proc/self/status``, a costlier read.
+    - ``rss_and_peak()``: ``VmRSS`` (what psutil reports as ``rss`` and the
+      samples read from ``statm``, so cell records and samples agree) and
+      ``VmHWM`` (the high-water mark of the RSS) from ``/proc/self/status``.
     - ``reset_peak()``: writes ``5`` to ``/proc/self/clear_refs`` (Linux >= 4.0),
       which sets VmHWM back to the current RSS. Process-wide: it also resets
       what ``getrusage(...).ru_maxrss`` reports to the user.
@@ -202,16 +196,13 @@ class ProcSelfRss:
     times the read itself. A background thread passes ``hold_gil=False``.
     """
 
-    def __init__(self, proc_self: str = "/proc/self", page_size: Optional[int] = None):
+    def __init__(self, proc_self: str = "/proc/self"):
         self._io = _GilHoldingIo.create()
         self._proc_self = proc_self
-        self._page_size = page_size if page_size is not None else _page_size()
-        self._statm: Optional[int] = None
         self._status: Optional[int] = None
         self._clear_refs: Optional[int] = None
         # One call per file, bound at open: each call layer costs the hooks a
         # microsecond or more when caches are cold.
-        self._read_statm: Optional[Callable[[], bytes]] = None
         self._read_status: Optional[Callable[[], bytes]] = None
         self._reset: Optional[Callable[[], None]] = None
         self.can_reset = True  # until a write fails
@@ -222,10 +213,7 @@ class ProcSelfRss:
         self.close()
         reader = self._io.reader if self._io is not None else _os_reader
         writer = self._io.writer if self._io is not None else _os_writer
-        self._statm = open_fd(f"{self._proc_self}/statm", os.O_RDONLY)
         self._status = open_fd(f"{self._proc_self}/status", os.O_RDONLY)
-        if self._statm is not None:
-            self._read_statm = reader(self._statm, 256)
         if self._status is not None:
             self._read_status = reader(self._status, 8192)
         if self.can_reset:
@@ -236,15 +224,7 @@ class ProcSelfRss:
 
     @property
     def available(self) -> bool:
-        return self._status is not None or self._statm is not None
-
-    def rss(self) -> Optional[int]:
-        if self._read_statm is None:
-            return self.rss_and_peak()[0]
-        try:
-            return int(self._read_statm().split()[1]) * self._page_size
-        except (OSError, IndexError, ValueError):
-            return None
+        return self._status is not None
 
     def rss_and_peak(self, hold_gil: bool = True) -> Tuple[Optional[int], Optional[int]]:
         if self._read_status is None or self._status is None:
@@ -267,8 +247,8 @@ class ProcSelfRss:
             return False
 
     def close(self) -> None:
-        self._read_statm = self._read_status = self._reset = None
-        close_descriptors(self, ("_statm", "_status", "_clear_refs"))
+        self._read_status = self._reset = None
+        close_descriptors(self, ("_status", "_clear_refs"))
 
 
 class _GilHoldingIo:
