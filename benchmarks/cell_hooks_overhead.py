@@ -26,9 +26,15 @@ Per kernel and cell it records:
   measured inside the kernel (wrappers installed silently after the tool),
   and the same in ``time.thread_time`` (the hook thread's CPU only: without
   time lost to preemption or waiting for the GIL);
-- CPU per cell: the kernel process's user+system CPU over the run / cells
-  (includes background threads: our sender and sampler, ipyexperiments'
-  peak-monitor thread).
+- CPU per cell: the kernel process's CPU over the run / cells, every thread
+  included (our sender and sampler, ipyexperiments' peak-monitor thread).
+  On Linux it is the sum of the threads' ``/proc/<pid>/task/*/schedstat``
+  run times (nanoseconds), and the added CPU is also shown per thread, which
+  says where a cell's cost goes; elsewhere psutil's user+system time.
+
+Then lone cells (one at a time, a pause between): how long after the
+kernel's idle status the ``cells`` message with the cell's record goes out
+(kernel clock), i.e. how late a lone cell's badge is (target <= 50 ms).
 
 Added time = a kernel's median minus the plain kernel's median. Targets: the
 hooks' own wall time (in-kernel, far less noisy than anything seen from the
@@ -52,6 +58,7 @@ targets' verdicts as JSON.
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import statistics
 import subprocess
@@ -72,6 +79,7 @@ from kernel_harness import Kernel, _parse_date, attach_helper, bootstrap_code  #
 
 HOOKS_TARGET_US = 50.0  # the hooks' own wall time per cell, median
 CPU_TARGET_US = 150.0  # kernel CPU added per cell, the record's send included
+LONE_DELAY_TARGET_S = 0.05  # a lone cell's record, after the kernel's idle status
 
 # Installed silently in each kernel after its tool: wraps every registered
 # pre/post_run_cell callback with a timer. Per cell, pre + post.
@@ -144,8 +152,47 @@ class Subject:
         self.cpu_end = 0.0
 
     def cpu(self) -> float:
+        threads = self.thread_cpu()
+        if threads:
+            return sum(threads.values())
         t = psutil.Process(self.pid).cpu_times()
         return t.user + t.system
+
+    def thread_cpu(self) -> Dict[int, float]:
+        """Seconds each live thread of the kernel has run (Linux schedstat; {} elsewhere)."""
+        times: Dict[int, float] = {}
+        try:
+            tids = os.listdir(f"/proc/{self.pid}/task")
+        except OSError:
+            return times
+        for tid in tids:
+            try:
+                with open(f"/proc/{self.pid}/task/{tid}/schedstat") as f:
+                    times[int(tid)] = int(f.read().split()[0]) / 1e9
+            except (OSError, ValueError, IndexError):
+                pass
+        return times
+
+    def thread_names(self) -> Dict[int, str]:
+        return self.kernel.eval("{t.native_id: t.name for t in __import__('threading').enumerate()}")
+
+    def lone_cell_delay(self, code: str) -> Optional[float]:
+        """Seconds from the kernel's idle status to the ``cells`` message with this cell's record."""
+        kc = self.kernel.kc
+        msg_id = kc.execute(code, store_history=True)
+        idle_at: Optional[float] = None
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            try:
+                m = kc.get_iopub_msg(timeout=0.5)
+            except Empty:
+                continue
+            if (m["msg_type"] == "status" and m["parent_header"].get("msg_id") == msg_id
+                    and m["content"]["execution_state"] == "idle"):
+                idle_at = _parse_date(m["header"]["date"])
+            elif m["msg_type"] == "comm_msg" and m["content"]["data"].get("type") == "cells" and idle_at is not None:
+                return _parse_date(m["header"]["date"]) - idle_at
+        return None
 
     def run_cell(self, code: str, record: bool) -> None:
         kc = self.kernel.kc
@@ -226,6 +273,29 @@ class Subject:
 
 
 
+def added_cpu_by_thread(start: Dict[str, Dict[int, float]], end: Dict[str, Dict[int, float]],
+                        names: Dict[str, Dict[int, str]], cells: int) -> Dict[str, float]:
+    """Microseconds per cell each thread of the helper's kernel ran beyond the same thread of the plain one.
+
+    Threads are matched by name (ipykernel's own: MainThread, IOPub, ...);
+    a thread only the helper's kernel has (ours) counts whole. {} where
+    schedstat cannot be read.
+    """
+    def per_name(kernel: str) -> Dict[str, float]:
+        totals: Dict[str, float] = {}
+        for tid, seconds in end[kernel].items():
+            name = names[kernel].get(tid, "other threads")
+            totals[name] = totals.get(name, 0.0) + seconds - start[kernel].get(tid, 0.0)
+        return totals
+
+    if not end.get("plain") or not end.get("helper"):
+        return {}
+    plain, helper = per_name("plain"), per_name("helper")
+    added = {name: (helper.get(name, 0.0) - plain.get(name, 0.0)) / cells * 1e6 for name in sorted(set(plain) | set(helper))}
+    main_first = dict(sorted(added.items(), key=lambda item: -abs(item[1])))
+    return {name: value for name, value in main_first.items() if abs(value) >= 1.0}
+
+
 def bootstrap_interval(ours: List[float], plain: List[float], rounds: int = 2000) -> "tuple[float, float]":
     """95% bootstrap interval of median(ours) - median(plain): how far one run's figure can be trusted."""
     rng = random.Random(0)
@@ -248,6 +318,8 @@ def main() -> None:
     parser.add_argument("--burst", type=int, default=500,
                         help='cells sent at once per "Run All" round (default 500; 0: no such rounds)')
     parser.add_argument("--burst-rounds", type=int, default=3, help='"Run All" rounds per kernel (default 3)')
+    parser.add_argument("--lone-cells", type=int, default=20,
+                        help="lone cells whose record delay is measured (default 20)")
     add_common_arguments(parser)
     args = parser.parse_args()
     require_device(args.device)
@@ -283,12 +355,21 @@ def main() -> None:
                 s.run_cell(args.code, record=False)
         for s in order:
             s.cpu_start = s.cpu()
+        threads_start = {s.name: s.thread_cpu() for s in order}
         for i in range(args.cells):
             # rotate who goes first, so no kernel always follows the same one
             for s in order[i % len(order):] + order[: i % len(order)]:
                 s.run_cell(args.code, record=True)
         for s in order:
             s.cpu_end = s.cpu()
+        threads_end = {s.name: s.thread_cpu() for s in order}
+        thread_names = {s.name: s.thread_names() for s in order}
+        lone_delays = []
+        for _ in range(args.lone_cells):
+            time.sleep(0.2)
+            delay = subjects["helper"].lone_cell_delay(args.code)
+            if delay is not None:
+                lone_delays.append(delay)
         bursts: Dict[str, List[Dict[str, float]]] = {s.name: [] for s in order}
         for round_ in range(args.burst_rounds if args.burst > 0 else 0):
             for s in order[round_ % len(order):] + order[: round_ % len(order)]:
@@ -351,6 +432,18 @@ def main() -> None:
     cpu_verdict = "met" if ours["cpu"] <= CPU_TARGET_US * 1e-6 else "NOT met"
     print(f"        kernel CPU added per cell, the record's send included: {ours['cpu'] * 1e6:.1f} us "
           f"(target <= {CPU_TARGET_US:.0f} us), {cpu_verdict}")
+    by_thread = added_cpu_by_thread(threads_start, threads_end, thread_names, args.cells)
+    if by_thread:
+        print("kernel CPU added per cell, by thread (schedstat; helper minus plain, threads matched by name):")
+        print("  " + ", ".join(f"{name} {value:+.1f} us" for name, value in by_thread.items()))
+    lone_figures: Dict[str, float] = {}
+    if lone_delays:
+        lone_figures = {"lone_cell_record_delay_ms_median": round(statistics.median(lone_delays) * 1e3, 1),
+                        "lone_cell_record_delay_ms_max": round(max(lone_delays) * 1e3, 1)}
+        lone_verdict = "met" if max(lone_delays) <= LONE_DELAY_TARGET_S else "NOT met"
+        print(f"lone cells ({len(lone_delays)}): the record goes out {lone_figures['lone_cell_record_delay_ms_median']:.1f} ms "
+              f"after the idle status (median; max {lone_figures['lone_cell_record_delay_ms_max']:.1f} ms; "
+              f"target <= {LONE_DELAY_TARGET_S * 1e3:.0f} ms), {lone_verdict}")
     print()
     burst_figures: Dict[str, float] = {}
     if any(bursts.values()):
@@ -383,6 +476,8 @@ def main() -> None:
         "busy_idle_added_us_95_interval": [round(low * 1e6), round(high * 1e6)],
         "kernel_cpu_added_us_per_cell": round(ours["cpu"] * 1e6, 1),
         "records_in_history": n_records,
+        **{f"kernel_cpu_added_us_per_cell_{name}": round(value, 1) for name, value in by_thread.items()},
+        **lone_figures,
         **burst_figures,
     }
     # Every figure of the two tables: kernel_column, and kernel_added_column.
