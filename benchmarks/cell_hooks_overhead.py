@@ -464,7 +464,7 @@ def main() -> None:
         ratio = burst_figures["helper_burst_wall_ms_median"] / burst_figures["plain_burst_wall_ms_median"]
         burst_figures["helper_burst_cpu_added_us_per_cell"] = round(added_cpu, 1)
         burst_figures["helper_burst_wall_ratio"] = round(ratio, 3)
-        print(f"helper vs plain: +{added_cpu:.1f} us CPU per cell, wall x{ratio:.3f}; "
+        print(f"helper vs plain: {added_cpu:+.1f} us CPU per cell, wall x{ratio:.3f}; "
               f"{burst_figures['helper_burst_records_sent']:.0f} records in "
               f"{burst_figures['helper_burst_cell_messages']:.0f} messages")
         print()
