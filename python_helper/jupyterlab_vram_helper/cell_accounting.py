@@ -33,8 +33,8 @@ CUDA state was created during the cell counts from zero: exact either way.
 
 Cost. The hooks run on the kernel's main thread, between the user's cell and
 the execute_reply, so they do only what must happen at that instant: clocks,
-and at cell start torch's counters, the RSS (``/proc/self/statm``) and the
-peak resets. Everything that can wait is left to the sender thread, which
+and at cell start torch's counters, one read of ``/proc/self/status`` (RSS
+and VmHWM) and the peak resets (VmHWM's only where it is above the RSS). Everything that can wait is left to the sender thread, which
 runs one window after the cell (background_sender.py; a lone cell's record
 goes out ~40 ms after it ends, the records of cells that end meanwhile go
 with it): torch's counters after the cell (one ``memory_stats`` call per
