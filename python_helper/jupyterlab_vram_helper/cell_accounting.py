@@ -29,7 +29,8 @@ at cell start, and reads them at cell end. Without it nothing is reset, and a
 peak is the highest of: the figures before and after, the sampler's readings
 during the cell, and the counter itself if it rose during the cell (a counter
 that rose was beaten inside this cell, so it is then exact too). A device whose
-CUDA state was created during the cell counts from zero: exact either way.
+CUDA state was created during the cell counts from zero, and a VmHWM that is
+the RSS at cell start needs no reset: exact either way.
 
 Cost. The hooks run on the kernel's main thread, between the user's cell and
 the execute_reply, so they do only what must happen at that instant: clocks,
