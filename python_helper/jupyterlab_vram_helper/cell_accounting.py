@@ -35,8 +35,9 @@ the RSS at cell start needs no reset: exact either way.
 Cost. The hooks run on the kernel's main thread, between the user's cell and
 the execute_reply, so they do only what must happen at that instant: clocks,
 and at cell start torch's counters, one read of ``/proc/self/status`` (RSS
-and VmHWM) and the peak resets (VmHWM's only where it is above the RSS). Everything that can wait is left to the sender thread, which
-runs one window after the cell (background_sender.py; a lone cell's record
+and VmHWM) and the peak resets (VmHWM's only where it is above the RSS).
+Everything that can wait is left to the sender thread, which runs one
+window after the cell (background_sender.py; a lone cell's record
 goes out ~40 ms after it ends, the records of cells that end meanwhile go
 with it): torch's counters after the cell (one ``memory_stats`` call per
 device, ~20 us on an H100 machine even with warm caches), the RSS after the
@@ -141,7 +142,6 @@ class CellMemoryRecorder:
 
     def pre_run_cell(self, info: Any = None) -> None:
         try:
-            reset = self._config().reset_peak_per_cell
             cell_id = getattr(info, "cell_id", None)
             # IPython assigns the count before pre_run_cell and increments it only
             # when the cell is stored in history; used if post_run_cell gets no result.
@@ -177,7 +177,7 @@ class CellMemoryRecorder:
                     # VmHWM is the RSS already: from here on it follows this
                     # cell as after a reset (the common case, one syscall fewer).
                     cell.rss_peak_from_start = True
-                elif reset and rss.can_reset and rss.reset_peak():
+                elif rss.can_reset and self._config().reset_peak_per_cell and rss.reset_peak():
                     cell.rss_peak_from_start = True
                     for outer in self._pending:
                         if outer.rss_peak_from_start:  # the reset just hid the peak it has reached so far
@@ -190,7 +190,7 @@ class CellMemoryRecorder:
                     self._stamp_ended(None, gpus)
             if gpus:
                 try:
-                    self._gpus_before(cell, torch, reset, gpus)
+                    self._gpus_before(cell, torch, gpus)
                 except Exception as exc:
                     cell.gpu_peaks_were_reset = False
                     self._problem("resetting torch.cuda's peaks at cell start", exc)
@@ -269,11 +269,11 @@ class CellMemoryRecorder:
 
     # -- internals ----------------------------------------------------------------
 
-    def _gpus_before(self, cell: PendingCell, torch: Any, reset: bool, reading: GpuReading) -> None:
-        """Start the cell from ``reading`` (CUDA initialised), then reset the peaks."""
+    def _gpus_before(self, cell: PendingCell, torch: Any, reading: GpuReading) -> None:
+        """Start the cell from ``reading`` (CUDA initialised), then reset the peaks (if the config says so)."""
         cell.cuda_was_initialized = True
         cell.gpus_before.update(reading)
-        if not reset:
+        if not self._config().reset_peak_per_cell:
             return
         for outer in self._pending:
             # The reset below hides the peaks the cells this one runs inside have reached so far.

@@ -685,7 +685,7 @@ def test_a_hook_swallows_everything(monkeypatch: pytest.MonkeyPatch) -> None:
     def explode(*a):
         raise KeyboardInterrupt  # an interrupt landing inside the hook
 
-    monkeypatch.setattr(h.recorder, "_config", explode)  # the first thing pre_run_cell does
+    monkeypatch.setattr(h.recorder, "_wall_clock", explode)  # called early in pre_run_cell
     monkeypatch.setattr(h.recorder, "_clock", explode)  # the first thing post_run_cell does
     for _ in range(3):
         h.recorder.pre_run_cell(types.SimpleNamespace())
