@@ -51,6 +51,11 @@ Then "Run All" rounds: ``--burst`` cells sent at once to each kernel in turn
 the helper, how many ``cells`` messages carried the records (the sender
 gathers a burst's records into one message per 50 ms round).
 
+``--baseline-bootstrap PATH`` adds a fourth kernel, ``baseline``, with the
+helper bootstrap code in PATH (``node scripts/bundle-helper.mjs --stdout``
+run in another checkout): a change and what it replaces, side by side in one
+run, which on a small shared machine is the only fair comparison.
+
 ``--json PATH`` also writes the medians, the added times, the ratios and the
 targets' verdicts as JSON.
 """
@@ -318,6 +323,8 @@ def main() -> None:
     parser.add_argument("--burst", type=int, default=500,
                         help='cells sent at once per "Run All" round (default 500; 0: no such rounds)')
     parser.add_argument("--burst-rounds", type=int, default=3, help='"Run All" rounds per kernel (default 3)')
+    parser.add_argument("--baseline-bootstrap", type=Path, default=None, metavar="PATH",
+                        help="also measure a kernel running the helper bootstrap code in PATH (another version)")
     parser.add_argument("--lone-cells", type=int, default=20,
                         help="lone cells whose record delay is measured (default 20)")
     add_common_arguments(parser)
@@ -325,6 +332,8 @@ def main() -> None:
     require_device(args.device)
 
     names = ["plain", "helper"]
+    if args.baseline_bootstrap is not None:
+        names.append("baseline")
     missing = ipyexperiments_missing()
     if not missing:
         names.append("ipyexperiments")
@@ -341,6 +350,8 @@ def main() -> None:
                 assert reply["status"] == "ok", reply
         helper = subjects["helper"].kernel
         comm_id = attach_helper(helper, bootstrap_code())
+        if "baseline" in subjects:
+            attach_helper(subjects["baseline"].kernel, args.baseline_bootstrap.read_text(encoding="utf-8"))
         if "ipyexperiments" in subjects:
             reply = subjects["ipyexperiments"].kernel.execute(IPYEXPERIMENTS)
             assert reply["status"] == "ok", reply
