@@ -49,7 +49,7 @@ which the plain kernel pays later, in its own code.
 Then "Run All" rounds: ``--burst`` cells sent at once to each kernel in turn
 (what JupyterLab does), with the wall time, the kernel CPU per cell and, for
 the helper, how many ``cells`` messages carried the records (the sender
-gathers a burst's records into one message per 50 ms round).
+gathers the records of every cell that ends within its 40 ms window into one message).
 
 ``--baseline-bootstrap PATH`` adds a fourth kernel, ``baseline``, with the
 helper bootstrap code in PATH (``node scripts/bundle-helper.mjs --stdout``
@@ -156,8 +156,10 @@ class Subject:
         self.cpu_start = 0.0
         self.cpu_end = 0.0
 
-    def cpu(self) -> float:
-        threads = self.thread_cpu()
+    def cpu(self, threads: Optional[Dict[int, float]] = None) -> float:
+        """The kernel's CPU seconds: the sum of ``threads`` (a :meth:`thread_cpu` reading) where there is one."""
+        if threads is None:
+            threads = self.thread_cpu()
         if threads:
             return sum(threads.values())
         t = psutil.Process(self.pid).cpu_times()
@@ -364,16 +366,16 @@ def main() -> None:
         for _ in range(args.warmup):
             for s in order:
                 s.run_cell(args.code, record=False)
-        for s in order:
-            s.cpu_start = s.cpu()
         threads_start = {s.name: s.thread_cpu() for s in order}
+        for s in order:
+            s.cpu_start = s.cpu(threads_start[s.name])
         for i in range(args.cells):
             # rotate who goes first, so no kernel always follows the same one
             for s in order[i % len(order):] + order[: i % len(order)]:
                 s.run_cell(args.code, record=True)
-        for s in order:
-            s.cpu_end = s.cpu()
         threads_end = {s.name: s.thread_cpu() for s in order}
+        for s in order:
+            s.cpu_end = s.cpu(threads_end[s.name])
         thread_names = {s.name: s.thread_names() for s in order}
         lone_delays = []
         for _ in range(args.lone_cells):
