@@ -217,7 +217,11 @@ class CellMemoryRecorder:
                 if found is None:
                     return
                 cell = found
-            status, error = cell_outcome(result)
+            if (result is not None and getattr(result, "error_in_exec", None) is None
+                    and getattr(result, "error_before_exec", None) is None):
+                status, error = "ok", None  # the common case, without cell_outcome's two calls
+            else:
+                status, error = cell_outcome(result)
             execution_count = getattr(result, "execution_count", None) if result is not None else None
             if not isinstance(execution_count, int) or isinstance(execution_count, bool):
                 execution_count = cell.execution_count

@@ -751,6 +751,27 @@ def test_proc_self_rss_reads_and_resets_the_peak() -> None:
         probe.close()
 
 
+@pytest.mark.parametrize(
+    "status, expected",
+    [
+        # the kernel's layout: VmHWM just before VmRSS, tab and blanks before the figure
+        (b"Name:\tpython\nVmPeak:\t  900000 kB\nVmHWM:\t  524288 kB\nVmRSS:\t  262144 kB\nRssAnon:\t 1 kB\n",
+         (256 * MB, 512 * MB)),
+        (b"Name:\tpython\nVmRSS:\t 1024 kB\n", (MB, None)),  # no VmHWM: the RSS still counts
+        (b"Name:\tpython\nVmHWM:\t 2048 kB\nVmRSS:\t many kB\n", (None, None)),  # garbled: nothing made up
+        (b"Name:\tpython\n", (None, None)),
+    ],
+)
+def test_proc_self_rss_parses_the_status_file(tmp_path, status: bytes, expected) -> None:
+    (tmp_path / "status").write_bytes(status)
+    probe = ProcSelfRss(proc_self=str(tmp_path))
+    try:
+        assert probe.rss_and_peak() == expected
+        assert probe.rss_and_peak(hold_gil=False) == expected
+    finally:
+        probe.close()
+
+
 def test_proc_self_rss_without_proc() -> None:
     probe = ProcSelfRss(proc_self="/nonexistent/self")
     assert not probe.available

@@ -233,7 +233,7 @@ class ProcSelfRss:
             data = self._read_status() if hold_gil else os.pread(self._status, 8192, 0)
         except OSError:
             return None, None
-        return _status_kib(data, b"\nVmRSS:"), _status_kib(data, b"\nVmHWM:")
+        return _rss_and_high_water(data)
 
     def reset_peak(self) -> bool:
         """Make VmHWM the current RSS; False if this kernel cannot."""
@@ -322,6 +322,20 @@ def _page_size() -> int:
         return os.sysconf("SC_PAGE_SIZE")
     except (AttributeError, ValueError, OSError):
         return 4096
+
+
+def _rss_and_high_water(status: bytes) -> Tuple[Optional[int], Optional[int]]:
+    """VmRSS and VmHWM of a /proc/<pid>/status text, in bytes; one call, since the hooks parse it at every cell."""
+    # "...\nVmHWM:\t  123456 kB\nVmRSS:\t  123400 kB\n...": int() strips the blanks
+    rss = status.find(b"\nVmRSS:")
+    high_water = status.find(b"\nVmHWM:")
+    try:
+        return (
+            int(status[rss + 7 : status.index(b"kB", rss)]) * 1024 if rss >= 0 else None,
+            int(status[high_water + 7 : status.index(b"kB", high_water)]) * 1024 if high_water >= 0 else None,
+        )
+    except ValueError:
+        return None, None
 
 
 def _status_kib(data: bytes, key: bytes) -> Optional[int]:
