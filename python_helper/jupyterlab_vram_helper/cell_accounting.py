@@ -65,16 +65,16 @@ import traceback
 from typing import TYPE_CHECKING, Any, Callable, Deque, List, Mapping, Optional, Tuple
 
 from .cell_outcome import cell_outcome, exception_of, out_of_memory_text
-from .cell_readings import EndedCell, GpuReading, PendingCell, gpu_reading, max_known, peak_of, raise_gpu_max
+from .cell_readings import EndedCell, GpuReading, PendingCell, gpu_reading, max_known, raise_gpu_max
+from .cell_records import cell_record, gpu_records
 from .config import SamplerConfig
 from .forking import call_in_forked_child
 from .protocol import cells_message, error_message
 from .readers import torch_cuda
 from .readers.host import KernelRss, kernel_rss
-from .readers.torch_cuda import AllocatorCounters
 
 if TYPE_CHECKING:  # only the type: the module is loaded when a diagnosis is made
-    from .protocol_types import CellGpuMemory, CellHostMemory, CellMemoryRecord
+    from .protocol_types import CellGpuMemory, CellMemoryRecord
     from .oom_diagnosis import OomDiagnosis
 
 
@@ -313,7 +313,7 @@ class CellMemoryRecorder:
             return
         ended.gpus = []
         try:
-            ended.gpus = self._gpu_records(ended.cell, reading)
+            ended.gpus = gpu_records(ended.cell, reading)
         except Exception as exc:
             self._problem("recording torch.cuda's figures of the cell", exc)
 
@@ -426,74 +426,11 @@ class CellMemoryRecorder:
                             gpus = self._gpu_reading("reading torch.cuda after the cell")
                         ended.gpus_after = gpus
                     self._read_gpus_after(ended, ended.gpus_after)
-                record = self._record(ended)
+                record = cell_record(self._next_id, ended)
+                self._next_id += 1
                 self._ended.popleft()
                 self._records.append(record)
                 self._unsent.append(record)
-
-    def _record(self, ended: EndedCell) -> CellMemoryRecord:
-        cell = ended.cell
-        rss_peak, rss_exact = peak_of(
-            cell.rss_before, ended.rss_after, cell.sampled_rss_max,
-            cell.rss_peak_before, ended.rss_peak_after, cell.rss_peak_from_start,
-        )
-        host: CellHostMemory = {
-            "rss_before_bytes": cell.rss_before,
-            "rss_after_bytes": ended.rss_after,
-            "rss_peak_bytes": rss_peak,
-            "peak_exact": rss_exact,
-        }
-        record: CellMemoryRecord = {
-            "record_id": self._next_id,
-            "execution_count": ended.execution_count,
-            "cell_id": cell.cell_id,
-            "started": cell.started,
-            "duration_s": max(0.0, ended.t1 - cell.t0),
-            "status": ended.status,
-            "error": ended.error,
-            "peak_exact": rss_exact and all(g["peak_exact"] for g in ended.gpus or ()),
-            "host": host,
-            "gpus": ended.gpus or [],
-            "oom": ended.oom,
-        }
-        self._next_id += 1
-        return record
-
-    def _gpu_records(self, cell: PendingCell, after: GpuReading) -> List[CellGpuMemory]:
-        records: List[CellGpuMemory] = []
-        for index in sorted(set(cell.gpus_before) | set(after)):
-            b = cell.gpus_before.get(index)
-            a = after.get(index)
-            if not cell.cuda_was_initialized:
-                # CUDA came up during the cell: the allocator counted from zero.
-                b = AllocatorCounters(0, 0, 0, 0)
-                counters_exact = True
-            else:
-                counters_exact = cell.gpu_peaks_were_reset and b is not None
-            sampled = cell.sampled_gpu_max.get(index, (None, None))
-            allocated_peak, allocated_exact = peak_of(
-                b and b.allocated, a and a.allocated, sampled[0],
-                b and b.allocated_peak, a and a.allocated_peak, counters_exact,
-            )
-            reserved_peak, reserved_exact = peak_of(
-                b and b.reserved, a and a.reserved, sampled[1],
-                b and b.reserved_peak, a and a.reserved_peak, counters_exact,
-            )
-            if not (allocated_peak or reserved_peak or (a and a.reserved) or (b and b.reserved)):
-                continue  # a device this kernel never used: no entry
-            records.append(
-                {
-                    "index": index,
-                    "allocated_before_bytes": b.allocated if b else None,
-                    "allocated_after_bytes": a.allocated if a else None,
-                    "allocated_peak_bytes": allocated_peak,
-                    "reserved_before_bytes": b.reserved if b else None,
-                    "reserved_after_bytes": a.reserved if a else None,
-                    "reserved_peak_bytes": reserved_peak,
-                    "peak_exact": allocated_exact and reserved_exact,
-                }
-            )
-        return records
 
     def _pop(self, result: Any) -> Optional[PendingCell]:
         """The pending cell ``result`` ends, off the common path (the hook checks the innermost first)."""
