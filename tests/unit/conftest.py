@@ -4,7 +4,9 @@ import sys
 
 import pytest
 
-from fakes import FakeGpu, FakeProps, FakePynvml, FakeTorch
+from fakes import FakeGpu, FakeProps, FakePynvml, FakeTorch, set_allocator
+
+GB = 1 << 30
 
 
 @pytest.fixture(autouse=True)
@@ -32,3 +34,12 @@ def fake_torch(two_gpus: list, monkeypatch: pytest.MonkeyPatch) -> FakeTorch:
     torch = FakeTorch([FakeProps(g.name, g.total, g.uuid[4:]) for g in two_gpus])
     monkeypatch.setitem(sys.modules, "torch", torch)
     return torch
+
+
+@pytest.fixture
+def cuda(fake_torch: FakeTorch) -> FakeTorch:
+    """The fake torch with CUDA initialised: device 0 holds 1 GB (2 GB reserved, an old 5 GB peak), device 1 nothing."""
+    fake_torch.initialized = True
+    set_allocator(fake_torch, 0, 1 * GB, 2 * GB, peak=5 * GB)  # an old peak, from before this cell
+    set_allocator(fake_torch, 1, 0, 0)
+    return fake_torch

@@ -1,8 +1,9 @@
-"""Fakes of torch.cuda, pynvml and the comm layer for unit tests."""
+"""Fakes of torch.cuda, pynvml and the comm layer for unit tests, and a polling wait."""
 
 from __future__ import annotations
 
 import copy
+import time
 import types
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional
@@ -216,3 +217,11 @@ def set_allocator(torch: FakeTorch, device: int, allocated: int, reserved: int, 
         entry = stats[stat]["all"]
         entry["current"] = current
         entry["peak"] = max(entry["peak"], current, explicit or 0)
+
+
+def wait_until(predicate: Callable[[], Any], timeout: float = 5.0) -> None:
+    """Poll ``predicate`` until it is true; fail the test after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.01)

@@ -1,0 +1,136 @@
+"""Drives CellMemoryRecorder's hooks as IPython would, with a scripted RSS and a fake torch.cuda."""
+
+from __future__ import annotations
+
+import types
+from typing import Any, List, Optional, Tuple
+
+from fakes import FakeTorch
+from jupyterlab_vram_helper.cell_accounting import CellMemoryRecorder
+from jupyterlab_vram_helper.config import SamplerConfig
+
+GB = 1 << 30
+MB = 1 << 20
+
+
+class ScriptedRss:
+    """RSS figures the test sets; VmHWM behaves like the kernel's."""
+
+    def __init__(self, rss: int = 100 * MB, can_reset: bool = True):
+        self.current = rss
+        self.hwm = rss
+        self.can_reset = can_reset
+        self.resets = 0
+        self.reads: List[str] = []  # which /proc file each read would hit, in order
+
+    def set(self, rss: int) -> None:
+        self.current = rss
+        self.hwm = max(self.hwm, rss)
+
+    def rss_and_peak(self, hold_gil: bool = True) -> Tuple[Optional[int], Optional[int]]:
+        self.reads.append("status" if hold_gil else "status, GIL released")
+        return self.current, self.hwm
+
+    def reset_peak(self) -> bool:
+        if not self.can_reset:
+            return False
+        self.resets += 1
+        self.hwm = self.current
+        return True
+
+    def close(self) -> None:
+        pass
+
+
+class Harness:
+    def __init__(self, torch: Optional[FakeTorch] = None, reset: bool = True, rss: Optional[ScriptedRss] = None,
+                 max_records: int = 2000, listeners: bool = True):
+        self.config = SamplerConfig(reset_peak_per_cell=reset)
+        self.sent: List[Any] = []
+        self.rss = rss or ScriptedRss()
+        self.torch = torch
+        self.listeners = listeners
+        self.shell = types.SimpleNamespace(execution_count=1)
+        self.recorder = CellMemoryRecorder(
+            config=lambda: self.config,
+            send=self.sent.append,
+            has_listeners=lambda: self.listeners,
+            rss=self.rss,  # type: ignore[arg-type]
+            torch_module=lambda: self.torch,
+            shell=self.shell,
+            max_records=max_records,
+        )
+
+    def cell(self, body=lambda: None, cell_id: Optional[str] = "c1", error: Optional[BaseException] = None,
+             before_exec: Optional[BaseException] = None, store_history: bool = True):
+        """Runs a cell through both hooks; its record, from the history."""
+        self.run_hooks(body, cell_id, error, before_exec, store_history)
+        return self.last()
+
+    def run_hooks(self, body=lambda: None, cell_id: Optional[str] = "c1", error: Optional[BaseException] = None,
+                  before_exec: Optional[BaseException] = None, store_history: bool = True) -> None:
+        """Runs a cell through both hooks, and nothing else (a history request finishes records)."""
+        info = types.SimpleNamespace(cell_id=cell_id, store_history=store_history, raw_cell="x")
+        count = self.shell.execution_count
+        if store_history:
+            self.shell.execution_count += 1
+        self.recorder.pre_run_cell(info)
+        body()
+        result = types.SimpleNamespace(
+            info=info, execution_count=count, error_in_exec=error, error_before_exec=before_exec, result=None
+        )
+        self.recorder.post_run_cell(result)
+
+    def last(self):
+        history = self.recorder.history()
+        return history[-1] if history else None
+
+    def cells_sent(self):
+        return [r for m in self.sent if m["type"] == "cells" for r in m["records"]]
+
+    def errors_sent(self):
+        return [m for m in self.sent if m["type"] == "error"]
+
+
+def figures(rss: Optional[int], gpus=()):
+    return {
+        "host": {"rss_bytes": rss, "total_bytes": None, "available_bytes": None},
+        "torch": {"imported": True, "cuda_initialized": True},
+        "tensorflow": {"imported": False, "gpus_initialized": False},
+        "gpus": [
+            {"index": i, "name": None, "total_bytes": None, "nvml": None, "tensorflow": None,
+             "torch": {"allocated_bytes": a, "reserved_bytes": r, "peak_allocated_bytes": None, "active_bytes": None,
+                       "inactive_split_bytes": None, "num_ooms": 0, "num_alloc_retries": 0}}
+            for i, a, r in gpus
+        ],
+    }
+
+
+def resets(torch: FakeTorch) -> List[Any]:
+    return [c for c in torch.calls if c[0] == "reset_peak_memory_stats"]
+
+
+class LaterCalls:
+    """A call_soon that runs nothing until the test says so (the sender thread, stalled)."""
+
+    def __init__(self) -> None:
+        self.calls: List[Any] = []
+
+    def __call__(self, call) -> None:
+        self.calls.append(call)
+
+    def run(self) -> None:
+        calls, self.calls = self.calls, []
+        for call in calls:
+            call()
+
+
+def deferred_harness(**kwargs: Any) -> Tuple[Harness, LaterCalls]:
+    h = Harness(**kwargs)
+    later = LaterCalls()
+    h.recorder._call_soon = later
+    return h, later
+
+
+def stats_reads(torch: FakeTorch) -> List[Any]:
+    return [c for c in torch.calls if c[0] == "memory_stats_as_nested_dict"]

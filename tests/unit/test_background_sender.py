@@ -1,0 +1,105 @@
+"""The thread that runs the per-cell rounds and sends messages, off the kernel's main thread."""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+from typing import Dict, List, Tuple
+
+import pytest
+
+from fakes import wait_until
+from jupyterlab_vram_helper.background_sender import SENDER_THREAD_NAME, BackgroundSender
+
+
+def test_background_sender_sends_in_order_off_the_calling_thread() -> None:
+    got = []
+    threads = set()
+
+    def broadcast(message):
+        threads.add(threading.current_thread().name)
+        got.append(message["n"])
+
+    sender = BackgroundSender(broadcast)
+    for n in range(50):
+        sender.post({"n": n})
+    wait_until(lambda: len(got) == 50)
+    sender.stop()
+    assert got == list(range(50)) and threads == {SENDER_THREAD_NAME}
+
+
+def test_background_sender_runs_a_call_one_window_later_with_everything_queued_meanwhile() -> None:
+    rounds: List[List[Tuple[str, float]]] = []
+    round_of: Dict[str, int] = {}
+    queued: Dict[str, float] = {}
+
+    def work(name: str):
+        queued[name] = time.monotonic()
+
+        def call() -> None:
+            now = time.monotonic()
+            # calls run back to back in one round; a new round starts after a pause
+            if not rounds or now - rounds[-1][-1][1] > 0.05:
+                rounds.append([])
+            rounds[-1].append((name, now))
+            round_of[name] = len(rounds) - 1
+        return call
+
+    sender = BackgroundSender(lambda message: None, window_s=0.2)
+    sender.call_soon(work("lone"))
+    wait_until(lambda: "lone" in round_of)
+    for name in ("a", "b", "c"):  # a burst, well within one window
+        sender.call_soon(work(name))
+        time.sleep(0.02)
+    wait_until(lambda: "c" in round_of)
+    sender.call_soon(work("later"))
+    wait_until(lambda: "later" in round_of)
+    sender.stop()
+    assert round_of == {"lone": 0, "a": 1, "b": 1, "c": 1, "later": 2}
+    lone_waited = rounds[0][0][1] - queued["lone"]
+    assert 0.2 <= lone_waited < 1.0  # one window, not at once
+    assert rounds[1][0][1] - queued["a"] >= 0.2  # the burst's first call waited a window
+    assert rounds[1][-1][1] - queued["c"] < rounds[1][0][1] - queued["a"]  # and the rest joined it
+
+
+def test_background_sender_with_no_window_runs_a_call_at_once() -> None:
+    got: List[float] = []
+    sender = BackgroundSender(lambda message: None, window_s=0)
+    queued = time.monotonic()
+    sender.call_soon(lambda: got.append(time.monotonic()))
+    wait_until(lambda: got)
+    sender.stop()
+    assert got[0] - queued < 0.5
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_background_sender_works_in_a_forked_child_and_after_a_stop() -> None:
+    got = []
+    sender = BackgroundSender(lambda message: got.append(message["n"]), window_s=0)
+    sender.post({"n": 1})
+    wait_until(lambda: got == [1])
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child has no sender thread: a new one must start, or the post is lost
+        try:
+            child_got = []
+            sender._broadcast = lambda message: child_got.append(message["n"])
+            sender.post({"n": 2})
+            deadline = time.monotonic() + 5
+            while not child_got and time.monotonic() < deadline:
+                time.sleep(0.01)
+            os.write(write_end, json.dumps(child_got).encode())
+        finally:
+            os._exit(0)
+    os.close(write_end)
+    child_got = json.loads(os.read(read_end, 1000))
+    os.close(read_end)
+    os.waitpid(pid, 0)
+    assert child_got == [2]
+    sender.stop()
+    assert sender._thread is None  # the stopped thread let go of itself
+    sender.post({"n": 3})  # and the next post starts a new one
+    wait_until(lambda: got == [1, 3])
+    sender.stop()

@@ -1,0 +1,81 @@
+"""What became of a cell (ok, error, interrupted) and whether an error was an out-of-memory one."""
+
+from __future__ import annotations
+
+import types
+
+import pytest
+
+from jupyterlab_vram_helper.cell_outcome import cell_outcome, is_out_of_memory
+
+def _named(name: str, base: type = RuntimeError) -> type:
+    return type(name, (base,), {})
+
+
+OOM_ERRORS = [
+    # torch: torch.OutOfMemoryError (= torch.cuda.OutOfMemoryError), from CUDACachingAllocator.cpp
+    _named("OutOfMemoryError")(
+        "CUDA out of memory. Tried to allocate 20.00 MiB. GPU 0 has a total capacity of 79.11 GiB of which "
+        "1.06 MiB is free. Including non-PyTorch memory, this process has 79.10 GiB memory in use."
+    ),
+    _named("OutOfMemoryError")("whatever the text"),  # by type name alone
+    RuntimeError("CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 7.93 GiB total capacity)"),  # torch < 1.13
+    RuntimeError("CUDA error: out of memory\nCUDA kernel errors might be asynchronously reported"),
+    RuntimeError("CUDA error: CUBLAS_STATUS_ALLOC_FAILED when calling `cublasCreate(handle)`"),
+    RuntimeError("cuDNN error: CUDNN_STATUS_ALLOC_FAILED"),
+    RuntimeError("CUSOLVER_STATUS_ALLOC_FAILED"),
+    RuntimeError("cuFFT error: CUFFT_ALLOC_FAILED"),
+    RuntimeError("CUDA ran out of memory outside PyTorch's allocator. If this workload uses many dynamic shapes"),
+    RuntimeError("DefaultCPUAllocator: can't allocate memory: you tried to allocate 4611686018427387904 bytes."),
+    RuntimeError("MPS backend out of memory (MPS allocated: 1.2 GB, other allocations: 2 MB, max allowed: 18 GB)."),
+    # TensorFlow: tf.errors.ResourceExhaustedError (a subclass of OpError)
+    _named("ResourceExhaustedError", _named("OpError", Exception))(
+        "OOM when allocating tensor with shape[32,1024,64,64] and type float on "
+        "/job:localhost/replica:0/task:0/device:GPU:0 by allocator GPU_0_bfc"
+    ),
+    # JAX / XLA
+    _named("XlaRuntimeError")("RESOURCE_EXHAUSTED: Out of memory while trying to allocate 17179869184 bytes."),
+    MemoryError(),
+    _named("_ArrayMemoryError", MemoryError)("Unable to allocate 7.45 GiB for an array with shape (1000000000,)"),
+]
+
+
+@pytest.mark.parametrize("exc", OOM_ERRORS, ids=[f"{type(e).__name__}-{i}" for i, e in enumerate(OOM_ERRORS)])
+def test_out_of_memory_is_recognised(exc: BaseException) -> None:
+    assert is_out_of_memory(exc)
+    status, error = cell_outcome(types.SimpleNamespace(error_in_exec=exc, error_before_exec=None))
+    assert status == "error" and error is not None
+    assert error["type"] == type(exc).__name__ and error["out_of_memory"] is True
+
+
+def test_out_of_memory_raised_from_inside_another_error() -> None:
+    try:
+        try:
+            raise _named("OutOfMemoryError")("CUDA out of memory.")
+        except RuntimeError as inner:
+            raise ValueError("training step 12 failed") from inner
+    except ValueError as outer:
+        assert is_out_of_memory(outer)
+
+
+@pytest.mark.parametrize(
+    "exc",
+    [
+        ValueError("boom"),
+        RuntimeError("CUDA error: device-side assert triggered"),
+        RuntimeError("cuDNN error: CUDNN_STATUS_INTERNAL_ERROR"),
+        RuntimeError("RESOURCE_EXHAUSTED: rate limit exceeded"),
+        _named("Unprintable", Exception)(),
+    ],
+)
+def test_other_errors_are_not_out_of_memory(exc: BaseException) -> None:
+    assert not is_out_of_memory(exc)
+
+
+def test_outcomes() -> None:
+    assert cell_outcome(types.SimpleNamespace(error_in_exec=None, error_before_exec=None)) == ("ok", None)
+    assert cell_outcome(None) == ("interrupted", None)
+    status, error = cell_outcome(types.SimpleNamespace(error_in_exec=KeyboardInterrupt(), error_before_exec=None))
+    assert status == "interrupted" and error == {"type": "KeyboardInterrupt", "message_head": "", "out_of_memory": False}
+    status, error = cell_outcome(types.SimpleNamespace(error_in_exec=None, error_before_exec=SyntaxError("bad")))
+    assert status == "error" and error["type"] == "SyntaxError"
