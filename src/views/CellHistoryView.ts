@@ -14,13 +14,7 @@
  */
 import { Message } from '@lumino/messaging';
 
-import {
-  describeCellRecord,
-  formatDelta,
-  formatDuration,
-  formatExecutionCount,
-  formatPeak
-} from '../cellFormat';
+import { formatExecutionCount } from '../cellFormat';
 import { AllocationRecorder } from '../model/AllocationRecorder';
 import { cellAliveOf, cellAliveText, CellAliveText } from '../model/cellAlive';
 import { cellTotalsOf, cellWarningLevel } from '../model/cellFigures';
@@ -32,6 +26,7 @@ import {
   sortCellEntries
 } from '../model/cellSort';
 import { ModelChange } from '../tokens';
+import { CELL_ROW_HEIGHT, CellHistoryRow } from './CellHistoryRow';
 import { button, element, setHidden, setText } from './dom';
 import { ModelView } from './ModelView';
 
@@ -39,9 +34,6 @@ const RELEVANT: ReadonlySet<ModelChange> = new Set<ModelChange>([
   'cells',
   'hello'
 ]);
-
-/** Height of one row in px (must match .jp-vram-CellRow in base.css). */
-export const CELL_ROW_HEIGHT = 22;
 
 /** Rows rendered above and below the viewport. */
 const OVERSCAN = 4;
@@ -263,7 +255,7 @@ export class CellHistoryView extends ModelView {
     );
     const count = Math.max(0, last - first);
     while (this._rows.length < count) {
-      const row = new CellRow();
+      const row = new CellHistoryRow();
       this._rows.push(row);
       this._spacer.appendChild(row.node);
     }
@@ -385,7 +377,7 @@ export class CellHistoryView extends ModelView {
   private _exportCsv: HTMLButtonElement;
   private _exportJson: HTMLButtonElement;
   private _clear: HTMLButtonElement;
-  private _rows: CellRow[] = [];
+  private _rows: CellHistoryRow[] = [];
   private _rowsInUse = 0;
 }
 
@@ -402,111 +394,4 @@ export namespace CellHistoryView {
     settings: ConstructorParameters<typeof ModelView>[0];
     actions?: IActions;
   }
-}
-
-/** One reusable row of the virtualised table. */
-class CellRow {
-  constructor() {
-    const node = (this.node = element('div', 'jp-vram-CellRow', {
-      role: 'cell-row'
-    }));
-    node.setAttribute('role', 'row');
-    this._cols = CELL_SORT_KEYS.map(key => {
-      const col = element('div', `jp-vram-CellCol jp-vram-CellCol-${key}`);
-      col.setAttribute('role', 'cell');
-      node.appendChild(col);
-      return col;
-    });
-  }
-
-  readonly node: HTMLElement;
-
-  show(
-    entry: CellHistoryEntry,
-    index: number,
-    units: 'binary' | 'decimal',
-    level: 'normal' | 'warning',
-    currentSession: number,
-    alive: CellAliveText | null = null
-  ): void {
-    const node = this.node;
-    setHidden(node, false);
-    const top = `${index * CELL_ROW_HEIGHT}px`;
-    if (node.style.top !== top) {
-      node.style.top = top;
-    }
-    const earlier = entry.session !== currentSession;
-    if (
-      this._entry === entry &&
-      this._units === units &&
-      this._level === level &&
-      this._earlier === earlier &&
-      this._alive?.short === alive?.short &&
-      this._alive?.lines.join() === alive?.lines.join()
-    ) {
-      return;
-    }
-    this._alive = alive;
-    this._entry = entry;
-    this._units = units;
-    this._level = level;
-    this._earlier = earlier;
-    const r = entry.record;
-    const s = entry.summary;
-    const console = r.cell_id === null;
-    node.dataset.vramKey = entry.key;
-    node.dataset.vramRecordId = String(r.record_id);
-    if (r.execution_count === null) {
-      delete node.dataset.vramExecutionCount;
-    } else {
-      node.dataset.vramExecutionCount = String(r.execution_count);
-    }
-    node.dataset.vramStatus = r.status;
-    node.dataset.vramLevel = level;
-    node.classList.toggle('jp-vram-warning', level === 'warning');
-    node.classList.toggle('jp-vram-CellRow-console', console);
-    node.classList.toggle('jp-vram-CellRow-error', s.outcome !== 'ok');
-    // Kept across restarts, marked with the kernel start they came from.
-    node.classList.toggle('jp-vram-CellRow-earlier', earlier);
-    node.dataset.vramKernelStart = String(entry.session);
-    const [countCol, deltaCol, peakCol, durationCol, statusCol, aliveCol] =
-      this._cols;
-    setText(aliveCol, alive?.short ?? '');
-    const growing = (alive?.lines.length ?? 0) > 1;
-    aliveCol.classList.toggle('jp-vram-warning', growing);
-    node.dataset.vramAlive = alive?.short ?? '';
-    node.dataset.vramGrowing = String(growing);
-    setText(
-      countCol,
-      formatExecutionCount(r.execution_count) + (console ? ' console' : '')
-    );
-    setText(deltaCol, formatDelta(s.deltaBytes, units));
-    setText(peakCol, formatPeak(s.peakBytes, s.peakExact, units));
-    setText(durationCol, formatDuration(s.durationS));
-    setText(
-      statusCol,
-      s.outcome === 'oom'
-        ? 'OOM'
-        : s.outcome === 'error'
-          ? s.errorType ?? 'error'
-          : s.outcome
-    );
-    node.title =
-      describeCellRecord(r, s, units) +
-      (earlier ? `\nFrom an earlier kernel process (kernel start ${entry.session}).` : '') +
-      (alive ? `\n${alive.lines.join('\n')}` : '') +
-      (console ? '\nRun from a console: no cell to go to.' : '\nClick to go to the cell.');
-  }
-
-  hide(): void {
-    setHidden(this.node, true);
-    this._entry = null;
-  }
-
-  private _cols: HTMLElement[];
-  private _alive: CellAliveText | null = null;
-  private _entry: CellHistoryEntry | null = null;
-  private _units: string | null = null;
-  private _level: string | null = null;
-  private _earlier = false;
 }
