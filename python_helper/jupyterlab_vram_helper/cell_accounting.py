@@ -39,8 +39,7 @@ and VmHWM) and the peak resets (VmHWM's only where it is above the RSS).
 Everything that can wait is left to the sender thread, which runs one
 window after the cell (background_sender.py; a lone cell's record
 goes out ~40 ms after it ends, the records of cells that end meanwhile go
-with it). Even waking that thread waits for the event loop's next turn,
-after the execute_reply. The sender does: torch's counters after the cell (one ``memory_stats`` call per
+with it): torch's counters after the cell (one ``memory_stats`` call per
 device, ~20 us on an H100 machine even with warm caches), the RSS after the
 cell and its peak (one read of ``/proc/self/status``), building the record
 and sending it. None of these can be lost before the next reset, and they
@@ -56,7 +55,6 @@ figures at once, since its caller goes on running.
 
 from __future__ import annotations
 
-import asyncio
 import collections
 import os
 import threading
@@ -123,9 +121,6 @@ class CellMemoryRecorder:
         # A sender round is queued and has not started: cells that end
         # meanwhile join it without queuing (or waking) anything.
         self._round_queued = False
-        # The round is to be queued from the event loop's next turn, which
-        # has not come yet (see _queue_round_after_reply).
-        self._round_deferred = False
         call_in_forked_child(self._forget_queued_round)  # the parent's sender thread is not in a child
         self._next_id = 1
         # Names this run of record ids (they start at 1 in every recorder: a
@@ -147,8 +142,6 @@ class CellMemoryRecorder:
 
     def pre_run_cell(self, info: Any = None) -> None:
         try:
-            if self._round_deferred:  # this cell came before the loop's turn: a long one would hold the round back
-                self._queue_deferred_round()
             cell_id = getattr(info, "cell_id", None)
             # IPython assigns the count before pre_run_cell and increments it only
             # when the cell is stored in history; used if post_run_cell gets no result.
@@ -243,10 +236,7 @@ class CellMemoryRecorder:
             self._ended.append(ended)
             if not self._round_queued:
                 self._round_queued = True
-                if pending:
-                    self._call_soon(self._finish_in_background)
-                else:
-                    self._queue_round_after_reply()
+                self._call_soon(self._finish_in_background)
         except (Exception, KeyboardInterrupt) as exc:
             self._problem("recording the cell", exc)
 
@@ -367,31 +357,8 @@ class CellMemoryRecorder:
                 if ended.gpus is None and ended.gpus_after is None:
                     ended.gpus_after = gpus if gpus is not None else {}
 
-    def _queue_round_after_reply(self) -> None:
-        """Queue the sender's round from the event loop's next turn, where an event loop runs the cells.
-
-        Queuing it wakes the sender thread, a futex wake that cost the hook
-        ~20 us (2-vCPU VM); ipykernel's loop gets its next turn once the
-        cell's execute_reply and idle status are out, so the wake is paid
-        after them instead of before. A cell that starts before that turn
-        (ipykernel can run queued cells back to back) queues the round
-        itself, so a long cell cannot hold back the records before it.
-        """
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:  # cells run without an asyncio loop here (or under trio)
-            self._call_soon(self._finish_in_background)
-            return
-        self._round_deferred = True
-        loop.call_soon(self._queue_deferred_round)
-
-    def _queue_deferred_round(self) -> None:
-        if self._round_deferred:  # not yet queued by a cell that started first
-            self._round_deferred = False
-            self._call_soon(self._finish_in_background)
-
     def _forget_queued_round(self) -> None:
-        self._round_queued = self._round_deferred = False
+        self._round_queued = False
 
     def _finish_ended(self) -> None:
         """Turn every ended cell into a record, oldest first.

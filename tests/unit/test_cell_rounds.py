@@ -1,9 +1,8 @@
 """When a cell's record is finished and sent: the hooks read one file, the sender thread does the rest,
-the next cell's start finishes the records still waiting, rounds share a message, an event loop defers the wake."""
+the next cell's start finishes the records still waiting, rounds share a message."""
 
 from __future__ import annotations
 
-import asyncio
 import threading
 import types
 from typing import Optional, Tuple
@@ -87,49 +86,6 @@ def test_records_of_cells_that_ended_before_the_sender_ran_go_out_in_one_message
     h.cell()  # a lone cell later: its own message
     later.run()
     assert [[r["record_id"] for r in m["records"]] for m in h.sent if m["type"] == "cells"] == [[1, 2, 3], [4]]
-
-
-def test_in_an_event_loop_the_round_is_queued_on_the_loops_next_turn_not_in_the_hook() -> None:
-    h, later = deferred_harness()
-
-    async def lone_cell() -> Tuple[int, int]:
-        h.run_hooks()
-        in_the_hook = len(later.calls)  # the execute_reply would go out here
-        await asyncio.sleep(0)  # the loop's next turn
-        return in_the_hook, len(later.calls)
-
-    assert asyncio.run(lone_cell()) == (0, 1)
-    later.run()
-    assert [r["record_id"] for r in h.cells_sent()] == [1]
-
-
-def test_a_cell_that_starts_before_the_loops_turn_queues_the_round_itself() -> None:
-    # ipykernel may run a queued cell before the loop's next turn; if that cell
-    # ran for an hour, the record before it must not wait for it
-    h, later = deferred_harness()
-
-    async def back_to_back() -> Tuple[int, int]:
-        h.run_hooks()
-        h.recorder.pre_run_cell(types.SimpleNamespace(cell_id="long", store_history=True))
-        queued_at_start = len(later.calls)
-        await asyncio.sleep(0)
-        return queued_at_start, len(later.calls)
-
-    assert asyncio.run(back_to_back()) == (1, 1)  # queued by the second cell's start, and only once
-    later.run()
-    assert [r["record_id"] for r in h.cells_sent()] == [1]
-
-
-def test_a_cell_run_inside_another_queues_its_round_at_once_even_in_an_event_loop() -> None:
-    h, later = deferred_harness()
-
-    async def nested() -> int:
-        outer = types.SimpleNamespace(cell_id="outer", store_history=True)
-        h.recorder.pre_run_cell(outer)
-        h.run_hooks(cell_id="inner")  # get_ipython().run_cell from user code: the outer cell goes on
-        return len(later.calls)
-
-    assert asyncio.run(nested()) == 1
 
 
 def test_torch_counters_after_a_cell_are_read_by_the_sender_thread_not_the_hook(cuda: FakeTorch) -> None:
