@@ -63,63 +63,25 @@ targets' verdicts as JSON.
 from __future__ import annotations
 
 import argparse
-import os
 import random
 import statistics
 import subprocess
 import sys
 import time
 from pathlib import Path
-from queue import Empty
-from typing import Dict, List, Optional
+from typing import Dict, List
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "python_helper"))
 
-import psutil  # noqa: E402
-
+from _cell_kernels import TIMING_WRAPPERS, Subject  # noqa: E402
 from _common import CUDA_IN_USE, add_common_arguments, require_device, target, write_json  # noqa: E402
-from kernel_harness import Kernel, _parse_date, attach_helper, bootstrap_code  # noqa: E402
+from kernel_harness import attach_helper, bootstrap_code  # noqa: E402
 
 HOOKS_TARGET_US = 50.0  # the hooks' own wall time per cell, median
 CPU_TARGET_US = 150.0  # kernel CPU added per cell, the record's send included
 LONE_DELAY_TARGET_S = 0.05  # a lone cell's record, after the kernel's idle status
-
-# Installed silently in each kernel after its tool: wraps every registered
-# pre/post_run_cell callback with a timer. Per cell, pre + post.
-TIMING_WRAPPERS = r"""
-def _bench_install():
-    import time
-    ip = get_ipython()
-    store = {"pre_run_cell": [], "post_run_cell": [], "pre_cpu": [], "post_cpu": []}
-    def wrap(event, fn):
-        cpu = event[:-9] + "_cpu"  # pre_run_cell -> pre_cpu
-        def timed(*args, **kwargs):
-            t = time.perf_counter()
-            c = time.thread_time()
-            try:
-                return fn(*args, **kwargs)
-            finally:
-                store[cpu].append(time.thread_time() - c)
-                store[event].append(time.perf_counter() - t)
-        return timed
-    for event in ("pre_run_cell", "post_run_cell"):
-        callbacks = ip.events.callbacks[event]
-        callbacks[:] = [wrap(event, f) for f in callbacks]
-    __import__("sys").modules["__bench_hook_times__"] = store
-_bench_install()
-del _bench_install
-"""
-
-HOOK_TIMES = (
-    "(lambda s: (s['pre_run_cell'][{skip}:{end}], s['post_run_cell'][{skip}:{end}]))"
-    "(__import__('sys').modules['__bench_hook_times__'])"
-)
-HOOK_CPU_TIMES = (
-    "(lambda s: (s['pre_cpu'][{skip}:{end}], s['post_cpu'][{skip}:{end}]))"
-    "(__import__('sys').modules['__bench_hook_times__'])"
-)
 
 IPYEXPERIMENTS = (
     "from ipyexperiments import IPyExperimentsCPU as _IPyExperimentsCPU\n"
@@ -144,140 +106,6 @@ def ipyexperiments_missing() -> str:
 COLUMN_KEYS = {"round_trip": "round_trip_us_median", "busy_idle": "busy_idle_us_median",
                "hooks": "hooks_wall_us_median", "hooks_p90": "hooks_wall_us_p90",
                "hooks_cpu": "hooks_cpu_us_median", "cpu": "kernel_cpu_us_per_cell"}
-
-
-class Subject:
-    def __init__(self, name: str):
-        self.name = name
-        self.kernel = Kernel()
-        self.pid = self.kernel.eval("__import__('os').getpid()")
-        self.round_trip: List[float] = []
-        self.busy_idle: List[float] = []
-        self.cpu_start = 0.0
-        self.cpu_end = 0.0
-
-    def cpu(self, threads: Optional[Dict[int, float]] = None) -> float:
-        """The kernel's CPU seconds: the sum of ``threads`` (a :meth:`thread_cpu` reading) where there is one."""
-        if threads is None:
-            threads = self.thread_cpu()
-        if threads:
-            return sum(threads.values())
-        t = psutil.Process(self.pid).cpu_times()
-        return t.user + t.system
-
-    def thread_cpu(self) -> Dict[int, float]:
-        """Seconds each live thread of the kernel has run (Linux schedstat; {} elsewhere)."""
-        times: Dict[int, float] = {}
-        try:
-            tids = os.listdir(f"/proc/{self.pid}/task")
-        except OSError:
-            return times
-        for tid in tids:
-            try:
-                with open(f"/proc/{self.pid}/task/{tid}/schedstat") as f:
-                    times[int(tid)] = int(f.read().split()[0]) / 1e9
-            except (OSError, ValueError, IndexError):
-                pass
-        return times
-
-    def thread_names(self) -> Dict[int, str]:
-        return self.kernel.eval("{t.native_id: t.name for t in __import__('threading').enumerate()}")
-
-    def lone_cell_delay(self, code: str) -> Optional[float]:
-        """Seconds from the kernel's idle status to the ``cells`` message with this cell's record."""
-        kc = self.kernel.kc
-        msg_id = kc.execute(code, store_history=True)
-        idle_at: Optional[float] = None
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
-            try:
-                m = kc.get_iopub_msg(timeout=0.5)
-            except Empty:
-                continue
-            if (m["msg_type"] == "status" and m["parent_header"].get("msg_id") == msg_id
-                    and m["content"]["execution_state"] == "idle"):
-                idle_at = _parse_date(m["header"]["date"])
-            elif m["msg_type"] == "comm_msg" and m["content"]["data"].get("type") == "cells" and idle_at is not None:
-                return _parse_date(m["header"]["date"]) - idle_at
-        return None
-
-    def run_cell(self, code: str, record: bool) -> None:
-        kc = self.kernel.kc
-        start = time.perf_counter()
-        msg_id = kc.execute(code, store_history=True)
-        while True:
-            msg = kc.get_shell_msg(timeout=60)
-            if msg["parent_header"].get("msg_id") == msg_id:
-                break
-        elapsed = time.perf_counter() - start
-        busy = idle = None
-        deadline = time.monotonic() + 60
-        while idle is None:
-            try:
-                m = kc.get_iopub_msg(timeout=max(0.0, deadline - time.monotonic()))
-            except Empty:
-                raise TimeoutError(f"{self.name}: no idle status")
-            if m["msg_type"] == "status" and m["parent_header"].get("msg_id") == msg_id:
-                if m["content"]["execution_state"] == "busy":
-                    busy = _parse_date(m["header"]["date"])
-                elif m["content"]["execution_state"] == "idle":
-                    idle = _parse_date(m["header"]["date"])
-        if record:
-            self.round_trip.append(elapsed)
-            if busy is not None:
-                self.busy_idle.append(idle - busy)
-
-    def run_burst(self, code: str, cells: int) -> Dict[str, float]:
-        """Send ``cells`` execute requests at once, as JupyterLab's "Run All" does; wait for the last idle.
-
-        Returns the wall time, the kernel's CPU time, and the per-cell
-        ``cells`` messages that arrived meanwhile (and the records in them).
-        """
-        kc = self.kernel.kc
-        cpu_start = self.cpu()
-        start = time.perf_counter()
-        ids = [kc.execute(code, store_history=True) for _ in range(cells)]
-        last, replies = ids[-1], 0
-        while replies < cells:
-            msg = kc.get_shell_msg(timeout=120)
-            if msg["parent_header"].get("msg_id") in ids:
-                replies += 1
-        messages = records = 0
-        idle_at: Optional[float] = None
-        elapsed = 0.0
-        deadline = time.monotonic() + 120
-        # The last round of records follows the idle status: listen a little longer.
-        while idle_at is None or time.monotonic() < idle_at + 0.2:
-            try:
-                m = kc.get_iopub_msg(timeout=0.05)
-            except Empty:
-                if time.monotonic() > deadline:
-                    raise TimeoutError(f"{self.name}: no idle status after the burst")
-                continue
-            if m["msg_type"] == "status" and m["parent_header"].get("msg_id") == last:
-                if m["content"]["execution_state"] == "idle" and idle_at is None:
-                    idle_at, elapsed = time.monotonic(), time.perf_counter() - start
-            elif m["msg_type"] == "comm_msg" and m["content"]["data"].get("type") == "cells":
-                messages += 1
-                records += len(m["content"]["data"]["records"])
-        return {"wall": elapsed, "cpu": self.cpu() - cpu_start, "messages": messages, "records": records}
-
-    def drain(self) -> None:
-        while True:
-            try:
-                self.kernel.kc.get_iopub_msg(timeout=0.01)
-            except Empty:
-                return
-
-    def hook_times(self, skip: int, count: int, cpu: bool = False) -> List[float]:
-        """Per-cell hook times of ``count`` cells after the first ``skip`` (in chunks: IPython's repr stops at 1,000 items)."""
-        times: List[float] = []
-        for start in range(skip, skip + count, 500):
-            end = min(start + 500, skip + count)
-            pre, post = self.kernel.eval((HOOK_CPU_TIMES if cpu else HOOK_TIMES).format(skip=start, end=end))
-            times += [a + b for a, b in zip(pre, post)]
-        return times
-
 
 
 def added_cpu_by_thread(start: Dict[str, Dict[int, float]], end: Dict[str, Dict[int, float]],
