@@ -3,6 +3,11 @@ import types
 
 import pytest
 
+try:  # the real one, imported before the fixtures hide torch from the helper
+    import torch as REAL_TORCH
+except ImportError:
+    REAL_TORCH = None
+
 from fakes import FakePynvml, nested_stats
 from jupyterlab_vram_helper.readers import tensorflow as tf_reader
 from jupyterlab_vram_helper.readers import torch_cuda
@@ -75,6 +80,34 @@ def test_missing_stat_keys_are_null_not_zero(fake_torch) -> None:
     figures = torch_cuda.read_device(fake_torch, 0)
     assert figures["allocated_bytes"] == 5
     assert figures["reserved_bytes"] is None and figures["num_ooms"] is None
+
+
+def test_peak_resets_go_straight_to_torchs_binding_with_the_explicit_index(fake_torch) -> None:
+    bound: list = []
+    fake_torch._C._cuda_resetPeakMemoryStats = lambda index: bound.append(index)
+    fake_torch.initialized = True
+    torch_cuda.reset_peaks(fake_torch, 1)
+    assert bound == [1] and isinstance(bound[0], int)
+    assert not [c for c in fake_torch.calls if c[0] == "reset_peak_memory_stats"]  # not through the wrapper
+    fake_torch.allocator_backend = "cudaMallocAsync"  # a new torch module binds afresh: here, the backend
+    torch_cuda._allocator = None
+    fake_torch.contexts = {0}
+    torch_cuda.reset_peaks(fake_torch, 1)  # no context on device 1: resetting there would create one
+    torch_cuda.reset_peaks(fake_torch, 0)
+    assert bound == [1, 0]
+
+
+@pytest.mark.skipif(REAL_TORCH is None, reason="torch is not installed")
+def test_the_torch_bindings_the_hooks_call_exist_under_their_names() -> None:
+    # Only looked up, never called: there is no GPU here. A rename in torch
+    # would silently send every call through the slower public wrappers.
+    allocator = torch_cuda._bound(REAL_TORCH)
+    try:
+        assert allocator.stats is REAL_TORCH._C._cuda_memoryStats
+        assert allocator.reset_peaks is REAL_TORCH._C._cuda_resetPeakMemoryStats
+        assert allocator.has_context is REAL_TORCH._C._cuda_hasPrimaryContext
+    finally:
+        torch_cuda._allocator = None
 
 
 def test_half_imported_torch_is_not_initialized(monkeypatch) -> None:

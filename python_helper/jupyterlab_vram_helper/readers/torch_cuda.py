@@ -77,6 +77,7 @@ class _Allocator(NamedTuple):
     torch: Any
     backend: Optional[str]  # "native" or "cudaMallocAsync"; None where torch cannot say (< 2.0)
     stats: Callable[[int], Mapping[str, Any]]
+    reset_peaks: Callable[[int], Any]
     has_context: Optional[Callable[[int], Any]]
 
 
@@ -97,7 +98,10 @@ def _bound(torch: Any) -> _Allocator:
     # checks (CUDA initialised? which device?) cost a third of each call
     # (~7 of ~20 us on an H100 machine), and our callers have made them.
     stats = getattr(native, "_cuda_memoryStats", None) or _stats_function(torch)
-    known = _Allocator(torch, backend, stats, getattr(native, "_cuda_hasPrimaryContext", None))
+    # The same for reset_peak_memory_stats, whose wrapper only resolves the
+    # device index (three Python calls) that our callers pass explicitly.
+    reset = getattr(native, "_cuda_resetPeakMemoryStats", None) or torch.cuda.reset_peak_memory_stats
+    known = _Allocator(torch, backend, stats, reset, getattr(native, "_cuda_hasPrimaryContext", None))
     _allocator = known
     return known
 
@@ -247,5 +251,6 @@ def reset_peaks(torch: Any, index: int) -> None:
     context. With an index it only touches the allocator's bookkeeping (under
     cudaMallocAsync, only on a device that already has a context).
     """
-    if _readable(_bound(torch), index):
-        torch.cuda.reset_peak_memory_stats(int(index))
+    allocator = _bound(torch)
+    if _readable(allocator, index):
+        allocator.reset_peaks(int(index))
