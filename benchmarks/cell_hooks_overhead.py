@@ -55,9 +55,11 @@ gathers the records of every cell that ends within its 40 ms window into one mes
 helper bootstrap code in PATH (``node scripts/bundle-helper.mjs --stdout``
 run in another checkout): a change and what it replaces, side by side in one
 run, which on a small shared machine is the only fair comparison. Know the
-floor first: with the same helper in both kernels (three runs of 1,500 cells,
-2-vCPU VM) the two differed by up to 35 us of CPU, 20 us of busy->idle and
-2.4 us of hook time per cell, so a smaller difference says nothing.
+floor first: with the same helper in both kernels (six runs of 1,500 cells,
+2-vCPU VM) the helper's kernel minus the baseline's was -35 to +101 us of
+CPU, -23 to +104 us of busy->idle and -1.1 to +2.4 us of hook time per
+cell: CPU and busy->idle need several runs, a difference in hook time of a
+few microseconds is real.
 
 ``--json PATH`` also writes the medians, the added times, the ratios and the
 targets' verdicts as JSON.
