@@ -10,6 +10,19 @@ silently in every Python kernel. It runs with two globals set by that code:
 It must leave nothing behind in the user's namespace (it runs in a private
 globals dict) and must raise, not print, on failure: the frontend reads the
 error from the execute reply.
+
+Compiling the helper's modules is about half of the bootstrap's time in a
+fresh kernel; loading them compiled takes a small part of that. So each
+module compiled here is also kept, like Python's own ``__pycache__``, in the
+user's cache directory (``$XDG_CACHE_HOME`` or ``~/.cache``, then
+``jupyterlab-vram/code/<bundle hash>-<Python cache tag>-<bytecode
+magic>-o<optimisation level>/``), and the next kernel of the same bundle and
+Python loads it from there. Nothing is written where Python would not write
+bytecode (``PYTHONDONTWRITEBYTECODE``, ``-B``) or with
+``JUPYTERLAB_VRAM_CODE_CACHE=0``; a file is loaded only if it belongs to this
+user and nobody else may write it; a cache that cannot be read or written
+costs the compile, never the bootstrap. The four most recent folders are kept.
+POSIX systems only: elsewhere a file's mode does not say who may write it.
 """
 
 import base64
@@ -17,10 +30,16 @@ import importlib.abc
 import importlib.util
 import json
 import linecache
+import marshal
+import os
+import shutil
 import sys
+import tempfile
+import types
 import zlib
 
 PACKAGE = "jupyterlab_vram_helper"
+CODE_CACHE_FOLDERS_KEPT = 4
 
 bundle = json.loads(zlib.decompress(base64.b64decode(BUNDLE_Z64)).decode("utf-8"))  # noqa: F821
 
@@ -35,9 +54,12 @@ class InMemoryHelperFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
     jupyterlab_vram_bundle_finder = True
 
-    def __init__(self, bundle_hash, modules):
+    def __init__(self, bundle_hash, modules, code_cache):
         self.bundle_hash = bundle_hash
         self.modules = modules
+        self.code_cache = code_cache  # the folder, or None
+        self.code_cache_writable = code_cache is not None and not sys.dont_write_bytecode
+        self.loaded_compiled = []  # modules loaded from the code cache, in order
 
     def find_spec(self, fullname, path=None, target=None):
         entry = self.modules.get(fullname)
@@ -65,7 +87,75 @@ class InMemoryHelperFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         module.__file__ = filename
         if entry["package"]:
             module.__path__ = []
-        exec(compile(entry["source"], filename, "exec"), module.__dict__)
+        code = self._compiled(module.__name__, filename)
+        if code is None:
+            code = compile(entry["source"], filename, "exec")
+            self._keep_compiled(module.__name__, code)
+        exec(code, module.__dict__)
+
+    def _compiled(self, name, filename):
+        """The module's code from the code cache, or None."""
+        if self.code_cache is None:
+            return None
+        try:
+            with open(os.path.join(self.code_cache, name + ".code"), "rb") as f:
+                info = os.fstat(f.fileno())
+                # Only this user's file, writable by nobody else: the cache must not be a way in.
+                if info.st_mode & 0o022 or (hasattr(os, "getuid") and info.st_uid != os.getuid()):
+                    return None
+                code = marshal.loads(f.read())
+        except Exception:  # absent, unreadable, truncated, another Python's
+            return None
+        if type(code) is not types.CodeType or code.co_filename != filename:
+            return None
+        self.loaded_compiled.append(name)
+        return code
+
+    def _keep_compiled(self, name, code):
+        if not self.code_cache_writable:
+            return
+        try:
+            if not os.path.isdir(self.code_cache):
+                os.makedirs(self.code_cache, mode=0o700)
+                _forget_old_code_caches(os.path.dirname(self.code_cache))
+            fd, temporary = tempfile.mkstemp(prefix="." + name, suffix=".tmp", dir=self.code_cache)
+            try:
+                with os.fdopen(fd, "wb") as f:
+                    f.write(marshal.dumps(code))
+                os.replace(temporary, os.path.join(self.code_cache, name + ".code"))  # whole or not at all
+            except BaseException:
+                os.unlink(temporary)
+                raise
+        except Exception:  # read-only home, full disk, another kernel's race: compile next time
+            self.code_cache_writable = False
+
+
+def _code_cache_folder(bundle_hash):
+    """This bundle's code cache for this Python, or None where it is turned off."""
+    if os.environ.get("JUPYTERLAB_VRAM_CODE_CACHE") == "0" or not sys.implementation.cache_tag:
+        return None
+    if os.name != "posix":  # elsewhere a file's mode does not say who may write it
+        return None
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(
+        base, "jupyterlab-vram", "code",
+        "%s-%s-%s-o%d" % (bundle_hash, sys.implementation.cache_tag, importlib.util.MAGIC_NUMBER.hex(),
+                          sys.flags.optimize),
+    )
+
+
+def _forget_old_code_caches(parent):
+    """Keep the most recent folders only (other bundles: other versions of the extension)."""
+    try:
+        folders = sorted(
+            (entry for entry in os.scandir(parent) if entry.is_dir(follow_symlinks=False)),
+            key=lambda entry: entry.stat(follow_symlinks=False).st_mtime,
+            reverse=True,
+        )
+        for entry in folders[CODE_CACHE_FOLDERS_KEPT:]:
+            shutil.rmtree(entry.path, ignore_errors=True)
+    except OSError:
+        pass
 
 
 def _same_bundle_running():
@@ -86,7 +176,9 @@ def _remove_previous_helper():
 
 if not _same_bundle_running():
     _remove_previous_helper()
-    sys.meta_path.insert(0, InMemoryHelperFinder(bundle["hash"], bundle["modules"]))
+    sys.meta_path.insert(
+        0, InMemoryHelperFinder(bundle["hash"], bundle["modules"], _code_cache_folder(bundle["hash"]))
+    )
     importlib.import_module(PACKAGE).__bundle_hash__ = bundle["hash"]
 
 sys.modules[PACKAGE].install()

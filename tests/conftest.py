@@ -19,6 +19,19 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from kernel_harness import Kernel, bootstrap_code  # noqa: E402
 
 
+@pytest.fixture(scope="session", autouse=True)
+def code_cache_out_of_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Kernels started by tests keep the helper's compiled code (kernel_bootstrap.py) in a
+    temporary folder, not in the user's cache directory."""
+    previous = os.environ.get("XDG_CACHE_HOME")
+    os.environ["XDG_CACHE_HOME"] = str(tmp_path_factory.mktemp("cache-home"))
+    yield
+    if previous is None:
+        os.environ.pop("XDG_CACHE_HOME", None)
+    else:
+        os.environ["XDG_CACHE_HOME"] = previous
+
+
 @pytest.fixture(scope="session")
 def bootstrap() -> str:
     if shutil.which("node") is None and not os.environ.get("VRAM_BOOTSTRAP_FILE"):
