@@ -226,13 +226,14 @@ class CellMemoryRecorder:
             if not isinstance(execution_count, int) or isinstance(execution_count, bool):
                 execution_count = cell.execution_count
             # torch's counters after the cell are read later (see the module docstring).
-            gpus: Optional[List[CellGpuMemory]] = None if cell.gpus_before or self._torch() is not None else []
+            gpus_after: Optional[GpuReading] = None if cell.gpus_before or self._torch() is not None else {}
             oom = self._diagnosis(result) if error is not None and error["out_of_memory"] else None
-            ended = EndedCell(cell, t1, status, error, execution_count, gpus, oom)
+            ended = EndedCell(cell, t1, status, error, execution_count, gpus_after, oom)
             if pending:
                 # Ended inside a cell that goes on running: its figures cannot wait.
                 self._read_host_after(ended)
-                self._read_gpus_after(ended, self._gpu_reading("reading torch.cuda at cell end"))
+                if ended.gpus_after is None:
+                    ended.gpus_after = self._gpu_reading("reading torch.cuda at cell end")
             self._ended.append(ended)
             if not self._round_queued:
                 self._round_queued = True
@@ -297,21 +298,24 @@ class CellMemoryRecorder:
             self._problem(what, exc)
             return {}
 
-    def _read_gpus_after(self, ended: EndedCell, reading: GpuReading) -> None:
-        """``ended.gpus`` from ``reading``, unless it has them already ([] if that fails)."""
-        if ended.gpus is not None:
-            return
-        ended.gpus = []
+    def _gpu_entries(self, ended: EndedCell) -> List[CellGpuMemory]:
+        """The record's per-device entries ([] if they cannot be made)."""
         try:
-            ended.gpus = gpu_records(ended.cell, reading)
+            return gpu_records(ended.cell, ended.gpus_after or {})
         except Exception as exc:
             self._problem("recording torch.cuda's figures of the cell", exc)
+            return []
+
+    def _rss_reading(self, what: str, hold_gil: bool = True) -> Tuple[Optional[int], Optional[int]]:
+        """RSS and VmHWM now; unknown (and one problem report) if they cannot be read."""
+        try:
+            return self._rss.rss_and_peak(hold_gil=hold_gil)
+        except Exception as exc:
+            self._problem(what, exc)
+            return None, None
 
     def _read_host_after(self, ended: EndedCell) -> None:
-        try:
-            ended.rss_after, ended.rss_peak_after = self._rss.rss_and_peak()
-        except Exception as exc:
-            self._problem("reading RSS at cell end", exc)
+        ended.rss_after, ended.rss_peak_after = self._rss_reading("reading RSS at cell end")
         ended.host_read = True
 
     def _diagnosis(self, result: Any) -> Optional[OomDiagnosis]:
@@ -354,7 +358,7 @@ class CellMemoryRecorder:
                 if not ended.host_read:
                     ended.rss_after, ended.rss_peak_after = reading if reading is not None else (None, None)
                     ended.host_read = True
-                if ended.gpus is None and ended.gpus_after is None:
+                if ended.gpus_after is None:
                     ended.gpus_after = gpus if gpus is not None else {}
 
     def _forget_queued_round(self) -> None:
@@ -380,20 +384,14 @@ class CellMemoryRecorder:
                 ended = self._ended[0]
                 if not ended.host_read:
                     if reading is None:
-                        try:
-                            reading = self._rss.rss_and_peak(hold_gil=False)
-                        except Exception as exc:
-                            reading = (None, None)
-                            self._problem("reading RSS after the cell", exc)
+                        reading = self._rss_reading("reading RSS after the cell", hold_gil=False)
                     ended.rss_after, ended.rss_peak_after = reading
                     ended.host_read = True
-                if ended.gpus is None:
-                    if ended.gpus_after is None:
-                        if gpus is None:
-                            gpus = self._gpu_reading("reading torch.cuda after the cell")
-                        ended.gpus_after = gpus
-                    self._read_gpus_after(ended, ended.gpus_after)
-                record = cell_record(self._next_id, ended)
+                if ended.gpus_after is None:
+                    if gpus is None:
+                        gpus = self._gpu_reading("reading torch.cuda after the cell")
+                    ended.gpus_after = gpus
+                record = cell_record(self._next_id, ended, self._gpu_entries(ended))
                 self._next_id += 1
                 self._ended.popleft()
                 self._records.append(record)

@@ -10,7 +10,7 @@ from .readers import torch_cuda
 from .readers.torch_cuda import AllocatorCounters
 
 if TYPE_CHECKING:  # only the type: the module is loaded when a diagnosis is made
-    from .protocol_types import CellError, CellGpuMemory
+    from .protocol_types import CellError
     from .oom_diagnosis import OomDiagnosis
 
 
@@ -46,19 +46,18 @@ class PendingCell:
 class EndedCell:
     """What post_run_cell measured, waiting for its RSS after and peak to become a record."""
 
-    __slots__ = ("cell", "t1", "status", "error", "execution_count", "gpus", "gpus_after", "oom",
+    __slots__ = ("cell", "t1", "status", "error", "execution_count", "gpus_after", "oom",
                  "host_read", "rss_after", "rss_peak_after")
 
     def __init__(self, cell: PendingCell, t1: float, status: CellStatus, error: Optional[CellError],
-                 execution_count: Optional[int], gpus: Optional[List[CellGpuMemory]], oom: Optional[OomDiagnosis]):
+                 execution_count: Optional[int], gpus_after: Optional[GpuReading], oom: Optional[OomDiagnosis]):
         self.cell = cell
         self.t1 = t1
         self.status = status
         self.error = error
         self.execution_count = execution_count
-        self.gpus = gpus  # None until torch's counters after the cell are turned into records
-        # torch's counters after the cell, as a hook read them (None: not read yet)
-        self.gpus_after: Optional[GpuReading] = None
+        # torch's counters after the cell (None: not read yet; {}: nothing to read)
+        self.gpus_after = gpus_after
         self.oom = oom
         self.host_read = False  # rss_after and rss_peak_after are read
         self.rss_after: Optional[int] = None

@@ -13,8 +13,8 @@ if TYPE_CHECKING:  # the message shapes, for annotations only (protocol_types.py
     from .protocol_types import CellGpuMemory, CellHostMemory, CellMemoryRecord
 
 
-def cell_record(record_id: int, ended: EndedCell) -> CellMemoryRecord:
-    """The record of ``ended``, whose end figures are read (``ended.gpus`` made by :func:`gpu_records`)."""
+def cell_record(record_id: int, ended: EndedCell, gpus: List[CellGpuMemory]) -> CellMemoryRecord:
+    """The record of ``ended``, whose end figures are read; ``gpus`` made by :func:`gpu_records`."""
     cell = ended.cell
     rss_peak, rss_exact = peak_of(
         cell.rss_before, ended.rss_after, cell.sampled_rss_max,
@@ -34,9 +34,9 @@ def cell_record(record_id: int, ended: EndedCell) -> CellMemoryRecord:
         "duration_s": max(0.0, ended.t1 - cell.t0),
         "status": ended.status,
         "error": ended.error,
-        "peak_exact": rss_exact and all(g["peak_exact"] for g in ended.gpus or ()),
+        "peak_exact": rss_exact and all(g["peak_exact"] for g in gpus),
         "host": host,
-        "gpus": ended.gpus or [],
+        "gpus": gpus,
         "oom": ended.oom,
     }
 

@@ -302,9 +302,6 @@ def test_history_keeps_the_last_n_and_ids_increase() -> None:
 
 
 class BrokenRss(ScriptedRss):
-    def rss(self):
-        raise OSError("proc is gone")
-
     def rss_and_peak(self, hold_gil=True):
         raise OSError("proc is gone")
 

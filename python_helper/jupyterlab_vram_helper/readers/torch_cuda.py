@@ -77,7 +77,7 @@ class _Allocator(NamedTuple):
     torch: Any
     backend: Optional[str]  # "native" or "cudaMallocAsync"; None where torch cannot say (< 2.0)
     stats: Callable[[int], Mapping[str, Any]]
-    reset_peaks: Callable[[int], Any]
+    reset_peaks: Optional[Callable[[int], Any]]
     has_context: Optional[Callable[[int], Any]]
 
 
@@ -100,7 +100,9 @@ def _bound(torch: Any) -> _Allocator:
     stats = getattr(native, "_cuda_memoryStats", None) or _stats_function(torch)
     # The same for reset_peak_memory_stats, whose wrapper only resolves the
     # device index (three Python calls) that our callers pass explicitly.
-    reset = getattr(native, "_cuda_resetPeakMemoryStats", None) or torch.cuda.reset_peak_memory_stats
+    # Looked up here without the public fallback: a torch lacking both must
+    # still have its figures read (the reset fails alone, in reset_peaks).
+    reset = getattr(native, "_cuda_resetPeakMemoryStats", None)
     known = _Allocator(torch, backend, stats, reset, getattr(native, "_cuda_hasPrimaryContext", None))
     _allocator = known
     return known
@@ -253,4 +255,4 @@ def reset_peaks(torch: Any, index: int) -> None:
     """
     allocator = _bound(torch)
     if _readable(allocator, index):
-        allocator.reset_peaks(int(index))
+        (allocator.reset_peaks or torch.cuda.reset_peak_memory_stats)(int(index))
