@@ -20,29 +20,43 @@ SENDER_THREAD_NAME = "jupyterlab-vram-cell-sender"
 # kernel's execute_reply and idle status have long gone out by then, so the
 # round never competes with them for the GIL.
 SENDER_WINDOW_S = 0.04
+# While cells keep ending (a "Run All", a script sending cells one by one)
+# rounds start at least this far apart: records go out once per spacing,
+# and a message's cost is shared by every cell that ended in it.
+SENDER_SPACING_S = 0.05
 
 
 class BackgroundSender:
     """Runs calls, in order, on its own daemon thread; sends messages to every open comm.
 
     The hook only enqueues; this thread, started on first use, wakes for the
-    first call, waits ``window_s``, then does everything queued by then in
-    one round. What comes in while it waits is queued without waking it.
+    first call, waits ``window_s`` (and until ``spacing_s`` after the start
+    of the previous round), then does everything queued by then in one
+    round. What comes in while it waits is queued without waking it.
     """
 
     _STOP = object()
 
-    def __init__(self, broadcast: Callable[[Mapping[str, Any]], None], window_s: float = SENDER_WINDOW_S):
+    def __init__(
+        self,
+        broadcast: Callable[[Mapping[str, Any]], None],
+        window_s: float = SENDER_WINDOW_S,
+        spacing_s: float = SENDER_SPACING_S,
+    ):
         self._broadcast = broadcast
         self._window_s = window_s
+        self._spacing_s = spacing_s
         self._queue: "queue.SimpleQueue[Any]" = queue.SimpleQueue()
         self._thread: Optional[threading.Thread] = None
         self._lock = threading.Lock()
         call_in_forked_child(self._forget_thread)
 
     def post(self, message: Mapping[str, Any]) -> None:
-        """Send ``message`` to every open comm, soon."""
-        self.call_soon(lambda: self._broadcast(message))
+        """Send ``message`` to every open comm: soon, or at once from a round on this sender's thread."""
+        if self._thread is threading.current_thread():
+            self._broadcast(message)  # already off the hooks' thread: no second trip through the queue
+        else:
+            self.call_soon(lambda: self._broadcast(message))
 
     def call_soon(self, call: Callable[[], None]) -> None:
         self._queue.put(call)
@@ -55,11 +69,14 @@ class BackgroundSender:
                     self._thread.start()
 
     def _run(self) -> None:
+        last_round = float("-inf")
         try:
             while True:
                 call = self._queue.get()
                 if call is not self._STOP and self._window_s > 0:
-                    time.sleep(self._window_s)
+                    now = time.monotonic()
+                    time.sleep(max(self._window_s, last_round + self._spacing_s - now))
+                last_round = time.monotonic()
                 while True:
                     if call is self._STOP:
                         return

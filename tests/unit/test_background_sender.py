@@ -103,3 +103,41 @@ def test_background_sender_works_in_a_forked_child_and_after_a_stop() -> None:
     sender.post({"n": 3})  # and the next post starts a new one
     wait_until(lambda: got == [1, 3])
     sender.stop()
+
+
+def test_background_sender_spaces_rounds_while_calls_keep_coming() -> None:
+    starts: List[float] = []
+    queued: Dict[str, float] = {}
+
+    def work(name: str):
+        queued[name] = time.monotonic()
+        return lambda: starts.append(time.monotonic())
+
+    sender = BackgroundSender(lambda message: None, window_s=0.05, spacing_s=0.4)
+    sender.call_soon(work("first"))
+    wait_until(lambda: len(starts) == 1)
+    sender.call_soon(work("streaming"))  # right after a round: waits for the spacing, not one window
+    wait_until(lambda: len(starts) == 2)
+    time.sleep(0.45)  # a quiet spell longer than the spacing
+    sender.call_soon(work("lone"))
+    wait_until(lambda: len(starts) == 3)
+    sender.stop()
+    assert 0.05 <= starts[0] - queued["first"] < 0.35
+    assert starts[1] - starts[0] >= 0.4
+    assert starts[1] - queued["streaming"] >= 0.3  # not just its own window
+    assert 0.05 <= starts[2] - queued["lone"] < 0.35  # a lone call waits one window again
+
+
+def test_background_sender_sends_a_message_posted_by_its_own_round_at_once() -> None:
+    events: List[str] = []
+    sender = BackgroundSender(lambda message: events.append(message["n"]), window_s=0)
+
+    def round_() -> None:
+        sender.post({"n": "from the round"})
+        events.append("after the post")
+
+    sender.call_soon(round_)
+    wait_until(lambda: len(events) == 2)
+    sender.stop()
+    # sent within the round, not queued behind it
+    assert events == ["from the round", "after the post"]
