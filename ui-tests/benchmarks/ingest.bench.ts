@@ -3,8 +3,8 @@
  * rendering it (sidebar cards, timeline, status item), with 24 h of 1 Hz
  * history (86,400 samples) already in the buffer.
  *
- * Target: <= 2 ms per sample. Prints the figures; asserts only that
- * the measurement happened.
+ * Targets: taking a sample in <= 1 ms, and <= 2 ms with its render. Prints
+ * the figures; asserts only that the measurement happened.
  */
 import { expect, test } from '@jupyterlab/galata';
 
@@ -112,7 +112,7 @@ test('ingest + render one sample with 24 h of history', async ({ page }) => {
       `== frontend: one sample with ${HISTORY} samples of history (Chromium, ${MEASURED} samples measured) ==`,
       `history length in the model: ${figures.historyLength}; samples taken in: ${figures.sampleCount}`,
       `filling the history: ${figures.fillMs.toFixed(0)} ms (${((figures.fillMs * 1000) / HISTORY).toFixed(1)} us per sample)`,
-      `ingest only        median ${f(figures.ingest.median)} ms  p95 ${f(figures.ingest.p95)} ms  max ${f(figures.ingest.max)} ms`,
+      `ingest only        median ${f(figures.ingest.median)} ms  p95 ${f(figures.ingest.p95)} ms  max ${f(figures.ingest.max)} ms   (target <= 1 ms)`,
       `ingest + render    median ${f(figures.total.median)} ms  p95 ${f(figures.total.p95)} ms  max ${f(figures.total.max)} ms   (target <= 2 ms)`
     ].join('\n')
   );
