@@ -50,6 +50,45 @@ HOOK_TIMES = (
     "(lambda s: (s['pre_run_cell'][{skip}:{end}], s['post_run_cell'][{skip}:{end}]))"
     "(__import__('sys').modules['__bench_hook_times__'])"
 )
+HOOK_COUNT = "len(__import__('sys').modules['__bench_hook_times__']['pre_run_cell'])"
+
+# Installed silently in the helper's kernel for the last phase: timers around
+# the reads the hooks make, on the kernel's main thread only (the sampler and
+# the sender thread make the same calls): the RSS read, and where CUDA is
+# initialised torch's stats read and peak reset (the bound C entry points).
+# Per call; each timer adds about a microsecond to the hooks it sits in.
+PART_TIMERS = r"""
+def _bench_parts():
+    import sys, threading, time
+    from jupyterlab_vram_helper import runtime
+    from jupyterlab_vram_helper.readers import torch_cuda
+    main = threading.main_thread()
+    store = {"rss_read": [], "torch_stats": [], "peak_reset": []}
+    def timed(part, fn):
+        def call(*args, **kwargs):
+            if threading.current_thread() is not main:
+                return fn(*args, **kwargs)
+            t = time.perf_counter()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                store[part].append(time.perf_counter() - t)
+        return call
+    rss = runtime.current().cells._rss
+    rss.rss_and_peak = timed("rss_read", rss.rss_and_peak)
+    torch = torch_cuda.loaded_torch()
+    if torch is not None and torch_cuda.cuda_initialized(torch):
+        bound = torch_cuda._bound(torch)
+        torch_cuda._allocator = bound._replace(
+            stats=timed("torch_stats", bound.stats),
+            reset_peaks=timed("peak_reset", bound.reset_peaks) if bound.reset_peaks is not None else None,
+        )
+    sys.modules["__bench_part_times__"] = store
+_bench_parts()
+del _bench_parts
+"""
+PART_TIMES = "{k: list(v) for k, v in __import__('sys').modules['__bench_part_times__'].items()}"
+
 HOOK_CPU_TIMES = (
     "(lambda s: (s['pre_cpu'][{skip}:{end}], s['post_cpu'][{skip}:{end}]))"
     "(__import__('sys').modules['__bench_hook_times__'])"
@@ -178,6 +217,14 @@ class Subject:
                 self.kernel.kc.get_iopub_msg(timeout=0.01)
             except Empty:
                 return
+
+    def hook_count(self) -> int:
+        """How many cells' hook times the kernel holds so far."""
+        return self.kernel.eval(HOOK_COUNT)
+
+    def part_times(self) -> Dict[str, List[float]]:
+        """Per call, seconds of each read timed by :data:`PART_TIMERS` since it was installed."""
+        return self.kernel.eval(PART_TIMES)
 
     def hook_times(self, skip: int, count: int, cpu: bool = False) -> List[float]:
         """Per-cell hook times of ``count`` cells after the first ``skip`` (in chunks: IPython's repr stops at 1,000 items)."""

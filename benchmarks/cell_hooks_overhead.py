@@ -51,6 +51,12 @@ Then "Run All" rounds: ``--burst`` cells sent at once to each kernel in turn
 the helper, how many ``cells`` messages carried the records (the sender
 gathers the records of every cell that ends within its 40 ms window into one message).
 
+Last, where the hooks' time goes: ``--part-cells`` more cells (the plain
+kernel taking turns) with the helper's reads timed on their own on the
+kernel's main thread: the RSS read, and with CUDA torch's stats read and peak
+reset. Medians per call beside the hooks' median of the same cells; the rest
+is our Python and IPython's dispatch.
+
 ``--baseline-bootstrap PATH`` adds a fourth kernel, ``baseline``, with the
 helper bootstrap code in PATH (``node scripts/bundle-helper.mjs --stdout``
 run in another checkout): a change and what it replaces, side by side in one
@@ -80,7 +86,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "python_helper"))
 
-from _cell_kernels import TIMING_WRAPPERS, Subject  # noqa: E402
+from _cell_kernels import PART_TIMERS, TIMING_WRAPPERS, Subject  # noqa: E402
 from _common import CUDA_IN_USE, add_common_arguments, require_device, target, write_json  # noqa: E402
 from kernel_harness import attach_helper, bootstrap_code  # noqa: E402
 
@@ -146,6 +152,35 @@ def bootstrap_interval(ours: List[float], plain: List[float], rounds: int = 2000
     return differences[int(rounds * 0.025)], differences[int(rounds * 0.975) - 1]
 
 
+def hook_parts(helper: Subject, plain: Subject, code: str, cells: int) -> Dict[str, float]:
+    """Where the hooks' time goes: ``cells`` more cells (taking turns with the plain kernel)
+    with the RSS read, torch's stats read and the peak reset timed on their own;
+    medians in microseconds per cell, each part per call ({} when ``cells`` is 0)."""
+    if cells <= 0:
+        return {}
+    reply = helper.kernel.execute(PART_TIMERS, silent=True, store_history=False)
+    assert reply["status"] == "ok", reply
+    first = helper.hook_count()
+    for _ in range(cells):
+        plain.run_cell(code, record=False)
+        helper.run_cell(code, record=False)
+    medians = {"hooks": statistics.median(helper.hook_times(first, cells)) * 1e6}
+    for part, times in helper.part_times().items():
+        if times:
+            medians[part] = statistics.median(times) * 1e6
+    return {part: round(value, 1) for part, value in medians.items()}
+
+
+def print_hook_parts(parts: Dict[str, float], cells: int) -> None:
+    timed = {part: value for part, value in parts.items() if part != "hooks"}
+    rest = parts["hooks"] - sum(timed.values())
+    print(f"where the hooks' time goes ({cells} more cells, their reads timed one by one, medians per call; "
+          f"the timers add ~1 us each):")
+    print("  hooks " + f"{parts['hooks']:.1f} us = " + " + ".join(
+        f"{part.replace('_', ' ')} {value:.1f}" for part, value in timed.items()) + f" + the rest {rest:.1f} us")
+    print()
+
+
 def us(seconds: float) -> str:
     return f"{seconds * 1e6:8.1f} us"
 
@@ -162,6 +197,8 @@ def main() -> None:
                         help="also measure a kernel running the helper bootstrap code in PATH (another version)")
     parser.add_argument("--lone-cells", type=int, default=20,
                         help="lone cells whose record delay is measured (default 20)")
+    parser.add_argument("--part-cells", type=int, default=300,
+                        help="last, cells with the hooks' reads timed one by one (default 300; 0: none)")
     add_common_arguments(parser)
     args = parser.parse_args()
     require_device(args.device)
@@ -220,6 +257,8 @@ def main() -> None:
         for round_ in range(args.burst_rounds if args.burst > 0 else 0):
             for s in order[round_ % len(order):] + order[: round_ % len(order)]:
                 bursts[s.name].append(s.run_burst(args.code, args.burst))
+
+        parts = hook_parts(subjects["helper"], subjects["plain"], args.code, args.part_cells)
 
         # sanity: the helper really recorded and sent every cell
         records = helper.request(comm_id, {"type": "history", "request_id": "bench"}, timeout=60)
@@ -314,7 +353,10 @@ def main() -> None:
               f"{burst_figures['helper_burst_records_sent']:.0f} records in "
               f"{burst_figures['helper_burst_cell_messages']:.0f} messages")
         print()
+    if parts:
+        print_hook_parts(parts, args.part_cells)
     figures = {
+        **{f"hook_part_{part}_us_median": value for part, value in parts.items()},
         "hooks_wall_us_median": round(medians["helper"]["hooks"] * 1e6, 1),
         "hooks_wall_us_p90": round(medians["helper"]["hooks_p90"] * 1e6, 1),
         "hooks_cpu_us_median": round(medians["helper"]["hooks_cpu"] * 1e6, 1),
