@@ -20,31 +20,42 @@ import psutil  # noqa: E402
 
 from kernel_harness import Kernel, _parse_date  # noqa: E402
 
-# Installed silently in each kernel after its tool: wraps every registered
-# pre/post_run_cell callback with a timer. Per cell, pre + post.
+# Installed silently in each kernel after its tool: timers around every
+# registered pre/post_run_cell callback, switched on and off by TIMERS. Per
+# cell, pre + post. The wall interval holds the callback alone: the CPU clock
+# (a system call, 5-10 us with cold caches, where the wall clock is a vDSO
+# read) is read outside it; inside, it made an empty callback measure 8-12 us
+# instead of 1.4-1.7. The timers cost the kernel CPU and busy->idle time
+# themselves, so those are measured while they are off.
 TIMING_WRAPPERS = r"""
 def _bench_install():
-    import time
+    import sys
+    from time import perf_counter, thread_time
     ip = get_ipython()
     store = {"pre_run_cell": [], "post_run_cell": [], "pre_cpu": [], "post_cpu": []}
     def wrap(event, fn):
-        cpu = event[:-9] + "_cpu"  # pre_run_cell -> pre_cpu
+        times, cpu_times = store[event], store[event[:-9] + "_cpu"]  # pre_run_cell -> pre_cpu
         def timed(*args, **kwargs):
-            t = time.perf_counter()
-            c = time.thread_time()
+            c = thread_time()
+            t = perf_counter()
             try:
                 return fn(*args, **kwargs)
             finally:
-                store[cpu].append(time.thread_time() - c)
-                store[event].append(time.perf_counter() - t)
+                t = perf_counter() - t
+                cpu_times.append(thread_time() - c)
+                times.append(t)
         return timed
-    for event in ("pre_run_cell", "post_run_cell"):
-        callbacks = ip.events.callbacks[event]
-        callbacks[:] = [wrap(event, f) for f in callbacks]
-    __import__("sys").modules["__bench_hook_times__"] = store
+    untimed = {event: list(ip.events.callbacks[event]) for event in ("pre_run_cell", "post_run_cell")}
+    timed = {event: [wrap(event, f) for f in callbacks] for event, callbacks in untimed.items()}
+    def timers(on):
+        for event, callbacks in (timed if on else untimed).items():
+            ip.events.callbacks[event][:] = callbacks
+    store["timers"] = timers
+    sys.modules["__bench_hook_times__"] = store
 _bench_install()
 del _bench_install
 """
+TIMERS = "__import__('sys').modules['__bench_hook_times__']['timers']({on})"
 
 HOOK_TIMES = (
     "(lambda s: (s['pre_run_cell'][{skip}:{end}], s['post_run_cell'][{skip}:{end}]))"
@@ -102,8 +113,7 @@ class Subject:
         self.pid = self.kernel.eval("__import__('os').getpid()")
         self.round_trip: List[float] = []
         self.busy_idle: List[float] = []
-        self.cpu_start = 0.0
-        self.cpu_end = 0.0
+        self.cpu_seconds = 0.0  # over the cells measured with the hook timers off
 
     def cpu(self, threads: Optional[Dict[int, float]] = None) -> float:
         """The kernel's CPU seconds: the sum of ``threads`` (a :meth:`thread_cpu` reading) where there is one."""
@@ -217,6 +227,12 @@ class Subject:
                 self.kernel.kc.get_iopub_msg(timeout=0.01)
             except Empty:
                 return
+
+    def timers(self, on: bool) -> None:
+        """Switch the hook timers (:data:`TIMING_WRAPPERS`) on or off, silently."""
+        reply = self.kernel.execute(TIMERS.format(on=on), silent=True, store_history=False)
+        assert reply["status"] == "ok", reply
+        self.drain()
 
     def hook_count(self) -> int:
         """How many cells' hook times the kernel holds so far."""

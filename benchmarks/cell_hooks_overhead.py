@@ -17,16 +17,20 @@ With ``--device cuda`` every kernel has imported torch, created its CUDA
 context and holds an allocation first, so the helper's hooks also reset the
 allocator's peak and read its counters at every cell.
 
-Per kernel and cell it records:
+Cells go one at a time, ``--cells`` per kernel with in-kernel timers on the
+hooks and as many without, in alternating blocks of 100: the timers cost the
+kernel CPU and time of their own, so every figure but the hooks' comes from
+the untimed cells. Per kernel and cell it records:
 
 - round trip: client-side time from sending execute_request to receiving its
   execute_reply (includes ZMQ and the client: noisy, but what a user waits);
 - busy->idle: the kernel's own status timestamps around the request;
-- hook time: ``time.perf_counter`` around every pre/post_run_cell callback,
-  measured inside the kernel (wrappers installed silently after the tool),
+- hook time (timed cells): ``time.perf_counter`` around every pre/post_run_cell
+  callback, measured inside the kernel (wrappers installed silently after the
+  tool; nothing else inside the interval: an empty callback measures ~1.5 us),
   and the same in ``time.thread_time`` (the hook thread's CPU only: without
   time lost to preemption or waiting for the GIL);
-- CPU per cell: the kernel process's CPU over the run / cells, every thread
+- CPU per cell: the kernel process's CPU over the untimed cells / cells, every thread
   included (our sender and sampler, ipyexperiments' peak-monitor thread).
   On Linux it is the sum of the threads' ``/proc/<pid>/task/*/schedstat``
   run times (nanoseconds), and the added CPU is also shown per thread, which
@@ -119,22 +123,63 @@ COLUMN_KEYS = {"round_trip": "round_trip_us_median", "busy_idle": "busy_idle_us_
                "hooks_cpu": "hooks_cpu_us_median", "cpu": "kernel_cpu_us_per_cell"}
 
 
-def added_cpu_by_thread(start: Dict[str, Dict[int, float]], end: Dict[str, Dict[int, float]],
-                        names: Dict[str, Dict[int, str]], cells: int) -> Dict[str, float]:
+BLOCK_CELLS = 100  # cells per kernel in a block; blocks alternate between hook timers off and on
+
+
+def one_by_one(order: List[Subject], code: str, cells: int, block: int = BLOCK_CELLS) -> Dict[str, Dict[int, float]]:
+    """``cells`` cells per kernel with the hook timers off and as many with them on, one at a time,
+    kernels taking turns, in blocks that alternate (so a change in the machine's speed hits both).
+
+    With the timers off: round trip, busy->idle and the kernel's CPU
+    (``Subject.cpu_seconds``), free of the timers' own cost; with them on:
+    the hooks' times. Returns, per kernel, the seconds each thread ran in the
+    untimed blocks (Linux schedstat; {} elsewhere).
+    """
+    threads: Dict[str, Dict[int, float]] = {s.name: {} for s in order}
+    done = {False: 0, True: 0}
+    timed, turn = True, 0
+    while min(done.values()) < cells:
+        if done[not timed] < cells:
+            timed = not timed
+        count = min(block, cells - done[timed])
+        for s in order:
+            s.timers(timed)
+        before = {s.name: s.thread_cpu() for s in order}
+        totals = {s.name: s.cpu(before[s.name]) for s in order}
+        for _ in range(count):
+            # rotate who goes first, so no kernel always follows the same one
+            for s in order[turn % len(order):] + order[: turn % len(order)]:
+                s.run_cell(code, record=not timed)
+            turn += 1
+        if not timed:
+            for s in order:
+                after = s.thread_cpu()
+                s.cpu_seconds += s.cpu(after) - totals[s.name]
+                for tid, seconds in after.items():
+                    threads[s.name][tid] = threads[s.name].get(tid, 0.0) + seconds - before[s.name].get(tid, 0.0)
+        done[timed] += count
+    for s in order:
+        s.timers(False)
+    return threads
+
+
+def added_cpu_by_thread(seconds: Dict[str, Dict[int, float]], names: Dict[str, Dict[int, str]],
+                        cells: int) -> Dict[str, float]:
     """Microseconds per cell each thread of the helper's kernel ran beyond the same thread of the plain one.
 
-    Threads are matched by name (ipykernel's own: MainThread, IOPub, ...);
-    a thread only the helper's kernel has (ours) counts whole. {} where
-    schedstat cannot be read.
+    ``seconds``: per kernel, each thread's CPU over the measured cells
+    (:func:`one_by_one`). Threads are matched by name (ipykernel's own:
+    MainThread, IOPub, ...); a thread only the helper's kernel has (ours)
+    counts whole. {} where schedstat cannot be read.
     """
     def per_name(kernel: str) -> Dict[str, float]:
         totals: Dict[str, float] = {}
-        for tid, seconds in end[kernel].items():
+        for tid, spent in seconds[kernel].items():
             name = names[kernel].get(tid, "other threads")
-            totals[name] = totals.get(name, 0.0) + seconds - start[kernel].get(tid, 0.0)
+            totals[name] = totals.get(name, 0.0) + spent
         return totals
 
-    if not end.get("plain") or not end.get("helper"):
+    if not seconds.get("plain") or not seconds.get("helper"):
         return {}
     plain, helper = per_name("plain"), per_name("helper")
     added = {name: (helper.get(name, 0.0) - plain.get(name, 0.0)) / cells * 1e6 for name in sorted(set(plain) | set(helper))}
@@ -160,10 +205,12 @@ def hook_parts(helper: Subject, plain: Subject, code: str, cells: int) -> Dict[s
         return {}
     reply = helper.kernel.execute(PART_TIMERS, silent=True, store_history=False)
     assert reply["status"] == "ok", reply
+    helper.timers(True)
     first = helper.hook_count()
     for _ in range(cells):
         plain.run_cell(code, record=False)
         helper.run_cell(code, record=False)
+    helper.timers(False)
     medians = {"hooks": statistics.median(helper.hook_times(first, cells)) * 1e6}
     for part, times in helper.part_times().items():
         if times:
@@ -236,16 +283,7 @@ def main() -> None:
         for _ in range(args.warmup):
             for s in order:
                 s.run_cell(args.code, record=False)
-        threads_start = {s.name: s.thread_cpu() for s in order}
-        for s in order:
-            s.cpu_start = s.cpu(threads_start[s.name])
-        for i in range(args.cells):
-            # rotate who goes first, so no kernel always follows the same one
-            for s in order[i % len(order):] + order[: i % len(order)]:
-                s.run_cell(args.code, record=True)
-        threads_end = {s.name: s.thread_cpu() for s in order}
-        for s in order:
-            s.cpu_end = s.cpu(threads_end[s.name])
+        thread_seconds = one_by_one(order, args.code, args.cells)
         thread_names = {s.name: s.thread_names() for s in order}
         lone_delays = []
         for _ in range(args.lone_cells):
@@ -264,9 +302,8 @@ def main() -> None:
         records = helper.request(comm_id, {"type": "history", "request_id": "bench"}, timeout=60)
         n_records = len(records["result"]["records"])
 
-        skip = args.warmup
-        hooks = {name: s.hook_times(skip, args.cells) for name, s in subjects.items()}
-        hooks_cpu = {name: s.hook_times(skip, args.cells, cpu=True) for name, s in subjects.items()}
+        hooks = {name: s.hook_times(0, args.cells) for name, s in subjects.items()}
+        hooks_cpu = {name: s.hook_times(0, args.cells, cpu=True) for name, s in subjects.items()}
         load = __import__("os").getloadavg()
         medians = {
             name: {
@@ -275,7 +312,7 @@ def main() -> None:
                 "hooks": statistics.median(hooks[name]) if hooks[name] else 0.0,
                 "hooks_p90": statistics.quantiles(hooks[name], n=10)[-1] if len(hooks[name]) > 10 else 0.0,
                 "hooks_cpu": statistics.median(hooks_cpu[name]) if hooks_cpu[name] else 0.0,
-                "cpu": (s.cpu_end - s.cpu_start) / args.cells,
+                "cpu": s.cpu_seconds / args.cells,
             }
             for name, s in subjects.items()
         }
@@ -317,7 +354,7 @@ def main() -> None:
     cpu_verdict = "met" if ours["cpu"] <= CPU_TARGET_US * 1e-6 else "NOT met"
     print(f"        kernel CPU added per cell, the record's send included: {ours['cpu'] * 1e6:.1f} us "
           f"(target <= {CPU_TARGET_US:.0f} us), {cpu_verdict}")
-    by_thread = added_cpu_by_thread(threads_start, threads_end, thread_names, args.cells)
+    by_thread = added_cpu_by_thread(thread_seconds, thread_names, args.cells)
     if by_thread:
         print("kernel CPU added per cell, by thread (schedstat; helper minus plain, threads matched by name):")
         print("  " + ", ".join(f"{name} {value:+.1f} us" for name, value in by_thread.items()))
