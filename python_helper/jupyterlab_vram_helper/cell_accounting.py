@@ -39,7 +39,8 @@ and VmHWM) and the peak resets (VmHWM's only where it is above the RSS).
 Everything that can wait is left to the sender thread, which runs one
 window after the cell (background_sender.py; a lone cell's record
 goes out ~40 ms after it ends, the records of cells that end meanwhile go
-with it, and while cells keep ending one message goes out per 50 ms): torch's counters after the cell (one ``memory_stats`` call per
+with it, and while cells keep ending one message goes out per 50 ms):
+torch's counters after the cell (one ``memory_stats`` call per
 device, ~20 us on an H100 machine even with warm caches), the RSS after the
 cell and its peak (one read of ``/proc/self/status``), building the record
 and sending it. None of these can be lost before the next reset, and they
