@@ -42,6 +42,14 @@ def make_sample(figures: Figures, seq: int, when: float, reason: SampleReason) -
     }
 
 
+# How often CUDA_VISIBLE_DEVICES is looked at while torch's CUDA state stays
+# the same (it is looked at again at once when that changes). Notebooks set
+# it in a cell before torch initialises CUDA; a lookup that misses in
+# os.environ raises and catches a KeyError inside the Mapping, ~25 us of a
+# sampler tick with cold caches, ten times a second at 10 Hz.
+ENVIRONMENT_CHECK_S = 1.0
+
+
 class SampleSource:
     def __init__(
         self,
@@ -49,25 +57,35 @@ class SampleSource:
         nvml: Optional[NvmlReader] = None,
         environ: Mapping[str, str] = os.environ,
         wall_clock: Callable[[], float] = time.time,
+        clock: Callable[[], float] = time.monotonic,
     ):
         self.host = host if host is not None else HostReader()
         self.nvml = nvml if nvml is not None else NvmlReader()
         self._environ = environ
         self._wall_clock = wall_clock
+        self._clock = clock
         self._devices: List[Device] = []
         self._devices_key: Optional[Tuple[Any, ...]] = None
+        self._visible_devices: Optional[str] = None
+        self._visible_devices_read_at = float("-inf")
 
     def devices(self) -> List[Device]:
         """The visible devices, re-enumerated only when what decides them changed.
 
         That is: torch's CUDA state (torch numbering takes over once it is
         initialised) and CUDA_VISIBLE_DEVICES (notebooks often set it in a cell
-        before importing torch).
+        before importing torch; seen within :data:`ENVIRONMENT_CHECK_S`, and at
+        once when torch initialises CUDA).
         """
         torch = torch_cuda.loaded_torch()
         initialized = torch is not None and torch_cuda.cuda_initialized(torch)
-        key = (initialized, self._environ.get("CUDA_VISIBLE_DEVICES"), self.nvml.available)
-        if key != self._devices_key:
+        now = self._clock()
+        known = self._devices_key
+        if known is None or known[0] != initialized or now - self._visible_devices_read_at >= ENVIRONMENT_CHECK_S:
+            self._visible_devices = self._environ.get("CUDA_VISIBLE_DEVICES")
+            self._visible_devices_read_at = now
+        key = (initialized, self._visible_devices, self.nvml.available)
+        if key != known:
             self._devices = enumerate_devices(torch if initialized else None, self.nvml.devices(), self._environ)
             self._devices_key = key
         return self._devices

@@ -1,6 +1,6 @@
 from fakes import nested_stats
 from jupyterlab_vram_helper.readers.nvml import NvmlReader
-from jupyterlab_vram_helper.sample import SampleSource, make_sample, significant_change
+from jupyterlab_vram_helper.sample import ENVIRONMENT_CHECK_S, SampleSource, make_sample, significant_change
 
 MB = 1 << 20
 
@@ -104,3 +104,27 @@ def test_a_process_list_that_lacks_this_kernel_while_torch_reserves_memory(fake_
     two_gpus[0].processes = [(77, 520 * MB)]
     assert source.read()["gpus"][0]["nvml"]["process_used_bytes"] == 520 * MB
     assert source.read()["gpus"][1]["nvml"]["process_used_bytes"] == 0  # torch reserves nothing there
+
+
+def test_cuda_visible_devices_is_seen_within_a_second_and_at_once_when_cuda_comes_up(
+    fake_torch, fake_pynvml, two_gpus
+) -> None:
+    nvml = NvmlReader(pid=77, load=lambda: fake_pynvml, pid_exists=lambda p: True)
+    nvml.start()
+    environ: dict = {}
+    now = [100.0]
+    source = SampleSource(nvml=nvml, environ=environ, clock=lambda: now[0])
+    first, second = "GPU-aaaa-1111", "GPU-bbbb-2222"
+    assert [d.uuid for d in source.devices()] == [first, second]
+
+    environ["CUDA_VISIBLE_DEVICES"] = "1"  # a cell sets it
+    now[0] += 0.5
+    assert [d.uuid for d in source.devices()] == [first, second]  # not looked at yet
+    now[0] += ENVIRONMENT_CHECK_S
+    assert [d.uuid for d in source.devices()] == [second]
+
+    # A cell changes it again and initialises CUDA at once: read now, not a second later.
+    environ["CUDA_VISIBLE_DEVICES"] = "0"
+    fake_torch.initialized = True
+    fake_torch.cuda.device_count = lambda: 1
+    assert [d.uuid for d in source.devices()] == [first]
