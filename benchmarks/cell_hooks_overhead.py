@@ -144,8 +144,9 @@ def one_by_one(order: List[Subject], code: str, cells: int, block: int = BLOCK_C
         count = min(block, cells - done[timed])
         for s in order:
             s.timers(timed)
-        before = {s.name: s.thread_cpu() for s in order}
-        totals = {s.name: s.cpu(before[s.name]) for s in order}
+        if not timed:
+            before = {s.name: s.thread_cpu() for s in order}
+            totals = {s.name: s.cpu(before[s.name]) for s in order}
         for _ in range(count):
             # rotate who goes first, so no kernel always follows the same one
             for s in order[turn % len(order):] + order[: turn % len(order)]:

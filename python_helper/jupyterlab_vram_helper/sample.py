@@ -81,7 +81,8 @@ class SampleSource:
         initialized = torch is not None and torch_cuda.cuda_initialized(torch)
         now = self._clock()
         known = self._devices_key
-        if known is None or known[0] != initialized or now - self._visible_devices_read_at >= ENVIRONMENT_CHECK_S:
+        cuda_came_or_went = known is None or known[0] != initialized
+        if cuda_came_or_went or now - self._visible_devices_read_at >= ENVIRONMENT_CHECK_S:
             self._visible_devices = self._environ.get("CUDA_VISIBLE_DEVICES")
             self._visible_devices_read_at = now
         key = (initialized, self._visible_devices, self.nvml.available)
