@@ -141,3 +141,31 @@ def test_background_sender_sends_a_message_posted_by_its_own_round_at_once() -> 
     sender.stop()
     # sent within the round, not queued behind it
     assert events == ["from the round", "after the post"]
+
+
+def test_background_sender_takes_a_streamed_call_at_the_next_round_without_a_window_of_its_own() -> None:
+    starts: List[float] = []
+    queued: Dict[str, float] = {}
+
+    def work(name: str):
+        queued[name] = time.monotonic()
+        return lambda: starts.append(time.monotonic())
+
+    sender = BackgroundSender(lambda message: None, window_s=0.3, spacing_s=0.4)
+    sender.call_soon(work("first"))
+    wait_until(lambda: len(starts) == 1)
+    sender.call_soon(work("second"))  # right after a round: the next round is spaced
+    wait_until(lambda: len(starts) == 2)
+    # Rounds now follow each other: the thread sleeps until the next one is
+    # due and takes this call then, instead of waking for it and waiting a window.
+    time.sleep(0.3)
+    sender.call_soon(work("streamed"))
+    wait_until(lambda: len(starts) == 3)
+    time.sleep(1.0)  # a quiet spell: the thread waits on the queue again
+    sender.call_soon(work("lone"))
+    wait_until(lambda: len(starts) == 4)
+    sender.stop()
+    assert starts[1] - starts[0] >= 0.4
+    assert starts[2] - starts[1] >= 0.4  # still spaced
+    assert starts[2] - queued["streamed"] < 0.25  # taken at the round's time, not one window after it came
+    assert 0.3 <= starts[3] - queued["lone"] < 0.6  # after a quiet spell a call waits its window again
