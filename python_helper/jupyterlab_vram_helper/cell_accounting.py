@@ -34,15 +34,16 @@ the RSS at cell start needs no reset: exact either way.
 
 Cost. The hooks run on the kernel's main thread, between the user's cell and
 the execute_reply, so they do only what must happen at that instant: clocks,
-and at cell start torch's counters, one read of ``/proc/self/status`` (RSS
-and VmHWM) and the peak resets (VmHWM's only where it is above the RSS).
+and at cell start torch's counters, one reading of RSS and VmHWM (``statm``
+and getrusage's maximum where those prove VmHWM, else ``/proc/self/status``:
+readers/host.py) and the peak resets (VmHWM's only where it is above the RSS).
 Everything that can wait is left to the sender thread, which runs one
 window after the cell (background_sender.py; a lone cell's record
 goes out ~40 ms after it ends, the records of cells that end meanwhile go
 with it, and while cells keep ending one message goes out per 50 ms):
 torch's counters after the cell (one ``memory_stats`` call per
 device, ~20 us on an H100 machine even with warm caches), the RSS after the
-cell and its peak (one read of ``/proc/self/status``), building the record
+cell and its peak (the same reading), building the record
 and sending it. None of these can be lost before the next reset, and they
 have not moved since the cell ended unless something else ran. If the next
 cell starts first (a "Run All", or cells sent one by one), its
@@ -167,7 +168,7 @@ class CellMemoryRecorder:
                     self._problem("reading torch.cuda at cell start", exc)
             rss = self._rss
             try:
-                # One read (/proc/self/status): this cell's starting RSS, the
+                # One reading of RSS and VmHWM: this cell's starting RSS, the
                 # end figures of cells still waiting for theirs (the reset
                 # below would lose their peak), and whether VmHWM needs a reset.
                 current, high_water = rss.rss_and_peak()

@@ -6,6 +6,7 @@ accounting the kernel's RSS and its high-water mark (peak), cheaply.
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import time
@@ -177,12 +178,25 @@ class PsutilRss:
 class ProcSelfRss:
     """This process's RSS and peak RSS from Linux /proc, for per-cell accounting.
 
-    - ``rss_and_peak()``: ``VmRSS`` (what psutil reports as ``rss`` and the
-      samples read from ``statm``, so cell records and samples agree) and
-      ``VmHWM`` (the high-water mark of the RSS) from ``/proc/self/status``.
+    - ``rss_and_peak()``: the RSS (``VmRSS``: what psutil reports as ``rss``
+      and the samples read from ``statm``, so cell records and samples
+      agree) and its high-water mark ``VmHWM``, exact, read the cheap way
+      when it can be (below).
     - ``reset_peak()``: writes ``5`` to ``/proc/self/clear_refs`` (Linux >= 4.0),
       which sets VmHWM back to the current RSS. Process-wide: it also resets
       what ``getrusage(...).ru_maxrss`` reports to the user.
+
+    The cheap way. ``/proc/self/status`` has VmHWM, but the kernel formats
+    some fifty lines for any read of it: 34 us at a cell's start with the
+    caches cold, where reading the RSS from ``statm`` and the maximum RSS
+    from ``getrusage`` takes 25. That maximum is VmHWM, or higher where a
+    thread exited at a higher mark (Linux keeps the larger for the process),
+    and VmHWM is never below the RSS: a maximum no higher than the RSS just
+    read proves VmHWM equals it, which is the common case (the hooks reset
+    VmHWM whenever it is above the RSS at a cell's start). Otherwise
+    ``status`` is read as before; and while a thread's exit keeps the
+    maximum above the RSS, the cheap reads are skipped (they could prove
+    nothing).
 
     The files stay open and are read with ``pread`` (a few microseconds, versus
     ~15 us for open/read/close). A process forked from the kernel reopens
@@ -194,28 +208,42 @@ class ProcSelfRss:
     right around a cell's hooks IPython's history thread and ipykernel's IOPub
     thread want it: getting it back cost ~100 us per call in a kernel, twenty
     times the read itself. A background thread passes ``hold_gil=False``.
+    (``resource.getrusage`` keeps the GIL itself.)
     """
 
-    def __init__(self, proc_self: str = "/proc/self"):
+    def __init__(self, proc_self: str = "/proc/self", getrusage: Optional[Callable[[], Any]] = None):
         self._io = _GilHoldingIo.create()
         self._proc_self = proc_self
+        # () -> an object with ``ru_maxrss`` (KiB): no call layer of ours in between
+        self._getrusage = getrusage if getrusage is not None else _getrusage_self()
+        self._page_kib = _page_size() // 1024
         self._status: Optional[int] = None
+        self._statm: Optional[int] = None
         self._clear_refs: Optional[int] = None
         # One call per file, bound at open: each call layer costs the hooks a
         # microsecond or more when caches are cold.
         self._read_status: Optional[Callable[[], bytes]] = None
+        self._read_statm: Optional[Callable[[], bytes]] = None
         self._reset: Optional[Callable[[], None]] = None
         self.can_reset = True  # until a write fails
+        # The maximum RSS an exited thread left above VmHWM (KiB), and the last RSS read.
+        self._exited_max_kib = 0
+        self._last_rss_kib = 0
         self._open()
         call_in_forked_child(self._open)  # a forked child must not read its parent's files
 
     def _open(self) -> None:
         self.close()
+        self._exited_max_kib = self._last_rss_kib = 0
         reader = self._io.reader if self._io is not None else _os_reader
         writer = self._io.writer if self._io is not None else _os_writer
         self._status = open_fd(f"{self._proc_self}/status", os.O_RDONLY)
         if self._status is not None:
             self._read_status = reader(self._status, 8192)
+            if self._getrusage is not None and self._page_kib > 0:
+                self._statm = open_fd(f"{self._proc_self}/statm", os.O_RDONLY)
+                if self._statm is not None:
+                    self._read_statm = reader(self._statm, 256)
         if self.can_reset:
             self._clear_refs = open_fd(f"{self._proc_self}/clear_refs", os.O_WRONLY)
             self.can_reset = self._clear_refs is not None
@@ -229,11 +257,33 @@ class ProcSelfRss:
     def rss_and_peak(self, hold_gil: bool = True) -> Tuple[Optional[int], Optional[int]]:
         if self._read_status is None or self._status is None:
             return None, None
+        max_kib = 0
+        if self._read_statm is not None and self._statm is not None and self._exited_max_kib <= self._last_rss_kib:
+            try:
+                statm = self._read_statm() if hold_gil else os.pread(self._statm, 256, 0)
+                # "size resident shared ...", in pages
+                start = statm.index(b" ") + 1
+                rss_kib = int(statm[start : statm.index(b" ", start)]) * self._page_kib
+                max_kib = self._getrusage().ru_maxrss  # type: ignore[misc]
+            except (OSError, ValueError):
+                max_kib = 0
+            else:
+                self._last_rss_kib = rss_kib
+                if max_kib <= rss_kib:
+                    return rss_kib * 1024, rss_kib * 1024  # rss <= VmHWM <= maximum <= rss
         try:
             data = self._read_status() if hold_gil else os.pread(self._status, 8192, 0)
         except OSError:
             return None, None
-        return _rss_and_high_water(data)
+        rss, high_water = _rss_and_high_water(data)
+        if rss is not None:
+            self._last_rss_kib = rss // 1024
+        if hold_gil and high_water is not None and max_kib > high_water // 1024:
+            # getrusage's maximum is an exited thread's: VmHWM is lower. Only
+            # the hooks' thread (the one holding the GIL, which also resets
+            # VmHWM) concludes this: a reset between the two reads would fool it.
+            self._exited_max_kib = max_kib
+        return rss, high_water
 
     def reset_peak(self) -> bool:
         """Make VmHWM the current RSS; False if this kernel cannot."""
@@ -247,8 +297,20 @@ class ProcSelfRss:
             return False
 
     def close(self) -> None:
-        self._read_status = self._reset = None
-        close_descriptors(self, ("_status", "_clear_refs"))
+        self._read_status = self._read_statm = self._reset = None
+        close_descriptors(self, ("_status", "_statm", "_clear_refs"))
+
+
+def _getrusage_self() -> Optional[Callable[[], Any]]:
+    """``getrusage(RUSAGE_SELF)`` as one call (its ``ru_maxrss`` is in KiB on Linux); None where it fails."""
+    try:
+        import resource
+
+        getrusage = functools.partial(resource.getrusage, resource.RUSAGE_SELF)
+        getrusage().ru_maxrss
+    except Exception:  # no resource module, or a sandbox that refuses the call
+        return None
+    return getrusage
 
 
 class _GilHoldingIo:
