@@ -165,13 +165,13 @@ def one_by_one(order: List[Subject], code: str, cells: int, block: int = BLOCK_C
 
 
 def added_cpu_by_thread(seconds: Dict[str, Dict[int, float]], names: Dict[str, Dict[int, str]],
-                        cells: int) -> Dict[str, float]:
-    """Microseconds per cell each thread of the helper's kernel ran beyond the same thread of the plain one.
+                        cells: int, kernel: str = "helper") -> Dict[str, float]:
+    """Microseconds per cell each thread of ``kernel`` ran beyond the same thread of the plain one.
 
     ``seconds``: per kernel, each thread's CPU over the measured cells
     (:func:`one_by_one`). Threads are matched by name (ipykernel's own:
-    MainThread, IOPub, ...); a thread only the helper's kernel has (ours)
-    counts whole. {} where schedstat cannot be read.
+    MainThread, IOPub, ...); a thread only ``kernel`` has (ours) counts
+    whole. {} where schedstat cannot be read.
     """
     def per_name(kernel: str) -> Dict[str, float]:
         totals: Dict[str, float] = {}
@@ -180,9 +180,9 @@ def added_cpu_by_thread(seconds: Dict[str, Dict[int, float]], names: Dict[str, D
             totals[name] = totals.get(name, 0.0) + spent
         return totals
 
-    if not seconds.get("plain") or not seconds.get("helper"):
+    if not seconds.get("plain") or not seconds.get(kernel):
         return {}
-    plain, helper = per_name("plain"), per_name("helper")
+    plain, helper = per_name("plain"), per_name(kernel)
     added = {name: (helper.get(name, 0.0) - plain.get(name, 0.0)) / cells * 1e6 for name in sorted(set(plain) | set(helper))}
     main_first = dict(sorted(added.items(), key=lambda item: -abs(item[1])))
     return {name: value for name, value in main_first.items() if abs(value) >= 1.0}
@@ -359,6 +359,11 @@ def main() -> None:
     if by_thread:
         print("kernel CPU added per cell, by thread (schedstat; helper minus plain, threads matched by name):")
         print("  " + ", ".join(f"{name} {value:+.1f} us" for name, value in by_thread.items()))
+    if "baseline" in subjects:
+        baseline_by_thread = added_cpu_by_thread(thread_seconds, thread_names, args.cells, kernel="baseline")
+        if baseline_by_thread:
+            print("the same for the baseline helper (baseline minus plain):")
+            print("  " + ", ".join(f"{name} {value:+.1f} us" for name, value in baseline_by_thread.items()))
     lone_figures: Dict[str, float] = {}
     if lone_delays:
         lone_figures = {"lone_cell_record_delay_ms_median": round(statistics.median(lone_delays) * 1e3, 1),
