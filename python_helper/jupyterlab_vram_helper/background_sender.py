@@ -77,11 +77,12 @@ class BackgroundSender:
                     self._thread.start()
 
     def _run(self) -> None:
-        last_round = previous_round = float("-inf")
+        last_round = float("-inf")
+        streaming = False  # the last round came within two spacings of the one before
         try:
             while True:
                 call = None
-                if self._window_s > 0 and last_round - previous_round < 2 * self._spacing_s:
+                if streaming and self._window_s > 0:
                     # Calls keep coming: sleep until the next round is due, and
                     # take what was queued by then (queuing it woke nobody).
                     time.sleep(max(0.0, last_round + self._spacing_s - time.monotonic()))
@@ -94,7 +95,8 @@ class BackgroundSender:
                     if call is not self._STOP and self._window_s > 0:
                         now = time.monotonic()
                         time.sleep(max(self._window_s, last_round + self._spacing_s - now))
-                previous_round, last_round = last_round, time.monotonic()
+                now = time.monotonic()
+                streaming, last_round = now - last_round < 2 * self._spacing_s, now
                 while True:
                     if call is self._STOP:
                         return

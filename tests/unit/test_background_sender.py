@@ -151,22 +151,22 @@ def test_background_sender_takes_a_streamed_call_at_the_next_round_without_a_win
         queued[name] = time.monotonic()
         return lambda: starts.append(time.monotonic())
 
-    sender = BackgroundSender(lambda message: None, window_s=0.5, spacing_s=0.6)
+    sender = BackgroundSender(lambda message: None, window_s=1.0, spacing_s=1.2)
     sender.call_soon(work("first"))
     wait_until(lambda: len(starts) == 1)
     sender.call_soon(work("second"))  # right after a round: the next round is spaced
     wait_until(lambda: len(starts) == 2)
     # Rounds now follow each other: the thread sleeps until the next one is
-    # due (0.6 s after this one) and takes this call then, 0.25 s after it
-    # came, instead of waking for it and waiting a window (0.5 s).
-    time.sleep(0.35)
+    # due (1.2 s after this one) and takes this call then, ~0.5 s after it
+    # came, instead of waking for it and waiting a window (1 s).
+    time.sleep(0.7)
     sender.call_soon(work("streamed"))
     wait_until(lambda: len(starts) == 3)
-    time.sleep(1.2)  # a quiet spell: the thread waits on the queue again
+    time.sleep(2.5)  # a quiet spell: the thread waits on the queue again
     sender.call_soon(work("lone"))
     wait_until(lambda: len(starts) == 4)
     sender.stop()
-    assert starts[1] - starts[0] >= 0.6
-    assert starts[2] - starts[1] >= 0.6  # still spaced
-    assert starts[2] - queued["streamed"] < 0.4  # taken at the round's time, not one window after it came
-    assert 0.5 <= starts[3] - queued["lone"] < 0.9  # after a quiet spell a call waits its window again
+    assert starts[1] - starts[0] >= 1.19
+    assert starts[2] - starts[1] >= 1.19  # still spaced
+    assert starts[2] - queued["streamed"] < 0.8  # taken at the round's time, not one window after it came
+    assert 1.0 <= starts[3] - queued["lone"] < 1.6  # after a quiet spell a call waits its window again

@@ -138,6 +138,9 @@ class KernelRss(Protocol):
 
     ``rss_and_peak()`` and ``reset_peak()`` run in the cell hooks, on the
     kernel's main thread; ``rss_and_peak(hold_gil=False)`` on a background thread.
+    The caller keeps a reset from falling between a reading's start and end
+    (cell_accounting.py: the sender reads under the lock the hooks take
+    before they reset): a reading may take more than one system call.
     """
 
     can_reset: bool
@@ -183,20 +186,34 @@ class ProcSelfRss:
       agree) and its high-water mark ``VmHWM``, exact, read the cheap way
       when it can be (below).
     - ``reset_peak()``: writes ``5`` to ``/proc/self/clear_refs`` (Linux >= 4.0),
-      which sets VmHWM back to the current RSS. Process-wide: it also resets
-      what ``getrusage(...).ru_maxrss`` reports to the user.
+      which sets VmHWM back to the current RSS. Process-wide: it also lowers
+      what ``getrusage(...).ru_maxrss`` reports to the user, down to the mark
+      Linux keeps apart (below).
 
     The cheap way. ``/proc/self/status`` has VmHWM, but the kernel formats
     some fifty lines for any read of it: 34 us at a cell's start with the
-    caches cold, where reading the RSS from ``statm`` and the maximum RSS
-    from ``getrusage`` takes 25. That maximum is VmHWM, or higher where a
-    thread exited at a higher mark (Linux keeps the larger for the process),
-    and VmHWM is never below the RSS: a maximum no higher than the RSS just
-    read proves VmHWM equals it, which is the common case (the hooks reset
-    VmHWM whenever it is above the RSS at a cell's start). Otherwise
-    ``status`` is read as before; and while a thread's exit keeps the
-    maximum above the RSS, the cheap reads are skipped (they could prove
-    nothing).
+    caches cold, where reading the RSS from ``statm`` and then the maximum
+    RSS from ``getrusage`` takes 25. That maximum is the larger of VmHWM's
+    counter and a mark Linux keeps for the process apart from it: the
+    high-water mark of every thread that exited, and of the program the
+    process ran before ``exec`` (a kernel starts with its launcher's, e.g.
+    the Jupyter server's). VmHWM is never below the RSS, so a maximum no
+    higher than the RSS read just before proves VmHWM equal to it (statm
+    first: a rise and fall between the two reads then still shows). That is
+    the common case once the kernel is larger than its launcher was: the
+    hooks reset VmHWM wherever it is above the RSS at a cell's start.
+
+    Where the proof fails, ``status`` is read. Its VmHWM says why: above the
+    RSS (a cell freed memory), or not, with the maximum still higher (that
+    apart mark, which never drops). Either way the next reading goes
+    straight to ``status`` until one finds VmHWM at the RSS and the apart
+    mark below it: a failed proof costs the two cheap reads once, not at
+    every cell. ``getrusage`` is the calling thread's (``RUSAGE_THREAD``:
+    the same maximum, without the per-thread loop that ``RUSAGE_SELF`` makes
+    over a kernel's dozens of OpenMP and CUDA threads), and it is checked
+    once at open to report a maximum at least about VmHWM (a layer that
+    emulates Linux and reports 0 would otherwise prove every peak equal to
+    the RSS).
 
     The files stay open and are read with ``pread`` (a few microseconds, versus
     ~15 us for open/read/close). A process forked from the kernel reopens
@@ -215,7 +232,7 @@ class ProcSelfRss:
         self._io = _GilHoldingIo.create()
         self._proc_self = proc_self
         # () -> an object with ``ru_maxrss`` (KiB): no call layer of ours in between
-        self._getrusage = getrusage if getrusage is not None else _getrusage_self()
+        self._getrusage = getrusage if getrusage is not None else _getrusage_thread()
         self._page_kib = _page_size() // 1024
         self._status: Optional[int] = None
         self._statm: Optional[int] = None
@@ -226,15 +243,16 @@ class ProcSelfRss:
         self._read_statm: Optional[Callable[[], bytes]] = None
         self._reset: Optional[Callable[[], None]] = None
         self.can_reset = True  # until a write fails
-        # The maximum RSS an exited thread left above VmHWM (KiB), and the last RSS read.
-        self._exited_max_kib = 0
-        self._last_rss_kib = 0
+        # Whether the next reading tries the cheap reads (the last one found VmHWM at the RSS).
+        self._try_cheap = False
+        # The apart mark (KiB): the maximum that getrusage showed above VmHWM.
+        self._apart_mark_kib = 0
         self._open()
         call_in_forked_child(self._open)  # a forked child must not read its parent's files
 
     def _open(self) -> None:
         self.close()
-        self._exited_max_kib = self._last_rss_kib = 0
+        self._apart_mark_kib = 0
         reader = self._io.reader if self._io is not None else _os_reader
         writer = self._io.writer if self._io is not None else _os_writer
         self._status = open_fd(f"{self._proc_self}/status", os.O_RDONLY)
@@ -244,11 +262,26 @@ class ProcSelfRss:
                 self._statm = open_fd(f"{self._proc_self}/statm", os.O_RDONLY)
                 if self._statm is not None:
                     self._read_statm = reader(self._statm, 256)
+                    self._try_cheap = self._getrusage_agrees()
         if self.can_reset:
             self._clear_refs = open_fd(f"{self._proc_self}/clear_refs", os.O_WRONLY)
             self.can_reset = self._clear_refs is not None
             if self._clear_refs is not None:
                 self._reset = writer(self._clear_refs, b"5")
+
+    def _getrusage_agrees(self) -> bool:
+        """Whether getrusage's maximum is at least about VmHWM, as on Linux; if not, the cheap reads stay off.
+
+        About: recent kernels count the RSS exactly in /proc but not in
+        getrusage, which can then be a little lower. Half is far below that
+        difference and far above a layer that reports nothing.
+        """
+        try:
+            maximum = self._getrusage().ru_maxrss  # type: ignore[misc]
+            _, high_water = _rss_and_high_water(os.pread(self._status, 8192, 0))  # type: ignore[arg-type]
+        except (OSError, ValueError, AttributeError, TypeError):
+            return False
+        return high_water is not None and isinstance(maximum, int) and maximum > 0 and maximum * 1024 * 2 >= high_water
 
     @property
     def available(self) -> bool:
@@ -257,32 +290,32 @@ class ProcSelfRss:
     def rss_and_peak(self, hold_gil: bool = True) -> Tuple[Optional[int], Optional[int]]:
         if self._read_status is None or self._status is None:
             return None, None
-        max_kib = 0
-        if self._read_statm is not None and self._statm is not None and self._exited_max_kib <= self._last_rss_kib:
+        maximum_kib = None
+        if self._try_cheap and self._read_statm is not None and self._statm is not None:
             try:
                 statm = self._read_statm() if hold_gil else os.pread(self._statm, 256, 0)
-                # "size resident shared ...", in pages
+                # "size resident shared ...", in pages; read before the maximum (see the class docstring)
                 start = statm.index(b" ") + 1
                 rss_kib = int(statm[start : statm.index(b" ", start)]) * self._page_kib
-                max_kib = self._getrusage().ru_maxrss  # type: ignore[misc]
+                maximum_kib = self._getrusage().ru_maxrss  # type: ignore[misc]
             except (OSError, ValueError):
-                max_kib = 0
+                maximum_kib = None
             else:
-                self._last_rss_kib = rss_kib
-                if max_kib <= rss_kib:
+                if maximum_kib <= rss_kib:
                     return rss_kib * 1024, rss_kib * 1024  # rss <= VmHWM <= maximum <= rss
         try:
             data = self._read_status() if hold_gil else os.pread(self._status, 8192, 0)
         except OSError:
             return None, None
         rss, high_water = _rss_and_high_water(data)
-        if rss is not None:
-            self._last_rss_kib = rss // 1024
-        if hold_gil and high_water is not None and max_kib > high_water // 1024:
-            # getrusage's maximum is an exited thread's: VmHWM is lower. Only
-            # the hooks' thread (the one holding the GIL, which also resets
-            # VmHWM) concludes this: a reset between the two reads would fool it.
-            self._exited_max_kib = max_kib
+        if rss is None or high_water is None:
+            return rss, high_water
+        if maximum_kib is not None and maximum_kib * 1024 > high_water:
+            self._apart_mark_kib = maximum_kib  # the mark kept apart from VmHWM is this high
+        # Try the cheap reads again only where they could prove VmHWM now.
+        self._try_cheap = (
+            self._read_statm is not None and high_water <= rss and self._apart_mark_kib * 1024 <= rss
+        )
         return rss, high_water
 
     def reset_peak(self) -> bool:
@@ -298,15 +331,17 @@ class ProcSelfRss:
 
     def close(self) -> None:
         self._read_status = self._read_statm = self._reset = None
+        self._try_cheap = False
         close_descriptors(self, ("_status", "_statm", "_clear_refs"))
 
 
-def _getrusage_self() -> Optional[Callable[[], Any]]:
-    """``getrusage(RUSAGE_SELF)`` as one call (its ``ru_maxrss`` is in KiB on Linux); None where it fails."""
+def _getrusage_thread() -> Optional[Callable[[], Any]]:
+    """``getrusage`` of the calling thread as one call (``ru_maxrss``: the process's, in KiB on Linux); None where it fails."""
     try:
         import resource
 
-        getrusage = functools.partial(resource.getrusage, resource.RUSAGE_SELF)
+        who = getattr(resource, "RUSAGE_THREAD", resource.RUSAGE_SELF)
+        getrusage = functools.partial(resource.getrusage, who)
         getrusage().ru_maxrss
     except Exception:  # no resource module, or a sandbox that refuses the call
         return None
