@@ -123,6 +123,18 @@ COLUMN_KEYS = {"round_trip": "round_trip_us_median", "busy_idle": "busy_idle_us_
                "hooks_cpu": "hooks_cpu_us_median", "cpu": "kernel_cpu_us_per_cell"}
 
 
+# How the helper's hooks read the RSS and its peak (readers/host.py): with
+# statm and getrusage where those prove the peak, else the status file. A
+# kernel inherits its launcher's peak in getrusage's maximum: below it, the
+# status file is read (--launcher-peak-mb shows that case).
+RSS_READING = r"""(lambda rss, re, resource: (
+    lambda status: "{} (getrusage's maximum {} MiB, VmHWM {} MiB, VmRSS {} MiB)".format(
+        "statm + getrusage" if getattr(rss, "_try_cheap", False) else "the status file",
+        resource.getrusage(getattr(resource, "RUSAGE_THREAD", resource.RUSAGE_SELF)).ru_maxrss >> 10,
+        int(re.search(r"VmHWM:\s+(\d+)", status).group(1)) >> 10,
+        int(re.search(r"VmRSS:\s+(\d+)", status).group(1)) >> 10))(open("/proc/self/status").read())
+)(__import__("jupyterlab_vram_helper.runtime").runtime.current().cells._rss, __import__("re"), __import__("resource"))"""
+
 BLOCK_CELLS = 100  # cells per kernel in a block; blocks alternate between hook timers off and on
 
 
@@ -245,6 +257,9 @@ def main() -> None:
                         help="also measure a kernel running the helper bootstrap code in PATH (another version)")
     parser.add_argument("--lone-cells", type=int, default=20,
                         help="lone cells whose record delay is measured (default 20)")
+    parser.add_argument("--launcher-peak-mb", type=int, default=0, metavar="MB",
+                        help="touch this much memory before starting the kernels, which inherit the peak as a "
+                             "Jupyter server's kernels inherit the server's (getrusage's maximum; default 0)")
     parser.add_argument("--part-cells", type=int, default=300,
                         help="last, cells with the hooks' reads timed one by one (default 300; 0: none)")
     add_common_arguments(parser)
@@ -260,6 +275,11 @@ def main() -> None:
     else:
         print(f"ipyexperiments cannot be imported here ({missing}): measuring plain and helper only")
 
+    if args.launcher_peak_mb > 0:
+        peak = bytearray(args.launcher_peak_mb << 20)
+        for page in range(0, len(peak), 4096):
+            peak[page] = 1
+        del peak
     subjects: Dict[str, Subject] = {}
     try:
         for name in names:
@@ -286,6 +306,7 @@ def main() -> None:
                 s.run_cell(args.code, record=False)
         thread_seconds = one_by_one(order, args.code, args.cells)
         thread_names = {s.name: s.thread_names() for s in order}
+        rss_reading = subjects["helper"].kernel.eval(RSS_READING)
         lone_delays = []
         for _ in range(args.lone_cells):
             time.sleep(0.2)
@@ -323,6 +344,7 @@ def main() -> None:
 
     print(f"cells: {args.cells} x {args.code!r} per kernel (after {args.warmup} warm-up), interleaved; device {args.device}")
     print(f"helper history holds {n_records} records (keeps the last 2000)")
+    print(f"helper's RSS reading after the cells: {rss_reading}")
     print(f"load average at the end: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} ({__import__('os').cpu_count()} CPUs)")
     print()
     print(f"{'median per cell':<16} {'round trip':>12} {'busy->idle':>12} {'hooks wall':>12} {'hooks p90':>12} {'hooks CPU':>12} {'kernel CPU':>12}")
