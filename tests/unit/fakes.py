@@ -1,4 +1,4 @@
-"""Fakes of torch.cuda, pynvml and the comm layer for unit tests, and a polling wait."""
+"""Fakes of torch.cuda, pynvml and the comm layer for unit tests, a polling wait, and a forked child's result."""
 
 from __future__ import annotations
 
@@ -225,3 +225,27 @@ def wait_until(predicate: Callable[[], Any], timeout: float = 5.0) -> None:
     while not predicate():
         assert time.monotonic() < deadline, "timed out"
         time.sleep(0.01)
+
+
+def in_forked_child(function: Callable[[], Any]) -> Any:
+    """Run ``function`` in a forked child and return what it returned (JSON-able); the child always exits."""
+    import json
+    import os
+
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.write(write_end, json.dumps(function()).encode())
+        finally:
+            os._exit(0)
+    os.close(write_end)
+    chunks = []
+    with os.fdopen(read_end, "rb") as reader:
+        while True:
+            chunk = reader.read()
+            if not chunk:
+                break
+            chunks.append(chunk)
+    os.waitpid(pid, 0)
+    return json.loads(b"".join(chunks))

@@ -14,6 +14,18 @@ from fakes import wait_until
 from jupyterlab_vram_helper.background_sender import SENDER_THREAD_NAME, BackgroundSender
 
 
+def _timed_calls():
+    """(when each call ran, when each was queued, a maker of named calls)."""
+    starts: List[float] = []
+    queued: Dict[str, float] = {}
+
+    def work(name: str):
+        queued[name] = time.monotonic()
+        return lambda: starts.append(time.monotonic())
+
+    return starts, queued, work
+
+
 def test_background_sender_sends_in_order_off_the_calling_thread() -> None:
     got = []
     threads = set()
@@ -106,13 +118,7 @@ def test_background_sender_works_in_a_forked_child_and_after_a_stop() -> None:
 
 
 def test_background_sender_spaces_rounds_while_calls_keep_coming() -> None:
-    starts: List[float] = []
-    queued: Dict[str, float] = {}
-
-    def work(name: str):
-        queued[name] = time.monotonic()
-        return lambda: starts.append(time.monotonic())
-
+    starts, queued, work = _timed_calls()
     sender = BackgroundSender(lambda message: None, window_s=0.05, spacing_s=0.4)
     sender.call_soon(work("first"))
     wait_until(lambda: len(starts) == 1)
@@ -144,13 +150,7 @@ def test_background_sender_sends_a_message_posted_by_its_own_round_at_once() -> 
 
 
 def test_background_sender_takes_a_streamed_call_at_the_next_round_without_a_window_of_its_own() -> None:
-    starts: List[float] = []
-    queued: Dict[str, float] = {}
-
-    def work(name: str):
-        queued[name] = time.monotonic()
-        return lambda: starts.append(time.monotonic())
-
+    starts, queued, work = _timed_calls()
     sender = BackgroundSender(lambda message: None, window_s=1.0, spacing_s=1.2)
     sender.call_soon(work("first"))
     wait_until(lambda: len(starts) == 1)

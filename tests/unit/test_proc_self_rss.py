@@ -7,6 +7,7 @@ import os
 
 import pytest
 
+from fakes import in_forked_child
 from jupyterlab_vram_helper.readers.host import ProcSelfRss
 
 MB = 1 << 20
@@ -221,30 +222,21 @@ def test_proc_self_rss_cheap_reads_agree_with_status_in_a_real_process() -> None
     from jupyterlab_vram_helper.readers.host import _rss_and_high_water
 
     probe = ProcSelfRss()
-    read_end, write_end = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        try:
-            status_reads = []
-            read_status = probe._read_status
-            probe._read_status = lambda: status_reads.append(1) or read_status()
-            if not probe.reset_peak():
-                result = {"skip": "this kernel refuses /proc/self/clear_refs"}
-            else:
-                probe.rss_and_peak()  # learns the child's state (status read where the proof fails)
-                status_reads.clear()
-                rss, peak = probe.rss_and_peak()
-                with open("/proc/self/status", "rb") as f:
-                    status_rss, status_peak = _rss_and_high_water(f.read())
-                result = {"cheap": not status_reads, "rss": rss, "peak": peak,
-                          "status_rss": status_rss, "status_peak": status_peak}
-            os.write(write_end, json.dumps(result).encode())
-        finally:
-            os._exit(0)
-    os.close(write_end)
-    result = json.loads(os.read(read_end, 10000))
-    os.close(read_end)
-    os.waitpid(pid, 0)
+
+    def in_child():
+        status_reads = []
+        read_status = probe._read_status
+        probe._read_status = lambda: status_reads.append(1) or read_status()
+        if not probe.reset_peak():
+            return {"skip": "this kernel refuses /proc/self/clear_refs"}
+        probe.rss_and_peak()  # learns the child's state (status read where the proof fails)
+        status_reads.clear()
+        rss, peak = probe.rss_and_peak()
+        with open("/proc/self/status", "rb") as f:
+            status_rss, status_peak = _rss_and_high_water(f.read())
+        return {"cheap": not status_reads, "rss": rss, "peak": peak, "status_rss": status_rss, "status_peak": status_peak}
+
+    result = in_forked_child(in_child)
     probe.close()
     if "skip" in result:
         pytest.skip(result["skip"])
@@ -261,18 +253,12 @@ def test_proc_self_rss_in_a_forked_child_forgets_the_parents_mark(tmp_path) -> N
     probe = _probe(tmp_path, 1000, getrusage)
     probe.rss_and_peak()  # the parent learns a mark above its RSS: status alone from now on
     getrusage.max_kib = rss_kib
-    read_end, write_end = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        try:
-            (tmp_path / "status").write_bytes(GARBLED_STATUS)
-            os.write(write_end, json.dumps(probe.rss_and_peak()).encode())
-        finally:
-            os._exit(0)
-    os.close(write_end)
-    child = json.loads(os.read(read_end, 1000))
-    os.close(read_end)
-    os.waitpid(pid, 0)
+
+    def in_child():
+        (tmp_path / "status").write_bytes(GARBLED_STATUS)
+        return probe.rss_and_peak()
+
+    child = in_forked_child(in_child)
     probe.close()
     # the child reopened its files and tried the cheap reads again: they answered (status is garbled there)
     assert child == [rss_kib * 1024, rss_kib * 1024]
