@@ -127,13 +127,15 @@ COLUMN_KEYS = {"round_trip": "round_trip_us_median", "busy_idle": "busy_idle_us_
 # statm and getrusage where those prove the peak, else the status file. A
 # kernel inherits its launcher's peak in getrusage's maximum: below it, the
 # status file is read (--launcher-peak-mb shows that case).
-RSS_READING = r"""(lambda rss, re, resource: (
-    lambda status: "{} (getrusage's maximum {} MiB, VmHWM {} MiB, VmRSS {} MiB)".format(
-        "statm + getrusage" if getattr(rss, "_try_cheap", False) else "the status file",
-        resource.getrusage(getattr(resource, "RUSAGE_THREAD", resource.RUSAGE_SELF)).ru_maxrss >> 10,
-        int(re.search(r"VmHWM:\s+(\d+)", status).group(1)) >> 10,
-        int(re.search(r"VmRSS:\s+(\d+)", status).group(1)) >> 10))(open("/proc/self/status").read())
-)(__import__("jupyterlab_vram_helper.runtime").runtime.current().cells._rss, __import__("re"), __import__("resource"))"""
+RSS_READING = r"""(lambda host, rss, maximum: (lambda rss_now, high_water: (
+    "{} (getrusage's maximum {} MiB, VmHWM {} MiB, VmRSS {} MiB)".format(
+        "statm + getrusage" if rss._try_cheap else "the status file", maximum >> 10, high_water >> 20, rss_now >> 20)
+))(*host._rss_and_high_water(open("/proc/self/status", "rb").read())))(
+    __import__("jupyterlab_vram_helper.readers.host").readers.host,
+    __import__("jupyterlab_vram_helper.runtime").runtime.current().cells._rss,
+    (lambda resource: resource.getrusage(getattr(resource, "RUSAGE_THREAD", resource.RUSAGE_SELF)).ru_maxrss)(
+        __import__("resource")),
+)"""
 
 BLOCK_CELLS = 100  # cells per kernel in a block; blocks alternate between hook timers off and on
 

@@ -240,12 +240,7 @@ def in_forked_child(function: Callable[[], Any]) -> Any:
         finally:
             os._exit(0)
     os.close(write_end)
-    chunks = []
     with os.fdopen(read_end, "rb") as reader:
-        while True:
-            chunk = reader.read()
-            if not chunk:
-                break
-            chunks.append(chunk)
+        data = reader.read()  # to the child's exit
     os.waitpid(pid, 0)
-    return json.loads(b"".join(chunks))
+    return json.loads(data)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import threading
 import time
@@ -10,7 +9,7 @@ from typing import Dict, List, Tuple
 
 import pytest
 
-from fakes import wait_until
+from fakes import in_forked_child, wait_until
 from jupyterlab_vram_helper.background_sender import SENDER_THREAD_NAME, BackgroundSender
 
 
@@ -92,23 +91,17 @@ def test_background_sender_works_in_a_forked_child_and_after_a_stop() -> None:
     sender = BackgroundSender(lambda message: got.append(message["n"]), window_s=0)
     sender.post({"n": 1})
     wait_until(lambda: got == [1])
-    read_end, write_end = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # the child has no sender thread: a new one must start, or the post is lost
-        try:
-            child_got = []
-            sender._broadcast = lambda message: child_got.append(message["n"])
-            sender.post({"n": 2})
-            deadline = time.monotonic() + 5
-            while not child_got and time.monotonic() < deadline:
-                time.sleep(0.01)
-            os.write(write_end, json.dumps(child_got).encode())
-        finally:
-            os._exit(0)
-    os.close(write_end)
-    child_got = json.loads(os.read(read_end, 1000))
-    os.close(read_end)
-    os.waitpid(pid, 0)
+
+    def in_child():  # the child has no sender thread: a new one must start, or the post is lost
+        child_got = []
+        sender._broadcast = lambda message: child_got.append(message["n"])
+        sender.post({"n": 2})
+        deadline = time.monotonic() + 5
+        while not child_got and time.monotonic() < deadline:
+            time.sleep(0.01)
+        return child_got
+
+    child_got = in_forked_child(in_child)
     assert child_got == [2]
     sender.stop()
     assert sender._thread is None  # the stopped thread let go of itself

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 
 import pytest
@@ -67,20 +66,14 @@ def test_proc_self_rss_in_a_forked_child_reads_the_child() -> None:
 
     probe = ProcSelfRss()
     parent_rss = probe.rss_and_peak()[0]
-    read_end, write_end = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # the child: grow by 96 MB, report what the probe and psutil say
-        try:
-            block = bytearray(96 * MB)
-            for i in range(0, len(block), 4096):
-                block[i] = 1
-            os.write(write_end, json.dumps([probe.rss_and_peak()[0], psutil.Process().memory_info().rss]).encode())
-        finally:
-            os._exit(0)
-    os.close(write_end)
-    child_probe, child_psutil = json.loads(os.read(read_end, 1000))
-    os.close(read_end)
-    os.waitpid(pid, 0)
+
+    def in_child():  # grow by 96 MB, report what the probe and psutil say
+        block = bytearray(96 * MB)
+        for i in range(0, len(block), 4096):
+            block[i] = 1
+        return [probe.rss_and_peak()[0], psutil.Process().memory_info().rss]
+
+    child_probe, child_psutil = in_forked_child(in_child)
     # the two processes really differ (fork shares pages lazily, the child grew 96 MB)...
     assert abs(child_psutil - parent_rss) > 32 * MB
     # ...and the probe, opened in the parent, read the child's own RSS

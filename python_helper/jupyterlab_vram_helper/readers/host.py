@@ -291,9 +291,9 @@ class ProcSelfRss:
         if self._read_status is None or self._status is None:
             return None, None
         maximum_kib = None
-        if self._try_cheap and self._read_statm is not None and self._statm is not None:
+        if self._try_cheap:  # only ever true with statm open
             try:
-                statm = self._read_statm() if hold_gil else os.pread(self._statm, 256, 0)
+                statm = self._read_statm() if hold_gil else os.pread(self._statm, 256, 0)  # type: ignore[misc,arg-type]
                 # "size resident shared ...", in pages; read before the maximum (see the class docstring)
                 start = statm.index(b" ") + 1
                 rss_kib = int(statm[start : statm.index(b" ", start)]) * self._page_kib
