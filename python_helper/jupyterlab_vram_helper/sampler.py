@@ -84,8 +84,14 @@ class Sampler:
         # Serialises reading and sending between the sampler thread and the
         # shell thread (initial samples, snapshots): seq order = send order.
         self._lock = threading.Lock()
-        self._stop = threading.Event()
-        self._wake = threading.Event()
+        self._stopping = False
+        # The loop's wake-up signal: released = woken. A lock, not an Event:
+        # the thread waits on it at every tick, and Lock.acquire(timeout)
+        # waits in C where Event.wait runs Condition.wait's Python (a new
+        # lock, a waiter list, three frames): with the caches cold after an
+        # idle interval that was a good part of a tick's CPU.
+        self._wake = threading.Lock()
+        self._wake.acquire()
         self._thread: Optional[threading.Thread] = None
         self.last_error: Optional[str] = None
         self._reported_error: Optional[str] = None
@@ -187,16 +193,20 @@ class Sampler:
     def start(self) -> None:
         if self._thread is not None and self._thread.is_alive():
             return
-        self._stop.clear()
+        self._stopping = False
         self._thread = threading.Thread(target=self._run, name=THREAD_NAME, daemon=True)
         self._thread.start()
 
     def wake(self) -> None:
-        self._wake.set()
+        """End the loop's current wait (from any thread); a wake during a tick ends the next one at once."""
+        try:
+            self._wake.release()
+        except RuntimeError:
+            pass  # already woken, and the loop has not consumed it yet
 
     def stop(self, timeout: float = 2.0) -> None:
-        self._stop.set()
-        self._wake.set()
+        self._stopping = True
+        self.wake()
         thread = self._thread
         if thread is not None and thread is not threading.current_thread():
             thread.join(timeout)
@@ -207,11 +217,13 @@ class Sampler:
         return self._thread is not None and self._thread.is_alive()
 
     def _run(self) -> None:
-        while not self._stop.is_set():
-            # Cleared before the work, so a wake() during it is not lost.
-            self._wake.clear()
+        wake = self._wake
+        while not self._stopping:
             started = self._clock()
             delay = self.tick()
-            if delay is not None:
-                delay = max(0.0, delay - (self._clock() - started))
-            self._wake.wait(delay)
+            # Acquiring consumes a wake(); one that came during the tick
+            # (released the lock) ends this wait at once, so none is lost.
+            if delay is None:
+                wake.acquire()
+            else:
+                wake.acquire(True, max(0.0, delay - (self._clock() - started)))

@@ -1,7 +1,7 @@
 import threading
 import time
 
-from fakes import FakeComm
+from fakes import FakeComm, wait_until
 from jupyterlab_vram_helper.config import SamplerConfig
 from jupyterlab_vram_helper.sampler import THREAD_NAME, EmitPolicy, Sampler
 
@@ -157,7 +157,7 @@ def test_thread_samples_at_interval_idles_without_comms_and_stops() -> None:
     try:
         assert [t.name for t in threading.enumerate()].count(THREAD_NAME) == 1
         time.sleep(0.3)
-        assert source.reads == 0  # idle: blocked on its Event
+        assert source.reads == 0  # idle: blocked on its wake-up lock
         outlet.comms.append(comm)
         s.wake()
         time.sleep(0.5)
@@ -171,6 +171,33 @@ def test_thread_samples_at_interval_idles_without_comms_and_stops() -> None:
         s.stop()
     assert not s.running
     assert THREAD_NAME not in [t.name for t in threading.enumerate()]
+
+
+def test_wakes_during_a_tick_end_the_next_wait_once_and_are_not_lost() -> None:
+    comm = FakeComm()
+    source = ScriptedSource()
+    outlet = ListOutlet(comm)
+    s = Sampler(source, outlet, SamplerConfig(interval_s=60, heartbeat_s=60))
+    read = source.read
+
+    def read_and_wake(fresh_processes: bool = False):
+        if source.reads == 0:
+            s.wake()  # e.g. a configure() from the shell thread while the tick runs
+            s.wake()  # a second one before the loop waits again: still one wake-up
+        return read(fresh_processes)
+
+    source.read = read_and_wake  # type: ignore[method-assign]
+    s.start()
+    try:
+        wait_until(lambda: source.reads >= 2, timeout=2)
+        time.sleep(0.3)
+        assert source.reads == 2  # the tick, the one its wake-up asked for, then waiting 60 s
+        assert outlet.errors == []  # the second wake-up raised nothing
+        s.wake()
+        wait_until(lambda: source.reads == 3, timeout=2)
+    finally:
+        s.stop()
+    assert not s.running
 
 
 def test_configure_wakes_the_thread_for_a_shorter_interval() -> None:
