@@ -34,15 +34,18 @@ the RSS at cell start needs no reset: exact either way.
 
 Cost. The hooks run on the kernel's main thread, between the user's cell and
 the execute_reply, so they do only what must happen at that instant: clocks,
-and at cell start torch's counters, one reading of RSS and VmHWM (``statm``
-and getrusage's maximum where those prove VmHWM, else ``/proc/self/status``:
-readers/host.py) and the peak resets (VmHWM's only where it is above the RSS).
+and at cell start torch's counters (once CUDA is up, torch's stats binding
+called directly and its dict kept as read: readers/torch_cuda.CellAllocators),
+one reading of RSS and VmHWM (``statm`` and getrusage's maximum where those
+prove VmHWM, else ``/proc/self/status``: readers/host.py) and the peak resets
+(VmHWM's only where it is above the RSS).
 Everything that can wait is left to the sender thread, which runs one
 window after the cell (background_sender.py; a lone cell's record
 goes out ~40 ms after it ends, the records of cells that end meanwhile go
 with it, and while cells keep ending one message goes out per 50 ms):
-torch's counters after the cell (one ``memory_stats`` call per
-device, ~20 us on an H100 machine even with warm caches), the RSS after the
+torch's counters after the cell (one stats call per device, ~12 us
+on an H100 machine even with warm caches) and picking the counters out of
+both readings, the RSS after the
 cell and its peak (the same reading), building the record
 and sending it. None of these can be lost before the next reset, and they
 have not moved since the cell ended unless something else ran. If the next
@@ -72,6 +75,7 @@ from .forking import call_in_forked_child
 from .protocol import cells_message, error_message
 from .readers import torch_cuda
 from .readers.host import KernelRss, kernel_rss
+from .readers.torch_cuda import CellAllocators
 
 if TYPE_CHECKING:  # only the type: the module is loaded when a diagnosis is made
     from .protocol_types import CellGpuMemory, CellMemoryRecord
@@ -123,7 +127,9 @@ class CellMemoryRecorder:
         # A sender round is queued and has not started: cells that end
         # meanwhile join it without queuing (or waking) anything.
         self._round_queued = False
-        call_in_forked_child(self._forget_queued_round)  # the parent's sender thread is not in a child
+        # torch's allocators once CUDA is initialised (CellAllocators); not in a forked child.
+        self._cuda: Optional[CellAllocators] = None
+        call_in_forked_child(self._forget_parent_state)
         self._next_id = 1
         # Names this run of record ids (they start at 1 in every recorder: a
         # new process, or a helper delivered anew). The frontend keys records
@@ -161,10 +167,19 @@ class CellMemoryRecorder:
             # cell, and the end of records still waiting for theirs.
             torch = self._torch()
             gpus: Optional[GpuReading] = None
+            cuda: Optional[CellAllocators] = None
             if torch is not None:
                 try:
-                    gpus = gpu_reading(torch)
+                    cuda = self._cuda
+                    if cuda is None or cuda.torch is not torch:
+                        cuda = self._cell_allocators(torch)
+                    gpus = {}
+                    if cuda is not None:
+                        stats = cuda.stats  # torch's binding, called directly (see CellAllocators)
+                        for index in cuda.indices:
+                            gpus[index] = stats(index)
                 except Exception as exc:
+                    gpus = None
                     self._problem("reading torch.cuda at cell start", exc)
             rss = self._rss
             try:
@@ -190,9 +205,9 @@ class CellMemoryRecorder:
                 self._problem("reading RSS at cell start", exc)
                 if self._ended:  # unknown end figures rather than ones read after a reset
                     self._stamp_ended(None, gpus)
-            if gpus:
+            if gpus and cuda is not None:
                 try:
-                    self._gpus_before(cell, torch, gpus)
+                    self._gpus_before(cell, cuda, gpus)
                 except Exception as exc:
                     cell.gpu_peaks_were_reset = False
                     self._problem("resetting torch.cuda's peaks at cell start", exc)
@@ -276,26 +291,41 @@ class CellMemoryRecorder:
 
     # -- internals ----------------------------------------------------------------
 
-    def _gpus_before(self, cell: PendingCell, torch: Any, reading: GpuReading) -> None:
+    def _gpus_before(self, cell: PendingCell, cuda: CellAllocators, reading: GpuReading) -> None:
         """Start the cell from ``reading`` (CUDA initialised), then reset the peaks (if the config says so)."""
         cell.cuda_was_initialized = True
-        cell.gpus_before.update(reading)
+        cell.gpus_before = reading
         if not self._config().reset_peak_per_cell:
             return
+        if self._pending:
+            self._keep_outer_peaks(reading)
+        reset = cuda.reset_peaks  # torch's binding, called directly (see CellAllocators)
+        for index in reading:
+            reset(index)
+        cell.gpu_peaks_were_reset = True
+
+    def _keep_outer_peaks(self, reading: GpuReading) -> None:
+        """Before a cell that runs inside others resets the peaks: fold the peaks
+        those have reached so far (``reading``) into their maxima, which the reset hides."""
         for outer in self._pending:
-            # The reset below hides the peaks the cells this one runs inside have reached so far.
             if outer.gpu_peaks_were_reset or not outer.cuda_was_initialized:
-                for index, counters in cell.gpus_before.items():
+                for index, stats in reading.items():
+                    counters = torch_cuda.counters_from_stats(stats)
                     if counters is not None:
                         raise_gpu_max(outer, index, counters.allocated_peak, counters.reserved_peak)
-        for index in reading:
-            torch_cuda.reset_peaks(torch, index)
-        cell.gpu_peaks_were_reset = True
+
+    def _cell_allocators(self, torch: Any) -> Optional[CellAllocators]:
+        """torch's allocators as the hooks call them (None while CUDA is not initialised), kept once fixed."""
+        cuda = torch_cuda.cell_allocators(torch)
+        self._cuda = cuda if cuda is not None and cuda.fixed else None
+        return cuda
 
     def _gpu_reading(self, what: str) -> GpuReading:
         """torch's counters now; {} (and one problem report) if they cannot be read."""
         try:
-            return gpu_reading(self._torch())
+            torch = self._torch()
+            cuda = self._cuda
+            return gpu_reading(cuda if cuda is not None and cuda.torch is torch else self._cell_allocators(torch))
         except Exception as exc:
             self._problem(what, exc)
             return {}
@@ -363,8 +393,11 @@ class CellMemoryRecorder:
                 if ended.gpus_after is None:
                     ended.gpus_after = gpus if gpus is not None else {}
 
-    def _forget_queued_round(self) -> None:
+    def _forget_parent_state(self) -> None:
+        """In a forked child: the parent's sender thread is not there, and CUDA is
+        not usable there (torch's ``is_initialized()`` says False in such a child)."""
         self._round_queued = False
+        self._cuda = None
 
     def _finish_ended(self) -> None:
         """Turn every ended cell into a record, oldest first.

@@ -3,11 +3,10 @@ ends, and how a peak follows from a high-water counter and readings."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
+from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
 
 from .protocol import CellStatus
-from .readers import torch_cuda
-from .readers.torch_cuda import AllocatorCounters
+from .readers.torch_cuda import AllocatorStats, CellAllocators
 
 if TYPE_CHECKING:  # only the type: the module is loaded when a diagnosis is made
     from .protocol_types import CellError
@@ -37,7 +36,7 @@ class PendingCell:
         # that ran another one inside it, VmHWM before the inner cell reset it).
         self.sampled_rss_max: Optional[int] = None
         self.cuda_was_initialized = False
-        self.gpus_before: Dict[int, Optional[AllocatorCounters]] = {}
+        self.gpus_before: GpuReading = {}
         self.gpu_peaks_were_reset = False
         # index -> [allocated max, reserved max], the same for torch's counters
         self.sampled_gpu_max: Dict[int, List[int]] = {}
@@ -64,14 +63,18 @@ class EndedCell:
         self.rss_peak_after: Optional[int] = None  # VmHWM
 
 
-# CUDA ordinal -> that device's allocator counters (None: unreadable); {} while CUDA is not initialised.
-GpuReading = Dict[int, Optional[AllocatorCounters]]
+# CUDA ordinal -> torch's stats of that device, as read (a device that
+# cudaMallocAsync could only read by creating a context is left out); {} while
+# CUDA is not initialised. torch_cuda.counters_from_stats picks the counters out.
+GpuReading = Dict[int, AllocatorStats]
 
 
-def gpu_reading(torch: Any) -> GpuReading:
-    if torch is None:
+def gpu_reading(cuda: Optional[CellAllocators]) -> GpuReading:
+    """torch's stats of every readable device now ({} while CUDA is not initialised: ``cuda`` None)."""
+    if cuda is None:
         return {}
-    return {index: torch_cuda.allocator_counters(torch, index) for index in range(torch_cuda.initialized_device_count(torch))}
+    stats = cuda.stats
+    return {index: stats(index) for index in cuda.indices}
 
 
 def max_known(*values: Optional[int]) -> Optional[int]:

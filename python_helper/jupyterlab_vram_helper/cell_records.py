@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, List
 
 from .cell_readings import EndedCell, GpuReading, PendingCell, peak_of
-from .readers.torch_cuda import AllocatorCounters
+from .readers.torch_cuda import AllocatorCounters, counters_from_stats
 
 if TYPE_CHECKING:  # the message shapes, for annotations only (protocol_types.py)
     from .protocol_types import CellGpuMemory, CellHostMemory, CellMemoryRecord
@@ -45,8 +45,8 @@ def gpu_records(cell: PendingCell, after: GpuReading) -> List[CellGpuMemory]:
     """One entry per device the cell's kernel has used, from torch's counters before ``cell`` and ``after`` it."""
     records: List[CellGpuMemory] = []
     for index in sorted(set(cell.gpus_before) | set(after)):
-        b = cell.gpus_before.get(index)
-        a = after.get(index)
+        b = counters_from_stats(cell.gpus_before.get(index))
+        a = counters_from_stats(after.get(index))
         if not cell.cuda_was_initialized:
             # CUDA came up during the cell: the allocator counted from zero.
             b = AllocatorCounters(0, 0, 0, 0)

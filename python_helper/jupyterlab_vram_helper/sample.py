@@ -78,7 +78,10 @@ class SampleSource:
         once when torch initialises CUDA).
         """
         torch = torch_cuda.loaded_torch()
-        initialized = torch is not None and torch_cuda.cuda_initialized(torch)
+        return self._visible(torch, torch is not None and torch_cuda.cuda_initialized(torch))
+
+    def _visible(self, torch: Any, initialized: bool) -> List[Device]:
+        """:meth:`devices`, where the caller has just read whether CUDA is initialised."""
         now = self._clock()
         known = self._devices_key
         cuda_came_or_went = known is None or known[0] != initialized
@@ -94,12 +97,14 @@ class SampleSource:
     def read(self, fresh_processes: bool = False) -> Figures:
         """Every source once; ``fresh_processes`` lists NVML's processes now instead of from its cache."""
         torch = torch_cuda.loaded_torch()
+        # Read once per tick: the device list, the figures and the torch state all follow from it.
+        initialized = torch is not None and torch_cuda.cuda_initialized(torch)
         tf = tf_reader.loaded_tensorflow()
         tf_state = tf_reader.tensorflow_state(tf)
         tf_gpus = tf_reader.read_gpus(tf) if tf_state["gpus_initialized"] else {}
         gpus: List[GpuFigures] = []
-        for device in self.devices():
-            torch_figures = torch_cuda.read_device(torch, device.index)
+        for device in self._visible(torch, initialized):
+            torch_figures = torch_cuda.read_initialized_device(torch, device.index) if initialized else None
             holds_memory = bool(torch_figures and torch_figures["reserved_bytes"])
             nvml = self.nvml.read(device.nvml, fresh_processes, holds_memory) if device.nvml is not None else None
             gpus.append(
@@ -114,7 +119,7 @@ class SampleSource:
             )
         return {
             "host": self.host.read(),
-            "torch": torch_cuda.torch_state(torch),
+            "torch": torch_cuda.torch_state(torch, initialized),
             "tensorflow": tf_state,
             "gpus": gpus,
         }

@@ -10,7 +10,7 @@ import types
 import pytest
 
 from cell_harness import GB, MB, Harness, ScriptedRss, deferred_harness, figures, resets
-from fakes import FakeComm, FakeCommManager, FakeTorch, set_allocator, wait_until
+from fakes import FakeComm, FakeCommManager, FakeTorch, in_forked_child, set_allocator, wait_until
 from jupyterlab_vram_helper.background_sender import SENDER_THREAD_NAME
 from jupyterlab_vram_helper.readers.nvml import NvmlReader
 from jupyterlab_vram_helper.runtime import Runtime
@@ -114,6 +114,65 @@ def test_a_device_initialised_during_the_cell_counts_from_zero(fake_torch: FakeT
             "peak_exact": True,
         }
         set_allocator(fake_torch, 0, 0, 0)
+
+
+# --- torch's allocators, looked up once CUDA is initialised -----------------------------------------
+
+
+def test_once_cuda_is_initialised_the_hooks_call_only_torchs_stats_and_reset(cuda: FakeTorch) -> None:
+    h = Harness(cuda)
+    h.cell()
+    cuda.calls.clear()
+
+    def body():
+        set_allocator(cuda, 0, 3 * GB, 4 * GB)
+
+    records = [h.cell(body), h.cell()]
+    # Two cells: per device a stats read at each start and end, a reset at each start;
+    # no device_count (nor is_initialized, which the fake does not log) per cell.
+    assert sorted(set(cuda.calls)) == [
+        ("memory_stats_as_nested_dict", 0), ("memory_stats_as_nested_dict", 1),
+        ("reset_peak_memory_stats", 0), ("reset_peak_memory_stats", 1),
+    ]
+    assert len(cuda.calls) == 2 * 3 * 2
+    assert [r["gpus"][0]["allocated_peak_bytes"] for r in records] == [3 * GB, 3 * GB]
+    assert [r["gpus"][0]["allocated_before_bytes"] for r in records] == [1 * GB, 3 * GB]
+
+
+def test_under_cuda_malloc_async_a_device_is_read_from_the_cell_after_it_gets_a_context(cuda: FakeTorch) -> None:
+    # That backend's stats of a device without a context would create one (the
+    # fake fails if they are read): which devices are read is decided at every cell.
+    cuda.allocator_backend = "cudaMallocAsync"
+    cuda.contexts = {0}
+    h = Harness(cuda)
+    assert [g["index"] for g in h.cell()["gpus"]] == [0]
+    assert ("reset_peak_memory_stats", 1) not in cuda.calls
+
+    def body():
+        cuda.contexts.add(1)
+        set_allocator(cuda, 1, 512 * MB, 1 * GB)
+
+    during = h.cell(body)["gpus"]
+    assert [g["index"] for g in during] == [0, 1]
+    assert during[1]["allocated_after_bytes"] == 512 * MB and during[1]["peak_exact"] is False
+    after = h.cell(lambda: set_allocator(cuda, 1, 256 * MB, 1 * GB))["gpus"][1]
+    assert (after["allocated_before_bytes"], after["allocated_after_bytes"], after["peak_exact"]) == (
+        512 * MB, 256 * MB, True
+    )
+    assert h.recorder.last_error is None
+
+
+def test_a_forked_child_looks_at_cuda_afresh(cuda: FakeTorch) -> None:
+    h = Harness(cuda)
+    h.cell()
+
+    def in_child():
+        cuda.initialized = False  # torch.cuda.is_initialized() in a child of a process that used CUDA
+        cuda.calls.clear()
+        record = h.cell()
+        return [record["gpus"], cuda.calls, h.recorder.last_error]
+
+    assert in_forked_child(in_child) == [[], [], None]
 
 
 # --- approximate peaks -------------------------------------------------------------------------

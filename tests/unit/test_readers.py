@@ -97,6 +97,30 @@ def test_peak_resets_go_straight_to_torchs_binding_with_the_explicit_index(fake_
     assert bound == [1, 0]
 
 
+def test_the_cell_hooks_view_binds_torchs_c_functions_once_cuda_is_initialised(fake_torch) -> None:
+    assert torch_cuda.cell_allocators(fake_torch) is None  # CUDA not initialised: nothing to read
+    assert torch_cuda.cell_allocators(None) is None
+    fake_torch.initialized = True
+    fake_torch._C._cuda_memoryStats = lambda index: fake_torch.stats[index]
+    fake_torch._C._cuda_resetPeakMemoryStats = lambda index: None
+    view = torch_cuda.cell_allocators(fake_torch)
+    assert view is not None and view.fixed and view.indices == (0, 1)
+    assert view.stats is fake_torch._C._cuda_memoryStats
+    assert view.reset_peaks is fake_torch._C._cuda_resetPeakMemoryStats
+    fake_torch.allocator_backend = "cudaMallocAsync"
+    torch_cuda._allocator = None  # a torch module binds its backend once: here, the new one
+    fake_torch.contexts = {1}
+    view = torch_cuda.cell_allocators(fake_torch)
+    assert view is not None and not view.fixed and view.indices == (1,)
+
+
+def test_counters_come_from_stats_as_read_and_are_none_where_nothing_was_read() -> None:
+    assert torch_cuda.counters_from_stats({}) is None and torch_cuda.counters_from_stats(None) is None
+    assert torch_cuda.counters_from_stats(nested_stats(allocated=10, reserved=30, peak=20)) == (10, 20, 30, 30)
+    assert torch_cuda.counters_from_stats({"allocated_bytes": {"all": {"current": 5}}}) == (5, None, None, None)
+    assert torch_cuda.counters_from_stats(nested_stats(allocated=True, reserved=30, peak=20)) == (None, 20, 30, 30)
+
+
 @pytest.mark.skipif(REAL_TORCH is None, reason="torch is not installed")
 def test_the_torch_bindings_the_hooks_call_exist_under_their_names() -> None:
     # Only looked up, never called: there is no GPU here. A rename in torch

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import functools
 import sys
-from typing import TYPE_CHECKING, Any, Callable, Mapping, NamedTuple, Optional
+from typing import TYPE_CHECKING, Any, Callable, Mapping, NamedTuple, Optional, Tuple
 
 if TYPE_CHECKING:  # the message shapes, for annotations only (protocol_types.py)
     from ..protocol_types import TorchGpuFigures, TorchInfo, TorchState
@@ -40,10 +40,11 @@ def cuda_initialized(torch: Any) -> bool:
         return False
 
 
-def torch_state(torch: Any) -> TorchState:
+def torch_state(torch: Any, initialized: Optional[bool] = None) -> TorchState:
+    """The sample's ``torch`` field; ``initialized``: what the caller has just read of ``cuda_initialized``."""
     if torch is None:
         return {"imported": False, "cuda_initialized": False}
-    return {"imported": True, "cuda_initialized": cuda_initialized(torch)}
+    return {"imported": True, "cuda_initialized": cuda_initialized(torch) if initialized is None else initialized}
 
 
 def torch_info(torch: Any) -> Optional[TorchInfo]:
@@ -140,6 +141,11 @@ def read_device(torch: Any, index: int) -> Optional[TorchGpuFigures]:
     """
     if torch is None or not cuda_initialized(torch):
         return None
+    return read_initialized_device(torch, index)
+
+
+def read_initialized_device(torch: Any, index: int) -> Optional[TorchGpuFigures]:
+    """:func:`read_device` where the caller has just seen CUDA initialised (the sampler, once per tick)."""
     allocator = _bound(torch)
     if not _readable(allocator, index):
         return None
@@ -219,17 +225,26 @@ def initialized_device_count(torch: Any) -> int:
     return int(torch.cuda.device_count())
 
 
+# torch's nested stats dict of one device as its binding returns it: a fresh
+# dict of numbers. The cell hooks keep it as read and leave picking the
+# counters out of it (:func:`counters_from_stats`) to the sender thread.
+AllocatorStats = Mapping[str, Any]
+
+
 def allocator_counters(torch: Any, index: int) -> Optional[AllocatorCounters]:
     """Current and peak allocated/reserved bytes of device ``index`` (explicit index);
     ``None`` for a device that cudaMallocAsync could only read by creating a context."""
     allocator = _bound(torch)
     if not _readable(allocator, index):
         return None
-    stats = allocator.stats(index)
+    return counters_from_stats(allocator.stats(index))
+
+
+def counters_from_stats(stats: Optional[AllocatorStats]) -> Optional[AllocatorCounters]:
+    """The four counters per-cell accounting uses, from torch's nested stats (None: nothing read)."""
     if not stats:
         return None
-    # The hooks call this at every cell: four lookups, checked once, rather
-    # than four _stat calls (a few microseconds each with cold caches).
+    # Four lookups, checked once, rather than four _stat calls.
     try:
         allocated, reserved = stats["allocated_bytes"]["all"], stats["reserved_bytes"]["all"]
         counters = AllocatorCounters(allocated["current"], allocated["peak"], reserved["current"], reserved["peak"])
@@ -243,6 +258,36 @@ def allocator_counters(torch: Any, index: int) -> Optional[AllocatorCounters]:
     if all(type(value) is int for value in counters):
         return counters
     return AllocatorCounters(*(_int(value) for value in counters))
+
+
+class CellAllocators(NamedTuple):
+    """torch's allocator entry points as the cell hooks call them at every cell.
+
+    Made once CUDA is initialised: the devices whose stats can be read
+    without creating a context, and torch's own bindings for the stats and
+    the peak reset. Under the native allocator that never changes again in
+    the process (CUDA is not de-initialised; a forked child starts over), so
+    the hooks keep it (``fixed``) and call the bindings directly, without
+    the checks of :func:`allocator_counters` and :func:`reset_peaks` (five
+    Python calls per device and cell). Under cudaMallocAsync the readable
+    devices grow as contexts are created: made again at every cell.
+    """
+
+    torch: Any
+    indices: Tuple[int, ...]
+    stats: Callable[[int], AllocatorStats]
+    reset_peaks: Callable[[int], Any]
+    fixed: bool
+
+
+def cell_allocators(torch: Any) -> Optional[CellAllocators]:
+    """The hooks' view of torch's allocators; ``None`` while CUDA is not initialised."""
+    if torch is None or not cuda_initialized(torch):
+        return None
+    allocator = _bound(torch)
+    indices = tuple(index for index in range(int(torch.cuda.device_count())) if _readable(allocator, index))
+    reset = allocator.reset_peaks or torch.cuda.reset_peak_memory_stats
+    return CellAllocators(torch, indices, allocator.stats, reset, allocator.backend != ASYNC_BACKEND)
 
 
 def reset_peaks(torch: Any, index: int) -> None:
