@@ -7,7 +7,6 @@ kernel's CPU per thread (Linux schedstat), a lone cell's record delay, and
 
 from __future__ import annotations
 
-import os
 import sys
 import time
 from pathlib import Path
@@ -18,6 +17,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
 import psutil  # noqa: E402
 
+from _common import THREAD_NAMES, thread_cpu_seconds  # noqa: E402
 from kernel_harness import Kernel, _parse_date  # noqa: E402
 
 # Installed silently in each kernel after its tool: timers around every
@@ -94,6 +94,8 @@ def _bench_parts():
             stats=timed("torch_stats", bound.stats),
             reset_peaks=timed("peak_reset", bound.reset_peaks) if bound.reset_peaks is not None else None,
         )
+        # The hooks keep torch's entry points once CUDA is up: made again from the timed ones.
+        runtime.current().cells._cuda = None
     sys.modules["__bench_part_times__"] = store
 _bench_parts()
 del _bench_parts
@@ -126,21 +128,10 @@ class Subject:
 
     def thread_cpu(self) -> Dict[int, float]:
         """Seconds each live thread of the kernel has run (Linux schedstat; {} elsewhere)."""
-        times: Dict[int, float] = {}
-        try:
-            tids = os.listdir(f"/proc/{self.pid}/task")
-        except OSError:
-            return times
-        for tid in tids:
-            try:
-                with open(f"/proc/{self.pid}/task/{tid}/schedstat") as f:
-                    times[int(tid)] = int(f.read().split()[0]) / 1e9
-            except (OSError, ValueError, IndexError):
-                pass
-        return times
+        return thread_cpu_seconds(self.pid)
 
     def thread_names(self) -> Dict[int, str]:
-        return self.kernel.eval("{t.native_id: t.name for t in __import__('threading').enumerate()}")
+        return self.kernel.eval(THREAD_NAMES)
 
     def lone_cell_delay(self, code: str) -> Optional[float]:
         """Seconds from the kernel's idle status to the ``cells`` message with this cell's record."""

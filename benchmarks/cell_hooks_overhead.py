@@ -11,11 +11,14 @@ are sent to them in turn (so machine noise hits all three alike):
   a note, where ipyexperiments cannot be imported (as on the GPU kit's machine).
 
     .venv/bin/python benchmarks/cell_hooks_overhead.py [--cells 1000] [--code pass]
-                                                       [--device cpu|cuda] [--json PATH]
+                                                       [--device cpu|cuda|standin-cuda] [--json PATH]
 
 With ``--device cuda`` every kernel has imported torch, created its CUDA
 context and holds an allocation first, so the helper's hooks also reset the
-allocator's peak and read its counters at every cell.
+allocator's peak and read its counters at every cell. ``--device
+standin-cuda`` takes the same path on a machine without a GPU, with a
+stand-in for torch whose C bindings are dict lookups (_common.STANDIN_CUDA):
+it measures the helper's own Python around torch's calls, not torch's cost.
 
 Cells go one at a time, ``--cells`` per kernel with in-kernel timers on the
 hooks and as many without, in alternating blocks of 100: the timers cost the
@@ -91,7 +94,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "python_helper"))
 
 from _cell_kernels import PART_TIMERS, TIMING_WRAPPERS, Subject  # noqa: E402
-from _common import CUDA_IN_USE, add_common_arguments, require_device, target, write_json  # noqa: E402
+from _common import DEVICE_SETUP, add_common_arguments, require_device, target, write_json  # noqa: E402
 from kernel_harness import attach_helper, bootstrap_code  # noqa: E402
 
 HOOKS_TARGET_US = 50.0  # the hooks' own wall time per cell, median
@@ -264,7 +267,7 @@ def main() -> None:
                              "Jupyter server's kernels inherit the server's (getrusage's maximum; default 0)")
     parser.add_argument("--part-cells", type=int, default=300,
                         help="last, cells with the hooks' reads timed one by one (default 300; 0: none)")
-    add_common_arguments(parser)
+    add_common_arguments(parser, standin=True)
     args = parser.parse_args()
     require_device(args.device)
 
@@ -286,9 +289,9 @@ def main() -> None:
     try:
         for name in names:
             subjects[name] = Subject(name)
-        if args.device == "cuda":
+        if DEVICE_SETUP[args.device] is not None:
             for s in subjects.values():
-                reply = s.kernel.execute(CUDA_IN_USE, timeout=300)
+                reply = s.kernel.execute(DEVICE_SETUP[args.device], timeout=300)
                 assert reply["status"] == "ok", reply
         helper = subjects["helper"].kernel
         comm_id = attach_helper(helper, bootstrap_code())

@@ -4,7 +4,8 @@ Prints figures; it is not a test. Everything is measured side by side in one
 run: three idle kernels at once (no helper, helper at 1 Hz, helper at 10 Hz),
 so machine noise hits all three alike.
 
-    .venv/bin/python benchmarks/sampler_overhead.py [--seconds 60] [--tries 5] [--device cpu|cuda] [--json PATH]
+    .venv/bin/python benchmarks/sampler_overhead.py [--seconds 60] [--slices 6] [--tries 5]
+        [--device cpu|cuda] [--baseline-bootstrap PATH] [--json PATH]
 
 With ``--device cuda`` every kernel (the one without the helper too) has
 imported torch, created its CUDA context and holds an allocation, so each tick
@@ -12,8 +13,17 @@ reads NVML and the allocator; the latency cell then allocates on the GPU and
 waits for the sample whose allocator figure shows it. Targets: the helper's
 share at most 0.1 % of a core at 1 Hz and 0.5 % at 10 Hz.
 
-- CPU: user+system time of each kernel process (psutil) over the window, as %
-  of one core, and the helper's share (minus the no-helper kernel).
+- CPU: each kernel's run time over the window, as % of one core, and the
+  helper's share (minus the no-helper kernel). On Linux it is the sum of the
+  kernel's threads' ``/proc/<pid>/task/*/schedstat`` times (nanoseconds), so
+  the share is not rounded to clock ticks (psutil's user+system time counts
+  10 ms ticks: one tick over a 60 s window is 0.017 %, as much as the share's
+  distance from a target can be); the sampler thread's own time is also shown
+  per tick, and the share per ``--slices`` part of the window says how much
+  it moves. Elsewhere psutil's user+system time.
+- ``--baseline-bootstrap PATH`` adds two kernels with the helper bootstrap
+  code in PATH (``node scripts/bundle-helper.mjs --stdout`` run in another
+  checkout), at 1 Hz and 10 Hz: a change and what it replaces, side by side.
 - Bytes: the JSON size of real `sample` messages from the kernels (no device
   in them on cpu, the machine's GPUs in cuda mode); the per-device size is also
   measured on the helper's own `make_sample` with one fully populated fake GPU
@@ -35,6 +45,7 @@ import statistics
 import sys
 import time
 from pathlib import Path
+from typing import Dict, List, Optional, Tuple
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
@@ -42,15 +53,27 @@ sys.path.insert(0, str(ROOT / "python_helper"))
 
 import psutil  # noqa: E402
 
-from _common import CUDA_IN_USE, add_common_arguments, require_device, target, write_json  # noqa: E402
+from _common import DEVICE_SETUP, THREAD_NAMES, add_common_arguments, require_device, target, thread_cpu_seconds, write_json  # noqa: E402
 from kernel_harness import Kernel, attach_helper, bootstrap_code  # noqa: E402
+from jupyterlab_vram_helper.sampler import THREAD_NAME as SAMPLER_THREAD  # noqa: E402
 
 MB = 1 << 20
 
 
 def cpu_seconds(pid: int) -> float:
+    """The process's CPU seconds: its threads' schedstat where Linux has it, else psutil's ticks."""
+    threads = thread_cpu_seconds(pid)
+    if threads:
+        return sum(threads.values())
     t = psutil.Process(pid).cpu_times()
     return t.user + t.system
+
+
+def sampler_seconds(pid: int, tid: Optional[int]) -> Optional[float]:
+    """CPU seconds of the sampler thread ``tid`` (None where schedstat cannot say)."""
+    if tid is None:
+        return None
+    return thread_cpu_seconds(pid).get(tid)
 
 
 def kernel_pid(k: Kernel) -> int:
@@ -126,48 +149,104 @@ def latency(k: Kernel, comm_id: str, tries: int, device: str) -> list:
     return out
 
 
+# Per kernel and slice of the window: (its CPU seconds, its sampler thread's; None where not known).
+SliceCpu = Dict[str, List[Tuple[float, Optional[float]]]]
+
+
+def measure_cpu(pids: Dict[str, int], samplers: Dict[str, Optional[int]], seconds: float, slices: int,
+                kernels: List[Kernel]) -> Tuple[List[float], SliceCpu]:
+    """``seconds`` of idle kernels in ``slices`` equal parts: each part's wall time, and each kernel's CPU in it."""
+    parts: SliceCpu = {name: [] for name in pids}
+    part_walls: List[float] = []
+    for _ in range(slices):
+        before = {name: (cpu_seconds(pid), sampler_seconds(pid, samplers[name])) for name, pid in pids.items()}
+        t0 = time.monotonic()
+        pump_all(kernels, seconds / slices)
+        part_walls.append(time.monotonic() - t0)
+        for name, pid in pids.items():
+            total, sampler = cpu_seconds(pid), sampler_seconds(pid, samplers[name])
+            parts[name].append((total - before[name][0], None if sampler is None or before[name][1] is None
+                                else sampler - before[name][1]))
+    return part_walls, parts
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=60.0, help="CPU measurement window (default 60)")
+    parser.add_argument("--slices", type=int, default=6, help="parts of the window whose shares show the spread (default 6)")
     parser.add_argument("--tries", type=int, default=5, help="latency tries per interval (default 5)")
-    add_common_arguments(parser)
+    parser.add_argument("--baseline-bootstrap", type=Path, default=None, metavar="PATH",
+                        help="also run this helper bootstrap code at 1 and 10 Hz, side by side")
+    add_common_arguments(parser, standin=True)
     args = parser.parse_args()
     require_device(args.device)
 
     code = bootstrap_code()
-    names = ["no helper", "helper 1 Hz", "helper 10 Hz"]
+    intervals = {"helper 1 Hz": 1.0, "helper 10 Hz": 0.1}
+    bootstraps = {"helper 1 Hz": code, "helper 10 Hz": code}
+    if args.baseline_bootstrap is not None:
+        baseline = args.baseline_bootstrap.read_text(encoding="utf-8")
+        intervals.update({"baseline 1 Hz": 1.0, "baseline 10 Hz": 0.1})
+        bootstraps.update({"baseline 1 Hz": baseline, "baseline 10 Hz": baseline})
+    names = ["no helper", *intervals]
     kernels = [Kernel() for _ in names]
     try:
-        if args.device == "cuda":
+        if DEVICE_SETUP[args.device] is not None:
             for k in kernels:
-                reply = k.execute(CUDA_IN_USE, timeout=300)
+                reply = k.execute(DEVICE_SETUP[args.device], timeout=300)
                 assert reply["status"] == "ok", reply
         comms = [None]
-        for k, interval in zip(kernels[1:], (1.0, 0.1)):
-            comms.append(attach_helper(k, code, {"interval_s": interval}))
-        pids = [kernel_pid(k) for k in kernels]
+        for k, name in zip(kernels[1:], names[1:]):
+            comms.append(attach_helper(k, bootstraps[name], {"interval_s": intervals[name]}))
+        pids = {name: kernel_pid(k) for name, k in zip(names, kernels)}
         pump_all(kernels, 2.0)  # let start-up work finish
+        samplers: Dict[str, Optional[int]] = {}
+        for name, k in zip(names, kernels):
+            by_name = {thread: tid for tid, thread in k.eval(THREAD_NAMES).items()}
+            samplers[name] = by_name.get(SAMPLER_THREAD)
         counts = [len(k.comm_data(c, "sample")) if c else 0 for k, c in zip(kernels, comms)]
-        before = [cpu_seconds(p) for p in pids]
-        t0 = time.monotonic()
-        pump_all(kernels, args.seconds)
-        wall = time.monotonic() - t0
-        after = [cpu_seconds(p) for p in pids]
+        walls, measured = measure_cpu(pids, samplers, args.seconds, max(1, args.slices), kernels)
+        wall = sum(walls)
+        schedstat = bool(thread_cpu_seconds(pids["no helper"]))
 
-        print(f"== CPU over {wall:.1f} s of an idle kernel (user+system, % of one core) ==")
-        base_pct = (after[0] - before[0]) / wall * 100
-        shares, percents, sent_counts = {}, {}, {}
-        for name, b, a, k, c, n0 in zip(names, before, after, kernels, comms, counts):
-            pct = (a - b) / wall * 100
+        def percent(name: str, part: Optional[int] = None) -> float:
+            rows = measured[name] if part is None else [measured[name][part]]
+            seconds = walls if part is None else [walls[part]]
+            return sum(row[0] for row in rows) / sum(seconds) * 100
+
+        method = ("each thread's run time from schedstat, in ns" if schedstat
+                  else "user+system time in clock ticks (psutil)")
+        print(f"== CPU over {wall:.1f} s of an idle kernel (% of one core; {method}) ==")
+        base_pct = percent("no helper")
+        shares, percents, sent_counts, spreads, per_tick = {}, {}, {}, {}, {}
+        for name, k, c, n0 in zip(names, kernels, comms, counts):
+            pct = percent(name)
             percents[name] = pct
+            if c is None:
+                print(f"  {name:<15} {pct:7.3f} %")
+                continue
             shares[name] = pct - base_pct
-            sent = (len(k.comm_data(c, "sample")) - n0) if c else 0
-            sent_counts[name] = sent
-            extra = "" if c is None else f"   helper share {pct - base_pct:+.3f} %   samples sent {sent}"
-            print(f"  {name:<13} {pct:7.3f} %{extra}")
-        # The kernel counts CPU time in clock ticks; a short window can only show whole ticks.
-        tick_pct = 100 / os.sysconf("SC_CLK_TCK") / wall
-        print(f"  (resolution: one clock tick of CPU over this window is {tick_pct:.3f} % of a core)")
+            slice_shares = [percent(name, i) - percent("no helper", i) for i in range(len(walls))]
+            spreads[name] = (min(slice_shares), max(slice_shares))
+            sent_counts[name] = len(k.comm_data(c, "sample")) - n0
+            sampler = [row[1] for row in measured[name]]
+            ticks = wall / intervals[name]
+            line = (f"  {name:<15} {pct:7.3f} %   helper share {shares[name]:+.3f} %"
+                    f" (slices of {wall / len(walls):.0f} s: {spreads[name][0]:+.3f} to {spreads[name][1]:+.3f})")
+            known = [value for value in sampler if value is not None]
+            if len(known) == len(sampler):
+                per_tick[name] = sum(known) / ticks * 1e6
+                line += f"   sampler thread {sum(known) / wall * 100:.3f} % = {per_tick[name]:.1f} us per tick"
+            print(line + f"   samples sent {sent_counts[name]}")
+        if not schedstat:
+            # The kernel counts CPU time in clock ticks; a short window can only show whole ticks.
+            print(f"  (resolution: one clock tick of CPU over this window is {100 / os.sysconf('SC_CLK_TCK') / wall:.3f} % of a core)")
+        for rate in ("1 Hz", "10 Hz"):
+            ours, theirs = f"helper {rate}", f"baseline {rate}"
+            if theirs in shares:
+                ratio = (f"; sampler thread per tick {per_tick[ours]:.1f} vs {per_tick[theirs]:.1f} us, "
+                         f"ratio {per_tick[ours] / per_tick[theirs]:.3f}") if ours in per_tick and theirs in per_tick else ""
+                print(f"  side by side at {rate}: share {shares[ours]:+.3f} % (this helper) vs {shares[theirs]:+.3f} % (baseline){ratio}")
 
         print("== bytes per sample (JSON of the comm data) ==")
         samples = [d for k, c in zip(kernels[1:], comms[1:]) for d in k.comm_data(c, "sample")]
@@ -180,10 +259,11 @@ def main() -> None:
         hello = [json_size(d) for d in kernels[1].comm_data(comms[1], "hello")]
         print(f"  hello: {hello[0]} B")
 
-        print(f"== latency: allocation in a cell ({args.device}) -> first sample showing it at the client ({args.tries} tries) ==")
+        print(f"== latency: allocation in a cell ({'cuda' if args.device == 'cuda' else 'host memory'}) -> first sample showing it at the client ({args.tries} tries) ==")
         latency_ms = {}
-        for name, k, c, interval in zip(names[1:], kernels[1:], comms[1:], (1.0, 0.1)):
-            values = latency(k, c, args.tries, args.device)
+        for name, k, c in zip(names[1:3], kernels[1:3], comms[1:3]):
+            interval = intervals[name]
+            values = latency(k, c, args.tries, "cuda" if args.device == "cuda" else "cpu")
             latency_ms[name] = [v * 1000 for v in values]
             med = statistics.median(values)
             bound = interval + 0.2
@@ -196,7 +276,7 @@ def main() -> None:
               f"<= 0.5 % at 10 Hz: {shares['helper 10 Hz']:+.3f} % ==")
         figures = {
             "window_seconds": round(wall, 2),
-            "cpu_tick_percent": round(tick_pct, 4),
+            "cpu_method": "schedstat" if schedstat else "clock ticks",
             "cpu_percent_no_helper": round(base_pct, 4),
             "cpu_percent_1hz": round(percents["helper 1 Hz"], 4),
             "cpu_percent_10hz": round(percents["helper 10 Hz"], 4),
@@ -212,6 +292,16 @@ def main() -> None:
             "fake_sample_further_device_bytes": dev2,
             "hello_bytes": hello[0],
         }
+        for name, key in (("helper 1 Hz", "1hz"), ("helper 10 Hz", "10hz"),
+                          ("baseline 1 Hz", "baseline_1hz"), ("baseline 10 Hz", "baseline_10hz")):
+            if name not in shares:
+                continue
+            if key.startswith("baseline"):
+                figures[f"cpu_share_{key}_percent"] = round(shares[name], 4)
+            figures[f"cpu_share_{key}_slice_min_percent"] = round(spreads[name][0], 4)
+            figures[f"cpu_share_{key}_slice_max_percent"] = round(spreads[name][1], 4)
+            if name in per_tick:
+                figures[f"sampler_thread_{key}_us_per_tick"] = round(per_tick[name], 1)
         for name, key in (("helper 1 Hz", "1hz"), ("helper 10 Hz", "10hz")):
             values = latency_ms[name]
             figures[f"latency_{key}_ms_median"] = round(statistics.median(values), 1)
