@@ -180,6 +180,8 @@ class CellMemoryRecorder:
                             gpus[index] = stats(index)
                 except Exception as exc:
                     gpus = None
+                    # CUDA may well be up: the start is unknown, not zero ("came up during the cell").
+                    cell.cuda_was_initialized = True
                     self._problem("reading torch.cuda at cell start", exc)
             rss = self._rss
             try:
@@ -307,12 +309,11 @@ class CellMemoryRecorder:
     def _keep_outer_peaks(self, reading: GpuReading) -> None:
         """Before a cell that runs inside others resets the peaks: fold the peaks
         those have reached so far (``reading``) into their maxima, which the reset hides."""
-        for outer in self._pending:
-            if outer.gpu_peaks_were_reset or not outer.cuda_was_initialized:
-                for index, stats in reading.items():
-                    counters = torch_cuda.counters_from_stats(stats)
-                    if counters is not None:
-                        raise_gpu_max(outer, index, counters.allocated_peak, counters.reserved_peak)
+        for index, stats in reading.items():
+            counters = torch_cuda.counters_from_stats(stats)
+            if counters is not None:
+                for outer in self._pending:
+                    raise_gpu_max(outer, index, counters.allocated_peak, counters.reserved_peak)
 
     def _cell_allocators(self, torch: Any) -> Optional[CellAllocators]:
         """torch's allocators as the hooks call them (None while CUDA is not initialised), kept once fixed."""

@@ -7,7 +7,7 @@ go out on IOPub, which ipykernel makes safe to use from any thread).
 A sample is broadcast only when a figure moved by more than
 ``change_threshold_bytes`` (or a counter/flag/device changed), else as a
 heartbeat after ``heartbeat_s`` of silence. With no open comm the thread does
-no work at all: it blocks on an Event until a comm opens or it is stopped.
+no work at all: it blocks on its wake-up lock until a comm opens or it is stopped.
 """
 
 from __future__ import annotations

@@ -10,7 +10,8 @@ import types
 import pytest
 
 from cell_harness import GB, MB, Harness, ScriptedRss, deferred_harness, figures, resets
-from fakes import FakeComm, FakeCommManager, FakeTorch, in_forked_child, set_allocator, wait_until
+from fakes import FakeComm, FakeCommManager, FakeTorch, in_forked_child, nested_stats, set_allocator, wait_until
+from jupyterlab_vram_helper.readers import torch_cuda
 from jupyterlab_vram_helper.background_sender import SENDER_THREAD_NAME
 from jupyterlab_vram_helper.readers.nvml import NvmlReader
 from jupyterlab_vram_helper.runtime import Runtime
@@ -160,6 +161,48 @@ def test_under_cuda_malloc_async_a_device_is_read_from_the_cell_after_it_gets_a_
         512 * MB, 256 * MB, True
     )
     assert h.recorder.last_error is None
+
+
+def test_a_failed_read_at_cell_start_makes_the_start_unknown_not_zero(cuda: FakeTorch) -> None:
+    h = Harness(cuda)
+    h.cell()
+    stats = cuda.cuda.memory.memory_stats_as_nested_dict
+    calls = {"n": 0}
+
+    def fails_once(device=None):
+        calls["n"] += 1
+        if calls["n"] == 1:
+            raise RuntimeError("CUDA error: unspecified launch failure")
+        return stats(device)
+
+    cuda.cuda.memory.memory_stats_as_nested_dict = fails_once
+    torch_cuda._allocator = None  # bound again, to the failing function
+    h.recorder._cuda = None
+    record = h.cell(lambda: set_allocator(cuda, 0, 3 * GB, 4 * GB))
+    g0 = record["gpus"][0]
+    assert g0["allocated_before_bytes"] is None and g0["allocated_after_bytes"] == 3 * GB
+    assert g0["peak_exact"] is False and record["peak_exact"] is False
+    assert "reading torch.cuda at cell start failed" in (h.recorder.last_error or "")
+
+
+def test_under_cuda_malloc_async_a_first_context_in_the_cell_counts_from_zero(cuda: FakeTorch) -> None:
+    # CUDA is initialised but no device has a context yet: nothing is read or
+    # reset at the start, and a device holds nothing before its context exists.
+    cuda.allocator_backend = "cudaMallocAsync"
+    cuda.contexts = set()
+    h = Harness(cuda)
+
+    def body():
+        cuda.contexts.add(0)
+        cuda.stats[0] = nested_stats(0, 0, 0)
+        set_allocator(cuda, 0, 256 * MB, 512 * MB, peak=384 * MB)
+
+    g0 = h.cell(body)["gpus"][0]
+    assert (g0["allocated_before_bytes"], g0["allocated_after_bytes"], g0["allocated_peak_bytes"]) == (
+        0, 256 * MB, 384 * MB
+    )
+    assert g0["peak_exact"] is True
+    assert resets(cuda) == []
 
 
 def test_a_forked_child_looks_at_cuda_afresh(cuda: FakeTorch) -> None:

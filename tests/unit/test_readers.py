@@ -67,11 +67,9 @@ def test_cuda_malloc_async_figures_it_cannot_see_are_unknown_not_zero(fake_torch
     # Device 0 has no context: not read, not reset (the fake fails if it is).
     assert torch_cuda.read_device(fake_torch, 0) is None
     assert torch_cuda.allocator_counters(fake_torch, 0) is None
-    torch_cuda.reset_peaks(fake_torch, 0)
+    view = torch_cuda.cell_allocators(fake_torch)
+    assert view is not None and view.indices == (1,)  # what the cell hooks read and reset
     assert torch_cuda.allocator_counters(fake_torch, 1) == (100, 250, 300, 300)
-    torch_cuda.reset_peaks(fake_torch, 1)
-    assert ("reset_peak_memory_stats", 1) in fake_torch.calls
-    assert ("reset_peak_memory_stats", 0) not in fake_torch.calls
 
 
 def test_missing_stat_keys_are_null_not_zero(fake_torch) -> None:
@@ -82,19 +80,17 @@ def test_missing_stat_keys_are_null_not_zero(fake_torch) -> None:
     assert figures["reserved_bytes"] is None and figures["num_ooms"] is None
 
 
-def test_peak_resets_go_straight_to_torchs_binding_with_the_explicit_index(fake_torch) -> None:
-    bound: list = []
-    fake_torch._C._cuda_resetPeakMemoryStats = lambda index: bound.append(index)
+def test_without_torchs_binding_the_peak_reset_is_its_public_function(fake_torch) -> None:
     fake_torch.initialized = True
-    torch_cuda.reset_peaks(fake_torch, 1)
-    assert bound == [1] and isinstance(bound[0], int)
-    assert not [c for c in fake_torch.calls if c[0] == "reset_peak_memory_stats"]  # not through the wrapper
-    fake_torch.allocator_backend = "cudaMallocAsync"  # a new torch module binds afresh: here, the backend
-    torch_cuda._allocator = None
-    fake_torch.contexts = {0}
-    torch_cuda.reset_peaks(fake_torch, 1)  # no context on device 1: resetting there would create one
-    torch_cuda.reset_peaks(fake_torch, 0)
-    assert bound == [1, 0]
+    view = torch_cuda.cell_allocators(fake_torch)
+    assert view is not None
+    view.reset_peaks(1)
+    assert fake_torch.calls[-1] == ("reset_peak_memory_stats", 1)
+    del fake_torch.cuda.reset_peak_memory_stats  # a torch with neither: the figures are still read
+    view = torch_cuda.cell_allocators(fake_torch)
+    assert view is not None and view.stats(0) is not None
+    with pytest.raises(AttributeError, match="no reset_peak_memory_stats"):
+        view.reset_peaks(0)
 
 
 def test_the_cell_hooks_view_binds_torchs_c_functions_once_cuda_is_initialised(fake_torch) -> None:

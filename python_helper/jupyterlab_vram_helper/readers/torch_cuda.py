@@ -102,7 +102,7 @@ def _bound(torch: Any) -> _Allocator:
     # The same for reset_peak_memory_stats, whose wrapper only resolves the
     # device index (three Python calls) that our callers pass explicitly.
     # Looked up here without the public fallback: a torch lacking both must
-    # still have its figures read (the reset fails alone, in reset_peaks).
+    # still have its figures read (the reset fails alone: CellAllocators.reset_peaks).
     reset = getattr(native, "_cuda_resetPeakMemoryStats", None)
     known = _Allocator(torch, backend, stats, reset, getattr(native, "_cuda_hasPrimaryContext", None))
     _allocator = known
@@ -157,7 +157,7 @@ def read_initialized_device(torch: Any, index: int) -> Optional[TorchGpuFigures]
 
 def figures_from_stats(stats: Mapping[str, Any], backend: Optional[str] = None) -> TorchGpuFigures:
     try:
-        # Every sampler tick: plain lookups, checked once (see allocator_counters).
+        # Every sampler tick: plain lookups, checked once (see counters_from_stats).
         allocated, reserved = stats["allocated_bytes"]["all"], stats["reserved_bytes"]["all"]
         figures: TorchGpuFigures = {
             "allocated_bytes": allocated["current"],
@@ -268,8 +268,8 @@ class CellAllocators(NamedTuple):
     the peak reset. Under the native allocator that never changes again in
     the process (CUDA is not de-initialised; a forked child starts over), so
     the hooks keep it (``fixed``) and call the bindings directly, without
-    the checks of :func:`allocator_counters` and :func:`reset_peaks` (five
-    Python calls per device and cell). Under cudaMallocAsync the readable
+    the checks of :func:`allocator_counters` (five Python calls per device
+    and cell, twice). Under cudaMallocAsync the readable
     devices grow as contexts are created: made again at every cell.
     """
 
@@ -286,18 +286,10 @@ def cell_allocators(torch: Any) -> Optional[CellAllocators]:
         return None
     allocator = _bound(torch)
     indices = tuple(index for index in range(int(torch.cuda.device_count())) if _readable(allocator, index))
-    reset = allocator.reset_peaks or torch.cuda.reset_peak_memory_stats
+    reset = allocator.reset_peaks or getattr(torch.cuda, "reset_peak_memory_stats", None) or _no_peak_reset
     return CellAllocators(torch, indices, allocator.stats, reset, allocator.backend != ASYNC_BACKEND)
 
 
-def reset_peaks(torch: Any, index: int) -> None:
-    """Reset the allocator's peak counters of device ``index``.
-
-    Only with an explicit index and only once CUDA is initialised: with
-    ``device=None`` torch resolves the current device, which can create a
-    context. With an index it only touches the allocator's bookkeeping (under
-    cudaMallocAsync, only on a device that already has a context).
-    """
-    allocator = _bound(torch)
-    if _readable(allocator, index):
-        (allocator.reset_peaks or torch.cuda.reset_peak_memory_stats)(int(index))
+def _no_peak_reset(index: int) -> None:
+    # A torch without either reset: the figures are still read, the reset fails alone.
+    raise AttributeError("this torch has no reset_peak_memory_stats")
