@@ -382,6 +382,8 @@ def main() -> None:
     cpu_verdict = "met" if ours["cpu"] <= CPU_TARGET_US * 1e-6 else "NOT met"
     print(f"        kernel CPU added per cell, the record's send included: {ours['cpu'] * 1e6:.1f} us "
           f"(target <= {CPU_TARGET_US:.0f} us), {cpu_verdict}")
+    if args.device == "standin-cuda":
+        print("        (a stand-in torch: the helper's own code on the CUDA path, not a GPU figure)")
     by_thread = added_cpu_by_thread(thread_seconds, thread_names, args.cells)
     if by_thread:
         print("kernel CPU added per cell, by thread (schedstat; helper minus plain, threads matched by name):")

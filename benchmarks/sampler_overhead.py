@@ -5,7 +5,11 @@ run: three idle kernels at once (no helper, helper at 1 Hz, helper at 10 Hz),
 so machine noise hits all three alike.
 
     .venv/bin/python benchmarks/sampler_overhead.py [--seconds 60] [--slices 6] [--tries 5]
-        [--device cpu|cuda] [--baseline-bootstrap PATH] [--json PATH]
+        [--device cpu|cuda|standin-cuda] [--baseline-bootstrap PATH] [--json PATH]
+
+``--device standin-cuda`` gives every kernel a stand-in for torch with CUDA up
+on two devices (_common.STANDIN_CUDA): the sampler's own code on the CUDA path,
+without torch's cost or NVML; its verdicts are not GPU figures.
 
 With ``--device cuda`` every kernel (the one without the helper too) has
 imported torch, created its CUDA context and holds an allocation, so each tick
@@ -60,20 +64,20 @@ from jupyterlab_vram_helper.sampler import THREAD_NAME as SAMPLER_THREAD  # noqa
 MB = 1 << 20
 
 
-def cpu_seconds(pid: int) -> float:
-    """The process's CPU seconds: its threads' schedstat where Linux has it, else psutil's ticks."""
+def cpu_reading(pid: int) -> Dict[int, float]:
+    """Seconds each thread of the process has run (schedstat), or {0: the process's user+system
+    time} where Linux's schedstat is missing (psutil's clock ticks)."""
     threads = thread_cpu_seconds(pid)
     if threads:
-        return sum(threads.values())
+        return threads
     t = psutil.Process(pid).cpu_times()
-    return t.user + t.system
+    return {0: t.user + t.system}
 
 
-def sampler_seconds(pid: int, tid: Optional[int]) -> Optional[float]:
-    """CPU seconds of the sampler thread ``tid`` (None where schedstat cannot say)."""
-    if tid is None:
-        return None
-    return thread_cpu_seconds(pid).get(tid)
+def cpu_between(before: Dict[int, float], after: Dict[int, float]) -> float:
+    """CPU seconds between two readings: per thread, so one that ended meanwhile takes
+    only its own time in the interval with it (missed), not its whole life."""
+    return sum(seconds - before.get(tid, 0.0) for tid, seconds in after.items())
 
 
 def kernel_pid(k: Kernel) -> int:
@@ -159,14 +163,15 @@ def measure_cpu(pids: Dict[str, int], samplers: Dict[str, Optional[int]], second
     parts: SliceCpu = {name: [] for name in pids}
     part_walls: List[float] = []
     for _ in range(slices):
-        before = {name: (cpu_seconds(pid), sampler_seconds(pid, samplers[name])) for name, pid in pids.items()}
+        before = {name: cpu_reading(pid) for name, pid in pids.items()}
         t0 = time.monotonic()
         pump_all(kernels, seconds / slices)
         part_walls.append(time.monotonic() - t0)
         for name, pid in pids.items():
-            total, sampler = cpu_seconds(pid), sampler_seconds(pid, samplers[name])
-            parts[name].append((total - before[name][0], None if sampler is None or before[name][1] is None
-                                else sampler - before[name][1]))
+            after = cpu_reading(pid)
+            tid = samplers[name]
+            sampler = None if tid not in before[name] or tid not in after else after[tid] - before[name][tid]
+            parts[name].append((cpu_between(before[name], after), sampler))
     return part_walls, parts
 
 
@@ -249,7 +254,7 @@ def main() -> None:
                 print(f"  side by side at {rate}: share {shares[ours]:+.3f} % (this helper) vs {shares[theirs]:+.3f} % (baseline){ratio}")
 
         print("== bytes per sample (JSON of the comm data) ==")
-        samples = [d for k, c in zip(kernels[1:], comms[1:]) for d in k.comm_data(c, "sample")]
+        samples = [d for k, c in zip(kernels[1:3], comms[1:3]) for d in k.comm_data(c, "sample")]
         sizes = [json_size(d) for d in samples]
         gpus_in_samples = max(len(d.get("gpus") or []) for d in samples)
         print(f"  real samples from these kernels ({gpus_in_samples} GPUs): "
@@ -274,6 +279,8 @@ def main() -> None:
             )
         print(f"== targets: helper share <= 0.1 % of a core at 1 Hz: {shares['helper 1 Hz']:+.3f} %; "
               f"<= 0.5 % at 10 Hz: {shares['helper 10 Hz']:+.3f} % ==")
+        if args.device == "standin-cuda":
+            print("   (a stand-in torch: the helper's own code on the CUDA path, not a GPU figure)")
         figures = {
             "window_seconds": round(wall, 2),
             "cpu_method": "schedstat" if schedstat else "clock ticks",
@@ -308,7 +315,9 @@ def main() -> None:
             figures[f"latency_{key}_ms_min"] = round(min(values), 1)
             figures[f"latency_{key}_ms_max"] = round(max(values), 1)
         write_json(
-            args.json, "sampler_overhead", args.device, {"seconds": args.seconds, "tries": args.tries}, figures,
+            args.json, "sampler_overhead", args.device,
+            {"seconds": args.seconds, "slices": args.slices, "tries": args.tries,
+             "baseline_bootstrap": str(args.baseline_bootstrap) if args.baseline_bootstrap else None}, figures,
             [target("helper CPU share at 1 Hz", shares["helper 1 Hz"], 0.1, "% of a core"),
              target("helper CPU share at 10 Hz", shares["helper 10 Hz"], 0.5, "% of a core"),
              target("latency at 1 Hz", statistics.median(latency_ms["helper 1 Hz"]), 1200, "ms"),
