@@ -15,9 +15,7 @@ from typing import Dict, List, Optional
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
-import psutil  # noqa: E402
-
-from _common import THREAD_NAMES, thread_cpu_seconds  # noqa: E402
+from _common import THREAD_NAMES, cpu_between, cpu_reading  # noqa: E402
 from kernel_harness import Kernel, _parse_date  # noqa: E402
 
 # Installed silently in each kernel after its tool: timers around every
@@ -117,18 +115,9 @@ class Subject:
         self.busy_idle: List[float] = []
         self.cpu_seconds = 0.0  # over the cells measured with the hook timers off
 
-    def cpu(self, threads: Optional[Dict[int, float]] = None) -> float:
-        """The kernel's CPU seconds: the sum of ``threads`` (a :meth:`thread_cpu` reading) where there is one."""
-        if threads is None:
-            threads = self.thread_cpu()
-        if threads:
-            return sum(threads.values())
-        t = psutil.Process(self.pid).cpu_times()
-        return t.user + t.system
-
     def thread_cpu(self) -> Dict[int, float]:
-        """Seconds each live thread of the kernel has run (Linux schedstat; {} elsewhere)."""
-        return thread_cpu_seconds(self.pid)
+        """Seconds each live thread of the kernel has run (``_common.cpu_reading``)."""
+        return cpu_reading(self.pid)
 
     def thread_names(self) -> Dict[int, str]:
         return self.kernel.eval(THREAD_NAMES)
@@ -184,7 +173,7 @@ class Subject:
         ``cells`` messages that arrived meanwhile (and the records in them).
         """
         kc = self.kernel.kc
-        cpu_start = self.cpu()
+        cpu_start = self.thread_cpu()
         start = time.perf_counter()
         ids = [kc.execute(code, store_history=True) for _ in range(cells)]
         last, replies = ids[-1], 0
@@ -210,7 +199,7 @@ class Subject:
             elif m["msg_type"] == "comm_msg" and m["content"]["data"].get("type") == "cells":
                 messages += 1
                 records += len(m["content"]["data"]["records"])
-        return {"wall": elapsed, "cpu": self.cpu() - cpu_start, "messages": messages, "records": records}
+        return {"wall": elapsed, "cpu": cpu_between(cpu_start, self.thread_cpu()), "messages": messages, "records": records}
 
     def drain(self) -> None:
         while True:

@@ -97,6 +97,24 @@ def thread_cpu_seconds(pid: int) -> Dict[int, float]:
     return times
 
 
+def cpu_reading(pid: int) -> Dict[int, float]:
+    """Seconds each thread of process ``pid`` has run (:func:`thread_cpu_seconds`), or
+    {0: the process's user+system time} where schedstat is missing (psutil's clock ticks)."""
+    threads = thread_cpu_seconds(pid)
+    if threads:
+        return threads
+    import psutil  # only where schedstat is missing
+
+    t = psutil.Process(pid).cpu_times()
+    return {0: t.user + t.system}
+
+
+def cpu_between(before: Dict[int, float], after: Dict[int, float]) -> float:
+    """CPU seconds between two readings of :func:`cpu_reading`: per thread, so one that ended meanwhile
+    takes only its own time in the interval with it (missed), not its whole life."""
+    return sum(seconds - before.get(tid, 0.0) for tid, seconds in after.items())
+
+
 # Evaluated in a kernel: its threads' names by native id (matches schedstat's tids).
 THREAD_NAMES = "{t.native_id: t.name for t in __import__('threading').enumerate()}"
 

@@ -94,7 +94,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "python_helper"))
 
 from _cell_kernels import PART_TIMERS, TIMING_WRAPPERS, Subject  # noqa: E402
-from _common import DEVICE_SETUP, add_common_arguments, require_device, target, write_json  # noqa: E402
+from _common import DEVICE_SETUP, add_common_arguments, cpu_between, require_device, target, write_json  # noqa: E402
 from kernel_harness import attach_helper, bootstrap_code  # noqa: E402
 
 HOOKS_TARGET_US = 50.0  # the hooks' own wall time per cell, median
@@ -163,7 +163,6 @@ def one_by_one(order: List[Subject], code: str, cells: int, block: int = BLOCK_C
             s.timers(timed)
         if not timed:
             before = {s.name: s.thread_cpu() for s in order}
-            totals = {s.name: s.cpu(before[s.name]) for s in order}
         for _ in range(count):
             # rotate who goes first, so no kernel always follows the same one
             for s in order[turn % len(order):] + order[: turn % len(order)]:
@@ -172,7 +171,7 @@ def one_by_one(order: List[Subject], code: str, cells: int, block: int = BLOCK_C
         if not timed:
             for s in order:
                 after = s.thread_cpu()
-                s.cpu_seconds += s.cpu(after) - totals[s.name]
+                s.cpu_seconds += cpu_between(before[s.name], after)
                 for tid, seconds in after.items():
                     threads[s.name][tid] = threads[s.name].get(tid, 0.0) + seconds - before[s.name].get(tid, 0.0)
         done[timed] += count

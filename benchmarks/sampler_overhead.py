@@ -55,29 +55,14 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "python_helper"))
 
-import psutil  # noqa: E402
-
-from _common import DEVICE_SETUP, THREAD_NAMES, add_common_arguments, require_device, target, thread_cpu_seconds, write_json  # noqa: E402
+from _common import (  # noqa: E402
+    DEVICE_SETUP, THREAD_NAMES, add_common_arguments, cpu_between, cpu_reading, require_device, target,
+    thread_cpu_seconds, write_json,
+)
 from kernel_harness import Kernel, attach_helper, bootstrap_code  # noqa: E402
 from jupyterlab_vram_helper.sampler import THREAD_NAME as SAMPLER_THREAD  # noqa: E402
 
 MB = 1 << 20
-
-
-def cpu_reading(pid: int) -> Dict[int, float]:
-    """Seconds each thread of the process has run (schedstat), or {0: the process's user+system
-    time} where Linux's schedstat is missing (psutil's clock ticks)."""
-    threads = thread_cpu_seconds(pid)
-    if threads:
-        return threads
-    t = psutil.Process(pid).cpu_times()
-    return {0: t.user + t.system}
-
-
-def cpu_between(before: Dict[int, float], after: Dict[int, float]) -> float:
-    """CPU seconds between two readings: per thread, so one that ended meanwhile takes
-    only its own time in the interval with it (missed), not its whole life."""
-    return sum(seconds - before.get(tid, 0.0) for tid, seconds in after.items())
 
 
 def kernel_pid(k: Kernel) -> int:

@@ -170,14 +170,8 @@ class CellMemoryRecorder:
             cuda: Optional[CellAllocators] = None
             if torch is not None:
                 try:
-                    cuda = self._cuda
-                    if cuda is None or cuda.torch is not torch:
-                        cuda = self._cell_allocators(torch)
-                    gpus = {}
-                    if cuda is not None:
-                        stats = cuda.stats  # torch's binding, called directly (see CellAllocators)
-                        for index in cuda.indices:
-                            gpus[index] = stats(index)
+                    cuda = self._cell_allocators(torch)
+                    gpus = gpu_reading(cuda)
                 except Exception as exc:
                     gpus = None
                     # CUDA may well be up: the start is unknown, not zero ("came up during the cell").
@@ -317,6 +311,9 @@ class CellMemoryRecorder:
 
     def _cell_allocators(self, torch: Any) -> Optional[CellAllocators]:
         """torch's allocators as the hooks call them (None while CUDA is not initialised), kept once fixed."""
+        cuda = self._cuda
+        if cuda is not None and cuda.torch is torch:
+            return cuda
         cuda = torch_cuda.cell_allocators(torch)
         self._cuda = cuda if cuda is not None and cuda.fixed else None
         return cuda
@@ -324,9 +321,7 @@ class CellMemoryRecorder:
     def _gpu_reading(self, what: str) -> GpuReading:
         """torch's counters now; {} (and one problem report) if they cannot be read."""
         try:
-            torch = self._torch()
-            cuda = self._cuda
-            return gpu_reading(cuda if cuda is not None and cuda.torch is torch else self._cell_allocators(torch))
+            return gpu_reading(self._cell_allocators(self._torch()))
         except Exception as exc:
             self._problem(what, exc)
             return {}
