@@ -5,7 +5,7 @@ run: three idle kernels at once (no helper, helper at 1 Hz, helper at 10 Hz),
 so machine noise hits all three alike.
 
     .venv/bin/python benchmarks/sampler_overhead.py [--seconds 60] [--slices 6] [--tries 5]
-        [--device cpu|cuda|standin-cuda] [--baseline-bootstrap PATH] [--json PATH]
+        [--parts-seconds 10] [--device cpu|cuda|standin-cuda] [--baseline-bootstrap PATH] [--json PATH]
 
 ``--device standin-cuda`` gives every kernel a stand-in for torch with CUDA up
 on two devices (_common.STANDIN_CUDA): the sampler's own code on the CUDA path,
@@ -36,6 +36,11 @@ share at most 0.1 % of a core at 1 Hz and 0.5 % at 10 Hz.
   in cuda mode) and records time.time() right after; the client notes when the
   first sample showing it (RSS, or torch's allocated bytes) arrives. Median
   over tries, compared with interval + 200 ms.
+- Parts of a tick (``--parts-seconds``, last, in the 10 Hz helper kernel):
+  thread-CPU timers around each part of its ticks (host, torch's stats call,
+  NVML's memory query and process list, the comparison, the send), mean per
+  tick and median per call, and what the loop's wait and wake-up take outside
+  the tick (_sampler_parts.py). On a GPU this says what a tick's CPU is spent on.
 
 ``--json PATH`` also writes these figures and the targets' verdicts as JSON.
 """
@@ -59,6 +64,7 @@ from _common import (  # noqa: E402
     DEVICE_SETUP, THREAD_NAMES, add_common_arguments, cpu_between, cpu_reading, require_device, target,
     thread_cpu_seconds, write_json,
 )
+from _sampler_parts import TICK_PART_TIMERS, TICK_PART_TIMES, json_figures, print_summary, summarize  # noqa: E402
 from kernel_harness import Kernel, attach_helper, bootstrap_code  # noqa: E402
 from jupyterlab_vram_helper.sampler import THREAD_NAME as SAMPLER_THREAD  # noqa: E402
 
@@ -160,11 +166,30 @@ def measure_cpu(pids: Dict[str, int], samplers: Dict[str, Optional[int]], second
     return part_walls, parts
 
 
+def tick_parts(k: Kernel, pid: int, sampler_tid: Optional[int], seconds: float, kernels: List[Kernel]) -> Dict[str, float]:
+    """Time each part of the 10 Hz helper's ticks (_sampler_parts) for ``seconds``; prints them, returns JSON figures."""
+    reply = k.execute(TICK_PART_TIMERS, silent=True, store_history=False)
+    assert reply["status"] == "ok", reply
+    before = thread_cpu_seconds(pid)
+    pump_all(kernels, seconds)
+    after = thread_cpu_seconds(pid)
+    summary = summarize(k.eval(TICK_PART_TIMES))
+    ticks = summary.get("tick", {}).get("calls")
+    thread_us = (None if not ticks or sampler_tid not in before or sampler_tid not in after
+                 else (after[sampler_tid] - before[sampler_tid]) / ticks * 1e6)
+    print(f"== the 10 Hz helper's ticks part by part over {seconds:.0f} s ({ticks or 0} ticks; the sampler thread's CPU, "
+          "timers on: each adds ~1 us to its part) ==")
+    print_summary(summary, thread_us)
+    return json_figures(summary, thread_us)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=60.0, help="CPU measurement window (default 60)")
     parser.add_argument("--slices", type=int, default=6, help="parts of the window whose shares show the spread (default 6)")
     parser.add_argument("--tries", type=int, default=5, help="latency tries per interval (default 5)")
+    parser.add_argument("--parts-seconds", type=float, default=10.0,
+                        help="then time each part of the 10 Hz helper's ticks this long (0: not at all; default 10)")
     parser.add_argument("--baseline-bootstrap", type=Path, default=None, metavar="PATH",
                         help="also run this helper bootstrap code at 1 and 10 Hz, side by side")
     add_common_arguments(parser, standin=True)
@@ -262,6 +287,8 @@ def main() -> None:
                 f"  {name:<13} median {med * 1000:7.1f} ms  (min {min(values) * 1000:.1f}, max {max(values) * 1000:.1f})"
                 f"  bound interval+200 ms = {bound * 1000:.0f} ms: {verdict}"
             )
+        parts_figures = tick_parts(kernels[2], pids["helper 10 Hz"], samplers["helper 10 Hz"],
+                                   args.parts_seconds, kernels) if args.parts_seconds > 0 else {}
         print(f"== targets: helper share <= 0.1 % of a core at 1 Hz: {shares['helper 1 Hz']:+.3f} %; "
               f"<= 0.5 % at 10 Hz: {shares['helper 10 Hz']:+.3f} % ==")
         if args.device == "standin-cuda":
@@ -283,6 +310,7 @@ def main() -> None:
             "fake_sample_first_device_bytes": dev1,
             "fake_sample_further_device_bytes": dev2,
             "hello_bytes": hello[0],
+            **parts_figures,
         }
         for name, key in (("helper 1 Hz", "1hz"), ("helper 10 Hz", "10hz"),
                           ("baseline 1 Hz", "baseline_1hz"), ("baseline 10 Hz", "baseline_10hz")):
@@ -301,7 +329,7 @@ def main() -> None:
             figures[f"latency_{key}_ms_max"] = round(max(values), 1)
         write_json(
             args.json, "sampler_overhead", args.device,
-            {"seconds": args.seconds, "slices": args.slices, "tries": args.tries,
+            {"seconds": args.seconds, "slices": args.slices, "tries": args.tries, "parts_seconds": args.parts_seconds,
              "baseline_bootstrap": str(args.baseline_bootstrap) if args.baseline_bootstrap else None}, figures,
             [target("helper CPU share at 1 Hz", shares["helper 1 Hz"], 0.1, "% of a core"),
              target("helper CPU share at 10 Hz", shares["helper 10 Hz"], 0.5, "% of a core"),

@@ -68,7 +68,7 @@ bench() {  # name, args...: exit 3 means "no CUDA here", which is a skip
   local name=$1; shift
   step "Benchmark $name"
   if [ "$cuda" != yes ]; then echo "skipped: no CUDA GPU" | tee "$out/bench-$name.log"; return; fi
-  timeout 150 "$py" "benchmarks/$name.py" --device cuda --json "$out/bench-$name.json" "$@" 2>&1 | tee "$out/bench-$name.log"
+  timeout 200 "$py" "benchmarks/$name.py" --device cuda --json "$out/bench-$name.json" "$@" 2>&1 | tee "$out/bench-$name.log"
   local rc=${PIPESTATUS[0]}
   [ "$rc" = 0 ] || [ "$rc" = 3 ] || failed+=("bench-$name")
 }

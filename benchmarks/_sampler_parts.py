@@ -1,0 +1,127 @@
+"""Where a sampler tick's CPU goes, part by part, as benchmarks/sampler_overhead.py measures it.
+
+A whole tick's CPU is known from schedstat (the sampler thread's run time),
+but not what in it costs: the host reading, torch's stats call, NVML's
+memory query (a driver call) and process list, the comparison with the last
+sample, the send. On a GPU machine that split is what a change has to aim
+at, so the benchmark installs thread-CPU timers around each part in one
+helper kernel after its measured window (they would inflate it), lets it
+tick for a while, and prints the mean per tick and the median per call.
+
+Timers count only on the sampler thread (requests read the same sources on
+the shell thread). Each adds about a microsecond to the part around it, and
+parts nest: ``read`` holds ``host``, ``torch`` and ``nvml``; ``tick`` holds
+them all. What is left of the thread's CPU per tick outside ``tick`` is
+the loop's wait and wake-up.
+"""
+
+from __future__ import annotations
+
+import statistics
+from typing import Any, Dict, List
+
+# (part, what it times, which parts it holds) in print order.
+PARTS = (
+    ("tick", "Sampler.tick: the whole tick", ""),
+    ("read", "SampleSource.read: every source once", "tick"),
+    ("host", "HostReader.read: RSS, available RAM, cgroup", "read"),
+    ("torch", "read_initialized_device, per device", "read"),
+    ("torch_stats", "torch's stats binding, per device", "torch"),
+    ("nvml", "NvmlReader.read, per device", "read"),
+    ("nvml_memory", "nvmlDeviceGetMemoryInfo, per device", "nvml"),
+    ("nvml_process_list", "nvmlDeviceGetComputeRunningProcesses, when the cache is stale", "nvml"),
+    ("decide", "EmitPolicy.decide: compare with the last sample", "tick"),
+    ("send", "a sample built and sent (changes and heartbeats only)", "tick"),
+)
+
+# Installed silently in a helper kernel: thread-CPU timers around each part of
+# PARTS, counted on the sampler thread only. Instance attributes shadow the
+# methods the sampler calls through ``self``; torch's module-level reader and
+# its kept bindings are replaced the same way.
+TICK_PART_TIMERS = r"""
+def _bench_tick_parts():
+    import sys, threading, time
+    from jupyterlab_vram_helper import runtime
+    from jupyterlab_vram_helper.readers import torch_cuda
+    rt = runtime.current()
+    sampler, source = rt.sampler, rt.source
+    ident = sampler._thread.ident
+    get_ident, thread_time = threading.get_ident, time.thread_time
+    store = {}
+    def timed(part, fn):
+        calls = store.setdefault(part, [])
+        def call(*args, **kwargs):
+            if get_ident() != ident:
+                return fn(*args, **kwargs)
+            c = thread_time()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                calls.append(thread_time() - c)
+        return call
+    sampler.tick = timed("tick", sampler.tick)
+    sampler._emit_locked = timed("send", sampler._emit_locked)
+    sampler._policy.decide = timed("decide", sampler._policy.decide)
+    source.read = timed("read", source.read)
+    source.host.read = timed("host", source.host.read)
+    source.nvml.read = timed("nvml", source.nvml.read)
+    source.nvml._memory = timed("nvml_memory", source.nvml._memory)
+    source.nvml._list_processes = timed("nvml_process_list", source.nvml._list_processes)
+    torch_cuda.read_initialized_device = timed("torch", torch_cuda.read_initialized_device)
+    torch = torch_cuda.loaded_torch()
+    if torch is not None and torch_cuda.cuda_initialized(torch):
+        bound = torch_cuda._bound(torch)
+        torch_cuda._allocator = bound._replace(stats=timed("torch_stats", bound.stats))
+    sys.modules["__bench_tick_parts__"] = store
+_bench_tick_parts()
+del _bench_tick_parts
+"""
+TICK_PART_TIMES = "{k: list(v) for k, v in __import__('sys').modules['__bench_tick_parts__'].items()}"
+
+
+def summarize(times: Dict[str, List[float]]) -> Dict[str, Dict[str, float]]:
+    """Per part that was called: calls, calls per tick, mean us per tick, median us per call."""
+    ticks = len(times.get("tick") or [])
+    summary: Dict[str, Dict[str, float]] = {}
+    if not ticks:
+        return summary
+    for part, _, _ in PARTS:
+        calls = times.get(part) or []
+        if not calls:
+            continue
+        summary[part] = {
+            "calls": len(calls),
+            "calls_per_tick": len(calls) / ticks,
+            "us_per_tick": sum(calls) / ticks * 1e6,
+            "us_per_call_median": statistics.median(calls) * 1e6,
+        }
+    return summary
+
+
+def print_summary(summary: Dict[str, Dict[str, float]], sampler_us_per_tick: Any) -> None:
+    """The table, and what is left of the thread's CPU per tick outside ``tick`` (schedstat over the same time)."""
+    depth = {"": -1}
+    for part, what, parent in PARTS:
+        depth[part] = depth[parent] + 1
+        if part not in summary:
+            continue
+        row = summary[part]
+        name = "  " * depth[part] + part
+        print(f"  {name:<22} {row['us_per_tick']:8.1f} us per tick   median {row['us_per_call_median']:7.1f} us per call"
+              f"   {row['calls_per_tick']:5.2f} calls per tick   ({what})")
+    if "tick" in summary and isinstance(sampler_us_per_tick, (int, float)):
+        outside = sampler_us_per_tick - summary["tick"]["us_per_tick"]
+        print(f"  the thread's CPU per tick (schedstat) {sampler_us_per_tick:.1f} us: outside the tick "
+              f"(the loop's wait and wake-up) {outside:.1f} us")
+
+
+def json_figures(summary: Dict[str, Dict[str, float]], sampler_us_per_tick: Any) -> Dict[str, float]:
+    figures: Dict[str, float] = {}
+    for part, row in summary.items():
+        figures[f"tick_part_{part}_us_per_tick"] = round(row["us_per_tick"], 1)
+        figures[f"tick_part_{part}_us_per_call_median"] = round(row["us_per_call_median"], 1)
+        figures[f"tick_part_{part}_calls_per_tick"] = round(row["calls_per_tick"], 2)
+    if "tick" in summary and isinstance(sampler_us_per_tick, (int, float)):
+        figures["tick_parts_thread_us_per_tick"] = round(sampler_us_per_tick, 1)
+        figures["tick_parts_outside_tick_us"] = round(sampler_us_per_tick - summary["tick"]["us_per_tick"], 1)
+    return figures
