@@ -87,6 +87,33 @@ def test_machine_wide_host_figures_alone_cost_no_sample() -> None:
     assert significant_change(base, busy_machine, MB)
 
 
+def test_the_containers_usage_alone_costs_no_sample_its_limit_and_kills_do() -> None:
+    def contained(**container):
+        f = figures()
+        f["host"]["container"] = {"limit_bytes": 4096 * MB, "usage_bytes": 1024 * MB, "oom_kill_count": 0,
+                                  "cgroup_version": 2, **container}
+        return f
+
+    base = contained()
+    assert not significant_change(base, contained(usage_bytes=3000 * MB), MB)  # the whole cgroup's, page cache too
+    assert significant_change(base, contained(limit_bytes=2048 * MB), MB)
+    assert significant_change(base, contained(oom_kill_count=1), MB)
+    assert significant_change(base, contained(limit_bytes=None), MB)  # known -> unknown
+    assert significant_change(base, figures(), MB)  # the container section went away
+    assert significant_change(figures(), base, MB)  # ... or came
+
+
+def test_any_section_that_moves_counts_whatever_else_stays() -> None:
+    base = figures(gpus=[gpu(10 * MB)])
+    moved = figures(gpus=[gpu(10 * MB)])
+    moved["tensorflow"] = {"imported": True, "gpus_initialized": False}
+    assert significant_change(base, moved, MB)
+    extra = figures(gpus=[gpu(10 * MB)])
+    extra["host"]["swap_bytes"] = 0  # a field this version does not know of
+    assert significant_change(base, extra, MB)
+    assert not significant_change(base, figures(gpus=[gpu(10 * MB)]), MB)
+
+
 def test_a_process_list_that_lacks_this_kernel_while_torch_reserves_memory(fake_torch, fake_pynvml, two_gpus) -> None:
     # Seen on an H100: NVML listed the processes while the kernel created its
     # context, without it; the sample then said "0 bytes" for seconds.
