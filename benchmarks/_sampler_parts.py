@@ -12,13 +12,14 @@ Timers count only on the sampler thread (requests read the same sources on
 the shell thread). Each adds about a microsecond to the part around it, and
 parts nest: ``read`` holds ``host``, ``torch`` and ``nvml``; ``tick`` holds
 them all. What is left of the thread's CPU per tick outside ``tick`` is
-the loop's wait and wake-up.
+the loop's wait and wake-up. With a baseline helper beside it, its 10 Hz
+kernel gets the same timers over the same seconds: a part's cost side by side.
 """
 
 from __future__ import annotations
 
 import statistics
-from typing import Any, Dict, List
+from typing import Dict, List, Optional, Tuple
 
 # (part, what it times, which parts it holds) in print order.
 PARTS = (
@@ -98,30 +99,39 @@ def summarize(times: Dict[str, List[float]]) -> Dict[str, Dict[str, float]]:
     return summary
 
 
-def print_summary(summary: Dict[str, Dict[str, float]], sampler_us_per_tick: Any) -> None:
-    """The table, and what is left of the thread's CPU per tick outside ``tick`` (schedstat over the same time)."""
+def print_summaries(measured: Dict[str, Tuple[Dict[str, Dict[str, float]], Optional[float]]]) -> None:
+    """One column per kernel (its parts' summary, its sampler thread's schedstat CPU per tick):
+    mean us per tick and median us per call of each part, then what is left outside the tick."""
+    names = list(measured)
+    head = "".join(f"{name:>26}" for name in names)
+    print(f"  {'us per tick (median per call)':<30}{head}")
     depth = {"": -1}
     for part, what, parent in PARTS:
         depth[part] = depth[parent] + 1
-        if part not in summary:
-            continue
-        row = summary[part]
-        name = "  " * depth[part] + part
-        print(f"  {name:<22} {row['us_per_tick']:8.1f} us per tick   median {row['us_per_call_median']:7.1f} us per call"
-              f"   {row['calls_per_tick']:5.2f} calls per tick   ({what})")
-    if "tick" in summary and isinstance(sampler_us_per_tick, (int, float)):
-        outside = sampler_us_per_tick - summary["tick"]["us_per_tick"]
-        print(f"  the thread's CPU per tick (schedstat) {sampler_us_per_tick:.1f} us: outside the tick "
-              f"(the loop's wait and wake-up) {outside:.1f} us")
+        cells = []
+        for name in names:
+            row = measured[name][0].get(part)
+            cells.append(f"{row['us_per_tick']:10.1f} ({row['us_per_call_median']:7.1f})" if row else "")
+        if any(cells):
+            label = "  " * depth[part] + part
+            print(f"  {label:<30}" + "".join(f"{cell:>26}" for cell in cells) + f"   {what}")
+    thread, outside = [], []
+    for name in names:
+        summary, thread_us = measured[name]
+        known = "tick" in summary and thread_us is not None
+        thread.append(f"{thread_us:10.1f}" if known else "")
+        outside.append(f"{thread_us - summary['tick']['us_per_tick']:10.1f}" if known else "")
+    print(f"  {'the thread (schedstat)':<30}" + "".join(f"{cell:>26}" for cell in thread))
+    print(f"  {'outside the tick':<30}" + "".join(f"{cell:>26}" for cell in outside) + "   the loop's wait and wake-up")
 
 
-def json_figures(summary: Dict[str, Dict[str, float]], sampler_us_per_tick: Any) -> Dict[str, float]:
+def json_figures(summary: Dict[str, Dict[str, float]], thread_us: Optional[float], prefix: str = "tick_part") -> Dict[str, float]:
     figures: Dict[str, float] = {}
     for part, row in summary.items():
-        figures[f"tick_part_{part}_us_per_tick"] = round(row["us_per_tick"], 1)
-        figures[f"tick_part_{part}_us_per_call_median"] = round(row["us_per_call_median"], 1)
-        figures[f"tick_part_{part}_calls_per_tick"] = round(row["calls_per_tick"], 2)
-    if "tick" in summary and isinstance(sampler_us_per_tick, (int, float)):
-        figures["tick_parts_thread_us_per_tick"] = round(sampler_us_per_tick, 1)
-        figures["tick_parts_outside_tick_us"] = round(sampler_us_per_tick - summary["tick"]["us_per_tick"], 1)
+        figures[f"{prefix}_{part}_us_per_tick"] = round(row["us_per_tick"], 1)
+        figures[f"{prefix}_{part}_us_per_call_median"] = round(row["us_per_call_median"], 1)
+        figures[f"{prefix}_{part}_calls_per_tick"] = round(row["calls_per_tick"], 2)
+    if "tick" in summary and thread_us is not None:
+        figures[f"{prefix}s_thread_us_per_tick"] = round(thread_us, 1)
+        figures[f"{prefix}s_outside_tick_us"] = round(thread_us - summary["tick"]["us_per_tick"], 1)
     return figures

@@ -36,7 +36,8 @@ share at most 0.1 % of a core at 1 Hz and 0.5 % at 10 Hz.
   in cuda mode) and records time.time() right after; the client notes when the
   first sample showing it (RSS, or torch's allocated bytes) arrives. Median
   over tries, compared with interval + 200 ms.
-- Parts of a tick (``--parts-seconds``, last, in the 10 Hz helper kernel):
+- Parts of a tick (``--parts-seconds``, last, in the 10 Hz helper kernel, and
+  the 10 Hz baseline kernel beside it if there is one):
   thread-CPU timers around each part of its ticks (host, torch's stats call,
   NVML's memory query and process list, the comparison, the send), mean per
   tick and median per call, and what the loop's wait and wake-up take outside
@@ -64,7 +65,7 @@ from _common import (  # noqa: E402
     DEVICE_SETUP, THREAD_NAMES, add_common_arguments, cpu_between, cpu_reading, require_device, target,
     thread_cpu_seconds, write_json,
 )
-from _sampler_parts import TICK_PART_TIMERS, TICK_PART_TIMES, json_figures, print_summary, summarize  # noqa: E402
+from _sampler_parts import TICK_PART_TIMERS, TICK_PART_TIMES, json_figures, print_summaries, summarize  # noqa: E402
 from kernel_harness import Kernel, attach_helper, bootstrap_code  # noqa: E402
 from jupyterlab_vram_helper.sampler import THREAD_NAME as SAMPLER_THREAD  # noqa: E402
 
@@ -166,21 +167,34 @@ def measure_cpu(pids: Dict[str, int], samplers: Dict[str, Optional[int]], second
     return part_walls, parts
 
 
-def tick_parts(k: Kernel, pid: int, sampler_tid: Optional[int], seconds: float, kernels: List[Kernel]) -> Dict[str, float]:
-    """Time each part of the 10 Hz helper's ticks (_sampler_parts) for ``seconds``; prints them, returns JSON figures."""
-    reply = k.execute(TICK_PART_TIMERS, silent=True, store_history=False)
-    assert reply["status"] == "ok", reply
-    before = thread_cpu_seconds(pid)
-    pump_all(kernels, seconds)
-    after = thread_cpu_seconds(pid)
-    summary = summarize(k.eval(TICK_PART_TIMES))
-    ticks = summary.get("tick", {}).get("calls")
-    thread_us = (None if not ticks or sampler_tid not in before or sampler_tid not in after
-                 else (after[sampler_tid] - before[sampler_tid]) / ticks * 1e6)
-    print(f"== the 10 Hz helper's ticks part by part over {seconds:.0f} s ({ticks or 0} ticks; the sampler thread's CPU, "
-          "timers on: each adds ~1 us to its part) ==")
-    print_summary(summary, thread_us)
-    return json_figures(summary, thread_us)
+def tick_parts(names: List[str], kernels: Dict[str, Kernel], pids: Dict[str, int], samplers: Dict[str, Optional[int]],
+               seconds: float) -> Dict[str, float]:
+    """Time each part of the ticks of the kernels ``names`` (_sampler_parts) over the same ``seconds``;
+    prints them side by side, returns JSON figures (the baseline's prefixed ``baseline_``)."""
+    timed = []
+    for name in names:
+        reply = kernels[name].execute(TICK_PART_TIMERS, silent=True, store_history=False)
+        if reply["status"] == "ok":
+            timed.append(name)
+        else:  # a baseline from before these timers' names
+            print(f"  {name}: the part timers cannot be installed ({reply.get('ename')}: {reply.get('evalue')})")
+    before = {name: thread_cpu_seconds(pids[name]) for name in timed}
+    pump_all(list(kernels.values()), seconds)
+    after = {name: thread_cpu_seconds(pids[name]) for name in timed}
+    measured: Dict[str, Tuple[Dict[str, Dict[str, float]], Optional[float]]] = {}
+    for name in timed:
+        summary = summarize(kernels[name].eval(TICK_PART_TIMES))
+        ticks, tid = summary.get("tick", {}).get("calls"), samplers[name]
+        known = bool(ticks) and tid in before[name] and tid in after[name]
+        measured[name] = (summary, (after[name][tid] - before[name][tid]) / ticks * 1e6 if known else None)
+    print(f"== the 10 Hz ticks part by part over {seconds:.0f} s (the sampler thread's CPU; mean per tick, "
+          "median per call; timers on: each adds ~1 us to its part) ==")
+    if measured:
+        print_summaries(measured)
+    figures: Dict[str, float] = {}
+    for name, (summary, thread_us) in measured.items():
+        figures.update(json_figures(summary, thread_us, "baseline_tick_part" if name.startswith("baseline") else "tick_part"))
+    return figures
 
 
 def main() -> None:
@@ -287,8 +301,9 @@ def main() -> None:
                 f"  {name:<13} median {med * 1000:7.1f} ms  (min {min(values) * 1000:.1f}, max {max(values) * 1000:.1f})"
                 f"  bound interval+200 ms = {bound * 1000:.0f} ms: {verdict}"
             )
-        parts_figures = tick_parts(kernels[2], pids["helper 10 Hz"], samplers["helper 10 Hz"],
-                                   args.parts_seconds, kernels) if args.parts_seconds > 0 else {}
+        ten_hz = [name for name in ("helper 10 Hz", "baseline 10 Hz") if name in intervals]
+        parts_figures = (tick_parts(ten_hz, dict(zip(names, kernels)), pids, samplers, args.parts_seconds)
+                         if args.parts_seconds > 0 else {})
         print(f"== targets: helper share <= 0.1 % of a core at 1 Hz: {shares['helper 1 Hz']:+.3f} %; "
               f"<= 0.5 % at 10 Hz: {shares['helper 10 Hz']:+.3f} % ==")
         if args.device == "standin-cuda":
