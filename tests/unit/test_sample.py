@@ -155,3 +155,60 @@ def test_cuda_visible_devices_is_seen_within_a_second_and_at_once_when_cuda_come
     fake_torch.initialized = True
     fake_torch.cuda.device_count = lambda: 1
     assert [d.uuid for d in source.devices()] == [first]
+
+
+def test_the_comparison_decides_as_comparing_copies_without_the_machine_wide_figures() -> None:
+    # significant_change compares in place for speed; its decisions must be those of
+    # the plain definition: copies without the machine-wide figures, compared whole.
+    # (Not for one NaN object on both sides: the readers send ints and None, and the
+    # copies' own walk calls it equal or not depending on what else moved.)
+    import copy
+    import random
+
+    from jupyterlab_vram_helper.sample import _differs, _kernel_figures
+
+    rng = random.Random(20261124)
+    values = [None, 0, 1, True, 1.0, float("nan"), "x", MB, 3 * MB, [], {}, {"usage_bytes": 5 * MB}]
+
+    def some_figures():
+        host = {"rss_bytes": rng.choice([100 * MB, None]), "total_bytes": 1000 * MB, "available_bytes": 500 * MB}
+        if rng.random() < 0.6:
+            host["container"] = rng.choice([None, {"limit_bytes": 4096 * MB, "usage_bytes": MB, "oom_kill_count": 0,
+                                                   "cgroup_version": 2}])
+            if host["container"] is not None and rng.random() < 0.3:  # a shape no reader makes
+                host["container"]["container"] = {"usage_bytes": MB}
+        return {"host": host, "torch": {"imported": True, "cuda_initialized": rng.random() < 0.5},
+                "tensorflow": {"imported": False, "gpus_initialized": False},
+                "gpus": [gpu(rng.choice([0, 10 * MB]), index=i) for i in range(rng.randint(0, 2))]}
+
+    def mutate(figures):
+        figures = copy.deepcopy(figures)
+        for _ in range(rng.randint(0, 3)):
+            section = rng.choice(["host", "host", "host", "torch", "gpus", "top"])
+            target = figures if section == "top" else figures.get(section)
+            if section == "gpus":
+                if type(target) is not list or not target or type(target[0]) is not dict:
+                    continue
+                target = rng.choice(target)["torch"]
+            if type(target) is not dict:
+                continue
+            if section == "host" and type(target.get("container")) is dict and rng.random() < 0.5:
+                target = target["container"]
+            key = rng.choice(list(target) + ["available_bytes", "usage_bytes", "container", "extra_bytes"])
+            move = rng.random()
+            if move < 0.15:
+                target.pop(key, None)
+            elif move < 0.55 and type(target.get(key)) is int:
+                target[key] += rng.choice([1, MB, 2 * MB, -3 * MB])
+            else:
+                target[key] = rng.choice(values)
+        return figures
+
+    decided = set()
+    for _ in range(20000):
+        before = some_figures()
+        now = mutate(before)
+        expected = _differs(_kernel_figures(before), _kernel_figures(now), MB, "")
+        assert significant_change(before, now, MB) is expected, (before, now)
+        decided.add(expected)
+    assert decided == {True, False}  # both decisions were reached
