@@ -9,9 +9,9 @@ helper kernel after its measured window (they would inflate it), lets it
 tick for a while, and prints the mean per tick and the median per call.
 
 Timers count only on the sampler thread (requests read the same sources on
-the shell thread). Each adds about a microsecond to the part around it, and
-parts nest: ``read`` holds ``host``, ``torch`` and ``nvml``; ``tick`` holds
-them all. What is left of the thread's CPU per tick outside ``tick`` is
+the shell thread). Each adds a microsecond or two, and parts nest: ``read``
+holds ``host``, ``torch`` and ``nvml``, and the timers inside them; ``tick``
+holds them all (about eight timers' worth more than its code). What is left of the thread's CPU per tick outside ``tick`` is
 the loop's wait and wake-up. With a baseline helper beside it, its 10 Hz
 kernel gets the same timers over the same seconds: a part's cost side by side.
 """
@@ -36,9 +36,11 @@ PARTS = (
 )
 
 # Installed silently in a helper kernel: thread-CPU timers around each part of
-# PARTS, counted on the sampler thread only. Instance attributes shadow the
-# methods the sampler calls through ``self``; torch's module-level reader and
-# its kept bindings are replaced the same way.
+# PARTS, counted on the sampler thread only (looked up at each call: a sampler
+# that restarts keeps being timed). Instance attributes shadow the methods the
+# sampler calls through ``self``; torch's module-level reader and its kept
+# bindings are replaced the same way. A part whose attribute this helper lacks
+# (an older baseline) is left alone and named in "missing".
 TICK_PART_TIMERS = r"""
 def _bench_tick_parts():
     import sys, threading, time
@@ -46,13 +48,15 @@ def _bench_tick_parts():
     from jupyterlab_vram_helper.readers import torch_cuda
     rt = runtime.current()
     sampler, source = rt.sampler, rt.source
-    ident = sampler._thread.ident
     get_ident, thread_time = threading.get_ident, time.thread_time
-    store = {}
+    parts, missing = {}, []
+    def on_sampler():
+        thread = sampler._thread
+        return thread is not None and get_ident() == thread.ident
     def timed(part, fn):
-        calls = store.setdefault(part, [])
+        calls = parts.setdefault(part, [])
         def call(*args, **kwargs):
-            if get_ident() != ident:
+            if not on_sampler():
                 return fn(*args, **kwargs)
             c = thread_time()
             try:
@@ -60,24 +64,32 @@ def _bench_tick_parts():
             finally:
                 calls.append(thread_time() - c)
         return call
-    sampler.tick = timed("tick", sampler.tick)
-    sampler._emit_locked = timed("send", sampler._emit_locked)
-    sampler._policy.decide = timed("decide", sampler._policy.decide)
-    source.read = timed("read", source.read)
-    source.host.read = timed("host", source.host.read)
-    source.nvml.read = timed("nvml", source.nvml.read)
-    source.nvml._memory = timed("nvml_memory", source.nvml._memory)
-    source.nvml._list_processes = timed("nvml_process_list", source.nvml._list_processes)
-    torch_cuda.read_initialized_device = timed("torch", torch_cuda.read_initialized_device)
+    for part, owner, name in (
+        ("tick", sampler, "tick"), ("send", sampler, "_emit_locked"),
+        ("decide", getattr(sampler, "_policy", None), "decide"), ("read", source, "read"),
+        ("host", getattr(source, "host", None), "read"), ("nvml", getattr(source, "nvml", None), "read"),
+        ("nvml_memory", getattr(source, "nvml", None), "_memory"),
+        ("nvml_process_list", getattr(source, "nvml", None), "_list_processes"),
+        ("torch", torch_cuda, "read_initialized_device"),
+    ):
+        if hasattr(owner, name):
+            setattr(owner, name, timed(part, getattr(owner, name)))
+        else:
+            missing.append(part)
     torch = torch_cuda.loaded_torch()
     if torch is not None and torch_cuda.cuda_initialized(torch):
-        bound = torch_cuda._bound(torch)
-        torch_cuda._allocator = bound._replace(stats=timed("torch_stats", bound.stats))
-    sys.modules["__bench_tick_parts__"] = store
+        try:
+            bound = torch_cuda._bound(torch)
+            torch_cuda._allocator = bound._replace(stats=timed("torch_stats", bound.stats))
+        except Exception:
+            missing.append("torch_stats")
+    sys.modules["__bench_tick_parts__"] = {"parts": parts, "missing": missing}
 _bench_tick_parts()
 del _bench_tick_parts
 """
-TICK_PART_TIMES = "{k: list(v) for k, v in __import__('sys').modules['__bench_tick_parts__'].items()}"
+TICK_PART_TIMES = "{k: list(v) for k, v in __import__('sys').modules['__bench_tick_parts__']['parts'].items()}"
+TICK_PARTS_MISSING = "list(__import__('sys').modules['__bench_tick_parts__']['missing'])"
+TICKS_TIMED = "len(__import__('sys').modules['__bench_tick_parts__']['parts'].get('tick', ()))"
 
 
 def summarize(times: Dict[str, List[float]]) -> Dict[str, Dict[str, float]]:
@@ -125,13 +137,15 @@ def print_summaries(measured: Dict[str, Tuple[Dict[str, Dict[str, float]], Optio
     print(f"  {'outside the tick':<30}" + "".join(f"{cell:>26}" for cell in outside) + "   the loop's wait and wake-up")
 
 
-def json_figures(summary: Dict[str, Dict[str, float]], thread_us: Optional[float], prefix: str = "tick_part") -> Dict[str, float]:
+def json_figures(summary: Dict[str, Dict[str, float]], thread_us: Optional[float], prefix: str = "") -> Dict[str, float]:
+    """``tick_part_<part>_*`` for each part, ``tick_thread_us_per_tick`` and ``tick_outside_us``;
+    each key with ``prefix`` in front (``baseline_`` for the baseline kernel)."""
     figures: Dict[str, float] = {}
     for part, row in summary.items():
-        figures[f"{prefix}_{part}_us_per_tick"] = round(row["us_per_tick"], 1)
-        figures[f"{prefix}_{part}_us_per_call_median"] = round(row["us_per_call_median"], 1)
-        figures[f"{prefix}_{part}_calls_per_tick"] = round(row["calls_per_tick"], 2)
+        figures[f"{prefix}tick_part_{part}_us_per_tick"] = round(row["us_per_tick"], 1)
+        figures[f"{prefix}tick_part_{part}_us_per_call_median"] = round(row["us_per_call_median"], 1)
+        figures[f"{prefix}tick_part_{part}_calls_per_tick"] = round(row["calls_per_tick"], 2)
     if "tick" in summary and thread_us is not None:
-        figures[f"{prefix}s_thread_us_per_tick"] = round(thread_us, 1)
-        figures[f"{prefix}s_outside_tick_us"] = round(thread_us - summary["tick"]["us_per_tick"], 1)
+        figures[f"{prefix}tick_thread_us_per_tick"] = round(thread_us, 1)
+        figures[f"{prefix}tick_outside_us"] = round(thread_us - summary["tick"]["us_per_tick"], 1)
     return figures

@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 
 from _cell_kernels import PART_TIMERS, PART_TIMES  # noqa: E402
 from _common import STANDIN_CUDA  # noqa: E402
-from _sampler_parts import TICK_PART_TIMERS, TICK_PART_TIMES, summarize  # noqa: E402
+from _sampler_parts import TICK_PART_TIMERS, TICK_PART_TIMES, TICK_PARTS_MISSING, summarize  # noqa: E402
 
 pytestmark = pytest.mark.kernel
 
@@ -38,6 +38,7 @@ def kernel(bootstrap: str) -> Iterator[Kernel]:
 def test_the_sampler_tick_timers_time_every_part_a_tick_runs(kernel: Kernel) -> None:
     reply = kernel.execute(TICK_PART_TIMERS, silent=True, store_history=False)
     assert reply["status"] == "ok", reply
+    assert kernel.eval(TICK_PARTS_MISSING) == []  # every part's attribute is where the timers look
     deadline = time.monotonic() + 10
     while len(kernel.eval(TICK_PART_TIMES).get("tick", [])) < 10 and time.monotonic() < deadline:
         kernel.pump(0.2)
@@ -47,7 +48,11 @@ def test_the_sampler_tick_timers_time_every_part_a_tick_runs(kernel: Kernel) -> 
         assert summary[part]["calls_per_tick"] == pytest.approx(1.0, abs=0.1), part
     for part in ("torch", "torch_stats"):  # per device: the stand-in has two
         assert summary[part]["calls_per_tick"] == pytest.approx(2.0, abs=0.2), part
-    assert "nvml" not in summary  # no NVML on this machine: nothing timed, nothing made up
+    nvml = kernel.eval("__import__('jupyterlab_vram_helper').runtime.current().source.nvml.available")
+    if nvml:  # a machine with a GPU: the stand-in's two devices map to what NVML lists
+        assert summary["nvml_memory"]["calls"] > 0
+    else:  # no NVML: nothing timed, nothing made up
+        assert "nvml" not in summary and "nvml_memory" not in summary
     assert summary["tick"]["us_per_tick"] >= summary["read"]["us_per_tick"] > summary["host"]["us_per_tick"] > 0
 
 
