@@ -173,7 +173,6 @@ class CellMemoryRecorder:
                     cuda = self._cell_allocators(torch)
                     gpus = gpu_reading(cuda)
                 except Exception as exc:
-                    gpus = None
                     # CUDA may well be up: the start is unknown, not zero ("came up during the cell").
                     cell.cuda_was_initialized = True
                     self._problem("reading torch.cuda at cell start", exc)

@@ -268,9 +268,9 @@ class CellAllocators(NamedTuple):
     the peak reset. Under the native allocator that never changes again in
     the process (CUDA is not de-initialised; a forked child starts over), so
     the hooks keep it (``fixed``) and call the bindings directly, without
-    the checks of :func:`allocator_counters` (five Python calls per device
-    and cell, twice). Under cudaMallocAsync the readable
-    devices grow as contexts are created: made again at every cell.
+    the per-device checks of :func:`allocator_counters` (five Python calls
+    per device, at both ends of every cell). Under cudaMallocAsync the
+    readable devices grow as contexts are created: made again at every cell.
     """
 
     torch: Any
