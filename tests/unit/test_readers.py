@@ -15,6 +15,7 @@ from jupyterlab_vram_helper.readers.host import HostReader
 from jupyterlab_vram_helper.readers.nvml import (
     MAX_PROCESSES,
     PROCESS_LIST_STALE_BYTES,
+    UNNAMED_RETRY_S,
     NvmlReader,
     attribute_to_pid,
     process_list,
@@ -202,6 +203,48 @@ def test_a_process_list_goes_stale_when_the_device_memory_moves(fake_pynvml, two
     two_gpus[0].processes = [(4242, 600 << 20)]
     assert r.read(d0)["process_used_bytes"] == 500 << 20
     assert r.read(d0, fresh_processes=True)["process_used_bytes"] == 600 << 20
+
+
+def test_a_list_that_never_names_this_process_is_read_less_and_less_often(fake_pynvml, two_gpus) -> None:
+    # Where NVML never names the kernel although torch holds memory there, the
+    # list was read again at every tick: a driver call per tick, for good.
+    assert UNNAMED_RETRY_S == 0.25  # the times below are exact binary fractions
+    now = [100.0]
+    r = NvmlReader(pid=4242, clock=lambda: now[0], load=lambda: fake_pynvml, pid_exists=lambda p: True,
+                   process_refresh_s=5.0)
+    r.start()
+    d0, _ = r.devices()
+    two_gpus[0].processes = [(1, 300 << 20)]  # another process; never this one
+    assert r.read(d0)["process_used_bytes"] == 0  # no memory held here yet: provably 0
+    assert fake_pynvml.calls.count("processes") == 1
+    listed_at = []
+    for tick in range(1, 161):  # 20 s at 8 Hz, torch holding memory from the first tick
+        now[0] = 100.0 + tick * 0.125
+        before = fake_pynvml.calls.count("processes")
+        figures = r.read(d0, holds_memory=True)
+        assert figures["process_used_bytes"] is None  # unknown, never 0
+        assert figures["processes"] == [{"pid": 1, "used_bytes": 300 << 20, "this_process": False}]
+        if fake_pynvml.calls.count("processes") > before:
+            listed_at.append(now[0] - 100.0)
+    # At once (the list predates the memory), then after 0.25, 0.5, 1, 2, 4 s, then every 5 s.
+    assert listed_at == [0.125, 0.375, 0.875, 1.875, 3.875, 7.875, 12.875, 17.875]
+
+    # Named at last: the figure shows at the next retry and stands for process_refresh_s.
+    two_gpus[0].processes = [(4242, 500 << 20), (1, 300 << 20)]
+    now[0] = 100.0 + 22.875
+    assert r.read(d0, holds_memory=True)["process_used_bytes"] == 500 << 20
+    now[0] += 4.875
+    assert r.read(d0, holds_memory=True)["process_used_bytes"] == 500 << 20
+    assert fake_pynvml.calls.count("processes") == 10
+
+    # Unnamed again later (say NVML drops it): the retries start again from the shortest.
+    two_gpus[0].processes = [(1, 300 << 20)]
+    now[0] += 0.25
+    assert r.read(d0, holds_memory=True)["process_used_bytes"] is None
+    now[0] += UNNAMED_RETRY_S
+    two_gpus[0].processes = [(4242, 510 << 20)]
+    assert r.read(d0, holds_memory=True)["process_used_bytes"] == 510 << 20
+    assert fake_pynvml.calls.count("processes") == 12
 
 
 def test_device_used_memory_leaves_out_the_drivers_reservation_like_nvidia_smi(two_gpus) -> None:

@@ -1,5 +1,5 @@
 from fakes import nested_stats
-from jupyterlab_vram_helper.readers.nvml import NvmlReader
+from jupyterlab_vram_helper.readers.nvml import UNNAMED_RETRY_S, NvmlReader
 from jupyterlab_vram_helper.sample import ENVIRONMENT_CHECK_S, SampleSource, make_sample, significant_change
 
 MB = 1 << 20
@@ -117,18 +117,22 @@ def test_any_section_that_moves_counts_whatever_else_stays() -> None:
 def test_a_process_list_that_lacks_this_kernel_while_torch_reserves_memory(fake_torch, fake_pynvml, two_gpus) -> None:
     # Seen on an H100: NVML listed the processes while the kernel created its
     # context, without it; the sample then said "0 bytes" for seconds.
-    nvml = NvmlReader(pid=77, load=lambda: fake_pynvml, pid_exists=lambda p: True, process_refresh_s=5.0)
+    now = [100.0]
+    nvml = NvmlReader(pid=77, clock=lambda: now[0], load=lambda: fake_pynvml, pid_exists=lambda p: True,
+                      process_refresh_s=5.0)
     nvml.start()
     source = SampleSource(nvml=nvml, environ={})
     assert source.read()["gpus"][0]["nvml"]["process_used_bytes"] == 0  # no CUDA yet: provably 0
     fake_torch.initialized = True
     fake_torch.stats[0] = nested_stats(allocated=7 * MB, reserved=20 * MB, peak=7 * MB)
     listed = fake_pynvml.calls.count("processes")
+    now[0] += 0.1
     # NVML still does not list us: unknown, not 0 (and it was asked again at once).
     assert source.read()["gpus"][0]["nvml"]["process_used_bytes"] is None
     assert fake_pynvml.calls.count("processes") == listed + 1
-    # Once NVML lists the process, its figure shows, without waiting for the cache.
+    # Once NVML lists the process, its figure shows at the next retry, not after the cache's 5 s.
     two_gpus[0].processes = [(77, 520 * MB)]
+    now[0] += UNNAMED_RETRY_S
     assert source.read()["gpus"][0]["nvml"]["process_used_bytes"] == 520 * MB
     assert source.read()["gpus"][1]["nvml"]["process_used_bytes"] == 0  # torch reserves nothing there
 

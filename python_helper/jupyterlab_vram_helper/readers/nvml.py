@@ -14,7 +14,11 @@ caller asks for a fresh list (a snapshot the user asked for), or the cached
 list gives this process nothing on a device where the caller knows it holds
 memory (torch reserves some there). Seen on an H100: a list read while the
 kernel was creating its context lacked it. If a fresh list still does not
-name the process, its figure is unknown (None), never a provably wrong 0.
+name the process, its figure is unknown (None), never a provably wrong 0, and
+the list is read again after :data:`UNNAMED_RETRY_S`, twice as long each time
+it still does not name it, up to ``process_refresh_s``: where NVML never names
+the kernel (a list without it, or an empty one, for as long as it runs),
+reading it at every tick would cost the sampler a driver call per tick.
 
 Device used memory is NVML's v2 figure where the driver has it: like
 ``nvidia-smi``, it leaves out what the driver reserves for itself (about
@@ -41,6 +45,9 @@ _NOT_AVAILABLE = 2**64 - 1
 MAX_PROCESSES = 32
 # A move of the device's used memory this large makes the cached process list stale.
 PROCESS_LIST_STALE_BYTES = 64 << 20
+# A list that does not name this process while it holds memory on the device is
+# read again after this long, then after twice as long each time it still does not.
+UNNAMED_RETRY_S = 0.25
 
 
 
@@ -90,8 +97,10 @@ class NvmlReader:
         self._error: Optional[str] = None
         self._driver_version: Optional[str] = None
         self._devices: List[NvmlDevice] = []
-        # nvml_index -> (read at, device used bytes then, (bytes used by this pid, process list)); None: unknown
-        self._process_cache: Dict[int, Tuple[float, Optional[int], ProcessFigures]] = {}
+        # nvml_index -> (read at, device used bytes then, (bytes used by this pid, process list),
+        # seconds until it is read again where it did not name this process although it
+        # held memory, else None). A tuple: read at every tick.
+        self._process_cache: Dict[int, Tuple[float, Optional[int], ProcessFigures, Optional[float]]] = {}
         # nvmlDeviceGetMemoryInfo's v2 (used without the driver's reservation), until a driver refuses it
         self._memory_v2 = True
 
@@ -193,19 +202,30 @@ class NvmlReader:
     def _processes(self, device: NvmlDevice, used: Optional[int], fresh: bool, holds_memory: bool) -> ProcessFigures:
         now = self._clock()
         cached = self._process_cache.get(device.nvml_index)
-        if not fresh and cached is not None and now - cached[0] < self._process_refresh_s:
-            listed_at_used, value = cached[1], cached[2]
+        if not fresh and cached is not None:
+            listed_at, listed_at_used, value, retry_s = cached
             moved = used is not None and listed_at_used is not None and abs(used - listed_at_used) >= PROCESS_LIST_STALE_BYTES
-            if not moved and not (holds_memory and value[0] == 0):
-                return value
+            if not moved:
+                age = now - listed_at
+                if not (holds_memory and value[0] == 0):
+                    if age < self._process_refresh_s:
+                        return value
+                elif retry_s is not None and age < retry_s:
+                    return None, value[1]  # NVML did not name this process a moment ago: still unknown
+                # else a list from before this process held memory here (its context just came up): read it now
         listed = self._list_processes(device)
         if listed is None:
             value = (None, None)
         else:
             value = (attribute_to_pid(listed, self._pid, self._pid_exists), process_list(listed, self._pid))
-        self._process_cache[device.nvml_index] = (now, used, value)
+        retry_s: Optional[float] = None
         if holds_memory and value[0] == 0:
-            return None, value[1]  # NVML does not name this process (yet): unknown, not 0
+            # NVML does not name this process (yet): read again soon, then less and less often.
+            previous = cached[3] if cached is not None else None
+            retry_s = UNNAMED_RETRY_S if previous is None else min(previous * 2, self._process_refresh_s)
+        self._process_cache[device.nvml_index] = (now, used, value, retry_s)
+        if retry_s is not None:
+            return None, value[1]  # unknown, not 0
         return value
 
     def _list_processes(self, device: NvmlDevice) -> Optional[List[Tuple[int, Any]]]:
