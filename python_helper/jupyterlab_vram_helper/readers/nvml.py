@@ -203,16 +203,17 @@ class NvmlReader:
         now = self._clock()
         cached = self._process_cache.get(device.nvml_index)
         if not fresh and cached is not None:
-            listed_at, listed_at_used, value, retry_s = cached
+            listed_at, listed_at_used, value, unnamed_retry_s = cached
             moved = used is not None and listed_at_used is not None and abs(used - listed_at_used) >= PROCESS_LIST_STALE_BYTES
             if not moved:
                 age = now - listed_at
                 if not (holds_memory and value[0] == 0):
                     if age < self._process_refresh_s:
                         return value
-                elif retry_s is not None and age < retry_s:
+                elif unnamed_retry_s is not None and age < unnamed_retry_s:
                     return None, value[1]  # NVML did not name this process a moment ago: still unknown
-                # else a list from before this process held memory here (its context just came up): read it now
+                # else its retry is due, or it predates the memory this process now
+                # holds here (its context just came up): list again now
         listed = self._list_processes(device)
         if listed is None:
             value = (None, None)
