@@ -101,21 +101,19 @@ def test_a_new_cuda_context_shows_in_the_next_sample_not_five_seconds_later(
     )
     truth = nvml.process_bytes(pid)
     first_figure = first["gpus"][0]["nvml"]["process_used_bytes"]
-    # While NVML's list does not name the kernel yet (a list read as its context
-    # was being created lacked it once), the figure is unknown; never "0 bytes",
-    # and named at one of the first retries (0.25, 0.5, 1 s), not at the 5 s refresh.
+    figures(first_sample_process_used_bytes=first_figure, nvml_own_process_bytes=truth)
+    assert truth
+    # Read mid-cell perhaps, so not equal to the byte: but listed, or unknown while
+    # NVML's list does not name the kernel yet (a list read as its context was
+    # being created lacked it once); never "0 bytes".
+    assert first_figure is None or first_figure > 0
+    # Named at one of the first retries (0.25, 0.5 and 1 s apart, on 0.2 s ticks:
+    # ~0.4, ~1.0 and ~2.0-2.2 s after the first list), not at the 5 s refresh.
     named = kernel.wait_for(
         comm_id,
         lambda d: d.get("type") == "sample" and d["gpus"][0]["torch"] is not None
         and bool(d["gpus"][0]["nvml"]["process_used_bytes"]),
         timeout=5,
     )
-    figures(
-        first_sample_process_used_bytes=first_figure,
-        named_after_s=round(named["time"] - first["time"], 3),
-        nvml_own_process_bytes=truth,
-    )
-    assert truth
-    # Read mid-cell perhaps, so not equal to the byte: but listed, not "0 bytes".
-    assert first_figure is None or first_figure > 0
-    assert named["time"] - first["time"] < 2.0
+    figures(named_after_s=round(named["time"] - first["time"], 3))
+    assert named["time"] - first["time"] < 2.5

@@ -247,6 +247,62 @@ def test_a_list_that_never_names_this_process_is_read_less_and_less_often(fake_p
     assert fake_pynvml.calls.count("processes") == 12
 
 
+def test_while_a_list_does_not_name_this_process_a_move_or_a_request_still_lists_at_once(
+    fake_pynvml, two_gpus
+) -> None:
+    now = [100.0]
+    r = NvmlReader(pid=4242, clock=lambda: now[0], load=lambda: fake_pynvml, pid_exists=lambda p: True)
+    r.start()
+    d0, _ = r.devices()
+    assert r.read(d0, holds_memory=True)["process_used_bytes"] is None  # the first list: retry in 0.25 s
+    now[0] += 0.125
+    two_gpus[0].used += PROCESS_LIST_STALE_BYTES  # memory moved: listed now, not at the retry
+    two_gpus[0].processes = [(4242, 600 << 20)]
+    assert r.read(d0, holds_memory=True)["process_used_bytes"] == 600 << 20
+    assert fake_pynvml.calls.count("processes") == 2
+    two_gpus[0].processes = []
+    assert r.read(d0, fresh_processes=True, holds_memory=True)["process_used_bytes"] is None  # a request
+    two_gpus[0].processes = [(4242, 610 << 20)]
+    assert r.read(d0, fresh_processes=True, holds_memory=True)["process_used_bytes"] == 610 << 20
+    assert fake_pynvml.calls.count("processes") == 4
+
+
+def test_a_list_that_fails_during_the_retries_is_unknown_until_the_refresh(fake_pynvml, two_gpus) -> None:
+    now = [100.0]
+    r = NvmlReader(pid=4242, clock=lambda: now[0], load=lambda: fake_pynvml, pid_exists=lambda p: True)
+    r.start()
+    d0, _ = r.devices()
+    assert r.read(d0, holds_memory=True)["process_used_bytes"] is None  # unnamed: retry in 0.25 s
+    listing = fake_pynvml.nvmlDeviceGetComputeRunningProcesses
+
+    def failing(handle):
+        fake_pynvml.calls.append("processes")
+        raise RuntimeError("NVML_ERROR_UNKNOWN")
+
+    fake_pynvml.nvmlDeviceGetComputeRunningProcesses = failing
+    now[0] += 0.25
+    assert r.read(d0, holds_memory=True)["processes"] is None  # the retry failed: nothing known
+    fake_pynvml.nvmlDeviceGetComputeRunningProcesses = listing
+    two_gpus[0].processes = [(4242, 500 << 20)]
+    now[0] += 4.875
+    assert r.read(d0, holds_memory=True)["process_used_bytes"] is None  # a failure stands for the refresh
+    now[0] += 0.125
+    assert r.read(d0, holds_memory=True)["process_used_bytes"] == 500 << 20
+    assert fake_pynvml.calls.count("processes") == 3
+
+
+def test_the_first_retry_is_no_later_than_the_refresh(fake_pynvml, two_gpus) -> None:
+    now = [100.0]
+    r = NvmlReader(pid=4242, clock=lambda: now[0], load=lambda: fake_pynvml, pid_exists=lambda p: True,
+                   process_refresh_s=0.125)
+    r.start()
+    d0, _ = r.devices()
+    assert r.read(d0, holds_memory=True)["process_used_bytes"] is None
+    now[0] += 0.125
+    assert r.read(d0, holds_memory=True)["process_used_bytes"] is None
+    assert fake_pynvml.calls.count("processes") == 2
+
+
 def test_device_used_memory_leaves_out_the_drivers_reservation_like_nvidia_smi(two_gpus) -> None:
     two_gpus[0].driver_reserved = 480 << 20
     for memory_v2, used in ((True, 1 << 30), (False, (1 << 30) + (480 << 20))):

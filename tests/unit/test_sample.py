@@ -137,6 +137,22 @@ def test_a_process_list_that_lacks_this_kernel_while_torch_reserves_memory(fake_
     assert source.read()["gpus"][1]["nvml"]["process_used_bytes"] == 0  # torch reserves nothing there
 
 
+def test_a_context_without_reserved_memory_is_not_a_provable_zero(fake_torch, fake_pynvml, two_gpus) -> None:
+    # Between torch's initialisation and its first allocation the kernel has a
+    # context (hundreds of MiB to NVML) but reserves nothing; a list read as the
+    # context was created may lack the process: its figure is unknown, not 0.
+    nvml = NvmlReader(pid=77, load=lambda: fake_pynvml, pid_exists=lambda p: True)
+    nvml.start()
+    source = SampleSource(nvml=nvml, environ={})
+    fake_torch.initialized = True
+    fake_torch.contexts = {0}
+    two_gpus[0].processes = [(1, 300 * MB)]
+    first, second = source.read()["gpus"]
+    assert first["torch"]["reserved_bytes"] == 0
+    assert first["nvml"]["process_used_bytes"] is None
+    assert second["nvml"]["process_used_bytes"] == 0  # no context there, nothing reserved: provably 0
+
+
 def test_cuda_visible_devices_is_seen_within_a_second_and_at_once_when_cuda_comes_up(
     fake_torch, fake_pynvml, two_gpus
 ) -> None:

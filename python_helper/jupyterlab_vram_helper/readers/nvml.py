@@ -12,7 +12,7 @@ device's used memory moved by ``PROCESS_LIST_STALE_BYTES`` since the last list
 this, a kernel that has just initialised CUDA read "0 bytes" for 5 s) or a
 caller asks for a fresh list (a snapshot the user asked for), or the cached
 list gives this process nothing on a device where the caller knows it holds
-memory (torch reserves some there). Seen on an H100: a list read while the
+memory (torch reserves some there, or it has a CUDA context there). Seen on an H100: a list read while the
 kernel was creating its context lacked it. If a fresh list still does not
 name the process, its figure is unknown (None), never a provably wrong 0, and
 the list is read again after :data:`UNNAMED_RETRY_S`, twice as long each time
@@ -223,7 +223,7 @@ class NvmlReader:
         if holds_memory and value[0] == 0:
             # NVML does not name this process (yet): read again soon, then less and less often.
             previous = cached[3] if cached is not None else None
-            retry_s = UNNAMED_RETRY_S if previous is None else min(previous * 2, self._process_refresh_s)
+            retry_s = min(UNNAMED_RETRY_S if previous is None else previous * 2, self._process_refresh_s)
         self._process_cache[device.nvml_index] = (now, used, value, retry_s)
         if retry_s is not None:
             return None, value[1]  # unknown, not 0

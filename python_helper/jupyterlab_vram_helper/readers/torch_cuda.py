@@ -118,12 +118,23 @@ def _readable(allocator: _Allocator, index: int) -> bool:
     """Whether device ``index``'s stats can be read without creating a context there."""
     if allocator.backend != ASYNC_BACKEND:
         return True  # the native allocator's stats are host-side bookkeeping
+    return _has_context(allocator, index)  # cannot tell: read nothing rather than risk a context
+
+
+def _has_context(allocator: _Allocator, index: int) -> bool:
     if allocator.has_context is None:
-        return False  # cannot tell: read nothing rather than risk a context
+        return False
     try:
         return bool(allocator.has_context(index))
     except Exception:
         return False
+
+
+def has_context(torch: Any, index: int) -> bool:
+    """Whether this process has a CUDA context on device ``index`` (CUDA initialised:
+    the caller checks), by torch's primary-context check, which creates none;
+    False where torch cannot say."""
+    return _has_context(_bound(torch), index)
 
 
 def _stats_function(torch: Any) -> Any:
