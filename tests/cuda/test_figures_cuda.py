@@ -117,3 +117,33 @@ def test_a_new_cuda_context_shows_in_the_next_sample_not_five_seconds_later(
     )
     figures(named_after_s=round(named["time"] - first["time"], 3))
     assert named["time"] - first["time"] < 2.5
+
+
+def test_a_context_with_nothing_reserved_is_never_a_provable_zero(
+    kernel: Kernel, bootstrap: str, nvml: Nvml, figures: Callable[..., Any]
+) -> None:
+    # Synchronising creates the kernel's context on device 0 and allocates
+    # nothing: NVML charges the context while torch reserves 0 bytes. The
+    # helper counts the context as memory held, so a list that lacks the
+    # kernel gives "unknown", never a provable 0.
+    comm_id = open_helper(kernel, bootstrap, interval_s=0.1)
+    pid = kernel.eval("__import__('os').getpid()")
+    reply = kernel.execute("import torch; torch.cuda.synchronize(0)", timeout=300)
+    assert reply["status"] == "ok", reply
+    reserved, has_context = kernel.eval("(torch.cuda.memory_reserved(0), bool(torch._C._cuda_hasPrimaryContext(0)))")
+    kernel.wait_for(comm_id, lambda d: d.get("type") == "sample" and d["gpus"][0]["torch"] is not None, timeout=30)
+    kernel.pump(1.0)
+    seen = [
+        d["gpus"][0]["nvml"]["process_used_bytes"]
+        for d in kernel.comm_data(comm_id)
+        if d.get("type") == "sample" and d["gpus"][0]["torch"] is not None
+    ]
+    sample = snapshot_sample(kernel, comm_id, "ctx", timeout=60)
+    truth = nvml.process_bytes(pid)
+    figures(torch_reserved_bytes=reserved, has_primary_context=has_context, process_used_bytes_seen=seen,
+            snapshot_process_used_bytes=sample["gpus"][0]["nvml"]["process_used_bytes"], nvml_own_process_bytes=truth)
+    assert reserved == 0 and has_context, "the scenario did not give a context without reserved memory"
+    assert truth, f"NVML does not list the kernel's context (pid {pid})"
+    assert 0 not in seen
+    assert sample["gpus"][0]["nvml"]["process_used_bytes"] == truth
+    assert kernel.output_messages() == []
