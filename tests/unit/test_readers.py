@@ -12,6 +12,7 @@ from fakes import FakePynvml, nested_stats
 from jupyterlab_vram_helper.readers import tensorflow as tf_reader
 from jupyterlab_vram_helper.readers import torch_cuda
 from jupyterlab_vram_helper.readers.host import HostReader
+from jupyterlab_vram_helper.sample import SampleSource
 from jupyterlab_vram_helper.readers.nvml import (
     MAX_PROCESSES,
     PROCESS_LIST_STALE_BYTES,
@@ -29,19 +30,24 @@ def test_torch_absent() -> None:
     assert torch_cuda.loaded_torch() is None
     assert torch_cuda.torch_state(None) == {"imported": False, "cuda_initialized": False}
     assert torch_cuda.torch_info(None) is None
-    assert torch_cuda.read_device(None, 0) is None
+    assert torch_cuda.cell_allocators(None) is None
 
 
-def test_torch_imported_cuda_untouched_reads_nothing(fake_torch) -> None:
+def test_torch_imported_cuda_untouched_reads_nothing(fake_torch, fake_pynvml, two_gpus) -> None:
     assert torch_cuda.torch_info(fake_torch) == {"version": "2.5.1", "cuda_build": "12.4", "cuda_initialized": False}
-    assert torch_cuda.read_device(fake_torch, 0) is None
+    nvml = NvmlReader(pid=77, load=lambda: fake_pynvml, pid_exists=lambda p: True)
+    nvml.start()
+    figures = SampleSource(nvml=nvml, environ={}).read()
+    assert figures["torch"] == {"imported": True, "cuda_initialized": False}
+    assert [gpu["torch"] for gpu in figures["gpus"]] == [None, None]  # NVML sees the cards; torch is not asked
+    assert torch_cuda.cell_allocators(fake_torch) is None
     assert fake_torch.calls == []
 
 
 def test_torch_figures_from_one_nested_stats_call(fake_torch) -> None:
     fake_torch.initialized = True
     fake_torch.stats[1] = nested_stats(allocated=100, reserved=300, peak=250, ooms=2, retries=5)
-    figures = torch_cuda.read_device(fake_torch, 1)
+    figures = torch_cuda.read_initialized_device(fake_torch, 1)
     assert figures == {
         "allocated_bytes": 100,
         "reserved_bytes": 300,
@@ -61,12 +67,12 @@ def test_cuda_malloc_async_figures_it_cannot_see_are_unknown_not_zero(fake_torch
     fake_torch.allocator_backend = "cudaMallocAsync"
     fake_torch.contexts = {1}
     fake_torch.stats[1] = nested_stats(allocated=100, reserved=300, peak=250)
-    figures = torch_cuda.read_device(fake_torch, 1)
+    figures = torch_cuda.read_initialized_device(fake_torch, 1)
     assert (figures["allocated_bytes"], figures["reserved_bytes"], figures["peak_allocated_bytes"]) == (100, 300, 250)
     assert figures["active_bytes"] is None and figures["inactive_split_bytes"] is None
     assert figures["num_alloc_retries"] is None and figures["num_ooms"] == 0
     # Device 0 has no context: not read, not reset (the fake fails if it is).
-    assert torch_cuda.read_device(fake_torch, 0) is None
+    assert torch_cuda.read_initialized_device(fake_torch, 0) is None
     assert torch_cuda.allocator_counters(fake_torch, 0) is None
     view = torch_cuda.cell_allocators(fake_torch)
     assert view is not None and view.indices == (1,)  # what the cell hooks read and reset
@@ -76,7 +82,7 @@ def test_cuda_malloc_async_figures_it_cannot_see_are_unknown_not_zero(fake_torch
 def test_missing_stat_keys_are_null_not_zero(fake_torch) -> None:
     fake_torch.initialized = True
     fake_torch.stats[0] = {"allocated_bytes": {"all": {"current": 5}}}
-    figures = torch_cuda.read_device(fake_torch, 0)
+    figures = torch_cuda.read_initialized_device(fake_torch, 0)
     assert figures["allocated_bytes"] == 5
     assert figures["reserved_bytes"] is None and figures["num_ooms"] is None
 
@@ -454,6 +460,6 @@ def test_torch_stats_come_from_the_c_binding_where_torch_has_it(fake_torch) -> N
     fake_torch.stats[0] = nested_stats(allocated=7, reserved=9, peak=8)
     direct = []
     fake_torch._C._cuda_memoryStats = lambda index: direct.append(index) or fake_torch.stats[index]
-    assert torch_cuda.read_device(fake_torch, 0)["allocated_bytes"] == 7
+    assert torch_cuda.read_initialized_device(fake_torch, 0)["allocated_bytes"] == 7
     assert torch_cuda.allocator_counters(fake_torch, 0) == (7, 8, 9, 9)
     assert direct == [0, 0] and fake_torch.calls == []

@@ -143,20 +143,15 @@ def _stats_function(torch: Any) -> Any:
     return fn if fn is not None else torch.cuda.memory_stats_as_nested_dict
 
 
-def read_device(torch: Any, index: int) -> Optional[TorchGpuFigures]:
-    """Allocator figures of CUDA device ``index``; ``None`` unless CUDA is initialised.
-
-    One ``memory_stats_as_nested_dict`` call per device and sample: the flat
-    ``memory_stats()`` rebuilds and sorts a large dict, and each of
-    ``memory_allocated``/``memory_reserved``/... would read the stats again.
-    """
-    if torch is None or not cuda_initialized(torch):
-        return None
-    return read_initialized_device(torch, index)
-
-
 def read_initialized_device(torch: Any, index: int) -> Optional[TorchGpuFigures]:
-    """:func:`read_device` where the caller has just seen CUDA initialised (the sampler, once per tick)."""
+    """Allocator figures of CUDA device ``index``, where the caller has just seen CUDA
+    initialised (the sampler, once per tick); ``None`` for a device that cudaMallocAsync
+    could only read by creating a context.
+
+    One nested stats call per device and sample: the flat ``memory_stats()``
+    rebuilds and sorts a large dict, and each of ``memory_allocated``/
+    ``memory_reserved``/... would read the stats again.
+    """
     allocator = _bound(torch)
     if not _readable(allocator, index):
         return None
