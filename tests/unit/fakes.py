@@ -83,7 +83,12 @@ class FakeTorch(types.ModuleType):
             return call
 
         memory = types.SimpleNamespace(memory_stats_as_nested_dict=memory_stats_as_nested_dict)
-        self._C = types.SimpleNamespace(_cuda_hasPrimaryContext=lambda i: i in torch.contexts)
+        def has_primary_context(device: Any) -> bool:
+            # Real torch counts the devices first, which runs cuInit before CUDA is initialised.
+            torch.calls.append(("_cuda_hasPrimaryContext", device))
+            return device in torch.contexts
+
+        self._C = types.SimpleNamespace(_cuda_hasPrimaryContext=has_primary_context)
         self.cuda = types.SimpleNamespace(
             get_allocator_backend=lambda: torch.allocator_backend,
             is_initialized=is_initialized,
