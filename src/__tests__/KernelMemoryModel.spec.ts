@@ -1,7 +1,7 @@
 import { KernelMemoryModel } from '../model/KernelMemoryModel';
 import { SeriesKey } from '../model/MemoryHistory';
 import { describeState, MONITOR_STATES } from '../model/MonitorState';
-import { deriveVisibilityNotes } from '../model/visibilityNotes';
+import { deriveVisibilityNotes, NVML_UNATTRIBUTED_NOTE_AFTER_S } from '../model/visibilityNotes';
 import { gpuFigures } from '../model/gpuFigures';
 import { ModelChange } from '../tokens';
 import {
@@ -179,11 +179,11 @@ describe('visibility notes', () => {
     deriveVisibilityNotes(inputs).map(n => n.id);
 
   it('says nothing before the helper spoke', () => {
-    expect(ids({ hello: null, sample: null, problem: null })).toEqual([]);
+    expect(ids({ hello: null, sample: null, problem: null, nvmlUnattributedSince: null })).toEqual([]);
   });
 
   it('explains a CPU-only kernel without torch', () => {
-    expect(ids({ hello: makeHello({ torch: null, devices: [] }), sample: makeCpuSample(), problem: null })).toEqual([
+    expect(ids({ hello: makeHello({ torch: null, devices: [] }), sample: makeCpuSample(), problem: null, nvmlUnattributedSince: null })).toEqual([
       'no-gpu',
       'torch-not-imported'
     ]);
@@ -194,33 +194,65 @@ describe('visibility notes', () => {
       torch: { imported: true, cuda_initialized: false },
       gpus: [makeGpu({ torch: null })]
     });
-    expect(ids({ hello: makeHello(), sample, problem: null })).toEqual(['cuda-not-initialized']);
+    expect(ids({ hello: makeHello(), sample, problem: null, nvmlUnattributedSince: null })).toEqual(['cuda-not-initialized']);
   });
 
   it('uses the hello alone before the first sample', () => {
     const hello = makeHello({ torch: { version: '2.5.1', cuda_build: null, cuda_initialized: false } });
-    expect(ids({ hello, sample: null, problem: null })).toEqual(['cuda-not-initialized']);
+    expect(ids({ hello, sample: null, problem: null, nvmlUnattributedSince: null })).toEqual(['cuda-not-initialized']);
   });
 
   it('gives the reason NVML is unavailable', () => {
     const hello = makeHello({ nvml: { available: false, driver_version: null, error: 'pynvml is not installed' } });
-    const notes = deriveVisibilityNotes({ hello, sample: makeSample({ gpus: [makeGpu({ nvml: null })] }), problem: null });
+    const notes = deriveVisibilityNotes({
+      hello,
+      sample: makeSample({ gpus: [makeGpu({ nvml: null })] }),
+      problem: null,
+      nvmlUnattributedSince: null
+    });
     const nvml = notes.find(n => n.id === 'nvml-unavailable');
     expect(nvml?.text).toContain('pynvml is not installed');
   });
 
-  it('notes when NVML cannot attribute this process', () => {
+  it('notes when NVML cannot attribute this process, once that has lasted', () => {
     const sample = makeSample({
       gpus: [makeGpu({ nvml: { used_bytes: 1, total_bytes: 2, process_used_bytes: null } })]
     });
-    expect(ids({ hello: makeHello(), sample, problem: null })).toContain('nvml-no-process');
+    const since = (seconds: number) => ({
+      hello: makeHello(),
+      sample,
+      problem: null,
+      nvmlUnattributedSince: sample.time - seconds
+    });
+    // Right after CUDA starts, NVML's list can lack the kernel for a moment: no note yet.
+    expect(ids(since(0))).not.toContain('nvml-no-process');
+    expect(ids(since(NVML_UNATTRIBUTED_NOTE_AFTER_S - 0.25))).not.toContain('nvml-no-process');
+    expect(ids(since(NVML_UNATTRIBUTED_NOTE_AFTER_S))).toContain('nvml-no-process');
+    // The caller's run of unattributed samples ended: no note, whatever the sample says.
+    expect(ids({ ...since(0), nvmlUnattributedSince: null })).not.toContain('nvml-no-process');
+  });
+
+  it('counts how long NVML has not attributed the kernel from its own samples', () => {
+    const { model } = newModel();
+    const unattributed = (time: number) =>
+      makeSample({ time, gpus: [makeGpu({ nvml: { used_bytes: 1, total_bytes: 2, process_used_bytes: null } })] });
+    const noteIds = () => model.notes.map(n => n.id);
+    model.ingest(wire(unattributed(100)));
+    model.ingest(wire(unattributed(101)));
+    expect(noteIds()).not.toContain('nvml-no-process');
+    model.ingest(wire(unattributed(102)));
+    expect(noteIds()).toContain('nvml-no-process');
+    model.ingest(wire(makeSample({ time: 103 }))); // named: the run ends
+    expect(noteIds()).not.toContain('nvml-no-process');
+    model.ingest(wire(unattributed(104)));
+    expect(noteIds()).not.toContain('nvml-no-process'); // a new run starts from its own first sample
   });
 
   it('notes TensorFlow, with a warning once it grabbed its GPUs', () => {
     const seen = makeSample({ tensorflow: { imported: true, gpus_initialized: false } });
-    expect(ids({ hello: makeHello(), sample: seen, problem: null })).toContain('tensorflow-imported');
+    expect(ids({ hello: makeHello(), sample: seen, problem: null, nvmlUnattributedSince: null })).toContain('tensorflow-imported');
     const grabbed = makeSample({ tensorflow: { imported: true, gpus_initialized: true } });
-    const notes = deriveVisibilityNotes({ hello: makeHello(), sample: grabbed, problem: null });
+    const notes = deriveVisibilityNotes({ hello: makeHello(), sample: grabbed, problem: null, nvmlUnattributedSince: null });
     expect(notes.find(n => n.id === 'tensorflow-gpus')?.severity).toBe('warning');
   });
 });

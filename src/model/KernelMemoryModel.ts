@@ -18,6 +18,7 @@ import { MemoryHistory, SeriesKey } from './MemoryHistory';
 import { describeState, MonitorState } from './MonitorState';
 import {
   deriveVisibilityNotes,
+  nvmlCannotAttribute,
   sameNotes,
   VisibilityNote
 } from './visibilityNotes';
@@ -123,6 +124,7 @@ export class KernelMemoryModel implements IKernelMemoryModel {
   startKernelSession(): void {
     this._hello = null;
     this._latest = null;
+    this._nvmlUnattributedSince = null;
     this._problem = null;
     if (!this._death && !this._restartCapture) {
       // After a death (or while a restart may turn out to be one) the last
@@ -326,6 +328,11 @@ export class KernelMemoryModel implements IKernelMemoryModel {
       return;
     }
     this._latest = sample;
+    if (!nvmlCannotAttribute(sample)) {
+      this._nvmlUnattributedSince = null;
+    } else if (this._nvmlUnattributedSince === null) {
+      this._nvmlUnattributedSince = sample.time;
+    }
     this._lastSampleArrival = Date.now() / 1000;
     this._sampleCount++;
     if (this._awaitingDeathEvidence) {
@@ -385,7 +392,8 @@ export class KernelMemoryModel implements IKernelMemoryModel {
     const notes = deriveVisibilityNotes({
       hello: this._hello,
       sample: this._latest,
-      problem: this._problem
+      problem: this._problem,
+      nvmlUnattributedSince: this._nvmlUnattributedSince
     });
     if (!sameNotes(notes, this._notes)) {
       this._notes = notes;
@@ -398,6 +406,8 @@ export class KernelMemoryModel implements IKernelMemoryModel {
   private _stateReason = describeState('kernel-starting');
   private _hello: HelloMessage | null = null;
   private _latest: SampleMessage | null = null;
+  // The first sample's time of the current run in which NVML does not attribute memory to the kernel.
+  private _nvmlUnattributedSince: number | null = null;
   private _sampleCount = 0;
   private _kernelBusy = false;
   private _notes: readonly VisibilityNote[] = [];

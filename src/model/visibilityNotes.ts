@@ -31,6 +31,27 @@ export interface VisibilityInputs {
   sample: SampleMessage | null;
   /** Latest malformed message or helper error, if any. */
   problem: string | null;
+  /**
+   * The kernel clock's `time` of the first of the samples, up to the latest, in
+   * which NVML does not attribute memory to the kernel (see
+   * {@link nvmlCannotAttribute}); null while it does.
+   */
+  nvmlUnattributedSince: number | null;
+}
+
+/**
+ * How long NVML must go on not naming the kernel before the panel says so. Right
+ * after CUDA starts, a process list read as the context was created can lack the
+ * kernel for a moment (the helper reads it again after 0.25, 0.5 and 1 s): that is
+ * not the lasting case the note explains (a container seeing host pids).
+ */
+export const NVML_UNATTRIBUTED_NOTE_AFTER_S = 2;
+
+/** Whether NVML, where present, attributes no figure to the kernel on some GPU. */
+export function nvmlCannotAttribute(sample: SampleMessage): boolean {
+  return sample.gpus.some(
+    g => g.nvml !== null && g.nvml.process_used_bytes === null
+  );
 }
 
 export function deriveVisibilityNotes(
@@ -86,9 +107,12 @@ export function deriveVisibilityNotes(
         ': device-wide use, free memory and other processes are unknown.'
     });
   }
+  const since = inputs.nvmlUnattributedSince;
   if (
     sample &&
-    sample.gpus.some(g => g.nvml !== null && g.nvml.process_used_bytes === null)
+    since !== null &&
+    sample.time - since >= NVML_UNATTRIBUTED_NOTE_AFTER_S &&
+    nvmlCannotAttribute(sample)
   ) {
     notes.push({
       id: 'nvml-no-process',
