@@ -67,7 +67,7 @@ from _common import (  # noqa: E402
 )
 from _sampler_parts import (  # noqa: E402
     TICK_PART_TIMERS, TICK_PART_TIMES, TICK_PARTS_MISSING, TICKS_TIMED, json_figures, print_summaries, summarize,
-)  # noqa: E402
+)
 from kernel_harness import Kernel, attach_helper, bootstrap_code  # noqa: E402
 from jupyterlab_vram_helper.sampler import THREAD_NAME as SAMPLER_THREAD  # noqa: E402
 

@@ -149,18 +149,7 @@ def significant_change(previous: Optional[Mapping[str, Any]], current: Mapping[s
     # moved), and the machine-wide figures are skipped where they stand. The
     # same decisions as comparing copies without them (_kernel_figures), at
     # about half the cost of a tick's comparison.
-    if previous.keys() != current.keys():
-        return True
-    for key, now in current.items():
-        before = previous[key]
-        if now is before or now == before:
-            continue
-        if key == "host" and type(now) is dict and type(before) is dict:
-            if _differs_ignoring(before, now, threshold, MACHINE_WIDE_HOST_FIGURES, MACHINE_WIDE_CONTAINER_FIGURES):
-                return True
-        elif _differs(before, now, threshold, key):
-            return True
-    return False
+    return _differs_except(previous, current, threshold, _MACHINE_WIDE)
 
 
 # Host figures of the whole machine, not of this kernel: other processes move
@@ -173,26 +162,36 @@ MACHINE_WIDE_HOST_FIGURES: FrozenSet[str] = frozenset({"available_bytes", "total
 MACHINE_WIDE_CONTAINER_FIGURES: FrozenSet[str] = frozenset({"usage_bytes"})
 
 
-def _differs_ignoring(
-    before: Dict[str, Any], now: Dict[str, Any], threshold: int, ignored: FrozenSet[str],
-    container_ignored: Optional[FrozenSet[str]] = None,
-) -> bool:
-    """:func:`_differs` for a dict of figures with the ``ignored`` keys left out; in it, a
-    ``container`` dict with ``container_ignored`` left out (the host section's container)."""
-    if before.keys() != now.keys() and before.keys() - ignored != now.keys() - ignored:
+# Where the machine-wide figures stand in the figures: a key mapped to None is
+# left out of the comparison, one mapped to a dict is compared without what
+# that dict names (where both sides are dicts).
+_MACHINE_WIDE: Dict[str, Any] = {
+    "host": {**dict.fromkeys(MACHINE_WIDE_HOST_FIGURES), "container": dict.fromkeys(MACHINE_WIDE_CONTAINER_FIGURES)}
+}
+_COMPARED = object()  # a key the comparison leaves as it is
+
+
+def _differs_except(before: Dict[str, Any], now: Dict[str, Any], threshold: int, left_out: Dict[str, Any]) -> bool:
+    """:func:`_differs` for two dicts of figures, without what ``left_out`` names."""
+    if before.keys() != now.keys() and _compared_keys(before, left_out) != _compared_keys(now, left_out):
         return True
     for key, value in now.items():
-        if key in ignored:
+        inner = left_out.get(key, _COMPARED)
+        if inner is None:
             continue
         old = before[key]
         if value is old or value == old:
             continue
-        if container_ignored is not None and key == "container" and type(value) is dict and type(old) is dict:
-            if _differs_ignoring(old, value, threshold, container_ignored):
+        if inner is not _COMPARED and type(value) is dict and type(old) is dict:
+            if _differs_except(old, value, threshold, inner):
                 return True
         elif _differs(old, value, threshold, key):
             return True
     return False
+
+
+def _compared_keys(figures: Dict[str, Any], left_out: Dict[str, Any]) -> set:
+    return {key for key in figures if left_out.get(key, _COMPARED) is not None}
 
 
 def _kernel_figures(figures: Mapping[str, Any]) -> Mapping[str, Any]:

@@ -34,7 +34,8 @@ export interface VisibilityInputs {
   /**
    * The kernel clock's `time` of the first of the samples, up to the latest, in
    * which NVML does not attribute memory to the kernel (see
-   * {@link nvmlCannotAttribute}); null while it does.
+   * {@link nvmlCannotAttribute}); null while it does (so, when set, the latest
+   * sample is one of them).
    */
   nvmlUnattributedSince: number | null;
 }
@@ -111,8 +112,7 @@ export function deriveVisibilityNotes(
   if (
     sample &&
     since !== null &&
-    sample.time - since >= NVML_UNATTRIBUTED_NOTE_AFTER_S &&
-    nvmlCannotAttribute(sample)
+    sample.time - since >= NVML_UNATTRIBUTED_NOTE_AFTER_S
   ) {
     notes.push({
       id: 'nvml-no-process',
