@@ -179,11 +179,11 @@ describe('visibility notes', () => {
     deriveVisibilityNotes(inputs).map(n => n.id);
 
   it('says nothing before the helper spoke', () => {
-    expect(ids({ hello: null, sample: null, problem: null, nvmlUnattributedSince: null })).toEqual([]);
+    expect(ids({ hello: null, sample: null, problem: null, nvmlUnattributedForS: null })).toEqual([]);
   });
 
   it('explains a CPU-only kernel without torch', () => {
-    expect(ids({ hello: makeHello({ torch: null, devices: [] }), sample: makeCpuSample(), problem: null, nvmlUnattributedSince: null })).toEqual([
+    expect(ids({ hello: makeHello({ torch: null, devices: [] }), sample: makeCpuSample(), problem: null, nvmlUnattributedForS: null })).toEqual([
       'no-gpu',
       'torch-not-imported'
     ]);
@@ -194,12 +194,12 @@ describe('visibility notes', () => {
       torch: { imported: true, cuda_initialized: false },
       gpus: [makeGpu({ torch: null })]
     });
-    expect(ids({ hello: makeHello(), sample, problem: null, nvmlUnattributedSince: null })).toEqual(['cuda-not-initialized']);
+    expect(ids({ hello: makeHello(), sample, problem: null, nvmlUnattributedForS: null })).toEqual(['cuda-not-initialized']);
   });
 
   it('uses the hello alone before the first sample', () => {
     const hello = makeHello({ torch: { version: '2.5.1', cuda_build: null, cuda_initialized: false } });
-    expect(ids({ hello, sample: null, problem: null, nvmlUnattributedSince: null })).toEqual(['cuda-not-initialized']);
+    expect(ids({ hello, sample: null, problem: null, nvmlUnattributedForS: null })).toEqual(['cuda-not-initialized']);
   });
 
   it('gives the reason NVML is unavailable', () => {
@@ -208,7 +208,7 @@ describe('visibility notes', () => {
       hello,
       sample: makeSample({ gpus: [makeGpu({ nvml: null })] }),
       problem: null,
-      nvmlUnattributedSince: null
+      nvmlUnattributedForS: null
     });
     const nvml = notes.find(n => n.id === 'nvml-unavailable');
     expect(nvml?.text).toContain('pynvml is not installed');
@@ -222,14 +222,14 @@ describe('visibility notes', () => {
       hello: makeHello(),
       sample,
       problem: null,
-      nvmlUnattributedSince: sample.time - seconds
+      nvmlUnattributedForS: seconds
     });
     // Right after CUDA starts, NVML's list can lack the kernel for a moment: no note yet.
     expect(ids(since(0))).not.toContain('nvml-no-process');
     expect(ids(since(NVML_UNATTRIBUTED_NOTE_AFTER_S - 0.25))).not.toContain('nvml-no-process');
     expect(ids(since(NVML_UNATTRIBUTED_NOTE_AFTER_S))).toContain('nvml-no-process');
     // The caller's run of unattributed samples ended: no note, whatever the sample says.
-    expect(ids({ ...since(0), nvmlUnattributedSince: null })).not.toContain('nvml-no-process');
+    expect(ids({ ...since(0), nvmlUnattributedForS: null })).not.toContain('nvml-no-process');
   });
 
   it('counts how long NVML has not attributed the kernel from its own samples', () => {
@@ -246,13 +246,58 @@ describe('visibility notes', () => {
     expect(noteIds()).not.toContain('nvml-no-process');
     model.ingest(wire(unattributed(104)));
     expect(noteIds()).not.toContain('nvml-no-process'); // a new run starts from its own first sample
+    model.dispose();
+  });
+
+  describe('when no sample follows the first unattributed one', () => {
+    beforeEach(() => jest.useFakeTimers());
+    afterEach(() => jest.useRealTimers());
+
+    it('shows the note once it has lasted, without waiting for the next sample', () => {
+      const { model, changes } = newModel();
+      const unattributed = (time: number) =>
+        makeSample({ time, gpus: [makeGpu({ nvml: { used_bytes: 1, total_bytes: 2, process_used_bytes: null } })] });
+      const noteIds = () => model.notes.map(n => n.id);
+      model.ingest(wire(unattributed(100)));
+      model.ingest(wire(unattributed(100.5))); // half a second of it by the kernel's clock
+      changes.length = 0;
+      // The figures settle: the helper's next sample is a heartbeat, up to 10 s away.
+      jest.advanceTimersByTime((NVML_UNATTRIBUTED_NOTE_AFTER_S - 0.5) * 1000 - 10);
+      expect(noteIds()).not.toContain('nvml-no-process');
+      jest.advanceTimersByTime(10);
+      expect(noteIds()).toContain('nvml-no-process');
+      expect(changes).toEqual(['notes']);
+      model.dispose();
+    });
+
+    it('forgets the pending note when NVML names the kernel, or the kernel restarts, or the model goes', () => {
+      const unattributed = makeSample({
+        time: 100,
+        gpus: [makeGpu({ nvml: { used_bytes: 1, total_bytes: 2, process_used_bytes: null } })]
+      });
+      const named = newModel();
+      named.model.ingest(wire(unattributed));
+      named.model.ingest(wire(makeSample({ time: 101 })));
+      const restarted = newModel();
+      restarted.model.ingest(wire(unattributed));
+      restarted.model.startKernelSession();
+      const disposed = newModel();
+      disposed.model.ingest(wire(unattributed));
+      disposed.model.dispose();
+      expect(jest.getTimerCount()).toBe(0);
+      jest.advanceTimersByTime(60_000);
+      expect(named.model.notes.map(n => n.id)).not.toContain('nvml-no-process');
+      expect(restarted.model.notes.map(n => n.id)).not.toContain('nvml-no-process');
+      named.model.dispose();
+      restarted.model.dispose();
+    });
   });
 
   it('notes TensorFlow, with a warning once it grabbed its GPUs', () => {
     const seen = makeSample({ tensorflow: { imported: true, gpus_initialized: false } });
-    expect(ids({ hello: makeHello(), sample: seen, problem: null, nvmlUnattributedSince: null })).toContain('tensorflow-imported');
+    expect(ids({ hello: makeHello(), sample: seen, problem: null, nvmlUnattributedForS: null })).toContain('tensorflow-imported');
     const grabbed = makeSample({ tensorflow: { imported: true, gpus_initialized: true } });
-    const notes = deriveVisibilityNotes({ hello: makeHello(), sample: grabbed, problem: null, nvmlUnattributedSince: null });
+    const notes = deriveVisibilityNotes({ hello: makeHello(), sample: grabbed, problem: null, nvmlUnattributedForS: null });
     expect(notes.find(n => n.id === 'tensorflow-gpus')?.severity).toBe('warning');
   });
 });

@@ -19,6 +19,7 @@ import { describeState, MonitorState } from './MonitorState';
 import {
   deriveVisibilityNotes,
   nvmlCannotAttribute,
+  NVML_UNATTRIBUTED_NOTE_AFTER_S,
   sameNotes,
   VisibilityNote
 } from './visibilityNotes';
@@ -299,6 +300,7 @@ export class KernelMemoryModel implements IKernelMemoryModel {
       return;
     }
     this._isDisposed = true;
+    this._clearNvmlNoteTimer();
     this._cells.dispose();
     Signal.clearData(this);
   }
@@ -389,15 +391,60 @@ export class KernelMemoryModel implements IKernelMemoryModel {
   }
 
   private _updateNotes(): void {
+    const unattributedFor = this._nvmlUnattributedFor();
     const notes = deriveVisibilityNotes({
       hello: this._hello,
       sample: this._latest,
       problem: this._problem,
-      nvmlUnattributedSince: this._nvmlUnattributedSince
+      nvmlUnattributedForS: unattributedFor
     });
     if (!sameNotes(notes, this._notes)) {
       this._notes = notes;
       this._changed.emit('notes');
+    }
+    this._scheduleNvmlNote(unattributedFor);
+  }
+
+  /**
+   * How long NVML has not attributed memory to the kernel: by the kernel's
+   * clock from the first such sample to the latest, then by ours since the
+   * latest arrived (the helper sends nothing while nothing changes).
+   */
+  private _nvmlUnattributedFor(now: number = Date.now() / 1000): number | null {
+    if (this._nvmlUnattributedSince === null || !this._latest) {
+      return null;
+    }
+    const sinceLatest = Math.max(0, now - this._lastSampleArrival);
+    return this._latest.time - this._nvmlUnattributedSince + sinceLatest;
+  }
+
+  /**
+   * The helper sends a sample when a figure changes, else one per heartbeat
+   * (10 s by default): once the kernel's figures settle, the note would wait
+   * for the heartbeat. A timer shows it when it falls due instead.
+   */
+  private _scheduleNvmlNote(unattributedFor: number | null): void {
+    this._clearNvmlNoteTimer();
+    if (
+      unattributedFor === null ||
+      unattributedFor >= NVML_UNATTRIBUTED_NOTE_AFTER_S ||
+      this._isDisposed
+    ) {
+      return;
+    }
+    this._nvmlNoteTimer = setTimeout(
+      () => {
+        this._nvmlNoteTimer = null;
+        this._updateNotes();
+      },
+      (NVML_UNATTRIBUTED_NOTE_AFTER_S - unattributedFor) * 1000
+    );
+  }
+
+  private _clearNvmlNoteTimer(): void {
+    if (this._nvmlNoteTimer !== null) {
+      clearTimeout(this._nvmlNoteTimer);
+      this._nvmlNoteTimer = null;
     }
   }
 
@@ -408,6 +455,7 @@ export class KernelMemoryModel implements IKernelMemoryModel {
   private _latest: SampleMessage | null = null;
   // The first sample's time of the current run in which NVML does not attribute memory to the kernel.
   private _nvmlUnattributedSince: number | null = null;
+  private _nvmlNoteTimer: ReturnType<typeof setTimeout> | null = null;
   private _sampleCount = 0;
   private _kernelBusy = false;
   private _notes: readonly VisibilityNote[] = [];

@@ -32,12 +32,13 @@ export interface VisibilityInputs {
   /** Latest malformed message or helper error, if any. */
   problem: string | null;
   /**
-   * The kernel clock's `time` of the first of the samples, up to the latest, in
-   * which NVML does not attribute memory to the kernel (see
-   * {@link nvmlCannotAttribute}); null while it does (so, when set, the latest
-   * sample is one of them).
+   * How long (seconds) NVML has gone without attributing memory to the kernel
+   * (see {@link nvmlCannotAttribute}): from the first of the samples that say
+   * so, up to the latest, and on since then until a sample says otherwise;
+   * null while NVML does attribute it (so, when set, the latest sample is one
+   * of them).
    */
-  nvmlUnattributedSince: number | null;
+  nvmlUnattributedForS: number | null;
 }
 
 /**
@@ -108,11 +109,11 @@ export function deriveVisibilityNotes(
         ': device-wide use, free memory and other processes are unknown.'
     });
   }
-  const since = inputs.nvmlUnattributedSince;
+  const unattributedFor = inputs.nvmlUnattributedForS;
   if (
     sample &&
-    since !== null &&
-    sample.time - since >= NVML_UNATTRIBUTED_NOTE_AFTER_S
+    unattributedFor !== null &&
+    unattributedFor >= NVML_UNATTRIBUTED_NOTE_AFTER_S
   ) {
     notes.push({
       id: 'nvml-no-process',
