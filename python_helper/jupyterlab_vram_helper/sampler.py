@@ -145,11 +145,14 @@ class Sampler:
             if before is not None:
                 before()
             # initial and snapshot samples answer a comm or a user: NVML's process list as it is now
-            return self._emit_locked(targets, reason, self._read(fresh_processes=True))
+            when = self._source.now()
+            return self._emit_locked(targets, reason, self._read(fresh_processes=True), when)
 
-    def _emit_locked(self, targets: Sequence[Hashable], reason: SampleReason, figures: Figures) -> int:
+    def _emit_locked(self, targets: Sequence[Hashable], reason: SampleReason, figures: Figures, when: float) -> int:
+        """Send ``figures``, read from ``when`` on (a sample's time is when its reading
+        began: figures read before an event never carry a time after it)."""
         self._seq += 1
-        sample: SampleMessage = make_sample(figures, self._seq, self._source.now(), reason)
+        sample: SampleMessage = make_sample(figures, self._seq, when, reason)
         for target in targets:
             try:
                 self._outlet.send(target, sample)
@@ -168,10 +171,11 @@ class Sampler:
                 if not targets:
                     self._policy.reset()  # the next comm starts from its initial sample
                     return None
+                when = self._source.now()
                 figures = self._read()
                 reason = self._policy.decide(self._clock(), figures, config)
                 if reason is not None:
-                    self._emit_locked(targets, reason, figures)
+                    self._emit_locked(targets, reason, figures, when)
             self.last_error = None
         except Exception as exc:  # never let the thread die, never print
             self._record_error(exc)

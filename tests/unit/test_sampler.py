@@ -110,6 +110,33 @@ def test_initial_to_a_second_comm_does_not_hide_a_change_from_the_first() -> Non
     assert a.sent[-1]["seq"] == b.sent[-1]["seq"] == 3
 
 
+class SlowSource(ScriptedSource):
+    """A reading that takes 0.25 s of the kernel's clock."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.t = 1000.0
+
+    def read(self, fresh_processes: bool = False):
+        self.t += 0.25
+        return super().read(fresh_processes)
+
+    def now(self) -> float:
+        return self.t
+
+
+def test_a_samples_time_is_when_its_reading_began() -> None:
+    # Figures read before an event must not carry a time after it: the CUDA suite
+    # tells samples read before a CUDA context existed from those read after by it.
+    source, comm = SlowSource(), FakeComm()
+    s = Sampler(source, ListOutlet(comm), SamplerConfig(interval_s=1, heartbeat_s=60), clock=Clock())
+    s.emit([comm], "initial")
+    source.rss += 10 * MB
+    s.tick()
+    assert [m["time"] for m in comm.sent] == [1000.0, 1000.25]
+    assert source.now() == 1000.5
+
+
 def test_no_comm_means_no_work() -> None:
     source = ScriptedSource()
     s = Sampler(source, ListOutlet(), SamplerConfig())
