@@ -5,7 +5,8 @@ stacks="python", max_entries=N)`` makes the caching allocator keep, for every
 live block, the Python stack that allocated it, plus a ring buffer of the last
 ``N`` alloc/free events; ``torch.cuda.memory._snapshot()`` returns both
 (``segments`` -> ``blocks`` with ``frames``, innermost first, and
-``device_traces``); ``enabled=None`` stops recording and frees the history.
+``device_traces``); ``enabled=None`` stops recording stacks and clears the
+ring buffer (blocks still alive keep the stacks they were allocated with).
 
 All of it is private PyTorch API: every call is guarded, and a torch that
 lacks it (older than 2.1, a build without CUDA) is reported as ``unavailable``
@@ -146,7 +147,7 @@ class GpuRecorder:
             return
         torch = self._torch()
         try:
-            torch.cuda.memory._record_memory_history(enabled=None)  # stops and frees the history
+            torch.cuda.memory._record_memory_history(enabled=None)  # stops, and clears the events
         except Exception:
             pass
 
