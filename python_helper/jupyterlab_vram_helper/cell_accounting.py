@@ -75,7 +75,7 @@ from .forking import call_in_forked_child
 from .protocol import cells_message, error_message
 from .readers import torch_cuda
 from .readers.host import KernelRss, kernel_rss
-from .readers.torch_cuda import CellAllocators
+from .readers.torch_cuda import NO_ALLOCATIONS, CellAllocators
 
 if TYPE_CHECKING:  # only the type: the module is loaded when a diagnosis is made
     from .protocol_types import CellGpuMemory, CellMemoryRecord
@@ -295,8 +295,9 @@ class CellMemoryRecorder:
         if self._pending:
             self._keep_outer_peaks(reading)
         reset = cuda.reset_peaks  # torch's binding, called directly (see CellAllocators)
-        for index in reading:
-            reset(index)
+        for index, stats in reading.items():
+            if stats is not NO_ALLOCATIONS:  # no context there: its peaks are 0 and stay so
+                reset(index)
         cell.gpu_peaks_were_reset = True
 
     def _keep_outer_peaks(self, reading: GpuReading) -> None:

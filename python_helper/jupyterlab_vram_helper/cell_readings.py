@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
 
 from .protocol import CellStatus
-from .readers.torch_cuda import AllocatorStats, CellAllocators
+from .readers.torch_cuda import NO_ALLOCATIONS, AllocatorStats, CellAllocators
 
 if TYPE_CHECKING:  # only the type: the module is loaded when a diagnosis is made
     from .protocol_types import CellError
@@ -70,11 +70,12 @@ GpuReading = Dict[int, AllocatorStats]
 
 
 def gpu_reading(cuda: Optional[CellAllocators]) -> GpuReading:
-    """torch's stats of every readable device now ({} while CUDA is not initialised: ``cuda`` None)."""
+    """torch's stats of every readable device now ({} while CUDA is not initialised: ``cuda`` None);
+    a device without a context reads as NO_ALLOCATIONS, without asking torch for its stats."""
     if cuda is None:
         return {}
-    stats = cuda.stats
-    return {index: stats(index) for index in cuda.indices}
+    stats, unused = cuda.stats, cuda.unused
+    return {index: NO_ALLOCATIONS if unused(index) else stats(index) for index in cuda.indices}
 
 
 def max_known(*values: Optional[int]) -> Optional[int]:

@@ -38,8 +38,10 @@ def fake_torch(two_gpus: list, monkeypatch: pytest.MonkeyPatch) -> FakeTorch:
 
 @pytest.fixture
 def cuda(fake_torch: FakeTorch) -> FakeTorch:
-    """The fake torch with CUDA initialised: device 0 holds 1 GB (2 GB reserved, an old 5 GB peak), device 1 nothing."""
+    """The fake torch with CUDA initialised: device 0 holds 1 GB (2 GB reserved, an old 5 GB peak),
+    device 1 has a context and nothing allocated (so both are read; a device without a context is not)."""
     fake_torch.initialized = True
     set_allocator(fake_torch, 0, 1 * GB, 2 * GB, peak=5 * GB)  # an old peak, from before this cell
     set_allocator(fake_torch, 1, 0, 0)
+    fake_torch.contexts.add(1)
     return fake_torch

@@ -27,6 +27,14 @@ class FakeProps:
     uuid: str
 
 
+def ever_used(stats: Dict[str, Any]) -> bool:
+    """Whether a fake device's stats show memory allocated or reserved, now or at a peak."""
+    return any(
+        stats.get(name, {}).get("all", {}).get(field) for name in ("allocated_bytes", "reserved_bytes")
+        for field in ("current", "peak")
+    )
+
+
 class FakeTorch(types.ModuleType):
     """A torch whose CUDA state the test controls; records every CUDA call."""
 
@@ -86,7 +94,8 @@ class FakeTorch(types.ModuleType):
         def has_primary_context(device: Any) -> bool:
             # Real torch counts the devices first, which runs cuInit before CUDA is initialised.
             torch.calls.append(("_cuda_hasPrimaryContext", device))
-            return device in torch.contexts
+            # Memory on a device means a context there: allocating creates it first.
+            return device in torch.contexts or ever_used(torch.stats[device])
 
         self._C = types.SimpleNamespace(_cuda_hasPrimaryContext=has_primary_context)
         self.cuda = types.SimpleNamespace(

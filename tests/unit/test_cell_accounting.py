@@ -140,6 +140,39 @@ def test_once_cuda_is_initialised_the_hooks_call_only_torchs_stats_and_reset(cud
     assert [r["gpus"][0]["allocated_before_bytes"] for r in records] == [1 * GB, 3 * GB]
 
 
+def test_a_device_without_a_context_is_neither_read_nor_reset_until_it_gets_one(cuda: FakeTorch) -> None:
+    # Eight GPUs and a notebook using one: the others hold nothing of torch's (no
+    # context): reading their stats (~12 us each on an H100 machine) and
+    # resetting their peaks at every cell would be cost for nothing.
+    cuda.contexts.discard(1)
+    h = Harness(cuda)
+    h.cell()
+    cuda.calls.clear()
+    assert h.cell()["gpus"][0]["allocated_before_bytes"] == 1 * GB
+    assert ("memory_stats_as_nested_dict", 1) not in cuda.calls
+    assert ("reset_peak_memory_stats", 1) not in cuda.calls
+    assert ("_cuda_hasPrimaryContext", 1) in cuda.calls  # asked instead, at each reading
+
+    def body():  # the cell's first use of device 1 creates its context there
+        cuda.contexts.add(1)
+        set_allocator(cuda, 1, 512 * MB, 1 * GB, peak=768 * MB)
+        set_allocator(cuda, 1, 256 * MB, 1 * GB)
+
+    first_use = h.cell(body)["gpus"][1]
+    # Nothing before the context, so its counters count this cell alone: exact.
+    assert (first_use["allocated_before_bytes"], first_use["allocated_after_bytes"],
+            first_use["allocated_peak_bytes"], first_use["peak_exact"]) == (0, 256 * MB, 768 * MB, True)
+    cuda.calls.clear()
+    later = h.cell(lambda: set_allocator(cuda, 1, 384 * MB, 1 * GB))["gpus"][1]
+    assert (later["allocated_before_bytes"], later["allocated_peak_bytes"], later["peak_exact"]) == (
+        256 * MB, 384 * MB, True
+    )
+    # From now on device 1 is read and reset like device 0, and not asked about again.
+    assert ("reset_peak_memory_stats", 1) in cuda.calls
+    assert ("_cuda_hasPrimaryContext", 1) not in cuda.calls
+    assert h.recorder.last_error is None
+
+
 def test_under_cuda_malloc_async_a_device_is_read_from_the_cell_after_it_gets_a_context(cuda: FakeTorch) -> None:
     # That backend's stats of a device without a context would create one (the
     # fake fails if they are read): which devices are read is decided at every cell.
@@ -190,11 +223,11 @@ def test_under_cuda_malloc_async_a_first_context_in_the_cell_counts_from_zero(cu
     # reset at the start, and a device holds nothing before its context exists.
     cuda.allocator_backend = "cudaMallocAsync"
     cuda.contexts = set()
+    cuda.stats = {0: nested_stats(0, 0, 0), 1: nested_stats(0, 0, 0)}  # no context: nothing held
     h = Harness(cuda)
 
     def body():
         cuda.contexts.add(0)
-        cuda.stats[0] = nested_stats(0, 0, 0)
         set_allocator(cuda, 0, 256 * MB, 512 * MB, peak=384 * MB)
 
     g0 = h.cell(body)["gpus"][0]

@@ -8,7 +8,7 @@ try:  # the real one, imported before the fixtures hide torch from the helper
 except ImportError:
     REAL_TORCH = None
 
-from fakes import FakePynvml, nested_stats
+from fakes import FakePynvml, nested_stats, set_allocator
 from jupyterlab_vram_helper.readers import tensorflow as tf_reader
 from jupyterlab_vram_helper.readers import torch_cuda
 from jupyterlab_vram_helper.readers.host import HostReader
@@ -57,6 +57,33 @@ def test_torch_figures_from_one_nested_stats_call(fake_torch) -> None:
         "num_ooms": 2,
         "num_alloc_retries": 5,
     }
+    # Whether the device has a context is asked once: a context stays.
+    assert fake_torch.calls == [("_cuda_hasPrimaryContext", 1), ("memory_stats_as_nested_dict", 1)]
+    fake_torch.calls.clear()
+    assert torch_cuda.read_initialized_device(fake_torch, 1) == figures
+    assert fake_torch.calls == [("memory_stats_as_nested_dict", 1)]
+
+
+def test_a_device_without_a_context_holds_nothing_and_its_stats_are_not_read(fake_torch) -> None:
+    fake_torch.initialized = True
+    figures = torch_cuda.read_initialized_device(fake_torch, 1)
+    assert figures == {
+        "allocated_bytes": 0, "reserved_bytes": 0, "peak_allocated_bytes": 0, "active_bytes": 0,
+        "inactive_split_bytes": 0, "num_ooms": 0, "num_alloc_retries": 0,
+    }
+    assert torch_cuda.allocator_counters(fake_torch, 1) == (0, 0, 0, 0)
+    assert fake_torch.calls == [("_cuda_hasPrimaryContext", 1)] * 2  # asked each time: a context may come
+    fake_torch.contexts.add(1)
+    set_allocator(fake_torch, 1, 64, 128)
+    assert torch_cuda.read_initialized_device(fake_torch, 1)["reserved_bytes"] == 128
+    # What the shared zero stats are made of is never handed out to be changed.
+    assert torch_cuda.read_initialized_device(fake_torch, 0) is not torch_cuda.read_initialized_device(fake_torch, 0)
+
+
+def test_a_torch_that_cannot_say_whether_a_device_has_a_context_has_its_stats_read(fake_torch) -> None:
+    fake_torch.initialized = True
+    del fake_torch._C._cuda_hasPrimaryContext
+    assert torch_cuda.read_initialized_device(fake_torch, 1)["allocated_bytes"] == 0
     assert fake_torch.calls == [("memory_stats_as_nested_dict", 1)]
 
 
@@ -462,4 +489,4 @@ def test_torch_stats_come_from_the_c_binding_where_torch_has_it(fake_torch) -> N
     fake_torch._C._cuda_memoryStats = lambda index: direct.append(index) or fake_torch.stats[index]
     assert torch_cuda.read_initialized_device(fake_torch, 0)["allocated_bytes"] == 7
     assert torch_cuda.allocator_counters(fake_torch, 0) == (7, 8, 9, 9)
-    assert direct == [0, 0] and fake_torch.calls == []
+    assert direct == [0, 0] and fake_torch.calls == [("_cuda_hasPrimaryContext", 0)]

@@ -12,13 +12,22 @@ allocator's block figures (active, inactive split, alloc retries) at zero, so
 those are sent as unknown rather than as a false 0. Reading that backend's
 stats switches to the device, so only devices that already have a context are
 read there.
+
+A device without a CUDA context holds nothing of torch's (allocating there
+creates the context first): its stats are all zero, so they are not read at
+all (:data:`NO_ALLOCATIONS`), and its peaks need no reset. On a machine with
+eight GPUs and a notebook using one, that spares seven stats calls (~12 us
+each on an H100 machine) and seven resets at every cell start, seven more
+after every cell and seven at every sampler tick. torch's primary-context
+check tells (it creates no context); a device seen with a context keeps it for
+the life of the process, so it is asked once per device that has one.
 """
 
 from __future__ import annotations
 
 import functools
 import sys
-from typing import TYPE_CHECKING, Any, Callable, Mapping, NamedTuple, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, Mapping, NamedTuple, Optional, Set, Tuple
 
 if TYPE_CHECKING:  # the message shapes, for annotations only (protocol_types.py)
     from ..protocol_types import TorchGpuFigures, TorchInfo, TorchState
@@ -80,9 +89,26 @@ class _Allocator(NamedTuple):
     stats: Callable[[int], Mapping[str, Any]]
     reset_peaks: Optional[Callable[[int], Any]]
     has_context: Optional[Callable[[int], Any]]
+    # Devices seen with a context: a primary context stays for the process's life.
+    with_context: Set[int]
 
 
 _allocator: Optional[_Allocator] = None
+
+
+def _zero_stats() -> Mapping[str, Any]:
+    counter = {"current": 0, "peak": 0, "allocated": 0, "freed": 0}
+    pools = {"all": counter, "large_pool": counter, "small_pool": counter}
+    names = ("allocated_bytes", "reserved_bytes", "active_bytes", "inactive_split_bytes",
+             "requested_bytes", "allocation", "segment", "active", "inactive_split")
+    stats: Dict[str, Any] = {name: pools for name in names}
+    stats.update(num_ooms=0, num_alloc_retries=0)
+    return stats
+
+
+# The stats of a device without a CUDA context, where torch has allocated nothing:
+# what its allocator would answer, shared and never to be changed.
+NO_ALLOCATIONS: Mapping[str, Any] = _zero_stats()
 
 
 def _bound(torch: Any) -> _Allocator:
@@ -104,7 +130,7 @@ def _bound(torch: Any) -> _Allocator:
     # Looked up here without the public fallback: a torch lacking both must
     # still have its figures read (the reset fails alone: CellAllocators.reset_peaks).
     reset = getattr(native, "_cuda_resetPeakMemoryStats", None)
-    known = _Allocator(torch, backend, stats, reset, getattr(native, "_cuda_hasPrimaryContext", None))
+    known = _Allocator(torch, backend, stats, reset, getattr(native, "_cuda_hasPrimaryContext", None), set())
     _allocator = known
     return known
 
@@ -121,13 +147,29 @@ def _readable(allocator: _Allocator, index: int) -> bool:
     return _has_context(allocator, index)  # cannot tell: read nothing rather than risk a context
 
 
-def _has_context(allocator: _Allocator, index: int) -> bool:
+def _context_state(allocator: _Allocator, index: int) -> Optional[bool]:
+    """Whether this process has a CUDA context on device ``index``; None where torch cannot say."""
+    if index in allocator.with_context:
+        return True
     if allocator.has_context is None:
-        return False
+        return None
     try:
-        return bool(allocator.has_context(index))
+        present = bool(allocator.has_context(index))
     except Exception:
-        return False
+        return None
+    if present:
+        allocator.with_context.add(index)
+    return present
+
+
+def _has_context(allocator: _Allocator, index: int) -> bool:
+    return _context_state(allocator, index) is True
+
+
+def _unused(allocator: _Allocator, index: int) -> bool:
+    """Whether device ``index`` provably holds nothing of torch's: torch says it has no
+    context there. False where torch cannot say (then its stats are read)."""
+    return _context_state(allocator, index) is False
 
 
 def has_context(torch: Any, index: int) -> bool:
@@ -155,7 +197,7 @@ def read_initialized_device(torch: Any, index: int) -> Optional[TorchGpuFigures]
     allocator = _bound(torch)
     if not _readable(allocator, index):
         return None
-    stats = allocator.stats(index)
+    stats = NO_ALLOCATIONS if _unused(allocator, index) else allocator.stats(index)
     if not stats:
         return None
     return figures_from_stats(stats, allocator.backend)
@@ -243,7 +285,7 @@ def allocator_counters(torch: Any, index: int) -> Optional[AllocatorCounters]:
     allocator = _bound(torch)
     if not _readable(allocator, index):
         return None
-    return counters_from_stats(allocator.stats(index))
+    return counters_from_stats(NO_ALLOCATIONS if _unused(allocator, index) else allocator.stats(index))
 
 
 def counters_from_stats(stats: Optional[AllocatorStats]) -> Optional[AllocatorCounters]:
@@ -277,6 +319,8 @@ class CellAllocators(NamedTuple):
     the per-device checks of :func:`allocator_counters` (five Python calls
     per device, at both ends of every cell). Under cudaMallocAsync the
     readable devices grow as contexts are created: made again at every cell.
+    ``unused(index)``: the device has no context (see the module docstring):
+    its reading is :data:`NO_ALLOCATIONS`, read nowhere, and its peaks need no reset.
     """
 
     torch: Any
@@ -284,6 +328,7 @@ class CellAllocators(NamedTuple):
     stats: Callable[[int], AllocatorStats]
     reset_peaks: Callable[[int], Any]
     fixed: bool
+    unused: Callable[[int], bool]
 
 
 def cell_allocators(torch: Any) -> Optional[CellAllocators]:
@@ -293,7 +338,9 @@ def cell_allocators(torch: Any) -> Optional[CellAllocators]:
     allocator = _bound(torch)
     indices = tuple(index for index in range(int(torch.cuda.device_count())) if _readable(allocator, index))
     reset = allocator.reset_peaks or getattr(torch.cuda, "reset_peak_memory_stats", None) or _no_peak_reset
-    return CellAllocators(torch, indices, allocator.stats, reset, allocator.backend != ASYNC_BACKEND)
+    return CellAllocators(
+        torch, indices, allocator.stats, reset, allocator.backend != ASYNC_BACKEND, functools.partial(_unused, allocator)
+    )
 
 
 def _no_peak_reset(index: int) -> None:
