@@ -78,3 +78,39 @@ def test_cell_that_initialises_cuda_counts_from_zero(kernel: Kernel, bootstrap: 
     g = _gpu0(record)
     assert g["allocated_before_bytes"] == 0 and g["reserved_before_bytes"] == 0
     assert g["allocated_peak_bytes"] == kernel.eval("truth_peak") and g["peak_exact"] is True
+
+
+def test_a_device_without_a_context_at_cell_start_counts_from_zero(
+    kernel: Kernel, bootstrap: str, figures: Callable[..., Any]
+) -> None:
+    # CUDA initialised, no context on the device yet: the helper reads nothing
+    # there (torch's allocator holds nothing without a context) and resets
+    # nothing; the cell that makes the context must still match torch exactly.
+    cells = CellSession(kernel, open_helper(kernel, bootstrap))
+    cells.run("import torch\ntorch.cuda.init()", timeout=300, record_timeout=30)
+    initialized, context = kernel.eval("(torch.cuda.is_initialized(), bool(torch._C._cuda_hasPrimaryContext(0)))")
+    figures(cuda_initialized=initialized, context_after_init=context)
+    if context:
+        pytest.skip("this torch makes a context when CUDA is initialised: there is no context-free start to check")
+    assert initialized
+    record = cells.run(
+        "x = torch.empty(40 * 2**20 + 3, dtype=torch.uint8, device='cuda:0')\n"
+        "y = torch.empty(24 * 2**20, dtype=torch.uint8, device='cuda:0'); del y\n"
+        "truth = (torch.cuda.memory_allocated(0), torch.cuda.max_memory_allocated(0), torch.cuda.memory_reserved(0))",
+        record_timeout=30,
+    )["record"]
+    g = _gpu0(record)
+    allocated, peak, reserved = kernel.eval("truth")
+    figures(cell=g, torch_allocated=allocated, torch_peak=peak, torch_reserved=reserved)
+    assert (g["allocated_before_bytes"], g["reserved_before_bytes"]) == (0, 0)
+    assert (g["allocated_after_bytes"], g["allocated_peak_bytes"], g["reserved_after_bytes"]) == (allocated, peak, reserved)
+    assert g["peak_exact"] is True
+    # The next cell reads and resets the device as usual: its peak is its own.
+    later = _gpu0(cells.run(
+        "z = torch.empty(8 * 2**20, dtype=torch.uint8, device='cuda:0')\n"
+        "truth = torch.cuda.max_memory_allocated(0)",
+        record_timeout=30,
+    )["record"])
+    assert later["allocated_before_bytes"] == allocated
+    assert later["allocated_peak_bytes"] == kernel.eval("truth") < peak
+    assert kernel.output_messages() == []
