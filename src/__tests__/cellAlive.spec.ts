@@ -101,6 +101,25 @@ describe('still alive from a cell', () => {
     view.dispose();
   });
 
+  it('shows the Alive column only while recording is on or it has figures', async () => {
+    const { model, recorder, otherMessage } = setup();
+    const view = attachedView(model, recorder);
+    const table = view.node.querySelector<HTMLElement>('.jp-vram-CellTable')!;
+    ingestRuns(model, [[1, 'leaky']]);
+    MessageLoop.flush();
+    // Never recorded: its room goes to the figures of a narrow sidebar.
+    expect(table.classList.contains('jp-vram-CellTable-noAlive')).toBe(true);
+    otherMessage.emit(ALIVE);
+    await settle();
+    MessageLoop.flush();
+    expect(table.classList.contains('jp-vram-CellTable-noAlive')).toBe(false);
+    model.setState('kernel-starting');
+    model.ingest(wire(makeHello({ pid: 4321 }))); // a new kernel: figures forgotten, not recording
+    MessageLoop.flush();
+    expect(table.classList.contains('jp-vram-CellTable-noAlive')).toBe(true);
+    view.dispose();
+  });
+
   it('sorts by Alive from its header, figures missing last, and again when new figures arrive', async () => {
     const { model, recorder, otherMessage } = setup();
     const view = attachedView(model, recorder);

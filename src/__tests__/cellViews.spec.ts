@@ -376,6 +376,21 @@ describe('CellHistoryView', () => {
     view.dispose();
   });
 
+  it('says the history was cleared, not that no cell has run, once it is', () => {
+    const { model, view } = setup();
+    const empty = view.node.querySelector<HTMLElement>('.jp-vram-CellHistory-empty')!;
+    expect(empty.hidden).toBe(true);
+    model.cells.clear();
+    MessageLoop.flush();
+    expect(empty.hidden).toBe(false);
+    expect(empty.textContent).toBe('The cell history was cleared. Cells that run from now on appear here.');
+    view.dispose();
+    const fresh = setup([]);
+    const none = fresh.view.node.querySelector<HTMLElement>('.jp-vram-CellHistory-empty')!;
+    expect(none.textContent).toContain('No cell has run since the memory helper started');
+    fresh.view.dispose();
+  });
+
   it('wires export and clear buttons', () => {
     const { view, actions } = setup();
     view.node.querySelector<HTMLElement>('[data-vram-role="export-csv"]')!.click();

@@ -41,6 +41,14 @@ const OVERSCAN = 4;
 /** Viewport height assumed before layout (and in tests without layout). */
 const FALLBACK_VIEWPORT_HEIGHT = 400;
 
+const EMPTY_TEXT =
+  'No cell has run since the memory helper started. Run a cell to see what it does to memory.';
+const CLEARED_TEXT =
+  'The cell history was cleared. Cells that run from now on appear here.';
+
+/** On the table while the Alive column has nothing to show: it gives its room to the figures. */
+const NO_ALIVE_CLASS = 'jp-vram-CellTable-noAlive';
+
 const COLUMN_LABELS: Record<CellSortKey, string> = {
   execution_count: 'Cell',
   delta: 'Δ',
@@ -100,7 +108,7 @@ export class CellHistoryView extends ModelView {
     this._message.setAttribute('aria-live', 'polite');
     this._message.hidden = true;
 
-    const table = element('div', 'jp-vram-CellTable');
+    const table = (this._table = element('div', 'jp-vram-CellTable'));
     table.setAttribute('role', 'table');
     table.setAttribute('aria-label', 'Cell memory history');
     const header = element('div', 'jp-vram-CellRow jp-vram-CellRow-header');
@@ -134,7 +142,7 @@ export class CellHistoryView extends ModelView {
     this._viewport.addEventListener('scroll', () => this._renderRows());
     this._spacer.addEventListener('click', event => this._onRowClick(event));
     this._empty = element('div', 'jp-vram-CellHistory-empty', {
-      text: 'No cell has run since the memory helper started. Run a cell to see what it does to memory.'
+      text: EMPTY_TEXT
     });
     table.append(header, this._viewport);
     this.node.append(toolbar, this._message, table, this._empty);
@@ -201,6 +209,14 @@ export class CellHistoryView extends ModelView {
       n === 1 ? '1 cell run' : `${n.toLocaleString('en-US')} cell runs`
     );
     setHidden(this._empty, n > 0);
+    if (n === 0) {
+      // Ids at or below the floor were cleared (or evicted, but then rows remain).
+      setText(this._empty, (this.model?.cells.floor ?? 0) > 0 ? CLEARED_TEXT : EMPTY_TEXT);
+    }
+    // The Alive column, while allocation recording is on or has left figures.
+    const recorder = this._recorder;
+    const showAlive = !!recorder && (recorder.enabled || recorder.alive.size > 0);
+    this._table.classList.toggle(NO_ALIVE_CLASS, !showAlive);
     this._exportCsv.disabled = n === 0;
     this._exportJson.disabled = n === 0;
     this._clear.disabled = n === 0;
@@ -312,6 +328,8 @@ export class CellHistoryView extends ModelView {
     if (change === 'alive') {
       this._aliveVersion++; // sorted by Alive: sort again
       this.requestRender();
+    } else if (change === 'recording') {
+      this.requestRender(); // the Alive column shows while recording is on
     }
   }
 
@@ -371,6 +389,7 @@ export class CellHistoryView extends ModelView {
   private _headers = new Map<CellSortKey, HTMLElement>();
   private _count: HTMLElement;
   private _message: HTMLElement;
+  private _table: HTMLElement;
   private _viewport: HTMLElement;
   private _spacer: HTMLElement;
   private _empty: HTMLElement;
