@@ -42,6 +42,15 @@ test.describe('per-cell memory', () => {
     // The del cell gives it back.
     expect(await numberAttr(badgeOf(page, 2), 'data-vram-delta-bytes')).toBeLessThan(-150 * MiB);
     expect(await numberAttr(badgeOf(page, 1), 'data-vram-duration-s')).toBeGreaterThan(0);
+
+    // The badge covers no code: below the editor, in the active cell too (whose
+    // toolbar sits over the first line).
+    await page.notebook.selectCells(1);
+    const cell = page.locator('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-Cell').nth(1);
+    const editor = await cell.locator('.jp-InputArea-editor').boundingBox();
+    const badge = await badgeOf(page, 1).boundingBox();
+    expect(editor && badge).toBeTruthy();
+    expect(badge!.y).toBeGreaterThanOrEqual(editor!.y + editor!.height - 0.5);
   });
 
   test('a raising cell is recorded with its error type', async ({ page }) => {
