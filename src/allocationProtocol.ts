@@ -58,6 +58,8 @@ export interface DeviceSites {
   count: number;
   unattributed_bytes: number;
   helper_bytes: number;
+  /** Allocations of `helper_bytes` (0 from a helper that does not say). */
+  helper_count: number;
   truncated: boolean;
   /** Largest first. */
   sites: AllocationSite[];
@@ -138,6 +140,7 @@ function readDevice(r: FieldReader): DeviceSites {
     count: count(r, 'count'),
     unattributed_bytes: count(r, 'unattributed_bytes'),
     helper_bytes: count(r, 'helper_bytes'),
+    helper_count: r.has('helper_count') ? count(r, 'helper_count') : 0,
     truncated: r.boolean('truncated'),
     sites
   };

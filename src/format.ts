@@ -115,3 +115,8 @@ export function formatBytesByDevice(
     .map(([device, n]) => `${device} ${formatBytes(n, units)}`);
   return parts.length ? parts.join(' \u00b7 ') : formatBytes(0, units);
 }
+
+/** `n` with its noun: "1 object", "1,024 objects". */
+export function plural(n: number, one: string, many: string): string {
+  return `${n.toLocaleString('en-US')} ${n === 1 ? one : many}`;
+}

@@ -59,6 +59,7 @@ class SiteGrouper:
         self.count = 0
         self.unattributed_bytes = 0  # no frames at all (made before recording started)
         self.helper_bytes = 0  # made by this helper itself: not the user's
+        self.helper_count = 0
 
     def add(self, size: int, frames: Sequence[Any], count: int = 1) -> None:
         """``count`` allocations of ``size`` bytes in all, all made by the stack ``frames``."""
@@ -76,6 +77,7 @@ class SiteGrouper:
                 self.unattributed_bytes += size
             else:
                 self.helper_bytes += size
+                self.helper_count += count
             return
         site.bytes += size
         site.count += count
@@ -115,6 +117,7 @@ class SiteGrouper:
             "count": self.count,
             "unattributed_bytes": self.unattributed_bytes,
             "helper_bytes": self.helper_bytes,
+            "helper_count": self.helper_count,
             "truncated": len(ordered) > max_sites,
             "sites": [self._describe(device, site) for site in ordered[:max_sites]],
         }

@@ -78,9 +78,10 @@ function kernelListing(): unknown {
       {
         device: 'host',
         total_bytes: 60_000_000,
-        count: 120,
+        count: 5020,
         unattributed_bytes: 0,
         helper_bytes: 2048,
+        helper_count: 6,
         truncated: false,
         sites: [
           {
@@ -409,6 +410,10 @@ describe('AllocationSitesView', () => {
     expect(
       view.node.querySelector<HTMLButtonElement>('[data-vram-role="export-gpu-snapshot"]')!.disabled
     ).toBe(true);
+    // The heading adds up to the rows: the monitor's own allocations are left out, and said.
+    expect(view.node.querySelector('.jp-vram-Holders-heading')!.textContent).toBe(
+      'Host (tracemalloc): 57.2 MiB live in 5,014 allocations; not counted: this monitor\'s own 2 KiB in 6 allocations'
+    );
     view.dispose();
     await settle();
   });

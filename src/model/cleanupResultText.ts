@@ -13,7 +13,7 @@ import {
   MemorySnapshot,
   SnapshotGpu
 } from '../cleanupProtocol';
-import { ByteUnits, formatBytes } from '../format';
+import { ByteUnits, formatBytes, plural } from '../format';
 
 /** A cleanup's outcome in words, plus the bytes it gave back. */
 export interface ResultDescription {
@@ -177,10 +177,6 @@ export function emptyCacheSkipText(outcome: string | null): string | null {
     default:
       return `empty_cache: ${outcome}`;
   }
-}
-
-function plural(n: number, one: string, many: string): string {
-  return `${n.toLocaleString('en-US')} ${n === 1 ? one : many}`;
 }
 
 /** What a `free_memory` reply says, in words. */

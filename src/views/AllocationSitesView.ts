@@ -16,8 +16,8 @@
  * `[data-vram-role="site-row"]` with `data-vram-device`, `data-vram-bytes`,
  * `data-vram-cell-id`, `data-vram-execution-count`, `data-vram-line`.
  */
-import { RecordingState } from '../allocationProtocol';
-import { formatBytes } from '../format';
+import { DeviceSites, RecordingState } from '../allocationProtocol';
+import { formatBytes, plural } from '../format';
 import { AllocationRecorder } from '../model/AllocationRecorder';
 import { cellIdsByCount, SiteRow, siteRows } from '../model/siteRows';
 import { VramSettings } from '../settings';
@@ -149,29 +149,31 @@ export class AllocationSitesView extends LazyView {
     );
     this._devices.replaceChildren(
       ...(listing?.devices ?? []).map((device, i) =>
-        this._renderDevice(device.device, device.total_bytes, device.count,
-          device.unattributed_bytes, device.truncated, this._rows[i].rows)
+        this._renderDevice(device, this._rows[i].rows)
       )
     );
   }
 
-  private _renderDevice(
-    device: string,
-    total: number,
-    count: number,
-    unattributed: number,
-    truncated: boolean,
-    rows: SiteRow[]
-  ): HTMLElement {
+  private _renderDevice(sites: DeviceSites, rows: SiteRow[]): HTMLElement {
     const units = this.settings.units;
+    const { device, unattributed_bytes: unattributed, truncated } = sites;
     const section = element('section', 'jp-vram-Sites-device', {
       role: 'site-device'
     });
     section.dataset.vramDevice = device;
     const name = device === 'host' ? 'Host (tracemalloc)' : `GPU ${device}`;
-    let heading = `${name}: ${formatBytes(total, units)} live in ${count} allocations`;
+    // The helper's own allocations are never listed: the heading leaves them
+    // out too, so that it adds up to what is listed, and says what they are.
+    const total = Math.max(0, sites.total_bytes - sites.helper_bytes);
+    const count = Math.max(0, sites.count - sites.helper_count);
+    let heading = `${name}: ${formatBytes(total, units)} live in ${plural(count, 'allocation', 'allocations')}`;
     if (unattributed > 0) {
       heading += `; ${formatBytes(unattributed, units)} without a stack (allocated before recording)`;
+    }
+    if (sites.helper_bytes > 0) {
+      heading +=
+        `; not counted: this monitor's own ${formatBytes(sites.helper_bytes, units)}` +
+        (sites.helper_count > 0 ? ` in ${plural(sites.helper_count, 'allocation', 'allocations')}` : '');
     }
     section.appendChild(element('div', 'jp-vram-Holders-heading', { text: heading }));
     const list = element('ul', 'jp-vram-Holders-list');

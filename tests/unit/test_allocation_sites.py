@@ -178,8 +178,11 @@ def test_cell_files_resolve_both_name_forms() -> None:
 
 def test_the_helpers_own_allocations_are_not_charged_to_the_user() -> None:
     grouper = SiteGrouper(CellFiles(FakeShell()))
-    grouper.add(100, (("<jupyterlab-vram>/jupyterlab_vram_helper/x.py", 1, None), (CELL_B, 2, None)))
-    assert grouper.helper_bytes == 100 and grouper.result("host", 5)["sites"] == []
+    grouper.add(100, (("<jupyterlab-vram>/jupyterlab_vram_helper/x.py", 1, None), (CELL_B, 2, None)), count=3)
+    result = grouper.result("host", 5)
+    assert (result["helper_bytes"], result["helper_count"], result["sites"]) == (100, 3, [])
+    # The totals include them: the panel takes them out of its heading, and says so.
+    assert (result["total_bytes"], result["count"]) == (100, 3)
 
 
 @pytest.mark.parametrize(
