@@ -412,7 +412,7 @@ describe('AllocationSitesView', () => {
     ).toBe(true);
     // The heading adds up to the rows: the monitor's own allocations are left out, and said.
     expect(view.node.querySelector('.jp-vram-Holders-heading')!.textContent).toBe(
-      'Host (tracemalloc): 57.2 MiB live in 5,014 allocations; not counted: this monitor\'s own 2 KiB in 6 allocations'
+      'Host (tracemalloc: Python objects and NumPy arrays, not PyTorch CPU tensors): 57.2 MiB live in 5,014 allocations; not counted: this monitor\'s own 2 KiB in 6 allocations'
     );
     view.dispose();
     await settle();

@@ -31,6 +31,10 @@ export interface CellAliveText {
   lines: string[];
 }
 
+/** What the host figures of allocation recording cover. */
+export const HOST_TRACED =
+  'Host: what tracemalloc sees (Python objects, NumPy arrays); PyTorch CPU tensors are not traced.';
+
 export function cellAliveText(
   alive: CellAliveBytes | undefined,
   units: ByteUnits
@@ -45,6 +49,10 @@ export function cellAliveText(
     `Still alive from this cell: ${formatBytes(alive.total_bytes, units)}` +
       (devices.length ? ` (${devices.join(', ')})` : '')
   ];
+  if ('host' in alive.alive_bytes) {
+    // A 200 MiB torch.ones(...) on the CPU shows as a few bytes here: say why.
+    lines.push(HOST_TRACED);
+  }
   if (alive.growing) {
     const runs = alive.runs
       .slice(-4)

@@ -161,7 +161,10 @@ export class AllocationSitesView extends LazyView {
       role: 'site-device'
     });
     section.dataset.vramDevice = device;
-    const name = device === 'host' ? 'Host (tracemalloc)' : `GPU ${device}`;
+    const name =
+      device === 'host'
+        ? 'Host (tracemalloc: Python objects and NumPy arrays, not PyTorch CPU tensors)'
+        : `GPU ${device}`;
     // The helper's own allocations are never listed: the heading leaves them
     // out too, so that it adds up to what is listed, and says what they are.
     const total = Math.max(0, sites.total_bytes - sites.helper_bytes);
