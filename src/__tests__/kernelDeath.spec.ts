@@ -42,7 +42,7 @@ describe('explainKernelDeath', () => {
     const e = explainKernelDeath(facts());
     expect(e.verdict).toBe('near-limit');
     expect(e.summary).toBe(
-      'The kernel died and was restarted while its RAM was 22.8 GiB of 23.5 GiB ' +
+      'The kernel died and was restarted while its RAM was 22.8 GiB, with 717 MiB more ' +
         'available (container limit 24 GiB): most likely the out-of-memory killer.'
     );
     expect(e.cellText).toBe('Cell [7] was running.');
@@ -50,7 +50,7 @@ describe('explainKernelDeath', () => {
       'Last figures: kernel RSS 22.8 GiB, in use 23.3 GiB of 24 GiB (container limit), available 717 MiB.'
     );
     expect(e.short).toBe(
-      'The kernel (running [7]) died at RAM 22.8 GiB of 23.5 GiB: most likely the out-of-memory killer.'
+      'The kernel (running [7]) died at RAM 22.8 GiB (717 MiB more available): most likely the out-of-memory killer.'
     );
   });
 
@@ -92,10 +92,10 @@ describe('explainKernelDeath', () => {
     const e = explainKernelDeath(facts({ lastSample: sample(low), status: 'dead' }));
     expect(e.verdict).toBe('unknown');
     expect(e.summary).toBe(
-      'The kernel died while its RAM was 1.2 GiB of 23.5 GiB available (machine RAM 32 GiB): ' +
+      'The kernel died while its RAM was 1.2 GiB, with 22.3 GiB more available (machine RAM 32 GiB): ' +
         'memory was not near the limit, so the cause is unknown.'
     );
-    expect(e.short).toBe('The kernel (running [7]) died at RAM 1.2 GiB of 23.5 GiB; the cause is unknown.');
+    expect(e.short).toBe('The kernel (running [7]) died at RAM 1.2 GiB (22.3 GiB more available); the cause is unknown.');
   });
 
   it("near the machine's RAM without a container", () => {

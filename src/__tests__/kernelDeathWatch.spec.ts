@@ -303,8 +303,8 @@ describe('the death in the panel, the timeline, the badge and a notification', (
     model.ingest(after);
     model.clearKernelDeath();
     expect(calls).toEqual([
-      'emit error: The kernel (running [12]) died at RAM 3.9 GiB of 3.95 GiB: most likely the out-of-memory killer.',
-      'update error: The kernel (running [12]) was killed by the out-of-memory killer (memory.events oom_kill) at RAM 3.9 GiB of 3.95 GiB.',
+      'emit error: The kernel (running [12]) died at RAM 3.9 GiB (51.2 MiB more available): most likely the out-of-memory killer.',
+      'update error: The kernel (running [12]) was killed by the out-of-memory killer (memory.events oom_kill) at RAM 3.9 GiB (51.2 MiB more available).',
       'dismiss n1'
     ]);
     notifier.dispose();

@@ -120,9 +120,6 @@ export function explainKernelDeath(
     };
   }
   const f = hostFigures(sample.host);
-  // What the kernel could have had: its own RSS plus what was still free.
-  const reachable =
-    f.rss !== null && f.available !== null ? f.rss + f.available : null;
   const limitText = f.container
     ? ` (container limit ${bytes(f.limit)})`
     : f.limit !== null
@@ -131,8 +128,8 @@ export function explainKernelDeath(
   const ramText =
     f.rss === null
       ? 'its memory could not be read'
-      : reachable !== null
-        ? `its RAM was ${bytes(f.rss)} of ${bytes(reachable)} available${limitText}`
+      : f.available !== null
+        ? `its RAM was ${bytes(f.rss)}, with ${bytes(f.available)} more available${limitText}`
         : `its RAM was ${bytes(f.rss)}${limitText}`;
   const age =
     facts.figuresAge !== null && facts.figuresAge > STALE_FIGURES_S
@@ -166,9 +163,10 @@ export function explainKernelDeath(
         ? 'the cause is unknown'
         : 'memory was not near the limit, so the cause is unknown';
   }
+  // The same "available" as the last figures' (not the RSS plus it, which read as a second one).
   const figures =
-    f.rss !== null && reachable !== null
-      ? `RAM ${bytes(f.rss)} of ${bytes(reachable)}`
+    f.rss !== null && f.available !== null
+      ? `RAM ${bytes(f.rss)} (${bytes(f.available)} more available)`
       : null;
   return {
     verdict,

@@ -40,7 +40,7 @@ test('a kernel killed at its container limit is said to be OOM-killed, as fact',
   // The restarted kernel's first sample brings the evidence.
   await expect(death).toHaveAttribute('data-vram-verdict', 'oom-killed', { timeout: 60_000 });
   await expect(sidebarRole(page, 'kernel-death-summary')).toContainText(
-    /while its RAM was [\d.]+ (MiB|GiB) of [\d.]+ (MiB|GiB) available \(container limit [\d.]+ (MiB|GiB)\): the out-of-memory killer killed it \(memory\.(events|oom_control) oom_kill\)\./
+    /while its RAM was [\d.]+ (MiB|GiB), with [\d.]+ (B|KiB|MiB|GiB) more available \(container limit [\d.]+ (MiB|GiB)\): the out-of-memory killer killed it \(memory\.(events|oom_control) oom_kill\)\./
   );
   await expect(sidebarRole(page, 'kernel-death-cell')).toHaveText('Cell [1] was running.');
   await expect(

@@ -32,7 +32,7 @@ test('a kernel killed while a cell runs is explained, and the cell is marked', a
   // 800 MiB of this machine's RAM is far from any limit: no guess.
   await expect(death).toHaveAttribute('data-vram-verdict', 'unknown');
   await expect(sidebarRole(page, 'kernel-death-summary')).toContainText(
-    /The kernel died and was restarted while its RAM was [\d.]+ (MiB|GiB) of [\d.]+ GiB available \(machine RAM [\d.]+ GiB\): memory was not near the limit, so the cause is unknown\./
+    /The kernel died and was restarted while its RAM was [\d.]+ (MiB|GiB), with [\d.]+ (MiB|GiB) more available \(machine RAM [\d.]+ GiB\): memory was not near the limit, so the cause is unknown\./
   );
   await expect(sidebarRole(page, 'kernel-death-cell')).toHaveText('Cell [1] was running.');
 
