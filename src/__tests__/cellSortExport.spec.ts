@@ -110,10 +110,21 @@ describe('CSV export', () => {
     const lines = csv.split('\r\n');
     expect(lines[0]).toBe(CSV_COLUMNS.join(','));
     expect(lines[1]).toContain('"Weird,Error","bad ""thing""\nhappened"');
-    expect(lines[1].startsWith('7,4,cell-a,2024-11-21T')).toBe(true);
+    // The kernel start first: record ids start again at each kernel process.
+    expect(lines[1].startsWith('1,7,4,cell-a,2024-11-21T')).toBe(true);
     expect(lines[2]).toContain(',ram,');
-    expect(lines[2].startsWith('8,,,')).toBe(true);
+    expect(lines[2].startsWith('1,8,,,')).toBe(true);
     expect(lines[3]).toBe('');
+  });
+
+  it('tells the runs of two kernel processes apart, whose record ids both start at 1', () => {
+    const h = new CellHistory();
+    h.startSession('kernel-a');
+    h.merge([makeCellRecord({ record_id: 1, execution_count: 1 })]);
+    h.startSession('kernel-b');
+    h.merge([makeCellRecord({ record_id: 1, execution_count: 1 })]);
+    const rows = cellHistoryToCsv(h.entries).split('\r\n').slice(1, 3);
+    expect(rows.map(row => row.split(',').slice(0, 3).join(','))).toEqual(['1,1,1', '2,1,1']);
   });
 });
 

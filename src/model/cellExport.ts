@@ -11,6 +11,8 @@ import { CellHistoryEntry } from './CellHistory';
 
 /** The CSV columns, in order. */
 export const CSV_COLUMNS = [
+  // Which kernel process (1, 2, … in this history): record ids start again at each.
+  'kernel_start',
   'record_id',
   'execution_count',
   'cell_id',
@@ -84,6 +86,7 @@ export function cellHistoryToCsv(entries: readonly CellHistoryEntry[]): string {
     const r = entry.record;
     const s = entry.summary;
     const fields = [
+      csvField(entry.session),
       csvField(r.record_id),
       csvField(r.execution_count),
       csvField(r.cell_id, true),
