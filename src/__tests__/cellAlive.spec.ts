@@ -143,6 +143,11 @@ describe('still alive from a cell', () => {
     // 5 (steady's latest run, 4 MiB), 3 (leaky, 12 MiB); then, in record order, those without a
     // figure: an earlier run of steady, a cell with none, a console run.
     expect(order()).toEqual([5, 3, 1, 2, 4]);
+    // Only the growing cell carries the leak mark (its tooltip has more lines than one either way).
+    const rowOf = (id: number) =>
+      view.node.querySelector<HTMLElement>(`[data-vram-role="cell-row"][data-vram-record-id="${id}"]`)!;
+    expect([rowOf(5).dataset.vramGrowing, rowOf(3).dataset.vramGrowing]).toEqual(['false', 'true']);
+    expect(rowOf(5).querySelector('.jp-vram-CellCol-alive')!.classList.contains('jp-vram-warning')).toBe(false);
     const shown = () =>
       [...view.node.querySelectorAll<HTMLElement>('[data-vram-role="cell-row"]')]
         .filter(r => !r.hidden)

@@ -29,6 +29,8 @@ export interface CellAliveText {
   short: string;
   /** The tooltip lines. */
   lines: string[];
+  /** Its live memory grew at each of its last runs: a likely leak. */
+  growing: boolean;
 }
 
 /** What the host figures of allocation recording cover. */
@@ -64,6 +66,7 @@ export function cellAliveText(
   }
   return {
     short: `${formatBytes(alive.total_bytes, units)}${alive.growing ? ' \u26a0' : ''}`,
-    lines
+    lines,
+    growing: alive.growing
   };
 }

@@ -89,7 +89,7 @@ export class CellHistoryRow {
     const [countCol, deltaCol, peakCol, durationCol, statusCol, aliveCol] =
       this._cols;
     setText(aliveCol, alive?.short ?? '');
-    const growing = (alive?.lines.length ?? 0) > 1;
+    const growing = alive?.growing ?? false;
     aliveCol.classList.toggle('jp-vram-warning', growing);
     node.dataset.vramAlive = alive?.short ?? '';
     node.dataset.vramGrowing = String(growing);
