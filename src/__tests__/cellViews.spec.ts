@@ -117,6 +117,27 @@ describe('NotebookCellBadges', () => {
     expect(badge.title).toContain('GPU 0: allocated');
   });
 
+  it("marks a badge of an earlier kernel process, and of a kernel that sends no records", () => {
+    const a = new FakeCell('cell-a').render();
+    const { model } = setup([a]);
+    model.ingest(cellMsg(makeCellRecord({ record_id: 1, execution_count: 7, cell_id: 'cell-a' })));
+    expect(a.badge!.dataset.vramEarlier).toBeUndefined();
+    // The notebook switches to a kernel without our helper: its runs bring no figures.
+    model.startKernelSession();
+    model.setState('non-python', 'This kernel runs echo.');
+    expect(a.badge!.dataset.vramEarlier).toBe('true');
+    expect(a.badge!.classList.contains('jp-vram-CellBadge-earlier')).toBe(true);
+    expect(a.badge!.title).toContain('From an earlier kernel process');
+    // Back on a Python kernel: a new process (its own record series).
+    model.setState('kernel-starting');
+    model.ingest(wire(makeHello({ pid: 999, record_series: 'series-2' })));
+    expect(a.badge!.dataset.vramEarlier).toBe('true'); // still the first process's figures
+    model.ingest(cellMsg(makeCellRecord({ record_id: 1, execution_count: 1, cell_id: 'cell-a' })));
+    expect(a.badge!.dataset.vramEarlier).toBeUndefined();
+    expect(a.badge!.title).not.toContain('earlier kernel');
+    expect(a.badge!.dataset.vramExecutionCount).toBe('1');
+  });
+
   it('omits the peak attribute when the peak is unknown', () => {
     const a = new FakeCell('cell-a').render();
     const { model } = setup([a]);

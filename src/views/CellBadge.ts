@@ -21,6 +21,8 @@ export interface CellBadgeContent {
   level: 'normal' | 'warning';
   /** Rendered from the notebook's saved metadata, not a live record. */
   saved: boolean;
+  /** A record of an earlier kernel process than the notebook's kernel now. */
+  earlier: boolean;
   units: ByteUnits;
 }
 
@@ -71,8 +73,10 @@ export function renderCellBadge(
     content.executionCount === null ? null : String(content.executionCount)
   );
   setData(node, 'vramSaved', content.saved ? 'true' : null);
+  setData(node, 'vramEarlier', content.earlier ? 'true' : null);
   node.classList.toggle('jp-vram-warning', content.level === 'warning');
   node.classList.toggle('jp-vram-CellBadge-saved', content.saved);
+  node.classList.toggle('jp-vram-CellBadge-earlier', content.earlier);
   node.classList.toggle('jp-vram-CellBadge-error', s.outcome !== 'ok');
   node.classList.toggle('jp-vram-CellBadge-oom', s.outcome === 'oom');
 }

@@ -47,6 +47,7 @@ import { IKernelMemoryModel, ModelChange } from '../tokens';
 import { formatExecutionCount, formatOutcome } from '../cellFormat';
 import { formatBytes } from '../format';
 import { explainKernelDeath } from '../model/kernelDeath';
+import { MonitorState } from '../model/MonitorState';
 import {
   CellBadgeContent,
   createCellBadgeNode,
@@ -76,6 +77,16 @@ export interface IBadgeNotebook {
   readonly modelChanged: ISignal<any, void>;
   readonly isDisposed: boolean;
 }
+
+/** Kernels from which no record can come: a badge there is an earlier kernel's. */
+const NO_RECORDS_STATES: ReadonlySet<MonitorState> = new Set<MonitorState>([
+  'non-python',
+  'helper-failed',
+  'protocol-mismatch'
+]);
+
+const EARLIER_KERNEL_NOTE =
+  'From an earlier kernel process: this cell has no figures from the notebook\'s kernel now.';
 
 const INPUT_WRAPPER_CLASS = 'jp-Cell-inputWrapper';
 const HOST_CLASS = 'jp-vram-CellBadge-host';
@@ -197,8 +208,10 @@ export class NotebookCellBadges implements IDisposable {
   }
 
   private _onModelChanged(_: IKernelMemoryModel, change: ModelChange): void {
-    if (change === 'hello') {
-      // Device totals may have changed: warning levels with them.
+    if (change === 'hello' || change === 'state') {
+      // Device totals may have changed: warning levels with them. And which
+      // records are of an earlier kernel process (a new one, or one that
+      // sends none).
       this.refreshAll();
     } else if (change === 'death') {
       this._renderDeath();
@@ -310,13 +323,17 @@ export class NotebookCellBadges implements IDisposable {
 
   private _liveContent(entry: CellHistoryEntry): CellBadgeContent {
     const units = this._settings.units;
+    const earlier =
+      entry.session !== this._model.cells.session ||
+      NO_RECORDS_STATES.has(this._model.state);
+    const title = this._withAlive(
+      describeCellRecord(entry.record, entry.summary, units),
+      entry
+    );
     return {
       summary: entry.summary,
       executionCount: entry.record.execution_count,
-      title: this._withAlive(
-        describeCellRecord(entry.record, entry.summary, units),
-        entry
-      ),
+      title: earlier ? `${title}\n${EARLIER_KERNEL_NOTE}` : title,
       level: cellWarningLevel(
         entry.record,
         entry.summary,
@@ -324,6 +341,7 @@ export class NotebookCellBadges implements IDisposable {
         this._settings.warningThresholdPercent
       ),
       saved: false,
+      earlier,
       units
     };
   }
@@ -356,6 +374,7 @@ export class NotebookCellBadges implements IDisposable {
       title,
       level: summary.outOfMemory ? 'warning' : 'normal',
       saved: true,
+      earlier: false,
       units
     };
   }
