@@ -74,8 +74,11 @@ def gpu_reading(cuda: Optional[CellAllocators]) -> GpuReading:
     a device without a context reads as NO_ALLOCATIONS, without asking torch for its stats."""
     if cuda is None:
         return {}
-    stats, unused = cuda.stats, cuda.unused
-    return {index: NO_ALLOCATIONS if unused(index) else stats(index) for index in cuda.indices}
+    stats, unused, with_context = cuda.stats, cuda.unused, cuda.with_context
+    return {
+        index: stats(index) if index in with_context or not unused(index) else NO_ALLOCATIONS
+        for index in cuda.indices
+    }
 
 
 def max_known(*values: Optional[int]) -> Optional[int]:

@@ -321,6 +321,8 @@ class CellAllocators(NamedTuple):
     readable devices grow as contexts are created: made again at every cell.
     ``unused(index)``: the device has no context (see the module docstring):
     its reading is :data:`NO_ALLOCATIONS`, read nowhere, and its peaks need no reset.
+    ``with_context``: the devices known to have one, looked at first (a set
+    lookup instead of three Python calls per device and reading, with caches cold).
     """
 
     torch: Any
@@ -329,6 +331,7 @@ class CellAllocators(NamedTuple):
     reset_peaks: Callable[[int], Any]
     fixed: bool
     unused: Callable[[int], bool]
+    with_context: Set[int]
 
 
 def cell_allocators(torch: Any) -> Optional[CellAllocators]:
@@ -339,7 +342,8 @@ def cell_allocators(torch: Any) -> Optional[CellAllocators]:
     indices = tuple(index for index in range(int(torch.cuda.device_count())) if _readable(allocator, index))
     reset = allocator.reset_peaks or getattr(torch.cuda, "reset_peak_memory_stats", None) or _no_peak_reset
     return CellAllocators(
-        torch, indices, allocator.stats, reset, allocator.backend != ASYNC_BACKEND, functools.partial(_unused, allocator)
+        torch, indices, allocator.stats, reset, allocator.backend != ASYNC_BACKEND,
+        functools.partial(_unused, allocator), allocator.with_context,
     )
 
 
