@@ -87,8 +87,11 @@ export function registerAllocationCommands(options: {
     ),
     isEnabled: () => current() !== null,
     execute: async () => {
+      // Asked before the tab shows: the tab then waits for this answer
+      // rather than asking for the recording state itself.
+      const listing = current()?.refresh();
       showLines();
-      return (await current()?.refresh()) ?? null;
+      return (await listing) ?? null;
     }
   });
 

@@ -1,4 +1,5 @@
 import { Widget } from '@lumino/widgets';
+import { MessageLoop } from '@lumino/messaging';
 import { Signal } from '@lumino/signaling';
 
 import {
@@ -309,6 +310,37 @@ describe('AllocationRecorder', () => {
     expect(recorder.listing).toBeNull();
   });
 
+  it('asks a kernel whose recording state is unknown once, and again after a restart', async () => {
+    const { model, connection, recorder } = liveRecorder();
+    connection.allocationSites.mockImplementation(async () => ({ ...parsedListing(), recording: OFF, devices: [] }));
+    recorder.ensureKnown();
+    recorder.ensureKnown(); // an answer is on its way
+    await settle();
+    expect(connection.allocationSites).toHaveBeenCalledTimes(1);
+    expect(recorder.enabled).toBe(false);
+    recorder.ensureKnown(); // known: nothing to ask
+    expect(connection.allocationSites).toHaveBeenCalledTimes(1);
+    model.setState('kernel-starting'); // a restart: recording ended, state unknown again
+    recorder.ensureKnown(); // not live: cannot ask yet
+    expect(connection.allocationSites).toHaveBeenCalledTimes(1);
+    const changes: string[] = [];
+    recorder.changed.connect((_, change) => changes.push(change));
+    model.setState('live');
+    expect(changes).toContain('available'); // the Lines tab renders, and asks
+    recorder.ensureKnown();
+    await settle();
+    expect(connection.allocationSites).toHaveBeenCalledTimes(2);
+    // A failed question is not repeated at every render of the same kernel.
+    model.setState('kernel-starting');
+    model.setState('live');
+    connection.allocationSites.mockRejectedValueOnce(new Error('timed out'));
+    recorder.ensureKnown();
+    await settle();
+    recorder.ensureKnown();
+    expect(connection.allocationSites).toHaveBeenCalledTimes(3);
+    expect(recorder.recording).toBeNull();
+  });
+
   it('says why it cannot ask, and reports failures as sentences', async () => {
     const { model, connection, recorder } = liveRecorder();
     connection.allocationSites.mockRejectedValueOnce(new Error('The kernel helper reported boom'));
@@ -446,6 +478,24 @@ describe('AllocationSitesView', () => {
     const status = view.node.querySelector<HTMLElement>('[data-vram-role="recording-status"]')!;
     expect(status.textContent).toContain('Host recording restarted with 32 frames at 12:03:04');
     expect(status.children).toHaveLength(0); // text, no markup
+    view.dispose();
+  });
+
+  it('asks the kernel for its recording state when shown, instead of waiting for a click', async () => {
+    const { model, connection, recorder } = liveRecorder();
+    connection.allocationSites.mockImplementation(async () => ({ ...parsedListing(), recording: OFF, devices: [] }));
+    const view = new AllocationSitesView({ settings: DEFAULT_SETTINGS, actions: {} as any });
+    view.model = model;
+    view.recorder = recorder;
+    expect(connection.allocationSites).not.toHaveBeenCalled(); // not shown yet
+    Widget.attach(view, document.body);
+    MessageLoop.flush();
+    await settle();
+    MessageLoop.flush();
+    expect(connection.allocationSites).toHaveBeenCalledTimes(1);
+    expect(view.node.querySelector('[data-vram-role="recording-status"]')!.textContent).toBe(
+      'Recording is off: it costs nothing.'
+    );
     view.dispose();
   });
 

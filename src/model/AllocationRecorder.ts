@@ -40,7 +40,9 @@ export type AllocationRecorderChange =
   | 'listing'
   | 'pending'
   | 'error'
-  | 'alive';
+  | 'alive'
+  /** The helper went live: requests can be made (see `ensureKnown`). */
+  | 'available';
 
 export class AllocationRecorder implements IDisposable {
   constructor(options: AllocationRecorder.IOptions) {
@@ -137,6 +139,25 @@ export class AllocationRecorder implements IDisposable {
       return null;
     }
     return this.setRecording(true);
+  }
+
+  /**
+   * Ask the kernel, once, while its recording state is unknown (a new or
+   * restarted kernel, a reloaded page): the Lines tab calls this when it shows,
+   * so that it says whether recording is on instead of waiting for a click. A
+   * kernel that does not record answers at once with no listing.
+   */
+  ensureKnown(): void {
+    if (
+      this._recording !== null ||
+      this._askedWhileUnknown ||
+      this._pending > 0 || // an answer is on its way (a reply carries the state), or asked after it
+      !this.available
+    ) {
+      return;
+    }
+    this._askedWhileUnknown = true;
+    void this.refresh();
   }
 
   /** Ask the kernel for live memory by line (and its recording state). */
@@ -258,7 +279,12 @@ export class AllocationRecorder implements IDisposable {
   }
 
   private _onModelChanged(model: IKernelMemoryModel, change: string): void {
+    if (change === 'state' && model.state === 'live') {
+      this._emit('available');
+      return;
+    }
     if (change === 'state' && model.state !== 'live') {
+      this._askedWhileUnknown = false; // a new kernel process may be asked again
       // Restarted, died, changed kernel: whatever it recorded is gone. (A
       // restart passes through several states: forget, and redraw, once.)
       if (this._recording === null && this._listing === null && this._alive.size === 0) {
@@ -278,6 +304,7 @@ export class AllocationRecorder implements IDisposable {
 
   private _connection: IAllocationConnection;
   private _model: IKernelMemoryModel;
+  private _askedWhileUnknown = false;
   private _settings: () => VramSettings;
   private _recording: RecordingState | null = null;
   private _listing: AllocationSitesResult | null = null;

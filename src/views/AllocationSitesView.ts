@@ -123,6 +123,8 @@ export class AllocationSitesView extends LazyView {
 
   protected render(): void {
     const recorder = this._recorder;
+    // Shown (render runs only then): a kernel's unknown state is asked once.
+    recorder?.ensureKnown();
     const available = recorder?.available ?? false;
     const state = recorder?.recording ?? null;
     const busy = (recorder?.pending ?? 0) > 0;
