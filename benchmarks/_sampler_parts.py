@@ -26,7 +26,7 @@ PARTS = (
     ("tick", "Sampler.tick: the whole tick", ""),
     ("read", "SampleSource.read: every source once", "tick"),
     ("host", "HostReader.read: RSS, available RAM, cgroup", "read"),
-    ("torch", "read_initialized_device, per device", "read"),
+    ("torch", "initialized_device_reading (read_initialized_device before it), per device", "read"),
     ("torch_stats", "torch's stats binding, per device", "torch"),
     ("nvml", "NvmlReader.read, per device", "read"),
     ("nvml_memory", "nvmlDeviceGetMemoryInfo, per device", "nvml"),
@@ -70,7 +70,8 @@ def _bench_tick_parts():
         ("host", getattr(source, "host", None), "read"), ("nvml", getattr(source, "nvml", None), "read"),
         ("nvml_memory", getattr(source, "nvml", None), "_memory"),
         ("nvml_process_list", getattr(source, "nvml", None), "_list_processes"),
-        ("torch", torch_cuda, "read_initialized_device"),
+        ("torch", torch_cuda, "initialized_device_reading" if hasattr(torch_cuda, "initialized_device_reading")
+         else "read_initialized_device"),
     ):
         if hasattr(owner, name):
             setattr(owner, name, timed(part, getattr(owner, name)))

@@ -104,13 +104,13 @@ class SampleSource:
         tf_gpus = tf_reader.read_gpus(tf) if tf_state["gpus_initialized"] else {}
         gpus: List[GpuFigures] = []
         for device in self._visible(torch, initialized):
-            torch_figures = torch_cuda.read_initialized_device(torch, device.index) if initialized else None
+            torch_figures, context = (
+                torch_cuda.initialized_device_reading(torch, device.index) if initialized else (None, None)
+            )
             # NVML must name a process that holds memory on the device: torch reserves
             # some there, or the kernel has a context there (a context is hundreds of
             # MiB, and exists before torch's first allocation and after empty_cache).
-            holds_memory = bool(torch_figures and torch_figures["reserved_bytes"]) or (
-                initialized and torch_cuda.has_context(torch, device.index)
-            )
+            holds_memory = context is True or bool(torch_figures and torch_figures["reserved_bytes"])
             nvml = self.nvml.read(device.nvml, fresh_processes, holds_memory) if device.nvml is not None else None
             gpus.append(
                 {

@@ -421,24 +421,30 @@ export class KernelMemoryModel implements IKernelMemoryModel {
   /**
    * The helper sends a sample when a figure changes, else one per heartbeat
    * (10 s by default): once the kernel's figures settle, the note would wait
-   * for the heartbeat. A timer shows it when it falls due instead.
+   * for the heartbeat. A timer shows it when it falls due instead. It is set
+   * again only when a sample brings the due time forward, not at every
+   * sample; one that fires early sets the next through the update it makes.
    */
   private _scheduleNvmlNote(unattributedFor: number | null): void {
-    this._clearNvmlNoteTimer();
     if (
       unattributedFor === null ||
       unattributedFor >= NVML_UNATTRIBUTED_NOTE_AFTER_S ||
       this._isDisposed
     ) {
+      this._clearNvmlNoteTimer();
       return;
     }
-    this._nvmlNoteTimer = setTimeout(
-      () => {
-        this._nvmlNoteTimer = null;
-        this._updateNotes();
-      },
-      (NVML_UNATTRIBUTED_NOTE_AFTER_S - unattributedFor) * 1000
-    );
+    const wait = (NVML_UNATTRIBUTED_NOTE_AFTER_S - unattributedFor) * 1000;
+    const due = Date.now() + wait;
+    if (this._nvmlNoteTimer !== null && due >= this._nvmlNoteDue) {
+      return;
+    }
+    this._clearNvmlNoteTimer();
+    this._nvmlNoteDue = due;
+    this._nvmlNoteTimer = setTimeout(() => {
+      this._nvmlNoteTimer = null;
+      this._updateNotes();
+    }, wait);
   }
 
   private _clearNvmlNoteTimer(): void {
@@ -456,6 +462,7 @@ export class KernelMemoryModel implements IKernelMemoryModel {
   // The first sample's time of the current run in which NVML does not attribute memory to the kernel.
   private _nvmlUnattributedSince: number | null = null;
   private _nvmlNoteTimer: ReturnType<typeof setTimeout> | null = null;
+  private _nvmlNoteDue = 0; // Date.now() at which the pending timer fires
   private _sampleCount = 0;
   private _kernelBusy = false;
   private _notes: readonly VisibilityNote[] = [];

@@ -146,6 +146,7 @@ export class NotebookCellBadges implements IDisposable {
 
   /** Render (or remove) the badge of every cell: after settings or clear. */
   refreshAll(): void {
+    this._noRecords = this._kernelSendsNoRecords();
     const cells = this._model.cells;
     for (const cell of this._notebook.widgets) {
       if (cell.model.type === 'code') {
@@ -208,10 +209,13 @@ export class NotebookCellBadges implements IDisposable {
   }
 
   private _onModelChanged(_: IKernelMemoryModel, change: ModelChange): void {
-    if (change === 'hello' || change === 'state') {
-      // Device totals may have changed: warning levels with them. And which
-      // records are of an earlier kernel process (a new one, or one that
-      // sends none).
+    if (change === 'hello') {
+      // Device totals may have changed: warning levels with them. And a new
+      // kernel process makes the records before it earlier ones.
+      this.refreshAll();
+    } else if (change === 'state' && this._noRecords !== this._kernelSendsNoRecords()) {
+      // Now on a kernel that sends no records, or back from one: every badge
+      // is, or is no longer, an earlier kernel's.
       this.refreshAll();
     } else if (change === 'death') {
       this._renderDeath();
@@ -321,11 +325,13 @@ export class NotebookCellBadges implements IDisposable {
     renderCellBadge(node, content);
   }
 
+  private _kernelSendsNoRecords(): boolean {
+    return NO_RECORDS_STATES.has(this._model.state);
+  }
+
   private _liveContent(entry: CellHistoryEntry): CellBadgeContent {
     const units = this._settings.units;
-    const earlier =
-      entry.session !== this._model.cells.session ||
-      NO_RECORDS_STATES.has(this._model.state);
+    const earlier = entry.session !== this._model.cells.session || this._noRecords;
     const title = this._withAlive(
       describeCellRecord(entry.record, entry.summary, units),
       entry
@@ -425,6 +431,8 @@ export class NotebookCellBadges implements IDisposable {
   private _waiting = new WeakSet<IBadgeCell>();
   private _syncScheduled = false;
   private _deathMark: { cell: IBadgeCell; node: HTMLElement } | null = null;
+  // The model's state was one that sends no records at the last refreshAll.
+  private _noRecords = false;
   private _isDisposed = false;
   private _alive: AllocationRecorder | null = null;
 }

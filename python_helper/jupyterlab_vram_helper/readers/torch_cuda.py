@@ -194,13 +194,20 @@ def read_initialized_device(torch: Any, index: int) -> Optional[TorchGpuFigures]
     rebuilds and sorts a large dict, and each of ``memory_allocated``/
     ``memory_reserved``/... would read the stats again.
     """
+    return initialized_device_reading(torch, index)[0]
+
+
+def initialized_device_reading(torch: Any, index: int) -> Tuple[Optional[TorchGpuFigures], Optional[bool]]:
+    """:func:`read_initialized_device`, and whether this process has a context on the device
+    (None: torch cannot say), from the one context check both need (the sampler, every tick)."""
     allocator = _bound(torch)
-    if not _readable(allocator, index):
-        return None
-    stats = NO_ALLOCATIONS if _unused(allocator, index) else allocator.stats(index)
+    context = _context_state(allocator, index)
+    if allocator.backend == ASYNC_BACKEND and context is not True:
+        return None, context  # cannot tell, or no context: reading would create one
+    stats = NO_ALLOCATIONS if context is False else allocator.stats(index)
     if not stats:
-        return None
-    return figures_from_stats(stats, allocator.backend)
+        return None, context
+    return figures_from_stats(stats, allocator.backend), context
 
 
 def figures_from_stats(stats: Mapping[str, Any], backend: Optional[str] = None) -> TorchGpuFigures:
