@@ -74,10 +74,16 @@ def gpu_reading(cuda: Optional[CellAllocators]) -> GpuReading:
     a device without a context reads as NO_ALLOCATIONS, without asking torch for its stats."""
     if cuda is None:
         return {}
-    stats, unused, with_context = cuda.stats, cuda.unused, cuda.with_context
+    stats, indices, with_context = cuda.stats, cuda.indices, cuda.with_context
+    if len(with_context) >= len(indices):
+        # Every device read has a context (the common case, and the hooks' hot
+        # path): with_context is a subset of the native allocator's indices,
+        # and cudaMallocAsync's indices are devices already seen with one.
+        return {index: stats(index) for index in indices}
+    unused = cuda.unused
     return {
         index: stats(index) if index in with_context or not unused(index) else NO_ALLOCATIONS
-        for index in cuda.indices
+        for index in indices
     }
 
 
