@@ -201,7 +201,8 @@ def initialized_device_reading(torch: Any, index: int) -> Tuple[Optional[TorchGp
     """:func:`read_initialized_device`, and whether this process has a context on the device
     (None: torch cannot say), from the one context check both need (the sampler, every tick)."""
     allocator = _bound(torch)
-    context = _context_state(allocator, index)
+    # A device seen with a context keeps it: one set lookup, no call, at every tick.
+    context = True if index in allocator.with_context else _context_state(allocator, index)
     if allocator.backend == ASYNC_BACKEND and context is not True:
         return None, context  # cannot tell, or no context: reading would create one
     stats = NO_ALLOCATIONS if context is False else allocator.stats(index)
