@@ -220,7 +220,7 @@ class Channel:
         return {}
 
     def _history(self, comm: Any, request: Request) -> Dict[str, Any]:
-        return {"records": self._cell_history()}
+        return {"records": self._cell_history(), "timeline": self.sampler.timeline_columns()}
 
     def _cleanup_or_fail(self, request: Request) -> Any:
         if self._cleanup is None:

@@ -182,6 +182,21 @@ class CellMemoryRecord(TypedDict):
     oom: Optional["OomDiagnosis"]
 
 
+class TimelineGpuColumns(TypedDict):
+    index: int  # CUDA ordinal, as in samples
+    allocated_bytes: List[Optional[int]]
+    reserved_bytes: List[Optional[int]]
+    process_used_bytes: List[Optional[int]]
+
+
+class TimelineColumns(TypedDict):
+    """The ``history`` reply's ``timeline``: the charted figures of the samples sent lately."""
+
+    times: List[float]
+    rss_bytes: List[Optional[int]]
+    gpus: List[TimelineGpuColumns]
+
+
 class CellsMessage(TypedDict):
     type: Literal["cells"]
     records: List[CellMemoryRecord]

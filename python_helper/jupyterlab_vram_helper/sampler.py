@@ -20,9 +20,10 @@ from typing import TYPE_CHECKING, Any, Callable, Hashable, List, Mapping, Option
 from .config import SamplerConfig
 from .protocol import SampleReason
 from .sample import Figures, SampleSource, make_sample, significant_change
+from .sample_timeline import SampleTimeline, timeline_columns
 
 if TYPE_CHECKING:  # the message shapes, for annotations only (protocol_types.py)
-    from .protocol_types import SampleMessage
+    from .protocol_types import SampleMessage, TimelineColumns
 
 THREAD_NAME = "jupyterlab-vram-sampler"
 
@@ -81,6 +82,8 @@ class Sampler:
         self._clock = clock
         self._policy = EmitPolicy()
         self._seq = 0
+        # What was sent lately, for a frontend that comes later (a reloaded page).
+        self._timeline = SampleTimeline()
         # Serialises reading and sending between the sampler thread and the
         # shell thread (initial samples, snapshots): seq order = send order.
         self._lock = threading.Lock()
@@ -130,6 +133,12 @@ class Sampler:
         self.wake()  # a shorter interval takes effect now, not after the old one
         return self._config
 
+    def timeline_columns(self) -> TimelineColumns:
+        """The charted figures of the samples sent lately, oldest first (see sample_timeline.py)."""
+        with self._lock:
+            rows = self._timeline.rows()
+        return timeline_columns(rows)
+
     # -- sending ------------------------------------------------------------
 
     def emit(
@@ -153,6 +162,7 @@ class Sampler:
         began: figures read before an event never carry a time after it)."""
         self._seq += 1
         sample: SampleMessage = make_sample(figures, self._seq, when, reason)
+        self._timeline.add(when, figures["host"], figures["gpus"])
         for target in targets:
             try:
                 self._outlet.send(target, sample)
@@ -170,6 +180,7 @@ class Sampler:
                 targets = list(self._outlet.targets())
                 if not targets:
                     self._policy.reset()  # the next comm starts from its initial sample
+                    self._timeline.mark_gap(self._source.now())  # nothing is read until then
                     return None
                 when = self._source.now()
                 figures = self._read()

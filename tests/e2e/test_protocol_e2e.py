@@ -214,6 +214,28 @@ def test_broadcast_to_two_comms_then_idle_when_all_closed(watched: Watched) -> N
     watched.comm_id = open_helper_comm(k)
 
 
+def test_a_comm_opened_later_gets_the_timeline_of_what_was_sent(bootstrap: str) -> None:
+    # A reloaded page opens a new comm: its chart starts with what the kernel went through.
+    with live_helper_kernel(bootstrap, FAST) as (k, first):
+        k.execute("held = bytearray(b'\\x01') * (100 * 2**20)")
+        k.wait_for(first, lambda d: d.get("type") == "sample" and d["host"]["rss_bytes"] > 100 * MB)
+        k.close_comm(first)
+        k.execute("pass", silent=True, store_history=False)  # the close has been handled
+        t0 = time.time()
+        while time.time() - t0 < 1.2:  # the sampler finds no comm and stops reading
+            k.pump(0.1)
+        seen = [m["content"]["data"] for m in k.samples(first)]
+        second = open_helper_comm(k)
+        timeline = k.request(second, {"type": "history", "request_id": "t"})["result"]["timeline"]
+        rows = list(zip(timeline["times"], timeline["rss_bytes"]))
+        assert [(s["time"], s["host"]["rss_bytes"]) for s in seen] == rows[: len(seen)]
+        gap_time, gap_rss = rows[len(seen)]
+        assert gap_rss is None and gap_time >= seen[-1]["time"]  # unwatched: a gap, not a line
+        initial = next(m["content"]["data"] for m in k.samples(second))
+        assert rows[len(seen) + 1 :] == [(initial["time"], initial["host"]["rss_bytes"])]
+        assert timeline["times"] == sorted(timeline["times"])
+
+
 def test_helper_printed_nothing(watched: Watched) -> None:
     stray = [
         (m["msg_type"], m["content"])
