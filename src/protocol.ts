@@ -164,8 +164,8 @@ export interface HelperRequestResults {
   configure: { config: HelperConfig };
   snapshot: { seq: number };
   ping: Record<string, never>;
-  /** Unchecked here: read it with `parseHistoryResult`. */
-  history: { records: unknown };
+  /** Unchecked here: read it with `parseHistoryResult` and `parseTimeline`. */
+  history: { records: unknown; timeline?: unknown };
   /** Unchecked here: read these with the parsers of cleanupProtocol.ts. */
   free_memory: { [key: string]: unknown };
   inspect: { [key: string]: unknown };

@@ -47,9 +47,11 @@ export interface IKernelMemoryModel {
   readonly notes: readonly VisibilityNote[];
   /** The facts of the kernel's last unasked-for death; null if none. */
   readonly death: KernelDeathFacts | null;
-  /** Kernel-clock times of deaths within the kept history (timeline marks). */
-  readonly deathMarks: readonly number[];
-  /** Bounded history of host RSS and per-GPU figures. */
+  /**
+   * Bounded history of host RSS and per-GPU figures, across kernel
+   * processes: where one ended (died, restarted, kernel changed) is in its
+   * `marks`.
+   */
   readonly history: MemoryHistory;
   /**
    * Per-cell memory records (delta, peak, duration, status), bounded; its

@@ -145,14 +145,15 @@ describe('KernelMemoryModel', () => {
     expect(changes).toEqual(['busy', 'busy']);
   });
 
-  it('forgets the previous kernel on a new session but keeps counting samples', () => {
+  it('forgets the current figures on a new session but keeps the timeline and the count', () => {
     const { model } = newModel();
     model.ingest(wire(makeHello()));
     model.ingest(wire(makeSample()));
     model.startKernelSession();
     expect(model.hello).toBeNull();
     expect(model.latest).toBeNull();
-    expect(model.history.length).toBe(0);
+    expect(model.history.length).toBe(1); // the timeline is the notebook's
+    expect(model.history.marks).toEqual([]); // a new connection ends no process
     expect(model.sampleCount).toBe(1);
   });
 

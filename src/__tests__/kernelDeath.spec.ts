@@ -147,19 +147,23 @@ describe('KernelMemoryModel: a death', () => {
     const model = live();
     const changes: string[] = [];
     model.changed.connect((_, c) => changes.push(c));
-    model.noteKernelDeath('autorestarting', { cellId: 'c', executionCount: 3 });
+    // Found dead 5 s after its last sample came.
+    model.noteKernelDeath('autorestarting', { cellId: 'c', executionCount: 3 }, Date.now() / 1000 + 5);
     expect(changes).toContain('death');
     const death = model.death!;
     expect(death.lastSample!.seq).toBe(2);
     expect(death.runningCell).toEqual({ cellId: 'c', executionCount: 3 });
     expect(death.figuresAge).not.toBeNull();
-    expect(model.deathMarks).toHaveLength(1);
-    expect(model.deathMarks[0]).toBeGreaterThanOrEqual(1001);
-    // The connection forgets the kernel: the last samples stay, with the gap.
+    expect(model.history.marks).toHaveLength(1);
+    expect(model.history.marks[0].kind).toBe('died');
+    expect(model.history.marks[0].time).toBeGreaterThanOrEqual(1006);
+    // The connection forgets the kernel: the last samples stay, their last
+    // figures held until the death, then a gap.
     model.startKernelSession();
     expect(model.latest).toBeNull();
-    expect(model.history.length).toBe(3);
-    expect(Number.isNaN(model.history.latest('host.rss'))).toBe(true);
+    const win = model.history.window(-Infinity);
+    expect(Array.from(win.times)).toEqual([1000, 1001, model.history.marks[0].time, model.history.marks[0].time]);
+    expect(Array.from(win.series.get('host.rss')!)).toEqual([GiB, CONTAINER_HOST.rss_bytes, CONTAINER_HOST.rss_bytes, NaN]);
   });
 
   it("takes the restarted kernel's OOM kill count as evidence, once", () => {
@@ -189,13 +193,15 @@ describe('KernelMemoryModel: a death', () => {
     expect(model.death!.oomKillsAfter).toBeNull();
   });
 
-  it('a user restart clears the death, its marks and the kept history', () => {
+  it('a user restart clears the death; its mark stays on the timeline with the figures before it', () => {
     const model = live();
     model.noteKernelDeath('autorestarting', null);
     model.clearKernelDeath();
     expect(model.death).toBeNull();
-    expect(model.deathMarks).toHaveLength(0);
     model.startKernelSession();
-    expect(model.history.length).toBe(0);
+    expect(model.history.marks.map(m => m.kind)).toEqual(['died']);
+    expect(model.history.length).toBeGreaterThanOrEqual(3); // two samples, (held figures,) the gap
+    expect(model.history.window(-Infinity).times[0]).toBe(1000);
+    expect(Number.isNaN(model.history.latest('host.rss'))).toBe(true);
   });
 });

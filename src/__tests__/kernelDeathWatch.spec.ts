@@ -118,10 +118,13 @@ describe('KernelDeathWatch', () => {
     sessionContext.setStatus('restarting'); // sessionContext.restartKernel()
     sessionContext.setStatus('restarting'); // the kernel connection's own
     model.startKernelSession(); // what the helper connection does meanwhile
-    expect(model.history.length).toBeGreaterThan(0); // not yet known
+    expect(model.history.marks.map(m => m.kind)).toEqual(['died']); // the restart is not yet known
     await settle();
     expect(model.death).toBeNull();
-    expect(model.history.length).toBe(0);
+    // The earlier figures stay, and a mark (at a gap) says where the user restarted.
+    expect(model.history.window(-Infinity).times[0]).toBe(1000);
+    expect(Number.isNaN(model.history.latest('host.rss'))).toBe(true);
+    expect(model.history.marks.map(m => m.kind)).toEqual(['died', 'restarted']);
     sessionContext.setStatus('idle');
     serverRestart(sessionContext);
     expect(model.death).not.toBeNull();
@@ -176,7 +179,8 @@ describe('KernelDeathWatch', () => {
     sessionContext.setStatus('autorestarting');
     expect(model.death!.lastSample).not.toBeNull();
     expect(model.latest).toBeNull(); // the connection forgot it afterwards
-    expect(model.history.length).toBe(2); // the sample and the gap
+    expect(model.history.window(-Infinity).times[0]).toBe(1000); // the sample stays
+    expect(Number.isNaN(model.history.latest('host.rss'))).toBe(true); // then a gap
     connection.dispose();
   });
 });

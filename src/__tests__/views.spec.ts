@@ -213,7 +213,21 @@ describe('MemorySidebar', () => {
     MessageLoop.flush();
     // Default window: 5 minutes of 1 Hz samples, whatever the history holds.
     expect(sidebar.timeline.pointCount).toBe(301);
+    expect(sidebar.timeline.shownRange).toEqual([699, 999]);
     expect(model.history.length).toBe(800);
+  });
+
+  it('spans the history when it is shorter than the window, 30 s at least', () => {
+    model = new KernelMemoryModel({ historyCapacity: 800 });
+    monitor.setCurrent(model);
+    for (const t of [1000, 1010]) {
+      model.ingest(wire(makeSample({ seq: t, time: t })));
+    }
+    MessageLoop.flush();
+    expect(sidebar.timeline.shownRange).toEqual([980, 1010]);
+    model.ingest(wire(makeSample({ seq: 2, time: 1100 })));
+    MessageLoop.flush();
+    expect(sidebar.timeline.shownRange).toEqual([1000, 1100]);
   });
 });
 

@@ -77,10 +77,15 @@ export class KernelDeathWatch implements IDisposable {
     if (change.newValue === this._kernel) {
       return; // a restart's kernelChanged: the same connection
     }
+    const previous = this._kernel;
     this._kernel = change.newValue;
     this._tracker.attach(change.newValue);
     this._noted = false;
-    this._model.clearKernelDeath();
+    if (previous) {
+      this._model.noteKernelChange(); // clears the death too
+    } else {
+      this._model.clearKernelDeath();
+    }
   }
 
   private _onStatusChanged(_: unknown, status: Kernel.Status | string): void {

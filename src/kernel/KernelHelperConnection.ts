@@ -12,9 +12,10 @@
  *   4. hands every comm message to `model.ingest` (hello, samples, `cells`
  *      records), and settles the answers to its own requests (configure,
  *      snapshot, ping, history);
- *   5. on each hello, asks for the `history` of per-cell records the helper
- *      kept, so a reloaded page or a second frontend recovers them (the
- *      model de-duplicates them against live records by record_id).
+ *   5. on each hello, asks for the `history` the helper kept (per-cell
+ *      records and the figures of the samples it sent lately), so a reloaded
+ *      page or a second frontend recovers them (the model de-duplicates
+ *      records by record_id and timeline rows by time).
  *
  * A kernel restart disposes every comm on the frontend side, so step 1-3
  * run again once the restarted kernel is idle. Each run has a generation
@@ -28,6 +29,7 @@ import { ISignal, Signal } from '@lumino/signaling';
 import { KernelMemoryModel } from '../model/KernelMemoryModel';
 import { SilenceWatch } from './SilenceWatch';
 import { parseHistoryResult } from '../cellProtocol';
+import { parseTimeline } from '../timelineProtocol';
 import {
   HelperConfig,
   HelperRequestResults,
@@ -91,15 +93,17 @@ export class KernelHelperConnection
   }
 
   /**
-   * Ask for the per-cell records the helper kept and merge them into the
-   * model; resolves with the number of records added. Bad records are
-   * reported as a problem and skipped.
+   * Ask for what the helper kept from before this comm (per-cell records,
+   * and the figures of the samples it sent lately) and merge it into the
+   * model; resolves with the numbers of records and timeline rows added.
+   * Bad records are reported as a problem and skipped; a bad timeline is
+   * reported and left out whole.
    */
-  async requestCellHistory(): Promise<number> {
+  async requestHistory(): Promise<{ records: number; samples: number }> {
     const generation = this._generation;
     const result = await this._request('history', {});
     if (generation !== this._generation || this._isDisposed) {
-      return 0; // answered by a helper we no longer listen to
+      return { records: 0, samples: 0 }; // answered by a helper we no longer listen to
     }
     const { records, errors } = parseHistoryResult(result);
     if (errors.length) {
@@ -107,7 +111,18 @@ export class KernelHelperConnection
         `Ignored ${errors.length} malformed cell record(s) in the kernel helper's history: ${errors[0]}`
       );
     }
-    return this._model.cells.merge(records).length;
+    const added = this._model.cells.merge(records).length;
+    const timeline = parseTimeline(result);
+    if ('error' in timeline) {
+      this._model.reportProblem(
+        `Ignored the kernel helper's memory timeline: ${timeline.error}`
+      );
+      return { records: added, samples: 0 };
+    }
+    const samples = timeline.value
+      ? this._model.recoverTimeline(timeline.value)
+      : 0;
+    return { records: added, samples };
   }
 
   /**
@@ -333,8 +348,9 @@ export class KernelHelperConnection
     }
     const message = result.message;
     if (message.type === 'hello' && this._model.state === 'live') {
-      // Recover the records of cells that ran before this comm opened.
-      this.requestCellHistory().catch(reason => {
+      // Recover the records of cells that ran before this comm opened, and
+      // the timeline before it.
+      this.requestHistory().catch(reason => {
         // Abandoned (comm closed, kernel restarted, timed out behind a long
         // cell) is normal; an error answer is worth a note.
         if (
@@ -343,7 +359,7 @@ export class KernelHelperConnection
           !this._isDisposed
         ) {
           this._model.reportProblem(
-            `Could not recover the per-cell history (${reason.code}): ${reason.message}`
+            `Could not recover the per-cell history and timeline (${reason.code}): ${reason.message}`
           );
         }
       });

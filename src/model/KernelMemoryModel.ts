@@ -12,9 +12,11 @@ import { ISignal, Signal } from '@lumino/signaling';
 import { IKernelMemoryModel, ModelChange } from '../tokens';
 import { HelloMessage, parseKernelMessage, ParseResult } from '../protocol';
 import { SampleMessage } from '../sampleProtocol';
+import { TimelineColumns } from '../timelineProtocol';
 import { CellHistory, CellHistoryChange } from './CellHistory';
 import { KernelDeathFacts, RunningCell } from './kernelDeath';
-import { MemoryHistory, SeriesKey } from './MemoryHistory';
+import { historySeriesOf, sampleSeries } from './historySeries';
+import { KernelMarkKind, MemoryHistory } from './MemoryHistory';
 import { describeState, MonitorState } from './MonitorState';
 import {
   deriveVisibilityNotes,
@@ -83,10 +85,6 @@ export class KernelMemoryModel implements IKernelMemoryModel {
   get death(): KernelDeathFacts | null {
     return this._death;
   }
-  /** Kernel-clock times of the deaths the timeline marks. */
-  get deathMarks(): readonly number[] {
-    return this._deathMarks;
-  }
   /** The latest problem with the helper's messages (shown as a note). */
   get problem(): string | null {
     return this._problem;
@@ -114,25 +112,22 @@ export class KernelMemoryModel implements IKernelMemoryModel {
   }
 
   /**
-   * Forget everything about the previous kernel process (restart, kernel
-   * change): its hello, figures and history no longer describe the kernel.
+   * Forget the current figures (restart, kernel change, new connection): the
+   * hello and latest sample may no longer describe the kernel.
    * `sampleCount` keeps counting so that waiters see fresh samples.
    *
-   * The cell records stay (they describe cells still on screen); whether the
-   * next hello comes from a new kernel process, whose record ids start again
-   * at 1, is decided when it arrives (by its `record_series`).
+   * The history stays: it is the notebook's timeline, and where a kernel
+   * process ended it is marked (`noteKernelDeath`, `settleRestart`,
+   * `noteKernelChange`). The cell records stay too (they describe cells
+   * still on screen); whether the next hello comes from a new kernel
+   * process, whose record ids start again at 1, is decided when it arrives
+   * (by its `record_series`).
    */
   startKernelSession(): void {
     this._hello = null;
     this._latest = null;
     this._nvmlUnattributedSince = null;
     this._problem = null;
-    if (!this._death && !this._restartCapture) {
-      // After a death (or while a restart may turn out to be one) the last
-      // samples stay, marked, until the user restarts or changes the kernel.
-      this._history.clear();
-      this._deathMarks = [];
-    }
     this._changed.emit('history');
     this._updateNotes();
   }
@@ -153,18 +148,28 @@ export class KernelMemoryModel implements IKernelMemoryModel {
     };
   }
 
-  /** The restart was the user's: the previous kernel's figures go. */
+  /**
+   * The restart was the user's: no death to explain (an earlier one is
+   * cleared); the timeline marks where the previous process ended.
+   */
   settleRestart(): void {
-    if (!this._restartCapture) {
+    const capture = this._restartCapture;
+    if (!capture) {
       return;
     }
     this._restartCapture = null;
     this.clearKernelDeath();
-    if (this._latest === null) {
-      // The connection forgot the old kernel meanwhile; its history goes too.
-      this._history.clear();
-      this._changed.emit('history');
-    }
+    this._markKernelEnd('restarted', capture.sample, capture.age);
+  }
+
+  /**
+   * The notebook moved to another kernel (or lost its kernel): the timeline
+   * marks where the previous one's figures end. Nothing charted yet (the
+   * notebook's first kernel): no mark.
+   */
+  noteKernelChange(now: number = Date.now() / 1000): void {
+    this.clearKernelDeath();
+    this._markKernelEnd('changed', this._latest, this.secondsSinceSample(now));
   }
 
   /**
@@ -195,28 +200,46 @@ export class KernelMemoryModel implements IKernelMemoryModel {
       oomKillsAfter: null
     };
     this._awaitingDeathEvidence = true;
-    if (last && age !== null) {
-      // Kernel clock: the last sample's time plus the wait since it came.
-      const newest = this._history.lastTime;
-      const at =
-        (Number.isNaN(newest) ? last.time : Math.max(last.time, newest)) + age;
-      this._history.append(at, new Map()); // every series NaN: a gap
-      this._deathMarks = [...this._deathMarks, at];
-      this._changed.emit('history');
-    }
+    this._markKernelEnd('died', last, age);
     this._changed.emit('death');
   }
 
-  /** The user restarted or changed the kernel: the death is history. */
+  /**
+   * The user restarted or changed the kernel: the death is no longer
+   * explained (its mark stays on the timeline, with the figures before it).
+   */
   clearKernelDeath(): void {
     this._restartCapture = null;
-    if (!this._death && this._deathMarks.length === 0) {
+    if (!this._death) {
       return;
     }
     this._death = null;
-    this._deathMarks = [];
     this._awaitingDeathEvidence = false;
     this._changed.emit('death');
+  }
+
+  /**
+   * Mark on the timeline where a kernel process ended: on the kernel's
+   * clock, its last sample's time plus the wait since that sample came (so
+   * its line ends there and the next process's starts after a gap). Without
+   * a sample of that process (none came, or the connection already forgot
+   * it), the history's newest row stands in for it.
+   */
+  private _markKernelEnd(
+    kind: KernelMarkKind,
+    last: SampleMessage | null,
+    age: number | null,
+    now: number = Date.now() / 1000
+  ): void {
+    const newest = this._history.lastTime;
+    if (Number.isNaN(newest)) {
+      return; // nothing charted: nothing to separate
+    }
+    const arrived = this._lastSampleArrival;
+    const since = age ?? (arrived > 0 ? Math.max(0, now - arrived) : 0);
+    const at = (last ? Math.max(last.time, newest) : newest) + since;
+    this._history.markKernelEnd(at, kind);
+    this._changed.emit('history');
   }
 
   ingest(data: unknown): ParseResult {
@@ -288,6 +311,28 @@ export class KernelMemoryModel implements IKernelMemoryModel {
     this._updateNotes();
   }
 
+  /**
+   * Take in the figures the helper sent before this page listened (its
+   * `history` reply's timeline): rows not held yet go in at their time.
+   * Only rows after the last kernel mark: before it the timeline shows the
+   * notebook's earlier kernel, and a kernel the notebook switched to may
+   * have a past of its own (watched by another notebook) that would
+   * interleave with it. Returns the number of rows added.
+   */
+  recoverTimeline(timeline: TimelineColumns): number {
+    const marks = this._history.marks;
+    const after = marks.length ? marks[marks.length - 1].time : -Infinity;
+    const added = this._history.merge(
+      timeline.times,
+      historySeriesOf(timeline),
+      after
+    );
+    if (added > 0) {
+      this._changed.emit('history');
+    }
+    return added;
+  }
+
   setHistoryCapacity(capacity: number): void {
     if (capacity !== this._history.capacity) {
       this._history.setCapacity(capacity);
@@ -340,7 +385,7 @@ export class KernelMemoryModel implements IKernelMemoryModel {
     if (this._awaitingDeathEvidence) {
       this._takeDeathEvidence(sample);
     }
-    this._history.append(sample.time, KernelMemoryModel.seriesValues(sample));
+    this._history.append(sample.time, sampleSeries(sample));
     if (this._state !== 'live') {
       this.setState('live');
     }
@@ -468,7 +513,6 @@ export class KernelMemoryModel implements IKernelMemoryModel {
   private _notes: readonly VisibilityNote[] = [];
   private _problem: string | null = null;
   private _death: KernelDeathFacts | null = null;
-  private _deathMarks: readonly number[] = [];
   private _awaitingDeathEvidence = false;
   private _restartCapture: {
     sample: SampleMessage | null;
@@ -488,31 +532,5 @@ export namespace KernelMemoryModel {
     historyCapacity: number;
     /** Cell records to keep (default DEFAULT_CELL_HISTORY_CAPACITY). */
     cellHistoryCapacity?: number;
-  }
-
-  /** The figures of one sample that go into the history. */
-  export function seriesValues(sample: SampleMessage): Map<string, number> {
-    const values = new Map<string, number>();
-    const known = (v: number | null) => (v === null ? NaN : v);
-    values.set(SeriesKey.hostRss, known(sample.host.rss_bytes));
-    for (const gpu of sample.gpus) {
-      if (gpu.torch) {
-        values.set(
-          SeriesKey.gpu(gpu.index, 'allocated'),
-          known(gpu.torch.allocated_bytes)
-        );
-        values.set(
-          SeriesKey.gpu(gpu.index, 'reserved'),
-          known(gpu.torch.reserved_bytes)
-        );
-      }
-      if (gpu.nvml && gpu.nvml.process_used_bytes !== null) {
-        values.set(
-          SeriesKey.gpu(gpu.index, 'process'),
-          gpu.nvml.process_used_bytes
-        );
-      }
-    }
-    return values;
   }
 }

@@ -25,6 +25,16 @@ export namespace SeriesKey {
   }
 }
 
+/** Why a kernel process's line ends on the chart. */
+export type KernelMarkKind = 'died' | 'restarted' | 'changed';
+
+/** Where one kernel process's figures end and the next one's begin. */
+export interface KernelMark {
+  /** Unix seconds, the kernel's clock. */
+  time: number;
+  kind: KernelMarkKind;
+}
+
 /** A copy of the rows in a time range, ready for a chart. */
 export interface HistoryWindow {
   /** Unix seconds, ascending. */
@@ -77,6 +87,35 @@ export class MemoryHistory {
     }
   }
 
+  /**
+   * The kernel process behind the figures ended at `time` (it died, was
+   * restarted, or the notebook changed kernel): its last figures held until
+   * then (samples come only when a figure moves), so they are repeated at
+   * `time`; then a row with every figure unknown, so that the next
+   * process's line does not join this one's; and a mark. Marks older than
+   * the oldest row held are dropped with it.
+   */
+  markKernelEnd(time: number, kind: KernelMarkKind): void {
+    if (this.length > 0 && time > this.lastTime) {
+      const held = new Map<string, number>();
+      for (const [key, column] of this._columns) {
+        held.set(key, column.last());
+      }
+      this.append(time, held);
+    }
+    this.append(time, new Map());
+    const oldest = this._times.get(0);
+    this._marks = [
+      ...this._marks.filter(mark => mark.time >= oldest),
+      { time, kind }
+    ];
+  }
+
+  /** Where kernel processes ended, oldest first (some may be older than the rows held). */
+  get marks(): readonly KernelMark[] {
+    return this._marks;
+  }
+
   /** The newest value of one series; NaN when unknown or absent. */
   latest(key: string): number {
     const column = this._columns.get(key);
@@ -111,6 +150,62 @@ export class MemoryHistory {
     return { times: this._times.slice(start), series };
   }
 
+  /**
+   * Take in rows that arrived late (the helper's timeline, recovered after a
+   * page reload or a reconnect): each row whose time is not held yet goes in
+   * at its place in time; a row already held (the same sample, received live)
+   * is skipped, and so is a row at or before `after`. `series` holds one
+   * column per key, as long as `times`; NaN where unknown. Returns the
+   * number of rows added. O(rows held + rows given): it is done once per
+   * connection, not per sample.
+   */
+  merge(
+    times: ArrayLike<number>,
+    series: ReadonlyMap<string, ArrayLike<number>>,
+    after = -Infinity
+  ): number {
+    const heldTimes = this._times.slice();
+    const held = new Set(heldTimes);
+    const added: number[] = [];
+    for (let i = 0; i < times.length; i++) {
+      if (Number.isFinite(times[i]) && times[i] > after && !held.has(times[i])) {
+        held.add(times[i]);
+        added.push(i);
+      }
+    }
+    if (added.length === 0) {
+      return 0;
+    }
+    const heldColumns = new Map<string, Float64Array>();
+    for (const [key, column] of this._columns) {
+      heldColumns.set(key, column.slice());
+    }
+    // Held rows first, then the added ones, each side in its own order; a
+    // stable sort by time interleaves them.
+    const rows: { time: number; from: 'held' | 'added'; i: number }[] = [];
+    heldTimes.forEach((time, i) => rows.push({ time, from: 'held', i }));
+    for (const i of added) {
+      rows.push({ time: times[i], from: 'added', i });
+    }
+    rows.sort((a, b) => a.time - b.time);
+    const keys = new Set([...heldColumns.keys(), ...series.keys()]);
+    const capacity = this._times.capacity;
+    this._columns.clear();
+    this._times = new RingBuffer(capacity);
+    for (const key of keys) {
+      this._columns.set(key, new RingBuffer(capacity));
+    }
+    for (const row of rows) {
+      this._times.push(row.time);
+      for (const key of keys) {
+        const column =
+          row.from === 'held' ? heldColumns.get(key) : series.get(key);
+        this._columns.get(key)!.push(column === undefined ? NaN : column[row.i]);
+      }
+    }
+    return added.length;
+  }
+
   /** Keep at most `capacity` newest rows from now on. */
   setCapacity(capacity: number): void {
     this._times.setCapacity(capacity);
@@ -122,8 +217,10 @@ export class MemoryHistory {
   clear(): void {
     this._times.clear();
     this._columns.clear();
+    this._marks = [];
   }
 
   private _times: RingBuffer;
   private _columns = new Map<string, RingBuffer>();
+  private _marks: readonly KernelMark[] = [];
 }

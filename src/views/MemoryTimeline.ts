@@ -1,17 +1,21 @@
 /**
  * A uPlot chart of the recent memory history: host RSS and, per GPU, PyTorch
- * allocated/reserved and NVML process use.
+ * allocated/reserved and NVML process use, as steps (a figure holds until
+ * the next sample: samples come when a figure moves).
  *
  * It shows only the last `timelineWindowMinutes` (only the window is read
  * out of the ring buffers, walking back from the newest sample), so a render
  * costs the same with 24 h of history as with 5 minutes. The window
  * ends at the newest sample (kernel clock), which keeps the chart right for
- * remote kernels whose clock differs from the browser's.
+ * remote kernels whose clock differs from the browser's; with less history
+ * than the window it spans the history (30 s at least).
  *
  * Executed cells are marked as faint bands (start to end) under the lines,
  * with a thin line at each start, so a jump can be matched to its cell.
- * A kernel death is a dashed line in the error colour: the dead kernel's
- * last samples stay on its left, the restarted kernel's on its right.
+ * Where a kernel process ended is a dashed line: in the error colour where
+ * it died, in the border colour where the user restarted it or the notebook
+ * changed kernel. The earlier process's samples stay on its left, the next
+ * one's on its right; a line under the chart says what the marks shown mean.
  *
  * uPlot is fetched (its own chunk) the first time a chart is drawn: a page
  * whose memory sidebar stays closed never loads it.
@@ -21,7 +25,12 @@ import type uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 
 import { formatBytes } from '../format';
-import { HistoryWindow, SeriesKey } from '../model/MemoryHistory';
+import {
+  HistoryWindow,
+  KernelMark,
+  KernelMarkKind,
+  SeriesKey
+} from '../model/MemoryHistory';
 import { ModelChange } from '../tokens';
 import { element, setHidden } from './dom';
 import { ModelView } from './ModelView';
@@ -43,6 +52,9 @@ const MAX_CELL_MARKS = 500;
 const BINARY_INCREMENTS = Array.from({ length: 61 }, (_, i) => 2 ** i);
 
 const PLOT_HEIGHT = 180;
+
+/** The shortest time the chart spans, however little history there is (seconds). */
+const MIN_SPAN_S = 30;
 
 /** CSS variables for the per-GPU colours (theme-aware). */
 const GPU_COLOR_VARS = [
@@ -82,10 +94,17 @@ export class MemoryTimeline extends ModelView {
       text: 'No samples yet.'
     });
     this._plotHost = element('div', 'jp-vram-Timeline-plot');
-    this.node.append(this._empty, this._plotHost);
+    this._marksNote = element('div', 'jp-vram-Timeline-marks');
+    this._marksNote.dataset.vramRole = 'timeline-marks';
+    this.node.append(this._empty, this._plotHost, this._marksNote);
   }
 
   protected readonly relevantChanges = RELEVANT;
+
+  /** The times the chart's x axis spans now, kernel clock (for tests). */
+  get shownRange(): readonly [number, number] {
+    return this._xRange;
+  }
 
   /** Number of points the chart shows now (for tests and benchmarks). */
   get pointCount(): number {
@@ -133,15 +152,17 @@ export class MemoryTimeline extends ModelView {
   protected render(): void {
     const windowMinutes = this.settings.timelineWindowMinutes;
     this._title.textContent = `Last ${formatMinutes(windowMinutes)}`;
-    const deaths = this.model?.deathMarks.length ?? 0;
-    if (this.node.dataset.vramDeaths !== String(deaths)) {
-      this.node.dataset.vramDeaths = String(deaths);
-    }
     const history = this.model?.history;
+    const marks = history?.marks ?? [];
+    this._setCount('vramDeaths', marks.filter(m => m.kind === 'died').length);
+    this._setCount('vramRestarts', marks.filter(m => m.kind !== 'died').length);
     if (!history || history.length === 0) {
       this._pointCount = 0;
+      this.node.dataset.vramPoints = '0';
+      delete this.node.dataset.vramFrom;
       setHidden(this._empty, false);
       setHidden(this._plotHost, true);
+      setHidden(this._marksNote, true);
       return;
     }
     setHidden(this._empty, true);
@@ -151,7 +172,18 @@ export class MemoryTimeline extends ModelView {
     const start = end - windowMinutes * 60;
     const win = history.window(start);
     this._pointCount = win.times.length;
-    this._xRange = [start, end];
+    // For tests and a curious reader: how much is shown, from when (kernel clock).
+    this.node.dataset.vramPoints = String(win.times.length);
+    this.node.dataset.vramFrom = String(win.times[0]);
+    // Less history than the window (a new notebook, a fresh page): the
+    // chart spans what there is, not a window mostly empty with every line
+    // squeezed against its right edge.
+    const from = Math.max(start, Math.min(win.times[0], end - MIN_SPAN_S));
+    this._xRange = [from, end];
+    this._marksShown = marks.filter(m => m.time >= from && m.time <= end);
+    const note = describeMarks(this._marksShown);
+    this._marksNote.textContent = note;
+    setHidden(this._marksNote, note === '');
 
     const keys = seriesToShow(win);
     const width = this._plotHost.clientWidth;
@@ -181,6 +213,12 @@ export class MemoryTimeline extends ModelView {
     this._plot.setData(data);
   }
 
+  private _setCount(key: 'vramDeaths' | 'vramRestarts', count: number): void {
+    if (this.node.dataset[key] !== String(count)) {
+      this.node.dataset[key] = String(count);
+    }
+  }
+
   private _onHostResize(): void {
     const width = this._plotHost.clientWidth;
     if (this._plot) {
@@ -205,6 +243,9 @@ export class MemoryTimeline extends ModelView {
     const bytes = (_: uPlot, v: number | null) =>
       v === null || v === undefined ? '\u2014' : formatBytes(v, units);
 
+    // Samples come when a figure moves (or as a heartbeat): a figure holds
+    // until the next sample, so lines step rather than slope between them.
+    const stepped = uPlotClass?.paths.stepped?.({ align: 1 });
     const series: uPlot.Series[] = [{}];
     for (const key of keys) {
       if (key === SeriesKey.hostRss) {
@@ -212,6 +253,7 @@ export class MemoryTimeline extends ModelView {
           label: 'Host RSS',
           stroke: cssVar('--jp-brand-color1', 'steelblue'),
           width: 1.5,
+          paths: stepped,
           value: bytes
         });
         continue;
@@ -234,6 +276,7 @@ export class MemoryTimeline extends ModelView {
         stroke: color,
         width: gpu.figure === 'allocated' ? 1.5 : 1,
         dash: gpu.figure === 'reserved' ? [6, 3] : gpu.figure === 'process' ? [2, 3] : undefined,
+        paths: stepped,
         value: bytes
       });
     }
@@ -245,7 +288,11 @@ export class MemoryTimeline extends ModelView {
     };
     const bandColor = cssVar('--jp-layout-color3', 'rgba(128,128,128,0.3)');
     const markColor = cssVar('--jp-border-color1', 'gray');
-    const deathColor = cssVar('--jp-error-color1', 'red');
+    const kernelMarkColors: Record<KernelMarkKind, string> = {
+      died: cssVar('--jp-error-color1', 'red'),
+      restarted: cssVar('--jp-ui-font-color2', 'gray'),
+      changed: cssVar('--jp-ui-font-color2', 'gray')
+    };
     return {
       width,
       height: PLOT_HEIGHT,
@@ -253,8 +300,8 @@ export class MemoryTimeline extends ModelView {
       hooks: {
         // Under the series: drawn right after the canvas is cleared.
         drawClear: [u => this._drawCellMarks(u, bandColor, markColor)],
-        // Over the series: a death must not hide under a line.
-        draw: [u => this._drawDeathMarks(u, deathColor)]
+        // Over the series: a death or restart must not hide under a line.
+        draw: [u => this._drawKernelMarks(u, kernelMarkColors)]
       },
       cursor: { drag: { x: false, y: false } },
       legend: { show: true },
@@ -325,27 +372,26 @@ export class MemoryTimeline extends ModelView {
     ctx.restore();
   }
 
-  private _drawDeathMarks(u: uPlot, color: string): void {
-    const [from, to] = this._xRange;
-    const marks = (this.model?.deathMarks ?? []).filter(
-      t => t >= from && t <= to
-    );
-    if (!marks.length) {
+  private _drawKernelMarks(
+    u: uPlot,
+    colors: Record<KernelMarkKind, string>
+  ): void {
+    if (!this._marksShown.length) {
       return;
     }
     const ctx = u.ctx;
     const { top, height } = u.bbox;
     ctx.save();
-    ctx.strokeStyle = color;
     ctx.lineWidth = 2;
     ctx.setLineDash([4, 3]);
-    ctx.beginPath();
-    for (const t of marks) {
-      const x = Math.round(u.valToPos(t, 'x', true)) + 0.5;
+    for (const mark of this._marksShown) {
+      const x = Math.round(u.valToPos(mark.time, 'x', true)) + 0.5;
+      ctx.strokeStyle = colors[mark.kind];
+      ctx.beginPath();
       ctx.moveTo(x, top);
       ctx.lineTo(x, top + height);
+      ctx.stroke();
     }
-    ctx.stroke();
     ctx.restore();
   }
 
@@ -361,6 +407,8 @@ export class MemoryTimeline extends ModelView {
   private _plot: uPlot | null = null;
   private _signature = '';
   private _xRange: [number, number] = [0, 1];
+  private _marksNote: HTMLElement;
+  private _marksShown: readonly KernelMark[] = [];
   private _pointCount = 0;
   private _themeObserver: MutationObserver | null = null;
   private _resizeObserver: ResizeObserver | null = null;
@@ -390,6 +438,24 @@ function toGappedArray(values: Float64Array): (number | null)[] {
     out[i] = Number.isNaN(v) ? null : v;
   }
   return out;
+}
+
+/** What the dashed lines in the window mean; '' when there are none. */
+export function describeMarks(marks: readonly KernelMark[]): string {
+  const kinds = new Set(marks.map(mark => mark.kind));
+  const parts: string[] = [];
+  if (kinds.has('restarted')) {
+    parts.push('grey: the kernel was restarted');
+  }
+  if (kinds.has('changed')) {
+    parts.push('grey: the notebook changed kernel');
+  }
+  if (kinds.has('died')) {
+    parts.push('red: the kernel died');
+  }
+  return parts.length
+    ? `Dashed lines mark where a kernel process ended (${parts.join('; ')}).`
+    : '';
 }
 
 function formatMinutes(minutes: number): string {

@@ -4,11 +4,12 @@
  * would) while a cell holds 800 MiB; JupyterLab's server restarts it. The
  * panel says what the last figures suggest and names the running cell, a
  * notification appears, the cell is marked "kernel died", and the timeline
- * keeps the last samples with a mark at the death.
+ * keeps the last samples with a mark at the death (and at the user's
+ * restart after it).
  */
 import { expect, test } from '@jupyterlab/galata';
 
-import { badgeOf, MiB, openLiveNotebook, sidebarRole, startCell, waitForBytes } from './helpers';
+import { badgeOf, MiB, openLiveNotebook, restartKernel, sidebarRole, startCell, waitForBytes } from './helpers';
 
 // See sidebar.spec.ts: Galata's kernel tracking breaks restarts.
 test.use({ kernels: null });
@@ -53,14 +54,17 @@ test('a kernel killed while a cell runs is explained, and the cell is marked', a
   await expect(death).toBeVisible();
 
   // A restart the user asks for (sessionContext.restartKernel, as the
-  // Restart command does) is no death: the explanation and its marks go.
-  await page.evaluate(async () => {
-    const panel = window.jupyterapp.shell.currentWidget as any;
-    await panel.sessionContext.restartKernel();
-  });
+  // Restart command does) is no death: the explanation and the cell's mark
+  // go; the timeline keeps the dead kernel's figures, its death and the
+  // restart marked.
+  await restartKernel(page);
   await expect(death).toBeHidden();
   await expect(mark).toHaveCount(0);
-  await expect(sidebarRole(page, 'timeline')).toHaveAttribute('data-vram-deaths', '0');
+  await expect(sidebarRole(page, 'timeline')).toHaveAttribute('data-vram-deaths', '1');
+  await expect(sidebarRole(page, 'timeline')).toHaveAttribute('data-vram-restarts', '1');
+  await expect(sidebarRole(page, 'timeline-marks')).toHaveText(
+    'Dashed lines mark where a kernel process ended (grey: the kernel was restarted; red: the kernel died).'
+  );
   await expect(sidebarRole(page, 'state')).toHaveAttribute('data-vram-state', 'live', { timeout: 60_000 });
   await expect(death).toBeHidden();
 });

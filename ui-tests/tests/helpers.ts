@@ -94,3 +94,40 @@ export async function openLiveNotebook(page: IJupyterLabPageFixture): Promise<vo
   await page.notebook.createNew();
   await waitForState(page, 'live');
 }
+
+/** A fresh page of JupyterLab (a reload, a second tab) shows the notebook at `path` with the memory panel, live. */
+export async function openInPage(page: Page, path: string): Promise<void> {
+  await page.waitForFunction(() => (window as any).jupyterapp?.started !== undefined);
+  await page.evaluate(async path => {
+    await window.jupyterapp.started;
+    await window.jupyterapp.restored;
+    await window.jupyterapp.commands.execute('docmanager:open', { path });
+    await window.jupyterapp.commands.execute('jupyterlab-vram:open-sidebar');
+  }, path);
+  await expect(page.locator(`${SIDEBAR} [data-vram-role="state"]`)).toHaveAttribute(
+    'data-vram-state',
+    'live',
+    { timeout: 60_000 }
+  );
+}
+
+/**
+ * Reloads the page. Not page.reload(): Galata's waits for a Launcher the
+ * restored layout lacks. The reload is scheduled, not run inside evaluate: a
+ * navigation that starts while evaluate is pending destroys its context.
+ */
+export async function reloadPage(page: Page): Promise<void> {
+  const loaded = page.waitForEvent('load');
+  await page.evaluate(() => {
+    setTimeout(() => location.reload(), 0);
+  });
+  await loaded;
+}
+
+/** Restarts the current notebook's kernel as the Restart command does. */
+export async function restartKernel(page: Page): Promise<void> {
+  await page.evaluate(async () => {
+    const panel = window.jupyterapp.shell.currentWidget as any;
+    await panel.sessionContext.restartKernel();
+  });
+}

@@ -10,7 +10,16 @@ import { expect, IJupyterLabPageFixture, test } from '@jupyterlab/galata';
 import { Page } from '@playwright/test';
 import { readFileSync } from 'fs';
 
-import { badgeOf, openLiveNotebook, showCellHistory, SIDEBAR, waitForState } from './helpers';
+import {
+  badgeOf,
+  openInPage,
+  openLiveNotebook,
+  reloadPage,
+  restartKernel,
+  showCellHistory,
+  SIDEBAR,
+  waitForState
+} from './helpers';
 
 // See sidebar.spec.ts: Galata's kernel tracking breaks restarts.
 test.use({ kernels: null });
@@ -44,23 +53,6 @@ async function runCells(page: IJupyterLabPageFixture, sources: string[]): Promis
   }
 }
 
-/** A fresh page of JupyterLab shows the notebook at `path` with the memory panel. */
-async function openInPage(page: Page, path: string): Promise<void> {
-  await page.waitForFunction(() => (window as any).jupyterapp?.started !== undefined);
-  await page.evaluate(async path => {
-    await window.jupyterapp.started;
-    await window.jupyterapp.restored;
-    await window.jupyterapp.commands.execute('docmanager:open', { path });
-    await window.jupyterapp.commands.execute('jupyterlab-vram:open-sidebar');
-  }, path);
-  await expect(page.locator(`${SIDEBAR} [data-vram-role="state"]`)).toHaveAttribute(
-    'data-vram-state',
-    'live',
-    { timeout: 60_000 }
-  );
-  await showCellHistory(page);
-}
-
 /**
  * Adds a code cell at the end of the active notebook and runs it, through
  * JupyterLab's own commands (Galata's notebook helpers need the page Galata
@@ -75,13 +67,6 @@ async function runNewCell(page: Page, source: string): Promise<void> {
     notebook.activeCell.model.sharedModel.setSource(source);
     await app.commands.execute('notebook:run-cell');
   }, source);
-}
-
-async function restartKernel(page: Page): Promise<void> {
-  await page.evaluate(async () => {
-    const panel = window.jupyterapp.shell.currentWidget as any;
-    await panel.sessionContext.restartKernel();
-  });
 }
 
 test('the cell history survives a restart, a reload, a second tab and a new helper', async ({
@@ -126,15 +111,9 @@ test('the cell history survives a restart, a reload, a second tab and a new help
   await waitForState(page, 'live');
 
   // A reload: the kernel (third process now) knows none of these records.
-  // (Not page.reload(): Galata's waits for a Launcher the restored layout lacks.)
-  // The reload is scheduled, not run inside evaluate: a navigation that
-  // starts while evaluate is pending destroys its context.
-  const loaded = page.waitForEvent('load');
-  await page.evaluate(() => {
-    setTimeout(() => location.reload(), 0);
-  });
-  await loaded;
+  await reloadPage(page);
   await openInPage(page, path);
+  await showCellHistory(page);
   await expect.poll(() => rows(page)).toEqual(['1:[1] earlier', '1:[2] earlier', '2:[1] earlier']);
 
   // A second tab of the same JupyterLab sees the same history.
@@ -143,6 +122,7 @@ test('the cell history survives a restart, a reload, a second tab and a new help
   // workspace to a new one (a navigation while the test reads the page).
   await second.goto(`${new URL(page.url()).origin}/lab/workspaces/vram-second-tab`);
   await openInPage(second, path);
+  await showCellHistory(second);
   await expect.poll(() => rows(second)).toEqual(['1:[1] earlier', '1:[2] earlier', '2:[1] earlier']);
   await second.close();
 

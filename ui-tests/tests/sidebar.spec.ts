@@ -8,8 +8,11 @@ import * as path from 'path';
 import {
   bytesOf,
   MiB,
+  openInPage,
   openLiveNotebook,
   openSidebar,
+  reloadPage,
+  restartKernel,
   SIDEBAR,
   sidebarRole,
   startCell,
@@ -94,14 +97,38 @@ test.describe('memory sidebar', () => {
     await page.notebook.runCell(0, true);
     const big = await waitForBytes(page, 'host-rss', b => b > 200 * MiB);
 
-    await page.evaluate(async () => {
-      const app = window.jupyterapp;
-      const panel = app.shell.currentWidget as any;
-      await panel.sessionContext.restartKernel();
-    });
+    const restartedAt = Date.now() / 1000; // this machine's clock is the kernel's
+    await restartKernel(page);
     await waitForState(page, 'live');
     // A fresh process, without torch and the tensor: far less resident memory.
     await waitForBytes(page, 'host-rss', b => b < big - 150 * MiB);
+    // The timeline keeps the first process's figures, and marks the restart.
+    const timeline = sidebarRole(page, 'timeline');
+    await expect(timeline).toHaveAttribute('data-vram-restarts', '1');
+    expect(Number(await timeline.getAttribute('data-vram-from'))).toBeLessThan(restartedAt);
+  });
+
+  test('the timeline survives a page reload', async ({ page }) => {
+    await openLiveNotebook(page);
+    await page.notebook.setCell(0, 'code', "held = bytearray(b'\\x01') * (300 * 2**20)");
+    await page.notebook.runCell(0, true);
+    await waitForBytes(page, 'host-rss', b => b > 300 * MiB);
+    await page.notebook.save();
+    const path = await page.evaluate(
+      () => (window.jupyterapp.shell.currentWidget as any).context.path as string
+    );
+    const timeline = page.locator(`${SIDEBAR} [data-vram-role="timeline"]`);
+    const before = Number(await timeline.getAttribute('data-vram-points'));
+    const reloadedAt = Date.now() / 1000; // this machine's clock is the kernel's
+
+    await reloadPage(page);
+    await openInPage(page, path);
+    // The kernel's helper sent the samples the first page charted: the new
+    // page charts them too, from before the reload, the 300 MiB included.
+    await expect
+      .poll(async () => Number(await timeline.getAttribute('data-vram-points')))
+      .toBeGreaterThan(before);
+    expect(Number(await timeline.getAttribute('data-vram-from'))).toBeLessThan(reloadedAt - 1);
   });
 
   test('screenshots for the README, light and dark', async ({ page }) => {

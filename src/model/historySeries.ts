@@ -1,0 +1,64 @@
+/**
+ * Which figures go into the memory history (the timeline's series): host
+ * RSS, and per GPU torch's allocated and reserved bytes and NVML's
+ * per-process figure; NaN where a figure is unknown. From a live sample,
+ * and from the columns of a `history` reply's timeline.
+ */
+import { SampleMessage } from '../sampleProtocol';
+import { TimelineColumns } from '../timelineProtocol';
+import { SeriesKey } from './MemoryHistory';
+
+/** The figures of one sample that go into the history. */
+export function sampleSeries(sample: SampleMessage): Map<string, number> {
+  const values = new Map<string, number>();
+  values.set(SeriesKey.hostRss, known(sample.host.rss_bytes));
+  for (const gpu of sample.gpus) {
+    if (gpu.torch) {
+      values.set(
+        SeriesKey.gpu(gpu.index, 'allocated'),
+        known(gpu.torch.allocated_bytes)
+      );
+      values.set(
+        SeriesKey.gpu(gpu.index, 'reserved'),
+        known(gpu.torch.reserved_bytes)
+      );
+    }
+    if (gpu.nvml && gpu.nvml.process_used_bytes !== null) {
+      values.set(
+        SeriesKey.gpu(gpu.index, 'process'),
+        gpu.nvml.process_used_bytes
+      );
+    }
+  }
+  return values;
+}
+
+/** A recovered timeline's columns, keyed as the history keys them. */
+export function historySeriesOf(
+  timeline: TimelineColumns
+): Map<string, Float64Array> {
+  const series = new Map<string, Float64Array>();
+  series.set(SeriesKey.hostRss, column(timeline.rss_bytes));
+  for (const gpu of timeline.gpus) {
+    const figures = [
+      ['allocated', gpu.allocated_bytes],
+      ['reserved', gpu.reserved_bytes],
+      ['process', gpu.process_used_bytes]
+    ] as const;
+    for (const [figure, values] of figures) {
+      // A series the live samples would not have made (never known) stays out.
+      if (values.some(v => v !== null)) {
+        series.set(SeriesKey.gpu(gpu.index, figure), column(values));
+      }
+    }
+  }
+  return series;
+}
+
+function known(value: number | null): number {
+  return value === null ? NaN : value;
+}
+
+function column(values: readonly (number | null)[]): Float64Array {
+  return Float64Array.from(values, known);
+}
