@@ -25,6 +25,7 @@ import { Signal } from '@lumino/signaling';
 
 import { CommandIDs, registerCommands } from './commands';
 import { CellHistoryEntry } from './model/CellHistory';
+import { CommsLeftOpen, tabStorage } from './kernel/CommsLeftOpen';
 import { IMonitoredNotebook, MemoryMonitor } from './model/MemoryMonitor';
 import { lazyIndexedDbStore } from './storage/lazyIndexedDbStore';
 import { KernelMemoryModel } from './model/KernelMemoryModel';
@@ -83,7 +84,15 @@ const plugin: JupyterFrontEndPlugin<IVramMonitor> = {
       notebooks: tracker,
       settings: { ...DEFAULT_SETTINGS },
       recordStore:
-        typeof indexedDB !== 'undefined' ? lazyIndexedDbStore() : null
+        typeof indexedDB !== 'undefined' ? lazyIndexedDbStore() : null,
+      commsLeftOpen: new CommsLeftOpen(tabStorage())
+    });
+    // A page that goes sends no comm_close: the next page in this tab names
+    // the comms this one leaves open, so the kernel stops sending to them.
+    window.addEventListener('pagehide', event => {
+      if (!event.persisted) {
+        monitor.pageExit();
+      }
     });
     const snippets = new SnippetLibrary();
     let snippetsJson = JSON.stringify(snippets.all);

@@ -49,6 +49,8 @@ export interface OpenMessage {
   type: 'open';
   protocol: number;
   config?: PartialHelperConfig;
+  /** Ids of comms this frontend left open in the kernel, which the helper closes. */
+  replaces?: string[];
 }
 
 export interface ConfigureRequest {

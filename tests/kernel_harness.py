@@ -251,12 +251,16 @@ class Kernel:
                 yield m
 
 
-def open_helper_comm(kernel: "Kernel", config: Optional[Dict[str, Any]] = None, timeout: float = 15) -> str:
-    """Open a comm to the bootstrapped helper as the frontend does (with ``config``
-    in the open, if given); returns its id once the helper's `initial` sample has arrived."""
+def open_helper_comm(
+    kernel: "Kernel", config: Optional[Dict[str, Any]] = None, timeout: float = 15, replaces: Optional[List[str]] = None
+) -> str:
+    """Open a comm to the bootstrapped helper as the frontend does (with ``config`` and
+    ``replaces`` in the open, if given); returns its id once the helper's `initial` sample has arrived."""
     data: Dict[str, Any] = {"type": "open", "protocol": 1}
     if config is not None:
         data["config"] = config
+    if replaces is not None:
+        data["replaces"] = replaces
     comm_id = kernel.open_comm(data)
     kernel.wait_for(comm_id, lambda d: d.get("reason") == "initial", timeout)
     return comm_id

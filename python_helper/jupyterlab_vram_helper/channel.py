@@ -17,7 +17,17 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, 
 
 from .config import ConfigError
 from .hello import hello_message
-from .protocol import COMM_TARGET, Request, RequestError, describe, error_message, parse_open, parse_request, reply_message
+from .protocol import (
+    COMM_TARGET,
+    Request,
+    RequestError,
+    describe,
+    error_message,
+    parse_open,
+    parse_request,
+    replaced_comm_ids,
+    reply_message,
+)
 from .sample import SampleSource
 from .sampler import Sampler
 
@@ -151,6 +161,10 @@ class Channel:
             problems.append(exc.to_message())
         except ConfigError as exc:
             problems.append(error_message("invalid_config", str(exc)))
+        try:
+            self._close_replaced(replaced_comm_ids(data), comm)
+        except RequestError as exc:
+            problems.append(exc.to_message())
 
         comm.on_msg(lambda m, c=comm: self._on_msg(c, m))
         comm.on_close(lambda m, c=comm: self._forget(c))
@@ -168,6 +182,21 @@ class Channel:
 
         self.sampler.emit([comm], "initial", before=announce)
         self.sampler.wake()
+
+    def _close_replaced(self, comm_ids: List[str], new: Any) -> None:
+        """Close the comms a frontend left open and replaces with ``new``: nothing reads them
+        any more, and every sample sent to them costs the kernel as much as a live one."""
+        if not comm_ids:
+            return
+        wanted = set(comm_ids)
+        with self._lock:
+            replaced = [c for c in self._comms if c is not new and getattr(c, "comm_id", None) in wanted]
+            self._comms = [c for c in self._comms if c not in replaced]
+        for old in replaced:
+            try:
+                old.close()
+            except Exception:
+                pass
 
     def _forget(self, comm: Any) -> None:
         with self._lock:

@@ -289,6 +289,31 @@ def parse_open(data: Any) -> OpenRequest:
     return OpenRequest(protocol, config)
 
 
+# A page opens one comm per notebook: a reload or a reconnect replaces a few.
+MAX_REPLACED_COMMS = 64
+MAX_COMM_ID_LENGTH = 256
+
+
+def replaced_comm_ids(data: Any) -> List[str]:
+    """The comm_open's ``replaces``: ids of comms the same frontend opened before and no
+    longer uses (a page reloaded in the same tab, a connection lost and made again), which
+    the kernel cannot tell from live ones. Absent: none. Raises :class:`RequestError` if bad."""
+    if not isinstance(data, dict) or data.get("replaces") is None:
+        return []
+    ids = data["replaces"]
+    if (
+        not isinstance(ids, list)
+        or len(ids) > MAX_REPLACED_COMMS
+        or not all(isinstance(i, str) and len(i) <= MAX_COMM_ID_LENGTH for i in ids)
+    ):
+        raise RequestError(
+            "malformed",
+            f"field 'replaces' must be an array of at most {MAX_REPLACED_COMMS} comm ids "
+            f"(strings of at most {MAX_COMM_ID_LENGTH} characters), got {describe(ids)}; no comm was closed",
+        )
+    return list(ids)
+
+
 # --- message builders ------------------------------------------------------
 
 

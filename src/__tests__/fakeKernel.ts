@@ -87,6 +87,8 @@ export class FakeKernel {
   }
   status: string = 'idle';
   isDisposed = false;
+  readonly id = `kernel-${++FakeKernel.count}`;
+  static count = 0;
   /** Every message sent or received (RunningCellTracker listens). */
   anyMessage = new Signal<this, { msg: any; direction: 'send' | 'recv' }>(this);
   info: Promise<any>;

@@ -41,6 +41,7 @@ import { HelperRequests } from './HelperRequests';
 import { loadHelperBootstrapCode } from './helperCode';
 import { describeFailure, ignoreRejection } from './kernelFailures';
 import { HelperRequestError, PendingRequests } from './PendingRequests';
+import { OpenComm } from './CommsLeftOpen';
 
 /** The parts of a notebook's session context the connection uses. */
 export type HelperSessionContext = Pick<
@@ -66,6 +67,7 @@ export class KernelHelperConnection
       ? () => Promise.resolve(options.bootstrapCode as string)
       : loadHelperBootstrapCode;
     this._requestTimeoutMs = options.requestTimeoutMs ?? 60_000;
+    this._commsLeftOpen = options.commsLeftOpen ?? (() => []);
 
     this._silence = new SilenceWatch({
       model: this._model,
@@ -86,6 +88,22 @@ export class KernelHelperConnection
   /** True while a comm to a helper is open (the helper may not have said hello yet). */
   get isOpen(): boolean {
     return this._comm !== null;
+  }
+
+  /** The comm open now and its kernel; null when none. */
+  get openComm(): OpenComm | null {
+    const comm = this._comm;
+    const kernel = this._kernel;
+    return comm && kernel ? { kernelId: kernel.id, commId: comm.commId } : null;
+  }
+
+  /**
+   * The page is going away: tell the kernel (best effort: the message may
+   * not leave the page in time, which CommsLeftOpen makes up for).
+   */
+  closeForPageExit(): void {
+    this._generation++;
+    this._dropComm(true);
   }
 
   get isDisposed(): boolean {
@@ -308,6 +326,7 @@ export class KernelHelperConnection
       stale: () => generation !== this._generation || this._isDisposed,
       loadBootstrapCode: () => this._loadBootstrapCode(),
       config: () => this._config(),
+      replaces: () => this._commsLeftOpen(kernel.id),
       adopt: comm => {
         comm.onMsg = msg => this._onCommMsg(msg, generation);
         comm.onClose = () => this._onCommClose(generation);
@@ -443,6 +462,7 @@ export class KernelHelperConnection
   private _config: () => HelperConfig | PartialHelperConfig;
   private _loadBootstrapCode: () => Promise<string>;
   private _requestTimeoutMs: number;
+  private _commsLeftOpen: (kernelId: string) => string[];
   private _requests = new PendingRequests();
   private _otherMessage = new Signal<this, unknown>(this);
   private _comm: Kernel.IComm | null = null;
@@ -471,6 +491,12 @@ export namespace KernelHelperConnection {
      * for its answer once sent (default 300 s: gc on a large heap is slow).
      */
     cleanupTimeoutMs?: number;
+    /**
+     * The comms an earlier page in this tab left open in a kernel (see
+     * CommsLeftOpen.ts), asked for once per comm this connection opens;
+     * they go into the comm_open's `replaces`. Default: none.
+     */
+    commsLeftOpen?: (kernelId: string) => string[];
   }
 }
 

@@ -33,6 +33,8 @@ export interface IHelperBootstrapHost {
   loadBootstrapCode: () => Promise<string>;
   /** The sampling config to open the comm with. */
   config: () => HelperConfig | PartialHelperConfig;
+  /** Comms of this frontend the new one replaces (the open's `replaces`); asked once, at the open. */
+  replaces?: () => string[];
   /** Take the new comm (wire its messages) before it is opened. */
   adopt: (comm: Kernel.IComm) => void;
   /** The adopted comm could not be opened: forget it. */
@@ -132,6 +134,10 @@ export async function bootstrapHelper(
     protocol: PROTOCOL_VERSION,
     config: host.config()
   };
+  const replaces = host.replaces?.() ?? [];
+  if (replaces.length) {
+    open.replaces = replaces;
+  }
   try {
     ignoreRejection(comm.open(open as any).done);
   } catch (reason) {

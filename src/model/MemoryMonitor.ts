@@ -13,6 +13,7 @@ import { ISignal, Signal } from '@lumino/signaling';
 
 import { KernelDeathWatch } from '../kernel/KernelDeathWatch';
 import { KernelHelperConnection } from '../kernel/KernelHelperConnection';
+import { CommsLeftOpen, OpenComm } from '../kernel/CommsLeftOpen';
 import { HelperRequestResults } from '../protocol';
 import {
   DEFAULT_SETTINGS,
@@ -67,6 +68,10 @@ export interface IHelperConnection extends ICleanupConnection {
   ): Promise<HelperRequestResults['notebook_names']>;
   reconnect(): void;
   dispose(): void;
+  /** The comm open now; optional so that test fakes may leave it out. */
+  readonly openComm?: OpenComm | null;
+  /** The page is going away: close the comm (best effort). */
+  closeForPageExit?(): void;
 }
 
 function isAllocationConnection(
@@ -88,7 +93,8 @@ export class MemoryMonitor implements IVramMonitor {
         new KernelHelperConnection({
           sessionContext,
           model,
-          config: () => helperConfigFor(this._settings)
+          config: () => helperConfigFor(this._settings),
+          commsLeftOpen: kernelId => this._commsLeftOpen?.take(kernelId) ?? []
         }));
     // A test that fakes the connection fakes (or leaves out) the watch too.
     this._createDeathWatch =
@@ -98,6 +104,7 @@ export class MemoryMonitor implements IVramMonitor {
         : (sessionContext, model) =>
             new KernelDeathWatch({ sessionContext, model }));
     this._recordStore = options.recordStore ?? null;
+    this._commsLeftOpen = options.commsLeftOpen ?? null;
     this._notebooks.currentChanged.connect(this._onCurrentChanged, this);
     this._onCurrentChanged(this._notebooks, this._notebooks.currentWidget);
   }
@@ -266,6 +273,25 @@ export class MemoryMonitor implements IVramMonitor {
     this._settingsChanged.emit(settings);
   }
 
+  /**
+   * The page is going away (not into the browser's back-forward cache):
+   * remember the comms open in kernels for the next page in this tab, and
+   * try to close them.
+   */
+  pageExit(): void {
+    const open: OpenComm[] = [];
+    for (const entry of this._sessions.values()) {
+      const comm = entry.connection.openComm;
+      if (comm) {
+        open.push(comm);
+      }
+    }
+    this._commsLeftOpen?.remember(open);
+    for (const entry of this._sessions.values()) {
+      entry.connection.closeForPageExit?.();
+    }
+  }
+
   dispose(): void {
     if (this._isDisposed) {
       return;
@@ -401,6 +427,7 @@ export class MemoryMonitor implements IVramMonitor {
   }
 
   private _recordStore: ICellRecordStore | null;
+  private _commsLeftOpen: CommsLeftOpen | null;
   private _notebooks: INotebookSource;
   private _settings: VramSettings;
   private _createConnection: MemoryMonitor.ConnectionFactory;
@@ -451,5 +478,7 @@ export namespace MemoryMonitor {
      * none: for the page only.
      */
     recordStore?: ICellRecordStore | null;
+    /** The comms an earlier page in this tab left open (see CommsLeftOpen.ts); none: not tracked. */
+    commsLeftOpen?: CommsLeftOpen | null;
   }
 }

@@ -236,6 +236,22 @@ def test_a_comm_opened_later_gets_the_timeline_of_what_was_sent(bootstrap: str) 
         assert timeline["times"] == sorted(timeline["times"])
 
 
+def test_a_comm_a_reloaded_page_left_open_is_closed_by_its_replacement(bootstrap: str) -> None:
+    # The kernel cannot tell a comm whose page went away from a live one; the page that
+    # comes back in the same tab names it, and the helper stops sending to it.
+    with live_helper_kernel(bootstrap, FAST) as (k, left_open):
+        second_tab = open_helper_comm(k)
+        replacement = open_helper_comm(k, replaces=[left_open])
+        closes = [m for m in k.iopub if m["msg_type"] == "comm_close"]
+        assert [m["content"]["comm_id"] for m in closes] == [left_open]
+        t0 = time.time()
+        while time.time() - t0 < 1.5:  # three heartbeats at 0.5 s
+            k.pump(0.1)
+        late = {c: [m for m in k.samples(c) if k.arrival[m["header"]["msg_id"]] > t0] for c in (left_open, second_tab, replacement)}
+        assert late[left_open] == [] and late[second_tab] and late[replacement]
+        assert k.eval("len(__import__('jupyterlab_vram_helper').get_runtime().channel.targets())") == 2
+
+
 def test_helper_printed_nothing(watched: Watched) -> None:
     stray = [
         (m["msg_type"], m["content"])

@@ -177,7 +177,11 @@ class FakePynvml(types.ModuleType):
 
 
 class FakeComm:
-    def __init__(self, fail: bool = False):
+    _count = 0
+
+    def __init__(self, fail: bool = False, comm_id: Optional[str] = None):
+        FakeComm._count += 1
+        self.comm_id = comm_id if comm_id is not None else f"comm-{FakeComm._count}"
         self.sent: List[Dict[str, Any]] = []
         self.closed = False
         self.fail = fail

@@ -174,3 +174,32 @@ def test_package_import_has_no_side_effects() -> None:
     out = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[] 1 None"
     assert out.stderr == ""
+
+
+def test_an_open_closes_the_comms_it_replaces_and_no_other(runtime) -> None:
+    # A reloaded page (or a reconnect) names the comms it left open: nothing reads them,
+    # and each broadcast to them costs as much as to a live one.
+    rt, manager = runtime
+    config = {"interval_s": 30, "heartbeat_s": 30}
+    left, other_tab = manager.open({"type": "open", "config": config}), manager.open({"type": "open", "config": config})
+    new = manager.open({"type": "open", "config": config, "replaces": [left.comm_id, "gone-long-ago"]})
+    assert left.closed and not other_tab.closed and not new.closed
+    assert rt.channel.targets() == (other_tab, new)
+    assert "error" not in new.types()
+    rt.channel.broadcast({"type": "ping"})
+    assert left.sent[-1]["type"] != "ping" and new.sent[-1] == {"type": "ping"}
+
+
+@pytest.mark.parametrize(
+    "replaces",
+    ["comm-1", [1, 2], ["x" * 257], ["c"] * 65, {"id": "c"}],
+)
+def test_a_bad_replaces_is_answered_and_closes_nothing(runtime, replaces) -> None:
+    rt, manager = runtime
+    config = {"interval_s": 30, "heartbeat_s": 30}
+    kept = manager.open({"type": "open", "config": config})
+    new = manager.open({"type": "open", "config": {"interval_s": 20, "heartbeat_s": 20}, "replaces": replaces})
+    assert not kept.closed and rt.channel.targets() == (kept, new)
+    (error,) = [m for m in new.sent if m["type"] == "error"]
+    assert error["code"] == "malformed" and "field 'replaces'" in error["message"] and "no comm was closed" in error["message"]
+    assert rt.sampler.config.interval_s == 20  # the rest of the open still counts

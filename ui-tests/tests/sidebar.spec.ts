@@ -129,6 +129,19 @@ test.describe('memory sidebar', () => {
       .poll(async () => Number(await timeline.getAttribute('data-vram-points')))
       .toBeGreaterThan(before);
     expect(Number(await timeline.getAttribute('data-vram-from'))).toBeLessThan(reloadedAt - 1);
+    // The first page's comm is closed, not left for the helper to keep sending to.
+    const commsInKernel = await page.evaluate(async () => {
+      const kernel = (window.jupyterapp.shell.currentWidget as any).sessionContext.session.kernel;
+      const reply = await kernel.requestExecute({
+        code: '',
+        silent: true,
+        user_expressions: {
+          n: "len(__import__('jupyterlab_vram_helper').get_runtime().channel.targets())"
+        }
+      }).done;
+      return reply.content.user_expressions.n.data['text/plain'];
+    });
+    expect(commsInKernel).toBe('1');
   });
 
   test('screenshots for the README, light and dark', async ({ page }) => {
