@@ -17,7 +17,11 @@ import {
   IToolbarWidgetRegistry,
   Notification
 } from '@jupyterlab/apputils';
-import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
+import {
+  INotebookTracker,
+  NotebookActions,
+  NotebookPanel
+} from '@jupyterlab/notebook';
 import { ISettingRegistry } from '@jupyterlab/settingregistry';
 import { IStatusBar } from '@jupyterlab/statusbar';
 import { ITranslator, nullTranslator } from '@jupyterlab/translation';
@@ -86,6 +90,14 @@ const plugin: JupyterFrontEndPlugin<IVramMonitor> = {
       recordStore:
         typeof indexedDB !== 'undefined' ? lazyIndexedDbStore() : null,
       commsLeftOpen: new CommsLeftOpen(tabStorage())
+    });
+    // A cell about to be sent to a kernel that has no helper yet (Run All
+    // as a notebook opens, Restart and Run All) gets the helper ahead of it.
+    NotebookActions.executionScheduled.connect((_, { notebook }) => {
+      const panel = tracker.find(candidate => candidate.content === notebook);
+      if (panel) {
+        monitor.beforeExecution(panel);
+      }
     });
     // A page that goes sends no comm_close: the next page in this tab names
     // the comms this one leaves open, so the kernel stops sending to them.

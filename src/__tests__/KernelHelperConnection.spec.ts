@@ -74,7 +74,12 @@ describe('KernelHelperConnection', () => {
     await settle();
     expect(model.state).toBe('helper-failed');
     expect(model.stateReason).toContain("ModuleNotFoundError: No module named 'psutil'");
-    expect(kernel.comms).toHaveLength(0);
+    // The comm went with the bootstrap (in the same tick); its target was never
+    // registered, so it is dropped, and the kernel's close of it changes nothing.
+    expect(kernel.comms).toHaveLength(1);
+    expect(kernel.lastComm.isDisposed).toBe(true);
+    kernel.lastComm.closeFromKernel();
+    expect(model.state).toBe('helper-failed');
   });
 
   it('reports an aborted bootstrap', async () => {
@@ -363,7 +368,7 @@ describe('KernelHelperConnection', () => {
     kernel.executeOutcome = { status: 'ok' };
     connection.reconnect();
     await settle();
-    expect(kernel.comms).toHaveLength(1);
+    expect(kernel.comms.map(c => c.isDisposed)).toEqual([true, false]);
     expect(model.state).toBe('bootstrapping');
   });
 
@@ -374,5 +379,93 @@ describe('KernelHelperConnection', () => {
     await settle();
     expect(model.state).toBe('helper-failed');
     expect(model.stateReason).toContain('Canceled future');
+  });
+});
+
+describe('KernelHelperConnection: the helper goes ahead of a cell', () => {
+  /** A Python kernel (by its spec) whose info reply has not come yet. */
+  function slowToAnswer(language = 'python') {
+    const kernel = new FakeKernel() as FakeKernel & { spec: Promise<any> };
+    kernel.info = new Promise(() => undefined);
+    kernel.spec = Promise.resolve({ language });
+    return kernel;
+  }
+
+  /** What the notebook sends for a cell. */
+  function runCell(kernel: FakeKernel, code: string) {
+    kernel.requestExecute({ code, silent: false });
+  }
+
+  it('a cell run before the kernel answered follows the helper (Run All on opening)', async () => {
+    const kernel = slowToAnswer();
+    const { connection, model } = connect(kernel);
+    await settle();
+    expect(kernel.executed).toHaveLength(0); // the run waits for the kernel's info
+    connection.deliverBeforeExecution();
+    runCell(kernel, 'x = 1');
+    expect(kernel.executed.map(e => e.content.code)).toEqual(['BOOTSTRAP', 'x = 1']);
+    expect(kernel.comms).toHaveLength(1); // opened in the same tick, before the cell
+    expect(kernel.lastComm.opened).toHaveLength(1);
+    connection.deliverBeforeExecution(); // the next cell of Run All
+    await settle();
+    expect(kernel.executed).toHaveLength(2);
+    kernel.lastComm.receive(wire(makeHello()));
+    expect(model.state).toBe('live');
+  });
+
+  it('after a restart, the first cell follows the helper (Restart and Run All)', async () => {
+    const kernel = new FakeKernel() as FakeKernel & { spec: Promise<any> };
+    kernel.spec = Promise.resolve({ language: 'python' });
+    const { connection, sessionContext } = connect(kernel);
+    await settle();
+    kernel.lastComm.receive(wire(makeHello()));
+    connection.deliverBeforeExecution(); // live: nothing to do
+    expect(kernel.executed).toHaveLength(1);
+    sessionContext.setStatus('restarting');
+    connection.deliverBeforeExecution();
+    runCell(kernel, 'x = 1');
+    expect(kernel.executed.map(e => e.content.code)).toEqual(['BOOTSTRAP', 'BOOTSTRAP', 'x = 1']);
+    const comm = kernel.lastComm;
+    sessionContext.setStatus('idle'); // the restarted kernel answers: already delivered
+    await settle();
+    expect(kernel.executed).toHaveLength(3);
+    expect(kernel.lastComm).toBe(comm);
+    expect(comm.isDisposed).toBe(false);
+  });
+
+  it('never sends Python to a kernel of another language', async () => {
+    const kernel = slowToAnswer('R');
+    const { connection } = connect(kernel);
+    await settle();
+    connection.deliverBeforeExecution();
+    expect(kernel.executed).toHaveLength(0);
+    expect(kernel.comms).toHaveLength(0);
+  });
+
+  it('the run that was waiting does not send the helper again', async () => {
+    let answer: (info: any) => void = () => undefined;
+    const kernel = slowToAnswer();
+    kernel.info = new Promise(resolve => (answer = resolve));
+    const { connection } = connect(kernel);
+    await settle();
+    connection.deliverBeforeExecution();
+    answer({ language_info: { name: 'python' } });
+    await settle();
+    expect(kernel.executed).toHaveLength(1);
+    expect(kernel.comms).toHaveLength(1);
+  });
+});
+
+describe('KernelHelperConnection: a page opened while a cell runs', () => {
+  it.each(['busy', 'unknown'])('says the running cell delays the kernel (status %s), not that it starts', async status => {
+    const kernel = new FakeKernel();
+    kernel.status = status;
+    kernel.info = new Promise(() => undefined); // its info request waits behind the cell
+    const { model } = connect(kernel);
+    await settle();
+    expect(model.state).toBe('kernel-starting');
+    expect(model.stateReason).toBe(
+      'Waiting for the kernel to answer: a running cell delays it until the cell finishes\u2026'
+    );
   });
 });

@@ -36,7 +36,11 @@ import {
   HelperRequestType,
   PartialHelperConfig
 } from '../protocol';
-import { bootstrapHelper } from './helperBootstrap';
+import {
+  bootstrapHelper,
+  IHelperBootstrapHost,
+  sendHelper
+} from './helperBootstrap';
 import { HelperRequests } from './HelperRequests';
 import { loadHelperBootstrapCode } from './helperCode';
 import { describeFailure, ignoreRejection } from './kernelFailures';
@@ -272,8 +276,14 @@ export class KernelHelperConnection
     this._model.setKernelBusy(false);
   }
 
-  /** Start monitoring `kernel` from scratch (null: no kernel). */
-  private _attach(kernel: Kernel.IKernelConnection | null): void {
+  /**
+   * Start monitoring `kernel` from scratch (null: no kernel); with `code`,
+   * deliver the helper at once (see deliverBeforeExecution).
+   */
+  private _attach(
+    kernel: Kernel.IKernelConnection | null,
+    code: string | null = null
+  ): void {
     if (this._isDisposed) {
       return;
     }
@@ -289,6 +299,16 @@ export class KernelHelperConnection
       this._waitForKernel(generation);
       return;
     }
+    if (code !== null) {
+      this._send(kernel, generation, code);
+      return;
+    }
+    // The spec says the language before the kernel answers (a kernel busy
+    // with a cell, or not started yet, answers its info request late).
+    kernel.spec?.then(
+      spec => this._noteLanguage(kernel, spec?.language),
+      () => undefined
+    );
     void this._bootstrap(kernel, generation);
   }
 
@@ -317,16 +337,77 @@ export class KernelHelperConnection
     );
   }
 
+  /**
+   * A notebook cell is about to be sent to the kernel. If the helper is not
+   * there yet (a kernel just started or restarted: Run All, Restart and Run
+   * All) and can be delivered at once (a Python kernel, its code loaded), it
+   * is sent now, ahead of the cell: the kernel runs requests in order, so
+   * the cell runs measured and the panel is live while it runs. Otherwise
+   * the helper would wait behind every queued cell, and none of them would
+   * have a record.
+   */
+  deliverBeforeExecution(): void {
+    if (this._isDisposed || this._comm !== null || this._connectionLost) {
+      return;
+    }
+    const kernel = this._sessionContext.session?.kernel ?? null;
+    const code = this._bootstrapCode;
+    if (
+      !kernel ||
+      kernel.status === 'dead' ||
+      code === null ||
+      !isPython(this._languages.get(kernel.id))
+    ) {
+      return;
+    }
+    if (this._restarting && kernel === this._kernel) {
+      // Restarted, and the restarted kernel has not said 'idle' yet.
+      this._restarting = false;
+      this._attach(kernel, code);
+    } else if (
+      kernel === this._kernel &&
+      !this._restarting &&
+      this._deliveredGeneration !== this._generation
+    ) {
+      // Attached, and its run still awaits the language or the code.
+      this._send(kernel, this._generation, code);
+    }
+  }
+
   private _bootstrap(
     kernel: Kernel.IKernelConnection,
     generation: number
   ): Promise<void> {
-    return bootstrapHelper(kernel, {
+    return bootstrapHelper(kernel, this._hostFor(kernel, generation));
+  }
+
+  private _send(
+    kernel: Kernel.IKernelConnection,
+    generation: number,
+    code: string
+  ): void {
+    this._deliveredGeneration = generation;
+    void sendHelper(kernel, code, this._hostFor(kernel, generation));
+  }
+
+  private _hostFor(
+    kernel: Kernel.IKernelConnection,
+    generation: number
+  ): IHelperBootstrapHost {
+    return {
       model: this._model,
       stale: () => generation !== this._generation || this._isDisposed,
-      loadBootstrapCode: () => this._loadBootstrapCode(),
+      loadBootstrapCode: () => this._loadCode(),
+      languageKnown: language => this._noteLanguage(kernel, language),
       config: () => this._config(),
       replaces: () => this._commsLeftOpen(kernel.id),
+      claimDelivery: () => {
+        if (this._deliveredGeneration === generation) {
+          return false;
+        }
+        this._deliveredGeneration = generation;
+        return true;
+      },
       adopt: comm => {
         comm.onMsg = msg => this._onCommMsg(msg, generation);
         comm.onClose = () => this._onCommClose(generation);
@@ -334,9 +415,35 @@ export class KernelHelperConnection
         this._helloSeen = false;
       },
       abandon: () => {
-        this._comm = null;
+        if (generation === this._generation) {
+          this._dropComm(false);
+        }
       }
-    });
+    };
+  }
+
+  /** The helper's code, kept once loaded (a cell about to run cannot wait for it). */
+  private async _loadCode(): Promise<string> {
+    const code = await this._loadBootstrapCode();
+    this._bootstrapCode = code;
+    return code;
+  }
+
+  /**
+   * What the kernel's spec or info says its language is; a Python kernel's
+   * helper code is fetched at once, so that it can go ahead of a cell.
+   */
+  private _noteLanguage(
+    kernel: Kernel.IKernelConnection,
+    language: string | undefined
+  ): void {
+    if (!language) {
+      return;
+    }
+    this._languages.set(kernel.id, language);
+    if (isPython(language) && this._bootstrapCode === null) {
+      this._loadCode().catch(() => undefined); // tried again by the run
+    }
   }
 
   // -------------------------------------------------------------------------
@@ -469,6 +576,11 @@ export class KernelHelperConnection
   /** The kernel the current (or last) attach was for. */
   private _kernel: Kernel.IKernelConnection | null = null;
   private _generation = 0;
+  /** The run whose helper was sent (by the run, or ahead of a cell). */
+  private _deliveredGeneration = -1;
+  private _bootstrapCode: string | null = null;
+  /** Each kernel's language, from its spec or info (kept across restarts). */
+  private _languages = new Map<string, string>();
   /** Whether the current comm's hello has arrived (later ones are dropped). */
   private _helloSeen = false;
   private _restarting = false;
@@ -498,6 +610,10 @@ export namespace KernelHelperConnection {
      */
     commsLeftOpen?: (kernelId: string) => string[];
   }
+}
+
+function isPython(language: string | undefined): boolean {
+  return language?.toLowerCase() === 'python';
 }
 
 /** Whether comm data claims to be a hello (whatever else it holds). */

@@ -5,9 +5,13 @@
  *   1. reads `language_info.name` (only Python kernels get the helper), asking
  *      again when a kernel_info request is lost;
  *   2. executes the helper's bootstrap code (./helperCode.ts) silently (no
- *      history, no Out[], no cell hooks) and reads the execute reply (an
- *      error there means the helper could not start: its ename/evalue is shown);
- *   3. opens the comm with the protocol version and the sampling config.
+ *      history, no Out[], no cell hooks), and
+ *   3. opens the comm with the protocol version and the sampling config, in
+ *      the same tick as 2 (`sendHelper`): nothing the notebook sends can come
+ *      between them, and a notebook cell sent after them runs with the helper
+ *      installed. The execute reply comes after: an error there means the
+ *      helper could not start (its ename/evalue is shown, and the comm, whose
+ *      target was never registered, is dropped).
  *
  * Every step reports its progress or failure as the model's state; a run that
  * `stale()` says was replaced stops without touching the model.
@@ -33,12 +37,19 @@ export interface IHelperBootstrapHost {
   loadBootstrapCode: () => Promise<string>;
   /** The sampling config to open the comm with. */
   config: () => HelperConfig | PartialHelperConfig;
+  /** The kernel's language, once its info says it. */
+  languageKnown?: (language: string) => void;
   /** Comms of this frontend the new one replaces (the open's `replaces`); asked once, at the open. */
   replaces?: () => string[];
   /** Take the new comm (wire its messages) before it is opened. */
   adopt: (comm: Kernel.IComm) => void;
-  /** The adopted comm could not be opened: forget it. */
+  /** The adopted comm could not be opened, or the helper did not start: forget it. */
   abandon: () => void;
+  /**
+   * Claim the delivery of this run: false when it was delivered already
+   * (sent before a notebook cell, while this run was still awaiting).
+   */
+  claimDelivery: () => boolean;
 }
 
 /** Run steps 1-3 for `kernel`; the outcome is in `host.model`'s state. */
@@ -53,7 +64,14 @@ export async function bootstrapHelper(
   }
 
   // 1. Only Python kernels get the helper (and make the page fetch its code).
-  model.setState('kernel-starting');
+  // The info request waits behind a running cell (a page reloaded meanwhile
+  // knows no status until the kernel sends one).
+  model.setState(
+    'kernel-starting',
+    kernel.status === 'busy' || kernel.status === 'unknown'
+      ? 'Waiting for the kernel to answer: a running cell delays it until the cell finishes\u2026'
+      : undefined
+  );
   const info = await step(host, 'could not read the kernel info', () =>
     kernelInfo(kernel, stale)
   );
@@ -61,6 +79,7 @@ export async function bootstrapHelper(
     return;
   }
   const language = info.language_info?.name ?? '';
+  host.languageKnown?.(language);
   if (language.toLowerCase() !== 'python') {
     model.setState(
       'non-python',
@@ -69,51 +88,89 @@ export async function bootstrapHelper(
     return;
   }
 
-  // 2. Deliver the helper.
-  model.setState(
-    'bootstrapping',
-    kernel.status === 'busy'
-      ? 'Waiting for the running cell to finish to start the memory helper\u2026'
-      : undefined
-  );
+  // 2 and 3. Deliver the helper and open the comm.
+  model.setState('bootstrapping', waitingText(kernel));
   const code = await step(host, "could not load the helper's code", () =>
     host.loadBootstrapCode()
   );
-  if (code === null) {
+  if (code === null || !host.claimDelivery()) {
+    return; // failed, or delivered meanwhile, before a notebook cell ran
+  }
+  await sendHelper(kernel, code, host);
+}
+
+function waitingText(kernel: Kernel.IKernelConnection): string | undefined {
+  return kernel.status === 'busy'
+    ? 'Waiting for the running cell to finish to start the memory helper\u2026'
+    : undefined;
+}
+
+/**
+ * Steps 2 and 3, sent in this tick (nothing awaited before both are sent);
+ * resolves once the execute reply has said how the bootstrap went.
+ */
+export async function sendHelper(
+  kernel: Kernel.IKernelConnection,
+  code: string,
+  host: IHelperBootstrapHost
+): Promise<void> {
+  const { model } = host;
+  model.setState('bootstrapping', waitingText(kernel));
+  let bootstrap: Kernel.IShellFuture<
+    KernelMessage.IExecuteRequestMsg,
+    KernelMessage.IExecuteReplyMsg
+  >;
+  try {
+    bootstrap = kernel.requestExecute(
+      {
+        code,
+        silent: true,
+        store_history: false,
+        allow_stdin: false,
+        stop_on_error: false
+      },
+      true
+    );
+  } catch (reason) {
+    model.setState(
+      'helper-failed',
+      describeFailure('the bootstrap request failed', reason)
+    );
     return;
   }
-  const reply = await step(
-    host,
-    'the bootstrap request failed',
-    () =>
-      kernel.requestExecute(
-        {
-          code,
-          silent: true,
-          store_history: false,
-          allow_stdin: false,
-          stop_on_error: false
-        },
-        true
-      ).done
+  // The helper answers the open with hello, then samples.
+  openComm(kernel, host);
+  const reply = await step(host, 'the bootstrap request failed', () =>
+    bootstrap.done
   );
   if (reply === null) {
     return;
   }
   const content = reply.content;
-  if (content.status === 'error') {
-    model.setState('helper-failed', `${content.ename}: ${content.evalue}`);
-    return;
-  }
   if (content.status !== 'ok') {
+    // The comm's target was never registered: the kernel closes it.
+    host.abandon();
     model.setState(
       'helper-failed',
-      `the kernel did not run the bootstrap (status: ${String(content.status)})`
+      content.status === 'error'
+        ? `${content.ename}: ${content.evalue}`
+        : `the kernel did not run the bootstrap (status: ${String(content.status)})`
     );
     return;
   }
+  if (model.state === 'bootstrapping') {
+    model.setState(
+      'bootstrapping',
+      'Helper started; waiting for its first message\u2026'
+    );
+  }
+}
 
-  // 3. Open the comm; the helper answers with hello, then samples.
+function openComm(
+  kernel: Kernel.IKernelConnection,
+  host: IHelperBootstrapHost
+): void {
+  const { model } = host;
   let comm: Kernel.IComm;
   try {
     comm = kernel.createComm(COMM_TARGET);
@@ -125,10 +182,6 @@ export async function bootstrapHelper(
     return;
   }
   host.adopt(comm);
-  model.setState(
-    'bootstrapping',
-    'Helper started; waiting for its first message\u2026'
-  );
   const open: OpenMessage = {
     type: 'open',
     protocol: PROTOCOL_VERSION,

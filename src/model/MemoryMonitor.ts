@@ -72,6 +72,8 @@ export interface IHelperConnection extends ICleanupConnection {
   readonly openComm?: OpenComm | null;
   /** The page is going away: close the comm (best effort). */
   closeForPageExit?(): void;
+  /** A notebook cell is about to be sent: deliver the helper ahead of it if it is not there yet. */
+  deliverBeforeExecution?(): void;
 }
 
 function isAllocationConnection(
@@ -271,6 +273,14 @@ export class MemoryMonitor implements IVramMonitor {
       }
     }
     this._settingsChanged.emit(settings);
+  }
+
+  /**
+   * A cell of `panel` is about to be sent to its kernel: its connection may
+   * deliver the helper ahead of it (see deliverBeforeExecution).
+   */
+  beforeExecution(panel: IMonitoredNotebook): void {
+    this.sessionFor(panel)?.connection.deliverBeforeExecution?.();
   }
 
   /**

@@ -5,7 +5,7 @@
  */
 import { expect, galata, test } from '@jupyterlab/galata';
 
-import { badgeOf, MiB, openLiveNotebook, showCellHistory, SIDEBAR } from './helpers';
+import { badgeOf, MiB, openLiveNotebook, showCellHistory, SIDEBAR, sidebarRole } from './helpers';
 
 async function numberAttr(loc: ReturnType<typeof badgeOf>, name: string): Promise<number> {
   const value = await loc.getAttribute(name);
@@ -130,6 +130,34 @@ test.describe('per-cell memory', () => {
         })
       )
       .toBe(2);
+  });
+
+  test('Restart and Run All: every cell is measured, and the panel is live while they run', async ({
+    page
+  }) => {
+    await openLiveNotebook(page);
+    await page.notebook.setCell(0, 'code', "import time\nx = bytearray(b'\\x01') * (200 * 2**20)\ntime.sleep(5)");
+    await page.notebook.addCell('code', 'y = 1');
+    await page.notebook.run();
+    await expect(badgeOf(page, 1)).toBeVisible();
+    // As the Restart and Run All command does: the cells are sent as soon as
+    // the restart is over, before the restarted kernel first says it is idle.
+    await page.evaluate(async () => {
+      const app = window.jupyterapp;
+      await (app.shell.currentWidget as any).sessionContext.restartKernel();
+      void app.commands.execute('notebook:run-all-cells');
+    });
+    // Live while the first cell still sleeps: the helper went ahead of it.
+    await expect(sidebarRole(page, 'state')).toHaveAttribute('data-vram-state', 'live', {
+      timeout: 4_000
+    });
+    await expect(sidebarRole(page, 'kernel-busy')).toBeVisible();
+    // Both cells have records of the restarted kernel, not the earlier ones.
+    for (const i of [0, 1]) {
+      await expect(badgeOf(page, i)).not.toHaveAttribute('data-vram-earlier', /.*/, { timeout: 30_000 });
+      await expect(badgeOf(page, i)).toHaveAttribute('data-vram-status', 'ok');
+    }
+    expect(await numberAttr(badgeOf(page, 0), 'data-vram-delta-bytes')).toBeGreaterThan(180 * MiB);
   });
 
   test('badges can be hidden and shown again', async ({ page }) => {
