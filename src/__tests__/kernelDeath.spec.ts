@@ -31,7 +31,7 @@ function facts(overrides: Partial<KernelDeathFacts> = {}): KernelDeathFacts {
     time: 2000,
     lastSample: sample(CONTAINER_HOST),
     figuresAge: 0.3,
-    runningCell: { cellId: 'cell-a', executionCount: 7 },
+    runningCell: { cellId: 'cell-a', executionCount: 7, confirmed: true },
     oomKillsAfter: null,
     ...overrides
   };
@@ -121,10 +121,21 @@ describe('explainKernelDeath', () => {
 
   it('says when the figures are old, and names a cell without a count by its id', () => {
     const e = explainKernelDeath(
-      facts({ figuresAge: 42, runningCell: { cellId: '0123456789abcdef', executionCount: null } })
+      facts({ figuresAge: 42, runningCell: { cellId: '0123456789abcdef', executionCount: null, confirmed: true } })
     );
     expect(e.summary).toContain('(figures from 42 s before)');
-    expect(e.cellText).toBe('Cell cell 01234567 was running.');
+    expect(e.cellText).toBe('The cell marked "kernel died" was running.');
+    expect(e.short).toMatch(/^The kernel \(running cell 01234567\) died/);
+  });
+
+  it('says a cell the kernel never confirmed starting was most likely running', () => {
+    const e = explainKernelDeath(
+      facts({ runningCell: { cellId: '0123456789abcdef', executionCount: null, confirmed: false } })
+    );
+    expect(e.cellText).toBe(
+      'The cell marked "kernel died" was most likely running: the kernel died before it said it had started it.'
+    );
+    expect(e.short).toMatch(/^The kernel \(probably running cell 01234567\) died/);
   });
 
   it('keeps the notification text within what JupyterLab shows', () => {
@@ -148,11 +159,11 @@ describe('KernelMemoryModel: a death', () => {
     const changes: string[] = [];
     model.changed.connect((_, c) => changes.push(c));
     // Found dead 5 s after its last sample came.
-    model.noteKernelDeath('autorestarting', { cellId: 'c', executionCount: 3 }, Date.now() / 1000 + 5);
+    model.noteKernelDeath('autorestarting', { cellId: 'c', executionCount: 3, confirmed: true }, Date.now() / 1000 + 5);
     expect(changes).toContain('death');
     const death = model.death!;
     expect(death.lastSample!.seq).toBe(2);
-    expect(death.runningCell).toEqual({ cellId: 'c', executionCount: 3 });
+    expect(death.runningCell).toEqual({ cellId: 'c', executionCount: 3, confirmed: true });
     expect(death.figuresAge).not.toBeNull();
     expect(model.history.marks).toHaveLength(1);
     expect(model.history.marks[0].kind).toBe('died');

@@ -51,17 +51,35 @@ describe('RunningCellTracker', () => {
     const queued = msg('execute_request', { metadata: { cellId: 'later' } });
     const first = run(kernel, 'cell-a', 4);
     kernel.anyMessage.emit({ msg: queued, direction: 'send' });
-    expect(tracker.running).toEqual({ cellId: 'cell-a', executionCount: 4 });
+    expect(tracker.running).toEqual({ cellId: 'cell-a', executionCount: 4, confirmed: true });
     finish(kernel, first);
-    expect(tracker.running).toBeNull();
+    // The queued one is next: not confirmed until its execute_input.
+    expect(tracker.running).toEqual({ cellId: 'later', executionCount: null, confirmed: false });
     kernel.anyMessage.emit({
       msg: msg('execute_input', { parent: queued.header.msg_id, content: { execution_count: 5 } }),
       direction: 'recv'
     });
-    expect(tracker.running).toEqual({ cellId: 'later', executionCount: 5 });
+    expect(tracker.running).toEqual({ cellId: 'later', executionCount: 5, confirmed: true });
     tracker.attach(null);
     expect(tracker.running).toBeNull();
     run(kernel, 'x', 6); // no longer listening
+    expect(tracker.running).toBeNull();
+  });
+
+  it('names the oldest unanswered request, unconfirmed, when no execute_input came (a kernel that dies at once)', () => {
+    const kernel = new FakeKernel();
+    const tracker = new RunningCellTracker();
+    tracker.attach(kernel as any);
+    expect(tracker.running).toBeNull();
+    const exits = msg('execute_request', { metadata: { cellId: 'os-exit' } });
+    const after = msg('execute_request', { metadata: { cellId: 'after' } });
+    kernel.anyMessage.emit({ msg: exits, direction: 'send' });
+    kernel.anyMessage.emit({ msg: after, direction: 'send' });
+    expect(tracker.running).toEqual({ cellId: 'os-exit', executionCount: null, confirmed: false });
+    // A silent request without a cell (the helper's bootstrap) names nothing.
+    tracker.reset();
+    kernel.anyMessage.emit({ msg: msg('execute_request', { metadata: {} }), direction: 'send' });
+    kernel.anyMessage.emit({ msg: after, direction: 'send' });
     expect(tracker.running).toBeNull();
   });
 
@@ -70,7 +88,7 @@ describe('RunningCellTracker', () => {
     const request = msg('execute_request', { metadata: { cellId: 42 } });
     tracker.handle(request, 'send');
     tracker.handle(msg('execute_input', { parent: request.header.msg_id, content: { execution_count: 'x' } }), 'recv');
-    expect(tracker.running).toEqual({ cellId: null, executionCount: null });
+    expect(tracker.running).toEqual({ cellId: null, executionCount: null, confirmed: true });
     tracker.handle({ header: { msg_type: 'status' }, content: {} } as any, 'recv');
     expect(tracker.running).not.toBeNull();
   });
@@ -99,7 +117,7 @@ describe('KernelDeathWatch', () => {
     serverRestart(sessionContext);
     expect(model.death).toMatchObject({
       status: 'autorestarting',
-      runningCell: { cellId: 'cell-a', executionCount: 9 }
+      runningCell: { cellId: 'cell-a', executionCount: 9, confirmed: true }
     });
     expect(model.death!.lastSample!.time).toBe(1000);
   });
@@ -202,7 +220,7 @@ describe('the death in the panel, the timeline, the badge and a notification', (
         })
       )
     );
-    model.noteKernelDeath('autorestarting', { cellId: 'cell-b', executionCount: 12 });
+    model.noteKernelDeath('autorestarting', { cellId: 'cell-b', executionCount: 12, confirmed: true });
     return model;
   }
 
@@ -267,7 +285,7 @@ describe('the death in the panel, the timeline, the badge and a notification', (
     // The same death on the model the badges follow:
     model.ingest(wire(makeHello()));
     model.ingest(wire(deadModel.death!.lastSample));
-    model.noteKernelDeath('autorestarting', { cellId: 'cell-b', executionCount: 12 });
+    model.noteKernelDeath('autorestarting', { cellId: 'cell-b', executionCount: 12, confirmed: true });
     const mark = b.node.querySelector('[data-vram-role="cell-death-badge"]') as HTMLElement;
     expect(mark.textContent).toBe('kernel died');
     expect(mark.title).toContain('most likely the out-of-memory killer');
@@ -300,7 +318,7 @@ describe('the death in the panel, the timeline, the badge and a notification', (
     const source = dead();
     model.ingest(wire(makeHello()));
     model.ingest(wire(source.death!.lastSample));
-    model.noteKernelDeath('autorestarting', { cellId: 'cell-b', executionCount: 12 });
+    model.noteKernelDeath('autorestarting', { cellId: 'cell-b', executionCount: 12, confirmed: true });
     model.startKernelSession();
     const after = wire(source.death!.lastSample) as any;
     after.host.container.oom_kill_count = 1;

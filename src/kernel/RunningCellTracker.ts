@@ -10,6 +10,9 @@
  * - `status: idle` for that request (or its `execute_reply`) says it ended.
  *
  * Queued requests are not running: only the one whose execute_input came.
+ * A kernel that dies at once (`os._exit`, a segfault) may die before its
+ * execute_input leaves it: with none, the oldest request not answered is
+ * the one the kernel had reached, named as unconfirmed.
  */
 import { Kernel, KernelMessage } from '@jupyterlab/services';
 
@@ -19,9 +22,15 @@ import { RunningCell } from '../model/kernelDeath';
 const MAX_PENDING = 1000;
 
 export class RunningCellTracker {
-  /** The cell the kernel runs now; null when idle or unknown. */
+  /** The cell the kernel runs now (or most likely runs); null when idle or unknown. */
   get running(): RunningCell | null {
-    return this._running;
+    if (this._running) {
+      return this._running;
+    }
+    const oldest = this._pending.values().next();
+    return oldest.done || oldest.value === null
+      ? null
+      : { cellId: oldest.value, executionCount: null, confirmed: false };
   }
 
   /** Follow `kernel`'s messages instead of the previous kernel's. */
@@ -78,7 +87,8 @@ export class RunningCellTracker {
       this._running = {
         cellId: this._pending.get(parentId) ?? null,
         executionCount:
-          typeof count === 'number' && Number.isInteger(count) ? count : null
+          typeof count === 'number' && Number.isInteger(count) ? count : null,
+        confirmed: true
       };
       return;
     }

@@ -25,6 +25,12 @@ export interface RunningCell {
   cellId: string | null;
   /** The execution count the kernel gave it (execute_input), when known. */
   executionCount: number | null;
+  /**
+   * Whether the kernel said it started it (execute_input). A kernel that
+   * dies at once (`os._exit`, a segfault) may not get that message out:
+   * then the oldest request it had not answered is named, as most likely.
+   */
+  confirmed: boolean;
 }
 
 /** What the model records at an unasked-for death. */
@@ -56,21 +62,40 @@ export interface KernelDeathExplanation {
   summary: string;
   /** The gist in at most NOTIFICATION_CHARS characters, for a notification. */
   short: string;
-  /** "Cell [7] was running." or "" when no cell was running. */
+  /** "Cell [7] was running.", a sentence naming the marked cell, or "" when none is known. */
   cellText: string;
   /** The evidence behind the verdict, one line each (figures, counts). */
   details: string[];
 }
 
-/** "[7]" / "[7] (cell 3f2a…)" / "cell 3f2a…": how to name the running cell. */
+/** "running [7]" / "running cell 3f2a…" / "probably running cell 3f2a…": the running cell, for a notification. */
 export function runningCellLabel(cell: RunningCell | null): string {
   if (!cell) {
     return '';
   }
   if (cell.executionCount !== null) {
-    return `[${cell.executionCount}]`;
+    return `running [${cell.executionCount}]`;
   }
-  return cell.cellId !== null ? `cell ${cell.cellId.slice(0, 8)}` : '';
+  if (cell.cellId === null) {
+    return '';
+  }
+  return `${cell.confirmed ? '' : 'probably '}running cell ${cell.cellId.slice(0, 8)}`;
+}
+
+/** The sentence of the panel that names the running cell ('' when none is known). */
+export function runningCellText(cell: RunningCell | null): string {
+  if (!cell) {
+    return '';
+  }
+  if (cell.executionCount !== null) {
+    return `Cell [${cell.executionCount}] was running.`;
+  }
+  if (cell.cellId === null) {
+    return '';
+  }
+  return cell.confirmed
+    ? 'The cell marked "kernel died" was running.'
+    : 'The cell marked "kernel died" was most likely running: the kernel died before it said it had started it.';
 }
 
 /** The OOM kills of the dead kernel's container since its last sample; null: unknown. */
@@ -88,7 +113,7 @@ export function explainKernelDeath(
 ): KernelDeathExplanation {
   const bytes = (n: number | null) => formatBytes(n, units);
   const label = runningCellLabel(facts.runningCell);
-  const cellText = label ? `Cell ${label} was running.` : '';
+  const cellText = runningCellText(facts.runningCell);
   const verb =
     facts.status === 'autorestarting' ? 'died and was restarted' : 'died';
   const sample = facts.lastSample;
@@ -183,7 +208,7 @@ function shortText(
   eventsFile: string,
   figures: string | null
 ): string {
-  const who = cellLabel ? `The kernel (running ${cellLabel})` : 'The kernel';
+  const who = cellLabel ? `The kernel (${cellLabel})` : 'The kernel';
   const at = figures ? ` at ${figures}` : '';
   let text: string;
   switch (verdict) {

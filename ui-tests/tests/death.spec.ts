@@ -68,3 +68,22 @@ test('a kernel killed while a cell runs is explained, and the cell is marked', a
   await expect(sidebarRole(page, 'state')).toHaveAttribute('data-vram-state', 'live', { timeout: 60_000 });
   await expect(death).toBeHidden();
 });
+
+test('a kernel that exits at once has its cell named and marked', async ({
+  page
+}) => {
+  await openLiveNotebook(page);
+  // os._exit often leaves no time for the execute_input to leave the kernel
+  // (not always: both ways, the cell is named and marked).
+  await startCell(page, 0, 'import os; os._exit(1)');
+  const death = sidebarRole(page, 'kernel-death');
+  await expect(death).toBeVisible({ timeout: 60_000 });
+  await expect(sidebarRole(page, 'kernel-death-cell')).toHaveText(
+    /^(Cell \[1\] was running\.|The cell marked "kernel died" was most likely running: the kernel died before it said it had started it\.)$/
+  );
+  const mark = page
+    .locator('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-Cell')
+    .nth(0)
+    .locator('[data-vram-role="cell-death-badge"]');
+  await expect(mark).toHaveText('kernel died');
+});
