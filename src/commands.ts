@@ -25,6 +25,10 @@ import { VramSettings } from './settings';
 import { ISnippetPanel, registerSnippetCommands } from './snippetCommands';
 import type { SnippetLibrary } from './snippets/SnippetLibrary';
 import {
+  ClearHistoryRequest,
+  confirmClearHistoryDialog
+} from './views/ClearHistoryDialog';
+import {
   confirmShutdownKernelDialog,
   ShutdownKernelRequest
 } from './views/ShutdownKernelDialog';
@@ -71,8 +75,11 @@ export function registerCommands(options: {
   currentNotebook?: () => ISnippetPanel | null;
   /** Defaults to the shutdown confirmation dialog (tests answer directly). */
   confirmShutdown?: (request: ShutdownKernelRequest) => Promise<boolean>;
+  /** Defaults to the clear-history confirmation dialog (tests answer directly). */
+  confirmClear?: (request: ClearHistoryRequest) => Promise<boolean>;
 }): void {
   const { app, monitor, trans, palette, sidebar } = options;
+  const confirmClear = options.confirmClear ?? confirmClearHistoryDialog;
 
   app.commands.addCommand(CommandIDs.openSidebar, {
     label: trans.__('Show GPU Memory'),
@@ -169,8 +176,19 @@ export function registerCommands(options: {
       'Forget the per-cell records in this browser (badges included); the kernel keeps its own'
     ),
     isEnabled: hasRecords,
-    execute: () => {
-      monitor.current?.cells.clear();
+    execute: async () => {
+      const model = monitor.current;
+      if (!model || model.cells.length === 0) {
+        return false;
+      }
+      const confirmed = await confirmClear({
+        records: model.cells.length,
+        path: options.currentNotebookPath()
+      });
+      if (confirmed) {
+        model.cells.clear();
+      }
+      return confirmed;
     }
   });
 

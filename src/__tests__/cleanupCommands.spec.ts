@@ -9,6 +9,7 @@ import { Widget } from '@lumino/widgets';
 
 import { CommandIDs } from '../commands';
 import { DeletePlan } from '../model/deletePlan';
+import { ClearHistoryRequest, clearHistoryText } from '../views/ClearHistoryDialog';
 import { MemorySidebar } from '../views/MemorySidebar';
 import { SIDEBAR_ID } from '../views/SidebarHost';
 import {
@@ -17,7 +18,8 @@ import {
   makeListing,
   snapshot
 } from './cleanupFixtures';
-import { GiB, MiB } from './fixtures';
+import { makeCellRecord } from './cellFixtures';
+import { GiB, makeHello, MiB, wire } from './fixtures';
 import {
   liveMonitorOnFakeKernel,
   registerTestCommands,
@@ -72,6 +74,12 @@ async function setup() {
       monitor.dispose();
     }
   };
+}
+
+/** The result sentence the sidebar shows; null when none is shown. */
+function shownResult(t: { q: (selector: string) => HTMLElement | null }): string | null {
+  const node = t.q('[data-vram-role="action-result"]');
+  return node && !node.hidden ? node.textContent : null;
 }
 
 describe('free memory commands', () => {
@@ -214,6 +222,41 @@ describe('free memory commands', () => {
     expect(outcome.status).toBe('cancelled');
     expect(outcome.lines[0]).toContain('The kernel went away before the request was sent');
     expect(t.comm.sent.length).toBe(sentBefore);
+    t.dispose();
+  });
+
+  it('forgets what it said of the kernel that went away once the next one is live', async () => {
+    const t = await setup();
+    t.sessionContext.setStatus('busy');
+    const running = t.commands.execute(CommandIDs.collectGarbage);
+    await settle();
+    t.sessionContext.setStatus('restarting');
+    await running;
+    t.render();
+    expect(shownResult(t)).toContain('went away');
+    t.sessionContext.setStatus('idle'); // the restarted kernel: the helper is sent again
+    await settle();
+    t.kernel.lastComm.receive(wire(makeHello({ pid: 4242 })));
+    t.render();
+    expect(t.monitor.current!.state).toBe('live');
+    expect(shownResult(t)).toBeNull();
+    t.dispose();
+  });
+
+  it("does not show the last result under a new request's Queued", async () => {
+    const t = await setup();
+    const first = t.commands.execute(CommandIDs.collectGarbage);
+    await settle();
+    t.reply(makeFreeResult());
+    await first;
+    t.render();
+    expect(shownResult(t)).not.toBeNull();
+    t.sessionContext.setStatus('busy');
+    void t.commands.execute(CommandIDs.collectGarbage);
+    await settle();
+    t.render();
+    expect(t.q('[data-vram-role="queued-action"]')).not.toBeNull();
+    expect(shownResult(t)).toBeNull();
     t.dispose();
   });
 
@@ -381,5 +424,37 @@ describe('inspect and delete commands', () => {
       'Could not list what holds memory: inspect failed'
     );
     t.dispose();
+  });
+});
+
+describe('clearing the cell history', () => {
+  it('asks first, naming the records and the notebook; Cancel keeps them', async () => {
+    const { monitor } = await liveMonitorOnFakeKernel({});
+    const model = monitor.current!;
+    model.ingest(wire({ type: 'cells', records: [makeCellRecord({ record_id: 1 }), makeCellRecord({ record_id: 2, cell_id: 'b' })] }));
+    const asked: ClearHistoryRequest[] = [];
+    let answer = false;
+    const commands = new CommandRegistry();
+    registerTestCommands(commands, {
+      monitor,
+      sidebar: { showTab: () => undefined } as any,
+      currentNotebookPath: () => 'work/train.ipynb',
+      confirmClear: async request => {
+        asked.push(request);
+        return answer;
+      }
+    });
+    expect(await commands.execute(CommandIDs.clearCellHistory)).toBe(false);
+    expect(asked).toEqual([{ records: 2, path: 'work/train.ipynb' }]);
+    expect(model.cells.length).toBe(2);
+    answer = true;
+    expect(await commands.execute(CommandIDs.clearCellHistory)).toBe(true);
+    expect(model.cells.length).toBe(0);
+    expect(clearHistoryText(asked[0])).toEqual([
+      'Forget the 2 cell records of \u201cwork/train.ipynb\u201d, and their badges?',
+      'They are kept in this browser across reloads; once cleared, nothing brings them back. ' +
+        'Export the history first (CSV or JSON) to keep it.'
+    ]);
+    monitor.dispose();
   });
 });

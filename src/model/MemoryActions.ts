@@ -268,6 +268,12 @@ export class MemoryActions implements IDisposable {
     if (!this.available) {
       outcome = this._failure(kind, label, this._notAvailableText(), 'failed');
     } else {
+      // The last outcome spoke of an earlier request: shown under this one's
+      // "Queued", it would read as this one's result.
+      if (this._lastOutcome) {
+        this._lastOutcome = null;
+        this._emit('outcome');
+      }
       try {
         const result = await this._queue.enqueue(label, send).result;
         outcome = { kind, label, status: 'done', result, ...(await describe(result)) };
@@ -356,6 +362,12 @@ export class MemoryActions implements IDisposable {
         this._lastOutcome = null;
         this._emit('listing');
         this._emit('selection');
+        this._emit('outcome');
+      }
+      if (live && !this._wasLive && this._lastOutcome) {
+        // A new kernel process (or connection): what was said, e.g. that a
+        // request never reached the kernel that went away, is of the past.
+        this._lastOutcome = null;
         this._emit('outcome');
       }
       this._wasLive = live;

@@ -76,6 +76,12 @@ test.describe('per-cell memory', () => {
     await expect(rows).toHaveCount(1);
     // Importing torch costs hundreds of MB of RSS: clear it out of the ranking.
     await page.locator(`${SIDEBAR} [data-vram-role="clear-history"]`).click();
+    const dialog = page.locator('.jp-Dialog');
+    await expect(dialog.locator('[data-vram-role="clear-history-body"]')).toContainText(
+      'Forget the 1 cell record of'
+    );
+    await expect(rows).toHaveCount(1); // nothing cleared before the answer
+    await dialog.locator('.jp-mod-accept').click();
     await expect(rows).toHaveCount(0);
 
     await page.notebook.addCell('code', 'big = torch.ones(40_000_000)  # 160 MB');
