@@ -46,6 +46,7 @@ export type HolderKind =
   | 'optimizer'
   | 'container'
   | 'ndarray'
+  | 'bytes'
   | 'other';
 
 /** One name of the user's namespace that holds memory. */

@@ -181,7 +181,7 @@ class Cleanup:
                 continue
             found = Found()
             sizer.walk(obj, found, depth, objects=True)
-            if kind in ("container", "object") and not found.leaves() and not found.modules and not found.optimizers:
+            if kind in ("container", "object", "bytes") and not found.leaves() and not found.modules and not found.optimizers:
                 continue
             raw.append((name, obj, kind, found))
 
@@ -465,6 +465,8 @@ def _summary(obj: Any, kind: str, found: Found) -> str:
             return holders.tensor_summary(obj)
         if kind == "ndarray":
             return holders.array_summary(obj)
+        if kind == "bytes":
+            return holders.bytes_summary(obj)
         if kind == "module":
             return holders.module_summary(obj, found)
         if kind == "optimizer":

@@ -1,4 +1,4 @@
-"""What holds memory: tensors, modules, optimizers, arrays and containers of them.
+"""What holds memory: tensors, modules, optimizers, arrays, byte buffers and containers of them.
 
 Used by the ``inspect`` and ``delete`` requests (cleanup.py). Nothing here
 imports torch or NumPy: the classes come from ``sys.modules`` (if the user never
@@ -13,6 +13,7 @@ depth), so an odd namespace costs milliseconds, not a hang.
 
 from __future__ import annotations
 
+import array
 import sys
 import types
 from typing import Any, Dict, Iterable, List, Optional, Tuple
@@ -29,12 +30,17 @@ LOCALS_PER_FRAME = 200
 
 _SKIPPED_TYPES = frozenset(
     {
-        int, float, complex, bool, str, bytes, bytearray, type(None), range, slice,
+        int, float, complex, bool, str, type(None), range, slice,
         types.FunctionType, types.BuiltinFunctionType, types.MethodType, types.ModuleType,
         type, property, staticmethod, classmethod, type(Ellipsis), type(NotImplemented),
     }
 )
 _CONTAINER_TYPES = (list, tuple, dict, set, frozenset)
+# Raw bytes in Python objects (file contents, decoded images, buffers for
+# NumPy or torch.frombuffer): listed from this size on, so that the short
+# bytes constants of every namespace do not crowd the list.
+_BYTES_TYPES = (bytes, bytearray, memoryview, array.array)
+MIN_BYTES_LISTED = 64 * 1024
 
 # "other" objects: attributes are looked at, except of objects from these
 # packages (the shell itself reaches the whole user namespace).
@@ -75,7 +81,7 @@ class Classes:
         self._kinds: Dict[type, str] = {}
 
     def kind(self, obj: Any) -> str:
-        """'tensor', 'module', 'optimizer', 'ndarray', 'container', 'object' or 'skip'."""
+        """'tensor', 'module', 'optimizer', 'ndarray', 'bytes', 'container', 'object' or 'skip'."""
         t = type(obj)
         try:
             return self._kinds[t]
@@ -99,6 +105,8 @@ class Classes:
                 return "optimizer"
             if self.ndarray is not None and issubclass(t, self.ndarray):
                 return "ndarray"
+            if issubclass(t, _BYTES_TYPES):
+                return "bytes"
             if issubclass(t, _CONTAINER_TYPES):
                 return "container"
             if issubclass(t, (type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType)):
@@ -134,13 +142,14 @@ def _cls(module: Any, name: str) -> Optional[type]:
 class Found:
     """What one walk found: storages, and counts for the summary."""
 
-    __slots__ = ("storages", "tensors", "arrays", "modules", "optimizers", "params", "buffers", "grads",
-                 "state_tensors", "probes", "graph_tensors", "graph_roots")
+    __slots__ = ("storages", "tensors", "arrays", "byte_objects", "modules", "optimizers", "params", "buffers",
+                 "grads", "state_tensors", "probes", "graph_tensors", "graph_roots")
 
     def __init__(self) -> None:
         self.storages: Storages = {}
         self.tensors = 0
         self.arrays = 0
+        self.byte_objects = 0  # bytes, bytearray, memoryview, array.array of MIN_BYTES_LISTED or more
         self.modules = 0
         self.optimizers = 0
         self.params = 0
@@ -158,7 +167,7 @@ class Found:
         return sum(self.storages.values())
 
     def leaves(self) -> int:
-        return self.tensors + self.arrays
+        return self.tensors + self.arrays + self.byte_objects
 
 
 class Sizer:
@@ -183,6 +192,8 @@ class Sizer:
                 self.tensor(obj, found)
             elif kind == "ndarray":
                 self.array(obj, found)
+            elif kind == "bytes":
+                self.byte_object(obj, found)
             elif kind == "module":
                 self.module(obj, found)
             elif kind == "optimizer":
@@ -240,6 +251,14 @@ class Sizer:
         except Exception:
             ptr = ("id", id(root))
         found.storages[("cpu", ptr)] = nbytes
+
+    def byte_object(self, b: Any, found: Found) -> None:
+        key, size = bytes_storage(b)
+        if size < MIN_BYTES_LISTED:
+            return
+        found.byte_objects += 1
+        _probe(found, b)
+        found.storages[key] = size
 
     def module(self, m: Any, found: Found) -> None:
         found.modules += 1
@@ -341,6 +360,28 @@ def array_summary(a: Any) -> str:
         return type(a).__name__
 
 
+def bytes_storage(b: Any) -> Tuple[Any, int]:
+    """A bytes-like object's storage key and size: a memoryview counts the object it
+    views (once, however many views), an array.array its buffer, bytes and bytearray
+    themselves (a bytearray with the room it has grown)."""
+    if isinstance(b, memoryview):
+        owner = b.obj
+        if isinstance(owner, (bytes, bytearray, array.array)):
+            return bytes_storage(owner)
+        return ("cpu", ("id", id(owner))), int(b.nbytes)
+    if isinstance(b, array.array):
+        address, length = b.buffer_info()
+        return ("cpu", address), length * b.itemsize
+    return ("cpu", ("id", id(b))), sys.getsizeof(b)
+
+
+def bytes_summary(b: Any) -> str:
+    try:
+        return f"{type(b).__name__}[{len(b):,}]"
+    except Exception:
+        return type(b).__name__
+
+
 def plural(n: int, word: str) -> str:
     return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
@@ -359,6 +400,8 @@ def contents_summary(found: Found) -> str:
         parts.append(plural(found.tensors, "tensor"))
     if found.arrays:
         parts.append(plural(found.arrays, "array"))
+    if found.byte_objects:
+        parts.append(plural(found.byte_objects, "bytes object"))
     if found.modules:
         parts.append(plural(found.modules, "module"))
     if found.optimizers:

@@ -229,6 +229,31 @@ def test_inspect_lists_holders_largest_first_and_counts_shared_storage_once(clea
     assert cleanup.inspect(max_entries=2)["truncated"] is True
 
 
+def test_inspect_lists_raw_bytes_from_64_kib_on_counting_a_buffer_once(cleanup: Cleanup, shell: FakeShell) -> None:
+    import array
+
+    raw = bytearray(3 * 2**20)
+    samples = array.array("d", bytes(2**20))  # 131,072 doubles
+    shell.user_ns.update({
+        "raw": raw, "view": memoryview(raw), "samples": samples, "blob": b"\x00" * 2**20,
+        "header": b"\x00" * 1000, "chunks": [bytes(100_000), bytes(100_000)],
+    })
+    by = {e["name"]: e for e in cleanup.inspect()["entries"]}
+    assert set(by) == {"raw", "view", "samples", "blob", "chunks"}  # a 1,000-byte header is not worth a row
+    assert by["raw"]["kind"] == "bytes" and by["raw"]["summary"] == "bytearray[3,145,728]"
+    assert by["raw"]["total_bytes"] == sys.getsizeof(raw) >= 3 * 2**20
+    assert by["view"]["total_bytes"] == 0 and by["view"]["shared_with"] == ["raw"]  # the view's memory is raw's
+    assert by["samples"]["total_bytes"] == 2**20 and by["samples"]["summary"] == "array[131,072]"
+    assert by["chunks"]["summary"] == "list of 2 bytes objects" and by["chunks"]["total_bytes"] >= 200_000
+
+
+def test_deleting_raw_bytes_frees_them(cleanup: Cleanup, shell: FakeShell) -> None:
+    shell.user_ns["raw"] = bytearray(2 * 2**20)
+    listing = cleanup.inspect()["listing_id"]
+    out = cleanup.delete(listing, ["raw"], [], [])
+    assert out["deleted"] == ["raw"] and out["refused"] == [] and "raw" not in shell.user_ns
+
+
 def test_listings_keep_no_strong_reference(cleanup: Cleanup, shell: FakeShell) -> None:
     shell.user_ns["t"] = real_torch.zeros(10)
     shell.user_ns["box"] = [real_torch.zeros(10)]
