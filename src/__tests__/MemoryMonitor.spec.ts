@@ -34,9 +34,11 @@ class FakeConnection implements IHelperConnection {
   configured: unknown[] = [];
   snapshots = 0;
   reconnects = 0;
+  /** Set to hold the configure answer back (a kernel busy with a cell). */
+  configureAnswer: Promise<null> | null = null;
   async configure(config: unknown) {
     this.configured.push(config);
-    return null;
+    return this.configureAnswer ?? null;
   }
   async requestSnapshot() {
     this.snapshots++;
@@ -192,6 +194,26 @@ describe('MemoryMonitor', () => {
     await new Promise(resolve => setTimeout(resolve, 0));
     expect(connection.recorded).toHaveLength(3);
     expect(connection.recorded[2]).toEqual({ enabled: true, host_frames: 32, gpu_max_entries: 500_000 });
+  });
+
+  it('says that new sampling settings wait for the running cell, until they are applied', async () => {
+    const { tracker, monitor, connections } = setup();
+    tracker.activate(new FakePanel());
+    const model = monitor.current as KernelMemoryModel;
+    const pending = () => model.notes.some(n => n.id === 'settings-pending');
+    monitor.updateSettings({ ...DEFAULT_SETTINGS, sampleIntervalSeconds: 0.5 });
+    expect(pending()).toBe(false); // an idle kernel answers at once: no note to flash
+    let answer: (value: null) => void = () => undefined;
+    connections[0].configureAnswer = new Promise(resolve => (answer = resolve));
+    model.setKernelBusy(true);
+    monitor.updateSettings({ ...monitor.settings, sampleIntervalSeconds: 0.2 });
+    expect(pending()).toBe(true);
+    expect(model.notes.find(n => n.id === 'settings-pending')!.text).toContain(
+      'apply when the running cell finishes'
+    );
+    answer(null);
+    await new Promise(resolve => setTimeout(resolve, 0));
+    expect(pending()).toBe(false);
   });
 
   it('applies settings live: helper config and history capacity', () => {

@@ -28,8 +28,6 @@ import { ISignal, Signal } from '@lumino/signaling';
 
 import { KernelMemoryModel } from '../model/KernelMemoryModel';
 import { SilenceWatch } from './SilenceWatch';
-import { parseHistoryResult } from '../cellProtocol';
-import { parseTimeline } from '../timelineProtocol';
 import {
   HelperConfig,
   HelperRequestResults,
@@ -46,6 +44,8 @@ import { loadHelperBootstrapCode } from './helperCode';
 import { describeFailure, ignoreRejection } from './kernelFailures';
 import { HelperRequestError, PendingRequests } from './PendingRequests';
 import { OpenComm } from './CommsLeftOpen';
+import { HelperReadiness } from './HelperReadiness';
+import { recoverHistory, RecoveredHistory } from './historyRecovery';
 
 /** The parts of a notebook's session context the connection uses. */
 export type HelperSessionContext = Pick<
@@ -67,9 +67,11 @@ export class KernelHelperConnection
     this._sessionContext = options.sessionContext;
     this._model = options.model;
     this._config = options.config;
-    this._loadBootstrapCode = options.bootstrapCode
-      ? () => Promise.resolve(options.bootstrapCode as string)
-      : loadHelperBootstrapCode;
+    this._readiness = new HelperReadiness(
+      options.bootstrapCode
+        ? () => Promise.resolve(options.bootstrapCode as string)
+        : loadHelperBootstrapCode
+    );
     this._requestTimeoutMs = options.requestTimeoutMs ?? 60_000;
     this._commsLeftOpen = options.commsLeftOpen ?? (() => []);
 
@@ -121,31 +123,15 @@ export class KernelHelperConnection
    * Bad records are reported as a problem and skipped; a bad timeline is
    * reported and left out whole.
    */
-  async requestHistory(): Promise<{ records: number; samples: number }> {
+  async requestHistory(): Promise<RecoveredHistory> {
     const generation = this._generation;
     const result = await this._request('history', {});
     if (generation !== this._generation || this._isDisposed) {
       return { records: 0, samples: 0 }; // answered by a helper we no longer listen to
     }
-    const { records, errors } = parseHistoryResult(result);
-    if (errors.length) {
-      this._model.reportProblem(
-        `Ignored ${errors.length} malformed cell record(s) in the kernel helper's history: ${errors[0]}`
-      );
-    }
-    const added = this._model.cells.merge(records).length;
-    const timeline = parseTimeline(result);
-    if ('error' in timeline) {
-      this._model.reportProblem(
-        `Ignored the kernel helper's memory timeline: ${timeline.error}`
-      );
-      return { records: added, samples: 0 };
-    }
-    const samples = timeline.value
-      ? this._model.recoverTimeline(timeline.value)
-      : 0;
-    return { records: added, samples };
+    return recoverHistory(this._model, result);
   }
+
 
   /**
    * Comm messages of helper features the memory model does not show (e.g.
@@ -305,10 +291,7 @@ export class KernelHelperConnection
     }
     // The spec says the language before the kernel answers (a kernel busy
     // with a cell, or not started yet, answers its info request late).
-    kernel.spec?.then(
-      spec => this._noteLanguage(kernel, spec?.language),
-      () => undefined
-    );
+    this._readiness.watchSpec(kernel);
     void this._bootstrap(kernel, generation);
   }
 
@@ -351,12 +334,12 @@ export class KernelHelperConnection
       return;
     }
     const kernel = this._sessionContext.session?.kernel ?? null;
-    const code = this._bootstrapCode;
+    const code = this._readiness.code;
     if (
       !kernel ||
       kernel.status === 'dead' ||
       code === null ||
-      !isPython(this._languages.get(kernel.id))
+      !this._readiness.isPython(kernel.id)
     ) {
       return;
     }
@@ -397,8 +380,9 @@ export class KernelHelperConnection
     return {
       model: this._model,
       stale: () => generation !== this._generation || this._isDisposed,
-      loadBootstrapCode: () => this._loadCode(),
-      languageKnown: language => this._noteLanguage(kernel, language),
+      loadBootstrapCode: () => this._readiness.load(),
+      languageKnown: language =>
+        this._readiness.noteLanguage(kernel.id, language),
       config: () => this._config(),
       replaces: () => this._commsLeftOpen(kernel.id),
       claimDelivery: () => {
@@ -420,30 +404,6 @@ export class KernelHelperConnection
         }
       }
     };
-  }
-
-  /** The helper's code, kept once loaded (a cell about to run cannot wait for it). */
-  private async _loadCode(): Promise<string> {
-    const code = await this._loadBootstrapCode();
-    this._bootstrapCode = code;
-    return code;
-  }
-
-  /**
-   * What the kernel's spec or info says its language is; a Python kernel's
-   * helper code is fetched at once, so that it can go ahead of a cell.
-   */
-  private _noteLanguage(
-    kernel: Kernel.IKernelConnection,
-    language: string | undefined
-  ): void {
-    if (!language) {
-      return;
-    }
-    this._languages.set(kernel.id, language);
-    if (isPython(language) && this._bootstrapCode === null) {
-      this._loadCode().catch(() => undefined); // tried again by the run
-    }
   }
 
   // -------------------------------------------------------------------------
@@ -567,7 +527,7 @@ export class KernelHelperConnection
   private _silence: SilenceWatch;
   private _model: KernelMemoryModel;
   private _config: () => HelperConfig | PartialHelperConfig;
-  private _loadBootstrapCode: () => Promise<string>;
+  private _readiness: HelperReadiness;
   private _requestTimeoutMs: number;
   private _commsLeftOpen: (kernelId: string) => string[];
   private _requests = new PendingRequests();
@@ -578,9 +538,6 @@ export class KernelHelperConnection
   private _generation = 0;
   /** The run whose helper was sent (by the run, or ahead of a cell). */
   private _deliveredGeneration = -1;
-  private _bootstrapCode: string | null = null;
-  /** Each kernel's language, from its spec or info (kept across restarts). */
-  private _languages = new Map<string, string>();
   /** Whether the current comm's hello has arrived (later ones are dropped). */
   private _helloSeen = false;
   private _restarting = false;
@@ -610,10 +567,6 @@ export namespace KernelHelperConnection {
      */
     commsLeftOpen?: (kernelId: string) => string[];
   }
-}
-
-function isPython(language: string | undefined): boolean {
-  return language?.toLowerCase() === 'python';
 }
 
 /** Whether comm data claims to be a hello (whatever else it holds). */

@@ -333,6 +333,23 @@ export class KernelMemoryModel implements IKernelMemoryModel {
     return added;
   }
 
+  /**
+   * New sampling settings were sent: while `applied` is pending and a cell
+   * runs (the kernel reads requests between cells), a note says so.
+   */
+  settingsSent(applied: Promise<unknown>): void {
+    if (!this._kernelBusy) {
+      return;
+    }
+    this._settingsPending++;
+    this._updateNotes();
+    const done = () => {
+      this._settingsPending--;
+      this._updateNotes();
+    };
+    applied.then(done, done);
+  }
+
   setHistoryCapacity(capacity: number): void {
     if (capacity !== this._history.capacity) {
       this._history.setCapacity(capacity);
@@ -441,7 +458,8 @@ export class KernelMemoryModel implements IKernelMemoryModel {
       hello: this._hello,
       sample: this._latest,
       problem: this._problem,
-      nvmlUnattributedForS: unattributedFor
+      nvmlUnattributedForS: unattributedFor,
+      settingsPending: this._settingsPending > 0
     });
     if (!sameNotes(notes, this._notes)) {
       this._notes = notes;
@@ -512,6 +530,7 @@ export class KernelMemoryModel implements IKernelMemoryModel {
   private _kernelBusy = false;
   private _notes: readonly VisibilityNote[] = [];
   private _problem: string | null = null;
+  private _settingsPending = 0;
   private _death: KernelDeathFacts | null = null;
   private _awaitingDeathEvidence = false;
   private _restartCapture: {

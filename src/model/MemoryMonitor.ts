@@ -265,7 +265,9 @@ export class MemoryMonitor implements IVramMonitor {
         void session.allocations?.applySettings();
       }
       if (configChanged) {
-        session.connection.configure(config).catch(reason => {
+        const applied = session.connection.configure(config);
+        session.model.settingsSent(applied);
+        applied.catch(reason => {
           session.model.reportProblem(
             `Could not apply the new sampling settings: ${errorText(reason)}`
           );

@@ -16,7 +16,8 @@ export type VisibilityNoteId =
   | 'nvml-no-process'
   | 'tensorflow-imported'
   | 'tensorflow-gpus'
-  | 'helper-problem';
+  | 'helper-problem'
+  | 'settings-pending';
 
 export interface VisibilityNote {
   /** Stable id (also the `data-vram-note` attribute). */
@@ -39,6 +40,8 @@ export interface VisibilityInputs {
    * of them).
    */
   nvmlUnattributedForS: number | null;
+  /** New sampling settings were sent while a cell ran and are not applied yet. */
+  settingsPending?: boolean;
 }
 
 /**
@@ -63,6 +66,15 @@ export function deriveVisibilityNotes(
   const notes: VisibilityNote[] = [];
   if (problem) {
     notes.push({ id: 'helper-problem', severity: 'warning', text: problem });
+  }
+  if (inputs.settingsPending) {
+    notes.push({
+      id: 'settings-pending',
+      severity: 'info',
+      text:
+        'The new sampling settings apply when the running cell finishes: the kernel reads ' +
+        'requests between cells. Until then it samples as before.'
+    });
   }
   if (!hello && !sample) {
     return notes;

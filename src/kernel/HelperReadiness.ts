@@ -1,0 +1,59 @@
+/**
+ * What delivering the helper at once takes, known ahead: each kernel's
+ * language (from its spec, which the server knows before the kernel
+ * answers, or its info reply) and the helper's code, fetched as soon as a
+ * Python kernel is seen. A cell about to be sent cannot wait for either
+ * (see KernelHelperConnection.deliverBeforeExecution).
+ */
+import { Kernel } from '@jupyterlab/services';
+
+export class HelperReadiness {
+  /** `load` fetches the helper's bootstrap code (a chunk of its own). */
+  constructor(load: () => Promise<string>) {
+    this._load = load;
+  }
+
+  /** The code, if it has been loaded; null otherwise. */
+  get code(): string | null {
+    return this._code;
+  }
+
+  /** The code, loaded once and kept. */
+  async load(): Promise<string> {
+    const code = await this._load();
+    this._code = code;
+    return code;
+  }
+
+  /** Learn `kernel`'s language from its spec (the spec needs no answer from the kernel). */
+  watchSpec(kernel: Kernel.IKernelConnection): void {
+    kernel.spec?.then(
+      spec => this.noteLanguage(kernel.id, spec?.language),
+      () => undefined
+    );
+  }
+
+  /** What a kernel's spec or info says its language is; a Python kernel's code is fetched now. */
+  noteLanguage(kernelId: string, language: string | undefined): void {
+    if (!language) {
+      return;
+    }
+    this._languages.set(kernelId, language);
+    if (isPython(language) && this._code === null) {
+      this.load().catch(() => undefined); // a bootstrap run tries again
+    }
+  }
+
+  /** True only when the kernel is known to run Python (kept across its restarts). */
+  isPython(kernelId: string): boolean {
+    return isPython(this._languages.get(kernelId));
+  }
+
+  private _load: () => Promise<string>;
+  private _code: string | null = null;
+  private _languages = new Map<string, string>();
+}
+
+function isPython(language: string | undefined): boolean {
+  return language?.toLowerCase() === 'python';
+}

@@ -1,0 +1,37 @@
+/**
+ * What a `history` reply brings back into a model: the per-cell records the
+ * helper kept and the figures of the samples it sent before this page
+ * listened (its timeline). The reply is untrusted: bad records are reported
+ * as a problem and skipped, a bad timeline is reported and left out whole.
+ */
+import { parseHistoryResult } from '../cellProtocol';
+import { KernelMemoryModel } from '../model/KernelMemoryModel';
+import { parseTimeline } from '../timelineProtocol';
+
+/** How much the reply added: records, and timeline rows (samples). */
+export interface RecoveredHistory {
+  records: number;
+  samples: number;
+}
+
+export function recoverHistory(
+  model: KernelMemoryModel,
+  result: unknown
+): RecoveredHistory {
+  const { records, errors } = parseHistoryResult(result);
+  if (errors.length) {
+    model.reportProblem(
+      `Ignored ${errors.length} malformed cell record(s) in the kernel helper's history: ${errors[0]}`
+    );
+  }
+  const added = model.cells.merge(records).length;
+  const timeline = parseTimeline(result);
+  if ('error' in timeline) {
+    model.reportProblem(
+      `Ignored the kernel helper's memory timeline: ${timeline.error}`
+    );
+    return { records: added, samples: 0 };
+  }
+  const samples = timeline.value ? model.recoverTimeline(timeline.value) : 0;
+  return { records: added, samples };
+}
