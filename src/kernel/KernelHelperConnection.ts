@@ -6,23 +6,24 @@
  * after the connection comes back) it (steps 1-3: ./helperBootstrap.ts):
  *   1. reads `language_info.name` (only Python kernels get the helper);
  *   2. executes the helper's bootstrap code (./helperCode.ts) silently (no
- *      history, no Out[], no cell hooks) and reads the execute reply (an
- *      error there means the helper could not start: its ename/evalue is shown);
- *   3. opens the comm with the protocol version and the sampling config;
+ *      history, no Out[], no cell hooks), and
+ *   3. opens the comm with the protocol version and the sampling config, in
+ *      the same tick (an error in the execute reply means the helper could
+ *      not start: its ename/evalue is shown);
  *   4. hands every comm message to `model.ingest` (hello, samples, `cells`
- *      records), and settles the answers to its own requests (configure,
- *      snapshot, ping, history);
+ *      records), and settles the answers to its own requests (./HelperComm.ts);
  *   5. on each hello, asks for the `history` the helper kept (per-cell
  *      records and the figures of the samples it sent lately), so a reloaded
- *      page or a second frontend recovers them (the model de-duplicates
- *      records by record_id and timeline rows by time).
+ *      page or a second frontend recovers them (./historyRecovery.ts).
  *
  * A kernel restart disposes every comm on the frontend side, so step 1-3
- * run again once the restarted kernel is idle. Each run has a generation
- * number: the steps of a run that a newer run replaced are dropped.
+ * run again once the restarted kernel is idle, or at once when a notebook
+ * cell is about to be sent first (deliverBeforeExecution). Each run has a
+ * generation number: the steps of a run that a newer run replaced are
+ * dropped.
  */
 import { ISessionContext } from '@jupyterlab/apputils';
-import { Kernel, KernelMessage } from '@jupyterlab/services';
+import { Kernel } from '@jupyterlab/services';
 import { IDisposable } from '@lumino/disposable';
 import { ISignal, Signal } from '@lumino/signaling';
 
@@ -41,8 +42,8 @@ import {
 } from './helperBootstrap';
 import { HelperRequests } from './HelperRequests';
 import { loadHelperBootstrapCode } from './helperCode';
-import { describeFailure, ignoreRejection } from './kernelFailures';
-import { HelperRequestError, PendingRequests } from './PendingRequests';
+import { HelperComm } from './HelperComm';
+import { HelperRequestError } from './PendingRequests';
 import { OpenComm } from './CommsLeftOpen';
 import { HelperReadiness } from './HelperReadiness';
 import { recoverHistory, RecoveredHistory } from './historyRecovery';
@@ -74,6 +75,13 @@ export class KernelHelperConnection
     );
     this._requestTimeoutMs = options.requestTimeoutMs ?? 60_000;
     this._commsLeftOpen = options.commsLeftOpen ?? (() => []);
+    this._channel = new HelperComm({
+      model: this._model,
+      onHello: () => this._recoverHistory()
+    });
+    this._channel.otherMessage.connect((_, data) =>
+      this._otherMessage.emit(data)
+    );
 
     this._silence = new SilenceWatch({
       model: this._model,
@@ -93,12 +101,12 @@ export class KernelHelperConnection
 
   /** True while a comm to a helper is open (the helper may not have said hello yet). */
   get isOpen(): boolean {
-    return this._comm !== null;
+    return this._channel.comm !== null;
   }
 
   /** The comm open now and its kernel; null when none. */
   get openComm(): OpenComm | null {
-    const comm = this._comm;
+    const comm = this._channel.comm;
     const kernel = this._kernel;
     return comm && kernel ? { kernelId: kernel.id, commId: comm.commId } : null;
   }
@@ -109,7 +117,7 @@ export class KernelHelperConnection
    */
   closeForPageExit(): void {
     this._generation++;
-    this._dropComm(true);
+    this._channel.drop(true);
   }
 
   get isDisposed(): boolean {
@@ -162,8 +170,9 @@ export class KernelHelperConnection
       this
     );
     // Tell the helper to stop sending to this comm (the kernel may live on).
-    this._dropComm(true);
-    this._requests.rejectAll('The notebook was closed.');
+    this._channel.drop(true);
+    this._channel.rejectAll('The notebook was closed.');
+    this._channel.dispose();
   }
 
   // -------------------------------------------------------------------------
@@ -257,8 +266,8 @@ export class KernelHelperConnection
   /** Forget the current comm and requests; invalidates running bootstraps. */
   private _detach(reason: string): void {
     this._generation++;
-    this._dropComm(false);
-    this._requests.rejectAll(reason);
+    this._channel.drop(false);
+    this._channel.rejectAll(reason);
     this._model.setKernelBusy(false);
   }
 
@@ -273,11 +282,11 @@ export class KernelHelperConnection
     if (this._isDisposed) {
       return;
     }
-    const closeOld = this._comm !== null && !this._connectionLost;
+    const closeOld = this._channel.comm !== null && !this._connectionLost;
     this._kernel = kernel;
     this._generation++;
-    this._dropComm(closeOld);
-    this._requests.rejectAll('The kernel changed.');
+    this._channel.drop(closeOld);
+    this._channel.rejectAll('The kernel changed.');
     this._model.startKernelSession();
     this._model.setKernelBusy(kernel?.status === 'busy');
     const generation = this._generation;
@@ -330,7 +339,7 @@ export class KernelHelperConnection
    * have a record.
    */
   deliverBeforeExecution(): void {
-    if (this._isDisposed || this._comm !== null || this._connectionLost) {
+    if (this._isDisposed || this._channel.comm !== null || this._connectionLost) {
       return;
     }
     const kernel = this._sessionContext.session?.kernel ?? null;
@@ -393,134 +402,42 @@ export class KernelHelperConnection
         return true;
       },
       adopt: comm => {
-        comm.onMsg = msg => this._onCommMsg(msg, generation);
-        comm.onClose = () => this._onCommClose(generation);
-        this._comm = comm;
-        this._helloSeen = false;
+        if (generation === this._generation) {
+          this._channel.adopt(comm);
+        }
       },
       abandon: () => {
         if (generation === this._generation) {
-          this._dropComm(false);
+          this._channel.drop(false);
         }
       }
     };
   }
 
-  // -------------------------------------------------------------------------
-  // Comm traffic
-
-  private _onCommMsg(msg: KernelMessage.ICommMsgMsg, generation: number): void {
-    if (generation !== this._generation) {
-      return;
-    }
-    const data = msg.content.data;
-    if (this._helloSeen && isHello(data)) {
-      // Only the helper's first hello on a comm says who it is and which
-      // protocol it speaks; a later one can only come from code in the
-      // kernel writing onto this comm.
-      this._model.noteIgnoredMessage('a second hello on the same connection');
-      return;
-    }
-    const result = this._model.ingest(data);
-    if (isHello(data) && result.kind !== 'malformed') {
-      this._helloSeen = true;
-    }
-    if (result.kind === 'unsupported') {
-      this._otherMessage.emit(data);
-      return;
-    }
-    if (result.kind !== 'message') {
-      return;
-    }
-    const message = result.message;
-    if (message.type === 'hello' && this._model.state === 'live') {
-      // Recover the records of cells that ran before this comm opened, and
-      // the timeline before it.
-      this.requestHistory().catch(reason => {
-        // Abandoned (comm closed, kernel restarted, timed out behind a long
-        // cell) is normal; an error answer is worth a note.
-        if (
-          reason instanceof HelperRequestError &&
-          generation === this._generation &&
-          !this._isDisposed
-        ) {
-          this._model.reportProblem(
-            `Could not recover the per-cell history and timeline (${reason.code}): ${reason.message}`
-          );
-        }
-      });
-    }
-    if (message.type === 'reply' || message.type === 'error') {
-      const settled = this._requests.settle(message);
-      if (!settled && message.type === 'error' && message.request_id !== null) {
-        // An answer to a request that already timed out: still worth showing.
-        this._model.reportProblem(
-          `The kernel helper reported an error (${message.code}): ${message.message}`
-        );
-      }
-    }
-  }
-
-  private _onCommClose(generation: number): void {
-    if (generation !== this._generation) {
-      return;
-    }
-    this._comm = null;
-    this._requests.rejectAll('The kernel helper closed the connection.');
-    if (this._model.state !== 'protocol-mismatch') {
-      this._model.setState(
-        'disconnected',
-        'The kernel closed the memory helper connection. Use "Refresh GPU memory" to reconnect.'
-      );
-    }
-  }
-
-  protected async _request<T extends HelperRequestType>(
+  protected _request<T extends HelperRequestType>(
     type: T,
     fields: { [key: string]: unknown },
     timeoutMs = this._requestTimeoutMs
   ): Promise<HelperRequestResults[T]> {
-    const comm = this._comm;
-    if (!comm) {
-      throw new Error('The memory helper is not connected to this kernel.');
-    }
-    const { requestId, result } = this._requests.add(type, timeoutMs);
-    try {
-      ignoreRejection(
-        comm.send({ ...fields, type, request_id: requestId } as any).done
-      );
-    } catch (reason) {
-      this._requests.settle({
-        type: 'error',
-        request_id: requestId,
-        code: 'send_failed',
-        message: describeFailure('could not send the request', reason)
-      });
-    }
-    return (await result) as unknown as HelperRequestResults[T];
+    return this._channel.request(type, fields, timeoutMs);
   }
 
-  /** Forget the comm; `sendClose` also tells the kernel side. */
-  private _dropComm(sendClose: boolean): void {
-    const comm = this._comm;
-    this._comm = null;
-    if (!comm) {
-      return;
-    }
-    comm.onMsg = () => undefined;
-    comm.onClose = () => undefined;
-    if (comm.isDisposed) {
-      return;
-    }
-    try {
-      if (sendClose) {
-        ignoreRejection(comm.close().done);
-      } else {
-        comm.dispose();
+  /** Recover the records of cells that ran before this comm opened, and the timeline before it. */
+  private _recoverHistory(): void {
+    const generation = this._generation;
+    this.requestHistory().catch(reason => {
+      // Abandoned (comm closed, kernel restarted, timed out behind a long
+      // cell) is normal; an error answer is worth a note.
+      if (
+        reason instanceof HelperRequestError &&
+        generation === this._generation &&
+        !this._isDisposed
+      ) {
+        this._model.reportProblem(
+          `Could not recover the per-cell history and timeline (${reason.code}): ${reason.message}`
+        );
       }
-    } catch {
-      comm.dispose();
-    }
+    });
   }
 
   private _sessionContext: HelperSessionContext;
@@ -530,16 +447,14 @@ export class KernelHelperConnection
   private _readiness: HelperReadiness;
   private _requestTimeoutMs: number;
   private _commsLeftOpen: (kernelId: string) => string[];
-  private _requests = new PendingRequests();
+  private _channel: HelperComm;
   private _otherMessage = new Signal<this, unknown>(this);
-  private _comm: Kernel.IComm | null = null;
   /** The kernel the current (or last) attach was for. */
   private _kernel: Kernel.IKernelConnection | null = null;
   private _generation = 0;
   /** The run whose helper was sent (by the run, or ahead of a cell). */
   private _deliveredGeneration = -1;
   /** Whether the current comm's hello has arrived (later ones are dropped). */
-  private _helloSeen = false;
   private _restarting = false;
   private _connectionLost = false;
   private _isDisposed = false;
@@ -567,13 +482,4 @@ export namespace KernelHelperConnection {
      */
     commsLeftOpen?: (kernelId: string) => string[];
   }
-}
-
-/** Whether comm data claims to be a hello (whatever else it holds). */
-function isHello(data: unknown): boolean {
-  return (
-    typeof data === 'object' &&
-    data !== null &&
-    (data as { type?: unknown }).type === 'hello'
-  );
 }

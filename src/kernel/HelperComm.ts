@@ -1,0 +1,179 @@
+/**
+ * The one comm a connection has open to the helper in its kernel: every
+ * message it brings goes to the model (`ingest`), answers settle the
+ * requests sent on it, and a request goes out with an id and waits for its
+ * answer. A comm it no longer uses is dropped with its handlers, so nothing
+ * a dropped comm brings can reach the model.
+ *
+ * KernelHelperConnection decides when a comm is adopted or dropped (kernel
+ * restarts, changes, reconnects); this file knows nothing of that.
+ */
+import { Kernel, KernelMessage } from '@jupyterlab/services';
+import { ISignal, Signal } from '@lumino/signaling';
+
+import { KernelMemoryModel } from '../model/KernelMemoryModel';
+import { HelperRequestResults, HelperRequestType } from '../protocol';
+import { describeFailure, ignoreRejection } from './kernelFailures';
+import { PendingRequests } from './PendingRequests';
+
+export class HelperComm {
+  constructor(options: HelperComm.IOptions) {
+    this._model = options.model;
+    this._onHello = options.onHello;
+  }
+
+  /** The comm in use; null when none. */
+  get comm(): Kernel.IComm | null {
+    return this._comm;
+  }
+
+  /**
+   * Messages of helper features the memory model does not show (e.g.
+   * `allocation_recording`), as the kernel sent them: untrusted data.
+   */
+  get otherMessage(): ISignal<this, unknown> {
+    return this._otherMessage;
+  }
+
+  /** Use `comm` from now on (the previous one must have been dropped). */
+  adopt(comm: Kernel.IComm): void {
+    comm.onMsg = msg => this._onMsg(comm, msg);
+    comm.onClose = () => this._onClose(comm);
+    this._comm = comm;
+    this._helloSeen = false;
+  }
+
+  /** Forget the comm; `sendClose` also tells the kernel side. */
+  drop(sendClose: boolean): void {
+    const comm = this._comm;
+    this._comm = null;
+    if (!comm) {
+      return;
+    }
+    comm.onMsg = () => undefined;
+    comm.onClose = () => undefined;
+    if (comm.isDisposed) {
+      return;
+    }
+    try {
+      if (sendClose) {
+        ignoreRejection(comm.close().done);
+      } else {
+        comm.dispose();
+      }
+    } catch {
+      comm.dispose();
+    }
+  }
+
+  /** Reject every request waiting for an answer (the helper will not give it). */
+  rejectAll(reason: string): void {
+    this._requests.rejectAll(reason);
+  }
+
+  /** Send a request and wait for its answer (or `timeoutMs`). */
+  async request<T extends HelperRequestType>(
+    type: T,
+    fields: { [key: string]: unknown },
+    timeoutMs: number
+  ): Promise<HelperRequestResults[T]> {
+    const comm = this._comm;
+    if (!comm) {
+      throw new Error('The memory helper is not connected to this kernel.');
+    }
+    const { requestId, result } = this._requests.add(type, timeoutMs);
+    try {
+      ignoreRejection(
+        comm.send({ ...fields, type, request_id: requestId } as any).done
+      );
+    } catch (reason) {
+      this._requests.settle({
+        type: 'error',
+        request_id: requestId,
+        code: 'send_failed',
+        message: describeFailure('could not send the request', reason)
+      });
+    }
+    return (await result) as unknown as HelperRequestResults[T];
+  }
+
+  dispose(): void {
+    Signal.clearData(this);
+  }
+
+  private _onMsg(comm: Kernel.IComm, msg: KernelMessage.ICommMsgMsg): void {
+    if (comm !== this._comm) {
+      return;
+    }
+    const data = msg.content.data;
+    if (this._helloSeen && isHello(data)) {
+      // Only the helper's first hello on a comm says who it is and which
+      // protocol it speaks; a later one can only come from code in the
+      // kernel writing onto this comm.
+      this._model.noteIgnoredMessage('a second hello on the same connection');
+      return;
+    }
+    const result = this._model.ingest(data);
+    if (isHello(data) && result.kind !== 'malformed') {
+      this._helloSeen = true;
+    }
+    if (result.kind === 'unsupported') {
+      this._otherMessage.emit(data);
+      return;
+    }
+    if (result.kind !== 'message') {
+      return;
+    }
+    const message = result.message;
+    if (message.type === 'hello' && this._model.state === 'live') {
+      this._onHello();
+    }
+    if (message.type === 'reply' || message.type === 'error') {
+      const settled = this._requests.settle(message);
+      if (!settled && message.type === 'error' && message.request_id !== null) {
+        // An answer to a request that already timed out: still worth showing.
+        this._model.reportProblem(
+          `The kernel helper reported an error (${message.code}): ${message.message}`
+        );
+      }
+    }
+  }
+
+  private _onClose(comm: Kernel.IComm): void {
+    if (comm !== this._comm) {
+      return;
+    }
+    this._comm = null;
+    this._requests.rejectAll('The kernel helper closed the connection.');
+    if (this._model.state !== 'protocol-mismatch') {
+      this._model.setState(
+        'disconnected',
+        'The kernel closed the memory helper connection. Use "Refresh GPU memory" to reconnect.'
+      );
+    }
+  }
+
+  private _model: KernelMemoryModel;
+  private _onHello: () => void;
+  private _comm: Kernel.IComm | null = null;
+  private _helloSeen = false;
+  private _requests = new PendingRequests();
+  private _otherMessage = new Signal<this, unknown>(this);
+}
+
+export namespace HelperComm {
+  export interface IOptions {
+    model: KernelMemoryModel;
+    /** The helper said hello on the comm and the model is live (e.g. recover its history). */
+    onHello: () => void;
+  }
+}
+
+/** Whether comm data claims to be a hello (whatever else it holds). */
+function isHello(data: unknown): boolean {
+  return (
+    typeof data === 'object' &&
+    data !== null &&
+    (data as { type?: unknown }).type === 'hello'
+  );
+}
