@@ -18,10 +18,9 @@ import { KernelDeathFacts, RunningCell } from './kernelDeath';
 import { historySeriesOf, sampleSeries } from './historySeries';
 import { KernelMarkKind, MemoryHistory } from './MemoryHistory';
 import { describeState, MonitorState } from './MonitorState';
+import { NvmlAttributionClock } from './NvmlAttributionClock';
 import {
   deriveVisibilityNotes,
-  nvmlCannotAttribute,
-  NVML_UNATTRIBUTED_NOTE_AFTER_S,
   sameNotes,
   VisibilityNote
 } from './visibilityNotes';
@@ -126,7 +125,7 @@ export class KernelMemoryModel implements IKernelMemoryModel {
   startKernelSession(): void {
     this._hello = null;
     this._latest = null;
-    this._nvmlUnattributedSince = null;
+    this._nvmlClock.reset();
     this._problem = null;
     this._changed.emit('history');
     this._updateNotes();
@@ -362,7 +361,7 @@ export class KernelMemoryModel implements IKernelMemoryModel {
       return;
     }
     this._isDisposed = true;
-    this._clearNvmlNoteTimer();
+    this._nvmlClock.dispose();
     this._cells.dispose();
     Signal.clearData(this);
   }
@@ -392,11 +391,7 @@ export class KernelMemoryModel implements IKernelMemoryModel {
       return;
     }
     this._latest = sample;
-    if (!nvmlCannotAttribute(sample)) {
-      this._nvmlUnattributedSince = null;
-    } else if (this._nvmlUnattributedSince === null) {
-      this._nvmlUnattributedSince = sample.time;
-    }
+    this._nvmlClock.sampled(sample);
     this._lastSampleArrival = Date.now() / 1000;
     this._sampleCount++;
     if (this._awaitingDeathEvidence) {
@@ -453,7 +448,10 @@ export class KernelMemoryModel implements IKernelMemoryModel {
   }
 
   private _updateNotes(): void {
-    const unattributedFor = this._nvmlUnattributedFor();
+    const unattributedFor = this._nvmlClock.unattributedFor(
+      this._latest,
+      this._lastSampleArrival
+    );
     const notes = deriveVisibilityNotes({
       hello: this._hello,
       sample: this._latest,
@@ -465,56 +463,7 @@ export class KernelMemoryModel implements IKernelMemoryModel {
       this._notes = notes;
       this._changed.emit('notes');
     }
-    this._scheduleNvmlNote(unattributedFor);
-  }
-
-  /**
-   * How long NVML has not attributed memory to the kernel: by the kernel's
-   * clock from the first such sample to the latest, then by ours since the
-   * latest arrived (the helper sends nothing while nothing changes).
-   */
-  private _nvmlUnattributedFor(now: number = Date.now() / 1000): number | null {
-    if (this._nvmlUnattributedSince === null || !this._latest) {
-      return null;
-    }
-    const sinceLatest = Math.max(0, now - this._lastSampleArrival);
-    return this._latest.time - this._nvmlUnattributedSince + sinceLatest;
-  }
-
-  /**
-   * The helper sends a sample when a figure changes, else one per heartbeat
-   * (10 s by default): once the kernel's figures settle, the note would wait
-   * for the heartbeat. A timer shows it when it falls due instead. It is set
-   * again only when a sample brings the due time forward, not at every
-   * sample; one that fires early sets the next through the update it makes.
-   */
-  private _scheduleNvmlNote(unattributedFor: number | null): void {
-    if (
-      unattributedFor === null ||
-      unattributedFor >= NVML_UNATTRIBUTED_NOTE_AFTER_S ||
-      this._isDisposed
-    ) {
-      this._clearNvmlNoteTimer();
-      return;
-    }
-    const wait = (NVML_UNATTRIBUTED_NOTE_AFTER_S - unattributedFor) * 1000;
-    const due = Date.now() + wait;
-    if (this._nvmlNoteTimer !== null && due >= this._nvmlNoteDue) {
-      return;
-    }
-    this._clearNvmlNoteTimer();
-    this._nvmlNoteDue = due;
-    this._nvmlNoteTimer = setTimeout(() => {
-      this._nvmlNoteTimer = null;
-      this._updateNotes();
-    }, wait);
-  }
-
-  private _clearNvmlNoteTimer(): void {
-    if (this._nvmlNoteTimer !== null) {
-      clearTimeout(this._nvmlNoteTimer);
-      this._nvmlNoteTimer = null;
-    }
+    this._nvmlClock.schedule(unattributedFor);
   }
 
   private _changed = new Signal<this, ModelChange>(this);
@@ -522,10 +471,7 @@ export class KernelMemoryModel implements IKernelMemoryModel {
   private _stateReason = describeState('kernel-starting');
   private _hello: HelloMessage | null = null;
   private _latest: SampleMessage | null = null;
-  // The first sample's time of the current run in which NVML does not attribute memory to the kernel.
-  private _nvmlUnattributedSince: number | null = null;
-  private _nvmlNoteTimer: ReturnType<typeof setTimeout> | null = null;
-  private _nvmlNoteDue = 0; // Date.now() at which the pending timer fires
+  private _nvmlClock = new NvmlAttributionClock(() => this._updateNotes());
   private _sampleCount = 0;
   private _kernelBusy = false;
   private _notes: readonly VisibilityNote[] = [];
