@@ -175,6 +175,19 @@ export function registerCleanupCommands(options: {
         if (!memoryActions.listing && !memoryActions.inspecting) {
           void memoryActions.inspect();
         }
+        const named = [...stringArray(args.names)];
+        const hidden = stringArray(args.hidden);
+        if (named.length || hidden.length) {
+          // Named by the out-of-memory diagnosis, which speaks of the moment
+          // the cell failed: what it named may be gone since.
+          const text = await import('./model/cleanupResultText');
+          const what = text.listNames([...named, ...hidden.map(text.hiddenHolderText)]);
+          notify(
+            'info',
+            `Nothing left to delete: ${what} no longer hold${named.length + hidden.length === 1 ? 's' : ''} memory in the kernel (deleted or cleared since). The Holders tab shows what does now.`
+          );
+          return null;
+        }
         notify(
           'info',
           'Nothing to delete: tick variables or hidden references in the Holders tab of the GPU memory panel first.'

@@ -375,6 +375,24 @@ describe('inspect and delete commands', () => {
     t.dispose();
   });
 
+  it('says so when what the out-of-memory diagnosis named is gone since', async () => {
+    const t = await inspected();
+    const running = t.commands.execute(CommandIDs.deleteVariables, {
+      names: [],
+      hidden: ['last_traceback'],
+      fresh: true
+    });
+    await settle();
+    t.reply(makeListing({ hidden: [] })); // the fresh listing: the traceback was cleared
+    expect(await running).toBeNull();
+    expect(t.confirmed).toHaveLength(0);
+    expect(t.notes.pop()).toEqual([
+      'info',
+      'Nothing left to delete: the last traceback no longer holds memory in the kernel (deleted or cleared since). The Holders tab shows what does now.'
+    ]);
+    t.dispose();
+  });
+
   it('does nothing when the dialog is cancelled', async () => {
     const t = await inspected();
     t.setAnswer(false);

@@ -5,6 +5,7 @@ import { KernelMemoryModel } from '../model/KernelMemoryModel';
 import { makeDeletePlan } from '../model/deletePlan';
 import {
   createDeleteDialogBody,
+  deleteDialogTitle,
   expectedBytesText
 } from '../views/DeleteDialogBody';
 import { HoldersView } from '../views/HoldersView';
@@ -134,6 +135,17 @@ describe('HoldersView', () => {
 });
 
 describe('delete dialog body', () => {
+  it('is titled with what its button will do', () => {
+    const listing = makeListing();
+    expect(deleteDialogTitle(makeDeletePlan(listing, ['a', 'model'], ['last_traceback'])!)).toBe(
+      'Delete 2 variables and clear 1 hidden reference?'
+    );
+    expect(deleteDialogTitle(makeDeletePlan(listing, [], ['last_traceback'])!)).toBe(
+      'Clear 1 hidden reference?'
+    );
+    expect(deleteDialogTitle(makeDeletePlan(listing, ['a'], [])!)).toBe('Delete 1 variable?');
+  });
+
   it('lists exactly the chosen names and holders, the warning and the bytes', () => {
     const plan = makeDeletePlan(
       makeListing(),

@@ -10,7 +10,7 @@
  * `[data-vram-role="delete-plan-warning"]`,
  * `[data-vram-role="delete-plan-expected"]` (data-vram-bytes, data-vram-at-most).
  */
-import { ByteUnits, formatBytes, formatBytesByDevice } from '../format';
+import { ByteUnits, formatBytes, formatBytesByDevice, plural } from '../format';
 import { DeletePlan } from '../model/deletePlan';
 import { confirmDialog } from './confirmDialog';
 import { element, setBytesData } from './dom';
@@ -98,6 +98,24 @@ export function createDeleteDialogBody(
 }
 
 /**
+ * "Delete 2 variables?", "Clear 1 hidden reference?", "Delete 1 variable and
+ * clear 1 hidden reference?": what the dialog's button will do.
+ */
+export function deleteDialogTitle(plan: DeletePlan): string {
+  const variables = plan.entries.length;
+  const hidden = plan.hidden.length;
+  const parts: string[] = [];
+  if (variables) {
+    parts.push(`delete ${plural(variables, 'variable', 'variables')}`);
+  }
+  if (hidden) {
+    parts.push(`clear ${plural(hidden, 'hidden reference', 'hidden references')}`);
+  }
+  const text = parts.join(' and ') || 'delete nothing';
+  return `${text[0].toUpperCase()}${text.slice(1)}?`;
+}
+
+/**
  * Ask the user to confirm `plan` in a JupyterLab dialog; true when they
  * press Delete (`.jp-Dialog .jp-mod-accept`).
  */
@@ -105,9 +123,8 @@ export async function confirmDeleteDialog(
   plan: DeletePlan,
   units: ByteUnits
 ): Promise<boolean> {
-  const count = plan.entries.length + plan.hidden.length;
   return confirmDialog({
-    title: count === 1 ? 'Delete 1 memory holder?' : `Delete ${count} memory holders?`,
+    title: deleteDialogTitle(plan),
     body: createDeleteDialogBody(plan, units),
     accept: 'Delete',
     acceptAriaLabel: 'Delete and free memory'
