@@ -129,8 +129,10 @@ describe('KernelsView', () => {
     // The notebook without a kernel: no id, no shutdown.
     expect(rows[1].dataset.vramKernelId).toBeUndefined();
     expect(rows[1].querySelector('[data-vram-role="kernel-state"]')!.textContent).toBe(
-      'No kernel'
+      'Not started'
     );
+    // Said once, in the kernel column.
+    expect(rows[1].textContent!.match(/No kernel/g)).toHaveLength(1);
     expect(
       (rows[1].querySelector('[data-vram-role="kernel-shutdown"]') as HTMLButtonElement)
         .disabled

@@ -68,10 +68,10 @@ const STATE_LABELS: Record<MonitorState, string> = {
   disconnected: 'Disconnected'
 };
 
-/** "Live · busy · pid 4242", "No kernel". */
+/** "Live · busy · pid 4242"; "Not started" for a notebook without a kernel (its kernel column says so). */
 function kernelStateText(row: KernelRow): string {
   if (row.kernelId === null) {
-    return 'No kernel';
+    return 'Not started';
   }
   const parts = [STATE_LABELS[row.state]];
   if (row.state === 'live' && row.busy) {
