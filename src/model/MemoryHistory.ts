@@ -180,27 +180,34 @@ export class MemoryHistory {
     for (const [key, column] of this._columns) {
       heldColumns.set(key, column.slice());
     }
-    // Held rows first, then the added ones, each side in its own order; a
-    // stable sort by time interleaves them.
-    const rows: { time: number; from: 'held' | 'added'; i: number }[] = [];
-    heldTimes.forEach((time, i) => rows.push({ time, from: 'held', i }));
-    for (const i of added) {
-      rows.push({ time: times[i], from: 'added', i });
-    }
-    rows.sort((a, b) => a.time - b.time);
+    // The given rows in time order (as the helper keeps them; sorted here
+    // all the same, they are few), merged into the held ones in one pass:
+    // a held row goes first on a tie, and held rows keep their order.
+    added.sort((a, b) => times[a] - times[b]);
     const keys = new Set([...heldColumns.keys(), ...series.keys()]);
     const capacity = this._times.capacity;
     this._columns.clear();
     this._times = new RingBuffer(capacity);
-    for (const key of keys) {
-      this._columns.set(key, new RingBuffer(capacity));
-    }
-    for (const row of rows) {
-      this._times.push(row.time);
-      for (const key of keys) {
-        const column =
-          row.from === 'held' ? heldColumns.get(key) : series.get(key);
-        this._columns.get(key)!.push(column === undefined ? NaN : column[row.i]);
+    const columns = Array.from(keys, key => {
+      const column = new RingBuffer(capacity);
+      this._columns.set(key, column);
+      return {
+        column,
+        held: heldColumns.get(key),
+        given: series.get(key)
+      };
+    });
+    let h = 0;
+    let a = 0;
+    while (h < heldTimes.length || a < added.length) {
+      const takeHeld =
+        a >= added.length ||
+        (h < heldTimes.length && heldTimes[h] <= times[added[a]]);
+      const i = takeHeld ? h++ : added[a++];
+      this._times.push(takeHeld ? heldTimes[i] : times[i]);
+      for (const { column, held, given } of columns) {
+        const source = takeHeld ? held : given;
+        column.push(source === undefined ? NaN : source[i]);
       }
     }
     return added.length;
