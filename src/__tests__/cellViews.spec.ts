@@ -293,6 +293,8 @@ describe('CellHistoryView', () => {
 
   it('marks the records of an earlier kernel process with the start they came from', () => {
     const { model, view } = setup(manyRecords(2));
+    const note = view.node.querySelector<HTMLElement>('[data-vram-role="earlier-rows-note"]')!;
+    expect(note.hidden).toBe(true); // one process so far
     model.ingest(wire(makeHello({ pid: 777, record_series: 'series-2' })));
     model.ingest(cellMsg(makeCellRecord({ record_id: 1, execution_count: 1 })));
     MessageLoop.flush();
@@ -306,6 +308,10 @@ describe('CellHistoryView', () => {
     const current = rows.find(row => !row.classList.contains('jp-vram-CellRow-earlier'))!;
     expect(current.dataset.vramKernelStart).toBe('2');
     expect(current.title).not.toContain('earlier kernel');
+    expect(note.hidden).toBe(false); // what the dimming means, said once above the table
+    expect(note.textContent).toBe(
+      'Dimmed rows: cells an earlier kernel process ran (before a restart). Hover one for its kernel start.'
+    );
     view.dispose();
   });
 

@@ -43,6 +43,8 @@ const FALLBACK_VIEWPORT_HEIGHT = 400;
 
 const EMPTY_TEXT =
   'No cell has run since the memory helper started. Run a cell to see what it does to memory.';
+const EARLIER_ROWS_TEXT =
+  'Dimmed rows: cells an earlier kernel process ran (before a restart). Hover one for its kernel start.';
 const CLEARED_TEXT =
   'The cell history was cleared. Cells that run from now on appear here.';
 
@@ -145,7 +147,12 @@ export class CellHistoryView extends ModelView {
       text: EMPTY_TEXT
     });
     table.append(header, this._viewport);
-    this.node.append(toolbar, this._message, table, this._empty);
+    this._earlierNote = element('div', 'jp-vram-CellHistory-earlier', {
+      role: 'earlier-rows-note',
+      text: EARLIER_ROWS_TEXT
+    });
+    this._earlierNote.hidden = true;
+    this.node.append(toolbar, this._message, this._earlierNote, table, this._empty);
   }
 
   protected readonly relevantChanges = RELEVANT;
@@ -209,6 +216,10 @@ export class CellHistoryView extends ModelView {
       n === 1 ? '1 cell run' : `${n.toLocaleString('en-US')} cell runs`
     );
     setHidden(this._empty, n > 0);
+    // Records are kept oldest first: the oldest says whether any is of an earlier process.
+    const cells = this.model?.cells;
+    const oldest = cells?.entries[0];
+    setHidden(this._earlierNote, !oldest || oldest.session === cells!.session);
     if (n === 0) {
       // Ids at or below the floor were cleared (or evicted, but then rows remain).
       setText(this._empty, (this.model?.cells.floor ?? 0) > 0 ? CLEARED_TEXT : EMPTY_TEXT);
@@ -393,6 +404,7 @@ export class CellHistoryView extends ModelView {
   private _viewport: HTMLElement;
   private _spacer: HTMLElement;
   private _empty: HTMLElement;
+  private _earlierNote: HTMLElement;
   private _exportCsv: HTMLButtonElement;
   private _exportJson: HTMLButtonElement;
   private _clear: HTMLButtonElement;
