@@ -7,8 +7,7 @@
  * `.jp-Dialog .jp-mod-accept` ("Clear").
  */
 import { plural } from '../format';
-import { confirmDialog } from './confirmDialog';
-import { element } from './dom';
+import { confirmSentences } from './confirmDialog';
 
 /** The history to clear, as the dialog names it. */
 export interface ClearHistoryRequest {
@@ -28,18 +27,13 @@ export function clearHistoryText(request: ClearHistoryRequest): string[] {
 }
 
 /** Ask in a JupyterLab dialog; true when the user presses "Clear". */
-export async function confirmClearHistoryDialog(
+export function confirmClearHistoryDialog(
   request: ClearHistoryRequest
 ): Promise<boolean> {
-  const body = element('div', 'jp-vram-ClearHistory', {
-    role: 'clear-history-body'
-  });
-  for (const line of clearHistoryText(request)) {
-    body.appendChild(element('p', 'jp-vram-ClearHistory-line', { text: line }));
-  }
-  return confirmDialog({
+  return confirmSentences({
     title: 'Clear the cell memory history?',
-    body,
+    role: 'clear-history-body',
+    sentences: clearHistoryText(request),
     accept: 'Clear',
     acceptAriaLabel: 'Clear the cell memory history'
   });

@@ -6,8 +6,7 @@
  * Test hooks: `[data-vram-role="shutdown-kernel-body"]`; accept with
  * `.jp-Dialog .jp-mod-accept` ("Shut Down").
  */
-import { confirmDialog } from './confirmDialog';
-import { element } from './dom';
+import { confirmSentences } from './confirmDialog';
 
 /** The kernel to shut down, as the dialog names it. */
 export interface ShutdownKernelRequest {
@@ -35,18 +34,13 @@ export function shutdownKernelText(request: ShutdownKernelRequest): string[] {
 }
 
 /** Ask in a JupyterLab dialog; true when the user presses "Shut Down". */
-export async function confirmShutdownKernelDialog(
+export function confirmShutdownKernelDialog(
   request: ShutdownKernelRequest
 ): Promise<boolean> {
-  const body = element('div', 'jp-vram-ShutdownKernel', {
-    role: 'shutdown-kernel-body'
-  });
-  for (const line of shutdownKernelText(request)) {
-    body.appendChild(element('p', 'jp-vram-ShutdownKernel-line', { text: line }));
-  }
-  return confirmDialog({
+  return confirmSentences({
     title: 'Shut down the kernel?',
-    body,
+    role: 'shutdown-kernel-body',
+    sentences: shutdownKernelText(request),
     accept: 'Shut Down',
     acceptAriaLabel: 'Shut down the kernel'
   });

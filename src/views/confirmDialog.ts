@@ -7,6 +7,8 @@
 import { Dialog, showDialog } from '@jupyterlab/apputils';
 import { Widget } from '@lumino/widgets';
 
+import { element } from './dom';
+
 /** True when the user presses the accept button. */
 export async function confirmDialog(options: {
   title: string;
@@ -27,4 +29,28 @@ export async function confirmDialog(options: {
     defaultButton: 0
   });
   return result.button.accept;
+}
+
+/**
+ * `confirmDialog` with a body of plain sentences, one paragraph each (text
+ * only: paths and names in them are data). `role` is the body's
+ * `data-vram-role`, for tests.
+ */
+export function confirmSentences(options: {
+  title: string;
+  role: string;
+  sentences: readonly string[];
+  accept: string;
+  acceptAriaLabel: string;
+}): Promise<boolean> {
+  const body = element('div', 'jp-vram-ConfirmBody', { role: options.role });
+  for (const sentence of options.sentences) {
+    body.appendChild(element('p', 'jp-vram-ConfirmBody-line', { text: sentence }));
+  }
+  return confirmDialog({
+    title: options.title,
+    body,
+    accept: options.accept,
+    acceptAriaLabel: options.acceptAriaLabel
+  });
 }
