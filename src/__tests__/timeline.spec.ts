@@ -213,7 +213,7 @@ describe('MemoryTimeline: kernel marks', () => {
   it('says nothing when no mark is in the window', () => {
     expect(describeMarks([])).toBe('');
     expect(describeMarks([{ time: 1, kind: 'changed' }])).toBe(
-      'Dashed lines mark where a kernel process ended (grey: the notebook changed kernel).'
+      'Dashed lines mark where a kernel process ended (grey: the notebook\'s kernel was shut down or changed).'
     );
   });
 });

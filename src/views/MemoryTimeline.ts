@@ -448,7 +448,7 @@ export function describeMarks(marks: readonly KernelMark[]): string {
     parts.push('grey: the kernel was restarted');
   }
   if (kinds.has('changed')) {
-    parts.push('grey: the notebook changed kernel');
+    parts.push('grey: the notebook\'s kernel was shut down or changed');
   }
   if (kinds.has('died')) {
     parts.push('red: the kernel died');
