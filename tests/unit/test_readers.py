@@ -26,6 +26,11 @@ from jupyterlab_vram_helper.readers.nvml import (
 # --- torch -----------------------------------------------------------------
 
 
+def read_initialized_device(torch, index):
+    """The sampler's torch figures of one device (its context state aside)."""
+    return torch_cuda.initialized_device_reading(torch, index)[0]
+
+
 def test_torch_absent() -> None:
     assert torch_cuda.loaded_torch() is None
     assert torch_cuda.torch_state(None) == {"imported": False, "cuda_initialized": False}
@@ -47,7 +52,7 @@ def test_torch_imported_cuda_untouched_reads_nothing(fake_torch, fake_pynvml, tw
 def test_torch_figures_from_one_nested_stats_call(fake_torch) -> None:
     fake_torch.initialized = True
     fake_torch.stats[1] = nested_stats(allocated=100, reserved=300, peak=250, ooms=2, retries=5)
-    figures = torch_cuda.read_initialized_device(fake_torch, 1)
+    figures = read_initialized_device(fake_torch, 1)
     assert figures == {
         "allocated_bytes": 100,
         "reserved_bytes": 300,
@@ -60,13 +65,13 @@ def test_torch_figures_from_one_nested_stats_call(fake_torch) -> None:
     # Whether the device has a context is asked once: a context stays.
     assert fake_torch.calls == [("_cuda_hasPrimaryContext", 1), ("memory_stats_as_nested_dict", 1)]
     fake_torch.calls.clear()
-    assert torch_cuda.read_initialized_device(fake_torch, 1) == figures
+    assert read_initialized_device(fake_torch, 1) == figures
     assert fake_torch.calls == [("memory_stats_as_nested_dict", 1)]
 
 
 def test_a_device_without_a_context_holds_nothing_and_its_stats_are_not_read(fake_torch) -> None:
     fake_torch.initialized = True
-    figures = torch_cuda.read_initialized_device(fake_torch, 1)
+    figures = read_initialized_device(fake_torch, 1)
     assert figures == {
         "allocated_bytes": 0, "reserved_bytes": 0, "peak_allocated_bytes": 0, "active_bytes": 0,
         "inactive_split_bytes": 0, "num_ooms": 0, "num_alloc_retries": 0,
@@ -75,15 +80,15 @@ def test_a_device_without_a_context_holds_nothing_and_its_stats_are_not_read(fak
     assert fake_torch.calls == [("_cuda_hasPrimaryContext", 1)] * 2  # asked each time: a context may come
     fake_torch.contexts.add(1)
     set_allocator(fake_torch, 1, 64, 128)
-    assert torch_cuda.read_initialized_device(fake_torch, 1)["reserved_bytes"] == 128
+    assert read_initialized_device(fake_torch, 1)["reserved_bytes"] == 128
     # What the shared zero stats are made of is never handed out to be changed.
-    assert torch_cuda.read_initialized_device(fake_torch, 0) is not torch_cuda.read_initialized_device(fake_torch, 0)
+    assert read_initialized_device(fake_torch, 0) is not read_initialized_device(fake_torch, 0)
 
 
 def test_a_torch_that_cannot_say_whether_a_device_has_a_context_has_its_stats_read(fake_torch) -> None:
     fake_torch.initialized = True
     del fake_torch._C._cuda_hasPrimaryContext
-    assert torch_cuda.read_initialized_device(fake_torch, 1)["allocated_bytes"] == 0
+    assert read_initialized_device(fake_torch, 1)["allocated_bytes"] == 0
     assert fake_torch.calls == [("memory_stats_as_nested_dict", 1)]
 
 
@@ -94,12 +99,12 @@ def test_cuda_malloc_async_figures_it_cannot_see_are_unknown_not_zero(fake_torch
     fake_torch.allocator_backend = "cudaMallocAsync"
     fake_torch.contexts = {1}
     fake_torch.stats[1] = nested_stats(allocated=100, reserved=300, peak=250)
-    figures = torch_cuda.read_initialized_device(fake_torch, 1)
+    figures = read_initialized_device(fake_torch, 1)
     assert (figures["allocated_bytes"], figures["reserved_bytes"], figures["peak_allocated_bytes"]) == (100, 300, 250)
     assert figures["active_bytes"] is None and figures["inactive_split_bytes"] is None
     assert figures["num_alloc_retries"] is None and figures["num_ooms"] == 0
     # Device 0 has no context: not read, not reset (the fake fails if it is).
-    assert torch_cuda.read_initialized_device(fake_torch, 0) is None
+    assert read_initialized_device(fake_torch, 0) is None
     assert torch_cuda.allocator_counters(fake_torch, 0) is None
     view = torch_cuda.cell_allocators(fake_torch)
     assert view is not None and view.indices == (1,)  # what the cell hooks read and reset
@@ -109,7 +114,7 @@ def test_cuda_malloc_async_figures_it_cannot_see_are_unknown_not_zero(fake_torch
 def test_missing_stat_keys_are_null_not_zero(fake_torch) -> None:
     fake_torch.initialized = True
     fake_torch.stats[0] = {"allocated_bytes": {"all": {"current": 5}}}
-    figures = torch_cuda.read_initialized_device(fake_torch, 0)
+    figures = read_initialized_device(fake_torch, 0)
     assert figures["allocated_bytes"] == 5
     assert figures["reserved_bytes"] is None and figures["num_ooms"] is None
 
@@ -487,6 +492,6 @@ def test_torch_stats_come_from_the_c_binding_where_torch_has_it(fake_torch) -> N
     fake_torch.stats[0] = nested_stats(allocated=7, reserved=9, peak=8)
     direct = []
     fake_torch._C._cuda_memoryStats = lambda index: direct.append(index) or fake_torch.stats[index]
-    assert torch_cuda.read_initialized_device(fake_torch, 0)["allocated_bytes"] == 7
+    assert read_initialized_device(fake_torch, 0)["allocated_bytes"] == 7
     assert torch_cuda.allocator_counters(fake_torch, 0) == (7, 8, 9, 9)
     assert direct == [0, 0] and fake_torch.calls == [("_cuda_hasPrimaryContext", 0)]

@@ -185,23 +185,19 @@ def _stats_function(torch: Any) -> Any:
     return fn if fn is not None else torch.cuda.memory_stats_as_nested_dict
 
 
-def read_initialized_device(torch: Any, index: int) -> Optional[TorchGpuFigures]:
+def initialized_device_reading(torch: Any, index: int) -> Tuple[Optional[TorchGpuFigures], Optional[bool]]:
     """Allocator figures of CUDA device ``index``, where the caller has just seen CUDA
-    initialised (the sampler, once per tick); ``None`` for a device that cudaMallocAsync
-    could only read by creating a context.
+    initialised (the sampler, every tick), and whether this process has a context on the
+    device (None: torch cannot say), from the one context check both need. The figures
+    are ``None`` for a device that cudaMallocAsync could only read by creating a context.
 
     One nested stats call per device and sample: the flat ``memory_stats()``
     rebuilds and sorts a large dict, and each of ``memory_allocated``/
     ``memory_reserved``/... would read the stats again.
     """
-    return initialized_device_reading(torch, index)[0]
-
-
-def initialized_device_reading(torch: Any, index: int) -> Tuple[Optional[TorchGpuFigures], Optional[bool]]:
-    """:func:`read_initialized_device`, and whether this process has a context on the device
-    (None: torch cannot say), from the one context check both need (the sampler, every tick)."""
     allocator = _bound(torch)
-    # A device seen with a context keeps it: one set lookup, no call, at every tick.
+    # A device seen with a context keeps it: one set lookup (what _context_state
+    # starts with), without its call, at every tick.
     context = True if index in allocator.with_context else _context_state(allocator, index)
     if allocator.backend == ASYNC_BACKEND and context is not True:
         return None, context  # cannot tell, or no context: reading would create one
