@@ -156,6 +156,8 @@ export function registerCleanupCommands(options: {
       if (!memoryActions) {
         return null;
       }
+      const names = stringArray(args.names);
+      const hidden = stringArray(args.hidden);
       let plan: DeletePlan | null;
       if (Array.isArray(args.names) || Array.isArray(args.hidden)) {
         // `fresh`: the names come from elsewhere (the OOM diagnosis), not from
@@ -163,10 +165,7 @@ export function registerCleanupCommands(options: {
         if (!memoryActions.listing || args.fresh === true) {
           await memoryActions.inspect();
         }
-        plan = memoryActions.planFor(
-          stringArray(args.names),
-          stringArray(args.hidden)
-        );
+        plan = memoryActions.planFor(names, hidden);
       } else {
         plan = memoryActions.planSelection();
       }
@@ -175,16 +174,14 @@ export function registerCleanupCommands(options: {
         if (!memoryActions.listing && !memoryActions.inspecting) {
           void memoryActions.inspect();
         }
-        const named = [...stringArray(args.names)];
-        const hidden = stringArray(args.hidden);
-        if (named.length || hidden.length) {
+        if (names.length || hidden.length) {
           // Named by the out-of-memory diagnosis, which speaks of the moment
           // the cell failed: what it named may be gone since.
           const text = await import('./model/cleanupResultText');
-          const what = text.listNames([...named, ...hidden.map(text.hiddenHolderText)]);
+          const what = text.listNames([...names, ...hidden.map(text.hiddenHolderText)]);
           notify(
             'info',
-            `Nothing left to delete: ${what} no longer hold${named.length + hidden.length === 1 ? 's' : ''} memory in the kernel (deleted or cleared since). The Holders tab shows what does now.`
+            `Nothing left to delete: ${what} no longer hold${names.length + hidden.length === 1 ? 's' : ''} memory in the kernel (deleted or cleared since). The Holders tab shows what does now.`
           );
           return null;
         }

@@ -27,8 +27,9 @@ export interface OpenComm {
   commId: string;
 }
 
-/** At most this many comm ids are named per kernel (the protocol's limit). */
+/** At most this many comm ids are named per kernel, each at most this long (the protocol's limits). */
 export const MAX_REPLACED_COMMS = 64;
+const MAX_COMM_ID_LENGTH = 256;
 
 export class CommsLeftOpen {
   /**
@@ -122,7 +123,7 @@ function parse(text: string | null): { [kernelId: string]: string[] } {
   for (const [kernelId, commIds] of Object.entries(value)) {
     if (Array.isArray(commIds)) {
       const ids = commIds.filter(
-        (id): id is string => typeof id === 'string' && id.length > 0 && id.length <= 256
+        (id): id is string => typeof id === 'string' && id.length > 0 && id.length <= MAX_COMM_ID_LENGTH
       );
       if (ids.length) {
         result[kernelId] = ids.slice(-MAX_REPLACED_COMMS);

@@ -66,8 +66,12 @@ export class HelperComm {
     }
   }
 
-  /** Reject every request waiting for an answer (the helper will not give it). */
-  rejectAll(reason: string): void {
+  /**
+   * Drop the comm (`sendClose`: tell the kernel side too) and reject every
+   * request waiting for an answer with `reason`: the helper will not give it.
+   */
+  reset(sendClose: boolean, reason: string): void {
+    this.drop(sendClose);
     this._requests.rejectAll(reason);
   }
 

@@ -20,9 +20,10 @@ export class HelperReadiness {
 
   /** The code, loaded once and kept. */
   async load(): Promise<string> {
-    const code = await this._load();
-    this._code = code;
-    return code;
+    if (this._code === null) {
+      this._code = await this._load();
+    }
+    return this._code;
   }
 
   /** Learn `kernel`'s language from its spec (the spec needs no answer from the kernel). */

@@ -140,7 +140,6 @@ export class KernelHelperConnection
     return recoverHistory(this._model, result);
   }
 
-
   /**
    * Comm messages of helper features the memory model does not show (e.g.
    * `allocation_recording`), as the kernel sent them: untrusted data.
@@ -170,8 +169,7 @@ export class KernelHelperConnection
       this
     );
     // Tell the helper to stop sending to this comm (the kernel may live on).
-    this._channel.drop(true);
-    this._channel.rejectAll('The notebook was closed.');
+    this._channel.reset(true, 'The notebook was closed.');
     this._channel.dispose();
   }
 
@@ -266,8 +264,7 @@ export class KernelHelperConnection
   /** Forget the current comm and requests; invalidates running bootstraps. */
   private _detach(reason: string): void {
     this._generation++;
-    this._channel.drop(false);
-    this._channel.rejectAll(reason);
+    this._channel.reset(false, reason);
     this._model.setKernelBusy(false);
   }
 
@@ -285,8 +282,7 @@ export class KernelHelperConnection
     const closeOld = this._channel.comm !== null && !this._connectionLost;
     this._kernel = kernel;
     this._generation++;
-    this._channel.drop(closeOld);
-    this._channel.rejectAll('The kernel changed.');
+    this._channel.reset(closeOld, 'The kernel changed.');
     this._model.startKernelSession();
     this._model.setKernelBusy(kernel?.status === 'busy');
     const generation = this._generation;
@@ -356,12 +352,9 @@ export class KernelHelperConnection
       // Restarted, and the restarted kernel has not said 'idle' yet.
       this._restarting = false;
       this._attach(kernel, code);
-    } else if (
-      kernel === this._kernel &&
-      !this._restarting &&
-      this._deliveredGeneration !== this._generation
-    ) {
-      // Attached, and its run still awaits the language or the code.
+    } else if (kernel === this._kernel && !this._restarting) {
+      // Attached: sent unless its run already sent it (else it still awaits
+      // the language or the code).
       this._send(kernel, this._generation, code);
     }
   }
@@ -378,8 +371,18 @@ export class KernelHelperConnection
     generation: number,
     code: string
   ): void {
+    if (this._claimDelivery(generation)) {
+      void sendHelper(kernel, code, this._hostFor(kernel, generation));
+    }
+  }
+
+  /** True once per run: the one sending of its helper (by the run, or ahead of a cell). */
+  private _claimDelivery(generation: number): boolean {
+    if (this._deliveredGeneration === generation) {
+      return false;
+    }
     this._deliveredGeneration = generation;
-    void sendHelper(kernel, code, this._hostFor(kernel, generation));
+    return true;
   }
 
   private _hostFor(
@@ -394,13 +397,7 @@ export class KernelHelperConnection
         this._readiness.noteLanguage(kernel.id, language),
       config: () => this._config(),
       replaces: () => this._commsLeftOpen(kernel.id),
-      claimDelivery: () => {
-        if (this._deliveredGeneration === generation) {
-          return false;
-        }
-        this._deliveredGeneration = generation;
-        return true;
-      },
+      claimDelivery: () => this._claimDelivery(generation),
       adopt: comm => {
         if (generation === this._generation) {
           this._channel.adopt(comm);
@@ -454,7 +451,6 @@ export class KernelHelperConnection
   private _generation = 0;
   /** The run whose helper was sent (by the run, or ahead of a cell). */
   private _deliveredGeneration = -1;
-  /** Whether the current comm's hello has arrived (later ones are dropped). */
   private _restarting = false;
   private _connectionLost = false;
   private _isDisposed = false;

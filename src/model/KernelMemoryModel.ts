@@ -168,7 +168,7 @@ export class KernelMemoryModel implements IKernelMemoryModel {
    */
   noteKernelChange(now: number = Date.now() / 1000): void {
     this.clearKernelDeath();
-    this._markKernelEnd('changed', this._latest, this.secondsSinceSample(now));
+    this._markKernelEnd('changed', this._latest, null, now);
   }
 
   /**

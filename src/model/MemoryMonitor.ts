@@ -292,16 +292,14 @@ export class MemoryMonitor implements IVramMonitor {
    */
   pageExit(): void {
     const open: OpenComm[] = [];
-    for (const entry of this._sessions.values()) {
-      const comm = entry.connection.openComm;
+    for (const { connection } of this._sessions.values()) {
+      const comm = connection.openComm;
       if (comm) {
         open.push(comm);
       }
+      connection.closeForPageExit?.();
     }
     this._commsLeftOpen?.remember(open);
-    for (const entry of this._sessions.values()) {
-      entry.connection.closeForPageExit?.();
-    }
   }
 
   dispose(): void {

@@ -11,7 +11,7 @@
 import { formatCellBadge } from '../cellFormat';
 import { ByteUnits } from '../format';
 import { CellSummary } from '../model/cellFigures';
-import { element } from './dom';
+import { element, setData } from './dom';
 
 export interface CellBadgeContent {
   summary: CellSummary;
@@ -30,16 +30,6 @@ export const CELL_BADGE_CLASS = 'jp-vram-CellBadge';
 
 export function createCellBadgeNode(): HTMLElement {
   return element('div', CELL_BADGE_CLASS, { role: 'cell-badge' });
-}
-
-function setData(node: HTMLElement, name: string, value: string | null): void {
-  if (value === null) {
-    if (name in node.dataset) {
-      delete node.dataset[name];
-    }
-  } else if (node.dataset[name] !== value) {
-    node.dataset[name] = value;
-  }
 }
 
 function numberText(v: number | null): string | null {

@@ -32,7 +32,7 @@ import {
   SeriesKey
 } from '../model/MemoryHistory';
 import { ModelChange } from '../tokens';
-import { element, setHidden } from './dom';
+import { element, setData, setHidden, setText } from './dom';
 import { ModelView } from './ModelView';
 
 const RELEVANT: ReadonlySet<ModelChange> = new Set<ModelChange>([
@@ -94,8 +94,9 @@ export class MemoryTimeline extends ModelView {
       text: 'No samples yet.'
     });
     this._plotHost = element('div', 'jp-vram-Timeline-plot');
-    this._marksNote = element('div', 'jp-vram-Timeline-marks');
-    this._marksNote.dataset.vramRole = 'timeline-marks';
+    this._marksNote = element('div', 'jp-vram-Timeline-marks', {
+      role: 'timeline-marks'
+    });
     this.node.append(this._empty, this._plotHost, this._marksNote);
   }
 
@@ -154,12 +155,13 @@ export class MemoryTimeline extends ModelView {
     this._title.textContent = `Last ${formatMinutes(windowMinutes)}`;
     const history = this.model?.history;
     const marks = history?.marks ?? [];
-    this._setCount('vramDeaths', marks.filter(m => m.kind === 'died').length);
-    this._setCount('vramRestarts', marks.filter(m => m.kind !== 'died').length);
+    const deaths = marks.filter(m => m.kind === 'died').length;
+    setData(this.node, 'vramDeaths', String(deaths));
+    setData(this.node, 'vramRestarts', String(marks.length - deaths));
     if (!history || history.length === 0) {
       this._pointCount = 0;
-      this.node.dataset.vramPoints = '0';
-      delete this.node.dataset.vramFrom;
+      setData(this.node, 'vramPoints', '0');
+      setData(this.node, 'vramFrom', null);
       setHidden(this._empty, false);
       setHidden(this._plotHost, true);
       setHidden(this._marksNote, true);
@@ -173,8 +175,8 @@ export class MemoryTimeline extends ModelView {
     const win = history.window(start);
     this._pointCount = win.times.length;
     // For tests and a curious reader: how much is shown, from when (kernel clock).
-    this.node.dataset.vramPoints = String(win.times.length);
-    this.node.dataset.vramFrom = String(win.times[0]);
+    setData(this.node, 'vramPoints', String(win.times.length));
+    setData(this.node, 'vramFrom', String(win.times[0]));
     // Less history than the window (a new notebook, a fresh page): the
     // chart spans what there is, not a window mostly empty with every line
     // squeezed against its right edge.
@@ -182,7 +184,7 @@ export class MemoryTimeline extends ModelView {
     this._xRange = [from, end];
     this._marksShown = marks.filter(m => m.time >= from && m.time <= end);
     const note = describeMarks(this._marksShown);
-    this._marksNote.textContent = note;
+    setText(this._marksNote, note);
     setHidden(this._marksNote, note === '');
 
     const keys = seriesToShow(win);
@@ -211,12 +213,6 @@ export class MemoryTimeline extends ModelView {
       ...keys.map(key => toGappedArray(win.series.get(key)!))
     ];
     this._plot.setData(data);
-  }
-
-  private _setCount(key: 'vramDeaths' | 'vramRestarts', count: number): void {
-    if (this.node.dataset[key] !== String(count)) {
-      this.node.dataset[key] = String(count);
-    }
   }
 
   private _onHostResize(): void {

@@ -47,6 +47,21 @@ export function setText(node: HTMLElement, text: string): void {
   }
 }
 
+/** Set `data-*` `name` (camelCase) to `value`, only when it changes; null removes it. */
+export function setData(
+  node: HTMLElement,
+  name: string,
+  value: string | null
+): void {
+  if (value === null) {
+    if (name in node.dataset) {
+      delete node.dataset[name];
+    }
+  } else if (node.dataset[name] !== value) {
+    node.dataset[name] = value;
+  }
+}
+
 /**
  * Show a byte figure: formatted text, and the exact integer in
  * `data-vram-bytes` (absent when the figure is unknown) for tests and tools.
