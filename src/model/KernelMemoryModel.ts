@@ -16,7 +16,8 @@ import { TimelineColumns } from '../timelineProtocol';
 import { CellHistory, CellHistoryChange } from './CellHistory';
 import { KernelDeathFacts, RunningCell } from './kernelDeath';
 import { historySeriesOf, sampleSeries } from './historySeries';
-import { KernelMarkKind, MemoryHistory } from './MemoryHistory';
+import { KernelEnds } from './KernelEnds';
+import { MemoryHistory } from './MemoryHistory';
 import { describeState, MonitorState } from './MonitorState';
 import { NvmlAttributionClock } from './NvmlAttributionClock';
 import {
@@ -24,6 +25,11 @@ import {
   sameNotes,
   VisibilityNote
 } from './visibilityNotes';
+
+/** The state's sentence while the figures are samples heard on another frontend's comm. */
+export const OVERHEARD_STATE =
+  'Live, by way of another connection to the kernel: a running cell delays ' +
+  "this page's own, which opens when the cell finishes.";
 
 /** The console hears of ignored messages at most this often (the panel's note always counts). */
 export const IGNORED_WARNING_MS = 10_000;
@@ -33,6 +39,13 @@ export class KernelMemoryModel implements IKernelMemoryModel {
     this._history = new MemoryHistory(options.historyCapacity);
     this._cells = new CellHistory(options.cellHistoryCapacity);
     this._cells.changed.connect(this._onCellsChanged, this);
+    this._ends = new KernelEnds({
+      history: this._history,
+      latest: () => this._latest,
+      secondsSinceSample: now => this.secondsSinceSample(now),
+      lastSampleArrival: () => this._lastSampleArrival,
+      changed: change => this._changed.emit(change)
+    });
   }
 
   get changed(): ISignal<this, ModelChange> {
@@ -82,7 +95,7 @@ export class KernelMemoryModel implements IKernelMemoryModel {
    * kernel change.
    */
   get death(): KernelDeathFacts | null {
-    return this._death;
+    return this._ends.death;
   }
   /** The latest problem with the helper's messages (shown as a note). */
   get problem(): string | null {
@@ -137,14 +150,7 @@ export class KernelMemoryModel implements IKernelMemoryModel {
    * and the history until `noteKernelDeath` or `settleRestart` decides.
    */
   captureBeforeRestart(now: number = Date.now() / 1000): void {
-    if (this._restartCapture) {
-      return; // the second `restarting` of one restart: the first saw the figures
-    }
-    const last = this._latest;
-    this._restartCapture = {
-      sample: last,
-      age: this.secondsSinceSample(now)
-    };
+    this._ends.captureBeforeRestart(now);
   }
 
   /**
@@ -152,13 +158,7 @@ export class KernelMemoryModel implements IKernelMemoryModel {
    * cleared); the timeline marks where the previous process ended.
    */
   settleRestart(): void {
-    const capture = this._restartCapture;
-    if (!capture) {
-      return;
-    }
-    this._restartCapture = null;
-    this.clearKernelDeath();
-    this._markKernelEnd('restarted', capture.sample, capture.age);
+    this._ends.settleRestart();
   }
 
   /**
@@ -167,8 +167,7 @@ export class KernelMemoryModel implements IKernelMemoryModel {
    * notebook's first kernel): no mark.
    */
   noteKernelChange(now: number = Date.now() / 1000): void {
-    this.clearKernelDeath();
-    this._markKernelEnd('changed', this._latest, null, now);
+    this._ends.noteKernelChange(now);
   }
 
   /**
@@ -183,24 +182,7 @@ export class KernelMemoryModel implements IKernelMemoryModel {
     runningCell: RunningCell | null,
     now: number = Date.now() / 1000
   ): void {
-    const capture = this._restartCapture ?? {
-      sample: this._latest,
-      age: this.secondsSinceSample(now)
-    };
-    this._restartCapture = null;
-    const last = capture.sample;
-    const age = capture.age;
-    this._death = {
-      status,
-      time: now,
-      lastSample: last,
-      figuresAge: age,
-      runningCell,
-      oomKillsAfter: null
-    };
-    this._awaitingDeathEvidence = true;
-    this._markKernelEnd('died', last, age);
-    this._changed.emit('death');
+    this._ends.noteKernelDeath(status, runningCell, now);
   }
 
   /**
@@ -208,37 +190,7 @@ export class KernelMemoryModel implements IKernelMemoryModel {
    * explained (its mark stays on the timeline, with the figures before it).
    */
   clearKernelDeath(): void {
-    this._restartCapture = null;
-    if (!this._death) {
-      return;
-    }
-    this._death = null;
-    this._awaitingDeathEvidence = false;
-    this._changed.emit('death');
-  }
-
-  /**
-   * Mark on the timeline where a kernel process ended: on the kernel's
-   * clock, its last sample's time plus the wait since that sample came (so
-   * its line ends there and the next process's starts after a gap). Without
-   * a sample of that process (none came, or the connection already forgot
-   * it), the history's newest row stands in for it.
-   */
-  private _markKernelEnd(
-    kind: KernelMarkKind,
-    last: SampleMessage | null,
-    age: number | null,
-    now: number = Date.now() / 1000
-  ): void {
-    const newest = this._history.lastTime;
-    if (Number.isNaN(newest)) {
-      return; // nothing charted: nothing to separate
-    }
-    const arrived = this._lastSampleArrival;
-    const since = age ?? (arrived > 0 ? Math.max(0, now - arrived) : 0);
-    const at = (last ? Math.max(last.time, newest) : newest) + since;
-    this._history.markKernelEnd(at, kind);
-    this._changed.emit('history');
+    this._ends.clearKernelDeath();
   }
 
   ingest(data: unknown): ParseResult {
@@ -278,6 +230,22 @@ export class KernelMemoryModel implements IKernelMemoryModel {
       }
     }
     return result;
+  }
+
+  /**
+   * A sample the helper sent to another frontend's comm, heard while this
+   * page's own comm waits behind a running cell (see OverheardSamples.ts).
+   * It is shown as any sample is; the state says where it comes from, and
+   * the kernel counts as busy (the running cell is why the comm waits, and
+   * a silent stretch of it is no reason to reconnect).
+   */
+  overhearSample(sample: SampleMessage): void {
+    if (this._hello !== null || this._state === 'protocol-mismatch') {
+      return; // this page's own comm speaks, or the helper speaks another protocol
+    }
+    this.setKernelBusy(true);
+    this._receiveSample(sample);
+    this.setState('live', OVERHEARD_STATE);
   }
 
   /** Messages dropped because they did not fit where they arrived. */
@@ -394,38 +362,13 @@ export class KernelMemoryModel implements IKernelMemoryModel {
     this._nvmlClock.sampled(sample);
     this._lastSampleArrival = Date.now() / 1000;
     this._sampleCount++;
-    if (this._awaitingDeathEvidence) {
-      this._takeDeathEvidence(sample);
-    }
+    this._ends.sampled(sample);
     this._history.append(sample.time, sampleSeries(sample));
     if (this._state !== 'live') {
       this.setState('live');
     }
     this._changed.emit('sample');
     this._updateNotes();
-  }
-
-  /**
-   * The restarted kernel's first sample: if its container is the dead
-   * kernel's (same limit), its OOM kill count says whether the killer acted.
-   */
-  private _takeDeathEvidence(sample: SampleMessage): void {
-    this._awaitingDeathEvidence = false;
-    const death = this._death;
-    const now = sample.host.container;
-    const before = death?.lastSample?.host.container;
-    if (
-      !death ||
-      !now ||
-      !before ||
-      now.oom_kill_count === null ||
-      now.limit_bytes !== before.limit_bytes ||
-      now.cgroup_version !== before.cgroup_version
-    ) {
-      return;
-    }
-    this._death = { ...death, oomKillsAfter: now.oom_kill_count };
-    this._changed.emit('death');
   }
 
   private _onCellsChanged(_: CellHistory, __: CellHistoryChange): void {
@@ -477,12 +420,7 @@ export class KernelMemoryModel implements IKernelMemoryModel {
   private _notes: readonly VisibilityNote[] = [];
   private _problem: string | null = null;
   private _settingsPending = 0;
-  private _death: KernelDeathFacts | null = null;
-  private _awaitingDeathEvidence = false;
-  private _restartCapture: {
-    sample: SampleMessage | null;
-    age: number | null;
-  } | null = null;
+  private _ends: KernelEnds;
   private _lastSampleArrival = 0;
   private _ignoredMessages = 0;
   private _lastIgnoredWarning = -Infinity;
