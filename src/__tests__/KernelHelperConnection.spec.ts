@@ -1,11 +1,12 @@
+import { LATE_KERNEL_TEXT } from '../kernel/helperBootstrap';
 import { KernelHelperConnection } from '../kernel/KernelHelperConnection';
 import {
   HelperRequestError,
   RequestAbandonedError
 } from '../kernel/PendingRequests';
-import { KernelMemoryModel } from '../model/KernelMemoryModel';
+import { KernelMemoryModel, OVERHEARD_STATE } from '../model/KernelMemoryModel';
 import { COMM_TARGET } from '../protocol';
-import { makeHello, makeSample, wire } from './fixtures';
+import { makeCpuSample, makeHello, makeSample, MiB, wire } from './fixtures';
 import {
   connectHelper,
   FakeKernel,
@@ -467,5 +468,127 @@ describe('KernelHelperConnection: a page opened while a cell runs', () => {
     expect(model.stateReason).toBe(
       'Waiting for the kernel to answer: a running cell delays it until the cell finishes\u2026'
     );
+  });
+});
+
+describe('KernelHelperConnection: samples heard on other comms while its own waits', () => {
+  /** A kernel busy with a cell: its info request and this page's comm wait behind it. */
+  function busyKernel(): { kernel: FakeKernel; answer: () => void } {
+    let answer: (info: any) => void = () => undefined;
+    const kernel = new FakeKernel();
+    kernel.status = 'unknown'; // a reloaded page knows no status until the cell ends
+    kernel.info = new Promise(resolve => (answer = resolve));
+    return { kernel, answer: () => answer({ language_info: { name: 'python' } }) };
+  }
+
+  it('shows the samples the helper sends to the earlier page comm, as live, and stops once its own comm speaks', async () => {
+    const { kernel, answer } = busyKernel();
+    const { model } = connect(kernel);
+    await settle();
+    expect(model.state).toBe('kernel-starting');
+
+    kernel.publishCommMsg('earlier-page', wire(makeCpuSample({ time: 100, host: { ...makeCpuSample().host, rss_bytes: 300 * MiB } })));
+    expect(model.state).toBe('live');
+    expect(model.stateReason).toBe(OVERHEARD_STATE);
+    expect(model.kernelBusy).toBe(true);
+    expect(model.latest?.host.rss_bytes).toBe(300 * MiB);
+    expect(model.history.length).toBe(1);
+
+    // The same sample sent to a second comm is a copy, not a new point.
+    kernel.publishCommMsg('other-tab', wire(makeCpuSample({ time: 100 })));
+    expect(model.history.length).toBe(1);
+    kernel.publishCommMsg('other-tab', wire(makeCpuSample({ time: 101 })));
+    expect(model.history.length).toBe(2);
+
+    // The cell ends: the page's own comm opens and says hello.
+    answer();
+    await settle();
+    const own = kernel.lastComm;
+    own.receive(wire(makeHello()));
+    expect(model.stateReason).toMatch(/^Live: kernel process/);
+    // From now on only this page's comm counts: a later sample elsewhere is not taken.
+    kernel.publishCommMsg('earlier-page', wire(makeCpuSample({ time: 200, host: { ...makeCpuSample().host, rss_bytes: 900 * MiB } })));
+    expect(model.latest?.time).toBe(101);
+    expect(model.history.length).toBe(2);
+  });
+
+  it('takes nothing but samples: records, replies, hellos and other comms\' data are not its business', async () => {
+    const { kernel } = busyKernel();
+    const { model } = connect(kernel);
+    await settle();
+    kernel.publishCommMsg('earlier-page', wire(makeHello()));
+    kernel.publishCommMsg('earlier-page', { type: 'cells', records: [] });
+    kernel.publishCommMsg('earlier-page', { type: 'reply', request_id: 'x', request_type: 'snapshot', result: {} });
+    kernel.publishCommMsg('widget', { method: 'update', state: { value: 3 } });
+    kernel.publishCommMsg('widget', { type: 'sample', value: 'not ours' });
+    kernel.publishCommMsg('widget', null);
+    expect(model.state).toBe('kernel-starting');
+    expect(model.hello).toBeNull();
+    expect(model.sampleCount).toBe(0);
+    expect(model.ignoredMessageCount).toBe(0);
+    expect(model.problem).toBeNull();
+  });
+
+  it('stops listening when the kernel restarts, changes, or the connection is disposed', async () => {
+    const { kernel } = busyKernel();
+    const { model, sessionContext, connection } = connect(kernel);
+    await settle();
+    sessionContext.setStatus('restarting');
+    kernel.publishCommMsg('earlier-page', wire(makeCpuSample({ time: 100 })));
+    expect(model.sampleCount).toBe(0);
+
+    const other = busyKernel().kernel;
+    sessionContext.changeKernel(other);
+    await settle();
+    kernel.publishCommMsg('earlier-page', wire(makeCpuSample({ time: 101 })));
+    expect(model.sampleCount).toBe(0);
+    other.publishCommMsg('its-page', wire(makeCpuSample({ time: 102 })));
+    expect(model.sampleCount).toBe(1);
+
+    connection.dispose();
+    other.publishCommMsg('its-page', wire(makeCpuSample({ time: 103 })));
+    expect(model.sampleCount).toBe(1);
+  });
+
+  it('a helper of another protocol keeps its samples to itself', async () => {
+    const { kernel, answer } = busyKernel();
+    const { model } = connect(kernel);
+    await settle();
+    answer();
+    await settle();
+    kernel.lastComm.receive(wire(makeHello({ protocol: 999 as any })));
+    expect(model.state).toBe('protocol-mismatch');
+    kernel.publishCommMsg('earlier-page', wire(makeCpuSample({ time: 100 })));
+    expect(model.state).toBe('protocol-mismatch');
+    expect(model.sampleCount).toBe(0);
+  });
+});
+
+describe('KernelHelperConnection: a cell that outlasts the kernel info wait', () => {
+  afterEach(() => jest.useRealTimers());
+
+  it('says after two minutes that the kernel has not answered, and starts the helper when it does', async () => {
+    jest.useFakeTimers();
+    let answer: (info: any) => void = () => undefined;
+    const kernel = new FakeKernel();
+    kernel.status = 'unknown';
+    kernel.info = new Promise(resolve => (answer = resolve));
+    const requests: unknown[] = [];
+    (kernel as any).requestKernelInfo = () => {
+      requests.push(null);
+      return new Promise(() => undefined); // queued behind the cell too
+    };
+    const { model } = connect(kernel);
+    await jest.advanceTimersByTimeAsync(10 * 60_000);
+    expect(model.state).toBe('kernel-starting');
+    expect(model.stateReason).toBe(LATE_KERNEL_TEXT);
+    // Asked again with growing waits (10, 20, 40, then every 60 s), not every 10 s.
+    expect(requests.length).toBeLessThanOrEqual(12);
+
+    answer({ language_info: { name: 'python' } }); // the cell ended
+    await jest.advanceTimersByTimeAsync(0);
+    expect(kernel.executed).toHaveLength(1);
+    kernel.lastComm.receive(wire(makeHello()));
+    expect(model.state).toBe('live');
   });
 });

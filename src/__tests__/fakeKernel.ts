@@ -89,6 +89,8 @@ export class FakeKernel {
   isDisposed = false;
   readonly id = `kernel-${++FakeKernel.count}`;
   static count = 0;
+  /** What the kernel publishes on IOPub, which every frontend connected to it hears. */
+  iopubMessage = new Signal<this, any>(this);
   /** Every message sent or received (RunningCellTracker listens). */
   anyMessage = new Signal<this, { msg: any; direction: 'send' | 'recv' }>(this);
   info: Promise<any>;
@@ -114,6 +116,15 @@ export class FakeKernel {
     const comm = new FakeComm(targetName);
     this.comms.push(comm);
     return comm;
+  }
+
+  /** The kernel sends `data` on comm `commId` (any frontend's): published on IOPub. */
+  publishCommMsg(commId: string, data: unknown): void {
+    this.iopubMessage.emit({
+      channel: 'iopub',
+      header: { msg_type: 'comm_msg' },
+      content: { comm_id: commId, data }
+    });
   }
 
   get lastComm(): FakeComm {

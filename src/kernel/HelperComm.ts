@@ -27,6 +27,11 @@ export class HelperComm {
     return this._comm;
   }
 
+  /** True once the comm in use brought the helper's hello. */
+  get helloSeen(): boolean {
+    return this._comm !== null && this._helloSeen;
+  }
+
   /**
    * Messages of helper features the memory model does not show (e.g.
    * `allocation_recording`), as the kernel sent them: untrusted data.

@@ -46,6 +46,7 @@ import { HelperComm } from './HelperComm';
 import { HelperRequestError } from './PendingRequests';
 import { OpenComm } from './CommsLeftOpen';
 import { HelperReadiness } from './HelperReadiness';
+import { OverheardSamples } from './OverheardSamples';
 import { recoverHistory, RecoveredHistory } from './historyRecovery';
 
 /** The parts of a notebook's session context the connection uses. */
@@ -82,6 +83,13 @@ export class KernelHelperConnection
     this._channel.otherMessage.connect((_, data) =>
       this._otherMessage.emit(data)
     );
+    this._overheard = new OverheardSamples(sample => {
+      if (this._channel.helloSeen) {
+        this._overheard.stop(); // this page's own comm speaks now
+      } else {
+        this._model.overhearSample(sample);
+      }
+    });
 
     this._silence = new SilenceWatch({
       model: this._model,
@@ -117,6 +125,7 @@ export class KernelHelperConnection
    */
   closeForPageExit(): void {
     this._generation++;
+    this._overheard.stop();
     this._channel.drop(true);
   }
 
@@ -160,6 +169,7 @@ export class KernelHelperConnection
     this._isDisposed = true;
     this._generation++;
     this._silence.dispose();
+    this._overheard.stop();
     Signal.clearData(this);
     const sc = this._sessionContext;
     sc.kernelChanged.disconnect(this._onKernelChanged, this);
@@ -264,6 +274,7 @@ export class KernelHelperConnection
   /** Forget the current comm and requests; invalidates running bootstraps. */
   private _detach(reason: string): void {
     this._generation++;
+    this._overheard.stop();
     this._channel.reset(false, reason);
     this._model.setKernelBusy(false);
   }
@@ -287,9 +298,13 @@ export class KernelHelperConnection
     this._model.setKernelBusy(kernel?.status === 'busy');
     const generation = this._generation;
     if (!kernel) {
+      this._overheard.stop();
       this._waitForKernel(generation);
       return;
     }
+    // Until the new comm says hello (a running cell may delay it for hours),
+    // show the samples the helper sends to other frontends' comms.
+    this._overheard.listen(kernel);
     if (code !== null) {
       this._send(kernel, generation, code);
       return;
@@ -445,6 +460,7 @@ export class KernelHelperConnection
   private _requestTimeoutMs: number;
   private _commsLeftOpen: (kernelId: string) => string[];
   private _channel: HelperComm;
+  private _overheard: OverheardSamples;
   private _otherMessage = new Signal<this, unknown>(this);
   /** The kernel the current (or last) attach was for. */
   private _kernel: Kernel.IKernelConnection | null = null;

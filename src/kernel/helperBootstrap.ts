@@ -52,6 +52,11 @@ export interface IHelperBootstrapHost {
   claimDelivery: () => boolean;
 }
 
+/** The state's sentence once the kernel has not answered its info request for two minutes. */
+export const LATE_KERNEL_TEXT =
+  'The kernel has not answered for over 2 minutes: a cell may still be running, ' +
+  'or the kernel is stuck. The memory helper starts as soon as it answers.';
+
 /** Run steps 1-3 for `kernel`; the outcome is in `host.model`'s state. */
 export async function bootstrapHelper(
   kernel: Kernel.IKernelConnection,
@@ -73,7 +78,15 @@ export async function bootstrapHelper(
       : undefined
   );
   const info = await step(host, 'could not read the kernel info', () =>
-    kernelInfo(kernel, stale)
+    kernelInfo(kernel, {
+      stale,
+      busy: () => kernel.status === 'busy' || model.kernelBusy,
+      late: () => {
+        if (model.state === 'kernel-starting') {
+          model.setState('kernel-starting', LATE_KERNEL_TEXT);
+        }
+      }
+    })
   );
   if (info === null) {
     return;
@@ -224,19 +237,43 @@ async function step<T>(
   return host.stale() ? null : value;
 }
 
+const NEVER = new Promise<never>(() => undefined);
+
+/** What kernelInfo needs besides the kernel. */
+export interface IKernelInfoWait {
+  /** True once the run that asks was replaced: stop asking. */
+  stale: () => boolean;
+  /**
+   * True while the kernel is known to be working through a cell (its status
+   * says so, or its helper's samples are heard): the request is queued
+   * behind the cell, not lost, and asking again would only queue more.
+   */
+  busy?: () => boolean;
+  /** Called once when no answer came within `lateMs`. */
+  late?: () => void;
+  /** The first wait before asking again; each later one doubles, up to `maxRetryMs`. */
+  retryMs?: number;
+  maxRetryMs?: number;
+  lateMs?: number;
+}
+
 /**
  * The kernel's info reply. `kernel.info` settles with the first reply; a
  * request can be lost (seen behind a kernel gateway whose websocket to the
  * kernel reconnected as the kernel started), and then it never does: ask
- * again every `retryMs`, up to `limitMs`.
+ * again, waiting longer each time, unless the kernel is busy. It never gives
+ * up while its run is current: a page opened during a cell of several hours
+ * gets its answer when the cell ends (`late` lets the waiting be said).
  */
 export async function kernelInfo(
   kernel: Pick<Kernel.IKernelConnection, 'info' | 'requestKernelInfo'>,
-  stale: () => boolean,
-  retryMs = 10_000,
-  limitMs = 120_000
+  wait: IKernelInfoWait
 ): Promise<KernelMessage.IInfoReply> {
-  const deadline = Date.now() + limitMs;
+  const { stale, busy = () => false, late = () => undefined } = wait;
+  const maxRetryMs = wait.maxRetryMs ?? 60_000;
+  const lateAt = Date.now() + (wait.lateMs ?? 120_000);
+  let retryMs = wait.retryMs ?? 10_000;
+  let saidLate = false;
   let pending: Promise<KernelMessage.IInfoReply> = kernel.info;
   for (;;) {
     let timer: ReturnType<typeof setTimeout> | undefined;
@@ -251,15 +288,21 @@ export async function kernelInfo(
     if (stale()) {
       throw new Error('the kernel changed while its info was awaited');
     }
-    if (Date.now() >= deadline) {
-      throw new Error(`no kernel info reply within ${Math.round(limitMs / 1000)} s`);
+    if (!saidLate && Date.now() >= lateAt) {
+      saidLate = true;
+      late();
     }
-    pending = kernel.requestKernelInfo().then(msg => {
-      if (!msg) {
-        throw new Error('the kernel info request got no reply');
-      }
-      return msg.content as KernelMessage.IInfoReply;
-    });
-    pending.catch(() => undefined); // a later round may still succeed
+    if (busy()) {
+      continue; // queued behind the cell: the pending request will be answered
+    }
+    retryMs = Math.min(maxRetryMs, retryMs * 2);
+    // A request that fails is left to the next round (a kernel that died
+    // or changed makes the run stale meanwhile).
+    const asked = kernel.requestKernelInfo().then(
+      msg => (msg ? (msg.content as KernelMessage.IInfoReply) : NEVER),
+      () => NEVER
+    );
+    // Whichever answers first: the first request may only have been slow.
+    pending = Promise.race([pending, asked]);
   }
 }

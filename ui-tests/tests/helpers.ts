@@ -111,6 +111,22 @@ export async function openInPage(page: Page, path: string): Promise<void> {
   );
 }
 
+/** How many comms the helper in the current notebook's kernel sends to. */
+export async function commsInKernel(page: Page): Promise<number> {
+  const text = await page.evaluate(async () => {
+    const kernel = (window.jupyterapp.shell.currentWidget as any).sessionContext.session.kernel;
+    const reply = await kernel.requestExecute({
+      code: '',
+      silent: true,
+      user_expressions: {
+        n: "len(__import__('jupyterlab_vram_helper').get_runtime().channel.targets())"
+      }
+    }).done;
+    return reply.content.user_expressions.n.data['text/plain'] as string;
+  });
+  return Number(text);
+}
+
 /**
  * Reloads the page. Not page.reload(): Galata's waits for a Launcher the
  * restored layout lacks. The reload is scheduled, not run inside evaluate: a

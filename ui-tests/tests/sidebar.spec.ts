@@ -7,6 +7,7 @@ import * as path from 'path';
 
 import {
   bytesOf,
+  commsInKernel,
   MiB,
   openInPage,
   openLiveNotebook,
@@ -130,18 +131,39 @@ test.describe('memory sidebar', () => {
       .toBeGreaterThan(before);
     expect(Number(await timeline.getAttribute('data-vram-from'))).toBeLessThan(reloadedAt - 1);
     // The first page's comm is closed, not left for the helper to keep sending to.
-    const commsInKernel = await page.evaluate(async () => {
-      const kernel = (window.jupyterapp.shell.currentWidget as any).sessionContext.session.kernel;
-      const reply = await kernel.requestExecute({
-        code: '',
-        silent: true,
-        user_expressions: {
-          n: "len(__import__('jupyterlab_vram_helper').get_runtime().channel.targets())"
-        }
-      }).done;
-      return reply.content.user_expressions.n.data['text/plain'];
-    });
-    expect(commsInKernel).toBe('1');
+    expect(await commsInKernel(page)).toBe(1);
+  });
+
+  test('a page reloaded while a cell runs is live before the cell ends', async ({ page }) => {
+    await openLiveNotebook(page);
+    await page.notebook.save();
+    const path = await page.evaluate(
+      () => (window.jupyterapp.shell.currentWidget as any).context.path as string
+    );
+    // The cell holds 300 MiB, then keeps the kernel busy: this page's comm
+    // to the helper waits until it ends.
+    await startCell(
+      page,
+      0,
+      "import time\nheld = bytearray(b'\\x01') * (300 * 2**20)\ntime.sleep(40)\n'done'"
+    );
+    await waitForBytes(page, 'host-rss', b => b > 300 * MiB);
+
+    await reloadPage(page);
+    await openInPage(page, path);
+    const state = sidebarRole(page, 'state');
+    // Live from the samples the helper sends the first page's comm, with the
+    // 300 MiB, while the cell still runs.
+    await expect(state).toContainText('by way of another connection');
+    expect(await bytesOf(page, 'host-rss')).toBeGreaterThan(300 * MiB);
+    const heardAt = Number(await sidebarRole(page, 'timeline').getAttribute('data-vram-points'));
+    await expect
+      .poll(async () => Number(await sidebarRole(page, 'timeline').getAttribute('data-vram-points')))
+      .toBeGreaterThan(heardAt);
+
+    // The cell ends: the page's own comm opens, and the first page's is closed.
+    await expect(state).toContainText(/^Live: kernel process/, { timeout: 60_000 });
+    expect(await commsInKernel(page)).toBe(1);
   });
 
   test('screenshots for the README, light and dark', async ({ page }) => {
