@@ -61,7 +61,7 @@ export function formatDuration(seconds: number | null | undefined): string {
   return m ? `${h} h ${m} min` : `${h} h`;
 }
 
-/** Short status word: "ok", "error", "interrupted", "out of memory". */
+/** Short status word: "ok", "error", "interrupted", "out of memory", "kernel died". */
 export function formatOutcome(summary: CellSummary): string {
   switch (summary.outcome) {
     case 'oom':
@@ -70,6 +70,8 @@ export function formatOutcome(summary: CellSummary): string {
       return 'ok';
     case 'interrupted':
       return 'interrupted';
+    case 'died':
+      return 'kernel died';
     default:
       return summary.status === 'error' ? 'error' : summary.status;
   }
@@ -78,14 +80,15 @@ export function formatOutcome(summary: CellSummary): string {
 /** The badge line: "+1.2 GiB · peak 3.4 GiB · 2.1 s" (+ " · error" etc.). */
 export function formatCellBadge(
   summary: CellSummary,
-  units: ByteUnits = 'binary'
+  units: ByteUnits = 'binary',
+  withOutcome = true
 ): string {
   const parts = [
     formatDelta(summary.deltaBytes, units),
     `peak ${formatPeak(summary.peakBytes, summary.peakExact, units)}`,
     formatDuration(summary.durationS)
   ];
-  if (summary.outcome !== 'ok') {
+  if (summary.outcome !== 'ok' && withOutcome) {
     parts.push(formatOutcome(summary));
   }
   return parts.join(SEP);
@@ -154,6 +157,11 @@ export function describeCellRecord(
       (message
         ? `: ${message.length > TOOLTIP_MESSAGE_CHARS ? message.slice(0, TOOLTIP_MESSAGE_CHARS - 1) + '\u2026' : message}`
         : '');
+  }
+  if (summary.outcome === 'died') {
+    status +=
+      ' while running this cell. The figures are those sampled from its start ' +
+      'to the last sample before the death; the helper died before it could measure the cell.';
   }
   lines.push(status);
   return lines.join('\n');

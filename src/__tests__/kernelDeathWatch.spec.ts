@@ -46,20 +46,24 @@ function finish(kernel: FakeKernel, id: string) {
 describe('RunningCellTracker', () => {
   it('knows the running cell from execute_input, not the queued ones', () => {
     const kernel = new FakeKernel();
-    const tracker = new RunningCellTracker();
+    let now = 100;
+    const tracker = new RunningCellTracker(() => now);
     tracker.attach(kernel as any);
     const queued = msg('execute_request', { metadata: { cellId: 'later' } });
     const first = run(kernel, 'cell-a', 4);
     kernel.anyMessage.emit({ msg: queued, direction: 'send' });
-    expect(tracker.running).toEqual({ cellId: 'cell-a', executionCount: 4, confirmed: true });
+    expect(tracker.running).toEqual({ cellId: 'cell-a', executionCount: 4, confirmed: true, startedAt: 100 });
+    now = 105;
     finish(kernel, first);
-    // The queued one is next: not confirmed until its execute_input.
-    expect(tracker.running).toEqual({ cellId: 'later', executionCount: null, confirmed: false });
+    // The queued one is next: not confirmed until its execute_input (till
+    // then, its start is when it was sent).
+    expect(tracker.running).toEqual({ cellId: 'later', executionCount: null, confirmed: false, startedAt: 100 });
+    now = 107;
     kernel.anyMessage.emit({
       msg: msg('execute_input', { parent: queued.header.msg_id, content: { execution_count: 5 } }),
       direction: 'recv'
     });
-    expect(tracker.running).toEqual({ cellId: 'later', executionCount: 5, confirmed: true });
+    expect(tracker.running).toEqual({ cellId: 'later', executionCount: 5, confirmed: true, startedAt: 107 });
     tracker.attach(null);
     expect(tracker.running).toBeNull();
     run(kernel, 'x', 6); // no longer listening
@@ -68,14 +72,14 @@ describe('RunningCellTracker', () => {
 
   it('names the oldest unanswered request, unconfirmed, when no execute_input came (a kernel that dies at once)', () => {
     const kernel = new FakeKernel();
-    const tracker = new RunningCellTracker();
+    const tracker = new RunningCellTracker(() => 100);
     tracker.attach(kernel as any);
     expect(tracker.running).toBeNull();
     const exits = msg('execute_request', { metadata: { cellId: 'os-exit' } });
     const after = msg('execute_request', { metadata: { cellId: 'after' } });
     kernel.anyMessage.emit({ msg: exits, direction: 'send' });
     kernel.anyMessage.emit({ msg: after, direction: 'send' });
-    expect(tracker.running).toEqual({ cellId: 'os-exit', executionCount: null, confirmed: false });
+    expect(tracker.running).toEqual({ cellId: 'os-exit', executionCount: null, confirmed: false, startedAt: 100 });
     // A silent request without a cell (the helper's bootstrap) names nothing.
     tracker.reset();
     kernel.anyMessage.emit({ msg: msg('execute_request', { metadata: {} }), direction: 'send' });
@@ -84,11 +88,11 @@ describe('RunningCellTracker', () => {
   });
 
   it('survives odd messages (no metadata, a bad count)', () => {
-    const tracker = new RunningCellTracker();
+    const tracker = new RunningCellTracker(() => 100);
     const request = msg('execute_request', { metadata: { cellId: 42 } });
     tracker.handle(request, 'send');
     tracker.handle(msg('execute_input', { parent: request.header.msg_id, content: { execution_count: 'x' } }), 'recv');
-    expect(tracker.running).toEqual({ cellId: null, executionCount: null, confirmed: true });
+    expect(tracker.running).toEqual({ cellId: null, executionCount: null, confirmed: true, startedAt: 100 });
     tracker.handle({ header: { msg_type: 'status' }, content: {} } as any, 'recv');
     expect(tracker.running).not.toBeNull();
   });

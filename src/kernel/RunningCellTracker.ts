@@ -22,15 +22,25 @@ import { RunningCell } from '../model/kernelDeath';
 const MAX_PENDING = 1000;
 
 export class RunningCellTracker {
+  /** `now`: this browser's clock in Unix seconds (tests give their own). */
+  constructor(now: () => number = () => Date.now() / 1000) {
+    this._now = now;
+  }
+
   /** The cell the kernel runs now (or most likely runs); null when idle or unknown. */
   get running(): RunningCell | null {
     if (this._running) {
       return this._running;
     }
     const oldest = this._pending.values().next();
-    return oldest.done || oldest.value === null
+    return oldest.done || oldest.value.cellId === null
       ? null
-      : { cellId: oldest.value, executionCount: null, confirmed: false };
+      : {
+          cellId: oldest.value.cellId,
+          executionCount: null,
+          confirmed: false,
+          startedAt: oldest.value.sentAt
+        };
   }
 
   /** Follow `kernel`'s messages instead of the previous kernel's. */
@@ -68,10 +78,10 @@ export class RunningCellTracker {
             this._pending.delete(oldest);
           }
         }
-        this._pending.set(
-          msg.header.msg_id,
-          typeof cellId === 'string' ? cellId : null
-        );
+        this._pending.set(msg.header.msg_id, {
+          cellId: typeof cellId === 'string' ? cellId : null,
+          sentAt: this._now()
+        });
       }
       return;
     }
@@ -85,10 +95,11 @@ export class RunningCellTracker {
         .execution_count;
       this._runningMsgId = parentId;
       this._running = {
-        cellId: this._pending.get(parentId) ?? null,
+        cellId: this._pending.get(parentId)?.cellId ?? null,
         executionCount:
           typeof count === 'number' && Number.isInteger(count) ? count : null,
-        confirmed: true
+        confirmed: true,
+        startedAt: this._now()
       };
       return;
     }
@@ -113,8 +124,10 @@ export class RunningCellTracker {
     this.handle(args.msg, args.direction);
   }
 
+  private _now: () => number;
   private _kernel: Kernel.IKernelConnection | null = null;
-  private _pending = new Map<string, string | null>();
+  /** Requests sent and not answered: the cell each came from, and when it was sent. */
+  private _pending = new Map<string, { cellId: string | null; sentAt: number }>();
   private _running: RunningCell | null = null;
   private _runningMsgId: string | null = null;
 }

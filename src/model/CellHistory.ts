@@ -102,6 +102,11 @@ export class CellHistory {
     return this._floor;
   }
 
+  /** An id after every record of the current session held, cleared or evicted. */
+  get nextRecordId(): number {
+    return Math.max(this._floor, this._maxIdSeen) + 1;
+  }
+
   /** The newest record of a notebook cell (by cell model id), if any. */
   latestForCell(cellId: string): CellHistoryEntry | undefined {
     return this._latestByCell.get(cellId);

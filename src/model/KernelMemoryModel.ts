@@ -16,6 +16,7 @@ import { TimelineColumns } from '../timelineProtocol';
 import { CellHistory, CellHistoryChange } from './CellHistory';
 import { KernelDeathFacts, RunningCell } from './kernelDeath';
 import { historySeriesOf, sampleSeries } from './historySeries';
+import { diedCellRecord } from './diedCellRecord';
 import { KernelEnds } from './KernelEnds';
 import { MemoryHistory } from './MemoryHistory';
 import { describeState, MonitorState } from './MonitorState';
@@ -183,6 +184,15 @@ export class KernelMemoryModel implements IKernelMemoryModel {
     now: number = Date.now() / 1000
   ): void {
     this._ends.noteKernelDeath(status, runningCell, now);
+    // The cell it was running gets a record (its helper died before sending
+    // one), in the dead process's session: the next hello starts another.
+    const death = this._ends.death;
+    if (death && this._cells.identity !== null) {
+      const record = diedCellRecord(death, this._history, this._cells.nextRecordId);
+      if (record) {
+        this._cells.add(record);
+      }
+    }
   }
 
   /**

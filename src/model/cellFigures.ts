@@ -12,8 +12,12 @@ import { CellMemoryRecord } from '../cellProtocol';
 /** Where a cell's figures come from. */
 export type CellMemorySource = 'gpu' | 'ram';
 
-/** 'ok' | 'error' | 'interrupted' | 'oom' (an error that was out-of-memory). */
-export type CellOutcome = 'ok' | 'error' | 'interrupted' | 'oom';
+/**
+ * 'ok' | 'error' | 'interrupted' | 'oom' (an error that was out-of-memory) |
+ * 'died' (the kernel died running it: a record the frontend wrote, see
+ * diedCellRecord.ts).
+ */
+export type CellOutcome = 'ok' | 'error' | 'interrupted' | 'oom' | 'died';
 
 export interface CellSummary {
   source: CellMemorySource;
@@ -90,6 +94,8 @@ export function summarizeCellRecord(record: CellMemoryRecord): CellSummary {
     outcome = 'ok';
   } else if (record.status === 'interrupted') {
     outcome = 'interrupted';
+  } else if (record.status === 'died') {
+    outcome = 'died';
   } else {
     outcome = outOfMemory ? 'oom' : 'error';
   }

@@ -38,7 +38,7 @@ export function savedFiguresOf(entry: CellHistoryEntry): SavedCellFigures {
   };
 }
 
-const OUTCOMES: readonly string[] = ['ok', 'error', 'interrupted', 'oom'];
+const OUTCOMES: readonly string[] = ['ok', 'error', 'interrupted', 'oom', 'died'];
 
 function num(v: unknown): number | null {
   return typeof v === 'number' && Number.isFinite(v) ? v : null;

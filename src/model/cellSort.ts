@@ -41,7 +41,7 @@ export interface CellSortContext {
 }
 
 /** Severity order of statuses: ok < interrupted < error < out of memory. */
-const OUTCOME_RANK = { ok: 0, interrupted: 1, error: 2, oom: 3 };
+const OUTCOME_RANK = { ok: 0, interrupted: 1, error: 2, oom: 3, died: 4 };
 
 /** The value an entry sorts by; null sorts last. */
 export function cellSortValue(

@@ -31,6 +31,11 @@ export interface RunningCell {
    * then the oldest request it had not answered is named, as most likely.
    */
   confirmed: boolean;
+  /**
+   * When it started (this browser's clock, Unix seconds): when the kernel
+   * said so, else when the request was sent. Absent when unknown.
+   */
+  startedAt?: number;
 }
 
 /** What the model records at an unasked-for death. */

@@ -23,6 +23,8 @@ export interface CellBadgeContent {
   saved: boolean;
   /** A record of an earlier kernel process than the notebook's kernel now. */
   earlier: boolean;
+  /** The outcome is shown beside the badge (the kernel-death mark): the badge leaves it out. */
+  outcomeMarked?: boolean;
   units: ByteUnits;
 }
 
@@ -42,7 +44,7 @@ export function renderCellBadge(
   content: CellBadgeContent
 ): void {
   const s = content.summary;
-  const text = formatCellBadge(s, content.units);
+  const text = formatCellBadge(s, content.units, !content.outcomeMarked);
   if (node.textContent !== text) {
     node.textContent = text;
   }

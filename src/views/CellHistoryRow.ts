@@ -106,7 +106,9 @@ export class CellHistoryRow {
         ? 'OOM'
         : s.outcome === 'error'
           ? s.errorType ?? 'error'
-          : s.outcome
+          : s.outcome === 'died'
+            ? 'died'
+            : s.outcome
     );
     node.title =
       describeCellRecord(r, s, units) +

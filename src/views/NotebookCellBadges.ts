@@ -218,7 +218,8 @@ export class NotebookCellBadges implements IDisposable {
       // is, or is no longer, an earlier kernel's.
       this.refreshAll();
     } else if (change === 'death') {
-      this._renderDeath();
+      // The dead kernel's cell: its mark, and its badge's wording (below).
+      this.refreshAll();
     }
   }
 
@@ -336,10 +337,17 @@ export class NotebookCellBadges implements IDisposable {
       describeCellRecord(entry.record, entry.summary, units),
       entry
     );
+    // The cell the kernel died running has a "kernel died" mark beside its
+    // badge until the user restarts: the badge need not say it too.
+    const marked =
+      entry.summary.outcome === 'died' &&
+      entry.record.cell_id !== null &&
+      this._model.death?.runningCell?.cellId === entry.record.cell_id;
     return {
       summary: entry.summary,
       executionCount: entry.record.execution_count,
       title: earlier ? `${title}\n${EARLIER_KERNEL_NOTE}` : title,
+      outcomeMarked: marked,
       level: cellWarningLevel(
         entry.record,
         entry.summary,
