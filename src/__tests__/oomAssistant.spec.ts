@@ -5,12 +5,13 @@ import { CommandIDs } from '../commandIds';
 import { KernelMemoryModel } from '../model/KernelMemoryModel';
 import { oomActions, RESTART_KERNEL_COMMAND } from '../model/oomActions';
 import { explainOom } from '../model/oomExplanation';
+import { oomFiguresNow } from '../model/oomNow';
 import { OomDiagnosis } from '../oomProtocol';
 import { parseCellRecord } from '../cellProtocol';
 import { DEFAULT_SETTINGS } from '../settings';
 import { OomDiagnosisView } from '../views/OomDiagnosisView';
 import { oomRecord } from './cellFixtures';
-import { EVIL, GiB, makeHello, MiB, wire } from './fixtures';
+import { EVIL, GiB, makeCpuSample, makeGpu, makeHello, makeSample, MiB, wire } from './fixtures';
 
 /** Shaped like what oom_diagnosis.py sends for a fragmentation OOM on GPU 0. */
 function diagnosis(overrides: Partial<OomDiagnosis> = {}): OomDiagnosis {
@@ -79,7 +80,7 @@ describe('explainOom', () => {
     expect(text.causes[0].text).toContain('retried 3 times');
     expect(text.causes[1].text).toContain('activations: 3 GiB, the last traceback: 1 GiB');
     expect(text.causes[2].text).toContain('pid 4242 (2 GiB)');
-    expect(text.figures).toContainEqual({ label: 'Allocation retries', value: '3' });
+    expect(text.figures).toContainEqual({ key: 'retries', label: 'Allocation retries', value: '3' });
   });
 
   it('explains a host MemoryError and a cause-less cuBLAS failure', () => {
@@ -98,8 +99,8 @@ describe('explainOom', () => {
       'The cell ran out of host RAM: it asked for 8 TiB with 20 GiB free of 24 GiB.'
     );
     expect(host.causes[0].text).toMatch(/^Too big for the machine: 8 TiB is more than the 24 GiB/);
-    expect(host.figures[1]).toEqual({ label: 'Available', value: '20 GiB' });
-    expect(host.figures[2]).toEqual({ label: 'Total RAM', value: '24 GiB' });
+    expect(host.figures[1]).toEqual({ key: 'free', label: 'Available', value: '20 GiB' });
+    expect(host.figures[2]).toEqual({ key: 'total', label: 'Total RAM', value: '24 GiB' });
     // In a container the helper measured against the limit: the words say so.
     const contained = explainOom(
       diagnosis({
@@ -114,7 +115,7 @@ describe('explainOom', () => {
       3,
       true
     );
-    expect(contained.figures[2]).toEqual({ label: 'Container limit', value: '4 GiB' });
+    expect(contained.figures[2]).toEqual({ key: 'total', label: 'Container limit', value: '4 GiB' });
     expect(contained.causes[0].text).toMatch(/^Too big for the container: 8 GiB is more than the 4 GiB/);
     const cublas = explainOom(
       diagnosis({ kind: 'cuda_library', library: 'cuBLAS', requested_bytes: null, causes: [] }),
@@ -278,5 +279,78 @@ describe('OomDiagnosisView', () => {
     expect(view.node.hidden).toBe(true);
     view.dispose();
     other.dispose();
+  });
+});
+
+describe('the diagnosis figures now, beside those at the failure', () => {
+  /** GPU 0 after a fix: 1 GiB in tensors of 2 GiB reserved, NVML 40 of 80 GiB used (3 GiB by the kernel, 2 GiB by pid 4242). */
+  function sampleAfterFix() {
+    return makeSample({
+      gpus: [
+        makeGpu({
+          index: 0,
+          torch: { ...makeGpu().torch!, allocated_bytes: GiB, reserved_bytes: 2 * GiB },
+          nvml: {
+            used_bytes: 40 * GiB,
+            total_bytes: 80 * GiB,
+            process_used_bytes: 3 * GiB,
+            processes: [
+              { pid: 1, used_bytes: 3 * GiB, this_process: true },
+              { pid: 4242, used_bytes: 2 * GiB, this_process: false }
+            ]
+          }
+        })
+      ]
+    });
+  }
+
+  it('reads from the latest sample the figures it also has, for the failed device', () => {
+    expect(oomFiguresNow(diagnosis(), sampleAfterFix())).toEqual({
+      free: 40 * GiB,
+      process: 3 * GiB,
+      allocated: GiB,
+      reservedUnallocated: GiB,
+      otherProcesses: 2 * GiB
+    });
+    // Another device failed, no sample yet: nothing to say.
+    expect(oomFiguresNow(diagnosis({ device_index: 1 }), sampleAfterFix())).toEqual({});
+    expect(oomFiguresNow(diagnosis(), null)).toEqual({});
+    // A process NVML gives no size for: no total of the others.
+    const unknownOther = sampleAfterFix();
+    unknownOther.gpus[0].nvml!.processes![1].used_bytes = null;
+    expect(oomFiguresNow(diagnosis(), unknownOther).otherProcesses).toBeUndefined();
+  });
+
+  it('host RAM: what is available and the kernel RSS', () => {
+    const host = diagnosis({ kind: 'host', device_index: null });
+    const sample = makeCpuSample({
+      host: { rss_bytes: 600 * MiB, total_bytes: 64 * GiB, available_bytes: 50 * GiB, container: null }
+    });
+    expect(oomFiguresNow(host, sample)).toEqual({ free: 50 * GiB, process: 600 * MiB });
+  });
+
+  it('the view shows each one after the figure at the failure, and follows the samples', () => {
+    const model = new KernelMemoryModel({ historyCapacity: 10 });
+    model.ingest(wire(makeHello()));
+    const view = new OomDiagnosisView({ settings: { ...DEFAULT_SETTINGS }, run: jest.fn() });
+    view.model = model;
+    Widget.attach(view, document.body);
+    model.ingest(wire({ type: 'cells', records: [oomRecord({ record_id: 1, oom: diagnosis() })] }));
+    MessageLoop.flush();
+    const now = (figure: string) =>
+      view.node.querySelector<HTMLElement>(`[data-vram-role="oom-figure-now"][data-vram-figure="${figure}"]`)!;
+    // No sample since the failure was read here: nothing beside the figures.
+    expect(now('allocated').textContent).toBe('');
+    model.ingest(wire(sampleAfterFix()));
+    MessageLoop.flush();
+    const allocated = now('allocated');
+    expect(allocated.parentElement!.textContent).toBe('70 GiBnow 1 GiB'); // two lines (CSS)
+    expect(allocated.dataset.vramBytes).toBe(String(GiB));
+    expect(now('requested').textContent).toBe(''); // no sample reads what was asked for
+    model.ingest(wire({ ...sampleAfterFix(), time: 1732200001, gpus: [] }));
+    MessageLoop.flush();
+    expect(now('allocated')).toBe(allocated); // updated in place, not rebuilt
+    expect(allocated.textContent).toBe('');
+    view.dispose();
   });
 });

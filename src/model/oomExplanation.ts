@@ -7,11 +7,23 @@
 import { ByteUnits, formatBytes } from '../format';
 import { OomDiagnosis, OomStaleHolder } from '../oomProtocol';
 
+/** Which figure of the diagnosis a line shows (oomFiguresNow reads the same ones now). */
+export type OomFigureKey =
+  | 'requested'
+  | 'free'
+  | 'total'
+  | 'process'
+  | 'allocated'
+  | 'reservedUnallocated'
+  | 'otherProcesses'
+  | 'stale'
+  | 'retries';
+
 export interface OomExplanation {
   headline: string;
   causes: { cause: string; text: string }[];
-  /** Label and value of every known figure, in reading order. */
-  figures: { label: string; value: string }[];
+  /** Label and value of every known figure (at the failure), in reading order. */
+  figures: { key: OomFigureKey; label: string; value: string }[];
 }
 
 /** What ran out, e.g. "GPU 0", "host RAM", "GPU memory (cuBLAS)". */
@@ -62,24 +74,26 @@ export function explainOom(
   }
 
   const figures: OomExplanation['figures'] = [];
-  const add = (label: string, value: number | null, text?: string) => {
+  const add = (key: OomFigureKey, label: string, value: number | null, text?: string) => {
     if (value !== null) {
-      figures.push({ label, value: text ?? b(value) });
+      figures.push({ key, label, value: text ?? b(value) });
     }
   };
   const host = d.kind === 'host';
-  add('Requested', d.requested_bytes);
-  add(host ? 'Available' : 'Free on the device', d.free_bytes);
+  add('requested', 'Requested', d.requested_bytes);
+  add('free', host ? 'Available' : 'Free on the device', d.free_bytes);
   add(
+    'total',
     host ? (container ? 'Container limit' : 'Total RAM') : 'Device total',
     d.total_bytes
   );
-  add(host ? 'This kernel (RSS)' : 'This kernel in all', d.process_in_use_bytes);
-  add('In tensors (PyTorch)', d.allocated_bytes);
-  add('Reserved but unallocated', d.reserved_unallocated_bytes);
-  add('Other processes', d.other_processes_bytes);
-  add('Held by notebook references', d.stale_bytes);
+  add('process', host ? 'This kernel (RSS)' : 'This kernel in all', d.process_in_use_bytes);
+  add('allocated', 'In tensors (PyTorch)', d.allocated_bytes);
+  add('reservedUnallocated', 'Reserved but unallocated', d.reserved_unallocated_bytes);
+  add('otherProcesses', 'Other processes', d.other_processes_bytes);
+  add('stale', 'Held by notebook references', d.stale_bytes);
   add(
+    'retries',
     'Allocation retries',
     d.num_alloc_retries,
     d.num_alloc_retries === null ? undefined : String(d.num_alloc_retries)

@@ -16,13 +16,15 @@ import { CellHistoryEntry } from '../model/CellHistory';
 import { cellIdsByCount, siteRow } from '../model/siteRows';
 import { OomDiagnosis } from '../oomProtocol';
 import { oomActions, OomAction } from '../model/oomActions';
-import { explainOom } from '../model/oomExplanation';
+import { explainOom, OomFigureKey } from '../model/oomExplanation';
+import { oomFiguresNow } from '../model/oomNow';
 import { VramSettings } from '../settings';
 import { ModelChange } from '../tokens';
-import { button, element, setBytesData, setHidden } from './dom';
+import { button, element, setBytesData, setHidden, setText } from './dom';
 import { ModelView } from './ModelView';
 
-const RELEVANT: ReadonlySet<ModelChange> = new Set<ModelChange>(['cells', 'state']);
+// 'sample': the figures as they stand now, beside those at the failure.
+const RELEVANT: ReadonlySet<ModelChange> = new Set<ModelChange>(['cells', 'state', 'sample']);
 
 export class OomDiagnosisView extends ModelView {
   constructor(options: OomDiagnosisView.IOptions) {
@@ -48,11 +50,14 @@ export class OomDiagnosisView extends ModelView {
       ? `${entry.key}:${this.settings.units}:${container}`
       : null;
     if (key === this._renderedKey) {
+      this._renderNow();
       return;
     }
     this._renderedKey = key;
     this.node.replaceChildren();
+    this._nowValues.clear();
     const diagnosis = entry?.record.oom;
+    this._diagnosis = diagnosis ?? null;
     if (!entry || !diagnosis) {
       return;
     }
@@ -91,21 +96,47 @@ export class OomDiagnosisView extends ModelView {
       causes.appendChild(item);
     }
 
+    const caption = element('div', 'jp-vram-OomDiagnosis-figuresCaption', {
+      role: 'oom-figures-caption',
+      text: 'At the failure, and now where the latest sample reads the same figure:'
+    });
     const figures = element('dl', 'jp-vram-OomDiagnosis-figures', {
       role: 'oom-figures'
     });
     for (const figure of text.figures) {
-      figures.append(
-        element('dt', '', { text: figure.label }),
-        element('dd', '', { text: figure.value })
-      );
+      const now = element('span', 'jp-vram-OomDiagnosis-now', {
+        role: 'oom-figure-now'
+      });
+      now.dataset.vramFigure = figure.key;
+      this._nowValues.set(figure.key, now);
+      const value = element('dd', '', { text: figure.value });
+      value.appendChild(now);
+      figures.append(element('dt', '', { text: figure.label }), value);
     }
 
     const actions = element('ol', 'jp-vram-OomDiagnosis-actions');
     for (const action of oomActions(diagnosis, units)) {
       actions.appendChild(this._actionItem(action));
     }
-    this.node.append(header, causes, this._sites(diagnosis), actions, figures);
+    this.node.append(header, causes, this._sites(diagnosis), actions, caption, figures);
+    this._renderNow();
+  }
+
+  /**
+   * Beside each figure at the failure, the same figure now (after a fix,
+   * what it gave back shows here), or nothing where no sample reads it.
+   */
+  private _renderNow(): void {
+    const diagnosis = this._diagnosis;
+    if (!diagnosis) {
+      return;
+    }
+    const now = oomFiguresNow(diagnosis, this.model?.latest ?? null);
+    for (const [key, node] of this._nowValues) {
+      const bytes = now[key];
+      setText(node, bytes === undefined ? '' : `now ${formatBytes(bytes, this.settings.units)}`);
+      setBytesData(node, bytes ?? null);
+    }
   }
 
   /** The notebook lines holding the most at the failure (allocation recording on). */
@@ -206,6 +237,9 @@ export class OomDiagnosisView extends ModelView {
    */
   private _dismissed = new WeakSet<CellHistoryEntry>();
   private _renderedKey: string | null = null;
+  private _diagnosis: OomDiagnosis | null = null;
+  /** The "now" part of each figure shown. */
+  private _nowValues = new Map<OomFigureKey, HTMLElement>();
 }
 
 export namespace OomDiagnosisView {

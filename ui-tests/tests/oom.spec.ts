@@ -3,7 +3,8 @@
  * name, then one that dies of a real MemoryError (an absurd NumPy array),
  * gets an "out of memory" badge; the sidebar explains why with numbers (too
  * big for the machine) and ranks fixes; "Delete the largest holders" deletes the name (after the
- * confirmation) and says what it freed. Real kernel, real NumPy.
+ * confirmation) and says what it freed, and the diagnosis shows the kernel's
+ * RAM now beside its RAM at the failure. Real kernel, real NumPy.
  */
 import { expect, test } from '@jupyterlab/galata';
 
@@ -38,6 +39,11 @@ test('a cell that dies of out-of-memory gets a marker, a diagnosis and a working
   // 1 PiB is too big whatever is freed, so no other cause is named; the
   // notebook's 400 MB still shows, and deleting it is still offered.
   await expect(sidebarRole(page, 'oom-figures')).toContainText('Held by notebook references');
+  // Beside the kernel's RSS at the failure, its RSS now (the 400 MB included).
+  const rssNow = diagnosis.locator('[data-vram-role="oom-figure-now"][data-vram-figure="process"]');
+  await expect(rssNow).toContainText('now');
+  const rssBefore = Number(await rssNow.getAttribute('data-vram-bytes'));
+  expect(rssBefore).toBeGreaterThan(400 * MiB);
 
   const remove = diagnosis.locator('[data-vram-role="oom-action"][data-vram-action="delete-holders"]');
   await expect(remove).toContainText('kept');
@@ -49,6 +55,10 @@ test('a cell that dies of out-of-memory gets a marker, a diagnosis and a working
   const result = sidebarRole(page, 'action-result');
   await expect(result).toHaveAttribute('data-vram-action', 'delete', { timeout: 30_000 });
   expect(Number(await result.getAttribute('data-vram-freed-bytes'))).toBeGreaterThan(300 * MiB);
+  // The diagnosis says where things stand now: the fix worked.
+  await expect
+    .poll(async () => Number(await rssNow.getAttribute('data-vram-bytes')), { timeout: 30_000 })
+    .toBeLessThan(rssBefore - 300 * MiB);
 
   await page.notebook.addCell('code', "'kept' in globals()");
   await page.notebook.runCell(2, true);

@@ -1,0 +1,55 @@
+/**
+ * The diagnosis's figures as they stand now. The diagnosis describes the
+ * moment a cell failed; once the user frees memory or deletes what held it,
+ * those figures no longer say where things stand, and a fix that worked
+ * would look as if it did nothing. The latest sample reads some of the same
+ * figures again: those are shown beside the ones at the failure.
+ */
+import { OomDiagnosis } from '../oomProtocol';
+import { SampleMessage } from '../sampleProtocol';
+import { hostFigures } from './hostFigures';
+import { OomFigureKey } from './oomExplanation';
+
+/** The figures the latest sample reads again; a figure it cannot read is absent. */
+export type OomFiguresNow = Partial<Record<OomFigureKey, number>>;
+
+export function oomFiguresNow(
+  d: OomDiagnosis,
+  sample: SampleMessage | null
+): OomFiguresNow {
+  const now: OomFiguresNow = {};
+  if (!sample) {
+    return now;
+  }
+  const put = (key: OomFigureKey, value: number | null | undefined) => {
+    if (typeof value === 'number' && Number.isFinite(value)) {
+      now[key] = value;
+    }
+  };
+  if (d.kind === 'host') {
+    const host = hostFigures(sample.host);
+    put('free', host.available);
+    put('process', sample.host.rss_bytes);
+    return now;
+  }
+  const gpu = sample.gpus.find(g => g.index === d.device_index);
+  if (d.device_index === null || !gpu) {
+    return now;
+  }
+  const nvml = gpu.nvml;
+  if (nvml && nvml.used_bytes !== null && nvml.total_bytes !== null) {
+    put('free', nvml.total_bytes - nvml.used_bytes);
+  }
+  put('process', nvml?.process_used_bytes);
+  const torch = gpu.torch;
+  put('allocated', torch?.allocated_bytes);
+  if (torch && torch.allocated_bytes !== null && torch.reserved_bytes !== null) {
+    put('reservedUnallocated', torch.reserved_bytes - torch.allocated_bytes);
+  }
+  const others = nvml?.processes?.filter(p => !p.this_process);
+  // A process of unknown size (no permission to read it): no total.
+  if (others && others.every(p => p.used_bytes !== null)) {
+    put('otherProcesses', others.reduce((sum, p) => sum + (p.used_bytes ?? 0), 0));
+  }
+  return now;
+}
