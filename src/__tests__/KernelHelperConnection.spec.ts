@@ -6,6 +6,7 @@ import {
 } from '../kernel/PendingRequests';
 import { KernelMemoryModel, OVERHEARD_STATE } from '../model/KernelMemoryModel';
 import { COMM_TARGET } from '../protocol';
+import { makeCellRecord } from './cellFixtures';
 import { makeCpuSample, makeHello, makeSample, MiB, wire } from './fixtures';
 import {
   connectHelper,
@@ -590,5 +591,73 @@ describe('KernelHelperConnection: a cell that outlasts the kernel info wait', ()
     expect(kernel.executed).toHaveLength(1);
     kernel.lastComm.receive(wire(makeHello()));
     expect(model.state).toBe('live');
+  });
+});
+
+describe('KernelHelperConnection: what it hears on IOPub beyond its comm', () => {
+  async function live() {
+    const kernel = new FakeKernel();
+    const setup = connect(kernel);
+    await settle();
+    const comm = kernel.lastComm;
+    comm.receive(wire(makeHello({ pid: 100 })));
+    comm.receive(wire(makeCpuSample({ time: 1000 })));
+    return { kernel, comm, ...setup };
+  }
+
+  it('a restart from another page (a hello from another process) is marked, and the helper delivered anew', async () => {
+    const { kernel, model } = await live();
+    expect(model.state).toBe('live');
+    // Another page restarted the kernel: this page saw no status; the new
+    // process's helper says hello to that page's comm.
+    kernel.publishCommMsg('other-page', wire(makeHello({ pid: 200, record_series: 'series-2' })));
+    await settle();
+    expect(model.history.marks.map(m => m.kind)).toEqual(['restarted']);
+    expect(kernel.executed).toHaveLength(2); // the bootstrap again
+    expect(kernel.comms).toHaveLength(2);
+    expect(kernel.comms[0].closed).toBe(false); // no close sent to a process that is gone
+    kernel.lastComm.receive(wire(makeHello({ pid: 200, record_series: 'series-2' })));
+    expect(model.stateReason).toContain('kernel process 200');
+  });
+
+  it('a hello to another page from the same process changes nothing', async () => {
+    const { kernel, model } = await live();
+    kernel.publishCommMsg('other-page', wire(makeHello({ pid: 100 })));
+    await settle();
+    expect(model.history.marks).toHaveLength(0);
+    expect(kernel.executed).toHaveLength(1);
+    expect(model.stateReason).toContain('kernel process 100');
+  });
+
+  it('keeps the record of the cell a restart interrupted, sent after JupyterLab disposed the comm', async () => {
+    const { kernel, comm, model, sessionContext } = await live();
+    sessionContext.setStatus('restarting');
+    kernel.publishCommMsg(comm.commId, wire({ type: 'cells', records: [makeCellRecord({ record_id: 7, status: 'interrupted' })] }));
+    expect(model.cells.entries.map(e => e.record.record_id)).toEqual([7]);
+    const oldSession = model.cells.session;
+    // Once the new process said hello, nothing more is taken from the old comm.
+    sessionContext.setStatus('idle');
+    await settle();
+    kernel.lastComm.receive(wire(makeHello({ pid: 200, record_series: 'series-2' })));
+    kernel.publishCommMsg(comm.commId, wire({ type: 'cells', records: [makeCellRecord({ record_id: 8 })] }));
+    expect(model.cells.entries.map(e => [e.session, e.record.record_id])).toEqual([[oldSession, 7]]);
+    // Nor from any other page's comm: their records are that page's.
+    kernel.publishCommMsg('other-page', wire({ type: 'cells', records: [makeCellRecord({ record_id: 1 })] }));
+    expect(model.cells.length).toBe(1);
+  });
+
+  it('is busy while a cell runs, whatever other requests (comm messages, subshells) do to the status', async () => {
+    const { kernel, model } = await live();
+    kernel.publishStatus('busy', 'execute_request');
+    expect(model.kernelBusy).toBe(true);
+    // Another tab reloads: JupyterLab deletes its subshell, and the kernel
+    // says idle for that request while the cell still runs.
+    kernel.publishStatus('idle', 'delete_subshell_request');
+    expect(model.kernelBusy).toBe(true);
+    kernel.publishStatus('idle', 'execute_request');
+    expect(model.kernelBusy).toBe(false);
+    // A panel request (a comm message) is no cell.
+    kernel.publishStatus('busy', 'comm_msg');
+    expect(model.kernelBusy).toBe(false);
   });
 });

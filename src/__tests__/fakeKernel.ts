@@ -127,6 +127,16 @@ export class FakeKernel {
     });
   }
 
+  /** The kernel publishes its execution state while it handles a request of type `parent`. */
+  publishStatus(state: string, parent: string): void {
+    this.iopubMessage.emit({
+      channel: 'iopub',
+      header: { msg_type: 'status' },
+      parent_header: { msg_type: parent },
+      content: { execution_state: state }
+    });
+  }
+
   get lastComm(): FakeComm {
     return this.comms[this.comms.length - 1];
   }
@@ -143,13 +153,19 @@ export class FakeSessionContext {
   statusChanged = new Signal<this, any>(this);
   connectionStatusChanged = new Signal<this, any>(this);
 
-  /** The kernel reports a new execution state. */
+  /**
+   * The kernel reports a new execution state; busy and idle as for a cell
+   * (IOPub's status of an execute request, which every frontend hears).
+   */
   setStatus(status: string): void {
     const kernel = this.session?.kernel;
     if (kernel) {
       kernel.status = status;
     }
     this.statusChanged.emit(status);
+    if (kernel && (status === 'busy' || status === 'idle')) {
+      kernel.publishStatus(status, 'execute_request');
+    }
   }
 
   changeKernel(kernel: FakeKernel | null): void {

@@ -46,7 +46,7 @@ import { HelperComm } from './HelperComm';
 import { HelperRequestError } from './PendingRequests';
 import { OpenComm } from './CommsLeftOpen';
 import { HelperReadiness } from './HelperReadiness';
-import { OverheardSamples } from './OverheardSamples';
+import { IOPubWatch } from './IOPubWatch';
 import { recoverHistory, RecoveredHistory } from './historyRecovery';
 
 /** The parts of a notebook's session context the connection uses. */
@@ -83,12 +83,11 @@ export class KernelHelperConnection
     this._channel.otherMessage.connect((_, data) =>
       this._otherMessage.emit(data)
     );
-    this._overheard = new OverheardSamples(sample => {
-      if (this._channel.helloSeen) {
-        this._overheard.stop(); // this page's own comm speaks now
-      } else {
-        this._model.overhearSample(sample);
-      }
+    this._iopub = new IOPubWatch({
+      model: this._model,
+      channel: this._channel,
+      restarting: () => this._restarting,
+      restartedElsewhere: () => this._onRestartedElsewhere()
     });
 
     this._silence = new SilenceWatch({
@@ -125,7 +124,7 @@ export class KernelHelperConnection
    */
   closeForPageExit(): void {
     this._generation++;
-    this._overheard.stop();
+    this._iopub.stop();
     this._channel.drop(true);
   }
 
@@ -169,7 +168,7 @@ export class KernelHelperConnection
     this._isDisposed = true;
     this._generation++;
     this._silence.dispose();
-    this._overheard.stop();
+    this._iopub.stop();
     Signal.clearData(this);
     const sc = this._sessionContext;
     sc.kernelChanged.disconnect(this._onKernelChanged, this);
@@ -201,12 +200,10 @@ export class KernelHelperConnection
   }
 
   private _onStatusChanged(_: unknown, status: Kernel.Status): void {
+    // Busy and idle for cells come from IOPubWatch: this status also
+    // follows other requests (comm messages, subshells of other pages).
     switch (status) {
-      case 'busy':
-        this._model.setKernelBusy(true);
-        break;
       case 'idle':
-        this._model.setKernelBusy(false);
         if (this._restarting) {
           // The restarted kernel answers: deliver the helper again.
           this._restarting = false;
@@ -217,6 +214,7 @@ export class KernelHelperConnection
       case 'autorestarting':
         // The frontend disposes every comm of a restarting kernel.
         this._restarting = true;
+        this._iopub.retire();
         this._detach(
           'The kernel restarted, so the helper connection is gone.'
         );
@@ -230,6 +228,7 @@ export class KernelHelperConnection
         );
         break;
       case 'dead':
+        this._iopub.stop();
         this._detach('The kernel died.');
         this._model.setState(
           'disconnected',
@@ -271,10 +270,22 @@ export class KernelHelperConnection
     );
   }
 
+  /**
+   * Another frontend restarted the kernel (this page saw no `restarting`,
+   * see IOPubWatch): this page's comm went with the old process. Mark the
+   * restart and connect anew.
+   */
+  private _onRestartedElsewhere(): void {
+    this._model.captureBeforeRestart();
+    this._model.settleRestart();
+    this._iopub.retire();
+    this._channel.reset(false, 'The kernel was restarted from another page.');
+    this._attach(this._sessionContext.session?.kernel ?? null);
+  }
+
   /** Forget the current comm and requests; invalidates running bootstraps. */
   private _detach(reason: string): void {
     this._generation++;
-    this._overheard.stop();
     this._channel.reset(false, reason);
     this._model.setKernelBusy(false);
   }
@@ -298,13 +309,14 @@ export class KernelHelperConnection
     this._model.setKernelBusy(kernel?.status === 'busy');
     const generation = this._generation;
     if (!kernel) {
-      this._overheard.stop();
+      this._iopub.stop();
       this._waitForKernel(generation);
       return;
     }
     // Until the new comm says hello (a running cell may delay it for hours),
-    // show the samples the helper sends to other frontends' comms.
-    this._overheard.listen(kernel);
+    // the samples the helper sends to other frontends' comms are shown; and
+    // a restart from another frontend is heard there.
+    this._iopub.listen(kernel);
     if (code !== null) {
       this._send(kernel, generation, code);
       return;
@@ -460,7 +472,7 @@ export class KernelHelperConnection
   private _requestTimeoutMs: number;
   private _commsLeftOpen: (kernelId: string) => string[];
   private _channel: HelperComm;
-  private _overheard: OverheardSamples;
+  private _iopub: IOPubWatch;
   private _otherMessage = new Signal<this, unknown>(this);
   /** The kernel the current (or last) attach was for. */
   private _kernel: Kernel.IKernelConnection | null = null;

@@ -166,6 +166,55 @@ test.describe('memory sidebar', () => {
     expect(await commsInKernel(page)).toBe(1);
   });
 
+  test('a second tab follows a restart made in the first, and keeps a running cell busy when a third reloads', async ({
+    page
+  }) => {
+    await openLiveNotebook(page);
+    await page.notebook.save();
+    const path = await page.evaluate(
+      () => (window.jupyterapp.shell.currentWidget as any).context.path as string
+    );
+    const origin = new URL(page.url()).origin;
+    const second = await page.context().newPage();
+    // A workspace of its own (see history-kept.spec.ts).
+    await second.goto(`${origin}/lab/workspaces/vram-second-tab`);
+    await openInPage(second, path);
+    const pidOf = async (p: typeof second) =>
+      /kernel process (\d+)/.exec((await p.locator(`${SIDEBAR} [data-vram-role="state"]`).textContent()) ?? '')?.[1];
+    const firstPid = await pidOf(second);
+    expect(firstPid).toBe(await pidOf(page));
+
+    // A cell runs, started in the first tab: both say the kernel is busy.
+    await startCell(page, 0, 'import time\ntime.sleep(30)');
+    const busyNote = (p: typeof second) => p.locator(`${SIDEBAR} [data-vram-role="kernel-busy"]`);
+    await expect(busyNote(page)).toBeVisible();
+    await expect(busyNote(second)).toBeVisible();
+    // A third tab opens the notebook and reloads: JupyterLab's status says
+    // idle for its subshell requests, yet the cell still runs.
+    const third = await page.context().newPage();
+    await third.goto(`${origin}/lab/workspaces/vram-third-tab`);
+    await openInPage(third, path);
+    await reloadPage(third);
+    await openInPage(third, path);
+    await third.close();
+    await expect(busyNote(page)).toBeVisible();
+    await expect(busyNote(second)).toBeVisible();
+
+    // The first tab restarts the kernel (interrupting the cell): the second
+    // tab hears the new process's helper and follows at once (not after its
+    // silence watch), with the restart marked on its timeline.
+    await restartKernel(page);
+    await waitForState(page, 'live');
+    const newPid = await pidOf(page);
+    expect(newPid).not.toBe(firstPid);
+    await expect.poll(() => pidOf(second), { timeout: 10_000 }).toBe(newPid);
+    await expect(second.locator(`${SIDEBAR} [data-vram-role="timeline"]`)).toHaveAttribute(
+      'data-vram-restarts',
+      '1'
+    );
+    await second.close();
+  });
+
   test('screenshots for the README, light and dark', async ({ page }) => {
     await page.setViewportSize({ width: 1280, height: 800 });
     await page.sidebar.close('left');

@@ -1,0 +1,172 @@
+/**
+ * What a notebook's connection learns from the kernel's IOPub beyond its own
+ * comm. A kernel publishes every comm message, and every status, on IOPub,
+ * which every frontend connected to the kernel receives (other tabs, other
+ * browsers). Three things this page needs come only that way:
+ *
+ * - **Samples sent to other frontends' comms.** A page opened while a cell
+ *   runs (a reload during a training loop, a new tab the next morning)
+ *   cannot open its comm: the kernel reads the bootstrap and the comm_open
+ *   only when the cell finishes, which may be hours away, and that is when
+ *   the figures matter most. The helper's sampler runs in a thread of its
+ *   own and sends every sample to each comm still open in the kernel (the
+ *   comm of the page that started the cell, which its `pagehide` could not
+ *   close for the same reason); the connection shows those until its own
+ *   comm says hello. The helper sends the same sample to every comm, so a
+ *   sample whose time is not after the last one heard is a copy: skipped.
+ * - **Hellos on other comms.** A restart from another tab gives this page
+ *   no `restarting` status (only the restarting page knows), but the new
+ *   process's helper says hello to that page's comm: a hello from another
+ *   process than the one this page's comm speaks to says the kernel
+ *   process changed.
+ * - **Records on a comm JupyterLab already disposed.** JupyterLab disposes
+ *   every comm of a restarting kernel at once, while the dying process may
+ *   still send the record of the cell the restart interrupted; its message
+ *   reaches IOPub, not the comm.
+ *
+ * And the kernel's busy/idle, counted only for cells (execute requests):
+ * JupyterLab's own status also follows other requests (a comm message, a
+ * subshell another page creates or deletes as it opens or goes), so it
+ * says "idle" in the middle of a running cell when another tab reloads.
+ *
+ * Only messages that parse as the helper's are passed on; other comms
+ * (widgets, other extensions) carry other data.
+ */
+import { Kernel, KernelMessage } from '@jupyterlab/services';
+
+import { KernelMemoryModel } from '../model/KernelMemoryModel';
+import { HelloMessage, parseKernelMessage } from '../protocol';
+import { SampleMessage } from '../sampleProtocol';
+import { HelperComm } from './HelperComm';
+
+/** What the watch needs of the connection it works for. */
+export interface IIOPubWatchHost {
+  model: KernelMemoryModel;
+  /** This page's comm to the helper. */
+  channel: HelperComm;
+  /** True while a restart this page heard of is under way. */
+  restarting(): boolean;
+  /** Another frontend restarted the kernel: this page's comm went with the old process. */
+  restartedElsewhere(): void;
+}
+
+export class IOPubWatch {
+  constructor(host: IIOPubWatchHost) {
+    this._host = host;
+  }
+
+  /** Listen to `kernel`'s IOPub (and stop listening to any other). */
+  listen(kernel: Kernel.IKernelConnection): void {
+    if (kernel === this._kernel) {
+      return;
+    }
+    this.stop();
+    this._kernel = kernel;
+    this._lastSampleTime = -Infinity;
+    kernel.iopubMessage.connect(this._onIOPub, this);
+  }
+
+  /** Stop listening (the kernel went, or the page does). */
+  stop(): void {
+    this._kernel?.iopubMessage.disconnect(this._onIOPub, this);
+    this._kernel = null;
+  }
+
+  /**
+   * The comm in use goes with the kernel process (a restart): its last
+   * record may still come, on IOPub only.
+   */
+  retire(): void {
+    this._retiredCommId = this._host.channel.comm?.commId ?? null;
+    this._lastSampleTime = -Infinity; // the next process's samples start anew
+  }
+
+  private _onIOPub(
+    _: Kernel.IKernelConnection,
+    msg: KernelMessage.IIOPubMessage
+  ): void {
+    if (KernelMessage.isStatusMsg(msg)) {
+      const parent = (msg.parent_header as { msg_type?: unknown } | undefined)?.msg_type;
+      const state = msg.content.execution_state;
+      if (parent === 'execute_request' && (state === 'busy' || state === 'idle')) {
+        this._host.model.setKernelBusy(state === 'busy');
+      }
+      return;
+    }
+    if (!KernelMessage.isCommMsgMsg(msg)) {
+      return;
+    }
+    const commId = msg.content.comm_id;
+    if (commId === this._host.channel.comm?.commId) {
+      return; // the comm's own handler has it
+    }
+    const data: unknown = msg.content.data;
+    // Cheap first look: most comm traffic in a notebook is not ours.
+    const type =
+      typeof data === 'object' && data !== null ? (data as { type?: unknown }).type : undefined;
+    if (type === 'cells') {
+      this._onRecord(commId, data);
+      return;
+    }
+    if (type !== 'sample' && type !== 'hello') {
+      return;
+    }
+    const result = parseKernelMessage(data);
+    if (result.kind !== 'message') {
+      return; // not the helper's (or not a protocol this page speaks): none of its business
+    }
+    const message = result.message;
+    if (message.type === 'hello') {
+      this._onHello(message);
+    } else if (message.type === 'sample' && message.time > this._lastSampleTime) {
+      this._lastSampleTime = message.time;
+      this._onSample(message);
+    }
+  }
+
+  /**
+   * Shown until this page's own comm speaks, while a cell delays it; not
+   * while the kernel restarts (the old process's last samples may still
+   * come), nor when it is idle (the comm opens at once).
+   */
+  private _onSample(sample: SampleMessage): void {
+    const status = this._kernel?.status;
+    if (
+      !this._host.channel.helloSeen &&
+      !this._host.restarting() &&
+      status !== 'idle' &&
+      status !== 'starting'
+    ) {
+      this._host.model.overhearSample(sample);
+    }
+  }
+
+  /** From another process than the one this page's comm speaks to: the kernel was restarted elsewhere. */
+  private _onHello(hello: HelloMessage): void {
+    const own = this._host.model.hello;
+    if (!own || !this._host.channel.helloSeen || this._host.restarting()) {
+      return;
+    }
+    if (hello.pid !== own.pid || hello.hostname !== own.hostname) {
+      this._host.restartedElsewhere();
+    }
+    // Else another page's comm to the same process.
+  }
+
+  /**
+   * The record of the cell a restart interrupted, on the comm JupyterLab
+   * disposed as the restart began: taken until the new process says hello
+   * (the model's cells are the old process's until then). Other pages'
+   * records are theirs.
+   */
+  private _onRecord(commId: string, data: unknown): void {
+    if (commId === this._retiredCommId && this._host.model.hello === null) {
+      this._host.model.ingest(data);
+    }
+  }
+
+  private _host: IIOPubWatchHost;
+  private _kernel: Kernel.IKernelConnection | null = null;
+  private _lastSampleTime = -Infinity;
+  private _retiredCommId: string | null = null;
+}
