@@ -1,4 +1,8 @@
-import { LATE_KERNEL_TEXT } from '../kernel/helperBootstrap';
+import {
+  LATE_KERNEL_TEXT,
+  RUNNING_CELL_DELAYS_TEXT,
+  UNKNOWN_STATUS_WAIT_MS
+} from '../kernel/helperBootstrap';
 import { KernelHelperConnection } from '../kernel/KernelHelperConnection';
 import {
   HelperRequestError,
@@ -459,16 +463,31 @@ describe('KernelHelperConnection: the helper goes ahead of a cell', () => {
 });
 
 describe('KernelHelperConnection: a page opened while a cell runs', () => {
-  it.each(['busy', 'unknown'])('says the running cell delays the kernel (status %s), not that it starts', async status => {
+  it('says the running cell delays the kernel when its status is busy, not that it starts', async () => {
     const kernel = new FakeKernel();
-    kernel.status = status;
+    kernel.status = 'busy';
     kernel.info = new Promise(() => undefined); // its info request waits behind the cell
     const { model } = connect(kernel);
     await settle();
     expect(model.state).toBe('kernel-starting');
-    expect(model.stateReason).toBe(
-      'Waiting for the kernel to answer: a running cell delays it until the cell finishes\u2026'
-    );
+    expect(model.stateReason).toBe(RUNNING_CELL_DELAYS_TEXT);
+  });
+
+  it('says so for a kernel of unknown status only once it stayed silent a while', async () => {
+    jest.useFakeTimers();
+    try {
+      const kernel = new FakeKernel();
+      kernel.status = 'unknown'; // a page knows no status until the kernel sends one
+      kernel.info = new Promise(() => undefined);
+      const { model, connection } = connect(kernel);
+      await jest.advanceTimersByTimeAsync(UNKNOWN_STATUS_WAIT_MS - 500);
+      expect(model.stateReason).toBe('Waiting for the kernel to start.');
+      await jest.advanceTimersByTimeAsync(1000);
+      expect(model.stateReason).toBe(RUNNING_CELL_DELAYS_TEXT);
+      connection.dispose();
+    } finally {
+      jest.useRealTimers();
+    }
   });
 });
 

@@ -191,6 +191,21 @@ describe('delete dialog body', () => {
   });
 });
 
+describe('the delete dialog when nothing is expected back', () => {
+  it('says none and why (not "at most 0 B" and "less may come back"), and does not promise empty_cache', () => {
+    const listing = makeListing({ entries: [makeEntry({ name: 't' })], hidden: [] });
+    const plan = {
+      ...makeDeletePlan(listing, ['t'], [])!,
+      expected: { bytes: 0, byDevice: {}, atMost: true, reasons: ['t shares storage with alias, which stays'] }
+    };
+    const body = createDeleteDialogBody(plan, 'binary');
+    expect(expectedBytesText(plan, 'binary')).toBe('Memory expected back: none');
+    expect(body.textContent).toContain('Why: t shares storage with alias, which stays.');
+    expect(body.textContent).not.toContain('Less may come back');
+    expect(body.textContent).toContain('torch.cuda.empty_cache() where PyTorch has initialised CUDA');
+  });
+});
+
 describe('MemorySidebar cleanup parts', () => {
   it('has a Holders tab; the cleanup bar shows on Memory and Holders', () => {
     const sidebar = new MemorySidebar({ monitor: new FakeMonitor() });

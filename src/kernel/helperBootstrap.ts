@@ -52,6 +52,13 @@ export interface IHelperBootstrapHost {
   claimDelivery: () => boolean;
 }
 
+/** The state's sentence while a running cell keeps the kernel from answering. */
+export const RUNNING_CELL_DELAYS_TEXT =
+  'Waiting for the kernel to answer: a running cell delays it until the cell finishes\u2026';
+
+/** How long a kernel of unknown status may stay silent before the panel says a cell most likely runs. */
+export const UNKNOWN_STATUS_WAIT_MS = 3000;
+
 /** The state's sentence once the kernel has not answered its info request for two minutes. */
 export const LATE_KERNEL_TEXT =
   'The kernel has not answered for over 2 minutes: a cell may still be running, ' +
@@ -73,9 +80,19 @@ export async function bootstrapHelper(
   // knows no status until the kernel sends one).
   model.setState(
     'kernel-starting',
-    kernel.status === 'busy' || kernel.status === 'unknown'
-      ? 'Waiting for the kernel to answer: a running cell delays it until the cell finishes\u2026'
-      : undefined
+    kernel.status === 'busy' ? RUNNING_CELL_DELAYS_TEXT : undefined
+  );
+  // A page knows no status until the kernel sends one: most often within a
+  // second; a kernel still silent after UNKNOWN_STATUS_WAIT_MS is most
+  // likely running a cell started before this page.
+  const silent = setTimeout(() => {
+    if (!stale() && model.state === 'kernel-starting' && kernel.status === 'unknown') {
+      model.setState('kernel-starting', RUNNING_CELL_DELAYS_TEXT);
+    }
+  }, UNKNOWN_STATUS_WAIT_MS);
+  void Promise.resolve(kernel.info).then(
+    () => clearTimeout(silent),
+    () => clearTimeout(silent)
   );
   const info = await step(host, 'could not read the kernel info', () =>
     kernelInfo(kernel, {

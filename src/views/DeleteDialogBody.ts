@@ -18,6 +18,9 @@ import { element, setBytesData } from './dom';
 /** "Expected back: about 1.2 GiB (cuda:0 1 GiB · cpu 200 MiB)". */
 export function expectedBytesText(plan: DeletePlan, units: ByteUnits): string {
   const { bytes, byDevice, atMost } = plan.expected;
+  if (bytes === 0) {
+    return 'Memory expected back: none';
+  }
   const amount = `${atMost ? 'at most' : 'about'} ${formatBytes(bytes, units)}`;
   const devices = Object.keys(byDevice).length
     ? ` (${formatBytesByDevice(byDevice, units)})`
@@ -82,16 +85,20 @@ export function createDeleteDialogBody(
   setBytesData(expected, plan.expected.bytes);
   expected.dataset.vramAtMost = String(plan.expected.atMost);
   root.appendChild(expected);
+  // Nothing expected back: the reasons say why none, not why less.
+  const lead = plan.expected.bytes === 0 ? 'Why' : 'Less may come back';
   for (const reason of plan.expected.reasons) {
     root.appendChild(
       element('div', 'jp-vram-DeletePlan-reason', {
-        text: `Less may come back: ${reason}.`
+        text: `${lead}: ${reason}.`
       })
     );
   }
   root.appendChild(
     element('div', 'jp-vram-DeletePlan-after', {
-      text: 'Then gc.collect() and torch.cuda.empty_cache() run. This cannot be undone.'
+      text:
+        'Then gc.collect() runs, and torch.cuda.empty_cache() where PyTorch has ' +
+        'initialised CUDA. This cannot be undone.'
     })
   );
   return root;
