@@ -6,6 +6,7 @@ import { DeathNotifier, INotifications } from '../deathNotifier';
 import { KernelDeathWatch } from '../kernel/KernelDeathWatch';
 import { KernelHelperConnection } from '../kernel/KernelHelperConnection';
 import { RunningCellTracker } from '../kernel/RunningCellTracker';
+import { cellIdOfCode } from '../model/cellOfCode';
 import { KernelMemoryModel } from '../model/KernelMemoryModel';
 import { DEFAULT_SETTINGS } from '../settings';
 import { KernelDeathView } from '../views/KernelDeathView';
@@ -334,5 +335,54 @@ describe('the death in the panel, the timeline, the badge and a notification', (
       'dismiss n1'
     ]);
     notifier.dispose();
+  });
+});
+
+describe('a cell another page sent', () => {
+  function panelWith(sources: [string, string, string?][]) {
+    return {
+      sessionContext: null as any,
+      disposed: null as any,
+      isDisposed: false,
+      content: {
+        model: {
+          cells: sources.map(([id, source, type]) => ({
+            id,
+            type: type ?? 'code',
+            sharedModel: { getSource: () => source }
+          }))
+        }
+      }
+    };
+  }
+
+  it('is the one code cell with exactly the code the kernel echoed; none when several or none have it', () => {
+    const panel = panelWith([
+      ['a', 'x = 1'],
+      ['b', 'train()'],
+      ['c', 'train()\n'],
+      ['d', 'train()', 'markdown'],
+      ['e', 'y = 2'],
+      ['f', 'y = 2']
+    ]);
+    expect(cellIdOfCode(panel, 'train()')).toBe('b');
+    expect(cellIdOfCode(panel, 'y = 2')).toBeNull();
+    expect(cellIdOfCode(panel, 'z = 3')).toBeNull();
+    expect(cellIdOfCode({ ...panel, content: undefined } as any, 'x = 1')).toBeNull();
+  });
+
+  it('is named by the tracker from its execute_input, which has no request of this page behind it', () => {
+    const tracker = new RunningCellTracker(() => 100, code => (code === 'train()' ? 'cell-b' : null));
+    const elsewhere = msg('execute_request', { metadata: { cellId: 'cell-b' } }); // sent by another page
+    tracker.handle(
+      msg('execute_input', { parent: elsewhere.header.msg_id, content: { execution_count: 6, code: 'train()' } }),
+      'recv'
+    );
+    expect(tracker.running).toEqual({ cellId: 'cell-b', executionCount: 6, confirmed: true, startedAt: 100 });
+    // This page's own request names its cell by id, whatever the code.
+    const own = msg('execute_request', { metadata: { cellId: 'mine' } });
+    tracker.handle(own, 'send');
+    tracker.handle(msg('execute_input', { parent: own.header.msg_id, content: { execution_count: 7, code: 'train()' } }), 'recv');
+    expect(tracker.running?.cellId).toBe('mine');
   });
 });

@@ -40,9 +40,12 @@ export class KernelDeathWatch implements IDisposable {
   constructor(options: {
     sessionContext: DeathWatchSessionContext;
     model: KernelMemoryModel;
+    /** The one notebook cell whose source is `code` (see RunningCellTracker). */
+    cellIdOfCode?: (code: string) => string | null;
   }) {
     this._sessionContext = options.sessionContext;
     this._model = options.model;
+    this._tracker = new RunningCellTracker(undefined, options.cellIdOfCode);
     const sc = this._sessionContext;
     sc.statusChanged.connect(this._onStatusChanged, this);
     sc.kernelChanged.connect(this._onKernelChanged, this);
@@ -153,7 +156,7 @@ export class KernelDeathWatch implements IDisposable {
   private _sessionContext: DeathWatchSessionContext;
   private _model: KernelMemoryModel;
   private _kernel: Kernel.IKernelConnection | null;
-  private _tracker = new RunningCellTracker();
+  private _tracker: RunningCellTracker;
   private _restartPending = false;
   private _running: RunningCell | null = null;
   private _shuttingDown = false;

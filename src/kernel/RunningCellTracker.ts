@@ -9,6 +9,10 @@
  *   execution count it gave it;
  * - `status: idle` for that request (or its `execute_reply`) says it ended.
  *
+ * A cell another page sent (another tab, another browser) has no request
+ * here: its execute_input, which every page hears, carries the code, and
+ * the notebook cell with exactly that source, if only one has it, is named.
+ *
  * Queued requests are not running: only the one whose execute_input came.
  * A kernel that dies at once (`os._exit`, a segfault) may die before its
  * execute_input leaves it: with none, the oldest request not answered is
@@ -22,9 +26,17 @@ import { RunningCell } from '../model/kernelDeath';
 const MAX_PENDING = 1000;
 
 export class RunningCellTracker {
-  /** `now`: this browser's clock in Unix seconds (tests give their own). */
-  constructor(now: () => number = () => Date.now() / 1000) {
+  /**
+   * `now`: this browser's clock in Unix seconds (tests give their own);
+   * `cellIdOfCode`: the id of the one notebook cell whose source is `code`
+   * (null when none or several).
+   */
+  constructor(
+    now: () => number = () => Date.now() / 1000,
+    cellIdOfCode: (code: string) => string | null = () => null
+  ) {
     this._now = now;
+    this._cellIdOfCode = cellIdOfCode;
   }
 
   /** The cell the kernel runs now (or most likely runs); null when idle or unknown. */
@@ -91,11 +103,18 @@ export class RunningCellTracker {
       return;
     }
     if (type === 'execute_input') {
-      const count = (msg.content as { execution_count?: unknown })
-        .execution_count;
+      const { execution_count: count, code } = msg.content as {
+        execution_count?: unknown;
+        code?: unknown;
+      };
+      const sent = this._pending.get(parentId);
       this._runningMsgId = parentId;
       this._running = {
-        cellId: this._pending.get(parentId)?.cellId ?? null,
+        cellId: sent
+          ? sent.cellId
+          : typeof code === 'string'
+            ? this._cellIdOfCode(code)
+            : null,
         executionCount:
           typeof count === 'number' && Number.isInteger(count) ? count : null,
         confirmed: true,
@@ -125,6 +144,7 @@ export class RunningCellTracker {
   }
 
   private _now: () => number;
+  private _cellIdOfCode: (code: string) => string | null;
   private _kernel: Kernel.IKernelConnection | null = null;
   /** Requests sent and not answered: the cell each came from, and when it was sent. */
   private _pending = new Map<string, { cellId: string | null; sentAt: number }>();

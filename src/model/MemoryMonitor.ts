@@ -12,6 +12,7 @@ import { DisposableDelegate, IDisposable } from '@lumino/disposable';
 import { ISignal, Signal } from '@lumino/signaling';
 
 import { KernelDeathWatch } from '../kernel/KernelDeathWatch';
+import { cellIdOfCode } from './cellOfCode';
 import { KernelHelperConnection } from '../kernel/KernelHelperConnection';
 import { CommsLeftOpen, OpenComm } from '../kernel/CommsLeftOpen';
 import { HelperRequestResults } from '../protocol';
@@ -103,8 +104,12 @@ export class MemoryMonitor implements IVramMonitor {
       options.createDeathWatch ??
       (options.createConnection
         ? () => null
-        : (sessionContext, model) =>
-            new KernelDeathWatch({ sessionContext, model }));
+        : (sessionContext, model, panel) =>
+            new KernelDeathWatch({
+              sessionContext,
+              model,
+              cellIdOfCode: code => cellIdOfCode(panel, code)
+            }));
     this._recordStore = options.recordStore ?? null;
     this._commsLeftOpen = options.commsLeftOpen ?? null;
     this._notebooks.currentChanged.connect(this._onCurrentChanged, this);
@@ -339,7 +344,7 @@ export class MemoryMonitor implements IVramMonitor {
       });
       // Before the connection: it must see a death before the connection
       // forgets the dead kernel's figures (see KernelDeathWatch).
-      const deathWatch = this._createDeathWatch(sessionContext, model);
+      const deathWatch = this._createDeathWatch(sessionContext, model, panel);
       // Before the connection too: saved records are read while it starts.
       const persistence = this._persist(sessionContext, model);
       const connection = this._createConnection(sessionContext, model);
@@ -472,7 +477,8 @@ export namespace MemoryMonitor {
   /** Watches a session for deaths the user did not ask for (null: none). */
   export type DeathWatchFactory = (
     sessionContext: ISessionContext,
-    model: KernelMemoryModel
+    model: KernelMemoryModel,
+    panel: IMonitoredNotebook
   ) => IDisposable | null;
 
   export interface IOptions {

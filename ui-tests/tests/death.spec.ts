@@ -13,6 +13,7 @@ import { expect, test } from '@jupyterlab/galata';
 import {
   badgeOf,
   MiB,
+  openInPage,
   openLiveNotebook,
   restartKernel,
   showCellHistory,
@@ -114,4 +115,36 @@ test('a kernel that exits at once has its cell named and marked', async ({
     .nth(0)
     .locator('[data-vram-role="cell-death-badge"]');
   await expect(mark).toHaveText('kernel died');
+});
+
+test('a tab that did not start the cell marks it too, and keeps its record', async ({ page }) => {
+  await openLiveNotebook(page);
+  // Both tabs show the notebook as saved (without collaboration, an edit
+  // in one tab does not reach the other).
+  const code = "import time\nx = bytearray(b'\\x01') * (400 * 2**20)\ntime.sleep(60)";
+  await page.notebook.setCell(0, 'code', code);
+  await page.notebook.save();
+  const path = await page.evaluate(
+    () => (window.jupyterapp.shell.currentWidget as any).context.path as string
+  );
+  const live = (await sidebarRole(page, 'state').textContent()) ?? '';
+  const pid = Number(/kernel process (\d+)/.exec(live)?.[1]);
+  const second = await page.context().newPage();
+  // A workspace of its own (see history-kept.spec.ts).
+  await second.goto(`${new URL(page.url()).origin}/lab/workspaces/vram-death-second-tab`);
+  await openInPage(second, path);
+
+  // The cell is sent by the first tab: the second never sees its request,
+  // only the kernel's echo of its code.
+  await startCell(page, 0, code);
+  await waitForBytes(page, 'host-rss', bytes => bytes > 350 * MiB, 60_000);
+  await expect
+    .poll(async () => Number(await second.locator(`${SIDEBAR} [data-vram-role="host-rss"]`).first().getAttribute('data-vram-bytes')))
+    .toBeGreaterThan(350 * MiB);
+  process.kill(pid, 'SIGKILL');
+
+  const cell = second.locator('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-Cell').nth(0);
+  await expect(cell.locator('[data-vram-role="cell-death-badge"]')).toHaveText('kernel died', { timeout: 60_000 });
+  await expect(cell.locator('[data-vram-role="cell-badge"]')).toHaveAttribute('data-vram-status', 'died');
+  await second.close();
 });

@@ -1,0 +1,35 @@
+/**
+ * Which notebook cell holds some code: how a page names a cell that another
+ * page sent to the kernel (another tab, another browser), whose request it
+ * never saw. The kernel's execute_input, which every page hears, carries the
+ * code; the one code cell with exactly that source is the cell. Two cells
+ * with the same source name none.
+ */
+import type { IMonitoredNotebook } from './MemoryMonitor';
+
+/** What the monitor reads of a notebook cell's model. */
+interface ISourceCell {
+  readonly id: string;
+  readonly type: string;
+  readonly sharedModel: { getSource(): string };
+}
+
+/**
+ * The id of the one code cell of `panel` (a NotebookPanel: its content's
+ * cells) whose source is `code`; null when none or several, or when the
+ * panel has no notebook content (a test's).
+ */
+export function cellIdOfCode(panel: IMonitoredNotebook, code: string): string | null {
+  const cells = (panel as { content?: { model?: { cells?: Iterable<ISourceCell> } | null } })
+    .content?.model?.cells;
+  let found: string | null = null;
+  for (const cell of cells ?? []) {
+    if (cell.type === 'code' && cell.sharedModel.getSource() === code) {
+      if (found !== null) {
+        return null; // two cells with this code: which one ran is not known
+      }
+      found = cell.id;
+    }
+  }
+  return found;
+}
