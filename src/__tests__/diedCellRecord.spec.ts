@@ -99,6 +99,9 @@ describe('diedCellRecord', () => {
     expect(record.duration_s).toBe(0);
     expect(record.host.rss_before_bytes).toBe(100 * MiB);
     expect(diedCellRecord({ ...deathAt(110, OFFSET + 100, 10), runningCell: null }, history, 1)).toBeNull();
+    // A cell not known by id (two cells with the code another page sent) would read as a console's.
+    const unknownCell = { cellId: null, executionCount: 7, confirmed: true, startedAt: 103 };
+    expect(diedCellRecord({ ...deathAt(110, OFFSET + 100, 10), runningCell: unknownCell }, history, 1)).toBeNull();
   });
 
   it('is said as "kernel died", and saved with the notebook as such', () => {

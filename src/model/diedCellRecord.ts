@@ -19,7 +19,8 @@ const BEFORE_LOOKBACK_S = 3600;
 
 /**
  * The record of `death.runningCell`, numbered `recordId` (after every record
- * of the dead process); null when no cell is known to have been running.
+ * of the dead process); null when no cell is known to have been running, or
+ * its cell is not known (a record without a cell reads as a console's).
  */
 export function diedCellRecord(
   death: KernelDeathFacts,
@@ -27,7 +28,7 @@ export function diedCellRecord(
   recordId: number
 ): CellMemoryRecord | null {
   const cell = death.runningCell;
-  if (!cell) {
+  if (!cell || cell.cellId === null) {
     return null;
   }
   // The page's clock and the kernel's may differ (a remote kernel): the
