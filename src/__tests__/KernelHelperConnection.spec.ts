@@ -8,7 +8,8 @@ import {
   HelperRequestError,
   RequestAbandonedError
 } from '../kernel/PendingRequests';
-import { KernelMemoryModel, OVERHEARD_STATE } from '../model/KernelMemoryModel';
+import { KernelMemoryModel } from '../model/KernelMemoryModel';
+import { describeState } from '../model/MonitorState';
 import { COMM_TARGET } from '../protocol';
 import { makeCellRecord } from './cellFixtures';
 import { makeCpuSample, makeHello, makeSample, MiB, wire } from './fixtures';
@@ -508,9 +509,9 @@ describe('KernelHelperConnection: samples heard on other comms while its own wai
     expect(model.state).toBe('kernel-starting');
 
     kernel.publishCommMsg('earlier-page', wire(makeCpuSample({ time: 100, host: { ...makeCpuSample().host, rss_bytes: 300 * MiB } })));
-    expect(model.state).toBe('live');
-    expect(model.stateReason).toBe(OVERHEARD_STATE);
-    expect(model.kernelBusy).toBe(true);
+    // Figures shown, and said to come by way of another page; no request can be made yet.
+    expect(model.state).toBe('overheard');
+    expect(model.stateReason).toBe(describeState('overheard'));
     expect(model.latest?.host.rss_bytes).toBe(300 * MiB);
     expect(model.history.length).toBe(1);
 
@@ -549,7 +550,7 @@ describe('KernelHelperConnection: samples heard on other comms while its own wai
     expect(model.problem).toBeNull();
   });
 
-  it('stops listening when the kernel restarts, changes, or the connection is disposed', async () => {
+  it('takes none while the kernel restarts, nor from a kernel it left, nor once disposed', async () => {
     const { kernel } = busyKernel();
     const { model, sessionContext, connection } = connect(kernel);
     await settle();
@@ -678,5 +679,50 @@ describe('KernelHelperConnection: what it hears on IOPub beyond its comm', () =>
     // A panel request (a comm message) is no cell.
     kernel.publishStatus('busy', 'comm_msg');
     expect(model.kernelBusy).toBe(false);
+  });
+});
+
+describe('KernelHelperConnection: figures heard on another page\'s comm that stop', () => {
+  it('keeps asking the kernel for its info (the figures do not count as a busy kernel), and says when they went stale', async () => {
+    jest.useFakeTimers();
+    try {
+      const kernel = new FakeKernel();
+      kernel.status = 'unknown';
+      kernel.info = new Promise(() => undefined); // lost with a process another page restarted
+      let asked = 0;
+      (kernel as any).requestKernelInfo = () => {
+        asked++;
+        return new Promise(() => undefined);
+      };
+      const { model, connection } = connect(kernel);
+      await jest.advanceTimersByTimeAsync(100);
+      kernel.publishCommMsg('earlier-page', wire(makeCpuSample({ time: Date.now() / 1000 })));
+      expect(model.state).toBe('overheard');
+      expect(model.kernelBusy).toBe(false);
+      await jest.advanceTimersByTimeAsync(40_000);
+      expect(asked).toBeGreaterThan(0); // not held back as if a cell ran
+      // No sample heard for longer than the silence limit: not "live" any more.
+      expect(model.state).toBe('kernel-starting');
+      expect(model.stateReason).toMatch(/^No sample heard for \d+ s; waiting for the kernel to answer/);
+      connection.dispose();
+    } finally {
+      jest.useRealTimers();
+    }
+  });
+
+  it('takes another page\'s samples on a page opened mid-cell even when JupyterLab says idle for a subshell request', async () => {
+    const kernel = new FakeKernel();
+    kernel.status = 'unknown';
+    kernel.info = new Promise(() => undefined);
+    const { model } = connect(kernel);
+    await settle();
+    kernel.publishStatus('busy', 'execute_request'); // a later cell heard starting
+    kernel.status = 'idle'; // another page's subshell request ended
+    kernel.publishStatus('idle', 'create_subshell_request');
+    kernel.publishCommMsg('earlier-page', wire(makeCpuSample({ time: 100 })));
+    expect(model.state).toBe('overheard');
+    kernel.publishStatus('idle', 'execute_request'); // the cell ended: this page's comm opens next
+    kernel.publishCommMsg('earlier-page', wire(makeCpuSample({ time: 101 })));
+    expect(model.sampleCount).toBe(1);
   });
 });

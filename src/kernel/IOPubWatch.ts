@@ -63,6 +63,7 @@ export class IOPubWatch {
     this.stop();
     this._kernel = kernel;
     this._lastSampleTime = -Infinity;
+    this._cellRunning = null;
     kernel.iopubMessage.connect(this._onIOPub, this);
   }
 
@@ -77,8 +78,11 @@ export class IOPubWatch {
    * record may still come, on IOPub only.
    */
   retire(): void {
-    this._retiredCommId = this._host.channel.comm?.commId ?? null;
+    // One restart says `restarting` then `autorestarting`: the second finds
+    // the comm already dropped, and keeps the id the first retired.
+    this._retiredCommId = this._host.channel.comm?.commId ?? this._retiredCommId;
     this._lastSampleTime = -Infinity; // the next process's samples start anew
+    this._cellRunning = null;
   }
 
   private _onIOPub(
@@ -89,6 +93,7 @@ export class IOPubWatch {
       const parent = (msg.parent_header as { msg_type?: unknown } | undefined)?.msg_type;
       const state = msg.content.execution_state;
       if (parent === 'execute_request' && (state === 'busy' || state === 'idle')) {
+        this._cellRunning = state === 'busy';
         this._host.model.setKernelBusy(state === 'busy');
       }
       return;
@@ -111,6 +116,9 @@ export class IOPubWatch {
     if (type !== 'sample' && type !== 'hello') {
       return;
     }
+    if (type === 'sample' && this._host.channel.helloSeen) {
+      return; // this page's own comm speaks: other pages' copies are not needed
+    }
     const result = parseKernelMessage(data);
     if (result.kind !== 'message') {
       return; // not the helper's (or not a protocol this page speaks): none of its business
@@ -125,18 +133,17 @@ export class IOPubWatch {
   }
 
   /**
-   * Shown until this page's own comm speaks, while a cell delays it; not
-   * while the kernel restarts (the old process's last samples may still
-   * come), nor when it is idle (the comm opens at once).
+   * Shown until this page's own comm speaks, while a cell delays it: a cell
+   * was heard starting, or, with none heard since this page listened (it
+   * opened mid-cell), the kernel is not known to be idle. Not while the
+   * kernel restarts (the old process's last samples may still come), nor
+   * once a cell ended (the comm opens next). JupyterLab's status alone is
+   * no guide: it says idle mid-cell when another page opens or goes.
    */
   private _onSample(sample: SampleMessage): void {
-    const status = this._kernel?.status;
-    if (
-      !this._host.channel.helloSeen &&
-      !this._host.restarting() &&
-      status !== 'idle' &&
-      status !== 'starting'
-    ) {
+    const running =
+      this._cellRunning ?? this._kernel?.status !== 'idle';
+    if (running && !this._host.restarting()) {
       this._host.model.overhearSample(sample);
     }
   }
@@ -169,4 +176,6 @@ export class IOPubWatch {
   private _kernel: Kernel.IKernelConnection | null = null;
   private _lastSampleTime = -Infinity;
   private _retiredCommId: string | null = null;
+  /** Whether a cell runs, from the last cell status heard; null when none was heard. */
+  private _cellRunning: boolean | null = null;
 }

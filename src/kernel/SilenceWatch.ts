@@ -6,7 +6,9 @@
  * uninstalled, or a comm opened around a restart never reached the new
  * process) and the panel would show stale figures as live. The watch then
  * asks for a reconnect: the bootstrap is idempotent in the kernel, so a
- * living helper just gets a new comm.
+ * living helper just gets a new comm. Figures heard on another page's comm
+ * (state `overheard`) that stop coming are said to be stale instead: this
+ * page's own delivery is still waiting for the kernel.
  */
 import { IDisposable } from '@lumino/disposable';
 
@@ -38,11 +40,22 @@ export class SilenceWatch implements IDisposable {
   /** Look once (the timer calls this; tests too). True when it asked for a reconnect. */
   check(): boolean {
     const model = this._model;
-    if (model.state !== 'live' || model.kernelBusy) {
+    const overheard = model.state === 'overheard';
+    if ((model.state !== 'live' && !overheard) || model.kernelBusy) {
       return false;
     }
     const silence = model.secondsSinceSample(this._now());
     if (silence === null || silence < this.silenceLimit()) {
+      return false;
+    }
+    if (overheard) {
+      // The other page's comm went quiet (closed, or its kernel process
+      // restarted): the figures are stale. This page's own delivery is
+      // still under way (its kernel info asked again): nothing to restart.
+      model.setState(
+        'kernel-starting',
+        `No sample heard for ${Math.round(silence)} s; waiting for the kernel to answer\u2026`
+      );
       return false;
     }
     model.setState(

@@ -27,11 +27,6 @@ import {
   VisibilityNote
 } from './visibilityNotes';
 
-/** The state's sentence while the figures are samples heard on another frontend's comm. */
-export const OVERHEARD_STATE =
-  'Live, by way of another connection to the kernel: a running cell delays ' +
-  "this page's own, which opens when the cell finishes.";
-
 /** The console hears of ignored messages at most this often (the panel's note always counts). */
 export const IGNORED_WARNING_MS = 10_000;
 
@@ -244,18 +239,15 @@ export class KernelMemoryModel implements IKernelMemoryModel {
 
   /**
    * A sample the helper sent to another frontend's comm, heard while this
-   * page's own comm waits behind a running cell (see OverheardSamples.ts).
-   * It is shown as any sample is; the state says where it comes from, and
-   * the kernel counts as busy (the running cell is why the comm waits, and
-   * a silent stretch of it is no reason to reconnect).
+   * page's own comm waits behind a running cell (see IOPubWatch.ts). Its
+   * figures are shown as any sample's; the state, `overheard`, says where
+   * they come from, and that no request can be made yet.
    */
   overhearSample(sample: SampleMessage): void {
     if (this._hello !== null || this._state === 'protocol-mismatch') {
       return; // this page's own comm speaks, or the helper speaks another protocol
     }
-    this.setKernelBusy(true);
-    this._receiveSample(sample);
-    this.setState('live', OVERHEARD_STATE);
+    this._receiveSample(sample, 'overheard');
   }
 
   /** Messages dropped because they did not fit where they arrived. */
@@ -363,7 +355,7 @@ export class KernelMemoryModel implements IKernelMemoryModel {
     this._updateNotes();
   }
 
-  private _receiveSample(sample: SampleMessage): void {
+  private _receiveSample(sample: SampleMessage, state: 'live' | 'overheard' = 'live'): void {
     if (this._state === 'protocol-mismatch') {
       // Its samples may not mean what we think they mean.
       return;
@@ -374,8 +366,8 @@ export class KernelMemoryModel implements IKernelMemoryModel {
     this._sampleCount++;
     this._ends.sampled(sample);
     this._history.append(sample.time, sampleSeries(sample));
-    if (this._state !== 'live') {
-      this.setState('live');
+    if (this._state !== state) {
+      this.setState(state);
     }
     this._changed.emit('sample');
     this._updateNotes();

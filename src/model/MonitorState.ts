@@ -4,6 +4,12 @@
  * coming, so the user is never left with an empty panel and no reason.
  *
  *   no-notebook ──► kernel-starting ──► bootstrapping ──► live
+ *                      │ ▲   │              │    │          │
+ *                      ▼ │   │              │    │          │
+ *                  overheard │              │    │          │
+ *   (figures sent to other   │              │    │          │
+ *    pages' comms, while a   │              │    │          │
+ *    cell delays this page's)│              │    │          │
  *                        │                  │    │          │
  *                        ▼                  │    ▼          ▼
  *                   non-python              │  protocol-  disconnected
@@ -17,6 +23,7 @@ export type MonitorState =
   | 'kernel-starting'
   | 'non-python'
   | 'bootstrapping'
+  | 'overheard'
   | 'helper-failed'
   | 'protocol-mismatch'
   | 'live'
@@ -27,6 +34,7 @@ export const MONITOR_STATES: readonly MonitorState[] = [
   'kernel-starting',
   'non-python',
   'bootstrapping',
+  'overheard',
   'helper-failed',
   'protocol-mismatch',
   'live',
@@ -47,6 +55,12 @@ export function describeState(state: MonitorState, detail?: string): string {
       );
     case 'bootstrapping':
       return detail ?? 'Starting the memory helper in the kernel\u2026';
+    case 'overheard':
+      return (
+        detail ??
+        'Live, by way of another connection to the kernel: a running cell delays ' +
+          "this page's own, which opens when the cell finishes (until then, no requests)."
+      );
     case 'helper-failed':
       return (
         'The memory helper could not start in the kernel' +

@@ -40,7 +40,7 @@ export interface CellSortContext {
   aliveBytes?: (entry: CellHistoryEntry) => number | null;
 }
 
-/** Severity order of statuses: ok < interrupted < error < out of memory. */
+/** Severity order of statuses: ok < interrupted < error < out of memory < kernel died. */
 const OUTCOME_RANK = { ok: 0, interrupted: 1, error: 2, oom: 3, died: 4 };
 
 /** The value an entry sorts by; null sorts last. */

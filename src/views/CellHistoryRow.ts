@@ -106,9 +106,7 @@ export class CellHistoryRow {
         ? 'OOM'
         : s.outcome === 'error'
           ? s.errorType ?? 'error'
-          : s.outcome === 'died'
-            ? 'died'
-            : s.outcome
+          : s.outcome
     );
     node.title =
       describeCellRecord(r, s, units) +

@@ -64,6 +64,7 @@ const STATE_LABELS: Record<MonitorState, string> = {
   bootstrapping: 'Connecting',
   'helper-failed': 'Helper failed',
   'protocol-mismatch': 'Incompatible helper',
+  overheard: 'Live (another page)',
   live: 'Live',
   disconnected: 'Disconnected'
 };

@@ -13,7 +13,7 @@ import { expect, test } from '@jupyterlab/galata';
 import {
   badgeOf,
   MiB,
-  openInPage,
+  openInNewTab,
   openLiveNotebook,
   restartKernel,
   showCellHistory,
@@ -129,10 +129,7 @@ test('a tab that did not start the cell marks it too, and keeps its record', asy
   );
   const live = (await sidebarRole(page, 'state').textContent()) ?? '';
   const pid = Number(/kernel process (\d+)/.exec(live)?.[1]);
-  const second = await page.context().newPage();
-  // A workspace of its own (see history-kept.spec.ts).
-  await second.goto(`${new URL(page.url()).origin}/lab/workspaces/vram-death-second-tab`);
-  await openInPage(second, path);
+  const second = await openInNewTab(page, path, 'vram-death-second-tab');
 
   // The cell is sent by the first tab: the second never sees its request,
   // only the kernel's echo of its code.

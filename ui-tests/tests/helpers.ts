@@ -95,8 +95,12 @@ export async function openLiveNotebook(page: IJupyterLabPageFixture): Promise<vo
   await waitForState(page, 'live');
 }
 
-/** A fresh page of JupyterLab (a reload, a second tab) shows the notebook at `path` with the memory panel, live. */
-export async function openInPage(page: Page, path: string): Promise<void> {
+/**
+ * A fresh page of JupyterLab (a reload, a second tab) shows the notebook at
+ * `path` with the memory panel in `state` (live; `overheard` for a page
+ * opened while a cell runs).
+ */
+export async function openInPage(page: Page, path: string, state = 'live'): Promise<void> {
   await page.waitForFunction(() => (window as any).jupyterapp?.started !== undefined);
   await page.evaluate(async path => {
     await window.jupyterapp.started;
@@ -106,9 +110,27 @@ export async function openInPage(page: Page, path: string): Promise<void> {
   }, path);
   await expect(page.locator(`${SIDEBAR} [data-vram-role="state"]`)).toHaveAttribute(
     'data-vram-state',
-    'live',
+    state,
     { timeout: 60_000 }
   );
+}
+
+/**
+ * Another tab of the same JupyterLab as `page`, showing the notebook at
+ * `path` with the memory panel in `state`. A workspace of its own:
+ * JupyterLab moves a second window on the same workspace to a new one (a
+ * navigation while the test reads the page).
+ */
+export async function openInNewTab(
+  page: Page,
+  path: string,
+  workspace: string,
+  state = 'live'
+): Promise<Page> {
+  const tab = await page.context().newPage();
+  await tab.goto(`${new URL(page.url()).origin}/lab/workspaces/${workspace}`);
+  await openInPage(tab, path, state);
+  return tab;
 }
 
 /** How many comms the helper in the current notebook's kernel sends to. */

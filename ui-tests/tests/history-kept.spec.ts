@@ -12,6 +12,7 @@ import { readFileSync } from 'fs';
 
 import {
   badgeOf,
+  openInNewTab,
   openInPage,
   openLiveNotebook,
   reloadPage,
@@ -117,11 +118,7 @@ test('the cell history survives a restart, a reload, a second tab and a new help
   await expect.poll(() => rows(page)).toEqual(['1:[1] earlier', '1:[2] earlier', '2:[1] earlier']);
 
   // A second tab of the same JupyterLab sees the same history.
-  const second = await page.context().newPage();
-  // A workspace of its own: JupyterLab moves a second window on the same
-  // workspace to a new one (a navigation while the test reads the page).
-  await second.goto(`${new URL(page.url()).origin}/lab/workspaces/vram-second-tab`);
-  await openInPage(second, path);
+  const second = await openInNewTab(page, path, 'vram-second-tab');
   await showCellHistory(second);
   await expect.poll(() => rows(second)).toEqual(['1:[1] earlier', '1:[2] earlier', '2:[1] earlier']);
   await second.close();

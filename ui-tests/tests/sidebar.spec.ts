@@ -9,6 +9,7 @@ import {
   bytesOf,
   commsInKernel,
   MiB,
+  openInNewTab,
   openInPage,
   openLiveNotebook,
   openSidebar,
@@ -150,11 +151,12 @@ test.describe('memory sidebar', () => {
     await waitForBytes(page, 'host-rss', b => b > 300 * MiB);
 
     await reloadPage(page);
-    await openInPage(page, path);
+    await openInPage(page, path, 'overheard');
     const state = sidebarRole(page, 'state');
     // Live from the samples the helper sends the first page's comm, with the
-    // 300 MiB, while the cell still runs.
+    // 300 MiB, while the cell still runs; no request can be made yet.
     await expect(state).toContainText('by way of another connection');
+    await expect(sidebarRole(page, 'action-free-memory')).toBeDisabled();
     expect(await bytesOf(page, 'host-rss')).toBeGreaterThan(300 * MiB);
     const heardAt = Number(await sidebarRole(page, 'timeline').getAttribute('data-vram-points'));
     await expect
@@ -174,11 +176,7 @@ test.describe('memory sidebar', () => {
     const path = await page.evaluate(
       () => (window.jupyterapp.shell.currentWidget as any).context.path as string
     );
-    const origin = new URL(page.url()).origin;
-    const second = await page.context().newPage();
-    // A workspace of its own (see history-kept.spec.ts).
-    await second.goto(`${origin}/lab/workspaces/vram-second-tab`);
-    await openInPage(second, path);
+    const second = await openInNewTab(page, path, 'vram-second-tab');
     const pidOf = async (p: typeof second) =>
       /kernel process (\d+)/.exec((await p.locator(`${SIDEBAR} [data-vram-role="state"]`).textContent()) ?? '')?.[1];
     const firstPid = await pidOf(second);
@@ -191,11 +189,10 @@ test.describe('memory sidebar', () => {
     await expect(busyNote(second)).toBeVisible();
     // A third tab opens the notebook and reloads: JupyterLab's status says
     // idle for its subshell requests, yet the cell still runs.
-    const third = await page.context().newPage();
-    await third.goto(`${origin}/lab/workspaces/vram-third-tab`);
-    await openInPage(third, path);
+    // (Opened mid-cell, it shows the figures heard on the others' comms.)
+    const third = await openInNewTab(page, path, 'vram-third-tab', 'overheard');
     await reloadPage(third);
-    await openInPage(third, path);
+    await openInPage(third, path, 'overheard');
     await third.close();
     await expect(busyNote(page)).toBeVisible();
     await expect(busyNote(second)).toBeVisible();
