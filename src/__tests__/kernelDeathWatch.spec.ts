@@ -386,3 +386,32 @@ describe('a cell another page sent', () => {
     expect(tracker.running?.cellId).toBe('mine');
   });
 });
+
+describe('RunningCellTracker and a kernel process it did not see start', () => {
+  it('forgets the cell the old process ran once a message comes from another process (a restart made in another tab)', () => {
+    const tracker = new RunningCellTracker(() => 100);
+    const request = msg('execute_request', { metadata: { cellId: 'interrupted' } });
+    tracker.handle(request, 'send');
+    const input = msg('execute_input', { parent: request.header.msg_id, content: { execution_count: 3 } });
+    input.header.session = 'process-1';
+    tracker.handle(input, 'recv');
+    expect(tracker.running?.cellId).toBe('interrupted');
+    // The same process goes on: nothing forgotten.
+    const output = msg('stream', { parent: request.header.msg_id });
+    output.header.session = 'process-1';
+    tracker.handle(output, 'recv');
+    expect(tracker.running?.cellId).toBe('interrupted');
+    // The server announces an automatic restart under its own session: the
+    // dead process's cell must still be named (status messages do not count).
+    const restarting = msg('status', { content: { execution_state: 'restarting' } });
+    restarting.header.session = 'server';
+    tracker.handle(restarting, 'recv');
+    expect(tracker.running?.cellId).toBe('interrupted');
+    // The new process speaks (a comm message to another tab's helper): the
+    // old one's cell never ends.
+    const hello = msg('comm_msg', { content: { comm_id: 'other-tab', data: { type: 'hello' } } });
+    hello.header.session = 'process-2';
+    tracker.handle(hello, 'recv');
+    expect(tracker.running).toBeNull();
+  });
+});

@@ -13,6 +13,11 @@
  * here: its execute_input, which every page hears, carries the code, and
  * the notebook cell with exactly that source, if only one has it, is named.
  *
+ * A message from another kernel process than the last (its header's
+ * `session` changes: a restart this page did not see, made from another
+ * tab) means the old process and what it ran are gone. Status messages do
+ * not count: the server sends some under its own session.
+ *
  * Queued requests are not running: only the one whose execute_input came.
  * A kernel that dies at once (`os._exit`, a segfault) may die before its
  * execute_input leaves it: with none, the oldest request not answered is
@@ -63,6 +68,7 @@ export class RunningCellTracker {
     this._kernel?.anyMessage.disconnect(this._onMessage, this);
     this._kernel = kernel;
     this.reset();
+    this._kernelSession = null;
     kernel?.anyMessage.connect(this._onMessage, this);
   }
 
@@ -96,6 +102,16 @@ export class RunningCellTracker {
         });
       }
       return;
+    }
+    // Not from status messages: the server sends some of its own (an
+    // automatic restart's `restarting`), under its own session, and the
+    // death they announce must still name the cell the process ran.
+    const session = msg.header.session;
+    if (session && type !== 'status') {
+      if (this._kernelSession !== null && session !== this._kernelSession) {
+        this.reset(); // another process: the old one ran nothing more
+      }
+      this._kernelSession = session;
     }
     const parentId = (msg.parent_header as { msg_id?: string } | undefined)
       ?.msg_id;
@@ -150,4 +166,6 @@ export class RunningCellTracker {
   private _pending = new Map<string, { cellId: string | null; sentAt: number }>();
   private _running: RunningCell | null = null;
   private _runningMsgId: string | null = null;
+  /** The `session` of the kernel process whose messages came last. */
+  private _kernelSession: string | null = null;
 }
