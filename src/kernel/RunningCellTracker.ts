@@ -46,8 +46,15 @@ export class RunningCellTracker {
 
   /** The cell the kernel runs now (or most likely runs); null when idle or unknown. */
   get running(): RunningCell | null {
-    if (this._running) {
-      return this._running;
+    const running = this._running;
+    if (running) {
+      if (running.cellId === null && this._runningCode !== null) {
+        // Another page's cell: looked up in the notebook only when asked
+        // (at a death), not at every cell another page runs.
+        running.cellId = this._cellIdOfCode(this._runningCode);
+        this._runningCode = null;
+      }
+      return running;
     }
     const oldest = this._pending.values().next();
     return oldest.done || oldest.value.cellId === null
@@ -75,6 +82,7 @@ export class RunningCellTracker {
   /** Forget what ran (a restart: the new process runs nothing yet). */
   reset(): void {
     this._pending.clear();
+    this._runningCode = null;
     this._running = null;
     this._runningMsgId = null;
   }
@@ -125,12 +133,9 @@ export class RunningCellTracker {
       };
       const sent = this._pending.get(parentId);
       this._runningMsgId = parentId;
+      this._runningCode = !sent && typeof code === 'string' ? code : null;
       this._running = {
-        cellId: sent
-          ? sent.cellId
-          : typeof code === 'string'
-            ? this._cellIdOfCode(code)
-            : null,
+        cellId: sent ? sent.cellId : null,
         executionCount:
           typeof count === 'number' && Number.isInteger(count) ? count : null,
         confirmed: true,
@@ -165,6 +170,8 @@ export class RunningCellTracker {
   /** Requests sent and not answered: the cell each came from, and when it was sent. */
   private _pending = new Map<string, { cellId: string | null; sentAt: number }>();
   private _running: RunningCell | null = null;
+  /** The code of the running cell when another page sent it (its cell not looked up yet). */
+  private _runningCode: string | null = null;
   private _runningMsgId: string | null = null;
   /** The `session` of the kernel process whose messages came last. */
   private _kernelSession: string | null = null;

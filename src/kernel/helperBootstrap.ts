@@ -319,7 +319,9 @@ export async function kernelInfo(
       msg => (msg ? (msg.content as KernelMessage.IInfoReply) : NEVER),
       () => NEVER
     );
-    // Whichever answers first: the first request may only have been slow.
-    pending = Promise.race([pending, asked]);
+    // Whichever answers first. `kernel.info` settles with the first reply
+    // to any request (an earlier one may only have been slow), so the race
+    // does not grow with each round.
+    pending = Promise.race([kernel.info, asked]);
   }
 }

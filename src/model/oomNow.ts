@@ -7,6 +7,7 @@
  */
 import { OomDiagnosis } from '../oomProtocol';
 import { SampleMessage } from '../sampleProtocol';
+import { gpuFigures } from './gpuFigures';
 import { hostFigures } from './hostFigures';
 import { OomFigureKey } from './oomExplanation';
 
@@ -36,17 +37,14 @@ export function oomFiguresNow(
   if (d.device_index === null || !gpu) {
     return now;
   }
-  const nvml = gpu.nvml;
-  if (nvml && nvml.used_bytes !== null && nvml.total_bytes !== null) {
-    put('free', nvml.total_bytes - nvml.used_bytes);
-  }
-  put('process', nvml?.process_used_bytes);
-  const torch = gpu.torch;
-  put('allocated', torch?.allocated_bytes);
-  if (torch && torch.allocated_bytes !== null && torch.reserved_bytes !== null) {
-    put('reservedUnallocated', torch.reserved_bytes - torch.allocated_bytes);
-  }
-  const others = nvml?.processes?.filter(p => !p.this_process);
+  // The panel's own figures of the device, as its card shows them.
+  const figures = gpuFigures(gpu);
+  put('free', figures.free);
+  put('process', figures.processUsed);
+  put('allocated', figures.allocated);
+  put('reservedUnallocated', figures.cached);
+  // As the diagnosis counts them: the processes NVML lists besides this one.
+  const others = gpu.nvml?.processes?.filter(p => !p.this_process);
   // A process of unknown size (no permission to read it): no total.
   if (others && others.every(p => p.used_bytes !== null)) {
     put('otherProcesses', others.reduce((sum, p) => sum + (p.used_bytes ?? 0), 0));

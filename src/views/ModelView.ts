@@ -37,6 +37,11 @@ export abstract class ModelView extends LazyView {
   /** Which model changes this view shows; others are ignored. */
   protected abstract readonly relevantChanges: ReadonlySet<ModelChange>;
 
+  /** Called for each relevant change, before the render it asks for (e.g. to drop what it derived). */
+  protected onModelChange(change: ModelChange): void {
+    void change; // nothing by default
+  }
+
   /** Called when another model is shown (e.g. to drop cached state). */
   protected onModelReplaced(): void {
     // nothing by default
@@ -44,6 +49,7 @@ export abstract class ModelView extends LazyView {
 
   private _onModelChanged(_: IKernelMemoryModel, change: ModelChange): void {
     if (this.relevantChanges.has(change)) {
+      this.onModelChange(change);
       this.requestRender();
     }
   }

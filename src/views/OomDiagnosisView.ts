@@ -40,10 +40,22 @@ export class OomDiagnosisView extends ModelView {
 
   protected onModelReplaced(): void {
     this._renderedKey = null;
+    this._shown = undefined;
+  }
+
+  protected onModelChange(change: ModelChange): void {
+    // A sample only moves the "now" figures: which diagnosis is shown
+    // changes with the records and the state (the search walks the records).
+    if (change !== 'sample') {
+      this._shown = undefined;
+    }
   }
 
   protected render(): void {
-    const entry = this._newestDiagnosed();
+    if (this._shown === undefined) {
+      this._shown = this._newestDiagnosed();
+    }
+    const entry = this._shown;
     setHidden(this.node, entry === null);
     const container = !!this.model?.latest?.host.container;
     const key = entry
@@ -80,6 +92,7 @@ export class OomDiagnosisView extends ModelView {
       { role: 'oom-dismiss', text: '\u00d7', title: 'Dismiss this diagnosis' },
       () => {
         this._dismissed.add(entry);
+        this._shown = undefined;
         this.requestRender();
       }
     );
@@ -237,6 +250,8 @@ export class OomDiagnosisView extends ModelView {
    */
   private _dismissed = new WeakSet<CellHistoryEntry>();
   private _renderedKey: string | null = null;
+  /** The diagnosed record shown (null: none); undefined until looked for again. */
+  private _shown: CellHistoryEntry | null | undefined = undefined;
   private _diagnosis: OomDiagnosis | null = null;
   /** The "now" part of each figure shown. */
   private _nowValues = new Map<OomFigureKey, HTMLElement>();
