@@ -14,6 +14,8 @@ import { AllocationRecorder } from '../model/AllocationRecorder';
 import { KernelMemoryModel } from '../model/KernelMemoryModel';
 import {
   cellIdsByCount,
+  foldSmallSites,
+  SiteRow,
   siteRow,
   siteRows,
   sitesToCsv
@@ -233,6 +235,33 @@ describe('site rows', () => {
     expect(row.executionCount).toBe(3);
   });
 
+  it('folds the small sites outside the notebook, never a notebook line, and never one alone', () => {
+    const row = (bytes: number, inNotebook: boolean, count = 1): SiteRow => ({
+      device: 'host',
+      label: inNotebook ? `[1] line ${bytes}` : `lib.py:${bytes}`,
+      cellId: null,
+      executionCount: inNotebook ? 1 : null,
+      line: bytes,
+      inNotebook,
+      code: null,
+      library: null,
+      bytes,
+      count
+    });
+    // 1,000,000 listed: the limit is 10,000 bytes.
+    const rows = [row(900_000, true), row(60_000, false), row(20_000, false), row(9_999, false, 3), row(10, true), row(9_991, false, 4)];
+    const { shown, folded, foldedBytes, foldedCount } = foldSmallSites(rows);
+    expect(shown.map(r => r.bytes)).toEqual([900_000, 60_000, 20_000, 10]);
+    expect(folded.map(r => r.bytes)).toEqual([9_999, 9_991]);
+    expect(foldedBytes).toBe(19_990);
+    expect(foldedCount).toBe(7);
+    // A single small site is shown where it stands: a fold would hide one row behind one line.
+    const one = foldSmallSites(rows.slice(0, 5));
+    expect(one.folded).toEqual([]);
+    expect(one.shown).toHaveLength(5);
+    expect(foldSmallSites([])).toEqual({ shown: [], folded: [], foldedBytes: 0, foldedCount: 0 });
+  });
+
   it('writes CSV with quoting and without spreadsheet formulas', () => {
     const [host] = siteRows(parsedListing(), new Map());
     host.rows[0].code = '=HYPERLINK("x"), b';
@@ -446,6 +475,42 @@ describe('AllocationSitesView', () => {
     expect(view.node.querySelector('.jp-vram-Holders-heading')!.textContent).toBe(
       'Host (tracemalloc: Python objects and NumPy arrays, not PyTorch CPU tensors): 57.2 MiB live in 5,014 allocations; not counted: this monitor\'s own 2 KiB in 6 allocations'
     );
+    view.dispose();
+    await settle();
+  });
+
+  it('folds the small library sites behind one line that adds them up, and keeps it open across refreshes', async () => {
+    const { model, recorder } = liveRecorder();
+    model.cells.merge([]);
+    const actions = { setRecording: jest.fn(), jumpTo: jest.fn(), exportGpuSnapshot: jest.fn(), exportHostCsv: jest.fn() };
+    const view = new AllocationSitesView({ settings: DEFAULT_SETTINGS, actions });
+    Widget.attach(view, document.body);
+    view.model = model;
+    view.recorder = recorder;
+    const listing = parsedListing();
+    const pandas = listing.devices[0].sites[2];
+    listing.devices[0].sites.push({ ...pandas, frame: { ...pandas.frame!, line: 9 }, code: EVIL, bytes: 1024, count: 3 });
+    (recorder as any)._listing = listing;
+    (recorder as any)._recording = ON;
+    view.renderNow();
+
+    const fold = view.node.querySelector<HTMLDetailsElement>('[data-vram-role="site-fold"]')!;
+    expect(fold.open).toBe(false);
+    expect(fold.dataset.vramBytes).toBe('81024');
+    expect(fold.querySelector('summary')!.textContent).toBe(
+      '2 smaller sites outside the notebook: 79.1 KiB in 15 allocations'
+    );
+    // Every site is still a row (the CSV and the tests see them all); the notebook's come first, unfolded.
+    const rows = view.node.querySelectorAll<HTMLElement>('[data-vram-role="site-row"]');
+    expect(rows).toHaveLength(4);
+    expect(fold.querySelectorAll('[data-vram-role="site-row"]')).toHaveLength(2);
+    expect(fold.textContent).toContain(EVIL);
+    expect(fold.querySelector('img')).toBeNull();
+
+    fold.open = true;
+    fold.dispatchEvent(new Event('toggle'));
+    view.renderNow();
+    expect(view.node.querySelector<HTMLDetailsElement>('[data-vram-role="site-fold"]')!.open).toBe(true);
     view.dispose();
     await settle();
   });

@@ -103,6 +103,44 @@ export function siteRows(
   }));
 }
 
+/**
+ * A site outside the notebook below this share of the device's listed bytes
+ * goes into the fold: a host listing carries dozens of library allocations
+ * of a few KiB (the JSON decoder, IPython's caches) that would bury the
+ * notebook's own lines.
+ */
+export const SMALL_SITE_SHARE = 0.01;
+
+/** One device's rows split into those shown and the small ones folded away. */
+export interface FoldedRows {
+  shown: SiteRow[];
+  /** Sites outside the notebook, each below SMALL_SITE_SHARE of the listed bytes; order kept. */
+  folded: SiteRow[];
+  foldedBytes: number;
+  foldedCount: number;
+}
+
+/**
+ * Every notebook line stays shown, however small: those are the user's own.
+ * Outside the notebook, a site below SMALL_SITE_SHARE of the listed bytes is
+ * folded, unless it would be folded alone (a fold of one hides nothing).
+ */
+export function foldSmallSites(rows: readonly SiteRow[]): FoldedRows {
+  const listed = rows.reduce((sum, r) => sum + r.bytes, 0);
+  const limit = listed * SMALL_SITE_SHARE;
+  const small = (r: SiteRow) => !r.inNotebook && r.bytes < limit;
+  const folded = rows.filter(small);
+  if (folded.length < 2) {
+    return { shown: [...rows], folded: [], foldedBytes: 0, foldedCount: 0 };
+  }
+  return {
+    shown: rows.filter(r => !small(r)),
+    folded,
+    foldedBytes: folded.reduce((sum, r) => sum + r.bytes, 0),
+    foldedCount: folded.reduce((sum, r) => sum + r.count, 0)
+  };
+}
+
 function csvField(value: string | number | null): string {
   const text = value === null ? '' : String(value);
   // Quote what CSV needs quoted; a leading = + - @ would run as a formula in a spreadsheet.

@@ -14,12 +14,20 @@
  * `[data-vram-role="sites-error"]`;
  * `[data-vram-role="site-device"][data-vram-device="host"]`;
  * `[data-vram-role="site-row"]` with `data-vram-device`, `data-vram-bytes`,
- * `data-vram-cell-id`, `data-vram-execution-count`, `data-vram-line`.
+ * `data-vram-cell-id`, `data-vram-execution-count`, `data-vram-line`;
+ * `[data-vram-role="site-fold"]` (a `<details>` of the small sites outside
+ * the notebook, with `data-vram-device` and `data-vram-bytes`).
  */
 import { DeviceSites, RecordingState } from '../allocationProtocol';
 import { formatBytes, plural } from '../format';
 import { AllocationRecorder } from '../model/AllocationRecorder';
-import { cellIdsByCount, SiteRow, siteRows } from '../model/siteRows';
+import {
+  cellIdsByCount,
+  foldSmallSites,
+  SiteRow,
+  siteRows,
+  SMALL_SITE_SHARE
+} from '../model/siteRows';
 import { VramSettings } from '../settings';
 import { IKernelMemoryModel } from '../tokens';
 import { button, element, setBytesData, setHidden, setText } from './dom';
@@ -181,8 +189,9 @@ export class AllocationSitesView extends LazyView {
         (sites.helper_count > 0 ? ` in ${plural(sites.helper_count, 'allocation', 'allocations')}` : '');
     }
     section.appendChild(element('div', 'jp-vram-Holders-heading', { text: heading }));
+    const { shown, folded, foldedBytes, foldedCount } = foldSmallSites(rows);
     const list = element('ul', 'jp-vram-Holders-list');
-    for (const row of rows) {
+    for (const row of shown) {
       list.appendChild(this._renderRow(row));
     }
     if (rows.length === 0) {
@@ -193,6 +202,9 @@ export class AllocationSitesView extends LazyView {
       );
     }
     section.appendChild(list);
+    if (folded.length > 0) {
+      section.appendChild(this._renderFold(device, folded, foldedBytes, foldedCount));
+    }
     if (truncated) {
       section.appendChild(
         element('div', 'jp-vram-Sites-note', {
@@ -201,6 +213,39 @@ export class AllocationSitesView extends LazyView {
       );
     }
     return section;
+  }
+
+  /** The small sites outside the notebook, behind one line that says what they add up to. */
+  private _renderFold(
+    device: string,
+    rows: SiteRow[],
+    bytes: number,
+    count: number
+  ): HTMLElement {
+    const fold = element('details', 'jp-vram-Sites-fold', { role: 'site-fold' });
+    fold.dataset.vramDevice = device;
+    setBytesData(fold, bytes);
+    // A refresh renders anew: a fold the user opened stays open.
+    fold.open = this._openFolds.has(device);
+    fold.addEventListener('toggle', () => {
+      if (fold.open) {
+        this._openFolds.add(device);
+      } else {
+        this._openFolds.delete(device);
+      }
+    });
+    const summary = element('summary', 'jp-vram-Sites-foldSummary', {
+      text:
+        `${plural(rows.length, 'smaller site', 'smaller sites')} outside the notebook: ` +
+        `${formatBytes(bytes, this.settings.units)} in ${plural(count, 'allocation', 'allocations')}`
+    });
+    summary.title = `Each under ${SMALL_SITE_SHARE * 100}% of what is listed on this device (library code, not a notebook line)`;
+    const list = element('ul', 'jp-vram-Holders-list');
+    for (const row of rows) {
+      list.appendChild(this._renderRow(row));
+    }
+    fold.append(summary, list);
+    return fold;
   }
 
   private _renderRow(row: SiteRow): HTMLElement {
@@ -251,6 +296,8 @@ export class AllocationSitesView extends LazyView {
   private _recorder: AllocationRecorder | null = null;
   private _model: IKernelMemoryModel | null = null;
   private _rows: { device: string; rows: SiteRow[] }[] = [];
+  /** Devices whose fold of small sites the user opened. */
+  private _openFolds = new Set<string>();
   private _toggle: HTMLInputElement;
   private _status: HTMLElement;
   private _refresh: HTMLButtonElement;

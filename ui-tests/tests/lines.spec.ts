@@ -49,6 +49,16 @@ test.describe('which line holds the memory', () => {
     await expect(row).toBeVisible({ timeout: 30_000 });
     expect(Number(await row.getAttribute('data-vram-bytes'))).toBeGreaterThan(38e6);
     await expect(row).toContainText('big = np.ones(5_000_000)');
+    // The library's small allocations (IPython's, the JSON decoder's) wait
+    // behind one closed line, so the notebook's own lines come first.
+    const fold = page.locator(`${SIDEBAR} [data-vram-role="site-fold"][data-vram-device="host"]`);
+    await expect(fold).toHaveCount(1);
+    await expect(fold.locator('summary')).toContainText(/smaller sites outside the notebook: .* in .* allocations/);
+    expect(await fold.evaluate(el => (el as HTMLDetailsElement).open)).toBe(false);
+    const folded = fold.locator('[data-vram-role="site-row"]');
+    expect(await folded.count()).toBeGreaterThanOrEqual(2);
+    expect(await fold.locator('[data-vram-role="site-row"][data-vram-execution-count]').count()).toBe(0);
+    await expect(folded.first()).toBeHidden();
     await row.click();
 
     // The allocating cell is active, in edit mode, with the cursor on line 3.
