@@ -61,6 +61,13 @@ export interface HolderEntry {
   total_bytes: number;
   /** Other names of the listing that share storages with this one. */
   shared_with: string[];
+  /**
+   * Bytes this name keeps alive that another entry counts (each storage is
+   * counted once, on the largest holder); 0 from an older helper.
+   */
+  shared_bytes: number;
+  /** The entries those bytes are counted under; [] from an older helper. */
+  counted_under: string[];
   /** "Out[3]", "_", "_3": copies of it in IPython's output cache. */
   output_cache_refs: string[];
   deletable: boolean;
@@ -226,6 +233,8 @@ export function parseInspectResult(result: unknown): Parsed<InspectResult> {
         bytes_by_device: bytesByDevice(e, 'bytes_by_device'),
         total_bytes: nonNegative(e, 'total_bytes'),
         shared_with: stringList(e, 'shared_with'),
+        shared_bytes: e.bytes('shared_bytes') ?? 0,
+        counted_under: e.nullableArray('counted_under') === null ? [] : stringList(e, 'counted_under'),
         output_cache_refs: stringList(e, 'output_cache_refs'),
         deletable: e.boolean('deletable'),
         refusal: e.nullableString('refusal'),

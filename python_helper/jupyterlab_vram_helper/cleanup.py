@@ -215,6 +215,8 @@ class Cleanup:
             own = [k for k in found.storages if owner[k] == name]
             shared = sorted({n for k in found.storages for n in sharers[k] if n != name})
             counted = bytes_by_device(found.storages, own)
+            # What it reaches that another entry counts: a 0 B alias still names its bytes.
+            elsewhere = [k for k in found.storages if owner[k] != name]
             entries.append(
                 {
                     "name": name,
@@ -224,6 +226,8 @@ class Cleanup:
                     "bytes_by_device": counted,
                     "total_bytes": sum(counted.values()),
                     "shared_with": shared,
+                    "shared_bytes": sum(found.storages[k] for k in elsewhere),
+                    "counted_under": sorted({owner[k] for k in elsewhere}),
                     "output_cache_refs": cache_labels.get(id(obj), []),
                     "deletable": True,
                     "refusal": None,

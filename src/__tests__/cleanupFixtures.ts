@@ -49,6 +49,8 @@ export function makeEntry(overrides: Partial<HolderEntry> = {}): HolderEntry {
     bytes_by_device: { 'cuda:0': 4 * MiB },
     total_bytes: 4 * MiB,
     shared_with: [],
+    shared_bytes: 0,
+    counted_under: [],
     output_cache_refs: [],
     deletable: true,
     refusal: null,
@@ -94,7 +96,9 @@ export function makeListing(overrides: Partial<InspectResult> = {}): InspectResu
         name: 'b',
         bytes_by_device: {},
         total_bytes: 0,
-        shared_with: ['a']
+        shared_with: ['a'],
+        shared_bytes: 256 * MiB,
+        counted_under: ['a']
       }),
       makeEntry({
         name: 'np_arr',

@@ -9,6 +9,7 @@ import {
   makeFreeResult,
   makeListing
 } from './cleanupFixtures';
+import { MiB } from './fixtures';
 
 function json(value: unknown): unknown {
   return JSON.parse(JSON.stringify(value));
@@ -48,6 +49,18 @@ describe('cleanup reply parsers', () => {
     expect((parsed as { error: string }).error).toContain(error);
   });
 
+  it('read what a shared-storage entry keeps alive, and nothing of it from an older helper', () => {
+    const listing = makeListing();
+    const b = (parsed: any) => parsed.value.entries.find((e: any) => e.name === 'b');
+    expect(b(parseInspectResult(json(listing)))).toMatchObject({ shared_bytes: 256 * MiB, counted_under: ['a'] });
+    const older = json(listing) as any;
+    for (const entry of older.entries) {
+      delete entry.shared_bytes;
+      delete entry.counted_under;
+    }
+    expect(b(parseInspectResult(older))).toMatchObject({ shared_bytes: 0, counted_under: [] });
+  });
+
   it('read an inspect result and sort entries largest first', () => {
     const listing = makeListing();
     const shuffled = { ...listing, entries: [...listing.entries].reverse() };
@@ -67,6 +80,8 @@ describe('cleanup reply parsers', () => {
     [{ ...makeListing(), entries: [makeEntry({ shared_with: [1 as any] })] }, 'inspect.entries[0].shared_with[0]: expected a string'],
     [{ ...makeListing(), entries: [{ ...makeEntry(), bytes_by_device: { cpu: 'x' } }] }, 'inspect.entries[0].bytes_by_device.cpu'],
     [{ ...makeListing(), entries: [{ ...makeEntry(), deletable: 'yes' }] }, 'inspect.entries[0].deletable: expected true or false'],
+    [{ ...makeListing(), entries: [{ ...makeEntry(), shared_bytes: -1 }] }, 'inspect.entries[0].shared_bytes'],
+    [{ ...makeListing(), entries: [{ ...makeEntry(), counted_under: [null] }] }, 'inspect.entries[0].counted_under[0]: expected a string'],
     [{ ...makeListing(), hidden: [{ holder: 'output_cache' }] }, 'inspect.hidden[0].label: expected a string'],
     [{ ...makeListing(), truncated: undefined }, 'inspect.truncated']
   ])('report a malformed inspect result clearly (%#)', (raw, error) => {

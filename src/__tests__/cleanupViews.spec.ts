@@ -69,7 +69,7 @@ describe('HoldersView', () => {
     ).find(n => (n as HTMLElement).dataset.vramName === EVIL) as HTMLElement;
     expect(row).toBeDefined();
     expect(row.querySelector('[data-vram-role="holder-name"]')!.textContent).toBe(EVIL);
-    expect(row.textContent).toContain(`shares storage with ${EVIL}`);
+    expect(row.textContent).toContain(`shares storage with ${EVIL}, counted here`);
     expect(row.textContent).toContain('also in Out[3], _');
     const hidden = view.node.querySelector(
       '[data-vram-role="hidden-holder"][data-vram-holder="last_traceback"]'
@@ -80,6 +80,18 @@ describe('HoldersView', () => {
     ) as HTMLInputElement;
     expect(locked.disabled).toBe(true);
     expect(locked.title).toBe(EVIL);
+  });
+
+  it('says what a 0 B alias keeps alive and where it is counted', async () => {
+    const { actions } = liveActions();
+    await actions.inspect();
+    view.actions = actions;
+    view.renderNow();
+    const note = (name: string) =>
+      view.node.querySelector(`[data-vram-role="holder-entry"][data-vram-name="${name}"] [data-vram-role="holder-note"]`)!
+        .textContent;
+    expect(note('b')).toBe('keeps 256 MiB alive that a counts (shared storage)');
+    expect(note('a')).toBe('shares storage with b, counted here');
   });
 
   it('ticks into the selection, enables Delete, and asks the command', async () => {

@@ -5,10 +5,11 @@
  *
  * Expected bytes: the sum of `total_bytes` of what is ticked (the kernel
  * counts a storage shared by several names once, on the first/largest).
- * The listing does not say how many bytes each alias shares, so nothing can
- * be subtracted for storages that an unticked name keeps alive: the figure
- * is then "at most". Likewise when the output cache is cleared together
- * with names it also holds (the same objects counted twice).
+ * An alias says how many counted bytes it keeps alive (`shared_bytes`), but
+ * not of which storages, and two aliases may keep the same one: nothing is
+ * subtracted for what an unticked name keeps alive, and the figure is then
+ * "at most". Likewise when the output cache is cleared together with names
+ * it also holds (the same objects counted twice).
  */
 import type { HiddenHolder, HiddenHolderKind, HolderEntry, InspectResult } from '../cleanupProtocol';
 import { isHiddenHolderKind } from '../protocol';

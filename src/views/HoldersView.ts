@@ -20,6 +20,7 @@ import { formatBytes, formatBytesByDevice } from '../format';
 import { VramSettings } from '../settings';
 import { hiddenHolderWarning } from '../model/deletePlan';
 import { graphFixCode, graphHoldingText } from '../model/graphFix';
+import { sharingNote } from '../model/sharedStorage';
 import { button, element, setBytesData, setHidden, setText } from './dom';
 import { MemoryActionsView } from './MemoryActionsView';
 
@@ -185,8 +186,9 @@ export class HoldersView extends MemoryActionsView {
       })
     );
     const notes: string[] = [];
-    if (entry.shared_with.length) {
-      notes.push(`shares storage with ${entry.shared_with.join(', ')}`);
+    const sharing = sharingNote(entry, units);
+    if (sharing !== null) {
+      notes.push(sharing);
     }
     if (entry.output_cache_refs.length) {
       notes.push(`also in ${entry.output_cache_refs.join(', ')}`);

@@ -139,6 +139,9 @@ def test_aliases_are_reported_and_not_promised(session: Session) -> None:
     assert "a" in b["shared_with"] and "a" in v["shared_with"]
     assert a["total_bytes"] + b["total_bytes"] + v["total_bytes"] == 40_000_000  # counted once
     assert a["total_bytes"] == 40_000_000
+    # The names listed with 0 say what they keep alive, and where it is counted.
+    assert b["shared_bytes"] == v["shared_bytes"] == 40_000_000 and b["counted_under"] == v["counted_under"] == ["a"]
+    assert a["shared_bytes"] == 0 and a["counted_under"] == []
     fingerprint = dict(session.fingerprint())
     answer = session.delete(result["listing_id"], ["a"], free=["gc"])
     out = answer["result"]
@@ -175,6 +178,7 @@ def test_containers_modules_optimizers_and_arrays_are_listed(session: Session) -
     assert batch["summary"] == "dict of 2 tensors"
     assert _entry(result, "arr")["total_bytes"] == 8_000_000
     assert "arr" in _entry(result, "arr_view")["shared_with"]
+    assert _entry(result, "arr_view")["shared_bytes"] == 8_000_000 and _entry(result, "arr_view")["counted_under"] == ["arr"]
     shallow = session.inspect(container_depth=1)
     assert _entry(shallow, "batch")["total_bytes"] == 4_000_000  # the nested list is not opened
     answer = session.delete(result["listing_id"], ["net", "opt", "batch", "arr", "arr_view"], free=["gc"])

@@ -220,6 +220,11 @@ def test_inspect_lists_holders_largest_first_and_counts_shared_storage_once(clea
     by = {e["name"]: e for e in result["entries"]}
     assert by["a"]["total_bytes"] == 4000 and by["b"]["total_bytes"] == 0 and by["v"]["total_bytes"] == 0
     assert by["a"]["shared_with"] == ["b", "v"] and by["v"]["shared_with"] == ["a", "b"]
+    # A name listed with 0 still says what it keeps alive, and under which name that is counted.
+    assert by["b"]["shared_bytes"] == 4000 and by["b"]["counted_under"] == ["a"]
+    assert by["v"]["shared_bytes"] == 4000 and by["v"]["counted_under"] == ["a"]
+    assert by["a"]["shared_bytes"] == 0 and by["a"]["counted_under"] == []
+    assert by["small"]["shared_bytes"] == 0 and by["small"]["shared_with"] == []
     assert set(by["a"]["output_cache_refs"]) == {"Out[4]", "_4", "_"}
     assert by["batch"]["summary"] == "list of 1 tensor" and by["batch"]["kind"] == "container"
     assert by["a"]["summary"] == "float32[1000] cpu" and by["a"]["type_name"] == "torch.Tensor"
@@ -243,6 +248,7 @@ def test_inspect_lists_raw_bytes_from_64_kib_on_counting_a_buffer_once(cleanup: 
     assert by["raw"]["kind"] == "bytes" and by["raw"]["summary"] == "bytearray[3,145,728]"
     assert by["raw"]["total_bytes"] == sys.getsizeof(raw) >= 3 * 2**20
     assert by["view"]["total_bytes"] == 0 and by["view"]["shared_with"] == ["raw"]  # the view's memory is raw's
+    assert by["view"]["shared_bytes"] == by["raw"]["total_bytes"] and by["view"]["counted_under"] == ["raw"]
     assert by["samples"]["total_bytes"] == 2**20 and by["samples"]["summary"] == "array[131,072]"
     assert by["chunks"]["summary"] == "list of 2 bytes objects" and by["chunks"]["total_bytes"] >= 200_000
 

@@ -29,7 +29,11 @@ test.describe('freeing memory', () => {
     page
   }) => {
     await openLiveNotebook(page);
-    await page.notebook.setCell(0, 'code', 'import torch\nbig = torch.ones(50_000_000)  # 200 MB');
+    await page.notebook.setCell(
+      0,
+      'code',
+      'import torch\nbig = torch.ones(50_000_000)  # 200 MB\nt = torch.ones(1_000_000)\nt_alias = t'
+    );
     await page.notebook.runCell(0, true);
     // Echo it, so Out[2] and _ hold it too: deleting the name alone would not free it.
     await page.notebook.addCell('code', 'big');
@@ -43,6 +47,11 @@ test.describe('freeing memory', () => {
     await expect(entry).toBeVisible({ timeout: 30_000 });
     expect(Number(await entry.getAttribute('data-vram-bytes'))).toBeGreaterThanOrEqual(200e6);
     await expect(entry).toContainText(/Out\[2\]/);
+    // Two names of one storage: one row counts it, the other (0 B) says what it keeps alive.
+    const note = (name: string) =>
+      page.locator(`${SIDEBAR} [data-vram-role="holder-entry"][data-vram-name="${name}"] [data-vram-role="holder-note"]`);
+    await expect(note('t')).toHaveText('shares storage with t_alias, counted here');
+    await expect(note('t_alias')).toHaveText('keeps 3.81 MiB alive that t counts (shared storage)');
 
     await entry.locator('input[type="checkbox"]').check();
     await sidebarRole(page, 'delete-selected').click();
