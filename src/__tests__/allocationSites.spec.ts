@@ -21,7 +21,8 @@ import {
   sitesToCsv
 } from '../model/siteRows';
 import { DEFAULT_SETTINGS } from '../settings';
-import { AllocationSitesView, clockTime, statusText } from '../views/AllocationSitesView';
+import { clockTime } from '../clockText';
+import { AllocationSitesView, statusText } from '../views/AllocationSitesView';
 import { findTargetCell, IRevealCell, revealLine } from '../views/revealLine';
 import { EVIL, MiB } from './fixtures';
 import { settle } from './fakeKernel';

@@ -19,6 +19,7 @@
  * the notebook, with `data-vram-device` and `data-vram-bytes`).
  */
 import { DeviceSites, RecordingState } from '../allocationProtocol';
+import { clockTime } from '../clockText';
 import { formatBytes, plural } from '../format';
 import { AllocationRecorder } from '../model/AllocationRecorder';
 import {
@@ -373,13 +374,6 @@ export function restartText(state: RecordingState): string[] {
 }
 
 /** Local wall-clock time of an epoch in seconds, as 12:03:04. */
-export function clockTime(epochSeconds: number): string {
-  const d = new Date(epochSeconds * 1000);
-  return [d.getHours(), d.getMinutes(), d.getSeconds()]
-    .map(n => String(n).padStart(2, '0'))
-    .join(':');
-}
-
 export namespace AllocationSitesView {
   export interface IActions {
     /** Turn recording on/off (the command, so that it is one code path). */

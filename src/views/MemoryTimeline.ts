@@ -24,6 +24,7 @@ import { Message } from '@lumino/messaging';
 import type uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 
+import { clockTime, timeTick } from '../clockText';
 import { formatBytes } from '../format';
 import {
   HistoryWindow,
@@ -50,6 +51,13 @@ const MAX_CELL_MARKS = 500;
  * 2 GiB, …), so ticks land on round binary figures.
  */
 const BINARY_INCREMENTS = Array.from({ length: 61 }, (_, i) => 2 ** i);
+
+/**
+ * Time-axis steps (seconds). uPlot's own go from 1 to 5 minutes; in the
+ * sidebar's ~150 px a 5-minute window then got a single tick. 2 minutes
+ * (and 20 s, 2 s) fill that gap.
+ */
+const TIME_INCREMENTS = [1, 2, 5, 10, 15, 20, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 14400, 43200, 86400];
 
 const PLOT_HEIGHT = 180;
 
@@ -242,7 +250,14 @@ export class MemoryTimeline extends ModelView {
     // Samples come when a figure moves (or as a heartbeat): a figure holds
     // until the next sample, so lines step rather than slope between them.
     const stepped = uPlotClass?.paths.stepped?.({ align: 1 });
-    const series: uPlot.Series[] = [{}];
+    // The legend's time under the cursor, like the axis: 24-hour, no date.
+    const series: uPlot.Series[] = [
+      {
+        label: 'Time',
+        value: (_: uPlot, v: number | null) =>
+          v === null || v === undefined ? '\u2014' : clockTime(v)
+      }
+    ];
     for (const key of keys) {
       if (key === SeriesKey.hostRss) {
         series.push({
@@ -308,7 +323,15 @@ export class MemoryTimeline extends ModelView {
         }
       },
       axes: [
-        { ...axis },
+        {
+          ...axis,
+          space: 34,
+          incrs: TIME_INCREMENTS,
+          // One line of ticks: uPlot's default height leaves room for a date line.
+          size: fontPx + 18,
+          values: (_u, splits, _axis, _space, increment) =>
+            splits.map(v => timeTick(v, increment))
+        },
         {
           ...axis,
           size: 64,

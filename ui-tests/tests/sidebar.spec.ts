@@ -50,6 +50,14 @@ test.describe('memory sidebar', () => {
     await expect(sidebarRole(page, 'note').filter({ hasText: /no gpu/i })).toBeVisible();
     await expect(page.locator('[data-vram-role="status-item"]')).toContainText(/RAM/);
     await expect(sidebarRole(page, 'timeline')).toBeVisible();
+    // Under the cursor, the legend names the time of day, 24-hour, without a date.
+    const chart = page.locator(`${SIDEBAR} [data-vram-role="timeline"] .u-over`);
+    await expect(chart).toBeVisible({ timeout: 30_000 });
+    const box = (await chart.boundingBox())!;
+    await page.mouse.move(box.x + box.width - 4, box.y + box.height / 2);
+    await expect(page.locator(`${SIDEBAR} [data-vram-role="timeline"] .u-legend .u-series`).first()).toHaveText(
+      /^Time\s*\d\d:\d\d:\d\d$/
+    );
   });
 
   test('a cell that allocates memory moves the RAM figure, and del brings it back', async ({
