@@ -77,6 +77,42 @@ export function formatOutcome(summary: CellSummary): string {
   }
 }
 
+/**
+ * The Cells table's duration: formatDuration up to a minute, then without
+ * spaces ("3m12s", "1h05m"), so that a training cell's time fits its narrow
+ * column ("3 min 12 s" was cut); the row's tooltip has the long form.
+ */
+export function formatDurationShort(seconds: number | null | undefined): string {
+  if (typeof seconds !== 'number' || !Number.isFinite(seconds) || seconds < 60) {
+    return formatDuration(seconds);
+  }
+  const two = (n: number) => String(n).padStart(2, '0');
+  if (seconds < 3600) {
+    return `${Math.floor(seconds / 60)}m${two(Math.floor(seconds % 60))}s`;
+  }
+  return `${Math.floor(seconds / 3600)}h${two(Math.floor((seconds % 3600) / 60))}m`;
+}
+
+/**
+ * The Cells table's status: at most five characters, to be read whole in
+ * its narrow column ("interrupted" and error class names were cut to
+ * "inte…", "Zer…"); the row's tooltip has the whole status and the error.
+ */
+export function formatOutcomeShort(summary: CellSummary): string {
+  switch (summary.outcome) {
+    case 'oom':
+      return 'OOM';
+    case 'ok':
+      return 'ok';
+    case 'interrupted':
+      return 'intr.';
+    case 'died':
+      return 'died';
+    default:
+      return 'error';
+  }
+}
+
 /** The badge line: "+1.2 GiB · peak 3.4 GiB · 2.1 s" (+ " · error" etc.). */
 export function formatCellBadge(
   summary: CellSummary,

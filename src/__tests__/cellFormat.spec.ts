@@ -2,7 +2,9 @@ import {
   describeCellRecord,
   formatCellBadge,
   formatDelta,
-  formatDuration
+  formatDuration,
+  formatDurationShort,
+  formatOutcomeShort
 } from '../cellFormat';
 import { cellTotalsOf, cellWarningLevel, summarizeCellRecord } from '../model/cellFigures';
 import { makeCellGpu, makeCellRecord, makeRamRecord, oomRecord } from './cellFixtures';
@@ -52,6 +54,30 @@ describe('cell figures and badge text', () => {
     const text = describeCellRecord(err, summarizeCellRecord(err));
     expect(text).toContain('Status: error \u2014 ValueError: bad');
     expect(describeCellRecord(oomRecord(), summarizeCellRecord(oomRecord()))).toContain('(out of memory)');
+  });
+
+  it("writes the Cells table's durations without spaces from a minute on", () => {
+    expect(formatDurationShort(0.119)).toBe('119 ms');
+    expect(formatDurationShort(59.9)).toBe('59 s');
+    expect(formatDurationShort(60)).toBe('1m00s');
+    expect(formatDurationShort(192)).toBe('3m12s');
+    expect(formatDurationShort(3599)).toBe('59m59s');
+    expect(formatDurationShort(3900)).toBe('1h05m');
+    expect(formatDurationShort(100 * 3600)).toBe('100h00m');
+    expect(formatDurationShort(null)).toBe('\u2014');
+  });
+
+  it("fits the Cells table's status in five characters, the tooltip having the rest", () => {
+    const short = (r: ReturnType<typeof makeCellRecord>) => formatOutcomeShort(summarizeCellRecord(r));
+    const err = makeCellRecord({ status: 'error', error: { type: 'ZeroDivisionError', message_head: 'x', out_of_memory: false } });
+    expect(short(makeCellRecord())).toBe('ok');
+    expect(short(err)).toBe('error');
+    expect(short(oomRecord())).toBe('OOM');
+    expect(short(makeCellRecord({ status: 'interrupted' }))).toBe('intr.');
+    expect(short(makeCellRecord({ status: 'died' }))).toBe('died');
+    for (const r of [err, oomRecord(), makeCellRecord({ status: 'interrupted' }), makeCellRecord({ status: 'died' })]) {
+      expect(short(r).length).toBeLessThanOrEqual(5);
+    }
   });
 
   it('gives the per-device breakdown and RSS in the tooltip', () => {

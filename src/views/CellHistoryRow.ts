@@ -9,8 +9,9 @@
 import {
   describeCellRecord,
   formatDelta,
-  formatDuration,
+  formatDurationShort,
   formatExecutionCount,
+  formatOutcomeShort,
   formatPeak
 } from '../cellFormat';
 import { CellAliveText } from '../model/cellAlive';
@@ -99,15 +100,8 @@ export class CellHistoryRow {
     );
     setText(deltaCol, formatDelta(s.deltaBytes, units));
     setText(peakCol, formatPeak(s.peakBytes, s.peakExact, units));
-    setText(durationCol, formatDuration(s.durationS));
-    setText(
-      statusCol,
-      s.outcome === 'oom'
-        ? 'OOM'
-        : s.outcome === 'error'
-          ? s.errorType ?? 'error'
-          : s.outcome
-    );
+    setText(durationCol, formatDurationShort(s.durationS));
+    setText(statusCol, formatOutcomeShort(s));
     node.title =
       describeCellRecord(r, s, units) +
       (earlier ? `\nFrom an earlier kernel process (kernel start ${entry.session}).` : '') +

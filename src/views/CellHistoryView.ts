@@ -56,7 +56,8 @@ const COLUMN_LABELS: Record<CellSortKey, string> = {
   delta: 'Δ',
   peak: 'Peak',
   duration: 'Time',
-  status: 'Status',
+  // "Status" did not fit the narrow column; "Exit" says the same of a cell run.
+  status: 'Exit',
   alive: 'Alive'
 };
 
@@ -65,7 +66,8 @@ const COLUMN_TITLES: Record<CellSortKey, string> = {
   delta: 'Memory change: GPU allocated after minus before (summed over devices), or kernel RSS without GPU figures',
   peak: 'Peak while the cell ran: largest GPU allocated peak, or kernel RSS peak (~ approximate)',
   duration: 'How long the cell ran',
-  status: 'ok, interrupted, error, out of memory',
+  status:
+    'How the cell ended: ok, error, OOM (out of memory), intr. (interrupted), died (the kernel died while it ran)',
   alive:
     'Bytes this cell allocated that are still alive (latest run; needs "Record allocations" in the Lines tab). \u26a0: they grow at each run, a likely leak'
 };

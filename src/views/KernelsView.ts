@@ -96,7 +96,7 @@ export class KernelsView extends LazyView {
       role: 'kernels-table'
     });
     this._table.setAttribute('aria-label', 'Monitored kernels');
-    this._table.appendChild(headerRow(['Kernel', 'RAM', 'GPU', '']));
+    this._table.appendChild(headerRow(['Kernel', 'RAM', 'GPU']));
     this._rowsBody = document.createElement('tbody');
     this._table.appendChild(this._rowsBody);
     this._empty = element('div', 'jp-vram-Kernels-note', {
@@ -209,7 +209,11 @@ export class KernelsView extends LazyView {
     const state = element('div', 'jp-vram-Kernels-detail', {
       role: 'kernel-state'
     });
-    name.append(notebook, kernel, state);
+    // The button goes under the kernel's names rather than in a column of
+    // its own: at the sidebar's default width that column left the names
+    // some 60 px, cut to "demo/vra…".
+    const actions = element('div', 'jp-vram-Kernels-actions');
+    name.append(notebook, kernel, state, actions);
     const rss = element('td', 'jp-vram-Kernels-figure', {
       role: 'kernel-host-rss',
       title: 'Host RAM of the kernel process (resident set size)'
@@ -217,7 +221,6 @@ export class KernelsView extends LazyView {
     const gpus = element('td', 'jp-vram-Kernels-figure');
     const noGpu = element('div', 'jp-vram-Kernels-detail');
     gpus.appendChild(noGpu);
-    const actions = element('td', 'jp-vram-Kernels-actions');
     const shutdown = button(
       'jp-vram-Button jp-vram-Button-danger',
       { role: 'kernel-shutdown', text: 'Shut down' },
@@ -229,7 +232,7 @@ export class KernelsView extends LazyView {
     );
     shutdown.disabled = kernelId === null;
     actions.appendChild(shutdown);
-    node.append(name, rss, gpus, actions);
+    node.append(name, rss, gpus);
     return {
       node,
       notebook,

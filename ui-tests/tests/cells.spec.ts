@@ -5,7 +5,16 @@
  */
 import { expect, galata, test } from '@jupyterlab/galata';
 
-import { badgeOf, MiB, openLiveNotebook, showCellHistory, SIDEBAR, sidebarRole } from './helpers';
+import {
+  badgeOf,
+  cellHeaderRow,
+  cutCellColumns,
+  MiB,
+  openLiveNotebook,
+  showCellHistory,
+  SIDEBAR,
+  sidebarRole
+} from './helpers';
 
 async function numberAttr(loc: ReturnType<typeof badgeOf>, name: string): Promise<number> {
   const value = await loc.getAttribute(name);
@@ -61,6 +70,12 @@ test.describe('per-cell memory', () => {
     await expect(badgeOf(page, 0)).toHaveAttribute('title', /ValueError/);
     // Kernel text stays text.
     await expect(badgeOf(page, 0).locator('b')).toHaveCount(0);
+    // In the Cells tab, at the sidebar's default width, every column of the row is read whole.
+    await showCellHistory(page);
+    const row = page.locator(`${SIDEBAR} [data-vram-role="cell-row"][data-vram-status="error"]`);
+    await expect(row).toHaveAttribute('title', /ValueError/, { timeout: 30_000 });
+    expect(await cutCellColumns(row)).toEqual([]);
+    expect(await cutCellColumns(cellHeaderRow(page))).toEqual([]);
   });
 
   test('the history clears, sorts by every column, and a row jumps to its cell', async ({

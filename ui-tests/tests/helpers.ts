@@ -88,6 +88,24 @@ export async function showCellHistory(page: Pick<Page, 'locator'>): Promise<void
   await expect(page.locator(`${SIDEBAR} [data-vram-role="cell-history"]`)).toBeVisible();
 }
 
+/**
+ * The shown columns of a Cells-tab row (or its header) whose text does not
+ * fit, as "class: text"; [] when every column is read whole.
+ */
+export async function cutCellColumns(row: Locator): Promise<string[]> {
+  return row.evaluate(el =>
+    Array.from(el.children)
+      .filter(col => (col as HTMLElement).offsetWidth > 0)
+      .filter(col => col.scrollWidth > col.clientWidth)
+      .map(col => `${col.className}: ${col.textContent}`)
+  );
+}
+
+/** The header row of the Cells tab. */
+export function cellHeaderRow(page: Pick<Page, 'locator'>): Locator {
+  return page.locator(`${SIDEBAR} [data-vram-role="cell-sort"]`).first().locator('..');
+}
+
 /** Opens the sidebar and a new notebook, and waits until its helper is live. */
 export async function openLiveNotebook(page: IJupyterLabPageFixture): Promise<void> {
   await openSidebar(page);

@@ -16,6 +16,13 @@ test('the Kernels tab lists the kernel and shuts it down after a confirmation', 
   const row = sidebarRole(page, 'kernel-row');
   await expect(row).toHaveCount(1);
   await expect(row.locator('[data-vram-role="kernel-notebook"]')).toContainText('.ipynb');
+  // At the sidebar's default width, the notebook's name and the kernel's are read whole, not cut.
+  for (const role of ['kernel-notebook', 'kernel-name', 'kernel-state']) {
+    const cut = await row
+      .locator(`[data-vram-role="${role}"]`)
+      .evaluate(el => el.scrollWidth > el.clientWidth || el.getBoundingClientRect().width < 40);
+    expect(cut, role).toBe(false);
+  }
   const rss = row.locator('[data-vram-role="kernel-host-rss"]');
   await expect(rss).toHaveAttribute('data-vram-bytes', /^[1-9]\d{6,}$/, { timeout: 30_000 });
   await expect(sidebarRole(page, 'gpu-processes-note')).toBeVisible();

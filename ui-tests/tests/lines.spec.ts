@@ -8,7 +8,14 @@
 import { expect, IJupyterLabPageFixture, test } from '@jupyterlab/galata';
 import { Locator } from '@playwright/test';
 
-import { openLiveNotebook, showCellHistory, SIDEBAR, sidebarRole } from './helpers';
+import {
+  cellHeaderRow,
+  cutCellColumns,
+  openLiveNotebook,
+  showCellHistory,
+  SIDEBAR,
+  sidebarRole
+} from './helpers';
 
 // See sidebar.spec.ts: Galata's kernel tracking breaks restarts/interrupts.
 test.use({ kernels: null });
@@ -148,6 +155,12 @@ test.describe('which line holds the memory', () => {
     // recording has no figure and stays last both ways.
     const expected = { descending: [3, 4, 2, 1], ascending: [2, 4, 3, 1] };
     expect(await order()).toEqual(expected[first as 'ascending' | 'descending']);
+    // Six columns at the sidebar's default width: every figure shown is read whole
+    // (Time gives way, its figure stays in the row's tooltip).
+    for (const line of [alive(4), alive(2), cellHeaderRow(page)]) {
+      expect(await cutCellColumns(line)).toEqual([]);
+    }
+    await expect(alive(4)).toHaveAttribute('title', /Duration/);
     await header.click();
     const second = first === 'ascending' ? 'descending' : 'ascending';
     await expect(header).toHaveAttribute('aria-sort', second);
