@@ -22,6 +22,7 @@ SCHEMA = Path(os.environ.get("JLVRAM_SNIPPETS_SCHEMA") or Path(__file__).resolve
 # The frontend's default placeholder names (what a snippet gets when the kernel found none).
 DEFAULT_NAMES = {
     "model": "model", "optimizer": "optimizer", "dataloader": "train_loader", "loss": "criterion", "scaler": "scaler",
+    "eval_dataloader": "val_loader",
 }
 PLACEHOLDER = re.compile(r"\{\{\s*(\w+)\s*\}\}")
 WARNING_TEXT = re.compile(r"warning|deprecat", re.IGNORECASE)
@@ -41,6 +42,7 @@ torch.manual_seed(0)
 model = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 2))
 optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
 train_loader = DataLoader(TensorDataset(torch.randn(64, 8), torch.randint(0, 2, (64,))), batch_size=16)
+val_loader = DataLoader(TensorDataset(torch.randn(32, 8), torch.randint(0, 2, (32,))), batch_size=16)
 criterion = nn.CrossEntropyLoss()
 """
 

@@ -86,6 +86,17 @@ describe('renderSnippet', () => {
     });
   });
 
+  it('gives an evaluation loop a validation loader: one named so, else val_loader, never the training one', () => {
+    const loop = { code: ['for inputs, targets in {{eval_dataloader}}:', '    pass'] };
+    expect(renderSnippet(loop)).toBe('for inputs, targets in val_loader:\n    pass');
+    expect(renderSnippet(loop, { dataloader: ['train_loader', 'valid_dl'] })).toBe(
+      'for inputs, targets in valid_dl:\n    pass'
+    );
+    expect(renderSnippet(loop, { dataloader: ['loader', 'test loader', 'test_loader'] })).toContain('in test_loader:');
+    expect(renderSnippet(loop, { dataloader: ['train_loader'] })).toContain('in val_loader:');
+    expect(unknownPlaceholders(loop.code)).toEqual([]);
+  });
+
   it('uses the first name found, per placeholder, every occurrence', () => {
     const rendered = renderSnippet(
       { code: ['{{model}}.to(d); {{model}}.eval()', '{{loss}}'] },
@@ -426,6 +437,7 @@ describe('default snippets', () => {
     );
     expect(code('dataloader-pinning')).toContain('num_workers=');
     expect(code('loss-item')).toContain('running_loss += loss.item()');
+    expect(code('no-grad-eval')).toContain('for inputs, targets in {{eval_dataloader}}:');
     expect(code('tf-memory-growth')).toContain(
       'tf.config.experimental.set_memory_growth(gpu, True)'
     );

@@ -58,6 +58,28 @@ export const DEFAULT_PLACEHOLDER_NAMES: Readonly<
   scaler: 'scaler'
 });
 
+/**
+ * `{{eval_dataloader}}`: the loader an evaluation loop reads. The kernel
+ * reports data loaders of every kind together; the one whose name says
+ * validation or test is taken, else `val_loader` (an evaluation snippet
+ * that looped over the training data would evaluate on what it learnt).
+ */
+export const EVAL_DATALOADER = 'eval_dataloader';
+const DEFAULT_EVAL_DATALOADER = 'val_loader';
+const EVAL_NAME = /val|test|eval|dev|holdout/i;
+
+/** The name `{{eval_dataloader}}` is replaced by. */
+export function chooseEvalLoader(names: SnippetNames | null | undefined): string {
+  const found = names?.dataloader;
+  if (Array.isArray(found)) {
+    const usable = found.find(name => isUsableName(name) && EVAL_NAME.test(name));
+    if (usable !== undefined) {
+      return usable;
+    }
+  }
+  return DEFAULT_EVAL_DATALOADER;
+}
+
 /** Names found in the kernel per placeholder, best first (may be partial). */
 export type SnippetNames = Partial<Record<PlaceholderKey, readonly string[]>>;
 
@@ -108,7 +130,7 @@ export function unknownPlaceholders(code: readonly string[]): string[] {
   const unknown = new Set<string>();
   for (const line of code) {
     for (const match of line.matchAll(PLACEHOLDER_PATTERN)) {
-      if (!isPlaceholderKey(match[1])) {
+      if (!isPlaceholderKey(match[1]) && match[1] !== EVAL_DATALOADER) {
         unknown.add(match[1]);
       }
     }
@@ -130,7 +152,11 @@ export function renderSnippet(
   return snippet.code
     .join('\n')
     .replace(PLACEHOLDER_PATTERN, (token, key: string) =>
-      isPlaceholderKey(key) ? chooseName(key, names) : token
+      isPlaceholderKey(key)
+        ? chooseName(key, names)
+        : key === EVAL_DATALOADER
+          ? chooseEvalLoader(names)
+          : token
     );
 }
 

@@ -21,6 +21,7 @@ torch.manual_seed(0)
 model = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 2)).cuda()
 optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
 train_loader = DataLoader(TensorDataset(torch.randn(64, 8), torch.randint(0, 2, (64,))), batch_size=16)
+val_loader = DataLoader(TensorDataset(torch.randn(32, 8), torch.randint(0, 2, (32,))), batch_size=16)
 criterion = nn.CrossEntropyLoss()
 """
 

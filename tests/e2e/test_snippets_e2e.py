@@ -2,6 +2,7 @@
 
 Each snippet is rendered the way the frontend renders it when the kernel found
 no names (``{{model}}`` -> ``model``, ``{{dataloader}}`` -> ``train_loader``,
+``{{eval_dataloader}}`` -> ``val_loader``,
 ...), then executed in a fresh ipykernel after a setup cell that defines those
 names (CPU torch, or TensorFlow). ``top`` snippets run first, before the
 framework is imported, as the frontend places them. A snippet passes when its
@@ -40,7 +41,8 @@ CONTRACT_PLACEMENT = {
     "tf-memory-limit": ("top", "tensorflow"),
 }
 
-OTHER_NAMES = {"model": "net", "optimizer": "opt", "dataloader": "loader_x", "loss": "loss_fn", "scaler": "amp_scaler"}
+OTHER_NAMES = {"model": "net", "optimizer": "opt", "dataloader": "loader_x", "loss": "loss_fn", "scaler": "amp_scaler",
+               "eval_dataloader": "loader_val"}
 KEBAB = re.compile(r"[a-z0-9]+(-[a-z0-9]+)*\Z")
 TF_SETUP = """\
 import tensorflow as tf
