@@ -66,6 +66,8 @@ export interface HolderEntry {
    * counted once, on the largest holder); 0 from an older helper.
    */
   shared_bytes: number;
+  /** The same per device ("cuda:0", "cpu"); {} from an older helper. */
+  shared_bytes_by_device: { [device: string]: number };
   /** The entries those bytes are counted under; [] from an older helper. */
   counted_under: string[];
   /** "Out[3]", "_", "_3": copies of it in IPython's output cache. */
@@ -234,6 +236,8 @@ export function parseInspectResult(result: unknown): Parsed<InspectResult> {
         total_bytes: nonNegative(e, 'total_bytes'),
         shared_with: stringList(e, 'shared_with'),
         shared_bytes: e.bytes('shared_bytes') ?? 0,
+        shared_bytes_by_device:
+          e.nullableObject('shared_bytes_by_device') === null ? {} : bytesByDevice(e, 'shared_bytes_by_device'),
         counted_under: e.nullableArray('counted_under') === null ? [] : stringList(e, 'counted_under'),
         output_cache_refs: stringList(e, 'output_cache_refs'),
         deletable: e.boolean('deletable'),

@@ -227,6 +227,7 @@ class Cleanup:
                     "total_bytes": sum(counted.values()),
                     "shared_with": shared,
                     "shared_bytes": sum(found.storages[k] for k in elsewhere),
+                    "shared_bytes_by_device": bytes_by_device(found.storages, elsewhere),
                     "counted_under": sorted({owner[k] for k in elsewhere}),
                     "output_cache_refs": cache_labels.get(id(obj), []),
                     "deletable": True,

@@ -50,6 +50,7 @@ export function makeEntry(overrides: Partial<HolderEntry> = {}): HolderEntry {
     total_bytes: 4 * MiB,
     shared_with: [],
     shared_bytes: 0,
+    shared_bytes_by_device: {},
     counted_under: [],
     output_cache_refs: [],
     deletable: true,
@@ -98,6 +99,7 @@ export function makeListing(overrides: Partial<InspectResult> = {}): InspectResu
         total_bytes: 0,
         shared_with: ['a'],
         shared_bytes: 256 * MiB,
+        shared_bytes_by_device: { 'cuda:0': 256 * MiB },
         counted_under: ['a']
       }),
       makeEntry({

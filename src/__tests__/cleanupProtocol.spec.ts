@@ -52,13 +52,18 @@ describe('cleanup reply parsers', () => {
   it('read what a shared-storage entry keeps alive, and nothing of it from an older helper', () => {
     const listing = makeListing();
     const b = (parsed: any) => parsed.value.entries.find((e: any) => e.name === 'b');
-    expect(b(parseInspectResult(json(listing)))).toMatchObject({ shared_bytes: 256 * MiB, counted_under: ['a'] });
+    expect(b(parseInspectResult(json(listing)))).toMatchObject({
+      shared_bytes: 256 * MiB,
+      shared_bytes_by_device: { 'cuda:0': 256 * MiB },
+      counted_under: ['a']
+    });
     const older = json(listing) as any;
     for (const entry of older.entries) {
       delete entry.shared_bytes;
+      delete entry.shared_bytes_by_device;
       delete entry.counted_under;
     }
-    expect(b(parseInspectResult(older))).toMatchObject({ shared_bytes: 0, counted_under: [] });
+    expect(b(parseInspectResult(older))).toMatchObject({ shared_bytes: 0, shared_bytes_by_device: {}, counted_under: [] });
   });
 
   it('read an inspect result and sort entries largest first', () => {

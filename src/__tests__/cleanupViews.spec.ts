@@ -179,10 +179,11 @@ describe('delete dialog body', () => {
     const expected = body.querySelector(
       '[data-vram-role="delete-plan-expected"]'
     ) as HTMLElement;
-    expect(expected.dataset.vramBytes).toBe(String(GiB + 256 * MiB + MiB));
+    // a's 256 MiB stay: b, left unticked, keeps them alive.
+    expect(expected.dataset.vramBytes).toBe(String(GiB + MiB));
     expect(expected.dataset.vramAtMost).toBe('true');
     expect(expected.textContent).toBe(
-      'Memory expected back: at most 1.25 GiB (cuda:0 1.25 GiB \u00b7 cpu 1 MiB)'
+      'Memory expected back: at most 1 GiB (cuda:0 1 GiB \u00b7 cpu 1 MiB)'
     );
     expect(body.textContent).toContain('a shares storage with b, which stays');
   });

@@ -18,13 +18,42 @@ describe('expected freed bytes', () => {
     });
   });
 
-  it('says "at most" when an unticked name shares storage', () => {
+  it('takes off what an unticked alias keeps alive, and still says "at most"', () => {
     const plan = makeDeletePlan(makeListing(), ['a'], []);
-    expect(plan?.expected.bytes).toBe(256 * MiB);
+    // b (unticked) keeps a's 256 MiB alive: nothing of it comes back.
+    expect(plan?.expected.bytes).toBe(0);
+    expect(plan?.expected.byDevice).toEqual({ 'cuda:0': 0 });
     expect(plan?.expected.atMost).toBe(true);
     expect(plan?.expected.reasons).toEqual([
       'a shares storage with b, which stays'
     ]);
+  });
+
+  it('takes off per device the largest of the aliases that keep the same bytes, and only where all owners are ticked', () => {
+    const a = makeEntry({
+      name: 'a',
+      bytes_by_device: { 'cuda:0': 384 * MiB },
+      total_bytes: 384 * MiB,
+      shared_with: ['b', 'v', 'w']
+    });
+    const alias = (name: string, bytes: number, owners: string[]) =>
+      makeEntry({
+        name,
+        bytes_by_device: {},
+        total_bytes: 0,
+        shared_with: ['a'],
+        shared_bytes: bytes,
+        shared_bytes_by_device: { 'cuda:0': bytes },
+        counted_under: owners
+      });
+    const b = alias('b', 256 * MiB, ['a']);
+    const v = alias('v', 256 * MiB, ['a']); // the same storage as b, or not: 256 MiB at least stays
+    const w = alias('w', 300 * MiB, ['a', 'elsewhere']); // partly counted under an unticked name
+    const expected = expectedFreedBytes([a], [], [b, v, w]);
+    expect(expected.bytes).toBe(128 * MiB);
+    expect(expected.byDevice).toEqual({ 'cuda:0': 128 * MiB });
+    expect(expected.atMost).toBe(true);
+    expect(expected.reasons).toEqual(['a shares storage with b, v, w, which stay']);
   });
 
   it('is exact when every alias is ticked (shared bytes counted once)', () => {

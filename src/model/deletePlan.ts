@@ -5,11 +5,13 @@
  *
  * Expected bytes: the sum of `total_bytes` of what is ticked (the kernel
  * counts a storage shared by several names once, on the first/largest).
- * An alias says how many counted bytes it keeps alive (`shared_bytes`), but
- * not of which storages, and two aliases may keep the same one: nothing is
- * subtracted for what an unticked name keeps alive, and the figure is then
- * "at most". Likewise when the output cache is cleared together with names
- * it also holds (the same objects counted twice).
+ * An unticked alias keeps alive what it shares (`shared_bytes_by_device`):
+ * when every name those bytes are counted under is ticked, they are taken
+ * off (per device, the largest such alias's: two aliases may keep the same
+ * storage). What is left is still "at most": an alias whose bytes are partly
+ * counted under unticked names cannot be split. Likewise when the output
+ * cache is cleared together with names it also holds (the same objects
+ * counted twice).
  */
 import type { HiddenHolder, HiddenHolderKind, HolderEntry, InspectResult } from '../cleanupProtocol';
 import { isHiddenHolderKind } from '../protocol';
@@ -48,9 +50,14 @@ export function hiddenHolderWarning(holder: HiddenHolder): string | null {
   return holder.holder === 'last_traceback' ? TRACEBACK_WARNING : null;
 }
 
+/**
+ * `others`: the listing's entries that are not ticked (what they keep alive
+ * is taken off where it can be told).
+ */
 export function expectedFreedBytes(
   entries: readonly HolderEntry[],
-  hidden: readonly HiddenHolder[]
+  hidden: readonly HiddenHolder[],
+  others: readonly HolderEntry[] = []
 ): ExpectedBytes {
   const byDevice: { [device: string]: number } = {};
   let bytes = 0;
@@ -66,9 +73,24 @@ export function expectedFreedBytes(
     const kept = entry.shared_with.filter(name => !ticked.has(name));
     if (kept.length) {
       reasons.push(
-        `${entry.name} shares storage with ${kept.join(', ')}, which stays`
+        `${entry.name} shares storage with ${kept.join(', ')}, ${kept.length === 1 ? 'which stays' : 'which stay'}`
       );
     }
+  }
+  const keptAlive: { [device: string]: number } = {};
+  for (const other of others) {
+    const owners = other.counted_under;
+    if (ticked.has(other.name) || !owners.length || !owners.every(name => ticked.has(name))) {
+      continue;
+    }
+    for (const [device, n] of Object.entries(other.shared_bytes_by_device)) {
+      keptAlive[device] = Math.max(keptAlive[device] ?? 0, n);
+    }
+  }
+  for (const [device, n] of Object.entries(keptAlive)) {
+    const taken = Math.min(n, byDevice[device] ?? 0);
+    byDevice[device] = (byDevice[device] ?? 0) - taken;
+    bytes -= taken;
   }
   if (
     hidden.some(h => h.holder === 'output_cache') &&
@@ -110,7 +132,11 @@ export function makeDeletePlan(
     listingId: listing.listing_id,
     entries,
     hidden: holders,
-    expected: expectedFreedBytes(entries, holders),
+    expected: expectedFreedBytes(
+      entries,
+      holders,
+      listing.entries.filter(e => !wanted.has(e.name) || !e.deletable)
+    ),
     warnings
   };
 }

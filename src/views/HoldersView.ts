@@ -20,7 +20,7 @@ import { formatBytes, formatBytesByDevice } from '../format';
 import { VramSettings } from '../settings';
 import { hiddenHolderWarning } from '../model/deletePlan';
 import { graphFixCode, graphHoldingText } from '../model/graphFix';
-import { sharingNote } from '../model/sharedStorage';
+import { holderSummaryText, sharingNote } from '../model/holderText';
 import { button, element, setBytesData, setHidden, setText } from './dom';
 import { MemoryActionsView } from './MemoryActionsView';
 
@@ -177,7 +177,7 @@ export class HoldersView extends MemoryActionsView {
     row.appendChild(
       element('div', 'jp-vram-Holder-summary', {
         role: 'holder-summary',
-        text: `${entry.type_name}: ${entry.summary}`
+        text: holderSummaryText(entry)
       })
     );
     row.appendChild(
@@ -213,7 +213,8 @@ export class HoldersView extends MemoryActionsView {
   private _graphRow(entry: HolderEntry, text: string): HTMLElement {
     const box = element('div', 'jp-vram-Holder-graph', {
       role: 'holder-graph',
-      text: `⚠ Keeps an autograd graph alive. ${text}`
+      // The text itself begins "N tensors keep an autograd graph alive".
+      text: `⚠ ${text}`
     });
     const fix = this._onFixGraph;
     if (fix && graphFixCode(entry) !== null) {

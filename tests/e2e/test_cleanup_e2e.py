@@ -142,6 +142,7 @@ def test_aliases_are_reported_and_not_promised(session: Session) -> None:
     # The names listed with 0 say what they keep alive, and where it is counted.
     assert b["shared_bytes"] == v["shared_bytes"] == 40_000_000 and b["counted_under"] == v["counted_under"] == ["a"]
     assert a["shared_bytes"] == 0 and a["counted_under"] == []
+    assert b["shared_bytes_by_device"] == v["shared_bytes_by_device"] == {"cpu": 40_000_000}
     fingerprint = dict(session.fingerprint())
     answer = session.delete(result["listing_id"], ["a"], free=["gc"])
     out = answer["result"]

@@ -222,6 +222,7 @@ def test_inspect_lists_holders_largest_first_and_counts_shared_storage_once(clea
     assert by["a"]["shared_with"] == ["b", "v"] and by["v"]["shared_with"] == ["a", "b"]
     # A name listed with 0 still says what it keeps alive, and under which name that is counted.
     assert by["b"]["shared_bytes"] == 4000 and by["b"]["counted_under"] == ["a"]
+    assert by["b"]["shared_bytes_by_device"] == {"cpu": 4000} and by["a"]["shared_bytes_by_device"] == {}
     assert by["v"]["shared_bytes"] == 4000 and by["v"]["counted_under"] == ["a"]
     assert by["a"]["shared_bytes"] == 0 and by["a"]["counted_under"] == []
     assert by["small"]["shared_bytes"] == 0 and by["small"]["shared_with"] == []

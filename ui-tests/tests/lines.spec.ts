@@ -185,6 +185,14 @@ test.describe('which line holds the memory', () => {
     await expect(entry.locator('[data-vram-role="holder-graph"]')).toContainText(
       /autograd graph alive .*saved for backward hold 24\.[78] KiB that no variable holds/
     );
+    // The warning and its buttons are no smaller than the rest of the row.
+    const sizes = await entry.evaluate(el => {
+      const px = (role: string) =>
+        parseFloat(getComputedStyle(el.querySelector(`[data-vram-role="${role}"]`)!).fontSize);
+      return { row: px('holder-summary'), warning: px('holder-graph'), fix: px('graph-fix') };
+    });
+    expect(sizes.warning).toBeGreaterThanOrEqual(sizes.row);
+    expect(sizes.fix).toBeGreaterThanOrEqual(sizes.row);
     await entry.locator('[data-vram-role="graph-fix"]').click();
     await expect.poll(async () => (await page.notebook.getCellCount())).toBe(2);
     expect(await page.notebook.getCellTextInput(1)).toContain('losses = [_keep(t) for t in losses]');

@@ -1,4 +1,4 @@
-import { sharingNote } from '../model/sharedStorage';
+import { holderSummaryText, sharingNote } from '../model/holderText';
 import { MiB } from './fixtures';
 
 describe('the shared-storage note of a Holders row', () => {
@@ -28,5 +28,22 @@ describe('the shared-storage note of a Holders row', () => {
 
   it('claims nothing about a 0 B row of an older helper, which sends no shared bytes', () => {
     expect(sharingNote(entry(['a'], 0, [], 0), 'binary')).toBe('shares storage with a');
+  });
+});
+
+describe('the summary line of a Holders row', () => {
+  it('says the class name once', () => {
+    expect(
+      holderSummaryText({ type_name: 'torch.nn.modules.linear.Linear', summary: 'Linear: 2 params, 0 buffers, 2 grads' })
+    ).toBe('torch.nn.modules.linear.Linear: 2 params, 0 buffers, 2 grads');
+    expect(holderSummaryText({ type_name: 'torch.optim.adam.Adam', summary: 'Adam: 6 state tensors' })).toBe(
+      'torch.optim.adam.Adam: 6 state tensors'
+    );
+    expect(holderSummaryText({ type_name: 'Trainer', summary: 'Trainer holding 1 module' })).toBe(
+      'Trainer: holding 1 module'
+    );
+    expect(holderSummaryText({ type_name: 'torch.Tensor', summary: 'float32[1000] cpu' })).toBe(
+      'torch.Tensor: float32[1000] cpu'
+    );
   });
 });

@@ -1,14 +1,31 @@
 /**
- * What a Holders row says about storage it shares with other names. The
- * kernel counts each storage once, on the largest holder (ties by name), so
- * `alias = t` lists one of the two with the bytes and the other with 0 B:
- * the note says which, and how much the 0 B name keeps alive all the same.
- * Pure text; names come from the kernel and are rendered as text.
+ * What a Holders row says beyond its figures: its summary line, and its note
+ * about storage shared with other names. The kernel counts each storage
+ * once, on the largest holder (ties by name), so `alias = t` lists one of
+ * the two with the bytes and the other with 0 B: the note says which, and
+ * how much the 0 B name keeps alive all the same. Pure text; names come
+ * from the kernel and are rendered as text.
  */
 import type { HolderEntry } from '../cleanupProtocol';
 import { ByteUnits, formatBytes } from '../format';
 
 type Sharing = Pick<HolderEntry, 'shared_with' | 'shared_bytes' | 'counted_under' | 'total_bytes'>;
+
+/**
+ * "torch.nn.modules.linear.Linear: 2 params, 0 buffers, 2 grads": the type,
+ * then the summary without the class name it repeats (the kernel's module and
+ * optimizer summaries begin "Linear: ", "Adam: ", an object's "Trainer holding").
+ */
+export function holderSummaryText(entry: Pick<HolderEntry, 'type_name' | 'summary'>): string {
+  const shortName = entry.type_name.split('.').pop() ?? entry.type_name;
+  let summary = entry.summary;
+  if (summary.startsWith(`${shortName}: `)) {
+    summary = summary.slice(shortName.length + 2);
+  } else if (summary.startsWith(`${shortName} `)) {
+    summary = summary.slice(shortName.length + 1); // "Trainer holding 1 module"
+  }
+  return `${entry.type_name}: ${summary}`;
+}
 
 /** The row's note about shared storage; null when it shares none. */
 export function sharingNote(entry: Sharing, units: ByteUnits): string | null {
