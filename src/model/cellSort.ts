@@ -26,6 +26,20 @@ export const CELL_SORT_KEYS: readonly CellSortKey[] = [
 
 export type SortDirection = 'ascending' | 'descending';
 
+/**
+ * The direction a column sorts in at its first click: the figures largest
+ * first (what a user hunting memory looks for), the count and the status
+ * in their reading order.
+ */
+export const FIRST_SORT_DIRECTION: Readonly<Record<CellSortKey, SortDirection>> = {
+  execution_count: 'ascending',
+  delta: 'descending',
+  peak: 'descending',
+  duration: 'descending',
+  status: 'ascending',
+  alive: 'descending'
+};
+
 export interface CellSort {
   key: CellSortKey;
   direction: SortDirection;

@@ -23,6 +23,7 @@ import {
   CELL_SORT_KEYS,
   CellSort,
   CellSortKey,
+  FIRST_SORT_DIRECTION,
   sortCellEntries
 } from '../model/cellSort';
 import { ModelChange } from '../tokens';
@@ -175,15 +176,15 @@ export class CellHistoryView extends ModelView {
   }
 
   /**
-   * Sort by `key`: a new key sorts ascending, the same key again flips the
-   * direction. `direction` forces one.
+   * Sort by `key`: a new key sorts in its first direction (figures largest
+   * first: FIRST_SORT_DIRECTION), the same key again flips it. `direction`
+   * forces one.
    */
   sortBy(key: CellSortKey, direction?: CellSort['direction']): void {
+    const flipped: CellSort['direction'] =
+      this._sort?.direction === 'ascending' ? 'descending' : 'ascending';
     const next: CellSort['direction'] =
-      direction ??
-      (this._sort?.key === key && this._sort.direction === 'ascending'
-        ? 'descending'
-        : 'ascending');
+      direction ?? (this._sort?.key === key ? flipped : FIRST_SORT_DIRECTION[key]);
     this._sort = { key, direction: next };
     this._cache = null;
     for (const [k, h] of this._headers) {
