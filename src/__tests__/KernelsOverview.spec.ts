@@ -192,6 +192,17 @@ describe('gpuProcessVisibility', () => {
       describeGpuProcessVisibility(kernelsOverview([source({ latest: makeNvmlProcessSample(null) })]))
     ).toContain('cannot be seen');
   });
+
+  it('says a kernel without NVML and without a GPU sees no GPU, rather than that GPU processes are hidden', () => {
+    const noDriver = makeHello({
+      nvml: { available: false, driver_version: null, error: 'NVML Shared Library Not Found' }
+    });
+    const overview = kernelsOverview([source({ hello: noDriver, latest: makeCpuSample() })]);
+    expect(overview.visibility).toBe('no-gpus');
+    expect(describeGpuProcessVisibility(overview)).toBe(
+      'No GPU is visible to these kernels, so there are no GPU processes to list (NVML: NVML Shared Library Not Found).'
+    );
+  });
 });
 
 describe('kernelSourceOf', () => {

@@ -122,7 +122,7 @@ describe('allocation commands', () => {
     MessageLoop.flush();
     expect(sidebar.node.querySelectorAll('[data-vram-role="site-row"]')).toHaveLength(0);
     expect(sidebar.node.querySelector('[data-vram-role="recording-status"]')!.textContent).toBe(
-      'Recording is off: it costs nothing.'
+      'Recording is off: it costs nothing. Tick "Record allocations" to see which lines hold memory.'
     );
     sidebar.dispose();
   });

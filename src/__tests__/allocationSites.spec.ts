@@ -560,14 +560,23 @@ describe('AllocationSitesView', () => {
     MessageLoop.flush();
     expect(connection.allocationSites).toHaveBeenCalledTimes(1);
     expect(view.node.querySelector('[data-vram-role="recording-status"]')!.textContent).toBe(
-      'Recording is off: it costs nothing.'
+      'Recording is off: it costs nothing. Tick "Record allocations" to see which lines hold memory.'
     );
     view.dispose();
   });
 
   it('says that recording off costs nothing', () => {
-    expect(statusText(OFF, true, false, DEFAULT_SETTINGS)).toBe('Recording is off: it costs nothing.');
+    expect(statusText(OFF, true, false, DEFAULT_SETTINGS)).toBe('Recording is off: it costs nothing. Tick "Record allocations" to see which lines hold memory.');
     expect(statusText(null, false, false, DEFAULT_SETTINGS)).toContain('not running');
+  });
+
+  it('says the host only is recorded where the kernel sees no GPU, rather than that the GPU waits for CUDA', () => {
+    const waiting = statusText(ON, true, false, DEFAULT_SETTINGS);
+    expect(waiting).toContain('GPU waiting: CUDA is not initialised');
+    const noGpu = statusText(ON, true, false, DEFAULT_SETTINGS, false);
+    expect(noGpu).toContain('no GPU is visible to this kernel, so the host only');
+    expect(noGpu).not.toContain('CUDA is not initialised');
+    expect(statusText(ON, true, false, DEFAULT_SETTINGS, true)).toBe(waiting);
   });
 });
 

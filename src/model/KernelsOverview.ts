@@ -79,8 +79,9 @@ export interface OtherGpuProcess {
  * Can other GPU processes be seen?
  * - 'no-kernels': nothing is monitored;
  * - 'waiting': no kernel has sent its hello and a sample yet;
- * - 'nvml-unavailable': no kernel can use NVML;
- * - 'no-gpus': NVML works but no kernel sees a GPU;
+ * - 'no-gpus': no kernel sees a GPU (through NVML or torch), whether or
+ *   not NVML loads (a machine without an NVIDIA driver has neither);
+ * - 'nvml-unavailable': kernels see GPUs, but none can use NVML;
  * - 'not-listed': NVML did not list the processes (or the helper is older);
  * - 'listed': at least one GPU's process list came in.
  */
@@ -239,6 +240,9 @@ export function gpuProcessVisibility(
   if (reporting.length === 0) {
     return 'waiting';
   }
+  if (reporting.every(s => s.latest!.gpus.length === 0)) {
+    return 'no-gpus';
+  }
   const withNvml = reporting.filter(s => s.hello!.nvml.available);
   if (withNvml.length === 0) {
     return 'nvml-unavailable';
@@ -257,7 +261,7 @@ export function kernelsOverview(
 ): KernelsOverview {
   const visibility = gpuProcessVisibility(sources);
   const nvmlError =
-    visibility === 'nvml-unavailable'
+    visibility === 'nvml-unavailable' || visibility === 'no-gpus'
       ? sources.find(s => s.hello?.nvml.error)?.hello?.nvml.error ?? null
       : null;
   return {
@@ -315,7 +319,11 @@ export function describeGpuProcessVisibility(
         ". Only each kernel's own PyTorch figures can be seen, not other processes on the GPUs."
       );
     case 'no-gpus':
-      return 'No GPU is visible to these kernels, so there are no GPU processes to list.';
+      return (
+        'No GPU is visible to these kernels, so there are no GPU processes to list' +
+        (overview.nvmlError ? ` (NVML: ${overview.nvmlError})` : '') +
+        '.'
+      );
     case 'not-listed':
       return (
         'No GPU process list: NVML did not list the processes on these GPUs ' +

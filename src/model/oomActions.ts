@@ -56,7 +56,7 @@ export function oomActions(d: OomDiagnosis, units: ByteUnits): OomAction[] {
     label: 'Free memory',
     gain:
       host || d.reserved_unallocated_bytes === null
-        ? 'Runs gc.collect() and empties the CUDA cache: frees what only cycles held.'
+        ? 'Runs gc.collect(), and torch.cuda.empty_cache() where CUDA is initialised: frees what only reference cycles held.'
         : `Runs gc.collect() and torch.cuda.empty_cache(): gives back up to ${b(
             d.reserved_unallocated_bytes
           )} cached by PyTorch (more if cycles held tensors).`,

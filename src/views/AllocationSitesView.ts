@@ -143,10 +143,18 @@ export class AllocationSitesView extends LazyView {
     }
     this._toggle.disabled = !available || busy;
     this._refresh.disabled = !available || busy;
+    const model = this._model;
+    const gpuCount = model?.latest?.gpus.length ?? model?.hello?.devices.length ?? null;
+    const gpuVisible = gpuCount === null ? null : gpuCount > 0;
     this._exportGpu.disabled = !available || state?.gpu.state !== 'recording';
+    this._exportGpu.title = this._exportGpu.disabled
+      ? gpuVisible === false
+        ? 'No GPU is visible to this kernel: there is no GPU snapshot to download'
+        : "Available while PyTorch's allocator history is recording (recording on, and CUDA initialised)"
+      : "Download PyTorch's allocator snapshot (.pickle) for pytorch.org/memory_viz";
     setText(
       this._status,
-      statusText(state, available, busy, this.settings)
+      statusText(state, available, busy, this.settings, gpuVisible)
     );
     const error = recorder?.error ?? null;
     setHidden(this._error, error === null);
@@ -308,12 +316,16 @@ export class AllocationSitesView extends LazyView {
   private _devices: HTMLElement;
 }
 
-/** What the toggle's state line says: on or off, and what it costs. */
+/**
+ * What the toggle's state line says: on or off, and what it costs.
+ * `gpuVisible`: whether the kernel sees a GPU (null: not known yet).
+ */
 export function statusText(
   state: RecordingState | null,
   available: boolean,
   busy: boolean,
-  settings: VramSettings
+  settings: VramSettings,
+  gpuVisible: boolean | null = null
 ): string {
   if (!available) {
     return 'The memory helper is not running in this kernel.';
@@ -323,7 +335,7 @@ export function statusText(
     return `Recording state unknown: Refresh asks the kernel.${waiting}`;
   }
   if (!state.enabled) {
-    return `Recording is off: it costs nothing.${waiting}`;
+    return `Recording is off: it costs nothing. Tick "Record allocations" to see which lines hold memory.${waiting}`;
   }
   const parts: string[] = [];
   const host = state.host;
@@ -336,6 +348,9 @@ export function statusText(
   const gpu = state.gpu;
   if (gpu.state === 'recording') {
     parts.push(`GPU: PyTorch's allocator history, last ${gpu.max_entries ?? '?'} events`);
+  } else if (gpuVisible === false && gpu.state === 'waiting') {
+    // The helper waits for CUDA; with no GPU it will never come.
+    parts.push('no GPU is visible to this kernel, so the host only');
   } else if (gpu.reason) {
     parts.push(`GPU ${gpu.state}: ${gpu.reason}`);
   }

@@ -26,6 +26,9 @@ test('the Kernels tab lists the kernel and shuts it down after a confirmation', 
   const rss = row.locator('[data-vram-role="kernel-host-rss"]');
   await expect(rss).toHaveAttribute('data-vram-bytes', /^[1-9]\d{6,}$/, { timeout: 30_000 });
   await expect(sidebarRole(page, 'gpu-processes-note')).toBeVisible();
+  // These machines have no GPU (and no NVIDIA driver): said as such, not as hidden GPU processes.
+  await expect(sidebarRole(page, 'gpu-processes-note')).toHaveAttribute('data-vram-visibility', 'no-gpus');
+  await expect(sidebarRole(page, 'gpu-processes-note')).toContainText('No GPU is visible to these kernels');
 
   await row.locator('[data-vram-role="kernel-shutdown"]').click();
   const dialog = page.locator('.jp-Dialog');

@@ -42,6 +42,10 @@ test.describe('which line holds the memory', () => {
       timeout: 30_000
     });
     await expect(sidebarRole(page, 'recording-status')).toContainText('tracemalloc');
+    // These machines have no GPU: the GPU part is not said to wait for CUDA, and the snapshot says why it is off.
+    await expect(sidebarRole(page, 'recording-status')).toContainText('no GPU is visible to this kernel, so the host only');
+    await expect(sidebarRole(page, 'export-gpu-snapshot')).toBeDisabled();
+    await expect(sidebarRole(page, 'export-gpu-snapshot')).toHaveAttribute('title', /No GPU is visible/);
 
     await page.notebook.addCell('code', 'a = 1\nb = 2\nbig = np.ones(5_000_000)  # 40 MB\nc = 3');
     await page.notebook.addCell('code', 'print("another cell")');
