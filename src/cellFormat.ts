@@ -169,7 +169,9 @@ export function describeCellRecord(
     `Change ${formatDelta(summary.deltaBytes, units)}, peak ${formatPeak(summary.peakBytes, summary.peakExact, units)}` +
       (summary.peakExact
         ? ''
-        : ' (approximate: sampled while the cell ran, peak counters not reset)')
+        : summary.outcome === 'died'
+          ? ' (approximate: sampled while the cell ran; the kernel died before the cell could be measured)'
+          : ' (approximate: sampled while the cell ran, peak counters not reset)')
   );
   for (const g of record.gpus) {
     lines.push(

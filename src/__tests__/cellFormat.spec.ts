@@ -56,6 +56,13 @@ describe('cell figures and badge text', () => {
     expect(describeCellRecord(oomRecord(), summarizeCellRecord(oomRecord()))).toContain('(out of memory)');
   });
 
+  it('says why the peak of a cell the kernel died running is approximate', () => {
+    const died = makeCellRecord({ status: 'died', peak_exact: false, gpus: [makeCellGpu({ peak_exact: false })] });
+    const text = describeCellRecord(died, summarizeCellRecord(died));
+    expect(text).toContain('the kernel died before the cell could be measured');
+    expect(text).not.toContain('peak counters not reset');
+  });
+
   it("writes the Cells table's durations without spaces from a minute on", () => {
     expect(formatDurationShort(0.119)).toBe('119 ms');
     expect(formatDurationShort(59.9)).toBe('59 s');

@@ -5,6 +5,7 @@ import { KernelMemoryModel } from '../model/KernelMemoryModel';
 import { makeDeletePlan } from '../model/deletePlan';
 import {
   createDeleteDialogBody,
+  deleteDialogAccept,
   deleteDialogTitle,
   expectedBytesText
 } from '../views/DeleteDialogBody';
@@ -156,6 +157,9 @@ describe('delete dialog body', () => {
       'Clear 1 hidden reference?'
     );
     expect(deleteDialogTitle(makeDeletePlan(listing, ['a'], [])!)).toBe('Delete 1 variable?');
+    // The button says the title's verb.
+    expect(deleteDialogAccept(makeDeletePlan(listing, [], ['last_traceback'])!)).toBe('Clear');
+    expect(deleteDialogAccept(makeDeletePlan(listing, ['a'], ['last_traceback'])!)).toBe('Delete');
   });
 
   it('lists exactly the chosen names and holders, the warning and the bytes', () => {

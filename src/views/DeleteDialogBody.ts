@@ -124,7 +124,7 @@ export function deleteDialogTitle(plan: DeletePlan): string {
 
 /**
  * Ask the user to confirm `plan` in a JupyterLab dialog; true when they
- * press Delete (`.jp-Dialog .jp-mod-accept`).
+ * press Delete, or Clear for hidden references only (`.jp-Dialog .jp-mod-accept`).
  */
 export async function confirmDeleteDialog(
   plan: DeletePlan,
@@ -133,7 +133,12 @@ export async function confirmDeleteDialog(
   return confirmDialog({
     title: deleteDialogTitle(plan),
     body: createDeleteDialogBody(plan, units),
-    accept: 'Delete',
-    acceptAriaLabel: 'Delete and free memory'
+    accept: deleteDialogAccept(plan),
+    acceptAriaLabel: `${deleteDialogAccept(plan)} and free memory`
   });
+}
+
+/** The accept button's word, matching the title's verb ("Clear" when only hidden references go). */
+export function deleteDialogAccept(plan: DeletePlan): string {
+  return plan.entries.length === 0 && plan.hidden.length > 0 ? 'Clear' : 'Delete';
 }
