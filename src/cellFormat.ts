@@ -5,7 +5,7 @@
  * and message), so views put it in through textContent / title only.
  */
 import { ByteUnits, formatBytes, UNKNOWN_TEXT } from './format';
-import { CellSummary } from './model/cellFigures';
+import { CellOutcome, CellSummary } from './model/cellFigures';
 import { CellMemoryRecord } from './cellProtocol';
 
 const SEP = ' \u00b7 ';
@@ -61,20 +61,22 @@ export function formatDuration(seconds: number | null | undefined): string {
   return m ? `${h} h ${m} min` : `${h} h`;
 }
 
+/** Each outcome's word in the badge and tooltip, and in the Cells table's narrow column. */
+const OUTCOME_WORDS: Readonly<Record<CellOutcome, { full: string; short: string }>> = {
+  ok: { full: 'ok', short: 'ok' },
+  error: { full: 'error', short: 'error' },
+  oom: { full: 'out of memory', short: 'OOM' },
+  interrupted: { full: 'interrupted', short: 'intr.' },
+  died: { full: 'kernel died', short: 'died' }
+};
+
 /** Short status word: "ok", "error", "interrupted", "out of memory", "kernel died". */
 export function formatOutcome(summary: CellSummary): string {
-  switch (summary.outcome) {
-    case 'oom':
-      return 'out of memory';
-    case 'ok':
-      return 'ok';
-    case 'interrupted':
-      return 'interrupted';
-    case 'died':
-      return 'kernel died';
-    default:
-      return summary.status === 'error' ? 'error' : summary.status;
+  // A status the kernel named otherwise (a newer helper's) is said as it came.
+  if (summary.outcome === 'error' && summary.status !== 'error') {
+    return summary.status;
   }
+  return OUTCOME_WORDS[summary.outcome].full;
 }
 
 /**
@@ -99,18 +101,7 @@ export function formatDurationShort(seconds: number | null | undefined): string 
  * "inte…", "Zer…"); the row's tooltip has the whole status and the error.
  */
 export function formatOutcomeShort(summary: CellSummary): string {
-  switch (summary.outcome) {
-    case 'oom':
-      return 'OOM';
-    case 'ok':
-      return 'ok';
-    case 'interrupted':
-      return 'intr.';
-    case 'died':
-      return 'died';
-    default:
-      return 'error';
-  }
+  return OUTCOME_WORDS[summary.outcome].short;
 }
 
 /** The badge line: "+1.2 GiB · peak 3.4 GiB · 2.1 s" (+ " · error" etc.). */
