@@ -299,3 +299,35 @@ describe('small helpers', () => {
     );
   });
 });
+
+describe('MemoryActions.redescribe', () => {
+  it('says the last result again in the units set now, and leaves a failure as it was', async () => {
+    const { KernelMemoryModel } = await import('../model/KernelMemoryModel');
+    const { MemoryActions } = await import('../model/MemoryActions');
+    const { makeFreeResult } = await import('./cleanupFixtures');
+    const model = new KernelMemoryModel({ historyCapacity: 10 });
+    model.setState('live');
+    let units: 'binary' | 'decimal' = 'binary';
+    const connection = { freeMemory: jest.fn(async () => makeFreeResult()), inspect: jest.fn(), deleteHolders: jest.fn() };
+    const actions = new MemoryActions({ connection: connection as any, model, units: () => units });
+    await actions.free(['gc', 'empty_cache']);
+    const binary = actions.lastOutcome!.lines.join('\n');
+    expect(binary).toMatch(/MiB|GiB/);
+    units = 'decimal';
+    const changes: string[] = [];
+    actions.changed.connect((_, change) => changes.push(change));
+    await actions.redescribe();
+    const decimal = actions.lastOutcome!.lines.join('\n');
+    expect(decimal).toMatch(/MB|GB/);
+    expect(decimal).not.toMatch(/MiB|GiB/);
+    expect(actions.lastOutcome!.result).toEqual(makeFreeResult());
+    expect(changes).toEqual(['outcome']);
+
+    connection.freeMemory.mockRejectedValueOnce(new Error('kernel gone'));
+    await actions.free(['gc']);
+    const failed = actions.lastOutcome;
+    await actions.redescribe();
+    expect(actions.lastOutcome).toBe(failed);
+    actions.dispose();
+  });
+});

@@ -1,4 +1,5 @@
 import { MessageLoop } from '@lumino/messaging';
+import { Signal } from '@lumino/signaling';
 import { Widget } from '@lumino/widgets';
 
 import { CommandIDs } from '../commandIds';
@@ -155,6 +156,38 @@ describe('oomActions', () => {
     expect(new Set(actions.map(a => a.id)).size).toBe(actions.length);
   });
 
+  it('leaves out what was done since the failure: deleted names, cleared holders, recording turned on', () => {
+    const d = diagnosis({
+      stale_holders: [
+        { holder: 'name', label: 'activations', bytes: 3 * GiB },
+        { holder: 'name', label: 'cache', bytes: 1 * GiB },
+        { holder: 'last_traceback', label: 'Traceback of the last error', bytes: 1 * GiB }
+      ],
+      allocation_sites: { recording: false, sites: [] }
+    });
+    const before = oomActions(d, 'binary');
+    expect(before.find(a => a.id === 'delete-holders')!.gain).toContain('up to 5 GiB');
+    expect(before.map(a => a.id)).toContain('record-allocations');
+    const after = oomActions(d, 'binary', {
+      deletedNames: new Set(['activations']),
+      clearedHidden: new Set(['last_traceback']),
+      recording: true
+    });
+    const remove = after.find(a => a.id === 'delete-holders')!;
+    expect(remove.label).toBe('Delete the largest holders (cache)');
+    expect(remove.gain).toContain('up to 1 GiB');
+    expect(remove.steps[0].args).toEqual({ names: ['cache'], hidden: [], fresh: true });
+    expect(after.map(a => a.id)).not.toContain('clear-traceback');
+    expect(after.map(a => a.id)).not.toContain('record-allocations');
+    const allGone = oomActions(d, 'binary', {
+      deletedNames: new Set(['activations', 'cache']),
+      clearedHidden: new Set(['last_traceback']),
+      recording: false
+    });
+    expect(allGone.map(a => a.id)).not.toContain('delete-holders');
+    expect(allGone[0].id).toBe('free-memory'); // always offered
+  });
+
   it('puts shrinking the work first when the request is too big, and offers no CUDA fixes for host RAM', () => {
     const tooBig = oomActions(
       diagnosis({ causes: [{ cause: 'too_big', gain_bytes: null }], stale_holders: [] }),
@@ -224,6 +257,71 @@ describe('OomDiagnosisView', () => {
     buttons[0].click();
     expect(run).toHaveBeenCalledWith(expect.objectContaining({ id: 'free-memory' }));
     view.dispose();
+  });
+
+  it("follows this page's deletes: a deleted holder is no longer offered", () => {
+    const { model, view } = setup();
+    model.setState('live');
+    model.ingest(
+      wire({
+        type: 'cells',
+        records: [
+          oomRecord({
+            record_id: 1,
+            execution_count: 4,
+            oom: diagnosis({
+              stale_holders: [
+                { holder: 'name', label: 'activations', bytes: 3 * GiB },
+                { holder: 'name', label: 'cache', bytes: 1 * GiB }
+              ]
+            })
+          })
+        ]
+      })
+    );
+    MessageLoop.flush();
+    const deleteButton = () =>
+      view.node.querySelector<HTMLElement>('[data-vram-role="oom-action"][data-vram-action="delete-holders"]');
+    expect(deleteButton()!.textContent).toBe('Delete the largest holders (activations, cache)');
+    const changed = new Signal<any, string>({});
+    const actions: any = { changed, lastOutcome: null };
+    view.actions = actions;
+    // A free outcome, or a failed delete, changes nothing.
+    actions.lastOutcome = { kind: 'free', status: 'done', result: null };
+    changed.emit('outcome');
+    actions.lastOutcome = { kind: 'delete', status: 'failed', result: null };
+    changed.emit('outcome');
+    MessageLoop.flush();
+    expect(deleteButton()!.textContent).toBe('Delete the largest holders (activations, cache)');
+    actions.lastOutcome = {
+      kind: 'delete',
+      status: 'done',
+      result: { deleted: ['activations'], refused: [], cleared: [], still_alive: [] }
+    };
+    changed.emit('outcome');
+    MessageLoop.flush();
+    expect(deleteButton()!.textContent).toBe('Delete the largest holders (cache)');
+    // The same reply said again (MemoryActions.redescribe, new units), or met again when the
+    // actions are attached anew (a notebook switch), is not a new delete.
+    const earlier = { deleted: ['cache'], refused: [], cleared: [], still_alive: [] };
+    actions.lastOutcome = { kind: 'delete', status: 'done', result: earlier };
+    view.actions = null;
+    view.actions = actions;
+    changed.emit('outcome');
+    actions.lastOutcome = { ...actions.lastOutcome };
+    changed.emit('outcome');
+    MessageLoop.flush();
+    expect(deleteButton()!.textContent).toBe('Delete the largest holders (cache)');
+    actions.lastOutcome = {
+      kind: 'delete',
+      status: 'done',
+      result: { deleted: ['cache'], refused: [], cleared: [], still_alive: [] }
+    };
+    changed.emit('outcome');
+    MessageLoop.flush();
+    expect(deleteButton()).toBeNull();
+    view.dispose();
+    expect(view.actions).toBeNull(); // disconnected: another notebook's deletes are not its own
   });
 
   it("hides a diagnosis once its kernel process is gone (restart, death, another process)", () => {

@@ -248,6 +248,28 @@ export class MemoryActions implements IDisposable {
     return outcome;
   }
 
+  /**
+   * Say the last outcome again in the units set now (a result said in MiB
+   * beside figures in GB after the user changed the setting). Only a reply
+   * is said again: a failure's text has no figures.
+   */
+  async redescribe(): Promise<void> {
+    const outcome = this._lastOutcome;
+    if (!outcome || outcome.status !== 'done' || outcome.result === null) {
+      return;
+    }
+    const text = await import('./cleanupResultText');
+    const result = outcome.result;
+    const description =
+      'deleted' in result
+        ? text.describeDeleteResult(result, this._units())
+        : text.describeFreeResult(result, this._units());
+    if (this._lastOutcome === outcome && !this._isDisposed) {
+      this._lastOutcome = { ...outcome, ...description };
+      this._emit('outcome');
+    }
+  }
+
   dispose(): void {
     if (this._isDisposed) {
       return;

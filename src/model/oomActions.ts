@@ -28,6 +28,24 @@ export interface OomAction {
   steps: OomActionStep[];
 }
 
+/**
+ * What the user has done since the failure that an action would do again:
+ * the names deleted and hidden holders cleared (from delete results), and
+ * whether allocation recording is on now. The actions leave those out, so
+ * that the card does not offer to free memory that is already back.
+ */
+export interface OomProgress {
+  deletedNames: ReadonlySet<string>;
+  clearedHidden: ReadonlySet<string>;
+  recording: boolean;
+}
+
+export const NO_OOM_PROGRESS: OomProgress = {
+  deletedNames: new Set(),
+  clearedHidden: new Set(),
+  recording: false
+};
+
 /** Hidden holders the delete command knows by these ids (docs/protocol.md, inspect). */
 const HIDDEN_HOLDERS = new Set([
   'output_cache',
@@ -35,8 +53,16 @@ const HIDDEN_HOLDERS = new Set([
   'last_execution_result'
 ]);
 
-export function oomActions(d: OomDiagnosis, units: ByteUnits): OomAction[] {
+export function oomActions(
+  d: OomDiagnosis,
+  units: ByteUnits,
+  progress: OomProgress = NO_OOM_PROGRESS
+): OomAction[] {
   const b = (v: number | null) => formatBytes(v, units);
+  // The holders at the failure that are still there, as far as this page knows.
+  const stale = d.stale_holders.filter(h =>
+    h.holder === 'name' ? !progress.deletedNames.has(h.label) : !progress.clearedHidden.has(h.holder)
+  );
   const host = d.kind === 'host';
   const actions: OomAction[] = [];
   const add = (action: OomAction | null) => {
@@ -62,21 +88,15 @@ export function oomActions(d: OomDiagnosis, units: ByteUnits): OomAction[] {
           )} cached by PyTorch (more if cycles held tensors).`,
     steps: [{ command: CommandIDs.freeMemory }]
   };
-  const names = d.stale_holders
-    .filter(h => h.holder === 'name')
-    .map(h => h.label);
-  const hidden = d.stale_holders
-    .filter(h => HIDDEN_HOLDERS.has(h.holder))
-    .map(h => h.holder);
+  const names = stale.filter(h => h.holder === 'name').map(h => h.label);
+  const hidden = stale.filter(h => HIDDEN_HOLDERS.has(h.holder)).map(h => h.holder);
   const deleteHolders: OomAction | null =
     names.length || hidden.length
       ? {
           id: 'delete-holders',
-          label: `Delete the largest holders (${d.stale_holders
-            .map(holderName)
-            .join(', ')})`,
+          label: `Delete the largest holders (${stale.map(holderName).join(', ')})`,
           gain: `Frees up to ${b(
-            d.stale_holders.reduce((sum, h) => sum + h.bytes, 0)
+            stale.reduce((sum, h) => sum + h.bytes, 0)
           )}; asks before deleting anything.`,
           steps: [
             {
@@ -86,7 +106,7 @@ export function oomActions(d: OomDiagnosis, units: ByteUnits): OomAction[] {
           ]
         }
       : null;
-  const traceback = d.stale_holders.find(h => h.holder === 'last_traceback');
+  const traceback = stale.find(h => h.holder === 'last_traceback');
   const clearTraceback: OomAction | null = traceback
     ? {
         id: 'clear-traceback',
@@ -173,7 +193,7 @@ export function oomActions(d: OomDiagnosis, units: ByteUnits): OomAction[] {
   } else {
     add(batchSize);
   }
-  if (d.allocation_sites && !d.allocation_sites.recording) {
+  if (d.allocation_sites && !d.allocation_sites.recording && !progress.recording) {
     add({
       id: 'record-allocations',
       label: 'Record allocations',

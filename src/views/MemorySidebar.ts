@@ -208,17 +208,23 @@ export class MemorySidebar extends Panel {
     }
     this.snippets.model = model;
     const actions = this._actionsFor(model);
+    // Another notebook's result may have been said in units changed since.
+    void actions?.redescribe();
     this.actionsBar.actions = actions;
     this.holders.actions = actions;
+    this.oom.actions = actions;
     this.sites.model = model;
     this.sites.recorder = this._allocationsFor(model);
     this.cells.recorder = this.sites.recorder;
+    this.oom.recorder = this.sites.recorder;
   }
 
   private _onSettingsChanged(_: IVramMonitor, settings: VramSettings): void {
     for (const view of this._settingsViews) {
       view.settings = settings;
     }
+    // The cleanup result is text made when it came: say it in the new units.
+    void this.actionsBar.actions?.redescribe();
   }
 
   private _createTabBar(): Widget {

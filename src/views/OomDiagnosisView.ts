@@ -4,6 +4,8 @@
  * fixes, one button each. Shows the newest diagnosed cell of the kernel
  * process that is live now, until the user dismisses it; hidden otherwise
  * (a restarted or dead kernel's diagnosis stays in the Cells tab, marked).
+ * The fixes leave out what this page has done since the failure (holders
+ * it deleted, recording it turned on): model/oomActions.ts, OomProgress.
  *
  * Test hooks: `data-vram-role="oom-diagnosis"` (with `data-vram-record`),
  * `oom-headline`, `oom-cause` (with `data-vram-cause`), `oom-figures`,
@@ -15,7 +17,9 @@ import { formatBytes } from '../format';
 import { CellHistoryEntry } from '../model/CellHistory';
 import { cellIdsByCount, siteRow } from '../model/siteRows';
 import { OomDiagnosis } from '../oomProtocol';
-import { oomActions, OomAction } from '../model/oomActions';
+import type { AllocationRecorder, AllocationRecorderChange } from '../model/AllocationRecorder';
+import type { MemoryActions, MemoryActionsChange } from '../model/MemoryActions';
+import { oomActions, OomAction, OomProgress } from '../model/oomActions';
 import { explainOom, OomFigureKey } from '../model/oomExplanation';
 import { oomFiguresNow } from '../model/oomNow';
 import { VramSettings } from '../settings';
@@ -38,6 +42,49 @@ export class OomDiagnosisView extends ModelView {
 
   protected readonly relevantChanges = RELEVANT;
 
+  /**
+   * The kernel's cleanup actions: a delete they finish takes its names and
+   * hidden holders out of the fixes offered (they are gone already).
+   */
+  get actions(): MemoryActions | null {
+    return this._actions;
+  }
+
+  set actions(actions: MemoryActions | null) {
+    if (actions === this._actions) {
+      return;
+    }
+    this._actions?.changed.disconnect(this._onActionsChanged, this);
+    this._actions = actions;
+    // What it already did is not news: only deletes that finish from now on count.
+    const result = actions?.lastOutcome?.result;
+    if (result) {
+      this._seen.add(result);
+    }
+    actions?.changed.connect(this._onActionsChanged, this);
+  }
+
+  /** The kernel's allocation recording: once on, "Record allocations" is not offered. */
+  get recorder(): AllocationRecorder | null {
+    return this._recorder;
+  }
+
+  set recorder(recorder: AllocationRecorder | null) {
+    if (recorder === this._recorder) {
+      return;
+    }
+    this._recorder?.changed.disconnect(this._onRecorderChanged, this);
+    this._recorder = recorder;
+    recorder?.changed.connect(this._onRecorderChanged, this);
+    this.requestRender();
+  }
+
+  dispose(): void {
+    this.actions = null;
+    this.recorder = null;
+    super.dispose();
+  }
+
   protected onModelReplaced(): void {
     this._renderedKey = null;
     this._shown = undefined;
@@ -58,8 +105,10 @@ export class OomDiagnosisView extends ModelView {
     const entry = this._shown;
     setHidden(this.node, entry === null);
     const container = !!this.model?.latest?.host.container;
+    const progress = this._progressOf(entry);
     const key = entry
-      ? `${entry.key}:${this.settings.units}:${container}`
+      ? `${entry.key}:${this.settings.units}:${container}:` +
+        `${[...progress.deletedNames].join(',')}:${[...progress.clearedHidden].join(',')}:${progress.recording}`
       : null;
     if (key === this._renderedKey) {
       this._renderNow();
@@ -128,7 +177,7 @@ export class OomDiagnosisView extends ModelView {
     }
 
     const actions = element('ol', 'jp-vram-OomDiagnosis-actions');
-    for (const action of oomActions(diagnosis, units)) {
+    for (const action of oomActions(diagnosis, units, progress)) {
       actions.appendChild(this._actionItem(action));
     }
     this.node.append(header, causes, this._sites(diagnosis), actions, caption, figures);
@@ -227,6 +276,44 @@ export class OomDiagnosisView extends ModelView {
     return item;
   }
 
+  /** What has been done since the failure of `entry`, as the actions should know it. */
+  private _progressOf(entry: CellHistoryEntry | null): OomProgress {
+    const done = entry ? this._done.get(entry) : undefined;
+    return {
+      deletedNames: done?.names ?? new Set(),
+      clearedHidden: done?.hidden ?? new Set(),
+      recording: this._recorder?.enabled ?? false
+    };
+  }
+
+  private _onActionsChanged(_: unknown, change: MemoryActionsChange): void {
+    const outcome = this._actions?.lastOutcome;
+    const entry = this._shown === undefined ? this._newestDiagnosed() : this._shown;
+    if (change !== 'outcome' || !entry || !outcome || outcome.kind !== 'delete' || outcome.status !== 'done') {
+      return;
+    }
+    const result = outcome.result;
+    // An outcome said again (new units) is not a new delete: each reply counts once.
+    if (!result || !('deleted' in result) || this._seen.has(result)) {
+      return;
+    }
+    this._seen.add(result);
+    let done = this._done.get(entry);
+    if (!done) {
+      done = { names: new Set(), hidden: new Set() };
+      this._done.set(entry, done);
+    }
+    result.deleted.forEach(name => done!.names.add(name));
+    result.cleared.forEach(holder => done!.hidden.add(holder));
+    this.requestRender();
+  }
+
+  private _onRecorderChanged(_: AllocationRecorder, change: AllocationRecorderChange): void {
+    if (change === 'recording' || change === 'available') {
+      this.requestRender();
+    }
+  }
+
   private _newestDiagnosed(): CellHistoryEntry | null {
     const model = this.model;
     if (!model || model.state !== 'live') {
@@ -253,6 +340,12 @@ export class OomDiagnosisView extends ModelView {
   /** The diagnosed record shown (null: none); undefined until looked for again. */
   private _shown: CellHistoryEntry | null | undefined = undefined;
   private _diagnosis: OomDiagnosis | null = null;
+  private _actions: MemoryActions | null = null;
+  private _recorder: AllocationRecorder | null = null;
+  /** Per diagnosed entry: the names deleted and hidden holders cleared since (this page's deletes). */
+  private _done = new WeakMap<CellHistoryEntry, { names: Set<string>; hidden: Set<string> }>();
+  /** Cleanup replies already taken into account (or older than the actions' attachment). */
+  private _seen = new WeakSet<object>();
   /** The "now" part of each figure shown. */
   private _nowValues = new Map<OomFigureKey, HTMLElement>();
 }

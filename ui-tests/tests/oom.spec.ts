@@ -4,7 +4,8 @@
  * gets an "out of memory" badge; the sidebar explains why with numbers (too
  * big for the machine) and ranks fixes; "Delete the largest holders" deletes the name (after the
  * confirmation) and says what it freed, and the diagnosis shows the kernel's
- * RAM now beside its RAM at the failure. Real kernel, real NumPy.
+ * RAM now beside its RAM at the failure, and no longer offers the fix it
+ * has done. Real kernel, real NumPy.
  */
 import { expect, test } from '@jupyterlab/galata';
 
@@ -45,6 +46,11 @@ test('a cell that dies of out-of-memory gets a marker, a diagnosis and a working
   const rssBefore = Number(await rssNow.getAttribute('data-vram-bytes'));
   expect(rssBefore).toBeGreaterThan(400 * MiB);
 
+  // On a host out-of-memory, Free memory promises no CUDA cache.
+  await expect(diagnosis.locator('[data-vram-role="oom-action"][data-vram-action="free-memory"]')).toHaveAttribute(
+    'title',
+    /where CUDA is initialised/
+  );
   const remove = diagnosis.locator('[data-vram-role="oom-action"][data-vram-action="delete-holders"]');
   await expect(remove).toContainText('kept');
   await remove.click();
@@ -55,6 +61,8 @@ test('a cell that dies of out-of-memory gets a marker, a diagnosis and a working
   const result = sidebarRole(page, 'action-result');
   await expect(result).toHaveAttribute('data-vram-action', 'delete', { timeout: 30_000 });
   expect(Number(await result.getAttribute('data-vram-freed-bytes'))).toBeGreaterThan(300 * MiB);
+  // The fix is done: the card no longer offers to delete what is gone.
+  await expect(remove).toHaveCount(0);
   // The diagnosis says where things stand now: the fix worked.
   await expect
     .poll(async () => Number(await rssNow.getAttribute('data-vram-bytes')), { timeout: 30_000 })
