@@ -38,8 +38,11 @@ import { vramIcon } from './views/icons';
 
 export { CommandIDs, SNIPPET_COMMANDS };
 
-/** Palette category of our commands. */
-export const PALETTE_CATEGORY = 'GPU memory';
+/**
+ * Palette category of our commands. The palette searches categories too:
+ * "VRAM" lets a user who types the extension's name find every command.
+ */
+export const PALETTE_CATEGORY = 'GPU memory (VRAM)';
 
 function defaultNotify(
   type: 'info' | 'success' | 'warning' | 'error',

@@ -371,7 +371,7 @@ describe('palette, sidebar and toolbar', () => {
     expect(snippetItems()).toEqual(t.library.visible.map(s => s.id));
     expect(snippetItems()).toHaveLength(16);
     expect(
-      t.paletteItems.every(i => i.category === 'GPU memory')
+      t.paletteItems.every(i => i.category === 'GPU memory (VRAM)')
     ).toBe(true);
 
     t.library.update(
