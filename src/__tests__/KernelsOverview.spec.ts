@@ -193,6 +193,16 @@ describe('gpuProcessVisibility', () => {
     ).toContain('cannot be seen');
   });
 
+  it('does not say "no GPU" of a kernel without NVML whose PyTorch has not initialised CUDA', () => {
+    const noPynvml = makeHello({
+      nvml: { available: false, driver_version: null, error: 'cannot import pynvml' }
+    });
+    const overview = kernelsOverview([
+      source({ hello: noPynvml, latest: makeCpuSample({ torch: { imported: true, cuda_initialized: false } }) })
+    ]);
+    expect(overview.visibility).toBe('nvml-unavailable');
+  });
+
   it('says a kernel without NVML and without a GPU sees no GPU, rather than that GPU processes are hidden', () => {
     const noDriver = makeHello({
       nvml: { available: false, driver_version: null, error: 'NVML Shared Library Not Found' }

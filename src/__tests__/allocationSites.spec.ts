@@ -512,6 +512,13 @@ describe('AllocationSitesView', () => {
     fold.dispatchEvent(new Event('toggle'));
     view.renderNow();
     expect(view.node.querySelector<HTMLDetailsElement>('[data-vram-role="site-fold"]')!.open).toBe(true);
+    // Another notebook's kernel: its fold starts closed.
+    const other = liveRecorder().recorder;
+    (other as any)._listing = listing;
+    (other as any)._recording = ON;
+    view.recorder = other;
+    view.renderNow();
+    expect(view.node.querySelector<HTMLDetailsElement>('[data-vram-role="site-fold"]')!.open).toBe(false);
     view.dispose();
     await settle();
   });

@@ -94,6 +94,11 @@ describe('renderSnippet', () => {
     );
     expect(renderSnippet(loop, { dataloader: ['loader', 'test loader', 'test_loader'] })).toContain('in test_loader:');
     expect(renderSnippet(loop, { dataloader: ['train_loader'] })).toContain('in val_loader:');
+    // Whole words only: these are not validation loaders.
+    expect(renderSnippet(loop, { dataloader: ['latest_loader', 'device_loader', 'interval_loader'] })).toContain(
+      'in val_loader:'
+    );
+    expect(renderSnippet(loop, { dataloader: ['latest_loader', 'Valid_DL', 'eval2'] })).toContain('in Valid_DL:');
     expect(unknownPlaceholders(loop.code)).toEqual([]);
   });
 

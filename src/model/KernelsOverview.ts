@@ -15,6 +15,7 @@ import { ISignal } from '@lumino/signaling';
 import { HelloMessage } from '../protocol';
 import { SampleMessage } from '../sampleProtocol';
 import { IKernelMemoryModel } from '../tokens';
+import { seesNoGpu } from './gpuVisibility';
 import { IMonitoredSessionEntry } from './MemoryMonitor';
 import { MonitorState } from './MonitorState';
 
@@ -79,9 +80,9 @@ export interface OtherGpuProcess {
  * Can other GPU processes be seen?
  * - 'no-kernels': nothing is monitored;
  * - 'waiting': no kernel has sent its hello and a sample yet;
- * - 'no-gpus': no kernel sees a GPU (through NVML or torch), whether or
- *   not NVML loads (a machine without an NVIDIA driver has neither);
- * - 'nvml-unavailable': kernels see GPUs, but none can use NVML;
+ * - 'no-gpus': every kernel is known to see no GPU (gpuVisibility.ts: NVML
+ *   lists none, PyTorch reports none, or there is no NVIDIA driver at all);
+ * - 'nvml-unavailable': no kernel can use NVML (and some may see GPUs);
  * - 'not-listed': NVML did not list the processes (or the helper is older);
  * - 'listed': at least one GPU's process list came in.
  */
@@ -240,7 +241,7 @@ export function gpuProcessVisibility(
   if (reporting.length === 0) {
     return 'waiting';
   }
-  if (reporting.every(s => s.latest!.gpus.length === 0)) {
+  if (reporting.every(s => seesNoGpu(s.hello, s.latest) === true)) {
     return 'no-gpus';
   }
   const withNvml = reporting.filter(s => s.hello!.nvml.available);

@@ -91,6 +91,9 @@ export function expectedFreedBytes(
     const taken = Math.min(n, byDevice[device] ?? 0);
     byDevice[device] = (byDevice[device] ?? 0) - taken;
     bytes -= taken;
+    if (byDevice[device] === 0) {
+      delete byDevice[device]; // "cuda:0 0 B" beside what does come back says nothing
+    }
   }
   if (
     hidden.some(h => h.holder === 'output_cache') &&

@@ -21,9 +21,9 @@ export function holderSummaryText(entry: Pick<HolderEntry, 'type_name' | 'summar
   let summary = entry.summary;
   if (summary.startsWith(`${shortName}: `)) {
     summary = summary.slice(shortName.length + 2);
-  } else if (summary.startsWith(`${shortName} `)) {
+  } else if (summary.startsWith(`${shortName} holding `)) {
     summary = summary.slice(shortName.length + 1); // "Trainer holding 1 module"
-  }
+  } // "dict of 2 tensors" stays whole: the type is the sentence's subject
   return `${entry.type_name}: ${summary}`;
 }
 

@@ -5,6 +5,7 @@
  * which case the user is in (torch not imported, CUDA not initialised, no GPU
  * visible, NVML unavailable, ...).
  */
+import { seesNoGpu } from './gpuVisibility';
 import { HelloMessage } from '../protocol';
 import { SampleMessage } from '../sampleProtocol';
 
@@ -88,10 +89,18 @@ export function deriveVisibilityNotes(
   const gpuCount = sample ? sample.gpus.length : hello!.devices.length;
 
   if (gpuCount === 0) {
+    // An empty device list proves "no GPU" only where NVML or PyTorch could
+    // have listed one (gpuVisibility.ts): without NVML, GPUs show once
+    // PyTorch initialises CUDA.
+    const known = seesNoGpu(hello, sample) !== null;
     notes.push({
       id: 'no-gpu',
       severity: 'info',
-      text: 'No GPU is visible to this kernel: showing host RAM only.'
+      text: known || !hello
+        ? 'No GPU is visible to this kernel: showing host RAM only.'
+        : 'No GPU seen yet: NVML is not available to this kernel' +
+          (hello.nvml.error ? ` (${hello.nvml.error})` : '') +
+          ', so GPUs show once PyTorch initialises CUDA. Until then: host RAM only.'
     });
   }
   if (!torchImported) {

@@ -60,13 +60,16 @@ export const DEFAULT_PLACEHOLDER_NAMES: Readonly<
 
 /**
  * `{{eval_dataloader}}`: the loader an evaluation loop reads. The kernel
- * reports data loaders of every kind together; the one whose name says
- * validation or test is taken, else `val_loader` (an evaluation snippet
+ * reports data loaders of every kind together; the one whose name has the
+ * word val, valid, validation, test, eval, dev or holdout is taken, else
+ * `val_loader` (an evaluation snippet
  * that looped over the training data would evaluate on what it learnt).
  */
 export const EVAL_DATALOADER = 'eval_dataloader';
 const DEFAULT_EVAL_DATALOADER = 'val_loader';
-const EVAL_NAME = /val|test|eval|dev|holdout/i;
+// Whole words of the name ("val_loader", "test_dl", "loader_eval2"), not
+// letters inside another word ("latest_loader", "device_loader", "interval_loader").
+const EVAL_NAME = /(^|_)(val|valid|validation|test|eval|dev|holdout)(_|\d|$)/i;
 
 /** The name `{{eval_dataloader}}` is replaced by. */
 export function chooseEvalLoader(names: SnippetNames | null | undefined): string {

@@ -20,6 +20,7 @@
  */
 import { DeviceSites, RecordingState } from '../allocationProtocol';
 import { clockTime } from '../clockText';
+import { seesNoGpu } from '../model/gpuVisibility';
 import { formatBytes, plural } from '../format';
 import { AllocationRecorder } from '../model/AllocationRecorder';
 import {
@@ -105,6 +106,8 @@ export class AllocationSitesView extends LazyView {
     }
     this._recorder?.changed.disconnect(this.requestRender, this);
     this._recorder = recorder;
+    // Another kernel's listing: the folds the user opened were that of the previous one.
+    this._openFolds.clear();
     recorder?.changed.connect(this.requestRender, this);
     this.requestRender();
   }
@@ -143,9 +146,8 @@ export class AllocationSitesView extends LazyView {
     }
     this._toggle.disabled = !available || busy;
     this._refresh.disabled = !available || busy;
-    const model = this._model;
-    const gpuCount = model?.latest?.gpus.length ?? model?.hello?.devices.length ?? null;
-    const gpuVisible = gpuCount === null ? null : gpuCount > 0;
+    const noGpu = seesNoGpu(this._model?.hello ?? null, this._model?.latest ?? null);
+    const gpuVisible = noGpu === null ? null : !noGpu;
     this._exportGpu.disabled = !available || state?.gpu.state !== 'recording';
     this._exportGpu.title = this._exportGpu.disabled
       ? gpuVisible === false
@@ -388,7 +390,6 @@ export function restartText(state: RecordingState): string[] {
   return sentences;
 }
 
-/** Local wall-clock time of an epoch in seconds, as 12:03:04. */
 export namespace AllocationSitesView {
   export interface IActions {
     /** Turn recording on/off (the command, so that it is one code path). */
