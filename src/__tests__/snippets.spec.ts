@@ -376,6 +376,57 @@ describe('snippets setting', () => {
   });
 });
 
+describe('built-in snippets follow the installed version', () => {
+  // What the Settings Editor leaves in the user's settings: the whole default
+  // list as it was then, here with the evaluation snippet's older code.
+  const frozen = () =>
+    DEFAULT_SNIPPETS.map(s =>
+      s.id === 'no-grad-eval' ? { ...s, code: ['for inputs, targets in {{dataloader}}:', '    pass'] } : { ...s }
+    );
+  const code = (read: ReturnType<typeof readSnippetSettings>, id: string) =>
+    read.all.find(s => s.id === id)!.code.join('\n');
+
+  it('reads a frozen copy of a built-in as today\'s, keeping only its hidden flag', () => {
+    const copy = frozen();
+    copy.find(s => s.id === 'amp')!.hidden = true;
+    const read = readSnippetSettings({ snippets: copy });
+    expect(code(read, 'no-grad-eval')).toContain('{{eval_dataloader}}');
+    expect(read.all.map(s => s.id)).toEqual(DEFAULT_SNIPPETS.map(s => s.id));
+    expect(read.visible.map(s => s.id)).not.toContain('amp');
+    expect(read.problems).toEqual([]);
+  });
+
+  it('reads a copy from before the mark (same id and title) the same way', () => {
+    const legacy = frozen().map(({ builtin: _builtin, ...rest }) => rest);
+    expect(code(readSnippetSettings({ snippets: legacy }), 'no-grad-eval')).toContain('{{eval_dataloader}}');
+  });
+
+  it("keeps the user's own version of a built-in under another title, and their own snippets", () => {
+    const mine = { ...DEFAULT_SNIPPETS[0], title: 'My evaluation', code: ['print("mine")'] };
+    delete (mine as any).builtin;
+    const own = { id: 'my-cell', title: 'Mine', description: '', framework: 'torch', placement: 'below', requiresFresh: null, code: ['x = 1'] };
+    const read = readSnippetSettings({ snippets: [mine, own] });
+    expect(read.all.map(s => [s.id, s.code.join('')])).toEqual([
+      [DEFAULT_SNIPPETS[0].id, 'print("mine")'],
+      ['my-cell', 'x = 1']
+    ]); // no built-in entry: the user's own list replaces the defaults
+  });
+
+  it('adds the built-ins a copy from an older version lacks, and drops those this version no longer has', () => {
+    const older = frozen().filter(s => s.id !== 'loss-item');
+    older.push({ ...DEFAULT_SNIPPETS[0], id: 'retired-snippet', builtin: true });
+    const read = readSnippetSettings({ snippets: older });
+    expect(read.all.map(s => s.id)).toContain('loss-item');
+    expect(read.all.map(s => s.id)).not.toContain('retired-snippet');
+    expect(read.problems).toEqual([expect.stringContaining('a built-in snippet this version no longer has')]);
+  });
+
+  it('refuses a builtin flag that is not a boolean', () => {
+    const parsed = parseSnippet({ ...DEFAULT_SNIPPETS[0], builtin: 'yes' });
+    expect('error' in parsed && parsed.error).toContain('builtin');
+  });
+});
+
 describe('default snippets', () => {
   it('has every id of the contract, valid and unique', () => {
     expect(DEFAULT_SNIPPETS.map(s => s.id)).toEqual(CONTRACT_IDS);

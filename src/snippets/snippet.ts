@@ -27,6 +27,11 @@ export interface Snippet {
   requiresFresh: SnippetRequiresFresh;
   /** Hidden snippets stay out of the palette, the menu and the sidebar. */
   hidden: boolean;
+  /**
+   * The extension's own snippet (snippetSettings.ts): read from the
+   * installed version, whatever copy of it the user's settings hold.
+   */
+  builtin?: boolean;
   /** Lines of Python, with {{placeholder}} tokens. */
   code: string[];
 }

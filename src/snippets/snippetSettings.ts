@@ -3,6 +3,15 @@
  * mode lets a user type anything, and the schema cannot say "ids are
  * unique". Invalid entries are skipped with a reason (logged, never thrown);
  * the first of two snippets with one id wins.
+ *
+ * Built-in snippets follow the installed version. JupyterLab's Settings
+ * Editor writes the whole composite into the user's settings when any one
+ * setting changes, so the default list lands there, frozen at that version,
+ * and would hide every later fix. An entry marked `builtin` (every default
+ * is), or one with a default snippet's id and title (such a copy from before
+ * the mark), is read as today's default with the entry's `hidden`; a list
+ * that holds built-ins also gets the defaults it lacks. A list without any
+ * is the user's own and replaces the defaults.
  */
 import { DEFAULT_SNIPPETS } from './defaultSnippets';
 import { Snippet, unknownPlaceholders } from './snippet';
@@ -28,8 +37,19 @@ const REQUIRED = [
   'code'
 ];
 
-/** Every field a snippet may have: the required ones and `hidden`. */
-const FIELDS = new Set([...REQUIRED, 'hidden']);
+/** Every field a snippet may have: the required ones, `hidden` and `builtin`. */
+const FIELDS = new Set([...REQUIRED, 'hidden', 'builtin']);
+
+const BUILTIN = new Map<string, Snippet>(DEFAULT_SNIPPETS.map(s => [s.id, s]));
+
+/** Today's default for `snippet` if it is (a copy of) a built-in; null if it is the user's own. */
+function builtinFor(snippet: Snippet): Snippet | null {
+  const current = BUILTIN.get(snippet.id);
+  if (!current) {
+    return null;
+  }
+  return snippet.builtin || snippet.title === current.title ? current : null;
+}
 
 function isObject(value: unknown): value is { [key: string]: unknown } {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -62,6 +82,7 @@ export function parseSnippet(
     code
   } = value;
   const hidden = value.hidden ?? false;
+  const builtin = value.builtin ?? false;
   if (typeof id !== 'string' || !ID_PATTERN.test(id)) {
     return { error: '"id" must be a kebab-case string' };
   }
@@ -87,6 +108,9 @@ export function parseSnippet(
   if (typeof hidden !== 'boolean') {
     return { error: '"hidden" must be true or false' };
   }
+  if (typeof builtin !== 'boolean') {
+    return { error: '"builtin" must be true or false' };
+  }
   if (
     !Array.isArray(code) ||
     code.length === 0 ||
@@ -103,6 +127,7 @@ export function parseSnippet(
       placement,
       requiresFresh,
       hidden,
+      ...(builtin ? { builtin } : {}),
       code: [...code]
     }
   };
@@ -123,6 +148,7 @@ export function readSnippetSettings(composite: unknown): SnippetSettings {
   }
   const all: Snippet[] = [];
   const seen = new Set<string>();
+  let builtins = 0;
   entries.forEach((entry, i) => {
     const parsed = parseSnippet(entry);
     const label = `snippet ${i + 1}${
@@ -132,7 +158,17 @@ export function readSnippetSettings(composite: unknown): SnippetSettings {
       problems.push(`Skipped ${label}: ${parsed.error}`);
       return;
     }
-    const snippet = parsed.snippet;
+    const current = builtinFor(parsed.snippet);
+    if (parsed.snippet.builtin && !current) {
+      problems.push(`Skipped ${label}: a built-in snippet this version no longer has`);
+      return;
+    }
+    if (current) {
+      builtins += 1;
+    }
+    const snippet: Snippet = current
+      ? { ...current, code: [...current.code], hidden: parsed.snippet.hidden }
+      : parsed.snippet;
     if (seen.has(snippet.id)) {
       problems.push(
         `Skipped ${label}: another snippet before it has the id "${snippet.id}"`
@@ -150,6 +186,14 @@ export function readSnippetSettings(composite: unknown): SnippetSettings {
     }
     all.push(snippet);
   });
+  if (builtins > 0) {
+    // A copy of the defaults from an earlier version: the ones added since.
+    for (const snippet of DEFAULT_SNIPPETS) {
+      if (!seen.has(snippet.id)) {
+        all.push({ ...snippet, code: [...snippet.code] });
+      }
+    }
+  }
   return { all, visible: all.filter(s => !s.hidden), problems };
 }
 
