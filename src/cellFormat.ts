@@ -81,18 +81,25 @@ export function formatOutcome(summary: CellSummary): string {
 
 /**
  * The Cells table's duration: formatDuration up to a minute, then without
- * spaces ("3m12s", "1h05m"), so that a training cell's time fits its narrow
- * column ("3 min 12 s" was cut); the row's tooltip has the long form.
+ * spaces and at most six characters ("3m12s", "12m", "1h05m", "14h"), so
+ * that a training cell's time fits its narrow column ("3 min 12 s" was
+ * cut); the row's tooltip has the long form.
  */
 export function formatDurationShort(seconds: number | null | undefined): string {
   if (typeof seconds !== 'number' || !Number.isFinite(seconds) || seconds < 60) {
     return formatDuration(seconds);
   }
   const two = (n: number) => String(n).padStart(2, '0');
-  if (seconds < 3600) {
+  if (seconds < 600) {
     return `${Math.floor(seconds / 60)}m${two(Math.floor(seconds % 60))}s`;
   }
-  return `${Math.floor(seconds / 3600)}h${two(Math.floor((seconds % 3600) / 60))}m`;
+  if (seconds < 3600) {
+    return `${Math.floor(seconds / 60)}m`; // "12m": "12m34s" was wider than "999 ms"
+  }
+  if (seconds < 36000) {
+    return `${Math.floor(seconds / 3600)}h${two(Math.floor((seconds % 3600) / 60))}m`;
+  }
+  return `${Math.floor(seconds / 3600)}h`;
 }
 
 /**

@@ -581,7 +581,7 @@ describe('AllocationSitesView', () => {
     const waiting = statusText(ON, true, false, DEFAULT_SETTINGS);
     expect(waiting).toContain('GPU waiting: CUDA is not initialised');
     const noGpu = statusText(ON, true, false, DEFAULT_SETTINGS, false);
-    expect(noGpu).toContain('no GPU is visible to this kernel, so the host only');
+    expect(noGpu).toContain('no GPU is visible to this kernel, so only the host is recorded');
     expect(noGpu).not.toContain('CUDA is not initialised');
     expect(statusText(ON, true, false, DEFAULT_SETTINGS, true)).toBe(waiting);
   });

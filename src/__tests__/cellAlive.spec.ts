@@ -65,6 +65,28 @@ function attachedView(model: KernelMemoryModel, recorder: AllocationRecorder): C
   return view;
 }
 
+describe('the Cells tab of a page that does not know the recording state', () => {
+  it('asks the kernel once when shown, so a reloaded page has its Alive column without a visit to the Lines tab', async () => {
+    const { model, recorder } = setup();
+    model.setState('live');
+    const connection = (recorder as any)._connection;
+    connection.allocationSites.mockImplementation(async () => ({
+      recording: { enabled: true, host: { state: 'recording', frames: 16, overhead_bytes: 1, restarted_at: null }, gpu: { state: 'off', reason: null, max_entries: null, restarted_at: null, restart_kept_stacks: null } },
+      elapsed_ms: 1,
+      devices: [],
+      cells: []
+    }));
+    const view = attachedView(model, recorder);
+    MessageLoop.flush();
+    await settle();
+    MessageLoop.flush();
+    expect(connection.allocationSites).toHaveBeenCalledTimes(1);
+    view.renderNow();
+    expect(connection.allocationSites).toHaveBeenCalledTimes(1); // once, not at every render
+    view.dispose();
+  });
+});
+
 describe('still alive from a cell', () => {
   it('is read from the broadcast and said in words', () => {
     const cells = parseCellAliveMessage(ALIVE)!;

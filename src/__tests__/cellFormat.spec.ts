@@ -68,9 +68,15 @@ describe('cell figures and badge text', () => {
     expect(formatDurationShort(59.9)).toBe('59 s');
     expect(formatDurationShort(60)).toBe('1m00s');
     expect(formatDurationShort(192)).toBe('3m12s');
-    expect(formatDurationShort(3599)).toBe('59m59s');
+    expect(formatDurationShort(599)).toBe('9m59s');
+    expect(formatDurationShort(754)).toBe('12m');
+    expect(formatDurationShort(3599)).toBe('59m');
     expect(formatDurationShort(3900)).toBe('1h05m');
-    expect(formatDurationShort(100 * 3600)).toBe('100h00m');
+    expect(formatDurationShort(35999)).toBe('9h59m');
+    expect(formatDurationShort(100 * 3600)).toBe('100h');
+    for (const s of [0.999, 9.9, 59, 599, 3599, 35999, 99 * 3600]) {
+      expect(formatDurationShort(s).length).toBeLessThanOrEqual(6);
+    }
     expect(formatDurationShort(null)).toBe('\u2014');
   });
 

@@ -42,8 +42,8 @@ describe('the summary line of a Holders row', () => {
     expect(holderSummaryText({ type_name: 'Trainer', summary: 'Trainer holding 1 module' })).toBe(
       'Trainer: holding 1 module'
     );
-    expect(holderSummaryText({ type_name: 'dict', summary: 'dict of 2 tensors' })).toBe('dict: dict of 2 tensors');
-    expect(holderSummaryText({ type_name: 'list', summary: 'list of 5 tensors' })).toBe('list: list of 5 tensors');
+    expect(holderSummaryText({ type_name: 'dict', summary: 'dict of 2 tensors' })).toBe('dict of 2 tensors');
+    expect(holderSummaryText({ type_name: 'list', summary: 'list of 5 tensors' })).toBe('list of 5 tensors');
     expect(holderSummaryText({ type_name: 'torch.Tensor', summary: 'float32[1000] cpu' })).toBe(
       'torch.Tensor: float32[1000] cpu'
     );

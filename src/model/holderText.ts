@@ -23,7 +23,9 @@ export function holderSummaryText(entry: Pick<HolderEntry, 'type_name' | 'summar
     summary = summary.slice(shortName.length + 2);
   } else if (summary.startsWith(`${shortName} holding `)) {
     summary = summary.slice(shortName.length + 1); // "Trainer holding 1 module"
-  } // "dict of 2 tensors" stays whole: the type is the sentence's subject
+  } else if (summary.startsWith(`${shortName} of `)) {
+    return summary; // "dict of 2 tensors": the type is the sentence's subject already
+  }
   return `${entry.type_name}: ${summary}`;
 }
 

@@ -352,7 +352,7 @@ export function statusText(
     parts.push(`GPU: PyTorch's allocator history, last ${gpu.max_entries ?? '?'} events`);
   } else if (gpuVisible === false && gpu.state === 'waiting') {
     // The helper waits for CUDA; with no GPU it will never come.
-    parts.push('no GPU is visible to this kernel, so the host only');
+    parts.push('no GPU is visible to this kernel, so only the host is recorded');
   } else if (gpu.reason) {
     parts.push(`GPU ${gpu.state}: ${gpu.reason}`);
   }

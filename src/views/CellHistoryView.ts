@@ -229,6 +229,9 @@ export class CellHistoryView extends ModelView {
     }
     // The Alive column, while allocation recording is on or has left figures.
     const recorder = this._recorder;
+    // Shown: a kernel whose recording state is unknown (a reloaded page) is
+    // asked once, as the Lines tab does, or the column waited for a visit there.
+    recorder?.ensureKnown();
     const showAlive = !!recorder && (recorder.enabled || recorder.alive.size > 0);
     this._table.classList.toggle(NO_ALIVE_CLASS, !showAlive);
     this._exportCsv.disabled = n === 0;

@@ -43,7 +43,7 @@ test.describe('which line holds the memory', () => {
     });
     await expect(sidebarRole(page, 'recording-status')).toContainText('tracemalloc');
     // These machines have no GPU: the GPU part is not said to wait for CUDA, and the snapshot says why it is off.
-    await expect(sidebarRole(page, 'recording-status')).toContainText('no GPU is visible to this kernel, so the host only');
+    await expect(sidebarRole(page, 'recording-status')).toContainText('no GPU is visible to this kernel, so only the host is recorded');
     await expect(sidebarRole(page, 'export-gpu-snapshot')).toBeDisabled();
     await expect(sidebarRole(page, 'export-gpu-snapshot')).toHaveAttribute('title', /No GPU is visible/);
 
