@@ -262,23 +262,11 @@ describe('OomDiagnosisView', () => {
   it("follows this page's deletes: a deleted holder is no longer offered", () => {
     const { model, view } = setup();
     model.setState('live');
-    model.ingest(
-      wire({
-        type: 'cells',
-        records: [
-          oomRecord({
-            record_id: 1,
-            execution_count: 4,
-            oom: diagnosis({
-              stale_holders: [
-                { holder: 'name', label: 'activations', bytes: 3 * GiB },
-                { holder: 'name', label: 'cache', bytes: 1 * GiB }
-              ]
-            })
-          })
-        ]
-      })
-    );
+    const holders = [
+      { holder: 'name', label: 'activations', bytes: 3 * GiB },
+      { holder: 'name', label: 'cache', bytes: 1 * GiB }
+    ];
+    model.ingest(wire({ type: 'cells', records: [oomRecord({ record_id: 1, execution_count: 4, oom: diagnosis({ stale_holders: holders }) })] }));
     MessageLoop.flush();
     const deleteButton = () =>
       view.node.querySelector<HTMLElement>('[data-vram-role="oom-action"][data-vram-action="delete-holders"]');
@@ -286,6 +274,15 @@ describe('OomDiagnosisView', () => {
     const changed = new Signal<any, string>({});
     const actions: any = { changed, lastOutcome: null };
     view.actions = actions;
+    const deleted = (names: string[]) => {
+      actions.lastOutcome = {
+        kind: 'delete',
+        status: 'done',
+        result: { deleted: names, refused: [], cleared: [], still_alive: [] }
+      };
+      changed.emit('outcome');
+      MessageLoop.flush();
+    };
     // A free outcome, or a failed delete, changes nothing.
     actions.lastOutcome = { kind: 'free', status: 'done', result: null };
     changed.emit('outcome');
@@ -293,13 +290,7 @@ describe('OomDiagnosisView', () => {
     changed.emit('outcome');
     MessageLoop.flush();
     expect(deleteButton()!.textContent).toBe('Delete the largest holders (activations, cache)');
-    actions.lastOutcome = {
-      kind: 'delete',
-      status: 'done',
-      result: { deleted: ['activations'], refused: [], cleared: [], still_alive: [] }
-    };
-    changed.emit('outcome');
-    MessageLoop.flush();
+    deleted(['activations']);
     expect(deleteButton()!.textContent).toBe('Delete the largest holders (cache)');
     // The same reply said again (MemoryActions.redescribe, new units), or met again when the
     // actions are attached anew (a notebook switch), is not a new delete.
@@ -312,13 +303,7 @@ describe('OomDiagnosisView', () => {
     changed.emit('outcome');
     MessageLoop.flush();
     expect(deleteButton()!.textContent).toBe('Delete the largest holders (cache)');
-    actions.lastOutcome = {
-      kind: 'delete',
-      status: 'done',
-      result: { deleted: ['cache'], refused: [], cleared: [], still_alive: [] }
-    };
-    changed.emit('outcome');
-    MessageLoop.flush();
+    deleted(['cache']);
     expect(deleteButton()).toBeNull();
     view.dispose();
     expect(view.actions).toBeNull(); // disconnected: another notebook's deletes are not its own

@@ -34,6 +34,7 @@ import { VramSettings } from '../settings';
 import { IKernelMemoryModel } from '../tokens';
 import { button, element, setBytesData, setHidden, setText } from './dom';
 import { LazyView } from './LazyView';
+import { follow } from './follow';
 
 export class AllocationSitesView extends LazyView {
   constructor(options: AllocationSitesView.IOptions) {
@@ -104,11 +105,9 @@ export class AllocationSitesView extends LazyView {
     if (recorder === this._recorder) {
       return;
     }
-    this._recorder?.changed.disconnect(this.requestRender, this);
-    this._recorder = recorder;
+    this._recorder = follow(this._recorder, recorder, this.requestRender, this);
     // Another kernel's listing: the folds the user opened were that of the previous one.
     this._openFolds.clear();
-    recorder?.changed.connect(this.requestRender, this);
     this.requestRender();
   }
 

@@ -30,6 +30,7 @@ import { ModelChange } from '../tokens';
 import { CELL_ROW_HEIGHT, CellHistoryRow } from './CellHistoryRow';
 import { button, element, setHidden, setText } from './dom';
 import { ModelView } from './ModelView';
+import { follow } from './follow';
 
 const RELEVANT: ReadonlySet<ModelChange> = new Set<ModelChange>([
   'cells',
@@ -328,9 +329,7 @@ export class CellHistoryView extends ModelView {
     if (recorder === this._recorder) {
       return;
     }
-    this._recorder?.changed.disconnect(this._onRecorderChanged, this);
-    this._recorder = recorder;
-    recorder?.changed.connect(this._onRecorderChanged, this);
+    this._recorder = follow(this._recorder, recorder, this._onRecorderChanged, this);
     this._aliveVersion++;
     this.requestRender();
   }

@@ -5,6 +5,7 @@
  */
 import { MemoryActions } from '../model/MemoryActions';
 import { LazyView } from './LazyView';
+import { follow } from './follow';
 
 export abstract class MemoryActionsView extends LazyView {
   get actions(): MemoryActions | null {
@@ -15,9 +16,7 @@ export abstract class MemoryActionsView extends LazyView {
     if (actions === this._actions) {
       return;
     }
-    this._actions?.changed.disconnect(this.requestRender, this);
-    this._actions = actions;
-    actions?.changed.connect(this.requestRender, this);
+    this._actions = follow(this._actions, actions, this.requestRender, this);
     this.requestRender();
   }
 

@@ -7,6 +7,7 @@
 import { VramSettings } from '../settings';
 import { IKernelMemoryModel, ModelChange } from '../tokens';
 import { LazyView } from './LazyView';
+import { follow } from './follow';
 
 export abstract class ModelView extends LazyView {
   constructor(settings: VramSettings) {
@@ -21,9 +22,7 @@ export abstract class ModelView extends LazyView {
     if (model === this._model) {
       return;
     }
-    this._model?.changed.disconnect(this._onModelChanged, this);
-    this._model = model;
-    model?.changed.connect(this._onModelChanged, this);
+    this._model = follow(this._model, model, this._onModelChanged, this);
     this.onModelReplaced();
     this.requestRender();
   }

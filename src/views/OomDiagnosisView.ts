@@ -26,6 +26,7 @@ import { VramSettings } from '../settings';
 import { ModelChange } from '../tokens';
 import { button, element, setBytesData, setHidden, setText } from './dom';
 import { ModelView } from './ModelView';
+import { follow } from './follow';
 
 // 'sample': the figures as they stand now, beside those at the failure.
 const RELEVANT: ReadonlySet<ModelChange> = new Set<ModelChange>(['cells', 'state', 'sample']);
@@ -54,14 +55,12 @@ export class OomDiagnosisView extends ModelView {
     if (actions === this._actions) {
       return;
     }
-    this._actions?.changed.disconnect(this._onActionsChanged, this);
-    this._actions = actions;
+    this._actions = follow(this._actions, actions, this._onActionsChanged, this);
     // What it already did is not news: only deletes that finish from now on count.
     const result = actions?.lastOutcome?.result;
     if (result) {
       this._seen.add(result);
     }
-    actions?.changed.connect(this._onActionsChanged, this);
   }
 
   /** The kernel's allocation recording: once on, "Record allocations" is not offered. */
@@ -73,9 +72,7 @@ export class OomDiagnosisView extends ModelView {
     if (recorder === this._recorder) {
       return;
     }
-    this._recorder?.changed.disconnect(this._onRecorderChanged, this);
-    this._recorder = recorder;
-    recorder?.changed.connect(this._onRecorderChanged, this);
+    this._recorder = follow(this._recorder, recorder, this._onRecorderChanged, this);
     this.requestRender();
   }
 
