@@ -101,6 +101,11 @@ export interface HiddenHolder {
   label: string;
   bytes_by_device: { [device: string]: number };
   total_bytes: number;
+  /**
+   * The part of it a listed name holds too, per device: clearing this holder
+   * alone leaves it alive. {} when none (or from an older helper).
+   */
+  named_bytes_by_device: { [device: string]: number };
   summary: string;
   /** What clearing it costs (e.g. "%debug is lost"); null when nothing. */
   warning: string | null;
@@ -252,6 +257,8 @@ export function parseInspectResult(result: unknown): Parsed<InspectResult> {
         label: h.string('label'),
         bytes_by_device: bytesByDevice(h, 'bytes_by_device'),
         total_bytes: nonNegative(h, 'total_bytes'),
+        named_bytes_by_device:
+          h.nullableObject('named_bytes_by_device') === null ? {} : bytesByDevice(h, 'named_bytes_by_device'),
         summary: h.string('summary'),
         warning: h.nullableString('warning')
       };

@@ -109,7 +109,8 @@ def tracebacks_of(excs: List[BaseException], shell: Any) -> List[Any]:
 def hidden_entry(holder: str, label: str, found: Found, named: set, summary: str, warning: Optional[str]) -> Dict[str, Any]:
     by_device = bytes_by_device(found.storages)
     total = sum(by_device.values())
-    also = sum(n for k, n in found.storages.items() if k in named)
+    shared = [k for k in found.storages if k in named]
+    also = sum(found.storages[k] for k in shared)
     if also:
         summary += f" ({_size(also)} of it also held by named variables)"
     return {
@@ -117,6 +118,8 @@ def hidden_entry(holder: str, label: str, found: Found, named: set, summary: str
         "label": label,
         "bytes_by_device": by_device,
         "total_bytes": total,
+        # What a listed name holds too: clearing this holder alone leaves it alive.
+        "named_bytes_by_device": bytes_by_device(found.storages, shared),
         "summary": summary,
         "warning": warning,
     }

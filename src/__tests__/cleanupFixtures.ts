@@ -66,6 +66,7 @@ export function makeHidden(overrides: Partial<HiddenHolder> = {}): HiddenHolder 
     label: 'Last traceback (ZeroDivisionError)',
     bytes_by_device: { cpu: 1 * MiB },
     total_bytes: 1 * MiB,
+    named_bytes_by_device: {},
     summary: 'frames of the failed cell',
     warning: 'Clearing the traceback disables %debug for that error',
     ...overrides

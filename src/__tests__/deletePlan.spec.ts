@@ -70,6 +70,40 @@ describe('expected freed bytes', () => {
     );
   });
 
+  it('counts of a hidden holder only what no listed name holds: the rest comes with the name, or stays with it', () => {
+    // The output cache holds a (256 MiB, counted under a) and nothing else.
+    const cache = makeHidden({
+      holder: 'output_cache',
+      bytes_by_device: { 'cuda:0': 256 * MiB },
+      total_bytes: 256 * MiB,
+      named_bytes_by_device: { 'cuda:0': 256 * MiB }
+    });
+    const listing = makeListing({ hidden: [cache] });
+    // a, b and the cache: 256 MiB once, exactly.
+    expect(makeDeletePlan(listing, ['a', 'b'], ['output_cache'])!.expected).toEqual({
+      bytes: 256 * MiB,
+      byDevice: { 'cuda:0': 256 * MiB },
+      atMost: false,
+      reasons: []
+    });
+    // The cache alone: a and b keep it all.
+    expect(makeDeletePlan(listing, [], ['output_cache'])!.expected).toMatchObject({ bytes: 0 });
+    // Part of it shared: only the rest comes back from the cache.
+    const half = makeHidden({
+      holder: 'output_cache',
+      bytes_by_device: { 'cuda:0': 300 * MiB, cpu: 8 * MiB },
+      total_bytes: 308 * MiB,
+      named_bytes_by_device: { 'cuda:0': 256 * MiB }
+    });
+    expect(expectedFreedBytes([], [half]).byDevice).toEqual({ 'cuda:0': 44 * MiB, cpu: 8 * MiB });
+  });
+
+  it('says "at most" when two hidden holders are cleared: they may hold the same objects', () => {
+    const expected = expectedFreedBytes([], [makeHidden({ holder: 'output_cache' }), makeHidden()]);
+    expect(expected.atMost).toBe(true);
+    expect(expected.reasons).toEqual(['the hidden references may hold the same objects']);
+  });
+
   it('counts hidden holders alone', () => {
     expect(expectedFreedBytes([], [makeHidden()])).toEqual({
       bytes: MiB,

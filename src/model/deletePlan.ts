@@ -9,9 +9,10 @@
  * when every name those bytes are counted under is ticked, they are taken
  * off (per device, the largest such alias's: two aliases may keep the same
  * storage). What is left is still "at most": an alias whose bytes are partly
- * counted under unticked names cannot be split. Likewise when the output
- * cache is cleared together with names it also holds (the same objects
- * counted twice).
+ * counted under unticked names cannot be split. A hidden holder gives back
+ * only what no listed name holds (`named_bytes_by_device`): the rest is
+ * counted with its name, or stays alive with it. Two hidden holders may
+ * hold the same objects: "at most" again.
  */
 import type { HiddenHolder, HiddenHolderKind, HolderEntry, InspectResult } from '../cleanupProtocol';
 import { isHiddenHolderKind } from '../protocol';
@@ -61,10 +62,20 @@ export function expectedFreedBytes(
 ): ExpectedBytes {
   const byDevice: { [device: string]: number } = {};
   let bytes = 0;
-  for (const holder of [...entries, ...hidden]) {
-    bytes += holder.total_bytes;
+  const add = (device: string, n: number) => {
+    byDevice[device] = (byDevice[device] ?? 0) + n;
+    bytes += n;
+  };
+  for (const entry of entries) {
+    for (const [device, n] of Object.entries(entry.bytes_by_device)) {
+      add(device, n);
+    }
+  }
+  for (const holder of hidden) {
+    // What a listed name holds too is counted with that name if it is
+    // ticked, and stays alive with it if not: never this holder's to give.
     for (const [device, n] of Object.entries(holder.bytes_by_device)) {
-      byDevice[device] = (byDevice[device] ?? 0) + n;
+      add(device, Math.max(0, n - (holder.named_bytes_by_device[device] ?? 0)));
     }
   }
   const reasons: string[] = [];
@@ -95,11 +106,17 @@ export function expectedFreedBytes(
       delete byDevice[device]; // "cuda:0 0 B" beside what does come back says nothing
     }
   }
+  const cache = hidden.find(h => h.holder === 'output_cache');
   if (
-    hidden.some(h => h.holder === 'output_cache') &&
+    cache &&
+    Object.keys(cache.named_bytes_by_device).length === 0 &&
     entries.some(e => e.output_cache_refs.length > 0)
   ) {
+    // An older helper does not say what the cache shares with names.
     reasons.push('the output cache holds some of the same objects');
+  }
+  if (hidden.length > 1) {
+    reasons.push('the hidden references may hold the same objects');
   }
   return { bytes, byDevice, atMost: reasons.length > 0, reasons };
 }

@@ -94,6 +94,7 @@ def test_tensor_echoed_into_the_output_cache_is_deleted_with_its_copies(session:
     cache = _hidden(result, "output_cache")
     assert cache["total_bytes"] >= 200_000_000
     assert "also held by named variables" in cache["summary"]
+    assert cache["named_bytes_by_device"] == {"cpu": 200_000_000}  # x's: not the cache's to free
     assert result["entries"] == sorted(result["entries"], key=lambda e: -e["total_bytes"])
 
     answer = session.delete(result["listing_id"], ["x"], free=["gc"])

@@ -231,6 +231,7 @@ def test_inspect_lists_holders_largest_first_and_counts_shared_storage_once(clea
     assert by["a"]["summary"] == "float32[1000] cpu" and by["a"]["type_name"] == "torch.Tensor"
     [cache] = [h for h in result["hidden"] if h["holder"] == "output_cache"]
     assert cache["total_bytes"] == 4000 and "also held by named variables" in cache["summary"]
+    assert cache["named_bytes_by_device"] == {"cpu": 4000}  # all of it is a's too
     assert result["truncated"] is False
     assert cleanup.inspect(max_entries=2)["truncated"] is True
 
