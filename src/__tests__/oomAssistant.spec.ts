@@ -193,6 +193,17 @@ describe('oomActions', () => {
       diagnosis({ causes: [{ cause: 'too_big', gain_bytes: null }], stale_holders: [] }),
       'binary'
     );
+    // Freeing still helps the next cells; the gains say it cannot make this request fit.
+    const tooBigHost = oomActions(
+      diagnosis({ kind: 'host', causes: [{ cause: 'too_big', gain_bytes: null }] }),
+      'binary'
+    );
+    for (const id of ['free-memory', 'delete-holders']) {
+      expect(tooBigHost.find(a => a.id === id)!.gain).toContain(
+        'Not enough for this request: it is larger than the whole machine.'
+      );
+    }
+    expect(oomActions(diagnosis(), 'binary').find(a => a.id === 'free-memory')!.gain).not.toContain('Not enough');
     expect(tooBig.map(a => a.id).slice(0, 4)).toEqual([
       'insert-amp',
       'insert-batch-size-search',

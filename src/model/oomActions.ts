@@ -64,6 +64,11 @@ export function oomActions(
     h.holder === 'name' ? !progress.deletedNames.has(h.label) : !progress.clearedHidden.has(h.holder)
   );
   const host = d.kind === 'host';
+  // A request larger than the whole card (or machine): freeing helps the
+  // next cells, not this one, and the gains say so.
+  const notForThis = d.causes.some(c => c.cause === 'too_big')
+    ? ` Not enough for this request: it is larger than the whole ${host ? 'machine' : 'card'}.`
+    : '';
   const actions: OomAction[] = [];
   const add = (action: OomAction | null) => {
     if (action && !actions.some(a => a.id === action.id)) {
@@ -81,11 +86,11 @@ export function oomActions(
     id: 'free-memory',
     label: 'Free memory',
     gain:
-      host || d.reserved_unallocated_bytes === null
+      (host || d.reserved_unallocated_bytes === null
         ? 'Runs gc.collect(), and torch.cuda.empty_cache() where CUDA is initialised: frees what only reference cycles held.'
         : `Runs gc.collect() and torch.cuda.empty_cache(): gives back up to ${b(
             d.reserved_unallocated_bytes
-          )} cached by PyTorch (more if cycles held tensors).`,
+          )} cached by PyTorch (more if cycles held tensors).`) + notForThis,
     steps: [{ command: CommandIDs.freeMemory }]
   };
   const names = stale.filter(h => h.holder === 'name').map(h => h.label);
@@ -97,7 +102,7 @@ export function oomActions(
           label: `Delete the largest holders (${stale.map(holderName).join(', ')})`,
           gain: `Frees up to ${b(
             stale.reduce((sum, h) => sum + h.bytes, 0)
-          )}; asks before deleting anything.`,
+          )}; asks before deleting anything.${notForThis}`,
           steps: [
             {
               command: CommandIDs.deleteVariables,

@@ -157,7 +157,7 @@ export class OomDiagnosisView extends ModelView {
 
     const caption = element('div', 'jp-vram-OomDiagnosis-figuresCaption', {
       role: 'oom-figures-caption',
-      text: 'At the failure, and now where the latest sample reads the same figure:'
+      text: 'At the failure (under a figure, its value now, where the latest sample has it):'
     });
     const figures = element('dl', 'jp-vram-OomDiagnosis-figures', {
       role: 'oom-figures'

@@ -27,7 +27,7 @@ export function shutdownKernelText(request: ShutdownKernelRequest): string[] {
     : 'the kernel';
   return [
     `Shut down ${kernel} of ${notebooks}?`,
-    'Every variable in it is lost, with the GPU and host memory it holds: ' +
+    'Every variable in it is lost, with all the memory it holds: ' +
       'anything not saved to disk has to be computed again.',
     `The notebook stays open with no kernel (kernel ${request.kernelId}).`
   ];
