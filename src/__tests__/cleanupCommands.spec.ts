@@ -370,7 +370,7 @@ describe('inspect and delete commands', () => {
     expect(result.dataset.vramAction).toBe('delete');
     expect(t.notes.pop()).toEqual([
       'success',
-      'Deleted np_arr; cleared the last traceback: 8 MiB freed. RAM \u22128 MiB'
+      'Deleted np_arr; cleared the last traceback: 8 MiB freed'
     ]);
     t.dispose();
   });

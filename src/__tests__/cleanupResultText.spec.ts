@@ -230,7 +230,17 @@ describe('freedBytesBetween', () => {
 describe('describeDeleteResult', () => {
   it('says what was deleted and how much came back', () => {
     const d = describeDeleteResult(makeDeleteResult());
-    expect(d.lines).toEqual(['Deleted np_arr: 8 MiB freed', 'RAM \u22128 MiB']);
+    // No GPU figures: the RAM's drop is what was freed, said once.
+    expect(d.lines).toEqual(['Deleted np_arr: 8 MiB freed']);
+    // RAM that rose, or GPU figures beside it, is news: said.
+    expect(describeDeleteResult(makeDeleteResult({ after: snapshot(GiB + MiB) })).lines).toEqual([
+      'Deleted np_arr: nothing freed',
+      'RAM +1 MiB'
+    ]);
+    const withGpu = describeDeleteResult(
+      makeDeleteResult({ before: snapshot(GiB, [[0, GiB, GiB, null]]), after: snapshot(GiB - 8 * MiB, [[0, GiB, GiB, null]]) })
+    );
+    expect(withGpu.lines[1]).toBe('RAM \u22128 MiB');
     expect(d.freedBytes).toBe(8 * MiB);
   });
 

@@ -268,10 +268,13 @@ export function describeDeleteResult(
     done.length ? `${done.join('; ')}: ${freed}` : `Nothing was deleted: ${freed}`
   );
   const ram = ramClause(before, after, units);
-  if (ram) {
+  const gpus = gpuLines(before, after, units);
+  // Without GPU figures, what was freed is the RAM's drop: said once, not twice.
+  const onlyRam = gpus.length === 0 && freedBytes !== null && freedBytes > 0;
+  if (ram && !(onlyRam && ram === `RAM ${formatSignedBytes(-freedBytes!, units)}`)) {
     lines.push(ram);
   }
-  lines.push(...gpuLines(before, after, units));
+  lines.push(...gpus);
   for (const { name, reason } of result.refused) {
     lines.push(`Not deleted: ${name} ${DASH} ${reason}`);
   }
