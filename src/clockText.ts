@@ -15,14 +15,13 @@ export function clockTime(epochSeconds: number): string {
 /**
  * A tick of the timeline's time axis, on one line and without a date (the
  * chart spans minutes; a date line under the ticks overlapped its neighbour
- * and was cut at the sidebar's edge): "18:40" on the minute, ":15" between
- * minutes while ticks are seconds apart, which keeps ticks narrow enough for
- * a sidebar.
+ * and was cut at the sidebar's edge): "19:31:40" while ticks are seconds
+ * apart (":40" alone read as a riddle), "19:32" once they are minutes apart.
  */
 export function timeTick(epochSeconds: number, incrementSeconds: number): string {
-  const d = new Date(epochSeconds * 1000);
-  if (incrementSeconds < 60 && d.getSeconds() !== 0) {
-    return `:${twoDigits(d.getSeconds())}`;
+  if (incrementSeconds < 60) {
+    return clockTime(epochSeconds);
   }
+  const d = new Date(epochSeconds * 1000);
   return `${twoDigits(d.getHours())}:${twoDigits(d.getMinutes())}`;
 }

@@ -325,7 +325,9 @@ export class MemoryTimeline extends ModelView {
       axes: [
         {
           ...axis,
-          space: 34,
+          // A window under 5 minutes gets ticks seconds apart, written whole
+          // ("19:31:40"): they need more room than "19:32".
+          space: (_u, _axis, min, max) => (max - min < 300 ? 52 : 34),
           incrs: TIME_INCREMENTS,
           // One line of ticks: uPlot's default height leaves room for a date line.
           size: fontPx + 18,
