@@ -130,9 +130,7 @@ export class MemoryActions implements IDisposable {
     const outcome = await this._run(
       'free',
       label,
-      () => this._connection.freeMemory(actions),
-      async result =>
-        (await import('./cleanupResultText')).describeFreeResult(result, this._units())
+      () => this._connection.freeMemory(actions)
     );
     return outcome;
   }
@@ -229,9 +227,7 @@ export class MemoryActions implements IDisposable {
           names,
           hidden,
           free: ['gc', 'empty_cache']
-        }),
-      async result =>
-        (await import('./cleanupResultText')).describeDeleteResult(result, this._units())
+        })
     );
     if (outcome.status === 'done') {
       for (const name of names) {
@@ -258,12 +254,7 @@ export class MemoryActions implements IDisposable {
     if (!outcome || outcome.status !== 'done' || outcome.result === null) {
       return;
     }
-    const text = await import('./cleanupResultText');
-    const result = outcome.result;
-    const description =
-      'deleted' in result
-        ? text.describeDeleteResult(result, this._units())
-        : text.describeFreeResult(result, this._units());
+    const description = await this._describe(outcome.result);
     if (this._lastOutcome === outcome && !this._isDisposed) {
       this._lastOutcome = { ...outcome, ...description };
       this._emit('outcome');
@@ -280,11 +271,15 @@ export class MemoryActions implements IDisposable {
     Signal.clearData(this);
   }
 
-  private async _run<T extends FreeMemoryResult | DeleteResult>(
+  /** A reply in words, in the units set now (the texts load on demand). */
+  private async _describe(result: FreeMemoryResult | DeleteResult): Promise<ResultDescription> {
+    return (await import('./cleanupResultText')).describeResult(result, this._units());
+  }
+
+  private async _run(
     kind: ActionKind,
     label: string,
-    send: () => Promise<T>,
-    describe: (result: T) => Promise<ResultDescription>
+    send: () => Promise<FreeMemoryResult | DeleteResult>
   ): Promise<ActionOutcome> {
     let outcome: ActionOutcome;
     if (!this.available) {
@@ -298,7 +293,7 @@ export class MemoryActions implements IDisposable {
       }
       try {
         const result = await this._queue.enqueue(label, send).result;
-        outcome = { kind, label, status: 'done', result, ...(await describe(result)) };
+        outcome = { kind, label, status: 'done', result, ...(await this._describe(result)) };
       } catch (reason) {
         outcome =
           reason instanceof ActionCancelledError

@@ -283,3 +283,11 @@ export function describeDeleteResult(
   }
   return { lines, freedBytes };
 }
+
+/** What a cleanup reply says, in words: a `delete`'s or a `free_memory`'s. */
+export function describeResult(
+  result: FreeMemoryResult | DeleteResult,
+  units: ByteUnits = 'binary'
+): ResultDescription {
+  return 'deleted' in result ? describeDeleteResult(result, units) : describeFreeResult(result, units);
+}

@@ -73,6 +73,7 @@ export class OomDiagnosisView extends ModelView {
       return;
     }
     this._recorder = follow(this._recorder, recorder, this._onRecorderChanged, this);
+    this._progressVersion++;
     this.requestRender();
   }
 
@@ -102,10 +103,9 @@ export class OomDiagnosisView extends ModelView {
     const entry = this._shown;
     setHidden(this.node, entry === null);
     const container = !!this.model?.latest?.host.container;
-    const progress = this._progressOf(entry);
+    // Every sample renders: the key says, without building anything, whether the card must be rebuilt.
     const key = entry
-      ? `${entry.key}:${this.settings.units}:${container}:` +
-        `${[...progress.deletedNames].join(',')}:${[...progress.clearedHidden].join(',')}:${progress.recording}`
+      ? `${entry.key}:${this.settings.units}:${container}:${this._progressVersion}`
       : null;
     if (key === this._renderedKey) {
       this._renderNow();
@@ -174,7 +174,7 @@ export class OomDiagnosisView extends ModelView {
     }
 
     const actions = element('ol', 'jp-vram-OomDiagnosis-actions');
-    for (const action of oomActions(diagnosis, units, progress)) {
+    for (const action of oomActions(diagnosis, units, this._progressOf(entry))) {
       actions.appendChild(this._actionItem(action));
     }
     this.node.append(header, causes, this._sites(diagnosis), actions, caption, figures);
@@ -302,11 +302,13 @@ export class OomDiagnosisView extends ModelView {
     }
     result.deleted.forEach(name => done!.names.add(name));
     result.cleared.forEach(holder => done!.hidden.add(holder));
+    this._progressVersion++;
     this.requestRender();
   }
 
   private _onRecorderChanged(_: AllocationRecorder, change: AllocationRecorderChange): void {
     if (change === 'recording' || change === 'available') {
+      this._progressVersion++;
       this.requestRender();
     }
   }
@@ -343,6 +345,8 @@ export class OomDiagnosisView extends ModelView {
   private _done = new WeakMap<CellHistoryEntry, { names: Set<string>; hidden: Set<string> }>();
   /** Cleanup replies already taken into account (or older than the actions' attachment). */
   private _seen = new WeakSet<object>();
+  /** Bumped when what has been done since the failure may have changed (the render key). */
+  private _progressVersion = 0;
   /** The "now" part of each figure shown. */
   private _nowValues = new Map<OomFigureKey, HTMLElement>();
 }
