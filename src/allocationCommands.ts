@@ -10,7 +10,7 @@ import { TranslationBundle } from '@jupyterlab/translation';
 
 import { CommandIDs } from './commandIds';
 import { AllocationRecorder } from './model/AllocationRecorder';
-import { IMonitoredNotebook } from './model/MemoryMonitor';
+import { IMonitoredNotebook } from './model/monitoredSession';
 import type { CellMemoryRecord } from './cellProtocol';
 import type { ILineTarget, IRevealNotebook } from './views/revealLine';
 import { SIDEBAR_ID, SidebarHost } from './views/SidebarHost';

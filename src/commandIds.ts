@@ -20,6 +20,8 @@ export namespace CommandIDs {
   export const refresh = 'jupyterlab-vram:refresh';
   /** Show or hide the memory badges on executed cells (setting showCellBadges). */
   export const toggleCellBadges = 'jupyterlab-vram:toggle-cell-badges';
+  /** How much history the timeline shows; args `{minutes}` (setting timelineWindowMinutes). */
+  export const setTimelineWindow = 'jupyterlab-vram:set-timeline-window';
   /** Show the per-cell history tab of the sidebar. */
   export const showCellHistory = 'jupyterlab-vram:show-cell-history';
   /**

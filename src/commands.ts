@@ -21,7 +21,7 @@ import type { DeletePlan } from './model/deletePlan';
 import { kernelRows, kernelSourceOf } from './model/KernelsOverview';
 import { errorText } from './model/MemoryActions';
 import { MemoryMonitor } from './model/MemoryMonitor';
-import { VramSettings } from './settings';
+import { SETTING_LIMITS, VramSettings } from './settings';
 import { ISnippetPanel, registerSnippetCommands } from './snippetCommands';
 import type { SnippetLibrary } from './snippets/SnippetLibrary';
 import {
@@ -129,6 +129,22 @@ export function registerCommands(options: {
         'showCellBadges',
         !monitor.settings.showCellBadges
       );
+    }
+  });
+
+  app.commands.addCommand(CommandIDs.setTimelineWindow, {
+    label: args =>
+      typeof args.minutes === 'number'
+        ? trans.__('Show the Last %1 Minutes of Memory History', args.minutes)
+        : trans.__('Set the Timeline Span'),
+    caption: trans.__('How much history the memory timeline shows: {"minutes": 60}'),
+    execute: async args => {
+      const minutes = Number(args.minutes);
+      const { min, max } = SETTING_LIMITS.timelineWindowMinutes;
+      if (!Number.isFinite(minutes)) {
+        throw new Error(`The timeline span must be a number of minutes, not ${String(args.minutes)}.`);
+      }
+      await options.setSetting('timelineWindowMinutes', Math.min(max, Math.max(min, minutes)));
     }
   });
 

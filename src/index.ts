@@ -30,8 +30,9 @@ import { Signal } from '@lumino/signaling';
 import { CommandIDs, registerCommands } from './commands';
 import { CellHistoryEntry } from './model/CellHistory';
 import { CommsLeftOpen, tabStorage } from './kernel/CommsLeftOpen';
-import { IMonitoredNotebook, MemoryMonitor } from './model/MemoryMonitor';
-import { lazyIndexedDbStore } from './storage/lazyIndexedDbStore';
+import { MemoryMonitor } from './model/MemoryMonitor';
+import { IMonitoredNotebook } from './model/monitoredSession';
+import { lazyIndexedDbStore, lazyIndexedDbTimelineStore } from './storage/lazyIndexedDbStore';
 import { KernelMemoryModel } from './model/KernelMemoryModel';
 import { DEFAULT_SETTINGS, readSettings, VramSettings } from './settings';
 import { SnippetLibrary } from './snippets/SnippetLibrary';
@@ -84,11 +85,14 @@ const plugin: JupyterFrontEndPlugin<IVramMonitor> = {
     toolbarRegistry: IToolbarWidgetRegistry | null
   ): IVramMonitor => {
     const trans = (translator ?? nullTranslator).load('jupyterlab_vram');
+    const hasIndexedDb = typeof indexedDB !== 'undefined';
     const monitor = new MemoryMonitor({
       notebooks: tracker,
       settings: { ...DEFAULT_SETTINGS },
-      recordStore:
-        typeof indexedDB !== 'undefined' ? lazyIndexedDbStore() : null,
+      recordStore: hasIndexedDb ? lazyIndexedDbStore() : null,
+      timelineStore: hasIndexedDb ? lazyIndexedDbTimelineStore() : null,
+      // Nothing is kept in the browser before the user's settings say so.
+      settingsLoading: settingRegistry !== null,
       commsLeftOpen: new CommsLeftOpen(tabStorage())
     });
     // A cell about to be sent to a kernel that has no helper yet (Run All
@@ -145,6 +149,7 @@ const plugin: JupyterFrontEndPlugin<IVramMonitor> = {
             'jupyterlab-vram: could not load settings, using defaults.',
             reason
           );
+          monitor.updateSettings(monitor.settings);
         });
     }
 

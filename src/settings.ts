@@ -32,6 +32,11 @@ export interface VramSettings {
    * it survives a page reload and shows in every tab.
    */
   rememberCellHistory: boolean;
+  /**
+   * Keep each notebook's memory timeline in this browser (IndexedDB), so
+   * that the chart keeps earlier kernel processes across page reloads.
+   */
+  rememberTimeline: boolean;
   /** Allocation recording: PyTorch's allocator history keeps this many alloc/free events. */
   allocationHistoryMaxEntries: number;
   /** Allocation recording: tracemalloc's stack depth (frames per host allocation). */
@@ -49,6 +54,7 @@ export const DEFAULT_SETTINGS: Readonly<VramSettings> = Object.freeze({
   exactPeakPerCell: true,
   storeRecordsInNotebookMetadata: false,
   rememberCellHistory: true,
+  rememberTimeline: true,
   allocationHistoryMaxEntries: 100_000,
   allocationHostFrames: 16
 });
@@ -134,6 +140,7 @@ export function readSettings(composite: unknown): VramSettings {
       d.storeRecordsInNotebookMetadata
     ),
     rememberCellHistory: booleanOr(raw.rememberCellHistory, d.rememberCellHistory),
+    rememberTimeline: booleanOr(raw.rememberTimeline, d.rememberTimeline),
     allocationHistoryMaxEntries: Math.round(
       clampedNumber(
         raw.allocationHistoryMaxEntries,

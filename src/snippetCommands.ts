@@ -11,7 +11,8 @@ import { DisposableSet } from '@lumino/disposable';
 
 import type { Notify } from './cleanupCommands';
 import { CommandIDs, SNIPPET_COMMANDS } from './commandIds';
-import { IMonitoredNotebook, MemoryMonitor } from './model/MemoryMonitor';
+import { MemoryMonitor } from './model/MemoryMonitor';
+import { IMonitoredNotebook } from './model/monitoredSession';
 import { DEFAULT_SNIPPETS } from './snippets/defaultSnippets';
 import { insertCodeCell, ISnippetNotebook } from './snippets/insertSnippet';
 import { fetchNotebookNames } from './snippets/notebookNames';

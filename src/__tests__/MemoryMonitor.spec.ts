@@ -1,10 +1,7 @@
 import { Signal } from '@lumino/signaling';
 
-import {
-  IHelperConnection,
-  IMonitoredNotebook,
-  MemoryMonitor
-} from '../model/MemoryMonitor';
+import { MemoryMonitor } from '../model/MemoryMonitor';
+import { IHelperConnection, IMonitoredNotebook } from '../model/monitoredSession';
 import { KernelMemoryModel } from '../model/KernelMemoryModel';
 import { DEFAULT_SETTINGS, VramSettings } from '../settings';
 import { IKernelMemoryModel } from '../tokens';
@@ -299,5 +296,82 @@ describe('MemoryMonitor.sessions (the Kernels tab)', () => {
     tracker.activate(a);
     tracker.activate(b);
     expect(changes).toBe(0);
+  });
+});
+
+describe('MemoryMonitor: what the browser keeps between pages', () => {
+  class CountingStores {
+    recordLoads = 0;
+    timelineLoads = 0;
+    records = {
+      load: async () => {
+        this.recordLoads++;
+        return [];
+      },
+      save: async () => undefined,
+      clear: async () => undefined
+    };
+    timeline = {
+      load: async () => {
+        this.timelineLoads++;
+        return [];
+      },
+      save: async () => undefined,
+      replace: async () => undefined
+    };
+  }
+
+  const tick = () => new Promise(resolve => setTimeout(resolve, 0));
+
+  function keepingSetup(settingsLoading: boolean) {
+    const stores = new CountingStores();
+    const tracker = new FakeTracker();
+    const monitor = new MemoryMonitor({
+      notebooks: tracker,
+      createConnection: (_sc, model) => new FakeConnection(model),
+      recordStore: stores.records,
+      timelineStore: stores.timeline,
+      settingsLoading
+    });
+    const panel = new FakePanel({ path: 'a.ipynb', propertyChanged: new Signal<any, string>({}) });
+    return { stores, tracker, monitor, panel };
+  }
+
+  it('keeps nothing until the settings are known, then what they ask for', async () => {
+    const { stores, tracker, monitor, panel } = keepingSetup(true);
+    tracker.activate(panel);
+    await tick();
+    expect([stores.recordLoads, stores.timelineLoads]).toEqual([0, 0]);
+    monitor.updateSettings({ ...DEFAULT_SETTINGS, rememberCellHistory: false });
+    await tick();
+    expect([stores.recordLoads, stores.timelineLoads]).toEqual([0, 1]);
+  });
+
+  it('starts keeping when the settings, once known, are the defaults', async () => {
+    const { stores, tracker, monitor, panel } = keepingSetup(true);
+    tracker.activate(panel);
+    monitor.updateSettings({ ...DEFAULT_SETTINGS });
+    await tick();
+    expect([stores.recordLoads, stores.timelineLoads]).toEqual([1, 1]);
+  });
+
+  it('follows the settings live: off stops keeping, on starts again', async () => {
+    const { stores, tracker, monitor, panel } = keepingSetup(false);
+    tracker.activate(panel);
+    await tick();
+    expect([stores.recordLoads, stores.timelineLoads]).toEqual([1, 1]);
+    monitor.updateSettings({ ...DEFAULT_SETTINGS, rememberCellHistory: false, rememberTimeline: false });
+    const model = monitor.current as KernelMemoryModel;
+    const saves: string[] = [];
+    stores.timeline.save = async () => {
+      saves.push('timeline');
+    };
+    model.history.append(1, new Map([['host.rss', 1]]));
+    model.history.markKernelEnd(2, 'died'); // would be written at once if kept
+    await tick();
+    expect(saves).toEqual([]);
+    monitor.updateSettings({ ...DEFAULT_SETTINGS });
+    await tick();
+    expect([stores.recordLoads, stores.timelineLoads]).toEqual([2, 2]);
   });
 });

@@ -10,7 +10,7 @@ import { Widget } from '@lumino/widgets';
 import { CommandIDs } from '../commands';
 import { IKernelSessionSource } from '../model/KernelsOverview';
 import { KernelMemoryModel } from '../model/KernelMemoryModel';
-import { IMonitoredSessionEntry } from '../model/MemoryMonitor';
+import { IMonitoredSessionEntry } from '../model/monitoredSession';
 import { DEFAULT_SETTINGS } from '../settings';
 import { KernelsView } from '../views/KernelsView';
 import { MemorySidebar } from '../views/MemorySidebar';

@@ -3,16 +3,20 @@
  * timeline (parsed, merged into the history), and the marks where a kernel
  * process ended (died, restarted, kernel changed).
  */
+import { CommandRegistry } from '@lumino/commands';
 import { MessageLoop } from '@lumino/messaging';
+import { Signal } from '@lumino/signaling';
 import { Widget } from '@lumino/widgets';
 
+import { CommandIDs } from '../commandIds';
 import { KernelDeathWatch } from '../kernel/KernelDeathWatch';
+import { MemoryMonitor } from '../model/MemoryMonitor';
 import { KernelMemoryModel } from '../model/KernelMemoryModel';
 import { MemoryHistory, SeriesKey } from '../model/MemoryHistory';
 import { DEFAULT_SETTINGS } from '../settings';
 import { parseTimeline, TimelineColumns } from '../timelineProtocol';
 import { describeMarks, MemoryTimeline } from '../views/MemoryTimeline';
-import { connectHelper, FakeKernel, FakeSessionContext, settle } from './fakeKernel';
+import { connectHelper, FakeKernel, FakeSessionContext, registerTestCommands, settle } from './fakeKernel';
 import { GiB, makeCpuSample, makeGpu, makeHello, makeSample, MiB, wire } from './fixtures';
 
 const RSS = SeriesKey.hostRss;
@@ -215,5 +219,65 @@ describe('MemoryTimeline: kernel marks', () => {
     expect(describeMarks([{ time: 1, kind: 'changed' }])).toBe(
       'Dashed lines mark where a kernel process ended (grey: the notebook\'s kernel was shut down or changed).'
     );
+  });
+});
+
+describe('MemoryTimeline: how much history it shows', () => {
+  function attached(onPick: ((minutes: number) => void) | null, windowMinutes = 5) {
+    const view = new MemoryTimeline({ ...DEFAULT_SETTINGS, timelineWindowMinutes: windowMinutes }, onPick);
+    Widget.attach(view, document.body);
+    view.model = new KernelMemoryModel({ historyCapacity: 100 });
+    MessageLoop.flush();
+    return view;
+  }
+
+  it('offers spans from 5 minutes to 24 hours, the current one chosen, and says which the user picks', () => {
+    const picked: number[] = [];
+    const view = attached(minutes => picked.push(minutes));
+    const select = view.node.querySelector<HTMLSelectElement>('[data-vram-role="timeline-window"]')!;
+    expect(Array.from(select.options, o => o.textContent)).toEqual(['5 min', '30 min', '2 h', '12 h', '24 h']);
+    expect(select.value).toBe('5');
+    select.value = '720';
+    select.dispatchEvent(new Event('change'));
+    expect(picked).toEqual([720]);
+    view.dispose();
+  });
+
+  it('offers a span set another way (the Settings Editor) among the others', () => {
+    const view = attached(() => undefined, 45);
+    const select = view.node.querySelector<HTMLSelectElement>('[data-vram-role="timeline-window"]')!;
+    expect(Array.from(select.options, o => o.textContent)).toEqual(['5 min', '30 min', '45 min', '2 h', '12 h', '24 h']);
+    expect(select.value).toBe('45');
+    view.dispose();
+  });
+
+  it('only says the span when no choice is wired', () => {
+    const view = attached(null, 120);
+    expect(view.node.querySelector('select')).toBeNull();
+    expect(view.node.textContent).toContain('Last 2 h');
+    view.dispose();
+  });
+});
+
+describe('the set-timeline-window command', () => {
+  it('sets the span within its limits, and refuses what is not a number', async () => {
+    const commands = new CommandRegistry();
+    const set: [string, unknown][] = [];
+    const monitor = new MemoryMonitor({ notebooks: { currentWidget: null, currentChanged: new Signal({}) } });
+    registerTestCommands(commands, {
+      monitor,
+      sidebar: { showTab: () => undefined } as any,
+      setSetting: async (key, value) => {
+        set.push([key, value]);
+      }
+    });
+    await commands.execute(CommandIDs.setTimelineWindow, { minutes: 720 });
+    await commands.execute(CommandIDs.setTimelineWindow, { minutes: 1e9 });
+    expect(set).toEqual([
+      ['timelineWindowMinutes', 720],
+      ['timelineWindowMinutes', 1440]
+    ]);
+    await expect(commands.execute(CommandIDs.setTimelineWindow, { minutes: 'lots' })).rejects.toThrow('number of minutes');
+    monitor.dispose();
   });
 });

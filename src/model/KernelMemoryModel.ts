@@ -18,7 +18,7 @@ import { KernelDeathFacts, RunningCell } from './kernelDeath';
 import { historySeriesOf, sampleSeries } from './historySeries';
 import { diedCellRecord } from './diedCellRecord';
 import { KernelEnds } from './KernelEnds';
-import { MemoryHistory } from './MemoryHistory';
+import { EarlierTimeline, MemoryHistory } from './MemoryHistory';
 import { describeState, MonitorState } from './MonitorState';
 import { NvmlAttributionClock } from './NvmlAttributionClock';
 import {
@@ -300,6 +300,19 @@ export class KernelMemoryModel implements IKernelMemoryModel {
       this._changed.emit('history');
     }
     return added;
+  }
+
+  /**
+   * Put in front the timeline a browser kept of this notebook from before
+   * this page (TimelinePersistence): its rows older than those held, and
+   * its kernel marks. Returns the number of rows put in.
+   */
+  restoreTimeline(earlier: EarlierTimeline): number {
+    const restored = this._history.restoreEarlier(earlier);
+    if (restored > 0) {
+      this._changed.emit('history');
+    }
+    return restored;
   }
 
   /**

@@ -16,7 +16,7 @@ import { HelloMessage } from '../protocol';
 import { SampleMessage } from '../sampleProtocol';
 import { IKernelMemoryModel } from '../tokens';
 import { seesNoGpu } from './gpuVisibility';
-import { IMonitoredSessionEntry } from './MemoryMonitor';
+import { IMonitoredSessionEntry } from './monitoredSession';
 import { MonitorState } from './MonitorState';
 
 /** Where the Kernels tab gets its sessions (the MemoryMonitor). */

@@ -4,7 +4,13 @@
  * that advance in lockstep, so row i of every column belongs to time i.
  *
  * A figure that is unknown in a sample is stored as NaN (a gap in the chart).
+ *
+ * What is added (live rows, rows merged late, kernel marks) is announced by
+ * `added`, for TimelinePersistence to keep in the browser; what it brings
+ * back from there goes in front with `restoreEarlier`, unannounced.
  */
+import { ISignal, Signal } from '@lumino/signaling';
+
 import { RingBuffer } from './RingBuffer';
 
 /** Names of the recorded series. */
@@ -34,6 +40,23 @@ export interface KernelMark {
   time: number;
   kind: KernelMarkKind;
 }
+
+/** Rows in columns: `series` holds one column per key, as long as `times`; NaN where unknown. */
+export interface HistoryRows {
+  times: ArrayLike<number>;
+  series: ReadonlyMap<string, ArrayLike<number>>;
+}
+
+/** Rows and marks a browser kept of a notebook's earlier timeline (ascending, gap rows included). */
+export interface EarlierTimeline extends HistoryRows {
+  marks: readonly KernelMark[];
+}
+
+/** What went into the history: one live row, rows merged late, or a kernel mark. */
+export type HistoryAddition =
+  | { kind: 'row'; time: number; values: ReadonlyMap<string, number> }
+  | { kind: 'rows'; rows: HistoryRows }
+  | { kind: 'mark'; mark: KernelMark };
 
 /** A copy of the rows in a time range, ready for a chart. */
 export interface HistoryWindow {
@@ -85,6 +108,12 @@ export class MemoryHistory {
       const value = values.get(key);
       column.push(value === undefined ? NaN : value);
     }
+    this._added.emit({ kind: 'row', time, values });
+  }
+
+  /** Rows and marks as they are added; not those put back by `restoreEarlier`. */
+  get added(): ISignal<this, HistoryAddition> {
+    return this._added;
   }
 
   /**
@@ -105,10 +134,9 @@ export class MemoryHistory {
     }
     this.append(time, new Map());
     const oldest = this._times.get(0);
-    this._marks = [
-      ...this._marks.filter(mark => mark.time >= oldest),
-      { time, kind }
-    ];
+    const mark = { time, kind };
+    this._marks = [...this._marks.filter(m => m.time >= oldest), mark];
+    this._added.emit({ kind: 'mark', mark });
   }
 
   /** Where kernel processes ended, oldest first (some may be older than the rows held). */
@@ -158,6 +186,9 @@ export class MemoryHistory {
    * column per key, as long as `times`; NaN where unknown. Returns the
    * number of rows added. O(rows held + rows given): it is done once per
    * connection, not per sample.
+   *
+   * Rows given on both sides of the gap `restoreEarlier` put after the
+   * browser's rows show that one process ran on across it: the gap goes.
    */
   merge(
     times: ArrayLike<number>,
@@ -167,50 +198,103 @@ export class MemoryHistory {
     const heldTimes = this._times.slice();
     const held = new Set(heldTimes);
     const added: number[] = [];
+    let before = false;
+    let beyond = false;
+    const gap = this._restoredGap;
     for (let i = 0; i < times.length; i++) {
-      if (Number.isFinite(times[i]) && times[i] > after && !held.has(times[i])) {
-        held.add(times[i]);
+      const t = times[i];
+      if (!Number.isFinite(t) || t <= after) {
+        continue;
+      }
+      if (gap !== null) {
+        before ||= t <= gap;
+        beyond ||= t > gap;
+      }
+      if (!held.has(t)) {
+        held.add(t);
         added.push(i);
       }
     }
-    if (added.length === 0) {
+    const dropped = before && beyond ? this._restoredGapIndex(heldTimes) : -1;
+    if (added.length === 0 && dropped < 0) {
       return 0;
     }
-    const heldColumns = new Map<string, Float64Array>();
-    for (const [key, column] of this._columns) {
-      heldColumns.set(key, column.slice());
+    if (dropped >= 0) {
+      this._restoredGap = null;
     }
+    const heldColumns = this._heldColumns();
     // The given rows in time order (as the helper keeps them; sorted here
     // all the same, they are few), merged into the held ones in one pass:
     // a held row goes first on a tie, and held rows keep their order.
     added.sort((a, b) => times[a] - times[b]);
-    const keys = new Set([...heldColumns.keys(), ...series.keys()]);
-    const capacity = this._times.capacity;
-    this._columns.clear();
-    this._times = new RingBuffer(capacity);
-    const columns = Array.from(keys, key => {
-      const column = new RingBuffer(capacity);
-      this._columns.set(key, column);
-      return {
-        column,
-        held: heldColumns.get(key),
-        given: series.get(key)
-      };
-    });
+    const rows: Row[] = [];
     let h = 0;
     let a = 0;
     while (h < heldTimes.length || a < added.length) {
-      const takeHeld =
-        a >= added.length ||
-        (h < heldTimes.length && heldTimes[h] <= times[added[a]]);
-      const i = takeHeld ? h++ : added[a++];
-      this._times.push(takeHeld ? heldTimes[i] : times[i]);
-      for (const { column, held, given } of columns) {
-        const source = takeHeld ? held : given;
-        column.push(source === undefined ? NaN : source[i]);
+      if (a >= added.length || (h < heldTimes.length && heldTimes[h] <= times[added[a]])) {
+        if (h !== dropped) {
+          rows.push({ time: heldTimes[h], index: h, columns: heldColumns });
+        }
+        h++;
+      } else {
+        rows.push({ time: times[added[a]], index: added[a], columns: series });
+        a++;
       }
     }
+    this._rebuild(rows, new Set([...heldColumns.keys(), ...series.keys()]));
+    if (added.length) {
+      const addedSeries = new Map<string, Float64Array>();
+      for (const [key, column] of series) {
+        addedSeries.set(key, Float64Array.from(added, i => column[i]));
+      }
+      const addedTimes = Float64Array.from(added, i => times[i]);
+      this._added.emit({ kind: 'rows', rows: { times: addedTimes, series: addedSeries } });
+    }
     return added.length;
+  }
+
+  /**
+   * Put in front what a browser kept of this timeline from before this page
+   * (TimelinePersistence): its rows older than the oldest row held, and its
+   * marks, in their order (its gap rows included). Unless those rows reach
+   * the ones held (one process, seen without a break), a gap row follows
+   * them: the kernel may have lived on unwatched, or been another one.
+   * `merge` takes that gap out again when the helper's rows span it. Not
+   * announced by `added` (it was kept already). Returns the rows put in.
+   */
+  restoreEarlier(earlier: EarlierTimeline): number {
+    const first = this.length ? this._times.get(0) : Infinity;
+    const { times, series } = earlier;
+    let count = 0;
+    while (count < times.length && times[count] < first) {
+      count++;
+    }
+    if (count === 0) {
+      return 0;
+    }
+    const lastTime = times[count - 1];
+    const reachesHeld = count < times.length;
+    const endsInGap = Array.from(series.values()).every(column => Number.isNaN(column[count - 1]));
+    const heldColumns = this._heldColumns();
+    const rows: Row[] = [];
+    for (let i = 0; i < count; i++) {
+      rows.push({ time: times[i], index: i, columns: series });
+    }
+    const addGap = !reachesHeld && !endsInGap;
+    if (addGap) {
+      rows.push({ time: lastTime, index: 0, columns: new Map() });
+    }
+    for (let i = 0; i < this.length; i++) {
+      rows.push({ time: this._times.get(i), index: i, columns: heldColumns });
+    }
+    this._rebuild(rows, new Set([...series.keys(), ...heldColumns.keys()]));
+    this._restoredGap = addGap ? lastTime : null;
+    const oldest = this._times.get(0);
+    this._marks = [
+      ...earlier.marks.filter(mark => mark.time < first),
+      ...this._marks
+    ].filter(mark => mark.time >= oldest);
+    return count;
   }
 
   /** Keep at most `capacity` newest rows from now on. */
@@ -225,9 +309,70 @@ export class MemoryHistory {
     this._times.clear();
     this._columns.clear();
     this._marks = [];
+    this._restoredGap = null;
+  }
+
+  private _heldColumns(): Map<string, Float64Array> {
+    const columns = new Map<string, Float64Array>();
+    for (const [key, column] of this._columns) {
+      columns.set(key, column.slice());
+    }
+    return columns;
+  }
+
+  /** Where the gap row `restoreEarlier` added is among `heldTimes`; -1 if it is gone. */
+  private _restoredGapIndex(heldTimes: Float64Array): number {
+    const gap = this._restoredGap;
+    for (let i = heldTimes.length - 1; i >= 0; i--) {
+      if (heldTimes[i] < (gap as number)) {
+        break;
+      }
+      if (heldTimes[i] === gap && this._isGapRow(i)) {
+        return i;
+      }
+    }
+    return -1;
+  }
+
+  private _isGapRow(i: number): boolean {
+    for (const column of this._columns.values()) {
+      if (!Number.isNaN(column.get(i))) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /** Hold `rows` (the newest `capacity` of them), with a column for each of `keys`. */
+  private _rebuild(rows: readonly Row[], keys: ReadonlySet<string>): void {
+    const capacity = this._times.capacity;
+    this._columns.clear();
+    this._times = new RingBuffer(capacity);
+    const columns = Array.from(keys, key => {
+      const column = new RingBuffer(capacity);
+      this._columns.set(key, column);
+      return { key, column };
+    });
+    for (const row of rows) {
+      this._times.push(row.time);
+      for (const { key, column } of columns) {
+        const source = row.columns.get(key);
+        column.push(source === undefined ? NaN : source[row.index]);
+      }
+    }
   }
 
   private _times: RingBuffer;
   private _columns = new Map<string, RingBuffer>();
   private _marks: readonly KernelMark[] = [];
+  /** The time of the gap row `restoreEarlier` put after the browser's rows, while it stands. */
+  private _restoredGap: number | null = null;
+  private _added = new Signal<this, HistoryAddition>(this);
+}
+
+/** One row to hold: row `index` of `columns`. */
+interface Row {
+  time: number;
+  index: number;
+  columns: ReadonlyMap<string, ArrayLike<number>>;
 }

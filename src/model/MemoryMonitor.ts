@@ -8,7 +8,7 @@
  * switching back shows their history.
  */
 import { ISessionContext } from '@jupyterlab/apputils';
-import { DisposableDelegate, IDisposable } from '@lumino/disposable';
+import { IDisposable } from '@lumino/disposable';
 import { ISignal, Signal } from '@lumino/signaling';
 
 import { KernelDeathWatch } from '../kernel/KernelDeathWatch';
@@ -24,67 +24,20 @@ import {
   VramSettings
 } from '../settings';
 import { IKernelMemoryModel, IVramMonitor } from '../tokens';
-import { CellHistoryPersistence, ICellRecordStore } from './CellHistoryPersistence';
+import { ICellRecordStore } from './CellHistoryPersistence';
 import { KernelMemoryModel } from './KernelMemoryModel';
-import { errorText, ICleanupConnection, MemoryActions } from './MemoryActions';
-import { AllocationRecorder, IAllocationConnection } from './AllocationRecorder';
-
-/** What the monitor needs of a notebook panel. */
-export interface IMonitoredNotebook {
-  readonly sessionContext: ISessionContext;
-  readonly disposed: ISignal<any, void>;
-  readonly isDisposed: boolean;
-}
-
-/** What the monitor needs of INotebookTracker. */
-export interface INotebookSource {
-  readonly currentWidget: IMonitoredNotebook | null;
-  readonly currentChanged: ISignal<any, IMonitoredNotebook | null>;
-}
-
-/** A model with the connection that feeds it and its cleanup actions. */
-export interface IMonitoredSession {
-  readonly model: KernelMemoryModel;
-  readonly connection: IHelperConnection;
-  readonly actions: MemoryActions;
-}
-
-/**
- * A monitored session with what it belongs to: its session context (the
- * kernel) and the notebook panels that show it. The Kernels tab lists these.
- */
-export interface IMonitoredSessionEntry extends IMonitoredSession {
-  readonly sessionContext: ISessionContext;
-  readonly panels: readonly IMonitoredNotebook[];
-}
-
-/** The parts of KernelHelperConnection the monitor drives (fakes in tests). */
-export interface IHelperConnection extends ICleanupConnection {
-  readonly isDisposed: boolean;
-  configure(config: ReturnType<typeof helperConfigFor>): Promise<unknown>;
-  requestSnapshot(): Promise<HelperRequestResults['snapshot']>;
-  /** Optional so that test fakes may leave it out (snippets then use placeholders). */
-  requestNotebookNames?(
-    timeoutMs?: number
-  ): Promise<HelperRequestResults['notebook_names']>;
-  reconnect(): void;
-  dispose(): void;
-  /** The comm open now; optional so that test fakes may leave it out. */
-  readonly openComm?: OpenComm | null;
-  /** The page is going away: close the comm (best effort). */
-  closeForPageExit?(): void;
-  /** A notebook cell is about to be sent: deliver the helper ahead of it if it is not there yet. */
-  deliverBeforeExecution?(): void;
-}
-
-function isAllocationConnection(
-  connection: IHelperConnection
-): connection is IHelperConnection & IAllocationConnection {
-  return (
-    typeof (connection as Partial<IAllocationConnection>).recordAllocations ===
-    'function'
-  );
-}
+import { errorText, MemoryActions } from './MemoryActions';
+import { AllocationRecorder } from './AllocationRecorder';
+import {
+  IHelperConnection,
+  IMonitoredNotebook,
+  IMonitoredSession,
+  IMonitoredSessionEntry,
+  INotebookSource,
+  isAllocationConnection
+} from './monitoredSession';
+import { KeptHistories, SessionPersistence } from './SessionPersistence';
+import { ITimelineStore } from './TimelinePersistence';
 
 export class MemoryMonitor implements IVramMonitor {
   constructor(options: MemoryMonitor.IOptions) {
@@ -111,6 +64,8 @@ export class MemoryMonitor implements IVramMonitor {
               cellIdOfCode: code => cellIdOfCode(panel, code)
             }));
     this._recordStore = options.recordStore ?? null;
+    this._timelineStore = options.timelineStore ?? null;
+    this._settingsKnown = !options.settingsLoading;
     this._commsLeftOpen = options.commsLeftOpen ?? null;
     this._notebooks.currentChanged.connect(this._onCurrentChanged, this);
     this._onCurrentChanged(this._notebooks, this._notebooks.currentWidget);
@@ -252,7 +207,12 @@ export class MemoryMonitor implements IVramMonitor {
 
   /** Apply new settings to every model and helper (live, no reload). */
   updateSettings(settings: VramSettings): void {
+    const firstKnown = !this._settingsKnown;
+    this._settingsKnown = true;
     if (sameSettings(settings, this._settings)) {
+      if (firstKnown) {
+        this._keepHistories();
+      }
       return;
     }
     const old = this._settings;
@@ -279,6 +239,7 @@ export class MemoryMonitor implements IVramMonitor {
         });
       }
     }
+    this._keepHistories();
     this._settingsChanged.emit(settings);
   }
 
@@ -303,6 +264,9 @@ export class MemoryMonitor implements IVramMonitor {
         open.push(comm);
       }
       connection.closeForPageExit?.();
+    }
+    for (const { persistence } of this._sessions.values()) {
+      persistence?.flush();
     }
     this._commsLeftOpen?.remember(open);
   }
@@ -346,7 +310,16 @@ export class MemoryMonitor implements IVramMonitor {
       // forgets the dead kernel's figures (see KernelDeathWatch).
       const deathWatch = this._createDeathWatch(sessionContext, model, panel);
       // Before the connection too: saved records are read while it starts.
-      const persistence = this._persist(sessionContext, model);
+      const persistence =
+        this._recordStore || this._timelineStore
+          ? new SessionPersistence({
+              sessionContext,
+              model,
+              recordStore: this._recordStore,
+              timelineStore: this._timelineStore
+            })
+          : null;
+      persistence?.update(this._keptHistories());
       const connection = this._createConnection(sessionContext, model);
       entry = {
         model,
@@ -378,29 +351,24 @@ export class MemoryMonitor implements IVramMonitor {
     return entry;
   }
 
-  /** Keep the model's cell history in the browser, if the user wants it. */
-  private _persist(
-    sessionContext: ISessionContext,
-    model: KernelMemoryModel
-  ): IDisposable | null {
-    if (!this._recordStore || !this._settings.rememberCellHistory) {
-      return null;
-    }
-    const persistence = new CellHistoryPersistence({
-      history: model.cells,
-      store: this._recordStore,
-      notebook: () => sessionContext.path
-    });
-    const onProperty = (_: unknown, property: string) => {
-      if (property === 'path') {
-        void persistence.notebookRenamed();
-      }
+  /**
+   * What the browser keeps between pages, as the settings say; nothing until
+   * they are known (a notebook restored with the page opens before the
+   * settings load: it must not be written under the defaults).
+   */
+  private _keptHistories(): KeptHistories {
+    const known = this._settingsKnown;
+    return {
+      cells: known && this._settings.rememberCellHistory,
+      timeline: known && this._settings.rememberTimeline
     };
-    sessionContext.propertyChanged.connect(onProperty);
-    return new DisposableDelegate(() => {
-      sessionContext.propertyChanged.disconnect(onProperty);
-      persistence.dispose();
-    });
+  }
+
+  private _keepHistories(): void {
+    const wanted = this._keptHistories();
+    for (const { persistence } of this._sessions.values()) {
+      persistence?.update(wanted);
+    }
   }
 
   private _onPanelDisposed(panel: IMonitoredNotebook): void {
@@ -442,6 +410,8 @@ export class MemoryMonitor implements IVramMonitor {
   }
 
   private _recordStore: ICellRecordStore | null;
+  private _timelineStore: ITimelineStore | null;
+  private _settingsKnown: boolean;
   private _commsLeftOpen: CommsLeftOpen | null;
   private _notebooks: INotebookSource;
   private _settings: VramSettings;
@@ -452,8 +422,8 @@ export class MemoryMonitor implements IVramMonitor {
     IMonitoredSession & {
       allocations: AllocationRecorder | null;
       deathWatch: IDisposable | null;
-      /** Keeps the cell history in the browser; null when not wanted. */
-      persistence: IDisposable | null;
+      /** Keeps the cell history and timeline in the browser, as the settings say; null without stores. */
+      persistence: SessionPersistence | null;
       panels: Set<IMonitoredNotebook>;
     }
   >();
@@ -494,6 +464,13 @@ export namespace MemoryMonitor {
      * none: for the page only.
      */
     recordStore?: ICellRecordStore | null;
+    /** Where timelines are kept between pages (IndexedDB in JupyterLab); none: for the page only. */
+    timelineStore?: ITimelineStore | null;
+    /**
+     * The settings are on their way (a settings registry): keep nothing in
+     * the browser until `updateSettings` brings them.
+     */
+    settingsLoading?: boolean;
     /** The comms an earlier page in this tab left open (see CommsLeftOpen.ts); none: not tracked. */
     commsLeftOpen?: CommsLeftOpen | null;
   }

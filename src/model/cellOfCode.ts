@@ -5,7 +5,7 @@
  * code; the one code cell with exactly that source is the cell. Two cells
  * with the same source name none.
  */
-import type { IMonitoredNotebook } from './MemoryMonitor';
+import type { IMonitoredNotebook } from './monitoredSession';
 
 /** What the monitor reads of a notebook cell's model. */
 interface ISourceCell {

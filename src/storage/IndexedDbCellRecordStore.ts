@@ -1,8 +1,6 @@
 /**
- * The cell records of every notebook, kept in the browser's IndexedDB (one
- * database per origin, shared by every tab of it). IndexedDB rather than
- * localStorage: 10,000 records of a notebook are megabytes, and it writes
- * without blocking the page.
+ * The cell records of every notebook, kept in the browser's IndexedDB
+ * (./vramDatabase.ts).
  *
  * Records are keyed by [notebook path, record series, record id], so saving
  * a record twice (two tabs of one notebook) keeps one. The clear floors live
@@ -14,11 +12,7 @@
 import { CellMemoryRecord, parseCellRecord } from '../cellProtocol';
 import { SavedCellSession } from '../model/CellHistory';
 import { ICellRecordStore, SavedCellRecord } from '../model/CellHistoryPersistence';
-
-const DB_NAME = 'jupyterlab-vram';
-const DB_VERSION = 1;
-const RECORDS = 'cellRecords';
-const FLOORS = 'cellFloors';
+import { CELL_FLOORS as FLOORS, CELL_RECORDS as RECORDS, done, request, VramDatabase } from './vramDatabase';
 
 interface RecordRow {
   notebook: string;
@@ -37,7 +31,7 @@ interface FloorRow {
 
 export class IndexedDbCellRecordStore implements ICellRecordStore {
   constructor(factory: IDBFactory = indexedDB) {
-    this._factory = factory;
+    this._database = new VramDatabase(factory);
   }
 
   async load(notebook: string, capacity: number): Promise<SavedCellSession[]> {
@@ -126,55 +120,13 @@ export class IndexedDbCellRecordStore implements ICellRecordStore {
   }
 
   private _open(): Promise<IDBDatabase> {
-    if (!this._db) {
-      this._db = new Promise<IDBDatabase>((resolve, reject) => {
-        const open = this._factory.open(DB_NAME, DB_VERSION);
-        open.onupgradeneeded = () => {
-          const db = open.result;
-          if (!db.objectStoreNames.contains(RECORDS)) {
-            db.createObjectStore(RECORDS, { keyPath: ['notebook', 'identity', 'recordId'] });
-          }
-          if (!db.objectStoreNames.contains(FLOORS)) {
-            db.createObjectStore(FLOORS, { keyPath: ['notebook', 'identity'] });
-          }
-        };
-        open.onsuccess = () => {
-          const db = open.result;
-          // Another tab upgrading the schema: let it (we reopen next time).
-          db.onversionchange = () => {
-            db.close();
-            this._db = null;
-          };
-          resolve(db);
-        };
-        open.onerror = () => reject(open.error);
-        open.onblocked = () => reject(new Error('the browser database is blocked by another tab'));
-      });
-      this._db.catch(() => (this._db = null));
-    }
-    return this._db;
+    return this._database.open();
   }
 
-  private _factory: IDBFactory;
-  private _db: Promise<IDBDatabase> | null = null;
+  private _database: VramDatabase;
 }
 
 /** Every key that starts with the notebook's path (arrays sort after strings). */
 function notebookRange(notebook: string): IDBKeyRange {
   return IDBKeyRange.bound([notebook], [notebook, []]);
-}
-
-function request<T>(req: IDBRequest): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    req.onsuccess = () => resolve(req.result as T);
-    req.onerror = () => reject(req.error);
-  });
-}
-
-function done(tx: IDBTransaction): Promise<void> {
-  return new Promise<void>((resolve, reject) => {
-    tx.oncomplete = () => resolve();
-    tx.onerror = () => reject(tx.error);
-    tx.onabort = () => reject(tx.error ?? new Error('the browser database aborted a write'));
-  });
 }

@@ -1,8 +1,9 @@
 /**
- * The IndexedDB record store, loaded with its first use: a page that never
- * opens a notebook does not pay for it at start-up.
+ * The IndexedDB stores, each loaded with its first use: a page that never
+ * opens a notebook does not pay for them at start-up.
  */
 import type { ICellRecordStore } from '../model/CellHistoryPersistence';
+import type { ITimelineStore } from '../model/TimelinePersistence';
 
 export function lazyIndexedDbStore(): ICellRecordStore {
   let store: Promise<ICellRecordStore> | null = null;
@@ -14,5 +15,18 @@ export function lazyIndexedDbStore(): ICellRecordStore {
     load: async (notebook, capacity) => (await get()).load(notebook, capacity),
     save: async (notebook, records) => (await get()).save(notebook, records),
     clear: async (notebook, floor) => (await get()).clear(notebook, floor)
+  };
+}
+
+export function lazyIndexedDbTimelineStore(): ITimelineStore {
+  let store: Promise<ITimelineStore> | null = null;
+  const get = () =>
+    (store ??= import('./IndexedDbTimelineStore').then(
+      module => new module.IndexedDbTimelineStore()
+    ));
+  return {
+    load: async notebook => (await get()).load(notebook),
+    save: async (notebook, chunk) => (await get()).save(notebook, chunk),
+    replace: async (notebook, ids, chunk) => (await get()).replace(notebook, ids, chunk)
   };
 }

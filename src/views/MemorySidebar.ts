@@ -103,7 +103,9 @@ export class MemorySidebar extends Panel {
     this.death = new KernelDeathView(settings);
     this.gpus = new GpuDeviceList(settings);
     this.host = new HostMemoryCard(settings);
-    this.timeline = new MemoryTimeline(settings);
+    this.timeline = new MemoryTimeline(settings, minutes =>
+      void execute(CommandIDs.setTimelineWindow, { minutes })
+    );
     this.cells = new CellHistoryView({
       settings,
       actions: options.cellActions

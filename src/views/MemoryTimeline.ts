@@ -35,6 +35,7 @@ import {
 import { ModelChange } from '../tokens';
 import { element, setData, setHidden, setText } from './dom';
 import { ModelView } from './ModelView';
+import { TimelineWindowPicker } from './TimelineWindowPicker';
 
 const RELEVANT: ReadonlySet<ModelChange> = new Set<ModelChange>([
   'sample',
@@ -91,13 +92,16 @@ function loadUPlot(): Promise<typeof uPlot> {
 }
 
 export class MemoryTimeline extends ModelView {
-  constructor(settings: ConstructorParameters<typeof ModelView>[0]) {
+  /** `onPickWindow`: the user chose how much history to show (minutes); absent: no choice offered. */
+  constructor(
+    settings: ConstructorParameters<typeof ModelView>[0],
+    onPickWindow: ((minutes: number) => void) | null = null
+  ) {
     super(settings);
     this.addClass('jp-vram-MemoryTimeline');
     this.node.dataset.vramRole = 'timeline';
-    const title = element('div', 'jp-vram-Section-title');
-    this.node.appendChild(title);
-    this._title = title;
+    this._title = new TimelineWindowPicker(onPickWindow);
+    this.node.appendChild(this._title.node);
     this._empty = element('div', 'jp-vram-Timeline-empty', {
       text: 'No samples yet.'
     });
@@ -160,7 +164,7 @@ export class MemoryTimeline extends ModelView {
 
   protected render(): void {
     const windowMinutes = this.settings.timelineWindowMinutes;
-    this._title.textContent = `Last ${formatMinutes(windowMinutes)}`;
+    this._title.show(windowMinutes);
     const history = this.model?.history;
     const marks = history?.marks ?? [];
     const deaths = marks.filter(m => m.kind === 'died').length;
@@ -422,7 +426,7 @@ export class MemoryTimeline extends ModelView {
     this._signature = '';
   }
 
-  private _title: HTMLElement;
+  private _title: TimelineWindowPicker;
   private _empty: HTMLElement;
   private _plotHost: HTMLElement;
   private _plot: uPlot | null = null;
@@ -477,14 +481,4 @@ export function describeMarks(marks: readonly KernelMark[]): string {
   return parts.length
     ? `Dashed lines mark where a kernel process ended (${parts.join('; ')}).`
     : '';
-}
-
-function formatMinutes(minutes: number): string {
-  if (minutes < 1) {
-    return `${Math.round(minutes * 60)} s`;
-  }
-  if (minutes >= 120 && minutes % 60 === 0) {
-    return `${minutes / 60} h`;
-  }
-  return `${minutes} min`;
 }

@@ -143,6 +143,30 @@ test.describe('memory sidebar', () => {
     expect(await commsInKernel(page)).toBe(1);
   });
 
+  test('an earlier kernel process stays on the timeline after a restart and a reload', async ({ page }) => {
+    await openLiveNotebook(page);
+    await page.notebook.setCell(0, 'code', "held = bytearray(b'\\x01') * (300 * 2**20)");
+    await page.notebook.runCell(0, true);
+    const big = await waitForBytes(page, 'host-rss', b => b > 300 * MiB);
+    await page.notebook.save();
+    const path = await page.evaluate(
+      () => (window.jupyterapp.shell.currentWidget as any).context.path as string
+    );
+    const restartedAt = Date.now() / 1000; // this machine's clock is the kernel's
+    await restartKernel(page);
+    await waitForState(page, 'live');
+    await waitForBytes(page, 'host-rss', b => b < big - 150 * MiB);
+    const timeline = page.locator(`${SIDEBAR} [data-vram-role="timeline"]`);
+    await expect(timeline).toHaveAttribute('data-vram-restarts', '1');
+
+    await reloadPage(page);
+    await openInPage(page, path);
+    // The new process's helper knows nothing of the first one: its figures
+    // and the restart come back from this browser's storage.
+    await expect(timeline).toHaveAttribute('data-vram-restarts', '1');
+    expect(Number(await timeline.getAttribute('data-vram-from'))).toBeLessThan(restartedAt);
+  });
+
   test('a page reloaded while a cell runs is live before the cell ends', async ({ page }) => {
     await openLiveNotebook(page);
     await page.notebook.save();

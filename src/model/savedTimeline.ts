@@ -1,0 +1,229 @@
+/**
+ * A notebook's timeline as the browser keeps it: in chunks, each the rows
+ * and kernel marks one page added in a few seconds, with the kernel run
+ * (the hello's `record_series`) they came from. Two tabs of one notebook
+ * both keep what they saw, so chunks can overlap; `assembleTimeline` makes
+ * one timeline of them again. What is read back is checked like a kernel
+ * message: the store may hold chunks of another version of the extension.
+ */
+import { KernelMark, KernelMarkKind, SeriesKey } from './MemoryHistory';
+
+export interface TimelineChunk {
+  /** The kernel run the rows came from; null when the page did not know it yet. */
+  identity: string | null;
+  /** As the page added them (ascending, but for rows merged late); a gap row has the time of the row before it. */
+  times: Float64Array;
+  /** One column per series key, as long as `times`; NaN where unknown. */
+  series: Map<string, Float64Array>;
+  marks: KernelMark[];
+}
+
+const MARK_KINDS: readonly KernelMarkKind[] = ['died', 'restarted', 'changed'];
+
+/** A chunk read back from the store, or null when it does not read as one. */
+export function parseTimelineChunk(value: unknown): TimelineChunk | null {
+  if (typeof value !== 'object' || value === null) {
+    return null;
+  }
+  const raw = value as { [key: string]: unknown };
+  const identity = raw.identity;
+  if (identity !== null && typeof identity !== 'string') {
+    return null;
+  }
+  const times = numbers(raw.times);
+  if (!times || times.some(t => !Number.isFinite(t))) {
+    return null;
+  }
+  if (typeof raw.series !== 'object' || raw.series === null) {
+    return null;
+  }
+  const series = new Map<string, Float64Array>();
+  for (const [key, column] of Object.entries(raw.series)) {
+    const values = numbers(column);
+    if (!isSeriesKey(key) || !values || values.length !== times.length) {
+      return null;
+    }
+    series.set(key, values);
+  }
+  if (!Array.isArray(raw.marks)) {
+    return null;
+  }
+  const marks: KernelMark[] = [];
+  for (const mark of raw.marks) {
+    const { time, kind } = (mark ?? {}) as { time?: unknown; kind?: unknown };
+    if (typeof time !== 'number' || !Number.isFinite(time) || !MARK_KINDS.includes(kind as KernelMarkKind)) {
+      return null;
+    }
+    marks.push({ time, kind: kind as KernelMarkKind });
+  }
+  return { identity, times, series, marks };
+}
+
+/**
+ * The form a chunk is stored in: plain objects and arrays of numbers (NaN
+ * included), which every structured clone keeps as they are.
+ */
+export function storedChunk(chunk: TimelineChunk): {
+  identity: string | null;
+  times: number[];
+  series: { [key: string]: number[] };
+  marks: KernelMark[];
+} {
+  const series: { [key: string]: number[] } = {};
+  for (const [key, column] of chunk.series) {
+    series[key] = Array.from(column);
+  }
+  return { identity: chunk.identity, times: Array.from(chunk.times), series, marks: chunk.marks };
+}
+
+/**
+ * One timeline from chunks in any order: rows by time, a row kept twice (two
+ * tabs) once, at most `capacity` newest rows. Where the kernel run changes
+ * without a gap (a page closed while its kernel lived, and the next page
+ * watched another process), a gap row goes between, so that the two lines
+ * do not join. The result is a chunk too (of the newest run): what the
+ * store keeps in place of those it was made of.
+ */
+export function assembleTimeline(chunks: readonly TimelineChunk[], capacity: number): TimelineChunk {
+  type Row = { time: number; gap: boolean; identity: string | null; chunk: TimelineChunk; index: number };
+  const rows: Row[] = [];
+  for (const chunk of chunks) {
+    const columns = Array.from(chunk.series.values());
+    for (let index = 0; index < chunk.times.length; index++) {
+      const gap = columns.every(column => Number.isNaN(column[index]));
+      rows.push({ time: chunk.times[index], gap, identity: chunk.identity, chunk, index });
+    }
+  }
+  // At one time, the figures before the gap row that ends them.
+  rows.sort((a, b) => a.time - b.time || Number(a.gap) - Number(b.gap));
+  const kept: Row[] = [];
+  let run: string | null = null;
+  for (const row of rows) {
+    const previous = kept[kept.length - 1];
+    if (previous && previous.time === row.time && previous.gap === row.gap) {
+      continue;
+    }
+    if (row.identity !== null) {
+      if (run !== null && row.identity !== run && previous && !previous.gap && !row.gap) {
+        kept.push({ ...previous, gap: true });
+      }
+      run = row.identity;
+    }
+    kept.push(row);
+  }
+  const newest = kept.slice(Math.max(0, kept.length - Math.max(0, capacity)));
+  const keys = new Set<string>();
+  for (const chunk of chunks) {
+    for (const key of chunk.series.keys()) {
+      keys.add(key);
+    }
+  }
+  const series = new Map<string, Float64Array>();
+  for (const key of keys) {
+    series.set(
+      key,
+      Float64Array.from(newest, row => (row.gap ? NaN : row.chunk.series.get(key)?.[row.index] ?? NaN))
+    );
+  }
+  const oldest = newest.length ? newest[0].time : Infinity;
+  const marks = new Map<string, KernelMark>();
+  for (const chunk of chunks) {
+    for (const mark of chunk.marks) {
+      if (mark.time >= oldest) {
+        marks.set(`${mark.time} ${mark.kind}`, mark);
+      }
+    }
+  }
+  return {
+    identity: run,
+    times: Float64Array.from(newest, row => row.time),
+    series,
+    marks: Array.from(marks.values()).sort((a, b) => a.time - b.time)
+  };
+}
+
+function numbers(value: unknown): Float64Array | null {
+  // Read back through structured clone, possibly from another realm (not `instanceof`).
+  if (Object.prototype.toString.call(value) === '[object Float64Array]') {
+    return Float64Array.from(value as Float64Array);
+  }
+  // null: an unknown figure, from a copy that wrote NaN as JSON does.
+  if (Array.isArray(value) && value.every(v => typeof v === 'number' || v === null)) {
+    return Float64Array.from(value, v => (v === null ? NaN : v));
+  }
+  return null;
+}
+
+function isSeriesKey(key: string): boolean {
+  return key === SeriesKey.hostRss || SeriesKey.parseGpu(key) !== null;
+}
+
+/** Rows and marks gathered for the next chunk, in the order they came. */
+export class TimelineChunkBuilder {
+  get isEmpty(): boolean {
+    return this._times.length === 0 && this._marks.length === 0;
+  }
+
+  addRow(time: number, values: ReadonlyMap<string, number>): void {
+    const at = this._times.length;
+    this._times.push(time);
+    for (const [key, value] of values) {
+      this._column(key, at).push(value);
+    }
+    this._pad();
+  }
+
+  addRows(times: ArrayLike<number>, series: ReadonlyMap<string, ArrayLike<number>>): void {
+    const at = this._times.length;
+    for (let i = 0; i < times.length; i++) {
+      this._times.push(times[i]);
+    }
+    for (const [key, values] of series) {
+      const column = this._column(key, at);
+      for (let i = 0; i < times.length; i++) {
+        column.push(values[i]);
+      }
+    }
+    this._pad();
+  }
+
+  addMark(mark: KernelMark): void {
+    this._marks.push(mark);
+  }
+
+  /** What was gathered, as a chunk of run `identity`; the builder starts empty again. */
+  take(identity: string | null): TimelineChunk {
+    const series = new Map<string, Float64Array>();
+    for (const [key, column] of this._columns) {
+      series.set(key, Float64Array.from(column));
+    }
+    const chunk = { identity, times: Float64Array.from(this._times), series, marks: this._marks };
+    this._times = [];
+    this._columns.clear();
+    this._marks = [];
+    return chunk;
+  }
+
+  /** The column of `key`, NaN for the `rows` rows before it was first seen. */
+  private _column(key: string, rows: number): number[] {
+    let column = this._columns.get(key);
+    if (!column) {
+      column = new Array<number>(rows).fill(NaN);
+      this._columns.set(key, column);
+    }
+    return column;
+  }
+
+  /** Columns a row did not mention are unknown (NaN) in it. */
+  private _pad(): void {
+    for (const column of this._columns.values()) {
+      while (column.length < this._times.length) {
+        column.push(NaN);
+      }
+    }
+  }
+
+  private _times: number[] = [];
+  private _columns = new Map<string, number[]>();
+  private _marks: KernelMark[] = [];
+}

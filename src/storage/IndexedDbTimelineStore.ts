@@ -1,0 +1,81 @@
+/**
+ * Every notebook's timeline chunks, kept in the browser's IndexedDB
+ * (./vramDatabase.ts). A chunk is one row, keyed by an id the database
+ * gives, with the notebook's path and its last row's time beside it (both
+ * indexed: a notebook's chunks are read together, and chunks past the age
+ * limit go, whatever their notebook, when any notebook's are read).
+ */
+import { ITimelineStore, StoredTimelineChunk } from '../model/TimelinePersistence';
+import { parseTimelineChunk, storedChunk, TimelineChunk } from '../model/savedTimeline';
+import { done, request, TIMELINE_CHUNKS, VramDatabase } from './vramDatabase';
+
+/** Chunks whose last row is older than this go (a notebook not opened for a week). */
+export const TIMELINE_MAX_AGE_S = 7 * 24 * 3600;
+
+export class IndexedDbTimelineStore implements ITimelineStore {
+  constructor(factory: IDBFactory = indexedDB, now: () => number = () => Date.now() / 1000) {
+    this._database = new VramDatabase(factory);
+    this._now = now;
+  }
+
+  async load(notebook: string): Promise<StoredTimelineChunk[]> {
+    const db = await this._database.open();
+    const tx = db.transaction(TIMELINE_CHUNKS, 'readwrite');
+    const store = tx.objectStore(TIMELINE_CHUNKS);
+    const stale = await request<IDBValidKey[]>(
+      store.index('end').getAllKeys(IDBKeyRange.upperBound(this._now() - TIMELINE_MAX_AGE_S, true))
+    );
+    for (const key of stale) {
+      store.delete(key);
+    }
+    const rows = await request<{ id: number; end: number }[]>(
+      store.index('notebook').getAll(IDBKeyRange.only(notebook))
+    );
+    const chunks: StoredTimelineChunk[] = [];
+    for (const row of rows) {
+      const chunk = parseTimelineChunk(row);
+      if (chunk && row.end >= this._now() - TIMELINE_MAX_AGE_S) {
+        chunks.push({ id: row.id, chunk });
+      } else if (!chunk) {
+        store.delete(row.id); // another version's, or damaged: it would never read
+      }
+    }
+    await done(tx);
+    return chunks.sort((a, b) => a.id - b.id);
+  }
+
+  async save(notebook: string, chunk: TimelineChunk): Promise<void> {
+    const db = await this._database.open();
+    const tx = db.transaction(TIMELINE_CHUNKS, 'readwrite');
+    tx.objectStore(TIMELINE_CHUNKS).add(rowOf(notebook, chunk));
+    await done(tx);
+  }
+
+  async replace(notebook: string, ids: readonly number[], chunk: TimelineChunk): Promise<void> {
+    const db = await this._database.open();
+    const tx = db.transaction(TIMELINE_CHUNKS, 'readwrite');
+    const store = tx.objectStore(TIMELINE_CHUNKS);
+    for (const id of ids) {
+      store.delete(id);
+    }
+    if (chunk.times.length) {
+      store.add(rowOf(notebook, chunk));
+    }
+    await done(tx);
+  }
+
+  private _database: VramDatabase;
+  private _now: () => number;
+}
+
+function rowOf(notebook: string, chunk: TimelineChunk): object {
+  // The newest time in it (rows merged late come after the live ones).
+  let end = 0;
+  for (const time of chunk.times) {
+    end = Math.max(end, time);
+  }
+  for (const mark of chunk.marks) {
+    end = Math.max(end, mark.time);
+  }
+  return { notebook, end, ...storedChunk(chunk) };
+}

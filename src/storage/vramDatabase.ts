@@ -1,0 +1,75 @@
+/**
+ * The extension's IndexedDB database (one per origin, shared by every tab of
+ * it) and the small promise wrappers its stores use. IndexedDB rather than
+ * localStorage: a notebook's records and timeline are megabytes, and it
+ * writes without blocking the page.
+ *
+ * Version 1 held the cell records and their clear floors; version 2 adds
+ * the timeline chunks.
+ */
+const DB_NAME = 'jupyterlab-vram';
+const DB_VERSION = 2;
+
+export const CELL_RECORDS = 'cellRecords';
+export const CELL_FLOORS = 'cellFloors';
+export const TIMELINE_CHUNKS = 'timelineChunks';
+
+/** A connection that reopens after another tab upgraded the schema. */
+export class VramDatabase {
+  constructor(factory: IDBFactory = indexedDB) {
+    this._factory = factory;
+  }
+
+  open(): Promise<IDBDatabase> {
+    if (!this._db) {
+      this._db = new Promise<IDBDatabase>((resolve, reject) => {
+        const open = this._factory.open(DB_NAME, DB_VERSION);
+        open.onupgradeneeded = () => {
+          const db = open.result;
+          if (!db.objectStoreNames.contains(CELL_RECORDS)) {
+            db.createObjectStore(CELL_RECORDS, { keyPath: ['notebook', 'identity', 'recordId'] });
+          }
+          if (!db.objectStoreNames.contains(CELL_FLOORS)) {
+            db.createObjectStore(CELL_FLOORS, { keyPath: ['notebook', 'identity'] });
+          }
+          if (!db.objectStoreNames.contains(TIMELINE_CHUNKS)) {
+            const chunks = db.createObjectStore(TIMELINE_CHUNKS, { keyPath: 'id', autoIncrement: true });
+            chunks.createIndex('notebook', 'notebook');
+            chunks.createIndex('end', 'end');
+          }
+        };
+        open.onsuccess = () => {
+          const db = open.result;
+          // Another tab upgrading the schema: let it (we reopen next time).
+          db.onversionchange = () => {
+            db.close();
+            this._db = null;
+          };
+          resolve(db);
+        };
+        open.onerror = () => reject(open.error);
+        open.onblocked = () => reject(new Error('the browser database is blocked by another tab'));
+      });
+      this._db.catch(() => (this._db = null));
+    }
+    return this._db;
+  }
+
+  private _factory: IDBFactory;
+  private _db: Promise<IDBDatabase> | null = null;
+}
+
+export function request<T>(req: IDBRequest): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    req.onsuccess = () => resolve(req.result as T);
+    req.onerror = () => reject(req.error);
+  });
+}
+
+export function done(tx: IDBTransaction): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    tx.oncomplete = () => resolve();
+    tx.onerror = () => reject(tx.error);
+    tx.onabort = () => reject(tx.error ?? new Error('the browser database aborted a write'));
+  });
+}
