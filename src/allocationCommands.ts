@@ -9,9 +9,14 @@ import { ICommandPalette } from '@jupyterlab/apputils';
 import { TranslationBundle } from '@jupyterlab/translation';
 
 import { CommandIDs } from './commandIds';
-import { AllocationRecorder } from './model/AllocationRecorder';
+import {
+  AllocationRecorder,
+  AllocationRecorderChange
+} from './model/AllocationRecorder';
+import type { MemoryMonitor } from './model/MemoryMonitor';
 import { IMonitoredNotebook } from './model/monitoredSession';
 import type { CellMemoryRecord } from './cellProtocol';
+import type { IKernelMemoryModel, ModelChange } from './tokens';
 import type { ILineTarget, IRevealNotebook } from './views/revealLine';
 import { SIDEBAR_ID, SidebarHost } from './views/SidebarHost';
 
@@ -27,6 +32,8 @@ export function registerAllocationCommands(options: {
   palette: ICommandPalette | null;
   category: string;
   sidebar: Pick<SidebarHost, 'showTab'>;
+  /** The active kernel's model, followed for whether its helper is live. */
+  monitor: Pick<MemoryMonitor, 'current' | 'currentChanged'>;
   /** The active kernel's allocation recording; null without a notebook. */
   current: () => AllocationRecorder | null;
   /** The panels of the active kernel, the active notebook first. */
@@ -67,7 +74,6 @@ export function registerAllocationCommands(options: {
       const enabled =
         typeof args.enabled === 'boolean' ? args.enabled : !recorder.enabled;
       const state = await recorder.setRecording(enabled);
-      app.commands.notifyCommandChanged(CommandIDs.recordAllocations);
       if (state === null) {
         options.notify(
           'error',
@@ -167,14 +173,71 @@ export function registerAllocationCommands(options: {
     }
   });
 
+  followRecording(app, options.monitor, current);
+
   if (palette) {
-    for (const command of [
-      CommandIDs.recordAllocations,
-      CommandIDs.showAllocationSites,
-      CommandIDs.exportAllocationSnapshot,
-      CommandIDs.exportAllocationSites
-    ]) {
+    for (const command of RECORDING_COMMANDS) {
       palette.addItem({ command, category: options.category });
     }
   }
+}
+
+/** The commands whose label, toggle or enabled state read the recorder. */
+const RECORDING_COMMANDS = [
+  CommandIDs.recordAllocations,
+  CommandIDs.showAllocationSites,
+  CommandIDs.exportAllocationSnapshot,
+  CommandIDs.exportAllocationSites
+];
+
+/** What the recording commands' isEnabled and isToggled read of a recorder. */
+const RECORDING_CHANGES: ReadonlySet<AllocationRecorderChange> = new Set([
+  'recording',
+  'listing',
+  'available'
+] as const);
+
+/**
+ * Menus and the palette show the recording commands as enabled and toggled
+ * when last told: tell them whenever what those read changes (the active
+ * kernel, its helper going live or away, the recorder's state), not only
+ * after a command ran. The recorder says nothing when a kernel that never
+ * recorded stops being live: its model does.
+ */
+function followRecording(
+  app: JupyterFrontEnd,
+  monitor: Pick<MemoryMonitor, 'current' | 'currentChanged'>,
+  current: () => AllocationRecorder | null
+): void {
+  const notify = () => {
+    for (const id of RECORDING_COMMANDS) {
+      app.commands.notifyCommandChanged(id);
+    }
+  };
+  const onRecorderChanged = (
+    _: AllocationRecorder,
+    change: AllocationRecorderChange
+  ) => {
+    if (RECORDING_CHANGES.has(change)) {
+      notify();
+    }
+  };
+  const onModelChanged = (_: IKernelMemoryModel, change: ModelChange) => {
+    if (change === 'state') {
+      notify();
+    }
+  };
+  let model: IKernelMemoryModel | null = null;
+  let recorder: AllocationRecorder | null = null;
+  const follow = () => {
+    model?.changed.disconnect(onModelChanged);
+    recorder?.changed.disconnect(onRecorderChanged);
+    model = monitor.current;
+    recorder = current();
+    model?.changed.connect(onModelChanged);
+    recorder?.changed.connect(onRecorderChanged);
+    notify();
+  };
+  monitor.currentChanged.connect(follow);
+  follow();
 }

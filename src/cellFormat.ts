@@ -43,7 +43,9 @@ export function formatDuration(seconds: number | null | undefined): string {
     return UNKNOWN_TEXT;
   }
   if (seconds < 1) {
-    return `${Math.round(seconds * 1000)} ms`;
+    const ms = Math.round(seconds * 1000);
+    // Just under a second rounds up to a whole one: say it as a second is said.
+    return ms < 1000 ? `${ms} ms` : '1.0 s';
   }
   if (seconds < 10) {
     return `${(Math.floor(seconds * 10) / 10).toFixed(1)} s`;

@@ -345,6 +345,7 @@ export function registerCommands(options: {
     palette,
     category: trans.__(PALETTE_CATEGORY),
     sidebar,
+    monitor,
     current: () => monitor.currentAllocations,
     panels: () => {
       const model = monitor.current;

@@ -3,7 +3,7 @@
  * asking: the gist of `explainKernelDeath`, with a button to the panel. The
  * notification follows the facts: updated when the restarted kernel brings
  * evidence (its container's OOM kill count), dismissed when the user
- * restarts or changes the kernel.
+ * restarts or changes the kernel, or closes its notebook.
  */
 import { IDisposable } from '@lumino/disposable';
 
@@ -67,6 +67,12 @@ export class DeathNotifier implements IDisposable {
     }
     for (const model of Array.from(this._shown.keys())) {
       if (!models.has(model)) {
+        // Its notebook closed: the notification, which stays until dismissed,
+        // would go on speaking of a kernel no panel shows any more.
+        const shown = this._shown.get(model);
+        if (shown) {
+          this._notifications.dismiss(shown.id);
+        }
         model.changed.disconnect(this._onChanged, this);
         this._shown.delete(model);
       }

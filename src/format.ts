@@ -31,6 +31,14 @@ function unitIndexFor(bytes: number, units: ByteUnits): number {
     scaled /= base;
     index++;
   }
+  // Rounding can carry the figure up to the base (1,048,575 B is "1024
+  // KiB"): that reads as the next unit up, "1 MiB".
+  if (
+    index < UNIT_NAMES[units].length - 1 &&
+    Number(formatScaled(scaled, index)) >= base
+  ) {
+    index++;
+  }
   return index;
 }
 

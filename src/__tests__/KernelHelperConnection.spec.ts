@@ -235,6 +235,35 @@ describe('KernelHelperConnection', () => {
     expect(kernel.comms).toHaveLength(2);
   });
 
+  it('fails the requests in flight as soon as the connection is lost', async () => {
+    const kernel = new FakeKernel();
+    const { sessionContext, connection } = connect(kernel);
+    await settle();
+    kernel.lastComm.receive(wire(makeHello()));
+    const pending = connection.inspect();
+    sessionContext.connectionStatusChanged.emit('connecting');
+    await expect(pending).rejects.toBeInstanceOf(RequestAbandonedError);
+    await expect(pending).rejects.toThrow('Lost the connection');
+  });
+
+  it('lets new settings wait for a cell longer than the request timeout', async () => {
+    const kernel = new FakeKernel();
+    const { connection } = connect(kernel, { requestTimeoutMs: 10 });
+    await settle();
+    kernel.lastComm.receive(wire(makeHello()));
+    let settled = false;
+    const pending = connection.configure({ interval_s: 0.5 });
+    pending.then(
+      () => (settled = true),
+      () => (settled = true)
+    );
+    await new Promise(resolve => setTimeout(resolve, 50));
+    expect(settled).toBe(false); // a ping would have timed out by now
+    const id = kernel.lastComm.lastRequest.request_id;
+    kernel.lastComm.receive({ type: 'reply', request_id: id, request_type: 'configure', result: { config: CONFIG } });
+    await expect(pending).resolves.toEqual({ config: CONFIG });
+  });
+
   it('tracks busy and idle while live', async () => {
     const kernel = new FakeKernel();
     const { sessionContext, model } = connect(kernel);
@@ -321,6 +350,29 @@ describe('KernelHelperConnection', () => {
       kernel.lastComm.receive({ type: 'error', request_id: id, code: 'invalid_config', message: 'interval_s must be ...' });
       await expect(pending).rejects.toBeInstanceOf(HelperRequestError);
       await expect(pending).rejects.toMatchObject({ code: 'invalid_config' });
+    });
+
+    it('rejects at once a request whose answer is malformed, and still counts it', async () => {
+      const kernel = new FakeKernel();
+      const { model, connection } = connect(kernel);
+      await settle();
+      const pending = connection.configure({ interval_s: 0.5 });
+      const id = kernel.lastComm.lastRequest.request_id;
+      kernel.lastComm.receive({ type: 'reply', request_id: id, request_type: 'configure', result: 'oops' });
+      await expect(pending).rejects.toBeInstanceOf(HelperRequestError);
+      await expect(pending).rejects.toMatchObject({ code: 'malformed_answer' });
+      await expect(pending).rejects.toThrow(/answer was malformed.*reply\.result/);
+      expect(model.ignoredMessageCount).toBe(1);
+    });
+
+    it('rejects at once a request whose error answer is malformed', async () => {
+      const kernel = new FakeKernel();
+      const { connection } = connect(kernel);
+      await settle();
+      const pending = connection.ping();
+      const id = kernel.lastComm.lastRequest.request_id;
+      kernel.lastComm.receive({ type: 'error', request_id: id, code: 7 });
+      await expect(pending).rejects.toMatchObject({ code: 'malformed_answer' });
     });
 
     it('times out, and drops the late reply', async () => {

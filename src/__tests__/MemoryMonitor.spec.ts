@@ -2,6 +2,7 @@ import { Signal } from '@lumino/signaling';
 
 import { MemoryMonitor } from '../model/MemoryMonitor';
 import { IHelperConnection, IMonitoredNotebook } from '../model/monitoredSession';
+import { RequestAbandonedError } from '../kernel/PendingRequests';
 import { KernelMemoryModel } from '../model/KernelMemoryModel';
 import { DEFAULT_SETTINGS, VramSettings } from '../settings';
 import { IKernelMemoryModel } from '../tokens';
@@ -243,6 +244,20 @@ describe('MemoryMonitor', () => {
     // Identical settings are not re-applied.
     monitor.updateSettings({ ...monitor.settings });
     expect(seen).toHaveLength(4);
+  });
+
+  it('says settings failed when the helper refused them, not when a restart abandoned them', async () => {
+    const { tracker, monitor, connections } = setup();
+    tracker.activate(new FakePanel());
+    const model = monitor.current as KernelMemoryModel;
+    connections[0].configureAnswer = Promise.reject(new RequestAbandonedError('The kernel restarted.'));
+    monitor.updateSettings({ ...DEFAULT_SETTINGS, sampleIntervalSeconds: 0.5 });
+    await new Promise(resolve => setTimeout(resolve, 0));
+    expect(model.problem).toBeNull();
+    connections[0].configureAnswer = Promise.reject(new Error('interval_s must be at least 0.05'));
+    monitor.updateSettings({ ...DEFAULT_SETTINGS, sampleIntervalSeconds: 2 });
+    await new Promise(resolve => setTimeout(resolve, 0));
+    expect(model.problem).toContain('Could not apply the new sampling settings');
   });
 
   it('stops following the tracker when disposed', () => {

@@ -68,7 +68,7 @@ async function setup() {
     deselectAll: jest.fn(),
     scrollToItem: jest.fn(async () => undefined)
   };
-  const { comm, monitor, panel } = await liveMonitorOnFakeKernel({ id: 'panel-1', content: notebook });
+  const { comm, monitor, panel, tracker } = await liveMonitorOnFakeKernel({ id: 'panel-1', content: notebook });
   const commands = new CommandRegistry();
   const sidebar = new MemorySidebar({
     monitor,
@@ -82,7 +82,7 @@ async function setup() {
     sidebar,
     currentNotebook: () => panel as any
   });
-  return { comm, monitor, commands, sidebar, notebook, cells, app, notes };
+  return { comm, monitor, commands, sidebar, notebook, cells, app, notes, tracker };
 }
 
 describe('allocation commands', () => {
@@ -124,6 +124,32 @@ describe('allocation commands', () => {
     expect(sidebar.node.querySelector('[data-vram-role="recording-status"]')!.textContent).toBe(
       'Recording is off: it costs nothing. Tick "Record allocations" to see which lines hold memory.'
     );
+    sidebar.dispose();
+  });
+
+  it('tell menus when recording, the helper or the active kernel changes, not only after a run', async () => {
+    const { comm, commands, monitor, sidebar, tracker } = await setup();
+    const changed: string[] = [];
+    commands.commandChanged.connect((_, args) => {
+      if (args.id === CommandIDs.recordAllocations) {
+        changed.push(`${commands.isEnabled(args.id!)}/${commands.isToggled(args.id!)}`);
+      }
+    });
+    // The helper goes away before anything was recorded: nothing can be.
+    monitor.current!.setState('disconnected', 'gone');
+    expect(changed.pop()).toBe('false/false');
+    monitor.current!.setState('live');
+    expect(changed.pop()).toBe('true/false');
+    // Another page turned recording on.
+    comm.receive({ type: 'allocation_recording', recording: ON });
+    await settle();
+    expect(changed.pop()).toBe('true/true');
+    // The active notebook is left for none: no kernel to record in.
+    changed.length = 0;
+    tracker.currentWidget = null;
+    tracker.currentChanged.emit(null);
+    expect(monitor.current).toBeNull();
+    expect(changed).toEqual(['false/false']);
     sidebar.dispose();
   });
 

@@ -275,6 +275,15 @@ describe('site rows', () => {
     );
     expect(csv).toHaveLength(5); // header, 3 rows, final newline
   });
+
+  it('defuses a leading tab or carriage return in CSV as a formula too', () => {
+    const [host] = siteRows(parsedListing(), new Map());
+    host.rows[0].code = '\t=1+1';
+    host.rows[0].label = '\r=1+1';
+    const fields = sitesToCsv(host.rows).split('\n')[1];
+    expect(fields).toContain(',\'\t=1+1,');
+    expect(fields.endsWith(',"\'\r=1+1"')).toBe(true);
+  });
 });
 
 function fakeConnection() {

@@ -63,6 +63,12 @@ describe('cell figures and badge text', () => {
     expect(text).not.toContain('peak counters not reset');
   });
 
+  it('says just under a second as a second, not as 1000 ms', () => {
+    expect(formatDuration(0.9994)).toBe('999 ms');
+    expect(formatDuration(0.9996)).toBe('1.0 s');
+    expect(formatDuration(1)).toBe('1.0 s');
+  });
+
   it("writes the Cells table's durations without spaces from a minute on", () => {
     expect(formatDurationShort(0.119)).toBe('119 ms');
     expect(formatDurationShort(59.9)).toBe('59 s');

@@ -2,10 +2,10 @@ import { CellHistory, CellHistoryEntry } from '../model/CellHistory';
 import {
   cellHistoryToCsv,
   cellHistoryToJson,
-  csvField,
   CSV_COLUMNS,
   exportFileName
 } from '../model/cellExport';
+import { csvField } from '../model/csvField';
 import { CELL_SORT_KEYS, sortCellEntries } from '../model/cellSort';
 import { makeCellGpu, makeCellRecord, makeRamRecord, oomRecord } from './cellFixtures';
 import { MiB } from './fixtures';

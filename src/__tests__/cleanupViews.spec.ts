@@ -117,6 +117,32 @@ describe('HoldersView', () => {
     expect(onDelete).toHaveBeenCalledTimes(1);
   });
 
+  it('keeps the keyboard focus on a ticked checkbox (the rows are rebuilt)', async () => {
+    const { actions } = liveActions();
+    await actions.inspect();
+    view.actions = actions;
+    view.renderNow();
+    const boxOf = (selector: string) =>
+      view.node.querySelector(`${selector} input[type=checkbox]`) as HTMLInputElement;
+    const box = boxOf('[data-vram-role="holder-entry"][data-vram-name="a"]');
+    box.focus();
+    box.checked = true;
+    box.dispatchEvent(new Event('change'));
+    view.renderNow();
+    expect(document.activeElement).toBe(boxOf('[data-vram-role="holder-entry"][data-vram-name="a"]'));
+    expect(boxOf('[data-vram-role="holder-entry"][data-vram-name="a"]').checked).toBe(true);
+
+    const hidden = boxOf('[data-vram-role="hidden-holder"]');
+    const holder = (hidden.closest('li') as HTMLElement).dataset.vramHolder;
+    hidden.focus();
+    hidden.checked = true;
+    hidden.dispatchEvent(new Event('change'));
+    view.renderNow();
+    expect(document.activeElement).toBe(
+      boxOf(`[data-vram-role="hidden-holder"][data-vram-holder="${holder}"]`)
+    );
+  });
+
   it('refreshes the listing and keeps only what is still deletable selected', async () => {
     const { actions, connection } = liveActions();
     await actions.inspect();

@@ -55,6 +55,16 @@ describe('formatBytes', () => {
   it('keeps the sign of a negative figure', () => {
     expect(formatBytes(-2048)).toBe('-2 KiB');
   });
+
+  it('moves up a unit when rounding reaches the base', () => {
+    expect(formatBytes(1023.6)).toBe('1 KiB');
+    expect(formatBytes(1_048_575)).toBe('1 MiB');
+    expect(formatBytes(1024 ** 3 - 1)).toBe('1 GiB');
+    expect(formatBytes(-1_048_575)).toBe('-1 MiB');
+    expect(formatBytes(999.6, 'decimal')).toBe('1 kB');
+    expect(formatBytes(999_999, 'decimal')).toBe('1 MB');
+    expect(formatBytesOf(1_048_575, 1_048_575)).toBe('1/1 MiB');
+  });
 });
 
 describe('formatBytesOf', () => {

@@ -336,6 +336,32 @@ describe('the death in the panel, the timeline, the badge and a notification', (
     ]);
     notifier.dispose();
   });
+
+  it('a notification: dismissed when its notebook closes', () => {
+    const dismissed: string[] = [];
+    const notifications: INotifications = {
+      emit: () => 'n1',
+      update: () => true,
+      dismiss: id => dismissed.push(id)
+    };
+    const model = new KernelMemoryModel({ historyCapacity: 10 });
+    let sessions = [{ model } as any];
+    const sessionsChanged = new Signal<any, void>({});
+    const notifier = new DeathNotifier({
+      monitor: { sessions: () => sessions, sessionsChanged, settings: DEFAULT_SETTINGS } as any,
+      showDetails: () => undefined,
+      notifications
+    });
+    const source = dead();
+    model.ingest(wire(makeHello()));
+    model.ingest(wire(source.death!.lastSample));
+    model.noteKernelDeath('autorestarting', { cellId: 'cell-b', executionCount: 12, confirmed: true });
+    expect(dismissed).toEqual([]);
+    sessions = [];
+    sessionsChanged.emit();
+    expect(dismissed).toEqual(['n1']);
+    notifier.dispose();
+  });
 });
 
 describe('a cell another page sent', () => {

@@ -80,4 +80,26 @@ describe('allocation sites in the out-of-memory diagnosis', () => {
     expect(run).toHaveBeenCalledTimes(1);
     view.dispose();
   });
+
+  it('lead to their cell from the keyboard too: focusable, Enter or Space', () => {
+    const model = new KernelMemoryModel({ historyCapacity: 10 });
+    model.ingest(wire(makeHello()));
+    const run = jest.fn();
+    const view = new OomDiagnosisView({ settings: { ...DEFAULT_SETTINGS }, run });
+    view.model = model;
+    Widget.attach(view, document.body);
+    model.ingest(
+      wire({ type: 'cells', records: [oomRecord({ record_id: 2, execution_count: 4, oom: hostDiagnosis(SITES) })] })
+    );
+    MessageLoop.flush();
+    const rows = view.node.querySelectorAll<HTMLElement>('[data-vram-role="oom-site"]');
+    expect(rows[0].tabIndex).toBe(0);
+    rows[0].dispatchEvent(new KeyboardEvent('keydown', { key: 'Enter', bubbles: true }));
+    const space = new KeyboardEvent('keydown', { key: ' ', bubbles: true, cancelable: true });
+    rows[0].dispatchEvent(space);
+    expect(run).toHaveBeenCalledTimes(2);
+    expect(space.defaultPrevented).toBe(true); // no scrolling of the panel
+    expect(rows[1].tabIndex).toBe(-1); // outside the notebook: nowhere to go
+    view.dispose();
+  });
 });

@@ -231,7 +231,72 @@ describe('MemorySidebar', () => {
   });
 });
 
+describe('MemorySidebar: keyboard and assistive technology', () => {
+  const key = (node: HTMLElement, k: string) =>
+    node.dispatchEvent(new KeyboardEvent('keydown', { key: k, bubbles: true, cancelable: true }));
+
+  it('moves between tabs with the arrow keys, Home and End, focus following', () => {
+    const sidebar = new MemorySidebar({ monitor: new FakeMonitor() });
+    Widget.attach(sidebar, document.body);
+    const tab = (name: string) => q(sidebar.node, `[data-vram-role="${name}-tab"]`);
+    tab('memory').focus();
+    key(tab('memory'), 'ArrowRight');
+    expect(sidebar.tab).toBe('cells');
+    expect(document.activeElement).toBe(tab('cells'));
+    expect(tab('cells').tabIndex).toBe(0);
+    expect(tab('memory').tabIndex).toBe(-1);
+    key(tab('cells'), 'End');
+    expect(sidebar.tab).toBe('kernels');
+    key(tab('kernels'), 'ArrowRight'); // wraps round
+    expect(sidebar.tab).toBe('memory');
+    key(tab('memory'), 'ArrowLeft');
+    expect(sidebar.tab).toBe('kernels');
+    key(tab('kernels'), 'Home');
+    expect(sidebar.tab).toBe('memory');
+    expect(document.activeElement).toBe(tab('memory'));
+    sidebar.dispose();
+  });
+
+  it('links each tab to the panels it shows', () => {
+    const sidebar = new MemorySidebar({ monitor: new FakeMonitor() });
+    Widget.attach(sidebar, document.body);
+    const cellsTab = q(sidebar.node, '[data-vram-role="cells-tab"]');
+    expect(cellsTab.getAttribute('aria-controls')).toBe(sidebar.cells.id);
+    expect(sidebar.cells.node.getAttribute('role')).toBe('tabpanel');
+    expect(sidebar.cells.node.getAttribute('aria-labelledby')).toBe(cellsTab.id);
+    const memoryTab = q(sidebar.node, '[data-vram-role="memory-tab"]');
+    const controlled = memoryTab.getAttribute('aria-controls')!.split(' ');
+    expect(controlled).toContain(sidebar.timeline.id);
+    expect(controlled).toContain(sidebar.death.id);
+    expect(sidebar.timeline.node.getAttribute('role')).toBe('tabpanel');
+    // The death notice stays a live region.
+    expect(sidebar.death.node.getAttribute('role')).toBe('status');
+    sidebar.dispose();
+  });
+
+  it('announces a change of state politely', () => {
+    const sidebar = new MemorySidebar({ monitor: new FakeMonitor() });
+    const state = q(sidebar.node, '[data-vram-role="state"]');
+    expect(state.getAttribute('role')).toBe('status');
+    expect(state.getAttribute('aria-live')).toBe('polite');
+    sidebar.dispose();
+  });
+});
+
 describe('VramStatusItem', () => {
+  it('is a button for the keyboard: focusable, Enter or Space opens the panel', () => {
+    const onClick = jest.fn();
+    const item = new VramStatusItem({ monitor: new FakeMonitor(), onClick });
+    Widget.attach(item, document.body);
+    expect(item.node.getAttribute('role')).toBe('button');
+    expect(item.node.tabIndex).toBe(0);
+    item.node.dispatchEvent(new KeyboardEvent('keydown', { key: 'Enter', bubbles: true }));
+    item.node.dispatchEvent(new KeyboardEvent('keydown', { key: ' ', bubbles: true }));
+    item.node.click();
+    expect(onClick).toHaveBeenCalledTimes(3);
+    item.dispose();
+  });
+
   it('shows the kernel GPU use against the total, with a warning class', () => {
     const monitor = new FakeMonitor();
     const item = new VramStatusItem({ monitor });

@@ -130,6 +130,10 @@ export class HelperComm {
       this._otherMessage.emit(data);
       return;
     }
+    if (result.kind === 'malformed') {
+      this._rejectMalformedAnswer(data, result.error);
+      return;
+    }
     if (result.kind !== 'message') {
       return;
     }
@@ -146,6 +150,30 @@ export class HelperComm {
         );
       }
     }
+  }
+
+  /**
+   * A `reply` or `error` that fails parsing still names the request it
+   * answers: fail that request now rather than let it wait out its timeout
+   * (minutes for a cleanup) for an answer that already came.
+   */
+  private _rejectMalformedAnswer(data: unknown, error: string): void {
+    if (typeof data !== 'object' || data === null) {
+      return;
+    }
+    const answer = data as { type?: unknown; request_id?: unknown };
+    if (
+      (answer.type !== 'reply' && answer.type !== 'error') ||
+      typeof answer.request_id !== 'string'
+    ) {
+      return;
+    }
+    this._requests.settle({
+      type: 'error',
+      request_id: answer.request_id,
+      code: 'malformed_answer',
+      message: `The kernel helper's answer was malformed (${error}).`
+    });
   }
 
   private _onClose(comm: Kernel.IComm): void {

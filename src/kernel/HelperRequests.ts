@@ -27,6 +27,16 @@ import {
 } from '../protocol';
 import { Parsed } from '../protocolReader';
 
+/**
+ * How long new settings may wait for their answer. The kernel reads comm
+ * messages between cells, so settings sent during a training cell are
+ * applied when it ends, hours later maybe: the usual request timeout would
+ * call them failed while they wait. A restart, a lost connection or a
+ * silent helper (SilenceWatch reconnects) abandons them sooner, and the
+ * next comm opens with the settings.
+ */
+const SETTINGS_WAIT_MS = 24 * 3600 * 1000;
+
 export abstract class HelperRequests implements ICleanupConnection {
   /**
    * @param _cleanupTimeoutMs how long a cleanup or recording request may
@@ -47,7 +57,7 @@ export abstract class HelperRequests implements ICleanupConnection {
     if (!this.isOpen) {
       return null;
     }
-    return this._request('configure', { config });
+    return this._request('configure', { config }, SETTINGS_WAIT_MS);
   }
 
   /** Ask for a sample now; it is in the model when this resolves. */

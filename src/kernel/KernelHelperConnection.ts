@@ -261,7 +261,10 @@ export class KernelHelperConnection
       return;
     }
     this._connectionLost = true;
-    this._model.setKernelBusy(false);
+    // Answers sent meanwhile are lost (the comm is opened anew once the
+    // connection is back): fail the requests now, not at their timeout
+    // (minutes for a cleanup, with its spinner up all along).
+    this._detach('Lost the connection to the kernel.');
     this._model.setState(
       'disconnected',
       status === 'connecting'

@@ -15,6 +15,7 @@ import { KernelDeathWatch } from '../kernel/KernelDeathWatch';
 import { cellIdOfCode } from './cellOfCode';
 import { KernelHelperConnection } from '../kernel/KernelHelperConnection';
 import { CommsLeftOpen, OpenComm } from '../kernel/CommsLeftOpen';
+import { RequestAbandonedError } from '../kernel/PendingRequests';
 import { HelperRequestResults } from '../protocol';
 import {
   DEFAULT_SETTINGS,
@@ -233,6 +234,9 @@ export class MemoryMonitor implements IVramMonitor {
         const applied = session.connection.configure(config);
         session.model.settingsSent(applied);
         applied.catch(reason => {
+          if (reason instanceof RequestAbandonedError) {
+            return; // restarted or reconnected: the new comm opens with these settings
+          }
           session.model.reportProblem(
             `Could not apply the new sampling settings: ${errorText(reason)}`
           );

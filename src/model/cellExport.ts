@@ -1,13 +1,11 @@
 /**
  * Export of the cell history as CSV or JSON (pure: the caller downloads).
  *
- * CSV follows RFC 4180: fields with a comma, a double quote, a line break or
- * surrounding spaces are quoted, and double quotes doubled. Text that comes
- * from the kernel (error type and message, cell id) and starts with = + - @
- * gets a leading apostrophe, so that a spreadsheet does not run it as a
- * formula; numbers are written as they are.
+ * CSV fields are written by csvField.ts; the text from the kernel (error
+ * type and message, cell id) is defused there as a spreadsheet formula.
  */
 import { CellHistoryEntry } from './CellHistory';
+import { csvField } from './csvField';
 
 /** The CSV columns, in order. */
 export const CSV_COLUMNS = [
@@ -36,23 +34,6 @@ export const CSV_COLUMNS = [
   'rss_after_bytes',
   'rss_peak_bytes'
 ] as const;
-
-type CsvValue = string | number | boolean | null;
-
-/** One CSV field. */
-export function csvField(value: CsvValue, isText = false): string {
-  if (value === null) {
-    return '';
-  }
-  let text = String(value);
-  if (isText && /^[=+\-@\t\r]/.test(text)) {
-    text = "'" + text;
-  }
-  if (/[",\r\n]/.test(text) || /^\s|\s$/.test(text)) {
-    return '"' + text.replace(/"/g, '""') + '"';
-  }
-  return text;
-}
 
 /** Sum of a figure over devices; null if any device lacks it (or none). */
 function sumOver(

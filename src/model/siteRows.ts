@@ -12,6 +12,7 @@ import {
   SiteFrame
 } from '../allocationProtocol';
 import { CellMemoryRecord } from '../cellProtocol';
+import { csvField } from './csvField';
 
 export interface SiteRow {
   device: string;
@@ -141,13 +142,6 @@ export function foldSmallSites(rows: readonly SiteRow[]): FoldedRows {
   };
 }
 
-function csvField(value: string | number | null): string {
-  const text = value === null ? '' : String(value);
-  // Quote what CSV needs quoted; a leading = + - @ would run as a formula in a spreadsheet.
-  const safe = /^[=+\-@]/.test(text) ? `'${text}` : text;
-  return /[",\n\r]/.test(safe) ? `"${safe.replace(/"/g, '""')}"` : safe;
-}
-
 /** One device's sites as CSV (header first). */
 export function sitesToCsv(rows: readonly SiteRow[]): string {
   const header = [
@@ -177,7 +171,8 @@ export function sitesToCsv(rows: readonly SiteRow[]): string {
         r.library,
         r.label
       ]
-        .map(csvField)
+        // Every text of a site is the kernel's (file names, code, labels).
+        .map(value => csvField(value, typeof value === 'string'))
         .join(',')
     );
   }

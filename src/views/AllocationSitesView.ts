@@ -32,7 +32,14 @@ import {
 } from '../model/siteRows';
 import { VramSettings } from '../settings';
 import { IKernelMemoryModel } from '../tokens';
-import { button, element, setBytesData, setHidden, setText } from './dom';
+import {
+  button,
+  element,
+  makeActivatable,
+  setBytesData,
+  setHidden,
+  setText
+} from './dom';
 import { LazyView } from './LazyView';
 import { follow } from './follow';
 
@@ -289,15 +296,8 @@ export class AllocationSitesView extends LazyView {
     }
     if (row.inNotebook && (row.cellId !== null || row.executionCount !== null)) {
       item.classList.add('jp-vram-Sites-jump');
-      item.tabIndex = 0;
       item.title = 'Go to this line';
-      const jump = () => this._actions.jumpTo(row);
-      item.addEventListener('click', jump);
-      item.addEventListener('keydown', event => {
-        if (event.key === 'Enter') {
-          jump();
-        }
-      });
+      makeActivatable(item, () => this._actions.jumpTo(row));
     }
     return item;
   }

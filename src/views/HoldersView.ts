@@ -93,6 +93,9 @@ export class HoldersView extends MemoryActionsView {
       actions?.listingError !== null && actions?.listingError !== undefined
     );
 
+    // Ticking a box re-renders: the rows are rebuilt, and the keyboard focus
+    // is put back on the same control of the same holder, not lost.
+    const focused = this._focusedControl();
     this._entries.textContent = '';
     this._hidden.textContent = '';
     if (!actions || !listing) {
@@ -115,6 +118,50 @@ export class HoldersView extends MemoryActionsView {
     }
     setHidden(this._hiddenTitle, listing.hidden.length === 0);
     setHidden(this._hidden, listing.hidden.length === 0);
+    if (focused) {
+      this._refocus(focused);
+    }
+  }
+
+  /** The control of a holder's row that has the focus, if any. */
+  private _focusedControl(): IFocusedControl | null {
+    const active = document.activeElement;
+    if (!(active instanceof HTMLElement)) {
+      return null;
+    }
+    const row = active.closest<HTMLElement>('.jp-vram-Holder');
+    const list = row?.parentElement;
+    const holder = row ? holderKey(row) : null;
+    if (
+      !list ||
+      holder === null ||
+      (list !== this._entries && list !== this._hidden)
+    ) {
+      return null;
+    }
+    return {
+      list,
+      holder,
+      control:
+        active instanceof HTMLInputElement
+          ? null
+          : (active.dataset.vramRole ?? null)
+    };
+  }
+
+  /** Focus the same control in the rebuilt row of the same holder (if still listed). */
+  private _refocus(focused: IFocusedControl): void {
+    const row = Array.from(focused.list.children).find(
+      (node): node is HTMLElement =>
+        node instanceof HTMLElement && holderKey(node) === focused.holder
+    );
+    const control =
+      focused.control === null
+        ? row?.querySelector<HTMLElement>('input[type=checkbox]')
+        : row?.querySelector<HTMLElement>(
+            `[data-vram-role="${focused.control}"]`
+          );
+    control?.focus();
   }
 
   private _statusText(): string {
@@ -295,6 +342,20 @@ export class HoldersView extends MemoryActionsView {
   private _entries: HTMLUListElement;
   private _hiddenTitle: HTMLDivElement;
   private _hidden: HTMLUListElement;
+}
+
+/** A focused control of a holder's row, found again after the rows are rebuilt. */
+interface IFocusedControl {
+  list: HTMLElement;
+  /** The variable's name, or the hidden holder's kind. */
+  holder: string;
+  /** The control's `data-vram-role`; null: the checkbox. */
+  control: string | null;
+}
+
+/** What a row stands for: its variable's name, or its hidden holder's kind. */
+function holderKey(row: HTMLElement): string | null {
+  return row.dataset.vramName ?? row.dataset.vramHolder ?? null;
 }
 
 export namespace HoldersView {

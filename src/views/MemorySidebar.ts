@@ -14,6 +14,7 @@
  * SidebarHost holds it in the sidebar and loads this module when the tab is
  * first shown.
  */
+import { DOMUtils } from '@jupyterlab/apputils';
 import { TranslationBundle } from '@jupyterlab/translation';
 import { Panel, Widget } from '@lumino/widgets';
 
@@ -139,6 +140,13 @@ export class MemorySidebar extends Panel {
     this.addWidget(this.holders);
     this.addWidget(this.sites);
     this.addWidget(this.kernels);
+    this._linkTabsToPanels({
+      memory: [...this._memoryViews, this.snippets],
+      cells: [this.cells],
+      holders: [this.holders],
+      lines: [this.sites],
+      kernels: [this.kernels]
+    });
     this.showTab('memory');
 
     this._monitor = monitor;
@@ -248,7 +256,67 @@ export class MemorySidebar extends Panel {
       this._tabButtons.set(name, tab);
       bar.node.appendChild(tab);
     }
+    bar.node.addEventListener('keydown', event => this._onTabKey(event));
     return bar;
+  }
+
+  /**
+   * The WAI-ARIA tabs pattern: with one tab in the Tab order (the selected
+   * one), the arrow keys, Home and End move between tabs, showing each.
+   */
+  private _onTabKey(event: KeyboardEvent): void {
+    const names = Array.from(this._tabButtons.keys());
+    const at = names.findIndex(
+      name => this._tabButtons.get(name) === event.target
+    );
+    if (at < 0) {
+      return;
+    }
+    let next: number;
+    switch (event.key) {
+      case 'ArrowRight':
+        next = (at + 1) % names.length;
+        break;
+      case 'ArrowLeft':
+        next = (at - 1 + names.length) % names.length;
+        break;
+      case 'Home':
+        next = 0;
+        break;
+      case 'End':
+        next = names.length - 1;
+        break;
+      default:
+        return;
+    }
+    event.preventDefault();
+    this.showTab(names[next]);
+    this._tabButtons.get(names[next])?.focus();
+  }
+
+  /**
+   * Tell assistive technology which views each tab shows (aria-controls),
+   * and label each view by its tab. The Memory tab shows several views side
+   * by side in this panel (its styles lay out the panel's children): each is
+   * a tab panel labelled by its tab, but for one with a role and name of
+   * its own (the death notice's live region, the out-of-memory diagnosis):
+   * taking those would silence the one and rename the other.
+   */
+  private _linkTabsToPanels(panels: Record<MemorySidebar.Tab, Widget[]>): void {
+    for (const [name, tab] of this._tabButtons) {
+      tab.id = DOMUtils.createDomID();
+      for (const panel of panels[name]) {
+        panel.id = DOMUtils.createDomID();
+        if (!panel.node.hasAttribute('role')) {
+          panel.node.setAttribute('role', 'tabpanel');
+          panel.node.setAttribute('aria-labelledby', tab.id);
+        }
+      }
+      tab.setAttribute(
+        'aria-controls',
+        panels[name].map(panel => panel.id).join(' ')
+      );
+    }
   }
 
   private _monitor: IVramMonitor;

@@ -24,7 +24,14 @@ import { explainOom, OomFigureKey } from '../model/oomExplanation';
 import { oomFiguresNow } from '../model/oomNow';
 import { VramSettings } from '../settings';
 import { ModelChange } from '../tokens';
-import { button, element, setBytesData, setHidden, setText } from './dom';
+import {
+  button,
+  element,
+  makeActivatable,
+  setBytesData,
+  setHidden,
+  setText
+} from './dom';
 import { ModelView } from './ModelView';
 import { follow } from './follow';
 
@@ -234,7 +241,7 @@ export class OomDiagnosisView extends ModelView {
       if (row.inNotebook && (row.cellId !== null || row.executionCount !== null)) {
         item.classList.add('jp-vram-Sites-jump');
         item.title = 'Go to this line';
-        item.addEventListener('click', () =>
+        makeActivatable(item, () =>
           void this._run({
             id: 'go-to-line',
             label: 'Go to this line',

@@ -18,6 +18,10 @@ export class StateBanner extends ModelView {
     super(settings);
     this.addClass('jp-vram-StateBanner');
     this._state = element('div', 'jp-vram-State', { role: 'state' });
+    // A change of state ("Helper failed") comes unasked: a screen reader
+    // should hear it without leaving what the user is doing.
+    this._state.setAttribute('role', 'status');
+    this._state.setAttribute('aria-live', 'polite');
     this._busy = element('div', 'jp-vram-Busy', { role: 'kernel-busy' });
     this._busy.hidden = true;
     this._notes = element('ul', 'jp-vram-Notes');

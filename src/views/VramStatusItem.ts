@@ -8,6 +8,7 @@ import { gpuFigures } from '../model/gpuFigures';
 import { hostFigures } from '../model/hostFigures';
 import { IKernelMemoryModel, IVramMonitor, ModelChange } from '../tokens';
 import { VramSettings } from '../settings';
+import { makeActivatable } from './dom';
 import { ModelView } from './ModelView';
 
 const RELEVANT: ReadonlySet<ModelChange> = new Set<ModelChange>([
@@ -93,7 +94,8 @@ export class VramStatusItem extends ModelView {
     const monitor = (this._monitor = options.monitor);
     if (options.onClick) {
       const onClick = options.onClick;
-      this.node.addEventListener('click', () => onClick());
+      this.node.setAttribute('role', 'button');
+      makeActivatable(this.node, () => onClick());
     }
     monitor.currentChanged.connect(this._onCurrentChanged, this);
     monitor.settingsChanged.connect(this._onSettingsChanged, this);

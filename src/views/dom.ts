@@ -40,6 +40,27 @@ export function button(
   return node;
 }
 
+/**
+ * Make an element that is no button act like one for the keyboard too:
+ * focusable, and `activate` runs on a click, Enter or Space (Space without
+ * scrolling the panel). Keys pressed on an element inside it are its own.
+ */
+export function makeActivatable(
+  node: HTMLElement,
+  activate: () => void
+): void {
+  node.tabIndex = 0;
+  node.addEventListener('click', () => activate());
+  node.addEventListener('keydown', event => {
+    const isActivationKey = event.key === 'Enter' || event.key === ' ';
+    if (event.target !== node || !isActivationKey) {
+      return;
+    }
+    event.preventDefault();
+    activate();
+  });
+}
+
 /** Set text only when it changed (avoids needless layout work). */
 export function setText(node: HTMLElement, text: string): void {
   if (node.textContent !== text) {
