@@ -16,6 +16,7 @@ import { IDisposable } from '@lumino/disposable';
 
 import { CellMemoryRecord } from '../cellProtocol';
 import { CellHistory, CellHistoryChange, SavedCellSession } from './CellHistory';
+import { StoreQueue } from './StoreQueue';
 
 /** A record with the series (kernel process run) it belongs to. */
 export interface SavedCellRecord {
@@ -50,7 +51,7 @@ export class CellHistoryPersistence implements IDisposable {
     this._flushDelayMs = options.flushDelayMs ?? 250;
     this._history.changed.connect(this._onChanged, this);
     const notebook = this._notebook();
-    this.ready = this._enqueue(async () => {
+    this.ready = this._storeQueue.run(async () => {
       const saved = await this._store.load(notebook, this._history.capacity);
       if (!this._isDisposed && notebook === this._notebook()) {
         this._history.restore(saved);
@@ -74,10 +75,10 @@ export class CellHistoryPersistence implements IDisposable {
     const batch = this._pending;
     this._pending = [];
     if (!batch.length) {
-      return this._queue;
+      return this._storeQueue.settled;
     }
     const notebook = this._notebook();
-    return this._enqueue(() => this._store.save(notebook, batch));
+    return this._storeQueue.run(() => this._store.save(notebook, batch));
   }
 
   /**
@@ -126,24 +127,9 @@ export class CellHistoryPersistence implements IDisposable {
       const notebook = this._notebook();
       const identity = history.identity;
       const floor = identity !== null ? { identity, floor: history.floor } : null;
-      void this._enqueue(() => this._store.clear(notebook, floor));
+      void this._storeQueue.run(() => this._store.clear(notebook, floor));
     }
     // 'restored': what came from the store.
-  }
-
-  /** Run store operations one after another, in the order asked. */
-  private _enqueue(operation: () => Promise<void>): Promise<void> {
-    this._queue = this._queue.then(operation).catch(reason => {
-      if (!this._warned) {
-        this._warned = true;
-        console.warn(
-          'jupyterlab-vram: could not keep the cell history in the browser ' +
-            '(it stays for this page only):',
-          reason
-        );
-      }
-    });
-    return this._queue;
   }
 
   private _history: CellHistory;
@@ -152,8 +138,7 @@ export class CellHistoryPersistence implements IDisposable {
   private _flushDelayMs: number;
   private _pending: SavedCellRecord[] = [];
   private _timer: ReturnType<typeof setTimeout> | null = null;
-  private _queue: Promise<void> = Promise.resolve();
-  private _warned = false;
+  private _storeQueue = new StoreQueue('the cell history');
   private _isDisposed = false;
 }
 

@@ -21,6 +21,7 @@ import { IDisposable } from '@lumino/disposable';
 import { KernelMemoryModel } from './KernelMemoryModel';
 import { HistoryAddition, MemoryHistory } from './MemoryHistory';
 import { assembleTimeline, TimelineChunk, TimelineChunkBuilder } from './savedTimeline';
+import { StoreQueue } from './StoreQueue';
 
 /** A chunk as stored, with the id the store gave it. */
 export interface StoredTimelineChunk {
@@ -49,7 +50,7 @@ export class TimelinePersistence implements IDisposable {
     this._identity = this._model.cells.identity;
     this._model.history.added.connect(this._onAdded, this);
     const notebook = this._notebook();
-    this.ready = this._enqueue(async () => {
+    this.ready = this._storeQueue.run(async () => {
       const stored = await this._store.load(notebook);
       if (this._isDisposed || notebook !== this._notebook() || !stored.length) {
         return;
@@ -78,11 +79,11 @@ export class TimelinePersistence implements IDisposable {
       this._timer = null;
     }
     if (this._pending.isEmpty) {
-      return this._queue;
+      return this._storeQueue.settled;
     }
     const chunk = this._pending.take(this._identity);
     const notebook = this._notebook();
-    return this._enqueue(() => this._store.save(notebook, chunk));
+    return this._storeQueue.run(() => this._store.save(notebook, chunk));
   }
 
   /**
@@ -147,21 +148,6 @@ export class TimelinePersistence implements IDisposable {
     this._identity = identity;
   }
 
-  /** Run store operations one after another, in the order asked. */
-  private _enqueue(operation: () => Promise<void>): Promise<void> {
-    this._queue = this._queue.then(operation).catch(reason => {
-      if (!this._warned) {
-        this._warned = true;
-        console.warn(
-          'jupyterlab-vram: could not keep the memory timeline in the browser ' +
-            '(it stays for this page only):',
-          reason
-        );
-      }
-    });
-    return this._queue;
-  }
-
   private _model: KernelMemoryModel;
   private _store: ITimelineStore;
   private _notebook: () => string;
@@ -169,8 +155,7 @@ export class TimelinePersistence implements IDisposable {
   private _identity: string | null;
   private _pending = new TimelineChunkBuilder();
   private _timer: ReturnType<typeof setTimeout> | null = null;
-  private _queue: Promise<void> = Promise.resolve();
-  private _warned = false;
+  private _storeQueue = new StoreQueue('the memory timeline');
   private _isDisposed = false;
 }
 
