@@ -68,10 +68,7 @@ export class CellHistoryPersistence implements IDisposable {
 
   /** Write what is waiting now (e.g. before the page goes away). */
   flush(): Promise<void> {
-    if (this._timer !== null) {
-      clearTimeout(this._timer);
-      this._timer = null;
-    }
+    this._storeQueue.cancelFlush();
     const batch = this._pending;
     this._pending = [];
     if (!batch.length) {
@@ -112,17 +109,9 @@ export class CellHistoryPersistence implements IDisposable {
           record: entry.record
         });
       }
-      if (this._timer === null) {
-        this._timer = setTimeout(() => {
-          this._timer = null;
-          void this.flush();
-        }, this._flushDelayMs);
-      }
+      this._storeQueue.flushLater(() => void this.flush(), this._flushDelayMs);
     } else if (change.kind === 'cleared') {
-      if (this._timer !== null) {
-        clearTimeout(this._timer);
-        this._timer = null;
-      }
+      this._storeQueue.cancelFlush();
       this._pending = [];
       const notebook = this._notebook();
       const identity = history.identity;
@@ -137,7 +126,6 @@ export class CellHistoryPersistence implements IDisposable {
   private _notebook: () => string;
   private _flushDelayMs: number;
   private _pending: SavedCellRecord[] = [];
-  private _timer: ReturnType<typeof setTimeout> | null = null;
   private _storeQueue = new StoreQueue('the cell history');
   private _isDisposed = false;
 }

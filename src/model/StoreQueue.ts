@@ -1,9 +1,10 @@
 /**
  * The writes and reads of one browser keeper (cell history, timeline) to its
  * store, run one after another in the order asked, so that a clear cannot
- * overtake the save before it. The first failure is said once on the
- * console, and the keeper carries on in memory: the page keeps what it
- * shows, the next page may lack it.
+ * overtake the save before it; and the timer that gathers what is added
+ * into one write. The first failure is said once on the console, and the
+ * keeper carries on in memory: the page keeps what it shows, the next page
+ * may lack it.
  */
 export class StoreQueue {
   /** `what`: what could not be kept, for the console ("the cell history"). */
@@ -29,7 +30,26 @@ export class StoreQueue {
     return this._queue;
   }
 
+  /** Call `flush` in `delayMs`, unless a call is due already. */
+  flushLater(flush: () => void, delayMs: number): void {
+    if (this._timer === null) {
+      this._timer = setTimeout(() => {
+        this._timer = null;
+        flush();
+      }, delayMs);
+    }
+  }
+
+  /** The call due (flushing now, or nothing left to flush) is not needed. */
+  cancelFlush(): void {
+    if (this._timer !== null) {
+      clearTimeout(this._timer);
+      this._timer = null;
+    }
+  }
+
   private _what: string;
+  private _timer: ReturnType<typeof setTimeout> | null = null;
   private _queue: Promise<void> = Promise.resolve();
   private _warned = false;
 }

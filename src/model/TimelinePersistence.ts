@@ -74,10 +74,7 @@ export class TimelinePersistence implements IDisposable {
 
   /** Write what is waiting now (a kernel ended, the page goes away). */
   flush(): Promise<void> {
-    if (this._timer !== null) {
-      clearTimeout(this._timer);
-      this._timer = null;
-    }
+    this._storeQueue.cancelFlush();
     if (this._pending.isEmpty) {
       return this._storeQueue.settled;
     }
@@ -124,12 +121,7 @@ export class TimelinePersistence implements IDisposable {
         void this.flush();
         return;
     }
-    if (this._timer === null) {
-      this._timer = setTimeout(() => {
-        this._timer = null;
-        void this.flush();
-      }, this._flushDelayMs);
-    }
+    this._storeQueue.flushLater(() => void this.flush(), this._flushDelayMs);
   }
 
   /**
@@ -154,7 +146,6 @@ export class TimelinePersistence implements IDisposable {
   private _flushDelayMs: number;
   private _identity: string | null;
   private _pending = new TimelineChunkBuilder();
-  private _timer: ReturnType<typeof setTimeout> | null = null;
   private _storeQueue = new StoreQueue('the memory timeline');
   private _isDisposed = false;
 }
