@@ -54,9 +54,13 @@ def _parse_date(value: Any) -> float:
 
 
 class Kernel:
-    def __init__(self, python: str = sys.executable, env: Optional[Dict[str, str]] = None):
+    def __init__(self, python: Optional[str] = None, env: Optional[Dict[str, str]] = None):
         from jupyter_client.kernelspec import KernelSpec
         from jupyter_client.manager import KernelManager
+
+        # VRAM_TEST_KERNEL_PYTHON: run the kernels under another interpreter
+        # (another IPython release, another Python) than the tests themselves.
+        python = python or os.environ.get("VRAM_TEST_KERNEL_PYTHON") or sys.executable
 
         self.km = KernelManager()
         # The interpreter under test, not whatever "python3" kernelspec exists.

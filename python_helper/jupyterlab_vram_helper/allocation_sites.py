@@ -25,6 +25,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional
 
 from .cell_alive import CellAliveTracker
 from .cell_files import CellFiles
+from .execution_counts import CellNumbering
 from .gpu_allocations import GpuRecorder
 from .host_allocations import HostRecorder
 from .site_grouping import SiteGrouper
@@ -59,6 +60,7 @@ class AllocationSites:
         self.host = HostRecorder()
         self.gpu = GpuRecorder() if torch_module is None else GpuRecorder(torch_module)
         self.cells = CellFiles()
+        self._numbering = CellNumbering()
         self.enabled = False
         self._hooked: Any = None  # the shell whose events carry our hook
 
@@ -90,6 +92,7 @@ class AllocationSites:
         self.host.stop()
         self.gpu.stop()
         self.cells.forget()
+        self._numbering.forget()
         self.alive.forget()
         self._ended.clear()
         timer, self._timer = self._timer, None
@@ -105,10 +108,8 @@ class AllocationSites:
     def pre_run_cell(self, info: Any = None) -> None:
         # Never raises: IPython would print our traceback into the user's cell.
         try:
-            shell = self._hooked
-            count = getattr(shell, "execution_count", None)
-            if isinstance(count, int) and getattr(info, "store_history", False):
-                count -= 1  # IPython increments it only after storing the cell in history
+            # Noted now: an out-of-memory diagnosis at this cell's end lists its lines.
+            count = self._numbering.at_start(self._hooked, info)
             self.cells.note(count, getattr(info, "cell_id", None))
             if self.gpu.try_start():
                 self._broadcast({"type": "allocation_recording", "recording": self.state()})
@@ -121,8 +122,12 @@ class AllocationSites:
             info = getattr(result, "info", None)
             cell_id = getattr(info, "cell_id", None)
             count = getattr(result, "execution_count", None)
+            self._numbering.at_end(result)
             if not isinstance(cell_id, str) or not cell_id:
                 return
+            if isinstance(count, int) and self.cells.cell_id_of(count) != cell_id:
+                # The count noted at the start was a guess (a shell's first cell): the result's is exact.
+                self.cells.note(count, cell_id)
             self._ended.append((cell_id, count if isinstance(count, int) else None))
             if self._scheduled:  # a "Run All" makes one computation for all the cells that ended meanwhile
                 return

@@ -7,6 +7,8 @@ thread that sends it to every open comm.
 
 What the hooks can rely on (IPython 8/9, ipykernel 6/7):
 
+- ``shell.execution_count`` in ``pre_run_cell`` is the cell's number in some
+  IPython releases and one more in others: execution_counts.py tells which.
 - An empty or blank cell fires ``post_run_cell`` without ``pre_run_cell``.
   Silent executions (the bootstrap, ``user_expressions`` probes) fire neither.
 - ``result.info`` is the very object ``pre_run_cell`` received, so a pending
@@ -71,6 +73,7 @@ from .cell_outcome import cell_outcome, exception_of, out_of_memory_text
 from .cell_readings import EndedCell, GpuReading, PendingCell, gpu_reading, max_known, raise_gpu_max
 from .cell_records import cell_record, gpu_records
 from .config import SamplerConfig
+from .execution_counts import CellNumbering
 from .forking import call_in_forked_child
 from .protocol import cells_message, error_message
 from .readers import torch_cuda
@@ -104,6 +107,7 @@ class CellMemoryRecorder:
         torch_module: Callable[[], Any] = torch_cuda.loaded_torch,
         shell: Any = None,
         wall_clock: Callable[[], float] = time.time,
+        # time.perf_counter, or a stand-in on its scale: observe() compares the sampler's times with it
         clock: Callable[[], float] = time.perf_counter,
         max_records: int = HISTORY_LENGTH,
     ):
@@ -119,6 +123,7 @@ class CellMemoryRecorder:
         self._wall_clock = wall_clock
         self._clock = clock
         self._pending: List[PendingCell] = []
+        self._numbering = CellNumbering()
         self._records: Deque[CellMemoryRecord] = collections.deque(maxlen=max_records)
         self._ended: Deque[EndedCell] = collections.deque()  # waiting for their end figures
         # Records made since the last send; the sender thread sends them together.
@@ -151,11 +156,9 @@ class CellMemoryRecorder:
     def pre_run_cell(self, info: Any = None) -> None:
         try:
             cell_id = getattr(info, "cell_id", None)
-            # IPython assigns the count before pre_run_cell and increments it only
-            # when the cell is stored in history; used if post_run_cell gets no result.
-            count = getattr(self.shell, "execution_count", None)
-            if isinstance(count, int) and getattr(info, "store_history", False):
-                count -= 1
+            # Used if post_run_cell gets no result (execution_counts.py: what
+            # shell.execution_count means here depends on the IPython release).
+            count = self._numbering.at_start(self.shell, info)
             cell = PendingCell(
                 id(info),
                 cell_id[:MAX_CELL_ID_CHARS] if isinstance(cell_id, str) and cell_id else None,
@@ -222,6 +225,7 @@ class CellMemoryRecorder:
             pending = self._pending
             if not pending:
                 return  # an empty cell (no pre_run_cell), or the start failed
+            self._numbering.at_end(result)
             if result is not None and pending[-1].info_id == id(getattr(result, "info", None)):
                 cell = pending.pop()
             else:
@@ -255,13 +259,26 @@ class CellMemoryRecorder:
 
     # -- sampler feed (sampler thread) -------------------------------------------
 
-    def observe(self, figures: Mapping[str, Any]) -> None:
-        """Fold one sampler reading into the running cell's maxima (cheap, never raises)."""
+    def observe(self, figures: Mapping[str, Any], started: Optional[float] = None) -> None:
+        """Fold one sampler reading into the running cell's maxima (cheap, never raises).
+
+        ``started``: when the reading began, on this recorder's clock (the
+        sampler's readings: time.perf_counter). It goes to the innermost cell
+        that had started by then: figures read before a cell's start (its
+        ``t0``, set once pre_run_cell is done) may be an earlier cell's peak.
+        """
         try:
             pending = self._pending
             if not pending:
                 return
-            cell = pending[-1]
+            position = len(pending) - 1
+            cell = pending[position]
+            if started is not None:
+                while not 0.0 < cell.t0 <= started:
+                    position -= 1
+                    if position < 0:
+                        return
+                    cell = pending[position]
             rss = figures["host"]["rss_bytes"]
             if rss is not None and (cell.sampled_rss_max is None or rss > cell.sampled_rss_max):
                 cell.sampled_rss_max = rss

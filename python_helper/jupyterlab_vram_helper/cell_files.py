@@ -49,6 +49,10 @@ class CellFiles:
             self._cell_ids[execution_count] = cell_id[:256]
             self._cache.clear()  # a re-run moves a file name to its new count
 
+    def cell_id_of(self, execution_count: int) -> Optional[str]:
+        """The notebook cell noted under ``execution_count``, if any."""
+        return self._cell_ids.get(execution_count)
+
     def forget(self) -> None:
         self._cell_ids.clear()
         self._cache.clear()

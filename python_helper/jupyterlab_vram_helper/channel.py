@@ -6,7 +6,9 @@ sampler broadcasts to every one. Handlers run on the shell thread, between
 cells; broadcasts come from the sampler thread, hence the lock.
 
 Nothing here raises into ipykernel or prints: a bad message is answered with
-an ``error``; a bug is answered with an ``internal`` error and the kernel goes on.
+an ``error``; a bug is answered with an ``internal`` error and the kernel goes
+on; an interrupt (the user's, while a request runs) ends the request with an
+``interrupted`` error.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from .protocol import (
     COMM_TARGET,
     Request,
     RequestError,
+    RequestInterrupted,
     describe,
     error_message,
     parse_open,
@@ -219,6 +222,17 @@ class Channel:
             text = _bug("handling the request", exc)
             self.last_error = text
             self._send_quietly(comm, error_message("internal", text, request_id))
+        except KeyboardInterrupt as exc:
+            # The user interrupted the kernel while it handled a request (a long
+            # inspect or allocation listing). The interrupt has done its work,
+            # stopping the request; ipykernel would only log it. The frontend
+            # still waits for an answer: it gets one, saying what was done.
+            if isinstance(exc, RequestInterrupted) and str(exc):
+                text = str(exc)
+            else:
+                kind = data.get("type") if isinstance(data, dict) else None
+                text = f"the {describe(kind)} request was interrupted before it finished"
+            self._send_quietly(comm, error_message("interrupted", text, request_id))
 
     def _dispatch(self, comm: Any, request: Request) -> None:
         handler: Dict[str, Callable[[Any, Request], Dict[str, Any]]] = {

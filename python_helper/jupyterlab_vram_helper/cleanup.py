@@ -35,8 +35,8 @@ from .hidden_references import (
 from .holders import Budget, Classes, Found, Sizer
 from .namespace_surgery import CLEARERS, detach, weak_ref
 from .referrers import describe_referrers
-from .storages import StorageKey, bytes_by_device
-from .protocol import HIDDEN_HOLDER_KINDS, INSPECT_CONTAINER_DEPTH, INSPECT_MAX_ENTRIES
+from .storages import StorageKey, Storages, bytes_by_device
+from .protocol import HIDDEN_HOLDER_KINDS, INSPECT_CONTAINER_DEPTH, INSPECT_MAX_ENTRIES, RequestInterrupted
 from .readers import torch_cuda
 
 KEPT_LISTINGS = 4
@@ -152,13 +152,27 @@ class Cleanup:
         start = time.perf_counter()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            result, listing = self._inspect(max_entries, container_depth)
+            result, listing, _held = self._inspect(max_entries, container_depth)
         if keep_listing:
             self._keep(listing)
         result["elapsed_ms"] = _ms(start)
         return result
 
-    def _inspect(self, max_entries: int, depth: int) -> Tuple[Dict[str, Any], Listing]:
+    def held_references(self) -> Dict[str, Any]:
+        """For the out-of-memory diagnosis: an ``inspect`` result (not kept) with
+        ``held_bytes_by_device``, what the names and the hidden holders hold
+        together. A storage that ``x`` and ``Out[3]`` (and the last result) all
+        hold is in several entries' figures but counts once here."""
+        start = time.perf_counter()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            result, _listing, held = self._inspect(INSPECT_MAX_ENTRIES[2], INSPECT_CONTAINER_DEPTH[2])
+        result["held_bytes_by_device"] = bytes_by_device(held)
+        result["elapsed_ms"] = _ms(start)
+        return result
+
+    def _inspect(self, max_entries: int, depth: int) -> Tuple[Dict[str, Any], Listing, Storages]:
+        """The listing, and every storage found (names and hidden holders), each once."""
         shell = self._shell()
         classes = Classes()
         budget = Budget()
@@ -236,12 +250,15 @@ class Cleanup:
                 }
             )
             listing.names[name] = ListedName(id(obj), weak_ref(obj), type(obj).__name__, frozenset(found.storages))
+        held: Storages = {}  # keys and sizes only
+        for *_, found in raw:
+            held.update(found.storages)
         del raw, obj  # no reference to user objects beyond this point
         entries.sort(key=lambda e: (-e["total_bytes"], e["name"]))
         truncated = len(entries) > max_entries or budget.exhausted
 
         hidden = [
-            h for h in self._hidden_holders(shell, classes, depth, set(owner), cache_labels) if h["total_bytes"] > 0
+            h for h in self._hidden_holders(shell, classes, depth, set(owner), cache_labels, held) if h["total_bytes"] > 0
         ]
         return (
             {
@@ -252,12 +269,14 @@ class Cleanup:
                 "hidden": hidden,
             },
             listing,
+            held,
         )
 
     def _hidden_holders(
-        self, shell: Any, classes: Classes, depth: int, named: set, labels: Dict[int, List[str]]
+        self, shell: Any, classes: Classes, depth: int, named: set, labels: Dict[int, List[str]], held: Storages
     ) -> List[Dict[str, Any]]:
-        """``labels``: the output cache's labels (:func:`output_cache_labels`), already read by the caller."""
+        """``labels``: the output cache's labels (:func:`output_cache_labels`), already read by the caller;
+        ``held``: every storage found so far, to which the holders' are added."""
         out = []
         sizer = Sizer(classes, Budget())
         # output cache
@@ -271,6 +290,7 @@ class Cleanup:
             if len(found.storages) > before:
                 holding.extend(labels.get(id(obj), [])[:1])
         del objects
+        held.update(found.storages)
         out.append(
             hidden_entry(
                 "output_cache",
@@ -300,6 +320,7 @@ class Cleanup:
                     held_by.append(f"{frame.f_code.co_name}(): {local_name}")
             del frame
         del excs
+        held.update(found.storages)
         out.append(
             hidden_entry(
                 "last_traceback",
@@ -321,6 +342,7 @@ class Cleanup:
         else:
             summary = "no result"
         del result, last
+        held.update(found.storages)
         out.append(
             hidden_entry(
                 "last_execution_result",
@@ -368,26 +390,37 @@ class Cleanup:
 
         probes: Dict[str, List[weakref.ref]] = {}
         deleted: List[str] = []
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            for name in accepted:
-                probes[name] = detach(shell, user_ns, name)
-                deleted.append(name)
-            cleared = [h for h in HIDDEN_HOLDER_KINDS if h in hidden]
-            for holder in cleared:
-                CLEARERS[holder](shell)
-            ran, _collected, _empty = self._free(free)
+        cleared = [h for h in HIDDEN_HOLDER_KINDS if h in hidden]
+        done: List[str] = []  # the hidden holders cleared so far
+        freed = False
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                for name in accepted:
+                    probes[name] = detach(shell, user_ns, name)
+                    deleted.append(name)
+                for holder in cleared:
+                    CLEARERS[holder](shell)
+                    done.append(holder)
+                ran, _collected, _empty = self._free(free)
+                freed = True
 
-        still_alive = self._still_alive(listing, user_ns, probes, shell, "gc" in ran)
-        return {
-            "deleted": deleted,
-            "refused": refused,
-            "cleared": cleared,
-            "still_alive": still_alive,
-            "before": before,
-            "after": self.snapshot(),
-            "elapsed_ms": _ms(start),
-        }
+            still_alive = self._still_alive(listing, user_ns, probes, shell, "gc" in ran)
+            return {
+                "deleted": deleted,
+                "refused": refused,
+                "cleared": cleared,
+                "still_alive": still_alive,
+                "before": before,
+                "after": self.snapshot(),
+                "elapsed_ms": _ms(start),
+            }
+        except KeyboardInterrupt:
+            # Part of it is done and cannot be undone: the answer must say which part.
+            # A name counts as deleted once it is out of the namespace (the
+            # interrupt may land between that and the bookkeeping).
+            gone = [name for name in accepted if name not in user_ns]
+            raise RequestInterrupted(_interrupted_delete(accepted, gone, cleared, done, free, freed)) from None
 
     def _refusal(self, listing: Listing, user_ns: Dict[str, Any], name: str) -> Optional[str]:
         reason = reserved_name_reason(name)
@@ -483,6 +516,23 @@ def _summary(obj: Any, kind: str, found: Found) -> str:
     except Exception:
         pass
     return type(obj).__name__
+
+
+def _interrupted_delete(
+    accepted: List[str], gone: List[str], cleared: List[str], done: List[str], free: List[str], freed: bool
+) -> str:
+    """The ``interrupted`` error of a ``delete``: what it did before the interrupt."""
+    parts = [f"deleted {', '.join(gone)}" if gone else "deleted no name"]
+    kept = [name for name in accepted if name not in gone]
+    if kept:
+        parts.append(f"not deleted: {', '.join(kept)}")
+    if cleared:
+        parts.append(f"cleared {', '.join(done)}" if done else "cleared no hidden holder")
+        if len(done) < len(cleared):
+            parts.append(f"not cleared (or only in part): {', '.join(h for h in cleared if h not in done)}")
+    if free and not freed:
+        parts.append(f"{' and '.join(free)} may not have run")
+    return "delete was interrupted: " + "; ".join(parts) + ". Inspect again to see what is left"
 
 
 def _head(exc: BaseException, limit: int = 80) -> str:

@@ -10,12 +10,16 @@ from __future__ import annotations
 
 import sys
 import traceback
+import types
 import warnings
 import weakref
 from typing import Any, Callable, Dict, List, Optional
 
 from .hidden_references import OUTPUT_NAME, is_cache_name, last_exceptions, output_history, tracebacks_of
-from .holders import Classes, Found, Sizer
+from .holders import CO_OPTIMIZED, Classes, Found, Sizer
+
+# Frames of one traceback whose locals snapshot is synced after clearing (deep recursion stops here).
+MAX_FRAMES_SYNCED = 10_000
 
 
 def detach(shell: Any, user_ns: Dict[str, Any], name: str) -> List[weakref.ref]:
@@ -145,6 +149,7 @@ def clear_last_traceback(shell: Any) -> None:
             traceback.clear_frames(tb)
         except Exception:
             pass
+        _sync_locals_snapshots(tb)
     for attr in ("last_type", "last_value", "last_traceback", "last_exc"):
         if hasattr(sys, attr):
             setattr(sys, attr, None)
@@ -166,6 +171,32 @@ def clear_last_traceback(shell: Any) -> None:
             shell._last_traceback = None  # ipykernel's formatted copy (text only)
         except Exception:
             pass
+
+
+def _sync_locals_snapshots(tb: Any) -> None:
+    """Let the locals that ``frame.clear()`` dropped go for good (Python 3.10–3.12).
+
+    There, reading a function frame's ``f_locals`` (the ``inspect`` listing
+    does, so do debuggers and IPython's verbose tracebacks) leaves a snapshot
+    dict on the frame that ``frame.clear()`` does not touch: while anything
+    still holds the frame (a traceback the user kept), the snapshot keeps the
+    locals alive. Reading ``f_locals`` again syncs the snapshot with the
+    cleared frame, which removes them; nothing is deleted by us. Only function
+    frames: a module-level frame's ``f_locals`` is its globals (the notebook's
+    namespace). From 3.13 on ``f_locals`` is a view of the frame, not a copy.
+    """
+    if sys.version_info >= (3, 13):
+        return
+    n = 0
+    while isinstance(tb, types.TracebackType) and n < MAX_FRAMES_SYNCED:
+        try:
+            frame = tb.tb_frame
+            if frame.f_code.co_flags & CO_OPTIMIZED:
+                frame.f_locals  # noqa: B018 -- the read is the sync
+        except Exception:
+            pass
+        tb = tb.tb_next
+        n += 1
 
 
 def clear_last_execution_result(shell: Any) -> None:

@@ -28,7 +28,8 @@ class OomWatch:
         inspect: Callable[[], Mapping[str, Any]],
         allocation_sites: Optional[Callable[[str], Any]] = None,
     ):
-        """``read_figures()``: a fresh sample reading; ``inspect()``: an ``inspect`` result (cleanup.py);
+        """``read_figures()``: a fresh sample reading; ``inspect()``: an ``inspect`` result
+        with ``held_bytes_by_device`` (cleanup.py's ``held_references``);
         ``allocation_sites(device)``: the top live sites there ("host" or "cuda:N") while
         allocations are recorded, as an :class:`OomAllocationSites` (allocation_sites.py)."""
         self._read_figures = read_figures
@@ -148,7 +149,18 @@ def _stale(inspected: Mapping[str, Any], device_key: str) -> "tuple[Optional[int
         if on_device:
             holders.append({"holder": str(hidden.get("holder")), "label": str(hidden.get("label")), "bytes": on_device})
     holders.sort(key=lambda h: -h["bytes"])
-    total = sum(h["bytes"] for h in holders)
+    # Holders share storages (``x`` and ``Out[3]``, ``Out[3]`` and the last
+    # result): each holder's figure is true alone, their sum is not.
+    held = inspected.get("held_bytes_by_device")
+    if isinstance(held, dict):
+        value = held.get(device_key)
+        total = int(value) if isinstance(value, int) else 0
+    else:  # a plain inspect result: at least leave out what the names count already
+        total = sum(_on_device(entry, device_key) for entry in inspected.get("entries") or [])
+        for hidden in inspected.get("hidden") or []:
+            named: Dict[str, Any] = hidden.get("named_bytes_by_device") or {}
+            shared = named.get(device_key)
+            total += max(0, _on_device(hidden, device_key) - (int(shared) if isinstance(shared, int) else 0))
     return total, holders[:STALE_HOLDERS_LISTED]
 
 

@@ -22,7 +22,7 @@ from . import PROTOCOL_VERSION, __version__ as HELPER_VERSION
 
 COMM_TARGET = "jupyterlab-vram"
 
-ErrorCode = Literal["malformed", "unknown_type", "invalid_config", "internal", "refused", "stale_listing"]
+ErrorCode = Literal["malformed", "unknown_type", "invalid_config", "internal", "refused", "stale_listing", "interrupted"]
 RequestType = Literal[
     "configure", "snapshot", "ping", "history", "free_memory", "inspect", "delete", "notebook_names",
     "record_allocations", "allocation_sites", "allocation_snapshot",
@@ -70,6 +70,12 @@ class RequestError(Exception):
 
     def to_message(self) -> ErrorMessage:
         return error_message(self.code, self.message, self.request_id)
+
+
+class RequestInterrupted(KeyboardInterrupt):
+    """An interrupt that stopped a request which had changed something: the
+    message says what was done. Still a KeyboardInterrupt to anything but
+    the channel, which answers it with an ``interrupted`` error."""
 
 
 # A NamedTuple, not a dataclass: see SamplerConfig (config.py).
@@ -346,6 +352,7 @@ __all__ = [
     "OpenRequest",
     "Request",
     "RequestError",
+    "RequestInterrupted",
     "parse_open",
     "parse_request",
 ]

@@ -100,7 +100,7 @@ class Runtime:
 
             self._oom_watch = OomWatch(
                 read_figures=self.sampler.read_figures,
-                inspect=lambda: self.cleanup.inspect(keep_listing=False),
+                inspect=lambda: self.cleanup.held_references(),
                 allocation_sites=self._oom_allocation_sites,
             )
         return self._oom_watch

@@ -87,30 +87,30 @@ class Sampler:
         # Serialises reading and sending between the sampler thread and the
         # shell thread (initial samples, snapshots): seq order = send order.
         self._lock = threading.Lock()
-        self._stopping = False
-        # The loop's wake-up signal: released = woken. A lock, not an Event:
-        # the thread waits on it at every tick, and Lock.acquire(timeout)
-        # waits in C where Event.wait runs Condition.wait's Python (a new
-        # lock, a waiter list, three frames): with the caches cold after an
-        # idle interval that was a good part of a tick's CPU.
-        self._wake = threading.Lock()
-        self._wake.acquire()
+        # The current loop's stop flag and wake-up signal: each start() makes
+        # its own, so a loop that a stop() could not wait for (stuck in a
+        # reading) still ends when it gets out, whatever start() came meanwhile.
+        self._run_state = _RunState()
         self._thread: Optional[threading.Thread] = None
         self.last_error: Optional[str] = None
         self._reported_error: Optional[str] = None
         # Called with every reading (sent or not), on the reading thread,
         # under the lock: per-cell accounting keeps its running maxima here.
-        self._observers: List[Callable[[Figures], None]] = []
+        self._observers: List[Callable[[Figures, float], None]] = []
 
-    def add_observer(self, observer: Callable[[Figures], None]) -> None:
-        """``observer(figures)`` after each reading; must be cheap and must not raise."""
+    def add_observer(self, observer: Callable[[Figures, float], None]) -> None:
+        """``observer(figures, started)`` after each reading, ``started`` being
+        ``time.perf_counter()`` when the reading began; must be cheap and must not raise."""
         self._observers.append(observer)
 
     def _read(self, fresh_processes: bool = False) -> Figures:
+        # A reading takes milliseconds (torch, then NVML): a cell may start
+        # meanwhile, and what was read before its start is not its figure.
+        started = time.perf_counter()
         figures = self._source.read(fresh_processes)
         for observer in self._observers:
             try:
-                observer(figures)
+                observer(figures, started)
             except Exception:
                 pass
         return figures
@@ -206,22 +206,22 @@ class Sampler:
     # -- thread -------------------------------------------------------------
 
     def start(self) -> None:
-        if self._thread is not None and self._thread.is_alive():
+        if self._thread is not None and self._thread.is_alive() and not self._run_state.stopped:
             return
-        self._stopping = False
-        self._thread = threading.Thread(target=self._run, name=THREAD_NAME, daemon=True)
+        state = self._run_state = _RunState()
+        self._thread = threading.Thread(target=self._run, args=(state,), name=THREAD_NAME, daemon=True)
         self._thread.start()
 
     def wake(self) -> None:
         """End the loop's current wait (from any thread); a wake during a tick ends the next one at once."""
-        try:
-            self._wake.release()
-        except RuntimeError:
-            pass  # already woken, and the loop has not consumed it yet
+        self._run_state.wake_up()
 
     def stop(self, timeout: float = 2.0) -> None:
-        self._stopping = True
-        self.wake()
+        """Stop the loop, waiting up to ``timeout`` for it; one still in a reading
+        then ends on its own (its stop flag stays set whatever comes next)."""
+        state = self._run_state
+        state.stopped = True
+        state.wake_up()
         thread = self._thread
         if thread is not None and thread is not threading.current_thread():
             thread.join(timeout)
@@ -231,9 +231,9 @@ class Sampler:
     def running(self) -> bool:
         return self._thread is not None and self._thread.is_alive()
 
-    def _run(self) -> None:
-        wake = self._wake
-        while not self._stopping:
+    def _run(self, state: "_RunState") -> None:
+        wake = state.wake
+        while not state.stopped:
             started = self._clock()
             delay = self.tick()
             # Acquiring consumes a wake(); one that came during the tick
@@ -242,3 +242,25 @@ class Sampler:
                 wake.acquire()
             else:
                 wake.acquire(True, max(0.0, delay - (self._clock() - started)))
+
+
+class _RunState:
+    """One run of the loop: set ``stopped`` and that loop, and only it, ends."""
+
+    __slots__ = ("stopped", "wake")
+
+    def __init__(self) -> None:
+        self.stopped = False
+        # Released = woken. A lock, not an Event: the thread waits on it at
+        # every tick, and Lock.acquire(timeout) waits in C where Event.wait
+        # runs Condition.wait's Python (a new lock, a waiter list, three
+        # frames): with the caches cold after an idle interval that was a
+        # good part of a tick's CPU.
+        self.wake = threading.Lock()
+        self.wake.acquire()
+
+    def wake_up(self) -> None:
+        try:
+            self.wake.release()
+        except RuntimeError:
+            pass  # already woken, and the loop has not consumed it yet

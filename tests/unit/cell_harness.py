@@ -5,7 +5,7 @@ from __future__ import annotations
 import types
 from typing import Any, List, Optional, Tuple
 
-from fakes import FakeTorch
+from fakes import CountsFirstShell, FakeTorch
 from jupyterlab_vram_helper.cell_accounting import CellMemoryRecorder
 from jupyterlab_vram_helper.config import SamplerConfig
 
@@ -50,7 +50,7 @@ class Harness:
         self.rss = rss or ScriptedRss()
         self.torch = torch
         self.listeners = listeners
-        self.shell = types.SimpleNamespace(execution_count=1)
+        self.shell = CountsFirstShell()  # run_hooks counts as IPython 9 does
         self.recorder = CellMemoryRecorder(
             config=lambda: self.config,
             send=self.sent.append,

@@ -262,3 +262,30 @@ def in_forked_child(function: Callable[[], Any]) -> Any:
         data = reader.read()  # to the child's exit
     os.waitpid(pid, 0)
     return json.loads(data)
+
+
+class CountsFirstShell:
+    """A shell whose ``run_cell_async`` counts a stored cell before ``pre_run_cell``,
+    as IPython's has since late 2025 (execution_counts.py reads only its code)."""
+
+    def __init__(self, execution_count: int = 1) -> None:
+        self.execution_count = execution_count
+
+    async def run_cell_async(self, raw_cell: str, store_history: bool = False) -> Any:
+        execution_count = self.execution_count
+        if store_history:
+            self.execution_count += 1
+        return lambda: execution_count  # a closure: IPython's keeps it in a cell variable too
+
+
+class CountsAfterShell:
+    """A shell whose ``run_cell_async`` counts a stored cell only after it ran (IPython 8)."""
+
+    def __init__(self, execution_count: int = 1) -> None:
+        self.execution_count = execution_count
+
+    async def run_cell_async(self, raw_cell: str, store_history: bool = False) -> Any:
+        result = types.SimpleNamespace(execution_count=self.execution_count)
+        if store_history:
+            self.execution_count += 1
+        return result

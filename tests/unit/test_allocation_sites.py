@@ -9,7 +9,7 @@ from typing import Any, Callable, Dict, List, Optional
 
 import pytest
 
-from fakes import FakeProps, FakeTorch, nested_stats
+from fakes import CountsFirstShell, FakeProps, FakeTorch, nested_stats
 from jupyterlab_vram_helper.allocation_sites import AllocationSites
 from jupyterlab_vram_helper.cell_files import CellFiles
 from jupyterlab_vram_helper.protocol import RequestError, parse_request
@@ -30,10 +30,10 @@ class FakeEvents:
         self.callbacks[event].remove(cb)
 
 
-class FakeShell:
+class FakeShell(CountsFirstShell):
     def __init__(self) -> None:
+        super().__init__()
         self.events = FakeEvents()
-        self.execution_count = 1
         self.compile = types.SimpleNamespace(_filename_map={CELL_A: 4})
 
     def run_cell(self, cell_id: str) -> int:

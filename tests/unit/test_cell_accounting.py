@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 import types
 
 import pytest
@@ -495,11 +496,55 @@ def test_sampler_feeds_observers() -> None:
     outlet = types.SimpleNamespace(targets=lambda: [comm], send=lambda t, m: None, report_error=lambda m: None)
     source = SampleSource(nvml=NvmlReader(load=_no_nvml))
     s = Sampler(source, outlet)  # type: ignore[arg-type]
-    s.add_observer(seen.append)
-    s.add_observer(lambda f: 1 / 0)  # a broken observer harms nothing
+    s.add_observer(lambda figures, started: seen.append((figures, started, time.perf_counter())))
+    s.add_observer(lambda f, started: 1 / 0)  # a broken observer harms nothing
+    before = time.perf_counter()
     s.tick()
     s.emit([comm], "snapshot")
-    assert len(seen) == 2 and seen[0]["host"]["rss_bytes"] > 0
+    assert len(seen) == 2 and seen[0][0]["host"]["rss_bytes"] > 0
+    # each reading comes with when it began, on per-cell accounting's clock
+    assert before <= seen[0][1] <= seen[0][2] <= seen[1][1] <= seen[1][2]
+
+
+@pytest.mark.parametrize("reset", [True, False])
+def test_a_reading_begun_before_the_cell_started_is_not_its_peak(cuda: FakeTorch, reset: bool) -> None:
+    h = Harness(cuda, reset=reset)
+    set_allocator(cuda, 0, 1 * GB, 2 * GB)
+    # The sampler began a reading while the previous cell still held 9 GB; the
+    # next cell started before the reading reached the recorder.
+    stale_start = time.perf_counter()
+
+    def body():
+        h.recorder.observe(figures(5 * GB, [(0, 9 * GB, 10 * GB)]), stale_start)
+        h.rss.set(150 * MB)
+        fresh_start = time.perf_counter()
+        h.recorder.observe(figures(150 * MB, [(0, 1 * GB, 2 * GB)]), fresh_start)  # one of its own
+
+    record = h.cell(body)
+    g0 = record["gpus"][0]
+    assert (g0["allocated_peak_bytes"], g0["reserved_peak_bytes"]) == (1 * GB, 2 * GB)
+    assert record["host"]["rss_peak_bytes"] == 150 * MB
+
+
+def test_a_reading_begun_before_an_inner_cell_goes_to_the_outer_one() -> None:
+    h = Harness(reset=False)
+    h.rss.set(900 * MB)
+    h.rss.set(100 * MB)  # an old VmHWM of 900 MB: only readings tell these cells' peaks
+    inner_info = types.SimpleNamespace(cell_id="inner", store_history=True, raw_cell="x")
+
+    def outer_body():
+        h.rss.set(600 * MB)
+        started = time.perf_counter()  # a reading of the outer cell's 600 MB ...
+        h.rss.set(200 * MB)
+        h.recorder.pre_run_cell(inner_info)  # ... reaches the recorder once the inner cell runs
+        h.recorder.observe(figures(600 * MB), started)
+        h.recorder.post_run_cell(types.SimpleNamespace(info=inner_info, execution_count=None, error_in_exec=None,
+                                                       error_before_exec=None, result=None))
+
+    outer = h.cell(outer_body, cell_id="outer")
+    inner = [r for r in h.recorder.history() if r["cell_id"] == "inner"][0]
+    assert inner["host"]["rss_peak_bytes"] == 200 * MB
+    assert outer["host"]["rss_peak_bytes"] == 600 * MB
 
 
 def _no_nvml():

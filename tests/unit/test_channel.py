@@ -106,6 +106,51 @@ def test_a_bug_in_a_handler_is_an_internal_error_not_an_exception(runtime, monke
     assert "KeyError" in err["message"]
 
 
+def test_an_interrupt_during_a_request_is_answered_and_the_kernel_goes_on(runtime, monkeypatch) -> None:
+    rt, manager = runtime
+    comm = manager.open({"type": "open", "config": {"interval_s": 30, "heartbeat_s": 30}})
+
+    def interrupted(*a, **k):
+        raise KeyboardInterrupt  # the user pressed "interrupt" during a long inspect
+
+    monkeypatch.setattr(rt.cleanup, "inspect", interrupted)
+    comm.deliver({"type": "inspect", "request_id": "i"})  # must not raise
+    err = comm.sent[-1]
+    assert (err["type"], err["code"], err["request_id"]) == ("error", "interrupted", "i")
+    assert "'inspect' request was interrupted" in err["message"]
+    comm.deliver({"type": "ping", "request_id": "p"})
+    assert comm.sent[-1]["type"] == "reply" and comm.sent[-1]["request_id"] == "p"
+
+
+def test_a_delete_interrupted_halfway_says_what_it_deleted(runtime, monkeypatch) -> None:
+    from jupyterlab_vram_helper import cleanup as cleanup_mod
+
+    rt, manager = runtime
+    shell = rt._shell
+    shell.user_ns = {"a": bytearray(1 << 20), "b": bytearray(1 << 20), "c": bytearray(1 << 20)}
+    comm = manager.open({"type": "open", "config": {"interval_s": 30, "heartbeat_s": 30}})
+    comm.deliver({"type": "inspect", "request_id": "i"})
+    listing_id = comm.sent[-1]["result"]["listing_id"]
+    real_detach = cleanup_mod.detach
+    calls = []
+
+    def detach_then_interrupt(shell, user_ns, name):
+        calls.append(name)
+        if len(calls) == 2:
+            del user_ns[name]  # the interrupt lands after the name went, before the bookkeeping
+            raise KeyboardInterrupt
+        return real_detach(shell, user_ns, name)
+
+    monkeypatch.setattr(cleanup_mod, "detach", detach_then_interrupt)
+    comm.deliver({"type": "delete", "request_id": "d", "listing_id": listing_id,
+                  "names": ["a", "b", "c"], "hidden": ["output_cache"], "free": ["gc"]})
+    err = comm.sent[-1]
+    assert (err["type"], err["code"], err["request_id"]) == ("error", "interrupted", "d")
+    assert "deleted a, b; not deleted: c" in err["message"]
+    assert "cleared no hidden holder" in err["message"] and "gc may not have run" in err["message"]
+    assert set(shell.user_ns) == {"c"}
+
+
 def test_garbage_open_still_opens(runtime) -> None:
     rt, manager = runtime
     comm = manager.open(b"\x00garbage")

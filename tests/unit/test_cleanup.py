@@ -236,6 +236,30 @@ def test_inspect_lists_holders_largest_first_and_counts_shared_storage_once(clea
     assert cleanup.inspect(max_entries=2)["truncated"] is True
 
 
+@pytest.mark.parametrize("inspect_with", ["held_references", "plain_inspect"])
+def test_an_oom_diagnosis_counts_memory_held_by_a_name_and_hidden_holders_once(
+    cleanup: Cleanup, shell: FakeShell, inspect_with: str
+) -> None:
+    from jupyterlab_vram_helper.oom_watch import OomWatch
+
+    size = 100 * 1024 * 1024
+    data = bytearray(size)
+    shell.user_ns["x"] = data
+    shell.displayhook.show(3, data)  # Out[3], _3, _
+    shell.last_execution_result.result = data  # and the last cell's result
+    inspect = cleanup.held_references if inspect_with == "held_references" else (
+        lambda: cleanup.inspect(keep_listing=False))
+    figures = {"host": {"rss_bytes": 2 * size, "total_bytes": 8 << 30, "available_bytes": 50 << 20, "container": None},
+               "gpus": []}
+    watch = OomWatch(read_figures=lambda: figures, inspect=inspect)
+    diagnosis = watch.diagnose("MemoryError", "Unable to allocate 120. MiB for an array with shape (15728640,)")
+    del data
+    assert diagnosis is not None
+    holders = {h["holder"]: h["bytes"] for h in diagnosis["stale_holders"]}
+    assert holders["name"] >= size and holders["output_cache"] >= size  # each holder's own figure
+    assert size <= diagnosis["stale_bytes"] < size + 4096  # together: one buffer, not two or three
+
+
 def test_inspect_lists_raw_bytes_from_64_kib_on_counting_a_buffer_once(cleanup: Cleanup, shell: FakeShell) -> None:
     import array
 
@@ -399,6 +423,39 @@ def test_clearing_the_traceback_frees_frame_locals(cleanup: Cleanup, shell: Fake
     assert sys.last_value is None and sys.last_traceback is None
     assert shell.last_execution_result.error_in_exec is None
     assert not [h for h in cleanup.inspect()["hidden"] if h["holder"] == "last_traceback"]
+
+
+def test_clearing_the_traceback_frees_locals_the_listing_read_while_something_keeps_the_frame(
+    cleanup: Cleanup, shell: FakeShell, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    class Big:
+        payload = bytearray(1 << 20)
+
+    probes: List[weakref.ref] = []
+
+    def fail() -> None:
+        big = Big()
+        probes.append(weakref.ref(big))
+        data = bytearray(1 << 20)  # noqa: F841 -- what makes the listing read the frame's locals
+        raise RuntimeError("boom")
+
+    try:
+        fail()
+    except RuntimeError as exc:
+        monkeypatch.setattr(sys, "last_value", exc, raising=False)
+        monkeypatch.setattr(sys, "last_traceback", exc.__traceback__, raising=False)
+        kept = exc.__traceback__  # a traceback the user kept: its frames outlive the clearing
+        shell.last_execution_result.error_in_exec = exc
+    frame = kept.tb_next.tb_frame
+    result = cleanup.inspect()  # reads fail()'s f_locals: on 3.10-3.12 a snapshot stays on the frame
+    [tb] = [h for h in result["hidden"] if h["holder"] == "last_traceback"]
+    assert "fail(): data" in tb["summary"]
+    cleanup.delete(result["listing_id"], [], ["last_traceback"], [])
+    gc.collect()
+    assert probes[0]() is None
+    assert frame.f_code.co_name == "fail"  # the frame itself is still there
+    # the notebook's namespace (a module-level frame's f_locals) is untouched
+    assert shell.user_ns["In"] == [] and "get_ipython" in shell.user_ns
 
 
 # --- empty_cache never initialises CUDA -------------------------------------------------------

@@ -239,3 +239,53 @@ def test_configure_wakes_the_thread_for_a_shorter_interval() -> None:
         assert len(comm.sent) >= 4
     finally:
         s.stop()
+
+
+class BlockingSource(ScriptedSource):
+    """A reading that hangs until the test lets it go (a driver call that stalls)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.blocked = threading.Event()
+        self.release = threading.Event()
+
+    def read(self, fresh_processes: bool = False):
+        if not self.release.is_set():
+            self.blocked.set()
+            self.release.wait(10)
+        return super().read(fresh_processes)
+
+
+def sampler_threads() -> int:
+    return sum(1 for t in threading.enumerate() if t.name == THREAD_NAME)
+
+
+def test_a_stop_that_times_out_never_leaves_two_loops_running() -> None:
+    source = BlockingSource()
+    s = Sampler(source, ListOutlet(FakeComm()), SamplerConfig(interval_s=0.05))
+    baseline = sampler_threads()
+    s.start()
+    assert source.blocked.wait(5)
+    s.stop(timeout=0.05)  # the loop is stuck in its reading: the join times out
+    s.start()
+    source.release.set()
+    time.sleep(0.5)  # the old reading ends; a dozen intervals for a second loop to show
+    assert sampler_threads() - baseline == 1
+    assert s.running
+    s.stop()
+    wait_until(lambda: sampler_threads() == baseline)
+
+
+def test_a_stop_then_start_before_the_old_loop_noticed_runs_one_loop() -> None:
+    source = ScriptedSource()
+    s = Sampler(source, ListOutlet(FakeComm()), SamplerConfig(interval_s=0.05))
+    baseline = sampler_threads()
+    s.start()
+    wait_until(lambda: source.reads > 0)
+    for _ in range(5):
+        s.stop(timeout=0)  # no wait for the thread at all
+        s.start()
+    time.sleep(0.3)
+    assert sampler_threads() - baseline == 1
+    s.stop()
+    wait_until(lambda: sampler_threads() == baseline)
