@@ -18,66 +18,30 @@ They load with this module, on the first cleanup request, never at bootstrap.
 from __future__ import annotations
 
 import gc
-import re
 import time
-import types
 import uuid
 import warnings
 import weakref
 from collections import OrderedDict
-from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, FrozenSet, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from . import autograd_graph, holders
 from .hidden_references import (
-    OUTPUT_NAME, hidden_entry, last_exceptions, output_cache_labels, output_cache_objects, tracebacks_of,
+    hidden_entry, last_exceptions, output_cache_labels, output_cache_objects, tracebacks_of,
 )
 from .holders import Budget, Classes, Found, Sizer
+from .listings import (
+    ListedName, Listing, interrupted_delete_text, refusal, reserved_name_reason, still_alive_after_delete,
+)
 from .namespace_surgery import CLEARERS, detach, weak_ref
-from .referrers import describe_referrers
 from .storages import StorageKey, Storages, bytes_by_device
 from .protocol import HIDDEN_HOLDER_KINDS, INSPECT_CONTAINER_DEPTH, INSPECT_MAX_ENTRIES, RequestInterrupted
 from .readers import torch_cuda
 
 KEPT_LISTINGS = 4
 
-# IPython's own names: never listed, never deleted.
-IPYTHON_NAMES = frozenset(
-    {"In", "Out", "get_ipython", "exit", "quit", "_ih", "_oh", "_dh", "_", "__", "___", "__builtins__",
-     "__builtin__", "__name__", "__doc__", "__package__", "__loader__", "__spec__"}
-)
-_DUNDER = re.compile(r"__\w*__\Z")
-
 TRACEBACK_WARNING = "Clearing the traceback disables %debug for that error"
 OUTPUT_CACHE_WARNING = "Clearing empties Out, _, __, ___ and every _N"
-
-
-def reserved_name_reason(name: str) -> Optional[str]:
-    """Why ``name`` may never be deleted, or ``None``."""
-    if name in IPYTHON_NAMES or name.startswith("_i") or OUTPUT_NAME.match(name):
-        return "an IPython internal name"
-    if _DUNDER.match(name):
-        return "a Python module attribute"
-    return None
-
-
-@dataclass
-class ListedName:
-    object_id: int
-    ref: Optional[weakref.ref]  # None when the object does not support weakrefs
-    type_name: str
-    storages: FrozenSet[StorageKey]
-
-    def same_object(self, obj: Any) -> bool:
-        if id(obj) != self.object_id or type(obj).__name__ != self.type_name:
-            return False
-        return self.ref is None or self.ref() is obj
-
-
-@dataclass
-class Listing:
-    listing_id: str
-    names: Dict[str, ListedName] = field(default_factory=dict)
 
 
 def _ms(start: float) -> float:
@@ -382,7 +346,7 @@ class Cleanup:
         refused: List[Dict[str, str]] = []
         accepted: List[str] = []
         for name in dict.fromkeys(names):  # de-duplicated, in order
-            reason = self._refusal(listing, user_ns, name)
+            reason = refusal(listing, user_ns, name)
             if reason is None:
                 accepted.append(name)
             else:
@@ -405,7 +369,7 @@ class Cleanup:
                 ran, _collected, _empty = self._free(free)
                 freed = True
 
-            still_alive = self._still_alive(listing, user_ns, probes, shell, "gc" in ran)
+            still_alive = still_alive_after_delete(listing, user_ns, probes, shell)
             return {
                 "deleted": deleted,
                 "refused": refused,
@@ -420,48 +384,7 @@ class Cleanup:
             # A name counts as deleted once it is out of the namespace (the
             # interrupt may land between that and the bookkeeping).
             gone = [name for name in accepted if name not in user_ns]
-            raise RequestInterrupted(_interrupted_delete(accepted, gone, cleared, done, free, freed)) from None
-
-    def _refusal(self, listing: Listing, user_ns: Dict[str, Any], name: str) -> Optional[str]:
-        reason = reserved_name_reason(name)
-        if reason is not None:
-            return f"refused: {reason}"
-        if name in user_ns and isinstance(user_ns[name], types.ModuleType):
-            return "refused: a module"
-        listed = listing.names.get(name)
-        if listed is None:
-            return "not in the listing"
-        if name not in user_ns:
-            return "no longer defined"
-        if not listed.same_object(user_ns[name]):
-            return "rebound since the listing"
-        return None
-
-    def _still_alive(
-        self, listing: Listing, user_ns: Dict[str, Any], probes: Dict[str, List[weakref.ref]], shell: Any, collected: bool
-    ) -> List[Dict[str, str]]:
-        out = []
-        for name, refs in probes.items():
-            reasons: List[str] = []
-            alive = [r for r in refs if r() is not None]
-            if alive:
-                reasons.append(describe_referrers(alive[0](), shell))
-            # memory shared with names that are still bound to their listed objects
-            storages = listing.names[name].storages
-            sharing = sorted(
-                other
-                for other, listed in listing.names.items()
-                if other != name
-                and other not in probes
-                and other in user_ns
-                and listed.storages & storages
-                and listed.same_object(user_ns[other])
-            )
-            if sharing:
-                reasons.append("its memory is shared with " + ", ".join(sharing[:5]) + (", …" if len(sharing) > 5 else ""))
-            if reasons:
-                out.append({"name": name, "reason": "; ".join(dict.fromkeys(reasons))})
-        return out
+            raise RequestInterrupted(interrupted_delete_text(accepted, gone, cleared, done, free, freed)) from None
 
 
 # --- CUDA ---------------------------------------------------------------------------
@@ -516,23 +439,6 @@ def _summary(obj: Any, kind: str, found: Found) -> str:
     except Exception:
         pass
     return type(obj).__name__
-
-
-def _interrupted_delete(
-    accepted: List[str], gone: List[str], cleared: List[str], done: List[str], free: List[str], freed: bool
-) -> str:
-    """The ``interrupted`` error of a ``delete``: what it did before the interrupt."""
-    parts = [f"deleted {', '.join(gone)}" if gone else "deleted no name"]
-    kept = [name for name in accepted if name not in gone]
-    if kept:
-        parts.append(f"not deleted: {', '.join(kept)}")
-    if cleared:
-        parts.append(f"cleared {', '.join(done)}" if done else "cleared no hidden holder")
-        if len(done) < len(cleared):
-            parts.append(f"not cleared (or only in part): {', '.join(h for h in cleared if h not in done)}")
-    if free and not freed:
-        parts.append(f"{' and '.join(free)} may not have run")
-    return "delete was interrupted: " + "; ".join(parts) + ". Inspect again to see what is left"
 
 
 def _head(exc: BaseException, limit: int = 80) -> str:

@@ -13,7 +13,8 @@ import pytest
 
 from fakes import FakeTorch, set_allocator
 from jupyterlab_vram_helper import cleanup as cleanup_mod
-from jupyterlab_vram_helper.cleanup import Cleanup, reserved_name_reason
+from jupyterlab_vram_helper.cleanup import Cleanup
+from jupyterlab_vram_helper.listings import reserved_name_reason
 from jupyterlab_vram_helper.holders import Budget, Classes, Found, Sizer
 from jupyterlab_vram_helper.protocol import RequestError, parse_request
 

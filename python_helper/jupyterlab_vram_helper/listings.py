@@ -1,0 +1,115 @@
+"""What a ``delete`` may remove: the names an ``inspect`` listed, as identities.
+
+A listing keeps, per name, the object's ``id()``, a weakref where the type
+allows one, its type name and its storage keys: no strong reference to a user
+object. A name is deleted only if the listing has it and it is still bound to
+that very object; IPython's own names and module attributes never are.
+"""
+
+from __future__ import annotations
+
+import re
+import types
+import weakref
+from dataclasses import dataclass, field
+from typing import Any, Dict, FrozenSet, List, Optional
+
+from .hidden_references import OUTPUT_NAME
+from .referrers import describe_referrers
+from .storages import StorageKey
+
+# IPython's own names: never listed, never deleted.
+IPYTHON_NAMES = frozenset(
+    {"In", "Out", "get_ipython", "exit", "quit", "_ih", "_oh", "_dh", "_", "__", "___", "__builtins__",
+     "__builtin__", "__name__", "__doc__", "__package__", "__loader__", "__spec__"}
+)
+_DUNDER = re.compile(r"__\w*__\Z")
+
+
+def reserved_name_reason(name: str) -> Optional[str]:
+    """Why ``name`` may never be deleted, or ``None``."""
+    if name in IPYTHON_NAMES or name.startswith("_i") or OUTPUT_NAME.match(name):
+        return "an IPython internal name"
+    if _DUNDER.match(name):
+        return "a Python module attribute"
+    return None
+
+
+@dataclass
+class ListedName:
+    object_id: int
+    ref: Optional[weakref.ref]  # None when the object does not support weakrefs
+    type_name: str
+    storages: FrozenSet[StorageKey]
+
+    def same_object(self, obj: Any) -> bool:
+        if id(obj) != self.object_id or type(obj).__name__ != self.type_name:
+            return False
+        return self.ref is None or self.ref() is obj
+
+
+@dataclass
+class Listing:
+    listing_id: str
+    names: Dict[str, ListedName] = field(default_factory=dict)
+
+
+def refusal(listing: Listing, user_ns: Dict[str, Any], name: str) -> Optional[str]:
+    """Why ``name`` of ``listing`` may not be deleted now, or ``None``: only a name the listing has, still bound to the object listed."""
+    reason = reserved_name_reason(name)
+    if reason is not None:
+        return f"refused: {reason}"
+    if name in user_ns and isinstance(user_ns[name], types.ModuleType):
+        return "refused: a module"
+    listed = listing.names.get(name)
+    if listed is None:
+        return "not in the listing"
+    if name not in user_ns:
+        return "no longer defined"
+    if not listed.same_object(user_ns[name]):
+        return "rebound since the listing"
+    return None
+
+def still_alive_after_delete(
+    listing: Listing, user_ns: Dict[str, Any], probes: Dict[str, List[weakref.ref]], shell: Any
+) -> List[Dict[str, str]]:
+    """The deleted names whose objects live on (``probes``: weakrefs to them), with what holds them."""
+    out = []
+    for name, refs in probes.items():
+        reasons: List[str] = []
+        alive = [r for r in refs if r() is not None]
+        if alive:
+            reasons.append(describe_referrers(alive[0](), shell))
+        # memory shared with names that are still bound to their listed objects
+        storages = listing.names[name].storages
+        sharing = sorted(
+            other
+            for other, listed in listing.names.items()
+            if other != name
+            and other not in probes
+            and other in user_ns
+            and listed.storages & storages
+            and listed.same_object(user_ns[other])
+        )
+        if sharing:
+            reasons.append("its memory is shared with " + ", ".join(sharing[:5]) + (", …" if len(sharing) > 5 else ""))
+        if reasons:
+            out.append({"name": name, "reason": "; ".join(dict.fromkeys(reasons))})
+    return out
+
+
+def interrupted_delete_text(
+    accepted: List[str], gone: List[str], cleared: List[str], done: List[str], free: List[str], freed: bool
+) -> str:
+    """The ``interrupted`` error of a ``delete``: what it did before the interrupt."""
+    parts = [f"deleted {', '.join(gone)}" if gone else "deleted no name"]
+    kept = [name for name in accepted if name not in gone]
+    if kept:
+        parts.append(f"not deleted: {', '.join(kept)}")
+    if cleared:
+        parts.append(f"cleared {', '.join(done)}" if done else "cleared no hidden holder")
+        if len(done) < len(cleared):
+            parts.append(f"not cleared (or only in part): {', '.join(h for h in cleared if h not in done)}")
+    if free and not freed:
+        parts.append(f"{' and '.join(free)} may not have run")
+    return "delete was interrupted: " + "; ".join(parts) + ". Inspect again to see what is left"
