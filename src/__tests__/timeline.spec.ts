@@ -281,3 +281,43 @@ describe('the set-timeline-window command', () => {
     monitor.dispose();
   });
 });
+
+describe('MemoryTimeline: samples on a long span', () => {
+  function laidOut(windowMinutes: number) {
+    const view = new MemoryTimeline({ ...DEFAULT_SETTINGS, timelineWindowMinutes: windowMinutes });
+    Widget.attach(view, document.body);
+    const host = view.node.querySelector<HTMLElement>('.jp-vram-Timeline-plot')!;
+    Object.defineProperty(host, 'clientWidth', { value: 300 });
+    const model = new KernelMemoryModel({ historyCapacity: 1000 });
+    view.model = model;
+    MessageLoop.flush();
+    const renders = jest.spyOn(view, 'renderNow');
+    const feed = (count: number) => {
+      for (let i = 0; i < count; i++) {
+        model.ingest(wire(makeCpuSample({ seq: renders.mock.calls.length * 100 + i + 1, time: 1000 + i })));
+        MessageLoop.flush();
+      }
+    };
+    return { view, renders, feed };
+  }
+
+  afterEach(() => jest.useRealTimers());
+
+  it('draws the samples of a second together where a pixel spans minutes', () => {
+    jest.useFakeTimers();
+    const { view, renders, feed } = laidOut(1440); // 288 s a pixel
+    feed(10);
+    expect(renders).toHaveBeenCalledTimes(0);
+    jest.advanceTimersByTime(1000);
+    MessageLoop.flush();
+    expect(renders).toHaveBeenCalledTimes(1);
+    view.dispose();
+  });
+
+  it('draws every sample where a pixel is a second', () => {
+    const { view, renders, feed } = laidOut(5);
+    feed(10);
+    expect(renders).toHaveBeenCalledTimes(10);
+    view.dispose();
+  });
+});

@@ -32,6 +32,7 @@ import {
   KernelMarkKind,
   SeriesKey
 } from '../model/MemoryHistory';
+import { rowsForChart, toGappedArray } from '../model/chartRows';
 import { ModelChange } from '../tokens';
 import { element, setData, setHidden, setText } from './dom';
 import { ModelView } from './ModelView';
@@ -61,6 +62,9 @@ const BINARY_INCREMENTS = Array.from({ length: 61 }, (_, i) => 2 ** i);
 const TIME_INCREMENTS = [1, 2, 5, 10, 15, 20, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 14400, 43200, 86400];
 
 const PLOT_HEIGHT = 180;
+
+/** From this many seconds per pixel on, new samples are drawn once a second. */
+const SECONDS_PER_PIXEL_DRAWN_LATER = 5;
 
 /** The shortest time the chart spans, however little history there is (seconds). */
 const MIN_SPAN_S = 30;
@@ -113,6 +117,20 @@ export class MemoryTimeline extends ModelView {
   }
 
   protected readonly relevantChanges = RELEVANT;
+
+  /**
+   * Where a pixel of the chart spans seconds (30 minutes and more in the
+   * sidebar), samples arriving many times a second are drawn together, once
+   * a second: they could only move the newest pixel.
+   */
+  protected sampleRenderDelayMs(): number {
+    const width = this._plotHost.clientWidth;
+    if (width <= 0) {
+      return 0; // not laid out: no chart to spare
+    }
+    const secondsPerPixel = (this.settings.timelineWindowMinutes * 60) / width;
+    return secondsPerPixel >= SECONDS_PER_PIXEL_DRAWN_LATER ? 1000 : 0;
+  }
 
   /** The times the chart's x axis spans now, kernel clock (for tests). */
   get shownRange(): readonly [number, number] {
@@ -220,9 +238,11 @@ export class MemoryTimeline extends ModelView {
       this._plot = new UPlot(this._options(keys, width), undefined, this._plotHost);
       this._signature = signature;
     }
+    // A long span holds far more rows than the chart has pixels.
+    const drawn = rowsForChart(win, from, end, width);
     const data: uPlot.AlignedData = [
-      win.times,
-      ...keys.map(key => toGappedArray(win.series.get(key)!))
+      drawn.times,
+      ...keys.map(key => toGappedArray(drawn.series.get(key)!))
     ];
     this._plot.setData(data);
   }
@@ -453,16 +473,6 @@ function seriesToShow(win: HistoryWindow): string[] {
     }
     return ga.index - gb.index || figureOrder[ga.figure] - figureOrder[gb.figure];
   });
-}
-
-/** uPlot draws gaps for null, not NaN. */
-function toGappedArray(values: Float64Array): (number | null)[] {
-  const out = new Array<number | null>(values.length);
-  for (let i = 0; i < values.length; i++) {
-    const v = values[i];
-    out[i] = Number.isNaN(v) ? null : v;
-  }
-  return out;
 }
 
 /** What the dashed lines in the window mean; '' when there are none. */

@@ -30,6 +30,10 @@ export abstract class ModelView extends LazyView {
   dispose(): void {
     this._model?.changed.disconnect(this._onModelChanged, this);
     this._model = null;
+    if (this._sampleRender !== null) {
+      clearTimeout(this._sampleRender);
+      this._sampleRender = null;
+    }
     super.dispose();
   }
 
@@ -41,6 +45,15 @@ export abstract class ModelView extends LazyView {
     void change; // nothing by default
   }
 
+  /**
+   * How long the render a new sample asks for may wait (ms): a view on which
+   * one sample cannot show (a chart whose pixel spans minutes) renders the
+   * samples of that time together. 0: at the next frame, as every other change.
+   */
+  protected sampleRenderDelayMs(): number {
+    return 0;
+  }
+
   /** Called when another model is shown (e.g. to drop cached state). */
   protected onModelReplaced(): void {
     // nothing by default
@@ -49,9 +62,18 @@ export abstract class ModelView extends LazyView {
   private _onModelChanged(_: IKernelMemoryModel, change: ModelChange): void {
     if (this.relevantChanges.has(change)) {
       this.onModelChange(change);
-      this.requestRender();
+      const delay = change === 'sample' ? this.sampleRenderDelayMs() : 0;
+      if (delay <= 0) {
+        this.requestRender();
+      } else if (this._sampleRender === null) {
+        this._sampleRender = setTimeout(() => {
+          this._sampleRender = null;
+          this.requestRender();
+        }, delay);
+      }
     }
   }
 
   private _model: IKernelMemoryModel | null = null;
+  private _sampleRender: ReturnType<typeof setTimeout> | null = null;
 }
