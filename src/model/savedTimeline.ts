@@ -85,47 +85,66 @@ export function storedChunk(chunk: TimelineChunk): {
  * store keeps in place of those it was made of.
  */
 export function assembleTimeline(chunks: readonly TimelineChunk[], capacity: number): TimelineChunk {
-  type Row = { time: number; gap: boolean; identity: string | null; chunk: TimelineChunk; index: number };
-  const rows: Row[] = [];
-  for (const chunk of chunks) {
-    const columns = Array.from(chunk.series.values());
-    for (let index = 0; index < chunk.times.length; index++) {
-      const gap = columns.every(column => Number.isNaN(column[index]));
-      rows.push({ time: chunk.times[index], gap, identity: chunk.identity, chunk, index });
+  const keys = Array.from(new Set(chunks.flatMap(chunk => Array.from(chunk.series.keys()))));
+  // Usually the chunks follow one another (one page at a time, none merged
+  // late): in order of their first rows, their rows are in time order.
+  const ordered = inTimeOrder(chunks);
+  const source = ordered ?? chunks.filter(chunk => chunk.times.length > 0);
+  const columnsOf = source.map(chunk => keys.map(key => chunk.series.get(key)));
+  const total = source.reduce((n, chunk) => n + chunk.times.length, 0);
+  // Every row as (chunk, index), with whether it is a gap (every figure unknown).
+  const rowChunk = new Int32Array(total);
+  const rowIndex = new Int32Array(total);
+  const rowGap = new Uint8Array(total);
+  let r = 0;
+  source.forEach((chunk, c) => {
+    const columns = columnsOf[c];
+    for (let i = 0; i < chunk.times.length; i++, r++) {
+      rowChunk[r] = c;
+      rowIndex[r] = i;
+      rowGap[r] = columns.every(column => column === undefined || Number.isNaN(column[i])) ? 1 : 0;
     }
+  });
+  const timeOf = (row: number) => source[rowChunk[row]].times[rowIndex[row]];
+  const order = Array.from({ length: total }, (_, row) => row);
+  if (!ordered) {
+    // At one time, the figures before the gap row that ends them.
+    order.sort((a, b) => timeOf(a) - timeOf(b) || rowGap[a] - rowGap[b]);
   }
-  // At one time, the figures before the gap row that ends them.
-  rows.sort((a, b) => a.time - b.time || Number(a.gap) - Number(b.gap));
-  const kept: Row[] = [];
+  // At most one gap more per chunk: where the run changes.
+  const times = new Float64Array(total + source.length);
+  const columns = keys.map(() => new Float64Array(total + source.length));
+  let n = 0;
   let run: string | null = null;
-  for (const row of rows) {
-    const previous = kept[kept.length - 1];
-    if (previous && previous.time === row.time && previous.gap === row.gap) {
-      continue;
+  const put = (time: number, row: number | null) => {
+    times[n] = time;
+    for (let k = 0; k < keys.length; k++) {
+      const column = row === null || rowGap[row] ? undefined : columnsOf[rowChunk[row]][k];
+      columns[k][n] = column === undefined ? NaN : column[rowIndex[row as number]];
     }
-    if (row.identity !== null) {
-      if (run !== null && row.identity !== run && previous && !previous.gap && !row.gap) {
-        kept.push({ ...previous, gap: true });
+    n++;
+  };
+  let previousGap = false;
+  for (const row of order) {
+    const time = timeOf(row);
+    const gap = rowGap[row] === 1;
+    if (n > 0 && times[n - 1] === time && previousGap === gap) {
+      continue; // kept twice (two tabs)
+    }
+    const identity = source[rowChunk[row]].identity;
+    if (identity !== null) {
+      if (run !== null && identity !== run && n > 0 && !previousGap && !gap) {
+        put(times[n - 1], null);
       }
-      run = row.identity;
+      run = identity;
     }
-    kept.push(row);
+    put(time, row);
+    previousGap = gap;
   }
-  const newest = kept.slice(Math.max(0, kept.length - Math.max(0, capacity)));
-  const keys = new Set<string>();
-  for (const chunk of chunks) {
-    for (const key of chunk.series.keys()) {
-      keys.add(key);
-    }
-  }
+  const start = Math.max(0, n - Math.max(0, capacity));
   const series = new Map<string, Float64Array>();
-  for (const key of keys) {
-    series.set(
-      key,
-      Float64Array.from(newest, row => (row.gap ? NaN : row.chunk.series.get(key)?.[row.index] ?? NaN))
-    );
-  }
-  const oldest = newest.length ? newest[0].time : Infinity;
+  keys.forEach((key, k) => series.set(key, columns[k].slice(start, n)));
+  const oldest = n > start ? times[start] : Infinity;
   const marks = new Map<string, KernelMark>();
   for (const chunk of chunks) {
     for (const mark of chunk.marks) {
@@ -136,10 +155,27 @@ export function assembleTimeline(chunks: readonly TimelineChunk[], capacity: num
   }
   return {
     identity: run,
-    times: Float64Array.from(newest, row => row.time),
+    times: times.slice(start, n),
     series,
     marks: Array.from(marks.values()).sort((a, b) => a.time - b.time)
   };
+}
+
+/** The chunks by their first row when that puts every row in time order; null otherwise. */
+function inTimeOrder(chunks: readonly TimelineChunk[]): TimelineChunk[] | null {
+  const sorted = chunks
+    .filter(chunk => chunk.times.length > 0)
+    .sort((a, b) => a.times[0] - b.times[0]);
+  let last = -Infinity;
+  for (const chunk of sorted) {
+    for (const time of chunk.times) {
+      if (time < last) {
+        return null;
+      }
+      last = time;
+    }
+  }
+  return sorted;
 }
 
 function numbers(value: unknown): Float64Array | null {
