@@ -3,7 +3,8 @@
  * that notebook's KernelMemoryModel.
  *
  * For each kernel (the first one, after every restart, after a kernel change,
- * after the connection comes back) it (steps 1-3: ./helperBootstrap.ts):
+ * after the connection comes back) it (steps 1-3: ./HelperDelivery.ts and
+ * ./helperBootstrap.ts):
  *   1. reads `language_info.name` (only Python kernels get the helper);
  *   2. executes the helper's bootstrap code (./helperCode.ts) silently (no
  *      history, no Out[], no cell hooks), and
@@ -35,11 +36,7 @@ import {
   HelperRequestType,
   PartialHelperConfig
 } from '../protocol';
-import {
-  bootstrapHelper,
-  IHelperBootstrapHost,
-  sendHelper
-} from './helperBootstrap';
+import { HelperDelivery } from './HelperDelivery';
 import { HelperRequests } from './HelperRequests';
 import { loadHelperBootstrapCode } from './helperCode';
 import { HelperComm } from './HelperComm';
@@ -68,14 +65,7 @@ export class KernelHelperConnection
     super(options.cleanupTimeoutMs ?? 300_000);
     this._sessionContext = options.sessionContext;
     this._model = options.model;
-    this._config = options.config;
-    this._readiness = new HelperReadiness(
-      options.bootstrapCode
-        ? () => Promise.resolve(options.bootstrapCode as string)
-        : loadHelperBootstrapCode
-    );
     this._requestTimeoutMs = options.requestTimeoutMs ?? 60_000;
-    this._commsLeftOpen = options.commsLeftOpen ?? (() => []);
     this._channel = new HelperComm({
       model: this._model,
       onHello: () => this._recoverHistory()
@@ -83,6 +73,19 @@ export class KernelHelperConnection
     this._channel.otherMessage.connect((_, data) =>
       this._otherMessage.emit(data)
     );
+    this._delivery = new HelperDelivery({
+      readiness: new HelperReadiness(
+        options.bootstrapCode
+          ? () => Promise.resolve(options.bootstrapCode as string)
+          : loadHelperBootstrapCode
+      ),
+      model: this._model,
+      config: () => options.config(),
+      commsLeftOpen: options.commsLeftOpen ?? (() => []),
+      isCurrent: generation => generation === this._generation && !this._isDisposed,
+      adopt: comm => this._channel.adopt(comm),
+      abandon: () => this._channel.drop(false)
+    });
     this._iopub = new IOPubWatch({
       model: this._model,
       channel: this._channel,
@@ -321,13 +324,10 @@ export class KernelHelperConnection
     // a restart from another frontend is heard there.
     this._iopub.listen(kernel);
     if (code !== null) {
-      this._send(kernel, generation, code);
+      this._delivery.send(kernel, generation, code);
       return;
     }
-    // The spec says the language before the kernel answers (a kernel busy
-    // with a cell, or not started yet, answers its info request late).
-    this._readiness.watchSpec(kernel);
-    void this._bootstrap(kernel, generation);
+    this._delivery.start(kernel, generation);
   }
 
   private _waitForKernel(generation: number): void {
@@ -369,12 +369,12 @@ export class KernelHelperConnection
       return;
     }
     const kernel = this._sessionContext.session?.kernel ?? null;
-    const code = this._readiness.code;
+    const code = this._delivery.code;
     if (
       !kernel ||
       kernel.status === 'dead' ||
       code === null ||
-      !this._readiness.isPython(kernel.id)
+      !this._delivery.isPython(kernel.id)
     ) {
       return;
     }
@@ -385,60 +385,8 @@ export class KernelHelperConnection
     } else if (kernel === this._kernel && !this._restarting) {
       // Attached: sent unless its run already sent it (else it still awaits
       // the language or the code).
-      this._send(kernel, this._generation, code);
+      this._delivery.send(kernel, this._generation, code);
     }
-  }
-
-  private _bootstrap(
-    kernel: Kernel.IKernelConnection,
-    generation: number
-  ): Promise<void> {
-    return bootstrapHelper(kernel, this._hostFor(kernel, generation));
-  }
-
-  private _send(
-    kernel: Kernel.IKernelConnection,
-    generation: number,
-    code: string
-  ): void {
-    if (this._claimDelivery(generation)) {
-      void sendHelper(kernel, code, this._hostFor(kernel, generation));
-    }
-  }
-
-  /** True once per run: the one sending of its helper (by the run, or ahead of a cell). */
-  private _claimDelivery(generation: number): boolean {
-    if (this._deliveredGeneration === generation) {
-      return false;
-    }
-    this._deliveredGeneration = generation;
-    return true;
-  }
-
-  private _hostFor(
-    kernel: Kernel.IKernelConnection,
-    generation: number
-  ): IHelperBootstrapHost {
-    return {
-      model: this._model,
-      stale: () => generation !== this._generation || this._isDisposed,
-      loadBootstrapCode: () => this._readiness.load(),
-      languageKnown: language =>
-        this._readiness.noteLanguage(kernel.id, language),
-      config: () => this._config(),
-      replaces: () => this._commsLeftOpen(kernel.id),
-      claimDelivery: () => this._claimDelivery(generation),
-      adopt: comm => {
-        if (generation === this._generation) {
-          this._channel.adopt(comm);
-        }
-      },
-      abandon: () => {
-        if (generation === this._generation) {
-          this._channel.drop(false);
-        }
-      }
-    };
   }
 
   protected _request<T extends HelperRequestType>(
@@ -470,18 +418,14 @@ export class KernelHelperConnection
   private _sessionContext: HelperSessionContext;
   private _silence: SilenceWatch;
   private _model: KernelMemoryModel;
-  private _config: () => HelperConfig | PartialHelperConfig;
-  private _readiness: HelperReadiness;
+  private _delivery: HelperDelivery;
   private _requestTimeoutMs: number;
-  private _commsLeftOpen: (kernelId: string) => string[];
   private _channel: HelperComm;
   private _iopub: IOPubWatch;
   private _otherMessage = new Signal<this, unknown>(this);
   /** The kernel the current (or last) attach was for. */
   private _kernel: Kernel.IKernelConnection | null = null;
   private _generation = 0;
-  /** The run whose helper was sent (by the run, or ahead of a cell). */
-  private _deliveredGeneration = -1;
   private _restarting = false;
   private _connectionLost = false;
   private _isDisposed = false;

@@ -1,0 +1,101 @@
+/**
+ * Delivers the helper to a kernel once per run (a run: one attach of the
+ * connection, numbered by its generation), by whichever comes first: the
+ * run's own bootstrap (the language from the kernel's info, the code, the
+ * comm_open: ./helperBootstrap.ts), or `send`, ahead of a notebook cell
+ * about to run in a kernel that has no helper yet (see
+ * KernelHelperConnection.deliverBeforeExecution). What the connection
+ * decides (which run is current, which comm it listens to) it is asked.
+ */
+import { Kernel } from '@jupyterlab/services';
+
+import { KernelMemoryModel } from '../model/KernelMemoryModel';
+import { HelperConfig, PartialHelperConfig } from '../protocol';
+import { bootstrapHelper, IHelperBootstrapHost, sendHelper } from './helperBootstrap';
+import { HelperReadiness } from './HelperReadiness';
+
+export class HelperDelivery {
+  constructor(options: HelperDelivery.IOptions) {
+    this._options = options;
+    this._readiness = options.readiness;
+  }
+
+  /** The bootstrap code once loaded; null before. */
+  get code(): string | null {
+    return this._readiness.code;
+  }
+
+  /** The kernel's language is known to be Python. */
+  isPython(kernelId: string): boolean {
+    return this._readiness.isPython(kernelId);
+  }
+
+  /** Run `generation`'s own delivery: the language (from the spec, then the kernel's info), the code, the comm. */
+  start(kernel: Kernel.IKernelConnection, generation: number): void {
+    // The spec says the language before the kernel answers (a kernel busy
+    // with a cell, or not started yet, answers its info request late).
+    this._readiness.watchSpec(kernel);
+    void bootstrapHelper(kernel, this._hostFor(kernel, generation));
+  }
+
+  /** Send `code` now for run `generation`, unless that run sent it already. */
+  send(kernel: Kernel.IKernelConnection, generation: number, code: string): void {
+    if (this._claim(generation)) {
+      void sendHelper(kernel, code, this._hostFor(kernel, generation));
+    }
+  }
+
+  /** True once per run: the one sending of its helper (by the run, or ahead of a cell). */
+  private _claim(generation: number): boolean {
+    if (this._delivered === generation) {
+      return false;
+    }
+    this._delivered = generation;
+    return true;
+  }
+
+  private _hostFor(kernel: Kernel.IKernelConnection, generation: number): IHelperBootstrapHost {
+    const options = this._options;
+    const current = () => options.isCurrent(generation);
+    return {
+      model: options.model,
+      stale: () => !current(),
+      loadBootstrapCode: () => this._readiness.load(),
+      languageKnown: language => this._readiness.noteLanguage(kernel.id, language),
+      config: options.config,
+      replaces: () => options.commsLeftOpen(kernel.id),
+      claimDelivery: () => this._claim(generation),
+      adopt: comm => {
+        if (current()) {
+          options.adopt(comm);
+        }
+      },
+      abandon: () => {
+        if (current()) {
+          options.abandon();
+        }
+      }
+    };
+  }
+
+  private _options: HelperDelivery.IOptions;
+  private _readiness: HelperReadiness;
+  /** The run whose helper was sent (by the run, or ahead of a cell). */
+  private _delivered = -1;
+}
+
+export namespace HelperDelivery {
+  export interface IOptions {
+    readiness: HelperReadiness;
+    model: KernelMemoryModel;
+    config: () => HelperConfig | PartialHelperConfig;
+    /** The comms an earlier page left open in a kernel (the comm_open's `replaces`). */
+    commsLeftOpen: (kernelId: string) => string[];
+    /** Run `generation` is the connection's current one (and it is not disposed). */
+    isCurrent: (generation: number) => boolean;
+    /** Listen to this comm (the current run's new one). */
+    adopt: (comm: Kernel.IComm) => void;
+    /** Forget the adopted comm (it could not be opened, or the helper did not start). */
+    abandon: () => void;
+  }
+}
