@@ -42,6 +42,32 @@ test.describe('memory sidebar', () => {
     await expect(sidebarRole(page, 'state')).toContainText(/notebook/i);
   });
 
+  test('the keyboard moves between the tabs, and picks the timeline\'s span', async ({ page }) => {
+    await openLiveNotebook(page);
+    await sidebarRole(page, 'memory-tab').focus();
+    await page.keyboard.press('ArrowRight');
+    await expect(sidebarRole(page, 'cells-tab')).toBeFocused();
+    await expect(sidebarRole(page, 'cells-tab')).toHaveAttribute('aria-selected', 'true');
+    await expect(sidebarRole(page, 'timeline')).toBeHidden();
+    await page.keyboard.press('End');
+    await expect(sidebarRole(page, 'kernels-tab')).toHaveAttribute('aria-selected', 'true');
+    await page.keyboard.press('Home');
+    await expect(sidebarRole(page, 'memory-tab')).toHaveAttribute('aria-selected', 'true');
+    await expect(sidebarRole(page, 'timeline')).toBeVisible();
+    // The span is a setting: picked here, it is what the Settings Editor shows.
+    await sidebarRole(page, 'timeline-window').selectOption('120');
+    await expect
+      .poll(() =>
+        page.evaluate(async () => {
+          const settings = await window.jupyterapp.serviceManager.settings.fetch('jupyterlab-vram:plugin');
+          return (settings.settings as any)?.timelineWindowMinutes ?? null;
+        })
+      )
+      .toBe(120);
+    await expect(sidebarRole(page, 'timeline-window')).toHaveValue('120');
+    await sidebarRole(page, 'timeline-window').selectOption('5'); // as the other tests expect it
+  });
+
   test('goes live for a Python notebook and says what it cannot see', async ({ page }) => {
     await openLiveNotebook(page);
     expect(await bytesOf(page, 'host-rss')).toBeGreaterThan(10 * MiB);
