@@ -274,7 +274,7 @@ export class MemoryHistory {
     }
     const lastTime = times[count - 1];
     const reachesHeld = count < times.length;
-    const endsInGap = Array.from(series.values()).every(column => Number.isNaN(column[count - 1]));
+    const endsInGap = isGapRow(series.values(), count - 1);
     const heldColumns = this._heldColumns();
     const rows: Row[] = [];
     for (let i = 0; i < count; i++) {
@@ -368,6 +368,16 @@ export class MemoryHistory {
   /** The time of the gap row `restoreEarlier` put after the browser's rows, while it stands. */
   private _restoredGap: number | null = null;
   private _added = new Signal<this, HistoryAddition>(this);
+}
+
+/** Row `index` is a gap: every figure in it unknown (a column it lacks counts as unknown). */
+export function isGapRow(columns: Iterable<ArrayLike<number> | undefined>, index: number): boolean {
+  for (const column of columns) {
+    if (column !== undefined && !Number.isNaN(column[index])) {
+      return false;
+    }
+  }
+  return true;
 }
 
 /** One row to hold: row `index` of `columns`. */

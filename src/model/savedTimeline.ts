@@ -6,7 +6,7 @@
  * one timeline of them again. What is read back is checked like a kernel
  * message: the store may hold chunks of another version of the extension.
  */
-import { KernelMark, KernelMarkKind, SeriesKey } from './MemoryHistory';
+import { isGapRow, KernelMark, KernelMarkKind, SeriesKey } from './MemoryHistory';
 
 export interface TimelineChunk {
   /** The kernel run the rows came from; null when the page did not know it yet. */
@@ -102,7 +102,7 @@ export function assembleTimeline(chunks: readonly TimelineChunk[], capacity: num
     for (let i = 0; i < chunk.times.length; i++, r++) {
       rowChunk[r] = c;
       rowIndex[r] = i;
-      rowGap[r] = columns.every(column => column === undefined || Number.isNaN(column[i])) ? 1 : 0;
+      rowGap[r] = isGapRow(columns, i) ? 1 : 0;
     }
   });
   const timeOf = (row: number) => source[rowChunk[row]].times[rowIndex[row]];

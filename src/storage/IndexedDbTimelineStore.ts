@@ -28,20 +28,22 @@ export class IndexedDbTimelineStore implements ITimelineStore {
     for (const key of stale) {
       store.delete(key);
     }
-    const rows = await request<{ id: number; end: number }[]>(
+    // Read after those deletes, in the same transaction: none of them comes
+    // back. One index key: the rows come by primary key, the order written.
+    const rows = await request<{ id: number }[]>(
       store.index('notebook').getAll(IDBKeyRange.only(notebook))
     );
     const chunks: StoredTimelineChunk[] = [];
     for (const row of rows) {
       const chunk = parseTimelineChunk(row);
-      if (chunk && row.end >= this._now() - TIMELINE_MAX_AGE_S) {
+      if (chunk) {
         chunks.push({ id: row.id, chunk });
-      } else if (!chunk) {
+      } else {
         store.delete(row.id); // another version's, or damaged: it would never read
       }
     }
     await done(tx);
-    return chunks.sort((a, b) => a.id - b.id);
+    return chunks;
   }
 
   async save(notebook: string, chunk: TimelineChunk): Promise<void> {

@@ -124,7 +124,9 @@ export class MemoryTimeline extends ModelView {
    * a second: they could only move the newest pixel.
    */
   protected sampleRenderDelayMs(): number {
-    const width = this._plotHost.clientWidth;
+    // The width the chart was last drawn or resized at: reading the layout
+    // here, at every sample, could force one (only before the first drawing).
+    const width = this._plotWidth || this._plotHost.clientWidth;
     if (width <= 0) {
       return 0; // not laid out: no chart to spare
     }
@@ -218,7 +220,7 @@ export class MemoryTimeline extends ModelView {
     setHidden(this._marksNote, note === '');
 
     const keys = seriesToShow(win);
-    const width = this._plotHost.clientWidth;
+    const width = (this._plotWidth = this._plotHost.clientWidth);
     if (width <= 0) {
       // Not laid out yet (or no layout at all, as in tests): the resize
       // observer renders once there is room.
@@ -248,7 +250,7 @@ export class MemoryTimeline extends ModelView {
   }
 
   private _onHostResize(): void {
-    const width = this._plotHost.clientWidth;
+    const width = (this._plotWidth = this._plotHost.clientWidth);
     if (this._plot) {
       if (width > 0 && width !== this._plot.width) {
         this._plot.setSize({ width, height: PLOT_HEIGHT });
@@ -447,6 +449,8 @@ export class MemoryTimeline extends ModelView {
   }
 
   private _title: TimelineWindowPicker;
+  /** The plot area's width at the last render or resize (px; 0: not laid out). */
+  private _plotWidth = 0;
   private _empty: HTMLElement;
   private _plotHost: HTMLElement;
   private _plot: uPlot | null = null;
