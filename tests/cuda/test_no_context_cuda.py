@@ -1,5 +1,6 @@
 """Monitoring never creates a CUDA context: after a minute of sampling and one
-request of every type, cell hooks and an out-of-memory-looking error, a kernel
+request of every type (allocation recording on, and a cell run under it, included),
+cell hooks and an out-of-memory-looking error, a kernel
 that imported torch but never used CUDA still has none (torch says so, and
 NVML lists no process for it, while it does list a process that has one)."""
 
@@ -59,6 +60,19 @@ def test_monitoring_creates_no_cuda_context(kernel: Kernel, bootstrap: str, nvml
     asked.add("delete")
     snapshot_sample(kernel, comm_id, "r-snapshot", timeout=60)
     asked.add("snapshot")
+    # Recording allocations by line: the GPU history waits for CUDA (starting it
+    # would create a context), while a cell runs and is charged its host lines.
+    recording = reply_of(kernel, comm_id, {"type": "record_allocations", "request_id": "r-record", "enabled": True})
+    assert recording["gpu"]["state"] == "waiting", recording
+    asked.add("record_allocations")
+    cells.run("kept_rows = [bytearray(4096) for _ in range(256)]")
+    sites = reply_of(kernel, comm_id, {"type": "allocation_sites", "request_id": "r-sites"})
+    assert [d["device"] for d in sites["devices"]] == ["host"], sites["devices"]
+    asked.add("allocation_sites")
+    exported = reply_of(kernel, comm_id, {"type": "allocation_snapshot", "request_id": "r-export"})
+    assert exported["data_base64"] is None and "not being recorded" in exported["reason"], exported
+    asked.add("allocation_snapshot")
+    reply_of(kernel, comm_id, {"type": "record_allocations", "request_id": "r-record-off", "enabled": False})
     assert asked == set(REQUEST_TYPES), set(REQUEST_TYPES) - asked
 
     deadline = time.monotonic() + SAMPLING_S
