@@ -110,8 +110,14 @@ class SampleSource:
             # NVML must name a process that holds memory on the device: torch reserves
             # some there, or the kernel has a context there (a context is hundreds of
             # MiB, and exists before torch's first allocation and after empty_cache).
-            holds_memory = context is True or bool(torch_figures and torch_figures["reserved_bytes"])
-            nvml = self.nvml.read(device.nvml, fresh_processes, holds_memory) if device.nvml is not None else None
+            reserved = torch_figures["reserved_bytes"] if torch_figures else None
+            holds_memory = context is True or bool(reserved)
+            tf_figures = tf_gpus.get(device.index)
+            nvml = (
+                # What moves the kernel's own NVML figure: a context, torch's segments, TensorFlow's memory.
+                self.nvml.read(device.nvml, fresh_processes, holds_memory, (context, reserved, tf_figures))
+                if device.nvml is not None else None
+            )
             gpus.append(
                 {
                     "index": device.index,
@@ -119,7 +125,7 @@ class SampleSource:
                     "total_bytes": device.total_bytes,
                     "torch": torch_figures,
                     "nvml": nvml,
-                    "tensorflow": tf_gpus.get(device.index),
+                    "tensorflow": tf_figures,
                 }
             )
         return {

@@ -163,6 +163,7 @@ class FakePynvml(types.ModuleType):
 
     def nvmlDeviceGetMemoryInfo(self, h: FakeGpu, version: Optional[int] = None) -> Any:
         """``used`` is what processes hold; v1 adds the driver's reservation to it, v2 does not."""
+        self.calls.append("memory")
         free = h.total - h.used - h.driver_reserved
         if version is None:
             return types.SimpleNamespace(total=h.total, used=h.used + h.driver_reserved, free=free)

@@ -15,6 +15,7 @@ from jupyterlab_vram_helper.readers.host import HostReader
 from jupyterlab_vram_helper.sample import SampleSource
 from jupyterlab_vram_helper.readers.nvml import (
     MAX_PROCESSES,
+    MEMORY_REUSE_S,
     PROCESS_LIST_STALE_BYTES,
     UNNAMED_RETRY_S,
     NvmlReader,
@@ -241,6 +242,41 @@ def test_a_process_list_goes_stale_when_the_device_memory_moves(fake_pynvml, two
     two_gpus[0].processes = [(4242, 600 << 20)]
     assert r.read(d0)["process_used_bytes"] == 500 << 20
     assert r.read(d0, fresh_processes=True)["process_used_bytes"] == 600 << 20
+
+
+def test_memory_figures_are_given_again_while_the_callers_own_state_stands_still(fake_pynvml, two_gpus) -> None:
+    # The driver call costs ~120 us with the caches cold: at 10 Hz every other
+    # tick reads it while the kernel's own memory stands still.
+    assert MEMORY_REUSE_S == 0.15
+    now = [100.0]
+    r = NvmlReader(pid=4242, clock=lambda: now[0], load=lambda: fake_pynvml, pid_exists=lambda p: True)
+    r.start()
+    d0, d1 = r.devices()
+    mine = ("context", 2 << 20, None)
+    reads = lambda: fake_pynvml.calls.count("memory")  # noqa: E731
+    start = reads()
+    assert r.read(d0, own_state=mine)["used_bytes"] == 1 << 30
+    two_gpus[0].used += 300 << 20  # another process allocates
+    now[0] += 0.1
+    assert r.read(d0, own_state=mine)["used_bytes"] == 1 << 30  # 0.1 s old: given again
+    assert reads() == start + 1
+    now[0] += 0.1
+    assert r.read(d0, own_state=mine)["used_bytes"] == (1 << 30) + (300 << 20)  # 0.2 s old: read
+    assert reads() == start + 2
+    # The kernel's own state moved (torch reserved more): read at once.
+    two_gpus[0].used += 64 << 20
+    now[0] += 0.01
+    assert r.read(d0, own_state=("context", 66 << 20, None))["used_bytes"] == (1 << 30) + (364 << 20)
+    # A snapshot the user asked for: read at once.
+    two_gpus[0].used += 1 << 20
+    now[0] += 0.01
+    assert r.read(d0, fresh_processes=True, own_state=("context", 66 << 20, None))["used_bytes"] == (1 << 30) + (365 << 20)
+    # Each device on its own; a caller that passes no state gets a read every time.
+    assert r.read(d1, own_state=mine)["used_bytes"] == 2 << 30
+    before = reads()
+    r.read(d0)
+    r.read(d0)
+    assert reads() == before + 2
 
 
 def test_a_list_that_never_names_this_process_is_read_less_and_less_often(fake_pynvml, two_gpus) -> None:

@@ -232,3 +232,22 @@ def test_the_comparison_decides_as_comparing_copies_without_the_machine_wide_fig
         assert significant_change(before, now, MB) is expected, (before, now)
         decided.add(expected)
     assert decided == {True, False}  # both decisions were reached
+
+
+def test_nvml_memory_is_read_again_the_tick_the_kernels_own_memory_moves(fake_torch, fake_pynvml, two_gpus) -> None:
+    # At 10 Hz NVML's device memory is read every other tick while the kernel's
+    # own figures stand still, and at once when they move.
+    now = [100.0]
+    nvml = NvmlReader(pid=77, clock=lambda: now[0], load=lambda: fake_pynvml, pid_exists=lambda p: True)
+    nvml.start()
+    source = SampleSource(nvml=nvml, environ={})
+    fake_torch.initialized = True
+    fake_torch.stats[0] = nested_stats(allocated=7 * MB, reserved=20 * MB, peak=7 * MB)
+    used = lambda: source.read()["gpus"][0]["nvml"]["used_bytes"]  # noqa: E731
+    first = used()
+    two_gpus[0].used += 100 * MB  # the allocation below, as NVML will see it
+    now[0] += 0.1
+    assert used() == first  # the kernel's figures stood still: 0.1 s old figures given again
+    fake_torch.stats[0] = nested_stats(allocated=100 * MB, reserved=120 * MB, peak=100 * MB)
+    now[0] += 0.01
+    assert used() == first + 100 * MB  # torch reserved more: NVML read in the same tick
