@@ -71,6 +71,9 @@ class AllocationSites:
             self.enabled = True
             self.cells.shell = self._shell()
             host_restart, gpu_restart = self.host.restarted_at, self.gpu.restarted_at
+            if self.gpu.needs_symbolizer(asked=True):
+                # Before host tracing starts (restarted around it if it runs already).
+                self.host.untraced(self.gpu.prepare_symbolizer)
             self.host.start(host_frames)
             self.gpu.want(gpu_max_entries)
             if self.host.restarted_at != host_restart or (
@@ -111,7 +114,7 @@ class AllocationSites:
             # Noted now: an out-of-memory diagnosis at this cell's end lists its lines.
             count = self._numbering.at_start(self._hooked, info)
             self.cells.note(count, getattr(info, "cell_id", None))
-            if self.gpu.try_start():
+            if self._start_gpu():
                 self._broadcast({"type": "allocation_recording", "recording": self.state()})
         except Exception:
             pass
@@ -142,6 +145,16 @@ class AllocationSites:
                 timer.start()
         except Exception:
             pass
+
+    def _start_gpu(self) -> bool:
+        """``GpuRecorder.try_start``, PyTorch's symbolizer run first, untraced, where
+        it never ran (gpu_allocations.py): our host tracing restarts around it."""
+        if self.gpu.needs_symbolizer():
+            restarted = self.host.restarted_at
+            self.host.untraced(self.gpu.prepare_symbolizer)
+            if self.host.restarted_at != restarted:
+                self.alive.forget()  # a cell's runs before and after the restart do not compare
+        return self.gpu.try_start()
 
     def _send_cell_alive(self) -> None:
         self._scheduled = False
@@ -199,7 +212,7 @@ class AllocationSites:
 
     def sites(self, max_sites: int) -> Dict[str, Any]:
         start = time.perf_counter()
-        self.gpu.try_start()  # a listing is a boundary too: the kernel is between cells
+        self._start_gpu()  # a listing is a boundary too: the kernel is between cells
         self.cells.shell = self._shell()
         self.cells.start_lookup()
         host = self.host.group(self.cells)
@@ -253,7 +266,7 @@ class AllocationSites:
     def gpu_snapshot(self) -> Dict[str, Any]:
         """The ``allocation_snapshot`` reply: PyTorch's allocator snapshot, pickled as
         ``torch.cuda.memory._dump_snapshot`` writes it, for pytorch.org/memory_viz."""
-        self.gpu.try_start()
+        self._start_gpu()
         snapshot = self.gpu.snapshot()
         if snapshot is None:
             return {"format": "pickle", "data_base64": None, "bytes": 0,

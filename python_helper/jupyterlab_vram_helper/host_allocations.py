@@ -21,7 +21,7 @@ from __future__ import annotations
 import collections
 import time
 import tracemalloc
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from .cell_files import CellFiles
 from .site_grouping import Frame, SiteGrouper
@@ -57,6 +57,22 @@ class HostRecorder:
         self.frames = frames
         self.started_at = time.time()
         self.restarted_at = None
+
+    def untraced(self, call: Callable[[], None]) -> None:
+        """Run ``call`` with our tracing stopped, then start it again at the same depth:
+        the traces of earlier allocations are gone (``restarted_at``). Someone
+        else's tracing is never stopped: ``call`` then runs traced."""
+        if not (self.started_by_us and tracemalloc.is_tracing()):
+            call()
+            return
+        frames = tracemalloc.get_traceback_limit()
+        tracemalloc.stop()
+        try:
+            call()
+        finally:
+            tracemalloc.start(frames)
+            self.frames = frames
+            self.started_at = self.restarted_at = time.time()
 
     def stop(self) -> None:
         if self.started_by_us and tracemalloc.is_tracing():

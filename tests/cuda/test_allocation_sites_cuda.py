@@ -41,6 +41,11 @@ def test_cuda_tensors_are_charged_to_their_line_and_recording_waits_for_cuda(
     line2 = [s for s in gpu["sites"] if s["cell"] and s["cell"]["cell_id"] == "c3" and s["cell"]["line"] == 2]
     figures(sites=gpu["sites"][:5], unattributed_bytes=gpu["unattributed_bytes"], elapsed_ms=listing["elapsed_ms"])
     assert line2, gpu["sites"][:5]
+    # The first listing after CUDA came up under host recording took 123 s on an
+    # H100: PyTorch's symbolizer imported torch._inductor under tracemalloc. It
+    # now runs untraced at the cell boundary where the history starts.
+    assert listing["elapsed_ms"] < 5000, listing["elapsed_ms"]
+    assert listing["recording"]["host"]["restarted_at"] is not None  # host tracing restarted around it
     assert abs(line2[0]["bytes"] - 64 * MiB) <= 0.05 * 64 * MiB
     assert gpu["unattributed_bytes"] >= 8 * MiB  # `early`, allocated before recording started
 

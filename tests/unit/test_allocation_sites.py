@@ -3,8 +3,14 @@
 from __future__ import annotations
 
 import base64
+import importlib.util
+import os
 import pickle
+import subprocess
+import sys
+import tracemalloc
 import types
+from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional
 
 import pytest
@@ -46,6 +52,17 @@ class FakeShell(CountsFirstShell):
         return count
 
 
+@pytest.fixture(autouse=True)
+def symbolizer_never_ran() -> Any:
+    """Each test starts in a process where PyTorch's symbolizer has not run (the
+    fake's marks it run as the real one does: torch._inductor imported)."""
+    real = sys.modules.pop("torch._inductor", None)
+    yield
+    sys.modules.pop("torch._inductor", None)
+    if real is not None:
+        sys.modules["torch._inductor"] = real
+
+
 def recording_torch(initialized: bool) -> FakeTorch:
     torch = FakeTorch([FakeProps("H100", 80 << 30, "GPU-0")], initialized=initialized)
     torch.stats[0] = nested_stats(4096, 8192, 4096)
@@ -69,6 +86,17 @@ def recording_torch(initialized: bool) -> FakeTorch:
         torch.snapshots.append("segments" if include_traces is False else "segments, events built")  # type: ignore[attr-defined]
         return segments()
 
+    # PyTorch's stack symbolizer: whether tracemalloc traced, at each run of it
+    torch.symbolized: List[bool] = []  # type: ignore[attr-defined]
+
+    def symbolize_tracebacks(tracebacks: List[Any]) -> List[Any]:
+        torch.symbolized.append(tracemalloc.is_tracing())  # type: ignore[attr-defined]
+        sys.modules["torch._inductor"] = types.ModuleType("torch._inductor")  # what its first run imports
+        return [[] for _ in tracebacks]
+
+    torch._C._profiler = types.SimpleNamespace(  # type: ignore[attr-defined]
+        gather_traceback=lambda python, script, cpp: object(), symbolize_tracebacks=symbolize_tracebacks
+    )
     torch.cuda.memory._record_memory_history = record
     torch.cuda.memory._snapshot = snapshot
     torch.cuda.memory.memory_snapshot = memory_snapshot
@@ -399,3 +427,76 @@ def test_a_new_gpu_bound_restarts_the_history_where_torch_cannot_clear_it_alone(
         assert gpu["restarted_at"] == gpu["started"] and gpu["restart_kept_stacks"] is False
     finally:
         sites.stop()
+
+
+def test_pytorchs_symbolizer_runs_untraced_before_the_gpu_history_starts() -> None:
+    # Its first run imports torch._inductor: 102 s under tracemalloc on an H100 machine.
+    torch = recording_torch(initialized=True)
+    shell, sent = FakeShell(), []
+    sites = make_sites(torch, shell, sent)
+    try:
+        state = sites.set_recording(True, host_frames=4, gpu_max_entries=1000)
+        assert torch.symbolized == [False]  # type: ignore[attr-defined]
+        assert state["gpu"]["state"] == "recording" and state["host"]["state"] == "recording"
+        assert state["host"]["restarted_at"] is None  # host tracing started after it
+        shell.run_cell("cell-a")
+        sites.sites(max_sites=5)
+        assert torch.symbolized == [False]  # type: ignore[attr-defined]  # once per process
+    finally:
+        sites.stop()
+
+
+def test_cuda_coming_up_under_host_recording_restarts_it_around_the_symbolizer() -> None:
+    torch = recording_torch(initialized=False)
+    shell, sent = FakeShell(), []
+    sites = make_sites(torch, shell, sent)
+    try:
+        state = sites.set_recording(True, host_frames=6, gpu_max_entries=1000)
+        assert state["gpu"]["state"] == "waiting" and torch.symbolized == []  # type: ignore[attr-defined]
+        assert tracemalloc.is_tracing()
+        shell.run_cell("cell-a")  # CUDA still down: nothing to prepare
+        assert torch.symbolized == []  # type: ignore[attr-defined]
+        torch.initialized = True  # the user's cell brought CUDA up
+        shell.run_cell("cell-b")
+        assert torch.symbolized == [False]  # type: ignore[attr-defined]  # tracemalloc stopped around it
+        assert tracemalloc.is_tracing() and tracemalloc.get_traceback_limit() == 6
+        recording = sent[-1]["recording"]
+        assert recording["gpu"]["state"] == "recording"
+        assert recording["host"]["restarted_at"] is not None and recording["host"]["frames"] == 6
+    finally:
+        sites.stop()
+    assert not tracemalloc.is_tracing()
+
+
+def test_a_symbolizer_that_already_ran_is_not_run_again() -> None:
+    sys.modules["torch._inductor"] = types.ModuleType("torch._inductor")  # the user compiled a model
+    torch = recording_torch(initialized=False)
+    shell, sent = FakeShell(), []
+    sites = make_sites(torch, shell, sent)
+    try:
+        sites.set_recording(True, host_frames=4, gpu_max_entries=1000)
+        torch.initialized = True
+        shell.run_cell("cell-a")
+        assert torch.symbolized == []  # type: ignore[attr-defined]
+        assert sent[-1]["recording"]["gpu"]["state"] == "recording"
+        assert sent[-1]["recording"]["host"]["restarted_at"] is None
+    finally:
+        sites.stop()
+
+
+def test_preparing_real_torchs_symbolizer_imports_what_its_first_run_does_without_cuda() -> None:
+    # In a process of its own: a first run, and no import of real torch into this one.
+    if importlib.util.find_spec("torch") is None:
+        pytest.skip("torch is not installed")
+    code = (
+        "import sys, torch\n"
+        "from jupyterlab_vram_helper.gpu_allocations import prepare_symbolizer, symbolizer_ready\n"
+        "before = symbolizer_ready()\n"
+        "prepare_symbolizer(torch)\n"
+        "print(before, symbolizer_ready(), torch.cuda.is_initialized())\n"
+    )
+    helper = Path(__file__).resolve().parents[2] / "python_helper"
+    env = dict(os.environ, PYTHONPATH=str(helper))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, env=env)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["False", "True", "False"]
