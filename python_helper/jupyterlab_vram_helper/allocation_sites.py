@@ -116,7 +116,9 @@ class AllocationSites:
             self.cells.note(count, getattr(info, "cell_id", None))
             if self._start_gpu():
                 self._broadcast({"type": "allocation_recording", "recording": self.state()})
-        except Exception:
+        except (Exception, KeyboardInterrupt):
+            # An interrupt can land here: starting the GPU history may first run
+            # PyTorch's symbolizer for seconds (_start_gpu). Dropped, as in cell_accounting.
             pass
 
     def post_run_cell(self, result: Any = None) -> None:
