@@ -51,8 +51,11 @@ fi
 command -v nvidia-smi >/dev/null && nvidia-smi > "$out/nvidia-smi.txt" 2>&1
 
 pytest_args=(-p no:cacheprovider -o junit_family=xunit1 -q -rA)
+# Half the cores, up to 8 workers: each test starts a kernel that imports torch
+# (seconds of CPU), and the kit must finish within 8 minutes on one GPU machine.
 parallel=()
-"$py" -c "import xdist" 2>/dev/null && parallel=(-n 4)
+workers=$(( $(nproc) / 2 )); [ "$workers" -gt 8 ] && workers=8; [ "$workers" -lt 2 ] && workers=2
+"$py" -c "import xdist" 2>/dev/null && parallel=(-n "$workers")
 
 step "CUDA suite: device-wide checks, one at a time"
 timeout 300 "$py" -m pytest tests/cuda -m gpu_exclusive "${pytest_args[@]}" \
