@@ -6,8 +6,9 @@ live block, the Python stack that allocated it, plus a ring buffer of the last
 ``N`` alloc/free events; ``torch.cuda.memory._snapshot()`` returns both
 (``segments`` -> ``blocks`` with ``frames``, innermost first, and
 ``device_traces``), and ``memory_snapshot()`` the segments alone (without
-building the events where it takes ``include_traces=False``); ``enabled=None`` stops recording stacks and clears the
-ring buffer (blocks still alive keep the stacks they were allocated with).
+building the events where it takes ``include_traces=False``); ``enabled=None``
+stops recording stacks and clears the ring buffer (blocks still alive keep the
+stacks they were allocated with).
 
 All of it is private PyTorch API: every call is guarded, and a torch that
 lacks it (older than 2.1, a build without CUDA) is reported as ``unavailable``
