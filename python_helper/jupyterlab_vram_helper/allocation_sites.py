@@ -34,6 +34,8 @@ from .site_grouping import SiteGrouper
 CELL_ALIVE_GAP_FACTOR = 4
 # Sites listed in an out-of-memory diagnosis.
 OOM_SITES_LISTED = 5
+# How long the per-cell figures wait, when due while host tracing is paused, before trying again.
+PAUSED_RETRY_S = 0.5
 # A comm message is one JSON document held whole in the kernel and the browser.
 MAX_SNAPSHOT_BYTES = 192 * 1024 * 1024
 
@@ -68,26 +70,36 @@ class AllocationSites:
 
     def set_recording(self, enabled: bool, host_frames: int, gpu_max_entries: int) -> Dict[str, Any]:
         if enabled:
-            self.enabled = True
-            self.cells.shell = self._shell()
-            host_restart, gpu_restart = self.host.restarted_at, self.gpu.restarted_at
-            if self.gpu.needs_symbolizer(asked=True):
-                # Before host tracing starts (restarted around it if it runs already).
-                self.host.untraced(self.gpu.prepare_symbolizer)
-            self.host.start(host_frames)
-            self.gpu.want(gpu_max_entries)
-            if self.host.restarted_at != host_restart or (
-                self.gpu.restarted_at != gpu_restart and not self.gpu.restart_kept_stacks
-            ):
-                # Allocations from before a restart lost their stacks: a cell's runs
-                # before and after it do not compare (no leak flag from the drop).
-                self.alive.forget()
-            self._hook()
+            try:
+                self._start_recording(host_frames, gpu_max_entries)
+            except BaseException:
+                # Interrupted (PyTorch's symbolizer may run for seconds first): off,
+                # and said so, rather than half started.
+                self.stop()
+                self._broadcast({"type": "allocation_recording", "recording": self.state()})
+                raise
         else:
             self.stop()
         state = self.state()
         self._broadcast({"type": "allocation_recording", "recording": state})
         return state
+
+    def _start_recording(self, host_frames: int, gpu_max_entries: int) -> None:
+        self.enabled = True
+        self.cells.shell = self._shell()
+        host_restart, gpu_restart = self.host.restarted_at, self.gpu.restarted_at
+        if self.gpu.needs_symbolizer(asked=True):
+            # Before host tracing starts (restarted around it if it runs already).
+            self.host.untraced(self.gpu.prepare_symbolizer)
+        self.host.start(host_frames)
+        self.gpu.want(gpu_max_entries)
+        if self.host.restarted_at != host_restart or (
+            self.gpu.restarted_at != gpu_restart and not self.gpu.restart_kept_stacks
+        ):
+            # Allocations from before a restart lost their stacks: a cell's runs
+            # before and after it do not compare (no leak flag from the drop).
+            self.alive.forget()
+        self._hook()
 
     def stop(self) -> None:
         self.enabled = False
@@ -136,33 +148,49 @@ class AllocationSites:
             self._ended.append((cell_id, count if isinstance(count, int) else None))
             if self._scheduled:  # a "Run All" makes one computation for all the cells that ended meanwhile
                 return
-            self._scheduled = True
-            delay = self._next_allowed - time.monotonic()
-            if delay <= 0:
-                self._call_soon(self._send_cell_alive)
-            else:
-                timer = threading.Timer(delay, lambda: self._call_soon(self._send_cell_alive))
-                timer.daemon = True
-                self._timer = timer
-                timer.start()
+            self._schedule_cell_alive(self._next_allowed - time.monotonic())
         except Exception:
             pass
 
+    def _schedule_cell_alive(self, delay: float) -> None:
+        self._scheduled = True
+        if delay <= 0:
+            self._call_soon(self._send_cell_alive)
+            return
+        timer = threading.Timer(delay, lambda: self._call_soon(self._send_cell_alive))
+        timer.daemon = True
+        self._timer = timer
+        timer.start()
+
     def _start_gpu(self) -> bool:
         """``GpuRecorder.try_start``, PyTorch's symbolizer run first, untraced, where
-        it never ran (gpu_allocations.py): our host tracing restarts around it."""
+        it never ran (gpu_allocations.py): our host tracing restarts around it.
+        True when the recording state changed: the history started, or host tracing restarted."""
+        restarted = self.host.restarted_at
+        interrupted = False
         if self.gpu.needs_symbolizer():
-            restarted = self.host.restarted_at
-            self.host.untraced(self.gpu.prepare_symbolizer)
-            if self.host.restarted_at != restarted:
-                self.alive.forget()  # a cell's runs before and after the restart do not compare
-        return self.gpu.try_start()
+            try:
+                self.host.untraced(self.gpu.prepare_symbolizer)
+            except KeyboardInterrupt:
+                # Dropped, as an interrupt that lands in a hook is; tried again at the next boundary.
+                interrupted = True
+        host_restarted = self.host.restarted_at != restarted
+        if host_restarted:
+            self.alive.forget()  # a cell's runs before and after the restart do not compare
+        if interrupted:
+            return host_restarted
+        return self.gpu.try_start() or host_restarted
 
     def _send_cell_alive(self) -> None:
         self._scheduled = False
         self._timer = None
         try:
             if not self.enabled or not self._ended:
+                return
+            if self.host.paused:
+                # The main thread runs PyTorch's symbolizer with host tracing stopped:
+                # its figures would lack the host's. Once it has restarted.
+                self._schedule_cell_alive(PAUSED_RETRY_S)
                 return
             start = time.perf_counter()
             ended, self._ended = self._ended, []

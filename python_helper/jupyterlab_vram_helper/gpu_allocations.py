@@ -118,12 +118,15 @@ class GpuRecorder:
 
     def needs_symbolizer(self, asked: bool = False) -> bool:
         """Whether the history would start now (``asked``: once asked for) with
-        PyTorch's symbolizer never run (see the module docstring): call
-        :meth:`prepare_symbolizer` first."""
+        PyTorch's symbolizer never run (see the module docstring), and it can be
+        run: call :meth:`prepare_symbolizer` first."""
         if not (self.wanted or asked) or self.recording or self.unavailable or symbolizer_ready():
             return False
         torch = self._torch()
-        return torch is not None and torch_cuda.cuda_initialized(torch)
+        if torch is None or not torch_cuda.cuda_initialized(torch) or _symbolizer_calls(torch) is None:
+            return False
+        memory = getattr(torch.cuda, "memory", None)
+        return getattr(memory, "_record_memory_history", None) is not None and hasattr(memory, "memory_snapshot")
 
     def prepare_symbolizer(self) -> None:
         prepare_symbolizer(self._torch())
@@ -239,24 +242,37 @@ class GpuRecorder:
         return sorted(groupers.items())
 
 
+# Set once this process ran the symbolizer (a fork inherits it, with the modules).
+_symbolizer_ran = False
+
+
 def symbolizer_ready() -> bool:
-    """Whether what PyTorch's symbolizer imports on first use is imported already."""
-    return "torch._inductor" in sys.modules
+    """Whether PyTorch's symbolizer ran here, or what it imports on first use is imported already."""
+    return _symbolizer_ran or "torch._inductor" in sys.modules
+
+
+def _symbolizer_calls(torch: Any) -> Optional[Tuple[Callable[..., Any], Callable[..., Any]]]:
+    profiler = getattr(getattr(torch, "_C", None), "_profiler", None)
+    gather = getattr(profiler, "gather_traceback", None)
+    symbolize = getattr(profiler, "symbolize_tracebacks", None)
+    return None if gather is None or symbolize is None else (gather, symbolize)
 
 
 def prepare_symbolizer(torch: Any) -> None:
     """Run PyTorch's stack symbolizer once on a stack of this thread, as a snapshot
     would, so that what it imports on first use is imported now (see the module
-    docstring). Nothing of CUDA is touched; a torch without these calls is left alone."""
-    profiler = getattr(getattr(torch, "_C", None), "_profiler", None)
-    gather = getattr(profiler, "gather_traceback", None)
-    symbolize = getattr(profiler, "symbolize_tracebacks", None)
-    if gather is None or symbolize is None:
+    docstring). Nothing of CUDA is touched; a torch without these calls is left
+    alone. Run once: a failing import is not tried again at every cell."""
+    global _symbolizer_ran
+    calls = _symbolizer_calls(torch)
+    if calls is None:
         return
+    gather, symbolize = calls
     try:
         symbolize([gather(python=True, script=True, cpp=False)])
     except Exception:
         pass
+    _symbolizer_ran = True
 
 
 def _frame_of(raw: Any) -> Frame:

@@ -32,8 +32,11 @@ class HostRecorder:
         self.started_by_us = False
         self.frames: Optional[int] = None
         self.started_at: Optional[float] = None
-        # When recording last restarted with another depth (earlier traces dropped).
+        # When recording last restarted with another depth, or around a call
+        # (untraced): earlier traces dropped.
         self.restarted_at: Optional[float] = None
+        # Our tracing is stopped for a call (untraced), to start again after it.
+        self.paused = False
 
     @property
     def recording(self) -> bool:
@@ -66,6 +69,7 @@ class HostRecorder:
             call()
             return
         frames = tracemalloc.get_traceback_limit()
+        self.paused = True
         tracemalloc.stop()
         try:
             call()
@@ -73,6 +77,7 @@ class HostRecorder:
             tracemalloc.start(frames)
             self.frames = frames
             self.started_at = self.restarted_at = time.time()
+            self.paused = False
 
     def stop(self) -> None:
         if self.started_by_us and tracemalloc.is_tracing():
@@ -96,7 +101,10 @@ class HostRecorder:
         """The live traced allocations grouped by site; ``None`` while not recording."""
         if not self.recording:
             return None
-        snapshot = tracemalloc.take_snapshot()
+        try:
+            snapshot = tracemalloc.take_snapshot()
+        except RuntimeError:  # stopped since (untraced, on the main thread)
+            return None
         grouper = SiteGrouper(cells, _frame_of)
         for frames, sizes in _sizes_by_stack(snapshot).items():
             grouper.add(sum(sizes), frames, len(sizes))

@@ -16,6 +16,7 @@ from typing import Any, Callable, Dict, List, Optional
 import pytest
 
 from fakes import CountsFirstShell, FakeProps, FakeTorch, nested_stats
+from jupyterlab_vram_helper import gpu_allocations
 from jupyterlab_vram_helper.allocation_sites import AllocationSites
 from jupyterlab_vram_helper.cell_files import CellFiles
 from jupyterlab_vram_helper.protocol import RequestError, parse_request
@@ -53,9 +54,10 @@ class FakeShell(CountsFirstShell):
 
 
 @pytest.fixture(autouse=True)
-def symbolizer_never_ran() -> Any:
+def symbolizer_never_ran(monkeypatch: pytest.MonkeyPatch) -> Any:
     """Each test starts in a process where PyTorch's symbolizer has not run (the
     fake's marks it run as the real one does: torch._inductor imported)."""
+    monkeypatch.setattr(gpu_allocations, "_symbolizer_ran", False)
     real = sys.modules.pop("torch._inductor", None)
     yield
     sys.modules.pop("torch._inductor", None)
@@ -78,12 +80,22 @@ def recording_torch(initialized: bool) -> FakeTorch:
     def segments() -> List[Dict[str, Any]]:
         return [{"device": 0, "blocks": list(torch.blocks)}]  # type: ignore[attr-defined]
 
+    # Whether a snapshot ever ran the symbolizer for the first time while tracemalloc traced
+    torch.first_symbolization_traced = False  # type: ignore[attr-defined]
+
+    def symbolized_by_snapshot() -> None:
+        if "torch._inductor" not in sys.modules:  # the first symbolization, as PyTorch's snapshot makes it
+            torch.first_symbolization_traced |= tracemalloc.is_tracing()  # type: ignore[attr-defined]
+            sys.modules["torch._inductor"] = types.ModuleType("torch._inductor")
+
     def snapshot(device: Any = None) -> Dict[str, Any]:
         torch.snapshots.append("with the event history")  # type: ignore[attr-defined]
+        symbolized_by_snapshot()
         return {"segments": segments(), "device_traces": [[]]}
 
     def memory_snapshot(mempool_id: Any = None, include_traces: bool = True) -> List[Dict[str, Any]]:
         torch.snapshots.append("segments" if include_traces is False else "segments, events built")  # type: ignore[attr-defined]
+        symbolized_by_snapshot()
         return segments()
 
     # PyTorch's stack symbolizer: whether tracemalloc traced, at each run of it
@@ -442,6 +454,7 @@ def test_pytorchs_symbolizer_runs_untraced_before_the_gpu_history_starts() -> No
         shell.run_cell("cell-a")
         sites.sites(max_sites=5)
         assert torch.symbolized == [False]  # type: ignore[attr-defined]  # once per process
+        assert torch.first_symbolization_traced is False  # type: ignore[attr-defined]
     finally:
         sites.stop()
 
@@ -463,9 +476,52 @@ def test_cuda_coming_up_under_host_recording_restarts_it_around_the_symbolizer()
         recording = sent[-1]["recording"]
         assert recording["gpu"]["state"] == "recording"
         assert recording["host"]["restarted_at"] is not None and recording["host"]["frames"] == 6
+        sites.sites(max_sites=5)
+        assert torch.first_symbolization_traced is False  # type: ignore[attr-defined]
     finally:
         sites.stop()
     assert not tracemalloc.is_tracing()
+
+
+def test_an_interrupt_during_the_symbolizer_at_a_cell_start_leaves_recording_whole() -> None:
+    torch = recording_torch(initialized=False)
+    shell, sent = FakeShell(), []
+    sites = make_sites(torch, shell, sent)
+    real_symbolize = torch._C._profiler.symbolize_tracebacks  # type: ignore[attr-defined]
+
+    def interrupted(tracebacks: List[Any]) -> List[Any]:
+        raise KeyboardInterrupt
+
+    try:
+        sites.set_recording(True, host_frames=5, gpu_max_entries=1000)
+        torch.initialized = True
+        torch._C._profiler.symbolize_tracebacks = interrupted  # type: ignore[attr-defined]
+        shell.run_cell("cell-a")  # no exception reaches IPython
+        assert tracemalloc.is_tracing() and tracemalloc.get_traceback_limit() == 5
+        state = sent[-1]["recording"]  # the host restart is said
+        assert state["gpu"]["state"] == "waiting" and state["host"]["restarted_at"] is not None
+        torch._C._profiler.symbolize_tracebacks = real_symbolize  # type: ignore[attr-defined]
+        shell.run_cell("cell-b")  # tried again
+        assert torch.symbolized == [False]  # type: ignore[attr-defined]
+        assert sent[-1]["recording"]["gpu"]["state"] == "recording"
+    finally:
+        sites.stop()
+
+
+def test_an_interrupted_record_request_leaves_recording_off_and_says_so() -> None:
+    torch = recording_torch(initialized=True)
+
+    def interrupted(tracebacks: List[Any]) -> List[Any]:
+        raise KeyboardInterrupt
+
+    torch._C._profiler.symbolize_tracebacks = interrupted  # type: ignore[attr-defined]
+    shell, sent = FakeShell(), []
+    sites = make_sites(torch, shell, sent)
+    with pytest.raises(KeyboardInterrupt):  # the request's answer: interrupted
+        sites.set_recording(True, host_frames=4, gpu_max_entries=1000)
+    assert sites.enabled is False and not tracemalloc.is_tracing()
+    assert sent[-1]["recording"]["host"]["state"] == "off" and sent[-1]["recording"]["gpu"]["state"] == "off"
+    assert shell.events.callbacks == {"pre_run_cell": [], "post_run_cell": []}
 
 
 def test_a_symbolizer_that_already_ran_is_not_run_again() -> None:
@@ -484,7 +540,7 @@ def test_a_symbolizer_that_already_ran_is_not_run_again() -> None:
         sites.stop()
 
 
-def test_preparing_real_torchs_symbolizer_imports_what_its_first_run_does_without_cuda() -> None:
+def test_preparing_real_torchs_symbolizer_imports_what_its_first_run_does() -> None:
     # In a process of its own: a first run, and no import of real torch into this one.
     if importlib.util.find_spec("torch") is None:
         pytest.skip("torch is not installed")
@@ -493,10 +549,34 @@ def test_preparing_real_torchs_symbolizer_imports_what_its_first_run_does_withou
         "from jupyterlab_vram_helper.gpu_allocations import prepare_symbolizer, symbolizer_ready\n"
         "before = symbolizer_ready()\n"
         "prepare_symbolizer(torch)\n"
-        "print(before, symbolizer_ready(), torch.cuda.is_initialized())\n"
+        "print(before, symbolizer_ready())\n"
     )
     helper = Path(__file__).resolve().parents[2] / "python_helper"
     env = dict(os.environ, PYTHONPATH=str(helper))
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, env=env)
     assert out.returncode == 0, out.stderr
-    assert out.stdout.split() == ["False", "True", "False"]
+    assert out.stdout.split() == ["False", "True"]
+
+
+def test_per_cell_figures_due_while_host_tracing_is_paused_wait_for_it() -> None:
+    # The symbolizer runs on the main thread with host tracing stopped; the
+    # sender thread's per-cell figures would lack the host's meanwhile.
+    import time
+
+    shell, sent = FakeShell(), []
+    sites = make_sites(None, shell, sent)
+    try:
+        sites.set_recording(True, host_frames=2, gpu_max_entries=1000)
+        sites.host.paused = True
+        shell.run_cell("cell-a")
+        result = types.SimpleNamespace(info=types.SimpleNamespace(cell_id="cell-a"), execution_count=1)
+        for cb in list(shell.events.callbacks["post_run_cell"]):
+            cb(result)
+        assert [m for m in sent if m["type"] == "cell_alive"] == []
+        sites.host.paused = False
+        deadline = time.monotonic() + 5
+        while not [m for m in sent if m["type"] == "cell_alive"] and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert [m for m in sent if m["type"] == "cell_alive"], "the figures never came once tracing resumed"
+    finally:
+        sites.stop()

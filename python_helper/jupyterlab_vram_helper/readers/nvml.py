@@ -195,9 +195,11 @@ class NvmlReader:
         sampler: its CUDA context, torch's reserved bytes, TensorFlow's). While
         it equals the last read's, memory figures younger than
         :data:`MEMORY_REUSE_S` are given again: the driver call costs ~120 us
-        with the caches cold (an H100 machine), a quarter of a 10 Hz tick,
-        while a change of the kernel's own memory is still read the tick it
-        shows, and another process's within ``MEMORY_REUSE_S`` and a tick.
+        with the caches cold (an H100 machine), a quarter of a 10 Hz tick. A
+        change of what ``own_state`` tracks is read in the tick it shows; any
+        other change (another process, or the kernel's own memory outside
+        torch and TensorFlow: CuPy, JAX, CUDA modules loaded lazily) within
+        ``MEMORY_REUSE_S`` and a tick.
         """
         if self._nvml is None:
             return None
