@@ -89,7 +89,10 @@ def main() -> None:
             figures["cuda_ns_per_alloc_before"] = per_alloc(TIME_CUDA)
             rss_before = kernel.eval("int(open('/proc/self/statm').read().split()[1]) * 4096")
         n += 1
+        t0 = time.perf_counter()
         state = request(kernel, comm_id, {"type": "record_allocations", "enabled": True}, n)
+        # With CUDA up, this includes PyTorch's symbolizer run once (gpu_allocations.py).
+        figures["record_on_ms"] = (time.perf_counter() - t0) * 1000
         figures["host_frames"] = state["host"]["frames"]
         figures["host_ns_per_alloc_recording"] = per_alloc(TIME_HOST)
         if cuda:
@@ -159,6 +162,8 @@ def main() -> None:
     print(f"  per-cell live bytes after each cell (sender thread, holds the GIL): "
           f"median {f['per_cell_ms_median']:.1f} ms")
     print(f"  tracemalloc running after recording off: {f['tracing_after_off']}")
+    print(f"  turning recording on (round trip; with CUDA, PyTorch's symbolizer runs once first): "
+          f"{f['record_on_ms']:.0f} ms")
     write_json(
         args.json, "allocation_recording_cost", args.device, {"live": args.live, "tries": args.tries}, figures,
         [target("by-line view in the kernel (median)", f["by_line_ms_median"], 500, "ms")],
