@@ -21,10 +21,16 @@ export interface HostRecording {
   /** What tracemalloc itself holds. */
   overhead_bytes: number;
   /**
-   * When recording restarted with another depth (a changed setting; the
-   * traces of earlier allocations are gone); null when it did not.
+   * When recording restarted (the traces of earlier allocations are gone);
+   * null when it did not.
    */
   restarted_at: number | null;
+  /**
+   * Why: 'frames' (another depth, a changed setting) or 'symbolizer' (around
+   * PyTorch's first stack symbolization, which tracing would slow to
+   * minutes); null without a restart, and from helpers older than the reason.
+   */
+  restart_reason: string | null;
 }
 
 /** PyTorch's allocator history: 'off', 'waiting' (for CUDA), 'recording' or 'unavailable'. */
@@ -105,7 +111,11 @@ export function readRecordingState(r: FieldReader): RecordingState {
       frames: host.nullableInteger('frames'),
       started: host.has('started') && host.data.started !== null ? host.number('started') : null,
       overhead_bytes: count(host, 'overhead_bytes'),
-      restarted_at: optionalTime(host, 'restarted_at')
+      restarted_at: optionalTime(host, 'restarted_at'),
+      restart_reason:
+        host.has('restart_reason') && host.data.restart_reason !== null
+          ? host.string('restart_reason')
+          : null
     },
     gpu: {
       state: gpu.string('state'),

@@ -34,6 +34,8 @@ from .site_grouping import SiteGrouper
 CELL_ALIVE_GAP_FACTOR = 4
 # Sites listed in an out-of-memory diagnosis.
 OOM_SITES_LISTED = 5
+# host.restart_reason of a restart around PyTorch's symbolizer (gpu_allocations.py)
+SYMBOLIZER_RESTART = "symbolizer"
 # How long the per-cell figures wait, when due while host tracing is paused, before trying again.
 PAUSED_RETRY_S = 0.5
 # A comm message is one JSON document held whole in the kernel and the browser.
@@ -90,7 +92,7 @@ class AllocationSites:
         host_restart, gpu_restart = self.host.restarted_at, self.gpu.restarted_at
         if self.gpu.needs_symbolizer(asked=True):
             # Before host tracing starts (restarted around it if it runs already).
-            self.host.untraced(self.gpu.prepare_symbolizer)
+            self.host.untraced(self.gpu.prepare_symbolizer, SYMBOLIZER_RESTART)
         self.host.start(host_frames)
         self.gpu.want(gpu_max_entries)
         if self.host.restarted_at != host_restart or (
@@ -170,7 +172,7 @@ class AllocationSites:
         interrupted = False
         if self.gpu.needs_symbolizer():
             try:
-                self.host.untraced(self.gpu.prepare_symbolizer)
+                self.host.untraced(self.gpu.prepare_symbolizer, SYMBOLIZER_RESTART)
             except KeyboardInterrupt:
                 # Dropped, as an interrupt that lands in a hook is; tried again at the next boundary.
                 interrupted = True

@@ -33,8 +33,9 @@ class HostRecorder:
         self.frames: Optional[int] = None
         self.started_at: Optional[float] = None
         # When recording last restarted with another depth, or around a call
-        # (untraced): earlier traces dropped.
+        # (untraced): earlier traces dropped; and why ("frames" or the caller's reason).
         self.restarted_at: Optional[float] = None
+        self.restart_reason: Optional[str] = None
         # Our tracing is stopped for a call (untraced), to start again after it.
         self.paused = False
 
@@ -50,6 +51,7 @@ class HostRecorder:
                 tracemalloc.start(frames)
                 self.frames = frames
                 self.started_at = self.restarted_at = time.time()
+                self.restart_reason = "frames"
                 return
             if not self.started_by_us and self.started_at is None:
                 self.started_at = time.time()  # someone else's tracing: read it, never stop it
@@ -60,11 +62,12 @@ class HostRecorder:
         self.frames = frames
         self.started_at = time.time()
         self.restarted_at = None
+        self.restart_reason = None
 
-    def untraced(self, call: Callable[[], None]) -> None:
+    def untraced(self, call: Callable[[], None], reason: str) -> None:
         """Run ``call`` with our tracing stopped, then start it again at the same depth:
-        the traces of earlier allocations are gone (``restarted_at``). Someone
-        else's tracing is never stopped: ``call`` then runs traced."""
+        the traces of earlier allocations are gone (``restarted_at``, ``restart_reason``
+        = ``reason``). Someone else's tracing is never stopped: ``call`` then runs traced."""
         if not (self.started_by_us and tracemalloc.is_tracing()):
             call()
             return
@@ -77,6 +80,7 @@ class HostRecorder:
             tracemalloc.start(frames)
             self.frames = frames
             self.started_at = self.restarted_at = time.time()
+            self.restart_reason = reason
             self.paused = False
 
     def stop(self) -> None:
@@ -86,6 +90,7 @@ class HostRecorder:
         self.frames = None
         self.started_at = None
         self.restarted_at = None
+        self.restart_reason = None
 
     def state(self) -> Dict[str, Any]:
         tracing = self.recording
@@ -95,6 +100,7 @@ class HostRecorder:
             "started": self.started_at if tracing else None,
             "overhead_bytes": tracemalloc.get_tracemalloc_memory() if tracing else 0,
             "restarted_at": self.restarted_at if tracing else None,
+            "restart_reason": self.restart_reason if tracing and self.restarted_at is not None else None,
         }
 
     def group(self, cells: CellFiles) -> Optional[SiteGrouper]:

@@ -29,7 +29,14 @@ import { settle } from './fakeKernel';
 
 const ON: RecordingState = {
   enabled: true,
-  host: { state: 'recording', frames: 16, started: 1.5, overhead_bytes: 5 * MiB, restarted_at: null },
+  host: {
+    state: 'recording',
+    frames: 16,
+    started: 1.5,
+    overhead_bytes: 5 * MiB,
+    restarted_at: null,
+    restart_reason: null
+  },
   gpu: {
     state: 'waiting',
     max_entries: 100000,
@@ -43,7 +50,14 @@ const ON: RecordingState = {
 
 const OFF: RecordingState = {
   enabled: false,
-  host: { state: 'off', frames: null, started: null, overhead_bytes: 0, restarted_at: null },
+  host: {
+    state: 'off',
+    frames: null,
+    started: null,
+    overhead_bytes: 0,
+    restarted_at: null,
+    restart_reason: null
+  },
   gpu: {
     state: 'off',
     max_entries: null,
@@ -61,7 +75,14 @@ const AT_12_03_04 = new Date(2024, 10, 21, 12, 3, 4).getTime() / 1000;
 /** Recording after the settings changed: tracemalloc restarted at 32 frames, the GPU history resized. */
 const RESTARTED: RecordingState = {
   enabled: true,
-  host: { state: 'recording', frames: 32, started: AT_12_03_04, overhead_bytes: MiB, restarted_at: AT_12_03_04 },
+  host: {
+    state: 'recording',
+    frames: 32,
+    started: AT_12_03_04,
+    overhead_bytes: MiB,
+    restarted_at: AT_12_03_04,
+    restart_reason: 'frames'
+  },
   gpu: {
     state: 'recording',
     max_entries: 200_000,
@@ -167,10 +188,12 @@ describe('allocation protocol', () => {
     expect(parseRecordingState(RESTARTED)).toEqual({ value: RESTARTED });
     const older = JSON.parse(JSON.stringify(RESTARTED));
     delete older.host.restarted_at;
+    delete older.host.restart_reason;
     delete older.gpu.restarted_at;
     delete older.gpu.restart_kept_stacks;
     const parsed = parseRecordingState(older);
     expect('value' in parsed && parsed.value.host.restarted_at).toBeNull();
+    expect('value' in parsed && parsed.value.host.restart_reason).toBeNull();
     expect('value' in parsed && parsed.value.gpu.restarted_at).toBeNull();
     expect('value' in parsed && parsed.value.gpu.restart_kept_stacks).toBeNull();
     expect(
@@ -546,6 +569,12 @@ describe('AllocationSitesView', () => {
       'GPU recording restarted with 200,000 events at 12:03:05; earlier GPU allocations may not be attributed.'
     );
     expect(statusText(ON, true, false, DEFAULT_SETTINGS)).not.toContain('restarted');
+    // Restarted without a request, around PyTorch's first stack symbolization: said why.
+    const symbolizer = { ...RESTARTED, host: { ...RESTARTED.host, restart_reason: 'symbolizer' } };
+    expect(statusText(symbolizer, true, false, DEFAULT_SETTINGS)).toContain(
+      'Host recording restarted at 12:03:04 while PyTorch loaded its stack symbolizer (recording that load ' +
+        'would have taken minutes); earlier host allocations are not attributed.'
+    );
 
     const { model, recorder } = liveRecorder();
     const view = new AllocationSitesView({

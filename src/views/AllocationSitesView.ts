@@ -363,16 +363,19 @@ export function statusText(
 }
 
 /**
- * What a changed setting restarted while recording (it loses history, so it
- * is said, not done silently): one sentence per restarted part.
+ * What restarted while recording, and why (it loses history, so it is said,
+ * not done silently): one sentence per restarted part.
  */
 export function restartText(state: RecordingState): string[] {
   const sentences: string[] = [];
   const host = state.host;
   if (host.state === 'recording' && host.restarted_at !== null) {
     sentences.push(
-      `Host recording restarted with ${host.frames ?? '?'} frames at ${clockTime(host.restarted_at)}; ` +
-        'earlier host allocations are not attributed.'
+      host.restart_reason === 'symbolizer'
+        ? `Host recording restarted at ${clockTime(host.restarted_at)} while PyTorch loaded its stack ` +
+            'symbolizer (recording that load would have taken minutes); earlier host allocations are not attributed.'
+        : `Host recording restarted with ${host.frames ?? '?'} frames at ${clockTime(host.restarted_at)}; ` +
+            'earlier host allocations are not attributed.'
     );
   }
   const gpu = state.gpu;

@@ -46,6 +46,7 @@ def test_cuda_tensors_are_charged_to_their_line_and_recording_waits_for_cuda(
     # now runs untraced at the cell boundary where the history starts.
     assert listing["elapsed_ms"] < 5000, listing["elapsed_ms"]
     assert listing["recording"]["host"]["restarted_at"] is not None  # host tracing restarted around it
+    assert listing["recording"]["host"]["restart_reason"] == "symbolizer"
     assert abs(line2[0]["bytes"] - 64 * MiB) <= 0.05 * 64 * MiB
     assert gpu["unattributed_bytes"] >= 8 * MiB  # `early`, allocated before recording started
 

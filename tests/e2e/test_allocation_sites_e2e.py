@@ -140,6 +140,7 @@ def test_a_new_host_depth_while_recording_restarts_tracemalloc(kernel: Kernel, b
     host = state["host"]
     assert host["state"] == "recording" and host["frames"] == 32
     assert host["restarted_at"] is not None and host["restarted_at"] == host["started"] > first["host"]["started"]
+    assert host["restart_reason"] == "frames" and first["host"]["restart_reason"] is None
     assert kernel.eval("tracemalloc.get_traceback_limit()") == 32
     # the GPU part is untouched (torch is not imported: it still waits)
     assert state["gpu"] == first["gpu"]

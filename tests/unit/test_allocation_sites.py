@@ -337,6 +337,7 @@ def test_a_new_host_depth_restarts_tracemalloc_and_leaves_the_gpu_history_alone(
     try:
         first = sites.set_recording(True, host_frames=4, gpu_max_entries=5000)
         assert first["host"]["restarted_at"] is None and first["gpu"]["state"] == "recording"
+        assert first["host"]["restart_reason"] is None
         before = bytearray(100_000)
         assert tracemalloc.get_object_traceback(before) is not None
         gpu_calls = list(torch.history_calls)  # type: ignore[attr-defined]
@@ -350,6 +351,7 @@ def test_a_new_host_depth_restarts_tracemalloc_and_leaves_the_gpu_history_alone(
         host = state["host"]
         assert host["state"] == "recording" and host["frames"] == 9
         assert host["restarted_at"] is not None and host["restarted_at"] == host["started"] >= first["host"]["started"]
+        assert host["restart_reason"] == "frames"
         # tracemalloc forgot what was allocated before: it has no stack any more
         assert tracemalloc.get_object_traceback(before) is None
         after = bytearray(100_000)
@@ -476,6 +478,7 @@ def test_cuda_coming_up_under_host_recording_restarts_it_around_the_symbolizer()
         recording = sent[-1]["recording"]
         assert recording["gpu"]["state"] == "recording"
         assert recording["host"]["restarted_at"] is not None and recording["host"]["frames"] == 6
+        assert recording["host"]["restart_reason"] == "symbolizer"
         sites.sites(max_sites=5)
         assert torch.first_symbolization_traced is False  # type: ignore[attr-defined]
     finally:
@@ -500,6 +503,7 @@ def test_an_interrupt_during_the_symbolizer_at_a_cell_start_leaves_recording_who
         assert tracemalloc.is_tracing() and tracemalloc.get_traceback_limit() == 5
         state = sent[-1]["recording"]  # the host restart is said
         assert state["gpu"]["state"] == "waiting" and state["host"]["restarted_at"] is not None
+        assert state["host"]["restart_reason"] == "symbolizer"
         torch._C._profiler.symbolize_tracebacks = real_symbolize  # type: ignore[attr-defined]
         shell.run_cell("cell-b")  # tried again
         assert torch.symbolized == [False]  # type: ignore[attr-defined]
