@@ -70,6 +70,8 @@ class GpuRecorder:
         # and whether the live blocks kept their stacks through it.
         self.restarted_at: Optional[float] = None
         self.restart_kept_stacks: Optional[bool] = None
+        # (torch's memory_snapshot, whether it takes include_traces): looked up once
+        self._segments_only: Optional[Tuple[Any, bool]] = None
 
     @property
     def recording(self) -> bool:
@@ -215,10 +217,12 @@ class GpuRecorder:
         """
         if not self.recording:
             return None
-        memory = self._torch().cuda.memory
-        if _takes(memory.memory_snapshot, "include_traces"):
-            return memory.memory_snapshot(include_traces=False)
-        return memory.memory_snapshot()
+        snapshot = self._torch().cuda.memory.memory_snapshot
+        segments_only = self._segments_only
+        if segments_only is None or segments_only[0] is not snapshot:
+            # inspect.signature costs tens of microseconds: once per torch, not per cell.
+            segments_only = self._segments_only = (snapshot, _takes(snapshot, "include_traces"))
+        return snapshot(include_traces=False) if segments_only[1] else snapshot()
 
     def group(self, cells: CellFiles) -> List[Tuple[int, SiteGrouper]]:
         """Per device index, its live blocks grouped by site; [] while not recording."""

@@ -215,14 +215,19 @@ export class MemoryHistory {
         added.push(i);
       }
     }
-    const dropped = before && beyond ? this._restoredGapIndex(heldTimes) : -1;
+    let heldColumns: Map<string, Float64Array> | null = null;
+    let dropped = -1;
+    if (before && beyond) {
+      heldColumns = this._heldColumns();
+      dropped = this._restoredGapIndex(heldTimes, heldColumns);
+    }
     if (added.length === 0 && dropped < 0) {
       return 0;
     }
     if (dropped >= 0) {
       this._restoredGap = null;
     }
-    const heldColumns = this._heldColumns();
+    heldColumns ??= this._heldColumns();
     // The given rows in time order (as the helper keeps them; sorted here
     // all the same, they are few), merged into the held ones in one pass:
     // a held row goes first on a tie, and held rows keep their order.
@@ -320,27 +325,21 @@ export class MemoryHistory {
     return columns;
   }
 
-  /** Where the gap row `restoreEarlier` added is among `heldTimes`; -1 if it is gone. */
-  private _restoredGapIndex(heldTimes: Float64Array): number {
+  /** Where the gap row `restoreEarlier` added is among the held rows; -1 if it is gone. */
+  private _restoredGapIndex(
+    heldTimes: Float64Array,
+    heldColumns: ReadonlyMap<string, Float64Array>
+  ): number {
     const gap = this._restoredGap;
     for (let i = heldTimes.length - 1; i >= 0; i--) {
       if (heldTimes[i] < (gap as number)) {
         break;
       }
-      if (heldTimes[i] === gap && this._isGapRow(i)) {
+      if (heldTimes[i] === gap && isGapRow(heldColumns.values(), i)) {
         return i;
       }
     }
     return -1;
-  }
-
-  private _isGapRow(i: number): boolean {
-    for (const column of this._columns.values()) {
-      if (!Number.isNaN(column.get(i))) {
-        return false;
-      }
-    }
-    return true;
   }
 
   /** Hold `rows` (the newest `capacity` of them), with a column for each of `keys`. */
