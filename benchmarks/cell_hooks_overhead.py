@@ -45,7 +45,8 @@ kernel's idle status the ``cells`` message with the cell's record goes out
 
 Added time = a kernel's median minus the plain kernel's median. Targets: the
 hooks' own wall time (in-kernel, far less noisy than anything seen from the
-client) <= 50 us median; the kernel CPU added per cell, the record's send
+client) <= 50 us median (<= 100 us with ``--device cuda``, where torch's
+stats read and peak reset run in the hooks); the kernel CPU added per cell, the record's send
 included, <= 150 us; busy->idle added <= 100 us, read on the kernel's own
 clock with a 95% bootstrap interval (on a small shared machine a trivial
 cell's busy->idle spreads over milliseconds, so one run's difference of
@@ -97,7 +98,9 @@ from _cell_kernels import PART_TIMERS, TIMING_WRAPPERS, Subject  # noqa: E402
 from _common import DEVICE_SETUP, add_common_arguments, cpu_between, require_device, target, write_json  # noqa: E402
 from kernel_harness import attach_helper, bootstrap_code  # noqa: E402
 
-HOOKS_TARGET_US = 50.0  # the hooks' own wall time per cell, median
+# The hooks' own wall time per cell, median. With a real CUDA the hooks also
+# call torch's stats binding and peak reset at every cell: the GPU kit's target.
+HOOKS_TARGET_US = {"cpu": 50.0, "standin-cuda": 50.0, "cuda": 100.0}
 CPU_TARGET_US = 150.0  # kernel CPU added per cell, the record's send included
 LONE_DELAY_TARGET_S = 0.05  # a lone cell's record, after the kernel's idle status
 
@@ -373,11 +376,12 @@ def main() -> None:
     ours = added["helper"]
     low, high = bootstrap_interval(subjects["helper"].busy_idle, subjects["plain"].busy_idle)
     verdict = "met" if ours["busy_idle"] <= 100e-6 else "NOT met"
-    hooks_verdict = "met" if medians["helper"]["hooks"] <= HOOKS_TARGET_US * 1e-6 else "NOT met"
+    hooks_target_us = HOOKS_TARGET_US[args.device]
+    hooks_verdict = "met" if medians["helper"]["hooks"] <= hooks_target_us * 1e-6 else "NOT met"
     print(f"target: added kernel-side time per cell <= 100 us (busy->idle, with vs without the helper): "
           f"{ours['busy_idle'] * 1e6:.1f} us (95% interval {low * 1e6:.0f} to {high * 1e6:.0f} us), {verdict}")
     print(f"        the hooks' own median wall time: {medians['helper']['hooks'] * 1e6:.1f} us "
-          f"(target <= {HOOKS_TARGET_US:.0f} us), {hooks_verdict}")
+          f"(target <= {hooks_target_us:.0f} us), {hooks_verdict}")
     cpu_verdict = "met" if ours["cpu"] <= CPU_TARGET_US * 1e-6 else "NOT met"
     print(f"        kernel CPU added per cell, the record's send included: {ours['cpu'] * 1e6:.1f} us "
           f"(target <= {CPU_TARGET_US:.0f} us), {cpu_verdict}")
@@ -455,12 +459,14 @@ def main() -> None:
             print(f"overhead ratio ipyexperiments / jupyterlab-vram, {label:<11}: {ratio}")
             figures[f"ratio_ipyexperiments_to_helper_added_{ratio_key}"] = (
                 round(theirs / helper_added, 2) if helper_added > 0 else None)
+    # The kit sets only the hooks' target with CUDA; these two are the CPU path's, shown for comparison.
+    cpu_path_only = " (the CPU path's target)" if args.device == "cuda" else ""
     write_json(
         args.json, "cell_hooks_overhead", args.device,
         {"cells": args.cells, "warmup": args.warmup, "code": args.code, "kernels": names}, figures,
-        [target("hooks' own wall time per cell, median", medians["helper"]["hooks"] * 1e6, HOOKS_TARGET_US, "us"),
-         target("kernel CPU added per cell, send included", ours["cpu"] * 1e6, CPU_TARGET_US, "us"),
-         target("busy->idle added per cell, median", ours["busy_idle"] * 1e6, 100, "us")],
+        [target("hooks' own wall time per cell, median", medians["helper"]["hooks"] * 1e6, hooks_target_us, "us"),
+         target("kernel CPU added per cell, send included" + cpu_path_only, ours["cpu"] * 1e6, CPU_TARGET_US, "us"),
+         target("busy->idle added per cell, median" + cpu_path_only, ours["busy_idle"] * 1e6, 100, "us")],
     )
 
 
