@@ -1,7 +1,8 @@
 """Ground rules of the GPU suite.
 
 - Every test is skipped, with the reason, where CUDA is unavailable. The probe
-  runs in a subprocess so that the test process never initialises CUDA.
+  runs in a subprocess so that the test process never initialises CUDA. Where
+  the kit found CUDA (``VRAM_REQUIRE_CUDA=1``), a failed probe fails the test.
 - Each check records the figures it compared (pytest's ``record_property``),
   so that the JUnit XML that scripts/gpu-check.sh asks for carries them into
   the report (scripts/gpu_report.py).
@@ -13,6 +14,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from functools import lru_cache
@@ -39,7 +41,11 @@ def _cuda_probe() -> str:
 def needs_cuda() -> None:
     result = _cuda_probe()
     if result != "yes":
-        pytest.skip(f"needs a CUDA GPU and a CUDA build of torch (torch.cuda.is_available() -> {result})")
+        reason = f"needs a CUDA GPU and a CUDA build of torch (torch.cuda.is_available() -> {result})"
+        if os.environ.get("VRAM_REQUIRE_CUDA") == "1":
+            # The GPU kit saw CUDA: a probe that does not is a failure, never a quiet skip.
+            pytest.fail(f"the GPU kit found CUDA, this test's probe did not: {reason}")
+        pytest.skip(reason)
 
 
 @pytest.fixture

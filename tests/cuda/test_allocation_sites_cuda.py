@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import pickle
+import time
 from typing import Any, Callable
 
 import pytest
@@ -30,10 +31,16 @@ def test_cuda_tensors_are_charged_to_their_line_and_recording_waits_for_cuda(
 
     kernel.execute("early = torch.empty(8 * 2**20, dtype=torch.uint8, device='cuda:0')\n", cell_id="c2", timeout=300)
     # The next cell boundary starts the history; what came before has no stack.
+    # It also runs PyTorch's symbolizer once, untraced (imports of some 900
+    # modules: 6.3 s on an H100 machine; 102 s if tracemalloc traced them).
+    started = time.monotonic()
     reply = kernel.execute(
         "x = 1\nlate = torch.empty(64 * 2**20, dtype=torch.uint8, device='cuda:0')\n", cell_id="c3", timeout=120
     )
+    boundary_cell_s = time.monotonic() - started
+    figures(boundary_cell_s=round(boundary_cell_s, 2))
     assert reply["status"] == "ok"
+    assert boundary_cell_s < 40, boundary_cell_s  # the symbolizer's imports were not traced
     listing = reply_of(kernel, comm_id, {"type": "allocation_sites", "request_id": "r2"}, timeout=300)
     assert listing["recording"]["gpu"]["state"] == "recording"
     assert listing["recording"]["gpu"]["allocated_before_bytes"] >= 8 * MiB
@@ -47,7 +54,7 @@ def test_cuda_tensors_are_charged_to_their_line_and_recording_waits_for_cuda(
     assert listing["elapsed_ms"] < 5000, listing["elapsed_ms"]
     assert listing["recording"]["host"]["restarted_at"] is not None  # host tracing restarted around it
     assert listing["recording"]["host"]["restart_reason"] == "symbolizer"
-    assert abs(line2[0]["bytes"] - 64 * MiB) <= 0.05 * 64 * MiB
+    assert line2[0]["bytes"] == 64 * MiB  # one block of exactly the request (64 MiB needs no rounding)
     assert gpu["unattributed_bytes"] >= 8 * MiB  # `early`, allocated before recording started
 
     exported = reply_of(kernel, comm_id, {"type": "allocation_snapshot", "request_id": "r3"}, timeout=300)

@@ -53,3 +53,17 @@ def test_report_has_every_check_its_figures_and_the_benchmarks(tmp_path: Path) -
     assert "- allocated_bytes: 1048576" in text
     assert "target inspect: 41.5 ms (limit 200): met" in text
     assert "needs a CUDA GPU" in text
+
+
+def test_a_junit_file_cut_short_by_a_stopped_step_is_named_and_the_rest_still_reported(tmp_path: Path) -> None:
+    (tmp_path / "junit-exclusive.xml").write_text(JUNIT, encoding="utf-8")
+    (tmp_path / "junit-parallel.xml").write_text(JUNIT[: len(JUNIT) // 2], encoding="utf-8")  # killed mid-write
+    subprocess.run([sys.executable, str(REPORT), str(tmp_path), "--failed", "cuda"], check=True,
+                   capture_output=True, timeout=120)
+
+    report = json.loads((tmp_path / "report.json").read_text(encoding="utf-8"))
+    by_name = {c["check"]: c for c in report["checks"]}
+    assert by_name["junit-parallel.xml"]["outcome"] == "error"
+    assert "unreadable JUnit XML" in by_name["junit-parallel.xml"]["message"]
+    assert by_name["test_figures_cuda::test_sample"]["outcome"] == "passed"  # the whole file still counts
+    assert "## Checks: 1 error, 1 failed, 1 passed, 1 skipped" in (tmp_path / "report.md").read_text(encoding="utf-8")
