@@ -151,7 +151,7 @@ class AllocationSites:
             if self._scheduled:  # a "Run All" makes one computation for all the cells that ended meanwhile
                 return
             self._schedule_cell_alive(self._next_allowed - time.monotonic())
-        except Exception:
+        except (Exception, KeyboardInterrupt):
             pass
 
     def _schedule_cell_alive(self, delay: float) -> None:

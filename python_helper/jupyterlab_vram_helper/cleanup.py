@@ -31,7 +31,7 @@ from .hidden_references import (
 )
 from .holders import Budget, Classes, Found, Sizer
 from .listings import (
-    ListedName, Listing, interrupted_delete_text, refusal, reserved_name_reason, still_alive_after_delete,
+    ListedName, Listing, Reach, interrupted_delete_text, refusal, reserved_name_reason, still_alive_after_delete,
 )
 from .namespace_surgery import CLEARERS, detach, weak_ref
 from .storages import StorageKey, Storages, bytes_by_device
@@ -42,6 +42,31 @@ KEPT_LISTINGS = 4
 
 TRACEBACK_WARNING = "Clearing the traceback disables %debug for that error"
 OUTPUT_CACHE_WARNING = "Clearing empties Out, _, __, ___ and every _N"
+
+
+def _listed(name: str, obj: Any, found: Found, graph_only: Dict[StorageKey, int]) -> ListedName:
+    """What a listing keeps of ``obj``: its identity, and for an object without a
+    weakref what tells it apart (listings.py): the storages it reached itself
+    (its graphs' saved tensors left out) and weakrefs to the leaves it holds."""
+    ref = weak_ref(obj)
+    reached: frozenset = frozenset()
+    leaves: Tuple[weakref.ref, ...] = ()
+    if ref is None:
+        reached = frozenset(found.storages.keys() - graph_only.keys())
+        leaves = tuple(r for r in (weak_ref(leaf) for leaf in found.probes or ()) if r is not None)
+    found.probes = None
+    return ListedName(id(obj), ref, type(obj).__name__, frozenset(found.storages), reached, leaves)
+
+
+def _reach(depth: int) -> Reach:
+    """What an object reaches, walked as an ``inspect`` at ``depth`` walks it (listings.py)."""
+
+    def reach(obj: Any) -> frozenset:
+        found = Found()
+        Sizer(Classes(), Budget()).walk(obj, found, depth, objects=True)
+        return frozenset(found.storages)
+
+    return reach
 
 
 def _ms(start: float) -> float:
@@ -158,6 +183,8 @@ class Cleanup:
             if kind == "skip":
                 continue
             found = Found()
+            if weak_ref(obj) is None:
+                found.probes = []  # its leaves, to tell it apart from a later object at its address
             sizer.walk(obj, found, depth, objects=True)
             if kind in ("container", "object", "bytes") and not found.leaves() and not found.modules and not found.optimizers:
                 continue
@@ -187,7 +214,7 @@ class Cleanup:
                 owner.setdefault(key, name)
                 sharers.setdefault(key, []).append(name)
 
-        listing = Listing(self._new_id())
+        listing = Listing(self._new_id(), depth)
         entries = []
         for name, obj, kind, found in raw:
             own = [k for k in found.storages if owner[k] == name]
@@ -213,7 +240,7 @@ class Cleanup:
                     "graph_holding": graphs[name].summary(graph_only[name]) if name in graphs else None,
                 }
             )
-            listing.names[name] = ListedName(id(obj), weak_ref(obj), type(obj).__name__, frozenset(found.storages))
+            listing.names[name] = _listed(name, obj, found, graph_only.get(name, {}))
         held: Storages = {}  # keys and sizes only
         for *_, found in raw:
             held.update(found.storages)
@@ -345,8 +372,9 @@ class Cleanup:
 
         refused: List[Dict[str, str]] = []
         accepted: List[str] = []
+        reach = _reach(listing.container_depth)
         for name in dict.fromkeys(names):  # de-duplicated, in order
-            reason = refusal(listing, user_ns, name)
+            reason = refusal(listing, user_ns, name, reach)
             if reason is None:
                 accepted.append(name)
             else:
@@ -369,7 +397,7 @@ class Cleanup:
                 ran, _collected, _empty = self._free(free)
                 freed = True
 
-            still_alive = still_alive_after_delete(listing, user_ns, probes, shell)
+            still_alive = still_alive_after_delete(listing, user_ns, probes, shell, reach)
             return {
                 "deleted": deleted,
                 "refused": refused,

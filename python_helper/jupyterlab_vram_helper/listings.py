@@ -4,6 +4,13 @@ A listing keeps, per name, the object's ``id()``, a weakref where the type
 allows one, its type name and its storage keys: no strong reference to a user
 object. A name is deleted only if the listing has it and it is still bound to
 that very object; IPython's own names and module attributes never are.
+
+Lists, dicts, tuples and bytes take no weakref, and CPython hands a freed
+list's address to the next list made: a cell run again rebinds ``batch`` to a
+new list at the old ``id()`` more often than not. For those the name's object
+must still hold live the leaves (tensors, arrays) it held when listed, and
+reach exactly the storages it reached then (``reach`` walks it again);
+otherwise it counts as rebound.
 """
 
 from __future__ import annotations
@@ -12,7 +19,7 @@ import re
 import types
 import weakref
 from dataclasses import dataclass, field
-from typing import Any, Dict, FrozenSet, List, Optional
+from typing import Any, Callable, Dict, FrozenSet, List, Optional, Tuple
 
 from .hidden_references import OUTPUT_NAME
 from .referrers import describe_referrers
@@ -35,26 +42,38 @@ def reserved_name_reason(name: str) -> Optional[str]:
     return None
 
 
+# An object -> the storages it reaches, walked as the listing walked it.
+Reach = Callable[[Any], FrozenSet[StorageKey]]
+
+
 @dataclass
 class ListedName:
     object_id: int
     ref: Optional[weakref.ref]  # None when the object does not support weakrefs
     type_name: str
-    storages: FrozenSet[StorageKey]
+    storages: FrozenSet[StorageKey]  # what deleting it frees: what it reached, and its graphs' saved tensors
+    # Without a weakref (see the module docstring): what the object itself
+    # reached, and weakrefs to the first leaves (tensors, arrays) it held.
+    reached: FrozenSet[StorageKey] = frozenset()
+    leaves: Tuple[weakref.ref, ...] = ()
 
-    def same_object(self, obj: Any) -> bool:
+    def same_object(self, obj: Any, reach: Reach) -> bool:
         if id(obj) != self.object_id or type(obj).__name__ != self.type_name:
             return False
-        return self.ref is None or self.ref() is obj
+        if self.ref is not None:
+            return self.ref() is obj
+        # A leaf that died means other contents, even where a new tensor took its storage's address.
+        return all(leaf() is not None for leaf in self.leaves) and reach(obj) == self.reached
 
 
 @dataclass
 class Listing:
     listing_id: str
+    container_depth: int  # how deep the inspect walked containers: ``reach`` walks as deep
     names: Dict[str, ListedName] = field(default_factory=dict)
 
 
-def refusal(listing: Listing, user_ns: Dict[str, Any], name: str) -> Optional[str]:
+def refusal(listing: Listing, user_ns: Dict[str, Any], name: str, reach: Reach) -> Optional[str]:
     """Why ``name`` of ``listing`` may not be deleted now, or ``None``: only a name the listing has, still bound to the object listed."""
     reason = reserved_name_reason(name)
     if reason is not None:
@@ -66,12 +85,12 @@ def refusal(listing: Listing, user_ns: Dict[str, Any], name: str) -> Optional[st
         return "not in the listing"
     if name not in user_ns:
         return "no longer defined"
-    if not listed.same_object(user_ns[name]):
+    if not listed.same_object(user_ns[name], reach):
         return "rebound since the listing"
     return None
 
 def still_alive_after_delete(
-    listing: Listing, user_ns: Dict[str, Any], probes: Dict[str, List[weakref.ref]], shell: Any
+    listing: Listing, user_ns: Dict[str, Any], probes: Dict[str, List[weakref.ref]], shell: Any, reach: Reach
 ) -> List[Dict[str, str]]:
     """The deleted names whose objects live on (``probes``: weakrefs to them), with what holds them."""
     out = []
@@ -89,7 +108,7 @@ def still_alive_after_delete(
             and other not in probes
             and other in user_ns
             and listed.storages & storages
-            and listed.same_object(user_ns[other])
+            and listed.same_object(user_ns[other], reach)
         )
         if sharing:
             reasons.append("its memory is shared with " + ", ".join(sharing[:5]) + (", …" if len(sharing) > 5 else ""))

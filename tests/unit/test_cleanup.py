@@ -340,6 +340,41 @@ def test_delete_names_what_else_holds_a_tensor(cleanup: Cleanup, shell: FakeShel
     assert "attribute t of Keeper" in alive["reason"], alive
 
 
+def test_a_list_made_again_at_the_listed_address_is_not_deleted(cleanup: Cleanup, shell: FakeShell) -> None:
+    # Lists take no weakref, and CPython hands a freed list's address to the
+    # next one: a cell run again often rebinds ``batch`` to a new list at the
+    # same id(). Made here until the address matches (it does within a few tries).
+    shell.user_ns["batch"] = [real_torch.zeros(100)]
+    listing = cleanup.inspect()["listing_id"]
+    listed_id = id(shell.user_ns["batch"])
+    for _ in range(1000):
+        shell.user_ns["batch"] = None
+        shell.user_ns["batch"] = [real_torch.ones(100)]
+        if id(shell.user_ns["batch"]) == listed_id:
+            break
+    else:
+        pytest.skip("CPython did not reuse the list's address here")
+    out = cleanup.delete(listing, ["batch"], [], [])
+    assert out["deleted"] == [] and out["refused"] == [{"name": "batch", "reason": "rebound since the listing"}]
+    assert "batch" in shell.user_ns
+
+
+def test_a_listed_list_still_holding_what_it_held_is_deleted(cleanup: Cleanup, shell: FakeShell) -> None:
+    kept = real_torch.zeros(100)
+    shell.user_ns["batch"] = [kept]
+    listing = cleanup.inspect()["listing_id"]
+    out = cleanup.delete(listing, ["batch"], [], [])
+    assert out["deleted"] == ["batch"] and "batch" not in shell.user_ns
+
+
+def test_a_listed_list_given_other_tensors_since_is_not_deleted(cleanup: Cleanup, shell: FakeShell) -> None:
+    shell.user_ns["batch"] = [real_torch.zeros(100)]
+    listing = cleanup.inspect()["listing_id"]
+    shell.user_ns["batch"].append(real_torch.ones(100))  # the same list, holding more than the listing saw
+    out = cleanup.delete(listing, ["batch"], [], [])
+    assert out["deleted"] == [] and out["refused"][0]["reason"] == "rebound since the listing"
+
+
 def test_deleting_a_list_watches_its_tensors(cleanup: Cleanup, shell: FakeShell) -> None:
     inner = real_torch.zeros(100)
     shell.user_ns["box"] = [inner]
