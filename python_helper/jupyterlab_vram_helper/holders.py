@@ -456,8 +456,22 @@ def is_user_function_frame(frame: Any) -> bool:
 
 
 def frame_locals(frame: Any) -> List[Tuple[str, Any]]:
+    """A function frame's locals (bounded), read without keeping them alive.
+
+    On Python 3.10-3.12 reading ``f_locals`` leaves a snapshot dict on the
+    frame, which ``frame.clear()`` does not touch: after our reading, the
+    usual recovery from an out-of-memory error (``traceback.clear_frames``)
+    would no longer free the failed function's tensors. The snapshot is only a
+    cache there (the next reader gets it filled again from the frame), so it is
+    emptied once read. Only function frames: a module-level frame's
+    ``f_locals`` is its globals. From 3.13 on ``f_locals`` is a view, not a copy.
+    """
     try:
-        items = list(frame.f_locals.items())[:LOCALS_PER_FRAME]
+        snapshot = frame.f_locals
+        items = list(snapshot.items())[:LOCALS_PER_FRAME]
+        if sys.version_info < (3, 13) and frame.f_code.co_flags & CO_OPTIMIZED and isinstance(snapshot, dict):
+            snapshot.clear()
+        del snapshot
     except Exception:
         return []
     return [(k, v) for k, v in items if isinstance(k, str)]

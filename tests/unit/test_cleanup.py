@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import sys
+import traceback
 import types
 import weakref
 from typing import Any, Dict, List, Optional
@@ -492,6 +493,34 @@ def test_clearing_the_traceback_frees_locals_the_listing_read_while_something_ke
     assert frame.f_code.co_name == "fail"  # the frame itself is still there
     # the notebook's namespace (a module-level frame's f_locals) is untouched
     assert shell.user_ns["In"] == [] and "get_ipython" in shell.user_ns
+
+
+def test_reading_a_failed_functions_locals_does_not_outlive_the_users_own_clear_frames(
+    cleanup: Cleanup, shell: FakeShell, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The out-of-memory diagnosis reads the last error's frames (held_references);
+    # the user then frees them the usual way, with traceback.clear_frames.
+    probes: List[weakref.ref] = []
+
+    def fail_holding() -> None:
+        held = real_torch.zeros(1 << 18)  # a local the listing reads
+        probes.append(weakref.ref(held))
+        raise RuntimeError("boom")
+
+    try:
+        fail_holding()
+    except RuntimeError as exc:
+        monkeypatch.setattr(sys, "last_value", exc, raising=False)
+        monkeypatch.setattr(sys, "last_traceback", exc.__traceback__, raising=False)
+        shell.last_execution_result.error_in_exec = exc
+        kept = exc
+    [tb] = [h for h in cleanup.held_references()["hidden"] if h["holder"] == "last_traceback"]
+    assert "fail_holding(): held" in tb["summary"]
+    traceback.clear_frames(kept.__traceback__)
+    gc.collect()
+    assert probes[0]() is None  # no snapshot of ours keeps `held` alive
+    frame = kept.__traceback__.tb_next.tb_frame
+    assert frame.f_locals == {}  # read again: the cleared frame, as without us
 
 
 # --- empty_cache never initialises CUDA -------------------------------------------------------
