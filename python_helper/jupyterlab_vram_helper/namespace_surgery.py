@@ -9,7 +9,6 @@ executed. What the hidden holders hold is hidden_references.py's.
 from __future__ import annotations
 
 import sys
-import traceback
 import types
 import warnings
 import weakref
@@ -18,8 +17,10 @@ from typing import Any, Callable, Dict, List, Optional
 from .hidden_references import OUTPUT_NAME, is_cache_name, last_exceptions, output_history, tracebacks_of
 from .holders import CO_OPTIMIZED, Classes, Found, Sizer
 
-# Frames of one traceback whose locals snapshot is synced after clearing (deep recursion stops here).
+# Frames of one traceback cleared, and synced after (deep recursion stops here).
 MAX_FRAMES_SYNCED = 10_000
+# CO_GENERATOR, CO_COROUTINE, CO_ITERABLE_COROUTINE, CO_ASYNC_GENERATOR (inspect's values)
+_GENERATOR_FLAGS = 0x20 | 0x80 | 0x100 | 0x200
 
 
 def detach(shell: Any, user_ns: Dict[str, Any], name: str) -> List[weakref.ref]:
@@ -145,10 +146,7 @@ def clear_last_traceback(shell: Any) -> None:
     """Free the frames of the last error: %debug no longer works for it."""
     excs = last_exceptions(shell)
     for tb in tracebacks_of(excs, shell):
-        try:
-            traceback.clear_frames(tb)
-        except Exception:
-            pass
+        _clear_frames(tb)
         _sync_locals_snapshots(tb)
     for attr in ("last_type", "last_value", "last_traceback", "last_exc"):
         if hasattr(sys, attr):
@@ -171,6 +169,26 @@ def clear_last_traceback(shell: Any) -> None:
             shell._last_traceback = None  # ipykernel's formatted copy (text only)
         except Exception:
             pass
+
+
+def _clear_frames(tb: Any) -> None:
+    """``traceback.clear_frames``, leaving generators' and coroutines' frames alone.
+
+    The error chain can hold the frame of a generator the user still drives (a
+    worker that stored an error it caught, re-raised ``from`` it later): on
+    Python 3.12 and before, ``frame.clear()`` on a suspended generator's frame
+    finalises the generator. Their locals stay; the user's generator works on.
+    """
+    n = 0
+    while isinstance(tb, types.TracebackType) and n < MAX_FRAMES_SYNCED:
+        try:
+            frame = tb.tb_frame
+            if not frame.f_code.co_flags & _GENERATOR_FLAGS:
+                frame.clear()
+        except Exception:
+            pass  # RuntimeError: a frame still executing (another thread's)
+        tb = tb.tb_next
+        n += 1
 
 
 def _sync_locals_snapshots(tb: Any) -> None:

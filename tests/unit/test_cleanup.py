@@ -8,7 +8,7 @@ import sys
 import traceback
 import types
 import weakref
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, Iterator, List, Optional
 
 import pytest
 
@@ -460,6 +460,33 @@ def test_clearing_the_traceback_frees_frame_locals(cleanup: Cleanup, shell: Fake
     assert sys.last_value is None and sys.last_traceback is None
     assert shell.last_execution_result.error_in_exec is None
     assert not [h for h in cleanup.inspect()["hidden"] if h["holder"] == "last_traceback"]
+
+
+def test_clearing_the_traceback_leaves_a_generator_in_the_error_chain_running(
+    cleanup: Cleanup, shell: FakeShell, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    errors: List[BaseException] = []
+
+    def worker() -> Iterator[int]:
+        total = 0
+        while True:
+            try:
+                total += yield total
+                raise ValueError("bad item")
+            except ValueError as exc:
+                errors.append(exc)  # its traceback holds this generator's suspended frame
+
+    w = worker()
+    next(w)
+    w.send(1)
+    try:
+        raise RuntimeError("a step failed") from errors[-1]
+    except RuntimeError as exc:
+        monkeypatch.setattr(sys, "last_value", exc, raising=False)
+        shell.last_execution_result.error_in_exec = exc
+    out = cleanup.delete(cleanup.inspect()["listing_id"], [], ["last_traceback"], [])
+    assert out["cleared"] == ["last_traceback"]
+    assert w.send(2) == 3  # not finalised: the user's generator goes on
 
 
 def test_clearing_the_traceback_frees_locals_the_listing_read_while_something_keeps_the_frame(
