@@ -130,7 +130,12 @@ export function registerAllocationCommands(options: {
     caption: trans.__(
       "PyTorch's allocator snapshot (.pickle), for pytorch.org/memory_viz"
     ),
-    isEnabled: () => current()?.recording?.gpu.state === 'recording',
+    isEnabled: () => {
+      // Its own history or someone else's (allocationProtocol's gpuHistoryReadable,
+      // not imported: this module loads with the page).
+      const state = current()?.recording?.gpu.state;
+      return state === 'recording' || state === 'shared';
+    },
     execute: async () => {
       const recorder = current();
       const snapshot = await recorder?.snapshot();

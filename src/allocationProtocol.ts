@@ -33,7 +33,11 @@ export interface HostRecording {
   restart_reason: string | null;
 }
 
-/** PyTorch's allocator history: 'off', 'waiting' (for CUDA), 'recording' or 'unavailable'. */
+/**
+ * PyTorch's allocator history: 'off', 'waiting' (for CUDA), 'recording',
+ * 'shared' (someone else's, read as it is and never reconfigured or stopped;
+ * `max_entries` is then null) or 'unavailable'.
+ */
 export interface GpuRecording {
   state: string;
   max_entries: number | null;
@@ -49,6 +53,11 @@ export interface GpuRecording {
   restarted_at: number | null;
   /** Whether live blocks kept their stacks through that restart. */
   restart_kept_stacks: boolean | null;
+}
+
+/** Whether the kernel reads an allocator history: its own, or someone else's. */
+export function gpuHistoryReadable(gpu: GpuRecording): boolean {
+  return gpu.state === 'recording' || gpu.state === 'shared';
 }
 
 export interface RecordingState {

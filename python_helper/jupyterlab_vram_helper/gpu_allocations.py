@@ -38,6 +38,11 @@ the kernel for two minutes. So the symbolizer runs once before the GPU
 history starts (:func:`prepare_symbolizer`), with tracemalloc not tracing:
 :class:`~.allocation_sites.AllocationSites` starts host recording after it,
 or restarts host recording around it (``restarted_at``).
+
+A history someone else started (the user's own ``_record_memory_history``
+for ``_dump_snapshot``, a profiler) is theirs: recording reads it as it is
+(state ``shared``) and never reconfigures, clears or stops it, as host
+recording does with someone else's tracemalloc.
 """
 
 from __future__ import annotations
@@ -62,6 +67,8 @@ class GpuRecorder:
         self.wanted = False
         self.max_entries = GPU_MAX_ENTRIES[2]
         self.started_at: Optional[float] = None
+        # False while reading a history someone else started (see the module docstring)
+        self.started_by_us = False
         self.reason: Optional[str] = None  # why it is not recording
         self.unavailable = False  # wanted, but this torch cannot record: not retried at each cell
         # Bytes the allocator held when recording started: allocated before, without stacks.
@@ -79,6 +86,9 @@ class GpuRecorder:
 
     def want(self, max_entries: int) -> None:
         """Record from now on, or from the first cell boundary after CUDA is initialised."""
+        if self.recording and not self.started_by_us:
+            self.max_entries = max_entries  # for a history of ours, later; theirs keeps its own
+            return
         if self.recording and max_entries != self.max_entries:
             self._restart(max_entries)
             return
@@ -148,12 +158,20 @@ class GpuRecorder:
         record = getattr(memory, "_record_memory_history", None)
         if record is None or getattr(memory, "_snapshot", None) is None:
             return self._unavailable("this PyTorch has no allocator history (torch.cuda.memory._record_memory_history)")
+        if _history_enabled(torch):
+            # Someone else's history: read as it is, never reconfigured or stopped.
+            self.started_by_us = False
+            self.allocated_at_start = None  # what came before it is not ours to know
+            self.started_at = time.time()
+            self.reason = None
+            return True
         try:
             record(enabled="all", context="alloc", stacks="python", max_entries=self.max_entries)
         except TypeError:
             return self._unavailable("this PyTorch's allocator history takes other arguments (PyTorch 2.1 or newer is needed)")
         except Exception as exc:
             return self._unavailable(f"PyTorch refused to record: {type(exc).__name__}: {str(exc)[:200]}")
+        self.started_by_us = True
         self.allocated_at_start = _allocated_total(torch)
         self.started_at = time.time()
         self.reason = None
@@ -165,10 +183,11 @@ class GpuRecorder:
         return False
 
     def stop(self) -> None:
-        was_recording = self.recording
+        was_recording = self.recording and self.started_by_us
         self.wanted = False
         self.unavailable = False
         self.started_at = None
+        self.started_by_us = False
         self.allocated_at_start = None
         self.reason = None
         self.restarted_at = None
@@ -183,14 +202,14 @@ class GpuRecorder:
 
     def state(self) -> Dict[str, Any]:
         if self.recording:
-            state = "recording"
+            state = "recording" if self.started_by_us else "shared"
         elif self.wanted:
             state = "unavailable" if self.unavailable else "waiting"
         else:
             state = "off"
         return {
             "state": state,
-            "max_entries": self.max_entries if self.wanted else None,
+            "max_entries": self.max_entries if self.wanted and (self.started_by_us or not self.recording) else None,
             "started": self.started_at,
             "allocated_before_bytes": self.allocated_at_start,
             "reason": self.reason if self.wanted and not self.recording else None,
@@ -244,6 +263,18 @@ class GpuRecorder:
                 if isinstance(size, int) and size > 0:
                     grouper.add(size, block.get("frames") or ())
         return sorted(groupers.items())
+
+
+def _history_enabled(torch: Any) -> bool:
+    """Whether PyTorch's allocator history is on already (only asked once CUDA is
+    initialised; a torch without the call: not knowable, taken as off)."""
+    enabled = getattr(getattr(torch, "_C", None), "_cuda_isHistoryEnabled", None)
+    if enabled is None:
+        return False
+    try:
+        return bool(enabled())
+    except Exception:
+        return False
 
 
 # Set once this process ran the symbolizer (a fork inherits it, with the modules).

@@ -4,6 +4,7 @@ import { Signal } from '@lumino/signaling';
 
 import {
   AllocationSitesResult,
+  gpuHistoryReadable,
   parseAllocationSites,
   parseAllocationSnapshot,
   parseRecordingBroadcast,
@@ -455,6 +456,16 @@ describe('AllocationRecorder: settings changed while recording', () => {
     await settle();
     expect(recorder.enabled).toBe(true);
     expect(await recorder.applySettings()).toBeNull(); // someone else's tracemalloc keeps its depth
+    connection.otherMessage.emit({
+      type: 'allocation_recording',
+      recording: {
+        ...ON,
+        host: { ...ON.host, state: 'shared', frames: 5 },
+        gpu: { ...ON.gpu, state: 'shared', max_entries: null, reason: null, started: 2.5 }
+      }
+    });
+    await settle();
+    expect(await recorder.applySettings()).toBeNull(); // and someone else's allocator history its size
     expect(connection.recordAllocations).not.toHaveBeenCalled();
   });
 });
@@ -622,6 +633,18 @@ describe('AllocationSitesView', () => {
     expect(noGpu).toContain('no GPU is visible to this kernel, so only the host is recorded');
     expect(noGpu).not.toContain('CUDA is not initialised');
     expect(statusText(ON, true, false, DEFAULT_SETTINGS, true)).toBe(waiting);
+  });
+
+  it("says an allocator history someone else started is read as it is, and lets its snapshot be downloaded", () => {
+    const shared: RecordingState = {
+      ...ON,
+      gpu: { ...ON.gpu, state: 'shared', max_entries: null, started: 2.5, reason: null }
+    };
+    expect(statusText(shared, true, false, DEFAULT_SETTINGS)).toContain(
+      "GPU: PyTorch's allocator history as someone else started it (read as it is, left running when off)"
+    );
+    expect(gpuHistoryReadable(shared.gpu)).toBe(true);
+    expect(gpuHistoryReadable(ON.gpu)).toBe(false);
   });
 });
 

@@ -128,12 +128,13 @@ export class AllocationRecorder implements IDisposable {
       return null;
     }
     const settings = this._settings();
-    // tracemalloc started by someone else keeps its depth: no request for it.
+    // tracemalloc or a history started by someone else keeps its settings: no request for it.
     const hostDiffers =
       state.host.state === 'recording' &&
       state.host.frames !== settings.allocationHostFrames;
     const gpuDiffers =
       state.gpu.state !== 'off' &&
+      state.gpu.state !== 'shared' &&
       state.gpu.max_entries !== settings.allocationHistoryMaxEntries;
     if (!hostDiffers && !gpuDiffers) {
       return null;

@@ -18,7 +18,7 @@
  * `[data-vram-role="site-fold"]` (a `<details>` of the small sites outside
  * the notebook, with `data-vram-device` and `data-vram-bytes`).
  */
-import { DeviceSites, RecordingState } from '../allocationProtocol';
+import { DeviceSites, gpuHistoryReadable, RecordingState } from '../allocationProtocol';
 import { clockTime } from '../clockText';
 import { seesNoGpu } from '../model/gpuVisibility';
 import { formatBytes, plural } from '../format';
@@ -154,7 +154,7 @@ export class AllocationSitesView extends LazyView {
     this._refresh.disabled = !available || busy;
     const noGpu = seesNoGpu(this._model?.hello ?? null, this._model?.latest ?? null);
     const gpuVisible = noGpu === null ? null : !noGpu;
-    this._exportGpu.disabled = !available || state?.gpu.state !== 'recording';
+    this._exportGpu.disabled = !available || !state || !gpuHistoryReadable(state.gpu);
     this._exportGpu.title = this._exportGpu.disabled
       ? gpuVisible === false
         ? 'No GPU is visible to this kernel: there is no GPU snapshot to download'
@@ -349,6 +349,10 @@ export function statusText(
   const gpu = state.gpu;
   if (gpu.state === 'recording') {
     parts.push(`GPU: PyTorch's allocator history, last ${gpu.max_entries ?? '?'} events`);
+  } else if (gpu.state === 'shared') {
+    parts.push(
+      "GPU: PyTorch's allocator history as someone else started it (read as it is, left running when off)"
+    );
   } else if (gpuVisible === false && gpu.state === 'waiting') {
     // The helper waits for CUDA; with no GPU it will never come.
     parts.push('no GPU is visible to this kernel, so only the host is recorded');

@@ -148,6 +148,27 @@ def test_gpu_recording_waits_for_cuda_and_starts_at_the_next_cell() -> None:
     assert shell.events.callbacks == {"pre_run_cell": [], "post_run_cell": []}
 
 
+def test_a_history_the_user_started_is_read_never_reconfigured_or_stopped() -> None:
+    torch = recording_torch(initialized=True)
+    torch._C._cuda_isHistoryEnabled = lambda: True  # type: ignore[attr-defined]  # their _record_memory_history(...)
+    shell, sent = FakeShell(), []
+    sites = make_sites(torch, shell, sent)
+    shell.compile._filename_map = {CELL_A: 4}
+    try:
+        state = sites.set_recording(True, host_frames=4, gpu_max_entries=5000)
+        assert state["gpu"]["state"] == "shared" and state["gpu"]["max_entries"] is None
+        count = shell.run_cell("the-cell")
+        shell.compile._filename_map = {CELL_A: count}
+        torch.blocks[:] = [{"state": "active_allocated", "size": 2 << 20, "frames": frames((CELL_A, 3, "<module>"))}]  # type: ignore[attr-defined]
+        gpu = [d for d in sites.sites(max_sites=10)["devices"] if d["device"] == "cuda:0"][0]
+        assert gpu["sites"][0]["cell"]["line"] == 3 and gpu["sites"][0]["bytes"] == 2 << 20  # read as it is
+        assert sites.set_recording(True, host_frames=4, gpu_max_entries=9000)["gpu"]["state"] == "shared"
+        sites.set_recording(False, host_frames=4, gpu_max_entries=9000)
+    finally:
+        sites.stop()
+    assert torch.history_calls == []  # type: ignore[attr-defined]  # never started, resized, cleared or stopped
+
+
 def test_gpu_blocks_are_charged_to_the_innermost_notebook_frame() -> None:
     torch = recording_torch(initialized=True)
     shell, sent = FakeShell(), []
