@@ -70,3 +70,30 @@ def test_cuda_tensors_are_charged_to_their_line_and_recording_waits_for_cuda(
         " if b['state'] == 'active_allocated' and b['size'] == 2**20]"
     )
     assert frames and all(not f for f in frames)
+
+
+def test_a_history_the_user_started_is_read_and_left_running(
+    kernel: Kernel, bootstrap: str, figures: Callable[..., Any]
+) -> None:
+    comm_id = open_helper(kernel, bootstrap)
+    kernel.execute(
+        "import torch\nx = torch.empty(2**20, dtype=torch.uint8, device='cuda:0')\n"
+        "torch.cuda.memory._record_memory_history(max_entries=4321, stacks='python')\n",
+        cell_id="c1", timeout=300,
+    )
+    state = reply_of(kernel, comm_id, {"type": "record_allocations", "request_id": "r1", "enabled": True})
+    assert state["gpu"]["state"] == "shared", state["gpu"]
+    kernel.execute("mine = torch.empty(4 * 2**20, dtype=torch.uint8, device='cuda:0')\n", cell_id="c2", timeout=120)
+    listing = reply_of(kernel, comm_id, {"type": "allocation_sites", "request_id": "r2"}, timeout=300)
+    gpu = [d for d in listing["devices"] if d["device"] == "cuda:0"][0]
+    figures(sites=gpu["sites"][:3], elapsed_ms=listing["elapsed_ms"])
+    line1 = [s for s in gpu["sites"] if s["cell"] and s["cell"]["cell_id"] == "c2" and s["cell"]["line"] == 1]
+    assert line1 and line1[0]["bytes"] == 4 * MiB  # read from their history as it is
+    state = reply_of(kernel, comm_id, {"type": "record_allocations", "request_id": "r3", "enabled": False})
+    assert state["gpu"]["state"] == "off"
+    # Theirs goes on: on, and still holding the stack of the allocation made under it.
+    assert kernel.eval("torch._C._cuda_isHistoryEnabled()") is True
+    assert kernel.eval(
+        "any(b.get('frames') for s in torch.cuda.memory._snapshot()['segments'] for b in s['blocks']"
+        " if b['state'] == 'active_allocated' and b['size'] == 4 * 2**20)"
+    ) is True

@@ -101,3 +101,29 @@ def test_monitoring_creates_no_cuda_context(kernel: Kernel, bootstrap: str, nvml
         assert holder.pid in nvml.pids(), "NVML lists no process with a CUDA context here: the check above proves nothing"
     finally:
         holder.close()
+
+
+def test_recording_allocations_where_cuda_is_initialised_without_a_context_creates_none(
+    kernel: Kernel, bootstrap: str, nvml: Nvml, figures: Callable[..., Any]
+) -> None:
+    # Initialised, no context yet: what torch.cuda.init() or reading a device's
+    # properties leaves. The history starts at once here (with the symbolizer's
+    # warm-up before it), so every call of it must leave the devices alone.
+    kernel.execute("import torch\ntorch.cuda.init()\n", timeout=300)
+    pid = kernel.eval("__import__('os').getpid()")
+    assert kernel.eval("torch.cuda.is_initialized()") is True
+    if kernel.eval("torch._C._cuda_hasPrimaryContext(0)"):
+        pytest.skip("torch.cuda.init() created a context on this torch: the case does not arise")
+    comm_id = open_helper(kernel, bootstrap)
+    cells = CellSession(kernel, comm_id)
+    state = reply_of(kernel, comm_id, {"type": "record_allocations", "request_id": "r1", "enabled": True})
+    figures(gpu_state=state["gpu"]["state"])
+    assert state["gpu"]["state"] == "recording", state["gpu"]  # started at once: CUDA is initialised
+    cells.run("kept_rows = [bytearray(4096) for _ in range(256)]")
+    reply_of(kernel, comm_id, {"type": "allocation_sites", "request_id": "r2"}, timeout=300)
+    reply_of(kernel, comm_id, {"type": "allocation_snapshot", "request_id": "r3"}, timeout=300)
+    reply_of(kernel, comm_id, {"type": "record_allocations", "request_id": "r4", "enabled": False})
+    contexts = kernel.eval("[torch._C._cuda_hasPrimaryContext(i) for i in range(torch.cuda.device_count())]")
+    figures(contexts=contexts)
+    assert not any(contexts)
+    assert pid not in nvml.pids()
