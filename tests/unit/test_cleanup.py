@@ -440,6 +440,14 @@ def test_clearing_the_output_cache_drops_the_hidden_copies(cleanup: Cleanup, she
     assert shell.user_ns_hidden["_"] == "" and shell.user_ns["_"] == ""
 
 
+def record_last_error(monkeypatch: pytest.MonkeyPatch, shell: FakeShell, exc: BaseException) -> None:
+    """What IPython keeps of an error that ended a cell: sys.last_* and the last result."""
+    monkeypatch.setattr(sys, "last_type", type(exc), raising=False)
+    monkeypatch.setattr(sys, "last_value", exc, raising=False)
+    monkeypatch.setattr(sys, "last_traceback", exc.__traceback__, raising=False)
+    shell.last_execution_result.error_in_exec = exc
+
+
 def test_clearing_the_traceback_frees_frame_locals(cleanup: Cleanup, shell: FakeShell, monkeypatch: pytest.MonkeyPatch) -> None:
     def fail() -> None:
         t = real_torch.zeros(250)  # noqa: F841
@@ -448,10 +456,7 @@ def test_clearing_the_traceback_frees_frame_locals(cleanup: Cleanup, shell: Fake
     try:
         fail()
     except RuntimeError as exc:
-        monkeypatch.setattr(sys, "last_type", type(exc), raising=False)
-        monkeypatch.setattr(sys, "last_value", exc, raising=False)
-        monkeypatch.setattr(sys, "last_traceback", exc.__traceback__, raising=False)
-        shell.last_execution_result.error_in_exec = exc
+        record_last_error(monkeypatch, shell, exc)
     result = cleanup.inspect()
     [tb] = [h for h in result["hidden"] if h["holder"] == "last_traceback"]
     assert tb["total_bytes"] == 1000 and "fail(): t" in tb["summary"] and "%debug" in tb["warning"]
@@ -482,8 +487,7 @@ def test_clearing_the_traceback_leaves_a_generator_in_the_error_chain_running(
     try:
         raise RuntimeError("a step failed") from errors[-1]
     except RuntimeError as exc:
-        monkeypatch.setattr(sys, "last_value", exc, raising=False)
-        shell.last_execution_result.error_in_exec = exc
+        record_last_error(monkeypatch, shell, exc)
     out = cleanup.delete(cleanup.inspect()["listing_id"], [], ["last_traceback"], [])
     assert out["cleared"] == ["last_traceback"]
     assert w.send(2) == 3  # not finalised: the user's generator goes on
@@ -506,10 +510,8 @@ def test_clearing_the_traceback_frees_locals_the_listing_read_while_something_ke
     try:
         fail()
     except RuntimeError as exc:
-        monkeypatch.setattr(sys, "last_value", exc, raising=False)
-        monkeypatch.setattr(sys, "last_traceback", exc.__traceback__, raising=False)
+        record_last_error(monkeypatch, shell, exc)
         kept = exc.__traceback__  # a traceback the user kept: its frames outlive the clearing
-        shell.last_execution_result.error_in_exec = exc
     frame = kept.tb_next.tb_frame
     result = cleanup.inspect()  # reads fail()'s f_locals: on 3.10-3.12 a snapshot stays on the frame
     [tb] = [h for h in result["hidden"] if h["holder"] == "last_traceback"]
@@ -537,9 +539,7 @@ def test_reading_a_failed_functions_locals_does_not_outlive_the_users_own_clear_
     try:
         fail_holding()
     except RuntimeError as exc:
-        monkeypatch.setattr(sys, "last_value", exc, raising=False)
-        monkeypatch.setattr(sys, "last_traceback", exc.__traceback__, raising=False)
-        shell.last_execution_result.error_in_exec = exc
+        record_last_error(monkeypatch, shell, exc)
         kept = exc
     [tb] = [h for h in cleanup.held_references()["hidden"] if h["holder"] == "last_traceback"]
     assert "fail_holding(): held" in tb["summary"]
