@@ -33,7 +33,7 @@ from .holders import Budget, Classes, Found, Sizer
 from .listings import (
     ListedName, Listing, Reach, interrupted_delete_text, refusal, reserved_name_reason, still_alive_after_delete,
 )
-from .namespace_surgery import CLEARERS, detach, weak_ref
+from .namespace_surgery import CLEARERS, detach, leaf_refs, weak_ref
 from .storages import StorageKey, Storages, bytes_by_device
 from .protocol import HIDDEN_HOLDER_KINDS, INSPECT_CONTAINER_DEPTH, INSPECT_MAX_ENTRIES, RequestInterrupted
 from .readers import torch_cuda
@@ -44,17 +44,13 @@ TRACEBACK_WARNING = "Clearing the traceback disables %debug for that error"
 OUTPUT_CACHE_WARNING = "Clearing empties Out, _, __, ___ and every _N"
 
 
-def _listed(name: str, obj: Any, found: Found, graph_only: Dict[StorageKey, int]) -> ListedName:
+def _listed(obj: Any, found: Found, graph_only: Dict[StorageKey, int]) -> ListedName:
     """What a listing keeps of ``obj``: its identity, and for an object without a
     weakref what tells it apart (listings.py): the storages it reached itself
     (its graphs' saved tensors left out) and weakrefs to the leaves it holds."""
     ref = weak_ref(obj)
-    reached: frozenset = frozenset()
-    leaves: Tuple[weakref.ref, ...] = ()
-    if ref is None:
-        reached = frozenset(found.storages.keys() - graph_only.keys())
-        leaves = tuple(r for r in (weak_ref(leaf) for leaf in found.probes or ()) if r is not None)
-    found.probes = None
+    reached = frozenset(found.storages.keys() - graph_only.keys()) if ref is None else frozenset()
+    leaves = tuple(leaf_refs(found))  # empty where ``ref`` tells it apart: no probes were collected
     return ListedName(id(obj), ref, type(obj).__name__, frozenset(found.storages), reached, leaves)
 
 
@@ -240,7 +236,7 @@ class Cleanup:
                     "graph_holding": graphs[name].summary(graph_only[name]) if name in graphs else None,
                 }
             )
-            listing.names[name] = _listed(name, obj, found, graph_only.get(name, {}))
+            listing.names[name] = _listed(obj, found, graph_only.get(name, {}))
         held: Storages = {}  # keys and sizes only
         for *_, found in raw:
             held.update(found.storages)

@@ -79,7 +79,12 @@ def _probes(obj: Any) -> List[weakref.ref]:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         Sizer(Classes()).walk(obj, found, 5, objects=True)
-    refs = [r for r in (weak_ref(o) for o in found.probes) if r is not None]
+    return leaf_refs(found)
+
+
+def leaf_refs(found: Found) -> List[weakref.ref]:
+    """Weakrefs to the leaves a walk collected in ``found.probes``, which lets the leaves go."""
+    refs = [r for r in (weak_ref(o) for o in found.probes or ()) if r is not None]
     found.probes = None
     return refs
 
