@@ -26,9 +26,10 @@ export interface HostRecording {
    */
   restarted_at: number | null;
   /**
-   * Why: 'frames' (another depth, a changed setting) or 'symbolizer' (around
+   * Why: 'frames' (another depth, a changed setting), 'symbolizer' (around
    * PyTorch's first stack symbolization, which tracing would slow to
-   * minutes); null without a restart, and from helpers older than the reason.
+   * minutes) or 'stopped_elsewhere' (tracemalloc.stop() in a cell: started
+   * again); null without a restart, and from helpers older than the reason.
    */
   restart_reason: string | null;
 }
@@ -47,12 +48,18 @@ export interface GpuRecording {
   /** Why it is not recording (waiting, unavailable); null otherwise. */
   reason: string | null;
   /**
-   * When the history restarted with another `max_entries` (a changed
-   * setting; its earlier alloc/free events are gone); null when it did not.
+   * When the history restarted (its earlier alloc/free events are gone);
+   * null when it did not.
    */
   restarted_at: number | null;
   /** Whether live blocks kept their stacks through that restart. */
   restart_kept_stacks: boolean | null;
+  /**
+   * Why: 'max_entries' (a changed setting) or 'stopped_elsewhere' (switched
+   * off in a cell, `_record_memory_history(enabled=None)`: started again);
+   * null without a restart, and from helpers older than the reason.
+   */
+  restart_reason: string | null;
 }
 
 /** Whether the kernel reads an allocator history: its own, or someone else's. */
@@ -121,10 +128,7 @@ export function readRecordingState(r: FieldReader): RecordingState {
       started: host.has('started') && host.data.started !== null ? host.number('started') : null,
       overhead_bytes: count(host, 'overhead_bytes'),
       restarted_at: optionalTime(host, 'restarted_at'),
-      restart_reason:
-        host.has('restart_reason') && host.data.restart_reason !== null
-          ? host.string('restart_reason')
-          : null
+      restart_reason: optionalString(host, 'restart_reason')
     },
     gpu: {
       state: gpu.string('state'),
@@ -137,9 +141,15 @@ export function readRecordingState(r: FieldReader): RecordingState {
       restart_kept_stacks:
         gpu.has('restart_kept_stacks') && gpu.data.restart_kept_stacks !== null
           ? gpu.boolean('restart_kept_stacks')
-          : null
+          : null,
+      restart_reason: optionalString(gpu, 'restart_reason')
     }
   };
+}
+
+/** A string; null when absent (older helpers) or null. */
+function optionalString(r: FieldReader, key: string): string | null {
+  return r.has(key) && r.data[key] !== null ? r.string(key) : null;
 }
 
 /** A time in seconds since the epoch; null when absent (older helpers) or null. */

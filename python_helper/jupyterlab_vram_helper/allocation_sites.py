@@ -5,8 +5,10 @@ requests (docs/protocol.md). Recording is off by default and per kernel: host
 memory through ``tracemalloc`` (:mod:`host_allocations`), GPU memory through
 PyTorch's allocator history (:mod:`gpu_allocations`). While it is on, a
 ``pre_run_cell`` hook notes which notebook cell runs under which execution
-count (:mod:`cell_files`) and starts the GPU recording at the first cell
-boundary after CUDA came up, and a ``post_run_cell`` hook has the sender
+count (:mod:`cell_files`), starts the GPU recording at the first cell
+boundary after CUDA came up and starts again a recorder someone else stopped
+(``tracemalloc.stop()``, ``_record_memory_history(enabled=None)`` in a cell),
+and a ``post_run_cell`` hook has the sender
 thread send each cell's live bytes (:mod:`cell_alive`). Turning it off stops
 both recorders, frees their histories and removes the hooks: nothing stays
 behind.
@@ -128,11 +130,11 @@ class AllocationSites:
             # Noted now: an out-of-memory diagnosis at this cell's end lists its lines.
             count = self._numbering.at_start(self._hooked, info)
             self.cells.note(count, getattr(info, "cell_id", None))
-            if self._start_gpu():
+            if self._at_boundary():
                 self._broadcast({"type": "allocation_recording", "recording": self.state()})
         except (Exception, KeyboardInterrupt):
             # An interrupt can land here: starting the GPU history may first run
-            # PyTorch's symbolizer for seconds (_start_gpu). Dropped, as in cell_accounting.
+            # PyTorch's symbolizer for seconds (_at_boundary). Dropped, as in cell_accounting.
             pass
 
     def post_run_cell(self, result: Any = None) -> None:
@@ -164,10 +166,14 @@ class AllocationSites:
         self._timer = timer
         timer.start()
 
-    def _start_gpu(self) -> bool:
-        """``GpuRecorder.try_start``, PyTorch's symbolizer run first, untraced, where
-        it never ran (gpu_allocations.py): our host tracing restarts around it.
-        True when the recording state changed: the history started, or host tracing restarted."""
+    def _at_boundary(self) -> bool:
+        """Between cells: a recorder someone else stopped starts again, and
+        ``GpuRecorder.try_start`` runs, PyTorch's symbolizer run first, untraced,
+        where it never ran (gpu_allocations.py): our host tracing restarts around it.
+        True when the recording state changed: a recorder (re)started, or host tracing restarted."""
+        stopped = self.host.notice_stopped() | self.gpu.notice_stopped()
+        if stopped:
+            self.alive.forget()  # what was allocated while it was off has no stack: runs do not compare
         restarted = self.host.restarted_at
         interrupted = False
         if self.gpu.needs_symbolizer():
@@ -180,8 +186,8 @@ class AllocationSites:
         if host_restarted:
             self.alive.forget()  # a cell's runs before and after the restart do not compare
         if interrupted:
-            return host_restarted
-        return self.gpu.try_start() or host_restarted
+            return host_restarted or stopped
+        return self.gpu.try_start() or host_restarted or stopped
 
     def _send_cell_alive(self) -> None:
         self._scheduled = False
@@ -244,7 +250,7 @@ class AllocationSites:
 
     def sites(self, max_sites: int) -> Dict[str, Any]:
         start = time.perf_counter()
-        self._start_gpu()  # a listing is a boundary too: the kernel is between cells
+        self._at_boundary()  # a listing is a boundary too: the kernel is between cells
         self.cells.shell = self._shell()
         self.cells.start_lookup()
         host = self.host.group(self.cells)
@@ -298,7 +304,7 @@ class AllocationSites:
     def gpu_snapshot(self) -> Dict[str, Any]:
         """The ``allocation_snapshot`` reply: PyTorch's allocator snapshot, pickled as
         ``torch.cuda.memory._dump_snapshot`` writes it, for pytorch.org/memory_viz."""
-        self._start_gpu()
+        self._at_boundary()
         snapshot = self.gpu.snapshot()
         if snapshot is None:
             return {"format": "pickle", "data_base64": None, "bytes": 0,

@@ -43,6 +43,13 @@ A history someone else started (the user's own ``_record_memory_history``
 for ``_dump_snapshot``, a profiler) is theirs: recording reads it as it is
 (state ``shared``) and never reconfigures, clears or stops it, as host
 recording does with someone else's tracemalloc.
+
+A history switched off by someone else while recording is on (PyTorch's own
+recipe ends with ``_record_memory_history(enabled=None)``, and that call
+stops ours as well as theirs) is noticed at the next cell boundary or request
+(:meth:`GpuRecorder.notice_stopped`, one C call) and started again as ours:
+recording on means on. The blocks allocated while it was off have no stack;
+the state says since when (``restart_reason: "stopped_elsewhere"``).
 """
 
 from __future__ import annotations
@@ -77,6 +84,10 @@ class GpuRecorder:
         # and whether the live blocks kept their stacks through it.
         self.restarted_at: Optional[float] = None
         self.restart_kept_stacks: Optional[bool] = None
+        # Why: "max_entries" (another ring buffer size) or "stopped_elsewhere" (see the module docstring)
+        self.restart_reason: Optional[str] = None
+        # When a history this recorder read was found switched off by someone else: started again at once
+        self._stopped_elsewhere_at: Optional[float] = None
         # (torch's memory_snapshot, whether it takes include_traces): looked up once
         self._segments_only: Optional[Tuple[Any, bool]] = None
 
@@ -86,6 +97,7 @@ class GpuRecorder:
 
     def want(self, max_entries: int) -> None:
         """Record from now on, or from the first cell boundary after CUDA is initialised."""
+        self.notice_stopped()  # a bound for a history that is gone: ours starts with it
         if self.recording and not self.started_by_us:
             self.max_entries = max_entries  # for a history of ours, later; theirs keeps its own
             return
@@ -107,13 +119,13 @@ class GpuRecorder:
                 pass
             else:
                 self.max_entries = max_entries
-                self.restarted_at, self.restart_kept_stacks = now, True
+                self.restarted_at, self.restart_kept_stacks, self.restart_reason = now, True, "max_entries"
                 return
         self.stop()
         self.wanted = True
         self.max_entries = max_entries
         if self.try_start():
-            self.restarted_at, self.restart_kept_stacks = self.started_at, False
+            self.restarted_at, self.restart_kept_stacks, self.restart_reason = self.started_at, False, "max_entries"
 
     def _history_call(self) -> Tuple[Any, bool]:
         """torch's ``_record_memory_history``, and whether it takes ``clear_history``.
@@ -143,6 +155,22 @@ class GpuRecorder:
     def prepare_symbolizer(self) -> None:
         prepare_symbolizer(self._torch())
 
+    def notice_stopped(self) -> bool:
+        """Whether the history being read was switched off by someone else since:
+        then it is not read any more, and :meth:`try_start` starts ours (see the
+        module docstring). A torch that cannot say is taken at its word: still on."""
+        if not self.recording:
+            return False
+        torch = self._torch()
+        if torch is None or _history_enabled(torch) is not False:
+            return False
+        self._stopped_elsewhere_at = time.time()
+        self.started_at = None
+        self.started_by_us = False
+        self.allocated_at_start = None
+        self.restarted_at = self.restart_kept_stacks = self.restart_reason = None
+        return True
+
     def try_start(self) -> bool:
         """Start if wanted and possible; True when this call started it (cheap when nothing to do)."""
         if not self.wanted or self.recording or self.unavailable:
@@ -162,19 +190,21 @@ class GpuRecorder:
             # Someone else's history: read as it is, never reconfigured or stopped.
             self.started_by_us = False
             self.allocated_at_start = None  # what came before it is not ours to know
-            self.started_at = time.time()
-            self.reason = None
-            return True
-        try:
-            record(enabled="all", context="alloc", stacks="python", max_entries=self.max_entries)
-        except TypeError:
-            return self._unavailable("this PyTorch's allocator history takes other arguments (PyTorch 2.1 or newer is needed)")
-        except Exception as exc:
-            return self._unavailable(f"PyTorch refused to record: {type(exc).__name__}: {str(exc)[:200]}")
-        self.started_by_us = True
-        self.allocated_at_start = _allocated_total(torch)
+        else:
+            try:
+                record(enabled="all", context="alloc", stacks="python", max_entries=self.max_entries)
+            except TypeError:
+                return self._unavailable("this PyTorch's allocator history takes other arguments (PyTorch 2.1 or newer is needed)")
+            except Exception as exc:
+                return self._unavailable(f"PyTorch refused to record: {type(exc).__name__}: {str(exc)[:200]}")
+            self.started_by_us = True
+            self.allocated_at_start = _allocated_total(torch)
         self.started_at = time.time()
         self.reason = None
+        if self._stopped_elsewhere_at is not None:
+            # Blocks allocated while it was off have no stack: said, with since when.
+            self.restarted_at, self.restart_kept_stacks, self.restart_reason = self.started_at, False, "stopped_elsewhere"
+            self._stopped_elsewhere_at = None
         return True
 
     def _unavailable(self, reason: str) -> bool:
@@ -192,6 +222,8 @@ class GpuRecorder:
         self.reason = None
         self.restarted_at = None
         self.restart_kept_stacks = None
+        self.restart_reason = None
+        self._stopped_elsewhere_at = None
         if not was_recording:
             return
         torch = self._torch()
@@ -215,6 +247,7 @@ class GpuRecorder:
             "reason": self.reason if self.wanted and not self.recording else None,
             "restarted_at": self.restarted_at if self.recording else None,
             "restart_kept_stacks": self.restart_kept_stacks if self.recording else None,
+            "restart_reason": self.restart_reason if self.recording else None,
         }
 
     def snapshot(self) -> Optional[Dict[str, Any]]:
@@ -265,16 +298,16 @@ class GpuRecorder:
         return sorted(groupers.items())
 
 
-def _history_enabled(torch: Any) -> bool:
-    """Whether PyTorch's allocator history is on already (only asked once CUDA is
-    initialised; a torch without the call: not knowable, taken as off)."""
+def _history_enabled(torch: Any) -> Optional[bool]:
+    """Whether PyTorch's allocator history is on (only asked once CUDA is
+    initialised); None where this torch cannot say."""
     enabled = getattr(getattr(torch, "_C", None), "_cuda_isHistoryEnabled", None)
     if enabled is None:
-        return False
+        return None
     try:
         return bool(enabled())
     except Exception:
-        return False
+        return None
 
 
 # Set once this process ran the symbolizer (a fork inherits it, with the modules).

@@ -14,6 +14,11 @@ tracemalloc cannot change its depth while it traces (``tracemalloc.start(n)``
 does nothing then), so a new depth asked for while recording stops and starts
 it again: the traces of earlier allocations are gone, and ``restarted_at``
 says since when the host figures count.
+
+A tracemalloc stopped by someone else while recording is on (``tracemalloc.stop()``
+in a cell, ours or the one we shared) is started again, as ours, at the next
+cell boundary or request (:meth:`HostRecorder.notice_stopped`): recording on
+means on, and ``restart_reason: "stopped_elsewhere"`` says since when.
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ class HostRecorder:
     def __init__(self) -> None:
         self.started_by_us = False
         self.frames: Optional[int] = None
+        self.asked_frames: Optional[int] = None  # the depth asked for (someone else's may differ)
         self.started_at: Optional[float] = None
         # When recording last restarted with another depth, or around a call
         # (untraced): earlier traces dropped; and why ("frames" or the caller's reason).
@@ -44,6 +50,7 @@ class HostRecorder:
         return tracemalloc.is_tracing() and (self.started_by_us or self.started_at is not None)
 
     def start(self, frames: int) -> None:
+        self.asked_frames = frames
         if tracemalloc.is_tracing():
             if self.started_by_us and tracemalloc.get_traceback_limit() != frames:
                 # Our own tracing at another depth: only a restart applies the new one.
@@ -63,6 +70,19 @@ class HostRecorder:
         self.started_at = time.time()
         self.restarted_at = None
         self.restart_reason = None
+
+    def notice_stopped(self) -> bool:
+        """Whether the tracemalloc being read was stopped by someone else since:
+        then ours starts, at the depth asked for (see the module docstring)."""
+        if self.paused or tracemalloc.is_tracing() or not (self.started_by_us or self.started_at is not None):
+            return False
+        frames = self.asked_frames if self.asked_frames is not None else tracemalloc.get_traceback_limit()
+        tracemalloc.start(frames)
+        self.started_by_us = True
+        self.frames = frames
+        self.started_at = self.restarted_at = time.time()
+        self.restart_reason = "stopped_elsewhere"
+        return True
 
     def untraced(self, call: Callable[[], None], reason: str) -> None:
         """Run ``call`` with our tracing stopped, then start it again at the same depth:
@@ -88,6 +108,7 @@ class HostRecorder:
             tracemalloc.stop()  # frees every trace it kept
         self.started_by_us = False
         self.frames = None
+        self.asked_frames = None
         self.started_at = None
         self.restarted_at = None
         self.restart_reason = None

@@ -45,7 +45,8 @@ const ON: RecordingState = {
     allocated_before_bytes: null,
     reason: 'CUDA is not initialised yet: recording starts at the first cell boundary after it is',
     restarted_at: null,
-    restart_kept_stacks: null
+    restart_kept_stacks: null,
+    restart_reason: null
   }
 };
 
@@ -66,7 +67,8 @@ const OFF: RecordingState = {
     allocated_before_bytes: null,
     reason: null,
     restarted_at: null,
-    restart_kept_stacks: null
+    restart_kept_stacks: null,
+    restart_reason: null
   }
 };
 
@@ -91,7 +93,8 @@ const RESTARTED: RecordingState = {
     allocated_before_bytes: 0,
     reason: null,
     restarted_at: AT_12_03_04 + 1,
-    restart_kept_stacks: true
+    restart_kept_stacks: true,
+    restart_reason: 'max_entries'
   }
 };
 
@@ -192,11 +195,16 @@ describe('allocation protocol', () => {
     delete older.host.restart_reason;
     delete older.gpu.restarted_at;
     delete older.gpu.restart_kept_stacks;
+    delete older.gpu.restart_reason;
     const parsed = parseRecordingState(older);
     expect('value' in parsed && parsed.value.host.restarted_at).toBeNull();
     expect('value' in parsed && parsed.value.host.restart_reason).toBeNull();
     expect('value' in parsed && parsed.value.gpu.restarted_at).toBeNull();
     expect('value' in parsed && parsed.value.gpu.restart_kept_stacks).toBeNull();
+    expect('value' in parsed && parsed.value.gpu.restart_reason).toBeNull();
+    expect(
+      parseRecordingState({ ...RESTARTED, gpu: { ...RESTARTED.gpu, restart_reason: 7 } })
+    ).toEqual({ error: expect.stringContaining('record_allocations.gpu.restart_reason') });
     expect(
       parseRecordingState({ ...RESTARTED, host: { ...RESTARTED.host, restarted_at: 'noon' } })
     ).toEqual({ error: expect.stringContaining('record_allocations.host.restarted_at') });
@@ -586,6 +594,23 @@ describe('AllocationSitesView', () => {
       'Host recording restarted at 12:03:04 while PyTorch loaded its stack symbolizer (recording that load ' +
         'would have taken minutes); earlier host allocations are not attributed.'
     );
+
+    // Stopped in a cell (tracemalloc.stop(), PyTorch's recipe ending in enabled=None): started again, said so.
+    const elsewhere = {
+      ...RESTARTED,
+      host: { ...RESTARTED.host, restart_reason: 'stopped_elsewhere' },
+      gpu: { ...RESTARTED.gpu, restart_kept_stacks: false, restart_reason: 'stopped_elsewhere' }
+    };
+    const elsewhereText = statusText(elsewhere, true, false, DEFAULT_SETTINGS);
+    expect(elsewhereText).toContain(
+      'tracemalloc was stopped outside this panel; host recording started it again with 32 frames at ' +
+        '12:03:04: earlier host allocations are not attributed.'
+    );
+    expect(elsewhereText).toContain(
+      "PyTorch's allocator history was switched off outside this panel; GPU recording started it again " +
+        'with 200,000 events at 12:03:05: GPU memory allocated while it was off is not attributed.'
+    );
+    expect(elsewhereText).not.toContain('restarted');
 
     const { model, recorder } = liveRecorder();
     const view = new AllocationSitesView({

@@ -374,22 +374,30 @@ export function restartText(state: RecordingState): string[] {
   const sentences: string[] = [];
   const host = state.host;
   if (host.state === 'recording' && host.restarted_at !== null) {
+    const at = clockTime(host.restarted_at);
     sentences.push(
       host.restart_reason === 'symbolizer'
-        ? `Host recording restarted at ${clockTime(host.restarted_at)} while PyTorch loaded its stack ` +
+        ? `Host recording restarted at ${at} while PyTorch loaded its stack ` +
             'symbolizer (recording that load would have taken minutes); earlier host allocations are not attributed.'
-        : `Host recording restarted with ${host.frames ?? '?'} frames at ${clockTime(host.restarted_at)}; ` +
+        : host.restart_reason === 'stopped_elsewhere'
+          ? `tracemalloc was stopped outside this panel; host recording started it again with ${host.frames ?? '?'} ` +
+            `frames at ${at}: earlier host allocations are not attributed.`
+          : `Host recording restarted with ${host.frames ?? '?'} frames at ${at}; ` +
             'earlier host allocations are not attributed.'
     );
   }
   const gpu = state.gpu;
   if (gpu.state === 'recording' && gpu.restarted_at !== null) {
     const entries = (gpu.max_entries ?? 0).toLocaleString('en-US');
+    const at = clockTime(gpu.restarted_at);
     sentences.push(
-      gpu.restart_kept_stacks
-        ? `GPU history restarted with ${entries} events at ${clockTime(gpu.restarted_at)}: ` +
+      gpu.restart_reason === 'stopped_elsewhere'
+        ? "PyTorch's allocator history was switched off outside this panel; GPU recording started it again " +
+            `with ${entries} events at ${at}: GPU memory allocated while it was off is not attributed.`
+        : gpu.restart_kept_stacks
+          ? `GPU history restarted with ${entries} events at ${at}: ` +
             'earlier alloc/free events are gone from the snapshot; live memory keeps its lines.'
-        : `GPU recording restarted with ${entries} events at ${clockTime(gpu.restarted_at)}; ` +
+          : `GPU recording restarted with ${entries} events at ${at}; ` +
             'earlier GPU allocations may not be attributed.'
     );
   }

@@ -97,3 +97,26 @@ def test_a_history_the_user_started_is_read_and_left_running(
         "any(b.get('frames') for s in torch.cuda.memory._snapshot()['segments'] for b in s['blocks']"
         " if b['state'] == 'active_allocated' and b['size'] == 4 * 2**20)"
     ) is True
+
+
+def test_a_history_switched_off_in_a_cell_is_started_again_at_the_next(
+    kernel: Kernel, bootstrap: str, figures: Callable[..., Any]
+) -> None:
+    # PyTorch's own recipe ends with _record_memory_history(enabled=None): ours stops too.
+    comm_id = open_helper(kernel, bootstrap)
+    kernel.execute("import torch\nx = torch.empty(2**20, dtype=torch.uint8, device='cuda:0')\n", cell_id="c1", timeout=300)
+    state = reply_of(kernel, comm_id, {"type": "record_allocations", "request_id": "r1", "enabled": True})
+    assert state["gpu"]["state"] == "recording", state["gpu"]
+    kernel.execute("torch.cuda.memory._record_memory_history(enabled=None)\n", cell_id="c-stop", timeout=120)
+    assert kernel.eval("torch._C._cuda_isHistoryEnabled()") is False
+    kernel.execute("after = torch.empty(6 * 2**20, dtype=torch.uint8, device='cuda:0')\n", cell_id="c-after", timeout=120)
+    assert kernel.eval("torch._C._cuda_isHistoryEnabled()") is True
+    listing = reply_of(kernel, comm_id, {"type": "allocation_sites", "request_id": "r2"}, timeout=300)
+    gpu_state = listing["recording"]["gpu"]
+    figures(gpu_state=gpu_state)
+    assert gpu_state["state"] == "recording" and gpu_state["restart_reason"] == "stopped_elsewhere", gpu_state
+    gpu = [d for d in listing["devices"] if d["device"] == "cuda:0"][0]
+    line1 = [s for s in gpu["sites"] if s["cell"] and s["cell"]["cell_id"] == "c-after" and s["cell"]["line"] == 1]
+    assert line1 and line1[0]["bytes"] == 6 * MiB  # the cell after the stop is attributed
+    reply_of(kernel, comm_id, {"type": "record_allocations", "request_id": "r3", "enabled": False})
+    assert kernel.eval("torch._C._cuda_isHistoryEnabled()") is False  # ours: stopped with recording

@@ -128,6 +128,30 @@ def test_tracemalloc_started_by_the_user_is_never_stopped(kernel: Kernel, bootst
     assert kernel.eval("tracemalloc.is_tracing()") is True
 
 
+def test_a_tracemalloc_the_user_stops_in_a_cell_starts_again_at_the_next(kernel: Kernel, bootstrap: str) -> None:
+    comm_id = attach_helper(kernel, bootstrap, QUIET)
+    run(kernel, "import tracemalloc\ntracemalloc.start(5)\n", cell_id="c1")
+    first = reply(kernel, comm_id, {"type": "record_allocations", "enabled": True, "host_frames": 12})
+    assert first["host"]["state"] == "shared" and first["host"]["frames"] == 5
+    run(kernel, "tracemalloc.stop()\n", cell_id="c-stop")  # their profiling is done
+    pushed = len(kernel.comm_data(comm_id, "allocation_recording"))
+    start = len(kernel.output_messages())
+    run(kernel, "after = bytearray(30_000_000)\n", cell_id="c-after")
+    assert kernel.output_messages()[start:] == []
+    assert kernel.eval("(tracemalloc.is_tracing(), tracemalloc.get_traceback_limit())") == (True, 12)
+    states = kernel.comm_data(comm_id, "allocation_recording")[pushed:]
+    assert states, "the restart was not broadcast"
+    host = states[-1]["recording"]["host"]
+    assert host["state"] == "recording" and host["frames"] == 12
+    assert host["restart_reason"] == "stopped_elsewhere" and host["restarted_at"] == host["started"]
+    listing = reply(kernel, comm_id, {"type": "allocation_sites"})
+    lines = [s for s in host_sites(listing) if s["cell"] and s["cell"]["cell_id"] == "c-after"]
+    assert lines and lines[0]["bytes"] >= 30_000_000  # the cell after the stop is attributed
+    # Ours now: turning recording off stops it.
+    reply(kernel, comm_id, {"type": "record_allocations", "enabled": False})
+    assert kernel.eval("tracemalloc.is_tracing()") is False
+
+
 def test_a_new_host_depth_while_recording_restarts_tracemalloc(kernel: Kernel, bootstrap: str) -> None:
     comm_id = attach_helper(kernel, bootstrap, QUIET)
     run(kernel, "import tracemalloc\n", cell_id="c1")
