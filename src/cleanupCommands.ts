@@ -165,9 +165,9 @@ export function registerCleanupCommands(options: {
         if (!memoryActions.listing || args.fresh === true) {
           await memoryActions.inspect();
         }
-        plan = memoryActions.planFor(names, hidden);
+        plan = await memoryActions.planFor(names, hidden);
       } else {
-        plan = memoryActions.planSelection();
+        plan = await memoryActions.planSelection();
       }
       if (!plan) {
         showHolders();

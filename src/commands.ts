@@ -12,27 +12,14 @@ import { ILinePanel, registerAllocationCommands } from './allocationCommands';
 import { Notify, registerCleanupCommands } from './cleanupCommands';
 import { CommandIDs, SNIPPET_COMMANDS } from './commandIds';
 import { registerGraphFixCommand } from './graphFixCommand';
-import {
-  cellHistoryToCsv,
-  cellHistoryToJson,
-  exportFileName
-} from './model/cellExport';
 import type { DeletePlan } from './model/deletePlan';
-import { kernelRows, kernelSourceOf } from './model/KernelsOverview';
 import { errorText } from './model/MemoryActions';
 import { MemoryMonitor } from './model/MemoryMonitor';
 import { SETTING_LIMITS, VramSettings } from './settings';
 import { ISnippetPanel, registerSnippetCommands } from './snippetCommands';
 import type { SnippetLibrary } from './snippets/SnippetLibrary';
-import {
-  ClearHistoryRequest,
-  confirmClearHistoryDialog
-} from './views/ClearHistoryDialog';
-import {
-  confirmShutdownKernelDialog,
-  ShutdownKernelRequest
-} from './views/ShutdownKernelDialog';
-import { downloadText } from './views/download';
+import type { ClearHistoryRequest } from './views/ClearHistoryDialog';
+import type { ShutdownKernelRequest } from './views/ShutdownKernelDialog';
 import { SIDEBAR_ID, SidebarHost } from './views/SidebarHost';
 import { vramIcon } from './views/icons';
 
@@ -82,7 +69,11 @@ export function registerCommands(options: {
   confirmClear?: (request: ClearHistoryRequest) => Promise<boolean>;
 }): void {
   const { app, monitor, trans, palette, sidebar } = options;
-  const confirmClear = options.confirmClear ?? confirmClearHistoryDialog;
+  // What a command needs only once it runs loads then, not with the page.
+  const confirmClear =
+    options.confirmClear ??
+    (async (request: ClearHistoryRequest) =>
+      (await import('./views/ClearHistoryDialog')).confirmClearHistoryDialog(request));
 
   app.commands.addCommand(CommandIDs.openSidebar, {
     label: trans.__('Show GPU Memory'),
@@ -167,7 +158,7 @@ export function registerCommands(options: {
         : trans.__('Export Cell Memory History as CSV'),
     caption: trans.__("Download the active kernel's per-cell memory records"),
     isEnabled: hasRecords,
-    execute: args => {
+    execute: async args => {
       const model = monitor.current;
       if (!model || model.cells.length === 0) {
         return null;
@@ -175,6 +166,8 @@ export function registerCommands(options: {
       const format = args.format === 'json' ? 'json' : 'csv';
       const path = options.currentNotebookPath();
       const entries = model.cells.entries;
+      const [{ cellHistoryToCsv, cellHistoryToJson, exportFileName }, { downloadText }] =
+        await Promise.all([import('./model/cellExport'), import('./views/download')]);
       const fileName = exportFileName(path, format);
       if (format === 'json') {
         downloadText(
@@ -224,7 +217,10 @@ export function registerCommands(options: {
   // -------------------------------------------------------------------------
   // Kernels tab
 
-  const confirmShutdown = options.confirmShutdown ?? confirmShutdownKernelDialog;
+  const confirmShutdown =
+    options.confirmShutdown ??
+    (async (request: ShutdownKernelRequest) =>
+      (await import('./views/ShutdownKernelDialog')).confirmShutdownKernelDialog(request));
 
   app.commands.addCommand(CommandIDs.shutdownKernel, {
     label: trans.__('Shut Down Kernel\u2026'),
@@ -240,6 +236,7 @@ export function registerCommands(options: {
       }
       const context = sessions[0].sessionContext;
       // Named as its row in the Kernels tab names it.
+      const { kernelRows, kernelSourceOf } = await import('./model/KernelsOverview');
       const [row] = kernelRows(sessions.map(kernelSourceOf));
       const confirmed = await confirmShutdown({
         kernelId,

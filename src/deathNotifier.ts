@@ -7,7 +7,8 @@
  */
 import { IDisposable } from '@lumino/disposable';
 
-import { explainKernelDeath, KernelDeathFacts } from './model/kernelDeath';
+import type { KernelDeathFacts } from './model/kernelDeath';
+import { kernelDeathText } from './model/lazyKernelDeath';
 import { MemoryMonitor } from './model/MemoryMonitor';
 import { IKernelMemoryModel, ModelChange } from './tokens';
 
@@ -92,7 +93,15 @@ export class DeathNotifier implements IDisposable {
       this._shown.set(model, null);
       return;
     }
-    const explanation = explainKernelDeath(death, this._monitor.settings.units);
+    const text = kernelDeathText(() => {
+      if (!this._isDisposed) {
+        this._onChanged(model, 'death'); // the death as it is then
+      }
+    });
+    if (!text) {
+      return;
+    }
+    const explanation = text.explainKernelDeath(death, this._monitor.settings.units);
     const type = explanation.verdict === 'unknown' ? 'warning' : 'error';
     if (shown && sameDeath(shown.facts, death)) {
       this._notifications.update({

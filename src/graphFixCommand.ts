@@ -8,7 +8,7 @@ import { TranslationBundle } from '@jupyterlab/translation';
 
 import { CommandIDs } from './commandIds';
 import { MemoryActions } from './model/MemoryActions';
-import { insertCodeCell, ISnippetNotebook } from './snippets/insertSnippet';
+import type { ISnippetNotebook } from './snippets/insertSnippet';
 
 export function registerGraphFixCommand(options: {
   app: JupyterFrontEnd;
@@ -35,6 +35,7 @@ export function registerGraphFixCommand(options: {
       if (!panel || code === null) {
         return null;
       }
+      const { insertCodeCell } = await import('./snippets/insertSnippet');
       const index = insertCodeCell(panel.content, code, 'below');
       if (index !== null) {
         app.shell.activateById(panel.id);

@@ -36,10 +36,6 @@ import { lazyIndexedDbStore, lazyIndexedDbTimelineStore } from './storage/lazyIn
 import { KernelMemoryModel } from './model/KernelMemoryModel';
 import { DEFAULT_SETTINGS, readSettings, VramSettings } from './settings';
 import { SnippetLibrary } from './snippets/SnippetLibrary';
-import {
-  readSnippetSettings,
-  warnAboutSnippetProblems
-} from './snippets/snippetSettings';
 import { DeathNotifier } from './deathNotifier';
 import { IVramMonitor } from './tokens';
 import { MemoryToolbarButton } from './views/MemoryToolbarButton';
@@ -111,7 +107,6 @@ const plugin: JupyterFrontEndPlugin<IVramMonitor> = {
       }
     });
     const snippets = new SnippetLibrary();
-    let snippetsJson = JSON.stringify(snippets.all);
 
     let registrySettings: ISettingRegistry.ISettings | null = null;
     const setSetting = async <K extends keyof VramSettings>(
@@ -133,13 +128,8 @@ const plugin: JupyterFrontEndPlugin<IVramMonitor> = {
           registrySettings = settings;
           const apply = () => {
             monitor.updateSettings(readSettings(settings.composite));
-            const read = readSnippetSettings(settings.composite);
-            const json = JSON.stringify(read.all);
-            if (json !== snippetsJson) {
-              snippetsJson = json;
-              warnAboutSnippetProblems(read);
-              snippets.update(read);
-            }
+            // The schema's default: the default list, without loading its copy in JavaScript.
+            void snippets.read(settings.composite, settings.default('snippets'));
           };
           apply();
           settings.changed.connect(apply);
@@ -150,7 +140,10 @@ const plugin: JupyterFrontEndPlugin<IVramMonitor> = {
             reason
           );
           monitor.updateSettings(monitor.settings);
+          void snippets.read(undefined); // the default list
         });
+    } else {
+      void snippets.read(undefined);
     }
 
     const sidebar = new SidebarHost({

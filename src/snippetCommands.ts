@@ -13,15 +13,8 @@ import type { Notify } from './cleanupCommands';
 import { CommandIDs, SNIPPET_COMMANDS } from './commandIds';
 import { MemoryMonitor } from './model/MemoryMonitor';
 import { IMonitoredNotebook } from './model/monitoredSession';
-import { DEFAULT_SNIPPETS } from './snippets/defaultSnippets';
-import { insertCodeCell, ISnippetNotebook } from './snippets/insertSnippet';
-import { fetchNotebookNames } from './snippets/notebookNames';
-import {
-  renderSnippet,
-  restartNeeded,
-  runtimeFlagsOfSample,
-  Snippet
-} from './snippets/snippet';
+import type { ISnippetNotebook } from './snippets/insertSnippet';
+import type { Snippet } from './snippets/snippet';
 import { SnippetLibrary } from './snippets/SnippetLibrary';
 
 /** How long a snippet command waits for the kernel's names (then placeholders). */
@@ -58,7 +51,7 @@ export function registerSnippetCommands(options: {
   currentNotebook?: () => ISnippetPanel | null;
 }): void {
   const { app, monitor, trans, palette, category, notify } = options;
-  const snippets = options.snippets ?? new SnippetLibrary();
+  const snippets = options.snippets ?? SnippetLibrary.withDefaults();
   const currentNotebook = options.currentNotebook ?? (() => null);
   const hasNotebookPanel = () => currentNotebook() !== null;
 
@@ -70,6 +63,13 @@ export function registerSnippetCommands(options: {
       notify('info', 'Open a notebook to insert the snippet into.');
       return null;
     }
+    // Loaded with the first insertion, not with the page.
+    const [{ insertCodeCell }, { fetchNotebookNames }, { renderSnippet, restartNeeded, runtimeFlagsOfSample }] =
+      await Promise.all([
+        import('./snippets/insertSnippet'),
+        import('./snippets/notebookNames'),
+        import('./snippets/snippet')
+      ]);
     const session = monitor.sessionFor(panel);
     const model = session?.model ?? null;
     const connection = session?.connection ?? null;
@@ -132,6 +132,7 @@ export function registerSnippetCommands(options: {
     isEnabled: hasNotebookPanel,
     execute: async args => {
       const id = String(args.id ?? '');
+      await snippets.ready;
       const snippet = snippets.get(id);
       if (!snippet) {
         notify('warning', `There is no snippet "${id}" in the GPU memory settings.`);
@@ -145,13 +146,14 @@ export function registerSnippetCommands(options: {
     app.commands.addCommand(spec.command, {
       label: trans.__(spec.label),
       caption: () =>
-        (snippets.get(spec.snippetId) ?? defaultSnippet(spec.snippetId))
+        (snippets.get(spec.snippetId) ?? snippets.loadedBuiltin(spec.snippetId))
           ?.description ?? '',
       isEnabled: hasNotebookPanel,
-      execute: () => {
+      execute: async () => {
+        await snippets.ready;
         // The user's list may leave this id out: the default still serves.
         const snippet =
-          snippets.get(spec.snippetId) ?? defaultSnippet(spec.snippetId);
+          snippets.get(spec.snippetId) ?? (await snippets.builtin(spec.snippetId));
         return snippet ? insert(snippet) : null;
       }
     });
@@ -180,8 +182,4 @@ export function registerSnippetCommands(options: {
       }
     });
   }
-}
-
-function defaultSnippet(id: string): Snippet | null {
-  return DEFAULT_SNIPPETS.find(s => s.id === id) ?? null;
 }

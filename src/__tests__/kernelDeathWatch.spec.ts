@@ -8,6 +8,7 @@ import { KernelHelperConnection } from '../kernel/KernelHelperConnection';
 import { RunningCellTracker } from '../kernel/RunningCellTracker';
 import { cellIdOfCode } from '../model/cellOfCode';
 import { KernelMemoryModel } from '../model/KernelMemoryModel';
+import { kernelDeathText, kernelDeathTextLoaded } from '../model/lazyKernelDeath';
 import { DEFAULT_SETTINGS } from '../settings';
 import { KernelDeathView } from '../views/KernelDeathView';
 import { MemoryTimeline } from '../views/MemoryTimeline';
@@ -257,7 +258,7 @@ describe('the death in the panel, the timeline, the badge and a notification', (
     view.dispose();
   });
 
-  it("marks the running cell's badge 'kernel died' until the death is cleared", () => {
+  it("marks the running cell's badge 'kernel died' until the death is cleared", async () => {
     const cell = (id: string) => {
       const node = document.createElement('div');
       const wrapper = document.createElement('div');
@@ -292,7 +293,11 @@ describe('the death in the panel, the timeline, the badge and a notification', (
     model.ingest(wire(deadModel.death!.lastSample));
     model.noteKernelDeath('autorestarting', { cellId: 'cell-b', executionCount: 12, confirmed: true });
     const mark = b.node.querySelector('[data-vram-role="cell-death-badge"]') as HTMLElement;
-    expect(mark.textContent).toBe('kernel died');
+    expect(mark.textContent).toBe('kernel died'); // at once
+    // Its explanation loads with the first death the page sees, then fills the title.
+    for (let i = 0; i < 50 && !mark.title; i++) {
+      await new Promise(resolve => setTimeout(resolve, 0));
+    }
     expect(mark.title).toContain('most likely the out-of-memory killer');
     expect(a.node.querySelector('[data-vram-role="cell-death-badge"]')).toBeNull();
     model.clearKernelDeath();
@@ -300,7 +305,8 @@ describe('the death in the panel, the timeline, the badge and a notification', (
     badges.dispose();
   });
 
-  it('a notification: emitted once, updated with evidence, dismissed on clear', () => {
+  it('a notification: emitted once, updated with evidence, dismissed on clear', async () => {
+    await kernelDeathTextLoaded(); // loaded with the first death a page sees (below: the first after load)
     const calls: string[] = [];
     const notifications: INotifications = {
       emit: (message, type) => {
@@ -335,6 +341,31 @@ describe('the death in the panel, the timeline, the badge and a notification', (
       'dismiss n1'
     ]);
     notifier.dispose();
+  });
+
+  it('a first death notifies once its explanation has loaded, as the death is then', async () => {
+    await jest.isolateModulesAsync(async () => {
+      const { DeathNotifier: FreshNotifier } = await import('../deathNotifier');
+      const fresh = await import('../model/lazyKernelDeath');
+      const emitted: string[] = [];
+      const model = new KernelMemoryModel({ historyCapacity: 10 });
+      const notifier = new FreshNotifier({
+        monitor: { sessions: () => [{ model } as any], sessionsChanged: new Signal<any, void>({}), settings: DEFAULT_SETTINGS } as any,
+        showDetails: () => undefined,
+        notifications: { emit: (message: string) => (emitted.push(message), 'n1'), update: () => true, dismiss: () => undefined }
+      });
+      const source = dead();
+      model.ingest(wire(makeHello()));
+      model.ingest(wire(source.death!.lastSample));
+      model.noteKernelDeath('autorestarting', { cellId: 'cell-b', executionCount: 12, confirmed: true });
+      expect(emitted).toEqual([]); // not loaded yet in this page
+      await fresh.kernelDeathTextLoaded();
+      await new Promise(resolve => setTimeout(resolve, 0));
+      expect(emitted).toHaveLength(1);
+      expect(emitted[0]).toContain('most likely the out-of-memory killer');
+      notifier.dispose();
+    });
+    expect(kernelDeathText(() => undefined)).not.toBeNull(); // this module's copy, loaded above
   });
 
   it('a notification: dismissed when its notebook closes', () => {

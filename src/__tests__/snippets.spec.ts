@@ -345,7 +345,7 @@ describe('snippets setting', () => {
         snippet({ id: 'a', title: 'second a' }),
         snippet({ id: 'b', hidden: true })
       ]
-    });
+    }, DEFAULT_SNIPPETS);
     expect(read.all.map(s => [s.id, s.title])).toEqual([
       ['a', 'first a'],
       ['b', 'Mine']
@@ -359,20 +359,20 @@ describe('snippets setting', () => {
   it('keeps a snippet with unknown placeholders, with a note', () => {
     const read = readSnippetSettings({
       snippets: [snippet({ code: ['{{devise}}'] })]
-    });
+    }, DEFAULT_SNIPPETS);
     expect(read.all).toHaveLength(1);
     expect(read.problems[0]).toContain('{{devise}}');
   });
 
   it('uses the default list without a snippets array', () => {
-    expect(readSnippetSettings({}).all.map(s => s.id)).toEqual(CONTRACT_IDS);
-    const read = readSnippetSettings({ snippets: 'nope' });
+    expect(readSnippetSettings({}, DEFAULT_SNIPPETS).all.map(s => s.id)).toEqual(CONTRACT_IDS);
+    const read = readSnippetSettings({ snippets: 'nope' }, DEFAULT_SNIPPETS);
     expect(read.all).toHaveLength(DEFAULT_SNIPPETS.length);
     expect(read.problems[0]).toContain('not an array');
   });
 
   it('respects an empty list (the user removed every snippet)', () => {
-    expect(readSnippetSettings({ snippets: [] }).all).toEqual([]);
+    expect(readSnippetSettings({ snippets: [] }, DEFAULT_SNIPPETS).all).toEqual([]);
   });
 });
 
@@ -389,7 +389,7 @@ describe('built-in snippets follow the installed version', () => {
   it('reads a frozen copy of a built-in as today\'s, keeping only its hidden flag', () => {
     const copy = frozen();
     copy.find(s => s.id === 'amp')!.hidden = true;
-    const read = readSnippetSettings({ snippets: copy });
+    const read = readSnippetSettings({ snippets: copy }, DEFAULT_SNIPPETS);
     expect(code(read, 'no-grad-eval')).toContain('{{eval_dataloader}}');
     expect(read.all.map(s => s.id)).toEqual(DEFAULT_SNIPPETS.map(s => s.id));
     expect(read.visible.map(s => s.id)).not.toContain('amp');
@@ -398,14 +398,14 @@ describe('built-in snippets follow the installed version', () => {
 
   it('reads a copy from before the mark (same id and title) the same way', () => {
     const legacy = frozen().map(({ builtin: _builtin, ...rest }) => rest);
-    expect(code(readSnippetSettings({ snippets: legacy }), 'no-grad-eval')).toContain('{{eval_dataloader}}');
+    expect(code(readSnippetSettings({ snippets: legacy }, DEFAULT_SNIPPETS), 'no-grad-eval')).toContain('{{eval_dataloader}}');
   });
 
   it("keeps the user's own version of a built-in under another title, and their own snippets", () => {
     const mine = { ...DEFAULT_SNIPPETS[0], title: 'My evaluation', code: ['print("mine")'] };
     delete (mine as any).builtin;
     const own = { id: 'my-cell', title: 'Mine', description: '', framework: 'torch', placement: 'below', requiresFresh: null, code: ['x = 1'] };
-    const read = readSnippetSettings({ snippets: [mine, own] });
+    const read = readSnippetSettings({ snippets: [mine, own] }, DEFAULT_SNIPPETS);
     expect(read.all.map(s => [s.id, s.code.join('')])).toEqual([
       [DEFAULT_SNIPPETS[0].id, 'print("mine")'],
       ['my-cell', 'x = 1']
@@ -415,7 +415,7 @@ describe('built-in snippets follow the installed version', () => {
   it('adds the built-ins a copy from an older version lacks, and drops those this version no longer has', () => {
     const older = frozen().filter(s => s.id !== 'loss-item');
     older.push({ ...DEFAULT_SNIPPETS[0], id: 'retired-snippet', builtin: true });
-    const read = readSnippetSettings({ snippets: older });
+    const read = readSnippetSettings({ snippets: older }, DEFAULT_SNIPPETS);
     expect(read.all.map(s => s.id)).toContain('loss-item');
     expect(read.all.map(s => s.id)).not.toContain('retired-snippet');
     expect(read.problems).toEqual([expect.stringContaining('a built-in snippet this version no longer has')]);
@@ -430,7 +430,7 @@ describe('built-in snippets follow the installed version', () => {
 describe('default snippets', () => {
   it('has every id of the contract, valid and unique', () => {
     expect(DEFAULT_SNIPPETS.map(s => s.id)).toEqual(CONTRACT_IDS);
-    const read = readSnippetSettings({ snippets: DEFAULT_SNIPPETS });
+    const read = readSnippetSettings({ snippets: DEFAULT_SNIPPETS }, DEFAULT_SNIPPETS);
     expect(read.problems).toEqual([]);
     expect(read.visible).toHaveLength(CONTRACT_IDS.length);
   });

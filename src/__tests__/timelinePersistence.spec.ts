@@ -9,13 +9,8 @@ import { IDBFactory } from 'fake-indexeddb';
 
 import { KernelMemoryModel } from '../model/KernelMemoryModel';
 import { HistoryAddition, MemoryHistory, SeriesKey } from '../model/MemoryHistory';
-import {
-  assembleTimeline,
-  parseTimelineChunk,
-  storedChunk,
-  TimelineChunk,
-  TimelineChunkBuilder
-} from '../model/savedTimeline';
+import { assembleTimeline, parseTimelineChunk, storedChunk } from '../model/savedTimeline';
+import { TimelineChunk, TimelineChunkBuilder } from '../model/TimelineChunkBuilder';
 import { ITimelineStore, StoredTimelineChunk, TimelinePersistence } from '../model/TimelinePersistence';
 import { IndexedDbCellRecordStore } from '../storage/IndexedDbCellRecordStore';
 import { IndexedDbTimelineStore, TIMELINE_MAX_AGE_S } from '../storage/IndexedDbTimelineStore';

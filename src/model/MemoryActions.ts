@@ -22,7 +22,7 @@ import { IKernelMemoryModel } from '../tokens';
 import { ActionCancelledError, ActionQueue } from './ActionQueue';
 // The result texts load with the first result (not at start-up).
 import type { ResultDescription } from './cleanupResultText';
-import { DeletePlan, makeDeletePlan } from './deletePlan';
+import type { DeletePlan } from './deletePlan';
 
 /** The requests a connection to the kernel helper makes for cleanups. */
 export interface ICleanupConnection {
@@ -202,13 +202,24 @@ export class MemoryActions implements IDisposable {
   }
 
   /** The plan for the current selection; null when nothing is chosen. */
-  planSelection(): DeletePlan | null {
+  planSelection(): Promise<DeletePlan | null> {
     return this.planFor(this._selectedNames, this._selectedHidden);
   }
 
-  /** The plan for chosen names and hidden holders of the latest listing. */
-  planFor(names: Iterable<string>, hidden: Iterable<string>): DeletePlan | null {
-    return this._listing ? makeDeletePlan(this._listing, names, hidden) : null;
+  /**
+   * The plan for chosen names and hidden holders of the latest listing (as
+   * it is when asked). The planning loads with the first delete, not with
+   * the page.
+   */
+  async planFor(names: Iterable<string>, hidden: Iterable<string>): Promise<DeletePlan | null> {
+    const listing = this._listing;
+    if (!listing) {
+      return null;
+    }
+    const chosen = [...names];
+    const chosenHidden = [...hidden];
+    const { makeDeletePlan } = await import('./deletePlan');
+    return makeDeletePlan(listing, chosen, chosenHidden);
   }
 
   /**

@@ -20,7 +20,7 @@ import { IDisposable } from '@lumino/disposable';
 
 import { KernelMemoryModel } from './KernelMemoryModel';
 import { HistoryAddition, MemoryHistory } from './MemoryHistory';
-import { assembleTimeline, TimelineChunk, TimelineChunkBuilder } from './savedTimeline';
+import { TimelineChunk, TimelineChunkBuilder } from './TimelineChunkBuilder';
 import { StoreQueue } from './StoreQueue';
 
 /** A chunk as stored, with the id the store gave it. */
@@ -53,6 +53,11 @@ export class TimelinePersistence implements IDisposable {
     this.ready = this._storeQueue.run(async () => {
       const stored = await this._store.load(notebook);
       if (this._isDisposed || notebook !== this._notebook() || !stored.length) {
+        return;
+      }
+      // Assembling loads with the first kept timeline, not with the page.
+      const { assembleTimeline } = await import('./savedTimeline');
+      if (this._isDisposed || notebook !== this._notebook()) {
         return;
       }
       const chunks = stored.map(s => s.chunk);

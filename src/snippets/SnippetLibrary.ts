@@ -2,13 +2,23 @@
  * The snippets the user has (from the `snippets` setting) and the latest
  * "restart needed" warning, with a signal for the views (sidebar section,
  * toolbar menu) and the commands' palette items.
+ *
+ * The default list is the schema's `snippets` default: the settings
+ * registry holds it already, so the page reads it from there. Its copy in
+ * JavaScript (defaultSnippets.ts, the largest part of the extension's
+ * code) loads only where there is no registry. Until the first reading the
+ * library is empty, and `ready` says when it is done.
  */
 import { ISignal, Signal } from '@lumino/signaling';
 
 import { IKernelMemoryModel } from '../tokens';
-import { DEFAULT_SNIPPETS } from './defaultSnippets';
-import { RestartDecision, Snippet } from './snippet';
-import { readSnippetSettings, SnippetSettings } from './snippetSettings';
+import type { RestartDecision, Snippet } from './snippet';
+import {
+  builtinSnippets,
+  readSnippetSettings,
+  SnippetSettings,
+  warnAboutSnippetProblems
+} from './snippetSettings';
 
 /** A snippet was inserted into a kernel that must restart for it to work. */
 export interface SnippetWarning extends RestartDecision {
@@ -20,9 +30,62 @@ export interface SnippetWarning extends RestartDecision {
 
 export type SnippetLibraryChange = 'snippets' | 'warning';
 
+const NO_SNIPPETS: SnippetSettings = { all: [], visible: [], problems: [] };
+
 export class SnippetLibrary {
+  /**
+   * With `settings`, read already; without, empty until the first {@link read}
+   * (the default list when the composite has none).
+   */
   constructor(settings?: SnippetSettings) {
-    this._settings = settings ?? readSnippetSettings({ snippets: DEFAULT_SNIPPETS });
+    this._settings = settings ?? NO_SNIPPETS;
+    this._reading = settings ? Promise.resolve() : null;
+  }
+
+  /** A library reading the default list (for a host without settings). */
+  static withDefaults(): SnippetLibrary {
+    const library = new SnippetLibrary();
+    void library.read(undefined);
+    return library;
+  }
+
+  /** Resolves once the snippets were read at least once. */
+  get ready(): Promise<void> {
+    return this._reading ?? this.read(undefined);
+  }
+
+  /**
+   * Read the settings' composite value (`undefined`: no settings registry,
+   * the default list) with `defaults`, the registry's default of the
+   * setting (without it, the copy in defaultSnippets.ts loads); log its
+   * problems and update the library when the snippets changed. With
+   * `defaults` and nothing read before it, the library is updated at once;
+   * readings apply in the order they were asked for.
+   */
+  read(composite: unknown, defaults?: unknown): Promise<void> {
+    const apply = (list: readonly unknown[]) => {
+      this._builtins ??= builtinSnippets(list);
+      const read = readSnippetSettings(composite, list);
+      const json = JSON.stringify(read.all);
+      if (json !== this._json) {
+        this._json = json;
+        warnAboutSnippetProblems(read);
+        this.update(read);
+      }
+    };
+    const given = Array.isArray(defaults) ? defaults : null;
+    if (given && this._reading === null) {
+      apply(given);
+      this._reading = Promise.resolve();
+      return this._reading;
+    }
+    const previous = this._reading ?? Promise.resolve();
+    this._reading = previous
+      .then(async () => apply(given ?? (await loadDefaults())))
+      .catch(reason => {
+        console.warn('jupyterlab-vram: could not read the snippets.', reason);
+      });
+    return this._reading;
   }
 
   get changed(): ISignal<this, SnippetLibraryChange> {
@@ -47,6 +110,17 @@ export class SnippetLibrary {
   /** A snippet by id (hidden ones too: commands may name them). */
   get(id: string): Snippet | null {
     return this._settings.all.find(s => s.id === id) ?? null;
+  }
+
+  /** A default snippet by id, whether or not the user's list has it. */
+  async builtin(id: string): Promise<Snippet | null> {
+    this._builtins ??= builtinSnippets(await loadDefaults());
+    return this.loadedBuiltin(id);
+  }
+
+  /** The same, without waiting: null before the defaults were read. */
+  loadedBuiltin(id: string): Snippet | null {
+    return this._builtins?.get(id) ?? null;
   }
 
   update(settings: SnippetSettings): void {
@@ -84,7 +158,15 @@ export class SnippetLibrary {
   }
 
   private _settings: SnippetSettings;
+  private _json: string | null = null;
+  private _builtins: Map<string, Snippet> | null = null;
+  private _reading: Promise<void> | null;
   private _warning: SnippetWarning | null = null;
   private _watched: IKernelMemoryModel | null = null;
   private _changed = new Signal<this, SnippetLibraryChange>(this);
+}
+
+/** The default list as defaultSnippets.ts has it, for a page without a settings registry. */
+async function loadDefaults(): Promise<readonly unknown[]> {
+  return (await import('./defaultSnippets')).DEFAULT_SNIPPETS;
 }

@@ -5,6 +5,17 @@
  * no JupyterLab: the commands (commands.ts) and the views build on these.
  */
 import { SampleMessage } from '../sampleProtocol';
+import {
+  EVAL_DATALOADER,
+  isPlaceholderKey,
+  PLACEHOLDER_KEYS,
+  PLACEHOLDER_PATTERN,
+  PlaceholderKey,
+  unknownPlaceholders
+} from './placeholders';
+
+export { EVAL_DATALOADER, PLACEHOLDER_KEYS, unknownPlaceholders };
+export type { PlaceholderKey };
 
 export type SnippetFramework = 'torch' | 'tensorflow';
 
@@ -36,22 +47,6 @@ export interface Snippet {
   code: string[];
 }
 
-/** The placeholders a snippet may use: `{{model}}`, `{{optimizer}}`, … */
-export type PlaceholderKey =
-  | 'model'
-  | 'optimizer'
-  | 'dataloader'
-  | 'loss'
-  | 'scaler';
-
-export const PLACEHOLDER_KEYS: readonly PlaceholderKey[] = [
-  'model',
-  'optimizer',
-  'dataloader',
-  'loss',
-  'scaler'
-];
-
 /** The name a placeholder gets when the kernel found nothing of its kind. */
 export const DEFAULT_PLACEHOLDER_NAMES: Readonly<
   Record<PlaceholderKey, string>
@@ -70,7 +65,6 @@ export const DEFAULT_PLACEHOLDER_NAMES: Readonly<
  * `val_loader` (an evaluation snippet
  * that looped over the training data would evaluate on what it learnt).
  */
-export const EVAL_DATALOADER = 'eval_dataloader';
 const DEFAULT_EVAL_DATALOADER = 'val_loader';
 // Whole words of the name ("val_loader", "test_dl", "loader_eval2"), not
 // letters inside another word ("latest_loader", "device_loader", "interval_loader").
@@ -92,7 +86,6 @@ export function chooseEvalLoader(names: SnippetNames | null | undefined): string
 export type SnippetNames = Partial<Record<PlaceholderKey, readonly string[]>>;
 
 /** `{{word}}` tokens; the word is what we look up. */
-const PLACEHOLDER_PATTERN = /\{\{([A-Za-z_][A-Za-z0-9_]*)\}\}/g;
 
 /** A public Python identifier (what the kernel may bind a model to). */
 const PUBLIC_IDENTIFIER = /^[A-Za-z][A-Za-z0-9_]*$/;
@@ -114,10 +107,6 @@ export function isUsableName(name: unknown): name is string {
   );
 }
 
-function isPlaceholderKey(key: string): key is PlaceholderKey {
-  return (PLACEHOLDER_KEYS as readonly string[]).includes(key);
-}
-
 /** The name a placeholder is replaced by: the first usable one found, else the default. */
 export function chooseName(
   key: PlaceholderKey,
@@ -131,19 +120,6 @@ export function chooseName(
     }
   }
   return DEFAULT_PLACEHOLDER_NAMES[key];
-}
-
-/** The placeholders a piece of code uses that `renderSnippet` does not know. */
-export function unknownPlaceholders(code: readonly string[]): string[] {
-  const unknown = new Set<string>();
-  for (const line of code) {
-    for (const match of line.matchAll(PLACEHOLDER_PATTERN)) {
-      if (!isPlaceholderKey(match[1]) && match[1] !== EVAL_DATALOADER) {
-        unknown.add(match[1]);
-      }
-    }
-  }
-  return Array.from(unknown);
 }
 
 /**

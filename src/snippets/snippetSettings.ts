@@ -13,8 +13,8 @@
  * that holds built-ins also gets the defaults it lacks. A list without any
  * is the user's own and replaces the defaults.
  */
-import { DEFAULT_SNIPPETS } from './defaultSnippets';
-import { Snippet, unknownPlaceholders } from './snippet';
+import { unknownPlaceholders } from './placeholders';
+import type { Snippet } from './snippet';
 
 export interface SnippetSettings {
   /** Every valid snippet, hidden ones included, in settings order. */
@@ -40,11 +40,21 @@ const REQUIRED = [
 /** Every field a snippet may have: the required ones, `hidden` and `builtin`. */
 const FIELDS = new Set([...REQUIRED, 'hidden', 'builtin']);
 
-const BUILTIN = new Map<string, Snippet>(DEFAULT_SNIPPETS.map(s => [s.id, s]));
+/** The default snippets by id: the valid entries of `defaults`. */
+export function builtinSnippets(defaults: readonly unknown[]): Map<string, Snippet> {
+  const builtins = new Map<string, Snippet>();
+  for (const entry of defaults) {
+    const parsed = parseSnippet(entry);
+    if ('snippet' in parsed && !builtins.has(parsed.snippet.id)) {
+      builtins.set(parsed.snippet.id, parsed.snippet);
+    }
+  }
+  return builtins;
+}
 
 /** Today's default for `snippet` if it is (a copy of) a built-in; null if it is the user's own. */
-function builtinFor(snippet: Snippet): Snippet | null {
-  const current = BUILTIN.get(snippet.id);
+function builtinFor(builtins: Map<string, Snippet>, snippet: Snippet): Snippet | null {
+  const current = builtins.get(snippet.id);
   if (!current) {
     return null;
   }
@@ -134,14 +144,15 @@ export function parseSnippet(
 }
 
 /**
- * The snippets of the settings' composite value. A composite without a
- * `snippets` array (no settings registry) reads as the default list.
+ * The snippets of the settings' composite value, with `defaults` the default
+ * list of the installed version (the schema's default, as the settings
+ * registry gives it, or defaultSnippets.ts generated from it). A composite
+ * without a `snippets` array (no settings registry) reads as the default list.
  */
-export function readSnippetSettings(composite: unknown): SnippetSettings {
+export function readSnippetSettings(composite: unknown, defaults: readonly unknown[]): SnippetSettings {
+  const builtinById = builtinSnippets(defaults);
   const raw = isObject(composite) ? composite.snippets : undefined;
-  const entries: readonly unknown[] = Array.isArray(raw)
-    ? raw
-    : DEFAULT_SNIPPETS;
+  const entries: readonly unknown[] = Array.isArray(raw) ? raw : defaults;
   const problems: string[] = [];
   if (raw !== undefined && !Array.isArray(raw)) {
     problems.push('"snippets" is not an array: using the default snippets');
@@ -158,7 +169,7 @@ export function readSnippetSettings(composite: unknown): SnippetSettings {
       problems.push(`Skipped ${label}: ${parsed.error}`);
       return;
     }
-    const current = builtinFor(parsed.snippet);
+    const current = builtinFor(builtinById, parsed.snippet);
     if (parsed.snippet.builtin && !current) {
       problems.push(`Skipped ${label}: a built-in snippet this version no longer has`);
       return;
@@ -188,7 +199,7 @@ export function readSnippetSettings(composite: unknown): SnippetSettings {
   });
   if (builtins > 0) {
     // A copy of the defaults from an earlier version: the ones added since.
-    for (const snippet of DEFAULT_SNIPPETS) {
+    for (const snippet of builtinById.values()) {
       if (!seen.has(snippet.id)) {
         all.push({ ...snippet, code: [...snippet.code] });
       }

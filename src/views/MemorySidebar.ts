@@ -112,7 +112,7 @@ export class MemorySidebar extends Panel {
       actions: options.cellActions
     });
     this.snippets = new SnippetSection({
-      library: options.snippets ?? new SnippetLibrary(),
+      library: options.snippets ?? SnippetLibrary.withDefaults(),
       execute
     });
     this._memoryViews = [

@@ -46,7 +46,7 @@ import { VramSettings } from '../settings';
 import { IKernelMemoryModel, ModelChange } from '../tokens';
 import { formatExecutionCount, formatOutcome } from '../cellFormat';
 import { formatBytes } from '../format';
-import { explainKernelDeath } from '../model/kernelDeath';
+import { kernelDeathText } from '../model/lazyKernelDeath';
 import { MonitorState } from '../model/MonitorState';
 import {
   CellBadgeContent,
@@ -247,7 +247,16 @@ export class NotebookCellBadges implements IDisposable {
       host.appendChild(node);
       mark = this._deathMark = { cell, node };
     }
-    const explanation = explainKernelDeath(death, this._settings.units);
+    // The mark shows at once; its explanation once that has loaded.
+    const text = kernelDeathText(() => {
+      if (!this.isDisposed) {
+        this._renderDeath();
+      }
+    });
+    if (!text) {
+      return;
+    }
+    const explanation = text.explainKernelDeath(death, this._settings.units);
     const title = [explanation.summary, ...explanation.details].join('\n');
     if (mark.node.title !== title) {
       mark.node.title = title;

@@ -1,0 +1,30 @@
+/**
+ * kernelDeath.ts's explanation of a death loads with the first death a page
+ * sees, not with the page: a death is rare, its wording long. A caller asks
+ * for the module; while it loads it gets null, and `then` runs once it has
+ * (the caller renders again from the state of that moment).
+ */
+import type * as KernelDeath from './kernelDeath';
+
+let loaded: typeof KernelDeath | null = null;
+let loading: Promise<typeof KernelDeath> | null = null;
+
+export function kernelDeathText(then: () => void): typeof KernelDeath | null {
+  if (loaded) {
+    return loaded;
+  }
+  loading ??= import('./kernelDeath').then(module => (loaded = module));
+  loading.then(then, reason => {
+    console.warn('jupyterlab-vram: could not load the explanation of a kernel death.', reason);
+  });
+  return null;
+}
+
+/** Resolves once the explanation has loaded (tests, and a page that wants it early). */
+export function kernelDeathTextLoaded(): Promise<void> {
+  return new Promise(resolve => {
+    if (kernelDeathText(resolve)) {
+      resolve();
+    }
+  });
+}

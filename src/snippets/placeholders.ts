@@ -1,0 +1,43 @@
+/**
+ * The placeholders a snippet's code may use (`{{model}}`, `{{optimizer}}`,
+ * …): the vocabulary that reading the setting checks at start-up, apart
+ * from the rendering (snippet.ts), which loads with the first insertion.
+ */
+
+/** The placeholders a snippet may use: `{{model}}`, `{{optimizer}}`, … */
+export type PlaceholderKey =
+  | 'model'
+  | 'optimizer'
+  | 'dataloader'
+  | 'loss'
+  | 'scaler';
+
+export const PLACEHOLDER_KEYS: readonly PlaceholderKey[] = [
+  'model',
+  'optimizer',
+  'dataloader',
+  'loss',
+  'scaler'
+];
+
+/** `{{eval_dataloader}}`: the loader an evaluation loop reads (see snippet.ts). */
+export const EVAL_DATALOADER = 'eval_dataloader';
+
+export const PLACEHOLDER_PATTERN = /\{\{([A-Za-z_][A-Za-z0-9_]*)\}\}/g;
+
+export function isPlaceholderKey(key: string): key is PlaceholderKey {
+  return (PLACEHOLDER_KEYS as readonly string[]).includes(key);
+}
+
+/** The placeholders a piece of code uses that `renderSnippet` does not know. */
+export function unknownPlaceholders(code: readonly string[]): string[] {
+  const unknown = new Set<string>();
+  for (const line of code) {
+    for (const match of line.matchAll(PLACEHOLDER_PATTERN)) {
+      if (!isPlaceholderKey(match[1]) && match[1] !== EVAL_DATALOADER) {
+        unknown.add(match[1]);
+      }
+    }
+  }
+  return Array.from(unknown);
+}
