@@ -10,7 +10,7 @@ from __future__ import annotations
 import base64
 import pickle
 import time
-from typing import Any, Callable
+from typing import Any, Callable, Dict, Tuple
 
 import pytest
 
@@ -20,12 +20,17 @@ from kernel_harness import Kernel
 pytestmark = [pytest.mark.cuda, pytest.mark.kernel]
 
 
+def recording_after(kernel: Kernel, bootstrap: str, code: str) -> Tuple[str, Dict[str, Any]]:
+    """The helper opened, ``code`` run as cell c1, recording asked for: (comm id, its state)."""
+    comm_id = open_helper(kernel, bootstrap)
+    kernel.execute(code, cell_id="c1", timeout=300)
+    return comm_id, reply_of(kernel, comm_id, {"type": "record_allocations", "request_id": "r1", "enabled": True})
+
+
 def test_cuda_tensors_are_charged_to_their_line_and_recording_waits_for_cuda(
     kernel: Kernel, bootstrap: str, figures: Callable[..., Any]
 ) -> None:
-    comm_id = open_helper(kernel, bootstrap)
-    kernel.execute("import torch\n", cell_id="c1", timeout=300)
-    state = reply_of(kernel, comm_id, {"type": "record_allocations", "request_id": "r1", "enabled": True})
+    comm_id, state = recording_after(kernel, bootstrap, "import torch\n")
     assert state["gpu"]["state"] == "waiting"
     assert kernel.eval("torch.cuda.is_initialized()") is False  # asking did not initialise CUDA
 
@@ -75,13 +80,11 @@ def test_cuda_tensors_are_charged_to_their_line_and_recording_waits_for_cuda(
 def test_a_history_the_user_started_is_read_and_left_running(
     kernel: Kernel, bootstrap: str, figures: Callable[..., Any]
 ) -> None:
-    comm_id = open_helper(kernel, bootstrap)
-    kernel.execute(
+    comm_id, state = recording_after(
+        kernel, bootstrap,
         "import torch\nx = torch.empty(2**20, dtype=torch.uint8, device='cuda:0')\n"
         "torch.cuda.memory._record_memory_history(max_entries=4321, stacks='python')\n",
-        cell_id="c1", timeout=300,
     )
-    state = reply_of(kernel, comm_id, {"type": "record_allocations", "request_id": "r1", "enabled": True})
     assert state["gpu"]["state"] == "shared", state["gpu"]
     kernel.execute("mine = torch.empty(4 * 2**20, dtype=torch.uint8, device='cuda:0')\n", cell_id="c2", timeout=120)
     listing = reply_of(kernel, comm_id, {"type": "allocation_sites", "request_id": "r2"}, timeout=300)
@@ -103,9 +106,7 @@ def test_a_history_switched_off_in_a_cell_is_started_again_at_the_next(
     kernel: Kernel, bootstrap: str, figures: Callable[..., Any]
 ) -> None:
     # PyTorch's own recipe ends with _record_memory_history(enabled=None): ours stops too.
-    comm_id = open_helper(kernel, bootstrap)
-    kernel.execute("import torch\nx = torch.empty(2**20, dtype=torch.uint8, device='cuda:0')\n", cell_id="c1", timeout=300)
-    state = reply_of(kernel, comm_id, {"type": "record_allocations", "request_id": "r1", "enabled": True})
+    comm_id, state = recording_after(kernel, bootstrap, "import torch\nx = torch.empty(2**20, dtype=torch.uint8, device='cuda:0')\n")
     assert state["gpu"]["state"] == "recording", state["gpu"]
     kernel.execute("torch.cuda.memory._record_memory_history(enabled=None)\n", cell_id="c-stop", timeout=120)
     assert kernel.eval("torch._C._cuda_isHistoryEnabled()") is False
