@@ -304,7 +304,8 @@ class AllocationSites:
     def gpu_snapshot(self) -> Dict[str, Any]:
         """The ``allocation_snapshot`` reply: PyTorch's allocator snapshot, pickled as
         ``torch.cuda.memory._dump_snapshot`` writes it, for pytorch.org/memory_viz."""
-        self._at_boundary()
+        if self._at_boundary():
+            self._broadcast({"type": "allocation_recording", "recording": self.state()})
         snapshot = self.gpu.snapshot()
         if snapshot is None:
             return {"format": "pickle", "data_base64": None, "bytes": 0,

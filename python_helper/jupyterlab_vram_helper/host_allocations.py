@@ -51,6 +51,7 @@ class HostRecorder:
 
     def start(self, frames: int) -> None:
         self.asked_frames = frames
+        self.notice_stopped()  # stopped in a cell since: started again at this depth, and said so
         if tracemalloc.is_tracing():
             if self.started_by_us and tracemalloc.get_traceback_limit() != frames:
                 # Our own tracing at another depth: only a restart applies the new one.

@@ -368,6 +368,31 @@ describe('the death in the panel, the timeline, the badge and a notification', (
     expect(kernelDeathText(() => undefined)).not.toBeNull(); // this module's copy, loaded above
   });
 
+  it('an explanation that failed to load is tried again at the next death', async () => {
+    await jest.isolateModulesAsync(async () => {
+      let failures = 1;
+      jest.doMock('../model/kernelDeath', () => {
+        if (failures-- > 0) {
+          throw new Error('chunk failed to load');
+        }
+        return jest.requireActual('../model/kernelDeath');
+      });
+      const warn = jest.spyOn(console, 'warn').mockImplementation(() => undefined);
+      const fresh = await import('../model/lazyKernelDeath');
+      const settle = () => new Promise(resolve => setTimeout(resolve, 0));
+      let calls = 0;
+      expect(fresh.kernelDeathText(() => calls++)).toBeNull();
+      await settle();
+      expect(calls).toBe(0); // failed: nothing to render with
+      expect(fresh.kernelDeathText(() => calls++)).toBeNull(); // asked again: loads again
+      await settle();
+      expect(calls).toBe(1);
+      expect(fresh.kernelDeathText(() => calls++)?.explainKernelDeath).toBeDefined();
+      warn.mockRestore();
+      jest.dontMock('../model/kernelDeath');
+    });
+  });
+
   it('a notification: dismissed when its notebook closes', () => {
     const dismissed: string[] = [];
     const notifications: INotifications = {

@@ -13,7 +13,13 @@ export function kernelDeathText(then: () => void): typeof KernelDeath | null {
   if (loaded) {
     return loaded;
   }
-  loading ??= import('./kernelDeath').then(module => (loaded = module));
+  loading ??= import('./kernelDeath').then(
+    module => (loaded = module),
+    reason => {
+      loading = null; // tried again at the next death or render (a page outliving its build, a network blip)
+      throw reason;
+    }
+  );
   loading.then(then, reason => {
     console.warn('jupyterlab-vram: could not load the explanation of a kernel death.', reason);
   });

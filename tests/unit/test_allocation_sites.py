@@ -286,6 +286,23 @@ def test_a_tracemalloc_stopped_in_a_cell_starts_again_at_the_asked_depth(theirs:
     assert not tracemalloc.is_tracing()  # ours now: stopped with recording
 
 
+def test_a_settings_change_after_tracemalloc_was_stopped_says_it_restarted() -> None:
+    shell, sent = FakeShell(), []
+    sites = make_sites(None, shell, sent)
+    cells = lambda total: [{"cell_id": "c", "total_bytes": total}]  # noqa: E731
+    try:
+        sites.set_recording(True, host_frames=4, gpu_max_entries=5000)
+        for count, total in ((1, 2 << 20), (2, 4 << 20), (3, 6 << 20)):
+            sites.alive.ran("c", count, cells(total))
+        tracemalloc.stop()  # in a cell; no cell since
+        host = sites.set_recording(True, host_frames=8, gpu_max_entries=9000)["host"]  # a settings change
+        assert tracemalloc.get_traceback_limit() == 8
+        assert host["state"] == "recording" and host["restart_reason"] == "stopped_elsewhere"
+        assert not sites.alive.growing("c")  # runs across the gap do not compare
+    finally:
+        sites.stop()
+
+
 def test_gpu_blocks_are_charged_to_the_innermost_notebook_frame() -> None:
     torch = recording_torch(initialized=True)
     shell, sent = FakeShell(), []
