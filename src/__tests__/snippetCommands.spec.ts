@@ -486,6 +486,13 @@ describe('the library, loaded after start-up', () => {
     expect(library.loadedBuiltin('amp')?.title).toBe('AMP, fixed');
   });
 
+  it("falls back to the copy in JavaScript where the registry's default does not read whole", async () => {
+    const library = new SnippetLibrary();
+    // As an older JupyterLab gives it: entries without their fields.
+    await library.read({ snippets: DEFAULT_SNIPPETS }, DEFAULT_SNIPPETS.map(s => ({ id: s.id })));
+    expect(library.visible.map(s => s.id)).toEqual(DEFAULT_SNIPPETS.map(s => s.id));
+  });
+
   it('runs a snippet command asked for before the list has loaded', async () => {
     const library = new SnippetLibrary(); // nothing read yet
     const t = await setup({ library });

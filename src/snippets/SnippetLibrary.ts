@@ -73,7 +73,9 @@ export class SnippetLibrary {
         this.update(read);
       }
     };
-    const given = Array.isArray(defaults) ? defaults : null;
+    // The registry's default, where it reads whole as the list (JupyterLab 4.2's
+    // reading of an array-of-objects default does not): else the copy in JavaScript.
+    const given = usableDefaults(defaults);
     if (given && this._reading === null) {
       apply(given);
       this._reading = Promise.resolve();
@@ -169,4 +171,12 @@ export class SnippetLibrary {
 /** The default list as defaultSnippets.ts has it, for a page without a settings registry. */
 async function loadDefaults(): Promise<readonly unknown[]> {
   return (await import('./defaultSnippets')).DEFAULT_SNIPPETS;
+}
+
+/** `defaults` when it is a non-empty list of valid snippets, else null. */
+function usableDefaults(defaults: unknown): readonly unknown[] | null {
+  if (!Array.isArray(defaults) || defaults.length === 0) {
+    return null;
+  }
+  return builtinSnippets(defaults).size === defaults.length ? defaults : null;
 }
