@@ -128,7 +128,7 @@ export function readRecordingState(r: FieldReader): RecordingState {
       started: host.has('started') && host.data.started !== null ? host.number('started') : null,
       overhead_bytes: count(host, 'overhead_bytes'),
       restarted_at: optionalTime(host, 'restarted_at'),
-      restart_reason: optionalString(host, 'restart_reason')
+      restart_reason: host.nullableString('restart_reason')
     },
     gpu: {
       state: gpu.string('state'),
@@ -142,14 +142,9 @@ export function readRecordingState(r: FieldReader): RecordingState {
         gpu.has('restart_kept_stacks') && gpu.data.restart_kept_stacks !== null
           ? gpu.boolean('restart_kept_stacks')
           : null,
-      restart_reason: optionalString(gpu, 'restart_reason')
+      restart_reason: gpu.nullableString('restart_reason')
     }
   };
-}
-
-/** A string; null when absent (older helpers) or null. */
-function optionalString(r: FieldReader, key: string): string | null {
-  return r.has(key) && r.data[key] !== null ? r.string(key) : null;
 }
 
 /** A time in seconds since the epoch; null when absent (older helpers) or null. */

@@ -86,8 +86,8 @@ class GpuRecorder:
         self.restart_kept_stacks: Optional[bool] = None
         # Why: "max_entries" (another ring buffer size) or "stopped_elsewhere" (see the module docstring)
         self.restart_reason: Optional[str] = None
-        # When a history this recorder read was found switched off by someone else: started again at once
-        self._stopped_elsewhere_at: Optional[float] = None
+        # A history this recorder read was found switched off by someone else: ours starts next
+        self._stopped_elsewhere = False
         # (torch's memory_snapshot, whether it takes include_traces): looked up once
         self._segments_only: Optional[Tuple[Any, bool]] = None
 
@@ -119,13 +119,16 @@ class GpuRecorder:
                 pass
             else:
                 self.max_entries = max_entries
-                self.restarted_at, self.restart_kept_stacks, self.restart_reason = now, True, "max_entries"
+                self._restarted(now, True, "max_entries")
                 return
         self.stop()
         self.wanted = True
         self.max_entries = max_entries
         if self.try_start():
-            self.restarted_at, self.restart_kept_stacks, self.restart_reason = self.started_at, False, "max_entries"
+            self._restarted(self.started_at, False, "max_entries")
+
+    def _restarted(self, at: Optional[float], kept_stacks: bool, reason: str) -> None:
+        self.restarted_at, self.restart_kept_stacks, self.restart_reason = at, kept_stacks, reason
 
     def _history_call(self) -> Tuple[Any, bool]:
         """torch's ``_record_memory_history``, and whether it takes ``clear_history``.
@@ -164,7 +167,7 @@ class GpuRecorder:
         torch = self._torch()
         if torch is None or _history_enabled(torch) is not False:
             return False
-        self._stopped_elsewhere_at = time.time()
+        self._stopped_elsewhere = True
         self.started_at = None
         self.started_by_us = False
         self.allocated_at_start = None
@@ -201,10 +204,10 @@ class GpuRecorder:
             self.allocated_at_start = _allocated_total(torch)
         self.started_at = time.time()
         self.reason = None
-        if self._stopped_elsewhere_at is not None:
+        if self._stopped_elsewhere:
             # Blocks allocated while it was off have no stack: said, with since when.
-            self.restarted_at, self.restart_kept_stacks, self.restart_reason = self.started_at, False, "stopped_elsewhere"
-            self._stopped_elsewhere_at = None
+            self._restarted(self.started_at, False, "stopped_elsewhere")
+            self._stopped_elsewhere = False
         return True
 
     def _unavailable(self, reason: str) -> bool:
@@ -223,7 +226,7 @@ class GpuRecorder:
         self.restarted_at = None
         self.restart_kept_stacks = None
         self.restart_reason = None
-        self._stopped_elsewhere_at = None
+        self._stopped_elsewhere = False
         if not was_recording:
             return
         torch = self._torch()

@@ -57,9 +57,7 @@ class HostRecorder:
                 # Our own tracing at another depth: only a restart applies the new one.
                 tracemalloc.stop()
                 tracemalloc.start(frames)
-                self.frames = frames
-                self.started_at = self.restarted_at = time.time()
-                self.restart_reason = "frames"
+                self._restarted(frames, "frames")
                 return
             if not self.started_by_us and self.started_at is None:
                 self.started_at = time.time()  # someone else's tracing: read it, never stop it
@@ -80,9 +78,7 @@ class HostRecorder:
         frames = self.asked_frames if self.asked_frames is not None else tracemalloc.get_traceback_limit()
         tracemalloc.start(frames)
         self.started_by_us = True
-        self.frames = frames
-        self.started_at = self.restarted_at = time.time()
-        self.restart_reason = "stopped_elsewhere"
+        self._restarted(frames, "stopped_elsewhere")
         return True
 
     def untraced(self, call: Callable[[], None], reason: str) -> None:
@@ -99,10 +95,14 @@ class HostRecorder:
             call()
         finally:
             tracemalloc.start(frames)
-            self.frames = frames
-            self.started_at = self.restarted_at = time.time()
-            self.restart_reason = reason
+            self._restarted(frames, reason)
             self.paused = False
+
+    def _restarted(self, frames: int, reason: str) -> None:
+        """Our tracing started again at ``frames``: the host figures count from now."""
+        self.frames = frames
+        self.started_at = self.restarted_at = time.time()
+        self.restart_reason = reason
 
     def stop(self) -> None:
         if self.started_by_us and tracemalloc.is_tracing():

@@ -152,7 +152,6 @@ def clear_last_traceback(shell: Any) -> None:
     excs = last_exceptions(shell)
     for tb in tracebacks_of(excs, shell):
         _clear_frames(tb)
-        _sync_locals_snapshots(tb)
     for attr in ("last_type", "last_value", "last_traceback", "last_exc"):
         if hasattr(sys, attr):
             setattr(sys, attr, None)
@@ -177,44 +176,36 @@ def clear_last_traceback(shell: Any) -> None:
 
 
 def _clear_frames(tb: Any) -> None:
-    """``traceback.clear_frames``, leaving generators' and coroutines' frames alone.
+    """``traceback.clear_frames``, leaving generators' and coroutines' frames
+    alone, and letting the locals that clearing dropped go for good.
 
-    The error chain can hold the frame of a generator the user still drives (a
-    worker that stored an error it caught, re-raised ``from`` it later): on
-    Python 3.12 and before, ``frame.clear()`` on a suspended generator's frame
-    finalises the generator. Their locals stay; the user's generator works on.
+    Generators: the error chain can hold the frame of a generator the user
+    still drives (a worker that stored an error it caught, re-raised ``from``
+    it later): on Python 3.12 and before, ``frame.clear()`` on a suspended
+    generator's frame finalises the generator. Their locals stay; the user's
+    generator works on.
+
+    Locals (Python 3.10–3.12): there, reading a function frame's ``f_locals``
+    (the ``inspect`` listing does, so do debuggers and IPython's verbose
+    tracebacks) leaves a snapshot dict on the frame that ``frame.clear()``
+    does not touch: while anything still holds the frame (a traceback the
+    user kept), the snapshot keeps the locals alive. Reading ``f_locals``
+    again syncs the snapshot with the cleared frame, which removes them;
+    nothing is deleted by us. Only function frames: a module-level frame's
+    ``f_locals`` is its globals (the notebook's namespace). From 3.13 on
+    ``f_locals`` is a view of the frame, not a copy.
     """
+    sync_snapshots = sys.version_info < (3, 13)
     n = 0
     while isinstance(tb, types.TracebackType) and n < MAX_FRAMES_SYNCED:
+        frame = tb.tb_frame
         try:
-            frame = tb.tb_frame
             if not frame.f_code.co_flags & _GENERATOR_FLAGS:
                 frame.clear()
         except Exception:
             pass  # RuntimeError: a frame still executing (another thread's)
-        tb = tb.tb_next
-        n += 1
-
-
-def _sync_locals_snapshots(tb: Any) -> None:
-    """Let the locals that ``frame.clear()`` dropped go for good (Python 3.10–3.12).
-
-    There, reading a function frame's ``f_locals`` (the ``inspect`` listing
-    does, so do debuggers and IPython's verbose tracebacks) leaves a snapshot
-    dict on the frame that ``frame.clear()`` does not touch: while anything
-    still holds the frame (a traceback the user kept), the snapshot keeps the
-    locals alive. Reading ``f_locals`` again syncs the snapshot with the
-    cleared frame, which removes them; nothing is deleted by us. Only function
-    frames: a module-level frame's ``f_locals`` is its globals (the notebook's
-    namespace). From 3.13 on ``f_locals`` is a view of the frame, not a copy.
-    """
-    if sys.version_info >= (3, 13):
-        return
-    n = 0
-    while isinstance(tb, types.TracebackType) and n < MAX_FRAMES_SYNCED:
         try:
-            frame = tb.tb_frame
-            if frame.f_code.co_flags & CO_OPTIMIZED:
+            if sync_snapshots and frame.f_code.co_flags & CO_OPTIMIZED:
                 frame.f_locals  # noqa: B018 -- the read is the sync
         except Exception:
             pass

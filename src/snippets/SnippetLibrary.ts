@@ -63,9 +63,8 @@ export class SnippetLibrary {
    * readings apply in the order they were asked for.
    */
   read(composite: unknown, defaults?: unknown): Promise<void> {
-    const apply = (list: readonly unknown[]) => {
-      this._builtins ??= builtinSnippets(list);
-      const read = readSnippetSettings(composite, list);
+    const apply = ({ list, builtins }: DefaultSnippets) => {
+      const read = readSnippetSettings(composite, list, builtins);
       const json = JSON.stringify(read.all);
       if (json !== this._json) {
         this._json = json;
@@ -73,17 +72,17 @@ export class SnippetLibrary {
         this.update(read);
       }
     };
-    // The registry's default, where it reads whole as the list (JupyterLab 4.2's
-    // reading of an array-of-objects default does not): else the copy in JavaScript.
-    const given = usableDefaults(defaults);
-    if (given && this._reading === null) {
-      apply(given);
+    // Parsed once: a settings change reads the user's list again, not the defaults.
+    this._defaults ??= usableDefaults(defaults);
+    const known = this._defaults;
+    if (known && this._reading === null) {
+      apply(known);
       this._reading = Promise.resolve();
       return this._reading;
     }
     const previous = this._reading ?? Promise.resolve();
     this._reading = previous
-      .then(async () => apply(given ?? (await loadDefaults())))
+      .then(async () => apply(await this._loadedDefaults()))
       .catch(reason => {
         console.warn('jupyterlab-vram: could not read the snippets.', reason);
       });
@@ -116,13 +115,21 @@ export class SnippetLibrary {
 
   /** A default snippet by id, whether or not the user's list has it. */
   async builtin(id: string): Promise<Snippet | null> {
-    this._builtins ??= builtinSnippets(await loadDefaults());
-    return this.loadedBuiltin(id);
+    return (await this._loadedDefaults()).builtins.get(id) ?? null;
   }
 
   /** The same, without waiting: null before the defaults were read. */
   loadedBuiltin(id: string): Snippet | null {
-    return this._builtins?.get(id) ?? null;
+    return this._defaults?.builtins.get(id) ?? null;
+  }
+
+  /** The defaults known (the registry's), else the copy in JavaScript, loaded now. */
+  private async _loadedDefaults(): Promise<DefaultSnippets> {
+    if (!this._defaults) {
+      const list = (await import('./defaultSnippets')).DEFAULT_SNIPPETS;
+      this._defaults ??= { list, builtins: builtinSnippets(list) };
+    }
+    return this._defaults;
   }
 
   update(settings: SnippetSettings): void {
@@ -161,22 +168,28 @@ export class SnippetLibrary {
 
   private _settings: SnippetSettings;
   private _json: string | null = null;
-  private _builtins: Map<string, Snippet> | null = null;
+  private _defaults: DefaultSnippets | null = null;
   private _reading: Promise<void> | null;
   private _warning: SnippetWarning | null = null;
   private _watched: IKernelMemoryModel | null = null;
   private _changed = new Signal<this, SnippetLibraryChange>(this);
 }
 
-/** The default list as defaultSnippets.ts has it, for a page without a settings registry. */
-async function loadDefaults(): Promise<readonly unknown[]> {
-  return (await import('./defaultSnippets')).DEFAULT_SNIPPETS;
+/** The default list and its valid entries by id. */
+interface DefaultSnippets {
+  list: readonly unknown[];
+  builtins: ReadonlyMap<string, Snippet>;
 }
 
-/** `defaults` when it is a non-empty list of valid snippets, else null. */
-function usableDefaults(defaults: unknown): readonly unknown[] | null {
+/**
+ * The registry's default where it reads whole as the list, else null
+ * (JupyterLab 4.2 gives an array-of-objects default without its entries'
+ * fields): the copy in JavaScript serves then.
+ */
+function usableDefaults(defaults: unknown): DefaultSnippets | null {
   if (!Array.isArray(defaults) || defaults.length === 0) {
     return null;
   }
-  return builtinSnippets(defaults).size === defaults.length ? defaults : null;
+  const builtins = builtinSnippets(defaults);
+  return builtins.size === defaults.length ? { list: defaults, builtins } : null;
 }

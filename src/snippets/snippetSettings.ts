@@ -53,7 +53,7 @@ export function builtinSnippets(defaults: readonly unknown[]): Map<string, Snipp
 }
 
 /** Today's default for `snippet` if it is (a copy of) a built-in; null if it is the user's own. */
-function builtinFor(builtins: Map<string, Snippet>, snippet: Snippet): Snippet | null {
+function builtinFor(builtins: ReadonlyMap<string, Snippet>, snippet: Snippet): Snippet | null {
   const current = builtins.get(snippet.id);
   if (!current) {
     return null;
@@ -146,11 +146,15 @@ export function parseSnippet(
 /**
  * The snippets of the settings' composite value, with `defaults` the default
  * list of the installed version (the schema's default, as the settings
- * registry gives it, or defaultSnippets.ts generated from it). A composite
+ * registry gives it, or defaultSnippets.ts generated from it), `builtinById`
+ * its valid entries (a caller reading often parses them once). A composite
  * without a `snippets` array (no settings registry) reads as the default list.
  */
-export function readSnippetSettings(composite: unknown, defaults: readonly unknown[]): SnippetSettings {
-  const builtinById = builtinSnippets(defaults);
+export function readSnippetSettings(
+  composite: unknown,
+  defaults: readonly unknown[],
+  builtinById: ReadonlyMap<string, Snippet> = builtinSnippets(defaults)
+): SnippetSettings {
   const raw = isObject(composite) ? composite.snippets : undefined;
   const entries: readonly unknown[] = Array.isArray(raw) ? raw : defaults;
   const problems: string[] = [];

@@ -18,7 +18,13 @@
  * `[data-vram-role="site-fold"]` (a `<details>` of the small sites outside
  * the notebook, with `data-vram-device` and `data-vram-bytes`).
  */
-import { DeviceSites, gpuHistoryReadable, RecordingState } from '../allocationProtocol';
+import {
+  DeviceSites,
+  GpuRecording,
+  gpuHistoryReadable,
+  HostRecording,
+  RecordingState
+} from '../allocationProtocol';
 import { clockTime } from '../clockText';
 import { seesNoGpu } from '../model/gpuVisibility';
 import { formatBytes, plural } from '../format';
@@ -372,36 +378,45 @@ export function statusText(
  */
 export function restartText(state: RecordingState): string[] {
   const sentences: string[] = [];
-  const host = state.host;
-  if (host.state === 'recording' && host.restarted_at !== null) {
-    const at = clockTime(host.restarted_at);
-    sentences.push(
-      host.restart_reason === 'symbolizer'
-        ? `Host recording restarted at ${at} while PyTorch loaded its stack ` +
-            'symbolizer (recording that load would have taken minutes); earlier host allocations are not attributed.'
-        : host.restart_reason === 'stopped_elsewhere'
-          ? `tracemalloc was stopped outside this panel; host recording started it again with ${host.frames ?? '?'} ` +
-            `frames at ${at}: earlier host allocations are not attributed.`
-          : `Host recording restarted with ${host.frames ?? '?'} frames at ${at}; ` +
-            'earlier host allocations are not attributed.'
-    );
+  if (state.host.state === 'recording' && state.host.restarted_at !== null) {
+    sentences.push(hostRestartText(state.host, clockTime(state.host.restarted_at)));
   }
-  const gpu = state.gpu;
-  if (gpu.state === 'recording' && gpu.restarted_at !== null) {
-    const entries = (gpu.max_entries ?? 0).toLocaleString('en-US');
-    const at = clockTime(gpu.restarted_at);
-    sentences.push(
-      gpu.restart_reason === 'stopped_elsewhere'
-        ? "PyTorch's allocator history was switched off outside this panel; GPU recording started it again " +
-            `with ${entries} events at ${at}: GPU memory allocated while it was off is not attributed.`
-        : gpu.restart_kept_stacks
-          ? `GPU history restarted with ${entries} events at ${at}: ` +
-            'earlier alloc/free events are gone from the snapshot; live memory keeps its lines.'
-          : `GPU recording restarted with ${entries} events at ${at}; ` +
-            'earlier GPU allocations may not be attributed.'
-    );
+  if (state.gpu.state === 'recording' && state.gpu.restarted_at !== null) {
+    sentences.push(gpuRestartText(state.gpu, clockTime(state.gpu.restarted_at)));
   }
   return sentences;
+}
+
+function hostRestartText(host: HostRecording, at: string): string {
+  const frames = host.frames ?? '?';
+  switch (host.restart_reason) {
+    case 'symbolizer':
+      return (
+        `Host recording restarted at ${at} while PyTorch loaded its stack ` +
+        'symbolizer (recording that load would have taken minutes); earlier host allocations are not attributed.'
+      );
+    case 'stopped_elsewhere':
+      return (
+        `tracemalloc was stopped outside this panel; host recording started it again with ${frames} ` +
+        `frames at ${at}: earlier host allocations are not attributed.`
+      );
+    default:
+      return `Host recording restarted with ${frames} frames at ${at}; earlier host allocations are not attributed.`;
+  }
+}
+
+function gpuRestartText(gpu: GpuRecording, at: string): string {
+  const entries = (gpu.max_entries ?? 0).toLocaleString('en-US');
+  if (gpu.restart_reason === 'stopped_elsewhere') {
+    return (
+      "PyTorch's allocator history was switched off outside this panel; GPU recording started it again " +
+      `with ${entries} events at ${at}: GPU memory allocated while it was off is not attributed.`
+    );
+  }
+  return gpu.restart_kept_stacks
+    ? `GPU history restarted with ${entries} events at ${at}: ` +
+        'earlier alloc/free events are gone from the snapshot; live memory keeps its lines.'
+    : `GPU recording restarted with ${entries} events at ${at}; earlier GPU allocations may not be attributed.`;
 }
 
 export namespace AllocationSitesView {
