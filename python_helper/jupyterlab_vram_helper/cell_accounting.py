@@ -50,7 +50,8 @@ on an H100 machine even with warm caches) and picking the counters out of
 both readings, the RSS after the
 cell and its peak (the same reading), building the record
 and sending it. None of these can be lost before the next reset, and they
-have not moved since the cell ended unless something else ran. If the next
+have not moved since the cell ended unless something else ran (a request
+of the panel finishes them first: :meth:`CellMemoryRecorder.finish_records`). If the next
 cell starts first (a "Run All", or cells sent one by one), its
 ``pre_run_cell`` reads RSS and VmHWM in one go before it resets and stamps
 them on the waiting cells, where they double as the new cell's starting
@@ -295,6 +296,17 @@ class CellMemoryRecorder:
         """The kept records, oldest first."""
         self._finish_ended()
         return list(self._records)
+
+    def finish_records(self) -> None:
+        """Read the end figures of cells still waiting for them, now.
+
+        The channel calls this before it handles a request: a request queued
+        behind a cell (the panel's "Free memory", a delete) runs as soon as
+        the cell ends, well inside the sender's window, and what it frees
+        would otherwise be read as the cell's figures after it.
+        """
+        if self._ended:
+            self._finish_ended()
 
     def close(self) -> None:
         self._finish_ended()

@@ -63,6 +63,7 @@ class Channel:
         self._cleanup: Optional[Callable[[], Any]] = None  # gives the cleanup.Cleanup; bound by the runtime
         self._notebook_names: Optional[Callable[[], Dict[str, Any]]] = None  # bound by the runtime
         self._allocations: Optional[Callable[[], Any]] = None  # gives the allocation_sites.AllocationSites
+        self._before_request: Callable[[], None] = lambda: None
         self.last_error: Optional[str] = None
 
     def bind(
@@ -73,6 +74,7 @@ class Channel:
         notebook_names: Optional[Callable[[], Dict[str, Any]]] = None,
         record_series: str = "",
         allocations: Optional[Callable[[], Any]] = None,
+        before_request: Optional[Callable[[], None]] = None,
     ) -> None:
         """``cell_history()``: the kept per-cell records, for ``history`` requests;
         ``cleanup()``: the :class:`cleanup.Cleanup`, for ``free_memory``/``inspect``/``delete``
@@ -80,7 +82,9 @@ class Channel:
         ``notebook_names()``: the result of a ``notebook_names`` request;
         ``record_series``: the cell recorder's series, announced in ``hello``;
         ``allocations()``: the :class:`allocation_sites.AllocationSites` (asked for at the first
-        ``record_allocations``/``allocation_sites``/``allocation_snapshot`` request)."""
+        ``record_allocations``/``allocation_sites``/``allocation_snapshot`` request);
+        ``before_request()``: called before each request is handled (the cell
+        recorder's ``finish_records``: what a request frees is not a cell's)."""
         self._sampler = sampler
         self._record_series = record_series
         if cell_history is not None:
@@ -91,6 +95,8 @@ class Channel:
             self._notebook_names = notebook_names
         if allocations is not None:
             self._allocations = allocations
+        if before_request is not None:
+            self._before_request = before_request
 
     @property
     def sampler(self) -> Sampler:
@@ -213,6 +219,7 @@ class Channel:
         try:
             request = parse_request(data)
             request_id = request.request_id
+            self._finish_cells()
             self._dispatch(comm, request)
         except RequestError as exc:
             self._send_quietly(comm, exc.to_message())
@@ -233,6 +240,14 @@ class Channel:
                 kind = data.get("type") if isinstance(data, dict) else None
                 text = f"the {describe(kind)} request was interrupted before it finished"
             self._send_quietly(comm, error_message("interrupted", text, request_id))
+
+    def _finish_cells(self) -> None:
+        # Before the request can change memory; a failure there is the
+        # recorder's to report, not this request's.
+        try:
+            self._before_request()
+        except Exception:
+            pass
 
     def _dispatch(self, comm: Any, request: Request) -> None:
         handler: Dict[str, Callable[[Any, Request], Dict[str, Any]]] = {

@@ -73,7 +73,7 @@ class Runtime:
         self.channel.bind(
             self.sampler, cell_history=self.cells.history, cleanup=lambda: self.cleanup,
             notebook_names=self.notebook_names, record_series=self.cells.series,
-            allocations=lambda: self.allocations,
+            allocations=lambda: self.allocations, before_request=self.cells.finish_records,
         )
         self._cell_hooks: List[CellHook] = self.cells.hooks()
         self.installed = False

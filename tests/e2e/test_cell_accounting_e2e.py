@@ -67,6 +67,24 @@ def test_transient_peak_is_seen_in_the_cell(session: Session) -> None:
     assert host["peak_exact"] is True
 
 
+def test_a_request_queued_behind_a_cell_frees_after_the_cells_figures(session: Session) -> None:
+    # "Free memory" clicked while a cell runs goes out as the cell ends and
+    # runs within the sender's window: what it frees is not the cell's.
+    session.run("class Cycle: pass")
+    before = len(session.records())
+    cell = session.k.submit("c = Cycle(); c.me = c; c.t = torch.ones(50_000_000); del c", cell_id="cell-cycle")
+    session.k.send_comm(session.comm_id, {"type": "free_memory", "request_id": "free-behind", "actions": ["gc"]})
+    assert session.k.wait_reply(cell)["status"] == "ok"
+    reply = session.k.wait_for(session.comm_id, lambda d: d.get("request_id") == "free-behind")
+    assert reply["type"] == "reply", reply
+    record = session.next_record(before)
+    assert record["cell_id"] == "cell-cycle"
+    held = record["host"]["rss_after_bytes"] - record["host"]["rss_before_bytes"]
+    assert _within(held, TENSOR_BYTES), held  # the cycle still held the tensor when the cell ended
+    freed = record["host"]["rss_after_bytes"] - session.run("pass")["record"]["host"]["rss_before_bytes"]
+    assert _within(freed, TENSOR_BYTES), freed  # the request freed it after
+
+
 def test_empty_and_blank_cells_make_no_record(session: Session) -> None:
     before = len(session.records())
     for code in ("", "   \n\t", "\n"):
