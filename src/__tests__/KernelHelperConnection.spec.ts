@@ -47,6 +47,7 @@ describe('KernelHelperConnection', () => {
     const comm = kernel.lastComm;
     expect(comm.targetName).toBe(COMM_TARGET);
     expect(comm.opened).toEqual([{ type: 'open', protocol: 1, config: CONFIG }]);
+    expect(comm.openedOver).toEqual(['disabled']); // on the main shell, behind running cells
     expect(model.state).toBe('bootstrapping');
 
     comm.receive(wire(makeHello()));

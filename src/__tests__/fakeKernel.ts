@@ -19,12 +19,17 @@ export class FakeComm {
   isDisposed = false;
   closed = false;
   opened: any[] = [];
+  /** As JupyterLab 4.4+ makes comms: over a subshell per comm target (where the kernel has them). */
+  commsOverSubshells = 'perCommTarget';
+  /** Its `commsOverSubshells` at each open. */
+  openedOver: string[] = [];
   sent: any[] = [];
   onMsg: (msg: any) => void = () => undefined;
   onClose: (msg: any) => void = () => undefined;
 
   open(data: any) {
     this.opened.push(data);
+    this.openedOver.push(this.commsOverSubshells);
     return { done: Promise.resolve() };
   }
   send(data: any) {

@@ -211,6 +211,7 @@ function openComm(
     );
     return;
   }
+  keepOnMainShell(comm);
   host.adopt(comm);
   const open: OpenMessage = {
     type: 'open',
@@ -229,6 +230,22 @@ function openComm(
       'helper-failed',
       describeFailure('could not open the comm', reason)
     );
+  }
+}
+
+/**
+ * Where the kernel supports subshells (ipykernel 7), JupyterLab 4.4 and later
+ * send a comm's messages over one ("perCommTarget" by default): handled on
+ * another thread while a cell runs, and a close can overtake its own open
+ * still queued behind the cell. The helper's requests edit the notebook's
+ * namespace and wait for the running cell (docs/protocol.md): its comm stays
+ * on the main shell. Set in the tick the comm is made, before the subshell
+ * the comm would ask for is requested. Earlier releases have no such setting.
+ */
+export function keepOnMainShell(comm: Kernel.IComm): void {
+  if ('commsOverSubshells' in comm) {
+    comm.commsOverSubshells =
+      'disabled' as unknown as Kernel.IComm['commsOverSubshells'];
   }
 }
 

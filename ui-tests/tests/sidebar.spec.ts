@@ -127,6 +127,21 @@ test.describe('memory sidebar', () => {
     await expect(sidebarRole(page, 'kernel-busy')).toBeHidden();
   });
 
+  test("the helper's comm stays on the kernel's main shell, behind running cells", async ({ page }) => {
+    // JupyterLab 4.4+ gives a comm a subshell per comm target where the
+    // kernel has subshells (ipykernel 7 does): requests would then run on
+    // another thread beside the user's cell.
+    await openLiveNotebook(page);
+    const subshells = await page.evaluate(async () => {
+      const kernel = (window.jupyterapp.shell.currentWidget as any).sessionContext.session.kernel;
+      await kernel.info;
+      const reply = await kernel.requestListSubshell({}).done;
+      return { supported: kernel.supportsSubshells as boolean, ids: reply.content.subshell_id as string[] };
+    });
+    expect(subshells.supported).toBe(true); // else this test proves nothing
+    expect(subshells.ids).toEqual([]);
+  });
+
   test('recovers after a kernel restart', async ({ page }) => {
     await openLiveNotebook(page);
     await page.notebook.setCell(0, 'code', 'import torch\nx = torch.ones(50_000_000)');
