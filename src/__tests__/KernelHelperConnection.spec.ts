@@ -236,6 +236,29 @@ describe('KernelHelperConnection', () => {
     expect(kernel.comms).toHaveLength(2);
   });
 
+  it('names the comm of a lost connection in the next open, which the helper then closes', async () => {
+    const kernel = new FakeKernel();
+    const { sessionContext } = connect(kernel);
+    await settle();
+    kernel.lastComm.receive(wire(makeHello()));
+    const lost: string[] = [];
+    for (let round = 0; round < 2; round++) {
+      lost.push(kernel.lastComm.commId);
+      sessionContext.connectionStatusChanged.emit('connecting');
+      sessionContext.connectionStatusChanged.emit('connected');
+      await settle();
+      // Only the comm lost this time: the one before was named already.
+      expect(kernel.lastComm.opened[0].replaces).toEqual([lost[round]]);
+      kernel.lastComm.receive(wire(makeHello()));
+    }
+    // Lost, and then the notebook changes kernel: the other kernel never had that comm.
+    sessionContext.connectionStatusChanged.emit('connecting');
+    const another = new FakeKernel();
+    sessionContext.changeKernel(another);
+    await settle();
+    expect(another.lastComm.opened[0].replaces).toBeUndefined(); // a lost comm of another kernel
+  });
+
   it('fails the requests in flight as soon as the connection is lost', async () => {
     const kernel = new FakeKernel();
     const { sessionContext, connection } = connect(kernel);

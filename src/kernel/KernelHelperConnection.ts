@@ -41,7 +41,7 @@ import { HelperRequests } from './HelperRequests';
 import { loadHelperBootstrapCode } from './helperCode';
 import { HelperComm } from './HelperComm';
 import { HelperRequestError } from './PendingRequests';
-import { OpenComm } from './CommsLeftOpen';
+import { MAX_REPLACED_COMMS, OpenComm } from './CommsLeftOpen';
 import { HelperReadiness } from './HelperReadiness';
 import { IOPubWatch } from './IOPubWatch';
 import { recoverHistory, RecoveredHistory } from './historyRecovery';
@@ -81,7 +81,12 @@ export class KernelHelperConnection
       ),
       model: this._model,
       config: () => options.config(),
-      commsLeftOpen: options.commsLeftOpen ?? (() => []),
+      // At most the protocol's number: the helper refuses a longer list whole.
+      commsLeftOpen: kernelId =>
+        [
+          ...(options.commsLeftOpen?.(kernelId) ?? []),
+          ...this._takeLostComms(kernelId)
+        ].slice(-MAX_REPLACED_COMMS),
       isCurrent: generation => generation === this._generation && !this._isDisposed,
       adopt: comm => this._channel.adopt(comm),
       abandon: () => this._channel.drop(false)
@@ -264,6 +269,13 @@ export class KernelHelperConnection
       return;
     }
     this._connectionLost = true;
+    // The kernel still has the comm: the next open names it in `replaces`,
+    // so that the helper stops sending to it (services keeps no comm across
+    // the reconnection, and this page never hears of it again).
+    const lost = this.openComm;
+    if (lost) {
+      this._lostComms.push(lost);
+    }
     // Answers sent meanwhile are lost (the comm is opened anew once the
     // connection is back): fail the requests now, not at their timeout
     // (minutes for a cleanup, with its spinner up all along).
@@ -287,6 +299,15 @@ export class KernelHelperConnection
     this._iopub.retire();
     this._channel.reset(false, 'The kernel was restarted from another page.');
     this._attach(this._sessionContext.session?.kernel ?? null);
+  }
+
+  /** The comms lost with a connection to `kernelId`, once; those of other kernels are forgotten. */
+  private _takeLostComms(kernelId: string): string[] {
+    const lost = this._lostComms
+      .filter(comm => comm.kernelId === kernelId)
+      .map(comm => comm.commId);
+    this._lostComms = [];
+    return lost;
   }
 
   /** Forget the current comm and requests; invalidates running bootstraps. */
@@ -428,6 +449,8 @@ export class KernelHelperConnection
   private _generation = 0;
   private _restarting = false;
   private _connectionLost = false;
+  /** Comms still open in their kernel after the connection to it was lost, for the next open's `replaces`. */
+  private _lostComms: OpenComm[] = [];
   private _isDisposed = false;
 }
 

@@ -142,6 +142,32 @@ test.describe('memory sidebar', () => {
     expect(subshells.ids).toEqual([]);
   });
 
+  test('a notebook closed and opened again while its kernel runs on leaves one comm in the kernel', async ({
+    page
+  }) => {
+    await openLiveNotebook(page);
+    const path = await page.evaluate(() => (window.jupyterapp.shell.currentWidget as any).context.path as string);
+    for (let round = 0; round < 2; round++) {
+      // Closing the tab leaves the kernel running (JupyterLab's default).
+      await page.evaluate(() => window.jupyterapp.shell.currentWidget!.close());
+      await openInPage(page, path);
+    }
+    expect(await commsInKernel(page)).toBe(1);
+  });
+
+  test('a connection to the kernel lost and made again leaves one comm in the kernel', async ({ page }) => {
+    await openLiveNotebook(page);
+    for (let round = 0; round < 2; round++) {
+      await page.evaluate(async () => {
+        const kernel = (window.jupyterapp.shell.currentWidget as any).sessionContext.session.kernel;
+        await kernel.reconnect();
+      });
+      await waitForState(page, 'live');
+    }
+    // The comm of the lost connection is closed by the one that replaces it.
+    await expect.poll(() => commsInKernel(page)).toBe(1);
+  });
+
   test('recovers after a kernel restart', async ({ page }) => {
     await openLiveNotebook(page);
     await page.notebook.setCell(0, 'code', 'import torch\nx = torch.ones(50_000_000)');
