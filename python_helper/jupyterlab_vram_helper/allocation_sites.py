@@ -232,6 +232,7 @@ class AllocationSites:
             return
         self._unhook()
         events.register("pre_run_cell", self.pre_run_cell)
+        _run_first(events, "pre_run_cell", self.pre_run_cell)
         events.register("post_run_cell", self.post_run_cell)
         self._hooked = shell
 
@@ -319,6 +320,22 @@ class AllocationSites:
         return {"format": "pickle", "data_base64": base64.b64encode(data).decode("ascii"), "bytes": len(data), "reason": None}
 
 
+
+
+def _run_first(events: Any, name: str, callback: Callable[..., None]) -> None:
+    """Move ``callback`` to the front of IPython's ``name`` callbacks.
+
+    The boundary work of ``pre_run_cell`` (PyTorch's symbolizer warm-up:
+    seconds and ~150 MiB of imports once CUDA is up, restarting a recorder)
+    is the helper's, not the cell's: it must come before the per-cell
+    accounting reads the cell's starting figures, whose hook was registered
+    when the helper was installed. ``register`` appends; IPython's
+    EventManager keeps the callbacks in a list per event, run in order.
+    """
+    callbacks = getattr(events, "callbacks", {}).get(name)
+    if isinstance(callbacks, list) and callback in callbacks:
+        callbacks.remove(callback)
+        callbacks.insert(0, callback)
 
 
 def _add_per_cell(per_cell: Dict[str, Dict[str, int]], device: str, grouper: SiteGrouper) -> None:

@@ -46,6 +46,15 @@ def test_cuda_tensors_are_charged_to_their_line_and_recording_waits_for_cuda(
     figures(boundary_cell_s=round(boundary_cell_s, 2))
     assert reply["status"] == "ok"
     assert boundary_cell_s < 40, boundary_cell_s  # the symbolizer's imports were not traced
+    # The warm-up is the helper's, done before the cell's accounting starts:
+    # neither its seconds nor its imports' memory are the cell's.
+    cells = kernel.wait_for(comm_id, lambda d: d.get("type") == "cells" and any(
+        r["cell_id"] == "c3" for r in d["records"]), timeout=30)
+    c3 = [r for r in cells["records"] if r["cell_id"] == "c3"][0]
+    c3_host_delta = c3["host"]["rss_after_bytes"] - c3["host"]["rss_before_bytes"]
+    figures(boundary_cell_record_s=c3["duration_s"], boundary_cell_host_delta_bytes=c3_host_delta)
+    assert c3_host_delta < 32 * MiB, c3_host_delta
+    assert c3["duration_s"] < 1 or c3["duration_s"] < boundary_cell_s / 4, (c3["duration_s"], boundary_cell_s)
     listing = reply_of(kernel, comm_id, {"type": "allocation_sites", "request_id": "r2"}, timeout=300)
     assert listing["recording"]["gpu"]["state"] == "recording"
     assert listing["recording"]["gpu"]["allocated_before_bytes"] >= 8 * MiB

@@ -643,6 +643,33 @@ def test_cuda_coming_up_under_host_recording_restarts_it_around_the_symbolizer()
     assert not tracemalloc.is_tracing()
 
 
+def test_the_symbolizer_warm_up_is_done_before_the_cells_accounting_reads_its_start() -> None:
+    # The warm-up (seconds, ~150 MiB of imports) is the helper's, not the
+    # cell's: its hook runs before the per-cell accounting's, which the
+    # helper registered at install, long before recording was turned on.
+    from IPython.core.events import EventManager, available_events
+
+    torch = recording_torch(initialized=False)
+    shell, sent = FakeShell(), []
+    shell.events = EventManager(shell, available_events)  # type: ignore[assignment]
+    symbolized_at_cell_start: List[List[bool]] = []
+
+    def accounting_start(info: Any = None) -> None:
+        symbolized_at_cell_start.append(list(torch.symbolized))  # type: ignore[attr-defined]
+
+    shell.events.register("pre_run_cell", accounting_start)
+    sites = make_sites(torch, shell, sent)
+    try:
+        sites.set_recording(True, host_frames=6, gpu_max_entries=1000)
+        torch.initialized = True  # the user's cell brought CUDA up
+        shell.run_cell("cell-b")
+        assert symbolized_at_cell_start == [[False]]
+        assert shell.events.callbacks["pre_run_cell"] == [sites.pre_run_cell, accounting_start]
+    finally:
+        sites.stop()
+    assert shell.events.callbacks["pre_run_cell"] == [accounting_start]
+
+
 def test_an_interrupt_during_the_symbolizer_at_a_cell_start_leaves_recording_whole() -> None:
     torch = recording_torch(initialized=False)
     shell, sent = FakeShell(), []
