@@ -73,8 +73,14 @@ class BackgroundSender:
         if self._thread is None:
             with self._lock:
                 if self._thread is None:
+                    # Set before it starts: its round may post at once (window 0).
                     self._thread = threading.Thread(target=self._run, name=SENDER_THREAD_NAME, daemon=True)
-                    self._thread.start()
+                    try:
+                        self._thread.start()
+                    except BaseException:
+                        # No thread left (a cgroup's pids.max): tried again at the next call.
+                        self._thread = None
+                        raise
 
     def _run(self) -> None:
         last_round = float("-inf")

@@ -254,7 +254,11 @@ class CellMemoryRecorder:
             self._ended.append(ended)
             if not self._round_queued:
                 self._round_queued = True
-                self._call_soon(self._finish_in_background)
+                try:
+                    self._call_soon(self._finish_in_background)
+                except BaseException:
+                    self._round_queued = False  # the next cell queues one again
+                    raise
         except (Exception, KeyboardInterrupt) as exc:
             self._problem("recording the cell", exc)
 

@@ -182,10 +182,14 @@ class Channel:
         self._source.nvml.start()
 
         def announce() -> None:
-            # Runs under the sampler's lock: hello precedes every sample.
+            # Runs under the sampler's lock: hello precedes every sample. It
+            # goes out before the comm joins the targets, so that nothing
+            # broadcast from another thread (a cell's record, a problem of
+            # the hooks) comes before it; the frontend asks for the history
+            # on hello.
+            self._send_quietly(comm, hello_message(self._source, self.sampler.config, self._record_series))
             with self._lock:
                 self._comms.append(comm)
-            self._send_quietly(comm, hello_message(self._source, self.sampler.config, self._record_series))
             for problem in problems:
                 self._send_quietly(comm, problem)
 

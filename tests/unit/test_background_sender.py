@@ -163,3 +163,23 @@ def test_background_sender_takes_a_streamed_call_at_the_next_round_without_a_win
     assert starts[2] - starts[1] >= 1.19  # still spaced
     assert starts[2] - queued["streamed"] < 0.8  # taken at the round's time, not one window after it came
     assert 1.0 <= starts[3] - queued["lone"] < 1.6  # after a quiet spell a call waits its window again
+
+
+def test_background_sender_tries_again_after_its_thread_could_not_start(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A kernel at its cgroup's pids.max: "can't start new thread", once.
+    got: List[int] = []
+    sender = BackgroundSender(lambda message: got.append(message["n"]), window_s=0)
+    real_start = threading.Thread.start
+    refusals = [RuntimeError("can't start new thread")]
+
+    def start(thread: threading.Thread) -> None:
+        if refusals:
+            raise refusals.pop()
+        real_start(thread)
+
+    monkeypatch.setattr(threading.Thread, "start", start)
+    with pytest.raises(RuntimeError):
+        sender.post({"n": 1})
+    sender.post({"n": 2})  # the thread starts now, and takes what was queued
+    wait_until(lambda: got == [1, 2])
+    sender.stop()

@@ -603,3 +603,22 @@ def test_records_broadcast_to_every_comm_and_history_request() -> None:
         rt.uninstall()
     assert shell.events.callbacks == {"pre_run_cell": [], "post_run_cell": []}
     assert SENDER_THREAD_NAME not in [t.name for t in threading.enumerate()]
+
+
+def test_a_sender_that_could_not_take_a_round_is_asked_again_at_the_next_cell() -> None:
+    # The sender's thread could not start (a cgroup's pids.max): that cell's
+    # hook reports it, and the next cell queues a round again.
+    h, later = deferred_harness()
+    refusals = [RuntimeError("can't start new thread")]
+
+    def call_soon(call) -> None:
+        if refusals:
+            raise refusals.pop()
+        later(call)
+
+    h.recorder._call_soon = call_soon
+    h.run_hooks(cell_id="refused")
+    assert later.calls == [] and "can't start new thread" in h.errors_sent()[-1]["message"]
+    h.run_hooks(cell_id="next")
+    later.run()
+    assert [r["cell_id"] for r in h.cells_sent()] == ["refused", "next"]

@@ -59,6 +59,25 @@ def test_open_sends_hello_then_initial(runtime) -> None:
     assert initial["reason"] == "initial" and initial["gpus"] == []
 
 
+def test_nothing_broadcast_while_a_comm_opens_reaches_it_before_its_hello(runtime, monkeypatch) -> None:
+    # The sender thread broadcasts a cell's records whenever a round ends:
+    # here, while the new comm's hello is being made.
+    from jupyterlab_vram_helper import channel as channel_module
+
+    rt, manager = runtime
+    made = channel_module.hello_message
+
+    def hello_meanwhile(*args, **kwargs):
+        rt.channel.broadcast({"type": "cells", "records": []})
+        return made(*args, **kwargs)
+
+    monkeypatch.setattr(channel_module, "hello_message", hello_meanwhile)
+    comm = manager.open({"type": "open", "config": {"interval_s": 30, "heartbeat_s": 30}})
+    assert comm.types()[:2] == ["hello", "sample"]
+    rt.channel.broadcast({"type": "cells", "records": []})
+    assert comm.types()[-1] == "cells"  # a member once its hello is out
+
+
 def test_hello_names_the_record_series_and_a_new_runtime_starts_another(runtime) -> None:
     rt, manager = runtime
     comm = manager.open({"type": "open", "config": {"interval_s": 30, "heartbeat_s": 30}})
