@@ -77,8 +77,8 @@ def gpu_reading(cuda: Optional[CellAllocators]) -> GpuReading:
     stats, indices, with_context = cuda.stats, cuda.indices, cuda.with_context
     if len(with_context) >= len(indices):
         # Every device read has a context (the common case, and the hooks' hot
-        # path): with_context is a subset of the native allocator's indices,
-        # and cudaMallocAsync's indices are devices already seen with one.
+        # path): with_context is a subset of the indices (cudaMallocAsync's
+        # are devices seen with a context or that torch says have none).
         return {index: stats(index) for index in indices}
     unused = cuda.unused
     return {

@@ -174,9 +174,10 @@ def test_a_device_without_a_context_is_neither_read_nor_reset_until_it_gets_one(
     assert h.recorder.last_error is None
 
 
-def test_under_cuda_malloc_async_a_device_is_read_from_the_cell_after_it_gets_a_context(cuda: FakeTorch) -> None:
+def test_under_cuda_malloc_async_a_devices_first_context_in_a_cell_counts_from_zero(cuda: FakeTorch) -> None:
     # That backend's stats of a device without a context would create one (the
-    # fake fails if they are read): which devices are read is decided at every cell.
+    # fake fails if they are read): which devices are read is decided at every
+    # cell, and one torch says has no context holds nothing of torch's.
     cuda.allocator_backend = "cudaMallocAsync"
     cuda.contexts = {0}
     h = Harness(cuda)
@@ -185,11 +186,12 @@ def test_under_cuda_malloc_async_a_device_is_read_from_the_cell_after_it_gets_a_
 
     def body():
         cuda.contexts.add(1)
-        set_allocator(cuda, 1, 512 * MB, 1 * GB)
+        set_allocator(cuda, 1, 512 * MB, 1 * GB, peak=10 * GB)  # 10 GB for a while, in this cell
 
     during = h.cell(body)["gpus"]
     assert [g["index"] for g in during] == [0, 1]
-    assert during[1]["allocated_after_bytes"] == 512 * MB and during[1]["peak_exact"] is False
+    assert (during[1]["allocated_before_bytes"], during[1]["allocated_after_bytes"]) == (0, 512 * MB)
+    assert during[1]["allocated_peak_bytes"] == 10 * GB and during[1]["peak_exact"] is True
     after = h.cell(lambda: set_allocator(cuda, 1, 256 * MB, 1 * GB))["gpus"][1]
     assert (after["allocated_before_bytes"], after["allocated_after_bytes"], after["peak_exact"]) == (
         512 * MB, 256 * MB, True

@@ -106,10 +106,16 @@ def test_cuda_malloc_async_figures_it_cannot_see_are_unknown_not_zero(fake_torch
     assert figures["num_alloc_retries"] is None and figures["num_ooms"] == 0
     # Device 0 has no context: not read, not reset (the fake fails if it is).
     assert read_initialized_device(fake_torch, 0) is None
-    assert torch_cuda.allocator_counters(fake_torch, 0) is None
+    # Torch says so: nothing of torch's is there (a context made there later counts from zero).
+    assert torch_cuda.allocator_counters(fake_torch, 0) == (0, 0, 0, 0)
     view = torch_cuda.cell_allocators(fake_torch)
-    assert view is not None and view.indices == (1,)  # what the cell hooks read and reset
+    assert view is not None and view.indices == (0, 1)  # what the cell hooks read
+    assert view.unused(0) and not view.unused(1)  # device 0 is read as NO_ALLOCATIONS, never asked
     assert torch_cuda.allocator_counters(fake_torch, 1) == (100, 250, 300, 300)
+    fake_torch._C._cuda_hasPrimaryContext = None  # a torch that cannot say: left out, not guessed
+    torch_cuda._allocator = None
+    assert torch_cuda.cell_allocators(fake_torch).indices == ()
+    assert torch_cuda.allocator_counters(fake_torch, 0) is None
 
 
 def test_missing_stat_keys_are_null_not_zero(fake_torch) -> None:
@@ -147,7 +153,7 @@ def test_the_cell_hooks_view_binds_torchs_c_functions_once_cuda_is_initialised(f
     torch_cuda._allocator = None  # a torch module binds its backend once: here, the new one
     fake_torch.contexts = {1}
     view = torch_cuda.cell_allocators(fake_torch)
-    assert view is not None and not view.fixed and view.indices == (1,)
+    assert view is not None and not view.fixed and view.indices == (0, 1) and view.unused(0)
 
 
 def test_counters_come_from_stats_as_read_and_are_none_where_nothing_was_read() -> None:

@@ -141,10 +141,14 @@ def allocator_backend(torch: Any) -> Optional[str]:
 
 
 def _readable(allocator: _Allocator, index: int) -> bool:
-    """Whether device ``index``'s stats can be read without creating a context there."""
+    """Whether device ``index``'s figures are known without creating a context there:
+    the native allocator's stats are host-side bookkeeping; under cudaMallocAsync,
+    a device with a context is read, and one torch says has none holds nothing
+    (:func:`_unused`: read as NO_ALLOCATIONS, so that a first context made there
+    during a cell counts from zero, as under the native allocator)."""
     if allocator.backend != ASYNC_BACKEND:
-        return True  # the native allocator's stats are host-side bookkeeping
-    return _has_context(allocator, index)  # cannot tell: read nothing rather than risk a context
+        return True
+    return _context_state(allocator, index) is not None  # cannot tell: read nothing rather than risk a context
 
 
 def _context_state(allocator: _Allocator, index: int) -> Optional[bool]:
