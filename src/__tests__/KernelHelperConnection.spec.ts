@@ -90,6 +90,18 @@ describe('KernelHelperConnection', () => {
     expect(model.state).toBe('helper-failed');
   });
 
+  it('fails a request sent while the bootstrap ran, when the helper did not start', async () => {
+    const kernel = new FakeKernel();
+    let reply: (outcome: { status: string; [key: string]: unknown }) => void = () => undefined;
+    kernel.executeOutcome = { later: new Promise(resolve => (reply = resolve)) };
+    const { connection, model } = connect(kernel);
+    await settle();
+    const pending = connection.configure({ interval_s: 0.5 });
+    reply({ status: 'error', ename: 'ImportError', evalue: 'no helper', traceback: [] });
+    await expect(pending).rejects.toThrow('did not start');
+    expect(model.state).toBe('helper-failed');
+  });
+
   it('reports an aborted bootstrap', async () => {
     const kernel = new FakeKernel();
     kernel.executeOutcome = { status: 'aborted' };

@@ -82,7 +82,8 @@ export type ExecuteOutcome =
   | { status: 'error'; ename: string; evalue: string; traceback: string[] }
   | { status: 'aborted' }
   | 'never'
-  | 'reject';
+  | 'reject'
+  | { later: Promise<{ status: string; [key: string]: unknown }> };
 
 export class FakeKernel {
   constructor(readonly language = 'python') {
@@ -111,6 +112,8 @@ export class FakeKernel {
       done = new Promise(() => undefined);
     } else if (outcome === 'reject') {
       done = Promise.reject(new Error('Canceled future for execute_request'));
+    } else if ('later' in outcome) {
+      done = outcome.later.then(reply => ({ content: { execution_count: null, ...reply } }));
     } else {
       done = Promise.resolve({ content: { execution_count: null, ...outcome } });
     }

@@ -89,7 +89,9 @@ export class KernelHelperConnection
         ].slice(-MAX_REPLACED_COMMS),
       isCurrent: generation => generation === this._generation && !this._isDisposed,
       adopt: comm => this._channel.adopt(comm),
-      abandon: () => this._channel.drop(false)
+      // Requests sent on it meanwhile (new settings) will get no answer.
+      abandon: () =>
+        this._channel.reset(false, 'The memory helper did not start in this kernel.')
     });
     this._iopub = new IOPubWatch({
       model: this._model,
