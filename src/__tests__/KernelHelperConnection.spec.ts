@@ -141,11 +141,12 @@ describe('KernelHelperConnection', () => {
     expect(model.latest).toBeNull(); // old process figures are gone
     sessionContext.setStatus('starting');
     await settle();
-    expect(kernel.executed).toHaveLength(1);
+    const bootstraps = () => kernel.executed.filter(e => e.content.code === 'BOOTSTRAP');
+    expect(bootstraps()).toHaveLength(1); // the empty cell that makes it say idle, no helper yet
 
     sessionContext.setStatus('idle');
     await settle();
-    expect(kernel.executed).toHaveLength(2);
+    expect(bootstraps()).toHaveLength(2);
     expect(kernel.comms).toHaveLength(2);
     // Messages on the old comm are ignored.
     first.receive(wire(makeSample({ seq: 99 })));
@@ -195,6 +196,27 @@ describe('KernelHelperConnection', () => {
     sessionContext.setStatus('idle');
     await settle();
     expect(kernel.executed).toHaveLength(2);
+  });
+
+  it('asks a restarted kernel that has not said idle to run an empty cell, once', async () => {
+    // After an automatic restart the page can miss the new process's first
+    // statuses (its IOPub not joined yet): it stays 'starting' until the
+    // kernel runs something, and the helper waits for 'idle'.
+    const kernel = new FakeKernel();
+    const { sessionContext } = connect(kernel);
+    await settle();
+    sessionContext.setStatus('autorestarting');
+    sessionContext.connectionStatusChanged.emit('connecting');
+    sessionContext.connectionStatusChanged.emit('connected');
+    sessionContext.setStatus('starting');
+    const nudges = kernel.executed.filter(e => e.content.code === '');
+    expect(nudges).toHaveLength(1);
+    expect(nudges[0].content).toMatchObject({ silent: true, store_history: false });
+    sessionContext.setStatus('idle'); // what the empty cell makes the kernel say
+    await settle();
+    expect(kernel.executed.filter(e => e.content.code === 'BOOTSTRAP')).toHaveLength(2);
+    sessionContext.setStatus('starting'); // not restarting any more: nothing to ask
+    expect(kernel.executed.filter(e => e.content.code === '')).toHaveLength(1);
   });
 
   it('follows a kernel change and closes the old comm', async () => {

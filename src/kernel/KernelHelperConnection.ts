@@ -40,6 +40,7 @@ import { HelperDelivery } from './HelperDelivery';
 import { HelperRequests } from './HelperRequests';
 import { loadHelperBootstrapCode } from './helperCode';
 import { HelperComm } from './HelperComm';
+import { ignoreRejection } from './kernelFailures';
 import { HelperRequestError } from './PendingRequests';
 import { MAX_REPLACED_COMMS, OpenComm } from './CommsLeftOpen';
 import { HelperReadiness } from './HelperReadiness';
@@ -220,10 +221,14 @@ export class KernelHelperConnection
           this._attach(this._sessionContext.session?.kernel ?? null);
         }
         break;
+      case 'starting':
+        this._nudgeRestartedKernel();
+        break;
       case 'restarting':
       case 'autorestarting':
         // The frontend disposes every comm of a restarting kernel.
         this._restarting = true;
+        this._nudged = false;
         this._iopub.retire();
         this._detach(
           'The kernel restarted, so the helper connection is gone.'
@@ -255,6 +260,9 @@ export class KernelHelperConnection
     status: Kernel.ConnectionStatus
   ): void {
     if (status === 'connected') {
+      if (this._restarting) {
+        this._nudgeRestartedKernel();
+      }
       if (this._connectionLost && !this._restarting) {
         // Comm messages sent meanwhile are lost; start over cleanly (the
         // bootstrap is idempotent in the kernel).
@@ -301,6 +309,42 @@ export class KernelHelperConnection
     this._iopub.retire();
     this._channel.reset(false, 'The kernel was restarted from another page.');
     this._attach(this._sessionContext.session?.kernel ?? null);
+  }
+
+  /**
+   * After a restart the helper is delivered when the kernel says 'idle'.
+   * JupyterLab asks the new process for its info as the websocket
+   * reconnects; the kernel answers on the shell channel, but the statuses
+   * it publishes around that answer can be gone before the page's IOPub
+   * is joined to the new process, and its status then stays 'starting' or
+   * 'unknown' until the kernel runs something (seen after an automatic
+   * restart: JupyterLab 4.6, ipykernel 7; earlier, a subshell request made
+   * for this comm happened to do it). An empty silent execution, once per
+   * restart, makes the kernel say busy and then idle. Queued by JupyterLab
+   * behind its own info request, so it reaches the new process.
+   */
+  private _nudgeRestartedKernel(): void {
+    const kernel = this._sessionContext.session?.kernel;
+    if (!this._restarting || this._nudged || !kernel) {
+      return;
+    }
+    this._nudged = true;
+    try {
+      ignoreRejection(
+        kernel.requestExecute(
+          {
+            code: '',
+            silent: true,
+            store_history: false,
+            allow_stdin: false,
+            stop_on_error: false
+          },
+          true
+        ).done
+      );
+    } catch {
+      // A kernel that died again: its next status says so.
+    }
   }
 
   /** The comms lost with a connection to `kernelId`, once; those of other kernels are forgotten. */
@@ -453,6 +497,8 @@ export class KernelHelperConnection
   private _connectionLost = false;
   /** Comms still open in their kernel after the connection to it was lost, for the next open's `replaces`. */
   private _lostComms: OpenComm[] = [];
+  /** The restarted kernel was asked to run an empty cell (see _nudgeRestartedKernel). */
+  private _nudged = false;
   private _isDisposed = false;
 }
 
