@@ -1,8 +1,9 @@
 /**
  * The commands of allocation recording (ids in commandIds.ts): turn it on
  * or off, show live memory by line, go to a line, export. Registered by
- * registerCommands (commands.ts). What only a handler needs (going to a
- * line, the exports) loads when the handler first runs, not at start-up.
+ * registerCommands (commands.ts). The handlers of going to a line and of
+ * the exports (allocationHandlers.ts) load when one first runs, not at
+ * start-up.
  */
 import { JupyterFrontEnd } from '@jupyterlab/application';
 import { ICommandPalette } from '@jupyterlab/apputils';
@@ -17,7 +18,7 @@ import type { MemoryMonitor } from './model/MemoryMonitor';
 import { IMonitoredNotebook } from './model/monitoredSession';
 import type { CellMemoryRecord } from './cellProtocol';
 import type { IKernelMemoryModel, ModelChange } from './tokens';
-import type { ILineTarget, IRevealNotebook } from './views/revealLine';
+import type { IRevealNotebook } from './views/revealLine';
 import { SIDEBAR_ID, SidebarHost } from './views/SidebarHost';
 
 /** A monitored notebook panel whose notebook a line can be revealed in. */
@@ -26,7 +27,8 @@ export interface ILinePanel extends IMonitoredNotebook {
   readonly content: IRevealNotebook;
 }
 
-export function registerAllocationCommands(options: {
+/** What the allocation commands act on (commands.ts gives it). */
+export interface IAllocationCommandOptions {
   app: JupyterFrontEnd;
   trans: TranslationBundle;
   palette: ICommandPalette | null;
@@ -43,15 +45,13 @@ export function registerAllocationCommands(options: {
   /** The active kernel's cell records (they map execution counts to cells). */
   records: () => readonly Pick<CellMemoryRecord, 'execution_count' | 'cell_id'>[];
   notify: (type: 'info' | 'warning' | 'error', message: string) => void;
-}): void {
+}
+
+export function registerAllocationCommands(options: IAllocationCommandOptions): void {
   const { app, trans, palette, sidebar, current } = options;
   const showLines = () => {
     sidebar.showTab('lines');
     app.shell.activateById(SIDEBAR_ID);
-  };
-  const stem = () => {
-    const base = (options.currentNotebookPath() ?? '').split('/').pop() ?? '';
-    return base.replace(/\.ipynb$/i, '') || 'notebook';
   };
 
   app.commands.addCommand(CommandIDs.recordAllocations, {
@@ -101,28 +101,11 @@ export function registerAllocationCommands(options: {
     }
   });
 
+  // The handlers of going to a line and of the exports load with their first run.
+  const handlers = () => import('./allocationHandlers');
   app.commands.addCommand(CommandIDs.goToCellLine, {
     label: trans.__('Go to Cell Line'),
-    execute: async args => {
-      const target: ILineTarget = {
-        cellId: typeof args.cellId === 'string' ? args.cellId : null,
-        executionCount:
-          typeof args.executionCount === 'number' ? args.executionCount : null,
-        line: typeof args.line === 'number' ? args.line : 1
-      };
-      const { revealLine } = await import('./views/revealLine');
-      for (const panel of options.panels()) {
-        app.shell.activateById(panel.id);
-        if (await revealLine(panel.content, target)) {
-          return true;
-        }
-      }
-      options.notify(
-        'warning',
-        trans.__('That cell is no longer in the notebook.')
-      );
-      return false;
-    }
+    execute: async args => (await handlers()).goToCellLine(options, args)
   });
 
   app.commands.addCommand(CommandIDs.exportAllocationSnapshot, {
@@ -136,46 +119,13 @@ export function registerAllocationCommands(options: {
       const state = current()?.recording?.gpu.state;
       return state === 'recording' || state === 'shared';
     },
-    execute: async () => {
-      const recorder = current();
-      const snapshot = await recorder?.snapshot();
-      if (!snapshot) {
-        options.notify('error', recorder?.error ?? trans.__('No snapshot.'));
-        return null;
-      }
-      if (snapshot.data_base64 === null) {
-        options.notify('warning', snapshot.reason ?? trans.__('No snapshot.'));
-        return null;
-      }
-      const fileName = `${stem()}-gpu-snapshot.pickle`;
-      const { downloadBase64 } = await import('./views/download');
-      downloadBase64(fileName, snapshot.data_base64, 'application/octet-stream');
-      return fileName;
-    }
+    execute: async () => (await handlers()).exportAllocationSnapshot(options)
   });
 
   app.commands.addCommand(CommandIDs.exportAllocationSites, {
     label: trans.__('Download Host Allocation Sites (CSV)'),
     isEnabled: () => current()?.listing !== null,
-    execute: async () => {
-      const listing = current()?.listing;
-      if (!listing) {
-        return null;
-      }
-      const [{ cellIdsByCount, siteRows, sitesToCsv }, { downloadText }] =
-        await Promise.all([
-          import('./model/siteRows'),
-          import('./views/download')
-        ]);
-      const cellIds = cellIdsByCount(options.records());
-      const host = siteRows(listing, cellIds).find(d => d.device === 'host');
-      if (!host) {
-        return null;
-      }
-      const fileName = `${stem()}-host-allocation-sites.csv`;
-      downloadText(fileName, sitesToCsv(host.rows), 'text/csv');
-      return fileName;
-    }
+    execute: async () => (await handlers()).exportAllocationSites(options)
   });
 
   followRecording(app, options.monitor, current);
