@@ -298,22 +298,11 @@ class CellMemoryRecorder:
 
     def history(self) -> List[CellMemoryRecord]:
         """The kept records, oldest first."""
-        self._finish_ended()
+        self.finish_records()
         return list(self._records)
 
-    def finish_records(self) -> None:
-        """Read the end figures of cells still waiting for them, now.
-
-        The channel calls this before it handles a request: a request queued
-        behind a cell (the panel's "Free memory", a delete) runs as soon as
-        the cell ends, well inside the sender's window, and what it frees
-        would otherwise be read as the cell's figures after it.
-        """
-        if self._ended:
-            self._finish_ended()
-
     def close(self) -> None:
-        self._finish_ended()
+        self.finish_records()
         self._pending.clear()
         self._rss.close()
 
@@ -399,7 +388,7 @@ class CellMemoryRecorder:
         window after it was queued).
         """
         self._round_queued = False  # a cell that ends from here on queues the next round
-        self._finish_ended()
+        self.finish_records()
         with self._finish_lock:
             records = list(self._unsent)
             self._unsent.clear()
@@ -428,7 +417,7 @@ class CellMemoryRecorder:
         self._round_queued = False
         self._cuda = None
 
-    def _finish_ended(self) -> None:
+    def finish_records(self) -> None:
         """Turn every ended cell into a record, oldest first.
 
         End figures a hook has not stamped on them are read here, once and
@@ -438,6 +427,11 @@ class CellMemoryRecorder:
         ``pre_run_cell`` sees it waiting and reads them itself before it
         resets the peaks, even while this thread is between its read and its
         record.
+
+        The channel also calls this before it handles a request: a request
+        queued behind a cell (the panel's "Free memory", a delete) runs as
+        soon as the cell ends, well inside the sender's window, and what it
+        frees would otherwise be read as the cell's figures after it.
         """
         with self._finish_lock:
             if not self._ended:

@@ -14,9 +14,9 @@ import {
   renderSnippet,
   RESTART_MESSAGES,
   restartNeeded,
-  runtimeFlagsOfSample,
-  unknownPlaceholders
+  runtimeFlagsOfSample
 } from '../snippets/snippet';
+import { unknownPlaceholders } from '../snippets/placeholders';
 import {
   parseSnippet,
   readSnippetSettings

@@ -54,6 +54,16 @@ export class CommsLeftOpen {
     return commIds;
   }
 
+  /**
+   * A comm of this page still open in kernel `kernelId` that nothing reads
+   * any more (the connection to the kernel was lost): named by the next
+   * comm opened to that kernel, or passed on as the page goes.
+   */
+  add(comm: OpenComm): void {
+    const commIds = [...(this._left.get(comm.kernelId) ?? []), comm.commId];
+    this._left.set(comm.kernelId, commIds.slice(-MAX_REPLACED_COMMS));
+  }
+
   /** As the page goes: remember the comms it has open, for the next page in this tab. */
   remember(open: readonly OpenComm[]): void {
     if (!this._storage) {

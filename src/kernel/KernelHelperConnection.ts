@@ -37,12 +37,13 @@ import {
   PartialHelperConfig
 } from '../protocol';
 import { HelperDelivery } from './HelperDelivery';
+import { SILENT } from './helperBootstrap';
 import { HelperRequests } from './HelperRequests';
 import { loadHelperBootstrapCode } from './helperCode';
 import { HelperComm } from './HelperComm';
 import { ignoreRejection } from './kernelFailures';
 import { HelperRequestError } from './PendingRequests';
-import { MAX_REPLACED_COMMS, OpenComm } from './CommsLeftOpen';
+import { CommsLeftOpen, OpenComm } from './CommsLeftOpen';
 import { HelperReadiness } from './HelperReadiness';
 import { IOPubWatch } from './IOPubWatch';
 import { recoverHistory, RecoveredHistory } from './historyRecovery';
@@ -67,6 +68,7 @@ export class KernelHelperConnection
     this._sessionContext = options.sessionContext;
     this._model = options.model;
     this._requestTimeoutMs = options.requestTimeoutMs ?? 60_000;
+    this._commsLeftOpen = options.commsLeftOpen ?? new CommsLeftOpen(null);
     this._channel = new HelperComm({
       model: this._model,
       onHello: () => this._recoverHistory()
@@ -82,12 +84,7 @@ export class KernelHelperConnection
       ),
       model: this._model,
       config: () => options.config(),
-      // At most the protocol's number: the helper refuses a longer list whole.
-      commsLeftOpen: kernelId =>
-        [
-          ...(options.commsLeftOpen?.(kernelId) ?? []),
-          ...this._takeLostComms(kernelId)
-        ].slice(-MAX_REPLACED_COMMS),
+      commsLeftOpen: kernelId => this._commsLeftOpen.take(kernelId),
       isCurrent: generation => generation === this._generation && !this._isDisposed,
       adopt: comm => this._channel.adopt(comm),
       // Requests sent on it meanwhile (new settings) will get no answer.
@@ -284,7 +281,7 @@ export class KernelHelperConnection
     // the reconnection, and this page never hears of it again).
     const lost = this.openComm;
     if (lost) {
-      this._lostComms.push(lost);
+      this._commsLeftOpen.add(lost);
     }
     // Answers sent meanwhile are lost (the comm is opened anew once the
     // connection is back): fail the requests now, not at their timeout
@@ -330,30 +327,10 @@ export class KernelHelperConnection
     }
     this._nudged = true;
     try {
-      ignoreRejection(
-        kernel.requestExecute(
-          {
-            code: '',
-            silent: true,
-            store_history: false,
-            allow_stdin: false,
-            stop_on_error: false
-          },
-          true
-        ).done
-      );
+      ignoreRejection(kernel.requestExecute({ ...SILENT, code: '' }, true).done);
     } catch {
       // A kernel that died again: its next status says so.
     }
-  }
-
-  /** The comms lost with a connection to `kernelId`, once; those of other kernels are forgotten. */
-  private _takeLostComms(kernelId: string): string[] {
-    const lost = this._lostComms
-      .filter(comm => comm.kernelId === kernelId)
-      .map(comm => comm.commId);
-    this._lostComms = [];
-    return lost;
   }
 
   /** Forget the current comm and requests; invalidates running bootstraps. */
@@ -495,8 +472,8 @@ export class KernelHelperConnection
   private _generation = 0;
   private _restarting = false;
   private _connectionLost = false;
-  /** Comms still open in their kernel after the connection to it was lost, for the next open's `replaces`. */
-  private _lostComms: OpenComm[] = [];
+  /** Comms open in kernels that nothing reads (an earlier page's, a lost connection's), for the next open's `replaces`. */
+  private _commsLeftOpen: Pick<CommsLeftOpen, 'take' | 'add'>;
   /** The restarted kernel was asked to run an empty cell (see _nudgeRestartedKernel). */
   private _nudged = false;
   private _isDisposed = false;
@@ -518,10 +495,11 @@ export namespace KernelHelperConnection {
      */
     cleanupTimeoutMs?: number;
     /**
-     * The comms an earlier page in this tab left open in a kernel (see
-     * CommsLeftOpen.ts), asked for once per comm this connection opens;
-     * they go into the comm_open's `replaces`. Default: none.
+     * The comms left open in kernels (see CommsLeftOpen.ts): an earlier
+     * page's in this tab, and this connection's own when it is lost. Taken
+     * once per comm this connection opens, into the comm_open's `replaces`.
+     * Default: this connection's own only.
      */
-    commsLeftOpen?: (kernelId: string) => string[];
+    commsLeftOpen?: Pick<CommsLeftOpen, 'take' | 'add'>;
   }
 }

@@ -52,6 +52,17 @@ export interface IHelperBootstrapHost {
   claimDelivery: () => boolean;
 }
 
+/**
+ * How the helper's own code runs in the kernel: no history, no Out[], no
+ * cell hooks (IPython fires none for a silent execution), no input.
+ */
+export const SILENT = {
+  silent: true,
+  store_history: false,
+  allow_stdin: false,
+  stop_on_error: false
+} as const;
+
 /** The state's sentence while a running cell keeps the kernel from answering. */
 export const RUNNING_CELL_DELAYS_TEXT =
   'Waiting for the kernel to answer: a running cell delays it until the cell finishes\u2026';
@@ -151,16 +162,7 @@ export async function sendHelper(
     KernelMessage.IExecuteReplyMsg
   >;
   try {
-    bootstrap = kernel.requestExecute(
-      {
-        code,
-        silent: true,
-        store_history: false,
-        allow_stdin: false,
-        stop_on_error: false
-      },
-      true
-    );
+    bootstrap = kernel.requestExecute({ ...SILENT, code }, true);
   } catch (reason) {
     model.setState(
       'helper-failed',

@@ -51,7 +51,7 @@ export class MemoryMonitor implements IVramMonitor {
           sessionContext,
           model,
           config: () => helperConfigFor(this._settings),
-          commsLeftOpen: kernelId => this._commsLeftOpen?.take(kernelId) ?? []
+          commsLeftOpen: this._commsLeftOpen ?? undefined
         }));
     // A test that fakes the connection fakes (or leaves out) the watch too.
     this._createDeathWatch =

@@ -9,7 +9,6 @@
 import { isGapRow, KernelMark, KernelMarkKind, SeriesKey } from './MemoryHistory';
 import type { TimelineChunk } from './TimelineChunkBuilder';
 
-export type { TimelineChunk };
 
 const MARK_KINDS: readonly KernelMarkKind[] = ['died', 'restarted', 'changed'];
 

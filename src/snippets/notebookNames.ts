@@ -7,12 +7,8 @@
  * throws; whatever is malformed reads as "nothing found" (the snippet then
  * gets its default placeholder names) or "unknown".
  */
-import {
-  isUsableName,
-  PLACEHOLDER_KEYS,
-  PlaceholderKey,
-  RuntimeFlags
-} from './snippet';
+import { PLACEHOLDER_KEYS, PlaceholderKey } from './placeholders';
+import { isUsableName, RuntimeFlags } from './snippet';
 
 /** At most this many names per kind are kept (the protocol sends at most 20). */
 const MAX_NAMES = 20;

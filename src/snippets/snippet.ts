@@ -8,14 +8,9 @@ import { SampleMessage } from '../sampleProtocol';
 import {
   EVAL_DATALOADER,
   isPlaceholderKey,
-  PLACEHOLDER_KEYS,
   PLACEHOLDER_PATTERN,
-  PlaceholderKey,
-  unknownPlaceholders
+  PlaceholderKey
 } from './placeholders';
-
-export { EVAL_DATALOADER, PLACEHOLDER_KEYS, unknownPlaceholders };
-export type { PlaceholderKey };
 
 export type SnippetFramework = 'torch' | 'tensorflow';
 

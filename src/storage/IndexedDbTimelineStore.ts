@@ -6,7 +6,8 @@
  * limit go, whatever their notebook, when any notebook's are read).
  */
 import { ITimelineStore, StoredTimelineChunk } from '../model/TimelinePersistence';
-import { parseTimelineChunk, storedChunk, TimelineChunk } from '../model/savedTimeline';
+import { parseTimelineChunk, storedChunk } from '../model/savedTimeline';
+import type { TimelineChunk } from '../model/TimelineChunkBuilder';
 import { done, request, TIMELINE_CHUNKS, VramDatabase } from './vramDatabase';
 
 /** Chunks whose last row is older than this go (a notebook not opened for a week). */
