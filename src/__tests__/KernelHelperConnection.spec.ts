@@ -740,6 +740,7 @@ describe('KernelHelperConnection: what it hears on IOPub beyond its comm', () =>
     expect(model.state).toBe('live');
     // Another page restarted the kernel: this page saw no status; the new
     // process's helper says hello to that page's comm.
+    kernel.processSession = 'process-2';
     kernel.publishCommMsg('other-page', wire(makeHello({ pid: 200, record_series: 'series-2' })));
     await settle();
     expect(model.history.marks.map(m => m.kind)).toEqual(['restarted']);
@@ -748,6 +749,36 @@ describe('KernelHelperConnection: what it hears on IOPub beyond its comm', () =>
     expect(kernel.comms[0].closed).toBe(false); // no close sent to a process that is gone
     kernel.lastComm.receive(wire(makeHello({ pid: 200, record_series: 'series-2' })));
     expect(model.stateReason).toContain('kernel process 200');
+  });
+
+  it('without a session in the headers, a hello from another pid still says the kernel was restarted elsewhere', async () => {
+    const { kernel, model } = await live();
+    kernel.processSession = '';
+    kernel.publishCommMsg('other-page', wire(makeHello({ pid: 200, record_series: 'series-2' })));
+    await settle();
+    expect(model.history.marks.map(m => m.kind)).toEqual(['restarted']);
+    expect(kernel.executed).toHaveLength(2);
+  });
+
+  it('after its own restart, the old process\'s last record and the new process\'s messages are no restart elsewhere', async () => {
+    const { kernel, comm, model, sessionContext } = await live();
+    sessionContext.setStatus('restarting');
+    kernel.publishCommMsg(comm.commId, wire({ type: 'cells', records: [makeCellRecord({ record_id: 7, status: 'interrupted' })] }));
+    kernel.processSession = 'process-2';
+    sessionContext.setStatus('idle'); // JupyterLab updates its status before IOPub listeners hear the message
+    await settle();
+    expect(kernel.executed).toHaveLength(2);
+    kernel.lastComm.receive(wire(makeHello({ pid: 200, record_series: 'series-2' })));
+    const marks = model.history.marks.length;
+    kernel.publishCommMsg(kernel.lastComm.commId, wire(makeHello({ pid: 200, record_series: 'series-2' })));
+    kernel.publishCommMsg('other-page', wire(makeCpuSample({ time: 2000 })));
+    // A late message of the old process, after the new one spoke.
+    kernel.processSession = 'process-1';
+    kernel.publishCommMsg(comm.commId, wire({ type: 'cells', records: [makeCellRecord({ record_id: 8 })] }));
+    await settle();
+    expect(model.history.marks).toHaveLength(marks);
+    expect(kernel.executed).toHaveLength(2);
+    expect(model.state).toBe('live');
   });
 
   it('a hello to another page from the same process changes nothing', async () => {
@@ -789,6 +820,87 @@ describe('KernelHelperConnection: what it hears on IOPub beyond its comm', () =>
     // A panel request (a comm message) is no cell.
     kernel.publishStatus('busy', 'comm_msg');
     expect(model.kernelBusy).toBe(false);
+  });
+});
+
+describe('KernelHelperConnection: a restart elsewhere while its own helper waits behind a cell', () => {
+  it('delivers the helper to the new process: what it sent went with the old one', async () => {
+    const kernel = new FakeKernel();
+    kernel.status = 'busy';
+    kernel.executeOutcome = 'never'; // queued behind the running cell
+    const { model } = connect(kernel);
+    await settle();
+    expect(kernel.executed).toHaveLength(1);
+    const queued = kernel.lastComm;
+    // The old process's helper samples for the page that started the cell.
+    kernel.publishCommMsg('earlier-page', wire(makeCpuSample({ time: 100 })));
+    expect(model.state).toBe('overheard');
+
+    // Another page restarts the kernel (this page hears no status) and
+    // delivers its helper to the new process, which says hello there.
+    kernel.processSession = 'process-2';
+    kernel.status = 'idle';
+    kernel.executeOutcome = { status: 'ok' };
+    kernel.publishStatus('busy', 'execute_request');
+    kernel.publishStatus('idle', 'execute_request');
+    expect(kernel.executed).toHaveLength(1); // a status is no proof (the server publishes its own)
+    kernel.publishCommMsg('earlier-page-2', wire(makeHello({ pid: 200, record_series: 'series-2' })));
+    await settle();
+    expect(model.history.marks.map(m => m.kind)).toEqual(['restarted']);
+    expect(kernel.executed).toHaveLength(2);
+    expect(kernel.lastComm).not.toBe(queued);
+    expect(queued.closed).toBe(false); // its process is gone: nothing to close
+    kernel.lastComm.receive(wire(makeHello({ pid: 200, record_series: 'series-2' })));
+    expect(model.state).toBe('live');
+    expect(model.stateReason).toContain('kernel process 200');
+  });
+
+  it('asks the new process for the kernel info that went with the old one, not at the next retry', async () => {
+    jest.useFakeTimers();
+    try {
+      const kernel = new FakeKernel();
+      kernel.status = 'unknown'; // opened during the cell: JupyterLab's info request waits behind it
+      let answer: (info: any) => void = () => undefined;
+      kernel.info = new Promise(resolve => (answer = resolve));
+      let processes = 1;
+      (kernel as any).requestKernelInfo = () => {
+        if (processes === 2) {
+          answer({ language_info: { name: 'python' } }); // services settles kernel.info with a reply
+        }
+        return kernel.info.then(content => ({ content }));
+      };
+      const { model, connection } = connect(kernel);
+      await jest.advanceTimersByTimeAsync(100);
+      kernel.publishCommMsg('earlier-page', wire(makeCpuSample({ time: Date.now() / 1000 })));
+      expect(model.state).toBe('overheard');
+
+      processes = 2;
+      kernel.processSession = 'process-2';
+      kernel.status = 'idle';
+      kernel.publishCommMsg('earlier-page-2', wire(makeHello({ pid: 200, record_series: 'series-2' })));
+      await jest.advanceTimersByTimeAsync(100); // far below the info wait's 10 s
+      expect(kernel.executed).toHaveLength(1);
+      kernel.lastComm.receive(wire(makeHello({ pid: 200, record_series: 'series-2' })));
+      expect(model.state).toBe('live');
+      connection.dispose();
+    } finally {
+      jest.useRealTimers();
+    }
+  });
+
+  it('another page\'s comm to the same process changes nothing', async () => {
+    const kernel = new FakeKernel();
+    kernel.status = 'busy';
+    kernel.executeOutcome = 'never';
+    const { model } = connect(kernel);
+    await settle();
+    kernel.publishCommMsg('earlier-page', wire(makeCpuSample({ time: 100 })));
+    kernel.publishCommMsg('later-page', wire(makeHello({ pid: 100 })));
+    kernel.publishCommMsg('later-page', wire(makeCpuSample({ time: 101 })));
+    await settle();
+    expect(model.history.marks).toHaveLength(0);
+    expect(kernel.executed).toHaveLength(1);
+    expect(model.state).toBe('overheard');
   });
 });
 

@@ -103,6 +103,11 @@ export class FakeKernel {
   executed: any[] = [];
   comms: FakeComm[] = [];
   executeOutcome: ExecuteOutcome = { status: 'ok' };
+  /**
+   * The `session` in the headers of what the kernel process publishes: one
+   * per process (ipykernel's Session), so a restart changes it.
+   */
+  processSession = 'process-1';
 
   requestExecute(content: any, disposeOnDone?: boolean) {
     this.executed.push({ content, disposeOnDone });
@@ -120,6 +125,15 @@ export class FakeKernel {
     return { done };
   }
 
+  /** How many kernel_info requests were sent. */
+  infoRequests = 0;
+
+  /** Answered with `info` (services settles `kernel.info` with the first reply). */
+  requestKernelInfo(): Promise<any> {
+    this.infoRequests++;
+    return this.info.then(content => ({ content }));
+  }
+
   createComm(targetName: string) {
     const comm = new FakeComm(targetName);
     this.comms.push(comm);
@@ -130,7 +144,7 @@ export class FakeKernel {
   publishCommMsg(commId: string, data: unknown): void {
     this.iopubMessage.emit({
       channel: 'iopub',
-      header: { msg_type: 'comm_msg' },
+      header: { msg_type: 'comm_msg', session: this.processSession },
       content: { comm_id: commId, data }
     });
   }
@@ -139,7 +153,7 @@ export class FakeKernel {
   publishStatus(state: string, parent: string): void {
     this.iopubMessage.emit({
       channel: 'iopub',
-      header: { msg_type: 'status' },
+      header: { msg_type: 'status', session: this.processSession },
       parent_header: { msg_type: parent },
       content: { execution_state: state }
     });

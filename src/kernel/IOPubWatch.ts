@@ -14,11 +14,16 @@
  *   close for the same reason); the connection shows those until its own
  *   comm says hello. The helper sends the same sample to every comm, so a
  *   sample whose time is not after the last one heard is a copy: skipped.
- * - **Hellos on other comms.** A restart from another tab gives this page
- *   no `restarting` status (only the restarting page knows), but the new
- *   process's helper says hello to that page's comm: a hello from another
- *   process than the one this page's comm speaks to says the kernel
- *   process changed.
+ * - **Which kernel process speaks.** A restart from another tab gives this
+ *   page no `restarting` status (only the restarting page knows). Every
+ *   message a kernel process publishes carries its session id in the header
+ *   (one per process: ipykernel's Session), so the helper's first message
+ *   from the new process (the hello to that page's new comm) says the
+ *   process changed, also to a page whose own helper is still queued behind
+ *   a cell of the old process (its bootstrap and comm_open went with that
+ *   process, and no hello of its own will ever come). Where the headers
+ *   carry no session, a hello from another pid than this page's comm speaks
+ *   to says the same, once this page's own comm said hello.
  * - **Records on a comm JupyterLab already disposed.** JupyterLab disposes
  *   every comm of a restarting kernel at once, while the dying process may
  *   still send the record of the cell the restart interrupted; its message
@@ -50,6 +55,9 @@ export interface IIOPubWatchHost {
   restartedElsewhere(): void;
 }
 
+/** Processes remembered by session id: the old ones of a page's restarts. */
+const MAX_KNOWN_PROCESSES = 16;
+
 export class IOPubWatch {
   constructor(host: IIOPubWatchHost) {
     this._host = host;
@@ -64,6 +72,8 @@ export class IOPubWatch {
     this._kernel = kernel;
     this._lastSampleTime = -Infinity;
     this._cellRunning = null;
+    this._processSessions.clear();
+    this._newProcessDue = false;
     kernel.iopubMessage.connect(this._onIOPub, this);
   }
 
@@ -81,6 +91,7 @@ export class IOPubWatch {
     // One restart says `restarting` then `autorestarting`: the second finds
     // the comm already dropped, and keeps the id the first retired.
     this._retiredCommId = this._host.channel.comm?.commId ?? this._retiredCommId;
+    this._newProcessDue = true; // the next process to speak is the restarted one
     this._lastSampleTime = -Infinity; // the next process's samples start anew
     this._cellRunning = null;
   }
@@ -101,19 +112,20 @@ export class IOPubWatch {
     if (!KernelMessage.isCommMsgMsg(msg)) {
       return;
     }
-    const commId = msg.content.comm_id;
-    if (commId === this._host.channel.comm?.commId) {
-      return; // the comm's own handler has it
-    }
     const data: unknown = msg.content.data;
     // Cheap first look: most comm traffic in a notebook is not ours.
     const type =
       typeof data === 'object' && data !== null ? (data as { type?: unknown }).type : undefined;
-    if (type === 'cells') {
-      this._onRecord(commId, data);
+    if (type !== 'cells' && type !== 'sample' && type !== 'hello') {
       return;
     }
-    if (type !== 'sample' && type !== 'hello') {
+    this._noteProcess(msg.header.session);
+    const commId = msg.content.comm_id;
+    if (commId === this._host.channel.comm?.commId) {
+      return; // the comm's own handler has it
+    }
+    if (type === 'cells') {
+      this._onRecord(commId, data);
       return;
     }
     if (type === 'sample' && this._host.channel.helloSeen) {
@@ -129,6 +141,36 @@ export class IOPubWatch {
     } else if (message.type === 'sample' && message.time > this._lastSampleTime) {
       this._lastSampleTime = message.time;
       this._onSample(message);
+    }
+  }
+
+  /**
+   * The session id of the process that sent a helper message. Only the
+   * helper's messages count: it runs in Python kernels, whose session id
+   * is one per process, while other kernels' are not known to be (and
+   * the server publishes statuses of its own, under its own session).
+   * Processes heard once stay known: the old process's last messages,
+   * which may come while this page's own restart is under way or after,
+   * are no new process. While that restart is under way no process is
+   * taken as new; after it, the first one heard is the one it started.
+   */
+  private _noteProcess(session: unknown): void {
+    const known = this._processSessions;
+    if (typeof session !== 'string' || session === '' || known.has(session)) {
+      return;
+    }
+    if (known.size >= MAX_KNOWN_PROCESSES) {
+      known.delete(known.values().next().value as string); // the oldest
+    }
+    known.add(session);
+    if (this._host.restarting()) {
+      return;
+    }
+    if (this._newProcessDue) {
+      this._newProcessDue = false;
+    } else if (known.size > 1) {
+      this._host.restartedElsewhere(); // retire() makes the process just added the expected one
+      this._newProcessDue = false;
     }
   }
 
@@ -176,6 +218,10 @@ export class IOPubWatch {
   private _kernel: Kernel.IKernelConnection | null = null;
   private _lastSampleTime = -Infinity;
   private _retiredCommId: string | null = null;
+  /** The session ids of the kernel processes the helper's messages came from, oldest first. */
+  private _processSessions = new Set<string>();
+  /** A restart this page heard of is under way or done, and its new process has not spoken. */
+  private _newProcessDue = false;
   /** Whether a cell runs, from the last cell status heard; null when none was heard. */
   private _cellRunning: boolean | null = null;
 }

@@ -297,15 +297,27 @@ export class KernelHelperConnection
 
   /**
    * Another frontend restarted the kernel (this page saw no `restarting`,
-   * see IOPubWatch): this page's comm went with the old process. Mark the
-   * restart and connect anew.
+   * see IOPubWatch): this page's comm, and any request of it still queued
+   * behind a cell (the helper's bootstrap, JupyterLab's kernel info), went
+   * with the old process. Mark the restart and connect anew.
    */
   private _onRestartedElsewhere(): void {
     this._model.captureBeforeRestart();
     this._model.settleRestart();
     this._iopub.retire();
     this._channel.reset(false, 'The kernel was restarted from another page.');
-    this._attach(this._sessionContext.session?.kernel ?? null);
+    const kernel = this._sessionContext.session?.kernel ?? null;
+    if (kernel) {
+      // A page opened during the old process's cell has no info reply yet,
+      // and the delivery waits for one: the new process answers at once
+      // (services settles `kernel.info` with it), not at the next retry.
+      try {
+        ignoreRejection(kernel.requestKernelInfo());
+      } catch {
+        // A connection being disposed: the attach below finds out.
+      }
+    }
+    this._attach(kernel);
   }
 
   /**

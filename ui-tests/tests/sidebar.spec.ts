@@ -288,17 +288,18 @@ test.describe('memory sidebar', () => {
     await expect(busyNote(second)).toBeVisible();
     // A third tab opens the notebook and reloads: JupyterLab's status says
     // idle for its subshell requests, yet the cell still runs.
-    // (Opened mid-cell, it shows the figures heard on the others' comms.)
+    // (Opened mid-cell, it shows the figures heard on the others' comms:
+    // its request for the kernel's info waits behind the cell.)
     const third = await openInNewTab(page, path, 'vram-third-tab', 'overheard');
     await reloadPage(third);
     await openInPage(third, path, 'overheard');
-    await third.close();
     await expect(busyNote(page)).toBeVisible();
     await expect(busyNote(second)).toBeVisible();
 
     // The first tab restarts the kernel (interrupting the cell): the second
     // tab hears the new process's helper and follows at once (not after its
-    // silence watch), with the restart marked on its timeline.
+    // silence watch), with the restart marked on its timeline. So does the
+    // third, whose info request went with the old process.
     await restartKernel(page);
     await waitForState(page, 'live');
     const newPid = await pidOf(page);
@@ -308,6 +309,40 @@ test.describe('memory sidebar', () => {
       'data-vram-restarts',
       '1'
     );
+    await expect.poll(() => pidOf(third), { timeout: 10_000 }).toBe(newPid);
+    await expect(third.locator(`${SIDEBAR} [data-vram-role="state"]`)).toHaveAttribute('data-vram-state', 'live');
+    await second.close();
+    await third.close();
+  });
+
+  test('a tab whose helper waits behind a cell follows a restart made in another', async ({ page }) => {
+    await openLiveNotebook(page);
+    await page.notebook.save();
+    const path = await page.evaluate(
+      () => (window.jupyterapp.shell.currentWidget as any).context.path as string
+    );
+    const second = await openInNewTab(page, path, 'vram-waiting-tab');
+    const stateOf = (p: typeof second) => p.locator(`${SIDEBAR} [data-vram-role="state"]`);
+    const pidOf = async (p: typeof second) =>
+      /kernel process (\d+)/.exec((await stateOf(p).textContent()) ?? '')?.[1];
+    await startCell(page, 0, 'import time\ntime.sleep(60)');
+    await expect(second.locator(`${SIDEBAR} [data-vram-role="kernel-busy"]`)).toBeVisible();
+    // The second tab's connection drops and comes back: its helper is
+    // delivered anew (the kernel's info is known), queued behind the cell.
+    await second.evaluate(async () => {
+      const kernel = (window.jupyterapp.shell.currentWidget as any).sessionContext.session.kernel;
+      await kernel.reconnect();
+    });
+    await expect(stateOf(second)).toHaveAttribute('data-vram-state', 'overheard');
+
+    // The first tab restarts the kernel: what the second one sent went with
+    // the old process, and it hears no status of the restart.
+    await restartKernel(page);
+    await waitForState(page, 'live');
+    const newPid = await pidOf(page);
+    await expect.poll(() => pidOf(second), { timeout: 10_000 }).toBe(newPid);
+    await expect(stateOf(second)).toHaveAttribute('data-vram-state', 'live');
+    expect(await commsInKernel(page)).toBe(2);
     await second.close();
   });
 
