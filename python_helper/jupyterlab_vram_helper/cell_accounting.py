@@ -130,6 +130,9 @@ class CellMemoryRecorder:
         # Records made since the last send; the sender thread sends them together.
         self._unsent: Deque[CellMemoryRecord] = collections.deque(maxlen=max_records)
         self._finish_lock = threading.Lock()
+        # Held while a running cell's maxima are raised (read, compare, write):
+        # the sampler thread and a cell starting inside it both raise them.
+        self._maxima_lock = threading.Lock()
         # A sender round is queued and has not started: cells that end
         # meanwhile join it without queuing (or waking) anything.
         self._round_queued = False
@@ -195,9 +198,8 @@ class CellMemoryRecorder:
                     cell.rss_peak_from_start = True
                 elif rss.can_reset and self._config().reset_peak_per_cell and rss.reset_peak():
                     cell.rss_peak_from_start = True
-                    for outer in self._pending:
-                        if outer.rss_peak_from_start:  # the reset just hid the peak it has reached so far
-                            outer.sampled_rss_max = max_known(outer.sampled_rss_max, high_water)
+                    if self._pending:
+                        self._keep_outer_rss_peaks(high_water)
                 else:
                     cell.rss_peak_before = high_water
             except Exception as exc:
@@ -285,12 +287,13 @@ class CellMemoryRecorder:
                         return
                     cell = pending[position]
             rss = figures["host"]["rss_bytes"]
-            if rss is not None and (cell.sampled_rss_max is None or rss > cell.sampled_rss_max):
-                cell.sampled_rss_max = rss
-            for gpu in figures["gpus"]:
-                torch_figures = gpu["torch"]
-                if torch_figures is not None:
-                    raise_gpu_max(cell, gpu["index"], torch_figures["allocated_bytes"], torch_figures["reserved_bytes"])
+            with self._maxima_lock:
+                if rss is not None and (cell.sampled_rss_max is None or rss > cell.sampled_rss_max):
+                    cell.sampled_rss_max = rss
+                for gpu in figures["gpus"]:
+                    torch_figures = gpu["torch"]
+                    if torch_figures is not None:
+                        raise_gpu_max(cell, gpu["index"], torch_figures["allocated_bytes"], torch_figures["reserved_bytes"])
         except Exception:
             pass
 
@@ -325,11 +328,20 @@ class CellMemoryRecorder:
     def _keep_outer_peaks(self, reading: GpuReading) -> None:
         """Before a cell that runs inside others resets the peaks: fold the peaks
         those have reached so far (``reading``) into their maxima, which the reset hides."""
-        for index, stats in reading.items():
-            counters = torch_cuda.counters_from_stats(stats)
-            if counters is not None:
-                for outer in self._pending:
-                    raise_gpu_max(outer, index, counters.allocated_peak, counters.reserved_peak)
+        with self._maxima_lock:
+            for index, stats in reading.items():
+                counters = torch_cuda.counters_from_stats(stats)
+                if counters is not None:
+                    for outer in self._pending:
+                        raise_gpu_max(outer, index, counters.allocated_peak, counters.reserved_peak)
+
+    def _keep_outer_rss_peaks(self, high_water: Optional[int]) -> None:
+        """Before a cell that runs inside others resets VmHWM: fold the high-water
+        mark into the maxima of those counting from their start, which the reset hides."""
+        with self._maxima_lock:
+            for outer in self._pending:
+                if outer.rss_peak_from_start:
+                    outer.sampled_rss_max = max_known(outer.sampled_rss_max, high_water)
 
     def _cell_allocators(self, torch: Any) -> Optional[CellAllocators]:
         """torch's allocators as the hooks call them (None while CUDA is not initialised), kept once fixed."""
@@ -416,6 +428,7 @@ class CellMemoryRecorder:
         not usable there (torch's ``is_initialized()`` says False in such a child)."""
         self._round_queued = False
         self._cuda = None
+        self._maxima_lock = threading.Lock()  # the sampler thread may have held it at the fork
 
     def finish_records(self) -> None:
         """Turn every ended cell into a record, oldest first.

@@ -549,6 +549,41 @@ def test_a_reading_begun_before_an_inner_cell_goes_to_the_outer_one() -> None:
     assert outer["host"]["rss_peak_bytes"] == 600 * MB
 
 
+def test_an_inner_cell_starting_waits_for_a_sampler_reading_being_folded_into_the_outer_cell(cuda: FakeTorch) -> None:
+    # The sampler thread and an inner cell's start both raise the outer cell's
+    # maxima (read, compare, write); interleaved, one of the two maxima is lost.
+    h = Harness(cuda)
+    inner_info = types.SimpleNamespace(cell_id="inner", store_history=True, raw_cell="x")
+    folding, release = threading.Event(), threading.Event()
+
+    def sampler_gpus():  # the sampler's figures, read while observe() folds them
+        folding.set()
+        release.wait(5)
+        yield {"index": 0, "torch": {"allocated_bytes": 5 * GB, "reserved_bytes": 6 * GB}}
+
+    def outer_body():
+        set_allocator(cuda, 0, 9 * GB, 10 * GB)  # the outer cell's peak so far
+        set_allocator(cuda, 0, 2 * GB, 10 * GB)
+        sampler = threading.Thread(target=h.recorder.observe,
+                                   args=({"host": {"rss_bytes": None}, "gpus": sampler_gpus()},))
+        sampler.start()
+        assert folding.wait(5)
+        inner_start = threading.Thread(target=h.recorder.pre_run_cell, args=(inner_info,))
+        inner_start.start()
+        inner_start.join(0.2)
+        waited = inner_start.is_alive()  # the inner cell's fold waits for the sampler's
+        release.set()
+        sampler.join(5)
+        inner_start.join(5)
+        assert waited
+        h.recorder.post_run_cell(types.SimpleNamespace(info=inner_info, execution_count=None, error_in_exec=None,
+                                                       error_before_exec=None, result=None))
+
+    outer = h.cell(outer_body, cell_id="outer")
+    g0 = outer["gpus"][0]
+    assert (g0["allocated_peak_bytes"], g0["reserved_peak_bytes"]) == (9 * GB, 10 * GB)
+
+
 def _no_nvml():
     raise ImportError("no pynvml")
 
