@@ -7,6 +7,7 @@
  */
 import { Signal } from '@lumino/signaling';
 import { CommHandler } from '@jupyterlab/services/lib/kernel/comm';
+import { KernelConnection } from '@jupyterlab/services/lib/kernel/default';
 
 import { keepOnMainShell } from '../kernel/helperBootstrap';
 
@@ -52,6 +53,25 @@ describe('keepOnMainShell', () => {
     expect(comm.commsOverSubshells).toBe('disabled');
     expect(comm.subshellId).toBeNull();
     comm.dispose();
+  });
+
+  it('keeps it there when the setting changes at run time (the kernel connection sets every open comm)', async () => {
+    const kernel = subshellKernel();
+    const ours = new CommHandler('jupyterlab-vram', 'comm-4', kernel as any, () => undefined);
+    keepOnMainShell(ours);
+    const widgets = new CommHandler('jupyter.widget', 'comm-5', kernel as any, () => undefined, 'disabled' as any);
+    await settle();
+    // KernelConnection's own setter, over the comms it keeps.
+    const setter = Object.getOwnPropertyDescriptor(KernelConnection.prototype, 'commsOverSubshells')!.set!;
+    setter.call({ _comms: new Map([[ours.commId, ours], [widgets.commId, widgets]]) }, 'perComm');
+    await settle();
+    expect(widgets.commsOverSubshells).toBe('perComm');
+    expect(kernel.requestCreateSubshell).toHaveBeenCalledTimes(1); // the other comm's, not ours
+    expect(widgets.subshellId).toBe('subshell-1');
+    expect(ours.commsOverSubshells).toBe('disabled');
+    expect(ours.subshellId).toBeNull();
+    ours.dispose();
+    widgets.dispose();
   });
 
   it('leaves a comm of a JupyterLab without subshells as it is', () => {

@@ -242,13 +242,22 @@ function openComm(
  * still queued behind the cell. The helper's requests edit the notebook's
  * namespace and wait for the running cell (docs/protocol.md): its comm stays
  * on the main shell. Set in the tick the comm is made, before the subshell
- * the comm would ask for is requested. Earlier releases have no such setting.
+ * the comm would ask for is requested, and kept: a change of JupyterLab's
+ * setting at run time sets it on every open comm of the kernel connection,
+ * which this one ignores. Earlier releases have no such setting.
  */
 export function keepOnMainShell(comm: Kernel.IComm): void {
-  if ('commsOverSubshells' in comm) {
-    comm.commsOverSubshells =
-      'disabled' as unknown as Kernel.IComm['commsOverSubshells'];
+  if (!('commsOverSubshells' in comm)) {
+    return;
   }
+  const disabled = 'disabled' as unknown as Kernel.IComm['commsOverSubshells'];
+  comm.commsOverSubshells = disabled;
+  Object.defineProperty(comm, 'commsOverSubshells', {
+    configurable: true,
+    enumerable: true,
+    get: () => disabled,
+    set: () => undefined
+  });
 }
 
 /**

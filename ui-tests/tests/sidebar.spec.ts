@@ -140,6 +140,21 @@ test.describe('memory sidebar', () => {
     });
     expect(subshells.supported).toBe(true); // else this test proves nothing
     expect(subshells.ids).toEqual([]);
+
+    // The setting changed at run time: JupyterLab sets it on every open comm.
+    const afterChange = await page.evaluate(async () => {
+      const kernel = (window.jupyterapp.shell.currentWidget as any).sessionContext.session.kernel;
+      const before = kernel.commsOverSubshells;
+      kernel.commsOverSubshells = 'perComm';
+      try {
+        await new Promise(resolve => setTimeout(resolve, 1500)); // a subshell request would be answered by now
+        const reply = await kernel.requestListSubshell({}).done;
+        return reply.content.subshell_id as string[];
+      } finally {
+        kernel.commsOverSubshells = before;
+      }
+    });
+    expect(afterChange).toEqual([]);
   });
 
   test('a notebook closed and opened again while its kernel runs on leaves one comm in the kernel', async ({
