@@ -747,6 +747,9 @@ describe('KernelHelperConnection: what it hears on IOPub beyond its comm', () =>
     expect(kernel.executed).toHaveLength(2); // the bootstrap again
     expect(kernel.comms).toHaveLength(2);
     expect(kernel.comms[0].closed).toBe(false); // no close sent to a process that is gone
+    // Named in the next open all the same: had its open reached the new
+    // process, the helper there closes it.
+    expect(kernel.lastComm.opened[0].replaces).toEqual([kernel.comms[0].commId]);
     kernel.lastComm.receive(wire(makeHello({ pid: 200, record_series: 'series-2' })));
     expect(model.stateReason).toContain('kernel process 200');
   });
@@ -779,6 +782,53 @@ describe('KernelHelperConnection: what it hears on IOPub beyond its comm', () =>
     expect(model.history.marks).toHaveLength(marks);
     expect(kernel.executed).toHaveLength(2);
     expect(model.state).toBe('live');
+  });
+
+  it('its own comm speaking from a process it did not know of (a restart no page heard) is no restart elsewhere', async () => {
+    const { kernel, comm, model, connection } = await live();
+    kernel.publishCommMsg(comm.commId, wire(makeCpuSample({ time: 1001 })));
+    // A console (a connection of its own) restarted the kernel, and this
+    // page heard no status: its silence watch connects anew.
+    kernel.processSession = 'process-2';
+    connection.reconnect();
+    await settle();
+    expect(kernel.executed).toHaveLength(2);
+    const fresh = kernel.lastComm;
+    // services hands the comm its message, then IOPub listeners.
+    fresh.receive(wire(makeHello({ pid: 200, record_series: 'series-2' })));
+    kernel.publishCommMsg(fresh.commId, wire(makeHello({ pid: 200, record_series: 'series-2' })));
+    kernel.publishCommMsg('other-page', wire(makeCpuSample({ time: 1002 })));
+    await settle();
+    expect(kernel.executed).toHaveLength(2);
+    expect(kernel.lastComm).toBe(fresh);
+    expect(fresh.isDisposed).toBe(false);
+    expect(model.state).toBe('live');
+  });
+
+  it('a new process first heard while its own restart runs is the restarted one: a restart elsewhere after it is still seen', async () => {
+    const { kernel, comm, model, sessionContext } = await live();
+    kernel.publishCommMsg(comm.commId, wire(makeCpuSample({ time: 1001 })));
+    sessionContext.setStatus('autorestarting');
+    // Another page's helper in the new process speaks before this page's
+    // status says idle (its nudge waits behind that page's cells).
+    kernel.processSession = 'process-2';
+    kernel.publishCommMsg('other-page', wire(makeHello({ pid: 200, record_series: 'series-2' })));
+    kernel.publishCommMsg('other-page', wire(makeCpuSample({ time: 2000 })));
+    kernel.executeOutcome = 'never'; // this page's helper then waits behind a cell
+    sessionContext.setStatus('idle');
+    await settle();
+    expect(kernel.executed).toHaveLength(2);
+    const queued = kernel.lastComm;
+    // The other page restarts the kernel again.
+    kernel.processSession = 'process-3';
+    kernel.executeOutcome = { status: 'ok' };
+    kernel.publishCommMsg('other-page-3', wire(makeHello({ pid: 300, record_series: 'series-3' })));
+    await settle();
+    expect(kernel.executed).toHaveLength(3);
+    expect(kernel.lastComm).not.toBe(queued);
+    kernel.lastComm.receive(wire(makeHello({ pid: 300, record_series: 'series-3' })));
+    expect(model.state).toBe('live');
+    expect(model.stateReason).toContain('kernel process 300');
   });
 
   it('a hello to another page from the same process changes nothing', async () => {
@@ -844,9 +894,11 @@ describe('KernelHelperConnection: a restart elsewhere while its own helper waits
     kernel.publishStatus('busy', 'execute_request');
     kernel.publishStatus('idle', 'execute_request');
     expect(kernel.executed).toHaveLength(1); // a status is no proof (the server publishes its own)
+    expect(kernel.infoRequests).toBe(0);
     kernel.publishCommMsg('earlier-page-2', wire(makeHello({ pid: 200, record_series: 'series-2' })));
     await settle();
     expect(model.history.marks.map(m => m.kind)).toEqual(['restarted']);
+    expect(kernel.infoRequests).toBe(1); // the new process is asked; the old one's answer never comes
     expect(kernel.executed).toHaveLength(2);
     expect(kernel.lastComm).not.toBe(queued);
     expect(queued.closed).toBe(false); // its process is gone: nothing to close

@@ -119,9 +119,10 @@ export class IOPubWatch {
     if (type !== 'cells' && type !== 'sample' && type !== 'hello') {
       return;
     }
-    this._noteProcess(msg.header.session);
     const commId = msg.content.comm_id;
-    if (commId === this._host.channel.comm?.commId) {
+    const own = commId === this._host.channel.comm?.commId;
+    this._noteProcess(msg.header.session, own);
+    if (own) {
       return; // the comm's own handler has it
     }
     if (type === 'cells') {
@@ -145,30 +146,44 @@ export class IOPubWatch {
   }
 
   /**
-   * The session id of the process that sent a helper message. Only the
-   * helper's messages count: it runs in Python kernels, whose session id
-   * is one per process, while other kernels' are not known to be (and
-   * the server publishes statuses of its own, under its own session).
-   * Processes heard once stay known: the old process's last messages,
-   * which may come while this page's own restart is under way or after,
-   * are no new process. While that restart is under way no process is
-   * taken as new; after it, the first one heard is the one it started.
+   * The session id of the process that sent a helper message (`own`: on
+   * this page's comm). Only the helper's messages count: it runs in Python
+   * kernels, whose session id is one per process, while other kernels' are
+   * not known to be (and the server publishes statuses of its own, under
+   * its own session). Processes heard once stay known: the old process's
+   * last messages, which may come while this page's own restart is under
+   * way or after, are no new process.
+   *
+   * - This page's own comm speaks for the process it lives in: the current
+   *   one, whatever restarted it (this page, or a client that told it
+   *   nothing, whose restart the silence watch found).
+   * - After a restart this page heard of (`retire()`), the first unknown
+   *   process is the one it started, heard during the restart or after.
+   * - Otherwise an unknown process, once another was heard, means another
+   *   frontend restarted the kernel.
    */
-  private _noteProcess(session: unknown): void {
+  private _noteProcess(session: unknown, own: boolean): void {
     const known = this._processSessions;
-    if (typeof session !== 'string' || session === '' || known.has(session)) {
+    if (typeof session !== 'string' || session === '') {
       return;
     }
-    if (known.size >= MAX_KNOWN_PROCESSES) {
-      known.delete(known.values().next().value as string); // the oldest
+    const isNew = !known.has(session);
+    if (isNew) {
+      if (known.size >= MAX_KNOWN_PROCESSES) {
+        known.delete(known.values().next().value as string); // the oldest
+      }
+      known.add(session);
     }
-    known.add(session);
-    if (this._host.restarting()) {
+    if (own) {
+      this._newProcessDue = false;
+      return;
+    }
+    if (!isNew) {
       return;
     }
     if (this._newProcessDue) {
       this._newProcessDue = false;
-    } else if (known.size > 1) {
+    } else if (known.size > 1 && !this._host.restarting()) {
       this._host.restartedElsewhere(); // retire() makes the process just added the expected one
       this._newProcessDue = false;
     }

@@ -304,6 +304,12 @@ export class KernelHelperConnection
   private _onRestartedElsewhere(): void {
     this._model.captureBeforeRestart();
     this._model.settleRestart();
+    // Its open may have reached the new process all the same (sent as the
+    // restart happened): the next open names it, for the helper to close.
+    const maybeInNewProcess = this.openComm;
+    if (maybeInNewProcess) {
+      this._commsLeftOpen.add(maybeInNewProcess);
+    }
     this._iopub.retire();
     this._channel.reset(false, 'The kernel was restarted from another page.');
     const kernel = this._sessionContext.session?.kernel ?? null;
