@@ -13,7 +13,7 @@ import { CellHistory } from './model/CellHistory';
 import { KernelDeathFacts } from './model/kernelDeath';
 import { MemoryHistory } from './model/MemoryHistory';
 import { MonitorState } from './model/MonitorState';
-import { VisibilityNote } from './model/visibilityNotes';
+import type { VisibilityNote } from './model/visibilityNotes';
 import { HelloMessage, HelperRequestResults, ParseResult } from './protocol';
 import { SampleMessage } from './sampleProtocol';
 import { VramSettings } from './settings';

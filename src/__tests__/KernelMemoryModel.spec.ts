@@ -1,7 +1,8 @@
-import { KernelMemoryModel } from '../model/KernelMemoryModel';
+import { deriveNotesWith, KernelMemoryModel } from '../model/KernelMemoryModel';
 import { SeriesKey } from '../model/MemoryHistory';
 import { describeState, MONITOR_STATES } from '../model/MonitorState';
-import { deriveVisibilityNotes, NVML_UNATTRIBUTED_NOTE_AFTER_S } from '../model/visibilityNotes';
+import { deriveVisibilityNotes } from '../model/visibilityNotes';
+import { NVML_UNATTRIBUTED_NOTE_AFTER_S } from '../model/NvmlAttributionClock';
 import { gpuFigures } from '../model/gpuFigures';
 import { ModelChange } from '../tokens';
 import {
@@ -300,6 +301,26 @@ describe('visibility notes', () => {
     const grabbed = makeSample({ tensorflow: { imported: true, gpus_initialized: true } });
     const notes = deriveVisibilityNotes({ hello: makeHello(), sample: grabbed, problem: null, nvmlUnattributedForS: null });
     expect(notes.find(n => n.id === 'tensorflow-gpus')?.severity).toBe('warning');
+  });
+});
+
+describe('visibility notes before the sidebar loads', () => {
+  afterEach(() => deriveNotesWith(deriveVisibilityNotes)); // as the test set-up leaves it
+
+  it('derives none at start-up, and the current ones when first read once the sidebar brought the deriver', () => {
+    deriveNotesWith(null);
+    const { model, changes } = newModel();
+    model.ingest(wire(makeHello({ torch: null, devices: [] })));
+    model.ingest(wire(makeCpuSample()));
+    expect(model.notes).toEqual([]);
+    expect(changes).not.toContain('notes');
+
+    deriveNotesWith(deriveVisibilityNotes); // the sidebar's chunk loaded
+    expect(model.notes.map(n => n.id)).toEqual(['no-gpu', 'torch-not-imported']);
+    // From then on a change of notes is announced as it happens.
+    model.ingest(wire(makeCpuSample({ time: 2, torch: { imported: true, cuda_initialized: false } })));
+    expect(changes).toContain('notes');
+    expect(model.notes.map(n => n.id)).toEqual(['no-gpu']);
   });
 });
 

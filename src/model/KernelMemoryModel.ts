@@ -21,11 +21,30 @@ import { KernelEnds } from './KernelEnds';
 import { EarlierTimeline, MemoryHistory } from './MemoryHistory';
 import { describeState, MonitorState } from './MonitorState';
 import { NvmlAttributionClock } from './NvmlAttributionClock';
-import {
-  deriveVisibilityNotes,
-  sameNotes,
-  VisibilityNote
-} from './visibilityNotes';
+import type { VisibilityInputs, VisibilityNote } from './visibilityNotes';
+
+/** Turns a model's figures into its visibility notes (visibilityNotes.ts). */
+export type NotesDeriver = (inputs: VisibilityInputs) => VisibilityNote[];
+
+/**
+ * Only the sidebar shows the visibility notes, so their wording loads with it
+ * and it hands the deriver over here: until then every model has no notes
+ * (nothing reads them), and derives them when first read after.
+ */
+let notesDeriver: NotesDeriver | null = null;
+
+/** Derive every model's notes with `deriver` from now on (null: none, as at start-up). */
+export function deriveNotesWith(deriver: NotesDeriver | null): void {
+  notesDeriver = deriver;
+}
+
+/** Cheap equality, to emit a change only when the notes really changed. */
+function sameNotes(a: readonly VisibilityNote[], b: readonly VisibilityNote[]): boolean {
+  return (
+    a.length === b.length &&
+    a.every((n, i) => n.id === b[i].id && n.text === b[i].text)
+  );
+}
 
 /** The console hears of ignored messages at most this often (the panel's note always counts). */
 export const IGNORED_WARNING_MS = 10_000;
@@ -76,6 +95,11 @@ export class KernelMemoryModel implements IKernelMemoryModel {
     return this._kernelBusy;
   }
   get notes(): readonly VisibilityNote[] {
+    if (this._notesStale && notesDeriver) {
+      // The first read since the deriver came: its reader renders them now.
+      this._notes = notesDeriver(this._notesInputs());
+      this._notesStale = false;
+    }
     return this._notes;
   }
   get history(): MemoryHistory {
@@ -406,22 +430,28 @@ export class KernelMemoryModel implements IKernelMemoryModel {
   }
 
   private _updateNotes(): void {
-    const unattributedFor = this._nvmlClock.unattributedFor(
-      this._latest,
-      this._lastSampleArrival
-    );
-    const notes = deriveVisibilityNotes({
-      hello: this._hello,
-      sample: this._latest,
-      problem: this._problem,
-      nvmlUnattributedForS: unattributedFor,
-      settingsPending: this._settingsPending > 0
-    });
+    const inputs = this._notesInputs();
+    this._nvmlClock.schedule(inputs.nvmlUnattributedForS);
+    if (!notesDeriver) {
+      this._notesStale = true;
+      return;
+    }
+    const notes = notesDeriver(inputs);
+    this._notesStale = false;
     if (!sameNotes(notes, this._notes)) {
       this._notes = notes;
       this._changed.emit('notes');
     }
-    this._nvmlClock.schedule(unattributedFor);
+  }
+
+  private _notesInputs(): VisibilityInputs {
+    return {
+      hello: this._hello,
+      sample: this._latest,
+      problem: this._problem,
+      nvmlUnattributedForS: this._nvmlClock.unattributedFor(this._latest, this._lastSampleArrival),
+      settingsPending: this._settingsPending > 0
+    };
   }
 
   private _changed = new Signal<this, ModelChange>(this);
@@ -433,6 +463,8 @@ export class KernelMemoryModel implements IKernelMemoryModel {
   private _sampleCount = 0;
   private _kernelBusy = false;
   private _notes: readonly VisibilityNote[] = [];
+  /** Figures changed while no deriver was loaded: `_notes` is not derived from them. */
+  private _notesStale = false;
   private _problem: string | null = null;
   private _settingsPending = 0;
   private _ends: KernelEnds;

@@ -1,18 +1,29 @@
 /**
  * How long NVML has gone without attributing memory to the kernel, and when
- * the note that says so falls due (visibilityNotes.ts: after
+ * the note that says so (visibilityNotes.ts) falls due: after
  * NVML_UNATTRIBUTED_NOTE_AFTER_S, so that a list read while a context was
- * being created does not raise it).
+ * being created does not raise it.
  *
  * The helper sends a sample when a figure changes, else one per heartbeat
  * (10 s by default): once the kernel's figures settle, the note would wait
  * for the heartbeat. A timer calls `onDue` when it falls due instead.
  */
 import { SampleMessage } from '../sampleProtocol';
-import {
-  nvmlCannotAttribute,
-  NVML_UNATTRIBUTED_NOTE_AFTER_S
-} from './visibilityNotes';
+
+/**
+ * How long NVML must go on not naming the kernel before the panel says so. Right
+ * after CUDA starts, a process list read as the context was created can lack the
+ * kernel for a moment (the helper reads it again after 0.25, 0.5 and 1 s): that is
+ * not the lasting case the note explains (a container seeing host pids).
+ */
+export const NVML_UNATTRIBUTED_NOTE_AFTER_S = 2;
+
+/** Whether NVML, where present, attributes no figure to the kernel on some GPU. */
+export function nvmlCannotAttribute(sample: SampleMessage): boolean {
+  return sample.gpus.some(
+    g => g.nvml !== null && g.nvml.process_used_bytes === null
+  );
+}
 
 export class NvmlAttributionClock {
   constructor(onDue: () => void) {

@@ -4,8 +4,13 @@
  * An empty GPU card and "0 bytes" are not the same thing; these notes say
  * which case the user is in (torch not imported, CUDA not initialised, no GPU
  * visible, NVML unavailable, ...).
+ *
+ * Only the sidebar shows them, so this module loads with it, not at start-up:
+ * the sidebar hands `deriveVisibilityNotes` to the models
+ * (KernelMemoryModel's `deriveNotesWith`).
  */
 import { seesNoGpu } from './gpuVisibility';
+import { NVML_UNATTRIBUTED_NOTE_AFTER_S } from './NvmlAttributionClock';
 import { HelloMessage } from '../protocol';
 import { SampleMessage } from '../sampleProtocol';
 
@@ -43,21 +48,6 @@ export interface VisibilityInputs {
   nvmlUnattributedForS: number | null;
   /** New sampling settings were sent while a cell ran and are not applied yet. */
   settingsPending?: boolean;
-}
-
-/**
- * How long NVML must go on not naming the kernel before the panel says so. Right
- * after CUDA starts, a process list read as the context was created can lack the
- * kernel for a moment (the helper reads it again after 0.25, 0.5 and 1 s): that is
- * not the lasting case the note explains (a container seeing host pids).
- */
-export const NVML_UNATTRIBUTED_NOTE_AFTER_S = 2;
-
-/** Whether NVML, where present, attributes no figure to the kernel on some GPU. */
-export function nvmlCannotAttribute(sample: SampleMessage): boolean {
-  return sample.gpus.some(
-    g => g.nvml !== null && g.nvml.process_used_bytes === null
-  );
 }
 
 export function deriveVisibilityNotes(
@@ -166,15 +156,4 @@ export function deriveVisibilityNotes(
     });
   }
   return notes;
-}
-
-/** Cheap equality, to emit a change only when the notes really changed. */
-export function sameNotes(
-  a: readonly VisibilityNote[],
-  b: readonly VisibilityNote[]
-): boolean {
-  return (
-    a.length === b.length &&
-    a.every((n, i) => n.id === b[i].id && n.text === b[i].text)
-  );
 }

@@ -26,6 +26,8 @@ import { VramSettings } from '../settings';
 import { CommandIDs, ExecuteCommand } from '../commandIds';
 import { IKernelSessionSource } from '../model/KernelsOverview';
 import { MemoryActions } from '../model/MemoryActions';
+import { deriveNotesWith } from '../model/KernelMemoryModel';
+import { deriveVisibilityNotes } from '../model/visibilityNotes';
 import { SnippetLibrary } from '../snippets/SnippetLibrary';
 import { AllocationRecorder } from '../model/AllocationRecorder';
 import { GRAPH_FIX_SNIPPET_ID } from '../model/graphFix';
@@ -51,6 +53,8 @@ export class MemorySidebar extends Panel {
     super();
     const { monitor } = options;
     this.addClass('jp-vram-MemorySidebar');
+    // The notes' wording came with this chunk: the models derive them from now on.
+    deriveNotesWith(deriveVisibilityNotes);
 
     const settings = monitor.settings;
     this._tabBar = this._createTabBar();

@@ -86,6 +86,18 @@ test.describe('memory sidebar', () => {
     );
   });
 
+  test('opened after its notebook went live, the panel says what it cannot see', async ({ page }) => {
+    // The notes' wording loads with the panel: a model live before that
+    // derives them when the panel first reads them.
+    await page.notebook.createNew();
+    await expect(page.locator('[data-vram-role="status-item"]')).toContainText(/RAM \d/);
+    expect(await page.locator('.jp-vram-MemorySidebar').count()).toBe(0); // the panel is not loaded yet
+    await openSidebar(page);
+    await waitForState(page, 'live');
+    // At once: not at the next sample (an idle kernel's may be 10 s away).
+    expect(await sidebarRole(page, 'note').filter({ hasText: /no gpu/i }).count()).toBe(1);
+  });
+
   test('a cell that allocates memory moves the RAM figure, and del brings it back', async ({
     page
   }) => {
