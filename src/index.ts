@@ -33,6 +33,7 @@ import { CommsLeftOpen, tabStorage } from './kernel/CommsLeftOpen';
 import { MemoryMonitor } from './model/MemoryMonitor';
 import { IMonitoredNotebook } from './model/monitoredSession';
 import { lazyIndexedDbStore, lazyIndexedDbTimelineStore } from './storage/lazyIndexedDbStore';
+import { StoredHistoryFollower } from './model/StoredHistoryFollower';
 import { KernelMemoryModel } from './model/KernelMemoryModel';
 import { DEFAULT_SETTINGS, readSettings, VramSettings } from './settings';
 import { SnippetLibrary } from './snippets/SnippetLibrary';
@@ -82,11 +83,20 @@ const plugin: JupyterFrontEndPlugin<IVramMonitor> = {
   ): IVramMonitor => {
     const trans = (translator ?? nullTranslator).load('jupyterlab_vram');
     const hasIndexedDb = typeof indexedDB !== 'undefined';
+    const recordStore = hasIndexedDb ? lazyIndexedDbStore() : null;
+    const timelineStore = hasIndexedDb ? lazyIndexedDbTimelineStore() : null;
+    if (recordStore && timelineStore) {
+      // What is kept by notebook path follows the files renamed, deleted, made.
+      new StoredHistoryFollower({
+        fileChanged: app.serviceManager.contents.fileChanged,
+        stores: [recordStore, timelineStore]
+      });
+    }
     const monitor = new MemoryMonitor({
       notebooks: tracker,
       settings: { ...DEFAULT_SETTINGS },
-      recordStore: hasIndexedDb ? lazyIndexedDbStore() : null,
-      timelineStore: hasIndexedDb ? lazyIndexedDbTimelineStore() : null,
+      recordStore,
+      timelineStore,
       // Nothing is kept in the browser before the user's settings say so.
       settingsLoading: settingRegistry !== null,
       commsLeftOpen: new CommsLeftOpen(tabStorage())

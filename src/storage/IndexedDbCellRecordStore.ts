@@ -12,7 +12,15 @@
 import { CellMemoryRecord, parseCellRecord } from '../cellProtocol';
 import { SavedCellSession } from '../model/CellHistory';
 import { ICellRecordStore, SavedCellRecord } from '../model/CellHistoryPersistence';
-import { CELL_FLOORS as FLOORS, CELL_RECORDS as RECORDS, done, request, VramDatabase } from './vramDatabase';
+import {
+  CELL_FLOORS as FLOORS,
+  CELL_RECORDS as RECORDS,
+  done,
+  pathRanges,
+  renamedPath,
+  request,
+  VramDatabase
+} from './vramDatabase';
 
 interface RecordRow {
   notebook: string;
@@ -115,6 +123,32 @@ export class IndexedDbCellRecordStore implements ICellRecordStore {
     if (floor) {
       const row: FloorRow = { notebook, ...floor, time: Date.now() / 1000 };
       floors.put(row);
+    }
+    await done(tx);
+  }
+
+  async moveNotebook(from: string, to: string): Promise<void> {
+    const db = await this._open();
+    const tx = db.transaction([RECORDS, FLOORS], 'readwrite');
+    for (const name of [RECORDS, FLOORS]) {
+      const store = tx.objectStore(name);
+      for (const range of pathRanges(from, 'key prefix')) {
+        const rows = await request<{ notebook: string }[]>(store.getAll(range));
+        store.delete(range);
+        for (const row of rows) {
+          store.put({ ...row, notebook: renamedPath(row.notebook, from, to) });
+        }
+      }
+    }
+    await done(tx);
+  }
+
+  async forgetNotebook(path: string): Promise<void> {
+    const db = await this._open();
+    const tx = db.transaction([RECORDS, FLOORS], 'readwrite');
+    for (const range of pathRanges(path, 'key prefix')) {
+      tx.objectStore(RECORDS).delete(range);
+      tx.objectStore(FLOORS).delete(range);
     }
     await done(tx);
   }

@@ -8,7 +8,7 @@
 import { ITimelineStore, StoredTimelineChunk } from '../model/TimelinePersistence';
 import { parseTimelineChunk, storedChunk } from '../model/savedTimeline';
 import type { TimelineChunk } from '../model/TimelineChunkBuilder';
-import { done, request, TIMELINE_CHUNKS, VramDatabase } from './vramDatabase';
+import { done, pathRanges, renamedPath, request, TIMELINE_CHUNKS, VramDatabase } from './vramDatabase';
 
 /** Chunks whose last row is older than this go (a notebook not opened for a week). */
 export const TIMELINE_MAX_AGE_S = 7 * 24 * 3600;
@@ -63,6 +63,31 @@ export class IndexedDbTimelineStore implements ITimelineStore {
     }
     if (chunk.times.length) {
       store.add(rowOf(notebook, chunk));
+    }
+    await done(tx);
+  }
+
+  async moveNotebook(from: string, to: string): Promise<void> {
+    const db = await this._database.open();
+    const tx = db.transaction(TIMELINE_CHUNKS, 'readwrite');
+    const store = tx.objectStore(TIMELINE_CHUNKS);
+    for (const range of pathRanges(from, 'path')) {
+      const rows = await request<{ notebook: string }[]>(store.index('notebook').getAll(range));
+      for (const row of rows) {
+        store.put({ ...row, notebook: renamedPath(row.notebook, from, to) }); // the same id: in place
+      }
+    }
+    await done(tx);
+  }
+
+  async forgetNotebook(path: string): Promise<void> {
+    const db = await this._database.open();
+    const tx = db.transaction(TIMELINE_CHUNKS, 'readwrite');
+    const store = tx.objectStore(TIMELINE_CHUNKS);
+    for (const range of pathRanges(path, 'path')) {
+      for (const id of await request<IDBValidKey[]>(store.index('notebook').getAllKeys(range))) {
+        store.delete(id);
+      }
     }
     await done(tx);
   }

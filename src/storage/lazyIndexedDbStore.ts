@@ -14,7 +14,9 @@ export function lazyIndexedDbStore(): ICellRecordStore {
   return {
     load: async (notebook, capacity) => (await get()).load(notebook, capacity),
     save: async (notebook, records) => (await get()).save(notebook, records),
-    clear: async (notebook, floor) => (await get()).clear(notebook, floor)
+    clear: async (notebook, floor) => (await get()).clear(notebook, floor),
+    moveNotebook: async (from, to) => (await get()).moveNotebook(from, to),
+    forgetNotebook: async path => (await get()).forgetNotebook(path)
   };
 }
 
@@ -27,6 +29,8 @@ export function lazyIndexedDbTimelineStore(): ITimelineStore {
   return {
     load: async notebook => (await get()).load(notebook),
     save: async (notebook, chunk) => (await get()).save(notebook, chunk),
-    replace: async (notebook, ids, chunk) => (await get()).replace(notebook, ids, chunk)
+    replace: async (notebook, ids, chunk) => (await get()).replace(notebook, ids, chunk),
+    moveNotebook: async (from, to) => (await get()).moveNotebook(from, to),
+    forgetNotebook: async path => (await get()).forgetNotebook(path)
   };
 }

@@ -73,3 +73,22 @@ export function done(tx: IDBTransaction): Promise<void> {
     tx.onabort = () => reject(tx.error ?? new Error('the browser database aborted a write'));
   });
 }
+
+/**
+ * The notebook paths under `path`: itself (a notebook), or, for a folder,
+ * every path that starts with it and a slash. As two key ranges over a
+ * notebook-path key or key prefix; `rest` is what follows the path in a key
+ * (the record store's keys go on after it: `[]` sorts after anything there).
+ */
+export function pathRanges(path: string, rest: 'path' | 'key prefix'): IDBKeyRange[] {
+  const folder = path.endsWith('/') ? path : `${path}/`;
+  // '\uffff' sorts after every code unit a path can hold after the slash.
+  return rest === 'path'
+    ? [IDBKeyRange.only(path), IDBKeyRange.bound(folder, `${folder}\uffff`)]
+    : [IDBKeyRange.bound([path], [path, []]), IDBKeyRange.bound([folder], [`${folder}\uffff`, []])];
+}
+
+/** `notebook` as it is called once the file or folder `from` is called `to`. */
+export function renamedPath(notebook: string, from: string, to: string): string {
+  return notebook === from ? to : to.replace(/\/$/, '') + notebook.slice(from.replace(/\/$/, '').length);
+}

@@ -154,3 +154,34 @@ test('the cell history survives a restart, a reload, a second tab and a new help
     .poll(() => rows(page))
     .toEqual(['1:[1] earlier', '1:[2] earlier', '2:[1] earlier', '3:[1] earlier', '4:[2]']);
 });
+
+test('a renamed notebook takes its kept history along: the next new notebook, named as it was, starts empty', async ({
+  page
+}) => {
+  await openLiveNotebook(page);
+  const path = await page.evaluate(() => (window.jupyterapp.shell.currentWidget as any).context.path as string);
+  await runCells(page, ['a = 1', 'b = 2']);
+  await showCellHistory(page);
+  await expect(page.locator(ROWS)).toHaveCount(2);
+  // Renamed through the contents manager, as the file browser and
+  // "Rename Notebook…" do; the open notebook follows.
+  const renamed = path.replace(/[^/]*$/, 'renamed.ipynb');
+  await page.evaluate(async ([from, to]) => {
+    await window.jupyterapp.serviceManager.contents.rename(from, to);
+  }, [path, renamed]);
+  await expect
+    .poll(() => page.evaluate(() => (window.jupyterapp.shell.currentWidget as any).context.path as string))
+    .toBe(renamed);
+  // A new notebook gets the old name again, and a new kernel.
+  await page.evaluate(async cwd => {
+    await window.jupyterapp.commands.execute('notebook:create-new', { cwd, kernelName: 'python3' });
+  }, path.replace(/\/?[^/]*$/, ''));
+  await expect
+    .poll(() => page.evaluate(() => (window.jupyterapp.shell.currentWidget as any).context.path as string))
+    .toBe(path);
+  await waitForState(page, 'live');
+  await runNewCell(page, 'c = 3');
+  await expect(page.locator(ROWS)).toHaveCount(1);
+  await page.waitForTimeout(1000); // the kept history is read by now
+  expect(await rows(page)).toHaveLength(1); // its own cell only: nothing of the renamed notebook's
+});
