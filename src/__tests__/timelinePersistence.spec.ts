@@ -61,12 +61,6 @@ class MemoryTimelineStore implements ITimelineStore {
       this.chunks.push({ notebook, id: this._next++, chunk });
     }
   }
-  async moveNotebook(from: string, to: string) {
-    this.chunks = this.chunks.map(c => (c.notebook === from ? { ...c, notebook: to } : c));
-  }
-  async forgetNotebook(path: string) {
-    this.chunks = this.chunks.filter(c => c.notebook !== path);
-  }
   private _next = 1;
 }
 

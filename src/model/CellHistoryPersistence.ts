@@ -41,13 +41,6 @@ export interface ICellRecordStore {
     notebook: string,
     floor: { identity: string; floor: number } | null
   ): Promise<void>;
-  /**
-   * The file at `from` was renamed `to`: what is kept under it, or under
-   * every notebook in it where it is a folder, is kept under the new path.
-   */
-  moveNotebook(from: string, to: string): Promise<void>;
-  /** Forget what is kept under `path` (a notebook, or every notebook in a folder). */
-  forgetNotebook(path: string): Promise<void>;
 }
 
 export class CellHistoryPersistence implements IDisposable {

@@ -21,7 +21,12 @@ import { ISignal } from '@lumino/signaling';
 
 /** What a store that keeps things by notebook path does as files change. */
 export interface IPathKeyedStore {
+  /**
+   * The file at `from` was renamed `to`: what is kept under it, or under
+   * every notebook in it where it is a folder, is kept under the new path.
+   */
   moveNotebook(from: string, to: string): Promise<void>;
+  /** Forget what is kept under `path` (a notebook, or every notebook in a folder). */
   forgetNotebook(path: string): Promise<void>;
 }
 

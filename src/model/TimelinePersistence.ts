@@ -39,10 +39,6 @@ export interface ITimelineStore {
   save(notebook: string, chunk: TimelineChunk): Promise<void>;
   /** Put `chunk` in place of the chunks `ids`, in one write (an empty chunk: drop them). */
   replace(notebook: string, ids: readonly number[], chunk: TimelineChunk): Promise<void>;
-  /** As ICellRecordStore's: the file at `from` (a notebook or a folder) was renamed `to`. */
-  moveNotebook(from: string, to: string): Promise<void>;
-  /** As ICellRecordStore's: forget what is kept under `path`. */
-  forgetNotebook(path: string): Promise<void>;
 }
 
 export class TimelinePersistence implements IDisposable {

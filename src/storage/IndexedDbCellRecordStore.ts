@@ -12,6 +12,7 @@
 import { CellMemoryRecord, parseCellRecord } from '../cellProtocol';
 import { SavedCellSession } from '../model/CellHistory';
 import { ICellRecordStore, SavedCellRecord } from '../model/CellHistoryPersistence';
+import type { IPathKeyedStore } from '../model/StoredHistoryFollower';
 import {
   CELL_FLOORS as FLOORS,
   CELL_RECORDS as RECORDS,
@@ -37,7 +38,7 @@ interface FloorRow {
   time: number;
 }
 
-export class IndexedDbCellRecordStore implements ICellRecordStore {
+export class IndexedDbCellRecordStore implements ICellRecordStore, IPathKeyedStore {
   constructor(factory: IDBFactory = indexedDB) {
     this._database = new VramDatabase(factory);
   }

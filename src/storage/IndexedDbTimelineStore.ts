@@ -6,6 +6,7 @@
  * limit go, whatever their notebook, when any notebook's are read).
  */
 import { ITimelineStore, StoredTimelineChunk } from '../model/TimelinePersistence';
+import type { IPathKeyedStore } from '../model/StoredHistoryFollower';
 import { parseTimelineChunk, storedChunk } from '../model/savedTimeline';
 import type { TimelineChunk } from '../model/TimelineChunkBuilder';
 import { done, pathRanges, renamedPath, request, TIMELINE_CHUNKS, VramDatabase } from './vramDatabase';
@@ -13,7 +14,7 @@ import { done, pathRanges, renamedPath, request, TIMELINE_CHUNKS, VramDatabase }
 /** Chunks whose last row is older than this go (a notebook not opened for a week). */
 export const TIMELINE_MAX_AGE_S = 7 * 24 * 3600;
 
-export class IndexedDbTimelineStore implements ITimelineStore {
+export class IndexedDbTimelineStore implements ITimelineStore, IPathKeyedStore {
   constructor(factory: IDBFactory = indexedDB, now: () => number = () => Date.now() / 1000) {
     this._database = new VramDatabase(factory);
     this._now = now;

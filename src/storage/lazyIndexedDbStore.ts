@@ -4,9 +4,10 @@
  */
 import type { ICellRecordStore } from '../model/CellHistoryPersistence';
 import type { ITimelineStore } from '../model/TimelinePersistence';
+import type { IPathKeyedStore } from '../model/StoredHistoryFollower';
 
-export function lazyIndexedDbStore(): ICellRecordStore {
-  let store: Promise<ICellRecordStore> | null = null;
+export function lazyIndexedDbStore(): ICellRecordStore & IPathKeyedStore {
+  let store: Promise<ICellRecordStore & IPathKeyedStore> | null = null;
   const get = () =>
     (store ??= import('./IndexedDbCellRecordStore').then(
       module => new module.IndexedDbCellRecordStore()
@@ -20,8 +21,8 @@ export function lazyIndexedDbStore(): ICellRecordStore {
   };
 }
 
-export function lazyIndexedDbTimelineStore(): ITimelineStore {
-  let store: Promise<ITimelineStore> | null = null;
+export function lazyIndexedDbTimelineStore(): ITimelineStore & IPathKeyedStore {
+  let store: Promise<ITimelineStore & IPathKeyedStore> | null = null;
   const get = () =>
     (store ??= import('./IndexedDbTimelineStore').then(
       module => new module.IndexedDbTimelineStore()
