@@ -23,11 +23,11 @@ import base64
 import pickle
 import threading
 import time
-from typing import Any, Callable, Dict, List, Mapping, Optional
+from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
 from .cell_alive import CellAliveTracker
 from .cell_files import CellFiles
-from .execution_counts import CellNumbering
+from .execution_counts import MAX_OPEN_CELLS, CellNumbering
 from .gpu_allocations import GpuRecorder
 from .host_allocations import HostRecorder
 from .site_grouping import SiteGrouper
@@ -67,6 +67,8 @@ class AllocationSites:
         self.gpu = GpuRecorder() if torch_module is None else GpuRecorder(torch_module)
         self.cells = CellFiles()
         self._numbering = CellNumbering()
+        # (id of its ExecutionInfo, execution count, cell id) of the cells with history running, outermost first
+        self._running: List[Tuple[int, Optional[int], Optional[str]]] = []
         self.enabled = False
         self._hooked: Any = None  # the shell whose events carry our hook
 
@@ -112,6 +114,7 @@ class AllocationSites:
         self.gpu.stop()
         self.cells.forget()
         self._numbering.forget()
+        self._running.clear()
         self.alive.forget()
         self._ended.clear()
         timer, self._timer = self._timer, None
@@ -129,7 +132,17 @@ class AllocationSites:
         try:
             # Noted now: an out-of-memory diagnosis at this cell's end lists its lines.
             count = self._numbering.at_start(self._hooked, info)
-            self.cells.note(count, getattr(info, "cell_id", None))
+            cell_id = getattr(info, "cell_id", None)
+            self.cells.note(count, cell_id)
+            running = self._running
+            if getattr(info, "store_history", False):
+                self.cells.note_own(getattr(info, "raw_cell", None))
+                if len(running) >= MAX_OPEN_CELLS:
+                    del running[0]
+                running.append((id(info), count, cell_id))
+            elif running:  # run through run_cell by the running cell (%%capture, get_ipython().run_cell)
+                _, outer_count, outer_id = running[-1]
+                self.cells.note_nested(getattr(info, "raw_cell", None), outer_count, outer_id)
             if self._at_boundary():
                 self._broadcast({"type": "allocation_recording", "recording": self.state()})
         except (Exception, KeyboardInterrupt):
@@ -144,6 +157,9 @@ class AllocationSites:
             cell_id = getattr(info, "cell_id", None)
             count = getattr(result, "execution_count", None)
             self._numbering.at_end(result)
+            running = self._running
+            if running and running[-1][0] == id(info):
+                running.pop()
             if not isinstance(cell_id, str) or not cell_id:
                 return
             if isinstance(count, int) and self.cells.cell_id_of(count) != cell_id:

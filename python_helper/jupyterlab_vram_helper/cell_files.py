@@ -18,6 +18,11 @@ does. :class:`CellFiles` notes ``execution count -> cell id`` at each
 ``pre_run_cell`` while allocations are recorded; cells run before that resolve
 to their execution count only (the frontend maps counts to cells through its
 per-cell history).
+
+Code a cell runs through ``run_cell`` (``%%capture``, ``get_ipython().run_cell``)
+is compiled as a cell of its own, and registered under the shell's count as it
+is then, which is the next cell's: such a file is noted as the running cell's
+(:meth:`CellFiles.note_nested`) until a cell of its own runs the same source.
 """
 
 from __future__ import annotations
@@ -39,6 +44,8 @@ class CellFiles:
     def __init__(self, shell: Any = None):
         self.shell = shell
         self._cell_ids: Dict[int, str] = {}  # execution count -> notebook cell id
+        # code file -> the cell that ran it through run_cell (the shell's map names the wrong one)
+        self._nested: Dict[str, Tuple[Optional[int], Optional[str]]] = {}
         self._cache: Dict[str, Optional[Tuple[Optional[int], Optional[str]]]] = {}
 
     def note(self, execution_count: Optional[int], cell_id: Optional[str]) -> None:
@@ -49,12 +56,55 @@ class CellFiles:
             self._cell_ids[execution_count] = cell_id[:256]
             self._cache.clear()  # a re-run moves a file name to its new count
 
+    def note_nested(self, raw_cell: Any, execution_count: Optional[int], cell_id: Optional[str]) -> None:
+        """The running cell ``(execution_count, cell_id)`` runs ``raw_cell`` through ``run_cell``."""
+        filename = self._code_name(raw_cell)
+        if filename is not None:
+            if len(self._nested) >= MAX_NOTED_CELLS:
+                self._nested.pop(next(iter(self._nested)))
+            self._nested[filename] = (execution_count, cell_id[:256] if isinstance(cell_id, str) and cell_id else None)
+            self._cache.pop(filename, None)
+
+    def note_own(self, raw_cell: Any) -> None:
+        """A cell of its own runs ``raw_cell``: its file is that cell's again, not a nested run's."""
+        if self._nested:
+            filename = self._code_name(raw_cell)
+            if filename is not None and self._nested.pop(filename, None) is not None:
+                self._cache.pop(filename, None)
+
+    def _code_name(self, raw_cell: Any) -> Optional[str]:
+        """The file name the shell compiles ``raw_cell`` under: ipykernel's names
+        hash the raw source alone (IPython's own also hash the transformed code,
+        which the hook does not see: those names may not match, and nothing is noted)."""
+        try:
+            if not isinstance(raw_cell, str):
+                return None
+            name = self.shell.compile.get_code_name(raw_cell, raw_cell, self.shell.execution_count)
+            return name if isinstance(name, str) else None
+        except Exception:
+            return None
+
+    def raw_line(self, execution_count: Optional[int], line: int) -> Optional[str]:
+        """Line ``line`` of the cell run under ``execution_count`` as the user wrote it
+        (IPython's input history), or None."""
+        try:
+            if execution_count is None:
+                return None
+            text = self.shell.history_manager.input_hist_raw[execution_count]
+            lines = text.splitlines() if isinstance(text, str) else []
+            if not 0 < line <= len(lines):
+                return None
+            return lines[line - 1].strip()[:MAX_SOURCE_LINE_CHARS] or None
+        except Exception:
+            return None
+
     def cell_id_of(self, execution_count: int) -> Optional[str]:
         """The notebook cell noted under ``execution_count``, if any."""
         return self._cell_ids.get(execution_count)
 
     def forget(self) -> None:
         self._cell_ids.clear()
+        self._nested.clear()
         self._cache.clear()
 
     def start_lookup(self) -> None:
@@ -85,6 +135,9 @@ class CellFiles:
     def _resolve(self, filename: str) -> Optional[Tuple[Optional[int], Optional[str]]]:
         if not isinstance(filename, str):
             return None
+        nested = self._nested.get(filename)
+        if nested is not None:
+            return nested
         count = getattr(self, "_filename_map", {}).get(filename)
         if not isinstance(count, int) or isinstance(count, bool):
             match = _IPYTHON_INPUT.match(filename)

@@ -34,6 +34,18 @@ def _is_helper_frame(filename: str) -> bool:
     return filename.startswith("<jupyterlab-vram>") or "jupyterlab_vram_helper" in filename
 
 
+# What IPython's %time and %%time compile the timed code under: line 1 is the
+# first line of the code timed, which sits on the magic's line (%time) or on
+# the lines after it (%%time, whose line is the cell's first).
+_TIMED_CODE = ("<timed exec>", "<timed eval>")
+
+
+def _timed_cell_line(cell: Frame, timed: Frame) -> int:
+    """The cell's line of a frame of timed code called from the cell's frame ``cell``."""
+    magic = source_line(cell[0], cell[1]) or ""
+    return cell[1] + timed[1] - (0 if "run_cell_magic(" in magic else 1)
+
+
 class _Site:
     __slots__ = ("in_cell", "filename", "line", "function", "bytes", "count", "library")
 
@@ -92,13 +104,20 @@ class SiteGrouper:
         if not frames:
             return None, None
         normalised: List[Frame] = []
+        timed = -1  # where in ``normalised`` the outermost frame of timed code is
         for raw in frames:
             frame = self._normalise(raw)
             if _is_helper_frame(frame[0]):
                 return None, frame
             normalised.append(frame)
-            if self._cells.is_cell(frame[0]):
-                library = normalised[-2] if len(normalised) > 1 else None
+            if frame[0] in _TIMED_CODE:
+                timed = len(normalised) - 1
+            elif self._cells.is_cell(frame[0]):
+                if timed >= 0:  # the cell's own line, inside the magic's call: not the magic's line
+                    frame = (frame[0], _timed_cell_line(frame, normalised[timed]), frame[2])
+                    library = normalised[timed - 1] if timed > 0 else None
+                else:
+                    library = normalised[-2] if len(normalised) > 1 else None
                 return self._site(True, frame), library
         return self._site(False, normalised[0]), None
 
@@ -134,16 +153,19 @@ class SiteGrouper:
         library = max(site.library.items(), key=lambda item: item[1])[0] if site.library else None
         cell = None
         frame = None
+        code = source_line(site.filename, site.line)
         if site.in_cell:
             count, cell_id = self._cells.resolve(site.filename) or (None, None)
             cell = {"execution_count": count, "cell_id": cell_id, "line": site.line}
+            if code is None:  # a cell magic's body: the compiled cell is the magic's call alone
+                code = self._cells.raw_line(count, site.line)
         else:
             frame = _frame_dict(site.filename, site.line, site.function)
         return {
             "device": device,
             "cell": cell,
             "frame": frame,
-            "code": source_line(site.filename, site.line),
+            "code": code,
             "library_frame": _frame_dict(*library) if library is not None else None,
             "bytes": site.bytes,
             "count": site.count,

@@ -531,6 +531,31 @@ describe('AllocationSitesView', () => {
     await settle();
   });
 
+  it("says what a GPU's memory without a stack may be: the gradients of a backward pass too", async () => {
+    const { model, recorder } = liveRecorder();
+    model.cells.merge([]);
+    const view = new AllocationSitesView({ settings: DEFAULT_SETTINGS, actions: {} as any });
+    Widget.attach(view, document.body);
+    view.model = model;
+    view.recorder = recorder;
+    const listing = parsedListing();
+    const host = listing.devices[0];
+    listing.devices = [
+      { ...host, unattributed_bytes: 1024 },
+      { ...host, device: 'cuda:0', unattributed_bytes: 4 * 1024 * 1024, sites: [] }
+    ];
+    (recorder as any)._listing = listing;
+    (recorder as any)._recording = ON;
+    view.renderNow();
+    const headings = Array.from(view.node.querySelectorAll('.jp-vram-Holders-heading'), h => h.textContent);
+    expect(headings[0]).toContain('; 1 KiB without a stack (allocated before recording);');
+    expect(headings[1]).toContain(
+      '; 4 MiB without a stack (allocated before recording, or by the backward pass, which runs outside Python)'
+    );
+    view.dispose();
+    await settle();
+  });
+
   it('folds the small library sites behind one line that adds them up, and keeps it open across refreshes', async () => {
     const { model, recorder } = liveRecorder();
     model.cells.merge([]);

@@ -204,7 +204,13 @@ export class AllocationSitesView extends LazyView {
     const count = Math.max(0, sites.count - sites.helper_count);
     let heading = `${name}: ${formatBytes(total, units)} live in ${plural(count, 'allocation', 'allocations')}`;
     if (unattributed > 0) {
-      heading += `; ${formatBytes(unattributed, units)} without a stack (allocated before recording)`;
+      // PyTorch records Python stacks only: the backward pass allocates the
+      // gradients in autograd's own threads, which have none.
+      heading +=
+        `; ${formatBytes(unattributed, units)} without a stack` +
+        (device === 'host'
+          ? ' (allocated before recording)'
+          : ' (allocated before recording, or by the backward pass, which runs outside Python)');
     }
     if (sites.helper_bytes > 0) {
       heading +=

@@ -119,6 +119,66 @@ def test_a_library_allocation_is_charged_to_the_notebook_line_with_the_library_f
     reply(kernel, comm_id, {"type": "record_allocations", "enabled": False})
 
 
+def _cell_sites(listing: Dict[str, Any], cell_id: str) -> Dict[int, Dict[str, Any]]:
+    return {
+        s["cell"]["line"]: s
+        for s in host_sites(listing)
+        if s["cell"] is not None and s["cell"]["cell_id"] == cell_id and s["bytes"] >= 1_000_000
+    }
+
+
+def test_a_timed_cell_charges_each_line_of_its_body(kernel: Kernel, bootstrap: str) -> None:
+    # %%time runs its body as code of its own ('<timed exec>'), called from the
+    # cell's first line: the body's lines are the cell's lines after the magic.
+    comm_id = attach_helper(kernel, bootstrap, QUIET)
+    run(kernel, "import numpy as np\n", cell_id="c0")
+    reply(kernel, comm_id, {"type": "record_allocations", "enabled": True})
+    count = run(kernel, "%%time\nx = 1\ntimed = np.zeros(3_000_000)\nalso = np.ones(1_000_000)\n", cell_id="c-timed")
+    run(kernel, "y = 2\n%time line_timed = np.zeros(2_000_000)\n", cell_id="c-line-timed")
+    listing = reply(kernel, comm_id, {"type": "allocation_sites", "max_sites": 50})
+    timed = _cell_sites(listing, "c-timed")
+    assert sorted(timed) == [3, 4], timed
+    assert abs(timed[3]["bytes"] - 24_000_000) <= 0.05 * 24_000_000
+    assert timed[3]["cell"]["execution_count"] == count
+    assert timed[3]["code"] == "timed = np.zeros(3_000_000)"
+    assert timed[4]["code"] == "also = np.ones(1_000_000)"
+    line_timed = _cell_sites(listing, "c-line-timed")
+    assert sorted(line_timed) == [2], line_timed
+    assert abs(line_timed[2]["bytes"] - 16_000_000) <= 0.05 * 16_000_000
+    reply(kernel, comm_id, {"type": "record_allocations", "enabled": False})
+
+
+def test_code_a_cell_runs_through_run_cell_is_charged_to_that_cell(kernel: Kernel, bootstrap: str) -> None:
+    # %%capture and get_ipython().run_cell compile the code they run as a
+    # cell of its own, registered under the shell's count as it is then:
+    # the next cell's. Its memory belongs to the cell that ran it.
+    comm_id = attach_helper(kernel, bootstrap, QUIET)
+    run(kernel, "import numpy as np\n", cell_id="c0")
+    reply(kernel, comm_id, {"type": "record_allocations", "enabled": True})
+    capture_count = run(kernel, "%%capture\ncap = np.zeros(2_000_000)\n", cell_id="c-capture")
+    nested_count = run(
+        kernel, "x = 1\nget_ipython().run_cell('nested = np.zeros(1_500_000)')\n", cell_id="c-nested"
+    )
+    run(kernel, "z = 1\n", cell_id="c-next")
+    # A cell later run with the same source as a nested one is charged to itself.
+    same_count = run(kernel, "nested2 = np.zeros(1_250_000)\n", cell_id="c-warm")
+    run(kernel, "get_ipython().run_cell('nested2 = np.zeros(1_250_000)')\n", cell_id="c-runs-same")
+    again_count = run(kernel, "nested2 = np.zeros(1_250_000)\n", cell_id="c-same-source")
+    listing = reply(kernel, comm_id, {"type": "allocation_sites", "max_sites": 50})
+    assert _cell_sites(listing, "c-next") == {}
+    capture = _cell_sites(listing, "c-capture")
+    assert [s["cell"]["execution_count"] for s in capture.values()] == [capture_count], capture
+    assert abs(sum(s["bytes"] for s in capture.values()) - 16_000_000) <= 0.05 * 16_000_000
+    nested = _cell_sites(listing, "c-nested")
+    assert [s["cell"]["execution_count"] for s in nested.values()] == [nested_count], nested
+    assert abs(sum(s["bytes"] for s in nested.values()) - 12_000_000) <= 0.05 * 12_000_000
+    same = _cell_sites(listing, "c-same-source")
+    assert [s["cell"]["execution_count"] for s in same.values()] == [again_count], same
+    assert abs(sum(s["bytes"] for s in same.values()) - 10_000_000) <= 0.05 * 10_000_000
+    assert same_count < again_count
+    reply(kernel, comm_id, {"type": "record_allocations", "enabled": False})
+
+
 def test_tracemalloc_started_by_the_user_is_never_stopped(kernel: Kernel, bootstrap: str) -> None:
     comm_id = attach_helper(kernel, bootstrap, QUIET)
     run(kernel, "import tracemalloc\ntracemalloc.start(5)\n", cell_id="c1")
