@@ -218,7 +218,9 @@ class AllocationSites:
                 return
             start = time.perf_counter()
             ended, self._ended = self._ended, []
-            cells = self._per_cell_list()
+            # A torch that reads the live blocks only with its whole event history
+            # (before 2.11: seconds) is read when a listing is asked for, not after each cell.
+            cells = self._per_cell_list(gpu=self.gpu.reads_segments_alone())
             for cell_id, count in ended:
                 self.alive.ran(cell_id, count, cells)
             message = self.alive.message(cells)
@@ -231,13 +233,13 @@ class AllocationSites:
         except Exception as exc:
             self.last_error = f"per-cell live bytes failed: {type(exc).__name__}: {exc}"
 
-    def _per_cell_list(self) -> List[Dict[str, Any]]:
+    def _per_cell_list(self, gpu: bool = True) -> List[Dict[str, Any]]:
         self.cells.start_lookup()
         per_cell: Dict[str, Dict[str, int]] = {}
         host = self.host.group(self.cells)
         if host is not None:
             _add_per_cell(per_cell, "host", host)
-        for index, grouper in self.gpu.group(self.cells):
+        for index, grouper in self.gpu.group(self.cells) if gpu else ():
             _add_per_cell(per_cell, f"cuda:{index}", grouper)
         return self._cells(per_cell)
 

@@ -273,11 +273,26 @@ class GpuRecorder:
         if not self.recording:
             return None
         snapshot = self._torch().cuda.memory.memory_snapshot
+        return snapshot(include_traces=False) if self._leaves_events_out(snapshot) else snapshot()
+
+    def reads_segments_alone(self) -> bool:
+        """Whether reading the live blocks leaves the event history out (PyTorch 2.11
+        and later; True while not recording: nothing is read). Elsewhere each read
+        builds the whole history, seconds with the default bound: not worth paying
+        after every cell, only when a listing is asked for."""
+        if not self.recording:
+            return True
+        try:
+            return self._leaves_events_out(self._torch().cuda.memory.memory_snapshot)
+        except Exception:
+            return False
+
+    def _leaves_events_out(self, snapshot: Callable[..., Any]) -> bool:
         segments_only = self._segments_only
         if segments_only is None or segments_only[0] is not snapshot:
             # inspect.signature costs tens of microseconds: once per torch, not per cell.
             segments_only = self._segments_only = (snapshot, _takes(snapshot, "include_traces"))
-        return snapshot(include_traces=False) if segments_only[1] else snapshot()
+        return segments_only[1]
 
     def group(self, cells: CellFiles) -> List[Tuple[int, SiteGrouper]]:
         """Per device index, its live blocks grouped by site; [] while not recording."""

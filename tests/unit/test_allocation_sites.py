@@ -15,7 +15,7 @@ from typing import Any, Callable, Dict, List, Optional
 
 import pytest
 
-from fakes import CountsFirstShell, FakeProps, FakeTorch, nested_stats
+from fakes import CountsFirstShell, FakeProps, FakeTorch, nested_stats, wait_until
 from jupyterlab_vram_helper import gpu_allocations
 from jupyterlab_vram_helper.allocation_sites import AllocationSites
 from jupyterlab_vram_helper.cell_files import CellFiles
@@ -353,14 +353,41 @@ def test_a_torch_whose_snapshot_always_has_the_events_still_groups_by_site() -> 
     sites = make_sites(torch, shell, sent)
     try:
         sites.set_recording(True, host_frames=1, gpu_max_entries=1000)
-        shell.run_cell("cell-y")
+        count = shell.run_cell("cell-y")
         torch.blocks[:] = [{"state": "active_allocated", "size": 4096, "frames": frames(("/lib/x.py", 9, "f"))}]  # type: ignore[attr-defined]
+        # After each cell: the host's figures alone, the events (seconds to build) not paid for.
+        result = types.SimpleNamespace(info=types.SimpleNamespace(cell_id="cell-y"), execution_count=count)
+        for cb in list(shell.events.callbacks["post_run_cell"]):
+            cb(result)
+        wait_until(lambda: [m for m in sent if m["type"] == "cell_alive"])
+        assert torch.snapshots == []  # type: ignore[attr-defined]
+        # A listing asked for reads them.
         listing = sites.sites(max_sites=10)
     finally:
         sites.stop()
     gpu = [d for d in listing["devices"] if d["device"] == "cuda:0"][0]
     assert gpu["total_bytes"] == 4096 and gpu["sites"][0]["bytes"] == 4096
     assert torch.snapshots == ["segments, events built"]  # type: ignore[attr-defined]
+
+
+def test_a_torch_that_leaves_the_events_out_is_read_after_each_cell() -> None:
+    torch = recording_torch(initialized=True)
+    shell, sent = FakeShell(), []
+    sites = make_sites(torch, shell, sent)
+    try:
+        sites.set_recording(True, host_frames=1, gpu_max_entries=1000)
+        count = shell.run_cell("cell-y")
+        shell.compile._filename_map = {CELL_A: count}
+        torch.blocks[:] = [{"state": "active_allocated", "size": 4096, "frames": frames((CELL_A, 1, "<module>"))}]  # type: ignore[attr-defined]
+        result = types.SimpleNamespace(info=types.SimpleNamespace(cell_id="cell-y"), execution_count=count)
+        for cb in list(shell.events.callbacks["post_run_cell"]):
+            cb(result)
+        wait_until(lambda: [m for m in sent if m["type"] == "cell_alive"])
+    finally:
+        sites.stop()
+    alive = [m for m in sent if m["type"] == "cell_alive"][-1]
+    assert alive["cells"][0]["alive_bytes"]["cuda:0"] == 4096
+    assert torch.snapshots == ["segments"]  # type: ignore[attr-defined]
 
 
 def test_the_snapshot_export_is_torchs_own_pickle() -> None:
