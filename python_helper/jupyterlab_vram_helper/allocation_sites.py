@@ -143,8 +143,7 @@ class AllocationSites:
             elif running:  # run through run_cell by the running cell (%%capture, get_ipython().run_cell)
                 _, outer_count, outer_id = running[-1]
                 self.cells.note_nested(getattr(info, "raw_cell", None), outer_count, outer_id)
-            if self._at_boundary():
-                self._broadcast({"type": "allocation_recording", "recording": self.state()})
+            self._at_boundary_tell()
         except (Exception, KeyboardInterrupt):
             # An interrupt can land here: starting the GPU history may first run
             # PyTorch's symbolizer for seconds (_at_boundary). Dropped, as in cell_accounting.
@@ -204,6 +203,11 @@ class AllocationSites:
         if interrupted:
             return host_restarted or stopped
         return self.gpu.try_start() or host_restarted or stopped
+
+    def _at_boundary_tell(self) -> None:
+        """The boundary work, and every comm told when it changed the recording state."""
+        if self._at_boundary():
+            self._broadcast({"type": "allocation_recording", "recording": self.state()})
 
     def _send_cell_alive(self) -> None:
         self._scheduled = False
@@ -269,7 +273,7 @@ class AllocationSites:
 
     def sites(self, max_sites: int) -> Dict[str, Any]:
         start = time.perf_counter()
-        self._at_boundary()  # a listing is a boundary too: the kernel is between cells
+        self._at_boundary_tell()  # a listing is a boundary too: the kernel is between cells
         self.cells.shell = self._shell()
         self.cells.start_lookup()
         host = self.host.group(self.cells)
@@ -323,8 +327,7 @@ class AllocationSites:
     def gpu_snapshot(self) -> Dict[str, Any]:
         """The ``allocation_snapshot`` reply: PyTorch's allocator snapshot, pickled as
         ``torch.cuda.memory._dump_snapshot`` writes it, for pytorch.org/memory_viz."""
-        if self._at_boundary():
-            self._broadcast({"type": "allocation_recording", "recording": self.state()})
+        self._at_boundary_tell()
         snapshot = self.gpu.snapshot()
         if snapshot is None:
             return {"format": "pickle", "data_base64": None, "bytes": 0,

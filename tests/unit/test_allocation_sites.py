@@ -148,6 +148,21 @@ def test_gpu_recording_waits_for_cuda_and_starts_at_the_next_cell() -> None:
     assert shell.events.callbacks == {"pre_run_cell": [], "post_run_cell": []}
 
 
+def test_a_listing_that_starts_the_gpu_history_tells_every_comm() -> None:
+    torch = recording_torch(initialized=False)
+    shell, sent = FakeShell(), []
+    sites = make_sites(torch, shell, sent)
+    try:
+        sites.set_recording(True, host_frames=4, gpu_max_entries=5000)
+        torch.initialized = True  # CUDA came up; the next boundary is a listing, not a cell
+        listing = sites.sites(max_sites=10)
+        assert listing["recording"]["gpu"]["state"] == "recording"
+        assert sent and sent[-1]["type"] == "allocation_recording"
+        assert sent[-1]["recording"]["gpu"] == listing["recording"]["gpu"]
+    finally:
+        sites.stop()
+
+
 def test_a_history_the_user_started_is_read_never_reconfigured_or_stopped() -> None:
     torch = recording_torch(initialized=True)
     torch._C._cuda_isHistoryEnabled = lambda: True  # type: ignore[attr-defined]  # their _record_memory_history(...)
