@@ -114,7 +114,7 @@ describe('IndexedDbCellRecordStore', () => {
     const store = new IndexedDbCellRecordStore(new IDBFactory());
     await store.save(NOTEBOOK, records(3, 1000).map(record => ({ identity: 'a', record })));
     await store.save('other.ipynb', records(1, 500).map(record => ({ identity: 'z', record })));
-    await store.clear(NOTEBOOK, { identity: 'a', floor: 3 });
+    await store.clear(NOTEBOOK, [{ identity: 'a', floor: 3, time: 1003 }]);
     expect(await store.load(NOTEBOOK, 100)).toEqual([{ identity: 'a', floor: 3, records: [] }]);
     expect((await store.load('other.ipynb', 100))[0].records).toHaveLength(1);
   });
@@ -210,6 +210,54 @@ describe('CellHistoryPersistence: pages around one kernel', () => {
     second.model.ingest(wire(makeHello()));
     second.model.cells.merge(records(4, 1000)); // the kernel's history reply
     expect(ids(second.model.cells)).toEqual(['1:4']);
+  });
+
+  it('a kernel the notebook switches back to takes up its own series: cleared records stay out, new ones join it', async () => {
+    const store = new IndexedDbCellRecordStore(new IDBFactory());
+    const { model, persistence } = page(store);
+    await persistence.ready;
+    model.ingest(wire(makeHello({ record_series: 'k1' })));
+    model.ingest(wire({ type: 'cells', records: records(3, 1000) }));
+    model.cells.clear();
+    model.ingest(wire(makeHello({ record_series: 'k2', pid: 2 }))); // Change Kernel…
+    model.ingest(wire({ type: 'cells', records: records(1, 2000).map(r => ({ ...r, cell_id: 'cell-1' })) }));
+    model.ingest(wire(makeHello({ record_series: 'k1' }))); // …and back to the first, still running
+    model.cells.merge(records(3, 1000)); // its history reply
+    expect(ids(model.cells)).toEqual(['2:1']);
+    model.ingest(wire({ type: 'cells', records: records(1, 1000, 4).map(r => ({ ...r, cell_id: 'cell-1' })) }));
+    expect(ids(model.cells)).toEqual(['1:4', '2:1']);
+    expect(model.cells.latestForCell('cell-1')!.key).toBe('1:4'); // the run just made, not k2's
+    // Cleared again while k2 is away: after a reload, neither series' cleared records come back.
+    model.cells.clear();
+    await persistence.flush();
+    const reloaded = page(store);
+    await reloaded.persistence.ready;
+    reloaded.model.ingest(wire(makeHello({ record_series: 'k1' })));
+    reloaded.model.cells.merge(records(4, 1000));
+    reloaded.model.ingest(wire(makeHello({ record_series: 'k2', pid: 2 })));
+    reloaded.model.cells.merge(records(1, 2000));
+    expect(ids(reloaded.model.cells)).toEqual([]);
+  });
+
+  it('a cleared series of a kernel whose clock is behind the browser\'s stays before the later one after a reload', async () => {
+    const store = new IndexedDbCellRecordStore(new IDBFactory());
+    const browserNow = Date.now() / 1000;
+    const kernelNow = browserNow - 600; // a remote kernel ten minutes behind
+    const first = page(store);
+    await first.persistence.ready;
+    first.model.ingest(wire(makeHello({ record_series: 'x' })));
+    first.model.ingest(wire({ type: 'cells', records: records(2, kernelNow - 100) }));
+    first.model.cells.clear();
+    first.model.ingest(wire(makeHello({ record_series: 'y', pid: 2 }))); // restarted
+    first.model.ingest(wire({ type: 'cells', records: records(2, kernelNow) }));
+    await first.persistence.flush();
+
+    const second = page(store);
+    await second.persistence.ready;
+    expect(second.model.cells.identity).toBe('y');
+    second.model.ingest(wire(makeHello({ record_series: 'y', pid: 2 })));
+    second.model.cells.merge(records(2, kernelNow)); // the live kernel's history reply
+    expect(ids(second.model.cells)).toEqual(['1:1', '1:2']); // once: x, all cleared, holds no slot
   });
 
   it('saved records that arrive after the live ones still go first', async () => {

@@ -27,7 +27,7 @@ function setUp() {
   /** Keeps three records, a clear floor and a timeline chunk under `notebook`. */
   const keep = async (notebook: string) => {
     await records.save(notebook, manyRecords(3).map(record => ({ identity: 'run-1', record })));
-    await records.clear(notebook, { identity: 'run-1', floor: 2 }); // records 1-2 cleared...
+    await records.clear(notebook, [{ identity: 'run-1', floor: 2, time: 2 }]); // records 1-2 cleared...
     await records.save(notebook, manyRecords(3).slice(2).map(record => ({ identity: 'run-1', record }))); // ...3 not
     const builder = new TimelineChunkBuilder();
     builder.addRow(990, new Map([[RSS, 1]]));

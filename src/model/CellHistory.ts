@@ -135,12 +135,15 @@ export class CellHistory {
   }
 
   /**
-   * Forget every record. Records of the current kernel process with an id up
-   * to the highest seen are not taken in again (a later `history` reply
-   * returns them: they stay cleared).
+   * Forget every record. Records of every series with an id up to the
+   * highest seen are not taken in again (a later `history` reply returns
+   * them: they stay cleared).
    */
   clear(): void {
     this._floor = Math.max(this._floor, this._maxIdSeen);
+    for (const marks of this._marks.values()) {
+      marks.floor = Math.max(marks.floor, marks.maxIdSeen);
+    }
     this._entries = [];
     this._byKey.clear();
     this._latestByCell.clear();
@@ -149,14 +152,57 @@ export class CellHistory {
   }
 
   /**
-   * A new run of record ids (a new kernel process or helper) began: its ids
-   * start again at 1. `identity` names it (the hello's `record_series`).
+   * A run of record ids began (a new kernel process or helper: its ids start
+   * again at 1), or one held here goes on (the notebook switched back to a
+   * kernel it had before): `identity` names it (the hello's
+   * `record_series`). A run held already is taken up again with its floor,
+   * so what was cleared or evicted of it stays out.
    */
   startSession(identity: string = ''): void {
-    this._session++;
-    this._identities.set(this._session, identity);
-    this._floor = 0;
-    this._maxIdSeen = 0;
+    if (this._session > 0) {
+      this._marks.set(this._session, { floor: this._floor, maxIdSeen: this._maxIdSeen, lastStarted: this._lastStarted });
+    }
+    let session = 0;
+    if (identity !== '') {
+      for (const [number, held] of this._identities) {
+        if (held === identity) {
+          session = number;
+        }
+      }
+    }
+    if (session === 0) {
+      session = ++this._lastSession;
+      this._identities.set(session, identity);
+    }
+    this._session = session;
+    const marks = this._marks.get(session) ?? this._savedFloors.get(identity);
+    this._marks.delete(session); // the current session's live in the fields below
+    this._savedFloors.delete(identity);
+    this._floor = marks?.floor ?? 0;
+    this._maxIdSeen = marks?.maxIdSeen ?? 0;
+    this._lastStarted = marks?.lastStarted ?? null;
+  }
+
+  /**
+   * Every series' floor (ids up to it were cleared or evicted), with the
+   * kernel's time of its latest record (null when none came): what a clear
+   * saves, so that no series' cleared records come back after a reload.
+   */
+  floors(): { identity: string; floor: number; time: number | null }[] {
+    const out: { identity: string; floor: number; time: number | null }[] = [];
+    for (const [identity, marks] of this._savedFloors) {
+      out.push({ identity, floor: marks.floor, time: marks.lastStarted });
+    }
+    for (const [session, identity] of this._identities) {
+      const marks =
+        session === this._session
+          ? { floor: this._floor, lastStarted: this._lastStarted }
+          : this._marks.get(session);
+      if (marks && marks.floor > 0) {
+        out.push({ identity, floor: marks.floor, time: marks.lastStarted });
+      }
+    }
+    return out;
   }
 
   /**
@@ -194,9 +240,13 @@ export class CellHistory {
       const newest = i === saved.length - 1;
       const holds = session.records.some(r => r.record_id > session.floor);
       // A session whose records were all cleared is worth a slot only as
-      // the kernel's current one (its floor keeps them cleared).
+      // the kernel's current one (its floor keeps them cleared); else its
+      // floor is kept aside, for the day its kernel is taken up again.
       if (!liveIdentities.has(session.identity) && (holds || (nothingLive && newest))) {
         slotOf(session.identity);
+      } else if (!liveIdentities.has(session.identity) && session.floor > 0) {
+        const maxIdSeen = Math.max(session.floor, ...session.records.map(r => r.record_id));
+        this._savedFloors.set(session.identity, { floor: session.floor, maxIdSeen, lastStarted: null });
       }
     });
     // Then the live sessions, in order.
@@ -230,23 +280,33 @@ export class CellHistory {
     this._byKey.clear();
     this._latestByCell.clear();
     this._identities.clear();
+    this._marks.clear();
+    this._session = slots.indexOf(current) + 1; // its number from here on (which entry is a cell's latest)
     let number = 0;
     for (const slot of slots) {
       number++;
       this._identities.set(number, slot.identity);
       const ids = Array.from(slot.records.keys()).sort((a, b) => a - b);
+      let lastStarted: number | null = null;
       for (const id of ids) {
+        const record = slot.records.get(id)!;
+        lastStarted = Math.max(lastStarted ?? -Infinity, record.started);
         if (id <= slot.floor) {
           continue;
         }
-        this._push(number, slot.records.get(id)!);
+        this._push(number, record);
       }
+      const maxIdSeen = Math.max(slot.floor, ids.length ? ids[ids.length - 1] : 0);
       if (slot === current) {
         this._session = number;
         this._floor = slot.floor;
-        this._maxIdSeen = Math.max(slot.floor, ids.length ? ids[ids.length - 1] : 0);
+        this._maxIdSeen = maxIdSeen;
+        this._lastStarted = lastStarted;
+      } else {
+        this._marks.set(number, { floor: slot.floor, maxIdSeen, lastStarted });
       }
     }
+    this._lastSession = number;
     if (this._entries.length > this._capacity) {
       this._evict();
     }
@@ -277,17 +337,17 @@ export class CellHistory {
         continue;
       }
       const last = this._entries[this._entries.length - 1];
-      if (last && last.session === session && last.record.record_id > id) {
-        outOfOrder = true;
+      if (last && (last.session > session || (last.session === session && last.record.record_id > id))) {
+        outOfOrder = true; // a history reply after live records, or a run taken up again
       }
       added.push(this._push(session, record));
       this._maxIdSeen = Math.max(this._maxIdSeen, id);
+      this._lastStarted = Math.max(this._lastStarted ?? -Infinity, record.started);
     }
     if (!added.length) {
       return added;
     }
     if (outOfOrder) {
-      // A history reply after live records: keep the record order.
       this._entries.sort(compareEntries);
     }
     if (this._entries.length > this._capacity) {
@@ -315,11 +375,26 @@ export class CellHistory {
     const cellId = record.cell_id;
     if (cellId !== null) {
       const latest = this._latestByCell.get(cellId);
-      if (!latest || isNewer(entry, latest)) {
+      if (!latest || this._isNewer(entry, latest)) {
         this._latestByCell.set(cellId, entry);
       }
     }
     return entry;
+  }
+
+  /**
+   * Whether `a` is a later run of its cell than `b`: in one session, by
+   * record id; else the current session's is (a run taken up again is the
+   * live one, whatever its number), then the later session's.
+   */
+  private _isNewer(a: CellHistoryEntry, b: CellHistoryEntry): boolean {
+    if (a.session === b.session) {
+      return a.record.record_id > b.record.record_id;
+    }
+    if (a.session === this._session || b.session === this._session) {
+      return a.session === this._session;
+    }
+    return a.session > b.session;
   }
 
   private _evict(): void {
@@ -333,6 +408,11 @@ export class CellHistory {
       }
       if (entry.session === this._session) {
         this._floor = Math.max(this._floor, entry.record.record_id);
+      } else {
+        const marks = this._marks.get(entry.session);
+        if (marks) {
+          marks.floor = Math.max(marks.floor, entry.record.record_id);
+        }
       }
     }
   }
@@ -344,19 +424,21 @@ export class CellHistory {
   private _session = 0;
   /** Session number -> its record series. */
   private _identities = new Map<number, string>();
+  /** The highest session number given. */
+  private _lastSession = 0;
   /** Ids of the current session at or below this are not taken in. */
   private _floor = 0;
   private _maxIdSeen = 0;
+  /** The kernel's time (`started`) of the current session's latest record. */
+  private _lastStarted: number | null = null;
+  /** The same, of series saved by an earlier page with nothing left to show (all cleared). */
+  private _savedFloors = new Map<string, { floor: number; maxIdSeen: number; lastStarted: number | null }>();
+  /** The floor, highest id and latest record time of every session but the current one. */
+  private _marks = new Map<number, { floor: number; maxIdSeen: number; lastStarted: number | null }>();
   private _version = 0;
   private _changed = new Signal<this, CellHistoryChange>(this);
 }
 
-function isNewer(a: CellHistoryEntry, b: CellHistoryEntry): boolean {
-  return (
-    a.session > b.session ||
-    (a.session === b.session && a.record.record_id > b.record.record_id)
-  );
-}
 
 function compareEntries(a: CellHistoryEntry, b: CellHistoryEntry): number {
   return a.session - b.session || a.record.record_id - b.record.record_id;

@@ -24,6 +24,13 @@ export interface SavedCellRecord {
   readonly record: CellMemoryRecord;
 }
 
+/** Ids of a record series up to `floor` were cleared or evicted (CellHistory.floors). */
+export interface SeriesFloor {
+  readonly identity: string;
+  readonly floor: number;
+  readonly time: number | null;
+}
+
 /** Where a notebook's cell records are kept between pages. */
 export interface ICellRecordStore {
   /**
@@ -34,13 +41,11 @@ export interface ICellRecordStore {
   /** Add records (a record already saved is replaced by the same). */
   save(notebook: string, records: readonly SavedCellRecord[]): Promise<void>;
   /**
-   * Forget the notebook's records; remember `floor` for its live series (ids
-   * up to it stay cleared when the kernel sends them again).
+   * Forget the notebook's records; remember each series' `floor` (ids up to
+   * it stay cleared when the kernel sends them again), with the kernel's
+   * `time` of its latest record (null: none came), which orders the series.
    */
-  clear(
-    notebook: string,
-    floor: { identity: string; floor: number } | null
-  ): Promise<void>;
+  clear(notebook: string, floors: readonly SeriesFloor[]): Promise<void>;
 }
 
 export class CellHistoryPersistence implements IDisposable {
@@ -114,9 +119,8 @@ export class CellHistoryPersistence implements IDisposable {
       this._storeQueue.cancelFlush();
       this._pending = [];
       const notebook = this._notebook();
-      const identity = history.identity;
-      const floor = identity !== null ? { identity, floor: history.floor } : null;
-      void this._storeQueue.run(() => this._store.clear(notebook, floor));
+      const floors = history.floors();
+      void this._storeQueue.run(() => this._store.clear(notebook, floors));
     }
     // 'restored': what came from the store.
   }

@@ -11,7 +11,7 @@
  */
 import { CellMemoryRecord, parseCellRecord } from '../cellProtocol';
 import { SavedCellSession } from '../model/CellHistory';
-import { ICellRecordStore, SavedCellRecord } from '../model/CellHistoryPersistence';
+import { ICellRecordStore, SavedCellRecord, SeriesFloor } from '../model/CellHistoryPersistence';
 import type { IPathKeyedStore } from '../model/StoredHistoryFollower';
 import {
   CELL_FLOORS as FLOORS,
@@ -34,7 +34,12 @@ interface FloorRow {
   notebook: string;
   identity: string;
   floor: number;
-  /** Unix seconds when the history was cleared: orders a session without records. */
+  /**
+   * The kernel's time (Unix seconds) of the series' latest record when the
+   * history was cleared, on the clock records' `started` use (a remote
+   * kernel's may differ from this browser's); this browser's time where none
+   * came. Orders a session without records among those with.
+   */
   time: number;
 }
 
@@ -112,18 +117,15 @@ export class IndexedDbCellRecordStore implements ICellRecordStore, IPathKeyedSto
     await done(tx);
   }
 
-  async clear(
-    notebook: string,
-    floor: { identity: string; floor: number } | null
-  ): Promise<void> {
+  async clear(notebook: string, floors: readonly SeriesFloor[]): Promise<void> {
     const db = await this._open();
     const tx = db.transaction([RECORDS, FLOORS], 'readwrite');
     tx.objectStore(RECORDS).delete(notebookRange(notebook));
-    const floors = tx.objectStore(FLOORS);
-    floors.delete(notebookRange(notebook));
-    if (floor) {
-      const row: FloorRow = { notebook, ...floor, time: Date.now() / 1000 };
-      floors.put(row);
+    const store = tx.objectStore(FLOORS);
+    store.delete(notebookRange(notebook));
+    for (const { identity, floor, time } of floors) {
+      const row: FloorRow = { notebook, identity, floor, time: time ?? Date.now() / 1000 };
+      store.put(row);
     }
     await done(tx);
   }

@@ -15,7 +15,7 @@ export function lazyIndexedDbStore(): ICellRecordStore & IPathKeyedStore {
   return {
     load: async (notebook, capacity) => (await get()).load(notebook, capacity),
     save: async (notebook, records) => (await get()).save(notebook, records),
-    clear: async (notebook, floor) => (await get()).clear(notebook, floor),
+    clear: async (notebook, floors) => (await get()).clear(notebook, floors),
     moveNotebook: async (from, to) => (await get()).moveNotebook(from, to),
     forgetNotebook: async path => (await get()).forgetNotebook(path)
   };
