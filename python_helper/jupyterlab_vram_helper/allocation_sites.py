@@ -319,6 +319,8 @@ class AllocationSites:
             entry = out.get(key)
             if entry is None:
                 entry = out[key] = {"execution_count": count, "cell_id": cell_id, "alive_bytes": {}, "total_bytes": 0}
+            elif count is not None and (entry["execution_count"] is None or count > entry["execution_count"]):
+                entry["execution_count"] = count  # the cell's latest run, of the versions still holding memory
             for device, size in by_device.items():
                 entry["alive_bytes"][device] = entry["alive_bytes"].get(device, 0) + size
                 entry["total_bytes"] += size

@@ -163,6 +163,20 @@ def test_a_listing_that_starts_the_gpu_history_tells_every_comm() -> None:
         sites.stop()
 
 
+def test_a_cell_whose_edited_versions_hold_memory_is_listed_with_its_latest_run() -> None:
+    old_version, new_version = "/tmp/ipykernel_1/111.py", "/tmp/ipykernel_1/222.py"
+    shell, sent = FakeShell(), []
+    shell.compile._filename_map = {new_version: 11, old_version: 10}
+    sites = make_sites(None, shell, sent)
+    sites.cells.shell = shell
+    sites.cells.note(10, "cell-x")
+    sites.cells.note(11, "cell-x")
+    sites.cells.start_lookup()
+    for order in ([new_version, old_version], [old_version, new_version]):
+        cells = sites._cells({name: {"host": 5} for name in order})
+        assert cells == [{"execution_count": 11, "cell_id": "cell-x", "alive_bytes": {"host": 10}, "total_bytes": 10}]
+
+
 def test_a_history_the_user_started_is_read_never_reconfigured_or_stopped() -> None:
     torch = recording_torch(initialized=True)
     torch._C._cuda_isHistoryEnabled = lambda: True  # type: ignore[attr-defined]  # their _record_memory_history(...)
