@@ -170,17 +170,19 @@ test('a renamed notebook takes its kept history along: the next new notebook, na
     await window.jupyterapp.serviceManager.contents.rename(from, to);
   }, [path, renamed]);
   await expect
-    .poll(() => page.evaluate(() => (window.jupyterapp.shell.currentWidget as any).context.path as string))
+    .poll(() =>
+      page.evaluate(() => (window.jupyterapp.shell.currentWidget as any).sessionContext.session?.path as string)
+    )
     .toBe(renamed);
-  // A new notebook gets the old name again, and a new kernel.
-  await page.evaluate(async cwd => {
-    await window.jupyterapp.commands.execute('notebook:create-new', { cwd, kernelName: 'python3' });
-  }, path.replace(/\/?[^/]*$/, ''));
+  // A new notebook, made as a user makes one, gets the old name again and a new kernel.
+  await page.notebook.createNew();
   await expect
     .poll(() => page.evaluate(() => (window.jupyterapp.shell.currentWidget as any).context.path as string))
     .toBe(path);
   await waitForState(page, 'live');
-  await runNewCell(page, 'c = 3');
+  await page.notebook.setCell(0, 'code', 'c = 3');
+  await page.notebook.runCell(0, true);
+  await expect(badgeOf(page, 0)).toBeVisible();
   await expect(page.locator(ROWS)).toHaveCount(1);
   await page.waitForTimeout(1000); // the kept history is read by now
   expect(await rows(page)).toHaveLength(1); // its own cell only: nothing of the renamed notebook's
