@@ -33,7 +33,7 @@ import { CommsLeftOpen, tabStorage } from './kernel/CommsLeftOpen';
 import { MemoryMonitor } from './model/MemoryMonitor';
 import { IMonitoredNotebook } from './model/monitoredSession';
 import { lazyIndexedDbStore, lazyIndexedDbTimelineStore } from './storage/lazyIndexedDbStore';
-import { StoredHistoryFollower } from './model/StoredHistoryFollower';
+import { followNotebookFiles } from './model/StoredHistoryFollower';
 import { KernelMemoryModel } from './model/KernelMemoryModel';
 import { DEFAULT_SETTINGS, readSettings, VramSettings } from './settings';
 import { SnippetLibrary } from './snippets/SnippetLibrary';
@@ -87,10 +87,7 @@ const plugin: JupyterFrontEndPlugin<IVramMonitor> = {
     const timelineStore = hasIndexedDb ? lazyIndexedDbTimelineStore() : null;
     if (recordStore && timelineStore) {
       // What is kept by notebook path follows the files renamed, deleted, made.
-      new StoredHistoryFollower({
-        fileChanged: app.serviceManager.contents.fileChanged,
-        stores: [recordStore, timelineStore]
-      });
+      followNotebookFiles(app.serviceManager.contents.fileChanged, [recordStore, timelineStore]);
     }
     const monitor = new MemoryMonitor({
       notebooks: tracker,

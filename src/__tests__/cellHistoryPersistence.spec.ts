@@ -8,6 +8,7 @@ import { IDBFactory } from 'fake-indexeddb';
 
 import { CellHistory, CellHistoryChange } from '../model/CellHistory';
 import { CellHistoryPersistence } from '../model/CellHistoryPersistence';
+import { restoreCellSessions } from '../model/cellSessionsRestore';
 import { KernelMemoryModel } from '../model/KernelMemoryModel';
 import { IndexedDbCellRecordStore } from '../storage/IndexedDbCellRecordStore';
 import { makeCellRecord, manyRecords } from './cellFixtures';
@@ -36,12 +37,12 @@ function ids(h: CellHistory): string[] {
   return h.entries.map(e => `${e.session}:${e.record.record_id}`);
 }
 
-describe('CellHistory.restore', () => {
+describe('restoreCellSessions', () => {
   it('puts saved sessions before the live one and numbers them in order', () => {
     const h = new CellHistory(100);
     h.startSession('live');
     h.merge(records(2, 3000));
-    h.restore([
+    restoreCellSessions(h, [
       { identity: 'old-1', floor: 0, records: records(2, 1000) },
       { identity: 'old-2', floor: 0, records: records(1, 2000) }
     ]);
@@ -57,7 +58,7 @@ describe('CellHistory.restore', () => {
     const h = new CellHistory(100);
     h.startSession('live');
     h.merge(records(3, 1000, 4)); // ids 4..6 arrived live
-    h.restore([{ identity: 'live', floor: 2, records: records(5, 1000) }]);
+    restoreCellSessions(h, [{ identity: 'live', floor: 2, records: records(5, 1000) }]);
     expect(ids(h)).toEqual(['1:3', '1:4', '1:5', '1:6']);
     expect(h.floor).toBe(2);
     expect(h.merge(records(6, 1000))).toEqual([]); // the kernel's history reply: nothing new
@@ -67,7 +68,7 @@ describe('CellHistory.restore', () => {
     const h = new CellHistory(100);
     const changes: CellHistoryChange[] = [];
     h.changed.connect((_, c) => changes.push(c));
-    h.restore([
+    restoreCellSessions(h, [
       { identity: 'old', floor: 0, records: records(1, 1000) },
       { identity: 'now', floor: 0, records: records(2, 2000) }
     ]);
@@ -79,7 +80,7 @@ describe('CellHistory.restore', () => {
   it('gives a session whose records were all cleared no number, unless it is the current one', () => {
     const h = new CellHistory(100);
     h.startSession('live');
-    h.restore([
+    restoreCellSessions(h, [
       { identity: 'cleared', floor: 9, records: [] },
       { identity: 'old', floor: 0, records: records(1, 1000) }
     ]);
@@ -91,7 +92,7 @@ describe('CellHistory.restore', () => {
     const h = new CellHistory(3);
     h.startSession('live');
     h.merge(records(2, 3000));
-    h.restore([{ identity: 'old', floor: 0, records: records(4, 1000) }]);
+    restoreCellSessions(h, [{ identity: 'old', floor: 0, records: records(4, 1000) }]);
     expect(ids(h)).toEqual(['1:4', '2:1', '2:2']);
   });
 });

@@ -8,7 +8,7 @@ import { IDBFactory } from 'fake-indexeddb';
 import { Contents } from '@jupyterlab/services';
 import { Signal } from '@lumino/signaling';
 
-import { IPathKeyedStore, StoredHistoryFollower } from '../model/StoredHistoryFollower';
+import { followNotebookFiles, IPathKeyedStore } from '../model/StoredHistoryFollower';
 import { TimelineChunkBuilder } from '../model/TimelineChunkBuilder';
 import { SeriesKey } from '../model/MemoryHistory';
 import { IndexedDbCellRecordStore } from '../storage/IndexedDbCellRecordStore';
@@ -22,7 +22,7 @@ function setUp() {
   const records = new IndexedDbCellRecordStore(factory);
   const timeline = new IndexedDbTimelineStore(factory, () => 1000);
   const fileChanged = new Signal<unknown, Contents.IChangedArgs>({});
-  const follower = new StoredHistoryFollower({ fileChanged, stores: [records, timeline] });
+  const stop = followNotebookFiles(fileChanged, [records, timeline]);
   const emit = (change: Contents.IChangedArgs) => fileChanged.emit(change);
   /** Keeps three records, a clear floor and a timeline chunk under `notebook`. */
   const keep = async (notebook: string) => {
@@ -43,13 +43,13 @@ function setUp() {
     await records.load('-', 1);
     await timeline.load('-');
   };
-  return { records, timeline, follower, emit, keep, kept, settle };
+  return { records, timeline, stop, emit, keep, kept, settle };
 }
 
 const NOTHING = { cells: [], rows: 0 };
 const KEPT = { cells: [['run-1', 2, [3]]], rows: 1 };
 
-describe('StoredHistoryFollower', () => {
+describe('followNotebookFiles', () => {
   it('moves a renamed notebook\'s records, clear floor and timeline: a new notebook named as the old one finds none', async () => {
     const { emit, keep, kept, settle } = setUp();
     await keep('Untitled.ipynb');
@@ -95,20 +95,20 @@ describe('StoredHistoryFollower', () => {
     expect(await kept('Untitled.ipynb')).toEqual(NOTHING);
   });
 
-  it('leaves the stores alone for a save, a plain file made, and once disposed', () => {
+  it('leaves the stores alone for a save, a plain file made, and once stopped', () => {
     const calls: string[] = [];
     const store: IPathKeyedStore = {
       moveNotebook: async (from, to) => void calls.push(`move ${from} ${to}`),
       forgetNotebook: async path => void calls.push(`forget ${path}`)
     };
     const fileChanged = new Signal<unknown, Contents.IChangedArgs>({});
-    const follower = new StoredHistoryFollower({ fileChanged, stores: [store] });
+    const stop = followNotebookFiles(fileChanged, [store]);
     fileChanged.emit({ type: 'save', oldValue: null, newValue: { path: 'a.ipynb', type: 'notebook' } });
     fileChanged.emit({ type: 'new', oldValue: null, newValue: { path: 'notes.txt', type: 'file' } });
     fileChanged.emit({ type: 'rename', oldValue: { path: 'a.ipynb' }, newValue: { path: 'a.ipynb' } });
     expect(calls).toEqual([]);
     fileChanged.emit({ type: 'delete', oldValue: { path: 'a.ipynb' }, newValue: null });
-    follower.dispose();
+    stop();
     fileChanged.emit({ type: 'delete', oldValue: { path: 'b.ipynb' }, newValue: null });
     expect(calls).toEqual(['forget a.ipynb']);
   });

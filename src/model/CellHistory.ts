@@ -11,9 +11,10 @@
  * describe are still on screen) without clashing. Sessions are numbered 1, 2,
  * ... in the order they happened ("kernel start N").
  *
- * `restore()` takes in the sessions saved in the browser by an earlier page
- * (see CellHistoryPersistence): they go before the sessions seen live, and a
- * saved session of the live series joins it.
+ * The sessions saved in the browser by an earlier page (see
+ * CellHistoryPersistence) come in through cellSessionsRestore.ts: they go
+ * before the sessions seen live, and a saved session of the live series
+ * joins it.
  *
  * A record of the current session is accepted once, and never when its id
  * is at or below the *floor*: the highest id that was cleared or evicted. The
@@ -44,6 +45,13 @@ export type CellHistoryChange =
   | { kind: 'cleared' }
   /** Saved sessions came in: every entry may have a new key and session. */
   | { kind: 'restored' };
+
+/** A session as `rebuild` takes it: its series, floor and records by id. */
+export interface RestoredCellSession {
+  identity: string;
+  floor: number;
+  records: Map<number, CellMemoryRecord>;
+}
 
 /** The records of one run of record ids, as saved between pages. */
 export interface SavedCellSession {
@@ -85,6 +93,11 @@ export class CellHistory {
 
   get session(): number {
     return this._session;
+  }
+
+  /** The highest session number given (a session taken up again may be below it). */
+  get lastSession(): number {
+    return this._lastSession;
   }
 
   /** The record series of the current session; null before the first. */
@@ -206,84 +219,28 @@ export class CellHistory {
   }
 
   /**
-   * Take in sessions saved by an earlier page (oldest first). Those the
-   * history does not hold go before its own sessions; a saved session of a
-   * series held here merges with it (its floor too). Every session is
-   * numbered again in order. When nothing was seen live yet, the newest saved
-   * session becomes the current one, so that the kernel's own `history`
-   * reply for it (same series) does not duplicate it.
+   * Put `sessions` (oldest first, their records by id) in place of what is
+   * held, numbered again in order, `current` the one live records join
+   * (cellSessionsRestore.ts, which merges what an earlier page saved with
+   * what is held, makes them); `aside`: floors of saved series with nothing
+   * to show, kept for the day their kernel is taken up again.
    */
-  restore(saved: readonly SavedCellSession[]): void {
-    if (!saved.length) {
-      return;
+  rebuild(
+    sessions: readonly RestoredCellSession[],
+    current: RestoredCellSession | undefined,
+    aside: ReadonlyMap<string, { floor: number; maxIdSeen: number }>
+  ): void {
+    for (const [identity, { floor, maxIdSeen }] of aside) {
+      this._savedFloors.set(identity, { floor, maxIdSeen, lastStarted: null });
     }
-    type Slot = { identity: string; floor: number; records: Map<number, CellMemoryRecord> };
-    const slots: Slot[] = [];
-    const byIdentity = new Map<string, Slot>();
-    const slotOf = (identity: string): Slot => {
-      let slot = byIdentity.get(identity);
-      if (!slot) {
-        slot = { identity, floor: 0, records: new Map() };
-        byIdentity.set(identity, slot);
-        slots.push(slot);
-      }
-      return slot;
-    };
-    // Session 0 holds records taken in before any session started (tests).
-    const firstLive = this._entries.some(e => e.session === 0) ? 0 : 1;
-    const liveIdentities = new Set<string>();
-    for (let s = firstLive; s <= this._session; s++) {
-      liveIdentities.add(this._identities.get(s) ?? '');
-    }
-    const nothingLive = firstLive > this._session;
-    saved.forEach((session, i) => {
-      const newest = i === saved.length - 1;
-      const holds = session.records.some(r => r.record_id > session.floor);
-      // A session whose records were all cleared is worth a slot only as
-      // the kernel's current one (its floor keeps them cleared); else its
-      // floor is kept aside, for the day its kernel is taken up again.
-      if (!liveIdentities.has(session.identity) && (holds || (nothingLive && newest))) {
-        slotOf(session.identity);
-      } else if (!liveIdentities.has(session.identity) && session.floor > 0) {
-        const maxIdSeen = Math.max(session.floor, ...session.records.map(r => r.record_id));
-        this._savedFloors.set(session.identity, { floor: session.floor, maxIdSeen, lastStarted: null });
-      }
-    });
-    // Then the live sessions, in order.
-    for (let s = firstLive; s <= this._session; s++) {
-      slotOf(this._identities.get(s) ?? '');
-    }
-    for (const entry of this._entries) {
-      const slot = byIdentity.get(this._identities.get(entry.session) ?? '')!;
-      slot.records.set(entry.record.record_id, entry.record);
-    }
-    for (const session of saved) {
-      const slot = byIdentity.get(session.identity);
-      if (!slot) {
-        continue;
-      }
-      slot.floor = Math.max(slot.floor, session.floor);
-      for (const record of session.records) {
-        if (!slot.records.has(record.record_id)) {
-          slot.records.set(record.record_id, record);
-        }
-      }
-    }
-    const currentIdentity =
-      this._session > 0 || firstLive === 0 ? this._identities.get(this._session) ?? '' : null;
-    const current = currentIdentity !== null ? byIdentity.get(currentIdentity)! : slots[slots.length - 1];
-    if (currentIdentity !== null) {
-      current.floor = Math.max(current.floor, this._floor);
-    }
-    // Rebuild, numbering sessions in order.
     this._entries = [];
     this._byKey.clear();
     this._latestByCell.clear();
     this._identities.clear();
     this._marks.clear();
-    this._session = slots.indexOf(current) + 1; // its number from here on (which entry is a cell's latest)
+    this._session = current ? sessions.indexOf(current) + 1 : 0; // its number from here on (which entry is a cell's latest)
     let number = 0;
-    for (const slot of slots) {
+    for (const slot of sessions) {
       number++;
       this._identities.set(number, slot.identity);
       const ids = Array.from(slot.records.keys()).sort((a, b) => a - b);
@@ -298,7 +255,6 @@ export class CellHistory {
       }
       const maxIdSeen = Math.max(slot.floor, ids.length ? ids[ids.length - 1] : 0);
       if (slot === current) {
-        this._session = number;
         this._floor = slot.floor;
         this._maxIdSeen = maxIdSeen;
         this._lastStarted = lastStarted;

@@ -58,8 +58,13 @@ export class CellHistoryPersistence implements IDisposable {
     const notebook = this._notebook();
     this.ready = this._storeQueue.run(async () => {
       const saved = await this._store.load(notebook, this._history.capacity);
+      if (!saved.length || this._isDisposed || notebook !== this._notebook()) {
+        return;
+      }
+      // Loaded with the first saved history, not with the page.
+      const { restoreCellSessions } = await import('./cellSessionsRestore');
       if (!this._isDisposed && notebook === this._notebook()) {
-        this._history.restore(saved);
+        restoreCellSessions(this._history, saved);
       }
     });
   }

@@ -16,7 +16,6 @@
  * and rows, which the stores keep once.
  */
 import { Contents } from '@jupyterlab/services';
-import { IDisposable } from '@lumino/disposable';
 import { ISignal } from '@lumino/signaling';
 
 /** What a store that keeps things by notebook path does as files change. */
@@ -30,71 +29,36 @@ export interface IPathKeyedStore {
   forgetNotebook(path: string): Promise<void>;
 }
 
-export class StoredHistoryFollower implements IDisposable {
-  constructor(options: StoredHistoryFollower.IOptions) {
-    this._fileChanged = options.fileChanged;
-    this._stores = options.stores;
-    this._fileChanged.connect(this._onFileChanged, this);
-  }
-
-  get isDisposed(): boolean {
-    return this._isDisposed;
-  }
-
-  dispose(): void {
-    if (this._isDisposed) {
-      return;
-    }
-    this._isDisposed = true;
-    this._fileChanged.disconnect(this._onFileChanged, this);
-  }
-
-  private _onFileChanged(_: unknown, change: Contents.IChangedArgs): void {
-    const from = change.oldValue?.path;
-    const to = change.newValue?.path;
-    switch (change.type) {
-      case 'rename':
-        if (from && to && from !== to) {
-          this._each(store => store.moveNotebook(from, to));
-        }
-        break;
-      case 'delete':
-        if (from) {
-          this._each(store => store.forgetNotebook(from));
-        }
-        break;
-      case 'new':
-        // Only notebooks and folders can have a history under their path.
-        if (to && (change.newValue?.type === 'notebook' || change.newValue?.type === 'directory')) {
-          this._each(store => store.forgetNotebook(to));
-        }
-        break;
-      default:
-        break; // a save: the path stays what it was
-    }
-  }
-
-  private _each(change: (store: IPathKeyedStore) => Promise<void>): void {
-    for (const store of this._stores) {
-      change(store).catch(reason => {
-        if (!this._warned) {
-          this._warned = true;
-          console.warn('jupyterlab-vram: could not move or forget a notebook\'s kept history', reason);
+/**
+ * Follow the files changed through this page (`fileChanged`, the contents
+ * manager's) in `stores`; returns what stops it.
+ */
+export function followNotebookFiles(
+  fileChanged: ISignal<unknown, Contents.IChangedArgs>,
+  stores: readonly IPathKeyedStore[]
+): () => void {
+  let warned = false;
+  const onChange = (_: unknown, { type, oldValue, newValue }: Contents.IChangedArgs): void => {
+    const from = oldValue?.path;
+    const to = newValue?.path;
+    for (const store of stores) {
+      const done =
+        type === 'rename' && from && to && from !== to
+          ? store.moveNotebook(from, to)
+          : type === 'delete' && from
+            ? store.forgetNotebook(from)
+            : // Only notebooks and folders can have a history under their path.
+              type === 'new' && to && (newValue?.type === 'notebook' || newValue?.type === 'directory')
+              ? store.forgetNotebook(to)
+              : null; // a save: the path stays what it was
+      done?.catch(reason => {
+        if (!warned) {
+          warned = true;
+          console.warn("jupyterlab-vram: could not move or forget a notebook's kept history", reason);
         }
       });
     }
-  }
-
-  private _fileChanged: ISignal<unknown, Contents.IChangedArgs>;
-  private _stores: readonly IPathKeyedStore[];
-  private _isDisposed = false;
-  private _warned = false;
-}
-
-export namespace StoredHistoryFollower {
-  export interface IOptions {
-    /** The contents manager's `fileChanged`: every file change made through this page. */
-    fileChanged: ISignal<unknown, Contents.IChangedArgs>;
-    stores: readonly IPathKeyedStore[];
-  }
+  };
+  fileChanged.connect(onChange);
+  return () => fileChanged.disconnect(onChange);
 }
