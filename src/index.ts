@@ -33,7 +33,7 @@ import { CommsLeftOpen, tabStorage } from './kernel/CommsLeftOpen';
 import { MemoryMonitor } from './model/MemoryMonitor';
 import { IMonitoredNotebook } from './model/monitoredSession';
 import { lazyIndexedDbStore, lazyIndexedDbTimelineStore } from './storage/lazyIndexedDbStore';
-import { followNotebookFiles } from './model/StoredHistoryFollower';
+import { followNotebookFiles } from './model/followNotebookFiles';
 import { KernelMemoryModel } from './model/KernelMemoryModel';
 import { DEFAULT_SETTINGS, readSettings, VramSettings } from './settings';
 import { SnippetLibrary } from './snippets/SnippetLibrary';

@@ -12,7 +12,7 @@
 import { CellMemoryRecord, parseCellRecord } from '../cellProtocol';
 import { SavedCellSession } from '../model/CellHistory';
 import { ICellRecordStore, SavedCellRecord, SeriesFloor } from '../model/CellHistoryPersistence';
-import type { IPathKeyedStore } from '../model/StoredHistoryFollower';
+import type { IPathKeyedStore } from '../model/followNotebookFiles';
 import {
   CELL_FLOORS as FLOORS,
   CELL_RECORDS as RECORDS,

@@ -6,7 +6,7 @@
  * limit go, whatever their notebook, when any notebook's are read).
  */
 import { ITimelineStore, StoredTimelineChunk } from '../model/TimelinePersistence';
-import type { IPathKeyedStore } from '../model/StoredHistoryFollower';
+import type { IPathKeyedStore } from '../model/followNotebookFiles';
 import { parseTimelineChunk, storedChunk } from '../model/savedTimeline';
 import type { TimelineChunk } from '../model/TimelineChunkBuilder';
 import { done, pathRanges, renamedPath, request, TIMELINE_CHUNKS, VramDatabase } from './vramDatabase';

@@ -4,7 +4,7 @@
  */
 import type { ICellRecordStore } from '../model/CellHistoryPersistence';
 import type { ITimelineStore } from '../model/TimelinePersistence';
-import type { IPathKeyedStore } from '../model/StoredHistoryFollower';
+import type { IPathKeyedStore } from '../model/followNotebookFiles';
 
 export function lazyIndexedDbStore(): ICellRecordStore & IPathKeyedStore {
   let store: Promise<ICellRecordStore & IPathKeyedStore> | null = null;

@@ -8,7 +8,7 @@ import { IDBFactory } from 'fake-indexeddb';
 import { Contents } from '@jupyterlab/services';
 import { Signal } from '@lumino/signaling';
 
-import { followNotebookFiles, IPathKeyedStore } from '../model/StoredHistoryFollower';
+import { followNotebookFiles, IPathKeyedStore } from '../model/followNotebookFiles';
 import { TimelineChunkBuilder } from '../model/TimelineChunkBuilder';
 import { SeriesKey } from '../model/MemoryHistory';
 import { IndexedDbCellRecordStore } from '../storage/IndexedDbCellRecordStore';
