@@ -22,6 +22,7 @@ import {
   NotebookActions,
   NotebookPanel
 } from '@jupyterlab/notebook';
+import { IConsoleTracker } from '@jupyterlab/console';
 import { ISettingRegistry } from '@jupyterlab/settingregistry';
 import { IStatusBar } from '@jupyterlab/statusbar';
 import { ITranslator, nullTranslator } from '@jupyterlab/translation';
@@ -68,7 +69,8 @@ const plugin: JupyterFrontEndPlugin<IVramMonitor> = {
     IStatusBar,
     ICommandPalette,
     ITranslator,
-    IToolbarWidgetRegistry
+    IToolbarWidgetRegistry,
+    IConsoleTracker
   ],
   provides: IVramMonitor,
   activate: (
@@ -79,7 +81,8 @@ const plugin: JupyterFrontEndPlugin<IVramMonitor> = {
     statusBar: IStatusBar | null,
     palette: ICommandPalette | null,
     translator: ITranslator | null,
-    toolbarRegistry: IToolbarWidgetRegistry | null
+    toolbarRegistry: IToolbarWidgetRegistry | null,
+    consoles: IConsoleTracker | null
   ): IVramMonitor => {
     const trans = (translator ?? nullTranslator).load('jupyterlab_vram');
     const hasIndexedDb = typeof indexedDB !== 'undefined';
@@ -167,7 +170,9 @@ const plugin: JupyterFrontEndPlugin<IVramMonitor> = {
       allocationsFor: model => monitor.allocationsFor(model),
       execute: (command, args) => app.commands.execute(command, args),
       snippets,
-      kernelSessions: monitor
+      kernelSessions: monitor,
+      // A console's runs are labelled as such in the Cells tab.
+      consoles
     });
     app.shell.add(sidebar, 'right', { rank: SIDEBAR_RANK });
     if (restorer) {

@@ -27,6 +27,8 @@ import { AllocationSitesView, statusText } from '../views/AllocationSitesView';
 import { findTargetCell, IRevealCell, revealLine } from '../views/revealLine';
 import { EVIL, MiB } from './fixtures';
 import { settle } from './fakeKernel';
+import { FakeConsoles } from './fakeConsoles';
+import { ConsoleCells } from '../model/ConsoleCells';
 
 const ON: RecordingState = {
   enabled: true,
@@ -276,6 +278,7 @@ describe('site rows', () => {
       executionCount: inNotebook ? 1 : null,
       line: bytes,
       inNotebook,
+      inConsole: false,
       code: null,
       library: null,
       bytes,
@@ -528,6 +531,35 @@ describe('AllocationSitesView', () => {
       'Host (tracemalloc: Python objects and NumPy arrays, not PyTorch CPU tensors): 57.2 MiB live in 5,014 allocations; not counted: this monitor\'s own 2 KiB in 6 allocations'
     );
     view.dispose();
+    await settle();
+  });
+
+  it("labels a console's lines as a console's, with no jump to a cell", async () => {
+    const { model, recorder } = liveRecorder();
+    model.cells.merge([]);
+    const actions = { setRecording: jest.fn(), jumpTo: jest.fn(), exportGpuSnapshot: jest.fn(), exportHostCsv: jest.fn() };
+    const consoles = new FakeConsoles();
+    const console = consoles.open();
+    const consoleCells = new ConsoleCells(consoles);
+    const view = new AllocationSitesView({ settings: DEFAULT_SETTINGS, actions, consoleCells });
+    Widget.attach(view, document.body);
+    view.model = model;
+    view.recorder = recorder;
+    (recorder as any)._listing = parsedListing();
+    (recorder as any)._recording = ON;
+    view.renderNow();
+    const first = () => view.node.querySelector<HTMLElement>('[data-vram-role="site-row"]')!;
+    expect(first().textContent).toContain('[9] line 3');
+    // 'cell-a' turns out to be a console's cell: the open view relabels it.
+    console.run('cell-a');
+    MessageLoop.flush();
+    expect(first().textContent).toContain('[9] console, line 3');
+    expect(first().dataset.vramConsole).toBe('true');
+    expect(first().title).toBe('Ran in a console: there is no cell to go to.');
+    first().click();
+    expect(actions.jumpTo).not.toHaveBeenCalled();
+    view.dispose();
+    consoleCells.dispose();
     await settle();
   });
 

@@ -3,6 +3,7 @@ import { MessageLoop } from '@lumino/messaging';
 import { Signal } from '@lumino/signaling';
 import { Widget } from '@lumino/widgets';
 
+import { ConsoleCells } from '../model/ConsoleCells';
 import { KernelMemoryModel } from '../model/KernelMemoryModel';
 import { CELL_METADATA_KEY } from '../model/cellMetadata';
 import { DEFAULT_SETTINGS, VramSettings } from '../settings';
@@ -13,6 +14,7 @@ import { NotebookCellBadges } from '../views/NotebookCellBadges';
 import { makeCellGpu, makeCellRecord, manyRecords, oomRecord } from './cellFixtures';
 import { EVIL, FakeMonitor, GiB, makeHello, makeSample, wire } from './fixtures';
 import { settle } from './fakeKernel';
+import { FakeConsoles } from './fakeConsoles';
 
 
 class FakeCellModel {
@@ -265,7 +267,7 @@ describe('NotebookCellBadges', () => {
 });
 
 describe('CellHistoryView', () => {
-  function setup(records = manyRecords(3)) {
+  function setup(records = manyRecords(3), consoleCells: ConsoleCells | null = null) {
     const model = liveModel();
     model.cells.merge(records);
     const revealed: string[] = [];
@@ -283,7 +285,8 @@ describe('CellHistoryView', () => {
         },
         exportHistory: format => actions.exported.push(format),
         clearHistory: () => actions.cleared++
-      }
+      },
+      consoleCells
     });
     Widget.attach(view, document.body);
     view.model = model;
@@ -391,7 +394,8 @@ describe('CellHistoryView', () => {
     rows(view)[1].click();
     await settle();
     expect(message.hidden).toBe(false);
-    expect(message.textContent).toContain('[2] no longer exists');
+    expect(message.textContent).toContain('[2] is not in this notebook');
+    expect(message.textContent).toContain('console');
     view.dispose();
   });
 
@@ -404,6 +408,38 @@ describe('CellHistoryView', () => {
     expect(revealed).toEqual([]);
     expect(view.node.querySelector('[data-vram-role="cell-message"]')!.textContent).toContain('console');
     view.dispose();
+  });
+
+  it("labels the runs of a JupyterLab console, which sends its own cell's id, as a console's", async () => {
+    const consoles = new FakeConsoles();
+    const console = consoles.open(['console-cell-1']);
+    const consoleCells = new ConsoleCells(consoles);
+    const { view, revealed } = setup(
+      [
+        makeCellRecord({ record_id: 1, cell_id: 'cell-1', execution_count: 1 }),
+        makeCellRecord({ record_id: 2, cell_id: 'console-cell-1', execution_count: 2 }),
+        makeCellRecord({ record_id: 3, cell_id: 'console-cell-2', execution_count: 3 })
+      ],
+      consoleCells
+    );
+    const countText = () =>
+      rows(view).map(r => r.querySelector('.jp-vram-CellCol-execution_count')!.textContent);
+    expect(countText()).toEqual(['[3]', '[2] console', '[1]']);
+    rows(view)[1].click();
+    await settle();
+    expect(revealed).toEqual([]);
+    const message = view.node.querySelector<HTMLElement>('[data-vram-role="cell-message"]')!;
+    expect(message.textContent).toBe('[2] ran in a console: there is no cell to go to.');
+    // The console runs a cell whose record is already listed: the row is relabelled.
+    console.run('console-cell-2');
+    MessageLoop.flush();
+    expect(countText()).toEqual(['[3] console', '[2] console', '[1]']);
+    expect(rows(view)[0].title).toContain('Run from a console');
+    rows(view)[2].click();
+    await settle();
+    expect(revealed).toEqual(['cell-1']);
+    view.dispose();
+    consoleCells.dispose();
   });
 
   it('says the history was cleared, not that no cell has run, once it is', () => {

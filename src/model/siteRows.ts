@@ -16,7 +16,7 @@ import { csvField } from './csvField';
 
 export interface SiteRow {
   device: string;
-  /** "[7] line 3", or "json/decoder.py:353" outside the notebook. */
+  /** "[7] line 3" ("[7] console, line 3"), or "json/decoder.py:353" outside the notebook. */
   label: string;
   /** The notebook cell to jump to; null when unknown or outside the notebook. */
   cellId: string | null;
@@ -24,6 +24,8 @@ export interface SiteRow {
   /** 1-based line in the cell (or the file, outside the notebook). */
   line: number;
   inNotebook: boolean;
+  /** The line is a console cell's (ConsoleCells): there is no cell to go to. */
+  inConsole: boolean;
   /** The line's text (kernel data). */
   code: string | null;
   /** "numpy/core/numeric.py:191 in ones": the library frame beneath. */
@@ -56,22 +58,30 @@ export function frameText(frame: SiteFrame): string {
   return frame.function ? `${where} in ${frame.function}` : where;
 }
 
+/** Whether a cell id is a console cell's (ConsoleCells.has). */
+export type IsConsoleCell = (cellId: string) => boolean;
+
+const NO_CONSOLES: IsConsoleCell = () => false;
+
 export function siteRow(
   site: AllocationSite,
-  cellIds: ReadonlyMap<number, string>
+  cellIds: ReadonlyMap<number, string>,
+  isConsoleCell: IsConsoleCell = NO_CONSOLES
 ): SiteRow {
   const cell = site.cell;
   if (cell) {
     const count = cell.execution_count;
     const cellId =
       cell.cell_id ?? (count !== null ? cellIds.get(count) ?? null : null);
+    const inConsole = cellId !== null && isConsoleCell(cellId);
     return {
       device: site.device,
-      label: `[${count ?? '?'}] line ${cell.line}`,
+      label: `[${count ?? '?'}] ${inConsole ? 'console, ' : ''}line ${cell.line}`,
       cellId,
       executionCount: count,
       line: cell.line,
       inNotebook: true,
+      inConsole,
       code: site.code,
       library: site.library_frame ? frameText(site.library_frame) : null,
       bytes: site.bytes,
@@ -86,6 +96,7 @@ export function siteRow(
     executionCount: null,
     line: frame?.line ?? 0,
     inNotebook: false,
+    inConsole: false,
     code: site.code,
     library: null,
     bytes: site.bytes,
@@ -96,11 +107,12 @@ export function siteRow(
 /** Every device's rows, largest first within each device (the kernel's order). */
 export function siteRows(
   listing: AllocationSitesResult,
-  cellIds: ReadonlyMap<number, string>
+  cellIds: ReadonlyMap<number, string>,
+  isConsoleCell: IsConsoleCell = NO_CONSOLES
 ): { device: string; rows: SiteRow[] }[] {
   return listing.devices.map(d => ({
     device: d.device,
-    rows: d.sites.map(site => siteRow(site, cellIds))
+    rows: d.sites.map(site => siteRow(site, cellIds, isConsoleCell))
   }));
 }
 

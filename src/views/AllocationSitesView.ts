@@ -29,6 +29,7 @@ import { clockTime } from '../clockText';
 import { seesNoGpu } from '../model/gpuVisibility';
 import { formatBytes, plural } from '../format';
 import { AllocationRecorder } from '../model/AllocationRecorder';
+import { ConsoleCells } from '../model/ConsoleCells';
 import {
   cellIdsByCount,
   foldSmallSites,
@@ -53,6 +54,8 @@ export class AllocationSitesView extends LazyView {
   constructor(options: AllocationSitesView.IOptions) {
     super(options.settings);
     this._actions = options.actions;
+    this._consoleCells = options.consoleCells ?? null;
+    this._consoleCells?.changed.connect(this.requestRender, this);
     this.addClass('jp-vram-Sites');
     this.node.dataset.vramRole = 'sites-view';
 
@@ -140,6 +143,7 @@ export class AllocationSitesView extends LazyView {
   }
 
   dispose(): void {
+    this._consoleCells?.changed.disconnect(this.requestRender, this);
     this._recorder?.changed.disconnect(this.requestRender, this);
     this._recorder = null;
     super.dispose();
@@ -176,7 +180,10 @@ export class AllocationSitesView extends LazyView {
 
     const listing = recorder?.listing ?? null;
     const records = this._model?.cells.entries.map(e => e.record) ?? [];
-    this._rows = listing ? siteRows(listing, cellIdsByCount(records)) : [];
+    const consoleCells = this._consoleCells;
+    this._rows = listing
+      ? siteRows(listing, cellIdsByCount(records), id => consoleCells?.has(id) ?? false)
+      : [];
     this._exportHost.disabled = !this._rows.some(
       d => d.device === 'host' && d.rows.length > 0
     );
@@ -306,7 +313,10 @@ export class AllocationSitesView extends LazyView {
         element('div', 'jp-vram-Sites-library', { text: `↳ ${row.library}` })
       );
     }
-    if (row.inNotebook && (row.cellId !== null || row.executionCount !== null)) {
+    if (row.inConsole) {
+      item.dataset.vramConsole = 'true';
+      item.title = 'Ran in a console: there is no cell to go to.';
+    } else if (row.inNotebook && (row.cellId !== null || row.executionCount !== null)) {
       item.classList.add('jp-vram-Sites-jump');
       item.title = 'Go to this line';
       makeActivatable(item, () => this._actions.jumpTo(row));
@@ -315,6 +325,7 @@ export class AllocationSitesView extends LazyView {
   }
 
   private _actions: AllocationSitesView.IActions;
+  private _consoleCells: ConsoleCells | null;
   private _recorder: AllocationRecorder | null = null;
   private _model: IKernelMemoryModel | null = null;
   private _rows: { device: string; rows: SiteRow[] }[] = [];
@@ -438,5 +449,7 @@ export namespace AllocationSitesView {
   export interface IOptions {
     settings: VramSettings;
     actions: IActions;
+    /** The ids of the page's console cells: their lines are labelled a console's. */
+    consoleCells?: ConsoleCells | null;
   }
 }

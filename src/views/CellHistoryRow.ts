@@ -45,7 +45,9 @@ export class CellHistoryRow {
     units: 'binary' | 'decimal',
     level: 'normal' | 'warning',
     currentSession: number,
-    alive: CellAliveText | null = null
+    alive: CellAliveText | null = null,
+    // Ran in a console (no cell id, or a console cell's id)
+    fromConsole = entry.record.cell_id === null
   ): void {
     const node = this.node;
     setHidden(node, false);
@@ -59,6 +61,7 @@ export class CellHistoryRow {
       this._units === units &&
       this._level === level &&
       this._earlier === earlier &&
+      this._console === fromConsole &&
       this._alive?.short === alive?.short &&
       this._alive?.lines.join() === alive?.lines.join()
     ) {
@@ -69,9 +72,10 @@ export class CellHistoryRow {
     this._units = units;
     this._level = level;
     this._earlier = earlier;
+    this._console = fromConsole;
     const r = entry.record;
     const s = entry.summary;
-    const console = r.cell_id === null;
+    const console = fromConsole;
     node.dataset.vramKey = entry.key;
     node.dataset.vramRecordId = String(r.record_id);
     if (r.execution_count === null) {
@@ -120,4 +124,5 @@ export class CellHistoryRow {
   private _units: string | null = null;
   private _level: string | null = null;
   private _earlier = false;
+  private _console = false;
 }

@@ -19,6 +19,7 @@ import { AllocationRecorder } from '../model/AllocationRecorder';
 import { cellAliveOf, cellAliveText, CellAliveText } from '../model/cellAlive';
 import { cellTotalsOf, cellWarningLevel } from '../model/cellFigures';
 import { CellHistoryEntry } from '../model/CellHistory';
+import { ConsoleCells } from '../model/ConsoleCells';
 import {
   CELL_SORT_KEYS,
   CellSort,
@@ -78,6 +79,9 @@ export class CellHistoryView extends ModelView {
   constructor(options: CellHistoryView.IOptions) {
     super(options.settings);
     this._actions = options.actions ?? {};
+    this._consoleCells = options.consoleCells ?? null;
+    // A console's cell seen after its record came (a console panel added late) relabels the row.
+    this._consoleCells?.changed.connect(this.requestRender, this);
     this.addClass('jp-vram-CellHistory');
     this.node.dataset.vramRole = 'cell-history';
 
@@ -308,7 +312,8 @@ export class CellHistoryView extends ModelView {
           units,
           cellWarningLevel(entry.record, entry.summary, totals, threshold),
           session,
-          this._aliveOf(entry, units)
+          this._aliveOf(entry, units),
+          this._ranInConsole(entry)
         );
       } else {
         row.hide();
@@ -335,6 +340,7 @@ export class CellHistoryView extends ModelView {
   }
 
   dispose(): void {
+    this._consoleCells?.changed.disconnect(this.requestRender, this);
     this._recorder?.changed.disconnect(this._onRecorderChanged, this);
     this._recorder = null;
     super.dispose();
@@ -360,6 +366,12 @@ export class CellHistoryView extends ModelView {
     return cellAliveText(cellAliveOf(entry, this._recorder.alive, cells), units);
   }
 
+  /** Whether the record's code ran in a console (no cell id, or a console cell's). */
+  private _ranInConsole(entry: CellHistoryEntry): boolean {
+    const cellId = entry.record.cell_id;
+    return cellId === null || (this._consoleCells?.has(cellId) ?? false);
+  }
+
   private _onRowClick(event: MouseEvent): void {
     const target = event.target as HTMLElement | null;
     const rowNode = target?.closest('[data-vram-role="cell-row"]') as
@@ -371,7 +383,7 @@ export class CellHistoryView extends ModelView {
       return;
     }
     const count = formatExecutionCount(entry.record.execution_count);
-    if (entry.record.cell_id === null) {
+    if (this._ranInConsole(entry)) {
       this.showMessage(`${count} ran in a console: there is no cell to go to.`);
       return;
     }
@@ -384,7 +396,7 @@ export class CellHistoryView extends ModelView {
       found => {
         if (!found) {
           this.showMessage(
-            `Cell ${count} no longer exists in this notebook (deleted, or run from another notebook on this kernel).`
+            `Cell ${count} is not in this notebook: it was deleted, or ran in a console or in another notebook on this kernel.`
           );
         }
       },
@@ -393,6 +405,7 @@ export class CellHistoryView extends ModelView {
   }
 
   private _actions: CellHistoryView.IActions;
+  private _consoleCells: ConsoleCells | null;
   private _recorder: AllocationRecorder | null = null;
   private _sort: CellSort | null = null;
   private _aliveVersion = 0;
@@ -429,5 +442,7 @@ export namespace CellHistoryView {
   export interface IOptions {
     settings: ConstructorParameters<typeof ModelView>[0];
     actions?: IActions;
+    /** The ids of the page's console cells: a record of one is labelled a console's. */
+    consoleCells?: ConsoleCells | null;
   }
 }

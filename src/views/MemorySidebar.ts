@@ -24,6 +24,7 @@ import '../../style/sidebar.css';
 import { IKernelMemoryModel, IVramMonitor } from '../tokens';
 import { VramSettings } from '../settings';
 import { CommandIDs, ExecuteCommand } from '../commandIds';
+import { ConsoleCells, IConsoleSource } from '../model/ConsoleCells';
 import { IKernelSessionSource } from '../model/KernelsOverview';
 import { MemoryActions } from '../model/MemoryActions';
 import { deriveNotesWith } from '../model/KernelMemoryModel';
@@ -84,8 +85,10 @@ export class MemorySidebar extends Panel {
       }
     });
     this._allocationsFor = options.allocationsFor ?? (() => null);
+    this._consoleCells = options.consoles ? new ConsoleCells(options.consoles) : null;
     this.sites = new AllocationSitesView({
       settings,
+      consoleCells: this._consoleCells,
       actions: options.siteActions ?? {
         setRecording: enabled =>
           void execute(CommandIDs.recordAllocations, { enabled }),
@@ -113,7 +116,8 @@ export class MemorySidebar extends Panel {
     );
     this.cells = new CellHistoryView({
       settings,
-      actions: options.cellActions
+      actions: options.cellActions,
+      consoleCells: this._consoleCells
     });
     this.snippets = new SnippetSection({
       library: options.snippets ?? SnippetLibrary.withDefaults(),
@@ -210,6 +214,7 @@ export class MemorySidebar extends Panel {
   dispose(): void {
     this._monitor.currentChanged.disconnect(this._onCurrentChanged, this);
     this._monitor.settingsChanged.disconnect(this._onSettingsChanged, this);
+    this._consoleCells?.dispose();
     super.dispose();
   }
 
@@ -324,6 +329,7 @@ export class MemorySidebar extends Panel {
   }
 
   private _monitor: IVramMonitor;
+  private _consoleCells: ConsoleCells | null;
   private _views: ModelView[];
   /** Every view that shows figures in the user's units: all of them get new settings. */
   private _settingsViews: LazyView[];
@@ -391,5 +397,7 @@ export namespace MemorySidebar {
     snippets?: SnippetLibrary;
     /** The sessions the Kernels tab lists (the MemoryMonitor); none: empty. */
     kernelSessions?: IKernelSessionSource;
+    /** The page's code consoles (IConsoleTracker): their runs are labelled as such. */
+    consoles?: IConsoleSource | null;
   }
 }

@@ -160,6 +160,38 @@ test.describe('per-cell memory', () => {
       .toBe(2);
   });
 
+  test("a console on the notebook's kernel: its runs are labelled a console's", async ({ page }) => {
+    await openLiveNotebook(page);
+    await page.notebook.setCell(0, 'code', 'a = 1');
+    await page.notebook.runCell(0, true);
+    await expect(badgeOf(page, 0)).toBeVisible();
+    await showCellHistory(page);
+
+    // "New Console for Notebook": a console of its own on the same kernel.
+    await page.evaluate(() => window.jupyterapp.commands.execute('notebook:create-console'));
+    const prompt = page.locator('.jp-CodeConsole-promptCell .cm-content');
+    await expect(prompt).toBeVisible();
+    await prompt.click();
+    await page.keyboard.type('b = list(range(1000))');
+    await page.evaluate(() => window.jupyterapp.commands.execute('console:run-forced'));
+    await expect(page.locator('.jp-CodeConsole-content .jp-CodeCell')).toHaveCount(1);
+
+    // JupyterLab's console sends its own cell's id: the row still reads as a console's.
+    const consoleRow = page.locator(
+      `${SIDEBAR} [data-vram-role="cell-row"][data-vram-execution-count="2"]`
+    );
+    await expect(consoleRow).toContainText('console', { timeout: 30_000 });
+    await expect(consoleRow).toHaveClass(/jp-vram-CellRow-console/);
+    const notebookRow = page.locator(
+      `${SIDEBAR} [data-vram-role="cell-row"][data-vram-execution-count="1"]`
+    );
+    await expect(notebookRow).not.toContainText('console');
+    await consoleRow.click();
+    await expect(page.locator(`${SIDEBAR} [data-vram-role="cell-message"]`)).toHaveText(
+      '[2] ran in a console: there is no cell to go to.'
+    );
+  });
+
   test('Restart and Run All: every cell is measured, and the panel is live while they run', async ({
     page
   }) => {

@@ -1,0 +1,50 @@
+/**
+ * The page's code consoles as ConsoleCells reads them: JupyterLab's own
+ * ObservableList of cells, in a stand-in for the IConsoleTracker.
+ */
+import { ObservableList } from '@jupyterlab/observables';
+import { Signal } from '@lumino/signaling';
+
+import { IConsoleCellLike, IConsolePanelLike, IConsoleSource } from '../model/ConsoleCells';
+
+export class FakeConsole implements IConsolePanelLike {
+  constructor(ids: string[]) {
+    this.cells.pushAll(ids.map(cell));
+  }
+
+  readonly console = { cells: new ObservableList<IConsoleCellLike>() };
+
+  get cells(): ObservableList<IConsoleCellLike> {
+    return this.console.cells;
+  }
+
+  /** As CodeConsole does: the prompt cell joins the list, then its code is sent. */
+  run(id: string): void {
+    this.cells.push(cell(id));
+  }
+
+  /** As CodeConsole.clear: every cell goes. */
+  clear(): void {
+    this.cells.clear();
+  }
+}
+
+export class FakeConsoles implements IConsoleSource {
+  readonly widgetAdded = new Signal<this, IConsolePanelLike>(this);
+  readonly panels: FakeConsole[] = [];
+
+  forEach(fn: (panel: IConsolePanelLike) => void): void {
+    this.panels.forEach(fn);
+  }
+
+  open(ids: string[] = []): FakeConsole {
+    const panel = new FakeConsole(ids);
+    this.panels.push(panel);
+    this.widgetAdded.emit(panel);
+    return panel;
+  }
+}
+
+function cell(id: string): IConsoleCellLike {
+  return { model: { id } };
+}
