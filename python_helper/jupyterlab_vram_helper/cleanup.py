@@ -195,7 +195,8 @@ class Cleanup:
         }
         graph_only: Dict[str, Dict[StorageKey, int]] = {}
         if graphs:
-            held = {key for *_, found in raw for key in found.storages}
+            # An optimizer's parameters are held too: by the optimizer, even with the model gone.
+            held = {key for *_, found in raw for key in (*found.storages, *found.referenced)}
             for name, _obj, _kind, found in raw:
                 if name in graphs:
                     graph_only[name] = autograd_graph.only_in_graph(graphs[name], held)
@@ -210,7 +211,8 @@ class Cleanup:
                 owner.setdefault(key, name)
                 sharers.setdefault(key, []).append(name)
 
-        listing = Listing(self._new_id(), depth)
+        count = getattr(shell, "execution_count", None)
+        listing = Listing(self._new_id(), depth, execution_count=count if type(count) is int else None)
         entries = []
         for name, obj, kind, found in raw:
             own = [k for k in found.storages if owner[k] == name]
@@ -369,8 +371,9 @@ class Cleanup:
         refused: List[Dict[str, str]] = []
         accepted: List[str] = []
         reach = _reach(listing.container_depth)
+        cells_ran = listing.cells_ran_since(shell)
         for name in dict.fromkeys(names):  # de-duplicated, in order
-            reason = refusal(listing, user_ns, name, reach)
+            reason = refusal(listing, user_ns, name, reach, cells_ran)
             if reason is None:
                 accepted.append(name)
             else:
@@ -393,7 +396,14 @@ class Cleanup:
                 ran, _collected, _empty = self._free(free)
                 freed = True
 
-            still_alive = still_alive_after_delete(listing, user_ns, probes, shell, reach)
+            try:
+                still_alive = still_alive_after_delete(listing, user_ns, probes, shell, reach)
+            except Exception as exc:
+                # What was deleted is deleted: the reply must say so, whatever asking about it raised.
+                still_alive = [
+                    {"name": name, "reason": f"could not tell whether its memory was freed ({type(exc).__name__})"}
+                    for name in deleted
+                ]
             return {
                 "deleted": deleted,
                 "refused": refused,
@@ -439,8 +449,12 @@ def empty_cuda_cache() -> str:
 
 def _type_name(obj: Any) -> str:
     t = type(obj)
-    module = getattr(t, "__module__", "") or ""
-    name = getattr(t, "__qualname__", t.__name__)
+    try:
+        # type's own lookup: a metaclass's __getattribute__ is user code
+        module = type.__getattribute__(t, "__module__") or ""
+        name = type.__getattribute__(t, "__qualname__")
+    except Exception:
+        return type.__getattribute__(t, "__name__")
     return name if module in ("builtins", "__main__") else f"{module}.{name}"
 
 

@@ -60,7 +60,8 @@ def output_cache_labels(shell: Any) -> Dict[int, List[str]]:
     labels: Dict[int, List[str]] = {}
 
     def add(obj: Any, label: str) -> None:
-        if obj is None or isinstance(obj, (str, int, float, bool)):
+        # type(), not isinstance(): isinstance reads the object's own __class__, which may raise.
+        if obj is None or issubclass(type(obj), (str, int, float, bool)):
             return
         names = labels.setdefault(id(obj), [])
         if label not in names:

@@ -87,16 +87,16 @@ class Classes:
             return self._kinds[t]
         except KeyError:
             pass
-        except TypeError:  # unhashable metatype
+        except Exception:  # a metatype that cannot be hashed (or raises when it is)
             return "skip"
         kind = self._classify(t)
         self._kinds[t] = kind
         return kind
 
     def _classify(self, t: type) -> str:
-        if t in _SKIPPED_TYPES:
-            return "skip"
         try:
+            if t in _SKIPPED_TYPES:
+                return "skip"
             if self.tensor is not None and issubclass(t, self.tensor):
                 return "tensor"
             if self.module is not None and issubclass(t, self.module):
@@ -111,12 +111,12 @@ class Classes:
                 return "container"
             if issubclass(t, (type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType)):
                 return "skip"
-        except TypeError:
-            return "skip"
-        module = getattr(t, "__module__", None) or ""
-        if not isinstance(module, str) or module.startswith(_OPAQUE_MODULE_PREFIXES):
-            return "skip"
-        if "__dict__" not in _mro_dicts(t):
+            module = getattr(t, "__module__", None) or ""
+            if type(module) is not str or module.startswith(_OPAQUE_MODULE_PREFIXES):
+                return "skip"
+            if "__dict__" not in _mro_dicts(t):
+                return "skip"
+        except Exception:  # a metaclass that raises when its classes are looked at
             return "skip"
         return "object"
 
@@ -143,7 +143,7 @@ class Found:
     """What one walk found: storages, and counts for the summary."""
 
     __slots__ = ("storages", "tensors", "arrays", "byte_objects", "modules", "optimizers", "params", "buffers",
-                 "grads", "state_tensors", "probes", "graph_tensors", "graph_roots")
+                 "grads", "state_tensors", "probes", "graph_tensors", "graph_roots", "referenced")
 
     def __init__(self) -> None:
         self.storages: Storages = {}
@@ -161,6 +161,9 @@ class Found:
         # nodes): held only until autograd_graph.walk_graphs() has walked them.
         self.graph_tensors = 0
         self.graph_roots: List[Any] = []
+        # Storages it refers to without counting them (an optimizer's parameters:
+        # the model's to count), so that no graph is said to hold them alone.
+        self.referenced: Storages = {}
 
     @property
     def total(self) -> int:
@@ -232,16 +235,29 @@ class Sizer:
         found.arrays += 1
         _probe(found, a)
         root = a
+        ndarray, tensor = self.classes.ndarray, self.classes.tensor
         for _ in range(64):
             base = getattr(root, "base", None)
             if base is None:
                 break
-            if self.classes.ndarray is not None and isinstance(base, self.classes.ndarray):
+            kind = type(base)
+            if ndarray is not None and issubclass(kind, ndarray):
                 root = base
                 continue
-            if self.classes.tensor is not None and isinstance(base, self.classes.tensor):
+            if tensor is not None and issubclass(kind, tensor):
                 tensor_storage(base, found.storages)  # t.numpy(): the tensor owns the memory
                 return
+            if issubclass(kind, _BYTES_TYPES):
+                # np.frombuffer(raw): the bytes object's memory, under its key
+                key, size = bytes_storage(base)
+                found.storages[key] = max(size, found.storages.get(key, 0))
+                return
+            inner = getattr(base, "base", None) if kind.__name__ == "DummyArray" else None
+            if ndarray is not None and inner is not None and issubclass(type(inner), ndarray):
+                # as_strided, sliding_window_view: NumPy puts a DummyArray between
+                # the view and its array, and the view's nbytes is its virtual size
+                root = inner
+                continue
             break
         nbytes = int(root.nbytes)
         if nbytes <= 0:
@@ -282,6 +298,13 @@ class Sizer:
         state = getattr(opt, "state", None)
         if not isinstance(state, dict):
             return
+        for group in list(getattr(opt, "param_groups", None) or ())[:ITEMS_PER_CONTAINER]:
+            params = group.get("params") if type(group) is dict else None
+            for p in list(params)[:ITEMS_PER_CONTAINER * 10] if type(params) in (list, tuple) else ():
+                if not self.budget.take():
+                    return
+                if self.classes.kind(p) == "tensor":
+                    tensor_storage(p, found.referenced)
         for per_param in list(state.values())[:ITEMS_PER_CONTAINER * 10]:
             if not isinstance(per_param, dict):
                 continue

@@ -10,7 +10,10 @@ list's address to the next list made: a cell run again rebinds ``batch`` to a
 new list at the old ``id()`` more often than not. For those the name's object
 must still hold live the leaves (tensors, arrays) it held when listed, and
 reach exactly the storages it reached then (``reach`` walks it again);
-otherwise it counts as rebound.
+otherwise it counts as rebound. Bytes and bytearrays hold no such leaves,
+and their storage is known by their ``id()`` alone: a ``bytearray`` made
+again by a cell lands at the old address as often. Those count as rebound
+once a cell has run since the listing (the kernel's execution count moved).
 """
 
 from __future__ import annotations
@@ -57,11 +60,14 @@ class ListedName:
     reached: FrozenSet[StorageKey] = frozenset()
     leaves: Tuple[weakref.ref, ...] = ()
 
-    def same_object(self, obj: Any, reach: Reach) -> bool:
+    def same_object(self, obj: Any, reach: Reach, cells_ran: bool = False) -> bool:
+        """Whether ``obj`` is the object listed; ``cells_ran``: a cell has run since the listing."""
         if id(obj) != self.object_id or type(obj).__name__ != self.type_name:
             return False
         if self.ref is not None:
             return self.ref() is obj
+        if not self.leaves and cells_ran:
+            return False  # nothing tells it from an object a cell made at its address
         # A leaf that died means other contents, even where a new tensor took its storage's address.
         return all(leaf() is not None for leaf in self.leaves) and reach(obj) == self.reached
 
@@ -71,21 +77,28 @@ class Listing:
     listing_id: str
     container_depth: int  # how deep the inspect walked containers: ``reach`` walks as deep
     names: Dict[str, ListedName] = field(default_factory=dict)
+    # The kernel's execution count at the listing (None where the shell has none).
+    execution_count: Optional[int] = None
+
+    def cells_ran_since(self, shell: Any) -> bool:
+        """Whether a cell ran since the listing (unknown counts as ran)."""
+        count = getattr(shell, "execution_count", None)
+        return self.execution_count is None or type(count) is not int or count != self.execution_count
 
 
-def refusal(listing: Listing, user_ns: Dict[str, Any], name: str, reach: Reach) -> Optional[str]:
+def refusal(listing: Listing, user_ns: Dict[str, Any], name: str, reach: Reach, cells_ran: bool = False) -> Optional[str]:
     """Why ``name`` of ``listing`` may not be deleted now, or ``None``: only a name the listing has, still bound to the object listed."""
     reason = reserved_name_reason(name)
     if reason is not None:
         return f"refused: {reason}"
-    if name in user_ns and isinstance(user_ns[name], types.ModuleType):
+    if name in user_ns and issubclass(type(user_ns[name]), types.ModuleType):
         return "refused: a module"
     listed = listing.names.get(name)
     if listed is None:
         return "not in the listing"
     if name not in user_ns:
         return "no longer defined"
-    if not listed.same_object(user_ns[name], reach):
+    if not listed.same_object(user_ns[name], reach, cells_ran):
         return "rebound since the listing"
     return None
 

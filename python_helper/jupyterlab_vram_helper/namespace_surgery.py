@@ -12,7 +12,7 @@ import sys
 import types
 import warnings
 import weakref
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from .hidden_references import OUTPUT_NAME, is_cache_name, last_exceptions, output_history, tracebacks_of
 from .holders import CO_OPTIMIZED, Classes, Found, Sizer
@@ -37,9 +37,16 @@ def detach(shell: Any, user_ns: Dict[str, Any], name: str) -> List[weakref.ref]:
     del user_ns[name]
     for key in [k for k, v in user_ns.items() if v is obj and isinstance(k, str) and is_cache_name(k)]:
         del user_ns[key]
-    for ns in _other_namespaces(shell, user_ns):
-        for key in [k for k, v in ns.items() if v is obj]:
-            del ns[key]
+    # IPython's own copies (the output history, user_ns_hidden) go whatever
+    # their key; in the namespaces of code the user ran (a %run script's
+    # module, a separate global namespace) only ``name`` itself: another name
+    # there is the user's, which a function of that script may still use.
+    for ns, ipython_copies in _other_namespaces(shell, user_ns):
+        if ipython_copies:
+            for key in [k for k, v in ns.items() if v is obj]:
+                del ns[key]
+        elif ns.get(name) is obj:
+            del ns[name]
     displayhook = getattr(shell, "displayhook", None)
     for attr in ("_", "__", "___"):
         try:
@@ -54,16 +61,21 @@ def detach(shell: Any, user_ns: Dict[str, Any], name: str) -> List[weakref.ref]:
     return probes
 
 
-def _other_namespaces(shell: Any, user_ns: Dict[str, Any]) -> List[Dict[Any, Any]]:
-    out: List[Dict[Any, Any]] = []
-    for ns in [getattr(shell, "user_global_ns", None), getattr(shell, "user_ns_hidden", None), output_history(shell)]:
-        if isinstance(ns, dict) and ns is not user_ns and not any(ns is o for o in out):
-            out.append(ns)
+def _other_namespaces(shell: Any, user_ns: Dict[str, Any]) -> List[Tuple[Dict[Any, Any], bool]]:
+    """The namespaces besides ``user_ns`` where IPython's ``del_var`` looks, each
+    with whether it holds IPython's own copies (True) or the user's names (False)."""
+    out: List[Tuple[Dict[Any, Any], bool]] = []
+
+    def add(ns: Any, ipython_copies: bool) -> None:
+        if type(ns) is dict and ns is not user_ns and not any(ns is o for o, _ in out):
+            out.append((ns, ipython_copies))
+
+    add(getattr(shell, "user_ns_hidden", None), True)
+    add(output_history(shell), True)
+    add(getattr(shell, "user_global_ns", None), False)
     try:
-        for module in getattr(shell, "_main_mod_cache", {}).values():
-            d = getattr(module, "__dict__", None)
-            if isinstance(d, dict) and d is not user_ns and not any(d is o for o in out):
-                out.append(d)
+        for module in list(getattr(shell, "_main_mod_cache", {}).values()):
+            add(getattr(module, "__dict__", None), False)
     except Exception:
         pass
     return out
@@ -153,8 +165,12 @@ def clear_last_traceback(shell: Any) -> None:
     for tb in tracebacks_of(excs, shell):
         _clear_frames(tb)
     for attr in ("last_type", "last_value", "last_traceback", "last_exc"):
-        if hasattr(sys, attr):
-            setattr(sys, attr, None)
+        # Removed, not set to None: IPython's %debug asks hasattr(sys, "last_traceback")
+        # and then reads its frames (None would fail inside IPython).
+        try:
+            delattr(sys, attr)
+        except AttributeError:
+            pass
     for e in excs:
         try:
             e.__traceback__ = None

@@ -29,9 +29,12 @@ def describe_referrers(obj: Any, shell: Any) -> str:
         referrers = []
     try:
         for ref in referrers[:50]:
-            if ref is me or (isinstance(ref, types.FrameType) and ref.f_globals.get("__name__") in _OWN_MODULES):
-                continue
-            kind = _referrer_kind(ref, obj, user_ns)
+            try:
+                if ref is me or (type(ref) is types.FrameType and ref.f_globals.get("__name__") in _OWN_MODULES):
+                    continue
+                kind = _referrer_kind(ref, obj, user_ns)
+            except Exception:  # a user object that raises even when looked at
+                kind = "an object that could not be described"
             if kind and kind not in kinds:
                 kinds.append(kind)
             if len(kinds) >= MAX_REFERRER_KINDS:
@@ -44,39 +47,52 @@ def describe_referrers(obj: Any, shell: Any) -> str:
 
 
 def _referrer_kind(ref: Any, obj: Any, user_ns: Any) -> Optional[str]:
-    if isinstance(ref, dict):
+    # By type(), never isinstance(): isinstance reads a user object's own
+    # ``__class__``, which can be anything, raising included (lazy proxies).
+    kind = type(ref)
+    if issubclass(kind, dict):
         keys = [k for k, v in list(ref.items())[:100_000] if v is obj][:3]
-        shown = ", ".join(repr(k) if not isinstance(k, str) else k for k in keys)
+        shown = ", ".join(_key_text(k) for k in keys)
         if ref is user_ns:
             return f"the user namespace (as {shown})"
         owner = _dict_owner(ref)
         if owner is not None:
             return f"a dict (attribute {shown} of {owner})"
         return f"a dict (key {shown})" if shown else "a dict"
-    if isinstance(ref, list):
+    if issubclass(kind, list):
         return "a list"
-    if isinstance(ref, tuple):
+    if issubclass(kind, tuple):
         return "a tuple"
-    if isinstance(ref, (set, frozenset)):
+    if issubclass(kind, (set, frozenset)):
         return "a set"
-    if isinstance(ref, types.FrameType):
+    if kind is types.FrameType:
         return f"a frame ({ref.f_code.co_name})"
-    if isinstance(ref, types.CellType):
+    if kind is types.CellType:
         return "a closure"
     attrs = holders._instance_dict(ref)  # 3.11+: an inline __dict__ is reported as its object
     if attrs is not None:
         keys = [k for k, v in list(attrs.items())[:10_000] if v is obj][:3]
         if keys:
-            return f"the attribute {', '.join(str(k) for k in keys)} of {type(ref).__name__}"
-    return f"a {type(ref).__name__}"
+            return f"the attribute {', '.join(str(k) for k in keys)} of {kind.__name__}"
+    return f"a {kind.__name__}"
+
+
+def _key_text(key: Any) -> str:
+    """A dict key as text, without running user code (a user class's repr could print, or raise)."""
+    kind = type(key)
+    if kind is str:
+        return key
+    if kind in (int, float, bool, bytes) or key is None:
+        return repr(key)
+    return f"a {kind.__name__} key"
 
 
 def _dict_owner(d: dict) -> Optional[str]:
     try:
         for ref in gc.get_referrers(d)[:20]:
-            if isinstance(ref, types.ModuleType) and getattr(ref, "__dict__", None) is d:
+            if issubclass(type(ref), types.ModuleType) and getattr(ref, "__dict__", None) is d:
                 return f"module {ref.__name__}"
-            if getattr(ref, "__dict__", None) is d:
+            if holders._instance_dict(ref) is d:
                 return type(ref).__name__
     except Exception:
         pass

@@ -6,12 +6,12 @@ import contextlib
 import gc
 import sys
 import traceback
-import types
 import weakref
-from typing import Any, Dict, Iterator, List, Optional
+from typing import Any, Dict, Iterator, List
 
 import pytest
 
+from cleanup_harness import Figures, FakeShell
 from fakes import FakeTorch, set_allocator
 from jupyterlab_vram_helper import cleanup as cleanup_mod
 from jupyterlab_vram_helper.cleanup import Cleanup
@@ -130,64 +130,6 @@ def test_without_torch_nothing_is_a_tensor() -> None:
 
 
 # --- a fake IPython shell -------------------------------------------------------------------
-
-
-class FakeDisplayHook:
-    def __init__(self, shell: "FakeShell") -> None:
-        self.shell = shell
-        self._ = self.__ = self.___ = ""
-        self.prompt_count = 0
-
-    def show(self, count: int, result: Any) -> None:
-        """What IPython's displayhook does for an echoed result."""
-        self.prompt_count = count
-        self.___, self.__, self._ = self.__, self._, result
-        pushed = {"_": self._, "__": self.__, "___": self.___, f"_{count}": result}
-        self.shell.user_ns.update(pushed)
-        self.shell.user_ns_hidden.update(pushed)
-        self.shell.user_ns["_oh"][count] = result
-
-    def flush(self) -> None:  # IPython's, minus gc.collect()
-        for n in range(1, self.prompt_count + 1):
-            self.shell.user_ns_hidden.pop(f"_{n}", None)
-            self.shell.user_ns.pop(f"_{n}", None)
-        self.shell.user_ns["_oh"].clear()
-        self._, self.__, self.___ = "", "", ""
-        self.shell.user_ns.update({"_": "", "__": "", "___": ""})
-
-
-class FakeResult:
-    def __init__(self, info: Any) -> None:
-        self.info = info
-        self.execution_count: Optional[int] = None
-        self.result: Any = None
-        self.error_before_exec: Any = None
-        self.error_in_exec: Any = None
-
-
-class FakeShell:
-    def __init__(self) -> None:
-        oh: Dict[int, Any] = {}
-        self.user_ns: Dict[str, Any] = {"In": [], "Out": oh, "_oh": oh, "_ih": [], "_i": "", "get_ipython": len}
-        self.user_ns_hidden: Dict[str, Any] = dict(self.user_ns)
-        self.user_global_ns = self.user_ns
-        self.displayhook = FakeDisplayHook(self)
-        self.history_manager = types.SimpleNamespace(output_hist=oh)
-        self.last_execution_result = FakeResult(None)
-
-
-class Figures:
-    def __init__(self) -> None:
-        self.rss = 1000
-
-    def __call__(self) -> Dict[str, Any]:
-        return {
-            "host": {"rss_bytes": self.rss, "total_bytes": 1, "available_bytes": 1},
-            "gpus": [
-                {"index": 0, "torch": {"allocated_bytes": 5, "reserved_bytes": 8}, "nvml": {"used_bytes": 9}},
-                {"index": 1, "torch": None, "nvml": None},
-            ],
-        }
 
 
 @pytest.fixture
@@ -440,11 +382,27 @@ def test_clearing_the_output_cache_drops_the_hidden_copies(cleanup: Cleanup, she
     assert shell.user_ns_hidden["_"] == "" and shell.user_ns["_"] == ""
 
 
+_SYS_LAST = ("last_type", "last_value", "last_traceback", "last_exc")
+
+
+@pytest.fixture(autouse=True)
+def sys_last_restored() -> Iterator[None]:
+    """sys.last_* as they were before the test (clearing the traceback removes them)."""
+    saved = {attr: getattr(sys, attr) for attr in _SYS_LAST if hasattr(sys, attr)}
+    yield
+    for attr in _SYS_LAST:
+        if attr in saved:
+            setattr(sys, attr, saved[attr])
+        elif hasattr(sys, attr):
+            delattr(sys, attr)
+
+
 def record_last_error(monkeypatch: pytest.MonkeyPatch, shell: FakeShell, exc: BaseException) -> None:
-    """What IPython keeps of an error that ended a cell: sys.last_* and the last result."""
-    monkeypatch.setattr(sys, "last_type", type(exc), raising=False)
-    monkeypatch.setattr(sys, "last_value", exc, raising=False)
-    monkeypatch.setattr(sys, "last_traceback", exc.__traceback__, raising=False)
+    """What IPython keeps of an error that ended a cell: sys.last_* and the last result
+    (put back after the test by sys_last_restored)."""
+    sys.last_type = type(exc)
+    sys.last_value = exc
+    sys.last_traceback = exc.__traceback__
     shell.last_execution_result.error_in_exec = exc
 
 
@@ -462,7 +420,8 @@ def test_clearing_the_traceback_frees_frame_locals(cleanup: Cleanup, shell: Fake
     assert tb["total_bytes"] == 1000 and "fail(): t" in tb["summary"] and "%debug" in tb["warning"]
     out = cleanup.delete(result["listing_id"], [], ["last_traceback"], [])
     assert out["cleared"] == ["last_traceback"]
-    assert sys.last_value is None and sys.last_traceback is None
+    # Gone, not None: IPython's %debug tells "no traceback" by hasattr.
+    assert not hasattr(sys, "last_value") and not hasattr(sys, "last_traceback")
     assert shell.last_execution_result.error_in_exec is None
     assert not [h for h in cleanup.inspect()["hidden"] if h["holder"] == "last_traceback"]
 
