@@ -21,7 +21,6 @@ import gc
 import time
 import uuid
 import warnings
-import weakref
 from collections import OrderedDict
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
@@ -33,7 +32,7 @@ from .holders import Budget, Classes, Found, Sizer
 from .listings import (
     ListedName, Listing, Reach, interrupted_delete_text, refusal, reserved_name_reason, still_alive_after_delete,
 )
-from .namespace_surgery import CLEARERS, detach, leaf_refs, weak_ref
+from .namespace_surgery import CLEARERS, Probe, detach, leaf_refs, release_probes, weak_ref
 from .storages import StorageKey, Storages, bytes_by_device
 from .protocol import HIDDEN_HOLDER_KINDS, INSPECT_CONTAINER_DEPTH, INSPECT_MAX_ENTRIES, RequestInterrupted
 from .readers import torch_cuda
@@ -379,7 +378,7 @@ class Cleanup:
             else:
                 refused.append({"name": name, "reason": reason})
 
-        probes: Dict[str, List[weakref.ref]] = {}
+        probes: Dict[str, List[Probe]] = {}
         deleted: List[str] = []
         cleared = [h for h in HIDDEN_HOLDER_KINDS if h in hidden]
         done: List[str] = []  # the hidden holders cleared so far
@@ -404,6 +403,7 @@ class Cleanup:
                     {"name": name, "reason": f"could not tell whether its memory was freed ({type(exc).__name__})"}
                     for name in deleted
                 ]
+            release_probes(probes)  # what they kept goes now: before the figures after
             return {
                 "deleted": deleted,
                 "refused": refused,

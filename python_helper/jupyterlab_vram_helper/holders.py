@@ -14,6 +14,7 @@ depth), so an odd namespace costs milliseconds, not a hang.
 from __future__ import annotations
 
 import array
+import collections
 import sys
 import types
 from typing import Any, Dict, Iterable, List, Optional, Tuple
@@ -35,7 +36,7 @@ _SKIPPED_TYPES = frozenset(
         type, property, staticmethod, classmethod, type(Ellipsis), type(NotImplemented),
     }
 )
-_CONTAINER_TYPES = (list, tuple, dict, set, frozenset)
+_CONTAINER_TYPES = (list, tuple, dict, set, frozenset, collections.deque)
 # Raw bytes in Python objects (file contents, decoded images, buffers for
 # NumPy or torch.frombuffer): listed from this size on, so that the short
 # bytes constants of every namespace do not crowd the list.
@@ -114,7 +115,7 @@ class Classes:
             module = getattr(t, "__module__", None) or ""
             if type(module) is not str or module.startswith(_OPAQUE_MODULE_PREFIXES):
                 return "skip"
-            if "__dict__" not in _mro_dicts(t):
+            if "__dict__" not in _mro_dicts(t) and not _slot_descriptors(t):
                 return "skip"
         except Exception:  # a metaclass that raises when its classes are looked at
             return "skip"
@@ -208,11 +209,10 @@ class Sizer:
                     self.walk(item, found, depth - 1, seen)
             elif kind == "object" and objects and depth > 0:
                 attrs = _instance_dict(obj)
-                if attrs is not None:
-                    for item in _items(attrs):
-                        if not self.budget.take():
-                            break
-                        self.walk(item, found, depth - 1, seen)
+                for item in (_items(attrs) if attrs is not None else []) + _slot_values(obj):
+                    if not self.budget.take():
+                        break
+                    self.walk(item, found, depth - 1, seen)
         except Exception:
             pass  # an exotic object: count what was found so far
 
@@ -341,7 +341,43 @@ def _items(obj: Any) -> List[Any]:
             if len(out) >= ITEMS_PER_CONTAINER:
                 break
         return out
+    if isinstance(obj, collections.deque):  # a history kept with maxlen, often
+        out = []
+        for value in collections.deque.__iter__(obj):
+            out.append(value)
+            if len(out) >= ITEMS_PER_CONTAINER:
+                break
+        return out
     return []
+
+
+def _slot_descriptors(t: type) -> List[Any]:
+    """The member descriptors of the ``__slots__`` of ``t`` and its bases (a slotted
+    class or ``@dataclass(slots=True)`` keeps its attributes there, not in a __dict__)."""
+    out: List[Any] = []
+    for cls in getattr(t, "__mro__", ()):
+        namespace = type.__getattribute__(cls, "__dict__")
+        slots = namespace.get("__slots__", ())
+        for name in (slots,) if type(slots) is str else slots if type(slots) in (tuple, list) else ():
+            if type(name) is not str or name in ("__dict__", "__weakref__"):
+                continue
+            if name.startswith("__") and not name.endswith("__"):
+                name = f"_{cls.__name__.lstrip('_')}{name}"  # a private slot is stored mangled
+            descriptor = namespace.get(name)
+            if type(descriptor) is types.MemberDescriptorType:
+                out.append(descriptor)
+    return out
+
+
+def _slot_values(obj: Any) -> List[Any]:
+    """What ``obj``'s slots hold (unset ones left out), read without running user code."""
+    out: List[Any] = []
+    for descriptor in _slot_descriptors(type(obj))[:ITEMS_PER_CONTAINER]:
+        try:
+            out.append(descriptor.__get__(obj))
+        except AttributeError:
+            pass
+    return out
 
 
 def _instance_dict(obj: Any) -> Optional[dict]:

@@ -103,9 +103,10 @@ def refusal(listing: Listing, user_ns: Dict[str, Any], name: str, reach: Reach, 
     return None
 
 def still_alive_after_delete(
-    listing: Listing, user_ns: Dict[str, Any], probes: Dict[str, List[weakref.ref]], shell: Any, reach: Reach
+    listing: Listing, user_ns: Dict[str, Any], probes: Dict[str, List[Callable[[], Any]]], shell: Any, reach: Reach
 ) -> List[Dict[str, str]]:
-    """The deleted names whose objects live on (``probes``: weakrefs to them), with what holds them."""
+    """The deleted names whose objects live on (``probes``: called, each gives its object
+    while it lives on elsewhere; namespace_surgery.py), with what holds them."""
     out = []
     for name, refs in probes.items():
         reasons: List[str] = []

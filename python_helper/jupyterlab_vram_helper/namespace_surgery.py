@@ -8,6 +8,7 @@ executed. What the hidden holders hold is hidden_references.py's.
 
 from __future__ import annotations
 
+import functools
 import sys
 import types
 import warnings
@@ -23,8 +24,9 @@ MAX_FRAMES_SYNCED = 10_000
 _GENERATOR_FLAGS = 0x20 | 0x80 | 0x100 | 0x200
 
 
-def detach(shell: Any, user_ns: Dict[str, Any], name: str) -> List[weakref.ref]:
-    """Delete ``name`` and its hidden copies; return weakrefs telling whether its memory died.
+def detach(shell: Any, user_ns: Dict[str, Any], name: str) -> List[Probe]:
+    """Delete ``name`` and its hidden copies; return probes telling whether its memory died
+    (weakrefs, or KeptUntilChecked: release_probes lets those go).
 
     Like IPython's ``shell.del_var(name)``: copies of the object in the output
     cache (Out/_oh, _, __, ___, _N), in ``user_ns_hidden`` and in the last
@@ -81,7 +83,7 @@ def _other_namespaces(shell: Any, user_ns: Dict[str, Any]) -> List[Tuple[Dict[An
     return out
 
 
-def _probes(obj: Any) -> List[weakref.ref]:
+def _probes(obj: Any) -> List[Probe]:
     ref = weak_ref(obj)
     if ref is not None:
         return [ref]
@@ -91,7 +93,55 @@ def _probes(obj: Any) -> List[weakref.ref]:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         Sizer(Classes()).walk(obj, found, 5, objects=True)
-    return leaf_refs(found)
+    leaves = found.probes
+    found.probes = None
+    # bytes, bytearrays (and what holds only those) take no weakref: kept until the check
+    probes: List[Probe] = [weak_ref(leaf) or KeptUntilChecked(leaf) for leaf in leaves]
+    return probes or [KeptUntilChecked(obj)]
+
+
+class KeptUntilChecked:
+    """A probe for an object that takes no weakref (bytes, bytearray): it keeps
+    the object until ``delete`` has checked it, and calls it alive when anything
+    else still refers to it. ``release()`` lets it go: ``delete`` calls it
+    before it reads the memory after.
+
+    Its reference count tells, measured against that of an object only a
+    probe holds (the same expression, so that an interpreter's way of counting
+    the call's own references cancels out).
+    """
+
+    __slots__ = ("_obj",)
+
+    def __init__(self, obj: Any) -> None:
+        self._obj = obj
+
+    def __call__(self) -> Any:
+        return self._obj if self._obj is not None and self._references() > _alone() else None
+
+    def _references(self) -> int:
+        return sys.getrefcount(self._obj)
+
+    def release(self) -> None:
+        self._obj = None
+
+
+@functools.lru_cache(maxsize=None)
+def _alone() -> int:
+    """The reference count of an object that only a probe holds."""
+    return KeptUntilChecked(object())._references()
+
+
+# A weakref, or a KeptUntilChecked: called, each gives the object while it is alive elsewhere.
+Probe = Callable[[], Any]
+
+
+def release_probes(probes: Dict[str, List[Probe]]) -> None:
+    """Let go of what the probes of ``delete`` kept (KeptUntilChecked)."""
+    for refs in probes.values():
+        for ref in refs:
+            if type(ref) is KeptUntilChecked:
+                ref.release()
 
 
 def leaf_refs(found: Found) -> List[weakref.ref]:

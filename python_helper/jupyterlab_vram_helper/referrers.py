@@ -16,6 +16,8 @@ from . import holders
 MAX_REFERRER_KINDS = 3
 # The cleanup's own frames hold the object while asking (it is passed in): not holders to name.
 _OWN_MODULES = frozenset({__name__, __name__.rpartition(".")[0] + ".cleanup"})
+# Nor are its own objects (the probe that keeps a deleted bytes object until it is checked).
+_OWN_PACKAGE = __name__.rpartition(".")[0] + "."
 
 
 def describe_referrers(obj: Any, shell: Any) -> str:
@@ -31,6 +33,8 @@ def describe_referrers(obj: Any, shell: Any) -> str:
         for ref in referrers[:50]:
             try:
                 if ref is me or (type(ref) is types.FrameType and ref.f_globals.get("__name__") in _OWN_MODULES):
+                    continue
+                if (getattr(type(ref), "__module__", None) or "").startswith(_OWN_PACKAGE):
                     continue
                 kind = _referrer_kind(ref, obj, user_ns)
             except Exception:  # a user object that raises even when looked at

@@ -24,6 +24,7 @@ class FakeEvents:
 class FakeShell:
     def __init__(self) -> None:
         self.events = FakeEvents()
+        self.execution_count = 1  # no cell runs in these tests: a listing stays current
 
 
 def no_nvml():

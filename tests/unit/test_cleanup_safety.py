@@ -192,3 +192,74 @@ def test_a_loss_does_not_claim_the_parameters_only_its_optimizer_holds(cleanup: 
     weight_bytes = 1000 * 1000 * 4
     # The graph saved the input (4 KB); the weight is the optimizer's parameter, not the loss's alone.
     assert loss["total_bytes"] < weight_bytes
+
+
+# --- where users keep tensors -----------------------------------------------------------
+
+
+def test_a_deque_history_and_slotted_objects_are_listed(cleanup: Cleanup, shell: FakeShell) -> None:
+    import collections
+    import dataclasses
+
+    @dataclasses.dataclass(slots=True)
+    class TrainState:
+        weights: Any
+        _unset: Any = None
+
+    class Private:
+        __slots__ = ("__buffer",)
+
+        def __init__(self) -> None:
+            self.__buffer = torch.ones(250)
+
+    shell.user_ns.update(
+        history=collections.deque([torch.ones(1000) for _ in range(3)], maxlen=100),
+        state=TrainState(torch.ones(500)),
+        private=Private(),
+    )
+    result = cleanup.inspect()
+    assert entry(result, "history")["total_bytes"] == 12_000
+    assert entry(result, "history")["kind"] == "container"
+    assert entry(result, "state")["total_bytes"] == 2_000
+    assert entry(result, "private")["total_bytes"] == 1_000
+
+
+# --- bytes, which take no weakref ---------------------------------------------------------
+
+
+def test_deleted_bytes_that_something_else_holds_are_not_promised(cleanup: Cleanup, shell: FakeShell) -> None:
+    def closure_over(value: Any) -> Any:
+        return lambda: value
+
+    raw = bytes(1 << 20)
+    keep = closure_over(raw)  # a closure holds it
+    shell.user_ns.update(raw=raw, blob=bytearray(1 << 20), image=np.frombuffer(bytes(1 << 20), np.uint8))
+    shell.user_ns["image_bytes"] = shell.user_ns["image"].base
+    result = cleanup.inspect()
+    out = cleanup.delete(result["listing_id"], ["raw", "blob", "image_bytes"], [], [])
+    assert out["deleted"] == ["raw", "blob", "image_bytes"]
+    alive = {a["name"]: a["reason"] for a in out["still_alive"]}
+    assert set(alive) == {"raw", "image_bytes"}  # blob was held by its name alone
+    assert "closure" in alive["raw"], alive
+    assert "KeptUntilChecked" not in " ".join(alive.values())
+    del raw
+    assert keep() is not None
+
+
+def test_deleted_bytes_are_let_go_before_the_reply() -> None:
+    """What the probe kept is released: nothing of the deleted object outlives the request."""
+    freed: list = []
+
+    class Blob(bytearray):
+        __slots__ = ()  # no weakref, as bytearray itself
+
+        def __del__(self) -> None:
+            freed.append(len(self))
+
+    shell = FakeShell()
+    cleanup = Cleanup(source=None, shell=lambda: shell, read_figures=Figures())
+    shell.user_ns["blob"] = Blob(1 << 20)
+    result = cleanup.inspect()
+    out = cleanup.delete(result["listing_id"], ["blob"], [], [])
+    assert out["deleted"] == ["blob"] and out["still_alive"] == []
+    assert freed == [1 << 20]
