@@ -34,11 +34,13 @@ IPYTHON_NAMES = frozenset(
      "__builtin__", "__name__", "__doc__", "__package__", "__loader__", "__spec__"}
 )
 _DUNDER = re.compile(r"__\w*__\Z")
+# IPython's input history: _i, _ii, _iii and _iN (a user's _images or _ids is the user's).
+_INPUT_NAME = re.compile(r"_i{1,3}\Z|_i\d+\Z")
 
 
 def reserved_name_reason(name: str) -> Optional[str]:
     """Why ``name`` may never be deleted, or ``None``."""
-    if name in IPYTHON_NAMES or name.startswith("_i") or OUTPUT_NAME.match(name):
+    if name in IPYTHON_NAMES or _INPUT_NAME.match(name) or OUTPUT_NAME.match(name):
         return "an IPython internal name"
     if _DUNDER.match(name):
         return "a Python module attribute"

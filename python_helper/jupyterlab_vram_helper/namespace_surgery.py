@@ -37,7 +37,8 @@ def detach(shell: Any, user_ns: Dict[str, Any], name: str) -> List[Probe]:
     obj = user_ns[name]
     probes = _probes(obj)
     del user_ns[name]
-    for key in [k for k, v in user_ns.items() if v is obj and isinstance(k, str) and is_cache_name(k)]:
+    # list(): one copy under the GIL, so a user thread that binds a global meanwhile cannot fail the loop
+    for key in [k for k, v in list(user_ns.items()) if v is obj and isinstance(k, str) and is_cache_name(k)]:
         del user_ns[key]
     # IPython's own copies (the output history, user_ns_hidden) go whatever
     # their key; in the namespaces of code the user ran (a %run script's
@@ -45,7 +46,7 @@ def detach(shell: Any, user_ns: Dict[str, Any], name: str) -> List[Probe]:
     # there is the user's, which a function of that script may still use.
     for ns, ipython_copies in _other_namespaces(shell, user_ns):
         if ipython_copies:
-            for key in [k for k, v in ns.items() if v is obj]:
+            for key in [k for k, v in list(ns.items()) if v is obj]:
                 del ns[key]
         elif ns.get(name) is obj:
             del ns[name]

@@ -328,13 +328,14 @@ def test_deleting_a_list_watches_its_tensors(cleanup: Cleanup, shell: FakeShell)
 
 
 @pytest.mark.parametrize("name", ["In", "Out", "get_ipython", "exit", "quit", "_ih", "_oh", "_dh", "_i", "_i7",
-                                  "_ii", "_", "__", "___", "_12", "__builtins__", "__name__"])
+                                  "_ii", "_iii", "_", "__", "___", "_12", "__builtins__", "__name__"])
 def test_reserved_names(name: str) -> None:
     assert reserved_name_reason(name) is not None
 
 
 def test_user_names_are_not_reserved() -> None:
-    for name in ("x", "_x", "model_", "i_", "__x", "_1a"):
+    # _images, _ids: a user's, though they start as IPython's input history names do
+    for name in ("x", "_x", "model_", "i_", "__x", "_1a", "_images", "_ids", "_iiii", "_i7a"):
         assert reserved_name_reason(name) is None, name
 
 
