@@ -70,7 +70,7 @@ import time
 import traceback
 from typing import TYPE_CHECKING, Any, Callable, Deque, List, Mapping, Optional, Tuple
 
-from .cell_outcome import cell_outcome, exception_of, out_of_memory_text
+from .cell_outcome import cell_outcome, exception_of, oom_message_readable, out_of_memory_text
 from .cell_readings import EndedCell, GpuReading, PendingCell, gpu_reading, max_known, raise_gpu_max
 from .cell_records import cell_record, gpu_records
 from .config import SamplerConfig
@@ -385,7 +385,7 @@ class CellMemoryRecorder:
             return None
         try:
             exc = exception_of(result)
-            text = out_of_memory_text(exc) if exc is not None else None
+            text = out_of_memory_text(exc, readable=oom_message_readable) if exc is not None else None
             del exc
             return self._diagnose_oom(*text) if text is not None else None
         except Exception as exc:

@@ -5,8 +5,9 @@ a reference to the exception."""
 
 from __future__ import annotations
 
+import builtins
 import re
-from typing import TYPE_CHECKING, Any, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Iterator, List, Optional, Tuple
 
 from .protocol import CellStatus
 
@@ -23,9 +24,11 @@ MESSAGE_HEAD_CHARS = 1000
 #   cuBLAS / cuDNN / cuSOLVER / cuFFT / cuSPARSE handle or workspace allocation:
 #     "CUDA error: CUBLAS_STATUS_ALLOC_FAILED when calling `cublasCreate(handle)`",
 #     "cuDNN error: CUDNN_STATUS_ALLOC_FAILED", "CUSOLVER_STATUS_ALLOC_FAILED",
-#     "CUFFT_ALLOC_FAILED"
+#     "CUFFT_ALLOC_FAILED"; cuDNN 9 (PyTorch >= 2.3):
+#     "cuDNN error: CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED"
 #   torch (cuDNN frontend): "CUDA ran out of memory outside PyTorch's allocator. ..."
 #   torch CPU: "DefaultCPUAllocator: can't allocate memory: you tried to allocate ..."
+#     (Windows, and builds on mimalloc: "DefaultCPUAllocator: not enough memory: ...")
 #   torch MPS / ROCm: "MPS backend out of memory ...", "HIP out of memory. ..."
 #   TensorFlow ResourceExhaustedError: "OOM when allocating tensor with shape[...] ..."
 #   JAX/XLA: "RESOURCE_EXHAUSTED: Out of memory while trying to allocate ..."
@@ -33,12 +36,18 @@ MESSAGE_HEAD_CHARS = 1000
 
 OUT_OF_MEMORY_TYPE_NAMES = frozenset({"OutOfMemoryError", "MemoryError", "ResourceExhaustedError"})
 OUT_OF_MEMORY_MESSAGE = re.compile(
-    r"out of memory|_ALLOC_FAILED|\bOOM when allocating|can't allocate memory",
+    r"out of memory|_ALLOC_FAILED|_ALLOCATION_FAILED|\bOOM when allocating|can't allocate memory|"
+    r"DefaultCPUAllocator: not enough memory",
     re.IGNORECASE,
 )
-# Enough for torch's whole OOM message (requested, capacity, free, reserved but
-# unallocated); the frontend's OOM assistant reads it.
-_SCANNED_MESSAGE_CHARS = 4000
+# The message as the diagnosis reads it: as much as oom_message.py scans. Not
+# just its head: a wrapper often puts the library's message after a whole
+# traceback (nn.DataParallel's "Caught OutOfMemoryError in replica 1 ...
+# Original Traceback ...", Keras's "Graph execution error: Detected at node
+# ... defined at ...").
+SCANNED_MESSAGE_CHARS = 65536
+# Links of an error's chain looked at (causes, contexts, an exception group's members).
+MAX_CHAIN_LINKS = 16
 
 
 def _message(exc: BaseException) -> str:
@@ -48,24 +57,66 @@ def _message(exc: BaseException) -> str:
         return ""
 
 
-def out_of_memory_text(exc: BaseException) -> Optional[Tuple[str, str]]:
-    """``(class name, message head)`` of the out-of-memory error in ``exc``'s chain, if any.
-
-    ``exc`` itself, or an exception it was raised from/during (a wrapper
-    raised in an ``except`` block). Text only: the diagnosis must not keep
-    the exception, whose traceback holds the failed cell's tensors.
-    """
+def _chain(exc: BaseException) -> Iterator[BaseException]:
+    """``exc``, what it was raised from or during, and an exception group's members
+    (breadth first, each once, at most MAX_CHAIN_LINKS)."""
     seen = set()
-    current: Optional[BaseException] = exc
-    while current is not None and id(current) not in seen and len(seen) < 8:
+    queue: List[BaseException] = [exc]
+    while queue and len(seen) < MAX_CHAIN_LINKS:
+        current = queue.pop(0)
+        if id(current) in seen:
+            continue
         seen.add(id(current))
-        message = _message(current)[:_SCANNED_MESSAGE_CHARS]
-        if any(cls.__name__ in OUT_OF_MEMORY_TYPE_NAMES for cls in type(current).__mro__):
-            return type(current).__name__, message
-        if OUT_OF_MEMORY_MESSAGE.search(message):
-            return type(current).__name__, message
-        current = current.__cause__ or current.__context__
-    return None
+        yield current
+        for linked in (current.__cause__, current.__context__):
+            if linked is not None:
+                queue.append(linked)
+        members = current.exceptions if _is_group(current) else ()  # asyncio.TaskGroup's errors
+        queue.extend(m for m in members[:MAX_CHAIN_LINKS] if isinstance(m, BaseException))
+
+
+def _is_group(exc: BaseException) -> bool:
+    group = getattr(builtins, "BaseExceptionGroup", None)  # Python >= 3.11
+    return group is not None and isinstance(exc, group)
+
+
+def _looks_out_of_memory(exc: BaseException, message: str) -> bool:
+    return any(cls.__name__ in OUT_OF_MEMORY_TYPE_NAMES for cls in type(exc).__mro__) or bool(
+        OUT_OF_MEMORY_MESSAGE.search(message)
+    )
+
+
+def out_of_memory_text(
+    exc: BaseException, readable: Optional[Callable[[str, str], bool]] = None
+) -> Optional[Tuple[str, str]]:
+    """``(class name, message)`` of the out-of-memory error in ``exc``'s chain, if any.
+
+    ``exc`` itself, or an exception it was raised from or during (a wrapper
+    raised in an ``except`` block, a member of an exception group). With
+    ``readable`` (whether the diagnosis can read a message), the first link it
+    can read wins: a wrapper's own "GPU out of memory, lower the batch size"
+    must not hide the library's message with the figures under it. Text only:
+    the diagnosis must not keep the exception, whose traceback holds the
+    failed cell's tensors.
+    """
+    first: Optional[Tuple[str, str]] = None
+    for current in _chain(exc):
+        message = _message(current)[:SCANNED_MESSAGE_CHARS]
+        if not _looks_out_of_memory(current, message):
+            continue
+        text = type(current).__name__, message
+        if readable is None or readable(*text):
+            return text
+        if first is None:
+            first = text
+    return first
+
+
+def oom_message_readable(type_name: str, message: str) -> bool:
+    """Whether the diagnosis (oom_message.py, loaded with the first out-of-memory error) reads this message."""
+    from .oom_message import parse_oom_message
+
+    return parse_oom_message(type_name, message) is not None
 
 
 def is_out_of_memory(exc: BaseException) -> bool:

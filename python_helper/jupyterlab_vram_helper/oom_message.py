@@ -20,9 +20,10 @@ libraries' own format strings, version by version:
     the typo and changed the hint to expandable_segments; ROCm builds say "HIP")
   - the ``backend:cudaMallocAsync`` allocator: ``Allocation on device 0 would
     exceed allowed memory. (out of memory)`` and a table of figures.
-* cuBLAS/cuDNN/cuSOLVER/cuFFT/cuSPARSE ``*_ALLOC_FAILED`` status codes: a library
-  could not get workspace memory (usually straight from cudaMalloc, outside
-  PyTorch's cache); no numbers.
+* cuBLAS/cuDNN/cuSOLVER/cuFFT/cuSPARSE ``*_ALLOC_FAILED`` status codes (cuDNN 9:
+  ``CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED``): a library could not
+  get workspace memory (usually straight from cudaMalloc, outside PyTorch's
+  cache); no numbers.
 * TensorFlow: ``OOM when allocating tensor with shape[10000,10000] and type float
   on /job:localhost/replica:0/task:0/device:GPU:0 by allocator GPU_0_bfc``.
 * host memory: NumPy ``Unable to allocate 7.45 GiB for an array with shape
@@ -73,8 +74,9 @@ KIND_TENSORFLOW = "tensorflow"  # TensorFlow's GPU allocator
 KIND_HOST = "host"  # host RAM: MemoryError, NumPy, PyTorch's CPU allocator, TensorFlow on CPU
 
 # Only this much of a message is scanned. Every format above puts its figures
-# in the first few hundred characters; a traceback or log pasted after them is
-# not looked at.
+# in a few hundred characters, but a wrapper may put a whole traceback before
+# them (nn.DataParallel's replica errors, Keras's graph execution errors);
+# what comes after this is not looked at.
 MAX_SCANNED_CHARS = 65536
 # Processes read from one message (NVML lists every process on the device).
 MAX_PROCESSES = 64
@@ -142,7 +144,11 @@ _LIBRARY_TOKENS: Tuple[Tuple[str, str], ...] = (
     ("CUSOLVER_STATUS_ALLOC_FAILED", "cuSOLVER"),
     ("CUFFT_ALLOC_FAILED", "cuFFT"),
     ("CUSPARSE_STATUS_ALLOC_FAILED", "cuSPARSE"),
+    # cuDNN 9 (PyTorch >= 2.3) renamed it
+    ("CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED", "cuDNN"),
 )
+# cuDNN 9 could not get host memory: host RAM ran out, not the device
+_LIBRARY_HOST_TOKEN = "CUDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED"
 
 # --- TensorFlow --------------------------------------------------------------------------
 _TF_OOM = _rx(
@@ -184,7 +190,8 @@ _CPU_ALLOCATOR = _rx(
 _BARE_DEVICE_OOM = _rx(
     r"(?:CUDA error: out of memory|CUDA driver error: out of memory|"
     r"cuda runtime error \(2\) : out of memory|CUDA_ERROR_OUT_OF_MEMORY|cudaErrorMemoryAllocation|"
-    r"HIP error: out of memory|hipErrorOutOfMemory)"
+    r"HIP error: out of memory|hipErrorOutOfMemory|"
+    r"CUDA ran out of memory outside PyTorch's allocator)"
 )
 
 _HOST_TYPES = frozenset({"MemoryError", "_ArrayMemoryError"})
@@ -287,8 +294,10 @@ def _async_allocator(text: str, type_name: str) -> Optional[OomMessageFacts]:
 
 
 def _cuda_library(text: str, type_name: str) -> Optional[OomMessageFacts]:
-    if "ALLOC_FAILED" not in text:
+    if "ALLOC_FAILED" not in text and "ALLOCATION_FAILED" not in text:
         return None
+    if _LIBRARY_HOST_TOKEN in text:
+        return _facts(KIND_HOST)
     for token, library in _LIBRARY_TOKENS:
         if token in text:
             return _facts(KIND_CUDA_LIBRARY, library)

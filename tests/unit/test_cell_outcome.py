@@ -6,7 +6,8 @@ import types
 
 import pytest
 
-from jupyterlab_vram_helper.cell_outcome import cell_outcome, is_out_of_memory
+from jupyterlab_vram_helper.cell_outcome import cell_outcome, is_out_of_memory, oom_message_readable, out_of_memory_text
+from jupyterlab_vram_helper.oom_message import parse_oom_message
 
 def _named(name: str, base: type = RuntimeError) -> type:
     return type(name, (base,), {})
@@ -23,6 +24,8 @@ OOM_ERRORS = [
     RuntimeError("CUDA error: out of memory\nCUDA kernel errors might be asynchronously reported"),
     RuntimeError("CUDA error: CUBLAS_STATUS_ALLOC_FAILED when calling `cublasCreate(handle)`"),
     RuntimeError("cuDNN error: CUDNN_STATUS_ALLOC_FAILED"),
+    RuntimeError("cuDNN error: CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED"),  # cuDNN 9
+    RuntimeError("DefaultCPUAllocator: not enough memory: you tried to allocate 4611686018427387904 bytes."),
     RuntimeError("CUSOLVER_STATUS_ALLOC_FAILED"),
     RuntimeError("cuFFT error: CUFFT_ALLOC_FAILED"),
     RuntimeError("CUDA ran out of memory outside PyTorch's allocator. If this workload uses many dynamic shapes"),
@@ -56,6 +59,54 @@ def test_out_of_memory_raised_from_inside_another_error() -> None:
             raise ValueError("training step 12 failed") from inner
     except ValueError as outer:
         assert is_out_of_memory(outer)
+
+
+TORCH_2_MESSAGE = (
+    "CUDA out of memory. Tried to allocate 2.00 GiB. GPU 1 has a total capacity of 79.15 GiB of which 1.06 GiB "
+    "is free. Including non-PyTorch memory, this process has 78.08 GiB memory in use. Of the allocated memory "
+    "70.50 GiB is allocated by PyTorch, and 7.02 GiB is reserved by PyTorch but unallocated."
+)
+
+
+def _diagnosed(exc: BaseException) -> object:
+    text = out_of_memory_text(exc, readable=oom_message_readable)
+    assert text is not None
+    return parse_oom_message(*text)
+
+
+def test_a_message_after_a_long_traceback_keeps_its_figures() -> None:
+    """nn.DataParallel re-raises a replica's error with its whole traceback before the message."""
+    frames = "".join(f'  File "/opt/model/layer_{i}.py", line {i}, in forward\n    return self.inner(x)\n' for i in range(80))
+    wrapped = _named("OutOfMemoryError")(
+        "Caught OutOfMemoryError in replica 1 on device 1.\nOriginal Traceback (most recent call last):\n"
+        + frames + "torch.OutOfMemoryError: " + TORCH_2_MESSAGE
+    )
+    assert len(str(wrapped)) > 6000
+    facts = _diagnosed(wrapped)
+    assert facts is not None and facts["device_index"] == 1 and facts["requested_bytes"] == 2 << 30
+
+
+def test_a_wrapper_that_says_out_of_memory_does_not_hide_the_message_under_it() -> None:
+    try:
+        try:
+            raise _named("OutOfMemoryError")(TORCH_2_MESSAGE)
+        except RuntimeError as inner:
+            raise RuntimeError("Batch 12 failed: GPU out of memory, lower --batch-size") from inner
+    except RuntimeError as outer:
+        facts = _diagnosed(outer)
+        assert facts is not None and facts["requested_bytes"] == 2 << 30
+        # Without a reader, the first match still counts: the cell is an out-of-memory one.
+        assert out_of_memory_text(outer) == ("RuntimeError", "Batch 12 failed: GPU out of memory, lower --batch-size")
+
+
+def test_an_out_of_memory_error_inside_an_exception_group() -> None:
+    group = getattr(__builtins__, "ExceptionGroup", None) if not isinstance(__builtins__, dict) else __builtins__.get("ExceptionGroup")
+    if group is None:
+        pytest.skip("exception groups came with Python 3.11")
+    exc = group("unhandled errors in a TaskGroup (1 sub-exception)", [_named("OutOfMemoryError")(TORCH_2_MESSAGE)])
+    assert is_out_of_memory(exc)
+    facts = _diagnosed(exc)
+    assert facts is not None and facts["device_index"] == 1
 
 
 @pytest.mark.parametrize(

@@ -178,3 +178,27 @@ def test_non_string_arguments_never_raise() -> None:
 def test_scalar_tensor_shape_is_one_element() -> None:
     facts = parse_oom_message("ResourceExhaustedError", "OOM when allocating tensor with shape[] and type int64 on /job:localhost/replica:0/task:0/device:GPU:0 by allocator GPU_0_bfc")
     assert facts is not None and facts["requested_bytes"] == 8
+
+
+@pytest.mark.parametrize(
+    "message, kind, library",
+    [
+        # cuDNN 9 (PyTorch >= 2.3) names an allocation failure so
+        ("cuDNN error: CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED", "cuda_library", "cuDNN"),
+        ("cuDNN error: CUDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED", "host", None),
+        # the cuDNN frontend inside PyTorch's scaled-dot-product attention
+        ("cuDNN Frontend error: [cudnn_frontend] Error: err 2 != CUDA_SUCCESS. "
+         "CUDA ran out of memory outside PyTorch's allocator.", "cuda", None),
+    ],
+)
+def test_library_allocation_failures_without_figures(message: str, kind: str, library: Any) -> None:
+    facts = parse_oom_message("RuntimeError", message)
+    assert facts is not None and facts["kind"] == kind and facts["library"] == library
+
+
+def test_the_cpu_allocators_not_enough_memory_wording() -> None:
+    facts = parse_oom_message(
+        "RuntimeError", "[enforce fail at alloc_cpu.cpp:114] data. DefaultCPUAllocator: not enough memory: "
+        "you tried to allocate 1099511627776 bytes."
+    )
+    assert facts is not None and facts["kind"] == "host" and facts["requested_bytes"] == 1 << 40
