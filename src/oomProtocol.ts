@@ -50,6 +50,15 @@ export interface OomDiagnosis {
   process_in_use_bytes: number | null;
   other_processes_bytes: number | null;
   other_processes: OomProcess[];
+  /**
+   * The most this kernel could have held, holding nothing it can give back
+   * (the device less other processes and its CUDA context, or the
+   * memory-fraction cap): what `too_big` compared the request with. Null
+   * when unknown, and from older helpers.
+   */
+  capacity_bytes: number | null;
+  /** The memory-fraction cap (torch.cuda.set_per_process_memory_fraction), when one was set. */
+  allowed_bytes: number | null;
   num_alloc_retries: number | null;
   /** Held by the notebook's names, output cache and last traceback on that device. */
   stale_bytes: number | null;
@@ -99,6 +108,8 @@ export function readOomDiagnosis(r: FieldReader): OomDiagnosis {
       const p = FieldReader.of(item, `${r.path}.other_processes[${i}]`);
       return { pid: p.integer('pid'), used_bytes: p.bytes('used_bytes') };
     }),
+    capacity_bytes: r.bytes('capacity_bytes'),
+    allowed_bytes: r.bytes('allowed_bytes'),
     num_alloc_retries: r.bytes('num_alloc_retries'),
     stale_bytes: r.bytes('stale_bytes'),
     stale_holders: (r.nullableArray('stale_holders') ?? []).map((item, i) => {

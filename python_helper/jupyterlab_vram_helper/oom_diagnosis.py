@@ -74,6 +74,10 @@ class OomDiagnosis(TypedDict):
     process_in_use_bytes: Optional[int]
     other_processes_bytes: Optional[int]
     other_processes: List[OomProcess]  # at most MAX_LISTED_PROCESSES, largest first
+    # The most this process could have held, holding nothing it can give back:
+    # what ``too_big`` compares the request with (None: not known)
+    capacity_bytes: Optional[int]
+    allowed_bytes: Optional[int]  # the memory-fraction limit, when one was set
     num_alloc_retries: Optional[int]
     stale_bytes: Optional[int]
     stale_holders: List[OomStaleHolder]
@@ -176,14 +180,15 @@ def diagnose(facts: Optional[OomMessageFacts], state: OomState) -> OomDiagnosis:
         # The message's allocated figure is printed rounded (78.00 GiB): what
         # references hold stays within the allocated figure shown beside it.
         stale = min(stale, allocated)
+    capacity = _capacity(kind, total, reserved, process_in_use, other_bytes, allowed)
     causes = _causes(
         kind=kind,
         requested=requested,
+        capacity=capacity,
         total=total,
         free=free,
         reserved=reserved,
         reserved_unallocated=reserved_unallocated,
-        process_in_use=process_in_use,
         other_bytes=other_bytes,
         allowed=allowed,
         stale=stale,
@@ -201,6 +206,8 @@ def diagnose(facts: Optional[OomMessageFacts], state: OomState) -> OomDiagnosis:
         "process_in_use_bytes": process_in_use,
         "other_processes_bytes": other_bytes,
         "other_processes": [{"pid": p["pid"], "used_bytes": p["used_bytes"]} for p in listed],
+        "capacity_bytes": capacity,
+        "allowed_bytes": allowed,
         "num_alloc_retries": after("num_alloc_retries"),
         "stale_bytes": stale,
         "stale_holders": list(state.get("stale_holders") or [])[:STALE_HOLDERS_LISTED],
@@ -263,15 +270,38 @@ def _split_self(
     return [p for p in others if p is not this], this["used_bytes"]
 
 
+def _capacity(
+    kind: str,
+    total: Optional[int],
+    reserved: Optional[int],
+    process_in_use: Optional[int],
+    other_bytes: Optional[int],
+    allowed: Optional[int],
+) -> Optional[int]:
+    """The most this process could hold, holding nothing it can give back (None: total unknown)."""
+    if total is None:
+        return None
+    if kind == KIND_HOST:
+        return total
+    # This process's memory outside PyTorch's reservation (the CUDA context,
+    # library handles) stays while the kernel lives. Under TensorFlow the
+    # process's figure is TensorFlow's own pool: no overhead known.
+    overhead = 0
+    if kind != KIND_TENSORFLOW and process_in_use is not None and reserved is not None:
+        overhead = max(0, process_in_use - reserved)
+    capacity = max(0, total - (other_bytes or 0) - overhead)
+    return min(capacity, allowed) if allowed is not None else capacity
+
+
 def _causes(
     *,
     kind: str,
     requested: Optional[int],
+    capacity: Optional[int],
     total: Optional[int],
     free: Optional[int],
     reserved: Optional[int],
     reserved_unallocated: Optional[int],
-    process_in_use: Optional[int],
     other_bytes: Optional[int],
     allowed: Optional[int],
     stale: Optional[int],
@@ -280,21 +310,7 @@ def _causes(
     caching_allocator = kind not in (KIND_HOST, KIND_TENSORFLOW)
     known_request = requested is not None
 
-    too_big = False
-    if known_request and total is not None:
-        if host:
-            capacity = total
-        else:
-            # This process's memory outside PyTorch's reservation (the CUDA
-            # context, library handles) stays while the kernel lives. Under
-            # TensorFlow the process's figure is TensorFlow's own pool: no overhead known.
-            overhead = 0
-            if caching_allocator and process_in_use is not None and reserved is not None:
-                overhead = max(0, process_in_use - reserved)
-            capacity = total - (other_bytes or 0) - overhead
-            if allowed is not None:
-                capacity = min(capacity, allowed)
-        too_big = requested > capacity  # type: ignore[operator]
+    too_big = known_request and capacity is not None and requested > capacity  # type: ignore[operator]
 
     # With a memory-fraction limit, room on the device beyond the limit is no use.
     cap_room: Optional[int] = None

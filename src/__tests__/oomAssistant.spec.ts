@@ -28,6 +28,8 @@ function diagnosis(overrides: Partial<OomDiagnosis> = {}): OomDiagnosis {
     process_in_use_bytes: 77 * GiB,
     other_processes_bytes: 2 * GiB,
     other_processes: [{ pid: 4242, used_bytes: 2 * GiB }],
+    capacity_bytes: null,
+    allowed_bytes: null,
     num_alloc_retries: 3,
     stale_bytes: 4 * GiB,
     stale_holders: [
@@ -67,6 +69,63 @@ describe('the oom field of a cell record', () => {
 });
 
 describe('explainOom', () => {
+  it('says what a request was too big for: the card, the memory cap, or what other processes leave', () => {
+    const card = explainOom(
+      diagnosis({ requested_bytes: 100 * GiB, capacity_bytes: 79 * GiB, causes: [{ cause: 'too_big', gain_bytes: null }] }),
+      'binary'
+    );
+    expect(card.causes[0].text).toMatch(/^Too big for the card: 100 GiB is more than the 80 GiB it has/);
+    const others = explainOom(
+      diagnosis({
+        requested_bytes: 10 * GiB,
+        other_processes_bytes: 70 * GiB,
+        capacity_bytes: 9 * GiB,
+        causes: [{ cause: 'too_big', gain_bytes: null }, { cause: 'other_processes', gain_bytes: 70 * GiB }]
+      }),
+      'binary'
+    );
+    expect(others.causes[0].text).toBe(
+      'Too big for what this kernel can get: 10 GiB is more than the 9 GiB left to it of the card\'s 80 GiB ' +
+        'once other processes (70 GiB) and its CUDA context are counted, even if it freed everything. ' +
+        'Ending those processes would make room; otherwise the work must shrink: ' +
+        'a smaller batch, mixed precision, gradient checkpointing or accumulation.'
+    );
+    expect(others.causes[0].text).not.toContain('more than the 80 GiB');
+    const capped = explainOom(
+      diagnosis({
+        requested_bytes: 25 * GiB,
+        other_processes_bytes: 0,
+        capacity_bytes: 20 * GiB,
+        allowed_bytes: 20 * GiB,
+        causes: [{ cause: 'too_big', gain_bytes: null }]
+      }),
+      'binary'
+    );
+    expect(capped.causes[0].text).toMatch(
+      /^Too big for this kernel's memory cap: 25 GiB is more than the 20 GiB that torch.cuda.set_per_process_memory_fraction allows it/
+    );
+  });
+
+  it('words fragmentation by what the cache was to the request', () => {
+    const fragmentation = [{ cause: 'fragmentation', gain_bytes: GiB }];
+    const library = explainOom(
+      diagnosis({ kind: 'cuda_library', library: 'cuBLAS', requested_bytes: null, reserved_unallocated_bytes: GiB, num_alloc_retries: null, causes: fragmentation }),
+      'binary'
+    );
+    expect(library.causes[0].text).toBe(
+      "Fragmentation: PyTorch's cache holds 1 GiB reserved but unallocated, which cuBLAS cannot use: " +
+        'it allocates outside that cache; torch.cuda.empty_cache() gives it back.'
+    );
+    const part = explainOom(
+      diagnosis({ requested_bytes: 3 * GiB, reserved_unallocated_bytes: GiB, num_alloc_retries: null, causes: fragmentation }),
+      'binary'
+    );
+    expect(part.causes[0].text).toBe(
+      "Fragmentation: PyTorch's cache holds 1 GiB reserved but unallocated, part of what the 3 GiB asked for would need."
+    );
+    expect(part.causes[0].text).not.toContain('more than');
+  });
+
   it('says what ran out, with the numbers', () => {
     const text = explainOom(diagnosis(), 'binary', 7);
     expect(text.headline).toBe(
@@ -195,7 +254,12 @@ describe('oomActions', () => {
     );
     // Freeing still helps the next cells; the gains say it cannot make this request fit.
     const tooBigHost = oomActions(
-      diagnosis({ kind: 'host', causes: [{ cause: 'too_big', gain_bytes: null }] }),
+      diagnosis({
+        kind: 'host',
+        requested_bytes: 8 * GiB * 1024,
+        total_bytes: 24 * GiB,
+        causes: [{ cause: 'too_big', gain_bytes: null }]
+      }),
       'binary'
     );
     for (const id of ['free-memory', 'delete-holders']) {
@@ -204,6 +268,10 @@ describe('oomActions', () => {
       );
     }
     expect(oomActions(diagnosis(), 'binary').find(a => a.id === 'free-memory')!.gain).not.toContain('Not enough');
+    // Too big for what other processes leave: not "larger than the whole card".
+    expect(tooBig.find(a => a.id === 'free-memory')!.gain).toContain(
+      'Not enough for this request: it needs more than this kernel can get.'
+    );
     expect(tooBig.map(a => a.id).slice(0, 4)).toEqual([
       'insert-amp',
       'insert-batch-size-search',
@@ -413,6 +481,14 @@ describe('the diagnosis figures now, beside those at the failure', () => {
     const unknownOther = sampleAfterFix();
     unknownOther.gpus[0].nvml!.processes![1].used_bytes = null;
     expect(oomFiguresNow(diagnosis(), unknownOther).otherProcesses).toBeUndefined();
+    // In a container NVML lists this kernel by a host pid it cannot tell as its own
+    // (process_used_bytes null): the others' total would count this kernel too.
+    const container = sampleAfterFix();
+    container.gpus[0].nvml!.process_used_bytes = null;
+    for (const p of container.gpus[0].nvml!.processes!) {
+      p.this_process = false;
+    }
+    expect(oomFiguresNow(diagnosis(), container).otherProcesses).toBeUndefined();
   });
 
   it('host RAM: what is available and the kernel RSS', () => {

@@ -15,7 +15,7 @@ function hostDiagnosis(allocationSites: unknown): any {
   return {
     kind: 'host', library: null, device_index: null, requested_bytes: null, total_bytes: 8 * 1024 * MiB,
     free_bytes: 100 * MiB, allocated_bytes: null, reserved_unallocated_bytes: null, process_in_use_bytes: 2048 * MiB,
-    other_processes_bytes: null, other_processes: [], num_alloc_retries: null, stale_bytes: 0, stale_holders: [],
+    other_processes_bytes: null, other_processes: [], capacity_bytes: null, allowed_bytes: null, num_alloc_retries: null, stale_bytes: 0, stale_holders: [],
     causes: [], allocation_sites: allocationSites
   };
 }

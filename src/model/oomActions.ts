@@ -64,11 +64,15 @@ export function oomActions(
     h.holder === 'name' ? !progress.deletedNames.has(h.label) : !progress.clearedHidden.has(h.holder)
   );
   const host = d.kind === 'host';
-  // A request larger than the whole card (or machine): freeing helps the
-  // next cells, not this one, and the gains say so.
-  const notForThis = d.causes.some(c => c.cause === 'too_big')
-    ? ` Not enough for this request: it is larger than the whole ${host ? 'machine' : 'card'}.`
-    : '';
+  // A request larger than this kernel can ever get: freeing helps the next
+  // cells, not this one, and the gains say so (and why).
+  const wholeCard =
+    d.requested_bytes !== null && d.total_bytes !== null && d.requested_bytes > d.total_bytes;
+  const notForThis = !d.causes.some(c => c.cause === 'too_big')
+    ? ''
+    : wholeCard
+      ? ` Not enough for this request: it is larger than the whole ${host ? 'machine' : 'card'}.`
+      : ' Not enough for this request: it needs more than this kernel can get.';
   const actions: OomAction[] = [];
   const add = (action: OomAction | null) => {
     if (action && !actions.some(a => a.id === action.id)) {

@@ -109,28 +109,10 @@ function causeText(
 ): string {
   const b = (v: number | null) => formatBytes(v, units);
   switch (cause) {
-    case 'too_big': {
-      const others =
-        d.other_processes_bytes && d.other_processes_bytes > 0
-          ? `, ${b(d.other_processes_bytes)} of it held by other processes`
-          : '';
-      return (
-        `Too big for the ${d.kind === 'host' ? (container ? 'container' : 'machine') : 'card'}: ` +
-        `${b(d.requested_bytes)} is more than the ${b(d.total_bytes)} it has${others}, ` +
-        'even if this kernel freed everything. The work itself must shrink: ' +
-        'a smaller batch, mixed precision, gradient checkpointing or accumulation.'
-      );
-    }
+    case 'too_big':
+      return tooBigText(d, units, container);
     case 'fragmentation':
-      return (
-        `Fragmentation: PyTorch holds ${b(d.reserved_unallocated_bytes)} reserved ` +
-        `but unallocated, more than the ${b(d.requested_bytes)} asked for, ` +
-        'but in pieces too small for it' +
-        (d.num_alloc_retries
-          ? ` (the allocator already retried ${d.num_alloc_retries} time${d.num_alloc_retries === 1 ? '' : 's'})`
-          : '') +
-        '.'
-      );
+      return fragmentationText(d, units);
     case 'stale_references':
       return (
         `Stale references: this notebook still holds ${b(d.stale_bytes)} ` +
@@ -155,6 +137,78 @@ function causeText(
     default:
       return `Cause "${cause}" (reported by a newer helper).`;
   }
+}
+
+const SHRINK_THE_WORK =
+  'a smaller batch, mixed precision, gradient checkpointing or accumulation.';
+
+/**
+ * What the request was too big for: the whole card (or machine), the
+ * memory-fraction cap, or what other processes and this kernel's CUDA
+ * context leave of the card. Only the first is "more than the card has".
+ */
+function tooBigText(d: OomDiagnosis, units: ByteUnits, container: boolean): string {
+  const b = (v: number | null) => formatBytes(v, units);
+  const requested = d.requested_bytes;
+  const place = d.kind === 'host' ? (container ? 'container' : 'machine') : 'card';
+  if (requested !== null && d.total_bytes !== null && requested > d.total_bytes) {
+    return (
+      `Too big for the ${place}: ${b(requested)} is more than the ${b(d.total_bytes)} it has, ` +
+      `even if this kernel freed everything. The work itself must shrink: ${SHRINK_THE_WORK}`
+    );
+  }
+  const capped =
+    d.allowed_bytes !== null && d.capacity_bytes !== null && d.capacity_bytes >= d.allowed_bytes;
+  if (capped) {
+    return (
+      `Too big for this kernel's memory cap: ${b(requested)} is more than the ${b(d.allowed_bytes)} ` +
+      'that torch.cuda.set_per_process_memory_fraction allows it, even if it freed everything. ' +
+      `Raise the cap, or shrink the work: ${SHRINK_THE_WORK}`
+    );
+  }
+  const others = d.other_processes_bytes ?? 0;
+  const left =
+    d.capacity_bytes !== null
+      ? `the ${b(d.capacity_bytes)} left to it of the ${place}'s ${b(d.total_bytes)}`
+      : `what is left to it of the ${place}'s ${b(d.total_bytes)}`;
+  return (
+    `Too big for what this kernel can get: ${b(requested)} is more than ${left}` +
+    (others > 0
+      ? ` once other processes (${b(others)}) and its CUDA context are counted, even if it freed everything. ` +
+        `Ending those processes would make room; otherwise the work must shrink: ${SHRINK_THE_WORK}`
+      : ` once its CUDA context is counted, even if it freed everything. The work itself must shrink: ${SHRINK_THE_WORK}`)
+  );
+}
+
+/**
+ * PyTorch's cache in the way: in pieces too small for a request it exceeds;
+ * part of the shortfall when smaller (the causes only fit together); or, for
+ * a library that allocates outside it (request unknown), simply held.
+ */
+function fragmentationText(d: OomDiagnosis, units: ByteUnits): string {
+  const b = (v: number | null) => formatBytes(v, units);
+  const cache = d.reserved_unallocated_bytes;
+  const requested = d.requested_bytes;
+  const retries = d.num_alloc_retries
+    ? ` (the allocator already retried ${d.num_alloc_retries} time${d.num_alloc_retries === 1 ? '' : 's'})`
+    : '';
+  if (requested === null) {
+    return (
+      `Fragmentation: PyTorch's cache holds ${b(cache)} reserved but unallocated` +
+      (d.library ? `, which ${d.library} cannot use: it allocates outside that cache` : '') +
+      `; torch.cuda.empty_cache() gives it back${retries}.`
+    );
+  }
+  if (cache !== null && cache < requested) {
+    return (
+      `Fragmentation: PyTorch's cache holds ${b(cache)} reserved but unallocated, ` +
+      `part of what the ${b(requested)} asked for would need${retries}.`
+    );
+  }
+  return (
+    `Fragmentation: PyTorch holds ${b(cache)} reserved but unallocated, ` +
+    `more than the ${b(requested)} asked for, but in pieces too small for it${retries}.`
+  );
 }
 
 /** "x: 1.2 GiB", "the output cache: 300 MiB", "the last traceback: 2 GiB". */

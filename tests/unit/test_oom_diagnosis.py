@@ -6,6 +6,8 @@ import json
 from pathlib import Path
 from typing import Any, Dict, List, Optional
 
+import pytest
+
 from jupyterlab_vram_helper.oom_diagnosis import (
     MAX_LISTED_PROCESSES,
     OomDiagnosis,
@@ -20,7 +22,7 @@ FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "oom_messages.j
 DIAGNOSIS_KEYS = {
     "kind", "library", "device_index", "requested_bytes", "total_bytes", "free_bytes", "allocated_bytes",
     "reserved_unallocated_bytes", "process_in_use_bytes", "other_processes_bytes", "other_processes",
-    "num_alloc_retries", "stale_bytes", "stale_holders", "causes",
+    "capacity_bytes", "allowed_bytes", "num_alloc_retries", "stale_bytes", "stale_holders", "causes",
 }
 
 
@@ -85,8 +87,14 @@ def test_too_big_counts_what_other_processes_hold_and_the_memory_fraction() -> N
     others = "Process 777 has 20.00 GiB memory in use. "
     d = diagnose(torch24("6.00 GiB", "23.65 GiB", "2.90 GiB", "0 bytes", "0 bytes", this="300.00 MiB", others=others), state())
     assert causes(d)[0] == "too_big"
+    # What it was compared with: the card less the other kernel and this one's context.
+    assert d["capacity_bytes"] == pytest.approx(23.65 * GIB - 20 * GIB - 300 * MIB, abs=MIB)
+    assert d["allowed_bytes"] is None
     # torch 1.x with set_per_process_memory_fraction(0.1): 37.25 GiB asked, 2.37 GiB allowed.
-    assert causes(diagnose(fixture("id 33269755434"), state()))[0] == "too_big"
+    capped = diagnose(fixture("id 33269755434"), state())
+    assert causes(capped)[0] == "too_big"
+    assert capped["allowed_bytes"] == capped["capacity_bytes"]
+    assert capped["allowed_bytes"] == pytest.approx(2.37 * GIB, abs=MIB)
 
 
 def test_fragmentation() -> None:
