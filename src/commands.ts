@@ -20,7 +20,7 @@ import { ISnippetPanel, registerSnippetCommands } from './snippetCommands';
 import type { SnippetLibrary } from './snippets/SnippetLibrary';
 import type { ClearHistoryRequest } from './views/ClearHistoryDialog';
 import type { ShutdownKernelRequest } from './views/ShutdownKernelDialog';
-import { SIDEBAR_ID, SidebarHost } from './views/SidebarHost';
+import { SIDEBAR_ID, SIDEBAR_TABS, SidebarHost, SidebarTab } from './views/SidebarHost';
 import { vramIcon } from './views/icons';
 
 export { CommandIDs, SNIPPET_COMMANDS };
@@ -79,7 +79,11 @@ export function registerCommands(options: {
     label: trans.__('Show GPU Memory'),
     caption: trans.__('Show the GPU and host memory of the active kernel'),
     icon: vramIcon,
-    execute: () => {
+    // `tab`: the sidebar tab to show ("kernels" from the out-of-memory assistant)
+    execute: args => {
+      if (typeof args.tab === 'string' && SIDEBAR_TABS.includes(args.tab as SidebarTab)) {
+        sidebar.showTab(args.tab as SidebarTab);
+      }
       app.shell.activateById(SIDEBAR_ID);
     }
   });

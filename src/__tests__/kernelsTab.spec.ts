@@ -365,6 +365,19 @@ describe('shutdown-kernel command', () => {
     t.monitor.dispose();
   });
 
+  it("opens on the Kernels tab when asked (the out-of-memory assistant's other processes)", async () => {
+    const t = await setup(true);
+    expect(t.sidebar.tab).toBe('memory');
+    await t.commands.execute(CommandIDs.openSidebar, { tab: 'kernels' });
+    expect(t.sidebar.tab).toBe('kernels');
+    await t.commands.execute(CommandIDs.openSidebar, { tab: 'no-such-tab' });
+    expect(t.sidebar.tab).toBe('kernels'); // an unknown tab changes nothing
+    await t.commands.execute(CommandIDs.openSidebar);
+    expect(t.sidebar.tab).toBe('kernels');
+    t.sidebar.dispose();
+    t.monitor.dispose();
+  });
+
   it('does nothing when cancelled', async () => {
     const t = await setup(false);
     const result = await t.commands.execute(CommandIDs.shutdownKernel, {

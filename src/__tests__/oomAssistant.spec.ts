@@ -196,9 +196,17 @@ describe('oomActions', () => {
       'expandable-segments',
       'clear-traceback',
       'delete-holders',
-      'insert-amp'
+      'show-processes'
     ]);
     expect(actions[0].gain).toContain('up to 6 GiB');
+    // Who holds the rest of the card: the Kernels tab.
+    expect(actions[4].steps).toEqual([{ command: CommandIDs.openSidebar, args: { tab: 'kernels' } }]);
+    expect(actions[4].gain).toContain('They hold 2 GiB');
+    const othersFirst = oomActions(
+      diagnosis({ causes: [{ cause: 'other_processes', gain_bytes: 2 * GiB }] }),
+      'binary'
+    );
+    expect(othersFirst.map(a => a.id).slice(0, 2)).toEqual(['show-processes', 'free-memory']);
     expect(actions[1].steps).toEqual([
       { command: CommandIDs.insertSnippet, args: { id: 'allocator-config' } },
       { command: RESTART_KERNEL_COMMAND }

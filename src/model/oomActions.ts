@@ -79,6 +79,15 @@ export function oomActions(
       actions.push(action);
     }
   };
+  // Freeing this kernel's memory does not move what others hold: who they are comes first.
+  const showProcesses: OomAction = {
+    id: 'show-processes',
+    label: 'See the processes on this card',
+    gain:
+      `They hold ${b(d.other_processes_bytes)}. The Kernels tab lists them; ` +
+      "this server's kernels can be shut down there.",
+    steps: [{ command: CommandIDs.openSidebar, args: { tab: 'kernels' } }]
+  };
   const snippet = (id: string, label: string, gain: string): OomAction => ({
     id: `insert-${id}`,
     label,
@@ -178,6 +187,7 @@ export function oomActions(
         add(freeMemory);
         break;
       case 'other_processes':
+        add(showProcesses);
         add(freeMemory);
         break;
       case 'too_big':

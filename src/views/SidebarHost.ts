@@ -15,7 +15,8 @@ import { vramIcon } from './icons';
 /** DOM id of the sidebar (also the id to activate it by). */
 export const SIDEBAR_ID = 'jp-vram-sidebar';
 
-export type SidebarTab = 'memory' | 'cells' | 'holders' | 'lines' | 'kernels';
+export const SIDEBAR_TABS = ['memory', 'cells', 'holders', 'lines', 'kernels'] as const;
+export type SidebarTab = (typeof SIDEBAR_TABS)[number];
 
 export class SidebarHost extends Panel {
   constructor(options: SidebarHost.IOptions) {
