@@ -16,7 +16,7 @@ from .protocol import SampleReason
 from .readers import tensorflow as tf_reader
 from .readers import torch_cuda
 from .readers.host import HostReader
-from .readers.nvml import NvmlReader
+from .readers.nvml import NvmlDevice, NvmlReader
 
 if TYPE_CHECKING:  # the message shapes, for annotations only (protocol_types.py)
     from .protocol_types import GpuFigures, HostFigures, SampleMessage, TensorflowState, TorchState
@@ -94,6 +94,13 @@ class SampleSource:
             self._devices_key = key
         return self._devices
 
+    def _nvml_figures(self, device: NvmlDevice, fresh: bool, holds_memory: bool, own_state: Any) -> Any:
+        """One device's NVML figures; None if reading them fails (the other devices and sources still count)."""
+        try:
+            return self.nvml.read(device, fresh, holds_memory, own_state)
+        except Exception:
+            return None
+
     def read(self, fresh_processes: bool = False) -> Figures:
         """Every source once; ``fresh_processes`` lists NVML's processes now instead of from its cache."""
         torch = torch_cuda.loaded_torch()
@@ -113,9 +120,9 @@ class SampleSource:
             reserved = torch_figures["reserved_bytes"] if torch_figures else None
             holds_memory = context is True or bool(reserved)
             tf_figures = tf_gpus.get(device.index)
+            # What moves the kernel's own NVML figure: a context, torch's segments, TensorFlow's memory.
             nvml = (
-                # What moves the kernel's own NVML figure: a context, torch's segments, TensorFlow's memory.
-                self.nvml.read(device.nvml, fresh_processes, holds_memory, (context, reserved, tf_figures))
+                self._nvml_figures(device.nvml, fresh_processes, holds_memory, (context, reserved, tf_figures))
                 if device.nvml is not None else None
             )
             gpus.append(

@@ -18,6 +18,7 @@ import traceback
 from typing import TYPE_CHECKING, Any, Callable, Hashable, List, Mapping, Optional, Protocol, Sequence
 
 from .config import SamplerConfig
+from .forking import call_in_forked_child
 from .protocol import SampleReason
 from .sample import Figures, SampleSource, make_sample, significant_change
 from .sample_timeline import SampleTimeline, timeline_columns
@@ -97,6 +98,16 @@ class Sampler:
         # Called with every reading (sent or not), on the reading thread,
         # under the lock: per-cell accounting keeps its running maxima here.
         self._observers: List[Callable[[Figures, float], None]] = []
+        call_in_forked_child(self._forget_parent_state)
+
+    def _forget_parent_state(self) -> None:
+        """In a forked child: the parent's sampler thread is not there, and a fork
+        during its reading left the lock held for good (a request in the child
+        would wait on it forever)."""
+        self._lock = threading.Lock()
+        self._run_state = _RunState()
+        self._run_state.stopped = True
+        self._thread = None
 
     def add_observer(self, observer: Callable[[Figures, float], None]) -> None:
         """``observer(figures, started)`` after each reading, ``started`` being

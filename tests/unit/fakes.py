@@ -122,10 +122,21 @@ class FakeGpu:
     used: int
     processes: List[Any] = field(default_factory=list)  # (pid, used) pairs
     driver_reserved: int = 0  # what NVML's v1 "used" counts and v2 (like nvidia-smi) leaves out
+    handle_error: Optional[int] = None  # the NVML code its handle is refused with (no permission, lost)
+    memory_failures: int = 0  # memory queries that fail (GPU_IS_LOST) before it answers again
 
 
 class FakeNvmlError(Exception):
-    pass
+    """As pynvml's NVMLError: the message, and the NVML return code in ``value``."""
+
+    def __init__(self, message: str, value: int = 999) -> None:
+        super().__init__(message)
+        self.value = value
+
+
+NVML_ERROR_FUNCTION_NOT_FOUND = 13
+NVML_ERROR_NO_PERMISSION = 4
+NVML_ERROR_GPU_IS_LOST = 15
 
 
 class FakePynvml(types.ModuleType):
@@ -153,7 +164,10 @@ class FakePynvml(types.ModuleType):
         return len(self.gpus)
 
     def nvmlDeviceGetHandleByIndex(self, i: int) -> FakeGpu:
-        return self.gpus[i]
+        gpu = self.gpus[i]
+        if gpu.handle_error is not None:
+            raise FakeNvmlError("Insufficient Permissions", gpu.handle_error)
+        return gpu
 
     def nvmlDeviceGetUUID(self, h: FakeGpu) -> str:
         return h.uuid
@@ -164,12 +178,15 @@ class FakePynvml(types.ModuleType):
     def nvmlDeviceGetMemoryInfo(self, h: FakeGpu, version: Optional[int] = None) -> Any:
         """``used`` is what processes hold; v1 adds the driver's reservation to it, v2 does not."""
         self.calls.append("memory")
+        if h.memory_failures > 0:
+            h.memory_failures -= 1
+            raise FakeNvmlError("GPU is lost", NVML_ERROR_GPU_IS_LOST)
         free = h.total - h.used - h.driver_reserved
         if version is None:
             return types.SimpleNamespace(total=h.total, used=h.used + h.driver_reserved, free=free)
         assert version == self.nvmlMemory_v2
         if not self.memory_v2:
-            raise FakeNvmlError("Function Not Found")
+            raise FakeNvmlError("Function Not Found", NVML_ERROR_FUNCTION_NOT_FOUND)
         return types.SimpleNamespace(total=h.total, used=h.used, free=free, reserved=h.driver_reserved)
 
     def nvmlDeviceGetComputeRunningProcesses(self, h: FakeGpu) -> List[Any]:

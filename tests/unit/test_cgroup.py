@@ -55,6 +55,21 @@ def test_v2_walks_up_to_the_nearest_limit(tmp_path) -> None:
     assert figures["oom_kill_count"] == 4
 
 
+def test_v2_the_tightest_limit_on_the_path_wins_not_the_nearest(tmp_path) -> None:
+    """A parent slice tighter than the kernel's own cgroup: the kernel is killed at the parent's."""
+    root = tmp_path / "cg"
+    _v2_dir(root, "/", "max", 50 * GIB)
+    _v2_dir(root, "/jupyter.slice", str(4 * GIB), 3 * GIB, oom_kill=2)
+    _v2_dir(root, "/jupyter.slice/kernel.scope", str(16 * GIB), 1 * GIB)
+    c = CgroupMemory(_proc(tmp_path, "0::/jupyter.slice/kernel.scope\n"), str(root))
+    figures = c.read()
+    assert figures is not None
+    assert figures["limit_bytes"] == 4 * GIB
+    assert figures["usage_bytes"] == 3 * GIB and figures["oom_kill_count"] == 2  # the limiting cgroup's
+    assert c.path == str(root / "jupyter.slice")
+    c.close()
+
+
 def test_v2_no_limit_anywhere_is_none(tmp_path) -> None:
     root = tmp_path / "cg"
     _v2_dir(root, "/", "max", 1)

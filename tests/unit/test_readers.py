@@ -1,3 +1,4 @@
+import os
 import sys
 import types
 
@@ -8,7 +9,7 @@ try:  # the real one, imported before the fixtures hide torch from the helper
 except ImportError:
     REAL_TORCH = None
 
-from fakes import FakePynvml, nested_stats, set_allocator
+from fakes import NVML_ERROR_NO_PERMISSION, FakeGpu, FakePynvml, nested_stats, set_allocator
 from jupyterlab_vram_helper.readers import tensorflow as tf_reader
 from jupyterlab_vram_helper.readers import torch_cuda
 from jupyterlab_vram_helper.readers.host import HostReader
@@ -19,6 +20,7 @@ from jupyterlab_vram_helper.readers.nvml import (
     PROCESS_LIST_STALE_BYTES,
     UNNAMED_RETRY_S,
     NvmlReader,
+    _pid_exists,
     attribute_to_pid,
     process_list,
 )
@@ -391,6 +393,48 @@ def test_device_used_memory_leaves_out_the_drivers_reservation_like_nvidia_smi(t
         r.start()
         figures = r.read(r.devices()[0])
         assert (figures["used_bytes"], figures["total_bytes"]) == (used, 80 << 30)
+
+
+def test_a_passing_failure_of_one_gpu_does_not_switch_every_gpu_to_v1(two_gpus) -> None:
+    for gpu in two_gpus:
+        gpu.driver_reserved = 480 << 20
+    fake = FakePynvml(two_gpus)
+    r = NvmlReader(pid=4242, load=lambda: fake, pid_exists=lambda p: True)
+    r.start()
+    first, second = r.devices()
+    two_gpus[1].memory_failures = 1  # GPU_IS_LOST, once
+    assert r.read(second)["used_bytes"] is None  # unknown this once
+    # v2 goes on, for both: no step of the driver's reservation into "used"
+    assert r.read(first)["used_bytes"] == two_gpus[0].used
+    assert r.read(second)["used_bytes"] == two_gpus[1].used
+
+
+def test_a_gpu_the_process_may_not_open_leaves_the_others_readable() -> None:
+    """Slurm's ConstrainDevices: NVML counts every GPU of the node, and refuses some handles."""
+    gpus = [
+        FakeGpu(f"GPU-{i}", "NVIDIA A100", 40 << 30, i << 30, handle_error=NVML_ERROR_NO_PERMISSION if i < 2 else None)
+        for i in range(4)
+    ]
+    r = NvmlReader(pid=4242, load=lambda: FakePynvml(gpus), pid_exists=lambda p: True)
+    r.start()
+    assert [d.nvml_index for d in r.devices()] == [2, 3]  # their own NVML indices
+    assert r.read(r.devices()[0])["used_bytes"] == 2 << 30
+    info = r.info()
+    assert info["available"] is True and "device 0" in info["error"] and "Insufficient Permissions" in info["error"]
+
+
+def test_bogus_pids_in_nvmls_process_list_leave_the_kernels_figure_unknown() -> None:
+    """A driver and bindings that disagree on the struct list pids such as 0 and 2**32 - 1."""
+    assert _pid_exists(0) is False and _pid_exists(-1) is False
+    assert _pid_exists(3221225472) is False and _pid_exists(2**32 - 1) is False
+    assert _pid_exists(os.getpid()) is True
+    listed = [(1, 1 << 30), (3221225472, 123), (0, 5)]
+    assert attribute_to_pid(listed, os.getpid(), _pid_exists) is None  # not provably 0
+    gpu = FakeGpu("GPU-0", "NVIDIA H100", 80 << 30, 1 << 30, processes=listed)
+    r = NvmlReader(load=lambda: FakePynvml([gpu]))
+    r.start()
+    figures = r.read(r.devices()[0], fresh_processes=True)
+    assert figures["used_bytes"] == 1 << 30 and figures["process_used_bytes"] is None
 
 
 def test_process_list_merges_pids_largest_first_and_bounds_the_list() -> None:

@@ -251,3 +251,20 @@ def test_nvml_memory_is_read_again_the_tick_the_kernels_own_memory_moves(fake_to
     fake_torch.stats[0] = nested_stats(allocated=100 * MB, reserved=120 * MB, peak=100 * MB)
     now[0] += 0.01
     assert used() == first + 100 * MB  # torch reserved more: NVML read in the same tick
+
+
+def test_one_devices_nvml_failure_leaves_the_others_and_the_sample(fake_torch, fake_pynvml, two_gpus) -> None:
+    nvml = NvmlReader(pid=77, load=lambda: fake_pynvml, pid_exists=lambda p: True)
+    nvml.start()
+    source = SampleSource(nvml=nvml, environ={})
+    real_read = nvml.read
+
+    def read(device, *args, **kwargs):
+        if device.nvml_index == 0:
+            raise OverflowError("signed integer is greater than maximum")
+        return real_read(device, *args, **kwargs)
+
+    nvml.read = read  # type: ignore[method-assign]
+    first, second = source.read()["gpus"]
+    assert first["nvml"] is None
+    assert second["nvml"]["used_bytes"] == two_gpus[1].used

@@ -1,7 +1,7 @@
 import threading
 import time
 
-from fakes import FakeComm, wait_until
+from fakes import FakeComm, in_forked_child, wait_until
 from jupyterlab_vram_helper.config import SamplerConfig
 from jupyterlab_vram_helper.sampler import THREAD_NAME, EmitPolicy, Sampler
 
@@ -289,3 +289,15 @@ def test_a_stop_then_start_before_the_old_loop_noticed_runs_one_loop() -> None:
     assert sampler_threads() - baseline == 1
     s.stop()
     wait_until(lambda: sampler_threads() == baseline)
+
+
+def test_a_fork_during_a_reading_leaves_the_child_a_free_lock() -> None:
+    """A raw os.fork() in a cell, landing while the sampler thread reads: the child's
+    requests (an OOM diagnosis, a snapshot) must not wait forever on the parent's lock."""
+    sampler = Sampler(ScriptedSource(), ListOutlet())
+    with sampler._lock:  # as the sampler thread holds it during a reading
+        child = in_forked_child(
+            lambda: {"lock_free": sampler._lock.acquire(timeout=2), "thread": sampler._thread is None}
+        )
+    assert child == {"lock_free": True, "thread": True}
+    assert sampler.read_figures()["host"]["rss_bytes"] == 100 * MB  # the parent's lock works as before

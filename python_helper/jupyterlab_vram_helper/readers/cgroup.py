@@ -3,7 +3,9 @@
 In a container (Docker, Kubernetes, a JupyterHub spawner) the kernel is killed
 at its cgroup's memory limit, long before the node's RAM runs out; the node's
 total in /proc/meminfo says nothing about it. :class:`CgroupMemory` finds the
-cgroup of this process and the nearest ancestor that sets a limit:
+cgroup of this process and, among it and its ancestors, the one with the
+smallest limit: the kernel is killed at the tightest limit on its path (a
+parent slice, Docker's ``--cgroup-parent``), not at the nearest one:
 
 - cgroup v2: ``/proc/self/cgroup`` has ``0::/path``; ``memory.max`` (``max``:
   no limit), ``memory.current``, ``memory.events`` (``oom_kill``, ``oom``).
@@ -64,18 +66,24 @@ class CgroupMemory:
         version, path = found
         mount = os.path.join(cgroup_root, "memory") if version == 1 else cgroup_root
         names = _V1_FILES if version == 1 else _V2_FILES
+        tightest: Optional[Tuple[int, str, int]] = None  # limit, directory, its open limit file
         for directory in _candidates(mount, path):
             limit_fd = open_fd(os.path.join(directory, names[0]))
             if limit_fd is None:
                 continue
             limit = _parse_limit(_pread(limit_fd))
-            if limit is None:
+            if limit is None or (tightest is not None and limit >= tightest[0]):
                 os.close(limit_fd)
                 continue
-            self.version, self.path, self._limit = version, directory, limit_fd
-            self._usage = open_fd(os.path.join(directory, names[1]))
-            self._events = open_fd(os.path.join(directory, names[2]))
+            if tightest is not None:
+                os.close(tightest[2])
+            tightest = (limit, directory, limit_fd)
+        if tightest is None:
             return
+        _, directory, limit_fd = tightest
+        self.version, self.path, self._limit = version, directory, limit_fd
+        self._usage = open_fd(os.path.join(directory, names[1]))
+        self._events = open_fd(os.path.join(directory, names[2]))
 
     def read(self) -> Optional[ContainerFigures]:
         """The limit, the cgroup's usage and its OOM kills; ``None`` without a limit."""

@@ -75,14 +75,39 @@ def _text(value: Any) -> Optional[str]:
     return str(value)
 
 
+# Linux's largest pid (PID_MAX_LIMIT on 64-bit). NVML lists entries such as 0
+# and 4294967295 where the driver and the bindings disagree on the struct:
+# those are no process of this machine, and os.kill(0, ...) would signal our group.
+MAX_PID = 4_194_304
+
+
 def _pid_exists(pid: int) -> bool:
+    if not 0 < pid <= MAX_PID:
+        return False
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
-    except (PermissionError, OSError):
+    except PermissionError:
         return True  # exists, owned by someone else
+    except (OverflowError, ValueError):
+        return False
+    except OSError:
+        return True
     return True
+
+
+# NVML return codes that say the v2 memory query does not exist here (an older
+# driver or bindings): NOT_SUPPORTED, FUNCTION_NOT_FOUND, ARGUMENT_VERSION_MISMATCH.
+_V2_ABSENT_CODES = frozenset({3, 13, 25})
+
+
+def _v2_absent(exc: Exception) -> bool:
+    """Whether ``exc`` from the v2 memory query means v2 is not there, rather than a
+    passing failure of one device (GPU_IS_LOST, UNKNOWN, a timeout)."""
+    if isinstance(exc, (AttributeError, TypeError)):  # no nvmlMemory_v2, no version= argument
+        return True
+    return getattr(exc, "value", None) in _V2_ABSENT_CODES
 
 
 class NvmlReader:
@@ -140,22 +165,33 @@ class NvmlReader:
             self._driver_version = None
         try:
             count = int(nvml.nvmlDeviceGetCount())
-            devices = []
-            for i in range(count):
-                handle = nvml.nvmlDeviceGetHandleByIndex(i)
-                devices.append(
-                    NvmlDevice(
-                        nvml_index=i,
-                        uuid=_safe(lambda: _text(nvml.nvmlDeviceGetUUID(handle))),
-                        name=_safe(lambda: _text(nvml.nvmlDeviceGetName(handle))),
-                        total_bytes=_safe(lambda: int(nvml.nvmlDeviceGetMemoryInfo(handle).total)),
-                        handle=handle,
-                    )
-                )
-            self._devices = devices
         except Exception as exc:
             self._error = f"cannot enumerate devices: {_describe_nvml_error(exc)}"
             self._devices = []
+            return
+        devices = []
+        refused: List[str] = []
+        for i in range(count):
+            # One device at a time: NVML counts devices the process may not open
+            # (Slurm's ConstrainDevices, cgroup device rules) and lost ones; the
+            # others stay readable, under their own NVML index.
+            try:
+                handle = nvml.nvmlDeviceGetHandleByIndex(i)
+            except Exception as exc:
+                refused.append(f"device {i}: {_describe_nvml_error(exc)}")
+                continue
+            devices.append(
+                NvmlDevice(
+                    nvml_index=i,
+                    uuid=_safe(lambda: _text(nvml.nvmlDeviceGetUUID(handle))),
+                    name=_safe(lambda: _text(nvml.nvmlDeviceGetName(handle))),
+                    total_bytes=_safe(lambda: int(nvml.nvmlDeviceGetMemoryInfo(handle).total)),
+                    handle=handle,
+                )
+            )
+        self._devices = devices
+        if refused:
+            self._error = "cannot open " + "; ".join(refused[:4]) + (" …" if len(refused) > 4 else "")
 
     def shutdown(self) -> None:
         if self._nvml is not None:
@@ -224,8 +260,12 @@ class NvmlReader:
             try:
                 mem = self._nvml.nvmlDeviceGetMemoryInfo(device.handle, version=self._nvml.nvmlMemory_v2)
                 return int(mem.used), int(mem.total)
-            except Exception:  # an older driver or pynvml: v1 from now on
-                self._memory_v2 = False
+            except Exception as exc:
+                if not _v2_absent(exc):
+                    # This device failed this once: unknown now, not v1's figure (which
+                    # counts the driver's reservation) for every device from now on.
+                    return None, device.total_bytes
+                self._memory_v2 = False  # an older driver or pynvml: v1 from now on
         try:
             mem = self._nvml.nvmlDeviceGetMemoryInfo(device.handle)
             return int(mem.used), int(mem.total)
