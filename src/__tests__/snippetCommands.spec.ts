@@ -185,7 +185,7 @@ describe('insert-snippet', () => {
     shared.undo();
     expect(sources(t.notebook)).toEqual(['a = 1', 'b = 2', 'c = 3', 'user = 1']);
     shared.redo();
-    expect(sources(t.notebook)[2]).toContain('running_loss += loss.item()');
+    expect(sources(t.notebook)[2]).toContain('running_loss += batch_loss.item()');
     t.dispose();
   });
 
@@ -198,7 +198,11 @@ describe('insert-snippet', () => {
     expect(t.namesRequests()).toEqual([]);
     expect(result.namesFound).toBe(false);
     expect(result.code).toContain('scaler = torch.amp.GradScaler(device');
-    expect(result.code).toContain('loss = criterion(model(inputs), targets)');
+    expect(result.code).toContain('batch_loss = criterion(model(inputs), targets)');
+    expect(result.code.split('\n')[0]).toBe(
+      '# TODO: the kernel did not say which names it has (busy or not connected): ' +
+        '`model`, `train_loader`, `optimizer`, `criterion` stand in for your own below'
+    );
     expect(result.code).toContain('for inputs, targets in train_loader:');
     t.dispose();
   });

@@ -68,7 +68,8 @@ describe('renderSnippet', () => {
   ];
 
   it('uses the default names when the kernel found nothing', () => {
-    expect(renderSnippet({ code })).toBe(
+    const nothing = { model: [], optimizer: [], dataloader: [], loss: [], scaler: [] };
+    expect(renderSnippet({ code }, nothing).split('\n').filter(line => !line.startsWith('#')).join('\n')).toBe(
       [
         'out = model(x)',
         'optimizer.step()',
@@ -88,7 +89,7 @@ describe('renderSnippet', () => {
 
   it('gives an evaluation loop a validation loader: one named so, else val_loader, never the training one', () => {
     const loop = { code: ['for inputs, targets in {{eval_dataloader}}:', '    pass'] };
-    expect(renderSnippet(loop)).toBe('for inputs, targets in val_loader:\n    pass');
+    expect(renderSnippet(loop)).toContain('for inputs, targets in val_loader:\n    pass');
     expect(renderSnippet(loop, { dataloader: ['train_loader', 'valid_dl'] })).toBe(
       'for inputs, targets in valid_dl:\n    pass'
     );
@@ -105,9 +106,9 @@ describe('renderSnippet', () => {
   it('uses the first name found, per placeholder, every occurrence', () => {
     const rendered = renderSnippet(
       { code: ['{{model}}.to(d); {{model}}.eval()', '{{loss}}'] },
-      { model: ['net', 'backbone'], loss: [] }
+      { model: ['net', 'backbone'], loss: ['crit'] }
     );
-    expect(rendered).toBe('net.to(d); net.eval()\ncriterion');
+    expect(rendered).toBe('net.to(d); net.eval()\ncrit');
   });
 
   it('skips names that are not usable identifiers', () => {
@@ -119,13 +120,87 @@ describe('renderSnippet', () => {
   });
 
   it('leaves unknown placeholders as they are', () => {
-    expect(renderSnippet({ code: ['{{device}} = {{model}}'] })).toBe(
-      '{{device}} = model'
+    expect(renderSnippet({ code: ['{{device}} = {{model}}'] }, { model: ['net'] })).toBe(
+      '{{device}} = net'
     );
     expect(unknownPlaceholders(['{{device}} {{model}} {{x}}'])).toEqual([
       'device',
       'x'
     ]);
+  });
+
+  it('gives {{dataloader}} a training loader, never an evaluation one', () => {
+    const batch = { code: ['for inputs, targets in {{dataloader}}:', '    pass'] };
+    // The kernel lists loaders in the namespace's order: the test loader may come first.
+    expect(renderSnippet(batch, { dataloader: ['test_loader', 'val_dl', 'train_dl', 'other_dl'] })).toBe(
+      'for inputs, targets in train_dl:\n    pass'
+    );
+    expect(renderSnippet(batch, { dataloader: ['latest_loader'] })).toBe('for inputs, targets in latest_loader:\n    pass');
+    // Only evaluation loaders: the default name, and a TODO line that says why.
+    expect(renderSnippet(batch, { dataloader: ['test_loader'] })).toBe(
+      [
+        '# TODO: no training DataLoader found in the kernel (test_loader is for evaluation): ' +
+          'define `train_loader` or change the name below',
+        'for inputs, targets in train_loader:',
+        '    pass'
+      ].join('\n')
+    );
+  });
+
+  it('says in a TODO line which placeholder got a default name because the kernel had none', () => {
+    const rendered = renderSnippet(
+      { code: ['{{model}}.train()', '{{optimizer}}.step()', '{{loss}}({{model}}(x), y)', '{{optimizer}}.zero_grad()'] },
+      { model: ['net'], optimizer: [], dataloader: ['train_dl'], loss: ['not a name'] }
+    );
+    expect(rendered).toBe(
+      [
+        '# TODO: no optimizer found in the kernel: define `optimizer` or change the name below',
+        '# TODO: no loss function (nn loss module) found in the kernel: define `criterion` or change the name below',
+        'net.train()',
+        'optimizer.step()',
+        'criterion(net(x), y)',
+        'optimizer.zero_grad()'
+      ].join('\n')
+    );
+    // Every name found: no TODO.
+    expect(renderSnippet({ code: ['{{model}}.train()'] }, { model: ['net'] })).toBe('net.train()');
+    // The kernel was not asked (busy, not connected): one line for every placeholder.
+    expect(renderSnippet({ code: ['{{model}}.train()', '{{optimizer}}.step()'] }).split('\n')).toEqual([
+      '# TODO: the kernel did not say which names it has (busy or not connected): ' +
+        '`model`, `optimizer` stand in for your own below',
+      'model.train()',
+      'optimizer.step()'
+    ]);
+    expect(renderSnippet({ code: ['{{eval_dataloader}}'] }, { dataloader: ['train_dl'] }).split('\n')[0]).toBe(
+      '# TODO: no evaluation DataLoader (a name with val, test or eval) found in the kernel: ' +
+        'define `val_loader` or change the name below'
+    );
+  });
+
+  it('writes no TODO for a placeholder the code itself creates, and keeps a cell magic first', () => {
+    const amp = DEFAULT_SNIPPETS.find(s => s.id === 'amp')!;
+    const rendered = renderSnippet(amp, { model: ['net'], optimizer: ['opt'], dataloader: ['dl'], loss: ['crit'] });
+    expect(rendered).not.toContain('TODO');
+    expect(rendered).toContain('scaler = torch.amp.GradScaler(');
+    // ... but one for a placeholder read on the right-hand side of its own assignment.
+    expect(renderSnippet({ code: ['{{dataloader}} = rebuild({{dataloader}})'] }, {})).toContain('# TODO: no training DataLoader');
+    expect(renderSnippet({ code: ['%%time', '{{model}}.train()'] }, {}).split('\n')).toEqual([
+      '%%time',
+      '# TODO: no model (nn.Module) found in the kernel: define `model` or change the name below',
+      'model.train()'
+    ]);
+  });
+
+  it('adds only comment lines: every default snippet renders to its code plus "# TODO" lines', () => {
+    for (const s of DEFAULT_SNIPPETS) {
+      const rendered = renderSnippet(s, {}).split('\n');
+      const added = rendered.filter(line => line.startsWith('# TODO: '));
+      expect(rendered.filter(line => !line.startsWith('# TODO: ')).join('\n')).toBe(
+        renderSnippet(s, { model: ['model'], optimizer: ['optimizer'], dataloader: ['train_loader', 'val_loader'],
+                           loss: ['criterion'], scaler: ['scaler'] })
+      );
+      expect(added.length).toBe(rendered.length - s.code.length);
+    }
   });
 
   it('joins the lines with newlines and keeps the rest intact', () => {
@@ -451,6 +526,14 @@ describe('default snippets', () => {
     }
   });
 
+  it('names its own loss tensor so that no placeholder name can be rebound (a criterion called `loss`)', () => {
+    for (const s of DEFAULT_SNIPPETS) {
+      for (const line of s.code) {
+        expect([s.id, line]).not.toEqual([s.id, expect.stringMatching(/^\s*loss\s*=/)]);
+      }
+    }
+  });
+
   it('chooses the device in code wherever torch runs', () => {
     for (const s of DEFAULT_SNIPPETS) {
       const code = s.code.join('\n');
@@ -472,9 +555,8 @@ describe('default snippets', () => {
     expect(code('bf16-autocast')).toContain('dtype=torch.bfloat16');
     expect(code('bf16-autocast')).not.toContain('GradScaler(');
     expect(code('grad-checkpointing')).toContain('use_reentrant=False');
-    expect(code('allocator-config')).toContain(
-      'os.environ["PYTORCH_CUDA_ALLOC_CONF"] = "expandable_segments:True"'
-    );
+    expect(code('allocator-config')).toContain('os.environ["PYTORCH_CUDA_ALLOC_CONF"] = ');
+    expect(code('allocator-config')).toContain('"expandable_segments:True"');
     expect(code('allocator-config').indexOf('os.environ')).toBeLessThan(
       code('allocator-config').indexOf('import torch')
     );
@@ -492,7 +574,11 @@ describe('default snippets', () => {
       'pin_memory=torch.cuda.is_available()'
     );
     expect(code('dataloader-pinning')).toContain('num_workers=');
-    expect(code('loss-item')).toContain('running_loss += loss.item()');
+    expect(code('loss-item')).toContain('running_loss += batch_loss.item()');
+    expect(code('grad-checkpointing')).toContain('checkpoint_sequential(');
+    expect(code('bf16-autocast')).toContain('is_bf16_supported(including_emulation=False)');
+    expect(code('batch-size-search')).toContain('named_buffers()');
+    expect(code('dataloader-pinning')).toContain('batch_sampler');
     expect(code('no-grad-eval')).toContain('for inputs, targets in {{eval_dataloader}}:');
     expect(code('tf-memory-growth')).toContain(
       'tf.config.experimental.set_memory_growth(gpu, True)'

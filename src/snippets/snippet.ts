@@ -65,16 +65,17 @@ const DEFAULT_EVAL_DATALOADER = 'val_loader';
 // letters inside another word ("latest_loader", "device_loader", "interval_loader").
 const EVAL_NAME = /(^|_)(val|valid|validation|test|eval|dev|holdout)(_|\d|$)/i;
 
+/** The data loaders found whose names say they hold evaluation data. */
+function evalLoadersFound(names: SnippetNames | null | undefined): string[] {
+  const found = names?.dataloader;
+  return Array.isArray(found)
+    ? found.filter(name => isUsableName(name) && EVAL_NAME.test(name))
+    : [];
+}
+
 /** The name `{{eval_dataloader}}` is replaced by. */
 export function chooseEvalLoader(names: SnippetNames | null | undefined): string {
-  const found = names?.dataloader;
-  if (Array.isArray(found)) {
-    const usable = found.find(name => isUsableName(name) && EVAL_NAME.test(name));
-    if (usable !== undefined) {
-      return usable;
-    }
-  }
-  return DEFAULT_EVAL_DATALOADER;
+  return evalLoadersFound(names)[0] ?? DEFAULT_EVAL_DATALOADER;
 }
 
 /** Names found in the kernel per placeholder, best first (may be partial). */
@@ -102,19 +103,117 @@ export function isUsableName(name: unknown): name is string {
   );
 }
 
+/**
+ * The first usable name found for a placeholder, if any. `{{dataloader}}` is
+ * the loader a snippet trains on or takes a batch from: an evaluation loader
+ * (`val_loader`, `test_dl`) is never taken for it, since training on held-out
+ * data would go unnoticed; without another one it gets the default name (and
+ * the cell a TODO line).
+ */
+function nameFound(
+  key: PlaceholderKey,
+  names: SnippetNames | null | undefined
+): string | undefined {
+  const found = names?.[key];
+  return Array.isArray(found)
+    ? found.find(
+        name =>
+          isUsableName(name) && (key !== 'dataloader' || !EVAL_NAME.test(name))
+      )
+    : undefined;
+}
+
 /** The name a placeholder is replaced by: the first usable one found, else the default. */
 export function chooseName(
   key: PlaceholderKey,
   names: SnippetNames | null | undefined
 ): string {
-  const found = names?.[key];
-  if (Array.isArray(found)) {
-    const usable = found.find(isUsableName);
-    if (usable !== undefined) {
-      return usable;
+  return nameFound(key, names) ?? DEFAULT_PLACEHOLDER_NAMES[key];
+}
+
+type NamedKey = PlaceholderKey | typeof EVAL_DATALOADER;
+
+/** What the kernel looks for, per placeholder, in the words of a TODO line. */
+const KIND_WORDS: Readonly<Record<NamedKey, string>> = Object.freeze({
+  model: 'model (nn.Module)',
+  optimizer: 'optimizer',
+  dataloader: 'training DataLoader',
+  loss: 'loss function (nn loss module)',
+  scaler: 'GradScaler',
+  eval_dataloader:
+    'evaluation DataLoader (a name with val, test or eval)'
+});
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+/**
+ * Whether the code binds the placeholder before reading it (`{{scaler}} =
+ * GradScaler(...)` creates the scaler): its first use is the target of a plain
+ * assignment that does not also read it.
+ */
+function assignedFirst(code: readonly string[], key: NamedKey): boolean {
+  const token = `{{${key}}}`;
+  const line = code.find(text => text.includes(token));
+  if (line === undefined) {
+    return false;
+  }
+  const target = new RegExp(`^\\s*${escapeRegExp(token)}\\s*=(?!=)`);
+  return target.test(line) && line.indexOf(token, line.indexOf(token) + 1) < 0;
+}
+
+/**
+ * Comment lines for the placeholders that got a default name because the
+ * kernel has nothing of their kind (or was not asked): the cell still runs the
+ * default name, so the user must learn that it is a stand-in, not theirs.
+ */
+export function missingNameNotes(
+  code: readonly string[],
+  names: SnippetNames | null | undefined
+): string[] {
+  const used: NamedKey[] = [];
+  for (const line of code) {
+    for (const match of line.matchAll(PLACEHOLDER_PATTERN)) {
+      const key = match[1];
+      if (
+        (isPlaceholderKey(key) || key === EVAL_DATALOADER) &&
+        !used.includes(key) &&
+        !assignedFirst(code, key)
+      ) {
+        used.push(key);
+      }
     }
   }
-  return DEFAULT_PLACEHOLDER_NAMES[key];
+  const defaultName = (key: NamedKey) =>
+    key === EVAL_DATALOADER
+      ? DEFAULT_EVAL_DATALOADER
+      : DEFAULT_PLACEHOLDER_NAMES[key];
+  if (!names) {
+    return used.length === 0
+      ? []
+      : [
+          '# TODO: the kernel did not say which names it has (busy or not connected): ' +
+            `${used.map(key => '`' + defaultName(key) + '`').join(', ')} ` +
+            (used.length === 1 ? 'stands' : 'stand') +
+            ' in for your own below'
+        ];
+  }
+  return used
+    .filter(key =>
+      key === EVAL_DATALOADER
+        ? evalLoadersFound(names).length === 0
+        : nameFound(key, names) === undefined
+    )
+    .map(key => {
+      const name = defaultName(key);
+      const evalOnly = key === 'dataloader' ? evalLoadersFound(names) : [];
+      const why =
+        evalOnly.length > 0
+          ? ` (${evalOnly.join(', ')} ${evalOnly.length === 1 ? 'is' : 'are'} for evaluation)`
+          : '';
+      return `# TODO: no ${KIND_WORDS[key]} found in the kernel${why}: define \`${name}\` or change the name below`;
+    });
 }
 
 /**
@@ -128,7 +227,11 @@ export function renderSnippet(
   snippet: Pick<Snippet, 'code'>,
   names?: SnippetNames | null
 ): string {
-  return snippet.code
+  const lines = [...snippet.code];
+  // A cell magic (`%%time`) must stay the cell's first line.
+  const at = lines.length > 0 && lines[0].trimStart().startsWith('%%') ? 1 : 0;
+  lines.splice(at, 0, ...missingNameNotes(snippet.code, names));
+  return lines
     .join('\n')
     .replace(PLACEHOLDER_PATTERN, (token, key: string) =>
       isPlaceholderKey(key)

@@ -28,11 +28,11 @@ criterion = nn.CrossEntropyLoss()
 # What each snippet must have done on the GPU, as (expression, expected value).
 EFFECTS = {
     # float16 autocast with an enabled scaler; the loss itself comes out in float32
-    "amp": ("(scaler.is_enabled(), str(amp_dtype), str(loss.dtype))", (True, "torch.float16", "torch.float32")),
+    "amp": ("(scaler.is_enabled(), str(amp_dtype), str(batch_loss.dtype))", (True, "torch.float16", "torch.float32")),
     "bf16-autocast": ("use_bf16", True),
     "memory-fraction": ("_memory_cap_refuses", True),
     "batch-size-search": ("batch_size", 1024),  # the tiny model fits the largest size tried
-    "dataloader-pinning": ("(train_loader.pin_memory, inputs.is_cuda)", (True, True)),
+    "dataloader-pinning": ("(train_loader.pin_memory, train_loader.batch_size)", (True, 16)),
     "inference-mode": ("predictions.is_cuda", True),
     "no-grad-eval": ("torch.is_grad_enabled()", True),  # switched back on after the block
 }

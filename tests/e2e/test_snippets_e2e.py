@@ -205,3 +205,327 @@ def test_tensorflow_top_snippets_after_initialisation_say_so_clearly() -> None:
             )
     finally:
         kernel.shutdown()
+
+
+# --- what the snippets do ----------------------------------------------------------------
+
+# A notebook whose names are not the defaults; its loss function is called `loss`,
+# the name a training loop is most tempted to give its loss tensor.
+USER_NAMES = {"model": "net", "optimizer": "opt", "dataloader": "train_dl", "loss": "loss", "scaler": "grad_scaler",
+              "eval_dataloader": "val_dl"}
+USER_SETUP = """\
+import torch
+from torch import nn
+from torch.utils.data import DataLoader, TensorDataset
+torch.manual_seed(0)
+net = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 2))
+opt = torch.optim.AdamW(net.parameters(), lr=1e-3)
+train_dl = DataLoader(TensorDataset(torch.randn(64, 8), torch.randint(0, 2, (64,))), batch_size=16)
+val_dl = DataLoader(TensorDataset(torch.randn(32, 8), torch.randint(0, 2, (32,))), batch_size=16)
+loss = nn.CrossEntropyLoss()
+"""
+TORCH_WITH_PLACEHOLDERS = [
+    s["id"] for s in default_snippets() if s.get("framework") == "torch" and "{{" in "\n".join(s.get("code", []))
+]
+
+
+@pytest.mark.parametrize("snippet_id", TORCH_WITH_PLACEHOLDERS)
+def test_torch_snippet_runs_with_the_users_own_names(snippet_id: str) -> None:
+    """Rendered with the notebook's own names and run: the snippet must not rebind any of
+    them to something else (a loss function called `loss` stays the loss function)."""
+    kernel = Kernel()
+    try:
+        run_cell(kernel, USER_SETUP, "setup", check_warnings=False)
+        run_cell(kernel, render(snippet(snippet_id), USER_NAMES), f"snippet {snippet_id} with the user's names")
+        assert kernel.eval("isinstance(loss, nn.CrossEntropyLoss)") is True, f"{snippet_id} rebound `loss`"
+        assert kernel.eval("isinstance(opt, torch.optim.AdamW) and isinstance(net, nn.Sequential)") is True
+        run_cell(
+            kernel,
+            "for _x, _y in train_dl:\n"
+            "    opt.zero_grad()\n"
+            "    loss(net(_x.to(next(net.parameters()).device)), _y.to(next(net.parameters()).device)).backward()\n"
+            "    opt.step()\n"
+            "    break\n",
+            "a training step after the snippet",
+        )
+    finally:
+        kernel.shutdown()
+
+
+# Peak host memory of running some code, from the profiler's allocation events
+# (CPU tensors have no allocator statistics of their own).
+PEAK_MEMORY = """\
+from torch.profiler import ProfilerActivity, profile
+
+def _peak_mib(code):
+    with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
+        exec(code, globals())
+    results = getattr(prof.profiler, "kineto_results", None)
+    events = [e for e in results.events() if e.name() == "[memory]"] if results is not None else []
+    if not events:
+        return None  # this torch does not report allocations this way
+    events.sort(key=lambda e: e.start_ns())
+    live = peak = 0
+    for e in events:
+        live += e.nbytes()
+        peak = max(peak, live)
+    return peak / 2**20
+"""
+DEEP_SETUP = """\
+import torch
+from torch import nn
+from torch.utils.data import DataLoader, TensorDataset
+torch.manual_seed(0)
+
+def deep(pairs, inplace=False):
+    return nn.Sequential(*[m for _ in range(pairs) for m in (nn.Linear(256, 256), nn.ReLU(inplace=inplace))])
+
+model = deep(16)
+optimizer = torch.optim.SGD(model.parameters(), lr=1e-3)
+train_loader = DataLoader(TensorDataset(torch.randn(8192, 256), torch.randint(0, 256, (8192,))), batch_size=8192)
+criterion = nn.CrossEntropyLoss()
+"""
+
+
+def test_grad_checkpointing_lowers_the_peak_of_a_sequential_and_keeps_its_gradients() -> None:
+    kernel = Kernel()
+    try:
+        run_cell(kernel, DEEP_SETUP, "setup", check_warnings=False)
+        run_cell(kernel, PEAK_MEMORY, "peak memory", check_warnings=False)
+        plain = render(snippet("loss-item"))  # the same training loop without checkpointing
+        checkpointed = render(snippet("grad-checkpointing"))
+        run_cell(kernel, f"_plain_mib = _peak_mib({plain!r})", "plain training, profiled", check_warnings=False)
+        run_cell(kernel, f"_ckpt_mib = _peak_mib({checkpointed!r})", "checkpointed training, profiled",
+                 check_warnings=False)
+        plain_mib, ckpt_mib = kernel.eval("(_plain_mib, _ckpt_mib)")
+        if plain_mib is None:
+            pytest.skip("this torch's profiler reports no allocation events")
+        # 32 layers: plain keeps about 32 activations of 8 MiB, checkpointed about 6 + 6.
+        assert ckpt_mib < 0.75 * plain_mib, f"checkpointed peak {ckpt_mib:.0f} MiB, plain {plain_mib:.0f} MiB"
+
+        # In-place activations, one of them at the start of a segment (10 layers in 3 segments);
+        # the checkpointed gradients are those of the plain model.
+        run_cell(kernel, "model = deep(5, inplace=True)\noptimizer = torch.optim.SGD(model.parameters(), lr=1e-3)\n"
+                         "train_loader = DataLoader(TensorDataset(torch.randn(64, 256), torch.randint(0, 256, (64,))),"
+                         " batch_size=16)\n", "an in-place model", check_warnings=False)
+        run_cell(kernel, checkpointed, "grad-checkpointing with nn.ReLU(inplace=True)")
+        run_cell(
+            kernel,
+            "_x, _y = next(iter(train_loader))\n"
+            "model.zero_grad()\n"
+            "criterion(forward_checkpointed(_x), _y).backward()\n"
+            "_ckpt_grads = [p.grad.clone() for p in model.parameters()]\n"
+            "model.zero_grad()\n"
+            "criterion(model(_x), _y).backward()\n"
+            "_same = all(torch.allclose(a, p.grad, atol=1e-6) for a, p in zip(_ckpt_grads, model.parameters()))\n",
+            "gradients, checkpointed and plain",
+        )
+        assert kernel.eval("_same") is True
+    finally:
+        kernel.shutdown()
+
+
+def test_grad_checkpointing_says_what_to_do_for_a_model_that_is_not_sequential() -> None:
+    kernel = Kernel()
+    try:
+        run_cell(kernel, TORCH_SETUP + """\
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 2))
+
+    def forward(self, x):
+        return self.body(x)
+
+class PretrainedNet(Net):  # what a Hugging Face model offers
+    def gradient_checkpointing_enable(self, gradient_checkpointing_kwargs=None):
+        self.checkpointing = gradient_checkpointing_kwargs
+
+model = Net()
+optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
+""", "setup", check_warnings=False)
+        text = run_cell(kernel, render(snippet("grad-checkpointing")), "grad-checkpointing on a custom module")
+        assert "not an nn.Sequential" in text and "forward()" in text, text
+        run_cell(kernel, "model = PretrainedNet()\noptimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)\n",
+                 "a model with gradient_checkpointing_enable")
+        text = run_cell(kernel, render(snippet("grad-checkpointing")), "grad-checkpointing on a pretrained model")
+        assert "not an nn.Sequential" not in text, text
+        assert kernel.eval("model.checkpointing") == {"use_reentrant": False}
+    finally:
+        kernel.shutdown()
+
+
+# Every optimizer step records the gradients it was given and the parameters they were computed at.
+RECORD_STEPS = """\
+_steps = []
+_real_step = optimizer.step
+
+def _recording_step(*args, **kwargs):
+    _steps.append(([p.detach().clone() for p in model.parameters()], [p.grad.clone() for p in model.parameters()]))
+    return _real_step(*args, **kwargs)
+
+optimizer.step = _recording_step
+"""
+
+
+def test_grad_accumulation_averages_every_virtual_batch_the_last_one_too() -> None:
+    kernel = Kernel()
+    try:
+        # 6 micro-batches of 16 with 4 per step: one full virtual batch, then one of 2.
+        run_cell(kernel, TORCH_SETUP + "optimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+                 "train_loader = DataLoader(TensorDataset(torch.randn(96, 8), torch.randint(0, 2, (96,))),"
+                 " batch_size=16)\n" + RECORD_STEPS, "setup", check_warnings=False)
+        run_cell(kernel, render(snippet("grad-accumulation")), "grad-accumulation")
+        assert kernel.eval("len(_steps)") == 2
+        # The gradient each step got is the mean of its micro-batches' gradients, at the same parameters.
+        run_cell(kernel, """\
+import copy
+_batches = list(train_loader)
+
+def _mean_gradient(params, batches):
+    clone = copy.deepcopy(model)
+    with torch.no_grad():
+        for c, p in zip(clone.parameters(), params):
+            c.copy_(p)
+    grads = []
+    for x, y in batches:
+        clone.zero_grad()
+        criterion(clone(x), y).backward()
+        grads.append([p.grad.clone() for p in clone.parameters()])
+    return [torch.stack(g).mean(dim=0) for g in zip(*grads)]
+
+_matches = [
+    all(torch.allclose(g, m, atol=1e-6) for g, m in zip(grads, _mean_gradient(params, group)))
+    for (params, grads), group in zip(_steps, (_batches[:4], _batches[4:]))
+]
+""", "expected gradients")
+        assert kernel.eval("_matches") == [True, True]
+        # An empty loader trains nothing, and says nothing went wrong.
+        run_cell(kernel, "train_loader = DataLoader(TensorDataset(torch.randn(0, 8), torch.randint(0, 2, (0,))),"
+                 " batch_size=16)\n_steps.clear()\n", "an empty loader")
+        run_cell(kernel, render(snippet("grad-accumulation")), "grad-accumulation on an empty loader")
+        assert kernel.eval("len(_steps)") == 0
+    finally:
+        kernel.shutdown()
+
+
+# A model with batch norm that "runs out of memory" above some batch size, after its
+# forward pass has run (so a try that fails has moved the running statistics too).
+FAKE_OOM = """\
+model = nn.Sequential(nn.Linear(8, 16), nn.BatchNorm1d(16), nn.ReLU(), nn.Linear(16, 2))
+with torch.no_grad():
+    model[1].running_mean.fill_(0.5)
+    model[1].running_var.fill_(2.0)
+model.eval()
+_fits_up_to = 0
+_real_forward = model.forward
+
+def _forward(x):
+    if x.shape[0] > _fits_up_to:
+        if x.shape[0] > 1:  # batch norm refuses a single example in training mode
+            _real_forward(x)
+        raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB (fake)")
+    return _real_forward(x)
+
+model.forward = _forward
+_buffers_before = {k: v.clone() for k, v in model.named_buffers()}
+
+def _buffers_unchanged():
+    return all(torch.equal(_buffers_before[k], v) for k, v in model.named_buffers())
+"""
+
+
+@pytest.mark.parametrize("fits_up_to", [300, 1023, 5000, 0])
+def test_batch_size_search_finds_the_exact_size_and_leaves_the_model_as_it_was(fits_up_to: int) -> None:
+    kernel = Kernel()
+    try:
+        run_cell(kernel, TORCH_SETUP + FAKE_OOM + f"_fits_up_to = {fits_up_to}\n", "setup", check_warnings=False)
+        text = run_cell(kernel, render(snippet("batch-size-search")), "batch-size-search")
+        assert kernel.eval("_buffers_unchanged()") is True, "the search moved batch norm's running statistics"
+        assert kernel.eval("model.training") is False, "the search left the model in training mode"
+        assert kernel.eval("all(p.grad is None for p in model.parameters())") is True
+        if fits_up_to == 0:
+            assert "not even one example fits" in text, text
+        elif fits_up_to >= 1024:
+            assert kernel.eval("batch_size") == 1024
+            assert "at least 1024" in text, text
+        else:
+            assert kernel.eval("batch_size") == fits_up_to
+            assert f"largest batch size that fits: {fits_up_to}" in text, text
+    finally:
+        kernel.shutdown()
+
+
+# Loaders the snippet must rebuild as they batch: dict batches from a collate_fn, a
+# batch sampler, drop_last, an iterable dataset.
+LOADERS = """\
+from torch.utils.data import IterableDataset
+
+def _collate(batch):
+    xs, ys = zip(*batch)
+    return {"x": torch.stack(xs), "y": torch.stack(ys)}
+
+class _Stream(IterableDataset):
+    def __iter__(self):
+        return iter(torch.arange(10.0))
+
+_data = TensorDataset(torch.randn(50, 8), torch.randint(0, 2, (50,)))
+by_sampler = DataLoader(_data, batch_sampler=[[0, 1, 2], [3, 4], [5, 6, 7, 8, 9, 10, 11]], collate_fn=_collate)
+dropping = DataLoader(_data, batch_size=16, drop_last=True, collate_fn=_collate, num_workers=1, timeout=30)
+streaming = DataLoader(_Stream(), batch_size=4)
+
+def _shapes(loader):
+    return [tuple((k, tuple(v.shape)) for k, v in b.items()) if isinstance(b, dict) else tuple(b.shape) for b in loader]
+
+_before = {name: _shapes(globals()[name]) for name in ("by_sampler", "dropping", "streaming")}
+"""
+
+
+def test_dataloader_pinning_keeps_how_the_loader_batches() -> None:
+    kernel = Kernel()
+    try:
+        run_cell(kernel, TORCH_SETUP + LOADERS, "setup", check_warnings=False)
+        for name in ("by_sampler", "dropping", "streaming"):
+            code = render(snippet("dataloader-pinning"), {**DEFAULT_NAMES, "dataloader": name})
+            run_cell(kernel, code, f"dataloader-pinning on {name}")
+            assert kernel.eval(f"_shapes({name}) == _before[{name!r}]") is True, kernel.eval(f"_shapes({name})")
+            assert kernel.eval(f"{name}.collate_fn is _collate or {name!r} == 'streaming'") is True
+        assert kernel.eval("dropping.timeout") == 30
+        assert kernel.eval("streaming.num_workers") == 0  # each worker would yield the whole stream
+        if kernel.eval("__import__('multiprocessing').get_start_method()") == "fork":
+            assert kernel.eval("dropping.num_workers > 0 and dropping.persistent_workers") is True
+        # Where workers would not start by fork, the loader keeps its number of workers and the cell says why.
+        run_cell(kernel, "dropping = DataLoader(_data, batch_size=16, collate_fn=_collate)\n"
+                 "__import__('multiprocessing').set_start_method('spawn', force=True)\n", "spawn")
+        text = run_cell(kernel, render(snippet("dataloader-pinning"), {**DEFAULT_NAMES, "dataloader": "dropping"}),
+                        "dataloader-pinning under spawn")
+        assert kernel.eval("dropping.num_workers") == 0
+        assert "spawn" in text, text
+    finally:
+        kernel.shutdown()
+
+
+def test_bf16_autocast_does_not_count_an_emulated_bfloat16() -> None:
+    kernel = Kernel()
+    try:
+        run_cell(kernel, TORCH_SETUP, "setup", check_warnings=False)
+        run_cell(kernel, render(snippet("bf16-autocast")), "bf16-autocast")
+        # A GPU older than Ampere: bfloat16 only through emulation.
+        run_cell(kernel, "torch.cuda.is_bf16_supported = lambda including_emulation=True: including_emulation\n",
+                 "a pre-Ampere GPU")
+        assert kernel.eval("native_bf16()") is False
+        # Older PyTorch: no including_emulation argument, native support only.
+        run_cell(kernel, "torch.cuda.is_bf16_supported = lambda: True\n", "an older torch")
+        assert kernel.eval("native_bf16()") is True
+    finally:
+        kernel.shutdown()
+
+
+def test_allocator_config_keeps_the_options_already_set() -> None:
+    kernel = run_snippet(snippet("allocator-config"), TORCH_SETUP,
+                         env={"PYTORCH_CUDA_ALLOC_CONF": "max_split_size_mb:128, expandable_segments:False"})
+    try:
+        conf = kernel.eval("__import__('os').environ['PYTORCH_CUDA_ALLOC_CONF']")
+        assert conf == "max_split_size_mb:128,expandable_segments:True"
+    finally:
+        kernel.shutdown()
