@@ -136,18 +136,23 @@ class Runtime:
             return
         shell = self._shell if self._shell is not None else find_shell()
         manager = self._comm_manager if self._comm_manager is not None else find_comm_manager(shell)
+        # Known before anything is registered: an interrupt part way through
+        # (a KeyboardInterrupt landing between two hooks) takes back all that
+        # was registered, or the next delivery would add a second of each.
+        self._shell = shell
+        self.cells.shell = shell
         self.channel.register(manager)
         try:
             self.sampler.start()
             self._register_cell_hooks(shell)
+            atexit.register(self._at_exit)
+            self.installed = True
         except BaseException:
+            atexit.unregister(self._at_exit)
+            self._unregister_cell_hooks()
             self.channel.unregister()
             self.sampler.stop()
             raise
-        self._shell = shell
-        self.cells.shell = shell
-        atexit.register(self._at_exit)
-        self.installed = True
 
     def uninstall(self) -> None:
         if not self.installed:

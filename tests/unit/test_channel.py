@@ -268,3 +268,30 @@ def test_a_bad_replaces_is_answered_and_closes_nothing(runtime, replaces) -> Non
     (error,) = [m for m in new.sent if m["type"] == "error"]
     assert error["code"] == "malformed" and "field 'replaces'" in error["message"] and "no comm was closed" in error["message"]
     assert rt.sampler.config.interval_s == 20  # the rest of the open still counts
+
+
+def test_an_interrupt_part_way_through_install_takes_back_what_it_registered() -> None:
+    """A KeyboardInterrupt landing between the two hooks: nothing stays behind, so the
+    next delivery installs one hook of each kind and one sampler thread, not two."""
+
+    class InterruptedEvents(FakeEvents):
+        def register(self, event, cb) -> None:
+            super().register(event, cb)
+            if event == "post_run_cell" and not getattr(self, "interrupted", False):
+                self.interrupted = True
+                raise KeyboardInterrupt
+
+    shell = FakeShell()
+    shell.events = InterruptedEvents()
+    manager = FakeCommManager()
+    rt = Runtime(source=SampleSource(nvml=NvmlReader(load=no_nvml)), comm_manager=manager, shell=shell)
+    with pytest.raises(KeyboardInterrupt):
+        rt.install()
+    assert not rt.installed
+    assert all(callbacks == [] for callbacks in shell.events.callbacks.values())
+    assert [t.name for t in threading.enumerate()].count(THREAD_NAME) == 0
+    assert list(manager.targets) == []
+    rt.install()  # delivered again
+    assert {event: len(cbs) for event, cbs in shell.events.callbacks.items()} == {"pre_run_cell": 1, "post_run_cell": 1}
+    assert [t.name for t in threading.enumerate()].count(THREAD_NAME) == 1
+    rt.uninstall()
