@@ -1,8 +1,10 @@
 import {
   LATE_KERNEL_TEXT,
   RUNNING_CELL_DELAYS_TEXT,
+  SKIPPED_BEHIND_A_CELL_TEXT,
   UNKNOWN_STATUS_WAIT_MS
 } from '../kernel/helperBootstrap';
+import { MAX_REDELIVERIES } from '../kernel/HelperDelivery';
 import { KernelHelperConnection } from '../kernel/KernelHelperConnection';
 import {
   HelperRequestError,
@@ -231,6 +233,65 @@ describe('KernelHelperConnection', () => {
     expect(other.executed).toHaveLength(1);
     expect(other.comms).toHaveLength(1);
     expect(model.state).toBe('bootstrapping');
+  });
+
+  it('takes a kernel change in the order services signals it for no lost connection', async () => {
+    const kernel = new FakeKernel();
+    const { sessionContext, model } = connect(kernel);
+    await settle();
+    const oldComm = kernel.lastComm;
+    oldComm.receive(wire(makeHello()));
+    const states: string[] = [];
+    model.changed.connect(() => states.push(`${model.state}: ${model.stateReason ?? ''}`));
+    const other = new FakeKernel();
+    sessionContext.changeKernelAsServices(other);
+    await settle();
+    expect(states.filter(s => s.includes('Lost the connection'))).toEqual([]);
+    // Attached once: one bootstrap and one comm in the new kernel.
+    expect(other.executed).toHaveLength(1);
+    expect(other.comms).toHaveLength(1);
+    expect(model.state).toBe('bootstrapping');
+    // The old comm could not be closed (its kernel's connection is gone): if the
+    // notebook comes back to that kernel, the open names it for the helper to close.
+    const back = kernel;
+    back.isDisposed = false;
+    sessionContext.changeKernelAsServices(back);
+    await settle();
+    expect(back.lastComm.opened[0].replaces).toEqual([oldComm.commId]);
+  });
+
+  it('sends the helper again when the kernel skipped it behind a failed cell', async () => {
+    // A page opened while a cell runs: the bootstrap waits behind it; the cell
+    // fails, and ipykernel skips what was queued behind it (not the comm_open).
+    let answer: (reply: { status: string }) => void = () => undefined;
+    const kernel = new FakeKernel();
+    kernel.executeOutcome = { later: new Promise(resolve => (answer = resolve)) };
+    const { model } = connect(kernel);
+    await settle();
+    const skipped = kernel.lastComm;
+    expect(kernel.executed).toHaveLength(1);
+    kernel.executeOutcome = { status: 'ok' };
+    answer({ status: 'aborted' });
+    await settle();
+    expect(skipped.closed).toBe(true); // told to the kernel: a helper already there had taken it
+    expect(kernel.executed).toHaveLength(2);
+    expect(kernel.comms).toHaveLength(2);
+    expect(model.state).toBe('bootstrapping');
+    kernel.lastComm.receive(wire(makeHello()));
+    expect(model.state).toBe('live');
+  });
+
+  it('says the helper failed when the kernel keeps skipping it', async () => {
+    const kernel = new FakeKernel();
+    kernel.executeOutcome = { status: 'aborted' };
+    const states: string[] = [];
+    const { model } = connect(kernel);
+    model.changed.connect(() => states.push(model.stateReason ?? ''));
+    await settle();
+    expect(kernel.executed).toHaveLength(1 + MAX_REDELIVERIES);
+    expect(states).toContain(SKIPPED_BEHIND_A_CELL_TEXT);
+    expect(model.state).toBe('helper-failed');
+    expect(model.stateReason).toContain('aborted');
   });
 
   it('drops a bootstrap that a kernel change overtook', async () => {

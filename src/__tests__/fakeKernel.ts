@@ -195,6 +195,22 @@ export class FakeSessionContext {
     this.session = kernel ? { kernel } : null;
     this.kernelChanged.emit({ name: 'kernel', oldValue: old, newValue: kernel });
   }
+
+  /**
+   * A kernel change in the order services signals it (SessionConnection.update):
+   * the old kernel's connection is disposed first, and says 'disconnected'
+   * while still the session's kernel; then the kernel changes; then the new
+   * kernel's websocket says 'connected'.
+   */
+  changeKernelAsServices(kernel: FakeKernel | null): void {
+    const old = this.session?.kernel ?? null;
+    if (old) {
+      old.isDisposed = true;
+      this.connectionStatusChanged.emit('disconnected');
+    }
+    this.changeKernel(kernel);
+    this.connectionStatusChanged.emit('connected');
+  }
 }
 
 /** A helper connection to `kernel` (or none), feeding a new model. */

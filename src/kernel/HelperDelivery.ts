@@ -74,6 +74,15 @@ export class HelperDelivery {
         if (current()) {
           options.abandon();
         }
+      },
+      redeliver: () => {
+        const tries = this._redelivered.generation === generation ? this._redelivered.tries : 0;
+        if (!current() || tries >= MAX_REDELIVERIES) {
+          return false;
+        }
+        this._redelivered = { generation, tries: tries + 1 };
+        options.closeComm();
+        return true;
       }
     };
   }
@@ -82,7 +91,16 @@ export class HelperDelivery {
   private _readiness: HelperReadiness;
   /** The run whose helper was sent (by the run, or ahead of a cell). */
   private _delivered = -1;
+  /** How often a run sent its helper again after the kernel skipped it. */
+  private _redelivered = { generation: -1, tries: 0 };
 }
+
+/**
+ * Sendings again of one run's helper that the kernel skipped: each follows
+ * the reply that said so, after which the kernel runs what comes; more would
+ * mean something else is wrong.
+ */
+export const MAX_REDELIVERIES = 2;
 
 export namespace HelperDelivery {
   export interface IOptions {
@@ -97,5 +115,7 @@ export namespace HelperDelivery {
     adopt: (comm: Kernel.IComm) => void;
     /** Forget the adopted comm (it could not be opened, or the helper did not start). */
     abandon: () => void;
+    /** Close the adopted comm (the kernel skipped the helper sent with it). */
+    closeComm: () => void;
   }
 }

@@ -89,7 +89,10 @@ export class KernelHelperConnection
       adopt: comm => this._channel.adopt(comm),
       // Requests sent on it meanwhile (new settings) will get no answer.
       abandon: () =>
-        this._channel.reset(false, 'The memory helper did not start in this kernel.')
+        this._channel.reset(false, 'The memory helper did not start in this kernel.'),
+      // A helper already there may have taken it: the kernel is told to close it.
+      closeComm: () =>
+        this._channel.reset(true, 'The kernel skipped the memory helper behind a failed cell.')
     });
     this._iopub = new IOPubWatch({
       model: this._model,
@@ -203,7 +206,16 @@ export class KernelHelperConnection
     if (change.newValue !== null && change.newValue === this._kernel && !this._restarting) {
       return;
     }
+    // Services disposed the old kernel's connection before saying so: the
+    // comm cannot be closed through it. If that kernel lives on (another
+    // notebook's), the next open there names it for the helper to close.
+    const old = this._kernel;
+    const open = this.openComm;
+    if (old && old !== change.newValue && old.isDisposed && open) {
+      this._commsLeftOpen.add(open);
+    }
     this._restarting = false;
+    this._connectionLost = false;
     this._attach(change.newValue);
   }
 
@@ -272,7 +284,10 @@ export class KernelHelperConnection
       return; // a restart reconnects the websocket on purpose
     }
     const kernel = this._sessionContext.session?.kernel;
-    if (!kernel || kernel.status === 'dead') {
+    // A kernel change: services disposes the old kernel's connection (which
+    // says 'disconnected') before it says the kernel changed. Not a lost
+    // connection: the change attaches the new kernel.
+    if (!kernel || kernel.isDisposed || kernel !== this._kernel || kernel.status === 'dead') {
       return;
     }
     this._connectionLost = true;

@@ -46,6 +46,12 @@ export interface IHelperBootstrapHost {
   /** The adopted comm could not be opened, or the helper did not start: forget it. */
   abandon: () => void;
   /**
+   * The kernel skipped the bootstrap (`aborted`: a cell queued ahead of it
+   * failed or was interrupted): close the comm opened with it, and say
+   * whether to send both again (false: this run is stale, or it tried enough).
+   */
+  redeliver?: () => boolean;
+  /**
    * Claim the delivery of this run: false when it was delivered already
    * (sent before a notebook cell, while this run was still awaiting).
    */
@@ -66,6 +72,10 @@ export const SILENT = {
 /** The state's sentence while a running cell keeps the kernel from answering. */
 export const RUNNING_CELL_DELAYS_TEXT =
   'Waiting for the kernel to answer: a running cell delays it until the cell finishes\u2026';
+
+/** The state's sentence while the helper is sent again after the kernel skipped it. */
+export const SKIPPED_BEHIND_A_CELL_TEXT =
+  'A cell queued ahead of the memory helper failed or was interrupted, so the kernel skipped the helper; starting it again\u2026';
 
 /** How long a kernel of unknown status may stay silent before the panel says a cell most likely runs. */
 export const UNKNOWN_STATUS_WAIT_MS = 3000;
@@ -179,6 +189,15 @@ export async function sendHelper(
     return;
   }
   const content = reply.content;
+  if (content.status === 'aborted' && host.redeliver?.()) {
+    // ipykernel skips the execute requests queued behind a cell that failed
+    // (stop_on_error), ours included whatever its own flag says, but not the
+    // comm_open: that comm (closed now) reached a helper only if one was
+    // there already. The skipping is over once this reply is here.
+    model.setState('bootstrapping', SKIPPED_BEHIND_A_CELL_TEXT);
+    await sendHelper(kernel, code, host);
+    return;
+  }
   if (content.status !== 'ok') {
     // The comm's target was never registered: the kernel closes it.
     host.abandon();

@@ -373,6 +373,29 @@ test.describe('memory sidebar', () => {
     await second.close();
   });
 
+  test('a helper the kernel skipped behind a failing cell is started again', async ({ page }) => {
+    await openLiveNotebook(page);
+    await page.notebook.save();
+    const path = await page.evaluate(
+      () => (window.jupyterapp.shell.currentWidget as any).context.path as string
+    );
+    const second = await openInNewTab(page, path, 'vram-skipped-tab');
+    const stateOf = (p: typeof second) => p.locator(`${SIDEBAR} [data-vram-role="state"]`);
+    await startCell(page, 0, 'import time\ntime.sleep(8)\nraise ValueError("the cell fails")');
+    await expect(second.locator(`${SIDEBAR} [data-vram-role="kernel-busy"]`)).toBeVisible();
+    // A connection blip in the second tab: its helper is delivered anew, queued behind the cell.
+    await second.evaluate(async () => {
+      const kernel = (window.jupyterapp.shell.currentWidget as any).sessionContext.session.kernel;
+      await kernel.reconnect();
+    });
+    await expect(stateOf(second)).toContainText('Waiting for the running cell to finish');
+    // The cell fails: ipykernel skips the execute requests queued behind it, the
+    // second tab's bootstrap included. The tab sends it again.
+    await expect(stateOf(second)).toHaveAttribute('data-vram-state', 'live', { timeout: 30_000 });
+    expect(await commsInKernel(page)).toBe(2); // the skipped delivery's comm was closed
+    await second.close();
+  });
+
   test('screenshots for the README, light and dark', async ({ page }) => {
     await page.setViewportSize({ width: 1280, height: 800 });
     await page.sidebar.close('left');
