@@ -221,6 +221,36 @@ describe('KernelHelperConnection', () => {
     expect(kernel.executed.filter(e => e.content.code === '')).toHaveLength(1);
   });
 
+  it('asks nothing of a restarted kernel that does not run Python', async () => {
+    const kernel = new FakeKernel('R');
+    const { sessionContext, model } = connect(kernel);
+    await settle();
+    expect(model.state).toBe('non-python');
+    sessionContext.setStatus('autorestarting');
+    sessionContext.connectionStatusChanged.emit('connecting');
+    sessionContext.connectionStatusChanged.emit('connected');
+    sessionContext.setStatus('starting');
+    expect(kernel.executed).toEqual([]);
+  });
+
+  it('says a Python kernel other than ipykernel is not supported, and never runs code in it', async () => {
+    for (const implementation of ['xeus-python', 'pyodide']) {
+      const kernel = new FakeKernel();
+      kernel.info = Promise.resolve({ implementation, language_info: { name: 'python' } });
+      const { model, connection } = connect(kernel);
+      await settle();
+      expect(model.state).toBe('non-python');
+      expect(model.stateReason).toBe(
+        `This notebook's kernel is ${implementation}: GPU memory monitoring needs ipykernel (IPython's Python kernel).`
+      );
+      connection.deliverBeforeExecution(); // a cell about to run: still nothing
+      await settle();
+      expect(kernel.executed).toEqual([]);
+      expect(kernel.comms).toEqual([]);
+      connection.dispose();
+    }
+  });
+
   it('follows a kernel change and closes the old comm', async () => {
     const kernel = new FakeKernel();
     const { sessionContext, model } = connect(kernel);

@@ -62,6 +62,7 @@ export class HelperDelivery {
       stale: () => !current(),
       loadBootstrapCode: () => this._readiness.load(),
       languageKnown: language => this._readiness.noteLanguage(kernel.id, language),
+      unsupported: () => this._readiness.noteUnsupported(kernel.id),
       config: options.config,
       replaces: () => options.commsLeftOpen(kernel.id),
       claimDelivery: () => this._claim(generation),

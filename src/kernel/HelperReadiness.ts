@@ -45,14 +45,20 @@ export class HelperReadiness {
     }
   }
 
-  /** True only when the kernel is known to run Python (kept across its restarts). */
+  /** True only when the kernel is known to run Python the helper supports (kept across its restarts). */
   isPython(kernelId: string): boolean {
-    return isPython(this._languages.get(kernelId));
+    return isPython(this._languages.get(kernelId)) && !this._unsupported.has(kernelId);
+  }
+
+  /** A Python kernel that is not ipykernel (its info said so): never delivered to. */
+  noteUnsupported(kernelId: string): void {
+    this._unsupported.add(kernelId);
   }
 
   private _load: () => Promise<string>;
   private _code: string | null = null;
   private _languages = new Map<string, string>();
+  private _unsupported = new Set<string>();
 }
 
 function isPython(language: string | undefined): boolean {

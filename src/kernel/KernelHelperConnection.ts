@@ -355,7 +355,9 @@ export class KernelHelperConnection
    */
   private _nudgeRestartedKernel(): void {
     const kernel = this._sessionContext.session?.kernel;
-    if (!this._restarting || this._nudged || !kernel) {
+    // Only a kernel the helper goes into: another kernel may count even an
+    // empty silent execution.
+    if (!this._restarting || this._nudged || !kernel || !this._delivery.isPython(kernel.id)) {
       return;
     }
     this._nudged = true;

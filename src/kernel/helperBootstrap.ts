@@ -39,6 +39,8 @@ export interface IHelperBootstrapHost {
   config: () => HelperConfig | PartialHelperConfig;
   /** The kernel's language, once its info says it. */
   languageKnown?: (language: string) => void;
+  /** The kernel runs Python, but not in ipykernel (its info said so). */
+  unsupported?: () => void;
   /** Comms of this frontend the new one replaces (the open's `replaces`); asked once, at the open. */
   replaces?: () => string[];
   /** Take the new comm (wire its messages) before it is opened. */
@@ -76,6 +78,12 @@ export const RUNNING_CELL_DELAYS_TEXT =
 /** The state's sentence while the helper is sent again after the kernel skipped it. */
 export const SKIPPED_BEHIND_A_CELL_TEXT =
   'A cell queued ahead of the memory helper failed or was interrupted, so the kernel skipped the helper; starting it again\u2026';
+
+/** Python kernels whose `implementation` (kernel info) the helper does not run in. */
+export const UNSUPPORTED_PYTHON_KERNELS: ReadonlySet<string> = new Set([
+  'xeus-python',
+  'pyodide'
+]);
 
 /** How long a kernel of unknown status may stay silent before the panel says a cell most likely runs. */
 export const UNKNOWN_STATUS_WAIT_MS = 3000;
@@ -135,6 +143,19 @@ export async function bootstrapHelper(
     model.setState(
       'non-python',
       describeState('non-python', language || undefined)
+    );
+    return;
+  }
+  // Python, but not ipykernel: the helper needs IPython's shell, ipykernel's
+  // comms and threads (xeus-python has neither IPython's events nor the same
+  // comm manager; JupyterLite's pyodide kernel has no threads).
+  const implementation = String(info.implementation ?? '');
+  if (UNSUPPORTED_PYTHON_KERNELS.has(implementation.toLowerCase())) {
+    host.unsupported?.();
+    model.setState(
+      'non-python',
+      `This notebook's kernel is ${implementation}: GPU memory monitoring needs ` +
+        "ipykernel (IPython's Python kernel)."
     );
     return;
   }
