@@ -61,6 +61,18 @@ describe('KernelHelperConnection: cell records', () => {
     expect(model.cells.entries.map(e => e.record.record_id)).toEqual([1, 2, 3]);
   });
 
+  it('waits for the history behind queued cells longer than for other requests', async () => {
+    const kernel = new FakeKernel();
+    const { model } = connectHelper(kernel, { config: () => CONFIG, requestTimeoutMs: 10 });
+    await settle();
+    kernel.lastComm.receive(wire(makeHello()));
+    // Queued behind a Run All sent as the page opened: the answer comes late.
+    await new Promise(resolve => setTimeout(resolve, 50));
+    replyHistory(kernel, wire(manyRecords(3)));
+    await settle();
+    expect(model.cells.entries.map(e => e.record.record_id)).toEqual([1, 2, 3]);
+  });
+
   it('asks again after a reconnect and keeps one copy of each record', async () => {
     const kernel = new FakeKernel();
     const { model, connection } = connect(kernel);

@@ -59,6 +59,9 @@ export type HelperSessionContext = Pick<
   | 'connectionStatusChanged'
 >;
 
+/** How long the `history` request may wait behind the cells queued before it. */
+export const HISTORY_TIMEOUT_MS = 60 * 60_000;
+
 export class KernelHelperConnection
   extends HelperRequests
   implements IDisposable
@@ -152,7 +155,15 @@ export class KernelHelperConnection
    */
   async requestHistory(): Promise<RecoveredHistory> {
     const generation = this._generation;
-    const result = await this._request('history', {});
+    // Asked at hello, it waits behind every cell queued meanwhile (a Run All
+    // sent as the page opened): the kernel answers when they are done, and a
+    // reply after a shorter timeout would be dropped, its records lost to
+    // the page. A reset (restart, closed comm) still ends it at once.
+    const result = await this._request(
+      'history',
+      {},
+      Math.max(this._requestTimeoutMs, HISTORY_TIMEOUT_MS)
+    );
     if (generation !== this._generation || this._isDisposed) {
       return { records: 0, samples: 0 }; // answered by a helper we no longer listen to
     }
