@@ -662,6 +662,23 @@ describe('KernelHelperConnection: the helper goes ahead of a cell', () => {
     expect(kernel.executed).toHaveLength(1);
     expect(kernel.comms).toHaveLength(1);
   });
+
+  it('an info answer that comes after the helper went live leaves the panel live', async () => {
+    let answer: (info: any) => void = () => undefined;
+    const kernel = slowToAnswer();
+    kernel.info = new Promise(resolve => (answer = resolve));
+    const { connection, model } = connect(kernel);
+    await settle();
+    connection.deliverBeforeExecution();
+    kernel.lastComm.receive(wire(makeHello()));
+    expect(model.state).toBe('live');
+    const states: string[] = [];
+    model.changed.connect(() => states.push(model.state));
+    answer({ language_info: { name: 'python' } });
+    await settle();
+    expect(states).not.toContain('bootstrapping');
+    expect(model.state).toBe('live');
+  });
 });
 
 describe('KernelHelperConnection: a page opened while a cell runs', () => {

@@ -66,6 +66,7 @@ export class HelperDelivery {
       config: options.config,
       replaces: () => options.commsLeftOpen(kernel.id),
       claimDelivery: () => this._claim(generation),
+      delivered: () => this._delivered === generation,
       adopt: comm => {
         if (current()) {
           options.adopt(comm);

@@ -53,6 +53,8 @@ export interface IHelperBootstrapHost {
    * whether to send both again (false: this run is stale, or it tried enough).
    */
   redeliver?: () => boolean;
+  /** This run's helper was sent already (ahead of a cell). */
+  delivered?: () => boolean;
   /**
    * Claim the delivery of this run: false when it was delivered already
    * (sent before a notebook cell, while this run was still awaiting).
@@ -160,7 +162,11 @@ export async function bootstrapHelper(
     return;
   }
 
-  // 2 and 3. Deliver the helper and open the comm.
+  // 2 and 3. Deliver the helper and open the comm; unless it went already,
+  // ahead of a cell, while the info was awaited (the model may be live).
+  if (host.delivered?.()) {
+    return;
+  }
   model.setState('bootstrapping', waitingText(kernel));
   const code = await step(host, "could not load the helper's code", () =>
     host.loadBootstrapCode()

@@ -213,17 +213,12 @@ def test_tensorflow_top_snippets_after_initialisation_say_so_clearly() -> None:
 # the name a training loop is most tempted to give its loss tensor.
 USER_NAMES = {"model": "net", "optimizer": "opt", "dataloader": "train_dl", "loss": "loss", "scaler": "grad_scaler",
               "eval_dataloader": "val_dl"}
-USER_SETUP = """\
-import torch
-from torch import nn
-from torch.utils.data import DataLoader, TensorDataset
-torch.manual_seed(0)
-net = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 2))
-opt = torch.optim.AdamW(net.parameters(), lr=1e-3)
-train_dl = DataLoader(TensorDataset(torch.randn(64, 8), torch.randint(0, 2, (64,))), batch_size=16)
-val_dl = DataLoader(TensorDataset(torch.randn(32, 8), torch.randint(0, 2, (32,))), batch_size=16)
-loss = nn.CrossEntropyLoss()
-"""
+# TORCH_SETUP with the user's names: each default name replaced by the user's.
+USER_SETUP = re.sub(
+    r"\b(" + "|".join(DEFAULT_NAMES.values()) + r")\b",
+    lambda m: USER_NAMES[next(k for k, v in DEFAULT_NAMES.items() if v == m.group(1))],
+    TORCH_SETUP,
+)
 TORCH_WITH_PLACEHOLDERS = [
     s["id"] for s in default_snippets() if s.get("framework") == "torch" and "{{" in "\n".join(s.get("code", []))
 ]
