@@ -7,6 +7,8 @@
 import { JupyterFrontEnd } from '@jupyterlab/application';
 import { TranslationBundle } from '@jupyterlab/translation';
 
+import type { ReadonlyPartialJSONObject } from '@lumino/coreutils';
+
 import type { FreeAction } from './cleanupProtocol';
 import { CommandIDs } from './commandIds';
 import type { DeletePlan } from './model/deletePlan';
@@ -156,47 +158,73 @@ export function registerCleanupCommands(options: {
       if (!memoryActions) {
         return null;
       }
-      const names = stringArray(args.names);
-      const hidden = stringArray(args.hidden);
-      let plan: DeletePlan | null;
-      if (Array.isArray(args.names) || Array.isArray(args.hidden)) {
-        // `fresh`: the names come from elsewhere (the OOM diagnosis), not from
-        // the listing on screen, so they are looked up in a new listing.
-        if (!memoryActions.listing || args.fresh === true) {
-          await memoryActions.inspect();
-        }
-        plan = await memoryActions.planFor(names, hidden);
-      } else {
-        plan = await memoryActions.planSelection();
+      // One at a time, from the planning to the result: a double click, or a
+      // second click while the first waits behind a cell, asks once.
+      if (!memoryActions.beginDelete()) {
+        notify('info', 'A delete is under way already: its question or its result comes first.');
+        return null;
       }
-      if (!plan) {
+      try {
+        return await deleteVariables(memoryActions, args);
+      } finally {
+        memoryActions.endDelete();
+      }
+    }
+  });
+
+  async function deleteVariables(
+    memoryActions: NonNullable<typeof monitor.currentActions>,
+    args: ReadonlyPartialJSONObject
+  ): Promise<unknown> {
+    const names = stringArray(args.names);
+    const hidden = stringArray(args.hidden);
+    const named = Array.isArray(args.names) || Array.isArray(args.hidden);
+    // `fresh`: the names come from elsewhere (the OOM diagnosis), not from
+    // the listing on screen, so they are looked up in a new listing; and a
+    // listing that cells ran after is made again, what it names checked there.
+    if (
+      (named && (!memoryActions.listing || args.fresh === true)) ||
+      memoryActions.listingStale
+    ) {
+      if (!(await memoryActions.inspect())) {
         showHolders();
-        if (!memoryActions.listing && !memoryActions.inspecting) {
-          void memoryActions.inspect();
-        }
-        if (names.length || hidden.length) {
-          // Named by the out-of-memory diagnosis, which speaks of the moment
-          // the cell failed: what it named may be gone since.
-          const text = await import('./model/cleanupResultText');
-          const what = text.listNames([...names, ...hidden.map(text.hiddenHolderText)]);
-          notify(
-            'info',
-            `Nothing left to delete: ${what} no longer hold${names.length + hidden.length === 1 ? 's' : ''} memory in the kernel (deleted or cleared since). The Holders tab shows what does now.`
-          );
-          return null;
-        }
         notify(
-          'info',
-          'Nothing to delete: tick variables or hidden references in the Holders tab of the GPU memory panel first.'
+          'error',
+          `${memoryActions.listingError ?? 'Could not list what holds memory'}. Nothing was deleted.`
         );
         return null;
       }
-      if (!(await confirmDelete(plan))) {
+    }
+    const plan: DeletePlan | null = named
+      ? await memoryActions.planFor(names, hidden)
+      : await memoryActions.planSelection();
+    if (!plan) {
+      showHolders();
+      if (!memoryActions.listing && !memoryActions.inspecting) {
+        void memoryActions.inspect();
+      }
+      if (names.length || hidden.length) {
+        // Named by the out-of-memory diagnosis, which speaks of the moment
+        // the cell failed: what it named may be gone since.
+        const text = await import('./model/cleanupResultText');
+        const what = text.listNames([...names, ...hidden.map(text.hiddenHolderText)]);
+        notify(
+          'info',
+          `Nothing left to delete: ${what} no longer hold${names.length + hidden.length === 1 ? 's' : ''} memory in the kernel (deleted or cleared since). The Holders tab shows what does now.`
+        );
         return null;
       }
-      const outcome = await memoryActions.deleteHolders(plan);
-      notifyOutcome(outcome);
-      return outcome;
+      notify(
+        'info',
+        'Nothing to delete: tick variables or hidden references in the Holders tab of the GPU memory panel first.'
+      );
+      return null;
     }
-  });
+    if (!(await confirmDelete(plan))) {
+      return null;
+    }
+    const outcome = await memoryActions.deleteHolders(plan);
+    notifyOutcome(outcome);
+    return outcome;
+  }
 }

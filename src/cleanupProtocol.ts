@@ -122,7 +122,8 @@ export interface InspectResult {
 
 export interface DeleteResult {
   deleted: string[];
-  refused: { name: string; reason: string }[];
+  /** `hidden`: a hidden holder of the request (`output_cache`, ...), not a name. */
+  refused: { name: string; reason: string; hidden?: boolean }[];
   cleared: string[];
   still_alive: { name: string; reason: string }[];
   before: MemorySnapshot;
@@ -273,7 +274,11 @@ export function parseInspectResult(result: unknown): Parsed<InspectResult> {
 export function parseDeleteResult(result: unknown): Parsed<DeleteResult> {
   return parseWith(result, 'delete', r => ({
     deleted: stringList(r, 'deleted'),
-    refused: nameReasons(r, 'refused'),
+    refused: r.array('refused').map((item, i) => {
+      const x = FieldReader.of(item, `${r.path}.refused[${i}]`);
+      const hidden = x.has('hidden') && x.boolean('hidden');
+      return { name: x.string('name'), reason: x.string('reason'), ...(hidden ? { hidden } : {}) };
+    }),
     cleared: stringList(r, 'cleared'),
     still_alive: nameReasons(r, 'still_alive'),
     before: readSnapshot(r.object('before')),

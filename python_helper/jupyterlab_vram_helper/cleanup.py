@@ -381,6 +381,11 @@ class Cleanup:
         probes: Dict[str, List[Probe]] = {}
         deleted: List[str] = []
         cleared = [h for h in HIDDEN_HOLDER_KINDS if h in hidden]
+        if cleared and cells_ran:
+            # What they hold now is not what the listing showed (an Out[] or a
+            # traceback of a later cell): not what the user confirmed.
+            refused.extend({"name": h, "reason": "cells ran since the listing", "hidden": True} for h in cleared)
+            cleared = []
         done: List[str] = []  # the hidden holders cleared so far
         freed = False
         try:

@@ -393,6 +393,121 @@ describe('inspect and delete commands', () => {
     t.dispose();
   });
 
+  it('deletes nothing when the new listing an out-of-memory delete asks for fails', async () => {
+    const t = await inspected(); // L1 on screen
+    const running = t.commands.execute(CommandIDs.deleteVariables, {
+      names: ['model'],
+      hidden: ['last_traceback'],
+      fresh: true
+    });
+    await settle();
+    expect(t.comm.lastRequest.type).toBe('inspect');
+    t.comm.replyError('internal', 'walk failed');
+    expect(await running).toBeNull();
+    expect(t.confirmed).toHaveLength(0); // no question about the old listing
+    expect(t.comm.sent.filter(m => m.type === 'delete')).toHaveLength(0);
+    expect(t.notes.pop()).toEqual([
+      'error',
+      'Could not list what holds memory: walk failed. Nothing was deleted.'
+    ]);
+    t.dispose();
+  });
+
+  it('lists again before asking when cells ran since the listing', async () => {
+    const t = await inspected();
+    t.monitor.currentActions!.setNameSelected('np_arr', true);
+    t.monitor.currentActions!.setHiddenSelected('last_traceback', true);
+    // Two cells run after the listing on screen.
+    for (let i = 0; i < 2; i++) {
+      t.sessionContext.setStatus('busy');
+      t.sessionContext.setStatus('idle');
+    }
+    await settle();
+    expect(t.monitor.currentActions!.listingStale).toBe(true);
+    const running = t.commands.execute(CommandIDs.deleteVariables);
+    await settle();
+    expect(t.comm.lastRequest.type).toBe('inspect');
+    expect(t.confirmed).toHaveLength(0); // not before the new listing
+    const fresh = makeListing({ listing_id: 'L2' });
+    t.reply(fresh);
+    await settle();
+    expect(t.confirmed).toHaveLength(1);
+    expect(t.confirmed[0].listingId).toBe('L2');
+    expect(t.comm.lastRequest).toMatchObject({ type: 'delete', listing_id: 'L2' });
+    t.reply(makeDeleteResult());
+    await settle();
+    t.reply(makeListing({ listing_id: 'L3' })); // listed again after the delete
+    await running;
+    t.dispose();
+  });
+
+  it('sends no delete whose listing cells ran after while it waited in the queue', async () => {
+    const t = await inspected();
+    t.monitor.currentActions!.setHiddenSelected('output_cache', true);
+    t.sessionContext.setStatus('busy'); // the user started a cell meanwhile
+    await settle();
+    // The question came before the cell: its answer queues behind it.
+    const actions = t.monitor.currentActions!;
+    const plan = (await actions.planSelection())!;
+    const outcome = actions.deleteHolders(plan);
+    t.sessionContext.setStatus('idle');
+    await settle();
+    expect(t.comm.sent.filter(m => m.type === 'delete')).toHaveLength(0);
+    expect(t.comm.lastRequest.type).toBe('inspect'); // it lists again instead
+    t.reply(makeListing({ listing_id: 'L2' }));
+    const done = await outcome;
+    expect(done.status).toBe('failed');
+    expect(done.lines.join(' ')).toContain('cells ran since the listing, so nothing was deleted');
+    t.dispose();
+  });
+
+  it('a second click while a delete is under way asks nothing and deletes once', async () => {
+    const t = await inspected();
+    t.monitor.currentActions!.setNameSelected('np_arr', true);
+    t.render();
+    const del = t.q('[data-vram-role="delete-selected"]') as HTMLButtonElement;
+    t.sessionContext.setStatus('busy'); // a cell runs: the delete waits for it
+    await settle();
+    const first = t.commands.execute(CommandIDs.deleteVariables);
+    await settle();
+    t.render();
+    expect(del.disabled).toBe(true); // off while the first is under way
+    expect(await t.commands.execute(CommandIDs.deleteVariables)).toBeNull();
+    expect(t.notes.pop()?.[1]).toContain('A delete is under way already');
+    t.sessionContext.setStatus('idle');
+    await settle();
+    // The listing of before the cell is made again, then asked about, once.
+    expect(t.comm.lastRequest.type).toBe('inspect');
+    t.reply(makeListing({ listing_id: 'L2' }));
+    await settle();
+    expect(t.confirmed).toHaveLength(1);
+    expect(t.comm.sent.filter(m => m.type === 'delete')).toHaveLength(1);
+    t.reply(makeDeleteResult());
+    await settle();
+    t.reply(makeListing({ listing_id: 'L3' }));
+    await first;
+    expect(t.monitor.currentActions!.deleting).toBe(false);
+    t.monitor.currentActions!.setNameSelected('model', true);
+    t.render();
+    expect(del.disabled).toBe(false); // the next delete may start
+    expect(t.comm.sent.filter(m => m.type === 'delete')).toHaveLength(1);
+    t.dispose();
+  });
+
+  it('says a hidden holder the kernel refused to clear as such', async () => {
+    const { describeResult } = await import('../model/cleanupResultText');
+    const { lines } = await describeResult(
+      makeDeleteResult({
+        refused: [
+          { name: 'output_cache', reason: 'cells ran since the listing', hidden: true },
+          { name: 'output_cache', reason: 'no longer defined' }
+        ]
+      })
+    );
+    expect(lines).toContain('Not cleared: the output cache \u2014 cells ran since the listing');
+    expect(lines).toContain('Not deleted: output_cache \u2014 no longer defined'); // a variable of that name
+  });
+
   it('does nothing when the dialog is cancelled', async () => {
     const t = await inspected();
     t.setAnswer(false);

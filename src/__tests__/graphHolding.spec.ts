@@ -70,8 +70,20 @@ describe('graph-holding entries', () => {
     );
     expect(graphFixCode({ name: 'loss', kind: 'tensor', type_name: 'torch.Tensor' })).toContain('loss = loss.detach()');
     expect(graphFixCode({ name: 'hist', kind: 'container', type_name: 'dict' })).toContain(
-      'hist = {k: _keep(v) for k, v in hist.items()}'
+      'hist.update({k: _keep(v) for k, v in hist.items()})'
     );
+    // Dict subclasses keep their type (order, factory): updated in place, never made a list.
+    for (const type_name of ['collections.OrderedDict', 'collections.defaultdict']) {
+      const code = graphFixCode({ name: 'h', kind: 'container', type_name })!;
+      expect(code).toContain('h.update({k: _keep(v) for k, v in h.items()})');
+      expect(code).not.toContain('[_keep(t) for t in h]');
+    }
+    const deque = graphFixCode({ name: 'h', kind: 'container', type_name: 'collections.deque' })!;
+    expect(deque).toContain('import collections');
+    expect(deque).toContain('h = collections.deque(map(_keep, h), maxlen=h.maxlen)');
+    // An object of the user's, a set: no code guessed (no button).
+    expect(graphFixCode({ name: 'trainer', kind: 'other', type_name: 'Trainer' })).toBeNull();
+    expect(graphFixCode({ name: 's', kind: 'container', type_name: 'set' })).toBeNull();
     // A name that is not an identifier never becomes code.
     expect(graphFixCode({ name: 'x; import os', kind: 'tensor', type_name: 'torch.Tensor' })).toBeNull();
   });

@@ -223,6 +223,21 @@ describe('oomActions', () => {
     expect(new Set(actions.map(a => a.id)).size).toBe(actions.length);
   });
 
+  it('promises no more than the diagnosis counted once, however many holders share it', () => {
+    // x and the output cache hold the same 4 GiB tensor.
+    const shared = oomActions(
+      diagnosis({
+        stale_bytes: 4 * GiB,
+        stale_holders: [
+          { holder: 'name', label: 'x', bytes: 4 * GiB },
+          { holder: 'output_cache', label: 'Out[3]', bytes: 4 * GiB }
+        ]
+      }),
+      'binary'
+    );
+    expect(shared.find(a => a.id === 'delete-holders')!.gain).toMatch(/^Frees up to 4 GiB;/);
+  });
+
   it('leaves out what was done since the failure: deleted names, cleared holders, recording turned on', () => {
     const d = diagnosis({
       stale_holders: [
@@ -233,7 +248,8 @@ describe('oomActions', () => {
       allocation_sites: { recording: false, sites: [] }
     });
     const before = oomActions(d, 'binary');
-    expect(before.find(a => a.id === 'delete-holders')!.gain).toContain('up to 5 GiB');
+    // 5 GiB of holders, 4 GiB counted once (stale_bytes): a holder's bytes may be shared.
+    expect(before.find(a => a.id === 'delete-holders')!.gain).toContain('up to 4 GiB');
     expect(before.map(a => a.id)).toContain('record-allocations');
     const after = oomActions(d, 'binary', {
       deletedNames: new Set(['activations']),

@@ -51,6 +51,10 @@ export interface ActionOutcome extends ResultDescription {
   result: FreeMemoryResult | DeleteResult | null;
 }
 
+/** Why a delete was not sent: cells ran after its listing. */
+export const STALE_LISTING_TEXT =
+  'cells ran since the listing, so nothing was deleted. The Holders tab lists again: choose anew';
+
 export type MemoryActionsChange = 'queue' | 'outcome' | 'listing' | 'selection' | 'state';
 
 /** "Collect garbage", "Empty the CUDA cache", "Free memory". */
@@ -106,6 +110,50 @@ export class MemoryActions implements IDisposable {
   /** True while an inspect is queued or running. */
   get inspecting(): boolean {
     return this._inspecting > 0;
+  }
+
+  /**
+   * Cells ran since the latest listing (the kernel went busy after it, or
+   * is busy): a name there may be bound to another object now, and the
+   * hidden holders hold other things.
+   */
+  get listingStale(): boolean {
+    return this._listing !== null && !this.isListingCurrent(this._listing.listing_id);
+  }
+
+  /** The listing `listingId` is the latest one the kernel gave, and no cell ran since, nor a delete used it. */
+  isListingCurrent(listingId: string): boolean {
+    return (
+      !this._model.kernelBusy &&
+      this._listing?.listing_id === listingId &&
+      this._listingEpoch === this._busyEpoch
+    );
+  }
+
+  /** True from a delete's planning to its result: one delete at a time. */
+  get deleting(): boolean {
+    return this._deleting;
+  }
+
+  /**
+   * Claim the one delete at a time, from its planning to its result (a
+   * double click must not ask twice, nor delete twice); false while one is
+   * under way. `endDelete` lets it go.
+   */
+  beginDelete(): boolean {
+    if (this._deleting) {
+      return false;
+    }
+    this._deleting = true;
+    this._emit('selection');
+    return true;
+  }
+
+  endDelete(): void {
+    if (this._deleting) {
+      this._deleting = false;
+      this._emit('selection');
+    }
   }
 
   get selectedNames(): ReadonlySet<string> {
@@ -232,13 +280,21 @@ export class MemoryActions implements IDisposable {
     const outcome = await this._run(
       'delete',
       `Delete ${names.length + hidden.length} holder(s)`,
-      () =>
-        this._connection.deleteHolders({
+      () => {
+        // Sent when the queue gets to it: after the cell it waited for, maybe.
+        // The kernel checks the names again, not what the hidden holders hold
+        // by then (an Out[] or a traceback of a later cell): nothing is sent.
+        if (!this.isListingCurrent(plan.listingId)) {
+          return Promise.reject(new Error(STALE_LISTING_TEXT));
+        }
+        this._listingEpoch = -1; // used: a second delete lists again first
+        return this._connection.deleteHolders({
           listing_id: plan.listingId,
           names,
           hidden,
           free: ['gc', 'empty_cache']
-        })
+        });
+      }
     );
     if (outcome.status === 'done') {
       for (const name of names) {
@@ -335,6 +391,7 @@ export class MemoryActions implements IDisposable {
 
   private _setListing(listing: InspectResult): void {
     this._listing = listing;
+    this._listingEpoch = this._model.kernelBusy ? -1 : this._busyEpoch;
     this._listingError = null;
     // Keep only what the new listing can still delete.
     const names = new Set(listing.entries.filter(e => e.deletable).map(e => e.name));
@@ -364,6 +421,7 @@ export class MemoryActions implements IDisposable {
   private _onModelChanged(model: IKernelMemoryModel, change: string): void {
     if (change === 'busy') {
       if (model.kernelBusy) {
+        this._busyEpoch++; // a cell runs: the listing of before may name other objects after
         this._queue.setBusy(true);
       } else {
         // A restart reports "not busy" just before the state leaves 'live':
@@ -421,6 +479,11 @@ export class MemoryActions implements IDisposable {
   private _listing: InspectResult | null = null;
   private _listingError: string | null = null;
   private _inspecting = 0;
+  /** Counts the kernel's going busy (cells run); a listing is current while it has not moved. */
+  private _busyEpoch = 0;
+  /** `_busyEpoch` when the latest listing came (-1: stale from the start, or used by a delete). */
+  private _listingEpoch = -1;
+  private _deleting = false;
   private _selectedNames = new Set<string>();
   private _selectedHidden = new Set<HiddenHolderKind>();
   private _changed = new Signal<this, MemoryActionsChange>(this);

@@ -275,8 +275,12 @@ export function describeDeleteResult(
     lines.push(ram);
   }
   lines.push(...gpus);
-  for (const { name, reason } of result.refused) {
-    lines.push(`Not deleted: ${name} ${DASH} ${reason}`);
+  for (const { name, reason, hidden } of result.refused) {
+    lines.push(
+      hidden
+        ? `Not cleared: ${hiddenHolderText(name)} ${DASH} ${reason}`
+        : `Not deleted: ${name} ${DASH} ${reason}`
+    );
   }
   for (const { name, reason } of result.still_alive) {
     lines.push(stillAliveText(name, reason));

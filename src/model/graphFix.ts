@@ -3,13 +3,20 @@
  * entry's `graph_holding`): the code of a cell that keeps the values and
  * drops the graphs. A one-element tensor becomes a Python number
  * (`.item()`), any other a detached tensor (`.detach()`), inside lists,
- * tuples and dicts one level deep, as a loss history is. No DOM.
+ * tuples, dicts and deques one level deep, as a loss history is. No code is
+ * guessed for other containers and objects. No DOM.
  */
 import { HolderEntry } from '../cleanupProtocol';
 import { ByteUnits, formatBytes } from '../format';
 
 /** The snippet that shows the pattern for training loops. */
 export const GRAPH_FIX_SNIPPET_ID = 'loss-item';
+
+/** Dict types (the kernel's qualified type names) whose values the fix replaces in place. */
+const DICT_TYPES: ReadonlySet<string> = new Set([
+  'collections.OrderedDict',
+  'collections.defaultdict'
+]);
 
 /** A Python identifier: a name from the kernel is only used in code if it is one. */
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -50,16 +57,22 @@ export function graphFixCode(entry: Pick<HolderEntry, 'name' | 'kind' | 'type_na
     '# Keep the values, drop the autograd graphs they hold (and the activations saved for backward).',
     `_keep = ${keep}`
   ];
+  const type = entry.type_name;
   if (entry.kind === 'tensor') {
     lines.push(`${name} = ${name}.detach()`);
-  } else if (entry.type_name === 'dict') {
-    lines.push(`${name} = {k: _keep(v) for k, v in ${name}.items()}`);
-  } else if (entry.type_name === 'tuple') {
-    lines.push(`${name} = tuple(_keep(t) for t in ${name})`);
-  } else if (entry.type_name === 'set' || entry.type_name === 'frozenset') {
-    return null;
-  } else {
+  } else if (type === 'list') {
     lines.push(`${name} = [_keep(t) for t in ${name}]`);
+  } else if (type === 'dict' || DICT_TYPES.has(type)) {
+    // In place: an OrderedDict keeps its order, a defaultdict its factory.
+    lines.push(`${name}.update({k: _keep(v) for k, v in ${name}.items()})`);
+  } else if (type === 'tuple') {
+    lines.push(`${name} = tuple(_keep(t) for t in ${name})`);
+  } else if (type === 'collections.deque') {
+    // A history kept with maxlen: the new deque keeps it.
+    lines.splice(1, 0, 'import collections');
+    lines.push(`${name} = collections.deque(map(_keep, ${name}), maxlen=${name}.maxlen)`);
+  } else {
+    return null; // a set (no order to keep), a user's object: no code guessed for it
   }
   lines.push('del _keep');
   return lines.join('\n');

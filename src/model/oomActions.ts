@@ -113,8 +113,13 @@ export function oomActions(
       ? {
           id: 'delete-holders',
           label: `Delete the largest holders (${stale.map(holderName).join(', ')})`,
+          // A holder's bytes are what it holds, shared or not (x and Out[3]
+          // holding one tensor): never more than the diagnosis counted once.
           gain: `Frees up to ${b(
-            stale.reduce((sum, h) => sum + h.bytes, 0)
+            Math.min(
+              stale.reduce((sum, h) => sum + h.bytes, 0),
+              d.stale_bytes ?? Number.POSITIVE_INFINITY
+            )
           )}; asks before deleting anything.${notForThis}`,
           steps: [
             {

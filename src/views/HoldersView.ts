@@ -58,6 +58,9 @@ export class HoldersView extends MemoryActionsView {
     this._status = element('div', 'jp-vram-Holders-status', {
       role: 'holders-status'
     });
+    // "Listing queued", a failure, a cancel: said to screen readers as they come.
+    this._status.setAttribute('role', 'status');
+    this._status.setAttribute('aria-live', 'polite');
     this._entries = element('ul', 'jp-vram-Holders-list');
     this._entries.dataset.vramRole = 'holder-entries';
     this._hiddenTitle = element('div', 'jp-vram-Holders-heading', {
@@ -82,7 +85,8 @@ export class HoldersView extends MemoryActionsView {
     this._refresh.disabled = !available;
     const selected =
       (actions?.selectedNames.size ?? 0) + (actions?.selectedHidden.size ?? 0);
-    this._delete.disabled = !available || !listing || selected === 0;
+    // One delete at a time: off from its planning to its result.
+    this._delete.disabled = !available || !listing || selected === 0 || !!actions?.deleting;
     setText(
       this._delete,
       selected ? `Delete selected (${selected})` : 'Delete selected'

@@ -36,6 +36,8 @@ export class MemoryActionsBar extends MemoryActionsView {
       buttons.appendChild(run);
     }
     this._queueList = element('ul', 'jp-vram-Actions-queue');
+    // "Queued: the kernel is busy", "Running": said as they change.
+    this._queueList.setAttribute('aria-live', 'polite');
     this._result = element('div', 'jp-vram-Actions-result', {
       role: 'action-result'
     });

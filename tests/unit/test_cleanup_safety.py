@@ -263,3 +263,16 @@ def test_deleted_bytes_are_let_go_before_the_reply() -> None:
     out = cleanup.delete(result["listing_id"], ["blob"], [], [])
     assert out["deleted"] == ["blob"] and out["still_alive"] == []
     assert freed == [1 << 20]
+
+
+def test_hidden_holders_are_not_cleared_once_a_cell_ran_since_the_listing(cleanup: Cleanup, shell: FakeShell) -> None:
+    """Out[] and the last traceback then hold what later cells put there, not what was confirmed."""
+    shell.user_ns["x"] = torch.ones(1000)
+    shell.displayhook.show(1, shell.user_ns["x"])
+    result = cleanup.inspect()
+    shell.execution_count += 1
+    shell.displayhook.show(2, torch.ones(10))  # a later cell's output
+    out = cleanup.delete(result["listing_id"], [], ["output_cache"], [])
+    assert out["cleared"] == []
+    assert out["refused"] == [{"name": "output_cache", "reason": "cells ran since the listing", "hidden": True}]
+    assert 2 in shell.user_ns["_oh"]
