@@ -71,6 +71,16 @@ export function registerCleanupCommands(options: {
     }
   };
 
+  /** Said when a request just made waits behind a running cell. */
+  const notifyQueued = (memoryActions: NonNullable<typeof monitor.currentActions>) => {
+    if (memoryActions.queue.queuedCount > 0) {
+      notify(
+        'info',
+        `Queued \u2014 the kernel is busy; it runs when the kernel is idle (cancel it in the GPU memory panel)`
+      );
+    }
+  };
+
   const runFree = async (
     actions: FreeAction[]
   ): Promise<ActionOutcome | null> => {
@@ -79,12 +89,7 @@ export function registerCleanupCommands(options: {
       return null;
     }
     const running = memoryActions.free(actions);
-    if (memoryActions.queue.queuedCount > 0) {
-      notify(
-        'info',
-        `Queued \u2014 the kernel is busy; it runs when the kernel is idle (cancel it in the GPU memory panel)`
-      );
-    }
+    notifyQueued(memoryActions);
     const outcome = await running;
     notifyOutcome(outcome);
     return outcome;
@@ -223,6 +228,9 @@ export function registerCleanupCommands(options: {
     if (!(await confirmDelete(plan))) {
       return null;
     }
+    // No "Queued" note: a delete waits only for a cell started while its
+    // question was open, and that cell makes its listing stale: nothing is
+    // then sent (MemoryActions.deleteHolders), and the result says so.
     const outcome = await memoryActions.deleteHolders(plan);
     notifyOutcome(outcome);
     return outcome;
