@@ -41,7 +41,7 @@ import { SnippetLibrary } from './snippets/SnippetLibrary';
 import { DeathNotifier } from './deathNotifier';
 import { IVramMonitor } from './tokens';
 import { MemoryToolbarButton } from './views/MemoryToolbarButton';
-import { NotebookCellBadges } from './views/NotebookCellBadges';
+import type { NotebookCellBadges } from './views/NotebookCellBadges';
 import { SidebarHost } from './views/SidebarHost';
 import { VramStatusItem } from './views/VramStatusItem';
 
@@ -211,23 +211,27 @@ const plugin: JupyterFrontEndPlugin<IVramMonitor> = {
 
     // Memory badges on the cells of every monitored notebook.
     const badges = new Map<IMonitoredNotebook, NotebookCellBadges>();
+    // The badges' code loads with the first notebook, not with the page: they
+    // show the records a notebook has when they are made, so nothing is missed.
     const addBadges = (panel: IMonitoredNotebook, model: KernelMemoryModel) => {
-      if (badges.has(panel) || panel.isDisposed) {
-        return;
-      }
-      const notebookPanel = panel as NotebookPanel;
-      badges.set(
-        panel,
-        new NotebookCellBadges({
-          notebook: notebookPanel.content,
-          model,
-          settings: monitor.settings,
-          alive: monitor.allocationsFor(model)
-        })
-      );
-      panel.disposed.connect(() => {
-        badges.get(panel)?.dispose();
-        badges.delete(panel);
+      void import('./views/NotebookCellBadges').then(({ NotebookCellBadges }) => {
+        if (badges.has(panel) || panel.isDisposed) {
+          return;
+        }
+        const notebookPanel = panel as NotebookPanel;
+        badges.set(
+          panel,
+          new NotebookCellBadges({
+            notebook: notebookPanel.content,
+            model,
+            settings: monitor.settings,
+            alive: monitor.allocationsFor(model)
+          })
+        );
+        panel.disposed.connect(() => {
+          badges.get(panel)?.dispose();
+          badges.delete(panel);
+        });
       });
     };
     monitor.panelTracked.connect((_, { panel, model }) =>
