@@ -16,11 +16,16 @@ export interface HostMemory {
   container: ContainerMemory | null;
 }
 
-/** The nearest cgroup memory limit above the kernel, and that cgroup's figures. */
+/** The tightest cgroup memory limit from the kernel's cgroup up, and that cgroup's figures. */
 export interface ContainerMemory {
   limit_bytes: number;
   /** Everything charged to the limited cgroup (all its processes, page cache). */
   usage_bytes: number | null;
+  /**
+   * The reclaimable page cache in that usage (memory.stat's inactive_file):
+   * the kernel gives it back before any OOM kill. Null when unknown (older helpers).
+   */
+  inactive_file_bytes: number | null;
   /** Processes the out-of-memory killer took in that cgroup, ever. */
   oom_kill_count: number | null;
   cgroup_version: 1 | 2;
@@ -159,6 +164,7 @@ function readContainer(host: FieldReader): ContainerMemory | null {
     );
   }
   const usage_bytes = c.bytes('usage_bytes');
+  const inactive_file_bytes = c.bytes('inactive_file_bytes');
   const oom_kill_count = c.nullableInteger('oom_kill_count');
   if (oom_kill_count !== null && oom_kill_count < 0) {
     throw new ShapeError(
@@ -171,7 +177,7 @@ function readContainer(host: FieldReader): ContainerMemory | null {
       `${c.path}.cgroup_version: expected 1 or 2, got ${version}`
     );
   }
-  return { limit_bytes: limit, usage_bytes, oom_kill_count, cgroup_version: version };
+  return { limit_bytes: limit, usage_bytes, inactive_file_bytes, oom_kill_count, cgroup_version: version };
 }
 
 export function readSample(r: FieldReader): SampleMessage {

@@ -67,8 +67,10 @@ class HelloMessage(TypedDict):
 
 
 class ContainerFigures(TypedDict):
-    limit_bytes: int  # the nearest cgroup memory limit above the kernel
+    limit_bytes: int  # the tightest cgroup memory limit from the kernel's cgroup up
     usage_bytes: Optional[int]  # that cgroup's memory.current / memory.usage_in_bytes
+    # The reclaimable page cache in that usage (memory.stat inactive_file / total_inactive_file)
+    inactive_file_bytes: Optional[int]
     oom_kill_count: Optional[int]  # that cgroup's oom_kill count (memory.events / memory.oom_control)
     cgroup_version: int  # 1 or 2
 

@@ -5,6 +5,7 @@ import { GiB, makeSample, wire } from './fixtures';
 const CONTAINER = {
   limit_bytes: 4 * GiB,
   usage_bytes: 3 * GiB,
+  inactive_file_bytes: GiB,
   oom_kill_count: 1,
   cgroup_version: 2
 };
@@ -37,9 +38,14 @@ describe('parseKernelMessage: host.container', () => {
 
   it('keeps unknown usage and OOM count as null', () => {
     const sample = parsedSample(
-      parseKernelMessage(sampleWith({ ...CONTAINER, usage_bytes: null, oom_kill_count: null }))
+      parseKernelMessage(sampleWith({ ...CONTAINER, usage_bytes: null, inactive_file_bytes: null, oom_kill_count: null }))
     );
-    expect(sample.host.container).toEqual({ ...CONTAINER, usage_bytes: null, oom_kill_count: null });
+    expect(sample.host.container).toEqual({
+      ...CONTAINER,
+      usage_bytes: null,
+      inactive_file_bytes: null,
+      oom_kill_count: null
+    });
   });
 
   it.each([

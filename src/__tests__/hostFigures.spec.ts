@@ -16,10 +16,16 @@ const MACHINE: HostMemory = {
   container: null
 };
 
-function inContainer(usage: number | null, limit = 4 * GiB): HostMemory {
+function inContainer(usage: number | null, limit = 4 * GiB, inactiveFile: number | null = 0): HostMemory {
   return {
     ...MACHINE,
-    container: { limit_bytes: limit, usage_bytes: usage, oom_kill_count: 2, cgroup_version: 2 }
+    container: {
+      limit_bytes: limit,
+      usage_bytes: usage,
+      inactive_file_bytes: inactiveFile,
+      oom_kill_count: 2,
+      cgroup_version: 2
+    }
   };
 }
 
@@ -56,10 +62,25 @@ describe('hostFigures', () => {
     expect(hostFigures(inContainer(5 * GiB)).available).toBe(0);
   });
 
+  it("counts the container's working set: the page cache it can reclaim is not in use", () => {
+    // A dataset read: usage 3.5 GiB, of which 2.5 GiB inactive file cache; RSS 0.5 GiB.
+    const small = (host: HostMemory) => ({ ...host, rss_bytes: GiB / 2 });
+    const f = hostFigures(small(inContainer(3.5 * GiB, 4 * GiB, 2.5 * GiB)));
+    expect(f.used).toBe(GiB);
+    expect(f.available).toBe(3 * GiB);
+    expect(f.usedPercent).toBeCloseTo(25);
+    // Never below the kernel's own RSS, charged to the same cgroup.
+    expect(hostFigures(small(inContainer(3.5 * GiB, 4 * GiB, 3.4 * GiB))).used).toBe(GiB / 2);
+    // An older helper sends no inactive_file: the usage as it is.
+    expect(hostFigures(small(inContainer(3.5 * GiB, 4 * GiB, null))).used).toBe(3.5 * GiB);
+  });
+
   it('keeps unknown as null', () => {
     const f = hostFigures(inContainer(null));
     expect(f.used).toBeNull();
     expect(f.others).toBeNull();
+    // Not the machine's 200 GiB free: what is left under the limit is unknown.
+    expect(f.available).toBeNull();
     expect(f.usedPercent).toBeCloseTo(75); // the kernel's own share, at least
     expect(hostFigures(null)).toMatchObject({ limit: null, rss: null, usedPercent: null });
   });

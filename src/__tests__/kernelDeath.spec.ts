@@ -16,6 +16,7 @@ const CONTAINER_HOST: HostMemory = {
   container: {
     limit_bytes: 24 * GiB,
     usage_bytes: 23.3 * GiB,
+    inactive_file_bytes: 0,
     oom_kill_count: 0,
     cgroup_version: 2
   }

@@ -221,7 +221,7 @@ describe('the death in the panel, the timeline, the badge and a notification', (
             rss_bytes: 3.9 * GiB,
             total_bytes: 64 * GiB,
             available_bytes: 40 * GiB,
-            container: { limit_bytes: 4 * GiB, usage_bytes: 3.95 * GiB, oom_kill_count: 0, cgroup_version: 2 }
+            container: { limit_bytes: 4 * GiB, usage_bytes: 3.95 * GiB, inactive_file_bytes: 0, oom_kill_count: 0, cgroup_version: 2 }
           }
         })
       )

@@ -18,9 +18,12 @@ export interface HostFigures {
   available: number | null;
   /** The kernel's RSS. */
   rss: number | null;
-  /** In use under the limit: the container's usage, or total - available. */
+  /**
+   * In use under the limit: the container's working set (its usage less the
+   * page cache it can reclaim), or total - available.
+   */
   used: number | null;
-  /** used - rss: other processes (and, in a container, page cache). */
+  /** used - rss: other processes (and, in a container, page cache still active). */
   others: number | null;
   /** Share of the limit in use (by anyone under it), 0..100+. */
   usedPercent: number | null;
@@ -40,12 +43,16 @@ export function hostFigures(host: HostMemory | null | undefined): HostFigures {
   let available: number | null;
   if (container) {
     limit = container.limit_bytes;
+    // The working set, as docker stats and Kubernetes count it: the file cache
+    // a dataset read leaves is given back before any OOM kill, not in use.
+    const usage = container.usage_bytes;
+    const workingSet =
+      usage !== null ? Math.max(0, usage - (container.inactive_file_bytes ?? 0)) : null;
     // The kernel's RSS is charged to its cgroup: usage is never below it.
-    used =
-      container.usage_bytes !== null && rss !== null
-        ? Math.max(container.usage_bytes, rss)
-        : container.usage_bytes;
-    available = used === null ? machineAvailable : Math.max(0, limit - used);
+    used = workingSet !== null && rss !== null ? Math.max(workingSet, rss) : workingSet;
+    // Without the usage, what is left under the limit is not known: the
+    // machine's free RAM would overstate it.
+    available = used === null ? null : Math.max(0, limit - used);
     if (available !== null && machineAvailable !== null) {
       available = Math.min(available, machineAvailable);
     }

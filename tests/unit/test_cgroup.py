@@ -30,6 +30,11 @@ def _v2_dir(root: Path, path: str, limit: str, current: int, oom_kill: int = 0) 
     (d / "memory.max").write_text(limit + "\n")
     (d / "memory.current").write_text(f"{current}\n")
     (d / "memory.events").write_text(f"low 0\nhigh 0\nmax 3\noom 2\noom_kill {oom_kill}\noom_group_kill 0\n")
+    # v2's memory.stat: the page cache it can reclaim is inactive_file (an eighth of the usage here)
+    (d / "memory.stat").write_text(
+        f"anon {current // 2}\nfile {current // 2}\nactive_file {current // 8 * 3}\ninactive_file {current // 8}\n"
+        + "".join(f"counter_{i} {i}\n" for i in range(40))
+    )
     return d
 
 
@@ -37,7 +42,10 @@ def test_v2_limit_of_the_kernels_own_cgroup(tmp_path) -> None:
     root = tmp_path / "cg"
     _v2_dir(root, "/kubepods/pod1/c1", str(4 * GIB), 3 * GIB, oom_kill=1)
     c = CgroupMemory(_proc(tmp_path, "0::/kubepods/pod1/c1\n"), str(root))
-    assert c.read() == {"limit_bytes": 4 * GIB, "usage_bytes": 3 * GIB, "oom_kill_count": 1, "cgroup_version": 2}
+    assert c.read() == {
+        "limit_bytes": 4 * GIB, "usage_bytes": 3 * GIB, "inactive_file_bytes": 3 * GIB // 8, "oom_kill_count": 1,
+        "cgroup_version": 2,
+    }
     assert c.path == str(root / "kubepods/pod1/c1")
 
 
@@ -104,6 +112,8 @@ def _v1_dir(root: Path, path: str, limit: str, usage: int, oom_kill: "int | None
     (d / "memory.usage_in_bytes").write_text(f"{usage}\n")
     tail = f"oom_kill {oom_kill}\n" if oom_kill is not None else ""
     (d / "memory.oom_control").write_text("oom_kill_disable 0\nunder_oom 0\n" + tail)
+    # v1's memory.stat names the hierarchy's figures total_*; inactive_file alone is this group's
+    (d / "memory.stat").write_text(f"cache {usage // 2}\ninactive_file 1\ntotal_cache {usage // 2}\ntotal_inactive_file {usage // 4}\n")
     return d
 
 
@@ -115,7 +125,9 @@ def test_v1_limit_wins_over_the_empty_v2_line_of_a_hybrid_layout(tmp_path) -> No
     _v1_dir(root, "/", V1_UNLIMITED, 9 * GIB)
     _v1_dir(root, "/docker/abc", f"{3 * GIB}\n", GIB, oom_kill=2)
     c = CgroupMemory(_proc(tmp_path, V1_CGROUP), str(root))
-    assert c.read() == {"limit_bytes": 3 * GIB, "usage_bytes": GIB, "oom_kill_count": 2, "cgroup_version": 1}
+    assert c.read() == {
+        "limit_bytes": 3 * GIB, "usage_bytes": GIB, "inactive_file_bytes": GIB // 4, "oom_kill_count": 2, "cgroup_version": 1
+    }
 
 
 def test_v1_huge_limit_means_none_and_the_walk_goes_up(tmp_path) -> None:
@@ -124,7 +136,10 @@ def test_v1_huge_limit_means_none_and_the_walk_goes_up(tmp_path) -> None:
     _v1_dir(root, "/docker", f"{5 * GIB}\n", 2 * GIB, oom_kill=None)  # Linux < 4.13: no oom_kill line
     _v1_dir(root, "/docker/abc", V1_UNLIMITED, GIB)
     c = CgroupMemory(_proc(tmp_path, V1_CGROUP), str(root))
-    assert c.read() == {"limit_bytes": 5 * GIB, "usage_bytes": 2 * GIB, "oom_kill_count": None, "cgroup_version": 1}
+    assert c.read() == {
+        "limit_bytes": 5 * GIB, "usage_bytes": 2 * GIB, "inactive_file_bytes": 2 * GIB // 4, "oom_kill_count": None,
+        "cgroup_version": 1,
+    }
 
 
 def test_v1_memory_among_joined_controllers(tmp_path) -> None:
