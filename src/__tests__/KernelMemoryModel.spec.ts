@@ -302,6 +302,20 @@ describe('visibility notes', () => {
     const notes = deriveVisibilityNotes({ hello: makeHello(), sample: grabbed, problem: null, nvmlUnattributedForS: null });
     expect(notes.find(n => n.id === 'tensorflow-gpus')?.severity).toBe('warning');
   });
+
+  it('gives no TensorFlow GPU advice where no GPU can be', () => {
+    // A CPU-only machine: NVML answers and lists none. TensorFlow's first
+    // operation brings its runtime up all the same.
+    const hello = makeHello({ devices: [] });
+    for (const tensorflow of [
+      { imported: true, gpus_initialized: false },
+      { imported: true, gpus_initialized: true }
+    ]) {
+      const noted = ids({ hello, sample: makeCpuSample({ tensorflow }), problem: null, nvmlUnattributedForS: null });
+      expect(noted).toContain('no-gpu');
+      expect(noted.filter(id => id.startsWith('tensorflow'))).toEqual([]);
+    }
+  });
 });
 
 describe('visibility notes before the sidebar loads', () => {

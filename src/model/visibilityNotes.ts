@@ -138,6 +138,11 @@ export function deriveVisibilityNotes(
   const tfGpus = sample
     ? sample.tensorflow.gpus_initialized
     : !!hello!.tensorflow?.gpus_initialized;
+  // TensorFlow's runtime comes up with its first operation, GPUs or not: on
+  // a machine proven to have none, its GPU advice would be false.
+  if (gpuCount === 0 && seesNoGpu(hello, sample) === true) {
+    return notes;
+  }
   if (tfGpus) {
     notes.push({
       id: 'tensorflow-gpus',
