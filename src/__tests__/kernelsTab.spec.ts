@@ -198,6 +198,62 @@ describe('KernelsView', () => {
     t.view.dispose();
   });
 
+  it('says "no GPU" only where that is known, and shows a TensorFlow kernel\'s GPU use', () => {
+    const t = setupView();
+    const noNvml = makeHello({
+      nvml: { available: false, driver_version: null, error: 'pynvml is not installed' },
+      devices: [],
+      torch: { version: '2.5.1', cuda_build: '12.4', cuda_initialized: false }
+    });
+    const a = t.source.add('kernel-a', 'a.ipynb');
+    a.ingest(wire(noNvml));
+    a.ingest(wire(makeSample({ gpus: [], torch: { imported: true, cuda_initialized: false } })));
+    t.render();
+    const none = t.all('[data-vram-role="kernel-row"] .jp-vram-Kernels-detail').find(
+      n => n.textContent === '\u2014' || n.textContent === 'no GPU'
+    )!;
+    // A GPU machine without pynvml, before CUDA starts: no GPU is listed, none is known absent.
+    expect(none.textContent).toBe('\u2014');
+    expect(none.title).toContain('No GPU seen yet');
+    // A TensorFlow kernel whose process NVML cannot attribute: TensorFlow's figure, as in the sidebar.
+    const b = t.source.add('kernel-b', 'b.ipynb');
+    b.ingest(wire(makeHello()));
+    b.ingest(
+      wire(
+        makeSample({
+          gpus: [
+            makeGpu({
+              torch: null,
+              nvml: { used_bytes: 10 * GiB, total_bytes: 80 * GiB, process_used_bytes: null },
+              tensorflow: { current_bytes: 3 * GiB, peak_bytes: 4 * GiB }
+            } as any)
+          ]
+        })
+      )
+    );
+    t.render();
+    const use = t.all('[data-vram-role="kernel-gpu-use"]').find(n => n.dataset.vramSource === 'tensorflow')!;
+    expect(use.dataset.vramBytes).toBe(String(3 * GiB));
+    expect(use.title).toContain("TensorFlow's memory in use");
+    t.view.dispose();
+  });
+
+  it('never says no GPU is visible while a kernel shows one', () => {
+    // One kernel has NVML and sees no device; another, without pynvml, uses GPU 0 through PyTorch.
+    const t = setupView();
+    const a = t.source.add('kernel-a', 'a.ipynb');
+    a.ingest(wire(makeHello({ devices: [] })));
+    a.ingest(wire(makeSample({ gpus: [] })));
+    const b = t.source.add('kernel-b', 'b.ipynb');
+    b.ingest(wire(makeHello({ nvml: { available: false, driver_version: null, error: 'pynvml is not installed' } })));
+    b.ingest(wire(makeSample({ gpus: [makeGpu({ nvml: null })] })));
+    t.render();
+    const note = t.q('[data-vram-role="gpu-processes-note"]')!;
+    expect(note.dataset.vramVisibility).not.toBe('no-gpus');
+    expect(note.textContent).not.toContain('No GPU is visible');
+    t.view.dispose();
+  });
+
   it('renders paths and NVML errors as text', () => {
     const t = setupView();
     const a = t.source.add('kernel-a', EVIL);

@@ -49,9 +49,11 @@ export interface KernelGpuUse {
   /**
    * 'nvml': what the driver attributes to the kernel process (everything
    * it holds, CUDA context included); 'torch': PyTorch's reserved bytes
-   * (when NVML cannot attribute the process); null: unknown.
+   * (when NVML cannot attribute the process); 'tensorflow': TensorFlow's
+   * (neither NVML nor PyTorch has a figure); null: unknown. The sidebar's
+   * "this kernel" figure (gpuFigures) falls back the same way.
    */
-  source: 'nvml' | 'torch' | null;
+  source: 'nvml' | 'torch' | 'tensorflow' | null;
 }
 
 /** What the Kernels tab shows of one kernel: its source's fields, read out. */
@@ -60,8 +62,13 @@ export interface KernelRow extends Omit<KernelSource, 'hello' | 'latest'> {
   key: string;
   pid: number | null;
   hostname: string | null;
-  /** True once a sample came in (no GPUs then means none is visible). */
+  /** True once a sample came in. */
   sampled: boolean;
+  /**
+   * The kernel is known to see no GPU (gpuVisibility.ts); null: not known
+   * (no NVML, CUDA not started: an empty list proves nothing), or no sample yet.
+   */
+  seesNoGpu: boolean | null;
   hostRssBytes: number | null;
   gpus: KernelGpuUse[];
 }
@@ -103,20 +110,28 @@ export interface KernelsOverview {
 }
 
 /** The GPU figure of each device in `sample`: NVML's, else PyTorch's. */
-export function kernelGpuUse(sample: SampleMessage | null): KernelGpuUse[] {
+export function kernelGpuUse(
+  sample: SampleMessage | null,
+  hello: Pick<HelloMessage, 'devices'> | null = null
+): KernelGpuUse[] {
   if (!sample) {
     return [];
   }
   return sample.gpus.map(gpu => {
+    const name = gpu.name ?? hello?.devices.find(d => d.index === gpu.index)?.name ?? null;
     const nvml = gpu.nvml?.process_used_bytes ?? null;
     const torch = gpu.torch?.reserved_bytes ?? null;
+    const tensorflow = gpu.tensorflow?.current_bytes ?? null;
     if (nvml !== null) {
-      return { index: gpu.index, name: gpu.name, bytes: nvml, source: 'nvml' };
+      return { index: gpu.index, name, bytes: nvml, source: 'nvml' };
     }
     if (torch !== null) {
-      return { index: gpu.index, name: gpu.name, bytes: torch, source: 'torch' };
+      return { index: gpu.index, name, bytes: torch, source: 'torch' };
     }
-    return { index: gpu.index, name: gpu.name, bytes: null, source: null };
+    if (tensorflow !== null) {
+      return { index: gpu.index, name, bytes: tensorflow, source: 'tensorflow' };
+    }
+    return { index: gpu.index, name, bytes: null, source: null };
   });
 }
 
@@ -134,8 +149,9 @@ function kernelRow(source: KernelSource, paths: string[]): KernelRow {
     pid: source.hello?.pid ?? null,
     hostname: source.hello?.hostname ?? null,
     sampled: source.latest !== null,
+    seesNoGpu: source.latest ? seesNoGpu(source.hello, source.latest) : null,
     hostRssBytes: source.latest?.host.rss_bytes ?? null,
-    gpus: kernelGpuUse(source.latest)
+    gpus: kernelGpuUse(source.latest, source.hello)
   };
 }
 
@@ -250,7 +266,9 @@ export function gpuProcessVisibility(
   }
   const gpus = withNvml.flatMap(s => s.latest!.gpus.filter(g => g.nvml));
   if (gpus.length === 0) {
-    return 'no-gpus';
+    // NVML gave no per-GPU figures: no GPU at all only if no kernel shows one
+    // (another may use a GPU through PyTorch, or NVML did not match it).
+    return reporting.every(s => s.latest!.gpus.length === 0) ? 'no-gpus' : 'not-listed';
   }
   return gpus.some(g => Array.isArray(g.nvml!.processes))
     ? 'listed'

@@ -311,7 +311,15 @@ function updateRow(
     },
     ({ node }, gpu) => updateGpuUse(node, gpu, units)
   );
-  setText(nodes.noGpu, row.sampled ? 'no GPU' : '\u2014');
+  // "no GPU" only where that is known: without NVML, before CUDA starts, an
+  // empty list proves nothing.
+  setText(nodes.noGpu, row.seesNoGpu === true ? 'no GPU' : '\u2014');
+  nodes.noGpu.title =
+    row.seesNoGpu === true
+      ? 'This kernel sees no GPU'
+      : row.sampled
+        ? 'No GPU seen yet: NVML is not available to this kernel, so GPUs show once PyTorch initialises CUDA'
+        : '';
   setHidden(nodes.noGpu, row.gpus.length > 0);
 
   const where = paths || 'this notebook';
@@ -339,7 +347,9 @@ function updateGpuUse(
       ? 'what the driver attributes to the kernel process'
       : gpu.source === 'torch'
         ? "PyTorch's reserved memory (NVML cannot attribute the process)"
-        : 'unknown');
+        : gpu.source === 'tensorflow'
+          ? "TensorFlow's memory in use (NVML cannot attribute the process)"
+          : 'unknown');
 }
 
 function headerRow(labels: string[]): HTMLTableSectionElement {
