@@ -238,7 +238,6 @@ export function registerCommands(options: {
         notify('info', 'That kernel is not running in an open notebook any more.');
         return false;
       }
-      const context = sessions[0].sessionContext;
       // Named as its row in the Kernels tab names it.
       const { kernelRows, kernelSourceOf } = await import('./model/KernelsOverview');
       const [row] = kernelRows(sessions.map(kernelSourceOf));
@@ -247,10 +246,27 @@ export function registerCommands(options: {
         kernelName: row.displayName ?? row.kernelName,
         paths: row.paths
       });
-      // The user may have changed the kernel while the dialog was open.
-      if (!confirmed || context.session?.kernel?.id !== kernelId) {
+      if (!confirmed) {
         return false;
       }
+      // The notebooks on it may have changed while the dialog was open: shut
+      // down only a kernel that the notebooks it named still share.
+      const now = monitor
+        .sessionsOfKernel(kernelId)
+        .filter(s => s.sessionContext.session?.kernel?.id === kernelId);
+      if (!now.length) {
+        notify('info', 'That kernel is not running in an open notebook any more: nothing was shut down.');
+        return false;
+      }
+      const [nowRow] = kernelRows(now.map(kernelSourceOf));
+      if (nowRow.paths.some(path => !row.paths.includes(path))) {
+        notify(
+          'warning',
+          'Another notebook uses that kernel now, which the question did not name: nothing was shut down. Ask again.'
+        );
+        return false;
+      }
+      const context = now[0].sessionContext;
       try {
         // What the notebook's own "Shut Down Kernel" does: the session ends
         // and the notebook shows "No Kernel", ready to start another.

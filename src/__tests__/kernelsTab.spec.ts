@@ -31,6 +31,7 @@ import {
   wire
 } from './fixtures';
 import {
+  FakeKernel,
   liveMonitorOnFakeKernel,
   registerTestCommands,
   settle
@@ -457,6 +458,36 @@ describe('shutdown-kernel command', () => {
     expect(t.notes).toHaveLength(1);
     t.sidebar.dispose();
     t.monitor.dispose();
+  });
+
+  it('says so, and shuts nothing down, when the notebook left that kernel while it asked', async () => {
+    const live = await liveMonitorOnFakeKernel({});
+    const { kernel, sessionContext, monitor } = live;
+    (kernel as any).id = 'kernel-a';
+    (kernel as any).name = 'python3';
+    const context = sessionContext as any;
+    context.path = 'a.ipynb';
+    context.kernelDisplayName = 'Python 3 (ipykernel)';
+    context.shutdown = jest.fn(async () => undefined);
+    const commands = new CommandRegistry();
+    const sidebar = new MemorySidebar({ monitor, kernelSessions: monitor });
+    const { notes } = registerTestCommands(commands, {
+      monitor,
+      sidebar,
+      confirmShutdown: async () => {
+        sessionContext.changeKernel(new FakeKernel()); // the user picked another kernel meanwhile
+        return true;
+      }
+    });
+    const result = await commands.execute(CommandIDs.shutdownKernel, { kernelId: 'kernel-a' });
+    expect(result).toBe(false);
+    expect(context.shutdown).not.toHaveBeenCalled();
+    expect(notes.pop()).toEqual([
+      'info',
+      'That kernel is not running in an open notebook any more: nothing was shut down.'
+    ]);
+    sidebar.dispose();
+    monitor.dispose();
   });
 
   it('reports a failed shutdown', async () => {
