@@ -224,8 +224,14 @@ export interface HelloMessage {
   /** null: TensorFlow is not imported in the kernel. */
   tensorflow: TensorflowInfo | null;
   nvml: NvmlInfo;
-  /** Empty: no GPU visible to the kernel. */
+  /** Empty: no GPU visible to the kernel (unless `devices_wait_for_cuda`). */
   devices: DeviceInfo[];
+  /**
+   * CUDA_VISIBLE_DEVICES names MIG instances, which NVML lists only as their
+   * parent GPUs: the kernel's devices are known once CUDA starts. Absent
+   * (older helpers) reads as false.
+   */
+  devices_wait_for_cuda?: boolean;
   config: HelperConfig;
 }
 
@@ -319,6 +325,7 @@ function readHello(r: FieldReader): HelloMessage {
       uuid: d.nullableString('uuid')
     };
   });
+  const waitForCuda = r.has('devices_wait_for_cuda') && r.boolean('devices_wait_for_cuda');
   const config = readConfig(r.object('config'));
   return {
     type: 'hello',
@@ -332,6 +339,7 @@ function readHello(r: FieldReader): HelloMessage {
     tensorflow: tensorflowInfo,
     nvml: nvmlInfo,
     devices,
+    ...(waitForCuda ? { devices_wait_for_cuda: true } : {}),
     config
   };
 }

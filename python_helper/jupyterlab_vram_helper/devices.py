@@ -144,6 +144,13 @@ def devices_from_nvml(nvml_devices: Sequence[NvmlDevice], visible: Optional[Visi
     ]
 
 
+def devices_wait_for_cuda(visible_devices: Optional[str]) -> bool:
+    """Whether CUDA_VISIBLE_DEVICES names MIG instances: NVML's devices are their
+    parent GPUs, so which devices the kernel sees is known only once CUDA starts."""
+    visible = parse_visible_devices(visible_devices)
+    return bool(visible) and isinstance(visible[0], str) and visible[0].startswith("MIG-")  # type: ignore[index,union-attr]
+
+
 def enumerate_devices(
     torch: Any, nvml_devices: Sequence[NvmlDevice], environ: Mapping[str, str] = os.environ
 ) -> List[Device]:

@@ -33,5 +33,6 @@ def hello_message(source: SampleSource, config: SamplerConfig, record_series: st
         "tensorflow": tf_reader.tensorflow_info(tf_reader.loaded_tensorflow()),
         "nvml": source.nvml.info(),
         "devices": [d.to_info() for d in source.devices()],
+        "devices_wait_for_cuda": source.devices_wait_for_cuda(),
         "config": config.to_dict(),
     }

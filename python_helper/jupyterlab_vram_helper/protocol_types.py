@@ -63,6 +63,8 @@ class HelloMessage(TypedDict):
     tensorflow: Optional[TensorflowInfo]
     nvml: NvmlInfo
     devices: List[DeviceInfo]
+    # CUDA_VISIBLE_DEVICES names MIG instances: the devices show once CUDA starts
+    devices_wait_for_cuda: bool
     config: ConfigDict
 
 

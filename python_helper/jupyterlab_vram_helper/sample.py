@@ -11,7 +11,7 @@ import os
 import time
 from typing import TYPE_CHECKING, Any, Callable, Dict, FrozenSet, List, Mapping, Optional, Tuple, TypedDict
 
-from .devices import Device, enumerate_devices
+from .devices import Device, devices_wait_for_cuda, enumerate_devices
 from .protocol import SampleReason
 from .readers import tensorflow as tf_reader
 from .readers import torch_cuda
@@ -79,6 +79,13 @@ class SampleSource:
         """
         torch = torch_cuda.loaded_torch()
         return self._visible(torch, torch is not None and torch_cuda.cuda_initialized(torch))
+
+    def devices_wait_for_cuda(self) -> bool:
+        """The devices are known only once CUDA starts (MIG instances named, CUDA not up yet)."""
+        torch = torch_cuda.loaded_torch()
+        if torch is not None and torch_cuda.cuda_initialized(torch):
+            return False
+        return devices_wait_for_cuda(self._environ.get("CUDA_VISIBLE_DEVICES"))
 
     def _visible(self, torch: Any, initialized: bool) -> List[Device]:
         """:meth:`devices`, where the caller has just read whether CUDA is initialised."""

@@ -1,3 +1,4 @@
+import { parseKernelMessage } from '../protocol';
 import { deriveNotesWith, KernelMemoryModel } from '../model/KernelMemoryModel';
 import { SeriesKey } from '../model/MemoryHistory';
 import { describeState, MONITOR_STATES } from '../model/MonitorState';
@@ -301,6 +302,20 @@ describe('visibility notes', () => {
     const grabbed = makeSample({ tensorflow: { imported: true, gpus_initialized: true } });
     const notes = deriveVisibilityNotes({ hello: makeHello(), sample: grabbed, problem: null, nvmlUnattributedForS: null });
     expect(notes.find(n => n.id === 'tensorflow-gpus')?.severity).toBe('warning');
+  });
+
+  it('says MIG instances named in CUDA_VISIBLE_DEVICES show once CUDA starts, not that there is no GPU', () => {
+    const hello = { ...makeHello({ devices: [] }), devices_wait_for_cuda: true };
+    const sample = makeSample({ gpus: [], torch: { imported: true, cuda_initialized: false } });
+    const notes = deriveVisibilityNotes({ hello, sample, problem: null, nvmlUnattributedForS: null });
+    const text = notes.find(n => n.id === 'no-gpu')!.text;
+    expect(text).toContain('CUDA_VISIBLE_DEVICES names MIG instances');
+    expect(text).not.toContain('No GPU is visible');
+    // Parsed from the wire; absent (older helpers) reads as false.
+    const parsed = parseKernelMessage(wire(hello));
+    expect(parsed.kind === 'message' && (parsed.message as any).devices_wait_for_cuda).toBe(true);
+    const old = parseKernelMessage(wire(makeHello()));
+    expect(old.kind === 'message' && (old.message as any).devices_wait_for_cuda).toBeUndefined();
   });
 
   it('gives no TensorFlow GPU advice where no GPU can be', () => {

@@ -19,7 +19,7 @@ const NO_DRIVER = /shared library not found|library not found|driver not loaded/
  * From the latest sample, else from the hello (before the first sample).
  */
 export function seesNoGpu(
-  hello: Pick<HelloMessage, 'nvml' | 'devices' | 'torch'> | null,
+  hello: Pick<HelloMessage, 'nvml' | 'devices' | 'torch' | 'devices_wait_for_cuda'> | null,
   latest: Pick<SampleMessage, 'gpus' | 'torch'> | null
 ): boolean | null {
   if (!hello) {
@@ -30,8 +30,12 @@ export function seesNoGpu(
   if (count > 0) {
     return false;
   }
-  if (hello.nvml.available || cudaUp) {
+  if (cudaUp) {
     return true;
+  }
+  if (hello.nvml.available) {
+    // MIG instances named: NVML cannot say which the kernel sees before CUDA starts.
+    return hello.devices_wait_for_cuda ? null : true;
   }
   return hello.nvml.error !== null && NO_DRIVER.test(hello.nvml.error) ? true : null;
 }

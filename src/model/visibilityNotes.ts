@@ -88,9 +88,12 @@ export function deriveVisibilityNotes(
       severity: 'info',
       text: known || !hello
         ? 'No GPU is visible to this kernel: showing host RAM only.'
-        : 'No GPU seen yet: NVML is not available to this kernel' +
-          (hello.nvml.error ? ` (${hello.nvml.error})` : '') +
-          ', so GPUs show once PyTorch initialises CUDA. Until then: host RAM only.'
+        : hello.devices_wait_for_cuda && !cudaInitialized
+          ? 'No GPU seen yet: CUDA_VISIBLE_DEVICES names MIG instances, which show once ' +
+            'PyTorch initialises CUDA. Until then: host RAM only.'
+          : 'No GPU seen yet: NVML is not available to this kernel' +
+            (hello.nvml.error ? ` (${hello.nvml.error})` : '') +
+            ', so GPUs show once PyTorch initialises CUDA. Until then: host RAM only.'
     });
   }
   if (!torchImported) {

@@ -318,7 +318,7 @@ function updateRow(
     row.seesNoGpu === true
       ? 'This kernel sees no GPU'
       : row.sampled
-        ? 'No GPU seen yet: NVML is not available to this kernel, so GPUs show once PyTorch initialises CUDA'
+        ? "No GPU seen yet: the kernel's GPUs show once PyTorch initialises CUDA"
         : '';
   setHidden(nodes.noGpu, row.gpus.length > 0);
 

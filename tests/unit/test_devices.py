@@ -1,6 +1,7 @@
 import pytest
 
 from jupyterlab_vram_helper.devices import (
+    devices_wait_for_cuda,
     enumerate_devices,
     normalize_uuid,
     parse_visible_devices,
@@ -86,3 +87,36 @@ def test_normalize_uuid() -> None:
     assert normalize_uuid("GPU-abcd") == "GPU-abcd"
     assert normalize_uuid("MIG-x") == "MIG-x"
     assert normalize_uuid("") is None and normalize_uuid(None) is None
+
+
+@pytest.mark.parametrize(
+    "value, waits",
+    [
+        ("MIG-5b3f1a2e-0c1d-5e6f-8a9b-0c1d2e3f4a5b", True),
+        ("MIG-GPU-11111111-2222-3333-4444-555555555555/1/0", True),  # the pre-R470 form
+        ("0,1", False),
+        ("GPU-11111111", False),
+        ("", False),
+        (None, False),
+    ],
+)
+def test_mig_instances_in_cuda_visible_devices_are_known_only_once_cuda_starts(value, waits) -> None:
+    assert devices_wait_for_cuda(value) is waits
+    if waits:
+        # NVML lists parent GPUs only: before CUDA, no device can be named, and that is no proof of none.
+        assert enumerate_devices(None, nv(2), {"CUDA_VISIBLE_DEVICES": value}) == []
+
+
+def test_the_hello_says_whether_the_devices_wait_for_cuda() -> None:
+    from jupyterlab_vram_helper.config import SamplerConfig
+    from jupyterlab_vram_helper.hello import hello_message
+    from jupyterlab_vram_helper.readers.nvml import NvmlReader
+    from jupyterlab_vram_helper.sample import SampleSource
+
+    def no_nvml():
+        raise ImportError("no pynvml")
+
+    mig = SampleSource(nvml=NvmlReader(load=no_nvml), environ={"CUDA_VISIBLE_DEVICES": "MIG-5b3f"})
+    assert hello_message(mig, SamplerConfig())["devices_wait_for_cuda"] is True
+    plain = SampleSource(nvml=NvmlReader(load=no_nvml), environ={})
+    assert hello_message(plain, SamplerConfig())["devices_wait_for_cuda"] is False
