@@ -383,7 +383,8 @@ describe('shutdown confirmation', () => {
 });
 
 describe('shutdown-kernel command', () => {
-  async function setup(answer: boolean) {
+  /** `whileAsked`: what happens while the dialog is open. */
+  async function setup(answer: boolean, whileAsked: (live: { sessionContext: any }) => void = () => undefined) {
     const live = await liveMonitorOnFakeKernel({});
     const { kernel, sessionContext, monitor } = live;
     (kernel as any).id = 'kernel-a';
@@ -400,6 +401,7 @@ describe('shutdown-kernel command', () => {
       sidebar,
       confirmShutdown: async r => {
         asked.push(r);
+        whileAsked(live);
         return answer;
       }
     });
@@ -461,33 +463,17 @@ describe('shutdown-kernel command', () => {
   });
 
   it('says so, and shuts nothing down, when the notebook left that kernel while it asked', async () => {
-    const live = await liveMonitorOnFakeKernel({});
-    const { kernel, sessionContext, monitor } = live;
-    (kernel as any).id = 'kernel-a';
-    (kernel as any).name = 'python3';
-    const context = sessionContext as any;
-    context.path = 'a.ipynb';
-    context.kernelDisplayName = 'Python 3 (ipykernel)';
-    context.shutdown = jest.fn(async () => undefined);
-    const commands = new CommandRegistry();
-    const sidebar = new MemorySidebar({ monitor, kernelSessions: monitor });
-    const { notes } = registerTestCommands(commands, {
-      monitor,
-      sidebar,
-      confirmShutdown: async () => {
-        sessionContext.changeKernel(new FakeKernel()); // the user picked another kernel meanwhile
-        return true;
-      }
-    });
-    const result = await commands.execute(CommandIDs.shutdownKernel, { kernelId: 'kernel-a' });
+    // The user picked another kernel while the question was open.
+    const t = await setup(true, ({ sessionContext }) => sessionContext.changeKernel(new FakeKernel()));
+    const result = await t.commands.execute(CommandIDs.shutdownKernel, { kernelId: 'kernel-a' });
     expect(result).toBe(false);
-    expect(context.shutdown).not.toHaveBeenCalled();
-    expect(notes.pop()).toEqual([
+    expect(t.context.shutdown).not.toHaveBeenCalled();
+    expect(t.notes.pop()).toEqual([
       'info',
       'That kernel is not running in an open notebook any more: nothing was shut down.'
     ]);
-    sidebar.dispose();
-    monitor.dispose();
+    t.sidebar.dispose();
+    t.monitor.dispose();
   });
 
   it('reports a failed shutdown', async () => {
