@@ -241,10 +241,22 @@ export function registerCommands(options: {
       // Named as its row in the Kernels tab names it.
       const { kernelRows, kernelSourceOf } = await import('./model/KernelsOverview');
       const [row] = kernelRows(sessions.map(kernelSourceOf));
+      // The server's other sessions on that kernel lose it too: named as well.
+      const others: string[] = [];
+      for (const session of app.serviceManager?.sessions?.running?.() ?? []) {
+        if (session.kernel?.id === kernelId && !row.paths.includes(session.path)) {
+          others.push(
+            session.type === 'console'
+              ? `the console \u201c${session.name || session.path}\u201d`
+              : `\u201c${session.path}\u201d`
+          );
+        }
+      }
       const confirmed = await confirmShutdown({
         kernelId,
         kernelName: row.displayName ?? row.kernelName,
-        paths: row.paths
+        paths: row.paths,
+        ...(others.length ? { others } : {})
       });
       if (!confirmed) {
         return false;

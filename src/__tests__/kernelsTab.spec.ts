@@ -396,7 +396,7 @@ describe('shutdown-kernel command', () => {
     const commands = new CommandRegistry();
     const sidebar = new MemorySidebar({ monitor, kernelSessions: monitor });
     const asked: ShutdownKernelRequest[] = [];
-    const { notes } = registerTestCommands(commands, {
+    const { app, notes } = registerTestCommands(commands, {
       monitor,
       sidebar,
       confirmShutdown: async r => {
@@ -405,7 +405,7 @@ describe('shutdown-kernel command', () => {
         return answer;
       }
     });
-    return { ...live, commands, context, asked, notes, sidebar };
+    return { ...live, app, commands, context, asked, notes, sidebar };
   }
 
   it('asks, and shuts down through the session context when accepted', async () => {
@@ -472,6 +472,30 @@ describe('shutdown-kernel command', () => {
       'info',
       'That kernel is not running in an open notebook any more: nothing was shut down.'
     ]);
+    t.sidebar.dispose();
+    t.monitor.dispose();
+  });
+
+  it("names the server's other sessions on that kernel, a console for the notebook among them", async () => {
+    const t = await setup(false);
+    const session = (path: string, type: string, name: string, id: string) => ({ path, type, name, kernel: { id } });
+    t.app.serviceManager = {
+      sessions: {
+        running: () =>
+          [
+            session('a.ipynb', 'notebook', 'a.ipynb', 'kernel-a'), // the notebook asked about
+            session('console-1-5f2e', 'console', 'Console 1', 'kernel-a'),
+            session('elsewhere.ipynb', 'notebook', 'elsewhere.ipynb', 'kernel-a'),
+            session('other.ipynb', 'notebook', 'other.ipynb', 'kernel-b')
+          ][Symbol.iterator]()
+      }
+    };
+    await t.commands.execute(CommandIDs.shutdownKernel, { kernelId: 'kernel-a' });
+    expect(t.asked[0].paths).toEqual(['a.ipynb']);
+    expect(t.asked[0].others).toEqual(['the console \u201cConsole 1\u201d', '\u201celsewhere.ipynb\u201d']);
+    expect(shutdownKernelText(t.asked[0])[1]).toBe(
+      'It is also the kernel of the console \u201cConsole 1\u201d, \u201celsewhere.ipynb\u201d, which lose it too.'
+    );
     t.sidebar.dispose();
     t.monitor.dispose();
   });

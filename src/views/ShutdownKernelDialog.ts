@@ -15,6 +15,12 @@ export interface ShutdownKernelRequest {
   kernelName: string | null;
   /** The notebooks on this kernel. */
   paths: string[];
+  /**
+   * Other sessions on it that the panel does not follow (a console for the
+   * notebook, a notebook not opened in this page), as labels: they lose the
+   * kernel too. Absent: none known.
+   */
+  others?: string[];
 }
 
 /** The dialog's sentences, first the question. */
@@ -25,8 +31,12 @@ export function shutdownKernelText(request: ShutdownKernelRequest): string[] {
   const kernel = request.kernelName
     ? `the ${request.kernelName} kernel`
     : 'the kernel';
+  const others = request.others?.length
+    ? [`It is also the kernel of ${request.others.join(', ')}, which lose${request.others.length === 1 ? 's' : ''} it too.`]
+    : [];
   return [
     `Shut down ${kernel} of ${notebooks}?`,
+    ...others,
     'Every variable in it is lost, with all the memory it holds: ' +
       'anything not saved to disk has to be computed again.',
     `The notebook stays open with no kernel (kernel ${request.kernelId}).`
