@@ -15,6 +15,7 @@ import { ISignal } from '@lumino/signaling';
 import { HelloMessage } from '../protocol';
 import { SampleMessage } from '../sampleProtocol';
 import { IKernelMemoryModel } from '../tokens';
+import { gpuFigures } from './gpuFigures';
 import { seesNoGpu } from './gpuVisibility';
 import { IMonitoredSessionEntry } from './monitoredSession';
 import { MonitorState } from './MonitorState';
@@ -50,8 +51,8 @@ export interface KernelGpuUse {
    * 'nvml': what the driver attributes to the kernel process (everything
    * it holds, CUDA context included); 'torch': PyTorch's reserved bytes
    * (when NVML cannot attribute the process); 'tensorflow': TensorFlow's
-   * (neither NVML nor PyTorch has a figure); null: unknown. The sidebar's
-   * "this kernel" figure (gpuFigures) falls back the same way.
+   * (neither NVML nor PyTorch has a figure); null: unknown. The figure is
+   * the sidebar's own "this kernel" (gpuFigures' kernelUsed).
    */
   source: 'nvml' | 'torch' | 'tensorflow' | null;
 }
@@ -118,20 +119,17 @@ export function kernelGpuUse(
     return [];
   }
   return sample.gpus.map(gpu => {
-    const name = gpu.name ?? hello?.devices.find(d => d.index === gpu.index)?.name ?? null;
-    const nvml = gpu.nvml?.process_used_bytes ?? null;
-    const torch = gpu.torch?.reserved_bytes ?? null;
-    const tensorflow = gpu.tensorflow?.current_bytes ?? null;
-    if (nvml !== null) {
-      return { index: gpu.index, name, bytes: nvml, source: 'nvml' };
-    }
-    if (torch !== null) {
-      return { index: gpu.index, name, bytes: torch, source: 'torch' };
-    }
-    if (tensorflow !== null) {
-      return { index: gpu.index, name, bytes: tensorflow, source: 'tensorflow' };
-    }
-    return { index: gpu.index, name, bytes: null, source: null };
+    // The sidebar's own figure (kernelUsed: NVML's, else PyTorch's, else TensorFlow's).
+    const f = gpuFigures(gpu, hello?.devices.find(d => d.index === gpu.index));
+    const source: KernelGpuUse['source'] =
+      f.processUsed !== null
+        ? 'nvml'
+        : f.reserved !== null
+          ? 'torch'
+          : f.tensorflowCurrent !== null
+            ? 'tensorflow'
+            : null;
+    return { index: gpu.index, name: f.name, bytes: f.kernelUsed, source };
   });
 }
 

@@ -55,7 +55,7 @@ export interface ActionOutcome extends ResultDescription {
 export const STALE_LISTING_TEXT =
   'cells ran since the listing, so nothing was deleted. The Holders tab lists again: choose anew';
 
-export type MemoryActionsChange = 'queue' | 'outcome' | 'listing' | 'selection' | 'state';
+export type MemoryActionsChange = 'queue' | 'outcome' | 'listing' | 'selection' | 'deleting' | 'state';
 
 /** "Collect garbage", "Empty the CUDA cache", "Free memory". */
 export function freeActionLabel(actions: readonly FreeAction[]): string {
@@ -145,14 +145,14 @@ export class MemoryActions implements IDisposable {
       return false;
     }
     this._deleting = true;
-    this._emit('selection');
+    this._emit('deleting');
     return true;
   }
 
   endDelete(): void {
     if (this._deleting) {
       this._deleting = false;
-      this._emit('selection');
+      this._emit('deleting');
     }
   }
 
