@@ -300,13 +300,15 @@ describe('KernelHelperConnection', () => {
     await settle();
     const skipped = kernel.lastComm;
     expect(kernel.executed).toHaveLength(1);
-    kernel.executeOutcome = { status: 'ok' };
+    kernel.executeOutcome = 'never'; // the kernel runs the helper sent again
     answer({ status: 'aborted' });
     await settle();
     expect(skipped.closed).toBe(true); // told to the kernel: a helper already there had taken it
     expect(kernel.executed).toHaveLength(2);
     expect(kernel.comms).toHaveLength(2);
     expect(model.state).toBe('bootstrapping');
+    // Said until the helper answers (the kernel is idle now: no running cell to wait for).
+    expect(model.stateReason).toBe(SKIPPED_BEHIND_A_CELL_TEXT);
     kernel.lastComm.receive(wire(makeHello()));
     expect(model.state).toBe('live');
   });
@@ -690,6 +692,26 @@ describe('KernelHelperConnection: a page opened while a cell runs', () => {
     await settle();
     expect(model.state).toBe('kernel-starting');
     expect(model.stateReason).toBe(RUNNING_CELL_DELAYS_TEXT);
+  });
+
+  it('says the helper waits for the running cell when a cell was heard starting, whatever the status says', async () => {
+    const kernel = new FakeKernel();
+    let answerInfo: () => void = () => undefined;
+    const known = kernel.info;
+    kernel.info = new Promise(resolve => (answerInfo = () => resolve(known)));
+    const { model } = connect(kernel);
+    await settle();
+    // A cell starts; JupyterLab's status then says idle for another
+    // request (a subshell a reloading tab deletes) while the cell runs.
+    kernel.publishStatus('busy', 'execute_request');
+    kernel.status = 'idle';
+    kernel.executeOutcome = 'never'; // the bootstrap waits behind the cell
+    answerInfo();
+    await settle();
+    expect(model.state).toBe('bootstrapping');
+    expect(model.stateReason).toBe(
+      'Waiting for the running cell to finish to start the memory helper\u2026'
+    );
   });
 
   it('says so for a kernel of unknown status only once it stayed silent a while', async () => {

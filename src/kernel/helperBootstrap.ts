@@ -167,7 +167,7 @@ export async function bootstrapHelper(
   if (host.delivered?.()) {
     return;
   }
-  model.setState('bootstrapping', waitingText(kernel));
+  model.setState('bootstrapping', waitingText(kernel, model));
   const code = await step(host, "could not load the helper's code", () =>
     host.loadBootstrapCode()
   );
@@ -177,23 +177,32 @@ export async function bootstrapHelper(
   await sendHelper(kernel, code, host);
 }
 
-function waitingText(kernel: Kernel.IKernelConnection): string | undefined {
-  return kernel.status === 'busy'
+// After a reconnect the connection knows no status until the kernel sends
+// one, which a running cell may delay: the model's busy flag (from the
+// status heard before) still says a cell runs.
+function waitingText(
+  kernel: Kernel.IKernelConnection,
+  model: KernelMemoryModel
+): string | undefined {
+  return kernel.status === 'busy' || model.kernelBusy
     ? 'Waiting for the running cell to finish to start the memory helper\u2026'
     : undefined;
 }
 
 /**
  * Steps 2 and 3, sent in this tick (nothing awaited before both are sent);
- * resolves once the execute reply has said how the bootstrap went.
+ * resolves once the execute reply has said how the bootstrap went. `reason`
+ * is the state's sentence until the helper answers (default: whether a
+ * running cell delays it).
  */
 export async function sendHelper(
   kernel: Kernel.IKernelConnection,
   code: string,
-  host: IHelperBootstrapHost
+  host: IHelperBootstrapHost,
+  reason: string | undefined = waitingText(kernel, host.model)
 ): Promise<void> {
   const { model } = host;
-  model.setState('bootstrapping', waitingText(kernel));
+  model.setState('bootstrapping', reason);
   let bootstrap: Kernel.IShellFuture<
     KernelMessage.IExecuteRequestMsg,
     KernelMessage.IExecuteReplyMsg
@@ -221,8 +230,7 @@ export async function sendHelper(
     // (stop_on_error), ours included whatever its own flag says, but not the
     // comm_open: that comm (closed now) reached a helper only if one was
     // there already. The skipping is over once this reply is here.
-    model.setState('bootstrapping', SKIPPED_BEHIND_A_CELL_TEXT);
-    await sendHelper(kernel, code, host);
+    await sendHelper(kernel, code, host, SKIPPED_BEHIND_A_CELL_TEXT);
     return;
   }
   if (content.status !== 'ok') {

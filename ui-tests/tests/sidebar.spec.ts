@@ -379,19 +379,60 @@ test.describe('memory sidebar', () => {
     const path = await page.evaluate(
       () => (window.jupyterapp.shell.currentWidget as any).context.path as string
     );
+    const release = `${path.slice(0, path.lastIndexOf('/') + 1)}release-the-cell`;
     const second = await openInNewTab(page, path, 'vram-skipped-tab');
     const stateOf = (p: typeof second) => p.locator(`${SIDEBAR} [data-vram-role="state"]`);
-    await startCell(page, 0, 'import time\ntime.sleep(8)\nraise ValueError("the cell fails")');
+    // The cell runs until the test lets it fail (a sleep would race the
+    // steps below on a slow machine: the bootstrap must queue behind it).
+    await startCell(
+      page,
+      0,
+      [
+        'import os, time',
+        // No indented block: the editor would indent the lines typed after it.
+        "any(os.path.exists('release-the-cell') or time.sleep(0.1) for _ in range(1100))",
+        'raise ValueError("the cell fails")'
+      ].join('\n')
+    );
     await expect(second.locator(`${SIDEBAR} [data-vram-role="kernel-busy"]`)).toBeVisible();
+    // Every bootstrap the second tab sends, with the kernel's answer.
+    await second.evaluate(() => {
+      const w = window as any;
+      w.vramBootstraps = [] as string[];
+      const kernel = w.jupyterapp.shell.currentWidget.sessionContext.session.kernel;
+      const send = kernel.requestExecute.bind(kernel);
+      kernel.requestExecute = (content: any, ...rest: unknown[]) => {
+        const future = send(content, ...rest);
+        if (content.silent && String(content.code).length > 10_000) {
+          const i = w.vramBootstraps.push('sent') - 1;
+          future.done.then(
+            (reply: any) => (w.vramBootstraps[i] = reply.content.status),
+            () => (w.vramBootstraps[i] = 'failed')
+          );
+        }
+        return future;
+      };
+    });
+    const bootstraps = () => second.evaluate(() => (window as any).vramBootstraps as string[]);
     // A connection blip in the second tab: its helper is delivered anew, queued behind the cell.
     await second.evaluate(async () => {
       const kernel = (window.jupyterapp.shell.currentWidget as any).sessionContext.session.kernel;
       await kernel.reconnect();
     });
-    await expect(stateOf(second)).toContainText('Waiting for the running cell to finish');
+    await expect.poll(bootstraps).toEqual(['sent']);
+    await expect(stateOf(second)).toHaveAttribute('data-vram-state', /^(bootstrapping|overheard)$/);
+
     // The cell fails: ipykernel skips the execute requests queued behind it, the
     // second tab's bootstrap included. The tab sends it again.
+    await page.evaluate(async release => {
+      await window.jupyterapp.serviceManager.contents.save(release, {
+        type: 'file',
+        format: 'text',
+        content: ''
+      });
+    }, release);
     await expect(stateOf(second)).toHaveAttribute('data-vram-state', 'live', { timeout: 30_000 });
+    await expect.poll(bootstraps).toEqual(['aborted', 'ok']);
     expect(await commsInKernel(page)).toBe(2); // the skipped delivery's comm was closed
     await second.close();
   });
