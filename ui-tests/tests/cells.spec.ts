@@ -9,8 +9,10 @@ import {
   badgeOf,
   cellHeaderRow,
   cutCellColumns,
+  holdUntilReleased,
   MiB,
   openLiveNotebook,
+  releaseCell,
   showCellHistory,
   SIDEBAR,
   sidebarRole
@@ -196,9 +198,15 @@ test.describe('per-cell memory', () => {
     page
   }) => {
     await openLiveNotebook(page);
-    await page.notebook.setCell(0, 'code', "import time\nx = bytearray(b'\\x01') * (200 * 2**20)\ntime.sleep(5)");
+    await page.notebook.setCell(
+      0,
+      'code',
+      `x = bytearray(b'\\x01') * (200 * 2**20)\n${holdUntilReleased('end-the-first-cell')}`
+    );
     await page.notebook.addCell('code', 'y = 1');
-    await page.notebook.run();
+    const ran = page.notebook.run();
+    await releaseCell(page, 'end-the-first-cell');
+    await ran;
     await expect(badgeOf(page, 1)).toBeVisible();
     // As the Restart and Run All command does: the cells are sent as soon as
     // the restart is over, before the restarted kernel first says it is idle.
@@ -207,11 +215,10 @@ test.describe('per-cell memory', () => {
       await (app.shell.currentWidget as any).sessionContext.restartKernel();
       void app.commands.execute('notebook:run-all-cells');
     });
-    // Live while the first cell still sleeps: the helper went ahead of it.
-    await expect(sidebarRole(page, 'state')).toHaveAttribute('data-vram-state', 'live', {
-      timeout: 4_000
-    });
+    // Live while the first cell still runs: the helper went ahead of it.
+    await expect(sidebarRole(page, 'state')).toHaveAttribute('data-vram-state', 'live');
     await expect(sidebarRole(page, 'kernel-busy')).toBeVisible();
+    await releaseCell(page, 'end-the-first-cell');
     // Both cells have records of the restarted kernel, not the earlier ones.
     for (const i of [0, 1]) {
       await expect(badgeOf(page, i)).not.toHaveAttribute('data-vram-earlier', /.*/, { timeout: 30_000 });

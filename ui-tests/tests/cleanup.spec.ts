@@ -5,7 +5,15 @@
  */
 import { expect, test } from '@jupyterlab/galata';
 
-import { MiB, openLiveNotebook, SIDEBAR, sidebarRole, startCell } from './helpers';
+import {
+  holdUntilReleased,
+  MiB,
+  openLiveNotebook,
+  releaseCell,
+  SIDEBAR,
+  sidebarRole,
+  startCell
+} from './helpers';
 
 // See sidebar.spec.ts: Galata's kernel tracking breaks restarts/interrupts.
 test.use({ kernels: null });
@@ -73,7 +81,7 @@ test.describe('freeing memory', () => {
 
   test('while a cell runs, a request waits in a queue and can be cancelled', async ({ page }) => {
     await openLiveNotebook(page);
-    await startCell(page, 0, 'import time\ntime.sleep(8)');
+    await startCell(page, 0, holdUntilReleased('end-the-cell'));
     await expect(sidebarRole(page, 'kernel-busy')).toBeVisible({ timeout: 10_000 });
 
     await page.locator(`${SIDEBAR} [data-vram-role="action-collect-garbage"]`).click();
@@ -86,6 +94,7 @@ test.describe('freeing memory', () => {
     // Queued again and left alone: it runs when the cell is over.
     await page.locator(`${SIDEBAR} [data-vram-role="action-collect-garbage"]`).click();
     await expect(queued).toHaveCount(1);
+    await releaseCell(page, 'end-the-cell');
     await page.notebook.waitForRun(0);
     await expect(sidebarRole(page, 'action-result')).toHaveAttribute('data-vram-outcome', 'done', {
       timeout: 30_000

@@ -69,6 +69,33 @@ export async function startCell(
   });
 }
 
+/**
+ * Python that waits until `releaseCell(page, name)` (at most 110 s), as a cell's
+ * first lines: a test that needs a cell still running while it clicks and
+ * waits holds it so, where a sleep would race the test on a slow machine.
+ * Each release ends one wait (the file is removed). No indented block: the
+ * editor would indent the lines typed after it.
+ */
+export function holdUntilReleased(name: string): string {
+  const file = JSON.stringify(name);
+  return [
+    'import os as _os, time as _time',
+    `any(_os.path.exists(${file}) or _time.sleep(0.1) for _ in range(1100))`,
+    `_os.path.exists(${file}) and _os.remove(${file})`
+  ].join('\n');
+}
+
+/** Ends the wait of `holdUntilReleased(name)` in the current notebook's kernel (whose directory is the notebook's). */
+export async function releaseCell(page: Page, name: string): Promise<void> {
+  await page.evaluate(async name => {
+    const path = (window.jupyterapp.shell.currentWidget as any).context.path as string;
+    await window.jupyterapp.serviceManager.contents.save(
+      `${path.slice(0, path.lastIndexOf('/') + 1)}${name}`,
+      { type: 'file', format: 'text', content: '' }
+    );
+  }, name);
+}
+
 export const MiB = 2 ** 20;
 
 /** The memory badge of the `cellIndex`-th cell of the visible notebook. */

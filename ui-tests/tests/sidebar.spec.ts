@@ -8,11 +8,13 @@ import * as path from 'path';
 import {
   bytesOf,
   commsInKernel,
+  holdUntilReleased,
   MiB,
   openInNewTab,
   openInPage,
   openLiveNotebook,
   openSidebar,
+  releaseCell,
   reloadPage,
   restartKernel,
   SIDEBAR,
@@ -379,21 +381,11 @@ test.describe('memory sidebar', () => {
     const path = await page.evaluate(
       () => (window.jupyterapp.shell.currentWidget as any).context.path as string
     );
-    const release = `${path.slice(0, path.lastIndexOf('/') + 1)}release-the-cell`;
     const second = await openInNewTab(page, path, 'vram-skipped-tab');
     const stateOf = (p: typeof second) => p.locator(`${SIDEBAR} [data-vram-role="state"]`);
     // The cell runs until the test lets it fail (a sleep would race the
     // steps below on a slow machine: the bootstrap must queue behind it).
-    await startCell(
-      page,
-      0,
-      [
-        'import os, time',
-        // No indented block: the editor would indent the lines typed after it.
-        "any(os.path.exists('release-the-cell') or time.sleep(0.1) for _ in range(1100))",
-        'raise ValueError("the cell fails")'
-      ].join('\n')
-    );
+    await startCell(page, 0, `${holdUntilReleased('fail-the-cell')}\nraise ValueError("the cell fails")`);
     await expect(second.locator(`${SIDEBAR} [data-vram-role="kernel-busy"]`)).toBeVisible();
     // Every bootstrap the second tab sends, with the kernel's answer.
     await second.evaluate(() => {
@@ -424,13 +416,7 @@ test.describe('memory sidebar', () => {
 
     // The cell fails: ipykernel skips the execute requests queued behind it, the
     // second tab's bootstrap included. The tab sends it again.
-    await page.evaluate(async release => {
-      await window.jupyterapp.serviceManager.contents.save(release, {
-        type: 'file',
-        format: 'text',
-        content: ''
-      });
-    }, release);
+    await releaseCell(page, 'fail-the-cell');
     await expect(stateOf(second)).toHaveAttribute('data-vram-state', 'live', { timeout: 30_000 });
     await expect.poll(bootstraps).toEqual(['aborted', 'ok']);
     expect(await commsInKernel(page)).toBe(2); // the skipped delivery's comm was closed
