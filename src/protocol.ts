@@ -14,7 +14,7 @@
 
 import { CellsMessage, readCells } from './cellProtocol';
 import { describeValue, FieldReader, ShapeError } from './protocolReader';
-import { readSample, SampleMessage } from './sampleProtocol';
+import { HiddenGpus, readHiddenGpus, readSample, SampleMessage } from './sampleProtocol';
 
 /** Comm target name the helper registers in the kernel. */
 export const COMM_TARGET = 'jupyterlab-vram';
@@ -232,6 +232,8 @@ export interface HelloMessage {
    * (older helpers) reads as false.
    */
   devices_wait_for_cuda?: boolean;
+  /** Why `devices` is empty when CUDA_VISIBLE_DEVICES hides every GPU; null otherwise (older helpers: absent). */
+  hidden_gpus?: HiddenGpus | null;
   config: HelperConfig;
 }
 
@@ -326,6 +328,7 @@ function readHello(r: FieldReader): HelloMessage {
     };
   });
   const waitForCuda = r.has('devices_wait_for_cuda') && r.boolean('devices_wait_for_cuda');
+  const hiddenGpus = readHiddenGpus(r);
   const config = readConfig(r.object('config'));
   return {
     type: 'hello',
@@ -340,6 +343,7 @@ function readHello(r: FieldReader): HelloMessage {
     nvml: nvmlInfo,
     devices,
     ...(waitForCuda ? { devices_wait_for_cuda: true } : {}),
+    ...(hiddenGpus ? { hidden_gpus: hiddenGpus } : {}),
     config
   };
 }

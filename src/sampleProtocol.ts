@@ -87,6 +87,17 @@ export interface GpuSample {
   tensorflow: TensorflowGpuMemory | null;
 }
 
+/**
+ * The kernel sees no GPU because its CUDA_VISIBLE_DEVICES hides every one
+ * NVML lists ("" or "-1" to run on the CPU, a wrong index or UUID).
+ */
+export interface HiddenGpus {
+  /** The GPUs NVML lists on the machine. */
+  count: number;
+  /** The kernel's value, as set (text from the kernel: render as text). */
+  cuda_visible_devices: string;
+}
+
 export interface SampleMessage {
   type: 'sample';
   seq: number;
@@ -98,6 +109,8 @@ export interface SampleMessage {
   torch: { imported: boolean; cuda_initialized: boolean };
   tensorflow: { imported: boolean; gpus_initialized: boolean };
   gpus: GpuSample[];
+  /** Set only while `gpus` is empty for that reason; null otherwise (and from older helpers). */
+  hidden_gpus: HiddenGpus | null;
 }
 
 // ---------------------------------------------------------------------------
@@ -180,6 +193,19 @@ function readContainer(host: FieldReader): ContainerMemory | null {
   return { limit_bytes: limit, usage_bytes, inactive_file_bytes, oom_kill_count, cgroup_version: version };
 }
 
+/** `hidden_gpus` of a hello or sample: absent (older helpers) or null reads as null. */
+export function readHiddenGpus(r: FieldReader): HiddenGpus | null {
+  const hidden = r.nullableObject('hidden_gpus');
+  if (!hidden) {
+    return null;
+  }
+  const count = hidden.integer('count');
+  if (count < 1) {
+    throw new ShapeError(`${hidden.path}.count: expected a positive integer, got ${count}`);
+  }
+  return { count, cuda_visible_devices: hidden.string('cuda_visible_devices') };
+}
+
 export function readSample(r: FieldReader): SampleMessage {
   // Read in document order, so the first bad field is the one reported.
   const seq = r.integer('seq');
@@ -205,6 +231,7 @@ export function readSample(r: FieldReader): SampleMessage {
   const gpus = r
     .array('gpus')
     .map((item, i) => readGpu(item, `${r.path}.gpus[${i}]`));
+  const hidden_gpus = readHiddenGpus(r);
   return {
     type: 'sample',
     seq,
@@ -213,6 +240,7 @@ export function readSample(r: FieldReader): SampleMessage {
     host: hostFigures,
     torch: torchState,
     tensorflow: tfState,
-    gpus
+    gpus,
+    hidden_gpus
   };
 }

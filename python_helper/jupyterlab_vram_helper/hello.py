@@ -34,5 +34,6 @@ def hello_message(source: SampleSource, config: SamplerConfig, record_series: st
         "nvml": source.nvml.info(),
         "devices": [d.to_info() for d in source.devices()],
         "devices_wait_for_cuda": source.devices_wait_for_cuda(),
+        "hidden_gpus": source.hidden_gpus(),
         "config": config.to_dict(),
     }

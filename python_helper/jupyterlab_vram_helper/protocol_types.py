@@ -51,6 +51,13 @@ class DeviceInfo(TypedDict):
     uuid: Optional[str]
 
 
+class HiddenGpus(TypedDict):
+    """The kernel sees no GPU because CUDA_VISIBLE_DEVICES hides the ones NVML lists."""
+
+    count: int  # the GPUs NVML lists on the machine
+    cuda_visible_devices: str  # the kernel's value, as set
+
+
 class HelloMessage(TypedDict):
     type: Literal["hello"]
     protocol: int
@@ -65,6 +72,7 @@ class HelloMessage(TypedDict):
     devices: List[DeviceInfo]
     # CUDA_VISIBLE_DEVICES names MIG instances: the devices show once CUDA starts
     devices_wait_for_cuda: bool
+    hidden_gpus: Optional[HiddenGpus]
     config: ConfigDict
 
 
@@ -143,6 +151,7 @@ class SampleMessage(TypedDict):
     torch: TorchState
     tensorflow: TensorflowState
     gpus: List[GpuFigures]
+    hidden_gpus: Optional[HiddenGpus]
 
 
 

@@ -19,7 +19,7 @@ from .readers.host import HostReader
 from .readers.nvml import NvmlDevice, NvmlReader
 
 if TYPE_CHECKING:  # the message shapes, for annotations only (protocol_types.py)
-    from .protocol_types import GpuFigures, HostFigures, SampleMessage, TensorflowState, TorchState
+    from .protocol_types import GpuFigures, HiddenGpus, HostFigures, SampleMessage, TensorflowState, TorchState
 
 
 class Figures(TypedDict):
@@ -27,6 +27,7 @@ class Figures(TypedDict):
     torch: TorchState
     tensorflow: TensorflowState
     gpus: List[GpuFigures]
+    hidden_gpus: Optional[HiddenGpus]
 
 
 def make_sample(figures: Figures, seq: int, when: float, reason: SampleReason) -> SampleMessage:
@@ -39,6 +40,7 @@ def make_sample(figures: Figures, seq: int, when: float, reason: SampleReason) -
         "torch": figures["torch"],
         "tensorflow": figures["tensorflow"],
         "gpus": figures["gpus"],
+        "hidden_gpus": figures["hidden_gpus"],
     }
 
 
@@ -68,6 +70,7 @@ class SampleSource:
         self._devices_key: Optional[Tuple[Any, ...]] = None
         self._visible_devices: Optional[str] = None
         self._visible_devices_read_at = float("-inf")
+        self._hidden: Optional[HiddenGpus] = None
 
     def devices(self) -> List[Device]:
         """The visible devices, re-enumerated only when what decides them changed.
@@ -86,6 +89,30 @@ class SampleSource:
         if torch is not None and torch_cuda.cuda_initialized(torch):
             return False
         return devices_wait_for_cuda(self._environ.get("CUDA_VISIBLE_DEVICES"))
+
+    def hidden_gpus(self) -> Optional[HiddenGpus]:
+        """What hides the GPUs NVML lists, when CUDA_VISIBLE_DEVICES leaves the kernel none; else None.
+
+        Set to "" or "-1" to run on the CPU, or to a wrong index or UUID, it
+        hides every GPU: the panel says so, where "no GPU" alone would send
+        the user looking for a driver problem.
+        """
+        torch = torch_cuda.loaded_torch()
+        return self._hidden_by_environment(self._visible(torch, torch is not None and torch_cuda.cuda_initialized(torch)))
+
+    def _hidden_by_environment(self, devices: List[Device]) -> Optional[HiddenGpus]:
+        """:meth:`hidden_gpus`, given the devices just enumerated."""
+        value = self._visible_devices
+        if devices or value is None or not self.nvml.available or devices_wait_for_cuda(value):
+            return None
+        count = len(self.nvml.devices())
+        if count == 0:
+            return None
+        hidden = self._hidden
+        if hidden is None or hidden["count"] != count or hidden["cuda_visible_devices"] != value:
+            # The same object tick after tick: the change check settles it by identity.
+            hidden = self._hidden = {"count": count, "cuda_visible_devices": value}
+        return hidden
 
     def _visible(self, torch: Any, initialized: bool) -> List[Device]:
         """:meth:`devices`, where the caller has just read whether CUDA is initialised."""
@@ -117,7 +144,8 @@ class SampleSource:
         tf_state = tf_reader.tensorflow_state(tf)
         tf_gpus = tf_reader.read_gpus(tf) if tf_state["gpus_initialized"] else {}
         gpus: List[GpuFigures] = []
-        for device in self._visible(torch, initialized):
+        devices = self._visible(torch, initialized)
+        for device in devices:
             torch_figures, context = (
                 torch_cuda.initialized_device_reading(torch, device.index) if initialized else (None, None)
             )
@@ -147,6 +175,7 @@ class SampleSource:
             "torch": torch_cuda.torch_state(torch, initialized),
             "tensorflow": tf_state,
             "gpus": gpus,
+            "hidden_gpus": self._hidden_by_environment(devices) if not devices else None,
         }
 
     def now(self) -> float:

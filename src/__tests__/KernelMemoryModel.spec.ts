@@ -318,6 +318,45 @@ describe('visibility notes', () => {
     expect(old.kind === 'message' && (old.message as any).devices_wait_for_cuda).toBeUndefined();
   });
 
+  it('says which CUDA_VISIBLE_DEVICES hides the GPUs NVML lists, from the hello and then each sample', () => {
+    const hello = { ...makeHello({ devices: [] }), hidden_gpus: { count: 2, cuda_visible_devices: '' } };
+    const before = deriveVisibilityNotes({ hello, sample: null, problem: null, nvmlUnattributedForS: null });
+    expect(before.find(n => n.id === 'no-gpu')!.text).toBe(
+      'No GPU is visible to this kernel: its CUDA_VISIBLE_DEVICES is empty, which hides all 2 GPUs ' +
+        'NVML lists on this machine. Showing host RAM only. To use them, change or unset it before ' +
+        "the kernel's first CUDA call (CUDA reads it once: after that, only a restarted kernel sees a change)."
+    );
+    // The sample is fresher: a cell set it to a wrong index since, or unset it.
+    const wrong = makeCpuSample({ hidden_gpus: { count: 1, cuda_visible_devices: '3' } });
+    const text = deriveVisibilityNotes({ hello, sample: wrong, problem: null, nvmlUnattributedForS: null })
+      .find(n => n.id === 'no-gpu')!.text;
+    expect(text).toContain('its CUDA_VISIBLE_DEVICES is "3", which hides the GPU NVML lists');
+    const unset = deriveVisibilityNotes({ hello, sample: makeCpuSample(), problem: null, nvmlUnattributedForS: null });
+    expect(unset.find(n => n.id === 'no-gpu')!.text).toBe('No GPU is visible to this kernel: showing host RAM only.');
+    // A long value is cut.
+    const long = makeCpuSample({ hidden_gpus: { count: 1, cuda_visible_devices: 'GPU-' + 'f'.repeat(200) } });
+    expect(deriveVisibilityNotes({ hello, sample: long, problem: null, nvmlUnattributedForS: null })
+      .find(n => n.id === 'no-gpu')!.text).toContain(`"GPU-${'f'.repeat(56)}\u2026"`);
+  });
+
+  it('reads hidden_gpus from the wire, absent from older helpers, and refuses a malformed one', () => {
+    const parsedHello = parseKernelMessage(
+      wire({ ...makeHello({ devices: [] }), hidden_gpus: { count: 2, cuda_visible_devices: '-1' } })
+    );
+    expect(parsedHello.kind === 'message' && (parsedHello.message as any).hidden_gpus).toEqual({
+      count: 2,
+      cuda_visible_devices: '-1'
+    });
+    const older = parseKernelMessage(wire(makeHello()));
+    expect(older.kind === 'message' && (older.message as any).hidden_gpus).toBeUndefined();
+    const { hidden_gpus: _, ...olderSample } = makeCpuSample();
+    const parsedSample = parseKernelMessage(wire(olderSample));
+    expect(parsedSample.kind === 'message' && (parsedSample.message as any).hidden_gpus).toBeNull();
+    for (const bad of [{ count: 0, cuda_visible_devices: '' }, { count: 1 }, 'hidden']) {
+      expect(parseKernelMessage(wire({ ...makeCpuSample(), hidden_gpus: bad })).kind).toBe('malformed');
+    }
+  });
+
   it('gives no TensorFlow GPU advice where no GPU can be', () => {
     // A CPU-only machine: NVML answers and lists none. TensorFlow's first
     // operation brings its runtime up all the same.

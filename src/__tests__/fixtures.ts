@@ -86,6 +86,7 @@ export function makeSample(
     torch: { imported: true, cuda_initialized: true },
     tensorflow: { imported: false, gpus_initialized: false },
     gpus: [makeGpu()],
+    hidden_gpus: null,
     ...overrides
   };
 }

@@ -44,7 +44,8 @@ const DOC_SAMPLE = {
       nvml: { used_bytes: 600000000, total_bytes: 85031714816, process_used_bytes: 520000000 },
       tensorflow: null
     }
-  ]
+  ],
+  hidden_gpus: null
 };
 
 describe('protocol constants', () => {

@@ -12,7 +12,7 @@
 import { seesNoGpu } from './gpuVisibility';
 import { NVML_UNATTRIBUTED_NOTE_AFTER_S } from './NvmlAttributionClock';
 import { HelloMessage } from '../protocol';
-import { SampleMessage } from '../sampleProtocol';
+import { HiddenGpus, SampleMessage } from '../sampleProtocol';
 
 export type VisibilityNoteId =
   | 'torch-not-imported'
@@ -83,10 +83,13 @@ export function deriveVisibilityNotes(
     // have listed one (gpuVisibility.ts): without NVML, GPUs show once
     // PyTorch initialises CUDA.
     const known = seesNoGpu(hello, sample) !== null;
+    const hidden = sample ? sample.hidden_gpus : (hello!.hidden_gpus ?? null);
     notes.push({
       id: 'no-gpu',
       severity: 'info',
-      text: known || !hello
+      text: hidden
+        ? hiddenGpusText(hidden)
+        : known || !hello
         ? 'No GPU is visible to this kernel: showing host RAM only.'
         : hello.devices_wait_for_cuda && !cudaInitialized
           ? 'No GPU seen yet: CUDA_VISIBLE_DEVICES names MIG instances, which show once ' +
@@ -164,4 +167,25 @@ export function deriveVisibilityNotes(
     });
   }
   return notes;
+}
+
+/** Longest CUDA_VISIBLE_DEVICES value quoted whole in a note. */
+const QUOTED_VALUE_MAX = 60;
+
+/**
+ * No GPU, because the kernel's CUDA_VISIBLE_DEVICES hides them: said with
+ * the value, where "no GPU" alone sends the user looking for a driver problem.
+ */
+function hiddenGpusText(hidden: HiddenGpus): string {
+  const value = hidden.cuda_visible_devices;
+  const quoted =
+    value.trim() === ''
+      ? 'is empty'
+      : `is "${value.length > QUOTED_VALUE_MAX ? `${value.slice(0, QUOTED_VALUE_MAX)}\u2026` : value}"`;
+  const gpus = hidden.count === 1 ? 'the GPU' : `all ${hidden.count} GPUs`;
+  return (
+    `No GPU is visible to this kernel: its CUDA_VISIBLE_DEVICES ${quoted}, which hides ${gpus} ` +
+    'NVML lists on this machine. Showing host RAM only. To use them, change or unset it before ' +
+    "the kernel's first CUDA call (CUDA reads it once: after that, only a restarted kernel sees a change)."
+  );
 }

@@ -120,3 +120,68 @@ def test_the_hello_says_whether_the_devices_wait_for_cuda() -> None:
     assert hello_message(mig, SamplerConfig())["devices_wait_for_cuda"] is True
     plain = SampleSource(nvml=NvmlReader(load=no_nvml), environ={})
     assert hello_message(plain, SamplerConfig())["devices_wait_for_cuda"] is False
+
+
+@pytest.mark.parametrize("value", ["", "-1", "7", "GPU-nothere", "NoDevFiles"])
+def test_a_cuda_visible_devices_that_hides_every_gpu_is_named_in_the_hello_and_samples(value: str) -> None:
+    from jupyterlab_vram_helper.config import SamplerConfig
+    from jupyterlab_vram_helper.hello import hello_message
+    from jupyterlab_vram_helper.readers.nvml import NvmlReader
+    from jupyterlab_vram_helper.sample import SampleSource
+
+    from fakes import FakeGpu, FakePynvml
+
+    gpus = [FakeGpu(f"GPU-{i}aaa", "NVIDIA H100", 80 << 30, 0) for i in range(2)]
+    nvml = NvmlReader(pid=77, load=lambda: FakePynvml(gpus), pid_exists=lambda p: True)
+    nvml.start()
+    environ = {"CUDA_VISIBLE_DEVICES": value}
+    source = SampleSource(nvml=nvml, environ=environ)
+
+    hidden = {"count": 2, "cuda_visible_devices": value}
+    assert hello_message(source, SamplerConfig())["hidden_gpus"] == hidden
+    figures = source.read()
+    assert figures["gpus"] == [] and figures["hidden_gpus"] == hidden
+    # Tick after tick the same object: the change check settles it by identity.
+    assert source.read()["hidden_gpus"] is figures["hidden_gpus"]
+
+
+def test_gpus_not_hidden_when_some_are_visible_unset_or_mig_or_without_nvml() -> None:
+    from jupyterlab_vram_helper.readers.nvml import NvmlReader
+    from jupyterlab_vram_helper.sample import SampleSource
+
+    from fakes import FakeGpu, FakePynvml
+
+    gpus = [FakeGpu(f"GPU-{i}aaa", "NVIDIA H100", 80 << 30, 0) for i in range(2)]
+
+    def source(environ, load=None):
+        nvml = NvmlReader(pid=77, load=load or (lambda: FakePynvml(gpus)), pid_exists=lambda p: True)
+        nvml.start()
+        return SampleSource(nvml=nvml, environ=environ)
+
+    def no_nvml():
+        raise ImportError("no pynvml")
+
+    assert source({"CUDA_VISIBLE_DEVICES": "1"}).read()["hidden_gpus"] is None  # one of two: a choice
+    assert source({}).read()["hidden_gpus"] is None
+    assert source({"CUDA_VISIBLE_DEVICES": "MIG-5b3f"}).hidden_gpus() is None  # known once CUDA starts
+    assert source({"CUDA_VISIBLE_DEVICES": ""}, no_nvml).hidden_gpus() is None  # nothing to say it hides
+    assert source({"CUDA_VISIBLE_DEVICES": ""}, lambda: FakePynvml([])).hidden_gpus() is None  # no GPU at all
+
+
+def test_a_cuda_visible_devices_set_in_a_cell_is_named_from_the_next_check() -> None:
+    from jupyterlab_vram_helper.readers.nvml import NvmlReader
+    from jupyterlab_vram_helper.sample import ENVIRONMENT_CHECK_S, SampleSource
+
+    from fakes import FakeGpu, FakePynvml
+
+    now = [0.0]
+    nvml = NvmlReader(pid=77, load=lambda: FakePynvml([FakeGpu("GPU-0aaa", "A100", 40 << 30, 0)]),
+                      pid_exists=lambda p: True)
+    nvml.start()
+    environ: dict = {}
+    source = SampleSource(nvml=nvml, environ=environ, clock=lambda: now[0])
+    assert source.read()["hidden_gpus"] is None and len(source.read()["gpus"]) == 1
+    environ["CUDA_VISIBLE_DEVICES"] = ""  # os.environ["CUDA_VISIBLE_DEVICES"] = "" in a cell
+    now[0] += ENVIRONMENT_CHECK_S
+    figures = source.read()
+    assert figures["gpus"] == [] and figures["hidden_gpus"] == {"count": 1, "cuda_visible_devices": ""}
