@@ -131,8 +131,13 @@ def exception_of(result: Any) -> Optional[BaseException]:
     return exc if isinstance(exc, BaseException) else None
 
 
+# An interrupt of a cell that awaits (ipykernel 7 runs it as a task) cancels
+# the task: the cell ends with asyncio's CancelledError, not KeyboardInterrupt.
+_INTERRUPTS = frozenset({"KeyboardInterrupt", "CancelledError"})
+
+
 def _is_interrupt(exc: BaseException) -> bool:
-    return any(cls.__name__ == "KeyboardInterrupt" for cls in type(exc).__mro__)
+    return any(cls.__name__ in _INTERRUPTS for cls in type(exc).__mro__)
 
 
 def describe_error(exc: BaseException) -> CellError:

@@ -185,6 +185,18 @@ def test_an_interrupted_cell(session: Session) -> None:
     assert session.run("1 + 1")["record"]["status"] == "ok"
 
 
+def test_an_interrupted_cell_that_awaits(session: Session) -> None:
+    # ipykernel 7 runs a cell that awaits as a task: an interrupt cancels it.
+    before = len(session.records())
+    msg_id = session.k.submit("import asyncio\nawait asyncio.sleep(20)")
+    time.sleep(1.0)
+    session.k.km.interrupt_kernel()
+    session.k.wait_reply(msg_id, timeout=30)
+    record = session.next_record(before)
+    assert record["status"] == "interrupted", record
+    assert session.run("1 + 1")["record"]["status"] == "ok"
+
+
 def test_run_of_a_script(session: Session, tmp_path) -> None:
     script = tmp_path / "allocate.py"
     script.write_text("import torch\nscript_tensor = torch.ones(25_000_000)\nprint('script done')\n")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import types
 
 import pytest
@@ -128,5 +129,8 @@ def test_outcomes() -> None:
     assert cell_outcome(None) == ("interrupted", None)
     status, error = cell_outcome(types.SimpleNamespace(error_in_exec=KeyboardInterrupt(), error_before_exec=None))
     assert status == "interrupted" and error == {"type": "KeyboardInterrupt", "message_head": "", "out_of_memory": False}
+    # An awaiting cell interrupted under ipykernel 7: its task is cancelled.
+    status, error = cell_outcome(types.SimpleNamespace(error_in_exec=asyncio.CancelledError(), error_before_exec=None))
+    assert status == "interrupted" and error is not None and error["type"] == "CancelledError"
     status, error = cell_outcome(types.SimpleNamespace(error_in_exec=None, error_before_exec=SyntaxError("bad")))
     assert status == "error" and error["type"] == "SyntaxError"
