@@ -334,6 +334,7 @@ class CellMemoryRecorder:
                 if counters is not None:
                     for outer in self._pending:
                         raise_gpu_max(outer, index, counters.allocated_peak, counters.reserved_peak)
+                        outer.gpu_peaks_folded.add(index)
 
     def _keep_outer_rss_peaks(self, high_water: Optional[int]) -> None:
         """Before a cell that runs inside others resets VmHWM: fold the high-water

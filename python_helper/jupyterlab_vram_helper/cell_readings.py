@@ -3,7 +3,7 @@ ends, and how a peak follows from a high-water counter and readings."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
+from typing import TYPE_CHECKING, Dict, List, Optional, Set, Tuple
 
 from .protocol import CellStatus
 from .readers.torch_cuda import NO_ALLOCATIONS, AllocatorStats, CellAllocators
@@ -19,7 +19,7 @@ class PendingCell:
     __slots__ = (
         "info_id", "cell_id", "execution_count", "started", "t0",
         "rss_before", "rss_peak_before", "rss_peak_from_start", "sampled_rss_max",
-        "cuda_was_initialized", "gpus_before", "gpu_peaks_were_reset", "sampled_gpu_max",
+        "cuda_was_initialized", "gpus_before", "gpu_peaks_were_reset", "sampled_gpu_max", "gpu_peaks_folded",
     )
 
     def __init__(self, info_id: int, cell_id: Optional[str], execution_count: Optional[int], started: float):
@@ -40,6 +40,8 @@ class PendingCell:
         self.gpu_peaks_were_reset = False
         # index -> [allocated max, reserved max], the same for torch's counters
         self.sampled_gpu_max: Dict[int, List[int]] = {}
+        # Devices whose peaks an inner cell's reset hid (their maxima hold them).
+        self.gpu_peaks_folded: Set[int] = set()
 
 
 class EndedCell:
@@ -113,6 +115,7 @@ def peak_of(
     counter_before: Optional[int],
     counter_after: Optional[int],
     counter_exact: bool,
+    check_foreign_reset: bool = False,
 ) -> Tuple[Optional[int], bool]:
     """A cell's peak from a high-water counter and readings; (bytes, exact).
 
@@ -120,10 +123,16 @@ def peak_of(
     zero in the cell), so its value at the end is the cell's peak. Otherwise
     it counts since some earlier reset: it is the cell's peak only if it rose
     during the cell.
+    ``check_foreign_reset`` (where no inner cell's reset hid part of the
+    counter, which ``sampled`` then holds): a counter is never below a
+    reading taken since its last reset, so a reading above it (the value at
+    the start, or one the sampler took) proves that something else reset it
+    during the cell (the user's own ``torch.cuda.reset_peak_memory_stats()``);
+    what came before that reset is known only as far as it was seen.
     """
     if counter_exact and counter_after is not None:
-        # ``sampled`` cannot beat a true counter; it carries what an inner cell's reset hid.
-        return max_known(counter_after, before, after, sampled), True
+        peak = max_known(counter_after, before, after, sampled)
+        return peak, not check_foreign_reset or peak == counter_after
     rose = counter_after is not None and counter_before is not None and counter_after > counter_before
     peak = max_known(before, after, sampled, counter_after if rose else None)
     return peak, bool(rose and peak == counter_after)

@@ -54,13 +54,14 @@ def gpu_records(cell: PendingCell, after: GpuReading) -> List[CellGpuMemory]:
         else:
             counters_exact = cell.gpu_peaks_were_reset and b is not None
         sampled = cell.sampled_gpu_max.get(index, (None, None))
+        unfolded = index not in cell.gpu_peaks_folded
         allocated_peak, allocated_exact = peak_of(
             b and b.allocated, a and a.allocated, sampled[0],
-            b and b.allocated_peak, a and a.allocated_peak, counters_exact,
+            b and b.allocated_peak, a and a.allocated_peak, counters_exact, unfolded,
         )
         reserved_peak, reserved_exact = peak_of(
             b and b.reserved, a and a.reserved, sampled[1],
-            b and b.reserved_peak, a and a.reserved_peak, counters_exact,
+            b and b.reserved_peak, a and a.reserved_peak, counters_exact, unfolded,
         )
         if not (allocated_peak or reserved_peak or (a and a.reserved) or (b and b.reserved)):
             continue  # a device this kernel never used: no entry

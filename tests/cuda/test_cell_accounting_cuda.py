@@ -66,6 +66,19 @@ def test_cell_peak_without_reset_leaves_the_users_counter_alone(kernel: Kernel, 
     assert g["allocated_peak_bytes"] >= g["allocated_after_bytes"] == kernel.eval("torch.cuda.memory_allocated(0)")
 
 
+def test_a_peak_reset_by_the_user_inside_the_cell_is_not_called_exact(kernel: Kernel, bootstrap: str) -> None:
+    cells = CellSession(kernel, open_helper(kernel, bootstrap))
+    cells.run(
+        "import torch\nkeep = torch.empty(256 * 2**20, dtype=torch.uint8, device='cuda:0')", timeout=300, record_timeout=30
+    )
+    # The cell frees, then starts its own measurement: torch's counter now
+    # says less than what the cell held when it started.
+    record = cells.run("del keep\ntorch.cuda.reset_peak_memory_stats(0)", record_timeout=30)["record"]
+    g = _gpu0(record)
+    assert g["peak_exact"] is False and record["peak_exact"] is False
+    assert g["allocated_peak_bytes"] >= g["allocated_before_bytes"] >= 256 * 2**20
+
+
 def test_cell_that_initialises_cuda_counts_from_zero(kernel: Kernel, bootstrap: str) -> None:
     cells = CellSession(kernel, open_helper(kernel, bootstrap))
     cells.run("import torch", record_timeout=30)

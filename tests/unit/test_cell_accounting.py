@@ -390,6 +390,40 @@ def test_a_cell_run_inside_another_keeps_both_peaks_exact(cuda: FakeTorch) -> No
     assert outer_record["gpus"][0]["allocated_peak_bytes"] == 3 * GB and outer_record["peak_exact"]
 
 
+def test_the_users_own_peak_reset_in_a_cell_makes_its_peak_approximate_and_keeps_what_was_seen(
+    cuda: FakeTorch,
+) -> None:
+    """Load, reset, train, print max_memory_allocated: the counter forgets what came
+    before the user's reset, so the cell's peak is what was seen, said to be approximate."""
+    h = Harness(cuda)
+
+    def body():
+        set_allocator(cuda, 0, 9 * GB, 10 * GB)  # an 8 GB transient...
+        h.recorder.observe(figures(100 * MB, [(0, 9 * GB, 10 * GB)]))  # ...the sampler saw
+        set_allocator(cuda, 0, 1 * GB, 10 * GB)
+        cuda.cuda.reset_peak_memory_stats(0)  # the user's own measurement starts
+        set_allocator(cuda, 0, 1 * GB + 100 * MB, 10 * GB)
+
+    gpu = h.cell(body)["gpus"][0]
+    assert gpu["allocated_peak_bytes"] == 9 * GB and gpu["peak_exact"] is False
+
+    def unseen():
+        set_allocator(cuda, 0, 9 * GB, 10 * GB)  # a transient no sample caught
+        set_allocator(cuda, 0, 512 * MB, 10 * GB)
+        cuda.cuda.reset_peak_memory_stats(0)  # the counter falls below the value at the start
+
+    gpu = h.cell(unseen)["gpus"][0]
+    assert gpu["allocated_before_bytes"] == 1 * GB + 100 * MB
+    assert gpu["allocated_peak_bytes"] == 1 * GB + 100 * MB and gpu["peak_exact"] is False
+
+    def own_reset_only():
+        set_allocator(cuda, 0, 3 * GB, 10 * GB)
+        set_allocator(cuda, 0, 1 * GB, 10 * GB)
+
+    gpu = h.cell(own_reset_only)["gpus"][0]
+    assert gpu["allocated_peak_bytes"] == 3 * GB and gpu["peak_exact"] is True
+
+
 def test_cancelled_cell_is_interrupted_with_the_expected_count() -> None:
     h = Harness()
     h.shell.execution_count = 42  # IPython already incremented it for this stored cell
