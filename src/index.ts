@@ -50,6 +50,8 @@ export type { IKernelMemoryModel, ModelChange } from './tokens';
 export { CommandIDs } from './commands';
 
 const PLUGIN_ID = 'jupyterlab-vram:plugin';
+/** The settings' title in the Settings Editor (schema/plugin.json). */
+const SETTINGS_TITLE = 'GPU Memory';
 
 /** Name of our item of the notebook toolbar (schema `jupyter.lab.toolbars`). */
 const TOOLBAR_ITEM = 'vram-memory';
@@ -144,7 +146,22 @@ const plugin: JupyterFrontEndPlugin<IVramMonitor> = {
           apply();
           settings.changed.connect(apply);
         })
-        .catch(reason => {
+        .catch(async reason => {
+          // The registry refused the settings whole (one value against the
+          // schema): read them as written, so that the bad value alone is lost.
+          const refused = await import('./refusedSettings')
+            .then(async module => {
+              const read = await module.readRefusedSettings(settingRegistry, PLUGIN_ID, reason);
+              return read && { read, message: module.refusedSettingsMessage(SETTINGS_TITLE, read.problems) };
+            })
+            .catch(() => null);
+          if (refused) {
+            console.warn(`jupyterlab-vram: ${refused.message}`, reason);
+            monitor.updateSettings(readSettings(refused.read.user));
+            void snippets.read(refused.read.user);
+            Notification.warning(refused.message, { autoClose: false });
+            return;
+          }
           console.warn(
             'jupyterlab-vram: could not load settings, using defaults.',
             reason

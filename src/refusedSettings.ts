@@ -1,0 +1,68 @@
+/**
+ * Settings JupyterLab refused. Its setting registry refuses a plugin's
+ * settings whole when one value breaks the schema (a value out of range in a
+ * hand-edited settings file or overrides.json, a snippet entry that lacks a
+ * field), and every other setting the user chose would silently fall back
+ * to its default: the peak reset the user switched off would be on again,
+ * history the user chose not to keep would be written. This reads the
+ * user's settings as written, for readSettings to hold each value to its
+ * limits, so that one bad value costs only itself, and says what was refused.
+ *
+ * Imported only on that path (its JSON5 parser is a chunk of its own).
+ */
+import type { ISettingRegistry } from '@jupyterlab/settingregistry';
+import JSON5 from 'json5';
+
+export interface IRefusedSettings {
+  /** The user's settings as written (JSON5, comments allowed), for readSettings and the snippets. */
+  user: { [key: string]: unknown };
+  /** What the registry's validation said, one line per problem. */
+  problems: string[];
+}
+
+/** The user's settings of `plugin` as written; null where they cannot be read either. */
+export async function readRefusedSettings(
+  registry: Pick<ISettingRegistry, 'connector'>,
+  plugin: string,
+  reason: unknown
+): Promise<IRefusedSettings | null> {
+  const fetched = await registry.connector.fetch(plugin);
+  if (typeof fetched?.raw !== 'string') {
+    return null;
+  }
+  let user: unknown;
+  try {
+    user = fetched.raw.trim() === '' ? {} : JSON5.parse(fetched.raw);
+  } catch {
+    return null; // not even JSON5: the defaults, as JupyterLab does
+  }
+  if (typeof user !== 'object' || user === null || Array.isArray(user)) {
+    return null;
+  }
+  return { user: user as { [key: string]: unknown }, problems: describeProblems(reason) };
+}
+
+/** The registry's validation errors (AJV's), as "where: what" lines. */
+export function describeProblems(reason: unknown): string[] {
+  if (!Array.isArray(reason) || reason.length === 0) {
+    return [String(reason instanceof Error ? reason.message : reason)];
+  }
+  return reason.map(error => {
+    const { instancePath, message } = (error ?? {}) as { instancePath?: unknown; message?: unknown };
+    const where =
+      typeof instancePath === 'string' && instancePath !== ''
+        ? instancePath.replace(/^\//, '').replace(/\//g, '.')
+        : 'the settings';
+    return `${where}: ${typeof message === 'string' ? message : 'invalid'}`;
+  });
+}
+
+/** The notification's text: what was refused, what applies instead, where to fix it. */
+export function refusedSettingsMessage(title: string, problems: readonly string[]): string {
+  return (
+    `JupyterLab refused the ${title} settings (${problems.join('; ')}). ` +
+    'Your other settings apply; a value out of range is held to its limit, any other bad one ' +
+    'takes its default. Changes made on this page are not saved until the settings are ' +
+    `fixed: Settings \u2192 Settings Editor \u2192 ${title} (JSON Settings Editor).`
+  );
+}
