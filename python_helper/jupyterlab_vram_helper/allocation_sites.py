@@ -67,8 +67,8 @@ class AllocationSites:
         self.gpu = GpuRecorder() if torch_module is None else GpuRecorder(torch_module)
         self.cells = CellFiles()
         self._numbering = CellNumbering()
-        # (id of its ExecutionInfo, execution count, cell id) of the cells with history running, outermost first
-        self._running: List[Tuple[int, Optional[int], Optional[str]]] = []
+        # (id of the cell info, execution count, cell id, raw source) of the cells running, outermost first
+        self._running: List[Tuple[int, Optional[int], Optional[str], Any]] = []
         self.enabled = False
         self._hooked: Any = None  # the shell whose events carry our hook
 
@@ -139,10 +139,10 @@ class AllocationSites:
                 self.cells.note_own(getattr(info, "raw_cell", None))
                 if len(running) >= MAX_OPEN_CELLS:
                     del running[0]
-                running.append((id(info), count, cell_id))
+                running.append((id(info), count, cell_id, getattr(info, "raw_cell", None)))
             elif running:  # run through run_cell by the running cell (%%capture, get_ipython().run_cell)
-                _, outer_count, outer_id = running[-1]
-                self.cells.note_nested(getattr(info, "raw_cell", None), outer_count, outer_id)
+                _, outer_count, outer_id, outer_raw = running[-1]
+                self.cells.note_nested(getattr(info, "raw_cell", None), outer_count, outer_id, outer_raw)
             self._at_boundary_tell()
         except (Exception, KeyboardInterrupt):
             # An interrupt can land here: starting the GPU history may first run

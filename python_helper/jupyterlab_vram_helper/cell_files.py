@@ -23,6 +23,12 @@ Code a cell runs through ``run_cell`` (``%%capture``, ``get_ipython().run_cell``
 is compiled as a cell of its own, and registered under the shell's count as it
 is then, which is the next cell's: such a file is noted as the running cell's
 (:meth:`CellFiles.note_nested`) until a cell of its own runs the same source.
+
+Line 1 of a code file is not always line 1 of the cell the user sees: IPython
+drops a cell's leading blank lines before it compiles it, and a cell magic's
+body (``%%capture``) is compiled alone, below the magic's line. The lines
+before it are noted per file (:meth:`CellFiles.line_offset`), so that a line
+named in the Lines tab is the line of the cell in the notebook.
 """
 
 from __future__ import annotations
@@ -47,6 +53,9 @@ class CellFiles:
         # code file -> the cell that ran it through run_cell (the shell's map names the wrong one)
         self._nested: Dict[str, Tuple[Optional[int], Optional[str]]] = {}
         self._cache: Dict[str, Optional[Tuple[Optional[int], Optional[str]]]] = {}
+        # code file -> the cell's lines above its line 1 (none noted: 0). A file
+        # name hashes its raw source, so its offset never changes.
+        self._line_offsets: Dict[str, int] = {}
 
     def note(self, execution_count: Optional[int], cell_id: Optional[str]) -> None:
         """Remember which notebook cell runs under ``execution_count`` (from ``pre_run_cell``)."""
@@ -56,21 +65,42 @@ class CellFiles:
             self._cell_ids[execution_count] = cell_id[:256]
             self._cache.clear()  # a re-run moves a file name to its new count
 
-    def note_nested(self, raw_cell: Any, execution_count: Optional[int], cell_id: Optional[str]) -> None:
-        """The running cell ``(execution_count, cell_id)`` runs ``raw_cell`` through ``run_cell``."""
+    def note_nested(
+        self, raw_cell: Any, execution_count: Optional[int], cell_id: Optional[str], outer_raw_cell: Any = None
+    ) -> None:
+        """The running cell ``(execution_count, cell_id)``, whose source is
+        ``outer_raw_cell``, runs ``raw_cell`` through ``run_cell``."""
         filename = self._code_name(raw_cell)
         if filename is not None:
             if len(self._nested) >= MAX_NOTED_CELLS:
                 self._nested.pop(next(iter(self._nested)))
             self._nested[filename] = (execution_count, cell_id[:256] if isinstance(cell_id, str) and cell_id else None)
             self._cache.pop(filename, None)
+            # A magic's body sits in the running cell below the magic's line; code
+            # from elsewhere (a string given to run_cell) keeps its own numbering.
+            at = outer_raw_cell.find(raw_cell) if isinstance(outer_raw_cell, str) and raw_cell else -1
+            if at >= 0:
+                self._note_offset(filename, outer_raw_cell.count("\n", 0, at) + leading_blank_lines(raw_cell))
 
     def note_own(self, raw_cell: Any) -> None:
         """A cell of its own runs ``raw_cell``: its file is that cell's again, not a nested run's."""
-        if self._nested:
+        blank = leading_blank_lines(raw_cell)
+        if self._nested or blank:
             filename = self._code_name(raw_cell)
             if filename is not None and self._nested.pop(filename, None) is not None:
                 self._cache.pop(filename, None)
+            if filename is not None and blank:
+                self._note_offset(filename, blank)
+
+    def _note_offset(self, filename: str, offset: int) -> None:
+        if offset > 0:
+            if len(self._line_offsets) >= MAX_NOTED_CELLS:
+                self._line_offsets.pop(next(iter(self._line_offsets)))
+            self._line_offsets[filename] = offset
+
+    def line_offset(self, filename: str) -> int:
+        """How many lines of the cell the user sees come before line 1 of ``filename``'s code."""
+        return self._line_offsets.get(filename, 0)
 
     def _code_name(self, raw_cell: Any) -> Optional[str]:
         """The file name the shell compiles ``raw_cell`` under: ipykernel's names
@@ -106,6 +136,7 @@ class CellFiles:
         self._cell_ids.clear()
         self._nested.clear()
         self._cache.clear()
+        self._line_offsets.clear()
 
     def start_lookup(self) -> None:
         """Call once per listing: file names resolve against the shell's map as it is now."""
@@ -148,6 +179,18 @@ class CellFiles:
             else:
                 return None
         return count, self._cell_ids.get(count) if count is not None else None
+
+
+def leading_blank_lines(raw_cell: Any) -> int:
+    """The blank lines IPython drops from the top of a cell before compiling it
+    (its ``leading_empty_lines`` transform)."""
+    if not isinstance(raw_cell, str):
+        return 0
+    lines = raw_cell.splitlines(keepends=True)
+    for index, line in enumerate(lines):
+        if line.strip():
+            return index
+    return 0
 
 
 def source_line(filename: str, line: int) -> Optional[str]:

@@ -156,9 +156,10 @@ class SiteGrouper:
         code = source_line(site.filename, site.line)
         if site.in_cell:
             count, cell_id = self._cells.resolve(site.filename) or (None, None)
-            cell = {"execution_count": count, "cell_id": cell_id, "line": site.line}
+            line = site.line + self._cells.line_offset(site.filename)  # the line in the cell as the user sees it
+            cell = {"execution_count": count, "cell_id": cell_id, "line": line}
             if code is None:  # a cell magic's body: the compiled cell is the magic's call alone
-                code = self._cells.raw_line(count, site.line)
+                code = self._cells.raw_line(count, line)
         else:
             frame = _frame_dict(site.filename, site.line, site.function)
         return {

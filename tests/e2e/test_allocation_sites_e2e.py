@@ -179,6 +179,26 @@ def test_code_a_cell_runs_through_run_cell_is_charged_to_that_cell(kernel: Kerne
     reply(kernel, comm_id, {"type": "record_allocations", "enabled": False})
 
 
+def test_lines_are_the_cells_as_the_user_sees_them(kernel: Kernel, bootstrap: str) -> None:
+    # IPython drops a cell's leading blank lines before compiling it, and
+    # compiles a cell magic's body alone: line 1 of that code is not line 1
+    # of the cell in the notebook, where "Go to line" puts the cursor.
+    comm_id = attach_helper(kernel, bootstrap, QUIET)
+    run(kernel, "import numpy as np\n", cell_id="c0")
+    reply(kernel, comm_id, {"type": "record_allocations", "enabled": True})
+    run(kernel, "\n  \nblank = np.zeros(2_000_000)\n", cell_id="c-blank")
+    run(kernel, "%%capture\nx = 1\ncaptured = np.zeros(1_500_000)\n", cell_id="c-capture")
+    run(kernel, "\n%%capture\n\ncaptured2 = np.zeros(1_250_000)\n", cell_id="c-capture-blank")
+    listing = reply(kernel, comm_id, {"type": "allocation_sites", "max_sites": 50})
+    blank = _cell_sites(listing, "c-blank")
+    assert sorted(blank) == [3] and blank[3]["code"] == "blank = np.zeros(2_000_000)", blank
+    captured = _cell_sites(listing, "c-capture")
+    assert sorted(captured) == [3] and captured[3]["code"] == "captured = np.zeros(1_500_000)", captured
+    captured2 = _cell_sites(listing, "c-capture-blank")
+    assert sorted(captured2) == [4] and captured2[4]["code"] == "captured2 = np.zeros(1_250_000)", captured2
+    reply(kernel, comm_id, {"type": "record_allocations", "enabled": False})
+
+
 def test_tracemalloc_started_by_the_user_is_never_stopped(kernel: Kernel, bootstrap: str) -> None:
     comm_id = attach_helper(kernel, bootstrap, QUIET)
     run(kernel, "import tracemalloc\ntracemalloc.start(5)\n", cell_id="c1")
