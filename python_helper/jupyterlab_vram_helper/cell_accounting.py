@@ -213,6 +213,8 @@ class CellMemoryRecorder:
                     cell.gpu_peaks_were_reset = False
                     self._problem("resetting torch.cuda's peaks at cell start", exc)
             pending = self._pending
+            if pending and getattr(info, "store_history", True) is False:
+                self._nest(cell, pending[-1])
             if len(pending) >= MAX_PENDING_CELLS:
                 del pending[0]
             pending.append(cell)
@@ -242,6 +244,11 @@ class CellMemoryRecorder:
             else:
                 status, error = cell_outcome(result)
             execution_count = getattr(result, "execution_count", None) if result is not None else None
+            if cell.nested:
+                self._fold_into_outer(cell)
+                if status == "ok":
+                    return  # the running cell's record covers it
+                execution_count = cell.execution_count  # the running cell's, not the next one's
             if not isinstance(execution_count, int) or isinstance(execution_count, bool):
                 execution_count = cell.execution_count
             # torch's counters after the cell are read later (see the module docstring).
@@ -324,6 +331,29 @@ class CellMemoryRecorder:
             if stats is not NO_ALLOCATIONS:  # no context there: its peaks are 0 and stay so
                 reset(index)
         cell.gpu_peaks_were_reset = True
+
+    @staticmethod
+    def _nest(cell: PendingCell, outer: PendingCell) -> None:
+        """``cell`` is code the running cell ``outer`` runs through run_cell: %%capture's
+        body, get_ipython().run_cell. It has no cell of its own (IPython numbers it as
+        the next cell): it is part of ``outer``, whose record covers it. Only a
+        failure of its own (an out-of-memory error %%capture swallowed) gets a record,
+        as ``outer``'s cell's."""
+        cell.nested = True
+        cell.cell_id = outer.cell_id
+        cell.execution_count = outer.execution_count
+
+    def _fold_into_outer(self, cell: PendingCell) -> None:
+        """The sampler's readings went to the innermost cell: they were the running cell's too."""
+        pending = self._pending
+        if not pending:
+            return
+        outer = pending[-1]
+        with self._maxima_lock:
+            if cell.sampled_rss_max is not None:
+                outer.sampled_rss_max = max_known(outer.sampled_rss_max, cell.sampled_rss_max)
+            for index, (allocated, reserved) in cell.sampled_gpu_max.items():
+                raise_gpu_max(outer, index, allocated, reserved)
 
     def _keep_outer_peaks(self, reading: GpuReading) -> None:
         """Before a cell that runs inside others resets the peaks: fold the peaks

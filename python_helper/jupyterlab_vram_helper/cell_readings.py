@@ -20,6 +20,7 @@ class PendingCell:
         "info_id", "cell_id", "execution_count", "started", "t0",
         "rss_before", "rss_peak_before", "rss_peak_from_start", "sampled_rss_max",
         "cuda_was_initialized", "gpus_before", "gpu_peaks_were_reset", "sampled_gpu_max", "gpu_peaks_folded",
+        "nested",
     )
 
     def __init__(self, info_id: int, cell_id: Optional[str], execution_count: Optional[int], started: float):
@@ -42,6 +43,9 @@ class PendingCell:
         self.sampled_gpu_max: Dict[int, List[int]] = {}
         # Devices whose peaks an inner cell's reset hid (their maxima hold them).
         self.gpu_peaks_folded: Set[int] = set()
+        # Run by the running cell through run_cell (%%capture, get_ipython().run_cell):
+        # part of that cell, whose record covers it.
+        self.nested = False
 
 
 class EndedCell:

@@ -197,6 +197,29 @@ def test_an_interrupted_cell_that_awaits(session: Session) -> None:
     assert session.run("1 + 1")["record"]["status"] == "ok"
 
 
+def test_a_capture_cell_has_one_record_and_a_failure_it_swallowed_has_its_own(session: Session) -> None:
+    # %%capture runs its body through run_cell, numbered by IPython as the next cell,
+    # with no cell id: no second row of its own ("[n+1] console"), the cell's record covers it.
+    before = len(session.records())
+    made = session.run("%%capture\nimport numpy as np\nheld = np.ones(10_000_000)\n", cell_id="c-capture")
+    count = made["reply"]["execution_count"]
+    session.run("1 + 1", cell_id="c-after")
+    records = session.records()[before:]
+    assert [(r["cell_id"], r["execution_count"]) for r in records] == [("c-capture", count), ("c-after", count + 1)]
+    assert records[0]["host"]["rss_after_bytes"] - records[0]["host"]["rss_before_bytes"] > 60_000_000
+    # An error the capture swallowed: the cell ends ok, the failure is the cell's too.
+    before = len(session.records())
+    made = session.run("%%capture\nraise MemoryError('the body fails')\n", cell_id="c-capture-fails")
+    assert made["reply"]["status"] == "ok"
+    session.run("1 + 1", cell_id="c-after2")
+    count = made["reply"]["execution_count"]
+    records = session.records()[before:]
+    assert [(r["cell_id"], r["execution_count"], r["status"]) for r in records] == [
+        ("c-capture-fails", count, "error"), ("c-capture-fails", count, "ok"), ("c-after2", count + 1, "ok")
+    ]
+    assert records[0]["error"]["type"] == "MemoryError"
+
+
 def test_run_of_a_script(session: Session, tmp_path) -> None:
     script = tmp_path / "allocate.py"
     script.write_text("import torch\nscript_tensor = torch.ones(25_000_000)\nprint('script done')\n")

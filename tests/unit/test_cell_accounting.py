@@ -356,7 +356,26 @@ def test_nested_cells_and_an_empty_nested_cell() -> None:
     h.recorder.post_run_cell(result(inner, 7))
     h.recorder.post_run_cell(result(empty, None))  # get_ipython().run_cell("") inside the outer cell
     h.recorder.post_run_cell(result(outer, 6))
-    assert [(r["cell_id"], r["execution_count"]) for r in h.recorder.history()] == [("inner", 7), ("outer", 6)]
+    # %%capture's body, run_cell's code: part of the cell that ran it, whose record
+    # covers it (IPython numbered it as the next cell, with no cell id of its own).
+    assert [(r["cell_id"], r["execution_count"]) for r in h.recorder.history()] == [("outer", 6)]
+
+
+def test_a_nested_run_that_fails_is_recorded_as_its_running_cells() -> None:
+    """An out-of-memory error %%capture swallowed: the running cell ends ok, the failure has its record."""
+    h = Harness()
+    h.shell.execution_count = 7  # IPython already incremented it for the running cell, [6]
+    outer = types.SimpleNamespace(cell_id="outer", store_history=True)
+    inner = types.SimpleNamespace(cell_id=None, store_history=False, raw_cell="x = make_big()")
+    h.recorder.pre_run_cell(outer)
+    h.recorder.pre_run_cell(inner)
+    h.recorder.post_run_cell(types.SimpleNamespace(info=inner, execution_count=7, error_before_exec=None,
+                                                   error_in_exec=MemoryError("out of memory")))
+    h.recorder.post_run_cell(types.SimpleNamespace(info=outer, execution_count=6, error_in_exec=None,
+                                                   error_before_exec=None))
+    assert [(r["cell_id"], r["execution_count"], r["status"]) for r in h.recorder.history()] == [
+        ("outer", 6, "error"), ("outer", 6, "ok")
+    ]
 
 
 def test_a_cell_run_inside_another_keeps_both_peaks_exact(cuda: FakeTorch) -> None:
@@ -376,7 +395,9 @@ def test_a_cell_run_inside_another_keeps_both_peaks_exact(cuda: FakeTorch) -> No
     h.recorder.pre_run_cell(inner)  # ...which resets both counters
     h.rss.set(500 * MB)
     set_allocator(cuda, 0, 2 * GB, 4 * GB)
-    h.recorder.post_run_cell(result(inner, 7))
+    failed = result(inner, 7)
+    failed.error_in_exec = ValueError("the nested code fails: it gets a record of its own")
+    h.recorder.post_run_cell(failed)
     h.rss.set(300 * MB)  # the outer cell goes on
     set_allocator(cuda, 0, 1 * GB, 4 * GB)
     h.recorder.post_run_cell(result(outer, 6))
