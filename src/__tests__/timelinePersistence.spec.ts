@@ -279,6 +279,43 @@ describe('TimelinePersistence', () => {
     persistence.dispose();
   });
 
+  it('keeps at most about twice the history in the store while the page stays open for days', async () => {
+    const factory = new IDBFactory();
+    let now = 1_000_000;
+    const store = new IndexedDbTimelineStore(factory, () => now);
+    const capacity = 60;
+    const model = new KernelMemoryModel({ historyCapacity: capacity });
+    const persistence = new TimelinePersistence({ model, store, notebook: () => NOTEBOOK, flushDelayMs: 1 });
+    await persistence.ready;
+    model.ingest(wire(makeHello({ record_series: 'run-1' })));
+    let mostStored = 0;
+    for (let i = 0; i < 2000; i++) {
+      now += 1;
+      model.ingest(wire(makeSample({ seq: i, time: now, gpus: [], host: { ...makeSample().host, rss_bytes: i * MiB } })));
+      if (i % 25 === 0) {
+        await persistence.flush();
+        const stored = (await store.load(NOTEBOOK)).reduce((n, s) => n + s.chunk.times.length, 0);
+        mostStored = Math.max(mostStored, stored);
+      }
+    }
+    await persistence.flush();
+    expect(mostStored).toBeLessThanOrEqual(2 * capacity + 25);
+    // What a page opened now reads: the newest rows, as this page holds them.
+    const later = new KernelMemoryModel({ historyCapacity: capacity });
+    const reopened = new TimelinePersistence({
+      model: later,
+      store: new IndexedDbTimelineStore(factory, () => now),
+      notebook: () => NOTEBOOK
+    });
+    await reopened.ready;
+    const kept = rss(later.history).filter(value => !Number.isNaN(value)); // a gap follows them
+    expect(kept.length).toBeGreaterThan(capacity - 5);
+    expect(kept).toEqual(rss(model.history).slice(-kept.length));
+    expect(kept.slice(-1)).toEqual([1999 * MiB]);
+    persistence.dispose();
+    reopened.dispose();
+  });
+
   it('keeps the whole timeline under a new name when the notebook is renamed', async () => {
     const store = new MemoryTimelineStore();
     let name = NOTEBOOK;

@@ -11,7 +11,10 @@
  * `record_series`), so that the timeline read back breaks where the run
  * changed unseen. At start it reads what earlier pages kept into the
  * history (`restoreEarlier`), and puts one chunk in place of the many it
- * read, the oldest beyond the history's capacity left out. Where the
+ * read, the oldest beyond the history's capacity left out; it does the same
+ * each time it has written as many rows as the history holds, so that a
+ * page open for days keeps at most about twice that, not every sample since
+ * it opened (and chunks past the store's age limit go then too). Where the
  * chunks go is an ITimelineStore (IndexedDB in JupyterLab, in-memory in
  * tests). Store failures are reported once on the console and the timeline
  * carries on in memory.
@@ -50,24 +53,7 @@ export class TimelinePersistence implements IDisposable {
     this._identity = this._model.cells.identity;
     this._model.history.added.connect(this._onAdded, this);
     const notebook = this._notebook();
-    this.ready = this._storeQueue.run(async () => {
-      const stored = await this._store.load(notebook);
-      if (this._isDisposed || notebook !== this._notebook() || !stored.length) {
-        return;
-      }
-      // Assembling loads with the first kept timeline, not with the page.
-      const { assembleTimeline } = await import('./savedTimeline');
-      if (this._isDisposed || notebook !== this._notebook()) {
-        return;
-      }
-      const chunks = stored.map(s => s.chunk);
-      const timeline = assembleTimeline(chunks, this._model.history.capacity);
-      this._model.restoreTimeline(timeline);
-      const rows = chunks.reduce((n, chunk) => n + chunk.times.length, 0);
-      if (stored.length > 1 || rows > timeline.times.length) {
-        await this._store.replace(notebook, stored.map(s => s.id), timeline);
-      }
-    });
+    this.ready = this._storeQueue.run(() => this._compact(notebook, true));
   }
 
   /** Settles when the kept timeline was read (or reading failed). */
@@ -85,7 +71,13 @@ export class TimelinePersistence implements IDisposable {
     }
     const chunk = this._pending.take(this._identity);
     const notebook = this._notebook();
-    return this._storeQueue.run(() => this._store.save(notebook, chunk));
+    const saved = this._storeQueue.run(() => this._store.save(notebook, chunk));
+    this._rowsWritten += chunk.times.length;
+    if (this._rowsWritten < this._model.history.capacity) {
+      return saved;
+    }
+    this._rowsWritten = 0;
+    return this._storeQueue.run(() => this._compact(notebook, false));
   }
 
   /**
@@ -109,6 +101,32 @@ export class TimelinePersistence implements IDisposable {
     void this.flush();
     this._isDisposed = true;
     this._model.history.added.disconnect(this._onAdded, this);
+  }
+
+  /**
+   * Read the notebook's chunks (the store drops those past its age limit)
+   * and put one in their place, without the rows past the history's
+   * capacity; at start (`restore`), what was read goes into the history.
+   */
+  private async _compact(notebook: string, restore: boolean): Promise<void> {
+    const stored = await this._store.load(notebook);
+    if ((restore && this._isDisposed) || notebook !== this._notebook() || !stored.length) {
+      return;
+    }
+    // Assembling loads with the first kept timeline, not with the page.
+    const { assembleTimeline } = await import('./savedTimeline');
+    if ((restore && this._isDisposed) || notebook !== this._notebook()) {
+      return;
+    }
+    const chunks = stored.map(s => s.chunk);
+    const timeline = assembleTimeline(chunks, this._model.history.capacity);
+    if (restore) {
+      this._model.restoreTimeline(timeline);
+    }
+    const rows = chunks.reduce((n, chunk) => n + chunk.times.length, 0);
+    if (stored.length > 1 || rows > timeline.times.length) {
+      await this._store.replace(notebook, stored.map(s => s.id), timeline);
+    }
   }
 
   private _onAdded(_: MemoryHistory, addition: HistoryAddition): void {
@@ -153,6 +171,8 @@ export class TimelinePersistence implements IDisposable {
   private _pending = new TimelineChunkBuilder();
   private _storeQueue = new StoreQueue('the memory timeline');
   private _isDisposed = false;
+  /** Rows written since the chunks were last put together (`_compact`). */
+  private _rowsWritten = 0;
 }
 
 export namespace TimelinePersistence {
