@@ -66,7 +66,9 @@ class SiteGrouper:
         self._cells = cells
         self._normalise = normalise
         self._sites: Dict[SiteKey, _Site] = {}
-        self._by_stack: Dict[int, Tuple[Any, Optional[_Site], Optional[Frame]]] = {}
+        self._by_stack: Dict[int, Tuple[Any, Optional[_Site], Optional[Frame], Optional[str]]] = {}
+        # Bytes alive per cell code file of the cell that ran (the outermost cell frame)
+        self._by_running_cell: Dict[str, int] = {}
         self.total_bytes = 0
         self.count = 0
         self.unattributed_bytes = 0  # no frames at all (made before recording started)
@@ -78,10 +80,12 @@ class SiteGrouper:
         # id() is safe: the caller keeps every stack alive for the grouping's lifetime.
         cached = self._by_stack.get(id(frames))
         if cached is None or cached[0] is not frames:
-            site, library = self._place(frames)
-            cached = (frames, site, library)
+            site, library, running = self._place(frames)
+            cached = (frames, site, library, running)
             self._by_stack[id(frames)] = cached
-        site, library = cached[1], cached[2]
+        site, library, running = cached[1], cached[2], cached[3]
+        if running is not None:
+            self._by_running_cell[running] = self._by_running_cell.get(running, 0) + size
         self.total_bytes += size
         self.count += count
         if site is None:
@@ -96,30 +100,41 @@ class SiteGrouper:
         if library is not None:
             site.library[library] = site.library.get(library, 0) + size
 
-    def _place(self, frames: Sequence[Any]) -> Tuple[Optional[_Site], Optional[Frame]]:
-        """The site charged with an allocation of this stack, and the library frame beneath it.
+    def _place(self, frames: Sequence[Any]) -> Tuple[Optional[_Site], Optional[Frame], Optional[str]]:
+        """The site charged with an allocation of this stack, the library frame
+        beneath it, and the code file of the cell that ran (the outermost cell
+        frame: a function defined in one cell and called from another charges
+        its line to the first and its bytes to the second's run).
 
-        ``(None, None)``: no frames; ``(None, frame)``: the helper's own allocation.
+        ``(None, None, None)``: no frames; ``(None, frame, None)``: the helper's own allocation.
         """
         if not frames:
-            return None, None
+            return None, None, None
         normalised: List[Frame] = []
         timed = -1  # where in ``normalised`` the outermost frame of timed code is
+        site: Optional[_Site] = None
+        library: Optional[Frame] = None
+        running: Optional[str] = None
         for raw in frames:
             frame = self._normalise(raw)
             if _is_helper_frame(frame[0]):
-                return None, frame
+                return None, frame, None
             normalised.append(frame)
             if frame[0] in _TIMED_CODE:
                 timed = len(normalised) - 1
             elif self._cells.is_cell(frame[0]):
+                running = frame[0]
+                if site is not None:
+                    continue  # an outer cell frame: only the running cell is wanted of it
                 if timed >= 0:  # the cell's own line, inside the magic's call: not the magic's line
                     frame = (frame[0], _timed_cell_line(frame, normalised[timed]), frame[2])
                     library = normalised[timed - 1] if timed > 0 else None
                 else:
                     library = normalised[-2] if len(normalised) > 1 else None
-                return self._site(True, frame), library
-        return self._site(False, normalised[0]), None
+                site = self._site(True, frame)
+        if site is not None:
+            return site, library, running
+        return self._site(False, normalised[0]), None, None
 
     def _site(self, in_cell: bool, frame: Frame) -> _Site:
         key = (in_cell, frame[0], frame[1])
@@ -142,12 +157,9 @@ class SiteGrouper:
         }
 
     def per_cell(self) -> Dict[str, int]:
-        """Bytes still alive per cell code file (every site, not only the listed ones)."""
-        out: Dict[str, int] = {}
-        for site in self._sites.values():
-            if site.in_cell:
-                out[site.filename] = out.get(site.filename, 0) + site.bytes
-        return out
+        """Bytes still alive per code file of the cell whose run allocated them
+        (every allocation, not only the listed sites)."""
+        return dict(self._by_running_cell)
 
     def _describe(self, device: str, site: _Site) -> Dict[str, Any]:
         library = max(site.library.items(), key=lambda item: item[1])[0] if site.library else None

@@ -362,3 +362,24 @@ def test_a_cell_whose_live_memory_grows_at_each_run_is_flagged(kernel: Kernel, b
     flags = {c["cell_id"]: c["growing"] for c in listing["cells"]}
     assert flags["leaky"] is True and flags["steady"] is False
     reply(kernel, comm_id, {"type": "record_allocations", "enabled": False})
+
+
+def test_a_leak_in_a_function_another_cell_defined_is_the_running_cells(kernel: Kernel, bootstrap: str) -> None:
+    # The usual layout: the training step defined in one cell, called by a
+    # loop cell run again and again. The line that allocates is the function's;
+    # the bytes, and the growth, are the runs of the cell that calls it.
+    comm_id = attach_helper(kernel, bootstrap, QUIET)
+    run(kernel, "import numpy as np\nhistory = []\n", cell_id="setup")
+    reply(kernel, comm_id, {"type": "record_allocations", "enabled": True})
+    run(kernel, "def step():\n    x = np.ones(500_000)\n    history.append(x)\n    return x.sum()\n", cell_id="define")
+    for run_number in range(1, 4):
+        loop = _cell_alive_after(kernel, comm_id, "loss = step()\n", cell_id="loop")
+        assert abs(loop["alive_bytes"]["host"] - run_number * 4_000_000) <= 0.05 * run_number * 4_000_000, loop
+        assert loop["growing"] is (run_number >= 3), loop
+    listing = reply(kernel, comm_id, {"type": "allocation_sites"})
+    cells = {c["cell_id"]: c for c in listing["cells"]}
+    assert cells["loop"]["growing"] is True, cells
+    assert cells.get("define", {"total_bytes": 0})["total_bytes"] < 100_000, cells  # the function object, no more
+    # The line holding the memory is still the function's.
+    assert sorted(_cell_sites(listing, "define")) == [2]
+    reply(kernel, comm_id, {"type": "record_allocations", "enabled": False})
