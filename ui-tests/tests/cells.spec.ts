@@ -13,6 +13,7 @@ import {
   MiB,
   openLiveNotebook,
   releaseCell,
+  removeRelease,
   showCellHistory,
   SIDEBAR,
   sidebarRole
@@ -208,6 +209,7 @@ test.describe('per-cell memory', () => {
     await releaseCell(page, 'end-the-first-cell');
     await ran;
     await expect(badgeOf(page, 1)).toBeVisible();
+    await removeRelease(page, 'end-the-first-cell');
     // As the Restart and Run All command does: the cells are sent as soon as
     // the restart is over, before the restarted kernel first says it is idle.
     await page.evaluate(async () => {

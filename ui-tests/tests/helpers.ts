@@ -73,26 +73,38 @@ export async function startCell(
  * Python that waits until `releaseCell(page, name)` (at most 110 s), as a cell's
  * first lines: a test that needs a cell still running while it clicks and
  * waits holds it so, where a sleep would race the test on a slow machine.
- * Each release ends one wait (the file is removed). No indented block: the
+ * Each release writes a new token into the file and ends one wait (a release
+ * made before the cell starts counts too). The kernel never removes the file:
+ * the server reads it back right after writing it. No indented block: the
  * editor would indent the lines typed after it.
  */
 export function holdUntilReleased(name: string): string {
   const file = JSON.stringify(name);
   return [
     'import os as _os, time as _time',
-    `any(_os.path.exists(${file}) or _time.sleep(0.1) for _ in range(1100))`,
-    `_os.path.exists(${file}) and _os.remove(${file})`
+    "_seen = globals().setdefault('_released_tokens', set())",
+    `_token = lambda: open(${file}).read() if _os.path.exists(${file}) else ''`,
+    "any((lambda t: t != '' and t not in _seen)(_token()) or _time.sleep(0.1) for _ in range(1100))",
+    '_seen.add(_token())'
   ].join('\n');
 }
 
-/** Ends the wait of `holdUntilReleased(name)` in the current notebook's kernel (whose directory is the notebook's). */
+/** Ends one wait of `holdUntilReleased(name)` in the current notebook's kernel (whose directory is the notebook's). */
 export async function releaseCell(page: Page, name: string): Promise<void> {
   await page.evaluate(async name => {
     const path = (window.jupyterapp.shell.currentWidget as any).context.path as string;
     await window.jupyterapp.serviceManager.contents.save(
       `${path.slice(0, path.lastIndexOf('/') + 1)}${name}`,
-      { type: 'file', format: 'text', content: '' }
+      { type: 'file', format: 'text', content: `${Date.now()}-${Math.random()}` }
     );
+  }, name);
+}
+
+/** Removes the file of `holdUntilReleased(name)`: a restarted kernel, which knows no token, waits again. */
+export async function removeRelease(page: Page, name: string): Promise<void> {
+  await page.evaluate(async name => {
+    const path = (window.jupyterapp.shell.currentWidget as any).context.path as string;
+    await window.jupyterapp.serviceManager.contents.delete(`${path.slice(0, path.lastIndexOf('/') + 1)}${name}`);
   }, name);
 }
 
