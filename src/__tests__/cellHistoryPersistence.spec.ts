@@ -273,6 +273,50 @@ describe('CellHistoryPersistence: pages around one kernel', () => {
     expect(model.cells.identity).toBe('new');
   });
 
+  it('a clear made while the history was not kept holds for every series when keeping starts again', async () => {
+    const store = new IndexedDbCellRecordStore(new IDBFactory());
+    const model = new KernelMemoryModel({ historyCapacity: 10 });
+    const keep = () =>
+      new CellHistoryPersistence({ history: model.cells, store, notebook: () => NOTEBOOK, flushDelayMs: 1 });
+    let keeper = keep();
+    await keeper.ready;
+    model.ingest(wire(makeHello({ record_series: 'p1' })));
+    model.ingest(wire({ type: 'cells', records: records(3, 1000) }));
+    model.ingest(wire(makeHello({ record_series: 'p2', pid: 2 }))); // a restart
+    model.ingest(wire({ type: 'cells', records: records(2, 2000) }));
+    await keeper.flush();
+    keeper.dispose(); // "Remember the cell history" switched off...
+    model.cells.clear(); // ...the user clears...
+    keeper = keep(); // ...and switches it on again
+    await keeper.ready;
+    expect(model.cells.length).toBe(0);
+    keeper.dispose();
+  });
+
+  it('a clear made while the saved history is read keeps it out', async () => {
+    const store = new IndexedDbCellRecordStore(new IDBFactory());
+    const first = page(store);
+    await first.persistence.ready;
+    first.model.ingest(wire(makeHello({ record_series: 'p1' })));
+    first.model.ingest(wire({ type: 'cells', records: records(3, 1000) }));
+    await first.persistence.flush();
+    first.persistence.dispose();
+    // A reload: the restarted kernel speaks, and the user clears before the browser answered.
+    const reloaded = page(store);
+    reloaded.model.ingest(wire(makeHello({ record_series: 'p2', pid: 2 })));
+    reloaded.model.ingest(wire({ type: 'cells', records: records(2, 2000) }));
+    reloaded.model.cells.clear();
+    await reloaded.persistence.ready;
+    expect(reloaded.model.cells.length).toBe(0);
+    // Nor does the kernel sending the earlier process's records again (a second tab's) bring them back.
+    await reloaded.persistence.flush();
+    const third = page(store);
+    await third.persistence.ready;
+    expect(third.model.cells.length).toBe(0);
+    reloaded.persistence.dispose();
+    third.persistence.dispose();
+  });
+
   it('carries on in memory when the browser refuses to store, and says so once', async () => {
     const warn = jest.spyOn(console, 'warn').mockImplementation(() => undefined);
     const broken = {

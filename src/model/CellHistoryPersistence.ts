@@ -64,8 +64,11 @@ export class CellHistoryPersistence implements IDisposable {
       // Loaded with the first saved history, not with the page.
       const { restoreCellSessions } = await import('./cellSessionsRestore');
       if (!this._isDisposed && notebook === this._notebook()) {
-        restoreCellSessions(this._history, saved);
+        // Cleared on this page while they were read: their floors only, so
+        // that the kernel sending them again does not bring them back either.
+        restoreCellSessions(this._history, this._clearedWhileLoading ? saved.map(allCleared) : saved);
       }
+      this._loaded = true;
     });
   }
 
@@ -121,6 +124,7 @@ export class CellHistoryPersistence implements IDisposable {
       }
       this._storeQueue.flushLater(() => void this.flush(), this._flushDelayMs);
     } else if (change.kind === 'cleared') {
+      this._clearedWhileLoading ||= !this._loaded;
       this._storeQueue.cancelFlush();
       this._pending = [];
       const notebook = this._notebook();
@@ -137,6 +141,16 @@ export class CellHistoryPersistence implements IDisposable {
   private _pending: SavedCellRecord[] = [];
   private _storeQueue = new StoreQueue('the cell history');
   private _isDisposed = false;
+  /** The saved records were read (or reading failed). */
+  private _loaded = false;
+  /** The user cleared the history before the saved records were read. */
+  private _clearedWhileLoading = false;
+}
+
+/** `session` with every record cleared: its floor at its highest id. */
+function allCleared(session: SavedCellSession): SavedCellSession {
+  const highest = session.records.reduce((id, r) => Math.max(id, r.record_id), session.floor);
+  return { ...session, floor: highest };
 }
 
 export namespace CellHistoryPersistence {

@@ -66,10 +66,15 @@ export function restoreCellSessions(history: CellHistory, saved: readonly SavedC
       }
     }
   }
+  // What this page cleared or evicted of every series it holds stays out
+  // (a clear while the saved history was not kept: the setting was off).
+  for (const { identity, floor } of history.floors()) {
+    const held = byIdentity.get(identity);
+    if (held) {
+      held.floor = Math.max(held.floor, floor);
+    }
+  }
   const currentIdentity = live.length ? history.identityOf(history.session) ?? '' : null;
   const current = currentIdentity !== null ? byIdentity.get(currentIdentity) : sessions[sessions.length - 1];
-  if (current && currentIdentity !== null) {
-    current.floor = Math.max(current.floor, history.floor);
-  }
   history.rebuild(sessions, current, aside);
 }
