@@ -94,6 +94,17 @@ MAX_PENDING_CELLS = 32
 # --- the recorder ------------------------------------------------------------------
 
 
+_get_ident = threading.get_ident
+
+
+def _innermost_of(pending: List[PendingCell], thread: int) -> Optional[PendingCell]:
+    """The innermost running cell of ``thread`` (a subshell's cells run on threads of their own)."""
+    for position in range(len(pending) - 1, -1, -1):
+        if pending[position].thread == thread:
+            return pending[position]
+    return None
+
+
 class CellMemoryRecorder:
     """Builds a :class:`CellMemoryRecord` per executed cell; see the module docstring."""
 
@@ -169,6 +180,7 @@ class CellMemoryRecorder:
                 count if isinstance(count, int) else None,
                 self._wall_clock(),
             )
+            cell.thread = _get_ident()
             # Each source on its own: a failing one costs its figures, not the record.
             # One reading of torch's counters, before any reset: the start of this
             # cell, and the end of records still waiting for theirs.
@@ -214,7 +226,7 @@ class CellMemoryRecorder:
                     self._problem("resetting torch.cuda's peaks at cell start", exc)
             pending = self._pending
             if pending and getattr(info, "store_history", True) is False:
-                self._nest(cell, pending[-1])
+                self._nest(cell, pending)
             if len(pending) >= MAX_PENDING_CELLS:
                 del pending[0]
             pending.append(cell)
@@ -285,24 +297,27 @@ class CellMemoryRecorder:
             pending = self._pending
             if not pending:
                 return
-            position = len(pending) - 1
-            cell = pending[position]
-            if started is not None:
-                while not 0.0 < cell.t0 <= started:
-                    position -= 1
-                    if position < 0:
-                        return
-                    cell = pending[position]
-            rss = figures["host"]["rss_bytes"]
-            with self._maxima_lock:
-                if rss is not None and (cell.sampled_rss_max is None or rss > cell.sampled_rss_max):
-                    cell.sampled_rss_max = rss
-                for gpu in figures["gpus"]:
-                    torch_figures = gpu["torch"]
-                    if torch_figures is not None:
-                        raise_gpu_max(cell, gpu["index"], torch_figures["allocated_bytes"], torch_figures["reserved_bytes"])
+            # The innermost cell of each thread running one (a kernel subshell's
+            # cells run beside the notebook's): the figures are the process's.
+            threads = set()
+            for position in range(len(pending) - 1, -1, -1):
+                cell = pending[position]
+                if cell.thread in threads or (started is not None and not 0.0 < cell.t0 <= started):
+                    continue
+                threads.add(cell.thread)
+                self._fold_reading(cell, figures)
         except Exception:
             pass
+
+    def _fold_reading(self, cell: PendingCell, figures: Mapping[str, Any]) -> None:
+        rss = figures["host"]["rss_bytes"]
+        with self._maxima_lock:
+            if rss is not None and (cell.sampled_rss_max is None or rss > cell.sampled_rss_max):
+                cell.sampled_rss_max = rss
+            for gpu in figures["gpus"]:
+                torch_figures = gpu["torch"]
+                if torch_figures is not None:
+                    raise_gpu_max(cell, gpu["index"], torch_figures["allocated_bytes"], torch_figures["reserved_bytes"])
 
     # -- history ------------------------------------------------------------------
 
@@ -333,22 +348,23 @@ class CellMemoryRecorder:
         cell.gpu_peaks_were_reset = True
 
     @staticmethod
-    def _nest(cell: PendingCell, outer: PendingCell) -> None:
-        """``cell`` is code the running cell ``outer`` runs through run_cell: %%capture's
-        body, get_ipython().run_cell. It has no cell of its own (IPython numbers it as
-        the next cell): it is part of ``outer``, whose record covers it. Only a
-        failure of its own (an out-of-memory error %%capture swallowed) gets a record,
-        as ``outer``'s cell's."""
-        cell.nested = True
-        cell.cell_id = outer.cell_id
-        cell.execution_count = outer.execution_count
+    def _nest(cell: PendingCell, pending: List[PendingCell]) -> None:
+        """``cell`` may be code the running cell of its thread runs through run_cell:
+        %%capture's body, get_ipython().run_cell. It has no cell of its own (IPython
+        numbers it as the next cell): it is part of that cell, whose record covers
+        it. Only a failure of its own (an out-of-memory error %%capture swallowed)
+        gets a record, as that cell's."""
+        outer = _innermost_of(pending, cell.thread)
+        if outer is not None:
+            cell.nested = True
+            cell.cell_id = outer.cell_id
+            cell.execution_count = outer.execution_count
 
     def _fold_into_outer(self, cell: PendingCell) -> None:
         """The sampler's readings went to the innermost cell: they were the running cell's too."""
-        pending = self._pending
-        if not pending:
+        outer = _innermost_of(self._pending, cell.thread)
+        if outer is None:
             return
-        outer = pending[-1]
         with self._maxima_lock:
             if cell.sampled_rss_max is not None:
                 outer.sampled_rss_max = max_known(outer.sampled_rss_max, cell.sampled_rss_max)
@@ -508,8 +524,10 @@ class CellMemoryRecorder:
         for position in range(len(pending) - 1, -1, -1):
             if pending[position].info_id == info_id:
                 cell = pending[position]
-                # Cells above it never got their post_run_cell: forget them.
-                del pending[position:]
+                # Cells of its thread above it never got their post_run_cell:
+                # forget them. Another thread's (a subshell's cell, which
+                # started later and runs on) go on.
+                pending[position:] = [other for other in pending[position + 1:] if other.thread != cell.thread]
                 return cell
         return None  # an empty cell: its pre_run_cell never fired
 

@@ -20,7 +20,7 @@ class PendingCell:
         "info_id", "cell_id", "execution_count", "started", "t0",
         "rss_before", "rss_peak_before", "rss_peak_from_start", "sampled_rss_max",
         "cuda_was_initialized", "gpus_before", "gpu_peaks_were_reset", "sampled_gpu_max", "gpu_peaks_folded",
-        "nested",
+        "nested", "thread",
     )
 
     def __init__(self, info_id: int, cell_id: Optional[str], execution_count: Optional[int], started: float):
@@ -46,6 +46,9 @@ class PendingCell:
         # Run by the running cell through run_cell (%%capture, get_ipython().run_cell):
         # part of that cell, whose record covers it.
         self.nested = False
+        # The thread that runs it: a kernel subshell (ipykernel 7) runs its
+        # cells on a thread of its own, at the same time as the notebook's.
+        self.thread = 0
 
 
 class EndedCell:

@@ -220,6 +220,33 @@ def test_a_capture_cell_has_one_record_and_a_failure_it_swallowed_has_its_own(se
     assert records[0]["error"]["type"] == "MemoryError"
 
 
+def test_a_subshell_cell_that_ends_after_the_notebooks_cell_keeps_its_record(session: Session) -> None:
+    # ipykernel 7's subshells (JupyterLab's "New Subshell Console for Notebook")
+    # run their cells on a thread of their own, beside the notebook's cell.
+    k = session.k
+    k.kc.control_channel.send(k.kc.session.msg("create_subshell_request", {}))
+    reply = k.kc.get_control_msg(timeout=10)
+    if reply["content"].get("status") != "ok":
+        pytest.skip(f"this ipykernel has no subshells: {reply['content']}")
+    subshell = reply["content"]["subshell_id"]
+    before = len(session.records())
+    main = k.submit("import time\nheld_a = bytearray(100 * 2**20)\ntime.sleep(1)", cell_id="main-cell")
+    time.sleep(0.5)
+    content = {"code": "import time\nheld_b = bytearray(50 * 2**20)\ntime.sleep(2)", "silent": False,
+               "store_history": True, "user_expressions": {}, "allow_stdin": False, "stop_on_error": True}
+    message = k.kc.session.msg("execute_request", content, metadata={"cellId": "subshell-cell"})
+    message["header"]["subshell_id"] = subshell
+    k.kc.shell_channel.send(message)
+    k.wait_reply(main, timeout=30)
+    deadline = time.monotonic() + 30
+    while len(session.records()) < before + 2 and time.monotonic() < deadline:
+        k.pump(0.1)
+    records = {r["cell_id"]: r for r in session.records()[before:]}
+    assert sorted(records) == ["main-cell", "subshell-cell"], records
+    assert records["subshell-cell"]["status"] == "ok"
+    assert records["subshell-cell"]["duration_s"] > 1.5
+
+
 def test_run_of_a_script(session: Session, tmp_path) -> None:
     script = tmp_path / "allocate.py"
     script.write_text("import torch\nscript_tensor = torch.ones(25_000_000)\nprint('script done')\n")
