@@ -5,7 +5,7 @@
  * and message), so views put it in through textContent / title only.
  */
 import { ByteUnits, formatBytes, UNKNOWN_TEXT } from './format';
-import { CellOutcome, CellSummary } from './model/cellFigures';
+import { CellOutcome, CellSummary, RAM_ALONGSIDE_BYTES, RamAlongside } from './model/cellFigures';
 import { CellMemoryRecord } from './cellProtocol';
 
 const SEP = ' \u00b7 ';
@@ -122,12 +122,21 @@ export function formatCellBadge(
   const parts = [
     formatDelta(summary.deltaBytes, units),
     `peak ${formatPeak(summary.peakBytes, summary.peakExact, units)}`,
+    ...(summary.ramAlongside ? [formatRamAlongside(summary.ramAlongside, units)] : []),
     formatDuration(summary.durationS)
   ];
   if (summary.outcome !== 'ok' && withOutcome) {
     parts.push(formatOutcome(summary));
   }
   return parts.join(SEP);
+}
+
+/** "RAM +20 GiB" (what stayed), else "RAM peak +20 GiB" (what came and went), for a GPU cell's badge. */
+export function formatRamAlongside(ram: RamAlongside, units: ByteUnits = 'binary'): string {
+  if (ram.deltaBytes !== null && Math.abs(ram.deltaBytes) >= RAM_ALONGSIDE_BYTES) {
+    return `RAM ${formatDelta(ram.deltaBytes, units)}`;
+  }
+  return `RAM peak ${formatDelta(ram.peakRiseBytes, units)}`;
 }
 
 /** "[7]", or "[ ]" when the kernel gave no execution count. */

@@ -38,6 +38,32 @@ describe('cell figures and badge text', () => {
     expect(describeCellRecord(makeCellRecord(), summarizeCellRecord(makeCellRecord()))).toContain('GPU memory');
   });
 
+  it('shows the host RAM a GPU cell moved by a GiB or more beside its GPU figures', () => {
+    const host = (before: number, after: number, peak: number) => ({
+      rss_before_bytes: before,
+      rss_after_bytes: after,
+      rss_peak_bytes: peak,
+      peak_exact: true
+    });
+    // A DataFrame loaded in a CUDA notebook: what stays.
+    const loaded = makeCellRecord({ host: host(2 * GiB, 22 * GiB, 23 * GiB) });
+    expect(badge(loaded)).toBe('+1 GiB \u00b7 peak 3 GiB \u00b7 RAM +20 GiB \u00b7 2.1 s');
+    // Read, converted and dropped: what came and went.
+    const transient = makeCellRecord({ host: host(2 * GiB, 2 * GiB + 100 * MiB, 14 * GiB) });
+    expect(badge(transient)).toBe('+1 GiB \u00b7 peak 3 GiB \u00b7 RAM peak +12 GiB \u00b7 2.1 s');
+    expect(summarizeCellRecord(transient).ramAlongside).toEqual({ deltaBytes: 100 * MiB, peakRiseBytes: 12 * GiB });
+    // Below a GiB, or unknown: the GPU figures alone.
+    expect(badge(makeCellRecord())).toBe('+1 GiB \u00b7 peak 3 GiB \u00b7 2.1 s');
+    const unknown = makeCellRecord({ host: { rss_before_bytes: null, rss_after_bytes: 30 * GiB, rss_peak_bytes: 30 * GiB, peak_exact: false } });
+    expect(summarizeCellRecord(unknown).ramAlongside).toBeNull();
+    // A RAM cell's figures are RAM already.
+    expect(summarizeCellRecord(makeRamRecord({ host: host(1 * GiB, 21 * GiB, 21 * GiB) })).ramAlongside).toBeNull();
+    // And its RAM peak warns against the machine's RAM.
+    const totals = { gpuTotals: new Map([[0, 80 * GiB]]), hostTotal: 24 * GiB };
+    expect(cellWarningLevel(loaded, summarizeCellRecord(loaded), totals, 90)).toBe('warning');
+    expect(cellWarningLevel(transient, summarizeCellRecord(transient), totals, 90)).toBe('normal');
+  });
+
   it('marks an approximate peak with ~', () => {
     const r = makeCellRecord({ peak_exact: false, gpus: [makeCellGpu({ peak_exact: false })] });
     expect(badge(r)).toContain('peak ~3 GiB');

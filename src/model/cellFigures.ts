@@ -1,7 +1,9 @@
 /**
  * The figures the UI shows for one executed cell, derived from its
  * CellMemoryRecord: one delta and one peak, from the GPU when the record has
- * any GPU figure, else from host RAM (the kernel's RSS). Kept out of the views
+ * any GPU figure, else from host RAM (the kernel's RSS); and for a GPU cell
+ * that moved host RAM by a GiB or more (a DataFrame loaded, a dataset read
+ * into memory: what gets a kernel OOM-killed), that too. Kept out of the views
  * so that the badge, the history table, the export and the saved metadata
  * agree, and so that the arithmetic is unit-tested.
  *
@@ -11,6 +13,17 @@ import { CellMemoryRecord } from '../cellProtocol';
 
 /** Where a cell's figures come from. */
 export type CellMemorySource = 'gpu' | 'ram';
+
+/** Host RAM a GPU cell moved by at least this (change, or peak above its start) is shown beside its GPU figures. */
+export const RAM_ALONGSIDE_BYTES = 2 ** 30;
+
+/** The host RAM a GPU cell moved, where it is worth showing beside its GPU figures. */
+export interface RamAlongside {
+  /** RSS after - before; null when unknown. */
+  deltaBytes: number | null;
+  /** RSS peak - before; null when unknown. */
+  peakRiseBytes: number | null;
+}
 
 /**
  * 'ok' | 'error' | 'interrupted' | 'oom' (an error that was out-of-memory) |
@@ -37,6 +50,11 @@ export interface CellSummary {
   outOfMemory: boolean;
   /** Exception class name (kernel text); null when none. */
   errorType: string | null;
+  /**
+   * GPU cells only: the host RAM it moved by RAM_ALONGSIDE_BYTES or more;
+   * null otherwise (absent: saved figures, which keep one source).
+   */
+  ramAlongside?: RamAlongside | null;
 }
 
 function known(v: number | null | undefined): v is number {
@@ -58,6 +76,7 @@ export function summarizeCellRecord(record: CellMemoryRecord): CellSummary {
   let deltaBytes: number | null;
   let peakBytes: number | null;
   let peakExact: boolean;
+  let ramAlongside: RamAlongside | null = null;
   if (gpu) {
     let delta = 0;
     let deltaKnown = true;
@@ -79,6 +98,7 @@ export function summarizeCellRecord(record: CellMemoryRecord): CellSummary {
     }
     deltaBytes = deltaKnown ? delta : null;
     peakBytes = peak;
+    ramAlongside = ramWorthShowing(record);
   } else {
     const h = record.host;
     deltaBytes =
@@ -108,8 +128,21 @@ export function summarizeCellRecord(record: CellMemoryRecord): CellSummary {
     status: record.status,
     outcome,
     outOfMemory,
-    errorType: record.error?.type ?? null
+    errorType: record.error?.type ?? null,
+    ramAlongside
   };
+}
+
+function ramWorthShowing(record: CellMemoryRecord): RamAlongside | null {
+  const h = record.host;
+  const deltaBytes =
+    known(h.rss_before_bytes) && known(h.rss_after_bytes) ? h.rss_after_bytes - h.rss_before_bytes : null;
+  const peakRiseBytes =
+    known(h.rss_before_bytes) && known(h.rss_peak_bytes) ? h.rss_peak_bytes - h.rss_before_bytes : null;
+  const moved =
+    (deltaBytes !== null && Math.abs(deltaBytes) >= RAM_ALONGSIDE_BYTES) ||
+    (peakRiseBytes !== null && peakRiseBytes >= RAM_ALONGSIDE_BYTES);
+  return moved ? { deltaBytes, peakRiseBytes } : null;
 }
 
 /** Device totals a cell's peak is compared with (for the warning level). */
@@ -137,9 +170,10 @@ export function cellWarningLevel(
   const above = (part: number | null, total: number | null | undefined) =>
     known(part) && known(total) && total > 0 && (part / total) * 100 >= thresholdPercent;
   if (summary.source === 'gpu') {
+    // The host's RAM too: a GPU cell can fill it (data loaded for the GPU).
     return record.gpus.some(g =>
       above(g.allocated_peak_bytes, totals.gpuTotals.get(g.index))
-    )
+    ) || above(record.host.rss_peak_bytes, totals.hostTotal)
       ? 'warning'
       : 'normal';
   }

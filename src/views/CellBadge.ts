@@ -5,6 +5,7 @@
  *
  * Test hooks: `data-vram-role="cell-badge"` and the exact figures in
  * `data-vram-delta-bytes`, `data-vram-peak-bytes` (absent when unknown),
+ * `data-vram-ram-delta-bytes` (a GPU cell that moved host RAM by a GiB or more),
  * `data-vram-duration-s`, `data-vram-status`, `data-vram-level`,
  * `data-vram-execution-count`.
  */
@@ -52,6 +53,7 @@ export function renderCellBadge(
     node.title = content.title;
   }
   setData(node, 'vramDeltaBytes', numberText(s.deltaBytes));
+  setData(node, 'vramRamDeltaBytes', s.ramAlongside ? numberText(s.ramAlongside.deltaBytes) : null);
   setData(node, 'vramPeakBytes', numberText(s.peakBytes));
   setData(node, 'vramPeakExact', String(s.peakExact));
   setData(node, 'vramDurationS', String(s.durationS));
