@@ -128,9 +128,9 @@ class SiteGrouper:
                     continue  # an outer cell frame: only the running cell is wanted of it
                 if timed >= 0:  # the cell's own line, inside the magic's call: not the magic's line
                     frame = (frame[0], _timed_cell_line(frame, normalised[timed]), frame[2])
-                    library = normalised[timed - 1] if timed > 0 else None
+                    library = _beneath(normalised[:timed])
                 else:
-                    library = normalised[-2] if len(normalised) > 1 else None
+                    library = _beneath(normalised[:-1])
                 site = self._site(True, frame)
         if site is not None:
             return site, library, running
@@ -170,8 +170,10 @@ class SiteGrouper:
             count, cell_id = self._cells.resolve(site.filename) or (None, None)
             line = site.line + self._cells.line_offset(site.filename)  # the line in the cell as the user sees it
             cell = {"execution_count": count, "cell_id": cell_id, "line": line}
-            if code is None:  # a cell magic's body: the compiled cell is the magic's call alone
-                code = self._cells.raw_line(count, line)
+            if code is None or "get_ipython().run_" in code:
+                # A cell magic's body (the compiled cell is the magic's call alone), or a
+                # magic's line (%run, %time): the line as the user wrote it.
+                code = self._cells.raw_line(count, line) or code
         else:
             frame = _frame_dict(site.filename, site.line, site.function)
         return {
@@ -183,6 +185,22 @@ class SiteGrouper:
             "bytes": site.bytes,
             "count": site.count,
         }
+
+
+def _is_ipython_frame(filename: str) -> bool:
+    """IPython's own machinery between a cell's line and the code it runs (%run's, a magic's)."""
+    normalised = filename.replace("\\", "/")
+    return "/IPython/" in normalised or filename.startswith("<decorator-gen-")
+
+
+def _beneath(inner: Sequence[Frame]) -> Optional[Frame]:
+    """The frame shown beneath a cell's line: the first, going in from the cell
+    (``inner`` is innermost first), that is not IPython's own: the script's line
+    under ``%run``, the library function a line called."""
+    for frame in reversed(inner):
+        if not _is_ipython_frame(frame[0]):
+            return frame
+    return inner[-1] if inner else None
 
 
 def _frame_dict(filename: str, line: int, function: Optional[str]) -> Dict[str, Any]:

@@ -383,3 +383,21 @@ def test_a_leak_in_a_function_another_cell_defined_is_the_running_cells(kernel: 
     # The line holding the memory is still the function's.
     assert sorted(_cell_sites(listing, "define")) == [2]
     reply(kernel, comm_id, {"type": "record_allocations", "enabled": False})
+
+
+def test_a_percent_run_line_shows_the_scripts_line_beneath_it(kernel: Kernel, bootstrap: str, tmp_path) -> None:
+    # %run charges the script's allocations to its line in the cell; beneath
+    # it, the script's own line, not IPython's machinery; the line as written.
+    script = tmp_path / "load_data.py"
+    script.write_text("import numpy as np\n\nloaded = np.zeros(2_000_000)\n")
+    comm_id = attach_helper(kernel, bootstrap, QUIET)
+    run(kernel, "import numpy as np\n", cell_id="c0")
+    reply(kernel, comm_id, {"type": "record_allocations", "enabled": True})
+    run(kernel, f"x = 1\n%run {script}\n", cell_id="c-run")
+    listing = reply(kernel, comm_id, {"type": "allocation_sites", "max_sites": 50})
+    sites = _cell_sites(listing, "c-run")
+    assert sorted(sites) == [2], sites
+    assert sites[2]["code"] == f"%run {script}"
+    beneath = sites[2]["library_frame"]
+    assert beneath is not None and beneath["filename"].endswith("load_data.py") and beneath["line"] == 3, beneath
+    reply(kernel, comm_id, {"type": "record_allocations", "enabled": False})
