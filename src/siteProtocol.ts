@@ -18,6 +18,11 @@ export interface SiteCell {
   execution_count: number | null;
   cell_id: string | null;
   line: number;
+  /**
+   * Cells that ran the same code (two or more): their allocations share one
+   * compiled file and cannot be told apart. Absent otherwise.
+   */
+  same_code_cells?: string[];
 }
 
 /** Live memory allocated by one line (of a cell, or outside the notebook). */
@@ -57,18 +62,30 @@ function readFrame(r: FieldReader | null): SiteFrame | null {
   };
 }
 
+function readSiteCell(cell: FieldReader): SiteCell {
+  const out: SiteCell = {
+    execution_count: cell.nullableInteger('execution_count'),
+    cell_id: cell.nullableString('cell_id'),
+    line: cell.integer('line')
+  };
+  const same = cell.nullableArray('same_code_cells');
+  if (same !== null) {
+    out.same_code_cells = same.map((id, i) => {
+      if (typeof id !== 'string') {
+        throw new ShapeError(`${cell.path}.same_code_cells[${i}]: expected a string, got ${describeValue(id)}`);
+      }
+      return id;
+    });
+  }
+  return out;
+}
+
 /** Read one site (also used by the out-of-memory diagnosis). */
 export function readSite(r: FieldReader): AllocationSite {
   const cell = r.nullableObject('cell');
   return {
     device: r.string('device'),
-    cell: cell
-      ? {
-          execution_count: cell.nullableInteger('execution_count'),
-          cell_id: cell.nullableString('cell_id'),
-          line: cell.integer('line')
-        }
-      : null,
+    cell: cell ? readSiteCell(cell) : null,
     frame: readFrame(r.nullableObject('frame')),
     code: r.nullableString('code'),
     library_frame: readFrame(r.nullableObject('library_frame')),

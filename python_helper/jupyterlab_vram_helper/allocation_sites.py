@@ -136,7 +136,7 @@ class AllocationSites:
             self.cells.note(count, cell_id)
             running = self._running
             if getattr(info, "store_history", False):
-                self.cells.note_own(getattr(info, "raw_cell", None))
+                self.cells.note_own(getattr(info, "raw_cell", None), cell_id)
                 if len(running) >= MAX_OPEN_CELLS:
                     del running[0]
                 running.append((id(info), count, cell_id, getattr(info, "raw_cell", None)))

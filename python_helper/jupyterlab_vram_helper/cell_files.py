@@ -24,6 +24,12 @@ is compiled as a cell of its own, and registered under the shell's count as it
 is then, which is the next cell's: such a file is noted as the running cell's
 (:meth:`CellFiles.note_nested`) until a cell of its own runs the same source.
 
+Two notebook cells with the same source (a cell copied, a training step
+pasted twice) compile under one file name: their allocations cannot be told
+apart. The cells that ran each source are noted (a hash of it, cheap), and a
+file two or more cells ran names them all (:meth:`CellFiles.same_code_cells`),
+so that the line says "one of N cells" instead of naming the last one only.
+
 Line 1 of a code file is not always line 1 of the cell the user sees: IPython
 drops a cell's leading blank lines before it compiles it, and a cell magic's
 body (``%%capture``) is compiled alone, below the magic's line. The lines
@@ -35,12 +41,13 @@ from __future__ import annotations
 
 import linecache
 import re
-from typing import Any, Dict, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 _IPYTHON_INPUT = re.compile(r"^<ipython-input-(\d+)-[0-9a-f]+>$")
 _IPYKERNEL_FILE = re.compile(r"[/\\]ipykernel_\d+[/\\][0-9a-f]+\.py$")
 
 MAX_NOTED_CELLS = 10_000
+MAX_SAME_CODE_CELLS = 16  # cells named as having run one source
 MAX_SOURCE_LINE_CHARS = 200
 
 
@@ -56,6 +63,9 @@ class CellFiles:
         # code file -> the cell's lines above its line 1 (none noted: 0). A file
         # name hashes its raw source, so its offset never changes.
         self._line_offsets: Dict[str, int] = {}
+        # hash of a raw source -> the cells that ran it; code file -> those of them, where two or more
+        self._source_cells: Dict[int, List[str]] = {}
+        self._shared_files: Dict[str, List[str]] = {}
 
     def note(self, execution_count: Optional[int], cell_id: Optional[str]) -> None:
         """Remember which notebook cell runs under ``execution_count`` (from ``pre_run_cell``)."""
@@ -82,8 +92,11 @@ class CellFiles:
             if at >= 0:
                 self._note_offset(filename, outer_raw_cell.count("\n", 0, at) + leading_blank_lines(raw_cell))
 
-    def note_own(self, raw_cell: Any) -> None:
-        """A cell of its own runs ``raw_cell``: its file is that cell's again, not a nested run's."""
+    def note_own(self, raw_cell: Any, cell_id: Optional[str] = None) -> None:
+        """A cell of its own (``cell_id``) runs ``raw_cell``: its file is that cell's
+        again, not a nested run's."""
+        if isinstance(raw_cell, str) and isinstance(cell_id, str) and cell_id:
+            self._note_source(raw_cell, cell_id[:256])
         blank = leading_blank_lines(raw_cell)
         if self._nested or blank:
             filename = self._code_name(raw_cell)
@@ -91,6 +104,27 @@ class CellFiles:
                 self._cache.pop(filename, None)
             if filename is not None and blank:
                 self._note_offset(filename, blank)
+
+    def _note_source(self, raw_cell: str, cell_id: str) -> None:
+        key = hash(raw_cell)  # str caches its hash: one pass over a new source
+        cells = self._source_cells.get(key)
+        if cells is None:
+            if len(self._source_cells) >= MAX_NOTED_CELLS:
+                self._source_cells.pop(next(iter(self._source_cells)))
+            self._source_cells[key] = [cell_id]
+            return
+        if cell_id in cells or len(cells) >= MAX_SAME_CODE_CELLS:
+            return
+        cells.append(cell_id)
+        filename = self._code_name(raw_cell)  # a second cell with this source: rare
+        if filename is not None:
+            if len(self._shared_files) >= MAX_NOTED_CELLS:
+                self._shared_files.pop(next(iter(self._shared_files)))
+            self._shared_files[filename] = cells
+
+    def same_code_cells(self, filename: str) -> Optional[List[str]]:
+        """The cells that ran the source compiled under ``filename``, where two or more did; else None."""
+        return list(self._shared_files[filename]) if filename in self._shared_files else None
 
     def _note_offset(self, filename: str, offset: int) -> None:
         if offset > 0:
@@ -137,6 +171,8 @@ class CellFiles:
         self._nested.clear()
         self._cache.clear()
         self._line_offsets.clear()
+        self._source_cells.clear()
+        self._shared_files.clear()
 
     def start_lookup(self) -> None:
         """Call once per listing: file names resolve against the shell's map as it is now."""

@@ -170,6 +170,9 @@ class SiteGrouper:
             count, cell_id = self._cells.resolve(site.filename) or (None, None)
             line = site.line + self._cells.line_offset(site.filename)  # the line in the cell as the user sees it
             cell = {"execution_count": count, "cell_id": cell_id, "line": line}
+            same = self._cells.same_code_cells(site.filename)
+            if same is not None:  # their allocations cannot be told apart: all are named
+                cell["same_code_cells"] = same
             if code is None or "get_ipython().run_" in code:
                 # A cell magic's body (the compiled cell is the magic's call alone), or a
                 # magic's line (%run, %time): the line as the user wrote it.

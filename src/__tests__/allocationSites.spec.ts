@@ -253,6 +253,28 @@ describe('site rows', () => {
     });
   });
 
+  it('says a line is one of the cells with the same code, whose allocations cannot be told apart', () => {
+    const listing = kernelListing() as any;
+    listing.devices[0].sites[1].cell = {
+      execution_count: 9,
+      cell_id: 'cell-b',
+      line: 1,
+      same_code_cells: ['cell-a', 'cell-b']
+    };
+    const parsed = parseAllocationSites(listing);
+    if (!('value' in parsed)) {
+      throw new Error(parsed.error);
+    }
+    const site = parsed.value.devices[0].sites.find(s => s.cell?.cell_id === 'cell-b')!;
+    const row = siteRow(site, new Map());
+    expect(row.label).toBe('[9] line 1, one of 2 cells with this code');
+    expect(row.cellId).toBe('cell-b'); // the one that ran last
+    listing.devices[0].sites[1].cell.same_code_cells = [7];
+    expect(parseAllocationSites(listing)).toEqual({
+      error: expect.stringContaining('same_code_cells[0]: expected a string')
+    });
+  });
+
   it('leaves a cell unknown when nothing names it', () => {
     const row = siteRow(
       {

@@ -16,7 +16,10 @@ import { csvField } from './csvField';
 
 export interface SiteRow {
   device: string;
-  /** "[7] line 3" ("[7] console, line 3"), or "json/decoder.py:353" outside the notebook. */
+  /**
+   * "[7] line 3" ("[7] console, line 3"; "[7] line 3, one of 2 cells with this
+   * code"), or "json/decoder.py:353" outside the notebook.
+   */
   label: string;
   /** The notebook cell to jump to; null when unknown or outside the notebook. */
   cellId: string | null;
@@ -74,9 +77,12 @@ export function siteRow(
     const cellId =
       cell.cell_id ?? (count !== null ? cellIds.get(count) ?? null : null);
     const inConsole = cellId !== null && isConsoleCell(cellId);
+    const same = cell.same_code_cells?.length ?? 0;
     return {
       device: site.device,
-      label: `[${count ?? '?'}] ${inConsole ? 'console, ' : ''}line ${cell.line}`,
+      label:
+        `[${count ?? '?'}] ${inConsole ? 'console, ' : ''}line ${cell.line}` +
+        (same > 1 ? `, one of ${same} cells with this code` : ''),
       cellId,
       executionCount: count,
       line: cell.line,

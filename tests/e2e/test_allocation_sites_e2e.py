@@ -401,3 +401,23 @@ def test_a_percent_run_line_shows_the_scripts_line_beneath_it(kernel: Kernel, bo
     beneath = sites[2]["library_frame"]
     assert beneath is not None and beneath["filename"].endswith("load_data.py") and beneath["line"] == 3, beneath
     reply(kernel, comm_id, {"type": "record_allocations", "enabled": False})
+
+
+def test_two_cells_with_the_same_code_are_both_named(kernel: Kernel, bootstrap: str) -> None:
+    # ipykernel compiles a cell under a hash of its source: two cells with the
+    # same code share one file, and their allocations cannot be told apart.
+    comm_id = attach_helper(kernel, bootstrap, QUIET)
+    run(kernel, "import numpy as np\nstore = []\n", cell_id="c0")
+    reply(kernel, comm_id, {"type": "record_allocations", "enabled": True})
+    code = "store.append(np.ones(1_500_000))\n"
+    run(kernel, code, cell_id="pasted-a")
+    latest = run(kernel, code, cell_id="pasted-b")
+    run(kernel, "other = np.ones(1_250_000)\n", cell_id="alone")
+    listing = reply(kernel, comm_id, {"type": "allocation_sites", "max_sites": 50})
+    [shared] = [s for s in host_sites(listing) if s["cell"] and s["code"] == code.strip()]
+    assert shared["cell"]["same_code_cells"] == ["pasted-a", "pasted-b"], shared
+    assert shared["cell"]["execution_count"] == latest
+    assert abs(shared["bytes"] - 24_000_000) <= 0.05 * 24_000_000
+    [alone] = [s for s in host_sites(listing) if s["cell"] and s["cell"]["cell_id"] == "alone" and s["bytes"] > 1_000_000]
+    assert "same_code_cells" not in alone["cell"]
+    reply(kernel, comm_id, {"type": "record_allocations", "enabled": False})
