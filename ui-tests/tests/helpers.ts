@@ -190,20 +190,24 @@ export async function openInNewTab(
   return tab;
 }
 
-/** How many comms the helper in the current notebook's kernel sends to. */
-export async function commsInKernel(page: Page): Promise<number> {
-  const text = await page.evaluate(async () => {
+/** The repr of a Python expression evaluated silently in the current notebook's kernel. */
+export async function kernelRepr(page: Page, expression: string): Promise<string> {
+  return page.evaluate(async expression => {
     const kernel = (window.jupyterapp.shell.currentWidget as any).sessionContext.session.kernel;
     const reply = await kernel.requestExecute({
       code: '',
       silent: true,
-      user_expressions: {
-        n: "len(__import__('jupyterlab_vram_helper').get_runtime().channel.targets())"
-      }
+      user_expressions: { value: expression }
     }).done;
-    return reply.content.user_expressions.n.data['text/plain'] as string;
-  });
-  return Number(text);
+    return reply.content.user_expressions.value.data['text/plain'] as string;
+  }, expression);
+}
+
+/** How many comms the helper in the current notebook's kernel sends to. */
+export async function commsInKernel(page: Page): Promise<number> {
+  return Number(
+    await kernelRepr(page, "len(__import__('jupyterlab_vram_helper').get_runtime().channel.targets())")
+  );
 }
 
 /**

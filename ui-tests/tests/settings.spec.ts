@@ -5,7 +5,7 @@
  */
 import { expect, galata, test } from '@jupyterlab/galata';
 
-import { openLiveNotebook } from './helpers';
+import { kernelRepr, openLiveNotebook } from './helpers';
 
 test.describe('settings JupyterLab refuses', () => {
   test.use({
@@ -25,17 +25,10 @@ test.describe('settings JupyterLab refuses', () => {
       )
     ).toBeVisible();
     // What the kernel's helper was told.
-    const config = await page.evaluate(async () => {
-      const kernel = (window.jupyterapp.shell.currentWidget as any).sessionContext.session.kernel;
-      const reply = await kernel.requestExecute({
-        code: '',
-        silent: true,
-        user_expressions: {
-          c: "(lambda c: [c.reset_peak_per_cell, c.interval_s])(__import__('jupyterlab_vram_helper').get_runtime().sampler.config)"
-        }
-      }).done;
-      return reply.content.user_expressions.c.data['text/plain'] as string;
-    });
+    const config = await kernelRepr(
+      page,
+      "(lambda c: [c.reset_peak_per_cell, c.interval_s])(__import__('jupyterlab_vram_helper').get_runtime().sampler.config)"
+    );
     expect(config).toBe('[False, 0.05]');
   });
 });
