@@ -67,8 +67,8 @@ class AllocationSites:
         self.gpu = GpuRecorder() if torch_module is None else GpuRecorder(torch_module)
         self.cells = CellFiles()
         self._numbering = CellNumbering()
-        # (id of the cell info, execution count, cell id, raw source) of the cells running, outermost first
-        self._running: List[Tuple[int, Optional[int], Optional[str], Any]] = []
+        # (id of the cell info, execution count, cell id, raw source, thread) of the cells running, outermost first
+        self._running: List[Tuple[int, Optional[int], Optional[str], Any, int]] = []
         self.enabled = False
         self._hooked: Any = None  # the shell whose events carry our hook
 
@@ -139,10 +139,13 @@ class AllocationSites:
                 self.cells.note_own(getattr(info, "raw_cell", None), cell_id)
                 if len(running) >= MAX_OPEN_CELLS:
                     del running[0]
-                running.append((id(info), count, cell_id, getattr(info, "raw_cell", None)))
+                running.append((id(info), count, cell_id, getattr(info, "raw_cell", None), threading.get_ident()))
             elif running:  # run through run_cell by the running cell (%%capture, get_ipython().run_cell)
-                _, outer_count, outer_id, outer_raw = running[-1]
-                self.cells.note_nested(getattr(info, "raw_cell", None), outer_count, outer_id, outer_raw)
+                # That cell is its thread's: a kernel subshell runs cells on a thread of its own.
+                thread = threading.get_ident()
+                outer = next((entry for entry in reversed(running) if entry[4] == thread), None)
+                if outer is not None:
+                    self.cells.note_nested(getattr(info, "raw_cell", None), outer[1], outer[2], outer[3])
             self._at_boundary_tell()
         except (Exception, KeyboardInterrupt):
             # An interrupt can land here: starting the GPU history may first run
@@ -159,6 +162,12 @@ class AllocationSites:
             running = self._running
             if running and running[-1][0] == id(info):
                 running.pop()
+            else:  # a subshell's cell and the notebook's end in any order
+                key = id(info)
+                for position in range(len(running) - 1, -1, -1):
+                    if running[position][0] == key:
+                        del running[position]
+                        break
             if not isinstance(cell_id, str) or not cell_id:
                 return
             if isinstance(count, int) and self.cells.cell_id_of(count) != cell_id:

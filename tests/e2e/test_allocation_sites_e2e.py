@@ -4,6 +4,7 @@ real NumPy and CPU torch, the helper bootstrapped as the frontend does."""
 from __future__ import annotations
 
 import itertools
+import time
 from typing import Any, Dict, List
 
 import pytest
@@ -420,4 +421,32 @@ def test_two_cells_with_the_same_code_are_both_named(kernel: Kernel, bootstrap: 
     assert abs(shared["bytes"] - 24_000_000) <= 0.05 * 24_000_000
     [alone] = [s for s in host_sites(listing) if s["cell"] and s["cell"]["cell_id"] == "alone" and s["bytes"] > 1_000_000]
     assert "same_code_cells" not in alone["cell"]
+    reply(kernel, comm_id, {"type": "record_allocations", "enabled": False})
+
+
+def test_code_run_through_run_cell_beside_a_subshell_cell_is_its_own_cells(kernel: Kernel, bootstrap: str) -> None:
+    # A kernel subshell (ipykernel 7) runs its cell on a thread of its own
+    # while the notebook's cell runs: what the notebook's cell runs through
+    # run_cell is the notebook cell's, not the subshell's (started later).
+    kernel.kc.control_channel.send(kernel.kc.session.msg("create_subshell_request", {}))
+    answer = kernel.kc.get_control_msg(timeout=10)
+    if answer["content"].get("status") != "ok":
+        pytest.skip(f"this ipykernel has no subshells: {answer['content']}")
+    comm_id = attach_helper(kernel, bootstrap, QUIET)
+    run(kernel, "import numpy as np\nimport time\n", cell_id="c0")
+    reply(kernel, comm_id, {"type": "record_allocations", "enabled": True})
+    main = kernel.submit(
+        "time.sleep(1.5)\nget_ipython().run_cell('nested_here = np.zeros(1_500_000)')\n", cell_id="notebook-cell"
+    )
+    time.sleep(0.5)
+    content = {"code": "time.sleep(3)\n", "silent": False, "store_history": True, "user_expressions": {},
+               "allow_stdin": False, "stop_on_error": True}
+    message = kernel.kc.session.msg("execute_request", content, metadata={"cellId": "subshell-cell"})
+    message["header"]["subshell_id"] = answer["content"]["subshell_id"]
+    kernel.kc.shell_channel.send(message)
+    kernel.wait_reply(main, timeout=30)
+    time.sleep(3)
+    listing = reply(kernel, comm_id, {"type": "allocation_sites", "max_sites": 50})
+    [nested] = [s for s in host_sites(listing) if s["code"] == "nested_here = np.zeros(1_500_000)"]
+    assert nested["cell"]["cell_id"] == "notebook-cell", nested
     reply(kernel, comm_id, {"type": "record_allocations", "enabled": False})
