@@ -23,9 +23,10 @@ import {
 } from '../model/siteRows';
 import { DEFAULT_SETTINGS } from '../settings';
 import { clockTime } from '../clockText';
-import { AllocationSitesView, statusText } from '../views/AllocationSitesView';
+import { AllocationSitesView, asOfText, statusText } from '../views/AllocationSitesView';
 import { findTargetCell, IRevealCell, revealLine } from '../views/revealLine';
-import { EVIL, MiB } from './fixtures';
+import { EVIL, MiB, wire } from './fixtures';
+import { makeCellRecord } from './cellFixtures';
 import { settle } from './fakeKernel';
 import { FakeConsoles } from './fakeConsoles';
 import { ConsoleCells } from '../model/ConsoleCells';
@@ -393,6 +394,31 @@ describe('AllocationRecorder', () => {
     await recorder.setRecording(false);
     expect(recorder.enabled).toBe(false);
     expect(recorder.listing).toBeNull(); // off frees the kernel's history: nothing to show
+  });
+
+  it('says when its listing was made and how many cells ran since', async () => {
+    const { model, recorder } = liveRecorder();
+    const view = new AllocationSitesView({ settings: DEFAULT_SETTINGS, actions: {} as any });
+    Widget.attach(view, document.body);
+    view.model = model;
+    view.recorder = recorder;
+    const asOf = () => view.node.querySelector<HTMLElement>('[data-vram-role="sites-as-of"]')!;
+    view.renderNow();
+    expect(asOf().hidden).toBe(true);
+    const before = Date.now() / 1000;
+    await recorder.refresh();
+    expect(recorder.listedAt).toBeGreaterThanOrEqual(before);
+    view.renderNow();
+    expect(asOf().hidden).toBe(false);
+    expect(asOf().textContent).toBe(asOfText(recorder.listedAt!, 0));
+    expect(asOf().textContent).toMatch(/^Listed at \d\d:\d\d:\d\d\.$/);
+    model.ingest(wire({ type: 'cells', records: [makeCellRecord({ record_id: 1 }), makeCellRecord({ record_id: 2 })] }));
+    expect(recorder.cellsRunSinceListing).toBe(2);
+    view.renderNow();
+    expect(asOf().textContent).toContain('2 cells have run since: Refresh to see what the lines hold now.');
+    await recorder.refresh();
+    expect(recorder.cellsRunSinceListing).toBe(0);
+    view.dispose();
   });
 
   it('follows broadcasts and forgets everything when the kernel restarts', async () => {

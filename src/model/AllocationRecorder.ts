@@ -22,6 +22,7 @@ import type {
 import { VramSettings } from '../settings';
 import { IKernelMemoryModel } from '../tokens';
 import { errorText } from './MemoryActions';
+import type { CellHistory, CellHistoryChange } from './CellHistory';
 
 /** The requests of a connection to the kernel helper for allocation recording. */
 export interface IAllocationConnection {
@@ -38,6 +39,8 @@ export interface IAllocationConnection {
 export type AllocationRecorderChange =
   | 'recording'
   | 'listing'
+  /** A cell ran since the listing: what it shows may have changed. */
+  | 'since'
   | 'pending'
   | 'error'
   | 'alive'
@@ -50,6 +53,7 @@ export class AllocationRecorder implements IDisposable {
     this._model = options.model;
     this._settings = options.settings;
     this._model.changed.connect(this._onModelChanged, this);
+    this._model.cells.changed.connect(this._onCells, this);
     this._connection.otherMessage?.connect(this._onOtherMessage, this);
   }
 
@@ -70,6 +74,16 @@ export class AllocationRecorder implements IDisposable {
   /** True while recording is on in the kernel. */
   get enabled(): boolean {
     return this._recording?.enabled ?? false;
+  }
+
+  /** When the listing came (browser clock, epoch seconds); null without one. */
+  get listedAt(): number | null {
+    return this._listing ? this._listedAt : null;
+  }
+
+  /** Cells whose record came after the listing: it may no longer say what they hold. */
+  get cellsRunSinceListing(): number {
+    return this._listing ? this._cellsSince : 0;
   }
 
   get listing(): AllocationSitesResult | null {
@@ -168,6 +182,8 @@ export class AllocationRecorder implements IDisposable {
     );
     if (listing) {
       this._listing = listing;
+      this._listedAt = Date.now() / 1000;
+      this._cellsSince = 0;
       this._setRecording(listing.recording);
       this._emit('listing');
       this._setAlive(listing.cells);
@@ -186,6 +202,7 @@ export class AllocationRecorder implements IDisposable {
     }
     this._isDisposed = true;
     this._model.changed.disconnect(this._onModelChanged, this);
+    this._model.cells.changed.disconnect(this._onCells, this);
     this._connection.otherMessage?.disconnect(this._onOtherMessage, this);
     Signal.clearData(this);
   }
@@ -297,6 +314,13 @@ export class AllocationRecorder implements IDisposable {
     }
   }
 
+  private _onCells(_: CellHistory, change: CellHistoryChange): void {
+    if (change.kind === 'added' && this._listing) {
+      this._cellsSince += change.entries.length;
+      this._emit('since');
+    }
+  }
+
   private _emit(change: AllocationRecorderChange): void {
     if (!this._isDisposed) {
       this._changed.emit(change);
@@ -305,6 +329,8 @@ export class AllocationRecorder implements IDisposable {
 
   private _connection: IAllocationConnection;
   private _model: IKernelMemoryModel;
+  private _listedAt = 0;
+  private _cellsSince = 0;
   private _askedWhileUnknown = false;
   private _settings: () => VramSettings;
   private _recording: RecordingState | null = null;

@@ -110,8 +110,9 @@ export class AllocationSitesView extends LazyView {
     this._error = element('div', 'jp-vram-Holders-status jp-vram-Holders-error', {
       role: 'sites-error'
     });
+    this._asOf = element('div', 'jp-vram-Sites-status', { role: 'sites-as-of' });
     this._devices = element('div', 'jp-vram-Sites-devices');
-    this.node.append(toggleLabel, this._status, toolbar, this._error, this._devices);
+    this.node.append(toggleLabel, this._status, toolbar, this._error, this._asOf, this._devices);
     this.renderNow();
   }
 
@@ -181,6 +182,9 @@ export class AllocationSitesView extends LazyView {
     setText(this._error, error ?? '');
 
     const listing = recorder?.listing ?? null;
+    const listedAt = recorder?.listedAt ?? null;
+    setHidden(this._asOf, listedAt === null);
+    setText(this._asOf, listedAt === null ? '' : asOfText(listedAt, recorder?.cellsRunSinceListing ?? 0));
     const records = this._model?.cells.entries.map(e => e.record) ?? [];
     const consoleCells = this._consoleCells;
     this._rows = listing
@@ -329,6 +333,7 @@ export class AllocationSitesView extends LazyView {
   private _actions: AllocationSitesView.IActions;
   private _consoleCells: ConsoleCells | null;
   private _recorder: AllocationRecorder | null = null;
+  private _asOf: HTMLElement;
   private _model: IKernelMemoryModel | null = null;
   private _rows: { device: string; rows: SiteRow[] }[] = [];
   /** Devices whose fold of small sites the user opened. */
@@ -346,6 +351,16 @@ export class AllocationSitesView extends LazyView {
  * What the toggle's state line says: on or off, and what it costs.
  * `gpuVisible`: whether the kernel sees a GPU (null: not known yet).
  */
+/** When the listing was made, and whether cells ran since (it only changes on Refresh). */
+export function asOfText(listedAt: number, cellsSince: number): string {
+  const when = `Listed at ${clockTime(listedAt)}.`;
+  if (cellsSince === 0) {
+    return when;
+  }
+  const cells = cellsSince === 1 ? '1 cell has run' : `${cellsSince} cells have run`;
+  return `${when} ${cells} since: Refresh to see what the lines hold now.`;
+}
+
 export function statusText(
   state: RecordingState | null,
   available: boolean,
