@@ -243,8 +243,11 @@ class CellMemoryRecorder:
             if not pending:
                 return  # an empty cell (no pre_run_cell), or the start failed
             self._numbering.at_end(result)
-            if result is not None and pending[-1].info_id == id(getattr(result, "info", None)):
-                cell = pending.pop()
+            top = pending[-1]
+            if result is not None and top.info_id == id(getattr(result, "info", None)):
+                # Not pop(): a subshell's cell may have started on its thread since the check.
+                pending.remove(top)
+                cell = top
             else:
                 found = self._pop(result)
                 if found is None:
@@ -519,7 +522,14 @@ class CellMemoryRecorder:
         """The pending cell ``result`` ends, off the common path (the hook checks the innermost first)."""
         pending = self._pending
         if result is None:
-            return pending.pop()  # cancelled: the innermost running cell
+            # Cancelled (an interrupted cell that awaits): the innermost running
+            # cell of this thread, not a subshell's that started after it.
+            cancelled = _innermost_of(pending, _get_ident())
+            if cancelled is None:
+                return None
+            position = len(pending) - 1 - pending[::-1].index(cancelled)
+            pending[position:] = [other for other in pending[position + 1:] if other.thread != cancelled.thread]
+            return cancelled
         info_id = id(getattr(result, "info", None))
         for position in range(len(pending) - 1, -1, -1):
             if pending[position].info_id == info_id:

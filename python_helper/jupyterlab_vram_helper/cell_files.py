@@ -88,7 +88,10 @@ class CellFiles:
             self._cache.pop(filename, None)
             # A magic's body sits in the running cell below the magic's line; code
             # from elsewhere (a string given to run_cell) keeps its own numbering.
-            at = outer_raw_cell.find(raw_cell) if isinstance(outer_raw_cell, str) and raw_cell else -1
+            # IPython ends a cell with a newline before it splits the body off:
+            # the cell as sent (JupyterLab's ends without one) may lack it.
+            body = raw_cell[:-1] if isinstance(raw_cell, str) and raw_cell.endswith("\n") else raw_cell
+            at = outer_raw_cell.find(body) if isinstance(outer_raw_cell, str) and body else -1
             if at >= 0:
                 self._note_offset(filename, outer_raw_cell.count("\n", 0, at) + leading_blank_lines(raw_cell))
 
@@ -98,11 +101,13 @@ class CellFiles:
         if isinstance(raw_cell, str) and isinstance(cell_id, str) and cell_id:
             self._note_source(raw_cell, cell_id[:256])
         blank = leading_blank_lines(raw_cell)
-        if self._nested or blank:
+        if self._nested or blank or self._line_offsets:
             filename = self._code_name(raw_cell)
             if filename is not None and self._nested.pop(filename, None) is not None:
                 self._cache.pop(filename, None)
-            if filename is not None and blank:
+            if filename is not None:
+                # A cell of its own with the text a magic's body had shares that
+                # body's file: its offset is its own blank lines, none or some.
                 self._note_offset(filename, blank)
 
     def _note_source(self, raw_cell: str, cell_id: str) -> None:
@@ -127,10 +132,12 @@ class CellFiles:
         return list(self._shared_files[filename]) if filename in self._shared_files else None
 
     def _note_offset(self, filename: str, offset: int) -> None:
-        if offset > 0:
-            if len(self._line_offsets) >= MAX_NOTED_CELLS:
-                self._line_offsets.pop(next(iter(self._line_offsets)))
-            self._line_offsets[filename] = offset
+        if offset <= 0:
+            self._line_offsets.pop(filename, None)
+            return
+        if len(self._line_offsets) >= MAX_NOTED_CELLS:
+            self._line_offsets.pop(next(iter(self._line_offsets)))
+        self._line_offsets[filename] = offset
 
     def line_offset(self, filename: str) -> int:
         """How many lines of the cell the user sees come before line 1 of ``filename``'s code."""
@@ -217,16 +224,18 @@ class CellFiles:
         return count, self._cell_ids.get(count) if count is not None else None
 
 
+_LEADING_BLANK_LINES = re.compile(r"(?:[ \t\f\v]*\r?\n)*")
+
+
 def leading_blank_lines(raw_cell: Any) -> int:
     """The blank lines IPython drops from the top of a cell before compiling it
-    (its ``leading_empty_lines`` transform)."""
+    (its ``leading_empty_lines`` transform); reads only those lines."""
     if not isinstance(raw_cell, str):
         return 0
-    lines = raw_cell.splitlines(keepends=True)
-    for index, line in enumerate(lines):
-        if line.strip():
-            return index
-    return 0
+    blank = _LEADING_BLANK_LINES.match(raw_cell)
+    if blank is None or blank.end() == len(raw_cell):
+        return 0  # a blank cell: IPython keeps it whole
+    return raw_cell.count("\n", 0, blank.end())
 
 
 def source_line(filename: str, line: int) -> Optional[str]:

@@ -188,8 +188,12 @@ def test_lines_are_the_cells_as_the_user_sees_them(kernel: Kernel, bootstrap: st
     run(kernel, "import numpy as np\n", cell_id="c0")
     reply(kernel, comm_id, {"type": "record_allocations", "enabled": True})
     run(kernel, "\n  \nblank = np.zeros(2_000_000)\n", cell_id="c-blank")
-    run(kernel, "%%capture\nx = 1\ncaptured = np.zeros(1_500_000)\n", cell_id="c-capture")
+    # As JupyterLab sends a cell: without a newline at its end.
+    run(kernel, "%%capture\nx = 1\ncaptured = np.zeros(1_500_000)", cell_id="c-capture")
     run(kernel, "\n%%capture\n\ncaptured2 = np.zeros(1_250_000)\n", cell_id="c-capture-blank")
+    # The magic's line deleted: the same text as that body, now a cell of its own.
+    run(kernel, "%%capture\nx = 1\nreused = np.zeros(1_100_000)\n", cell_id="c-was-captured")
+    run(kernel, "x = 1\nreused = np.zeros(1_100_000)\n", cell_id="c-was-captured")
     listing = reply(kernel, comm_id, {"type": "allocation_sites", "max_sites": 50})
     blank = _cell_sites(listing, "c-blank")
     assert sorted(blank) == [3] and blank[3]["code"] == "blank = np.zeros(2_000_000)", blank
@@ -197,6 +201,8 @@ def test_lines_are_the_cells_as_the_user_sees_them(kernel: Kernel, bootstrap: st
     assert sorted(captured) == [3] and captured[3]["code"] == "captured = np.zeros(1_500_000)", captured
     captured2 = _cell_sites(listing, "c-capture-blank")
     assert sorted(captured2) == [4] and captured2[4]["code"] == "captured2 = np.zeros(1_250_000)", captured2
+    reused = _cell_sites(listing, "c-was-captured")
+    assert sorted(reused) == [2] and reused[2]["code"] == "reused = np.zeros(1_100_000)", reused
     reply(kernel, comm_id, {"type": "record_allocations", "enabled": False})
 
 

@@ -445,6 +445,35 @@ def test_the_users_own_peak_reset_in_a_cell_makes_its_peak_approximate_and_keeps
     assert gpu["allocated_peak_bytes"] == 3 * GB and gpu["peak_exact"] is True
 
 
+def test_an_interrupted_notebook_cell_beside_a_subshell_cell_is_the_one_recorded_interrupted() -> None:
+    """ipykernel 7 ends a cancelled (awaiting) cell with post_run_cell(None), on the
+    main thread: a subshell's cell that started later, on its own thread, goes on."""
+    h = Harness()
+    h.shell.execution_count = 5
+    notebook = types.SimpleNamespace(cell_id="notebook", store_history=True, raw_cell="await x")
+    subshell = types.SimpleNamespace(cell_id="subshell", store_history=True, raw_cell="y = 1")
+    h.recorder.pre_run_cell(notebook)
+    started, finish = threading.Event(), threading.Event()
+
+    def subshell_thread() -> None:
+        h.recorder.pre_run_cell(subshell)
+        started.set()
+        finish.wait(5)
+        h.recorder.post_run_cell(types.SimpleNamespace(info=subshell, execution_count=9, error_in_exec=None,
+                                                       error_before_exec=None))
+
+    thread = threading.Thread(target=subshell_thread)
+    thread.start()
+    assert started.wait(5)
+    h.recorder.post_run_cell(None)  # the notebook's cell is interrupted while it awaits
+    finish.set()
+    thread.join(5)
+    assert sorted((r["cell_id"], r["status"]) for r in h.recorder.history()) == [
+        ("notebook", "interrupted"), ("subshell", "ok")
+    ]
+    assert h.recorder._pending == []
+
+
 def test_cancelled_cell_is_interrupted_with_the_expected_count() -> None:
     h = Harness()
     h.shell.execution_count = 42  # IPython already incremented it for this stored cell
