@@ -14,7 +14,11 @@ import type { ISettingRegistry } from '@jupyterlab/settingregistry';
 import JSON5 from 'json5';
 
 export interface IRefusedSettings {
-  /** The user's settings as written (JSON5, comments allowed), for readSettings and the snippets. */
+  /**
+   * The schema's defaults (with the administrator's overrides.json, which the
+   * server writes into them) under the user's settings as written (JSON5,
+   * comments allowed): what readSettings and the snippets read.
+   */
   user: { [key: string]: unknown };
   /** What the registry's validation said, one line per problem. */
   problems: string[];
@@ -39,7 +43,22 @@ export async function readRefusedSettings(
   if (typeof user !== 'object' || user === null || Array.isArray(user)) {
     return null;
   }
-  return { user: user as { [key: string]: unknown }, problems: describeProblems(reason) };
+  return { user: { ...schemaDefaults(fetched.schema), ...user }, problems: describeProblems(reason) };
+}
+
+/** Each top-level property's default in `schema` (overrides.json included). */
+function schemaDefaults(schema: unknown): { [key: string]: unknown } {
+  const properties = (schema as { properties?: unknown } | undefined)?.properties;
+  const out: { [key: string]: unknown } = {};
+  if (typeof properties === 'object' && properties !== null) {
+    for (const [key, property] of Object.entries(properties)) {
+      const value = (property as { default?: unknown } | null)?.default;
+      if (value !== undefined) {
+        out[key] = value;
+      }
+    }
+  }
+  return out;
 }
 
 /** The registry's validation errors (AJV's), as "where: what" lines. */

@@ -15,10 +15,10 @@ import { DEFAULT_SETTINGS, readSettings, SETTING_LIMITS } from '../settings';
 
 const PLUGIN = 'jupyterlab-vram:plugin';
 
-function registryWith(raw: string): SettingRegistry {
+function registryWith(raw: string, served: object = schema): SettingRegistry {
   const connector = {
     fetch: async (id: string) =>
-      ({ id, raw, schema, data: { composite: {}, user: {} }, version: '1' }) as ISettingRegistry.IPlugin,
+      ({ id, raw, schema: served, data: { composite: {}, user: {} }, version: '1' }) as ISettingRegistry.IPlugin,
     list: async () => ({ ids: [], values: [] }),
     save: async () => undefined,
     remove: async () => undefined
@@ -62,6 +62,17 @@ describe('settings the registry refuses', () => {
     expect(refusedSettingsMessage('GPU Memory', refused!.problems)).toContain(
       'JupyterLab refused the GPU Memory settings (sampleIntervalSeconds: must be >= 0.05).'
     );
+  });
+
+  it("keep the administrator's defaults (overrides.json, which the server writes into the schema)", async () => {
+    const overridden = JSON.parse(JSON.stringify(schema));
+    overridden.properties.historyMinutes.default = 120;
+    overridden.properties.rememberTimeline.default = false;
+    const registry = registryWith('{"sampleIntervalSeconds": 0.01, "rememberTimeline": true}', overridden);
+    const refused = await readRefusedSettings(registry, PLUGIN, await loadError(registry));
+    const settings = readSettings(refused!.user);
+    expect(settings.historyMinutes).toBe(120);
+    expect(settings.rememberTimeline).toBe(true); // the user's own value still wins
   });
 
   it('a bad snippet entry costs only that entry', async () => {
