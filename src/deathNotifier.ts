@@ -112,6 +112,10 @@ export class DeathNotifier implements IDisposable {
       this._shown.set(model, { id: shown.id, facts: death });
       return;
     }
+    if (shown) {
+      // Another death of the same notebook's kernel: it replaces the one shown.
+      this._notifications.dismiss(shown.id);
+    }
     const id = this._notifications.emit(explanation.short, type, {
       autoClose: false,
       actions: [{ label: 'Details', callback: () => this._showDetails() }]

@@ -343,6 +343,41 @@ describe('the death in the panel, the timeline, the badge and a notification', (
     notifier.dispose();
   });
 
+  it('a second death replaces the first one\'s notification', async () => {
+    await kernelDeathTextLoaded();
+    const calls: string[] = [];
+    let next = 0;
+    const notifications: INotifications = {
+      emit: () => {
+        const id = `n${++next}`;
+        calls.push(`emit ${id}`);
+        return id;
+      },
+      update: args => (calls.push(`update ${args.id}`), true),
+      dismiss: id => calls.push(`dismiss ${id}`)
+    };
+    const model = new KernelMemoryModel({ historyCapacity: 10 });
+    const notifier = new DeathNotifier({
+      monitor: { sessions: () => [{ model } as any], sessionsChanged: new Signal<any, void>({}), settings: DEFAULT_SETTINGS } as any,
+      showDetails: () => undefined,
+      notifications
+    });
+    const source = dead();
+    model.ingest(wire(makeHello()));
+    model.ingest(wire(source.death!.lastSample));
+    model.noteKernelDeath('autorestarting', { cellId: 'cell-b', executionCount: 12, confirmed: true });
+    // The restarted kernel runs, then dies again (the batch size still too large).
+    model.startKernelSession();
+    model.ingest(wire(makeHello({ pid: 5151 })));
+    const later = wire(source.death!.lastSample) as any;
+    later.time += 3600;
+    model.ingest(later);
+    model.noteKernelDeath('autorestarting', { cellId: 'cell-c', executionCount: 14, confirmed: true });
+    model.clearKernelDeath();
+    expect(calls.filter(c => !c.startsWith('update'))).toEqual(['emit n1', 'dismiss n1', 'emit n2', 'dismiss n2']);
+    notifier.dispose();
+  });
+
   it('a first death notifies once its explanation has loaded, as the death is then', async () => {
     await jest.isolateModulesAsync(async () => {
       const { DeathNotifier: FreshNotifier } = await import('../deathNotifier');
