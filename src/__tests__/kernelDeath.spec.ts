@@ -90,13 +90,31 @@ describe('explainKernelDeath', () => {
       available_bytes: 22.3 * GiB,
       container: null
     };
-    const e = explainKernelDeath(facts({ lastSample: sample(low), status: 'dead' }));
+    const e = explainKernelDeath(facts({ lastSample: sample(low), status: 'autorestarting' }));
     expect(e.verdict).toBe('unknown');
     expect(e.summary).toBe(
-      'The kernel died while its RAM was 1.2 GiB, with 22.3 GiB more available (machine RAM 32 GiB): ' +
+      'The kernel died and was restarted while its RAM was 1.2 GiB, with 22.3 GiB more available (machine RAM 32 GiB): ' +
         'memory was not near the limit, so the cause is unknown.'
     );
     expect(e.short).toBe('The kernel (running [7]) died at RAM 1.2 GiB (22.3 GiB more available); the cause is unknown.');
+  });
+
+  it('a kernel gone without a restart is never said to be most likely OOM-killed', () => {
+    // Shut down from another page, culled by the server: JupyterLab says `dead` alone,
+    // and no restarted kernel will tell whether the killer acted.
+    const full: HostMemory = {
+      rss_bytes: 3.7 * GiB,
+      total_bytes: 4 * GiB,
+      available_bytes: 0.3 * GiB,
+      container: null
+    };
+    const e = explainKernelDeath(facts({ lastSample: sample(full), status: 'dead' }));
+    expect(e.verdict).toBe('unknown');
+    expect(e.summary).toContain(
+      'a kernel stops this way when it is shut down or culled elsewhere, or dies where the server does not ' +
+        'restart it; its memory was near the limit, but the cause is unknown.'
+    );
+    expect(e.short).toContain('the cause is unknown');
   });
 
   it("near the machine's RAM without a container", () => {

@@ -173,6 +173,36 @@ describe('KernelDeathWatch', () => {
     expect(model.death).toBe(first);
   });
 
+  it('a restarted process that dies before it answers leaves nothing to stand in for the next death\'s figures', async () => {
+    const { sessionContext, model } = setup();
+    const withKills = (time: number, kills: number) =>
+      wire(
+        makeCpuSample({
+          time,
+          host: {
+            rss_bytes: 3.9 * GiB,
+            total_bytes: 64 * GiB,
+            available_bytes: 40 * GiB,
+            container: { limit_bytes: 4 * GiB, usage_bytes: 3.95 * GiB, inactive_file_bytes: 0, oom_kill_count: kills, cgroup_version: 2 }
+          }
+        })
+      );
+    serverRestart(sessionContext);
+    model.startKernelSession();
+    serverRestart(sessionContext); // the restarted process dies too, before it says idle
+    model.startKernelSession();
+    await settle();
+    sessionContext.setStatus('idle');
+    // The third process runs for an hour, then the killer takes it.
+    model.ingest(wire(makeHello({ pid: 999, record_series: 'third' })));
+    model.ingest(withKills(5000, 1));
+    serverRestart(sessionContext);
+    model.startKernelSession();
+    model.ingest(withKills(5010, 2)); // the restarted kernel's count: it rose
+    expect(model.death!.lastSample!.time).toBe(5000);
+    expect(model.death!.oomKillsAfter).toBe(2);
+  });
+
   it('a kernel change clears the death', () => {
     const { sessionContext, model, watch } = setup();
     serverRestart(sessionContext);
@@ -365,14 +395,14 @@ describe('the death in the panel, the timeline, the badge and a notification', (
     const source = dead();
     model.ingest(wire(makeHello()));
     model.ingest(wire(source.death!.lastSample));
-    model.noteKernelDeath('autorestarting', { cellId: 'cell-b', executionCount: 12, confirmed: true });
+    model.noteKernelDeath('autorestarting', { cellId: 'cell-b', executionCount: 12, confirmed: true }, 2000);
     // The restarted kernel runs, then dies again (the batch size still too large).
     model.startKernelSession();
     model.ingest(wire(makeHello({ pid: 5151 })));
     const later = wire(source.death!.lastSample) as any;
     later.time += 3600;
     model.ingest(later);
-    model.noteKernelDeath('autorestarting', { cellId: 'cell-c', executionCount: 14, confirmed: true });
+    model.noteKernelDeath('autorestarting', { cellId: 'cell-c', executionCount: 14, confirmed: true }, 5600);
     model.clearKernelDeath();
     expect(calls.filter(c => !c.startsWith('update'))).toEqual(['emit n1', 'dismiss n1', 'emit n2', 'dismiss n2']);
     notifier.dispose();

@@ -147,7 +147,12 @@ export class KernelDeathWatch implements IDisposable {
     running = this._tracker.running
   ): void {
     if (this._noted) {
-      return; // `dead` after a failed automatic restart: the same death
+      // `dead` after a failed automatic restart, or the restarted process
+      // dying before it answered: the same death. What its `restarting`
+      // captured (nothing: the figures went with the first death) must not
+      // stand in for the figures of the next process's end.
+      this._model.dropRestartCapture();
+      return;
     }
     this._noted = true;
     this._model.noteKernelDeath(status, running);

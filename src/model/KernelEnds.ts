@@ -54,6 +54,10 @@ export class KernelEnds {
     this._markKernelEnd('restarted', capture.sample, capture.age);
   }
 
+  dropRestartCapture(): void {
+    this._restartCapture = null;
+  }
+
   noteKernelChange(now: number): void {
     this.clearKernelDeath();
     this._markKernelEnd('changed', this._host.latest(), null, now);

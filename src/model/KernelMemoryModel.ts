@@ -182,6 +182,15 @@ export class KernelMemoryModel implements IKernelMemoryModel {
   }
 
   /**
+   * The restart was part of a death already noted (the restarted process
+   * died again before it answered): what was captured for it goes, so that
+   * the next restart captures the figures it ends with.
+   */
+  dropRestartCapture(): void {
+    this._ends.dropRestartCapture();
+  }
+
+  /**
    * The notebook moved to another kernel (or lost its kernel): the timeline
    * marks where the previous one's figures end. Nothing charted yet (the
    * notebook's first kernel): no mark.

@@ -177,6 +177,16 @@ export function explainKernelDeath(
   if (kills !== null && kills > 0) {
     verdict = 'oom-killed';
     cause = `the out-of-memory killer killed it (${eventsFile})`;
+  } else if (facts.status === 'dead') {
+    // Gone without a restart: a kernel shut down from another page, culled
+    // by the server or deleted there says just this too, and no restarted
+    // kernel will tell whether the killer acted.
+    verdict = 'unknown';
+    cause =
+      'a kernel stops this way when it is shut down or culled elsewhere, or dies where the ' +
+      'server does not restart it' +
+      (near ? '; its memory was near the limit, but ' : ', so ') +
+      'the cause is unknown';
   } else if (near && kills === 0) {
     // The evidence says no: the container's killer did not act.
     verdict = 'unknown';
