@@ -159,15 +159,13 @@ class AllocationSites:
             cell_id = getattr(info, "cell_id", None)
             count = getattr(result, "execution_count", None)
             self._numbering.at_end(result)
+            # The innermost first; a subshell's cell and the notebook's end in any order.
             running = self._running
-            if running and running[-1][0] == id(info):
-                running.pop()
-            else:  # a subshell's cell and the notebook's end in any order
-                key = id(info)
-                for position in range(len(running) - 1, -1, -1):
-                    if running[position][0] == key:
-                        del running[position]
-                        break
+            key = id(info)
+            for position in range(len(running) - 1, -1, -1):
+                if running[position][0] == key:
+                    del running[position]
+                    break
             if not isinstance(cell_id, str) or not cell_id:
                 return
             if isinstance(count, int) and self.cells.cell_id_of(count) != cell_id:

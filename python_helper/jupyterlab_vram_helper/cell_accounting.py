@@ -97,12 +97,19 @@ MAX_PENDING_CELLS = 32
 _get_ident = threading.get_ident
 
 
-def _innermost_of(pending: List[PendingCell], thread: int) -> Optional[PendingCell]:
-    """The innermost running cell of ``thread`` (a subshell's cells run on threads of their own)."""
+def _innermost_position(pending: List[PendingCell], thread: int) -> int:
+    """Where the innermost running cell of ``thread`` is in ``pending``; -1: none
+    (a subshell's cells run on threads of their own)."""
     for position in range(len(pending) - 1, -1, -1):
         if pending[position].thread == thread:
-            return pending[position]
-    return None
+            return position
+    return -1
+
+
+def _innermost_of(pending: List[PendingCell], thread: int) -> Optional[PendingCell]:
+    """The innermost running cell of ``thread``, if any."""
+    position = _innermost_position(pending, thread)
+    return pending[position] if position >= 0 else None
 
 
 class CellMemoryRecorder:
@@ -524,22 +531,18 @@ class CellMemoryRecorder:
         if result is None:
             # Cancelled (an interrupted cell that awaits): the innermost running
             # cell of this thread, not a subshell's that started after it.
-            cancelled = _innermost_of(pending, _get_ident())
-            if cancelled is None:
-                return None
-            position = len(pending) - 1 - pending[::-1].index(cancelled)
-            pending[position:] = [other for other in pending[position + 1:] if other.thread != cancelled.thread]
-            return cancelled
-        info_id = id(getattr(result, "info", None))
-        for position in range(len(pending) - 1, -1, -1):
-            if pending[position].info_id == info_id:
-                cell = pending[position]
-                # Cells of its thread above it never got their post_run_cell:
-                # forget them. Another thread's (a subshell's cell, which
-                # started later and runs on) go on.
-                pending[position:] = [other for other in pending[position + 1:] if other.thread != cell.thread]
-                return cell
-        return None  # an empty cell: its pre_run_cell never fired
+            position = _innermost_position(pending, _get_ident())
+        else:
+            info_id = id(getattr(result, "info", None))
+            position = next((p for p in range(len(pending) - 1, -1, -1) if pending[p].info_id == info_id), -1)
+        if position < 0:
+            return None  # an empty cell: its pre_run_cell never fired
+        cell = pending[position]
+        # Cells of its thread above it never got their post_run_cell: forget
+        # them. Another thread's (a subshell's cell, which started later and
+        # runs on) go on.
+        pending[position:] = [other for other in pending[position + 1:] if other.thread != cell.thread]
+        return cell
 
     def _problem(self, what: str, exc: BaseException) -> None:
         try:

@@ -175,6 +175,7 @@ class SampleSource:
             "torch": torch_cuda.torch_state(torch, initialized),
             "tensorflow": tf_state,
             "gpus": gpus,
+            # No call on the common tick, one with GPUs.
             "hidden_gpus": self._hidden_by_environment(devices) if not devices else None,
         }
 

@@ -26,6 +26,11 @@ function sample(host: HostMemory, time = 1000): SampleMessage {
   return makeCpuSample({ host, time });
 }
 
+/** A machine without a container: the kernel's RSS, the machine's RAM and what is available. */
+function machine(rss: number, total: number, available: number): HostMemory {
+  return { rss_bytes: rss, total_bytes: total, available_bytes: available, container: null };
+}
+
 function facts(overrides: Partial<KernelDeathFacts> = {}): KernelDeathFacts {
   return {
     status: 'autorestarting',
@@ -84,12 +89,7 @@ describe('explainKernelDeath', () => {
   });
 
   it('far from the limit: the cause is unknown, never guessed', () => {
-    const low: HostMemory = {
-      rss_bytes: 1.2 * GiB,
-      total_bytes: 32 * GiB,
-      available_bytes: 22.3 * GiB,
-      container: null
-    };
+    const low = machine(1.2 * GiB, 32 * GiB, 22.3 * GiB);
     const e = explainKernelDeath(facts({ lastSample: sample(low), status: 'autorestarting' }));
     expect(e.verdict).toBe('unknown');
     expect(e.summary).toBe(
@@ -102,12 +102,7 @@ describe('explainKernelDeath', () => {
   it('a kernel gone without a restart is never said to be most likely OOM-killed', () => {
     // Shut down from another page, culled by the server: JupyterLab says `dead` alone,
     // and no restarted kernel will tell whether the killer acted.
-    const full: HostMemory = {
-      rss_bytes: 3.7 * GiB,
-      total_bytes: 4 * GiB,
-      available_bytes: 0.3 * GiB,
-      container: null
-    };
+    const full = machine(3.7 * GiB, 4 * GiB, 0.3 * GiB);
     const e = explainKernelDeath(facts({ lastSample: sample(full), status: 'dead' }));
     expect(e.verdict).toBe('unknown');
     expect(e.summary).toContain(
@@ -118,12 +113,7 @@ describe('explainKernelDeath', () => {
   });
 
   it("near the machine's RAM without a container", () => {
-    const full: HostMemory = {
-      rss_bytes: 30 * GiB,
-      total_bytes: 32 * GiB,
-      available_bytes: 512 * MiB,
-      container: null
-    };
+    const full = machine(30 * GiB, 32 * GiB, 512 * MiB);
     const e = explainKernelDeath(facts({ lastSample: sample(full) }));
     expect(e.verdict).toBe('near-limit');
     expect(e.summary).toContain('(machine RAM 32 GiB): most likely the out-of-memory killer.');

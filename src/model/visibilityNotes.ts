@@ -77,12 +77,14 @@ export function deriveVisibilityNotes(
     ? sample.torch.cuda_initialized
     : !!hello!.torch?.cuda_initialized;
   const gpuCount = sample ? sample.gpus.length : hello!.devices.length;
+  // Whether that proves no GPU (gpuVisibility.ts): asked once, for both notes that need it.
+  const noGpu = gpuCount === 0 ? seesNoGpu(hello, sample) : false;
 
   if (gpuCount === 0) {
     // An empty device list proves "no GPU" only where NVML or PyTorch could
     // have listed one (gpuVisibility.ts): without NVML, GPUs show once
     // PyTorch initialises CUDA.
-    const known = seesNoGpu(hello, sample) !== null;
+    const known = noGpu !== null;
     const hidden = sample ? sample.hidden_gpus : (hello!.hidden_gpus ?? null);
     notes.push({
       id: 'no-gpu',
@@ -146,7 +148,7 @@ export function deriveVisibilityNotes(
     : !!hello!.tensorflow?.gpus_initialized;
   // TensorFlow's runtime comes up with its first operation, GPUs or not: on
   // a machine proven to have none, its GPU advice would be false.
-  if (gpuCount === 0 && seesNoGpu(hello, sample) === true) {
+  if (noGpu === true) {
     return notes;
   }
   if (tfGpus) {

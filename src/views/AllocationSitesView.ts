@@ -28,7 +28,7 @@ import {
 import { clockTime } from '../clockText';
 import { seesNoGpu } from '../model/gpuVisibility';
 import { formatBytes, plural } from '../format';
-import { AllocationRecorder } from '../model/AllocationRecorder';
+import { AllocationRecorder, AllocationRecorderChange } from '../model/AllocationRecorder';
 import { ConsoleCells } from '../model/ConsoleCells';
 import {
   cellIdsByCount,
@@ -124,7 +124,7 @@ export class AllocationSitesView extends LazyView {
     if (recorder === this._recorder) {
       return;
     }
-    this._recorder = follow(this._recorder, recorder, this.requestRender, this);
+    this._recorder = follow(this._recorder, recorder, this._onRecorderChanged, this);
     // Another kernel's listing: the folds the user opened were that of the previous one.
     this._openFolds.clear();
     this.requestRender();
@@ -147,7 +147,7 @@ export class AllocationSitesView extends LazyView {
 
   dispose(): void {
     this._consoleCells?.changed.disconnect(this.requestRender, this);
-    this._recorder?.changed.disconnect(this.requestRender, this);
+    this._recorder?.changed.disconnect(this._onRecorderChanged, this);
     this._recorder = null;
     super.dispose();
   }
@@ -182,9 +182,7 @@ export class AllocationSitesView extends LazyView {
     setText(this._error, error ?? '');
 
     const listing = recorder?.listing ?? null;
-    const listedAt = recorder?.listedAt ?? null;
-    setHidden(this._asOf, listedAt === null);
-    setText(this._asOf, listedAt === null ? '' : asOfText(listedAt, recorder?.cellsRunSinceListing ?? 0));
+    this._renderAsOf();
     const records = this._model?.cells.entries.map(e => e.record) ?? [];
     const consoleCells = this._consoleCells;
     this._rows = listing
@@ -198,6 +196,22 @@ export class AllocationSitesView extends LazyView {
         this._renderDevice(device, this._rows[i].rows)
       )
     );
+  }
+
+  /** A cell ran since the listing: only the line that says so changes, not the listing. */
+  private _onRecorderChanged(_: AllocationRecorder, change: AllocationRecorderChange): void {
+    if (change === 'since') {
+      this._renderAsOf();
+    } else {
+      this.requestRender();
+    }
+  }
+
+  private _renderAsOf(): void {
+    const recorder = this._recorder;
+    const listedAt = recorder?.listedAt ?? null;
+    setHidden(this._asOf, listedAt === null);
+    setText(this._asOf, listedAt === null ? '' : asOfText(listedAt, recorder?.cellsRunSinceListing ?? 0));
   }
 
   private _renderDevice(sites: DeviceSites, rows: SiteRow[]): HTMLElement {
@@ -347,10 +361,6 @@ export class AllocationSitesView extends LazyView {
   private _devices: HTMLElement;
 }
 
-/**
- * What the toggle's state line says: on or off, and what it costs.
- * `gpuVisible`: whether the kernel sees a GPU (null: not known yet).
- */
 /** When the listing was made, and whether cells ran since (it only changes on Refresh). */
 export function asOfText(listedAt: number, cellsSince: number): string {
   const when = `Listed at ${clockTime(listedAt)}.`;
@@ -361,6 +371,10 @@ export function asOfText(listedAt: number, cellsSince: number): string {
   return `${when} ${cells} since: Refresh to see what the lines hold now.`;
 }
 
+/**
+ * What the toggle's state line says: on or off, and what it costs.
+ * `gpuVisible`: whether the kernel sees a GPU (null: not known yet).
+ */
 export function statusText(
   state: RecordingState | null,
   available: boolean,
