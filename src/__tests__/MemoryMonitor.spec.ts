@@ -318,21 +318,25 @@ describe('MemoryMonitor: what the browser keeps between pages', () => {
   class CountingStores {
     recordLoads = 0;
     timelineLoads = 0;
+    /** The writes and forgets, in the order the stores got them. */
+    log: string[] = [];
     records = {
       load: async () => {
         this.recordLoads++;
         return [];
       },
-      save: async () => undefined,
-      clear: async () => undefined
+      save: async () => void this.log.push('save cells'),
+      clear: async () => undefined,
+      forgetAll: async () => void this.log.push('forget cells')
     };
     timeline = {
       load: async () => {
         this.timelineLoads++;
         return [];
       },
-      save: async () => undefined,
-      replace: async () => undefined
+      save: async () => void this.log.push('save timeline'),
+      replace: async () => undefined,
+      forgetAll: async () => void this.log.push('forget timeline')
     };
   }
 
@@ -388,5 +392,31 @@ describe('MemoryMonitor: what the browser keeps between pages', () => {
     monitor.updateSettings({ ...DEFAULT_SETTINGS });
     await tick();
     expect([stores.recordLoads, stores.timelineLoads]).toEqual([2, 2]);
+  });
+
+  it('forgets what it is not to keep once the settings say so, not at every change', async () => {
+    const { stores, tracker, monitor, panel } = keepingSetup(true);
+    tracker.activate(panel);
+    monitor.updateSettings({ ...DEFAULT_SETTINGS, rememberTimeline: false });
+    await tick();
+    expect(stores.log).toEqual(['forget timeline']);
+    monitor.updateSettings({ ...DEFAULT_SETTINGS, rememberTimeline: false, units: 'decimal' });
+    await tick();
+    expect(stores.log).toEqual(['forget timeline']);
+  });
+
+  it('turned off, writes what waits first and then forgets it with the rest; on and off again forgets again', async () => {
+    const { stores, tracker, monitor, panel } = keepingSetup(false);
+    tracker.activate(panel);
+    await tick();
+    const model = monitor.current as KernelMemoryModel;
+    model.history.append(1, new Map([['host.rss', 1]])); // waits for the timeline's delay
+    monitor.updateSettings({ ...DEFAULT_SETTINGS, rememberTimeline: false });
+    await tick();
+    expect(stores.log).toEqual(['save timeline', 'forget timeline']);
+    monitor.updateSettings({ ...DEFAULT_SETTINGS });
+    monitor.updateSettings({ ...DEFAULT_SETTINGS, rememberTimeline: false, rememberCellHistory: false });
+    await tick();
+    expect(stores.log.slice(2).sort()).toEqual(['forget cells', 'forget timeline']);
   });
 });

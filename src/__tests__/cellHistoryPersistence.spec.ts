@@ -120,6 +120,16 @@ describe('IndexedDbCellRecordStore', () => {
     expect((await store.load('other.ipynb', 100))[0].records).toHaveLength(1);
   });
 
+  it('forgets every notebook\'s records and floors at once', async () => {
+    const store = new IndexedDbCellRecordStore(new IDBFactory());
+    await store.save(NOTEBOOK, records(3, 1000).map(record => ({ identity: 'a', record })));
+    await store.clear(NOTEBOOK, [{ identity: 'a', floor: 3, time: 1003 }]);
+    await store.save('other.ipynb', records(1, 500).map(record => ({ identity: 'z', record })));
+    await store.forgetAll();
+    expect(await store.load(NOTEBOOK, 100)).toEqual([]);
+    expect(await store.load('other.ipynb', 100)).toEqual([]);
+  });
+
   it('drops the oldest records beyond the capacity, from the store too', async () => {
     const store = new IndexedDbCellRecordStore(new IDBFactory());
     await store.save(NOTEBOOK, records(5, 1000).map(record => ({ identity: 'a', record })));
@@ -322,7 +332,8 @@ describe('CellHistoryPersistence: pages around one kernel', () => {
     const broken = {
       load: () => Promise.reject(new Error('QuotaExceededError')),
       save: () => Promise.reject(new Error('QuotaExceededError')),
-      clear: () => Promise.reject(new Error('QuotaExceededError'))
+      clear: () => Promise.reject(new Error('QuotaExceededError')),
+      forgetAll: () => Promise.reject(new Error('QuotaExceededError'))
     };
     const model = new KernelMemoryModel({ historyCapacity: 10 });
     const persistence = new CellHistoryPersistence({

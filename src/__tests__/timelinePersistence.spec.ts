@@ -61,6 +61,9 @@ class MemoryTimelineStore implements ITimelineStore {
       this.chunks.push({ notebook, id: this._next++, chunk });
     }
   }
+  async forgetAll() {
+    this.chunks = [];
+  }
   private _next = 1;
 }
 
@@ -364,6 +367,16 @@ describe('IndexedDbTimelineStore', () => {
     await store.replace(NOTEBOOK, loaded.map(s => s.id), chunk('run-3', [[992, 3]]));
     expect((await store.load(NOTEBOOK)).length).toBe(1);
     expect((await store.load('other.ipynb')).length).toBe(1);
+  });
+
+  it('forgets every notebook\'s chunks at once', async () => {
+    const store = new IndexedDbTimelineStore(new IDBFactory(), () => 1000);
+    await store.save(NOTEBOOK, chunk('run-1', [[990, 1]]));
+    await store.save('other.ipynb', chunk('run-2', [[995, 5]]));
+    await store.forgetAll();
+    expect([(await store.load(NOTEBOOK)).length, (await store.load('other.ipynb')).length]).toEqual([0, 0]);
+    await store.save(NOTEBOOK, chunk('run-3', [[996, 6]])); // and keeps what comes after
+    expect((await store.load(NOTEBOOK)).map(s => s.chunk.identity)).toEqual(['run-3']);
   });
 
   it('drops chunks past the age limit, of every notebook, when any notebook is read', async () => {

@@ -46,6 +46,8 @@ export interface ICellRecordStore {
    * `time` of its latest record (null: none came), which orders the series.
    */
   clear(notebook: string, floors: readonly SeriesFloor[]): Promise<void>;
+  /** Forget every notebook's records and floors (the browser is no longer to keep them). */
+  forgetAll(): Promise<void>;
 }
 
 export class CellHistoryPersistence implements IDisposable {

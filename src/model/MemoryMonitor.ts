@@ -368,11 +368,34 @@ export class MemoryMonitor implements IVramMonitor {
     };
   }
 
+  /**
+   * Start and stop the keepers as the settings say. What the browser is not
+   * to keep is also forgotten where it was kept before (on this page or an
+   * earlier one, of any notebook): once the settings are known and say so,
+   * then again after each time they asked for it.
+   */
   private _keepHistories(): void {
     const wanted = this._keptHistories();
-    for (const { persistence } of this._sessions.values()) {
-      persistence?.update(wanted);
+    const written = Promise.all(
+      [...this._sessions.values()].map(({ persistence }) => persistence?.update(wanted))
+    );
+    if (!this._settingsKnown) {
+      return;
     }
+    const forget = (store: { forgetAll(): Promise<void> } | null, what: string) => {
+      void written
+        .then(() => store?.forgetAll())
+        .catch(reason =>
+          console.warn(`jupyterlab-vram: could not forget the ${what} this browser kept:`, reason)
+        );
+    };
+    if (!wanted.cells && !this._forgotten.cells) {
+      forget(this._recordStore, 'cell histories');
+    }
+    if (!wanted.timeline && !this._forgotten.timeline) {
+      forget(this._timelineStore, 'memory timelines');
+    }
+    this._forgotten = { cells: !wanted.cells, timeline: !wanted.timeline };
   }
 
   private _onPanelDisposed(panel: IMonitoredNotebook): void {
@@ -416,6 +439,8 @@ export class MemoryMonitor implements IVramMonitor {
   private _recordStore: ICellRecordStore | null;
   private _timelineStore: ITimelineStore | null;
   private _settingsKnown: boolean;
+  /** What is not kept and was forgotten since the settings last asked to keep it. */
+  private _forgotten: KeptHistories = { cells: false, timeline: false };
   private _commsLeftOpen: CommsLeftOpen | null;
   private _notebooks: INotebookSource;
   private _settings: VramSettings;

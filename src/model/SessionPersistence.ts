@@ -31,11 +31,15 @@ export class SessionPersistence implements IDisposable {
     return this._isDisposed;
   }
 
-  /** Keep what `wanted` asks for from now on (a store missing: that part is not kept). */
-  update(wanted: KeptHistories): void {
+  /**
+   * Keep what `wanted` asks for from now on (a store missing: that part is
+   * not kept). Settles when a keeper stopped here has written what it held.
+   */
+  update(wanted: KeptHistories): Promise<void> {
     if (this._isDisposed) {
-      return;
+      return Promise.resolve();
     }
+    const written: Promise<void>[] = [];
     const notebook = () => this._sessionContext.path;
     if (wanted.cells && this._recordStore && !this._cells) {
       this._cells = new CellHistoryPersistence({
@@ -44,6 +48,7 @@ export class SessionPersistence implements IDisposable {
         notebook
       });
     } else if (!wanted.cells && this._cells) {
+      written.push(this._cells.flush());
       this._cells.dispose();
       this._cells = null;
     }
@@ -54,9 +59,11 @@ export class SessionPersistence implements IDisposable {
         notebook
       });
     } else if (!wanted.timeline && this._timeline) {
+      written.push(this._timeline.flush());
       this._timeline.dispose();
       this._timeline = null;
     }
+    return Promise.all(written).then(() => undefined);
   }
 
   /** Write what waits now (the page goes away). */

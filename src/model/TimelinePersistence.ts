@@ -42,6 +42,8 @@ export interface ITimelineStore {
   save(notebook: string, chunk: TimelineChunk): Promise<void>;
   /** Put `chunk` in place of the chunks `ids`, in one write (an empty chunk: drop them). */
   replace(notebook: string, ids: readonly number[], chunk: TimelineChunk): Promise<void>;
+  /** Forget every notebook's chunks (the browser is no longer to keep them). */
+  forgetAll(): Promise<void>;
 }
 
 export class TimelinePersistence implements IDisposable {

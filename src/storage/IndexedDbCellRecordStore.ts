@@ -156,6 +156,14 @@ export class IndexedDbCellRecordStore implements ICellRecordStore, IPathKeyedSto
     await done(tx);
   }
 
+  async forgetAll(): Promise<void> {
+    const db = await this._open();
+    const tx = db.transaction([RECORDS, FLOORS], 'readwrite');
+    tx.objectStore(RECORDS).clear();
+    tx.objectStore(FLOORS).clear();
+    await done(tx);
+  }
+
   private _open(): Promise<IDBDatabase> {
     return this._database.open();
   }

@@ -93,6 +93,13 @@ export class IndexedDbTimelineStore implements ITimelineStore, IPathKeyedStore {
     await done(tx);
   }
 
+  async forgetAll(): Promise<void> {
+    const db = await this._database.open();
+    const tx = db.transaction(TIMELINE_CHUNKS, 'readwrite');
+    tx.objectStore(TIMELINE_CHUNKS).clear();
+    await done(tx);
+  }
+
   private _database: VramDatabase;
   private _now: () => number;
 }

@@ -16,6 +16,7 @@ export function lazyIndexedDbStore(): ICellRecordStore & IPathKeyedStore {
     load: async (notebook, capacity) => (await get()).load(notebook, capacity),
     save: async (notebook, records) => (await get()).save(notebook, records),
     clear: async (notebook, floors) => (await get()).clear(notebook, floors),
+    forgetAll: async () => (await get()).forgetAll(),
     moveNotebook: async (from, to) => (await get()).moveNotebook(from, to),
     forgetNotebook: async path => (await get()).forgetNotebook(path)
   };
@@ -31,6 +32,7 @@ export function lazyIndexedDbTimelineStore(): ITimelineStore & IPathKeyedStore {
     load: async notebook => (await get()).load(notebook),
     save: async (notebook, chunk) => (await get()).save(notebook, chunk),
     replace: async (notebook, ids, chunk) => (await get()).replace(notebook, ids, chunk),
+    forgetAll: async () => (await get()).forgetAll(),
     moveNotebook: async (from, to) => (await get()).moveNotebook(from, to),
     forgetNotebook: async path => (await get()).forgetNotebook(path)
   };
