@@ -3,11 +3,12 @@
  * asking: the gist of `explainKernelDeath`, with a button to the panel. The
  * notification follows the facts: updated when the restarted kernel brings
  * evidence (its container's OOM kill count), dismissed when the user
- * restarts or changes the kernel, or closes its notebook.
+ * restarts or changes the kernel, or closes its notebook. Notebooks that
+ * share a kernel share its notification.
  */
 import { IDisposable } from '@lumino/disposable';
 
-import type { KernelDeathFacts } from './model/kernelDeath';
+import type { DeathVerdict, KernelDeathFacts } from './model/kernelDeath';
 import { kernelDeathText } from './model/lazyKernelDeath';
 import { MemoryMonitor } from './model/MemoryMonitor';
 import { IKernelMemoryModel, ModelChange } from './tokens';
@@ -70,10 +71,7 @@ export class DeathNotifier implements IDisposable {
       if (!models.has(model)) {
         // Its notebook closed: the notification, which stays until dismissed,
         // would go on speaking of a kernel no panel shows any more.
-        const shown = this._shown.get(model);
-        if (shown) {
-          this._notifications.dismiss(shown.id);
-        }
+        this._release(model);
         model.changed.disconnect(this._onChanged, this);
         this._shown.delete(model);
       }
@@ -87,10 +85,7 @@ export class DeathNotifier implements IDisposable {
     const shown = this._shown.get(model) ?? null;
     const death = model.death;
     if (!death) {
-      if (shown) {
-        this._notifications.dismiss(shown.id);
-      }
-      this._shown.set(model, null);
+      this._release(model);
       return;
     }
     const text = kernelDeathText(() => {
@@ -101,26 +96,81 @@ export class DeathNotifier implements IDisposable {
     if (!text) {
       return;
     }
-    const explanation = text.explainKernelDeath(death, this._monitor.settings.units);
-    const type = explanation.verdict === 'unknown' ? 'warning' : 'error';
+    let id: string | null = null;
     if (shown && sameDeath(shown.facts, death)) {
-      this._notifications.update({
-        id: shown.id,
-        message: explanation.short,
-        type
+      id = shown.id;
+    } else {
+      // Another death of the same notebook's kernel replaces the one shown.
+      this._release(model);
+      id = this._notifiedByAnother(model, death);
+    }
+    if (id === null) {
+      const explanation = text.explainKernelDeath(death, this._monitor.settings.units);
+      id = this._notifications.emit(explanation.short, notificationType(explanation.verdict), {
+        autoClose: false,
+        actions: [{ label: 'Details', callback: () => this._showDetails() }]
       });
-      this._shown.set(model, { id: shown.id, facts: death });
+      this._shown.set(model, { id, facts: death });
       return;
     }
-    if (shown) {
-      // Another death of the same notebook's kernel: it replaces the one shown.
+    this._shown.set(model, { id, facts: death });
+    const explanation = text.explainKernelDeath(this._mostTelling(id), this._monitor.settings.units);
+    this._notifications.update({
+      id,
+      message: explanation.short,
+      type: notificationType(explanation.verdict)
+    });
+  }
+
+  /**
+   * The notification another notebook shows of this death: notebooks that
+   * share one kernel each see it die, and one notification says it.
+   */
+  private _notifiedByAnother(model: IKernelMemoryModel, death: KernelDeathFacts): string | null {
+    const kernelId = this._kernelIdOf(model);
+    if (kernelId === null) {
+      return null;
+    }
+    for (const [other, shown] of this._shown) {
+      if (
+        other !== model &&
+        shown &&
+        shown.facts.status === death.status &&
+        Math.abs(shown.facts.time - death.time) <= SAME_DEATH_SECONDS &&
+        this._kernelIdOf(other) === kernelId
+      ) {
+        return shown.id;
+      }
+    }
+    return null;
+  }
+
+  /** Of the deaths notification `id` says, the one that knows the running cell (the notebook that ran it). */
+  private _mostTelling(id: string): KernelDeathFacts {
+    let telling: KernelDeathFacts | null = null;
+    for (const shown of this._shown.values()) {
+      if (shown?.id === id && (!telling || (!telling.runningCell && shown.facts.runningCell))) {
+        telling = shown.facts;
+      }
+    }
+    return telling!;
+  }
+
+  /** This notebook no longer shows its notification; dismissed unless another shows it too. */
+  private _release(model: IKernelMemoryModel): void {
+    const shown = this._shown.get(model);
+    if (!shown) {
+      return;
+    }
+    this._shown.set(model, null);
+    if (![...this._shown.values()].some(other => other?.id === shown.id)) {
       this._notifications.dismiss(shown.id);
     }
-    const id = this._notifications.emit(explanation.short, type, {
-      autoClose: false,
-      actions: [{ label: 'Details', callback: () => this._showDetails() }]
-    });
-    this._shown.set(model, { id, facts: death });
+  }
+
+  private _kernelIdOf(model: IKernelMemoryModel): string | null {
+    const entry = this._monitor.sessions().find(s => s.model === model);
+    return entry?.sessionContext?.session?.kernel?.id ?? null;
   }
 
   private _monitor: Pick<MemoryMonitor, 'sessions' | 'sessionsChanged' | 'settings'>;
@@ -131,6 +181,16 @@ export class DeathNotifier implements IDisposable {
     { id: string; facts: KernelDeathFacts } | null
   >();
   private _isDisposed = false;
+}
+
+/**
+ * Two notebooks on one kernel see its death within this many seconds of each
+ * other (each from its own kernel connection's status message).
+ */
+const SAME_DEATH_SECONDS = 5;
+
+function notificationType(verdict: DeathVerdict): 'warning' | 'error' {
+  return verdict === 'unknown' ? 'warning' : 'error';
 }
 
 /** The same death, maybe with more evidence. */

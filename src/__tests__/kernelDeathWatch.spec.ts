@@ -408,6 +408,58 @@ describe('the death in the panel, the timeline, the badge and a notification', (
     notifier.dispose();
   });
 
+  it('notebooks that share a kernel share its notification, which names the cell one of them ran', async () => {
+    await kernelDeathTextLoaded();
+    const calls: string[] = [];
+    let next = 0;
+    const notifications: INotifications = {
+      emit: (message, type) => {
+        const id = `n${++next}`;
+        calls.push(`emit ${id} ${type}: ${message}`);
+        return id;
+      },
+      update: args => (calls.push(`update ${args.id} ${args.type}: ${args.message}`), true),
+      dismiss: id => calls.push(`dismiss ${id}`)
+    };
+    const onKernel = (id: string) => ({ session: { kernel: { id } } });
+    const viewer = new KernelMemoryModel({ historyCapacity: 10 });
+    const runner = new KernelMemoryModel({ historyCapacity: 10 });
+    const elsewhere = new KernelMemoryModel({ historyCapacity: 10 });
+    let sessions = [
+      { model: viewer, sessionContext: onKernel('k1') },
+      { model: runner, sessionContext: onKernel('k1') },
+      { model: elsewhere, sessionContext: onKernel('k2') }
+    ] as any[];
+    const sessionsChanged = new Signal<any, void>({});
+    const notifier = new DeathNotifier({
+      monitor: { sessions: () => sessions, sessionsChanged, settings: DEFAULT_SETTINGS } as any,
+      showDetails: () => undefined,
+      notifications
+    });
+    const source = dead();
+    for (const model of [viewer, runner, elsewhere]) {
+      model.ingest(wire(makeHello()));
+      model.ingest(wire(source.death!.lastSample));
+    }
+    // The notebook that only views the kernel hears of the death first.
+    viewer.noteKernelDeath('autorestarting', null, 2000);
+    runner.noteKernelDeath('autorestarting', { cellId: 'cell-b', executionCount: 12, confirmed: true }, 2000.4);
+    expect(calls).toEqual([
+      'emit n1 error: The kernel died at RAM 3.9 GiB (51.2 MiB more available): most likely the out-of-memory killer.',
+      'update n1 error: The kernel (running [12]) died at RAM 3.9 GiB (51.2 MiB more available): most likely the out-of-memory killer.'
+    ]);
+    // Another kernel that dies at the same moment has its own.
+    elsewhere.noteKernelDeath('autorestarting', null, 2000.2);
+    expect(calls.slice(2).map(c => c.split(' ').slice(0, 2).join(' '))).toEqual(['emit n2']);
+    // Closing one of the two notebooks leaves it to the other one.
+    sessions = sessions.filter(s => s.model !== viewer);
+    sessionsChanged.emit();
+    expect(calls.filter(c => c.startsWith('dismiss'))).toEqual([]);
+    runner.clearKernelDeath();
+    expect(calls.filter(c => c.startsWith('dismiss'))).toEqual(['dismiss n1']);
+    notifier.dispose();
+  });
+
   it('a first death notifies once its explanation has loaded, as the death is then', async () => {
     await jest.isolateModulesAsync(async () => {
       const { DeathNotifier: FreshNotifier } = await import('../deathNotifier');
