@@ -606,6 +606,42 @@ describe('KernelHelperConnection: the helper goes ahead of a cell', () => {
     kernel.requestExecute({ code, silent: false });
   }
 
+  it('goes nowhere ahead of a cell when the spec names a Python kernel other than ipykernel', async () => {
+    for (const spec of [
+      { language: 'python', name: 'xpython', argv: ['/opt/conda/bin/xpython', '-f', '{connection_file}'] },
+      { language: 'python', name: 'python', display_name: 'Python (Pyodide)' }
+    ]) {
+      const kernel = slowToAnswer();
+      kernel.spec = Promise.resolve(spec);
+      const { connection } = connect(kernel);
+      await settle();
+      connection.deliverBeforeExecution();
+      runCell(kernel, 'x = 1');
+      expect(kernel.executed.map(e => e.content.code)).toEqual(['x = 1']);
+      expect(kernel.comms).toEqual([]);
+      connection.dispose();
+    }
+  });
+
+  it('sent ahead of a cell to a kernel whose info then says it is not ipykernel: says so, not that the helper failed', async () => {
+    const kernel = slowToAnswer();
+    let answer: (info: any) => void = () => undefined;
+    kernel.info = new Promise(resolve => (answer = resolve));
+    let reply: (content: any) => void = () => undefined;
+    kernel.executeOutcome = { later: new Promise(resolve => (reply = resolve)) };
+    const { connection, model } = connect(kernel);
+    await settle();
+    connection.deliverBeforeExecution(); // its spec said only 'python'
+    expect(kernel.executed.map(e => e.content.code)).toEqual(['BOOTSTRAP']);
+    answer({ implementation: 'xeus-python', language_info: { name: 'python' } });
+    await settle();
+    expect(model.state).toBe('non-python');
+    reply({ status: 'error', ename: 'NameError', evalue: "name 'get_ipython' is not defined", traceback: [] });
+    await settle();
+    expect(model.state).toBe('non-python');
+    expect(model.stateReason).toContain('xeus-python');
+  });
+
   it('a cell run before the kernel answered follows the helper (Run All on opening)', async () => {
     const kernel = slowToAnswer();
     const { connection, model } = connect(kernel);

@@ -5,7 +5,7 @@
  * Python kernel is seen. A cell about to be sent cannot wait for either
  * (see KernelHelperConnection.deliverBeforeExecution).
  */
-import { Kernel } from '@jupyterlab/services';
+import { Kernel, KernelSpec } from '@jupyterlab/services';
 
 export class HelperReadiness {
   /** `load` fetches the helper's bootstrap code (a chunk of its own). */
@@ -26,10 +26,20 @@ export class HelperReadiness {
     return this._code;
   }
 
-  /** Learn `kernel`'s language from its spec (the spec needs no answer from the kernel). */
+  /**
+   * Learn `kernel`'s language from its spec (the spec needs no answer from
+   * the kernel). A spec that names a Python kernel other than ipykernel
+   * rules the kernel out before its info reply can: a cell run in the
+   * meantime must not take the helper to it.
+   */
   watchSpec(kernel: Kernel.IKernelConnection): void {
     kernel.spec?.then(
-      spec => this.noteLanguage(kernel.id, spec?.language),
+      spec => {
+        if (spec && specOfUnsupportedPython(spec)) {
+          this.noteUnsupported(kernel.id);
+        }
+        this.noteLanguage(kernel.id, spec?.language);
+      },
       () => undefined
     );
   }
@@ -59,6 +69,20 @@ export class HelperReadiness {
   private _code: string | null = null;
   private _languages = new Map<string, string>();
   private _unsupported = new Set<string>();
+}
+
+/**
+ * xeus-python's specs run `xpython`; JupyterLite's Pyodide kernel names
+ * itself in its display name. Either speaks Python without IPython's
+ * events, comms and threads that the helper needs.
+ */
+const UNSUPPORTED_PYTHON_SPEC = /xpython|xeus|pyodide/i;
+
+function specOfUnsupportedPython(spec: Partial<KernelSpec.ISpecModel>): boolean {
+  const program = (spec.argv?.[0] ?? '').split(/[\\/]/).pop() ?? '';
+  return [program, spec.name ?? '', spec.display_name ?? ''].some(text =>
+    UNSUPPORTED_PYTHON_SPEC.test(text)
+  );
 }
 
 function isPython(language: string | undefined): boolean {

@@ -236,6 +236,9 @@ export async function sendHelper(
   if (content.status !== 'ok') {
     // The comm's target was never registered: the kernel closes it.
     host.abandon();
+    if (model.state === 'non-python') {
+      return; // sent ahead of a cell before the info said no: that says why
+    }
     model.setState(
       'helper-failed',
       content.status === 'error'
