@@ -16,6 +16,7 @@ from .cell_accounting import CellMemoryRecorder
 from .channel import Channel
 from .sample import SampleSource
 from .sampler import Sampler
+from .thread_warnings import HelperThreadWarnings
 
 # (IPython event name, callback) pairs registered on the shell by install():
 # per-cell accounting's `pre_run_cell`/`post_run_cell` (not pre_execute/
@@ -76,6 +77,7 @@ class Runtime:
             allocations=lambda: self.allocations, before_request=self.cells.finish_records,
         )
         self._cell_hooks: List[CellHook] = self.cells.hooks()
+        self._thread_warnings = HelperThreadWarnings()
         self.installed = False
 
     # Cleanup, the out-of-memory diagnosis and the notebook-names listing are
@@ -143,6 +145,7 @@ class Runtime:
         self.cells.shell = shell
         self.channel.register(manager)
         try:
+            self._thread_warnings.install()
             self.sampler.start()
             self._register_cell_hooks(shell)
             atexit.register(self._at_exit)
@@ -152,6 +155,7 @@ class Runtime:
             self._unregister_cell_hooks()
             self.channel.unregister()
             self.sampler.stop()
+            self._thread_warnings.uninstall()
             raise
 
     def uninstall(self) -> None:
@@ -164,6 +168,7 @@ class Runtime:
             self._allocations.stop()  # tracemalloc and the allocator history end with the helper
         self.sampler.stop()
         self.cell_sender.stop()
+        self._thread_warnings.uninstall()
         self.channel.unregister()
         self.cells.close()
         self.source.host.close()

@@ -300,6 +300,37 @@ def test_bootstrap_leaves_the_user_namespace_alone(kernel: Kernel, bootstrap: st
     assert kernel.eval("'_i3' in globals()") is False  # no input history entry either
 
 
+def test_a_warning_on_the_helpers_thread_stays_out_of_the_running_cell(kernel: Kernel, bootstrap: str) -> None:
+    # A torch whose cuda.is_initialized() warns, as a deprecation would: the
+    # sampler calls it on its own thread while the user's cell runs, and
+    # ipykernel sends that thread's stderr to the running cell.
+    kernel.execute(
+        "import sys, types, warnings\n"
+        "class _Cuda:\n"
+        "    def is_initialized(self):\n"
+        "        warnings.warn('is_initialized is deprecated', FutureWarning)\n"
+        "        return False\n"
+        "fake_torch = types.ModuleType('torch'); fake_torch.cuda = _Cuda(); fake_torch.__version__ = '0-fake'\n"
+    )
+    attach_helper(kernel, bootstrap, {"interval_s": 0.1, "heartbeat_s": 0.1})
+    cell = kernel.execute(
+        "sys.modules['torch'] = fake_torch\n"
+        "import time; time.sleep(1.5)\n"
+        "del sys.modules['torch']\n"
+        "warnings.warn('the user\\'s own warning')"
+    )
+    kernel.pump(0.5)
+    printed = [
+        m["content"].get("text", "")
+        for m in kernel.output_messages()
+        if m["parent_header"].get("msg_id") == cell["_msg_id"]
+    ]
+    text = "".join(printed)
+    assert "is_initialized is deprecated" not in text
+    assert "the user's own warning" in text  # the user's warnings are shown as before
+    assert kernel.eval("sys.modules.get('torch') is None")
+
+
 def test_a_minute_of_sampling_never_imports_torch(kernel: Kernel, bootstrap: str) -> None:
     comm_id = attach_helper(kernel, bootstrap, {"interval_s": 0.1, "heartbeat_s": 0.1})
     assert kernel.eval("'torch' in __import__('sys').modules") is False

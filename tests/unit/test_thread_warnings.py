@@ -1,0 +1,59 @@
+"""Warnings from the helper's threads are dropped; everyone else's are shown as before."""
+
+from __future__ import annotations
+
+import threading
+import warnings
+from typing import List
+
+from jupyterlab_vram_helper.background_sender import SENDER_THREAD_NAME
+from jupyterlab_vram_helper.sampler import THREAD_NAME
+from jupyterlab_vram_helper.thread_warnings import HELPER_THREAD_PREFIX, HelperThreadWarnings
+
+
+def _warn_on(name: str, text: str) -> None:
+    thread = threading.Thread(target=lambda: warnings.warn(text, FutureWarning), name=name)
+    thread.start()
+    thread.join()
+
+
+def test_the_helpers_threads_carry_the_prefix() -> None:
+    assert THREAD_NAME.startswith(HELPER_THREAD_PREFIX)
+    assert SENDER_THREAD_NAME.startswith(HELPER_THREAD_PREFIX)
+
+
+def test_drops_the_helpers_warnings_and_shows_the_others_then_restores(monkeypatch) -> None:
+    shown: List[str] = []
+    original = lambda message, *rest: shown.append(str(message))  # noqa: E731
+    monkeypatch.setattr(warnings, "showwarning", original)
+    guard = HelperThreadWarnings()
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")
+        warnings.showwarning = original  # catch_warnings keeps the patched one
+        guard.install()
+        guard.install()  # twice: still one wrapper
+        _warn_on(THREAD_NAME, "from the sampler")
+        _warn_on("user-thread", "from the user's thread")
+        warnings.warn("from the main thread", FutureWarning)
+        guard.uninstall()
+        assert warnings.showwarning is original
+        _warn_on(THREAD_NAME, "after uninstall")
+    assert shown == ["from the user's thread", "from the main thread", "after uninstall"]
+
+
+def test_wrapped_over_after_install_passes_everything_on_once_uninstalled(monkeypatch) -> None:
+    shown: List[str] = []
+    original = lambda message, *rest: shown.append(str(message))  # noqa: E731
+    monkeypatch.setattr(warnings, "showwarning", original)
+    guard = HelperThreadWarnings()
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")
+        warnings.showwarning = original
+        guard.install()
+        ours = warnings.showwarning
+        outer = lambda *args: ours(*args)  # noqa: E731  (logging.captureWarnings does the like)
+        warnings.showwarning = outer
+        guard.uninstall()
+        assert warnings.showwarning is outer  # left in place: it would lose its own wrapping
+        _warn_on(SENDER_THREAD_NAME, "from the sender, helper gone")
+    assert shown == ["from the sender, helper gone"]
