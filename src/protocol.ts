@@ -375,6 +375,15 @@ function readError(r: FieldReader): ErrorMessage {
  * legitimately differ in that version), and an object of a type not
  * described here as `{kind: 'unsupported'}`.
  */
+/** Whether comm data claims to be a hello (whatever else it holds). */
+export function claimsHello(data: unknown): boolean {
+  return (
+    typeof data === 'object' &&
+    data !== null &&
+    (data as { type?: unknown }).type === 'hello'
+  );
+}
+
 export function parseKernelMessage(data: unknown): ParseResult {
   try {
     const r = FieldReader.of(data, 'message');

@@ -137,6 +137,11 @@ describe('the helper comm under abuse', () => {
     await settle();
     jest.spyOn(console, 'warn').mockImplementation(() => undefined);
     kernel.lastComm.receive({ type: 'hello', protocol: 1 });
+    // Until a hello reads, samples are not taken for what they seem.
+    expect(model.state).toBe('protocol-mismatch');
+    expect(model.stateReason).toContain('introduced itself in a form this extension cannot read');
+    kernel.lastComm.receive(wire(makeSample({ seq: 1 })));
+    expect([model.state, model.latest]).toEqual(['protocol-mismatch', null]);
     kernel.lastComm.receive(wire(makeHello({ pid: 4242 })));
     expect(model.state).toBe('live');
     expect(model.hello?.pid).toBe(4242);

@@ -12,7 +12,7 @@ import { Kernel, KernelMessage } from '@jupyterlab/services';
 import { ISignal, Signal } from '@lumino/signaling';
 
 import { KernelMemoryModel } from '../model/KernelMemoryModel';
-import { HelperRequestResults, HelperRequestType } from '../protocol';
+import { claimsHello, HelperRequestResults, HelperRequestType } from '../protocol';
 import { describeFailure, ignoreRejection } from './kernelFailures';
 import { PendingRequests } from './PendingRequests';
 
@@ -115,7 +115,7 @@ export class HelperComm {
       return;
     }
     const data = msg.content.data;
-    if (this._helloSeen && isHello(data)) {
+    if (this._helloSeen && claimsHello(data)) {
       // Only the helper's first hello on a comm says who it is and which
       // protocol it speaks; a later one can only come from code in the
       // kernel writing onto this comm.
@@ -123,7 +123,7 @@ export class HelperComm {
       return;
     }
     const result = this._model.ingest(data);
-    if (isHello(data) && result.kind !== 'malformed') {
+    if (claimsHello(data) && result.kind !== 'malformed') {
       this._helloSeen = true;
     }
     if (result.kind === 'unsupported') {
@@ -204,13 +204,4 @@ export namespace HelperComm {
     /** The helper said hello on the comm and the model is live (e.g. recover its history). */
     onHello: () => void;
   }
-}
-
-/** Whether comm data claims to be a hello (whatever else it holds). */
-function isHello(data: unknown): boolean {
-  return (
-    typeof data === 'object' &&
-    data !== null &&
-    (data as { type?: unknown }).type === 'hello'
-  );
 }

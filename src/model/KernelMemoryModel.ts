@@ -10,7 +10,7 @@
 import { ISignal, Signal } from '@lumino/signaling';
 
 import { IKernelMemoryModel, ModelChange } from '../tokens';
-import { HelloMessage, parseKernelMessage, ParseResult } from '../protocol';
+import { claimsHello, HelloMessage, parseKernelMessage, ParseResult } from '../protocol';
 import { SampleMessage } from '../sampleProtocol';
 import { TimelineColumns } from '../timelineProtocol';
 import { CellHistory, CellHistoryChange } from './CellHistory';
@@ -19,7 +19,7 @@ import { historySeriesOf, sampleSeries } from './historySeries';
 import { diedCellRecord } from './diedCellRecord';
 import { KernelEnds } from './KernelEnds';
 import { EarlierTimeline, MemoryHistory } from './MemoryHistory';
-import { describeState, MonitorState } from './MonitorState';
+import { describeState, MonitorState, unreadableHelloText } from './MonitorState';
 import { NvmlAttributionClock } from './NvmlAttributionClock';
 import type { VisibilityInputs, VisibilityNote } from './visibilityNotes';
 
@@ -235,7 +235,12 @@ export class KernelMemoryModel implements IKernelMemoryModel {
     const result = parseKernelMessage(data);
     switch (result.kind) {
       case 'malformed':
-        this.noteIgnoredMessage(`a malformed message: ${result.error}`);
+        if (claimsHello(data) && this._hello === null) {
+          // Without a hello its samples and records may not mean what they seem.
+          this.setState('protocol-mismatch', unreadableHelloText(result.error));
+        } else {
+          this.noteIgnoredMessage(`a malformed message: ${result.error}`);
+        }
         break;
       case 'incompatible':
         this._reportIncompatible(result.protocol, result.helperVersion);

@@ -79,6 +79,14 @@ export function describeState(state: MonitorState, detail?: string): string {
   }
 }
 
+/** The state's sentence for a helper whose hello does not parse (another version's, or not ours). */
+export function unreadableHelloText(error: string): string {
+  return (
+    `The kernel's memory helper introduced itself in a form this extension cannot read (${error}). ` +
+    'Restart the kernel, or reload the page if the extension was just updated.'
+  );
+}
+
 /** States in which figures shown are current. */
 export function isLive(state: MonitorState): boolean {
   return state === 'live';
