@@ -101,7 +101,12 @@ const plugin: JupyterFrontEndPlugin<IVramMonitor> = {
       timelineStore,
       // Nothing is kept in the browser before the user's settings say so.
       settingsLoading: settingRegistry !== null,
-      commsLeftOpen: new CommsLeftOpen(tabStorage())
+      commsLeftOpen: new CommsLeftOpen(tabStorage()),
+      isPageClient: client =>
+        [tracker, consoles].some(
+          widgets =>
+            !!widgets?.find(widget => widget.sessionContext.session?.kernel?.clientId === client)
+        )
     });
     // A cell about to be sent to a kernel that has no helper yet (Run All
     // as a notebook opens, Restart and Run All) gets the helper ahead of it.

@@ -6,7 +6,7 @@ import { DeathNotifier, INotifications } from '../deathNotifier';
 import { KernelDeathWatch } from '../kernel/KernelDeathWatch';
 import { KernelHelperConnection } from '../kernel/KernelHelperConnection';
 import { RunningCellTracker } from '../kernel/RunningCellTracker';
-import { cellIdOfCode } from '../model/cellOfCode';
+import { cellIdOfCode, cellIdOfOtherPagesCode } from '../model/cellOfCode';
 import { KernelMemoryModel } from '../model/KernelMemoryModel';
 import { kernelDeathText, kernelDeathTextLoaded } from '../model/lazyKernelDeath';
 import { DEFAULT_SETTINGS } from '../settings';
@@ -568,6 +568,22 @@ describe('a cell another page sent', () => {
     expect(cellIdOfCode(panel, 'y = 2')).toBeNull();
     expect(cellIdOfCode(panel, 'z = 3')).toBeNull();
     expect(cellIdOfCode({ ...panel, content: undefined } as any, 'x = 1')).toBeNull();
+  });
+
+  it('is none when this page sent the code from a console or another notebook on the kernel', () => {
+    const panel = panelWith([['b', 'train()']]);
+    const pageClients = new Set(['console-client', 'other-notebook-client']);
+    const ofCode = (code: string, client: string | null) =>
+      cellIdOfOtherPagesCode(panel, code, client, c => pageClients.has(c));
+    const tracker = new RunningCellTracker(() => 100, ofCode);
+    const fromConsole = msg('execute_input', { content: { execution_count: 6, code: 'train()' } });
+    fromConsole.parent_header = { msg_id: 'console-request', session: 'console-client' };
+    tracker.handle(fromConsole, 'recv');
+    expect(tracker.running?.cellId).toBeNull();
+    const fromAnotherTab = msg('execute_input', { content: { execution_count: 7, code: 'train()' } });
+    fromAnotherTab.parent_header = { msg_id: 'tab-request', session: 'another-tab-client' };
+    tracker.handle(fromAnotherTab, 'recv');
+    expect(tracker.running?.cellId).toBe('b');
   });
 
   it('is named by the tracker from its execute_input, which has no request of this page behind it', () => {

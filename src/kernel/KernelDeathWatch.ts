@@ -40,8 +40,8 @@ export class KernelDeathWatch implements IDisposable {
   constructor(options: {
     sessionContext: DeathWatchSessionContext;
     model: KernelMemoryModel;
-    /** The one notebook cell whose source is `code` (see RunningCellTracker). */
-    cellIdOfCode?: (code: string) => string | null;
+    /** The one notebook cell whose source is `code`, sent by `client` (see RunningCellTracker). */
+    cellIdOfCode?: (code: string, client: string | null) => string | null;
   }) {
     this._sessionContext = options.sessionContext;
     this._model = options.model;

@@ -11,7 +11,8 @@
  *
  * A cell another page sent (another tab, another browser) has no request
  * here: its execute_input, which every page hears, carries the code, and
- * the notebook cell with exactly that source, if only one has it, is named.
+ * the notebook cell with exactly that source, if only one has it, is named;
+ * not when this page sent it from a console or another notebook.
  *
  * A message from another kernel process than the last (its header's
  * `session` changes: a restart this page did not see, made from another
@@ -34,11 +35,13 @@ export class RunningCellTracker {
   /**
    * `now`: this browser's clock in Unix seconds (tests give their own);
    * `cellIdOfCode`: the id of the one notebook cell whose source is `code`
-   * (null when none or several).
+   * (null when none or several, or when `client`, the kernel client that
+   * sent it, is another of this page's: a console or another notebook on
+   * the same kernel runs code a cell may also hold).
    */
   constructor(
     now: () => number = () => Date.now() / 1000,
-    cellIdOfCode: (code: string) => string | null = () => null
+    cellIdOfCode: (code: string, client: string | null) => string | null = () => null
   ) {
     this._now = now;
     this._cellIdOfCode = cellIdOfCode;
@@ -51,7 +54,7 @@ export class RunningCellTracker {
       if (running.cellId === null && this._runningCode !== null) {
         // Another page's cell: looked up in the notebook only when asked
         // (at a death), not at every cell another page runs.
-        running.cellId = this._cellIdOfCode(this._runningCode);
+        running.cellId = this._cellIdOfCode(this._runningCode, this._runningClient);
         this._runningCode = null;
       }
       return running;
@@ -83,6 +86,7 @@ export class RunningCellTracker {
   reset(): void {
     this._pending.clear();
     this._runningCode = null;
+    this._runningClient = null;
     this._running = null;
     this._runningMsgId = null;
   }
@@ -121,8 +125,8 @@ export class RunningCellTracker {
       }
       this._kernelSession = session;
     }
-    const parentId = (msg.parent_header as { msg_id?: string } | undefined)
-      ?.msg_id;
+    const parent = msg.parent_header as { msg_id?: string; session?: unknown } | undefined;
+    const parentId = parent?.msg_id;
     if (!parentId) {
       return;
     }
@@ -134,6 +138,7 @@ export class RunningCellTracker {
       const sent = this._pending.get(parentId);
       this._runningMsgId = parentId;
       this._runningCode = !sent && typeof code === 'string' ? code : null;
+      this._runningClient = typeof parent?.session === 'string' ? parent.session : null;
       this._running = {
         cellId: sent ? sent.cellId : null,
         executionCount:
@@ -165,13 +170,15 @@ export class RunningCellTracker {
   }
 
   private _now: () => number;
-  private _cellIdOfCode: (code: string) => string | null;
+  private _cellIdOfCode: (code: string, client: string | null) => string | null;
   private _kernel: Kernel.IKernelConnection | null = null;
   /** Requests sent and not answered: the cell each came from, and when it was sent. */
   private _pending = new Map<string, { cellId: string | null; sentAt: number }>();
   private _running: RunningCell | null = null;
   /** The code of the running cell when another page sent it (its cell not looked up yet). */
   private _runningCode: string | null = null;
+  /** The kernel client (its `session`) that sent the running cell. */
+  private _runningClient: string | null = null;
   private _runningMsgId: string | null = null;
   /** The `session` of the kernel process whose messages came last. */
   private _kernelSession: string | null = null;

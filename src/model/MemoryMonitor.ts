@@ -12,7 +12,7 @@ import { IDisposable } from '@lumino/disposable';
 import { ISignal, Signal } from '@lumino/signaling';
 
 import { KernelDeathWatch } from '../kernel/KernelDeathWatch';
-import { cellIdOfCode } from './cellOfCode';
+import { cellIdOfOtherPagesCode } from './cellOfCode';
 import { KernelHelperConnection } from '../kernel/KernelHelperConnection';
 import { CommsLeftOpen, OpenComm } from '../kernel/CommsLeftOpen';
 import { RequestAbandonedError } from '../kernel/PendingRequests';
@@ -62,12 +62,14 @@ export class MemoryMonitor implements IVramMonitor {
             new KernelDeathWatch({
               sessionContext,
               model,
-              cellIdOfCode: code => cellIdOfCode(panel, code)
+              cellIdOfCode: (code, client) =>
+                cellIdOfOtherPagesCode(panel, code, client, this._isPageClient)
             }));
     this._recordStore = options.recordStore ?? null;
     this._timelineStore = options.timelineStore ?? null;
     this._settingsKnown = !options.settingsLoading;
     this._commsLeftOpen = options.commsLeftOpen ?? null;
+    this._isPageClient = options.isPageClient ?? (() => false);
     this._notebooks.currentChanged.connect(this._onCurrentChanged, this);
     this._onCurrentChanged(this._notebooks, this._notebooks.currentWidget);
   }
@@ -442,6 +444,7 @@ export class MemoryMonitor implements IVramMonitor {
   /** What is not kept and was forgotten since the settings last asked to keep it. */
   private _forgotten: KeptHistories = { cells: false, timeline: false };
   private _commsLeftOpen: CommsLeftOpen | null;
+  private _isPageClient: (client: string) => boolean;
   private _notebooks: INotebookSource;
   private _settings: VramSettings;
   private _createConnection: MemoryMonitor.ConnectionFactory;
@@ -502,5 +505,7 @@ export namespace MemoryMonitor {
     settingsLoading?: boolean;
     /** The comms an earlier page in this tab left open (see CommsLeftOpen.ts); none: not tracked. */
     commsLeftOpen?: CommsLeftOpen | null;
+    /** Whether a kernel client id is one of this page's connections (a notebook's or a console's). */
+    isPageClient?: (client: string) => boolean;
   }
 }

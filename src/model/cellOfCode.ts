@@ -3,7 +3,9 @@
  * page sent to the kernel (another tab, another browser), whose request it
  * never saw. The kernel's execute_input, which every page hears, carries the
  * code; the one code cell with exactly that source is the cell. Two cells
- * with the same source name none.
+ * with the same source name none, and neither does code this page sent
+ * from elsewhere (a console, another notebook on the same kernel: the same
+ * code in a cell of this one did not run).
  */
 import type { IMonitoredNotebook } from './monitoredSession';
 
@@ -32,4 +34,18 @@ export function cellIdOfCode(panel: IMonitoredNotebook, code: string): string | 
     }
   }
   return found;
+}
+
+/**
+ * The cell of `panel` that ran `code`, sent to the kernel by `client` (the
+ * `session` of its request; null: unknown), unless `client` is one of this
+ * page's own kernel connections.
+ */
+export function cellIdOfOtherPagesCode(
+  panel: IMonitoredNotebook,
+  code: string,
+  client: string | null,
+  isPageClient: (client: string) => boolean
+): string | null {
+  return client !== null && isPageClient(client) ? null : cellIdOfCode(panel, code);
 }
