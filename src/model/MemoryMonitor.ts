@@ -25,6 +25,7 @@ import {
   VramSettings
 } from '../settings';
 import { IKernelMemoryModel, IVramMonitor } from '../tokens';
+import { BrowserKeeping } from './BrowserKeeping';
 import { ICellRecordStore } from './CellHistoryPersistence';
 import { KernelMemoryModel } from './KernelMemoryModel';
 import { errorText, MemoryActions } from './MemoryActions';
@@ -37,7 +38,7 @@ import {
   INotebookSource,
   isAllocationConnection
 } from './monitoredSession';
-import { KeptHistories, SessionPersistence } from './SessionPersistence';
+import { SessionPersistence } from './SessionPersistence';
 import { ITimelineStore } from './TimelinePersistence';
 
 export class MemoryMonitor implements IVramMonitor {
@@ -65,9 +66,11 @@ export class MemoryMonitor implements IVramMonitor {
               cellIdOfCode: (code, client) =>
                 cellIdOfOtherPagesCode(panel, code, client, this._isPageClient)
             }));
-    this._recordStore = options.recordStore ?? null;
-    this._timelineStore = options.timelineStore ?? null;
-    this._settingsKnown = !options.settingsLoading;
+    this._keeping = new BrowserKeeping({
+      recordStore: options.recordStore ?? null,
+      timelineStore: options.timelineStore ?? null,
+      settingsKnown: !options.settingsLoading
+    });
     this._commsLeftOpen = options.commsLeftOpen ?? null;
     this._isPageClient = options.isPageClient ?? (() => false);
     this._notebooks.currentChanged.connect(this._onCurrentChanged, this);
@@ -210,8 +213,7 @@ export class MemoryMonitor implements IVramMonitor {
 
   /** Apply new settings to every model and helper (live, no reload). */
   updateSettings(settings: VramSettings): void {
-    const firstKnown = !this._settingsKnown;
-    this._settingsKnown = true;
+    const firstKnown = !this._keeping.settingsKnown;
     if (sameSettings(settings, this._settings)) {
       if (firstKnown) {
         this._keepHistories();
@@ -316,16 +318,7 @@ export class MemoryMonitor implements IVramMonitor {
       // forgets the dead kernel's figures (see KernelDeathWatch).
       const deathWatch = this._createDeathWatch(sessionContext, model, panel);
       // Before the connection too: saved records are read while it starts.
-      const persistence =
-        this._recordStore || this._timelineStore
-          ? new SessionPersistence({
-              sessionContext,
-              model,
-              recordStore: this._recordStore,
-              timelineStore: this._timelineStore
-            })
-          : null;
-      persistence?.update(this._keptHistories());
+      const persistence = this._keeping.persistenceFor(sessionContext, model, this._settings);
       const connection = this._createConnection(sessionContext, model);
       entry = {
         model,
@@ -357,47 +350,11 @@ export class MemoryMonitor implements IVramMonitor {
     return entry;
   }
 
-  /**
-   * What the browser keeps between pages, as the settings say; nothing until
-   * they are known (a notebook restored with the page opens before the
-   * settings load: it must not be written under the defaults).
-   */
-  private _keptHistories(): KeptHistories {
-    const known = this._settingsKnown;
-    return {
-      cells: known && this._settings.rememberCellHistory,
-      timeline: known && this._settings.rememberTimeline
-    };
-  }
-
-  /**
-   * Start and stop the keepers as the settings say. What the browser is not
-   * to keep is also forgotten where it was kept before (on this page or an
-   * earlier one, of any notebook): once the settings are known and say so,
-   * then again after each time they asked for it.
-   */
   private _keepHistories(): void {
-    const wanted = this._keptHistories();
-    const written = Promise.all(
-      [...this._sessions.values()].map(({ persistence }) => persistence?.update(wanted))
+    this._keeping.apply(
+      this._settings,
+      Array.from(this._sessions.values(), entry => entry.persistence)
     );
-    if (!this._settingsKnown) {
-      return;
-    }
-    const forget = (store: { forgetAll(): Promise<void> } | null, what: string) => {
-      void written
-        .then(() => store?.forgetAll())
-        .catch(reason =>
-          console.warn(`jupyterlab-vram: could not forget the ${what} this browser kept:`, reason)
-        );
-    };
-    if (!wanted.cells && !this._forgotten.cells) {
-      forget(this._recordStore, 'cell histories');
-    }
-    if (!wanted.timeline && !this._forgotten.timeline) {
-      forget(this._timelineStore, 'memory timelines');
-    }
-    this._forgotten = { cells: !wanted.cells, timeline: !wanted.timeline };
   }
 
   private _onPanelDisposed(panel: IMonitoredNotebook): void {
@@ -438,11 +395,7 @@ export class MemoryMonitor implements IVramMonitor {
     this._sessionsChanged.emit();
   }
 
-  private _recordStore: ICellRecordStore | null;
-  private _timelineStore: ITimelineStore | null;
-  private _settingsKnown: boolean;
-  /** What is not kept and was forgotten since the settings last asked to keep it. */
-  private _forgotten: KeptHistories = { cells: false, timeline: false };
+  private _keeping: BrowserKeeping;
   private _commsLeftOpen: CommsLeftOpen | null;
   private _isPageClient: (client: string) => boolean;
   private _notebooks: INotebookSource;
