@@ -23,7 +23,7 @@ from typing import Dict, List, Tuple
 Span = Tuple[int, int, int, int]  # start line, start column, end line, end column (lines from 1)
 
 
-def _docstrings(tree: ast.AST) -> List[Tuple[Span, str]]:
+def _docstrings(tree: ast.AST, lines: List[str]) -> List[Tuple[Span, str]]:
     """Each docstring's span, and what replaces it: ``pass`` where it is a body's only statement."""
     found = []
     for node in ast.walk(tree):
@@ -31,10 +31,22 @@ def _docstrings(tree: ast.AST) -> List[Tuple[Span, str]]:
             continue
         first = node.body[0] if node.body else None
         if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
-            span = (first.lineno, first.col_offset, first.end_lineno, first.end_col_offset)
+            assert first.end_lineno is not None and first.end_col_offset is not None
+            span = (
+                first.lineno,
+                _column(lines[first.lineno - 1], first.col_offset),
+                first.end_lineno,
+                _column(lines[first.end_lineno - 1], first.end_col_offset),
+            )
             alone = len(node.body) == 1 and not isinstance(node, ast.Module)
             found.append((span, "pass" if alone else ""))
     return found
+
+
+def _column(line: str, utf8_offset: int) -> int:
+    """The character column of ``ast``'s column, which counts UTF-8 bytes (an
+    "…" before it is three), where the lines are cut by characters."""
+    return len(line.encode("utf-8")[:utf8_offset].decode("utf-8", "replace"))
 
 
 def _comment_spans(source: str) -> List[Span]:
@@ -48,8 +60,8 @@ def _comment_spans(source: str) -> List[Span]:
 
 def compact(source: str, name: str = "<source>") -> str:
     """``source`` without docstrings and comments, each line at its old number."""
-    edits = _docstrings(ast.parse(source)) + [(span, "") for span in _comment_spans(source)]
     lines = source.splitlines(True)
+    edits = _docstrings(ast.parse(source), lines) + [(span, "") for span in _comment_spans(source)]
     # From the end, so that earlier spans keep their coordinates.
     for (first, start, last, end), replacement in sorted(edits, reverse=True):
         merged = lines[first - 1][:start] + replacement + "\n" * (last - first) + lines[last - 1][end:]
