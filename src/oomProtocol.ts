@@ -37,6 +37,12 @@ export interface OomDiagnosis {
   kind: string;
   /** cuBLAS, cuDNN, ... for a library's allocation failure. */
   library: string | null;
+  /**
+   * Whose allocation failed, as the message says: 'torch', 'tensorflow',
+   * 'numpy'; null when it does not say (a bare MemoryError) and from older
+   * helpers. The remedies differ by it.
+   */
+  framework?: string | null;
   /** CUDA ordinal; null for host RAM or when unknown. */
   device_index: number | null;
   requested_bytes: number | null;
@@ -63,6 +69,17 @@ export interface OomDiagnosis {
   /** Held by the notebook's names, output cache and last traceback on that device. */
   stale_bytes: number | null;
   stale_holders: OomStaleHolder[];
+  /**
+   * The largest names the failing cell itself uses (its model, its
+   * optimizer), left out of `stale_bytes` and `stale_holders`: deleting them
+   * is no fix for that cell. [] when none or not known (older helpers).
+   */
+  in_use_holders?: OomStaleHolder[];
+  /**
+   * Whether this kernel's torch knows the allocator option
+   * expandable_segments (torch >= 2.1); null when it cannot be told, or not torch's CUDA.
+   */
+  expandable_segments?: boolean | null;
   causes: OomCause[];
   /**
    * The notebook lines holding the most on that device at the failure;
@@ -91,11 +108,37 @@ function readOomSites(r: FieldReader | null): OomAllocationSites | null {
   };
 }
 
+function readHolders(r: FieldReader, key: string): OomStaleHolder[] {
+  return (r.nullableArray(key) ?? []).map((item, i) => {
+    const h = FieldReader.of(item, `${r.path}.${key}[${i}]`);
+    return {
+      holder: h.string('holder'),
+      label: h.string('label'),
+      bytes: h.bytes('bytes') ?? 0
+    };
+  });
+}
+
+/** true, false, or null for null and absent (older helpers); anything else is a ShapeError. */
+function nullableBoolean(r: FieldReader, key: string): boolean | null {
+  if (!r.has(key)) {
+    return null;
+  }
+  try {
+    return r.boolean(key);
+  } catch (e) {
+    // null reads as unknown; another value fails here, naming the field.
+    r.nullableString(key);
+    return null;
+  }
+}
+
 /** Read a cell record's `oom` field; throws ShapeError naming a bad field. */
 export function readOomDiagnosis(r: FieldReader): OomDiagnosis {
   return {
     kind: r.string('kind'),
     library: r.nullableString('library'),
+    framework: r.nullableString('framework'),
     device_index: r.nullableInteger('device_index'),
     requested_bytes: r.bytes('requested_bytes'),
     total_bytes: r.bytes('total_bytes'),
@@ -112,14 +155,9 @@ export function readOomDiagnosis(r: FieldReader): OomDiagnosis {
     allowed_bytes: r.bytes('allowed_bytes'),
     num_alloc_retries: r.bytes('num_alloc_retries'),
     stale_bytes: r.bytes('stale_bytes'),
-    stale_holders: (r.nullableArray('stale_holders') ?? []).map((item, i) => {
-      const h = FieldReader.of(item, `${r.path}.stale_holders[${i}]`);
-      return {
-        holder: h.string('holder'),
-        label: h.string('label'),
-        bytes: h.bytes('bytes') ?? 0
-      };
-    }),
+    stale_holders: readHolders(r, 'stale_holders'),
+    in_use_holders: readHolders(r, 'in_use_holders'),
+    expandable_segments: nullableBoolean(r, 'expandable_segments'),
     causes: (r.nullableArray('causes') ?? []).map((item, i) => {
       const c = FieldReader.of(item, `${r.path}.causes[${i}]`);
       return { cause: c.string('cause'), gain_bytes: c.bytes('gain_bytes') };

@@ -50,16 +50,17 @@ SCANNED_MESSAGE_CHARS = 65536
 MAX_CHAIN_LINKS = 16
 
 
-def _message(exc: BaseException) -> str:
+def error_message(exc: BaseException) -> str:
     try:
         return str(exc)
     except Exception:  # a user exception whose __str__ fails
         return ""
 
 
-def _chain(exc: BaseException) -> Iterator[BaseException]:
-    """``exc``, what it was raised from or during, and an exception group's members
-    (breadth first, each once, at most MAX_CHAIN_LINKS)."""
+def error_chain(exc: BaseException) -> Iterator[BaseException]:
+    """``exc``, what it was raised from, an exception group's members, and what it
+    was raised during where that is part of the same failure (breadth first, each
+    once, at most MAX_CHAIN_LINKS): see :func:`_follows_context`."""
     seen = set()
     queue: List[BaseException] = [exc]
     while queue and len(seen) < MAX_CHAIN_LINKS:
@@ -68,11 +69,31 @@ def _chain(exc: BaseException) -> Iterator[BaseException]:
             continue
         seen.add(id(current))
         yield current
-        for linked in (current.__cause__, current.__context__):
-            if linked is not None:
-                queue.append(linked)
+        if current.__cause__ is not None:  # ``raise ... from``: the author tied them together
+            queue.append(current.__cause__)
+        context = current.__context__
+        if context is not None and context is not current.__cause__ and _follows_context(current, context):
+            queue.append(context)
         members = current.exceptions if _is_group(current) else ()  # asyncio.TaskGroup's errors
         queue.extend(m for m in members[:MAX_CHAIN_LINKS] if isinstance(m, BaseException))
+
+
+def _follows_context(outer: BaseException, context: BaseException) -> bool:
+    """Whether ``outer``, raised while ``context`` was being handled, is the same failure.
+
+    Only when ``outer`` is itself an out-of-memory error (a wrapper saying "GPU
+    out of memory" over the library's message with the figures) or repeats the
+    message of the error it was raised during (a library's ``raise
+    RuntimeError(f"step failed: {e}")``). An ``except OutOfMemoryError:`` that
+    falls back to a smaller batch and then fails of something else (an
+    IndexError in the fall-back) is that other error: calling it out of memory
+    would send the user after memory while the bug is elsewhere.
+    """
+    outer_message = error_message(outer)[:SCANNED_MESSAGE_CHARS]
+    if _looks_out_of_memory(outer, outer_message):
+        return True
+    inner_message = error_message(context)[:SCANNED_MESSAGE_CHARS].strip()
+    return bool(inner_message) and inner_message in outer_message
 
 
 def _is_group(exc: BaseException) -> bool:
@@ -91,8 +112,9 @@ def out_of_memory_text(
 ) -> Optional[Tuple[str, str]]:
     """``(class name, message)`` of the out-of-memory error in ``exc``'s chain, if any.
 
-    ``exc`` itself, or an exception it was raised from or during (a wrapper
-    raised in an ``except`` block, a member of an exception group). With
+    ``exc`` itself, or an exception it was raised from, a member of an
+    exception group, or one it was raised during when it wraps it (see
+    :func:`_follows_context`). With
     ``readable`` (whether the diagnosis can read a message), the first link it
     can read wins: a wrapper's own "GPU out of memory, lower the batch size"
     must not hide the library's message with the figures under it. Text only:
@@ -100,8 +122,8 @@ def out_of_memory_text(
     failed cell's tensors.
     """
     first: Optional[Tuple[str, str]] = None
-    for current in _chain(exc):
-        message = _message(current)[:SCANNED_MESSAGE_CHARS]
+    for current in error_chain(exc):
+        message = error_message(current)[:SCANNED_MESSAGE_CHARS]
         if not _looks_out_of_memory(current, message):
             continue
         text = type(current).__name__, message
@@ -120,7 +142,7 @@ def oom_message_readable(type_name: str, message: str) -> bool:
 
 
 def is_out_of_memory(exc: BaseException) -> bool:
-    """True if ``exc`` or an exception it was raised from/during is an out-of-memory error."""
+    """True if ``exc`` or an error it stands for (see :func:`error_chain`) is an out-of-memory error."""
     return out_of_memory_text(exc) is not None
 
 
@@ -143,7 +165,7 @@ def _is_interrupt(exc: BaseException) -> bool:
 def describe_error(exc: BaseException) -> CellError:
     return {
         "type": type(exc).__name__,
-        "message_head": _message(exc)[:MESSAGE_HEAD_CHARS],
+        "message_head": error_message(exc)[:MESSAGE_HEAD_CHARS],
         "out_of_memory": is_out_of_memory(exc),
     }
 

@@ -18,6 +18,7 @@ The causes, after the issue that asked for this:
   allocates outside PyTorch, any large cache is in its way.
 * ``stale_references``: objects this notebook still references from earlier
   cells, the output cache or an earlier traceback would, once freed, make room.
+  The names the failing cell itself uses are not among them (oom_watch.py).
 * ``other_processes``: other processes or kernels hold enough of the device.
 
 Each cause carries ``gain_bytes``, what fixing it would make available;
@@ -55,6 +56,9 @@ class OomState(TypedDict):
     other_processes: Optional[List[OomProcess]]  # NVML, without this process (host: None)
     stale_bytes: Optional[int]  # bytes on that device held by earlier cells' names and hidden references
     stale_holders: List[OomStaleHolder]  # largest first, at most STALE_HOLDERS_LISTED
+    # Names the failing cell itself uses (its model, its optimizer): in none of
+    # the two above, since deleting them is no fix for that cell.
+    in_use_holders: List[OomStaleHolder]
 
 
 class OomCause(TypedDict):
@@ -65,6 +69,7 @@ class OomCause(TypedDict):
 class OomDiagnosis(TypedDict):
     kind: str
     library: Optional[str]
+    framework: Optional[str]  # whose allocation failed (oom_message.FRAMEWORK_*), None: not said
     device_index: Optional[int]
     requested_bytes: Optional[int]
     total_bytes: Optional[int]
@@ -81,6 +86,10 @@ class OomDiagnosis(TypedDict):
     num_alloc_retries: Optional[int]
     stale_bytes: Optional[int]
     stale_holders: List[OomStaleHolder]
+    # The largest names the failing cell uses on that device, left out of the
+    # stale figures: what the work itself holds (the UI says so, and offers to
+    # shrink the work rather than to delete them).
+    in_use_holders: List[OomStaleHolder]
     causes: List[OomCause]  # most likely first; [] when nothing can be said
 
 
@@ -197,6 +206,7 @@ def diagnose(facts: Optional[OomMessageFacts], state: OomState) -> OomDiagnosis:
     return {
         "kind": kind,
         "library": facts["library"] if facts is not None else None,
+        "framework": facts.get("framework") if facts is not None else None,
         "device_index": _first(message("device_index"), after("device_index")),
         "requested_bytes": requested,
         "total_bytes": total,
@@ -211,6 +221,7 @@ def diagnose(facts: Optional[OomMessageFacts], state: OomState) -> OomDiagnosis:
         "num_alloc_retries": after("num_alloc_retries"),
         "stale_bytes": stale,
         "stale_holders": list(state.get("stale_holders") or [])[:STALE_HOLDERS_LISTED],
+        "in_use_holders": list(state.get("in_use_holders") or [])[:STALE_HOLDERS_LISTED],
         "causes": causes,
     }
 

@@ -56,6 +56,10 @@ class OomProcess(TypedDict):
 class OomMessageFacts(TypedDict):
     kind: str  # KIND_* below
     library: Optional[str]  # "cuBLAS", "cuDNN", "cuSOLVER", "cuFFT", "cuSPARSE" or None
+    # Whose allocation failed, where the message says: FRAMEWORK_* below, or None
+    # (a bare MemoryError, a CUDA library's status code). The remedies differ:
+    # a NumPy array is not made smaller by mixed precision.
+    framework: Optional[str]
     device_index: Optional[int]  # as the failing process numbers devices (CUDA_VISIBLE_DEVICES applies)
     requested_bytes: Optional[int]
     total_bytes: Optional[int]
@@ -72,6 +76,15 @@ KIND_CUDA = "cuda"  # PyTorch's CUDA (or ROCm/HIP) allocator, or a bare cudaMall
 KIND_CUDA_LIBRARY = "cuda_library"  # a CUDA library could not allocate its workspace
 KIND_TENSORFLOW = "tensorflow"  # TensorFlow's GPU allocator
 KIND_HOST = "host"  # host RAM: MemoryError, NumPy, PyTorch's CPU allocator, TensorFlow on CPU
+# Devices whose memory the helper cannot read (no NVML, no allocator figures):
+# the message's request is all there is.
+KIND_MPS = "mps"  # PyTorch on Apple's Metal (MPS)
+KIND_XLA = "xla"  # JAX (XLA) on a GPU or TPU
+
+FRAMEWORK_TORCH = "torch"
+FRAMEWORK_TENSORFLOW = "tensorflow"
+FRAMEWORK_NUMPY = "numpy"
+FRAMEWORK_JAX = "jax"
 
 # Only this much of a message is scanned. Every format above puts its figures
 # in a few hundred characters, but a wrapper may put a whole traceback before
@@ -186,6 +199,15 @@ _CPU_ALLOCATOR = _rx(
     r"you tried to allocate (\d{1,24})\s?bytes"
 )
 
+# --- devices the helper cannot read --------------------------------------------------
+# torch/csrc/mps (MPSAllocator.mm): "MPS backend out of memory (MPS allocated: 1.2 GB,
+# other allocations: 2 MB, max allowed: 18.13 GB). Tried to allocate 256.00 MB on private pool."
+_MPS_OOM = _rx(r"MPS backend out of memory")
+_MPS_ALLOCATED = _rx(r"MPS allocated: " + _SIZE)
+_MPS_ALLOWED = _rx(r"max allowed: " + _SIZE)
+# XLA (JAX): "RESOURCE_EXHAUSTED: Out of memory while trying to allocate 17179869184 bytes."
+_XLA_OOM = _rx(r"RESOURCE_EXHAUSTED: Out of memory (?:while trying to allocate|allocating) (\d{1,24}) bytes")
+
 # --- a device allocation that failed with no figures -------------------------------------
 _BARE_DEVICE_OOM = _rx(
     r"(?:CUDA error: out of memory|CUDA driver error: out of memory|"
@@ -213,7 +235,7 @@ def parse_oom_message(type_name: str, message: str) -> Optional[OomMessageFacts]
 def _parse(type_name: str, message: str) -> Optional[OomMessageFacts]:
     short_type = type_name.rsplit(".", 1)[-1]
     text = message[:MAX_SCANNED_CHARS]
-    for reader in (_torch_allocator, _async_allocator, _cuda_library, _tensorflow, _numpy, _cpu_allocator):
+    for reader in (_torch_allocator, _async_allocator, _cuda_library, _tensorflow, _numpy, _cpu_allocator, _mps, _xla):
         facts = reader(text, short_type)
         if facts is not None:
             return facts
@@ -224,10 +246,11 @@ def _parse(type_name: str, message: str) -> Optional[OomMessageFacts]:
     return None
 
 
-def _facts(kind: str, library: Optional[str] = None) -> OomMessageFacts:
+def _facts(kind: str, library: Optional[str] = None, framework: Optional[str] = None) -> OomMessageFacts:
     return {
         "kind": kind,
         "library": library,
+        "framework": framework,
         "device_index": None,
         "requested_bytes": None,
         "total_bytes": None,
@@ -244,7 +267,7 @@ def _facts(kind: str, library: Optional[str] = None) -> OomMessageFacts:
 def _torch_allocator(text: str, type_name: str) -> Optional[OomMessageFacts]:
     if "out of memory" not in text or _TORCH_OOM.search(text) is None:
         return None
-    facts = _facts(KIND_CUDA)
+    facts = _facts(KIND_CUDA, framework=FRAMEWORK_TORCH)
     facts["requested_bytes"] = _size(_REQUESTED, text)
     facts["allowed_bytes"] = _size(_ALLOWED, text)
     if _NEW_TOTAL.search(text) is not None or "Of the allocated memory" in text:
@@ -275,6 +298,22 @@ def _torch_allocator(text: str, type_name: str) -> Optional[OomMessageFacts]:
     return facts
 
 
+def old_torch_message(message: str) -> bool:
+    """Whether ``message`` is PyTorch's caching allocator's message in its format
+    of torch <= 2.0 (torch 2.1 changed it): the torch that raised it predates
+    the allocator options of 2.1 (expandable_segments)."""
+    try:
+        text = str(message or "")[:MAX_SCANNED_CHARS]
+        return (
+            _TORCH_OOM.search(text) is not None
+            and _NEW_TOTAL.search(text) is None
+            and "Of the allocated memory" not in text
+            and (_OLD_TOTAL.search(text) is not None or _OLD_RESERVED.search(text) is not None)
+        )
+    except Exception:
+        return False
+
+
 def _async_allocator(text: str, type_name: str) -> Optional[OomMessageFacts]:
     if "Allocation on device" not in text:
         return None
@@ -282,7 +321,7 @@ def _async_allocator(text: str, type_name: str) -> Optional[OomMessageFacts]:
     # "Allocation on device" alone is too common a phrase: it must say so, or be raised as an OOM.
     if match is None or ("would exceed allowed memory" not in text and not type_name.endswith("OutOfMemoryError")):
         return None
-    facts = _facts(KIND_CUDA)
+    facts = _facts(KIND_CUDA, framework=FRAMEWORK_TORCH)
     facts["device_index"] = int(match.group(1)) if match.group(1) is not None else None
     facts["allocated_bytes"] = _size(_ASYNC_ALLOCATED, text)
     facts["requested_bytes"] = _size(_ASYNC_REQUESTED, text)
@@ -323,7 +362,7 @@ def _tensorflow(text: str, type_name: str) -> Optional[OomMessageFacts]:
             index = int(allocator_match.group(1))
         on_cpu = allocator.lower() == "cpu"
     # TensorFlow placed on the CPU exhausts host RAM: diagnose it as host memory.
-    facts = _facts(KIND_HOST if on_cpu else KIND_TENSORFLOW)
+    facts = _facts(KIND_HOST if on_cpu else KIND_TENSORFLOW, framework=FRAMEWORK_TENSORFLOW)
     facts["device_index"] = None if on_cpu else index
     elements = _elements(shape)
     itemsize = _TF_DTYPE_BYTES.get(dtype or "")
@@ -339,7 +378,7 @@ def _numpy(text: str, type_name: str) -> Optional[OomMessageFacts]:
     if match is None:
         return None
     number, unit, shape, dtype = match.groups()
-    facts = _facts(KIND_HOST)
+    facts = _facts(KIND_HOST, framework=FRAMEWORK_NUMPY)
     elements = _elements(shape)
     itemsize = _numpy_itemsize(dtype)
     if elements is not None and itemsize is not None:
@@ -355,7 +394,28 @@ def _cpu_allocator(text: str, type_name: str) -> Optional[OomMessageFacts]:
     match = _CPU_ALLOCATOR.search(text)
     if match is None:
         return None
-    facts = _facts(KIND_HOST)
+    facts = _facts(KIND_HOST, framework=FRAMEWORK_TORCH)
+    facts["requested_bytes"] = _plausible(int(match.group(1)))
+    return facts
+
+
+def _mps(text: str, type_name: str) -> Optional[OomMessageFacts]:
+    if "MPS backend" not in text or _MPS_OOM.search(text) is None:
+        return None
+    facts = _facts(KIND_MPS, framework=FRAMEWORK_TORCH)
+    facts["requested_bytes"] = _size(_REQUESTED, text)
+    facts["allocated_bytes"] = _size(_MPS_ALLOCATED, text)
+    facts["allowed_bytes"] = _size(_MPS_ALLOWED, text)
+    return facts
+
+
+def _xla(text: str, type_name: str) -> Optional[OomMessageFacts]:
+    if "RESOURCE_EXHAUSTED" not in text:
+        return None
+    match = _XLA_OOM.search(text)
+    if match is None:
+        return None
+    facts = _facts(KIND_XLA, framework=FRAMEWORK_JAX)
     facts["requested_bytes"] = _plausible(int(match.group(1)))
     return facts
 

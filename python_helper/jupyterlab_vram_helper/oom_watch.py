@@ -9,16 +9,36 @@ diagnosis of oom_diagnosis.py for the cell's record.
 It runs on the kernel's main thread between cells, and only after an
 out-of-memory error, so it may cost milliseconds (the namespace walk).
 Nothing here imports torch: the figures come from a sample reading.
+
+The names the failing cell works with (its model, its optimizer, its data)
+are not stale: deleting them is no fix for that cell, which needs them. They
+are told apart from the rest (:func:`failing_cell_names`) and left out of what the
+diagnosis calls stale.
 """
 
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, List, Mapping, Optional
+import re
+import sys
+from typing import AbstractSet, Any, Callable, Dict, FrozenSet, Iterator, List, Mapping, Optional, Set, Tuple
 
+from .cell_outcome import SCANNED_MESSAGE_CHARS, error_chain, error_message
 from .oom_diagnosis import STALE_HOLDERS_LISTED, OomDiagnosis, OomStaleHolder, OomState, diagnose
-from .oom_message import OomProcess, parse_oom_message
+from .oom_message import KIND_CUDA, KIND_CUDA_LIBRARY, KIND_MPS, KIND_XLA, OomProcess, old_torch_message, parse_oom_message
 
 HOST_DEVICE = "cpu"
+# Code objects looked at for the names a failing cell uses: its frames on the
+# failing stack that run notebook code, and what those define (functions,
+# lambdas, comprehensions), this deep.
+MAX_CODE_DEPTH = 4
+MAX_CODE_OBJECTS = 256
+MAX_TRACEBACK_FRAMES = 256
+# The instructions that read, bind or delete a global (or, at a cell's top
+# level, a name of the notebook's namespace).
+_NAME_OPS = frozenset({
+    "LOAD_NAME", "STORE_NAME", "DELETE_NAME", "LOAD_GLOBAL", "STORE_GLOBAL", "DELETE_GLOBAL",
+    "LOAD_FROM_DICT_OR_GLOBALS",  # Python 3.12: a class body's global read
+})
 
 
 class OomWatch:
@@ -27,11 +47,15 @@ class OomWatch:
         read_figures: Callable[[], Mapping[str, Any]],
         inspect: Callable[[], Mapping[str, Any]],
         allocation_sites: Optional[Callable[[str], Any]] = None,
+        names_in_use: Optional[Callable[[str, str], Optional[AbstractSet[str]]]] = None,
     ):
         """``read_figures()``: a fresh sample reading; ``inspect()``: an ``inspect`` result
         with ``held_bytes_by_device`` (cleanup.py's ``held_references``);
         ``allocation_sites(device)``: the top live sites there ("host" or "cuda:N") while
-        allocations are recorded, as an :class:`OomAllocationSites` (allocation_sites.py)."""
+        allocations are recorded, as an :class:`OomAllocationSites` (allocation_sites.py);
+        ``names_in_use(type name, message)``: the names the failing cell's code reads or
+        assigns, None when not known (default: :func:`failing_cell_names`)."""
+        self._names_in_use = names_in_use if names_in_use is not None else failing_cell_names
         self._read_figures = read_figures
         self._inspect = inspect
         self._allocation_sites = allocation_sites
@@ -44,6 +68,10 @@ class OomWatch:
         if facts["kind"] == "host":
             state = _host_state(figures)
             device_key = HOST_DEVICE
+        elif facts["kind"] in (KIND_MPS, KIND_XLA):
+            # Not a device NVML or torch.cuda reads: its figures are the message's alone.
+            state = _empty_state(None)
+            device_key = None
         else:
             index = facts["device_index"]
             if index is None:
@@ -51,12 +79,18 @@ class OomWatch:
             state = _gpu_state(figures, index)
             device_key = f"cuda:{index}" if index is not None else None
         if device_key is not None:
-            state["stale_bytes"], state["stale_holders"] = _stale(self._inspect(), device_key)
+            in_use = self._in_use(type_name, message)
+            state["stale_bytes"], state["stale_holders"], state["in_use_holders"] = _stale(
+                self._inspect(), device_key, in_use
+            )
             # What references hold is allocated memory: never more than the allocator holds.
             allocated = state.get("allocated_bytes")
             if device_key != HOST_DEVICE and allocated is not None and state["stale_bytes"] is not None:
                 state["stale_bytes"] = min(state["stale_bytes"], allocated)
         diagnosis = diagnose(facts, state)
+        diagnosis["expandable_segments"] = (  # type: ignore[typeddict-unknown-key]
+            expandable_segments_known(message) if facts["kind"] in (KIND_CUDA, KIND_CUDA_LIBRARY) else None
+        )
         if self._allocation_sites is not None:
             sites_device = "host" if device_key == HOST_DEVICE else device_key
             try:
@@ -65,6 +99,117 @@ class OomWatch:
                 found = None  # the diagnosis stands without it
             diagnosis["allocation_sites"] = found  # type: ignore[typeddict-unknown-key]
         return diagnosis
+
+    def _in_use(self, type_name: str, message: str) -> AbstractSet[str]:
+        try:
+            return self._names_in_use(type_name, message) or frozenset()
+        except Exception:
+            return frozenset()  # unknown: every name counts as before
+
+
+def failing_cell_names(type_name: str, message: str) -> Optional[FrozenSet[str]]:
+    """The notebook names the failing cell works with: those its code, and the
+    notebook functions it was running when it failed, read, bind or delete.
+
+    Read from the code objects on the failing stack, not from the cell's text:
+    they are the cell as it ran (magics already turned into Python), and they
+    include a ``train()`` defined in an earlier cell that uses ``model`` as a
+    global. IPython keeps the cell's error in ``sys.last_value`` (its
+    ``showtraceback``); it is used only if it is the error being diagnosed.
+    None when that cannot be told. Nothing is kept: names only.
+    """
+    exc: Any = None
+    try:
+        ipython = sys.modules.get("IPython")
+        shell = ipython.get_ipython() if ipython is not None else None
+        namespaces = [ns for ns in (getattr(shell, "user_ns", None), getattr(shell, "user_global_ns", None)) if isinstance(ns, dict)]
+        exc = getattr(sys, "last_value", None)
+        if not namespaces or not isinstance(exc, BaseException):
+            return None
+        return names_used_by(exc, type_name, message, namespaces)
+    except Exception:
+        return None
+    finally:
+        del exc  # the traceback holds the failed cell's frames and their tensors
+
+
+def names_used_by(
+    exc: BaseException, type_name: str, message: str, namespaces: List[Dict[str, Any]]
+) -> Optional[FrozenSet[str]]:
+    """The names of ``namespaces`` that the code on ``exc``'s stack uses, if
+    ``exc`` is (or wraps) the error named by ``type_name`` and ``message``."""
+    links = list(error_chain(exc))
+    if not any(
+        type(link).__name__ == type_name and error_message(link)[:SCANNED_MESSAGE_CHARS] == message for link in links
+    ):
+        return None  # an older error: not this cell's
+    codes: List[Any] = []
+    for link in links:
+        for frame in _frames(link.__traceback__):
+            if any(frame.f_globals is ns for ns in namespaces):
+                codes.append(frame.f_code)
+    names: Set[str] = set()
+    for code in _with_nested(codes):
+        names.update(_global_names(code))
+    return frozenset(names)
+
+
+def _frames(tb: Any) -> Iterator[Any]:
+    for _ in range(MAX_TRACEBACK_FRAMES):
+        if tb is None:
+            return
+        yield tb.tb_frame
+        tb = tb.tb_next
+
+
+def _with_nested(codes: List[Any]) -> Iterator[Any]:
+    """``codes`` and the code objects they define, each once (bounded)."""
+    seen: Set[int] = set()
+    queue = [(code, 0) for code in codes]
+    while queue and len(seen) < MAX_CODE_OBJECTS:
+        code, depth = queue.pop(0)
+        if id(code) in seen:
+            continue
+        seen.add(id(code))
+        yield code
+        if depth < MAX_CODE_DEPTH:
+            queue.extend((c, depth + 1) for c in code.co_consts if isinstance(c, type(code)))
+
+
+def _global_names(code: Any) -> Iterator[str]:
+    try:
+        import dis  # only after an out-of-memory error: not at the helper's start
+
+        for instruction in dis.get_instructions(code):
+            if instruction.opname in _NAME_OPS and isinstance(instruction.argval, str):
+                yield instruction.argval
+    except Exception:
+        # Unknown bytecode: every name the code mentions (attributes too), more rather than fewer.
+        yield from (name for name in code.co_names if isinstance(name, str))
+
+
+def expandable_segments_known(message: str) -> Optional[bool]:
+    """Whether this kernel's torch knows the allocator option expandable_segments
+    (torch >= 2.1); None when that cannot be told.
+
+    Offering it to an older torch is harmful: with it in PYTORCH_CUDA_ALLOC_CONF,
+    the restarted kernel fails every CUDA allocation ("Unrecognized
+    CachingAllocator option"). The version of the torch loaded here decides;
+    without it, a message in the format of torch <= 2.0 says no.
+    """
+    version = _loaded_torch_version()
+    if version is not None:
+        return version >= (2, 1)
+    return False if old_torch_message(message) else None
+
+
+def _loaded_torch_version() -> Optional[Tuple[int, int]]:
+    try:
+        torch = sys.modules.get("torch")  # never imported here
+        match = re.match(r"(\d{1,4})\.(\d{1,4})", str(getattr(torch, "__version__", "") or ""))
+        return (int(match.group(1)), int(match.group(2))) if torch is not None and match else None
+    except Exception:
+        return None
 
 
 def _empty_state(device_index: Optional[int]) -> OomState:
@@ -79,6 +224,7 @@ def _empty_state(device_index: Optional[int]) -> OomState:
         "other_processes": None,
         "stale_bytes": None,
         "stale_holders": [],
+        "in_use_holders": [],
     }
 
 
@@ -137,31 +283,49 @@ def _gpu_state(figures: Mapping[str, Any], index: Optional[int]) -> OomState:
     return state
 
 
-def _stale(inspected: Mapping[str, Any], device_key: str) -> "tuple[Optional[int], List[OomStaleHolder]]":
-    """Bytes on ``device_key`` held by the notebook's names and hidden references, and the largest holders."""
+def _stale(
+    inspected: Mapping[str, Any], device_key: str, in_use: AbstractSet[str] = frozenset()
+) -> "Tuple[Optional[int], List[OomStaleHolder], List[OomStaleHolder]]":
+    """Bytes on ``device_key`` held by the notebook's names and hidden references
+    that the failing cell does not use, the largest of those holders, and the
+    largest names it uses (``in_use``), which are left out of the first two."""
     holders: List[OomStaleHolder] = []
+    used: List[OomStaleHolder] = []
+    used_bytes = 0
     for entry in inspected.get("entries") or []:
         on_device = _on_device(entry, device_key)
         if on_device:
-            holders.append({"holder": "name", "label": str(entry.get("name")), "bytes": on_device})
+            name = str(entry.get("name"))
+            (used if name in in_use else holders).append({"holder": "name", "label": name, "bytes": on_device})
+            if name in in_use:
+                used_bytes += on_device
     for hidden in inspected.get("hidden") or []:
         on_device = _on_device(hidden, device_key)
         if on_device:
             holders.append({"holder": str(hidden.get("holder")), "label": str(hidden.get("label")), "bytes": on_device})
     holders.sort(key=lambda h: -h["bytes"])
+    used.sort(key=lambda h: -h["bytes"])
     # Holders share storages (``x`` and ``Out[3]``, ``Out[3]`` and the last
     # result): each holder's figure is true alone, their sum is not.
     held = inspected.get("held_bytes_by_device")
     if isinstance(held, dict):
         value = held.get(device_key)
         total = int(value) if isinstance(value, int) else 0
+        # What the names in use hold stays, whoever else holds it too: taking
+        # their whole figures off the total may undercount what deleting the
+        # rest frees, never overcount it.
+        total = max(0, total - used_bytes)
     else:  # a plain inspect result: at least leave out what the names count already
-        total = sum(_on_device(entry, device_key) for entry in inspected.get("entries") or [])
+        total = sum(
+            _on_device(entry, device_key)
+            for entry in inspected.get("entries") or []
+            if str(entry.get("name")) not in in_use
+        )
         for hidden in inspected.get("hidden") or []:
             named: Dict[str, Any] = hidden.get("named_bytes_by_device") or {}
             shared = named.get(device_key)
             total += max(0, _on_device(hidden, device_key) - (int(shared) if isinstance(shared, int) else 0))
-    return total, holders[:STALE_HOLDERS_LISTED]
+    return total, holders[:STALE_HOLDERS_LISTED], used[:STALE_HOLDERS_LISTED]
 
 
 def _on_device(entry: Mapping[str, Any], device_key: str) -> int:

@@ -302,8 +302,9 @@ describe('oomActions', () => {
       'insert-grad-checkpointing',
       'insert-grad-accumulation'
     ]);
+    // PyTorch's CPU allocator: a batch to shrink.
     const host = oomActions(
-      diagnosis({ kind: 'host', causes: [{ cause: 'stale_references', gain_bytes: 1 }] }),
+      diagnosis({ kind: 'host', framework: 'torch', causes: [{ cause: 'stale_references', gain_bytes: 1 }] }),
       'binary'
     );
     expect(host.map(a => a.id)).toEqual([
@@ -312,6 +313,12 @@ describe('oomActions', () => {
       'free-memory',
       'insert-batch-size-search'
     ]);
+    // A NumPy array: no training step, no batch-size search.
+    const numpy = oomActions(
+      diagnosis({ kind: 'host', framework: 'numpy', causes: [{ cause: 'stale_references', gain_bytes: 1 }] }),
+      'binary'
+    );
+    expect(numpy.map(a => a.id)).toEqual(['clear-traceback', 'delete-holders', 'free-memory']);
   });
 });
 

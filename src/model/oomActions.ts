@@ -64,6 +64,18 @@ export function oomActions(
     h.holder === 'name' ? !progress.deletedNames.has(h.label) : !progress.clearedHidden.has(h.holder)
   );
   const host = d.kind === 'host';
+  // Whose allocation failed decides the snippets: TensorFlow's are no use to
+  // a PyTorch kernel and the other way round, and neither shrinks a NumPy array.
+  const tensorflow = d.kind === 'tensorflow' || d.framework === 'tensorflow';
+  // The torch snippets are written for CUDA (or the CPU): not for Apple's MPS or JAX's devices.
+  const otherDevice = d.kind === 'mps' || d.kind === 'xla';
+  const torch =
+    !tensorflow &&
+    !otherDevice &&
+    (d.framework === 'torch' || (!host && (d.framework ?? null) === null));
+  // expandable_segments came with torch 2.1: an older one, restarted with it
+  // set, fails every CUDA allocation ("Unrecognized CachingAllocator option").
+  const canExpandSegments = torch && !host && d.expandable_segments !== false;
   // A request larger than this kernel can ever get: freeing helps the next
   // cells, not this one, and the gains say so (and why).
   const wholeCard =
@@ -99,7 +111,9 @@ export function oomActions(
     id: 'free-memory',
     label: 'Free memory',
     gain:
-      (host || d.reserved_unallocated_bytes === null
+      (tensorflow
+        ? 'Runs gc.collect(): frees what only reference cycles held (TensorFlow keeps freed memory in its own pool, for this kernel to reuse).'
+        : host || d.reserved_unallocated_bytes === null
         ? 'Runs gc.collect(), and torch.cuda.empty_cache() where CUDA is initialised: frees what only reference cycles held.'
         : `Runs gc.collect() and torch.cuda.empty_cache(): gives back up to ${b(
             d.reserved_unallocated_bytes
@@ -179,43 +193,73 @@ export function oomActions(
     'Reduce the batch size',
     'Finds the largest batch that fits: memory of activations scales with it.'
   );
+  const tfClearSession = snippet(
+    'tf-clear-session',
+    'Insert clearing the Keras session',
+    'Drops the models and layers Keras keeps from earlier in this kernel (delete your own references to them first): TensorFlow can reuse their memory.'
+  );
+  const tfMemoryGrowth: OomAction = {
+    id: 'tf-memory-growth',
+    label: 'Set TensorFlow memory growth (restarts the kernel)',
+    gain:
+      'Inserts a first cell making TensorFlow take GPU memory as it needs it, not nearly all of the card at start, then restarts the kernel: ' +
+      'kernels sharing this card leave each other room. It gives this kernel no more than the card has. Run that cell first.',
+    steps: [
+      { command: CommandIDs.insertSnippet, args: { id: 'tf-memory-growth' } },
+      { command: RESTART_KERNEL_COMMAND }
+    ]
+  };
+  // What shrinks the work, for this framework: none for a NumPy array or TensorFlow (no snippet).
+  const shrinkTheWork: OomAction[] = !torch
+    ? []
+    : host
+      ? [batchSize]
+      : [amp, batchSize, checkpointing, accumulation];
 
   for (const { cause } of d.causes) {
     switch (cause) {
       case 'fragmentation':
         add(freeMemory);
-        add(host ? null : expandableSegments);
+        add(canExpandSegments ? expandableSegments : null);
         break;
       case 'stale_references':
         add(clearTraceback);
         add(deleteHolders);
+        add(tensorflow ? tfClearSession : null);
         add(freeMemory);
         break;
       case 'other_processes':
-        add(showProcesses);
+        // Host: the rest of the machine, not processes on a card the Kernels tab lists.
+        add(host ? null : showProcesses);
+        add(tensorflow && !host ? tfMemoryGrowth : null);
         add(freeMemory);
         break;
       case 'too_big':
-        add(host ? batchSize : amp);
-        add(batchSize);
-        add(host ? null : checkpointing);
-        add(host ? null : accumulation);
+        shrinkTheWork.forEach(add);
         break;
     }
+  }
+  // Nothing to free that the failing cell does not use: what it works with
+  // holds the memory, and only shrinking the work helps.
+  if (d.causes.length === 0 && (d.in_use_holders ?? []).length > 0) {
+    shrinkTheWork.forEach(add);
   }
   // The rest of the playbook, most broadly useful first.
   add(clearTraceback);
   add(deleteHolders);
+  add(tensorflow ? tfClearSession : null);
   add(freeMemory);
-  if (!host) {
+  if (torch && !host) {
     add(amp);
     add(noGrad);
     add(checkpointing);
     add(accumulation);
     add(batchSize);
-    add(d.kind === 'tensorflow' ? null : expandableSegments);
-  } else {
+    add(canExpandSegments ? expandableSegments : null);
+  } else if (torch) {
     add(batchSize);
+  } else if (tensorflow && !host) {
+    add(tfMemoryGrowth);
   }
   if (d.allocation_sites && !d.allocation_sites.recording && !progress.recording) {
     add({

@@ -31,6 +31,12 @@ function oomPlace(d: OomDiagnosis): string {
   if (d.kind === 'host') {
     return 'host RAM';
   }
+  if (d.kind === 'mps') {
+    return 'the Apple GPU (MPS)';
+  }
+  if (d.kind === 'xla') {
+    return 'the accelerator (JAX/XLA)';
+  }
   const device = d.device_index === null ? 'GPU' : `GPU ${d.device_index}`;
   return d.library ? `${device} (${d.library})` : device;
 }
@@ -66,7 +72,24 @@ export function explainOom(
     cause: c.cause,
     text: causeText(c.cause, d, units, container)
   }));
-  if (causes.length === 0) {
+  const inUse = d.in_use_holders ?? [];
+  if (causes.length === 0 && inUse.length > 0) {
+    causes.push({
+      cause: 'in_use',
+      text:
+        `The failing cell's own objects hold the memory (${inUse.map(h => holderText(h, units)).join(', ')}), ` +
+        'and nothing it does not use would free enough: deleting them is no fix for this cell. ' +
+        `The work itself must shrink: ${shrinkTheWork(d)}`
+    });
+  } else if (causes.length === 0 && (d.kind === 'mps' || d.kind === 'xla')) {
+    causes.push({
+      cause: 'unknown',
+      text:
+        `This kernel cannot read the memory of ${oomPlace(d)}: beyond what the message says, ` +
+        'the cause cannot be told apart. Free what earlier cells hold, or shrink the work: ' +
+        SHRINK_THE_WORK
+    });
+  } else if (causes.length === 0) {
     causes.push({
       cause: 'unknown',
       text: 'The figures the kernel could read do not tell the cause apart: try the actions below, from the top.'
@@ -90,7 +113,11 @@ export function explainOom(
   add('process', host ? 'This kernel (RSS)' : 'This kernel in all', d.process_in_use_bytes);
   add('allocated', 'In tensors (PyTorch)', d.allocated_bytes);
   add('reservedUnallocated', 'Reserved but unallocated', d.reserved_unallocated_bytes);
-  add('otherProcesses', 'Other processes', d.other_processes_bytes);
+  add(
+    'otherProcesses',
+    host ? `Used by the rest of the ${container ? 'container' : 'machine'}` : 'Other processes',
+    d.other_processes_bytes
+  );
   add('stale', 'Held by notebook references', d.stale_bytes);
   add(
     'retries',
@@ -113,16 +140,29 @@ function causeText(
       return tooBigText(d, units, container);
     case 'fragmentation':
       return fragmentationText(d, units);
-    case 'stale_references':
+    case 'stale_references': {
+      const inUse = d.in_use_holders ?? [];
       return (
         `Stale references: this notebook still holds ${b(d.stale_bytes)} ` +
         `on ${d.kind === 'host' ? 'the host' : 'this device'}` +
         (d.stale_holders.length
           ? ` (${d.stale_holders.map(h => holderText(h, units)).join(', ')})`
           : '') +
+        (inUse.length
+          ? ` that the failing cell does not use; not counted: ${inUse.map(holderName).join(', ')}, which it does`
+          : '') +
         '.'
       );
+    }
     case 'other_processes':
+      if (d.kind === 'host') {
+        // total - available - this kernel's RSS: the system, its caches and every other program.
+        const rest = container ? 'the rest of the container' : 'the rest of the machine';
+        return (
+          `Memory used by ${rest}: ${b(d.other_processes_bytes)} of its RAM is taken by everything ` +
+          `but this kernel (${container ? 'other processes in it' : 'other programs, the system and its caches'}).`
+        );
+      }
       return (
         `Other processes hold ${b(d.other_processes_bytes)} on this card` +
         (d.other_processes.length
@@ -141,6 +181,16 @@ function causeText(
 
 const SHRINK_THE_WORK =
   'a smaller batch, mixed precision, gradient checkpointing or accumulation.';
+// An array of NumPy (or of an unknown library) on the host: no training step to shrink.
+const SHRINK_THE_DATA =
+  'work through the data in chunks, in a smaller dtype (float32 rather than float64), or memory-mapped from disk (numpy.memmap).';
+
+/** How the work shrinks: training remedies for a framework's tensors, data remedies for a host array. */
+function shrinkTheWork(d: OomDiagnosis): string {
+  return d.kind === 'host' && d.framework !== 'torch' && d.framework !== 'tensorflow'
+    ? SHRINK_THE_DATA
+    : SHRINK_THE_WORK;
+}
 
 /**
  * What the request was too big for: the whole card (or machine), the
@@ -154,7 +204,7 @@ function tooBigText(d: OomDiagnosis, units: ByteUnits, container: boolean): stri
   if (requested !== null && d.total_bytes !== null && requested > d.total_bytes) {
     return (
       `Too big for the ${place}: ${b(requested)} is more than the ${b(d.total_bytes)} it has, ` +
-      `even if this kernel freed everything. The work itself must shrink: ${SHRINK_THE_WORK}`
+      `even if this kernel freed everything. The work itself must shrink: ${shrinkTheWork(d)}`
     );
   }
   const capped =

@@ -100,6 +100,45 @@ def test_a_wrapper_that_says_out_of_memory_does_not_hide_the_message_under_it() 
         assert out_of_memory_text(outer) == ("RuntimeError", "Batch 12 failed: GPU out of memory, lower --batch-size")
 
 
+def _fall_back_with_a_bug() -> None:
+    """The common fall-back to a smaller batch, whose own path fails of something else."""
+    try:
+        raise _named("OutOfMemoryError")(TORCH_2_MESSAGE)
+    except RuntimeError:
+        sizes = [64, 32, 16]
+        sizes[10]
+
+
+def test_an_error_raised_while_handling_an_out_of_memory_one_is_that_other_error() -> None:
+    with pytest.raises(IndexError) as caught:
+        _fall_back_with_a_bug()
+    assert caught.value.__context__ is not None  # Python chained the handled OOM
+    assert not is_out_of_memory(caught.value)
+    assert out_of_memory_text(caught.value, readable=oom_message_readable) is None
+    status, error = cell_outcome(types.SimpleNamespace(error_in_exec=caught.value, error_before_exec=None))
+    assert status == "error" and error is not None and error["out_of_memory"] is False
+
+
+def test_a_wrapper_raised_during_the_out_of_memory_error_still_counts() -> None:
+    # Saying so itself: the figures come from the error it was raised during.
+    try:
+        try:
+            raise _named("OutOfMemoryError")(TORCH_2_MESSAGE)
+        except RuntimeError:
+            raise RuntimeError("Batch 12 failed: GPU out of memory, lower --batch-size")
+    except RuntimeError as outer:
+        facts = _diagnosed(outer)
+        assert facts is not None and facts["requested_bytes"] == 2 << 30
+    # Repeating the message of an OOM known by its class alone.
+    try:
+        try:
+            raise _named("OutOfMemoryError")("allocator gave up on replica 3")
+        except RuntimeError as inner:
+            raise RuntimeError(f"step 7 failed: {inner}")
+    except RuntimeError as outer:
+        assert out_of_memory_text(outer) == ("OutOfMemoryError", "allocator gave up on replica 3")
+
+
 def test_an_out_of_memory_error_inside_an_exception_group() -> None:
     group = getattr(__builtins__, "ExceptionGroup", None) if not isinstance(__builtins__, dict) else __builtins__.get("ExceptionGroup")
     if group is None:

@@ -20,9 +20,9 @@ MIB = 1 << 20
 GIB = 1 << 30
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "oom_messages.json"
 DIAGNOSIS_KEYS = {
-    "kind", "library", "device_index", "requested_bytes", "total_bytes", "free_bytes", "allocated_bytes",
+    "kind", "library", "framework", "device_index", "requested_bytes", "total_bytes", "free_bytes", "allocated_bytes",
     "reserved_unallocated_bytes", "process_in_use_bytes", "other_processes_bytes", "other_processes",
-    "capacity_bytes", "allowed_bytes", "num_alloc_retries", "stale_bytes", "stale_holders", "causes",
+    "capacity_bytes", "allowed_bytes", "num_alloc_retries", "stale_bytes", "stale_holders", "in_use_holders", "causes",
 }
 
 

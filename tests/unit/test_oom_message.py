@@ -18,7 +18,7 @@ from jupyterlab_vram_helper.oom_message import (
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "oom_messages.json"
 ENTRIES: List[Dict[str, Any]] = json.loads(FIXTURES.read_text(encoding="utf-8"))
 FIELDS = {
-    "kind", "library", "device_index", "requested_bytes", "total_bytes", "free_bytes", "allocated_bytes",
+    "kind", "library", "framework", "device_index", "requested_bytes", "total_bytes", "free_bytes", "allocated_bytes",
     "reserved_bytes", "reserved_unallocated_bytes", "process_in_use_bytes", "other_processes", "allowed_bytes",
 }
 MIB = 1 << 20
@@ -120,7 +120,6 @@ def test_unknown_dtypes_leave_the_request_unknown_or_printed() -> None:
         ("ZeroDivisionError", "division by zero"),
         ("InvalidArgumentError", "Incompatible shapes: [2,3] vs. [3,2] [Op:AddV2]"),
         ("RuntimeError", "Allocation on device 0 of the layer weights is complete"),
-        ("OutOfMemoryError", "MPS backend out of memory (MPS allocated: 1.02 GB, other allocations: 1.52 GB, max allowed: 2.72 GB)."),
         ("", ""),
         ("NameError", "name 'oom' is not defined"),
     ],
@@ -202,3 +201,21 @@ def test_the_cpu_allocators_not_enough_memory_wording() -> None:
         "you tried to allocate 1099511627776 bytes."
     )
     assert facts is not None and facts["kind"] == "host" and facts["requested_bytes"] == 1 << 40
+
+
+@pytest.mark.parametrize(
+    "type_name, message, framework",
+    [
+        ("_ArrayMemoryError", "Unable to allocate 8.00 GiB for an array with shape (1073741824,) and data type float64", "numpy"),
+        ("RuntimeError", "DefaultCPUAllocator: can't allocate memory: you tried to allocate 4294967296 bytes.", "torch"),
+        ("OutOfMemoryError", "CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 7.93 GiB total capacity)", "torch"),
+        ("ResourceExhaustedError", "OOM when allocating tensor with shape[10000,10000] and type float on "
+         "/job:localhost/replica:0/task:0/device:CPU:0 by allocator cpu", "tensorflow"),
+        ("MemoryError", "", None),
+        ("RuntimeError", "CUDA error: CUBLAS_STATUS_ALLOC_FAILED when calling `cublasCreate(handle)`", None),
+    ],
+)
+def test_whose_allocation_failed(type_name: str, message: str, framework: Any) -> None:
+    """The remedies differ: mixed precision does not shrink a NumPy array."""
+    facts = parse_oom_message(type_name, message)
+    assert facts is not None and facts["framework"] == framework

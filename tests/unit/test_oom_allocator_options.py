@@ -1,0 +1,72 @@
+"""expandable_segments exists from torch 2.1: a diagnosis says whether this kernel's torch knows it."""
+
+from __future__ import annotations
+
+import sys
+import types
+from typing import Any, Dict
+
+import pytest
+
+from jupyterlab_vram_helper.oom_message import old_torch_message
+from jupyterlab_vram_helper.oom_watch import OomWatch
+
+OLD = (
+    "CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 15.78 GiB total capacity; 12.25 GiB already allocated; "
+    "1.07 GiB free; 13.73 GiB reserved in total by PyTorch) If reserved memory is >> allocated memory try setting "
+    "max_split_size_mb to avoid fragmentation."
+)
+NEW = (
+    "CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 15.77 GiB of which 1.00 GiB is "
+    "free. Including non-PyTorch memory, this process has 14.70 GiB memory in use. Of the allocated memory 14.00 GiB "
+    "is allocated by PyTorch, and 100.00 MiB is reserved by PyTorch but unallocated."
+)
+
+
+def _watch() -> OomWatch:
+    figures: Dict[str, Any] = {"host": {}, "gpus": []}
+    return OomWatch(read_figures=lambda: figures, inspect=lambda: {}, names_in_use=lambda t, m: frozenset())
+
+
+def _with_torch(monkeypatch: pytest.MonkeyPatch, version: Any) -> None:
+    fake = types.ModuleType("torch")
+    if version is not None:
+        fake.__version__ = version  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "torch", fake)
+
+
+def test_the_message_format_of_torch_2_0_and_before() -> None:
+    assert old_torch_message(OLD)
+    assert not old_torch_message(NEW)
+    assert not old_torch_message("CUDA error: out of memory")
+    assert not old_torch_message("x" * 100000)
+
+
+@pytest.mark.parametrize(
+    "version,message,known",
+    [
+        ("2.0.1+cu118", NEW, False),  # the loaded torch decides
+        ("1.13.1", OLD, False),
+        ("2.1.0a0+git1234", OLD, True),
+        ("2.4.1", NEW, True),
+        (None, OLD, False),  # no version to read: the old format says no
+        (None, NEW, None),  # nor a format that tells: unknown
+    ],
+)
+def test_expandable_segments_is_known_from_torch_2_1(
+    monkeypatch: pytest.MonkeyPatch, version: Any, message: str, known: Any
+) -> None:
+    _with_torch(monkeypatch, version)
+    d = _watch().diagnose("OutOfMemoryError", message)
+    assert d is not None and d.get("expandable_segments") is known
+
+
+def test_expandable_segments_is_not_said_of_tensorflow_or_host(monkeypatch: pytest.MonkeyPatch) -> None:
+    _with_torch(monkeypatch, "2.4.0")
+    tf = _watch().diagnose(
+        "ResourceExhaustedError",
+        "OOM when allocating tensor with shape[32,1024] and type float on /job:localhost/replica:0/task:0/device:GPU:0",
+    )
+    host = _watch().diagnose("MemoryError", "")
+    assert tf is not None and tf.get("expandable_segments") is None
+    assert host is not None and host.get("expandable_segments") is None
