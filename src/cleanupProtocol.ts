@@ -109,6 +109,18 @@ export interface HiddenHolder {
   summary: string;
   /** What clearing it costs (e.g. "%debug is lost"); null when nothing. */
   warning: string | null;
+  /**
+   * The other hidden holders that hold some of the same objects (what no
+   * listed name holds), with those bytes per device: clearing this holder
+   * alone leaves them alive. Absent when none (or from an older helper).
+   */
+  held_also_by?: HiddenOverlap[];
+}
+
+export interface HiddenOverlap {
+  /** One of HiddenHolderKind; any other string is kept as is. */
+  holder: string;
+  bytes_by_device: { [device: string]: number };
 }
 
 export interface InspectResult {
@@ -126,9 +138,24 @@ export interface DeleteResult {
   refused: { name: string; reason: string; hidden?: boolean }[];
   cleared: string[];
   still_alive: { name: string; reason: string }[];
+  /**
+   * Steps that raised once the deleting began (an empty_cache after a sticky
+   * CUDA error, a holder that could not be cleared): what `deleted` and
+   * `cleared` list is done all the same. Absent when none (or from an older helper).
+   */
+  failures?: DeleteFailure[];
   before: MemorySnapshot;
   after: MemorySnapshot;
   elapsed_ms: number;
+}
+
+export interface DeleteFailure {
+  /** 'delete' | 'clear' | 'gc' | 'empty_cache'; any other string is kept as is. */
+  step: string;
+  /** The name (delete), the hidden holder (clear), the GPU ("GPU 0") or null. */
+  target: string | null;
+  /** "RuntimeError: CUDA error: ..." */
+  error: string;
 }
 
 function stringList(r: FieldReader, key: string): string[] {
@@ -191,6 +218,56 @@ function nameReasons(
     const x = FieldReader.of(item, `${r.path}.${key}[${i}]`);
     return { name: x.string('name'), reason: x.string('reason') };
   });
+}
+
+/** Read leniently: a malformed overlap is left out, never the listing. */
+function readHeldAlsoBy(h: FieldReader): { held_also_by?: HiddenOverlap[] } {
+  let raw: unknown[] | null;
+  try {
+    raw = h.nullableArray('held_also_by');
+  } catch {
+    return {};
+  }
+  const out: HiddenOverlap[] = [];
+  (raw ?? []).forEach((item, i) => {
+    try {
+      const o = FieldReader.of(item, `${h.path}.held_also_by[${i}]`);
+      out.push({ holder: o.string('holder'), bytes_by_device: bytesByDevice(o, 'bytes_by_device') });
+    } catch {
+      // leave it out
+    }
+  });
+  return out.length ? { held_also_by: out } : {};
+}
+
+/**
+ * Read leniently: the deletes are done whatever a failure's detail says, so
+ * a malformed one reads as an unknown step, never as a failed reply.
+ */
+function readFailures(r: FieldReader): { failures?: DeleteFailure[] } {
+  let raw: unknown[] | null;
+  try {
+    raw = r.nullableArray('failures');
+  } catch {
+    raw = [null];
+  }
+  if (raw === null || raw.length === 0) {
+    return {};
+  }
+  return {
+    failures: raw.map((item, i) => {
+      try {
+        const f = FieldReader.of(item, `${r.path}.failures[${i}]`);
+        return {
+          step: f.string('step'),
+          target: f.has('target') ? f.nullableString('target') : null,
+          error: f.string('error')
+        };
+      } catch {
+        return { step: 'unknown', target: null, error: 'a step failed (the kernel sent no readable detail)' };
+      }
+    })
+  };
 }
 
 function readGraphHolding(g: FieldReader | null): GraphHolding | null {
@@ -261,7 +338,8 @@ export function parseInspectResult(result: unknown): Parsed<InspectResult> {
         named_bytes_by_device:
           h.nullableObject('named_bytes_by_device') === null ? {} : bytesByDevice(h, 'named_bytes_by_device'),
         summary: h.string('summary'),
-        warning: h.nullableString('warning')
+        warning: h.nullableString('warning'),
+        ...readHeldAlsoBy(h)
       };
     });
     // Stable sort: the kernel's order breaks ties.
@@ -281,6 +359,7 @@ export function parseDeleteResult(result: unknown): Parsed<DeleteResult> {
     }),
     cleared: stringList(r, 'cleared'),
     still_alive: nameReasons(r, 'still_alive'),
+    ...readFailures(r),
     before: readSnapshot(r.object('before')),
     after: readSnapshot(r.object('after')),
     elapsed_ms: r.number('elapsed_ms')

@@ -25,9 +25,7 @@ from collections import OrderedDict
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from . import autograd_graph, holders
-from .hidden_references import (
-    hidden_entry, last_exceptions, output_cache_labels, output_cache_objects, tracebacks_of,
-)
+from .hidden_references import hidden_holders, output_cache_labels
 from .holders import Budget, Classes, Found, Sizer
 from .listings import (
     ListedName, Listing, Reach, interrupted_delete_text, refusal, reserved_name_reason, still_alive_after_delete,
@@ -38,27 +36,29 @@ from .protocol import HIDDEN_HOLDER_KINDS, INSPECT_CONTAINER_DEPTH, INSPECT_MAX_
 from .readers import torch_cuda
 
 KEPT_LISTINGS = 4
+MIN_ITEMS_PER_NAME = 2000
+_MISSING = object()
 
-TRACEBACK_WARNING = "Clearing the traceback disables %debug for that error"
-OUTPUT_CACHE_WARNING = "Clearing empties Out, _, __, ___ and every _N"
 
 
-def _listed(obj: Any, found: Found, graph_only: Dict[StorageKey, int]) -> ListedName:
+def _listed(obj: Any, found: Found, graph_only: Dict[StorageKey, int], items: Optional[int]) -> ListedName:
     """What a listing keeps of ``obj``: its identity, and for an object without a
     weakref what tells it apart (listings.py): the storages it reached itself
-    (its graphs' saved tensors left out) and weakrefs to the leaves it holds."""
+    (its graphs' saved tensors left out) and weakrefs to the leaves it holds;
+    ``items``: the budget its walk ran out of (None: walked whole)."""
     ref = weak_ref(obj)
     reached = frozenset(found.storages.keys() - graph_only.keys()) if ref is None else frozenset()
     leaves = tuple(leaf_refs(found))  # empty where ``ref`` tells it apart: no probes were collected
-    return ListedName(id(obj), ref, type(obj).__name__, frozenset(found.storages), reached, leaves)
+    return ListedName(id(obj), ref, type(obj).__name__, frozenset(found.storages), reached, leaves,
+                      frozenset(found.referenced), items)
 
 
 def _reach(depth: int) -> Reach:
     """What an object reaches, walked as an ``inspect`` at ``depth`` walks it (listings.py)."""
 
-    def reach(obj: Any) -> frozenset:
+    def reach(obj: Any, items: Optional[int] = None) -> frozenset:
         found = Found()
-        Sizer(Classes(), Budget()).walk(obj, found, depth, objects=True)
+        Sizer(Classes(), Budget() if items is None else Budget(items)).walk(obj, found, depth, objects=True)
         return frozenset(found.storages)
 
     return reach
@@ -101,25 +101,32 @@ class Cleanup:
     def free_memory(self, actions: List[str]) -> Dict[str, Any]:
         start = time.perf_counter()
         before = self.snapshot()
-        ran, collected, empty = self._free(actions)
+        failures: List[Dict[str, Any]] = []
+        ran, collected, empty = self._free(actions, failures)
         return {
             "actions_run": ran,
             "gc_collected": collected,
-            "empty_cache": empty,
+            "empty_cache": empty,  # "failed: GPU 0: …" says what failed
             "before": before,
             "after": self.snapshot(),
             "elapsed_ms": _ms(start),
         }
 
-    def _free(self, actions: List[str]) -> Tuple[List[str], Optional[int], Optional[str]]:
+    def _free(self, actions: List[str], failures: List[Dict[str, Any]]) -> Tuple[List[str], Optional[int], Optional[str]]:
+        """Run the ``free`` actions; a step that raises is added to ``failures``
+        (after a sticky CUDA error every CUDA call raises), never raised: a
+        ``delete`` has removed names by then, and its reply must say so."""
         ran: List[str] = []
         collected: Optional[int] = None
         empty: Optional[str] = None  # not requested
         if "gc" in actions:  # first: what gc frees, empty_cache can return
-            collected = int(gc.collect())
-            ran.append("gc")
+            try:
+                collected = int(gc.collect())
+                ran.append("gc")
+            except Exception as exc:  # a finaliser of the user's that raises past gc
+                failures.append(failure("gc", None, exc))
         if "empty_cache" in actions:
-            empty = empty_cuda_cache()
+            empty = empty_cuda_cache(failures)
             ran.append("empty_cache")
         return ran, collected, empty
 
@@ -160,6 +167,8 @@ class Cleanup:
         shell = self._shell()
         classes = Classes()
         budget = Budget()
+        extra = Budget()  # what the names' minimum walks may take beyond ``budget``
+        cut: Dict[str, int] = {}  # name -> the items its walk was allowed, where it ran out
         sizer = Sizer(classes, budget)
         user_ns: Dict[str, Any] = getattr(shell, "user_ns", None) or {}
         hidden_ns: Dict[str, Any] = getattr(shell, "user_ns_hidden", None) or {}
@@ -180,7 +189,20 @@ class Cleanup:
             found = Found()
             if weak_ref(obj) is None:
                 found.probes = []  # its leaves, to tell it apart from a later object at its address
+            # Each name gets a walk of its own, at least MIN_ITEMS_PER_NAME items
+            # even once a large dataset has spent the request's budget (bounded
+            # again by as much over it); a walk that ran out is marked, and its
+            # budget kept, so that ``delete`` walks it as far again.
+            allowed = budget.left if extra.left <= 0 else max(budget.left, MIN_ITEMS_PER_NAME)
+            sizer.budget = Budget(allowed)
             sizer.walk(obj, found, depth, objects=True)
+            used = allowed - sizer.budget.left
+            over = max(0, used - budget.left)
+            budget.take(min(used, budget.left))
+            extra.take(min(over, extra.left))
+            if sizer.budget.exhausted:
+                budget.exhausted = True
+                cut[name] = allowed
             if kind in ("container", "object", "bytes") and not found.leaves() and not found.modules and not found.optimizers:
                 continue
             raw.append((name, obj, kind, found))
@@ -209,16 +231,25 @@ class Cleanup:
             for key in found.storages:
                 owner.setdefault(key, name)
                 sharers.setdefault(key, []).append(name)
+        # An optimizer refers to its parameters without counting them: they stay
+        # the model's to count, but deleting the model frees none of them while
+        # the optimizer stays. Each of the two says it shares them with the other.
+        referenced: Dict[str, Storages] = {}
+        for name, _obj, _kind, found in raw:
+            referenced[name] = {k: n for k, n in found.referenced.items() if k not in found.storages}
+            for key in referenced[name]:
+                sharers.setdefault(key, []).append(name)
 
         count = getattr(shell, "execution_count", None)
         listing = Listing(self._new_id(), depth, execution_count=count if type(count) is int else None)
         entries = []
         for name, obj, kind, found in raw:
             own = [k for k in found.storages if owner[k] == name]
-            shared = sorted({n for k in found.storages for n in sharers[k] if n != name})
+            reached = {**found.storages, **{k: n for k, n in referenced[name].items() if k in owner}}
+            shared = sorted({n for k in reached for n in sharers[k] if n != name})
             counted = bytes_by_device(found.storages, own)
             # What it reaches that another entry counts: a 0 B alias still names its bytes.
-            elsewhere = [k for k in found.storages if owner[k] != name]
+            elsewhere = [k for k in reached if owner[k] != name]
             entries.append(
                 {
                     "name": name,
@@ -228,16 +259,18 @@ class Cleanup:
                     "bytes_by_device": counted,
                     "total_bytes": sum(counted.values()),
                     "shared_with": shared,
-                    "shared_bytes": sum(found.storages[k] for k in elsewhere),
-                    "shared_bytes_by_device": bytes_by_device(found.storages, elsewhere),
+                    "shared_bytes": sum(reached[k] for k in elsewhere),
+                    "shared_bytes_by_device": bytes_by_device(reached, elsewhere),
                     "counted_under": sorted({owner[k] for k in elsewhere}),
                     "output_cache_refs": cache_labels.get(id(obj), []),
                     "deletable": True,
                     "refusal": None,
                     "graph_holding": graphs[name].summary(graph_only[name]) if name in graphs else None,
+                    # Sized in part only (the request's walking budget ran out): it may hold more.
+                    "truncated": name in cut,
                 }
             )
-            listing.names[name] = _listed(obj, found, graph_only.get(name, {}))
+            listing.names[name] = _listed(obj, found, graph_only.get(name, {}), cut.get(name))
         held: Storages = {}  # keys and sizes only
         for *_, found in raw:
             held.update(found.storages)
@@ -246,7 +279,8 @@ class Cleanup:
         truncated = len(entries) > max_entries or budget.exhausted
 
         hidden = [
-            h for h in self._hidden_holders(shell, classes, depth, set(owner), cache_labels, held) if h["total_bytes"] > 0
+            h for h in hidden_holders(shell, Sizer(classes, Budget()), depth, set(owner), cache_labels, held, _summary)
+            if h["total_bytes"] > 0
         ]
         return (
             {
@@ -259,89 +293,6 @@ class Cleanup:
             listing,
             held,
         )
-
-    def _hidden_holders(
-        self, shell: Any, classes: Classes, depth: int, named: set, labels: Dict[int, List[str]], held: Storages
-    ) -> List[Dict[str, Any]]:
-        """``labels``: the output cache's labels (:func:`output_cache_labels`), already read by the caller;
-        ``held``: every storage found so far, to which the holders' are added."""
-        out = []
-        sizer = Sizer(classes, Budget())
-        # output cache
-        objects = output_cache_objects(shell)
-        found = Found()
-        seen: set = set()
-        holding: List[str] = []
-        for obj in objects:
-            before = len(found.storages)
-            sizer.walk(obj, found, depth, seen)
-            if len(found.storages) > before:
-                holding.extend(labels.get(id(obj), [])[:1])
-        del objects
-        held.update(found.storages)
-        out.append(
-            hidden_entry(
-                "output_cache",
-                "Output cache (Out, _, __, ___, _N)",
-                found,
-                named,
-                (f"{holders.plural(len(holding), 'output')} holding memory: {', '.join(holding[:8])}"
-                 + (", …" if len(holding) > 8 else "")),
-                OUTPUT_CACHE_WARNING,
-            )
-        )
-        # last traceback
-        excs = last_exceptions(shell)
-        found = Found()
-        held_by: List[str] = []
-        title = ""
-        if excs:
-            title = f"{type(excs[0]).__name__}: {_head(excs[0])}"
-        seen = set()
-        for frame in holders.traceback_frames(tracebacks_of(excs, shell)):
-            if not holders.is_user_function_frame(frame):
-                continue
-            for local_name, value in holders.frame_locals(frame):
-                before = sum(found.storages.values())
-                sizer.walk(value, found, depth, seen)
-                if sum(found.storages.values()) > before and len(held_by) < 8:
-                    held_by.append(f"{frame.f_code.co_name}(): {local_name}")
-            del frame
-        del excs
-        held.update(found.storages)
-        out.append(
-            hidden_entry(
-                "last_traceback",
-                f"Traceback of the last error ({title})" if title else "Traceback of the last error",
-                found,
-                named,
-                "frame locals: " + ", ".join(held_by) if held_by else "no frame locals hold memory",
-                TRACEBACK_WARNING,
-            )
-        )
-        # last execution result
-        found = Found()
-        last = getattr(shell, "last_execution_result", None)
-        result = getattr(last, "result", None)
-        count = getattr(last, "execution_count", None)
-        if result is not None:
-            sizer.walk(result, found, depth, objects=True)
-            summary = _summary(result, classes.kind(result), found)
-        else:
-            summary = "no result"
-        del result, last
-        held.update(found.storages)
-        out.append(
-            hidden_entry(
-                "last_execution_result",
-                f"Result of the last cell (In[{count}])" if isinstance(count, int) else "Result of the last cell",
-                found,
-                named,
-                summary,
-                None,
-            )
-        )
-        return out
 
     def _new_id(self) -> str:
         self._counter += 1
@@ -367,37 +318,61 @@ class Cleanup:
             user_ns = {}
         before = self.snapshot()
 
-        refused: List[Dict[str, str]] = []
+        refused: List[Dict[str, Any]] = []
         accepted: List[str] = []
+        # The objects the checks found, deleted only while each name is still
+        # bound to its own: deleting one name can run user code (a __del__,
+        # a weakref callback) that rebinds another. Let go of one by one.
+        verified: Dict[str, Any] = {}
         reach = _reach(listing.container_depth)
         cells_ran = listing.cells_ran_since(shell)
         for name in dict.fromkeys(names):  # de-duplicated, in order
             reason = refusal(listing, user_ns, name, reach, cells_ran)
             if reason is None:
                 accepted.append(name)
+                verified[name] = user_ns[name]
             else:
                 refused.append({"name": name, "reason": reason})
 
         probes: Dict[str, List[Probe]] = {}
         deleted: List[str] = []
-        cleared = [h for h in HIDDEN_HOLDER_KINDS if h in hidden]
-        if cleared and cells_ran:
+        failures: List[Dict[str, Any]] = []
+        clearing = [h for h in HIDDEN_HOLDER_KINDS if h in hidden]
+        if clearing and cells_ran:
             # What they hold now is not what the listing showed (an Out[] or a
             # traceback of a later cell): not what the user confirmed.
-            refused.extend({"name": h, "reason": "cells ran since the listing", "hidden": True} for h in cleared)
-            cleared = []
+            refused.extend({"name": h, "reason": "cells ran since the listing", "hidden": True} for h in clearing)
+            clearing = []
         done: List[str] = []  # the hidden holders cleared so far
         freed = False
+        obj: Any = None
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 for name in accepted:
-                    probes[name] = detach(shell, user_ns, name)
+                    obj = verified.pop(name)
+                    if user_ns.get(name, _MISSING) is not obj:
+                        refused.append({"name": name, "reason": "rebound since the listing"})
+                        del obj
+                        continue
+                    del obj
+                    try:
+                        probes[name] = detach(shell, user_ns, name)
+                    except Exception as exc:
+                        # A step past removing the name (IPython's copies) failed:
+                        # the name counts as deleted once it is out of the namespace.
+                        failures.append(failure("delete", name, exc))
+                        if name in user_ns:
+                            continue
                     deleted.append(name)
-                for holder in cleared:
-                    CLEARERS[holder](shell)
+                for holder in clearing:
+                    try:
+                        CLEARERS[holder](shell)
+                    except Exception as exc:
+                        failures.append(failure("clear", holder, exc))
+                        continue
                     done.append(holder)
-                ran, _collected, _empty = self._free(free)
+                self._free(free, failures)
                 freed = True
 
             try:
@@ -412,8 +387,11 @@ class Cleanup:
             return {
                 "deleted": deleted,
                 "refused": refused,
-                "cleared": cleared,
+                "cleared": done,
                 "still_alive": still_alive,
+                # Steps that raised after the deletes began: what they left undone
+                # (the names above are gone whatever failed after them).
+                "failures": failures,
                 "before": before,
                 "after": self.snapshot(),
                 "elapsed_ms": _ms(start),
@@ -423,30 +401,64 @@ class Cleanup:
             # A name counts as deleted once it is out of the namespace (the
             # interrupt may land between that and the bookkeeping).
             gone = [name for name in accepted if name not in user_ns]
-            raise RequestInterrupted(interrupted_delete_text(accepted, gone, cleared, done, free, freed)) from None
+            raise RequestInterrupted(interrupted_delete_text(accepted, gone, clearing, done, free, freed)) from None
+        finally:
+            verified.clear()  # an interrupt must not leave user objects on this frame
+            obj = None
 
 
 # --- CUDA ---------------------------------------------------------------------------
 
 
-def empty_cuda_cache() -> str:
+def empty_cuda_cache(failures: Optional[List[Dict[str, Any]]] = None) -> str:
     """``torch.cuda.empty_cache()`` on every device whose allocator reserves memory.
 
     Never initialises CUDA; a device without reserved memory is skipped (switching
-    to it could create a context there, and it has nothing to return).
+    to it could create a context there, and it has nothing to return). Each device
+    is tried on its own: one in a failed state (a sticky CUDA error) leaves the
+    others' caches to be returned. What failed is added to ``failures`` and the
+    outcome reads ``"failed: GPU 0: RuntimeError: …"``; nothing is raised.
     """
-    torch = torch_cuda.loaded_torch()
-    if torch is None:
-        return "skipped_torch_not_imported"
-    if not torch_cuda.cuda_initialized(torch):
-        return "skipped_cuda_not_initialized"
-    for index in range(torch_cuda.initialized_device_count(torch)):
-        counters = torch_cuda.allocator_counters(torch, index)
-        if counters is None or not counters.reserved:
-            continue
-        with torch.cuda.device(index):
-            torch.cuda.empty_cache()
-    return "done"
+    failures = [] if failures is None else failures
+    errors: List[str] = []
+    try:
+        torch = torch_cuda.loaded_torch()
+        if torch is None:
+            return "skipped_torch_not_imported"
+        if not torch_cuda.cuda_initialized(torch):
+            return "skipped_cuda_not_initialized"
+        count = torch_cuda.initialized_device_count(torch)
+    except Exception as exc:
+        failures.append(failure("empty_cache", None, exc))
+        return f"failed: {error_text(exc)}"
+    for index in range(count):
+        try:
+            counters = torch_cuda.allocator_counters(torch, index)
+            if counters is None or not counters.reserved:
+                continue
+            with torch.cuda.device(index):
+                torch.cuda.empty_cache()
+        except Exception as exc:
+            failures.append(failure("empty_cache", f"GPU {index}", exc))
+            errors.append(f"GPU {index}: {error_text(exc)}")
+    return "failed: " + "; ".join(errors) if errors else "done"
+
+
+def failure(step: str, target: Optional[str], exc: BaseException) -> Dict[str, Any]:
+    """One entry of a ``delete`` reply's ``failures``: ``step`` is ``delete``
+    (``target``: the name), ``clear`` (the hidden holder), ``gc`` or
+    ``empty_cache`` (the GPU, or None)."""
+    return {"step": step, "target": target, "error": error_text(exc)}
+
+
+def error_text(exc: BaseException, limit: int = 300) -> str:
+    """``RuntimeError: CUDA error: ...``, on one line and bounded (its str() may be user code that raises)."""
+    try:
+        text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    except Exception:
+        text = ""
+    text = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 # --- small helpers -----------------------------------------------------------------
@@ -482,12 +494,3 @@ def _summary(obj: Any, kind: str, found: Found) -> str:
     except Exception:
         pass
     return type(obj).__name__
-
-
-def _head(exc: BaseException, limit: int = 80) -> str:
-    try:
-        text = str(exc)
-    except Exception:
-        text = ""
-    text = text.splitlines()[0] if text else ""
-    return text if len(text) <= limit else text[: limit - 1] + "…"

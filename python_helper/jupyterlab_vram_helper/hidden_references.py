@@ -12,11 +12,11 @@ from __future__ import annotations
 import re
 import sys
 import types
-from typing import Any, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from . import holders
-from .holders import Found
-from .storages import bytes_by_device
+from .holders import Found, Sizer
+from .storages import Storages, bytes_by_device
 
 OUTPUT_NAME = re.compile(r"_\d+\Z")
 
@@ -107,13 +107,123 @@ def tracebacks_of(excs: List[BaseException], shell: Any) -> List[Any]:
     return out
 
 
-def hidden_entry(holder: str, label: str, found: Found, named: set, summary: str, warning: Optional[str]) -> Dict[str, Any]:
+TRACEBACK_WARNING = "Clearing the traceback disables %debug for that error"
+OUTPUT_CACHE_WARNING = "Clearing empties Out, _, __, ___ and every _N"
+
+_HOLDER_TEXT = {
+    "output_cache": "the output cache",
+    "last_traceback": "the traceback of the last error",
+    "last_execution_result": "the result of the last cell",
+}
+
+
+def hidden_holders(
+    shell: Any, sizer: Sizer, depth: int, named: set, labels: Dict[int, List[str]], held: Storages,
+    summary: Callable[[Any, str, Found], str],
+) -> List[Dict[str, Any]]:
+    """The hidden holders' entries (the listing's ``hidden``).
+
+    ``named``: the storages the listed names hold; ``labels``: the output
+    cache's labels (:func:`output_cache_labels`), already read by the caller;
+    ``held``: every storage found so far, to which the holders' are added;
+    ``summary``: an object's summary, as its listing entry says it.
+
+    User objects are opened (their attributes walked) as for a name: a
+    pipeline object echoed into ``Out[N]`` or a batch object left in a failed
+    function's locals holds its tensors there; library objects stay closed
+    (``Classes`` skips them).
+    """
+    walked = []  # (holder, label, found, summary, warning)
+    # output cache
+    objects = output_cache_objects(shell)
+    found = Found()
+    seen: set = set()
+    holding: List[str] = []
+    for obj in objects:
+        before = len(found.storages)
+        sizer.walk(obj, found, depth, seen, objects=True)
+        if len(found.storages) > before:
+            holding.extend(labels.get(id(obj), [])[:1])
+    del objects
+    walked.append((
+        "output_cache",
+        "Output cache (Out, _, __, ___, _N)",
+        found,
+        (f"{holders.plural(len(holding), 'output')} holding memory: {', '.join(holding[:8])}"
+         + (", …" if len(holding) > 8 else "")),
+        OUTPUT_CACHE_WARNING,
+    ))
+    # last traceback
+    excs = last_exceptions(shell)
+    found = Found()
+    held_by: List[str] = []
+    title = f"{type(excs[0]).__name__}: {_head(excs[0])}" if excs else ""
+    seen = set()
+    for frame in holders.traceback_frames(tracebacks_of(excs, shell)):
+        if not holders.is_user_function_frame(frame):
+            continue
+        for local_name, value in holders.frame_locals(frame):
+            before = sum(found.storages.values())
+            sizer.walk(value, found, depth, seen, objects=True)
+            if sum(found.storages.values()) > before and len(held_by) < 8:
+                held_by.append(f"{frame.f_code.co_name}(): {local_name}")
+            del value
+        del frame
+    del excs
+    walked.append((
+        "last_traceback",
+        f"Traceback of the last error ({title})" if title else "Traceback of the last error",
+        found,
+        "frame locals: " + ", ".join(held_by) if held_by else "no frame locals hold memory",
+        TRACEBACK_WARNING,
+    ))
+    # last execution result
+    found = Found()
+    last = getattr(shell, "last_execution_result", None)
+    result = getattr(last, "result", None)
+    count = getattr(last, "execution_count", None)
+    if result is not None:
+        sizer.walk(result, found, depth, objects=True)
+        text = summary(result, sizer.classes.kind(result), found)
+    else:
+        text = "no result"
+    del result, last
+    walked.append((
+        "last_execution_result",
+        f"Result of the last cell (In[{count}])" if isinstance(count, int) else "Result of the last cell",
+        found,
+        text,
+        None,
+    ))
+    out = []
+    for holder, label, found, text, warning in walked:
+        held.update(found.storages)
+        others = [(h, f.storages) for h, _l, f, _t, _w in walked if h != holder]
+        out.append(hidden_entry(holder, label, found, named, text, warning, others))
+    return out
+
+
+def hidden_entry(
+    holder: str, label: str, found: Found, named: set, summary: str, warning: Optional[str],
+    others: Sequence[Tuple[str, Storages]] = (),
+) -> Dict[str, Any]:
+    """``others``: the other hidden holders and their storages. What one of them
+    holds too stays alive when only this one is cleared: ``held_also_by`` says
+    so (what a listed name holds too is ``named_bytes_by_device``'s, not counted
+    again there)."""
     by_device = bytes_by_device(found.storages)
     total = sum(by_device.values())
     shared = [k for k in found.storages if k in named]
     also = sum(found.storages[k] for k in shared)
     if also:
         summary += f" ({_size(also)} of it also held by named variables)"
+    held_also_by = []
+    for other, storages in others:
+        keys = [k for k in found.storages if k in storages and k not in named]
+        if keys:
+            held_also_by.append({"holder": other, "bytes_by_device": bytes_by_device(found.storages, keys)})
+            both = sum(found.storages[k] for k in keys)
+            summary += f" ({_size(both)} of it also held by {_HOLDER_TEXT.get(other, other)})"
     return {
         "holder": holder,
         "label": label,
@@ -121,9 +231,19 @@ def hidden_entry(holder: str, label: str, found: Found, named: set, summary: str
         "total_bytes": total,
         # What a listed name holds too: clearing this holder alone leaves it alive.
         "named_bytes_by_device": bytes_by_device(found.storages, shared),
+        "held_also_by": held_also_by,
         "summary": summary,
         "warning": warning,
     }
+
+
+def _head(exc: BaseException, limit: int = 80) -> str:
+    try:
+        text = str(exc)
+    except Exception:
+        text = ""
+    text = text.splitlines()[0] if text else ""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _size(n: int) -> str:

@@ -305,6 +305,9 @@ class Sizer:
                     return
                 if self.classes.kind(p) == "tensor":
                     tensor_storage(p, found.referenced)
+                    g = _leaf_grad(p)  # a parameter keeps its grad: the optimizer keeps both alive
+                    if g is not None:
+                        tensor_storage(g, found.referenced)
         for per_param in list(state.values())[:ITEMS_PER_CONTAINER * 10]:
             if not isinstance(per_param, dict):
                 continue

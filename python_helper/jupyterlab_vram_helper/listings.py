@@ -25,7 +25,8 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, FrozenSet, List, Optional, Tuple
 
 from .hidden_references import OUTPUT_NAME
-from .referrers import describe_referrers
+from .namespace_surgery import Part
+from .referrers import describe_referrers_many
 from .storages import StorageKey
 
 # IPython's own names: never listed, never deleted.
@@ -47,8 +48,13 @@ def reserved_name_reason(name: str) -> Optional[str]:
     return None
 
 
-# An object -> the storages it reaches, walked as the listing walked it.
-Reach = Callable[[Any], FrozenSet[StorageKey]]
+# An object, and the items its listing's walk was allowed (None: as many as it
+# took) -> the storages it reaches, walked as the listing walked it.
+Reach = Callable[[Any, Optional[int]], FrozenSet[StorageKey]]
+
+# Survivors of a delete whose holders are looked up (gc.get_referrers): the
+# rest are said to be alive, without a look each (seconds in a large session).
+MAX_DESCRIBED = 20
 
 
 @dataclass
@@ -61,6 +67,11 @@ class ListedName:
     # reached, and weakrefs to the first leaves (tensors, arrays) it held.
     reached: FrozenSet[StorageKey] = frozenset()
     leaves: Tuple[weakref.ref, ...] = ()
+    # What it refers to without holding it as its own (an optimizer's parameters).
+    referenced: FrozenSet[StorageKey] = frozenset()
+    # Where its walk ran out of the listing's budget: the items it was allowed,
+    # so that ``reach`` walks as far again and no further (None: walked whole).
+    items: Optional[int] = None
 
     def same_object(self, obj: Any, reach: Reach, cells_ran: bool = False) -> bool:
         """Whether ``obj`` is the object listed; ``cells_ran``: a cell has run since the listing."""
@@ -71,7 +82,7 @@ class ListedName:
         if not self.leaves and cells_ran:
             return False  # nothing tells it from an object a cell made at its address
         # A leaf that died means other contents, even where a new tensor took its storage's address.
-        return all(leaf() is not None for leaf in self.leaves) and reach(obj) == self.reached
+        return all(leaf() is not None for leaf in self.leaves) and reach(obj, self.items) == self.reached
 
 
 @dataclass
@@ -108,29 +119,65 @@ def still_alive_after_delete(
     listing: Listing, user_ns: Dict[str, Any], probes: Dict[str, List[Callable[[], Any]]], shell: Any, reach: Reach
 ) -> List[Dict[str, str]]:
     """The deleted names whose objects live on (``probes``: called, each gives its object
-    while it lives on elsewhere; namespace_surgery.py), with what holds them."""
-    out = []
+    while it lives on elsewhere; namespace_surgery.py), with what holds them.
+
+    The holders of the first MAX_DESCRIBED survivors are looked up in one pass
+    over the heap; the others are listed without."""
+    found: List[Tuple[str, List[str], int]] = []  # name, reasons so far, its object's index in ``objs`` or -1
+    objs: List[Any] = []  # what is still alive: the one list that holds them while they are looked up
     for name, refs in probes.items():
         reasons: List[str] = []
-        alive = [r for r in refs if r() is not None]
-        if alive:
-            reasons.append(describe_referrers(alive[0](), shell))
-        # memory shared with names that are still bound to their listed objects
+        whole = [r for r in refs if type(r) is not Part]
+        parts = [r for r in refs if type(r) is Part and r() is not None]
+        alive = next((r() for r in whole if r() is not None), None)
         storages = listing.names[name].storages
-        sharing = sorted(
-            other
-            for other, listed in listing.names.items()
-            if other != name
-            and other not in probes
-            and other in user_ns
-            and listed.storages & storages
-            and listed.same_object(user_ns[other], reach)
-        )
+        # memory shared with names that are still bound to their listed objects,
+        # and parameters an optimizer still refers to
+        sharing, referring = [], []
+        for other, listed in listing.names.items():
+            if other == name or other in probes or other not in user_ns:
+                continue
+            shares, refers = bool(listed.storages & storages), bool(listed.referenced & storages)
+            if (shares or refers) and listed.same_object(user_ns[other], reach):
+                (sharing if shares else referring).append(other if shares else f"{other} ({listed.type_name})")
+        sharing.sort()
+        referring.sort()
+        if alive is None and parts:
+            if referring:
+                reasons.append(f"{_count(len(parts), 'parameter')} still referenced by {_names(referring)}")
+            else:
+                reasons.append(f"{_count(len(parts), 'parameter or buffer', 'parameters or buffers')} still alive")
+                alive = parts[0]()
+        elif referring:
+            reasons.append(f"its parameters are referenced by {_names(referring)}")
         if sharing:
-            reasons.append("its memory is shared with " + ", ".join(sharing[:5]) + (", …" if len(sharing) > 5 else ""))
-        if reasons:
-            out.append({"name": name, "reason": "; ".join(dict.fromkeys(reasons))})
+            reasons.append("its memory is shared with " + _names(sharing))
+        index = -1
+        if alive is not None:
+            index = len(objs)
+            objs.append(alive)
+        if index >= 0 or reasons:
+            found.append((name, reasons, index))
+        del alive, parts, whole
+
+    described = describe_referrers_many(objs, shell, MAX_DESCRIBED) if objs else []
+    objs.clear()
+    out = []
+    for name, reasons, index in found:
+        if 0 <= index < len(described):
+            reasons.insert(0, described[index])
+        elif index >= 0:
+            reasons.insert(0, f"still alive (what holds it is looked up for the first {MAX_DESCRIBED} such names only)")
+        out.append({"name": name, "reason": "; ".join(dict.fromkeys(reasons))})
     return out
+
+
+def _count(n: int, word: str, words: Optional[str] = None) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {words or word + 's'}"
+
+
+def _names(names: List[str]) -> str:
+    return ", ".join(names[:5]) + (", …" if len(names) > 5 else "")
 
 
 def interrupted_delete_text(

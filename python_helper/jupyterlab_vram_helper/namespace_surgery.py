@@ -86,19 +86,36 @@ def _other_namespaces(shell: Any, user_ns: Dict[str, Any]) -> List[Tuple[Dict[An
 
 def _probes(obj: Any) -> List[Probe]:
     ref = weak_ref(obj)
-    if ref is not None:
+    classes = Classes()
+    if ref is not None and classes.kind(obj) != "module":
         return [ref]
-    # lists, dicts, tuples: watch what they hold instead
+    # lists, dicts, tuples: watch what they hold instead; a module: itself, and
+    # its parameters and buffers (an optimizer keeps those alive without it)
     found = Found()
     found.probes = []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        Sizer(Classes()).walk(obj, found, 5, objects=True)
+        Sizer(classes).walk(obj, found, 5, objects=True)
     leaves = found.probes
     found.probes = None
+    if ref is not None:
+        return [ref] + [Part(r) for r in (weak_ref(leaf) for leaf in leaves if leaf is not obj) if r is not None]
     # bytes, bytearrays (and what holds only those) take no weakref: kept until the check
     probes: List[Probe] = [weak_ref(leaf) or KeptUntilChecked(leaf) for leaf in leaves]
     return probes or [KeptUntilChecked(obj)]
+
+
+class Part:
+    """A probe of part of a deleted object (a module's parameter or buffer):
+    alive, it says that part of the memory stayed, held by something else."""
+
+    __slots__ = ("_ref",)
+
+    def __init__(self, ref: weakref.ref) -> None:
+        self._ref = ref
+
+    def __call__(self) -> Any:
+        return self._ref()
 
 
 class KeptUntilChecked:

@@ -8,49 +8,98 @@ from __future__ import annotations
 
 import gc
 import sys
+import time
 import types
-from typing import Any, List, Optional
+from typing import Any, Dict, List, Optional
 
 from . import holders
 
 MAX_REFERRER_KINDS = 3
+# Referrers looked at per object, and in the pass that names the owners of dicts.
+REFERRERS_PER_OBJECT = 50
+OWNER_REFERRERS = 10_000
+# Naming a dict's owner takes a second pass over the heap: skipped when the
+# first pass took this long already (millions of objects), so that a delete
+# never holds the kernel for long.
+OWNER_BUDGET_S = 1.0
 # The cleanup's own frames hold the object while asking (it is passed in): not holders to name.
-_OWN_MODULES = frozenset({__name__, __name__.rpartition(".")[0] + ".cleanup"})
+_OWN_MODULES = frozenset({__name__, __name__.rpartition(".")[0] + ".cleanup", __name__.rpartition(".")[0] + ".listings"})
 # Nor are its own objects (the probe that keeps a deleted bytes object until it is checked).
 _OWN_PACKAGE = __name__.rpartition(".")[0] + "."
 
 
 def describe_referrers(obj: Any, shell: Any) -> str:
     """A short phrase naming who still refers to ``obj`` (bounded; no promise of completeness)."""
+    return describe_referrers_many([obj], shell)[0]
+
+
+def describe_referrers_many(objs: List[Any], shell: Any, limit: Optional[int] = None) -> List[str]:
+    """:func:`describe_referrers` for each of the first ``limit`` of ``objs`` (the
+    list itself is not named as a holder), from one ``gc.get_referrers``
+    pass over the heap for all of them (each pass visits every object the
+    collector tracks: seconds in a large session), and at most one more to
+    name the owners of the dicts among the referrers."""
     user_ns = getattr(shell, "user_ns", None)
-    kinds: List[str] = []
+    start = time.perf_counter()
     me = sys._getframe()
+    asked = tuple(objs[:limit])  # an exact tuple: passed on as the call's arguments, not copied
+    targets = {id(o): i for i, o in enumerate(asked)}
+    per: List[List[Any]] = [[] for _ in asked]
+    dicts: List[Any] = []
     try:
-        referrers = gc.get_referrers(obj)
-    except Exception:
-        referrers = []
-    try:
-        for ref in referrers[:50]:
+        try:
+            referrers = gc.get_referrers(*asked)
+        except Exception:
+            referrers = []
+        for ref in referrers:
             try:
-                if ref is me or (type(ref) is types.FrameType and ref.f_globals.get("__name__") in _OWN_MODULES):
+                if ref is objs or ref is asked or ref is me or ref is per or _own(ref):
                     continue
-                if (getattr(type(ref), "__module__", None) or "").startswith(_OWN_PACKAGE):
-                    continue
-                kind = _referrer_kind(ref, obj, user_ns)
+                hits = {targets[id(x)] for x in gc.get_referents(ref) if id(x) in targets}
             except Exception:  # a user object that raises even when looked at
-                kind = "an object that could not be described"
-            if kind and kind not in kinds:
-                kinds.append(kind)
-            if len(kinds) >= MAX_REFERRER_KINDS:
-                break
+                continue
+            for i in hits:
+                if len(per[i]) < REFERRERS_PER_OBJECT:
+                    per[i].append(ref)
+        del referrers
+        seen_dicts = set()
+        for refs in per:
+            for ref in refs:
+                if issubclass(type(ref), dict) and ref is not user_ns and id(ref) not in seen_dicts:
+                    seen_dicts.add(id(ref))
+                    dicts.append(ref)
+        owners = _dict_owners(dicts) if dicts and time.perf_counter() - start < OWNER_BUDGET_S else {}
+        out = []
+        for i, obj in enumerate(asked):
+            kinds: List[str] = []
+            for ref in per[i]:
+                try:
+                    kind = _referrer_kind(ref, obj, user_ns, owners)
+                except Exception:  # a user object that raises even when looked at
+                    kind = "an object that could not be described"
+                if kind and kind not in kinds:
+                    kinds.append(kind)
+                if len(kinds) >= MAX_REFERRER_KINDS:
+                    break
+            if not kinds:
+                out.append(
+                    "still referenced from outside Python's object graph (a view of it, the autograd graph or a C extension)"
+                )
+            else:
+                out.append("still referenced by " + ", ".join(kinds))
+        return out
     finally:
-        del referrers, me
-    if not kinds:
-        return "still referenced from outside Python's object graph (a view of it, the autograd graph or a C extension)"
-    return "still referenced by " + ", ".join(kinds)
+        del per, dicts, me, asked
 
 
-def _referrer_kind(ref: Any, obj: Any, user_ns: Any) -> Optional[str]:
+def _own(ref: Any) -> bool:
+    """The cleanup's own frames and objects (they hold what they ask about)."""
+    if type(ref) is types.FrameType and ref.f_globals.get("__name__") in _OWN_MODULES:
+        return True
+    return (getattr(type(ref), "__module__", None) or "").startswith(_OWN_PACKAGE)
+
+
+def _referrer_kind(ref: Any, obj: Any, user_ns: Any, owners: Dict[int, str]) -> Optional[str]:
     # By type(), never isinstance(): isinstance reads a user object's own
     # ``__class__``, which can be anything, raising included (lazy proxies).
     kind = type(ref)
@@ -59,7 +108,7 @@ def _referrer_kind(ref: Any, obj: Any, user_ns: Any) -> Optional[str]:
         shown = ", ".join(_key_text(k) for k in keys)
         if ref is user_ns:
             return f"the user namespace (as {shown})"
-        owner = _dict_owner(ref)
+        owner = owners.get(id(ref))
         if owner is not None:
             return f"a dict (attribute {shown} of {owner})"
         return f"a dict (key {shown})" if shown else "a dict"
@@ -91,13 +140,30 @@ def _key_text(key: Any) -> str:
     return f"a {kind.__name__} key"
 
 
-def _dict_owner(d: dict) -> Optional[str]:
+def _dict_owners(dicts: List[dict]) -> Dict[int, str]:
+    """id(dict) -> "module m" or the class name of the object whose ``__dict__`` it is,
+    from one ``gc.get_referrers`` pass for all of them (bounded)."""
+    wanted = {id(d) for d in dicts}
+    out: Dict[int, str] = {}
     try:
-        for ref in gc.get_referrers(d)[:20]:
-            if issubclass(type(ref), types.ModuleType) and getattr(ref, "__dict__", None) is d:
-                return f"module {ref.__name__}"
-            if holders._instance_dict(ref) is d:
-                return type(ref).__name__
+        referrers = gc.get_referrers(*dicts)
     except Exception:
-        pass
-    return None
+        return out
+    try:
+        for ref in referrers[:OWNER_REFERRERS]:
+            try:
+                if ref is dicts:
+                    continue
+                if issubclass(type(ref), types.ModuleType):
+                    d = getattr(ref, "__dict__", None)
+                    owner = f"module {ref.__name__}"
+                else:
+                    d = holders._instance_dict(ref)
+                    owner = type(ref).__name__
+                if d is not None and id(d) in wanted and id(d) not in out:
+                    out[id(d)] = owner
+            except Exception:
+                continue
+    finally:
+        del referrers
+    return out

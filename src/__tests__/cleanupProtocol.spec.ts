@@ -1,4 +1,5 @@
 import {
+  InspectResult,
   parseDeleteResult,
   parseFreeMemoryResult,
   parseInspectResult
@@ -94,12 +95,35 @@ describe('cleanup reply parsers', () => {
     expect((parsed as { error: string }).error).toContain(error);
   });
 
+  it('read what another hidden holder holds too, leaving out a malformed overlap', () => {
+    const listing = makeListing();
+    const overlap = { holder: 'last_execution_result', bytes_by_device: { cpu: 4096 } };
+    listing.hidden[0] = { ...listing.hidden[0], held_also_by: [overlap] };
+    const raw = json(listing) as any;
+    raw.hidden[1].held_also_by = [{ holder: 7 }];
+    const parsed = parseInspectResult(raw);
+    const value = (parsed as { value: InspectResult }).value;
+    expect(value.hidden[0].held_also_by).toEqual([overlap]);
+    expect(value.hidden[1].held_also_by).toBeUndefined();
+  });
+
   it('read a delete result, and report a malformed one', () => {
     const result = makeDeleteResult({
       refused: [{ name: 'In', reason: 'IPython internal' }],
       still_alive: [{ name: 'x', reason: 'still referenced by a list' }]
     });
     expect(parseDeleteResult(json(result))).toEqual({ value: result });
+    const failures = [{ step: 'empty_cache', target: 'GPU 0', error: 'RuntimeError: CUDA error' }];
+    expect(parseDeleteResult(json({ ...result, failures }))).toEqual({ value: { ...result, failures } });
+    // A failure's detail never turns a done delete into a failed reply.
+    const odd = parseDeleteResult(json({ ...result, failures: [{ step: 3 }] }));
+    expect(odd).toEqual({
+      value: {
+        ...result,
+        failures: [{ step: 'unknown', target: null, error: 'a step failed (the kernel sent no readable detail)' }]
+      }
+    });
+    expect(parseDeleteResult(json({ ...result, failures: [] }))).toEqual({ value: result });
     const bad = parseDeleteResult({ ...result, refused: [{ name: 'In' }] });
     expect((bad as { error: string }).error).toContain(
       'delete.refused[0].reason: expected a string'

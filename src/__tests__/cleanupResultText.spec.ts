@@ -265,6 +265,33 @@ describe('describeDeleteResult', () => {
     expect(d.freedBytes).toBe(GiB);
   });
 
+  it('says what was deleted although a later step failed, and which step', () => {
+    const d = describeDeleteResult(
+      makeDeleteResult({
+        deleted: ['big'],
+        cleared: ['output_cache'],
+        failures: [
+          { step: 'clear', target: 'last_traceback', error: 'ValueError: odd' },
+          { step: 'empty_cache', target: 'GPU 0', error: 'RuntimeError: CUDA error: device-side assert triggered' }
+        ],
+        after: snapshot(GiB)
+      })
+    );
+    expect(d.lines).toEqual([
+      'Deleted big; cleared the output cache; clearing the last traceback failed; empty_cache failed: nothing freed',
+      'Not cleared: the last traceback \u2014 ValueError: odd',
+      'empty_cache failed on GPU 0: RuntimeError: CUDA error: device-side assert triggered',
+      'RAM unchanged'
+    ]);
+  });
+
+  it('lists ten survivors and counts the rest', () => {
+    const still_alive = Array.from({ length: 13 }, (_, i) => ({ name: `t${i}`, reason: 'still referenced by a list' }));
+    const d = describeDeleteResult(makeDeleteResult({ deleted: still_alive.map(s => s.name), still_alive }));
+    expect(d.lines.filter(line => line.includes('its memory did not come back'))).toHaveLength(10);
+    expect(d.lines[d.lines.length - 1]).toBe('\u2026and 3 more names whose memory did not come back');
+  });
+
   it('says nothing was deleted, nothing freed', () => {
     const d = describeDeleteResult(
       makeDeleteResult({

@@ -142,4 +142,32 @@ describe('makeDeletePlan', () => {
     expect(makeDeletePlan(makeListing(), ['torch'], [])).toBeNull();
     expect(makeDeletePlan(makeListing(), [], [])).toBeNull();
   });
+
+  it('takes off what another, unticked hidden holder holds too, and names it', () => {
+    const t = { cpu: 64 * MiB };
+    const cache = makeHidden({
+      holder: 'output_cache',
+      bytes_by_device: t,
+      total_bytes: 64 * MiB,
+      held_also_by: [{ holder: 'last_execution_result', bytes_by_device: t }]
+    });
+    const last = makeHidden({
+      holder: 'last_execution_result',
+      bytes_by_device: t,
+      total_bytes: 64 * MiB,
+      warning: null,
+      held_also_by: [{ holder: 'output_cache', bytes_by_device: t }]
+    });
+    const listing = makeListing({ entries: [], hidden: [cache, last] });
+    const alone = makeDeletePlan(listing, [], ['output_cache'])!.expected;
+    expect(alone.bytes).toBe(0);
+    expect(alone.atMost).toBe(true);
+    expect(alone.reasons).toEqual([
+      'the output cache holds some of the same objects as the last execution result, which stays'
+    ]);
+    // Both ticked: the object comes back, counted once.
+    const both = makeDeletePlan(listing, [], ['output_cache', 'last_execution_result'])!.expected;
+    expect(both.bytes).toBe(64 * MiB);
+    expect(both.byDevice).toEqual({ cpu: 64 * MiB });
+  });
 });

@@ -8,6 +8,7 @@
  *   "empty_cache skipped: CUDA not initialised in this kernel"
  */
 import {
+  DeleteFailure,
   DeleteResult,
   FreeMemoryResult,
   MemorySnapshot,
@@ -242,6 +243,35 @@ export function stillAliveText(name: string, reason: string): string {
   return `${why} ${DASH} its memory did not come back`;
 }
 
+/** "empty_cache failed", "clearing the output cache failed": the gist of a failed step. */
+function failureGist(f: DeleteFailure): string {
+  switch (f.step) {
+    case 'delete':
+      return `deleting ${f.target ?? 'a name'} failed partway`;
+    case 'clear':
+      return `clearing ${hiddenHolderText(f.target ?? 'a hidden holder')} failed`;
+    default:
+      return `${f.step} failed`;
+  }
+}
+
+/** One line per failed step of a delete, with the kernel's error. */
+export function failureText(f: DeleteFailure, deleted: readonly string[]): string {
+  switch (f.step) {
+    case 'delete':
+      return f.target !== null && deleted.includes(f.target)
+        ? `${f.target} was deleted, but removing IPython's copies of it failed: ${f.error}`
+        : `Not deleted: ${f.target ?? 'a name'} ${DASH} ${f.error}`;
+    case 'clear':
+      return `Not cleared: ${hiddenHolderText(f.target ?? 'a hidden holder')} ${DASH} ${f.error}`;
+    default:
+      return `${f.step} failed${f.target ? ` on ${f.target}` : ''}: ${f.error}`;
+  }
+}
+
+/** Survivors shown one by one; the rest are counted. */
+export const MAX_STILL_ALIVE_LINES = 10;
+
 /** What a `delete` reply says, in words (kernel names are data: show as text). */
 export function describeDeleteResult(
   result: DeleteResult,
@@ -257,6 +287,9 @@ export function describeDeleteResult(
     const cleared = `cleared ${listNames(result.cleared.map(hiddenHolderText))}`;
     done.push(done.length ? cleared : cleared[0].toUpperCase() + cleared.slice(1));
   }
+  const failures = result.failures ?? [];
+  // What failed goes beside what was done: the names are gone all the same.
+  const failed = Array.from(new Set(failures.map(failureGist)));
   const freed =
     freedBytes === null
       ? 'freed memory unknown'
@@ -264,9 +297,11 @@ export function describeDeleteResult(
         ? `${formatBytes(freedBytes, units)} freed`
         : 'nothing freed';
   const lines: string[] = [];
-  lines.push(
-    done.length ? `${done.join('; ')}: ${freed}` : `Nothing was deleted: ${freed}`
-  );
+  const gist = done.length ? done.join('; ') : 'Nothing was deleted';
+  lines.push(`${[gist, ...failed].join('; ')}: ${freed}`);
+  for (const f of failures) {
+    lines.push(failureText(f, result.deleted));
+  }
   const ram = ramClause(before, after, units);
   const gpus = gpuLines(before, after, units);
   // Without GPU figures, what was freed is the RAM's drop: said once, not twice.
@@ -282,8 +317,12 @@ export function describeDeleteResult(
         : `Not deleted: ${name} ${DASH} ${reason}`
     );
   }
-  for (const { name, reason } of result.still_alive) {
+  for (const { name, reason } of result.still_alive.slice(0, MAX_STILL_ALIVE_LINES)) {
     lines.push(stillAliveText(name, reason));
+  }
+  const more = result.still_alive.length - MAX_STILL_ALIVE_LINES;
+  if (more > 0) {
+    lines.push(`\u2026and ${plural(more, 'more name', 'more names')} whose memory did not come back`);
   }
   return { lines, freedBytes };
 }

@@ -16,6 +16,7 @@
  */
 import type { HiddenHolder, HiddenHolderKind, HolderEntry, InspectResult } from '../cleanupProtocol';
 import { isHiddenHolderKind } from '../protocol';
+import { hiddenHolderText } from './cleanupResultText';
 
 /** The warning for clearing the traceback when the kernel gives none. */
 export const TRACEBACK_WARNING =
@@ -71,14 +72,29 @@ export function expectedFreedBytes(
       add(device, n);
     }
   }
-  for (const holder of hidden) {
+  const reasons: string[] = [];
+  const tickedHolders = hidden.map(h => h.holder);
+  hidden.forEach((holder, i) => {
+    // What another hidden holder holds too (`held_also_by`) stays alive with
+    // it when that one is not ticked, and is counted once, on the first,
+    // when it is.
+    const overlaps = (holder.held_also_by ?? []).filter(
+      o => !tickedHolders.includes(o.holder) || tickedHolders.indexOf(o.holder) < i
+    );
+    for (const o of overlaps) {
+      if (!tickedHolders.includes(o.holder)) {
+        reasons.push(
+          `${hiddenHolderText(holder.holder)} holds some of the same objects as ${hiddenHolderText(o.holder)}, which stays`
+        );
+      }
+    }
     // What a listed name holds too is counted with that name if it is
     // ticked, and stays alive with it if not: never this holder's to give.
     for (const [device, n] of Object.entries(holder.bytes_by_device)) {
-      add(device, Math.max(0, n - (holder.named_bytes_by_device[device] ?? 0)));
+      const kept = Math.max(0, ...overlaps.map(o => o.bytes_by_device[device] ?? 0));
+      add(device, Math.max(0, n - (holder.named_bytes_by_device[device] ?? 0) - kept));
     }
-  }
-  const reasons: string[] = [];
+  });
   const ticked = new Set(entries.map(e => e.name));
   for (const entry of entries) {
     const kept = entry.shared_with.filter(name => !ticked.has(name));
