@@ -77,6 +77,11 @@ export interface HolderEntry {
   refusal: string | null;
   /** Tensors in it that keep an autograd graph alive; null when none (or an older helper). */
   graph_holding: GraphHolding | null;
+  /**
+   * Its walk ran out of the listing's budget: it holds at least its figures
+   * (false from an older helper).
+   */
+  truncated: boolean;
 }
 
 export interface GraphHolding {
@@ -325,7 +330,8 @@ export function parseInspectResult(result: unknown): Parsed<InspectResult> {
         output_cache_refs: stringList(e, 'output_cache_refs'),
         deletable: e.boolean('deletable'),
         refusal: e.nullableString('refusal'),
-        graph_holding: readGraphHolding(e.nullableObject('graph_holding'))
+        graph_holding: readGraphHolding(e.nullableObject('graph_holding')),
+        truncated: e.optionalBoolean('truncated', false)
       };
     });
     const hidden = r.array('hidden').map((item, i) => {

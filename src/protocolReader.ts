@@ -86,6 +86,11 @@ export class FieldReader {
     return typeof v === 'boolean' ? v : this.fail(key, 'true or false');
   }
 
+  /** A boolean; a missing (or null) key reads as `absent` (a field older helpers do not send). */
+  optionalBoolean(key: string, absent: boolean): boolean {
+    return this.isAbsent(key) ? absent : this.boolean(key);
+  }
+
   /**
    * A byte count or counter: a non-negative number, or null for "unknown".
    * A missing key reads as null (unknown), never as 0.

@@ -56,6 +56,7 @@ export function makeEntry(overrides: Partial<HolderEntry> = {}): HolderEntry {
     deletable: true,
     refusal: null,
     graph_holding: null,
+    truncated: false,
     ...overrides
   };
 }

@@ -67,6 +67,15 @@ describe('cleanup reply parsers', () => {
     expect(b(parseInspectResult(older))).toMatchObject({ shared_bytes: 0, shared_bytes_by_device: {}, counted_under: [] });
   });
 
+  it('read whether an entry was sized in part (not said by an older helper: no)', () => {
+    const raw = json(makeListing({ entries: [makeEntry({ name: 'dataset', truncated: true }), makeEntry({ name: 'x' })] })) as any;
+    delete raw.entries[1].truncated;
+    const value = (parseInspectResult(raw) as { value: InspectResult }).value;
+    expect(value.entries.map(e => [e.name, e.truncated])).toEqual([['dataset', true], ['x', false]]);
+    raw.entries[1].truncated = 'yes';
+    expect((parseInspectResult(raw) as { error: string }).error).toContain('inspect.entries[1].truncated: expected true or false');
+  });
+
   it('read an inspect result and sort entries largest first', () => {
     const listing = makeListing();
     const shuffled = { ...listing, entries: [...listing.entries].reverse() };

@@ -95,6 +95,20 @@ describe('HoldersView', () => {
     expect(note('a')).toBe('shares storage with b, counted here');
   });
 
+  it('says a name sized in part holds at least its figure', async () => {
+    const { actions } = liveActions(
+      makeListing({ entries: [makeEntry({ name: 'dataset', truncated: true }), makeEntry({ name: 'x' })], hidden: [] })
+    );
+    await actions.inspect();
+    view.actions = actions;
+    view.renderNow();
+    const row = (name: string) =>
+      view.node.querySelector(`[data-vram-role="holder-entry"][data-vram-name="${name}"]`)!;
+    expect(row('dataset').querySelector('.jp-vram-Holder-bytes')!.textContent).toBe('\u2265 4 MiB');
+    expect(row('dataset').textContent).toContain('sized in part: too large to walk whole, it may hold more');
+    expect(row('x').querySelector('.jp-vram-Holder-bytes')!.textContent).toBe('4 MiB');
+  });
+
   it('ticks into the selection, enables Delete, and asks the command', async () => {
     const { actions } = liveActions();
     await actions.inspect();

@@ -221,7 +221,7 @@ export class HoldersView extends MemoryActionsView {
       element('span', 'jp-vram-Holder-name', { role: 'holder-name', text: entry.name }),
       element('span', 'jp-vram-Holder-kind', { text: entry.kind }),
       element('span', 'jp-vram-Holder-bytes', {
-        text: formatBytes(entry.total_bytes, units)
+        text: (entry.truncated ? '\u2265 ' : '') + formatBytes(entry.total_bytes, units)
       })
     );
     row.appendChild(label);
@@ -246,6 +246,9 @@ export class HoldersView extends MemoryActionsView {
     }
     if (!entry.deletable && entry.refusal) {
       notes.push(`cannot delete: ${entry.refusal}`);
+    }
+    if (entry.truncated) {
+      notes.push('sized in part: too large to walk whole, it may hold more');
     }
     for (const note of notes) {
       row.appendChild(
