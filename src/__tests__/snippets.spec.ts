@@ -58,6 +58,11 @@ function snippet(overrides: { [key: string]: unknown } = {}) {
 
 const schema: any = schemaJson;
 
+// `if hasattr(torch.amp, "GradScaler"): ... else: x = torch.cuda.amp.GradScaler(...)`: the
+// else branch, which runs only where torch.amp has no GradScaler.
+const GRADSCALER_FALLBACK =
+  /(?<=^if hasattr\(torch\.amp, "GradScaler"\):\n(?: {4}.*\n)+)else:.*\n {4}\S+ = torch\.cuda\.amp\.GradScaler\(enabled=[^\n]*/gm;
+
 describe('renderSnippet', () => {
   const code = [
     'out = {{model}}(x)',
@@ -510,9 +515,11 @@ describe('default snippets', () => {
     expect(read.visible).toHaveLength(CONTRACT_IDS.length);
   });
 
-  it('uses modern APIs only', () => {
+  it('uses modern APIs only (an older one only as the fallback where torch lacks the modern one)', () => {
     for (const s of DEFAULT_SNIPPETS) {
-      const code = s.code.join('\n');
+      // The one exception: torch.cuda.amp.GradScaler, in the else branch of a check
+      // that torch.amp has no GradScaler (PyTorch before 2.3).
+      const code = s.code.join('\n').replace(GRADSCALER_FALLBACK, '');
       expect(code).not.toContain('torch.cuda.amp');
       const autocasts = code.match(/torch\.amp\.autocast\([^)]*\)/g) ?? [];
       for (const call of autocasts) {
@@ -592,6 +599,58 @@ describe('default snippets', () => {
       'tf.keras.backend.clear_session()'
     );
     expect(code('tf-memory-limit')).toContain('memory_limit=');
+  });
+
+  describe('run on the PyTorch versions users have, not only the newest', () => {
+    const byId = new Map(DEFAULT_SNIPPETS.map(s => [s.id, s]));
+    const code = (id: string) => byId.get(id)!.code.join('\n');
+
+    it('sets expandable_segments only for PyTorch 2.1 and later, read without importing torch', () => {
+      // Older allocators reject the option: every CUDA allocation would fail after the restart.
+      const cell = code('allocator-config');
+      expect(cell).toContain('importlib.metadata.version("torch")');
+      const check = cell.indexOf('>= (2, 1):');
+      expect(check).toBeGreaterThan(cell.indexOf('importlib.metadata.version("torch")'));
+      expect(cell.indexOf('import torch')).toBeGreaterThan(cell.indexOf('os.environ["PYTORCH_CUDA_ALLOC_CONF"] = '));
+      expect(cell.indexOf('import torch')).toBe(cell.lastIndexOf('import torch')); // the last line only
+      // Set once, inside the check; the else branch says why not and what to do instead.
+      expect(cell.match(/expandable_segments:True/g)).toHaveLength(1);
+      expect(cell.indexOf('expandable_segments:True')).toBeGreaterThan(check);
+      const otherwise = cell.slice(cell.indexOf('\nelse:'));
+      expect(otherwise).toMatch(/print\(f?"PyTorch \{torch_version\}/);
+      expect(otherwise).toContain('max_split_size_mb');
+      expect(otherwise).not.toContain('os.environ[');
+    });
+
+    it('falls back to torch.cuda.amp.GradScaler where torch.amp has none (before 2.3)', () => {
+      const cell = code('amp');
+      expect(cell).toContain('if hasattr(torch.amp, "GradScaler"):');
+      expect(cell).toMatch(GRADSCALER_FALLBACK);
+      expect(cell.match(GRADSCALER_FALLBACK)![0]).toContain('{{scaler}} = torch.cuda.amp.GradScaler(enabled=(device == "cuda"))');
+      // Still no TODO for the scaler: the cell makes it, in both branches.
+      expect(renderSnippet(byId.get('amp')!, { model: ['m'], optimizer: ['o'], dataloader: ['d'], loss: ['l'] }))
+        .not.toContain('TODO');
+    });
+
+    it('halves the batch on a host out-of-memory too, and on torch without OutOfMemoryError; re-raises the rest', () => {
+      const cell = code('batch-size-search');
+      // torch.OutOfMemoryError is new in 2.5, torch.cuda.OutOfMemoryError in 1.13: caught by
+      // what every version raises (RuntimeError, MemoryError), not by name.
+      expect(cell).not.toMatch(/except\s+\(?\s*(torch\.(cuda\.)?)?OutOfMemoryError/);
+      expect(cell).toContain('except (RuntimeError, MemoryError) as error:');
+      expect(cell).toContain('isinstance(error, MemoryError)');
+      expect(cell).toContain('"DefaultCPUAllocator" in message');
+      expect(cell).toContain('"out of memory" in message');
+      expect(cell).toMatch(/if not out_of_memory\(error\):\n\s+raise\b/);
+    });
+
+    it('sorts the profile by the memory column this torch has (self_cuda_memory_usage in older ones)', () => {
+      const cell = code('profiler-memory');
+      expect(cell).toContain('hasattr(events[0], "self_device_memory_usage")');
+      expect(cell).toContain('sort_by = "self_cuda_memory_usage"');
+      expect(cell).toContain('sort_by = "self_device_memory_usage"');
+      expect(cell).toContain('events.table(sort_by=sort_by');
+    });
   });
 
   it('places and flags the before-initialisation snippets', () => {

@@ -18,6 +18,7 @@ from __future__ import annotations
 import ast
 import importlib.util
 import re
+from pathlib import Path
 from typing import List
 
 import pytest
@@ -84,6 +85,19 @@ _tf.config.experimental.set_visible_devices = _refuse("Visible devices")
 HAS_TENSORFLOW = importlib.util.find_spec("tensorflow") is not None
 
 
+def _cuda_amp_outside_the_fallback(code: str) -> List[str]:
+    """Uses of torch.cuda.amp.* other than the GradScaler of PyTorch before 2.3, in the else
+    branch of `if hasattr(torch.amp, "GradScaler"):` (never run where torch.amp has one)."""
+    tree = ast.parse(code)
+    fallback = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and ast.unparse(node.test) == "hasattr(torch.amp, 'GradScaler')":
+            fallback |= {id(n) for branch in node.orelse for n in ast.walk(branch)}
+    uses = [n for n in ast.walk(tree) if isinstance(n, ast.Attribute) and ast.unparse(n).startswith("torch.cuda.amp")]
+    return [ast.unparse(n) for n in uses
+            if id(n) not in fallback or ast.unparse(n) not in ("torch.cuda.amp", "torch.cuda.amp.GradScaler")]
+
+
 def _ids(framework: str, contract: tuple) -> List[str]:
     """The contract's ids, then any other default snippet of that framework."""
     extra = [s.get("id") for s in default_snippets() if s.get("framework") == framework and s.get("id") not in contract]
@@ -121,8 +135,8 @@ def test_every_default_snippet_is_well_formed() -> None:
         code = render(s)
         compile(code, f"<snippet {sid}>", "exec")  # valid Python once rendered
         compile(render(s, OTHER_NAMES), f"<snippet {sid}>", "exec")
-        # Modern APIs only: torch.cuda.amp.* is deprecated and warns.
-        assert "torch.cuda.amp" not in code and "cuda.amp." not in code, f"{sid}: use torch.amp.*"
+        # Modern APIs only: torch.cuda.amp.* is deprecated and warns (but for older torch's fallback).
+        assert not _cuda_amp_outside_the_fallback(code), f"{sid}: use torch.amp.*"
 
 
 @pytest.mark.parametrize("snippet_id", _ids("torch", CONTRACT_TORCH) + _ids("tensorflow", CONTRACT_TENSORFLOW))
@@ -415,11 +429,14 @@ model.eval()
 _fits_up_to = 0
 _real_forward = model.forward
 
+def _out_of_memory():
+    raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB (fake)")
+
 def _forward(x):
     if x.shape[0] > _fits_up_to:
         if x.shape[0] > 1:  # batch norm refuses a single example in training mode
             _real_forward(x)
-        raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB (fake)")
+        _out_of_memory()
     return _real_forward(x)
 
 model.forward = _forward
@@ -447,6 +464,94 @@ def test_batch_size_search_finds_the_exact_size_and_leaves_the_model_as_it_was(f
         else:
             assert kernel.eval("batch_size") == fits_up_to
             assert f"largest batch size that fits: {fits_up_to}" in text, text
+    finally:
+        kernel.shutdown()
+
+
+# What each kind of out-of-memory raises, in the fake model above.
+OUT_OF_MEMORY = {
+    # Host RAM, CPU torch: a plain RuntimeError from its allocator.
+    "torch-host": "raise RuntimeError(\"[enforce fail at alloc_cpu.cpp:127] err == 0. DefaultCPUAllocator: can't allocate "
+                  "memory: you tried to allocate 3221225472 bytes. Error code 12 (Cannot allocate memory)\")",
+    # Host RAM, NumPy (data preparation in the forward pass): a real MemoryError.
+    "numpy": "__import__('numpy').empty(2**62, dtype='uint8')",
+    # PyTorch 1.13 to 2.4: torch.cuda.OutOfMemoryError, no torch.OutOfMemoryError.
+    "torch-2.4": "raise torch.cuda.OutOfMemoryError('CUDA out of memory. Tried to allocate 2.00 GiB (fake)')",
+    # PyTorch before 1.13: neither name; a RuntimeError.
+    "torch-1.12": "raise RuntimeError('CUDA out of memory. Tried to allocate 2.00 GiB (fake)')",
+}
+# An older torch, as far as these names go.
+WITHOUT_OOM_NAMES = {
+    "torch-2.4": "del torch.OutOfMemoryError\n",
+    "torch-1.12": "import torch.cuda\ndel torch.OutOfMemoryError, torch.cuda.OutOfMemoryError\n",
+}
+
+
+@pytest.mark.parametrize("kind", list(OUT_OF_MEMORY))
+def test_batch_size_search_halves_on_every_kind_of_out_of_memory(kind: str) -> None:
+    """The snippet is offered for host-RAM out-of-memory errors too, and runs on older torch."""
+    kernel = Kernel()
+    try:
+        run_cell(kernel, TORCH_SETUP + FAKE_OOM + "_fits_up_to = 300\n"
+                 f"def _out_of_memory():\n    {OUT_OF_MEMORY[kind]}\n" + WITHOUT_OOM_NAMES.get(kind, ""),
+                 "setup", check_warnings=False)
+        text = run_cell(kernel, render(snippet("batch-size-search")), f"batch-size-search, {kind}")
+        assert "largest batch size that fits: 300 (301 does not)" in text, text
+        assert kernel.eval("_buffers_unchanged() and not model.training") is True
+    finally:
+        kernel.shutdown()
+
+
+def test_batch_size_search_lets_other_errors_through_and_leaves_the_model_as_it_was() -> None:
+    kernel = Kernel()
+    try:
+        run_cell(kernel, TORCH_SETUP + FAKE_OOM + "_fits_up_to = 300\n"
+                 "def _out_of_memory():\n    raise RuntimeError('mat1 and mat2 shapes cannot be multiplied')\n",
+                 "setup", check_warnings=False)
+        reply = kernel.execute(render(snippet("batch-size-search")), timeout=180)
+        assert (reply["status"], reply.get("ename")) == ("error", "RuntimeError"), reply
+        assert "shapes cannot be multiplied" in reply["evalue"], reply
+        assert kernel.eval("_buffers_unchanged() and not model.training") is True
+    finally:
+        kernel.shutdown()
+
+
+# Real host out-of-memory on CPU: a cap on the kernel's address space (2 GiB above what it uses)
+# and a model that needs 256 MiB of scratch memory per example, from torch or from NumPy.
+HUNGRY = """\
+import resource
+import numpy as np
+
+class Hungry(nn.Module):
+    def __init__(self, scratch):
+        super().__init__()
+        self.scratch = scratch
+        self.linear = nn.Linear(8, 2)
+
+    def forward(self, x):
+        self.scratch(x.shape[0] << 28)
+        return self.linear(x)
+
+def _address_space():
+    with open("/proc/self/status") as status:
+        return next(int(line.split()[1]) * 1024 for line in status if line.startswith("VmSize:"))
+
+_cap = _address_space() + 2 * 2**30
+resource.setrlimit(resource.RLIMIT_AS, (_cap, resource.getrlimit(resource.RLIMIT_AS)[1]))
+"""
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="needs Linux /proc")
+@pytest.mark.parametrize("scratch", ["lambda n: torch.empty(n, dtype=torch.uint8)", "lambda n: np.empty(n, np.uint8)"])
+def test_batch_size_search_on_a_real_host_out_of_memory(scratch: str) -> None:
+    kernel = Kernel()
+    try:
+        run_cell(kernel, TORCH_SETUP + HUNGRY + f"model = Hungry({scratch})\n", "setup", check_warnings=False)
+        text = run_cell(kernel, render(snippet("batch-size-search")), "batch-size-search in capped host memory")
+        batch_size, too_large = kernel.eval("(batch_size, too_large)")
+        # 2 GiB hold at most 7 examples' scratch (and the search must have run out at least once).
+        assert 1 <= batch_size <= 7 and too_large == batch_size + 1, text
+        assert f"largest batch size that fits: {batch_size}" in text, text
     finally:
         kernel.shutdown()
 
@@ -512,6 +617,120 @@ def test_bf16_autocast_does_not_count_an_emulated_bfloat16() -> None:
         # Older PyTorch: no including_emulation argument, native support only.
         run_cell(kernel, "torch.cuda.is_bf16_supported = lambda: True\n", "an older torch")
         assert kernel.eval("native_bf16()") is True
+    finally:
+        kernel.shutdown()
+
+
+def _fake_torch_metadata(root: Path, version: str) -> Path:
+    """A folder whose only content says "torch <version> is installed" (metadata, no package)."""
+    info = root / version / f"torch-{version}.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: torch\nVersion: {version}\n", encoding="utf-8")
+    return info.parent
+
+
+# installed torch version, PYTORCH_CUDA_ALLOC_CONF before, after (None: unset)
+ALLOCATOR_CASES = [
+    ("2.0.1+cu118", "max_split_size_mb:128", "max_split_size_mb:128"),  # no expandable_segments before 2.1
+    ("1.13.1", None, None),
+    ("2.1.0a0+git1234", "garbage_collection_threshold:0.8", "garbage_collection_threshold:0.8,expandable_segments:True"),
+    ("10.0.0", None, "expandable_segments:True"),  # numbers, not strings, compared
+    ("2.5.1+cu121", "expandable_segments:True", "expandable_segments:True"),  # not twice
+]
+
+
+def test_allocator_config_sets_expandable_segments_only_where_torch_has_them(tmp_path: Path) -> None:
+    """Before 2.1 the option makes every CUDA allocation fail ("Unrecognized CachingAllocator
+    option"): the snippet reads the installed version from its metadata, without importing
+    torch, and sets nothing there but says why."""
+    code = render(snippet("allocator-config"))
+    body = [line for line in code.split("\n") if not line.startswith("import torch")]
+    assert len(body) == len(code.split("\n")) - 1, "one `import torch`, after the setting"
+    kernel = Kernel()
+    try:
+        assert kernel.eval("'torch' in __import__('sys').modules") is False
+        for version, before, after in ALLOCATOR_CASES:
+            folder = _fake_torch_metadata(tmp_path, version)
+            setup = f"import os, sys\nsys.path.insert(0, {str(folder)!r})\nos.environ.pop('PYTORCH_CUDA_ALLOC_CONF', None)\n"
+            if before is not None:
+                setup += f"os.environ['PYTORCH_CUDA_ALLOC_CONF'] = {before!r}\n"
+            run_cell(kernel, setup, f"torch {version} installed")
+            text = run_cell(kernel, "\n".join(body), f"allocator-config with torch {version}")
+            assert kernel.eval("os.environ.get('PYTORCH_CUDA_ALLOC_CONF')") == after, version
+            if "expandable_segments" in (after or ""):
+                assert text == "", text
+            else:
+                assert version in text and "max_split_size_mb" in text, text
+        assert kernel.eval("'torch' in sys.modules") is False, "the snippet imported torch before the setting"
+    finally:
+        kernel.shutdown()
+
+
+def test_amp_on_a_torch_without_torch_amp_gradscaler() -> None:
+    """PyTorch before 2.3 has torch.cuda.amp.GradScaler only."""
+    kernel = Kernel()
+    try:
+        run_cell(kernel, TORCH_SETUP + "import torch.amp, torch.cuda.amp\ndel torch.amp.GradScaler\n"
+                 # That fallback warns on today's torch, which has the new one; not on those that lack it.
+                 "import warnings\nwarnings.filterwarnings('ignore', r'.*torch\\.cuda\\.amp\\.GradScaler', FutureWarning)\n",
+                 "setup", check_warnings=False)
+        run_cell(kernel, render(snippet("amp")), "amp without torch.amp.GradScaler")
+        assert kernel.eval("type(scaler) is torch.cuda.amp.GradScaler and not scaler.is_enabled()") is True
+        assert kernel.eval("bool(torch.isfinite(batch_loss))") is True
+    finally:
+        kernel.shutdown()
+
+
+# A kernel that believes it has a GPU (tensors and modules stay where they are), whose
+# profiler reports the given per-operator memory columns, as torch of that age names them.
+FAKE_GPU_PROFILER = """\
+import torch
+import torch.profiler
+
+class _Event:
+    def __init__(self, name, **memory):
+        self.key = name
+        self.__dict__.update(memory)
+
+class _Events(list):
+    sorted_by = None
+
+    def table(self, sort_by=None, row_limit=100):
+        type(self).sorted_by = sort_by
+        rows = sorted(self, key=lambda event: getattr(event, sort_by), reverse=True)[:row_limit]
+        return "\\n".join(f"{event.key} {getattr(event, sort_by)}" for event in rows)
+
+class _Profile:
+    def __init__(self, activities=None, profile_memory=False, record_shapes=False):
+        assert torch.profiler.ProfilerActivity.CUDA in activities
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info):
+        return False
+
+    def key_averages(self):
+        return _Events([_Event("aten::mm", **{_device_column: 4096, "self_cpu_memory_usage": 0}),
+                        _Event("aten::relu", **{_device_column: 512, "self_cpu_memory_usage": 0})])
+
+torch.profiler.profile = _Profile
+torch.cuda.is_available = lambda: True
+torch.nn.Module.to = lambda self, *args, **kwargs: self
+torch.Tensor.to = lambda self, *args, **kwargs: self
+"""
+
+
+@pytest.mark.parametrize("column", ["self_device_memory_usage", "self_cuda_memory_usage"])
+def test_profiler_memory_sorts_by_the_device_column_this_torch_has(column: str) -> None:
+    """The per-operator device memory column is self_cuda_memory_usage in older torch."""
+    kernel = Kernel()
+    try:
+        run_cell(kernel, TORCH_SETUP + FAKE_GPU_PROFILER + f"_device_column = {column!r}\n", "setup",
+                 check_warnings=False)
+        text = run_cell(kernel, render(snippet("profiler-memory")), f"profiler-memory, {column}")
+        assert kernel.eval("_Events.sorted_by") == column
+        assert text.startswith("aten::mm 4096\naten::relu 512"), text
     finally:
         kernel.shutdown()
 
