@@ -145,3 +145,37 @@ test('a tab that did not start the cell marks it too, and keeps its record', asy
   await expect(cell.locator('[data-vram-role="cell-badge"]')).toHaveAttribute('data-vram-status', 'died');
   await second.close();
 });
+
+test('code a console of the notebook was running is not pinned on a notebook cell with the same code', async ({
+  page
+}) => {
+  await openLiveNotebook(page);
+  const code = 'import time\ntime.sleep(60)';
+  // The notebook holds the same code, not run: only the console runs it.
+  await page.notebook.setCell(0, 'code', code);
+  const live = (await sidebarRole(page, 'state').textContent()) ?? '';
+  const pid = Number(/kernel process (\d+)/.exec(live)?.[1]);
+  expect(pid).toBeGreaterThan(1);
+  await page.evaluate(async code => {
+    const app = window.jupyterapp;
+    const notebook = app.shell.currentWidget as any;
+    (window as any).notebookKernel = notebook.sessionContext.session.kernel;
+    const console = await app.commands.execute('notebook:create-console', { activate: false });
+    await console.sessionContext.ready;
+    console.console.promptCell.model.sharedModel.setSource(code);
+    void console.console.execute(true);
+    app.shell.activateById(notebook.id);
+  }, code);
+  // The console's cell runs: the notebook's connection hears its execute_input.
+  await expect
+    .poll(() => page.evaluate(() => (window as any).notebookKernel.status), { timeout: 30_000 })
+    .toBe('busy');
+  await page.waitForTimeout(1000);
+  process.kill(pid, 'SIGKILL');
+
+  const death = sidebarRole(page, 'kernel-death');
+  await expect(death).toBeVisible({ timeout: 60_000 });
+  const cell = page.locator('.jp-NotebookPanel .jp-Notebook .jp-Cell').nth(0);
+  await expect(cell.locator('[data-vram-role="cell-death-badge"]')).toHaveCount(0);
+  await expect(cell.locator('[data-vram-role="cell-badge"]')).toHaveCount(0);
+});
