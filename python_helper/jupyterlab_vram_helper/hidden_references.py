@@ -14,7 +14,7 @@ import sys
 import types
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
-from . import holders
+from . import error_frames, holders
 from .holders import Found, Sizer
 from .storages import Storages, bytes_by_device
 
@@ -90,7 +90,7 @@ def last_exceptions(shell: Any) -> List[BaseException]:
     last = getattr(shell, "last_execution_result", None)
     for exc in (getattr(sys, "last_exc", None), getattr(sys, "last_value", None),
                 getattr(last, "error_in_exec", None)):
-        for e in holders.exception_chain(exc):
+        for e in error_frames.exception_chain(exc):
             if not any(e is o for o in out):
                 out.append(e)
     return out
@@ -159,10 +159,10 @@ def hidden_holders(
     held_by: List[str] = []
     title = f"{type(excs[0]).__name__}: {_head(excs[0])}" if excs else ""
     seen = set()
-    for frame in holders.traceback_frames(tracebacks_of(excs, shell)):
-        if not holders.is_user_function_frame(frame):
+    for frame in error_frames.traceback_frames(tracebacks_of(excs, shell)):
+        if not error_frames.is_user_function_frame(frame):
             continue
-        for local_name, value in holders.frame_locals(frame):
+        for local_name, value in error_frames.frame_locals(frame):
             before = sum(found.storages.values())
             sizer.walk(value, found, depth, seen, objects=True)
             if sum(found.storages.values()) > before and len(held_by) < 8:

@@ -16,7 +16,8 @@ import weakref
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from .hidden_references import OUTPUT_NAME, is_cache_name, last_exceptions, output_history, tracebacks_of
-from .holders import CO_OPTIMIZED, Classes, Found, Sizer
+from .error_frames import CO_OPTIMIZED
+from .holders import Classes, Found, Sizer
 
 # Frames of one traceback cleared, and synced after (deep recursion stops here).
 MAX_FRAMES_SYNCED = 10_000
