@@ -50,6 +50,14 @@ SCANNED_MESSAGE_CHARS = 65536
 MAX_CHAIN_LINKS = 16
 
 
+# Errors that, raised while an out-of-memory error was handled, say the
+# handler itself went wrong rather than stand for the memory error.
+BUG_ERRORS = (
+    LookupError, TypeError, AttributeError, NameError, AssertionError, ArithmeticError,
+    ImportError, SyntaxError, StopIteration,
+)
+
+
 def error_message(exc: BaseException) -> str:
     try:
         return str(exc)
@@ -81,19 +89,23 @@ def error_chain(exc: BaseException) -> Iterator[BaseException]:
 def _follows_context(outer: BaseException, context: BaseException) -> bool:
     """Whether ``outer``, raised while ``context`` was being handled, is the same failure.
 
-    Only when ``outer`` is itself an out-of-memory error (a wrapper saying "GPU
-    out of memory" over the library's message with the figures) or repeats the
-    message of the error it was raised during (a library's ``raise
-    RuntimeError(f"step failed: {e}")``). An ``except OutOfMemoryError:`` that
-    falls back to a smaller batch and then fails of something else (an
-    IndexError in the fall-back) is that other error: calling it out of memory
-    would send the user after memory while the bug is elsewhere.
+    Yes when ``outer`` is itself an out-of-memory error (a wrapper saying "GPU
+    out of memory" over the library's message with the figures), repeats the
+    message of the error it was raised during (``raise RuntimeError(f"step
+    failed: {e}")``), or is any other error raised in its place (``raise
+    RuntimeError("step 12 failed, try a smaller batch")``), unless its raiser
+    hid the context (``raise ... from None``). No when it is the kind of error
+    a bug raises (an IndexError in an ``except OutOfMemoryError:`` that falls
+    back to a smaller batch): calling that out of memory would send the user
+    after memory while the bug is elsewhere.
     """
     outer_message = error_message(outer)[:SCANNED_MESSAGE_CHARS]
     if _looks_out_of_memory(outer, outer_message):
         return True
     inner_message = error_message(context)[:SCANNED_MESSAGE_CHARS].strip()
-    return bool(inner_message) and inner_message in outer_message
+    if inner_message and inner_message in outer_message:
+        return True
+    return not outer.__suppress_context__ and not isinstance(outer, BUG_ERRORS)
 
 
 def _is_group(exc: BaseException) -> bool:

@@ -20,25 +20,28 @@ from __future__ import annotations
 
 import re
 import sys
-from typing import AbstractSet, Any, Callable, Dict, FrozenSet, Iterator, List, Mapping, Optional, Set, Tuple
+import types
+from typing import AbstractSet, Any, Callable, Dict, FrozenSet, List, Mapping, Optional, Set, Tuple
 
+from . import error_frames
 from .cell_outcome import SCANNED_MESSAGE_CHARS, error_chain, error_message
 from .oom_diagnosis import STALE_HOLDERS_LISTED, OomDiagnosis, OomStaleHolder, OomState, diagnose
 from .oom_message import KIND_CUDA, KIND_CUDA_LIBRARY, KIND_MPS, KIND_XLA, OomProcess, old_torch_message, parse_oom_message
 
 HOST_DEVICE = "cpu"
-# Code objects looked at for the names a failing cell uses: its frames on the
-# failing stack that run notebook code, and what those define (functions,
-# lambdas, comprehensions), this deep.
+# Code a frame makes and runs where it stands (Python < 3.12 gives
+# comprehensions code objects of their own), looked into this deep.
 MAX_CODE_DEPTH = 4
-MAX_CODE_OBJECTS = 256
-MAX_TRACEBACK_FRAMES = 256
-# The instructions that read, bind or delete a global (or, at a cell's top
-# level, a name of the notebook's namespace).
-_NAME_OPS = frozenset({
-    "LOAD_NAME", "STORE_NAME", "DELETE_NAME", "LOAD_GLOBAL", "STORE_GLOBAL", "DELETE_GLOBAL",
+# Notebook functions looked into for the names they read.
+MAX_FUNCTIONS = 64
+_RUN_IN_PLACE = frozenset({"<listcomp>", "<dictcomp>", "<setcomp>", "<genexpr>", "<lambda>"})
+# The instructions that read a global (or, at a cell's top level, a name of
+# the notebook's namespace), and those that bind or delete one.
+_READ_OPS = frozenset({
+    "LOAD_NAME", "LOAD_GLOBAL",
     "LOAD_FROM_DICT_OR_GLOBALS",  # Python 3.12: a class body's global read
 })
+_BIND_OPS = frozenset({"STORE_NAME", "STORE_GLOBAL", "DELETE_NAME", "DELETE_GLOBAL"})
 
 
 class OomWatch:
@@ -136,56 +139,76 @@ def failing_cell_names(type_name: str, message: str) -> Optional[FrozenSet[str]]
 def names_used_by(
     exc: BaseException, type_name: str, message: str, namespaces: List[Dict[str, Any]]
 ) -> Optional[FrozenSet[str]]:
-    """The names of ``namespaces`` that the code on ``exc``'s stack uses, if
-    ``exc`` is (or wraps) the error named by ``type_name`` and ``message``."""
+    """The names of ``namespaces`` that the code on ``exc``'s stack needs, if
+    ``exc`` is (or wraps) the error named by ``type_name`` and ``message``:
+    those each frame running notebook code reads before it binds them.
+
+    A name the cell binds before it reads it (``logits = model(x)`` run a
+    second time) held its earlier value while the new one was computed: that
+    value is what deleting frees, and the cell does not need it, so it stays
+    stale. Only code that ran counts: the frames on the stack, and the
+    comprehensions and lambdas they made; not a function or class the cell
+    only defines.
+    """
     links = list(error_chain(exc))
     if not any(
         type(link).__name__ == type_name and error_message(link)[:SCANNED_MESSAGE_CHARS] == message for link in links
     ):
         return None  # an older error: not this cell's
-    codes: List[Any] = []
-    for link in links:
-        for frame in _frames(link.__traceback__):
-            if any(frame.f_globals is ns for ns in namespaces):
-                codes.append(frame.f_code)
     names: Set[str] = set()
-    for code in _with_nested(codes):
-        names.update(_global_names(code))
+    for frame in error_frames.traceback_frames(link.__traceback__ for link in links):
+        if any(frame.f_globals is ns for ns in namespaces):
+            names.update(_read_before_bound(frame.f_code))
+        del frame
+    _add_notebook_functions(names, namespaces)
     return frozenset(names)
 
 
-def _frames(tb: Any) -> Iterator[Any]:
-    for _ in range(MAX_TRACEBACK_FRAMES):
-        if tb is None:
-            return
-        yield tb.tb_frame
-        tb = tb.tb_next
-
-
-def _with_nested(codes: List[Any]) -> Iterator[Any]:
-    """``codes`` and the code objects they define, each once (bounded)."""
-    seen: Set[int] = set()
-    queue = [(code, 0) for code in codes]
-    while queue and len(seen) < MAX_CODE_OBJECTS:
-        code, depth = queue.pop(0)
-        if id(code) in seen:
+def _add_notebook_functions(names: Set[str], namespaces: List[Dict[str, Any]]) -> None:
+    """Add what the notebook's functions among ``names`` read (a ``preprocess()``
+    of an earlier cell that the failing cell called, and finished, before the
+    error): a rerun calls them again. Then what those call, bounded."""
+    looked: Set[str] = set()
+    queue = list(names)
+    while queue and len(looked) < MAX_FUNCTIONS:
+        name = queue.pop()
+        if name in looked:
             continue
-        seen.add(id(code))
-        yield code
-        if depth < MAX_CODE_DEPTH:
-            queue.extend((c, depth + 1) for c in code.co_consts if isinstance(c, type(code)))
+        looked.add(name)
+        for ns in namespaces:
+            value = ns.get(name)
+            code = getattr(value, "__code__", None) if isinstance(value, types.FunctionType) else None
+            if code is not None and any(value.__globals__ is other for other in namespaces):  # type: ignore[union-attr]
+                found = _read_before_bound(code) - names
+                names.update(found)
+                queue.extend(found)
+            del value
 
 
-def _global_names(code: Any) -> Iterator[str]:
+def _read_before_bound(code: Any, depth: int = 0) -> Set[str]:
+    """The global (or, at a cell's top level, notebook) names ``code`` reads
+    before it binds them, in the order of its instructions."""
     try:
         import dis  # only after an out-of-memory error: not at the helper's start
 
+        read: Set[str] = set()
+        bound: Set[str] = set()
         for instruction in dis.get_instructions(code):
-            if instruction.opname in _NAME_OPS and isinstance(instruction.argval, str):
-                yield instruction.argval
+            name = instruction.argval
+            if instruction.opname in _READ_OPS and isinstance(name, str):
+                if name not in bound:
+                    read.add(name)
+            elif instruction.opname in _BIND_OPS and isinstance(name, str):
+                bound.add(name)
+            elif (instruction.opname == "LOAD_CONST" and isinstance(name, type(code)) and depth < MAX_CODE_DEPTH
+                  and (name.co_name in _RUN_IN_PLACE or not name.co_flags & error_frames.CO_OPTIMIZED)):
+                # A comprehension, a lambda, or a class body (which runs where
+                # the class is defined; what it binds is the class's).
+                read.update(_read_before_bound(name, depth + 1) - bound)
+        return read
     except Exception:
         # Unknown bytecode: every name the code mentions (attributes too), more rather than fewer.
-        yield from (name for name in code.co_names if isinstance(name, str))
+        return {name for name in code.co_names if isinstance(name, str)}
 
 
 def expandable_segments_known(message: str) -> Optional[bool]:

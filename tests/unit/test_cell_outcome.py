@@ -139,6 +139,28 @@ def test_a_wrapper_raised_during_the_out_of_memory_error_still_counts() -> None:
         assert out_of_memory_text(outer) == ("OutOfMemoryError", "allocator gave up on replica 3")
 
 
+def test_an_error_raised_in_place_of_the_out_of_memory_one_stands_for_it_unless_hidden() -> None:
+    # `except OutOfMemoryError: raise RuntimeError("... try a smaller batch")`:
+    # the memory error, with its figures, is what the cell failed of.
+    try:
+        try:
+            raise _named("OutOfMemoryError")(TORCH_2_MESSAGE)
+        except RuntimeError:
+            raise RuntimeError("Training step 12 failed; try a smaller batch")
+    except RuntimeError as outer:
+        assert is_out_of_memory(outer)
+        facts = _diagnosed(outer)
+        assert facts is not None and facts["requested_bytes"] == 2 << 30
+    # `raise ... from None`: its raiser says the memory error is not the story.
+    try:
+        try:
+            raise _named("OutOfMemoryError")(TORCH_2_MESSAGE)
+        except RuntimeError:
+            raise ValueError("no checkpoint for step 12") from None
+    except ValueError as outer:
+        assert not is_out_of_memory(outer)
+
+
 def test_an_out_of_memory_error_inside_an_exception_group() -> None:
     group = getattr(__builtins__, "ExceptionGroup", None) if not isinstance(__builtins__, dict) else __builtins__.get("ExceptionGroup")
     if group is None:

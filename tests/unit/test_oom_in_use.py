@@ -50,11 +50,57 @@ def test_the_names_the_failing_cell_and_its_notebook_functions_use() -> None:
     exc = _run_failing_cell(ns)
     names = names_used_by(exc, "OutOfMemoryError", MESSAGE, [ns])
     assert names is not None
-    # The cell's own names, and the global that train_step (an earlier cell's) reads.
-    assert {"loader", "batch", "loss", "train_step", "optimizer", "model"} <= names
+    # What the cell reads, and the global that train_step (an earlier cell's) reads.
+    assert {"loader", "train_step", "optimizer", "model"} <= names
+    # What it binds before reading: their earlier values are what a rerun does not need.
+    assert not {"batch", "loss"} & names
     assert "inputs" not in names  # an attribute read (batch.inputs), not the global of that name
     # Not this error: nothing is said.
     assert names_used_by(exc, "OutOfMemoryError", "another message", [ns]) is None
+
+
+def _names_of_failing(cell: str, ns: Dict[str, Any]) -> Optional[frozenset]:
+    def model(_inputs: Any) -> Any:
+        raise OutOfMemoryError(MESSAGE)
+
+    ns.setdefault("model", model)
+    try:
+        exec(compile(cell, "<cell>", "exec"), ns)
+    except OutOfMemoryError as exc:
+        return names_used_by(exc, "OutOfMemoryError", MESSAGE, [ns])
+    raise AssertionError("the cell did not fail")
+
+
+def test_a_rerun_cell_does_not_need_the_value_it_is_replacing() -> None:
+    # The second run of `logits = model(x)`: the first run's logits is held
+    # while the new one is computed; deleting it is the fix.
+    names = _names_of_failing("logits = model(x)\n", {"x": 1, "logits": object()})
+    assert names == frozenset({"model", "x"})
+
+
+def test_only_code_that_ran_counts_not_what_the_cell_only_defines() -> None:
+    cell = (
+        "class Config:\n"
+        "    cache = table\n"
+        "def unused():\n"
+        "    return old\n"
+        "scaled = [w * factor for w in weights]\n"
+        "out = model(scaled)\n"
+    )
+    names = _names_of_failing(cell, {"table": 1, "old": 2, "factor": 3, "weights": [1]})
+    assert names is not None
+    # The comprehension and the class body ran; what the class binds is its own.
+    assert {"factor", "weights", "model", "table"} <= names
+    assert not {"old", "cache", "scaled", "out"} & names
+
+
+def test_a_notebook_function_the_cell_called_before_the_error_reads_what_a_rerun_needs() -> None:
+    ns: Dict[str, Any] = {"raw": 1, "unrelated": 2, "factor": 3}
+    exec(compile("def preprocess():\n    return scale(raw)\ndef scale(v):\n    return v * factor\n", "<cell 1>", "exec"), ns)
+    names = _names_of_failing("x = preprocess()\ny = model(x)\n", ns)
+    assert names is not None
+    assert {"preprocess", "scale", "raw", "factor", "model"} <= names
+    assert "unrelated" not in names
 
 
 def _figures() -> Dict[str, Any]:
