@@ -35,6 +35,8 @@ export interface FreeMemoryResult {
   gc_collected: number | null;
   /** null when empty_cache was not asked for. */
   empty_cache: string | null;
+  /** Steps that raised (gc, empty_cache), as a delete's; absent from older helpers. */
+  failures?: DeleteFailure[];
   before: MemorySnapshot;
   after: MemorySnapshot;
   elapsed_ms: number;
@@ -300,6 +302,7 @@ export function parseFreeMemoryResult(
       actions_run,
       gc_collected,
       empty_cache,
+      ...readFailures(r),
       before: readSnapshot(r.object('before')),
       after: readSnapshot(r.object('after')),
       elapsed_ms: r.number('elapsed_ms')

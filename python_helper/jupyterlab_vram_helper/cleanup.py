@@ -107,6 +107,7 @@ class Cleanup:
             "actions_run": ran,
             "gc_collected": collected,
             "empty_cache": empty,  # "failed: GPU 0: …" says what failed
+            "failures": failures,  # as a delete's: a gc that raised is said, not dropped
             "before": before,
             "after": self.snapshot(),
             "elapsed_ms": _ms(start),

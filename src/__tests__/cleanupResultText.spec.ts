@@ -27,6 +27,20 @@ describe('describeFreeResult', () => {
     expect(d.freedBytes).toBe(120 * MiB);
   });
 
+  it('says a gc that raised, with the kernel\'s error', () => {
+    const d = describeFreeResult(
+      makeFreeResult({
+        actions_run: [],
+        gc_collected: null,
+        empty_cache: null,
+        failures: [{ step: 'gc', target: null, error: 'RuntimeError: a finaliser exploded' }],
+        before: snapshot(MiB),
+        after: snapshot(MiB)
+      })
+    );
+    expect(d.lines).toEqual(['gc failed', 'gc failed: RuntimeError: a finaliser exploded']);
+  });
+
   it('says one object, and RAM unchanged', () => {
     const d = describeFreeResult(
       makeFreeResult({

@@ -199,6 +199,10 @@ export function describeFreeResult(
   if (skip) {
     first.push(skip);
   }
+  const failures = result.failures ?? [];
+  // empty_cache's own outcome already says how it failed.
+  const gcFailures = failures.filter(f => f.step !== 'empty_cache');
+  first.push(...Array.from(new Set(gcFailures.map(failureGist))));
   const ram = ramClause(before, after, units);
   if (ram && (ranGc || ram !== 'RAM unchanged')) {
     first.push(ram);
@@ -206,6 +210,9 @@ export function describeFreeResult(
   const lines: string[] = [];
   if (first.length) {
     lines.push(first.join('; '));
+  }
+  for (const f of gcFailures) {
+    lines.push(failureText(f, []));
   }
   lines.push(...gpuLines(before, after, units));
   if (!lines.length) {

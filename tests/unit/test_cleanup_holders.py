@@ -177,6 +177,19 @@ def test_free_memory_says_empty_cache_failed_instead_of_raising(fake_torch: Any)
     assert out["empty_cache"].startswith("failed: GPU 0: RuntimeError: CUDA error")
 
 
+def test_free_memory_says_a_gc_that_raised(monkeypatch: pytest.MonkeyPatch) -> None:
+    import gc
+
+    def exploding_finaliser() -> int:
+        raise RuntimeError("a finaliser exploded")
+
+    monkeypatch.setattr(gc, "collect", exploding_finaliser)
+    cleanup = Cleanup(source=None, shell=lambda: FakeShell(), read_figures=Figures())
+    out = cleanup.free_memory(["gc"])
+    assert out["actions_run"] == [] and out["gc_collected"] is None
+    assert out["failures"] == [{"step": "gc", "target": None, "error": "RuntimeError: a finaliser exploded"}]
+
+
 def test_a_clearer_that_fails_is_reported_and_the_rest_goes_on(
     cleanup: Cleanup, shell: FakeShell, monkeypatch: pytest.MonkeyPatch
 ) -> None:
