@@ -170,4 +170,19 @@ describe('makeDeletePlan', () => {
     expect(both.bytes).toBe(64 * MiB);
     expect(both.byDevice).toEqual({ cpu: 64 * MiB });
   });
+
+  it('takes off what each of two other hidden holders holds too, never promising more than comes back', () => {
+    // The traceback shares one object with the output cache and another with the last result.
+    const traceback = makeHidden({
+      holder: 'last_traceback',
+      bytes_by_device: { cpu: 100 * MiB },
+      total_bytes: 100 * MiB,
+      held_also_by: [
+        { holder: 'output_cache', bytes_by_device: { cpu: 30 * MiB } },
+        { holder: 'last_execution_result', bytes_by_device: { cpu: 20 * MiB } }
+      ]
+    });
+    const listing = makeListing({ entries: [], hidden: [traceback] });
+    expect(makeDeletePlan(listing, [], ['last_traceback'])!.expected.bytes).toBe(50 * MiB);
+  });
 });

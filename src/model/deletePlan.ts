@@ -90,8 +90,10 @@ export function expectedFreedBytes(
     }
     // What a listed name holds too is counted with that name if it is
     // ticked, and stays alive with it if not: never this holder's to give.
+    // The overlaps with two other holders may be the same objects or not:
+    // their sum, which can only promise less than comes back, not more.
     for (const [device, n] of Object.entries(holder.bytes_by_device)) {
-      const kept = Math.max(0, ...overlaps.map(o => o.bytes_by_device[device] ?? 0));
+      const kept = overlaps.reduce((sum, o) => sum + (o.bytes_by_device[device] ?? 0), 0);
       add(device, Math.max(0, n - (holder.named_bytes_by_device[device] ?? 0) - kept));
     }
   });
