@@ -156,7 +156,11 @@ export class DeathNotifier implements IDisposable {
     return telling!;
   }
 
-  /** This notebook no longer shows its notification; dismissed unless another shows it too. */
+  /**
+   * This notebook no longer shows its notification: dismissed unless another
+   * shows it too, which then tells it (the cell it named may have been this
+   * notebook's).
+   */
   private _release(model: IKernelMemoryModel): void {
     const shown = this._shown.get(model);
     if (!shown) {
@@ -165,6 +169,16 @@ export class DeathNotifier implements IDisposable {
     this._shown.set(model, null);
     if (![...this._shown.values()].some(other => other?.id === shown.id)) {
       this._notifications.dismiss(shown.id);
+      return;
+    }
+    const text = kernelDeathText(() => undefined); // loaded: it told this death
+    if (text) {
+      const explanation = text.explainKernelDeath(this._mostTelling(shown.id), this._monitor.settings.units);
+      this._notifications.update({
+        id: shown.id,
+        message: explanation.short,
+        type: notificationType(explanation.verdict)
+      });
     }
   }
 

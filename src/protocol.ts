@@ -366,15 +366,6 @@ function readError(r: FieldReader): ErrorMessage {
   };
 }
 
-/**
- * Validate the `data` of a comm message from the kernel helper.
- *
- * Never throws: bad data comes back as `{kind: 'malformed', error}` naming
- * the offending field, a hello of another protocol version as
- * `{kind: 'incompatible'}` (its other fields are not checked: they may
- * legitimately differ in that version), and an object of a type not
- * described here as `{kind: 'unsupported'}`.
- */
 /** Whether comm data claims to be a hello (whatever else it holds). */
 export function claimsHello(data: unknown): boolean {
   return (
@@ -384,6 +375,15 @@ export function claimsHello(data: unknown): boolean {
   );
 }
 
+/**
+ * Validate the `data` of a comm message from the kernel helper.
+ *
+ * Never throws: bad data comes back as `{kind: 'malformed', error}` naming
+ * the offending field, a hello of another protocol version as
+ * `{kind: 'incompatible'}` (its other fields are not checked: they may
+ * legitimately differ in that version), and an object of a type not
+ * described here as `{kind: 'unsupported'}`.
+ */
 export function parseKernelMessage(data: unknown): ParseResult {
   try {
     const r = FieldReader.of(data, 'message');

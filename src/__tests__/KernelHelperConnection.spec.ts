@@ -621,6 +621,18 @@ describe('KernelHelperConnection: the helper goes ahead of a cell', () => {
       expect(kernel.comms).toEqual([]);
       connection.dispose();
     }
+    // An ipykernel environment whose name merely contains "xeus" is ipykernel.
+    const kernel = slowToAnswer();
+    kernel.spec = Promise.resolve({
+      language: 'python',
+      name: 'py-xeus-dev',
+      argv: ['/envs/xeus-dev/bin/python', '-m', 'ipykernel_launcher', '-f', '{connection_file}']
+    });
+    const { connection } = connect(kernel);
+    await settle();
+    connection.deliverBeforeExecution();
+    runCell(kernel, 'x = 1');
+    expect(kernel.executed.map(e => e.content.code)).toEqual(['BOOTSTRAP', 'x = 1']);
   });
 
   it('sent ahead of a cell to a kernel whose info then says it is not ipykernel: says so, not that the helper failed', async () => {

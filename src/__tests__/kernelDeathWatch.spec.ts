@@ -460,6 +460,42 @@ describe('the death in the panel, the timeline, the badge and a notification', (
     notifier.dispose();
   });
 
+  it('a shared notification is told again without the cell when the notebook that ran it closes', async () => {
+    await kernelDeathTextLoaded();
+    const calls: string[] = [];
+    const notifications: INotifications = {
+      emit: () => (calls.push('emit'), 'n1'),
+      update: args => (calls.push(`update: ${args.message}`), true),
+      dismiss: id => calls.push(`dismiss ${id}`)
+    };
+    const onKernel = { session: { kernel: { id: 'k1' } } };
+    const viewer = new KernelMemoryModel({ historyCapacity: 10 });
+    const runner = new KernelMemoryModel({ historyCapacity: 10 });
+    let sessions = [
+      { model: viewer, sessionContext: onKernel },
+      { model: runner, sessionContext: onKernel }
+    ] as any[];
+    const sessionsChanged = new Signal<any, void>({});
+    const notifier = new DeathNotifier({
+      monitor: { sessions: () => sessions, sessionsChanged, settings: DEFAULT_SETTINGS } as any,
+      showDetails: () => undefined,
+      notifications
+    });
+    const source = dead();
+    for (const model of [viewer, runner]) {
+      model.ingest(wire(makeHello()));
+      model.ingest(wire(source.death!.lastSample));
+    }
+    viewer.noteKernelDeath('autorestarting', null, 2000);
+    runner.noteKernelDeath('autorestarting', { cellId: 'cell-b', executionCount: 12, confirmed: true }, 2000.4);
+    sessions = sessions.filter(s => s.model !== runner);
+    sessionsChanged.emit();
+    expect(calls.slice(-1)).toEqual([
+      'update: The kernel died at RAM 3.9 GiB (51.2 MiB more available): most likely the out-of-memory killer.'
+    ]);
+    notifier.dispose();
+  });
+
   it('a first death notifies once its explanation has loaded, as the death is then', async () => {
     await jest.isolateModulesAsync(async () => {
       const { DeathNotifier: FreshNotifier } = await import('../deathNotifier');

@@ -72,16 +72,20 @@ export class HelperReadiness {
 }
 
 /**
- * xeus-python's specs run `xpython`; JupyterLite's Pyodide kernel names
- * itself in its display name. Either speaks Python without IPython's
- * events, comms and threads that the helper needs.
+ * xeus-python's specs run `xpython` (and are named after it); JupyterLite's
+ * Pyodide kernel says so in its display name. Either speaks Python without
+ * IPython's events, comms and threads that the helper needs. Whole words
+ * only: an ipykernel environment named "xeus-dev" is no xeus kernel.
  */
-const UNSUPPORTED_PYTHON_SPEC = /xpython|xeus|pyodide/i;
+const XEUS_PROGRAM = /^xpython(\.exe)?$/i;
+const UNSUPPORTED_NAME = /\b(xpython|pyodide)\b/i;
 
 function specOfUnsupportedPython(spec: Partial<KernelSpec.ISpecModel>): boolean {
   const program = (spec.argv?.[0] ?? '').split(/[\\/]/).pop() ?? '';
-  return [program, spec.name ?? '', spec.display_name ?? ''].some(text =>
-    UNSUPPORTED_PYTHON_SPEC.test(text)
+  return (
+    XEUS_PROGRAM.test(program) ||
+    UNSUPPORTED_NAME.test(spec.name ?? '') ||
+    UNSUPPORTED_NAME.test(spec.display_name ?? '')
   );
 }
 
