@@ -65,6 +65,13 @@ def error_message(exc: BaseException) -> str:
         return ""
 
 
+def error_head(exc: BaseException, limit: int) -> str:
+    """The first line of ``exc``'s message, at most ``limit`` characters."""
+    text = error_message(exc).strip()
+    text = text.splitlines()[0] if text else ""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def error_chain(exc: BaseException) -> Iterator[BaseException]:
     """``exc``, what it was raised from, an exception group's members, and what it
     was raised during where that is part of the same failure (breadth first, each

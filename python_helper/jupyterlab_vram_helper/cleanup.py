@@ -25,6 +25,7 @@ from collections import OrderedDict
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from . import autograd_graph, holders
+from .cell_outcome import error_head
 from .hidden_references import hidden_holders, output_cache_labels
 from .holders import Budget, Classes, Found, Sizer
 from .listings import (
@@ -454,10 +455,7 @@ def failure(step: str, target: Optional[str], exc: BaseException) -> Dict[str, A
 
 def error_text(exc: BaseException, limit: int = 300) -> str:
     """``RuntimeError: CUDA error: ...``, on one line and bounded (its str() may be user code that raises)."""
-    try:
-        text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-    except Exception:
-        text = ""
+    text = error_head(exc, limit)
     text = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
     return text if len(text) <= limit else text[: limit - 1] + "…"
 

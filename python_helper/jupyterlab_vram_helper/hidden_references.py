@@ -15,6 +15,7 @@ import types
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from . import error_frames, holders
+from .cell_outcome import error_head
 from .holders import Found, Sizer
 from .storages import Storages, bytes_by_device
 
@@ -157,7 +158,7 @@ def hidden_holders(
     excs = last_exceptions(shell)
     found = Found()
     held_by: List[str] = []
-    title = f"{type(excs[0]).__name__}: {_head(excs[0])}" if excs else ""
+    title = f"{type(excs[0]).__name__}: {error_head(excs[0], 80)}" if excs else ""
     seen = set()
     for frame in error_frames.traceback_frames(tracebacks_of(excs, shell)):
         if not error_frames.is_user_function_frame(frame):
@@ -235,15 +236,6 @@ def hidden_entry(
         "summary": summary,
         "warning": warning,
     }
-
-
-def _head(exc: BaseException, limit: int = 80) -> str:
-    try:
-        text = str(exc)
-    except Exception:
-        text = ""
-    text = text.splitlines()[0] if text else ""
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _size(n: int) -> str:
