@@ -408,8 +408,11 @@ describe('the death in the panel, the timeline, the badge and a notification', (
     notifier.dispose();
   });
 
-  it('notebooks that share a kernel share its notification, which names the cell one of them ran', async () => {
-    await kernelDeathTextLoaded();
+  /**
+   * Notebooks on the kernels `kernelIds` (one each), with a notifier whose
+   * calls are logged; `close(model)` closes that notebook.
+   */
+  function notebooksOn(kernelIds: string[]) {
     const calls: string[] = [];
     let next = 0;
     const notifications: INotifications = {
@@ -421,15 +424,8 @@ describe('the death in the panel, the timeline, the badge and a notification', (
       update: args => (calls.push(`update ${args.id} ${args.type}: ${args.message}`), true),
       dismiss: id => calls.push(`dismiss ${id}`)
     };
-    const onKernel = (id: string) => ({ session: { kernel: { id } } });
-    const viewer = new KernelMemoryModel({ historyCapacity: 10 });
-    const runner = new KernelMemoryModel({ historyCapacity: 10 });
-    const elsewhere = new KernelMemoryModel({ historyCapacity: 10 });
-    let sessions = [
-      { model: viewer, sessionContext: onKernel('k1') },
-      { model: runner, sessionContext: onKernel('k1') },
-      { model: elsewhere, sessionContext: onKernel('k2') }
-    ] as any[];
+    const models = kernelIds.map(() => new KernelMemoryModel({ historyCapacity: 10 }));
+    let sessions = models.map((model, i) => ({ model, sessionContext: { session: { kernel: { id: kernelIds[i] } } } }));
     const sessionsChanged = new Signal<any, void>({});
     const notifier = new DeathNotifier({
       monitor: { sessions: () => sessions, sessionsChanged, settings: DEFAULT_SETTINGS } as any,
@@ -437,10 +433,21 @@ describe('the death in the panel, the timeline, the badge and a notification', (
       notifications
     });
     const source = dead();
-    for (const model of [viewer, runner, elsewhere]) {
+    for (const model of models) {
       model.ingest(wire(makeHello()));
       model.ingest(wire(source.death!.lastSample));
     }
+    const close = (model: KernelMemoryModel) => {
+      sessions = sessions.filter(s => s.model !== model);
+      sessionsChanged.emit();
+    };
+    return { models, calls, notifier, close };
+  }
+
+  it('notebooks that share a kernel share its notification, which names the cell one of them ran', async () => {
+    await kernelDeathTextLoaded();
+    const { models, calls, notifier, close } = notebooksOn(['k1', 'k1', 'k2']);
+    const [viewer, runner, elsewhere] = models;
     // The notebook that only views the kernel hears of the death first.
     viewer.noteKernelDeath('autorestarting', null, 2000);
     runner.noteKernelDeath('autorestarting', { cellId: 'cell-b', executionCount: 12, confirmed: true }, 2000.4);
@@ -452,8 +459,7 @@ describe('the death in the panel, the timeline, the badge and a notification', (
     elsewhere.noteKernelDeath('autorestarting', null, 2000.2);
     expect(calls.slice(2).map(c => c.split(' ').slice(0, 2).join(' '))).toEqual(['emit n2']);
     // Closing one of the two notebooks leaves it to the other one.
-    sessions = sessions.filter(s => s.model !== viewer);
-    sessionsChanged.emit();
+    close(viewer);
     expect(calls.filter(c => c.startsWith('dismiss'))).toEqual([]);
     runner.clearKernelDeath();
     expect(calls.filter(c => c.startsWith('dismiss'))).toEqual(['dismiss n1']);
@@ -462,36 +468,13 @@ describe('the death in the panel, the timeline, the badge and a notification', (
 
   it('a shared notification is told again without the cell when the notebook that ran it closes', async () => {
     await kernelDeathTextLoaded();
-    const calls: string[] = [];
-    const notifications: INotifications = {
-      emit: () => (calls.push('emit'), 'n1'),
-      update: args => (calls.push(`update: ${args.message}`), true),
-      dismiss: id => calls.push(`dismiss ${id}`)
-    };
-    const onKernel = { session: { kernel: { id: 'k1' } } };
-    const viewer = new KernelMemoryModel({ historyCapacity: 10 });
-    const runner = new KernelMemoryModel({ historyCapacity: 10 });
-    let sessions = [
-      { model: viewer, sessionContext: onKernel },
-      { model: runner, sessionContext: onKernel }
-    ] as any[];
-    const sessionsChanged = new Signal<any, void>({});
-    const notifier = new DeathNotifier({
-      monitor: { sessions: () => sessions, sessionsChanged, settings: DEFAULT_SETTINGS } as any,
-      showDetails: () => undefined,
-      notifications
-    });
-    const source = dead();
-    for (const model of [viewer, runner]) {
-      model.ingest(wire(makeHello()));
-      model.ingest(wire(source.death!.lastSample));
-    }
+    const { models, calls, notifier, close } = notebooksOn(['k1', 'k1']);
+    const [viewer, runner] = models;
     viewer.noteKernelDeath('autorestarting', null, 2000);
     runner.noteKernelDeath('autorestarting', { cellId: 'cell-b', executionCount: 12, confirmed: true }, 2000.4);
-    sessions = sessions.filter(s => s.model !== runner);
-    sessionsChanged.emit();
+    close(runner);
     expect(calls.slice(-1)).toEqual([
-      'update: The kernel died at RAM 3.9 GiB (51.2 MiB more available): most likely the out-of-memory killer.'
+      'update n1 error: The kernel died at RAM 3.9 GiB (51.2 MiB more available): most likely the out-of-memory killer.'
     ]);
     notifier.dispose();
   });

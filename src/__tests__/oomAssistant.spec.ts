@@ -7,44 +7,13 @@ import { KernelMemoryModel } from '../model/KernelMemoryModel';
 import { oomActions, RESTART_KERNEL_COMMAND } from '../model/oomActions';
 import { explainOom } from '../model/oomExplanation';
 import { oomFiguresNow } from '../model/oomNow';
-import { OomDiagnosis } from '../oomProtocol';
 import { parseCellRecord } from '../cellProtocol';
 import { DEFAULT_SETTINGS } from '../settings';
 import { OomDiagnosisView } from '../views/OomDiagnosisView';
-import { oomRecord } from './cellFixtures';
+import { makeOomDiagnosis, oomRecord } from './cellFixtures';
 import { EVIL, GiB, makeCpuSample, makeGpu, makeHello, makeSample, MiB, wire } from './fixtures';
 
-/** Shaped like what oom_diagnosis.py sends for a fragmentation OOM on GPU 0. */
-function diagnosis(overrides: Partial<OomDiagnosis> = {}): OomDiagnosis {
-  return {
-    kind: 'cuda',
-    library: null,
-    device_index: 0,
-    requested_bytes: 2 * GiB,
-    total_bytes: 80 * GiB,
-    free_bytes: 300 * MiB,
-    allocated_bytes: 70 * GiB,
-    reserved_unallocated_bytes: 6 * GiB,
-    process_in_use_bytes: 77 * GiB,
-    other_processes_bytes: 2 * GiB,
-    other_processes: [{ pid: 4242, used_bytes: 2 * GiB }],
-    capacity_bytes: null,
-    allowed_bytes: null,
-    num_alloc_retries: 3,
-    stale_bytes: 4 * GiB,
-    stale_holders: [
-      { holder: 'name', label: 'activations', bytes: 3 * GiB },
-      { holder: 'last_traceback', label: 'Traceback of the last error', bytes: 1 * GiB }
-    ],
-    causes: [
-      { cause: 'fragmentation', gain_bytes: 6 * GiB },
-      { cause: 'stale_references', gain_bytes: 4 * GiB },
-      { cause: 'other_processes', gain_bytes: 2 * GiB }
-    ],
-    allocation_sites: null,
-    ...overrides
-  };
-}
+const diagnosis = makeOomDiagnosis;
 
 describe('the oom field of a cell record', () => {
   it('parses a diagnosis and reads an absent one as null', () => {

@@ -10,15 +10,12 @@ import { oomActions, RESTART_KERNEL_COMMAND } from '../model/oomActions';
 import { explainOom } from '../model/oomExplanation';
 import { OomDiagnosis } from '../oomProtocol';
 import { DEFAULT_SNIPPETS } from '../snippets/defaultSnippets';
-import { oomRecord } from './cellFixtures';
+import { makeOomDiagnosis, oomRecord } from './cellFixtures';
 import { GiB, MiB } from './fixtures';
 
+/** A 16 GiB card whose free memory sits in reserved holes: fragmentation alone. */
 function diagnosis(overrides: Partial<OomDiagnosis> = {}): OomDiagnosis {
-  return {
-    kind: 'cuda',
-    library: null,
-    device_index: 0,
-    requested_bytes: 2 * GiB,
+  return makeOomDiagnosis({
     total_bytes: 16 * GiB,
     free_bytes: 200 * MiB,
     allocated_bytes: 14 * GiB,
@@ -27,14 +24,12 @@ function diagnosis(overrides: Partial<OomDiagnosis> = {}): OomDiagnosis {
     other_processes_bytes: 0,
     other_processes: [],
     capacity_bytes: 15.5 * GiB,
-    allowed_bytes: null,
     num_alloc_retries: null,
     stale_bytes: 0,
     stale_holders: [],
     causes: [{ cause: 'fragmentation', gain_bytes: 3 * GiB }],
-    allocation_sites: null,
     ...overrides
-  };
+  });
 }
 
 const ids = (d: OomDiagnosis) => oomActions(d, 'binary').map(a => a.id);

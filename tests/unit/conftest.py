@@ -1,10 +1,13 @@
 from __future__ import annotations
 
 import sys
+from typing import Iterator
 
 import pytest
 
+from cleanup_harness import FakeShell, Figures
 from fakes import FakeGpu, FakeProps, FakePynvml, FakeTorch, set_allocator
+from jupyterlab_vram_helper.cleanup import Cleanup
 
 GB = 1 << 30
 
@@ -45,3 +48,30 @@ def cuda(fake_torch: FakeTorch) -> FakeTorch:
     set_allocator(fake_torch, 1, 0, 0)
     fake_torch.contexts.add(1)
     return fake_torch
+
+
+# --- clean-up -----------------------------------------------------------------
+
+_SYS_LAST = ("last_type", "last_value", "last_traceback", "last_exc")
+
+
+@pytest.fixture
+def sys_last_restored() -> Iterator[None]:
+    """sys.last_* as they were before the test (clearing the traceback removes them)."""
+    saved = {attr: getattr(sys, attr) for attr in _SYS_LAST if hasattr(sys, attr)}
+    yield
+    for attr in _SYS_LAST:
+        if attr in saved:
+            setattr(sys, attr, saved[attr])
+        elif hasattr(sys, attr):
+            delattr(sys, attr)
+
+
+@pytest.fixture
+def shell() -> FakeShell:
+    return FakeShell()
+
+
+@pytest.fixture
+def cleanup(shell: FakeShell) -> Cleanup:
+    return Cleanup(source=None, shell=lambda: shell, read_figures=Figures())

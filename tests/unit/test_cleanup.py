@@ -383,19 +383,9 @@ def test_clearing_the_output_cache_drops_the_hidden_copies(cleanup: Cleanup, she
     assert shell.user_ns_hidden["_"] == "" and shell.user_ns["_"] == ""
 
 
-_SYS_LAST = ("last_type", "last_value", "last_traceback", "last_exc")
-
-
 @pytest.fixture(autouse=True)
-def sys_last_restored() -> Iterator[None]:
-    """sys.last_* as they were before the test (clearing the traceback removes them)."""
-    saved = {attr: getattr(sys, attr) for attr in _SYS_LAST if hasattr(sys, attr)}
-    yield
-    for attr in _SYS_LAST:
-        if attr in saved:
-            setattr(sys, attr, saved[attr])
-        elif hasattr(sys, attr):
-            delattr(sys, attr)
+def _sys_last_restored(sys_last_restored: None) -> None:
+    """Clearing the traceback removes sys.last_*: put back after each test."""
 
 
 def record_last_error(monkeypatch: pytest.MonkeyPatch, shell: FakeShell, exc: BaseException) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import sys
 import weakref
-from typing import Any, Dict, Iterator, List
+from typing import Any, Dict, List
 
 import pytest
 
@@ -16,30 +16,12 @@ from jupyterlab_vram_helper.cleanup import Cleanup
 torch = pytest.importorskip("torch")
 np = pytest.importorskip("numpy")
 
-_SYS_LAST = ("last_type", "last_value", "last_traceback", "last_exc")
 
 
 @pytest.fixture(autouse=True)
-def with_torch(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+def with_torch(monkeypatch: pytest.MonkeyPatch, sys_last_restored: None) -> None:
     monkeypatch.setitem(sys.modules, "torch", torch)
     monkeypatch.setitem(sys.modules, "numpy", np)
-    saved = {attr: getattr(sys, attr) for attr in _SYS_LAST if hasattr(sys, attr)}
-    yield
-    for attr in _SYS_LAST:
-        if attr in saved:
-            setattr(sys, attr, saved[attr])
-        elif hasattr(sys, attr):
-            delattr(sys, attr)
-
-
-@pytest.fixture
-def shell() -> FakeShell:
-    return FakeShell()
-
-
-@pytest.fixture
-def cleanup(shell: FakeShell) -> Cleanup:
-    return Cleanup(source=None, shell=lambda: shell, read_figures=Figures())
 
 
 def hidden(result: Dict[str, Any], holder: str) -> Dict[str, Any]:

@@ -25,14 +25,6 @@ def with_torch(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "numpy", np)
 
 
-@pytest.fixture
-def shell() -> FakeShell:
-    return FakeShell()
-
-
-@pytest.fixture
-def cleanup(shell: FakeShell) -> Cleanup:
-    return Cleanup(source=None, shell=lambda: shell, read_figures=Figures())
 
 
 def size(obj: Any) -> Found:

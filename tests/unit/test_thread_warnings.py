@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import warnings
-from typing import List
+from typing import Any, Callable, Iterator, List
 
 from jupyterlab_vram_helper.background_sender import SENDER_THREAD_NAME
 from jupyterlab_vram_helper.sampler import THREAD_NAME
@@ -22,14 +23,23 @@ def test_the_helpers_threads_carry_the_prefix() -> None:
     assert SENDER_THREAD_NAME.startswith(HELPER_THREAD_PREFIX)
 
 
-def test_drops_the_helpers_warnings_and_shows_the_others_then_restores(monkeypatch) -> None:
-    shown: List[str] = []
-    original = lambda message, *rest: shown.append(str(message))  # noqa: E731
-    monkeypatch.setattr(warnings, "showwarning", original)
-    guard = HelperThreadWarnings()
-    with warnings.catch_warnings():
+@contextlib.contextmanager
+def showing_into(shown: List[str]) -> Iterator[Callable[..., None]]:
+    """Every warning shown (never filtered out) is appended to ``shown``, until the block ends."""
+
+    def show(message: Any, *rest: Any) -> None:
+        shown.append(str(message))
+
+    with warnings.catch_warnings():  # puts back the filters and showwarning after
         warnings.simplefilter("always")
-        warnings.showwarning = original  # catch_warnings keeps the patched one
+        warnings.showwarning = show
+        yield show
+
+
+def test_drops_the_helpers_warnings_and_shows_the_others_then_restores() -> None:
+    shown: List[str] = []
+    guard = HelperThreadWarnings()
+    with showing_into(shown) as original:
         guard.install()
         guard.install()  # twice: still one wrapper
         _warn_on(THREAD_NAME, "from the sampler")
@@ -41,14 +51,10 @@ def test_drops_the_helpers_warnings_and_shows_the_others_then_restores(monkeypat
     assert shown == ["from the user's thread", "from the main thread", "after uninstall"]
 
 
-def test_wrapped_over_after_install_passes_everything_on_once_uninstalled(monkeypatch) -> None:
+def test_wrapped_over_after_install_passes_everything_on_once_uninstalled() -> None:
     shown: List[str] = []
-    original = lambda message, *rest: shown.append(str(message))  # noqa: E731
-    monkeypatch.setattr(warnings, "showwarning", original)
     guard = HelperThreadWarnings()
-    with warnings.catch_warnings():
-        warnings.simplefilter("always")
-        warnings.showwarning = original
+    with showing_into(shown):
         guard.install()
         ours = warnings.showwarning
         outer = lambda *args: ours(*args)  # noqa: E731  (logging.captureWarnings does the like)
