@@ -69,7 +69,7 @@ def _leading_int(text: str) -> Optional[int]:
     end = 0
     if text[:1] in ("+", "-"):
         end = 1
-    while end < len(text) and text[end].isdigit():
+    while end < len(text) and text[end] in "0123456789":  # not str.isdigit(): "²" is one, int() refuses it
         end += 1
     digits = text[:end]
     if digits in ("", "+", "-"):

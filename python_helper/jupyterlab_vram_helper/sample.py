@@ -151,10 +151,11 @@ class SampleSource:
             )
             # NVML must name a process that holds memory on the device: torch reserves
             # some there, or the kernel has a context there (a context is hundreds of
-            # MiB, and exists before torch's first allocation and after empty_cache).
+            # MiB, and exists before torch's first allocation and after empty_cache),
+            # or TensorFlow has initialised it (a context, and its memory pool).
             reserved = torch_figures["reserved_bytes"] if torch_figures else None
-            holds_memory = context is True or bool(reserved)
             tf_figures = tf_gpus.get(device.index)
+            holds_memory = context is True or bool(reserved) or tf_figures is not None
             # What moves the kernel's own NVML figure: a context, torch's segments, TensorFlow's memory.
             nvml = (
                 self._nvml_figures(device.nvml, fresh_processes, holds_memory, (context, reserved, tf_figures))

@@ -437,4 +437,10 @@ describe('gpuFigures', () => {
     expect(f.tensorflowPeak).toBe(4 * GiB);
     expect(f.kernelUsed).toBe(3 * GiB);
   });
+
+  it('counts both frameworks in what the kernel holds when NVML cannot say', () => {
+    const f = gpuFigures(makeGpu({ nvml: null, tensorflow: { current_bytes: 3 * GiB, peak_bytes: 4 * GiB } }));
+    expect(f.reserved).toBe(2 * GiB);
+    expect(f.kernelUsed).toBe(5 * GiB);
+  });
 });

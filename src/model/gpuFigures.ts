@@ -63,7 +63,9 @@ export function gpuFigures(
   const deviceUsed = nvml?.used_bytes ?? null;
   const processUsed = nvml?.process_used_bytes ?? null;
   const tensorflowCurrent = tf?.current_bytes ?? null;
-  const kernelUsed = processUsed ?? reserved ?? tensorflowCurrent;
+  // Without NVML's figure for this process: what its frameworks hold, both of them.
+  const kernelUsed =
+    processUsed ?? (reserved === null && tensorflowCurrent === null ? null : (reserved ?? 0) + (tensorflowCurrent ?? 0));
   return {
     index: gpu.index,
     name: gpu.name ?? device?.name ?? null,

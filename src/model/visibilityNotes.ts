@@ -114,8 +114,8 @@ export function deriveVisibilityNotes(
       id: 'cuda-not-initialized',
       severity: 'info',
       text:
-        'PyTorch has not initialised CUDA yet: nothing is allocated on the ' +
-        'GPU. Allocator figures appear after the first CUDA operation.'
+        'PyTorch has not initialised CUDA yet: it has allocated nothing on the ' +
+        'GPU. Allocator figures appear after its first CUDA operation.'
     });
   }
   if (hello && !hello.nvml.available && gpuCount > 0) {

@@ -29,6 +29,7 @@ def nv(n: int) -> list:
         ("GPU-abc,0", ["GPU-abc"]),
         ("GPU-abc,GPU-abc", []),
         ("MIG-xyz", ["MIG-xyz"]),
+        ("0,\u00b9", [0]),  # a digit to str.isdigit(), not to CUDA (nor int())
     ],
 )
 def test_parse_visible_devices_like_cuda(value, expected) -> None:

@@ -1,3 +1,5 @@
+import sys
+
 from fakes import nested_stats
 from jupyterlab_vram_helper.readers.nvml import UNNAMED_RETRY_S, NvmlReader
 from jupyterlab_vram_helper.sample import ENVIRONMENT_CHECK_S, SampleSource, make_sample, significant_change
@@ -151,6 +153,39 @@ def test_a_context_without_reserved_memory_is_not_a_provable_zero(fake_torch, fa
     assert first["torch"]["reserved_bytes"] == 0
     assert first["nvml"]["process_used_bytes"] is None
     assert second["nvml"]["process_used_bytes"] == 0  # no context there, nothing reserved: provably 0
+
+
+def test_a_tensorflow_kernel_missing_from_the_process_list_is_not_a_provable_zero(
+    fake_pynvml, two_gpus, monkeypatch
+) -> None:
+    # TensorFlow alone has initialised the GPUs (a context and its pool on
+    # each); NVML lists no process of this kernel (a container's pid
+    # namespace): its figure is unknown, not 0, or the card would show the
+    # kernel's own memory as other processes'.
+    import types
+
+    eager = types.ModuleType("tensorflow.python.eager.context")
+
+    class Context:
+        _context_handle = object()
+
+        def list_logical_devices(self, kind: str) -> list:
+            return [types.SimpleNamespace(name="/device:GPU:0")]
+
+    eager._context = Context()  # type: ignore[attr-defined]
+    tf = types.ModuleType("tensorflow")
+    memory_info = {"current": 2 << 30, "peak": 3 << 30}
+    tf.config = types.SimpleNamespace(  # type: ignore[attr-defined]
+        experimental=types.SimpleNamespace(get_memory_info=lambda device: memory_info)
+    )
+    monkeypatch.setitem(sys.modules, "tensorflow", tf)
+    monkeypatch.setitem(sys.modules, "tensorflow.python.eager.context", eager)
+    nvml = NvmlReader(pid=77, load=lambda: fake_pynvml, pid_exists=lambda p: p < 100)
+    nvml.start()
+    two_gpus[0].processes = []
+    first = SampleSource(nvml=nvml, environ={}).read()["gpus"][0]
+    assert first["tensorflow"]["current_bytes"] == 2 << 30
+    assert first["nvml"]["process_used_bytes"] is None
 
 
 def test_cuda_visible_devices_is_seen_within_a_second_and_at_once_when_cuda_comes_up(
