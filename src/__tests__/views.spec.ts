@@ -329,6 +329,16 @@ describe('VramStatusItem', () => {
     expect(statusSummary(model, DEFAULT_SETTINGS).text).toBe('GPU\u00d72 5/160 GiB');
   });
 
+  it('marks the figures of a kernel that is gone or cut off as its last ones', () => {
+    const model = new KernelMemoryModel({ historyCapacity: 10 });
+    model.ingest(wire(makeSample()));
+    expect(statusSummary(model, DEFAULT_SETTINGS).text).toBe('GPU 2.5/80 GiB');
+    model.setState('disconnected', 'The kernel is dead.');
+    const gone = statusSummary(model, DEFAULT_SETTINGS);
+    expect(gone.text).toBe('last GPU 2.5/80 GiB');
+    expect(gone.title.split('\n').slice(0, 2)).toEqual(['The kernel is dead.', 'Last figures:']);
+  });
+
   it('is empty without a notebook and a dash before samples', () => {
     expect(statusSummary(null, DEFAULT_SETTINGS).text).toBe('');
     const model = new KernelMemoryModel({ historyCapacity: 10 });

@@ -33,6 +33,24 @@ export function statusSummary(
       warning: false
     };
   }
+  const summary = currentSummary(model, sample, settings);
+  if (model.state === 'live' || model.state === 'overheard') {
+    return summary;
+  }
+  // The kernel died, the connection was lost, the helper failed: these are
+  // its last figures, not what it holds now.
+  return {
+    text: `last ${summary.text}`,
+    title: `${model.stateReason}\nLast figures:\n${summary.title}`,
+    warning: summary.warning
+  };
+}
+
+function currentSummary(
+  model: IKernelMemoryModel,
+  sample: NonNullable<IKernelMemoryModel['latest']>,
+  settings: VramSettings
+): { text: string; title: string; warning: boolean } {
   const units = settings.units;
   const devices = model.hello?.devices ?? [];
   const gpus = sample.gpus.map(g =>
