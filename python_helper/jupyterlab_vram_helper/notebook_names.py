@@ -155,7 +155,13 @@ def _collect(
     sizes: Dict[str, int],
 ) -> None:
     try:
-        items = list(itertools.islice(user_ns.items(), MAX_NAMESPACE_NAMES))
+        # IPython's own _i<N>/_<N> are left out before the cut, not after:
+        # they grow by one a cell, and in a long session they would take
+        # every place and hide the names bound late.
+        items = list(itertools.islice(
+            ((name, obj) for name, obj in user_ns.items() if not (isinstance(name, str) and name.startswith("_"))),
+            MAX_NAMESPACE_NAMES,
+        ))
     except Exception:
         return
     obj: Any = None

@@ -475,6 +475,14 @@ describe('the library, loaded after start-up', () => {
 
     await library.read({ snippets: [{ ...mine }] });
     expect(changes).toHaveLength(2); // the same snippets: no change signalled
+
+    // A duplicate id added changes no snippet (the first wins), but is a problem to say.
+    const warn = jest.spyOn(console, 'warn').mockImplementation(() => undefined);
+    await library.read({ snippets: [mine, { ...mine, title: 'Mine again' }] });
+    expect(library.all.map(s => s.title)).toEqual(['Mine']);
+    expect(library.problems).toEqual([expect.stringContaining('another snippet before it has the id "mine"')]);
+    expect(warn).toHaveBeenCalledTimes(1);
+    warn.mockRestore();
   });
 
   it("reads the settings registry's default list at once, as the installed version's defaults", () => {

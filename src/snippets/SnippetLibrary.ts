@@ -65,7 +65,8 @@ export class SnippetLibrary {
   read(composite: unknown, defaults?: unknown): Promise<void> {
     const apply = ({ list, builtins }: DefaultSnippets) => {
       const read = readSnippetSettings(composite, list, builtins);
-      const json = JSON.stringify(read.all);
+      // The problems too: a duplicate id added to a list changes no snippet.
+      const json = JSON.stringify([read.all, read.problems]);
       if (json !== this._json) {
         this._json = json;
         warnAboutSnippetProblems(read);

@@ -154,6 +154,14 @@ def test_the_namespace_walk_is_bounded(with_torch: Any, monkeypatch: pytest.Monk
     assert names_of(ns)["model"] == ["late"]
 
 
+def test_ipythons_input_history_names_do_not_use_up_the_walk(with_torch: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A long session: IPython adds an _i<N> for every cell and never removes it.
+    monkeypatch.setattr(nn_mod, "MAX_NAMESPACE_NAMES", 100)
+    ns: Dict[str, Any] = {f"_i{i}": f"x = {i}" for i in range(1000)}
+    ns["model"] = nn.Linear(3, 3)
+    assert names_of(ns)["model"] == ["model"]
+
+
 def test_the_parameter_count_is_bounded(with_torch: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(nn_mod, "MAX_PARAMETER_TENSORS", 1)
     # two tensors: 4 + 2 elements; only the first tensor is counted
