@@ -105,8 +105,12 @@ export function registerSnippetCommands(options: {
         snippetTitle: snippet.title,
         model
       });
-    } else if (snippets.warning?.snippetId === snippet.id) {
+    } else if (snippets.warning?.snippetId === snippet.id && snippets.warning.model === model) {
+      // Only this kernel's: another notebook's kernel may still need its restart.
       snippets.setWarning(null);
+    }
+    if (model?.state === 'non-python') {
+      notify('warning', "This notebook's kernel does not run Python: the inserted cell is Python code.");
     }
     return {
       id: snippet.id,

@@ -15,6 +15,7 @@ import { SnippetInsertion } from '../snippetCommands';
 import { RESTART_MESSAGES } from '../snippets/snippet';
 import { DEFAULT_SNIPPETS } from '../snippets/defaultSnippets';
 import { SnippetLibrary } from '../snippets/SnippetLibrary';
+import { KernelMemoryModel } from '../model/KernelMemoryModel';
 import { readSnippetSettings } from '../snippets/snippetSettings';
 import { MemorySidebar } from '../views/MemorySidebar';
 import { MemoryToolbarButton } from '../views/MemoryToolbarButton';
@@ -266,6 +267,35 @@ describe('insert-snippet', () => {
     t.q('[data-vram-role="dismiss-restart-warning"]')!.click();
     t.render();
     expect(t.q('[data-vram-role="restart-warning"]')!.hidden).toBe(true);
+    t.dispose();
+  });
+
+  it('says so when the notebook\'s kernel does not run Python, and still inserts the cell', async () => {
+    const t = await setup();
+    (t.monitor.current as KernelMemoryModel).setState('non-python', 'This notebook runs R.');
+    const result = (await t.commands.execute(CommandIDs.insertSnippet, { id: 'no-grad-eval' })) as SnippetInsertion;
+    expect(sources(t.notebook)[result.index]).toContain('torch.no_grad()');
+    expect(t.notes).toEqual([
+      ['warning', "This notebook's kernel does not run Python: the inserted cell is Python code."]
+    ]);
+    t.dispose();
+  });
+
+  it('keeps another kernel\'s restart warning when the snippet goes into a fresh one', async () => {
+    const t = await setup();
+    const running = t.commands.execute(CommandIDs.insertSnippet, { id: 'allocator-config' });
+    await settle();
+    t.reply({ runtime: { ...RUNTIME_FRESH, cuda_initialized: true } });
+    await running;
+    const warned = t.library.warning;
+    expect(warned?.snippetId).toBe('allocator-config');
+    // The same snippet inserted for another kernel that needs no restart.
+    t.library.setWarning({ ...warned!, model: new KernelMemoryModel({ historyCapacity: 10 }) });
+    const again = t.commands.execute(CommandIDs.insertSnippet, { id: 'allocator-config' });
+    await settle();
+    t.reply({ runtime: RUNTIME_FRESH });
+    await again;
+    expect(t.library.warning).not.toBeNull();
     t.dispose();
   });
 
