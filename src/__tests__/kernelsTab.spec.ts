@@ -141,6 +141,24 @@ describe('KernelsView', () => {
     t.view.dispose();
   });
 
+  it('marks the figures of a kernel that died or was cut off as its last ones', () => {
+    const t = setupView();
+    const a = t.source.add('kernel-a', 'a.ipynb');
+    a.ingest(wire(makeHello()));
+    a.ingest(wire(makeSample()));
+    t.render();
+    const cells = () =>
+      ['kernel-host-rss', 'kernel-gpu-use'].map(role => t.q(`[data-vram-role="${role}"]`)!.closest('td')!);
+    expect(cells().map(c => c.classList.contains('jp-mod-last'))).toEqual([false, false]);
+    a.setState('disconnected', 'The kernel is dead.');
+    t.render();
+    expect(cells().map(c => [c.classList.contains('jp-mod-last'), c.title])).toEqual([
+      [true, 'Last figures: The kernel is dead.'],
+      [true, 'Last figures: The kernel is dead.']
+    ]);
+    t.view.dispose();
+  });
+
   it('runs the shutdown command with the kernel id, keeping the button across samples', () => {
     const t = setupView();
     const a = t.source.add('kernel-a', 'a.ipynb');

@@ -295,6 +295,12 @@ function updateRow(
   nodes.state.title = row.stateReason;
   nodes.state.dataset.vramState = row.state;
   setBytes(nodes.rss, row.hostRssBytes, units);
+  // A kernel that died or was cut off: its last figures, not what it holds now.
+  const last = row.sampled && row.state !== 'live' && row.state !== 'overheard';
+  for (const cell of [nodes.rss, nodes.gpus]) {
+    cell.classList.toggle('jp-mod-last', last);
+    cell.title = last ? `Last figures: ${row.stateReason}` : '';
+  }
 
   // GPU indices are unique within a sample: one kept element each.
   syncKeyedChildren(
