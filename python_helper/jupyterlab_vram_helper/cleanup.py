@@ -31,14 +31,13 @@ from .holders import Budget, Classes, Found, Sizer
 from .listings import (
     ListedName, Listing, Reach, interrupted_delete_text, refusal, reserved_name_reason, still_alive_after_delete,
 )
-from .namespace_surgery import CLEARERS, Probe, detach, leaf_refs, release_probes, weak_ref
+from .namespace_surgery import CLEARERS, NameRebound, Probe, detach, leaf_refs, release_probes, weak_ref
 from .storages import StorageKey, Storages, bytes_by_device
 from .protocol import HIDDEN_HOLDER_KINDS, INSPECT_CONTAINER_DEPTH, INSPECT_MAX_ENTRIES, RequestInterrupted
 from .readers import torch_cuda
 
 KEPT_LISTINGS = 4
 MIN_ITEMS_PER_NAME = 2000
-_MISSING = object()
 
 
 
@@ -353,19 +352,19 @@ class Cleanup:
                 warnings.simplefilter("ignore")
                 for name in accepted:
                     obj = verified.pop(name)
-                    if user_ns.get(name, _MISSING) is not obj:
-                        refused.append({"name": name, "reason": "rebound since the listing"})
-                        del obj
-                        continue
-                    del obj
                     try:
-                        probes[name] = detach(shell, user_ns, name)
+                        probes[name] = detach(shell, user_ns, name, expected=obj)
+                    except NameRebound:
+                        refused.append({"name": name, "reason": "rebound since the listing"})
+                        continue
                     except Exception as exc:
                         # A step past removing the name (IPython's copies) failed:
                         # the name counts as deleted once it is out of the namespace.
                         failures.append(failure("delete", name, exc))
                         if name in user_ns:
                             continue
+                    finally:
+                        obj = None
                     deleted.append(name)
                 for holder in clearing:
                     try:

@@ -25,7 +25,14 @@ MAX_FRAMES_SYNCED = 10_000
 _GENERATOR_FLAGS = 0x20 | 0x80 | 0x100 | 0x200
 
 
-def detach(shell: Any, user_ns: Dict[str, Any], name: str) -> List[Probe]:
+class NameRebound(Exception):
+    """The name no longer holds the object that was checked: nothing was deleted."""
+
+
+_UNCHECKED = object()
+
+
+def detach(shell: Any, user_ns: Dict[str, Any], name: str, expected: Any = _UNCHECKED) -> List[Probe]:
     """Delete ``name`` and its hidden copies; return probes telling whether its memory died
     (weakrefs, or KeptUntilChecked: release_probes lets those go).
 
@@ -34,10 +41,18 @@ def detach(shell: Any, user_ns: Dict[str, Any], name: str) -> List[Probe]:
     execution result go too. Unlike it, other *user* names bound to the same
     object (``b = a``) stay: the user chose ``a`` only; the reply says that
     ``b`` still holds it.
+
+    ``expected``: the object checked and confirmed. The name is taken out in
+    one step (``pop``) and put back at once, untouched, if it held another
+    object by then (code on another thread rebound it): :class:`NameRebound`.
     """
-    obj = user_ns[name]
+    obj = user_ns.pop(name, _UNCHECKED)
+    if obj is _UNCHECKED:
+        raise NameRebound(name)  # deleted meanwhile
+    if expected is not _UNCHECKED and obj is not expected:
+        user_ns.setdefault(name, obj)  # not what was confirmed: back as it was
+        raise NameRebound(name)
     probes = _probes(obj)
-    del user_ns[name]
     # list(): one copy under the GIL, so a user thread that binds a global meanwhile cannot fail the loop
     for key in [k for k, v in list(user_ns.items()) if v is obj and isinstance(k, str) and is_cache_name(k)]:
         del user_ns[key]

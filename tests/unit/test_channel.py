@@ -154,12 +154,12 @@ def test_a_delete_interrupted_halfway_says_what_it_deleted(runtime, monkeypatch)
     real_detach = cleanup_mod.detach
     calls = []
 
-    def detach_then_interrupt(shell, user_ns, name):
+    def detach_then_interrupt(shell, user_ns, name, expected):
         calls.append(name)
         if len(calls) == 2:
             del user_ns[name]  # the interrupt lands after the name went, before the bookkeeping
             raise KeyboardInterrupt
-        return real_detach(shell, user_ns, name)
+        return real_detach(shell, user_ns, name, expected)
 
     monkeypatch.setattr(cleanup_mod, "detach", detach_then_interrupt)
     comm.deliver({"type": "delete", "request_id": "d", "listing_id": listing_id,

@@ -303,3 +303,17 @@ def test_a_name_rebound_by_a_finaliser_during_the_delete_is_not_deleted(cleanup:
     assert out["deleted"] == ["a"]
     assert out["refused"] == [{"name": "b", "reason": "rebound since the listing"}]
     assert shell.user_ns["b"] == "the user's new b"
+
+
+def test_detach_takes_out_only_the_object_checked_and_puts_another_back_untouched(shell: FakeShell) -> None:
+    from jupyterlab_vram_helper.namespace_surgery import NameRebound, detach
+
+    checked, rebound = bytearray(16), bytearray(32)
+    shell.user_ns["x"] = rebound  # bound again, by another thread, after the check
+    with pytest.raises(NameRebound):
+        detach(shell, shell.user_ns, "x", expected=checked)
+    assert shell.user_ns["x"] is rebound
+    with pytest.raises(NameRebound):
+        detach(shell, shell.user_ns, "gone", expected=checked)
+    assert detach(shell, shell.user_ns, "x", expected=rebound) is not None
+    assert "x" not in shell.user_ns
