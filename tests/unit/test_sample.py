@@ -288,6 +288,31 @@ def test_nvml_memory_is_read_again_the_tick_the_kernels_own_memory_moves(fake_to
     assert used() == first + 100 * MB  # torch reserved more: NVML read in the same tick
 
 
+def test_the_kernels_own_memory_moving_lists_the_processes_again(fake_torch, fake_pynvml, two_gpus) -> None:
+    # Alone on the card, the kernel reserves 20 MiB more: with the process
+    # list of before, those 20 MiB would read as another process's.
+    now = [100.0]
+    nvml = NvmlReader(pid=77, clock=lambda: now[0], load=lambda: fake_pynvml, pid_exists=lambda p: True)
+    nvml.start()
+    source = SampleSource(nvml=nvml, environ={})
+    fake_torch.initialized = True
+    fake_torch.contexts = {0}
+    gpu = two_gpus[0]
+    fake_torch.stats[0] = nested_stats(allocated=1000 * MB, reserved=1000 * MB, peak=1000 * MB)
+    gpu.used, gpu.processes = 1500 * MB, [(77, 1500 * MB)]
+
+    def other_processes() -> int:
+        figures = source.read()["gpus"][0]["nvml"]
+        return figures["used_bytes"] - figures["process_used_bytes"]
+
+    assert other_processes() == 0
+    for step in range(1, 4):
+        now[0] += 1.0
+        fake_torch.stats[0] = nested_stats(allocated=1000 * MB, reserved=(1000 + 20 * step) * MB, peak=1000 * MB)
+        gpu.used, gpu.processes = (1500 + 20 * step) * MB, [(77, (1500 + 20 * step) * MB)]
+        assert other_processes() == 0
+
+
 def test_one_devices_nvml_failure_leaves_the_others_and_the_sample(fake_torch, fake_pynvml, two_gpus) -> None:
     nvml = NvmlReader(pid=77, load=lambda: fake_pynvml, pid_exists=lambda p: True)
     nvml.start()

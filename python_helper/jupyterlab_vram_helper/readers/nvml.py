@@ -132,7 +132,7 @@ class NvmlReader:
         # nvml_index -> (read at, device used bytes then, (bytes used by this pid, process list),
         # seconds until it is read again where it did not name this process although it
         # held memory, else None). A tuple: read at every tick.
-        self._process_cache: Dict[int, Tuple[float, Optional[int], ProcessFigures, Optional[float]]] = {}
+        self._process_cache: Dict[int, Tuple[float, Optional[int], ProcessFigures, Optional[float], Any]] = {}
         # nvmlDeviceGetMemoryInfo's v2 (used without the driver's reservation), until a driver refuses it
         self._memory_v2 = True
         # nvml_index -> (read at, the caller's own state then, (used, total))
@@ -243,7 +243,7 @@ class NvmlReader:
             used, total = self._memory(device)
         else:
             used, total = self._paced_memory(device, own_state, fresh_processes)
-        process_used, processes = self._processes(device, used, fresh_processes, holds_memory)
+        process_used, processes = self._processes(device, used, fresh_processes, holds_memory, own_state)
         return {"used_bytes": used, "total_bytes": total, "process_used_bytes": process_used, "processes": processes}
 
     def _paced_memory(self, device: NvmlDevice, own_state: Any, fresh: bool) -> Tuple[Optional[int], Optional[int]]:
@@ -272,12 +272,20 @@ class NvmlReader:
         except Exception:
             return None, device.total_bytes
 
-    def _processes(self, device: NvmlDevice, used: Optional[int], fresh: bool, holds_memory: bool) -> ProcessFigures:
+    def _processes(
+        self, device: NvmlDevice, used: Optional[int], fresh: bool, holds_memory: bool, own_state: Any = _NO_OWN_STATE
+    ) -> ProcessFigures:
         now = self._clock()
         cached = self._process_cache.get(device.nvml_index)
         if not fresh and cached is not None:
-            listed_at, listed_at_used, value, unnamed_retry_s = cached
-            moved = used is not None and listed_at_used is not None and abs(used - listed_at_used) >= PROCESS_LIST_STALE_BYTES
+            listed_at, listed_at_used, value, unnamed_retry_s, listed_own_state = cached
+            # The kernel's own memory moved since the list (torch reserved another
+            # segment): its figure there is old, and the difference would read as
+            # other processes'. Any other move counts from PROCESS_LIST_STALE_BYTES.
+            moved = (used is not None and listed_at_used is not None
+                     and (abs(used - listed_at_used) >= PROCESS_LIST_STALE_BYTES
+                          or (own_state is not _NO_OWN_STATE and own_state != listed_own_state
+                              and used != listed_at_used)))
             if not moved:
                 age = now - listed_at
                 if not (holds_memory and value[0] == 0):
@@ -297,7 +305,7 @@ class NvmlReader:
             # NVML does not name this process (yet): read again soon, then less and less often.
             previous = cached[3] if cached is not None else None
             retry_s = min(UNNAMED_RETRY_S if previous is None else previous * 2, self._process_refresh_s)
-        self._process_cache[device.nvml_index] = (now, used, value, retry_s)
+        self._process_cache[device.nvml_index] = (now, used, value, retry_s, own_state)
         if retry_s is not None:
             return None, value[1]  # unknown, not 0
         return value
