@@ -46,6 +46,12 @@ export interface NvmlGpuMemory {
   /** Device-wide, all processes. */
   used_bytes: number | null;
   total_bytes: number | null;
+  /**
+   * NVML's own free: the total less used and less the driver's reservation
+   * (which used leaves out). Null when unknown; optional: older helpers and
+   * hand-built samples leave it out.
+   */
+  free_bytes?: number | null;
   /** This kernel process; null when NVML cannot attribute it (containers). */
   process_used_bytes: number | null;
   /**
@@ -140,6 +146,7 @@ function readGpu(item: unknown, path: string): GpuSample {
     nvml: nvml && {
       used_bytes: nvml.bytes('used_bytes'),
       total_bytes: nvml.bytes('total_bytes'),
+      free_bytes: nvml.bytes('free_bytes'),
       process_used_bytes: nvml.bytes('process_used_bytes'),
       processes: readNvmlProcesses(nvml)
     },

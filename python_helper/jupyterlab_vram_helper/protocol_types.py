@@ -121,6 +121,8 @@ class NvmlProcess(TypedDict):
 class NvmlGpuFigures(TypedDict):
     used_bytes: Optional[int]
     total_bytes: Optional[int]
+    # NVML's own free: total less used less the driver's reservation (v2)
+    free_bytes: Optional[int]
     process_used_bytes: Optional[int]
     # None: NVML could not list them
     processes: Optional[List[NvmlProcess]]

@@ -438,6 +438,14 @@ describe('gpuFigures', () => {
     expect(f.kernelUsed).toBe(3 * GiB);
   });
 
+  it("takes free from NVML's own figure, which leaves out the driver's reservation too", () => {
+    const gpu = makeGpu();
+    const withFree = gpuFigures({ ...gpu, nvml: { ...gpu.nvml!, free_bytes: 69 * GiB } });
+    expect(withFree.free).toBe(69 * GiB);
+    // An older helper: total less used.
+    expect(gpuFigures(gpu).free).toBe(gpu.total_bytes! - gpu.nvml!.used_bytes!);
+  });
+
   it('counts both frameworks in what the kernel holds when NVML cannot say', () => {
     const f = gpuFigures(makeGpu({ nvml: null, tensorflow: { current_bytes: 3 * GiB, peak_bytes: 4 * GiB } }));
     expect(f.reserved).toBe(2 * GiB);

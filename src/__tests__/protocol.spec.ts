@@ -41,7 +41,7 @@ const DOC_SAMPLE = {
         num_ooms: 0,
         num_alloc_retries: 0
       },
-      nvml: { used_bytes: 600000000, total_bytes: 85031714816, process_used_bytes: 520000000 },
+      nvml: { used_bytes: 600000000, total_bytes: 85031714816, free_bytes: 83939000320, process_used_bytes: 520000000 },
       tensorflow: null
     }
   ],
@@ -63,6 +63,7 @@ describe('parseKernelMessage: valid messages', () => {
       expect(result.message.seq).toBe(17);
       expect(result.message.gpus[0].torch!.reserved_bytes).toBe(2097152);
       expect(result.message.gpus[0].nvml!.process_used_bytes).toBe(520000000);
+      expect(result.message.gpus[0].nvml!.free_bytes).toBe(83939000320);
       expect(result.message.gpus[0].tensorflow).toBeNull();
     } else {
       throw new Error('expected a sample');

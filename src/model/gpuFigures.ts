@@ -81,7 +81,8 @@ export function gpuFigures(
     processUsed,
     otherProcesses: difference(deviceUsed, processUsed),
     contextAndLibraries: difference(processUsed, reserved),
-    free: difference(total, deviceUsed),
+    // NVML's own: total less used is more by the driver's reservation.
+    free: nvml?.free_bytes ?? difference(total, deviceUsed),
     tensorflowCurrent,
     tensorflowPeak: tf?.peak_bytes ?? null,
     kernelUsed,

@@ -55,15 +55,16 @@ class Nvml:
 
 
 def nvidia_smi_memory(index: int = 0) -> Optional[Dict[str, int]]:
-    """Used and total MiB as ``nvidia-smi`` prints them, or None without nvidia-smi."""
+    """Used, free and total MiB as ``nvidia-smi`` prints them, or None without nvidia-smi."""
     if shutil.which("nvidia-smi") is None:
         return None
     out = subprocess.run(
-        ["nvidia-smi", f"--id={index}", "--query-gpu=memory.used,memory.total", "--format=csv,noheader,nounits"],
+        ["nvidia-smi", f"--id={index}", "--query-gpu=memory.used,memory.free,memory.total",
+         "--format=csv,noheader,nounits"],
         capture_output=True, text=True, timeout=60, check=True,
     ).stdout.strip()
-    used, total = (int(v) for v in out.split(","))
-    return {"used_mib": used, "total_mib": total}
+    used, free, total = (int(v) for v in out.split(","))
+    return {"used_mib": used, "free_mib": free, "total_mib": total}
 
 
 HOLD_MEMORY = """\

@@ -70,10 +70,12 @@ def test_sample_equals_torch_cuda_nvml_and_nvidia_smi(
     ]
     if smi is None:
         pytest.skip("nvidia-smi is not on this machine: the device figures were not compared with it")
-    figures(nvidia_smi_used_mib=smi["used_mib"], nvidia_smi_total_mib=smi["total_mib"])
+    figures(nvidia_smi_used_mib=smi["used_mib"], nvidia_smi_free_mib=smi["free_mib"],
+            nvidia_smi_total_mib=smi["total_mib"], nvml_free_bytes=n["free_bytes"])
     # nvidia-smi prints whole MiB
     assert abs(n["used_bytes"] / MiB - smi["used_mib"]) <= 1, (n["used_bytes"] / MiB, smi)
     assert abs(n["total_bytes"] / MiB - smi["total_mib"]) <= 1, (n["total_bytes"] / MiB, smi)
+    assert n["free_bytes"] is not None and abs(n["free_bytes"] / MiB - smi["free_mib"]) <= 1, (n["free_bytes"] / MiB, smi)
 
     # The sampler's own samples agree too (no snapshot needed).
     kernel.execute("c = torch.empty(64 * 2**20, dtype=torch.uint8, device='cuda:0')")

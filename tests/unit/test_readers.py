@@ -216,7 +216,8 @@ def test_nvml_devices_and_process_usage_cached(fake_pynvml, two_gpus) -> None:
     d0, d1 = r.devices()
     assert (d0.uuid, d0.name, d0.total_bytes) == ("GPU-aaaa-1111", "NVIDIA H100 80GB HBM3", 80 << 30)
     assert r.read(d0) == {
-        "used_bytes": 1 << 30, "total_bytes": 80 << 30, "process_used_bytes": 500,
+        "used_bytes": 1 << 30, "total_bytes": 80 << 30, "free_bytes": (80 << 30) - (1 << 30),
+        "process_used_bytes": 500,
         "processes": [{"pid": 4242, "used_bytes": 500, "this_process": True},
                       {"pid": 1, "used_bytes": 10, "this_process": False}],
     }

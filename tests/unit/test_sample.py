@@ -59,7 +59,8 @@ def test_source_reads_torch_and_nvml_per_device(fake_torch, fake_pynvml, two_gpu
     assert [g["index"] for g in before["gpus"]] == [0]
     assert before["gpus"][0]["torch"] is None
     assert before["gpus"][0]["nvml"] == {
-        "used_bytes": 2 << 30, "total_bytes": 80 << 30, "process_used_bytes": 3 * MB,
+        "used_bytes": 2 << 30, "total_bytes": 80 << 30, "free_bytes": (80 << 30) - (2 << 30),
+        "process_used_bytes": 3 * MB,
         "processes": [{"pid": 77, "used_bytes": 3 * MB, "this_process": True}],
     }
     assert before["torch"] == {"imported": True, "cuda_initialized": False}

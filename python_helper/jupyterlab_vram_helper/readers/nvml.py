@@ -36,6 +36,8 @@ if TYPE_CHECKING:  # the message shapes, for annotations only (protocol_types.py
 
     # (bytes NVML attributes to this pid, the device's process list); None where unknown
     ProcessFigures = Tuple[Optional[int], Optional[List[NvmlProcess]]]
+    # (used, total, free) of a device; None where unknown
+    MemoryFigures = Tuple[Optional[int], Optional[int], Optional[int]]
 
 
 # NVML reports NVML_VALUE_NOT_AVAILABLE (-1 as unsigned long long) where it
@@ -135,7 +137,7 @@ class NvmlReader:
         self._process_cache: Dict[int, Tuple[float, Optional[int], ProcessFigures, Optional[float], Any]] = {}
         # nvmlDeviceGetMemoryInfo's v2 (used without the driver's reservation), until a driver refuses it
         self._memory_v2 = True
-        # nvml_index -> (read at, the caller's own state then, (used, total))
+        # nvml_index -> (read at, the caller's own state then, (used, total, free))
         self._memory_cache: Dict[int, Tuple[float, Any, Tuple[Optional[int], Optional[int]]]] = {}
 
     # -- lifecycle --------------------------------------------------------
@@ -240,13 +242,14 @@ class NvmlReader:
         if self._nvml is None:
             return None
         if own_state is _NO_OWN_STATE:
-            used, total = self._memory(device)
+            used, total, free = self._memory(device)
         else:
-            used, total = self._paced_memory(device, own_state, fresh_processes)
+            used, total, free = self._paced_memory(device, own_state, fresh_processes)
         process_used, processes = self._processes(device, used, fresh_processes, holds_memory, own_state)
-        return {"used_bytes": used, "total_bytes": total, "process_used_bytes": process_used, "processes": processes}
+        return {"used_bytes": used, "total_bytes": total, "free_bytes": free,
+                "process_used_bytes": process_used, "processes": processes}
 
-    def _paced_memory(self, device: NvmlDevice, own_state: Any, fresh: bool) -> Tuple[Optional[int], Optional[int]]:
+    def _paced_memory(self, device: NvmlDevice, own_state: Any, fresh: bool) -> MemoryFigures:
         now = self._clock()
         cached = self._memory_cache.get(device.nvml_index)
         if not fresh and cached is not None and now - cached[0] < MEMORY_REUSE_S and cached[1] == own_state:
@@ -255,22 +258,24 @@ class NvmlReader:
         self._memory_cache[device.nvml_index] = (now, own_state, figures)
         return figures
 
-    def _memory(self, device: NvmlDevice) -> Tuple[Optional[int], Optional[int]]:
+    def _memory(self, device: NvmlDevice) -> MemoryFigures:
+        """(used, total, free). NVML's own free, not total - used: v2's used leaves
+        out the driver's reservation, which is not free either."""
         if self._memory_v2:
             try:
                 mem = self._nvml.nvmlDeviceGetMemoryInfo(device.handle, version=self._nvml.nvmlMemory_v2)
-                return int(mem.used), int(mem.total)
+                return int(mem.used), int(mem.total), _optional_int(getattr(mem, "free", None))
             except Exception as exc:
                 if not _v2_absent(exc):
                     # This device failed this once: unknown now, not v1's figure (which
                     # counts the driver's reservation) for every device from now on.
-                    return None, device.total_bytes
+                    return None, device.total_bytes, None
                 self._memory_v2 = False  # an older driver or pynvml: v1 from now on
         try:
             mem = self._nvml.nvmlDeviceGetMemoryInfo(device.handle)
-            return int(mem.used), int(mem.total)
+            return int(mem.used), int(mem.total), _optional_int(getattr(mem, "free", None))
         except Exception:
-            return None, device.total_bytes
+            return None, device.total_bytes, None
 
     def _processes(
         self, device: NvmlDevice, used: Optional[int], fresh: bool, holds_memory: bool, own_state: Any = _NO_OWN_STATE
@@ -316,6 +321,13 @@ class NvmlReader:
             return [(int(p.pid), getattr(p, "usedGpuMemory", None)) for p in processes]
         except Exception:
             return None
+
+
+def _optional_int(value: Any) -> Optional[int]:
+    try:
+        return int(value) if value is not None else None
+    except (TypeError, ValueError):
+        return None
 
 
 def _bytes_by_pid(processes: List[Tuple[int, Any]]) -> Dict[int, Optional[int]]:
