@@ -114,6 +114,11 @@ export class DeathNotifier implements IDisposable {
       return;
     }
     this._shown.set(model, { id, facts: death });
+    this._retell(id, text);
+  }
+
+  /** Update notification `id` to tell the death of its notebooks that knows the most. */
+  private _retell(id: string, text: NonNullable<ReturnType<typeof kernelDeathText>>): void {
     const explanation = text.explainKernelDeath(this._mostTelling(id), this._monitor.settings.units);
     this._notifications.update({
       id,
@@ -173,12 +178,7 @@ export class DeathNotifier implements IDisposable {
     }
     const text = kernelDeathText(() => undefined); // loaded: it told this death
     if (text) {
-      const explanation = text.explainKernelDeath(this._mostTelling(shown.id), this._monitor.settings.units);
-      this._notifications.update({
-        id: shown.id,
-        message: explanation.short,
-        type: notificationType(explanation.verdict)
-      });
+      this._retell(shown.id, text);
     }
   }
 

@@ -87,7 +87,10 @@ export function unreadableHelloText(error: string): string {
   );
 }
 
-/** States in which figures shown are current. */
-export function isLive(state: MonitorState): boolean {
-  return state === 'live';
+/**
+ * States in which the figures shown are current (live, or heard on another
+ * page's connection); in the others they are the last ones a kernel sent.
+ */
+export function figuresAreCurrent(state: MonitorState): boolean {
+  return state === 'live' || state === 'overheard';
 }

@@ -36,7 +36,7 @@ import {
   kernelSourceOf,
   OtherGpuProcess
 } from '../model/KernelsOverview';
-import { MonitorState } from '../model/MonitorState';
+import { figuresAreCurrent, MonitorState } from '../model/MonitorState';
 import { IKernelMemoryModel, ModelChange } from '../tokens';
 import {
   button,
@@ -296,7 +296,7 @@ function updateRow(
   nodes.state.dataset.vramState = row.state;
   setBytes(nodes.rss, row.hostRssBytes, units);
   // A kernel that died or was cut off: its last figures, not what it holds now.
-  const last = row.sampled && row.state !== 'live' && row.state !== 'overheard';
+  const last = row.sampled && !figuresAreCurrent(row.state);
   for (const cell of [nodes.rss, nodes.gpus]) {
     cell.classList.toggle('jp-mod-last', last);
     cell.title = last ? `Last figures: ${row.stateReason}` : '';

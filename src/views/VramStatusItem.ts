@@ -6,6 +6,7 @@
 import { formatBytes, formatBytesOf } from '../format';
 import { gpuFigures } from '../model/gpuFigures';
 import { hostFigures } from '../model/hostFigures';
+import { figuresAreCurrent } from '../model/MonitorState';
 import { IKernelMemoryModel, IVramMonitor, ModelChange } from '../tokens';
 import { VramSettings } from '../settings';
 import { makeActivatable } from './dom';
@@ -34,7 +35,7 @@ export function statusSummary(
     };
   }
   const summary = currentSummary(model, sample, settings);
-  if (model.state === 'live' || model.state === 'overheard') {
+  if (figuresAreCurrent(model.state)) {
     return summary;
   }
   // The kernel died, the connection was lost, the helper failed: these are
