@@ -454,9 +454,9 @@ def failure(step: str, target: Optional[str], exc: BaseException) -> Dict[str, A
 
 def error_text(exc: BaseException, limit: int = 300) -> str:
     """``RuntimeError: CUDA error: ...``, on one line and bounded (its str() may be user code that raises)."""
-    text = error_head(exc, limit)
-    text = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    name = type(exc).__name__
+    head = error_head(exc, max(1, limit - len(name) - 2))
+    return f"{name}: {head}" if head else name
 
 
 # --- small helpers -----------------------------------------------------------------

@@ -441,8 +441,8 @@ def bytes_summary(b: Any) -> str:
         return type(b).__name__
 
 
-def plural(n: int, word: str) -> str:
-    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+def plural(n: int, word: str, words: Optional[str] = None) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {words or word + 's'}"
 
 
 def module_summary(m: Any, found: Found) -> str:

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, FrozenSet, List, Optional, Tuple
 
 from .hidden_references import OUTPUT_NAME
+from .holders import plural
 from .namespace_surgery import Part
 from .referrers import describe_referrers_many
 from .storages import StorageKey
@@ -129,7 +130,7 @@ def still_alive_after_delete(
         reasons: List[str] = []
         whole = [r for r in refs if type(r) is not Part]
         parts = [r for r in refs if type(r) is Part and r() is not None]
-        alive = next((r() for r in whole if r() is not None), None)
+        alive = next((o for o in (r() for r in whole) if o is not None), None)
         storages = listing.names[name].storages
         # memory shared with names that are still bound to their listed objects,
         # and parameters an optimizer still refers to
@@ -144,9 +145,9 @@ def still_alive_after_delete(
         referring.sort()
         if alive is None and parts:
             if referring:
-                reasons.append(f"{_count(len(parts), 'parameter')} still referenced by {_names(referring)}")
+                reasons.append(f"{plural(len(parts), 'parameter')} still referenced by {_names(referring)}")
             else:
-                reasons.append(f"{_count(len(parts), 'parameter or buffer', 'parameters or buffers')} still alive")
+                reasons.append(f"{plural(len(parts), 'parameter or buffer', 'parameters or buffers')} still alive")
                 alive = parts[0]()
         elif referring:
             reasons.append(f"its parameters are referenced by {_names(referring)}")
@@ -170,10 +171,6 @@ def still_alive_after_delete(
             reasons.insert(0, f"still alive (what holds it is looked up for the first {MAX_DESCRIBED} such names only)")
         out.append({"name": name, "reason": "; ".join(dict.fromkeys(reasons))})
     return out
-
-
-def _count(n: int, word: str, words: Optional[str] = None) -> str:
-    return f"{n} {word}" if n == 1 else f"{n} {words or word + 's'}"
 
 
 def _names(names: List[str]) -> str:

@@ -159,7 +159,7 @@ def _collect(
         # they grow by one a cell, and in a long session they would take
         # every place and hide the names bound late.
         items = list(itertools.islice(
-            ((name, obj) for name, obj in user_ns.items() if not (isinstance(name, str) and name.startswith("_"))),
+            ((name, obj) for name, obj in user_ns.items() if isinstance(name, str) and name and not name.startswith("_")),
             MAX_NAMESPACE_NAMES,
         ))
     except Exception:
@@ -167,8 +167,6 @@ def _collect(
     obj: Any = None
     try:
         for name, obj in items:
-            if not isinstance(name, str) or not name or name.startswith("_"):
-                continue
             if hidden_ns.get(name, _MISSING) is obj:
                 continue  # put there by IPython, not by the user
             kind = _kind_of(obj, classes)

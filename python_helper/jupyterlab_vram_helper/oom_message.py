@@ -270,8 +270,7 @@ def _torch_allocator(text: str, type_name: str) -> Optional[OomMessageFacts]:
     facts = _facts(KIND_CUDA, framework=FRAMEWORK_TORCH)
     facts["requested_bytes"] = _size(_REQUESTED, text)
     facts["allowed_bytes"] = _size(_ALLOWED, text)
-    if _NEW_TOTAL.search(text) is not None or "Of the allocated memory" in text:
-        # torch >= 2.1
+    if _new_torch_format(text):
         facts["device_index"] = _int(_NEW_DEVICE, text)
         facts["total_bytes"] = _size(_NEW_TOTAL, text)
         facts["free_bytes"] = _size(_NEW_FREE, text)
@@ -298,6 +297,11 @@ def _torch_allocator(text: str, type_name: str) -> Optional[OomMessageFacts]:
     return facts
 
 
+def _new_torch_format(text: str) -> bool:
+    """The caching allocator's message as torch >= 2.1 words it."""
+    return _NEW_TOTAL.search(text) is not None or "Of the allocated memory" in text
+
+
 def old_torch_message(message: str) -> bool:
     """Whether ``message`` is PyTorch's caching allocator's message in its format
     of torch <= 2.0 (torch 2.1 changed it): the torch that raised it predates
@@ -306,8 +310,7 @@ def old_torch_message(message: str) -> bool:
         text = str(message or "")[:MAX_SCANNED_CHARS]
         return (
             _TORCH_OOM.search(text) is not None
-            and _NEW_TOTAL.search(text) is None
-            and "Of the allocated memory" not in text
+            and not _new_torch_format(text)
             and (_OLD_TOTAL.search(text) is not None or _OLD_RESERVED.search(text) is not None)
         )
     except Exception:

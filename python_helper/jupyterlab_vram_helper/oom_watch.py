@@ -319,9 +319,12 @@ def _stale(
         on_device = _on_device(entry, device_key)
         if on_device:
             name = str(entry.get("name"))
-            (used if name in in_use else holders).append({"holder": "name", "label": name, "bytes": on_device})
+            holder: OomStaleHolder = {"holder": "name", "label": name, "bytes": on_device}
             if name in in_use:
+                used.append(holder)
                 used_bytes += on_device
+            else:
+                holders.append(holder)
     for hidden in inspected.get("hidden") or []:
         on_device = _on_device(hidden, device_key)
         if on_device:

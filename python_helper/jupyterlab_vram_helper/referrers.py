@@ -28,14 +28,10 @@ _OWN_MODULES = frozenset({__name__, __name__.rpartition(".")[0] + ".cleanup", __
 _OWN_PACKAGE = __name__.rpartition(".")[0] + "."
 
 
-def describe_referrers(obj: Any, shell: Any) -> str:
-    """A short phrase naming who still refers to ``obj`` (bounded; no promise of completeness)."""
-    return describe_referrers_many([obj], shell)[0]
-
-
 def describe_referrers_many(objs: List[Any], shell: Any, limit: Optional[int] = None) -> List[str]:
-    """:func:`describe_referrers` for each of the first ``limit`` of ``objs`` (the
-    list itself is not named as a holder), from one ``gc.get_referrers``
+    """A short phrase naming who still refers to each of the first ``limit`` of
+    ``objs`` (bounded; no promise of completeness; the list itself is not
+    named as a holder), from one ``gc.get_referrers``
     pass over the heap for all of them (each pass visits every object the
     collector tracks: seconds in a large session), and at most one more to
     name the owners of the dicts among the referrers."""

@@ -133,12 +133,12 @@ class NvmlReader:
         self._devices: List[NvmlDevice] = []
         # nvml_index -> (read at, device used bytes then, (bytes used by this pid, process list),
         # seconds until it is read again where it did not name this process although it
-        # held memory, else None). A tuple: read at every tick.
+        # held memory, else None, the caller's own state then). A tuple: read at every tick.
         self._process_cache: Dict[int, Tuple[float, Optional[int], ProcessFigures, Optional[float], Any]] = {}
         # nvmlDeviceGetMemoryInfo's v2 (used without the driver's reservation), until a driver refuses it
         self._memory_v2 = True
         # nvml_index -> (read at, the caller's own state then, (used, total, free))
-        self._memory_cache: Dict[int, Tuple[float, Any, Tuple[Optional[int], Optional[int]]]] = {}
+        self._memory_cache: Dict[int, Tuple[float, Any, MemoryFigures]] = {}
 
     # -- lifecycle --------------------------------------------------------
 
