@@ -63,6 +63,9 @@ class CellFiles:
         # code file -> the cell's lines above its line 1 (none noted: 0). A file
         # name hashes its raw source, so its offset never changes.
         self._line_offsets: Dict[str, int] = {}
+        # hashes of the sources run_cell ran with an offset: a cell of its own with
+        # one of them must set its file's offset again (str caches its hash)
+        self._offset_sources: Dict[int, None] = {}
         # hash of a raw source -> the cells that ran it; code file -> those of them, where two or more
         self._source_cells: Dict[int, List[str]] = {}
         self._shared_files: Dict[str, List[str]] = {}
@@ -94,6 +97,9 @@ class CellFiles:
             at = outer_raw_cell.find(body) if isinstance(outer_raw_cell, str) and body else -1
             if at >= 0:
                 self._note_offset(filename, outer_raw_cell.count("\n", 0, at) + leading_blank_lines(raw_cell))
+                if len(self._offset_sources) >= MAX_NOTED_CELLS:
+                    self._offset_sources.pop(next(iter(self._offset_sources)))
+                self._offset_sources[hash(raw_cell)] = None
 
     def note_own(self, raw_cell: Any, cell_id: Optional[str] = None) -> None:
         """A cell of its own (``cell_id``) runs ``raw_cell``: its file is that cell's
@@ -101,7 +107,9 @@ class CellFiles:
         if isinstance(raw_cell, str) and isinstance(cell_id, str) and cell_id:
             self._note_source(raw_cell, cell_id[:256])
         blank = leading_blank_lines(raw_cell)
-        if self._nested or blank or self._line_offsets:
+        # Hashing the source for its file name costs a pass in Python over every
+        # byte: only where an offset may be due (not on every cell once one is).
+        if self._nested or blank or (isinstance(raw_cell, str) and hash(raw_cell) in self._offset_sources):
             filename = self._code_name(raw_cell)
             if filename is not None and self._nested.pop(filename, None) is not None:
                 self._cache.pop(filename, None)
@@ -178,6 +186,7 @@ class CellFiles:
         self._nested.clear()
         self._cache.clear()
         self._line_offsets.clear()
+        self._offset_sources.clear()
         self._source_cells.clear()
         self._shared_files.clear()
 
