@@ -13,7 +13,8 @@ What the hooks can rely on (IPython 8/9, ipykernel 6/7):
   Silent executions (the bootstrap, ``user_expressions`` probes) fire neither.
 - ``result.info`` is the very object ``pre_run_cell`` received, so a pending
   cell is matched by its identity. Cells can nest (user code calling
-  ``get_ipython().run_cell``): pending cells form a stack.
+  ``get_ipython().run_cell``), and a kernel subshell runs cells on threads of
+  its own: running_cells.py keeps them.
 - ipykernel passes ``result=None`` when the cell's coroutine was cancelled
   (an interrupt while an async cell awaits).
 - An exception escaping a hook is printed into the user's output: every hook
@@ -71,7 +72,7 @@ import traceback
 from typing import TYPE_CHECKING, Any, Callable, Deque, List, Mapping, Optional, Tuple
 
 from .cell_outcome import cell_outcome, exception_of, oom_message_readable, out_of_memory_text
-from .cell_readings import EndedCell, GpuReading, PendingCell, gpu_reading, max_known, raise_gpu_max
+from .cell_readings import EndedCell, GpuReading, PendingCell, gpu_reading
 from .cell_records import cell_record, gpu_records
 from .config import SamplerConfig
 from .execution_counts import CellNumbering
@@ -80,6 +81,7 @@ from .protocol import cells_message, error_message
 from .readers import torch_cuda
 from .readers.host import KernelRss, kernel_rss
 from .readers.torch_cuda import NO_ALLOCATIONS, CellAllocators
+from .running_cells import MAX_PENDING_CELLS, RunningCells
 
 if TYPE_CHECKING:  # only the type: the module is loaded when a diagnosis is made
     from .protocol_types import CellGpuMemory, CellMemoryRecord
@@ -88,28 +90,8 @@ if TYPE_CHECKING:  # only the type: the module is loaded when a diagnosis is mad
 
 HISTORY_LENGTH = 2000
 MAX_CELL_ID_CHARS = 256
-# Deeper nesting means post_run_cell was lost somewhere: drop the oldest.
-MAX_PENDING_CELLS = 32
-
-# --- the recorder ------------------------------------------------------------------
-
 
 _get_ident = threading.get_ident
-
-
-def _innermost_position(pending: List[PendingCell], thread: int) -> int:
-    """Where the innermost running cell of ``thread`` is in ``pending``; -1: none
-    (a subshell's cells run on threads of their own)."""
-    for position in range(len(pending) - 1, -1, -1):
-        if pending[position].thread == thread:
-            return position
-    return -1
-
-
-def _innermost_of(pending: List[PendingCell], thread: int) -> Optional[PendingCell]:
-    """The innermost running cell of ``thread``, if any."""
-    position = _innermost_position(pending, thread)
-    return pending[position] if position >= 0 else None
 
 
 class CellMemoryRecorder:
@@ -141,16 +123,15 @@ class CellMemoryRecorder:
         self.shell = shell
         self._wall_clock = wall_clock
         self._clock = clock
-        self._pending: List[PendingCell] = []
+        self._running = RunningCells()
+        # Its list, kept as an attribute of ours: the hooks' common path reads it directly.
+        self._pending = self._running.cells
         self._numbering = CellNumbering()
         self._records: Deque[CellMemoryRecord] = collections.deque(maxlen=max_records)
         self._ended: Deque[EndedCell] = collections.deque()  # waiting for their end figures
         # Records made since the last send; the sender thread sends them together.
         self._unsent: Deque[CellMemoryRecord] = collections.deque(maxlen=max_records)
         self._finish_lock = threading.Lock()
-        # Held while a running cell's maxima are raised (read, compare, write):
-        # the sampler thread and a cell starting inside it both raise them.
-        self._maxima_lock = threading.Lock()
         # A sender round is queued and has not started: cells that end
         # meanwhile join it without queuing (or waking) anything.
         self._round_queued = False
@@ -218,7 +199,7 @@ class CellMemoryRecorder:
                 elif rss.can_reset and self._config().reset_peak_per_cell and rss.reset_peak():
                     cell.rss_peak_from_start = True
                     if self._pending:
-                        self._keep_outer_rss_peaks(high_water)
+                        self._running.keep_outer_rss_peaks(high_water)
                 else:
                     cell.rss_peak_before = high_water
             except Exception as exc:
@@ -233,7 +214,7 @@ class CellMemoryRecorder:
                     self._problem("resetting torch.cuda's peaks at cell start", exc)
             pending = self._pending
             if pending and getattr(info, "store_history", True) is False:
-                self._nest(cell, pending)
+                self._running.nest(cell)
             if len(pending) >= MAX_PENDING_CELLS:
                 del pending[0]
             pending.append(cell)
@@ -256,7 +237,7 @@ class CellMemoryRecorder:
                 pending.remove(top)
                 cell = top
             else:
-                found = self._pop(result)
+                found = self._running.pop_ended(result)
                 if found is None:
                     return
                 cell = found
@@ -267,7 +248,7 @@ class CellMemoryRecorder:
                 status, error = cell_outcome(result)
             execution_count = getattr(result, "execution_count", None) if result is not None else None
             if cell.nested:
-                self._fold_into_outer(cell)
+                self._running.fold_into_outer(cell)
                 if status == "ok":
                     return  # the running cell's record covers it
                 execution_count = cell.execution_count  # the running cell's, not the next one's
@@ -304,30 +285,10 @@ class CellMemoryRecorder:
         ``t0``, set once pre_run_cell is done) may be an earlier cell's peak.
         """
         try:
-            pending = self._pending
-            if not pending:
-                return
-            # The innermost cell of each thread running one (a kernel subshell's
-            # cells run beside the notebook's): the figures are the process's.
-            threads = set()
-            for position in range(len(pending) - 1, -1, -1):
-                cell = pending[position]
-                if cell.thread in threads or (started is not None and not 0.0 < cell.t0 <= started):
-                    continue
-                threads.add(cell.thread)
-                self._fold_reading(cell, figures)
+            if self._pending:
+                self._running.observe(figures, started)
         except Exception:
             pass
-
-    def _fold_reading(self, cell: PendingCell, figures: Mapping[str, Any]) -> None:
-        rss = figures["host"]["rss_bytes"]
-        with self._maxima_lock:
-            if rss is not None and (cell.sampled_rss_max is None or rss > cell.sampled_rss_max):
-                cell.sampled_rss_max = rss
-            for gpu in figures["gpus"]:
-                torch_figures = gpu["torch"]
-                if torch_figures is not None:
-                    raise_gpu_max(cell, gpu["index"], torch_figures["allocated_bytes"], torch_figures["reserved_bytes"])
 
     # -- history ------------------------------------------------------------------
 
@@ -350,55 +311,12 @@ class CellMemoryRecorder:
         if not self._config().reset_peak_per_cell:
             return
         if self._pending:
-            self._keep_outer_peaks(reading)
+            self._running.keep_outer_peaks(reading)
         reset = cuda.reset_peaks  # torch's binding, called directly (see CellAllocators)
         for index, stats in reading.items():
             if stats is not NO_ALLOCATIONS:  # no context there: its peaks are 0 and stay so
                 reset(index)
         cell.gpu_peaks_were_reset = True
-
-    @staticmethod
-    def _nest(cell: PendingCell, pending: List[PendingCell]) -> None:
-        """``cell`` may be code the running cell of its thread runs through run_cell:
-        %%capture's body, get_ipython().run_cell. It has no cell of its own (IPython
-        numbers it as the next cell): it is part of that cell, whose record covers
-        it. Only a failure of its own (an out-of-memory error %%capture swallowed)
-        gets a record, as that cell's."""
-        outer = _innermost_of(pending, cell.thread)
-        if outer is not None:
-            cell.nested = True
-            cell.cell_id = outer.cell_id
-            cell.execution_count = outer.execution_count
-
-    def _fold_into_outer(self, cell: PendingCell) -> None:
-        """The sampler's readings went to the innermost cell: they were the running cell's too."""
-        outer = _innermost_of(self._pending, cell.thread)
-        if outer is None:
-            return
-        with self._maxima_lock:
-            if cell.sampled_rss_max is not None:
-                outer.sampled_rss_max = max_known(outer.sampled_rss_max, cell.sampled_rss_max)
-            for index, (allocated, reserved) in cell.sampled_gpu_max.items():
-                raise_gpu_max(outer, index, allocated, reserved)
-
-    def _keep_outer_peaks(self, reading: GpuReading) -> None:
-        """Before a cell that runs inside others resets the peaks: fold the peaks
-        those have reached so far (``reading``) into their maxima, which the reset hides."""
-        with self._maxima_lock:
-            for index, stats in reading.items():
-                counters = torch_cuda.counters_from_stats(stats)
-                if counters is not None:
-                    for outer in self._pending:
-                        raise_gpu_max(outer, index, counters.allocated_peak, counters.reserved_peak)
-                        outer.gpu_peaks_folded.add(index)
-
-    def _keep_outer_rss_peaks(self, high_water: Optional[int]) -> None:
-        """Before a cell that runs inside others resets VmHWM: fold the high-water
-        mark into the maxima of those counting from their start, which the reset hides."""
-        with self._maxima_lock:
-            for outer in self._pending:
-                if outer.rss_peak_from_start:
-                    outer.sampled_rss_max = max_known(outer.sampled_rss_max, high_water)
 
     def _cell_allocators(self, torch: Any) -> Optional[CellAllocators]:
         """torch's allocators as the hooks call them (None while CUDA is not initialised), kept once fixed."""
@@ -485,7 +403,7 @@ class CellMemoryRecorder:
         not usable there (torch's ``is_initialized()`` says False in such a child)."""
         self._round_queued = False
         self._cuda = None
-        self._maxima_lock = threading.Lock()  # the sampler thread may have held it at the fork
+        self._running.after_fork()
 
     def finish_records(self) -> None:
         """Turn every ended cell into a record, oldest first.
@@ -524,25 +442,6 @@ class CellMemoryRecorder:
                 self._ended.popleft()
                 self._records.append(record)
                 self._unsent.append(record)
-
-    def _pop(self, result: Any) -> Optional[PendingCell]:
-        """The pending cell ``result`` ends, off the common path (the hook checks the innermost first)."""
-        pending = self._pending
-        if result is None:
-            # Cancelled (an interrupted cell that awaits): the innermost running
-            # cell of this thread, not a subshell's that started after it.
-            position = _innermost_position(pending, _get_ident())
-        else:
-            info_id = id(getattr(result, "info", None))
-            position = next((p for p in range(len(pending) - 1, -1, -1) if pending[p].info_id == info_id), -1)
-        if position < 0:
-            return None  # an empty cell: its pre_run_cell never fired
-        cell = pending[position]
-        # Cells of its thread above it never got their post_run_cell: forget
-        # them. Another thread's (a subshell's cell, which started later and
-        # runs on) go on.
-        pending[position:] = [other for other in pending[position + 1:] if other.thread != cell.thread]
-        return cell
 
     def _problem(self, what: str, exc: BaseException) -> None:
         try:
