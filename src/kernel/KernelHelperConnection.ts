@@ -19,9 +19,10 @@
  *
  * A kernel restart disposes every comm on the frontend side, so step 1-3
  * run again once the restarted kernel is idle, or at once when a notebook
- * cell is about to be sent first (deliverBeforeExecution). Each run has a
- * generation number: the steps of a run that a newer run replaced are
- * dropped.
+ * cell is about to be sent first (deliverBeforeExecution); when to attach
+ * anew after a restart, a death, a kernel change or a lost connection is
+ * ./KernelLifecycle.ts's to say. Each run has a generation number: the
+ * steps of a run that a newer run replaced are dropped.
  */
 import { ISessionContext } from '@jupyterlab/apputils';
 import { Kernel } from '@jupyterlab/services';
@@ -37,15 +38,14 @@ import {
   PartialHelperConfig
 } from '../protocol';
 import { HelperDelivery } from './HelperDelivery';
-import { SILENT } from './helperBootstrap';
 import { HelperRequests } from './HelperRequests';
 import { loadHelperBootstrapCode } from './helperCode';
 import { HelperComm } from './HelperComm';
-import { ignoreRejection } from './kernelFailures';
 import { HelperRequestError } from './PendingRequests';
 import { CommsLeftOpen, OpenComm } from './CommsLeftOpen';
 import { HelperReadiness } from './HelperReadiness';
 import { IOPubWatch } from './IOPubWatch';
+import { KernelLifecycle } from './KernelLifecycle';
 import { recoverHistory, RecoveredHistory } from './historyRecovery';
 
 /** The parts of a notebook's session context the connection uses. */
@@ -100,8 +100,8 @@ export class KernelHelperConnection
     this._iopub = new IOPubWatch({
       model: this._model,
       channel: this._channel,
-      restarting: () => this._restarting,
-      restartedElsewhere: () => this._onRestartedElsewhere()
+      restarting: () => this._lifecycle.restarting,
+      restartedElsewhere: () => this._lifecycle.restartedElsewhere()
     });
 
     this._silence = new SilenceWatch({
@@ -109,11 +109,19 @@ export class KernelHelperConnection
       onSilent: () => this.reconnect()
     });
 
-    const sc = this._sessionContext;
-    sc.kernelChanged.connect(this._onKernelChanged, this);
-    sc.statusChanged.connect(this._onStatusChanged, this);
-    sc.connectionStatusChanged.connect(this._onConnectionStatusChanged, this);
-    this._attach(sc.session?.kernel ?? null);
+    this._lifecycle = new KernelLifecycle({
+      sessionContext: this._sessionContext,
+      model: this._model,
+      channel: this._channel,
+      iopub: this._iopub,
+      commsLeftOpen: this._commsLeftOpen,
+      isPython: kernelId => this._delivery.isPython(kernelId),
+      attached: () => this._kernel,
+      openComm: () => this.openComm,
+      attach: kernel => this._attach(kernel),
+      detach: reason => this._detach(reason)
+    });
+    this._attach(this._sessionContext.session?.kernel ?? null);
   }
 
   get model(): KernelMemoryModel {
@@ -192,192 +200,14 @@ export class KernelHelperConnection
     this._silence.dispose();
     this._iopub.stop();
     Signal.clearData(this);
-    const sc = this._sessionContext;
-    sc.kernelChanged.disconnect(this._onKernelChanged, this);
-    sc.statusChanged.disconnect(this._onStatusChanged, this);
-    sc.connectionStatusChanged.disconnect(
-      this._onConnectionStatusChanged,
-      this
-    );
+    this._lifecycle.dispose();
     // Tell the helper to stop sending to this comm (the kernel may live on).
     this._channel.reset(true, 'The notebook was closed.');
     this._channel.dispose();
   }
 
   // -------------------------------------------------------------------------
-  // Kernel lifecycle
-
-  private _onKernelChanged(
-    _: unknown,
-    change: { newValue: Kernel.IKernelConnection | null }
-  ): void {
-    // SessionContext.restartKernel() also emits kernelChanged, with the same
-    // kernel, when the restart is over: if the restarted kernel already got
-    // its helper (on 'idle'), there is nothing to do.
-    if (change.newValue !== null && change.newValue === this._kernel && !this._restarting) {
-      return;
-    }
-    // Services disposed the old kernel's connection before saying so: the
-    // comm cannot be closed through it. If that kernel lives on (another
-    // notebook's), the next open there names it for the helper to close.
-    const old = this._kernel;
-    const open = this.openComm;
-    if (old && old !== change.newValue && old.isDisposed && open) {
-      this._commsLeftOpen.add(open);
-    }
-    this._restarting = false;
-    this._connectionLost = false;
-    this._attach(change.newValue);
-  }
-
-  private _onStatusChanged(_: unknown, status: Kernel.Status): void {
-    // Busy and idle for cells come from IOPubWatch: this status also
-    // follows other requests (comm messages, subshells of other pages).
-    switch (status) {
-      case 'idle':
-        if (this._restarting) {
-          // The restarted kernel answers: deliver the helper again.
-          this._restarting = false;
-          this._attach(this._sessionContext.session?.kernel ?? null);
-        }
-        break;
-      case 'starting':
-        this._nudgeRestartedKernel();
-        break;
-      case 'restarting':
-      case 'autorestarting':
-        // The frontend disposes every comm of a restarting kernel.
-        this._restarting = true;
-        this._nudged = false;
-        this._iopub.retire();
-        this._detach(
-          'The kernel restarted, so the helper connection is gone.'
-        );
-        // The figures described the old process.
-        this._model.startKernelSession();
-        this._model.setState(
-          'kernel-starting',
-          status === 'autorestarting'
-            ? 'The kernel died and is restarting\u2026'
-            : 'The kernel is restarting\u2026'
-        );
-        break;
-      case 'dead':
-        this._iopub.stop();
-        this._detach('The kernel died.');
-        this._model.setState(
-          'disconnected',
-          'The kernel is dead. Restart it to resume monitoring.'
-        );
-        break;
-      default:
-        break;
-    }
-  }
-
-  private _onConnectionStatusChanged(
-    _: unknown,
-    status: Kernel.ConnectionStatus
-  ): void {
-    if (status === 'connected') {
-      if (this._restarting) {
-        this._nudgeRestartedKernel();
-      }
-      if (this._connectionLost && !this._restarting) {
-        // Comm messages sent meanwhile are lost; start over cleanly (the
-        // bootstrap is idempotent in the kernel).
-        this._connectionLost = false;
-        this._attach(this._sessionContext.session?.kernel ?? null);
-      }
-      return;
-    }
-    if (this._restarting) {
-      return; // a restart reconnects the websocket on purpose
-    }
-    const kernel = this._sessionContext.session?.kernel;
-    // A kernel change: services disposes the old kernel's connection (which
-    // says 'disconnected') before it says the kernel changed. Not a lost
-    // connection: the change attaches the new kernel.
-    if (!kernel || kernel.isDisposed || kernel !== this._kernel || kernel.status === 'dead') {
-      return;
-    }
-    this._connectionLost = true;
-    // The kernel still has the comm: the next open names it in `replaces`,
-    // so that the helper stops sending to it (services keeps no comm across
-    // the reconnection, and this page never hears of it again).
-    const lost = this.openComm;
-    if (lost) {
-      this._commsLeftOpen.add(lost);
-    }
-    // Answers sent meanwhile are lost (the comm is opened anew once the
-    // connection is back): fail the requests now, not at their timeout
-    // (minutes for a cleanup, with its spinner up all along).
-    this._detach('Lost the connection to the kernel.');
-    this._model.setState(
-      'disconnected',
-      status === 'connecting'
-        ? 'Lost the connection to the kernel; reconnecting\u2026'
-        : 'Lost the connection to the kernel.'
-    );
-  }
-
-  /**
-   * Another frontend restarted the kernel (this page saw no `restarting`,
-   * see IOPubWatch): this page's comm, and any request of it still queued
-   * behind a cell (the helper's bootstrap, JupyterLab's kernel info), went
-   * with the old process. Mark the restart and connect anew.
-   */
-  private _onRestartedElsewhere(): void {
-    this._model.captureBeforeRestart();
-    this._model.settleRestart();
-    // Its open may have reached the new process all the same (sent as the
-    // restart happened): the next open names it, for the helper to close.
-    const maybeInNewProcess = this.openComm;
-    if (maybeInNewProcess) {
-      this._commsLeftOpen.add(maybeInNewProcess);
-    }
-    this._iopub.retire();
-    this._channel.reset(false, 'The kernel was restarted from another page.');
-    const kernel = this._sessionContext.session?.kernel ?? null;
-    if (kernel) {
-      // A page opened during the old process's cell has no info reply yet,
-      // and the delivery waits for one: the new process answers at once
-      // (services settles `kernel.info` with it), not at the next retry.
-      try {
-        ignoreRejection(kernel.requestKernelInfo());
-      } catch {
-        // A connection being disposed: the attach below finds out.
-      }
-    }
-    this._attach(kernel);
-  }
-
-  /**
-   * After a restart the helper is delivered when the kernel says 'idle'.
-   * JupyterLab asks the new process for its info as the websocket
-   * reconnects; the kernel answers on the shell channel, but the statuses
-   * it publishes around that answer can be gone before the page's IOPub
-   * is joined to the new process, and its status then stays 'starting' or
-   * 'unknown' until the kernel runs something (seen after an automatic
-   * restart: JupyterLab 4.6, ipykernel 7; earlier, a subshell request made
-   * for this comm happened to do it). An empty silent execution, once per
-   * restart, makes the kernel say busy and then idle. Queued by JupyterLab
-   * behind its own info request, so it reaches the new process.
-   */
-  private _nudgeRestartedKernel(): void {
-    const kernel = this._sessionContext.session?.kernel;
-    // Only a kernel the helper goes into: another kernel may count even an
-    // empty silent execution.
-    if (!this._restarting || this._nudged || !kernel || !this._delivery.isPython(kernel.id)) {
-      return;
-    }
-    this._nudged = true;
-    try {
-      ignoreRejection(kernel.requestExecute({ ...SILENT, code: '' }, true).done);
-    } catch {
-      // A kernel that died again: its next status says so.
-    }
-  }
+  // Runs: one attach of a kernel each
 
   /** Forget the current comm and requests; invalidates running bootstraps. */
   private _detach(reason: string): void {
@@ -397,7 +227,7 @@ export class KernelHelperConnection
     if (this._isDisposed) {
       return;
     }
-    const closeOld = this._channel.comm !== null && !this._connectionLost;
+    const closeOld = this._channel.comm !== null && !this._lifecycle.connectionLost;
     this._kernel = kernel;
     this._generation++;
     this._channel.reset(closeOld, 'The kernel changed.');
@@ -455,7 +285,7 @@ export class KernelHelperConnection
    * have a record.
    */
   deliverBeforeExecution(): void {
-    if (this._isDisposed || this._channel.comm !== null || this._connectionLost) {
+    if (this._isDisposed || this._channel.comm !== null || this._lifecycle.connectionLost) {
       return;
     }
     const kernel = this._sessionContext.session?.kernel ?? null;
@@ -468,11 +298,12 @@ export class KernelHelperConnection
     ) {
       return;
     }
-    if (this._restarting && kernel === this._kernel) {
+    const lifecycle = this._lifecycle;
+    if (lifecycle.restarting && kernel === this._kernel) {
       // Restarted, and the restarted kernel has not said 'idle' yet.
-      this._restarting = false;
+      lifecycle.endRestart();
       this._attach(kernel, code);
-    } else if (kernel === this._kernel && !this._restarting) {
+    } else if (kernel === this._kernel && !lifecycle.restarting) {
       // Attached: sent unless its run already sent it (else it still awaits
       // the language or the code).
       this._delivery.send(kernel, this._generation, code);
@@ -512,16 +343,13 @@ export class KernelHelperConnection
   private _requestTimeoutMs: number;
   private _channel: HelperComm;
   private _iopub: IOPubWatch;
+  private _lifecycle: KernelLifecycle;
   private _otherMessage = new Signal<this, unknown>(this);
   /** The kernel the current (or last) attach was for. */
   private _kernel: Kernel.IKernelConnection | null = null;
   private _generation = 0;
-  private _restarting = false;
-  private _connectionLost = false;
   /** Comms open in kernels that nothing reads (an earlier page's, a lost connection's), for the next open's `replaces`. */
   private _commsLeftOpen: Pick<CommsLeftOpen, 'take' | 'add'>;
-  /** The restarted kernel was asked to run an empty cell (see _nudgeRestartedKernel). */
-  private _nudged = false;
   private _isDisposed = false;
 }
 

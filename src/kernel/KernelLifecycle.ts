@@ -1,0 +1,280 @@
+/**
+ * What happens to a notebook's kernel, as the connection must take it: a
+ * restart (this page's, an automatic one, or another page's that only IOPub
+ * tells of), a death, a kernel change, a websocket lost and back. Each ends
+ * the comm the connection had (JupyterLab disposes every comm of a
+ * restarting kernel; a lost connection loses the messages sent meanwhile)
+ * and attaches the kernel anew once it can take the helper.
+ *
+ * KernelHelperConnection does the attaching (and numbers each run); this
+ * file decides when, from the session context's signals and IOPubWatch's
+ * word of a restart from another page.
+ */
+import { ISessionContext } from '@jupyterlab/apputils';
+import { Kernel } from '@jupyterlab/services';
+import { IDisposable } from '@lumino/disposable';
+
+import { KernelMemoryModel } from '../model/KernelMemoryModel';
+import { CommsLeftOpen, OpenComm } from './CommsLeftOpen';
+import { HelperComm } from './HelperComm';
+import { SILENT } from './helperBootstrap';
+import { IOPubWatch } from './IOPubWatch';
+import { ignoreRejection } from './kernelFailures';
+
+/** The parts of a session context the lifecycle follows. */
+export type LifecycleSessionContext = Pick<
+  ISessionContext,
+  'session' | 'kernelChanged' | 'statusChanged' | 'connectionStatusChanged'
+>;
+
+/** What the lifecycle needs of the connection it works for. */
+export interface IKernelLifecycleHost {
+  sessionContext: LifecycleSessionContext;
+  model: KernelMemoryModel;
+  /** This page's comm to the helper. */
+  channel: HelperComm;
+  iopub: IOPubWatch;
+  /** Comms open in kernels that nothing reads, for the next open's `replaces`. */
+  commsLeftOpen: Pick<CommsLeftOpen, 'add'>;
+  /** The kernel's language is known to be a Python the helper supports. */
+  isPython(kernelId: string): boolean;
+  /** The kernel the current (or last) attach was for. */
+  attached(): Kernel.IKernelConnection | null;
+  /** The comm open now and its kernel; null when none. */
+  openComm(): OpenComm | null;
+  /** Start monitoring `kernel` from scratch (null: no kernel). */
+  attach(kernel: Kernel.IKernelConnection | null): void;
+  /** Forget the current comm and requests; invalidates running bootstraps. */
+  detach(reason: string): void;
+}
+
+export class KernelLifecycle implements IDisposable {
+  constructor(host: IKernelLifecycleHost) {
+    this._host = host;
+    const sc = host.sessionContext;
+    sc.kernelChanged.connect(this._onKernelChanged, this);
+    sc.statusChanged.connect(this._onStatusChanged, this);
+    sc.connectionStatusChanged.connect(this._onConnectionStatusChanged, this);
+  }
+
+  /** A restart this page heard of is under way: the restarted kernel has not said 'idle' yet. */
+  get restarting(): boolean {
+    return this._restarting;
+  }
+
+  /** The websocket to the kernel was lost, and has not come back yet. */
+  get connectionLost(): boolean {
+    return this._connectionLost;
+  }
+
+  /** The restarted kernel gets its helper now (ahead of a cell), not at 'idle'. */
+  endRestart(): void {
+    this._restarting = false;
+  }
+
+  get isDisposed(): boolean {
+    return this._isDisposed;
+  }
+
+  dispose(): void {
+    if (this._isDisposed) {
+      return;
+    }
+    this._isDisposed = true;
+    const sc = this._host.sessionContext;
+    sc.kernelChanged.disconnect(this._onKernelChanged, this);
+    sc.statusChanged.disconnect(this._onStatusChanged, this);
+    sc.connectionStatusChanged.disconnect(
+      this._onConnectionStatusChanged,
+      this
+    );
+  }
+
+  /**
+   * Another frontend restarted the kernel (this page saw no `restarting`,
+   * see IOPubWatch): this page's comm, and any request of it still queued
+   * behind a cell (the helper's bootstrap, JupyterLab's kernel info), went
+   * with the old process. Mark the restart and connect anew.
+   */
+  restartedElsewhere(): void {
+    const host = this._host;
+    host.model.captureBeforeRestart();
+    host.model.settleRestart();
+    // Its open may have reached the new process all the same (sent as the
+    // restart happened): the next open names it, for the helper to close.
+    const maybeInNewProcess = host.openComm();
+    if (maybeInNewProcess) {
+      host.commsLeftOpen.add(maybeInNewProcess);
+    }
+    host.iopub.retire();
+    host.channel.reset(false, 'The kernel was restarted from another page.');
+    const kernel = this._sessionKernel();
+    if (kernel) {
+      // A page opened during the old process's cell has no info reply yet,
+      // and the delivery waits for one: the new process answers at once
+      // (services settles `kernel.info` with it), not at the next retry.
+      try {
+        ignoreRejection(kernel.requestKernelInfo());
+      } catch {
+        // A connection being disposed: the attach below finds out.
+      }
+    }
+    host.attach(kernel);
+  }
+
+  private _onKernelChanged(
+    _: unknown,
+    change: { newValue: Kernel.IKernelConnection | null }
+  ): void {
+    const host = this._host;
+    // SessionContext.restartKernel() also emits kernelChanged, with the same
+    // kernel, when the restart is over: if the restarted kernel already got
+    // its helper (on 'idle'), there is nothing to do.
+    if (change.newValue !== null && change.newValue === host.attached() && !this._restarting) {
+      return;
+    }
+    // Services disposed the old kernel's connection before saying so: the
+    // comm cannot be closed through it. If that kernel lives on (another
+    // notebook's), the next open there names it for the helper to close.
+    const old = host.attached();
+    const open = host.openComm();
+    if (old && old !== change.newValue && old.isDisposed && open) {
+      host.commsLeftOpen.add(open);
+    }
+    this._restarting = false;
+    this._connectionLost = false;
+    host.attach(change.newValue);
+  }
+
+  private _onStatusChanged(_: unknown, status: Kernel.Status): void {
+    const host = this._host;
+    // Busy and idle for cells come from IOPubWatch: this status also
+    // follows other requests (comm messages, subshells of other pages).
+    switch (status) {
+      case 'idle':
+        if (this._restarting) {
+          // The restarted kernel answers: deliver the helper again.
+          this._restarting = false;
+          host.attach(this._sessionKernel());
+        }
+        break;
+      case 'starting':
+        this._nudgeRestartedKernel();
+        break;
+      case 'restarting':
+      case 'autorestarting':
+        // The frontend disposes every comm of a restarting kernel.
+        this._restarting = true;
+        this._nudged = false;
+        host.iopub.retire();
+        host.detach(
+          'The kernel restarted, so the helper connection is gone.'
+        );
+        // The figures described the old process.
+        host.model.startKernelSession();
+        host.model.setState(
+          'kernel-starting',
+          status === 'autorestarting'
+            ? 'The kernel died and is restarting\u2026'
+            : 'The kernel is restarting\u2026'
+        );
+        break;
+      case 'dead':
+        host.iopub.stop();
+        host.detach('The kernel died.');
+        host.model.setState(
+          'disconnected',
+          'The kernel is dead. Restart it to resume monitoring.'
+        );
+        break;
+      default:
+        break;
+    }
+  }
+
+  private _onConnectionStatusChanged(
+    _: unknown,
+    status: Kernel.ConnectionStatus
+  ): void {
+    const host = this._host;
+    if (status === 'connected') {
+      if (this._restarting) {
+        this._nudgeRestartedKernel();
+      }
+      if (this._connectionLost && !this._restarting) {
+        // Comm messages sent meanwhile are lost; start over cleanly (the
+        // bootstrap is idempotent in the kernel).
+        this._connectionLost = false;
+        host.attach(this._sessionKernel());
+      }
+      return;
+    }
+    if (this._restarting) {
+      return; // a restart reconnects the websocket on purpose
+    }
+    const kernel = host.sessionContext.session?.kernel;
+    // A kernel change: services disposes the old kernel's connection (which
+    // says 'disconnected') before it says the kernel changed. Not a lost
+    // connection: the change attaches the new kernel.
+    if (!kernel || kernel.isDisposed || kernel !== host.attached() || kernel.status === 'dead') {
+      return;
+    }
+    this._connectionLost = true;
+    // The kernel still has the comm: the next open names it in `replaces`,
+    // so that the helper stops sending to it (services keeps no comm across
+    // the reconnection, and this page never hears of it again).
+    const lost = host.openComm();
+    if (lost) {
+      host.commsLeftOpen.add(lost);
+    }
+    // Answers sent meanwhile are lost (the comm is opened anew once the
+    // connection is back): fail the requests now, not at their timeout
+    // (minutes for a cleanup, with its spinner up all along).
+    host.detach('Lost the connection to the kernel.');
+    host.model.setState(
+      'disconnected',
+      status === 'connecting'
+        ? 'Lost the connection to the kernel; reconnecting\u2026'
+        : 'Lost the connection to the kernel.'
+    );
+  }
+
+  /**
+   * After a restart the helper is delivered when the kernel says 'idle'.
+   * JupyterLab asks the new process for its info as the websocket
+   * reconnects; the kernel answers on the shell channel, but the statuses
+   * it publishes around that answer can be gone before the page's IOPub
+   * is joined to the new process, and its status then stays 'starting' or
+   * 'unknown' until the kernel runs something (seen after an automatic
+   * restart: JupyterLab 4.6, ipykernel 7; earlier, a subshell request made
+   * for this comm happened to do it). An empty silent execution, once per
+   * restart, makes the kernel say busy and then idle. Queued by JupyterLab
+   * behind its own info request, so it reaches the new process.
+   */
+  private _nudgeRestartedKernel(): void {
+    const kernel = this._host.sessionContext.session?.kernel;
+    // Only a kernel the helper goes into: another kernel may count even an
+    // empty silent execution.
+    if (!this._restarting || this._nudged || !kernel || !this._host.isPython(kernel.id)) {
+      return;
+    }
+    this._nudged = true;
+    try {
+      ignoreRejection(kernel.requestExecute({ ...SILENT, code: '' }, true).done);
+    } catch {
+      // A kernel that died again: its next status says so.
+    }
+  }
+
+  /** The session's kernel now (null: none). */
+  private _sessionKernel(): Kernel.IKernelConnection | null {
+    return this._host.sessionContext.session?.kernel ?? null;
+  }
+
+  private _host: IKernelLifecycleHost;
+  private _restarting = false;
+  private _connectionLost = false;
+  /** The restarted kernel was asked to run an empty cell (see _nudgeRestartedKernel). */
+  private _nudged = false;
+  private _isDisposed = false;
+}
