@@ -83,6 +83,13 @@ class ContainerFigures(TypedDict):
     inactive_file_bytes: Optional[int]
     oom_kill_count: Optional[int]  # that cgroup's oom_kill count (memory.events / memory.oom_control)
     cgroup_version: int  # 1 or 2
+    # The tightest swap limit on the kernel's cgroup path (v2 memory.swap.max; v1 memsw limit less the
+    # memory limit), 0: no swap; None: no cgroup limits swap ("max", or no swap accounting), or unreadable.
+    # Absent from older helpers.
+    swap_limit_bytes: Optional[int]
+    # That cgroup's swap in use (v2 memory.swap.current; v1 memsw usage less memory usage); the
+    # memory-limited cgroup's where none limits swap. None: unknown. Absent from older helpers.
+    swap_usage_bytes: Optional[int]
 
 
 class HostFigures(TypedDict):
@@ -90,6 +97,11 @@ class HostFigures(TypedDict):
     total_bytes: Optional[int]
     available_bytes: Optional[int]
     container: Optional[ContainerFigures]  # None: no cgroup memory limit
+    # The kernel's own pages in swap (VmSwap of /proc/<pid>/status): not in rss_bytes. Absent from older helpers.
+    swapped_bytes: Optional[int]
+    # The machine's swap (/proc/meminfo SwapTotal, SwapFree; 0 and 0: no swap). Absent from older helpers.
+    swap_total_bytes: Optional[int]
+    swap_free_bytes: Optional[int]
 
 
 class TorchState(TypedDict):

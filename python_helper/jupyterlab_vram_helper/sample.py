@@ -208,9 +208,13 @@ def significant_change(previous: Optional[Mapping[str, Any]], current: Mapping[s
 # with every sample anyway). GPU figures from NVML stay in: another process
 # filling the card is exactly what the user needs to see.
 # The container's usage counts every process in the cgroup (and its page
-# cache) the same way; its limit and OOM kill count stay in.
-MACHINE_WIDE_HOST_FIGURES: FrozenSet[str] = frozenset({"available_bytes", "total_bytes"})
-MACHINE_WIDE_CONTAINER_FIGURES: FrozenSet[str] = frozenset({"usage_bytes"})
+# cache) the same way; its limit and OOM kill count stay in. So do the
+# machine's swap and the container's swap usage; the kernel's own swapped-out
+# bytes and the container's swap limit stay in.
+MACHINE_WIDE_HOST_FIGURES: FrozenSet[str] = frozenset(
+    {"available_bytes", "total_bytes", "swap_total_bytes", "swap_free_bytes"}
+)
+MACHINE_WIDE_CONTAINER_FIGURES: FrozenSet[str] = frozenset({"usage_bytes", "swap_usage_bytes"})
 
 
 # Where the machine-wide figures stand in the figures: a key mapped to None is

@@ -44,7 +44,7 @@ def test_v2_limit_of_the_kernels_own_cgroup(tmp_path) -> None:
     c = CgroupMemory(_proc(tmp_path, "0::/kubepods/pod1/c1\n"), str(root))
     assert c.read() == {
         "limit_bytes": 4 * GIB, "usage_bytes": 3 * GIB, "inactive_file_bytes": 3 * GIB // 8, "oom_kill_count": 1,
-        "cgroup_version": 2,
+        "cgroup_version": 2, "swap_limit_bytes": None, "swap_usage_bytes": None,  # no swap files: no swap accounting
     }
     assert c.path == str(root / "kubepods/pod1/c1")
 
@@ -126,7 +126,8 @@ def test_v1_limit_wins_over_the_empty_v2_line_of_a_hybrid_layout(tmp_path) -> No
     _v1_dir(root, "/docker/abc", f"{3 * GIB}\n", GIB, oom_kill=2)
     c = CgroupMemory(_proc(tmp_path, V1_CGROUP), str(root))
     assert c.read() == {
-        "limit_bytes": 3 * GIB, "usage_bytes": GIB, "inactive_file_bytes": GIB // 4, "oom_kill_count": 2, "cgroup_version": 1
+        "limit_bytes": 3 * GIB, "usage_bytes": GIB, "inactive_file_bytes": GIB // 4, "oom_kill_count": 2, "cgroup_version": 1,
+        "swap_limit_bytes": None, "swap_usage_bytes": None,
     }
 
 
@@ -138,7 +139,7 @@ def test_v1_huge_limit_means_none_and_the_walk_goes_up(tmp_path) -> None:
     c = CgroupMemory(_proc(tmp_path, V1_CGROUP), str(root))
     assert c.read() == {
         "limit_bytes": 5 * GIB, "usage_bytes": 2 * GIB, "inactive_file_bytes": 2 * GIB // 4, "oom_kill_count": None,
-        "cgroup_version": 1,
+        "cgroup_version": 1, "swap_limit_bytes": None, "swap_usage_bytes": None,
     }
 
 
@@ -197,5 +198,20 @@ def test_real_cgroup_limit_is_seen_by_a_process_inside_it() -> None:
         assert figures["cgroup_version"] == version
         assert 0 < figures["usage_bytes"] <= 512 << 20
         assert figures["oom_kill_count"] == 0
+        # The harness lets nothing go to swap where this kernel accounts swap per cgroup (memsw = the limit, swap.max 0).
+        swap_file = os.path.join(path, "memory.memsw.limit_in_bytes" if version == 1 else "memory.swap.max")
+        if _reads_int(swap_file) == (512 << 20 if version == 1 else 0):
+            assert figures["swap_limit_bytes"] == 0
+            assert type(figures["swap_usage_bytes"]) is int and figures["swap_usage_bytes"] >= 0
+        else:  # no swap accounting: nothing to read
+            assert figures["swap_limit_bytes"] is None
     finally:
         remove_cgroup(path)
+
+
+def _reads_int(path: str) -> "int | None":
+    try:
+        with open(path) as f:
+            return int(f.read())
+    except (OSError, ValueError):
+        return None

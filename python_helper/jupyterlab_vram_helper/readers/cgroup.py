@@ -16,6 +16,26 @@ parent slice, Docker's ``--cgroup-parent``), not at the nearest one:
   Linux >= 4.13), ``memory.stat`` (``total_inactive_file``). A v1 memory line
   wins over ``0::``: in a hybrid layout the memory controller lives on v1.
 
+Swap. Where the container may swap, the kernel is not killed at the memory
+limit: past it, the cgroup's pages go to swap, and the OOM killer acts once
+no more can (the swap limit or the machine's swap is full). The swap figures
+come from the cgroup with the smallest swap limit on the same path, which
+need not be the one with the smallest memory limit: a page can go to swap
+only while every cgroup above the kernel has swap room, so the tightest swap
+limit is the one that ends swapping, wherever it sits (Docker and Kubernetes
+set both on the container's own cgroup; a systemd slice's
+``MemorySwapMax=`` sits on the slice, above a scope's ``MemoryMax=``).
+Where no cgroup on the path limits swap, the usage is the memory-limited
+cgroup's, and the machine's swap is the only bound:
+
+- cgroup v2: ``memory.swap.max`` (``max``: no limit), ``memory.swap.current``.
+- cgroup v1: ``memory.memsw.limit_in_bytes`` and ``memory.memsw.usage_in_bytes``
+  count memory and swap together; the swap limit is the memsw limit less the
+  memory limit of the same cgroup (what may go to swap once memory is full),
+  the swap usage the memsw usage less the memory usage. Without swap
+  accounting (``swapaccount=0``, or a kernel built without it) the files are
+  absent: the figures are ``None``, and the cgroup limits no swap.
+
 The usage counts the page cache of every file the container read or wrote:
 reading a dataset fills it up to the limit without any risk of an OOM kill,
 since the kernel reclaims inactive file pages first. ``inactive_file`` is
@@ -58,6 +78,13 @@ class CgroupMemory:
         self._usage: Optional[int] = None
         self._events: Optional[int] = None
         self._stat: Optional[int] = None
+        self.swap_path: Optional[str] = None  # the directory whose swap figures are read
+        # v2: memory.swap.max, memory.swap.current. v1: memory.memsw.limit_in_bytes,
+        # memory.memsw.usage_in_bytes, and that directory's memory limit and usage to subtract.
+        self._swap_limit: Optional[int] = None
+        self._swap_usage: Optional[int] = None
+        self._swap_memory_limit: Optional[int] = None
+        self._swap_memory_usage: Optional[int] = None
         try:
             self._find(proc_self, cgroup_root)
         except Exception:  # an odd /proc or mount: no container figures
@@ -96,6 +123,35 @@ class CgroupMemory:
         self._events = open_fd(os.path.join(directory, names[2]))
         self._stat = open_fd(os.path.join(directory, "memory.stat"))
         self._inactive_key = b"total_inactive_file" if version == 1 else b"inactive_file"
+        self._find_swap(version, _candidates(mount, path), directory)
+
+    def _find_swap(self, version: int, directories: List[str], memory_directory: str) -> None:
+        """The swap files of the cgroup with the smallest swap limit on the path (see the module's docstring)."""
+        tightest: Optional[Tuple[int, str]] = None
+        for directory in directories:
+            limit = self._swap_limit_of(version, directory)
+            if limit is not None and (tightest is None or limit < tightest[0]):
+                tightest = (limit, directory)
+        directory = tightest[1] if tightest is not None else memory_directory
+        self.swap_path = directory
+        if version == 2:
+            self._swap_limit = open_fd(os.path.join(directory, "memory.swap.max"))
+            self._swap_usage = open_fd(os.path.join(directory, "memory.swap.current"))
+        else:
+            self._swap_limit = open_fd(os.path.join(directory, "memory.memsw.limit_in_bytes"))
+            self._swap_usage = open_fd(os.path.join(directory, "memory.memsw.usage_in_bytes"))
+            self._swap_memory_limit = open_fd(os.path.join(directory, _V1_FILES[0]))
+            self._swap_memory_usage = open_fd(os.path.join(directory, _V1_FILES[1]))
+
+    @staticmethod
+    def _swap_limit_of(version: int, directory: str) -> Optional[int]:
+        """The swap limit ``directory`` sets (bytes >= 0), or None: none, or unreadable."""
+        if version == 2:
+            return _parse_swap_limit(_read_file(os.path.join(directory, "memory.swap.max")))
+        return _v1_swap_limit(
+            _read_file(os.path.join(directory, "memory.memsw.limit_in_bytes")),
+            _read_file(os.path.join(directory, _V1_FILES[0])),
+        )
 
     def read(self) -> Optional[ContainerFigures]:
         """The limit, the cgroup's usage and its OOM kills; ``None`` without a limit."""
@@ -104,20 +160,35 @@ class CgroupMemory:
         limit = _parse_limit(_pread(self._limit))
         if limit is None:  # the limit was lifted
             return None
+        swap_limit, swap_usage = self.swap()
         return {
             "limit_bytes": limit,
             "usage_bytes": _parse_int(_pread(self._usage)),
             "inactive_file_bytes": _event_count(_pread(self._stat, STAT_READ_BYTES), self._inactive_key),
             "oom_kill_count": _event_count(_pread(self._events), b"oom_kill"),
             "cgroup_version": self.version or 0,
+            "swap_limit_bytes": swap_limit,
+            "swap_usage_bytes": swap_usage,
         }
+
+    def swap(self) -> Tuple[Optional[int], Optional[int]]:
+        """(swap limit, swap usage) of the swap-limiting cgroup, each None where unknown (the limit also where none is set)."""
+        if self.version == 2:
+            return _parse_swap_limit(_pread(self._swap_limit)), _non_negative(_parse_int(_pread(self._swap_usage)))
+        memsw_usage = _parse_int(_pread(self._swap_usage))
+        memory_usage = _parse_int(_pread(self._swap_memory_usage))
+        usage = max(0, memsw_usage - memory_usage) if memsw_usage is not None and memory_usage is not None else None
+        return _v1_swap_limit(_pread(self._swap_limit), _pread(self._swap_memory_limit)), usage
 
     def usage(self) -> Optional[int]:
         """The limited cgroup's usage alone: cheap enough for every tick."""
         return _parse_int(_pread(self._usage))
 
     def close(self) -> None:
-        close_descriptors(self, ("_limit", "_usage", "_events", "_stat"))
+        close_descriptors(
+            self,
+            ("_limit", "_usage", "_events", "_stat", "_swap_limit", "_swap_usage", "_swap_memory_limit", "_swap_memory_usage"),
+        )
 
 
 # limit, usage, events
@@ -171,6 +242,38 @@ def _parse_limit(data: Optional[bytes]) -> Optional[int]:
     if value is None or value <= 0 or value >= UNLIMITED_BYTES:
         return None
     return value
+
+
+def _non_negative(value: Optional[int]) -> Optional[int]:
+    return value if value is not None and value >= 0 else None
+
+
+def _parse_swap_limit(data: Optional[bytes]) -> Optional[int]:
+    """A swap limit: 0 is one (no swap at all); ``max``, a huge value or anything malformed is None."""
+    value = _parse_int(data)
+    if value is None or value < 0 or value >= UNLIMITED_BYTES:
+        return None
+    return value
+
+
+def _v1_swap_limit(memsw_limit: Optional[bytes], memory_limit: Optional[bytes]) -> Optional[int]:
+    """cgroup v1: what may go to swap once memory is full, the memsw limit less the memory limit; None: no swap limit."""
+    memsw = _parse_limit(memsw_limit)
+    memory = _parse_limit(memory_limit)
+    if memsw is None or memory is None:  # an unlimited memsw limits no swap (and memsw >= memory always)
+        return None
+    return max(0, memsw - memory)
+
+
+def _read_file(path: str) -> Optional[bytes]:
+    """A small file's text, once (the walk's candidates); None if it cannot be read."""
+    fd = open_fd(path)
+    if fd is None:
+        return None
+    try:
+        return _pread(fd)
+    finally:
+        os.close(fd)
 
 
 def _event_count(data: Optional[bytes], key: bytes) -> Optional[int]:

@@ -23,24 +23,31 @@ if TYPE_CHECKING:  # the message shapes, for annotations only (protocol_types.py
 class HostReader:
     """Reads RSS and host total/available RAM, once per sample.
 
-    Linux: ``/proc/<pid>/statm`` and the head of ``/proc/meminfo``, both kept
+    Linux: ``/proc/<pid>/statm`` and ``/proc/meminfo``, both kept
     open and read with ``pread``: a few microseconds, where psutil's
     ``virtual_memory()`` parses all of meminfo (about 100 us per tick on a
     16-core GPU machine, most of the sampler's cost at 10 Hz). Elsewhere
     psutil, when the kernel's environment has it. Figures that cannot be read
     are ``None``.
 
-    The machine's total and available RAM are read at most every
-    ``machine_refresh_s``: the kernel builds all of /proc/meminfo for any
-    read of it (the costlier of the two reads in a tick), and those figures
-    never cause a sample on their own (sample.py), they ride along. So do the
-    container's limit and OOM kill count (:class:`CgroupMemory`), read at the
-    same pace; its usage is read every tick (one small pread), so that it
-    never lags the kernel's RSS: a kernel can fill its limit within a second.
+    The machine's total and available RAM and its swap (``SwapTotal``,
+    ``SwapFree``) are read at most every ``machine_refresh_s``: the kernel
+    builds all of /proc/meminfo for any read of it (the costlier of the two
+    reads in a tick), and those figures never cause a sample on their own
+    (sample.py), they ride along. So do the container's limit, OOM kill count
+    and swap (:class:`CgroupMemory`), read at the same pace; its usage is
+    read every tick (one small pread), so that it never lags the kernel's
+    RSS: a kernel can fill its limit within a second. The kernel's own
+    swapped-out bytes (``VmSwap`` of ``/proc/<pid>/status``, a file the
+    kernel formats some fifty lines of for any read) are read at that slow
+    pace too: pages go to swap over seconds, and a tick must stay cheap.
     """
 
-    # MemTotal, MemFree and MemAvailable are meminfo's first three lines (Linux >= 3.14).
-    MEMINFO_HEAD_BYTES = 256
+    # MemTotal, MemFree and MemAvailable are meminfo's first three lines (Linux >= 3.14);
+    # SwapTotal and SwapFree follow some dozen lines later (about 450 bytes in). The kernel
+    # formats the whole file for any read, so reading all of it (some 1.5 KB) costs no more.
+    MEMINFO_READ_BYTES = 8192
+    STATUS_READ_BYTES = 8192
 
     def __init__(
         self,
@@ -54,12 +61,15 @@ class HostReader:
         self._pid = os.getpid() if pid is None else pid
         self._machine_refresh_s = machine_refresh_s
         self._clock = clock
-        self._machine: Tuple[float, Tuple[Optional[int], Optional[int]]] = (-math.inf, (None, None))
+        # When the machine-paced figures were read, and what they were.
+        self._machine: Tuple[float, _MachineFigures] = (-math.inf, _NO_MACHINE_FIGURES)
+        self._psutil_swap_read: Tuple[float, Tuple[Optional[int], Optional[int]]] = (-math.inf, (None, None))
         self._cgroup = cgroup if cgroup is not None else CgroupMemory(f"{proc_root}/{self._pid}")
         self._container: Optional[ContainerFigures] = None
         self._page_size = _page_size()
         self._statm = open_fd(f"{proc_root}/{self._pid}/statm", os.O_RDONLY)
         self._meminfo = open_fd(f"{proc_root}/meminfo", os.O_RDONLY)
+        self._status = open_fd(f"{proc_root}/{self._pid}/status", os.O_RDONLY)
         self._psutil: Any = None
         self._process: Any = None
         if use_psutil and (self._statm is None or self._meminfo is None):
@@ -79,20 +89,26 @@ class HostReader:
         if self._psutil is not None:
             try:
                 vm = self._psutil.virtual_memory()
+                swap_total, swap_free = self._psutil_swap()
                 return {
                     "rss_bytes": int(self._process.memory_info().rss),
                     "total_bytes": int(vm.total),
                     "available_bytes": int(vm.available),
                     "container": self._cgroup.read(),
+                    # psutil has the process's swap only from smaps (Linux, costly): not read
+                    "swapped_bytes": None,
+                    "swap_total_bytes": swap_total,
+                    "swap_free_bytes": swap_free,
                 }
             except Exception:
                 pass  # fall through to /proc
         now = self._clock()
-        read_at, (total, available) = self._machine
+        read_at, machine = self._machine
         if now - read_at >= self._machine_refresh_s:
-            total, available = self._read_meminfo()
-            self._machine = (now, (total, available))
+            machine = self._read_meminfo() + (self._read_swapped(),)
+            self._machine = (now, machine)
             self._container = self._cgroup.read()
+        total, available, swap_total, swap_free, swapped = machine
         container = self._container
         if container is not None:
             container = {**container, "usage_bytes": self._cgroup.usage()}
@@ -101,6 +117,9 @@ class HostReader:
             "total_bytes": total,
             "available_bytes": available,
             "container": container,
+            "swapped_bytes": swapped,
+            "swap_total_bytes": swap_total,
+            "swap_free_bytes": swap_free,
         }
 
     def rss(self) -> Optional[int]:
@@ -117,20 +136,55 @@ class HostReader:
                 return None
         return None
 
-    def _read_meminfo(self) -> "tuple[Optional[int], Optional[int]]":
+    def _read_meminfo(self) -> "tuple[Optional[int], Optional[int], Optional[int], Optional[int]]":
+        """MemTotal, MemAvailable, SwapTotal, SwapFree (bytes; each None where it cannot be read)."""
         if self._meminfo is None:
-            return None, None
+            return None, None, None, None
         try:
-            head = os.pread(self._meminfo, self.MEMINFO_HEAD_BYTES, 0)
+            text = b"\n" + os.pread(self._meminfo, self.MEMINFO_READ_BYTES, 0)
         except OSError:
-            return None, None
-        return _status_kib(b"\n" + head, b"\nMemTotal:"), _status_kib(b"\n" + head, b"\nMemAvailable:")
+            return None, None, None, None
+        return (
+            _status_kib(text, b"\nMemTotal:"),
+            _status_kib(text, b"\nMemAvailable:"),
+            _kib_figure(text, b"\nSwapTotal:"),
+            _kib_figure(text, b"\nSwapFree:"),
+        )
+
+    def _read_swapped(self) -> Optional[int]:
+        """The kernel's own pages in swap (``VmSwap``; absent from kernel threads and Linux < 2.6.34): None if unknown."""
+        if self._status is None:
+            return None
+        try:
+            return _kib_figure(os.pread(self._status, self.STATUS_READ_BYTES, 0), b"\nVmSwap:")
+        except OSError:
+            return None
+
+    def _psutil_swap(self) -> "tuple[Optional[int], Optional[int]]":
+        """The machine's swap total and free from psutil, at the machine pace; (None, None) where it fails."""
+        now = self._clock()
+        read_at, figures = self._psutil_swap_read
+        if now - read_at < self._machine_refresh_s:
+            return figures
+        try:
+            swap = self._psutil.swap_memory()
+            figures = (int(swap.total), int(swap.free))
+        except Exception:
+            figures = (None, None)
+        self._psutil_swap_read = (now, figures)
+        return figures
 
     def close(self) -> None:
-        close_descriptors(self, ("_statm", "_meminfo"))
+        close_descriptors(self, ("_statm", "_meminfo", "_status"))
         self._cgroup.close()
-        self._machine = (-math.inf, (None, None))
+        self._machine = (-math.inf, _NO_MACHINE_FIGURES)
+        self._psutil_swap_read = (-math.inf, (None, None))
         self._container = None
+
+
+# MemTotal, MemAvailable, SwapTotal, SwapFree, and the kernel's VmSwap: read at the machine pace.
+_MachineFigures = Tuple[Optional[int], Optional[int], Optional[int], Optional[int], Optional[int]]
+_NO_MACHINE_FIGURES: _MachineFigures = (None, None, None, None, None)
 
 
 class KernelRss(Protocol):
@@ -445,3 +499,9 @@ def _status_kib(data: bytes, key: bytes) -> Optional[int]:
         return int(data[start + len(key) : end if end >= 0 else None].split()[0]) * 1024
     except (IndexError, ValueError):
         return None
+
+
+def _kib_figure(data: bytes, key: bytes) -> Optional[int]:
+    """:func:`_status_kib`, where a negative figure (a malformed file) is unknown too: the frontend rejects one."""
+    value = _status_kib(data, key)
+    return value if value is not None and value >= 0 else None
