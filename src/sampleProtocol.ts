@@ -14,6 +14,16 @@ export interface HostMemory {
   available_bytes: number | null;
   /** The kernel's cgroup memory limit; null without one (or older helpers). */
   container: ContainerMemory | null;
+  /**
+   * The kernel's own pages in swap (VmSwap): memory it holds that the RSS
+   * leaves out. Null when unknown. Optional, like the two below: older
+   * helpers and hand-built samples leave them out; the parser always sets
+   * them (absent reads as null).
+   */
+  swapped_bytes?: number | null;
+  /** The machine's swap (SwapTotal; 0 without any) and what is free of it. */
+  swap_total_bytes?: number | null;
+  swap_free_bytes?: number | null;
 }
 
 /** The tightest cgroup memory limit from the kernel's cgroup up, and that cgroup's figures. */
@@ -29,6 +39,16 @@ export interface ContainerMemory {
   /** Processes the out-of-memory killer took in that cgroup, ever. */
   oom_kill_count: number | null;
   cgroup_version: 1 | 2;
+  /**
+   * The tightest swap limit on the kernel's cgroup path (v2 memory.swap.max;
+   * v1 the memsw limit less the memory limit): 0 lets nothing go to swap.
+   * Null where no cgroup limits swap (the machine's swap is the bound) or
+   * it is unknown. Optional, like swap_usage_bytes: older helpers and
+   * hand-built samples leave them out; the parser always sets them.
+   */
+  swap_limit_bytes?: number | null;
+  /** That cgroup's swap in use; null when unknown. */
+  swap_usage_bytes?: number | null;
 }
 
 export interface TorchGpuMemory {
@@ -197,7 +217,16 @@ function readContainer(host: FieldReader): ContainerMemory | null {
       `${c.path}.cgroup_version: expected 1 or 2, got ${version}`
     );
   }
-  return { limit_bytes: limit, usage_bytes, inactive_file_bytes, oom_kill_count, cgroup_version: version };
+  return {
+    limit_bytes: limit,
+    usage_bytes,
+    inactive_file_bytes,
+    oom_kill_count,
+    cgroup_version: version,
+    // Absent from older helpers: null.
+    swap_limit_bytes: c.bytes('swap_limit_bytes'),
+    swap_usage_bytes: c.bytes('swap_usage_bytes')
+  };
 }
 
 /** `hidden_gpus` of a hello or sample: absent (older helpers) or null reads as null. */
@@ -223,7 +252,11 @@ export function readSample(r: FieldReader): SampleMessage {
     rss_bytes: host.bytes('rss_bytes'),
     total_bytes: host.bytes('total_bytes'),
     available_bytes: host.bytes('available_bytes'),
-    container: readContainer(host)
+    container: readContainer(host),
+    // Absent from older helpers: null.
+    swapped_bytes: host.bytes('swapped_bytes'),
+    swap_total_bytes: host.bytes('swap_total_bytes'),
+    swap_free_bytes: host.bytes('swap_free_bytes')
   };
   const torch = r.object('torch');
   const torchState = {

@@ -26,7 +26,17 @@ function parsedSample(result: ParseResult): SampleMessage {
 describe('parseKernelMessage: host.container', () => {
   it('reads the container limit, usage and OOM kills', () => {
     const sample = parsedSample(parseKernelMessage(sampleWith(CONTAINER)));
-    expect(sample.host.container).toEqual(CONTAINER);
+    // A helper older than the swap fields: they read as null (unknown), never 0.
+    expect(sample.host.container).toEqual({ ...CONTAINER, swap_limit_bytes: null, swap_usage_bytes: null });
+  });
+
+  it("reads the container's swap limit and usage, 0 as 0", () => {
+    const swap = { ...CONTAINER, swap_limit_bytes: 2 * GiB, swap_usage_bytes: GiB / 2 };
+    expect(parsedSample(parseKernelMessage(sampleWith(swap))).host.container).toEqual(swap);
+    const none = { ...CONTAINER, swap_limit_bytes: 0, swap_usage_bytes: 0 };
+    expect(parsedSample(parseKernelMessage(sampleWith(none))).host.container).toEqual(none);
+    const unlimited = { ...CONTAINER, swap_limit_bytes: null, swap_usage_bytes: GiB };
+    expect(parsedSample(parseKernelMessage(sampleWith(unlimited))).host.container).toEqual(unlimited);
   });
 
   it('reads null and absent (older helpers) as no limit', () => {
@@ -44,7 +54,9 @@ describe('parseKernelMessage: host.container', () => {
       ...CONTAINER,
       usage_bytes: null,
       inactive_file_bytes: null,
-      oom_kill_count: null
+      oom_kill_count: null,
+      swap_limit_bytes: null,
+      swap_usage_bytes: null
     });
   });
 
@@ -56,12 +68,49 @@ describe('parseKernelMessage: host.container', () => {
     [{ ...CONTAINER, oom_kill_count: 1.5 }, 'oom_kill_count'],
     [{ ...CONTAINER, oom_kill_count: -2 }, 'oom_kill_count'],
     [{ ...CONTAINER, cgroup_version: 3 }, 'cgroup_version'],
+    [{ ...CONTAINER, swap_limit_bytes: -1 }, 'swap_limit_bytes'],
+    [{ ...CONTAINER, swap_usage_bytes: 'max' }, 'swap_usage_bytes'],
     ['max', 'container']
   ])('rejects a malformed container %#', (container, fragment) => {
     const result = parseKernelMessage(sampleWith(container));
     expect(result.kind).toBe('malformed');
     if (result.kind === 'malformed') {
       expect(result.error).toContain(fragment);
+    }
+  });
+});
+
+describe('parseKernelMessage: swap of the kernel and the machine', () => {
+  it('reads the kernel\'s swapped-out bytes and the machine\'s swap', () => {
+    const data = wire(makeSample()) as any;
+    Object.assign(data.host, { swapped_bytes: 3 * GiB, swap_total_bytes: 8 * GiB, swap_free_bytes: 0 });
+    const host = parsedSample(parseKernelMessage(data)).host;
+    expect(host.swapped_bytes).toBe(3 * GiB);
+    expect(host.swap_total_bytes).toBe(8 * GiB);
+    expect(host.swap_free_bytes).toBe(0); // full, not unknown
+  });
+
+  it('reads a sample of an older helper, without the swap fields, as unknown swap', () => {
+    const data = wire(makeSample()) as any;
+    for (const key of ['swapped_bytes', 'swap_total_bytes', 'swap_free_bytes']) {
+      delete data.host[key];
+    }
+    const result = parseKernelMessage(data);
+    expect(result.kind).toBe('message');
+    const host = parsedSample(result).host;
+    expect(host.swapped_bytes).toBeNull();
+    expect(host.swap_total_bytes).toBeNull();
+    expect(host.swap_free_bytes).toBeNull();
+    expect(host.rss_bytes).toBe(data.host.rss_bytes);
+  });
+
+  it.each(['swapped_bytes', 'swap_total_bytes', 'swap_free_bytes'])('rejects a malformed %s', key => {
+    const data = wire(makeSample()) as any;
+    data.host[key] = -4096;
+    const result = parseKernelMessage(data);
+    expect(result.kind).toBe('malformed');
+    if (result.kind === 'malformed') {
+      expect(result.error).toContain(`host.${key}`);
     }
   });
 });

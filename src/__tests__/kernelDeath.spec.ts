@@ -147,6 +147,79 @@ describe('explainKernelDeath', () => {
     expect(e.short).toMatch(/^The kernel \(probably running cell 01234567\) died/);
   });
 
+  it('near a container limit with swap still free: not said to be most likely the killer', () => {
+    // memory.swap.max 4 GiB, 1 GiB of it in use; the machine has 16 GiB of swap.
+    const swapping: HostMemory = {
+      ...CONTAINER_HOST,
+      container: { ...CONTAINER_HOST.container!, swap_limit_bytes: 4 * GiB, swap_usage_bytes: GiB },
+      swapped_bytes: 0.9 * GiB,
+      swap_total_bytes: 16 * GiB,
+      swap_free_bytes: 12 * GiB
+    };
+    const e = explainKernelDeath(facts({ lastSample: sample(swapping) }));
+    expect(e.verdict).toBe('unknown');
+    expect(e.summary).toBe(
+      'The kernel died and was restarted while its RAM was 22.8 GiB, with 717 MiB more available ' +
+        '(container limit 24 GiB): memory was near the limit, but 3 GiB of swap was still free, where ' +
+        "the kernel's pages go before the out-of-memory killer acts, so the cause is unknown."
+    );
+    expect(e.details).toContain('The kernel had 922 MiB in swap besides its RSS.');
+    expect(e.details).toContain("Swap: 1 GiB in use of 4 GiB (the container's swap limit), 3 GiB free.");
+    expect(e.short).toContain('the cause is unknown');
+    // The count still says it as fact.
+    expect(explainKernelDeath(facts({ lastSample: sample(swapping), oomKillsAfter: 1 })).verdict).toBe('oom-killed');
+  });
+
+  it('near a container limit with its swap full, or none allowed: most likely the killer', () => {
+    const full: HostMemory = {
+      ...CONTAINER_HOST,
+      container: { ...CONTAINER_HOST.container!, swap_limit_bytes: 4 * GiB, swap_usage_bytes: 3.9 * GiB },
+      swapped_bytes: 3.9 * GiB,
+      swap_total_bytes: 16 * GiB,
+      swap_free_bytes: 12 * GiB
+    };
+    const e = explainKernelDeath(facts({ lastSample: sample(full) }));
+    expect(e.verdict).toBe('near-limit');
+    expect(e.summary).toContain(': most likely the out-of-memory killer (its swap was nearly full too).');
+    const noSwap: HostMemory = {
+      ...full,
+      container: { ...full.container!, swap_limit_bytes: 0, swap_usage_bytes: 0 },
+      swapped_bytes: 0
+    };
+    const n = explainKernelDeath(facts({ lastSample: sample(noSwap) }));
+    expect(n.verdict).toBe('near-limit');
+    expect(n.summary).toContain(': most likely the out-of-memory killer.');
+    expect(n.details).toContain('The kernel could not swap: its memory limit was where it would be killed.');
+    expect(n.details.join(' ')).not.toContain('in swap besides');
+  });
+
+  it("near the machine's RAM with the machine's swap still free: the cause is unknown", () => {
+    const full: HostMemory = {
+      ...machine(30 * GiB, 32 * GiB, 512 * MiB),
+      swapped_bytes: 2 * GiB,
+      swap_total_bytes: 8 * GiB,
+      swap_free_bytes: 6 * GiB
+    };
+    const e = explainKernelDeath(facts({ lastSample: sample(full) }));
+    expect(e.verdict).toBe('unknown');
+    expect(e.summary).toContain('but 6 GiB of swap was still free');
+    expect(e.details).toContain("Swap: 2 GiB in use of 8 GiB (the machine's swap), 6 GiB free.");
+    // A machine without swap: as before.
+    const noSwap = { ...full, swapped_bytes: 0, swap_total_bytes: 0, swap_free_bytes: 0 };
+    expect(explainKernelDeath(facts({ lastSample: sample(noSwap) })).verdict).toBe('near-limit');
+  });
+
+  it('a last sample from an older helper, without swap figures, is explained as before', () => {
+    // CONTAINER_HOST has no swap fields; through the parser they read as null.
+    const model = new KernelMemoryModel({ historyCapacity: 10 });
+    model.ingest(wire(makeHello()));
+    model.ingest(wire(sample(CONTAINER_HOST)));
+    expect(model.latest!.host.swap_total_bytes).toBeNull();
+    const e = explainKernelDeath(facts({ lastSample: model.latest }));
+    expect(e.verdict).toBe('near-limit');
+    expect(e.details.join(' ')).not.toMatch(/swap/i);
+  });
+
   it('keeps the notification text within what JupyterLab shows', () => {
     for (const f of [facts(), facts({ oomKillsAfter: 2 }), facts({ lastSample: null })]) {
       expect(explainKernelDeath(f, 'decimal').short.length).toBeLessThanOrEqual(NOTIFICATION_CHARS);

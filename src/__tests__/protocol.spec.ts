@@ -23,7 +23,17 @@ const DOC_SAMPLE = {
     rss_bytes: 512000000,
     total_bytes: 25000000000,
     available_bytes: 21000000000,
-    container: { limit_bytes: 8589934592, usage_bytes: 900000000, oom_kill_count: 0, cgroup_version: 2 }
+    container: {
+      limit_bytes: 8589934592,
+      usage_bytes: 900000000,
+      oom_kill_count: 0,
+      cgroup_version: 2,
+      swap_limit_bytes: 2147483648,
+      swap_usage_bytes: 0
+    },
+    swapped_bytes: 0,
+    swap_total_bytes: 8589934592,
+    swap_free_bytes: 8589934592
   },
   torch: { imported: true, cuda_initialized: true },
   tensorflow: { imported: false, gpus_initialized: false },
@@ -65,6 +75,9 @@ describe('parseKernelMessage: valid messages', () => {
       expect(result.message.gpus[0].nvml!.process_used_bytes).toBe(520000000);
       expect(result.message.gpus[0].nvml!.free_bytes).toBe(83939000320);
       expect(result.message.gpus[0].tensorflow).toBeNull();
+      expect(result.message.host.swapped_bytes).toBe(0);
+      expect(result.message.host.swap_free_bytes).toBe(8589934592);
+      expect(result.message.host.container!.swap_limit_bytes).toBe(2147483648);
     } else {
       throw new Error('expected a sample');
     }

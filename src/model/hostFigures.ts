@@ -1,7 +1,8 @@
 /**
  * The RAM a kernel may use, derived from a sample's host part: its
  * container's limit when one is set (the kernel is killed there, long before
- * the node runs out), else the machine's RAM. The Host RAM card, the status
+ * the node runs out, unless it can swap: then once its swap is full too,
+ * see swapFigures.ts), else the machine's RAM. The Host RAM card, the status
  * bar and the death explanation all measure against this, so they agree.
  *
  * Unknown stays null: a derived figure is null as soon as one input is.

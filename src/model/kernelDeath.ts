@@ -6,12 +6,14 @@
  * module words them, views only render.
  *
  * Never guess beyond the evidence: a count that rose is said as fact; memory
- * near the limit is "most likely" the out-of-memory killer; anything else is
- * an unknown cause.
+ * near the limit is "most likely" the out-of-memory killer, unless the
+ * kernel could still swap (its pages go to swap past the limit, and the
+ * killer acts once that is full too); anything else is an unknown cause.
  */
 import { ByteUnits, formatBytes } from '../format';
 import { SampleMessage } from '../sampleProtocol';
 import { hostFigures } from './hostFigures';
+import { swapFigures, swapRoomLeft } from './swapFigures';
 
 /** Memory in use at or above this share of the limit counts as "near the limit". */
 export const NEAR_LIMIT_PERCENT = 90;
@@ -170,8 +172,26 @@ export function explainKernelDeath(
       `${bytes(f.limit)}${f.container ? ' (container limit)' : ''}, ` +
       `available ${bytes(f.available)}.`
   );
+  const swap = swapFigures(sample.host);
+  if (swap.kernelSwapped !== null && swap.kernelSwapped > 0) {
+    details.push(`The kernel had ${bytes(swap.kernelSwapped)} in swap besides its RSS.`);
+  }
+  if (swap.limit !== null && swap.limit > 0) {
+    details.push(
+      `Swap: ${bytes(swap.used)} in use of ${bytes(swap.limit)}` +
+        `${swap.container ? " (the container's swap limit)" : " (the machine's swap)"}, ` +
+        `${bytes(swap.free)} free.`
+    );
+  } else if (swap.limit === 0 && f.container) {
+    details.push('The kernel could not swap: its memory limit was where it would be killed.');
+  }
   const near =
     f.usedPercent !== null && f.usedPercent >= NEAR_LIMIT_PERCENT;
+  // Past the limit the kernel's pages go to swap, and the killer acts once
+  // no more can: with room left there, it is no longer the likely cause
+  // (unknown swap, from an older helper: judged as before swap was read).
+  const swapRoom = swapRoomLeft(swap, 100 - NEAR_LIMIT_PERCENT);
+  const swapFull = swap.limit !== null && swap.limit > 0 && !swapRoom && swap.free !== null;
   let verdict: DeathVerdict;
   let cause: string;
   if (kills !== null && kills > 0) {
@@ -193,9 +213,14 @@ export function explainKernelDeath(
     cause =
       `memory was near the limit, but the container's ${eventsFile} ` +
       'count did not rise, so the cause is unknown';
+  } else if (near && swapRoom) {
+    verdict = 'unknown';
+    cause =
+      `memory was near the limit, but ${bytes(swap.free)} of swap was still free, where the kernel's ` +
+      'pages go before the out-of-memory killer acts, so the cause is unknown';
   } else if (near) {
     verdict = 'near-limit';
-    cause = 'most likely the out-of-memory killer';
+    cause = `most likely the out-of-memory killer${swapFull ? ' (its swap was nearly full too)' : ''}`;
   } else {
     verdict = 'unknown';
     cause =

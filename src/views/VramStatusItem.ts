@@ -63,8 +63,9 @@ function currentSummary(
   const known = gpus.filter(g => g.kernelUsed !== null);
   const rss = sample.host.rss_bytes;
   const host = hostFigures(sample.host);
-  // In a container the kernel dies at its limit: that is worth a warning
-  // (the machine's RAM alone is other people's business).
+  // In a container the kernel dies at its limit (or, where it may swap,
+  // crawls there and dies once its swap is full too): that is worth a
+  // warning (the machine's RAM alone is other people's business).
   const ramWarning =
     host.container &&
     host.usedPercent !== null &&
