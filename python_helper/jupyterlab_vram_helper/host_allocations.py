@@ -132,6 +132,7 @@ class HostRecorder:
         """The live traced allocations grouped by site; ``None`` while not recording."""
         if not self.recording:
             return None
+        forget_failed_numpy_allocation()
         try:
             snapshot = tracemalloc.take_snapshot()
         except RuntimeError:  # stopped since (untraced, on the main thread)
@@ -141,6 +142,43 @@ class HostRecorder:
             grouper.add(sum(sizes), frames, len(sizes))
         del snapshot
         return grouper
+
+
+# The tracemalloc domain NumPy reports its data buffers in (numpy/_core/src/multiarray/alloc.c).
+NUMPY_TRACE_DOMAIN = 389047
+
+_untrack: Optional[Callable[[int, int], int]] = None
+_untrack_bound = False
+
+
+def forget_failed_numpy_allocation() -> None:
+    """Drop the trace NumPy leaves for a data buffer it failed to allocate.
+
+    NumPy reports each data buffer to tracemalloc right after asking for it,
+    without checking that it got one: an ``np.ones((200000, 200000))`` that
+    raises ``MemoryError`` leaves a 298 GiB trace at address 0 (NULL), live
+    until the next failure replaces it, and a listing would charge those
+    bytes to the line that failed. No buffer lives at address 0, so that
+    trace is always such a failure: untracked before every reading (one C
+    call; nothing happens where there is none, or tracemalloc is off).
+    """
+    global _untrack, _untrack_bound
+    if not _untrack_bound:
+        _untrack_bound = True
+        try:
+            import ctypes
+
+            untrack = ctypes.pythonapi.PyTraceMalloc_Untrack
+            untrack.argtypes = (ctypes.c_uint, ctypes.c_size_t)
+            untrack.restype = ctypes.c_int
+            _untrack = untrack
+        except Exception:  # no ctypes, or a Python without the C API exported
+            _untrack = None
+    if _untrack is not None:
+        try:
+            _untrack(NUMPY_TRACE_DOMAIN, 0)
+        except Exception:
+            pass
 
 
 def _frame_of(raw: Tuple[str, int]) -> Frame:

@@ -333,6 +333,25 @@ def test_a_host_out_of_memory_lists_the_lines_holding_memory(kernel: Kernel, boo
     reply(kernel, comm_id, {"type": "record_allocations", "enabled": False})
 
 
+def test_a_numpy_array_that_failed_to_allocate_holds_nothing(kernel: Kernel, bootstrap: str) -> None:
+    """NumPy reports a buffer it failed to get to tracemalloc all the same: neither the
+    diagnosis nor the listing may charge those bytes to the line that failed."""
+    comm_id = attach_helper(kernel, bootstrap, QUIET)
+    run(kernel, "import numpy as np\n", cell_id="c1")
+    reply(kernel, comm_id, {"type": "record_allocations", "enabled": True})
+    run(kernel, "x = 1\nkept = np.ones(3_000_000)\n", cell_id="c2")  # 24 MB on line 2
+    # 2**60 bytes: more than a process can map, refused whatever the overcommit policy.
+    oom = _oom_record(kernel, comm_id, "y = 2\nhuge = np.empty(2**60, dtype=np.uint8)\n", cell_id="c3")
+    top = oom["allocation_sites"]["sites"][0]
+    assert (top["cell"]["cell_id"], top["cell"]["line"]) == ("c2", 2)
+    assert all(site["bytes"] < 1 << 30 for site in oom["allocation_sites"]["sites"])
+    listing = reply(kernel, comm_id, {"type": "allocation_sites"})
+    host = [d for d in listing["devices"] if d["device"] == "host"][0]
+    assert 24_000_000 <= host["total_bytes"] < 1 << 30
+    assert not [s for s in host["sites"] if s["cell"] and s["cell"]["cell_id"] == "c3"]
+    reply(kernel, comm_id, {"type": "record_allocations", "enabled": False})
+
+
 def _cell_alive_after(kernel: Kernel, comm_id: str, code: str, cell_id: str) -> Dict[str, Any]:
     """Run ``code`` as cell ``cell_id``; the entry of that cell in the next ``cell_alive`` message."""
     start = len(kernel.comm_data(comm_id))

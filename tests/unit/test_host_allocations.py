@@ -1,0 +1,65 @@
+"""Host allocation recording (host_allocations.py) against the real tracemalloc and NumPy."""
+
+from __future__ import annotations
+
+import tracemalloc
+import types
+
+import pytest
+
+from fakes import CountsFirstShell
+from jupyterlab_vram_helper.cell_files import CellFiles
+from jupyterlab_vram_helper.host_allocations import NUMPY_TRACE_DOMAIN, HostRecorder
+
+np = pytest.importorskip("numpy")
+
+# More than any x86-64 or arm64 process can map (user space is 2**47 or 2**48
+# bytes): malloc refuses it whatever the machine's overcommit policy.
+IMPOSSIBLE_BYTES = 2**60
+
+
+def _shell() -> CountsFirstShell:
+    shell = CountsFirstShell()
+    shell.compile = types.SimpleNamespace(_filename_map={})  # type: ignore[attr-defined]
+    return shell
+
+
+def _failed_numpy_allocation() -> None:
+    with pytest.raises(MemoryError):
+        np.empty(IMPOSSIBLE_BYTES, dtype=np.uint8)
+
+
+def _numpy_trace_sizes() -> list:
+    return [t.size for t in tracemalloc.take_snapshot().traces if t.domain == NUMPY_TRACE_DOMAIN]
+
+
+def test_a_numpy_allocation_that_failed_is_not_listed_as_live() -> None:
+    recorder = HostRecorder()
+    recorder.start(4)
+    try:
+        held = np.ones(1_000_000)  # 8 MB that do live
+        _failed_numpy_allocation()
+        # What NumPy leaves behind, and what the listing must not repeat.
+        assert IMPOSSIBLE_BYTES in _numpy_trace_sizes()
+        grouper = recorder.group(CellFiles(_shell()))
+        assert grouper is not None
+        result = grouper.result("host", 50)
+        assert held.nbytes <= result["total_bytes"] < 1 << 30
+        assert IMPOSSIBLE_BYTES not in _numpy_trace_sizes()
+        assert held.nbytes in _numpy_trace_sizes()  # the live buffer keeps its trace
+        del held
+    finally:
+        recorder.stop()
+
+
+def test_forgetting_a_failed_allocation_is_harmless_without_tracing_or_failure() -> None:
+    recorder = HostRecorder()
+    assert recorder.group(CellFiles(_shell())) is None  # not recording: nothing read, nothing raised
+    recorder.start(2)
+    try:
+        kept = np.ones(1000)
+        grouper = recorder.group(CellFiles(_shell()))
+        assert grouper is not None and grouper.result("host", 50)["total_bytes"] >= kept.nbytes
+        assert kept.nbytes in _numpy_trace_sizes()
+    finally:
+        recorder.stop()
