@@ -7,6 +7,10 @@ frontend does, measures side by side in one run:
   on, and off again (host: a NumPy array of 1,000 float64, as tracemalloc
   sees NumPy's buffers; with ``--device cuda`` also a 4 KiB CUDA tensor under
   PyTorch's allocator history);
+- where the per-allocation time goes: plain ``tracemalloc`` at several depths
+  in the same kernel (most of it is walking IPython's and ipykernel's own
+  frames under the cell, whose line numbers CPython works out from large
+  functions at every allocation), and at 16 frames in a plain interpreter;
 - the memory recording holds: tracemalloc's own (``get_tracemalloc_memory``)
   with ``--live`` live allocations, and, with ``--device cuda``, the growth
   of the kernel's RSS while the allocator history fills its default bound
@@ -25,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import statistics
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -64,11 +69,21 @@ def request(kernel: Kernel, comm_id: str, data: dict, n: int) -> dict:
     return answer["result"]
 
 
+def _plain_python_ns(depth: int) -> float:
+    """The same timing in a plain interpreter (this one's executable), tracemalloc at ``depth``:
+    no IPython frames under the code, so each allocation's stack walk is short and cheap."""
+    code = f"import tracemalloc, numpy as np\ntracemalloc.start({depth})\nprint({TIME_HOST})\n"
+    done = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True, timeout=300)
+    return float(done.stdout.strip())
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--live", type=int, default=100_000,
                         help="about this many live traced allocations for the by-line view")
     parser.add_argument("--tries", type=int, default=5)
+    parser.add_argument("--depths", default="1,4,8,16,32",
+                        help="tracemalloc depths timed in the kernel before recording starts (empty: none)")
     add_common_arguments(parser)
     args = parser.parse_args()
     require_device(args.device)
@@ -85,6 +100,13 @@ def main() -> None:
             return float(kernel.eval(expression))
 
         figures["host_ns_per_alloc_before"] = per_alloc(TIME_HOST)
+        depths = [int(d) for d in args.depths.split(",") if d.strip()]
+        for depth in depths:  # plain tracemalloc, started and stopped here, before the helper records
+            kernel.execute(f"import tracemalloc\ntracemalloc.start({depth})\n", timeout=60)
+            figures[f"host_ns_per_alloc_tracemalloc_{depth}_frames"] = per_alloc(TIME_HOST)
+            kernel.execute("tracemalloc.stop()\n", timeout=60)
+        if depths:
+            figures["host_ns_per_alloc_tracemalloc_16_frames_plain_python"] = _plain_python_ns(16)
         if cuda:
             figures["cuda_ns_per_alloc_before"] = per_alloc(TIME_CUDA)
             rss_before = kernel.eval("int(open('/proc/self/statm').read().split()[1]) * 4096")
@@ -143,6 +165,10 @@ def main() -> None:
 
     f = figures
     print(f"Allocation recording cost ({args.device}; {f['host_frames']} host frames)")
+    if depths:
+        by_depth = ", ".join(f"{d}: {f[f'host_ns_per_alloc_tracemalloc_{d}_frames']:.0f}" for d in depths)
+        print(f"  np.ones(1000) in a cell under plain tracemalloc, ns by depth: {by_depth}; "
+              f"16 frames in a plain interpreter: {f['host_ns_per_alloc_tracemalloc_16_frames_plain_python']:.0f}")
     print(f"  host allocation+free of np.ones(1000): off {f['host_ns_per_alloc_before']:.0f} ns, "
           f"recording {f['host_ns_per_alloc_recording']:.0f} ns "
           f"(x{f['host_ns_per_alloc_recording'] / f['host_ns_per_alloc_before']:.2f}), "
