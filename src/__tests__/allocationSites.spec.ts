@@ -307,18 +307,42 @@ describe('site rows', () => {
       bytes,
       count
     });
-    // 1,000,000 listed: the limit is 10,000 bytes.
-    const rows = [row(900_000, true), row(60_000, false), row(20_000, false), row(9_999, false, 3), row(10, true), row(9_991, false, 4)];
+    // 100,000,000 listed: the limit is 1,000,000 bytes (1%, above the 64 KiB floor).
+    const rows = [row(90_000_000, true), row(6_000_000, false), row(2_000_000, false), row(999_999, false, 3), row(10, true), row(999_991, false, 4)];
     const { shown, folded, foldedBytes, foldedCount } = foldSmallSites(rows);
-    expect(shown.map(r => r.bytes)).toEqual([900_000, 60_000, 20_000, 10]);
-    expect(folded.map(r => r.bytes)).toEqual([9_999, 9_991]);
-    expect(foldedBytes).toBe(19_990);
+    expect(shown.map(r => r.bytes)).toEqual([90_000_000, 6_000_000, 2_000_000, 10]);
+    expect(folded.map(r => r.bytes)).toEqual([999_999, 999_991]);
+    expect(foldedBytes).toBe(1_999_990);
     expect(foldedCount).toBe(7);
     // A single small site is shown where it stands: a fold would hide one row behind one line.
     const one = foldSmallSites(rows.slice(0, 5));
     expect(one.folded).toEqual([]);
     expect(one.shown).toHaveLength(5);
     expect(foldSmallSites([])).toEqual({ shown: [], folded: [], foldedBytes: 0, foldedCount: 0 });
+  });
+
+  it("folds the kernel's own few-KiB sites even where nothing of the notebook is listed yet", () => {
+    const row = (bytes: number, inNotebook = false): SiteRow => ({
+      device: 'host',
+      label: inNotebook ? '[1] line 1' : `zmq/sugar/socket.py:${bytes}`,
+      cellId: null,
+      executionCount: inNotebook ? 1 : null,
+      line: bytes,
+      inNotebook,
+      inConsole: false,
+      code: null,
+      library: null,
+      bytes,
+      count: 1
+    });
+    // Just after recording starts: 30 sites of a few KiB, each well above 1% of the 120 KiB listed.
+    const early = Array.from({ length: 30 }, (_, i) => row(2_000 + i * 100));
+    const { shown, folded } = foldSmallSites(early);
+    expect(shown).toEqual([]);
+    expect(folded).toHaveLength(30);
+    // At or above the floor a site outside the notebook is shown; a notebook line always is.
+    const later = foldSmallSites([row(64 * 1024), row(1_000), row(2_000), row(5, true)]);
+    expect(later.shown.map(r => r.bytes)).toEqual([64 * 1024, 5]);
   });
 
   it('writes CSV with quoting and without spreadsheet formulas', () => {

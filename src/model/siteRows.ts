@@ -130,10 +130,18 @@ export function siteRows(
  */
 export const SMALL_SITE_SHARE = 0.01;
 
+/**
+ * A site outside the notebook below this many bytes goes into the fold too,
+ * whatever its share: just after recording starts nothing of the notebook's
+ * is listed yet, and the kernel's own messaging (zmq, the JSON codec,
+ * jupyter_client) would otherwise fill the tab with rows of a few KiB.
+ */
+export const SMALL_SITE_BYTES = 64 * 1024;
+
 /** One device's rows split into those shown and the small ones folded away. */
 export interface FoldedRows {
   shown: SiteRow[];
-  /** Sites outside the notebook, each below SMALL_SITE_SHARE of the listed bytes; order kept. */
+  /** Sites outside the notebook, each below SMALL_SITE_SHARE of the listed bytes or SMALL_SITE_BYTES; order kept. */
   folded: SiteRow[];
   foldedBytes: number;
   foldedCount: number;
@@ -141,12 +149,13 @@ export interface FoldedRows {
 
 /**
  * Every notebook line stays shown, however small: those are the user's own.
- * Outside the notebook, a site below SMALL_SITE_SHARE of the listed bytes is
- * folded, unless it would be folded alone (a fold of one hides nothing).
+ * Outside the notebook, a site below SMALL_SITE_SHARE of the listed bytes, or
+ * below SMALL_SITE_BYTES, is folded, unless it would be folded alone (a fold
+ * of one hides nothing).
  */
 export function foldSmallSites(rows: readonly SiteRow[]): FoldedRows {
   const listed = rows.reduce((sum, r) => sum + r.bytes, 0);
-  const limit = listed * SMALL_SITE_SHARE;
+  const limit = Math.max(listed * SMALL_SITE_SHARE, SMALL_SITE_BYTES);
   const small = (r: SiteRow) => !r.inNotebook && r.bytes < limit;
   const folded = rows.filter(small);
   if (folded.length < 2) {

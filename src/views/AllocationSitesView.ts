@@ -35,6 +35,7 @@ import {
   foldSmallSites,
   SiteRow,
   siteRows,
+  SMALL_SITE_BYTES,
   SMALL_SITE_SHARE
 } from '../model/siteRows';
 import { VramSettings } from '../settings';
@@ -295,7 +296,9 @@ export class AllocationSitesView extends LazyView {
         `${plural(rows.length, 'smaller site', 'smaller sites')} outside the notebook: ` +
         `${formatBytes(bytes, this.settings.units)} in ${plural(count, 'allocation', 'allocations')}`
     });
-    summary.title = `Each under ${SMALL_SITE_SHARE * 100}% of what is listed on this device (library code, not a notebook line)`;
+    summary.title =
+      `Each under ${SMALL_SITE_SHARE * 100}% of what is listed on this device, or under ` +
+      `${formatBytes(SMALL_SITE_BYTES, this.settings.units)} (library code, not a notebook line)`;
     const list = element('ul', 'jp-vram-Holders-list');
     for (const row of rows) {
       list.appendChild(this._renderRow(row));
