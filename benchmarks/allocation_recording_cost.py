@@ -47,6 +47,10 @@ QUIET = {"interval_s": 30.0, "heartbeat_s": 60.0}
 TIME_HOST = (
     "min(__import__('timeit').repeat('np.ones(1000)', globals={'np': np}, number=20000, repeat=5)) / 20000 * 1e9"
 )
+# The same, shorter, for the sweep of tracemalloc depths (each costs up to ~90 us an allocation).
+TIME_HOST_SWEEP = (
+    "min(__import__('timeit').repeat('np.ones(1000)', globals={'np': np}, number=2000, repeat=3)) / 2000 * 1e9"
+)
 TIME_CUDA = (
     "min(__import__('timeit').repeat(\"torch.empty(1024, device='cuda:0')\", globals={'torch': torch},"
     " number=20000, repeat=5)) / 20000 * 1e9"
@@ -72,7 +76,7 @@ def request(kernel: Kernel, comm_id: str, data: dict, n: int) -> dict:
 def _plain_python_ns(depth: int) -> float:
     """The same timing in a plain interpreter (this one's executable), tracemalloc at ``depth``:
     no IPython frames under the code, so each allocation's stack walk is short and cheap."""
-    code = f"import tracemalloc, numpy as np\ntracemalloc.start({depth})\nprint({TIME_HOST})\n"
+    code = f"import tracemalloc, numpy as np\ntracemalloc.start({depth})\nprint({TIME_HOST_SWEEP})\n"
     done = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True, timeout=300)
     return float(done.stdout.strip())
 
@@ -103,7 +107,7 @@ def main() -> None:
         depths = [int(d) for d in args.depths.split(",") if d.strip()]
         for depth in depths:  # plain tracemalloc, started and stopped here, before the helper records
             kernel.execute(f"import tracemalloc\ntracemalloc.start({depth})\n", timeout=60)
-            figures[f"host_ns_per_alloc_tracemalloc_{depth}_frames"] = per_alloc(TIME_HOST)
+            figures[f"host_ns_per_alloc_tracemalloc_{depth}_frames"] = per_alloc(TIME_HOST_SWEEP)
             kernel.execute("tracemalloc.stop()\n", timeout=60)
         if depths:
             figures["host_ns_per_alloc_tracemalloc_16_frames_plain_python"] = _plain_python_ns(16)

@@ -83,20 +83,32 @@ def json_size(data) -> int:
     return len(json.dumps(data).encode("utf-8"))
 
 
-def per_device_bytes() -> tuple:
-    from jupyterlab_vram_helper.sample import make_sample
+def made_up_figures() -> tuple:
+    """(figures without a GPU, one GPU's entry): a sample's figures as the helper
+    reads them, with an 80 GB card fully populated (tests/unit checks that every
+    field the helper sends is here, so that the GPU kit never meets a stale one)."""
 
-    host = {"rss_bytes": 3_512_000_000, "total_bytes": 270_000_000_000, "available_bytes": 210_000_000_000}
+    host = {"rss_bytes": 3_512_000_000, "total_bytes": 270_000_000_000, "available_bytes": 210_000_000_000,
+            "container": None, "swapped_bytes": 0, "swap_total_bytes": 0, "swap_free_bytes": 0}
     base = {"host": host, "torch": {"imported": True, "cuda_initialized": True},
-            "tensorflow": {"imported": False, "gpus_initialized": False}, "gpus": []}
+            "tensorflow": {"imported": False, "gpus_initialized": False}, "gpus": [], "hidden_gpus": None}
     gpu = {
         "index": 0, "name": "NVIDIA H100 80GB HBM3", "total_bytes": 85_031_714_816,
         "torch": {"allocated_bytes": 41_943_040_000, "reserved_bytes": 45_097_156_608,
                   "peak_allocated_bytes": 43_000_000_000, "active_bytes": 41_943_040_000,
                   "inactive_split_bytes": 123_456_789, "num_ooms": 0, "num_alloc_retries": 0},
-        "nvml": {"used_bytes": 46_000_000_000, "total_bytes": 85_031_714_816, "process_used_bytes": 45_600_000_000},
+        "nvml": {"used_bytes": 46_000_000_000, "total_bytes": 85_031_714_816, "free_bytes": 38_500_000_000,
+                 "process_used_bytes": 45_600_000_000,
+                 "processes": [{"pid": 123456, "used_bytes": 45_600_000_000, "this_process": True}]},
         "tensorflow": None,
     }
+    return base, gpu
+
+
+def per_device_bytes() -> tuple:
+    from jupyterlab_vram_helper.sample import make_sample
+
+    base, gpu = made_up_figures()
     empty = json_size(make_sample(base, 123456, 1732200000.25, "change"))
     one = json_size(make_sample(dict(base, gpus=[gpu]), 123456, 1732200000.25, "change"))
     two = json_size(make_sample(dict(base, gpus=[gpu, dict(gpu, index=1)]), 123456, 1732200000.25, "change"))

@@ -329,3 +329,28 @@ def test_one_devices_nvml_failure_leaves_the_others_and_the_sample(fake_torch, f
     first, second = source.read()["gpus"]
     assert first["nvml"] is None
     assert second["nvml"]["used_bytes"] == two_gpus[1].used
+
+
+def test_the_sampler_benchmarks_made_up_sample_has_every_field_the_helper_reads() -> None:
+    """benchmarks/sampler_overhead.py sizes samples from made-up figures; the GPU kit runs it,
+    so a field the helper grew must be there too, or the kit's run ends in a KeyError."""
+    from pathlib import Path
+
+    from jupyterlab_vram_helper.protocol_types import GpuFigures, NvmlGpuFigures, TorchGpuFigures
+
+    benchmarks = str(Path(__file__).resolve().parents[2] / "benchmarks")
+    sys.path.insert(0, benchmarks)
+    try:
+        import sampler_overhead
+    finally:
+        sys.path.remove(benchmarks)
+    base, gpu = sampler_overhead.made_up_figures()
+    real = SampleSource(nvml=NvmlReader(load=lambda: None)).read()
+    assert set(base) == set(real)
+    assert set(base["host"]) == set(real["host"])
+    # No GPU here to read one from: the message shapes say what a GPU entry holds.
+    assert set(gpu) == set(GpuFigures.__annotations__)
+    assert set(gpu["torch"]) == set(TorchGpuFigures.__annotations__)
+    assert set(gpu["nvml"]) == set(NvmlGpuFigures.__annotations__)
+    empty, one, two = sampler_overhead.per_device_bytes()
+    assert empty > 300 and one > 300 and abs(two - one) <= 2  # the second entry costs what the first did
