@@ -8,6 +8,7 @@ import { CommandIDs } from '../commandIds';
 import { parseCellRecord } from '../cellProtocol';
 import { oomActions, RESTART_KERNEL_COMMAND } from '../model/oomActions';
 import { explainOom } from '../model/oomExplanation';
+import { UNKNOWN_TEXT } from '../format';
 import { OomDiagnosis } from '../oomProtocol';
 import { DEFAULT_SNIPPETS } from '../snippets/defaultSnippets';
 import { makeOomDiagnosis, oomRecord } from './cellFixtures';
@@ -238,4 +239,88 @@ describe('devices the kernel cannot read: Apple MPS, JAX/XLA', () => {
       expect(ids(d)).toContain('free-memory');
     });
   }
+});
+
+describe('figures the kernel could not read', () => {
+  // A MemoryError with PyTorch's words in a kernel that never imported it:
+  // the message names the request, and nothing else is known.
+  const bare = diagnosis({
+    framework: 'torch',
+    requested_bytes: 20 * GiB,
+    total_bytes: null,
+    free_bytes: null,
+    allocated_bytes: null,
+    reserved_unallocated_bytes: null,
+    process_in_use_bytes: null,
+    other_processes_bytes: null,
+    capacity_bytes: null,
+    stale_bytes: null,
+    causes: [],
+    allocation_sites: { recording: false, sites: [] }
+  });
+  const reads = (gain: string) => {
+    expect(gain).not.toContain(UNKNOWN_TEXT);
+    expect(gain).not.toMatch(/\b0 B\b/);
+    expect(gain).toMatch(/\.$/);
+  };
+
+  it('leave no hole in the expandable_segments text', () => {
+    const expandable = oomActions(bare, 'binary').find(a => a.id === 'expandable-segments')!;
+    expect(expandable.gain).toBe(
+      'Inserts a first cell setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True, then restarts the kernel: ' +
+        "PyTorch's cache then loses far less memory to fragmentation. Run that cell first."
+    );
+    // With the figure, the gain names it.
+    expect(oomActions(diagnosis(), 'binary').find(a => a.id === 'expandable-segments')!.gain).toContain(
+      'stops most of the 3 GiB of fragmentation.'
+    );
+    for (const action of oomActions(bare, 'binary')) {
+      reads(action.gain);
+    }
+  });
+
+  it('leave no hole in any action that names a figure', () => {
+    // Every cause at once, each of its figures unknown (or 0: a holder the kernel could not size).
+    const unknown = diagnosis({
+      reserved_unallocated_bytes: null,
+      other_processes_bytes: null,
+      stale_bytes: null,
+      stale_holders: [
+        { holder: 'name', label: 'x', bytes: 0 },
+        { holder: 'last_traceback', label: 'Traceback of the last error', bytes: 0 }
+      ],
+      causes: [
+        { cause: 'stale_references', gain_bytes: null },
+        { cause: 'other_processes', gain_bytes: null },
+        { cause: 'too_big', gain_bytes: null }
+      ],
+      allocation_sites: { recording: false, sites: [] }
+    });
+    const actions = oomActions(unknown, 'binary');
+    expect(actions.map(a => a.id)).toEqual(
+      expect.arrayContaining(['clear-traceback', 'delete-holders', 'show-processes', 'free-memory', 'expandable-segments'])
+    );
+    for (const action of actions) {
+      reads(action.gain);
+    }
+    const gain = (id: string) => actions.find(a => a.id === id)!.gain;
+    expect(gain('show-processes')).toBe("The Kernels tab lists them; this server's kernels can be shut down there.");
+    expect(gain('delete-holders')).toMatch(/^Frees what they hold; asks before deleting anything\./);
+    expect(gain('clear-traceback')).toBe('Frees what its frames still hold (disables %debug for that error).');
+  });
+
+  it("take the fragmentation cause's gain where the cache figure is missing", () => {
+    const d = diagnosis({ reserved_unallocated_bytes: null, causes: [{ cause: 'fragmentation', gain_bytes: 2 * GiB }] });
+    expect(oomActions(d, 'binary').find(a => a.id === 'expandable-segments')!.gain).toContain(
+      'stops most of the 2 GiB of fragmentation.'
+    );
+    expect(oomActions(d, 'binary').find(a => a.id === 'free-memory')!.gain).toContain('gives back up to 2 GiB');
+  });
+
+  it('rank expandable_segments by the fragmentation cause only: without it, after what shrinks the work', () => {
+    const offered = ids(bare);
+    expect(offered.slice(0, 2)).toEqual(['free-memory', 'insert-amp']);
+    expect(offered.indexOf('expandable-segments')).toBeGreaterThan(offered.indexOf('insert-batch-size-search'));
+    expect(offered.filter(id => id !== 'record-allocations').pop()).toBe('expandable-segments');
+  });
 });

@@ -59,6 +59,9 @@ export function oomActions(
   progress: OomProgress = NO_OOM_PROGRESS
 ): OomAction[] {
   const b = (v: number | null) => formatBytes(v, units);
+  // A figure worth saying: an unknown one would print as a dash, and "up to
+  // 0 B" promises nothing. Without one the sentence says what the action does.
+  const known = (v: number | null | undefined): v is number => typeof v === 'number' && v > 0;
   // The holders at the failure that are still there, as far as this page knows.
   const stale = d.stale_holders.filter(h =>
     h.holder === 'name' ? !progress.deletedNames.has(h.label) : !progress.clearedHidden.has(h.holder)
@@ -96,8 +99,8 @@ export function oomActions(
     id: 'show-processes',
     label: 'See the processes on this card',
     gain:
-      `They hold ${b(d.other_processes_bytes)}. The Kernels tab lists them; ` +
-      "this server's kernels can be shut down there.",
+      (known(d.other_processes_bytes) ? `They hold ${b(d.other_processes_bytes)}. ` : '') +
+      "The Kernels tab lists them; this server's kernels can be shut down there.",
     steps: [{ command: CommandIDs.openSidebar, args: { tab: 'kernels' } }]
   };
   const snippet = (id: string, label: string, gain: string): OomAction => ({
@@ -107,34 +110,41 @@ export function oomActions(
     steps: [{ command: CommandIDs.insertSnippet, args: { id } }]
   });
 
+  // The cache's holes; from a helper that sent no such figure, what the
+  // kernel said removing fragmentation would make available.
+  const fragmented =
+    d.reserved_unallocated_bytes ??
+    d.causes.find(c => c.cause === 'fragmentation')?.gain_bytes ??
+    null;
   const freeMemory: OomAction = {
     id: 'free-memory',
     label: 'Free memory',
     gain:
       (tensorflow
         ? 'Runs gc.collect(): frees what only reference cycles held (TensorFlow keeps freed memory in its own pool, for this kernel to reuse).'
-        : host || d.reserved_unallocated_bytes === null
+        : host || !known(fragmented)
         ? 'Runs gc.collect(), and torch.cuda.empty_cache() where CUDA is initialised: frees what only reference cycles held.'
         : `Runs gc.collect() and torch.cuda.empty_cache(): gives back up to ${b(
-            d.reserved_unallocated_bytes
+            fragmented
           )} cached by PyTorch (more if cycles held tensors).`) + notForThis,
     steps: [{ command: CommandIDs.freeMemory }]
   };
   const names = stale.filter(h => h.holder === 'name').map(h => h.label);
+  // A holder's bytes are what it holds, shared or not (x and Out[3] holding
+  // one tensor): never more than the diagnosis counted once.
+  const staleFreeable = Math.min(
+    stale.reduce((sum, h) => sum + h.bytes, 0),
+    d.stale_bytes ?? Number.POSITIVE_INFINITY
+  );
   const hidden = stale.filter(h => HIDDEN_HOLDERS.has(h.holder)).map(h => h.holder);
   const deleteHolders: OomAction | null =
     names.length || hidden.length
       ? {
           id: 'delete-holders',
           label: `Delete the largest holders (${stale.map(holderName).join(', ')})`,
-          // A holder's bytes are what it holds, shared or not (x and Out[3]
-          // holding one tensor): never more than the diagnosis counted once.
-          gain: `Frees up to ${b(
-            Math.min(
-              stale.reduce((sum, h) => sum + h.bytes, 0),
-              d.stale_bytes ?? Number.POSITIVE_INFINITY
-            )
-          )}; asks before deleting anything.${notForThis}`,
+          gain:
+            (known(staleFreeable) ? `Frees up to ${b(staleFreeable)}` : 'Frees what they hold') +
+            `; asks before deleting anything.${notForThis}`,
           steps: [
             {
               command: CommandIDs.deleteVariables,
@@ -148,7 +158,10 @@ export function oomActions(
     ? {
         id: 'clear-traceback',
         label: 'Clear the old traceback',
-        gain: `Frees the ${b(traceback.bytes)} its frames still hold (disables %debug for that error).`,
+        gain:
+          (known(traceback.bytes)
+            ? `Frees the ${b(traceback.bytes)} its frames still hold`
+            : 'Frees what its frames still hold') + ' (disables %debug for that error).',
         steps: [
           {
             command: CommandIDs.deleteVariables,
@@ -160,9 +173,12 @@ export function oomActions(
   const expandableSegments: OomAction = {
     id: 'expandable-segments',
     label: 'Set expandable_segments (restarts the kernel)',
-    gain: `Inserts a first cell setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True, then restarts the kernel: stops most of the ${b(
-      d.reserved_unallocated_bytes
-    )} of fragmentation. Run that cell first.`,
+    gain:
+      'Inserts a first cell setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True, then restarts the kernel: ' +
+      (known(fragmented)
+        ? `stops most of the ${b(fragmented)} of fragmentation.`
+        : "PyTorch's cache then loses far less memory to fragmentation.") +
+      ' Run that cell first.',
     steps: [
       { command: CommandIDs.insertSnippet, args: { id: 'allocator-config' } },
       { command: RESTART_KERNEL_COMMAND }
@@ -265,7 +281,7 @@ export function oomActions(
     add({
       id: 'record-allocations',
       label: 'Record allocations',
-      gain: 'Keeps the stack of every live allocation from now on: the next diagnosis lists the notebook lines that hold the memory',
+      gain: 'Keeps the stack of every live allocation from now on: the next diagnosis lists the notebook lines that hold the memory.',
       steps: [{ command: CommandIDs.recordAllocations, args: { enabled: true } }]
     });
   }
