@@ -10,7 +10,7 @@ import {
   makeFreeResult,
   snapshot
 } from './cleanupFixtures';
-import { GiB, MiB } from './fixtures';
+import { GiB, makeCpuSample, makeHello, makeSample, MiB, wire } from './fixtures';
 
 describe('describeFreeResult', () => {
   it('gc only, no GPU: objects collected and RAM change', () => {
@@ -125,7 +125,7 @@ describe('describeFreeResult', () => {
     expect(d.freedBytes).toBe(0);
   });
 
-  it('empty_cache skipped: CUDA not initialised', () => {
+  it('empty_cache skipped: CUDA not initialised, said as a fact, not a step to take', () => {
     const d = describeFreeResult(
       makeFreeResult({
         actions_run: [],
@@ -136,8 +136,27 @@ describe('describeFreeResult', () => {
       })
     );
     expect(d.lines).toEqual([
-      'empty_cache skipped: CUDA not initialised in this kernel'
+      'empty_cache skipped: this kernel has not used CUDA yet, so nothing is cached'
     ]);
+  });
+
+  it('empty_cache skipped on a kernel known to see no GPU: says that, not CUDA', () => {
+    for (const outcome of ['skipped_cuda_not_initialized', 'skipped_torch_not_imported']) {
+      const d = describeFreeResult(
+        makeFreeResult({
+          actions_run: ['gc'],
+          gc_collected: 2,
+          empty_cache: outcome,
+          before: snapshot(GiB),
+          after: snapshot(GiB)
+        }),
+        'binary',
+        { noGpu: true }
+      );
+      expect(d.lines).toEqual([
+        'gc collected 2 objects; empty_cache skipped: no GPU is visible to this kernel; RAM unchanged'
+      ]);
+    }
   });
 
   it('empty_cache skipped: torch not imported (with gc)', () => {
@@ -348,6 +367,47 @@ describe('small helpers', () => {
     expect(stillAliveText('t', 'referenced by 2 objects')).toBe(
       't: referenced by 2 objects \u2014 its memory did not come back'
     );
+  });
+});
+
+describe('MemoryActions: what empty_cache skipped says of the kernel', () => {
+  async function freeOn(hello: unknown, sample: unknown): Promise<string> {
+    const { KernelMemoryModel } = await import('../model/KernelMemoryModel');
+    const { MemoryActions } = await import('../model/MemoryActions');
+    const model = new KernelMemoryModel({ historyCapacity: 10 });
+    model.ingest(wire(hello));
+    model.ingest(wire(sample));
+    model.setState('live');
+    const result = makeFreeResult({
+      actions_run: ['gc'],
+      gc_collected: 0,
+      empty_cache: 'skipped_cuda_not_initialized',
+      before: snapshot(GiB),
+      after: snapshot(GiB)
+    });
+    const connection = { freeMemory: jest.fn(async () => result), inspect: jest.fn(), deleteHolders: jest.fn() };
+    const actions = new MemoryActions({ connection: connection as any, model });
+    await actions.free(['gc', 'empty_cache']);
+    const text = actions.lastOutcome!.lines[0];
+    actions.dispose();
+    return text;
+  }
+  const idleTorch = { imported: true, cuda_initialized: false };
+
+  it('no GPU where the model knows none is visible (NVML lists none)', async () => {
+    const text = await freeOn(makeHello({ devices: [] }), makeCpuSample({ torch: idleTorch }));
+    expect(text).toContain('empty_cache skipped: no GPU is visible to this kernel');
+    expect(text).not.toContain('CUDA');
+  });
+
+  it('nothing cached yet where a GPU is there, or may be (no NVML to tell)', async () => {
+    const gpu = await freeOn(makeHello(), makeSample({ torch: idleTorch }));
+    expect(gpu).toContain('empty_cache skipped: this kernel has not used CUDA yet, so nothing is cached');
+    const unknown = await freeOn(
+      makeHello({ nvml: { available: false, driver_version: null, error: 'cannot import pynvml' }, devices: [] }),
+      makeCpuSample({ torch: idleTorch })
+    );
+    expect(unknown).toContain('this kernel has not used CUDA yet, so nothing is cached');
   });
 });
 

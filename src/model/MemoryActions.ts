@@ -20,6 +20,7 @@ import { isHiddenHolderKind } from '../protocol';
 import { ByteUnits } from '../format';
 import { IKernelMemoryModel } from '../tokens';
 import { ActionCancelledError, ActionQueue } from './ActionQueue';
+import { seesNoGpu } from './gpuVisibility';
 // The result texts load with the first result (not at start-up).
 import type { ResultDescription } from './cleanupResultText';
 import type { DeletePlan } from './deletePlan';
@@ -340,7 +341,10 @@ export class MemoryActions implements IDisposable {
 
   /** A reply in words, in the units set now (the texts load on demand). */
   private async _describe(result: FreeMemoryResult | DeleteResult): Promise<ResultDescription> {
-    return (await import('./cleanupResultText')).describeResult(result, this._units());
+    // Said as the sidebar says it: "no GPU" only where that is known, not
+    // merely because no GPU was listed yet.
+    const noGpu = seesNoGpu(this._model.hello, this._model.latest) === true;
+    return (await import('./cleanupResultText')).describeResult(result, this._units(), { noGpu });
   }
 
   private async _run(

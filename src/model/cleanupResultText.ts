@@ -5,7 +5,7 @@
  *
  *   "gc collected 1,234 objects; RAM −120 MiB"
  *   "Freed 3.2 GiB reserved on GPU 0; allocated unchanged: something still references it"
- *   "empty_cache skipped: CUDA not initialised in this kernel"
+ *   "empty_cache skipped: no GPU is visible to this kernel"
  */
 import {
   DeleteFailure,
@@ -165,16 +165,34 @@ function gpuLines(
   return lines;
 }
 
+/** What the page knows of the kernel beside the reply. */
+export interface ResultContext {
+  /**
+   * The kernel is known to see no GPU (gpuVisibility.ts's seesNoGpu: true).
+   * Its helper says why empty_cache was skipped only in CUDA's terms, which
+   * read there as if CUDA were the user's to initialise.
+   */
+  noGpu?: boolean;
+}
+
 /** Why empty_cache did nothing, or null when it ran (or was not asked). */
-export function emptyCacheSkipText(outcome: string | null): string | null {
+export function emptyCacheSkipText(
+  outcome: string | null,
+  context: ResultContext = {}
+): string | null {
   switch (outcome) {
     case null:
     case 'done':
       return null;
     case 'skipped_cuda_not_initialized':
-      return 'empty_cache skipped: CUDA not initialised in this kernel';
     case 'skipped_torch_not_imported':
-      return 'empty_cache skipped: PyTorch not imported in this kernel';
+      if (context.noGpu) {
+        return 'empty_cache skipped: no GPU is visible to this kernel';
+      }
+      // A fact, not a step to take: a kernel that has not used CUDA has nothing to give back.
+      return outcome === 'skipped_cuda_not_initialized'
+        ? 'empty_cache skipped: this kernel has not used CUDA yet, so nothing is cached'
+        : 'empty_cache skipped: PyTorch not imported in this kernel';
     default:
       return `empty_cache: ${outcome}`;
   }
@@ -183,7 +201,8 @@ export function emptyCacheSkipText(outcome: string | null): string | null {
 /** What a `free_memory` reply says, in words. */
 export function describeFreeResult(
   result: FreeMemoryResult,
-  units: ByteUnits = 'binary'
+  units: ByteUnits = 'binary',
+  context: ResultContext = {}
 ): ResultDescription {
   const { before, after } = result;
   const first: string[] = [];
@@ -195,7 +214,7 @@ export function describeFreeResult(
         : `gc collected ${plural(result.gc_collected, 'object', 'objects')}`
     );
   }
-  const skip = emptyCacheSkipText(result.empty_cache);
+  const skip = emptyCacheSkipText(result.empty_cache, context);
   if (skip) {
     first.push(skip);
   }
@@ -337,7 +356,10 @@ export function describeDeleteResult(
 /** What a cleanup reply says, in words: a `delete`'s or a `free_memory`'s. */
 export function describeResult(
   result: FreeMemoryResult | DeleteResult,
-  units: ByteUnits = 'binary'
+  units: ByteUnits = 'binary',
+  context: ResultContext = {}
 ): ResultDescription {
-  return 'deleted' in result ? describeDeleteResult(result, units) : describeFreeResult(result, units);
+  return 'deleted' in result
+    ? describeDeleteResult(result, units)
+    : describeFreeResult(result, units, context);
 }
