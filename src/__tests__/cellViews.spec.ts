@@ -399,6 +399,48 @@ describe('CellHistoryView', () => {
     view.dispose();
   });
 
+  it('goes to the cell from the keyboard: each row takes focus, Enter and Space activate it', async () => {
+    const { view, revealed } = setup();
+    const [first, second] = rows(view);
+    expect(first.tabIndex).toBe(0);
+    expect(second.tabIndex).toBe(0);
+    first.dispatchEvent(new KeyboardEvent('keydown', { key: 'Enter', bubbles: true, cancelable: true }));
+    await settle();
+    expect(revealed).toEqual(['cell-3']);
+    const space = new KeyboardEvent('keydown', { key: ' ', bubbles: true, cancelable: true });
+    second.dispatchEvent(space);
+    await settle();
+    expect(revealed).toEqual(['cell-3', 'cell-2']);
+    expect(space.defaultPrevented).toBe(true); // no scrolling of the list
+    // Other keys are the page's (Tab moves on).
+    second.dispatchEvent(new KeyboardEvent('keydown', { key: 'Tab', bubbles: true, cancelable: true }));
+    await settle();
+    expect(revealed).toHaveLength(2);
+    // The sort headers as well.
+    const header = view.node.querySelector<HTMLElement>('[data-vram-sort-key="execution_count"]')!;
+    expect(header.tabIndex).toBe(0);
+    header.dispatchEvent(new KeyboardEvent('keydown', { key: 'Enter', bubbles: true, cancelable: true }));
+    expect(header.getAttribute('aria-sort')).toBe('ascending');
+    view.dispose();
+  });
+
+  it('keeps the keyboard focus on its record when the reused rows shift', async () => {
+    const { model, view, revealed } = setup();
+    const focused = rows(view).find(r => r.dataset.vramRecordId === '3')!;
+    focused.focus();
+    expect(document.activeElement).toBe(focused);
+    // A new run comes first (newest first): every record moves down a row.
+    model.cells.merge(manyRecords(1, 4));
+    MessageLoop.flush();
+    const active = document.activeElement as HTMLElement;
+    expect(active.dataset.vramRole).toBe('cell-row');
+    expect(active.dataset.vramRecordId).toBe('3');
+    active.dispatchEvent(new KeyboardEvent('keydown', { key: 'Enter', bubbles: true, cancelable: true }));
+    await settle();
+    expect(revealed).toEqual(['cell-3']);
+    view.dispose();
+  });
+
   it('shows console runs without a jump target', async () => {
     const { view, revealed } = setup([makeCellRecord({ cell_id: null, execution_count: 5 })]);
     const row = rows(view)[0];

@@ -17,18 +17,21 @@ import {
 import { CellAliveText } from '../model/cellAlive';
 import { CellHistoryEntry } from '../model/CellHistory';
 import { CELL_SORT_KEYS } from '../model/cellSort';
-import { element, setHidden, setText } from './dom';
+import { element, makeActivatable, setHidden, setText } from './dom';
 
 /** Height of one row in px (must match .jp-vram-CellRow in base.css). */
 export const CELL_ROW_HEIGHT = 22;
 
 /** One reusable row of the virtualised table. */
 export class CellHistoryRow {
-  constructor() {
+  /** `activate`: the row was clicked, or Enter or Space pressed on it. */
+  constructor(activate: (row: CellHistoryRow) => void = () => undefined) {
     const node = (this.node = element('div', 'jp-vram-CellRow', {
       role: 'cell-row'
     }));
     node.setAttribute('role', 'row');
+    // Going to the cell must not need a mouse: the row takes focus and keys.
+    makeActivatable(node, () => activate(this));
     this._cols = CELL_SORT_KEYS.map(key => {
       const col = element('div', `jp-vram-CellCol jp-vram-CellCol-${key}`);
       col.setAttribute('role', 'cell');

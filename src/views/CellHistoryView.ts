@@ -2,7 +2,8 @@
  * The "Cells" view of the sidebar: one row per executed cell (execution
  * count, memory change, peak, duration, status, and while allocations are
  * recorded the bytes still alive from it), sortable by every column,
- * a click on a row goes to the cell; export and clear buttons.
+ * a click on a row (or Enter or Space on it) goes to the cell; export and
+ * clear buttons.
  *
  * The list is virtualised: rows have a fixed height, and only the rows in
  * the viewport (plus a few) exist in the DOM, reused as the list scrolls, so
@@ -29,7 +30,7 @@ import {
 } from '../model/cellSort';
 import { ModelChange } from '../tokens';
 import { CELL_ROW_HEIGHT, CellHistoryRow } from './CellHistoryRow';
-import { button, element, setHidden, setText } from './dom';
+import { button, element, makeActivatable, setHidden, setText } from './dom';
 import { ModelView } from './ModelView';
 import { follow } from './follow';
 
@@ -130,16 +131,9 @@ export class CellHistoryView extends ModelView {
       });
       h.setAttribute('role', 'columnheader');
       h.setAttribute('aria-sort', 'none');
-      h.tabIndex = 0;
       h.title = COLUMN_TITLES[key];
       h.dataset.vramSortKey = key;
-      h.addEventListener('click', () => this.sortBy(key));
-      h.addEventListener('keydown', event => {
-        if (event.key === 'Enter' || event.key === ' ') {
-          event.preventDefault();
-          this.sortBy(key);
-        }
-      });
+      makeActivatable(h, () => this.sortBy(key));
       this._headers.set(key, h);
       header.appendChild(h);
     }
@@ -150,7 +144,6 @@ export class CellHistoryView extends ModelView {
     this._spacer = element('div', 'jp-vram-CellTable-spacer');
     this._viewport.appendChild(this._spacer);
     this._viewport.addEventListener('scroll', () => this._renderRows());
-    this._spacer.addEventListener('click', event => this._onRowClick(event));
     this._empty = element('div', 'jp-vram-CellHistory-empty', {
       text: EMPTY_TEXT
     });
@@ -292,8 +285,9 @@ export class CellHistoryView extends ModelView {
         OVERSCAN
     );
     const count = Math.max(0, last - first);
+    const focusedKey = this._focusedRowKey();
     while (this._rows.length < count) {
-      const row = new CellHistoryRow();
+      const row = new CellHistoryRow(shown => this._goToCell(shown.node));
       this._rows.push(row);
       this._spacer.appendChild(row.node);
     }
@@ -320,6 +314,30 @@ export class CellHistoryView extends ModelView {
       }
     }
     this._rowsInUse = totals ? count : 0;
+    if (focusedKey !== null) {
+      this._keepFocusOn(focusedKey);
+    }
+  }
+
+  /** The record key of the row that has the keyboard focus; null when none has. */
+  private _focusedRowKey(): string | null {
+    const active = this.node.ownerDocument.activeElement;
+    return active instanceof HTMLElement && active.parentElement === this._spacer
+      ? active.dataset.vramKey ?? null
+      : null;
+  }
+
+  /**
+   * Rows are reused as the list scrolls or grows, so the focused node may now
+   * show another record (Tab to a row below the viewport scrolls it, and the
+   * rows shift): the focus moves to the row that shows its record, wherever
+   * that is now, or stays put when that record is no longer rendered.
+   */
+  private _keepFocusOn(key: string): void {
+    const row = this._rows.find(r => !r.node.hidden && r.node.dataset.vramKey === key);
+    if (row && row.node !== this.node.ownerDocument.activeElement) {
+      row.node.focus({ preventScroll: true });
+    }
   }
 
   /**
@@ -372,12 +390,9 @@ export class CellHistoryView extends ModelView {
     return cellId === null || (this._consoleCells?.has(cellId) ?? false);
   }
 
-  private _onRowClick(event: MouseEvent): void {
-    const target = event.target as HTMLElement | null;
-    const rowNode = target?.closest('[data-vram-role="cell-row"]') as
-      | HTMLElement
-      | null;
-    const key = rowNode?.dataset.vramKey;
+  /** Go to the cell of the record `rowNode` shows (by its key: the row may have been reused since). */
+  private _goToCell(rowNode: HTMLElement): void {
+    const key = rowNode.dataset.vramKey;
     const entry = key ? this.model?.cells.get(key) : undefined;
     if (!entry) {
       return;
