@@ -83,6 +83,33 @@ describe('HoldersView', () => {
     expect(locked.title).toBe(EVIL);
   });
 
+  it('lets a long dotted type name wrap after a dot, and copy as the exact name', async () => {
+    const { actions } = liveActions(
+      makeListing({
+        entries: [
+          makeEntry({
+            name: 'model',
+            kind: 'module',
+            type_name: 'torch.nn.modules.container.Sequential',
+            summary: 'Sequential: 3 modules, 1.5 M params'
+          })
+        ],
+        hidden: []
+      })
+    );
+    await actions.inspect();
+    view.actions = actions;
+    view.renderNow();
+    const summary = view.node.querySelector<HTMLElement>(
+      '[data-vram-role="holder-entry"][data-vram-name="model"] [data-vram-role="holder-summary"]'
+    )!;
+    expect(summary.textContent).toBe('torch.nn.modules.container.Sequential: 3 modules, 1.5 M params');
+    // A break opportunity after each dot of the type, none inside a word, none in "1.5".
+    const pieces = Array.from(summary.childNodes).map(n => (n.nodeName === 'WBR' ? '|' : n.textContent));
+    expect(pieces.join('')).toBe('torch.|nn.|modules.|container.|Sequential: 3 modules, 1.5 M params');
+    expect(summary.innerHTML).not.toMatch(/\u200b|&#8203;/); // no zero-width spaces to copy
+  });
+
   it('says what a 0 B alias keeps alive and where it is counted', async () => {
     const { actions } = liveActions();
     await actions.inspect();

@@ -21,7 +21,7 @@ import { VramSettings } from '../settings';
 import { hiddenHolderWarning } from '../model/deletePlan';
 import { graphFixCode, graphHoldingText } from '../model/graphFix';
 import { holderSummaryText, sharingNote } from '../model/holderText';
-import { button, element, setBytesData, setHidden, setText } from './dom';
+import { appendDottedName, button, element, setBytesData, setHidden, setText } from './dom';
 import { MemoryActionsView } from './MemoryActionsView';
 
 export class HoldersView extends MemoryActionsView {
@@ -225,12 +225,7 @@ export class HoldersView extends MemoryActionsView {
       })
     );
     row.appendChild(label);
-    row.appendChild(
-      element('div', 'jp-vram-Holder-summary', {
-        role: 'holder-summary',
-        text: holderSummaryText(entry)
-      })
-    );
+    row.appendChild(summaryNode(entry));
     row.appendChild(
       element('div', 'jp-vram-Holder-devices', {
         text: formatBytesByDevice(entry.bytes_by_device, units)
@@ -363,6 +358,20 @@ interface IFocusedControl {
 /** What a row stands for: its variable's name, or its hidden holder's kind. */
 function holderKey(row: HTMLElement): string | null {
   return row.dataset.vramName ?? row.dataset.vramHolder ?? null;
+}
+
+/**
+ * A row's summary line. The type that leads it is a long dotted name
+ * (torch.nn.modules.container.Sequential), one word to the browser, which
+ * the sidebar's width would otherwise cut mid-word: it wraps after a dot.
+ */
+function summaryNode(entry: HolderEntry): HTMLElement {
+  const node = element('div', 'jp-vram-Holder-summary', { role: 'holder-summary' });
+  const text = holderSummaryText(entry);
+  const type = entry.type_name && text.startsWith(entry.type_name) ? entry.type_name : '';
+  appendDottedName(node, type);
+  node.append(document.createTextNode(text.slice(type.length)));
+  return node;
 }
 
 export namespace HoldersView {

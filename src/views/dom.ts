@@ -61,6 +61,23 @@ export function makeActivatable(
   });
 }
 
+/**
+ * Append `name`, a dotted name (torch.nn.modules.container.Sequential), so
+ * that a narrow panel wraps it after a dot rather than inside a word: a
+ * `<wbr>` after each dot. Elements, not characters (a zero-width space):
+ * what is copied is the name exactly. As text nodes, never parsed as HTML.
+ */
+export function appendDottedName(node: HTMLElement, name: string): void {
+  const parts = name.split('.');
+  parts.forEach((part, i) => {
+    if (i < parts.length - 1) {
+      node.append(document.createTextNode(`${part}.`), document.createElement('wbr'));
+    } else if (part) {
+      node.append(document.createTextNode(part));
+    }
+  });
+}
+
 /** Set text only when it changed (avoids needless layout work). */
 export function setText(node: HTMLElement, text: string): void {
   if (node.textContent !== text) {
