@@ -18,6 +18,14 @@ import { HelloMessage, HelperRequestResults, ParseResult } from './protocol';
 import { SampleMessage } from './sampleProtocol';
 import { VramSettings } from './settings';
 
+/**
+ * What the kernel runs while busy: 'helper', the code this page sent to
+ * start the memory helper in it (its bootstrap, or the empty request that
+ * wakes a restarted kernel for it); 'cell', anything else (a cell, from this
+ * page or another, or code this page cannot name).
+ */
+export type KernelBusyWith = 'cell' | 'helper';
+
 /** What changed in a kernel memory model (the payload of `changed`). */
 export type ModelChange =
   | 'state'
@@ -44,6 +52,8 @@ export interface IKernelMemoryModel {
   readonly lastSampleTime: number | null;
   /** True while the kernel runs code (samples keep coming meanwhile). */
   readonly kernelBusy: boolean;
+  /** What keeps the kernel busy (see KernelBusyWith); null while it is not. */
+  readonly kernelBusyWith: KernelBusyWith | null;
   readonly notes: readonly VisibilityNote[];
   /** The facts of the kernel's last unasked-for death; null if none. */
   readonly death: KernelDeathFacts | null;

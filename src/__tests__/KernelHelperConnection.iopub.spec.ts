@@ -156,6 +156,44 @@ describe('KernelHelperConnection: what it hears on IOPub beyond its comm', () =>
   });
 });
 
+describe('KernelHelperConnection: what keeps the kernel busy', () => {
+  it('is the helper while the kernel runs the bootstrap this page sent, a cell otherwise', async () => {
+    const kernel = new FakeKernel();
+    kernel.executeOutcome = 'never'; // the kernel is still starting the helper
+    const { model } = connect(kernel);
+    await settle();
+    expect(model.state).toBe('bootstrapping');
+    const bootstrap = kernel.executed[0].msg.header.msg_id;
+    kernel.publishStatus('busy', 'execute_request', bootstrap);
+    expect(model.kernelBusy).toBe(true);
+    expect(model.kernelBusyWith).toBe('helper');
+    kernel.publishStatus('idle', 'execute_request', bootstrap);
+    expect(model.kernelBusyWith).toBeNull();
+    // A cell queued behind it.
+    kernel.publishStatus('busy', 'execute_request', 'a-cell');
+    expect(model.kernelBusyWith).toBe('cell');
+    kernel.publishStatus('idle', 'execute_request', 'a-cell');
+    // A status that names no request is counted as a cell's, as before.
+    kernel.publishStatus('busy', 'execute_request');
+    expect(model.kernelBusyWith).toBe('cell');
+  });
+
+  it('is the helper while a restarted kernel runs the empty request that wakes it for the helper', async () => {
+    const kernel = new FakeKernel();
+    const { sessionContext, model } = connect(kernel);
+    await settle();
+    sessionContext.setStatus('autorestarting');
+    sessionContext.connectionStatusChanged.emit('connecting');
+    sessionContext.connectionStatusChanged.emit('connected');
+    sessionContext.setStatus('starting');
+    const nudge = kernel.executed.find(e => e.content.code === '')!;
+    kernel.publishStatus('busy', 'execute_request', nudge.msg.header.msg_id);
+    expect(model.kernelBusyWith).toBe('helper');
+    kernel.publishStatus('idle', 'execute_request', nudge.msg.header.msg_id);
+    expect(model.kernelBusy).toBe(false);
+  });
+});
+
 describe('KernelHelperConnection: a restart elsewhere while its own helper waits behind a cell', () => {
   it('delivers the helper to the new process: what it sent went with the old one', async () => {
     const kernel = new FakeKernel();

@@ -147,6 +147,19 @@ describe('KernelMemoryModel', () => {
     expect(changes).toEqual(['busy', 'busy']);
   });
 
+  it('says what keeps the kernel busy: a cell unless told it is the helper starting', () => {
+    const { model, changes } = newModel();
+    expect(model.kernelBusyWith).toBeNull();
+    model.setKernelBusy(true, 'helper');
+    expect(model.kernelBusyWith).toBe('helper');
+    model.setKernelBusy(true); // the helper is done; a cell queued behind it runs
+    expect(model.kernelBusyWith).toBe('cell');
+    model.setKernelBusy(true);
+    model.setKernelBusy(false, 'helper');
+    expect(model.kernelBusyWith).toBeNull();
+    expect(changes).toEqual(['busy', 'busy', 'busy']);
+  });
+
   it('forgets the current figures on a new session but keeps the timeline and the count', () => {
     const { model } = newModel();
     model.ingest(wire(makeHello()));

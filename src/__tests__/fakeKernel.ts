@@ -110,7 +110,8 @@ export class FakeKernel {
   processSession = 'process-1';
 
   requestExecute(content: any, disposeOnDone?: boolean) {
-    this.executed.push({ content, disposeOnDone });
+    const msg = { header: { msg_id: `execute-${++FakeKernel.requests}`, msg_type: 'execute_request' } };
+    this.executed.push({ content, disposeOnDone, msg });
     const outcome = this.executeOutcome;
     let done: Promise<any>;
     if (outcome === 'never') {
@@ -122,8 +123,11 @@ export class FakeKernel {
     } else {
       done = Promise.resolve({ content: { execution_count: null, ...outcome } });
     }
-    return { done };
+    return { msg, done };
   }
+
+  /** Execute requests sent, for their msg_ids. */
+  static requests = 0;
 
   /** How many kernel_info requests were sent. */
   infoRequests = 0;
@@ -149,12 +153,15 @@ export class FakeKernel {
     });
   }
 
-  /** The kernel publishes its execution state while it handles a request of type `parent`. */
-  publishStatus(state: string, parent: string): void {
+  /**
+   * The kernel publishes its execution state while it handles a request of
+   * type `parent` (`msgId`: which one, e.g. `executed[i].msg.header.msg_id`).
+   */
+  publishStatus(state: string, parent: string, msgId?: string): void {
     this.iopubMessage.emit({
       channel: 'iopub',
       header: { msg_type: 'status', session: this.processSession },
-      parent_header: { msg_type: parent },
+      parent_header: msgId === undefined ? { msg_type: parent } : { msg_type: parent, msg_id: msgId },
       content: { execution_state: state }
     });
   }

@@ -167,6 +167,22 @@ describe('MemorySidebar', () => {
     expect(busy.hidden).toBe(true);
   });
 
+  it('says what keeps the kernel busy before the helper is live: the helper starting, or a running cell', () => {
+    monitor.setCurrent(model);
+    model.setState('bootstrapping', 'Starting the memory helper in the kernel\u2026');
+    // After a restart, no cell runs: the kernel runs the helper this page sent it.
+    model.setKernelBusy(true, 'helper');
+    MessageLoop.flush();
+    const busy = q(sidebar.node, '[data-vram-role="kernel-busy"]');
+    expect(busy.hidden).toBe(false);
+    expect(busy.textContent).toBe('Kernel busy starting the memory helper \u2014 requests wait until it is running.');
+    expect(busy.textContent).not.toContain('cell');
+    // A cell queued behind it runs next.
+    model.setKernelBusy(true, 'cell');
+    MessageLoop.flush();
+    expect(busy.textContent).toBe('Kernel busy \u2014 requests wait until the running cell finishes.');
+  });
+
   it('renders nothing while hidden and catches up when shown', () => {
     monitor.setCurrent(model);
     MessageLoop.flush();

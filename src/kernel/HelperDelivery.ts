@@ -64,6 +64,7 @@ export class HelperDelivery {
       languageKnown: language => this._readiness.noteLanguage(kernel.id, language),
       unsupported: () => this._readiness.noteUnsupported(kernel.id),
       config: options.config,
+      sent: msgId => options.sent?.(msgId),
       replaces: () => options.commsLeftOpen(kernel.id),
       claimDelivery: () => this._claim(generation),
       delivered: () => this._delivered === generation,
@@ -119,5 +120,7 @@ export namespace HelperDelivery {
     abandon: () => void;
     /** Close the adopted comm (the kernel skipped the helper sent with it). */
     closeComm: () => void;
+    /** A bootstrap went to the kernel as execute request `msgId`. */
+    sent?: (msgId: string) => void;
   }
 }

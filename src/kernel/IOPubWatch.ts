@@ -33,6 +33,8 @@
  * JupyterLab's own status also follows other requests (a comm message, a
  * subshell another page creates or deletes as it opens or goes), so it
  * says "idle" in the middle of a running cell when another tab reloads.
+ * A status names its request: busy with the code this page sent to start
+ * the helper is told apart from busy with a cell (noteHelperRequest).
  *
  * Only messages that parse as the helper's are passed on; other comms
  * (widgets, other extensions) carry other data.
@@ -58,6 +60,9 @@ export interface IIOPubWatchHost {
 /** Processes remembered by session id: the old ones of a page's restarts. */
 const MAX_KNOWN_PROCESSES = 16;
 
+/** This page's helper requests remembered until their idle (a dead kernel sends none). */
+const MAX_HELPER_REQUESTS = 16;
+
 export class IOPubWatch {
   constructor(host: IIOPubWatchHost) {
     this._host = host;
@@ -75,6 +80,18 @@ export class IOPubWatch {
     this._processSessions.clear();
     this._newProcessDue = false;
     kernel.iopubMessage.connect(this._onIOPub, this);
+  }
+
+  /**
+   * This page sent the execute request `msgId` to start the memory helper
+   * (its bootstrap, or the empty request that wakes a restarted kernel): the
+   * kernel busy with it runs no cell.
+   */
+  noteHelperRequest(msgId: string): void {
+    if (this._helperRequests.size >= MAX_HELPER_REQUESTS) {
+      this._helperRequests.delete(this._helperRequests.values().next().value as string);
+    }
+    this._helperRequests.add(msgId);
   }
 
   /** Stop listening (the kernel went, or the page does). */
@@ -101,11 +118,15 @@ export class IOPubWatch {
     msg: KernelMessage.IIOPubMessage
   ): void {
     if (KernelMessage.isStatusMsg(msg)) {
-      const parent = (msg.parent_header as { msg_type?: unknown } | undefined)?.msg_type;
+      const parent = msg.parent_header as { msg_type?: unknown; msg_id?: unknown } | undefined;
       const state = msg.content.execution_state;
-      if (parent === 'execute_request' && (state === 'busy' || state === 'idle')) {
+      if (parent?.msg_type === 'execute_request' && (state === 'busy' || state === 'idle')) {
+        const helper = typeof parent.msg_id === 'string' && this._helperRequests.has(parent.msg_id);
+        if (helper && state === 'idle') {
+          this._helperRequests.delete(parent.msg_id as string);
+        }
         this._cellRunning = state === 'busy';
-        this._host.model.setKernelBusy(state === 'busy');
+        this._host.model.setKernelBusy(state === 'busy', helper ? 'helper' : 'cell');
       }
       return;
     }
@@ -239,4 +260,6 @@ export class IOPubWatch {
   private _newProcessDue = false;
   /** Whether a cell runs, from the last cell status heard; null when none was heard. */
   private _cellRunning: boolean | null = null;
+  /** The msg_ids of the execute requests this page sent to start the helper. */
+  private _helperRequests = new Set<string>();
 }

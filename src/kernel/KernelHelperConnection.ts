@@ -95,7 +95,9 @@ export class KernelHelperConnection
         this._channel.reset(false, 'The memory helper did not start in this kernel.'),
       // A helper already there may have taken it: the kernel is told to close it.
       closeComm: () =>
-        this._channel.reset(true, 'The kernel skipped the memory helper behind a failed cell.')
+        this._channel.reset(true, 'The kernel skipped the memory helper behind a failed cell.'),
+      // The kernel busy with it runs no cell: the panel says what it does.
+      sent: msgId => this._iopub.noteHelperRequest(msgId)
     });
     this._iopub = new IOPubWatch({
       model: this._model,

@@ -260,7 +260,10 @@ export class KernelLifecycle implements IDisposable {
     }
     this._nudged = true;
     try {
-      ignoreRejection(kernel.requestExecute({ ...SILENT, code: '' }, true).done);
+      const nudge = kernel.requestExecute({ ...SILENT, code: '' }, true);
+      // Busy with it, the kernel starts for the helper: it runs no cell.
+      this._host.iopub.noteHelperRequest(nudge.msg.header.msg_id);
+      ignoreRejection(nudge.done);
     } catch {
       // A kernel that died again: its next status says so.
     }

@@ -41,6 +41,8 @@ export interface IHelperBootstrapHost {
   languageKnown?: (language: string) => void;
   /** The kernel runs Python, but not in ipykernel (its info said so). */
   unsupported?: () => void;
+  /** The bootstrap went as execute request `msgId` (the kernel's statuses name it). */
+  sent?: (msgId: string) => void;
   /** Comms of this frontend the new one replaces (the open's `replaces`); asked once, at the open. */
   replaces?: () => string[];
   /** Take the new comm (wire its messages) before it is opened. */
@@ -209,6 +211,7 @@ export async function sendHelper(
   >;
   try {
     bootstrap = kernel.requestExecute({ ...SILENT, code }, true);
+    host.sent?.(bootstrap.msg.header.msg_id);
   } catch (reason) {
     model.setState(
       'helper-failed',

@@ -9,7 +9,7 @@
  */
 import { ISignal, Signal } from '@lumino/signaling';
 
-import { IKernelMemoryModel, ModelChange } from '../tokens';
+import { IKernelMemoryModel, KernelBusyWith, ModelChange } from '../tokens';
 import { claimsHello, HelloMessage, parseKernelMessage, ParseResult } from '../protocol';
 import { SampleMessage } from '../sampleProtocol';
 import { TimelineColumns } from '../timelineProtocol';
@@ -94,6 +94,9 @@ export class KernelMemoryModel implements IKernelMemoryModel {
   get kernelBusy(): boolean {
     return this._kernelBusy;
   }
+  get kernelBusyWith(): KernelBusyWith | null {
+    return this._kernelBusy ? this._kernelBusyWith : null;
+  }
   get notes(): readonly VisibilityNote[] {
     if (this._notesStale && notesDeriver) {
       // The first read since the deriver came: its reader renders them now.
@@ -136,9 +139,11 @@ export class KernelMemoryModel implements IKernelMemoryModel {
     this._changed.emit('state');
   }
 
-  setKernelBusy(busy: boolean): void {
-    if (busy !== this._kernelBusy) {
+  /** `what`: what keeps it busy, when `busy` (a cell unless said otherwise). */
+  setKernelBusy(busy: boolean, what: KernelBusyWith = 'cell'): void {
+    if (busy !== this._kernelBusy || (busy && what !== this._kernelBusyWith)) {
       this._kernelBusy = busy;
+      this._kernelBusyWith = what;
       this._changed.emit('busy');
     }
   }
@@ -476,6 +481,7 @@ export class KernelMemoryModel implements IKernelMemoryModel {
   private _nvmlClock = new NvmlAttributionClock(() => this._updateNotes());
   private _sampleCount = 0;
   private _kernelBusy = false;
+  private _kernelBusyWith: KernelBusyWith = 'cell';
   private _notes: readonly VisibilityNote[] = [];
   /** Figures changed while no deriver was loaded: `_notes` is not derived from them. */
   private _notesStale = false;

@@ -52,7 +52,10 @@ export class StateBanner extends ModelView {
         this._busy,
         state === 'live'
           ? 'Kernel busy \u2014 figures are still live.'
-          : 'Kernel busy \u2014 requests wait until the running cell finishes.'
+          : model?.kernelBusyWith === 'helper'
+            ? // No cell runs: the kernel is starting the helper this page sent it.
+              'Kernel busy starting the memory helper \u2014 requests wait until it is running.'
+            : 'Kernel busy \u2014 requests wait until the running cell finishes.'
       );
     }
 
