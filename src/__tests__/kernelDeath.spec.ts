@@ -147,7 +147,7 @@ describe('explainKernelDeath', () => {
     expect(e.short).toMatch(/^The kernel \(probably running cell 01234567\) died/);
   });
 
-  it('near a container limit with swap still free: not said to be most likely the killer', () => {
+  it('near a container limit with swap still free: most likely the killer, with the room said', () => {
     // memory.swap.max 4 GiB, 1 GiB of it in use; the machine has 16 GiB of swap.
     const swapping: HostMemory = {
       ...CONTAINER_HOST,
@@ -157,17 +157,18 @@ describe('explainKernelDeath', () => {
       swap_free_bytes: 12 * GiB
     };
     const e = explainKernelDeath(facts({ lastSample: sample(swapping) }));
-    expect(e.verdict).toBe('unknown');
+    // Room in swap a second before is no proof: a zram swap is RAM itself.
+    expect(e.verdict).toBe('near-limit');
     expect(e.summary).toBe(
       'The kernel died and was restarted while its RAM was 22.8 GiB, with 717 MiB more available ' +
-        '(container limit 24 GiB): memory was near the limit, but 3 GiB of swap was still free, where ' +
-        "the kernel's pages go before the out-of-memory killer acts, so the cause is unknown."
+        '(container limit 24 GiB): most likely the out-of-memory killer, though swap still had 3 GiB ' +
+        'free at the last sample.'
     );
     expect(e.details).toContain('The kernel had 922 MiB in swap besides its RSS.');
     expect(e.details).toContain("Swap: 1 GiB in use of 4 GiB (the container's swap limit), 3 GiB free.");
-    expect(e.short).toContain('the cause is unknown');
-    // The count still says it as fact.
+    // The count still says it as fact, either way.
     expect(explainKernelDeath(facts({ lastSample: sample(swapping), oomKillsAfter: 1 })).verdict).toBe('oom-killed');
+    expect(explainKernelDeath(facts({ lastSample: sample(swapping), oomKillsAfter: 0 })).verdict).toBe('unknown');
   });
 
   it('near a container limit with its swap full, or none allowed: most likely the killer', () => {
@@ -193,7 +194,7 @@ describe('explainKernelDeath', () => {
     expect(n.details.join(' ')).not.toContain('in swap besides');
   });
 
-  it("near the machine's RAM with the machine's swap still free: the cause is unknown", () => {
+  it("near the machine's RAM with the machine's swap still free: most likely the killer, with the room said", () => {
     const full: HostMemory = {
       ...machine(30 * GiB, 32 * GiB, 512 * MiB),
       swapped_bytes: 2 * GiB,
@@ -201,8 +202,8 @@ describe('explainKernelDeath', () => {
       swap_free_bytes: 6 * GiB
     };
     const e = explainKernelDeath(facts({ lastSample: sample(full) }));
-    expect(e.verdict).toBe('unknown');
-    expect(e.summary).toContain('but 6 GiB of swap was still free');
+    expect(e.verdict).toBe('near-limit');
+    expect(e.summary).toContain('most likely the out-of-memory killer, though swap still had 6 GiB free at the last sample.');
     expect(e.details).toContain("Swap: 2 GiB in use of 8 GiB (the machine's swap), 6 GiB free.");
     // A machine without swap: as before.
     const noSwap = { ...full, swapped_bytes: 0, swap_total_bytes: 0, swap_free_bytes: 0 };

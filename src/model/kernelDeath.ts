@@ -6,9 +6,11 @@
  * module words them, views only render.
  *
  * Never guess beyond the evidence: a count that rose is said as fact; memory
- * near the limit is "most likely" the out-of-memory killer, unless the
- * kernel could still swap (its pages go to swap past the limit, and the
- * killer acts once that is full too); anything else is an unknown cause.
+ * near the limit is "most likely" the out-of-memory killer, and where swap
+ * still had room at the last sample that is said beside it (past the limit
+ * pages go to swap, and the killer acts once that is full too; but a
+ * zram swap is RAM itself, and the last sample can be a second old, so room
+ * there does not clear the killer); anything else is an unknown cause.
  */
 import { ByteUnits, formatBytes } from '../format';
 import { SampleMessage } from '../sampleProtocol';
@@ -187,9 +189,8 @@ export function explainKernelDeath(
   }
   const near =
     f.usedPercent !== null && f.usedPercent >= NEAR_LIMIT_PERCENT;
-  // Past the limit the kernel's pages go to swap, and the killer acts once
-  // no more can: with room left there, it is no longer the likely cause
-  // (unknown swap, from an older helper: judged as before swap was read).
+  // Swap with room left at the last sample is said, not taken as proof
+  // (see the module's comment); unknown swap (an older helper) says nothing.
   const swapRoom = swapRoomLeft(swap, 100 - NEAR_LIMIT_PERCENT);
   const swapFull = swap.limit !== null && swap.limit > 0 && !swapRoom && swap.free !== null;
   let verdict: DeathVerdict;
@@ -213,14 +214,15 @@ export function explainKernelDeath(
     cause =
       `memory was near the limit, but the container's ${eventsFile} ` +
       'count did not rise, so the cause is unknown';
-  } else if (near && swapRoom) {
-    verdict = 'unknown';
-    cause =
-      `memory was near the limit, but ${bytes(swap.free)} of swap was still free, where the kernel's ` +
-      'pages go before the out-of-memory killer acts, so the cause is unknown';
   } else if (near) {
     verdict = 'near-limit';
-    cause = `most likely the out-of-memory killer${swapFull ? ' (its swap was nearly full too)' : ''}`;
+    cause =
+      'most likely the out-of-memory killer' +
+      (swapFull
+        ? ' (its swap was nearly full too)'
+        : swapRoom
+          ? `, though swap still had ${bytes(swap.free)} free at the last sample`
+          : '');
   } else {
     verdict = 'unknown';
     cause =

@@ -59,7 +59,7 @@ export class HostMemoryCard extends ModelView {
     this._swap = figureRow(figures, 'Swap', 'host-swap');
     this._swapNote = element('div', 'jp-vram-Note', {
       role: 'host-swap-note',
-      text: 'Cells that touch swapped-out memory run slowly: it is read back from disk first.'
+      text: 'Cells that touch swapped-out memory run slowly: it is read back from swap first.'
     });
     this.node.append(header, bar, figures, this._swapNote);
   }
