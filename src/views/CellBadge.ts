@@ -12,7 +12,7 @@
 import { formatCellBadge } from '../cellFormat';
 import { ByteUnits } from '../format';
 import { CellSummary } from '../model/cellFigures';
-import { element, setData } from './dom';
+import { element, setData, setTitle } from './dom';
 
 export interface CellBadgeContent {
   summary: CellSummary;
@@ -49,9 +49,7 @@ export function renderCellBadge(
   if (node.textContent !== text) {
     node.textContent = text;
   }
-  if (node.title !== content.title) {
-    node.title = content.title;
-  }
+  setTitle(node, content.title);
   setData(node, 'vramDeltaBytes', numberText(s.deltaBytes));
   setData(node, 'vramRamDeltaBytes', s.ramAlongside ? numberText(s.ramAlongside.deltaBytes) : null);
   setData(node, 'vramPeakBytes', numberText(s.peakBytes));

@@ -15,7 +15,8 @@ import {
   setBytesData,
   setHidden,
   setSegment,
-  setText
+  setText,
+  setTitle
 } from './dom';
 import { ModelView } from './ModelView';
 
@@ -148,10 +149,4 @@ export function limitTitle(swap: SwapFigures, units: ByteUnits): string {
   }
   const free = swap.free !== null ? ` (${formatBytes(swap.free, units)} free)` : '';
   return `${head}: past it, the kernel's memory goes to swap${free}, and the kernel is killed once that is full too`;
-}
-
-function setTitle(node: HTMLElement, title: string): void {
-  if (node.title !== title) {
-    node.title = title;
-  }
 }

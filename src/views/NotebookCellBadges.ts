@@ -53,7 +53,7 @@ import {
   createCellBadgeNode,
   renderCellBadge
 } from './CellBadge';
-import { element } from './dom';
+import { element, setTitle } from './dom';
 
 /** What the badges need of a cell widget (JupyterLab's Cell fits). */
 export interface IBadgeCell {
@@ -258,9 +258,7 @@ export class NotebookCellBadges implements IDisposable {
     }
     const explanation = text.explainKernelDeath(death, this._settings.units);
     const title = [explanation.summary, ...explanation.details].join('\n');
-    if (mark.node.title !== title) {
-      mark.node.title = title;
-    }
+    setTitle(mark.node, title);
     mark.node.dataset.vramVerdict = explanation.verdict;
   }
 

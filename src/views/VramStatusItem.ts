@@ -9,7 +9,7 @@ import { hostFigures } from '../model/hostFigures';
 import { figuresAreCurrent } from '../model/MonitorState';
 import { IKernelMemoryModel, IVramMonitor, ModelChange } from '../tokens';
 import { VramSettings } from '../settings';
-import { makeActivatable } from './dom';
+import { makeActivatable, setTitle } from './dom';
 import { ModelView } from './ModelView';
 
 const RELEVANT: ReadonlySet<ModelChange> = new Set<ModelChange>([
@@ -135,9 +135,7 @@ export class VramStatusItem extends ModelView {
     if (this.node.textContent !== text) {
       this.node.textContent = text;
     }
-    if (this.node.title !== title) {
-      this.node.title = title;
-    }
+    setTitle(this.node, title);
     this.node.classList.toggle('jp-vram-warning', warning);
     this.node.dataset.vramLevel = warning ? 'warning' : 'normal';
   }

@@ -78,6 +78,13 @@ export function appendDottedName(node: HTMLElement, name: string): void {
   });
 }
 
+/** Set a tooltip only when it changed (as setText: no needless work for the browser). */
+export function setTitle(node: HTMLElement, title: string): void {
+  if (node.title !== title) {
+    node.title = title;
+  }
+}
+
 /** Set text only when it changed (avoids needless layout work). */
 export function setText(node: HTMLElement, text: string): void {
   if (node.textContent !== text) {
