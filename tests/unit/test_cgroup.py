@@ -203,9 +203,50 @@ def test_real_cgroup_limit_is_seen_by_a_process_inside_it() -> None:
         if _reads_int(swap_file) == (512 << 20 if version == 1 else 0):
             assert figures["swap_limit_bytes"] == 0
             assert type(figures["swap_usage_bytes"]) is int and figures["swap_usage_bytes"] >= 0
-        else:  # no swap accounting: nothing to read
-            assert figures["swap_limit_bytes"] is None
+        else:  # no swap accounting: nothing to read, unless swappiness 0 allows no swap at the limit
+            assert figures["swap_limit_bytes"] == (0 if _swappiness(path, version) == 0 else None)
     finally:
+        remove_cgroup(path)
+
+
+def _swappiness(path: str, version: int) -> "int | None":
+    return _reads_int(os.path.join(path, "memory.swappiness") if version == 1 else "/proc/sys/vm/swappiness")
+
+
+def test_real_v1_memsw_on_a_parent_less_the_childs_memory_limit_and_swappiness_0(tmp_path) -> None:
+    """The kernel's own files: memsw 768 MiB on a parent, memory 256 MiB on the child the process would be in:
+    512 MiB may go to swap; none once the child's swappiness is 0. Nothing is moved into the cgroups."""
+    path, version, why = real_memory_cgroup(512 << 20)
+    if path is None:
+        pytest.skip(why)
+    child = os.path.join(path, "kernel")
+    try:
+        if version != 1:
+            pytest.skip("cgroup v2: memory.swap.max limits swap alone (the fake trees test it)")
+        try:
+            with open(os.path.join(path, "memory.memsw.limit_in_bytes"), "w") as f:
+                f.write(str(768 << 20))
+            os.mkdir(child)
+            with open(os.path.join(child, "memory.limit_in_bytes"), "w") as f:
+                f.write(str(256 << 20))
+            with open(os.path.join(child, "memory.swappiness"), "w") as f:
+                f.write("60")
+        except OSError as e:
+            pytest.skip(f"no swap accounting, or the kernel refuses the layout ({e.strerror})")
+        relative = os.path.relpath(child, "/sys/fs/cgroup/memory")
+        c = CgroupMemory(_proc(tmp_path, f"4:memory:/{relative}\n"), "/sys/fs/cgroup")
+        try:
+            figures = c.read()
+            assert figures is not None and figures["limit_bytes"] == 256 << 20 and figures["cgroup_version"] == 1
+            assert c.path == child and c.swap_path == path
+            assert (figures["swap_limit_bytes"], figures["swap_usage_bytes"]) == (512 << 20, 0)
+            with open(os.path.join(child, "memory.swappiness"), "w") as f:
+                f.write("0")
+            assert c.read()["swap_limit_bytes"] == 0  # type: ignore[index]
+        finally:
+            c.close()
+    finally:
+        remove_cgroup(child)
         remove_cgroup(path)
 
 

@@ -6,14 +6,19 @@ Fake /proc and cgroup trees (v1 and v2), and this machine's real /proc.
 from __future__ import annotations
 
 import os
+import threading
+import warnings
 from pathlib import Path
 from typing import Optional
 
 import pytest
 
+from jupyterlab_vram_helper.readers import host as host_module
 from jupyterlab_vram_helper.readers.cgroup import CgroupMemory
 from jupyterlab_vram_helper.readers.host import HostReader
 from jupyterlab_vram_helper.sample import significant_change
+from jupyterlab_vram_helper.sampler import THREAD_NAME as SAMPLER_THREAD_NAME
+from jupyterlab_vram_helper.thread_warnings import HelperThreadWarnings
 
 GIB = 1 << 30
 MIB = 1 << 20
@@ -184,6 +189,45 @@ def test_psutil_backend_gives_the_machines_swap_and_not_the_kernels(tmp_path) ->
     assert 0 <= figures["swap_free_bytes"] <= figures["swap_total_bytes"]  # type: ignore[operator]
 
 
+def test_psutils_swap_warning_on_the_sampler_thread_stays_out_of_the_users_output(tmp_path, monkeypatch) -> None:
+    """psutil.swap_memory() warns (RuntimeWarning) on a Linux without pswpin in /proc/vmstat; the helper's
+    threads' warnings are dropped (thread_warnings.py), so the sampler's reading shows nothing."""
+    psutil = pytest.importorskip("psutil")
+    real_swap_memory = psutil.swap_memory
+    text = "'sin' and 'sout' swap memory stats couldn't be determined and were set to 0"
+
+    def warning_swap_memory():  # what psutil does there (psutil/_pslinux.py)
+        warnings.warn(text, RuntimeWarning, stacklevel=2)
+        return real_swap_memory()
+
+    monkeypatch.setattr(psutil, "swap_memory", warning_swap_memory)
+    now = [0.0]
+    r = HostReader(proc_root=str(tmp_path / "no-proc-here"), clock=lambda: now[0])
+    assert r.backend == "psutil"
+    results: list = []
+
+    def read_on(name: str) -> None:
+        thread = threading.Thread(target=lambda: results.append(r.read()), name=name)
+        thread.start()
+        thread.join()
+
+    shown: list = []
+    guard = HelperThreadWarnings()
+    with warnings.catch_warnings():  # puts back the filters and showwarning after
+        warnings.simplefilter("always")
+        warnings.showwarning = lambda message, *rest: shown.append(str(message))
+        guard.install()
+        try:
+            read_on(SAMPLER_THREAD_NAME)
+            assert shown == []
+            assert results[0]["swap_total_bytes"] == real_swap_memory().total  # the psutil figures, read
+            now[0] += 1.0  # the machine pace: swap_memory() is called again
+            read_on("a-users-thread")  # elsewhere the same warning shows: it was raised, and dropped above
+            assert shown == [text]
+        finally:
+            guard.uninstall()
+
+
 # --- the container's swap: cgroup v2 --------------------------------------------------------
 
 
@@ -287,7 +331,7 @@ def test_v2_without_any_swap_limit_the_usage_is_the_memory_limited_cgroups(tmp_p
 
 
 def _v1_dir(root: Path, path: str, limit: str, usage: int, memsw_limit: Optional[str] = None,
-            memsw_usage: Optional[str] = None) -> Path:
+            memsw_usage: Optional[str] = None, swappiness: Optional[str] = None) -> Path:
     d = root / "memory" / path.strip("/")
     d.mkdir(parents=True, exist_ok=True)
     (d / "memory.limit_in_bytes").write_text(limit)
@@ -298,6 +342,8 @@ def _v1_dir(root: Path, path: str, limit: str, usage: int, memsw_limit: Optional
         (d / "memory.memsw.limit_in_bytes").write_text(memsw_limit)
     if memsw_usage is not None:
         (d / "memory.memsw.usage_in_bytes").write_text(memsw_usage)
+    if swappiness is not None:
+        (d / "memory.swappiness").write_text(swappiness)
     return d
 
 
@@ -349,15 +395,224 @@ def test_v1_a_memsw_usage_below_the_memory_usage_is_no_negative_swap(tmp_path) -
 
 
 def test_v1_the_tightest_swap_limit_may_sit_on_another_ancestor(tmp_path) -> None:
+    """memsw caps memory and swap of /docker's whole subtree; abc's 3 GiB memory limit pushes pages out.
+
+    abc holds at most 3 GiB in memory, and /docker at most 8 GiB in memory and swap: 5 GiB may go to swap
+    (not /docker's own memsw less its own memory limit, 0)."""
     root = tmp_path / "cg"
-    _v1_dir(root, "/docker", f"{8 * GIB}\n", 2 * GIB, f"{8 * GIB}\n", f"{2 * GIB}\n")  # no swap below /docker
+    _v1_dir(root, "/docker", f"{8 * GIB}\n", 2 * GIB, f"{8 * GIB}\n", f"{2 * GIB + 64 * MIB}\n")
     _v1_dir(root, "/docker/abc", f"{3 * GIB}\n", GIB, V1_UNLIMITED, f"{GIB + MIB}\n")
     c = _cgroup(tmp_path, V1_CGROUP, root)
     figures = c.read()
     assert figures is not None
     assert figures["limit_bytes"] == 3 * GIB and c.path == str(root / "memory/docker/abc")
-    assert (figures["swap_limit_bytes"], figures["swap_usage_bytes"]) == (0, 0)
+    # /docker's memsw limit less abc's memory limit; /docker's memsw usage less its memory usage
+    assert (figures["swap_limit_bytes"], figures["swap_usage_bytes"]) == (5 * GIB, 64 * MIB)
     assert c.swap_path == str(root / "memory/docker")
+
+
+def test_v1_memsw_on_a_child_below_the_memory_limited_cgroup(tmp_path) -> None:
+    """The memory limit on /docker, memsw on the kernel's own cgroup below it: 5 GiB memsw less 3 GiB memory."""
+    root = tmp_path / "cg"
+    _v1_dir(root, "/docker", f"{3 * GIB}\n", 2 * GIB, V1_UNLIMITED, f"{3 * GIB}\n")
+    _v1_dir(root, "/docker/abc", V1_UNLIMITED, GIB, f"{5 * GIB}\n", f"{GIB + 300 * MIB}\n")
+    c = _cgroup(tmp_path, V1_CGROUP, root)
+    figures = c.read()
+    assert figures is not None
+    assert figures["limit_bytes"] == 3 * GIB and c.path == str(root / "memory/docker")
+    # abc's memsw limit less /docker's memory limit; abc's memsw usage less its memory usage
+    assert (figures["swap_limit_bytes"], figures["swap_usage_bytes"]) == (2 * GIB, 300 * MIB)
+    assert c.swap_path == str(root / "memory/docker/abc")
+
+
+def test_v1_the_swap_cgroup_is_the_one_with_the_smallest_memsw_limit(tmp_path) -> None:
+    """/docker: 8 GiB memory, 9 GiB memsw (1 GiB apart); abc: 3 GiB memory, 6 GiB memsw (3 GiB apart).
+    abc's pages: at most 3 GiB in memory, at most 6 GiB in both: 3 GiB of swap, /docker's 9 GiB allows more."""
+    root = tmp_path / "cg"
+    _v1_dir(root, "/docker", f"{8 * GIB}\n", 2 * GIB, f"{9 * GIB}\n", f"{2 * GIB}\n")
+    _v1_dir(root, "/docker/abc", f"{3 * GIB}\n", GIB, f"{6 * GIB}\n", f"{GIB + MIB}\n")
+    c = _cgroup(tmp_path, V1_CGROUP, root)
+    assert _swap(c) == (3 * GIB, MIB)
+    assert c.swap_path == c.path == str(root / "memory/docker/abc")
+
+
+def test_v1_a_memsw_limit_on_a_parent_below_the_memory_limit_is_no_swap(tmp_path) -> None:
+    """A 2 GiB memsw on /docker above abc's 3 GiB memory limit: memory fills that memsw first, nothing to swap."""
+    root = tmp_path / "cg"
+    _v1_dir(root, "/docker", V1_UNLIMITED, GIB, f"{2 * GIB}\n", f"{GIB}\n")
+    _v1_dir(root, "/docker/abc", f"{3 * GIB}\n", GIB, V1_UNLIMITED, f"{GIB}\n")
+    assert _swap(_cgroup(tmp_path, V1_CGROUP, root)) == (0, 0)
+
+
+def test_v1_the_swap_limit_follows_a_changed_memory_limit(tmp_path) -> None:
+    """The subtracted memory limit is the one read for limit_bytes, at the same reading."""
+    root = tmp_path / "cg"
+    _v1_dir(root, "/docker", f"{8 * GIB}\n", 2 * GIB, f"{8 * GIB}\n", f"{2 * GIB}\n")
+    abc = _v1_dir(root, "/docker/abc", f"{3 * GIB}\n", GIB, V1_UNLIMITED, f"{GIB}\n")
+    c = _cgroup(tmp_path, V1_CGROUP, root)
+    assert _swap(c)[0] == 5 * GIB
+    (abc / "memory.limit_in_bytes").write_text(f"{6 * GIB}\n")  # docker update --memory 6g
+    figures = c.read()
+    assert figures is not None and (figures["limit_bytes"], figures["swap_limit_bytes"]) == (6 * GIB, 2 * GIB)
+
+
+# --- swappiness 0: no swap at the limit ----------------------------------------------------
+
+
+def test_v1_swappiness_0_of_the_kernels_cgroup_is_no_swap_and_is_read_at_each_reading(tmp_path) -> None:
+    """docker run --memory 3g --memory-swap 5g --memory-swappiness 0: killed at 3 GiB with swap free."""
+    root = tmp_path / "cg"
+    abc = _v1_dir(root, "/docker/abc", f"{3 * GIB}\n", GIB, f"{5 * GIB}\n", f"{GIB + 300 * MIB}\n", swappiness="0\n")
+    c = _cgroup(tmp_path, V1_CGROUP, root)
+    assert _swap(c) == (0, 300 * MIB)  # the usage is what is in swap (put there before, or by the machine's reclaim)
+    (abc / "memory.swappiness").write_text("60\n")  # an admin changes it at run time
+    assert _swap(c) == (2 * GIB, 300 * MIB)
+
+
+def test_v1_the_swappiness_is_the_kernels_own_cgroups_not_the_memory_limited_parents(tmp_path) -> None:
+    """Reclaim at /docker's limit scans abc's pages with abc's swappiness (mm/vmscan.c, lruvec_memcg)."""
+    root = tmp_path / "cg"
+    _v1_dir(root, "/docker", f"{3 * GIB}\n", GIB, f"{5 * GIB}\n", f"{GIB}\n", swappiness="60\n")
+    abc = _v1_dir(root, "/docker/abc", V1_UNLIMITED, GIB, V1_UNLIMITED, f"{GIB}\n", swappiness="0\n")
+    c = _cgroup(tmp_path, V1_CGROUP, root)
+    assert _swap(c) == (0, 0)
+    (abc / "memory.swappiness").write_text("60\n")
+    assert _swap(c) == (2 * GIB, 0)
+
+
+@pytest.mark.parametrize("swappiness", ["", "lots\n", "-1\n"])
+def test_a_malformed_swappiness_leaves_the_swap_limit_alone(tmp_path, swappiness) -> None:
+    root = tmp_path / "cg"
+    _v1_dir(root, "/docker/abc", f"{3 * GIB}\n", GIB, f"{5 * GIB}\n", f"{GIB}\n", swappiness=swappiness)
+    assert _swap(_cgroup(tmp_path, V1_CGROUP, root)) == (2 * GIB, 0)
+
+
+def test_v1_swappiness_0_without_swap_accounting_is_still_no_swap(tmp_path) -> None:
+    root = tmp_path / "cg"
+    _v1_dir(root, "/docker/abc", f"{3 * GIB}\n", GIB, swappiness="0\n")  # swapaccount=0: no memsw files
+    assert _swap(_cgroup(tmp_path, V1_CGROUP, root)) == (0, None)
+
+
+def _vm_swappiness(tmp_path: Path, value: str) -> Path:
+    """``value`` as the machine's /proc/sys/vm/swappiness of the fake proc root that _cgroup uses."""
+    path = tmp_path / "proc" / "sys" / "vm" / "swappiness"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(value)
+    return path
+
+
+@pytest.mark.parametrize("swap_max", [f"{2 * GIB}\n", "max\n"])
+def test_v2_the_machines_swappiness_0_is_no_swap_and_is_read_at_each_reading(tmp_path, swap_max) -> None:
+    root = tmp_path / "cg"
+    _v2_dir(root, "/k", str(4 * GIB), 3 * GIB, swap_max=swap_max, swap_current=f"{512 * MIB}\n")
+    swappiness = _vm_swappiness(tmp_path, "0\n")
+    c = _cgroup(tmp_path, "0::/k\n", root)
+    assert _swap(c) == (0, 512 * MIB)
+    swappiness.write_text("60\n")  # sysctl vm.swappiness=60
+    assert _swap(c) == (2 * GIB if swap_max != "max\n" else None, 512 * MIB)
+
+
+def test_v2_a_cgroups_own_swappiness_file_is_not_read(tmp_path) -> None:
+    """v2 has no per-cgroup swappiness: a memory.swappiness there (there is none in Linux) means nothing."""
+    root = tmp_path / "cg"
+    d = _v2_dir(root, "/k", str(4 * GIB), 3 * GIB, swap_max=f"{2 * GIB}\n", swap_current="0\n")
+    (d / "memory.swappiness").write_text("0\n")
+    _vm_swappiness(tmp_path, "60\n")
+    assert _swap(_cgroup(tmp_path, "0::/k\n", root)) == (2 * GIB, 0)
+
+
+def test_the_host_reader_reads_the_machines_swappiness_under_its_proc_root(tmp_path, monkeypatch) -> None:
+    root = tmp_path / "cg"
+    _v2_dir(root, "/k", str(4 * GIB), GIB, swap_max=f"{GIB}\n", swap_current=f"{MIB}\n")
+    proc = _proc(tmp_path, cgroup="0::/k\n")
+    (proc / "sys" / "vm").mkdir(parents=True)
+    (proc / "sys" / "vm" / "swappiness").write_text("0\n")
+    real_cgroup_memory = CgroupMemory  # the reader's own, with the fake cgroup mount
+    monkeypatch.setattr(host_module, "CgroupMemory", lambda *args, **kwargs: real_cgroup_memory(
+        args[0], str(root), **kwargs))
+    r = HostReader(pid=7, proc_root=str(proc), use_psutil=False)
+    container = r.read()["container"]
+    assert container is not None and (container["swap_limit_bytes"], container["swap_usage_bytes"]) == (0, MIB)
+    r.close()
+
+
+# --- descriptors: opened only where they are read, never twice --------------------------------
+
+
+def _open_descriptors() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
+def _reads_of_one_reading(c: CgroupMemory, monkeypatch) -> list:
+    read_fds: list = []
+    real_pread = os.pread
+
+    def counting_pread(fd: int, size: int, offset: int) -> bytes:
+        read_fds.append(fd)
+        return real_pread(fd, size, offset)
+
+    monkeypatch.setattr(os, "pread", counting_pread)
+    try:
+        assert c.read() is not None
+    finally:
+        monkeypatch.setattr(os, "pread", real_pread)
+    return read_fds
+
+
+def test_v1_without_swap_accounting_opens_and_reads_no_swap_files(tmp_path, monkeypatch) -> None:
+    if not os.path.isdir("/proc/self/fd"):
+        pytest.skip("no /proc/self/fd to count descriptors in")
+    root = tmp_path / "cg"
+    _v1_dir(root, "/docker/abc", f"{3 * GIB}\n", GIB, swappiness="60\n")  # swapaccount=0: no memsw files
+    before = _open_descriptors()
+    c = _cgroup(tmp_path, V1_CGROUP, root)
+    try:
+        assert _open_descriptors() - before == 5  # limit, usage, oom_control, stat, swappiness
+        reads = _reads_of_one_reading(c, monkeypatch)
+        assert sorted(reads) == sorted([c._limit, c._usage, c._events, c._stat, c._swappiness])
+    finally:
+        c.close()
+    assert _open_descriptors() == before
+
+
+def test_v1_swap_of_the_memory_limited_cgroup_reuses_its_limit_and_usage(tmp_path, monkeypatch) -> None:
+    """Docker's layout: memsw on the memory-limited cgroup. Its limit and usage files are open already: read once."""
+    if not os.path.isdir("/proc/self/fd"):
+        pytest.skip("no /proc/self/fd to count descriptors in")
+    root = tmp_path / "cg"
+    _v1_dir(root, "/docker/abc", f"{3 * GIB}\n", GIB, f"{5 * GIB}\n", f"{GIB + MIB}\n", swappiness="60\n")
+    before = _open_descriptors()
+    c = _cgroup(tmp_path, V1_CGROUP, root)
+    try:
+        assert c.swap_path == c.path
+        assert _open_descriptors() - before == 7  # the five, memsw limit and memsw usage
+        reads = _reads_of_one_reading(c, monkeypatch)
+        expected = [c._limit, c._usage, c._events, c._stat, c._swap_limit, c._swap_usage, c._swappiness]
+        assert sorted(reads) == sorted(expected)  # each once: the memory limit and usage serve both figures
+        assert _swap(c) == (2 * GIB, MIB)
+    finally:
+        c.close()
+    assert _open_descriptors() == before
+
+
+def test_v1_swap_of_another_cgroup_opens_its_memory_usage_only(tmp_path, monkeypatch) -> None:
+    if not os.path.isdir("/proc/self/fd"):
+        pytest.skip("no /proc/self/fd to count descriptors in")
+    root = tmp_path / "cg"
+    _v1_dir(root, "/docker", f"{8 * GIB}\n", 2 * GIB, f"{8 * GIB}\n", f"{2 * GIB}\n")
+    _v1_dir(root, "/docker/abc", f"{3 * GIB}\n", GIB, V1_UNLIMITED, f"{GIB}\n", swappiness="60\n")
+    before = _open_descriptors()
+    c = _cgroup(tmp_path, V1_CGROUP, root)
+    try:
+        assert c.swap_path != c.path
+        assert _open_descriptors() - before == 8  # and /docker's memory usage, not its memory limit
+        reads = _reads_of_one_reading(c, monkeypatch)
+        expected = [c._limit, c._usage, c._events, c._stat, c._swap_limit, c._swap_usage, c._swap_memory_usage,
+                    c._swappiness]
+        assert sorted(reads) == sorted(expected)
+    finally:
+        c.close()
+    assert _open_descriptors() == before
 
 
 def test_the_host_reader_carries_the_containers_swap(tmp_path) -> None:

@@ -18,23 +18,37 @@ parent slice, Docker's ``--cgroup-parent``), not at the nearest one:
 
 Swap. Where the container may swap, the kernel is not killed at the memory
 limit: past it, the cgroup's pages go to swap, and the OOM killer acts once
-no more can (the swap limit or the machine's swap is full). The swap figures
-come from the cgroup with the smallest swap limit on the same path, which
-need not be the one with the smallest memory limit: a page can go to swap
-only while every cgroup above the kernel has swap room, so the tightest swap
-limit is the one that ends swapping, wherever it sits (Docker and Kubernetes
-set both on the container's own cgroup; a systemd slice's
-``MemorySwapMax=`` sits on the slice, above a scope's ``MemoryMax=``).
-Where no cgroup on the path limits swap, the usage is the memory-limited
-cgroup's, and the machine's swap is the only bound:
+no more can (the swap limit or the machine's swap is full). A page can go to
+swap only while every cgroup above the kernel has room for it, so the
+tightest swap limit on the path is the one that ends swapping, wherever it
+sits (Docker and Kubernetes set both on the container's own cgroup; a
+systemd slice's ``MemorySwapMax=`` sits on the slice, above a scope's
+``MemoryMax=``). Where no cgroup on the path limits swap, the usage is the
+memory-limited cgroup's, and the machine's swap is the only bound:
 
-- cgroup v2: ``memory.swap.max`` (``max``: no limit), ``memory.swap.current``.
-- cgroup v1: ``memory.memsw.limit_in_bytes`` and ``memory.memsw.usage_in_bytes``
-  count memory and swap together; the swap limit is the memsw limit less the
-  memory limit of the same cgroup (what may go to swap once memory is full),
-  the swap usage the memsw usage less the memory usage. Without swap
-  accounting (``swapaccount=0``, or a kernel built without it) the files are
-  absent: the figures are ``None``, and the cgroup limits no swap.
+- cgroup v2: ``memory.swap.max`` (``max``: no limit) limits swap alone, per
+  cgroup: the smallest on the path is the limit; ``memory.swap.current`` of
+  that cgroup is the usage.
+- cgroup v1: ``memory.memsw.limit_in_bytes`` caps memory and swap together,
+  of a cgroup's whole subtree, and the memory limit that pushes pages out may
+  sit on another cgroup of the path (a child, or a parent). The swap cgroup is
+  the one with the smallest memsw limit; the swap limit is that memsw limit
+  less the effective memory limit (the tightest ``memory.limit_in_bytes`` on
+  the path, the one found above), floored at 0: what may go to swap once
+  memory is full. The usage is that cgroup's memsw usage less its memory
+  usage (floored at 0). Without swap accounting (``swapaccount=0``, or a
+  kernel built without it) the files are absent: the figures are ``None``,
+  and the cgroup limits no swap.
+
+Swappiness 0 allows no swap at the limit: reclaim that a cgroup's limit
+triggers then scans file pages only (mm/vmscan.c ``get_scan_count``:
+``if (cgroup_reclaim(sc) && !swappiness) scan_balance = SCAN_FILE``), so the
+kernel is OOM-killed at its memory limit with swap free, and the swap limit
+reads 0. The swappiness is the one the kernel's pages are scanned with: v1,
+``memory.swappiness`` of the kernel's own cgroup (that of the LRU lists
+scanned, ``lruvec_memcg``; a child inherits its parent's when created, and
+Docker's ``--memory-swappiness`` sets the container's cgroup); v2 has no
+per-cgroup swappiness, the machine's ``/proc/sys/vm/swappiness`` applies.
 
 The usage counts the page cache of every file the container read or wrote:
 reading a dataset fills it up to the limit without any risk of an OOM kill,
@@ -71,7 +85,10 @@ UNLIMITED_BYTES = 1 << 60
 class CgroupMemory:
     """The container memory limit of this process, if any; ``read()`` per sample."""
 
-    def __init__(self, proc_self: str = "/proc/self", cgroup_root: str = "/sys/fs/cgroup"):
+    def __init__(
+        self, proc_self: str = "/proc/self", cgroup_root: str = "/sys/fs/cgroup", proc_root: Optional[str] = None
+    ):
+        """``proc_root`` (v2's ``sys/vm/swappiness``): by default the folder above ``proc_self``."""
         self.version: Optional[int] = None
         self.path: Optional[str] = None  # the directory that sets the limit
         self._limit: Optional[int] = None
@@ -80,13 +97,21 @@ class CgroupMemory:
         self._stat: Optional[int] = None
         self.swap_path: Optional[str] = None  # the directory whose swap figures are read
         # v2: memory.swap.max, memory.swap.current. v1: memory.memsw.limit_in_bytes,
-        # memory.memsw.usage_in_bytes, and that directory's memory limit and usage to subtract.
+        # memory.memsw.usage_in_bytes, and the swap cgroup's memory usage to subtract: opened
+        # only with the memsw files, and only where the swap cgroup is not the memory-limited
+        # one (whose memory usage is ``_usage``, read once for both).
         self._swap_limit: Optional[int] = None
         self._swap_usage: Optional[int] = None
-        self._swap_memory_limit: Optional[int] = None
         self._swap_memory_usage: Optional[int] = None
+        # v1: memory.swappiness of the kernel's cgroup; v2: <proc>/sys/vm/swappiness. Kept open
+        # and read with the rest at the slow pace, not once: an admin can change it at run time
+        # (sysctl vm.swappiness, a write to memory.swappiness), and a stale value would say the
+        # kernel may swap where it is killed at the limit, or the reverse. One pread a second.
+        self._swappiness: Optional[int] = None
+        if proc_root is None:
+            proc_root = os.path.dirname(os.path.normpath(proc_self)) or "."
         try:
-            self._find(proc_self, cgroup_root)
+            self._find(proc_self, cgroup_root, proc_root)
         except Exception:  # an odd /proc or mount: no container figures
             self.close()
 
@@ -94,7 +119,7 @@ class CgroupMemory:
     def has_limit(self) -> bool:
         return self._limit is not None
 
-    def _find(self, proc_self: str, cgroup_root: str) -> None:
+    def _find(self, proc_self: str, cgroup_root: str, proc_root: str) -> None:
         with open(f"{proc_self}/cgroup", "rb") as f:
             lines = f.read().decode("utf-8", "replace").splitlines()
         found = _memory_cgroup(lines)
@@ -103,8 +128,9 @@ class CgroupMemory:
         version, path = found
         mount = os.path.join(cgroup_root, "memory") if version == 1 else cgroup_root
         names = _V1_FILES if version == 1 else _V2_FILES
+        candidates = _candidates(mount, path)
         tightest: Optional[Tuple[int, str, int]] = None  # limit, directory, its open limit file
-        for directory in _candidates(mount, path):
+        for directory in candidates:
             limit_fd = open_fd(os.path.join(directory, names[0]))
             if limit_fd is None:
                 continue
@@ -123,35 +149,29 @@ class CgroupMemory:
         self._events = open_fd(os.path.join(directory, names[2]))
         self._stat = open_fd(os.path.join(directory, "memory.stat"))
         self._inactive_key = b"total_inactive_file" if version == 1 else b"inactive_file"
-        self._find_swap(version, _candidates(mount, path), directory)
+        self._find_swap(version, candidates, directory)
+        self._swappiness = open_fd(
+            os.path.join(candidates[0], "memory.swappiness")
+            if version == 1
+            else os.path.join(proc_root, "sys", "vm", "swappiness")
+        )
 
     def _find_swap(self, version: int, directories: List[str], memory_directory: str) -> None:
-        """The swap files of the cgroup with the smallest swap limit on the path (see the module's docstring)."""
+        """The swap files of the cgroup with the smallest swap limit on the path (v2 ``memory.swap.max``,
+        v1 ``memory.memsw.limit_in_bytes``; see the module's docstring), else the memory-limited cgroup's."""
+        names = ("memory.swap.max", "memory.swap.current") if version == 2 else _V1_SWAP_FILES
+        parse = _parse_swap_limit if version == 2 else _parse_limit
         tightest: Optional[Tuple[int, str]] = None
         for directory in directories:
-            limit = self._swap_limit_of(version, directory)
+            limit = parse(_read_file(os.path.join(directory, names[0])))
             if limit is not None and (tightest is None or limit < tightest[0]):
                 tightest = (limit, directory)
         directory = tightest[1] if tightest is not None else memory_directory
         self.swap_path = directory
-        if version == 2:
-            self._swap_limit = open_fd(os.path.join(directory, "memory.swap.max"))
-            self._swap_usage = open_fd(os.path.join(directory, "memory.swap.current"))
-        else:
-            self._swap_limit = open_fd(os.path.join(directory, "memory.memsw.limit_in_bytes"))
-            self._swap_usage = open_fd(os.path.join(directory, "memory.memsw.usage_in_bytes"))
-            self._swap_memory_limit = open_fd(os.path.join(directory, _V1_FILES[0]))
+        self._swap_limit = open_fd(os.path.join(directory, names[0]))
+        self._swap_usage = open_fd(os.path.join(directory, names[1]))
+        if version == 1 and self._swap_usage is not None and directory != memory_directory:
             self._swap_memory_usage = open_fd(os.path.join(directory, _V1_FILES[1]))
-
-    @staticmethod
-    def _swap_limit_of(version: int, directory: str) -> Optional[int]:
-        """The swap limit ``directory`` sets (bytes >= 0), or None: none, or unreadable."""
-        if version == 2:
-            return _parse_swap_limit(_read_file(os.path.join(directory, "memory.swap.max")))
-        return _v1_swap_limit(
-            _read_file(os.path.join(directory, "memory.memsw.limit_in_bytes")),
-            _read_file(os.path.join(directory, _V1_FILES[0])),
-        )
 
     def read(self) -> Optional[ContainerFigures]:
         """The limit, the cgroup's usage and its OOM kills; ``None`` without a limit."""
@@ -160,10 +180,11 @@ class CgroupMemory:
         limit = _parse_limit(_pread(self._limit))
         if limit is None:  # the limit was lifted
             return None
-        swap_limit, swap_usage = self.swap()
+        usage = _parse_int(_pread(self._usage))
+        swap_limit, swap_usage = self.swap(limit, usage)
         return {
             "limit_bytes": limit,
-            "usage_bytes": _parse_int(_pread(self._usage)),
+            "usage_bytes": usage,
             "inactive_file_bytes": _event_count(_pread(self._stat, STAT_READ_BYTES), self._inactive_key),
             "oom_kill_count": _event_count(_pread(self._events), b"oom_kill"),
             "cgroup_version": self.version or 0,
@@ -171,14 +192,25 @@ class CgroupMemory:
             "swap_usage_bytes": swap_usage,
         }
 
-    def swap(self) -> Tuple[Optional[int], Optional[int]]:
-        """(swap limit, swap usage) of the swap-limiting cgroup, each None where unknown (the limit also where none is set)."""
+    def swap(self, memory_limit: int, memory_usage: Optional[int]) -> Tuple[Optional[int], Optional[int]]:
+        """(swap limit, swap usage), each None where unknown (the limit also where none is set), given the
+        effective memory limit and the memory-limited cgroup's usage just read (see the module's docstring)."""
         if self.version == 2:
-            return _parse_swap_limit(_pread(self._swap_limit)), _non_negative(_parse_int(_pread(self._swap_usage)))
-        memsw_usage = _parse_int(_pread(self._swap_usage))
-        memory_usage = _parse_int(_pread(self._swap_memory_usage))
-        usage = max(0, memsw_usage - memory_usage) if memsw_usage is not None and memory_usage is not None else None
-        return _v1_swap_limit(_pread(self._swap_limit), _pread(self._swap_memory_limit)), usage
+            limit = _parse_swap_limit(_pread(self._swap_limit))
+            usage = _non_negative(_parse_int(_pread(self._swap_usage)))
+        else:
+            memsw_limit = _parse_limit(_pread(self._swap_limit))
+            limit = max(0, memsw_limit - memory_limit) if memsw_limit is not None else None
+            usage = None
+            memsw_usage = _parse_int(_pread(self._swap_usage))
+            if memsw_usage is not None:
+                if self.swap_path != self.path:
+                    memory_usage = _parse_int(_pread(self._swap_memory_usage))
+                if memory_usage is not None:
+                    usage = max(0, memsw_usage - memory_usage)
+        if _parse_int(_pread(self._swappiness)) == 0:
+            limit = 0  # no swap at the limit, whatever swap is free (see the module's docstring)
+        return limit, usage
 
     def usage(self) -> Optional[int]:
         """The limited cgroup's usage alone: cheap enough for every tick."""
@@ -187,13 +219,15 @@ class CgroupMemory:
     def close(self) -> None:
         close_descriptors(
             self,
-            ("_limit", "_usage", "_events", "_stat", "_swap_limit", "_swap_usage", "_swap_memory_limit", "_swap_memory_usage"),
+            ("_limit", "_usage", "_events", "_stat", "_swap_limit", "_swap_usage", "_swap_memory_usage", "_swappiness"),
         )
 
 
 # limit, usage, events
 _V1_FILES = ("memory.limit_in_bytes", "memory.usage_in_bytes", "memory.oom_control")
 _V2_FILES = ("memory.max", "memory.current", "memory.events")
+# v1 swap: limit, usage (memory and swap together)
+_V1_SWAP_FILES = ("memory.memsw.limit_in_bytes", "memory.memsw.usage_in_bytes")
 
 
 def _memory_cgroup(lines: List[str]) -> Optional[Tuple[int, str]]:
@@ -254,15 +288,6 @@ def _parse_swap_limit(data: Optional[bytes]) -> Optional[int]:
     if value is None or value < 0 or value >= UNLIMITED_BYTES:
         return None
     return value
-
-
-def _v1_swap_limit(memsw_limit: Optional[bytes], memory_limit: Optional[bytes]) -> Optional[int]:
-    """cgroup v1: what may go to swap once memory is full, the memsw limit less the memory limit; None: no swap limit."""
-    memsw = _parse_limit(memsw_limit)
-    memory = _parse_limit(memory_limit)
-    if memsw is None or memory is None:  # an unlimited memsw limits no swap (and memsw >= memory always)
-        return None
-    return max(0, memsw - memory)
 
 
 def _read_file(path: str) -> Optional[bytes]:

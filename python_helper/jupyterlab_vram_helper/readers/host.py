@@ -64,7 +64,9 @@ class HostReader:
         # When the machine-paced figures were read, and what they were.
         self._machine: Tuple[float, _MachineFigures] = (-math.inf, _NO_MACHINE_FIGURES)
         self._psutil_swap_read: Tuple[float, Tuple[Optional[int], Optional[int]]] = (-math.inf, (None, None))
-        self._cgroup = cgroup if cgroup is not None else CgroupMemory(f"{proc_root}/{self._pid}")
+        self._cgroup = (
+            cgroup if cgroup is not None else CgroupMemory(f"{proc_root}/{self._pid}", proc_root=proc_root)
+        )
         self._container: Optional[ContainerFigures] = None
         self._page_size = _page_size()
         self._statm = open_fd(f"{proc_root}/{self._pid}/statm", os.O_RDONLY)
@@ -167,6 +169,8 @@ class HostReader:
         if now - read_at < self._machine_refresh_s:
             return figures
         try:
+            # On a Linux whose /proc/vmstat lacks pswpin/pswpout psutil warns (RuntimeWarning) here: on the
+            # sampler's thread thread_warnings.py drops it, out of the user's output (test_swap.py).
             swap = self._psutil.swap_memory()
             figures = (int(swap.total), int(swap.free))
         except Exception:
