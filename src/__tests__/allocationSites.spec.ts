@@ -293,20 +293,23 @@ describe('site rows', () => {
     expect(row.executionCount).toBe(3);
   });
 
+  /** A host site row of `bytes` (its line number too), in the notebook or a library's. */
+  const siteOf = (bytes: number, inNotebook: boolean, count = 1): SiteRow => ({
+    device: 'host',
+    label: inNotebook ? `[1] line ${bytes}` : `lib.py:${bytes}`,
+    cellId: null,
+    executionCount: inNotebook ? 1 : null,
+    line: bytes,
+    inNotebook,
+    inConsole: false,
+    code: null,
+    library: null,
+    bytes,
+    count
+  });
+
   it('folds the small sites outside the notebook, never a notebook line, and never one alone', () => {
-    const row = (bytes: number, inNotebook: boolean, count = 1): SiteRow => ({
-      device: 'host',
-      label: inNotebook ? `[1] line ${bytes}` : `lib.py:${bytes}`,
-      cellId: null,
-      executionCount: inNotebook ? 1 : null,
-      line: bytes,
-      inNotebook,
-      inConsole: false,
-      code: null,
-      library: null,
-      bytes,
-      count
-    });
+    const row = siteOf;
     // 100,000,000 listed: the limit is 1,000,000 bytes (1%, above the 64 KiB floor).
     const rows = [row(90_000_000, true), row(6_000_000, false), row(2_000_000, false), row(999_999, false, 3), row(10, true), row(999_991, false, 4)];
     const { shown, folded, foldedBytes, foldedCount } = foldSmallSites(rows);
@@ -322,19 +325,7 @@ describe('site rows', () => {
   });
 
   it("folds the kernel's own few-KiB sites even where nothing of the notebook is listed yet", () => {
-    const row = (bytes: number, inNotebook = false): SiteRow => ({
-      device: 'host',
-      label: inNotebook ? '[1] line 1' : `zmq/sugar/socket.py:${bytes}`,
-      cellId: null,
-      executionCount: inNotebook ? 1 : null,
-      line: bytes,
-      inNotebook,
-      inConsole: false,
-      code: null,
-      library: null,
-      bytes,
-      count: 1
-    });
+    const row = (bytes: number, inNotebook = false) => siteOf(bytes, inNotebook);
     // Just after recording starts: 30 sites of a few KiB, each well above 1% of the 120 KiB listed.
     const early = Array.from({ length: 30 }, (_, i) => row(2_000 + i * 100));
     const { shown, folded } = foldSmallSites(early);
