@@ -89,7 +89,7 @@ def made_up_figures() -> tuple:
     field the helper sends is here, so that the GPU kit never meets a stale one)."""
 
     host = {"rss_bytes": 3_512_000_000, "total_bytes": 270_000_000_000, "available_bytes": 210_000_000_000,
-            "container": None, "swapped_bytes": 0, "swap_total_bytes": 0, "swap_free_bytes": 0}
+            "container": None, "swapped_bytes": 0, "swap_total_bytes": 0, "swap_free_bytes": 0, "oom_kill_count": 0}
     base = {"host": host, "torch": {"imported": True, "cuda_initialized": True},
             "tensorflow": {"imported": False, "gpus_initialized": False}, "gpus": [], "hidden_gpus": None}
     gpu = {

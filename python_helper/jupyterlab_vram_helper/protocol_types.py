@@ -102,6 +102,9 @@ class HostFigures(TypedDict):
     # The machine's swap (/proc/meminfo SwapTotal, SwapFree; 0 and 0: no swap). Absent from older helpers.
     swap_total_bytes: Optional[int]
     swap_free_bytes: Optional[int]
+    # The machine's OOM kill count, ever (/proc/vmstat oom_kill, Linux >= 4.13): None where unknown
+    # (no such line or file, psutil). Only a rise causes a change sample. Absent from older helpers.
+    oom_kill_count: Optional[int]
 
 
 class TorchState(TypedDict):

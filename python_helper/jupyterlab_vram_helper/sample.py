@@ -189,12 +189,15 @@ def significant_change(previous: Optional[Mapping[str, Any]], current: Mapping[s
 
     A ``*_bytes`` figure counts when it moved by more than ``threshold`` or
     became known/unknown (host available/total excepted, see below); every other field (counters such as ``num_ooms``,
-    flags, device index/name, the number of devices) counts on any change.
+    flags, device index/name, the number of devices) counts on any change, except the machine's OOM kill count,
+    which counts only when it rose (below).
     """
     if previous is None:
         return True
     if type(previous) is not dict or type(current) is not dict:
-        return _differs(_kernel_figures(previous), _kernel_figures(current), threshold, "")
+        return _differs(_kernel_figures(previous), _kernel_figures(current), threshold, "") or _machine_counts_rose(
+            previous, current
+        )
     # Every sampler tick comes here: each section is settled by one C-level
     # comparison when it is equal (the usual tick: at most the host section
     # moved), and the machine-wide figures are skipped where they stand. The
@@ -215,13 +218,26 @@ MACHINE_WIDE_HOST_FIGURES: FrozenSet[str] = frozenset(
     {"available_bytes", "total_bytes", "swap_total_bytes", "swap_free_bytes"}
 )
 MACHINE_WIDE_CONTAINER_FIGURES: FrozenSet[str] = frozenset({"usage_bytes", "swap_usage_bytes"})
+# The machine's OOM kill count (/proc/vmstat) is the machine's too, but a rise
+# is worth a sample at once: it says the out-of-memory killer acted, and the
+# frontend tells a kernel's death by it from its last sample to the restarted
+# kernel's first, so a kill of another process while this kernel lives must
+# be in this kernel's last sample. Nothing else about it (known or unknown)
+# costs a sample.
+MACHINE_WIDE_HOST_COUNTS: FrozenSet[str] = frozenset({"oom_kill_count"})
 
 
 # Where the machine-wide figures stand in the figures: a key mapped to None is
-# left out of the comparison, one mapped to a dict is compared without what
-# that dict names (where both sides are dicts).
+# left out of the comparison, one mapped to _ROSE counts only when it rose,
+# one mapped to a dict is compared without what that dict names (where both
+# sides are dicts).
+_ROSE = object()
 _MACHINE_WIDE: Dict[str, Any] = {
-    "host": {**dict.fromkeys(MACHINE_WIDE_HOST_FIGURES), "container": dict.fromkeys(MACHINE_WIDE_CONTAINER_FIGURES)}
+    "host": {
+        **dict.fromkeys(MACHINE_WIDE_HOST_FIGURES),
+        **dict.fromkeys(MACHINE_WIDE_HOST_COUNTS, _ROSE),
+        "container": dict.fromkeys(MACHINE_WIDE_CONTAINER_FIGURES),
+    }
 }
 _COMPARED = object()  # a key the comparison leaves as it is
 
@@ -233,6 +249,10 @@ def _differs_except(before: Dict[str, Any], now: Dict[str, Any], threshold: int,
     for key, value in now.items():
         inner = left_out.get(key, _COMPARED)
         if inner is None:
+            continue
+        if inner is _ROSE:
+            if _rose(before.get(key), value):
+                return True
             continue
         old = before[key]
         if value is old or value == old:
@@ -246,15 +266,31 @@ def _differs_except(before: Dict[str, Any], now: Dict[str, Any], threshold: int,
 
 
 def _compared_keys(figures: Dict[str, Any], left_out: Dict[str, Any]) -> set:
-    return {key for key in figures if left_out.get(key, _COMPARED) is not None}
+    return {key for key in figures if left_out.get(key, _COMPARED) not in (None, _ROSE)}
+
+
+def _rose(before: Any, now: Any) -> bool:
+    """A count (an int, not a bool) that is higher now; unknown on either side: no."""
+    return type(before) is int and type(now) is int and now > before
+
+
+def _machine_counts_rose(before: Mapping[str, Any], now: Mapping[str, Any]) -> bool:
+    """Whether one of :data:`MACHINE_WIDE_HOST_COUNTS` rose (host sections that are plain dicts)."""
+    old, new = before.get("host"), now.get("host")
+    if type(old) is not dict or type(new) is not dict:
+        return False
+    return any(_rose(old.get(key), new.get(key)) for key in MACHINE_WIDE_HOST_COUNTS)
 
 
 def _kernel_figures(figures: Mapping[str, Any]) -> Mapping[str, Any]:
-    """A copy of ``figures`` without the machine-wide figures (shapes other than plain dicts)."""
+    """A copy of ``figures`` without the machine-wide figures (shapes other than plain dicts).
+
+    The machine-wide counts go too: :func:`_machine_counts_rose` decides on them.
+    """
     host = figures.get("host")
     if type(host) is not dict:
         return figures
-    kept = {k: v for k, v in host.items() if k not in MACHINE_WIDE_HOST_FIGURES}
+    kept = {k: v for k, v in host.items() if k not in MACHINE_WIDE_HOST_FIGURES and k not in MACHINE_WIDE_HOST_COUNTS}
     container = kept.get("container")
     if type(container) is dict:
         kept["container"] = {k: v for k, v in container.items() if k not in MACHINE_WIDE_CONTAINER_FIGURES}

@@ -215,19 +215,22 @@ def test_cuda_visible_devices_is_seen_within_a_second_and_at_once_when_cuda_come
 
 def test_the_comparison_decides_as_comparing_copies_without_the_machine_wide_figures() -> None:
     # significant_change compares in place for speed; its decisions must be those of
-    # the plain definition: copies without the machine-wide figures, compared whole.
+    # the plain definition: copies without the machine-wide figures, compared whole,
+    # or a rise of the machine's OOM kill count.
     # (Not for one NaN object on both sides: the readers send ints and None, and the
     # copies' own walk calls it equal or not depending on what else moved.)
     import copy
     import random
 
-    from jupyterlab_vram_helper.sample import _differs, _kernel_figures
+    from jupyterlab_vram_helper.sample import _differs, _kernel_figures, _machine_counts_rose
 
     rng = random.Random(20261124)
     values = [None, 0, 1, True, 1.0, float("nan"), "x", MB, 3 * MB, [], {}, {"usage_bytes": 5 * MB}]
 
     def some_figures():
         host = {"rss_bytes": rng.choice([100 * MB, None]), "total_bytes": 1000 * MB, "available_bytes": 500 * MB}
+        if rng.random() < 0.7:
+            host["oom_kill_count"] = rng.choice([None, 0, 41])
         if rng.random() < 0.6:
             host["container"] = rng.choice([None, {"limit_bytes": 4096 * MB, "usage_bytes": MB, "oom_kill_count": 0,
                                                    "cgroup_version": 2}])
@@ -250,7 +253,8 @@ def test_the_comparison_decides_as_comparing_copies_without_the_machine_wide_fig
                 continue
             if section == "host" and type(target.get("container")) is dict and rng.random() < 0.5:
                 target = target["container"]
-            key = rng.choice(list(target) + ["available_bytes", "usage_bytes", "container", "extra_bytes"])
+            key = rng.choice(list(target) + ["available_bytes", "usage_bytes", "container", "extra_bytes",
+                                             "oom_kill_count"])
             move = rng.random()
             if move < 0.15:
                 target.pop(key, None)
@@ -264,7 +268,7 @@ def test_the_comparison_decides_as_comparing_copies_without_the_machine_wide_fig
     for _ in range(20000):
         before = some_figures()
         now = mutate(before)
-        expected = _differs(_kernel_figures(before), _kernel_figures(now), MB, "")
+        expected = _differs(_kernel_figures(before), _kernel_figures(now), MB, "") or _machine_counts_rose(before, now)
         assert significant_change(before, now, MB) is expected, (before, now)
         decided.add(expected)
     assert decided == {True, False}  # both decisions were reached

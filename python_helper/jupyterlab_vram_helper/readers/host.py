@@ -41,6 +41,16 @@ class HostReader:
     swapped-out bytes (``VmSwap`` of ``/proc/<pid>/status``, a file the
     kernel formats some fifty lines of for any read) are read at that slow
     pace too: pages go to swap over seconds, and a tick must stay cheap.
+
+    The machine's OOM kill count (``oom_kill`` of ``/proc/vmstat``, Linux >=
+    4.13: every process the out-of-memory killer took on the machine, ever)
+    is read at that pace too, from a file kept open like meminfo. A dead
+    kernel's last sample and its restarted successor's first one tell
+    whether the killer acted in between (the frontend's kernel-death
+    explanation); a rise is worth a sample (sample.py), so that a kill of
+    another process while the kernel lives is in the kernel's last sample.
+    ``None`` where it cannot be read: no such file or line (older Linux,
+    elsewhere), or psutil's backend.
     """
 
     # MemTotal, MemFree and MemAvailable are meminfo's first three lines (Linux >= 3.14);
@@ -48,6 +58,10 @@ class HostReader:
     # formats the whole file for any read, so reading all of it (some 1.5 KB) costs no more.
     MEMINFO_READ_BYTES = 8192
     STATUS_READ_BYTES = 8192
+    # vmstat is some 150 to 200 lines (about 4 KB on Linux 6.x, oom_kill some 2.5 KB in), and
+    # grows a few lines with each kernel; it is formatted whole for any read (about 12 us), once
+    # a second. Room for four times that: a line past it would read as unknown.
+    VMSTAT_READ_BYTES = 16384
 
     def __init__(
         self,
@@ -72,6 +86,7 @@ class HostReader:
         self._statm = open_fd(f"{proc_root}/{self._pid}/statm", os.O_RDONLY)
         self._meminfo = open_fd(f"{proc_root}/meminfo", os.O_RDONLY)
         self._status = open_fd(f"{proc_root}/{self._pid}/status", os.O_RDONLY)
+        self._vmstat = open_fd(f"{proc_root}/vmstat", os.O_RDONLY)
         self._psutil: Any = None
         self._process: Any = None
         if use_psutil and (self._statm is None or self._meminfo is None):
@@ -101,16 +116,18 @@ class HostReader:
                     "swapped_bytes": None,
                     "swap_total_bytes": swap_total,
                     "swap_free_bytes": swap_free,
+                    # psutil has no OOM kill count: unknown
+                    "oom_kill_count": None,
                 }
             except Exception:
                 pass  # fall through to /proc
         now = self._clock()
         read_at, machine = self._machine
         if now - read_at >= self._machine_refresh_s:
-            machine = self._read_meminfo() + (self._read_swapped(),)
+            machine = self._read_meminfo() + (self._read_swapped(), self._read_oom_kills())
             self._machine = (now, machine)
             self._container = self._cgroup.read()
-        total, available, swap_total, swap_free, swapped = machine
+        total, available, swap_total, swap_free, swapped, oom_kills = machine
         container = self._container
         if container is not None:
             container = {**container, "usage_bytes": self._cgroup.usage()}
@@ -122,6 +139,7 @@ class HostReader:
             "swapped_bytes": swapped,
             "swap_total_bytes": swap_total,
             "swap_free_bytes": swap_free,
+            "oom_kill_count": oom_kills,
         }
 
     def rss(self) -> Optional[int]:
@@ -162,6 +180,17 @@ class HostReader:
         except OSError:
             return None
 
+    def _read_oom_kills(self) -> Optional[int]:
+        """The machine's OOM kill count (``oom_kill`` of /proc/vmstat, Linux >= 4.13): None if unknown."""
+        if self._vmstat is None:
+            return None
+        try:
+            data = os.pread(self._vmstat, self.VMSTAT_READ_BYTES, 0)
+        except OSError:
+            return None
+        # A read shorter than asked ended with the file: its last line is whole, with or without a newline.
+        return _vmstat_count(b"\n" + data + (b"\n" if len(data) < self.VMSTAT_READ_BYTES else b""), b"\noom_kill ")
+
     def _psutil_swap(self) -> "tuple[Optional[int], Optional[int]]":
         """The machine's swap total and free from psutil, at the machine pace; (None, None) where it fails."""
         now = self._clock()
@@ -179,16 +208,17 @@ class HostReader:
         return figures
 
     def close(self) -> None:
-        close_descriptors(self, ("_statm", "_meminfo", "_status"))
+        close_descriptors(self, ("_statm", "_meminfo", "_status", "_vmstat"))
         self._cgroup.close()
         self._machine = (-math.inf, _NO_MACHINE_FIGURES)
         self._psutil_swap_read = (-math.inf, (None, None))
         self._container = None
 
 
-# MemTotal, MemAvailable, SwapTotal, SwapFree, and the kernel's VmSwap: read at the machine pace.
-_MachineFigures = Tuple[Optional[int], Optional[int], Optional[int], Optional[int], Optional[int]]
-_NO_MACHINE_FIGURES: _MachineFigures = (None, None, None, None, None)
+# MemTotal, MemAvailable, SwapTotal, SwapFree, the kernel's VmSwap and the machine's OOM kill count:
+# read at the machine pace.
+_MachineFigures = Tuple[Optional[int], Optional[int], Optional[int], Optional[int], Optional[int], Optional[int]]
+_NO_MACHINE_FIGURES: _MachineFigures = (None, None, None, None, None, None)
 
 
 class KernelRss(Protocol):
@@ -509,3 +539,17 @@ def _kib_figure(data: bytes, key: bytes) -> Optional[int]:
     """:func:`_status_kib`, where a negative figure (a malformed file) is unknown too: the frontend rejects one."""
     value = _status_kib(data, key)
     return value if value is not None and value >= 0 else None
+
+
+def _vmstat_count(data: bytes, key: bytes) -> Optional[int]:
+    """A counter of a /proc/vmstat text (``oom_kill 42`` lines, each ending in a newline); None where absent or malformed."""
+    start = data.find(key)
+    if start < 0:
+        return None
+    start += len(key)
+    end = data.find(b"\n", start)
+    if end < 0:
+        return None  # the read stopped inside the line: its figure may be cut short
+    figure = data[start:end].strip()
+    # Digits only: int() would take a sign, blanks inside or underscores, none of which Linux writes.
+    return int(figure) if figure.isdigit() else None
