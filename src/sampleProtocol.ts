@@ -24,6 +24,13 @@ export interface HostMemory {
   /** The machine's swap (SwapTotal; 0 without any) and what is free of it. */
   swap_total_bytes?: number | null;
   swap_free_bytes?: number | null;
+  /**
+   * Processes the out-of-memory killer took on the whole machine, ever
+   * (/proc/vmstat's oom_kill, Linux 4.13 and later; a container's host's).
+   * Null when unknown (other systems, older helpers); optional like the swap
+   * figures, and the parser always sets it.
+   */
+  oom_kill_count?: number | null;
 }
 
 /** The tightest cgroup memory limit from the kernel's cgroup up, and that cgroup's figures. */
@@ -205,12 +212,7 @@ function readContainer(host: FieldReader): ContainerMemory | null {
   }
   const usage_bytes = c.bytes('usage_bytes');
   const inactive_file_bytes = c.bytes('inactive_file_bytes');
-  const oom_kill_count = c.nullableInteger('oom_kill_count');
-  if (oom_kill_count !== null && oom_kill_count < 0) {
-    throw new ShapeError(
-      `${c.path}.oom_kill_count: expected a non-negative integer, got ${oom_kill_count}`
-    );
-  }
+  const oom_kill_count = readCount(c, 'oom_kill_count');
   const version = c.integer('cgroup_version');
   if (version !== 1 && version !== 2) {
     throw new ShapeError(
@@ -227,6 +229,17 @@ function readContainer(host: FieldReader): ContainerMemory | null {
     swap_limit_bytes: c.bytes('swap_limit_bytes'),
     swap_usage_bytes: c.bytes('swap_usage_bytes')
   };
+}
+
+/** A count: a non-negative integer, or null (absent reads as null: older helpers). */
+function readCount(r: FieldReader, key: string): number | null {
+  const count = r.nullableInteger(key);
+  if (count !== null && count < 0) {
+    throw new ShapeError(
+      `${r.path}.${key}: expected a non-negative integer, got ${count}`
+    );
+  }
+  return count;
 }
 
 /** `hidden_gpus` of a hello or sample: absent (older helpers) or null reads as null. */
@@ -256,7 +269,8 @@ export function readSample(r: FieldReader): SampleMessage {
     // Absent from older helpers: null.
     swapped_bytes: host.bytes('swapped_bytes'),
     swap_total_bytes: host.bytes('swap_total_bytes'),
-    swap_free_bytes: host.bytes('swap_free_bytes')
+    swap_free_bytes: host.bytes('swap_free_bytes'),
+    oom_kill_count: readCount(host, 'oom_kill_count')
   };
   const torch = r.object('torch');
   const torchState = {

@@ -114,3 +114,33 @@ describe('parseKernelMessage: swap of the kernel and the machine', () => {
     }
   });
 });
+
+describe("parseKernelMessage: the machine's OOM kill count", () => {
+  it('reads it, 0 as 0', () => {
+    const data = wire(makeSample()) as any;
+    data.host.oom_kill_count = 41;
+    expect(parsedSample(parseKernelMessage(data)).host.oom_kill_count).toBe(41);
+    data.host.oom_kill_count = 0;
+    expect(parsedSample(parseKernelMessage(data)).host.oom_kill_count).toBe(0);
+  });
+
+  it('reads it as null (unknown) from an older helper without the field, or where the helper could not read it', () => {
+    const data = wire(makeSample()) as any;
+    delete data.host.oom_kill_count;
+    const result = parseKernelMessage(data);
+    expect(result.kind).toBe('message');
+    expect(parsedSample(result).host.oom_kill_count).toBeNull();
+    data.host.oom_kill_count = null;
+    expect(parsedSample(parseKernelMessage(data)).host.oom_kill_count).toBeNull();
+  });
+
+  it.each([[-1], [1.5], ['41'], [true]])('rejects a malformed count (%p)', value => {
+    const data = wire(makeSample()) as any;
+    data.host.oom_kill_count = value;
+    const result = parseKernelMessage(data);
+    expect(result.kind).toBe('malformed');
+    if (result.kind === 'malformed') {
+      expect(result.error).toContain('host.oom_kill_count');
+    }
+  });
+});

@@ -35,7 +35,8 @@ function deathAt(browserTime: number, lastSampleTime: number, figuresAge: number
     lastSample: makeCpuSample({ time: lastSampleTime }),
     figuresAge,
     runningCell: { cellId: 'cell-7', executionCount: 7, confirmed: true, startedAt },
-    oomKillsAfter: null
+    oomKillsAfter: null,
+    machineOomKillsAfter: null
   };
 }
 

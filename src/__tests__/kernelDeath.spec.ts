@@ -2,6 +2,7 @@ import { KernelMemoryModel } from '../model/KernelMemoryModel';
 import {
   explainKernelDeath,
   KernelDeathFacts,
+  machineOomKillsSince,
   NOTIFICATION_CHARS,
   oomKillsSince
 } from '../model/kernelDeath';
@@ -39,6 +40,7 @@ function facts(overrides: Partial<KernelDeathFacts> = {}): KernelDeathFacts {
     figuresAge: 0.3,
     runningCell: { cellId: 'cell-a', executionCount: 7, confirmed: true },
     oomKillsAfter: null,
+    machineOomKillsAfter: null,
     ...overrides
   };
 }
@@ -221,8 +223,126 @@ describe('explainKernelDeath', () => {
     expect(e.details.join(' ')).not.toMatch(/swap/i);
   });
 
+  describe("the machine's OOM kill count (/proc/vmstat), without a container's", () => {
+    /** A machine without a container whose /proc/vmstat said `count` at the last sample. */
+    const counted = (host: HostMemory, count: number | null): SampleMessage =>
+      sample({ ...host, oom_kill_count: count });
+    const roomy = machine(1.2 * GiB, 32 * GiB, 22.3 * GiB);
+    const full = machine(30 * GiB, 32 * GiB, 512 * MiB);
+
+    it('rose, far from the limit: most likely the killer, with the count and the limit said', () => {
+      const f = facts({ lastSample: counted(roomy, 41), machineOomKillsAfter: 42 });
+      expect(machineOomKillsSince(f)).toBe(1);
+      const e = explainKernelDeath(f);
+      expect(e.verdict).toBe('near-limit');
+      expect(e.summary).toBe(
+        'The kernel died and was restarted while its RAM was 1.2 GiB, with 22.3 GiB more available (machine RAM 32 GiB): ' +
+          "most likely the out-of-memory killer, as the machine's /proc/vmstat oom_kill count rose, " +
+          'though memory was not near the limit at the last sample.'
+      );
+      expect(e.details).toEqual([
+        "The machine's /proc/vmstat oom_kill count rose from 41 to 42 between the last figures and the restarted kernel's first.",
+        'That count takes in every process the out-of-memory killer kills on the machine, so it may have killed another one.',
+        'Last figures: kernel RSS 1.2 GiB, in use 9.7 GiB of 32 GiB, available 22.3 GiB.'
+      ]);
+      expect(e.short).toBe(
+        'The kernel (running [7]) died at RAM 1.2 GiB (22.3 GiB more available): most likely the out-of-memory killer.'
+      );
+    });
+
+    it('rose, near the limit: most likely the killer, the count said instead of the room in swap', () => {
+      const swapping: HostMemory = { ...full, swapped_bytes: 2 * GiB, swap_total_bytes: 8 * GiB, swap_free_bytes: 6 * GiB };
+      const e = explainKernelDeath(facts({ lastSample: counted(swapping, 41), machineOomKillsAfter: 43 }));
+      expect(e.verdict).toBe('near-limit');
+      expect(e.summary).toBe(
+        'The kernel died and was restarted while its RAM was 30 GiB, with 512 MiB more available (machine RAM 32 GiB): ' +
+          "most likely the out-of-memory killer, as the machine's /proc/vmstat oom_kill count rose."
+      );
+      expect(e.details).toContain(
+        "The machine's /proc/vmstat oom_kill count rose from 41 to 43 between the last figures and the restarted kernel's first."
+      );
+      expect(e.details).toContain("Swap: 2 GiB in use of 8 GiB (the machine's swap), 6 GiB free.");
+    });
+
+    it('did not rise, near the limit: the killer did not kill it, and the cause is unknown', () => {
+      const e = explainKernelDeath(facts({ lastSample: counted(full, 41), machineOomKillsAfter: 41 }));
+      expect(e.verdict).toBe('unknown');
+      expect(e.summary).toBe(
+        'The kernel died and was restarted while its RAM was 30 GiB, with 512 MiB more available (machine RAM 32 GiB): ' +
+          "memory was near the limit, but the machine's /proc/vmstat oom_kill count did not rise, " +
+          'so the out-of-memory killer did not kill it and the cause is unknown.'
+      );
+      expect(e.details[0]).toBe(
+        "The machine's /proc/vmstat oom_kill count stayed at 41 from the last figures to the restarted kernel's first."
+      );
+      expect(e.short).toBe('The kernel (running [7]) died at RAM 30 GiB (512 MiB more available); the cause is unknown.');
+    });
+
+    it('did not rise, far from the limit: the same, said with the limit', () => {
+      const e = explainKernelDeath(facts({ lastSample: counted(roomy, 0), machineOomKillsAfter: 0 }));
+      expect(e.verdict).toBe('unknown');
+      expect(e.summary).toContain(
+        "(machine RAM 32 GiB): memory was not near the limit, and the machine's /proc/vmstat oom_kill count did not rise, " +
+          'so the out-of-memory killer did not kill it and the cause is unknown.'
+      );
+      expect(e.details[0]).toBe(
+        "The machine's /proc/vmstat oom_kill count stayed at 0 from the last figures to the restarted kernel's first."
+      );
+    });
+
+    it('unknown on either side, or lower after: explained as before, without the count', () => {
+      const cases: KernelDeathFacts[] = [
+        facts({ lastSample: counted(full, 41), machineOomKillsAfter: null }), // no count from the restarted kernel
+        facts({ lastSample: counted(full, null), machineOomKillsAfter: 42 }), // none in the last sample
+        facts({ lastSample: sample(full), machineOomKillsAfter: 42 }), // an older helper's last sample
+        facts({ lastSample: counted(full, 41), machineOomKillsAfter: 3 }) // lower: no machine counts so
+      ];
+      for (const f of cases) {
+        expect(machineOomKillsSince(f)).toBeNull();
+        const e = explainKernelDeath(f);
+        expect(e.verdict).toBe('near-limit');
+        expect(e.summary).toContain('(machine RAM 32 GiB): most likely the out-of-memory killer.');
+        expect(e.details.join(' ')).not.toContain('vmstat');
+      }
+      const far = explainKernelDeath(facts({ lastSample: counted(roomy, 41), machineOomKillsAfter: null }));
+      expect(far.summary).toContain(': memory was not near the limit, so the cause is unknown.');
+    });
+
+    it("the container's own count, where known, decides first: it counts the kernel's cgroup alone", () => {
+      const both = (count: number): SampleMessage => sample({ ...CONTAINER_HOST, oom_kill_count: count });
+      // The killer took another process on the machine, not one in this container.
+      const notHere = explainKernelDeath(facts({ lastSample: both(41), oomKillsAfter: 0, machineOomKillsAfter: 42 }));
+      expect(notHere.verdict).toBe('unknown');
+      expect(notHere.summary).toContain(
+        "memory was near the limit, but the container's memory.events oom_kill count did not rise, so the cause is unknown."
+      );
+      expect(notHere.details.join(' ')).not.toContain('vmstat');
+      const here = explainKernelDeath(facts({ lastSample: both(41), oomKillsAfter: 1, machineOomKillsAfter: 41 }));
+      expect(here.verdict).toBe('oom-killed');
+      expect(here.details.join(' ')).not.toContain('vmstat');
+      // A container whose count is unknown (v1 before Linux 4.13): the machine's speaks.
+      const uncounted: HostMemory = {
+        ...CONTAINER_HOST,
+        container: { ...CONTAINER_HOST.container!, oom_kill_count: null },
+        oom_kill_count: 41
+      };
+      const machineSays = explainKernelDeath(facts({ lastSample: sample(uncounted), machineOomKillsAfter: 41 }));
+      expect(machineSays.verdict).toBe('unknown');
+      expect(machineSays.summary).toContain(
+        "(container limit 24 GiB): memory was near the limit, but the machine's /proc/vmstat oom_kill count did not rise"
+      );
+    });
+  });
+
   it('keeps the notification text within what JupyterLab shows', () => {
-    for (const f of [facts(), facts({ oomKillsAfter: 2 }), facts({ lastSample: null })]) {
+    const counted = sample({ ...machine(30 * GiB, 32 * GiB, 512 * MiB), oom_kill_count: 41 });
+    for (const f of [
+      facts(),
+      facts({ oomKillsAfter: 2 }),
+      facts({ lastSample: null }),
+      facts({ lastSample: counted, machineOomKillsAfter: 42 }),
+      facts({ lastSample: counted, machineOomKillsAfter: 41 })
+    ]) {
       expect(explainKernelDeath(f, 'decimal').short.length).toBeLessThanOrEqual(NOTIFICATION_CHARS);
     }
   });
@@ -285,6 +405,88 @@ describe('KernelMemoryModel: a death', () => {
       wire(makeCpuSample({ seq: 1, time: 1010, host: { ...CONTAINER_HOST, container: { ...CONTAINER_HOST.container!, limit_bytes: GiB, oom_kill_count: 9 } } }))
     );
     expect(model.death!.oomKillsAfter).toBeNull();
+  });
+
+  describe("the machine's OOM kill count of the restarted kernel's first sample", () => {
+    /** A kernel on a 32 GiB machine (no container) whose /proc/vmstat says 41, dead near its RAM. */
+    function died(hostname = 'node-1'): KernelMemoryModel {
+      const model = new KernelMemoryModel({ historyCapacity: 100 });
+      model.ingest(wire(makeHello({ hostname })));
+      const host = { ...machine(30 * GiB, 32 * GiB, 512 * MiB), oom_kill_count: 41 };
+      model.ingest(wire(makeCpuSample({ seq: 1, time: 1000, host })));
+      model.noteKernelDeath('autorestarting', null);
+      model.startKernelSession();
+      return model;
+    }
+    const first = (count: number | null, total = 32 * GiB): unknown =>
+      wire(makeCpuSample({ seq: 1, time: 1010, host: { ...machine(80 * MiB, total, 31 * GiB), oom_kill_count: count } }));
+
+    it('keeps it from the same machine (same RAM, same hostname), the first sample only', () => {
+      const model = died();
+      model.ingest(wire(makeHello({ pid: 99, hostname: 'node-1' })));
+      const changes: string[] = [];
+      model.changed.connect((_, c) => changes.push(c));
+      model.ingest(first(42));
+      expect(changes).toContain('death');
+      expect(model.death!.machineOomKillsAfter).toBe(42);
+      expect(model.death!.oomKillsAfter).toBeNull();
+      expect(explainKernelDeath(model.death!).summary).toContain("as the machine's /proc/vmstat oom_kill count rose.");
+      model.ingest(first(50));
+      expect(model.death!.machineOomKillsAfter).toBe(42);
+    });
+
+    it('keeps a count that did not rise: the killer did not act', () => {
+      const model = died();
+      model.ingest(wire(makeHello({ pid: 99 })));
+      model.ingest(first(41));
+      expect(model.death!.machineOomKillsAfter).toBe(41);
+      expect(explainKernelDeath(model.death!).verdict).toBe('unknown');
+    });
+
+    it('keeps it where the hostname is not known yet (a sample heard before the hello)', () => {
+      const model = died();
+      model.ingest(first(42)); // no hello on this page's comm yet
+      expect(model.death!.machineOomKillsAfter).toBe(42);
+    });
+
+    it('ignores it from another machine: other RAM, or another hostname', () => {
+      const otherRam = died();
+      otherRam.ingest(wire(makeHello({ pid: 99 })));
+      otherRam.ingest(first(42, 64 * GiB));
+      expect(otherRam.death!.machineOomKillsAfter).toBeNull();
+      expect(explainKernelDeath(otherRam.death!).summary).toContain(': most likely the out-of-memory killer.');
+      const otherHost = died('node-1');
+      otherHost.ingest(wire(makeHello({ pid: 99, hostname: 'node-2' })));
+      otherHost.ingest(first(42));
+      expect(otherHost.death!.machineOomKillsAfter).toBeNull();
+    });
+
+    it('ignores a lower count (the machine rebooted, or it is another) and an unknown one', () => {
+      const lower = died();
+      lower.ingest(wire(makeHello({ pid: 99 })));
+      const changes: string[] = [];
+      lower.changed.connect((_, c) => changes.push(c));
+      lower.ingest(first(3));
+      expect(lower.death!.machineOomKillsAfter).toBeNull();
+      expect(changes).not.toContain('death'); // no evidence: nothing to render again
+      const unknown = died();
+      unknown.ingest(wire(makeHello({ pid: 99 })));
+      unknown.ingest(first(null));
+      expect(unknown.death!.machineOomKillsAfter).toBeNull();
+    });
+
+    it("keeps both counts where the container's is known too", () => {
+      const model = new KernelMemoryModel({ historyCapacity: 100 });
+      model.ingest(wire(makeHello()));
+      model.ingest(wire(makeCpuSample({ seq: 1, time: 1000, host: { ...CONTAINER_HOST, oom_kill_count: 41 } })));
+      model.noteKernelDeath('autorestarting', null);
+      model.startKernelSession();
+      model.ingest(wire(makeHello({ pid: 99 })));
+      model.ingest(wire(makeCpuSample({ seq: 1, time: 1010, host: { ...CONTAINER_HOST, oom_kill_count: 42 } })));
+      expect(model.death!.oomKillsAfter).toBe(0);
+      expect(model.death!.machineOomKillsAfter).toBe(42);
+      expect(explainKernelDeath(model.death!).verdict).toBe('unknown'); // the container's count says no
+    });
   });
 
   it('a user restart clears the death; its mark stays on the timeline with the figures before it', () => {

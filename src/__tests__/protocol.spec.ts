@@ -33,7 +33,8 @@ const DOC_SAMPLE = {
     },
     swapped_bytes: 0,
     swap_total_bytes: 8589934592,
-    swap_free_bytes: 8589934592
+    swap_free_bytes: 8589934592,
+    oom_kill_count: 41
   },
   torch: { imported: true, cuda_initialized: true },
   tensorflow: { imported: false, gpus_initialized: false },
@@ -78,6 +79,7 @@ describe('parseKernelMessage: valid messages', () => {
       expect(result.message.host.swapped_bytes).toBe(0);
       expect(result.message.host.swap_free_bytes).toBe(8589934592);
       expect(result.message.host.container!.swap_limit_bytes).toBe(2147483648);
+      expect(result.message.host.oom_kill_count).toBe(41);
     } else {
       throw new Error('expected a sample');
     }

@@ -20,6 +20,8 @@ export interface IKernelEndsHost {
   secondsSinceSample(now: number): number | null;
   /** When (local clock, seconds) the latest sample arrived; 0 before any. */
   lastSampleArrival(): number;
+  /** The hello's hostname of the process the samples come from; null before its hello (or overheard). */
+  hostname(): string | null;
   /** The timeline or the death changed. */
   changed(change: 'history' | 'death'): void;
 }
@@ -38,10 +40,7 @@ export class KernelEnds {
     if (this._restartCapture) {
       return; // the second `restarting` of one restart: the first saw the figures
     }
-    this._restartCapture = {
-      sample: this._host.latest(),
-      age: this._host.secondsSinceSample(now)
-    };
+    this._restartCapture = this._capture(now);
   }
 
   settleRestart(): void {
@@ -68,10 +67,7 @@ export class KernelEnds {
     runningCell: RunningCell | null,
     now: number
   ): void {
-    const capture = this._restartCapture ?? {
-      sample: this._host.latest(),
-      age: this._host.secondsSinceSample(now)
-    };
+    const capture = this._restartCapture ?? this._capture(now);
     this._restartCapture = null;
     const last = capture.sample;
     const age = capture.age;
@@ -81,8 +77,10 @@ export class KernelEnds {
       lastSample: last,
       figuresAge: age,
       runningCell,
-      oomKillsAfter: null
+      oomKillsAfter: null,
+      machineOomKillsAfter: null
     };
+    this._deathHostname = capture.hostname;
     this._awaitingDeathEvidence = true;
     this._markKernelEnd('died', last, age);
     this._host.changed('death');
@@ -94,14 +92,16 @@ export class KernelEnds {
       return;
     }
     this._death = null;
+    this._deathHostname = null;
     this._awaitingDeathEvidence = false;
     this._host.changed('death');
   }
 
   /**
-   * A sample arrived. The restarted kernel's first one: if its container is
-   * the dead kernel's (same limit), its OOM kill count says whether the
-   * killer acted.
+   * A sample arrived. The restarted kernel's first one says whether the
+   * killer acted: its container's OOM kill count, if its container is the
+   * dead kernel's (same limit); the machine's, if it is plausibly the same
+   * machine (see `_sameMachineCount`).
    */
   sampled(sample: SampleMessage): void {
     if (!this._awaitingDeathEvidence) {
@@ -109,20 +109,61 @@ export class KernelEnds {
     }
     this._awaitingDeathEvidence = false;
     const death = this._death;
-    const now = sample.host.container;
-    const before = death?.lastSample?.host.container;
-    if (
-      !death ||
-      !now ||
-      !before ||
-      now.oom_kill_count === null ||
-      now.limit_bytes !== before.limit_bytes ||
-      now.cgroup_version !== before.cgroup_version
-    ) {
+    if (!death) {
       return;
     }
-    this._death = { ...death, oomKillsAfter: now.oom_kill_count };
+    const now = sample.host.container;
+    const before = death.lastSample?.host.container;
+    const oomKillsAfter =
+      now &&
+      before &&
+      now.oom_kill_count !== null &&
+      now.limit_bytes === before.limit_bytes &&
+      now.cgroup_version === before.cgroup_version
+        ? now.oom_kill_count
+        : null;
+    const machineOomKillsAfter = this._sameMachineCount(death, sample);
+    if (oomKillsAfter === null && machineOomKillsAfter === null) {
+      return;
+    }
+    this._death = { ...death, oomKillsAfter, machineOomKillsAfter };
     this._host.changed('death');
+  }
+
+  /**
+   * The machine's OOM kill count of the restarted kernel's first sample,
+   * where it is plausibly the dead kernel's machine: the same RAM in all
+   * (MemTotal), the same hostname where both hellos are known (a sample
+   * heard before this page's hello has none), and a count not below the
+   * dead kernel's last (a lower one: the machine rebooted, or it is another
+   * machine). Null otherwise: unknown, never a guess.
+   */
+  private _sameMachineCount(death: KernelDeathFacts, sample: SampleMessage): number | null {
+    const last = death.lastSample?.host;
+    const before = last?.oom_kill_count ?? null;
+    const after = sample.host.oom_kill_count ?? null;
+    const hostname = this._host.hostname();
+    if (
+      !last ||
+      before === null ||
+      after === null ||
+      after < before ||
+      last.total_bytes === null ||
+      sample.host.total_bytes !== last.total_bytes ||
+      (hostname !== null && this._deathHostname !== null && hostname !== this._deathHostname)
+    ) {
+      return null;
+    }
+    return after;
+  }
+
+  /** What a death or restart keeps of the process that ends: its last sample, its age, its host's name. */
+  private _capture(now: number): RestartCapture {
+    return {
+      sample: this._host.latest(),
+      age: this._host.secondsSinceSample(now),
+      hostname: this._host.hostname()
+    };
   }
 
   /**
@@ -153,8 +194,13 @@ export class KernelEnds {
   private _host: IKernelEndsHost;
   private _death: KernelDeathFacts | null = null;
   private _awaitingDeathEvidence = false;
-  private _restartCapture: {
-    sample: SampleMessage | null;
-    age: number | null;
-  } | null = null;
+  /** The hello's hostname of the process that died (null: unknown). */
+  private _deathHostname: string | null = null;
+  private _restartCapture: RestartCapture | null = null;
+}
+
+interface RestartCapture {
+  sample: SampleMessage | null;
+  age: number | null;
+  hostname: string | null;
 }

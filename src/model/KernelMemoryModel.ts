@@ -59,6 +59,7 @@ export class KernelMemoryModel implements IKernelMemoryModel {
       latest: () => this._latest,
       secondsSinceSample: now => this.secondsSinceSample(now),
       lastSampleArrival: () => this._lastSampleArrival,
+      hostname: () => this._hello?.hostname ?? null,
       changed: change => this._changed.emit(change)
     });
   }

@@ -1,12 +1,17 @@
 /**
  * Why did the kernel die? What the last figures before an unasked-for death
  * (status `autorestarting` or `dead`) suggest, in words and numbers, and
- * what the kernel left behind as evidence (its cgroup's OOM kill count, read
- * by the restarted kernel's helper). Pure: the model records the facts, this
- * module words them, views only render.
+ * what the kernel left behind as evidence (its cgroup's OOM kill count, or
+ * else the machine's, read by the restarted kernel's helper). Pure: the
+ * model records the facts, this module words them, views only render.
  *
- * Never guess beyond the evidence: a count that rose is said as fact; memory
- * near the limit is "most likely" the out-of-memory killer, and where swap
+ * Never guess beyond the evidence: a container's count that rose is said as
+ * fact (it counts the kernel's cgroup alone); the machine's count that rose
+ * is "most likely" the out-of-memory killer, near the limit or not (memory
+ * can fill between two samples a second apart, but the killer may have
+ * taken another process); a count that did not rise clears the killer, near
+ * the limit too, and the cause is unknown. Without a count, memory near the
+ * limit is "most likely" the out-of-memory killer, and where swap
  * still had room at the last sample that is said beside it (past the limit
  * pages go to swap, and the killer acts once that is full too; but a
  * zram swap is RAM itself, and the last sample can be a second old, so room
@@ -58,11 +63,23 @@ export interface KernelDeathFacts {
    * reports it (same cgroup limit); null until then, or where not readable.
    */
   oomKillsAfter: number | null;
+  /**
+   * The machine's OOM kill count (/proc/vmstat) as the restarted kernel's
+   * helper first reports it, where that is plausibly the dead kernel's
+   * machine (same RAM, same hostname where known, a count not below the
+   * last one); null until then, or where unknown.
+   */
+  machineOomKillsAfter: number | null;
 }
 
 /** JupyterLab shows this much of a notification's message. */
 export const NOTIFICATION_CHARS = 140;
 
+/**
+ * `oom-killed`: the container's count says the killer took it (a fact);
+ * `near-limit`: most likely the out-of-memory killer (memory near the limit,
+ * or the machine's count rose); `unknown`: nothing says why.
+ */
 export type DeathVerdict = 'oom-killed' | 'near-limit' | 'unknown';
 
 export interface KernelDeathExplanation {
@@ -116,6 +133,23 @@ export function oomKillsSince(facts: KernelDeathFacts): number | null {
   return Math.max(0, facts.oomKillsAfter - before);
 }
 
+/**
+ * The OOM kills on the dead kernel's machine (/proc/vmstat) between its last
+ * sample and the restarted kernel's first; null: unknown (a count missing on
+ * either side, or a lower one after, which no machine counts).
+ */
+export function machineOomKillsSince(facts: KernelDeathFacts): number | null {
+  const before = facts.lastSample?.host.oom_kill_count ?? null;
+  const after = facts.machineOomKillsAfter;
+  if (before === null || after === null || after < before) {
+    return null;
+  }
+  return after - before;
+}
+
+/** Where the machine's count is read, as the explanation names it. */
+const MACHINE_COUNT = "the machine's /proc/vmstat oom_kill count";
+
 export function explainKernelDeath(
   facts: KernelDeathFacts,
   units: ByteUnits = 'binary'
@@ -137,6 +171,22 @@ export function explainKernelDeath(
     details.push(
       `The container's ${eventsFile} count rose from ` +
         `${container?.oom_kill_count} to ${facts.oomKillsAfter}.`
+    );
+  }
+  // The machine's count speaks only where the container's does not: that
+  // one counts the kernel's cgroup alone.
+  const machineKills = kills === null ? machineOomKillsSince(facts) : null;
+  if (machineKills !== null && machineKills > 0) {
+    details.push(
+      `The machine's /proc/vmstat oom_kill count rose from ${sample?.host.oom_kill_count} ` +
+        `to ${facts.machineOomKillsAfter} between the last figures and the restarted kernel's first.`,
+      'That count takes in every process the out-of-memory killer kills on the machine, ' +
+        'so it may have killed another one.'
+    );
+  } else if (machineKills === 0) {
+    details.push(
+      `The machine's /proc/vmstat oom_kill count stayed at ${facts.machineOomKillsAfter} ` +
+        "from the last figures to the restarted kernel's first."
     );
   }
   if (!sample) {
@@ -214,6 +264,24 @@ export function explainKernelDeath(
     cause =
       `memory was near the limit, but the container's ${eventsFile} ` +
       'count did not rise, so the cause is unknown';
+  } else if (machineKills !== null && machineKills > 0) {
+    // The killer acted on this machine between the last figures and the
+    // restarted kernel's first: most likely on the kernel, near the limit
+    // or not (memory fills between samples), but it may have been another process.
+    verdict = 'near-limit';
+    cause =
+      `most likely the out-of-memory killer, as ${MACHINE_COUNT} rose` +
+      (near || f.usedPercent === null ? '' : ', though memory was not near the limit at the last sample');
+  } else if (machineKills === 0) {
+    // The evidence says no: the killer killed nothing on this machine meanwhile.
+    verdict = 'unknown';
+    cause =
+      (near
+        ? 'memory was near the limit, but '
+        : f.usedPercent === null
+          ? ''
+          : 'memory was not near the limit, and ') +
+      `${MACHINE_COUNT} did not rise, so the out-of-memory killer did not kill it and the cause is unknown`;
   } else if (near) {
     verdict = 'near-limit';
     cause =
