@@ -129,7 +129,7 @@ COLUMN_KEYS = {"round_trip": "round_trip_us_median", "busy_idle": "busy_idle_us_
                "hooks_cpu": "hooks_cpu_us_median", "cpu": "kernel_cpu_us_per_cell"}
 
 
-# How the helper's hooks read the RSS and its peak (readers/host.py): with
+# How the helper's hooks read the RSS and its peak (readers/kernel_rss.py): with
 # statm and getrusage where those prove the peak, else the status file. A
 # kernel inherits its launcher's peak in getrusage's maximum: below it, the
 # status file is read (--launcher-peak-mb shows that case).
@@ -137,7 +137,7 @@ RSS_READING = r"""(lambda host, rss, maximum: (lambda rss_now, high_water: (
     "{} (getrusage's maximum {} MiB, VmHWM {} MiB, VmRSS {} MiB)".format(
         "statm + getrusage" if rss._try_cheap else "the status file", maximum >> 10, high_water >> 20, rss_now >> 20)
 ))(*host._rss_and_high_water(open("/proc/self/status", "rb").read())))(
-    __import__("jupyterlab_vram_helper.readers.host").readers.host,
+    __import__("jupyterlab_vram_helper.readers.kernel_rss").readers.kernel_rss,
     __import__("jupyterlab_vram_helper.runtime").runtime.current().cells._rss,
     (lambda resource: resource.getrusage(getattr(resource, "RUSAGE_THREAD", resource.RUSAGE_SELF)).ru_maxrss)(
         __import__("resource")),

@@ -40,7 +40,7 @@ the execute_reply, so they do only what must happen at that instant: clocks,
 and at cell start torch's counters (once CUDA is up, torch's stats binding
 called directly and its dict kept as read: readers/torch_cuda.CellAllocators),
 one reading of RSS and VmHWM (``statm`` and getrusage's maximum where those
-prove VmHWM, else ``/proc/self/status``: readers/host.py) and the peak resets
+prove VmHWM, else ``/proc/self/status``: readers/kernel_rss.py) and the peak resets
 (VmHWM's only where it is above the RSS).
 Everything that can wait is left to the sender thread, which runs one
 window after the cell (background_sender.py; a lone cell's record
@@ -79,7 +79,7 @@ from .execution_counts import CellNumbering
 from .forking import call_in_forked_child
 from .protocol import cells_message, error_message
 from .readers import torch_cuda
-from .readers.host import KernelRss, kernel_rss
+from .readers.kernel_rss import KernelRss, kernel_rss
 from .readers.torch_cuda import NO_ALLOCATIONS, CellAllocators
 from .running_cells import MAX_PENDING_CELLS, RunningCells
 

@@ -7,7 +7,7 @@ import os
 import pytest
 
 from fakes import in_forked_child
-from jupyterlab_vram_helper.readers.host import ProcSelfRss
+from jupyterlab_vram_helper.readers.kernel_rss import ProcSelfRss
 
 MB = 1 << 20
 
@@ -212,7 +212,7 @@ def test_proc_self_rss_cheap_reads_agree_with_status_in_a_real_process() -> None
     # In a forked child: its mark kept apart starts at zero (a thread of this
     # test process may have exited at a higher mark), so after a reset the
     # cheap reads can answer, and must agree with the status file.
-    from jupyterlab_vram_helper.readers.host import _rss_and_high_water
+    from jupyterlab_vram_helper.readers.kernel_rss import _rss_and_high_water
 
     probe = ProcSelfRss()
 
