@@ -82,6 +82,12 @@ function shownResult(t: { q: (selector: string) => HTMLElement | null }): string
   return node && !node.hidden ? node.textContent : null;
 }
 
+/** The lines of the result the sidebar shows, each as its text. */
+function resultLines(t: { q: (selector: string) => HTMLElement | null }): string[] {
+  const node = t.q('[data-vram-role="action-result"]')!;
+  return Array.from(node.querySelectorAll('.jp-vram-Actions-resultLine')).map(n => n.textContent ?? '');
+}
+
 describe('free memory commands', () => {
   it.each([
     [CommandIDs.collectGarbage, ['gc']],
@@ -106,6 +112,8 @@ describe('free memory commands', () => {
     const t = await setup();
     const running = t.commands.execute(CommandIDs.freeMemory);
     await settle();
+    const replyAt = new Date(2024, 0, 2, 22, 18, 1).getTime();
+    const now = jest.spyOn(Date, 'now').mockReturnValue(replyAt);
     t.reply(
       makeFreeResult({
         gc_collected: 1234,
@@ -114,15 +122,17 @@ describe('free memory commands', () => {
       })
     );
     await running;
+    // An hour on, it is still shown, with the time the reply came.
+    now.mockReturnValue(replyAt + 3600_000);
     t.render();
+    now.mockRestore();
     const result = t.q('[data-vram-role="action-result"]')!;
     expect(result.hidden).toBe(false);
-    expect(result.textContent).toContain(
-      'gc collected 1,234 objects; RAM \u2212120 MiB'
-    );
-    expect(result.textContent).toContain(
+    // The gist says when; the lines under it do not repeat it.
+    expect(resultLines(t)).toEqual([
+      'at 22:18:01 \u2014 gc collected 1,234 objects; RAM \u2212120 MiB',
       'Freed 3.2 GiB reserved on GPU 0; allocated unchanged: something still references it'
-    );
+    ]);
     expect(result.dataset.vramFreedBytes).toBe(
       String(Math.round(3.2 * GiB + 120 * MiB))
     );
@@ -194,6 +204,8 @@ describe('free memory commands', () => {
     expect(t.q('[data-vram-role="action-result"]')!.dataset.vramOutcome).toBe(
       'cancelled'
     );
+    // A cancel, too, says when it happened.
+    expect(resultLines(t)[0]).toMatch(/^at \d\d:\d\d:\d\d \u2014 Empty the CUDA cache: /);
     t.dispose();
   });
 
@@ -351,8 +363,10 @@ describe('inspect and delete commands', () => {
       hidden: ['last_traceback'],
       free: ['gc', 'empty_cache']
     });
+    const now = jest.spyOn(Date, 'now').mockReturnValue(new Date(2024, 0, 2, 22, 18, 1).getTime());
     t.reply(makeDeleteResult({ cleared: ['last_traceback'] }));
     await settle();
+    now.mockRestore();
     // Lists again after the delete.
     expect(t.comm.lastRequest.type).toBe('inspect');
     const after = makeListing();
@@ -365,7 +379,9 @@ describe('inspect and delete commands', () => {
       t.q('[data-vram-role="holder-entry"][data-vram-name="np_arr"]')
     ).toBeNull();
     const result = t.q('[data-vram-role="action-result"]')!;
-    expect(result.textContent).toContain('8 MiB freed');
+    expect(resultLines(t)).toEqual([
+      'at 22:18:01 \u2014 Deleted np_arr; cleared the last traceback: 8 MiB freed'
+    ]);
     expect(result.dataset.vramFreedBytes).toBe(String(8 * MiB));
     expect(result.dataset.vramAction).toBe('delete');
     expect(t.notes.pop()).toEqual([

@@ -442,3 +442,69 @@ describe('MemoryActions.redescribe', () => {
     actions.dispose();
   });
 });
+
+describe('MemoryActions: when an outcome came', () => {
+  async function liveActions() {
+    const { KernelMemoryModel } = await import('../model/KernelMemoryModel');
+    const { MemoryActions } = await import('../model/MemoryActions');
+    const model = new KernelMemoryModel({ historyCapacity: 10 });
+    model.setState('live');
+    let answer: (result: unknown) => void = () => undefined;
+    const connection = {
+      freeMemory: jest.fn(() => new Promise(resolve => (answer = resolve))),
+      inspect: jest.fn(),
+      deleteHolders: jest.fn()
+    };
+    let units: 'binary' | 'decimal' = 'binary';
+    const actions = new MemoryActions({ connection: connection as any, model, units: () => units });
+    return {
+      model,
+      actions,
+      connection,
+      answer: (result: unknown) => answer(result),
+      setUnits: (u: 'binary' | 'decimal') => (units = u)
+    };
+  }
+
+  afterEach(() => jest.restoreAllMocks());
+
+  it('is the time the reply came, not when it was asked; said again in other units, it keeps it', async () => {
+    const t = await liveActions();
+    const now = jest.spyOn(Date, 'now').mockReturnValue(1_700_000_000_000);
+    const running = t.actions.free(['gc']);
+    await Promise.resolve();
+    now.mockReturnValue(1_700_000_042_500);
+    t.answer(makeFreeResult({ actions_run: ['gc'], empty_cache: null }));
+    const outcome = await running;
+    expect(outcome.at).toBe(1_700_000_042.5);
+    expect(t.actions.lastOutcome!.at).toBe(1_700_000_042.5);
+    now.mockReturnValue(1_700_003_600_000);
+    t.setUnits('decimal');
+    await t.actions.redescribe();
+    expect(t.actions.lastOutcome!.lines.join('\n')).not.toMatch(/MiB|GiB/);
+    expect(t.actions.lastOutcome!.at).toBe(1_700_000_042.5);
+    t.actions.dispose();
+  });
+
+  it('a failure, a cancel and a refusal carry the time they ended', async () => {
+    const t = await liveActions();
+    const now = jest.spyOn(Date, 'now').mockReturnValue(1_700_000_000_000);
+    t.connection.freeMemory.mockRejectedValueOnce(new Error('kernel gone'));
+    expect((await t.actions.free(['gc'])).at).toBe(1_700_000_000);
+
+    t.model.setKernelBusy(true);
+    const queued = t.actions.free(['empty_cache']);
+    now.mockReturnValue(1_700_000_010_000);
+    t.actions.queue.cancel(t.actions.queue.pending[0].id);
+    const cancelled = await queued;
+    expect(cancelled.status).toBe('cancelled');
+    expect(cancelled.at).toBe(1_700_000_010);
+
+    now.mockReturnValue(1_700_000_020_000);
+    t.model.setState('helper-failed', 'ImportError: boom');
+    const refused = await t.actions.free(['gc']);
+    expect(refused.status).toBe('failed');
+    expect(refused.at).toBe(1_700_000_020);
+    t.actions.dispose();
+  });
+});

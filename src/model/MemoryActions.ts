@@ -50,6 +50,12 @@ export interface ActionOutcome extends ResultDescription {
   status: 'done' | 'failed' | 'cancelled';
   /** The reply, when there was one. */
   result: FreeMemoryResult | DeleteResult | null;
+  /**
+   * When it ended (the reply came, or the request failed or was cancelled),
+   * in seconds since the epoch: the result stays shown while later events
+   * happen, and must say when it happened.
+   */
+  at: number;
 }
 
 /** Why a delete was not sent: cells ran after its listing. */
@@ -364,7 +370,9 @@ export class MemoryActions implements IDisposable {
       }
       try {
         const result = await this._queue.enqueue(label, send).result;
-        outcome = { kind, label, status: 'done', result, ...(await this._describe(result)) };
+        // Now, not after the texts load: the time is the reply's.
+        const at = Date.now() / 1000;
+        outcome = { kind, label, status: 'done', result, at, ...(await this._describe(result)) };
       } catch (reason) {
         outcome =
           reason instanceof ActionCancelledError
@@ -385,7 +393,7 @@ export class MemoryActions implements IDisposable {
     text: string,
     status: 'failed' | 'cancelled'
   ): ActionOutcome {
-    return { kind, label, status, result: null, lines: [text], freedBytes: null };
+    return { kind, label, status, result: null, lines: [text], freedBytes: null, at: Date.now() / 1000 };
   }
 
   private _notAvailableText(): string {

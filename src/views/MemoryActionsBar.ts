@@ -11,9 +11,11 @@
  * and its `[data-vram-role="cancel-action"]`, and
  * `[data-vram-role="action-result"]` with `data-vram-outcome`
  * (done | failed | cancelled), `data-vram-action` (free | delete) and
- * `data-vram-freed-bytes` (integer; absent when unknown).
+ * `data-vram-freed-bytes` (integer; absent when unknown). Its first line
+ * begins with the local clock time the outcome came ("at 22:18:01 — ").
  */
 
+import { clockTime } from '../clockText';
 import { ExecuteCommand } from '../commandIds';
 import { button, element, setHidden, setText } from './dom';
 import { MemoryActionsView } from './MemoryActionsView';
@@ -109,7 +111,8 @@ export class MemoryActionsBar extends MemoryActionsView {
         'div',
         i === 0 ? 'jp-vram-Actions-resultLine jp-vram-Actions-resultGist' : 'jp-vram-Actions-resultLine'
       );
-      setText(div, line);
+      // The result stays shown above later, unrelated events: it says when it came.
+      setText(div, i === 0 ? `at ${clockTime(outcome.at)} \u2014 ${line}` : line);
       node.appendChild(div);
     });
   }
