@@ -3,12 +3,16 @@
  * behind it, and the samples it hears meanwhile on other pages' comms.
  */
 import {
+  bootstrapHelper,
+  KERNEL_STARTING_TEXT,
   LATE_KERNEL_TEXT,
+  LATE_STARTING_KERNEL_TEXT,
   RUNNING_CELL_DELAYS_TEXT,
   UNKNOWN_STATUS_WAIT_MS
 } from '../kernel/helperBootstrap';
+import { KernelMemoryModel } from '../model/KernelMemoryModel';
 import { describeState } from '../model/MonitorState';
-import { connect } from './connectionFixtures';
+import { CONFIG, connect } from './connectionFixtures';
 import { makeCpuSample, makeHello, MiB, wire } from './fixtures';
 import { FakeKernel, settle } from './fakeKernel';
 
@@ -225,5 +229,117 @@ describe('KernelHelperConnection: figures heard on another page\'s comm that sto
     kernel.publishStatus('idle', 'execute_request'); // the cell ended: this page's comm opens next
     kernel.publishCommMsg('earlier-page', wire(makeCpuSample({ time: 101 })));
     expect(model.sampleCount).toBe(1);
+  });
+});
+
+describe('KernelHelperConnection: a running cell is said only where one may run', () => {
+  const WAITS_FOR_CELL = 'Waiting for the running cell to finish to start the memory helper\u2026';
+  const WAITS_FOR_START = 'The kernel is still starting; the memory helper starts when it is ready\u2026';
+
+  /** The state sentences said from now on. */
+  function reasons(model: KernelMemoryModel): string[] {
+    const said: string[] = [];
+    model.changed.connect((_, change) => {
+      if (change === 'state') {
+        said.push(model.stateReason);
+      }
+    });
+    return said;
+  }
+
+  it('connecting anew while the kernel runs the bootstrap this page sent: the kernel starts, no cell runs', async () => {
+    const kernel = new FakeKernel();
+    kernel.executeOutcome = 'never'; // the kernel is still starting the helper
+    const { model, connection } = connect(kernel);
+    await settle();
+    const bootstrap = kernel.executed[0].msg.header.msg_id;
+    kernel.status = 'busy';
+    kernel.publishStatus('busy', 'execute_request', bootstrap);
+    const said = reasons(model);
+    connection.reconnect(); // e.g. its silence watch, while the first bootstrap runs
+    await settle();
+    expect(said).toEqual([KERNEL_STARTING_TEXT, WAITS_FOR_START]);
+    expect(model.kernelBusyWith).toBe('helper'); // the banner says so too
+    // When it waits and sends is as before: the helper went again, behind the first.
+    expect(kernel.executed.map(e => e.content.code)).toEqual(['BOOTSTRAP', 'BOOTSTRAP']);
+  });
+
+  it('connecting anew while a cell runs still speaks of the cell', async () => {
+    const kernel = new FakeKernel();
+    kernel.executeOutcome = 'never';
+    const { model, connection } = connect(kernel);
+    await settle();
+    kernel.status = 'busy';
+    kernel.publishStatus('busy', 'execute_request', 'a-cell');
+    const said = reasons(model);
+    connection.reconnect();
+    await settle();
+    expect(said).toEqual([RUNNING_CELL_DELAYS_TEXT, WAITS_FOR_CELL]);
+  });
+
+  it('a cell about to run in a restarted kernel busy with its wake-up: the helper goes ahead, said as the kernel starting', async () => {
+    const kernel = new FakeKernel();
+    const { sessionContext, model, connection } = connect(kernel);
+    await settle();
+    kernel.lastComm.receive(wire(makeHello()));
+    sessionContext.setStatus('restarting');
+    sessionContext.connectionStatusChanged.emit('connecting');
+    sessionContext.connectionStatusChanged.emit('connected');
+    sessionContext.setStatus('starting');
+    const nudge = kernel.executed.find(e => e.content.code === '')!;
+    kernel.status = 'busy';
+    kernel.publishStatus('busy', 'execute_request', nudge.msg.header.msg_id);
+    kernel.executeOutcome = 'never';
+    connection.deliverBeforeExecution(); // Restart and Run All
+    await settle();
+    expect(kernel.executed.map(e => e.content.code)).toEqual(['BOOTSTRAP', '', 'BOOTSTRAP']);
+    expect(model.state).toBe('bootstrapping');
+    expect(model.stateReason).toBe(WAITS_FOR_START);
+  });
+
+  describe('the kernel info wait', () => {
+    afterEach(() => jest.useRealTimers());
+
+    /** Run a bootstrap against a kernel that never answers its info request. */
+    function waitForInfo(status: string, busyWith: 'cell' | 'helper' | null) {
+      const model = new KernelMemoryModel({ historyCapacity: 10 });
+      if (busyWith) {
+        model.setKernelBusy(true, busyWith);
+      }
+      let stale = false;
+      const kernel = {
+        status,
+        info: new Promise(() => undefined),
+        requestKernelInfo: () => new Promise(() => undefined)
+      };
+      void bootstrapHelper(kernel as any, {
+        model,
+        stale: () => stale,
+        loadBootstrapCode: async () => 'BOOTSTRAP',
+        config: () => CONFIG,
+        adopt: () => undefined,
+        abandon: () => undefined,
+        claimDelivery: () => true
+      });
+      return { model, stop: () => (stale = true) };
+    }
+
+    it.each([
+      ['busy', 'helper', KERNEL_STARTING_TEXT, LATE_STARTING_KERNEL_TEXT],
+      ['busy', 'cell', RUNNING_CELL_DELAYS_TEXT, LATE_KERNEL_TEXT],
+      // JupyterLab says busy, the page heard nothing of what: a cell may run.
+      ['busy', null, RUNNING_CELL_DELAYS_TEXT, LATE_KERNEL_TEXT],
+      ['unknown', 'helper', KERNEL_STARTING_TEXT, LATE_STARTING_KERNEL_TEXT],
+      ['unknown', null, RUNNING_CELL_DELAYS_TEXT, LATE_KERNEL_TEXT]
+    ] as const)('status %s, heard busy with %s', async (status, busyWith, waiting, late) => {
+      jest.useFakeTimers();
+      const { model, stop } = waitForInfo(status, busyWith);
+      await jest.advanceTimersByTimeAsync(UNKNOWN_STATUS_WAIT_MS + 500);
+      expect(model.stateReason).toBe(waiting);
+      await jest.advanceTimersByTimeAsync(3 * 60_000);
+      expect(model.stateReason).toBe(late);
+      stop();
+      await jest.advanceTimersByTimeAsync(2 * 60_000);
+    });
   });
 });

@@ -230,11 +230,15 @@ export class KernelHelperConnection
       return;
     }
     const closeOld = this._channel.comm !== null && !this._lifecycle.connectionLost;
+    // The same kernel (restarted, reconnected): what keeps it busy, heard
+    // before, still holds (the wake-up or a bootstrap this page sent runs no
+    // cell); another kernel's busy is a cell's until its statuses say.
+    const busyWith = kernel === this._kernel ? this._model.kernelBusyWith ?? 'cell' : 'cell';
     this._kernel = kernel;
     this._generation++;
     this._channel.reset(closeOld, 'The kernel changed.');
     this._model.startKernelSession();
-    this._model.setKernelBusy(kernel?.status === 'busy');
+    this._model.setKernelBusy(kernel?.status === 'busy', busyWith);
     const generation = this._generation;
     if (!kernel) {
       this._iopub.stop();

@@ -79,6 +79,13 @@ export const SILENT = {
 export const RUNNING_CELL_DELAYS_TEXT =
   'Waiting for the kernel to answer: a running cell delays it until the cell finishes\u2026';
 
+/**
+ * The state's sentence while the kernel is busy only with what this page
+ * sent to start the helper (the wake-up of a restarted kernel, or an earlier
+ * bootstrap): no cell runs.
+ */
+export const KERNEL_STARTING_TEXT = 'Waiting for the kernel to answer: it is still starting\u2026';
+
 /** The state's sentence while the helper is sent again after the kernel skipped it. */
 export const SKIPPED_BEHIND_A_CELL_TEXT =
   'A cell queued ahead of the memory helper failed or was interrupted, so the kernel skipped the helper; starting it again\u2026';
@@ -97,6 +104,20 @@ export const LATE_KERNEL_TEXT =
   'The kernel has not answered for over 2 minutes: a cell may still be running, ' +
   'or the kernel is stuck. The memory helper starts as soon as it answers.';
 
+/** LATE_KERNEL_TEXT where the kernel was last heard busy starting the helper, with no cell. */
+export const LATE_STARTING_KERNEL_TEXT =
+  'The kernel has not answered for over 2 minutes: it may still be starting, ' +
+  'or it is stuck. The memory helper starts as soon as it answers.';
+
+/**
+ * Whether a cell may be what keeps a busy kernel from answering: yes unless
+ * the kernel was heard busy with this page's own helper request (statuses
+ * name their request; a status heard of no request says nothing).
+ */
+function cellMayRun(model: KernelMemoryModel): boolean {
+  return model.kernelBusyWith !== 'helper';
+}
+
 /** Run steps 1-3 for `kernel`; the outcome is in `host.model`'s state. */
 export async function bootstrapHelper(
   kernel: Kernel.IKernelConnection,
@@ -113,14 +134,14 @@ export async function bootstrapHelper(
   // knows no status until the kernel sends one).
   model.setState(
     'kernel-starting',
-    kernel.status === 'busy' ? RUNNING_CELL_DELAYS_TEXT : undefined
+    kernel.status === 'busy' ? delaysText(model) : undefined
   );
   // A page knows no status until the kernel sends one: most often within a
   // second; a kernel still silent after UNKNOWN_STATUS_WAIT_MS is most
   // likely running a cell started before this page.
   const silent = setTimeout(() => {
     if (!stale() && model.state === 'kernel-starting' && kernel.status === 'unknown') {
-      model.setState('kernel-starting', RUNNING_CELL_DELAYS_TEXT);
+      model.setState('kernel-starting', delaysText(model));
     }
   }, UNKNOWN_STATUS_WAIT_MS);
   void Promise.resolve(kernel.info).then(
@@ -133,7 +154,7 @@ export async function bootstrapHelper(
       busy: () => kernel.status === 'busy' || model.kernelBusy,
       late: () => {
         if (model.state === 'kernel-starting') {
-          model.setState('kernel-starting', LATE_KERNEL_TEXT);
+          model.setState('kernel-starting', cellMayRun(model) ? LATE_KERNEL_TEXT : LATE_STARTING_KERNEL_TEXT);
         }
       }
     })
@@ -179,16 +200,24 @@ export async function bootstrapHelper(
   await sendHelper(kernel, code, host);
 }
 
+/** What keeps a busy kernel from answering its info request. */
+function delaysText(model: KernelMemoryModel): string {
+  return cellMayRun(model) ? RUNNING_CELL_DELAYS_TEXT : KERNEL_STARTING_TEXT;
+}
+
 // After a reconnect the connection knows no status until the kernel sends
 // one, which a running cell may delay: the model's busy flag (from the
-// status heard before) still says a cell runs.
+// status heard before) still says the kernel is busy, and with what.
 function waitingText(
   kernel: Kernel.IKernelConnection,
   model: KernelMemoryModel
 ): string | undefined {
-  return kernel.status === 'busy' || model.kernelBusy
+  if (kernel.status !== 'busy' && !model.kernelBusy) {
+    return undefined;
+  }
+  return cellMayRun(model)
     ? 'Waiting for the running cell to finish to start the memory helper\u2026'
-    : undefined;
+    : 'The kernel is still starting; the memory helper starts when it is ready\u2026';
 }
 
 /**
