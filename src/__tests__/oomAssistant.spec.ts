@@ -8,6 +8,8 @@ import { oomActions, RESTART_KERNEL_COMMAND } from '../model/oomActions';
 import { explainOom } from '../model/oomExplanation';
 import { oomFiguresNow } from '../model/oomNow';
 import { parseCellRecord } from '../cellProtocol';
+import { UNKNOWN_TEXT } from '../format';
+import { OomDiagnosis } from '../oomProtocol';
 import { DEFAULT_SETTINGS } from '../settings';
 import { OomDiagnosisView } from '../views/OomDiagnosisView';
 import { makeOomDiagnosis, oomRecord } from './cellFixtures';
@@ -154,6 +156,109 @@ describe('explainOom', () => {
       'The cell ran out of GPU 0 (cuBLAS) memory: cuBLAS could not get memory for its workspace.'
     );
     expect(cublas.causes[0].cause).toBe('unknown');
+  });
+});
+
+describe('explainOom: figures the kernel could not read', () => {
+  // Every figure unknown; the holders and processes listed but not sized.
+  const unknown: Partial<OomDiagnosis> = {
+    requested_bytes: null,
+    total_bytes: null,
+    free_bytes: null,
+    allocated_bytes: null,
+    reserved_unallocated_bytes: null,
+    process_in_use_bytes: null,
+    other_processes_bytes: null,
+    capacity_bytes: null,
+    allowed_bytes: null,
+    num_alloc_retries: null,
+    stale_bytes: null,
+    other_processes: [
+      { pid: 4242, used_bytes: null },
+      { pid: 4343, used_bytes: 0 }
+    ],
+    stale_holders: [
+      { holder: 'name', label: 'x', bytes: 0 },
+      { holder: 'last_traceback', label: 'Traceback of the last error', bytes: 0 }
+    ],
+    in_use_holders: [{ holder: 'name', label: 'model', bytes: 0 }]
+  };
+  const CAUSES = ['too_big', 'fragmentation', 'stale_references', 'other_processes'];
+  const reads = (text: string) => {
+    expect(text).not.toContain(UNKNOWN_TEXT);
+    expect(text).not.toMatch(/ 0 B\b/);
+    expect(text).not.toMatch(/\s\(\s*\)/); // an emptied parenthesis
+    expect(text).toMatch(/\.$/);
+  };
+  const kinds: Partial<OomDiagnosis>[] = [
+    { kind: 'cuda' },
+    { kind: 'cuda_library', library: 'cuBLAS' },
+    { kind: 'tensorflow', framework: 'tensorflow' },
+    { kind: 'host', device_index: null },
+    { kind: 'mps', device_index: null },
+    { kind: 'xla', device_index: null }
+  ];
+
+  it.each(CAUSES)('%s reads as a sentence on every device, in both units, in and out of a container', cause => {
+    for (const kind of kinds) {
+      for (const units of ['binary', 'decimal'] as const) {
+        for (const container of [false, true]) {
+          const d = diagnosis({ ...unknown, ...kind, causes: [{ cause, gain_bytes: null }] });
+          const text = explainOom(d, units, null, container);
+          reads(text.headline);
+          expect(text.causes.map(c => c.cause)).toEqual([cause]);
+          reads(text.causes[0].text);
+        }
+      }
+    }
+  });
+
+  it('says each cause without the figures it lacks', () => {
+    const text = (overrides: Partial<OomDiagnosis>) =>
+      explainOom(diagnosis({ ...unknown, ...overrides }), 'binary').causes[0].text;
+    const only = (cause: string) => [{ cause, gain_bytes: null }];
+    expect(text({ causes: only('stale_references') })).toBe(
+      'Stale references: this notebook still holds memory on this device (x, the last traceback) ' +
+        'that the failing cell does not use; not counted: model, which it does.'
+    );
+    expect(text({ causes: only('other_processes') })).toBe('Other processes hold memory on this card: pid 4242, pid 4343.');
+    expect(text({ kind: 'host', device_index: null, causes: only('other_processes') })).toBe(
+      'Memory used by the rest of the machine: its RAM is partly taken by everything but this kernel ' +
+        '(other programs, the system and its caches).'
+    );
+    expect(text({ causes: only('fragmentation') })).toBe(
+      "Fragmentation: PyTorch's cache holds memory reserved but unallocated; torch.cuda.empty_cache() gives it back."
+    );
+    // The request known, the cache not: neither more nor less than it can be said.
+    expect(text({ requested_bytes: 2 * GiB, num_alloc_retries: 3, causes: only('fragmentation') })).toBe(
+      "Fragmentation: PyTorch's cache holds memory reserved but unallocated, in pieces too small for the 2 GiB " +
+        'asked for (the allocator already retried 3 times).'
+    );
+    // The cache figure missing, the cause's gain is said (as the actions say it).
+    expect(text({ requested_bytes: null, causes: [{ cause: 'fragmentation', gain_bytes: GiB }] })).toBe(
+      "Fragmentation: PyTorch's cache holds 1 GiB reserved but unallocated; torch.cuda.empty_cache() gives it back."
+    );
+    expect(text({ causes: only('too_big') })).toBe(
+      'Too big for what this kernel can get: the request is more than what is left to it of the card once ' +
+        'its CUDA context is counted, even if it freed everything. The work itself must shrink: ' +
+        'a smaller batch, mixed precision, gradient checkpointing or accumulation.'
+    );
+    expect(text({ requested_bytes: 10 * GiB, capacity_bytes: 9 * GiB, causes: only('too_big') })).toMatch(
+      /^Too big for what this kernel can get: 10 GiB is more than the 9 GiB left to it of the card once/
+    );
+    expect(text({ capacity_bytes: 20 * GiB, allowed_bytes: 20 * GiB, causes: only('too_big') })).toMatch(
+      /^Too big for this kernel's memory cap: the request is more than the 20 GiB that torch/
+    );
+    // Only the cell's own objects, unsized.
+    expect(text({ causes: [] })).toMatch(/^The failing cell's own objects hold the memory \(model\), and nothing/);
+  });
+
+  it('still names each figure it has', () => {
+    const text = explainOom(diagnosis(), 'binary').causes.map(c => c.text);
+    expect(text[1]).toBe(
+      'Stale references: this notebook still holds 4 GiB on this device (activations: 3 GiB, the last traceback: 1 GiB).'
+    );
+    expect(text[2]).toBe('Other processes hold 2 GiB on this card: pid 4242 (2 GiB).');
   });
 });
 

@@ -5,7 +5,7 @@
  * kernel).
  */
 import { ByteUnits, formatBytes } from '../format';
-import { OomDiagnosis, OomStaleHolder } from '../oomProtocol';
+import { OomCause, OomDiagnosis, OomStaleHolder } from '../oomProtocol';
 
 /** Which figure of the diagnosis a line shows (oomFiguresNow reads the same ones now). */
 export type OomFigureKey =
@@ -24,6 +24,15 @@ export interface OomExplanation {
   causes: { cause: string; text: string }[];
   /** Label and value of every known figure (at the failure), in reading order. */
   figures: { key: OomFigureKey; label: string; value: string }[];
+}
+
+/**
+ * A figure worth saying in a sentence: an unknown one would print as a dash,
+ * and "0 B" of a holder or process the kernel could not size is no figure.
+ * Without one, a sentence says the same without the number.
+ */
+function known(v: number | null | undefined): v is number {
+  return typeof v === 'number' && v > 0;
 }
 
 /** What ran out, e.g. "GPU 0", "host RAM", "GPU memory (cuBLAS)". */
@@ -70,7 +79,7 @@ export function explainOom(
 
   const causes = d.causes.map(c => ({
     cause: c.cause,
-    text: causeText(c.cause, d, units, container)
+    text: causeText(c, d, units, container)
   }));
   const inUse = d.in_use_holders ?? [];
   if (causes.length === 0 && inUse.length > 0) {
@@ -129,21 +138,24 @@ export function explainOom(
 }
 
 function causeText(
-  cause: string,
+  c: OomCause,
   d: OomDiagnosis,
   units: ByteUnits,
   container: boolean
 ): string {
   const b = (v: number | null) => formatBytes(v, units);
+  const cause = c.cause;
   switch (cause) {
     case 'too_big':
       return tooBigText(d, units, container);
     case 'fragmentation':
-      return fragmentationText(d, units);
+      // From a helper that sent no cache figure, what the kernel said
+      // removing fragmentation would make available (as the actions say).
+      return fragmentationText(d, d.reserved_unallocated_bytes ?? c.gain_bytes, units);
     case 'stale_references': {
       const inUse = d.in_use_holders ?? [];
       return (
-        `Stale references: this notebook still holds ${b(d.stale_bytes)} ` +
+        `Stale references: this notebook still holds ${known(d.stale_bytes) ? b(d.stale_bytes) : 'memory'} ` +
         `on ${d.kind === 'host' ? 'the host' : 'this device'}` +
         (d.stale_holders.length
           ? ` (${d.stale_holders.map(h => holderText(h, units)).join(', ')})`
@@ -159,17 +171,18 @@ function causeText(
         // total - available - this kernel's RSS: the system, its caches and every other program.
         const rest = container ? 'the rest of the container' : 'the rest of the machine';
         return (
-          `Memory used by ${rest}: ${b(d.other_processes_bytes)} of its RAM is taken by everything ` +
-          `but this kernel (${container ? 'other processes in it' : 'other programs, the system and its caches'}).`
+          `Memory used by ${rest}: ` +
+          (known(d.other_processes_bytes) ? `${b(d.other_processes_bytes)} of its RAM is` : 'its RAM is partly') +
+          ` taken by everything but this kernel (${container ? 'other processes in it' : 'other programs, the system and its caches'}).`
         );
       }
       return (
-        `Other processes hold ${b(d.other_processes_bytes)} on this card` +
+        `Other processes hold ${known(d.other_processes_bytes) ? b(d.other_processes_bytes) : 'memory'} on this card` +
         (d.other_processes.length
           ? ': ' +
             d.other_processes
               .slice(0, 5)
-              .map(p => `pid ${p.pid} (${b(p.used_bytes)})`)
+              .map(p => (known(p.used_bytes) ? `pid ${p.pid} (${b(p.used_bytes)})` : `pid ${p.pid}`))
               .join(', ')
           : '') +
         '.'
@@ -200,6 +213,8 @@ function shrinkTheWork(d: OomDiagnosis): string {
 function tooBigText(d: OomDiagnosis, units: ByteUnits, container: boolean): string {
   const b = (v: number | null) => formatBytes(v, units);
   const requested = d.requested_bytes;
+  // A request the message did not size (a library's workspace) is still a request.
+  const asked = known(requested) ? b(requested) : 'the request';
   const place = d.kind === 'host' ? (container ? 'container' : 'machine') : 'card';
   if (requested !== null && d.total_bytes !== null && requested > d.total_bytes) {
     return (
@@ -211,18 +226,18 @@ function tooBigText(d: OomDiagnosis, units: ByteUnits, container: boolean): stri
     d.allowed_bytes !== null && d.capacity_bytes !== null && d.capacity_bytes >= d.allowed_bytes;
   if (capped) {
     return (
-      `Too big for this kernel's memory cap: ${b(requested)} is more than the ${b(d.allowed_bytes)} ` +
+      `Too big for this kernel's memory cap: ${asked} is more than the ${b(d.allowed_bytes)} ` +
       'that torch.cuda.set_per_process_memory_fraction allows it, even if it freed everything. ' +
       `Raise the cap, or shrink the work: ${SHRINK_THE_WORK}`
     );
   }
   const others = d.other_processes_bytes ?? 0;
-  const left =
-    d.capacity_bytes !== null
-      ? `the ${b(d.capacity_bytes)} left to it of the ${place}'s ${b(d.total_bytes)}`
-      : `what is left to it of the ${place}'s ${b(d.total_bytes)}`;
+  const whole = known(d.total_bytes) ? `the ${place}'s ${b(d.total_bytes)}` : `the ${place}`;
+  const left = known(d.capacity_bytes)
+    ? `the ${b(d.capacity_bytes)} left to it of ${whole}`
+    : `what is left to it of ${whole}`;
   return (
-    `Too big for what this kernel can get: ${b(requested)} is more than ${left}` +
+    `Too big for what this kernel can get: ${asked} is more than ${left}` +
     (others > 0
       ? ` once other processes (${b(others)}) and its CUDA context are counted, even if it freed everything. ` +
         `Ending those processes would make room; otherwise the work must shrink: ${SHRINK_THE_WORK}`
@@ -235,21 +250,28 @@ function tooBigText(d: OomDiagnosis, units: ByteUnits, container: boolean): stri
  * part of the shortfall when smaller (the causes only fit together); or, for
  * a library that allocates outside it (request unknown), simply held.
  */
-function fragmentationText(d: OomDiagnosis, units: ByteUnits): string {
+function fragmentationText(d: OomDiagnosis, cache: number | null, units: ByteUnits): string {
   const b = (v: number | null) => formatBytes(v, units);
-  const cache = d.reserved_unallocated_bytes;
   const requested = d.requested_bytes;
   const retries = d.num_alloc_retries
     ? ` (the allocator already retried ${d.num_alloc_retries} time${d.num_alloc_retries === 1 ? '' : 's'})`
     : '';
+  const held = known(cache) ? b(cache) : 'memory';
   if (requested === null) {
     return (
-      `Fragmentation: PyTorch's cache holds ${b(cache)} reserved but unallocated` +
+      `Fragmentation: PyTorch's cache holds ${held} reserved but unallocated` +
       (d.library ? `, which ${d.library} cannot use: it allocates outside that cache` : '') +
       `; torch.cuda.empty_cache() gives it back${retries}.`
     );
   }
-  if (cache !== null && cache < requested) {
+  if (!known(cache)) {
+    // Neither more nor less than the request can be said.
+    return (
+      "Fragmentation: PyTorch's cache holds memory reserved but unallocated, " +
+      `in pieces too small for the ${b(requested)} asked for${retries}.`
+    );
+  }
+  if (cache < requested) {
     return (
       `Fragmentation: PyTorch's cache holds ${b(cache)} reserved but unallocated, ` +
       `part of what the ${b(requested)} asked for would need${retries}.`
@@ -261,9 +283,9 @@ function fragmentationText(d: OomDiagnosis, units: ByteUnits): string {
   );
 }
 
-/** "x: 1.2 GiB", "the output cache: 300 MiB", "the last traceback: 2 GiB". */
+/** "x: 1.2 GiB", "the output cache: 300 MiB", "the last traceback: 2 GiB"; the name alone where unsized. */
 function holderText(h: OomStaleHolder, units: ByteUnits): string {
-  return `${holderName(h)}: ${formatBytes(h.bytes, units)}`;
+  return known(h.bytes) ? `${holderName(h)}: ${formatBytes(h.bytes, units)}` : holderName(h);
 }
 
 export function holderName(h: OomStaleHolder): string {
