@@ -92,6 +92,19 @@ export function manyRecords(count: number, firstId = 1): CellMemoryRecord[] {
 }
 
 /** Shaped like what oom_diagnosis.py sends for a fragmentation OOM on GPU 0. */
+/** A diagnosis's byte figures, every one unknown (the kernel could not read them). */
+export const UNKNOWN_OOM_FIGURES = {
+  requested_bytes: null,
+  total_bytes: null,
+  free_bytes: null,
+  allocated_bytes: null,
+  reserved_unallocated_bytes: null,
+  process_in_use_bytes: null,
+  other_processes_bytes: null,
+  capacity_bytes: null,
+  stale_bytes: null
+} satisfies Partial<OomDiagnosis>;
+
 export function makeOomDiagnosis(overrides: Partial<OomDiagnosis> = {}): OomDiagnosis {
   return {
     kind: 'cuda',

@@ -12,7 +12,7 @@ import { UNKNOWN_TEXT } from '../format';
 import { OomDiagnosis } from '../oomProtocol';
 import { DEFAULT_SETTINGS } from '../settings';
 import { OomDiagnosisView } from '../views/OomDiagnosisView';
-import { makeOomDiagnosis, oomRecord } from './cellFixtures';
+import { makeOomDiagnosis, oomRecord, UNKNOWN_OOM_FIGURES } from './cellFixtures';
 import { EVIL, GiB, makeCpuSample, makeGpu, makeHello, makeSample, MiB, wire } from './fixtures';
 
 const diagnosis = makeOomDiagnosis;
@@ -162,17 +162,9 @@ describe('explainOom', () => {
 describe('explainOom: figures the kernel could not read', () => {
   // Every figure unknown; the holders and processes listed but not sized.
   const unknown: Partial<OomDiagnosis> = {
-    requested_bytes: null,
-    total_bytes: null,
-    free_bytes: null,
-    allocated_bytes: null,
-    reserved_unallocated_bytes: null,
-    process_in_use_bytes: null,
-    other_processes_bytes: null,
-    capacity_bytes: null,
+    ...UNKNOWN_OOM_FIGURES,
     allowed_bytes: null,
     num_alloc_retries: null,
-    stale_bytes: null,
     other_processes: [
       { pid: 4242, used_bytes: null },
       { pid: 4343, used_bytes: 0 }

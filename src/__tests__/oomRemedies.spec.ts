@@ -11,7 +11,7 @@ import { explainOom } from '../model/oomExplanation';
 import { UNKNOWN_TEXT } from '../format';
 import { OomDiagnosis } from '../oomProtocol';
 import { DEFAULT_SNIPPETS } from '../snippets/defaultSnippets';
-import { makeOomDiagnosis, oomRecord } from './cellFixtures';
+import { makeOomDiagnosis, oomRecord, UNKNOWN_OOM_FIGURES } from './cellFixtures';
 import { GiB, MiB } from './fixtures';
 
 /** A 16 GiB card whose free memory sits in reserved holes: fragmentation alone. */
@@ -246,15 +246,8 @@ describe('figures the kernel could not read', () => {
   // the message names the request, and nothing else is known.
   const bare = diagnosis({
     framework: 'torch',
+    ...UNKNOWN_OOM_FIGURES,
     requested_bytes: 20 * GiB,
-    total_bytes: null,
-    free_bytes: null,
-    allocated_bytes: null,
-    reserved_unallocated_bytes: null,
-    process_in_use_bytes: null,
-    other_processes_bytes: null,
-    capacity_bytes: null,
-    stale_bytes: null,
     causes: [],
     allocation_sites: { recording: false, sites: [] }
   });
