@@ -63,9 +63,9 @@ class CellFiles:
         # code file -> the cell's lines above its line 1 (none noted: 0). A file
         # name hashes its raw source, so its offset never changes.
         self._line_offsets: Dict[str, int] = {}
-        # hashes of the sources run_cell ran with an offset: a cell of its own with
-        # one of them must set its file's offset again (str caches its hash)
-        self._offset_sources: Dict[int, None] = {}
+        # hashes of the sources run_cell ran: a cell of its own with one of them
+        # takes its file back, and sets its offset again (str caches its hash)
+        self._nested_sources: Dict[int, None] = {}
         # hash of a raw source -> the cells that ran it; code file -> those of them, where two or more
         self._source_cells: Dict[int, List[str]] = {}
         self._shared_files: Dict[str, List[str]] = {}
@@ -89,6 +89,9 @@ class CellFiles:
                 self._nested.pop(next(iter(self._nested)))
             self._nested[filename] = (execution_count, cell_id[:256] if isinstance(cell_id, str) and cell_id else None)
             self._cache.pop(filename, None)
+            if len(self._nested_sources) >= MAX_NOTED_CELLS:
+                self._nested_sources.pop(next(iter(self._nested_sources)))
+            self._nested_sources[hash(raw_cell)] = None
             # A magic's body sits in the running cell below the magic's line; code
             # from elsewhere (a string given to run_cell) keeps its own numbering.
             # IPython ends a cell with a newline before it splits the body off:
@@ -97,9 +100,6 @@ class CellFiles:
             at = outer_raw_cell.find(body) if isinstance(outer_raw_cell, str) and body else -1
             if at >= 0:
                 self._note_offset(filename, outer_raw_cell.count("\n", 0, at) + leading_blank_lines(raw_cell))
-                if len(self._offset_sources) >= MAX_NOTED_CELLS:
-                    self._offset_sources.pop(next(iter(self._offset_sources)))
-                self._offset_sources[hash(raw_cell)] = None
 
     def note_own(self, raw_cell: Any, cell_id: Optional[str] = None) -> None:
         """A cell of its own (``cell_id``) runs ``raw_cell``: its file is that cell's
@@ -108,8 +108,9 @@ class CellFiles:
             self._note_source(raw_cell, cell_id[:256])
         blank = leading_blank_lines(raw_cell)
         # Hashing the source for its file name costs a pass in Python over every
-        # byte: only where an offset may be due (not on every cell once one is).
-        if self._nested or blank or (isinstance(raw_cell, str) and hash(raw_cell) in self._offset_sources):
+        # byte: only where this source ran nested (its file and offset are to take
+        # back) or an offset is due, not on every cell once one nested run was seen.
+        if blank or (isinstance(raw_cell, str) and hash(raw_cell) in self._nested_sources):
             filename = self._code_name(raw_cell)
             if filename is not None and self._nested.pop(filename, None) is not None:
                 self._cache.pop(filename, None)
@@ -186,7 +187,7 @@ class CellFiles:
         self._nested.clear()
         self._cache.clear()
         self._line_offsets.clear()
-        self._offset_sources.clear()
+        self._nested_sources.clear()
         self._source_cells.clear()
         self._shared_files.clear()
 

@@ -122,14 +122,15 @@ class HostReader:
                 pass  # fall through to /proc
         now = self._clock()
         read_at, machine = self._machine
+        container = self._container
         if now - read_at >= self._machine_refresh_s:
             machine = self._read_meminfo() + (self._read_swapped(), self._read_oom_kills())
             self._machine = (now, machine)
-            self._container = self._cgroup.read()
-        total, available, swap_total, swap_free, swapped, oom_kills = machine
-        container = self._container
-        if container is not None:
+            self._container = self._cgroup.read()  # its usage read just now: not read again
+            container = dict(self._container) if self._container is not None else None
+        elif container is not None:
             container = {**container, "usage_bytes": self._cgroup.usage()}
+        total, available, swap_total, swap_free, swapped, oom_kills = machine
         return {
             "rss_bytes": self.rss(),
             "total_bytes": total,
