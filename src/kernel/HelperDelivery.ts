@@ -64,7 +64,7 @@ export class HelperDelivery {
       languageKnown: language => this._readiness.noteLanguage(kernel.id, language),
       unsupported: () => this._readiness.noteUnsupported(kernel.id),
       config: options.config,
-      sent: msgId => options.sent?.(msgId),
+      sent: options.sent,
       replaces: () => options.commsLeftOpen(kernel.id),
       claimDelivery: () => this._claim(generation),
       delivered: () => this._delivered === generation,

@@ -93,10 +93,10 @@ export class KernelMemoryModel implements IKernelMemoryModel {
     return this._latest ? this._latest.time : null;
   }
   get kernelBusy(): boolean {
-    return this._kernelBusy;
+    return this._busyWith !== null;
   }
   get kernelBusyWith(): KernelBusyWith | null {
-    return this._kernelBusy ? this._kernelBusyWith : null;
+    return this._busyWith;
   }
   get notes(): readonly VisibilityNote[] {
     if (this._notesStale && notesDeriver) {
@@ -142,9 +142,9 @@ export class KernelMemoryModel implements IKernelMemoryModel {
 
   /** `what`: what keeps it busy, when `busy` (a cell unless said otherwise). */
   setKernelBusy(busy: boolean, what: KernelBusyWith = 'cell'): void {
-    if (busy !== this._kernelBusy || (busy && what !== this._kernelBusyWith)) {
-      this._kernelBusy = busy;
-      this._kernelBusyWith = what;
+    const next = busy ? what : null;
+    if (next !== this._busyWith) {
+      this._busyWith = next;
       this._changed.emit('busy');
     }
   }
@@ -364,7 +364,7 @@ export class KernelMemoryModel implements IKernelMemoryModel {
    * runs (the kernel reads requests between cells), a note says so.
    */
   settingsSent(applied: Promise<unknown>): void {
-    if (!this._kernelBusy) {
+    if (!this.kernelBusy) {
       return;
     }
     this._settingsPending++;
@@ -481,8 +481,8 @@ export class KernelMemoryModel implements IKernelMemoryModel {
   private _latest: SampleMessage | null = null;
   private _nvmlClock = new NvmlAttributionClock(() => this._updateNotes());
   private _sampleCount = 0;
-  private _kernelBusy = false;
-  private _kernelBusyWith: KernelBusyWith = 'cell';
+  /** What keeps the kernel busy; null while it is not. */
+  private _busyWith: KernelBusyWith | null = null;
   private _notes: readonly VisibilityNote[] = [];
   /** Figures changed while no deriver was loaded: `_notes` is not derived from them. */
   private _notesStale = false;

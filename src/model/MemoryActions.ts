@@ -20,7 +20,6 @@ import { isHiddenHolderKind } from '../protocol';
 import { ByteUnits } from '../format';
 import { IKernelMemoryModel } from '../tokens';
 import { ActionCancelledError, ActionQueue } from './ActionQueue';
-import { seesNoGpu } from './gpuVisibility';
 // The result texts load with the first result (not at start-up).
 import type { ResultDescription } from './cleanupResultText';
 import type { DeletePlan } from './deletePlan';
@@ -349,8 +348,14 @@ export class MemoryActions implements IDisposable {
   private async _describe(result: FreeMemoryResult | DeleteResult): Promise<ResultDescription> {
     // Said as the sidebar says it: "no GPU" only where that is known, not
     // merely because no GPU was listed yet.
-    const noGpu = seesNoGpu(this._model.hello, this._model.latest) === true;
-    return (await import('./cleanupResultText')).describeResult(result, this._units(), { noGpu });
+    // The figures as they are now; the modules that word them load with the first result.
+    const { hello, latest } = this._model;
+    const units = this._units();
+    const [{ describeResult }, { seesNoGpu }] = await Promise.all([
+      import('./cleanupResultText'),
+      import('./gpuVisibility')
+    ]);
+    return describeResult(result, units, { noGpu: seesNoGpu(hello, latest) === true });
   }
 
   private async _run(

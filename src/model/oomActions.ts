@@ -9,7 +9,7 @@ import { ReadonlyPartialJSONObject } from '@lumino/coreutils';
 import { CommandIDs } from '../commandIds';
 import { ByteUnits, formatBytes } from '../format';
 import { OomDiagnosis } from '../oomProtocol';
-import { holderName } from './oomExplanation';
+import { fragmentedBytes, holderName, known } from './oomExplanation';
 
 /** JupyterLab's own command: restart the notebook's kernel (it asks first). */
 export const RESTART_KERNEL_COMMAND = 'notebook:restart-kernel';
@@ -59,9 +59,8 @@ export function oomActions(
   progress: OomProgress = NO_OOM_PROGRESS
 ): OomAction[] {
   const b = (v: number | null) => formatBytes(v, units);
-  // A figure worth saying: an unknown one would print as a dash, and "up to
-  // 0 B" promises nothing. Without one the sentence says what the action does.
-  const known = (v: number | null | undefined): v is number => typeof v === 'number' && v > 0;
+  // A figure is said only where known (oomExplanation's `known`): without one
+  // the sentence says what the action does.
   // The holders at the failure that are still there, as far as this page knows.
   const stale = d.stale_holders.filter(h =>
     h.holder === 'name' ? !progress.deletedNames.has(h.label) : !progress.clearedHidden.has(h.holder)
@@ -110,12 +109,7 @@ export function oomActions(
     steps: [{ command: CommandIDs.insertSnippet, args: { id } }]
   });
 
-  // The cache's holes; from a helper that sent no such figure, what the
-  // kernel said removing fragmentation would make available.
-  const fragmented =
-    d.reserved_unallocated_bytes ??
-    d.causes.find(c => c.cause === 'fragmentation')?.gain_bytes ??
-    null;
+  const fragmented = fragmentedBytes(d);
   const freeMemory: OomAction = {
     id: 'free-memory',
     label: 'Free memory',

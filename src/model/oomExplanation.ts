@@ -31,8 +31,17 @@ export interface OomExplanation {
  * and "0 B" of a holder or process the kernel could not size is no figure.
  * Without one, a sentence says the same without the number.
  */
-function known(v: number | null | undefined): v is number {
+export function known(v: number | null | undefined): v is number {
   return typeof v === 'number' && v > 0;
+}
+
+/**
+ * The cache's holes: its reserved but unallocated bytes, or, from a helper
+ * that sent no such figure, what the kernel said removing fragmentation
+ * would make available. The causes and the actions both say this one.
+ */
+export function fragmentedBytes(d: OomDiagnosis): number | null {
+  return d.reserved_unallocated_bytes ?? d.causes.find(c => c.cause === 'fragmentation')?.gain_bytes ?? null;
 }
 
 /** What ran out, e.g. "GPU 0", "host RAM", "GPU memory (cuBLAS)". */
@@ -149,9 +158,7 @@ function causeText(
     case 'too_big':
       return tooBigText(d, units, container);
     case 'fragmentation':
-      // From a helper that sent no cache figure, what the kernel said
-      // removing fragmentation would make available (as the actions say).
-      return fragmentationText(d, d.reserved_unallocated_bytes ?? c.gain_bytes, units);
+      return fragmentationText(d, fragmentedBytes(d), units);
     case 'stale_references': {
       const inUse = d.in_use_holders ?? [];
       return (

@@ -45,6 +45,7 @@ import {
   setBytesData,
   setHidden,
   setText,
+  setTitle,
   syncKeyedChildren
 } from './dom';
 import { LazyView } from './LazyView';
@@ -299,7 +300,7 @@ function updateRow(
   const last = row.sampled && !figuresAreCurrent(row.state);
   for (const cell of [nodes.rss, nodes.gpus]) {
     cell.classList.toggle('jp-mod-last', last);
-    cell.title = last ? `Last figures: ${row.stateReason}` : '';
+    setTitle(cell, last ? `Last figures: ${row.stateReason}` : '');
   }
 
   // GPU indices are unique within a sample: one kept element each.
