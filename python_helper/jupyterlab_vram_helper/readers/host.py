@@ -12,7 +12,7 @@ import os
 import time
 from typing import TYPE_CHECKING, Any, Callable, Optional, Tuple
 
-from .cgroup import CgroupMemory
+from .cgroup import CgroupMemory, _non_negative
 from .descriptors import close_descriptors, open_fd
 
 if TYPE_CHECKING:  # the message shapes, for annotations only (protocol_types.py)
@@ -242,8 +242,7 @@ def _status_kib(data: bytes, key: bytes) -> Optional[int]:
 
 def _kib_figure(data: bytes, key: bytes) -> Optional[int]:
     """:func:`_status_kib`, where a negative figure (a malformed file) is unknown too: the frontend rejects one."""
-    value = _status_kib(data, key)
-    return value if value is not None and value >= 0 else None
+    return _non_negative(_status_kib(data, key))
 
 
 def _vmstat_count(data: bytes, key: bytes) -> Optional[int]:

@@ -54,7 +54,7 @@ class PsutilRss:
         return False
 
     def close(self) -> None:
-        pass
+        self._reader.close()  # the files its reader keeps open (status, vmstat, the cgroup's)
 
 
 class ProcSelfRss:
