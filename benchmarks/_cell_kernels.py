@@ -63,8 +63,9 @@ HOOK_COUNT = "len(__import__('sys').modules['__bench_hook_times__']['pre_run_cel
 
 # Installed silently in the helper's kernel for the last phase: timers around
 # the reads the hooks make, on the kernel's main thread only (the sampler and
-# the sender thread make the same calls): the RSS read, and where CUDA is
-# initialised torch's stats read and peak reset (the bound C entry points).
+# the sender thread make the same calls): the RSS read, where CUDA is
+# initialised torch's stats read and peak reset (the bound C entry points),
+# and the hand-off of the sender's round (a queue put that may wake its thread).
 # Per call; each timer adds about a microsecond to the hooks it sits in.
 PART_TIMERS = r"""
 def _bench_parts():
@@ -72,7 +73,7 @@ def _bench_parts():
     from jupyterlab_vram_helper import runtime
     from jupyterlab_vram_helper.readers import torch_cuda
     main = threading.main_thread()
-    store = {"rss_read": [], "torch_stats": [], "peak_reset": []}
+    store = {"rss_read": [], "torch_stats": [], "peak_reset": [], "round_queued": []}
     def timed(part, fn):
         def call(*args, **kwargs):
             if threading.current_thread() is not main:
@@ -83,7 +84,9 @@ def _bench_parts():
             finally:
                 store[part].append(time.perf_counter() - t)
         return call
-    rss = runtime.current().cells._rss
+    cells = runtime.current().cells
+    rss = cells._rss
+    cells._call_soon = timed("round_queued", cells._call_soon)
     rss.rss_and_peak = timed("rss_read", rss.rss_and_peak)
     torch = torch_cuda.loaded_torch()
     if torch is not None and torch_cuda.cuda_initialized(torch):

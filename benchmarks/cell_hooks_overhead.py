@@ -219,7 +219,7 @@ def bootstrap_interval(ours: List[float], plain: List[float], rounds: int = 2000
 
 def hook_parts(helper: Subject, plain: Subject, code: str, cells: int) -> Dict[str, float]:
     """Where the hooks' time goes: ``cells`` more cells (taking turns with the plain kernel)
-    with the RSS read, torch's stats read and the peak reset timed on their own;
+    with the RSS read, torch's stats read, the peak reset and the sender's hand-off timed on their own;
     medians in microseconds per cell, each part per call ({} when ``cells`` is 0)."""
     if cells <= 0:
         return {}

@@ -65,3 +65,5 @@ def test_the_hook_part_timers_time_the_reads_the_hooks_make(kernel: Kernel) -> N
     assert len(parts["rss_read"]) >= 5
     # At every cell start: one stats read and one peak reset per stand-in device.
     assert len(parts["torch_stats"]) >= 10 and len(parts["peak_reset"]) >= 10
+    # The first cell to end after a round hands the sender its next round.
+    assert len(parts["round_queued"]) >= 1
