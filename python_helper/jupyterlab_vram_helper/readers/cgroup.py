@@ -68,7 +68,7 @@ The files found stay open and are read with ``pread``. Every failure gives
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, List, Optional, Tuple
+from typing import TYPE_CHECKING, Callable, List, Optional, Tuple
 
 from .descriptors import close_descriptors, open_fd
 
@@ -129,21 +129,13 @@ class CgroupMemory:
         mount = os.path.join(cgroup_root, "memory") if version == 1 else cgroup_root
         names = _V1_FILES if version == 1 else _V2_FILES
         candidates = _candidates(mount, path)
-        tightest: Optional[Tuple[int, str, int]] = None  # limit, directory, its open limit file
-        for directory in candidates:
-            limit_fd = open_fd(os.path.join(directory, names[0]))
-            if limit_fd is None:
-                continue
-            limit = _parse_limit(_pread(limit_fd))
-            if limit is None or (tightest is not None and limit >= tightest[0]):
-                os.close(limit_fd)
-                continue
-            if tightest is not None:
-                os.close(tightest[2])
-            tightest = (limit, directory, limit_fd)
+        tightest = _tightest(candidates, names[0], _parse_limit)
         if tightest is None:
             return
-        _, directory, limit_fd = tightest
+        directory = tightest[1]
+        limit_fd = open_fd(os.path.join(directory, names[0]))
+        if limit_fd is None:
+            return
         self.version, self.path, self._limit = version, directory, limit_fd
         self._usage = open_fd(os.path.join(directory, names[1]))
         self._events = open_fd(os.path.join(directory, names[2]))
@@ -161,11 +153,7 @@ class CgroupMemory:
         v1 ``memory.memsw.limit_in_bytes``; see the module's docstring), else the memory-limited cgroup's."""
         names = ("memory.swap.max", "memory.swap.current") if version == 2 else _V1_SWAP_FILES
         parse = _parse_swap_limit if version == 2 else _parse_limit
-        tightest: Optional[Tuple[int, str]] = None
-        for directory in directories:
-            limit = parse(_read_file(os.path.join(directory, names[0])))
-            if limit is not None and (tightest is None or limit < tightest[0]):
-                tightest = (limit, directory)
+        tightest = _tightest(directories, names[0], parse)
         directory = tightest[1] if tightest is not None else memory_directory
         self.swap_path = directory
         self._swap_limit = open_fd(os.path.join(directory, names[0]))
@@ -242,6 +230,19 @@ def _memory_cgroup(lines: List[str]) -> Optional[Tuple[int, str]]:
         elif "memory" in controllers.split(","):
             return 1, path
     return (2, v2) if v2 is not None else None
+
+
+def _tightest(
+    directories: List[str], name: str, parse: Callable[[Optional[bytes]], Optional[int]]
+) -> Optional[Tuple[int, str]]:
+    """(limit, directory) of the smallest limit in file ``name`` among ``directories``: the
+    nearest of equals; None where none sets one (each file read once, nothing kept open)."""
+    tightest: Optional[Tuple[int, str]] = None
+    for directory in directories:
+        limit = parse(_read_file(os.path.join(directory, name)))
+        if limit is not None and (tightest is None or limit < tightest[0]):
+            tightest = (limit, directory)
+    return tightest
 
 
 def _candidates(mount: str, path: str) -> List[str]:
