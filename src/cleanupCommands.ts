@@ -10,7 +10,7 @@ import { TranslationBundle } from '@jupyterlab/translation';
 import type { FreeAction } from './cleanupProtocol';
 import { CommandIDs } from './commandIds';
 import type { DeletePlan } from './model/deletePlan';
-import { ActionOutcome } from './model/MemoryActions';
+import { ActionOutcome } from './model/actionOutcome';
 import { MemoryMonitor } from './model/MemoryMonitor';
 import { SIDEBAR_ID, SidebarHost } from './views/SidebarHost';
 

@@ -9,7 +9,8 @@ import type { ReadonlyPartialJSONObject } from '@lumino/coreutils';
 
 import type { Notify } from './cleanupCommands';
 import type { DeletePlan } from './model/deletePlan';
-import type { ActionOutcome, MemoryActions } from './model/MemoryActions';
+import type { ActionOutcome } from './model/actionOutcome';
+import type { MemoryActions } from './model/MemoryActions';
 
 /** What the flow asks of the command that runs it. */
 export interface IDeleteHost {

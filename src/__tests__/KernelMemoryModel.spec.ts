@@ -1,5 +1,6 @@
 import { parseKernelMessage } from '../protocol';
-import { deriveNotesWith, KernelMemoryModel } from '../model/KernelMemoryModel';
+import { KernelMemoryModel } from '../model/KernelMemoryModel';
+import { deriveNotesWith } from '../model/KernelVisibilityNotes';
 import { SeriesKey } from '../model/MemoryHistory';
 import { describeState, MONITOR_STATES } from '../model/MonitorState';
 import { deriveVisibilityNotes } from '../model/visibilityNotes';

@@ -46,10 +46,10 @@ console.warn = (...args) => {
 };
 
 // The sidebar hands the models the visibility notes' deriver when it loads
-// (KernelMemoryModel's deriveNotesWith); tests read a model's notes without
+// (KernelVisibilityNotes' deriveNotesWith); tests read a model's notes without
 // building a sidebar. KernelMemoryModel.spec.ts covers the start-up case.
 {
-  const { deriveNotesWith } = require('../model/KernelMemoryModel');
+  const { deriveNotesWith } = require('../model/KernelVisibilityNotes');
   const { deriveVisibilityNotes } = require('../model/visibilityNotes');
   deriveNotesWith(deriveVisibilityNotes);
 }

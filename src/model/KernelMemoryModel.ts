@@ -1,8 +1,8 @@
 /**
  * What we know about the memory of one notebook's kernel: the monitor state
  * and its reason, the helper's hello, the latest sample, the bounded history
- * and the visibility notes. It knows nothing of the DOM; views listen to
- * `changed` and render.
+ * and the visibility notes (KernelVisibilityNotes). It knows nothing of the
+ * DOM; views listen to `changed` and render.
  *
  * Where does a sample come in? `ingest()`: the kernel connection passes every
  * comm message's data to it, and so can a test or a benchmark.
@@ -17,37 +17,12 @@ import { CellHistory, CellHistoryChange } from './CellHistory';
 import { KernelDeathFacts, RunningCell } from './kernelDeath';
 import { historySeriesOf, sampleSeries } from './historySeries';
 import { diedCellRecord } from './diedCellRecord';
+import { IgnoredMessages } from './IgnoredMessages';
 import { KernelEnds } from './KernelEnds';
+import { KernelVisibilityNotes } from './KernelVisibilityNotes';
 import { EarlierTimeline, MemoryHistory } from './MemoryHistory';
 import { describeState, MonitorState, unreadableHelloText } from './MonitorState';
-import { NvmlAttributionClock } from './NvmlAttributionClock';
-import type { VisibilityInputs, VisibilityNote } from './visibilityNotes';
-
-/** Turns a model's figures into its visibility notes (visibilityNotes.ts). */
-export type NotesDeriver = (inputs: VisibilityInputs) => VisibilityNote[];
-
-/**
- * Only the sidebar shows the visibility notes, so their wording loads with it
- * and it hands the deriver over here: until then every model has no notes
- * (nothing reads them), and derives them when first read after.
- */
-let notesDeriver: NotesDeriver | null = null;
-
-/** Derive every model's notes with `deriver` from now on (null: none, as at start-up). */
-export function deriveNotesWith(deriver: NotesDeriver | null): void {
-  notesDeriver = deriver;
-}
-
-/** Cheap equality, to emit a change only when the notes really changed. */
-function sameNotes(a: readonly VisibilityNote[], b: readonly VisibilityNote[]): boolean {
-  return (
-    a.length === b.length &&
-    a.every((n, i) => n.id === b[i].id && n.text === b[i].text)
-  );
-}
-
-/** The console hears of ignored messages at most this often (the panel's note always counts). */
-export const IGNORED_WARNING_MS = 10_000;
+import type { VisibilityNote } from './visibilityNotes';
 
 export class KernelMemoryModel implements IKernelMemoryModel {
   constructor(options: KernelMemoryModel.IOptions) {
@@ -99,12 +74,7 @@ export class KernelMemoryModel implements IKernelMemoryModel {
     return this._busyWith;
   }
   get notes(): readonly VisibilityNote[] {
-    if (this._notesStale && notesDeriver) {
-      // The first read since the deriver came: its reader renders them now.
-      this._notes = notesDeriver(this._notesInputs());
-      this._notesStale = false;
-    }
-    return this._notes;
+    return this._visibilityNotes.notes;
   }
   get history(): MemoryHistory {
     return this._history;
@@ -123,7 +93,7 @@ export class KernelMemoryModel implements IKernelMemoryModel {
   }
   /** The latest problem with the helper's messages (shown as a note). */
   get problem(): string | null {
-    return this._problem;
+    return this._visibilityNotes.problem;
   }
   get isDisposed(): boolean {
     return this._isDisposed;
@@ -164,10 +134,9 @@ export class KernelMemoryModel implements IKernelMemoryModel {
   startKernelSession(): void {
     this._hello = null;
     this._latest = null;
-    this._nvmlClock.reset();
-    this._problem = null;
+    this._visibilityNotes.forgetSession();
     this._changed.emit('history');
-    this._updateNotes();
+    this._visibilityNotes.update();
   }
 
   /**
@@ -296,32 +265,23 @@ export class KernelMemoryModel implements IKernelMemoryModel {
 
   /** Messages dropped because they did not fit where they arrived. */
   get ignoredMessageCount(): number {
-    return this._ignoredMessages;
+    return this._ignoredMessages.count;
   }
 
   /**
    * Count and drop a message that does not fit where it arrived (malformed,
    * or a second hello on one comm: code in the kernel can write onto the
    * helper's comm). The panel keeps its state and says how many, with the
-   * last reason; the console hears of it at most every IGNORED_WARNING_MS.
+   * last reason; the console hears of it at most every IGNORED_WARNING_MS
+   * (IgnoredMessages.ts).
    */
   noteIgnoredMessage(reason: string, now: number = Date.now()): void {
-    this._ignoredMessages++;
-    const count = this._ignoredMessages;
-    const text =
-      `Ignored ${count} message${count === 1 ? '' : 's'} on the memory helper's ` +
-      `connection that did not fit (the last: ${reason}).`;
-    this.reportProblem(text);
-    if (now - this._lastIgnoredWarning >= IGNORED_WARNING_MS) {
-      this._lastIgnoredWarning = now;
-      console.warn(`jupyterlab-vram: ${text}`);
-    }
+    this._ignoredMessages.note(reason, now);
   }
 
   /** Show a problem with the helper as a note (the UI carries on). */
   reportProblem(text: string): void {
-    this._problem = text;
-    this._updateNotes();
+    this._visibilityNotes.reportProblem(text);
   }
 
   /**
@@ -364,16 +324,9 @@ export class KernelMemoryModel implements IKernelMemoryModel {
    * runs (the kernel reads requests between cells), a note says so.
    */
   settingsSent(applied: Promise<unknown>): void {
-    if (!this.kernelBusy) {
-      return;
+    if (this.kernelBusy) {
+      this._visibilityNotes.settingsSent(applied);
     }
-    this._settingsPending++;
-    this._updateNotes();
-    const done = () => {
-      this._settingsPending--;
-      this._updateNotes();
-    };
-    applied.then(done, done);
   }
 
   setHistoryCapacity(capacity: number): void {
@@ -388,7 +341,7 @@ export class KernelMemoryModel implements IKernelMemoryModel {
       return;
     }
     this._isDisposed = true;
-    this._nvmlClock.dispose();
+    this._visibilityNotes.dispose();
     this._cells.dispose();
     Signal.clearData(this);
   }
@@ -409,7 +362,7 @@ export class KernelMemoryModel implements IKernelMemoryModel {
       `Live: kernel process ${hello.pid} on ${hello.hostname} ` +
         `(helper ${hello.helper_version}, Python ${hello.python}).`
     );
-    this._updateNotes();
+    this._visibilityNotes.update();
   }
 
   private _receiveSample(sample: SampleMessage, state: 'live' | 'overheard' = 'live'): void {
@@ -418,7 +371,7 @@ export class KernelMemoryModel implements IKernelMemoryModel {
       return;
     }
     this._latest = sample;
-    this._nvmlClock.sampled(sample);
+    this._visibilityNotes.sampled(sample);
     this._lastSampleArrival = Date.now() / 1000;
     this._sampleCount++;
     this._ends.sampled(sample);
@@ -427,7 +380,7 @@ export class KernelMemoryModel implements IKernelMemoryModel {
       this.setState(state);
     }
     this._changed.emit('sample');
-    this._updateNotes();
+    this._visibilityNotes.update();
   }
 
   private _onCellsChanged(_: CellHistory, __: CellHistoryChange): void {
@@ -449,49 +402,23 @@ export class KernelMemoryModel implements IKernelMemoryModel {
     );
   }
 
-  private _updateNotes(): void {
-    const inputs = this._notesInputs();
-    this._nvmlClock.schedule(inputs.nvmlUnattributedForS);
-    if (!notesDeriver) {
-      this._notesStale = true;
-      return;
-    }
-    const notes = notesDeriver(inputs);
-    this._notesStale = false;
-    if (!sameNotes(notes, this._notes)) {
-      this._notes = notes;
-      this._changed.emit('notes');
-    }
-  }
-
-  private _notesInputs(): VisibilityInputs {
-    return {
-      hello: this._hello,
-      sample: this._latest,
-      problem: this._problem,
-      nvmlUnattributedForS: this._nvmlClock.unattributedFor(this._latest, this._lastSampleArrival),
-      settingsPending: this._settingsPending > 0
-    };
-  }
-
   private _changed = new Signal<this, ModelChange>(this);
   private _state: MonitorState = 'kernel-starting';
   private _stateReason = describeState('kernel-starting');
   private _hello: HelloMessage | null = null;
   private _latest: SampleMessage | null = null;
-  private _nvmlClock = new NvmlAttributionClock(() => this._updateNotes());
+  private _visibilityNotes = new KernelVisibilityNotes({
+    hello: () => this._hello,
+    latest: () => this._latest,
+    lastSampleArrival: () => this._lastSampleArrival,
+    changed: () => this._changed.emit('notes')
+  });
   private _sampleCount = 0;
   /** What keeps the kernel busy; null while it is not. */
   private _busyWith: KernelBusyWith | null = null;
-  private _notes: readonly VisibilityNote[] = [];
-  /** Figures changed while no deriver was loaded: `_notes` is not derived from them. */
-  private _notesStale = false;
-  private _problem: string | null = null;
-  private _settingsPending = 0;
   private _ends: KernelEnds;
   private _lastSampleArrival = 0;
-  private _ignoredMessages = 0;
-  private _lastIgnoredWarning = -Infinity;
+  private _ignoredMessages = new IgnoredMessages(text => this.reportProblem(text));
   private _history: MemoryHistory;
   private _cells: CellHistory;
   private _isDisposed = false;

@@ -1,10 +1,10 @@
 /**
  * The cleanup actions of one kernel: free memory (gc,
  * empty_cache), list what holds memory, delete chosen holders. Holds the
- * request queue, the last outcome (shown in the sidebar's result area), the
- * latest listing and the user's selection in it. No DOM; never throws into
- * the UI: every failure becomes an outcome or `listingError` with a clear
- * sentence.
+ * request queue, the last outcome (actionOutcome.ts, shown in the sidebar's
+ * result area), and the latest listing with the user's selection in it
+ * (HoldersListing). No DOM; never throws into the UI: every failure becomes
+ * an outcome or `listingError` with a clear sentence.
  */
 import { IDisposable } from '@lumino/disposable';
 import { ISignal, Signal } from '@lumino/signaling';
@@ -16,12 +16,17 @@ import type {
   HiddenHolderKind,
   InspectResult
 } from '../cleanupProtocol';
-import { isHiddenHolderKind } from '../protocol';
 import { ByteUnits } from '../format';
 import { IKernelMemoryModel } from '../tokens';
 import { ActionCancelledError, ActionQueue } from './ActionQueue';
-// The result texts load with the first result (not at start-up).
-import type { ResultDescription } from './cleanupResultText';
+import {
+  ActionKind,
+  ActionOutcome,
+  describeReply,
+  failedOutcome,
+  freeActionLabel
+} from './actionOutcome';
+import { HoldersListing } from './HoldersListing';
 import type { DeletePlan } from './deletePlan';
 
 /** The requests a connection to the kernel helper makes for cleanups. */
@@ -39,39 +44,11 @@ export interface ICleanupConnection {
   }): Promise<DeleteResult>;
 }
 
-export type ActionKind = 'free' | 'delete';
-
-/** How a cleanup ended, in words. */
-export interface ActionOutcome extends ResultDescription {
-  kind: ActionKind;
-  /** What was asked ("Collect garbage"). */
-  label: string;
-  status: 'done' | 'failed' | 'cancelled';
-  /** The reply, when there was one. */
-  result: FreeMemoryResult | DeleteResult | null;
-  /**
-   * When it ended (the reply came, or the request failed or was cancelled),
-   * in seconds since the epoch: the result stays shown while later events
-   * happen, and must say when it happened.
-   */
-  at: number;
-}
-
 /** Why a delete was not sent: cells ran after its listing. */
 export const STALE_LISTING_TEXT =
   'cells ran since the listing, so nothing was deleted. The Holders tab lists again: choose anew';
 
 export type MemoryActionsChange = 'queue' | 'outcome' | 'listing' | 'selection' | 'deleting' | 'state';
-
-/** "Collect garbage", "Empty the CUDA cache", "Free memory". */
-export function freeActionLabel(actions: readonly FreeAction[]): string {
-  const gc = actions.includes('gc');
-  const cache = actions.includes('empty_cache');
-  if (gc && cache) {
-    return 'Free memory (gc + empty_cache)';
-  }
-  return cache ? 'Empty the CUDA cache' : 'Collect garbage';
-}
 
 /** The message of a rejection, for a sentence shown to the user. */
 export function errorText(reason: unknown): string {
@@ -85,6 +62,10 @@ export class MemoryActions implements IDisposable {
     this._units = options.units ?? (() => 'binary');
     this._queue = new ActionQueue({ busy: this._model.kernelBusy });
     this._wasLive = this._model.state === 'live';
+    this._holders = new HoldersListing({
+      kernelBusy: () => this._model.kernelBusy,
+      changed: change => this._emit(change)
+    });
     this._queue.changed.connect(() => this._emit('queue'));
     this._model.changed.connect(this._onModelChanged, this);
   }
@@ -105,17 +86,17 @@ export class MemoryActions implements IDisposable {
 
   /** The latest listing of what holds memory (null before the first). */
   get listing(): InspectResult | null {
-    return this._listing;
+    return this._holders.listing;
   }
 
   /** Why the latest inspect failed (null when it did not). */
   get listingError(): string | null {
-    return this._listingError;
+    return this._holders.error;
   }
 
   /** True while an inspect is queued or running. */
   get inspecting(): boolean {
-    return this._inspecting > 0;
+    return this._holders.inspecting;
   }
 
   /**
@@ -124,16 +105,12 @@ export class MemoryActions implements IDisposable {
    * hidden holders hold other things.
    */
   get listingStale(): boolean {
-    return this._listing !== null && !this.isListingCurrent(this._listing.listing_id);
+    return this._holders.stale;
   }
 
   /** The listing `listingId` is the latest one the kernel gave, and no cell ran since, nor a delete used it. */
   isListingCurrent(listingId: string): boolean {
-    return (
-      !this._model.kernelBusy &&
-      this._listing?.listing_id === listingId &&
-      this._listingEpoch === this._busyEpoch
-    );
+    return this._holders.isCurrent(listingId);
   }
 
   /** True from a delete's planning to its result: one delete at a time. */
@@ -163,11 +140,11 @@ export class MemoryActions implements IDisposable {
   }
 
   get selectedNames(): ReadonlySet<string> {
-    return this._selectedNames;
+    return this._holders.selectedNames;
   }
 
   get selectedHidden(): ReadonlySet<HiddenHolderKind> {
-    return this._selectedHidden;
+    return this._holders.selectedHidden;
   }
 
   get changed(): ISignal<this, MemoryActionsChange> {
@@ -195,11 +172,10 @@ export class MemoryActions implements IDisposable {
    */
   async inspect(): Promise<InspectResult | null> {
     if (!this.available) {
-      this._setListingError(this._notAvailableText());
+      this._listingFailed(this._notAvailableText());
       return null;
     }
-    this._inspecting++;
-    this._emit('listing');
+    this._holders.inspectStarted();
     try {
       const listing = await this._queue.enqueue('List what holds memory', () =>
         this._connection.inspect()
@@ -207,73 +183,43 @@ export class MemoryActions implements IDisposable {
       if (this._isDisposed) {
         return null;
       }
-      this._setListing(listing);
+      this._holders.received(listing);
       return listing;
     } catch (reason) {
-      this._setListingError(
+      this._listingFailed(
         reason instanceof ActionCancelledError
           ? `Listing cancelled: ${reason.message}`
           : `Could not list what holds memory: ${errorText(reason)}`
       );
       return null;
     } finally {
-      this._inspecting--;
-      this._emit('listing');
+      this._holders.inspectEnded();
     }
   }
 
   setNameSelected(name: string, selected: boolean): void {
-    if (selected === this._selectedNames.has(name)) {
-      return;
-    }
-    if (selected) {
-      this._selectedNames.add(name);
-    } else {
-      this._selectedNames.delete(name);
-    }
-    this._emit('selection');
+    this._holders.setNameSelected(name, selected);
   }
 
   setHiddenSelected(holder: string, selected: boolean): void {
-    if (!isHiddenHolderKind(holder) || selected === this._selectedHidden.has(holder)) {
-      return;
-    }
-    if (selected) {
-      this._selectedHidden.add(holder);
-    } else {
-      this._selectedHidden.delete(holder);
-    }
-    this._emit('selection');
+    this._holders.setHiddenSelected(holder, selected);
   }
 
   clearSelection(): void {
-    if (!this._selectedNames.size && !this._selectedHidden.size) {
-      return;
-    }
-    this._selectedNames.clear();
-    this._selectedHidden.clear();
-    this._emit('selection');
+    this._holders.clearSelection();
   }
 
   /** The plan for the current selection; null when nothing is chosen. */
   planSelection(): Promise<DeletePlan | null> {
-    return this.planFor(this._selectedNames, this._selectedHidden);
+    return this._holders.planSelection();
   }
 
   /**
    * The plan for chosen names and hidden holders of the latest listing (as
-   * it is when asked). The planning loads with the first delete, not with
-   * the page.
+   * it is when asked).
    */
-  async planFor(names: Iterable<string>, hidden: Iterable<string>): Promise<DeletePlan | null> {
-    const listing = this._listing;
-    if (!listing) {
-      return null;
-    }
-    const chosen = [...names];
-    const chosenHidden = [...hidden];
-    const { makeDeletePlan } = await import('./deletePlan');
-    return makeDeletePlan(listing, chosen, chosenHidden);
+  planFor(names: Iterable<string>, hidden: Iterable<string>): Promise<DeletePlan | null> {
+    return this._holders.planFor(names, hidden);
   }
 
   /**
@@ -293,7 +239,7 @@ export class MemoryActions implements IDisposable {
         if (!this.isListingCurrent(plan.listingId)) {
           return Promise.reject(new Error(STALE_LISTING_TEXT));
         }
-        this._listingEpoch = -1; // used: a second delete lists again first
+        this._holders.markUsed();
         return this._connection.deleteHolders({
           listing_id: plan.listingId,
           names,
@@ -303,13 +249,7 @@ export class MemoryActions implements IDisposable {
       }
     );
     if (outcome.status === 'done') {
-      for (const name of names) {
-        this._selectedNames.delete(name);
-      }
-      for (const holder of hidden) {
-        this._selectedHidden.delete(holder);
-      }
-      this._emit('selection');
+      this._holders.deselect(names, hidden);
     }
     if (outcome.status !== 'cancelled' && !this._isDisposed && this.available) {
       await this.inspect();
@@ -327,7 +267,7 @@ export class MemoryActions implements IDisposable {
     if (!outcome || outcome.status !== 'done' || outcome.result === null) {
       return;
     }
-    const description = await this._describe(outcome.result);
+    const description = await describeReply(outcome.result, this._units(), this._model);
     if (this._lastOutcome === outcome && !this._isDisposed) {
       this._lastOutcome = { ...outcome, ...description };
       this._emit('outcome');
@@ -344,20 +284,6 @@ export class MemoryActions implements IDisposable {
     Signal.clearData(this);
   }
 
-  /** A reply in words, in the units set now (the texts load on demand). */
-  private async _describe(result: FreeMemoryResult | DeleteResult): Promise<ResultDescription> {
-    // Said as the sidebar says it: "no GPU" only where that is known, not
-    // merely because no GPU was listed yet.
-    // The figures as they are now; the modules that word them load with the first result.
-    const { hello, latest } = this._model;
-    const units = this._units();
-    const [{ describeResult }, { seesNoGpu }] = await Promise.all([
-      import('./cleanupResultText'),
-      import('./gpuVisibility')
-    ]);
-    return describeResult(result, units, { noGpu: seesNoGpu(hello, latest) === true });
-  }
-
   private async _run(
     kind: ActionKind,
     label: string,
@@ -365,7 +291,7 @@ export class MemoryActions implements IDisposable {
   ): Promise<ActionOutcome> {
     let outcome: ActionOutcome;
     if (!this.available) {
-      outcome = this._failure(kind, label, this._notAvailableText(), 'failed');
+      outcome = failedOutcome(kind, label, this._notAvailableText(), 'failed');
     } else {
       // The last outcome spoke of an earlier request: shown under this one's
       // "Queued", it would read as this one's result.
@@ -377,12 +303,13 @@ export class MemoryActions implements IDisposable {
         const result = await this._queue.enqueue(label, send).result;
         // Now, not after the texts load: the time is the reply's.
         const at = Date.now() / 1000;
-        outcome = { kind, label, status: 'done', result, at, ...(await this._describe(result)) };
+        const description = await describeReply(result, this._units(), this._model);
+        outcome = { kind, label, status: 'done', result, at, ...description };
       } catch (reason) {
         outcome =
           reason instanceof ActionCancelledError
-            ? this._failure(kind, label, `${label}: ${reason.message}`, 'cancelled')
-            : this._failure(kind, label, `${label} failed: ${errorText(reason)}`, 'failed');
+            ? failedOutcome(kind, label, `${label}: ${reason.message}`, 'cancelled')
+            : failedOutcome(kind, label, `${label} failed: ${errorText(reason)}`, 'failed');
       }
     }
     if (!this._isDisposed) {
@@ -392,53 +319,21 @@ export class MemoryActions implements IDisposable {
     return outcome;
   }
 
-  private _failure(
-    kind: ActionKind,
-    label: string,
-    text: string,
-    status: 'failed' | 'cancelled'
-  ): ActionOutcome {
-    return { kind, label, status, result: null, lines: [text], freedBytes: null, at: Date.now() / 1000 };
-  }
-
   private _notAvailableText(): string {
     const reason = this._model.stateReason;
     return `The memory helper is not running in this kernel${reason ? `: ${reason}` : '.'}`;
   }
 
-  private _setListing(listing: InspectResult): void {
-    this._listing = listing;
-    this._listingEpoch = this._model.kernelBusy ? -1 : this._busyEpoch;
-    this._listingError = null;
-    // Keep only what the new listing can still delete.
-    const names = new Set(listing.entries.filter(e => e.deletable).map(e => e.name));
-    const holders = new Set(listing.hidden.map(h => h.holder));
-    for (const name of Array.from(this._selectedNames)) {
-      if (!names.has(name)) {
-        this._selectedNames.delete(name);
-      }
+  private _listingFailed(text: string): void {
+    if (!this._isDisposed) {
+      this._holders.failed(text);
     }
-    for (const holder of Array.from(this._selectedHidden)) {
-      if (!holders.has(holder)) {
-        this._selectedHidden.delete(holder);
-      }
-    }
-    this._emit('listing');
-    this._emit('selection');
-  }
-
-  private _setListingError(text: string): void {
-    if (this._isDisposed) {
-      return;
-    }
-    this._listingError = text;
-    this._emit('listing');
   }
 
   private _onModelChanged(model: IKernelMemoryModel, change: string): void {
     if (change === 'busy') {
       if (model.kernelBusy) {
-        this._busyEpoch++; // a cell runs: the listing of before may name other objects after
+        this._holders.kernelWentBusy();
         this._queue.setBusy(true);
       } else {
         // A restart reports "not busy" just before the state leaves 'live':
@@ -458,13 +353,9 @@ export class MemoryActions implements IDisposable {
         this._queue.failQueued(
           `The kernel went away before the request was sent (${model.stateReason})`
         );
-        this._listing = null;
-        this._selectedNames.clear();
-        this._selectedHidden.clear();
         // "gc collected 0 objects" spoke of that process, not of the next one.
         this._lastOutcome = null;
-        this._emit('listing');
-        this._emit('selection');
+        this._holders.forget();
         this._emit('outcome');
       }
       if (live && !this._wasLive && this._lastOutcome) {
@@ -492,17 +383,9 @@ export class MemoryActions implements IDisposable {
   private _units: () => ByteUnits;
   private _queue: ActionQueue;
   private _wasLive: boolean;
+  private _holders: HoldersListing;
   private _lastOutcome: ActionOutcome | null = null;
-  private _listing: InspectResult | null = null;
-  private _listingError: string | null = null;
-  private _inspecting = 0;
-  /** Counts the kernel's going busy (cells run); a listing is current while it has not moved. */
-  private _busyEpoch = 0;
-  /** `_busyEpoch` when the latest listing came (-1: stale from the start, or used by a delete). */
-  private _listingEpoch = -1;
   private _deleting = false;
-  private _selectedNames = new Set<string>();
-  private _selectedHidden = new Set<HiddenHolderKind>();
   private _changed = new Signal<this, MemoryActionsChange>(this);
   private _isDisposed = false;
 }

@@ -7,7 +7,7 @@
  *
  * Only the sidebar shows them, so this module loads with it, not at start-up:
  * the sidebar hands `deriveVisibilityNotes` to the models
- * (KernelMemoryModel's `deriveNotesWith`).
+ * (KernelVisibilityNotes' `deriveNotesWith`).
  */
 import { seesNoGpu } from './gpuVisibility';
 import { NVML_UNATTRIBUTED_NOTE_AFTER_S } from './NvmlAttributionClock';

@@ -27,7 +27,7 @@ import { CommandIDs, ExecuteCommand } from '../commandIds';
 import { ConsoleCells, IConsoleSource } from '../model/ConsoleCells';
 import { IKernelSessionSource } from '../model/KernelsOverview';
 import { MemoryActions } from '../model/MemoryActions';
-import { deriveNotesWith } from '../model/KernelMemoryModel';
+import { deriveNotesWith } from '../model/KernelVisibilityNotes';
 import { deriveVisibilityNotes } from '../model/visibilityNotes';
 import { SnippetLibrary } from '../snippets/SnippetLibrary';
 import { AllocationRecorder } from '../model/AllocationRecorder';

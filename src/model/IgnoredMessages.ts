@@ -1,0 +1,39 @@
+/**
+ * The messages a model dropped because they did not fit where they arrived
+ * (malformed, or a second hello on one comm: code in the kernel can write
+ * onto the helper's comm). The panel keeps its state and says how many, with
+ * the last reason; the console hears of them at most every
+ * IGNORED_WARNING_MS, so that a flood does not drown it.
+ */
+
+/** The console hears of ignored messages at most this often (the panel's note always counts). */
+export const IGNORED_WARNING_MS = 10_000;
+
+export class IgnoredMessages {
+  /** `report` shows the sentence that counts them (as the model's problem note). */
+  constructor(report: (text: string) => void) {
+    this._report = report;
+  }
+
+  get count(): number {
+    return this._count;
+  }
+
+  /** Count one more, dropped for `reason`; `now` in milliseconds since the epoch. */
+  note(reason: string, now: number): void {
+    this._count++;
+    const count = this._count;
+    const text =
+      `Ignored ${count} message${count === 1 ? '' : 's'} on the memory helper's ` +
+      `connection that did not fit (the last: ${reason}).`;
+    this._report(text);
+    if (now - this._lastWarning >= IGNORED_WARNING_MS) {
+      this._lastWarning = now;
+      console.warn(`jupyterlab-vram: ${text}`);
+    }
+  }
+
+  private _report: (text: string) => void;
+  private _count = 0;
+  private _lastWarning = -Infinity;
+}

@@ -1,0 +1,132 @@
+/**
+ * The visibility notes of one kernel's model (visibilityNotes.ts words them),
+ * and what they are made of besides the hello and the latest sample: the
+ * latest problem with the helper's messages, sampling settings sent and not
+ * applied yet, and how long NVML has not attributed memory to the kernel.
+ *
+ * Only the sidebar shows the notes, so their wording loads with it and it
+ * hands the deriver over (`deriveNotesWith`): until then every model has no
+ * notes (nothing reads them), and derives them when first read after.
+ */
+import type { HelloMessage } from '../protocol';
+import type { SampleMessage } from '../sampleProtocol';
+import { NvmlAttributionClock } from './NvmlAttributionClock';
+import type { VisibilityInputs, VisibilityNote } from './visibilityNotes';
+
+/** Turns a model's figures into its visibility notes (visibilityNotes.ts). */
+export type NotesDeriver = (inputs: VisibilityInputs) => VisibilityNote[];
+
+/** Shared by every model: the sidebar loads the wording once for all. */
+let notesDeriver: NotesDeriver | null = null;
+
+/** Derive every model's notes with `deriver` from now on (null: none, as at start-up). */
+export function deriveNotesWith(deriver: NotesDeriver | null): void {
+  notesDeriver = deriver;
+}
+
+/** Cheap equality, to emit a change only when the notes really changed. */
+function sameNotes(a: readonly VisibilityNote[], b: readonly VisibilityNote[]): boolean {
+  return (
+    a.length === b.length &&
+    a.every((n, i) => n.id === b[i].id && n.text === b[i].text)
+  );
+}
+
+/** What KernelVisibilityNotes reads of, and tells, the model it belongs to. */
+export interface IKernelVisibilityNotesHost {
+  hello(): HelloMessage | null;
+  latest(): SampleMessage | null;
+  /** When (local clock, seconds) the latest sample arrived; 0 before any. */
+  lastSampleArrival(): number;
+  /** The notes changed. */
+  changed(): void;
+}
+
+export class KernelVisibilityNotes {
+  constructor(host: IKernelVisibilityNotesHost) {
+    this._host = host;
+  }
+
+  get notes(): readonly VisibilityNote[] {
+    if (this._stale && notesDeriver) {
+      // The first read since the deriver came: its reader renders them now.
+      this._notes = notesDeriver(this._inputs());
+      this._stale = false;
+    }
+    return this._notes;
+  }
+
+  /** The latest problem with the helper's messages (shown as a note). */
+  get problem(): string | null {
+    return this._problem;
+  }
+
+  reportProblem(text: string): void {
+    this._problem = text;
+    this.update();
+  }
+
+  /**
+   * A new kernel session: what was noted of the previous one goes. The
+   * caller updates once it has forgotten its own figures too.
+   */
+  forgetSession(): void {
+    this._nvmlClock.reset();
+    this._problem = null;
+  }
+
+  /** A sample came: it starts, continues or ends a run NVML does not attribute. */
+  sampled(sample: SampleMessage): void {
+    this._nvmlClock.sampled(sample);
+  }
+
+  /** While `applied` is pending (new sampling settings, sent while a cell runs), a note says so. */
+  settingsSent(applied: Promise<unknown>): void {
+    this._settingsPending++;
+    this.update();
+    const done = () => {
+      this._settingsPending--;
+      this.update();
+    };
+    applied.then(done, done);
+  }
+
+  /** The figures changed: derive the notes again, and say so when they differ. */
+  update(): void {
+    const inputs = this._inputs();
+    this._nvmlClock.schedule(inputs.nvmlUnattributedForS);
+    if (!notesDeriver) {
+      this._stale = true;
+      return;
+    }
+    const notes = notesDeriver(inputs);
+    this._stale = false;
+    if (!sameNotes(notes, this._notes)) {
+      this._notes = notes;
+      this._host.changed();
+    }
+  }
+
+  dispose(): void {
+    this._nvmlClock.dispose();
+  }
+
+  private _inputs(): VisibilityInputs {
+    const latest = this._host.latest();
+    return {
+      hello: this._host.hello(),
+      sample: latest,
+      problem: this._problem,
+      nvmlUnattributedForS: this._nvmlClock.unattributedFor(latest, this._host.lastSampleArrival()),
+      settingsPending: this._settingsPending > 0
+    };
+  }
+
+  private _host: IKernelVisibilityNotesHost;
+  private _nvmlClock = new NvmlAttributionClock(() => this.update());
+  private _notes: readonly VisibilityNote[] = [];
+  /** Figures changed while no deriver was loaded: `_notes` is not derived from them. */
+  private _stale = false;
+  private _problem: string | null = null;
+  private _settingsPending = 0;
+}
