@@ -65,6 +65,9 @@ export class DeathNotifier implements IDisposable {
       if (!this._shown.has(model)) {
         this._shown.set(model, null);
         model.changed.connect(this._onChanged, this);
+        if (model.death) {
+          this._onChanged(model, 'death'); // died before this notifier was made (its code loads late)
+        }
       }
     }
     for (const model of Array.from(this._shown.keys())) {

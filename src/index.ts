@@ -38,7 +38,6 @@ import { followNotebookFiles } from './model/followNotebookFiles';
 import { KernelMemoryModel } from './model/KernelMemoryModel';
 import { DEFAULT_SETTINGS, readSettings, VramSettings } from './settings';
 import { SnippetLibrary } from './snippets/SnippetLibrary';
-import { DeathNotifier } from './deathNotifier';
 import { IVramMonitor } from './tokens';
 import { MemoryToolbarButton } from './views/MemoryToolbarButton';
 import type { NotebookCellBadges } from './views/NotebookCellBadges';
@@ -270,18 +269,38 @@ const plugin: JupyterFrontEndPlugin<IVramMonitor> = {
       }
     });
 
-    // A notification when a kernel dies without the user asking.
-    new DeathNotifier({
-      monitor,
-      showDetails: () => void app.commands.execute(CommandIDs.openSidebar),
-      // Plain text messages: kernel figures stay text.
-      notifications: {
-        emit: (message, type, options) =>
-          Notification.emit(message, type, options),
-        update: args => Notification.update(args),
-        dismiss: id => Notification.dismiss(id)
+    // A notification when a kernel dies without the user asking. Its code
+    // loads with the first monitored notebook (a page without a kernel has
+    // nothing to die); a death known by then is told when it has loaded.
+    let notifierLoading = false;
+    const watchDeaths = () => {
+      if (notifierLoading || monitor.sessions().length === 0) {
+        return;
       }
-    });
+      notifierLoading = true;
+      import('./deathNotifier').then(
+        ({ DeathNotifier }) => {
+          monitor.sessionsChanged.disconnect(watchDeaths);
+          new DeathNotifier({
+            monitor,
+            showDetails: () => void app.commands.execute(CommandIDs.openSidebar),
+            // Plain text messages: kernel figures stay text.
+            notifications: {
+              emit: (message, type, options) =>
+                Notification.emit(message, type, options),
+              update: args => Notification.update(args),
+              dismiss: id => Notification.dismiss(id)
+            }
+          });
+        },
+        reason => {
+          notifierLoading = false; // a failed fetch (the server restarting): the next change tries again
+          console.warn('jupyterlab-vram: could not load the kernel death notification', reason);
+        }
+      );
+    };
+    monitor.sessionsChanged.connect(watchDeaths);
+    watchDeaths();
 
     if (statusBar) {
       // The status bar re-asks isActive() when this fires.

@@ -373,6 +373,33 @@ describe('the death in the panel, the timeline, the badge and a notification', (
     notifier.dispose();
   });
 
+  it('a notifier made after a death (its code loads with the first notebook) tells it at once', async () => {
+    await kernelDeathTextLoaded();
+    const calls: string[] = [];
+    const notifications: INotifications = {
+      emit: (message, type) => (calls.push(`emit ${type}: ${message}`), 'n1'),
+      update: args => (calls.push(`update ${args.id}`), true),
+      dismiss: id => calls.push(`dismiss ${id}`)
+    };
+    const model = new KernelMemoryModel({ historyCapacity: 10 });
+    const source = dead();
+    model.ingest(wire(makeHello()));
+    model.ingest(wire(source.death!.lastSample));
+    model.noteKernelDeath('autorestarting', { cellId: 'cell-b', executionCount: 12, confirmed: true });
+    expect(model.death).not.toBeNull();
+    const notifier = new DeathNotifier({
+      monitor: { sessions: () => [{ model } as any], sessionsChanged: new Signal<any, void>({}), settings: DEFAULT_SETTINGS } as any,
+      showDetails: () => undefined,
+      notifications
+    });
+    expect(calls).toEqual([
+      'emit error: The kernel (running [12]) died at RAM 3.9 GiB (51.2 MiB more available): most likely the out-of-memory killer.'
+    ]);
+    model.clearKernelDeath();
+    expect(calls[1]).toBe('dismiss n1');
+    notifier.dispose();
+  });
+
   it('a second death replaces the first one\'s notification', async () => {
     await kernelDeathTextLoaded();
     const calls: string[] = [];
