@@ -41,7 +41,9 @@ the untimed cells. Per kernel and cell it records:
 
 Then lone cells (one at a time, a pause between): how long after the
 kernel's idle status the ``cells`` message with the cell's record goes out
-(kernel clock), i.e. how late a lone cell's badge is (target <= 50 ms).
+(kernel clock), i.e. how late a lone cell's badge is (target <= 50 ms), and
+their hooks' wall time: a lone cell finds the sender's thread asleep and
+wakes it, where cells in a row mostly join a round already handed over.
 
 Added time = a kernel's median minus the plain kernel's median. Targets: the
 hooks' own wall time (in-kernel, far less noisy than anything seen from the
@@ -314,12 +316,26 @@ def main() -> None:
         thread_seconds = one_by_one(order, args.code, args.cells)
         thread_names = {s.name: s.thread_names() for s in order}
         rss_reading = subjects["helper"].kernel.eval(RSS_READING)
-        lone_delays = []
+        lone_delays: List[float] = []
+        baseline_lone_delays: List[float] = []
+        # A lone cell's hooks find the sender's thread asleep, and handing it
+        # the round wakes it: the case of a person running one cell at a time.
+        # The helper's kernels take turns (the baseline's too, where there is one).
+        lone_kernels = [s for s in order if s.name in ("helper", "baseline")]
+        lone_first = {}
+        for s in lone_kernels:
+            s.timers(True)  # a microsecond per cell: nothing next to the record's 40 ms
+            lone_first[s.name] = s.hook_count()
         for _ in range(args.lone_cells):
-            time.sleep(0.2)
-            delay = subjects["helper"].lone_cell_delay(args.code)
-            if delay is not None:
-                lone_delays.append(delay)
+            for s in lone_kernels:
+                time.sleep(0.2)
+                delay = s.lone_cell_delay(args.code)
+                if delay is not None:
+                    (lone_delays if s.name == "helper" else baseline_lone_delays).append(delay)
+        lone_hooks = {}
+        for s in lone_kernels:
+            lone_hooks[s.name] = s.hook_times(lone_first[s.name], s.hook_count() - lone_first[s.name])
+            s.timers(False)
         bursts: Dict[str, List[Dict[str, float]]] = {s.name: [] for s in order}
         for round_ in range(args.burst_rounds if args.burst > 0 else 0):
             for s in order[round_ % len(order):] + order[: round_ % len(order)]:
@@ -404,6 +420,16 @@ def main() -> None:
         print(f"lone cells ({len(lone_delays)}): the record goes out {lone_figures['lone_cell_record_delay_ms_median']:.1f} ms "
               f"after the idle status (median; max {lone_figures['lone_cell_record_delay_ms_max']:.1f} ms; "
               f"target <= {LONE_DELAY_TARGET_S * 1e3:.0f} ms), {lone_verdict}")
+    if baseline_lone_delays:
+        lone_figures["baseline_lone_cell_record_delay_ms_median"] = round(statistics.median(baseline_lone_delays) * 1e3, 1)
+        print(f"  the baseline's: {lone_figures['baseline_lone_cell_record_delay_ms_median']:.1f} ms "
+              f"(median; max {max(baseline_lone_delays) * 1e3:.1f} ms)")
+    for name, times in lone_hooks.items():
+        if times:
+            key = "lone_cell_hooks_wall_us_median" if name == "helper" else f"{name}_lone_cell_hooks_wall_us_median"
+            lone_figures[key] = round(statistics.median(times) * 1e6, 1)
+            print(f"lone cells' hooks ({name}), wall time: {lone_figures[key]:.1f} us median "
+                  f"(cells in a row mostly join a round already handed over)")
     print()
     burst_figures: Dict[str, float] = {}
     if any(bursts.values()):

@@ -44,8 +44,10 @@ prove VmHWM, else ``/proc/self/status``: readers/kernel_rss.py) and the peak res
 (VmHWM's only where it is above the RSS).
 Everything that can wait is left to the sender thread, which runs one
 window after the cell (background_sender.py; a lone cell's record
-goes out ~40 ms after it ends, the records of cells that end meanwhile go
-with it, and while cells keep ending one message goes out per 50 ms):
+goes out ~40 ms after the kernel's idle status, the records of cells that end
+meanwhile go with it, and while cells keep ending one message goes out per 50 ms;
+the kernel's loop wakes that thread once the cell's reply has gone, see
+``CellMemoryRecorder.reply_loop``):
 torch's counters after the cell (one stats call per device, ~12 us
 on an H100 machine even with warm caches) and picking the counters out of
 both readings, the RSS after the
@@ -64,6 +66,7 @@ figures at once, since its caller goes on running.
 
 from __future__ import annotations
 
+import asyncio
 import collections
 import os
 import threading
@@ -92,6 +95,8 @@ HISTORY_LENGTH = 2000
 MAX_CELL_ID_CHARS = 256
 
 _get_ident = threading.get_ident
+# The loop running in this thread, or None (no exception where there is none).
+_running_loop = asyncio.events._get_running_loop
 
 
 class CellMemoryRecorder:
@@ -135,6 +140,16 @@ class CellMemoryRecorder:
         # A sender round is queued and has not started: cells that end
         # meanwhile join it without queuing (or waking) anything.
         self._round_queued = False
+        # The kernel's event loop, which runs the cells (runtime.install: the
+        # loop its bootstrap ran in), or None. After post_run_cell the kernel
+        # sends the cell's reply and its idle status without giving the loop
+        # back, so the round handed over from the loop's next step wakes the
+        # sender's thread after them: that wake-up (a futex wake, ~20 us with
+        # the caches cold after a pause) leaves the cell's critical path. Not
+        # for a cell ending inside another (its caller runs on, the loop with
+        # it), nor on another loop (a kernel subshell's thread); a cell run as
+        # a task of its own (top-level await) still hands over before its reply.
+        self.reply_loop: Any = None
         # torch's allocators once CUDA is initialised (CellAllocators); not in a forked child.
         self._cuda: Optional[CellAllocators] = None
         call_in_forked_child(self._forget_parent_state)
@@ -266,11 +281,15 @@ class CellMemoryRecorder:
             self._ended.append(ended)
             if not self._round_queued:
                 self._round_queued = True
-                try:
-                    self._call_soon(self._finish_in_background)
-                except BaseException:
-                    self._round_queued = False  # the next cell queues one again
-                    raise
+                loop = self.reply_loop
+                if loop is not None and not pending and _running_loop() is loop:
+                    # See reply_loop: the sender is woken once the reply has gone.
+                    try:
+                        loop.call_soon(self._hand_off_round)
+                    except Exception:  # a closed loop
+                        self._hand_off_round()
+                else:
+                    self._hand_off_round()
         except (Exception, KeyboardInterrupt) as exc:
             self._problem("recording the cell", exc)
 
@@ -367,6 +386,14 @@ class CellMemoryRecorder:
             self._problem("diagnosing the out-of-memory error", exc)
             return None
 
+    def _hand_off_round(self) -> None:
+        """Queue the sender's round (the first cell to end since the last round does)."""
+        try:
+            self._call_soon(self._finish_in_background)
+        except BaseException as exc:
+            self._round_queued = False  # the next cell queues one again
+            self._problem("handing the cell records to the sender", exc)
+
     def _finish_in_background(self) -> None:
         """The sender thread's round: finish every ended cell's record and send them in one message.
 
@@ -403,6 +430,7 @@ class CellMemoryRecorder:
         not usable there (torch's ``is_initialized()`` says False in such a child)."""
         self._round_queued = False
         self._cuda = None
+        self.reply_loop = None  # the parent's: nothing runs it here
         self._running.after_fork()
 
     def finish_records(self) -> None:

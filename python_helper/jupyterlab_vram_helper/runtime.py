@@ -7,6 +7,7 @@ target, one sampler thread and one set of IPython hooks.
 
 from __future__ import annotations
 
+import asyncio
 import atexit
 import threading
 from typing import Any, Callable, Dict, List, Optional, Tuple
@@ -143,6 +144,8 @@ class Runtime:
         # was registered, or the next delivery would add a second of each.
         self._shell = shell
         self.cells.shell = shell
+        # The bootstrap runs as a cell of the kernel's loop (None where nothing runs one).
+        self.cells.reply_loop = asyncio.events._get_running_loop()
         self.channel.register(manager)
         try:
             self._thread_warnings.install()

@@ -312,6 +312,38 @@ def test_approximate_peaks_when_reset_is_off(session: Session) -> None:
         k.request(session.comm_id, {"type": "configure", "request_id": "on", "config": {"reset_peak_per_cell": True}})
 
 
+HAND_OFF_TIMES = r"""
+def _watch_hand_offs():
+    import sys, time
+    from jupyterlab_vram_helper import runtime
+    sender = runtime.current().cell_sender
+    times = sys.modules.setdefault("__hand_off_times__", [])
+    call_soon = sender.call_soon
+    def timed(call):
+        times.append(time.time())
+        return call_soon(call)
+    sender.call_soon = timed
+    runtime.current().cells._call_soon = timed
+_watch_hand_offs()
+del _watch_hand_offs
+"""
+
+
+def test_a_lone_cells_record_is_handed_to_the_sender_after_its_idle_status(session: Session) -> None:
+    # The wake-up of the sender's thread is kept off the cell's critical
+    # path: the kernel's loop hands the round over once the reply and the
+    # idle status have gone out.
+    assert session.k.eval("__import__('jupyterlab_vram_helper').runtime.current().cells.reply_loop is not None")
+    _silently(session, HAND_OFF_TIMES)
+    session.settle(0.3)  # the previous cells' rounds are over
+    made = session.run("lone = 1")
+    _, idle = session.k.status_times(made["reply"]["_msg_id"])
+    hand_offs = session.k.eval("__import__('sys').modules['__hand_off_times__']")
+    assert len(hand_offs) == 1, hand_offs
+    assert hand_offs[0] >= idle, (hand_offs[0], idle)
+    assert made["record"]["execution_count"] == made["reply"]["execution_count"]
+
+
 def test_hooks_printed_nothing(session: Session) -> None:
     texts = [m["content"].get("text", "") for m in session.k.iopub if m["msg_type"] == "stream"]
     assert not any("Error in callback" in t or "jupyterlab-vram" in t for t in texts), texts

@@ -3,8 +3,10 @@ the next cell's start finishes the records still waiting, rounds share a message
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import types
+import unittest.mock
 from typing import Optional, Tuple
 
 from cell_harness import GB, MB, Harness, deferred_harness, stats_reads
@@ -150,3 +152,55 @@ def test_no_listener_no_send_but_history_kept() -> None:
     h = Harness(listeners=False)
     h.cell()
     assert h.sent == [] and len(h.recorder.history()) == 1
+
+
+def test_on_the_kernels_loop_the_round_is_handed_over_from_its_next_step() -> None:
+    # The hook returns first (the kernel then sends the reply and the idle
+    # status without giving the loop back); the loop's next step wakes the sender.
+    h, later = deferred_harness()
+
+    async def cell_then_next_step() -> None:
+        h.recorder.reply_loop = asyncio.get_running_loop()
+        h.run_hooks(lambda: h.rss.set(300 * MB))
+        assert later.calls == []  # not from the hook
+        await asyncio.sleep(0)
+        assert len(later.calls) == 1
+        h.run_hooks()  # joins the round handed over, which has not run yet
+        await asyncio.sleep(0)
+        assert len(later.calls) == 1
+
+    asyncio.run(cell_then_next_step())
+    later.run()
+    assert [r["record_id"] for r in h.cells_sent()] == [1, 2]
+
+
+def test_off_the_kernels_loop_or_inside_a_running_cell_the_round_is_handed_over_at_once() -> None:
+    h, later = deferred_harness()
+    h.recorder.reply_loop = asyncio.new_event_loop()  # the kernel's loop, not running in this thread
+    try:
+        h.run_hooks()  # e.g. a kernel subshell's thread, with a loop of its own or none
+        assert len(later.calls) == 1
+        later.run()
+
+        async def outer_cell() -> None:
+            h.recorder.reply_loop = asyncio.get_running_loop()
+            h.recorder.pre_run_cell(outer := types.SimpleNamespace(cell_id="outer", store_history=True))
+            h.run_hooks(error=ValueError("inner"), store_history=False)  # ends inside the running cell
+            assert len(later.calls) == 1  # at once: the loop waits for the running cell
+            h.recorder.post_run_cell(types.SimpleNamespace(info=outer, execution_count=9, error_in_exec=None,
+                                                           error_before_exec=None))
+
+        asyncio.run(outer_cell())
+    finally:
+        h.recorder.reply_loop = None
+    assert h.recorder.last_error is None
+
+
+def test_a_closed_loop_hands_the_round_over_at_once() -> None:
+    h, later = deferred_harness()
+    loop = asyncio.new_event_loop()
+    loop.close()
+    with unittest.mock.patch("jupyterlab_vram_helper.cell_accounting._running_loop", return_value=loop):
+        h.recorder.reply_loop = loop
+        h.run_hooks()
+    assert len(later.calls) == 1 and h.recorder.last_error is None
