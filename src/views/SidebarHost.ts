@@ -1,7 +1,7 @@
 /**
  * The right sidebar's tab, present from start-up (its icon, caption and id),
- * holding the memory panel (MemorySidebar, with every view of its tabs and
- * the timeline's chart library). The panel is fetched, as a chunk of its own,
+ * holding the memory panel (MemorySidebar, with every view of its tabs; the
+ * timeline's chart library loads when it first draws). The panel is fetched, as a chunk of its own,
  * the first time the tab is shown: a page on which nobody opens the sidebar
  * never loads it. Commands that pick a tab before that are remembered.
  */
