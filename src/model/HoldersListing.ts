@@ -120,27 +120,13 @@ export class HoldersListing {
   }
 
   setNameSelected(name: string, selected: boolean): void {
-    if (selected === this._selectedNames.has(name)) {
-      return;
-    }
-    if (selected) {
-      this._selectedNames.add(name);
-    } else {
-      this._selectedNames.delete(name);
-    }
-    this._host.changed('selection');
+    this._select(this._selectedNames, name, selected);
   }
 
   setHiddenSelected(holder: string, selected: boolean): void {
-    if (!isHiddenHolderKind(holder) || selected === this._selectedHidden.has(holder)) {
-      return;
+    if (isHiddenHolderKind(holder)) {
+      this._select(this._selectedHidden, holder, selected);
     }
-    if (selected) {
-      this._selectedHidden.add(holder);
-    } else {
-      this._selectedHidden.delete(holder);
-    }
-    this._host.changed('selection');
   }
 
   clearSelection(): void {
@@ -182,6 +168,19 @@ export class HoldersListing {
     const chosenHidden = [...hidden];
     const { makeDeletePlan } = await import('./deletePlan');
     return makeDeletePlan(listing, chosen, chosenHidden);
+  }
+
+  /** Put `item` in or out of `chosen`; a change is told once. */
+  private _select<T>(chosen: Set<T>, item: T, selected: boolean): void {
+    if (selected === chosen.has(item)) {
+      return;
+    }
+    if (selected) {
+      chosen.add(item);
+    } else {
+      chosen.delete(item);
+    }
+    this._host.changed('selection');
   }
 
   private _host: IHoldersListingHost;
