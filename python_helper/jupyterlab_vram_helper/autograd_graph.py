@@ -22,9 +22,11 @@ storage keys.
 from __future__ import annotations
 
 import weakref
-from typing import Any, Dict, List, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
+from .safe_reads import container_items
 from .storages import Storages, tensor_storage
+from .torch_reads import TorchReads, current
 
 MAX_GRAPH_ROOTS = 1000  # grad_fn roots kept per holder while it is sized
 MAX_GRAPH_NODES = 20_000  # autograd nodes looked at per holder
@@ -35,14 +37,22 @@ SAVED_PREFIX = "_raw_saved_"
 _saved_attributes: "weakref.WeakKeyDictionary[type, Tuple[str, ...]]" = weakref.WeakKeyDictionary()
 
 
-def graph_root(t: Any) -> Any:
+def graph_root(t: Any, torch: Optional[TorchReads] = None) -> Any:
     """The ``grad_fn`` of a tensor that keeps an autograd graph alive, else None.
 
-    Parameters (leaves) have no ``grad_fn``.
+    Parameters (leaves) have no ``grad_fn``. Read by TensorBase's getters with
+    torch function handling off: a subclass's ``__torch_function__`` never runs.
+    ``torch``: given by a caller already inside ``torch.off()``.
     """
+    if torch is None:
+        torch = current()
+        if torch is None:
+            return None
+        with torch.off():
+            return graph_root(t, torch)
     try:
-        if t.requires_grad:
-            return t.grad_fn
+        if torch.get(t, "requires_grad"):
+            return torch.get(t, "grad_fn")
     except Exception:
         pass
     return None
@@ -158,9 +168,11 @@ def _saved_tensor(saved: Any, walk: GraphWalk) -> None:
         walk.packed_by_hooks += 1
     if data is None:
         return
-    for value in data if isinstance(data, (list, tuple)) else (data,):
-        if hasattr(value, "untyped_storage"):
-            tensor_storage(value, walk.storages)
+    # What a pack hook returned may be the user's object: read by type, by the
+    # builtins' own code (hasattr() or iterating would run its __getattr__/__iter__).
+    values = container_items(data, 64) if issubclass(type(data), (list, tuple)) else (data,)
+    for value in values:
+        tensor_storage(value, walk.storages)  # anything but a tensor: nothing
 
 
 def only_in_graph(walk: GraphWalk, held: set) -> Storages:

@@ -9,6 +9,10 @@ Memory is counted per *storage* (storages.py), so bytes are counted once.
 
 Every walk is bounded (items per container, items per request, container
 depth), so an odd namespace costs milliseconds, not a hang.
+
+No user code runs while objects are looked at (safe_reads.py, torch_reads.py):
+no property, no overridden ``__sizeof__``/``__len__``/``__iter__``/
+``parameters()``, no ``__torch_function__``, no lazy proxy's factory.
 """
 
 from __future__ import annotations
@@ -17,21 +21,27 @@ import array
 import collections
 import sys
 import types
-from typing import Any, Dict, Iterable, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 from .autograd_graph import MAX_GRAPH_ROOTS, graph_root
-from .storages import Storages, tensor_storage
+from .safe_reads import (
+    c_call, c_get, c_len, container_items, dict_descriptor, getsizeof, instance_dict, mro, own_namespace, referents,
+    type_module, type_name,
+)
+from .storages import Storages, add_tensor_storage, tensor_storage
+from .torch_reads import TorchReads, current, module_members
 
 # Bounds of one walk.
 ITEMS_PER_CONTAINER = 1000  # items of one list/dict/... looked at
 ITEMS_PER_REQUEST = 200_000  # items looked at in one inspect, over everything
 
-_SKIPPED_TYPES = frozenset(
-    {
+# By id: ``t in a_set`` would hash ``t``, and a metaclass's __hash__ is user code.
+_SKIPPED_TYPE_IDS = frozenset(
+    id(t) for t in (
         int, float, complex, bool, str, type(None), range, slice,
         types.FunctionType, types.BuiltinFunctionType, types.MethodType, types.ModuleType,
         type, property, staticmethod, classmethod, type(Ellipsis), type(NotImplemented),
-    }
+    )
 )
 _CONTAINER_TYPES = (list, tuple, dict, set, frozenset, collections.deque)
 # Raw bytes in Python objects (file contents, decoded images, buffers for
@@ -76,52 +86,68 @@ class Classes:
             getattr(torch, "optim", None) if "torch.optim" in modules else None, "Optimizer"
         )
         self.ndarray = _cls(modules.get("numpy"), "ndarray")
-        self._kinds: Dict[type, str] = {}
+        # id(type) -> (the type, kept so that its id is not reused while this lives;
+        # its kind; for an "object", how its attributes are read). Keyed by id: a
+        # type as key would be hashed and compared by its metaclass (user code).
+        self._kinds: Dict[int, Tuple[type, str, str]] = {}
 
     def kind(self, obj: Any) -> str:
         """'tensor', 'module', 'optimizer', 'ndarray', 'bytes', 'container', 'object' or 'skip'."""
-        t = type(obj)
-        try:
-            return self._kinds[t]
-        except KeyError:
-            pass
-        except Exception:  # a metatype that cannot be hashed (or raises when it is)
-            return "skip"
-        kind = self._classify(t)
-        self._kinds[t] = kind
-        return kind
+        return self._entry(type(obj))[1]
 
-    def _classify(self, t: type) -> str:
+    def attribute_values(self, obj: Any) -> Tuple[List[Any], bool]:
+        """What an "object" holds in its attributes (at most ITEMS_PER_CONTAINER of its
+        ``__dict__``, and its slots), read without running its code (safe_reads.py);
+        and whether those may be what it wraps (a proxy's)."""
+        if self._entry(type(obj))[2] == _REFERENTS:
+            # Its __dict__ only its own code reads (a lazy proxy's runs the factory):
+            # what its C traversal reports instead, slots and dict included, and
+            # among them the object it wraps once made, never made here.
+            return referents(obj, ITEMS_PER_CONTAINER), True
+        attrs = instance_dict(obj)
+        return (container_items(attrs, ITEMS_PER_CONTAINER) if attrs is not None else []) + _slot_values(obj), False
+
+    def _entry(self, t: type) -> Tuple[type, str, str]:
+        entry = self._kinds.get(id(t))
+        if entry is None:
+            entry = (t, *self._classify(t))
+            self._kinds[id(t)] = entry
+        return entry
+
+    def _classify(self, t: type) -> Tuple[str, str]:
+        """(kind, how an "object"'s attributes are read: _INSTANCE_DICT or _REFERENTS)."""
         try:
-            if t in _SKIPPED_TYPES:
-                return "skip"
+            if id(t) in _SKIPPED_TYPE_IDS:
+                return "skip", ""
             if self.tensor is not None and issubclass(t, self.tensor):
-                return "tensor"
+                return "tensor", ""
             if self.module is not None and issubclass(t, self.module):
-                return "module"
+                return "module", ""
             if self.optimizer is not None and issubclass(t, self.optimizer):
-                return "optimizer"
+                return "optimizer", ""
             if self.ndarray is not None and issubclass(t, self.ndarray):
-                return "ndarray"
+                return "ndarray", ""
             if issubclass(t, _BYTES_TYPES):
-                return "bytes"
+                return "bytes", ""
             if issubclass(t, _CONTAINER_TYPES):
-                return "container"
+                return "container", ""
             if issubclass(t, (type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType)):
-                return "skip"
-            module = getattr(t, "__module__", None) or ""
+                return "skip", ""
+            module = type_module(t) or ""
             if type(module) is not str or module.startswith(_OPAQUE_MODULE_PREFIXES):
-                return "skip"
-            if "__dict__" not in _mro_dicts(t) and not _slot_descriptors(t):
-                return "skip"
+                return "skip", ""
+            has_dict, descriptor = dict_descriptor(t)
+            if has_dict and descriptor is None:
+                return "object", _REFERENTS  # e.g. wrapt's proxies: a C __dict__ that makes the wrapped object
+            if not has_dict and not _slot_descriptors(t):
+                return "skip", ""
         except Exception:  # a metaclass that raises when its classes are looked at
-            return "skip"
-        return "object"
+            return "skip", ""
+        return "object", _INSTANCE_DICT
 
 
-def _mro_dicts(t: type) -> Iterable[str]:
-    for base in getattr(t, "__mro__", ()):
-        yield from getattr(base, "__dict__", {})
+_INSTANCE_DICT = "instance_dict"
+_REFERENTS = "referents"
 
 
 def _cls(module: Any, name: str) -> Optional[type]:
@@ -200,41 +226,52 @@ class Sizer:
             elif kind == "optimizer":
                 self.optimizer(obj, found)
             elif kind == "container" and depth > 0:
-                for item in _items(obj):
+                for item in container_items(obj, ITEMS_PER_CONTAINER):
                     if not self.budget.take():
                         break
                     self.walk(item, found, depth - 1, seen)
             elif kind == "object" and objects and depth > 0:
-                attrs = _instance_dict(obj)
-                for item in (_items(attrs) if attrs is not None else []) + _slot_values(obj):
+                values, wrapped = self.classes.attribute_values(obj)
+                for item in values:
                     if not self.budget.take():
                         break
-                    self.walk(item, found, depth - 1, seen)
-        except Exception:
-            pass  # an exotic object: count what was found so far
+                    # A proxy's wrapped object is looked into as the proxy itself would be.
+                    self.walk(item, found, depth - 1, seen, objects=wrapped)
+        except KeyboardInterrupt:
+            raise
+        except BaseException:
+            # An exotic object (even one whose code raises SystemExit, were any of
+            # it to run): it costs its own count, not the request or the kernel.
+            pass
 
     def tensor(self, t: Any, found: Found, grad: bool = True) -> None:
         found.tensors += 1
         _probe(found, t)
-        tensor_storage(t, found.storages)
-        root = graph_root(t)
-        if root is not None:
-            found.graph_tensors += 1
-            if len(found.graph_roots) < MAX_GRAPH_ROOTS:
-                found.graph_roots.append(root)
-        if grad:
-            g = _leaf_grad(t)
+        torch = current()
+        if torch is None or not torch.is_tensor(t):
+            return
+        # TensorBase's C getters with torch function handling off: a subclass's
+        # __torch_function__ (or a TorchFunctionMode) never runs.
+        with torch.off():
+            add_tensor_storage(torch, t, found.storages)
+            root = graph_root(t, torch)
+            if root is not None:
+                found.graph_tensors += 1
+                if len(found.graph_roots) < MAX_GRAPH_ROOTS:
+                    found.graph_roots.append(root)
+            g = _leaf_grad(torch, t) if grad else None
             if g is not None:
                 found.grads += 1
-                tensor_storage(g, found.storages)
+                add_tensor_storage(torch, g, found.storages)
 
     def array(self, a: Any, found: Found) -> None:
+        # ndarray's own C getters (c_get): an ndarray subclass's properties never run.
         found.arrays += 1
         _probe(found, a)
         root = a
         ndarray, tensor = self.classes.ndarray, self.classes.tensor
         for _ in range(64):
-            base = getattr(root, "base", None)
+            base = c_get(root, "base", ndarray)
             if base is None:
                 break
             kind = type(base)
@@ -249,18 +286,20 @@ class Sizer:
                 key, size = bytes_storage(base)
                 found.storages[key] = max(size, found.storages.get(key, 0))
                 return
-            inner = getattr(base, "base", None) if kind.__name__ == "DummyArray" else None
+            # NumPy's DummyArray keeps its array as a plain instance attribute
+            attrs = instance_dict(base) if type_name(kind) == "DummyArray" else None
+            inner = attrs.get("base") if attrs is not None else None
             if ndarray is not None and inner is not None and issubclass(type(inner), ndarray):
                 # as_strided, sliding_window_view: NumPy puts a DummyArray between
                 # the view and its array, and the view's nbytes is its virtual size
                 root = inner
                 continue
             break
-        nbytes = int(root.nbytes)
+        nbytes = int(c_get(root, "nbytes", ndarray))
         if nbytes <= 0:
             return
         try:
-            ptr = root.__array_interface__["data"][0]
+            ptr = c_get(root, "__array_interface__", ndarray)["data"][0]
         except Exception:
             ptr = ("id", id(root))
         found.storages[("cpu", ptr)] = nbytes
@@ -274,15 +313,17 @@ class Sizer:
         found.storages[key] = size
 
     def module(self, m: Any, found: Found) -> None:
+        # What m.parameters() and m.buffers() give, read from the modules' dicts:
+        # an override of either (or of named_modules) is the user's code.
         found.modules += 1
         _probe(found, m)
-        for p in m.parameters():
+        for p in module_members(m, "_parameters", self.budget.left + 1):
             if not self.budget.take():
                 return
             found.params += 1
             self.tensor(p, found)
             found.tensors -= 1
-        for b in m.buffers():
+        for b in module_members(m, "_buffers", self.budget.left + 1):
             if not self.budget.take():
                 return
             found.buffers += 1
@@ -290,25 +331,29 @@ class Sizer:
             found.tensors -= 1
 
     def optimizer(self, opt: Any, found: Found) -> None:
+        # state and param_groups are instance attributes: read from the instance
+        # dict, not through a subclass's __getattr__ or properties.
         found.optimizers += 1
         _probe(found, opt)
-        state = getattr(opt, "state", None)
-        if not isinstance(state, dict):
+        attrs = instance_dict(opt) or {}
+        state = attrs.get("state")
+        if state is None or not issubclass(type(state), dict):
             return
-        for group in list(getattr(opt, "param_groups", None) or ())[:ITEMS_PER_CONTAINER]:
+        groups = attrs.get("param_groups")
+        for group in groups[:ITEMS_PER_CONTAINER] if type(groups) is list else ():
             params = group.get("params") if type(group) is dict else None
-            for p in list(params)[:ITEMS_PER_CONTAINER * 10] if type(params) in (list, tuple) else ():
+            for p in params[:ITEMS_PER_CONTAINER * 10] if type(params) is list or type(params) is tuple else ():
                 if not self.budget.take():
                     return
                 if self.classes.kind(p) == "tensor":
                     tensor_storage(p, found.referenced)
-                    g = _leaf_grad(p)  # a parameter keeps its grad: the optimizer keeps both alive
+                    g = leaf_grad(p)  # a parameter keeps its grad: the optimizer keeps both alive
                     if g is not None:
                         tensor_storage(g, found.referenced)
-        for per_param in list(state.values())[:ITEMS_PER_CONTAINER * 10]:
-            if not isinstance(per_param, dict):
+        for per_param in container_items(state, ITEMS_PER_CONTAINER * 10):
+            if not issubclass(type(per_param), dict):
                 continue
-            for value in per_param.values():
+            for value in container_items(per_param, ITEMS_PER_CONTAINER):
                 if not self.budget.take():
                     return
                 if self.classes.kind(value) == "tensor":
@@ -321,48 +366,18 @@ def _probe(found: Found, obj: Any) -> None:
         found.probes.append(obj)
 
 
-def _items(obj: Any) -> List[Any]:
-    """At most ITEMS_PER_CONTAINER items (dict: values), without running user code."""
-    if isinstance(obj, dict):
-        out: List[Any] = []
-        for value in dict.values(obj):
-            out.append(value)
-            if len(out) >= ITEMS_PER_CONTAINER:
-                break
-        return out
-    if isinstance(obj, (list, tuple)):
-        return list(obj[:ITEMS_PER_CONTAINER]) if type(obj) in (list, tuple) else list(
-            (list.__getitem__ if isinstance(obj, list) else tuple.__getitem__)(obj, slice(0, ITEMS_PER_CONTAINER))
-        )
-    if isinstance(obj, (set, frozenset)):
-        out = []
-        for value in obj:
-            out.append(value)
-            if len(out) >= ITEMS_PER_CONTAINER:
-                break
-        return out
-    if isinstance(obj, collections.deque):  # a history kept with maxlen, often
-        out = []
-        for value in collections.deque.__iter__(obj):
-            out.append(value)
-            if len(out) >= ITEMS_PER_CONTAINER:
-                break
-        return out
-    return []
-
-
 def _slot_descriptors(t: type) -> List[Any]:
     """The member descriptors of the ``__slots__`` of ``t`` and its bases (a slotted
     class or ``@dataclass(slots=True)`` keeps its attributes there, not in a __dict__)."""
     out: List[Any] = []
-    for cls in getattr(t, "__mro__", ()):
-        namespace = type.__getattribute__(cls, "__dict__")
+    for cls in mro(t):
+        namespace = own_namespace(cls)  # not type.__getattribute__: a metaclass's __dict__ property would run
         slots = namespace.get("__slots__", ())
-        for name in (slots,) if type(slots) is str else slots if type(slots) in (tuple, list) else ():
+        for name in (slots,) if type(slots) is str else slots if type(slots) is tuple or type(slots) is list else ():
             if type(name) is not str or name in ("__dict__", "__weakref__"):
                 continue
             if name.startswith("__") and not name.endswith("__"):
-                name = f"_{cls.__name__.lstrip('_')}{name}"  # a private slot is stored mangled
+                name = f"_{type_name(cls).lstrip('_')}{name}"  # a private slot is stored mangled
             descriptor = namespace.get(name)
             if type(descriptor) is types.MemberDescriptorType:
                 out.append(descriptor)
@@ -380,19 +395,24 @@ def _slot_values(obj: Any) -> List[Any]:
     return out
 
 
-def _instance_dict(obj: Any) -> Optional[dict]:
-    try:
-        attrs = object.__getattribute__(obj, "__dict__")
-    except Exception:
+# referrers.py's name for it: the instance dict CPython's own getter reads, else None.
+_instance_dict = instance_dict
+
+
+def leaf_grad(t: Any) -> Any:
+    """The ``.grad`` of a leaf tensor that requires grad, else None."""
+    torch = current()
+    if torch is None:
         return None
-    return attrs if type(attrs) is dict else None
+    with torch.off():
+        return _leaf_grad(torch, t)
 
 
-def _leaf_grad(t: Any) -> Any:
+def _leaf_grad(torch: TorchReads, t: Any) -> Any:
     # .grad of a non-leaf tensor warns; only leaves that require grad have one.
     try:
-        if t.requires_grad and t.is_leaf:
-            return t.grad
+        if torch.get(t, "requires_grad") and torch.get(t, "is_leaf"):
+            return torch.get(t, "grad")
     except Exception:
         pass
     return None
@@ -402,43 +422,58 @@ def _leaf_grad(t: Any) -> Any:
 
 
 def tensor_summary(t: Any) -> str:
+    torch = current()
     try:
-        dtype = str(t.dtype).replace("torch.", "")
-        shape = ", ".join(str(int(d)) for d in t.shape)
-        return f"{dtype}[{shape}] {t.device}"
+        if torch is not None:
+            with torch.off():
+                dtype = str(torch.get(t, "dtype")).replace("torch.", "")
+                shape = ", ".join(str(int(d)) for d in torch.get(t, "shape"))
+                return f"{dtype}[{shape}] {torch.get(t, 'device')}"
     except Exception:
-        return type(t).__name__
+        pass
+    return type_name(type(t))
 
 
 def array_summary(a: Any) -> str:
+    ndarray = _cls(sys.modules.get("numpy"), "ndarray")
     try:
-        shape = ", ".join(str(int(d)) for d in a.shape)
-        view = " (view)" if a.base is not None else ""
-        return f"{a.dtype}[{shape}] cpu{view}"
+        shape = ", ".join(str(int(d)) for d in c_get(a, "shape", ndarray))
+        view = " (view)" if c_get(a, "base", ndarray) is not None else ""
+        return f"{c_get(a, 'dtype', ndarray)}[{shape}] cpu{view}"
     except Exception:
-        return type(a).__name__
+        return type_name(type(a))
 
 
 def bytes_storage(b: Any) -> Tuple[Any, int]:
     """A bytes-like object's storage key and size: a memoryview counts the object it
     views (once, however many views), an array.array its buffer, bytes and bytearray
-    themselves (a bytearray with the room it has grown)."""
-    if isinstance(b, memoryview):
+    themselves (a bytearray with the room it has grown). Read by the builtins' C
+    code: a subclass's ``__sizeof__``, ``buffer_info`` or ``itemsize`` never runs."""
+    base = _bytes_base(type(b))
+    if base is memoryview:  # memoryview cannot be subclassed
         owner = b.obj
-        if isinstance(owner, (bytes, bytearray, array.array)):
+        if _bytes_base(type(owner)) in (bytes, bytearray, array.array):
             return bytes_storage(owner)
         return ("cpu", ("id", id(owner))), int(b.nbytes)
-    if isinstance(b, array.array):
-        address, length = b.buffer_info()
-        return ("cpu", address), length * b.itemsize
-    return ("cpu", ("id", id(b))), sys.getsizeof(b)
+    if base is array.array:
+        address, length = c_call(b, "buffer_info", base=base)
+        return ("cpu", address), length * c_get(b, "itemsize", base)
+    return ("cpu", ("id", id(b))), getsizeof(b, base)
+
+
+def _bytes_base(t: type) -> Optional[type]:
+    """Which of _BYTES_TYPES ``t`` is, or subclasses (its methods are the ones to call)."""
+    for base in _BYTES_TYPES:
+        if issubclass(t, base):
+            return base
+    return None
 
 
 def bytes_summary(b: Any) -> str:
     try:
-        return f"{type(b).__name__}[{len(b):,}]"
+        return f"{type_name(type(b))}[{c_len(b, _bytes_base(type(b))):,}]"
     except Exception:
-        return type(b).__name__
+        return type_name(type(b))
 
 
 def plural(n: int, word: str, words: Optional[str] = None) -> str:
@@ -446,11 +481,11 @@ def plural(n: int, word: str, words: Optional[str] = None) -> str:
 
 
 def module_summary(m: Any, found: Found) -> str:
-    return f"{type(m).__name__}: {plural(found.params, 'param')}, {plural(found.buffers, 'buffer')}, {plural(found.grads, 'grad')}"
+    return f"{type_name(type(m))}: {plural(found.params, 'param')}, {plural(found.buffers, 'buffer')}, {plural(found.grads, 'grad')}"
 
 
 def optimizer_summary(opt: Any, found: Found) -> str:
-    return f"{type(opt).__name__}: {plural(found.state_tensors, 'state tensor')}"
+    return f"{type_name(type(opt))}: {plural(found.state_tensors, 'state tensor')}"
 
 
 def contents_summary(found: Found) -> str:

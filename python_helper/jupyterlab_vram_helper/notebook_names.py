@@ -25,6 +25,7 @@ from typing import Any, Dict, List, Mapping, Optional, Tuple, TypedDict
 
 from .readers import tensorflow as tf_reader
 from .readers import torch_cuda
+from .torch_reads import current, module_members
 
 MAX_NAMES_PER_KIND = 20
 MAX_NAMESPACE_NAMES = 10_000
@@ -100,11 +101,22 @@ def _kind_of(obj: Any, classes: List[Tuple[str, Tuple[type, ...]]]) -> Optional[
 
 
 def _parameter_count(model: Any) -> int:
-    """Number of parameter elements (first MAX_PARAMETER_TENSORS tensors); -1 if unreadable."""
+    """Number of parameter elements (first MAX_PARAMETER_TENSORS tensors); -1 if unreadable.
+
+    The parameters are read from the modules' dicts and counted by TensorBase's
+    ``numel`` with torch function handling off (torch_reads.py): an overridden
+    ``parameters()`` or a tensor subclass's ``__torch_function__`` never runs.
+    """
     try:
+        params = module_members(model, "_parameters", MAX_PARAMETER_TENSORS)
+        torch = current()
+        if torch is None:
+            return 0 if not params else -1  # torch._C gone from sys.modules: nothing to read them with
         total = 0
-        for p in itertools.islice(model.parameters(), MAX_PARAMETER_TENSORS):
-            total += int(p.numel())
+        with torch.off():
+            for p in params:
+                if torch.is_tensor(p):
+                    total += int(torch.call(p, "numel"))
         return total
     except Exception:
         return -1
