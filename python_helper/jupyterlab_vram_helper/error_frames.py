@@ -8,6 +8,7 @@ walk them bounded, and read a frame's locals without keeping them alive.
 
 from __future__ import annotations
 
+import functools
 import sys
 import types
 from typing import Any, Iterable, List, Tuple
@@ -69,15 +70,56 @@ def frame_locals(frame: Any) -> List[Tuple[str, Any]]:
     usual recovery from an out-of-memory error (``traceback.clear_frames``)
     would no longer free the failed function's tensors. The snapshot is only a
     cache there (the next reader gets it filled again from the frame), so it is
-    emptied once read. Only function frames: a module-level frame's
-    ``f_locals`` is its globals. From 3.13 on ``f_locals`` is a view, not a copy.
+    emptied once read: see :func:`only_the_frame_holds` for when. Only function
+    frames: a module-level frame's ``f_locals`` is its globals. From 3.13 on
+    ``f_locals`` is a view, not a copy.
     """
     try:
         snapshot = frame.f_locals
         items = list(snapshot.items())[:LOCALS_PER_FRAME]
-        if sys.version_info < (3, 13) and frame.f_code.co_flags & CO_OPTIMIZED and isinstance(snapshot, dict):
+        if leaves_snapshot(frame) and only_the_frame_holds(snapshot):
             snapshot.clear()
         del snapshot
     except Exception:
         return []
     return [(k, v) for k, v in items if isinstance(k, str)]
+
+
+def leaves_snapshot(frame: Any) -> bool:
+    """Whether reading ``frame.f_locals`` leaves a snapshot dict on it (a function frame, Python < 3.13)."""
+    return sys.version_info < (3, 13) and bool(frame.f_code.co_flags & CO_OPTIMIZED)
+
+
+def only_the_frame_holds(snapshot: Any) -> bool:
+    """Whether nothing but its frame holds this ``f_locals`` snapshot, which the
+    caller holds in one variable (and nothing else of the caller's holds it).
+
+    The snapshot is the very dict that ``locals()``, ``vars()`` or a debugger
+    (pdb's ``curframe_locals``) handed out inside or about that frame: a
+    ``saved.append(locals())`` holds it. That dict is the user's then, never to
+    be emptied; and what it holds it keeps alive whatever we do. Told by its
+    reference count, against that of a snapshot only its frame holds, counted
+    the same way on this interpreter (:func:`_frame_only_count`).
+    """
+    return type(snapshot) is dict and sys.getrefcount(snapshot) <= _frame_only_count()
+
+
+@functools.lru_cache(maxsize=None)
+def _frame_only_count() -> int:
+    """What :func:`only_the_frame_holds` counts for a snapshot that only its frame holds."""
+    frame = _finished_frame()
+    snapshot = frame.f_locals  # one variable, as in the callers of only_the_frame_holds
+    count = _counted_as_only_the_frame_holds_counts(snapshot)
+    # The finished frame links back to this one (f_back), which holds it: a cycle that
+    # would keep this call's callers' frames (and what they hold) until gc runs.
+    del frame, snapshot
+    return count
+
+
+def _counted_as_only_the_frame_holds_counts(snapshot: Any) -> int:
+    # The frame, the caller's variable, this parameter and getrefcount's argument: as there.
+    return sys.getrefcount(snapshot)
+
+
+def _finished_frame() -> Any:
+    return sys._getframe()  # this call's frame, finished once returned, as a traceback's frames are

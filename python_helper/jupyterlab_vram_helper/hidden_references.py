@@ -1,29 +1,55 @@
 """The hidden holders of the ``inspect`` listing: what each one is (cleanup.py).
 
 IPython keeps references the user never named: the output cache (Out, _oh,
-_, __, ___, _N, and their copies in user_ns_hidden) and the last error (its
-exception chain and traceback frames). This module finds the objects they hold
-and describes a holder for the listing; clearing them is namespace_surgery.py's.
-Reads only: nothing here changes the namespace or keeps a user object.
+_, __, ___ where the user did not bind them, _N, and their copies in
+user_ns_hidden) and the last error (its exception chain and traceback frames).
+This module finds the objects they hold and describes a holder for the listing;
+clearing them is namespace_surgery.py's. Reads only: nothing here changes the
+namespace, keeps a user object or runs the user's code (an exception's own
+``__str__`` included).
 """
 
 from __future__ import annotations
 
+import builtins
 import re
 import sys
 import types
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from . import error_frames, holders
-from .cell_outcome import error_head
 from .holders import Found, Sizer
 from .storages import Storages, bytes_by_device
 
 OUTPUT_NAME = re.compile(r"_\d+\Z")
+UNDERS = ("_", "__", "___")
+_ABSENT = object()
 
 
 def is_cache_name(name: str) -> bool:
-    return name in ("_", "__", "___") or bool(OUTPUT_NAME.match(name))
+    return name in UNDERS or bool(OUTPUT_NAME.match(name))
+
+
+def users_unders(shell: Any) -> Dict[str, Any]:
+    """The ``_``, ``__``, ``___`` of ``user_ns`` that the user bound (``_ = gettext``), not IPython.
+
+    As IPython's ``DisplayHook.update_user_ns`` tells them apart (and then
+    leaves them alone): a value is IPython's when it is the copy that IPython
+    put in ``user_ns_hidden`` next to it, or, without one there, the
+    displayhook's own ``_``/``__``/``___``.
+    """
+    user_ns = getattr(shell, "user_ns", None) or {}
+    hidden = getattr(shell, "user_ns_hidden", None) or {}
+    displayhook = getattr(shell, "displayhook", None)
+    out: Dict[str, Any] = {}
+    for name in UNDERS:
+        value = user_ns.get(name, _ABSENT)
+        if value is _ABSENT:
+            continue
+        ipythons = hidden[name] if name in hidden else getattr(displayhook, name, _ABSENT)
+        if ipythons is not value:
+            out[name] = value
+    return out
 
 
 def output_history(shell: Any) -> Optional[Dict[Any, Any]]:
@@ -47,11 +73,12 @@ def output_cache_objects(shell: Any) -> List[Any]:
     for value in list(oh.values()):
         add(value)
     displayhook = getattr(shell, "displayhook", None)
-    for attr in ("_", "__", "___"):
+    for attr in UNDERS:
         add(getattr(displayhook, attr, None))
+    users = users_unders(shell)
     for ns in (getattr(shell, "user_ns", None) or {}, getattr(shell, "user_ns_hidden", None) or {}):
         for key, value in list(ns.items()):
-            if isinstance(key, str) and is_cache_name(key):
+            if isinstance(key, str) and is_cache_name(key) and not (key in users and users[key] is value):
                 add(value)
     return out
 
@@ -77,9 +104,10 @@ def output_cache_labels(shell: Any) -> Dict[int, List[str]]:
                 add(value, key)
     displayhook = getattr(shell, "displayhook", None)
     user_ns = getattr(shell, "user_ns", None) or {}
-    for attr in ("_", "__", "___"):
+    users = users_unders(shell)
+    for attr in UNDERS:
         value = getattr(displayhook, attr, None)
-        if value is None:
+        if value is None and attr not in users:
             value = user_ns.get(attr)
         add(value, attr)
     return labels
@@ -106,6 +134,80 @@ def tracebacks_of(excs: List[BaseException], shell: Any) -> List[Any]:
         if isinstance(tb, types.TracebackType) and not any(tb is o for o in out):
             out.append(tb)
     return out
+
+
+# What an exception's message may be made of for its text to be read: values whose
+# str() and repr() are Python's own C code (exact types: a subclass's may be the user's).
+_PLAIN_TYPES = (str, int, float, bool, bytes, type(None))
+_MAX_PLAIN_ITEMS = 16
+TITLE_CHARS = 80
+
+# The built-in exceptions whose __str__ (C) is called, each with the fields it reads
+# (CPython's Objects/exceptions.c; AttributeError's and NameError's are BaseException's).
+# Others' (a library's C, anything in Python) are not called.
+_BUILTIN_STR_FIELDS: Tuple[Tuple[type, Tuple[str, ...]], ...] = (
+    (BaseException, ("args",)), (KeyError, ("args",)), (AttributeError, ("args",)), (NameError, ("args",)),
+    (OSError, ("errno", "strerror", "filename", "filename2", "args")),
+    (ImportError, ("msg", "args")),
+    (SyntaxError, ("msg", "filename", "lineno")),
+    (UnicodeEncodeError, ("encoding", "object", "reason")),
+    (UnicodeDecodeError, ("encoding", "object", "reason")),
+    (UnicodeTranslateError, ("object", "reason")),
+) + tuple((group, ("message",)) for group in [getattr(builtins, "BaseExceptionGroup", None)] if group is not None)
+
+
+def error_title(exc: BaseException) -> str:
+    """``RuntimeError: boom``: the class name and the first line of the message, as
+    ``str(exc)`` gives it, without running the user's code.
+
+    ``str(exc)`` calls the class's ``__str__``, which a user's exception class
+    may override (it could print into the notebook, raise, or take its time),
+    and ``BaseException.__str__`` calls ``str()`` of each argument. The message
+    is read only where the ``__str__`` is a built-in exception's
+    (:data:`_BUILTIN_STR_FIELDS`) and what it reads is plain data: then it is
+    ``str(exc)``'s text (torch's out-of-memory errors, RuntimeError, KeyError,
+    OSError, ...). Otherwise the class name alone (NumPy's allocation error,
+    whose ``__str__`` is Python code, included).
+    """
+    name = type.__getattribute__(type(exc), "__name__")  # type's own lookup: not a metaclass's
+    try:
+        text = _builtin_message(exc)
+    except Exception:
+        text = ""
+    text = text.strip()
+    text = text.splitlines()[0] if text else ""
+    if len(text) > TITLE_CHARS:
+        text = text[: TITLE_CHARS - 1] + "…"
+    return f"{name}: {text}" if text else name
+
+
+def _builtin_message(exc: BaseException) -> str:
+    method: Any = None
+    owner: Any = None
+    # type's own lookups: a metaclass's __getattribute__ is user code
+    for owner in type.__getattribute__(type(exc), "__mro__"):
+        namespace = type.__getattribute__(owner, "__dict__")
+        if "__str__" in namespace:
+            method = namespace["__str__"]
+            break
+    if type(method) is not types.WrapperDescriptorType:
+        return ""  # a __str__ written in Python
+    fields = next((f for cls, f in _BUILTIN_STR_FIELDS if cls is owner), None)
+    if fields is None:
+        return ""
+    # The C fields themselves (the built-in class's descriptors): not a property the user's class may define.
+    if not all(_plain(getattr(owner, field).__get__(exc)) for field in fields):
+        return ""
+    text = method(exc)
+    return text if type(text) is str else ""
+
+
+def _plain(value: Any, depth: int = 0) -> bool:
+    kind = type(value)
+    if any(kind is t for t in _PLAIN_TYPES):
+        return True
+    return (kind is tuple and depth < 2 and len(value) <= _MAX_PLAIN_ITEMS
+            and all(_plain(item, depth + 1) for item in value))
 
 
 TRACEBACK_WARNING = "Clearing the traceback disables %debug for that error"
@@ -158,7 +260,7 @@ def hidden_holders(
     excs = last_exceptions(shell)
     found = Found()
     held_by: List[str] = []
-    title = f"{type(excs[0]).__name__}: {error_head(excs[0], 80)}" if excs else ""
+    title = error_title(excs[0]) if excs else ""
     seen = set()
     for frame in error_frames.traceback_frames(tracebacks_of(excs, shell)):
         if not error_frames.is_user_function_frame(frame):

@@ -15,11 +15,13 @@ import warnings
 import weakref
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
-from .hidden_references import OUTPUT_NAME, is_cache_name, last_exceptions, output_history, tracebacks_of
-from .error_frames import CO_OPTIMIZED
+from . import error_frames
+from .hidden_references import (
+    OUTPUT_NAME, UNDERS, is_cache_name, last_exceptions, output_history, tracebacks_of, users_unders,
+)
 from .holders import Classes, Found, Sizer
 
-# Frames of one traceback cleared, and synced after (deep recursion stops here).
+# Frames of one traceback cleared, and their locals snapshots emptied (deep recursion stops here).
 MAX_FRAMES_SYNCED = 10_000
 # CO_GENERATOR, CO_COROUTINE, CO_ITERABLE_COROUTINE, CO_ASYNC_GENERATOR (inspect's values)
 _GENERATOR_FLAGS = 0x20 | 0x80 | 0x100 | 0x200
@@ -53,8 +55,10 @@ def detach(shell: Any, user_ns: Dict[str, Any], name: str, expected: Any = _UNCH
         user_ns.setdefault(name, obj)  # not what was confirmed: back as it was
         raise NameRebound(name)
     probes = _probes(obj)
+    users = users_unders(shell)  # a _ the user bound to it is another name of the user's: it stays
     # list(): one copy under the GIL, so a user thread that binds a global meanwhile cannot fail the loop
-    for key in [k for k, v in list(user_ns.items()) if v is obj and isinstance(k, str) and is_cache_name(k)]:
+    for key in [k for k, v in list(user_ns.items())
+                if v is obj and isinstance(k, str) and is_cache_name(k) and k not in users]:
         del user_ns[key]
     # IPython's own copies (the output history, user_ns_hidden) go whatever
     # their key; in the namespaces of code the user ran (a %run script's
@@ -67,7 +71,7 @@ def detach(shell: Any, user_ns: Dict[str, Any], name: str, expected: Any = _UNCH
         elif ns.get(name) is obj:
             del ns[name]
     displayhook = getattr(shell, "displayhook", None)
-    for attr in ("_", "__", "___"):
+    for attr in UNDERS:
         try:
             if getattr(displayhook, attr, None) is obj:
                 setattr(displayhook, attr, None)
@@ -217,28 +221,39 @@ def _replace_last_result(shell: Any, keep_result: bool, keep_error: bool) -> Non
 
 
 def clear_output_cache(shell: Any) -> None:
-    """``%reset -f out``, plus the copies of _, __, ___ that IPython leaves in user_ns_hidden."""
+    """``%reset -f out``, plus the copies of _, __, ___ that IPython leaves in user_ns_hidden.
+
+    A ``_``, ``__`` or ``___`` the user bound (``_ = gettext``; IPython leaves
+    those alone when it shows a result) is the user's, not the cache's:
+    ``flush()`` resets it to '' with IPython's, so it is put back after.
+    """
     displayhook = getattr(shell, "displayhook", None)
+    user_ns = getattr(shell, "user_ns", {})
+    hidden = getattr(shell, "user_ns_hidden", {})
+    users = users_unders(shell)
     try:
         displayhook.flush()
     except Exception:
         oh = output_history(shell)
         if oh is not None:
             oh.clear()
-        for attr in ("_", "__", "___"):
+        for attr in UNDERS:
             try:
                 setattr(displayhook, attr, "")
             except Exception:
                 pass
-    user_ns = getattr(shell, "user_ns", {})
-    hidden = getattr(shell, "user_ns_hidden", {})
+            if attr in user_ns and attr not in users:
+                user_ns[attr] = ""  # as flush() does
+    for attr, value in users.items():
+        user_ns[attr] = value
     for key in [k for k in list(user_ns) if isinstance(k, str) and OUTPUT_NAME.match(k)]:
         del user_ns[key]
     for key in [k for k in list(hidden) if isinstance(k, str) and is_cache_name(k)]:
-        if key in ("_", "__", "___"):
-            # flush() reset the visible ones to '': keep the hidden copies equal, so that
-            # IPython still tells its own _ from a user's assignment.
-            hidden[key] = user_ns.get(key, "")
+        if key in UNDERS:
+            # flush() reset IPython's visible ones to '': the hidden copies are kept equal
+            # to those, and to '' next to the user's own, so that IPython still tells its own
+            # _ from a user's assignment (the copy is its own, or differs from the user's).
+            hidden[key] = getattr(displayhook, key, "") if key in users else user_ns.get(key, "")
         else:
             del hidden[key]
 
@@ -286,29 +301,32 @@ def _clear_frames(tb: Any) -> None:
     generator works on.
 
     Locals (Python 3.10–3.12): there, reading a function frame's ``f_locals``
-    (the ``inspect`` listing does, so do debuggers and IPython's verbose
-    tracebacks) leaves a snapshot dict on the frame that ``frame.clear()``
-    does not touch: while anything still holds the frame (a traceback the
-    user kept), the snapshot keeps the locals alive. Reading ``f_locals``
-    again syncs the snapshot with the cleared frame, which removes them;
-    nothing is deleted by us. Only function frames: a module-level frame's
-    ``f_locals`` is its globals (the notebook's namespace). From 3.13 on
-    ``f_locals`` is a view of the frame, not a copy.
+    (debuggers and IPython's verbose tracebacks do) leaves a snapshot dict on
+    the frame that ``frame.clear()`` does not touch: while anything still
+    holds the frame (a traceback the user kept), the snapshot keeps the locals
+    alive. So the snapshot is taken before the frame is cleared and emptied
+    after, where only the frame holds it (a cache, filled again by its next
+    reader). Where anyone else holds it, it is left as it is: it is the dict
+    that ``locals()`` gave the user (``saved.append(locals())``), whose
+    contents are theirs (re-reading ``f_locals`` after the clearing would have
+    emptied it). Only function frames: a module-level frame's ``f_locals`` is
+    its globals (the notebook's namespace). From 3.13 on ``f_locals`` is a
+    view of the frame, not a copy.
     """
-    sync_snapshots = sys.version_info < (3, 13)
     n = 0
     while isinstance(tb, types.TracebackType) and n < MAX_FRAMES_SYNCED:
         frame = tb.tb_frame
+        snapshot = None
         try:
             if not frame.f_code.co_flags & _GENERATOR_FLAGS:
+                if error_frames.leaves_snapshot(frame):
+                    snapshot = frame.f_locals
                 frame.clear()
+                if snapshot is not None and error_frames.only_the_frame_holds(snapshot):
+                    snapshot.clear()
         except Exception:
-            pass  # RuntimeError: a frame still executing (another thread's)
-        try:
-            if sync_snapshots and frame.f_code.co_flags & CO_OPTIMIZED:
-                frame.f_locals  # noqa: B018 -- the read is the sync
-        except Exception:
-            pass
+            pass  # RuntimeError: a frame still executing (another thread's): it and its snapshot stay
+        del snapshot
         tb = tb.tb_next
         n += 1
 

@@ -133,6 +133,56 @@ def test_a_tensor_alive_only_in_the_last_traceback(session: Session) -> None:
     assert not [h for h in session.inspect()["hidden"] if h["holder"] == "last_traceback"]
 
 
+def test_a_locals_dict_the_user_saved_survives_inspect_and_clearing_the_traceback(session: Session) -> None:
+    """On Python <= 3.12 ``locals()`` gives the frame's own f_locals snapshot, which
+    the listing reads and the clearing of the traceback empties where nobody else holds it."""
+    session.run("saved = []\ndef f():\n    x = torch.ones(1_000_000)\n    saved.append(locals())\n    raise ValueError()\n")
+    assert session.k.execute("f()")["status"] == "error"
+    result = session.inspect()
+    assert session.k.eval("list(saved[0])") == ["x"]  # was [] after the inspect
+    answer = session.delete(result["listing_id"], [], hidden=["last_traceback"])
+    assert answer["result"]["cleared"] == ["last_traceback"], answer
+    assert session.k.eval("(list(saved[0]), saved[0]['x'].numel())") == (["x"], 1_000_000)
+    session.run("del saved, f")
+
+
+def test_the_last_errors_title_runs_no_str_of_the_users(session: Session) -> None:
+    session.run(
+        "class Loud(Exception):\n"
+        "    def __str__(self):\n"
+        "        print('EXC STR CALLED')\n"
+        "        return 'loud'\n"
+        "def g():\n"
+        "    t = torch.ones(1_000_000)\n"
+        "    raise Loud()\n"
+    )
+    assert session.k.execute("g()")["status"] == "error"
+    start = len(session.k.output_messages())
+    tb = _hidden(session.inspect(), "last_traceback")
+    assert tb["label"] == "Traceback of the last error (Loud)"
+    session.k.pump(0.3)
+    printed = [m for m in session.k.output_messages()[start:] if m["msg_type"] == "stream"]
+    assert printed == [], printed  # was: EXC STR CALLED, in the notebook
+    session.delete(session.inspect()["listing_id"], [], hidden=["last_traceback"])
+    session.run("del Loud, g")
+
+
+def test_a_users_own_underscore_stays_when_the_output_cache_is_cleared(session: Session) -> None:
+    session.run("_ = torch.ones(3_000_000)")  # the user's own _ (12 MB); IPython leaves it alone from now on
+    session.run("torch.ones(1_000_000)")  # echoed into Out[n] (4 MB)
+    assert session.k.eval("_.numel()") == 3_000_000
+    cache = _hidden(session.inspect(), "output_cache")
+    assert 4_000_000 <= cache["total_bytes"] < 12_000_000, cache  # was 16 MB: the user's _ counted as cache
+    answer = session.delete(session.inspect()["listing_id"], [], hidden=["output_cache"])
+    assert answer["result"]["cleared"] == ["output_cache"], answer
+    assert session.k.eval("_.numel()") == 3_000_000  # was '': reset with IPython's own
+    session.run("5")
+    assert session.k.eval("(_.numel(), Out[max(Out)])") == (3_000_000, 5)  # IPython still leaves it alone
+    session.run("del _")
+    session.run("6")
+    assert session.k.eval("_") == 6  # IPython's own again
+
+
 def test_aliases_are_reported_and_not_promised(session: Session) -> None:
     session.run("a = torch.ones(10_000_000)\nb = a\nv = a[:10]\nwa = weakref.ref(a)")
     result = session.inspect()

@@ -69,6 +69,23 @@ def test_stale_references_are_named_with_their_bytes(session: CellSession) -> No
     session.run("del kept; gc.collect()")
 
 
+def test_the_diagnosis_leaves_a_locals_dict_the_user_saved(session: CellSession) -> None:
+    """The diagnosis reads the failed function's locals (the last error's frames):
+    the dict ``locals()`` gave the user is that frame's own on Python <= 3.12."""
+    session.run(
+        "saved = []\n"
+        "def step():\n"
+        "    x = np.ones(1000)\n"
+        "    saved.append(locals())\n"
+        f"    np.empty({ABSURD}, dtype=np.uint8)\n"
+    )
+    record = session.run("step()")["record"]
+    assert record["error"]["out_of_memory"] is True and record["oom"] is not None
+    assert session.k.eval("list(saved[0])") == ["x"]  # was [] after the diagnosis
+    forget_last_error(session)
+    session.run("del saved, step")
+
+
 def test_a_raised_torch_out_of_memory_error_is_read_from_its_message(session: CellSession) -> None:
     record = session.run(f"raise torch.OutOfMemoryError({TORCH_MESSAGE!r})")["record"]
     assert record["error"]["type"] == "OutOfMemoryError"
