@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "python_helper"))
 
-from comm_fuzz import FINGERPRINT, NAMESPACE_SETUP, fuzz_messages  # noqa: E402
+from comm_fuzz import FINGERPRINT, NAMESPACE_SETUP, ascii_json_packer, fuzz_messages  # noqa: E402
 from kernel_harness import bootstrap_code, live_helper_kernel  # noqa: E402
 
 
@@ -32,6 +32,7 @@ def main() -> None:
     with live_helper_kernel(bootstrap_code(), {"interval_s": 1.0}) as (kernel, comm_id):
         assert kernel.execute(NAMESPACE_SETUP)["status"] == "ok"
         before = kernel.eval(FINGERPRINT)
+        kernel.kc.session.pack = ascii_json_packer  # lone surrogates travel as JSON escapes
         started = time.perf_counter()
         for data in fuzz_messages(args.messages, args.seed):
             kernel.send_comm(comm_id, data)

@@ -6,18 +6,27 @@ JSON values, and valid requests of every type with one field somewhere
 replaced, removed or added. None carries a real listing id, so no mutation
 of a delete request can delete anything (a delete needs a listing the
 frontend asked for).
+
+Some strings hold lone surrogates, which a browser's JSON can carry (as
+``\\ud800`` escapes) but the kernel's packer cannot encode: send the messages
+with :func:`ascii_json_packer` as the session's packer.
 """
 
 from __future__ import annotations
 
 import copy
+import json
 import random
 from typing import Any, Dict, Iterator, List
+
+from jupyter_client.jsonutil import json_default
 
 ODD_VALUES: List[Any] = [
     None, True, False, 0, -1, 2**63, -(2**70), 1e308, -0.0, 0.05, 61, "", "x", "snapshot", "inspect",
     "delete", "<img src=x onerror=alert(1)>", "\u0000", "\ud7ff", "a" * 5000, [], [1, "2", None], {},
     {"type": "ping"}, {"request_id": "r"},
+    # lone surrogates: high, low, in surrogateescape's range, and a pair split by a character
+    "\ud800", "\udfff", "a\udc80b", "\ud83dx\ude00",
 ]
 
 # Valid requests of every type (docs/protocol.md); listing ids are made up.
@@ -31,11 +40,26 @@ TEMPLATES: List[Dict[str, Any]] = [
     {"type": "inspect", "request_id": "f", "max_entries": 50, "container_depth": 1},
     {"type": "delete", "request_id": "f", "listing_id": "0-fuzz", "names": ["keep_me"],
      "hidden": ["output_cache"], "free": ["gc"]},
+    {"type": "delete", "request_id": "\udfff", "listing_id": "0-fuzz\ud800", "names": ["\ud800", "keep_me"],
+     "hidden": [], "free": []},
+    {"type": "ping", "request_id": "\ud800"},
+    {"type": "record_allocations", "request_id": "f", "enabled": False, "host_frames": 16,
+     "gpu_max_entries": 100_000},
+    {"type": "record_allocations", "request_id": "f", "enabled": True, "host_frames": 1, "gpu_max_entries": 1_000},
+    {"type": "allocation_sites", "request_id": "f", "max_sites": 20},
+    {"type": "allocation_snapshot", "request_id": "f"},
 ]
 
 # What the fuzzed kernel holds; the check is that none of it changed.
 NAMESPACE_SETUP = "keep_me = list(range(1000)); also_kept = {'a': 1}; import os"
 FINGERPRINT = "sorted((k, id(v)) for k, v in get_ipython().user_ns.items() if not k.startswith('_'))"
+
+
+def ascii_json_packer(obj: Any) -> bytes:
+    """A session packer that sends non-ASCII characters as JSON escapes, as a
+    browser's ``JSON.stringify`` does a lone surrogate (jupyter_client's own
+    packer raises on one)."""
+    return json.dumps(obj, default=json_default, ensure_ascii=True, allow_nan=False).encode("ascii")
 
 
 def _any_value(rng: random.Random, depth: int = 0) -> Any:
@@ -44,7 +68,8 @@ def _any_value(rng: random.Random, depth: int = 0) -> Any:
         return copy.deepcopy(rng.choice(ODD_VALUES))
     if roll < 0.8:
         return [_any_value(rng, depth + 1) for _ in range(rng.randrange(4))]
-    keys = ["type", "request_id", "config", "actions", "names", "listing_id", "max_entries", "x"]
+    keys = ["type", "request_id", "config", "actions", "names", "listing_id", "max_entries", "enabled",
+            "max_sites", "x", "\ud800"]
     return {rng.choice(keys): _any_value(rng, depth + 1) for _ in range(rng.randrange(5))}
 
 

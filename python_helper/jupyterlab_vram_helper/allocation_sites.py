@@ -147,9 +147,10 @@ class AllocationSites:
                 if outer is not None:
                     self.cells.note_nested(getattr(info, "raw_cell", None), outer[1], outer[2], outer[3])
             self._at_boundary_tell()
-        except (Exception, KeyboardInterrupt):
+        except BaseException:
             # An interrupt can land here: starting the GPU history may first run
-            # PyTorch's symbolizer for seconds (_at_boundary). Dropped, as in cell_accounting.
+            # PyTorch's symbolizer for seconds (_at_boundary). Dropped, as in cell_accounting;
+            # a SystemExit too: the hook runs no cell code, and raised on it would end the kernel.
             pass
 
     def post_run_cell(self, result: Any = None) -> None:
@@ -175,7 +176,7 @@ class AllocationSites:
             if self._scheduled:  # a "Run All" makes one computation for all the cells that ended meanwhile
                 return
             self._schedule_cell_alive(self._next_allowed - time.monotonic())
-        except (Exception, KeyboardInterrupt):
+        except BaseException:  # as in pre_run_cell
             pass
 
     def _schedule_cell_alive(self, delay: float) -> None:

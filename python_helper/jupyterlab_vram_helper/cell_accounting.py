@@ -234,9 +234,12 @@ class CellMemoryRecorder:
                 del pending[0]
             pending.append(cell)
             cell.t0 = self._clock()
-        except (Exception, KeyboardInterrupt) as exc:
+        except BaseException as exc:
             # An interrupt that lands in the hook itself is dropped: the
             # alternative is IPython printing our frame into the user's output.
+            # A SystemExit too: the hooks never run the cell's code, only the
+            # helper's reads, so an exit from in here is an accident of a user
+            # object's method, and raised on it would end the kernel.
             self._problem("measuring the cell start", exc)
 
     def post_run_cell(self, result: Any = None) -> None:
@@ -290,7 +293,7 @@ class CellMemoryRecorder:
                         self._hand_off_round()
                 else:
                     self._hand_off_round()
-        except (Exception, KeyboardInterrupt) as exc:
+        except BaseException as exc:  # as in pre_run_cell: SystemExit included
             self._problem("recording the cell", exc)
 
     # -- sampler feed (sampler thread) -------------------------------------------
@@ -382,7 +385,9 @@ class CellMemoryRecorder:
             text = out_of_memory_text(exc, readable=oom_message_readable) if exc is not None else None
             del exc
             return self._diagnose_oom(*text) if text is not None else None
-        except Exception as exc:
+        except BaseException as exc:
+            # The diagnosis sizes user objects (their __sizeof__ may raise even
+            # SystemExit): the cell's record goes out without it.
             self._problem("diagnosing the out-of-memory error", exc)
             return None
 

@@ -9,13 +9,20 @@ Nothing here raises into ipykernel or prints: a bad message is answered with
 an ``error``; a bug is answered with an ``internal`` error and the kernel goes
 on; an interrupt (the user's, while a request runs) ends the request with an
 ``interrupted`` error.
+
+A message the kernel's packer refuses (a lone surrogate in a string: a name
+made with ``globals()['\\ud800']``, a request id sent as a JSON escape) goes
+again with U+FFFD in place of each; one that still cannot go is answered with
+an ``internal`` error: a frontend waiting for a reply never waits forever.
 """
 
 from __future__ import annotations
 
+import collections
+import re
 import threading
 import traceback
-from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Dict, FrozenSet, List, Mapping, Optional, Sequence, Set
 
 from .config import ConfigError
 from .hello import hello_message
@@ -50,6 +57,47 @@ def _bug(what: str, exc: BaseException) -> str:
     return f"{what} failed: {summary}"
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+# The listings whose reply had names replaced, kept for their deletes (cleanup.py keeps 4 listings).
+KEPT_REPLACED_LISTINGS = 8
+# The reason a delete gives for a name as the frontend saw it after replacement: it
+# may stand for another listed name, or for none (docs/protocol.md, delete).
+REPLACED_NAME_REASON = "not in the listing: shown with other characters in place of ones that could not be sent"
+
+
+def without_surrogates(value: Any, changed: Set[str]) -> Any:
+    """``value`` (a message) with the lone surrogates of its strings, dict keys
+    included, replaced by U+FFFD, and a pair of them by the character it
+    encodes; each string that changed goes into ``changed`` as replaced.
+
+    Two keys that differ only in their surrogates both stay: the later one
+    gets a number after it (nothing in a message is lost to the replacement).
+    """
+    if isinstance(value, str):
+        if _SURROGATE.search(value) is None:
+            return value
+        clean = value.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+        changed.add(clean)
+        return clean
+    if isinstance(value, dict):
+        out: Dict[Any, Any] = {}
+        for key, item in value.items():
+            if isinstance(key, str):
+                clean_key = without_surrogates(key, changed)
+                if clean_key is not key:
+                    candidate, number = clean_key, 1
+                    while candidate in out or candidate in value:
+                        number += 1
+                        candidate = f"{clean_key} ({number})"
+                    changed.add(candidate)
+                    key = candidate
+            out[key] = without_surrogates(item, changed)
+        return out
+    if isinstance(value, (list, tuple)):
+        return [without_surrogates(item, changed) for item in value]
+    return value
+
+
 class Channel:
     def __init__(self, source: SampleSource, target_name: str = COMM_TARGET):
         self._source = source
@@ -65,6 +113,11 @@ class Channel:
         self._allocations: Optional[Callable[[], Any]] = None  # gives the allocation_sites.AllocationSites
         self._before_request: Callable[[], None] = lambda: None
         self.last_error: Optional[str] = None
+        # listing id -> its names as the frontend sees them where that is not as they are
+        # (on the shell thread, which handles both inspects and deletes)
+        self._replaced_names: "collections.OrderedDict[str, FrozenSet[str]]" = collections.OrderedDict()
+        # Failures told for messages that answer no request: each once, not at every broadcast.
+        self._told_unsent: Set[str] = set()
 
     def bind(
         self,
@@ -135,7 +188,7 @@ class Channel:
             return tuple(self._comms)
 
     def send(self, target: Any, message: Mapping[str, Any]) -> None:
-        target.send(data=message)
+        self._send_encodable(target, message)
 
     def has_targets(self) -> bool:
         return bool(self._comms)
@@ -155,7 +208,10 @@ class Channel:
     def _on_open(self, comm: Any, msg: Any) -> None:
         try:
             self._open(comm, _data_of(msg))
-        except Exception as exc:
+        except KeyboardInterrupt:
+            raise  # ipykernel logs an interrupt that lands here, and the kernel goes on
+        except BaseException as exc:
+            # A SystemExit or GeneratorExit too (see _on_msg): raised on, it would end the kernel.
             text = _bug("opening the comm", exc)
             self.last_error = text
             self._send_quietly(comm, error_message("internal", text))
@@ -244,6 +300,17 @@ class Channel:
                 kind = data.get("type") if isinstance(data, dict) else None
                 text = f"the {describe(kind)} request was interrupted before it finished"
             self._send_quietly(comm, error_message("interrupted", text, request_id))
+        except BaseException as exc:
+            # SystemExit or GeneratorExit. A request never runs the user's cell
+            # code, only the helper's reads, and those call methods of user
+            # objects (a __sizeof__ while sizing, a __del__ when a delete lets go
+            # of one): an exit raised there is an accident of such a method, not
+            # the user asking the kernel to exit (exit() in a cell never passes
+            # through here). Raised on, it would end the kernel's process and
+            # leave the frontend without an answer.
+            text = _bug("handling the request", exc)
+            self.last_error = text
+            self._send_quietly(comm, error_message("internal", text, request_id))
 
     def _finish_cells(self) -> None:
         # Before the request can change memory; a failure there is the
@@ -295,7 +362,33 @@ class Channel:
 
     def _inspect(self, comm: Any, request: Request) -> Dict[str, Any]:
         assert request.args is not None
-        return self._cleanup_or_fail(request).inspect(request.args["max_entries"], request.args["container_depth"])
+        result = self._cleanup_or_fail(request).inspect(request.args["max_entries"], request.args["container_depth"])
+        self._note_replaced_names(result)
+        return result
+
+    def _note_replaced_names(self, result: Any) -> None:
+        """Keep, for its deletes, the names of a listing that the frontend sees
+        only with other characters in place of lone surrogates: U+FFFD where
+        :func:`without_surrogates` replaces them, or, for U+DC80 to U+DCFF,
+        whatever the reader makes of the bytes the packer's surrogateescape
+        gives (U+FFFD, or a character those bytes happen to encode)."""
+        entries = result.get("entries") if isinstance(result, dict) else None
+        listing_id = result.get("listing_id") if isinstance(result, dict) else None
+        if not isinstance(entries, list) or not isinstance(listing_id, str):
+            return
+        names = [e["name"] for e in entries if isinstance(e, dict) and isinstance(e.get("name"), str)]
+        if _SURROGATE.search("".join(names)) is None:
+            return  # the common case: one search
+        shown: Set[str] = set()
+        for name in names:
+            if without_surrogates(name, shown) is not name:
+                try:
+                    shown.add(name.encode("utf-8", "surrogateescape").decode("utf-8", "replace"))
+                except UnicodeEncodeError:
+                    pass  # a surrogate out of that range: the packer refuses it, U+FFFD it is
+        self._replaced_names[listing_id] = frozenset(shown)
+        while len(self._replaced_names) > KEPT_REPLACED_LISTINGS:
+            self._replaced_names.popitem(last=False)
 
     def _delete(self, comm: Any, request: Request) -> Dict[str, Any]:
         assert request.args is not None
@@ -308,7 +401,17 @@ class Channel:
                 "few listings); inspect again. Nothing was deleted",
                 request.request_id,
             )
-        return cleanup.delete(args["listing_id"], args["names"], args["hidden"], args["free"])
+        # A name the frontend saw only with other characters in place of lone
+        # surrogates names nothing exactly: it may read as another listed name
+        # (a real "\ufffd"), which must not be deleted in its place.
+        replaced = self._replaced_names.get(args["listing_id"], frozenset())
+        unsure = [name for name in dict.fromkeys(args["names"]) if name in replaced]
+        names = [name for name in args["names"] if name not in replaced] if unsure else args["names"]
+        result = cleanup.delete(args["listing_id"], names, args["hidden"], args["free"])
+        if unsure:
+            refused = [{"name": name, "reason": REPLACED_NAME_REASON} for name in unsure]
+            result["refused"] = refused + list(result.get("refused", []))
+        return result
 
     def _names(self, comm: Any, request: Request) -> Dict[str, Any]:
         if self._notebook_names is None:
@@ -334,9 +437,47 @@ class Channel:
     def _allocation_snapshot(self, comm: Any, request: Request) -> Dict[str, Any]:
         return self._allocations_or_fail(request).gpu_snapshot()
 
-    def _send_quietly(self, comm: Any, message: Mapping[str, Any]) -> None:
+    def _send_encodable(self, comm: Any, message: Mapping[str, Any]) -> None:
+        """Send ``message``; one the packer refused goes again with its lone
+        surrogates replaced (:func:`without_surrogates`). Raises when it
+        cannot go either way."""
         try:
             comm.send(data=message)
+            return
         except Exception as exc:
-            self.last_error = _bug("sending a message", exc)
+            refused = exc
+        # Checked only after a failure: walking every message would cost each
+        # sample; a surrogate in the packer's surrogateescape range (U+DC80 to
+        # U+DCFF) goes out as an invalid byte, which the readers decode as U+FFFD.
+        changed: Set[str] = set()
+        clean = without_surrogates(message, changed)
+        if not changed:
+            raise refused
+        comm.send(data=clean)
+        self.last_error = (
+            f"sending a message failed: {type(refused).__name__}; "
+            "sent with U+FFFD in place of the characters that could not be encoded"
+        )
+
+    def _send_quietly(self, comm: Any, message: Mapping[str, Any]) -> None:
+        try:
+            self._send_encodable(comm, message)
+        except Exception as exc:
+            text = _bug("sending a message", exc)
+            self.last_error = text
+            self._tell_unsent(comm, message, text)
+
+    def _tell_unsent(self, comm: Any, message: Mapping[str, Any], text: str) -> None:
+        """A message that could not be sent at all: an ``internal`` error in its
+        place, carrying its request id, so that a request still gets its answer."""
+        try:
+            request_id = message.get("request_id") if isinstance(message, Mapping) else None
+            request_id = without_surrogates(request_id, set()) if isinstance(request_id, str) else None
+            if request_id is None:
+                if text in self._told_unsent or len(self._told_unsent) >= 32:
+                    return
+                self._told_unsent.add(text)
+            comm.send(data=error_message("internal", without_surrogates(text, set()), request_id))
+        except Exception:
+            pass  # the comm itself is gone: last_error says why
 

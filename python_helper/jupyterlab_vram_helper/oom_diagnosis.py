@@ -317,7 +317,6 @@ def _causes(
     allowed: Optional[int],
     stale: Optional[int],
 ) -> List[OomCause]:
-    host = kind == KIND_HOST
     caching_allocator = kind not in (KIND_HOST, KIND_TENSORFLOW)
     known_request = requested is not None
 

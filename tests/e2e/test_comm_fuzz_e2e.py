@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from comm_fuzz import FINGERPRINT, NAMESPACE_SETUP, fuzz_messages
+from comm_fuzz import FINGERPRINT, NAMESPACE_SETUP, ascii_json_packer, fuzz_messages
 from kernel_harness import live_helper_kernel, snapshot_sample
 
 pytestmark = pytest.mark.kernel
@@ -19,6 +19,7 @@ def test_the_helper_survives_fuzzed_messages(bootstrap: str) -> None:
     with live_helper_kernel(bootstrap, {"interval_s": 1.0}) as (kernel, comm_id):
         assert kernel.execute(NAMESPACE_SETUP)["status"] == "ok"
         before = kernel.eval(FINGERPRINT)
+        kernel.kc.session.pack = ascii_json_packer  # lone surrogates travel as JSON escapes
         sent = 0
         for data in fuzz_messages(600, seed=7):
             kernel.send_comm(comm_id, data)
