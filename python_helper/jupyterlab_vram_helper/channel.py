@@ -18,11 +18,9 @@ an ``internal`` error: a frontend waiting for a reply never waits forever.
 
 from __future__ import annotations
 
-import collections
-import re
 import threading
 import traceback
-from typing import TYPE_CHECKING, Any, Callable, Dict, FrozenSet, List, Mapping, Optional, Sequence, Set
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, Sequence, Set
 
 from .config import ConfigError
 from .hello import hello_message
@@ -40,6 +38,7 @@ from .protocol import (
 )
 from .sample import SampleSource
 from .sampler import Sampler
+from .unsendable_text import ReplacedNames, without_surrogates
 
 if TYPE_CHECKING:  # the message shapes, for annotations only (protocol_types.py)
     from .protocol_types import ErrorMessage
@@ -55,47 +54,6 @@ def _data_of(msg: Any) -> Any:
 def _bug(what: str, exc: BaseException) -> str:
     summary = "".join(traceback.format_exception_only(type(exc), exc)).strip()
     return f"{what} failed: {summary}"
-
-
-_SURROGATE = re.compile("[\ud800-\udfff]")
-# The listings whose reply had names replaced, kept for their deletes (cleanup.py keeps 4 listings).
-KEPT_REPLACED_LISTINGS = 8
-# The reason a delete gives for a name as the frontend saw it after replacement: it
-# may stand for another listed name, or for none (docs/protocol.md, delete).
-REPLACED_NAME_REASON = "not in the listing: shown with other characters in place of ones that could not be sent"
-
-
-def without_surrogates(value: Any, changed: Set[str]) -> Any:
-    """``value`` (a message) with the lone surrogates of its strings, dict keys
-    included, replaced by U+FFFD, and a pair of them by the character it
-    encodes; each string that changed goes into ``changed`` as replaced.
-
-    Two keys that differ only in their surrogates both stay: the later one
-    gets a number after it (nothing in a message is lost to the replacement).
-    """
-    if isinstance(value, str):
-        if _SURROGATE.search(value) is None:
-            return value
-        clean = value.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
-        changed.add(clean)
-        return clean
-    if isinstance(value, dict):
-        out: Dict[Any, Any] = {}
-        for key, item in value.items():
-            if isinstance(key, str):
-                clean_key = without_surrogates(key, changed)
-                if clean_key is not key:
-                    candidate, number = clean_key, 1
-                    while candidate in out or candidate in value:
-                        number += 1
-                        candidate = f"{clean_key} ({number})"
-                    changed.add(candidate)
-                    key = candidate
-            out[key] = without_surrogates(item, changed)
-        return out
-    if isinstance(value, (list, tuple)):
-        return [without_surrogates(item, changed) for item in value]
-    return value
 
 
 class Channel:
@@ -115,7 +73,7 @@ class Channel:
         self.last_error: Optional[str] = None
         # listing id -> its names as the frontend sees them where that is not as they are
         # (on the shell thread, which handles both inspects and deletes)
-        self._replaced_names: "collections.OrderedDict[str, FrozenSet[str]]" = collections.OrderedDict()
+        self._replaced_names = ReplacedNames()
         # Failures told for messages that answer no request: each once, not at every broadcast.
         self._told_unsent: Set[str] = set()
 
@@ -363,32 +321,8 @@ class Channel:
     def _inspect(self, comm: Any, request: Request) -> Dict[str, Any]:
         assert request.args is not None
         result = self._cleanup_or_fail(request).inspect(request.args["max_entries"], request.args["container_depth"])
-        self._note_replaced_names(result)
+        self._replaced_names.note(result)
         return result
-
-    def _note_replaced_names(self, result: Any) -> None:
-        """Keep, for its deletes, the names of a listing that the frontend sees
-        only with other characters in place of lone surrogates: U+FFFD where
-        :func:`without_surrogates` replaces them, or, for U+DC80 to U+DCFF,
-        whatever the reader makes of the bytes the packer's surrogateescape
-        gives (U+FFFD, or a character those bytes happen to encode)."""
-        entries = result.get("entries") if isinstance(result, dict) else None
-        listing_id = result.get("listing_id") if isinstance(result, dict) else None
-        if not isinstance(entries, list) or not isinstance(listing_id, str):
-            return
-        names = [e["name"] for e in entries if isinstance(e, dict) and isinstance(e.get("name"), str)]
-        if _SURROGATE.search("".join(names)) is None:
-            return  # the common case: one search
-        shown: Set[str] = set()
-        for name in names:
-            if without_surrogates(name, shown) is not name:
-                try:
-                    shown.add(name.encode("utf-8", "surrogateescape").decode("utf-8", "replace"))
-                except UnicodeEncodeError:
-                    pass  # a surrogate out of that range: the packer refuses it, U+FFFD it is
-        self._replaced_names[listing_id] = frozenset(shown)
-        while len(self._replaced_names) > KEPT_REPLACED_LISTINGS:
-            self._replaced_names.popitem(last=False)
 
     def _delete(self, comm: Any, request: Request) -> Dict[str, Any]:
         assert request.args is not None
@@ -401,15 +335,9 @@ class Channel:
                 "few listings); inspect again. Nothing was deleted",
                 request.request_id,
             )
-        # A name the frontend saw only with other characters in place of lone
-        # surrogates names nothing exactly: it may read as another listed name
-        # (a real "\ufffd"), which must not be deleted in its place.
-        replaced = self._replaced_names.get(args["listing_id"], frozenset())
-        unsure = [name for name in dict.fromkeys(args["names"]) if name in replaced]
-        names = [name for name in args["names"] if name not in replaced] if unsure else args["names"]
+        names, refused = self._replaced_names.split(args["listing_id"], args["names"])
         result = cleanup.delete(args["listing_id"], names, args["hidden"], args["free"])
-        if unsure:
-            refused = [{"name": name, "reason": REPLACED_NAME_REASON} for name in unsure]
+        if refused:
             result["refused"] = refused + list(result.get("refused", []))
         return result
 

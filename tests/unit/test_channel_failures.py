@@ -11,7 +11,7 @@ import pytest
 from fakes import FakeComm, FakeCommManager
 from jupyter_client.session import json_packer
 from jupyterlab_vram_helper import channel as channel_module
-from jupyterlab_vram_helper.channel import REPLACED_NAME_REASON, without_surrogates
+from jupyterlab_vram_helper.unsendable_text import REPLACED_NAME_REASON, without_surrogates
 from jupyterlab_vram_helper.readers.nvml import NvmlReader
 from jupyterlab_vram_helper.runtime import Runtime
 from jupyterlab_vram_helper.sample import SampleSource
