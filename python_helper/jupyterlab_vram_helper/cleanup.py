@@ -24,7 +24,7 @@ import warnings
 from collections import OrderedDict
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
-from . import autograd_graph, holders
+from . import autograd_graph, holder_summaries
 from .cell_outcome import error_head
 from .hidden_references import hidden_holders, output_cache_labels
 from .holders import Budget, Classes, Found, Sizer
@@ -476,19 +476,19 @@ def _type_name(obj: Any) -> str:
 def _summary(obj: Any, kind: str, found: Found) -> str:
     try:
         if kind == "tensor":
-            return holders.tensor_summary(obj)
+            return holder_summaries.tensor_summary(obj)
         if kind == "ndarray":
-            return holders.array_summary(obj)
+            return holder_summaries.array_summary(obj)
         if kind == "bytes":
-            return holders.bytes_summary(obj)
+            return holder_summaries.bytes_summary(obj)
         if kind == "module":
-            return holders.module_summary(obj, found)
+            return holder_summaries.module_summary(obj, found)
         if kind == "optimizer":
-            return holders.optimizer_summary(obj, found)
+            return holder_summaries.optimizer_summary(obj, found)
         if kind == "container":
-            return f"{type(obj).__name__} of {holders.contents_summary(found)}"
+            return f"{type(obj).__name__} of {holder_summaries.contents_summary(found)}"
         if kind == "object":
-            return f"{type(obj).__name__} holding {holders.contents_summary(found)}"
+            return f"{type(obj).__name__} holding {holder_summaries.contents_summary(found)}"
     except Exception:
         pass
     return type(obj).__name__

@@ -17,7 +17,7 @@ import sys
 import types
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
-from . import error_frames, holders
+from . import error_frames, holder_summaries
 from .holders import Found, Sizer
 from .storages import Storages, bytes_by_device
 
@@ -252,7 +252,7 @@ def hidden_holders(
         "output_cache",
         "Output cache (Out, _, __, ___, _N)",
         found,
-        (f"{holders.plural(len(holding), 'output')} holding memory: {', '.join(holding[:8])}"
+        (f"{holder_summaries.plural(len(holding), 'output')} holding memory: {', '.join(holding[:8])}"
          + (", …" if len(holding) > 8 else "")),
         OUTPUT_CACHE_WARNING,
     ))

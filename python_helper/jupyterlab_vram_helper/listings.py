@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, FrozenSet, List, Optional, Tuple
 
 from .hidden_references import OUTPUT_NAME
-from .holders import plural
+from .holder_summaries import plural
 from .namespace_surgery import Part
 from .referrers import describe_referrers_many
 from .storages import StorageKey

@@ -12,10 +12,11 @@ from typing import Any, Dict, List
 import pytest
 
 from cleanup_harness import FakeShell
-from jupyterlab_vram_helper import holders
+from jupyterlab_vram_helper import holder_summaries, holders
 from jupyterlab_vram_helper.autograd_graph import walk_graphs
 from jupyterlab_vram_helper.cleanup import Cleanup
-from jupyterlab_vram_helper.holders import Classes, Found, Sizer, bytes_storage, bytes_summary, tensor_summary
+from jupyterlab_vram_helper.holder_summaries import bytes_summary, tensor_summary
+from jupyterlab_vram_helper.holders import Classes, Found, Sizer, bytes_storage
 from jupyterlab_vram_helper.notebook_names import notebook_names
 
 torch = pytest.importorskip("torch")
@@ -282,7 +283,7 @@ def test_an_ndarray_subclass_is_sized_by_numpy_not_by_its_properties() -> None:
     a = np.ones(1000).view(Lying)
     found = size(a)
     assert calls == [] and found.total == 8000 and found.arrays == 1
-    assert holders.array_summary(a) == "float64[1000] cpu (view)"
+    assert holder_summaries.array_summary(a) == "float64[1000] cpu (view)"
     plain = np.ones((10, 20), dtype=np.float32)
     assert size(plain).total == plain.nbytes == 800
     assert size(plain[2:5]).total == 800  # a view counts its whole array
