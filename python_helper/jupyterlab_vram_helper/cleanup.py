@@ -28,6 +28,7 @@ from . import autograd_graph, holder_summaries
 from .cell_outcome import error_head
 from .hidden_references import hidden_holders, output_cache_labels
 from .holders import Budget, Classes, Found, Sizer
+from .safe_reads import type_module, type_name, type_qualname
 from .listings import (
     ListedName, Listing, Reach, interrupted_delete_text, refusal, reserved_name_reason, still_alive_after_delete,
 )
@@ -49,7 +50,7 @@ def _listed(obj: Any, found: Found, graph_only: Dict[StorageKey, int], items: Op
     ref = weak_ref(obj)
     reached = frozenset(found.storages.keys() - graph_only.keys()) if ref is None else frozenset()
     leaves = tuple(leaf_refs(found))  # empty where ``ref`` tells it apart: no probes were collected
-    return ListedName(id(obj), ref, type(obj).__name__, frozenset(found.storages), reached, leaves,
+    return ListedName(id(obj), ref, type_name(type(obj)), frozenset(found.storages), reached, leaves,
                       frozenset(found.referenced), items)
 
 
@@ -463,14 +464,11 @@ def error_text(exc: BaseException, limit: int = 300) -> str:
 
 
 def _type_name(obj: Any) -> str:
+    # type's own descriptors: a metaclass's __getattribute__ or properties are user code
     t = type(obj)
-    try:
-        # type's own lookup: a metaclass's __getattribute__ is user code
-        module = type.__getattribute__(t, "__module__") or ""
-        name = type.__getattribute__(t, "__qualname__")
-    except Exception:
-        return type.__getattribute__(t, "__name__")
-    return name if module in ("builtins", "__main__") else f"{module}.{name}"
+    module = type_module(t)
+    name = type_qualname(t)
+    return name if not isinstance(module, str) or module in ("builtins", "__main__") else f"{module}.{name}"
 
 
 def _summary(obj: Any, kind: str, found: Found) -> str:
@@ -486,9 +484,9 @@ def _summary(obj: Any, kind: str, found: Found) -> str:
         if kind == "optimizer":
             return holder_summaries.optimizer_summary(obj, found)
         if kind == "container":
-            return f"{type(obj).__name__} of {holder_summaries.contents_summary(found)}"
+            return f"{type_name(type(obj))} of {holder_summaries.contents_summary(found)}"
         if kind == "object":
-            return f"{type(obj).__name__} holding {holder_summaries.contents_summary(found)}"
+            return f"{type_name(type(obj))} holding {holder_summaries.contents_summary(found)}"
     except Exception:
         pass
-    return type(obj).__name__
+    return type_name(type(obj))

@@ -13,6 +13,7 @@ import types
 from typing import Any, Dict, List, Optional
 
 from . import holders
+from .safe_reads import type_module, type_name
 
 MAX_REFERRER_KINDS = 3
 # Referrers looked at per object, and in the pass that names the owners of dicts.
@@ -26,6 +27,8 @@ OWNER_BUDGET_S = 1.0
 _OWN_MODULES = frozenset({__name__, __name__.rpartition(".")[0] + ".cleanup", __name__.rpartition(".")[0] + ".listings"})
 # Nor are its own objects (the probe that keeps a deleted bytes object until it is checked).
 _OWN_PACKAGE = __name__.rpartition(".")[0] + "."
+# ModuleType's own __dict__ descriptor (a module subclass may define properties).
+_MODULE_DICT = types.ModuleType.__dict__["__dict__"]
 
 
 def describe_referrers_many(objs: List[Any], shell: Any, limit: Optional[int] = None) -> List[str]:
@@ -92,7 +95,8 @@ def _own(ref: Any) -> bool:
     """The cleanup's own frames and objects (they hold what they ask about)."""
     if type(ref) is types.FrameType and ref.f_globals.get("__name__") in _OWN_MODULES:
         return True
-    return (getattr(type(ref), "__module__", None) or "").startswith(_OWN_PACKAGE)
+    module = type_module(type(ref))
+    return isinstance(module, str) and module.startswith(_OWN_PACKAGE)
 
 
 def _referrer_kind(ref: Any, obj: Any, user_ns: Any, owners: Dict[int, str]) -> Optional[str]:
@@ -100,14 +104,15 @@ def _referrer_kind(ref: Any, obj: Any, user_ns: Any, owners: Dict[int, str]) -> 
     # ``__class__``, which can be anything, raising included (lazy proxies).
     kind = type(ref)
     if issubclass(kind, dict):
-        keys = [k for k, v in list(ref.items())[:100_000] if v is obj][:3]
+        keys = [k for k, v in list(dict.items(ref))[:100_000] if v is obj][:3]  # dict's own: a subclass's items() is user code
         shown = ", ".join(_key_text(k) for k in keys)
         if ref is user_ns:
             return f"the user namespace (as {shown})"
         owner = owners.get(id(ref))
         if owner is not None:
             return f"a dict (attribute {shown} of {owner})"
-        return f"a dict (key {shown})" if shown else "a dict"
+        keys_shown = ", ".join(repr(k) if type(k) is str else _key_text(k) for k in keys)
+        return f"a dict (key {keys_shown})" if keys_shown else "a dict"
     if issubclass(kind, list):
         return "a list"
     if issubclass(kind, tuple):
@@ -122,18 +127,18 @@ def _referrer_kind(ref: Any, obj: Any, user_ns: Any, owners: Dict[int, str]) -> 
     if attrs is not None:
         keys = [k for k, v in list(attrs.items())[:10_000] if v is obj][:3]
         if keys:
-            return f"the attribute {', '.join(str(k) for k in keys)} of {kind.__name__}"
-    return f"a {kind.__name__}"
+            return f"the attribute {', '.join(str(k) for k in keys)} of {type_name(kind)}"
+    return f"a {type_name(kind)}"
 
 
 def _key_text(key: Any) -> str:
     """A dict key as text, without running user code (a user class's repr could print, or raise)."""
     kind = type(key)
     if kind is str:
-        return key
-    if kind in (int, float, bool, bytes) or key is None:
-        return repr(key)
-    return f"a {kind.__name__} key"
+        return key  # a name: "as b", "attribute w"
+    if kind is int or kind is float or kind is bool or kind is bytes or key is None:
+        return repr(key)  # identity checks: a metaclass's __eq__ never runs
+    return f"a {type_name(kind)}"
 
 
 def _dict_owners(dicts: List[dict]) -> Dict[int, str]:
@@ -151,11 +156,11 @@ def _dict_owners(dicts: List[dict]) -> Dict[int, str]:
                 if ref is dicts:
                     continue
                 if issubclass(type(ref), types.ModuleType):
-                    d = getattr(ref, "__dict__", None)
-                    owner = f"module {ref.__name__}"
+                    d = _MODULE_DICT.__get__(ref)  # ModuleType's own: a module subclass's properties never run
+                    owner = f"module {d.get('__name__')}"
                 else:
                     d = holders._instance_dict(ref)
-                    owner = type(ref).__name__
+                    owner = type_name(type(ref))
                 if d is not None and id(d) in wanted and id(d) not in out:
                     out[id(d)] = owner
             except Exception:

@@ -33,6 +33,7 @@ _TYPE_NAMESPACE = type.__dict__["__dict__"]
 _TYPE_MRO = type.__dict__["__mro__"]
 _TYPE_FLAGS = type.__dict__["__flags__"]
 _TYPE_NAME = type.__dict__["__name__"]
+_TYPE_QUALNAME = type.__dict__["__qualname__"]
 _TYPE_MODULE = type.__dict__["__module__"]
 _TYPE_DICTOFFSET = type.__dict__["__dictoffset__"]
 
@@ -61,6 +62,11 @@ def type_flags(t: type) -> int:
 def type_name(t: type) -> str:
     """``t.__name__``, without asking ``t``'s metaclass."""
     return str(_TYPE_NAME.__get__(t))
+
+
+def type_qualname(t: type) -> str:
+    """``t.__qualname__``, without asking ``t``'s metaclass."""
+    return str(_TYPE_QUALNAME.__get__(t))
 
 
 def type_module(t: type) -> Any:

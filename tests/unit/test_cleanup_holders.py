@@ -270,6 +270,50 @@ def test_an_attribute_holder_is_named_from_one_owner_pass(cleanup: Cleanup, shel
     assert [a["reason"] for a in out["still_alive"]] == ["still referenced by the attribute w of Trainer"] * 3
 
 
+def test_naming_what_keeps_a_deleted_name_alive_asks_no_metaclass_and_no_module_property(
+    cleanup: Cleanup, shell: FakeShell
+) -> None:
+    import types
+
+    asked: List[str] = []
+
+    class Meta(type):
+        def __getattribute__(cls, name: str) -> Any:
+            asked.append(f"__getattribute__({name})")
+            return type.__getattribute__(cls, name)
+
+        def __eq__(cls, other: Any) -> bool:
+            asked.append("__eq__")
+            return cls is other
+
+        __hash__ = type.__hash__
+
+    Trainer = Meta("Trainer", (), {})
+    Key = Meta("Key", (), {})
+
+    class Odd(types.ModuleType):
+        @property
+        def __dict__(self) -> Any:  # type: ignore[override]
+            asked.append("module __dict__")
+            raise RuntimeError("a module subclass's property ran")
+
+    trainer, by_key, odd = Trainer(), {Key(): None}, Odd("odd")
+    shell.user_ns["w0"] = trainer.w = torch.ones(4)
+    shell.user_ns["w1"] = by_key[next(iter(by_key))] = torch.ones(4)
+    shell.user_ns["w2"] = torch.ones(4)
+    types.ModuleType.__dict__["__dict__"].__get__(odd)["kept"] = shell.user_ns["w2"]
+    listing = cleanup.inspect()["listing_id"]
+    keep = (trainer, by_key, odd)
+    asked.clear()
+    out = cleanup.delete(listing, ["w0", "w1", "w2"], [], ["gc"])
+    assert asked == []
+    reasons = [a["reason"] for a in out["still_alive"]]
+    assert reasons[0] == "still referenced by the attribute w of Trainer"
+    assert reasons[1] == "still referenced by a dict (key a Key)"
+    assert reasons[2] == "still referenced by a dict (attribute kept of module odd)"
+    del keep
+
+
 # --- large namespaces ---------------------------------------------------------------------------
 
 
