@@ -1,27 +1,12 @@
-/**
- * The Kernels tab: the view over every monitored session, the
- * sidebar tab, and the shutdown command with its confirmation.
- */
-import { CommandRegistry } from '@lumino/commands';
+/** KernelsView: the Kernels tab's view over every monitored session, one row per kernel. */
 import { MessageLoop } from '@lumino/messaging';
-import { Signal } from '@lumino/signaling';
 import { Widget } from '@lumino/widgets';
 
 import { CommandIDs } from '../commands';
-import { IKernelSessionSource } from '../model/KernelsOverview';
-import { KernelMemoryModel } from '../model/KernelMemoryModel';
-import { IMonitoredSessionEntry } from '../model/monitoredSession';
 import { DEFAULT_SETTINGS } from '../settings';
 import { KernelsView } from '../views/KernelsView';
-import { MemorySidebar } from '../views/MemorySidebar';
-import {
-  confirmShutdownKernelDialog,
-  ShutdownKernelRequest,
-  shutdownKernelText
-} from '../views/ShutdownKernelDialog';
 import {
   EVIL,
-  FakeMonitor,
   GiB,
   makeGpu,
   makeHello,
@@ -30,38 +15,7 @@ import {
   MiB,
   wire
 } from './fixtures';
-import {
-  FakeKernel,
-  liveMonitorOnFakeKernel,
-  registerTestCommands,
-  settle
-} from './fakeKernel';
-
-/** The monitor's sessions, by hand. */
-class FakeSource implements IKernelSessionSource {
-  entries: IMonitoredSessionEntry[] = [];
-  sessionsChanged = new Signal<this, void>(this);
-  sessions() {
-    return this.entries;
-  }
-  add(kernelId: string | null, path: string): KernelMemoryModel {
-    const model = new KernelMemoryModel({ historyCapacity: 10 });
-    const sessionContext: any = {
-      path,
-      kernelDisplayName: 'Python 3 (ipykernel)',
-      session: kernelId ? { kernel: { id: kernelId, name: 'python3' } } : null
-    };
-    this.entries.push({
-      model,
-      sessionContext,
-      panels: [{ sessionContext } as any],
-      connection: null as any,
-      actions: null as any
-    });
-    this.sessionsChanged.emit();
-    return model;
-  }
-}
+import { FakeSource } from './kernelsTabFixtures';
 
 function setupView() {
   const source = new FakeSource();
@@ -342,193 +296,5 @@ describe('KernelsView', () => {
     t.render();
     expect(t.all('[data-vram-role="kernel-row"]')).toHaveLength(0);
     t.view.dispose();
-  });
-});
-
-describe('MemorySidebar: Kernels tab', () => {
-  it('shows the Kernels view on its tab and hides the cleanup bar', () => {
-    const source = new FakeSource();
-    const sidebar = new MemorySidebar({
-      monitor: new FakeMonitor(),
-      kernelSessions: source
-    });
-    Widget.attach(sidebar, document.body);
-    expect(sidebar.kernels.isHidden).toBe(true);
-    const tab = sidebar.node.querySelector('[data-vram-role="kernels-tab"]') as HTMLButtonElement;
-    expect(tab.textContent).toBe('Kernels');
-    tab.click();
-    expect(sidebar.tab).toBe('kernels');
-    expect(tab.getAttribute('aria-selected')).toBe('true');
-    expect(sidebar.kernels.isHidden).toBe(false);
-    expect(sidebar.holders.isHidden).toBe(true);
-    expect(sidebar.actionsBar.isHidden).toBe(true);
-    source.add('kernel-a', 'a.ipynb');
-    MessageLoop.flush();
-    expect(
-      sidebar.node.querySelectorAll('[data-vram-role="kernel-row"]')
-    ).toHaveLength(1);
-    sidebar.dispose();
-  });
-});
-
-describe('shutdown confirmation', () => {
-  const request: ShutdownKernelRequest = {
-    kernelId: 'kernel-a',
-    kernelName: 'Python 3 (ipykernel)',
-    paths: ['a.ipynb']
-  };
-
-  it('names the notebook and says that variables are lost', () => {
-    const [question, loss] = shutdownKernelText(request);
-    expect(question).toBe(
-      'Shut down the Python 3 (ipykernel) kernel of \u201ca.ipynb\u201d?'
-    );
-    expect(loss).toContain('Every variable in it is lost');
-  });
-
-  it.each([
-    ['.jp-mod-accept', true],
-    ['.jp-mod-reject', false]
-  ])('answers %s with %s', async (button, answer) => {
-    const answered = confirmShutdownKernelDialog({ ...request, paths: [EVIL] });
-    await settle();
-    const dialog = document.body.querySelector('.jp-Dialog') as HTMLElement;
-    expect(dialog.querySelector('[data-vram-role="shutdown-kernel-body"]')!.textContent).toContain(EVIL);
-    expect(dialog.querySelector('img')).toBeNull();
-    (dialog.querySelector(`.jp-Dialog-button${button}`) as HTMLButtonElement).click();
-    await expect(answered).resolves.toBe(answer);
-  });
-});
-
-describe('shutdown-kernel command', () => {
-  /** `whileAsked`: what happens while the dialog is open. */
-  async function setup(answer: boolean, whileAsked: (live: { sessionContext: any }) => void = () => undefined) {
-    const live = await liveMonitorOnFakeKernel({});
-    const { kernel, sessionContext, monitor } = live;
-    (kernel as any).id = 'kernel-a';
-    (kernel as any).name = 'python3';
-    const context = sessionContext as any;
-    context.path = 'a.ipynb';
-    context.kernelDisplayName = 'Python 3 (ipykernel)';
-    context.shutdown = jest.fn(async () => context.changeKernel(null));
-    const commands = new CommandRegistry();
-    const sidebar = new MemorySidebar({ monitor, kernelSessions: monitor });
-    const asked: ShutdownKernelRequest[] = [];
-    const { app, notes } = registerTestCommands(commands, {
-      monitor,
-      sidebar,
-      confirmShutdown: async r => {
-        asked.push(r);
-        whileAsked(live);
-        return answer;
-      }
-    });
-    return { ...live, app, commands, context, asked, notes, sidebar };
-  }
-
-  it('asks, and shuts down through the session context when accepted', async () => {
-    const t = await setup(true);
-    const result = await t.commands.execute(CommandIDs.shutdownKernel, {
-      kernelId: 'kernel-a'
-    });
-    expect(t.asked).toEqual([
-      { kernelId: 'kernel-a', kernelName: 'Python 3 (ipykernel)', paths: ['a.ipynb'] }
-    ]);
-    expect(t.context.shutdown).toHaveBeenCalledTimes(1);
-    expect(result).toBe(true);
-    await settle();
-    expect(t.monitor.current?.state).toBe('disconnected'); // "no kernel"
-    t.sidebar.dispose();
-    t.monitor.dispose();
-  });
-
-  it("opens on the Kernels tab when asked (the out-of-memory assistant's other processes)", async () => {
-    const t = await setup(true);
-    expect(t.sidebar.tab).toBe('memory');
-    await t.commands.execute(CommandIDs.openSidebar, { tab: 'kernels' });
-    expect(t.sidebar.tab).toBe('kernels');
-    await t.commands.execute(CommandIDs.openSidebar, { tab: 'no-such-tab' });
-    expect(t.sidebar.tab).toBe('kernels'); // an unknown tab changes nothing
-    await t.commands.execute(CommandIDs.openSidebar);
-    expect(t.sidebar.tab).toBe('kernels');
-    t.sidebar.dispose();
-    t.monitor.dispose();
-  });
-
-  it('does nothing when cancelled', async () => {
-    const t = await setup(false);
-    const result = await t.commands.execute(CommandIDs.shutdownKernel, {
-      kernelId: 'kernel-a'
-    });
-    expect(t.asked).toHaveLength(1);
-    expect(t.context.shutdown).not.toHaveBeenCalled();
-    expect(result).toBe(false);
-    t.sidebar.dispose();
-    t.monitor.dispose();
-  });
-
-  it('does not ask about a kernel that is not open', async () => {
-    const t = await setup(true);
-    const result = await t.commands.execute(CommandIDs.shutdownKernel, {
-      kernelId: 'kernel-gone'
-    });
-    expect(t.asked).toHaveLength(0);
-    expect(t.context.shutdown).not.toHaveBeenCalled();
-    expect(result).toBe(false);
-    expect(t.notes).toHaveLength(1);
-    t.sidebar.dispose();
-    t.monitor.dispose();
-  });
-
-  it('says so, and shuts nothing down, when the notebook left that kernel while it asked', async () => {
-    // The user picked another kernel while the question was open.
-    const t = await setup(true, ({ sessionContext }) => sessionContext.changeKernel(new FakeKernel()));
-    const result = await t.commands.execute(CommandIDs.shutdownKernel, { kernelId: 'kernel-a' });
-    expect(result).toBe(false);
-    expect(t.context.shutdown).not.toHaveBeenCalled();
-    expect(t.notes.pop()).toEqual([
-      'info',
-      'That kernel is not running in an open notebook any more: nothing was shut down.'
-    ]);
-    t.sidebar.dispose();
-    t.monitor.dispose();
-  });
-
-  it("names the server's other sessions on that kernel, a console for the notebook among them", async () => {
-    const t = await setup(false);
-    const session = (path: string, type: string, name: string, id: string) => ({ path, type, name, kernel: { id } });
-    t.app.serviceManager = {
-      sessions: {
-        running: () =>
-          [
-            session('a.ipynb', 'notebook', 'a.ipynb', 'kernel-a'), // the notebook asked about
-            session('console-1-5f2e', 'console', 'Console 1', 'kernel-a'),
-            session('elsewhere.ipynb', 'notebook', 'elsewhere.ipynb', 'kernel-a'),
-            session('other.ipynb', 'notebook', 'other.ipynb', 'kernel-b')
-          ][Symbol.iterator]()
-      }
-    };
-    await t.commands.execute(CommandIDs.shutdownKernel, { kernelId: 'kernel-a' });
-    expect(t.asked[0].paths).toEqual(['a.ipynb']);
-    expect(t.asked[0].others).toEqual(['the console \u201cConsole 1\u201d', '\u201celsewhere.ipynb\u201d']);
-    expect(shutdownKernelText(t.asked[0])[1]).toBe(
-      'It is also the kernel of the console \u201cConsole 1\u201d, \u201celsewhere.ipynb\u201d, which lose it too.'
-    );
-    t.sidebar.dispose();
-    t.monitor.dispose();
-  });
-
-  it('reports a failed shutdown', async () => {
-    const t = await setup(true);
-    t.context.shutdown.mockImplementation(async () => {
-      throw new Error('server said no');
-    });
-    const result = await t.commands.execute(CommandIDs.shutdownKernel, {
-      kernelId: 'kernel-a'
-    });
-    expect(result).toBe(false);
-    expect(t.notes).toEqual([['error', 'Could not shut down the kernel: server said no']]);
-    t.sidebar.dispose();
-    t.monitor.dispose();
   });
 });
