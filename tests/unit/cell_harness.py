@@ -134,3 +134,7 @@ def deferred_harness(**kwargs: Any) -> Tuple[Harness, LaterCalls]:
 
 def stats_reads(torch: FakeTorch) -> List[Any]:
     return [c for c in torch.calls if c[0] == "memory_stats_as_nested_dict"]
+
+
+def _no_nvml():
+    raise ImportError("no pynvml")

@@ -1,12 +1,13 @@
 from __future__ import annotations
 
 import sys
-from typing import Iterator
+from typing import Any, Iterator
 
 import pytest
 
 from cleanup_harness import FakeShell, Figures
 from fakes import FakeGpu, FakeProps, FakePynvml, FakeTorch, set_allocator
+from jupyterlab_vram_helper import gpu_allocations
 from jupyterlab_vram_helper.cleanup import Cleanup
 
 GB = 1 << 30
@@ -75,3 +76,19 @@ def shell() -> FakeShell:
 @pytest.fixture
 def cleanup(shell: FakeShell) -> Cleanup:
     return Cleanup(source=None, shell=lambda: shell, read_figures=Figures())
+
+
+# --- allocation recording --------------------------------------------------------------
+
+
+@pytest.fixture
+def symbolizer_never_ran(monkeypatch: pytest.MonkeyPatch) -> Any:
+    """Each test starts in a process where PyTorch's symbolizer has not run (the
+    fake's marks it run as the real one does: torch._inductor imported). The
+    allocation-recording tests take it for every test: pytest.mark.usefixtures."""
+    monkeypatch.setattr(gpu_allocations, "_symbolizer_ran", False)
+    real = sys.modules.pop("torch._inductor", None)
+    yield
+    sys.modules.pop("torch._inductor", None)
+    if real is not None:
+        sys.modules["torch._inductor"] = real

@@ -1,7 +1,7 @@
 """Our IPython hooks never raise into IPython, a SystemExit included: the hooks run
 no cell code, only the helper's reads, and an exit from one of those (a user
 object's __sizeof__ while the out-of-memory diagnosis sizes the namespace) would
-end the kernel. The KeyboardInterrupt case is test_cell_accounting.py's
+end the kernel. The KeyboardInterrupt case is test_cell_hooks_never_raise.py's
 test_a_hook_swallows_everything."""
 
 from __future__ import annotations

@@ -199,7 +199,7 @@ class HostReader:
             return figures
         try:
             # On a Linux whose /proc/vmstat lacks pswpin/pswpout psutil warns (RuntimeWarning) here: on the
-            # sampler's thread thread_warnings.py drops it, out of the user's output (test_swap.py).
+            # sampler's thread thread_warnings.py drops it, out of the user's output (test_host_swap.py).
             swap = self._psutil.swap_memory()
             figures = (int(swap.total), int(swap.free))
         except Exception:
