@@ -12,12 +12,32 @@ from jupyterlab_vram_helper.cleanup import Cleanup
 
 GB = 1 << 30
 
+# The real (CPU) torch and NumPy where installed, imported once here: no_real_frameworks
+# takes torch out of sys.modules before each test, and torch cannot be imported twice.
+try:
+    import numpy as _REAL_NUMPY
+    import torch as _REAL_TORCH
+except ImportError:
+    _REAL_NUMPY = _REAL_TORCH = None
+
 
 @pytest.fixture(autouse=True)
 def no_real_frameworks(monkeypatch: pytest.MonkeyPatch) -> None:
     """Unit tests see neither the real torch nor TensorFlow, whatever is installed."""
     for name in ("torch", "tensorflow", "tensorflow.python.eager.context"):
         monkeypatch.delitem(sys.modules, name, raising=False)
+
+
+@pytest.fixture
+def real_torch(monkeypatch: pytest.MonkeyPatch) -> Any:
+    """The real (CPU) torch and NumPy back in sys.modules, as in a kernel that imported
+    them (torch imports its own submodules lazily: it must stay findable). A module of
+    tests takes it for each test: ``pytestmark = pytest.mark.usefixtures("real_torch")``."""
+    if _REAL_TORCH is None or _REAL_NUMPY is None:
+        pytest.skip("needs torch and numpy")
+    monkeypatch.setitem(sys.modules, "torch", _REAL_TORCH)
+    monkeypatch.setitem(sys.modules, "numpy", _REAL_NUMPY)
+    return _REAL_TORCH
 
 
 @pytest.fixture

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 import weakref
 from typing import Any, List
 
@@ -12,15 +11,10 @@ from jupyterlab_vram_helper import autograd_graph
 from jupyterlab_vram_helper.holders import Classes, Found, Sizer
 
 torch = pytest.importorskip("torch")
+pytestmark = pytest.mark.usefixtures("real_torch")
 nn = torch.nn
 
 F32 = 4
-
-
-@pytest.fixture(autouse=True)
-def with_torch(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The real (CPU) torch back in sys.modules, as in a kernel that imported it."""
-    monkeypatch.setitem(sys.modules, "torch", torch)
 
 
 def walk(held: Any) -> autograd_graph.GraphWalk:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import sys
 import weakref
-from typing import Any
 
 import pytest
 
@@ -16,20 +15,7 @@ from jupyterlab_vram_helper.listings import reserved_name_reason
 
 real_torch = pytest.importorskip("torch")
 np = pytest.importorskip("numpy")
-
-
-@pytest.fixture(autouse=True)
-def with_torch(monkeypatch: pytest.MonkeyPatch) -> Any:
-    """The real (CPU) torch back in sys.modules, as in a kernel that imported it
-    (torch imports its own submodules lazily: it must stay findable)."""
-    monkeypatch.setitem(sys.modules, "torch", real_torch)
-    monkeypatch.setitem(sys.modules, "numpy", np)
-    return real_torch
-
-
-@pytest.fixture(autouse=True)
-def _sys_last_restored(sys_last_restored: None) -> None:
-    """Clearing the traceback removes sys.last_*: put back after each test."""
+pytestmark = pytest.mark.usefixtures("real_torch", "sys_last_restored")
 
 
 def test_deleting_raw_bytes_frees_them(cleanup: Cleanup, shell: FakeShell) -> None:

@@ -8,7 +8,7 @@ import gc
 import sys
 import traceback
 import weakref
-from typing import Any, Iterator, List
+from typing import Iterator, List
 
 import pytest
 
@@ -17,15 +17,7 @@ from jupyterlab_vram_helper.cleanup import Cleanup
 
 real_torch = pytest.importorskip("torch")
 np = pytest.importorskip("numpy")
-
-
-@pytest.fixture(autouse=True)
-def with_torch(monkeypatch: pytest.MonkeyPatch) -> Any:
-    """The real (CPU) torch back in sys.modules, as in a kernel that imported it
-    (torch imports its own submodules lazily: it must stay findable)."""
-    monkeypatch.setitem(sys.modules, "torch", real_torch)
-    monkeypatch.setitem(sys.modules, "numpy", np)
-    return real_torch
+pytestmark = pytest.mark.usefixtures("real_torch", "sys_last_restored")
 
 
 def test_clearing_the_output_cache_drops_the_hidden_copies(cleanup: Cleanup, shell: FakeShell) -> None:
@@ -37,11 +29,6 @@ def test_clearing_the_output_cache_drops_the_hidden_copies(cleanup: Cleanup, she
     assert out["cleared"] == ["output_cache"]
     assert w() is None
     assert shell.user_ns_hidden["_"] == "" and shell.user_ns["_"] == ""
-
-
-@pytest.fixture(autouse=True)
-def _sys_last_restored(sys_last_restored: None) -> None:
-    """Clearing the traceback removes sys.last_*: put back after each test."""
 
 
 def record_last_error(monkeypatch: pytest.MonkeyPatch, shell: FakeShell, exc: BaseException) -> None:

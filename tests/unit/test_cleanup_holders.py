@@ -15,13 +15,8 @@ from jupyterlab_vram_helper.cleanup import Cleanup
 
 torch = pytest.importorskip("torch")
 np = pytest.importorskip("numpy")
+pytestmark = pytest.mark.usefixtures("real_torch", "sys_last_restored")
 
-
-
-@pytest.fixture(autouse=True)
-def with_torch(monkeypatch: pytest.MonkeyPatch, sys_last_restored: None) -> None:
-    monkeypatch.setitem(sys.modules, "torch", torch)
-    monkeypatch.setitem(sys.modules, "numpy", np)
 
 
 def hidden(result: Dict[str, Any], holder: str) -> Dict[str, Any]:

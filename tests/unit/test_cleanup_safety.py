@@ -4,7 +4,6 @@ same address, and memory whose size is not its element count."""
 
 from __future__ import annotations
 
-import sys
 import types
 import weakref
 from typing import Any
@@ -17,12 +16,7 @@ from jupyterlab_vram_helper.holders import Classes, Found, Sizer
 
 torch = pytest.importorskip("torch")
 np = pytest.importorskip("numpy")
-
-
-@pytest.fixture(autouse=True)
-def with_torch(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(sys.modules, "torch", torch)
-    monkeypatch.setitem(sys.modules, "numpy", np)
+pytestmark = pytest.mark.usefixtures("real_torch")
 
 
 

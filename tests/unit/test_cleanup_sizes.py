@@ -13,6 +13,7 @@ from jupyterlab_vram_helper.holders import Budget, Classes, Found, Sizer
 
 real_torch = pytest.importorskip("torch")
 np = pytest.importorskip("numpy")
+pytestmark = pytest.mark.usefixtures("real_torch")
 
 MODULES = {
     "torch": real_torch,
@@ -20,15 +21,6 @@ MODULES = {
     "torch.optim.optimizer": sys.modules["torch.optim.optimizer"],
     "numpy": np,
 }
-
-
-@pytest.fixture(autouse=True)
-def with_torch(monkeypatch: pytest.MonkeyPatch) -> Any:
-    """The real (CPU) torch back in sys.modules, as in a kernel that imported it
-    (torch imports its own submodules lazily: it must stay findable)."""
-    monkeypatch.setitem(sys.modules, "torch", real_torch)
-    monkeypatch.setitem(sys.modules, "numpy", np)
-    return real_torch
 
 
 def size(obj: Any, depth: int = 2, objects: bool = True) -> Found:

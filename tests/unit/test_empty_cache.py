@@ -14,15 +14,7 @@ from jupyterlab_vram_helper import cleanup as cleanup_mod
 
 real_torch = pytest.importorskip("torch")
 np = pytest.importorskip("numpy")
-
-
-@pytest.fixture(autouse=True)
-def with_torch(monkeypatch: pytest.MonkeyPatch) -> Any:
-    """The real (CPU) torch back in sys.modules, as in a kernel that imported it
-    (torch imports its own submodules lazily: it must stay findable)."""
-    monkeypatch.setitem(sys.modules, "torch", real_torch)
-    monkeypatch.setitem(sys.modules, "numpy", np)
-    return real_torch
+pytestmark = pytest.mark.usefixtures("real_torch")
 
 
 def _with_empty_cache(torch: FakeTorch) -> List[Any]:

@@ -18,13 +18,9 @@ from jupyterlab_vram_helper.cleanup import Cleanup
 from jupyterlab_vram_helper.hidden_references import error_title, output_cache_labels, output_cache_objects
 
 torch = pytest.importorskip("torch")
+pytestmark = pytest.mark.usefixtures("real_torch", "sys_last_restored")
 
 SNAPSHOTS = sys.version_info < (3, 13)  # where reading f_locals leaves a dict on the frame
-
-
-@pytest.fixture(autouse=True)
-def with_torch(monkeypatch: pytest.MonkeyPatch, sys_last_restored: None) -> None:
-    monkeypatch.setitem(sys.modules, "torch", torch)
 
 
 def hidden(result: Dict[str, Any], holder: str) -> Dict[str, Any]:
