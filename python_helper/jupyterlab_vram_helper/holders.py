@@ -25,7 +25,8 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from .autograd_graph import MAX_GRAPH_ROOTS, graph_root
 from .safe_reads import (
-    c_call, c_get, container_items, dict_descriptor, getsizeof, instance_dict, mro, own_namespace, referents,
+    c_call, c_get, container_items, dict_descriptor, getsizeof, inline_attributes, instance_dict, mro, own_namespace,
+    referents,
     type_module, type_name,
 )
 from .storages import Storages, add_tensor_storage, tensor_storage
@@ -104,6 +105,9 @@ class Classes:
             # what its C traversal reports instead, slots and dict included, and
             # among them the object it wraps once made, never made here.
             return referents(obj, ITEMS_PER_CONTAINER), True
+        inline = inline_attributes(obj, ITEMS_PER_CONTAINER)  # no __dict__ made for it (3.11+)
+        if inline is not None:
+            return inline, False
         attrs = instance_dict(obj)
         return (container_items(attrs, ITEMS_PER_CONTAINER) if attrs is not None else []) + _slot_values(obj), False
 

@@ -40,6 +40,7 @@ _TYPE_DICTOFFSET = type.__dict__["__dictoffset__"]
 _HEAPTYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class made at run time (class statement, PyType_FromSpec)
 _HAVE_GC = 1 << 14  # Py_TPFLAGS_HAVE_GC: instances carry the collector's header
 _PREHEADER = (1 << 3) | (1 << 4)  # Py_TPFLAGS_MANAGED_WEAKREF (3.12+) | Py_TPFLAGS_MANAGED_DICT (3.11+)
+_MANAGED_DICT = (1 << 4) if sys.version_info >= (3, 11) else 0  # attributes may be kept inline, without a dict
 
 _MISSING = object()
 
@@ -150,6 +151,23 @@ def instance_dict(obj: Any) -> Optional[dict]:
     except Exception:
         return None
     return attrs if type(attrs) is dict else None
+
+
+def inline_attributes(obj: Any, limit: int) -> Optional[List[Any]]:
+    """The values of ``obj``'s attributes (its slots' too) where Python 3.11+ keeps them
+    inline, without a ``__dict__``: as its C traversal reports them. None where it has a
+    dict already (or may: a dict among the values), or its class keeps no managed dict.
+
+    Reading ``__dict__`` (``vars()``, CPython's own getter) would make that dict, and
+    keep it: ~100 bytes more per object, and its attribute reads slower ever after.
+    """
+    if not (_MANAGED_DICT and type_flags(type(obj)) & _MANAGED_DICT):
+        return None
+    values = referents(obj, limit)
+    for value in values:
+        if type(value) is dict:
+            return None
+    return values
 
 
 def referents(obj: Any, limit: int) -> List[Any]:
