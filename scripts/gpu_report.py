@@ -1,11 +1,14 @@
 """Writes the GPU check's report from what scripts/gpu-check.sh left in a folder.
 
     python scripts/gpu_report.py REPORT_DIR [--elapsed SECONDS] [--failed "STEP ..."]
+                                 [--not-run "STEP ..."] [--pytest-k EXPRESSION]
 
 Reads the JUnit XML of the CUDA suite (each check's outcome, time and the
 figures it recorded as properties) and the benchmarks' JSON, adds the machine
 (GPU, driver, torch and CUDA versions), and writes REPORT_DIR/report.json and
-REPORT_DIR/report.md. Standard library only.
+REPORT_DIR/report.md. A run narrowed to some steps (``--not-run``) or checks
+(``--pytest-k``) says so first, so that it cannot pass for the whole kit.
+Standard library only.
 """
 
 from __future__ import annotations
@@ -125,6 +128,12 @@ def markdown(report: Dict[str, Any]) -> str:
         f"- took {report['elapsed_s']} s; failed steps: {', '.join(report['failed_steps']) or 'none'}",
         "",
     ]
+    narrowed = report.get("narrowed")
+    if narrowed:
+        left_out = [f"the steps {', '.join(narrowed['not_run'])}"] if narrowed["not_run"] else []
+        if narrowed["pytest_k"]:
+            left_out.append(f"the checks that `-k {narrowed['pytest_k']}` does not select")
+        lines[1:1] = ["", f"**A partial run, not the whole kit: it left out {' and '.join(left_out)}.**"]
     counts: Dict[str, int] = {}
     for c in report["checks"]:
         counts[c["outcome"]] = counts.get(c["outcome"], 0) + 1
@@ -169,11 +178,16 @@ def main() -> int:
     parser.add_argument("folder", type=Path)
     parser.add_argument("--elapsed", type=int, default=None)
     parser.add_argument("--failed", default="")
+    parser.add_argument("--not-run", default="", help="steps the run left out (VRAM_GPU_ONLY)")
+    parser.add_argument("--pytest-k", default="", help="the CUDA suite's -k selection (VRAM_GPU_K)")
     args = parser.parse_args()
+    not_run, pytest_k = args.not_run.split(), args.pytest_k.strip()
     report = {
         "environment": environment(),
         "elapsed_s": args.elapsed,
         "failed_steps": args.failed.split(),
+        # None: the whole kit ran
+        "narrowed": {"not_run": not_run, "pytest_k": pytest_k} if not_run or pytest_k else None,
         "checks": checks(args.folder),
         "benchmarks": benchmarks(args.folder),
     }

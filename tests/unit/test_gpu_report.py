@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -67,3 +68,41 @@ def test_a_junit_file_cut_short_by_a_stopped_step_is_named_and_the_rest_still_re
     assert "unreadable JUnit XML" in by_name["junit-parallel.xml"]["message"]
     assert by_name["test_figures_cuda::test_sample"]["outcome"] == "passed"  # the whole file still counts
     assert "## Checks: 1 error, 1 failed, 1 passed, 1 skipped" in (tmp_path / "report.md").read_text(encoding="utf-8")
+
+
+def test_a_narrowed_run_says_so_first_with_what_it_left_out(tmp_path: Path) -> None:
+    (tmp_path / "junit-exclusive.xml").write_text(JUNIT, encoding="utf-8")
+    subprocess.run([sys.executable, str(REPORT), str(tmp_path), "--not-run", "suite inspect_cost",
+                    "--pytest-k", "no_context or oom"], check=True, capture_output=True, timeout=120)
+
+    report = json.loads((tmp_path / "report.json").read_text(encoding="utf-8"))
+    assert report["narrowed"] == {"not_run": ["suite", "inspect_cost"], "pytest_k": "no_context or oom"}
+    text = (tmp_path / "report.md").read_text(encoding="utf-8").splitlines()
+    assert text[0] == "# jupyterlab-vram GPU check"
+    assert text[2] == ("**A partial run, not the whole kit: it left out the steps suite, inspect_cost and the checks"
+                       " that `-k no_context or oom` does not select.**")
+
+
+def test_a_whole_run_is_not_called_partial(tmp_path: Path) -> None:
+    (tmp_path / "junit-exclusive.xml").write_text(JUNIT, encoding="utf-8")
+    subprocess.run([sys.executable, str(REPORT), str(tmp_path), "--not-run", "", "--pytest-k", ""], check=True,
+                   capture_output=True, timeout=120)
+
+    assert json.loads((tmp_path / "report.json").read_text(encoding="utf-8"))["narrowed"] is None
+    assert "partial" not in (tmp_path / "report.md").read_text(encoding="utf-8")
+
+
+def test_the_kit_refuses_a_step_it_does_not_have_before_installing_anything(tmp_path: Path) -> None:
+    kit = REPORT.parent / "gpu-check.sh"
+    out = tmp_path / "report"
+    env = {**os.environ, "PYTHON": sys.executable, "VRAM_GPU_ONLY": "cell_hooks_overhead hooks"}
+    run = subprocess.run(["bash", str(kit), str(tmp_path / "no-wheels"), str(out)], capture_output=True, text=True,
+                         timeout=120, env=env)
+
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert "VRAM_GPU_ONLY names 'hooks', which is no step of the kit" in run.stdout
+    assert "Offline venv" not in run.stdout
+    report = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    assert report["failed_steps"] == ["unknown-step:hooks"]
+    assert report["narrowed"]["not_run"] == ["exclusive", "suite", "sampler_overhead", "inspect_cost",
+                                             "allocation_recording_cost"]
