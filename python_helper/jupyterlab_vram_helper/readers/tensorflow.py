@@ -5,19 +5,31 @@ TF runtime, which by default maps almost all GPU memory and freezes the device
 configuration. So the helper first checks, without side effects, whether the
 eager context already exists and is initialised, and defaults to "not
 initialised" whenever it cannot tell.
+
+TensorFlow's logical ``GPU:k`` is not always CUDA ordinal ``k``: the user may
+have hidden GPUs (``tf.config.set_visible_devices``: with only the second
+card visible, ``GPU:0`` is ordinal 1) or split one into several logical
+devices (``set_logical_device_configuration`` with two configurations:
+``GPU:0`` and ``GPU:1`` both on ordinal 0). TF builds its logical devices
+from its own records, in this order: each visible physical GPU in the order
+of the physical list (``/physical_device:GPU:j``, ``j`` the CUDA ordinal after
+CUDA_VISIBLE_DEVICES), as many logical devices as it has configurations, or
+one. :func:`cuda_ordinals` reads the same records (attributes of the
+initialised context, no call into TF) and maps each logical device back.
 """
 
 from __future__ import annotations
 
 import re
 import sys
-from typing import TYPE_CHECKING, Any, Dict, Optional
+from typing import TYPE_CHECKING, Any, Dict, List, Optional
 
 if TYPE_CHECKING:  # the message shapes, for annotations only (protocol_types.py)
     from ..protocol_types import TensorflowGpuFigures, TensorflowInfo, TensorflowState
 
 
 _GPU_NAME = re.compile(r"(?:^|/)device:GPU:(\d+)$|^GPU:(\d+)$")
+_PHYSICAL_GPU_NAME = re.compile(r"(?:^|/)physical_device:GPU:(\d+)$")
 
 
 def loaded_tensorflow() -> Any:
@@ -57,25 +69,64 @@ def tensorflow_info(tf: Any) -> Optional[TensorflowInfo]:
 
 
 def read_gpus(tf: Any) -> Dict[int, TensorflowGpuFigures]:
-    """Per GPU index, TF's current/peak allocated bytes; empty unless initialised.
+    """Per CUDA ordinal, TF's current and peak allocated bytes; empty unless initialised.
 
-    TF numbers its GPUs as the CUDA runtime does (after CUDA_VISIBLE_DEVICES),
-    so ``GPU:i`` is CUDA ordinal ``i`` unless the user hid devices with
-    ``tf.config.set_visible_devices`` (not mapped here).
+    Several logical devices on one card: their current bytes add up; their
+    peaks came at different moments, so the card's is unknown (None).
+    Where TF's records cannot be read (:func:`cuda_ordinals`), ``GPU:k`` is
+    taken as ordinal ``k``, as without hidden or split GPUs.
     """
     if tf is None or not gpus_initialized():
         return {}
     context_module = sys.modules["tensorflow.python.eager.context"]
     ctx = context_module._context
-    result: Dict[int, TensorflowGpuFigures] = {}
+    logical = []
     for device in ctx.list_logical_devices("GPU"):  # initialised: no side effect
         match = _GPU_NAME.search(device.name)
-        if match is None:
-            continue
-        index = int(match.group(1) or match.group(2))
+        if match is not None:
+            logical.append(int(match.group(1) or match.group(2)))
+    ordinals = cuda_ordinals(ctx, len(logical))
+    result: Dict[int, TensorflowGpuFigures] = {}
+    for index in logical:
+        ordinal = ordinals[index] if ordinals is not None and index < len(ordinals) else index
         try:
             info = tf.config.experimental.get_memory_info(f"GPU:{index}")
-            result[index] = {"current_bytes": int(info["current"]), "peak_bytes": int(info["peak"])}
+            current: Optional[int] = int(info["current"])
+            peak: Optional[int] = int(info["peak"])
         except Exception:
-            result[index] = {"current_bytes": None, "peak_bytes": None}
+            current = peak = None
+        seen = result.get(ordinal)
+        if seen is None:
+            result[ordinal] = {"current_bytes": current, "peak_bytes": peak}
+        else:  # a second logical device on this card
+            both = seen["current_bytes"]
+            seen["current_bytes"] = None if both is None or current is None else both + current
+            seen["peak_bytes"] = None
     return result
+
+
+def cuda_ordinals(ctx: Any, logical_count: int) -> Optional[List[int]]:
+    """The CUDA ordinal of each logical GPU (``GPU:k`` is on ``result[k]``), from TF's records
+    of its physical devices, the visible ones and their logical configurations.
+
+    None where those records are missing (another TF release) or do not add
+    up to ``logical_count`` (TF left a device out, as it does a GPU below its
+    minimum compute capability): then nothing is known of the mapping.
+    """
+    try:
+        physical = getattr(ctx, "_physical_devices", None)
+        visible = getattr(ctx, "_visible_device_list", None)
+        configurations = getattr(ctx, "_virtual_device_map", None)
+        if not isinstance(physical, list) or not isinstance(visible, list) or not isinstance(configurations, dict):
+            return None
+        ordinals: List[int] = []
+        for device in physical:
+            if getattr(device, "device_type", None) != "GPU" or device not in visible:
+                continue
+            match = _PHYSICAL_GPU_NAME.search(str(getattr(device, "name", "")))
+            if match is None:
+                return None
+            ordinals += [int(match.group(1))] * max(1, len(configurations.get(device) or ()))
+        return ordinals if len(ordinals) == logical_count else None
+    except Exception:
+        return None
