@@ -121,3 +121,20 @@ def test_the_mapping_reads_only_tensorflows_records_of_its_devices(monkeypatch) 
             raise AssertionError(f"the mapping asked the context for {name}")
 
     assert tf_reader.cuda_ordinals(Context(), 2) == [1, 1]
+
+
+def test_device_ordinals_order_the_logical_devices_ties_in_physical_then_list_order() -> None:
+    Configuration = collections.namedtuple(
+        "LogicalDeviceConfiguration", ["memory_limit", "experimental_priority", "experimental_device_ordinal"])
+    ctx = types.SimpleNamespace(
+        _physical_devices=[GPU0, GPU1],
+        _visible_device_list=[GPU0, GPU1],
+        # GPU:0 and GPU:2 on card 0 come after card 1's first device (ordinal 0 ties: physical order)
+        _virtual_device_map={
+            GPU0: [Configuration(1024, None, 1), Configuration(1024, None, 1)],
+            GPU1: [Configuration(1024, None, 0), Configuration(1024, None, 2)],
+        },
+    )
+    assert tf_reader.cuda_ordinals(ctx, 4) == [1, 0, 0, 1]
+    ctx._virtual_device_map = {GPU0: [Configuration(1024, None, None)] * 2}  # unset: 0 for all
+    assert tf_reader.cuda_ordinals(ctx, 3) == [0, 0, 1]

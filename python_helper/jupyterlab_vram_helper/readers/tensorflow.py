@@ -14,7 +14,8 @@ devices (``set_logical_device_configuration`` with two configurations:
 from its own records, in this order: each visible physical GPU in the order
 of the physical list (``/physical_device:GPU:j``, ``j`` the CUDA ordinal after
 CUDA_VISIBLE_DEVICES), as many logical devices as it has configurations, or
-one. :func:`cuda_ordinals` reads the same records (attributes of the
+one (a configuration may move its device: ``experimental_device_ordinal``).
+:func:`cuda_ordinals` reads the same records (attributes of the
 initialised context, no call into TF) and maps each logical device back.
 """
 
@@ -22,14 +23,13 @@ from __future__ import annotations
 
 import re
 import sys
-from typing import TYPE_CHECKING, Any, Dict, List, Optional
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 
 if TYPE_CHECKING:  # the message shapes, for annotations only (protocol_types.py)
     from ..protocol_types import TensorflowGpuFigures, TensorflowInfo, TensorflowState
 
 
 _GPU_NAME = re.compile(r"(?:^|/)device:GPU:(\d+)$|^GPU:(\d+)$")
-_PHYSICAL_GPU_NAME = re.compile(r"(?:^|/)physical_device:GPU:(\d+)$")
 
 
 def loaded_tensorflow() -> Any:
@@ -105,13 +105,17 @@ def read_gpus(tf: Any) -> Dict[int, TensorflowGpuFigures]:
     return result
 
 
-def cuda_ordinals(ctx: Any, logical_count: int) -> Optional[List[int]]:
+def cuda_ordinals(ctx: Any, logical_count: int, device_type: str = "GPU") -> Optional[List[int]]:
     """The CUDA ordinal of each logical GPU (``GPU:k`` is on ``result[k]``), from TF's records
     of its physical devices, the visible ones and their logical configurations.
 
+    A configuration's ``experimental_device_ordinal`` moves its logical device:
+    lower ordinals come first, ties in physical order and then list order
+    (TF's LogicalDeviceConfiguration; unset counts as 0), hence a stable sort.
     None where those records are missing (another TF release) or do not add
     up to ``logical_count`` (TF left a device out, as it does a GPU below its
     minimum compute capability): then nothing is known of the mapping.
+    ``device_type``: "CPU" reads the same records of the CPUs (for tests).
     """
     try:
         physical = getattr(ctx, "_physical_devices", None)
@@ -119,14 +123,18 @@ def cuda_ordinals(ctx: Any, logical_count: int) -> Optional[List[int]]:
         configurations = getattr(ctx, "_virtual_device_map", None)
         if not isinstance(physical, list) or not isinstance(visible, list) or not isinstance(configurations, dict):
             return None
-        ordinals: List[int] = []
+        name = re.compile(rf"(?:^|/)physical_device:{device_type}:(\d+)$")
+        placed: List[Tuple[int, int]] = []  # (TF's device ordinal, CUDA ordinal), in physical then list order
         for device in physical:
-            if getattr(device, "device_type", None) != "GPU" or device not in visible:
+            if getattr(device, "device_type", None) != device_type or device not in visible:
                 continue
-            match = _PHYSICAL_GPU_NAME.search(str(getattr(device, "name", "")))
+            match = name.search(str(getattr(device, "name", "")))
             if match is None:
                 return None
-            ordinals += [int(match.group(1))] * max(1, len(configurations.get(device) or ()))
-        return ordinals if len(ordinals) == logical_count else None
+            ordinal = int(match.group(1))
+            logical = configurations.get(device) or [None]
+            placed += [(getattr(each, "experimental_device_ordinal", None) or 0, ordinal) for each in logical]
+        placed.sort(key=lambda entry: entry[0])  # stable: ties keep physical, then list, order
+        return [ordinal for _, ordinal in placed] if len(placed) == logical_count else None
     except Exception:
         return None
