@@ -68,7 +68,8 @@ describe('default snippets', () => {
     expect(code('bf16-autocast')).toContain('dtype=torch.bfloat16');
     expect(code('bf16-autocast')).not.toContain('GradScaler(');
     expect(code('grad-checkpointing')).toContain('use_reentrant=False');
-    expect(code('allocator-config')).toContain('os.environ["PYTORCH_CUDA_ALLOC_CONF"] = ');
+    expect(code('allocator-config')).toContain('alloc_variables = ["PYTORCH_CUDA_ALLOC_CONF"]');
+    expect(code('allocator-config')).toContain('os.environ[variable] = ');
     expect(code('allocator-config')).toContain('"expandable_segments:True"');
     expect(code('allocator-config').indexOf('os.environ')).toBeLessThan(
       code('allocator-config').indexOf('import torch')
@@ -117,7 +118,7 @@ describe('default snippets', () => {
       expect(cell).toContain('importlib.metadata.version("torch")');
       const check = cell.indexOf('>= (2, 1):');
       expect(check).toBeGreaterThan(cell.indexOf('importlib.metadata.version("torch")'));
-      expect(cell.indexOf('import torch')).toBeGreaterThan(cell.indexOf('os.environ["PYTORCH_CUDA_ALLOC_CONF"] = '));
+      expect(cell.indexOf('import torch')).toBeGreaterThan(cell.indexOf('os.environ[variable] = '));
       expect(cell.indexOf('import torch')).toBe(cell.lastIndexOf('import torch')); // the last line only
       // Set once, inside the check; the else branch says why not and what to do instead.
       expect(cell.match(/expandable_segments:True/g)).toHaveLength(1);

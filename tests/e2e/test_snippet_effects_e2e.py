@@ -357,5 +357,19 @@ def test_allocator_config_keeps_the_options_already_set() -> None:
     try:
         conf = kernel.eval("__import__('os').environ['PYTORCH_CUDA_ALLOC_CONF']")
         assert conf == "max_split_size_mb:128,expandable_segments:True"
+        assert kernel.eval("'PYTORCH_ALLOC_CONF' in __import__('os').environ") is False  # not made up
+    finally:
+        kernel.shutdown()
+
+
+def test_allocator_config_also_sets_the_newer_variable_where_the_environment_sets_it() -> None:
+    """Where PYTORCH_ALLOC_CONF is set, recent PyTorch may read it instead of
+    PYTORCH_CUDA_ALLOC_CONF: the option must be in whichever it reads."""
+    kernel = run_snippet(snippet("allocator-config"), TORCH_SETUP,
+                         env={"PYTORCH_ALLOC_CONF": "garbage_collection_threshold:0.8,expandable_segments:False"})
+    try:
+        environ = "__import__('os').environ"
+        assert kernel.eval(f"{environ}['PYTORCH_ALLOC_CONF']") == "garbage_collection_threshold:0.8,expandable_segments:True"
+        assert kernel.eval(f"{environ}['PYTORCH_CUDA_ALLOC_CONF']") == "expandable_segments:True"
     finally:
         kernel.shutdown()
