@@ -80,6 +80,11 @@ export interface OomDiagnosis {
    * expandable_segments (torch >= 2.1); null when it cannot be told, or not torch's CUDA.
    */
   expandable_segments?: boolean | null;
+  /**
+   * Whether torch's allocator has expandable segments on already (its parsed
+   * settings; turning them on is then no remedy); null when it cannot be told.
+   */
+  expandable_segments_on?: boolean | null;
   causes: OomCause[];
   /**
    * The notebook lines holding the most on that device at the failure;
@@ -119,20 +124,6 @@ function readHolders(r: FieldReader, key: string): OomStaleHolder[] {
   });
 }
 
-/** true, false, or null for null and absent (older helpers); anything else is a ShapeError. */
-function nullableBoolean(r: FieldReader, key: string): boolean | null {
-  if (!r.has(key)) {
-    return null;
-  }
-  try {
-    return r.boolean(key);
-  } catch (e) {
-    // null reads as unknown; another value fails here, naming the field.
-    r.nullableString(key);
-    return null;
-  }
-}
-
 /** Read a cell record's `oom` field; throws ShapeError naming a bad field. */
 export function readOomDiagnosis(r: FieldReader): OomDiagnosis {
   return {
@@ -157,7 +148,8 @@ export function readOomDiagnosis(r: FieldReader): OomDiagnosis {
     stale_bytes: r.bytes('stale_bytes'),
     stale_holders: readHolders(r, 'stale_holders'),
     in_use_holders: readHolders(r, 'in_use_holders'),
-    expandable_segments: nullableBoolean(r, 'expandable_segments'),
+    expandable_segments: r.nullableBoolean('expandable_segments'),
+    expandable_segments_on: r.nullableBoolean('expandable_segments_on'),
     causes: (r.nullableArray('causes') ?? []).map((item, i) => {
       const c = FieldReader.of(item, `${r.path}.causes[${i}]`);
       return { cause: c.string('cause'), gain_bytes: c.bytes('gain_bytes') };

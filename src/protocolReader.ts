@@ -86,6 +86,11 @@ export class FieldReader {
     return typeof v === 'boolean' ? v : this.fail(key, 'true or false');
   }
 
+  /** A boolean or null ("unknown"); a missing key reads as null. */
+  nullableBoolean(key: string): boolean | null {
+    return this.isAbsent(key) ? null : this.boolean(key);
+  }
+
   /** A boolean; a missing (or null) key reads as `absent` (a field older helpers do not send). */
   optionalBoolean(key: string, absent: boolean): boolean {
     return this.isAbsent(key) ? absent : this.boolean(key);

@@ -27,6 +27,7 @@ from . import error_frames
 from .cell_outcome import SCANNED_MESSAGE_CHARS, error_chain, error_message
 from .oom_diagnosis import STALE_HOLDERS_LISTED, OomDiagnosis, OomStaleHolder, OomState, diagnose
 from .oom_message import KIND_CUDA, KIND_CUDA_LIBRARY, KIND_MPS, KIND_XLA, OomProcess, old_torch_message, parse_oom_message
+from .readers import torch_cuda
 
 HOST_DEVICE = "cpu"
 # Code a frame makes and runs where it stands (Python < 3.12 gives
@@ -91,9 +92,9 @@ class OomWatch:
             if device_key != HOST_DEVICE and allocated is not None and state["stale_bytes"] is not None:
                 state["stale_bytes"] = min(state["stale_bytes"], allocated)
         diagnosis = diagnose(facts, state)
-        diagnosis["expandable_segments"] = (  # type: ignore[typeddict-unknown-key]
-            expandable_segments_known(message) if facts["kind"] in (KIND_CUDA, KIND_CUDA_LIBRARY) else None
-        )
+        cuda = facts["kind"] in (KIND_CUDA, KIND_CUDA_LIBRARY)
+        diagnosis["expandable_segments"] = expandable_segments_known(message) if cuda else None  # type: ignore[typeddict-unknown-key]
+        diagnosis["expandable_segments_on"] = expandable_segments_on() if cuda else None  # type: ignore[typeddict-unknown-key]
         if self._allocation_sites is not None:
             sites_device = "host" if device_key == HOST_DEVICE else device_key
             try:
@@ -224,6 +225,44 @@ def expandable_segments_known(message: str) -> Optional[bool]:
     if version is not None:
         return version >= (2, 1)
     return False if old_torch_message(message) else None
+
+
+def expandable_segments_on() -> Optional[bool]:
+    """Whether torch's CUDA allocator has expandable segments on now; None where
+    that cannot be told (no CUDA initialised, a torch before the getter).
+
+    Offering to turn them on (a restart of the kernel) is pointless when they
+    are on already. The environment cannot tell: a variable set after CUDA
+    started (the setting cell run without the restart) is in it, yet the
+    allocator never read it. torch's own getter gives the settings it parsed,
+    or set since (``_accelerator_getAllocatorSettings``, recent PyTorch). Only
+    once CUDA is initialised: before, the getter would parse the environment
+    as it stands and fix the allocator's settings ahead of the user's cells.
+    """
+    try:
+        torch = sys.modules.get("torch")  # never imported here
+        if torch is None or not torch_cuda.cuda_initialized(torch):
+            return None
+        return allocator_settings_expandable(torch)
+    except Exception:
+        return None
+
+
+def allocator_settings_expandable(torch: Any) -> Optional[bool]:
+    """Whether the allocator settings torch parsed turn expandable segments on
+    (the last ``expandable_segments`` option counts); None without the getter."""
+    getter = getattr(getattr(torch, "_C", None), "_accelerator_getAllocatorSettings", None)
+    if getter is None:
+        return None
+    settings = getter()
+    if not isinstance(settings, str):
+        return None
+    on = False
+    for option in settings.split(","):
+        key, _, value = option.partition(":")
+        if key.strip() == "expandable_segments":
+            on = value.strip().lower() == "true"
+    return on
 
 
 def _loaded_torch_version() -> Optional[Tuple[int, int]]:

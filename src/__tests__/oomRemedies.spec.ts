@@ -100,6 +100,18 @@ describe('expandable_segments', () => {
     expect(ids(diagnosis({ expandable_segments: null }))).toContain('expandable-segments');
     expect(ids(diagnosis())).toContain('expandable-segments'); // an older helper
   });
+
+  it('is not offered where the allocator has them on already: the restart would lose the kernel for nothing', () => {
+    const on = diagnosis({ expandable_segments: true, expandable_segments_on: true });
+    expect(ids(on)).not.toContain('expandable-segments');
+    expect(ids(on)[0]).toBe('free-memory'); // the fragmentation cause still offers what frees the cache
+    expect(ids(diagnosis({ expandable_segments: true, expandable_segments_on: false }))).toContain(
+      'expandable-segments'
+    );
+    expect(ids(diagnosis({ expandable_segments: true, expandable_segments_on: null }))).toContain(
+      'expandable-segments'
+    );
+  });
 });
 
 describe('host RAM', () => {
@@ -194,6 +206,7 @@ describe('the new fields on the wire', () => {
           ...diagnosis(),
           framework: 'torch',
           expandable_segments: false,
+          expandable_segments_on: true,
           in_use_holders: [{ holder: 'name', label: 'model', bytes: GiB }]
         }
       })
@@ -201,16 +214,20 @@ describe('the new fields on the wire', () => {
     expect('record' in parsed && parsed.record.oom).toMatchObject({
       framework: 'torch',
       expandable_segments: false,
+      expandable_segments_on: true,
       in_use_holders: [{ holder: 'name', label: 'model', bytes: GiB }]
     });
     const old = parseCellRecord(oomRecord({ oom: diagnosis() }));
     expect('record' in old && old.record.oom).toMatchObject({
       framework: null,
       expandable_segments: null,
+      expandable_segments_on: null,
       in_use_holders: []
     });
     const bad = parseCellRecord(oomRecord({ oom: { ...diagnosis(), expandable_segments: 3 } as any }));
     expect(bad).toEqual({ error: expect.stringContaining('record.oom.expandable_segments') });
+    const badOn = parseCellRecord(oomRecord({ oom: { ...diagnosis(), expandable_segments_on: 'yes' } as any }));
+    expect(badOn).toEqual({ error: expect.stringContaining('record.oom.expandable_segments_on') });
   });
 });
 

@@ -77,7 +77,10 @@ export function oomActions(
     (d.framework === 'torch' || (!host && (d.framework ?? null) === null));
   // expandable_segments came with torch 2.1: an older one, restarted with it
   // set, fails every CUDA allocation ("Unrecognized CachingAllocator option").
-  const canExpandSegments = torch && !host && d.expandable_segments !== false;
+  // Where the allocator has them on already, a restart to turn them on loses
+  // the kernel's state for nothing.
+  const canExpandSegments =
+    torch && !host && d.expandable_segments !== false && d.expandable_segments_on !== true;
   // A request larger than this kernel can ever get: freeing helps the next
   // cells, not this one, and the gains say so (and why).
   const wholeCard =

@@ -1,4 +1,5 @@
-"""expandable_segments exists from torch 2.1: a diagnosis says whether this kernel's torch knows it."""
+"""expandable_segments exists from torch 2.1: a diagnosis says whether this kernel's torch knows it,
+and whether its allocator has them on already (then turning them on is no remedy)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import Any, Dict
 import pytest
 
 from jupyterlab_vram_helper.oom_message import old_torch_message
-from jupyterlab_vram_helper.oom_watch import OomWatch
+from jupyterlab_vram_helper.oom_watch import OomWatch, allocator_settings_expandable
 
 OLD = (
     "CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 15.78 GiB total capacity; 12.25 GiB already allocated; "
@@ -70,3 +71,66 @@ def test_expandable_segments_is_not_said_of_tensorflow_or_host(monkeypatch: pyte
     host = _watch().diagnose("MemoryError", "")
     assert tf is not None and tf.get("expandable_segments") is None
     assert host is not None and host.get("expandable_segments") is None
+
+
+
+def _with_cuda_torch(monkeypatch: pytest.MonkeyPatch, initialized: bool, settings: Any) -> list:
+    """A torch whose CUDA is (or is not) initialised, with the allocator settings getter of
+    recent PyTorch (``settings`` None: a torch without it). Returns the getter's calls."""
+    calls: list = []
+    fake = types.ModuleType("torch")
+    fake.__version__ = "2.9.0"  # type: ignore[attr-defined]
+    fake.cuda = types.SimpleNamespace(is_initialized=lambda: initialized)  # type: ignore[attr-defined]
+    fake._C = types.SimpleNamespace()  # type: ignore[attr-defined]
+    if settings is not None:
+        def get_allocator_settings() -> Any:
+            calls.append(1)
+            return settings
+        fake._C._accelerator_getAllocatorSettings = get_allocator_settings  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "torch", fake)
+    return calls
+
+
+@pytest.mark.parametrize(
+    "settings,on",
+    [
+        ("", False),
+        ("max_split_size_mb:128", False),
+        ("expandable_segments:True", True),
+        ("max_split_size_mb:128, expandable_segments : true", True),
+        ("expandable_segments:True,expandable_segments:False", False),  # the last one counts
+        ("expandable_segments:False", False),
+        (None, None),  # a torch before the getter: unknown
+    ],
+)
+def test_a_diagnosis_says_whether_the_allocator_has_expandable_segments_on(
+    monkeypatch: pytest.MonkeyPatch, settings: Any, on: Any
+) -> None:
+    _with_cuda_torch(monkeypatch, True, settings)
+    d = _watch().diagnose("OutOfMemoryError", NEW)
+    assert d is not None and d.get("expandable_segments_on") is on
+
+
+def test_before_cuda_starts_the_settings_are_not_asked_for(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Asked then, torch would parse the environment as it stands and fix the allocator's settings.
+    calls = _with_cuda_torch(monkeypatch, False, "expandable_segments:True")
+    d = _watch().diagnose("OutOfMemoryError", NEW)
+    assert d is not None and d.get("expandable_segments_on") is None
+    assert calls == []
+
+
+def test_expandable_segments_on_is_not_said_of_tensorflow_or_host(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls = _with_cuda_torch(monkeypatch, True, "expandable_segments:True")
+    tf = _watch().diagnose(
+        "ResourceExhaustedError",
+        "OOM when allocating tensor with shape[32,1024] and type float on /job:localhost/replica:0/task:0/device:GPU:0",
+    )
+    host = _watch().diagnose("MemoryError", "")
+    assert tf is not None and tf.get("expandable_segments_on") is None
+    assert host is not None and host.get("expandable_segments_on") is None
+    assert calls == []
+
+
+def test_a_getter_that_gives_no_text_is_unknown() -> None:
+    torch = types.SimpleNamespace(_C=types.SimpleNamespace(_accelerator_getAllocatorSettings=lambda: None))
+    assert allocator_settings_expandable(torch) is None
