@@ -38,6 +38,28 @@ describe('ConsoleCells', () => {
     expect(cells.has('a')).toBe(false);
   });
 
+  it('lets go of a closed console\'s cell list, which JupyterLab leaves undisposed', () => {
+    const consoles = new FakeConsoles();
+    const closed = consoles.open(['a']);
+    const cells = new ConsoleCells(consoles);
+    const later = consoles.open(['b']);
+    let changes = 0;
+    cells.changed.connect(() => changes++);
+    closed.dispose();
+    later.dispose();
+    // Still connected, the list (and every cell widget in it) would stay
+    // reachable from the sidebar for the page's life, one per console closed.
+    closed.run('c');
+    later.run('d');
+    expect(cells.has('c')).toBe(false);
+    expect(cells.has('d')).toBe(false);
+    expect(changes).toBe(0);
+    // What they ran stays a console's.
+    expect(cells.has('a')).toBe(true);
+    expect(cells.has('b')).toBe(true);
+    cells.dispose();
+  });
+
   it('forgets the oldest ids beyond its bound', () => {
     const consoles = new FakeConsoles();
     const console = consoles.open();

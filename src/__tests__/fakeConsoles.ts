@@ -13,6 +13,8 @@ export class FakeConsole implements IConsolePanelLike {
   }
 
   readonly console = { cells: new ObservableList<IConsoleCellLike>() };
+  readonly disposed = new Signal<this, void>(this);
+  isDisposed = false;
 
   get cells(): ObservableList<IConsoleCellLike> {
     return this.console.cells;
@@ -26,6 +28,17 @@ export class FakeConsole implements IConsolePanelLike {
   /** As CodeConsole.clear: every cell goes. */
   clear(): void {
     this.cells.clear();
+  }
+
+  /**
+   * As closing a ConsolePanel: the widget says it is disposed and drops its
+   * own connections, but CodeConsole leaves its cell list as it was (neither
+   * disposed nor emptied).
+   */
+  dispose(): void {
+    this.isDisposed = true;
+    this.disposed.emit();
+    Signal.clearData(this);
   }
 }
 

@@ -39,6 +39,7 @@ export interface IConsoleCellList {
 /** What is read of a console panel (JupyterLab's ConsolePanel). */
 export interface IConsolePanelLike {
   readonly console: { readonly cells: IConsoleCellList };
+  readonly disposed: ISignal<unknown, void>;
 }
 
 /** The consoles of the page (JupyterLab's IConsoleTracker). */
@@ -82,8 +83,11 @@ export class ConsoleCells implements IDisposable {
     for (let i = 0; i < cells.length; i++) {
       added = this._add(cells.get(i)) || added;
     }
-    // The list goes with its console (and its connections with it).
     cells.changed.connect(this._onCellsChanged, this);
+    // A closed console does not dispose its cell list (nor empty it): left
+    // connected, the list and every cell widget in it would stay reachable
+    // from here for the page's life, one more per console closed.
+    panel.disposed.connect(() => cells.changed.disconnect(this._onCellsChanged, this), this);
     if (added) {
       this._changed.emit();
     }
