@@ -1,6 +1,10 @@
 /** A cell another page sent: named by the code the kernel echoed. */
+import { Signal } from '@lumino/signaling';
+
 import { RunningCellTracker } from '../kernel/RunningCellTracker';
 import { cellIdOfCode, cellIdOfOtherPagesCode } from '../model/cellOfCode';
+import { MemoryMonitor } from '../model/MemoryMonitor';
+import { FakeKernel, FakeSessionContext, settle } from './fakeKernel';
 import { msg } from './kernelDeathWatchFixtures';
 
 describe('a cell another page sent', () => {
@@ -65,5 +69,34 @@ describe('a cell another page sent', () => {
     tracker.handle(own, 'send');
     tracker.handle(msg('execute_input', { parent: own.header.msg_id, content: { execution_count: 7, code: 'train()' } }), 'recv');
     expect(tracker.running?.cellId).toBe('mine');
+  });
+
+  it('is named by the notebook\'s other view once the view it was first watched in closed', async () => {
+    const kernel = new FakeKernel();
+    const sessionContext = new FakeSessionContext(kernel);
+    // Two views of one notebook share its session context (File > New View).
+    const view = () => {
+      const panel = { ...panelWith([['b', 'train()']]), sessionContext: sessionContext as any };
+      return Object.assign(panel, { disposed: new Signal<any, void>(panel) });
+    };
+    const first = view();
+    const second = view();
+    const tracker = { currentWidget: first, currentChanged: new Signal<any, any>({}) };
+    const monitor = new MemoryMonitor({ notebooks: tracker });
+    tracker.currentWidget = second;
+    tracker.currentChanged.emit(second);
+    await settle();
+    // The first view closes; JupyterLab's Notebook lets go of its model as it goes.
+    first.isDisposed = true;
+    (first.content as { model: unknown }).model = null;
+    first.disposed.emit();
+    expect(monitor.sessionCount).toBe(1);
+    // Another tab runs the cell, and the kernel dies in it.
+    const input = msg('execute_input', { content: { execution_count: 6, code: 'train()' } });
+    input.parent_header = { msg_id: 'tab-request', session: 'another-tab-client' };
+    kernel.anyMessage.emit({ msg: input, direction: 'recv' });
+    sessionContext.setStatus('dead');
+    expect(monitor.current?.death?.runningCell).toMatchObject({ cellId: 'b', executionCount: 6 });
+    monitor.dispose();
   });
 });

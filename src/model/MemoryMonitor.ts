@@ -59,12 +59,19 @@ export class MemoryMonitor implements IVramMonitor {
       options.createDeathWatch ??
       (options.createConnection
         ? () => null
-        : (sessionContext, model, panel) =>
+        : (sessionContext, model) =>
             new KernelDeathWatch({
               sessionContext,
               model,
-              cellIdOfCode: (code, client) =>
-                cellIdOfOtherPagesCode(panel, code, client, this._isPageClient)
+              // Looked up in a view open at the death, not kept: the view the
+              // session began with may close first (its notebook then lets go
+              // of its cells), and would be held here until the last one did.
+              cellIdOfCode: (code, client) => {
+                const panel = this._sessions.get(sessionContext)?.panels.values().next().value;
+                return panel
+                  ? cellIdOfOtherPagesCode(panel, code, client, this._isPageClient)
+                  : null;
+              }
             }));
     this._keeping = new BrowserKeeping({
       recordStore: options.recordStore ?? null,
@@ -316,7 +323,7 @@ export class MemoryMonitor implements IVramMonitor {
       });
       // Before the connection: it must see a death before the connection
       // forgets the dead kernel's figures (see KernelDeathWatch).
-      const deathWatch = this._createDeathWatch(sessionContext, model, panel);
+      const deathWatch = this._createDeathWatch(sessionContext, model);
       // Before the connection too: saved records are read while it starts.
       const persistence = this._keeping.persistenceFor(sessionContext, model, this._settings);
       const connection = this._createConnection(sessionContext, model);
@@ -432,8 +439,7 @@ export namespace MemoryMonitor {
   /** Watches a session for deaths the user did not ask for (null: none). */
   export type DeathWatchFactory = (
     sessionContext: ISessionContext,
-    model: KernelMemoryModel,
-    panel: IMonitoredNotebook
+    model: KernelMemoryModel
   ) => IDisposable | null;
 
   export interface IOptions {
