@@ -144,8 +144,10 @@ export class SnippetLibrary {
   }
 
   /**
-   * Show a restart warning; it goes away when dismissed, when its kernel
-   * restarts (the advice was followed) or when its model is disposed.
+   * Show a restart warning; it goes away when dismissed, or when its kernel
+   * restarts (the advice was followed). Once its notebook is closed it is no
+   * longer shown (the sidebar shows it for its kernel only) and is kept,
+   * with that kernel's model, until the next warning replaces it.
    */
   setWarning(warning: SnippetWarning | null): void {
     this._watched?.changed.disconnect(this._onModelChanged, this);
