@@ -423,7 +423,9 @@ class CellMemoryRecorder:
         records, off the cell's critical path.
         """
         with self._finish_lock:
-            for ended in self._ended:
+            # A copy (one C call, under the GIL): a subshell's post_run_cell appends
+            # without the lock, and the deque's own iterator would raise mid-loop.
+            for ended in tuple(self._ended):
                 if not ended.host_read:
                     ended.rss_after, ended.rss_peak_after = reading if reading is not None else (None, None)
                     ended.host_read = True

@@ -11,6 +11,7 @@ from typing import Optional, Tuple
 
 from cell_harness import GB, MB, Harness, deferred_harness, stats_reads
 from fakes import FakeTorch, set_allocator
+from jupyterlab_vram_helper.cell_readings import EndedCell
 
 
 def test_the_hooks_read_one_file_and_reset_the_rest_waits_for_the_sender_thread() -> None:
@@ -75,6 +76,50 @@ def test_a_cell_that_starts_while_the_sender_thread_reads_the_last_ones_end_does
     first = h.recorder.history()[0]
     assert (first["host"]["rss_peak_bytes"], first["host"]["peak_exact"]) == (800 * MB, True)
     assert h.rss.resets == 1  # the next cell's reset, after the read
+
+
+def test_a_subshell_cell_that_ends_while_the_next_cell_stamps_the_waiting_ones_breaks_neither() -> None:
+    """A kernel subshell's cell ends on its own thread just as the notebook's next cell gives the
+    cells still waiting their end figures: the start is still read, and no error goes out."""
+    h, later = deferred_harness()
+    h.run_hooks(lambda: h.rss.set(300 * MB), cell_id="a")  # waits for its end figures
+    subshell = types.SimpleNamespace(cell_id="s", store_history=True, raw_cell="y = 1")
+    starts = threading.Thread(target=h.recorder.pre_run_cell, args=(subshell,))
+    starts.start()
+    starts.join(5)
+
+    def subshell_cell_ends() -> None:
+        h.recorder.post_run_cell(types.SimpleNamespace(info=subshell, execution_count=9, error_in_exec=None,
+                                                       error_before_exec=None))
+
+    class Waiting(EndedCell):
+        """The waiting cell; the first look at it lets the subshell's thread run its post_run_cell."""
+
+        @property
+        def host_read(self) -> bool:
+            if not self.__dict__.get("looked"):
+                self.__dict__["looked"] = True
+                ends = threading.Thread(target=subshell_cell_ends)
+                ends.start()
+                ends.join(5)
+            return self.__dict__["host_read"]
+
+        @host_read.setter
+        def host_read(self, value: bool) -> None:
+            self.__dict__["host_read"] = value
+
+    (waiting,) = h.recorder._ended
+    forced = Waiting.__new__(Waiting)
+    for name in EndedCell.__slots__:
+        setattr(forced, name, getattr(waiting, name))
+    h.recorder._ended[0] = forced
+    h.run_hooks(lambda: h.rss.set(400 * MB), cell_id="b")
+    later.run()
+    assert h.errors_sent() == [] and h.recorder.last_error is None
+    records = {r["cell_id"]: r["host"] for r in h.recorder.history()}
+    assert sorted(records) == ["a", "b", "s"]
+    assert records["a"]["rss_after_bytes"] == 300 * MB
+    assert (records["b"]["rss_before_bytes"], records["b"]["rss_peak_bytes"]) == (300 * MB, 400 * MB)
 
 
 def test_records_of_cells_that_ended_before_the_sender_ran_go_out_in_one_message() -> None:
