@@ -187,7 +187,10 @@ class _Stream(IterableDataset):
 
 _data = TensorDataset(torch.randn(50, 8), torch.randint(0, 2, (50,)))
 by_sampler = DataLoader(_data, batch_sampler=[[0, 1, 2], [3, 4], [5, 6, 7, 8, 9, 10, 11]], collate_fn=_collate)
-dropping = DataLoader(_data, batch_size=16, drop_last=True, collate_fn=_collate, num_workers=1, timeout=30)
+import inspect as _inspect
+_in_order = {"in_order": False} if "in_order" in _inspect.signature(DataLoader).parameters else {}
+dropping = DataLoader(_data, batch_size=16, drop_last=True, collate_fn=_collate, num_workers=1, timeout=30,
+                      prefetch_factor=4, **_in_order)
 streaming = DataLoader(_Stream(), batch_size=4)
 
 def _shapes(loader):
@@ -207,6 +210,8 @@ def test_dataloader_pinning_keeps_how_the_loader_batches() -> None:
             assert kernel.eval(f"_shapes({name}) == _before[{name!r}]") is True, kernel.eval(f"_shapes({name})")
             assert kernel.eval(f"{name}.collate_fn is _collate or {name!r} == 'streaming'") is True
         assert kernel.eval("dropping.timeout") == 30
+        assert kernel.eval("dropping.prefetch_factor") == 4  # the old workers' tuning kept
+        assert kernel.eval("getattr(dropping, 'in_order', False)") is False
         assert kernel.eval("streaming.num_workers") == 0  # each worker would yield the whole stream
         if kernel.eval("__import__('multiprocessing').get_start_method()") == "fork":
             assert kernel.eval("dropping.num_workers > 0 and dropping.persistent_workers") is True
