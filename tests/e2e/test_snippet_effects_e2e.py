@@ -378,3 +378,23 @@ def test_allocator_config_also_sets_the_newer_variable_where_the_environment_set
         assert kernel.eval(f"{environ}['PYTORCH_CUDA_ALLOC_CONF']") == "expandable_segments:True"
     finally:
         kernel.shutdown()
+
+
+def test_evaluation_snippets_give_the_model_back_in_the_mode_it_was_in() -> None:
+    """An evaluation in the middle of training leaves the model training; one of a model kept
+    in eval mode leaves it in eval mode (dropout and batch norm behave as the notebook set)."""
+    kernel = Kernel()
+    try:
+        run_cell(kernel, TORCH_SETUP, "setup", check_warnings=False)
+        for snippet_id in ("no-grad-eval", "inference-mode"):
+            for mode in (True, False):
+                run_cell(kernel, f"model.train({mode})", f"model.train({mode})")
+                run_cell(kernel, render(snippet(snippet_id)), f"{snippet_id} on a model with training={mode}")
+                assert kernel.eval("model.training") is mode, (snippet_id, mode)
+        # An empty validation loader: no examples, no ZeroDivisionError.
+        run_cell(kernel, "val_loader = DataLoader(TensorDataset(torch.randn(0, 8), torch.randint(0, 2, (0,))))",
+                 "an empty loader")
+        text = run_cell(kernel, render(snippet("no-grad-eval")), "no-grad-eval on no examples")
+        assert "accuracy: 0.000 (0 examples)" in text, text
+    finally:
+        kernel.shutdown()
