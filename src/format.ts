@@ -80,9 +80,15 @@ export function formatBytesOf(
   }
   const index = unitIndexFor(total, units);
   const scale = Math.pow(UNIT_BASE[units], index);
-  const usedText = isKnown(used)
-    ? formatScaled(used / scale, index)
-    : UNKNOWN_TEXT;
+  let usedText = UNKNOWN_TEXT;
+  if (isKnown(used)) {
+    usedText = formatScaled(used / scale, index);
+    // A use too small for the total's unit must not read as none: 2 MiB of
+    // 80 GiB is "<0.01/80 GiB", not "0/80 GiB".
+    if (usedText === '0' && used > 0 && index > 0) {
+      usedText = '<0.01';
+    }
+  }
   return `${usedText}/${formatScaled(total / scale, index)} ${UNIT_NAMES[units][index]}`;
 }
 
@@ -97,7 +103,10 @@ export function percentOf(
   return (part / total) * 100;
 }
 
-/** "42%", "<1%" for a small non-zero share, "—" for unknown. */
+/**
+ * "42%", "<1%" for a small non-zero share, ">99%" for one just short of
+ * the whole (99.6 % rounded to "100%" read as full), "—" for unknown.
+ */
 export function formatPercent(
   part: number | null | undefined,
   total: number | null | undefined
@@ -108,6 +117,9 @@ export function formatPercent(
   }
   if (percent > 0 && percent < 1) {
     return '<1%';
+  }
+  if (percent < 100 && Math.round(percent) >= 100) {
+    return '>99%';
   }
   return `${Math.round(percent)}%`;
 }

@@ -16,7 +16,7 @@ import type {
   HiddenHolderKind,
   InspectResult
 } from '../cleanupProtocol';
-import { ByteUnits } from '../format';
+import { ByteUnits, plural } from '../format';
 import { IKernelMemoryModel } from '../tokens';
 import { ActionCancelledError, ActionQueue } from './ActionQueue';
 import {
@@ -231,7 +231,7 @@ export class MemoryActions implements IDisposable {
     const hidden = plan.hidden.map(h => h.holder);
     const outcome = await this._run(
       'delete',
-      `Delete ${names.length + hidden.length} holder(s)`,
+      `Delete ${plural(names.length + hidden.length, 'holder', 'holders')}`,
       () => {
         // Sent when the queue gets to it: after the cell it waited for, maybe.
         // The kernel checks the names again, not what the hidden holders hold

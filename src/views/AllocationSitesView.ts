@@ -400,12 +400,13 @@ export function statusText(
   if (host.state === 'recording' || host.state === 'shared') {
     const whose = host.state === 'shared' ? ', started by someone else: left running when off' : '';
     parts.push(
-      `host: tracemalloc, ${host.frames ?? '?'} frames${whose}, ${formatBytes(host.overhead_bytes, settings.units)} of traces`
+      `host: tracemalloc, ${framesText(host.frames)}${whose}, ${formatBytes(host.overhead_bytes, settings.units)} of traces`
     );
   }
   const gpu = state.gpu;
   if (gpu.state === 'recording') {
-    parts.push(`GPU: PyTorch's allocator history, last ${gpu.max_entries ?? '?'} events`);
+    // Written as the restart sentence beside it writes them ("200,000", not "200000").
+    parts.push(`GPU: PyTorch's allocator history, last ${gpu.max_entries?.toLocaleString('en-US') ?? '?'} events`);
   } else if (gpu.state === 'shared') {
     parts.push(
       "GPU: PyTorch's allocator history as someone else started it (read as it is, left running when off)"
@@ -438,8 +439,13 @@ export function restartText(state: RecordingState): string[] {
   return sentences;
 }
 
+/** "16 frames", "1 frame" (the setting allows one), "? frames" when unknown. */
+function framesText(frames: number | null): string {
+  return frames === null ? '? frames' : plural(frames, 'frame', 'frames');
+}
+
 function hostRestartText(host: HostRecording, at: string): string {
-  const frames = host.frames ?? '?';
+  const frames = framesText(host.frames);
   switch (host.restart_reason) {
     case 'symbolizer':
       return (
@@ -449,10 +455,10 @@ function hostRestartText(host: HostRecording, at: string): string {
     case 'stopped_elsewhere':
       return (
         `tracemalloc was stopped outside this panel; host recording started it again with ${frames} ` +
-        `frames at ${at}: earlier host allocations are not attributed.`
+        `at ${at}: earlier host allocations are not attributed.`
       );
     default:
-      return `Host recording restarted with ${frames} frames at ${at}; earlier host allocations are not attributed.`;
+      return `Host recording restarted with ${frames} at ${at}; earlier host allocations are not attributed.`;
   }
 }
 

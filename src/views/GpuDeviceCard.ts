@@ -5,7 +5,7 @@
  * A plain DOM component owned by GpuDeviceList; it re-renders only when its
  * figures changed.
  */
-import { formatBytes, formatBytesOf, formatPercent } from '../format';
+import { formatBytes, formatBytesOf, formatPercent, plural } from '../format';
 import { GpuFigures } from '../model/gpuFigures';
 import { VramSettings } from '../settings';
 import {
@@ -114,11 +114,11 @@ export class GpuDeviceCard {
 
     const counters: string[] = [];
     if (figures.numOoms) {
-      counters.push(`${figures.numOoms} out-of-memory error(s)`);
+      counters.push(plural(figures.numOoms, 'out-of-memory error', 'out-of-memory errors'));
     }
     if (figures.numAllocRetries) {
       counters.push(
-        `${figures.numAllocRetries} allocation retries (the allocator flushed its cache to survive)`
+        `${plural(figures.numAllocRetries, 'allocation retry', 'allocation retries')} (the allocator flushed its cache to survive)`
       );
     }
     setText(this._counters, counters.join('; '));
