@@ -21,9 +21,12 @@ resolution, not 100,000.
 
 from __future__ import annotations
 
+import ast
+import linecache
+import re
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
-from .cell_files import CellFiles, source_line
+from .cell_files import CellFiles, leading_blank_lines, source_line
 
 Frame = Tuple[str, int, Optional[str]]
 # (cell file or None, line, filename, function): what a site is keyed by
@@ -36,14 +39,37 @@ def _is_helper_frame(filename: str) -> bool:
 
 # What IPython's %time and %%time compile the timed code under: line 1 is the
 # first line of the code timed, which sits on the magic's line (%time) or on
-# the lines after it (%%time, whose line is the cell's first).
+# the lines after it (%%time, whose line is the cell's first). Functions and
+# classes a timed cell defines keep that name: called from another line later,
+# their frames are not the timed body's.
 _TIMED_CODE = ("<timed exec>", "<timed eval>")
+_TIME_MAGIC = re.compile(r"run_(cell|line)_magic\(\s*['\"]time['\"]\s*,")
 
 
-def _timed_cell_line(cell: Frame, timed: Frame) -> int:
-    """The cell's line of a frame of timed code called from the cell's frame ``cell``."""
-    magic = source_line(cell[0], cell[1]) or ""
-    return cell[1] + timed[1] - (0 if "run_cell_magic(" in magic else 1)
+def _timed_cell_line(cell: Frame, timed: Frame) -> Optional[int]:
+    """The cell's line of a frame of timed code called from the cell's frame ``cell``;
+    None where the cell's line is no %time/%%time (a timed cell's function, called later)."""
+    try:
+        magic = linecache.getline(cell[0], cell[1])
+    except Exception:
+        return None
+    found = _TIME_MAGIC.search(magic)
+    if found is None:
+        return None
+    if found.group(1) == "line":
+        return cell[1] + timed[1] - 1
+    # %%time compiles its body without the blank lines at its top (IPython's transforms).
+    return cell[1] + _timed_body_blank_lines(magic) + timed[1]
+
+
+def _timed_body_blank_lines(magic: str) -> int:
+    """The blank lines at the top of the body of ``get_ipython().run_cell_magic('time', '', body)``."""
+    try:
+        call = ast.parse(magic.strip(), mode="eval").body
+        body = call.args[2].value  # type: ignore[attr-defined]
+    except Exception:
+        return 0
+    return leading_blank_lines(body)
 
 
 class _Site:
@@ -126,8 +152,9 @@ class SiteGrouper:
                 running = frame[0]
                 if site is not None:
                     continue  # an outer cell frame: only the running cell is wanted of it
-                if timed >= 0:  # the cell's own line, inside the magic's call: not the magic's line
-                    frame = (frame[0], _timed_cell_line(frame, normalised[timed]), frame[2])
+                line = _timed_cell_line(frame, normalised[timed]) if timed >= 0 else None
+                if line is not None:  # the cell's own line, inside the magic's call: not the magic's line
+                    frame = (frame[0], line, frame[2])
                     library = _beneath(normalised[:timed])
                 else:
                     library = _beneath(normalised[:-1])
