@@ -40,11 +40,14 @@ class CellAliveTracker:
             if cell.get("cell_id") == cell_id:
                 total = cell["total_bytes"]
                 break
-        runs = self._runs.get(cell_id)
+        # Moved to the end at each run: the cells dropped first, past the bound, are
+        # those run longest ago, not a loop cell that ran first and runs still.
+        runs = self._runs.pop(cell_id, None)
         if runs is None:
             if len(self._runs) >= MAX_TRACKED_CELLS:
                 self._runs.pop(next(iter(self._runs)))
-            runs = self._runs[cell_id] = []
+            runs = []
+        self._runs[cell_id] = runs
         if runs and runs[-1][0] == execution_count:
             runs[-1][1] = total  # the same run measured again
         else:

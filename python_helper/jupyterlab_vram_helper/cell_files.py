@@ -73,10 +73,25 @@ class CellFiles:
     def note(self, execution_count: Optional[int], cell_id: Optional[str]) -> None:
         """Remember which notebook cell runs under ``execution_count`` (from ``pre_run_cell``)."""
         if isinstance(execution_count, int) and isinstance(cell_id, str) and cell_id:
-            if len(self._cell_ids) >= MAX_NOTED_CELLS:
-                self._cell_ids.pop(next(iter(self._cell_ids)))
+            if execution_count not in self._cell_ids and len(self._cell_ids) >= MAX_NOTED_CELLS:
+                self._drop_cell_ids()
             self._cell_ids[execution_count] = cell_id[:256]
             self._cache.clear()  # a re-run moves a file name to its new count
+
+    def _drop_cell_ids(self) -> None:
+        """Past the bound: the counts no code file names any more go first (a cell run
+        again compiles under its latest count), so that a cell run once long ago and
+        still holding memory keeps its id; then the oldest, down to half the bound, so
+        that this pass over the notes comes once per thousands of cells."""
+        named = set(self._read_filename_map().values())
+        if not named:  # no map to read: every count may name a file (<ipython-input-N-...>)
+            self._cell_ids.pop(next(iter(self._cell_ids)))
+            return
+        named.update(count for count, _ in self._nested.values())
+        kept = {count: cell_id for count, cell_id in self._cell_ids.items() if count in named}
+        while len(kept) > MAX_NOTED_CELLS // 2:
+            kept.pop(next(iter(kept)))
+        self._cell_ids = kept
 
     def note_nested(
         self, raw_cell: Any, execution_count: Optional[int], cell_id: Optional[str], outer_raw_cell: Any = None
