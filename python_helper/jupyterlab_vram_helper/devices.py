@@ -5,7 +5,7 @@ what the user types in ``cuda:1``). Before that, the helper must not touch
 CUDA, so it asks NVML and applies CUDA_VISIBLE_DEVICES itself, the way the
 CUDA runtime (and ``torch.cuda._parse_visible_devices``) does: integer ordinals
 or (partial) ``GPU-`` UUIDs, parsing stops at the first invalid entry, and a
-repeated entry hides every device.
+repeated device hides every device (also where two UUID prefixes name it).
 
 Assumption before CUDA is initialised: CUDA ordinal order equals NVML (PCI bus)
 order, true with CUDA_DEVICE_ORDER=PCI_BUS_ID and on machines with one GPU model.
@@ -96,8 +96,12 @@ def visible_nvml_devices(
         else:
             candidates = [d for d in nvml_devices if d.uuid is not None and d.uuid.startswith(entry)]
             match = candidates[0] if len(candidates) == 1 else None  # ambiguous = invalid
-        if match is None or match in result:
+        if match is None:
             break
+        if match in result:
+            # One GPU under two spellings of its UUID ("GPU-9e8d35e3,GPU-9e8"):
+            # a repeat, which hides every device, as a repeated string does.
+            return []
         result.append(match)
     return result
 
