@@ -304,7 +304,10 @@ class NvmlReader:
         if listed is None:
             value = (None, None)
         else:
-            value = (attribute_to_pid(listed, self._pid, self._pid_exists), process_list(listed, self._pid))
+            by_pid = _bytes_by_pid(listed)
+            # A list in another pid namespace may name another process with our pid.
+            ours = _lists_our_namespace(by_pid, self._pid, self._pid_exists)
+            value = (by_pid.get(self._pid, 0) if ours else None, process_list(listed, self._pid if ours else None))
         retry_s: Optional[float] = None
         if holds_memory and value[0] == 0:
             # NVML does not name this process (yet): read again soon, then less and less often.
@@ -343,8 +346,9 @@ def _bytes_by_pid(processes: List[Tuple[int, Any]]) -> Dict[int, Optional[int]]:
     return by_pid
 
 
-def process_list(processes: List[Tuple[int, Any]], pid: int) -> List[NvmlProcess]:
-    """NVML's process list for the wire: one entry per pid, largest first, at most MAX_PROCESSES."""
+def process_list(processes: List[Tuple[int, Any]], pid: Optional[int]) -> List[NvmlProcess]:
+    """NVML's process list for the wire: one entry per pid, largest first, at most MAX_PROCESSES;
+    ``pid`` None: none of them is known to be this process."""
     ordered = sorted(_bytes_by_pid(processes).items(), key=lambda item: (-(item[1] or 0), item[0]))
     return [{"pid": p, "used_bytes": used, "this_process": p == pid} for p, used in ordered[:MAX_PROCESSES]]
 
@@ -352,18 +356,21 @@ def process_list(processes: List[Tuple[int, Any]], pid: int) -> List[NvmlProcess
 def attribute_to_pid(
     processes: List[Tuple[int, Any]], pid: int, pid_exists: Callable[[int], bool]
 ) -> Optional[int]:
-    """Bytes NVML attributes to ``pid``, ``0`` if provably none, ``None`` if unknown.
-
-    A pid absent from the list means "no context on this device" only when the
-    listed pids live in our pid namespace. In a container NVML reports host
-    pids: if any listed pid does not exist here, we cannot tell, so ``None``.
-    """
+    """Bytes NVML attributes to ``pid``, ``0`` if provably none, ``None`` if unknown."""
     by_pid = _bytes_by_pid(processes)
-    if pid in by_pid:
-        return by_pid[pid]
-    if all(pid_exists(p) for p in by_pid):
-        return 0
-    return None
+    return by_pid.get(pid, 0) if _lists_our_namespace(by_pid, pid, pid_exists) else None
+
+
+def _lists_our_namespace(by_pid: Dict[int, Optional[int]], pid: int, pid_exists: Callable[[int], bool]) -> bool:
+    """Whether NVML's pids are those of our pid namespace: every other listed pid is a process here.
+
+    Recent drivers give pids in the caller's namespace and leave out the rest;
+    older ones give host pids in a container. There a pid absent from the list
+    says nothing, and a listed pid equal to ours may be another process's (a
+    kernel at pid 1234 in its container, another container's process at host
+    pid 1234). A process that ended since the list only delays the figure.
+    """
+    return all(pid_exists(p) for p in by_pid if p != pid)
 
 
 def _safe(fn: Callable[[], Any]) -> Any:
