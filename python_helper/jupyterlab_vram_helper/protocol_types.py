@@ -81,7 +81,9 @@ class ContainerFigures(TypedDict):
     usage_bytes: Optional[int]  # that cgroup's memory.current / memory.usage_in_bytes
     # The reclaimable page cache in that usage (memory.stat inactive_file / total_inactive_file)
     inactive_file_bytes: Optional[int]
-    oom_kill_count: Optional[int]  # that cgroup's oom_kill count (memory.events / memory.oom_control)
+    # oom_kill count: v2 that cgroup's memory.events (its subtree's); v1 the kernel's own cgroup's
+    # memory.oom_control (v1 counts a kill in the victim's cgroup alone)
+    oom_kill_count: Optional[int]
     cgroup_version: int  # 1 or 2
     # The tightest swap limit on the kernel's cgroup path (v2 memory.swap.max; v1 memsw limit less the
     # memory limit), 0: no swap; None: no cgroup limits swap ("max", or no swap accounting), or unreadable.
@@ -96,7 +98,7 @@ class HostFigures(TypedDict):
     rss_bytes: Optional[int]
     total_bytes: Optional[int]
     available_bytes: Optional[int]
-    container: Optional[ContainerFigures]  # None: no cgroup memory limit
+    container: Optional[ContainerFigures]  # None: no cgroup memory limit, or one above MemTotal
     # The kernel's own pages in swap (VmSwap of /proc/<pid>/status): not in rss_bytes. Absent from older helpers.
     swapped_bytes: Optional[int]
     # The machine's swap (/proc/meminfo SwapTotal, SwapFree; 0 and 0: no swap). Absent from older helpers.

@@ -135,7 +135,7 @@ def test_v1_huge_limit_means_none_and_the_walk_goes_up(tmp_path) -> None:
     root = tmp_path / "cg"
     _v1_dir(root, "/", V1_UNLIMITED, 9 * GIB)
     _v1_dir(root, "/docker", f"{5 * GIB}\n", 2 * GIB, oom_kill=None)  # Linux < 4.13: no oom_kill line
-    _v1_dir(root, "/docker/abc", V1_UNLIMITED, GIB)
+    _v1_dir(root, "/docker/abc", V1_UNLIMITED, GIB, oom_kill=None)  # the kernel's own count (test_cgroup_setups.py)
     c = CgroupMemory(_proc(tmp_path, V1_CGROUP), str(root))
     assert c.read() == {
         "limit_bytes": 5 * GIB, "usage_bytes": 2 * GIB, "inactive_file_bytes": 2 * GIB // 4, "oom_kill_count": None,
@@ -161,7 +161,8 @@ def test_host_reader_reads_the_limit_at_the_machine_pace_and_the_usage_every_tic
     (tmp_path / "proc" / "7").mkdir(parents=True)
     (tmp_path / "proc" / "7" / "statm").write_text("1000 250 30 1 0 100 0\n")
     (tmp_path / "proc" / "7" / "cgroup").write_text("0::/k\n")
-    (tmp_path / "proc" / "meminfo").write_text("MemTotal: 16000 kB\nMemFree: 1 kB\nMemAvailable: 8000 kB\n")
+    # A 16 GB machine: a limit above its RAM would be no limit (test_cgroup_setups.py)
+    (tmp_path / "proc" / "meminfo").write_text("MemTotal: 16000000 kB\nMemFree: 1 kB\nMemAvailable: 8000000 kB\n")
     now = [0.0]
     cgroup = CgroupMemory(str(tmp_path / "proc" / "7"), str(root))
     r = HostReader(pid=7, proc_root=str(tmp_path / "proc"), use_psutil=False, clock=lambda: now[0], cgroup=cgroup)

@@ -16,6 +16,13 @@ parent slice, Docker's ``--cgroup-parent``), not at the nearest one:
   Linux >= 4.13), ``memory.stat`` (``total_inactive_file``). A v1 memory line
   wins over ``0::``: in a hybrid layout the memory controller lives on v1.
 
+The OOM kill count: Linux counts a kill in the victim's own memory cgroup
+and, on v2, in each of its parents (``memory.events`` is hierarchical; v1
+did so only in Linux 5.2 to 5.6). So v2 reads the limited cgroup's, which
+takes in the kernel's; v1 reads the kernel's own cgroup's
+``memory.oom_control``: the limited one's never rises when the limit sits on
+a parent (a Slurm job or step above its ``task_N``).
+
 Swap. Where the container may swap, the kernel is not killed at the memory
 limit: past it, the cgroup's pages go to swap, and the OOM killer acts once
 no more can (the swap limit or the machine's swap is full). A page can go to
@@ -138,7 +145,8 @@ class CgroupMemory:
             return
         self.version, self.path, self._limit = version, directory, limit_fd
         self._usage = open_fd(os.path.join(directory, names[1]))
-        self._events = open_fd(os.path.join(directory, names[2]))
+        # v1 counts a kill in the victim's own cgroup alone (see the module's docstring)
+        self._events = open_fd(os.path.join(candidates[0] if version == 1 else directory, names[2]))
         self._stat = open_fd(os.path.join(directory, "memory.stat"))
         self._inactive_key = b"total_inactive_file" if version == 1 else b"inactive_file"
         self._find_swap(version, candidates, directory)

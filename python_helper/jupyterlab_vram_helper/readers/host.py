@@ -40,6 +40,8 @@ class HostReader:
     swapped-out bytes (``VmSwap`` of ``/proc/<pid>/status``, a file the
     kernel formats some fifty lines of for any read) are read at that slow
     pace too: pages go to swap over seconds, and a tick must stay cheap.
+    A cgroup limit above the machine's RAM is no limit (:func:`_binding`):
+    the container's figures are then ``None``, and no usage is read per tick.
 
     The machine's OOM kill count (``oom_kill`` of ``/proc/vmstat``, Linux >=
     4.13: every process the out-of-memory killer took on the machine, ever)
@@ -110,7 +112,7 @@ class HostReader:
                     "rss_bytes": int(self._process.memory_info().rss),
                     "total_bytes": int(vm.total),
                     "available_bytes": int(vm.available),
-                    "container": self._cgroup.read(),
+                    "container": _binding(self._cgroup.read(), int(vm.total)),
                     # psutil has the process's swap only from smaps (Linux, costly): not read
                     "swapped_bytes": None,
                     "swap_total_bytes": swap_total,
@@ -126,7 +128,7 @@ class HostReader:
         if now - read_at >= self._machine_refresh_s:
             machine = self._read_meminfo() + (self._read_swapped(), self._read_oom_kills())
             self._machine = (now, machine)
-            self._container = self._cgroup.read()  # its usage read just now: not read again
+            self._container = _binding(self._cgroup.read(), machine[0])  # its usage read just now: not read again
             container = dict(self._container) if self._container is not None else None
         elif container is not None:
             container = {**container, "usage_bytes": self._cgroup.usage()}
@@ -219,6 +221,19 @@ class HostReader:
 # read at the machine pace.
 _MachineFigures = Tuple[Optional[int], Optional[int], Optional[int], Optional[int], Optional[int], Optional[int]]
 _NO_MACHINE_FIGURES: _MachineFigures = (None, None, None, None, None, None)
+
+
+def _binding(container: Optional[ContainerFigures], total: Optional[int]) -> Optional[ContainerFigures]:
+    """The container's figures, or None where its limit is above the machine's RAM (``MemTotal``).
+
+    The cgroup's usage counts resident pages (and the kernel's own memory), so it never reaches
+    such a limit: the kernel dies when the machine runs out, as without a limit (``docker run -m
+    512g`` or a Kubernetes limit on a 64 GiB node, a WSL2 VM smaller than the limit). Equal stays
+    a limit: under LXC's lxcfs, MemTotal is the container's limit itself.
+    """
+    if container is not None and total is not None and container["limit_bytes"] > total:
+        return None
+    return container
 
 
 def _page_size() -> int:
