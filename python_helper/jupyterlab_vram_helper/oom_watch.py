@@ -301,20 +301,28 @@ def _host_state(figures: Mapping[str, Any]) -> OomState:
 def host_limit(host: Mapping[str, Any]) -> "tuple[Optional[int], Optional[int]]":
     """The RAM the kernel may use and what is left of it: its container's
     limit when one is set (the kernel is killed there, long before the node's
-    RAM runs out), else the machine's total and available."""
+    RAM runs out) less its working set, as the panel's card counts it, else
+    the machine's total and available; what is left is None where unknown."""
     total, available = host.get("total_bytes"), host.get("available_bytes")
     container = host.get("container")
     if not isinstance(container, dict) or not isinstance(container.get("limit_bytes"), int):
         return total, available
     limit = container["limit_bytes"]
     usage = container.get("usage_bytes")
+    if not isinstance(usage, int):
+        # What is left under the limit is not known: the node's free RAM would overstate it.
+        return limit, None
+    # The working set, as the panel counts it (and docker stats, Kubernetes): the file
+    # cache a dataset read leaves is given back before any OOM kill, not in use.
+    inactive_file = container.get("inactive_file_bytes")
+    used = max(0, usage - inactive_file) if isinstance(inactive_file, int) else usage
     rss = host.get("rss_bytes")
-    if isinstance(usage, int) and isinstance(rss, int):
-        usage = max(usage, rss)  # the kernel's RSS is charged to its cgroup
-    left = max(0, limit - usage) if isinstance(usage, int) else None
-    if left is not None and isinstance(available, int):
+    if isinstance(rss, int):
+        used = max(used, rss)  # the kernel's RSS is charged to its cgroup
+    left = max(0, limit - used)
+    if isinstance(available, int):
         left = min(left, available)  # a limit above what the node has left
-    return limit, left if left is not None else available
+    return limit, left
 
 
 def _only_gpu_index(figures: Mapping[str, Any]) -> Optional[int]:

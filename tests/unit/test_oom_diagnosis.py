@@ -387,6 +387,20 @@ def test_host_limit_is_the_containers_when_one_is_set() -> None:
     assert host_limit({**machine, "available_bytes": GIB // 4, "container": container}) == (4 * GIB, GIB // 4)
 
 
+def test_host_limit_counts_the_working_set_as_the_panel_does() -> None:
+    from jupyterlab_vram_helper.oom_watch import host_limit
+
+    machine = {"rss_bytes": GIB, "total_bytes": 256 * GIB, "available_bytes": 200 * GIB}
+    # 3.5 GiB charged, 2 GiB of it the file cache a dataset read left: 2 GiB left, not 0.5.
+    cached = {"limit_bytes": 4 * GIB, "usage_bytes": 3 * GIB + GIB // 2, "inactive_file_bytes": 2 * GIB,
+              "oom_kill_count": 0, "cgroup_version": 2}
+    assert host_limit({**machine, "container": cached}) == (4 * GIB, 2 * GIB + GIB // 2)
+    # Never less in use than the kernel's own RSS.
+    assert host_limit({**machine, "rss_bytes": 3 * GIB, "container": cached}) == (4 * GIB, GIB)
+    # Without the usage, what is left is unknown: not the node's 200 GiB.
+    assert host_limit({**machine, "container": {**cached, "usage_bytes": None}}) == (4 * GIB, None)
+
+
 def test_host_diagnosis_in_a_container_is_against_its_limit() -> None:
     from jupyterlab_vram_helper.oom_watch import _host_state
 
