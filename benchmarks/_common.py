@@ -139,11 +139,18 @@ def require_device(device: str) -> None:
     if device != "cuda":
         return
     code = "import torch, sys; sys.stdout.write('yes' if torch.cuda.is_available() else 'no')"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    if out.returncode != 0 or out.stdout.strip() != "yes":
-        why = out.stderr.strip().splitlines()[-1] if out.returncode else "torch.cuda.is_available() is False"
-        print(f"--device cuda: no CUDA GPU here ({why}); nothing measured.")
-        sys.exit(NO_CUDA)
+    try:
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    except subprocess.TimeoutExpired:
+        why = "the probe took over 120 s"
+    else:
+        if out.returncode == 0 and out.stdout.strip() == "yes":
+            return
+        # A probe killed by a signal (a crash in CUDA's initialisation) may say nothing on stderr.
+        why = ((out.stderr.strip().splitlines() or [f"exit status {out.returncode}"])[-1] if out.returncode
+               else "torch.cuda.is_available() is False")
+    print(f"--device cuda: no CUDA GPU here ({why}); nothing measured.")
+    sys.exit(NO_CUDA)
 
 
 def target(name: str, value: float, limit: float, unit: str) -> Dict[str, Any]:
