@@ -1,12 +1,13 @@
 """A kernel fed trivial cells, as benchmarks/cell_hooks_overhead.py drives it.
 
 Timers installed silently around every pre/post_run_cell callback, the
-kernel's CPU per thread (Linux schedstat), a lone cell's record delay, and
-"Run All" bursts. Prints nothing itself.
+kernel's CPU per thread (Linux schedstat), a lone cell's record delay,
+"Run All" bursts, and the hooks' reads timed one by one. Prints nothing itself.
 """
 
 from __future__ import annotations
 
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -233,3 +234,37 @@ class Subject:
             pre, post = self.kernel.eval((HOOK_CPU_TIMES if cpu else HOOK_TIMES).format(skip=start, end=end))
             times += [a + b for a, b in zip(pre, post)]
         return times
+
+
+# Timed but not in the hooks: the helper hands the sender its round from the
+# kernel's event loop once the reply has gone (cell_accounting's reply_loop),
+# once per round; taking it out of the hooks' time would understate the rest.
+AFTER_HOOKS = ("round_queued",)
+
+
+def hook_parts(helper: Subject, plain: Subject, code: str, cells: int) -> "tuple[Dict[str, float], Dict[str, float]]":
+    """Where the hooks' time goes: ``cells`` more cells (taking turns with the plain kernel)
+    with the RSS read, torch's stats read, the peak reset and the sender's hand-off timed on their own;
+    medians in microseconds (the hooks' per cell, each part's per call) and each part's calls
+    per cell (torch's: one per device); ({}, {}) when ``cells`` is 0."""
+    if cells <= 0:
+        return {}, {}
+    reply = helper.kernel.execute(PART_TIMERS, silent=True, store_history=False)
+    assert reply["status"] == "ok", reply
+    helper.timers(True)
+    first = helper.hook_count()
+    for _ in range(cells):
+        plain.run_cell(code, record=False)
+        helper.run_cell(code, record=False)
+    helper.timers(False)
+    medians, calls = {"hooks": statistics.median(helper.hook_times(first, cells)) * 1e6}, {}
+    for part, times in helper.part_times().items():
+        if times:
+            medians[part], calls[part] = statistics.median(times) * 1e6, round(len(times) / cells, 2)
+    return {part: round(value, 1) for part, value in medians.items()}, calls
+
+
+def hooks_rest(parts: Dict[str, float], calls: Dict[str, float]) -> float:
+    """The hooks' median less each read in them (median per call times calls per cell)."""
+    inside = [part for part in parts if part != "hooks" and part not in AFTER_HOOKS]
+    return round(parts["hooks"] - sum(parts[part] * calls.get(part, 1.0) for part in inside), 1)

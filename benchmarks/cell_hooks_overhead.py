@@ -64,8 +64,10 @@ gathers the records of every cell that ends within its 40 ms window into one mes
 Last, where the hooks' time goes: ``--part-cells`` more cells (the plain
 kernel taking turns) with the helper's reads timed on their own on the
 kernel's main thread: the RSS read, and with CUDA torch's stats read and peak
-reset. Medians per call beside the hooks' median of the same cells; the rest
-is our Python and IPython's dispatch.
+reset (one per device). Medians per call times calls per cell beside the
+hooks' median of the same cells; the rest is our Python and IPython's
+dispatch. The sender's hand-off is timed too but shown apart: it runs from the
+kernel's event loop after the hooks, once per round.
 
 ``--baseline-bootstrap PATH`` adds a fourth kernel, ``baseline``, with the
 helper bootstrap code in PATH (``node scripts/bundle-helper.mjs --stdout``
@@ -96,7 +98,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "python_helper"))
 
-from _cell_kernels import PART_TIMERS, TIMING_WRAPPERS, Subject  # noqa: E402
+from _cell_kernels import AFTER_HOOKS, TIMING_WRAPPERS, Subject, hook_parts, hooks_rest  # noqa: E402
 from _common import DEVICE_SETUP, add_common_arguments, cpu_between, require_device, target, write_json  # noqa: E402
 from kernel_harness import attach_helper, bootstrap_code  # noqa: E402
 
@@ -219,34 +221,15 @@ def bootstrap_interval(ours: List[float], plain: List[float], rounds: int = 2000
     return differences[int(rounds * 0.025)], differences[int(rounds * 0.975) - 1]
 
 
-def hook_parts(helper: Subject, plain: Subject, code: str, cells: int) -> Dict[str, float]:
-    """Where the hooks' time goes: ``cells`` more cells (taking turns with the plain kernel)
-    with the RSS read, torch's stats read, the peak reset and the sender's hand-off timed on their own;
-    medians in microseconds per cell, each part per call ({} when ``cells`` is 0)."""
-    if cells <= 0:
-        return {}
-    reply = helper.kernel.execute(PART_TIMERS, silent=True, store_history=False)
-    assert reply["status"] == "ok", reply
-    helper.timers(True)
-    first = helper.hook_count()
-    for _ in range(cells):
-        plain.run_cell(code, record=False)
-        helper.run_cell(code, record=False)
-    helper.timers(False)
-    medians = {"hooks": statistics.median(helper.hook_times(first, cells)) * 1e6}
-    for part, times in helper.part_times().items():
-        if times:
-            medians[part] = statistics.median(times) * 1e6
-    return {part: round(value, 1) for part, value in medians.items()}
-
-
-def print_hook_parts(parts: Dict[str, float], cells: int) -> None:
-    timed = {part: value for part, value in parts.items() if part != "hooks"}
-    rest = parts["hooks"] - sum(timed.values())
-    print(f"where the hooks' time goes ({cells} more cells, their reads timed one by one, medians per call; "
-          f"the timers add ~1 us each):")
-    print("  hooks " + f"{parts['hooks']:.1f} us = " + " + ".join(
-        f"{part.replace('_', ' ')} {value:.1f}" for part, value in timed.items()) + f" + the rest {rest:.1f} us")
+def print_hook_parts(parts: Dict[str, float], calls: Dict[str, float], cells: int) -> None:
+    terms = [f"{part.replace('_', ' ')} {calls.get(part, 1.0):g} x {value:.1f}" for part, value in parts.items()
+             if part != "hooks" and part not in AFTER_HOOKS]
+    print(f"where the hooks' time goes ({cells} more cells, their reads timed one by one: calls per cell x "
+          f"median per call; the timers add ~1 us each):")
+    print(f"  hooks {parts['hooks']:.1f} us = " + " + ".join(terms) + f" + the rest {hooks_rest(parts, calls):.1f} us")
+    for part in (part for part in AFTER_HOOKS if part in parts):
+        print(f"  after the hooks, from the kernel's event loop: {part.replace('_', ' ')} "
+              f"{parts[part]:.1f} us per call, {calls.get(part, 0.0):g} calls per cell")
     print()
 
 
@@ -341,7 +324,7 @@ def main() -> None:
             for s in order[round_ % len(order):] + order[: round_ % len(order)]:
                 bursts[s.name].append(s.run_burst(args.code, args.burst))
 
-        parts = hook_parts(subjects["helper"], subjects["plain"], args.code, args.part_cells)
+        parts, part_calls = hook_parts(subjects["helper"], subjects["plain"], args.code, args.part_cells)
 
         # sanity: the helper really recorded and sent every cell
         records = helper.request(comm_id, {"type": "history", "request_id": "bench"}, timeout=60)
@@ -455,9 +438,11 @@ def main() -> None:
               f"{burst_figures['helper_burst_cell_messages']:.0f} messages")
         print()
     if parts:
-        print_hook_parts(parts, args.part_cells)
+        print_hook_parts(parts, part_calls, args.part_cells)
     figures = {
         **{f"hook_part_{part}_us_median": value for part, value in parts.items()},
+        **{f"hook_part_{part}_calls_per_cell": value for part, value in part_calls.items()},
+        **({"hook_part_rest_us": hooks_rest(parts, part_calls)} if parts else {}),
         "hooks_wall_us_median": round(medians["helper"]["hooks"] * 1e6, 1),
         "hooks_wall_us_p90": round(medians["helper"]["hooks_p90"] * 1e6, 1),
         "hooks_cpu_us_median": round(medians["helper"]["hooks_cpu"] * 1e6, 1),
