@@ -59,6 +59,11 @@ export type HelperSessionContext = Pick<
   | 'connectionStatusChanged'
 >;
 
+/** The state's sentence where this page's connection to the kernel has no comms. */
+export const NO_COMMS_TEXT =
+  'Another notebook or console in this page connected to this kernel first, and JupyterLab ' +
+  'lets only that connection use its comms: monitor it from there, or reopen this notebook alone.';
+
 /** How long the `history` request may wait behind the cells queued before it. */
 export const HISTORY_TIMEOUT_MS = 60 * 60_000;
 
@@ -190,7 +195,12 @@ export class KernelHelperConnection
 
   /** Bootstrap again and open a new comm (e.g. after the helper failed). */
   reconnect(): void {
-    this._attach(this._sessionContext.session?.kernel ?? null);
+    // While the connection is lost, what is sent waits in services' queue
+    // and goes out once it is back, beside the attach that makes: a second
+    // comm that nothing reads and no open names for the helper to close.
+    if (!this._lifecycle.connectionLost) {
+      this._attach(this._sessionContext.session?.kernel ?? null);
+    }
   }
 
   dispose(): void {
@@ -243,6 +253,15 @@ export class KernelHelperConnection
     if (!kernel) {
       this._iopub.stop();
       this._waitForKernel(generation);
+      return;
+    }
+    if (kernel.handleComms === false) {
+      // Services gives a kernel's comms to the page's first connection to it
+      // only: no comm can open here, so nothing is sent (the bootstrap would
+      // run, and the comm fail).
+      this._iopub.stop();
+      this._model.setKernelBusy(false);
+      this._model.setState('disconnected', NO_COMMS_TEXT);
       return;
     }
     // Until the new comm says hello (a running cell may delay it for hours),

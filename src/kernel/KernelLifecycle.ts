@@ -198,13 +198,14 @@ export class KernelLifecycle implements IDisposable {
   ): void {
     const host = this._host;
     if (status === 'connected') {
+      // Back, also where a restart brought it back (its 'idle' attaches).
+      const lost = this._connectionLost;
+      this._connectionLost = false;
       if (this._restarting) {
         this._nudgeRestartedKernel();
-      }
-      if (this._connectionLost && !this._restarting) {
+      } else if (lost) {
         // Comm messages sent meanwhile are lost; start over cleanly (the
         // bootstrap is idempotent in the kernel).
-        this._connectionLost = false;
         host.attach(this._sessionKernel());
       }
       return;
