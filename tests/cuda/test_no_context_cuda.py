@@ -80,6 +80,8 @@ def test_monitoring_creates_no_cuda_context(kernel: Kernel, bootstrap: str, nvml
         kernel.pump(0.5)
     samples = kernel.comm_data(comm_id, "sample")
     figures(sampling_seconds=SAMPLING_S, samples_received=len(samples))
+    # The checks over every sample below say nothing of a sampler that sent none.
+    assert len(samples) >= SAMPLING_S / 2, f"{len(samples)} samples in {SAMPLING_S} s at a 0.1 s heartbeat"
 
     assert kernel.eval("torch.cuda.is_initialized()") is False
     assert all(s["torch"] == {"imported": True, "cuda_initialized": False} for s in samples)
@@ -88,8 +90,9 @@ def test_monitoring_creates_no_cuda_context(kernel: Kernel, bootstrap: str, nvml
     outputs = kernel.output_messages()
     assert [m["content"]["ename"] for m in outputs if m["msg_type"] == "error"] == ["OutOfMemoryError"]
     assert [m for m in outputs if m["msg_type"] == "stream"] == []
-    if not hello["nvml"]["available"]:
-        pytest.skip(f"NVML unavailable in the kernel: {hello['nvml']['error']}")
+    # The test process opened NVML (the nvml fixture): a kernel of the same interpreter on the
+    # same machine that cannot is the helper's failure, not a reason to skip the NVML checks.
+    assert hello["nvml"]["available"], f"NVML unavailable in the kernel: {hello['nvml']['error']}"
     assert hello["devices"] and all(d["total_bytes"] for d in hello["devices"])  # from NVML, before any CUDA
     assert all(g["nvml"]["process_used_bytes"] == 0 for g in samples[-1]["gpus"])
     listed = nvml.pids()

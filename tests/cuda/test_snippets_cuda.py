@@ -50,6 +50,8 @@ TORCH_BELOW = [s["id"] for s in default_snippets() if s.get("framework") == "tor
 
 @pytest.mark.parametrize("snippet_id", TORCH_BELOW)
 def test_snippet_runs_on_the_gpu(snippet_id: str, figures: Callable[..., Any]) -> None:
+    # Each expected effect names a snippet run here: a renamed one would lose its check below silently.
+    assert set(EFFECTS) <= set(TORCH_BELOW), set(EFFECTS) - set(TORCH_BELOW)
     kernel = run_snippet(snippet(snippet_id), CUDA_SETUP)
     try:
         assert kernel.eval("next(model.parameters()).is_cuda") is True
