@@ -80,6 +80,7 @@ def test_no_bytecode_writing_writes_nothing_and_turned_off_reads_nothing(tmp_pat
     quiet = boot(cache_env(tmp_path, PYTHONDONTWRITEBYTECODE="1"), bootstrap)
     assert quiet["writable"] is False and code_files(tmp_path) == []
     boot(cache_env(tmp_path), bootstrap)  # fill it
+    assert code_files(tmp_path), "nothing cached: turned off, it would have had nothing to read anyway"
     off = boot(cache_env(tmp_path, JUPYTERLAB_VRAM_CODE_CACHE="0"), bootstrap)
     assert off["loaded_compiled"] == []
 
