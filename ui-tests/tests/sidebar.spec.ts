@@ -6,6 +6,7 @@ import { expect, test } from '@jupyterlab/galata';
 import * as path from 'path';
 
 import {
+  badgeOf,
   bytesOf,
   commsInKernel,
   holdUntilReleased,
@@ -438,12 +439,22 @@ test.describe('memory sidebar', () => {
       'batches = []\nfor _ in range(6):\n    batches.append(torch.ones(8 * 2**20))\n    time.sleep(0.7)'
     );
     await page.notebook.runCell(1, true);
+    // What the shots show is checked first: a README picture of a panel that is not live,
+    // or of cells without figures, would pass for one.
+    await waitForState(page, 'live');
+    for (const i of [0, 1]) {
+      await expect(badgeOf(page, i)).toHaveAttribute('data-vram-status', 'ok');
+    }
+    await waitForBytes(page, 'host-rss', b => b > 256 * MiB + 6 * 32 * MiB);
+    await expect(sidebarRole(page, 'timeline')).toBeVisible();
     await page.waitForTimeout(1500);
     await page.locator(SIDEBAR).screenshot({ path: path.join(SCREENSHOTS, 'sidebar-light.png') });
     await page.screenshot({ path: path.join(SCREENSHOTS, 'jupyterlab-light.png') });
     await page.locator(`${SIDEBAR} [data-vram-role="cells-tab"]`).click();
+    await expect(page.locator(`${SIDEBAR} [data-vram-role="cell-row"]:not([hidden])`)).toHaveCount(2);
     await page.locator(SIDEBAR).screenshot({ path: path.join(SCREENSHOTS, 'cells-light.png') });
     await page.locator(`${SIDEBAR} [data-vram-role="memory-tab"]`).click();
+    await expect(sidebarRole(page, 'timeline')).toBeVisible();
     await page.theme.setDarkTheme();
     await page.waitForTimeout(1000);
     await page.locator(SIDEBAR).screenshot({ path: path.join(SCREENSHOTS, 'sidebar-dark.png') });
