@@ -19,6 +19,7 @@ describe('parseKernelMessage: cells', () => {
     const data = wire({ type: 'cells', records: [records[0], { record_id: 'two' }, records[1], records[2]] });
     const result = parseKernelMessage(data);
     expect(result.kind).toBe('message');
+    expect(result.kind === 'message' && result.message.type).toBe('cells');
     if (result.kind === 'message' && result.message.type === 'cells') {
       expect(result.message.records).toEqual(records);
       expect(result.message.invalid).toEqual([expect.stringContaining('cells.records[1].record_id')]);
@@ -41,6 +42,7 @@ describe('parseKernelMessage: cells', () => {
     });
     const result = parseKernelMessage(wire(cellMessage(record)));
     expect(result.kind).toBe('message');
+    expect(result.kind === 'message' && result.message.type).toBe('cells');
     if (result.kind === 'message' && result.message.type === 'cells') {
       const [read] = result.message.records;
       expect(read.execution_count).toBeNull();
@@ -81,6 +83,7 @@ describe('parseKernelMessage: cells', () => {
     data.records[0] = holder.record;
     const result = parseKernelMessage(data);
     expect(result.kind).toBe('message');
+    expect(result.kind === 'message' && result.message.type).toBe('cells');
     if (result.kind === 'message' && result.message.type === 'cells') {
       expect(result.message.records).toEqual([]);
       expect(result.message.invalid).toEqual([expect.stringContaining(fragment)]);
