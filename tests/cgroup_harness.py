@@ -60,9 +60,18 @@ def move_into(path: str, pid: int) -> None:
 
 
 def oom_kill_count(path: str, version: int) -> Optional[int]:
-    name = "memory.oom_control" if version == 1 else "memory.events"
+    """The cgroup's oom_kill count, read here; None where its file has none."""
+    return _oom_kill_line(os.path.join(path, "memory.oom_control" if version == 1 else "memory.events"))
+
+
+def machine_oom_kill_count() -> Optional[int]:
+    """The machine's oom_kill count as /proc/vmstat has it, read here; None before Linux 4.13."""
+    return _oom_kill_line("/proc/vmstat")
+
+
+def _oom_kill_line(file: str) -> Optional[int]:
     try:
-        with open(os.path.join(path, name)) as f:
+        with open(file) as f:
             for line in f:
                 key, _, value = line.partition(" ")
                 if key == "oom_kill":

@@ -20,11 +20,11 @@ from __future__ import annotations
 import os
 import signal
 import time
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List
 
 import pytest
 
-from cgroup_harness import move_into, oom_kill_count, real_memory_cgroup, remove_cgroup
+from cgroup_harness import machine_oom_kill_count, move_into, oom_kill_count, real_memory_cgroup, remove_cgroup
 from kernel_harness import Kernel, attach_helper
 
 pytestmark = pytest.mark.kernel
@@ -57,19 +57,6 @@ def _wait_dead(kernel: Kernel, timeout: float) -> None:
 
 def _samples(kernel: Kernel, comm_id: str) -> List[Dict[str, Any]]:
     return [m["content"]["data"] for m in kernel.samples(comm_id)]
-
-
-def _vmstat_oom_kills() -> Optional[int]:
-    """The machine's oom_kill count as /proc/vmstat has it, read here; None before Linux 4.13."""
-    try:
-        with open("/proc/vmstat") as f:
-            for line in f:
-                key, _, value = line.partition(" ")
-                if key == "oom_kill":
-                    return int(value)
-    except OSError:
-        return None
-    return None
 
 
 def _stop(kernel: Kernel) -> None:
@@ -120,7 +107,7 @@ def test_a_kernel_killed_at_its_cgroup_limit_reports_the_limit_and_the_kill(boot
         # the checks of it below are never left out because the helper read nothing.
         counted = oom_kill_count(path, version)
         assert before == counted, (before, counted)
-        machine_counts = _vmstat_oom_kills() is not None
+        machine_counts = machine_oom_kill_count() is not None
         assert (first["host"]["oom_kill_count"] is not None) == machine_counts, first["host"]
         kernel.submit(ALLOCATE_FOREVER, cell_id="the-hog")
         _wait_dead(kernel, 120)
