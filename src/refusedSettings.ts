@@ -13,11 +13,14 @@
 import type { ISettingRegistry } from '@jupyterlab/settingregistry';
 import JSON5 from 'json5';
 
+import { readSettings } from './settings';
+
 export interface IRefusedSettings {
   /**
    * The schema's defaults (with the administrator's overrides.json, which the
    * server writes into them) under the user's settings as written (JSON5,
-   * comments allowed): what readSettings and the snippets read.
+   * comments allowed), each setting of VramSettings already read with those
+   * defaults: what readSettings and the snippets read.
    */
   user: { [key: string]: unknown };
   /** What the registry's validation said, one line per problem. */
@@ -43,7 +46,14 @@ export async function readRefusedSettings(
   if (typeof user !== 'object' || user === null || Array.isArray(user)) {
     return null;
   }
-  return { user: { ...schemaDefaults(fetched.schema), ...user }, problems: describeProblems(reason) };
+  const defaults = schemaDefaults(fetched.schema);
+  const merged: { [key: string]: unknown } = { ...defaults, ...user };
+  // A value of the wrong type takes the schema's default (overrides.json's),
+  // not readSettings' own: its settings are read here, with those defaults.
+  return {
+    user: { ...merged, ...readSettings(merged, readSettings(defaults)) },
+    problems: describeProblems(reason)
+  };
 }
 
 /** Each top-level property's default in `schema` (overrides.json included). */

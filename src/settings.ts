@@ -87,7 +87,8 @@ function clampedNumber(
   fallback: number,
   limits: { min: number; max: number }
 ): number {
-  if (typeof value !== 'number' || !Number.isFinite(value)) {
+  // ±Infinity (JSON5) is out of range like any other: held to the limit.
+  if (typeof value !== 'number' || Number.isNaN(value)) {
     return fallback;
   }
   return Math.min(limits.max, Math.max(limits.min, value));
@@ -97,13 +98,18 @@ function booleanOr(value: unknown, fallback: boolean): boolean {
   return typeof value === 'boolean' ? value : fallback;
 }
 
-/** Typed settings from the registry's composite value (anything goes in). */
-export function readSettings(composite: unknown): VramSettings {
+/**
+ * Typed settings from the registry's composite value (anything goes in); a
+ * value it cannot use takes its default in `d`.
+ */
+export function readSettings(
+  composite: unknown,
+  d: Readonly<VramSettings> = DEFAULT_SETTINGS
+): VramSettings {
   const raw =
     typeof composite === 'object' && composite !== null
       ? (composite as { [key: string]: unknown })
       : {};
-  const d = DEFAULT_SETTINGS;
   const L = SETTING_LIMITS;
   return {
     sampleIntervalSeconds: clampedNumber(

@@ -75,6 +75,32 @@ describe('settings the registry refuses', () => {
     expect(settings.rememberTimeline).toBe(true); // the user's own value still wins
   });
 
+  it("a bad value of the wrong type takes the administrator's default, not the code's", async () => {
+    const overridden = JSON.parse(JSON.stringify(schema));
+    overridden.properties.warningThresholdPercent.default = 70;
+    overridden.properties.units.default = 'decimal';
+    overridden.properties.exactPeakPerCell.default = false;
+    const registry = registryWith(
+      '{"warningThresholdPercent": "90", "units": "GB", "exactPeakPerCell": "no", "historyMinutes": 60}',
+      overridden
+    );
+    const refused = await readRefusedSettings(registry, PLUGIN, await loadError(registry));
+    const settings = readSettings(refused!.user);
+    expect(settings.warningThresholdPercent).toBe(70);
+    expect(settings.units).toBe('decimal');
+    expect(settings.exactPeakPerCell).toBe(false); // no peak reset the administrator switched off
+    expect(settings.historyMinutes).toBe(60);
+  });
+
+  it('an infinite value (JSON5) is out of range: held to its limit, as the message says', async () => {
+    const registry = registryWith('{sampleIntervalSeconds: Infinity, changeThresholdMiB: -Infinity, historyMinutes: NaN}');
+    const refused = await readRefusedSettings(registry, PLUGIN, await loadError(registry));
+    const settings = readSettings(refused!.user);
+    expect(settings.sampleIntervalSeconds).toBe(SETTING_LIMITS.sampleIntervalSeconds.max);
+    expect(settings.changeThresholdMiB).toBe(SETTING_LIMITS.changeThresholdMiB.min);
+    expect(settings.historyMinutes).toBe(DEFAULT_SETTINGS.historyMinutes);
+  });
+
   it('a bad snippet entry costs only that entry', async () => {
     const registry = registryWith(
       JSON.stringify({ exactPeakPerCell: false, snippets: [{ id: 'mine', title: 'no code' }] })
