@@ -11,7 +11,7 @@ export interface VramSettings {
   sampleIntervalSeconds: number;
   /** A sample is sent when some figure moved by more than this. */
   changeThresholdMiB: number;
-  /** Device usage above this share of its total is shown as a warning. */
+  /** Device usage at or above this share of its total is shown as a warning. */
   warningThresholdPercent: number;
   /** How much history each notebook keeps (bounded buffer). */
   historyMinutes: number;
