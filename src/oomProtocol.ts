@@ -33,7 +33,7 @@ export interface OomStaleHolder {
 }
 
 export interface OomDiagnosis {
-  /** Where memory ran out: 'cuda', 'cuda_library', 'tensorflow' or 'host'. */
+  /** Where memory ran out: 'cuda', 'cuda_library', 'tensorflow', 'host', 'mps' or 'xla'. */
   kind: string;
   /** cuBLAS, cuDNN, ... for a library's allocation failure. */
   library: string | null;

@@ -99,10 +99,7 @@ export interface NvmlGpuProcess {
   this_process: boolean;
 }
 
-/**
- * Not spelled out in protocol.md v1; both sides use the two figures of
- * `tf.config.experimental.get_memory_info`.
- */
+/** The two figures of `tf.config.experimental.get_memory_info`, per card (docs/protocol.md). */
 export interface TensorflowGpuMemory {
   current_bytes: number | null;
   peak_bytes: number | null;

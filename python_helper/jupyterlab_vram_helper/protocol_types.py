@@ -146,8 +146,8 @@ class NvmlGpuFigures(TypedDict):
 
 
 class TensorflowGpuFigures(TypedDict):
-    # Not spelled out in protocol.md v1; `tf.config.experimental.get_memory_info`
-    # returns exactly these two figures.
+    # The two figures `tf.config.experimental.get_memory_info` returns, per card
+    # (readers/tensorflow.py: a card split into logical devices adds their current bytes).
     current_bytes: Optional[int]
     peak_bytes: Optional[int]
 
