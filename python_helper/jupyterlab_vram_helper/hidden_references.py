@@ -1,7 +1,7 @@
 """The hidden holders of the ``inspect`` listing: what each one is (cleanup.py).
 
 IPython keeps references the user never named: the output cache (Out, _oh,
-_, __, ___ where the user did not bind them, _N, and their copies in
+_, __, ___ and _N where the user did not bind them, and their copies in
 user_ns_hidden) and the last error (its exception chain and traceback frames).
 This module finds the objects they hold and describes a holder for the listing;
 clearing them is namespace_surgery.py's. Reads only: nothing here changes the
@@ -30,13 +30,17 @@ def is_cache_name(name: str) -> bool:
     return name in UNDERS or bool(OUTPUT_NAME.match(name))
 
 
-def users_unders(shell: Any) -> Dict[str, Any]:
-    """The ``_``, ``__``, ``___`` of ``user_ns`` that the user bound (``_ = gettext``), not IPython.
+def users_cache_names(shell: Any) -> Dict[str, Any]:
+    """The ``_``, ``__``, ``___`` and ``_N`` of ``user_ns`` that the user bound
+    (``_ = gettext``, ``_5 = x``), not IPython: names of the user's, which
+    neither a delete nor clearing the output cache may remove.
 
-    As IPython's ``DisplayHook.update_user_ns`` tells them apart (and then
-    leaves them alone): a value is IPython's when it is the copy that IPython
-    put in ``user_ns_hidden`` next to it, or, without one there, the
-    displayhook's own ``_``/``__``/``___``.
+    As IPython's ``DisplayHook.update_user_ns`` tells the unders apart (and
+    then leaves them alone): a value is IPython's when it is the copy that
+    IPython put in ``user_ns_hidden`` next to it, or, without one there, the
+    displayhook's own ``_``/``__``/``___``. IPython pushes each ``_N`` of its
+    own into ``user_ns_hidden`` too: one that is not that copy is the user's
+    (with output caching off, ``cache_size = 0``, every one is).
     """
     user_ns = getattr(shell, "user_ns", None) or {}
     hidden = getattr(shell, "user_ns_hidden", None) or {}
@@ -48,6 +52,9 @@ def users_unders(shell: Any) -> Dict[str, Any]:
             continue
         ipythons = hidden[name] if name in hidden else getattr(displayhook, name, _ABSENT)
         if ipythons is not value:
+            out[name] = value
+    for name, value in list(user_ns.items()):
+        if isinstance(name, str) and OUTPUT_NAME.match(name) and hidden.get(name, _ABSENT) is not value:
             out[name] = value
     return out
 
@@ -75,7 +82,7 @@ def output_cache_objects(shell: Any) -> List[Any]:
     displayhook = getattr(shell, "displayhook", None)
     for attr in UNDERS:
         add(getattr(displayhook, attr, None))
-    users = users_unders(shell)
+    users = users_cache_names(shell)
     for ns in (getattr(shell, "user_ns", None) or {}, getattr(shell, "user_ns_hidden", None) or {}):
         for key, value in list(ns.items()):
             if isinstance(key, str) and is_cache_name(key) and not (key in users and users[key] is value):
@@ -98,13 +105,13 @@ def output_cache_labels(shell: Any) -> Dict[int, List[str]]:
     oh = output_history(shell) or {}
     for key, value in sorted(oh.items(), key=lambda kv: kv[0] if isinstance(kv[0], int) else -1):
         add(value, f"Out[{key}]")
+    users = users_cache_names(shell)
     for ns in (getattr(shell, "user_ns", None) or {}, getattr(shell, "user_ns_hidden", None) or {}):
         for key, value in list(ns.items()):
-            if isinstance(key, str) and OUTPUT_NAME.match(key):
+            if isinstance(key, str) and OUTPUT_NAME.match(key) and not (key in users and users[key] is value):
                 add(value, key)
     displayhook = getattr(shell, "displayhook", None)
     user_ns = getattr(shell, "user_ns", None) or {}
-    users = users_unders(shell)
     for attr in UNDERS:
         value = getattr(displayhook, attr, None)
         if value is None and attr not in users:

@@ -17,7 +17,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from . import error_frames
 from .hidden_references import (
-    OUTPUT_NAME, UNDERS, is_cache_name, last_exceptions, output_history, tracebacks_of, users_unders,
+    OUTPUT_NAME, UNDERS, is_cache_name, last_exceptions, output_history, tracebacks_of, users_cache_names,
 )
 from .holders import Classes, Found, Sizer
 
@@ -55,7 +55,7 @@ def detach(shell: Any, user_ns: Dict[str, Any], name: str, expected: Any = _UNCH
         user_ns.setdefault(name, obj)  # not what was confirmed: back as it was
         raise NameRebound(name)
     probes = _probes(obj)
-    users = users_unders(shell)  # a _ the user bound to it is another name of the user's: it stays
+    users = users_cache_names(shell)  # a _ or _5 the user bound to it is another name of the user's: it stays
     # list(): one copy under the GIL, so a user thread that binds a global meanwhile cannot fail the loop
     for key in [k for k, v in list(user_ns.items())
                 if v is obj and isinstance(k, str) and is_cache_name(k) and k not in users]:
@@ -223,14 +223,15 @@ def _replace_last_result(shell: Any, keep_result: bool, keep_error: bool) -> Non
 def clear_output_cache(shell: Any) -> None:
     """``%reset -f out``, plus the copies of _, __, ___ that IPython leaves in user_ns_hidden.
 
-    A ``_``, ``__`` or ``___`` the user bound (``_ = gettext``; IPython leaves
-    those alone when it shows a result) is the user's, not the cache's:
-    ``flush()`` resets it to '' with IPython's, so it is put back after.
+    A ``_``, ``__``, ``___`` or ``_N`` the user bound (``_ = gettext``, ``_5 = x``;
+    IPython leaves the unders alone when it shows a result) is the user's, not
+    the cache's: ``flush()`` resets the unders to '' with IPython's and deletes
+    ``_1`` to the last prompt's, so they are put back after.
     """
     displayhook = getattr(shell, "displayhook", None)
     user_ns = getattr(shell, "user_ns", {})
     hidden = getattr(shell, "user_ns_hidden", {})
-    users = users_unders(shell)
+    users = users_cache_names(shell)
     try:
         displayhook.flush()
     except Exception:
@@ -246,7 +247,7 @@ def clear_output_cache(shell: Any) -> None:
                 user_ns[attr] = ""  # as flush() does
     for attr, value in users.items():
         user_ns[attr] = value
-    for key in [k for k in list(user_ns) if isinstance(k, str) and OUTPUT_NAME.match(k)]:
+    for key in [k for k in list(user_ns) if isinstance(k, str) and OUTPUT_NAME.match(k) and k not in users]:
         del user_ns[key]
     for key in [k for k in list(hidden) if isinstance(k, str) and is_cache_name(k)]:
         if key in UNDERS:

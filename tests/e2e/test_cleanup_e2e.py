@@ -9,7 +9,7 @@ from typing import Any, Dict, Iterator, List
 
 import pytest
 
-from kernel_harness import Kernel, live_helper_kernel
+from kernel_harness import Kernel, attach_helper, live_helper_kernel
 
 pytestmark = pytest.mark.kernel
 
@@ -426,6 +426,52 @@ def test_an_object_that_raises_when_asked_its_class_does_not_fail_a_delete(sessi
     assert answer["result"]["deleted"] == ["big"]
     assert answer["result"]["still_alive"][0]["name"] == "big"
     session.run("del holder, LazyProxy")
+
+
+def test_a_users_own_numbered_underscores_stay(session: Session) -> None:
+    """``_5 = x`` is the user's name, as ``_ = x`` is: neither a delete nor clearing the cache removes it."""
+    n = session.run("x = torch.ones(1_000_000); 5")["execution_count"]  # IPython's _n is 5
+    m = session.run("x")["execution_count"]  # IPython's _m, Out[m]
+    session.run(f"_{n} = x; _99999 = x; w = weakref.ref(x)")  # the user's own, over IPython's and beside it
+    result = session.inspect()
+    refs = _entry(result, "x")["output_cache_refs"]
+    assert f"Out[{m}]" in refs and f"_{n}" not in refs and "_99999" not in refs, refs  # were the cache's
+    answer = session.delete(result["listing_id"], ["x"], free=["gc"])
+    out = answer["result"]
+    assert out["deleted"] == ["x"], answer
+    assert session.k.eval(f"(_{n} is w(), _99999 is w(), {m} in Out, '_{m}' in dir())") == (True, True, False, False)
+    assert out["still_alive"] and out["still_alive"][0]["name"] == "x", out
+    session.run("torch.ones(10)")  # echoed: the output cache holds something to clear
+    answer = session.delete(session.inspect()["listing_id"], [], hidden=["output_cache"])
+    assert answer["result"]["cleared"] == ["output_cache"], answer
+    assert session.k.eval(f"(_{n} is w(), _99999 is w(), len(Out))") == (True, True, 0)  # were deleted
+    m = session.run("7")["execution_count"]
+    assert session.k.eval(f"(_, Out[{m}], _{m})") == (7, 7, 7)  # the output cache works on
+    session.run(f"del _{n}, _99999, w")
+
+
+def test_with_output_caching_off_every_numbered_underscore_is_the_users(bootstrap: str, tmp_path: Any) -> None:
+    """``InteractiveShell.cache_size = 0``: IPython keeps no Out and no _N; a _5 is the user's."""
+    profile = tmp_path / "ipython" / "profile_default"
+    profile.mkdir(parents=True)
+    (profile / "ipython_kernel_config.py").write_text("c.InteractiveShell.cache_size = 0\n")
+    kernel = Kernel(env={"IPYTHONDIR": str(tmp_path / "ipython")})
+    try:
+        s = Session(kernel, attach_helper(kernel, bootstrap, FAST))
+        s.run("import weakref, torch")
+        assert s.k.eval("get_ipython().displayhook.cache_size") == 0
+        s.run("x = torch.ones(1_000_000); x")
+        s.run("_5 = x; _7 = torch.ones(1_000_000); w = weakref.ref(x)")
+        result = s.inspect()
+        assert _entry(result, "x")["output_cache_refs"] == [], _entry(result, "x")
+        assert [h for h in result["hidden"] if h["holder"] == "output_cache"] == [], result["hidden"]
+        answer = s.delete(result["listing_id"], ["x"], hidden=["output_cache"], free=["gc"])
+        out = answer["result"]
+        assert out["deleted"] == ["x"] and out["cleared"] == ["output_cache"], answer
+        assert s.k.eval("(_5 is w(), '_7' in get_ipython().user_ns)") == (True, True)  # were deleted
+        assert out["still_alive"] and out["still_alive"][0]["name"] == "x", out
+    finally:
+        kernel.shutdown()
 
 
 def test_the_helper_never_prints(session: Session) -> None:

@@ -235,3 +235,43 @@ def test_deleting_a_name_keeps_a_users_own_underscore_bound_to_it(cleanup: Clean
     assert out["deleted"] == ["model"]
     assert isinstance(shell.user_ns.get("_"), torch.Tensor)  # was deleted as an output-cache copy
     assert out["still_alive"] and out["still_alive"][0]["name"] == "model"
+
+
+# --- a _N the user bound ------------------------------------------------------------------------
+
+
+def test_a_users_own_numbered_underscore_is_not_the_output_cache(cleanup: Cleanup, shell: FakeShell) -> None:
+    shell.displayhook.show(1, torch.ones(1000))  # IPython's _1 (in user_ns and user_ns_hidden)
+    mine = torch.ones(2000)
+    shell.user_ns["_1"] = mine  # the user's own `_1 = ...` over IPython's
+    shell.user_ns["_99"] = mine  # and one no output ever had
+    assert not any(o is mine for o in output_cache_objects(shell))
+    assert id(mine) not in output_cache_labels(shell)
+    cache = hidden(cleanup.inspect(), "output_cache")
+    assert cache["total_bytes"] == 4000  # Out[1] only: was 12000, the user's _1 and _99 counted as cache
+
+
+def test_clearing_the_output_cache_keeps_a_users_own_numbered_underscore(cleanup: Cleanup, shell: FakeShell) -> None:
+    shown = torch.ones(1000)
+    shell.displayhook.show(1, shown)
+    w = weakref.ref(shown)
+    del shown
+    shell.user_ns["_1"] = mine = torch.ones(10)
+    shell.user_ns["_99"] = mine
+    out = cleanup.delete(cleanup.inspect()["listing_id"], [], ["output_cache"], [])
+    assert out["cleared"] == ["output_cache"]
+    assert w() is None  # the cache is cleared ...
+    assert shell.user_ns["_1"] is mine and shell.user_ns["_99"] is mine  # ... the user's names stay (were deleted)
+    assert "_1" not in shell.user_ns_hidden  # IPython's copy goes
+
+
+def test_deleting_a_name_keeps_a_users_own_numbered_underscore_bound_to_it(cleanup: Cleanup, shell: FakeShell) -> None:
+    shell.user_ns["model"] = model = torch.ones(1000)
+    shell.displayhook.show(1, model)  # IPython's _1, Out[1]
+    shell.user_ns["_99"] = model  # the user's second name for it
+    del model
+    out = cleanup.delete(cleanup.inspect()["listing_id"], ["model"], [], [])
+    assert out["deleted"] == ["model"]
+    assert isinstance(shell.user_ns.get("_99"), torch.Tensor)  # was deleted as an output-cache copy
+    assert "_1" not in shell.user_ns and 1 not in shell.user_ns["_oh"]  # IPython's copies go
+    assert out["still_alive"] and out["still_alive"][0]["name"] == "model"
