@@ -49,17 +49,29 @@ def test_filling_the_card_blames_the_names_that_hold_it(kernel: Kernel, bootstra
     allocated, total, n_chunks = kernel.eval(
         "(torch.cuda.memory_allocated(0), torch.cuda.get_device_properties(0).total_memory, len(chunks))"
     )
+    in_use = {h["label"]: h["bytes"] for h in oom.get("in_use_holders") or []}
     figures(requested_bytes=oom["requested_bytes"], allocated_bytes=oom["allocated_bytes"], torch_allocated_bytes=allocated,
-            free_bytes=oom["free_bytes"], stale_bytes=oom["stale_bytes"], causes=_causes(oom))
+            free_bytes=oom["free_bytes"], stale_bytes=oom["stale_bytes"], causes=_causes(oom), in_use_holders=in_use)
     assert oom["kind"] == "cuda" and oom["device_index"] == 0
     assert oom["requested_bytes"] == GiB  # "Tried to allocate 1024.00 MiB"
     assert abs(oom["total_bytes"] - total) < 0.01 * total
     assert abs(oom["allocated_bytes"] - allocated) < 0.01 * allocated  # nothing was freed since
     assert n_chunks * GiB <= allocated
     assert oom["free_bytes"] < GiB
+    # The failing cell itself fills `chunks`: what holds the card is its own work, not a stale
+    # name (deleting it is no fix for that cell), so it is named as in use, with its bytes.
     causes = _causes(oom)
-    assert "too_big" not in causes and causes[0] == "stale_references", causes
-    assert {h["label"] for h in oom["stale_holders"]} >= {"chunks"}
+    assert "too_big" not in causes and "stale_references" not in causes, causes
+    assert in_use.get("chunks", 0) >= n_chunks * GiB, in_use
+    # The next cell does not use `chunks`: now it is a stale name, and it is blamed.
+    later = cells.run("more = torch.empty(2**30, dtype=torch.uint8, device='cuda:0')", timeout=300,
+                      record_timeout=120)
+    assert later["reply"]["status"] == "error" and later["reply"]["ename"] == "OutOfMemoryError"
+    stale = later["record"]["oom"]
+    figures(next_cell_causes=_causes(stale), next_cell_stale_bytes=stale["stale_bytes"])
+    assert _causes(stale)[0] == "stale_references", stale["causes"]
+    assert {h["label"] for h in stale["stale_holders"]} >= {"chunks"}
+    assert stale["stale_bytes"] >= n_chunks * GiB
     kernel.execute("del chunks; torch.cuda.empty_cache()")
 
 
