@@ -30,6 +30,8 @@ if TYPE_CHECKING:  # the message shapes, for annotations only (protocol_types.py
 
 
 _GPU_NAME = re.compile(r"(?:^|/)device:GPU:(\d+)$|^GPU:(\d+)$")
+# A physical device's name, by device type: compiled once, not at every sampler tick.
+_PHYSICAL_NAMES = {kind: re.compile(rf"(?:^|/)physical_device:{kind}:(\d+)$") for kind in ("GPU", "CPU")}
 
 
 def loaded_tensorflow() -> Any:
@@ -123,7 +125,7 @@ def cuda_ordinals(ctx: Any, logical_count: int, device_type: str = "GPU") -> Opt
         configurations = getattr(ctx, "_virtual_device_map", None)
         if not isinstance(physical, list) or not isinstance(visible, list) or not isinstance(configurations, dict):
             return None
-        name = re.compile(rf"(?:^|/)physical_device:{device_type}:(\d+)$")
+        name = _PHYSICAL_NAMES[device_type]
         placed: List[Tuple[int, int]] = []  # (TF's device ordinal, CUDA ordinal), in physical then list order
         for device in physical:
             if getattr(device, "device_type", None) != device_type or device not in visible:
