@@ -34,7 +34,7 @@ module.exports = {
   ],
   coverageReporters: ['lcov', 'text'],
   reporters: ['default'],
-  setupFiles: [...baseConfig.setupFiles, '<rootDir>/src/__tests__/setup.js'],
+  setupFiles: [...baseConfig.setupFiles, '<rootDir>/src/testing/setup.js'],
   testRegex: 'src/.*/.*.spec.ts[x]?$',
   transform: {
     ...baseConfig.transform,

@@ -1,27 +1,27 @@
 /**
- * Every command of jupyterlab-vram: the ids are in commandIds.ts; this file
+ * Every command of jupyterlab-vram: the ids are in ui/commandIds.ts; this file
  * registers the panel's and the cell history's commands and the Kernels tab's,
- * and the other features' through their own files (cleanupCommands.ts,
- * snippetCommands.ts, allocationCommands.ts, graphFixCommand.ts).
+ * and the other features' through their own files (features/cleanup/cleanupCommands.ts,
+ * features/snippets/snippetCommands.ts, features/allocations/allocationCommands.ts, features/cleanup/graphFixCommand.ts).
  */
 import { JupyterFrontEnd } from '@jupyterlab/application';
 import { ICommandPalette, Notification } from '@jupyterlab/apputils';
 import { TranslationBundle } from '@jupyterlab/translation';
 
-import { ILinePanel, registerAllocationCommands } from './allocationCommands';
-import { Notify, registerCleanupCommands } from './cleanupCommands';
-import { CommandIDs, SNIPPET_COMMANDS } from './commandIds';
-import { registerGraphFixCommand } from './graphFixCommand';
-import type { DeletePlan } from './model/deletePlan';
-import { errorText } from './model/MemoryActions';
-import { MemoryMonitor } from './model/MemoryMonitor';
-import { SETTING_LIMITS, VramSettings } from './settings';
-import { ISnippetPanel, registerSnippetCommands } from './snippetCommands';
-import type { SnippetLibrary } from './snippets/SnippetLibrary';
-import type { ClearHistoryRequest } from './views/ClearHistoryDialog';
-import type { ShutdownKernelRequest } from './views/ShutdownKernelDialog';
-import { SIDEBAR_ID, SIDEBAR_TABS, SidebarHost, SidebarTab } from './views/SidebarHost';
-import { vramIcon } from './views/icons';
+import { ILinePanel, registerAllocationCommands } from './features/allocations/allocationCommands';
+import { Notify, registerCleanupCommands } from './features/cleanup/cleanupCommands';
+import { CommandIDs, SNIPPET_COMMANDS } from './ui/commandIds';
+import { registerGraphFixCommand } from './features/cleanup/graphFixCommand';
+import type { DeletePlan } from './features/cleanup/deletePlan';
+import { errorText } from './features/cleanup/MemoryActions';
+import { MemoryMonitor } from './monitor/MemoryMonitor';
+import { SETTING_LIMITS, VramSettings } from './settings/settings';
+import { ISnippetPanel, registerSnippetCommands } from './features/snippets/snippetCommands';
+import type { SnippetLibrary } from './features/snippets/SnippetLibrary';
+import type { ClearHistoryRequest } from './features/cells/ClearHistoryDialog';
+import type { ShutdownKernelRequest } from './features/kernels/ShutdownKernelDialog';
+import { SIDEBAR_ID, SIDEBAR_TABS, SidebarHost, SidebarTab } from './sidebar/SidebarHost';
+import { vramIcon } from './ui/icons';
 
 export { CommandIDs, SNIPPET_COMMANDS };
 
@@ -73,7 +73,7 @@ export function registerCommands(options: {
   const confirmClear =
     options.confirmClear ??
     (async (request: ClearHistoryRequest) =>
-      (await import('./views/ClearHistoryDialog')).confirmClearHistoryDialog(request));
+      (await import('./features/cells/ClearHistoryDialog')).confirmClearHistoryDialog(request));
 
   app.commands.addCommand(CommandIDs.openSidebar, {
     label: trans.__('Show GPU Memory'),
@@ -171,7 +171,7 @@ export function registerCommands(options: {
       const path = options.currentNotebookPath();
       const entries = model.cells.entries;
       const [{ cellHistoryToCsv, cellHistoryToJson, exportFileName }, { downloadText }] =
-        await Promise.all([import('./model/cellExport'), import('./views/download')]);
+        await Promise.all([import('./features/cells/cellExport'), import('./ui/download')]);
       const fileName = exportFileName(path, format);
       if (format === 'json') {
         downloadText(
@@ -224,7 +224,7 @@ export function registerCommands(options: {
   const confirmShutdown =
     options.confirmShutdown ??
     (async (request: ShutdownKernelRequest) =>
-      (await import('./views/ShutdownKernelDialog')).confirmShutdownKernelDialog(request));
+      (await import('./features/kernels/ShutdownKernelDialog')).confirmShutdownKernelDialog(request));
 
   app.commands.addCommand(CommandIDs.shutdownKernel, {
     label: trans.__('Shut Down Kernel\u2026'),
@@ -239,7 +239,7 @@ export function registerCommands(options: {
         return false;
       }
       // Named as its row in the Kernels tab names it.
-      const { kernelRows, kernelSourceOf } = await import('./model/KernelsOverview');
+      const { kernelRows, kernelSourceOf } = await import('./features/kernels/KernelsOverview');
       const [row] = kernelRows(sessions.map(kernelSourceOf));
       // The server's other sessions on that kernel lose it too: named as well.
       const others: string[] = [];

@@ -2,7 +2,7 @@
  * jupyterlab-vram: live GPU memory (PyTorch, NVML, TensorFlow) and host RAM
  * of the active notebook's kernel, in a right-sidebar panel and the status bar.
  *
- * Wiring only; see model/MemoryMonitor.ts (which kernel is watched),
+ * Wiring only; see monitor/MemoryMonitor.ts (which kernel is watched),
  * kernel/KernelHelperConnection.ts with kernel/helperBootstrap.ts (how the
  * helper gets into the kernel) and model/KernelMemoryModel.ts (where samples
  * come in).
@@ -31,18 +31,18 @@ import { Signal } from '@lumino/signaling';
 import { CommandIDs, registerCommands } from './commands';
 import { CellHistoryEntry } from './model/CellHistory';
 import { CommsLeftOpen, tabStorage } from './kernel/CommsLeftOpen';
-import { MemoryMonitor } from './model/MemoryMonitor';
-import { IMonitoredNotebook } from './model/monitoredSession';
+import { MemoryMonitor } from './monitor/MemoryMonitor';
+import { IMonitoredNotebook } from './monitor/monitoredSession';
 import { lazyIndexedDbStore, lazyIndexedDbTimelineStore } from './storage/lazyIndexedDbStore';
-import { followNotebookFiles } from './model/followNotebookFiles';
+import { followNotebookFiles } from './storage/followNotebookFiles';
 import { KernelMemoryModel } from './model/KernelMemoryModel';
-import { DEFAULT_SETTINGS, readSettings, VramSettings } from './settings';
-import { SnippetLibrary } from './snippets/SnippetLibrary';
+import { DEFAULT_SETTINGS, readSettings, VramSettings } from './settings/settings';
+import { SnippetLibrary } from './features/snippets/SnippetLibrary';
 import { IVramMonitor } from './tokens';
-import { MemoryToolbarButton } from './views/MemoryToolbarButton';
-import type { NotebookCellBadges } from './views/NotebookCellBadges';
-import { SidebarHost } from './views/SidebarHost';
-import { VramStatusItem } from './views/VramStatusItem';
+import { MemoryToolbarButton } from './features/snippets/MemoryToolbarButton';
+import type { NotebookCellBadges } from './features/cells/NotebookCellBadges';
+import { SidebarHost } from './sidebar/SidebarHost';
+import { VramStatusItem } from './features/overview/VramStatusItem';
 
 export { IVramMonitor } from './tokens';
 export type { IKernelMemoryModel, ModelChange } from './tokens';
@@ -153,7 +153,7 @@ const plugin: JupyterFrontEndPlugin<IVramMonitor> = {
         .catch(async reason => {
           // The registry refused the settings whole (one value against the
           // schema): read them as written, so that the bad value alone is lost.
-          const refused = await import('./refusedSettings')
+          const refused = await import('./settings/refusedSettings')
             .then(async module => {
               const read = await module.readRefusedSettings(settingRegistry, PLUGIN_ID, reason);
               return read && { read, message: module.refusedSettingsMessage(SETTINGS_TITLE, read.problems) };
@@ -235,7 +235,7 @@ const plugin: JupyterFrontEndPlugin<IVramMonitor> = {
     // The badges' code loads with the first notebook, not with the page: they
     // show the records a notebook has when they are made, so nothing is missed.
     const addBadges = (panel: IMonitoredNotebook, model: KernelMemoryModel) => {
-      void import('./views/NotebookCellBadges').then(({ NotebookCellBadges }) => {
+      void import('./features/cells/NotebookCellBadges').then(({ NotebookCellBadges }) => {
         if (badges.has(panel) || panel.isDisposed) {
           return;
         }
@@ -278,7 +278,7 @@ const plugin: JupyterFrontEndPlugin<IVramMonitor> = {
         return;
       }
       notifierLoading = true;
-      import('./deathNotifier').then(
+      import('./features/kernelDeath/deathNotifier').then(
         ({ DeathNotifier }) => {
           monitor.sessionsChanged.disconnect(watchDeaths);
           new DeathNotifier({

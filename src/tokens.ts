@@ -14,9 +14,9 @@ import { KernelDeathFacts } from './model/kernelDeath';
 import { MemoryHistory } from './model/MemoryHistory';
 import { MonitorState } from './model/MonitorState';
 import type { VisibilityNote } from './model/visibilityNotes';
-import { HelloMessage, HelperRequestResults, ParseResult } from './protocol';
-import { SampleMessage } from './sampleProtocol';
-import { VramSettings } from './settings';
+import { HelloMessage, HelperRequestResults, ParseResult } from './protocol/messages';
+import { SampleMessage } from './protocol/sample';
+import { VramSettings } from './settings/settings';
 
 /**
  * What the kernel runs while busy: 'helper', the code this page sent to

@@ -1,6 +1,6 @@
 """Wire types of the jupyterlab-vram comm (docs/protocol.md, version 1).
 
-Must change together with src/protocol.ts (and the src/*Protocol.ts files
+Must change together with src/protocol/messages.ts (and the src/*Protocol.ts files
 beside it). This module validates requests and builds messages; it sends
 nothing. The shapes of the messages, as TypedDicts, are in protocol_types.py
 (for type checkers; never loaded at run time).

@@ -10,7 +10,7 @@
 import { Kernel } from '@jupyterlab/services';
 
 import { KernelMemoryModel } from '../model/KernelMemoryModel';
-import { HelperConfig, PartialHelperConfig } from '../protocol';
+import { HelperConfig, PartialHelperConfig } from '../protocol/messages';
 import { bootstrapHelper, IHelperBootstrapHost, sendHelper } from './helperBootstrap';
 import { HelperReadiness } from './HelperReadiness';
 

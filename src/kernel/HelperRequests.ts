@@ -11,21 +11,21 @@ import type {
   AllocationSitesResult,
   AllocationSnapshotResult,
   RecordingState
-} from '../allocationProtocol';
+} from '../protocol/allocation';
 import type {
   DeleteResult,
   FreeAction,
   FreeMemoryResult,
   HiddenHolderKind,
   InspectResult
-} from '../cleanupProtocol';
-import { ICleanupConnection } from '../model/MemoryActions';
+} from '../protocol/cleanup';
+import { ICleanupConnection } from '../features/cleanup/MemoryActions';
 import {
   HelperRequestResults,
   HelperRequestType,
   PartialHelperConfig
-} from '../protocol';
-import { Parsed } from '../protocolReader';
+} from '../protocol/messages';
+import { Parsed } from '../protocol/reader';
 
 /**
  * How long new settings may wait for their answer. The kernel reads comm
@@ -75,7 +75,7 @@ export abstract class HelperRequests implements ICleanupConnection {
    */
   async freeMemory(actions: FreeAction[]): Promise<FreeMemoryResult> {
     return this._parsed('free_memory', { actions }, async () =>
-      (await import('../cleanupProtocol')).parseFreeMemoryResult
+      (await import('../protocol/cleanup')).parseFreeMemoryResult
     );
   }
 
@@ -84,7 +84,7 @@ export abstract class HelperRequests implements ICleanupConnection {
     options: { max_entries?: number; container_depth?: number } = {}
   ): Promise<InspectResult> {
     return this._parsed('inspect', { ...options }, async () =>
-      (await import('../cleanupProtocol')).parseInspectResult
+      (await import('../protocol/cleanup')).parseInspectResult
     );
   }
 
@@ -96,7 +96,7 @@ export abstract class HelperRequests implements ICleanupConnection {
     free: FreeAction[];
   }): Promise<DeleteResult> {
     return this._parsed('delete', { ...request }, async () =>
-      (await import('../cleanupProtocol')).parseDeleteResult
+      (await import('../protocol/cleanup')).parseDeleteResult
     );
   }
 
@@ -122,21 +122,21 @@ export abstract class HelperRequests implements ICleanupConnection {
     gpu_max_entries?: number;
   }): Promise<RecordingState> {
     return this._parsed('record_allocations', { ...request }, async () =>
-      (await import('../allocationProtocol')).parseRecordingState
+      (await import('../protocol/allocation')).parseRecordingState
     );
   }
 
   /** Live memory grouped by the notebook line that allocated it. */
   async allocationSites(maxSites?: number): Promise<AllocationSitesResult> {
     return this._parsed('allocation_sites', maxSites === undefined ? {} : { max_sites: maxSites }, async () =>
-      (await import('../allocationProtocol')).parseAllocationSites
+      (await import('../protocol/allocation')).parseAllocationSites
     );
   }
 
   /** PyTorch's allocator snapshot, pickled (for its memory viewer). */
   async allocationSnapshot(): Promise<AllocationSnapshotResult> {
     return this._parsed('allocation_snapshot', {}, async () =>
-      (await import('../allocationProtocol')).parseAllocationSnapshot
+      (await import('../protocol/allocation')).parseAllocationSnapshot
     );
   }
 

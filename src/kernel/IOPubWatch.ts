@@ -42,8 +42,8 @@
 import { Kernel, KernelMessage } from '@jupyterlab/services';
 
 import { KernelMemoryModel } from '../model/KernelMemoryModel';
-import { HelloMessage, parseKernelMessage } from '../protocol';
-import { SampleMessage } from '../sampleProtocol';
+import { HelloMessage, parseKernelMessage } from '../protocol/messages';
+import { SampleMessage } from '../protocol/sample';
 import { HelperComm } from './HelperComm';
 
 /** What the watch needs of the connection it works for. */

@@ -36,7 +36,7 @@ import {
   HelperRequestResults,
   HelperRequestType,
   PartialHelperConfig
-} from '../protocol';
+} from '../protocol/messages';
 import { HelperDelivery } from './HelperDelivery';
 import { HelperRequests } from './HelperRequests';
 import { loadHelperBootstrapCode } from './helperCode';

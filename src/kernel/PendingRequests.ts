@@ -6,7 +6,7 @@
  * in time is rejected (the helper may be stuck behind a long cell: the shell
  * channel queues requests while code runs). A late answer is then dropped.
  */
-import { ErrorMessage, ReplyMessage } from '../protocol';
+import { ErrorMessage, ReplyMessage } from '../protocol/messages';
 
 /** The helper answered a request with an `error` message. */
 export class HelperRequestError extends Error {

@@ -26,7 +26,7 @@ import {
   OpenMessage,
   PartialHelperConfig,
   PROTOCOL_VERSION
-} from '../protocol';
+} from '../protocol/messages';
 import { describeFailure, ignoreRejection } from './kernelFailures';
 
 /** What one bootstrap run needs from the connection it runs for. */

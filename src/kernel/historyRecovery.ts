@@ -4,9 +4,9 @@
  * listened (its timeline). The reply is untrusted: bad records are reported
  * as a problem and skipped, a bad timeline is reported and left out whole.
  */
-import { parseHistoryResult } from '../cellProtocol';
+import { parseHistoryResult } from '../protocol/cell';
 import { KernelMemoryModel } from '../model/KernelMemoryModel';
-import { parseTimeline } from '../timelineProtocol';
+import { parseTimeline } from '../protocol/timeline';
 
 /** How much the reply added: records, and timeline rows (samples). */
 export interface RecoveredHistory {

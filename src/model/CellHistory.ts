@@ -24,7 +24,7 @@
  */
 import { ISignal, Signal } from '@lumino/signaling';
 
-import { CellMemoryRecord } from '../cellProtocol';
+import { CellMemoryRecord } from '../protocol/cell';
 import { CellSummary, summarizeCellRecord } from './cellFigures';
 
 /** Records kept per kernel model (oldest are dropped first). */

@@ -9,7 +9,7 @@
  * restart is captured first (`captureBeforeRestart`) and decided after
  * (`settleRestart` or `noteKernelDeath`).
  */
-import { SampleMessage } from '../sampleProtocol';
+import { SampleMessage } from '../protocol/sample';
 import { KernelDeathFacts, RunningCell } from './kernelDeath';
 import { KernelMarkKind, MemoryHistory } from './MemoryHistory';
 

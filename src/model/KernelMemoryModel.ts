@@ -10,9 +10,9 @@
 import { ISignal, Signal } from '@lumino/signaling';
 
 import { IKernelMemoryModel, KernelBusyWith, ModelChange } from '../tokens';
-import { claimsHello, HelloMessage, parseKernelMessage, ParseResult } from '../protocol';
-import { SampleMessage } from '../sampleProtocol';
-import { TimelineColumns } from '../timelineProtocol';
+import { claimsHello, HelloMessage, parseKernelMessage, ParseResult } from '../protocol/messages';
+import { SampleMessage } from '../protocol/sample';
+import { TimelineColumns } from '../protocol/timeline';
 import { CellHistory, CellHistoryChange } from './CellHistory';
 import { KernelDeathFacts, RunningCell } from './kernelDeath';
 import { historySeriesOf, sampleSeries } from './historySeries';

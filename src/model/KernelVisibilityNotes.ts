@@ -8,8 +8,8 @@
  * hands the deriver over (`deriveNotesWith`): until then every model has no
  * notes (nothing reads them), and derives them when first read after.
  */
-import type { HelloMessage } from '../protocol';
-import type { SampleMessage } from '../sampleProtocol';
+import type { HelloMessage } from '../protocol/messages';
+import type { SampleMessage } from '../protocol/sample';
 import { NvmlAttributionClock } from './NvmlAttributionClock';
 import type { VisibilityInputs, VisibilityNote } from './visibilityNotes';
 

@@ -8,7 +8,7 @@
  * (10 s by default): once the kernel's figures settle, the note would wait
  * for the heartbeat. A timer calls `onDue` when it falls due instead.
  */
-import { SampleMessage } from '../sampleProtocol';
+import { SampleMessage } from '../protocol/sample';
 
 /**
  * How long NVML must go on not naming the kernel before the panel says so. Right

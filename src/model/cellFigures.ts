@@ -9,7 +9,7 @@
  *
  * Unknown stays null: a delta is null as soon as one of its inputs is.
  */
-import { CellMemoryRecord } from '../cellProtocol';
+import { CellMemoryRecord } from '../protocol/cell';
 
 /** Where a cell's figures come from. */
 export type CellMemorySource = 'gpu' | 'ram';

@@ -7,7 +7,7 @@
  * sample before the death. Its status is `died`; its peaks are the highest
  * *sampled* figures, so they are never exact.
  */
-import { CellGpuMemory, CellMemoryRecord } from '../cellProtocol';
+import { CellGpuMemory, CellMemoryRecord } from '../protocol/cell';
 import { KernelDeathFacts } from './kernelDeath';
 import { MemoryHistory, SeriesKey } from './MemoryHistory';
 

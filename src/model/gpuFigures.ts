@@ -6,9 +6,9 @@
  * Unknown stays null all the way through: a derived figure is null as soon
  * as one of its inputs is.
  */
-import { DeviceInfo } from '../protocol';
-import { GpuSample } from '../sampleProtocol';
-import { percentOf } from '../format';
+import { DeviceInfo } from '../protocol/messages';
+import { GpuSample } from '../protocol/sample';
+import { percentOf } from '../text/format';
 
 export interface GpuFigures {
   index: number;

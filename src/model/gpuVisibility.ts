@@ -8,8 +8,8 @@
  * whose kernel lacks NVML's Python package, the list stays empty until the
  * first CUDA operation: that is "not known yet", never "no GPU".
  */
-import type { HelloMessage } from '../protocol';
-import type { SampleMessage } from '../sampleProtocol';
+import type { HelloMessage } from '../protocol/messages';
+import type { SampleMessage } from '../protocol/sample';
 
 /** NVML's failures that mean no NVIDIA driver is installed (so no GPU to see). */
 const NO_DRIVER = /shared library not found|library not found|driver not loaded/i;

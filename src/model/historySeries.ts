@@ -4,8 +4,8 @@
  * per-process figure; NaN where a figure is unknown. From a live sample,
  * and from the columns of a `history` reply's timeline.
  */
-import { SampleMessage } from '../sampleProtocol';
-import { TimelineColumns } from '../timelineProtocol';
+import { SampleMessage } from '../protocol/sample';
+import { TimelineColumns } from '../protocol/timeline';
 import { SeriesKey } from './MemoryHistory';
 
 /** The figures of one sample that go into the history. */

@@ -7,8 +7,8 @@
  *
  * Unknown stays null: a derived figure is null as soon as one input is.
  */
-import { percentOf } from '../format';
-import { HostMemory } from '../sampleProtocol';
+import { percentOf } from '../text/format';
+import { HostMemory } from '../protocol/sample';
 
 export interface HostFigures {
   /** Whether the limit is a container's (cgroup) rather than the machine's RAM. */

@@ -17,8 +17,8 @@
  * zram swap is RAM itself, and the last sample can be a second old, so room
  * there does not clear the killer); anything else is an unknown cause.
  */
-import { ByteUnits, formatBytes } from '../format';
-import { SampleMessage } from '../sampleProtocol';
+import { ByteUnits, formatBytes } from '../text/format';
+import { SampleMessage } from '../protocol/sample';
 import { hostFigures } from './hostFigures';
 import { swapFigures, swapRoomLeft } from './swapFigures';
 

@@ -16,8 +16,8 @@
  *
  * Unknown stays null (an older helper sends no swap figures); 0 is 0.
  */
-import { percentOf } from '../format';
-import { HostMemory } from '../sampleProtocol';
+import { percentOf } from '../text/format';
+import { HostMemory } from '../protocol/sample';
 
 export interface SwapFigures {
   /** The kernel's own pages in swap (VmSwap), besides its RSS. */

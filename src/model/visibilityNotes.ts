@@ -11,8 +11,8 @@
  */
 import { seesNoGpu } from './gpuVisibility';
 import { NVML_UNATTRIBUTED_NOTE_AFTER_S } from './NvmlAttributionClock';
-import { HelloMessage } from '../protocol';
-import { HiddenGpus, SampleMessage } from '../sampleProtocol';
+import { HelloMessage } from '../protocol/messages';
+import { HiddenGpus, SampleMessage } from '../protocol/sample';
 
 export type VisibilityNoteId =
   | 'torch-not-imported'

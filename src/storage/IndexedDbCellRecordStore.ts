@@ -9,10 +9,10 @@
  * records of another version of the extension; those that do not read are
  * dropped.
  */
-import { CellMemoryRecord, parseCellRecord } from '../cellProtocol';
+import { CellMemoryRecord, parseCellRecord } from '../protocol/cell';
 import { SavedCellSession } from '../model/CellHistory';
-import { ICellRecordStore, SavedCellRecord, SeriesFloor } from '../model/CellHistoryPersistence';
-import type { IPathKeyedStore } from '../model/followNotebookFiles';
+import { ICellRecordStore, SavedCellRecord, SeriesFloor } from './CellHistoryPersistence';
+import type { IPathKeyedStore } from './followNotebookFiles';
 import {
   CELL_FLOORS as FLOORS,
   CELL_RECORDS as RECORDS,

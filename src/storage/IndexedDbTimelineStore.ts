@@ -5,10 +5,10 @@
  * indexed: a notebook's chunks are read together, and chunks past the age
  * limit go, whatever their notebook, when any notebook's are read).
  */
-import { ITimelineStore, StoredTimelineChunk } from '../model/TimelinePersistence';
-import type { IPathKeyedStore } from '../model/followNotebookFiles';
-import { parseTimelineChunk, storedChunk } from '../model/savedTimeline';
-import type { TimelineChunk } from '../model/TimelineChunkBuilder';
+import { ITimelineStore, StoredTimelineChunk } from './TimelinePersistence';
+import type { IPathKeyedStore } from './followNotebookFiles';
+import { parseTimelineChunk, storedChunk } from './savedTimeline';
+import type { TimelineChunk } from './TimelineChunkBuilder';
 import { done, pathRanges, renamedPath, request, TIMELINE_CHUNKS, VramDatabase } from './vramDatabase';
 
 /** Chunks whose last row is older than this go (a notebook not opened for a week). */

@@ -2,9 +2,9 @@
  * The IndexedDB stores, each loaded with its first use: a page that never
  * opens a notebook does not pay for them at start-up.
  */
-import type { ICellRecordStore } from '../model/CellHistoryPersistence';
-import type { ITimelineStore } from '../model/TimelinePersistence';
-import type { IPathKeyedStore } from '../model/followNotebookFiles';
+import type { ICellRecordStore } from './CellHistoryPersistence';
+import type { ITimelineStore } from './TimelinePersistence';
+import type { IPathKeyedStore } from './followNotebookFiles';
 
 export function lazyIndexedDbStore(): ICellRecordStore & IPathKeyedStore {
   let store: Promise<ICellRecordStore & IPathKeyedStore> | null = null;

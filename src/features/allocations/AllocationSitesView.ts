@@ -1,0 +1,495 @@
+/**
+ * The "Lines" tab: live memory grouped by the notebook line that allocated
+ * it, per device (host through tracemalloc, each GPU through PyTorch's
+ * allocator history), largest first. A toggle turns recording on and off
+ * and says what it costs; a row of a notebook line activates that cell and
+ * puts the cursor on the line; the GPU snapshot and the host sites can be
+ * downloaded. Renders an AllocationRecorder; file names, code and reasons
+ * come from the kernel: text only.
+ *
+ * Test hooks: root `[data-vram-role="sites-view"]`;
+ * `[data-vram-role="record-allocations"]` (the checkbox),
+ * `[data-vram-role="recording-status"]`, `[data-vram-role="sites-refresh"]`,
+ * `[data-vram-role="export-gpu-snapshot"]`, `[data-vram-role="export-host-csv"]`,
+ * `[data-vram-role="sites-error"]`;
+ * `[data-vram-role="site-device"][data-vram-device="host"]`;
+ * `[data-vram-role="site-row"]` with `data-vram-device`, `data-vram-bytes`,
+ * `data-vram-cell-id`, `data-vram-execution-count`, `data-vram-line`;
+ * `[data-vram-role="site-fold"]` (a `<details>` of the small sites outside
+ * the notebook, with `data-vram-device` and `data-vram-bytes`).
+ */
+import {
+  DeviceSites,
+  GpuRecording,
+  gpuHistoryReadable,
+  HostRecording,
+  RecordingState
+} from '../../protocol/allocation';
+import { clockTime } from '../../text/clockText';
+import { seesNoGpu } from '../../model/gpuVisibility';
+import { formatBytes, plural } from '../../text/format';
+import { AllocationRecorder, AllocationRecorderChange } from './AllocationRecorder';
+import { ConsoleCells } from '../../model/ConsoleCells';
+import {
+  cellIdsByCount,
+  foldSmallSites,
+  SiteRow,
+  siteRows,
+  SMALL_SITE_BYTES,
+  SMALL_SITE_SHARE
+} from './siteRows';
+import { VramSettings } from '../../settings/settings';
+import { IKernelMemoryModel } from '../../tokens';
+import {
+  button,
+  element,
+  makeActivatable,
+  setBytesData,
+  setHidden,
+  setText
+} from '../../ui/dom';
+import { LazyView } from '../../ui/LazyView';
+import { follow } from '../../ui/follow';
+
+export class AllocationSitesView extends LazyView {
+  constructor(options: AllocationSitesView.IOptions) {
+    super(options.settings);
+    this._actions = options.actions;
+    this._consoleCells = options.consoleCells ?? null;
+    this._consoleCells?.changed.connect(this.requestRender, this);
+    this.addClass('jp-vram-Sites');
+    this.node.dataset.vramRole = 'sites-view';
+
+    const toggleLabel = element('label', 'jp-vram-Sites-toggle');
+    this._toggle = document.createElement('input');
+    this._toggle.type = 'checkbox';
+    this._toggle.dataset.vramRole = 'record-allocations';
+    this._toggle.addEventListener('change', () =>
+      this._actions.setRecording(this._toggle.checked)
+    );
+    toggleLabel.append(this._toggle, document.createTextNode(' Record allocations'));
+    toggleLabel.title =
+      'Keep the Python stack of every live allocation in this kernel (tracemalloc; ' +
+      "PyTorch's allocator history once CUDA is up), to show which line holds memory. " +
+      'While on, every Python allocation costs tens of microseconds (the stack is walked), so ' +
+      'code that allocates a lot runs many times slower; fewer frames (the host stack depth ' +
+      'setting) cost less. Off frees it.';
+
+    this._status = element('div', 'jp-vram-Sites-status', {
+      role: 'recording-status'
+    });
+    const toolbar = element('div', 'jp-vram-Holders-toolbar');
+    this._refresh = button(
+      'jp-vram-Button',
+      {
+        role: 'sites-refresh',
+        text: 'Refresh',
+        title: 'Ask the kernel which lines hold memory now'
+      },
+      () => void this.recorder?.refresh()
+    );
+    this._exportGpu = button(
+      'jp-vram-Button',
+      {
+        role: 'export-gpu-snapshot',
+        text: 'GPU snapshot',
+        title:
+          "Download PyTorch's allocator snapshot (.pickle) for pytorch.org/memory_viz"
+      },
+      () => this._actions.exportGpuSnapshot()
+    );
+    this._exportHost = button(
+      'jp-vram-Button',
+      {
+        role: 'export-host-csv',
+        text: 'Host CSV',
+        title: 'Download the host sites as CSV'
+      },
+      () => this._actions.exportHostCsv()
+    );
+    toolbar.append(this._refresh, this._exportGpu, this._exportHost);
+    this._error = element('div', 'jp-vram-Holders-status jp-vram-Holders-error', {
+      role: 'sites-error'
+    });
+    this._asOf = element('div', 'jp-vram-Sites-status', { role: 'sites-as-of' });
+    this._devices = element('div', 'jp-vram-Sites-devices');
+    this.node.append(toggleLabel, this._status, toolbar, this._error, this._asOf, this._devices);
+    this.renderNow();
+  }
+
+  get recorder(): AllocationRecorder | null {
+    return this._recorder;
+  }
+
+  set recorder(recorder: AllocationRecorder | null) {
+    if (recorder === this._recorder) {
+      return;
+    }
+    this._recorder = follow(this._recorder, recorder, this._onRecorderChanged, this);
+    // Another kernel's listing: the folds the user opened were that of the previous one.
+    this._openFolds.clear();
+    this.requestRender();
+  }
+
+  /** The kernel's memory model: its cell history maps execution counts to cells. */
+  get model(): IKernelMemoryModel | null {
+    return this._model;
+  }
+
+  set model(model: IKernelMemoryModel | null) {
+    this._model = model;
+    this.requestRender();
+  }
+
+  /** The rows shown, per device (tests). */
+  get rows(): { device: string; rows: SiteRow[] }[] {
+    return this._rows;
+  }
+
+  dispose(): void {
+    this._consoleCells?.changed.disconnect(this.requestRender, this);
+    this._recorder?.changed.disconnect(this._onRecorderChanged, this);
+    this._recorder = null;
+    super.dispose();
+  }
+
+  protected render(): void {
+    const recorder = this._recorder;
+    // Shown (render runs only then): a kernel's unknown state is asked once.
+    recorder?.ensureKnown();
+    const available = recorder?.available ?? false;
+    const state = recorder?.recording ?? null;
+    const busy = (recorder?.pending ?? 0) > 0;
+    if (!busy) {
+      // While the kernel has not answered, the box shows what the user asked for.
+      this._toggle.checked = state?.enabled ?? false;
+    }
+    this._toggle.disabled = !available || busy;
+    this._refresh.disabled = !available || busy;
+    const noGpu = seesNoGpu(this._model?.hello ?? null, this._model?.latest ?? null);
+    const gpuVisible = noGpu === null ? null : !noGpu;
+    this._exportGpu.disabled = !available || !state || !gpuHistoryReadable(state.gpu);
+    this._exportGpu.title = this._exportGpu.disabled
+      ? gpuVisible === false
+        ? 'No GPU is visible to this kernel: there is no GPU snapshot to download'
+        : "Available while PyTorch's allocator history is recording (recording on, and CUDA initialised)"
+      : "Download PyTorch's allocator snapshot (.pickle) for pytorch.org/memory_viz";
+    setText(
+      this._status,
+      statusText(state, available, busy, this.settings, gpuVisible)
+    );
+    const error = recorder?.error ?? null;
+    setHidden(this._error, error === null);
+    setText(this._error, error ?? '');
+
+    const listing = recorder?.listing ?? null;
+    this._renderAsOf();
+    const records = this._model?.cells.entries.map(e => e.record) ?? [];
+    const consoleCells = this._consoleCells;
+    this._rows = listing
+      ? siteRows(listing, cellIdsByCount(records), id => consoleCells?.has(id) ?? false)
+      : [];
+    this._exportHost.disabled = !this._rows.some(
+      d => d.device === 'host' && d.rows.length > 0
+    );
+    this._devices.replaceChildren(
+      ...(listing?.devices ?? []).map((device, i) =>
+        this._renderDevice(device, this._rows[i].rows)
+      )
+    );
+  }
+
+  /** A cell ran since the listing: only the line that says so changes, not the listing. */
+  private _onRecorderChanged(_: AllocationRecorder, change: AllocationRecorderChange): void {
+    if (change === 'since') {
+      this._renderAsOf();
+    } else {
+      this.requestRender();
+    }
+  }
+
+  private _renderAsOf(): void {
+    const recorder = this._recorder;
+    const listedAt = recorder?.listedAt ?? null;
+    setHidden(this._asOf, listedAt === null);
+    setText(this._asOf, listedAt === null ? '' : asOfText(listedAt, recorder?.cellsRunSinceListing ?? 0));
+  }
+
+  private _renderDevice(sites: DeviceSites, rows: SiteRow[]): HTMLElement {
+    const units = this.settings.units;
+    const { device, unattributed_bytes: unattributed, truncated } = sites;
+    const section = element('section', 'jp-vram-Sites-device', {
+      role: 'site-device'
+    });
+    section.dataset.vramDevice = device;
+    const name =
+      device === 'host'
+        ? 'Host (tracemalloc: Python objects and NumPy arrays, not PyTorch CPU tensors)'
+        : `GPU ${device}`;
+    // The helper's own allocations are never listed: the heading leaves them
+    // out too, so that it adds up to what is listed, and says what they are.
+    const total = Math.max(0, sites.total_bytes - sites.helper_bytes);
+    const count = Math.max(0, sites.count - sites.helper_count);
+    let heading = `${name}: ${formatBytes(total, units)} live in ${plural(count, 'allocation', 'allocations')}`;
+    if (unattributed > 0) {
+      // PyTorch records Python stacks only: the backward pass allocates the
+      // gradients in autograd's own threads, which have none.
+      heading +=
+        `; ${formatBytes(unattributed, units)} without a stack` +
+        (device === 'host'
+          ? ' (allocated before recording)'
+          : ' (allocated before recording, or by the backward pass, which runs outside Python)');
+    }
+    if (sites.helper_bytes > 0) {
+      heading +=
+        `; not counted: this monitor's own ${formatBytes(sites.helper_bytes, units)}` +
+        (sites.helper_count > 0 ? ` in ${plural(sites.helper_count, 'allocation', 'allocations')}` : '');
+    }
+    section.appendChild(element('div', 'jp-vram-Holders-heading', { text: heading }));
+    const { shown, folded, foldedBytes, foldedCount } = foldSmallSites(rows);
+    const list = element('ul', 'jp-vram-Holders-list');
+    for (const row of shown) {
+      list.appendChild(this._renderRow(row));
+    }
+    if (rows.length === 0) {
+      list.appendChild(
+        element('li', 'jp-vram-Sites-empty', {
+          text: 'No live allocation recorded on this device.'
+        })
+      );
+    }
+    section.appendChild(list);
+    if (folded.length > 0) {
+      section.appendChild(this._renderFold(device, folded, foldedBytes, foldedCount));
+    }
+    if (truncated) {
+      section.appendChild(
+        element('div', 'jp-vram-Sites-note', {
+          text: 'Only the largest sites are listed.'
+        })
+      );
+    }
+    return section;
+  }
+
+  /** The small sites outside the notebook, behind one line that says what they add up to. */
+  private _renderFold(
+    device: string,
+    rows: SiteRow[],
+    bytes: number,
+    count: number
+  ): HTMLElement {
+    const fold = element('details', 'jp-vram-Sites-fold', { role: 'site-fold' });
+    fold.dataset.vramDevice = device;
+    setBytesData(fold, bytes);
+    // A refresh renders anew: a fold the user opened stays open.
+    fold.open = this._openFolds.has(device);
+    fold.addEventListener('toggle', () => {
+      if (fold.open) {
+        this._openFolds.add(device);
+      } else {
+        this._openFolds.delete(device);
+      }
+    });
+    const summary = element('summary', 'jp-vram-Sites-foldSummary', {
+      text:
+        `${plural(rows.length, 'smaller site', 'smaller sites')} outside the notebook: ` +
+        `${formatBytes(bytes, this.settings.units)} in ${plural(count, 'allocation', 'allocations')}`
+    });
+    summary.title =
+      `Each under ${SMALL_SITE_SHARE * 100}% of what is listed on this device, or under ` +
+      `${formatBytes(SMALL_SITE_BYTES, this.settings.units)} (library code, not a notebook line)`;
+    const list = element('ul', 'jp-vram-Holders-list');
+    for (const row of rows) {
+      list.appendChild(this._renderRow(row));
+    }
+    fold.append(summary, list);
+    return fold;
+  }
+
+  private _renderRow(row: SiteRow): HTMLElement {
+    const item = element('li', 'jp-vram-Sites-row', { role: 'site-row' });
+    item.dataset.vramDevice = row.device;
+    item.dataset.vramLine = String(row.line);
+    if (row.cellId !== null) {
+      item.dataset.vramCellId = row.cellId;
+    }
+    if (row.executionCount !== null) {
+      item.dataset.vramExecutionCount = String(row.executionCount);
+    }
+    setBytesData(item, row.bytes);
+    const head = element('div', 'jp-vram-Sites-rowHead');
+    head.append(
+      element('span', 'jp-vram-Sites-where', {
+        text: row.inNotebook ? row.label : `outside the notebook: ${row.label}`
+      }),
+      element('span', 'jp-vram-Sites-bytes', {
+        text: `${formatBytes(row.bytes, this.settings.units)} · ${row.count} alloc${row.count === 1 ? '' : 's'}`
+      })
+    );
+    item.appendChild(head);
+    if (row.code !== null) {
+      item.appendChild(element('code', 'jp-vram-Sites-code', { text: row.code }));
+    }
+    if (row.library !== null) {
+      item.appendChild(
+        element('div', 'jp-vram-Sites-library', { text: `↳ ${row.library}` })
+      );
+    }
+    if (row.inConsole) {
+      item.dataset.vramConsole = 'true';
+      item.title = 'Ran in a console: there is no cell to go to.';
+    } else if (row.inNotebook && (row.cellId !== null || row.executionCount !== null)) {
+      item.classList.add('jp-vram-Sites-jump');
+      item.title = 'Go to this line';
+      makeActivatable(item, () => this._actions.jumpTo(row));
+    }
+    return item;
+  }
+
+  private _actions: AllocationSitesView.IActions;
+  private _consoleCells: ConsoleCells | null;
+  private _recorder: AllocationRecorder | null = null;
+  private _asOf: HTMLElement;
+  private _model: IKernelMemoryModel | null = null;
+  private _rows: { device: string; rows: SiteRow[] }[] = [];
+  /** Devices whose fold of small sites the user opened. */
+  private _openFolds = new Set<string>();
+  private _toggle: HTMLInputElement;
+  private _status: HTMLElement;
+  private _refresh: HTMLButtonElement;
+  private _exportGpu: HTMLButtonElement;
+  private _exportHost: HTMLButtonElement;
+  private _error: HTMLElement;
+  private _devices: HTMLElement;
+}
+
+/** When the listing was made, and whether cells ran since (it only changes on Refresh). */
+export function asOfText(listedAt: number, cellsSince: number): string {
+  const when = `Listed at ${clockTime(listedAt)}.`;
+  if (cellsSince === 0) {
+    return when;
+  }
+  const cells = cellsSince === 1 ? '1 cell has run' : `${cellsSince} cells have run`;
+  return `${when} ${cells} since: Refresh to see what the lines hold now.`;
+}
+
+/**
+ * What the toggle's state line says: on or off, and what it costs.
+ * `gpuVisible`: whether the kernel sees a GPU (null: not known yet).
+ */
+export function statusText(
+  state: RecordingState | null,
+  available: boolean,
+  busy: boolean,
+  settings: VramSettings,
+  gpuVisible: boolean | null = null
+): string {
+  if (!available) {
+    return 'The memory helper is not running in this kernel.';
+  }
+  const waiting = busy ? ' (waiting for the kernel…)' : '';
+  if (state === null) {
+    return `Recording state unknown: Refresh asks the kernel.${waiting}`;
+  }
+  if (!state.enabled) {
+    return `Recording is off: it costs nothing. Tick "Record allocations" to see which lines hold memory.${waiting}`;
+  }
+  const parts: string[] = [];
+  const host = state.host;
+  if (host.state === 'recording' || host.state === 'shared') {
+    const whose = host.state === 'shared' ? ', started by someone else: left running when off' : '';
+    parts.push(
+      `host: tracemalloc, ${framesText(host.frames)}${whose}, ${formatBytes(host.overhead_bytes, settings.units)} of traces`
+    );
+  }
+  const gpu = state.gpu;
+  if (gpu.state === 'recording') {
+    // Written as the restart sentence beside it writes them ("200,000", not "200000").
+    parts.push(`GPU: PyTorch's allocator history, last ${gpu.max_entries?.toLocaleString('en-US') ?? '?'} events`);
+  } else if (gpu.state === 'shared') {
+    parts.push(
+      "GPU: PyTorch's allocator history as someone else started it (read as it is, left running when off)"
+    );
+  } else if (gpuVisible === false && gpu.state === 'waiting') {
+    // The helper waits for CUDA; with no GPU it will never come.
+    parts.push('no GPU is visible to this kernel, so only the host is recorded');
+  } else if (gpu.reason) {
+    parts.push(`GPU ${gpu.state}: ${gpu.reason}`);
+  }
+  return (
+    `Recording on: ${parts.join('; ')}.` +
+    restartText(state).map(sentence => ` ${sentence}`).join('') +
+    waiting
+  );
+}
+
+/**
+ * What restarted while recording, and why (it loses history, so it is said,
+ * not done silently): one sentence per restarted part.
+ */
+export function restartText(state: RecordingState): string[] {
+  const sentences: string[] = [];
+  if (state.host.state === 'recording' && state.host.restarted_at !== null) {
+    sentences.push(hostRestartText(state.host, clockTime(state.host.restarted_at)));
+  }
+  if (state.gpu.state === 'recording' && state.gpu.restarted_at !== null) {
+    sentences.push(gpuRestartText(state.gpu, clockTime(state.gpu.restarted_at)));
+  }
+  return sentences;
+}
+
+/** "16 frames", "1 frame" (the setting allows one), "? frames" when unknown. */
+function framesText(frames: number | null): string {
+  return frames === null ? '? frames' : plural(frames, 'frame', 'frames');
+}
+
+function hostRestartText(host: HostRecording, at: string): string {
+  const frames = framesText(host.frames);
+  switch (host.restart_reason) {
+    case 'symbolizer':
+      return (
+        `Host recording restarted at ${at} while PyTorch loaded its stack ` +
+        'symbolizer (recording that load would have taken minutes); earlier host allocations are not attributed.'
+      );
+    case 'stopped_elsewhere':
+      return (
+        `tracemalloc was stopped outside this panel; host recording started it again with ${frames} ` +
+        `at ${at}: earlier host allocations are not attributed.`
+      );
+    default:
+      return `Host recording restarted with ${frames} at ${at}; earlier host allocations are not attributed.`;
+  }
+}
+
+function gpuRestartText(gpu: GpuRecording, at: string): string {
+  const entries = (gpu.max_entries ?? 0).toLocaleString('en-US');
+  if (gpu.restart_reason === 'stopped_elsewhere') {
+    return (
+      "PyTorch's allocator history was switched off outside this panel; GPU recording started it again " +
+      `with ${entries} events at ${at}: GPU memory allocated while it was off is not attributed.`
+    );
+  }
+  return gpu.restart_kept_stacks
+    ? `GPU history restarted with ${entries} events at ${at}: ` +
+        'earlier alloc/free events are gone from the snapshot; live memory keeps its lines.'
+    : `GPU recording restarted with ${entries} events at ${at}; earlier GPU allocations may not be attributed.`;
+}
+
+export namespace AllocationSitesView {
+  export interface IActions {
+    /** Turn recording on/off (the command, so that it is one code path). */
+    setRecording(enabled: boolean): void;
+    /** Activate the row's cell and put the cursor on its line. */
+    jumpTo(row: SiteRow): void;
+    exportGpuSnapshot(): void;
+    exportHostCsv(): void;
+  }
+
+  export interface IOptions {
+    settings: VramSettings;
+    actions: IActions;
+    /** The ids of the page's console cells: their lines are labelled a console's. */
+    consoleCells?: ConsoleCells | null;
+  }
+}

@@ -1,0 +1,198 @@
+/**
+ * The commands of allocation recording (ids in ui/commandIds.ts): turn it on
+ * or off, show live memory by line, go to a line, export. Registered by
+ * registerCommands (commands.ts). The handlers of going to a line and of
+ * the exports (features/allocations/allocationCommandsLazy.ts) load when one first runs, not at
+ * start-up.
+ */
+import { JupyterFrontEnd } from '@jupyterlab/application';
+import { ICommandPalette } from '@jupyterlab/apputils';
+import { TranslationBundle } from '@jupyterlab/translation';
+
+import { CommandIDs } from '../../ui/commandIds';
+import {
+  AllocationRecorder,
+  AllocationRecorderChange
+} from './AllocationRecorder';
+import type { MemoryMonitor } from '../../monitor/MemoryMonitor';
+import { IMonitoredNotebook } from '../../monitor/monitoredSession';
+import type { CellMemoryRecord } from '../../protocol/cell';
+import type { IKernelMemoryModel, ModelChange } from '../../tokens';
+import type { IRevealNotebook } from './revealLine';
+import { SIDEBAR_ID, SidebarHost } from '../../sidebar/SidebarHost';
+
+/** A monitored notebook panel whose notebook a line can be revealed in. */
+export interface ILinePanel extends IMonitoredNotebook {
+  readonly id: string;
+  readonly content: IRevealNotebook;
+}
+
+/** What the allocation commands act on (commands.ts gives it). */
+export interface IAllocationCommandOptions {
+  app: JupyterFrontEnd;
+  trans: TranslationBundle;
+  palette: ICommandPalette | null;
+  category: string;
+  sidebar: Pick<SidebarHost, 'showTab'>;
+  /** The active kernel's model, followed for whether its helper is live. */
+  monitor: Pick<MemoryMonitor, 'current' | 'currentChanged'>;
+  /** The active kernel's allocation recording; null without a notebook. */
+  current: () => AllocationRecorder | null;
+  /** The panels of the active kernel, the active notebook first. */
+  panels: () => ILinePanel[];
+  /** Path of the active notebook (for export file names). */
+  currentNotebookPath: () => string | null;
+  /** The active kernel's cell records (they map execution counts to cells). */
+  records: () => readonly Pick<CellMemoryRecord, 'execution_count' | 'cell_id'>[];
+  notify: (type: 'info' | 'warning' | 'error', message: string) => void;
+}
+
+export function registerAllocationCommands(options: IAllocationCommandOptions): void {
+  const { app, trans, palette, sidebar, current } = options;
+  const showLines = () => {
+    sidebar.showTab('lines');
+    app.shell.activateById(SIDEBAR_ID);
+  };
+
+  app.commands.addCommand(CommandIDs.recordAllocations, {
+    label: args =>
+      args.enabled === false
+        ? trans.__('Stop Recording Allocations')
+        : args.enabled === true
+          ? trans.__('Record Allocations')
+          : trans.__('Record Allocations (Which Line Holds Memory)'),
+    caption: trans.__(
+      'Keep the Python stack of every live allocation in the active kernel (tracemalloc; PyTorch allocator history), to show which line holds memory'
+    ),
+    isToggled: () => current()?.enabled ?? false,
+    isEnabled: () => current()?.available ?? false,
+    execute: async args => {
+      const recorder = current();
+      if (!recorder) {
+        return null;
+      }
+      const enabled =
+        typeof args.enabled === 'boolean' ? args.enabled : !recorder.enabled;
+      const state = await recorder.setRecording(enabled);
+      if (state === null) {
+        options.notify(
+          'error',
+          recorder.error ?? trans.__('Could not change allocation recording.')
+        );
+      } else if (enabled) {
+        await recorder.refresh();
+      }
+      return state;
+    }
+  });
+
+  app.commands.addCommand(CommandIDs.showAllocationSites, {
+    label: trans.__('Show Which Lines Hold Memory'),
+    caption: trans.__(
+      'List live memory by the notebook line that allocated it (needs allocation recording)'
+    ),
+    isEnabled: () => current() !== null,
+    execute: async () => {
+      // Asked before the tab shows: the tab then waits for this answer
+      // rather than asking for the recording state itself.
+      const listing = current()?.refresh();
+      showLines();
+      return (await listing) ?? null;
+    }
+  });
+
+  // The handlers of going to a line and of the exports load with their first run.
+  const handlers = () => import('./allocationCommandsLazy');
+  app.commands.addCommand(CommandIDs.goToCellLine, {
+    label: trans.__('Go to Cell Line'),
+    execute: async args => (await handlers()).goToCellLine(options, args)
+  });
+
+  app.commands.addCommand(CommandIDs.exportAllocationSnapshot, {
+    label: trans.__('Download the GPU Allocator Snapshot'),
+    caption: trans.__(
+      "PyTorch's allocator snapshot (.pickle), for pytorch.org/memory_viz"
+    ),
+    isEnabled: () => {
+      // Its own history or someone else's (allocationProtocol's gpuHistoryReadable,
+      // not imported: this module loads with the page).
+      const state = current()?.recording?.gpu.state;
+      return state === 'recording' || state === 'shared';
+    },
+    execute: async () => (await handlers()).exportAllocationSnapshot(options)
+  });
+
+  app.commands.addCommand(CommandIDs.exportAllocationSites, {
+    label: trans.__('Download Host Allocation Sites (CSV)'),
+    isEnabled: () => current()?.listing !== null,
+    execute: async () => (await handlers()).exportAllocationSites(options)
+  });
+
+  followRecording(app, options.monitor, current);
+
+  if (palette) {
+    for (const command of RECORDING_COMMANDS) {
+      palette.addItem({ command, category: options.category });
+    }
+  }
+}
+
+/** The commands whose label, toggle or enabled state read the recorder. */
+const RECORDING_COMMANDS = [
+  CommandIDs.recordAllocations,
+  CommandIDs.showAllocationSites,
+  CommandIDs.exportAllocationSnapshot,
+  CommandIDs.exportAllocationSites
+];
+
+/** What the recording commands' isEnabled and isToggled read of a recorder. */
+const RECORDING_CHANGES: ReadonlySet<AllocationRecorderChange> = new Set([
+  'recording',
+  'listing',
+  'available'
+] as const);
+
+/**
+ * Menus and the palette show the recording commands as enabled and toggled
+ * when last told: tell them whenever what those read changes (the active
+ * kernel, its helper going live or away, the recorder's state), not only
+ * after a command ran. The recorder says nothing when a kernel that never
+ * recorded stops being live: its model does.
+ */
+function followRecording(
+  app: JupyterFrontEnd,
+  monitor: Pick<MemoryMonitor, 'current' | 'currentChanged'>,
+  current: () => AllocationRecorder | null
+): void {
+  const notify = () => {
+    for (const id of RECORDING_COMMANDS) {
+      app.commands.notifyCommandChanged(id);
+    }
+  };
+  const onRecorderChanged = (
+    _: AllocationRecorder,
+    change: AllocationRecorderChange
+  ) => {
+    if (RECORDING_CHANGES.has(change)) {
+      notify();
+    }
+  };
+  const onModelChanged = (_: IKernelMemoryModel, change: ModelChange) => {
+    if (change === 'state') {
+      notify();
+    }
+  };
+  let model: IKernelMemoryModel | null = null;
+  let recorder: AllocationRecorder | null = null;
+  const follow = () => {
+    model?.changed.disconnect(onModelChanged);
+    recorder?.changed.disconnect(onRecorderChanged);
+    model = monitor.current;
+    recorder = current();
+    model?.changed.connect(onModelChanged);
+    recorder?.changed.connect(onRecorderChanged);
+    notify();
+  };
+  monitor.currentChanged.connect(follow);
+  follow();
+}

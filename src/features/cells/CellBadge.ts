@@ -1,0 +1,74 @@
+/**
+ * The memory badge of one executed code cell: "+1.2 GiB · peak 3.4 GiB ·
+ * 2.1 s", with the per-device breakdown in its tooltip. A plain DOM node
+ * (owned by NotebookCellBadges), text only: the tooltip carries kernel text.
+ *
+ * Test hooks: `data-vram-role="cell-badge"` and the exact figures in
+ * `data-vram-delta-bytes`, `data-vram-peak-bytes` (absent when unknown),
+ * `data-vram-ram-delta-bytes` (a GPU cell that moved host RAM by a GiB or more),
+ * `data-vram-duration-s`, `data-vram-status`, `data-vram-level`,
+ * `data-vram-execution-count`.
+ */
+import { formatCellBadge } from './cellFormat';
+import { ByteUnits } from '../../text/format';
+import { CellSummary } from '../../model/cellFigures';
+import { element, setData, setTitle } from '../../ui/dom';
+
+export interface CellBadgeContent {
+  summary: CellSummary;
+  executionCount: number | null;
+  /** Tooltip (plain text, may contain kernel text). */
+  title: string;
+  level: 'normal' | 'warning';
+  /** Rendered from the notebook's saved metadata, not a live record. */
+  saved: boolean;
+  /** A record of an earlier kernel process than the notebook's kernel now. */
+  earlier: boolean;
+  /** The outcome is shown beside the badge (the kernel-death mark): the badge leaves it out. */
+  outcomeMarked?: boolean;
+  units: ByteUnits;
+}
+
+export const CELL_BADGE_CLASS = 'jp-vram-CellBadge';
+
+export function createCellBadgeNode(): HTMLElement {
+  return element('div', CELL_BADGE_CLASS, { role: 'cell-badge' });
+}
+
+function numberText(v: number | null): string | null {
+  return v === null || !Number.isFinite(v) ? null : String(Math.round(v));
+}
+
+/** Show `content` in a badge node; touches only what changed. */
+export function renderCellBadge(
+  node: HTMLElement,
+  content: CellBadgeContent
+): void {
+  const s = content.summary;
+  const text = formatCellBadge(s, content.units, !content.outcomeMarked);
+  if (node.textContent !== text) {
+    node.textContent = text;
+  }
+  setTitle(node, content.title);
+  setData(node, 'vramDeltaBytes', numberText(s.deltaBytes));
+  setData(node, 'vramRamDeltaBytes', s.ramAlongside ? numberText(s.ramAlongside.deltaBytes) : null);
+  setData(node, 'vramPeakBytes', numberText(s.peakBytes));
+  setData(node, 'vramPeakExact', String(s.peakExact));
+  setData(node, 'vramDurationS', String(s.durationS));
+  setData(node, 'vramStatus', s.status);
+  setData(node, 'vramOutOfMemory', String(s.outOfMemory));
+  setData(node, 'vramLevel', content.level);
+  setData(node, 'vramSource', s.source);
+  setData(
+    node,
+    'vramExecutionCount',
+    content.executionCount === null ? null : String(content.executionCount)
+  );
+  setData(node, 'vramSaved', content.saved ? 'true' : null);
+  setData(node, 'vramEarlier', content.earlier ? 'true' : null);
+  node.classList.toggle('jp-vram-warning', content.level === 'warning');
+  node.classList.toggle('jp-vram-CellBadge-saved', content.saved);
+  node.classList.toggle('jp-vram-CellBadge-earlier', content.earlier);
+  node.classList.toggle('jp-vram-CellBadge-error', s.outcome !== 'ok');
+  node.classList.toggle('jp-vram-CellBadge-oom', s.outcome === 'oom');
+}

@@ -1,0 +1,463 @@
+/**
+ * The "Cells" view of the sidebar: one row per executed cell (execution
+ * count, memory change, peak, duration, status, and while allocations are
+ * recorded the bytes still alive from it), sortable by every column,
+ * a click on a row (or Enter or Space on it) goes to the cell; export and
+ * clear buttons.
+ *
+ * The list is virtualised: rows have a fixed height, and only the rows in
+ * the viewport (plus a few) exist in the DOM, reused as the list scrolls, so
+ * 10,000 records cost what 30 do. The sorted order is cached per history
+ * version and sort, and computed again only when records came in (or, sorted
+ * by Alive, when new alive figures came in).
+ *
+ * Kernel text (error types, cell ids) goes in through textContent only.
+ */
+import { Message } from '@lumino/messaging';
+
+import { formatExecutionCount } from './cellFormat';
+import { AllocationRecorder } from '../allocations/AllocationRecorder';
+import { cellAliveOf, cellAliveText, CellAliveText } from './cellAlive';
+import { cellTotalsOf, cellWarningLevel } from '../../model/cellFigures';
+import { CellHistoryEntry } from '../../model/CellHistory';
+import { ConsoleCells } from '../../model/ConsoleCells';
+import {
+  CELL_SORT_KEYS,
+  CellSort,
+  CellSortKey,
+  FIRST_SORT_DIRECTION,
+  sortCellEntries
+} from './cellSort';
+import { ModelChange } from '../../tokens';
+import { CELL_ROW_HEIGHT, CellHistoryRow } from './CellHistoryRow';
+import { button, element, makeActivatable, setHidden, setText } from '../../ui/dom';
+import { ModelView } from '../../ui/ModelView';
+import { follow } from '../../ui/follow';
+
+const RELEVANT: ReadonlySet<ModelChange> = new Set<ModelChange>([
+  'cells',
+  'hello'
+]);
+
+/** Rows rendered above and below the viewport. */
+const OVERSCAN = 4;
+
+/** Viewport height assumed before layout (and in tests without layout). */
+const FALLBACK_VIEWPORT_HEIGHT = 400;
+
+const EMPTY_TEXT =
+  'No cell has run since the memory helper started. Run a cell to see what it does to memory.';
+const EARLIER_ROWS_TEXT =
+  'Dimmed rows: cells an earlier kernel process ran (before a restart). Hover one for its kernel start.';
+const CLEARED_TEXT =
+  'The cell history was cleared. Cells that run from now on appear here.';
+
+/** On the table while the Alive column has nothing to show: it gives its room to the figures. */
+const NO_ALIVE_CLASS = 'jp-vram-CellTable-noAlive';
+
+const COLUMN_LABELS: Record<CellSortKey, string> = {
+  execution_count: 'Cell',
+  delta: 'Δ',
+  peak: 'Peak',
+  duration: 'Time',
+  // "Status" did not fit the narrow column; "Exit" says the same of a cell run.
+  status: 'Exit',
+  alive: 'Alive'
+};
+
+const COLUMN_TITLES: Record<CellSortKey, string> = {
+  execution_count: 'Execution count [n] (console: run from a console)',
+  delta: 'Memory change: GPU allocated after minus before (summed over devices), or kernel RSS without GPU figures',
+  peak: 'Peak while the cell ran: largest GPU allocated peak, or kernel RSS peak (~ approximate)',
+  duration: 'How long the cell ran',
+  status:
+    'How the cell ended: ok, error, OOM (out of memory), intr. (interrupted), died (the kernel died while it ran)',
+  alive:
+    'Bytes this cell allocated that are still alive (latest run; needs "Record allocations" in the Lines tab). \u26a0: they grow at each run, a likely leak'
+};
+
+export class CellHistoryView extends ModelView {
+  constructor(options: CellHistoryView.IOptions) {
+    super(options.settings);
+    this._actions = options.actions ?? {};
+    this._consoleCells = options.consoleCells ?? null;
+    // A console's cell seen after its record came (a console panel added late) relabels the row.
+    this._consoleCells?.changed.connect(this.requestRender, this);
+    this.addClass('jp-vram-CellHistory');
+    this.node.dataset.vramRole = 'cell-history';
+
+    const toolbar = element('div', 'jp-vram-CellHistory-toolbar');
+    this._count = element('span', 'jp-vram-CellHistory-count', {
+      role: 'cell-count'
+    });
+    const buttons = element('span', 'jp-vram-CellHistory-buttons');
+    this._exportCsv = button(
+      'jp-vram-Button',
+      { role: 'export-csv', text: 'CSV', title: 'Export the cell history as CSV' },
+      () => this._actions.exportHistory?.('csv')
+    );
+    this._exportJson = button(
+      'jp-vram-Button',
+      { role: 'export-json', text: 'JSON', title: 'Export the cell history as JSON' },
+      () => this._actions.exportHistory?.('json')
+    );
+    this._clear = button(
+      'jp-vram-Button',
+      {
+        role: 'clear-history',
+        text: 'Clear',
+        title: 'Clear the cell history in this browser (the kernel keeps its own)'
+      },
+      () => this._actions.clearHistory?.()
+    );
+    buttons.append(this._exportCsv, this._exportJson, this._clear);
+    toolbar.append(this._count, buttons);
+
+    this._message = element('div', 'jp-vram-CellHistory-message', {
+      role: 'cell-message'
+    });
+    this._message.setAttribute('aria-live', 'polite');
+    this._message.hidden = true;
+
+    const table = (this._table = element('div', 'jp-vram-CellTable'));
+    table.setAttribute('role', 'table');
+    table.setAttribute('aria-label', 'Cell memory history');
+    const header = element('div', 'jp-vram-CellRow jp-vram-CellRow-header');
+    header.setAttribute('role', 'row');
+    for (const key of CELL_SORT_KEYS) {
+      const h = element('div', `jp-vram-CellCol jp-vram-CellCol-${key}`, {
+        role: 'cell-sort',
+        text: COLUMN_LABELS[key]
+      });
+      h.setAttribute('role', 'columnheader');
+      h.setAttribute('aria-sort', 'none');
+      h.title = COLUMN_TITLES[key];
+      h.dataset.vramSortKey = key;
+      makeActivatable(h, () => this.sortBy(key));
+      this._headers.set(key, h);
+      header.appendChild(h);
+    }
+    this._viewport = element('div', 'jp-vram-CellTable-viewport', {
+      role: 'cell-rows'
+    });
+    this._viewport.setAttribute('role', 'rowgroup');
+    this._spacer = element('div', 'jp-vram-CellTable-spacer');
+    this._viewport.appendChild(this._spacer);
+    this._viewport.addEventListener('scroll', () => this._renderRows());
+    this._empty = element('div', 'jp-vram-CellHistory-empty', {
+      text: EMPTY_TEXT
+    });
+    table.append(header, this._viewport);
+    this._earlierNote = element('div', 'jp-vram-CellHistory-earlier', {
+      role: 'earlier-rows-note',
+      text: EARLIER_ROWS_TEXT
+    });
+    this._earlierNote.hidden = true;
+    this.node.append(toolbar, this._message, this._earlierNote, table, this._empty);
+  }
+
+  protected readonly relevantChanges = RELEVANT;
+
+  /** The current sort; null: record order, newest first. */
+  get sort(): CellSort | null {
+    return this._sort;
+  }
+
+  /** Rows in the DOM now (for tests and benchmarks). */
+  get renderedRowCount(): number {
+    return this._rowsInUse;
+  }
+
+  /** Entries in display order (cached per history version and sort). */
+  get orderedEntries(): readonly CellHistoryEntry[] {
+    return this._ordered();
+  }
+
+  /**
+   * Sort by `key`: a new key sorts in its first direction (figures largest
+   * first: FIRST_SORT_DIRECTION), the same key again flips it. `direction`
+   * forces one.
+   */
+  sortBy(key: CellSortKey, direction?: CellSort['direction']): void {
+    const flipped: CellSort['direction'] =
+      this._sort?.direction === 'ascending' ? 'descending' : 'ascending';
+    const next: CellSort['direction'] =
+      direction ?? (this._sort?.key === key ? flipped : FIRST_SORT_DIRECTION[key]);
+    this._sort = { key, direction: next };
+    this._cache = null;
+    for (const [k, h] of this._headers) {
+      h.setAttribute('aria-sort', k === key ? next : 'none');
+    }
+    this.requestRender();
+  }
+
+  /** Show a short message above the table (empty text hides it). */
+  showMessage(text: string): void {
+    setText(this._message, text);
+    setHidden(this._message, !text);
+  }
+
+  protected onModelReplaced(): void {
+    this._cache = null;
+    this.showMessage('');
+    this._viewport.scrollTop = 0;
+  }
+
+  protected onAfterShow(msg: Message): void {
+    super.onAfterShow(msg);
+    // The viewport's height is known only once shown.
+    this._renderRows();
+  }
+
+  protected render(): void {
+    const entries = this._ordered();
+    const n = entries.length;
+    setText(
+      this._count,
+      n === 1 ? '1 cell run' : `${n.toLocaleString('en-US')} cell runs`
+    );
+    setHidden(this._empty, n > 0);
+    // Records are kept oldest first: the oldest says whether any is of an earlier process.
+    const cells = this.model?.cells;
+    const oldest = cells?.entries[0];
+    setHidden(this._earlierNote, !oldest || oldest.session === cells!.session);
+    if (n === 0) {
+      // Ids at or below the floor were cleared (or evicted, but then rows remain).
+      setText(this._empty, (this.model?.cells.floor ?? 0) > 0 ? CLEARED_TEXT : EMPTY_TEXT);
+    }
+    // The Alive column, while allocation recording is on or has left figures.
+    const recorder = this._recorder;
+    // Shown: a kernel whose recording state is unknown (a reloaded page) is
+    // asked once, as the Lines tab does, or the column waited for a visit there.
+    recorder?.ensureKnown();
+    const showAlive = !!recorder && (recorder.enabled || recorder.alive.size > 0);
+    this._table.classList.toggle(NO_ALIVE_CLASS, !showAlive);
+    this._exportCsv.disabled = n === 0;
+    this._exportJson.disabled = n === 0;
+    this._clear.disabled = n === 0;
+    const height = `${n * CELL_ROW_HEIGHT}px`;
+    if (this._spacer.style.height !== height) {
+      this._spacer.style.height = height;
+    }
+    this._renderRows();
+  }
+
+  private _ordered(): readonly CellHistoryEntry[] {
+    const cells = this.model?.cells;
+    if (!cells) {
+      return [];
+    }
+    // Sorted by Alive, the order also depends on the latest alive figures.
+    const aliveVersion = this._sort?.key === 'alive' ? this._aliveVersion : 0;
+    const cache = this._cache;
+    if (
+      cache &&
+      cache.version === cells.version &&
+      cache.source === cells &&
+      cache.aliveVersion === aliveVersion
+    ) {
+      return cache.entries;
+    }
+    const alive = this._recorder?.alive;
+    const entries = this._sort
+      ? sortCellEntries(cells.entries, this._sort, {
+          aliveBytes: entry =>
+            alive ? cellAliveOf(entry, alive, cells)?.total_bytes ?? null : null
+        })
+      : cells.entries.slice().reverse();
+    this._cache = { version: cells.version, source: cells, aliveVersion, entries };
+    return entries;
+  }
+
+  /** Show the rows that are in the viewport, reusing row nodes. */
+  private _renderRows(): void {
+    const entries = this._ordered();
+    const n = entries.length;
+    const viewportHeight =
+      this._viewport.clientHeight || FALLBACK_VIEWPORT_HEIGHT;
+    const first = Math.max(
+      0,
+      Math.floor(this._viewport.scrollTop / CELL_ROW_HEIGHT) - OVERSCAN
+    );
+    const last = Math.min(
+      n,
+      Math.ceil((this._viewport.scrollTop + viewportHeight) / CELL_ROW_HEIGHT) +
+        OVERSCAN
+    );
+    const count = Math.max(0, last - first);
+    const focusedKey = this._focusedRowKey();
+    while (this._rows.length < count) {
+      const row = new CellHistoryRow(shown => this._goToCell(shown.node));
+      this._rows.push(row);
+      this._spacer.appendChild(row.node);
+    }
+    const units = this.settings.units;
+    const threshold = this.settings.warningThresholdPercent;
+    const totals = this.model ? cellTotalsOf(this.model) : null;
+    const session = this.model?.cells.session ?? 0;
+    for (let i = 0; i < this._rows.length; i++) {
+      const row = this._rows[i];
+      if (i < count && totals) {
+        const index = first + i;
+        const entry = entries[index];
+        row.show(
+          entry,
+          index,
+          units,
+          cellWarningLevel(entry.record, entry.summary, totals, threshold),
+          session,
+          this._aliveOf(entry, units),
+          this._ranInConsole(entry)
+        );
+      } else {
+        row.hide();
+      }
+    }
+    this._rowsInUse = totals ? count : 0;
+    if (focusedKey !== null) {
+      this._keepFocusOn(focusedKey);
+    }
+  }
+
+  /** The record key of the row that has the keyboard focus; null when none has. */
+  private _focusedRowKey(): string | null {
+    const active = this.node.ownerDocument.activeElement;
+    return active instanceof HTMLElement && active.parentElement === this._spacer
+      ? active.dataset.vramKey ?? null
+      : null;
+  }
+
+  /**
+   * Rows are reused as the list scrolls or grows, so the focused node may now
+   * show another record (Tab to a row below the viewport scrolls it, and the
+   * rows shift): the focus moves to the row that shows its record, wherever
+   * that is now, or stays put when that record is no longer rendered.
+   */
+  private _keepFocusOn(key: string): void {
+    const row = this._rows.find(r => !r.node.hidden && r.node.dataset.vramKey === key);
+    if (row && row.node !== this.node.ownerDocument.activeElement) {
+      row.node.focus({ preventScroll: true });
+    }
+  }
+
+  /**
+   * Allocation recording of the shown kernel: its per-cell live bytes fill
+   * the Alive column (on the latest record of each cell).
+   */
+  get recorder(): AllocationRecorder | null {
+    return this._recorder;
+  }
+
+  set recorder(recorder: AllocationRecorder | null) {
+    if (recorder === this._recorder) {
+      return;
+    }
+    this._recorder = follow(this._recorder, recorder, this._onRecorderChanged, this);
+    this._aliveVersion++;
+    this.requestRender();
+  }
+
+  dispose(): void {
+    this._consoleCells?.changed.disconnect(this.requestRender, this);
+    this._recorder?.changed.disconnect(this._onRecorderChanged, this);
+    this._recorder = null;
+    super.dispose();
+  }
+
+  private _onRecorderChanged(_: unknown, change: string): void {
+    if (change === 'alive') {
+      this._aliveVersion++; // sorted by Alive: sort again
+      this.requestRender();
+    } else if (change === 'recording') {
+      this.requestRender(); // the Alive column shows while recording is on
+    }
+  }
+
+  private _aliveOf(
+    entry: CellHistoryEntry,
+    units: 'binary' | 'decimal'
+  ): CellAliveText | null {
+    const cells = this.model?.cells;
+    if (!this._recorder || !cells) {
+      return null;
+    }
+    return cellAliveText(cellAliveOf(entry, this._recorder.alive, cells), units);
+  }
+
+  /** Whether the record's code ran in a console (no cell id, or a console cell's). */
+  private _ranInConsole(entry: CellHistoryEntry): boolean {
+    const cellId = entry.record.cell_id;
+    return cellId === null || (this._consoleCells?.has(cellId) ?? false);
+  }
+
+  /** Go to the cell of the record `rowNode` shows (by its key: the row may have been reused since). */
+  private _goToCell(rowNode: HTMLElement): void {
+    const key = rowNode.dataset.vramKey;
+    const entry = key ? this.model?.cells.get(key) : undefined;
+    if (!entry) {
+      return;
+    }
+    const count = formatExecutionCount(entry.record.execution_count);
+    if (this._ranInConsole(entry)) {
+      this.showMessage(`${count} ran in a console: there is no cell to go to.`);
+      return;
+    }
+    const jump = this._actions.revealCell;
+    if (!jump) {
+      return;
+    }
+    this.showMessage('');
+    void jump(entry).then(
+      found => {
+        if (!found) {
+          this.showMessage(
+            `Cell ${count} is not in this notebook: it was deleted, or ran in a console or in another notebook on this kernel.`
+          );
+        }
+      },
+      reason => this.showMessage(`Could not go to cell ${count}: ${String(reason)}`)
+    );
+  }
+
+  private _actions: CellHistoryView.IActions;
+  private _consoleCells: ConsoleCells | null;
+  private _recorder: AllocationRecorder | null = null;
+  private _sort: CellSort | null = null;
+  private _aliveVersion = 0;
+  private _cache: {
+    version: number;
+    source: object;
+    aliveVersion: number;
+    entries: readonly CellHistoryEntry[];
+  } | null = null;
+  private _headers = new Map<CellSortKey, HTMLElement>();
+  private _count: HTMLElement;
+  private _message: HTMLElement;
+  private _table: HTMLElement;
+  private _viewport: HTMLElement;
+  private _spacer: HTMLElement;
+  private _empty: HTMLElement;
+  private _earlierNote: HTMLElement;
+  private _exportCsv: HTMLButtonElement;
+  private _exportJson: HTMLButtonElement;
+  private _clear: HTMLButtonElement;
+  private _rows: CellHistoryRow[] = [];
+  private _rowsInUse = 0;
+}
+
+export namespace CellHistoryView {
+  /** What the view asks its host to do (wired to commands in index.ts). */
+  export interface IActions {
+    /** Activate the record's cell and scroll to it; false if it is gone. */
+    revealCell?: (entry: CellHistoryEntry) => Promise<boolean>;
+    exportHistory?: (format: 'csv' | 'json') => void;
+    clearHistory?: () => void;
+  }
+
+  export interface IOptions {
+    settings: ConstructorParameters<typeof ModelView>[0];
+    actions?: IActions;
+    /** The ids of the page's console cells: a record of one is labelled a console's. */
+    consoleCells?: ConsoleCells | null;
+  }
+}

@@ -1,0 +1,40 @@
+/**
+ * The confirmation before the Cells tab's Clear forgets a notebook's cell
+ * history: it is kept in this browser across reloads, and nothing brings a
+ * cleared record back. The path is text only.
+ *
+ * Test hooks: `[data-vram-role="clear-history-body"]`; accept with
+ * `.jp-Dialog .jp-mod-accept` ("Clear").
+ */
+import { plural } from '../../text/format';
+import { confirmSentences } from '../../ui/confirmDialog';
+
+/** The history to clear, as the dialog names it. */
+export interface ClearHistoryRequest {
+  records: number;
+  /** The notebook's path; null if unknown. */
+  path: string | null;
+}
+
+/** The dialog's sentences, first the question. */
+export function clearHistoryText(request: ClearHistoryRequest): string[] {
+  const notebook = request.path ? `\u201c${request.path}\u201d` : 'this notebook';
+  return [
+    `Forget the ${plural(request.records, 'cell record', 'cell records')} of ${notebook}, and their badges?`,
+    'They are kept in this browser across reloads; once cleared, nothing brings them back. ' +
+      'Export the history first (CSV or JSON) to keep it.'
+  ];
+}
+
+/** Ask in a JupyterLab dialog; true when the user presses "Clear". */
+export function confirmClearHistoryDialog(
+  request: ClearHistoryRequest
+): Promise<boolean> {
+  return confirmSentences({
+    title: 'Clear the cell memory history?',
+    role: 'clear-history-body',
+    sentences: clearHistoryText(request),
+    accept: 'Clear',
+    acceptAriaLabel: 'Clear the cell memory history'
+  });
+}

@@ -1,0 +1,481 @@
+/**
+ * Puts a memory badge on the executed code cells of one notebook panel, and
+ * keeps each badge in step with its cell's latest record.
+ *
+ * Windowed notebooks: JupyterLab creates a widget per cell, but an
+ * off-screen cell may still be a placeholder without DOM (`inputArea` is
+ * null until `cell.ready` resolves), and in 'full' windowing mode a rendered
+ * cell's children are detached while it is out of the viewport. So:
+ *   - the badge goes inside the cell's input wrapper (it travels with it
+ *     when the cell is detached and attached again; never as a direct child
+ *     of the cell node, whose first child JupyterLab's layout relies on);
+ *   - a cell that is not ready yet gets its badge when `ready` resolves;
+ *   - cells are found by their model id (the record's `cell_id`), never by
+ *     index, so a moved cell keeps its badge; the id -> widget map is rebuilt
+ *     lazily after the cell list changed.
+ * A new record updates only its own cell's badge: one map lookup and a few
+ * DOM writes, whatever the notebook's size.
+ *
+ * The cell that was running when the kernel died gets a "kernel died" mark
+ * beside its badge (its record never comes), until the death is cleared.
+ */
+import type { AllocationRecorder } from '../allocations/AllocationRecorder';
+import { cellAliveText } from './cellAlive';
+import { IDisposable } from '@lumino/disposable';
+import { ISignal } from '@lumino/signaling';
+
+import { describeCellRecord } from './cellFormat';
+import {
+  cellTotalsOf,
+  cellWarningLevel,
+  CellTotals
+} from '../../model/cellFigures';
+import {
+  CellHistory,
+  CellHistoryChange,
+  CellHistoryEntry
+} from '../../model/CellHistory';
+import {
+  CELL_METADATA_KEY,
+  readSavedFigures,
+  sameSavedFigures,
+  savedFiguresOf,
+  summaryOfSaved
+} from './cellMetadata';
+import { VramSettings } from '../../settings/settings';
+import { IKernelMemoryModel, ModelChange } from '../../tokens';
+import { formatExecutionCount, formatOutcome } from './cellFormat';
+import { formatBytes } from '../../text/format';
+import { kernelDeathText } from '../../model/lazyKernelDeath';
+import { MonitorState } from '../../model/MonitorState';
+import {
+  CellBadgeContent,
+  createCellBadgeNode,
+  renderCellBadge
+} from './CellBadge';
+import { element, setTitle } from '../../ui/dom';
+
+/** What the badges need of a cell widget (JupyterLab's Cell fits). */
+export interface IBadgeCell {
+  readonly model: {
+    readonly id: string;
+    readonly type: string;
+    getMetadata(key: string): unknown;
+    setMetadata(key: string, value: any): void;
+  };
+  readonly node: HTMLElement;
+  /** Null while the cell is a placeholder (windowed notebook). */
+  readonly inputArea: { readonly node: HTMLElement } | null;
+  readonly ready: Promise<void>;
+  readonly isDisposed: boolean;
+}
+
+/** What the badges need of a notebook widget (JupyterLab's Notebook fits). */
+export interface IBadgeNotebook {
+  readonly widgets: ReadonlyArray<IBadgeCell>;
+  readonly model: { readonly cells: { readonly changed: ISignal<any, any> } } | null;
+  readonly modelChanged: ISignal<any, void>;
+  readonly isDisposed: boolean;
+}
+
+/** Kernels from which no record can come: a badge there is an earlier kernel's. */
+const NO_RECORDS_STATES: ReadonlySet<MonitorState> = new Set<MonitorState>([
+  'non-python',
+  'helper-failed',
+  'protocol-mismatch'
+]);
+
+const EARLIER_KERNEL_NOTE =
+  'From an earlier kernel process: this cell has no figures from the notebook\'s kernel now.';
+
+const INPUT_WRAPPER_CLASS = 'jp-Cell-inputWrapper';
+const HOST_CLASS = 'jp-vram-CellBadge-host';
+
+export class NotebookCellBadges implements IDisposable {
+  constructor(options: NotebookCellBadges.IOptions) {
+    this._notebook = options.notebook;
+    this._model = options.model;
+    this._settings = options.settings;
+    this._notebook.modelChanged.connect(this._onNotebookModelChanged, this);
+    this._connectCells();
+    this._model.cells.changed.connect(this._onRecords, this);
+    this._model.changed.connect(this._onModelChanged, this);
+    this._alive = options.alive ?? null;
+    this._alive?.changed.connect(this._onAliveChanged, this);
+    this.refreshAll();
+  }
+
+  get isDisposed(): boolean {
+    return this._isDisposed;
+  }
+
+  get settings(): VramSettings {
+    return this._settings;
+  }
+
+  set settings(settings: VramSettings) {
+    const old = this._settings;
+    this._settings = settings;
+    if (
+      old.showCellBadges !== settings.showCellBadges ||
+      old.units !== settings.units ||
+      old.warningThresholdPercent !== settings.warningThresholdPercent
+    ) {
+      this.refreshAll();
+    }
+  }
+
+  /** Number of badge nodes in cells now (for tests and benchmarks). */
+  get badgeCount(): number {
+    let count = 0;
+    for (const cell of this._notebook.widgets) {
+      if (this._badges.has(cell)) {
+        count++;
+      }
+    }
+    return count;
+  }
+
+  /** Bring the badge of one cell (by model id) up to date. */
+  updateCell(cellId: string): void {
+    const cell = this._cellById(cellId);
+    if (cell) {
+      this._render(cell, this._model.cells.latestForCell(cellId));
+    }
+  }
+
+  /** Render (or remove) the badge of every cell: after settings or clear. */
+  refreshAll(): void {
+    this._noRecords = this._kernelSendsNoRecords();
+    const cells = this._model.cells;
+    for (const cell of this._notebook.widgets) {
+      if (cell.model.type === 'code') {
+        this._render(cell, cells.latestForCell(cell.model.id));
+      }
+    }
+    this._renderDeath();
+  }
+
+  dispose(): void {
+    if (this._isDisposed) {
+      return;
+    }
+    this._isDisposed = true;
+    this._notebook.modelChanged.disconnect(this._onNotebookModelChanged, this);
+    this._cellList?.changed.disconnect(this._onCellsChanged, this);
+    this._model.cells.changed.disconnect(this._onRecords, this);
+    this._model.changed.disconnect(this._onModelChanged, this);
+    this._alive?.changed.disconnect(this._onAliveChanged, this);
+    for (const cell of this._notebook.widgets) {
+      this._removeBadge(cell);
+    }
+    this._deathMark?.node.remove();
+    this._deathMark = null;
+  }
+
+  // -------------------------------------------------------------------------
+
+  private _onRecords(_: CellHistory, change: CellHistoryChange): void {
+    if (change.kind !== 'added') {
+      // Cleared, or saved records restored: any cell's latest may differ.
+      this.refreshAll();
+      return;
+    }
+    const cells = this._model.cells;
+    const seen = new Set<string>();
+    // Newest first: a batch (history reply) may hold several runs of a cell.
+    for (let i = change.entries.length - 1; i >= 0; i--) {
+      const cellId = change.entries[i].record.cell_id;
+      if (cellId === null || seen.has(cellId)) {
+        continue;
+      }
+      seen.add(cellId);
+      const cell = this._cellById(cellId);
+      if (!cell) {
+        continue; // another notebook on this kernel, or a deleted cell
+      }
+      const latest = cells.latestForCell(cellId);
+      if (latest && this._settings.storeRecordsInNotebookMetadata) {
+        this._save(cell, latest);
+      }
+      this._render(cell, latest);
+    }
+  }
+
+  private _onAliveChanged(_: unknown, change: string): void {
+    if (change === 'alive') {
+      this.refreshAll(); // the tooltips say what each cell still holds
+    }
+  }
+
+  private _onModelChanged(_: IKernelMemoryModel, change: ModelChange): void {
+    if (change === 'hello') {
+      // Device totals may have changed: warning levels with them. And a new
+      // kernel process makes the records before it earlier ones.
+      this.refreshAll();
+    } else if (change === 'state' && this._noRecords !== this._kernelSendsNoRecords()) {
+      // Now on a kernel that sends no records, or back from one: every badge
+      // is, or is no longer, an earlier kernel's.
+      this.refreshAll();
+    } else if (change === 'death') {
+      // The dead kernel's cell: its mark, and its badge's wording (below).
+      this.refreshAll();
+    }
+  }
+
+  /** Mark the cell the dead kernel was running (or drop the old mark). */
+  private _renderDeath(): void {
+    const death = this._model.death;
+    const cellId = death?.runningCell?.cellId ?? null;
+    const cell = cellId !== null ? this._cellById(cellId) : undefined;
+    const old = this._deathMark;
+    if (old && (old.cell !== cell || !death)) {
+      old.node.remove();
+      this._deathMark = null;
+    }
+    if (!death || !cell || cell.isDisposed || !cell.inputArea) {
+      return;
+    }
+    let mark = this._deathMark;
+    if (!mark || !mark.node.parentElement) {
+      const node = element('div', 'jp-vram-CellBadge jp-vram-CellBadge-died', {
+        role: 'cell-death-badge',
+        text: 'kernel died'
+      });
+      const host = badgeHost(cell);
+      host.classList.add(HOST_CLASS);
+      host.appendChild(node);
+      mark = this._deathMark = { cell, node };
+    }
+    // The mark shows at once; its explanation once that has loaded.
+    const text = kernelDeathText(() => {
+      if (!this.isDisposed) {
+        this._renderDeath();
+      }
+    });
+    if (!text) {
+      return;
+    }
+    const explanation = text.explainKernelDeath(death, this._settings.units);
+    const title = [explanation.summary, ...explanation.details].join('\n');
+    setTitle(mark.node, title);
+    mark.node.dataset.vramVerdict = explanation.verdict;
+  }
+
+  private _onNotebookModelChanged(): void {
+    this._connectCells();
+    this.refreshAll();
+  }
+
+  private _connectCells(): void {
+    this._cellList?.changed.disconnect(this._onCellsChanged, this);
+    this._cellList = this._notebook.model?.cells ?? null;
+    this._cellList?.changed.connect(this._onCellsChanged, this);
+    this._byId = null;
+  }
+
+  private _onCellsChanged(): void {
+    // New widgets (inserted, moved, pasted, undone) need their badge. The
+    // notebook creates them in its own handler of this signal; render once
+    // that has run.
+    this._byId = null;
+    if (!this._syncScheduled) {
+      this._syncScheduled = true;
+      void Promise.resolve().then(() => {
+        this._syncScheduled = false;
+        if (!this._isDisposed) {
+          this.refreshAll();
+        }
+      });
+    }
+  }
+
+  private _cellById(cellId: string): IBadgeCell | undefined {
+    if (!this._byId) {
+      this._byId = new Map();
+      for (const cell of this._notebook.widgets) {
+        this._byId.set(cell.model.id, cell);
+      }
+    }
+    const cell = this._byId.get(cellId);
+    if (cell && cell.isDisposed) {
+      this._byId = null;
+      return this._cellById(cellId);
+    }
+    return cell;
+  }
+
+  private _render(cell: IBadgeCell, entry: CellHistoryEntry | undefined): void {
+    if (cell.isDisposed || cell.model.type !== 'code') {
+      return;
+    }
+    if (!this._settings.showCellBadges) {
+      this._removeBadge(cell);
+      return;
+    }
+    if (!cell.inputArea) {
+      this._whenReady(cell);
+      return;
+    }
+    const content = entry ? this._liveContent(entry) : this._savedContent(cell);
+    if (!content) {
+      this._removeBadge(cell);
+      return;
+    }
+    let node = this._badges.get(cell);
+    if (!node || !node.parentElement) {
+      node = createCellBadgeNode();
+      const host = badgeHost(cell);
+      host.classList.add(HOST_CLASS);
+      host.appendChild(node);
+      this._badges.set(cell, node);
+    }
+    renderCellBadge(node, content);
+  }
+
+  private _kernelSendsNoRecords(): boolean {
+    return NO_RECORDS_STATES.has(this._model.state);
+  }
+
+  private _liveContent(entry: CellHistoryEntry): CellBadgeContent {
+    const units = this._settings.units;
+    const earlier = entry.session !== this._model.cells.session || this._noRecords;
+    const title = this._withAlive(
+      describeCellRecord(entry.record, entry.summary, units),
+      entry
+    );
+    // The cell the kernel died running has a "kernel died" mark beside its
+    // badge until the user restarts: the badge need not say it too.
+    const marked =
+      entry.summary.outcome === 'died' &&
+      entry.record.cell_id !== null &&
+      this._model.death?.runningCell?.cellId === entry.record.cell_id;
+    return {
+      summary: entry.summary,
+      executionCount: entry.record.execution_count,
+      title: earlier ? `${title}\n${EARLIER_KERNEL_NOTE}` : title,
+      outcomeMarked: marked,
+      level: cellWarningLevel(
+        entry.record,
+        entry.summary,
+        this._totals(),
+        this._settings.warningThresholdPercent
+      ),
+      saved: false,
+      earlier,
+      units
+    };
+  }
+
+  /** The tooltip, with what the cell allocated that is still alive (allocation recording on). */
+  private _withAlive(title: string, entry: CellHistoryEntry): string {
+    const cellId = entry.record.cell_id;
+    const alive =
+      cellId !== null && this._alive
+        ? cellAliveText(this._alive.alive.get(cellId), this._settings.units)
+        : null;
+    return alive ? `${title}\n${alive.lines.join('\n')}` : title;
+  }
+
+  private _savedContent(cell: IBadgeCell): CellBadgeContent | null {
+    const saved = readSavedFigures(cell.model.getMetadata(CELL_METADATA_KEY));
+    if (!saved) {
+      return null;
+    }
+    const units = this._settings.units;
+    const summary = summaryOfSaved(saved);
+    const title = [
+      `${formatExecutionCount(saved.execution_count)} ${summary.source === 'gpu' ? 'GPU memory' : 'RAM'} \u2014 saved with the notebook (not from this kernel)`,
+      `Peak ${formatBytes(saved.peak_bytes, units)}${saved.peak_exact ? '' : ' (approximate)'}`,
+      `Status: ${formatOutcome(summary)}`
+    ].join('\n');
+    return {
+      summary,
+      executionCount: saved.execution_count,
+      title,
+      level: summary.outOfMemory ? 'warning' : 'normal',
+      saved: true,
+      earlier: false,
+      units
+    };
+  }
+
+  private _save(cell: IBadgeCell, entry: CellHistoryEntry): void {
+    const figures = savedFiguresOf(entry);
+    const current = readSavedFigures(cell.model.getMetadata(CELL_METADATA_KEY));
+    if (!sameSavedFigures(current, figures)) {
+      cell.model.setMetadata(CELL_METADATA_KEY, figures);
+    }
+  }
+
+  private _whenReady(cell: IBadgeCell): void {
+    if (this._waiting.has(cell)) {
+      return;
+    }
+    this._waiting.add(cell);
+    cell.ready.then(
+      () => {
+        this._waiting.delete(cell);
+        if (this._isDisposed || cell.isDisposed || !cell.inputArea) {
+          return;
+        }
+        this._render(cell, this._model.cells.latestForCell(cell.model.id));
+      },
+      () => this._waiting.delete(cell)
+    );
+  }
+
+  private _removeBadge(cell: IBadgeCell): void {
+    const node = this._badges.get(cell);
+    if (node) {
+      node.remove();
+      this._badges.delete(cell);
+    }
+  }
+
+  private _totals(): CellTotals {
+    return cellTotalsOf(this._model);
+  }
+
+  private _notebook: IBadgeNotebook;
+  private _model: IKernelMemoryModel;
+  private _settings: VramSettings;
+  private _cellList: { readonly changed: ISignal<any, any> } | null = null;
+  private _byId: Map<string, IBadgeCell> | null = null;
+  private _badges = new WeakMap<IBadgeCell, HTMLElement>();
+  private _waiting = new WeakSet<IBadgeCell>();
+  private _syncScheduled = false;
+  private _deathMark: { cell: IBadgeCell; node: HTMLElement } | null = null;
+  // The model's state was one that sends no records at the last refreshAll.
+  private _noRecords = false;
+  private _isDisposed = false;
+  private _alive: AllocationRecorder | null = null;
+}
+
+export namespace NotebookCellBadges {
+  export interface IOptions {
+    notebook: IBadgeNotebook;
+    model: IKernelMemoryModel;
+    settings: VramSettings;
+    /** The kernel's allocation recording: tooltips add what each cell still holds. */
+    alive?: AllocationRecorder | null;
+  }
+}
+
+/**
+ * The cell's input wrapper (it stays when the input is collapsed). In 'full'
+ * windowing an off-screen cell's wrapper is detached from the cell node but
+ * still holds the input area.
+ */
+function badgeHost(cell: IBadgeCell): HTMLElement {
+  for (const child of Array.from(cell.node.children)) {
+    if (child.classList.contains(INPUT_WRAPPER_CLASS)) {
+      return child as HTMLElement;
+    }
+  }
+  const input = cell.inputArea!.node;
+  const parent = input.parentElement;
+  return parent && parent.classList.contains(INPUT_WRAPPER_CLASS)
+    ? parent
+    : input;
+}

@@ -1,0 +1,72 @@
+/**
+ * What a cell's "still alive" figure says, in words: the Cells tab's column
+ * and the badge tooltip. No DOM.
+ */
+import type { CellAliveBytes } from '../../protocol/allocation';
+import { ByteUnits, formatBytes } from '../../text/format';
+import type { CellHistory, CellHistoryEntry } from '../../model/CellHistory';
+
+/**
+ * The still-alive figure shown on `entry`: its cell's, on the latest run of
+ * that cell only (an earlier run's row would repeat the cell's figure of now);
+ * undefined for console runs and cells without a figure. The Alive column
+ * shows it and sorts by it.
+ */
+export function cellAliveOf(
+  entry: CellHistoryEntry,
+  alive: ReadonlyMap<string, CellAliveBytes>,
+  cells: Pick<CellHistory, 'latestForCell'>
+): CellAliveBytes | undefined {
+  const cellId = entry.record.cell_id;
+  if (cellId === null || cells.latestForCell(cellId) !== entry) {
+    return undefined;
+  }
+  return alive.get(cellId);
+}
+
+export interface CellAliveText {
+  /** "12.0 MiB", with a warning sign when it keeps growing. */
+  short: string;
+  /** The tooltip lines. */
+  lines: string[];
+  /** Its live memory grew at each of its last runs: a likely leak. */
+  growing: boolean;
+}
+
+/** What the host figures of allocation recording cover. */
+export const HOST_TRACED =
+  'Host: what tracemalloc sees (Python objects, NumPy arrays); PyTorch CPU tensors are not traced.';
+
+export function cellAliveText(
+  alive: CellAliveBytes | undefined,
+  units: ByteUnits
+): CellAliveText | null {
+  if (!alive) {
+    return null;
+  }
+  const devices = Object.entries(alive.alive_bytes)
+    .filter(([, bytes]) => bytes > 0)
+    .map(([device, bytes]) => `${device} ${formatBytes(bytes, units)}`);
+  const lines = [
+    `Still alive from this cell: ${formatBytes(alive.total_bytes, units)}` +
+      (devices.length ? ` (${devices.join(', ')})` : '')
+  ];
+  if ('host' in alive.alive_bytes) {
+    // A 200 MiB torch.ones(...) on the CPU shows as a few bytes here: say why.
+    lines.push(HOST_TRACED);
+  }
+  if (alive.growing) {
+    const runs = alive.runs
+      .slice(-4)
+      .map(r => formatBytes(r.total_bytes, units))
+      .join(' \u2192 ');
+    lines.push(
+      `Likely leak: its live memory grew at each of its last runs${runs ? ` (${runs})` : ''}.`
+    );
+  }
+  return {
+    short: `${formatBytes(alive.total_bytes, units)}${alive.growing ? ' \u26a0' : ''}`,
+    lines,
+    growing: alive.growing
+  };
+}

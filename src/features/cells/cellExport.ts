@@ -1,0 +1,138 @@
+/**
+ * Export of the cell history as CSV or JSON (pure: the caller downloads).
+ *
+ * CSV fields are written by csvField.ts; the text from the kernel (error
+ * type and message, cell id) is defused there as a spreadsheet formula.
+ */
+import { CellHistoryEntry } from '../../model/CellHistory';
+import { csvField } from '../../text/csvField';
+
+/** The CSV columns, in order. */
+export const CSV_COLUMNS = [
+  // Which kernel process (1, 2, … in this history): record ids start again at each.
+  'kernel_start',
+  'record_id',
+  'execution_count',
+  'cell_id',
+  'started_iso',
+  'duration_s',
+  'status',
+  'out_of_memory',
+  'error_type',
+  'error_message',
+  'source',
+  'delta_bytes',
+  'peak_bytes',
+  'peak_exact',
+  'gpu_allocated_before_bytes',
+  'gpu_allocated_after_bytes',
+  'gpu_allocated_peak_bytes',
+  'gpu_reserved_before_bytes',
+  'gpu_reserved_after_bytes',
+  'gpu_reserved_peak_bytes',
+  'rss_before_bytes',
+  'rss_after_bytes',
+  'rss_peak_bytes'
+] as const;
+
+/** Sum of a figure over devices; null if any device lacks it (or none). */
+function sumOver(
+  entry: CellHistoryEntry,
+  pick: (g: CellHistoryEntry['record']['gpus'][number]) => number | null
+): number | null {
+  const gpus = entry.record.gpus;
+  if (!gpus.length) {
+    return null;
+  }
+  let sum = 0;
+  for (const g of gpus) {
+    const v = pick(g);
+    if (v === null) {
+      return null;
+    }
+    sum += v;
+  }
+  return sum;
+}
+
+function isoTime(unixSeconds: number): string {
+  const date = new Date(unixSeconds * 1000);
+  return Number.isNaN(date.getTime()) ? '' : date.toISOString();
+}
+
+/** The history as CSV text (header line, then one line per record). */
+export function cellHistoryToCsv(entries: readonly CellHistoryEntry[]): string {
+  const lines = [CSV_COLUMNS.join(',')];
+  for (const entry of entries) {
+    const r = entry.record;
+    const s = entry.summary;
+    const fields = [
+      csvField(entry.session),
+      csvField(r.record_id),
+      csvField(r.execution_count),
+      csvField(r.cell_id, true),
+      csvField(isoTime(r.started)),
+      csvField(r.duration_s),
+      csvField(r.status, true),
+      csvField(s.outOfMemory),
+      csvField(r.error?.type ?? null, true),
+      csvField(r.error?.message_head ?? null, true),
+      csvField(s.source),
+      csvField(s.deltaBytes),
+      csvField(s.peakBytes),
+      csvField(s.peakExact),
+      csvField(sumOver(entry, g => g.allocated_before_bytes)),
+      csvField(sumOver(entry, g => g.allocated_after_bytes)),
+      csvField(sumOver(entry, g => g.allocated_peak_bytes)),
+      csvField(sumOver(entry, g => g.reserved_before_bytes)),
+      csvField(sumOver(entry, g => g.reserved_after_bytes)),
+      csvField(sumOver(entry, g => g.reserved_peak_bytes)),
+      csvField(r.host.rss_before_bytes),
+      csvField(r.host.rss_after_bytes),
+      csvField(r.host.rss_peak_bytes)
+    ];
+    lines.push(fields.join(','));
+  }
+  return lines.join('\r\n') + '\r\n';
+}
+
+/**
+ * The history as JSON: the records exactly as the kernel sent them (per
+ * device), each with the derived figures the UI shows.
+ */
+export function cellHistoryToJson(
+  entries: readonly CellHistoryEntry[],
+  meta: { notebook: string | null; exportedAt: Date }
+): string {
+  return JSON.stringify(
+    {
+      format: 'jupyterlab-vram-cell-history',
+      version: 1,
+      notebook: meta.notebook,
+      exported_at: meta.exportedAt.toISOString(),
+      records: entries.map(e => ({
+        ...e.record,
+        derived: {
+          kernel_start: e.session,
+          source: e.summary.source,
+          delta_bytes: e.summary.deltaBytes,
+          peak_bytes: e.summary.peakBytes,
+          peak_exact: e.summary.peakExact,
+          outcome: e.summary.outcome
+        }
+      }))
+    },
+    null,
+    2
+  );
+}
+
+/** "analysis-memory-history.csv" from a notebook path "dir/analysis.ipynb". */
+export function exportFileName(
+  notebookPath: string | null,
+  format: 'csv' | 'json'
+): string {
+  const base = (notebookPath ?? '').split('/').pop() ?? '';
+  const stem = base.replace(/\.ipynb$/i, '') || 'notebook';
+  return `${stem}-memory-history.${format}`;
+}

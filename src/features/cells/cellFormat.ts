@@ -1,0 +1,215 @@
+/**
+ * Text for one executed cell: the badge line ("+1.2 GiB · peak 3.4 GiB ·
+ * 2.1 s"), the history table's cells and the tooltip with the per-device
+ * breakdown. Pure functions; the result may contain kernel text (error type
+ * and message), so views put it in through textContent / title only.
+ */
+import { ByteUnits, formatBytes, UNKNOWN_TEXT } from '../../text/format';
+import { CellOutcome, CellSummary, RAM_ALONGSIDE_BYTES, RamAlongside } from '../../model/cellFigures';
+import { CellMemoryRecord } from '../../protocol/cell';
+
+const SEP = ' \u00b7 ';
+
+/** "+1.2 GiB", "-512 MiB", "±0 B"; "—" for unknown. */
+export function formatDelta(
+  bytes: number | null | undefined,
+  units: ByteUnits = 'binary'
+): string {
+  if (typeof bytes !== 'number' || !Number.isFinite(bytes)) {
+    return UNKNOWN_TEXT;
+  }
+  if (bytes === 0) {
+    return '\u00b10 B';
+  }
+  const text = formatBytes(Math.abs(bytes), units);
+  return (bytes > 0 ? '+' : '-') + text;
+}
+
+/** "3.4 GiB" for an exact peak, "~3.4 GiB" for a sampled one. */
+export function formatPeak(
+  bytes: number | null,
+  exact: boolean,
+  units: ByteUnits = 'binary'
+): string {
+  if (bytes === null) {
+    return UNKNOWN_TEXT;
+  }
+  return (exact ? '' : '~') + formatBytes(bytes, units);
+}
+
+/** "120 ms", "2.1 s", "12 s", "3 min 12 s", "1 h 5 min". */
+export function formatDuration(seconds: number | null | undefined): string {
+  if (typeof seconds !== 'number' || !Number.isFinite(seconds) || seconds < 0) {
+    return UNKNOWN_TEXT;
+  }
+  if (seconds < 1) {
+    const ms = Math.round(seconds * 1000);
+    // Just under a second rounds up to a whole one: say it as a second is said.
+    return ms < 1000 ? `${ms} ms` : '1.0 s';
+  }
+  if (seconds < 10) {
+    return `${(Math.floor(seconds * 10) / 10).toFixed(1)} s`;
+  }
+  if (seconds < 60) {
+    return `${Math.floor(seconds)} s`;
+  }
+  if (seconds < 3600) {
+    const m = Math.floor(seconds / 60);
+    const s = Math.floor(seconds % 60);
+    return s ? `${m} min ${s} s` : `${m} min`;
+  }
+  const h = Math.floor(seconds / 3600);
+  const m = Math.floor((seconds % 3600) / 60);
+  return m ? `${h} h ${m} min` : `${h} h`;
+}
+
+/** Each outcome's word in the badge and tooltip, and in the Cells table's narrow column. */
+const OUTCOME_WORDS: Readonly<Record<CellOutcome, { full: string; short: string }>> = {
+  ok: { full: 'ok', short: 'ok' },
+  error: { full: 'error', short: 'error' },
+  oom: { full: 'out of memory', short: 'OOM' },
+  interrupted: { full: 'interrupted', short: 'intr.' },
+  died: { full: 'kernel died', short: 'died' }
+};
+
+/** Short status word: "ok", "error", "interrupted", "out of memory", "kernel died". */
+export function formatOutcome(summary: CellSummary): string {
+  // A status the kernel named otherwise (a newer helper's) is said as it came.
+  if (summary.outcome === 'error' && summary.status !== 'error') {
+    return summary.status;
+  }
+  return OUTCOME_WORDS[summary.outcome].full;
+}
+
+/**
+ * The Cells table's duration: formatDuration up to a minute, then without
+ * spaces and at most six characters ("3m12s", "12m", "1h05m", "14h"), so
+ * that a training cell's time fits its narrow column ("3 min 12 s" was
+ * cut); the row's tooltip has the long form.
+ */
+export function formatDurationShort(seconds: number | null | undefined): string {
+  if (typeof seconds !== 'number' || !Number.isFinite(seconds) || seconds < 60) {
+    return formatDuration(seconds);
+  }
+  const two = (n: number) => String(n).padStart(2, '0');
+  if (seconds < 600) {
+    return `${Math.floor(seconds / 60)}m${two(Math.floor(seconds % 60))}s`;
+  }
+  if (seconds < 3600) {
+    return `${Math.floor(seconds / 60)}m`; // "12m": "12m34s" was wider than "999 ms"
+  }
+  if (seconds < 36000) {
+    return `${Math.floor(seconds / 3600)}h${two(Math.floor((seconds % 3600) / 60))}m`;
+  }
+  return `${Math.floor(seconds / 3600)}h`;
+}
+
+/**
+ * The Cells table's status: at most five characters, to be read whole in
+ * its narrow column ("interrupted" and error class names were cut to
+ * "inte…", "Zer…"); the row's tooltip has the whole status and the error.
+ */
+export function formatOutcomeShort(summary: CellSummary): string {
+  return OUTCOME_WORDS[summary.outcome].short;
+}
+
+/** The badge line: "+1.2 GiB · peak 3.4 GiB · 2.1 s" (+ " · error" etc.). */
+export function formatCellBadge(
+  summary: CellSummary,
+  units: ByteUnits = 'binary',
+  withOutcome = true
+): string {
+  const parts = [
+    formatDelta(summary.deltaBytes, units),
+    `peak ${formatPeak(summary.peakBytes, summary.peakExact, units)}`,
+    ...(summary.ramAlongside ? [formatRamAlongside(summary.ramAlongside, units)] : []),
+    formatDuration(summary.durationS)
+  ];
+  if (summary.outcome !== 'ok' && withOutcome) {
+    parts.push(formatOutcome(summary));
+  }
+  return parts.join(SEP);
+}
+
+/** "RAM +20 GiB" (what stayed), else "RAM peak +20 GiB" (what came and went), for a GPU cell's badge. */
+export function formatRamAlongside(ram: RamAlongside, units: ByteUnits = 'binary'): string {
+  if (ram.deltaBytes !== null && Math.abs(ram.deltaBytes) >= RAM_ALONGSIDE_BYTES) {
+    return `RAM ${formatDelta(ram.deltaBytes, units)}`;
+  }
+  return `RAM peak ${formatDelta(ram.peakRiseBytes, units)}`;
+}
+
+/** "[7]", or "[ ]" when the kernel gave no execution count. */
+export function formatExecutionCount(count: number | null): string {
+  return count === null ? '[ ]' : `[${count}]`;
+}
+
+function arrow(
+  before: number | null,
+  after: number | null,
+  units: ByteUnits
+): string {
+  return `${formatBytes(before, units)} \u2192 ${formatBytes(after, units)}`;
+}
+
+/** Characters of the error message shown in a tooltip. */
+const TOOLTIP_MESSAGE_CHARS = 300;
+
+/**
+ * The tooltip: what the figures are (GPU or RAM), per-device breakdown,
+ * host RSS, duration and status. Several lines of plain text.
+ */
+export function describeCellRecord(
+  record: CellMemoryRecord,
+  summary: CellSummary,
+  units: ByteUnits = 'binary',
+  options: { saved?: boolean } = {}
+): string {
+  const lines: string[] = [];
+  const what =
+    summary.source === 'gpu'
+      ? 'GPU memory (PyTorch allocated, summed over devices)'
+      : 'RAM (kernel process RSS; no GPU figures for this cell)';
+  lines.push(
+    `${formatExecutionCount(record.execution_count)} ${what}` +
+      (options.saved ? ' \u2014 saved with the notebook' : '')
+  );
+  lines.push(
+    `Change ${formatDelta(summary.deltaBytes, units)}, peak ${formatPeak(summary.peakBytes, summary.peakExact, units)}` +
+      (summary.peakExact
+        ? ''
+        : summary.outcome === 'died'
+          ? ' (approximate: sampled while the cell ran; the kernel died before the cell could be measured)'
+          : ' (approximate: sampled while the cell ran, peak counters not reset)')
+  );
+  for (const g of record.gpus) {
+    lines.push(
+      `GPU ${g.index}: allocated ${arrow(g.allocated_before_bytes, g.allocated_after_bytes, units)}` +
+        ` (peak ${formatPeak(g.allocated_peak_bytes, g.peak_exact, units)});` +
+        ` reserved ${arrow(g.reserved_before_bytes, g.reserved_after_bytes, units)}`
+    );
+  }
+  const h = record.host;
+  lines.push(
+    `Host RSS: ${arrow(h.rss_before_bytes, h.rss_after_bytes, units)}` +
+      ` (peak ${formatPeak(h.rss_peak_bytes, h.peak_exact, units)})`
+  );
+  lines.push(`Duration ${formatDuration(record.duration_s)}`);
+  let status = `Status: ${formatOutcome(summary)}`;
+  if (record.error) {
+    const message = record.error.message_head;
+    status +=
+      ` \u2014 ${record.error.type}` +
+      (record.error.out_of_memory ? ' (out of memory)' : '') +
+      (message
+        ? `: ${message.length > TOOLTIP_MESSAGE_CHARS ? message.slice(0, TOOLTIP_MESSAGE_CHARS - 1) + '\u2026' : message}`
+        : '');
+  }
+  if (summary.outcome === 'died') {
+    status +=
+      ' while running this cell. The figures are those sampled from its start ' +
+      'to the last sample before the death; the helper died before it could measure the cell.';
+  }
+  lines.push(status);
+  return lines.join('\n');
+}

@@ -1,0 +1,111 @@
+/**
+ * The figures of a cell's latest record as saved in the cell's metadata
+ * (setting `storeRecordsInNotebookMetadata`), so that a saved notebook shows
+ * its memory profile when reopened. Numbers, booleans and two fixed words
+ * only: no kernel text (error messages, names) goes into the notebook file.
+ */
+import { CellMemorySource, CellOutcome, CellSummary } from '../../model/cellFigures';
+import { CellHistoryEntry } from '../../model/CellHistory';
+
+/** The metadata key under which a cell's figures are saved. */
+export const CELL_METADATA_KEY = 'jupyterlab_vram';
+
+export interface SavedCellFigures {
+  version: 1;
+  execution_count: number | null;
+  /** Unix seconds (kernel clock). */
+  started: number;
+  duration_s: number;
+  outcome: CellOutcome;
+  source: CellMemorySource;
+  delta_bytes: number | null;
+  peak_bytes: number | null;
+  peak_exact: boolean;
+}
+
+export function savedFiguresOf(entry: CellHistoryEntry): SavedCellFigures {
+  const s = entry.summary;
+  return {
+    version: 1,
+    execution_count: entry.record.execution_count,
+    started: entry.record.started,
+    duration_s: s.durationS,
+    outcome: s.outcome,
+    source: s.source,
+    delta_bytes: s.deltaBytes,
+    peak_bytes: s.peakBytes,
+    peak_exact: s.peakExact
+  };
+}
+
+const OUTCOMES: readonly string[] = ['ok', 'error', 'interrupted', 'oom', 'died'];
+
+function num(v: unknown): number | null {
+  return typeof v === 'number' && Number.isFinite(v) ? v : null;
+}
+
+/**
+ * Read saved figures back (the file may have been edited by hand): null
+ * when the value is not a valid version-1 object.
+ */
+export function readSavedFigures(value: unknown): SavedCellFigures | null {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    return null;
+  }
+  const v = value as { [key: string]: unknown };
+  const started = num(v.started);
+  const duration = num(v.duration_s);
+  if (
+    v.version !== 1 ||
+    started === null ||
+    duration === null ||
+    typeof v.outcome !== 'string' ||
+    !OUTCOMES.includes(v.outcome) ||
+    (v.source !== 'gpu' && v.source !== 'ram') ||
+    typeof v.peak_exact !== 'boolean'
+  ) {
+    return null;
+  }
+  const count = num(v.execution_count);
+  return {
+    version: 1,
+    execution_count: count !== null && Number.isInteger(count) ? count : null,
+    started,
+    duration_s: duration,
+    outcome: v.outcome as CellOutcome,
+    source: v.source,
+    delta_bytes: num(v.delta_bytes),
+    peak_bytes: num(v.peak_bytes),
+    peak_exact: v.peak_exact
+  };
+}
+
+/** A summary to render a badge from saved figures. */
+export function summaryOfSaved(saved: SavedCellFigures): CellSummary {
+  const status =
+    saved.outcome === 'oom' ? 'error' : (saved.outcome as string);
+  return {
+    source: saved.source,
+    deltaBytes: saved.delta_bytes,
+    peakBytes: saved.peak_bytes,
+    peakExact: saved.peak_exact,
+    durationS: saved.duration_s,
+    status,
+    outcome: saved.outcome,
+    outOfMemory: saved.outcome === 'oom',
+    errorType: null
+  };
+}
+
+/** True when two saved values are the same (avoids needless writes). */
+export function sameSavedFigures(
+  a: SavedCellFigures | null,
+  b: SavedCellFigures
+): boolean {
+  if (!a) {
+    return false;
+  }
+  return (Object.keys(b) as (keyof SavedCellFigures)[]).every(
+    k => a[k] === b[k]
+  );
+}

@@ -1,0 +1,144 @@
+/**
+ * The body of the delete confirmation dialog: exactly what will
+ * be deleted (names, hidden references and their warnings) and the bytes to
+ * expect back ("at most" when aliases may keep some alive). Kernel names
+ * are text only.
+ *
+ * Test hooks: `[data-vram-role="delete-plan"]`,
+ * `[data-vram-role="delete-plan-name"]` (data-vram-name),
+ * `[data-vram-role="delete-plan-hidden"]` (data-vram-holder),
+ * `[data-vram-role="delete-plan-warning"]`,
+ * `[data-vram-role="delete-plan-expected"]` (data-vram-bytes, data-vram-at-most).
+ */
+import { ByteUnits, formatBytes, formatBytesByDevice, plural } from '../../text/format';
+import { DeletePlan } from './deletePlan';
+import { confirmDialog } from '../../ui/confirmDialog';
+import { element, setBytesData } from '../../ui/dom';
+
+/** "Expected back: about 1.2 GiB (cuda:0 1 GiB · cpu 200 MiB)". */
+export function expectedBytesText(plan: DeletePlan, units: ByteUnits): string {
+  const { bytes, byDevice, atMost } = plan.expected;
+  if (bytes === 0) {
+    return 'Memory expected back: none';
+  }
+  const amount = `${atMost ? 'at most' : 'about'} ${formatBytes(bytes, units)}`;
+  const devices = Object.keys(byDevice).length
+    ? ` (${formatBytesByDevice(byDevice, units)})`
+    : '';
+  return `Memory expected back: ${amount}${devices}`;
+}
+
+export function createDeleteDialogBody(
+  plan: DeletePlan,
+  units: ByteUnits
+): HTMLElement {
+  const root = element('div', 'jp-vram-DeletePlan', { role: 'delete-plan' });
+  const section = (heading: string, items: HTMLElement[]) => {
+    if (items.length) {
+      const list = element('ul', 'jp-vram-DeletePlan-list');
+      list.append(...items);
+      root.append(
+        element('div', 'jp-vram-DeletePlan-heading', { text: heading }),
+        list
+      );
+    }
+  };
+  section(
+    'Delete these variables (and their copies in Out[] and _):',
+    plan.entries.map(entry => {
+      const item = element('li', 'jp-vram-DeletePlan-item', {
+        role: 'delete-plan-name'
+      });
+      item.dataset.vramName = entry.name;
+      item.append(
+        element('span', 'jp-vram-DeletePlan-name', { text: entry.name }),
+        document.createTextNode(
+          ` \u2014 ${entry.summary} (${formatBytes(entry.total_bytes, units)})`
+        )
+      );
+      return item;
+    })
+  );
+  section(
+    'Clear these hidden references:',
+    plan.hidden.map(holder => {
+      const item = element('li', 'jp-vram-DeletePlan-item', {
+        role: 'delete-plan-hidden',
+        text: `${holder.label} (${formatBytes(holder.total_bytes, units)})`
+      });
+      item.dataset.vramHolder = holder.holder;
+      return item;
+    })
+  );
+  for (const warning of plan.warnings) {
+    root.appendChild(
+      element('div', 'jp-vram-DeletePlan-warning', {
+        role: 'delete-plan-warning',
+        text: warning
+      })
+    );
+  }
+  const expected = element('div', 'jp-vram-DeletePlan-expected', {
+    role: 'delete-plan-expected',
+    text: expectedBytesText(plan, units)
+  });
+  setBytesData(expected, plan.expected.bytes);
+  expected.dataset.vramAtMost = String(plan.expected.atMost);
+  root.appendChild(expected);
+  // Nothing expected back: the reasons say why none, not why less.
+  const lead = plan.expected.bytes === 0 ? 'Why' : 'Less may come back';
+  for (const reason of plan.expected.reasons) {
+    root.appendChild(
+      element('div', 'jp-vram-DeletePlan-reason', {
+        text: `${lead}: ${reason}.`
+      })
+    );
+  }
+  root.appendChild(
+    element('div', 'jp-vram-DeletePlan-after', {
+      text:
+        'Then gc.collect() runs, and torch.cuda.empty_cache() where PyTorch has ' +
+        'initialised CUDA. This cannot be undone.'
+    })
+  );
+  return root;
+}
+
+/**
+ * "Delete 2 variables?", "Clear 1 hidden reference?", "Delete 1 variable and
+ * clear 1 hidden reference?": what the dialog's button will do.
+ */
+export function deleteDialogTitle(plan: DeletePlan): string {
+  const variables = plan.entries.length;
+  const hidden = plan.hidden.length;
+  const parts: string[] = [];
+  if (variables) {
+    parts.push(`delete ${plural(variables, 'variable', 'variables')}`);
+  }
+  if (hidden) {
+    parts.push(`clear ${plural(hidden, 'hidden reference', 'hidden references')}`);
+  }
+  const text = parts.join(' and ') || 'delete nothing';
+  return `${text[0].toUpperCase()}${text.slice(1)}?`;
+}
+
+/**
+ * Ask the user to confirm `plan` in a JupyterLab dialog; true when they
+ * press Delete, or Clear for hidden references only (`.jp-Dialog .jp-mod-accept`).
+ */
+export async function confirmDeleteDialog(
+  plan: DeletePlan,
+  units: ByteUnits
+): Promise<boolean> {
+  return confirmDialog({
+    title: deleteDialogTitle(plan),
+    body: createDeleteDialogBody(plan, units),
+    accept: deleteDialogAccept(plan),
+    acceptAriaLabel: `${deleteDialogAccept(plan)} and free memory`
+  });
+}
+
+/** The accept button's word, matching the title's verb ("Clear" when only hidden references go). */
+export function deleteDialogAccept(plan: DeletePlan): string {
+  return plan.entries.length === 0 && plan.hidden.length > 0 ? 'Clear' : 'Delete';
+}

@@ -1,0 +1,401 @@
+/**
+ * The cleanup actions of one kernel: free memory (gc,
+ * empty_cache), list what holds memory, delete chosen holders. Holds the
+ * request queue, the last outcome (actionOutcome.ts, shown in the sidebar's
+ * result area), and the latest listing with the user's selection in it
+ * (HoldersListing). No DOM; never throws into the UI: every failure becomes
+ * an outcome or `listingError` with a clear sentence.
+ */
+import { IDisposable } from '@lumino/disposable';
+import { ISignal, Signal } from '@lumino/signaling';
+
+import type {
+  DeleteResult,
+  FreeAction,
+  FreeMemoryResult,
+  HiddenHolderKind,
+  InspectResult
+} from '../../protocol/cleanup';
+import { ByteUnits, plural } from '../../text/format';
+import { IKernelMemoryModel } from '../../tokens';
+import { ActionCancelledError, ActionQueue } from './ActionQueue';
+import {
+  ActionKind,
+  ActionOutcome,
+  describeReply,
+  failedOutcome,
+  freeActionLabel
+} from './actionOutcome';
+import { HoldersListing } from './HoldersListing';
+import type { DeletePlan } from './deletePlan';
+
+/** The requests a connection to the kernel helper makes for cleanups. */
+export interface ICleanupConnection {
+  freeMemory(actions: FreeAction[]): Promise<FreeMemoryResult>;
+  inspect(options?: {
+    max_entries?: number;
+    container_depth?: number;
+  }): Promise<InspectResult>;
+  deleteHolders(request: {
+    listing_id: string;
+    names: string[];
+    hidden: HiddenHolderKind[];
+    free: FreeAction[];
+  }): Promise<DeleteResult>;
+}
+
+/** Why a delete was not sent: cells ran after its listing. */
+export const STALE_LISTING_TEXT =
+  'cells ran since the listing, so nothing was deleted. The Holders tab lists again: choose anew';
+
+export type MemoryActionsChange = 'queue' | 'outcome' | 'listing' | 'selection' | 'deleting' | 'state';
+
+/** The message of a rejection, for a sentence shown to the user. */
+export function errorText(reason: unknown): string {
+  return reason instanceof Error ? reason.message : String(reason);
+}
+
+export class MemoryActions implements IDisposable {
+  constructor(options: MemoryActions.IOptions) {
+    this._connection = options.connection;
+    this._model = options.model;
+    this._units = options.units ?? (() => 'binary');
+    this._queue = new ActionQueue({ busy: this._model.kernelBusy });
+    this._wasLive = this._model.state === 'live';
+    this._holders = new HoldersListing({
+      kernelBusy: () => this._model.kernelBusy,
+      changed: change => this._emit(change)
+    });
+    this._queue.changed.connect(() => this._emit('queue'));
+    this._model.changed.connect(this._onModelChanged, this);
+  }
+
+  get queue(): ActionQueue {
+    return this._queue;
+  }
+
+  /** True when the helper is live, so requests can be made. */
+  get available(): boolean {
+    return this._model.state === 'live';
+  }
+
+  /** The outcome of the latest free or delete (null before the first). */
+  get lastOutcome(): ActionOutcome | null {
+    return this._lastOutcome;
+  }
+
+  /** The latest listing of what holds memory (null before the first). */
+  get listing(): InspectResult | null {
+    return this._holders.listing;
+  }
+
+  /** Why the latest inspect failed (null when it did not). */
+  get listingError(): string | null {
+    return this._holders.error;
+  }
+
+  /** True while an inspect is queued or running. */
+  get inspecting(): boolean {
+    return this._holders.inspecting;
+  }
+
+  /**
+   * Cells ran since the latest listing (the kernel went busy after it, or
+   * is busy): a name there may be bound to another object now, and the
+   * hidden holders hold other things.
+   */
+  get listingStale(): boolean {
+    return this._holders.stale;
+  }
+
+  /** The listing `listingId` is the latest one the kernel gave, and no cell ran since, nor a delete used it. */
+  isListingCurrent(listingId: string): boolean {
+    return this._holders.isCurrent(listingId);
+  }
+
+  /** True from a delete's planning to its result: one delete at a time. */
+  get deleting(): boolean {
+    return this._deleting;
+  }
+
+  /**
+   * Claim the one delete at a time, from its planning to its result (a
+   * double click must not ask twice, nor delete twice); false while one is
+   * under way. `endDelete` lets it go.
+   */
+  beginDelete(): boolean {
+    if (this._deleting) {
+      return false;
+    }
+    this._deleting = true;
+    this._emit('deleting');
+    return true;
+  }
+
+  endDelete(): void {
+    if (this._deleting) {
+      this._deleting = false;
+      this._emit('deleting');
+    }
+  }
+
+  get selectedNames(): ReadonlySet<string> {
+    return this._holders.selectedNames;
+  }
+
+  get selectedHidden(): ReadonlySet<HiddenHolderKind> {
+    return this._holders.selectedHidden;
+  }
+
+  get changed(): ISignal<this, MemoryActionsChange> {
+    return this._changed;
+  }
+
+  get isDisposed(): boolean {
+    return this._isDisposed;
+  }
+
+  /** Run gc and/or empty_cache; resolves with the outcome (never rejects). */
+  async free(actions: FreeAction[]): Promise<ActionOutcome> {
+    const label = freeActionLabel(actions);
+    const outcome = await this._run(
+      'free',
+      label,
+      () => this._connection.freeMemory(actions)
+    );
+    return outcome;
+  }
+
+  /**
+   * Ask for a new listing; resolves with it, or null when it failed
+   * (`listingError` says why). Never rejects.
+   */
+  async inspect(): Promise<InspectResult | null> {
+    if (!this.available) {
+      this._listingFailed(this._notAvailableText());
+      return null;
+    }
+    this._holders.inspectStarted();
+    try {
+      const listing = await this._queue.enqueue('List what holds memory', () =>
+        this._connection.inspect()
+      ).result;
+      if (this._isDisposed) {
+        return null;
+      }
+      this._holders.received(listing);
+      return listing;
+    } catch (reason) {
+      this._listingFailed(
+        reason instanceof ActionCancelledError
+          ? `Listing cancelled: ${reason.message}`
+          : `Could not list what holds memory: ${errorText(reason)}`
+      );
+      return null;
+    } finally {
+      this._holders.inspectEnded();
+    }
+  }
+
+  setNameSelected(name: string, selected: boolean): void {
+    this._holders.setNameSelected(name, selected);
+  }
+
+  setHiddenSelected(holder: string, selected: boolean): void {
+    this._holders.setHiddenSelected(holder, selected);
+  }
+
+  clearSelection(): void {
+    this._holders.clearSelection();
+  }
+
+  /** The plan for the current selection; null when nothing is chosen. */
+  planSelection(): Promise<DeletePlan | null> {
+    return this._holders.planSelection();
+  }
+
+  /**
+   * The plan for chosen names and hidden holders of the latest listing (as
+   * it is when asked).
+   */
+  planFor(names: Iterable<string>, hidden: Iterable<string>): Promise<DeletePlan | null> {
+    return this._holders.planFor(names, hidden);
+  }
+
+  /**
+   * Delete what `plan` names (then gc + empty_cache), show the outcome and
+   * list again. Never rejects.
+   */
+  async deleteHolders(plan: DeletePlan): Promise<ActionOutcome> {
+    const names = plan.entries.map(e => e.name);
+    const hidden = plan.hidden.map(h => h.holder);
+    const outcome = await this._run(
+      'delete',
+      `Delete ${plural(names.length + hidden.length, 'holder', 'holders')}`,
+      () => {
+        // Sent when the queue gets to it: after the cell it waited for, maybe.
+        // The kernel checks the names again, not what the hidden holders hold
+        // by then (an Out[] or a traceback of a later cell): nothing is sent.
+        if (!this.isListingCurrent(plan.listingId)) {
+          return Promise.reject(new Error(STALE_LISTING_TEXT));
+        }
+        this._holders.markUsed();
+        return this._connection.deleteHolders({
+          listing_id: plan.listingId,
+          names,
+          hidden,
+          free: ['gc', 'empty_cache']
+        });
+      }
+    );
+    if (outcome.status === 'done') {
+      this._holders.deselect(names, hidden);
+    }
+    if (outcome.status !== 'cancelled' && !this._isDisposed && this.available) {
+      await this.inspect();
+    }
+    return outcome;
+  }
+
+  /**
+   * Say the last outcome again in the units set now (a result said in MiB
+   * beside figures in GB after the user changed the setting). Only a reply
+   * is said again: a failure's text has no figures.
+   */
+  async redescribe(): Promise<void> {
+    const outcome = this._lastOutcome;
+    if (!outcome || outcome.status !== 'done' || outcome.result === null) {
+      return;
+    }
+    const description = await describeReply(outcome.result, this._units(), this._model);
+    if (this._lastOutcome === outcome && !this._isDisposed) {
+      this._lastOutcome = { ...outcome, ...description };
+      this._emit('outcome');
+    }
+  }
+
+  dispose(): void {
+    if (this._isDisposed) {
+      return;
+    }
+    this._isDisposed = true;
+    this._model.changed.disconnect(this._onModelChanged, this);
+    this._queue.dispose();
+    Signal.clearData(this);
+  }
+
+  private async _run(
+    kind: ActionKind,
+    label: string,
+    send: () => Promise<FreeMemoryResult | DeleteResult>
+  ): Promise<ActionOutcome> {
+    let outcome: ActionOutcome;
+    if (!this.available) {
+      outcome = failedOutcome(kind, label, this._notAvailableText(), 'failed');
+    } else {
+      // The last outcome spoke of an earlier request: shown under this one's
+      // "Queued", it would read as this one's result.
+      if (this._lastOutcome) {
+        this._lastOutcome = null;
+        this._emit('outcome');
+      }
+      try {
+        const result = await this._queue.enqueue(label, send).result;
+        // Now, not after the texts load: the time is the reply's.
+        const at = Date.now() / 1000;
+        const description = await describeReply(result, this._units(), this._model);
+        outcome = { kind, label, status: 'done', result, at, ...description };
+      } catch (reason) {
+        outcome =
+          reason instanceof ActionCancelledError
+            ? failedOutcome(kind, label, `${label}: ${reason.message}`, 'cancelled')
+            : failedOutcome(kind, label, `${label} failed: ${errorText(reason)}`, 'failed');
+      }
+    }
+    if (!this._isDisposed) {
+      this._lastOutcome = outcome;
+      this._emit('outcome');
+    }
+    return outcome;
+  }
+
+  private _notAvailableText(): string {
+    const reason = this._model.stateReason;
+    return `The memory helper is not running in this kernel${reason ? `: ${reason}` : '.'}`;
+  }
+
+  private _listingFailed(text: string): void {
+    if (!this._isDisposed) {
+      this._holders.failed(text);
+    }
+  }
+
+  private _onModelChanged(model: IKernelMemoryModel, change: string): void {
+    if (change === 'busy') {
+      if (model.kernelBusy) {
+        this._holders.kernelWentBusy();
+        this._queue.setBusy(true);
+      } else {
+        // A restart reports "not busy" just before the state leaves 'live':
+        // look again once the connection is done with this status change,
+        // so that requests are not sent into a kernel that is going away.
+        void Promise.resolve().then(() => {
+          if (!this._isDisposed && this.available) {
+            this._queue.setBusy(this._model.kernelBusy);
+          }
+        });
+      }
+    } else if (change === 'state') {
+      const live = model.state === 'live';
+      if (this._wasLive && !live) {
+        // Restarted, died, changed kernel: nothing queued can be sent, and
+        // the listing names objects of a process that is gone.
+        this._queue.failQueued(
+          `The kernel went away before the request was sent (${model.stateReason})`
+        );
+        // "gc collected 0 objects" spoke of that process, not of the next one.
+        this._lastOutcome = null;
+        this._holders.forget();
+        this._emit('outcome');
+      }
+      if (live && !this._wasLive && this._lastOutcome) {
+        // A new kernel process (or connection): what was said, e.g. that a
+        // request never reached the kernel that went away, is of the past.
+        this._lastOutcome = null;
+        this._emit('outcome');
+      }
+      this._wasLive = live;
+      if (live) {
+        this._queue.setBusy(model.kernelBusy);
+      }
+      this._emit('state');
+    }
+  }
+
+  private _emit(change: MemoryActionsChange): void {
+    if (!this._isDisposed) {
+      this._changed.emit(change);
+    }
+  }
+
+  private _connection: ICleanupConnection;
+  private _model: IKernelMemoryModel;
+  private _units: () => ByteUnits;
+  private _queue: ActionQueue;
+  private _wasLive: boolean;
+  private _holders: HoldersListing;
+  private _lastOutcome: ActionOutcome | null = null;
+  private _deleting = false;
+  private _changed = new Signal<this, MemoryActionsChange>(this);
+  private _isDisposed = false;
+}
+
+export namespace MemoryActions {
+  export interface IOptions {
+    connection: ICleanupConnection;
+    /** The kernel's memory model: its state and busy flag drive the queue. */
+    model: IKernelMemoryModel;
+    /** Units of the result sentences (the setting). */
+    units?: () => ByteUnits;
+  }
+}

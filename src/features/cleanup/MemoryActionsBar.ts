@@ -1,0 +1,139 @@
+/**
+ * The cleanup bar of the sidebar: buttons for gc, empty_cache,
+ * both, and the holders listing; the requests waiting for the kernel (with
+ * Cancel); and the result of the latest cleanup, in words. Renders a
+ * MemoryActions; every button runs a command (so palette, shortcut and
+ * button behave alike, notification included).
+ *
+ * Test hooks: `[data-vram-role="action-bar"]`, buttons
+ * `[data-vram-role="action-collect-garbage|action-empty-cache|action-free-memory|action-inspect"]`,
+ * `[data-vram-role="queued-action"]` (with `data-vram-state`: queued | sent)
+ * and its `[data-vram-role="cancel-action"]`, and
+ * `[data-vram-role="action-result"]` with `data-vram-outcome`
+ * (done | failed | cancelled), `data-vram-action` (free | delete) and
+ * `data-vram-freed-bytes` (integer; absent when unknown). Its first line
+ * begins with the local clock time the outcome came ("at 22:18:01 — ").
+ */
+
+import { clockTime } from '../../text/clockText';
+import { ExecuteCommand } from '../../ui/commandIds';
+import { button, element, setHidden, setText } from '../../ui/dom';
+import { MemoryActionsView } from './MemoryActionsView';
+
+export class MemoryActionsBar extends MemoryActionsView {
+  constructor(options: MemoryActionsBar.IOptions) {
+    super();
+    this._execute = options.execute;
+    this.addClass('jp-vram-Actions');
+    this.node.dataset.vramRole = 'action-bar';
+
+    const buttons = element('div', 'jp-vram-Actions-buttons');
+    for (const spec of options.buttons) {
+      const run = button(
+        'jp-vram-Button',
+        { role: spec.role, text: spec.label, title: spec.caption },
+        () => this._execute(spec.command)
+      );
+      this._buttons.push(run);
+      buttons.appendChild(run);
+    }
+    this._queueList = element('ul', 'jp-vram-Actions-queue');
+    // "Queued: the kernel is busy", "Running": said as they change.
+    this._queueList.setAttribute('aria-live', 'polite');
+    this._result = element('div', 'jp-vram-Actions-result', {
+      role: 'action-result'
+    });
+    this._result.setAttribute('aria-live', 'polite');
+    this.node.append(buttons, this._queueList, this._result);
+    this.renderNow();
+  }
+
+  protected render(): void {
+    const actions = this.actions;
+    const available = actions?.available ?? false;
+    for (const run of this._buttons) {
+      run.disabled = !available;
+    }
+    this._renderQueue();
+    this._renderOutcome();
+  }
+
+  private _renderQueue(): void {
+    const list = this._queueList;
+    list.textContent = '';
+    const pending = this.actions?.queue.pending ?? [];
+    for (const item of pending) {
+      const row = element('li', 'jp-vram-Actions-queued', {
+        role: 'queued-action'
+      });
+      row.dataset.vramState = item.state;
+      const text =
+        item.state === 'queued'
+          ? `Queued \u2014 the kernel is busy: ${item.label}`
+          : `${item.label}\u2026`;
+      row.appendChild(element('span', 'jp-vram-Actions-queuedText', { text }));
+      if (item.state === 'queued') {
+        row.appendChild(
+          button(
+            'jp-vram-Button',
+            { role: 'cancel-action', text: 'Cancel', title: 'Do not send this request' },
+            () => this.actions?.queue.cancel(item.id)
+          )
+        );
+      }
+      list.appendChild(row);
+    }
+    setHidden(list, pending.length === 0);
+  }
+
+  private _renderOutcome(): void {
+    const node = this._result;
+    const outcome = this.actions?.lastOutcome ?? null;
+    node.textContent = '';
+    if (!outcome) {
+      setHidden(node, true);
+      delete node.dataset.vramOutcome;
+      delete node.dataset.vramAction;
+      delete node.dataset.vramFreedBytes;
+      return;
+    }
+    setHidden(node, false);
+    node.dataset.vramOutcome = outcome.status;
+    node.dataset.vramAction = outcome.kind;
+    if (outcome.freedBytes !== null) {
+      node.dataset.vramFreedBytes = String(Math.round(outcome.freedBytes));
+    } else {
+      delete node.dataset.vramFreedBytes;
+    }
+    node.classList.toggle('jp-vram-Actions-failed', outcome.status === 'failed');
+    outcome.lines.forEach((line, i) => {
+      const div = element(
+        'div',
+        i === 0 ? 'jp-vram-Actions-resultLine jp-vram-Actions-resultGist' : 'jp-vram-Actions-resultLine'
+      );
+      // The result stays shown above later, unrelated events: it says when it came.
+      setText(div, i === 0 ? `at ${clockTime(outcome.at)} \u2014 ${line}` : line);
+      node.appendChild(div);
+    });
+  }
+
+  private _execute: ExecuteCommand;
+  private _buttons: HTMLButtonElement[] = [];
+  private _queueList: HTMLUListElement;
+  private _result: HTMLDivElement;
+}
+
+export namespace MemoryActionsBar {
+  export interface IButton {
+    command: string;
+    label: string;
+    caption: string;
+    role: string;
+  }
+
+  export interface IOptions {
+    buttons: IButton[];
+    /** Run a command by id. */
+    execute: ExecuteCommand;
+  }
+}

@@ -1,0 +1,65 @@
+/**
+ * How a cleanup (a free or a delete) ended, in words: what the sidebar's
+ * result area shows. A reply is said in the units set when it is said, and
+ * beside the figures as they are then; a failure is one sentence.
+ */
+import type { DeleteResult, FreeAction, FreeMemoryResult } from '../../protocol/cleanup';
+import { ByteUnits } from '../../text/format';
+import { IKernelMemoryModel } from '../../tokens';
+// The result texts load with the first result (not at start-up).
+import type { ResultDescription } from './cleanupResultText';
+
+export type ActionKind = 'free' | 'delete';
+
+/** How a cleanup ended, in words. */
+export interface ActionOutcome extends ResultDescription {
+  kind: ActionKind;
+  /** What was asked ("Collect garbage"). */
+  label: string;
+  status: 'done' | 'failed' | 'cancelled';
+  /** The reply, when there was one. */
+  result: FreeMemoryResult | DeleteResult | null;
+  /**
+   * When it ended (the reply came, or the request failed or was cancelled),
+   * in seconds since the epoch: the result stays shown while later events
+   * happen, and must say when it happened.
+   */
+  at: number;
+}
+
+/** "Collect garbage", "Empty the CUDA cache", "Free memory". */
+export function freeActionLabel(actions: readonly FreeAction[]): string {
+  const gc = actions.includes('gc');
+  const cache = actions.includes('empty_cache');
+  if (gc && cache) {
+    return 'Free memory (gc + empty_cache)';
+  }
+  return cache ? 'Empty the CUDA cache' : 'Collect garbage';
+}
+
+/** A reply in words, in `units`, beside `model`'s figures as they are now (the texts load on demand). */
+export async function describeReply(
+  result: FreeMemoryResult | DeleteResult,
+  units: ByteUnits,
+  model: Pick<IKernelMemoryModel, 'hello' | 'latest'>
+): Promise<ResultDescription> {
+  // Said as the sidebar says it: "no GPU" only where that is known, not
+  // merely because no GPU was listed yet.
+  // The figures as they are now; the modules that word them load with the first result.
+  const { hello, latest } = model;
+  const [{ describeResult }, { seesNoGpu }] = await Promise.all([
+    import('./cleanupResultText'),
+    import('../../model/gpuVisibility')
+  ]);
+  return describeResult(result, units, { noGpu: seesNoGpu(hello, latest) === true });
+}
+
+/** An outcome without a reply: `text` says why. */
+export function failedOutcome(
+  kind: ActionKind,
+  label: string,
+  text: string,
+  status: 'failed' | 'cancelled'
+): ActionOutcome {
+  return { kind, label, status, result: null, lines: [text], freedBytes: null, at: Date.now() / 1000 };
+}

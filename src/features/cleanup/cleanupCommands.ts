@@ -1,0 +1,179 @@
+/**
+ * The cleanup commands (ids in ui/commandIds.ts): collect garbage, empty the
+ * CUDA cache, list what holds memory, delete what the user ticked (asks
+ * first). Registered by registerCommands (commands.ts); the work itself is
+ * MemoryActions' (features/cleanup/MemoryActions.ts), queued while the kernel is busy.
+ */
+import { JupyterFrontEnd } from '@jupyterlab/application';
+import { TranslationBundle } from '@jupyterlab/translation';
+
+import type { FreeAction } from '../../protocol/cleanup';
+import { CommandIDs } from '../../ui/commandIds';
+import type { DeletePlan } from './deletePlan';
+import { ActionOutcome } from './actionOutcome';
+import { MemoryMonitor } from '../../monitor/MemoryMonitor';
+import { SIDEBAR_ID, SidebarHost } from '../../sidebar/SidebarHost';
+
+/** How a command tells the user something (a JupyterLab notification). */
+export type Notify = (
+  type: 'info' | 'success' | 'warning' | 'error',
+  message: string
+) => void;
+
+/** Notifications show at most 140 characters: the gist first. */
+const NOTIFICATION_LIMIT = 140;
+
+export function notificationText(lines: readonly string[]): string {
+  const all = lines.join('. ');
+  if (all.length <= NOTIFICATION_LIMIT || lines.length <= 1) {
+    return all;
+  }
+  const more = `${lines[0]} (details in the GPU memory panel)`;
+  return more.length <= NOTIFICATION_LIMIT ? more : lines[0];
+}
+
+export function registerCleanupCommands(options: {
+  app: JupyterFrontEnd;
+  monitor: MemoryMonitor;
+  trans: TranslationBundle;
+  /** The sidebar, to show its Holders tab. */
+  sidebar: Pick<SidebarHost, 'showTab'>;
+  notify: Notify;
+  /** Defaults to the delete confirmation dialog (tests answer directly). */
+  confirmDelete?: (plan: DeletePlan) => Promise<boolean>;
+}): void {
+  const { app, monitor, trans, sidebar, notify } = options;
+  const confirmDelete =
+    options.confirmDelete ??
+    (async (plan: DeletePlan) =>
+      // The dialog's view loads when it is first needed (not at start-up).
+      (await import('./DeleteDialogBody')).confirmDeleteDialog(plan, monitor.settings.units));
+  const hasNotebook = () => monitor.current !== null;
+
+  const notifyOutcome = (outcome: ActionOutcome) => {
+    const text = notificationText(outcome.lines);
+    if (outcome.status === 'failed') {
+      notify('error', text);
+    } else if (outcome.status === 'cancelled') {
+      notify('info', text);
+    } else if ((outcome.freedBytes ?? 0) > 0) {
+      notify('success', text);
+    } else {
+      notify('info', text);
+    }
+  };
+
+  /** Said when a request just made waits behind a running cell. */
+  const notifyQueued = (memoryActions: NonNullable<typeof monitor.currentActions>) => {
+    if (memoryActions.queue.queuedCount > 0) {
+      notify(
+        'info',
+        `Queued \u2014 the kernel is busy; it runs when the kernel is idle (cancel it in the GPU memory panel)`
+      );
+    }
+  };
+
+  const runFree = async (
+    actions: FreeAction[]
+  ): Promise<ActionOutcome | null> => {
+    const memoryActions = monitor.currentActions;
+    if (!memoryActions) {
+      return null;
+    }
+    const running = memoryActions.free(actions);
+    notifyQueued(memoryActions);
+    const outcome = await running;
+    notifyOutcome(outcome);
+    return outcome;
+  };
+
+  const showHolders = () => {
+    sidebar.showTab('holders');
+    app.shell.activateById(SIDEBAR_ID);
+  };
+
+  // The three free actions differ only in what the kernel runs.
+  const freeCommands: [string, FreeAction[], string, string][] = [
+    [
+      CommandIDs.collectGarbage,
+      ['gc'],
+      trans.__('Collect Garbage in the Kernel'),
+      trans.__(
+        'Run gc.collect() in the active kernel and show what it freed (queued while the kernel is busy)'
+      )
+    ],
+    [
+      CommandIDs.emptyCache,
+      ['empty_cache'],
+      trans.__('Empty the CUDA Cache'),
+      trans.__(
+        "Run torch.cuda.empty_cache() in the active kernel: give PyTorch's cached GPU memory back (never initialises CUDA)"
+      )
+    ],
+    [
+      CommandIDs.freeMemory,
+      ['gc', 'empty_cache'],
+      trans.__('Free GPU Memory (gc + empty_cache)'),
+      trans.__(
+        'Run gc.collect() then torch.cuda.empty_cache() in the active kernel and show what came back'
+      )
+    ]
+  ];
+  for (const [id, actions, label, caption] of freeCommands) {
+    app.commands.addCommand(id, {
+      label,
+      caption,
+      isEnabled: hasNotebook,
+      execute: () => runFree(actions)
+    });
+  }
+
+  app.commands.addCommand(CommandIDs.inspectMemory, {
+    label: trans.__('Show What Holds Memory'),
+    caption: trans.__(
+      'List the variables and hidden references (Out[], the last traceback) that hold memory in the active kernel'
+    ),
+    isEnabled: hasNotebook,
+    execute: async () => {
+      const memoryActions = monitor.currentActions;
+      showHolders();
+      if (!memoryActions) {
+        return null;
+      }
+      return memoryActions.inspect();
+    }
+  });
+
+  app.commands.addCommand(CommandIDs.deleteVariables, {
+    label: trans.__('Delete Variables Holding Memory\u2026'),
+    caption: trans.__(
+      'Delete the variables and hidden references ticked in the Holders tab (asks first), then free memory'
+    ),
+    isEnabled: hasNotebook,
+    execute: async args => {
+      const memoryActions = monitor.currentActions;
+      if (!memoryActions) {
+        return null;
+      }
+      // One at a time, from the planning to the result: a double click, or a
+      // second click while the first waits behind a cell, asks once.
+      if (!memoryActions.beginDelete()) {
+        notify('info', 'A delete is under way already: its question or its result comes first.');
+        return null;
+      }
+      try {
+        // The delete's flow loads with the first delete, not with the page.
+        const { deleteVariables } = await import('./cleanupCommandsLazy');
+        return await deleteVariables(memoryActions, args, {
+          notify,
+          notifyOutcome,
+          showHolders,
+          confirmDelete
+        });
+      } finally {
+        memoryActions.endDelete();
+      }
+    }
+  });
+
+}

@@ -1,0 +1,89 @@
+/**
+ * The delete command's flow (features/cleanup/cleanupCommands.ts registers the command and
+ * keeps it to one delete at a time): the listing it plans from (made again
+ * when the names come from elsewhere, or when cells ran after the one on
+ * screen), the question, the request, the result. Loaded with the first
+ * delete, not with the page.
+ */
+import type { ReadonlyPartialJSONObject } from '@lumino/coreutils';
+
+import type { Notify } from './cleanupCommands';
+import type { DeletePlan } from './deletePlan';
+import type { ActionOutcome } from './actionOutcome';
+import type { MemoryActions } from './MemoryActions';
+
+/** What the flow asks of the command that runs it. */
+export interface IDeleteHost {
+  notify: Notify;
+  notifyOutcome: (outcome: ActionOutcome) => void;
+  /** Show the Holders tab of the sidebar. */
+  showHolders: () => void;
+  /** Ask the user (the dialog listing what goes); true: delete. */
+  confirmDelete: (plan: DeletePlan) => Promise<boolean>;
+}
+
+function stringArray(value: unknown): string[] {
+  return Array.isArray(value)
+    ? value.filter((v): v is string => typeof v === 'string')
+    : [];
+}
+
+export async function deleteVariables(
+memoryActions: MemoryActions,
+args: ReadonlyPartialJSONObject,
+{ notify, notifyOutcome, showHolders, confirmDelete }: IDeleteHost
+): Promise<ActionOutcome | null> {
+  const names = stringArray(args.names);
+  const hidden = stringArray(args.hidden);
+  const named = Array.isArray(args.names) || Array.isArray(args.hidden);
+  // `fresh`: the names come from elsewhere (the OOM diagnosis), not from
+  // the listing on screen, so they are looked up in a new listing; and a
+  // listing that cells ran after is made again, what it names checked there.
+  if (
+    (named && (!memoryActions.listing || args.fresh === true)) ||
+    memoryActions.listingStale
+  ) {
+    if (!(await memoryActions.inspect())) {
+      showHolders();
+      notify(
+        'error',
+        `${memoryActions.listingError ?? 'Could not list what holds memory'}. Nothing was deleted.`
+      );
+      return null;
+    }
+  }
+  const plan: DeletePlan | null = named
+    ? await memoryActions.planFor(names, hidden)
+    : await memoryActions.planSelection();
+  if (!plan) {
+    showHolders();
+    if (!memoryActions.listing && !memoryActions.inspecting) {
+      void memoryActions.inspect();
+    }
+    if (names.length || hidden.length) {
+      // Named by the out-of-memory diagnosis, which speaks of the moment
+      // the cell failed: what it named may be gone since.
+      const text = await import('./cleanupResultText');
+      const what = text.listNames([...names, ...hidden.map(text.hiddenHolderText)]);
+      notify(
+        'info',
+        `Nothing left to delete: ${what} no longer hold${names.length + hidden.length === 1 ? 's' : ''} memory in the kernel (deleted or cleared since). The Holders tab shows what does now.`
+      );
+      return null;
+    }
+    notify(
+      'info',
+      'Nothing to delete: tick variables or hidden references in the Holders tab of the GPU memory panel first.'
+    );
+    return null;
+  }
+  if (!(await confirmDelete(plan))) {
+    return null;
+  }
+  // No "Queued" note: a delete waits only for a cell started while its
+  // question was open, and that cell makes its listing stale: nothing is
+  // then sent (MemoryActions.deleteHolders), and the result says so.
+  const outcome = await memoryActions.deleteHolders(plan);
+  notifyOutcome(outcome);
+  return outcome;
+}

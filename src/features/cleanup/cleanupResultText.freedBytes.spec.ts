@@ -1,0 +1,24 @@
+/** freedBytesBetween: the bytes a free-memory request gave back, between its two snapshots. */
+import { freedBytesBetween } from './cleanupResultText';
+import { snapshot } from '../../testing/cleanupFixtures';
+
+describe('freedBytesBetween', () => {
+  it('sums drops only: max(allocated, reserved) per GPU plus RSS', () => {
+    expect(
+      freedBytesBetween(
+        snapshot(100, [
+          [0, 50, 80, null],
+          [1, 10, 10, null]
+        ]),
+        snapshot(120, [
+          [0, 20, 30, null],
+          [1, 20, 20, null]
+        ])
+      )
+    ).toBe(50);
+  });
+
+  it('is null when nothing is known on both sides', () => {
+    expect(freedBytesBetween(snapshot(null), snapshot(5))).toBeNull();
+  });
+});

@@ -1,0 +1,365 @@
+/**
+ * The sentences that say what a cleanup did, from the before and
+ * after figures of a `free_memory` or `delete` reply. Pure functions: the
+ * sidebar's result area and the notification show the same text.
+ *
+ *   "gc collected 1,234 objects; RAM −120 MiB"
+ *   "Freed 3.2 GiB reserved on GPU 0; allocated unchanged: something still references it"
+ *   "empty_cache skipped: no GPU is visible to this kernel"
+ */
+import {
+  DeleteFailure,
+  DeleteResult,
+  FreeMemoryResult,
+  MemorySnapshot,
+  SnapshotGpu
+} from '../../protocol/cleanup';
+import { ByteUnits, formatBytes, plural } from '../../text/format';
+
+/** A cleanup's outcome in words, plus the bytes it gave back. */
+export interface ResultDescription {
+  /** One line per subject (host, each GPU, refusals...); the first is the gist. */
+  lines: string[];
+  /**
+   * Bytes that came back: per GPU the larger of the drops in allocated and
+   * reserved memory, plus the drop in the kernel's RSS (drops only, never
+   * negative). null when no figure was known on both sides.
+   */
+  freedBytes: number | null;
+}
+
+const MINUS = '\u2212';
+const DASH = '\u2014';
+
+/** "−120 MiB", "+3 MiB", "0 B". */
+export function formatSignedBytes(delta: number, units: ByteUnits): string {
+  if (delta === 0) {
+    return formatBytes(0, units);
+  }
+  return `${delta < 0 ? MINUS : '+'}${formatBytes(Math.abs(delta), units)}`;
+}
+
+function diff(before: number | null, after: number | null): number | null {
+  return before === null || after === null ? null : after - before;
+}
+
+function gpuPairs(
+  before: MemorySnapshot,
+  after: MemorySnapshot
+): { index: number; before: SnapshotGpu | null; after: SnapshotGpu | null }[] {
+  const indices = new Set<number>();
+  before.gpus.forEach(g => indices.add(g.index));
+  after.gpus.forEach(g => indices.add(g.index));
+  return Array.from(indices)
+    .sort((a, b) => a - b)
+    .map(index => ({
+      index,
+      before: before.gpus.find(g => g.index === index) ?? null,
+      after: after.gpus.find(g => g.index === index) ?? null
+    }));
+}
+
+/** See ResultDescription.freedBytes. */
+export function freedBytesBetween(
+  before: MemorySnapshot,
+  after: MemorySnapshot
+): number | null {
+  let total: number | null = null;
+  const add = (bytes: number) => {
+    total = (total ?? 0) + Math.max(0, bytes);
+  };
+  for (const { before: b, after: a } of gpuPairs(before, after)) {
+    const allocated = diff(b?.allocated_bytes ?? null, a?.allocated_bytes ?? null);
+    const reserved = diff(b?.reserved_bytes ?? null, a?.reserved_bytes ?? null);
+    if (allocated !== null || reserved !== null) {
+      add(Math.max(0, -(allocated ?? 0), -(reserved ?? 0)));
+    }
+  }
+  const rss = diff(before.host.rss_bytes, after.host.rss_bytes);
+  if (rss !== null) {
+    add(-rss);
+  }
+  return total;
+}
+
+/** "RAM −120 MiB" / "RAM unchanged"; null when RSS was not known both times. */
+function ramClause(
+  before: MemorySnapshot,
+  after: MemorySnapshot,
+  units: ByteUnits
+): string | null {
+  const rss = diff(before.host.rss_bytes, after.host.rss_bytes);
+  if (rss === null) {
+    return null;
+  }
+  return rss === 0 ? 'RAM unchanged' : `RAM ${formatSignedBytes(rss, units)}`;
+}
+
+/** One sentence per GPU whose figures are known; null when none are. */
+function gpuSentence(
+  index: number,
+  b: SnapshotGpu | null,
+  a: SnapshotGpu | null,
+  units: ByteUnits
+): string | null {
+  const allocated = diff(b?.allocated_bytes ?? null, a?.allocated_bytes ?? null);
+  const reserved = diff(b?.reserved_bytes ?? null, a?.reserved_bytes ?? null);
+  const nvml = diff(b?.nvml_used_bytes ?? null, a?.nvml_used_bytes ?? null);
+  const stillAllocated = a?.allocated_bytes ?? null;
+  const nvmlNote =
+    nvml !== null && nvml !== 0
+      ? ` (NVML used ${formatSignedBytes(nvml, units)})`
+      : '';
+  const held = (bytes: number | null) =>
+    bytes !== null && bytes > 0
+      ? `${formatBytes(bytes, units)} still allocated: something still references it`
+      : '';
+
+  if (allocated === null && reserved === null) {
+    return nvml !== null && nvml !== 0
+      ? `GPU ${index}: NVML used ${formatSignedBytes(nvml, units)}`
+      : null;
+  }
+  const gpu = `GPU ${index}`;
+  if (reserved !== null && reserved < 0) {
+    let text = `Freed ${formatBytes(-reserved, units)} reserved on ${gpu}`;
+    if (allocated === 0 && stillAllocated !== null && stillAllocated > 0) {
+      text += '; allocated unchanged: something still references it';
+    } else if (allocated !== null && allocated < 0) {
+      text += `; allocated ${formatSignedBytes(allocated, units)}`;
+    }
+    return text + nvmlNote;
+  }
+  if (allocated !== null && allocated < 0) {
+    let text = `Freed ${formatBytes(-allocated, units)} allocated on ${gpu}`;
+    if (reserved === 0 && (a?.reserved_bytes ?? 0) > 0) {
+      text += `; still reserved by PyTorch's cache (empty_cache returns it)`;
+    }
+    return text + nvmlNote;
+  }
+  const grew =
+    (allocated !== null && allocated > 0) || (reserved !== null && reserved > 0);
+  if (grew) {
+    return (
+      `${gpu}: allocated ${formatSignedBytes(allocated ?? 0, units)}, ` +
+      `reserved ${formatSignedBytes(reserved ?? 0, units)}` +
+      nvmlNote
+    );
+  }
+  const note = held(stillAllocated);
+  return `Nothing freed on ${gpu}${note ? `; ${note}` : ''}${nvmlNote}`;
+}
+
+function gpuLines(
+  before: MemorySnapshot,
+  after: MemorySnapshot,
+  units: ByteUnits
+): string[] {
+  const lines: string[] = [];
+  for (const pair of gpuPairs(before, after)) {
+    const line = gpuSentence(pair.index, pair.before, pair.after, units);
+    if (line) {
+      lines.push(line);
+    }
+  }
+  return lines;
+}
+
+/** What the page knows of the kernel beside the reply. */
+export interface ResultContext {
+  /**
+   * The kernel is known to see no GPU (gpuVisibility.ts's seesNoGpu: true).
+   * Its helper says why empty_cache was skipped only in CUDA's terms, which
+   * read there as if CUDA were the user's to initialise.
+   */
+  noGpu?: boolean;
+}
+
+/** Why empty_cache did nothing, or null when it ran (or was not asked). */
+export function emptyCacheSkipText(
+  outcome: string | null,
+  context: ResultContext = {}
+): string | null {
+  switch (outcome) {
+    case null:
+    case 'done':
+      return null;
+    case 'skipped_cuda_not_initialized':
+    case 'skipped_torch_not_imported':
+      if (context.noGpu) {
+        return 'empty_cache skipped: no GPU is visible to this kernel';
+      }
+      // A fact, not a step to take: a kernel that has not used CUDA has nothing to give back.
+      return outcome === 'skipped_cuda_not_initialized'
+        ? 'empty_cache skipped: this kernel has not used CUDA yet, so nothing is cached'
+        : 'empty_cache skipped: PyTorch not imported in this kernel';
+    default:
+      return `empty_cache: ${outcome}`;
+  }
+}
+
+/** What a `free_memory` reply says, in words. */
+export function describeFreeResult(
+  result: FreeMemoryResult,
+  units: ByteUnits = 'binary',
+  context: ResultContext = {}
+): ResultDescription {
+  const { before, after } = result;
+  const first: string[] = [];
+  const ranGc = result.actions_run.includes('gc') || result.gc_collected !== null;
+  if (ranGc) {
+    first.push(
+      result.gc_collected === null
+        ? 'gc ran'
+        : `gc collected ${plural(result.gc_collected, 'object', 'objects')}`
+    );
+  }
+  const skip = emptyCacheSkipText(result.empty_cache, context);
+  if (skip) {
+    first.push(skip);
+  }
+  const failures = result.failures ?? [];
+  // empty_cache's own outcome already says how it failed.
+  const gcFailures = failures.filter(f => f.step !== 'empty_cache');
+  first.push(...Array.from(new Set(gcFailures.map(failureGist))));
+  const ram = ramClause(before, after, units);
+  if (ram && (ranGc || ram !== 'RAM unchanged')) {
+    first.push(ram);
+  }
+  const lines: string[] = [];
+  if (first.length) {
+    lines.push(first.join('; '));
+  }
+  for (const f of gcFailures) {
+    lines.push(failureText(f, []));
+  }
+  lines.push(...gpuLines(before, after, units));
+  if (!lines.length) {
+    lines.push(
+      result.empty_cache === 'done'
+        ? 'empty_cache done; no memory figure changed'
+        : 'Done; no memory figure changed'
+    );
+  }
+  return { lines, freedBytes: freedBytesBetween(before, after) };
+}
+
+const HIDDEN_LABELS: { [holder: string]: string } = {
+  output_cache: 'the output cache',
+  last_traceback: 'the last traceback',
+  last_execution_result: 'the last execution result'
+};
+
+/** "the last traceback" for a hidden holder kind (kernel text otherwise). */
+export function hiddenHolderText(holder: string): string {
+  return HIDDEN_LABELS[holder] ?? holder;
+}
+
+/** "a, b, c and 4 more". */
+export function listNames(names: readonly string[], max = 5): string {
+  if (names.length <= max) {
+    return names.join(', ');
+  }
+  return `${names.slice(0, max).join(', ')} and ${names.length - max} more`;
+}
+
+/** "x is still referenced by a list — its memory did not come back". */
+export function stillAliveText(name: string, reason: string): string {
+  const why = /^still\b/i.test(reason) ? `${name} is ${reason}` : `${name}: ${reason}`;
+  return `${why} ${DASH} its memory did not come back`;
+}
+
+/** "empty_cache failed", "clearing the output cache failed": the gist of a failed step. */
+function failureGist(f: DeleteFailure): string {
+  switch (f.step) {
+    case 'delete':
+      return `deleting ${f.target ?? 'a name'} failed partway`;
+    case 'clear':
+      return `clearing ${hiddenHolderText(f.target ?? 'a hidden holder')} failed`;
+    default:
+      return `${f.step} failed`;
+  }
+}
+
+/** One line per failed step of a delete, with the kernel's error. */
+export function failureText(f: DeleteFailure, deleted: readonly string[]): string {
+  switch (f.step) {
+    case 'delete':
+      return f.target !== null && deleted.includes(f.target)
+        ? `${f.target} was deleted, but removing IPython's copies of it failed: ${f.error}`
+        : `Not deleted: ${f.target ?? 'a name'} ${DASH} ${f.error}`;
+    case 'clear':
+      return `Not cleared: ${hiddenHolderText(f.target ?? 'a hidden holder')} ${DASH} ${f.error}`;
+    default:
+      return `${f.step} failed${f.target ? ` on ${f.target}` : ''}: ${f.error}`;
+  }
+}
+
+/** Survivors shown one by one; the rest are counted. */
+export const MAX_STILL_ALIVE_LINES = 10;
+
+/** What a `delete` reply says, in words (kernel names are data: show as text). */
+export function describeDeleteResult(
+  result: DeleteResult,
+  units: ByteUnits = 'binary'
+): ResultDescription {
+  const { before, after } = result;
+  const freedBytes = freedBytesBetween(before, after);
+  const done: string[] = [];
+  if (result.deleted.length) {
+    done.push(`Deleted ${listNames(result.deleted)}`);
+  }
+  if (result.cleared.length) {
+    const cleared = `cleared ${listNames(result.cleared.map(hiddenHolderText))}`;
+    done.push(done.length ? cleared : cleared[0].toUpperCase() + cleared.slice(1));
+  }
+  const failures = result.failures ?? [];
+  // What failed goes beside what was done: the names are gone all the same.
+  const failed = Array.from(new Set(failures.map(failureGist)));
+  const freed =
+    freedBytes === null
+      ? 'freed memory unknown'
+      : freedBytes > 0
+        ? `${formatBytes(freedBytes, units)} freed`
+        : 'nothing freed';
+  const lines: string[] = [];
+  const gist = done.length ? done.join('; ') : 'Nothing was deleted';
+  lines.push(`${[gist, ...failed].join('; ')}: ${freed}`);
+  for (const f of failures) {
+    lines.push(failureText(f, result.deleted));
+  }
+  const ram = ramClause(before, after, units);
+  const gpus = gpuLines(before, after, units);
+  // Without GPU figures, what was freed is the RAM's drop: said once, not twice.
+  const onlyRam = gpus.length === 0 && freedBytes !== null && freedBytes > 0;
+  if (ram && !(onlyRam && ram === `RAM ${formatSignedBytes(-freedBytes!, units)}`)) {
+    lines.push(ram);
+  }
+  lines.push(...gpus);
+  for (const { name, reason, hidden } of result.refused) {
+    lines.push(
+      hidden
+        ? `Not cleared: ${hiddenHolderText(name)} ${DASH} ${reason}`
+        : `Not deleted: ${name} ${DASH} ${reason}`
+    );
+  }
+  for (const { name, reason } of result.still_alive.slice(0, MAX_STILL_ALIVE_LINES)) {
+    lines.push(stillAliveText(name, reason));
+  }
+  const more = result.still_alive.length - MAX_STILL_ALIVE_LINES;
+  if (more > 0) {
+    lines.push(`\u2026and ${plural(more, 'more name', 'more names')} whose memory did not come back`);
+  }
+  return { lines, freedBytes };
+}
+
+/** What a cleanup reply says, in words: a `delete`'s or a `free_memory`'s. */
+export function describeResult(
+  result: FreeMemoryResult | DeleteResult,
+  units: ByteUnits = 'binary',
+  context: ResultContext = {}
+): ResultDescription {
+  return 'deleted' in result
+    ? describeDeleteResult(result, units)
+    : describeFreeResult(result, units, context);
+}

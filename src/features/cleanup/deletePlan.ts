@@ -1,0 +1,180 @@
+/**
+ * What a delete will do: the names and hidden holders the user
+ * ticked in a listing, and the bytes to expect back. Pure functions; the
+ * confirmation dialog shows a plan, the `delete` request is built from it.
+ *
+ * Expected bytes: the sum of `total_bytes` of what is ticked (the kernel
+ * counts a storage shared by several names once, on the first/largest).
+ * An unticked alias keeps alive what it shares (`shared_bytes_by_device`):
+ * when every name those bytes are counted under is ticked, they are taken
+ * off (per device, the largest such alias's: two aliases may keep the same
+ * storage). What is left is still "at most": an alias whose bytes are partly
+ * counted under unticked names cannot be split. A hidden holder gives back
+ * only what no listed name holds (`named_bytes_by_device`): the rest is
+ * counted with its name, or stays alive with it. Two hidden holders may
+ * hold the same objects: "at most" again.
+ */
+import type { HiddenHolder, HiddenHolderKind, HolderEntry, InspectResult } from '../../protocol/cleanup';
+import { isHiddenHolderKind } from '../../protocol/messages';
+import { hiddenHolderText } from './cleanupResultText';
+
+/** The warning for clearing the traceback when the kernel gives none. */
+export const TRACEBACK_WARNING =
+  'Clearing the traceback disables %debug for that error';
+
+export interface ExpectedBytes {
+  /** Sum of the ticked holders' total_bytes. */
+  bytes: number;
+  /** Same, per device ("cuda:0", "cpu"). */
+  byDevice: { [device: string]: number };
+  /** True when less may come back (aliases kept alive, double counting). */
+  atMost: boolean;
+  /** Why "at most" (one sentence each). */
+  reasons: string[];
+}
+
+export interface DeletePlan {
+  listingId: string;
+  /** The ticked deletable entries, in listing order. */
+  entries: HolderEntry[];
+  /** The ticked hidden holders, in listing order. */
+  hidden: (HiddenHolder & { holder: HiddenHolderKind })[];
+  expected: ExpectedBytes;
+  /** Warnings of the hidden holders to clear (the traceback's always). */
+  warnings: string[];
+}
+
+/** The warning shown for clearing a hidden holder, if any. */
+export function hiddenHolderWarning(holder: HiddenHolder): string | null {
+  if (holder.warning) {
+    return holder.warning;
+  }
+  return holder.holder === 'last_traceback' ? TRACEBACK_WARNING : null;
+}
+
+/**
+ * `others`: the listing's entries that are not ticked (what they keep alive
+ * is taken off where it can be told).
+ */
+export function expectedFreedBytes(
+  entries: readonly HolderEntry[],
+  hidden: readonly HiddenHolder[],
+  others: readonly HolderEntry[] = []
+): ExpectedBytes {
+  const byDevice: { [device: string]: number } = {};
+  let bytes = 0;
+  const add = (device: string, n: number) => {
+    byDevice[device] = (byDevice[device] ?? 0) + n;
+    bytes += n;
+  };
+  for (const entry of entries) {
+    for (const [device, n] of Object.entries(entry.bytes_by_device)) {
+      add(device, n);
+    }
+  }
+  const reasons: string[] = [];
+  const tickedHolders = hidden.map(h => h.holder);
+  hidden.forEach((holder, i) => {
+    // What another hidden holder holds too (`held_also_by`) stays alive with
+    // it when that one is not ticked, and is counted once, on the first,
+    // when it is.
+    const overlaps = (holder.held_also_by ?? []).filter(
+      o => !tickedHolders.includes(o.holder) || tickedHolders.indexOf(o.holder) < i
+    );
+    for (const o of overlaps) {
+      if (!tickedHolders.includes(o.holder)) {
+        reasons.push(
+          `${hiddenHolderText(holder.holder)} holds some of the same objects as ${hiddenHolderText(o.holder)}, which stays`
+        );
+      }
+    }
+    // What a listed name holds too is counted with that name if it is
+    // ticked, and stays alive with it if not: never this holder's to give.
+    // The overlaps with two other holders may be the same objects or not:
+    // their sum, which can only promise less than comes back, not more.
+    for (const [device, n] of Object.entries(holder.bytes_by_device)) {
+      const kept = overlaps.reduce((sum, o) => sum + (o.bytes_by_device[device] ?? 0), 0);
+      add(device, Math.max(0, n - (holder.named_bytes_by_device[device] ?? 0) - kept));
+    }
+  });
+  const ticked = new Set(entries.map(e => e.name));
+  for (const entry of entries) {
+    const kept = entry.shared_with.filter(name => !ticked.has(name));
+    if (kept.length) {
+      reasons.push(
+        `${entry.name} shares storage with ${kept.join(', ')}, ${kept.length === 1 ? 'which stays' : 'which stay'}`
+      );
+    }
+  }
+  const keptAlive: { [device: string]: number } = {};
+  for (const other of others) {
+    const owners = other.counted_under;
+    if (ticked.has(other.name) || !owners.length || !owners.every(name => ticked.has(name))) {
+      continue;
+    }
+    for (const [device, n] of Object.entries(other.shared_bytes_by_device)) {
+      keptAlive[device] = Math.max(keptAlive[device] ?? 0, n);
+    }
+  }
+  for (const [device, n] of Object.entries(keptAlive)) {
+    const taken = Math.min(n, byDevice[device] ?? 0);
+    byDevice[device] = (byDevice[device] ?? 0) - taken;
+    bytes -= taken;
+    if (byDevice[device] === 0) {
+      delete byDevice[device]; // "cuda:0 0 B" beside what does come back says nothing
+    }
+  }
+  const cache = hidden.find(h => h.holder === 'output_cache');
+  if (
+    cache &&
+    Object.keys(cache.named_bytes_by_device).length === 0 &&
+    entries.some(e => e.output_cache_refs.length > 0)
+  ) {
+    // An older helper does not say what the cache shares with names.
+    reasons.push('the output cache holds some of the same objects');
+  }
+  if (hidden.length > 1) {
+    reasons.push('the hidden references may hold the same objects');
+  }
+  return { bytes, byDevice, atMost: reasons.length > 0, reasons };
+}
+
+/**
+ * The plan for deleting `names` and clearing `hidden` of `listing`. Names
+ * that are not in the listing or not deletable, and unknown holders, are
+ * left out. Null when nothing would be deleted.
+ */
+export function makeDeletePlan(
+  listing: InspectResult,
+  names: Iterable<string>,
+  hidden: Iterable<string>
+): DeletePlan | null {
+  const wanted = new Set(names);
+  const wantedHidden = new Set(hidden);
+  const entries = listing.entries.filter(e => e.deletable && wanted.has(e.name));
+  const holders = listing.hidden.filter(
+    (h): h is HiddenHolder & { holder: HiddenHolderKind } =>
+      isHiddenHolderKind(h.holder) && wantedHidden.has(h.holder)
+  );
+  if (!entries.length && !holders.length) {
+    return null;
+  }
+  const warnings: string[] = [];
+  for (const h of holders) {
+    const warning = hiddenHolderWarning(h);
+    if (warning && !warnings.includes(warning)) {
+      warnings.push(warning);
+    }
+  }
+  return {
+    listingId: listing.listing_id,
+    entries,
+    hidden: holders,
+    expected: expectedFreedBytes(
+      entries,
+      holders,
+      listing.entries.filter(e => !wanted.has(e.name) || !e.deletable)
+    ),
+    warnings
+  };
+}

@@ -1,0 +1,46 @@
+/**
+ * The command that inserts the fix for a variable that keeps an autograd
+ * graph alive (flagged in the Holders listing): a cell that keeps its values
+ * with `.item()`/`.detach()`, below the active cell, not run.
+ */
+import { JupyterFrontEnd } from '@jupyterlab/application';
+import { TranslationBundle } from '@jupyterlab/translation';
+
+import { CommandIDs } from '../../ui/commandIds';
+import { MemoryActions } from './MemoryActions';
+import type { ISnippetNotebook } from '../snippets/insertSnippet';
+
+export function registerGraphFixCommand(options: {
+  app: JupyterFrontEnd;
+  trans: TranslationBundle;
+  /** The active kernel's cleanup actions (their latest listing). */
+  actions: () => MemoryActions | null;
+  /** The active notebook panel. */
+  notebook: () => { id: string; content: ISnippetNotebook } | null;
+}): void {
+  const { app, trans } = options;
+  app.commands.addCommand(CommandIDs.insertGraphFix, {
+    label: trans.__('Insert a Cell Keeping Values, Not Autograd Graphs'),
+    caption: trans.__(
+      'Replace a variable that keeps autograd graphs alive by its values (.item() / .detach())'
+    ),
+    execute: async args => {
+      const { graphFixCode } = await import('./graphFix'); // with the Holders tab, not at start-up
+      const name = typeof args.name === 'string' ? args.name : null;
+      const entry = options
+        .actions()
+        ?.listing?.entries.find(e => e.name === name && e.graph_holding);
+      const panel = options.notebook();
+      const code = entry ? graphFixCode(entry) : null;
+      if (!panel || code === null) {
+        return null;
+      }
+      const { insertCodeCell } = await import('../snippets/insertSnippet');
+      const index = insertCodeCell(panel.content, code, 'below');
+      if (index !== null) {
+        app.shell.activateById(panel.id);
+      }
+      return index;
+    }
+  });
+}

@@ -1,0 +1,57 @@
+/**
+ * The confirmation before the Kernels tab shuts a kernel down: which
+ * notebook(s) lose their kernel and that what lives only in the kernel's
+ * memory is gone. Paths and kernel names are text only.
+ *
+ * Test hooks: `[data-vram-role="shutdown-kernel-body"]`; accept with
+ * `.jp-Dialog .jp-mod-accept` ("Shut Down").
+ */
+import { confirmSentences } from '../../ui/confirmDialog';
+
+/** The kernel to shut down, as the dialog names it. */
+export interface ShutdownKernelRequest {
+  kernelId: string;
+  /** Display name (e.g. "Python 3 (ipykernel)"); null if unknown. */
+  kernelName: string | null;
+  /** The notebooks on this kernel. */
+  paths: string[];
+  /**
+   * Other sessions on it that the panel does not follow (a console for the
+   * notebook, a notebook not opened in this page), as labels: they lose the
+   * kernel too. Absent: none known.
+   */
+  others?: string[];
+}
+
+/** The dialog's sentences, first the question. */
+export function shutdownKernelText(request: ShutdownKernelRequest): string[] {
+  const notebooks = request.paths.length
+    ? request.paths.map(p => `\u201c${p}\u201d`).join(', ')
+    : 'this notebook';
+  const kernel = request.kernelName
+    ? `the ${request.kernelName} kernel`
+    : 'the kernel';
+  const others = request.others?.length
+    ? [`It is also the kernel of ${request.others.join(', ')}, which lose${request.others.length === 1 ? 's' : ''} it too.`]
+    : [];
+  return [
+    `Shut down ${kernel} of ${notebooks}?`,
+    ...others,
+    'Every variable in it is lost, with all the memory it holds: ' +
+      'anything not saved to disk has to be computed again.',
+    `The notebook stays open with no kernel (kernel ${request.kernelId}).`
+  ];
+}
+
+/** Ask in a JupyterLab dialog; true when the user presses "Shut Down". */
+export function confirmShutdownKernelDialog(
+  request: ShutdownKernelRequest
+): Promise<boolean> {
+  return confirmSentences({
+    title: 'Shut down the kernel?',
+    role: 'shutdown-kernel-body',
+    sentences: shutdownKernelText(request),
+    accept: 'Shut Down',
+    acceptAriaLabel: 'Shut down the kernel'
+  });
+}

@@ -1,0 +1,286 @@
+/**
+ * The fixes an out-of-memory diagnosis calls for, ranked, each one click
+ * (a command, or commands run in order) and each saying what it is expected
+ * to gain. The ranking follows the kernel's ranking of causes; the rest of
+ * the out-of-memory playbook comes after, so something is always offered.
+ */
+import { ReadonlyPartialJSONObject } from '@lumino/coreutils';
+
+import { CommandIDs } from '../../ui/commandIds';
+import { ByteUnits, formatBytes } from '../../text/format';
+import { OomDiagnosis } from '../../protocol/oom';
+import { fragmentedBytes, holderName, known } from './oomExplanation';
+
+/** JupyterLab's own command: restart the notebook's kernel (it asks first). */
+export const RESTART_KERNEL_COMMAND = 'notebook:restart-kernel';
+
+export interface OomActionStep {
+  command: string;
+  args?: ReadonlyPartialJSONObject;
+}
+
+export interface OomAction {
+  /** Stable id (tests, DOM data-role). */
+  id: string;
+  label: string;
+  /** What it is expected to gain, in words. */
+  gain: string;
+  steps: OomActionStep[];
+}
+
+/**
+ * What the user has done since the failure that an action would do again:
+ * the names deleted and hidden holders cleared (from delete results), and
+ * whether allocation recording is on now. The actions leave those out, so
+ * that the card does not offer to free memory that is already back.
+ */
+export interface OomProgress {
+  deletedNames: ReadonlySet<string>;
+  clearedHidden: ReadonlySet<string>;
+  recording: boolean;
+}
+
+export const NO_OOM_PROGRESS: OomProgress = {
+  deletedNames: new Set(),
+  clearedHidden: new Set(),
+  recording: false
+};
+
+/** Hidden holders the delete command knows by these ids (docs/protocol.md, inspect). */
+const HIDDEN_HOLDERS = new Set([
+  'output_cache',
+  'last_traceback',
+  'last_execution_result'
+]);
+
+export function oomActions(
+  d: OomDiagnosis,
+  units: ByteUnits,
+  progress: OomProgress = NO_OOM_PROGRESS
+): OomAction[] {
+  const b = (v: number | null) => formatBytes(v, units);
+  // A figure is said only where known (oomExplanation's `known`): without one
+  // the sentence says what the action does.
+  // The holders at the failure that are still there, as far as this page knows.
+  const stale = d.stale_holders.filter(h =>
+    h.holder === 'name' ? !progress.deletedNames.has(h.label) : !progress.clearedHidden.has(h.holder)
+  );
+  const host = d.kind === 'host';
+  // Whose allocation failed decides the snippets: TensorFlow's are no use to
+  // a PyTorch kernel and the other way round, and neither shrinks a NumPy array.
+  const tensorflow = d.kind === 'tensorflow' || d.framework === 'tensorflow';
+  // The torch snippets are written for CUDA (or the CPU): not for Apple's MPS or JAX's devices.
+  const otherDevice = d.kind === 'mps' || d.kind === 'xla';
+  const torch =
+    !tensorflow &&
+    !otherDevice &&
+    (d.framework === 'torch' || (!host && (d.framework ?? null) === null));
+  // expandable_segments came with torch 2.1: an older one, restarted with it
+  // set, fails every CUDA allocation ("Unrecognized CachingAllocator option").
+  // Where the allocator has them on already, a restart to turn them on loses
+  // the kernel's state for nothing.
+  const canExpandSegments =
+    torch && !host && d.expandable_segments !== false && d.expandable_segments_on !== true;
+  // A request larger than this kernel can ever get: freeing helps the next
+  // cells, not this one, and the gains say so (and why).
+  const wholeCard =
+    d.requested_bytes !== null && d.total_bytes !== null && d.requested_bytes > d.total_bytes;
+  const notForThis = !d.causes.some(c => c.cause === 'too_big')
+    ? ''
+    : wholeCard
+      ? ` Not enough for this request: it is larger than the whole ${host ? 'machine' : 'card'}.`
+      : ' Not enough for this request: it needs more than this kernel can get.';
+  const actions: OomAction[] = [];
+  const add = (action: OomAction | null) => {
+    if (action && !actions.some(a => a.id === action.id)) {
+      actions.push(action);
+    }
+  };
+  // Freeing this kernel's memory does not move what others hold: who they are comes first.
+  const showProcesses: OomAction = {
+    id: 'show-processes',
+    label: 'See the processes on this card',
+    gain:
+      (known(d.other_processes_bytes) ? `They hold ${b(d.other_processes_bytes)}. ` : '') +
+      "The Kernels tab lists them; this server's kernels can be shut down there.",
+    steps: [{ command: CommandIDs.openSidebar, args: { tab: 'kernels' } }]
+  };
+  const snippet = (id: string, label: string, gain: string): OomAction => ({
+    id: `insert-${id}`,
+    label,
+    gain,
+    steps: [{ command: CommandIDs.insertSnippet, args: { id } }]
+  });
+
+  const fragmented = fragmentedBytes(d);
+  const freeMemory: OomAction = {
+    id: 'free-memory',
+    label: 'Free memory',
+    gain:
+      (tensorflow
+        ? 'Runs gc.collect(): frees what only reference cycles held (TensorFlow keeps freed memory in its own pool, for this kernel to reuse).'
+        : host || !known(fragmented)
+        ? 'Runs gc.collect(), and torch.cuda.empty_cache() where CUDA is initialised: frees what only reference cycles held.'
+        : `Runs gc.collect() and torch.cuda.empty_cache(): gives back up to ${b(
+            fragmented
+          )} cached by PyTorch (more if cycles held tensors).`) + notForThis,
+    steps: [{ command: CommandIDs.freeMemory }]
+  };
+  const names = stale.filter(h => h.holder === 'name').map(h => h.label);
+  // A holder's bytes are what it holds, shared or not (x and Out[3] holding
+  // one tensor): never more than the diagnosis counted once.
+  const staleFreeable = Math.min(
+    stale.reduce((sum, h) => sum + h.bytes, 0),
+    d.stale_bytes ?? Number.POSITIVE_INFINITY
+  );
+  const hidden = stale.filter(h => HIDDEN_HOLDERS.has(h.holder)).map(h => h.holder);
+  const deleteHolders: OomAction | null =
+    names.length || hidden.length
+      ? {
+          id: 'delete-holders',
+          label: `Delete the largest holders (${stale.map(holderName).join(', ')})`,
+          gain:
+            (known(staleFreeable) ? `Frees up to ${b(staleFreeable)}` : 'Frees what they hold') +
+            `; asks before deleting anything.${notForThis}`,
+          steps: [
+            {
+              command: CommandIDs.deleteVariables,
+              args: { names, hidden, fresh: true }
+            }
+          ]
+        }
+      : null;
+  const traceback = stale.find(h => h.holder === 'last_traceback');
+  const clearTraceback: OomAction | null = traceback
+    ? {
+        id: 'clear-traceback',
+        label: 'Clear the old traceback',
+        gain:
+          (known(traceback.bytes)
+            ? `Frees the ${b(traceback.bytes)} its frames still hold`
+            : 'Frees what its frames still hold') + ' (disables %debug for that error).',
+        steps: [
+          {
+            command: CommandIDs.deleteVariables,
+            args: { names: [], hidden: ['last_traceback'], fresh: true }
+          }
+        ]
+      }
+    : null;
+  const expandableSegments: OomAction = {
+    id: 'expandable-segments',
+    label: 'Set expandable_segments (restarts the kernel)',
+    gain:
+      'Inserts a first cell setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True, then restarts the kernel: ' +
+      (known(fragmented)
+        ? `stops most of the ${b(fragmented)} of fragmentation.`
+        : "PyTorch's cache then loses far less memory to fragmentation.") +
+      ' Run that cell first.',
+    steps: [
+      { command: CommandIDs.insertSnippet, args: { id: 'allocator-config' } },
+      { command: RESTART_KERNEL_COMMAND }
+    ]
+  };
+  const amp = snippet(
+    'amp',
+    'Insert mixed precision (AMP)',
+    'Activations in float16/bfloat16: roughly halves their memory.'
+  );
+  const accumulation = snippet(
+    'grad-accumulation',
+    'Insert gradient accumulation',
+    'Same effective batch in k smaller steps: activation memory / k.'
+  );
+  const checkpointing = snippet(
+    'grad-checkpointing',
+    'Insert gradient checkpointing',
+    'Recomputes activations in the backward pass: much less activation memory, ~30% more compute.'
+  );
+  const noGrad = snippet(
+    'no-grad-eval',
+    'Insert evaluation without gradients (torch.no_grad)',
+    'No autograd graph kept during evaluation: frees the activations it would hold.'
+  );
+  const batchSize = snippet(
+    'batch-size-search',
+    'Reduce the batch size',
+    'Finds the largest batch that fits: memory of activations scales with it.'
+  );
+  const tfClearSession = snippet(
+    'tf-clear-session',
+    'Insert clearing the Keras session',
+    'Drops the models and layers Keras keeps from earlier in this kernel (delete your own references to them first): TensorFlow can reuse their memory.'
+  );
+  const tfMemoryGrowth: OomAction = {
+    id: 'tf-memory-growth',
+    label: 'Set TensorFlow memory growth (restarts the kernel)',
+    gain:
+      'Inserts a first cell making TensorFlow take GPU memory as it needs it, not nearly all of the card at start, then restarts the kernel: ' +
+      'kernels sharing this card leave each other room. It gives this kernel no more than the card has. Run that cell first.',
+    steps: [
+      { command: CommandIDs.insertSnippet, args: { id: 'tf-memory-growth' } },
+      { command: RESTART_KERNEL_COMMAND }
+    ]
+  };
+  // What shrinks the work, for this framework: none for a NumPy array or TensorFlow (no snippet).
+  const shrinkTheWork: OomAction[] = !torch
+    ? []
+    : host
+      ? [batchSize]
+      : [amp, batchSize, checkpointing, accumulation];
+
+  for (const { cause } of d.causes) {
+    switch (cause) {
+      case 'fragmentation':
+        add(freeMemory);
+        add(canExpandSegments ? expandableSegments : null);
+        break;
+      case 'stale_references':
+        add(clearTraceback);
+        add(deleteHolders);
+        add(tensorflow ? tfClearSession : null);
+        add(freeMemory);
+        break;
+      case 'other_processes':
+        // Host: the rest of the machine, not processes on a card the Kernels tab lists.
+        add(host ? null : showProcesses);
+        add(tensorflow && !host ? tfMemoryGrowth : null);
+        add(freeMemory);
+        break;
+      case 'too_big':
+        shrinkTheWork.forEach(add);
+        break;
+    }
+  }
+  // Nothing to free that the failing cell does not use: what it works with
+  // holds the memory, and only shrinking the work helps.
+  if (d.causes.length === 0 && (d.in_use_holders ?? []).length > 0) {
+    shrinkTheWork.forEach(add);
+  }
+  // The rest of the playbook, most broadly useful first.
+  add(clearTraceback);
+  add(deleteHolders);
+  add(tensorflow ? tfClearSession : null);
+  add(freeMemory);
+  if (torch && !host) {
+    add(amp);
+    add(noGrad);
+    add(checkpointing);
+    add(accumulation);
+    add(batchSize);
+    add(canExpandSegments ? expandableSegments : null);
+  } else if (torch) {
+    add(batchSize);
+  } else if (tensorflow && !host) {
+    add(tfMemoryGrowth);
+  }
+  if (d.allocation_sites && !d.allocation_sites.recording && !progress.recording) {
+    add({
+      id: 'record-allocations',
+      label: 'Record allocations',
+      gain: 'Keeps the stack of every live allocation from now on: the next diagnosis lists the notebook lines that hold the memory.',
+      steps: [{ command: CommandIDs.recordAllocations, args: { enabled: true } }]
+    });
+  }
+  return actions;
+}

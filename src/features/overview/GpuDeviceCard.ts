@@ -1,0 +1,167 @@
+/**
+ * One GPU: a stacked bar of who holds the device (PyTorch allocated, PyTorch
+ * cache, rest of this process, other processes, free) and the figures.
+ *
+ * A plain DOM component owned by GpuDeviceList; it re-renders only when its
+ * figures changed.
+ */
+import { formatBytes, formatBytesOf, formatPercent, plural } from '../../text/format';
+import { GpuFigures } from '../../model/gpuFigures';
+import { VramSettings } from '../../settings/settings';
+import {
+  element,
+  figureRow,
+  setBytes,
+  setHidden,
+  setSegment,
+  setText
+} from '../../ui/dom';
+
+export class GpuDeviceCard {
+  constructor(index: number) {
+    const node = (this.node = element('div', 'jp-vram-Card jp-vram-GpuDeviceCard', {
+      role: 'gpu-card'
+    }));
+    node.dataset.vramDevice = String(index);
+
+    const header = element('div', 'jp-vram-Card-header');
+    this._title = element('span', 'jp-vram-Card-title', { role: 'gpu-name' });
+    this._summary = element('span', 'jp-vram-Card-subtitle');
+    header.append(this._title, this._summary);
+
+    const bar = element('div', 'jp-vram-Bar');
+    bar.title =
+      'PyTorch allocated, PyTorch cache, rest of this process (CUDA context, libraries), other processes, free';
+    this._segments = {
+      allocated: element('div', 'jp-vram-Bar-segment jp-vram-Bar-allocated'),
+      cached: element('div', 'jp-vram-Bar-segment jp-vram-Bar-cached'),
+      context: element('div', 'jp-vram-Bar-segment jp-vram-Bar-context'),
+      others: element('div', 'jp-vram-Bar-segment jp-vram-Bar-others')
+    };
+    bar.append(
+      this._segments.allocated,
+      this._segments.cached,
+      this._segments.context,
+      this._segments.others
+    );
+
+    const f = element('div', 'jp-vram-Figures');
+    this._values = {
+      allocated: figureRow(f, 'Allocated', 'gpu-allocated', 'PyTorch: held by live tensors'),
+      reserved: figureRow(f, 'Reserved', 'gpu-reserved', 'PyTorch caching allocator: allocated + cached'),
+      free: figureRow(f, 'Free', 'gpu-free', 'Free on the device (NVML)'),
+      total: figureRow(f, 'Total', 'gpu-total'),
+      peak: figureRow(f, 'Peak allocated', 'gpu-peak', 'PyTorch: highest allocated since the last reset'),
+      fragmentation: figureRow(f, 'Fragmentation', 'gpu-fragmentation', 'Reserved but unusable (inactive split blocks)'),
+      deviceUsed: figureRow(f, 'Used on device', 'gpu-device-used', 'NVML: all processes'),
+      processUsed: figureRow(f, 'This process', 'gpu-process-used', 'NVML: this kernel process, including the CUDA context'),
+      otherProcesses: figureRow(f, 'Other processes', 'gpu-other-processes', 'NVML used minus this process'),
+      tensorflowCurrent: figureRow(f, 'TensorFlow current', 'gpu-tf-current'),
+      tensorflowPeak: figureRow(f, 'TensorFlow peak', 'gpu-tf-peak')
+    };
+    this._counters = element('div', 'jp-vram-Counters', { role: 'gpu-counters' });
+    node.append(header, bar, f, this._counters);
+  }
+
+  readonly node: HTMLElement;
+
+  /** Show `figures`; does nothing when they and the settings are unchanged. */
+  render(figures: GpuFigures, settings: VramSettings): void {
+    if (
+      this._last &&
+      this._lastSettings === settings &&
+      sameFigures(this._last, figures)
+    ) {
+      return;
+    }
+    this._last = figures;
+    this._lastSettings = settings;
+    const units = settings.units;
+
+    setText(
+      this._title,
+      `GPU ${figures.index}` + (figures.name ? `: ${figures.name}` : '')
+    );
+    const used = figures.deviceUsed ?? figures.kernelUsed;
+    setText(
+      this._summary,
+      used !== null && figures.total !== null
+        ? `${formatBytesOf(used, figures.total, units)} (${formatPercent(used, figures.total)})`
+        : formatBytes(figures.total, units)
+    );
+    const warn =
+      figures.usedPercent !== null &&
+      figures.usedPercent >= settings.warningThresholdPercent;
+    this.node.classList.toggle('jp-vram-warning', warn);
+
+    setSegment(this._segments.allocated, figures.allocated, figures.total);
+    setSegment(this._segments.cached, figures.cached, figures.total);
+    setSegment(this._segments.context, figures.contextAndLibraries, figures.total);
+    setSegment(this._segments.others, figures.otherProcesses, figures.total);
+
+    const v = this._values;
+    setBytes(v.allocated, figures.allocated, units);
+    setBytes(v.reserved, figures.reserved, units);
+    setBytes(v.free, figures.free, units);
+    setBytes(v.total, figures.total, units);
+    setBytes(v.peak, figures.peak, units);
+    this._optional(v.fragmentation, figures.fragmentation, units);
+    this._optional(v.deviceUsed, figures.deviceUsed, units);
+    this._optional(v.processUsed, figures.processUsed, units);
+    this._optional(v.otherProcesses, figures.otherProcesses, units);
+    this._optional(v.tensorflowCurrent, figures.tensorflowCurrent, units);
+    this._optional(v.tensorflowPeak, figures.tensorflowPeak, units);
+
+    const counters: string[] = [];
+    if (figures.numOoms) {
+      counters.push(plural(figures.numOoms, 'out-of-memory error', 'out-of-memory errors'));
+    }
+    if (figures.numAllocRetries) {
+      counters.push(
+        `${plural(figures.numAllocRetries, 'allocation retry', 'allocation retries')} (the allocator flushed its cache to survive)`
+      );
+    }
+    setText(this._counters, counters.join('; '));
+    setHidden(this._counters, counters.length === 0);
+  }
+
+  /** Rows that only make sense when their source exists are hidden otherwise. */
+  private _optional(
+    node: HTMLElement,
+    bytes: number | null,
+    units: VramSettings['units']
+  ): void {
+    setBytes(node, bytes, units);
+    setHidden(node.parentElement!, bytes === null);
+  }
+
+  private _title: HTMLElement;
+  private _summary: HTMLElement;
+  private _segments: Record<'allocated' | 'cached' | 'context' | 'others', HTMLElement>;
+  private _values: Record<
+    | 'allocated'
+    | 'reserved'
+    | 'free'
+    | 'total'
+    | 'peak'
+    | 'fragmentation'
+    | 'deviceUsed'
+    | 'processUsed'
+    | 'otherProcesses'
+    | 'tensorflowCurrent'
+    | 'tensorflowPeak',
+    HTMLElement
+  >;
+  private _counters: HTMLElement;
+  private _last: GpuFigures | null = null;
+  private _lastSettings: VramSettings | null = null;
+}
+
+function sameFigures(a: GpuFigures, b: GpuFigures): boolean {
+  for (const key of Object.keys(a) as (keyof GpuFigures)[]) {
+    if (a[key] !== b[key]) {
+      return false;
+    }
+  }
+  return true;
+}

@@ -1,0 +1,152 @@
+/**
+ * Host RAM: what the kernel process holds (RSS) against the RAM it may use
+ * (its container's limit when one is set, else the machine's total) and what
+ * is still available under it; and swap: what of the kernel is swapped out
+ * (shown only when something is), and the swap its pages may still go to.
+ */
+import { ByteUnits, formatBytes, formatBytesOf, formatPercent } from '../../text/format';
+import { hostFigures } from '../../model/hostFigures';
+import { SwapFigures, swapFigures } from '../../model/swapFigures';
+import { ModelChange } from '../../tokens';
+import {
+  element,
+  figureRow,
+  setBytes,
+  setBytesData,
+  setHidden,
+  setSegment,
+  setText,
+  setTitle
+} from '../../ui/dom';
+import { ModelView } from '../../ui/ModelView';
+
+const RELEVANT: ReadonlySet<ModelChange> = new Set<ModelChange>([
+  'sample',
+  'history'
+]);
+
+export class HostMemoryCard extends ModelView {
+  constructor(settings: ConstructorParameters<typeof ModelView>[0]) {
+    super(settings);
+    this.addClass('jp-vram-Card');
+    this.addClass('jp-vram-HostMemoryCard');
+    this.node.dataset.vramRole = 'host-card';
+    const header = element('div', 'jp-vram-Card-header');
+    header.append(
+      element('span', 'jp-vram-Card-title', { text: 'Host RAM' }),
+      (this._share = element('span', 'jp-vram-Card-subtitle'))
+    );
+    const bar = element('div', 'jp-vram-Bar');
+    this._rssBar = element('div', 'jp-vram-Bar-segment jp-vram-Bar-rss');
+    this._othersBar = element('div', 'jp-vram-Bar-segment jp-vram-Bar-others');
+    bar.append(this._rssBar, this._othersBar);
+    bar.title = 'This kernel (RSS), other use, available';
+    const figures = element('div', 'jp-vram-Figures');
+    this._rss = figureRow(
+      figures,
+      'Kernel (RSS)',
+      'host-rss',
+      'Resident memory of the kernel process'
+    );
+    this._available = figureRow(figures, 'Available', 'host-available');
+    this._limit = figureRow(figures, 'Container limit', 'host-container-limit');
+    this._total = figureRow(figures, 'Total', 'host-total');
+    this._swapped = figureRow(
+      figures,
+      'Swapped out',
+      'host-swapped',
+      "The kernel's own memory in swap (VmSwap): it still holds it, but the RSS leaves it out"
+    );
+    this._swap = figureRow(figures, 'Swap', 'host-swap');
+    this._swapNote = element('div', 'jp-vram-Note', {
+      role: 'host-swap-note',
+      text: 'Cells that touch swapped-out memory run slowly: it is read back from swap first.'
+    });
+    this.node.append(header, bar, figures, this._swapNote);
+  }
+
+  protected readonly relevantChanges = RELEVANT;
+
+  protected render(): void {
+    const f = hostFigures(this.model?.latest?.host);
+    const units = this.settings.units;
+    setBytes(this._rss, f.rss, units);
+    setBytes(this._available, f.available, units);
+    setBytes(this._limit, f.container ? f.limit : null, units);
+    setHidden(this._limit.parentElement!, !f.container);
+    setBytes(this._total, f.machineTotal, units);
+    const swap = swapFigures(this.model?.latest?.host);
+    setTitle(this._limit.parentElement!, limitTitle(swap, units));
+    this._renderSwap(swap, units);
+    setText(
+      this._share,
+      f.rss !== null && f.limit !== null
+        ? `kernel ${formatPercent(f.rss, f.limit)} of ${f.container ? 'container limit' : 'total'}`
+        : ''
+    );
+    setSegment(this._rssBar, f.rss, f.limit);
+    setSegment(this._othersBar, f.others, f.limit);
+    // Only a container's limit warns: the machine's RAM is shared by all.
+    const warning =
+      f.container &&
+      f.usedPercent !== null &&
+      f.usedPercent >= this.settings.warningThresholdPercent;
+    this.node.classList.toggle('jp-vram-warning', warning);
+    this.node.dataset.vramLevel = warning ? 'warning' : 'normal';
+  }
+
+  private _renderSwap(swap: SwapFigures, units: ByteUnits): void {
+    const swapped = swap.kernelSwapped;
+    const hasSwapped = swapped !== null && swapped > 0;
+    setText(this._swapped, hasSwapped ? `${formatBytes(swapped, units)} of this kernel` : '');
+    setBytesData(this._swapped, swapped);
+    setHidden(this._swapped.parentElement!, !hasSwapped);
+    setHidden(this._swapNote, !hasSwapped);
+    // The swap the kernel's pages may go to; none (or unknown): no row.
+    const canSwap = swap.limit !== null && swap.limit > 0;
+    const row = this._swap.parentElement!;
+    setHidden(row, !canSwap);
+    setText(row.firstElementChild as HTMLElement, swap.container ? 'Container swap' : 'Swap');
+    setText(
+      this._swap,
+      canSwap
+        ? `${formatBytesOf(swap.used, swap.limit, units)} in use` +
+            (swap.container ? '' : ' (machine)')
+        : ''
+    );
+    setBytesData(this._swap, canSwap ? swap.used : null);
+    setTitle(
+      row,
+      swap.container
+        ? "The container's swap in use, of its swap limit (never more than the machine's swap)"
+        : "The machine's swap in use, of its total: no cgroup limits the kernel's swap"
+    );
+  }
+
+  private _share: HTMLElement;
+  private _rssBar: HTMLElement;
+  private _othersBar: HTMLElement;
+  private _rss: HTMLElement;
+  private _available: HTMLElement;
+  private _limit: HTMLElement;
+  private _total: HTMLElement;
+  private _swapped: HTMLElement;
+  private _swap: HTMLElement;
+  private _swapNote: HTMLElement;
+}
+
+/**
+ * The container limit's tooltip: where the kernel may swap, it is not
+ * killed at its memory limit, but once its swap is full too.
+ */
+export function limitTitle(swap: SwapFigures, units: ByteUnits): string {
+  const head = "The kernel's cgroup memory limit";
+  if (swap.limit === 0) {
+    return `${head}: the kernel is killed there (it cannot swap)`;
+  }
+  if (swap.limit === null) {
+    return `${head}: the kernel is killed there, or, where it can swap, once its swap is full too`;
+  }
+  const free = swap.free !== null ? ` (${formatBytes(swap.free, units)} free)` : '';
+  return `${head}: past it, the kernel's memory goes to swap${free}, and the kernel is killed once that is full too`;
+}

@@ -1,0 +1,498 @@
+/**
+ * A uPlot chart of the recent memory history: host RSS and, per GPU, PyTorch
+ * allocated/reserved and NVML process use, as steps (a figure holds until
+ * the next sample: samples come when a figure moves).
+ *
+ * It shows only the last `timelineWindowMinutes` (only the window is read
+ * out of the ring buffers, walking back from the newest sample), so a render
+ * costs the same with 24 h of history as with 5 minutes. The window
+ * ends at the newest sample (kernel clock), which keeps the chart right for
+ * remote kernels whose clock differs from the browser's; with less history
+ * than the window it spans the history (30 s at least).
+ *
+ * Executed cells are marked as faint bands (start to end) under the lines,
+ * with a thin line at each start, so a jump can be matched to its cell.
+ * Where a kernel process ended is a dashed line: in the error colour where
+ * it died, in the border colour where the user restarted it or the notebook
+ * changed kernel. The earlier process's samples stay on its left, the next
+ * one's on its right; a line under the chart says what the marks shown mean.
+ *
+ * uPlot is fetched (its own chunk) the first time a chart is drawn: a page
+ * whose memory sidebar stays closed never loads it.
+ */
+import { Message } from '@lumino/messaging';
+import type uPlot from 'uplot';
+import 'uplot/dist/uPlot.min.css';
+
+import { clockTime, timeTick } from '../../text/clockText';
+import { formatBytes } from '../../text/format';
+import {
+  HistoryWindow,
+  KernelMark,
+  KernelMarkKind,
+  SeriesKey
+} from '../../model/MemoryHistory';
+import { rowsForChart, toGappedArray } from './chartRows';
+import { ModelChange } from '../../tokens';
+import { element, setData, setHidden, setText } from '../../ui/dom';
+import { ModelView } from '../../ui/ModelView';
+import { TimelineWindowPicker } from './TimelineWindowPicker';
+
+const RELEVANT: ReadonlySet<ModelChange> = new Set<ModelChange>([
+  'sample',
+  'history',
+  'cells',
+  'death'
+]);
+
+/** Most cell runs marked on the chart (the newest ones in the window). */
+const MAX_CELL_MARKS = 500;
+
+/**
+ * Y-axis steps for binary units: powers of two (…, 256 MiB, 512 MiB, 1 GiB,
+ * 2 GiB, …), so ticks land on round binary figures.
+ */
+const BINARY_INCREMENTS = Array.from({ length: 61 }, (_, i) => 2 ** i);
+
+/**
+ * Time-axis steps (seconds). uPlot's own go from 1 to 5 minutes; in the
+ * sidebar's ~150 px a 5-minute window then got a single tick. 2 minutes
+ * (and 20 s, 2 s) fill that gap.
+ */
+const TIME_INCREMENTS = [1, 2, 5, 10, 15, 20, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 14400, 43200, 86400];
+
+const PLOT_HEIGHT = 180;
+
+/** From this many seconds per pixel on, new samples are drawn once a second. */
+const SECONDS_PER_PIXEL_DRAWN_LATER = 5;
+
+/** The shortest time the chart spans, however little history there is (seconds). */
+const MIN_SPAN_S = 30;
+
+/** CSS variables for the per-GPU colours (theme-aware). */
+const GPU_COLOR_VARS = [
+  '--jp-warn-color1',
+  '--jp-success-color1',
+  '--jp-error-color1',
+  '--jp-accent-color1',
+  '--jp-brand-color3',
+  '--jp-warn-color3'
+];
+
+let uPlotClass: typeof uPlot | null = null;
+let uPlotLoading: Promise<typeof uPlot> | null = null;
+
+function loadUPlot(): Promise<typeof uPlot> {
+  if (!uPlotLoading) {
+    uPlotLoading = import('uplot').then(
+      module => (uPlotClass = module.default),
+      reason => {
+        uPlotLoading = null; // tried again at the next render
+        throw reason;
+      }
+    );
+  }
+  return uPlotLoading;
+}
+
+export class MemoryTimeline extends ModelView {
+  /** `onPickWindow`: the user chose how much history to show (minutes); absent: no choice offered. */
+  constructor(
+    settings: ConstructorParameters<typeof ModelView>[0],
+    onPickWindow: ((minutes: number) => void) | null = null
+  ) {
+    super(settings);
+    this.addClass('jp-vram-MemoryTimeline');
+    this.node.dataset.vramRole = 'timeline';
+    this._title = new TimelineWindowPicker(onPickWindow);
+    this.node.appendChild(this._title.node);
+    this._empty = element('div', 'jp-vram-Timeline-empty', {
+      text: 'No samples yet.'
+    });
+    this._plotHost = element('div', 'jp-vram-Timeline-plot');
+    this._marksNote = element('div', 'jp-vram-Timeline-marks', {
+      role: 'timeline-marks'
+    });
+    this.node.append(this._empty, this._plotHost, this._marksNote);
+  }
+
+  protected readonly relevantChanges = RELEVANT;
+
+  /**
+   * Where a pixel of the chart spans seconds (30 minutes and more in the
+   * sidebar), samples arriving many times a second are drawn together, once
+   * a second: they could only move the newest pixel.
+   */
+  protected sampleRenderDelayMs(): number {
+    // The width the chart was last drawn or resized at: reading the layout
+    // here, at every sample, could force one (only before the first drawing).
+    const width = this._plotWidth || this._plotHost.clientWidth;
+    if (width <= 0) {
+      return 0; // not laid out: no chart to spare
+    }
+    const secondsPerPixel = (this.settings.timelineWindowMinutes * 60) / width;
+    return secondsPerPixel >= SECONDS_PER_PIXEL_DRAWN_LATER ? 1000 : 0;
+  }
+
+  /** The times the chart's x axis spans now, kernel clock (for tests). */
+  get shownRange(): readonly [number, number] {
+    return this._xRange;
+  }
+
+  /** Number of points the chart shows now (for tests and benchmarks). */
+  get pointCount(): number {
+    return this._pointCount;
+  }
+
+  dispose(): void {
+    this._destroyPlot();
+    this._themeObserver?.disconnect();
+    this._resizeObserver?.disconnect();
+    super.dispose();
+  }
+
+  protected onAfterAttach(msg: Message): void {
+    super.onAfterAttach(msg);
+    if (typeof MutationObserver !== 'undefined' && !this._themeObserver) {
+      // Colours come from CSS variables: rebuild the chart on theme change.
+      this._themeObserver = new MutationObserver(() => {
+        this._destroyPlot();
+        this.requestRender();
+      });
+      this._themeObserver.observe(document.body, {
+        attributes: true,
+        attributeFilter: ['data-jp-theme-name', 'data-jp-theme-light']
+      });
+    }
+    if (typeof ResizeObserver !== 'undefined' && !this._resizeObserver) {
+      this._resizeObserver = new ResizeObserver(() => this._onHostResize());
+      this._resizeObserver.observe(this.node);
+    }
+  }
+
+  protected onBeforeDetach(msg: Message): void {
+    this._themeObserver?.disconnect();
+    this._themeObserver = null;
+    this._resizeObserver?.disconnect();
+    this._resizeObserver = null;
+    super.onBeforeDetach(msg);
+  }
+
+  protected onModelReplaced(): void {
+    this._destroyPlot();
+  }
+
+  protected render(): void {
+    const windowMinutes = this.settings.timelineWindowMinutes;
+    this._title.show(windowMinutes);
+    const history = this.model?.history;
+    const marks = history?.marks ?? [];
+    const deaths = marks.filter(m => m.kind === 'died').length;
+    setData(this.node, 'vramDeaths', String(deaths));
+    setData(this.node, 'vramRestarts', String(marks.length - deaths));
+    if (!history || history.length === 0) {
+      this._pointCount = 0;
+      setData(this.node, 'vramPoints', '0');
+      setData(this.node, 'vramFrom', null);
+      setHidden(this._empty, false);
+      setHidden(this._plotHost, true);
+      setHidden(this._marksNote, true);
+      return;
+    }
+    setHidden(this._empty, true);
+    setHidden(this._plotHost, false);
+
+    const end = history.lastTime;
+    const start = end - windowMinutes * 60;
+    const win = history.window(start);
+    this._pointCount = win.times.length;
+    // For tests and a curious reader: how much is shown, from when (kernel clock).
+    setData(this.node, 'vramPoints', String(win.times.length));
+    setData(this.node, 'vramFrom', String(win.times[0]));
+    // Less history than the window (a new notebook, a fresh page): the
+    // chart spans what there is, not a window mostly empty with every line
+    // squeezed against its right edge.
+    const from = Math.max(start, Math.min(win.times[0], end - MIN_SPAN_S));
+    this._xRange = [from, end];
+    this._marksShown = marks.filter(m => m.time >= from && m.time <= end);
+    const note = describeMarks(this._marksShown);
+    setText(this._marksNote, note);
+    setHidden(this._marksNote, note === '');
+
+    const keys = seriesToShow(win);
+    const width = (this._plotWidth = this._plotHost.clientWidth);
+    if (width <= 0) {
+      // Not laid out yet (or no layout at all, as in tests): the resize
+      // observer renders once there is room.
+      return;
+    }
+    const UPlot = uPlotClass;
+    if (!UPlot) {
+      loadUPlot().then(
+        () => this.isDisposed || this.requestRender(),
+        reason => console.warn('jupyterlab-vram: could not load the chart library.', reason)
+      );
+      return;
+    }
+    const signature = keys.join('|') + '|' + this.settings.units;
+    if (!this._plot || signature !== this._signature) {
+      this._destroyPlot();
+      this._plot = new UPlot(this._options(keys, width), undefined, this._plotHost);
+      this._signature = signature;
+    }
+    // A long span holds far more rows than the chart has pixels.
+    const drawn = rowsForChart(win, from, end, width);
+    const data: uPlot.AlignedData = [
+      drawn.times,
+      ...keys.map(key => toGappedArray(drawn.series.get(key)!))
+    ];
+    this._plot.setData(data);
+  }
+
+  private _onHostResize(): void {
+    const width = (this._plotWidth = this._plotHost.clientWidth);
+    if (this._plot) {
+      if (width > 0 && width !== this._plot.width) {
+        this._plot.setSize({ width, height: PLOT_HEIGHT });
+      }
+    } else if (width > 0) {
+      this.requestRender();
+    }
+  }
+
+  private _options(keys: string[], width: number): uPlot.Options {
+    const style = getComputedStyle(this.node);
+    const cssVar = (name: string, fallback: string) =>
+      style.getPropertyValue(name).trim() || fallback;
+    const axisColor = cssVar('--jp-ui-font-color2', 'gray');
+    const gridColor = cssVar('--jp-border-color2', 'lightgray');
+    // Canvas fonts need an absolute size (the theme's sizes are in em).
+    const fontPx = Math.max(9, Math.round(parseFloat(style.fontSize) * 0.85) || 10);
+    const font = `${fontPx}px ${cssVar('--jp-ui-font-family', 'sans-serif')}`;
+    const units = this.settings.units;
+    const bytes = (_: uPlot, v: number | null) =>
+      v === null || v === undefined ? '\u2014' : formatBytes(v, units);
+
+    // Samples come when a figure moves (or as a heartbeat): a figure holds
+    // until the next sample, so lines step rather than slope between them.
+    const stepped = uPlotClass?.paths.stepped?.({ align: 1 });
+    // The legend's time under the cursor, like the axis: 24-hour, no date.
+    const series: uPlot.Series[] = [
+      {
+        label: 'Time',
+        value: (_: uPlot, v: number | null) =>
+          v === null || v === undefined ? '\u2014' : clockTime(v)
+      }
+    ];
+    for (const key of keys) {
+      if (key === SeriesKey.hostRss) {
+        series.push({
+          label: 'Host RSS',
+          stroke: cssVar('--jp-brand-color1', 'steelblue'),
+          width: 1.5,
+          paths: stepped,
+          value: bytes
+        });
+        continue;
+      }
+      const gpu = SeriesKey.parseGpu(key);
+      if (!gpu) {
+        continue;
+      }
+      const color = cssVar(
+        GPU_COLOR_VARS[gpu.index % GPU_COLOR_VARS.length],
+        'orange'
+      );
+      const label = {
+        allocated: `GPU ${gpu.index} allocated`,
+        reserved: `GPU ${gpu.index} reserved`,
+        process: `GPU ${gpu.index} process (NVML)`
+      }[gpu.figure];
+      series.push({
+        label,
+        stroke: color,
+        width: gpu.figure === 'allocated' ? 1.5 : 1,
+        dash: gpu.figure === 'reserved' ? [6, 3] : gpu.figure === 'process' ? [2, 3] : undefined,
+        paths: stepped,
+        value: bytes
+      });
+    }
+    const axis = {
+      stroke: axisColor,
+      font,
+      grid: { stroke: gridColor, width: 1 },
+      ticks: { stroke: gridColor, width: 1 }
+    };
+    const bandColor = cssVar('--jp-layout-color3', 'rgba(128,128,128,0.3)');
+    const markColor = cssVar('--jp-border-color1', 'gray');
+    const kernelMarkColors: Record<KernelMarkKind, string> = {
+      died: cssVar('--jp-error-color1', 'red'),
+      restarted: cssVar('--jp-ui-font-color2', 'gray'),
+      changed: cssVar('--jp-ui-font-color2', 'gray')
+    };
+    return {
+      width,
+      height: PLOT_HEIGHT,
+      series,
+      hooks: {
+        // Under the series: drawn right after the canvas is cleared.
+        drawClear: [u => this._drawCellMarks(u, bandColor, markColor)],
+        // Over the series: a death or restart must not hide under a line.
+        draw: [u => this._drawKernelMarks(u, kernelMarkColors)]
+      },
+      cursor: { drag: { x: false, y: false } },
+      legend: { show: true },
+      scales: {
+        x: { time: true, range: () => this._xRange },
+        y: {
+          range: (_u, _min, max) => [0, max > 0 ? max * 1.1 : 1]
+        }
+      },
+      axes: [
+        {
+          ...axis,
+          // A window under 5 minutes gets ticks seconds apart, written whole
+          // ("19:31:40"): they need more room than "19:32".
+          space: (_u, _axis, min, max) => (max - min < 300 ? 52 : 34),
+          incrs: TIME_INCREMENTS,
+          // One line of ticks: uPlot's default height leaves room for a date line.
+          size: fontPx + 18,
+          values: (_u, splits, _axis, _space, increment) =>
+            splits.map(v => timeTick(v, increment))
+        },
+        {
+          ...axis,
+          size: 64,
+          incrs: units === 'binary' ? BINARY_INCREMENTS : undefined,
+          values: (_u, splits) => splits.map(v => formatBytes(v, units))
+        }
+      ]
+    };
+  }
+
+  /** Cell runs that overlap the shown window, as [start, end] times. */
+  get cellMarks(): [number, number][] {
+    const entries = this.model?.cells.entries ?? [];
+    const [from, to] = this._xRange;
+    const marks: [number, number][] = [];
+    for (let i = entries.length - 1; i >= 0 && marks.length < MAX_CELL_MARKS; i--) {
+      const r = entries[i].record;
+      const end = r.started + r.duration_s;
+      if (end < from) {
+        break; // records are in time order: older ones are outside too
+      }
+      if (r.started <= to) {
+        marks.push([r.started, end]);
+      }
+    }
+    return marks;
+  }
+
+  private _drawCellMarks(u: uPlot, bandColor: string, markColor: string): void {
+    const marks = this.cellMarks;
+    if (!marks.length) {
+      return;
+    }
+    const ctx = u.ctx;
+    const { left, top, width, height } = u.bbox;
+    ctx.save();
+    ctx.beginPath();
+    ctx.rect(left, top, width, height);
+    ctx.clip();
+    ctx.globalAlpha = 0.35;
+    ctx.fillStyle = bandColor;
+    for (const [start, end] of marks) {
+      const x0 = u.valToPos(start, 'x', true);
+      const x1 = u.valToPos(end, 'x', true);
+      ctx.fillRect(x0, top, Math.max(1, x1 - x0), height);
+    }
+    ctx.globalAlpha = 0.8;
+    ctx.strokeStyle = markColor;
+    ctx.lineWidth = 1;
+    ctx.beginPath();
+    for (const [start] of marks) {
+      const x = Math.round(u.valToPos(start, 'x', true)) + 0.5;
+      ctx.moveTo(x, top);
+      ctx.lineTo(x, top + height);
+    }
+    ctx.stroke();
+    ctx.restore();
+  }
+
+  private _drawKernelMarks(
+    u: uPlot,
+    colors: Record<KernelMarkKind, string>
+  ): void {
+    if (!this._marksShown.length) {
+      return;
+    }
+    const ctx = u.ctx;
+    const { top, height } = u.bbox;
+    ctx.save();
+    ctx.lineWidth = 2;
+    ctx.setLineDash([4, 3]);
+    for (const mark of this._marksShown) {
+      const x = Math.round(u.valToPos(mark.time, 'x', true)) + 0.5;
+      ctx.strokeStyle = colors[mark.kind];
+      ctx.beginPath();
+      ctx.moveTo(x, top);
+      ctx.lineTo(x, top + height);
+      ctx.stroke();
+    }
+    ctx.restore();
+  }
+
+  private _destroyPlot(): void {
+    this._plot?.destroy();
+    this._plot = null;
+    this._signature = '';
+  }
+
+  private _title: TimelineWindowPicker;
+  /** The plot area's width at the last render or resize (px; 0: not laid out). */
+  private _plotWidth = 0;
+  private _empty: HTMLElement;
+  private _plotHost: HTMLElement;
+  private _plot: uPlot | null = null;
+  private _signature = '';
+  private _xRange: [number, number] = [0, 1];
+  private _marksNote: HTMLElement;
+  private _marksShown: readonly KernelMark[] = [];
+  private _pointCount = 0;
+  private _themeObserver: MutationObserver | null = null;
+  private _resizeObserver: ResizeObserver | null = null;
+}
+
+/** Series with at least one known value in the window, RSS first, then by GPU. */
+function seriesToShow(win: HistoryWindow): string[] {
+  const figureOrder = { allocated: 0, reserved: 1, process: 2 };
+  const keys = Array.from(win.series.keys()).filter(key =>
+    win.series.get(key)!.some(v => !Number.isNaN(v))
+  );
+  return keys.sort((a, b) => {
+    const ga = SeriesKey.parseGpu(a);
+    const gb = SeriesKey.parseGpu(b);
+    if (!ga || !gb) {
+      return ga ? 1 : gb ? -1 : 0;
+    }
+    return ga.index - gb.index || figureOrder[ga.figure] - figureOrder[gb.figure];
+  });
+}
+
+/** What the dashed lines in the window mean; '' when there are none. */
+export function describeMarks(marks: readonly KernelMark[]): string {
+  const kinds = new Set(marks.map(mark => mark.kind));
+  const parts: string[] = [];
+  if (kinds.has('restarted')) {
+    parts.push('grey: the kernel was restarted');
+  }
+  if (kinds.has('changed')) {
+    parts.push('grey: the notebook\'s kernel was shut down or changed');
+  }
+  if (kinds.has('died')) {
+    parts.push('red: the kernel died');
+  }
+  return parts.length
+    ? `Dashed lines mark where a kernel process ended (${parts.join('; ')}).`
+    : '';
+}

@@ -1,0 +1,74 @@
+/**
+ * The timeline's title: "Last 5 min", where the span is a choice (5 min to
+ * 24 h) for looking further back, at yesterday's run or the process before
+ * a restart. The choice is the `timelineWindowMinutes` setting, so it stays;
+ * this view only shows it and says what the user picked.
+ */
+import { element } from '../../ui/dom';
+
+/** The spans offered (minutes); a span set another way is offered too. */
+export const TIMELINE_WINDOW_CHOICES: readonly number[] = [5, 30, 120, 720, 1440];
+
+export class TimelineWindowPicker {
+  /** `onPick`: the user chose a span (minutes); null: the span is only shown. */
+  constructor(onPick: ((minutes: number) => void) | null) {
+    this.node = element('div', 'jp-vram-Section-title jp-vram-Timeline-title');
+    this._onPick = onPick;
+    if (onPick) {
+      const label = element('label', 'jp-vram-Timeline-windowLabel', { text: 'Last ' });
+      this._select = element('select', 'jp-vram-Timeline-window', {
+        role: 'timeline-window',
+        title: 'How much history the chart shows'
+      });
+      this._select.addEventListener('change', () => {
+        const minutes = Number(this._select?.value);
+        if (Number.isFinite(minutes) && minutes > 0) {
+          this._onPick?.(minutes);
+        }
+      });
+      label.appendChild(this._select);
+      this.node.appendChild(label);
+    }
+  }
+
+  readonly node: HTMLElement;
+
+  /** Show `minutes` as the span chosen. */
+  show(minutes: number): void {
+    const select = this._select;
+    if (!select) {
+      this.node.textContent = `Last ${formatMinutes(minutes)}`;
+      return;
+    }
+    if (minutes === this._shown) {
+      return;
+    }
+    this._shown = minutes;
+    const choices = TIMELINE_WINDOW_CHOICES.includes(minutes)
+      ? TIMELINE_WINDOW_CHOICES
+      : [...TIMELINE_WINDOW_CHOICES, minutes].sort((a, b) => a - b);
+    select.replaceChildren(
+      ...choices.map(choice => {
+        const option = document.createElement('option');
+        option.value = String(choice);
+        option.textContent = formatMinutes(choice);
+        return option;
+      })
+    );
+    select.value = String(minutes);
+  }
+
+  private _onPick: ((minutes: number) => void) | null;
+  private _select: HTMLSelectElement | null = null;
+  private _shown: number | null = null;
+}
+
+export function formatMinutes(minutes: number): string {
+  if (minutes < 1) {
+    return `${Math.round(minutes * 60)} s`;
+  }
+  if (minutes >= 120 && minutes % 60 === 0) {
+    return `${minutes / 60} h`;
+  }
+  return `${minutes} min`;
+}

@@ -1,0 +1,155 @@
+/**
+ * The status bar item: one compact figure for the active kernel, e.g.
+ * "GPU 1.2/80 GiB" (what this kernel holds on its GPUs) or "RAM 512 MiB"
+ * when the kernel has no GPU figures. Warns above the usage threshold.
+ */
+import { formatBytes, formatBytesOf } from '../../text/format';
+import { gpuFigures } from '../../model/gpuFigures';
+import { hostFigures } from '../../model/hostFigures';
+import { figuresAreCurrent } from '../../model/MonitorState';
+import { IKernelMemoryModel, IVramMonitor, ModelChange } from '../../tokens';
+import { VramSettings } from '../../settings/settings';
+import { makeActivatable, setTitle } from '../../ui/dom';
+import { ModelView } from '../../ui/ModelView';
+
+const RELEVANT: ReadonlySet<ModelChange> = new Set<ModelChange>([
+  'sample',
+  'state',
+  'history'
+]);
+
+/** Text, tooltip and warning flag of the status item (pure, for tests). */
+export function statusSummary(
+  model: IKernelMemoryModel | null,
+  settings: VramSettings
+): { text: string; title: string; warning: boolean } {
+  if (!model) {
+    return { text: '', title: '', warning: false };
+  }
+  const sample = model.latest;
+  if (!sample) {
+    return {
+      text: 'GPU \u2014',
+      title: model.stateReason,
+      warning: false
+    };
+  }
+  const summary = currentSummary(model, sample, settings);
+  if (figuresAreCurrent(model.state)) {
+    return summary;
+  }
+  // The kernel died, the connection was lost, the helper failed: these are
+  // its last figures, not what it holds now.
+  return {
+    text: `last ${summary.text}`,
+    title: `${model.stateReason}\nLast figures:\n${summary.title}`,
+    warning: summary.warning
+  };
+}
+
+function currentSummary(
+  model: IKernelMemoryModel,
+  sample: NonNullable<IKernelMemoryModel['latest']>,
+  settings: VramSettings
+): { text: string; title: string; warning: boolean } {
+  const units = settings.units;
+  const devices = model.hello?.devices ?? [];
+  const gpus = sample.gpus.map(g =>
+    gpuFigures(
+      g,
+      devices.find(d => d.index === g.index)
+    )
+  );
+  const known = gpus.filter(g => g.kernelUsed !== null);
+  const rss = sample.host.rss_bytes;
+  const host = hostFigures(sample.host);
+  // In a container the kernel dies at its limit (or, where it may swap,
+  // crawls there and dies once its swap is full too): that is worth a
+  // warning (the machine's RAM alone is other people's business).
+  const ramWarning =
+    host.container &&
+    host.usedPercent !== null &&
+    host.usedPercent >= settings.warningThresholdPercent;
+  const containerText = host.container
+    ? `\nContainer: ${formatBytes(host.used, units)} of its ${formatBytes(host.limit, units)} limit`
+    : '';
+  const ramText = host.container
+    ? `RAM ${formatBytesOf(rss, host.limit, units)}`
+    : `RAM ${formatBytes(rss, units)}`;
+  if (known.length === 0) {
+    return {
+      text: ramText,
+      title: `Kernel RSS: ${formatBytes(rss, units)}${containerText}`,
+      warning: ramWarning
+    };
+  }
+  const used = known.reduce((sum, g) => sum + (g.kernelUsed ?? 0), 0);
+  const total = known.every(g => g.total !== null)
+    ? known.reduce((sum, g) => sum + (g.total ?? 0), 0)
+    : null;
+  const warning = gpus.some(
+    g => g.usedPercent !== null && g.usedPercent >= settings.warningThresholdPercent
+  );
+  const label = known.length > 1 ? `GPU\u00d7${known.length}` : 'GPU';
+  const details = gpus.map(
+    g =>
+      `GPU ${g.index}: this kernel ${formatBytes(g.kernelUsed, units)}` +
+      (g.deviceUsed !== null ? `, device ${formatBytes(g.deviceUsed, units)}` : '') +
+      ` of ${formatBytes(g.total, units)}`
+  );
+  return {
+    text: `${label} ${formatBytesOf(used, total, units)}`,
+    title:
+      [...details, `Kernel RSS: ${formatBytes(rss, units)}`].join('\n') +
+      containerText,
+    warning: warning || ramWarning
+  };
+}
+
+export class VramStatusItem extends ModelView {
+  constructor(options: { monitor: IVramMonitor; onClick?: () => void }) {
+    super(options.monitor.settings);
+    this.addClass('jp-vram-StatusItem');
+    this.node.dataset.vramRole = 'status-item';
+    const monitor = (this._monitor = options.monitor);
+    if (options.onClick) {
+      const onClick = options.onClick;
+      this.node.setAttribute('role', 'button');
+      makeActivatable(this.node, () => onClick());
+    }
+    monitor.currentChanged.connect(this._onCurrentChanged, this);
+    monitor.settingsChanged.connect(this._onSettingsChanged, this);
+    this.model = monitor.current;
+  }
+
+  protected readonly relevantChanges = RELEVANT;
+
+  dispose(): void {
+    this._monitor.currentChanged.disconnect(this._onCurrentChanged, this);
+    this._monitor.settingsChanged.disconnect(this._onSettingsChanged, this);
+    super.dispose();
+  }
+
+  protected render(): void {
+    const { text, title, warning } = statusSummary(this.model, this.settings);
+    if (this.node.textContent !== text) {
+      this.node.textContent = text;
+    }
+    setTitle(this.node, title);
+    this.node.classList.toggle('jp-vram-warning', warning);
+    this.node.dataset.vramLevel = warning ? 'warning' : 'normal';
+  }
+
+  private _onCurrentChanged(
+    _: IVramMonitor,
+    model: IKernelMemoryModel | null
+  ): void {
+    this.model = model;
+  }
+
+  private _onSettingsChanged(_: IVramMonitor, settings: VramSettings): void {
+    this.settings = settings;
+  }
+
+  private _monitor: IVramMonitor;
+}

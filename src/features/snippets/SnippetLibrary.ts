@@ -1,0 +1,198 @@
+/**
+ * The snippets the user has (from the `snippets` setting) and the latest
+ * "restart needed" warning, with a signal for the views (sidebar section,
+ * toolbar menu) and the commands' palette items.
+ *
+ * The default list is the schema's `snippets` default: the settings
+ * registry holds it already, so the page reads it from there. Its copy in
+ * JavaScript (defaultSnippets.ts, the largest part of the extension's
+ * code) loads only where there is no registry. Until the first reading the
+ * library is empty, and `ready` says when it is done.
+ */
+import { ISignal, Signal } from '@lumino/signaling';
+
+import { IKernelMemoryModel } from '../../tokens';
+import type { RestartDecision, Snippet } from './snippet';
+import {
+  builtinSnippets,
+  readSnippetSettings,
+  SnippetSettings,
+  warnAboutSnippetProblems
+} from './snippetSettings';
+
+/** A snippet was inserted into a kernel that must restart for it to work. */
+export interface SnippetWarning extends RestartDecision {
+  snippetId: string;
+  snippetTitle: string;
+  /** The kernel it is about; the sidebar shows it only for that kernel. */
+  model: IKernelMemoryModel | null;
+}
+
+export type SnippetLibraryChange = 'snippets' | 'warning';
+
+const NO_SNIPPETS: SnippetSettings = { all: [], visible: [], problems: [] };
+
+export class SnippetLibrary {
+  /**
+   * With `settings`, read already; without, empty until the first {@link read}
+   * (the default list when the composite has none).
+   */
+  constructor(settings?: SnippetSettings) {
+    this._settings = settings ?? NO_SNIPPETS;
+    this._reading = settings ? Promise.resolve() : null;
+  }
+
+  /** A library reading the default list (for a host without settings). */
+  static withDefaults(): SnippetLibrary {
+    const library = new SnippetLibrary();
+    void library.read(undefined);
+    return library;
+  }
+
+  /** Resolves once the snippets were read at least once. */
+  get ready(): Promise<void> {
+    return this._reading ?? this.read(undefined);
+  }
+
+  /**
+   * Read the settings' composite value (`undefined`: no settings registry,
+   * the default list) with `defaults`, the registry's default of the
+   * setting (without it, the copy in defaultSnippets.ts loads); log its
+   * problems and update the library when the snippets changed. With
+   * `defaults` and nothing read before it, the library is updated at once;
+   * readings apply in the order they were asked for.
+   */
+  read(composite: unknown, defaults?: unknown): Promise<void> {
+    const apply = ({ list, builtins }: DefaultSnippets) => {
+      const read = readSnippetSettings(composite, list, builtins);
+      // The problems too: a duplicate id added to a list changes no snippet.
+      const json = JSON.stringify([read.all, read.problems]);
+      if (json !== this._json) {
+        this._json = json;
+        warnAboutSnippetProblems(read);
+        this.update(read);
+      }
+    };
+    // Parsed once: a settings change reads the user's list again, not the defaults.
+    this._defaults ??= usableDefaults(defaults);
+    const known = this._defaults;
+    if (known && this._reading === null) {
+      apply(known);
+      this._reading = Promise.resolve();
+      return this._reading;
+    }
+    const previous = this._reading ?? Promise.resolve();
+    this._reading = previous
+      .then(async () => apply(await this._loadedDefaults()))
+      .catch(reason => {
+        console.warn('jupyterlab-vram: could not read the snippets.', reason);
+      });
+    return this._reading;
+  }
+
+  get changed(): ISignal<this, SnippetLibraryChange> {
+    return this._changed;
+  }
+
+  /** Every valid snippet, hidden ones included. */
+  get all(): readonly Snippet[] {
+    return this._settings.all;
+  }
+
+  /** The snippets to list in the palette, the menu and the sidebar. */
+  get visible(): readonly Snippet[] {
+    return this._settings.visible;
+  }
+
+  /** Why entries of the setting were skipped. */
+  get problems(): readonly string[] {
+    return this._settings.problems;
+  }
+
+  /** A snippet by id (hidden ones too: commands may name them). */
+  get(id: string): Snippet | null {
+    return this._settings.all.find(s => s.id === id) ?? null;
+  }
+
+  /** A default snippet by id, whether or not the user's list has it. */
+  async builtin(id: string): Promise<Snippet | null> {
+    return (await this._loadedDefaults()).builtins.get(id) ?? null;
+  }
+
+  /** The same, without waiting: null before the defaults were read. */
+  loadedBuiltin(id: string): Snippet | null {
+    return this._defaults?.builtins.get(id) ?? null;
+  }
+
+  /** The defaults known (the registry's), else the copy in JavaScript, loaded now. */
+  private async _loadedDefaults(): Promise<DefaultSnippets> {
+    if (!this._defaults) {
+      const list = (await import('./defaultSnippets')).DEFAULT_SNIPPETS;
+      this._defaults ??= { list, builtins: builtinSnippets(list) };
+    }
+    return this._defaults;
+  }
+
+  update(settings: SnippetSettings): void {
+    this._settings = settings;
+    this._changed.emit('snippets');
+  }
+
+  /** The latest restart warning; null when none (or dismissed). */
+  get warning(): SnippetWarning | null {
+    return this._warning;
+  }
+
+  /**
+   * Show a restart warning; it goes away when dismissed, or when its kernel
+   * restarts (the advice was followed). Once its notebook is closed it is no
+   * longer shown (the sidebar shows it for its kernel only) and is kept,
+   * with that kernel's model, until the next warning replaces it.
+   */
+  setWarning(warning: SnippetWarning | null): void {
+    this._watched?.changed.disconnect(this._onModelChanged, this);
+    this._watched = warning?.model ?? null;
+    this._watched?.changed.connect(this._onModelChanged, this);
+    this._warning = warning;
+    this._changed.emit('warning');
+  }
+
+  dispose(): void {
+    this._watched?.changed.disconnect(this._onModelChanged, this);
+    this._watched = null;
+    Signal.clearData(this);
+  }
+
+  private _onModelChanged(model: IKernelMemoryModel): void {
+    if (model.state === 'kernel-starting') {
+      this.setWarning(null);
+    }
+  }
+
+  private _settings: SnippetSettings;
+  private _json: string | null = null;
+  private _defaults: DefaultSnippets | null = null;
+  private _reading: Promise<void> | null;
+  private _warning: SnippetWarning | null = null;
+  private _watched: IKernelMemoryModel | null = null;
+  private _changed = new Signal<this, SnippetLibraryChange>(this);
+}
+
+/** The default list and its valid entries by id. */
+interface DefaultSnippets {
+  list: readonly unknown[];
+  builtins: ReadonlyMap<string, Snippet>;
+}
+
+/**
+ * The registry's default where it reads whole as the list, else null
+ * (JupyterLab 4.2 gives an array-of-objects default without its entries'
+ * fields): the copy in JavaScript serves then.
+ */
+function usableDefaults(defaults: unknown): DefaultSnippets | null {
+  if (!Array.isArray(defaults) || defaults.length === 0) {
+    return null;
+  }
+  const builtins = builtinSnippets(defaults);
+  return builtins.size === defaults.length ? { list: defaults, builtins } : null;
+}

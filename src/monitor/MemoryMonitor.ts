@@ -1,0 +1,470 @@
+/**
+ * Follows the active notebook and owns one KernelMemoryModel (with its
+ * KernelHelperConnection) per notebook session. Two views of one notebook
+ * share one session context, and so one model and one comm.
+ *
+ * `current` is the model of the notebook the user works in; the sidebar and
+ * the status bar show it. Models of background notebooks keep recording, so
+ * switching back shows their history.
+ */
+import { ISessionContext } from '@jupyterlab/apputils';
+import { IDisposable } from '@lumino/disposable';
+import { ISignal, Signal } from '@lumino/signaling';
+
+import { KernelDeathWatch } from '../kernel/KernelDeathWatch';
+import { cellIdOfOtherPagesCode } from './cellOfCode';
+import { KernelHelperConnection } from '../kernel/KernelHelperConnection';
+import { CommsLeftOpen, OpenComm } from '../kernel/CommsLeftOpen';
+import { RequestAbandonedError } from '../kernel/PendingRequests';
+import { HelperRequestResults } from '../protocol/messages';
+import {
+  DEFAULT_SETTINGS,
+  helperConfigFor,
+  historyCapacityFor,
+  sameSettings,
+  VramSettings
+} from '../settings/settings';
+import { IKernelMemoryModel, IVramMonitor } from '../tokens';
+import { BrowserKeeping } from '../storage/BrowserKeeping';
+import { ICellRecordStore } from '../storage/CellHistoryPersistence';
+import { KernelMemoryModel } from '../model/KernelMemoryModel';
+import { errorText, MemoryActions } from '../features/cleanup/MemoryActions';
+import { AllocationRecorder } from '../features/allocations/AllocationRecorder';
+import {
+  IHelperConnection,
+  IMonitoredNotebook,
+  IMonitoredSession,
+  IMonitoredSessionEntry,
+  INotebookSource,
+  isAllocationConnection
+} from './monitoredSession';
+import { SessionPersistence } from '../storage/SessionPersistence';
+import { ITimelineStore } from '../storage/TimelinePersistence';
+
+export class MemoryMonitor implements IVramMonitor {
+  constructor(options: MemoryMonitor.IOptions) {
+    this._notebooks = options.notebooks;
+    this._settings = options.settings ?? { ...DEFAULT_SETTINGS };
+    this._createConnection =
+      options.createConnection ??
+      ((sessionContext, model) =>
+        new KernelHelperConnection({
+          sessionContext,
+          model,
+          config: () => helperConfigFor(this._settings),
+          commsLeftOpen: this._commsLeftOpen ?? undefined
+        }));
+    // A test that fakes the connection fakes (or leaves out) the watch too.
+    this._createDeathWatch =
+      options.createDeathWatch ??
+      (options.createConnection
+        ? () => null
+        : (sessionContext, model) =>
+            new KernelDeathWatch({
+              sessionContext,
+              model,
+              // Looked up in a view open at the death, not kept: the view the
+              // session began with may close first (its notebook then lets go
+              // of its cells), and would be held here until the last one did.
+              cellIdOfCode: (code, client) => {
+                const panel = this._sessions.get(sessionContext)?.panels.values().next().value;
+                return panel
+                  ? cellIdOfOtherPagesCode(panel, code, client, this._isPageClient)
+                  : null;
+              }
+            }));
+    this._keeping = new BrowserKeeping({
+      recordStore: options.recordStore ?? null,
+      timelineStore: options.timelineStore ?? null,
+      settingsKnown: !options.settingsLoading
+    });
+    this._commsLeftOpen = options.commsLeftOpen ?? null;
+    this._isPageClient = options.isPageClient ?? (() => false);
+    this._notebooks.currentChanged.connect(this._onCurrentChanged, this);
+    this._onCurrentChanged(this._notebooks, this._notebooks.currentWidget);
+  }
+
+  get current(): KernelMemoryModel | null {
+    return this._current;
+  }
+  get currentChanged(): ISignal<this, IKernelMemoryModel | null> {
+    return this._currentChanged;
+  }
+  get settings(): VramSettings {
+    return this._settings;
+  }
+  get settingsChanged(): ISignal<this, VramSettings> {
+    return this._settingsChanged;
+  }
+  /**
+   * Emitted when a notebook panel starts being monitored, with the model of
+   * its kernel (per-cell badges attach to the panel then).
+   */
+  get panelTracked(): ISignal<
+    this,
+    { panel: IMonitoredNotebook; model: KernelMemoryModel }
+  > {
+    return this._panelTracked;
+  }
+  /** Number of notebook sessions monitored. */
+  get sessionCount(): number {
+    return this._sessions.size;
+  }
+  /**
+   * Emitted when a session starts or stops being monitored, or a notebook
+   * panel joins or leaves one (what `sessions()` returns changed). Figures
+   * and kernel states change on each model's own `changed`.
+   */
+  get sessionsChanged(): ISignal<this, void> {
+    return this._sessionsChanged;
+  }
+  get isDisposed(): boolean {
+    return this._isDisposed;
+  }
+
+  /** The model of a monitored panel's kernel; null if not monitored. */
+  modelFor(panel: IMonitoredNotebook): KernelMemoryModel | null {
+    return this._sessions.get(panel.sessionContext)?.model ?? null;
+  }
+
+  /** The session (model, connection, actions) of a monitored panel. */
+  sessionFor(panel: IMonitoredNotebook): IMonitoredSession | null {
+    return this._sessions.get(panel.sessionContext) ?? null;
+  }
+
+  /** Every monitored session, in the order they were first tracked. */
+  sessions(): IMonitoredSessionEntry[] {
+    return Array.from(this._sessions.entries(), ([sessionContext, entry]) => ({
+      model: entry.model,
+      connection: entry.connection,
+      actions: entry.actions,
+      sessionContext,
+      panels: Array.from(entry.panels)
+    }));
+  }
+
+  /**
+   * The monitored sessions whose kernel has id `kernelId` (more than one
+   * when notebooks share a kernel); empty when none.
+   */
+  sessionsOfKernel(kernelId: string): IMonitoredSessionEntry[] {
+    return this.sessions().filter(
+      entry => entry.sessionContext.session?.kernel?.id === kernelId
+    );
+  }
+
+  /** The cleanup actions of the kernel `model` describes; null if none. */
+  actionsFor(model: IKernelMemoryModel | null): MemoryActions | null {
+    if (!model) {
+      return null;
+    }
+    for (const entry of this._sessions.values()) {
+      if (entry.model === model) {
+        return entry.actions;
+      }
+    }
+    return null;
+  }
+
+  /** Allocation recording of the kernel `model` describes; null if none. */
+  allocationsFor(model: IKernelMemoryModel | null): AllocationRecorder | null {
+    if (!model) {
+      return null;
+    }
+    for (const entry of this._sessions.values()) {
+      if (entry.model === model) {
+        return entry.allocations;
+      }
+    }
+    return null;
+  }
+
+  /** Allocation recording of the active notebook's kernel. */
+  get currentAllocations(): AllocationRecorder | null {
+    return this.allocationsFor(this._current);
+  }
+
+  /** The cleanup actions of the active notebook's kernel. */
+  get currentActions(): MemoryActions | null {
+    return this.actionsFor(this._current);
+  }
+
+  /** The monitored panels whose kernel `model` describes. */
+  panelsOf(model: IKernelMemoryModel): IMonitoredNotebook[] {
+    for (const entry of this._sessions.values()) {
+      if (entry.model === model) {
+        return Array.from(entry.panels);
+      }
+    }
+    return [];
+  }
+
+  /** The session the active notebook belongs to, if any. */
+  get currentSession(): IMonitoredSession | null {
+    const panel = this._notebooks.currentWidget;
+    return panel ? this._sessions.get(panel.sessionContext) ?? null : null;
+  }
+
+  async refresh(): Promise<HelperRequestResults['snapshot']> {
+    const session = this.currentSession;
+    if (!session) {
+      throw new Error('No notebook is open.');
+    }
+    return session.connection.requestSnapshot();
+  }
+
+  /** Re-deliver the helper to the active kernel (after a failure). */
+  reconnect(): void {
+    this.currentSession?.connection.reconnect();
+  }
+
+  /** Apply new settings to every model and helper (live, no reload). */
+  updateSettings(settings: VramSettings): void {
+    const firstKnown = !this._keeping.settingsKnown;
+    if (sameSettings(settings, this._settings)) {
+      if (firstKnown) {
+        this._keepHistories();
+      }
+      return;
+    }
+    const old = this._settings;
+    this._settings = settings;
+    const config = helperConfigFor(settings);
+    const configChanged =
+      JSON.stringify(config) !== JSON.stringify(helperConfigFor(old));
+    const recordingChanged =
+      settings.allocationHostFrames !== old.allocationHostFrames ||
+      settings.allocationHistoryMaxEntries !== old.allocationHistoryMaxEntries;
+    for (const session of this._sessions.values()) {
+      session.model.setHistoryCapacity(historyCapacityFor(settings));
+      if (recordingChanged) {
+        // A kernel that records applies them now, not at its next toggle.
+        void session.allocations?.applySettings();
+      }
+      if (configChanged) {
+        const applied = session.connection.configure(config);
+        session.model.settingsSent(applied);
+        applied.catch(reason => {
+          if (reason instanceof RequestAbandonedError) {
+            return; // restarted or reconnected: the new comm opens with these settings
+          }
+          session.model.reportProblem(
+            `Could not apply the new sampling settings: ${errorText(reason)}`
+          );
+        });
+      }
+    }
+    this._keepHistories();
+    this._settingsChanged.emit(settings);
+  }
+
+  /**
+   * A cell of `panel` is about to be sent to its kernel: its connection may
+   * deliver the helper ahead of it (see deliverBeforeExecution).
+   */
+  beforeExecution(panel: IMonitoredNotebook): void {
+    this.sessionFor(panel)?.connection.deliverBeforeExecution?.();
+  }
+
+  /**
+   * The page is going away (not into the browser's back-forward cache):
+   * remember the comms open in kernels for the next page in this tab, and
+   * try to close them.
+   */
+  pageExit(): void {
+    const open: OpenComm[] = [];
+    for (const { connection } of this._sessions.values()) {
+      const comm = connection.openComm;
+      if (comm) {
+        open.push(comm);
+      }
+      connection.closeForPageExit?.();
+    }
+    for (const { persistence } of this._sessions.values()) {
+      persistence?.flush();
+    }
+    this._commsLeftOpen?.remember(open);
+  }
+
+  dispose(): void {
+    if (this._isDisposed) {
+      return;
+    }
+    this._isDisposed = true;
+    this._notebooks.currentChanged.disconnect(this._onCurrentChanged, this);
+    for (const sessionContext of Array.from(this._sessions.keys())) {
+      this._removeSession(sessionContext);
+    }
+    this._current = null;
+    Signal.clearData(this);
+  }
+
+  private _onCurrentChanged(
+    _: unknown,
+    panel: IMonitoredNotebook | null
+  ): void {
+    if (this._isDisposed) {
+      return;
+    }
+    const model = panel && !panel.isDisposed ? this._track(panel).model : null;
+    if (model !== this._current) {
+      this._current = model;
+      this._currentChanged.emit(model);
+    }
+  }
+
+  /** Start monitoring the session of `panel` (once per session context). */
+  private _track(panel: IMonitoredNotebook): IMonitoredSession {
+    const sessionContext = panel.sessionContext;
+    let entry = this._sessions.get(sessionContext);
+    if (!entry) {
+      const model = new KernelMemoryModel({
+        historyCapacity: historyCapacityFor(this._settings)
+      });
+      // Before the connection: it must see a death before the connection
+      // forgets the dead kernel's figures (see KernelDeathWatch).
+      const deathWatch = this._createDeathWatch(sessionContext, model);
+      // Before the connection too: saved records are read while it starts.
+      const persistence = this._keeping.persistenceFor(sessionContext, model, this._settings);
+      const connection = this._createConnection(sessionContext, model);
+      entry = {
+        model,
+        connection,
+        actions: new MemoryActions({
+          connection,
+          model,
+          units: () => this._settings.units
+        }),
+        allocations: isAllocationConnection(connection)
+          ? new AllocationRecorder({
+              connection,
+              model,
+              settings: () => this._settings
+            })
+          : null,
+        deathWatch,
+        persistence,
+        panels: new Set()
+      };
+      this._sessions.set(sessionContext, entry);
+    }
+    if (!entry.panels.has(panel)) {
+      entry.panels.add(panel);
+      panel.disposed.connect(this._onPanelDisposed, this);
+      this._panelTracked.emit({ panel, model: entry.model });
+      this._sessionsChanged.emit();
+    }
+    return entry;
+  }
+
+  private _keepHistories(): void {
+    this._keeping.apply(
+      this._settings,
+      Array.from(this._sessions.values(), entry => entry.persistence)
+    );
+  }
+
+  private _onPanelDisposed(panel: IMonitoredNotebook): void {
+    panel.disposed.disconnect(this._onPanelDisposed, this);
+    const entry = this._sessions.get(panel.sessionContext);
+    if (!entry) {
+      return;
+    }
+    entry.panels.delete(panel);
+    if (entry.panels.size === 0) {
+      const model = entry.model;
+      this._removeSession(panel.sessionContext);
+      if (this._current === model) {
+        // The tracker announces the next notebook; until then show none.
+        this._current = null;
+        this._currentChanged.emit(null);
+      }
+    } else {
+      this._sessionsChanged.emit();
+    }
+  }
+
+  private _removeSession(sessionContext: ISessionContext): void {
+    const entry = this._sessions.get(sessionContext);
+    if (!entry) {
+      return;
+    }
+    this._sessions.delete(sessionContext);
+    for (const panel of entry.panels) {
+      panel.disposed.disconnect(this._onPanelDisposed, this);
+    }
+    entry.actions.dispose();
+    entry.allocations?.dispose();
+    entry.deathWatch?.dispose();
+    entry.persistence?.dispose();
+    entry.connection.dispose();
+    entry.model.dispose();
+    this._sessionsChanged.emit();
+  }
+
+  private _keeping: BrowserKeeping;
+  private _commsLeftOpen: CommsLeftOpen | null;
+  private _isPageClient: (client: string) => boolean;
+  private _notebooks: INotebookSource;
+  private _settings: VramSettings;
+  private _createConnection: MemoryMonitor.ConnectionFactory;
+  private _createDeathWatch: MemoryMonitor.DeathWatchFactory;
+  private _sessions = new Map<
+    ISessionContext,
+    IMonitoredSession & {
+      allocations: AllocationRecorder | null;
+      deathWatch: IDisposable | null;
+      /** Keeps the cell history and timeline in the browser, as the settings say; null without stores. */
+      persistence: SessionPersistence | null;
+      panels: Set<IMonitoredNotebook>;
+    }
+  >();
+  private _current: KernelMemoryModel | null = null;
+  private _currentChanged = new Signal<this, IKernelMemoryModel | null>(this);
+  private _settingsChanged = new Signal<this, VramSettings>(this);
+  private _sessionsChanged = new Signal<this, void>(this);
+  private _panelTracked = new Signal<
+    this,
+    { panel: IMonitoredNotebook; model: KernelMemoryModel }
+  >(this);
+  private _isDisposed = false;
+}
+
+export namespace MemoryMonitor {
+  export type ConnectionFactory = (
+    sessionContext: ISessionContext,
+    model: KernelMemoryModel
+  ) => IHelperConnection;
+
+  /** Watches a session for deaths the user did not ask for (null: none). */
+  export type DeathWatchFactory = (
+    sessionContext: ISessionContext,
+    model: KernelMemoryModel
+  ) => IDisposable | null;
+
+  export interface IOptions {
+    /** Usually the INotebookTracker. */
+    notebooks: INotebookSource;
+    settings?: VramSettings;
+    /** Defaults to a KernelHelperConnection (tests pass fakes). */
+    createConnection?: ConnectionFactory;
+    /** Defaults to a KernelDeathWatch, or none when the connection is faked. */
+    createDeathWatch?: DeathWatchFactory;
+    /**
+     * Where cell histories are kept between pages (IndexedDB in JupyterLab);
+     * none: for the page only.
+     */
+    recordStore?: ICellRecordStore | null;
+    /** Where timelines are kept between pages (IndexedDB in JupyterLab); none: for the page only. */
+    timelineStore?: ITimelineStore | null;
+    /**
+     * The settings are on their way (a settings registry): keep nothing in
+     * the browser until `updateSettings` brings them.
+     */
+    settingsLoading?: boolean;
+    /** The comms an earlier page in this tab left open (see CommsLeftOpen.ts); none: not tracked. */
+    commsLeftOpen?: CommsLeftOpen | null;
+    /** Whether a kernel client id is one of this page's connections (a notebook's or a console's). */
+    isPageClient?: (client: string) => boolean;
+  }
+}

@@ -1,0 +1,71 @@
+/**
+ * What the memory monitor works with: the notebook panels and tracker it
+ * follows, the helper connection it drives (fakes in tests), and the
+ * monitored sessions it gives out (the sidebar, the Kernels tab, commands).
+ */
+import { ISessionContext } from '@jupyterlab/apputils';
+import { ISignal } from '@lumino/signaling';
+
+import { OpenComm } from '../kernel/CommsLeftOpen';
+import { HelperRequestResults } from '../protocol/messages';
+import { helperConfigFor } from '../settings/settings';
+import { IAllocationConnection } from '../features/allocations/AllocationRecorder';
+import { KernelMemoryModel } from '../model/KernelMemoryModel';
+import { ICleanupConnection, MemoryActions } from '../features/cleanup/MemoryActions';
+
+/** What the monitor needs of a notebook panel. */
+export interface IMonitoredNotebook {
+  readonly sessionContext: ISessionContext;
+  readonly disposed: ISignal<any, void>;
+  readonly isDisposed: boolean;
+}
+
+/** What the monitor needs of INotebookTracker. */
+export interface INotebookSource {
+  readonly currentWidget: IMonitoredNotebook | null;
+  readonly currentChanged: ISignal<any, IMonitoredNotebook | null>;
+}
+
+/** A model with the connection that feeds it and its cleanup actions. */
+export interface IMonitoredSession {
+  readonly model: KernelMemoryModel;
+  readonly connection: IHelperConnection;
+  readonly actions: MemoryActions;
+}
+
+/**
+ * A monitored session with what it belongs to: its session context (the
+ * kernel) and the notebook panels that show it. The Kernels tab lists these.
+ */
+export interface IMonitoredSessionEntry extends IMonitoredSession {
+  readonly sessionContext: ISessionContext;
+  readonly panels: readonly IMonitoredNotebook[];
+}
+
+/** The parts of KernelHelperConnection the monitor drives (fakes in tests). */
+export interface IHelperConnection extends ICleanupConnection {
+  readonly isDisposed: boolean;
+  configure(config: ReturnType<typeof helperConfigFor>): Promise<unknown>;
+  requestSnapshot(): Promise<HelperRequestResults['snapshot']>;
+  /** Optional so that test fakes may leave it out (snippets then use placeholders). */
+  requestNotebookNames?(
+    timeoutMs?: number
+  ): Promise<HelperRequestResults['notebook_names']>;
+  reconnect(): void;
+  dispose(): void;
+  /** The comm open now; optional so that test fakes may leave it out. */
+  readonly openComm?: OpenComm | null;
+  /** The page is going away: close the comm (best effort). */
+  closeForPageExit?(): void;
+  /** A notebook cell is about to be sent: deliver the helper ahead of it if it is not there yet. */
+  deliverBeforeExecution?(): void;
+}
+
+export function isAllocationConnection(
+  connection: IHelperConnection
+): connection is IHelperConnection & IAllocationConnection {
+  return (
+    typeof (connection as Partial<IAllocationConnection>).recordAllocations ===
+    'function'
+  );
+}

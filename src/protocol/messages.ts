@@ -1,0 +1,426 @@
+/**
+ * Wire types of the jupyterlab-vram comm, protocol version 1 (docs/protocol.md).
+ *
+ * Must change together with python_helper/jupyterlab_vram_helper/protocol.py.
+ *
+ * Everything that arrives from the kernel is untrusted JSON: `parseKernelMessage`
+ * checks every field it relies on and turns bad data into a readable error,
+ * so that a buggy or foreign helper is reported in the panel instead of
+ * crashing it.
+ *
+ * The `sample` message is protocol/sample.ts's, the per-cell records
+ * protocol/cell.ts's; the reading machinery is protocol/reader.ts's.
+ */
+
+import { CellsMessage, readCells } from './cell';
+import { describeValue, FieldReader, ShapeError } from './reader';
+import { HiddenGpus, readHiddenGpus, readSample, SampleMessage } from './sample';
+
+/** Comm target name the helper registers in the kernel. */
+export const COMM_TARGET = 'jupyterlab-vram';
+
+/** Bumped on any incompatible change of the messages below. */
+export const PROTOCOL_VERSION = 1;
+
+// ---------------------------------------------------------------------------
+// Shared
+
+/** The helper's sampling configuration (all keys, as the helper reports it). */
+export interface HelperConfig {
+  interval_s: number;
+  change_threshold_bytes: number;
+  heartbeat_s: number;
+  /**
+   * Reset the peak counters at each cell start (exact per-cell peaks). A
+   * hello without it (an older build of this protocol version) reads as the
+   * protocol default, true.
+   */
+  reset_peak_per_cell: boolean;
+}
+
+/** `config` in `open` and `configure`: missing keys keep their current value. */
+export type PartialHelperConfig = Partial<HelperConfig>;
+
+// ---------------------------------------------------------------------------
+// Frontend -> kernel
+
+/** `data` of the comm_open. */
+export interface OpenMessage {
+  type: 'open';
+  protocol: number;
+  config?: PartialHelperConfig;
+  /** Ids of comms this frontend left open in the kernel, which the helper closes. */
+  replaces?: string[];
+}
+
+export interface ConfigureRequest {
+  type: 'configure';
+  request_id: string;
+  config: PartialHelperConfig;
+}
+
+export interface SnapshotRequest {
+  type: 'snapshot';
+  request_id: string;
+}
+
+export interface PingRequest {
+  type: 'ping';
+  request_id: string;
+}
+
+/** The per-cell records the helper keeps (the last 2000), oldest first. */
+export interface HistoryRequest {
+  type: 'history';
+  request_id: string;
+}
+
+/** Free memory: `gc.collect()` and/or `torch.cuda.empty_cache()`. */
+export interface FreeMemoryRequest {
+  type: 'free_memory';
+  request_id: string;
+  actions: FreeAction[];
+}
+
+/** List what holds memory in the user's namespace. */
+export interface InspectRequest {
+  type: 'inspect';
+  request_id: string;
+  max_entries?: number;
+  container_depth?: number;
+}
+
+/** Delete names of a listing and clear hidden holders, then free. */
+export interface DeleteRequest {
+  type: 'delete';
+  request_id: string;
+  listing_id: string;
+  names: string[];
+  hidden: HiddenHolderKind[];
+  free: FreeAction[];
+}
+
+/**
+ * The names of the user's model, optimizer, data loader, loss and scaler,
+ * and whether torch/TensorFlow are initialised (for the snippets).
+ */
+export interface NotebookNamesRequest {
+  type: 'notebook_names';
+  request_id: string;
+}
+
+/** Allocation recording (protocol/allocation.ts has the results). */
+export interface RecordAllocationsRequest {
+  type: 'record_allocations';
+  request_id: string;
+  enabled: boolean;
+  host_frames?: number;
+  gpu_max_entries?: number;
+}
+
+export interface AllocationSitesRequest {
+  type: 'allocation_sites';
+  request_id: string;
+  max_sites?: number;
+}
+
+export interface AllocationSnapshotRequest {
+  type: 'allocation_snapshot';
+  request_id: string;
+}
+
+export type FreeAction = 'gc' | 'empty_cache';
+
+export type HiddenHolderKind =
+  | 'output_cache'
+  | 'last_traceback'
+  | 'last_execution_result';
+
+export const HIDDEN_HOLDER_KINDS: readonly HiddenHolderKind[] = [
+  'output_cache',
+  'last_traceback',
+  'last_execution_result'
+];
+
+export function isHiddenHolderKind(value: string): value is HiddenHolderKind {
+  return (HIDDEN_HOLDER_KINDS as readonly string[]).includes(value);
+}
+
+export type HelperRequest =
+  | ConfigureRequest
+  | SnapshotRequest
+  | PingRequest
+  | HistoryRequest
+  | FreeMemoryRequest
+  | InspectRequest
+  | DeleteRequest
+  | NotebookNamesRequest
+  | RecordAllocationsRequest
+  | AllocationSitesRequest
+  | AllocationSnapshotRequest;
+
+export type HelperRequestType = HelperRequest['type'];
+
+/** What a `reply` carries in `result`, per request type. */
+export interface HelperRequestResults {
+  configure: { config: HelperConfig };
+  snapshot: { seq: number };
+  ping: Record<string, never>;
+  /** Unchecked here: read it with `parseHistoryResult` and `parseTimeline`. */
+  history: { records: unknown; timeline?: unknown };
+  /** Unchecked here: read these with the parsers of protocol/cleanup.ts. */
+  free_memory: { [key: string]: unknown };
+  inspect: { [key: string]: unknown };
+  delete: { [key: string]: unknown };
+  /** Unchecked here: read it with `parseNotebookNames` (features/snippets/notebookNames.ts). */
+  notebook_names: { [key: string]: unknown };
+  /** Unchecked here: read these with the parsers of protocol/allocation.ts. */
+  record_allocations: { [key: string]: unknown };
+  allocation_sites: { [key: string]: unknown };
+  allocation_snapshot: { [key: string]: unknown };
+}
+
+// ---------------------------------------------------------------------------
+// Kernel -> frontend
+
+export interface TorchInfo {
+  version: string | null;
+  /** `torch.version.cuda`; null for CPU builds. */
+  cuda_build: string | null;
+  cuda_initialized: boolean;
+}
+
+export interface TensorflowInfo {
+  version: string | null;
+  gpus_initialized: boolean;
+}
+
+export interface NvmlInfo {
+  available: boolean;
+  driver_version: string | null;
+  /** Why NVML is not available (null when it is). */
+  error: string | null;
+}
+
+export interface DeviceInfo {
+  /** CUDA ordinal as the kernel's CUDA runtime numbers it. */
+  index: number;
+  name: string | null;
+  total_bytes: number | null;
+  uuid: string | null;
+}
+
+export interface HelloMessage {
+  type: 'hello';
+  protocol: number;
+  helper_version: string;
+  python: string;
+  pid: number;
+  hostname: string;
+  /** Names the run of cell record ids: they start again at 1 when it changes. */
+  record_series: string;
+  /** null: torch is not imported in the kernel. */
+  torch: TorchInfo | null;
+  /** null: TensorFlow is not imported in the kernel. */
+  tensorflow: TensorflowInfo | null;
+  nvml: NvmlInfo;
+  /** Empty: no GPU visible to the kernel (unless `devices_wait_for_cuda`). */
+  devices: DeviceInfo[];
+  /**
+   * CUDA_VISIBLE_DEVICES names MIG instances, which NVML lists only as their
+   * parent GPUs: the kernel's devices are known once CUDA starts. Absent
+   * (older helpers) reads as false.
+   */
+  devices_wait_for_cuda?: boolean;
+  /** Why `devices` is empty when CUDA_VISIBLE_DEVICES hides every GPU; null otherwise (older helpers: absent). */
+  hidden_gpus?: HiddenGpus | null;
+  config: HelperConfig;
+}
+
+export interface ReplyMessage {
+  type: 'reply';
+  request_id: string;
+  request_type: string;
+  result: { [key: string]: unknown };
+}
+
+/** 'malformed' | 'unknown_type' | 'invalid_config' | 'internal' (others kept). */
+export type HelperErrorCode = string;
+
+export interface ErrorMessage {
+  type: 'error';
+  /** null when the request had no readable id. */
+  request_id: string | null;
+  code: HelperErrorCode;
+  message: string;
+}
+
+export type KernelMessage =
+  | HelloMessage
+  | SampleMessage
+  | CellsMessage
+  | ReplyMessage
+  | ErrorMessage;
+
+/**
+ * Outcome of parsing one comm message from the kernel.
+ *
+ * `incompatible` is its own outcome, not a kind of `malformed`: a hello of
+ * another protocol version is well-formed in its own version, and the user
+ * must be told about the mismatch, not about a parse error.
+ *
+ * `unsupported` is a JSON object with a string `type` this parser does not
+ * know: a message type a newer feature of the helper added
+ * that this frontend does not handle. It is not an error.
+ */
+export type ParseResult =
+  | { kind: 'message'; message: KernelMessage }
+  | { kind: 'incompatible'; protocol: unknown; helperVersion: string | null }
+  | { kind: 'unsupported'; type: string; data: { [key: string]: unknown } }
+  | { kind: 'malformed'; error: string };
+
+// ---------------------------------------------------------------------------
+// Parser
+
+function readConfig(r: FieldReader): HelperConfig {
+  return {
+    interval_s: r.number('interval_s'),
+    change_threshold_bytes: r.number('change_threshold_bytes'),
+    heartbeat_s: r.number('heartbeat_s'),
+    reset_peak_per_cell: r.has('reset_peak_per_cell')
+      ? r.boolean('reset_peak_per_cell')
+      : true
+  };
+}
+
+function readHello(r: FieldReader): HelloMessage {
+  // Read in document order, so the first bad field is the one reported.
+  const protocol = r.integer('protocol');
+  const helper_version = r.string('helper_version');
+  const python = r.string('python');
+  const pid = r.integer('pid');
+  const hostname = r.string('hostname');
+  const record_series = r.string('record_series');
+  const torch = r.nullableObject('torch');
+  const torchInfo = torch && {
+    version: torch.nullableString('version'),
+    cuda_build: torch.nullableString('cuda_build'),
+    cuda_initialized: torch.boolean('cuda_initialized')
+  };
+  const tensorflow = r.nullableObject('tensorflow');
+  const tensorflowInfo = tensorflow && {
+    version: tensorflow.nullableString('version'),
+    gpus_initialized: tensorflow.boolean('gpus_initialized')
+  };
+  const nvml = r.object('nvml');
+  const nvmlInfo = {
+    available: nvml.boolean('available'),
+    driver_version: nvml.nullableString('driver_version'),
+    error: nvml.nullableString('error')
+  };
+  const devices = r.array('devices').map((item, i) => {
+    const d = FieldReader.of(item, `${r.path}.devices[${i}]`);
+    return {
+      index: d.integer('index'),
+      name: d.nullableString('name'),
+      total_bytes: d.bytes('total_bytes'),
+      uuid: d.nullableString('uuid')
+    };
+  });
+  const waitForCuda = r.has('devices_wait_for_cuda') && r.boolean('devices_wait_for_cuda');
+  const hiddenGpus = readHiddenGpus(r);
+  const config = readConfig(r.object('config'));
+  return {
+    type: 'hello',
+    protocol,
+    helper_version,
+    python,
+    pid,
+    hostname,
+    record_series,
+    torch: torchInfo,
+    tensorflow: tensorflowInfo,
+    nvml: nvmlInfo,
+    devices,
+    ...(waitForCuda ? { devices_wait_for_cuda: true } : {}),
+    ...(hiddenGpus ? { hidden_gpus: hiddenGpus } : {}),
+    config
+  };
+}
+
+function readReply(r: FieldReader): ReplyMessage {
+  return {
+    type: 'reply',
+    request_id: r.string('request_id'),
+    request_type: r.string('request_type'),
+    result: r.object('result').data
+  };
+}
+
+function readError(r: FieldReader): ErrorMessage {
+  return {
+    type: 'error',
+    request_id: r.nullableString('request_id'),
+    code: r.string('code'),
+    message: r.string('message')
+  };
+}
+
+/** Whether comm data claims to be a hello (whatever else it holds). */
+export function claimsHello(data: unknown): boolean {
+  return (
+    typeof data === 'object' &&
+    data !== null &&
+    (data as { type?: unknown }).type === 'hello'
+  );
+}
+
+/**
+ * Validate the `data` of a comm message from the kernel helper.
+ *
+ * Never throws: bad data comes back as `{kind: 'malformed', error}` naming
+ * the offending field, a hello of another protocol version as
+ * `{kind: 'incompatible'}` (its other fields are not checked: they may
+ * legitimately differ in that version), and an object of a type not
+ * described here as `{kind: 'unsupported'}`.
+ */
+export function parseKernelMessage(data: unknown): ParseResult {
+  try {
+    const r = FieldReader.of(data, 'message');
+    const type = r.data.type;
+    if (typeof type !== 'string') {
+      throw new ShapeError(
+        `message.type: expected a string, got ${describeValue(type)}`
+      );
+    }
+    switch (type) {
+      case 'hello': {
+        const protocol = r.data.protocol;
+        if (protocol !== PROTOCOL_VERSION) {
+          const version = r.data.helper_version;
+          return {
+            kind: 'incompatible',
+            protocol,
+            helperVersion: typeof version === 'string' ? version : null
+          };
+        }
+        return { kind: 'message', message: readHello(FieldReader.of(data, 'hello')) };
+      }
+      case 'sample':
+        return { kind: 'message', message: readSample(FieldReader.of(data, 'sample')) };
+      case 'cells':
+        return { kind: 'message', message: readCells(FieldReader.of(data, 'cells')) };
+      case 'reply':
+        return { kind: 'message', message: readReply(FieldReader.of(data, 'reply')) };
+      case 'error':
+        return { kind: 'message', message: readError(FieldReader.of(data, 'error')) };
+      default:
+        return { kind: 'unsupported', type, data: r.data };
+    }
+  } catch (e) {
+    if (e instanceof ShapeError) {
+      return { kind: 'malformed', error: e.message };
+    }
+    return { kind: 'malformed', error: `could not read the message: ${String(e)}` };
+  }
+}

@@ -1,0 +1,344 @@
+/**
+ * Every JSON example of docs/protocol.md, read with the frontend's readers:
+ * an example that the frontend would reject (a renamed field, a wrong type,
+ * a field the reader needs that the example leaves out) fails here.
+ *
+ * The doc is read at test time. Its fenced `json` blocks are split into
+ * top-level values; the names the doc uses for shapes it shows elsewhere
+ * (`Snapshot`, `RecordingState`, `OomDiagnosis`, `[CellMemoryRecord, …]`)
+ * are replaced by those examples before parsing. Each value is matched to
+ * its reader by its `type` or its first key; a value no rule matches fails,
+ * so a new example must be given a reader here.
+ */
+import {
+  parseAllocationSites,
+  parseAllocationSnapshot,
+  parseCellAliveMessage,
+  parseRecordingBroadcast,
+  parseRecordingState
+} from './allocation';
+import { parseCellRecord, parseHistoryResult } from './cell';
+import {
+  parseDeleteResult,
+  parseFreeMemoryResult,
+  parseInspectResult
+} from './cleanup';
+import { readOomDiagnosis } from './oom';
+import { HelperRequestType, parseKernelMessage, PROTOCOL_VERSION } from './messages';
+import { parseWith } from './reader';
+import { parseNotebookNames } from '../features/snippets/notebookNames';
+import { parseTimeline } from './timeline';
+
+// Node's, under jest (the project's TypeScript config loads no Node types).
+declare const require: (id: string) => unknown;
+declare const __dirname: string;
+const fs = require('fs') as { readFileSync(file: string, encoding: 'utf8'): string };
+const path = require('path') as { resolve(...parts: string[]): string };
+
+const DOC = fs.readFileSync(
+  path.resolve(__dirname, '..', '..', 'docs', 'protocol.md'),
+  'utf8'
+);
+
+/** Every request type the frontend can send (a missing one fails to compile). */
+const REQUEST_TYPES: Record<HelperRequestType, true> = {
+  configure: true,
+  snapshot: true,
+  ping: true,
+  history: true,
+  free_memory: true,
+  inspect: true,
+  delete: true,
+  notebook_names: true,
+  record_allocations: true,
+  allocation_sites: true,
+  allocation_snapshot: true
+};
+
+interface Example {
+  /** Line of the doc where its block starts (for messages). */
+  line: number;
+  text: string;
+}
+
+/** The fenced json blocks, split into top-level values (a block may hold several). */
+function examples(doc: string): Example[] {
+  const out: Example[] = [];
+  const lines = doc.split('\n');
+  let start = -1;
+  for (let i = 0; i < lines.length; i++) {
+    if (start < 0 && lines[i].trim() === '```json') {
+      start = i + 1;
+    } else if (start >= 0 && lines[i].trim() === '```') {
+      for (const text of topLevelValues(lines.slice(start, i).join('\n'))) {
+        out.push({ line: start, text });
+      }
+      start = -1;
+    }
+  }
+  return out;
+}
+
+function topLevelValues(block: string): string[] {
+  const values: string[] = [];
+  let depth = 0;
+  let inString = false;
+  let from = -1;
+  for (let i = 0; i < block.length; i++) {
+    const c = block[i];
+    if (inString) {
+      if (c === '\\') {
+        i++;
+      } else if (c === '"') {
+        inString = false;
+      }
+      continue;
+    }
+    if (c === '"') {
+      inString = true;
+    } else if (c === '{' || c === '[') {
+      if (depth === 0) {
+        from = i;
+      }
+      depth++;
+    } else if (c === '}' || c === ']') {
+      depth--;
+      if (depth === 0) {
+        values.push(block.slice(from, i + 1));
+      }
+    }
+  }
+  return values;
+}
+
+/** The first key of an example's top-level object, and its `type` if it has one. */
+function signature(text: string): { firstKey: string | null; type: string | null } {
+  const first = /^\{\s*"([^"]+)"/.exec(text);
+  const type = /^\{\s*"type":\s*"([^"]+)"/.exec(text);
+  return { firstKey: first ? first[1] : null, type: type ? type[1] : null };
+}
+
+const ALL = examples(DOC);
+
+/** The one example whose first key is `key` (a named shape the others refer to). */
+function namedShape(key: string): string {
+  const found = ALL.filter(e => signature(e.text).firstKey === key);
+  if (found.length !== 1) {
+    throw new Error(
+      `protocol.md: expected one example starting with "${key}", found ${found.length}`
+    );
+  }
+  return found[0].text;
+}
+
+const SHAPES: { [name: string]: string } = {
+  Snapshot: namedShape('host'),
+  RecordingState: namedShape('enabled'),
+  OomDiagnosis: namedShape('kind'),
+  CellMemoryRecord: namedShape('record_id')
+};
+
+/** Replace the shape names the doc uses in place of a value by those examples. */
+function substitute(text: string): string {
+  let out = text.replace(/\[CellMemoryRecord, …\]/g, () => `[${SHAPES.CellMemoryRecord}]`);
+  for (let round = 0; round < 3; round++) {
+    out = out.replace(
+      /(:\s*)(Snapshot|RecordingState|OomDiagnosis)\b/g,
+      (_m, colon: string, name: string) => colon + SHAPES[name]
+    );
+  }
+  return out;
+}
+
+function json(example: Example): unknown {
+  const text = substitute(example.text);
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    throw new Error(
+      `protocol.md line ${example.line}: not JSON after substitution (${String(e)}):\n${text}`
+    );
+  }
+}
+
+function expectValue<T>(parsed: { value: T } | { error: string }, where: string): T {
+  if ('error' in parsed) {
+    throw new Error(`${where}: ${parsed.error}`);
+  }
+  return parsed.value;
+}
+
+/** The reader of each example, by its `type` or its first key. */
+function read(example: Example): string {
+  const where = `protocol.md line ${example.line}`;
+  const { firstKey, type } = signature(example.text);
+  const value = json(example);
+  if (type === 'open') {
+    const open = value as { protocol?: unknown; config?: unknown; replaces?: unknown };
+    expect(open.protocol).toBe(PROTOCOL_VERSION);
+    return 'open';
+  }
+  if (type !== null && type in REQUEST_TYPES) {
+    expect(typeof (value as { request_id?: unknown }).request_id).toBe('string');
+    return `request ${type}`;
+  }
+  switch (type) {
+    case 'hello':
+    case 'sample':
+    case 'cells':
+    case 'reply':
+    case 'error': {
+      const parsed = parseKernelMessage(value);
+      if (parsed.kind !== 'message') {
+        throw new Error(`${where}: ${JSON.stringify(parsed)}`);
+      }
+      if (parsed.message.type === 'cells') {
+        expect(parsed.message.invalid).toEqual([]);
+      }
+      return type;
+    }
+    case 'cell_alive':
+      expect(parseCellAliveMessage(value)).not.toBeNull();
+      return type;
+    case 'allocation_recording':
+      expect(parseRecordingBroadcast(value)).not.toBeNull();
+      return type;
+    case null:
+      break;
+    default:
+      throw new Error(`${where}: no reader for an example of type "${type}"`);
+  }
+  switch (firstKey) {
+    case 'times':
+      expect(expectValue(parseTimeline({ timeline: value }), where)).not.toBeNull();
+      return 'timeline';
+    case 'record_id': {
+      const parsed = parseCellRecord(value, where);
+      if ('error' in parsed) {
+        throw new Error(parsed.error);
+      }
+      const history = parseHistoryResult({ records: [value] });
+      expect(history.errors).toEqual([]);
+      return 'CellMemoryRecord';
+    }
+    case 'kind':
+      expectValue(parseWith(value, 'oom', readOomDiagnosis), where);
+      return 'OomDiagnosis';
+    case 'host':
+      // A Snapshot: read as the `before` of a free_memory result.
+      expectValue(
+        parseFreeMemoryResult({
+          actions_run: [],
+          gc_collected: null,
+          empty_cache: null,
+          before: value,
+          after: value,
+          elapsed_ms: 0
+        }),
+        where
+      );
+      return 'Snapshot';
+    case 'actions_run':
+      expectValue(parseFreeMemoryResult(value), where);
+      return 'FreeMemoryResult';
+    case 'listing_id':
+      expectValue(parseInspectResult(value), where);
+      return 'InspectResult';
+    case 'deleted':
+      expectValue(parseDeleteResult(value), where);
+      return 'DeleteResult';
+    case 'model': {
+      const names = parseNotebookNames(value);
+      const raw = value as { [key: string]: unknown };
+      for (const key of Object.keys(names.names) as (keyof typeof names.names)[]) {
+        expect(names.names[key]).toEqual(raw[key]);
+      }
+      expect(names.torchImported).not.toBeNull();
+      expect(names.runtime.cudaInitialized).not.toBeNull();
+      expect(names.runtime.tensorflowInitialized).not.toBeNull();
+      return 'NotebookNames';
+    }
+    case 'enabled':
+      expectValue(parseRecordingState(value), where);
+      return 'RecordingState';
+    case 'recording':
+      expectValue(parseAllocationSites(value), where);
+      return 'AllocationSites';
+    default:
+      throw new Error(
+        `${where}: no reader for an example starting with "${firstKey}":\n${example.text}`
+      );
+  }
+}
+
+/** Inline examples (in backticks) of results that have no block of their own. */
+function inlineExamples(doc: string, start: string): string[] {
+  const out: string[] = [];
+  const pattern = /`(\{[^`]*\})`/g;
+  let match: RegExpExecArray | null;
+  while ((match = pattern.exec(doc)) !== null) {
+    if (match[1].startsWith(start)) {
+      out.push(match[1]);
+    }
+  }
+  return out;
+}
+
+describe('docs/protocol.md examples', () => {
+  it('has json examples', () => {
+    expect(ALL.length).toBeGreaterThan(20);
+  });
+
+  it.each(ALL.map(e => [`line ${e.line}: ${e.text.slice(0, 50).replace(/\s+/g, ' ')}`, e]))(
+    'reads %s',
+    (_name, example) => {
+      expect(typeof read(example as Example)).toBe('string');
+    }
+  );
+
+  it('shows every kind of message and result at least once', () => {
+    const kinds = new Set(ALL.map(read));
+    for (const kind of [
+      'open',
+      'hello',
+      'sample',
+      'cells',
+      'reply',
+      'error',
+      'cell_alive',
+      'timeline',
+      'CellMemoryRecord',
+      'OomDiagnosis',
+      'Snapshot',
+      'FreeMemoryResult',
+      'InspectResult',
+      'DeleteResult',
+      'NotebookNames',
+      'RecordingState',
+      'AllocationSites'
+    ]) {
+      expect(kinds).toContain(kind);
+    }
+  });
+
+  it('reads the inline allocation_recording broadcast', () => {
+    const found = inlineExamples(DOC, '{"type": "allocation_recording"');
+    expect(found.length).toBeGreaterThan(0);
+    for (const text of found) {
+      expect(read({ line: 0, text })).toBe('allocation_recording');
+    }
+  });
+
+  it('reads the inline allocation_snapshot result', () => {
+    const found = inlineExamples(DOC, '{"format"');
+    expect(found.length).toBe(1);
+    const value = JSON.parse(found[0]);
+    expect(expectValue(parseAllocationSnapshot(value), 'allocation_snapshot')).toEqual(value);
+  });
+
+  it('names every request type of the frontend in the request table', () => {
+    for (const type of Object.keys(REQUEST_TYPES)) {
+      expect(DOC).toContain(`| \`${type}\` |`);
+    }
+  });
+});

@@ -1,0 +1,96 @@
+/**
+ * One allocation site of the kernel's allocation recording, and its reader:
+ * what the `allocation_sites` listing and the out-of-memory diagnosis share
+ * (docs/protocol.md, "Allocation sites"). Its own small module: the OOM
+ * diagnosis is read at start-up, the rest of protocol/allocation.ts on demand.
+ */
+import { describeValue, FieldReader, ShapeError } from './reader';
+
+/** A frame of a stack: a library's, or the innermost one outside the notebook. */
+export interface SiteFrame {
+  filename: string;
+  line: number;
+  function: string | null;
+}
+
+/** The notebook line charged with a site. */
+export interface SiteCell {
+  execution_count: number | null;
+  cell_id: string | null;
+  line: number;
+  /**
+   * Cells that ran the same code (two or more): their allocations share one
+   * compiled file and cannot be told apart. Absent otherwise.
+   */
+  same_code_cells?: string[];
+}
+
+/** Live memory allocated by one line (of a cell, or outside the notebook). */
+export interface AllocationSite {
+  /** "host" or "cuda:<index>". */
+  device: string;
+  /** The notebook line; null when no notebook frame was recorded (see `frame`). */
+  cell: SiteCell | null;
+  frame: SiteFrame | null;
+  /** The line's text (kernel data: render as text). */
+  code: string | null;
+  /** The library frame just inside the notebook line. */
+  library_frame: SiteFrame | null;
+  bytes: number;
+  count: number;
+}
+
+/** A non-negative count or byte figure; throws ShapeError otherwise. */
+export function count(r: FieldReader, key: string): number {
+  const v = r.bytes(key);
+  if (v === null) {
+    throw new ShapeError(
+      `${r.path}.${key}: expected a non-negative number, got ${describeValue(r.data[key])}`
+    );
+  }
+  return v;
+}
+
+function readFrame(r: FieldReader | null): SiteFrame | null {
+  if (r === null) {
+    return null;
+  }
+  return {
+    filename: r.string('filename'),
+    line: r.integer('line'),
+    function: r.nullableString('function')
+  };
+}
+
+function readSiteCell(cell: FieldReader): SiteCell {
+  const out: SiteCell = {
+    execution_count: cell.nullableInteger('execution_count'),
+    cell_id: cell.nullableString('cell_id'),
+    line: cell.integer('line')
+  };
+  const same = cell.nullableArray('same_code_cells');
+  if (same !== null) {
+    out.same_code_cells = same.map((id, i) => {
+      if (typeof id !== 'string') {
+        throw new ShapeError(`${cell.path}.same_code_cells[${i}]: expected a string, got ${describeValue(id)}`);
+      }
+      return id;
+    });
+  }
+  return out;
+}
+
+/** Read one site (also used by the out-of-memory diagnosis). */
+export function readSite(r: FieldReader): AllocationSite {
+  const cell = r.nullableObject('cell');
+  return {
+    device: r.string('device'),
+    cell: cell ? readSiteCell(cell) : null,
+    frame: readFrame(r.nullableObject('frame')),
+    code: r.nullableString('code'),
+    library_frame: readFrame(r.nullableObject('library_frame')),
+    bytes: count(r, 'bytes'),
+    count: count(r, 'count')
+  };
+}
+

@@ -1,0 +1,94 @@
+/**
+ * The `history` reply's `timeline`: the charted figures of the samples the
+ * helper sent lately (the helper keeps up to 3,600), so that a page opened
+ * after them (a reload, a second tab) charts what the kernel went through.
+ * Columns, oldest first; `null` where a figure was unknown, and a row with
+ * every figure `null` where no frontend was watching (a gap in the chart).
+ */
+import {
+  describeValue,
+  FieldReader,
+  parseWith,
+  Parsed,
+  ShapeError
+} from './reader';
+
+/** One GPU's columns, one entry per time. */
+export interface TimelineGpuColumns {
+  index: number;
+  allocated_bytes: (number | null)[];
+  reserved_bytes: (number | null)[];
+  process_used_bytes: (number | null)[];
+}
+
+export interface TimelineColumns {
+  /** Unix seconds, the kernel's clock: each sample's `time`. */
+  times: number[];
+  rss_bytes: (number | null)[];
+  gpus: TimelineGpuColumns[];
+}
+
+/**
+ * Read the `timeline` of a `history` result. An absent one (a helper from
+ * before it was kept) is null, not an error.
+ */
+export function parseTimeline(result: unknown): Parsed<TimelineColumns | null> {
+  const value =
+    typeof result === 'object' && result !== null
+      ? (result as { timeline?: unknown }).timeline
+      : undefined;
+  if (value === undefined || value === null) {
+    return { value: null };
+  }
+  return parseWith(value, 'history.timeline', readTimeline);
+}
+
+function readTimeline(r: FieldReader): TimelineColumns {
+  const times = r.array('times').map((t, i) => {
+    if (typeof t !== 'number' || !Number.isFinite(t)) {
+      throw new ShapeError(
+        `${r.path}.times[${i}]: expected a number, got ${describeValue(t)}`
+      );
+    }
+    return t;
+  });
+  const length = times.length;
+  const column = (owner: FieldReader, key: string) =>
+    byteColumn(owner.array(key), `${owner.path}.${key}`, length);
+  const seen = new Set<number>();
+  const gpus = r.array('gpus').map((item, i) => {
+    const g = FieldReader.of(item, `${r.path}.gpus[${i}]`);
+    const index = g.integer('index');
+    if (index < 0 || seen.has(index)) {
+      throw new ShapeError(`${g.path}.index: ${index} is negative or repeated`);
+    }
+    seen.add(index);
+    return {
+      index,
+      allocated_bytes: column(g, 'allocated_bytes'),
+      reserved_bytes: column(g, 'reserved_bytes'),
+      process_used_bytes: column(g, 'process_used_bytes')
+    };
+  });
+  return { times, rss_bytes: column(r, 'rss_bytes'), gpus };
+}
+
+function byteColumn(
+  values: unknown[],
+  path: string,
+  length: number
+): (number | null)[] {
+  if (values.length !== length) {
+    throw new ShapeError(
+      `${path}: expected ${length} entries (one per time), got ${values.length}`
+    );
+  }
+  values.forEach((v, i) => {
+    if (v !== null && !(typeof v === 'number' && Number.isFinite(v) && v >= 0)) {
+      throw new ShapeError(
+        `${path}[${i}]: expected a non-negative number or null, got ${describeValue(v)}`
+      );
+    }
+  });
+  return values as (number | null)[];
+}

@@ -1,0 +1,194 @@
+/**
+ * The user settings of jupyterlab-vram (schema/plugin.json), typed, with the
+ * defaults and the limits of the schema enforced again in code: the settings
+ * editor's raw JSON mode lets a user type anything.
+ */
+import { ByteUnits } from '../text/format';
+import { HelperConfig } from '../protocol/messages';
+
+export interface VramSettings {
+  /** Seconds between two looks at memory in the kernel helper. */
+  sampleIntervalSeconds: number;
+  /** A sample is sent when some figure moved by more than this. */
+  changeThresholdMiB: number;
+  /** Device usage at or above this share of its total is shown as a warning. */
+  warningThresholdPercent: number;
+  /** How much history each notebook keeps (bounded buffer). */
+  historyMinutes: number;
+  /** How much of that history the timeline shows. */
+  timelineWindowMinutes: number;
+  units: ByteUnits;
+  /** Show the memory badge on every executed code cell. */
+  showCellBadges: boolean;
+  /**
+   * Reset the kernel's peak counters at each cell start for exact per-cell
+   * peaks (the helper's `reset_peak_per_cell`).
+   */
+  exactPeakPerCell: boolean;
+  /** Save each cell's latest figures in its metadata (`jupyterlab_vram`). */
+  storeRecordsInNotebookMetadata: boolean;
+  /**
+   * Keep each notebook's cell history in this browser (IndexedDB), so that
+   * it survives a page reload and shows in every tab.
+   */
+  rememberCellHistory: boolean;
+  /**
+   * Keep each notebook's memory timeline in this browser (IndexedDB), so
+   * that the chart keeps earlier kernel processes across page reloads.
+   */
+  rememberTimeline: boolean;
+  /** Allocation recording: PyTorch's allocator history keeps this many alloc/free events. */
+  allocationHistoryMaxEntries: number;
+  /** Allocation recording: tracemalloc's stack depth (frames per host allocation). */
+  allocationHostFrames: number;
+}
+
+export const DEFAULT_SETTINGS: Readonly<VramSettings> = Object.freeze({
+  sampleIntervalSeconds: 1,
+  changeThresholdMiB: 1,
+  warningThresholdPercent: 85,
+  historyMinutes: 1440,
+  timelineWindowMinutes: 5,
+  units: 'binary',
+  showCellBadges: true,
+  exactPeakPerCell: true,
+  storeRecordsInNotebookMetadata: false,
+  rememberCellHistory: true,
+  rememberTimeline: true,
+  allocationHistoryMaxEntries: 100_000,
+  allocationHostFrames: 16
+});
+
+/** Limits shared with schema/plugin.json. */
+export const SETTING_LIMITS = {
+  sampleIntervalSeconds: { min: 0.05, max: 60 },
+  changeThresholdMiB: { min: 0, max: 1048576 },
+  warningThresholdPercent: { min: 1, max: 100 },
+  historyMinutes: { min: 1, max: 10080 },
+  timelineWindowMinutes: { min: 0.5, max: 1440 },
+  allocationHistoryMaxEntries: { min: 1000, max: 10_000_000 },
+  allocationHostFrames: { min: 1, max: 64 }
+} as const;
+
+/**
+ * The helper sends at most one sample per interval, so this many samples
+ * cover `historyMinutes`; capped so that a tiny interval with a long history
+ * cannot eat the browser's memory (each series costs 8 bytes per sample).
+ */
+export const MAX_HISTORY_SAMPLES = 250_000;
+
+/** The helper's heartbeat when nothing changes (protocol default). */
+export const DEFAULT_HEARTBEAT_SECONDS = 10;
+
+const MIB = 1024 * 1024;
+
+function clampedNumber(
+  value: unknown,
+  fallback: number,
+  limits: { min: number; max: number }
+): number {
+  // ±Infinity (JSON5) is out of range like any other: held to the limit.
+  if (typeof value !== 'number' || Number.isNaN(value)) {
+    return fallback;
+  }
+  return Math.min(limits.max, Math.max(limits.min, value));
+}
+
+function booleanOr(value: unknown, fallback: boolean): boolean {
+  return typeof value === 'boolean' ? value : fallback;
+}
+
+/**
+ * Typed settings from the registry's composite value (anything goes in); a
+ * value it cannot use takes its default in `d`.
+ */
+export function readSettings(
+  composite: unknown,
+  d: Readonly<VramSettings> = DEFAULT_SETTINGS
+): VramSettings {
+  const raw =
+    typeof composite === 'object' && composite !== null
+      ? (composite as { [key: string]: unknown })
+      : {};
+  const L = SETTING_LIMITS;
+  return {
+    sampleIntervalSeconds: clampedNumber(
+      raw.sampleIntervalSeconds,
+      d.sampleIntervalSeconds,
+      L.sampleIntervalSeconds
+    ),
+    changeThresholdMiB: clampedNumber(
+      raw.changeThresholdMiB,
+      d.changeThresholdMiB,
+      L.changeThresholdMiB
+    ),
+    warningThresholdPercent: clampedNumber(
+      raw.warningThresholdPercent,
+      d.warningThresholdPercent,
+      L.warningThresholdPercent
+    ),
+    historyMinutes: clampedNumber(
+      raw.historyMinutes,
+      d.historyMinutes,
+      L.historyMinutes
+    ),
+    timelineWindowMinutes: clampedNumber(
+      raw.timelineWindowMinutes,
+      d.timelineWindowMinutes,
+      L.timelineWindowMinutes
+    ),
+    units:
+      raw.units === 'decimal' || raw.units === 'binary' ? raw.units : d.units,
+    showCellBadges: booleanOr(raw.showCellBadges, d.showCellBadges),
+    exactPeakPerCell: booleanOr(raw.exactPeakPerCell, d.exactPeakPerCell),
+    storeRecordsInNotebookMetadata: booleanOr(
+      raw.storeRecordsInNotebookMetadata,
+      d.storeRecordsInNotebookMetadata
+    ),
+    rememberCellHistory: booleanOr(raw.rememberCellHistory, d.rememberCellHistory),
+    rememberTimeline: booleanOr(raw.rememberTimeline, d.rememberTimeline),
+    allocationHistoryMaxEntries: Math.round(
+      clampedNumber(
+        raw.allocationHistoryMaxEntries,
+        d.allocationHistoryMaxEntries,
+        L.allocationHistoryMaxEntries
+      )
+    ),
+    allocationHostFrames: Math.round(
+      clampedNumber(
+        raw.allocationHostFrames,
+        d.allocationHostFrames,
+        L.allocationHostFrames
+      )
+    )
+  };
+}
+
+/**
+ * The sampling configuration sent to the helper. The heartbeat is raised
+ * with long intervals because the protocol requires interval_s <= heartbeat_s.
+ */
+export function helperConfigFor(settings: VramSettings): HelperConfig {
+  return {
+    interval_s: settings.sampleIntervalSeconds,
+    change_threshold_bytes: Math.round(settings.changeThresholdMiB * MIB),
+    heartbeat_s: Math.max(
+      DEFAULT_HEARTBEAT_SECONDS,
+      settings.sampleIntervalSeconds
+    ),
+    reset_peak_per_cell: settings.exactPeakPerCell
+  };
+}
+
+/** Ring buffer capacity (samples) for the configured history length. */
+export function historyCapacityFor(settings: VramSettings): number {
+  const samples = Math.ceil(
+    (settings.historyMinutes * 60) / settings.sampleIntervalSeconds
+  );
+  return Math.max(60, Math.min(MAX_HISTORY_SAMPLES, samples));
+}
+
+/** True when two settings objects would render and sample identically. */
+export function sameSettings(a: VramSettings, b: VramSettings): boolean {
+  return (Object.keys(a) as (keyof VramSettings)[]).every(k => a[k] === b[k]);
+}

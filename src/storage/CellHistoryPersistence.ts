@@ -1,0 +1,167 @@
+/**
+ * Keeps a notebook's cell history in the browser, so that nothing is lost
+ * when the page reloads, when the notebook opens in a second tab, or when the
+ * helper is delivered anew: the kernel keeps only the last records of its own
+ * process, and only while that process lives.
+ *
+ * It listens to a CellHistory and writes what is added (in batches, one write
+ * per `flushDelayMs`), what is cleared (with the clear floor, so a kernel's
+ * `history` reply cannot bring cleared records back after a reload), and at
+ * start reads what an earlier page saved into the history (`restore`).
+ * Where the records go is an ICellRecordStore (IndexedDB in JupyterLab; an
+ * in-memory one in tests). Store failures are reported once on the console
+ * and the history carries on in memory.
+ */
+import { IDisposable } from '@lumino/disposable';
+
+import { CellMemoryRecord } from '../protocol/cell';
+import { CellHistory, CellHistoryChange, SavedCellSession } from '../model/CellHistory';
+import { StoreQueue } from './StoreQueue';
+
+/** A record with the series (kernel process run) it belongs to. */
+export interface SavedCellRecord {
+  readonly identity: string;
+  readonly record: CellMemoryRecord;
+}
+
+/** Ids of a record series up to `floor` were cleared or evicted (CellHistory.floors). */
+export interface SeriesFloor {
+  readonly identity: string;
+  readonly floor: number;
+  readonly time: number | null;
+}
+
+/** Where a notebook's cell records are kept between pages. */
+export interface ICellRecordStore {
+  /**
+   * The notebook's saved sessions, oldest first, at most `capacity` records
+   * in all (the oldest beyond it are dropped from the store).
+   */
+  load(notebook: string, capacity: number): Promise<SavedCellSession[]>;
+  /** Add records (a record already saved is replaced by the same). */
+  save(notebook: string, records: readonly SavedCellRecord[]): Promise<void>;
+  /**
+   * Forget the notebook's records; remember each series' `floor` (ids up to
+   * it stay cleared when the kernel sends them again), with the kernel's
+   * `time` of its latest record (null: none came), which orders the series.
+   */
+  clear(notebook: string, floors: readonly SeriesFloor[]): Promise<void>;
+  /** Forget every notebook's records and floors (the browser is no longer to keep them). */
+  forgetAll(): Promise<void>;
+}
+
+export class CellHistoryPersistence implements IDisposable {
+  constructor(options: CellHistoryPersistence.IOptions) {
+    this._history = options.history;
+    this._store = options.store;
+    this._notebook = options.notebook;
+    this._flushDelayMs = options.flushDelayMs ?? 250;
+    this._history.changed.connect(this._onChanged, this);
+    const notebook = this._notebook();
+    this.ready = this._storeQueue.run(async () => {
+      const saved = await this._store.load(notebook, this._history.capacity);
+      if (!saved.length || this._isDisposed || notebook !== this._notebook()) {
+        return;
+      }
+      // Loaded with the first saved history, not with the page.
+      const { restoreCellSessions } = await import('./cellSessionsRestore');
+      if (!this._isDisposed && notebook === this._notebook()) {
+        // Cleared on this page while they were read: their floors only, so
+        // that the kernel sending them again does not bring them back either.
+        restoreCellSessions(this._history, this._clearedWhileLoading ? saved.map(allCleared) : saved);
+      }
+      this._loaded = true;
+    });
+  }
+
+  /** Settles when the saved records were read (or reading failed). */
+  readonly ready: Promise<void>;
+
+  get isDisposed(): boolean {
+    return this._isDisposed;
+  }
+
+  /** Write what is waiting now (e.g. before the page goes away). */
+  flush(): Promise<void> {
+    this._storeQueue.cancelFlush();
+    const batch = this._pending;
+    this._pending = [];
+    if (!batch.length) {
+      return this._storeQueue.settled;
+    }
+    const notebook = this._notebook();
+    return this._storeQueue.run(() => this._store.save(notebook, batch));
+  }
+
+  /**
+   * The notebook was renamed or moved: save the whole history under its new
+   * name (the old one's records stay where they were, as a copy).
+   */
+  notebookRenamed(): Promise<void> {
+    const history = this._history;
+    this._pending = history.entries.map(entry => ({
+      identity: history.identityOf(entry.session) ?? '',
+      record: entry.record
+    }));
+    return this.flush();
+  }
+
+  dispose(): void {
+    if (this._isDisposed) {
+      return;
+    }
+    void this.flush();
+    this._isDisposed = true;
+    this._history.changed.disconnect(this._onChanged, this);
+  }
+
+  private _onChanged(history: CellHistory, change: CellHistoryChange): void {
+    if (change.kind === 'added') {
+      for (const entry of change.entries) {
+        // The series now: a later restore may renumber the sessions.
+        this._pending.push({
+          identity: history.identityOf(entry.session) ?? '',
+          record: entry.record
+        });
+      }
+      this._storeQueue.flushLater(() => void this.flush(), this._flushDelayMs);
+    } else if (change.kind === 'cleared') {
+      this._clearedWhileLoading ||= !this._loaded;
+      this._storeQueue.cancelFlush();
+      this._pending = [];
+      const notebook = this._notebook();
+      const floors = history.floors();
+      void this._storeQueue.run(() => this._store.clear(notebook, floors));
+    }
+    // 'restored': what came from the store.
+  }
+
+  private _history: CellHistory;
+  private _store: ICellRecordStore;
+  private _notebook: () => string;
+  private _flushDelayMs: number;
+  private _pending: SavedCellRecord[] = [];
+  private _storeQueue = new StoreQueue('the cell history');
+  private _isDisposed = false;
+  /** The saved records were read (or reading failed). */
+  private _loaded = false;
+  /** The user cleared the history before the saved records were read. */
+  private _clearedWhileLoading = false;
+}
+
+/** `session` with every record cleared: its floor at its highest id. */
+function allCleared(session: SavedCellSession): SavedCellSession {
+  const highest = session.records.reduce((id, r) => Math.max(id, r.record_id), session.floor);
+  return { ...session, floor: highest };
+}
+
+export namespace CellHistoryPersistence {
+  export interface IOptions {
+    history: CellHistory;
+    store: ICellRecordStore;
+    /** The notebook's path now (the store's key). */
+    notebook: () => string;
+    /** How long added records wait to be written together (ms). */
+    flushDelayMs?: number;
+  }
+}

@@ -1,0 +1,80 @@
+/**
+ * Takes the cell sessions an earlier page saved in the browser
+ * (CellHistoryPersistence) into a CellHistory. Loaded with the first saved
+ * history read, not at start-up.
+ *
+ * Those the history does not hold go before its own sessions; a saved
+ * session of a series held here merges with it (its floor too). Every
+ * session is numbered again in order. When nothing was seen live yet, the
+ * newest saved session becomes the current one, so that the kernel's own
+ * `history` reply for it (same series) does not duplicate it. A saved series
+ * whose records were all cleared is worth a session only as that current
+ * one; else its floor is kept aside, for the day its kernel is taken up again.
+ */
+import { CellHistory, RestoredCellSession, SavedCellSession } from '../model/CellHistory';
+
+export function restoreCellSessions(history: CellHistory, saved: readonly SavedCellSession[]): void {
+  if (!saved.length) {
+    return;
+  }
+  const sessions: RestoredCellSession[] = [];
+  const byIdentity = new Map<string, RestoredCellSession>();
+  const sessionOf = (identity: string): RestoredCellSession => {
+    let session = byIdentity.get(identity);
+    if (!session) {
+      session = { identity, floor: 0, records: new Map() };
+      byIdentity.set(identity, session);
+      sessions.push(session);
+    }
+    return session;
+  };
+  // Session 0 holds records taken in before any session started (tests).
+  const firstLive = history.entries.some(e => e.session === 0) ? 0 : 1;
+  const live: string[] = [];
+  for (let s = firstLive; s <= history.lastSession; s++) {
+    live.push(history.identityOf(s) ?? '');
+  }
+  const aside = new Map<string, { floor: number; maxIdSeen: number }>();
+  saved.forEach((session, i) => {
+    if (live.includes(session.identity)) {
+      return;
+    }
+    const holds = session.records.some(r => r.record_id > session.floor);
+    if (holds || (!live.length && i === saved.length - 1)) {
+      sessionOf(session.identity);
+    } else if (session.floor > 0) {
+      const maxIdSeen = Math.max(session.floor, ...session.records.map(r => r.record_id));
+      aside.set(session.identity, { floor: session.floor, maxIdSeen });
+    }
+  });
+  // Then the live sessions, in order.
+  for (const identity of live) {
+    sessionOf(identity);
+  }
+  for (const entry of history.entries) {
+    byIdentity.get(history.identityOf(entry.session) ?? '')!.records.set(entry.record.record_id, entry.record);
+  }
+  for (const session of saved) {
+    const held = byIdentity.get(session.identity);
+    if (!held) {
+      continue;
+    }
+    held.floor = Math.max(held.floor, session.floor);
+    for (const record of session.records) {
+      if (!held.records.has(record.record_id)) {
+        held.records.set(record.record_id, record);
+      }
+    }
+  }
+  // What this page cleared or evicted of every series it holds stays out
+  // (a clear while the saved history was not kept: the setting was off).
+  for (const { identity, floor } of history.floors()) {
+    const held = byIdentity.get(identity);
+    if (held) {
+      held.floor = Math.max(held.floor, floor);
+    }
+  }
+  const currentIdentity = live.length ? history.identityOf(history.session) ?? '' : null;
+  const current = currentIdentity !== null ? byIdentity.get(currentIdentity) : sessions[sessions.length - 1];
+  history.rebuild(sessions, current, aside);
+}

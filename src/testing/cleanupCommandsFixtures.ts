@@ -1,0 +1,66 @@
+/**
+ * The set-up the cleanup command specs share: a sidebar and the commands on a
+ * live monitor of a fake kernel, and the result the sidebar shows.
+ */
+import { CommandRegistry } from '@lumino/commands';
+import { MessageLoop } from '@lumino/messaging';
+import { Widget } from '@lumino/widgets';
+
+import { DeletePlan } from '../features/cleanup/deletePlan';
+import { MemorySidebar } from '../sidebar/MemorySidebar';
+import { liveMonitorOnFakeKernel, registerTestCommands } from './fakeKernel';
+
+export async function setup() {
+  const { kernel, sessionContext, comm, monitor } = await liveMonitorOnFakeKernel({});
+  expect(monitor.current?.state).toBe('live');
+
+  const commands = new CommandRegistry();
+  const sidebar = new MemorySidebar({
+    monitor,
+    actionsFor: model => monitor.actionsFor(model),
+    execute: id => void commands.execute(id)
+  });
+  Widget.attach(sidebar, document.body);
+  const confirmed: DeletePlan[] = [];
+  let answer = true;
+  const { app, notes } = registerTestCommands(commands, {
+    monitor,
+    sidebar,
+    confirmDelete: async plan => {
+      confirmed.push(plan);
+      return answer;
+    }
+  });
+  const render = () => {
+    MessageLoop.flush();
+  };
+  const q = (selector: string) =>
+    sidebar.node.querySelector(selector) as HTMLElement | null;
+  /** The kernel answers the last request with `result`. */
+  const reply = (result: unknown) => comm.reply(result);
+  return {
+    kernel,
+    sessionContext,
+    comm,
+    monitor,
+    commands,
+    app,
+    sidebar,
+    notes,
+    confirmed,
+    setAnswer: (a: boolean) => (answer = a),
+    render,
+    q,
+    reply,
+    dispose: () => {
+      sidebar.dispose();
+      monitor.dispose();
+    }
+  };
+}
+
+/** The lines of the result the sidebar shows, each as its text. */
+export function resultLines(t: { q: (selector: string) => HTMLElement | null }): string[] {
+  const node = t.q('[data-vram-role="action-result"]')!;
+  return Array.from(node.querySelectorAll('.jp-vram-Actions-resultLine')).map(n => n.textContent ?? '');
+}

@@ -1,0 +1,320 @@
+/**
+ * Just enough of a kernel, comm and session context to drive
+ * KernelHelperConnection through its lifecycle without a server.
+ */
+import { nullTranslator } from '@jupyterlab/translation';
+import { CommandRegistry } from '@lumino/commands';
+import { Signal } from '@lumino/signaling';
+
+import { registerCommands } from '../commands';
+import { KernelHelperConnection } from '../kernel/KernelHelperConnection';
+import { KernelMemoryModel } from '../model/KernelMemoryModel';
+import { MemoryMonitor } from '../monitor/MemoryMonitor';
+import { makeHello, MiB, wire } from './fixtures';
+
+export class FakeComm {
+  constructor(readonly targetName: string) {}
+  readonly commId = `comm-${++FakeComm.count}`;
+  static count = 0;
+  isDisposed = false;
+  closed = false;
+  opened: any[] = [];
+  /** As JupyterLab 4.4+ makes comms: over a subshell per comm target (where the kernel has them). */
+  commsOverSubshells = 'perCommTarget';
+  /** Its `commsOverSubshells` at each open. */
+  openedOver: string[] = [];
+  sent: any[] = [];
+  onMsg: (msg: any) => void = () => undefined;
+  onClose: (msg: any) => void = () => undefined;
+
+  open(data: any) {
+    this.opened.push(data);
+    this.openedOver.push(this.commsOverSubshells);
+    return { done: Promise.resolve() };
+  }
+  send(data: any) {
+    this.sent.push(data);
+    return { done: Promise.resolve() };
+  }
+  close() {
+    this.closed = true;
+    this.onClose({ content: { comm_id: this.commId, data: {} } });
+    this.isDisposed = true;
+    return { done: Promise.resolve() };
+  }
+  dispose() {
+    this.isDisposed = true;
+  }
+
+  /** The kernel sends `data` on this comm. */
+  receive(data: unknown): void {
+    this.onMsg({ content: { comm_id: this.commId, data } });
+  }
+
+  /** The kernel closes the comm. */
+  closeFromKernel(): void {
+    this.onClose({ content: { comm_id: this.commId, data: {} } });
+  }
+
+  /** The last request the frontend sent. */
+  get lastRequest(): any {
+    return this.sent[this.sent.length - 1];
+  }
+
+  /** The kernel answers `request` (default: the last one) with `result`. */
+  reply(result: unknown, request: any = this.lastRequest): void {
+    this.receive({
+      type: 'reply',
+      request_id: request.request_id,
+      request_type: request.type,
+      result: JSON.parse(JSON.stringify(result))
+    });
+  }
+
+  /** The kernel answers `request` (default: the last one) with an error. */
+  replyError(code: string, message: string, request: any = this.lastRequest): void {
+    this.receive({ type: 'error', request_id: request.request_id, code, message });
+  }
+}
+
+export type ExecuteOutcome =
+  | { status: 'ok' }
+  | { status: 'error'; ename: string; evalue: string; traceback: string[] }
+  | { status: 'aborted' }
+  | 'never'
+  | 'reject'
+  | { later: Promise<{ status: string; [key: string]: unknown }> };
+
+export class FakeKernel {
+  constructor(readonly language = 'python') {
+    this.info = Promise.resolve({
+      language_info: { name: this.language }
+    } as any);
+  }
+  status: string = 'idle';
+  isDisposed = false;
+  readonly id = `kernel-${++FakeKernel.count}`;
+  static count = 0;
+  /** What the kernel publishes on IOPub, which every frontend connected to it hears. */
+  iopubMessage = new Signal<this, any>(this);
+  /** Every message sent or received (RunningCellTracker listens). */
+  anyMessage = new Signal<this, { msg: any; direction: 'send' | 'recv' }>(this);
+  info: Promise<any>;
+  executed: any[] = [];
+  comms: FakeComm[] = [];
+  executeOutcome: ExecuteOutcome = { status: 'ok' };
+  /**
+   * The `session` in the headers of what the kernel process publishes: one
+   * per process (ipykernel's Session), so a restart changes it.
+   */
+  processSession = 'process-1';
+
+  requestExecute(content: any, disposeOnDone?: boolean) {
+    const msg = { header: { msg_id: `execute-${++FakeKernel.requests}`, msg_type: 'execute_request' } };
+    this.executed.push({ content, disposeOnDone, msg });
+    const outcome = this.executeOutcome;
+    let done: Promise<any>;
+    if (outcome === 'never') {
+      done = new Promise(() => undefined);
+    } else if (outcome === 'reject') {
+      done = Promise.reject(new Error('Canceled future for execute_request'));
+    } else if ('later' in outcome) {
+      done = outcome.later.then(reply => ({ content: { execution_count: null, ...reply } }));
+    } else {
+      done = Promise.resolve({ content: { execution_count: null, ...outcome } });
+    }
+    return { msg, done };
+  }
+
+  /** Execute requests sent, for their msg_ids. */
+  static requests = 0;
+
+  /** How many kernel_info requests were sent. */
+  infoRequests = 0;
+
+  /** Answered with `info` (services settles `kernel.info` with the first reply). */
+  requestKernelInfo(): Promise<any> {
+    this.infoRequests++;
+    return this.info.then(content => ({ content }));
+  }
+
+  createComm(targetName: string) {
+    const comm = new FakeComm(targetName);
+    this.comms.push(comm);
+    return comm;
+  }
+
+  /** The kernel sends `data` on comm `commId` (any frontend's): published on IOPub. */
+  publishCommMsg(commId: string, data: unknown): void {
+    this.iopubMessage.emit({
+      channel: 'iopub',
+      header: { msg_type: 'comm_msg', session: this.processSession },
+      content: { comm_id: commId, data }
+    });
+  }
+
+  /**
+   * The kernel publishes its execution state while it handles a request of
+   * type `parent` (`msgId`: which one, e.g. `executed[i].msg.header.msg_id`).
+   */
+  publishStatus(state: string, parent: string, msgId?: string): void {
+    this.iopubMessage.emit({
+      channel: 'iopub',
+      header: { msg_type: 'status', session: this.processSession },
+      parent_header: msgId === undefined ? { msg_type: parent } : { msg_type: parent, msg_id: msgId },
+      content: { execution_state: state }
+    });
+  }
+
+  get lastComm(): FakeComm {
+    return this.comms[this.comms.length - 1];
+  }
+}
+
+export class FakeSessionContext {
+  constructor(kernel: FakeKernel | null) {
+    this.session = kernel ? { kernel } : null;
+  }
+  session: { kernel: FakeKernel | null } | null;
+  isReady = true;
+  ready: Promise<void> = Promise.resolve();
+  kernelChanged = new Signal<this, any>(this);
+  statusChanged = new Signal<this, any>(this);
+  connectionStatusChanged = new Signal<this, any>(this);
+
+  /**
+   * The kernel reports a new execution state; busy and idle as for a cell
+   * (IOPub's status of an execute request, which every frontend hears).
+   */
+  setStatus(status: string): void {
+    const kernel = this.session?.kernel;
+    if (kernel) {
+      kernel.status = status;
+    }
+    this.statusChanged.emit(status);
+    if (kernel && (status === 'busy' || status === 'idle')) {
+      kernel.publishStatus(status, 'execute_request');
+    }
+  }
+
+  changeKernel(kernel: FakeKernel | null): void {
+    const old = this.session?.kernel ?? null;
+    this.session = kernel ? { kernel } : null;
+    this.kernelChanged.emit({ name: 'kernel', oldValue: old, newValue: kernel });
+  }
+
+  /**
+   * A kernel change in the order services signals it (SessionConnection.update):
+   * the old kernel's connection is disposed first, and says 'disconnected'
+   * while still the session's kernel; then the kernel changes; then the new
+   * kernel's websocket says 'connected'.
+   */
+  changeKernelAsServices(kernel: FakeKernel | null): void {
+    const old = this.session?.kernel ?? null;
+    if (old) {
+      old.isDisposed = true;
+      this.connectionStatusChanged.emit('disconnected');
+    }
+    this.changeKernel(kernel);
+    this.connectionStatusChanged.emit('connected');
+  }
+}
+
+/** A helper connection to `kernel` (or none), feeding a new model. */
+export function connectHelper(
+  kernel: FakeKernel | null,
+  options: Pick<KernelHelperConnection.IOptions, 'config' | 'requestTimeoutMs'>
+) {
+  const sessionContext = new FakeSessionContext(kernel);
+  const model = new KernelMemoryModel({ historyCapacity: 100 });
+  const connection = new KernelHelperConnection({
+    sessionContext: sessionContext as any,
+    model,
+    bootstrapCode: 'BOOTSTRAP',
+    ...options
+  });
+  return { sessionContext, model, connection };
+}
+
+/** Let pending promise callbacks run. */
+export async function settle(): Promise<void> {
+  for (let i = 0; i < 10; i++) {
+    await Promise.resolve();
+  }
+  await new Promise(resolve => setTimeout(resolve, 0));
+}
+
+/**
+ * A MemoryMonitor following one notebook panel whose fake kernel already has
+ * a live helper (bootstrapped, comm open, hello received): the starting point
+ * of the command tests. `panelExtras` adds fields to the panel (e.g. its
+ * notebook `content`).
+ */
+export async function liveMonitorOnFakeKernel<TExtras extends object>(
+  panelExtras: TExtras
+): Promise<{
+  kernel: FakeKernel;
+  sessionContext: FakeSessionContext;
+  comm: FakeComm;
+  panel: {
+    sessionContext: any;
+    disposed: Signal<any, void>;
+    isDisposed: boolean;
+  } & TExtras;
+  tracker: { currentWidget: any; currentChanged: Signal<any, any> };
+  monitor: MemoryMonitor;
+}> {
+  const kernel = new FakeKernel();
+  const sessionContext = new FakeSessionContext(kernel);
+  const panel = {
+    sessionContext: sessionContext as any,
+    disposed: new Signal<any, void>({}),
+    isDisposed: false,
+    ...panelExtras
+  };
+  const tracker = {
+    currentWidget: panel,
+    currentChanged: new Signal<any, any>({})
+  };
+  const monitor = new MemoryMonitor({
+    notebooks: tracker,
+    createConnection: (sc, model) =>
+      new KernelHelperConnection({
+        sessionContext: sc as any,
+        model,
+        config: () => ({ interval_s: 1, change_threshold_bytes: MiB, heartbeat_s: 10 }),
+        bootstrapCode: 'BOOTSTRAP'
+      })
+  });
+  await settle();
+  const comm = kernel.lastComm;
+  comm.receive(wire(makeHello()));
+  return { kernel, sessionContext, comm, panel, tracker, monitor };
+}
+
+/**
+ * Register the commands over `monitor` as the command tests drive them: an
+ * app with no shell, no palette, notifications recorded in `notes`.
+ * `options` adds to (or replaces) registerCommands' options.
+ */
+export function registerTestCommands(
+  commands: CommandRegistry,
+  options: Pick<
+    Parameters<typeof registerCommands>[0],
+    'monitor' | 'sidebar'
+  > &
+    Partial<Parameters<typeof registerCommands>[0]>
+): { app: any; notes: [string, string][] } {
+  const app = { commands, shell: { activateById: jest.fn() } } as any;
+  const notes: [string, string][] = [];
+  registerCommands({
+    app,
+    trans: nullTranslator.load('jupyterlab_vram'),
+    palette: null,
+    setSetting: async () => undefined,
+    currentNotebookPath: () => null,
+    notify: (type, message) => notes.push([type, message]),
+    ...options
+  });
+  return { app, notes };
+}

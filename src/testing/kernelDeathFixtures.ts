@@ -1,0 +1,22 @@
+/** The set-up the kernel-death specs share: host memory figures, in a container or on a bare machine. */
+import { HostMemory } from '../protocol/sample';
+import { GiB } from './fixtures';
+
+export const CONTAINER_HOST: HostMemory = {
+  // 22.8 GiB RSS; 0.7 GiB left under a 24 GiB limit (23.3 GiB in use).
+  rss_bytes: 22.8 * GiB,
+  total_bytes: 256 * GiB,
+  available_bytes: 200 * GiB,
+  container: {
+    limit_bytes: 24 * GiB,
+    usage_bytes: 23.3 * GiB,
+    inactive_file_bytes: 0,
+    oom_kill_count: 0,
+    cgroup_version: 2
+  }
+};
+
+/** A machine without a container: the kernel's RSS, the machine's RAM and what is available. */
+export function machine(rss: number, total: number, available: number): HostMemory {
+  return { rss_bytes: rss, total_bytes: total, available_bytes: available, container: null };
+}
