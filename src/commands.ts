@@ -9,11 +9,12 @@ import { ICommandPalette, Notification } from '@jupyterlab/apputils';
 import { TranslationBundle } from '@jupyterlab/translation';
 
 import { ILinePanel, registerAllocationCommands } from './features/allocations/allocationCommands';
-import { Notify, registerCleanupCommands } from './features/cleanup/cleanupCommands';
+import { registerCleanupCommands } from './features/cleanup/cleanupCommands';
+import type { Notify } from './ui/notify';
 import { CommandIDs, SNIPPET_COMMANDS } from './ui/commandIds';
 import { registerGraphFixCommand } from './features/cleanup/graphFixCommand';
 import type { DeletePlan } from './features/cleanup/deletePlan';
-import { errorText } from './features/cleanup/MemoryActions';
+import { errorText } from './text/errorText';
 import { MemoryMonitor } from './monitor/MemoryMonitor';
 import { SETTING_LIMITS, VramSettings } from './settings/settings';
 import { ISnippetPanel, registerSnippetCommands } from './features/snippets/snippetCommands';
@@ -22,6 +23,8 @@ import type { ClearHistoryRequest } from './features/cells/ClearHistoryDialog';
 import type { ShutdownKernelRequest } from './features/kernels/ShutdownKernelDialog';
 import { SIDEBAR_ID, SIDEBAR_TABS, SidebarHost, SidebarTab } from './sidebar/SidebarHost';
 import { vramIcon } from './ui/icons';
+import { currentActions } from './features/cleanup/cleanupActionsPart';
+import { currentAllocations } from './features/allocations/allocationRecordingPart';
 
 export { CommandIDs, SNIPPET_COMMANDS };
 
@@ -364,7 +367,7 @@ export function registerCommands(options: {
   registerGraphFixCommand({
     app,
     trans,
-    actions: () => monitor.currentActions,
+    actions: () => currentActions(monitor),
     notebook: () => options.currentNotebook?.() ?? null
   });
 
@@ -375,7 +378,7 @@ export function registerCommands(options: {
     category: trans.__(PALETTE_CATEGORY),
     sidebar,
     monitor,
-    current: () => monitor.currentAllocations,
+    current: () => currentAllocations(monitor),
     panels: () => {
       const model = monitor.current;
       const panels = (model ? monitor.panelsOf(model) : []) as ILinePanel[];

@@ -43,6 +43,8 @@ import { MemoryToolbarButton } from './features/snippets/MemoryToolbarButton';
 import type { NotebookCellBadges } from './features/cells/NotebookCellBadges';
 import { SidebarHost } from './sidebar/SidebarHost';
 import { VramStatusItem } from './features/overview/VramStatusItem';
+import { actionsFor, CLEANUP_ACTIONS } from './features/cleanup/cleanupActionsPart';
+import { allocationsFor, ALLOCATION_RECORDING } from './features/allocations/allocationRecordingPart';
 
 export { IVramMonitor } from './tokens';
 export type { IKernelMemoryModel, ModelChange } from './tokens';
@@ -94,6 +96,7 @@ const plugin: JupyterFrontEndPlugin<IVramMonitor> = {
       followNotebookFiles(app.serviceManager.contents.fileChanged, [recordStore, timelineStore]);
     }
     const monitor = new MemoryMonitor({
+      partKinds: [CLEANUP_ACTIONS, ALLOCATION_RECORDING],
       notebooks: tracker,
       settings: { ...DEFAULT_SETTINGS },
       recordStore,
@@ -187,8 +190,8 @@ const plugin: JupyterFrontEndPlugin<IVramMonitor> = {
         clearHistory: () =>
           void app.commands.execute(CommandIDs.clearCellHistory)
       },
-      actionsFor: model => monitor.actionsFor(model),
-      allocationsFor: model => monitor.allocationsFor(model),
+      actionsFor: model => actionsFor(monitor, model),
+      allocationsFor: model => allocationsFor(monitor, model),
       execute: (command, args) => app.commands.execute(command, args),
       snippets,
       kernelSessions: monitor,
@@ -246,7 +249,7 @@ const plugin: JupyterFrontEndPlugin<IVramMonitor> = {
             notebook: notebookPanel.content,
             model,
             settings: monitor.settings,
-            alive: monitor.allocationsFor(model)
+            alive: allocationsFor(monitor, model)
           })
         );
         panel.disposed.connect(() => {

@@ -19,7 +19,7 @@ import type {
   HiddenHolderKind,
   InspectResult
 } from '../protocol/cleanup';
-import { ICleanupConnection } from '../features/cleanup/MemoryActions';
+import { ICleanupConnection } from './connectionRequests';
 import {
   HelperRequestResults,
   HelperRequestType,

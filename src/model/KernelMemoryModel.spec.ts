@@ -6,7 +6,7 @@ import { describeState, MONITOR_STATES } from './MonitorState';
 import { deriveVisibilityNotes } from './visibilityNotes';
 import { NVML_UNATTRIBUTED_NOTE_AFTER_S } from './NvmlAttributionClock';
 import { gpuFigures } from './gpuFigures';
-import { ModelChange } from '../tokens';
+import { ModelChange } from './IKernelMemoryModel';
 import {
   GiB,
   makeCpuSample,

@@ -9,7 +9,7 @@
  */
 import { ISignal, Signal } from '@lumino/signaling';
 
-import { IKernelMemoryModel, KernelBusyWith, ModelChange } from '../tokens';
+import { IKernelMemoryModel, KernelBusyWith, ModelChange } from './IKernelMemoryModel';
 import { claimsHello, HelloMessage, parseKernelMessage, ParseResult } from '../protocol/messages';
 import { SampleMessage } from '../protocol/sample';
 import { TimelineColumns } from '../protocol/timeline';

@@ -5,7 +5,9 @@ import { IHelperConnection, IMonitoredNotebook } from './monitoredSession';
 import { RequestAbandonedError } from '../kernel/PendingRequests';
 import { KernelMemoryModel } from '../model/KernelMemoryModel';
 import { DEFAULT_SETTINGS, VramSettings } from '../settings/settings';
-import { IKernelMemoryModel } from '../tokens';
+import { IKernelMemoryModel } from '../model/IKernelMemoryModel';
+import { ISessionPart, SessionPartKind } from './sessionParts';
+import { ALLOCATION_RECORDING, allocationsFor } from '../features/allocations/allocationRecordingPart';
 
 class FakePanel implements IMonitoredNotebook {
   constructor(readonly sessionContext: any = { name: 'session' }) {}
@@ -81,12 +83,13 @@ class RecordingConnection extends FakeConnection {
   }
 }
 
-function setup(settings?: VramSettings, Connection = FakeConnection) {
+function setup(settings?: VramSettings, Connection = FakeConnection, partKinds: SessionPartKind<ISessionPart>[] = []) {
   const tracker = new FakeTracker();
   const connections: FakeConnection[] = [];
   const monitor = new MemoryMonitor({
     notebooks: tracker,
     settings,
+    partKinds,
     createConnection: (_sc, model) => {
       const c = new Connection(model);
       connections.push(c);
@@ -169,11 +172,11 @@ describe('MemoryMonitor', () => {
   });
 
   it('applies a new stack depth or GPU history size live to a kernel that records', async () => {
-    const { tracker, monitor, connections } = setup(undefined, RecordingConnection);
+    const { tracker, monitor, connections } = setup(undefined, RecordingConnection, [ALLOCATION_RECORDING]);
     tracker.activate(new FakePanel());
     (monitor.current as KernelMemoryModel).setState('live');
     const connection = connections[0] as RecordingConnection;
-    const recorder = monitor.allocationsFor(monitor.current)!;
+    const recorder = allocationsFor(monitor, monitor.current)!;
     // Not recording: a change waits for the next start.
     monitor.updateSettings({ ...monitor.settings, allocationHostFrames: 8 });
     await Promise.resolve();
@@ -267,6 +270,67 @@ describe('MemoryMonitor', () => {
     expect(connections[0].isDisposed).toBe(true);
     tracker.activate(new FakePanel());
     expect(connections).toHaveLength(1);
+  });
+});
+
+/** A feature's per-kernel part that records what the monitor did with it. */
+class RecordingPart implements ISessionPart {
+  constructor(readonly model: IKernelMemoryModel) {}
+  settings: [VramSettings, VramSettings][] = [];
+  isDisposed = false;
+  settingsChanged(settings: VramSettings, old: VramSettings): void {
+    this.settings.push([settings, old]);
+  }
+  dispose(): void {
+    this.isDisposed = true;
+  }
+}
+
+describe('MemoryMonitor: the features\' session parts', () => {
+  it('makes one part of each kind per session, tells it of settings and disposes of it with the session', () => {
+    const parts: RecordingPart[] = [];
+    const kind = new SessionPartKind('recording', ({ model }) => {
+      const part = new RecordingPart(model);
+      parts.push(part);
+      return part;
+    });
+    const { tracker, monitor } = setup(undefined, FakeConnection, [kind]);
+    const panel = new FakePanel();
+    tracker.activate(panel);
+    tracker.activate(new FakePanel());
+    expect(parts.map(part => part.model)).toEqual(monitor.sessions().map(entry => entry.model));
+    expect(monitor.currentPart(kind)).toBe(parts[1]);
+    expect(monitor.partFor(kind, parts[0].model)).toBe(parts[0]);
+    expect(monitor.partFor(kind, null)).toBeNull();
+
+    const old = monitor.settings;
+    monitor.updateSettings({ ...old, units: 'decimal' });
+    expect(parts[0].settings).toEqual([[monitor.settings, old]]);
+    expect(parts[1].settings).toEqual([[monitor.settings, old]]);
+
+    panel.dispose();
+    expect(parts[0].isDisposed).toBe(true);
+    expect(parts[1].isDisposed).toBe(false);
+    expect(monitor.partFor(kind, parts[0].model)).toBeNull();
+  });
+
+  it('makes parts for the sessions already followed when a kind comes later, once however often it is added', () => {
+    const { tracker, monitor } = setup();
+    tracker.activate(new FakePanel());
+    let made = 0;
+    const kind = new SessionPartKind('late', ({ model }) => (made++, new RecordingPart(model)));
+    expect(monitor.currentPart(kind)).toBeNull();
+    monitor.addPartKind(kind);
+    monitor.addPartKind(kind);
+    expect(made).toBe(1);
+    expect(monitor.currentPart(kind)?.model).toBe(monitor.current);
+  });
+
+  it('leaves out a part its kind declines for a session', () => {
+    const kind = new SessionPartKind<RecordingPart>('declined', () => null);
+    const { tracker, monitor } = setup(undefined, FakeConnection, [kind]);
+    tracker.activate(new FakePanel());
+    expect(monitor.currentPart(kind)).toBeNull();
   });
 });
 

@@ -24,20 +24,20 @@ import {
   sameSettings,
   VramSettings
 } from '../settings/settings';
-import { IKernelMemoryModel, IVramMonitor } from '../tokens';
+import { IKernelMemoryModel } from '../model/IKernelMemoryModel';
+import type { IVramMonitor } from './IVramMonitor';
 import { BrowserKeeping } from '../storage/BrowserKeeping';
 import { ICellRecordStore } from '../storage/CellHistoryPersistence';
 import { KernelMemoryModel } from '../model/KernelMemoryModel';
-import { errorText, MemoryActions } from '../features/cleanup/MemoryActions';
-import { AllocationRecorder } from '../features/allocations/AllocationRecorder';
+import { errorText } from '../text/errorText';
 import {
   IHelperConnection,
   IMonitoredNotebook,
   IMonitoredSession,
   IMonitoredSessionEntry,
-  INotebookSource,
-  isAllocationConnection
+  INotebookSource
 } from './monitoredSession';
+import { ISessionPart, SessionPartKind } from './sessionParts';
 import { SessionPersistence } from '../storage/SessionPersistence';
 import { ITimelineStore } from '../storage/TimelinePersistence';
 
@@ -80,6 +80,9 @@ export class MemoryMonitor implements IVramMonitor {
     });
     this._commsLeftOpen = options.commsLeftOpen ?? null;
     this._isPageClient = options.isPageClient ?? (() => false);
+    for (const kind of options.partKinds ?? []) {
+      this.addPartKind(kind);
+    }
     this._notebooks.currentChanged.connect(this._onCurrentChanged, this);
     this._onCurrentChanged(this._notebooks, this._notebooks.currentWidget);
   }
@@ -137,7 +140,6 @@ export class MemoryMonitor implements IVramMonitor {
     return Array.from(this._sessions.entries(), ([sessionContext, entry]) => ({
       model: entry.model,
       connection: entry.connection,
-      actions: entry.actions,
       sessionContext,
       panels: Array.from(entry.panels)
     }));
@@ -153,40 +155,40 @@ export class MemoryMonitor implements IVramMonitor {
     );
   }
 
-  /** The cleanup actions of the kernel `model` describes; null if none. */
-  actionsFor(model: IKernelMemoryModel | null): MemoryActions | null {
+  /**
+   * Make a part of this kind for every session, now and from now on (a
+   * feature's per-kernel object: see sessionParts.ts). Registering a kind
+   * twice changes nothing.
+   */
+  addPartKind(kind: SessionPartKind<ISessionPart>): void {
+    if (this._partKinds.includes(kind)) {
+      return;
+    }
+    this._partKinds.push(kind);
+    for (const entry of this._sessions.values()) {
+      this._addPart(entry, kind);
+    }
+  }
+
+  /** The part of this kind of the kernel `model` describes; null if none. */
+  partFor<T extends ISessionPart>(
+    kind: SessionPartKind<T>,
+    model: IKernelMemoryModel | null
+  ): T | null {
     if (!model) {
       return null;
     }
     for (const entry of this._sessions.values()) {
       if (entry.model === model) {
-        return entry.actions;
+        return (entry.parts.get(kind) as T | undefined) ?? null;
       }
     }
     return null;
   }
 
-  /** Allocation recording of the kernel `model` describes; null if none. */
-  allocationsFor(model: IKernelMemoryModel | null): AllocationRecorder | null {
-    if (!model) {
-      return null;
-    }
-    for (const entry of this._sessions.values()) {
-      if (entry.model === model) {
-        return entry.allocations;
-      }
-    }
-    return null;
-  }
-
-  /** Allocation recording of the active notebook's kernel. */
-  get currentAllocations(): AllocationRecorder | null {
-    return this.allocationsFor(this._current);
-  }
-
-  /** The cleanup actions of the active notebook's kernel. */
-  get currentActions(): MemoryActions | null {
-    return this.actionsFor(this._current);
+  /** The part of this kind of the active notebook's kernel; null if none. */
+  currentPart<T extends ISessionPart>(kind: SessionPartKind<T>): T | null {
+    return this.partFor(kind, this._current);
   }
 
   /** The monitored panels whose kernel `model` describes. */
@@ -232,14 +234,10 @@ export class MemoryMonitor implements IVramMonitor {
     const config = helperConfigFor(settings);
     const configChanged =
       JSON.stringify(config) !== JSON.stringify(helperConfigFor(old));
-    const recordingChanged =
-      settings.allocationHostFrames !== old.allocationHostFrames ||
-      settings.allocationHistoryMaxEntries !== old.allocationHistoryMaxEntries;
     for (const session of this._sessions.values()) {
       session.model.setHistoryCapacity(historyCapacityFor(settings));
-      if (recordingChanged) {
-        // A kernel that records applies them now, not at its next toggle.
-        void session.allocations?.applySettings();
+      for (const part of session.parts.values()) {
+        part.settingsChanged?.(settings, old);
       }
       if (configChanged) {
         const applied = session.connection.configure(config);
@@ -330,22 +328,14 @@ export class MemoryMonitor implements IVramMonitor {
       entry = {
         model,
         connection,
-        actions: new MemoryActions({
-          connection,
-          model,
-          units: () => this._settings.units
-        }),
-        allocations: isAllocationConnection(connection)
-          ? new AllocationRecorder({
-              connection,
-              model,
-              settings: () => this._settings
-            })
-          : null,
+        parts: new Map(),
         deathWatch,
         persistence,
         panels: new Set()
       };
+      for (const kind of this._partKinds) {
+        this._addPart(entry, kind);
+      }
       this._sessions.set(sessionContext, entry);
     }
     if (!entry.panels.has(panel)) {
@@ -355,6 +345,17 @@ export class MemoryMonitor implements IVramMonitor {
       this._sessionsChanged.emit();
     }
     return entry;
+  }
+
+  private _addPart(entry: MemoryMonitor.ISessionEntry, kind: SessionPartKind<ISessionPart>): void {
+    const part = kind.create({
+      model: entry.model,
+      connection: entry.connection,
+      settings: () => this._settings
+    });
+    if (part) {
+      entry.parts.set(kind, part);
+    }
   }
 
   private _keepHistories(): void {
@@ -393,8 +394,9 @@ export class MemoryMonitor implements IVramMonitor {
     for (const panel of entry.panels) {
       panel.disposed.disconnect(this._onPanelDisposed, this);
     }
-    entry.actions.dispose();
-    entry.allocations?.dispose();
+    for (const part of entry.parts.values()) {
+      part.dispose();
+    }
     entry.deathWatch?.dispose();
     entry.persistence?.dispose();
     entry.connection.dispose();
@@ -409,16 +411,8 @@ export class MemoryMonitor implements IVramMonitor {
   private _settings: VramSettings;
   private _createConnection: MemoryMonitor.ConnectionFactory;
   private _createDeathWatch: MemoryMonitor.DeathWatchFactory;
-  private _sessions = new Map<
-    ISessionContext,
-    IMonitoredSession & {
-      allocations: AllocationRecorder | null;
-      deathWatch: IDisposable | null;
-      /** Keeps the cell history and timeline in the browser, as the settings say; null without stores. */
-      persistence: SessionPersistence | null;
-      panels: Set<IMonitoredNotebook>;
-    }
-  >();
+  private _sessions = new Map<ISessionContext, MemoryMonitor.ISessionEntry>();
+  private _partKinds: SessionPartKind<ISessionPart>[] = [];
   private _current: KernelMemoryModel | null = null;
   private _currentChanged = new Signal<this, IKernelMemoryModel | null>(this);
   private _settingsChanged = new Signal<this, VramSettings>(this);
@@ -466,5 +460,17 @@ export namespace MemoryMonitor {
     commsLeftOpen?: CommsLeftOpen | null;
     /** Whether a kernel client id is one of this page's connections (a notebook's or a console's). */
     isPageClient?: (client: string) => boolean;
+    /** The kinds of per-kernel parts to make for every session (more with `addPartKind`). */
+    partKinds?: SessionPartKind<ISessionPart>[];
+  }
+
+  /** What the monitor keeps of one session. */
+  export interface ISessionEntry extends IMonitoredSession {
+    /** The features' per-kernel parts, by kind. */
+    readonly parts: Map<SessionPartKind<ISessionPart>, ISessionPart>;
+    readonly deathWatch: IDisposable | null;
+    /** Keeps the cell history and timeline in the browser, as the settings say; null without stores. */
+    readonly persistence: SessionPersistence | null;
+    readonly panels: Set<IMonitoredNotebook>;
   }
 }

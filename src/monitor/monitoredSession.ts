@@ -9,9 +9,8 @@ import { ISignal } from '@lumino/signaling';
 import { OpenComm } from '../kernel/CommsLeftOpen';
 import { HelperRequestResults } from '../protocol/messages';
 import { helperConfigFor } from '../settings/settings';
-import { IAllocationConnection } from '../features/allocations/AllocationRecorder';
+import { ICleanupConnection } from '../kernel/connectionRequests';
 import { KernelMemoryModel } from '../model/KernelMemoryModel';
-import { ICleanupConnection, MemoryActions } from '../features/cleanup/MemoryActions';
 
 /** What the monitor needs of a notebook panel. */
 export interface IMonitoredNotebook {
@@ -26,11 +25,10 @@ export interface INotebookSource {
   readonly currentChanged: ISignal<any, IMonitoredNotebook | null>;
 }
 
-/** A model with the connection that feeds it and its cleanup actions. */
+/** A model with the connection that feeds it. */
 export interface IMonitoredSession {
   readonly model: KernelMemoryModel;
   readonly connection: IHelperConnection;
-  readonly actions: MemoryActions;
 }
 
 /**
@@ -59,13 +57,4 @@ export interface IHelperConnection extends ICleanupConnection {
   closeForPageExit?(): void;
   /** A notebook cell is about to be sent: deliver the helper ahead of it if it is not there yet. */
   deliverBeforeExecution?(): void;
-}
-
-export function isAllocationConnection(
-  connection: IHelperConnection
-): connection is IHelperConnection & IAllocationConnection {
-  return (
-    typeof (connection as Partial<IAllocationConnection>).recordAllocations ===
-    'function'
-  );
 }

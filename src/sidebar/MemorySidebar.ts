@@ -21,7 +21,8 @@ import { Panel, Widget } from '@lumino/widgets';
 // The panel's styles travel with it (see style/base.css for what every page has).
 import '../../style/sidebar.css';
 
-import { IKernelMemoryModel, IVramMonitor } from '../tokens';
+import { IKernelMemoryModel } from '../model/IKernelMemoryModel';
+import type { IVramMonitor } from '../monitor/IVramMonitor';
 import { VramSettings } from '../settings/settings';
 import { CommandIDs, ExecuteCommand } from '../ui/commandIds';
 import { ConsoleCells, IConsoleSource } from '../model/ConsoleCells';

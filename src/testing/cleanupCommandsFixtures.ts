@@ -9,6 +9,7 @@ import { Widget } from '@lumino/widgets';
 import { DeletePlan } from '../features/cleanup/deletePlan';
 import { MemorySidebar } from '../sidebar/MemorySidebar';
 import { liveMonitorOnFakeKernel, registerTestCommands } from './fakeKernel';
+import { actionsFor } from '../features/cleanup/cleanupActionsPart';
 
 export async function setup() {
   const { kernel, sessionContext, comm, monitor } = await liveMonitorOnFakeKernel({});
@@ -17,7 +18,7 @@ export async function setup() {
   const commands = new CommandRegistry();
   const sidebar = new MemorySidebar({
     monitor,
-    actionsFor: model => monitor.actionsFor(model),
+    actionsFor: model => actionsFor(monitor, model),
     execute: id => void commands.execute(id)
   });
   Widget.attach(sidebar, document.body);

@@ -11,6 +11,8 @@ import { KernelHelperConnection } from '../kernel/KernelHelperConnection';
 import { KernelMemoryModel } from '../model/KernelMemoryModel';
 import { MemoryMonitor } from '../monitor/MemoryMonitor';
 import { makeHello, MiB, wire } from './fixtures';
+import { CLEANUP_ACTIONS } from '../features/cleanup/cleanupActionsPart';
+import { ALLOCATION_RECORDING } from '../features/allocations/allocationRecordingPart';
 
 export class FakeComm {
   constructor(readonly targetName: string) {}
@@ -278,6 +280,7 @@ export async function liveMonitorOnFakeKernel<TExtras extends object>(
   };
   const monitor = new MemoryMonitor({
     notebooks: tracker,
+    partKinds: [CLEANUP_ACTIONS, ALLOCATION_RECORDING],
     createConnection: (sc, model) =>
       new KernelHelperConnection({
         sessionContext: sc as any,

@@ -7,7 +7,8 @@ import { Signal } from '@lumino/signaling';
 import { HelloMessage } from '../protocol/messages';
 import { GpuSample, NvmlGpuProcess, SampleMessage } from '../protocol/sample';
 import { DEFAULT_SETTINGS, VramSettings } from '../settings/settings';
-import { IKernelMemoryModel, IVramMonitor } from '../tokens';
+import { IKernelMemoryModel } from '../model/IKernelMemoryModel';
+import type { IVramMonitor } from '../monitor/IVramMonitor';
 
 /** Kernel text that must show as text, never become an element. */
 export const EVIL = '<img src=x onerror=alert(1)>';

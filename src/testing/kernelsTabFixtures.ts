@@ -23,8 +23,7 @@ export class FakeSource implements IKernelSessionSource {
       model,
       sessionContext,
       panels: [{ sessionContext } as any],
-      connection: null as any,
-      actions: null as any
+      connection: null as any
     });
     this.sessionsChanged.emit();
     return model;

@@ -11,6 +11,7 @@ import { Widget } from '@lumino/widgets';
 import { SnippetLibrary } from '../features/snippets/SnippetLibrary';
 import { MemorySidebar } from '../sidebar/MemorySidebar';
 import { liveMonitorOnFakeKernel, registerTestCommands } from './fakeKernel';
+import { actionsFor } from '../features/cleanup/cleanupActionsPart';
 
 function makeNotebook(sources: string[], active: number) {
   const sharedModel = YNotebook.create();
@@ -44,7 +45,7 @@ export async function setup(options: { library?: SnippetLibrary } = {}) {
   const commands = new CommandRegistry();
   const sidebar = new MemorySidebar({
     monitor,
-    actionsFor: model => monitor.actionsFor(model),
+    actionsFor: model => actionsFor(monitor, model),
     execute: (id, args) => void commands.execute(id, args),
     snippets: library
   });

@@ -5,7 +5,7 @@
  */
 
 import { VramSettings } from '../settings/settings';
-import { IKernelMemoryModel, ModelChange } from '../tokens';
+import { IKernelMemoryModel, ModelChange } from '../model/IKernelMemoryModel';
 import { LazyView } from './LazyView';
 import { follow } from './follow';
 

@@ -20,21 +20,10 @@ import type {
   RecordingState
 } from '../../protocol/allocation';
 import { VramSettings } from '../../settings/settings';
-import { IKernelMemoryModel } from '../../tokens';
-import { errorText } from '../cleanup/MemoryActions';
+import { IKernelMemoryModel } from '../../model/IKernelMemoryModel';
+import { errorText } from '../../text/errorText';
+import type { IAllocationConnection } from '../../kernel/connectionRequests';
 import type { CellHistory, CellHistoryChange } from '../../model/CellHistory';
-
-/** The requests of a connection to the kernel helper for allocation recording. */
-export interface IAllocationConnection {
-  recordAllocations(request: {
-    enabled: boolean;
-    host_frames?: number;
-    gpu_max_entries?: number;
-  }): Promise<RecordingState>;
-  allocationSites(maxSites?: number): Promise<AllocationSitesResult>;
-  allocationSnapshot(): Promise<AllocationSnapshotResult>;
-  readonly otherMessage?: ISignal<unknown, unknown>;
-}
 
 export type AllocationRecorderChange =
   | 'recording'
@@ -126,6 +115,19 @@ export class AllocationRecorder implements IDisposable {
       }
     }
     return state;
+  }
+
+  /**
+   * The user changed the settings: a kernel that records applies new
+   * recording settings now, not at its next toggle.
+   */
+  settingsChanged(settings: VramSettings, old: VramSettings): void {
+    if (
+      settings.allocationHostFrames !== old.allocationHostFrames ||
+      settings.allocationHistoryMaxEntries !== old.allocationHistoryMaxEntries
+    ) {
+      void this.applySettings();
+    }
   }
 
   /**

@@ -39,7 +39,7 @@ import {
   SMALL_SITE_SHARE
 } from './siteRows';
 import { VramSettings } from '../../settings/settings';
-import { IKernelMemoryModel } from '../../tokens';
+import { IKernelMemoryModel } from '../../model/IKernelMemoryModel';
 import {
   button,
   element,

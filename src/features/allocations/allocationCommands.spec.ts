@@ -11,6 +11,8 @@ import { CommandIDs } from '../../commands';
 import { MemorySidebar } from '../../sidebar/MemorySidebar';
 import { liveMonitorOnFakeKernel, registerTestCommands, settle } from '../../testing/fakeKernel';
 import { MiB } from '../../testing/fixtures';
+import { actionsFor } from '../cleanup/cleanupActionsPart';
+import { allocationsFor } from './allocationRecordingPart';
 
 const ON = {
   enabled: true,
@@ -72,8 +74,8 @@ async function setup() {
   const commands = new CommandRegistry();
   const sidebar = new MemorySidebar({
     monitor,
-    actionsFor: model => monitor.actionsFor(model),
-    allocationsFor: model => monitor.allocationsFor(model),
+    actionsFor: model => actionsFor(monitor, model),
+    allocationsFor: model => allocationsFor(monitor, model),
     execute: (id, args) => commands.execute(id, args)
   });
   Widget.attach(sidebar, document.body);

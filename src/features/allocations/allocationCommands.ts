@@ -17,7 +17,7 @@ import {
 import type { MemoryMonitor } from '../../monitor/MemoryMonitor';
 import { IMonitoredNotebook } from '../../monitor/monitoredSession';
 import type { CellMemoryRecord } from '../../protocol/cell';
-import type { IKernelMemoryModel, ModelChange } from '../../tokens';
+import type { IKernelMemoryModel, ModelChange } from '../../model/IKernelMemoryModel';
 import type { IRevealNotebook } from './revealLine';
 import { SIDEBAR_ID, SidebarHost } from '../../sidebar/SidebarHost';
 

@@ -28,7 +28,7 @@ import {
   FIRST_SORT_DIRECTION,
   sortCellEntries
 } from './cellSort';
-import { ModelChange } from '../../tokens';
+import { ModelChange } from '../../model/IKernelMemoryModel';
 import { CELL_ROW_HEIGHT, CellHistoryRow } from './CellHistoryRow';
 import { button, element, makeActivatable, setHidden, setText } from '../../ui/dom';
 import { ModelView } from '../../ui/ModelView';

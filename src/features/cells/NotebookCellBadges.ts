@@ -43,7 +43,7 @@ import {
   summaryOfSaved
 } from './cellMetadata';
 import { VramSettings } from '../../settings/settings';
-import { IKernelMemoryModel, ModelChange } from '../../tokens';
+import { IKernelMemoryModel, ModelChange } from '../../model/IKernelMemoryModel';
 import { formatExecutionCount, formatOutcome } from './cellFormat';
 import { formatBytes } from '../../text/format';
 import { kernelDeathText } from '../../model/lazyKernelDeath';

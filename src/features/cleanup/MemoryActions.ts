@@ -17,7 +17,9 @@ import type {
   InspectResult
 } from '../../protocol/cleanup';
 import { ByteUnits, plural } from '../../text/format';
-import { IKernelMemoryModel } from '../../tokens';
+import { errorText } from '../../text/errorText';
+import type { ICleanupConnection } from '../../kernel/connectionRequests';
+import { IKernelMemoryModel } from '../../model/IKernelMemoryModel';
 import { ActionCancelledError, ActionQueue } from './ActionQueue';
 import {
   ActionKind,
@@ -29,31 +31,11 @@ import {
 import { HoldersListing } from './HoldersListing';
 import type { DeletePlan } from './deletePlan';
 
-/** The requests a connection to the kernel helper makes for cleanups. */
-export interface ICleanupConnection {
-  freeMemory(actions: FreeAction[]): Promise<FreeMemoryResult>;
-  inspect(options?: {
-    max_entries?: number;
-    container_depth?: number;
-  }): Promise<InspectResult>;
-  deleteHolders(request: {
-    listing_id: string;
-    names: string[];
-    hidden: HiddenHolderKind[];
-    free: FreeAction[];
-  }): Promise<DeleteResult>;
-}
-
 /** Why a delete was not sent: cells ran after its listing. */
 export const STALE_LISTING_TEXT =
   'cells ran since the listing, so nothing was deleted. The Holders tab lists again: choose anew';
 
 export type MemoryActionsChange = 'queue' | 'outcome' | 'listing' | 'selection' | 'deleting' | 'state';
-
-/** The message of a rejection, for a sentence shown to the user. */
-export function errorText(reason: unknown): string {
-  return reason instanceof Error ? reason.message : String(reason);
-}
 
 export class MemoryActions implements IDisposable {
   constructor(options: MemoryActions.IOptions) {

@@ -5,7 +5,7 @@
  */
 import type { DeleteResult, FreeAction, FreeMemoryResult } from '../../protocol/cleanup';
 import { ByteUnits } from '../../text/format';
-import { IKernelMemoryModel } from '../../tokens';
+import { IKernelMemoryModel } from '../../model/IKernelMemoryModel';
 // The result texts load with the first result (not at start-up).
 import type { ResultDescription } from './cleanupResultText';
 

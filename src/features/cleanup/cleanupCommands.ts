@@ -9,16 +9,15 @@ import { TranslationBundle } from '@jupyterlab/translation';
 
 import type { FreeAction } from '../../protocol/cleanup';
 import { CommandIDs } from '../../ui/commandIds';
+import type { Notify } from '../../ui/notify';
 import type { DeletePlan } from './deletePlan';
 import { ActionOutcome } from './actionOutcome';
 import { MemoryMonitor } from '../../monitor/MemoryMonitor';
 import { SIDEBAR_ID, SidebarHost } from '../../sidebar/SidebarHost';
+import { currentActions } from './cleanupActionsPart';
+import type { MemoryActions } from './MemoryActions';
 
 /** How a command tells the user something (a JupyterLab notification). */
-export type Notify = (
-  type: 'info' | 'success' | 'warning' | 'error',
-  message: string
-) => void;
 
 /** Notifications show at most 140 characters: the gist first. */
 const NOTIFICATION_LIMIT = 140;
@@ -64,7 +63,7 @@ export function registerCleanupCommands(options: {
   };
 
   /** Said when a request just made waits behind a running cell. */
-  const notifyQueued = (memoryActions: NonNullable<typeof monitor.currentActions>) => {
+  const notifyQueued = (memoryActions: MemoryActions) => {
     if (memoryActions.queue.queuedCount > 0) {
       notify(
         'info',
@@ -76,7 +75,7 @@ export function registerCleanupCommands(options: {
   const runFree = async (
     actions: FreeAction[]
   ): Promise<ActionOutcome | null> => {
-    const memoryActions = monitor.currentActions;
+    const memoryActions = currentActions(monitor);
     if (!memoryActions) {
       return null;
     }
@@ -135,7 +134,7 @@ export function registerCleanupCommands(options: {
     ),
     isEnabled: hasNotebook,
     execute: async () => {
-      const memoryActions = monitor.currentActions;
+      const memoryActions = currentActions(monitor);
       showHolders();
       if (!memoryActions) {
         return null;
@@ -151,7 +150,7 @@ export function registerCleanupCommands(options: {
     ),
     isEnabled: hasNotebook,
     execute: async args => {
-      const memoryActions = monitor.currentActions;
+      const memoryActions = currentActions(monitor);
       if (!memoryActions) {
         return null;
       }

@@ -7,7 +7,7 @@
  */
 import type { ReadonlyPartialJSONObject } from '@lumino/coreutils';
 
-import type { Notify } from './cleanupCommands';
+import type { Notify } from '../../ui/notify';
 import type { DeletePlan } from './deletePlan';
 import type { ActionOutcome } from './actionOutcome';
 import type { MemoryActions } from './MemoryActions';

@@ -8,6 +8,7 @@ import { makeDeleteResult, makeListing, snapshot } from '../../testing/cleanupFi
 import { GiB, MiB } from '../../testing/fixtures';
 import { settle } from '../../testing/fakeKernel';
 import { resultLines, setup } from '../../testing/cleanupCommandsFixtures';
+import { currentActions } from './cleanupActionsPart';
 
 describe('inspect and delete commands', () => {
   async function inspected() {
@@ -131,15 +132,15 @@ describe('inspect and delete commands', () => {
 
   it('lists again before asking when cells ran since the listing', async () => {
     const t = await inspected();
-    t.monitor.currentActions!.setNameSelected('np_arr', true);
-    t.monitor.currentActions!.setHiddenSelected('last_traceback', true);
+    currentActions(t.monitor)!.setNameSelected('np_arr', true);
+    currentActions(t.monitor)!.setHiddenSelected('last_traceback', true);
     // Two cells run after the listing on screen.
     for (let i = 0; i < 2; i++) {
       t.sessionContext.setStatus('busy');
       t.sessionContext.setStatus('idle');
     }
     await settle();
-    expect(t.monitor.currentActions!.listingStale).toBe(true);
+    expect(currentActions(t.monitor)!.listingStale).toBe(true);
     const running = t.commands.execute(CommandIDs.deleteVariables);
     await settle();
     expect(t.comm.lastRequest.type).toBe('inspect');
@@ -159,11 +160,11 @@ describe('inspect and delete commands', () => {
 
   it('sends no delete whose listing cells ran after while it waited in the queue', async () => {
     const t = await inspected();
-    t.monitor.currentActions!.setHiddenSelected('output_cache', true);
+    currentActions(t.monitor)!.setHiddenSelected('output_cache', true);
     t.sessionContext.setStatus('busy'); // the user started a cell meanwhile
     await settle();
     // The question came before the cell: its answer queues behind it.
-    const actions = t.monitor.currentActions!;
+    const actions = currentActions(t.monitor)!;
     const plan = (await actions.planSelection())!;
     const outcome = actions.deleteHolders(plan);
     t.sessionContext.setStatus('idle');
@@ -179,7 +180,7 @@ describe('inspect and delete commands', () => {
 
   it('a second click while a delete is under way asks nothing and deletes once', async () => {
     const t = await inspected();
-    t.monitor.currentActions!.setNameSelected('np_arr', true);
+    currentActions(t.monitor)!.setNameSelected('np_arr', true);
     t.render();
     const del = t.q('[data-vram-role="delete-selected"]') as HTMLButtonElement;
     t.sessionContext.setStatus('busy'); // a cell runs: the delete waits for it
@@ -202,8 +203,8 @@ describe('inspect and delete commands', () => {
     await settle();
     t.reply(makeListing({ listing_id: 'L3' }));
     await first;
-    expect(t.monitor.currentActions!.deleting).toBe(false);
-    t.monitor.currentActions!.setNameSelected('model', true);
+    expect(currentActions(t.monitor)!.deleting).toBe(false);
+    currentActions(t.monitor)!.setNameSelected('model', true);
     t.render();
     expect(del.disabled).toBe(false); // the next delete may start
     expect(t.comm.sent.filter(m => m.type === 'delete')).toHaveLength(1);
@@ -227,7 +228,7 @@ describe('inspect and delete commands', () => {
   it('does nothing when the dialog is cancelled', async () => {
     const t = await inspected();
     t.setAnswer(false);
-    t.monitor.currentActions!.setNameSelected('model', true);
+    currentActions(t.monitor)!.setNameSelected('model', true);
     const sent = t.comm.sent.length;
     expect(await t.commands.execute(CommandIDs.deleteVariables)).toBeNull();
     expect(t.comm.sent.length).toBe(sent);

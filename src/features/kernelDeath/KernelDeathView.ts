@@ -4,7 +4,7 @@
  * or changes the kernel. Everything goes in as text.
  */
 import { explainKernelDeath } from '../../model/kernelDeath';
-import { ModelChange } from '../../tokens';
+import { ModelChange } from '../../model/IKernelMemoryModel';
 import { element, setHidden, setText } from '../../ui/dom';
 import { ModelView } from '../../ui/ModelView';
 

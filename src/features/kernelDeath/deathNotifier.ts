@@ -11,7 +11,7 @@ import { IDisposable } from '@lumino/disposable';
 import type { DeathVerdict, KernelDeathFacts } from '../../model/kernelDeath';
 import { kernelDeathText } from '../../model/lazyKernelDeath';
 import { MemoryMonitor } from '../../monitor/MemoryMonitor';
-import { IKernelMemoryModel, ModelChange } from '../../tokens';
+import { IKernelMemoryModel, ModelChange } from '../../model/IKernelMemoryModel';
 
 /** What the notifier needs of JupyterLab's Notification (fakes in tests). */
 export interface INotifications {

@@ -14,7 +14,7 @@ import { ISignal } from '@lumino/signaling';
 
 import { HelloMessage } from '../../protocol/messages';
 import { SampleMessage } from '../../protocol/sample';
-import { IKernelMemoryModel } from '../../tokens';
+import { IKernelMemoryModel } from '../../model/IKernelMemoryModel';
 import { gpuFigures } from '../../model/gpuFigures';
 import { seesNoGpu } from '../../model/gpuVisibility';
 import { IMonitoredSessionEntry } from '../../monitor/monitoredSession';

@@ -37,7 +37,7 @@ import {
   OtherGpuProcess
 } from './KernelsOverview';
 import { figuresAreCurrent, MonitorState } from '../../model/MonitorState';
-import { IKernelMemoryModel, ModelChange } from '../../tokens';
+import { IKernelMemoryModel, ModelChange } from '../../model/IKernelMemoryModel';
 import {
   button,
   element,

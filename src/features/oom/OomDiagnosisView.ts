@@ -23,7 +23,7 @@ import { oomActions, OomAction, OomProgress } from './oomActions';
 import { explainOom, OomFigureKey } from './oomExplanation';
 import { oomFiguresNow } from './oomNow';
 import { VramSettings } from '../../settings/settings';
-import { ModelChange } from '../../tokens';
+import { ModelChange } from '../../model/IKernelMemoryModel';
 import {
   button,
   element,

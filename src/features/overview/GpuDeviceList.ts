@@ -3,7 +3,7 @@
  * CUDA ordinal so that a card (and its DOM) survives from sample to sample.
  */
 import { deviceFigures, GpuFigures, gpuFigures } from '../../model/gpuFigures';
-import { ModelChange } from '../../tokens';
+import { ModelChange } from '../../model/IKernelMemoryModel';
 import { syncKeyedChildren } from '../../ui/dom';
 import { GpuDeviceCard } from './GpuDeviceCard';
 import { ModelView } from '../../ui/ModelView';

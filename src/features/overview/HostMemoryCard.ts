@@ -7,7 +7,7 @@
 import { ByteUnits, formatBytes, formatBytesOf, formatPercent } from '../../text/format';
 import { hostFigures } from '../../model/hostFigures';
 import { SwapFigures, swapFigures } from '../../model/swapFigures';
-import { ModelChange } from '../../tokens';
+import { ModelChange } from '../../model/IKernelMemoryModel';
 import {
   element,
   figureRow,

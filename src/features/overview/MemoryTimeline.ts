@@ -33,7 +33,7 @@ import {
   SeriesKey
 } from '../../model/MemoryHistory';
 import { rowsForChart, toGappedArray } from './chartRows';
-import { ModelChange } from '../../tokens';
+import { ModelChange } from '../../model/IKernelMemoryModel';
 import { element, setData, setHidden, setText } from '../../ui/dom';
 import { ModelView } from '../../ui/ModelView';
 import { TimelineWindowPicker } from './TimelineWindowPicker';

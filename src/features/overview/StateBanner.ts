@@ -3,7 +3,7 @@
  * live), whether the kernel is busy, and the visibility notes.
  */
 import { describeState, MonitorState } from '../../model/MonitorState';
-import { ModelChange } from '../../tokens';
+import { ModelChange } from '../../model/IKernelMemoryModel';
 import { element, setHidden, setText } from '../../ui/dom';
 import { ModelView } from '../../ui/ModelView';
 

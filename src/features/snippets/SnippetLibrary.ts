@@ -11,7 +11,7 @@
  */
 import { ISignal, Signal } from '@lumino/signaling';
 
-import { IKernelMemoryModel } from '../../tokens';
+import { IKernelMemoryModel } from '../../model/IKernelMemoryModel';
 import type { RestartDecision, Snippet } from './snippet';
 import {
   builtinSnippets,

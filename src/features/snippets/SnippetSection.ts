@@ -15,7 +15,7 @@ import { Widget } from '@lumino/widgets';
 
 import { CommandIDs, ExecuteCommand } from '../../ui/commandIds';
 import { SnippetLibrary } from './SnippetLibrary';
-import { IKernelMemoryModel } from '../../tokens';
+import { IKernelMemoryModel } from '../../model/IKernelMemoryModel';
 import { button, element, setHidden, setText } from '../../ui/dom';
 
 export class SnippetSection extends Widget {

@@ -9,7 +9,7 @@ import { ICommandPalette } from '@jupyterlab/apputils';
 import { TranslationBundle } from '@jupyterlab/translation';
 import { DisposableSet } from '@lumino/disposable';
 
-import type { Notify } from '../cleanup/cleanupCommands';
+import type { Notify } from '../../ui/notify';
 import { CommandIDs, SNIPPET_COMMANDS } from '../../ui/commandIds';
 import { MemoryMonitor } from '../../monitor/MemoryMonitor';
 import { IMonitoredNotebook } from '../../monitor/monitoredSession';

@@ -1,0 +1,32 @@
+/**
+ * Allocation recording as a part of every monitored session whose
+ * connection can record: each kernel gets its own AllocationRecorder, made
+ * and disposed of by the monitor with the session.
+ */
+import { isAllocationConnection } from '../../kernel/connectionRequests';
+import type { IKernelMemoryModel } from '../../model/IKernelMemoryModel';
+import type { MemoryMonitor } from '../../monitor/MemoryMonitor';
+import { SessionPartKind } from '../../monitor/sessionParts';
+import { AllocationRecorder } from './AllocationRecorder';
+
+/** The kind of part that records a kernel's allocations. */
+export const ALLOCATION_RECORDING = new SessionPartKind<AllocationRecorder>(
+  'allocation recording',
+  ({ connection, model, settings }) =>
+    isAllocationConnection(connection)
+      ? new AllocationRecorder({ connection, model, settings })
+      : null
+);
+
+/** Allocation recording of the kernel `model` describes; null if none. */
+export function allocationsFor(
+  monitor: MemoryMonitor,
+  model: IKernelMemoryModel | null
+): AllocationRecorder | null {
+  return monitor.partFor(ALLOCATION_RECORDING, model);
+}
+
+/** Allocation recording of the active notebook's kernel; null if none. */
+export function currentAllocations(monitor: MemoryMonitor): AllocationRecorder | null {
+  return monitor.currentPart(ALLOCATION_RECORDING);
+}

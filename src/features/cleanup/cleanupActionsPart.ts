@@ -1,0 +1,29 @@
+/**
+ * The cleanup actions as a part of every monitored session: each kernel gets
+ * its own MemoryActions (queue, last outcome, holders listing), made and
+ * disposed of by the monitor with the session.
+ */
+import type { IKernelMemoryModel } from '../../model/IKernelMemoryModel';
+import type { MemoryMonitor } from '../../monitor/MemoryMonitor';
+import { SessionPartKind } from '../../monitor/sessionParts';
+import { MemoryActions } from './MemoryActions';
+
+/** The kind of part that holds a kernel's cleanup actions. */
+export const CLEANUP_ACTIONS = new SessionPartKind<MemoryActions>(
+  'cleanup actions',
+  ({ connection, model, settings }) =>
+    new MemoryActions({ connection, model, units: () => settings().units })
+);
+
+/** The cleanup actions of the kernel `model` describes; null if none. */
+export function actionsFor(
+  monitor: MemoryMonitor,
+  model: IKernelMemoryModel | null
+): MemoryActions | null {
+  return monitor.partFor(CLEANUP_ACTIONS, model);
+}
+
+/** The cleanup actions of the active notebook's kernel; null if none. */
+export function currentActions(monitor: MemoryMonitor): MemoryActions | null {
+  return monitor.currentPart(CLEANUP_ACTIONS);
+}

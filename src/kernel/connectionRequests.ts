@@ -1,0 +1,57 @@
+/**
+ * The requests that features make of a kernel's helper connection, one
+ * interface per feature. KernelHelperConnection answers them all (through
+ * HelperRequests); the features' models take only the part they use, so that
+ * their tests can hand them a small fake.
+ */
+import { ISignal } from '@lumino/signaling';
+
+import type {
+  AllocationSitesResult,
+  AllocationSnapshotResult,
+  RecordingState
+} from '../protocol/allocation';
+import type {
+  DeleteResult,
+  FreeAction,
+  FreeMemoryResult,
+  HiddenHolderKind,
+  InspectResult
+} from '../protocol/cleanup';
+
+/** The requests a connection to the kernel helper makes for cleanups. */
+export interface ICleanupConnection {
+  freeMemory(actions: FreeAction[]): Promise<FreeMemoryResult>;
+  inspect(options?: {
+    max_entries?: number;
+    container_depth?: number;
+  }): Promise<InspectResult>;
+  deleteHolders(request: {
+    listing_id: string;
+    names: string[];
+    hidden: HiddenHolderKind[];
+    free: FreeAction[];
+  }): Promise<DeleteResult>;
+}
+
+/** The requests of a connection to the kernel helper for allocation recording. */
+export interface IAllocationConnection {
+  recordAllocations(request: {
+    enabled: boolean;
+    host_frames?: number;
+    gpu_max_entries?: number;
+  }): Promise<RecordingState>;
+  allocationSites(maxSites?: number): Promise<AllocationSitesResult>;
+  allocationSnapshot(): Promise<AllocationSnapshotResult>;
+  readonly otherMessage?: ISignal<unknown, unknown>;
+}
+
+/** Whether a connection answers the allocation-recording requests (test fakes may not). */
+export function isAllocationConnection(
+  connection: object
+): connection is IAllocationConnection {
+  return (
+    typeof (connection as Partial<IAllocationConnection>).recordAllocations ===
+    'function'
+  );
+}

@@ -1,0 +1,25 @@
+/**
+ * The interface of the memory monitor that other extensions and our browser
+ * tests reach through the IVramMonitor token (tokens.ts): the active
+ * notebook's kernel model, the settings, and a fresh sample on request.
+ */
+import { ISignal } from '@lumino/signaling';
+
+import type { IKernelMemoryModel } from '../model/IKernelMemoryModel';
+import { HelperRequestResults } from '../protocol/messages';
+import { VramSettings } from '../settings/settings';
+
+/** The memory monitor: it follows the active notebook's kernel. */
+export interface IVramMonitor {
+  /** Model of the active notebook's kernel; null when no notebook is open. */
+  readonly current: IKernelMemoryModel | null;
+  readonly currentChanged: ISignal<IVramMonitor, IKernelMemoryModel | null>;
+  readonly settings: VramSettings;
+  readonly settingsChanged: ISignal<IVramMonitor, VramSettings>;
+  /**
+   * Ask the active kernel's helper for a fresh sample; resolves with the seq
+   * of that sample once it is in `current.latest`. Rejects when there is no
+   * live helper or the request times out.
+   */
+  refresh(): Promise<HelperRequestResults['snapshot']>;
+}
