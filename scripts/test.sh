@@ -52,6 +52,9 @@ base_python=$(python -c 'import sys; print(getattr(sys, "_base_executable", sys.
 step "Packaging: sdist and wheel; the wheel in a fresh venv without Node.js"
 bash scripts/check-wheel.sh build/dist || failed+=(packaging)
 
+step "Docs site: build, broken links and anchors fail it"
+bash scripts/build-docs.sh || failed+=(docs)
+
 step "jest (frontend)"
 npx jest --ci --json --outputFile="$results/jest.json" || failed+=(jest)
 

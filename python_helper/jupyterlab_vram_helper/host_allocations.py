@@ -7,7 +7,7 @@ frames deep; the cost is a hash-table entry per live allocation and, at each
 allocation, the walk of those frames: tens of microseconds for an allocation
 in a notebook cell at the default 16 (IPython's own frames count), so that
 Python code that allocates a lot runs many times slower while recording is
-on (benchmarks/allocation_recording_cost.py; the README has the figures).
+on (benchmarks/allocation_recording_cost.py; the figures are in docs/lines.md).
 
 If something else (the user, a profiler) already runs tracemalloc, the
 recorder reads its traces but never stops it: stopping it would discard what

@@ -6,7 +6,7 @@ processes outside it), older ones give host pids. The kernel knows only its
 own namespace's pid. Where the list holds pids that are no process here, it
 speaks another namespace, and a listed pid equal to the kernel's may be another
 process's (a container's kernel at pid 1234, a host process at host pid 1234):
-"this process" is then unknown, as the README says, never that process's bytes.
+"this process" is then unknown, as docs/limits.md says, never that process's bytes.
 """
 
 from fakes import FakeGpu, FakePynvml
