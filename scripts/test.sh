@@ -55,6 +55,9 @@ bash scripts/check-wheel.sh build/dist || failed+=(packaging)
 step "Docs site: build, broken links and anchors fail it"
 bash scripts/build-docs.sh || failed+=(docs)
 
+step "TypeScript lint: Prettier, ESLint, and the layering of src/ (dependency-cruiser)"
+npm run --silent lint:check || failed+=(ts-lint)
+
 step "jest (frontend)"
 npx jest --ci --json --outputFile="$results/jest.json" || failed+=(jest)
 

@@ -363,7 +363,8 @@ describe('visibility notes', () => {
     });
     const older = parseKernelMessage(wire(makeHello()));
     expect(older.kind === 'message' && (older.message as any).hidden_gpus).toBeUndefined();
-    const { hidden_gpus: _, ...olderSample } = makeCpuSample();
+    const olderSample: Record<string, unknown> = { ...makeCpuSample() };
+    delete olderSample.hidden_gpus;
     const parsedSample = parseKernelMessage(wire(olderSample));
     expect(parsedSample.kind === 'message' && (parsedSample.message as any).hidden_gpus).toBeNull();
     for (const bad of [{ count: 0, cuda_visible_devices: '' }, { count: 1 }, 'hidden']) {

@@ -7,8 +7,7 @@
  * Results are untrusted JSON: the parsers check every field the UI relies
  * on and never throw; a bad result comes back as `{error}` naming the field.
  */
-import { Parsed, parseWith } from './reader';
-import { FieldReader } from './reader';
+import { FieldReader, Parsed, parseWith } from './reader';
 import { AllocationSite, count, readSite } from './site';
 
 export type { AllocationSite, SiteCell, SiteFrame } from './site';

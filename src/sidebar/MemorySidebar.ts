@@ -48,7 +48,7 @@ import { OomDiagnosisView } from '../features/oom/OomDiagnosisView';
 import { KernelDeathView } from '../features/kernelDeath/KernelDeathView';
 import { SnippetSection } from '../features/snippets/SnippetSection';
 import { StateBanner } from '../features/overview/StateBanner';
-import type { SidebarTab } from './SidebarHost';
+import type { SidebarTab } from './sidebarTabs';
 
 export class MemorySidebar extends Panel {
   constructor(options: MemorySidebar.IOptions) {

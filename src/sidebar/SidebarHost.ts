@@ -9,14 +9,14 @@ import { Message } from '@lumino/messaging';
 import { Panel } from '@lumino/widgets';
 
 import type { MemorySidebar } from './MemorySidebar';
+import type { SidebarTab } from './sidebarTabs';
 import { element } from '../ui/dom';
 import { vramIcon } from '../ui/icons';
 
 /** DOM id of the sidebar (also the id to activate it by). */
 export const SIDEBAR_ID = 'jp-vram-sidebar';
 
-export const SIDEBAR_TABS = ['memory', 'cells', 'holders', 'lines', 'kernels'] as const;
-export type SidebarTab = (typeof SIDEBAR_TABS)[number];
+export { SIDEBAR_TABS, type SidebarTab } from './sidebarTabs';
 
 export class SidebarHost extends Panel {
   constructor(options: SidebarHost.IOptions) {

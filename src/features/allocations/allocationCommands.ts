@@ -6,8 +6,6 @@
  * start-up.
  */
 import { JupyterFrontEnd } from '@jupyterlab/application';
-import { ICommandPalette } from '@jupyterlab/apputils';
-import { TranslationBundle } from '@jupyterlab/translation';
 
 import { CommandIDs } from '../../ui/commandIds';
 import {
@@ -15,37 +13,11 @@ import {
   AllocationRecorderChange
 } from './AllocationRecorder';
 import type { MemoryMonitor } from '../../monitor/MemoryMonitor';
-import { IMonitoredNotebook } from '../../monitor/monitoredSession';
-import type { CellMemoryRecord } from '../../protocol/cell';
 import type { IKernelMemoryModel, ModelChange } from '../../model/IKernelMemoryModel';
-import type { IRevealNotebook } from './revealLine';
-import { SIDEBAR_ID, SidebarHost } from '../../sidebar/SidebarHost';
+import { SIDEBAR_ID } from '../../sidebar/SidebarHost';
+import type { IAllocationCommandOptions } from './allocationCommandOptions';
 
-/** A monitored notebook panel whose notebook a line can be revealed in. */
-export interface ILinePanel extends IMonitoredNotebook {
-  readonly id: string;
-  readonly content: IRevealNotebook;
-}
-
-/** What the allocation commands act on (commands.ts gives it). */
-export interface IAllocationCommandOptions {
-  app: JupyterFrontEnd;
-  trans: TranslationBundle;
-  palette: ICommandPalette | null;
-  category: string;
-  sidebar: Pick<SidebarHost, 'showTab'>;
-  /** The active kernel's model, followed for whether its helper is live. */
-  monitor: Pick<MemoryMonitor, 'current' | 'currentChanged'>;
-  /** The active kernel's allocation recording; null without a notebook. */
-  current: () => AllocationRecorder | null;
-  /** The panels of the active kernel, the active notebook first. */
-  panels: () => ILinePanel[];
-  /** Path of the active notebook (for export file names). */
-  currentNotebookPath: () => string | null;
-  /** The active kernel's cell records (they map execution counts to cells). */
-  records: () => readonly Pick<CellMemoryRecord, 'execution_count' | 'cell_id'>[];
-  notify: (type: 'info' | 'warning' | 'error', message: string) => void;
-}
+export type { IAllocationCommandOptions, ILinePanel } from './allocationCommandOptions';
 
 export function registerAllocationCommands(options: IAllocationCommandOptions): void {
   const { app, trans, palette, sidebar, current } = options;

@@ -5,7 +5,7 @@
  */
 import { ReadonlyPartialJSONObject } from '@lumino/coreutils';
 
-import type { IAllocationCommandOptions } from './allocationCommands';
+import type { IAllocationCommandOptions } from './allocationCommandOptions';
 import { revealLine, type ILineTarget } from './revealLine';
 import { downloadBase64, downloadText } from '../../ui/download';
 

@@ -24,7 +24,7 @@ import { cellAliveText } from './cellAlive';
 import { IDisposable } from '@lumino/disposable';
 import { ISignal } from '@lumino/signaling';
 
-import { describeCellRecord } from './cellFormat';
+import { describeCellRecord, formatExecutionCount, formatOutcome } from './cellFormat';
 import {
   cellTotalsOf,
   cellWarningLevel,
@@ -44,7 +44,6 @@ import {
 } from './cellMetadata';
 import { VramSettings } from '../../settings/settings';
 import { IKernelMemoryModel, ModelChange } from '../../model/IKernelMemoryModel';
-import { formatExecutionCount, formatOutcome } from './cellFormat';
 import { formatBytes } from '../../text/format';
 import { kernelDeathText } from '../../model/lazyKernelDeath';
 import { MonitorState } from '../../model/MonitorState';

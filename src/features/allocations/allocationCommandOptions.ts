@@ -1,0 +1,40 @@
+/**
+ * What the allocation commands act on: shared by their eager half
+ * (allocationCommands.ts, which registers them) and their lazily loaded half
+ * (allocationCommandsLazy.ts, which runs them).
+ */
+import type { MemoryMonitor } from '../../monitor/MemoryMonitor';
+import type { IMonitoredNotebook } from '../../monitor/monitoredSession';
+import type { CellMemoryRecord } from '../../protocol/cell';
+import type { SidebarHost } from '../../sidebar/SidebarHost';
+import type { AllocationRecorder } from './AllocationRecorder';
+import type { IRevealNotebook } from './revealLine';
+import type { ICommandPalette } from '@jupyterlab/apputils';
+import type { JupyterFrontEnd } from '@jupyterlab/application';
+import type { TranslationBundle } from '@jupyterlab/translation';
+
+/** A monitored notebook panel whose notebook a line can be revealed in. */
+export interface ILinePanel extends IMonitoredNotebook {
+  readonly id: string;
+  readonly content: IRevealNotebook;
+}
+
+/** What the allocation commands act on (commands.ts gives it). */
+export interface IAllocationCommandOptions {
+  app: JupyterFrontEnd;
+  trans: TranslationBundle;
+  palette: ICommandPalette | null;
+  category: string;
+  sidebar: Pick<SidebarHost, 'showTab'>;
+  /** The active kernel's model, followed for whether its helper is live. */
+  monitor: Pick<MemoryMonitor, 'current' | 'currentChanged'>;
+  /** The active kernel's allocation recording; null without a notebook. */
+  current: () => AllocationRecorder | null;
+  /** The panels of the active kernel, the active notebook first. */
+  panels: () => ILinePanel[];
+  /** Path of the active notebook (for export file names). */
+  currentNotebookPath: () => string | null;
+  /** The active kernel's cell records (they map execution counts to cells). */
+  records: () => readonly Pick<CellMemoryRecord, 'execution_count' | 'cell_id'>[];
+  notify: (type: 'info' | 'warning' | 'error', message: string) => void;
+}
