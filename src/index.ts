@@ -28,7 +28,8 @@ import { IStatusBar } from '@jupyterlab/statusbar';
 import { ITranslator, nullTranslator } from '@jupyterlab/translation';
 import { Signal } from '@lumino/signaling';
 
-import { CommandIDs, registerCommands } from './commands';
+import { registerCommands } from './features/registerCommands';
+import { CommandIDs } from './ui/commandIds';
 import { CellHistoryEntry } from './model/CellHistory';
 import { CommsLeftOpen, tabStorage } from './kernel/CommsLeftOpen';
 import { MemoryMonitor } from './monitor/MemoryMonitor';
@@ -48,7 +49,7 @@ import { allocationsFor, ALLOCATION_RECORDING } from './features/allocations/all
 
 export { IVramMonitor } from './tokens';
 export type { IKernelMemoryModel, ModelChange } from './tokens';
-export { CommandIDs } from './commands';
+export { CommandIDs } from './ui/commandIds';
 
 const PLUGIN_ID = 'jupyterlab-vram:plugin';
 /** The settings' title in the Settings Editor (schema/plugin.json). */

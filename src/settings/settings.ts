@@ -43,6 +43,12 @@ export interface VramSettings {
   allocationHostFrames: number;
 }
 
+/** Changes one setting (persisted where a settings registry keeps them). */
+export type SetSetting = <K extends keyof VramSettings>(
+  key: K,
+  value: VramSettings[K]
+) => Promise<void>;
+
 export const DEFAULT_SETTINGS: Readonly<VramSettings> = Object.freeze({
   sampleIntervalSeconds: 1,
   changeThresholdMiB: 1,

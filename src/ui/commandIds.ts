@@ -1,8 +1,15 @@
 /**
- * Ids of every command of jupyterlab-vram (registered in commands.ts). Own
- * file so views can name commands without importing their handlers.
+ * Ids of every command of jupyterlab-vram (each feature registers its own:
+ * features/registerCommands.ts calls them). Own file so views can name
+ * commands without importing their handlers.
  */
 import { ReadonlyPartialJSONObject } from '@lumino/coreutils';
+
+/**
+ * Palette category of our commands. The palette searches categories too:
+ * "VRAM" lets a user who types the extension's name find every command.
+ */
+export const PALETTE_CATEGORY = 'GPU memory (VRAM)';
 
 /**
  * Runs a command by id: the app's `commands.execute`, handed to the views

@@ -7,7 +7,7 @@ import { CommandRegistry } from '@lumino/commands';
 import { MessageLoop } from '@lumino/messaging';
 import { Widget } from '@lumino/widgets';
 
-import { CommandIDs } from '../../commands';
+import { CommandIDs } from '../../ui/commandIds';
 import { MemorySidebar } from '../../sidebar/MemorySidebar';
 import { liveMonitorOnFakeKernel, registerTestCommands, settle } from '../../testing/fakeKernel';
 import { MiB } from '../../testing/fixtures';

@@ -1,7 +1,7 @@
 /** The clear-cell-history command: asked first, naming the records and the notebook. */
 import { CommandRegistry } from '@lumino/commands';
 
-import { CommandIDs } from '../../commands';
+import { CommandIDs } from '../../ui/commandIds';
 import { ClearHistoryRequest, clearHistoryText } from './ClearHistoryDialog';
 import { makeCellRecord } from '../../testing/cellFixtures';
 import { wire } from '../../testing/fixtures';

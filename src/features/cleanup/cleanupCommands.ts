@@ -5,6 +5,7 @@
  * MemoryActions' (features/cleanup/MemoryActions.ts), queued while the kernel is busy.
  */
 import { JupyterFrontEnd } from '@jupyterlab/application';
+import { ICommandPalette } from '@jupyterlab/apputils';
 import { TranslationBundle } from '@jupyterlab/translation';
 
 import type { FreeAction } from '../../protocol/cleanup';
@@ -37,11 +38,13 @@ export function registerCleanupCommands(options: {
   trans: TranslationBundle;
   /** The sidebar, to show its Holders tab. */
   sidebar: Pick<SidebarHost, 'showTab'>;
+  palette: ICommandPalette | null;
+  category: string;
   notify: Notify;
   /** Defaults to the delete confirmation dialog (tests answer directly). */
   confirmDelete?: (plan: DeletePlan) => Promise<boolean>;
 }): void {
-  const { app, monitor, trans, sidebar, notify } = options;
+  const { app, monitor, trans, sidebar, palette, category, notify } = options;
   const confirmDelete =
     options.confirmDelete ??
     (async (plan: DeletePlan) =>
@@ -175,4 +178,20 @@ export function registerCleanupCommands(options: {
     }
   });
 
+  const commands = [
+    CommandIDs.collectGarbage,
+    CommandIDs.emptyCache,
+    CommandIDs.freeMemory,
+    CommandIDs.inspectMemory,
+    CommandIDs.deleteVariables
+  ];
+  // Enabled with a notebook: the palette and menus ask again when it changes.
+  monitor.currentChanged.connect(() => {
+    for (const id of commands) {
+      app.commands.notifyCommandChanged(id);
+    }
+  });
+  for (const command of commands) {
+    palette?.addItem({ command, category });
+  }
 }

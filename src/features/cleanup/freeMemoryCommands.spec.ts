@@ -3,7 +3,7 @@
  * -> queue -> KernelHelperConnection -> comm (fake kernel) -> reply ->
  * result text in the sidebar and a notification.
  */
-import { CommandIDs } from '../../commands';
+import { CommandIDs } from '../../ui/commandIds';
 import { makeFreeResult, snapshot } from '../../testing/cleanupFixtures';
 import { GiB, makeHello, MiB, wire } from '../../testing/fixtures';
 import { settle } from '../../testing/fakeKernel';

@@ -2,7 +2,7 @@
  * The inspect and delete commands end to end in the frontend: the listing in
  * the Holders tab, the confirmed delete, its result and the listing again.
  */
-import { CommandIDs } from '../../commands';
+import { CommandIDs } from '../../ui/commandIds';
 import { SIDEBAR_ID } from '../../sidebar/SidebarHost';
 import { makeDeleteResult, makeListing, snapshot } from '../../testing/cleanupFixtures';
 import { GiB, MiB } from '../../testing/fixtures';

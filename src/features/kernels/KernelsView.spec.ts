@@ -2,7 +2,7 @@
 import { MessageLoop } from '@lumino/messaging';
 import { Widget } from '@lumino/widgets';
 
-import { CommandIDs } from '../../commands';
+import { CommandIDs } from '../../ui/commandIds';
 import { DEFAULT_SETTINGS } from '../../settings/settings';
 import { KernelsView } from './KernelsView';
 import {

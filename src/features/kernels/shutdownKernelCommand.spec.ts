@@ -1,7 +1,7 @@
 /** The shutdown-kernel command: asked first, then shut down through the session context. */
 import { CommandRegistry } from '@lumino/commands';
 
-import { CommandIDs } from '../../commands';
+import { CommandIDs } from '../../ui/commandIds';
 import { MemorySidebar } from '../../sidebar/MemorySidebar';
 import { ShutdownKernelRequest, shutdownKernelText } from './ShutdownKernelDialog';
 import { FakeKernel, liveMonitorOnFakeKernel, registerTestCommands, settle } from '../../testing/fakeKernel';

@@ -1,5 +1,5 @@
 /** SnippetLibrary: the snippet list, loaded after start-up, and the commands asked for before it has. */
-import { CommandIDs } from '../../commands';
+import { CommandIDs } from '../../ui/commandIds';
 import { SnippetInsertion } from './snippetCommands';
 import { DEFAULT_SNIPPETS } from './defaultSnippets';
 import { SnippetLibrary } from './SnippetLibrary';

@@ -1,5 +1,5 @@
 /** The dedicated insert commands: one per snippet, whatever the user's list holds. */
-import { CommandIDs } from '../../commands';
+import { CommandIDs } from '../../ui/commandIds';
 import { SnippetInsertion } from './snippetCommands';
 import { DEFAULT_SNIPPETS } from './defaultSnippets';
 import { SnippetLibrary } from './SnippetLibrary';

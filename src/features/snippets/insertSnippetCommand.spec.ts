@@ -4,7 +4,7 @@
  * cell in a real shared notebook model (YNotebook), active, undoable in one
  * step -> restart warning as a notification and in the sidebar.
  */
-import { CommandIDs } from '../../commands';
+import { CommandIDs } from '../../ui/commandIds';
 import { SnippetInsertion } from './snippetCommands';
 import { RESTART_MESSAGES } from './snippet';
 import { KernelMemoryModel } from '../../model/KernelMemoryModel';

@@ -186,4 +186,11 @@ export function registerSnippetCommands(options: {
       }
     });
   }
+
+  // Enabled with a notebook: the palette and menus ask again when it changes.
+  monitor.currentChanged.connect(() => {
+    for (const id of [CommandIDs.insertSnippet, ...SNIPPET_COMMANDS.map(spec => spec.command)]) {
+      app.commands.notifyCommandChanged(id);
+    }
+  });
 }

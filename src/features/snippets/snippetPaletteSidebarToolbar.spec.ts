@@ -1,7 +1,7 @@
 /** Where the snippets are offered: palette items, the Memory tab's buttons and the toolbar's Memory menu. */
 import { Widget } from '@lumino/widgets';
 
-import { CommandIDs } from '../../commands';
+import { CommandIDs } from '../../ui/commandIds';
 import { DEFAULT_SNIPPETS } from './defaultSnippets';
 import { readSnippetSettings } from './snippetSettings';
 import { MemoryToolbarButton } from './MemoryToolbarButton';

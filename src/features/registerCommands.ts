@@ -1,0 +1,131 @@
+/**
+ * Registers every feature's commands over one monitor and sidebar: the
+ * plugin calls it once, and the command specs call it as the app does.
+ */
+import { JupyterFrontEnd } from '@jupyterlab/application';
+import { ICommandPalette } from '@jupyterlab/apputils';
+import { TranslationBundle } from '@jupyterlab/translation';
+
+import type { MemoryMonitor } from '../monitor/MemoryMonitor';
+import type { SetSetting } from '../settings/settings';
+import type { SidebarHost } from '../sidebar/SidebarHost';
+import { registerSidebarCommands } from '../sidebar/sidebarCommands';
+import { PALETTE_CATEGORY, CommandIDs } from '../ui/commandIds';
+import { notifyInJupyterLab, type Notify } from '../ui/notify';
+import { ILinePanel, registerAllocationCommands } from './allocations/allocationCommands';
+import { currentAllocations } from './allocations/allocationRecordingPart';
+import { registerCellCommands } from './cells/cellCommands';
+import type { ClearHistoryRequest } from './cells/ClearHistoryDialog';
+import { currentActions } from './cleanup/cleanupActionsPart';
+import { registerCleanupCommands } from './cleanup/cleanupCommands';
+import type { DeletePlan } from './cleanup/deletePlan';
+import { registerGraphFixCommand } from './cleanup/graphFixCommand';
+import { registerKernelCommands } from './kernels/kernelCommands';
+import type { ShutdownKernelRequest } from './kernels/ShutdownKernelDialog';
+import { registerOverviewCommands } from './overview/overviewCommands';
+import { ISnippetPanel, registerSnippetCommands } from './snippets/snippetCommands';
+import type { SnippetLibrary } from './snippets/SnippetLibrary';
+
+/** What the commands act on, and the dialogs a test answers directly. */
+export interface IRegisterCommandsOptions {
+  app: JupyterFrontEnd;
+  monitor: MemoryMonitor;
+  trans: TranslationBundle;
+  palette: ICommandPalette | null;
+  /** The sidebar, to show one of its tabs. */
+  sidebar: Pick<SidebarHost, 'showTab'>;
+  /** Change one setting (persisted when a setting registry exists). */
+  setSetting: SetSetting;
+  /** Path of the active notebook (for export file names). */
+  currentNotebookPath: () => string | null;
+  /** Defaults to JupyterLab notifications (tests pass a recorder). */
+  notify?: Notify;
+  /** Defaults to the delete confirmation dialog (tests answer directly). */
+  confirmDelete?: (plan: DeletePlan) => Promise<boolean>;
+  /** The snippets; defaults to the default list. */
+  snippets?: SnippetLibrary;
+  /** The notebook panel the snippet commands insert into. */
+  currentNotebook?: () => ISnippetPanel | null;
+  /** Defaults to the shutdown confirmation dialog (tests answer directly). */
+  confirmShutdown?: (request: ShutdownKernelRequest) => Promise<boolean>;
+  /** Defaults to the clear-history confirmation dialog (tests answer directly). */
+  confirmClear?: (request: ClearHistoryRequest) => Promise<boolean>;
+}
+
+/** Registers the commands of every feature, and their palette items. */
+export function registerCommands(options: IRegisterCommandsOptions): void {
+  const { app, monitor, trans, palette, sidebar, setSetting } = options;
+  const category = trans.__(PALETTE_CATEGORY);
+  const notify = options.notify ?? notifyInJupyterLab;
+  const currentNotebook = options.currentNotebook ?? (() => null);
+
+  registerSidebarCommands({ app, trans, sidebar });
+  palette?.addItem({ command: CommandIDs.openSidebar, category });
+  registerOverviewCommands({ app, monitor, trans, palette, category, setSetting });
+  registerCellCommands({
+    app,
+    monitor,
+    trans,
+    palette,
+    category,
+    sidebar,
+    setSetting,
+    currentNotebookPath: options.currentNotebookPath,
+    confirmClear: options.confirmClear
+  });
+  registerCleanupCommands({
+    app,
+    monitor,
+    trans,
+    sidebar,
+    palette,
+    category,
+    notify,
+    confirmDelete: options.confirmDelete
+  });
+  registerGraphFixCommand({
+    app,
+    trans,
+    actions: () => currentActions(monitor),
+    notebook: currentNotebook
+  });
+  registerKernelCommands({
+    app,
+    monitor,
+    trans,
+    notify,
+    confirmShutdown: options.confirmShutdown
+  });
+  registerSnippetCommands({
+    app,
+    monitor,
+    trans,
+    palette,
+    category,
+    notify,
+    snippets: options.snippets,
+    currentNotebook
+  });
+  registerAllocationCommands({
+    app,
+    trans,
+    palette,
+    category,
+    sidebar,
+    monitor,
+    current: () => currentAllocations(monitor),
+    panels: () => activeFirst(monitor, currentNotebook() as ILinePanel | null),
+    currentNotebookPath: options.currentNotebookPath,
+    records: () => monitor.current?.cells.entries.map(e => e.record) ?? [],
+    notify
+  });
+}
+
+/** The panels of the active kernel, the notebook the user works in first. */
+function activeFirst(monitor: MemoryMonitor, active: ILinePanel | null): ILinePanel[] {
+  const model = monitor.current;
+  const panels = (model ? monitor.panelsOf(model) : []) as ILinePanel[];
+  return active && panels.includes(active)
+    ? [active, ...panels.filter(p => p !== active)]
+    : panels;
+}
