@@ -72,7 +72,7 @@ PART_TIMERS = r"""
 def _bench_parts():
     import sys, threading, time
     from jupyterlab_vram_helper import runtime
-    from jupyterlab_vram_helper.readers import torch_cuda
+    from jupyterlab_vram_helper.sampling.readers import torch_cuda
     main = threading.main_thread()
     store = {"rss_read": [], "torch_stats": [], "peak_reset": [], "round_queued": []}
     def timed(part, fn):

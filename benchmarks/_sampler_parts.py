@@ -45,7 +45,7 @@ TICK_PART_TIMERS = r"""
 def _bench_tick_parts():
     import sys, threading, time
     from jupyterlab_vram_helper import runtime
-    from jupyterlab_vram_helper.readers import torch_cuda
+    from jupyterlab_vram_helper.sampling.readers import torch_cuda
     rt = runtime.current()
     sampler, source = rt.sampler, rt.source
     get_ident, thread_time = threading.get_ident, time.thread_time

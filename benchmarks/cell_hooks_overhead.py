@@ -141,7 +141,7 @@ RSS_READING = r"""(lambda host, rss, maximum: (lambda rss_now, high_water: (
     "{} (getrusage's maximum {} MiB, VmHWM {} MiB, VmRSS {} MiB)".format(
         "statm + getrusage" if rss._try_cheap else "the status file", maximum >> 10, high_water >> 20, rss_now >> 20)
 ))(*host._rss_and_high_water(open("/proc/self/status", "rb").read())))(
-    __import__("jupyterlab_vram_helper.readers.kernel_rss").readers.kernel_rss,
+    __import__("jupyterlab_vram_helper.sampling.readers.kernel_rss").sampling.readers.kernel_rss,
     __import__("jupyterlab_vram_helper.runtime").runtime.current().cells._rss,
     (lambda resource: resource.getrusage(getattr(resource, "RUSAGE_THREAD", resource.RUSAGE_SELF)).ru_maxrss)(
         __import__("resource")),

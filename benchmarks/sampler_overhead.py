@@ -69,7 +69,7 @@ from _sampler_parts import (  # noqa: E402
     TICK_PART_TIMERS, TICK_PART_TIMES, TICK_PARTS_MISSING, TICKS_TIMED, json_figures, print_summaries, summarize,
 )
 from kernel_harness import Kernel, attach_helper, bootstrap_code  # noqa: E402
-from jupyterlab_vram_helper.sampler import THREAD_NAME as SAMPLER_THREAD  # noqa: E402
+from jupyterlab_vram_helper.sampling.sampler import THREAD_NAME as SAMPLER_THREAD  # noqa: E402
 
 MB = 1 << 20
 
@@ -106,7 +106,7 @@ def made_up_figures() -> tuple:
 
 
 def per_device_bytes() -> tuple:
-    from jupyterlab_vram_helper.sample import make_sample
+    from jupyterlab_vram_helper.sampling.sample import make_sample
 
     base, gpu = made_up_figures()
     empty = json_size(make_sample(base, 123456, 1732200000.25, "change"))

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Dict, List, Literal, Optional, TypedDict
 from .protocol import CellStatus, ErrorCode, SampleReason
 
 if TYPE_CHECKING:  # oom_diagnosis.py defines the diagnosis; it needs nothing from here
-    from .oom_diagnosis import OomDiagnosis
+    from .oom.oom_diagnosis import OomDiagnosis
 
 
 # --- kernel -> frontend ----------------------------------------------------

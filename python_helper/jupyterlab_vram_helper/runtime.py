@@ -12,11 +12,11 @@ import atexit
 import threading
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
-from .background_sender import BackgroundSender
-from .cell_accounting import CellMemoryRecorder
-from .channel import Channel
-from .sample import SampleSource
-from .sampler import Sampler
+from .comm.background_sender import BackgroundSender
+from .cells.cell_accounting import CellMemoryRecorder
+from .comm.channel import Channel
+from .sampling.sample import SampleSource
+from .sampling.sampler import Sampler
 from .thread_warnings import HelperThreadWarnings
 
 # (IPython event name, callback) pairs registered on the shell by install():
@@ -90,7 +90,7 @@ class Runtime:
     def cleanup(self) -> Any:
         """The :class:`cleanup.Cleanup` (free_memory, inspect, delete)."""
         if self._cleanup is None:
-            from .cleanup import Cleanup
+            from .cleanup.cleanup import Cleanup
 
             self._cleanup = Cleanup(self.source, shell=lambda: self._shell, read_figures=self.sampler.read_figures)
         return self._cleanup
@@ -99,7 +99,7 @@ class Runtime:
     def oom_watch(self) -> Any:
         """The :class:`oom_watch.OomWatch` that diagnoses a cell's out-of-memory error."""
         if self._oom_watch is None:
-            from .oom_watch import OomWatch
+            from .oom.oom_watch import OomWatch
 
             self._oom_watch = OomWatch(
                 read_figures=self.sampler.read_figures,
@@ -118,7 +118,7 @@ class Runtime:
     def allocations(self) -> Any:
         """The :class:`allocation_sites.AllocationSites` (recording allocations, live memory by line)."""
         if self._allocations is None:
-            from .allocation_sites import AllocationSites
+            from .allocations.allocation_sites import AllocationSites
 
             self._allocations = AllocationSites(
                 shell=lambda: self._shell, broadcast=self.channel.broadcast, call_soon=self.cell_sender.call_soon
@@ -127,7 +127,7 @@ class Runtime:
 
     def notebook_names(self) -> Dict[str, Any]:
         """The result of a ``notebook_names`` request (names in the user namespace, runtime state)."""
-        from .notebook_names import notebook_names as find_notebook_names
+        from .cells.notebook_names import notebook_names as find_notebook_names
 
         shell = self._shell
         return find_notebook_names(

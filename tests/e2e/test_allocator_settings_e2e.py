@@ -23,7 +23,7 @@ PROBE = r"""
 import json, sys
 sys.path.insert(0, HELPER)
 import torch
-from jupyterlab_vram_helper.oom_watch import allocator_settings_expandable
+from jupyterlab_vram_helper.oom.oom_watch import allocator_settings_expandable
 seen = {"version": torch.__version__, "has_getter": hasattr(torch._C, "_accelerator_getAllocatorSettings")}
 seen["from_environment"] = allocator_settings_expandable(torch)
 if seen["has_getter"]:

@@ -63,13 +63,13 @@ def test_the_first_kernel_compiles_and_keeps_the_code_the_next_loads_it(tmp_path
 def test_a_damaged_or_foreign_writable_file_is_compiled_again_and_replaced(tmp_path: Path, bootstrap: str) -> None:
     boot(cache_env(tmp_path), bootstrap)
     files = {f.stem: f for f in code_files(tmp_path)}
-    damaged = files["jupyterlab_vram_helper.channel"]
+    damaged = files["jupyterlab_vram_helper.comm.channel"]
     damaged.write_bytes(damaged.read_bytes()[:40])  # truncated
-    writable = files["jupyterlab_vram_helper.sampler"]
+    writable = files["jupyterlab_vram_helper.sampling.sampler"]
     writable.chmod(0o666)  # anyone could have put code there
     again = boot(cache_env(tmp_path), bootstrap)
-    assert "jupyterlab_vram_helper.channel" not in again["loaded_compiled"]
-    assert "jupyterlab_vram_helper.sampler" not in again["loaded_compiled"]
+    assert "jupyterlab_vram_helper.comm.channel" not in again["loaded_compiled"]
+    assert "jupyterlab_vram_helper.sampling.sampler" not in again["loaded_compiled"]
     assert len(again["loaded_compiled"]) == len(again["modules"]) - 2
     assert writable.stat().st_mode & 0o777 == 0o600  # replaced by a file of ours
     third = boot(cache_env(tmp_path), bootstrap)

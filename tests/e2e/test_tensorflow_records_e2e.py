@@ -25,7 +25,7 @@ PROBE = r"""
 import json, sys
 sys.path.insert(0, HELPER)
 import tensorflow as tf
-from jupyterlab_vram_helper.readers import tensorflow as tf_reader
+from jupyterlab_vram_helper.sampling.readers import tensorflow as tf_reader
 
 cpu = tf.config.list_physical_devices("CPU")[0]
 tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * 2)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Optional
 
-from jupyterlab_vram_helper.readers.cgroup import CgroupMemory
+from jupyterlab_vram_helper.sampling.readers.cgroup import CgroupMemory
 
 GIB = 1 << 30
 MIB = 1 << 20

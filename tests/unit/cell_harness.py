@@ -6,7 +6,7 @@ import types
 from typing import Any, List, Optional, Tuple
 
 from fakes import CountsFirstShell, FakeTorch
-from jupyterlab_vram_helper.cell_accounting import CellMemoryRecorder
+from jupyterlab_vram_helper.cells.cell_accounting import CellMemoryRecorder
 from jupyterlab_vram_helper.config import SamplerConfig
 
 GB = 1 << 30

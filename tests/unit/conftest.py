@@ -7,8 +7,8 @@ import pytest
 
 from cleanup_harness import FakeShell, Figures
 from fakes import FakeGpu, FakeProps, FakePynvml, FakeTorch, set_allocator
-from jupyterlab_vram_helper import gpu_allocations
-from jupyterlab_vram_helper.cleanup import Cleanup
+from jupyterlab_vram_helper.allocations import gpu_allocations
+from jupyterlab_vram_helper.cleanup.cleanup import Cleanup
 
 GB = 1 << 30
 

@@ -7,8 +7,8 @@ import threading
 import warnings
 from typing import Any, Callable, Iterator, List
 
-from jupyterlab_vram_helper.background_sender import SENDER_THREAD_NAME
-from jupyterlab_vram_helper.sampler import THREAD_NAME
+from jupyterlab_vram_helper.comm.background_sender import SENDER_THREAD_NAME
+from jupyterlab_vram_helper.sampling.sampler import THREAD_NAME
 from jupyterlab_vram_helper.thread_warnings import HELPER_THREAD_PREFIX, HelperThreadWarnings
 
 
