@@ -24,7 +24,7 @@ from __future__ import annotations
 import ast
 import linecache
 import re
-from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from ..cells.cell_files import CellFiles, leading_blank_lines, source_line
 
@@ -236,11 +236,3 @@ def _beneath(inner: Sequence[Frame]) -> Optional[Frame]:
 def _frame_dict(filename: str, line: int, function: Optional[str]) -> Dict[str, Any]:
     return {"filename": filename[-500:], "line": line, "function": function[:200] if function else None}
 
-
-def group_sites(
-    cells: CellFiles, allocations: Iterable[Tuple[int, Sequence[Any]]], normalise: Callable[[Any], Frame] = lambda f: f
-) -> SiteGrouper:
-    grouper = SiteGrouper(cells, normalise)
-    for size, frames in allocations:
-        grouper.add(size, frames)
-    return grouper
