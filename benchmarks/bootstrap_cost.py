@@ -33,7 +33,6 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Dict, List, Tuple
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
@@ -57,8 +56,8 @@ def main() -> None:
             "code cache": {"XDG_CACHE_HOME": cache_home, "PYTHONDONTWRITEBYTECODE": "", "JUPYTERLAB_VRAM_CODE_CACHE": ""},
             "compiled each time": {"JUPYTERLAB_VRAM_CODE_CACHE": "0"},
         }
-        bootstrap_ms: Dict[str, List[float]] = {kind: [] for kind in kinds}
-        first_sample_ms: Dict[str, List[float]] = {kind: [] for kind in kinds}
+        bootstrap_ms: dict[str, list[float]] = {kind: [] for kind in kinds}
+        first_sample_ms: dict[str, list[float]] = {kind: [] for kind in kinds}
         for _ in range(args.kernels):
             for kind, env in kinds.items():
                 boot, sample = one_kernel(code, env, args.device)
@@ -93,7 +92,7 @@ def main() -> None:
     )
 
 
-def one_kernel(code: str, env: Dict[str, str], device: str) -> Tuple[float, float]:
+def one_kernel(code: str, env: dict[str, str], device: str) -> tuple[float, float]:
     """A fresh kernel's bootstrap time and comm-open-to-first-sample time, both in ms."""
     kernel = Kernel(env=env)
     try:

@@ -92,7 +92,6 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Dict, List
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
@@ -150,7 +149,7 @@ RSS_READING = r"""(lambda host, rss, maximum: (lambda rss_now, high_water: (
 BLOCK_CELLS = 100  # cells per kernel in a block; blocks alternate between hook timers off and on
 
 
-def one_by_one(order: List[Subject], code: str, cells: int, block: int = BLOCK_CELLS) -> Dict[str, Dict[int, float]]:
+def one_by_one(order: list[Subject], code: str, cells: int, block: int = BLOCK_CELLS) -> dict[str, dict[int, float]]:
     """``cells`` cells per kernel with the hook timers off and as many with them on, one at a time,
     kernels taking turns, in blocks that alternate (so a change in the machine's speed hits both).
 
@@ -159,7 +158,7 @@ def one_by_one(order: List[Subject], code: str, cells: int, block: int = BLOCK_C
     the hooks' times. Returns, per kernel, the seconds each thread ran in the
     untimed blocks (Linux schedstat; {} elsewhere).
     """
-    threads: Dict[str, Dict[int, float]] = {s.name: {} for s in order}
+    threads: dict[str, dict[int, float]] = {s.name: {} for s in order}
     done = {False: 0, True: 0}
     timed, turn = True, 0
     while min(done.values()) < cells:
@@ -187,8 +186,8 @@ def one_by_one(order: List[Subject], code: str, cells: int, block: int = BLOCK_C
     return threads
 
 
-def added_cpu_by_thread(seconds: Dict[str, Dict[int, float]], names: Dict[str, Dict[int, str]],
-                        cells: int, kernel: str = "helper") -> Dict[str, float]:
+def added_cpu_by_thread(seconds: dict[str, dict[int, float]], names: dict[str, dict[int, str]],
+                        cells: int, kernel: str = "helper") -> dict[str, float]:
     """Microseconds per cell each thread of ``kernel`` ran beyond the same thread of the plain one.
 
     ``seconds``: per kernel, each thread's CPU over the measured cells
@@ -196,8 +195,8 @@ def added_cpu_by_thread(seconds: Dict[str, Dict[int, float]], names: Dict[str, D
     MainThread, IOPub, ...); a thread only ``kernel`` has (ours) counts
     whole. {} where schedstat cannot be read.
     """
-    def per_name(kernel: str) -> Dict[str, float]:
-        totals: Dict[str, float] = {}
+    def per_name(kernel: str) -> dict[str, float]:
+        totals: dict[str, float] = {}
         for tid, spent in seconds[kernel].items():
             name = names[kernel].get(tid, "other threads")
             totals[name] = totals.get(name, 0.0) + spent
@@ -211,7 +210,7 @@ def added_cpu_by_thread(seconds: Dict[str, Dict[int, float]], names: Dict[str, D
     return {name: value for name, value in main_first.items() if abs(value) >= 1.0}
 
 
-def bootstrap_interval(ours: List[float], plain: List[float], rounds: int = 2000) -> "tuple[float, float]":
+def bootstrap_interval(ours: list[float], plain: list[float], rounds: int = 2000) -> tuple[float, float]:
     """95% bootstrap interval of median(ours) - median(plain): how far one run's figure can be trusted."""
     rng = random.Random(0)
     differences = sorted(
@@ -221,7 +220,7 @@ def bootstrap_interval(ours: List[float], plain: List[float], rounds: int = 2000
     return differences[int(rounds * 0.025)], differences[int(rounds * 0.975) - 1]
 
 
-def print_hook_parts(parts: Dict[str, float], calls: Dict[str, float], cells: int) -> None:
+def print_hook_parts(parts: dict[str, float], calls: dict[str, float], cells: int) -> None:
     terms = [f"{part.replace('_', ' ')} {calls.get(part, 1.0):g} x {value:.1f}" for part, value in parts.items()
              if part != "hooks" and part not in AFTER_HOOKS]
     print(f"where the hooks' time goes ({cells} more cells, their reads timed one by one: calls per cell x "
@@ -272,7 +271,7 @@ def main() -> None:
         for page in range(0, len(peak), 4096):
             peak[page] = 1
         del peak
-    subjects: Dict[str, Subject] = {}
+    subjects: dict[str, Subject] = {}
     try:
         for name in names:
             subjects[name] = Subject(name)
@@ -299,8 +298,8 @@ def main() -> None:
         thread_seconds = one_by_one(order, args.code, args.cells)
         thread_names = {s.name: s.thread_names() for s in order}
         rss_reading = subjects["helper"].kernel.eval(RSS_READING)
-        lone_delays: List[float] = []
-        baseline_lone_delays: List[float] = []
+        lone_delays: list[float] = []
+        baseline_lone_delays: list[float] = []
         # A lone cell's hooks find the sender's thread asleep, and handing it
         # the round wakes it: the case of a person running one cell at a time.
         # The helper's kernels take turns (the baseline's too, where there is one).
@@ -319,7 +318,7 @@ def main() -> None:
         for s in lone_kernels:
             lone_hooks[s.name] = s.hook_times(lone_first[s.name], s.hook_count() - lone_first[s.name])
             s.timers(False)
-        bursts: Dict[str, List[Dict[str, float]]] = {s.name: [] for s in order}
+        bursts: dict[str, list[dict[str, float]]] = {s.name: [] for s in order}
         for round_ in range(args.burst_rounds if args.burst > 0 else 0):
             for s in order[round_ % len(order):] + order[: round_ % len(order)]:
                 bursts[s.name].append(s.run_burst(args.code, args.burst))
@@ -395,7 +394,7 @@ def main() -> None:
         if baseline_by_thread:
             print("the same for the baseline helper (baseline minus plain):")
             print("  " + ", ".join(f"{name} {value:+.1f} us" for name, value in baseline_by_thread.items()))
-    lone_figures: Dict[str, float] = {}
+    lone_figures: dict[str, float] = {}
     if lone_delays:
         lone_figures = {"lone_cell_record_delay_ms_median": round(statistics.median(lone_delays) * 1e3, 1),
                         "lone_cell_record_delay_ms_max": round(max(lone_delays) * 1e3, 1)}
@@ -414,7 +413,7 @@ def main() -> None:
             print(f"lone cells' hooks ({name}), wall time: {lone_figures[key]:.1f} us median "
                   f"(cells in a row mostly join a round already handed over)")
     print()
-    burst_figures: Dict[str, float] = {}
+    burst_figures: dict[str, float] = {}
     if any(bursts.values()):
         print(f'"Run All" rounds: {args.burst} cells sent at once, {args.burst_rounds} rounds per kernel, '
               f"kernels in turn; medians")

@@ -55,20 +55,33 @@ import statistics
 import sys
 import time
 from pathlib import Path
-from typing import Dict, List, Optional, Tuple
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "python_helper"))
 
 from _common import (  # noqa: E402
-    DEVICE_SETUP, THREAD_NAMES, add_common_arguments, cpu_between, cpu_reading, require_device, target,
-    thread_cpu_seconds, write_json,
+    DEVICE_SETUP,
+    THREAD_NAMES,
+    add_common_arguments,
+    cpu_between,
+    cpu_reading,
+    require_device,
+    target,
+    thread_cpu_seconds,
+    write_json,
 )
 from _sampler_parts import (  # noqa: E402
-    TICK_PART_TIMERS, TICK_PART_TIMES, TICK_PARTS_MISSING, TICKS_TIMED, json_figures, print_summaries, summarize,
+    TICK_PART_TIMERS,
+    TICK_PART_TIMES,
+    TICK_PARTS_MISSING,
+    TICKS_TIMED,
+    json_figures,
+    print_summaries,
+    summarize,
 )
 from kernel_harness import Kernel, attach_helper, bootstrap_code  # noqa: E402
+
 from jupyterlab_vram_helper.sampling.sampler import THREAD_NAME as SAMPLER_THREAD  # noqa: E402
 
 MB = 1 << 20
@@ -137,7 +150,7 @@ def allocated(sample: dict, device: str) -> int:
 
 def latency(k: Kernel, comm_id: str, tries: int, device: str) -> list:
     out = []
-    for i in range(tries):
+    for _ in range(tries):
         k.execute("import gc; gc.collect()", store_history=False)
         pump_all([k], 1.5)  # settle; let the baseline catch up
         base = allocated(k.comm_data(comm_id, "sample")[-1], device)
@@ -149,7 +162,7 @@ def latency(k: Kernel, comm_id: str, tries: int, device: str) -> list:
         )
         t_alloc = float(reply["user_expressions"]["t"]["data"]["text/plain"])
 
-        def shows_it(d: dict) -> bool:
+        def shows_it(d: dict, base: int = base) -> bool:  # this try's baseline
             return d.get("type") == "sample" and allocated(d, device) > base + 150 * MB
 
         k.wait_for(comm_id, shows_it, timeout=30, start=start)
@@ -160,14 +173,14 @@ def latency(k: Kernel, comm_id: str, tries: int, device: str) -> list:
 
 
 # Per kernel and slice of the window: (its CPU seconds, its sampler thread's; None where not known).
-SliceCpu = Dict[str, List[Tuple[float, Optional[float]]]]
+SliceCpu = dict[str, list[tuple[float, float | None]]]
 
 
-def measure_cpu(pids: Dict[str, int], samplers: Dict[str, Optional[int]], seconds: float, slices: int,
-                kernels: List[Kernel]) -> Tuple[List[float], SliceCpu]:
+def measure_cpu(pids: dict[str, int], samplers: dict[str, int | None], seconds: float, slices: int,
+                kernels: list[Kernel]) -> tuple[list[float], SliceCpu]:
     """``seconds`` of idle kernels in ``slices`` equal parts: each part's wall time, and each kernel's CPU in it."""
     parts: SliceCpu = {name: [] for name in pids}
-    part_walls: List[float] = []
+    part_walls: list[float] = []
     for _ in range(slices):
         before = {name: cpu_reading(pid) for name, pid in pids.items()}
         t0 = time.monotonic()
@@ -181,8 +194,8 @@ def measure_cpu(pids: Dict[str, int], samplers: Dict[str, Optional[int]], second
     return part_walls, parts
 
 
-def tick_parts(names: List[str], kernels: Dict[str, Kernel], pids: Dict[str, int], samplers: Dict[str, Optional[int]],
-               seconds: float) -> Dict[str, float]:
+def tick_parts(names: list[str], kernels: dict[str, Kernel], pids: dict[str, int], samplers: dict[str, int | None],
+               seconds: float) -> dict[str, float]:
     """Time each part of the ticks of the kernels ``names`` (_sampler_parts) over the same ``seconds``;
     prints them side by side, returns JSON figures (the baseline's prefixed ``baseline_``)."""
     timed = []
@@ -199,7 +212,7 @@ def tick_parts(names: List[str], kernels: Dict[str, Kernel], pids: Dict[str, int
     before = {name: (thread_cpu_seconds(pids[name]), kernels[name].eval(TICKS_TIMED)) for name in timed}
     pump_all(list(kernels.values()), seconds)
     after = {name: (thread_cpu_seconds(pids[name]), kernels[name].eval(TICKS_TIMED)) for name in timed}
-    measured: Dict[str, Tuple[Dict[str, Dict[str, float]], Optional[float]]] = {}
+    measured: dict[str, tuple[dict[str, dict[str, float]], float | None]] = {}
     for name in timed:
         summary = summarize(kernels[name].eval(TICK_PART_TIMES))
         (cpu0, ticks0), (cpu1, ticks1), tid = before[name], after[name], samplers[name]
@@ -211,7 +224,7 @@ def tick_parts(names: List[str], kernels: Dict[str, Kernel], pids: Dict[str, int
           "median per call; timers on) ==")
     if any(summary for summary, _ in measured.values()):
         print_summaries(measured)
-    figures: Dict[str, float] = {}
+    figures: dict[str, float] = {}
     for name, (summary, thread_us) in measured.items():
         figures.update(json_figures(summary, thread_us, "baseline_" if name.startswith("baseline") else ""))
     return figures
@@ -245,20 +258,20 @@ def main() -> None:
                 reply = k.execute(DEVICE_SETUP[args.device], timeout=300)
                 assert reply["status"] == "ok", reply
         comms = [None]
-        for k, name in zip(kernels[1:], names[1:]):
+        for k, name in zip(kernels[1:], names[1:], strict=True):
             comms.append(attach_helper(k, bootstraps[name], {"interval_s": intervals[name]}))
-        pids = {name: kernel_pid(k) for name, k in zip(names, kernels)}
+        pids = {name: kernel_pid(k) for name, k in zip(names, kernels, strict=True)}
         pump_all(kernels, 2.0)  # let start-up work finish
-        samplers: Dict[str, Optional[int]] = {}
-        for name, k in zip(names, kernels):
+        samplers: dict[str, int | None] = {}
+        for name, k in zip(names, kernels, strict=True):
             by_name = {thread: tid for tid, thread in k.eval(THREAD_NAMES).items()}
             samplers[name] = by_name.get(SAMPLER_THREAD)
-        counts = [len(k.comm_data(c, "sample")) if c else 0 for k, c in zip(kernels, comms)]
+        counts = [len(k.comm_data(c, "sample")) if c else 0 for k, c in zip(kernels, comms, strict=True)]
         walls, measured = measure_cpu(pids, samplers, args.seconds, max(1, args.slices), kernels)
         wall = sum(walls)
         schedstat = bool(thread_cpu_seconds(pids["no helper"]))
 
-        def percent(name: str, part: Optional[int] = None) -> float:
+        def percent(name: str, part: int | None = None) -> float:
             rows = measured[name] if part is None else [measured[name][part]]
             seconds = walls if part is None else [walls[part]]
             return sum(row[0] for row in rows) / sum(seconds) * 100
@@ -268,7 +281,7 @@ def main() -> None:
         print(f"== CPU over {wall:.1f} s of an idle kernel (% of one core; {method}) ==")
         base_pct = percent("no helper")
         shares, percents, sent_counts, spreads, per_tick = {}, {}, {}, {}, {}
-        for name, k, c, n0 in zip(names, kernels, comms, counts):
+        for name, k, c, n0 in zip(names, kernels, comms, counts, strict=True):
             pct = percent(name)
             percents[name] = pct
             if c is None:
@@ -299,10 +312,10 @@ def main() -> None:
 
         # Before the latency tries, which leave an allocation's cache in one 10 Hz kernel only.
         ten_hz = [name for name in ("helper 10 Hz", "baseline 10 Hz") if name in intervals]
-        parts_figures = (tick_parts(ten_hz, dict(zip(names, kernels)), pids, samplers, args.parts_seconds)
+        parts_figures = (tick_parts(ten_hz, dict(zip(names, kernels, strict=True)), pids, samplers, args.parts_seconds)
                          if args.parts_seconds > 0 else {})
         print("== bytes per sample (JSON of the comm data) ==")
-        samples = [d for k, c in zip(kernels[1:3], comms[1:3]) for d in k.comm_data(c, "sample")]
+        samples = [d for k, c in zip(kernels[1:3], comms[1:3], strict=True) for d in k.comm_data(c, "sample")]
         sizes = [json_size(d) for d in samples]
         gpus_in_samples = max(len(d.get("gpus") or []) for d in samples)
         print(f"  real samples from these kernels ({gpus_in_samples} GPUs): "
@@ -314,7 +327,7 @@ def main() -> None:
 
         print(f"== latency: allocation in a cell ({'cuda' if args.device == 'cuda' else 'host memory'}) -> first sample showing it at the client ({args.tries} tries) ==")
         latency_ms = {}
-        for name, k, c in zip(names[1:3], kernels[1:3], comms[1:3]):
+        for name, k, c in zip(names[1:3], kernels[1:3], comms[1:3], strict=True):
             interval = intervals[name]
             values = latency(k, c, args.tries, "cuda" if args.device == "cuda" else "cpu")
             latency_ms[name] = [v * 1000 for v in values]

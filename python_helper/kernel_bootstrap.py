@@ -41,7 +41,8 @@ import zlib
 PACKAGE = "jupyterlab_vram_helper"
 CODE_CACHE_FOLDERS_KEPT = 4
 
-bundle = json.loads(zlib.decompress(base64.b64decode(BUNDLE_Z64)).decode("utf-8"))  # noqa: F821
+# BUNDLE_Z64 is set in this file's globals by the code that executes it (scripts/bundle-helper.mjs).
+bundle = json.loads(zlib.decompress(base64.b64decode(globals()["BUNDLE_Z64"])).decode("utf-8"))
 
 
 class InMemoryHelperFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
@@ -139,8 +140,7 @@ def _code_cache_folder(bundle_hash):
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return os.path.join(
         base, "jupyterlab-vram", "code",
-        "%s-%s-%s-o%d" % (bundle_hash, sys.implementation.cache_tag, importlib.util.MAGIC_NUMBER.hex(),
-                          sys.flags.optimize),
+        f"{bundle_hash}-{sys.implementation.cache_tag}-{importlib.util.MAGIC_NUMBER.hex()}-o{sys.flags.optimize}",
     )
 
 
@@ -179,6 +179,7 @@ if not _same_bundle_running():
     sys.meta_path.insert(
         0, InMemoryHelperFinder(bundle["hash"], bundle["modules"], _code_cache_folder(bundle["hash"]))
     )
-    importlib.import_module(PACKAGE).__bundle_hash__ = bundle["hash"]
+    # The mark _same_bundle_running reads; a module attribute of our own making.
+    importlib.import_module(PACKAGE).__bundle_hash__ = bundle["hash"]  # type: ignore[attr-defined]
 
 sys.modules[PACKAGE].install()

@@ -20,7 +20,7 @@ import subprocess
 import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
-from typing import Any, Dict, List
+from typing import Any
 
 ENVIRONMENT_PROBE = r"""
 import json, platform
@@ -49,7 +49,7 @@ print(json.dumps(info))
 """
 
 
-def environment() -> Dict[str, Any]:
+def environment() -> dict[str, Any]:
     """The machine, read in a child process (this one never imports torch)."""
     try:
         # Within the kit's 50 s for the report: a hung probe costs its figures, not the report.
@@ -63,7 +63,7 @@ def environment() -> Dict[str, Any]:
     return info
 
 
-def checks(folder: Path) -> List[Dict[str, Any]]:
+def checks(folder: Path) -> list[dict[str, Any]]:
     found = []
     for xml_file in sorted(folder.glob("junit-*.xml")):
         try:
@@ -96,7 +96,7 @@ def checks(folder: Path) -> List[Dict[str, Any]]:
     return found
 
 
-def benchmarks(folder: Path) -> List[Dict[str, Any]]:
+def benchmarks(folder: Path) -> list[dict[str, Any]]:
     found = []
     for path in sorted(folder.glob("bench-*.json")):
         try:
@@ -115,7 +115,7 @@ def _figure(value: Any) -> str:
     return text if len(text) <= 160 else text[:157] + "..."
 
 
-def markdown(report: Dict[str, Any]) -> str:
+def markdown(report: dict[str, Any]) -> str:
     env = report["environment"]
     gpus = env.get("gpus") or []
     lines = [
@@ -134,7 +134,7 @@ def markdown(report: Dict[str, Any]) -> str:
         if narrowed["pytest_k"]:
             left_out.append(f"the checks that `-k {narrowed['pytest_k']}` does not select")
         lines[1:1] = ["", f"**A partial run, not the whole kit: it left out {' and '.join(left_out)}.**"]
-    counts: Dict[str, int] = {}
+    counts: dict[str, int] = {}
     for c in report["checks"]:
         counts[c["outcome"]] = counts.get(c["outcome"], 0) + 1
     lines += [f"## Checks: {', '.join(f'{n} {k}' for k, n in sorted(counts.items())) or 'none ran'}", ""]

@@ -17,11 +17,12 @@ from __future__ import annotations
 import copy
 import json
 import random
-from typing import Any, Dict, Iterator, List
+from collections.abc import Iterator
+from typing import Any
 
 from jupyter_client.jsonutil import json_default
 
-ODD_VALUES: List[Any] = [
+ODD_VALUES: list[Any] = [
     None, True, False, 0, -1, 2**63, -(2**70), 1e308, -0.0, 0.05, 61, "", "x", "snapshot", "inspect",
     "delete", "<img src=x onerror=alert(1)>", "\u0000", "\ud7ff", "a" * 5000, [], [1, "2", None], {},
     {"type": "ping"}, {"request_id": "r"},
@@ -30,7 +31,7 @@ ODD_VALUES: List[Any] = [
 ]
 
 # Valid requests of every type (docs/protocol.md); listing ids are made up.
-TEMPLATES: List[Dict[str, Any]] = [
+TEMPLATES: list[dict[str, Any]] = [
     {"type": "ping", "request_id": "f"},
     {"type": "snapshot", "request_id": "f"},
     {"type": "history", "request_id": "f"},
@@ -73,7 +74,7 @@ def _any_value(rng: random.Random, depth: int = 0) -> Any:
     return {rng.choice(keys): _any_value(rng, depth + 1) for _ in range(rng.randrange(5))}
 
 
-def _mutated(rng: random.Random, template: Dict[str, Any]) -> Any:
+def _mutated(rng: random.Random, template: dict[str, Any]) -> Any:
     message = copy.deepcopy(template)
     target: Any = message
     for _ in range(rng.randrange(3)):

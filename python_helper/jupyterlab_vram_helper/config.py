@@ -8,7 +8,8 @@ threshold and heartbeat; per-cell accounting (cell_accounting.py) reads
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any, Mapping, NamedTuple
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .protocol import describe
 
@@ -46,7 +47,7 @@ class SamplerConfig(NamedTuple):
             "reset_peak_per_cell": self.reset_peak_per_cell,
         }
 
-    def updated(self, partial: Mapping[str, Any]) -> "SamplerConfig":
+    def updated(self, partial: Mapping[str, Any]) -> SamplerConfig:
         """This config with the keys of ``partial`` replaced, validated as a whole.
 
         Raises :class:`ConfigError` naming the first bad key; ``self`` is never
@@ -85,7 +86,7 @@ class SamplerConfig(NamedTuple):
         return result
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> "SamplerConfig":
+    def from_dict(cls, data: Mapping[str, Any]) -> SamplerConfig:
         """A config from defaults plus ``data`` (partial), validated."""
         return cls().updated(data)
 
@@ -101,7 +102,7 @@ def _is_finite(value: Any) -> bool:
 
 
 def _fmt(value: float) -> str:
-    return "%g" % value
+    return f"{value:g}"
 
 
 def _seconds(key: str, value: Any, low: float, high: float) -> float:

@@ -13,12 +13,14 @@ turns a bad message into a :class:`RequestError` carrying the protocol error
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING, Any, Dict, List, Literal, Mapping, NamedTuple, Optional
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 if TYPE_CHECKING:  # for annotations only (see protocol_types.py)
-    from .protocol_types import CellMemoryRecord, CellsMessage, ReplyMessage, ErrorMessage
+    from .protocol_types import CellMemoryRecord, CellsMessage, ErrorMessage, ReplyMessage
 
-from . import PROTOCOL_VERSION, __version__ as HELPER_VERSION
+from . import PROTOCOL_VERSION
+from . import __version__ as HELPER_VERSION
 
 COMM_TARGET = "jupyterlab-vram"
 
@@ -62,7 +64,7 @@ CellStatus = Literal["ok", "error", "interrupted"]
 class RequestError(Exception):
     """A message the helper cannot act on; becomes an ``error`` message."""
 
-    def __init__(self, code: ErrorCode, message: str, request_id: Optional[str] = None):
+    def __init__(self, code: ErrorCode, message: str, request_id: str | None = None):
         super().__init__(message)
         self.code: ErrorCode = code
         self.message = message
@@ -82,8 +84,8 @@ class RequestInterrupted(KeyboardInterrupt):
 class OpenRequest(NamedTuple):
     """The validated ``data`` of a comm_open."""
 
-    protocol: Optional[int]
-    config: Optional[Mapping[str, Any]]  # partial, validated by config.py
+    protocol: int | None
+    config: Mapping[str, Any] | None  # partial, validated by config.py
 
 
 class Request(NamedTuple):
@@ -91,8 +93,8 @@ class Request(NamedTuple):
 
     type: RequestType
     request_id: str
-    config: Optional[Mapping[str, Any]] = None  # only for "configure"
-    args: Optional[Mapping[str, Any]] = None  # validated fields of free_memory/inspect/delete
+    config: Mapping[str, Any] | None = None  # only for "configure"
+    args: Mapping[str, Any] | None = None  # validated fields of free_memory/inspect/delete
 
 
 def describe(value: Any, limit: int = 40) -> str:
@@ -118,7 +120,7 @@ def type_name(value: Any) -> str:
     return type(value).__name__
 
 
-def _readable_request_id(data: Mapping[str, Any]) -> Optional[str]:
+def _readable_request_id(data: Mapping[str, Any]) -> str | None:
     rid = data.get("request_id")
     if isinstance(rid, str) and len(rid) <= MAX_REQUEST_ID_LENGTH:
         return rid
@@ -192,7 +194,7 @@ def parse_request(data: Any) -> Request:
     return Request(kind, request_id)  # type: ignore[arg-type]  # checked against REQUEST_TYPES
 
 
-def _string_list(data: Mapping[str, Any], key: str, allowed: tuple, request_id: str, required: bool) -> List[str]:
+def _string_list(data: Mapping[str, Any], key: str, allowed: tuple, request_id: str, required: bool) -> list[str]:
     if key not in data:
         if required:
             raise RequestError("malformed", f"missing field {key!r} in {data['type']!r} request", request_id)
@@ -202,7 +204,7 @@ def _string_list(data: Mapping[str, Any], key: str, allowed: tuple, request_id: 
         raise RequestError("malformed", f"field {key!r} must be an array, got {type_name(value)}", request_id)
     if len(value) > len(allowed) * 4:
         raise RequestError("malformed", f"field {key!r} has {len(value)} items (expected some of {', '.join(allowed)})", request_id)
-    out: List[str] = []
+    out: list[str] = []
     for item in value:
         if not isinstance(item, str) or item not in allowed:
             raise RequestError(
@@ -213,7 +215,7 @@ def _string_list(data: Mapping[str, Any], key: str, allowed: tuple, request_id: 
     return out
 
 
-def _actions(data: Mapping[str, Any], key: str, request_id: str, required: bool) -> List[str]:
+def _actions(data: Mapping[str, Any], key: str, request_id: str, required: bool) -> list[str]:
     actions = _string_list(data, key, FREE_ACTIONS, request_id, required)
     if required and not actions:
         raise RequestError("malformed", f"field {key!r} must name at least one of {', '.join(FREE_ACTIONS)}", request_id)
@@ -234,7 +236,7 @@ def _bounded_int(data: Mapping[str, Any], key: str, limits: tuple, request_id: s
     return value
 
 
-def _delete_args(data: Mapping[str, Any], request_id: str) -> Dict[str, Any]:
+def _delete_args(data: Mapping[str, Any], request_id: str) -> dict[str, Any]:
     if "listing_id" not in data:
         raise RequestError("malformed", "missing field 'listing_id' in 'delete' request", request_id)
     listing_id = data["listing_id"]
@@ -300,7 +302,7 @@ MAX_REPLACED_COMMS = 64
 MAX_COMM_ID_LENGTH = 256
 
 
-def replaced_comm_ids(data: Any) -> List[str]:
+def replaced_comm_ids(data: Any) -> list[str]:
     """The comm_open's ``replaces``: ids of comms the same frontend opened before and no
     longer uses (a page reloaded in the same tab, a connection lost and made again), which
     the kernel cannot tell from live ones. Absent: none. Raises :class:`RequestError` if bad."""
@@ -324,10 +326,10 @@ def replaced_comm_ids(data: Any) -> List[str]:
 
 
 def python_version() -> str:
-    return "%d.%d.%d" % sys.version_info[:3]
+    return "{}.{}.{}".format(*sys.version_info[:3])
 
 
-def reply_message(request: Request, result: Dict[str, Any]) -> ReplyMessage:
+def reply_message(request: Request, result: dict[str, Any]) -> ReplyMessage:
     return {
         "type": "reply",
         "request_id": request.request_id,
@@ -336,11 +338,11 @@ def reply_message(request: Request, result: Dict[str, Any]) -> ReplyMessage:
     }
 
 
-def error_message(code: ErrorCode, message: str, request_id: Optional[str] = None) -> ErrorMessage:
+def error_message(code: ErrorCode, message: str, request_id: str | None = None) -> ErrorMessage:
     return {"type": "error", "request_id": request_id, "code": code, "message": message}
 
 
-def cells_message(records: List[CellMemoryRecord]) -> CellsMessage:
+def cells_message(records: list[CellMemoryRecord]) -> CellsMessage:
     return {"type": "cells", "records": records}
 
 

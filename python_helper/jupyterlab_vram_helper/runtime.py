@@ -10,10 +10,11 @@ from __future__ import annotations
 import asyncio
 import atexit
 import threading
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from collections.abc import Callable
+from typing import Any
 
-from .comm.background_sender import BackgroundSender
 from .cells.cell_accounting import CellMemoryRecorder
+from .comm.background_sender import BackgroundSender
 from .comm.channel import Channel
 from .sampling.sample import SampleSource
 from .sampling.sampler import Sampler
@@ -23,7 +24,7 @@ from .thread_warnings import HelperThreadWarnings
 # per-cell accounting's `pre_run_cell`/`post_run_cell` (not pre_execute/
 # post_execute, which also fire for comm messages). They catch every exception
 # themselves: IPython prints a failing hook into the user's cell output.
-CellHook = Tuple[str, Callable[..., None]]
+CellHook = tuple[str, Callable[..., None]]
 
 
 def find_shell() -> Any:
@@ -54,7 +55,7 @@ def find_comm_manager(shell: Any) -> Any:
 
 
 class Runtime:
-    def __init__(self, source: Optional[SampleSource] = None, comm_manager: Any = None, shell: Any = None):
+    def __init__(self, source: SampleSource | None = None, comm_manager: Any = None, shell: Any = None):
         self.source = source if source is not None else SampleSource()
         self.channel = Channel(self.source)
         self.sampler = Sampler(self.source, self.channel)
@@ -77,7 +78,7 @@ class Runtime:
             notebook_names=self.notebook_names, record_series=self.cells.series,
             allocations=lambda: self.allocations, before_request=self.cells.finish_records,
         )
-        self._cell_hooks: List[CellHook] = self.cells.hooks()
+        self._cell_hooks: list[CellHook] = self.cells.hooks()
         self._thread_warnings = HelperThreadWarnings()
         self.installed = False
 
@@ -108,7 +109,7 @@ class Runtime:
             )
         return self._oom_watch
 
-    def _oom_allocation_sites(self, device: str) -> Dict[str, Any]:
+    def _oom_allocation_sites(self, device: str) -> dict[str, Any]:
         # Not recording (never asked for): nothing to load, and the UI offers to turn it on.
         if self._allocations is None:
             return {"recording": False, "sites": []}
@@ -125,7 +126,7 @@ class Runtime:
             )
         return self._allocations
 
-    def notebook_names(self) -> Dict[str, Any]:
+    def notebook_names(self) -> dict[str, Any]:
         """The result of a ``notebook_names`` request (names in the user namespace, runtime state)."""
         from .cells.notebook_names import notebook_names as find_notebook_names
 
@@ -205,7 +206,7 @@ class Runtime:
 
 
 _lock = threading.Lock()
-_runtime: Optional[Runtime] = None
+_runtime: Runtime | None = None
 
 
 def install() -> Runtime:
@@ -226,5 +227,5 @@ def uninstall() -> None:
         runtime.uninstall()
 
 
-def current() -> Optional[Runtime]:
+def current() -> Runtime | None:
     return _runtime

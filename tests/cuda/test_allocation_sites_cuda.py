@@ -10,17 +10,17 @@ from __future__ import annotations
 import base64
 import pickle
 import time
-from typing import Any, Callable, Dict, Tuple
+from collections.abc import Callable
+from typing import Any
 
 import pytest
-
 from gpu_helpers import MiB, open_helper, reply_of
 from kernel_harness import Kernel
 
 pytestmark = [pytest.mark.cuda, pytest.mark.kernel]
 
 
-def recording_after(kernel: Kernel, bootstrap: str, code: str) -> Tuple[str, Dict[str, Any]]:
+def recording_after(kernel: Kernel, bootstrap: str, code: str) -> tuple[str, dict[str, Any]]:
     """The helper opened, ``code`` run as cell c1, recording asked for: (comm id, its state)."""
     comm_id = open_helper(kernel, bootstrap)
     kernel.execute(code, cell_id="c1", timeout=300)

@@ -4,10 +4,10 @@ and what that backend does not count is sent as unknown, not as 0."""
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import pytest
-
 from gpu_helpers import open_helper
 from kernel_harness import CellSession, Kernel, snapshot_sample
 

@@ -4,10 +4,10 @@ by its size, and nothing here initialises CUDA where it was not."""
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import pytest
-
 from gpu_helpers import MiB, open_helper, reply_of
 from kernel_harness import Kernel
 

@@ -5,11 +5,11 @@ report, and the figures match what the cells allocate."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable, List
+from typing import Any
 
 import pytest
-
 from gpu_helpers import MiB, open_helper
 from kernel_harness import CellSession, Kernel
 
@@ -18,7 +18,7 @@ pytestmark = [pytest.mark.cuda, pytest.mark.kernel]
 DEMO = Path(__file__).resolve().parents[2] / "demo" / "vram-demo.ipynb"
 
 
-def _code_cells() -> List[str]:
+def _code_cells() -> list[str]:
     notebook = json.loads(DEMO.read_text(encoding="utf-8"))
     return ["".join(c["source"]) for c in notebook["cells"] if c["cell_type"] == "code"]
 

@@ -3,10 +3,10 @@ torch.cuda to the byte, NVML's own per-process reading, and nvidia-smi."""
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import pytest
-
 from gpu_helpers import MiB, Nvml, nvidia_smi_memory, open_helper
 from kernel_harness import Kernel, snapshot_sample
 

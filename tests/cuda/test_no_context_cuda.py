@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import os
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import pytest
-
 from gpu_helpers import MemoryHolder, MiB, Nvml, open_helper, reply_of
 from kernel_harness import CellSession, Kernel, snapshot_sample
+
 from jupyterlab_vram_helper.protocol import REQUEST_TYPES
 
 pytestmark = [pytest.mark.cuda, pytest.mark.kernel]

@@ -4,11 +4,11 @@ cache, or held by another process (named by its pid)."""
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import pytest
-
-from gpu_helpers import GiB, MiB, MemoryHolder, open_helper
+from gpu_helpers import GiB, MemoryHolder, MiB, open_helper
 from kernel_harness import CellSession, Kernel
 
 # Each fills the card: one at a time.

@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import itertools
 import time
-from typing import Any, Dict, List
+from typing import Any
 
 import pytest
-
 from kernel_harness import Kernel, attach_helper
 
 pytestmark = pytest.mark.kernel
@@ -17,12 +16,12 @@ QUIET = {"interval_s": 30.0, "heartbeat_s": 60.0}
 _ids = itertools.count()
 
 
-def request(kernel: Kernel, comm_id: str, data: Dict[str, Any], timeout: float = 60) -> Dict[str, Any]:
+def request(kernel: Kernel, comm_id: str, data: dict[str, Any], timeout: float = 60) -> dict[str, Any]:
     answer = kernel.request(comm_id, dict(data, request_id=f"a{next(_ids)}"), timeout=timeout)
     return answer
 
 
-def reply(kernel: Kernel, comm_id: str, data: Dict[str, Any], timeout: float = 60) -> Dict[str, Any]:
+def reply(kernel: Kernel, comm_id: str, data: dict[str, Any], timeout: float = 60) -> dict[str, Any]:
     answer = request(kernel, comm_id, data, timeout)
     assert answer["type"] == "reply", answer
     assert answer["request_type"] == data["type"]
@@ -35,7 +34,7 @@ def run(kernel: Kernel, code: str, cell_id: str) -> int:
     return result["execution_count"]
 
 
-def host_sites(listing: Dict[str, Any]) -> List[Dict[str, Any]]:
+def host_sites(listing: dict[str, Any]) -> list[dict[str, Any]]:
     devices = [d for d in listing["devices"] if d["device"] == "host"]
     assert len(devices) == 1, listing["devices"]
     return devices[0]["sites"]
@@ -120,7 +119,7 @@ def test_a_library_allocation_is_charged_to_the_notebook_line_with_the_library_f
     reply(kernel, comm_id, {"type": "record_allocations", "enabled": False})
 
 
-def _cell_sites(listing: Dict[str, Any], cell_id: str) -> Dict[int, Dict[str, Any]]:
+def _cell_sites(listing: dict[str, Any], cell_id: str) -> dict[int, dict[str, Any]]:
     return {
         s["cell"]["line"]: s
         for s in host_sites(listing)
@@ -298,7 +297,7 @@ def test_torch_without_cuda_never_initialises_it(kernel: Kernel, bootstrap: str)
     reply(kernel, comm_id, {"type": "record_allocations", "enabled": False})
 
 
-def _oom_record(kernel: Kernel, comm_id: str, code: str, cell_id: str) -> Dict[str, Any]:
+def _oom_record(kernel: Kernel, comm_id: str, code: str, cell_id: str) -> dict[str, Any]:
     start = len(kernel.comm_data(comm_id))
     reply_ = kernel.execute(code, timeout=120, cell_id=cell_id)
     assert reply_["status"] == "error"
@@ -352,12 +351,12 @@ def test_a_numpy_array_that_failed_to_allocate_holds_nothing(kernel: Kernel, boo
     reply(kernel, comm_id, {"type": "record_allocations", "enabled": False})
 
 
-def _cell_alive_after(kernel: Kernel, comm_id: str, code: str, cell_id: str) -> Dict[str, Any]:
+def _cell_alive_after(kernel: Kernel, comm_id: str, code: str, cell_id: str) -> dict[str, Any]:
     """Run ``code`` as cell ``cell_id``; the entry of that cell in the next ``cell_alive`` message."""
     start = len(kernel.comm_data(comm_id))
     count = run(kernel, code, cell_id=cell_id)
 
-    def this_run(c: Dict[str, Any]) -> bool:
+    def this_run(c: dict[str, Any]) -> bool:
         return c["cell_id"] == cell_id and bool(c["runs"]) and c["runs"][-1]["execution_count"] == count
 
     # A message computed after this run (one for an earlier cell may come late: they are throttled).

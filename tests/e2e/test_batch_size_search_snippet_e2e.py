@@ -7,7 +7,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from kernel_harness import Kernel
 from snippet_cells import TORCH_SETUP, render, run_cell, snippet
 

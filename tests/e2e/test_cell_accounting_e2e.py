@@ -7,10 +7,9 @@ cells are executed through jupyter_client and the `cell` messages checked.
 from __future__ import annotations
 
 import time
-from typing import Iterator, Optional
+from collections.abc import Iterator
 
 import pytest
-
 from kernel_harness import CellSession as Session
 from kernel_harness import forget_last_error, live_helper_kernel, open_helper_comm
 from kernel_harness import run_silently as _silently
@@ -123,7 +122,7 @@ def test_a_cell_that_raises(session: Session) -> None:
         ("torch.empty(2**62, dtype=torch.uint8)", None),  # the real CPU allocator failing
     ],
 )
-def test_out_of_memory_is_recognised(session: Session, code: str, type_name: Optional[str]) -> None:
+def test_out_of_memory_is_recognised(session: Session, code: str, type_name: str | None) -> None:
     record = session.run(code)["record"]
     assert record["status"] == "error"
     if type_name is not None:

@@ -5,10 +5,10 @@ from __future__ import annotations
 import itertools
 import random
 import time
-from typing import Any, Dict, Iterator, List
+from collections.abc import Iterator
+from typing import Any
 
 import pytest
-
 from kernel_harness import Kernel, attach_helper, live_helper_kernel
 
 pytestmark = pytest.mark.kernel
@@ -26,26 +26,26 @@ class Session:
         self.k = kernel
         self.comm_id = comm_id
 
-    def run(self, code: str) -> Dict[str, Any]:
+    def run(self, code: str) -> dict[str, Any]:
         reply = self.k.execute(code)
         assert reply["status"] == "ok", reply
         return reply
 
-    def request(self, data: Dict[str, Any], timeout: float = 60) -> Dict[str, Any]:
+    def request(self, data: dict[str, Any], timeout: float = 60) -> dict[str, Any]:
         data = dict(data)
         data.setdefault("request_id", f"c{next(_ids)}")
         return self.k.request(self.comm_id, data, timeout)
 
-    def reply(self, data: Dict[str, Any]) -> Dict[str, Any]:
+    def reply(self, data: dict[str, Any]) -> dict[str, Any]:
         answer = self.request(data)
         assert answer["type"] == "reply", answer
         assert answer["request_type"] == data["type"]
         return answer["result"]
 
-    def inspect(self, **kw: Any) -> Dict[str, Any]:
+    def inspect(self, **kw: Any) -> dict[str, Any]:
         return self.reply({"type": "inspect", **kw})
 
-    def delete(self, listing_id: str, names: List[Any], hidden: List[str] = (), free: List[str] = ()) -> Dict[str, Any]:
+    def delete(self, listing_id: str, names: list[Any], hidden: list[str] = (), free: list[str] = ()) -> dict[str, Any]:
         return self.request(
             {"type": "delete", "listing_id": listing_id, "names": list(names), "hidden": list(hidden), "free": list(free)}
         )
@@ -62,19 +62,19 @@ def session(bootstrap: str) -> Iterator[Session]:
         yield s
 
 
-def _entry(result: Dict[str, Any], name: str) -> Dict[str, Any]:
+def _entry(result: dict[str, Any], name: str) -> dict[str, Any]:
     matches = [e for e in result["entries"] if e["name"] == name]
     assert matches, [e["name"] for e in result["entries"]]
     return matches[0]
 
 
-def _hidden(result: Dict[str, Any], holder: str) -> Dict[str, Any]:
+def _hidden(result: dict[str, Any], holder: str) -> dict[str, Any]:
     matches = [h for h in result["hidden"] if h["holder"] == holder]
     assert matches, result["hidden"]
     return matches[0]
 
 
-def _rss(snapshot: Dict[str, Any]) -> int:
+def _rss(snapshot: dict[str, Any]) -> int:
     return snapshot["host"]["rss_bytes"]
 
 
@@ -252,7 +252,7 @@ def test_free_memory_reports_what_gc_collected(session: Session) -> None:
     assert session.k.eval("torch.cuda.is_initialized()") is False
 
 
-def _assert_refused(session: Session, listing_id: str, names: List[Any], needle: str) -> None:
+def _assert_refused(session: Session, listing_id: str, names: list[Any], needle: str) -> None:
     before = session.fingerprint()
     answer = session.delete(listing_id, names)
     assert answer["type"] == "reply", answer
@@ -262,7 +262,7 @@ def _assert_refused(session: Session, listing_id: str, names: List[Any], needle:
     assert session.fingerprint() == before
 
 
-def _assert_error(session: Session, data: Dict[str, Any], code: str, needle: str) -> None:
+def _assert_error(session: Session, data: dict[str, Any], code: str, needle: str) -> None:
     before = session.fingerprint()
     answer = session.request(data)
     assert answer["type"] == "error" and answer["code"] == code, answer
@@ -321,7 +321,7 @@ def _garbage(rng: random.Random, depth: int = 0) -> Any:
 
 def _fuzz_request(rng: random.Random, i: int, listing: str) -> Any:
     kind = rng.choice(["delete", "delete", "delete", "inspect", "free_memory", "ping", _garbage(rng)])
-    data: Dict[str, Any] = {"type": kind, "request_id": f"f{i}"}
+    data: dict[str, Any] = {"type": kind, "request_id": f"f{i}"}
     for field in ("listing_id", "names", "hidden", "free", "actions", "max_entries", "container_depth"):
         if rng.random() < 0.6:
             data[field] = _garbage(rng)

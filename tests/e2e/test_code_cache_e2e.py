@@ -9,10 +9,8 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
-from typing import Dict, List
 
 import pytest
-
 from kernel_harness import Kernel, attach_helper, snapshot_sample
 
 pytestmark = pytest.mark.kernel
@@ -21,17 +19,17 @@ FINDER = "next(f for f in __import__('sys').meta_path if getattr(f, 'jupyterlab_
 HELPER_MODULES = "sorted(n for n in __import__('sys').modules if n.startswith('jupyterlab_vram_helper'))"
 
 
-def cache_env(cache_home: Path, **extra: str) -> Dict[str, str]:
+def cache_env(cache_home: Path, **extra: str) -> dict[str, str]:
     env = {"XDG_CACHE_HOME": str(cache_home), "PYTHONDONTWRITEBYTECODE": "", "JUPYTERLAB_VRAM_CODE_CACHE": ""}
     env.update(extra)
     return env
 
 
-def code_files(cache_home: Path) -> List[Path]:
+def code_files(cache_home: Path) -> list[Path]:
     return sorted((cache_home / "jupyterlab-vram" / "code").glob("*/*.code"))
 
 
-def boot(env: Dict[str, str], bootstrap: str) -> Dict[str, object]:
+def boot(env: dict[str, str], bootstrap: str) -> dict[str, object]:
     """Bootstrap a fresh kernel, check the helper works, and say what the loader did."""
     kernel = Kernel(env=env)
     try:

@@ -22,10 +22,8 @@ from __future__ import annotations
 import ast
 import importlib.util
 import re
-from typing import List
 
 import pytest
-
 from kernel_harness import Kernel
 from snippet_cells import DEFAULT_NAMES, SCHEMA, TORCH_SETUP, default_snippets, render, run_cell, run_snippet, snippet
 
@@ -88,7 +86,7 @@ _tf.config.experimental.set_visible_devices = _refuse("Visible devices")
 HAS_TENSORFLOW = importlib.util.find_spec("tensorflow") is not None
 
 
-def _cuda_amp_outside_the_fallback(code: str) -> List[str]:
+def _cuda_amp_outside_the_fallback(code: str) -> list[str]:
     """Uses of torch.cuda.amp.* other than the GradScaler of PyTorch before 2.3, in the else
     branch of `if hasattr(torch.amp, "GradScaler"):` (never run where torch.amp has one)."""
     tree = ast.parse(code)
@@ -101,7 +99,7 @@ def _cuda_amp_outside_the_fallback(code: str) -> List[str]:
             if id(n) not in fallback or ast.unparse(n) not in ("torch.cuda.amp", "torch.cuda.amp.GradScaler")]
 
 
-def _ids(framework: str, contract: tuple) -> List[str]:
+def _ids(framework: str, contract: tuple) -> list[str]:
     """The contract's ids, then any other default snippet of that framework."""
     extra = [s.get("id") for s in default_snippets() if s.get("framework") == framework and s.get("id") not in contract]
     return list(contract) + [i for i in extra if isinstance(i, str)]

@@ -20,10 +20,9 @@ from __future__ import annotations
 import os
 import signal
 import time
-from typing import Any, Dict, List
+from typing import Any
 
 import pytest
-
 from cgroup_harness import machine_oom_kill_count, move_into, oom_kill_count, real_memory_cgroup, remove_cgroup
 from kernel_harness import Kernel, attach_helper
 
@@ -55,7 +54,7 @@ def _wait_dead(kernel: Kernel, timeout: float) -> None:
     kernel.pump(0.3)  # whatever was still on its way
 
 
-def _samples(kernel: Kernel, comm_id: str) -> List[Dict[str, Any]]:
+def _samples(kernel: Kernel, comm_id: str) -> list[dict[str, Any]]:
     return [m["content"]["data"] for m in kernel.samples(comm_id)]
 
 

@@ -4,10 +4,9 @@ tensor subclass's ``__torch_function__``; and prints nothing."""
 
 from __future__ import annotations
 
-from typing import Any, Dict
+from typing import Any
 
 import pytest
-
 from kernel_harness import Kernel, attach_helper
 
 pytestmark = pytest.mark.kernel
@@ -61,7 +60,7 @@ traced = torch.ones(500).as_subclass(Traced)
 '''
 
 
-def inspect(kernel: Kernel, comm_id: str) -> Dict[str, Dict[str, Any]]:
+def inspect(kernel: Kernel, comm_id: str) -> dict[str, dict[str, Any]]:
     start = len(kernel.output_messages())
     answer = kernel.request(comm_id, {"type": "inspect", "request_id": f"i{start}"}, timeout=60)
     assert answer["type"] == "reply", answer

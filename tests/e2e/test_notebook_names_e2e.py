@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import importlib.util
 import itertools
-from typing import Any, Dict
+from typing import Any
 
 import pytest
-
 from kernel_harness import Kernel, attach_helper
 
 pytestmark = pytest.mark.kernel
@@ -18,7 +17,7 @@ _ids = itertools.count()
 NO_TORCH = {"model": [], "optimizer": [], "dataloader": [], "loss": [], "scaler": []}
 
 
-def names(kernel: Kernel, comm_id: str) -> Dict[str, Any]:
+def names(kernel: Kernel, comm_id: str) -> dict[str, Any]:
     rid = f"n{next(_ids)}"
     answer = kernel.request(comm_id, {"type": "notebook_names", "request_id": rid}, timeout=30)
     assert answer["type"] == "reply", answer

@@ -8,10 +8,9 @@ exception.
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 import pytest
-
 from kernel_harness import CellSession, forget_last_error, live_helper_kernel
 
 pytestmark = pytest.mark.kernel

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import time
-from typing import Iterator, List
+from collections.abc import Iterator
 
 import pytest
-
 from kernel_harness import (
     Kernel,
     attach_helper,
@@ -27,7 +26,7 @@ class Watched:
     def __init__(self, kernel: Kernel, comm_id: str):
         self.k = kernel
         self.comm_id = comm_id
-        self.user_cells: List[str] = []  # msg_ids of cells we ran on purpose
+        self.user_cells: list[str] = []  # msg_ids of cells we ran on purpose
 
     def run(self, code: str, **kw):
         reply = self.k.execute(code, **kw)
@@ -227,7 +226,7 @@ def test_a_comm_opened_later_gets_the_timeline_of_what_was_sent(bootstrap: str) 
         seen = [m["content"]["data"] for m in k.samples(first)]
         second = open_helper_comm(k)
         timeline = k.request(second, {"type": "history", "request_id": "t"})["result"]["timeline"]
-        rows = list(zip(timeline["times"], timeline["rss_bytes"]))
+        rows = list(zip(timeline["times"], timeline["rss_bytes"], strict=True))
         assert [(s["time"], s["host"]["rss_bytes"]) for s in seen] == rows[: len(seen)]
         gap_time, gap_rss = rows[len(seen)]
         assert gap_rss is None and gap_time >= seen[-1]["time"]  # unwatched: a gap, not a line

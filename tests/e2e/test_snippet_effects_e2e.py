@@ -8,7 +8,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from kernel_harness import Kernel
 from snippet_cells import DEFAULT_NAMES, TORCH_SETUP, render, run_cell, run_snippet, snippet
 

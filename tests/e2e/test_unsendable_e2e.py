@@ -7,7 +7,6 @@ request gets its answer."""
 from __future__ import annotations
 
 import pytest
-
 from comm_fuzz import ascii_json_packer
 from kernel_harness import live_helper_kernel
 

@@ -1,12 +1,13 @@
 from __future__ import annotations
 
 import sys
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import pytest
-
 from cleanup_harness import FakeShell, Figures
 from fakes import FakeGpu, FakeProps, FakePynvml, FakeTorch, set_allocator
+
 from jupyterlab_vram_helper.allocations import gpu_allocations
 from jupyterlab_vram_helper.cleanup.cleanup import Cleanup
 

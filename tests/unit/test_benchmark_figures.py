@@ -11,7 +11,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any, Dict, List
+from typing import Any
 
 import pytest
 
@@ -73,7 +73,7 @@ class FakeKernel:
             self.history_events += filled
             self.rss += HISTORY * filled // 100_000
 
-    def execute(self, code: str, **_: Any) -> Dict[str, Any]:
+    def execute(self, code: str, **_: Any) -> dict[str, Any]:
         if "range(60000)" in code:
             self._cuda_events(120_000)
         return {"status": "ok"}
@@ -89,7 +89,7 @@ class FakeKernel:
             return False
         return 1  # tracemalloc's memory, its traces
 
-    def request(self, comm_id: str, data: Dict[str, Any], timeout: float = 0) -> Dict[str, Any]:
+    def request(self, comm_id: str, data: dict[str, Any], timeout: float = 0) -> dict[str, Any]:
         if data["type"] == "record_allocations":
             if data["enabled"] and not self.recording:
                 self.rss += SYMBOLIZER_IMPORTS
@@ -98,10 +98,10 @@ class FakeKernel:
         listing = {"elapsed_ms": 1.0, "devices": [{"device": "host", "sites": [], "count": 0}]}
         return {"type": "reply", "result": listing}
 
-    def comm_data(self, comm_id: str) -> List[Any]:
+    def comm_data(self, comm_id: str) -> list[Any]:
         return []
 
-    def wait_for(self, *args: Any, **kwargs: Any) -> Dict[str, Any]:
+    def wait_for(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
         return {"type": "cell_alive", "elapsed_ms": 1.0}
 
     def shutdown(self) -> None:

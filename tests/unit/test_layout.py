@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import ast
 import sys
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Dict, Iterator, List, Set, Tuple
 
 PACKAGE = "jupyterlab_vram_helper"
 HELPER = Path(__file__).resolve().parents[2] / "python_helper" / PACKAGE
@@ -25,23 +25,23 @@ LAZY_THIRD_PARTY = {"IPython", "comm", "psutil", "pynvml"}
 NEVER_IMPORTED = {"torch", "tensorflow", "jax", "ray", "dask", "numpy"}
 
 
-def _modules() -> Iterator[Tuple[str, ast.Module]]:
+def _modules() -> Iterator[tuple[str, ast.Module]]:
     """(dotted name below the package, parsed source) of every module of the helper."""
     for path in sorted(HELPER.rglob("*.py")):
         parts = list(path.relative_to(HELPER).with_suffix("").parts)
         yield ".".join(parts), ast.parse(path.read_text(encoding="utf-8"))
 
 
-def _type_checking_nodes(tree: ast.Module) -> Set[int]:
+def _type_checking_nodes(tree: ast.Module) -> set[int]:
     """The ids of every node under an ``if TYPE_CHECKING:`` block."""
-    ids: Set[int] = set()
+    ids: set[int] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
             ids.update(id(inner) for inner in ast.walk(node))
     return ids
 
 
-def _imports(name: str, tree: ast.Module) -> Iterator[Tuple[str, ast.stmt]]:
+def _imports(name: str, tree: ast.Module) -> Iterator[tuple[str, ast.stmt]]:
     """(absolute module name, statement) of each import that runs, top level or in a function."""
     skipped = _type_checking_nodes(tree)
     package = name.split(".")[:-1]  # a module's package; an __init__'s is its own
@@ -68,10 +68,10 @@ def _node(dotted: str) -> str:
     return dotted.split(".")[1]
 
 
-def _graph() -> Dict[str, Set[str]]:
+def _graph() -> dict[str, set[str]]:
     names = {".".join([PACKAGE] + name.split(".")) for name, _ in _modules()}
     names = {n[: -len(".__init__")] if n.endswith(".__init__") else n for n in names}
-    edges: Dict[str, Set[str]] = {}
+    edges: dict[str, set[str]] = {}
     for name, tree in _modules():
         if name == "__init__":
             continue  # the entry point: its functions import runtime when the bootstrap calls them
@@ -86,12 +86,12 @@ def _graph() -> Dict[str, Set[str]]:
     return edges
 
 
-def _cycle(edges: Dict[str, Set[str]]) -> List[str]:
+def _cycle(edges: dict[str, set[str]]) -> list[str]:
     """One cycle of the graph, as the path that closes it, or [] when it has none."""
-    state: Dict[str, int] = {}  # 1: on the current path, 2: done
-    path: List[str] = []
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+    path: list[str] = []
 
-    def visit(node: str) -> List[str]:
+    def visit(node: str) -> list[str]:
         state[node] = 1
         path.append(node)
         for after in sorted(edges.get(node, ())):

@@ -23,7 +23,8 @@ import base64
 import pickle
 import threading
 import time
-from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from ..cells.cell_alive import CellAliveTracker
 from ..cells.cell_files import CellFiles
@@ -49,8 +50,8 @@ class AllocationSites:
         self,
         shell: Callable[[], Any],
         broadcast: Callable[[Mapping[str, Any]], None],
-        torch_module: Optional[Callable[[], Any]] = None,
-        call_soon: Optional[Callable[[Callable[[], None]], None]] = None,
+        torch_module: Callable[[], Any] | None = None,
+        call_soon: Callable[[Callable[[], None]], None] | None = None,
     ):
         """``call_soon(f)``: run ``f`` off the kernel's main thread soon (the runtime's
         sender thread); without it, the per-cell figures are computed at once."""
@@ -58,23 +59,23 @@ class AllocationSites:
         self._broadcast = broadcast
         self._call_soon = call_soon if call_soon is not None else (lambda call: call())
         self.alive = CellAliveTracker()
-        self._ended: List[tuple] = []  # (cell id, execution count) of cells whose figure is due
+        self._ended: list[tuple] = []  # (cell id, execution count) of cells whose figure is due
         self._scheduled = False
         self._next_allowed = 0.0  # time.monotonic() before which no new computation starts
-        self._timer: Optional[threading.Timer] = None
-        self.last_error: Optional[str] = None
+        self._timer: threading.Timer | None = None
+        self.last_error: str | None = None
         self.host = HostRecorder()
         self.gpu = GpuRecorder() if torch_module is None else GpuRecorder(torch_module)
         self.cells = CellFiles()
         self._numbering = CellNumbering()
         # (id of the cell info, execution count, cell id, raw source, thread) of the cells running, outermost first
-        self._running: List[Tuple[int, Optional[int], Optional[str], Any, int]] = []
+        self._running: list[tuple[int, int | None, str | None, Any, int]] = []
         self.enabled = False
         self._hooked: Any = None  # the shell whose events carry our hook
 
     # -- the record_allocations request ---------------------------------------------
 
-    def set_recording(self, enabled: bool, host_frames: int, gpu_max_entries: int) -> Dict[str, Any]:
+    def set_recording(self, enabled: bool, host_frames: int, gpu_max_entries: int) -> dict[str, Any]:
         if enabled:
             try:
                 self._start_recording(host_frames, gpu_max_entries)
@@ -122,7 +123,7 @@ class AllocationSites:
             timer.cancel()
         self._scheduled = False
 
-    def state(self) -> Dict[str, Any]:
+    def state(self) -> dict[str, Any]:
         return {"enabled": self.enabled, "host": self.host.state(), "gpu": self.gpu.state()}
 
     # -- cell boundary --------------------------------------------------------------
@@ -245,9 +246,9 @@ class AllocationSites:
         except Exception as exc:
             self.last_error = f"per-cell live bytes failed: {type(exc).__name__}: {exc}"
 
-    def _per_cell_list(self, gpu: bool = True) -> List[Dict[str, Any]]:
+    def _per_cell_list(self, gpu: bool = True) -> list[dict[str, Any]]:
         self.cells.start_lookup()
-        per_cell: Dict[str, Dict[str, int]] = {}
+        per_cell: dict[str, dict[str, int]] = {}
         host = self.host.group(self.cells)
         if host is not None:
             _add_per_cell(per_cell, "host", host)
@@ -279,15 +280,15 @@ class AllocationSites:
 
     # -- the allocation_sites request -----------------------------------------------
 
-    def sites(self, max_sites: int) -> Dict[str, Any]:
+    def sites(self, max_sites: int) -> dict[str, Any]:
         start = time.perf_counter()
         self._at_boundary_tell()  # a listing is a boundary too: the kernel is between cells
         self.cells.shell = self._shell()
         self.cells.start_lookup()
         host = self.host.group(self.cells)
         gpus = self.gpu.group(self.cells)
-        per_cell: Dict[str, Dict[str, int]] = {}
-        devices: List[Dict[str, Any]] = []
+        per_cell: dict[str, dict[str, int]] = {}
+        devices: list[dict[str, Any]] = []
         if host is not None:
             devices.append(host.result("host", max_sites))
             _add_per_cell(per_cell, "host", host)
@@ -304,7 +305,7 @@ class AllocationSites:
             "elapsed_ms": round((time.perf_counter() - start) * 1000, 3),
         }
 
-    def top_sites(self, device: str, limit: int = OOM_SITES_LISTED) -> Dict[str, Any]:
+    def top_sites(self, device: str, limit: int = OOM_SITES_LISTED) -> dict[str, Any]:
         """The out-of-memory diagnosis's ``allocation_sites``: the largest live sites on
         ``device`` ("host" or "cuda:<index>"), or ``recording: False`` when nothing is recorded."""
         if not self.enabled:
@@ -319,8 +320,8 @@ class AllocationSites:
                 return {"recording": True, "sites": grouper.result(device, limit)["sites"]}
         return {"recording": self.gpu.recording, "sites": []}
 
-    def _cells(self, per_cell: Dict[str, Dict[str, int]]) -> List[Dict[str, Any]]:
-        out: Dict[tuple, Dict[str, Any]] = {}
+    def _cells(self, per_cell: dict[str, dict[str, int]]) -> list[dict[str, Any]]:
+        out: dict[tuple, dict[str, Any]] = {}
         for filename, by_device in per_cell.items():
             count, cell_id = self.cells.resolve(filename) or (None, None)
             key = (count, cell_id) if cell_id is None else (None, cell_id)
@@ -334,7 +335,7 @@ class AllocationSites:
                 entry["total_bytes"] += size
         return sorted(out.values(), key=lambda e: (-e["total_bytes"], e["execution_count"] or 0))
 
-    def gpu_snapshot(self) -> Dict[str, Any]:
+    def gpu_snapshot(self) -> dict[str, Any]:
         """The ``allocation_snapshot`` reply: PyTorch's allocator snapshot, pickled as
         ``torch.cuda.memory._dump_snapshot`` writes it, for pytorch.org/memory_viz."""
         self._at_boundary_tell()
@@ -369,7 +370,7 @@ def _run_first(events: Any, name: str, callback: Callable[..., None]) -> None:
         callbacks.insert(0, callback)
 
 
-def _add_per_cell(per_cell: Dict[str, Dict[str, int]], device: str, grouper: SiteGrouper) -> None:
+def _add_per_cell(per_cell: dict[str, dict[str, int]], device: str, grouper: SiteGrouper) -> None:
     for filename, size in grouper.per_cell().items():
         by_device = per_cell.setdefault(filename, {})
         by_device[device] = by_device.get(device, 0) + size

@@ -57,7 +57,8 @@ from __future__ import annotations
 import inspect
 import sys
 import time
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from collections.abc import Callable
+from typing import Any
 
 from ..cells.cell_files import CellFiles
 from ..protocol import GPU_MAX_ENTRIES
@@ -73,23 +74,23 @@ class GpuRecorder:
         self._torch = torch_module
         self.wanted = False
         self.max_entries = GPU_MAX_ENTRIES[2]
-        self.started_at: Optional[float] = None
+        self.started_at: float | None = None
         # False while reading a history someone else started (see the module docstring)
         self.started_by_us = False
-        self.reason: Optional[str] = None  # why it is not recording
+        self.reason: str | None = None  # why it is not recording
         self.unavailable = False  # wanted, but this torch cannot record: not retried at each cell
         # Bytes the allocator held when recording started: allocated before, without stacks.
-        self.allocated_at_start: Optional[int] = None
+        self.allocated_at_start: int | None = None
         # When the history last restarted with another max_entries while recording,
         # and whether the live blocks kept their stacks through it.
-        self.restarted_at: Optional[float] = None
-        self.restart_kept_stacks: Optional[bool] = None
+        self.restarted_at: float | None = None
+        self.restart_kept_stacks: bool | None = None
         # Why: "max_entries" (another ring buffer size) or "stopped_elsewhere" (see the module docstring)
-        self.restart_reason: Optional[str] = None
+        self.restart_reason: str | None = None
         # A history this recorder read was found switched off by someone else: ours starts next
         self._stopped_elsewhere = False
         # (torch's memory_snapshot, whether it takes include_traces): looked up once
-        self._segments_only: Optional[Tuple[Any, bool]] = None
+        self._segments_only: tuple[Any, bool] | None = None
 
     @property
     def recording(self) -> bool:
@@ -127,10 +128,10 @@ class GpuRecorder:
         if self.try_start():
             self._restarted(self.started_at, False, "max_entries")
 
-    def _restarted(self, at: Optional[float], kept_stacks: bool, reason: str) -> None:
+    def _restarted(self, at: float | None, kept_stacks: bool, reason: str) -> None:
         self.restarted_at, self.restart_kept_stacks, self.restart_reason = at, kept_stacks, reason
 
-    def _history_call(self) -> Tuple[Any, bool]:
+    def _history_call(self) -> tuple[Any, bool]:
         """torch's ``_record_memory_history``, and whether it takes ``clear_history``.
 
         The public call forwards ``*args, **kwargs`` to
@@ -235,7 +236,7 @@ class GpuRecorder:
         except Exception:
             pass
 
-    def state(self) -> Dict[str, Any]:
+    def state(self) -> dict[str, Any]:
         if self.recording:
             state = "recording" if self.started_by_us else "shared"
         elif self.wanted:
@@ -253,14 +254,14 @@ class GpuRecorder:
             "restart_reason": self.restart_reason if self.recording else None,
         }
 
-    def snapshot(self) -> Optional[Dict[str, Any]]:
+    def snapshot(self) -> dict[str, Any] | None:
         """PyTorch's allocator snapshot (segments and history), or None while not recording."""
         if not self.recording:
             return None
         torch = self._torch()
         return torch.cuda.memory._snapshot()
 
-    def live_segments(self) -> Optional[List[Dict[str, Any]]]:
+    def live_segments(self) -> list[dict[str, Any]] | None:
         """The allocator's segments, whose live blocks carry their stacks, without
         the event history; None while not recording.
 
@@ -294,12 +295,12 @@ class GpuRecorder:
             segments_only = self._segments_only = (snapshot, _takes(snapshot, "include_traces"))
         return segments_only[1]
 
-    def group(self, cells: CellFiles) -> List[Tuple[int, SiteGrouper]]:
+    def group(self, cells: CellFiles) -> list[tuple[int, SiteGrouper]]:
         """Per device index, its live blocks grouped by site; [] while not recording."""
         segments = self.live_segments()
         if segments is None:
             return []
-        groupers: Dict[int, SiteGrouper] = {}
+        groupers: dict[int, SiteGrouper] = {}
         for segment in segments:
             device = segment.get("device")
             if not isinstance(device, int):
@@ -316,7 +317,7 @@ class GpuRecorder:
         return sorted(groupers.items())
 
 
-def _history_enabled(torch: Any) -> Optional[bool]:
+def _history_enabled(torch: Any) -> bool | None:
     """Whether PyTorch's allocator history is on (only asked once CUDA is
     initialised); None where this torch cannot say."""
     enabled = getattr(getattr(torch, "_C", None), "_cuda_isHistoryEnabled", None)
@@ -337,7 +338,7 @@ def symbolizer_ready() -> bool:
     return _symbolizer_ran or "torch._inductor" in sys.modules
 
 
-def _symbolizer_calls(torch: Any) -> Optional[Tuple[Callable[..., Any], Callable[..., Any]]]:
+def _symbolizer_calls(torch: Any) -> tuple[Callable[..., Any], Callable[..., Any]] | None:
     profiler = getattr(getattr(torch, "_C", None), "_profiler", None)
     gather = getattr(profiler, "gather_traceback", None)
     symbolize = getattr(profiler, "symbolize_tracebacks", None)
@@ -376,12 +377,14 @@ def _takes(function: Any, name: str) -> bool:
         return False
 
 
-def _allocated_total(torch: Any) -> Optional[int]:
+def _allocated_total(torch: Any) -> int | None:
     try:
         total = 0
         for index in range(torch_cuda.initialized_device_count(torch)):
             reading = torch_cuda.allocator_counters(torch, index)
             if reading is not None:
+                if reading.allocated is None:
+                    return None  # one device unknown: the total is unknown
                 total += reading.allocated
         return total
     except Exception:

@@ -29,7 +29,8 @@ from __future__ import annotations
 import collections
 import time
 import tracemalloc
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from collections.abc import Callable
+from typing import Any
 
 from ..cells.cell_files import CellFiles
 from .site_grouping import Frame, SiteGrouper
@@ -38,13 +39,13 @@ from .site_grouping import Frame, SiteGrouper
 class HostRecorder:
     def __init__(self) -> None:
         self.started_by_us = False
-        self.frames: Optional[int] = None
-        self.asked_frames: Optional[int] = None  # the depth asked for (someone else's may differ)
-        self.started_at: Optional[float] = None
+        self.frames: int | None = None
+        self.asked_frames: int | None = None  # the depth asked for (someone else's may differ)
+        self.started_at: float | None = None
         # When recording last restarted with another depth, or around a call
         # (untraced): earlier traces dropped; and why ("frames" or the caller's reason).
-        self.restarted_at: Optional[float] = None
-        self.restart_reason: Optional[str] = None
+        self.restarted_at: float | None = None
+        self.restart_reason: str | None = None
         # Our tracing is stopped for a call (untraced), to start again after it.
         self.paused = False
 
@@ -117,7 +118,7 @@ class HostRecorder:
         self.restarted_at = None
         self.restart_reason = None
 
-    def state(self) -> Dict[str, Any]:
+    def state(self) -> dict[str, Any]:
         tracing = self.recording
         return {
             "state": ("recording" if self.started_by_us else "shared") if tracing else "off",
@@ -128,7 +129,7 @@ class HostRecorder:
             "restart_reason": self.restart_reason if tracing and self.restarted_at is not None else None,
         }
 
-    def group(self, cells: CellFiles) -> Optional[SiteGrouper]:
+    def group(self, cells: CellFiles) -> SiteGrouper | None:
         """The live traced allocations grouped by site; ``None`` while not recording."""
         if not self.recording:
             return None
@@ -147,7 +148,7 @@ class HostRecorder:
 # The tracemalloc domain NumPy reports its data buffers in (numpy/_core/src/multiarray/alloc.c).
 NUMPY_TRACE_DOMAIN = 389047
 
-_untrack: Optional[Callable[[int, int], int]] = None
+_untrack: Callable[[int, int], int] | None = None
 _untrack_bound = False
 
 
@@ -181,11 +182,11 @@ def forget_failed_numpy_allocation() -> None:
             pass
 
 
-def _frame_of(raw: Tuple[str, int]) -> Frame:
+def _frame_of(raw: tuple[str, int]) -> Frame:
     return (raw[0], raw[1], None)
 
 
-def _sizes_by_stack(snapshot: Any) -> Dict[Any, List[int]]:
+def _sizes_by_stack(snapshot: Any) -> dict[Any, list[int]]:
     """The sizes of the live traces, per stack.
 
     Written to allocate as little as possible per trace: tracemalloc still
@@ -196,7 +197,7 @@ def _sizes_by_stack(snapshot: Any) -> Dict[Any, List[int]]:
     and ``sum()`` of a list of ints adds in C. 300,000 traces: 4.4 s the naive
     way, a small fraction of that this way (benchmarks/allocation_recording_cost.py).
     """
-    by_stack: Dict[Any, List[int]] = collections.defaultdict(list)
+    by_stack: dict[Any, list[int]] = collections.defaultdict(list)
     raw = _raw_trace_tuples(snapshot)
     if raw is not None:
         for trace in raw:  # (domain, size, frames, total_nframe): no tuple made per trace
@@ -207,7 +208,7 @@ def _sizes_by_stack(snapshot: Any) -> Dict[Any, List[int]]:
     return by_stack
 
 
-def _raw_trace_tuples(snapshot: Any) -> Optional[List[Tuple[Any, ...]]]:
+def _raw_trace_tuples(snapshot: Any) -> list[tuple[Any, ...]] | None:
     """``snapshot.traces._traces``: CPython's raw tuples ``(domain, size, frames,
     total_nframe)`` with frames most recent first, one shared tuple per distinct
     stack; iterating them is several times faster than building ``Trace``

@@ -24,13 +24,14 @@ from __future__ import annotations
 import ast
 import linecache
 import re
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from ..cells.cell_files import CellFiles, leading_blank_lines, source_line
 
-Frame = Tuple[str, int, Optional[str]]
+Frame = tuple[str, int, str | None]
 # (cell file or None, line, filename, function): what a site is keyed by
-SiteKey = Tuple[bool, str, int]
+SiteKey = tuple[bool, str, int]
 
 
 def _is_helper_frame(filename: str) -> bool:
@@ -46,7 +47,7 @@ _TIMED_CODE = ("<timed exec>", "<timed eval>")
 _TIME_MAGIC = re.compile(r"run_(cell|line)_magic\(\s*['\"]time['\"]\s*,")
 
 
-def _timed_cell_line(cell: Frame, timed: Frame) -> Optional[int]:
+def _timed_cell_line(cell: Frame, timed: Frame) -> int | None:
     """The cell's line of a frame of timed code called from the cell's frame ``cell``;
     None where the cell's line is no %time/%%time (a timed cell's function, called later)."""
     try:
@@ -75,14 +76,14 @@ def _timed_body_blank_lines(magic: str) -> int:
 class _Site:
     __slots__ = ("in_cell", "filename", "line", "function", "bytes", "count", "library")
 
-    def __init__(self, in_cell: bool, filename: str, line: int, function: Optional[str]):
+    def __init__(self, in_cell: bool, filename: str, line: int, function: str | None):
         self.in_cell = in_cell
         self.filename = filename
         self.line = line
         self.function = function
         self.bytes = 0
         self.count = 0
-        self.library: Dict[Frame, int] = {}
+        self.library: dict[Frame, int] = {}
 
 
 class SiteGrouper:
@@ -91,10 +92,10 @@ class SiteGrouper:
     def __init__(self, cells: CellFiles, normalise: Callable[[Any], Frame] = lambda f: f):
         self._cells = cells
         self._normalise = normalise
-        self._sites: Dict[SiteKey, _Site] = {}
-        self._by_stack: Dict[int, Tuple[Any, Optional[_Site], Optional[Frame], Optional[str]]] = {}
+        self._sites: dict[SiteKey, _Site] = {}
+        self._by_stack: dict[int, tuple[Any, _Site | None, Frame | None, str | None]] = {}
         # Bytes alive per cell code file of the cell that ran (the outermost cell frame)
-        self._by_running_cell: Dict[str, int] = {}
+        self._by_running_cell: dict[str, int] = {}
         self.total_bytes = 0
         self.count = 0
         self.unattributed_bytes = 0  # no frames at all (made before recording started)
@@ -126,7 +127,7 @@ class SiteGrouper:
         if library is not None:
             site.library[library] = site.library.get(library, 0) + size
 
-    def _place(self, frames: Sequence[Any]) -> Tuple[Optional[_Site], Optional[Frame], Optional[str]]:
+    def _place(self, frames: Sequence[Any]) -> tuple[_Site | None, Frame | None, str | None]:
         """The site charged with an allocation of this stack, the library frame
         beneath it, and the code file of the cell that ran (the outermost cell
         frame: a function defined in one cell and called from another charges
@@ -136,11 +137,11 @@ class SiteGrouper:
         """
         if not frames:
             return None, None, None
-        normalised: List[Frame] = []
+        normalised: list[Frame] = []
         timed = -1  # where in ``normalised`` the outermost frame of timed code is
-        site: Optional[_Site] = None
-        library: Optional[Frame] = None
-        running: Optional[str] = None
+        site: _Site | None = None
+        library: Frame | None = None
+        running: str | None = None
         for raw in frames:
             frame = self._normalise(raw)
             if _is_helper_frame(frame[0]):
@@ -170,7 +171,7 @@ class SiteGrouper:
             site = self._sites[key] = _Site(in_cell, frame[0], frame[1], frame[2])
         return site
 
-    def result(self, device: str, max_sites: int) -> Dict[str, Any]:
+    def result(self, device: str, max_sites: int) -> dict[str, Any]:
         ordered = sorted(self._sites.values(), key=lambda s: (-s.bytes, s.filename, s.line))
         return {
             "device": device,
@@ -183,14 +184,14 @@ class SiteGrouper:
             "sites": [self._describe(device, site) for site in ordered[:max_sites]],
         }
 
-    def per_cell(self) -> Dict[str, int]:
+    def per_cell(self) -> dict[str, int]:
         """Bytes still alive per code file of the cell whose run allocated them
         (every allocation, not only the listed sites)."""
         return dict(self._by_running_cell)
 
-    def _describe(self, device: str, site: _Site) -> Dict[str, Any]:
+    def _describe(self, device: str, site: _Site) -> dict[str, Any]:
         library = max(site.library.items(), key=lambda item: item[1])[0] if site.library else None
-        cell = None
+        cell: dict[str, Any] | None = None
         frame = None
         code = source_line(site.filename, site.line)
         if site.in_cell:
@@ -223,7 +224,7 @@ def _is_ipython_frame(filename: str) -> bool:
     return "/IPython/" in normalised or filename.startswith("<decorator-gen-")
 
 
-def _beneath(inner: Sequence[Frame]) -> Optional[Frame]:
+def _beneath(inner: Sequence[Frame]) -> Frame | None:
     """The frame shown beneath a cell's line: the first, going in from the cell
     (``inner`` is innermost first), that is not IPython's own: the script's line
     under ``%run``, the library function a line called."""
@@ -233,6 +234,6 @@ def _beneath(inner: Sequence[Frame]) -> Optional[Frame]:
     return inner[-1] if inner else None
 
 
-def _frame_dict(filename: str, line: int, function: Optional[str]) -> Dict[str, Any]:
+def _frame_dict(filename: str, line: int, function: str | None) -> dict[str, Any]:
     return {"filename": filename[-500:], "line": line, "function": function[:200] if function else None}
 

@@ -72,23 +72,24 @@ import os
 import threading
 import time
 import traceback
-from typing import TYPE_CHECKING, Any, Callable, Deque, List, Mapping, Optional, Tuple
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
 
-from ..oom.cell_outcome import cell_outcome, exception_of, oom_message_readable, out_of_memory_text
-from .cell_readings import EndedCell, GpuReading, PendingCell, gpu_reading
-from .cell_records import cell_record, gpu_records
 from ..config import SamplerConfig
-from .execution_counts import CellNumbering
 from ..forking import call_in_forked_child
-from ..protocol import cells_message, error_message
+from ..oom.cell_outcome import cell_outcome, exception_of, oom_message_readable, out_of_memory_text
+from ..protocol import CellStatus, cells_message, error_message
 from ..sampling.readers import torch_cuda
 from ..sampling.readers.kernel_rss import KernelRss, kernel_rss
 from ..sampling.readers.torch_cuda import NO_ALLOCATIONS, CellAllocators
+from .cell_readings import EndedCell, GpuReading, PendingCell, gpu_reading
+from .cell_records import cell_record, gpu_records
+from .execution_counts import CellNumbering
 from .running_cells import MAX_PENDING_CELLS, RunningCells
 
 if TYPE_CHECKING:  # only the type: the module is loaded when a diagnosis is made
-    from ..protocol_types import CellGpuMemory, CellMemoryRecord
     from ..oom.oom_diagnosis import OomDiagnosis
+    from ..protocol_types import CellGpuMemory, CellMemoryRecord
 
 
 HISTORY_LENGTH = 2000
@@ -105,11 +106,11 @@ class CellMemoryRecorder:
     def __init__(
         self,
         config: Callable[[], SamplerConfig],
-        send: Optional[Callable[[Mapping[str, Any]], None]] = None,
+        send: Callable[[Mapping[str, Any]], None] | None = None,
         has_listeners: Callable[[], bool] = lambda: True,
-        call_soon: Optional[Callable[[Callable[[], None]], None]] = None,
-        diagnose_oom: Optional[Callable[[str, str], Optional[OomDiagnosis]]] = None,
-        rss: Optional[KernelRss] = None,
+        call_soon: Callable[[Callable[[], None]], None] | None = None,
+        diagnose_oom: Callable[[str, str], OomDiagnosis | None] | None = None,
+        rss: KernelRss | None = None,
         torch_module: Callable[[], Any] = torch_cuda.loaded_torch,
         shell: Any = None,
         wall_clock: Callable[[], float] = time.time,
@@ -132,10 +133,10 @@ class CellMemoryRecorder:
         # Its list, kept as an attribute of ours: the hooks' common path reads it directly.
         self._pending = self._running.cells
         self._numbering = CellNumbering()
-        self._records: Deque[CellMemoryRecord] = collections.deque(maxlen=max_records)
-        self._ended: Deque[EndedCell] = collections.deque()  # waiting for their end figures
+        self._records: collections.deque[CellMemoryRecord] = collections.deque(maxlen=max_records)
+        self._ended: collections.deque[EndedCell] = collections.deque()  # waiting for their end figures
         # Records made since the last send; the sender thread sends them together.
-        self._unsent: Deque[CellMemoryRecord] = collections.deque(maxlen=max_records)
+        self._unsent: collections.deque[CellMemoryRecord] = collections.deque(maxlen=max_records)
         self._finish_lock = threading.Lock()
         # A sender round is queued and has not started: cells that end
         # meanwhile join it without queuing (or waking) anything.
@@ -151,19 +152,19 @@ class CellMemoryRecorder:
         # a task of its own (top-level await) still hands over before its reply.
         self.reply_loop: Any = None
         # torch's allocators once CUDA is initialised (CellAllocators); not in a forked child.
-        self._cuda: Optional[CellAllocators] = None
+        self._cuda: CellAllocators | None = None
         call_in_forked_child(self._forget_parent_state)
         self._next_id = 1
         # Names this run of record ids (they start at 1 in every recorder: a
         # new process, or a helper delivered anew). The frontend keys records
         # by it, so a pid that a container reuses cannot mix two runs.
         self.series = os.urandom(8).hex()
-        self.last_error: Optional[str] = None
+        self.last_error: str | None = None
         self._reported_errors: set = set()
 
     # -- IPython hooks ------------------------------------------------------------
 
-    def hooks(self) -> List[Tuple[str, Callable[..., None]]]:
+    def hooks(self) -> list[tuple[str, Callable[..., None]]]:
         return [("pre_run_cell", self.pre_run_cell), ("post_run_cell", self.post_run_cell)]
 
     # Both hooks are flat on purpose: they run with caches cold (the kernel
@@ -188,8 +189,8 @@ class CellMemoryRecorder:
             # One reading of torch's counters, before any reset: the start of this
             # cell, and the end of records still waiting for theirs.
             torch = self._torch()
-            gpus: Optional[GpuReading] = None
-            cuda: Optional[CellAllocators] = None
+            gpus: GpuReading | None = None
+            cuda: CellAllocators | None = None
             if torch is not None:
                 try:
                     cuda = self._cell_allocators(torch)
@@ -259,6 +260,7 @@ class CellMemoryRecorder:
                 if found is None:
                     return
                 cell = found
+            status: CellStatus
             if (result is not None and getattr(result, "error_in_exec", None) is None
                     and getattr(result, "error_before_exec", None) is None):
                 status, error = "ok", None  # the common case, without cell_outcome's two calls
@@ -273,7 +275,7 @@ class CellMemoryRecorder:
             if not isinstance(execution_count, int) or isinstance(execution_count, bool):
                 execution_count = cell.execution_count
             # torch's counters after the cell are read later (see the module docstring).
-            gpus_after: Optional[GpuReading] = None if cell.gpus_before or self._torch() is not None else {}
+            gpus_after: GpuReading | None = None if cell.gpus_before or self._torch() is not None else {}
             oom = self._diagnosis(result) if error is not None and error["out_of_memory"] else None
             ended = EndedCell(cell, t1, status, error, execution_count, gpus_after, oom)
             if pending:
@@ -288,7 +290,8 @@ class CellMemoryRecorder:
                 if loop is not None and not pending and _running_loop() is loop:
                     # See reply_loop: the sender is woken once the reply has gone.
                     try:
-                        loop.call_soon(self._hand_off_round)
+                        # Not None (tested above): mypy widens it again by the ``is`` test.
+                        loop.call_soon(self._hand_off_round)  # type: ignore[union-attr]
                     except Exception:  # a closed loop
                         self._hand_off_round()
                 else:
@@ -298,7 +301,7 @@ class CellMemoryRecorder:
 
     # -- sampler feed (sampler thread) -------------------------------------------
 
-    def observe(self, figures: Mapping[str, Any], started: Optional[float] = None) -> None:
+    def observe(self, figures: Mapping[str, Any], started: float | None = None) -> None:
         """Fold one sampler reading into the running cell's maxima (cheap, never raises).
 
         ``started``: when the reading began, on this recorder's clock (the
@@ -314,7 +317,7 @@ class CellMemoryRecorder:
 
     # -- history ------------------------------------------------------------------
 
-    def history(self) -> List[CellMemoryRecord]:
+    def history(self) -> list[CellMemoryRecord]:
         """The kept records, oldest first."""
         self.finish_records()
         return list(self._records)
@@ -340,7 +343,7 @@ class CellMemoryRecorder:
                 reset(index)
         cell.gpu_peaks_were_reset = True
 
-    def _cell_allocators(self, torch: Any) -> Optional[CellAllocators]:
+    def _cell_allocators(self, torch: Any) -> CellAllocators | None:
         """torch's allocators as the hooks call them (None while CUDA is not initialised), kept once fixed."""
         cuda = self._cuda
         if cuda is not None and cuda.torch is torch:
@@ -357,7 +360,7 @@ class CellMemoryRecorder:
             self._problem(what, exc)
             return {}
 
-    def _gpu_entries(self, ended: EndedCell) -> List[CellGpuMemory]:
+    def _gpu_entries(self, ended: EndedCell) -> list[CellGpuMemory]:
         """The record's per-device entries ([] if they cannot be made)."""
         try:
             return gpu_records(ended.cell, ended.gpus_after or {})
@@ -365,7 +368,7 @@ class CellMemoryRecorder:
             self._problem("recording torch.cuda's figures of the cell", exc)
             return []
 
-    def _rss_reading(self, what: str, hold_gil: bool = True) -> Tuple[Optional[int], Optional[int]]:
+    def _rss_reading(self, what: str, hold_gil: bool = True) -> tuple[int | None, int | None]:
         """RSS and VmHWM now; unknown (and one problem report) if they cannot be read."""
         try:
             return self._rss.rss_and_peak(hold_gil=hold_gil)
@@ -377,7 +380,7 @@ class CellMemoryRecorder:
         ended.rss_after, ended.rss_peak_after = self._rss_reading("reading RSS at cell end")
         ended.host_read = True
 
-    def _diagnosis(self, result: Any) -> Optional[OomDiagnosis]:
+    def _diagnosis(self, result: Any) -> OomDiagnosis | None:
         if self._diagnose_oom is None:
             return None
         try:
@@ -414,7 +417,7 @@ class CellMemoryRecorder:
         if records and self._send is not None and self._has_listeners():
             self._send(cells_message(records))
 
-    def _stamp_ended(self, reading: Optional[Tuple[Optional[int], Optional[int]]], gpus: Optional[GpuReading]) -> None:
+    def _stamp_ended(self, reading: tuple[int | None, int | None] | None, gpus: GpuReading | None) -> None:
         """Give cells still without their end figures ``reading`` (RSS, VmHWM) and ``gpus``.
 
         A hook calls this just before it resets the peaks, which would lose
@@ -459,8 +462,8 @@ class CellMemoryRecorder:
         with self._finish_lock:
             if not self._ended:
                 return
-            reading: Optional[Tuple[Optional[int], Optional[int]]] = None
-            gpus: Optional[GpuReading] = None
+            reading: tuple[int | None, int | None] | None = None
+            gpus: GpuReading | None = None
             while self._ended:
                 ended = self._ended[0]
                 if not ended.host_read:

@@ -15,7 +15,8 @@ in one figure, which is what a leak looks like.
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional
+import itertools
+from typing import Any
 
 LEAK_RUNS = 3  # consecutive growing runs that make a likely leak
 LEAK_MIN_GROWTH_BYTES = 1 << 20  # below this a rise is noise (caches, interned objects)
@@ -26,12 +27,12 @@ MAX_TRACKED_CELLS = 2000
 
 class CellAliveTracker:
     def __init__(self) -> None:
-        self._runs: Dict[str, List[List[Any]]] = {}  # cell id -> [[execution_count, total alive], ...]
+        self._runs: dict[str, list[list[Any]]] = {}  # cell id -> [[execution_count, total alive], ...]
 
     def forget(self) -> None:
         self._runs.clear()
 
-    def ran(self, cell_id: Optional[str], execution_count: Optional[int], cells: List[Dict[str, Any]]) -> None:
+    def ran(self, cell_id: str | None, execution_count: int | None, cells: list[dict[str, Any]]) -> None:
         """Note the figure of the cell that just ran, from ``cells`` (allocation_sites' per-cell list)."""
         if not cell_id:
             return
@@ -54,7 +55,7 @@ class CellAliveTracker:
             runs.append([execution_count, total])
             del runs[:-RUNS_KEPT]
 
-    def growing(self, cell_id: Optional[str]) -> bool:
+    def growing(self, cell_id: str | None) -> bool:
         runs = self._runs.get(cell_id or "")
         if not runs:
             return False
@@ -63,9 +64,9 @@ class CellAliveTracker:
         if len(totals) < LEAK_RUNS + 1:
             return False
         last = totals[-(LEAK_RUNS + 1):]
-        return all(b - a >= LEAK_MIN_GROWTH_BYTES for a, b in zip(last, last[1:]))
+        return all(b - a >= LEAK_MIN_GROWTH_BYTES for a, b in itertools.pairwise(last))
 
-    def message(self, cells: List[Dict[str, Any]]) -> Dict[str, Any]:
+    def message(self, cells: list[dict[str, Any]]) -> dict[str, Any]:
         """The ``cell_alive`` message: every cell's live bytes, its recent runs and the leak flag."""
         listed = []
         for cell in cells[:MAX_CELLS]:

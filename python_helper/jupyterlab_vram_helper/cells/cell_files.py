@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import linecache
 import re
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any
 
 _IPYTHON_INPUT = re.compile(r"^<ipython-input-(\d+)-[0-9a-f]+>$")
 _IPYKERNEL_FILE = re.compile(r"[/\\]ipykernel_\d+[/\\][0-9a-f]+\.py$")
@@ -56,21 +56,21 @@ class CellFiles:
 
     def __init__(self, shell: Any = None):
         self.shell = shell
-        self._cell_ids: Dict[int, str] = {}  # execution count -> notebook cell id
+        self._cell_ids: dict[int, str] = {}  # execution count -> notebook cell id
         # code file -> the cell that ran it through run_cell (the shell's map names the wrong one)
-        self._nested: Dict[str, Tuple[Optional[int], Optional[str]]] = {}
-        self._cache: Dict[str, Optional[Tuple[Optional[int], Optional[str]]]] = {}
+        self._nested: dict[str, tuple[int | None, str | None]] = {}
+        self._cache: dict[str, tuple[int | None, str | None] | None] = {}
         # code file -> the cell's lines above its line 1 (none noted: 0). A file
         # name hashes its raw source, so its offset never changes.
-        self._line_offsets: Dict[str, int] = {}
+        self._line_offsets: dict[str, int] = {}
         # hashes of the sources run_cell ran: a cell of its own with one of them
         # takes its file back, and sets its offset again (str caches its hash)
-        self._nested_sources: Dict[int, None] = {}
+        self._nested_sources: dict[int, None] = {}
         # hash of a raw source -> the cells that ran it; code file -> those of them, where two or more
-        self._source_cells: Dict[int, List[str]] = {}
-        self._shared_files: Dict[str, List[str]] = {}
+        self._source_cells: dict[int, list[str]] = {}
+        self._shared_files: dict[str, list[str]] = {}
 
-    def note(self, execution_count: Optional[int], cell_id: Optional[str]) -> None:
+    def note(self, execution_count: int | None, cell_id: str | None) -> None:
         """Remember which notebook cell runs under ``execution_count`` (from ``pre_run_cell``)."""
         if isinstance(execution_count, int) and isinstance(cell_id, str) and cell_id:
             if execution_count not in self._cell_ids and len(self._cell_ids) >= MAX_NOTED_CELLS:
@@ -87,14 +87,14 @@ class CellFiles:
         if not named:  # no map to read: every count may name a file (<ipython-input-N-...>)
             self._cell_ids.pop(next(iter(self._cell_ids)))
             return
-        named.update(count for count, _ in self._nested.values())
+        named.update(count for count, _ in self._nested.values() if count is not None)
         kept = {count: cell_id for count, cell_id in self._cell_ids.items() if count in named}
         while len(kept) > MAX_NOTED_CELLS // 2:
             kept.pop(next(iter(kept)))
         self._cell_ids = kept
 
     def note_nested(
-        self, raw_cell: Any, execution_count: Optional[int], cell_id: Optional[str], outer_raw_cell: Any = None
+        self, raw_cell: Any, execution_count: int | None, cell_id: str | None, outer_raw_cell: Any = None
     ) -> None:
         """The running cell ``(execution_count, cell_id)``, whose source is
         ``outer_raw_cell``, runs ``raw_cell`` through ``run_cell``."""
@@ -116,7 +116,7 @@ class CellFiles:
             if at >= 0:
                 self._note_offset(filename, outer_raw_cell.count("\n", 0, at) + leading_blank_lines(raw_cell))
 
-    def note_own(self, raw_cell: Any, cell_id: Optional[str] = None) -> None:
+    def note_own(self, raw_cell: Any, cell_id: str | None = None) -> None:
         """A cell of its own (``cell_id``) runs ``raw_cell``: its file is that cell's
         again, not a nested run's."""
         if isinstance(raw_cell, str) and isinstance(cell_id, str) and cell_id:
@@ -151,7 +151,7 @@ class CellFiles:
                 self._shared_files.pop(next(iter(self._shared_files)))
             self._shared_files[filename] = cells
 
-    def same_code_cells(self, filename: str) -> Optional[List[str]]:
+    def same_code_cells(self, filename: str) -> list[str] | None:
         """The cells that ran the source compiled under ``filename``, where two or more did; else None."""
         return list(self._shared_files[filename]) if filename in self._shared_files else None
 
@@ -167,7 +167,7 @@ class CellFiles:
         """How many lines of the cell the user sees come before line 1 of ``filename``'s code."""
         return self._line_offsets.get(filename, 0)
 
-    def _code_name(self, raw_cell: Any) -> Optional[str]:
+    def _code_name(self, raw_cell: Any) -> str | None:
         """The file name the shell compiles ``raw_cell`` under: ipykernel's names
         hash the raw source alone (IPython's own also hash the transformed code,
         which the hook does not see: those names may not match, and nothing is noted)."""
@@ -179,7 +179,7 @@ class CellFiles:
         except Exception:
             return None
 
-    def raw_line(self, execution_count: Optional[int], line: int) -> Optional[str]:
+    def raw_line(self, execution_count: int | None, line: int) -> str | None:
         """Line ``line`` of the cell run under ``execution_count`` as the user wrote it
         (IPython's input history), or None."""
         try:
@@ -193,7 +193,7 @@ class CellFiles:
         except Exception:
             return None
 
-    def cell_id_of(self, execution_count: int) -> Optional[str]:
+    def cell_id_of(self, execution_count: int) -> str | None:
         """The notebook cell noted under ``execution_count``, if any."""
         return self._cell_ids.get(execution_count)
 
@@ -211,7 +211,7 @@ class CellFiles:
         self._cache.clear()
         self._filename_map = self._read_filename_map()
 
-    def _read_filename_map(self) -> Dict[str, int]:
+    def _read_filename_map(self) -> dict[str, int]:
         try:
             found = getattr(getattr(self.shell, "compile", None), "_filename_map", None)
             return dict(found) if isinstance(found, dict) else {}
@@ -221,7 +221,7 @@ class CellFiles:
     def is_cell(self, filename: str) -> bool:
         return self.resolve(filename) is not None
 
-    def resolve(self, filename: str) -> Optional[Tuple[Optional[int], Optional[str]]]:
+    def resolve(self, filename: str) -> tuple[int | None, str | None] | None:
         """``(execution_count, cell_id)`` of the cell compiled under ``filename``; ``None``: not a cell."""
         try:
             return self._cache[filename]
@@ -231,7 +231,7 @@ class CellFiles:
         self._cache[filename] = found
         return found
 
-    def _resolve(self, filename: str) -> Optional[Tuple[Optional[int], Optional[str]]]:
+    def _resolve(self, filename: str) -> tuple[int | None, str | None] | None:
         if not isinstance(filename, str):
             return None
         nested = self._nested.get(filename)
@@ -263,7 +263,7 @@ def leading_blank_lines(raw_cell: Any) -> int:
     return raw_cell.count("\n", 0, blank.end())
 
 
-def source_line(filename: str, line: int) -> Optional[str]:
+def source_line(filename: str, line: int) -> str | None:
     """The text of ``line`` in ``filename`` as IPython cached it (cells live in linecache), or None."""
     try:
         text = linecache.getline(filename, line)

@@ -3,14 +3,14 @@ ends, and how a peak follows from a high-water counter and readings."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Dict, List, Optional, Set, Tuple
+from typing import TYPE_CHECKING
 
 from ..protocol import CellStatus
 from ..sampling.readers.torch_cuda import NO_ALLOCATIONS, AllocatorStats, CellAllocators
 
 if TYPE_CHECKING:  # only the type: the module is loaded when a diagnosis is made
-    from ..protocol_types import CellError
     from ..oom.oom_diagnosis import OomDiagnosis
+    from ..protocol_types import CellError
 
 
 class PendingCell:
@@ -23,26 +23,26 @@ class PendingCell:
         "nested", "thread",
     )
 
-    def __init__(self, info_id: int, cell_id: Optional[str], execution_count: Optional[int], started: float):
+    def __init__(self, info_id: int, cell_id: str | None, execution_count: int | None, started: float):
         self.info_id = info_id
         self.cell_id = cell_id
         self.execution_count = execution_count
         self.started = started
         self.t0 = 0.0
-        self.rss_before: Optional[int] = None
-        self.rss_peak_before: Optional[int] = None  # VmHWM when not reset
+        self.rss_before: int | None = None
+        self.rss_peak_before: int | None = None  # VmHWM when not reset
         # VmHWM counts from this cell's start: reset there, or it was the RSS already
         self.rss_peak_from_start = False
         # The highest RSS seen during the cell by the sampler (and, for a cell
         # that ran another one inside it, VmHWM before the inner cell reset it).
-        self.sampled_rss_max: Optional[int] = None
+        self.sampled_rss_max: int | None = None
         self.cuda_was_initialized = False
         self.gpus_before: GpuReading = {}
         self.gpu_peaks_were_reset = False
         # index -> [allocated max, reserved max], the same for torch's counters
-        self.sampled_gpu_max: Dict[int, List[int]] = {}
+        self.sampled_gpu_max: dict[int, list[int]] = {}
         # Devices whose peaks an inner cell's reset hid (their maxima hold them).
-        self.gpu_peaks_folded: Set[int] = set()
+        self.gpu_peaks_folded: set[int] = set()
         # Run by the running cell through run_cell (%%capture, get_ipython().run_cell):
         # part of that cell, whose record covers it.
         self.nested = False
@@ -57,8 +57,8 @@ class EndedCell:
     __slots__ = ("cell", "t1", "status", "error", "execution_count", "gpus_after", "oom",
                  "host_read", "rss_after", "rss_peak_after")
 
-    def __init__(self, cell: PendingCell, t1: float, status: CellStatus, error: Optional[CellError],
-                 execution_count: Optional[int], gpus_after: Optional[GpuReading], oom: Optional[OomDiagnosis]):
+    def __init__(self, cell: PendingCell, t1: float, status: CellStatus, error: CellError | None,
+                 execution_count: int | None, gpus_after: GpuReading | None, oom: OomDiagnosis | None):
         self.cell = cell
         self.t1 = t1
         self.status = status
@@ -68,17 +68,17 @@ class EndedCell:
         self.gpus_after = gpus_after
         self.oom = oom
         self.host_read = False  # rss_after and rss_peak_after are read
-        self.rss_after: Optional[int] = None
-        self.rss_peak_after: Optional[int] = None  # VmHWM
+        self.rss_after: int | None = None
+        self.rss_peak_after: int | None = None  # VmHWM
 
 
 # CUDA ordinal -> torch's stats of that device, as read (a device that
 # cudaMallocAsync could only read by creating a context is left out); {} while
 # CUDA is not initialised. torch_cuda.counters_from_stats picks the counters out.
-GpuReading = Dict[int, AllocatorStats]
+GpuReading = dict[int, AllocatorStats]
 
 
-def gpu_reading(cuda: Optional[CellAllocators]) -> GpuReading:
+def gpu_reading(cuda: CellAllocators | None) -> GpuReading:
     """torch's stats of every readable device now ({} while CUDA is not initialised: ``cuda`` None);
     a device without a context reads as NO_ALLOCATIONS, without asking torch for its stats."""
     if cuda is None:
@@ -96,12 +96,12 @@ def gpu_reading(cuda: Optional[CellAllocators]) -> GpuReading:
     }
 
 
-def max_known(*values: Optional[int]) -> Optional[int]:
+def max_known(*values: int | None) -> int | None:
     known = [v for v in values if v is not None]
     return max(known) if known else None
 
 
-def raise_gpu_max(cell: PendingCell, index: int, allocated: Optional[int], reserved: Optional[int]) -> None:
+def raise_gpu_max(cell: PendingCell, index: int, allocated: int | None, reserved: int | None) -> None:
     """Fold torch figures seen during ``cell`` (by the sampler, or before an inner cell's reset) into its maxima."""
     allocated = allocated or 0
     reserved = reserved or 0
@@ -116,14 +116,14 @@ def raise_gpu_max(cell: PendingCell, index: int, allocated: Optional[int], reser
 
 
 def peak_of(
-    before: Optional[int],
-    after: Optional[int],
-    sampled: Optional[int],
-    counter_before: Optional[int],
-    counter_after: Optional[int],
+    before: int | None,
+    after: int | None,
+    sampled: int | None,
+    counter_before: int | None,
+    counter_after: int | None,
     counter_exact: bool,
     check_foreign_reset: bool = False,
-) -> Tuple[Optional[int], bool]:
+) -> tuple[int | None, bool]:
     """A cell's peak from a high-water counter and readings; (bytes, exact).
 
     ``counter_exact``: the counter was reset at cell start (or started from

@@ -4,16 +4,16 @@ is exact. Numbers and strings only; built on the sender thread."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, List
+from typing import TYPE_CHECKING
 
-from .cell_readings import EndedCell, GpuReading, PendingCell, peak_of
 from ..sampling.readers.torch_cuda import AllocatorCounters, counters_from_stats
+from .cell_readings import EndedCell, GpuReading, PendingCell, peak_of
 
 if TYPE_CHECKING:  # the message shapes, for annotations only (protocol_types.py)
     from ..protocol_types import CellGpuMemory, CellHostMemory, CellMemoryRecord
 
 
-def cell_record(record_id: int, ended: EndedCell, gpus: List[CellGpuMemory]) -> CellMemoryRecord:
+def cell_record(record_id: int, ended: EndedCell, gpus: list[CellGpuMemory]) -> CellMemoryRecord:
     """The record of ``ended``, whose end figures are read; ``gpus`` made by :func:`gpu_records`."""
     cell = ended.cell
     rss_peak, rss_exact = peak_of(
@@ -41,9 +41,9 @@ def cell_record(record_id: int, ended: EndedCell, gpus: List[CellGpuMemory]) -> 
     }
 
 
-def gpu_records(cell: PendingCell, after: GpuReading) -> List[CellGpuMemory]:
+def gpu_records(cell: PendingCell, after: GpuReading) -> list[CellGpuMemory]:
     """One entry per device the cell's kernel has used, from torch's counters before ``cell`` and ``after`` it."""
-    records: List[CellGpuMemory] = []
+    records: list[CellGpuMemory] = []
     for index in sorted(set(cell.gpus_before) | set(after)):
         b = counters_from_stats(cell.gpus_before.get(index))
         a = counters_from_stats(after.get(index))

@@ -20,7 +20,7 @@ a minor release, and forks backport such things.
 
 from __future__ import annotations
 
-from typing import Any, Dict, Optional
+from typing import Any
 
 # Cells started and not yet ended (nested cells); more means post_run_cell was lost.
 MAX_OPEN_CELLS = 32
@@ -31,12 +31,12 @@ class CellNumbering:
 
     def __init__(self) -> None:
         # 1: the shell counts the cell before pre_run_cell; 0: after it ran; None: not known yet
-        self._offset: Optional[int] = None
-        self._shell_id: Optional[int] = None
+        self._offset: int | None = None
+        self._shell_id: int | None = None
         # id(info) -> shell.execution_count in pre_run_cell, for the store_history cells still running
-        self._raw: Dict[int, int] = {}
+        self._raw: dict[int, int] = {}
 
-    def at_start(self, shell: Any, info: Any) -> Optional[int]:
+    def at_start(self, shell: Any, info: Any) -> int | None:
         """The count of the cell ``info`` announces (call from ``pre_run_cell``; never raises)."""
         try:
             count = shell.execution_count

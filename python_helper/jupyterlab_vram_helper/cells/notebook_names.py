@@ -21,7 +21,8 @@ from __future__ import annotations
 import itertools
 import sys
 import warnings
-from typing import Any, Dict, List, Mapping, Optional, Tuple, TypedDict
+from collections.abc import Mapping
+from typing import Any, TypedDict
 
 from ..sampling.readers import tensorflow as tf_reader
 from ..sampling.readers import torch_cuda
@@ -34,12 +35,12 @@ MAX_MODELS_SIZED = 200  # models beyond these are not listed
 
 # Order matters: a loss (``_Loss``) is also an ``nn.Module``, and is reported
 # as a loss only, never as a model.
-KINDS: Tuple[str, ...] = ("loss", "model", "optimizer", "dataloader", "scaler")
-RESULT_KINDS: Tuple[str, ...] = ("model", "optimizer", "dataloader", "loss", "scaler")
+KINDS: tuple[str, ...] = ("loss", "model", "optimizer", "dataloader", "scaler")
+RESULT_KINDS: tuple[str, ...] = ("model", "optimizer", "dataloader", "loss", "scaler")
 
 # kind -> (module in sys.modules, class name), first found wins; a later
 # entry is a fallback for torch versions that put the class elsewhere.
-_CLASS_LOCATIONS: Dict[str, Tuple[Tuple[str, str], ...]] = {
+_CLASS_LOCATIONS: dict[str, tuple[tuple[str, str], ...]] = {
     "loss": (("torch.nn.modules.loss", "_Loss"),),
     "model": (("torch.nn.modules.module", "Module"),),
     "optimizer": (("torch.optim.optimizer", "Optimizer"),),
@@ -58,17 +59,17 @@ class RuntimeState(TypedDict):
 
 
 class NotebookNames(TypedDict):
-    model: List[str]
-    optimizer: List[str]
-    dataloader: List[str]
-    loss: List[str]
-    scaler: List[str]
+    model: list[str]
+    optimizer: list[str]
+    dataloader: list[str]
+    loss: list[str]
+    scaler: list[str]
     runtime: RuntimeState
 
 
-def _loaded_classes(modules: Mapping[str, Any]) -> List[Tuple[str, Tuple[type, ...]]]:
+def _loaded_classes(modules: Mapping[str, Any]) -> list[tuple[str, tuple[type, ...]]]:
     """(kind, classes) for the kinds whose classes the user has loaded, in KINDS order."""
-    found: List[Tuple[str, Tuple[type, ...]]] = []
+    found: list[tuple[str, tuple[type, ...]]] = []
     if modules.get("torch") is None:
         return found  # torch not imported (or removed): no object can be one of these
     for kind in KINDS:
@@ -88,7 +89,7 @@ def _loaded_classes(modules: Mapping[str, Any]) -> List[Tuple[str, Tuple[type, .
     return found
 
 
-def _kind_of(obj: Any, classes: List[Tuple[str, Tuple[type, ...]]]) -> Optional[str]:
+def _kind_of(obj: Any, classes: list[tuple[str, tuple[type, ...]]]) -> str | None:
     # type(obj), not isinstance(): a proxy's __class__ is never consulted.
     t = type(obj)
     for kind, bases in classes:
@@ -122,7 +123,7 @@ def _parameter_count(model: Any) -> int:
         return -1
 
 
-def runtime_state(modules: Optional[Mapping[str, Any]] = None) -> RuntimeState:
+def runtime_state(modules: Mapping[str, Any] | None = None) -> RuntimeState:
     modules = sys.modules if modules is None else modules
     torch = modules.get("torch")
     tf_imported = modules.get("tensorflow") is not None
@@ -138,15 +139,15 @@ def runtime_state(modules: Optional[Mapping[str, Any]] = None) -> RuntimeState:
 
 
 def notebook_names(
-    user_ns: Optional[Mapping[str, Any]],
-    hidden_ns: Optional[Mapping[str, Any]] = None,
-    modules: Optional[Mapping[str, Any]] = None,
+    user_ns: Mapping[str, Any] | None,
+    hidden_ns: Mapping[str, Any] | None = None,
+    modules: Mapping[str, Any] | None = None,
 ) -> NotebookNames:
     """The reply ``result`` of a ``notebook_names`` request (docs/protocol.md)."""
     modules = sys.modules if modules is None else modules
     hidden_ns = hidden_ns or {}
-    found: Dict[str, List[str]] = {kind: [] for kind in RESULT_KINDS}
-    sizes: Dict[str, int] = {}
+    found: dict[str, list[str]] = {kind: [] for kind in RESULT_KINDS}
+    sizes: dict[str, int] = {}
     classes = _loaded_classes(modules)
     if classes and user_ns:
         with warnings.catch_warnings():
@@ -154,7 +155,7 @@ def notebook_names(
             _collect(user_ns, hidden_ns, classes, found, sizes)
     # Largest model first; equal sizes keep namespace (definition) order.
     found["model"].sort(key=lambda name: -sizes[name])
-    result: Dict[str, Any] = {kind: names[:MAX_NAMES_PER_KIND] for kind, names in found.items()}
+    result: dict[str, Any] = {kind: names[:MAX_NAMES_PER_KIND] for kind, names in found.items()}
     result["runtime"] = runtime_state(modules)
     return result  # type: ignore[return-value]
 
@@ -162,9 +163,9 @@ def notebook_names(
 def _collect(
     user_ns: Mapping[str, Any],
     hidden_ns: Mapping[str, Any],
-    classes: List[Tuple[str, Tuple[type, ...]]],
-    found: Dict[str, List[str]],
-    sizes: Dict[str, int],
+    classes: list[tuple[str, tuple[type, ...]]],
+    found: dict[str, list[str]],
+    sizes: dict[str, int],
 ) -> None:
     try:
         # IPython's own _i<N>/_<N> are left out before the cut, not after:

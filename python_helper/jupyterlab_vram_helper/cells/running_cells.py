@@ -17,10 +17,11 @@ cell's maxima, under one lock.
 from __future__ import annotations
 
 import threading
-from typing import Any, List, Mapping, Optional, Set
+from collections.abc import Mapping
+from typing import Any
 
-from .cell_readings import GpuReading, PendingCell, max_known, raise_gpu_max
 from ..sampling.readers import torch_cuda
+from .cell_readings import GpuReading, PendingCell, max_known, raise_gpu_max
 
 # Deeper nesting means post_run_cell was lost somewhere: drop the oldest.
 MAX_PENDING_CELLS = 32
@@ -33,7 +34,7 @@ class RunningCells:
 
     def __init__(self) -> None:
         # Never replaced, only changed in place: the recorder keeps it as its own attribute.
-        self.cells: List[PendingCell] = []
+        self.cells: list[PendingCell] = []
         # Held while a running cell's maxima are raised (read, compare, write).
         self._maxima_lock = threading.Lock()
 
@@ -49,7 +50,7 @@ class RunningCells:
                 return position
         return -1
 
-    def innermost_of(self, thread: int) -> Optional[PendingCell]:
+    def innermost_of(self, thread: int) -> PendingCell | None:
         """The innermost running cell of ``thread``, if any."""
         position = self.innermost_position(thread)
         return self.cells[position] if position >= 0 else None
@@ -66,7 +67,7 @@ class RunningCells:
             cell.cell_id = outer.cell_id
             cell.execution_count = outer.execution_count
 
-    def pop_ended(self, result: Any) -> Optional[PendingCell]:
+    def pop_ended(self, result: Any) -> PendingCell | None:
         """The running cell ``result`` ends, off the common path (the hook checks the innermost first)."""
         cells = self.cells
         if result is None:
@@ -107,7 +108,7 @@ class RunningCells:
                         raise_gpu_max(outer, index, counters.allocated_peak, counters.reserved_peak)
                         outer.gpu_peaks_folded.add(index)
 
-    def keep_outer_rss_peaks(self, high_water: Optional[int]) -> None:
+    def keep_outer_rss_peaks(self, high_water: int | None) -> None:
         """Before a cell that runs inside others resets VmHWM: fold the high-water
         mark into the maxima of those counting from their start, which the reset hides."""
         with self._maxima_lock:
@@ -115,12 +116,12 @@ class RunningCells:
                 if outer.rss_peak_from_start:
                     outer.sampled_rss_max = max_known(outer.sampled_rss_max, high_water)
 
-    def observe(self, figures: Mapping[str, Any], started: Optional[float]) -> None:
+    def observe(self, figures: Mapping[str, Any], started: float | None) -> None:
         """Fold one sampler reading into the innermost cell of each thread running
         one (a kernel subshell's cells run beside the notebook's: the figures are the
         process's) that had started by ``started`` (see CellMemoryRecorder.observe)."""
         cells = self.cells
-        threads: Set[int] = set()
+        threads: set[int] = set()
         for position in range(len(cells) - 1, -1, -1):
             cell = cells[position]
             if cell.thread in threads or (started is not None and not 0.0 < cell.t0 <= started):

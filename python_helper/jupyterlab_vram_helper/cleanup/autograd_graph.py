@@ -22,11 +22,11 @@ storage keys.
 from __future__ import annotations
 
 import weakref
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any
 
 from ..sampling.safe_reads import container_items
-from .storages import Storages, tensor_storage
 from ..sampling.torch_reads import TorchReads, current
+from .storages import Storages, tensor_storage
 
 MAX_GRAPH_ROOTS = 1000  # grad_fn roots kept per holder while it is sized
 MAX_GRAPH_NODES = 20_000  # autograd nodes looked at per holder
@@ -34,10 +34,10 @@ SAVED_PREFIX = "_raw_saved_"
 
 # type(node) -> names of its saved-tensor attributes (``dir`` costs microseconds).
 # Weak: a custom autograd Function's node class is the user's, and may be redefined.
-_saved_attributes: "weakref.WeakKeyDictionary[type, Tuple[str, ...]]" = weakref.WeakKeyDictionary()
+_saved_attributes: weakref.WeakKeyDictionary[type, tuple[str, ...]] = weakref.WeakKeyDictionary()
 
 
-def graph_root(t: Any, torch: Optional[TorchReads] = None) -> Any:
+def graph_root(t: Any, torch: TorchReads | None = None) -> Any:
     """The ``grad_fn`` of a tensor that keeps an autograd graph alive, else None.
 
     Parameters (leaves) have no ``grad_fn``. Read by TensorBase's getters with
@@ -74,7 +74,7 @@ class GraphWalk:
         # Saved tensors a hook packed: counted as what the pack hook returned.
         self.packed_by_hooks = 0
 
-    def summary(self, only_graph: Storages) -> Dict[str, Any]:
+    def summary(self, only_graph: Storages) -> dict[str, Any]:
         """The protocol's ``graph_holding``; ``only_graph``: the storages nothing else named holds."""
         return {
             "tensors": self.tensors,
@@ -85,7 +85,7 @@ class GraphWalk:
         }
 
 
-def walk_graphs(roots: List[Any], tensors: int) -> GraphWalk:
+def walk_graphs(roots: list[Any], tensors: int) -> GraphWalk:
     """Walk the distinct nodes reachable from ``roots`` through ``next_functions``.
 
     Bounded by :data:`MAX_GRAPH_NODES`. Clears ``roots`` (the caller's list):
@@ -101,7 +101,7 @@ def walk_graphs(roots: List[Any], tensors: int) -> GraphWalk:
     # goes to the next node made, which ``seen`` would then skip with its
     # whole subgraph (seen on an H100: a 4-iteration loss history walked as
     # 5 of its 32 nodes, its activations uncounted).
-    walked: List[Any] = []
+    walked: list[Any] = []
     node: Any = None
     try:
         while todo:

@@ -22,27 +22,34 @@ import time
 import uuid
 import warnings
 from collections import OrderedDict
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from collections.abc import Callable
+from typing import Any
 
-from . import autograd_graph, holder_summaries
 from ..oom.cell_outcome import error_head
+from ..protocol import HIDDEN_HOLDER_KINDS, INSPECT_CONTAINER_DEPTH, INSPECT_MAX_ENTRIES, RequestInterrupted
+from ..sampling.readers import torch_cuda
+from ..sampling.safe_reads import type_module, type_name, type_qualname
+from . import autograd_graph, holder_summaries
 from .hidden_references import hidden_holders, output_cache_labels
 from .holders import Budget, Classes, Found, Sizer
-from ..sampling.safe_reads import type_module, type_name, type_qualname
 from .listings import (
-    ListedName, Listing, Reach, interrupted_delete_text, refusal, reserved_name_reason, still_alive_after_delete,
+    ListedName,
+    Listing,
+    Reach,
+    interrupted_delete_text,
+    refusal,
+    reserved_name_reason,
+    still_alive_after_delete,
 )
 from .namespace_surgery import CLEARERS, NameRebound, Probe, detach, leaf_refs, release_probes, weak_ref
 from .storages import StorageKey, Storages, bytes_by_device
-from ..protocol import HIDDEN_HOLDER_KINDS, INSPECT_CONTAINER_DEPTH, INSPECT_MAX_ENTRIES, RequestInterrupted
-from ..sampling.readers import torch_cuda
 
 KEPT_LISTINGS = 4
 MIN_ITEMS_PER_NAME = 2000
 
 
 
-def _listed(obj: Any, found: Found, graph_only: Dict[StorageKey, int], items: Optional[int]) -> ListedName:
+def _listed(obj: Any, found: Found, graph_only: dict[StorageKey, int], items: int | None) -> ListedName:
     """What a listing keeps of ``obj``: its identity, and for an object without a
     weakref what tells it apart (listings.py): the storages it reached itself
     (its graphs' saved tensors left out) and weakrefs to the leaves it holds;
@@ -57,7 +64,7 @@ def _listed(obj: Any, found: Found, graph_only: Dict[StorageKey, int], items: Op
 def _reach(depth: int) -> Reach:
     """What an object reaches, walked as an ``inspect`` at ``depth`` walks it (listings.py)."""
 
-    def reach(obj: Any, items: Optional[int] = None) -> frozenset:
+    def reach(obj: Any, items: int | None = None) -> frozenset:
         found = Found()
         Sizer(Classes(), Budget() if items is None else Budget(items)).walk(obj, found, depth, objects=True)
         return frozenset(found.storages)
@@ -70,18 +77,18 @@ def _ms(start: float) -> float:
 
 
 class Cleanup:
-    def __init__(self, source: Any, shell: Callable[[], Any], read_figures: Optional[Callable[[], Any]] = None):
+    def __init__(self, source: Any, shell: Callable[[], Any], read_figures: Callable[[], Any] | None = None):
         """``shell()``: the IPython shell (or None); ``read_figures()``: a SampleSource reading
         (the sampler's lock-protected one in the kernel)."""
         self._source = source
         self._shell = shell
         self._read_figures = read_figures if read_figures is not None else source.read
-        self._listings: "OrderedDict[str, Listing]" = OrderedDict()
+        self._listings: OrderedDict[str, Listing] = OrderedDict()
         self._counter = 0
 
     # -- snapshot ---------------------------------------------------------
 
-    def snapshot(self) -> Dict[str, Any]:
+    def snapshot(self) -> dict[str, Any]:
         figures = self._read_figures()
         gpus = []
         for gpu in figures.get("gpus", []):
@@ -99,10 +106,10 @@ class Cleanup:
 
     # -- free_memory --------------------------------------------------------
 
-    def free_memory(self, actions: List[str]) -> Dict[str, Any]:
+    def free_memory(self, actions: list[str]) -> dict[str, Any]:
         start = time.perf_counter()
         before = self.snapshot()
-        failures: List[Dict[str, Any]] = []
+        failures: list[dict[str, Any]] = []
         ran, collected, empty = self._free(actions, failures)
         return {
             "actions_run": ran,
@@ -114,13 +121,13 @@ class Cleanup:
             "elapsed_ms": _ms(start),
         }
 
-    def _free(self, actions: List[str], failures: List[Dict[str, Any]]) -> Tuple[List[str], Optional[int], Optional[str]]:
+    def _free(self, actions: list[str], failures: list[dict[str, Any]]) -> tuple[list[str], int | None, str | None]:
         """Run the ``free`` actions; a step that raises is added to ``failures``
         (after a sticky CUDA error every CUDA call raises), never raised: a
         ``delete`` has removed names by then, and its reply must say so."""
-        ran: List[str] = []
-        collected: Optional[int] = None
-        empty: Optional[str] = None  # not requested
+        ran: list[str] = []
+        collected: int | None = None
+        empty: str | None = None  # not requested
         if "gc" in actions:  # first: what gc frees, empty_cache can return
             try:
                 collected = int(gc.collect())
@@ -139,7 +146,7 @@ class Cleanup:
         max_entries: int = INSPECT_MAX_ENTRIES[2],
         container_depth: int = INSPECT_CONTAINER_DEPTH[2],
         keep_listing: bool = True,
-    ) -> Dict[str, Any]:
+    ) -> dict[str, Any]:
         """``keep_listing=False``: for a caller that never deletes from it (the OOM
         diagnosis), so that it does not push a frontend's listing out."""
         start = time.perf_counter()
@@ -151,7 +158,7 @@ class Cleanup:
         result["elapsed_ms"] = _ms(start)
         return result
 
-    def held_references(self) -> Dict[str, Any]:
+    def held_references(self) -> dict[str, Any]:
         """For the out-of-memory diagnosis: an ``inspect`` result (not kept) with
         ``held_bytes_by_device``, what the names and the hidden holders hold
         together. A storage that ``x`` and ``Out[3]`` (and the last result) all
@@ -164,21 +171,21 @@ class Cleanup:
         result["elapsed_ms"] = _ms(start)
         return result
 
-    def _inspect(self, max_entries: int, depth: int) -> Tuple[Dict[str, Any], Listing, Storages]:
+    def _inspect(self, max_entries: int, depth: int) -> tuple[dict[str, Any], Listing, Storages]:
         """The listing, and every storage found (names and hidden holders), each once."""
         shell = self._shell()
         classes = Classes()
         budget = Budget()
         extra = Budget()  # what the names' minimum walks may take beyond ``budget``
-        cut: Dict[str, int] = {}  # name -> the items its walk was allowed, where it ran out
+        cut: dict[str, int] = {}  # name -> the items its walk was allowed, where it ran out
         sizer = Sizer(classes, budget)
-        user_ns: Dict[str, Any] = getattr(shell, "user_ns", None) or {}
-        hidden_ns: Dict[str, Any] = getattr(shell, "user_ns_hidden", None) or {}
+        user_ns: dict[str, Any] = getattr(shell, "user_ns", None) or {}
+        hidden_ns: dict[str, Any] = getattr(shell, "user_ns_hidden", None) or {}
 
         cache_labels = output_cache_labels(shell)  # id -> labels
 
         # 1. size every candidate name
-        raw: List[Tuple[str, Any, str, Found]] = []
+        raw: list[tuple[str, Any, str, Found]] = []
         obj: Any = None
         for name, obj in list(user_ns.items()):
             if not isinstance(name, str) or reserved_name_reason(name) is not None:
@@ -216,19 +223,19 @@ class Cleanup:
             for name, _obj, _kind, found in raw
             if found.graph_tensors
         }
-        graph_only: Dict[str, Dict[StorageKey, int]] = {}
+        graph_only: dict[str, dict[StorageKey, int]] = {}
         if graphs:
             # An optimizer's parameters are held too: by the optimizer, even with the model gone.
-            held = {key for *_, found in raw for key in (*found.storages, *found.referenced)}
+            held_keys = {key for *_, found in raw for key in (*found.storages, *found.referenced)}
             for name, _obj, _kind, found in raw:
                 if name in graphs:
-                    graph_only[name] = autograd_graph.only_in_graph(graphs[name], held)
+                    graph_only[name] = autograd_graph.only_in_graph(graphs[name], held_keys)
                     found.storages.update(graph_only[name])  # deleting the name frees them too
 
         # 3. count each storage once, on the largest holder
         raw.sort(key=lambda r: (-r[3].total, r[0]))
-        owner: Dict[StorageKey, str] = {}
-        sharers: Dict[StorageKey, List[str]] = {}
+        owner: dict[StorageKey, str] = {}
+        sharers: dict[StorageKey, list[str]] = {}
         for name, _obj, _kind, found in raw:
             for key in found.storages:
                 owner.setdefault(key, name)
@@ -236,7 +243,7 @@ class Cleanup:
         # An optimizer refers to its parameters without counting them: they stay
         # the model's to count, but deleting the model frees none of them while
         # the optimizer stays. Each of the two says it shares them with the other.
-        referenced: Dict[str, Storages] = {}
+        referenced: dict[str, Storages] = {}
         for name, _obj, _kind, found in raw:
             referenced[name] = {k: n for k, n in found.referenced.items() if k not in found.storages}
             for key in referenced[name]:
@@ -244,7 +251,7 @@ class Cleanup:
 
         count = getattr(shell, "execution_count", None)
         listing = Listing(self._new_id(), depth, execution_count=count if type(count) is int else None)
-        entries = []
+        entries: list[dict[str, Any]] = []
         for name, obj, kind, found in raw:
             own = [k for k in found.storages if owner[k] == name]
             reached = {**found.storages, **{k: n for k, n in referenced[name].items() if k in owner}}
@@ -310,22 +317,22 @@ class Cleanup:
 
     # -- delete -----------------------------------------------------------------
 
-    def delete(self, listing_id: str, names: List[str], hidden: List[str], free: List[str]) -> Dict[str, Any]:
+    def delete(self, listing_id: str, names: list[str], hidden: list[str], free: list[str]) -> dict[str, Any]:
         """Caller checked: listing exists, names are strings, at most protocol.MAX_DELETE_NAMES."""
         start = time.perf_counter()
         listing = self._listings[listing_id]
         shell = self._shell()
-        user_ns: Dict[str, Any] = getattr(shell, "user_ns", None)
+        user_ns: dict[str, Any] | None = getattr(shell, "user_ns", None)
         if user_ns is None:
             user_ns = {}
         before = self.snapshot()
 
-        refused: List[Dict[str, Any]] = []
-        accepted: List[str] = []
+        refused: list[dict[str, Any]] = []
+        accepted: list[str] = []
         # The objects the checks found, deleted only while each name is still
         # bound to its own: deleting one name can run user code (a __del__,
         # a weakref callback) that rebinds another. Let go of one by one.
-        verified: Dict[str, Any] = {}
+        verified: dict[str, Any] = {}
         reach = _reach(listing.container_depth)
         cells_ran = listing.cells_ran_since(shell)
         for name in dict.fromkeys(names):  # de-duplicated, in order
@@ -336,16 +343,16 @@ class Cleanup:
             else:
                 refused.append({"name": name, "reason": reason})
 
-        probes: Dict[str, List[Probe]] = {}
-        deleted: List[str] = []
-        failures: List[Dict[str, Any]] = []
+        probes: dict[str, list[Probe]] = {}
+        deleted: list[str] = []
+        failures: list[dict[str, Any]] = []
         clearing = [h for h in HIDDEN_HOLDER_KINDS if h in hidden]
         if clearing and cells_ran:
             # What they hold now is not what the listing showed (an Out[] or a
             # traceback of a later cell): not what the user confirmed.
             refused.extend({"name": h, "reason": "cells ran since the listing", "hidden": True} for h in clearing)
             clearing = []
-        done: List[str] = []  # the hidden holders cleared so far
+        done: list[str] = []  # the hidden holders cleared so far
         freed = False
         obj: Any = None
         try:
@@ -412,7 +419,7 @@ class Cleanup:
 # --- CUDA ---------------------------------------------------------------------------
 
 
-def empty_cuda_cache(failures: Optional[List[Dict[str, Any]]] = None) -> str:
+def empty_cuda_cache(failures: list[dict[str, Any]] | None = None) -> str:
     """``torch.cuda.empty_cache()`` on every device whose allocator reserves memory.
 
     Never initialises CUDA; a device without reserved memory is skipped (switching
@@ -422,7 +429,7 @@ def empty_cuda_cache(failures: Optional[List[Dict[str, Any]]] = None) -> str:
     outcome reads ``"failed: GPU 0: RuntimeError: …"``; nothing is raised.
     """
     failures = [] if failures is None else failures
-    errors: List[str] = []
+    errors: list[str] = []
     try:
         torch = torch_cuda.loaded_torch()
         if torch is None:
@@ -446,7 +453,7 @@ def empty_cuda_cache(failures: Optional[List[Dict[str, Any]]] = None) -> str:
     return "failed: " + "; ".join(errors) if errors else "done"
 
 
-def failure(step: str, target: Optional[str], exc: BaseException) -> Dict[str, Any]:
+def failure(step: str, target: str | None, exc: BaseException) -> dict[str, Any]:
     """One entry of a ``delete`` reply's ``failures``: ``step`` is ``delete``
     (``target``: the name), ``clear`` (the hidden holder), ``gc`` or
     ``empty_cache`` (the GPU, or None)."""

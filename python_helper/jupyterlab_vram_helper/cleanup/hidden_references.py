@@ -15,7 +15,8 @@ import builtins
 import re
 import sys
 import types
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from ..oom import error_frames
 from . import holder_summaries
@@ -31,7 +32,7 @@ def is_cache_name(name: str) -> bool:
     return name in UNDERS or bool(OUTPUT_NAME.match(name))
 
 
-def users_cache_names(shell: Any) -> Dict[str, Any]:
+def users_cache_names(shell: Any) -> dict[str, Any]:
     """The ``_``, ``__``, ``___`` and ``_N`` of ``user_ns`` that the user bound
     (``_ = gettext``, ``_5 = x``), not IPython: names of the user's, which
     neither a delete nor clearing the output cache may remove.
@@ -46,7 +47,7 @@ def users_cache_names(shell: Any) -> Dict[str, Any]:
     user_ns = getattr(shell, "user_ns", None) or {}
     hidden = getattr(shell, "user_ns_hidden", None) or {}
     displayhook = getattr(shell, "displayhook", None)
-    out: Dict[str, Any] = {}
+    out: dict[str, Any] = {}
     for name in UNDERS:
         value = user_ns.get(name, _ABSENT)
         if value is _ABSENT:
@@ -60,7 +61,7 @@ def users_cache_names(shell: Any) -> Dict[str, Any]:
     return out
 
 
-def output_history(shell: Any) -> Optional[Dict[Any, Any]]:
+def output_history(shell: Any) -> dict[Any, Any] | None:
     oh = getattr(getattr(shell, "history_manager", None), "output_hist", None)
     if isinstance(oh, dict):
         return oh
@@ -68,8 +69,8 @@ def output_history(shell: Any) -> Optional[Dict[Any, Any]]:
     return oh if isinstance(oh, dict) else None
 
 
-def output_cache_objects(shell: Any) -> List[Any]:
-    out: List[Any] = []
+def output_cache_objects(shell: Any) -> list[Any]:
+    out: list[Any] = []
     ids = set()
 
     def add(obj: Any) -> None:
@@ -91,9 +92,9 @@ def output_cache_objects(shell: Any) -> List[Any]:
     return out
 
 
-def output_cache_labels(shell: Any) -> Dict[int, List[str]]:
+def output_cache_labels(shell: Any) -> dict[int, list[str]]:
     """id(object) -> its names in the output cache: "Out[3]", "_3", "_", ..."""
-    labels: Dict[int, List[str]] = {}
+    labels: dict[int, list[str]] = {}
 
     def add(obj: Any, label: str) -> None:
         # type(), not isinstance(): isinstance reads the object's own __class__, which may raise.
@@ -121,9 +122,9 @@ def output_cache_labels(shell: Any) -> Dict[int, List[str]]:
     return labels
 
 
-def last_exceptions(shell: Any) -> List[BaseException]:
+def last_exceptions(shell: Any) -> list[BaseException]:
     """The last error and its chain: sys.last_exc/last_value and the last execution result's."""
-    out: List[BaseException] = []
+    out: list[BaseException] = []
     last = getattr(shell, "last_execution_result", None)
     for exc in (getattr(sys, "last_exc", None), getattr(sys, "last_value", None),
                 getattr(last, "error_in_exec", None)):
@@ -133,11 +134,11 @@ def last_exceptions(shell: Any) -> List[BaseException]:
     return out
 
 
-def tracebacks_of(excs: List[BaseException], shell: Any) -> List[Any]:
+def tracebacks_of(excs: list[BaseException], shell: Any) -> list[Any]:
     tbs = [getattr(sys, "last_traceback", None)]
     tbs.extend(getattr(e, "__traceback__", None) for e in excs)
     tbs.append(getattr(getattr(shell, "InteractiveTB", None), "tb", None))
-    out: List[Any] = []
+    out: list[Any] = []
     for tb in tbs:
         if isinstance(tb, types.TracebackType) and not any(tb is o for o in out):
             out.append(tb)
@@ -153,7 +154,7 @@ TITLE_CHARS = 80
 # The built-in exceptions whose __str__ (C) is called, each with the fields it reads
 # (CPython's Objects/exceptions.c; AttributeError's and NameError's are BaseException's).
 # Others' (a library's C, anything in Python) are not called.
-_BUILTIN_STR_FIELDS: Tuple[Tuple[type, Tuple[str, ...]], ...] = (
+_BUILTIN_STR_FIELDS: tuple[tuple[type, tuple[str, ...]], ...] = (
     (BaseException, ("args",)), (KeyError, ("args",)), (AttributeError, ("args",)), (NameError, ("args",)),
     (OSError, ("errno", "strerror", "filename", "filename2", "args")),
     (ImportError, ("msg", "args")),
@@ -229,9 +230,9 @@ _HOLDER_TEXT = {
 
 
 def hidden_holders(
-    shell: Any, sizer: Sizer, depth: int, named: set, labels: Dict[int, List[str]], held: Storages,
+    shell: Any, sizer: Sizer, depth: int, named: set, labels: dict[int, list[str]], held: Storages,
     summary: Callable[[Any, str, Found], str],
-) -> List[Dict[str, Any]]:
+) -> list[dict[str, Any]]:
     """The hidden holders' entries (the listing's ``hidden``).
 
     ``named``: the storages the listed names hold; ``labels``: the output
@@ -244,12 +245,12 @@ def hidden_holders(
     function's locals holds its tensors there; library objects stay closed
     (``Classes`` skips them).
     """
-    walked = []  # (holder, label, found, summary, warning)
+    walked: list[tuple[str, str, Found, str, str | None]] = []  # (holder, label, found, summary, warning)
     # output cache
     objects = output_cache_objects(shell)
     found = Found()
     seen: set = set()
-    holding: List[str] = []
+    holding: list[str] = []
     for obj in objects:
         before = len(found.storages)
         sizer.walk(obj, found, depth, seen, objects=True)
@@ -267,7 +268,7 @@ def hidden_holders(
     # last traceback
     excs = last_exceptions(shell)
     found = Found()
-    held_by: List[str] = []
+    held_by: list[str] = []
     title = error_title(excs[0]) if excs else ""
     seen = set()
     for frame in error_frames.traceback_frames(tracebacks_of(excs, shell)):
@@ -315,9 +316,9 @@ def hidden_holders(
 
 
 def hidden_entry(
-    holder: str, label: str, found: Found, named: set, summary: str, warning: Optional[str],
-    others: Sequence[Tuple[str, Storages]] = (),
-) -> Dict[str, Any]:
+    holder: str, label: str, found: Found, named: set, summary: str, warning: str | None,
+    others: Sequence[tuple[str, Storages]] = (),
+) -> dict[str, Any]:
     """``others``: the other hidden holders and their storages. What one of them
     holds too stays alive when only this one is cleared: ``held_also_by`` says
     so (what a listed name holds too is ``named_bytes_by_device``'s, not counted

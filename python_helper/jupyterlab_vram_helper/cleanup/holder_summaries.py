@@ -5,11 +5,11 @@ Read as holders.py reads objects: through C code, never the user's."""
 from __future__ import annotations
 
 import sys
-from typing import Any, Optional
+from typing import Any
 
-from .holders import Found, _bytes_base, _cls
 from ..sampling.safe_reads import c_get, c_len, type_name
 from ..sampling.torch_reads import current
+from .holders import Found, _bytes_base, _cls
 
 
 def tensor_summary(t: Any) -> str:
@@ -42,7 +42,7 @@ def bytes_summary(b: Any) -> str:
         return type_name(type(b))
 
 
-def plural(n: int, word: str, words: Optional[str] = None) -> str:
+def plural(n: int, word: str, words: str | None = None) -> str:
     return f"{n} {word}" if n == 1 else f"{n} {words or word + 's'}"
 
 

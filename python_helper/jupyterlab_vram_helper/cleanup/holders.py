@@ -21,16 +21,25 @@ import array
 import collections
 import sys
 import types
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any
 
-from .autograd_graph import MAX_GRAPH_ROOTS, graph_root
 from ..sampling.safe_reads import (
-    c_call, c_get, container_items, dict_descriptor, getsizeof, inline_attributes, instance_dict, mro, own_namespace,
+    c_call,
+    c_get,
+    container_items,
+    dict_descriptor,
+    getsizeof,
+    inline_attributes,
+    instance_dict,
+    mro,
+    own_namespace,
     referents,
-    type_module, type_name,
+    type_module,
+    type_name,
 )
-from .storages import Storages, add_tensor_storage, tensor_storage
 from ..sampling.torch_reads import TorchReads, current, module_members
+from .autograd_graph import MAX_GRAPH_ROOTS, graph_root
+from .storages import Storages, add_tensor_storage, tensor_storage
 
 # Bounds of one walk.
 ITEMS_PER_CONTAINER = 1000  # items of one list/dict/... looked at
@@ -76,7 +85,7 @@ class Budget:
 class Classes:
     """The user's torch/NumPy classes, looked up once per request (never imported)."""
 
-    def __init__(self, modules: Optional[Dict[str, Any]] = None):
+    def __init__(self, modules: dict[str, Any] | None = None):
         modules = sys.modules if modules is None else modules
         torch = modules.get("torch")
         self.tensor = _cls(torch, "Tensor")
@@ -90,13 +99,13 @@ class Classes:
         # id(type) -> (the type, kept so that its id is not reused while this lives;
         # its kind; for an "object", how its attributes are read). Keyed by id: a
         # type as key would be hashed and compared by its metaclass (user code).
-        self._kinds: Dict[int, Tuple[type, str, str]] = {}
+        self._kinds: dict[int, tuple[type, str, str]] = {}
 
     def kind(self, obj: Any) -> str:
         """'tensor', 'module', 'optimizer', 'ndarray', 'bytes', 'container', 'object' or 'skip'."""
         return self._entry(type(obj))[1]
 
-    def attribute_values(self, obj: Any) -> Tuple[List[Any], bool]:
+    def attribute_values(self, obj: Any) -> tuple[list[Any], bool]:
         """What an "object" holds in its attributes (at most ITEMS_PER_CONTAINER of its
         ``__dict__``, and its slots), read without running its code (safe_reads.py);
         and whether those may be what it wraps (a proxy's)."""
@@ -111,14 +120,14 @@ class Classes:
         attrs = instance_dict(obj)
         return (container_items(attrs, ITEMS_PER_CONTAINER) if attrs is not None else []) + _slot_values(obj), False
 
-    def _entry(self, t: type) -> Tuple[type, str, str]:
+    def _entry(self, t: type) -> tuple[type, str, str]:
         entry = self._kinds.get(id(t))
         if entry is None:
             entry = (t, *self._classify(t))
             self._kinds[id(t)] = entry
         return entry
 
-    def _classify(self, t: type) -> Tuple[str, str]:
+    def _classify(self, t: type) -> tuple[str, str]:
         """(kind, how an "object"'s attributes are read: _INSTANCE_DICT or _REFERENTS)."""
         try:
             if id(t) in _SKIPPED_TYPE_IDS:
@@ -154,7 +163,7 @@ _INSTANCE_DICT = "instance_dict"
 _REFERENTS = "referents"
 
 
-def _cls(module: Any, name: str) -> Optional[type]:
+def _cls(module: Any, name: str) -> type | None:
     if module is None:
         return None
     try:
@@ -184,11 +193,11 @@ class Found:
         self.buffers = 0
         self.grads = 0
         self.state_tensors = 0
-        self.probes: Optional[List[Any]] = None  # when set: weakrefable leaves are appended
+        self.probes: list[Any] | None = None  # when set: weakrefable leaves are appended
         # Tensors that keep an autograd graph alive, and their graph's roots (grad_fn
         # nodes): held only until autograd_graph.walk_graphs() has walked them.
         self.graph_tensors = 0
-        self.graph_roots: List[Any] = []
+        self.graph_roots: list[Any] = []
         # Storages it refers to without counting them (an optimizer's parameters:
         # the model's to count), so that no graph is said to hold them alone.
         self.referenced: Storages = {}
@@ -202,12 +211,12 @@ class Found:
 
 
 class Sizer:
-    def __init__(self, classes: Classes, budget: Optional[Budget] = None):
+    def __init__(self, classes: Classes, budget: Budget | None = None):
         self.classes = classes
         self.budget = budget if budget is not None else Budget()
 
     # One object, any kind. ``depth``: how many container levels to open.
-    def walk(self, obj: Any, found: Found, depth: int, seen: Optional[set] = None, objects: bool = False) -> None:
+    def walk(self, obj: Any, found: Found, depth: int, seen: set | None = None, objects: bool = False) -> None:
         kind = self.classes.kind(obj)
         if kind == "skip":
             return
@@ -370,10 +379,10 @@ def _probe(found: Found, obj: Any) -> None:
         found.probes.append(obj)
 
 
-def _slot_descriptors(t: type) -> List[Any]:
+def _slot_descriptors(t: type) -> list[Any]:
     """The member descriptors of the ``__slots__`` of ``t`` and its bases (a slotted
     class or ``@dataclass(slots=True)`` keeps its attributes there, not in a __dict__)."""
-    out: List[Any] = []
+    out: list[Any] = []
     for cls in mro(t):
         namespace = own_namespace(cls)  # not type.__getattribute__: a metaclass's __dict__ property would run
         slots = namespace.get("__slots__", ())
@@ -388,9 +397,9 @@ def _slot_descriptors(t: type) -> List[Any]:
     return out
 
 
-def _slot_values(obj: Any) -> List[Any]:
+def _slot_values(obj: Any) -> list[Any]:
     """What ``obj``'s slots hold (unset ones left out), read without running user code."""
-    out: List[Any] = []
+    out: list[Any] = []
     for descriptor in _slot_descriptors(type(obj))[:ITEMS_PER_CONTAINER]:
         try:
             out.append(descriptor.__get__(obj))
@@ -422,7 +431,7 @@ def _leaf_grad(torch: TorchReads, t: Any) -> Any:
     return None
 
 
-def bytes_storage(b: Any) -> Tuple[Any, int]:
+def bytes_storage(b: Any) -> tuple[Any, int]:
     """A bytes-like object's storage key and size: a memoryview counts the object it
     views (once, however many views), an array.array its buffer, bytes and bytearray
     themselves (a bytearray with the room it has grown). Read by the builtins' C
@@ -439,7 +448,7 @@ def bytes_storage(b: Any) -> Tuple[Any, int]:
     return ("cpu", ("id", id(b))), getsizeof(b, base)
 
 
-def _bytes_base(t: type) -> Optional[type]:
+def _bytes_base(t: type) -> type | None:
     """Which of _BYTES_TYPES ``t`` is, or subclasses (its methods are the ones to call)."""
     for base in _BYTES_TYPES:
         if issubclass(t, base):

@@ -21,8 +21,9 @@ from __future__ import annotations
 import re
 import types
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, FrozenSet, List, Optional, Tuple
+from typing import Any
 
 from .hidden_references import OUTPUT_NAME
 from .holder_summaries import plural
@@ -40,7 +41,7 @@ _DUNDER = re.compile(r"__\w*__\Z")
 _INPUT_NAME = re.compile(r"_i{1,3}\Z|_i\d+\Z")
 
 
-def reserved_name_reason(name: str) -> Optional[str]:
+def reserved_name_reason(name: str) -> str | None:
     """Why ``name`` may never be deleted, or ``None``."""
     if name in IPYTHON_NAMES or _INPUT_NAME.match(name) or OUTPUT_NAME.match(name):
         return "an IPython internal name"
@@ -51,7 +52,7 @@ def reserved_name_reason(name: str) -> Optional[str]:
 
 # An object, and the items its listing's walk was allowed (None: as many as it
 # took) -> the storages it reaches, walked as the listing walked it.
-Reach = Callable[[Any, Optional[int]], FrozenSet[StorageKey]]
+Reach = Callable[[Any, int | None], frozenset[StorageKey]]
 
 # Survivors of a delete whose holders are looked up (gc.get_referrers): the
 # rest are said to be alive, without a look each (seconds in a large session).
@@ -61,18 +62,18 @@ MAX_DESCRIBED = 20
 @dataclass
 class ListedName:
     object_id: int
-    ref: Optional[weakref.ref]  # None when the object does not support weakrefs
+    ref: weakref.ref | None  # None when the object does not support weakrefs
     type_name: str
-    storages: FrozenSet[StorageKey]  # what deleting it frees: what it reached, and its graphs' saved tensors
+    storages: frozenset[StorageKey]  # what deleting it frees: what it reached, and its graphs' saved tensors
     # Without a weakref (see the module docstring): what the object itself
     # reached, and weakrefs to the first leaves (tensors, arrays) it held.
-    reached: FrozenSet[StorageKey] = frozenset()
-    leaves: Tuple[weakref.ref, ...] = ()
+    reached: frozenset[StorageKey] = frozenset()
+    leaves: tuple[weakref.ref, ...] = ()
     # What it refers to without holding it as its own (an optimizer's parameters).
-    referenced: FrozenSet[StorageKey] = frozenset()
+    referenced: frozenset[StorageKey] = frozenset()
     # Where its walk ran out of the listing's budget: the items it was allowed,
     # so that ``reach`` walks as far again and no further (None: walked whole).
-    items: Optional[int] = None
+    items: int | None = None
 
     def same_object(self, obj: Any, reach: Reach, cells_ran: bool = False) -> bool:
         """Whether ``obj`` is the object listed; ``cells_ran``: a cell has run since the listing."""
@@ -90,9 +91,9 @@ class ListedName:
 class Listing:
     listing_id: str
     container_depth: int  # how deep the inspect walked containers: ``reach`` walks as deep
-    names: Dict[str, ListedName] = field(default_factory=dict)
+    names: dict[str, ListedName] = field(default_factory=dict)
     # The kernel's execution count at the listing (None where the shell has none).
-    execution_count: Optional[int] = None
+    execution_count: int | None = None
 
     def cells_ran_since(self, shell: Any) -> bool:
         """Whether a cell ran since the listing (unknown counts as ran)."""
@@ -100,7 +101,7 @@ class Listing:
         return self.execution_count is None or type(count) is not int or count != self.execution_count
 
 
-def refusal(listing: Listing, user_ns: Dict[str, Any], name: str, reach: Reach, cells_ran: bool = False) -> Optional[str]:
+def refusal(listing: Listing, user_ns: dict[str, Any], name: str, reach: Reach, cells_ran: bool = False) -> str | None:
     """Why ``name`` of ``listing`` may not be deleted now, or ``None``: only a name the listing has, still bound to the object listed."""
     reason = reserved_name_reason(name)
     if reason is not None:
@@ -117,24 +118,25 @@ def refusal(listing: Listing, user_ns: Dict[str, Any], name: str, reach: Reach, 
     return None
 
 def still_alive_after_delete(
-    listing: Listing, user_ns: Dict[str, Any], probes: Dict[str, List[Callable[[], Any]]], shell: Any, reach: Reach
-) -> List[Dict[str, str]]:
+    listing: Listing, user_ns: dict[str, Any], probes: dict[str, list[Callable[[], Any]]], shell: Any, reach: Reach
+) -> list[dict[str, str]]:
     """The deleted names whose objects live on (``probes``: called, each gives its object
     while it lives on elsewhere; namespace_surgery.py), with what holds them.
 
     The holders of the first MAX_DESCRIBED survivors are looked up in one pass
     over the heap; the others are listed without."""
-    found: List[Tuple[str, List[str], int]] = []  # name, reasons so far, its object's index in ``objs`` or -1
-    objs: List[Any] = []  # what is still alive: the one list that holds them while they are looked up
+    found: list[tuple[str, list[str], int]] = []  # name, reasons so far, its object's index in ``objs`` or -1
+    objs: list[Any] = []  # what is still alive: the one list that holds them while they are looked up
     for name, refs in probes.items():
-        reasons: List[str] = []
+        reasons: list[str] = []
         whole = [r for r in refs if type(r) is not Part]
         parts = [r for r in refs if type(r) is Part and r() is not None]
         alive = next((o for o in (r() for r in whole) if o is not None), None)
         storages = listing.names[name].storages
         # memory shared with names that are still bound to their listed objects,
         # and parameters an optimizer still refers to
-        sharing, referring = [], []
+        sharing: list[str] = []
+        referring: list[str] = []
         for other, listed in listing.names.items():
             if other == name or other in probes or other not in user_ns:
                 continue
@@ -173,12 +175,12 @@ def still_alive_after_delete(
     return out
 
 
-def _names(names: List[str]) -> str:
+def _names(names: list[str]) -> str:
     return ", ".join(names[:5]) + (", …" if len(names) > 5 else "")
 
 
 def interrupted_delete_text(
-    accepted: List[str], gone: List[str], cleared: List[str], done: List[str], free: List[str], freed: bool
+    accepted: list[str], gone: list[str], cleared: list[str], done: list[str], free: list[str], freed: bool
 ) -> str:
     """The ``interrupted`` error of a ``delete``: what it did before the interrupt."""
     parts = [f"deleted {', '.join(gone)}" if gone else "deleted no name"]

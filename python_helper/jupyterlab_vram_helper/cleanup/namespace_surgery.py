@@ -13,11 +13,18 @@ import sys
 import types
 import warnings
 import weakref
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from collections.abc import Callable
+from typing import Any
 
 from ..oom import error_frames
 from .hidden_references import (
-    OUTPUT_NAME, UNDERS, is_cache_name, last_exceptions, output_history, tracebacks_of, users_cache_names,
+    OUTPUT_NAME,
+    UNDERS,
+    is_cache_name,
+    last_exceptions,
+    output_history,
+    tracebacks_of,
+    users_cache_names,
 )
 from .holders import Classes, Found, Sizer
 
@@ -34,7 +41,7 @@ class NameRebound(Exception):
 _UNCHECKED = object()
 
 
-def detach(shell: Any, user_ns: Dict[str, Any], name: str, expected: Any = _UNCHECKED) -> List[Probe]:
+def detach(shell: Any, user_ns: dict[str, Any], name: str, expected: Any = _UNCHECKED) -> list[Probe]:
     """Delete ``name`` and its hidden copies; return probes telling whether its memory died
     (weakrefs, or KeptUntilChecked: release_probes lets those go).
 
@@ -84,10 +91,10 @@ def detach(shell: Any, user_ns: Dict[str, Any], name: str, expected: Any = _UNCH
     return probes
 
 
-def _other_namespaces(shell: Any, user_ns: Dict[str, Any]) -> List[Tuple[Dict[Any, Any], bool]]:
+def _other_namespaces(shell: Any, user_ns: dict[str, Any]) -> list[tuple[dict[Any, Any], bool]]:
     """The namespaces besides ``user_ns`` where IPython's ``del_var`` looks, each
     with whether it holds IPython's own copies (True) or the user's names (False)."""
-    out: List[Tuple[Dict[Any, Any], bool]] = []
+    out: list[tuple[dict[Any, Any], bool]] = []
 
     def add(ns: Any, ipython_copies: bool) -> None:
         if type(ns) is dict and ns is not user_ns and not any(ns is o for o, _ in out):
@@ -104,7 +111,7 @@ def _other_namespaces(shell: Any, user_ns: Dict[str, Any]) -> List[Tuple[Dict[An
     return out
 
 
-def _probes(obj: Any) -> List[Probe]:
+def _probes(obj: Any) -> list[Probe]:
     ref = weak_ref(obj)
     classes = Classes()
     if ref is not None and classes.kind(obj) != "module":
@@ -121,7 +128,7 @@ def _probes(obj: Any) -> List[Probe]:
     if ref is not None:
         return [ref] + [Part(r) for r in (weak_ref(leaf) for leaf in leaves if leaf is not obj) if r is not None]
     # bytes, bytearrays (and what holds only those) take no weakref: kept until the check
-    probes: List[Probe] = [weak_ref(leaf) or KeptUntilChecked(leaf) for leaf in leaves]
+    probes: list[Probe] = [weak_ref(leaf) or KeptUntilChecked(leaf) for leaf in leaves]
     return probes or [KeptUntilChecked(obj)]
 
 
@@ -164,7 +171,7 @@ class KeptUntilChecked:
         self._obj = None
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _alone() -> int:
     """The reference count of an object that only a probe holds."""
     return KeptUntilChecked(object())._references()
@@ -174,7 +181,7 @@ def _alone() -> int:
 Probe = Callable[[], Any]
 
 
-def release_probes(probes: Dict[str, List[Probe]]) -> None:
+def release_probes(probes: dict[str, list[Probe]]) -> None:
     """Let go of what the probes of ``delete`` kept (KeptUntilChecked)."""
     for refs in probes.values():
         for ref in refs:
@@ -182,14 +189,14 @@ def release_probes(probes: Dict[str, List[Probe]]) -> None:
                 ref.release()
 
 
-def leaf_refs(found: Found) -> List[weakref.ref]:
+def leaf_refs(found: Found) -> list[weakref.ref]:
     """Weakrefs to the leaves a walk collected in ``found.probes``, which lets the leaves go."""
     refs = [r for r in (weak_ref(o) for o in found.probes or ()) if r is not None]
     found.probes = None
     return refs
 
 
-def weak_ref(obj: Any) -> Optional[weakref.ref]:
+def weak_ref(obj: Any) -> weakref.ref | None:
     try:
         return weakref.ref(obj)
     except TypeError:
@@ -228,7 +235,7 @@ def clear_output_cache(shell: Any) -> None:
     the cache's: ``flush()`` resets the unders to '' with IPython's and deletes
     ``_1`` to the last prompt's, so they are put back after.
     """
-    displayhook = getattr(shell, "displayhook", None)
+    displayhook: Any = getattr(shell, "displayhook", None)  # None: flush() fails below, as it should
     user_ns = getattr(shell, "user_ns", {})
     hidden = getattr(shell, "user_ns_hidden", {})
     users = users_cache_names(shell)
@@ -336,7 +343,7 @@ def clear_last_execution_result(shell: Any) -> None:
     _replace_last_result(shell, keep_result=False, keep_error=False)
 
 
-CLEARERS: Dict[str, Callable[[Any], None]] = {
+CLEARERS: dict[str, Callable[[Any], None]] = {
     "output_cache": clear_output_cache,
     "last_traceback": clear_last_traceback,
     "last_execution_result": clear_last_execution_result,

@@ -10,10 +10,10 @@ import gc
 import sys
 import time
 import types
-from typing import Any, Dict, List, Optional
+from typing import Any
 
-from . import holders
 from ..sampling.safe_reads import type_module, type_name
+from . import holders
 
 MAX_REFERRER_KINDS = 3
 # Referrers looked at per object, and in the pass that names the owners of dicts.
@@ -26,12 +26,12 @@ OWNER_BUDGET_S = 1.0
 # The cleanup's own frames hold the object while asking (it is passed in): not holders to name.
 _OWN_MODULES = frozenset({__name__, __name__.rpartition(".")[0] + ".cleanup", __name__.rpartition(".")[0] + ".listings"})
 # Nor are its own objects (the probe that keeps a deleted bytes object until it is checked).
-_OWN_PACKAGE = __name__.rpartition(".")[0] + "."
+_OWN_PACKAGE = __name__.partition(".")[0] + "."  # the whole helper, not only this subpackage
 # ModuleType's own __dict__ descriptor (a module subclass may define properties).
-_MODULE_DICT = types.ModuleType.__dict__["__dict__"]
+_MODULE_DICT = vars(types.ModuleType)["__dict__"]
 
 
-def describe_referrers_many(objs: List[Any], shell: Any, limit: Optional[int] = None) -> List[str]:
+def describe_referrers_many(objs: list[Any], shell: Any, limit: int | None = None) -> list[str]:
     """A short phrase naming who still refers to each of the first ``limit`` of
     ``objs`` (bounded; no promise of completeness; the list itself is not
     named as a holder), from one ``gc.get_referrers``
@@ -43,8 +43,8 @@ def describe_referrers_many(objs: List[Any], shell: Any, limit: Optional[int] = 
     me = sys._getframe()
     asked = tuple(objs[:limit])  # an exact tuple: passed on as the call's arguments, not copied
     targets = {id(o): i for i, o in enumerate(asked)}
-    per: List[List[Any]] = [[] for _ in asked]
-    dicts: List[Any] = []
+    per: list[list[Any]] = [[] for _ in asked]
+    dicts: list[Any] = []
     try:
         try:
             referrers = gc.get_referrers(*asked)
@@ -70,7 +70,7 @@ def describe_referrers_many(objs: List[Any], shell: Any, limit: Optional[int] = 
         owners = _dict_owners(dicts) if dicts and time.perf_counter() - start < OWNER_BUDGET_S else {}
         out = []
         for i, obj in enumerate(asked):
-            kinds: List[str] = []
+            kinds: list[str] = []
             for ref in per[i]:
                 try:
                     kind = _referrer_kind(ref, obj, user_ns, owners)
@@ -99,7 +99,7 @@ def _own(ref: Any) -> bool:
     return isinstance(module, str) and module.startswith(_OWN_PACKAGE)
 
 
-def _referrer_kind(ref: Any, obj: Any, user_ns: Any, owners: Dict[int, str]) -> Optional[str]:
+def _referrer_kind(ref: Any, obj: Any, user_ns: Any, owners: dict[int, str]) -> str | None:
     # By type(), never isinstance(): isinstance reads a user object's own
     # ``__class__``, which can be anything, raising included (lazy proxies).
     kind = type(ref)
@@ -141,11 +141,11 @@ def _key_text(key: Any) -> str:
     return f"a {type_name(kind)}"
 
 
-def _dict_owners(dicts: List[dict]) -> Dict[int, str]:
+def _dict_owners(dicts: list[dict]) -> dict[int, str]:
     """id(dict) -> "module m" or the class name of the object whose ``__dict__`` it is,
     from one ``gc.get_referrers`` pass for all of them (bounded)."""
     wanted = {id(d) for d in dicts}
-    out: Dict[int, str] = {}
+    out: dict[int, str] = {}
     try:
         referrers = gc.get_referrers(*dicts)
     except Exception:

@@ -11,12 +11,13 @@ off (torch_reads.py): a subclass's ``__torch_function__`` or an overridden
 
 from __future__ import annotations
 
-from typing import Any, Dict, Iterable, Optional, Tuple
+from collections.abc import Iterable
+from typing import Any
 
 from ..sampling.torch_reads import TorchReads, current
 
-StorageKey = Tuple[str, Any]  # (device, data pointer or a stand-in)
-Storages = Dict[StorageKey, int]  # key -> bytes
+StorageKey = tuple[str, Any]  # (device, data pointer or a stand-in)
+Storages = dict[StorageKey, int]  # key -> bytes
 
 
 def tensor_storage(t: Any, storages: Storages) -> None:
@@ -56,7 +57,7 @@ def add_tensor_storage(torch: TorchReads, t: Any, storages: Storages) -> None:
     storages[(device, ptr)] = max(nbytes, storages.get((device, ptr), 0))
 
 
-def _sparse_parts(torch: TorchReads, t: Any) -> Optional[Tuple[Any, ...]]:
+def _sparse_parts(torch: TorchReads, t: Any) -> tuple[Any, ...] | None:
     """The dense tensors a sparse tensor keeps (None: not a sparse layout, or unreadable)."""
     try:
         layout = str(torch.get(t, "layout"))
@@ -71,8 +72,8 @@ def _sparse_parts(torch: TorchReads, t: Any) -> Optional[Tuple[Any, ...]]:
     return None
 
 
-def bytes_by_device(storages: Storages, keys: Optional[Iterable[StorageKey]] = None) -> Dict[str, int]:
-    out: Dict[str, int] = {}
+def bytes_by_device(storages: Storages, keys: Iterable[StorageKey] | None = None) -> dict[str, int]:
+    out: dict[str, int] = {}
     for key in storages if keys is None else keys:
         out[key[0]] = out.get(key[0], 0) + storages[key]
     return out

@@ -5,7 +5,8 @@ from __future__ import annotations
 import queue
 import threading
 import time
-from typing import Any, Callable, Mapping, Optional
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from ..forking import call_in_forked_child
 
@@ -54,8 +55,8 @@ class BackgroundSender:
         self._broadcast = broadcast
         self._window_s = window_s
         self._spacing_s = spacing_s
-        self._queue: "queue.SimpleQueue[Any]" = queue.SimpleQueue()
-        self._thread: Optional[threading.Thread] = None
+        self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
         call_in_forked_child(self._forget_thread)
 

@@ -20,10 +20,10 @@ from __future__ import annotations
 
 import threading
 import traceback
-from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, Sequence, Set
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from ..config import ConfigError
-from .hello import hello_message
 from ..protocol import (
     COMM_TARGET,
     Request,
@@ -38,6 +38,7 @@ from ..protocol import (
 )
 from ..sampling.sample import SampleSource
 from ..sampling.sampler import Sampler
+from .hello import hello_message
 from .unsendable_text import ReplacedNames, without_surrogates
 
 if TYPE_CHECKING:  # the message shapes, for annotations only (protocol_types.py)
@@ -60,32 +61,32 @@ class Channel:
     def __init__(self, source: SampleSource, target_name: str = COMM_TARGET):
         self._source = source
         self._target_name = target_name
-        self._sampler: Optional[Sampler] = None
+        self._sampler: Sampler | None = None
         self._record_series = ""
         self._manager: Any = None
-        self._comms: List[Any] = []
+        self._comms: list[Any] = []
         self._lock = threading.Lock()
-        self._cell_history: Callable[[], List[Any]] = list
-        self._cleanup: Optional[Callable[[], Any]] = None  # gives the cleanup.Cleanup; bound by the runtime
-        self._notebook_names: Optional[Callable[[], Dict[str, Any]]] = None  # bound by the runtime
-        self._allocations: Optional[Callable[[], Any]] = None  # gives the allocation_sites.AllocationSites
+        self._cell_history: Callable[[], list[Any]] = list
+        self._cleanup: Callable[[], Any] | None = None  # gives the cleanup.Cleanup; bound by the runtime
+        self._notebook_names: Callable[[], dict[str, Any]] | None = None  # bound by the runtime
+        self._allocations: Callable[[], Any] | None = None  # gives the allocation_sites.AllocationSites
         self._before_request: Callable[[], None] = lambda: None
-        self.last_error: Optional[str] = None
+        self.last_error: str | None = None
         # listing id -> its names as the frontend sees them where that is not as they are
         # (on the shell thread, which handles both inspects and deletes)
         self._replaced_names = ReplacedNames()
         # Failures told for messages that answer no request: each once, not at every broadcast.
-        self._told_unsent: Set[str] = set()
+        self._told_unsent: set[str] = set()
 
     def bind(
         self,
         sampler: Sampler,
-        cell_history: Optional[Callable[[], List[Any]]] = None,
-        cleanup: Optional[Callable[[], Any]] = None,
-        notebook_names: Optional[Callable[[], Dict[str, Any]]] = None,
+        cell_history: Callable[[], list[Any]] | None = None,
+        cleanup: Callable[[], Any] | None = None,
+        notebook_names: Callable[[], dict[str, Any]] | None = None,
         record_series: str = "",
-        allocations: Optional[Callable[[], Any]] = None,
-        before_request: Optional[Callable[[], None]] = None,
+        allocations: Callable[[], Any] | None = None,
+        before_request: Callable[[], None] | None = None,
     ) -> None:
         """``cell_history()``: the kept per-cell records, for ``history`` requests;
         ``cleanup()``: the :class:`cleanup.Cleanup`, for ``free_memory``/``inspect``/``delete``
@@ -175,7 +176,7 @@ class Channel:
             self._send_quietly(comm, error_message("internal", text))
 
     def _open(self, comm: Any, data: Any) -> None:
-        problems: List[ErrorMessage] = []
+        problems: list[ErrorMessage] = []
         try:
             request = parse_open(data)
             if request.config is not None:
@@ -210,7 +211,7 @@ class Channel:
         self.sampler.emit([comm], "initial", before=announce)
         self.sampler.wake()
 
-    def _close_replaced(self, comm_ids: List[str], new: Any) -> None:
+    def _close_replaced(self, comm_ids: list[str], new: Any) -> None:
         """Close the comms a frontend left open and replaces with ``new``: nothing reads them
         any more, and every sample sent to them costs the kernel as much as a live one."""
         if not comm_ids:
@@ -279,7 +280,7 @@ class Channel:
             pass
 
     def _dispatch(self, comm: Any, request: Request) -> None:
-        handler: Dict[str, Callable[[Any, Request], Dict[str, Any]]] = {
+        handler: dict[str, Callable[[Any, Request], dict[str, Any]]] = {
             "configure": self._configure,
             "snapshot": self._snapshot,
             "ping": self._ping,
@@ -295,18 +296,18 @@ class Channel:
         result = handler[request.type](comm, request)
         self._send_quietly(comm, reply_message(request, result))
 
-    def _configure(self, comm: Any, request: Request) -> Dict[str, Any]:
+    def _configure(self, comm: Any, request: Request) -> dict[str, Any]:
         assert request.config is not None
         config = self.sampler.configure(request.config)
         return {"config": config.to_dict()}
 
-    def _snapshot(self, comm: Any, request: Request) -> Dict[str, Any]:
+    def _snapshot(self, comm: Any, request: Request) -> dict[str, Any]:
         return {"seq": self.sampler.emit([comm], "snapshot")}
 
-    def _ping(self, comm: Any, request: Request) -> Dict[str, Any]:
+    def _ping(self, comm: Any, request: Request) -> dict[str, Any]:
         return {}
 
-    def _history(self, comm: Any, request: Request) -> Dict[str, Any]:
+    def _history(self, comm: Any, request: Request) -> dict[str, Any]:
         return {"records": self._cell_history(), "timeline": self.sampler.timeline_columns()}
 
     def _cleanup_or_fail(self, request: Request) -> Any:
@@ -314,17 +315,17 @@ class Channel:
             raise RequestError("internal", f"{request.type!r} is not available in this helper", request.request_id)
         return self._cleanup()
 
-    def _free_memory(self, comm: Any, request: Request) -> Dict[str, Any]:
+    def _free_memory(self, comm: Any, request: Request) -> dict[str, Any]:
         assert request.args is not None
         return self._cleanup_or_fail(request).free_memory(list(request.args["actions"]))
 
-    def _inspect(self, comm: Any, request: Request) -> Dict[str, Any]:
+    def _inspect(self, comm: Any, request: Request) -> dict[str, Any]:
         assert request.args is not None
         result = self._cleanup_or_fail(request).inspect(request.args["max_entries"], request.args["container_depth"])
         self._replaced_names.note(result)
         return result
 
-    def _delete(self, comm: Any, request: Request) -> Dict[str, Any]:
+    def _delete(self, comm: Any, request: Request) -> dict[str, Any]:
         assert request.args is not None
         cleanup = self._cleanup_or_fail(request)
         args = request.args
@@ -341,7 +342,7 @@ class Channel:
             result["refused"] = refused + list(result.get("refused", []))
         return result
 
-    def _names(self, comm: Any, request: Request) -> Dict[str, Any]:
+    def _names(self, comm: Any, request: Request) -> dict[str, Any]:
         if self._notebook_names is None:
             raise RequestError("internal", f"{request.type!r} is not available in this helper", request.request_id)
         return self._notebook_names()
@@ -351,18 +352,18 @@ class Channel:
             raise RequestError("internal", f"{request.type!r} is not available in this helper", request.request_id)
         return self._allocations()
 
-    def _record_allocations(self, comm: Any, request: Request) -> Dict[str, Any]:
+    def _record_allocations(self, comm: Any, request: Request) -> dict[str, Any]:
         assert request.args is not None
         args = request.args
         return self._allocations_or_fail(request).set_recording(
             args["enabled"], args["host_frames"], args["gpu_max_entries"]
         )
 
-    def _allocation_sites(self, comm: Any, request: Request) -> Dict[str, Any]:
+    def _allocation_sites(self, comm: Any, request: Request) -> dict[str, Any]:
         assert request.args is not None
         return self._allocations_or_fail(request).sites(request.args["max_sites"])
 
-    def _allocation_snapshot(self, comm: Any, request: Request) -> Dict[str, Any]:
+    def _allocation_snapshot(self, comm: Any, request: Request) -> dict[str, Any]:
         return self._allocations_or_fail(request).gpu_snapshot()
 
     def _send_encodable(self, comm: Any, message: Mapping[str, Any]) -> None:
@@ -377,7 +378,7 @@ class Channel:
         # Checked only after a failure: walking every message would cost each
         # sample; a surrogate in the packer's surrogateescape range (U+DC80 to
         # U+DCFF) goes out as an invalid byte, which the readers decode as U+FFFD.
-        changed: Set[str] = set()
+        changed: set[str] = set()
         clean = without_surrogates(message, changed)
         if not changed:
             raise refused

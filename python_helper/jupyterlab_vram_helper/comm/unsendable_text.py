@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import collections
 import re
-from typing import Any, Dict, FrozenSet, List, Sequence, Set, Tuple
+from collections.abc import Sequence
+from typing import Any
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 # The listings whose reply had names replaced, kept for their deletes (cleanup.py keeps 4 listings).
@@ -23,7 +24,7 @@ KEPT_REPLACED_LISTINGS = 8
 REPLACED_NAME_REASON = "not in the listing: shown with other characters in place of ones that could not be sent"
 
 
-def without_surrogates(value: Any, changed: Set[str]) -> Any:
+def without_surrogates(value: Any, changed: set[str]) -> Any:
     """``value`` (a message) with the lone surrogates of its strings, dict keys
     included, replaced by U+FFFD, and a pair of them by the character it
     encodes; each string that changed goes into ``changed`` as replaced.
@@ -38,7 +39,7 @@ def without_surrogates(value: Any, changed: Set[str]) -> Any:
         changed.add(clean)
         return clean
     if isinstance(value, dict):
-        out: Dict[Any, Any] = {}
+        out: dict[Any, Any] = {}
         for key, item in value.items():
             if isinstance(key, str):
                 clean_key = without_surrogates(key, changed)
@@ -60,7 +61,7 @@ class ReplacedNames:
     """The names each recent listing showed changed, for its deletes."""
 
     def __init__(self) -> None:
-        self._by_listing: "collections.OrderedDict[str, FrozenSet[str]]" = collections.OrderedDict()
+        self._by_listing: collections.OrderedDict[str, frozenset[str]] = collections.OrderedDict()
 
     def note(self, result: Any) -> None:
         """Keep, for its deletes, the names of listing ``result`` that the frontend sees
@@ -75,7 +76,7 @@ class ReplacedNames:
         names = [e["name"] for e in entries if isinstance(e, dict) and isinstance(e.get("name"), str)]
         if _SURROGATE.search("".join(names)) is None:
             return  # the common case: one search
-        shown: Set[str] = set()
+        shown: set[str] = set()
         for name in names:
             if without_surrogates(name, shown) is not name:
                 try:
@@ -86,7 +87,7 @@ class ReplacedNames:
         while len(self._by_listing) > KEPT_REPLACED_LISTINGS:
             self._by_listing.popitem(last=False)
 
-    def split(self, listing_id: str, names: Sequence[str]) -> Tuple[List[str], List[Dict[str, str]]]:
+    def split(self, listing_id: str, names: Sequence[str]) -> tuple[list[str], list[dict[str, str]]]:
         """``names`` of a delete of ``listing_id``: those to delete, and the refusals of those the
         frontend saw replaced (they name nothing exactly, and may read as another listed name)."""
         replaced = self._by_listing.get(listing_id)

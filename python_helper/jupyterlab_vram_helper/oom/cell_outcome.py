@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import builtins
 import re
-from typing import TYPE_CHECKING, Any, Callable, Iterator, List, Optional, Tuple
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any
 
 from ..protocol import CellStatus
 
@@ -76,8 +77,8 @@ def error_chain(exc: BaseException) -> Iterator[BaseException]:
     """``exc``, what it was raised from, an exception group's members, and what it
     was raised during where that is part of the same failure (breadth first, each
     once, at most MAX_CHAIN_LINKS): see :func:`_follows_context`."""
-    seen = set()
-    queue: List[BaseException] = [exc]
+    seen: set[int] = set()
+    queue: list[BaseException] = [exc]
     while queue and len(seen) < MAX_CHAIN_LINKS:
         current = queue.pop(0)
         if id(current) in seen:
@@ -89,7 +90,7 @@ def error_chain(exc: BaseException) -> Iterator[BaseException]:
         context = current.__context__
         if context is not None and context is not current.__cause__ and _follows_context(current, context):
             queue.append(context)
-        members = current.exceptions if _is_group(current) else ()  # asyncio.TaskGroup's errors
+        members = getattr(current, "exceptions", ()) if _is_group(current) else ()  # asyncio.TaskGroup's errors
         queue.extend(m for m in members[:MAX_CHAIN_LINKS] if isinstance(m, BaseException))
 
 
@@ -127,8 +128,8 @@ def _looks_out_of_memory(exc: BaseException, message: str) -> bool:
 
 
 def out_of_memory_text(
-    exc: BaseException, readable: Optional[Callable[[str, str], bool]] = None
-) -> Optional[Tuple[str, str]]:
+    exc: BaseException, readable: Callable[[str, str], bool] | None = None
+) -> tuple[str, str] | None:
     """``(class name, message)`` of the out-of-memory error in ``exc``'s chain, if any.
 
     ``exc`` itself, or an exception it was raised from, a member of an
@@ -140,7 +141,7 @@ def out_of_memory_text(
     the diagnosis must not keep the exception, whose traceback holds the
     failed cell's tensors.
     """
-    first: Optional[Tuple[str, str]] = None
+    first: tuple[str, str] | None = None
     for current in error_chain(exc):
         message = error_message(current)[:SCANNED_MESSAGE_CHARS]
         if not _looks_out_of_memory(current, message):
@@ -165,7 +166,7 @@ def is_out_of_memory(exc: BaseException) -> bool:
     return out_of_memory_text(exc) is not None
 
 
-def exception_of(result: Any) -> Optional[BaseException]:
+def exception_of(result: Any) -> BaseException | None:
     exc = getattr(result, "error_in_exec", None)
     if exc is None:
         exc = getattr(result, "error_before_exec", None)  # SyntaxError, a failing input transformer
@@ -189,7 +190,7 @@ def describe_error(exc: BaseException) -> CellError:
     }
 
 
-def cell_outcome(result: Any) -> Tuple[CellStatus, Optional[CellError]]:
+def cell_outcome(result: Any) -> tuple[CellStatus, CellError | None]:
     """The status and error of an IPython ExecutionResult (or None: cancelled)."""
     if result is None:
         return "interrupted", None

@@ -11,7 +11,8 @@ from __future__ import annotations
 import functools
 import sys
 import types
-from typing import Any, Iterable, List, Tuple
+from collections.abc import Iterable
+from typing import Any
 
 # Bounds of one walk.
 FRAMES_PER_TRACEBACK = 100
@@ -22,9 +23,9 @@ CO_OPTIMIZED = 0x0001
 _INTERNAL_FRAME_PREFIXES = ("IPython", "ipykernel", "jupyterlab_vram_helper", "asyncio", "tornado", "traitlets")
 
 
-def exception_chain(exc: Any) -> List[BaseException]:
+def exception_chain(exc: Any) -> list[BaseException]:
     """``exc`` and the exceptions it was raised from or during (bounded, no cycles)."""
-    out: List[BaseException] = []
+    out: list[BaseException] = []
     todo = [exc]
     while todo and len(out) < CHAINED_EXCEPTIONS:
         e = todo.pop(0)
@@ -35,9 +36,9 @@ def exception_chain(exc: Any) -> List[BaseException]:
     return out
 
 
-def traceback_frames(tbs: Iterable[Any]) -> List[Any]:
+def traceback_frames(tbs: Iterable[Any]) -> list[Any]:
     """The distinct frames of these tracebacks (bounded)."""
-    frames: List[Any] = []
+    frames: list[Any] = []
     ids = set()
     for tb in tbs:
         n = 0
@@ -62,7 +63,7 @@ def is_user_function_frame(frame: Any) -> bool:
         return False
 
 
-def frame_locals(frame: Any) -> List[Tuple[str, Any]]:
+def frame_locals(frame: Any) -> list[tuple[str, Any]]:
     """A function frame's locals (bounded), read without keeping them alive.
 
     On Python 3.10-3.12 reading ``f_locals`` leaves a snapshot dict on the
@@ -104,7 +105,7 @@ def only_the_frame_holds(snapshot: Any) -> bool:
     return type(snapshot) is dict and sys.getrefcount(snapshot) <= _frame_only_count()
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _frame_only_count() -> int:
     """What :func:`only_the_frame_holds` counts for a snapshot that only its frame holds."""
     frame = _finished_frame()

@@ -32,7 +32,7 @@ the failure was about). Pure functions: no framework is imported.
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, Tuple, TypedDict
+from typing import Any, TypedDict
 
 from .oom_message import KIND_CUDA, KIND_HOST, KIND_TENSORFLOW, OomMessageFacts, OomProcess
 
@@ -46,51 +46,51 @@ class OomStaleHolder(TypedDict):
 class OomState(TypedDict):
     """What the kernel read after the failure; any figure may be None."""
 
-    device_index: Optional[int]
-    total_bytes: Optional[int]  # NVML or torch device total (host: RAM total)
-    free_bytes: Optional[int]  # NVML free (host: available RAM)
-    allocated_bytes: Optional[int]  # torch allocator now
-    reserved_bytes: Optional[int]
-    num_alloc_retries: Optional[int]
-    process_in_use_bytes: Optional[int]  # NVML bytes of this pid (host: RSS)
-    other_processes: Optional[List[OomProcess]]  # NVML, without this process (host: None)
-    stale_bytes: Optional[int]  # bytes on that device held by earlier cells' names and hidden references
-    stale_holders: List[OomStaleHolder]  # largest first, at most STALE_HOLDERS_LISTED
+    device_index: int | None
+    total_bytes: int | None  # NVML or torch device total (host: RAM total)
+    free_bytes: int | None  # NVML free (host: available RAM)
+    allocated_bytes: int | None  # torch allocator now
+    reserved_bytes: int | None
+    num_alloc_retries: int | None
+    process_in_use_bytes: int | None  # NVML bytes of this pid (host: RSS)
+    other_processes: list[OomProcess] | None  # NVML, without this process (host: None)
+    stale_bytes: int | None  # bytes on that device held by earlier cells' names and hidden references
+    stale_holders: list[OomStaleHolder]  # largest first, at most STALE_HOLDERS_LISTED
     # Names the failing cell itself uses (its model, its optimizer): in none of
     # the two above, since deleting them is no fix for that cell.
-    in_use_holders: List[OomStaleHolder]
+    in_use_holders: list[OomStaleHolder]
 
 
 class OomCause(TypedDict):
     cause: str  # CAUSE_* below
-    gain_bytes: Optional[int]  # what fixing it would make available (too_big: None)
+    gain_bytes: int | None  # what fixing it would make available (too_big: None)
 
 
 class OomDiagnosis(TypedDict):
     kind: str
-    library: Optional[str]
-    framework: Optional[str]  # whose allocation failed (oom_message.FRAMEWORK_*), None: not said
-    device_index: Optional[int]
-    requested_bytes: Optional[int]
-    total_bytes: Optional[int]
-    free_bytes: Optional[int]
-    allocated_bytes: Optional[int]
-    reserved_unallocated_bytes: Optional[int]
-    process_in_use_bytes: Optional[int]
-    other_processes_bytes: Optional[int]
-    other_processes: List[OomProcess]  # at most MAX_LISTED_PROCESSES, largest first
+    library: str | None
+    framework: str | None  # whose allocation failed (oom_message.FRAMEWORK_*), None: not said
+    device_index: int | None
+    requested_bytes: int | None
+    total_bytes: int | None
+    free_bytes: int | None
+    allocated_bytes: int | None
+    reserved_unallocated_bytes: int | None
+    process_in_use_bytes: int | None
+    other_processes_bytes: int | None
+    other_processes: list[OomProcess]  # at most MAX_LISTED_PROCESSES, largest first
     # The most this process could have held, holding nothing it can give back:
     # what ``too_big`` compares the request with (None: not known)
-    capacity_bytes: Optional[int]
-    allowed_bytes: Optional[int]  # the memory-fraction limit, when one was set
-    num_alloc_retries: Optional[int]
-    stale_bytes: Optional[int]
-    stale_holders: List[OomStaleHolder]
+    capacity_bytes: int | None
+    allowed_bytes: int | None  # the memory-fraction limit, when one was set
+    num_alloc_retries: int | None
+    stale_bytes: int | None
+    stale_holders: list[OomStaleHolder]
     # The largest names the failing cell uses on that device, left out of the
     # stale figures: what the work itself holds (the UI says so, and offers to
     # shrink the work rather than to delete them).
-    in_use_holders: List[OomStaleHolder]
-    causes: List[OomCause]  # most likely first; [] when nothing can be said
+    in_use_holders: list[OomStaleHolder]
+    causes: list[OomCause]  # most likely first; [] when nothing can be said
 
 
 class OomAllocationSites(TypedDict):
@@ -99,7 +99,7 @@ class OomAllocationSites(TypedDict):
     failing device at the failure (allocation_sites.py)."""
 
     recording: bool  # False: recording is off, so nothing could be said (the UI offers it)
-    sites: List[Dict[str, Any]]  # allocation_sites' site dicts, largest first (OOM_SITES_LISTED at most)
+    sites: list[dict[str, Any]]  # allocation_sites' site dicts, largest first (OOM_SITES_LISTED at most)
 
 
 CAUSE_TOO_BIG = "too_big"
@@ -135,7 +135,7 @@ MAX_LISTED_PROCESSES = 16
 STALE_HOLDERS_LISTED = 5
 
 
-def diagnose(facts: Optional[OomMessageFacts], state: OomState) -> OomDiagnosis:
+def diagnose(facts: OomMessageFacts | None, state: OomState) -> OomDiagnosis:
     """Merge the message's figures with the state read after the failure, and rank the causes.
 
     ``facts`` None (a message nothing could be read from) is treated as a device error with no figures.
@@ -143,10 +143,10 @@ def diagnose(facts: Optional[OomMessageFacts], state: OomState) -> OomDiagnosis:
     kind = facts["kind"] if facts is not None else KIND_CUDA
     host = kind == KIND_HOST
 
-    def message(key: str) -> Optional[int]:
+    def message(key: str) -> int | None:
         return facts.get(key) if facts is not None else None  # type: ignore[return-value]
 
-    def after(key: str) -> Optional[int]:
+    def after(key: str) -> int | None:
         return state.get(key)  # type: ignore[return-value]
 
     requested = message("requested_bytes")
@@ -156,8 +156,8 @@ def diagnose(facts: Optional[OomMessageFacts], state: OomState) -> OomDiagnosis:
     process_in_use = _first(message("process_in_use_bytes"), after("process_in_use_bytes"))
     allowed = message("allowed_bytes")
 
-    reserved_unallocated: Optional[int] = None
-    reserved: Optional[int] = None  # PyTorch's whole reservation, at failure where the message says
+    reserved_unallocated: int | None = None
+    reserved: int | None = None  # PyTorch's whole reservation, at failure where the message says
     if not host:
         reserved_unallocated = message("reserved_unallocated_bytes")
         reserved = message("reserved_bytes")
@@ -226,7 +226,7 @@ def diagnose(facts: Optional[OomMessageFacts], state: OomState) -> OomDiagnosis:
     }
 
 
-def _first(*values: Optional[int]) -> Optional[int]:
+def _first(*values: int | None) -> int | None:
     for value in values:
         if value is not None:
             return value
@@ -234,13 +234,13 @@ def _first(*values: Optional[int]) -> Optional[int]:
 
 
 def _other_processes(
-    facts: Optional[OomMessageFacts],
+    facts: OomMessageFacts | None,
     state: OomState,
     host: bool,
-    total: Optional[int],
-    free: Optional[int],
-    reserved: Optional[int],
-) -> Tuple[Optional[List[OomProcess]], Optional[int]]:
+    total: int | None,
+    free: int | None,
+    reserved: int | None,
+) -> tuple[list[OomProcess] | None, int | None]:
     """Other processes on the device (None: unknown), and this process's bytes if it hid among them.
 
     The message's list (NVML at the instant of failure) wins over the state's,
@@ -263,8 +263,8 @@ def _other_processes(
 
 
 def _split_self(
-    others: List[OomProcess], total: Optional[int], free: Optional[int], reserved: Optional[int]
-) -> Tuple[List[OomProcess], Optional[int]]:
+    others: list[OomProcess], total: int | None, free: int | None, reserved: int | None
+) -> tuple[list[OomProcess], int | None]:
     """Take this process out of a list that names it by another pid (see ACCOUNTING_SLACK_SHARE)."""
     if total is None or free is None or reserved is None or reserved <= 0:
         return others, None
@@ -283,12 +283,12 @@ def _split_self(
 
 def _capacity(
     kind: str,
-    total: Optional[int],
-    reserved: Optional[int],
-    process_in_use: Optional[int],
-    other_bytes: Optional[int],
-    allowed: Optional[int],
-) -> Optional[int]:
+    total: int | None,
+    reserved: int | None,
+    process_in_use: int | None,
+    other_bytes: int | None,
+    allowed: int | None,
+) -> int | None:
     """The most this process could hold, holding nothing it can give back (None: total unknown)."""
     if total is None:
         return None
@@ -307,23 +307,23 @@ def _capacity(
 def _causes(
     *,
     kind: str,
-    requested: Optional[int],
-    capacity: Optional[int],
-    total: Optional[int],
-    free: Optional[int],
-    reserved: Optional[int],
-    reserved_unallocated: Optional[int],
-    other_bytes: Optional[int],
-    allowed: Optional[int],
-    stale: Optional[int],
-) -> List[OomCause]:
+    requested: int | None,
+    capacity: int | None,
+    total: int | None,
+    free: int | None,
+    reserved: int | None,
+    reserved_unallocated: int | None,
+    other_bytes: int | None,
+    allowed: int | None,
+    stale: int | None,
+) -> list[OomCause]:
     caching_allocator = kind not in (KIND_HOST, KIND_TENSORFLOW)
     known_request = requested is not None
 
     too_big = known_request and capacity is not None and requested > capacity  # type: ignore[operator]
 
     # With a memory-fraction limit, room on the device beyond the limit is no use.
-    cap_room: Optional[int] = None
+    cap_room: int | None = None
     if allowed is not None and reserved is not None:
         cap_room = max(0, allowed - reserved)
     usable_free = free or 0
@@ -331,7 +331,7 @@ def _causes(
         usable_free = min(usable_free, cap_room)
     cache = (reserved_unallocated or 0) if caching_allocator else 0
 
-    found: List[OomCause] = []
+    found: list[OomCause] = []
     if caching_allocator and reserved_unallocated:
         if known_request:
             if reserved_unallocated >= requested:  # type: ignore[operator]

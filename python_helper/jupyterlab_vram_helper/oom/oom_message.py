@@ -45,31 +45,32 @@ megabyte of garbage costs milliseconds and never raises.
 from __future__ import annotations
 
 import re
-from typing import Iterable, List, Optional, Tuple, TypedDict
+from collections.abc import Iterable
+from typing import TypedDict
 
 
 class OomProcess(TypedDict):
     pid: int
-    used_bytes: Optional[int]  # None where the driver reported no figure
+    used_bytes: int | None  # None where the driver reported no figure
 
 
 class OomMessageFacts(TypedDict):
     kind: str  # KIND_* below
-    library: Optional[str]  # "cuBLAS", "cuDNN", "cuSOLVER", "cuFFT", "cuSPARSE" or None
+    library: str | None  # "cuBLAS", "cuDNN", "cuSOLVER", "cuFFT", "cuSPARSE" or None
     # Whose allocation failed, where the message says: FRAMEWORK_* below, or None
     # (a bare MemoryError, a CUDA library's status code). The remedies differ:
     # a NumPy array is not made smaller by mixed precision.
-    framework: Optional[str]
-    device_index: Optional[int]  # as the failing process numbers devices (CUDA_VISIBLE_DEVICES applies)
-    requested_bytes: Optional[int]
-    total_bytes: Optional[int]
-    free_bytes: Optional[int]
-    allocated_bytes: Optional[int]
-    reserved_bytes: Optional[int]  # "reserved in total by PyTorch" (torch <= 2.0; <= 1.3: allocated + "cached")
-    reserved_unallocated_bytes: Optional[int]
-    process_in_use_bytes: Optional[int]  # NVML's figure for this process (torch >= 2.1)
-    other_processes: List[OomProcess]  # NVML's other processes on the device (torch >= 2.1)
-    allowed_bytes: Optional[int]  # the per-process memory-fraction limit, when one is set
+    framework: str | None
+    device_index: int | None  # as the failing process numbers devices (CUDA_VISIBLE_DEVICES applies)
+    requested_bytes: int | None
+    total_bytes: int | None
+    free_bytes: int | None
+    allocated_bytes: int | None
+    reserved_bytes: int | None  # "reserved in total by PyTorch" (torch <= 2.0; <= 1.3: allocated + "cached")
+    reserved_unallocated_bytes: int | None
+    process_in_use_bytes: int | None  # NVML's figure for this process (torch >= 2.1)
+    other_processes: list[OomProcess]  # NVML's other processes on the device (torch >= 2.1)
+    allowed_bytes: int | None  # the per-process memory-fraction limit, when one is set
 
 
 KIND_CUDA = "cuda"  # PyTorch's CUDA (or ROCm/HIP) allocator, or a bare cudaMalloc failure
@@ -151,7 +152,7 @@ _ASYNC_FREE = _rx(r"Free \(according to CUDA\)\s{0,40}: " + _SIZE)
 _ASYNC_ALLOWED = _rx(r"PyTorch limit \(set by user-supplied memory fraction\)\s{0,40}: " + _SIZE)
 
 # --- CUDA libraries ----------------------------------------------------------------------
-_LIBRARY_TOKENS: Tuple[Tuple[str, str], ...] = (
+_LIBRARY_TOKENS: tuple[tuple[str, str], ...] = (
     ("CUBLAS_STATUS_ALLOC_FAILED", "cuBLAS"),
     ("CUDNN_STATUS_ALLOC_FAILED", "cuDNN"),
     ("CUSOLVER_STATUS_ALLOC_FAILED", "cuSOLVER"),
@@ -219,7 +220,7 @@ _BARE_DEVICE_OOM = _rx(
 _HOST_TYPES = frozenset({"MemoryError", "_ArrayMemoryError"})
 
 
-def parse_oom_message(type_name: str, message: str) -> Optional[OomMessageFacts]:
+def parse_oom_message(type_name: str, message: str) -> OomMessageFacts | None:
     """The facts an out-of-memory error states, or None if it is not one.
 
     ``type_name`` is the exception's class name (qualified or not:
@@ -232,7 +233,7 @@ def parse_oom_message(type_name: str, message: str) -> Optional[OomMessageFacts]
         return None
 
 
-def _parse(type_name: str, message: str) -> Optional[OomMessageFacts]:
+def _parse(type_name: str, message: str) -> OomMessageFacts | None:
     short_type = type_name.rsplit(".", 1)[-1]
     text = message[:MAX_SCANNED_CHARS]
     for reader in (_torch_allocator, _async_allocator, _cuda_library, _tensorflow, _numpy, _cpu_allocator, _mps, _xla):
@@ -246,7 +247,7 @@ def _parse(type_name: str, message: str) -> Optional[OomMessageFacts]:
     return None
 
 
-def _facts(kind: str, library: Optional[str] = None, framework: Optional[str] = None) -> OomMessageFacts:
+def _facts(kind: str, library: str | None = None, framework: str | None = None) -> OomMessageFacts:
     return {
         "kind": kind,
         "library": library,
@@ -264,7 +265,7 @@ def _facts(kind: str, library: Optional[str] = None, framework: Optional[str] = 
     }
 
 
-def _torch_allocator(text: str, type_name: str) -> Optional[OomMessageFacts]:
+def _torch_allocator(text: str, type_name: str) -> OomMessageFacts | None:
     if "out of memory" not in text or _TORCH_OOM.search(text) is None:
         return None
     facts = _facts(KIND_CUDA, framework=FRAMEWORK_TORCH)
@@ -317,7 +318,7 @@ def old_torch_message(message: str) -> bool:
         return False
 
 
-def _async_allocator(text: str, type_name: str) -> Optional[OomMessageFacts]:
+def _async_allocator(text: str, type_name: str) -> OomMessageFacts | None:
     if "Allocation on device" not in text:
         return None
     match = _ASYNC_OOM.search(text)
@@ -335,7 +336,7 @@ def _async_allocator(text: str, type_name: str) -> Optional[OomMessageFacts]:
     return facts
 
 
-def _cuda_library(text: str, type_name: str) -> Optional[OomMessageFacts]:
+def _cuda_library(text: str, type_name: str) -> OomMessageFacts | None:
     if "ALLOC_FAILED" not in text and "ALLOCATION_FAILED" not in text:
         return None
     if _LIBRARY_HOST_TOKEN in text:
@@ -346,14 +347,14 @@ def _cuda_library(text: str, type_name: str) -> Optional[OomMessageFacts]:
     return None
 
 
-def _tensorflow(text: str, type_name: str) -> Optional[OomMessageFacts]:
+def _tensorflow(text: str, type_name: str) -> OomMessageFacts | None:
     if "OOM when allocating tensor" not in text:
         return None
     match = _TF_OOM.search(text)
     if match is None:
         return None
     shape, dtype, device, allocator = match.groups()
-    index: Optional[int] = None
+    index: int | None = None
     on_cpu = False
     device_match = _TF_DEVICE.search(device or "")
     if device_match is not None:
@@ -374,7 +375,7 @@ def _tensorflow(text: str, type_name: str) -> Optional[OomMessageFacts]:
     return facts
 
 
-def _numpy(text: str, type_name: str) -> Optional[OomMessageFacts]:
+def _numpy(text: str, type_name: str) -> OomMessageFacts | None:
     if "Unable to allocate" not in text:
         return None
     match = _NUMPY.search(text)
@@ -391,7 +392,7 @@ def _numpy(text: str, type_name: str) -> Optional[OomMessageFacts]:
     return facts
 
 
-def _cpu_allocator(text: str, type_name: str) -> Optional[OomMessageFacts]:
+def _cpu_allocator(text: str, type_name: str) -> OomMessageFacts | None:
     if "DefaultCPUAllocator" not in text:
         return None
     match = _CPU_ALLOCATOR.search(text)
@@ -402,7 +403,7 @@ def _cpu_allocator(text: str, type_name: str) -> Optional[OomMessageFacts]:
     return facts
 
 
-def _mps(text: str, type_name: str) -> Optional[OomMessageFacts]:
+def _mps(text: str, type_name: str) -> OomMessageFacts | None:
     if "MPS backend" not in text or _MPS_OOM.search(text) is None:
         return None
     facts = _facts(KIND_MPS, framework=FRAMEWORK_TORCH)
@@ -412,7 +413,7 @@ def _mps(text: str, type_name: str) -> Optional[OomMessageFacts]:
     return facts
 
 
-def _xla(text: str, type_name: str) -> Optional[OomMessageFacts]:
+def _xla(text: str, type_name: str) -> OomMessageFacts | None:
     if "RESOURCE_EXHAUSTED" not in text:
         return None
     match = _XLA_OOM.search(text)
@@ -430,17 +431,17 @@ def _processes(text: str) -> Iterable[OomProcess]:
         yield {"pid": int(match.group(1)), "used_bytes": _to_bytes(match.group(2), match.group(3))}
 
 
-def _size(pattern: re.Pattern[str], text: str) -> Optional[int]:
+def _size(pattern: re.Pattern[str], text: str) -> int | None:
     match = pattern.search(text)
     return None if match is None else _to_bytes(match.group(1), match.group(2))
 
 
-def _int(pattern: re.Pattern[str], text: str) -> Optional[int]:
+def _int(pattern: re.Pattern[str], text: str) -> int | None:
     match = pattern.search(text)
     return None if match is None else int(match.group(1))
 
 
-def _to_bytes(number: str, unit: str) -> Optional[int]:
+def _to_bytes(number: str, unit: str) -> int | None:
     """Bytes of a printed size ("20.00 MiB", "201. GiB", "0 bytes"), to the printed precision."""
     multiple = _UNIT_BYTES.get(unit.replace("i", ""))
     if multiple is None:
@@ -448,11 +449,11 @@ def _to_bytes(number: str, unit: str) -> Optional[int]:
     return _plausible(round(float(number) * multiple))
 
 
-def _plausible(n: int) -> Optional[int]:
+def _plausible(n: int) -> int | None:
     return n if 0 <= n < IMPLAUSIBLE_BYTES else None
 
 
-def _elements(shape: Optional[str]) -> Optional[int]:
+def _elements(shape: str | None) -> int | None:
     """Elements of a printed shape: "10000,10000", "1000000000,", "" (a scalar)."""
     if shape is None:
         return None
@@ -467,7 +468,7 @@ def _elements(shape: Optional[str]) -> Optional[int]:
     return count
 
 
-def _numpy_itemsize(dtype: str) -> Optional[int]:
+def _numpy_itemsize(dtype: str) -> int | None:
     """Bytes per element of a NumPy dtype as its message prints it ("float64", "<U10", "|S5")."""
     name = dtype.lstrip("<>|=")
     if name in _NUMPY_DTYPE_BYTES:

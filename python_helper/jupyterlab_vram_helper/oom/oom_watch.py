@@ -21,13 +21,22 @@ from __future__ import annotations
 import re
 import sys
 import types
-from typing import AbstractSet, Any, Callable, Dict, FrozenSet, List, Mapping, Optional, Set, Tuple
+from collections.abc import Callable, Mapping, Set
+from typing import Any
 
+from ..sampling.readers import torch_cuda
 from . import error_frames
 from .cell_outcome import SCANNED_MESSAGE_CHARS, error_chain, error_message
 from .oom_diagnosis import STALE_HOLDERS_LISTED, OomDiagnosis, OomStaleHolder, OomState, diagnose
-from .oom_message import KIND_CUDA, KIND_CUDA_LIBRARY, KIND_MPS, KIND_XLA, OomProcess, old_torch_message, parse_oom_message
-from ..sampling.readers import torch_cuda
+from .oom_message import (
+    KIND_CUDA,
+    KIND_CUDA_LIBRARY,
+    KIND_MPS,
+    KIND_XLA,
+    OomProcess,
+    old_torch_message,
+    parse_oom_message,
+)
 
 HOST_DEVICE = "cpu"
 # Code a frame makes and runs where it stands (Python < 3.12 gives
@@ -50,8 +59,8 @@ class OomWatch:
         self,
         read_figures: Callable[[], Mapping[str, Any]],
         inspect: Callable[[], Mapping[str, Any]],
-        allocation_sites: Optional[Callable[[str], Any]] = None,
-        names_in_use: Optional[Callable[[str, str], Optional[AbstractSet[str]]]] = None,
+        allocation_sites: Callable[[str], Any] | None = None,
+        names_in_use: Callable[[str, str], Set[str] | None] | None = None,
     ):
         """``read_figures()``: a fresh sample reading; ``inspect()``: an ``inspect`` result
         with ``held_bytes_by_device`` (cleanup.py's ``held_references``);
@@ -64,7 +73,7 @@ class OomWatch:
         self._inspect = inspect
         self._allocation_sites = allocation_sites
 
-    def diagnose(self, type_name: str, message: str) -> Optional[OomDiagnosis]:
+    def diagnose(self, type_name: str, message: str) -> OomDiagnosis | None:
         facts = parse_oom_message(type_name, message)
         if facts is None:
             return None
@@ -104,14 +113,14 @@ class OomWatch:
             diagnosis["allocation_sites"] = found  # type: ignore[typeddict-unknown-key]
         return diagnosis
 
-    def _in_use(self, type_name: str, message: str) -> AbstractSet[str]:
+    def _in_use(self, type_name: str, message: str) -> Set[str]:
         try:
             return self._names_in_use(type_name, message) or frozenset()
         except Exception:
             return frozenset()  # unknown: every name counts as before
 
 
-def failing_cell_names(type_name: str, message: str) -> Optional[FrozenSet[str]]:
+def failing_cell_names(type_name: str, message: str) -> frozenset[str] | None:
     """The notebook names the failing cell works with: those its code, and the
     notebook functions it was running when it failed, read, bind or delete.
 
@@ -138,8 +147,8 @@ def failing_cell_names(type_name: str, message: str) -> Optional[FrozenSet[str]]
 
 
 def names_used_by(
-    exc: BaseException, type_name: str, message: str, namespaces: List[Dict[str, Any]]
-) -> Optional[FrozenSet[str]]:
+    exc: BaseException, type_name: str, message: str, namespaces: list[dict[str, Any]]
+) -> frozenset[str] | None:
     """The names of ``namespaces`` that the code on ``exc``'s stack needs, if
     ``exc`` is (or wraps) the error named by ``type_name`` and ``message``:
     those each frame running notebook code reads before it binds them.
@@ -156,7 +165,7 @@ def names_used_by(
         type(link).__name__ == type_name and error_message(link)[:SCANNED_MESSAGE_CHARS] == message for link in links
     ):
         return None  # an older error: not this cell's
-    names: Set[str] = set()
+    names: set[str] = set()
     for frame in error_frames.traceback_frames(link.__traceback__ for link in links):
         if any(frame.f_globals is ns for ns in namespaces):
             names.update(_read_before_bound(frame.f_code))
@@ -165,11 +174,11 @@ def names_used_by(
     return frozenset(names)
 
 
-def _add_notebook_functions(names: Set[str], namespaces: List[Dict[str, Any]]) -> None:
+def _add_notebook_functions(names: set[str], namespaces: list[dict[str, Any]]) -> None:
     """Add what the notebook's functions among ``names`` read (a ``preprocess()``
     of an earlier cell that the failing cell called, and finished, before the
     error): a rerun calls them again. Then what those call, bounded."""
-    looked: Set[str] = set()
+    looked: set[str] = set()
     queue = list(names)
     while queue and len(looked) < MAX_FUNCTIONS:
         name = queue.pop()
@@ -186,14 +195,14 @@ def _add_notebook_functions(names: Set[str], namespaces: List[Dict[str, Any]]) -
             del value
 
 
-def _read_before_bound(code: Any, depth: int = 0) -> Set[str]:
+def _read_before_bound(code: Any, depth: int = 0) -> set[str]:
     """The global (or, at a cell's top level, notebook) names ``code`` reads
     before it binds them, in the order of its instructions."""
     try:
         import dis  # only after an out-of-memory error: not at the helper's start
 
-        read: Set[str] = set()
-        bound: Set[str] = set()
+        read: set[str] = set()
+        bound: set[str] = set()
         for instruction in dis.get_instructions(code):
             name = instruction.argval
             if instruction.opname in _READ_OPS and isinstance(name, str):
@@ -212,7 +221,7 @@ def _read_before_bound(code: Any, depth: int = 0) -> Set[str]:
         return {name for name in code.co_names if isinstance(name, str)}
 
 
-def expandable_segments_known(message: str) -> Optional[bool]:
+def expandable_segments_known(message: str) -> bool | None:
     """Whether this kernel's torch knows the allocator option expandable_segments
     (torch >= 2.1); None when that cannot be told.
 
@@ -227,7 +236,7 @@ def expandable_segments_known(message: str) -> Optional[bool]:
     return False if old_torch_message(message) else None
 
 
-def expandable_segments_on() -> Optional[bool]:
+def expandable_segments_on() -> bool | None:
     """Whether torch's CUDA allocator has expandable segments on now; None where
     that cannot be told (no CUDA initialised, a torch before the getter).
 
@@ -248,7 +257,7 @@ def expandable_segments_on() -> Optional[bool]:
         return None
 
 
-def allocator_settings_expandable(torch: Any) -> Optional[bool]:
+def allocator_settings_expandable(torch: Any) -> bool | None:
     """Whether the allocator settings torch parsed turn expandable segments on
     (the last ``expandable_segments`` option counts); None without the getter."""
     getter = getattr(getattr(torch, "_C", None), "_accelerator_getAllocatorSettings", None)
@@ -265,7 +274,7 @@ def allocator_settings_expandable(torch: Any) -> Optional[bool]:
     return on
 
 
-def _loaded_torch_version() -> Optional[Tuple[int, int]]:
+def _loaded_torch_version() -> tuple[int, int] | None:
     try:
         torch = sys.modules.get("torch")  # never imported here
         match = re.match(r"(\d{1,4})\.(\d{1,4})", str(getattr(torch, "__version__", "") or ""))
@@ -274,7 +283,7 @@ def _loaded_torch_version() -> Optional[Tuple[int, int]]:
         return None
 
 
-def _empty_state(device_index: Optional[int]) -> OomState:
+def _empty_state(device_index: int | None) -> OomState:
     return {
         "device_index": device_index,
         "total_bytes": None,
@@ -298,7 +307,7 @@ def _host_state(figures: Mapping[str, Any]) -> OomState:
     return state
 
 
-def host_limit(host: Mapping[str, Any]) -> "tuple[Optional[int], Optional[int]]":
+def host_limit(host: Mapping[str, Any]) -> tuple[int | None, int | None]:
     """The RAM the kernel may use and what is left of it: its container's
     limit when one is set (the kernel is killed there, long before the node's
     RAM runs out) less its working set, as the panel's card counts it, else
@@ -325,12 +334,12 @@ def host_limit(host: Mapping[str, Any]) -> "tuple[Optional[int], Optional[int]]"
     return limit, left
 
 
-def _only_gpu_index(figures: Mapping[str, Any]) -> Optional[int]:
+def _only_gpu_index(figures: Mapping[str, Any]) -> int | None:
     gpus = figures.get("gpus") or []
     return gpus[0]["index"] if len(gpus) == 1 else None
 
 
-def _gpu_state(figures: Mapping[str, Any], index: Optional[int]) -> OomState:
+def _gpu_state(figures: Mapping[str, Any], index: int | None) -> OomState:
     state = _empty_state(index)
     gpu = next((g for g in figures.get("gpus") or [] if g.get("index") == index), None)
     if gpu is None:
@@ -346,7 +355,7 @@ def _gpu_state(figures: Mapping[str, Any], index: Optional[int]) -> OomState:
     state["process_in_use_bytes"] = nvml.get("process_used_bytes")
     processes = nvml.get("processes")
     if processes is not None:
-        others: List[OomProcess] = [
+        others: list[OomProcess] = [
             {"pid": p["pid"], "used_bytes": p["used_bytes"]} for p in processes if not p.get("this_process")
         ]
         state["other_processes"] = others
@@ -354,13 +363,13 @@ def _gpu_state(figures: Mapping[str, Any], index: Optional[int]) -> OomState:
 
 
 def _stale(
-    inspected: Mapping[str, Any], device_key: str, in_use: AbstractSet[str] = frozenset()
-) -> "Tuple[Optional[int], List[OomStaleHolder], List[OomStaleHolder]]":
+    inspected: Mapping[str, Any], device_key: str, in_use: Set[str] = frozenset()
+) -> tuple[int | None, list[OomStaleHolder], list[OomStaleHolder]]:
     """Bytes on ``device_key`` held by the notebook's names and hidden references
     that the failing cell does not use, the largest of those holders, and the
     largest names it uses (``in_use``), which are left out of the first two."""
-    holders: List[OomStaleHolder] = []
-    used: List[OomStaleHolder] = []
+    holders: list[OomStaleHolder] = []
+    used: list[OomStaleHolder] = []
     used_bytes = 0
     for entry in inspected.get("entries") or []:
         on_device = _on_device(entry, device_key)
@@ -395,13 +404,13 @@ def _stale(
             if str(entry.get("name")) not in in_use
         )
         for hidden in inspected.get("hidden") or []:
-            named: Dict[str, Any] = hidden.get("named_bytes_by_device") or {}
+            named: dict[str, Any] = hidden.get("named_bytes_by_device") or {}
             shared = named.get(device_key)
             total += max(0, _on_device(hidden, device_key) - (int(shared) if isinstance(shared, int) else 0))
     return total, holders[:STALE_HOLDERS_LISTED], used[:STALE_HOLDERS_LISTED]
 
 
 def _on_device(entry: Mapping[str, Any], device_key: str) -> int:
-    by_device: Dict[str, Any] = entry.get("bytes_by_device") or {}
+    by_device: dict[str, Any] = entry.get("bytes_by_device") or {}
     value = by_device.get(device_key)
     return int(value) if isinstance(value, int) else 0

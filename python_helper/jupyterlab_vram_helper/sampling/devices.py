@@ -14,7 +14,8 @@ order, true with CUDA_DEVICE_ORDER=PCI_BUS_ID and on machines with one GPU model
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any, List, Mapping, NamedTuple, Optional, Sequence, Union
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .readers.nvml import NvmlDevice
 from .readers.torch_cuda import cuda_initialized
@@ -22,29 +23,30 @@ from .readers.torch_cuda import cuda_initialized
 if TYPE_CHECKING:  # the message shapes, for annotations only (protocol_types.py)
     from ..protocol_types import DeviceInfo
 
-VisibleDevices = Union[List[int], List[str]]
+VisibleDevices = list[int] | list[str]
 
 
 # A NamedTuple, not a dataclass: see SamplerConfig (config.py).
 class Device(NamedTuple):
-    index: int  # CUDA ordinal in this process
-    name: Optional[str]
-    total_bytes: Optional[int]
-    uuid: Optional[str]
-    nvml: Optional[NvmlDevice]
+    # CUDA ordinal in this process. The protocol's name; it hides tuple.index, which nothing calls.
+    index: int  # type: ignore[assignment]
+    name: str | None
+    total_bytes: int | None
+    uuid: str | None
+    nvml: NvmlDevice | None
 
     def to_info(self) -> DeviceInfo:
         return {"index": self.index, "name": self.name, "total_bytes": self.total_bytes, "uuid": self.uuid}
 
 
-def parse_visible_devices(value: Optional[str]) -> Optional[VisibleDevices]:
+def parse_visible_devices(value: str | None) -> VisibleDevices | None:
     """CUDA_VISIBLE_DEVICES as ordinals or UUID prefixes; ``None`` when unset (all)."""
     if value is None:
         return None
     value = value.strip()
     for prefix in ("GPU-", "MIG-"):
         if value.startswith(prefix):
-            uuids: List[str] = []
+            uuids: list[str] = []
             for entry in value.split(","):
                 entry = entry.strip()
                 if not entry.startswith(prefix):
@@ -53,7 +55,7 @@ def parse_visible_devices(value: Optional[str]) -> Optional[VisibleDevices]:
                     return []
                 uuids.append(entry)
             return uuids
-    ordinals: List[int] = []
+    ordinals: list[int] = []
     for entry in value.split(","):
         number = _leading_int(entry.strip())
         if number is None or number < 0:
@@ -64,7 +66,7 @@ def parse_visible_devices(value: Optional[str]) -> Optional[VisibleDevices]:
     return ordinals
 
 
-def _leading_int(text: str) -> Optional[int]:
+def _leading_int(text: str) -> int | None:
     # Like strtoul: "1gpu" is 1, "gpu1" is invalid.
     end = 0
     if text[:1] in ("+", "-"):
@@ -78,17 +80,17 @@ def _leading_int(text: str) -> Optional[int]:
 
 
 def visible_nvml_devices(
-    visible: Optional[VisibleDevices], nvml_devices: Sequence[NvmlDevice]
-) -> List[NvmlDevice]:
+    visible: VisibleDevices | None, nvml_devices: Sequence[NvmlDevice]
+) -> list[NvmlDevice]:
     """NVML devices in CUDA ordinal order, after CUDA_VISIBLE_DEVICES."""
     if visible is None:
         return list(nvml_devices)
-    result: List[NvmlDevice] = []
+    result: list[NvmlDevice] = []
     for entry in visible:
         if isinstance(entry, int):
             if entry >= len(nvml_devices):
                 break  # CUDA ignores an invalid ordinal and everything after it
-            match: Optional[NvmlDevice] = nvml_devices[entry]
+            match: NvmlDevice | None = nvml_devices[entry]
         elif entry.startswith("MIG-"):
             # MIG instances are not NVML top-level devices; only torch (after
             # CUDA init) can say what the process sees.
@@ -106,7 +108,7 @@ def visible_nvml_devices(
     return result
 
 
-def normalize_uuid(value: Any) -> Optional[str]:
+def normalize_uuid(value: Any) -> str | None:
     """torch prints device UUIDs bare; NVML and CUDA_VISIBLE_DEVICES use ``GPU-``."""
     if value is None:
         return None
@@ -118,7 +120,7 @@ def normalize_uuid(value: Any) -> Optional[str]:
     return "GPU-" + text
 
 
-def devices_from_torch(torch: Any, nvml_devices: Sequence[NvmlDevice], visible: Optional[VisibleDevices]) -> List[Device]:
+def devices_from_torch(torch: Any, nvml_devices: Sequence[NvmlDevice], visible: VisibleDevices | None) -> list[Device]:
     """Devices as torch numbers them; call only when CUDA is initialised."""
     by_uuid = {d.uuid: d for d in nvml_devices if d.uuid}
     by_order = visible_nvml_devices(visible, nvml_devices)
@@ -141,14 +143,14 @@ def devices_from_torch(torch: Any, nvml_devices: Sequence[NvmlDevice], visible: 
     return devices
 
 
-def devices_from_nvml(nvml_devices: Sequence[NvmlDevice], visible: Optional[VisibleDevices]) -> List[Device]:
+def devices_from_nvml(nvml_devices: Sequence[NvmlDevice], visible: VisibleDevices | None) -> list[Device]:
     return [
         Device(index=i, name=d.name, total_bytes=d.total_bytes, uuid=d.uuid, nvml=d)
         for i, d in enumerate(visible_nvml_devices(visible, nvml_devices))
     ]
 
 
-def devices_wait_for_cuda(visible_devices: Optional[str]) -> bool:
+def devices_wait_for_cuda(visible_devices: str | None) -> bool:
     """Whether CUDA_VISIBLE_DEVICES names MIG instances: NVML's devices are their
     parent GPUs, so which devices the kernel sees is known only once CUDA starts."""
     visible = parse_visible_devices(visible_devices)
@@ -157,12 +159,12 @@ def devices_wait_for_cuda(visible_devices: Optional[str]) -> bool:
 
 def enumerate_devices(
     torch: Any, nvml_devices: Sequence[NvmlDevice], environ: Mapping[str, str] = os.environ
-) -> List[Device]:
+) -> list[Device]:
     visible = parse_visible_devices(environ.get("CUDA_VISIBLE_DEVICES"))
     if torch is not None and cuda_initialized(torch):
         return devices_from_torch(torch, nvml_devices, visible)
     return devices_from_nvml(nvml_devices, visible)
 
 
-def _int_or_none(value: Any) -> Optional[int]:
+def _int_or_none(value: Any) -> int | None:
     return int(value) if isinstance(value, int) and not isinstance(value, bool) else None

@@ -26,7 +26,7 @@ import functools
 import gc
 import sys
 import types
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any
 
 # type's own descriptors: reading a class through them bypasses its metaclass.
 _TYPE_NAMESPACE = type.__dict__["__dict__"]
@@ -45,7 +45,7 @@ _MANAGED_DICT = (1 << 4) if sys.version_info >= (3, 11) else 0  # attributes may
 _MISSING = object()
 
 
-def mro(t: type) -> Tuple[type, ...]:
+def mro(t: type) -> tuple[type, ...]:
     """``t.__mro__`` without asking ``t``'s metaclass."""
     found = _TYPE_MRO.__get__(t)
     return found if type(found) is tuple else (t,)
@@ -96,7 +96,7 @@ _C_DICT_GETTERS = frozenset(
 )
 
 
-def dict_descriptor(t: type) -> Tuple[bool, Any]:
+def dict_descriptor(t: type) -> tuple[bool, Any]:
     """(whether instances of ``t`` have a ``__dict__`` attribute, the descriptor to read it
     with), the descriptor None where only running code other than CPython's would read it.
 
@@ -125,7 +125,7 @@ def dict_descriptor(t: type) -> Tuple[bool, Any]:
     return False, None
 
 
-def _c_base_with_dict(classes: Tuple[type, ...]) -> bool:
+def _c_base_with_dict(classes: tuple[type, ...]) -> bool:
     """Whether a C (non-heap) class of the MRO has an instance dict of its own: the
     getter ``type.__new__`` made then hands the read to that class's getter (CPython's
     ``subtype_dict``), which is the extension's code, not CPython's."""
@@ -137,7 +137,7 @@ def _c_base_with_dict(classes: Tuple[type, ...]) -> bool:
     return False
 
 
-def instance_dict(obj: Any) -> Optional[dict]:
+def instance_dict(obj: Any) -> dict | None:
     """``obj.__dict__`` where CPython's own getter reads it, else None.
 
     On Python 3.11+ this makes the dict of an object that kept its
@@ -153,7 +153,7 @@ def instance_dict(obj: Any) -> Optional[dict]:
     return attrs if type(attrs) is dict else None
 
 
-def inline_attributes(obj: Any, limit: int) -> Optional[List[Any]]:
+def inline_attributes(obj: Any, limit: int) -> list[Any] | None:
     """The values of ``obj``'s attributes (its slots' too) where Python 3.11+ keeps them
     inline, without a ``__dict__``: as its C traversal reports them. None where it has a
     dict already (or may: a dict among the values), or its class keeps no managed dict.
@@ -170,12 +170,12 @@ def inline_attributes(obj: Any, limit: int) -> Optional[List[Any]]:
     return values
 
 
-def referents(obj: Any, limit: int) -> List[Any]:
+def referents(obj: Any, limit: int) -> list[Any]:
     """What ``obj`` refers to, as its C traversal reports it to the collector (its
     class left out): the attributes of an object whose ``__dict__`` only its own
     code reads, e.g. the object a proxy wraps once made, never a factory's result."""
     t = type(obj)
-    out: List[Any] = []
+    out: list[Any] = []
     for ref in gc.get_referents(obj):
         if ref is not t:
             out.append(ref)
@@ -189,7 +189,7 @@ def referents(obj: Any, limit: int) -> List[Any]:
 # (id of a trusted class, name) -> (the class, kept so that its id stays its own;
 # what its MRO gives for name). Only the helper's trusted classes (builtins,
 # ndarray, TensorBase) and C classes are keys, never a user's class.
-_c_attributes: Dict[Tuple[int, str], Tuple[type, Any]] = {}
+_c_attributes: dict[tuple[int, str], tuple[type, Any]] = {}
 
 
 def c_base(t: type) -> type:
@@ -203,7 +203,7 @@ def c_base(t: type) -> type:
     return object
 
 
-def c_attribute(t: type, name: str, base: Optional[type] = None) -> Any:
+def c_attribute(t: type, name: str, base: type | None = None) -> Any:
     """What ``base`` (default: the C part of ``t``) defines as ``name``: a subclass's
     override left out. A C descriptor checks by type (never ``__class__``) that what
     it is given is an instance of its class, and raises TypeError otherwise."""
@@ -224,7 +224,7 @@ def c_attribute(t: type, name: str, base: Optional[type] = None) -> Any:
     return cached[1]
 
 
-def c_get(obj: Any, name: str, base: Optional[type] = None) -> Any:
+def c_get(obj: Any, name: str, base: type | None = None) -> Any:
     """``obj.<name>`` for a C getset or member, as ``base`` (default: the C class) defines it."""
     descriptor = c_attribute(type(obj), name, base)
     if type(descriptor) is not types.GetSetDescriptorType and type(descriptor) is not types.MemberDescriptorType:
@@ -232,7 +232,7 @@ def c_get(obj: Any, name: str, base: Optional[type] = None) -> Any:
     return descriptor.__get__(obj, type(obj))
 
 
-def c_call(obj: Any, name: str, *args: Any, base: Optional[type] = None) -> Any:
+def c_call(obj: Any, name: str, *args: Any, base: type | None = None) -> Any:
     """``obj.<name>(*args)`` for a C method, as ``base`` (default: the C class) defines it."""
     method = c_attribute(type(obj), name, base)
     if type(method) is not types.MethodDescriptorType and type(method) is not types.WrapperDescriptorType:
@@ -240,7 +240,7 @@ def c_call(obj: Any, name: str, *args: Any, base: Optional[type] = None) -> Any:
     return method(obj, *args)
 
 
-def c_len(obj: Any, base: Optional[type] = None) -> int:
+def c_len(obj: Any, base: type | None = None) -> int:
     """``len(obj)`` as the C class computes it (a subclass's ``__len__`` is not run)."""
     return int(c_call(obj, "__len__", base=base))
 
@@ -256,7 +256,7 @@ _PREHEADER_SIZE = (
 del _plain
 
 
-def getsizeof(obj: Any, base: Optional[type] = None) -> int:
+def getsizeof(obj: Any, base: type | None = None) -> int:
     """``sys.getsizeof(obj)`` as for a class that does not override ``__sizeof__``: the C
     class's ``__sizeof__``, plus what CPython puts before the object (the collector's
     header, a managed dict's pointers), read from the class's flags."""
@@ -273,7 +273,7 @@ def getsizeof(obj: Any, base: Optional[type] = None) -> int:
 # --- containers --------------------------------------------------------------------
 
 
-def container_items(obj: Any, limit: int) -> List[Any]:
+def container_items(obj: Any, limit: int) -> list[Any]:
     """At most ``limit`` items (a dict's: its values) of a list, tuple, dict, set,
     frozenset or deque, or of a subclass: read by the builtin's own C code, never
     by the subclass's ``__iter__``/``__getitem__``/``values``."""
@@ -292,7 +292,7 @@ def container_items(obj: Any, limit: int) -> List[Any]:
         iterator = collections.deque.__iter__(obj)
     else:
         return []
-    out: List[Any] = []
+    out: list[Any] = []
     for value in iterator:
         out.append(value)
         if len(out) >= limit:

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import os
 import time
-from typing import TYPE_CHECKING, Any, Callable, Dict, FrozenSet, List, Mapping, Optional, Tuple, TypedDict
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, TypedDict
 
-from .devices import Device, devices_wait_for_cuda, enumerate_devices
 from ..protocol import SampleReason
+from .devices import Device, devices_wait_for_cuda, enumerate_devices
 from .readers import tensorflow as tf_reader
 from .readers import torch_cuda
 from .readers.host import HostReader
@@ -26,8 +27,8 @@ class Figures(TypedDict):
     host: HostFigures
     torch: TorchState
     tensorflow: TensorflowState
-    gpus: List[GpuFigures]
-    hidden_gpus: Optional[HiddenGpus]
+    gpus: list[GpuFigures]
+    hidden_gpus: HiddenGpus | None
 
 
 def make_sample(figures: Figures, seq: int, when: float, reason: SampleReason) -> SampleMessage:
@@ -55,8 +56,8 @@ ENVIRONMENT_CHECK_S = 1.0
 class SampleSource:
     def __init__(
         self,
-        host: Optional[HostReader] = None,
-        nvml: Optional[NvmlReader] = None,
+        host: HostReader | None = None,
+        nvml: NvmlReader | None = None,
         environ: Mapping[str, str] = os.environ,
         wall_clock: Callable[[], float] = time.time,
         clock: Callable[[], float] = time.monotonic,
@@ -66,13 +67,13 @@ class SampleSource:
         self._environ = environ
         self._wall_clock = wall_clock
         self._clock = clock
-        self._devices: List[Device] = []
-        self._devices_key: Optional[Tuple[Any, ...]] = None
-        self._visible_devices: Optional[str] = None
+        self._devices: list[Device] = []
+        self._devices_key: tuple[Any, ...] | None = None
+        self._visible_devices: str | None = None
         self._visible_devices_read_at = float("-inf")
-        self._hidden: Optional[HiddenGpus] = None
+        self._hidden: HiddenGpus | None = None
 
-    def devices(self) -> List[Device]:
+    def devices(self) -> list[Device]:
         """The visible devices, re-enumerated only when what decides them changed.
 
         That is: torch's CUDA state (torch numbering takes over once it is
@@ -90,7 +91,7 @@ class SampleSource:
             return False
         return devices_wait_for_cuda(self._environ.get("CUDA_VISIBLE_DEVICES"))
 
-    def hidden_gpus(self) -> Optional[HiddenGpus]:
+    def hidden_gpus(self) -> HiddenGpus | None:
         """What hides the GPUs NVML lists, when CUDA_VISIBLE_DEVICES leaves the kernel none; else None.
 
         Set to "" or "-1" to run on the CPU, or to a wrong index or UUID, it
@@ -100,7 +101,7 @@ class SampleSource:
         torch = torch_cuda.loaded_torch()
         return self._hidden_by_environment(self._visible(torch, torch is not None and torch_cuda.cuda_initialized(torch)))
 
-    def _hidden_by_environment(self, devices: List[Device]) -> Optional[HiddenGpus]:
+    def _hidden_by_environment(self, devices: list[Device]) -> HiddenGpus | None:
         """:meth:`hidden_gpus`, given the devices just enumerated."""
         value = self._visible_devices
         if devices or value is None or not self.nvml.available or devices_wait_for_cuda(value):
@@ -114,7 +115,7 @@ class SampleSource:
             hidden = self._hidden = {"count": count, "cuda_visible_devices": value}
         return hidden
 
-    def _visible(self, torch: Any, initialized: bool) -> List[Device]:
+    def _visible(self, torch: Any, initialized: bool) -> list[Device]:
         """:meth:`devices`, where the caller has just read whether CUDA is initialised."""
         now = self._clock()
         known = self._devices_key
@@ -143,7 +144,7 @@ class SampleSource:
         tf = tf_reader.loaded_tensorflow()
         tf_state = tf_reader.tensorflow_state(tf)
         tf_gpus = tf_reader.read_gpus(tf) if tf_state["gpus_initialized"] else {}
-        gpus: List[GpuFigures] = []
+        gpus: list[GpuFigures] = []
         devices = self._visible(torch, initialized)
         for device in devices:
             torch_figures, context = (
@@ -184,7 +185,7 @@ class SampleSource:
         return self._wall_clock()
 
 
-def significant_change(previous: Optional[Mapping[str, Any]], current: Mapping[str, Any], threshold: int) -> bool:
+def significant_change(previous: Mapping[str, Any] | None, current: Mapping[str, Any], threshold: int) -> bool:
     """True if ``current`` differs from ``previous`` in a way worth a sample.
 
     A ``*_bytes`` figure counts when it moved by more than ``threshold`` or
@@ -214,17 +215,17 @@ def significant_change(previous: Optional[Mapping[str, Any]], current: Mapping[s
 # cache) the same way; its limit and OOM kill count stay in. So do the
 # machine's swap and the container's swap usage; the kernel's own swapped-out
 # bytes and the container's swap limit stay in.
-MACHINE_WIDE_HOST_FIGURES: FrozenSet[str] = frozenset(
+MACHINE_WIDE_HOST_FIGURES: frozenset[str] = frozenset(
     {"available_bytes", "total_bytes", "swap_total_bytes", "swap_free_bytes"}
 )
-MACHINE_WIDE_CONTAINER_FIGURES: FrozenSet[str] = frozenset({"usage_bytes", "swap_usage_bytes"})
+MACHINE_WIDE_CONTAINER_FIGURES: frozenset[str] = frozenset({"usage_bytes", "swap_usage_bytes"})
 # The machine's OOM kill count (/proc/vmstat) is the machine's too, but a rise
 # is worth a sample at once: it says the out-of-memory killer acted, and the
 # frontend tells a kernel's death by it from its last sample to the restarted
 # kernel's first, so a kill of another process while this kernel lives must
 # be in this kernel's last sample. Nothing else about it (known or unknown)
 # costs a sample.
-MACHINE_WIDE_HOST_COUNTS: FrozenSet[str] = frozenset({"oom_kill_count"})
+MACHINE_WIDE_HOST_COUNTS: frozenset[str] = frozenset({"oom_kill_count"})
 
 
 # Where the machine-wide figures stand in the figures: a key mapped to None is
@@ -232,7 +233,7 @@ MACHINE_WIDE_HOST_COUNTS: FrozenSet[str] = frozenset({"oom_kill_count"})
 # one mapped to a dict is compared without what that dict names (where both
 # sides are dicts).
 _ROSE = object()
-_MACHINE_WIDE: Dict[str, Any] = {
+_MACHINE_WIDE: dict[str, Any] = {
     "host": {
         **dict.fromkeys(MACHINE_WIDE_HOST_FIGURES),
         **dict.fromkeys(MACHINE_WIDE_HOST_COUNTS, _ROSE),
@@ -242,7 +243,7 @@ _MACHINE_WIDE: Dict[str, Any] = {
 _COMPARED = object()  # a key the comparison leaves as it is
 
 
-def _differs_except(before: Dict[str, Any], now: Dict[str, Any], threshold: int, left_out: Dict[str, Any]) -> bool:
+def _differs_except(before: dict[str, Any], now: dict[str, Any], threshold: int, left_out: dict[str, Any]) -> bool:
     """:func:`_differs` for two dicts of figures, without what ``left_out`` names."""
     if before.keys() != now.keys() and _compared_keys(before, left_out) != _compared_keys(now, left_out):
         return True
@@ -265,7 +266,7 @@ def _differs_except(before: Dict[str, Any], now: Dict[str, Any], threshold: int,
     return False
 
 
-def _compared_keys(figures: Dict[str, Any], left_out: Dict[str, Any]) -> set:
+def _compared_keys(figures: dict[str, Any], left_out: dict[str, Any]) -> set:
     return {key for key in figures if left_out.get(key, _COMPARED) not in (None, _ROSE)}
 
 
@@ -310,12 +311,12 @@ def _differs(a: Any, b: Any, threshold: int, key: str) -> bool:
         if type(b) is not kind:
             return True
         if kind is dict:
-            if a.keys() != b.keys():
+            if a.keys() != b.keys():  # type: ignore[union-attr]  # a dict: kind says so (isinstance costs the tick)
                 return True
             return any(_differs(a[k], b[k], threshold, k) for k in a)
         if len(a) != len(b):
             return True
-        return any(_differs(x, y, threshold, key) for x, y in zip(a, b))
+        return any(_differs(x, y, threshold, key) for x, y in zip(a, b, strict=True))
     if kind is int and type(b) is int and key.endswith("_bytes"):
         return abs(a - b) > threshold
     return a != b

@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 import struct
 from collections import deque
-from typing import TYPE_CHECKING, Deque, Dict, List, Optional
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # the message shapes, for annotations only (protocol_types.py)
     from ..protocol_types import GpuFigures, HostFigures, TimelineColumns
@@ -34,7 +34,7 @@ _NAN = float("nan")
 # A row: time, RSS, then (index, allocated, reserved, NVML process) per GPU.
 _HEAD = 2
 _PER_GPU = 4
-_layouts: Dict[int, struct.Struct] = {}
+_layouts: dict[int, struct.Struct] = {}
 
 
 def _layout(values: int) -> struct.Struct:
@@ -44,11 +44,11 @@ def _layout(values: int) -> struct.Struct:
     return layout
 
 
-def _known(value: Optional[int]) -> float:
+def _known(value: int | None) -> float:
     return _NAN if value is None else float(value)
 
 
-def _json_number(value: float) -> Optional[int]:
+def _json_number(value: float) -> int | None:
     return None if math.isnan(value) else int(value)
 
 
@@ -61,15 +61,15 @@ class SampleTimeline:
     """
 
     def __init__(self, capacity: int = TIMELINE_ROWS):
-        self._rows: Deque[bytes] = deque(maxlen=capacity)
+        self._rows: deque[bytes] = deque(maxlen=capacity)
         self._gap_open = True  # nothing kept yet: no gap to mark
 
     def __len__(self) -> int:
         return len(self._rows)
 
-    def add(self, when: float, host: HostFigures, gpus: List[GpuFigures]) -> None:
+    def add(self, when: float, host: HostFigures, gpus: list[GpuFigures]) -> None:
         """Keep one sent sample's charted figures (``when``: the sample's ``time``)."""
-        values: List[float] = [when, _known(host.get("rss_bytes"))]
+        values: list[float] = [when, _known(host.get("rss_bytes"))]
         for gpu in gpus:
             torch = gpu.get("torch")
             nvml = gpu.get("nvml")
@@ -91,19 +91,19 @@ class SampleTimeline:
         self._rows.append(_layout(_HEAD).pack(when, _NAN))
         self._gap_open = True
 
-    def rows(self) -> List[bytes]:
+    def rows(self) -> list[bytes]:
         """A copy of the kept rows, oldest first, for :func:`timeline_columns`."""
         return list(self._rows)
 
 
-def timeline_columns(packed: List[bytes]) -> TimelineColumns:
+def timeline_columns(packed: list[bytes]) -> TimelineColumns:
     """``packed`` rows (:meth:`SampleTimeline.rows`) as the ``history`` reply's ``timeline``:
     ``times``, ``rss_bytes`` and one entry per GPU seen, each with a value (or ``null``) per time."""
     rows = [_layout(len(row) // 8).unpack(row) for row in packed]
     count = len(rows)
-    times: List[float] = []
-    rss: List[Optional[int]] = []
-    gpus: Dict[int, List[List[Optional[int]]]] = {}
+    times: list[float] = []
+    rss: list[int | None] = []
+    gpus: dict[int, list[list[int | None]]] = {}
     for i, row in enumerate(rows):
         times.append(row[0])
         rss.append(_json_number(row[1]))

@@ -15,7 +15,8 @@ from __future__ import annotations
 import threading
 import time
 import traceback
-from typing import TYPE_CHECKING, Any, Callable, Hashable, List, Mapping, Optional, Protocol, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..config import SamplerConfig
 from ..forking import call_in_forked_child
@@ -50,10 +51,10 @@ class EmitPolicy:
     """
 
     def __init__(self) -> None:
-        self.baseline: Optional[Figures] = None
-        self.last_sent: Optional[float] = None  # monotonic time of the baseline
+        self.baseline: Figures | None = None
+        self.last_sent: float | None = None  # monotonic time of the baseline
 
-    def decide(self, now: float, figures: Figures, config: SamplerConfig) -> Optional[SampleReason]:
+    def decide(self, now: float, figures: Figures, config: SamplerConfig) -> SampleReason | None:
         if significant_change(self.baseline, figures, config.change_threshold_bytes):
             return "change"
         if self.last_sent is None or now - self.last_sent >= config.heartbeat_s:
@@ -74,7 +75,7 @@ class Sampler:
         self,
         source: SampleSource,
         outlet: Outlet,
-        config: Optional[SamplerConfig] = None,
+        config: SamplerConfig | None = None,
         clock: Callable[[], float] = time.monotonic,
     ):
         self._source = source
@@ -92,12 +93,12 @@ class Sampler:
         # its own, so a loop that a stop() could not wait for (stuck in a
         # reading) still ends when it gets out, whatever start() came meanwhile.
         self._run_state = _RunState()
-        self._thread: Optional[threading.Thread] = None
-        self.last_error: Optional[str] = None
-        self._reported_error: Optional[str] = None
+        self._thread: threading.Thread | None = None
+        self.last_error: str | None = None
+        self._reported_error: str | None = None
         # Called with every reading (sent or not), on the reading thread,
         # under the lock: per-cell accounting keeps its running maxima here.
-        self._observers: List[Callable[[Figures, float], None]] = []
+        self._observers: list[Callable[[Figures, float], None]] = []
         call_in_forked_child(self._forget_parent_state)
 
     def _forget_parent_state(self) -> None:
@@ -153,7 +154,7 @@ class Sampler:
     # -- sending ------------------------------------------------------------
 
     def emit(
-        self, targets: Sequence[Hashable], reason: SampleReason, before: Optional[Callable[[], None]] = None
+        self, targets: Sequence[Hashable], reason: SampleReason, before: Callable[[], None] | None = None
     ) -> int:
         """Read now and send one sample to ``targets``; returns its seq.
 
@@ -183,7 +184,7 @@ class Sampler:
             self._policy.record(self._clock(), figures)
         return self._seq
 
-    def tick(self) -> Optional[float]:
+    def tick(self) -> float | None:
         """One step of the loop; returns seconds until the next, or None to idle."""
         config = self._config
         try:
@@ -242,7 +243,7 @@ class Sampler:
     def running(self) -> bool:
         return self._thread is not None and self._thread.is_alive()
 
-    def _run(self, state: "_RunState") -> None:
+    def _run(self, state: _RunState) -> None:
         wake = state.wake
         while not state.stopped:
             started = self._clock()

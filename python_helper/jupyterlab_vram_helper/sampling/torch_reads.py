@@ -17,7 +17,7 @@ from __future__ import annotations
 import contextlib
 import sys
 import types
-from typing import Any, ContextManager, Dict, List, Optional
+from typing import Any
 
 from .safe_reads import c_attribute, container_items, instance_dict
 
@@ -32,7 +32,7 @@ class TorchReads:
 
     def __init__(self, module: Any) -> None:
         self.module = module
-        self.base: Optional[type] = None
+        self.base: type | None = None
         for name in ("TensorBase", "_TensorBase"):  # _TensorBase before torch 2.1
             base = getattr(module, name, None)
             if isinstance(base, type):
@@ -43,9 +43,9 @@ class TorchReads:
         self.disable = getattr(module, "DisableTorchFunction", None) or getattr(
             module, "DisableTorchFunctionSubclass", None
         )
-        self.descriptors: Dict[str, Any] = {}
+        self.descriptors: dict[str, Any] = {}
 
-    def off(self) -> ContextManager[Any]:
+    def off(self) -> contextlib.AbstractContextManager[Any]:
         """A context in which no ``__torch_function__`` (of a subclass or of a mode) runs."""
         return self.disable() if self.disable is not None else contextlib.nullcontext()
 
@@ -78,10 +78,10 @@ class TorchReads:
         return found
 
 
-_torch: Optional[TorchReads] = None
+_torch: TorchReads | None = None
 
 
-def current() -> Optional[TorchReads]:
+def current() -> TorchReads | None:
     """The reads of the ``torch._C`` in ``sys.modules`` (None: torch not imported)."""
     global _torch
     module = sys.modules.get("torch._C")
@@ -92,14 +92,14 @@ def current() -> Optional[TorchReads]:
     return _torch
 
 
-def module_members(module: Any, attribute: str, limit: int) -> List[Any]:
+def module_members(module: Any, attribute: str, limit: int) -> list[Any]:
     """The tensors ``module.parameters()`` (``attribute`` "_parameters") or
     ``module.buffers()`` ("_buffers") would give, each once and in the same
     order, at most ``limit``: read from the instance dicts of the module and
     its submodules, so that no override of ``parameters()``, ``buffers()`` or
     ``named_modules()`` runs. A module whose instance dict only its own code
     reads gives none."""
-    out: List[Any] = []
+    out: list[Any] = []
     seen: set = set()
     for attrs in _module_dicts(module):
         members = attrs.get(attribute)
@@ -115,12 +115,12 @@ def module_members(module: Any, attribute: str, limit: int) -> List[Any]:
     return out
 
 
-def _module_dicts(module: Any) -> List[dict]:
+def _module_dicts(module: Any) -> list[dict]:
     """The instance dicts of ``module`` and its submodules, in ``named_modules()``
     order (depth first, parents first), each module once."""
-    out: List[dict] = []
+    out: list[dict] = []
     seen: set = set()
-    todo: List[Any] = [module]
+    todo: list[Any] = [module]
     while todo and len(out) < MAX_SUBMODULES:
         current = todo.pop()
         if current is None or id(current) in seen:

@@ -7,9 +7,11 @@ from __future__ import annotations
 import sys
 import tracemalloc
 import types
-from typing import Any, Callable, Dict, List, Optional
+from collections.abc import Callable
+from typing import Any
 
 from fakes import CountsFirstShell, FakeProps, FakeTorch, nested_stats
+
 from jupyterlab_vram_helper.allocations.allocation_sites import AllocationSites
 
 CELL_A = "/tmp/ipykernel_4242/1f2e3d4c.py"  # ipykernel's name of a cell
@@ -18,7 +20,7 @@ CELL_B = "<ipython-input-9-0123456789ab>"  # plain IPython's
 
 class FakeEvents:
     def __init__(self) -> None:
-        self.callbacks: Dict[str, List[Callable[..., Any]]] = {"pre_run_cell": [], "post_run_cell": []}
+        self.callbacks: dict[str, list[Callable[..., Any]]] = {"pre_run_cell": [], "post_run_cell": []}
 
     def register(self, event: str, cb: Callable[..., Any]) -> None:
         self.callbacks[event].append(cb)
@@ -46,16 +48,16 @@ class FakeShell(CountsFirstShell):
 def recording_torch(initialized: bool) -> FakeTorch:
     torch = FakeTorch([FakeProps("H100", 80 << 30, "GPU-0")], initialized=initialized)
     torch.stats[0] = nested_stats(4096, 8192, 4096)
-    torch.history_calls: List[Dict[str, Any]] = []  # type: ignore[attr-defined]
-    torch.blocks: List[Dict[str, Any]] = []  # type: ignore[attr-defined]
+    torch.history_calls: list[dict[str, Any]] = []  # type: ignore[attr-defined]
+    torch.blocks: list[dict[str, Any]] = []  # type: ignore[attr-defined]
 
-    def record(enabled: Optional[str] = "all", **kw: Any) -> None:
+    def record(enabled: str | None = "all", **kw: Any) -> None:
         assert torch.initialized, "recording before CUDA is initialised would initialise it"
         torch.history_calls.append(dict(kw, enabled=enabled))  # type: ignore[attr-defined]
 
-    torch.snapshots: List[str] = []  # type: ignore[attr-defined]  # which snapshot call, each time
+    torch.snapshots: list[str] = []  # type: ignore[attr-defined]  # which snapshot call, each time
 
-    def segments() -> List[Dict[str, Any]]:
+    def segments() -> list[dict[str, Any]]:
         return [{"device": 0, "blocks": list(torch.blocks)}]  # type: ignore[attr-defined]
 
     # Whether a snapshot ever ran the symbolizer for the first time while tracemalloc traced
@@ -66,20 +68,20 @@ def recording_torch(initialized: bool) -> FakeTorch:
             torch.first_symbolization_traced |= tracemalloc.is_tracing()  # type: ignore[attr-defined]
             sys.modules["torch._inductor"] = types.ModuleType("torch._inductor")
 
-    def snapshot(device: Any = None) -> Dict[str, Any]:
+    def snapshot(device: Any = None) -> dict[str, Any]:
         torch.snapshots.append("with the event history")  # type: ignore[attr-defined]
         symbolized_by_snapshot()
         return {"segments": segments(), "device_traces": [[]]}
 
-    def memory_snapshot(mempool_id: Any = None, include_traces: bool = True) -> List[Dict[str, Any]]:
+    def memory_snapshot(mempool_id: Any = None, include_traces: bool = True) -> list[dict[str, Any]]:
         torch.snapshots.append("segments" if include_traces is False else "segments, events built")  # type: ignore[attr-defined]
         symbolized_by_snapshot()
         return segments()
 
     # PyTorch's stack symbolizer: whether tracemalloc traced, at each run of it
-    torch.symbolized: List[bool] = []  # type: ignore[attr-defined]
+    torch.symbolized: list[bool] = []  # type: ignore[attr-defined]
 
-    def symbolize_tracebacks(tracebacks: List[Any]) -> List[Any]:
+    def symbolize_tracebacks(tracebacks: list[Any]) -> list[Any]:
         torch.symbolized.append(tracemalloc.is_tracing())  # type: ignore[attr-defined]
         sys.modules["torch._inductor"] = types.ModuleType("torch._inductor")  # what its first run imports
         return [[] for _ in tracebacks]
@@ -93,9 +95,9 @@ def recording_torch(initialized: bool) -> FakeTorch:
     return torch
 
 
-def frames(*spec: Any) -> List[Dict[str, Any]]:
+def frames(*spec: Any) -> list[dict[str, Any]]:
     return [{"filename": f, "line": line, "name": name} for f, line, name in spec]
 
 
-def make_sites(torch: Optional[FakeTorch], shell: FakeShell, sent: List[Dict[str, Any]]) -> AllocationSites:
+def make_sites(torch: FakeTorch | None, shell: FakeShell, sent: list[dict[str, Any]]) -> AllocationSites:
     return AllocationSites(shell=lambda: shell, broadcast=sent.append, torch_module=lambda: torch)

@@ -4,6 +4,7 @@ and a cell run again and again keeps its run history, however many other cells r
 from __future__ import annotations
 
 from _allocation_sites_helpers import FakeShell
+
 from jupyterlab_vram_helper.cells import cell_alive, cell_files
 from jupyterlab_vram_helper.cells.cell_alive import CellAliveTracker
 from jupyterlab_vram_helper.cells.cell_files import CellFiles

@@ -5,7 +5,6 @@ torch without an allocator history is unavailable."""
 from __future__ import annotations
 
 import pytest
-
 from _allocation_sites_helpers import CELL_A, FakeShell, frames, make_sites, recording_torch
 from fakes import FakeProps, FakeTorch
 

@@ -4,10 +4,9 @@ and restarts it where it cannot."""
 
 from __future__ import annotations
 
-from typing import Any, Dict, Optional
+from typing import Any
 
 import pytest
-
 from _allocation_sites_helpers import FakeShell, make_sites, recording_torch
 from fakes import FakeTorch
 
@@ -20,17 +19,17 @@ def clearing_torch() -> FakeTorch:
     calls = torch.history_calls  # type: ignore[attr-defined]
 
     def record_impl(
-        enabled: Optional[str] = "all", context: Optional[str] = "all", stacks: str = "all",
+        enabled: str | None = "all", context: str | None = "all", stacks: str = "all",
         max_entries: int = 1 << 62, device: Any = None, clear_history: bool = False,
     ) -> None:
-        call: Dict[str, Any] = {"enabled": enabled}
+        call: dict[str, Any] = {"enabled": enabled}
         if enabled is not None:
             call.update(context=context, stacks=stacks, max_entries=max_entries)
         if clear_history:
             call["clear_history"] = True
         calls.append(call)
 
-    def record(enabled: Optional[str] = "all", *args: Any, **kwargs: Any) -> None:
+    def record(enabled: str | None = "all", *args: Any, **kwargs: Any) -> None:
         # As PyTorch 2.x: the public call only forwards to the one that declares the parameters.
         record_impl(enabled, *args, **kwargs)
 

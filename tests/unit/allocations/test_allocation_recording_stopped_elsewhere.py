@@ -4,28 +4,28 @@ a shared one) and a tracemalloc stopped in a cell start again at the next bounda
 from __future__ import annotations
 
 import tracemalloc
-from typing import Any, Callable, Optional
+from collections.abc import Callable
+from typing import Any
 
 import pytest
-
 from _allocation_sites_helpers import FakeShell, make_sites, recording_torch
 from fakes import FakeTorch, nested_stats
 
 pytestmark = pytest.mark.usefixtures("symbolizer_never_ran")
 
 
-def history_switch(torch: FakeTorch, on: bool = False) -> Callable[[Optional[str]], None]:
+def history_switch(torch: FakeTorch, on: bool = False) -> Callable[[str | None], None]:
     """Gives ``torch`` PyTorch's ``_cuda_isHistoryEnabled``, true while a history is
     on, and our calls turn it on and off as PyTorch's do. Returns the user's own
     ``_record_memory_history``, which turns it on and off without our knowing."""
     state = {"on": on}
     ours = torch.cuda.memory._record_memory_history
 
-    def record(enabled: Optional[str] = "all", **kw: Any) -> None:
+    def record(enabled: str | None = "all", **kw: Any) -> None:
         ours(enabled, **kw)
         state["on"] = enabled is not None
 
-    def users(enabled: Optional[str] = "all") -> None:
+    def users(enabled: str | None = "all") -> None:
         state["on"] = enabled is not None
 
     torch.cuda.memory._record_memory_history = record

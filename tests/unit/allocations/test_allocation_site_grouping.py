@@ -5,10 +5,10 @@ kept apart, and a cell flagged as growing after three rises."""
 from __future__ import annotations
 
 import pytest
-
 from _allocation_sites_helpers import CELL_A, CELL_B, FakeShell, frames, make_sites, recording_torch
-from jupyterlab_vram_helper.cells.cell_files import CellFiles
+
 from jupyterlab_vram_helper.allocations.site_grouping import SiteGrouper
+from jupyterlab_vram_helper.cells.cell_files import CellFiles
 
 pytestmark = pytest.mark.usefixtures("symbolizer_never_ran")
 

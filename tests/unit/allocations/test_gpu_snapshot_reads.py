@@ -7,10 +7,9 @@ from __future__ import annotations
 import base64
 import pickle
 import types
-from typing import Any, Dict, List
+from typing import Any
 
 import pytest
-
 from _allocation_sites_helpers import CELL_A, FakeShell, frames, make_sites, recording_torch
 from fakes import wait_until
 
@@ -20,7 +19,7 @@ pytestmark = pytest.mark.usefixtures("symbolizer_never_ran")
 def test_a_torch_whose_snapshot_always_has_the_events_still_groups_by_site() -> None:
     torch = recording_torch(initialized=True)
 
-    def older_memory_snapshot(mempool_id: Any = None) -> List[Dict[str, Any]]:
+    def older_memory_snapshot(mempool_id: Any = None) -> list[dict[str, Any]]:
         torch.snapshots.append("segments, events built")  # type: ignore[attr-defined]
         return [{"device": 0, "blocks": list(torch.blocks)}]  # type: ignore[attr-defined]
 

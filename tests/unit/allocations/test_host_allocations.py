@@ -6,11 +6,11 @@ import tracemalloc
 import types
 
 import pytest
-
 from fakes import CountsFirstShell
-from jupyterlab_vram_helper.cells.cell_files import CellFiles
+
 from jupyterlab_vram_helper.allocations import host_allocations
 from jupyterlab_vram_helper.allocations.host_allocations import NUMPY_TRACE_DOMAIN, HostRecorder
+from jupyterlab_vram_helper.cells.cell_files import CellFiles
 
 np = pytest.importorskip("numpy")
 

@@ -11,10 +11,9 @@ import sys
 import tracemalloc
 import types
 from pathlib import Path
-from typing import Any, List
+from typing import Any
 
 import pytest
-
 from _allocation_sites_helpers import FakeShell, make_sites, recording_torch
 
 pytestmark = pytest.mark.usefixtures("symbolizer_never_ran")
@@ -72,7 +71,7 @@ def test_the_symbolizer_warm_up_is_done_before_the_cells_accounting_reads_its_st
     torch = recording_torch(initialized=False)
     shell, sent = FakeShell(), []
     shell.events = EventManager(shell, available_events)  # type: ignore[assignment]
-    symbolized_at_cell_start: List[List[bool]] = []
+    symbolized_at_cell_start: list[list[bool]] = []
 
     def accounting_start(info: Any = None) -> None:
         symbolized_at_cell_start.append(list(torch.symbolized))  # type: ignore[attr-defined]
@@ -96,7 +95,7 @@ def test_an_interrupt_during_the_symbolizer_at_a_cell_start_leaves_recording_who
     sites = make_sites(torch, shell, sent)
     real_symbolize = torch._C._profiler.symbolize_tracebacks  # type: ignore[attr-defined]
 
-    def interrupted(tracebacks: List[Any]) -> List[Any]:
+    def interrupted(tracebacks: list[Any]) -> list[Any]:
         raise KeyboardInterrupt
 
     try:
@@ -119,7 +118,7 @@ def test_an_interrupt_during_the_symbolizer_at_a_cell_start_leaves_recording_who
 def test_an_interrupted_record_request_leaves_recording_off_and_says_so() -> None:
     torch = recording_torch(initialized=True)
 
-    def interrupted(tracebacks: List[Any]) -> List[Any]:
+    def interrupted(tracebacks: list[Any]) -> list[Any]:
         raise KeyboardInterrupt
 
     torch._C._profiler.symbolize_tracebacks = interrupted  # type: ignore[attr-defined]

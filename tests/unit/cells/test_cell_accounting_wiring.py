@@ -9,9 +9,10 @@ import types
 
 from cell_harness import _no_nvml, deferred_harness
 from fakes import FakeCommManager, wait_until
+
 from jupyterlab_vram_helper.comm.background_sender import SENDER_THREAD_NAME
-from jupyterlab_vram_helper.sampling.readers.nvml import NvmlReader
 from jupyterlab_vram_helper.runtime import Runtime
+from jupyterlab_vram_helper.sampling.readers.nvml import NvmlReader
 from jupyterlab_vram_helper.sampling.sample import SampleSource
 
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 import types
 
 import pytest
-
 from cell_harness import Harness, ScriptedRss
 from fakes import FakeTorch
 

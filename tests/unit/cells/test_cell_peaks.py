@@ -5,10 +5,8 @@ are not or cannot be."""
 from __future__ import annotations
 
 import pytest
-
 from cell_harness import GB, MB, Harness, ScriptedRss, figures, resets
 from fakes import FakeTorch, set_allocator
-
 
 # --- exact peaks --------------------------------------------------------------------------
 

@@ -11,7 +11,6 @@ import types
 from cell_harness import GB, MB, Harness, deferred_harness, figures
 from fakes import FakeTorch, set_allocator
 
-
 # --- error records --------------------------------------------------------------------------------
 
 

@@ -7,10 +7,10 @@ import asyncio
 import threading
 import types
 import unittest.mock
-from typing import Optional, Tuple
 
 from cell_harness import GB, MB, Harness, deferred_harness, stats_reads
 from fakes import FakeTorch, set_allocator
+
 from jupyterlab_vram_helper.cells.cell_readings import EndedCell
 
 
@@ -56,7 +56,7 @@ def test_a_cell_that_starts_while_the_sender_thread_reads_the_last_ones_end_does
     about_to_read, go_on = threading.Event(), threading.Event()
     read_now = h.rss.rss_and_peak
 
-    def stalled_read(hold_gil: bool = True) -> Tuple[Optional[int], Optional[int]]:
+    def stalled_read(hold_gil: bool = True) -> tuple[int | None, int | None]:
         if not hold_gil:  # the sender thread: it stalls just before its read
             about_to_read.set()
             go_on.wait(5)

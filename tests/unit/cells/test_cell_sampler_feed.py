@@ -9,9 +9,9 @@ import time
 import types
 
 import pytest
-
 from cell_harness import GB, MB, Harness, _no_nvml, figures
 from fakes import FakeComm, FakeTorch, set_allocator
+
 from jupyterlab_vram_helper.sampling.readers.nvml import NvmlReader
 from jupyterlab_vram_helper.sampling.sample import SampleSource
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from cell_harness import GB, MB, Harness, resets
 from fakes import FakeTorch, in_forked_child, nested_stats, set_allocator
+
 from jupyterlab_vram_helper.sampling.readers import torch_cuda
 
 

@@ -6,12 +6,13 @@ the interpreter in VRAM_TEST_KERNEL_PYTHON (an IPython 8 environment, say)."""
 from __future__ import annotations
 
 import types
-from typing import Any, Callable, List, Optional
+from collections.abc import Callable
+from typing import Any
 
 import pytest
-
 from cell_harness import Harness
 from fakes import CountsAfterShell, CountsFirstShell
+
 from jupyterlab_vram_helper.allocations.allocation_sites import AllocationSites
 from jupyterlab_vram_helper.cells.execution_counts import CellNumbering
 
@@ -27,7 +28,7 @@ class UnknownShell:
 Hook = Callable[[Any], None]
 
 
-def run_cell(shell: Any, cell_id: str, pre: List[Hook], post: List[Hook],
+def run_cell(shell: Any, cell_id: str, pre: list[Hook], post: list[Hook],
              during: Callable[[], None] = lambda: None, store_history: bool = True) -> int:
     """Fire the hooks in the order of ``shell``'s IPython; returns the cell's number."""
     counts_first = getattr(shell, "counts_first", isinstance(shell, CountsFirstShell))
@@ -56,7 +57,7 @@ def test_every_cell_is_noted_under_its_own_number(make_shell: Callable[[], Any])
     shell.events = None
     sites = AllocationSites(shell=lambda: shell, broadcast=lambda m: None)
     sites._hooked = shell
-    seen: List[Optional[str]] = []
+    seen: list[str | None] = []
     counts = []
     for cell_id in ("a", "b", "c"):
         number = shell.execution_count  # the number this cell runs under

@@ -9,9 +9,9 @@ from __future__ import annotations
 import types
 
 import pytest
-
 from cell_harness import Harness
 from fakes import CountsFirstShell
+
 from jupyterlab_vram_helper.allocations.allocation_sites import AllocationSites
 
 EXITS = [SystemExit, GeneratorExit]

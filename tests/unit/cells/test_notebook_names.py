@@ -6,16 +6,16 @@ import gc
 import sys
 import types
 import weakref
-from typing import Any, Dict
+from typing import Any
 
 import pytest
-
 from fakes import FakeCommManager, FakeTorch
+
 from jupyterlab_vram_helper.cells import notebook_names as nn_mod
 from jupyterlab_vram_helper.cells.notebook_names import notebook_names, runtime_state
 from jupyterlab_vram_helper.protocol import RequestError, parse_request
-from jupyterlab_vram_helper.sampling.readers.nvml import NvmlReader
 from jupyterlab_vram_helper.runtime import Runtime
+from jupyterlab_vram_helper.sampling.readers.nvml import NvmlReader
 from jupyterlab_vram_helper.sampling.sample import SampleSource
 
 torch = pytest.importorskip("torch")
@@ -32,11 +32,11 @@ def with_torch(monkeypatch: pytest.MonkeyPatch) -> Any:
     return torch
 
 
-def names_of(ns: Dict[str, Any], hidden: Any = None) -> Dict[str, Any]:
+def names_of(ns: dict[str, Any], hidden: Any = None) -> dict[str, Any]:
     return notebook_names(ns, hidden)
 
 
-def a_notebook() -> Dict[str, Any]:
+def a_notebook() -> dict[str, Any]:
     # Built with torch in sys.modules, whatever the test then hides: torch
     # imports submodules lazily (an optimizer imports torch._dynamo), and
     # without "torch" there that would import the package a second time.
@@ -147,7 +147,7 @@ def test_at_most_20_names_per_kind(with_torch: Any) -> None:
 
 def test_the_namespace_walk_is_bounded(with_torch: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(nn_mod, "MAX_NAMESPACE_NAMES", 100)
-    ns: Dict[str, Any] = {f"v{i}": i for i in range(100)}
+    ns: dict[str, Any] = {f"v{i}": i for i in range(100)}
     ns["late"] = nn.Linear(2, 2)
     assert names_of(ns)["model"] == []
     del ns["v0"]
@@ -157,7 +157,7 @@ def test_the_namespace_walk_is_bounded(with_torch: Any, monkeypatch: pytest.Monk
 def test_ipythons_input_history_names_do_not_use_up_the_walk(with_torch: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     # A long session: IPython adds an _i<N> for every cell and never removes it.
     monkeypatch.setattr(nn_mod, "MAX_NAMESPACE_NAMES", 100)
-    ns: Dict[str, Any] = {f"_i{i}": f"x = {i}" for i in range(1000)}
+    ns: dict[str, Any] = {f"_i{i}": f"x = {i}" for i in range(1000)}
     ns["model"] = nn.Linear(3, 3)
     assert names_of(ns)["model"] == ["model"]
 
@@ -275,10 +275,10 @@ def test_parse_request() -> None:
 
 
 class ShellWithNamespace:
-    def __init__(self, user_ns: Dict[str, Any]) -> None:
+    def __init__(self, user_ns: dict[str, Any]) -> None:
         self.events = None
         self.user_ns = user_ns
-        self.user_ns_hidden: Dict[str, Any] = {}
+        self.user_ns_hidden: dict[str, Any] = {}
 
 
 def test_request_through_the_channel(with_torch: Any) -> None:

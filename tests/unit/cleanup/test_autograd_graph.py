@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import weakref
-from typing import Any, List
+from typing import Any
 
 import pytest
 
@@ -79,7 +79,7 @@ def test_a_custom_functions_saved_tensors_count() -> None:
 
 
 def test_hooks_are_never_called_and_what_they_packed_counts() -> None:
-    calls: List[str] = []
+    calls: list[str] = []
 
     def pack(t: Any) -> Any:
         calls.append("pack")
@@ -104,7 +104,7 @@ def test_hooks_are_never_called_and_what_they_packed_counts() -> None:
 def test_a_checkpointed_forward_is_not_run_again() -> None:
     from torch.utils.checkpoint import checkpoint
 
-    runs: List[int] = []
+    runs: list[int] = []
 
     def block(a: Any) -> Any:
         runs.append(1)
@@ -160,8 +160,8 @@ def test_nodes_whose_python_objects_come_and_go_stay_alive_until_the_walk_ends()
             self.saved, self.parent = saved, parent
             self.python_object: Any = None  # a weak reference, as PyTorch keeps
 
-    made: List[Any] = []  # weak references to every Python object made
-    freed_mid_walk: List[int] = []
+    made: list[Any] = []  # weak references to every Python object made
+    freed_mid_walk: list[int] = []
 
     class Node:
         def __init__(self, cpp: CppNode):

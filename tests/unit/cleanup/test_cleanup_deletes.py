@@ -8,8 +8,8 @@ import sys
 import weakref
 
 import pytest
-
 from cleanup_harness import FakeShell
+
 from jupyterlab_vram_helper.cleanup.cleanup import Cleanup
 from jupyterlab_vram_helper.cleanup.listings import reserved_name_reason
 

@@ -8,11 +8,11 @@ import gc
 import sys
 import traceback
 import weakref
-from typing import Iterator, List
+from collections.abc import Iterator
 
 import pytest
-
 from cleanup_harness import FakeShell
+
 from jupyterlab_vram_helper.cleanup.cleanup import Cleanup
 
 real_torch = pytest.importorskip("torch")
@@ -63,7 +63,7 @@ def test_clearing_the_traceback_frees_frame_locals(cleanup: Cleanup, shell: Fake
 def test_clearing_the_traceback_leaves_a_generator_in_the_error_chain_running(
     cleanup: Cleanup, shell: FakeShell, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    errors: List[BaseException] = []
+    errors: list[BaseException] = []
 
     def worker() -> Iterator[int]:
         total = 0
@@ -92,7 +92,7 @@ def test_clearing_the_traceback_frees_locals_the_listing_read_while_something_ke
     class Big:
         payload = bytearray(1 << 20)
 
-    probes: List[weakref.ref] = []
+    probes: list[weakref.ref] = []
 
     def fail() -> None:
         big = Big()
@@ -122,7 +122,7 @@ def test_reading_a_failed_functions_locals_does_not_outlive_the_users_own_clear_
 ) -> None:
     # The out-of-memory diagnosis reads the last error's frames (held_references);
     # the user then frees them the usual way, with traceback.clear_frames.
-    probes: List[weakref.ref] = []
+    probes: list[weakref.ref] = []
 
     def fail_holding() -> None:
         held = real_torch.zeros(1 << 18)  # a local the listing reads

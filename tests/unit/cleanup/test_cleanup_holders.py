@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import sys
 import weakref
-from typing import Any, Dict, List
+from typing import Any
 
 import pytest
-
 from cleanup_harness import FakeShell, Figures
+
 from jupyterlab_vram_helper.cleanup.cleanup import Cleanup
 
 torch = pytest.importorskip("torch")
@@ -19,12 +19,12 @@ pytestmark = pytest.mark.usefixtures("real_torch", "sys_last_restored")
 
 
 
-def hidden(result: Dict[str, Any], holder: str) -> Dict[str, Any]:
+def hidden(result: dict[str, Any], holder: str) -> dict[str, Any]:
     [found] = [h for h in result["hidden"] if h["holder"] == holder]
     return found
 
 
-def entry(result: Dict[str, Any], name: str) -> Dict[str, Any]:
+def entry(result: dict[str, Any], name: str) -> dict[str, Any]:
     [found] = [e for e in result["entries"] if e["name"] == name]
     return found
 
@@ -88,11 +88,11 @@ def test_what_a_name_holds_is_not_counted_again_as_another_hidden_holders(cleanu
 # --- a delete that fails after names were removed -------------------------------------------
 
 
-def _failing_empty_cache(fake_torch: Any, failing: set) -> List[Any]:
+def _failing_empty_cache(fake_torch: Any, failing: set) -> list[Any]:
     import contextlib
 
-    calls: List[Any] = []
-    current: List[Any] = [None]
+    calls: list[Any] = []
+    current: list[Any] = [None]
 
     @contextlib.contextmanager
     def device(i: Any) -> Any:
@@ -112,12 +112,13 @@ def _failing_empty_cache(fake_torch: Any, failing: set) -> List[Any]:
 
 def test_empty_cache_tries_every_device_and_says_which_failed(fake_torch: Any) -> None:
     from fakes import set_allocator
+
     from jupyterlab_vram_helper.cleanup.cleanup import empty_cuda_cache
 
     calls = _failing_empty_cache(fake_torch, {0})
     set_allocator(fake_torch, 0, 10, 100)
     set_allocator(fake_torch, 1, 10, 100)
-    failures: List[Dict[str, Any]] = []
+    failures: list[dict[str, Any]] = []
     outcome = empty_cuda_cache(failures)
     assert calls == [0, 1]  # GPU 1's cache is returned whatever GPU 0 says
     assert outcome == "failed: GPU 0: RuntimeError: CUDA error: device-side assert triggered"
@@ -237,10 +238,10 @@ def test_many_survivors_are_looked_up_in_one_pass_and_only_the_first_twenty(
     keep = [torch.ones(4) for _ in range(30)]
     shell.user_ns.update({f"t{i}": t for i, t in enumerate(keep)})
     listing = cleanup.inspect()["listing_id"]
-    passes: List[int] = []
+    passes: list[int] = []
     real = gc.get_referrers
 
-    def counting(*objs: Any) -> List[Any]:
+    def counting(*objs: Any) -> list[Any]:
         passes.append(len(objs))
         return real(*objs)
 
@@ -270,7 +271,7 @@ def test_naming_what_keeps_a_deleted_name_alive_asks_no_metaclass_and_no_module_
 ) -> None:
     import types
 
-    asked: List[str] = []
+    asked: list[str] = []
 
     class Meta(type):
         def __getattribute__(cls, name: str) -> Any:

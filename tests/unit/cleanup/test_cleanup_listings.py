@@ -9,8 +9,8 @@ import sys
 import weakref
 
 import pytest
-
 from cleanup_harness import FakeShell
+
 from jupyterlab_vram_helper.cleanup import cleanup as cleanup_mod
 from jupyterlab_vram_helper.cleanup.cleanup import Cleanup
 

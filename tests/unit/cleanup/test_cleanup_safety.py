@@ -9,8 +9,8 @@ import weakref
 from typing import Any
 
 import pytest
-
 from cleanup_harness import FakeShell, Figures
+
 from jupyterlab_vram_helper.cleanup.cleanup import Cleanup
 from jupyterlab_vram_helper.cleanup.holders import Classes, Found, Sizer
 

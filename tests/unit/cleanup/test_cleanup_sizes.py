@@ -5,7 +5,7 @@ objects only at the top, and a bounded walk."""
 from __future__ import annotations
 
 import sys
-from typing import Any, List
+from typing import Any
 
 import pytest
 
@@ -72,7 +72,7 @@ def test_containers_are_opened_to_the_given_depth() -> None:
     assert size(nested, depth=1).total == 40
     assert size(nested, depth=2).total == 120
     assert size(nested, depth=3).total == 240
-    cyclic: List[Any] = [t]
+    cyclic: list[Any] = [t]
     cyclic.append(cyclic)
     assert size(cyclic, depth=5).total == 40
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import contextlib
 import sys
-from typing import Any, List
+from typing import Any
 
 import pytest
-
 from fakes import FakeTorch, set_allocator
+
 from jupyterlab_vram_helper.cleanup import cleanup as cleanup_mod
 
 real_torch = pytest.importorskip("torch")
@@ -17,8 +17,8 @@ np = pytest.importorskip("numpy")
 pytestmark = pytest.mark.usefixtures("real_torch")
 
 
-def _with_empty_cache(torch: FakeTorch) -> List[Any]:
-    calls: List[Any] = []
+def _with_empty_cache(torch: FakeTorch) -> list[Any]:
+    calls: list[Any] = []
 
     @contextlib.contextmanager
     def device(i: Any) -> Any:

@@ -8,14 +8,14 @@ import gc
 import sys
 import traceback
 import weakref
-from typing import Any, Dict, List
+from typing import Any
 
 import pytest
-
 from cleanup_harness import FakeShell
-from jupyterlab_vram_helper.oom import error_frames
+
 from jupyterlab_vram_helper.cleanup.cleanup import Cleanup
 from jupyterlab_vram_helper.cleanup.hidden_references import error_title, output_cache_labels, output_cache_objects
+from jupyterlab_vram_helper.oom import error_frames
 
 torch = pytest.importorskip("torch")
 pytestmark = pytest.mark.usefixtures("real_torch", "sys_last_restored")
@@ -23,7 +23,7 @@ pytestmark = pytest.mark.usefixtures("real_torch", "sys_last_restored")
 SNAPSHOTS = sys.version_info < (3, 13)  # where reading f_locals leaves a dict on the frame
 
 
-def hidden(result: Dict[str, Any], holder: str) -> Dict[str, Any]:
+def hidden(result: dict[str, Any], holder: str) -> dict[str, Any]:
     [found] = [h for h in result["hidden"] if h["holder"] == holder]
     return found
 
@@ -34,19 +34,19 @@ def record_last_error(shell: FakeShell, exc: BaseException) -> None:
     shell.last_execution_result.error_in_exec = exc
 
 
-def fail_saving_locals(saved: List[Dict[str, Any]]) -> None:
+def fail_saving_locals(saved: list[dict[str, Any]]) -> None:
     x = torch.ones(1000)  # noqa: F841 -- in the saved dict
     saved.append(locals())  # on 3.10-3.12: the frame's own f_locals snapshot
     raise ValueError("failed")
 
 
-def fail_holding(probes: List[weakref.ref]) -> None:
+def fail_holding(probes: list[weakref.ref]) -> None:
     held = torch.ones(1000)
     probes.append(weakref.ref(held))
     raise ValueError("failed")
 
 
-def failed_frame(saved: List[Dict[str, Any]]) -> Any:
+def failed_frame(saved: list[dict[str, Any]]) -> Any:
     try:
         fail_saving_locals(saved)
     except ValueError as exc:
@@ -58,12 +58,12 @@ def failed_frame(saved: List[Dict[str, Any]]) -> Any:
 
 
 def test_reading_a_failed_functions_locals_leaves_the_locals_dict_the_user_saved() -> None:
-    saved: List[Dict[str, Any]] = []
+    saved: list[dict[str, Any]] = []
     frame = failed_frame(saved)
     assert [name for name, _ in error_frames.frame_locals(frame)] == ["saved", "x"]
     assert list(saved[0]) == ["saved", "x"]  # was emptied: [] (the snapshot cleared under the user)
     # A snapshot nobody else holds is still emptied once read: clear_frames frees its locals.
-    probes: List[weakref.ref] = []
+    probes: list[weakref.ref] = []
     try:
         fail_holding(probes)
     except ValueError as exc:
@@ -99,7 +99,7 @@ def test_only_a_snapshot_nothing_else_holds_counts_as_the_frames() -> None:
 
 
 def test_an_out_of_memory_diagnosis_leaves_the_locals_dict_the_user_saved(cleanup: Cleanup, shell: FakeShell) -> None:
-    saved: List[Dict[str, Any]] = []
+    saved: list[dict[str, Any]] = []
     try:
         fail_saving_locals(saved)
     except ValueError as exc:
@@ -110,8 +110,8 @@ def test_an_out_of_memory_diagnosis_leaves_the_locals_dict_the_user_saved(cleanu
 
 
 def test_clearing_the_traceback_leaves_the_locals_dict_the_user_saved(cleanup: Cleanup, shell: FakeShell) -> None:
-    saved: List[Dict[str, Any]] = []
-    probes: List[weakref.ref] = []
+    saved: list[dict[str, Any]] = []
+    probes: list[weakref.ref] = []
 
     def outer() -> None:
         held = torch.ones(1000)  # in a frame whose locals nobody saved
@@ -164,7 +164,7 @@ def test_the_title_of_the_last_error_reads_built_in_messages_and_runs_no_str_of_
     cleanup: Cleanup, shell: FakeShell, capsys: pytest.CaptureFixture
 ) -> None:
     """Ordinary exceptions keep str()'s text; a __str__ of the user's is never called."""
-    ordinary: List[BaseException] = [
+    ordinary: list[BaseException] = [
         RuntimeError("CUDA out of memory. Tried to allocate 2.00 GiB\nsecond line"),
         torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 20.00 MiB"),
         KeyError("weights"), ValueError(), MemoryError(), AttributeError("no attribute 'cuda'"),

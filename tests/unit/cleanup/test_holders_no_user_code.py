@@ -8,23 +8,23 @@ from __future__ import annotations
 import collections
 import gc
 import sys
-from typing import Any, Dict, List
+from typing import Any
 
 import pytest
-
 from cleanup_harness import FakeShell
+
+from jupyterlab_vram_helper.cells.notebook_names import notebook_names
 from jupyterlab_vram_helper.cleanup import holder_summaries, holders
 from jupyterlab_vram_helper.cleanup.autograd_graph import walk_graphs
 from jupyterlab_vram_helper.cleanup.cleanup import Cleanup
 from jupyterlab_vram_helper.cleanup.holder_summaries import bytes_summary, tensor_summary
 from jupyterlab_vram_helper.cleanup.holders import Classes, Found, Sizer, bytes_storage
-from jupyterlab_vram_helper.cells.notebook_names import notebook_names
 
 torch = pytest.importorskip("torch")
 np = pytest.importorskip("numpy")
 
 MB = 1 << 20
-calls: List[str] = []  # what user code ran
+calls: list[str] = []  # what user code ran
 
 
 @pytest.fixture(autouse=True)
@@ -40,7 +40,7 @@ def size(obj: Any, depth: int = 3) -> Found:
     return found
 
 
-def entry(result: Dict[str, Any], name: str) -> Dict[str, Any]:
+def entry(result: dict[str, Any], name: str) -> dict[str, Any]:
     [found] = [e for e in result["entries"] if e["name"] == name]
     return found
 
@@ -104,7 +104,7 @@ def test_a_lazy_object_proxy_from_wrapt_does_not_build_its_object() -> None:
     lazy = wrapt.LazyObjectProxy(Model)
     assert size(lazy).total == 0 and calls == []
     assert holders._instance_dict(lazy) is None
-    lazy.w  # the user's code makes it
+    _ = lazy.w  # the user's code makes it
     calls.clear()
     assert size(lazy).total == MB and calls == []  # now counted: what the proxy wraps
 

@@ -5,18 +5,17 @@ from __future__ import annotations
 import os
 import threading
 import time
-from typing import Dict, List, Tuple
 
 import pytest
-
 from fakes import in_forked_child, wait_until
+
 from jupyterlab_vram_helper.comm.background_sender import SENDER_THREAD_NAME, BackgroundSender
 
 
 def _timed_calls():
     """(when each call ran, when each was queued, a maker of named calls)."""
-    starts: List[float] = []
-    queued: Dict[str, float] = {}
+    starts: list[float] = []
+    queued: dict[str, float] = {}
 
     def work(name: str):
         queued[name] = time.monotonic()
@@ -42,9 +41,9 @@ def test_background_sender_sends_in_order_off_the_calling_thread() -> None:
 
 
 def test_background_sender_runs_a_call_one_window_later_with_everything_queued_meanwhile() -> None:
-    rounds: List[List[Tuple[str, float]]] = []
-    round_of: Dict[str, int] = {}
-    queued: Dict[str, float] = {}
+    rounds: list[list[tuple[str, float]]] = []
+    round_of: dict[str, int] = {}
+    queued: dict[str, float] = {}
 
     def work(name: str):
         queued[name] = time.monotonic()
@@ -76,7 +75,7 @@ def test_background_sender_runs_a_call_one_window_later_with_everything_queued_m
 
 
 def test_background_sender_with_no_window_runs_a_call_at_once() -> None:
-    got: List[float] = []
+    got: list[float] = []
     sender = BackgroundSender(lambda message: None, window_s=0)
     queued = time.monotonic()
     sender.call_soon(lambda: got.append(time.monotonic()))
@@ -128,7 +127,7 @@ def test_background_sender_spaces_rounds_while_calls_keep_coming() -> None:
 
 
 def test_background_sender_sends_a_message_posted_by_its_own_round_at_once() -> None:
-    events: List[str] = []
+    events: list[str] = []
     sender = BackgroundSender(lambda message: events.append(message["n"]), window_s=0)
 
     def round_() -> None:
@@ -167,7 +166,7 @@ def test_background_sender_takes_a_streamed_call_at_the_next_round_without_a_win
 
 def test_background_sender_tries_again_after_its_thread_could_not_start(monkeypatch: pytest.MonkeyPatch) -> None:
     # A kernel at its cgroup's pids.max: "can't start new thread", once.
-    got: List[int] = []
+    got: list[int] = []
     sender = BackgroundSender(lambda message: got.append(message["n"]), window_s=0)
     real_start = threading.Thread.start
     refusals = [RuntimeError("can't start new thread")]

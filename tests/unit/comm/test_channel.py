@@ -2,10 +2,10 @@ import sys
 import threading
 
 import pytest
-
 from fakes import FakeCommManager
-from jupyterlab_vram_helper.sampling.readers.nvml import NvmlReader
+
 from jupyterlab_vram_helper.runtime import Runtime
+from jupyterlab_vram_helper.sampling.readers.nvml import NvmlReader
 from jupyterlab_vram_helper.sampling.sample import SampleSource
 from jupyterlab_vram_helper.sampling.sampler import THREAD_NAME
 

@@ -7,8 +7,14 @@ import types
 
 import pytest
 
-from jupyterlab_vram_helper.oom.cell_outcome import cell_outcome, is_out_of_memory, oom_message_readable, out_of_memory_text
+from jupyterlab_vram_helper.oom.cell_outcome import (
+    cell_outcome,
+    is_out_of_memory,
+    oom_message_readable,
+    out_of_memory_text,
+)
 from jupyterlab_vram_helper.oom.oom_message import parse_oom_message
+
 
 def _named(name: str, base: type = RuntimeError) -> type:
     return type(name, (base,), {})
@@ -125,7 +131,7 @@ def test_a_wrapper_raised_during_the_out_of_memory_error_still_counts() -> None:
         try:
             raise _named("OutOfMemoryError")(TORCH_2_MESSAGE)
         except RuntimeError:
-            raise RuntimeError("Batch 12 failed: GPU out of memory, lower --batch-size")
+            raise RuntimeError("Batch 12 failed: GPU out of memory, lower --batch-size")  # noqa: B904 (the implicit context is the case)
     except RuntimeError as outer:
         facts = _diagnosed(outer)
         assert facts is not None and facts["requested_bytes"] == 2 << 30
@@ -134,7 +140,7 @@ def test_a_wrapper_raised_during_the_out_of_memory_error_still_counts() -> None:
         try:
             raise _named("OutOfMemoryError")("allocator gave up on replica 3")
         except RuntimeError as inner:
-            raise RuntimeError(f"step 7 failed: {inner}")
+            raise RuntimeError(f"step 7 failed: {inner}")  # noqa: B904 (the implicit context is the case)
     except RuntimeError as outer:
         assert out_of_memory_text(outer) == ("OutOfMemoryError", "allocator gave up on replica 3")
 
@@ -146,7 +152,7 @@ def test_an_error_raised_in_place_of_the_out_of_memory_one_stands_for_it_unless_
         try:
             raise _named("OutOfMemoryError")(TORCH_2_MESSAGE)
         except RuntimeError:
-            raise RuntimeError("Training step 12 failed; try a smaller batch")
+            raise RuntimeError("Training step 12 failed; try a smaller batch")  # noqa: B904 (the implicit context is the case)
     except RuntimeError as outer:
         assert is_out_of_memory(outer)
         facts = _diagnosed(outer)

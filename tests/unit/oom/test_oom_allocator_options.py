@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sys
 import types
-from typing import Any, Dict
+from typing import Any
 
 import pytest
 
@@ -25,7 +25,7 @@ NEW = (
 
 
 def _watch() -> OomWatch:
-    figures: Dict[str, Any] = {"host": {}, "gpus": []}
+    figures: dict[str, Any] = {"host": {}, "gpus": []}
     return OomWatch(read_figures=lambda: figures, inspect=lambda: {}, names_in_use=lambda t, m: frozenset())
 
 

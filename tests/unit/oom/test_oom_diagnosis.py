@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import Any
 
 import pytest
 
@@ -27,7 +27,7 @@ DIAGNOSIS_KEYS = {
 
 
 def state(**figures: Any) -> OomState:
-    base: Dict[str, Any] = {
+    base: dict[str, Any] = {
         "device_index": None, "total_bytes": None, "free_bytes": None, "allocated_bytes": None,
         "reserved_bytes": None, "num_alloc_retries": None, "process_in_use_bytes": None,
         "other_processes": None, "stale_bytes": None, "stale_holders": [],
@@ -49,15 +49,15 @@ def fixture(source_part: str) -> OomMessageFacts:
     raise KeyError(source_part)
 
 
-def causes(diagnosis: OomDiagnosis) -> List[str]:
+def causes(diagnosis: OomDiagnosis) -> list[str]:
     return [c["cause"] for c in diagnosis["causes"]]
 
 
-def gain(diagnosis: OomDiagnosis, cause: str) -> Optional[int]:
+def gain(diagnosis: OomDiagnosis, cause: str) -> int | None:
     return next(c["gain_bytes"] for c in diagnosis["causes"] if c["cause"] == cause)
 
 
-def torch24(requested: str, total: str, free: str, allocated: str, unallocated: str, this: Optional[str] = None,
+def torch24(requested: str, total: str, free: str, allocated: str, unallocated: str, this: str | None = None,
             others: str = "") -> OomMessageFacts:
     this_line = f"Including non-PyTorch memory, this process has {this} memory in use. " if this else ""
     return facts(

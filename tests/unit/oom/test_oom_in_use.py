@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sys
 import types
-from typing import Any, Dict, List, Optional
+from typing import Any
 
 import pytest
 
@@ -30,7 +30,7 @@ for batch in loader:
 """
 
 
-def _run_failing_cell(ns: Dict[str, Any]) -> BaseException:
+def _run_failing_cell(ns: dict[str, Any]) -> BaseException:
     """Run the two cells in ``ns`` as a notebook would; the error the second ends with."""
     exec(compile(EARLIER_CELL, "<cell 1>", "exec"), ns)
 
@@ -46,7 +46,7 @@ def _run_failing_cell(ns: Dict[str, Any]) -> BaseException:
 
 
 def test_the_names_the_failing_cell_and_its_notebook_functions_use() -> None:
-    ns: Dict[str, Any] = {}
+    ns: dict[str, Any] = {}
     exc = _run_failing_cell(ns)
     names = names_used_by(exc, "OutOfMemoryError", MESSAGE, [ns])
     assert names is not None
@@ -59,7 +59,7 @@ def test_the_names_the_failing_cell_and_its_notebook_functions_use() -> None:
     assert names_used_by(exc, "OutOfMemoryError", "another message", [ns]) is None
 
 
-def _names_of_failing(cell: str, ns: Dict[str, Any]) -> Optional[frozenset]:
+def _names_of_failing(cell: str, ns: dict[str, Any]) -> frozenset | None:
     def model(_inputs: Any) -> Any:
         raise OutOfMemoryError(MESSAGE)
 
@@ -95,7 +95,7 @@ def test_only_code_that_ran_counts_not_what_the_cell_only_defines() -> None:
 
 
 def test_a_notebook_function_the_cell_called_before_the_error_reads_what_a_rerun_needs() -> None:
-    ns: Dict[str, Any] = {"raw": 1, "unrelated": 2, "factor": 3}
+    ns: dict[str, Any] = {"raw": 1, "unrelated": 2, "factor": 3}
     exec(compile("def preprocess():\n    return scale(raw)\ndef scale(v):\n    return v * factor\n", "<cell 1>", "exec"), ns)
     names = _names_of_failing("x = preprocess()\ny = model(x)\n", ns)
     assert names is not None
@@ -103,12 +103,12 @@ def test_a_notebook_function_the_cell_called_before_the_error_reads_what_a_rerun
     assert "unrelated" not in names
 
 
-def _figures() -> Dict[str, Any]:
+def _figures() -> dict[str, Any]:
     return {"host": {}, "gpus": [{"index": 0, "torch": {"allocated_bytes": 15 * GIB}, "nvml": None}]}
 
 
-def _inspect() -> Dict[str, Any]:
-    def entry(name: str, gib: float) -> Dict[str, Any]:
+def _inspect() -> dict[str, Any]:
+    def entry(name: str, gib: float) -> dict[str, Any]:
         return {"name": name, "bytes_by_device": {"cuda:0": int(gib * GIB)}}
 
     return {
@@ -130,7 +130,7 @@ def test_the_model_and_optimizer_of_the_failing_cell_are_not_stale() -> None:
 
 
 def test_names_in_use_unknown_counts_every_name_as_before() -> None:
-    def unknown(_t: str, _m: str) -> Optional[frozenset]:
+    def unknown(_t: str, _m: str) -> frozenset | None:
         raise RuntimeError("no shell")
 
     d = OomWatch(read_figures=_figures, inspect=_inspect, names_in_use=unknown).diagnose("OutOfMemoryError", MESSAGE)
@@ -139,13 +139,13 @@ def test_names_in_use_unknown_counts_every_name_as_before() -> None:
 
 
 class _Shell:
-    def __init__(self, ns: Dict[str, Any]):
+    def __init__(self, ns: dict[str, Any]):
         self.user_ns = ns
         self.user_global_ns = ns
 
 
 def test_by_default_the_names_come_from_ipythons_last_error(monkeypatch: pytest.MonkeyPatch) -> None:
-    ns: Dict[str, Any] = {}
+    ns: dict[str, Any] = {}
     exc = _run_failing_cell(ns)
     fake_ipython = types.ModuleType("IPython")
     fake_ipython.get_ipython = lambda: _Shell(ns)  # type: ignore[attr-defined]
@@ -162,7 +162,7 @@ def test_by_default_the_names_come_from_ipythons_last_error(monkeypatch: pytest.
 
 
 def test_a_plain_inspect_result_leaves_the_names_in_use_out_too() -> None:
-    def plain() -> Dict[str, Any]:
+    def plain() -> dict[str, Any]:
         result = _inspect()
         del result["held_bytes_by_device"]
         return result
@@ -171,5 +171,5 @@ def test_a_plain_inspect_result_leaves_the_names_in_use_out_too() -> None:
         "OutOfMemoryError", MESSAGE
     )
     assert d is not None and d["stale_bytes"] == int(4.5 * GIB)
-    labels: List[str] = [h["label"] for h in d["stale_holders"]]
+    labels: list[str] = [h["label"] for h in d["stale_holders"]]
     assert labels == ["optimizer", "old_logits"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
-from typing import Any, Dict, List
+from typing import Any
 
 import pytest
 
@@ -16,7 +16,7 @@ from jupyterlab_vram_helper.oom.oom_message import (
 )
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "oom_messages.json"
-ENTRIES: List[Dict[str, Any]] = json.loads(FIXTURES.read_text(encoding="utf-8"))
+ENTRIES: list[dict[str, Any]] = json.loads(FIXTURES.read_text(encoding="utf-8"))
 FIELDS = {
     "kind", "library", "framework", "device_index", "requested_bytes", "total_bytes", "free_bytes", "allocated_bytes",
     "reserved_bytes", "reserved_unallocated_bytes", "process_in_use_bytes", "other_processes", "allowed_bytes",
@@ -36,7 +36,7 @@ def test_the_fixture_file_is_what_it_claims() -> None:
 
 
 @pytest.mark.parametrize("entry", ENTRIES, ids=[f"{i:02d}-{e['type_name']}" for i, e in enumerate(ENTRIES)])
-def test_real_message_parses_to_its_figures(entry: Dict[str, Any]) -> None:
+def test_real_message_parses_to_its_figures(entry: dict[str, Any]) -> None:
     facts = parse_oom_message(entry["type_name"], entry["message"])
     assert facts is not None, entry["source"]
     assert set(facts) == FIELDS

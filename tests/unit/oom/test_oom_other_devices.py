@@ -3,7 +3,7 @@ since the helper reads neither device."""
 
 from __future__ import annotations
 
-from typing import Any, Dict
+from typing import Any
 
 from jupyterlab_vram_helper.oom.oom_message import parse_oom_message
 from jupyterlab_vram_helper.oom.oom_watch import OomWatch
@@ -28,7 +28,7 @@ def test_mps_and_xla_messages_are_read() -> None:
 
 def test_their_diagnosis_reads_no_cuda_device() -> None:
     # The one NVIDIA GPU of the machine is not the device that ran out.
-    figures: Dict[str, Any] = {
+    figures: dict[str, Any] = {
         "host": {},
         "gpus": [{"index": 0, "torch": {"allocated_bytes": 1 << 30}, "nvml": {"total_bytes": 80 << 30, "used_bytes": 1 << 30}}],
     }

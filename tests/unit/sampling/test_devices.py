@@ -109,8 +109,8 @@ def test_mig_instances_in_cuda_visible_devices_are_known_only_once_cuda_starts(v
 
 
 def test_the_hello_says_whether_the_devices_wait_for_cuda() -> None:
-    from jupyterlab_vram_helper.config import SamplerConfig
     from jupyterlab_vram_helper.comm.hello import hello_message
+    from jupyterlab_vram_helper.config import SamplerConfig
     from jupyterlab_vram_helper.sampling.readers.nvml import NvmlReader
     from jupyterlab_vram_helper.sampling.sample import SampleSource
 
@@ -125,12 +125,12 @@ def test_the_hello_says_whether_the_devices_wait_for_cuda() -> None:
 
 @pytest.mark.parametrize("value", ["", "-1", "7", "GPU-nothere", "NoDevFiles"])
 def test_a_cuda_visible_devices_that_hides_every_gpu_is_named_in_the_hello_and_samples(value: str) -> None:
-    from jupyterlab_vram_helper.config import SamplerConfig
+    from fakes import FakeGpu, FakePynvml
+
     from jupyterlab_vram_helper.comm.hello import hello_message
+    from jupyterlab_vram_helper.config import SamplerConfig
     from jupyterlab_vram_helper.sampling.readers.nvml import NvmlReader
     from jupyterlab_vram_helper.sampling.sample import SampleSource
-
-    from fakes import FakeGpu, FakePynvml
 
     gpus = [FakeGpu(f"GPU-{i}aaa", "NVIDIA H100", 80 << 30, 0) for i in range(2)]
     nvml = NvmlReader(pid=77, load=lambda: FakePynvml(gpus), pid_exists=lambda p: True)
@@ -147,10 +147,10 @@ def test_a_cuda_visible_devices_that_hides_every_gpu_is_named_in_the_hello_and_s
 
 
 def test_gpus_not_hidden_when_some_are_visible_unset_or_mig_or_without_nvml() -> None:
+    from fakes import FakeGpu, FakePynvml
+
     from jupyterlab_vram_helper.sampling.readers.nvml import NvmlReader
     from jupyterlab_vram_helper.sampling.sample import SampleSource
-
-    from fakes import FakeGpu, FakePynvml
 
     gpus = [FakeGpu(f"GPU-{i}aaa", "NVIDIA H100", 80 << 30, 0) for i in range(2)]
 
@@ -170,10 +170,10 @@ def test_gpus_not_hidden_when_some_are_visible_unset_or_mig_or_without_nvml() ->
 
 
 def test_a_cuda_visible_devices_set_in_a_cell_is_named_from_the_next_check() -> None:
+    from fakes import FakeGpu, FakePynvml
+
     from jupyterlab_vram_helper.sampling.readers.nvml import NvmlReader
     from jupyterlab_vram_helper.sampling.sample import ENVIRONMENT_CHECK_S, SampleSource
-
-    from fakes import FakeGpu, FakePynvml
 
     now = [0.0]
     nvml = NvmlReader(pid=77, load=lambda: FakePynvml([FakeGpu("GPU-0aaa", "A100", 40 << 30, 0)]),

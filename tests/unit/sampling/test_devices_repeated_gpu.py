@@ -8,11 +8,11 @@ a repeat that shows only once the prefixes are resolved must hide them too.
 """
 
 import pytest
-
 from fakes import FakeGpu, FakePynvml
+
+from jupyterlab_vram_helper.comm.hello import hello_message
 from jupyterlab_vram_helper.config import SamplerConfig
 from jupyterlab_vram_helper.sampling.devices import enumerate_devices, parse_visible_devices, visible_nvml_devices
-from jupyterlab_vram_helper.comm.hello import hello_message
 from jupyterlab_vram_helper.sampling.readers.nvml import NvmlDevice, NvmlReader
 from jupyterlab_vram_helper.sampling.sample import SampleSource
 

@@ -1,6 +1,7 @@
 import sys
 
 from fakes import nested_stats
+
 from jupyterlab_vram_helper.sampling.readers.nvml import UNNAMED_RETRY_S, NvmlReader
 from jupyterlab_vram_helper.sampling.sample import ENVIRONMENT_CHECK_S, SampleSource, make_sample, significant_change
 

@@ -5,10 +5,11 @@ import math
 import sys
 
 from fakes import FakeComm
+from test_sampler import MB, Clock, ListOutlet, ScriptedSource
+
 from jupyterlab_vram_helper.config import SamplerConfig
 from jupyterlab_vram_helper.sampling.sample_timeline import SampleTimeline, timeline_columns
 from jupyterlab_vram_helper.sampling.sampler import Sampler
-from test_sampler import MB, Clock, ListOutlet, ScriptedSource
 
 GB = 1 << 30
 

@@ -2,6 +2,7 @@ import threading
 import time
 
 from fakes import FakeComm, in_forked_child, wait_until
+
 from jupyterlab_vram_helper.config import SamplerConfig
 from jupyterlab_vram_helper.sampling.sampler import THREAD_NAME, EmitPolicy, Sampler
 

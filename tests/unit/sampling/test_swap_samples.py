@@ -3,14 +3,13 @@ machine's swap and the whole cgroup's swap usage do not."""
 
 from __future__ import annotations
 
-from typing import Optional
-
 from _swap_helpers import GIB, MIB
+
 from jupyterlab_vram_helper.sampling.sample import significant_change
 
 
-def _figures(swapped: Optional[int] = 0, swap_free: Optional[int] = 4 * GIB, swap_usage: Optional[int] = 0,
-             swap_limit: Optional[int] = 2 * GIB) -> dict:
+def _figures(swapped: int | None = 0, swap_free: int | None = 4 * GIB, swap_usage: int | None = 0,
+             swap_limit: int | None = 2 * GIB) -> dict:
     return {
         "host": {"rss_bytes": GIB, "total_bytes": 16 * GIB, "available_bytes": 8 * GIB,
                  "container": {"limit_bytes": 4 * GIB, "usage_bytes": GIB, "inactive_file_bytes": 0,

@@ -75,7 +75,8 @@ The files found stay open and are read with ``pread``. Every failure gives
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Callable, List, Optional, Tuple
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from .descriptors import close_descriptors, open_fd
 
@@ -93,28 +94,28 @@ class CgroupMemory:
     """The container memory limit of this process, if any; ``read()`` per sample."""
 
     def __init__(
-        self, proc_self: str = "/proc/self", cgroup_root: str = "/sys/fs/cgroup", proc_root: Optional[str] = None
+        self, proc_self: str = "/proc/self", cgroup_root: str = "/sys/fs/cgroup", proc_root: str | None = None
     ):
         """``proc_root`` (v2's ``sys/vm/swappiness``): by default the folder above ``proc_self``."""
-        self.version: Optional[int] = None
-        self.path: Optional[str] = None  # the directory that sets the limit
-        self._limit: Optional[int] = None
-        self._usage: Optional[int] = None
-        self._events: Optional[int] = None
-        self._stat: Optional[int] = None
-        self.swap_path: Optional[str] = None  # the directory whose swap figures are read
+        self.version: int | None = None
+        self.path: str | None = None  # the directory that sets the limit
+        self._limit: int | None = None
+        self._usage: int | None = None
+        self._events: int | None = None
+        self._stat: int | None = None
+        self.swap_path: str | None = None  # the directory whose swap figures are read
         # v2: memory.swap.max, memory.swap.current. v1: memory.memsw.limit_in_bytes,
         # memory.memsw.usage_in_bytes, and the swap cgroup's memory usage to subtract: opened
         # only with the memsw files, and only where the swap cgroup is not the memory-limited
         # one (whose memory usage is ``_usage``, read once for both).
-        self._swap_limit: Optional[int] = None
-        self._swap_usage: Optional[int] = None
-        self._swap_memory_usage: Optional[int] = None
+        self._swap_limit: int | None = None
+        self._swap_usage: int | None = None
+        self._swap_memory_usage: int | None = None
         # v1: memory.swappiness of the kernel's cgroup; v2: <proc>/sys/vm/swappiness. Kept open
         # and read with the rest at the slow pace, not once: an admin can change it at run time
         # (sysctl vm.swappiness, a write to memory.swappiness), and a stale value would say the
         # kernel may swap where it is killed at the limit, or the reverse. One pread a second.
-        self._swappiness: Optional[int] = None
+        self._swappiness: int | None = None
         if proc_root is None:
             proc_root = os.path.dirname(os.path.normpath(proc_self)) or "."
         try:
@@ -156,7 +157,7 @@ class CgroupMemory:
             else os.path.join(proc_root, "sys", "vm", "swappiness")
         )
 
-    def _find_swap(self, version: int, directories: List[str], memory_directory: str) -> None:
+    def _find_swap(self, version: int, directories: list[str], memory_directory: str) -> None:
         """The swap files of the cgroup with the smallest swap limit on the path (v2 ``memory.swap.max``,
         v1 ``memory.memsw.limit_in_bytes``; see the module's docstring), else the memory-limited cgroup's."""
         names = ("memory.swap.max", "memory.swap.current") if version == 2 else _V1_SWAP_FILES
@@ -169,7 +170,7 @@ class CgroupMemory:
         if version == 1 and self._swap_usage is not None and directory != memory_directory:
             self._swap_memory_usage = open_fd(os.path.join(directory, _V1_FILES[1]))
 
-    def read(self) -> Optional[ContainerFigures]:
+    def read(self) -> ContainerFigures | None:
         """The limit, the cgroup's usage and its OOM kills; ``None`` without a limit."""
         if self._limit is None:
             return None
@@ -188,7 +189,7 @@ class CgroupMemory:
             "swap_usage_bytes": swap_usage,
         }
 
-    def swap(self, memory_limit: int, memory_usage: Optional[int]) -> Tuple[Optional[int], Optional[int]]:
+    def swap(self, memory_limit: int, memory_usage: int | None) -> tuple[int | None, int | None]:
         """(swap limit, swap usage), each None where unknown (the limit also where none is set), given the
         effective memory limit and the memory-limited cgroup's usage just read (see the module's docstring)."""
         if self.version == 2:
@@ -208,7 +209,7 @@ class CgroupMemory:
             limit = 0  # no swap at the limit, whatever swap is free (see the module's docstring)
         return limit, usage
 
-    def usage(self) -> Optional[int]:
+    def usage(self) -> int | None:
         """The limited cgroup's usage alone: cheap enough for every tick."""
         return _parse_int(_pread(self._usage))
 
@@ -226,8 +227,8 @@ _V2_FILES = ("memory.max", "memory.current", "memory.events")
 _V1_SWAP_FILES = ("memory.memsw.limit_in_bytes", "memory.memsw.usage_in_bytes")
 
 
-def _memory_cgroup(lines: List[str]) -> Optional[Tuple[int, str]]:
-    v2: Optional[str] = None
+def _memory_cgroup(lines: list[str]) -> tuple[int, str] | None:
+    v2: str | None = None
     for line in lines:
         parts = line.split(":", 2)
         if len(parts) != 3:
@@ -241,11 +242,11 @@ def _memory_cgroup(lines: List[str]) -> Optional[Tuple[int, str]]:
 
 
 def _tightest(
-    directories: List[str], name: str, parse: Callable[[Optional[bytes]], Optional[int]]
-) -> Optional[Tuple[int, str]]:
+    directories: list[str], name: str, parse: Callable[[bytes | None], int | None]
+) -> tuple[int, str] | None:
     """(limit, directory) of the smallest limit in file ``name`` among ``directories``: the
     nearest of equals; None where none sets one (each file read once, nothing kept open)."""
-    tightest: Optional[Tuple[int, str]] = None
+    tightest: tuple[int, str] | None = None
     for directory in directories:
         limit = parse(_read_file(os.path.join(directory, name)))
         if limit is not None and (tightest is None or limit < tightest[0]):
@@ -253,7 +254,7 @@ def _tightest(
     return tightest
 
 
-def _candidates(mount: str, path: str) -> List[str]:
+def _candidates(mount: str, path: str) -> list[str]:
     """``mount/path`` and its ancestors up to ``mount``, nearest first."""
     parts = [p for p in path.split("/") if p and p not in (".", "..")]
     start = os.path.join(mount, *parts) if parts else mount
@@ -262,7 +263,7 @@ def _candidates(mount: str, path: str) -> List[str]:
     return [os.path.join(mount, *parts[:n]) for n in range(len(parts), -1, -1)]
 
 
-def _pread(fd: Optional[int], size: int = 512) -> Optional[bytes]:
+def _pread(fd: int | None, size: int = 512) -> bytes | None:
     if fd is None:
         return None
     try:
@@ -271,7 +272,7 @@ def _pread(fd: Optional[int], size: int = 512) -> Optional[bytes]:
         return None
 
 
-def _parse_int(data: Optional[bytes]) -> Optional[int]:
+def _parse_int(data: bytes | None) -> int | None:
     if data is None:
         return None
     try:
@@ -280,18 +281,18 @@ def _parse_int(data: Optional[bytes]) -> Optional[int]:
         return None
 
 
-def _parse_limit(data: Optional[bytes]) -> Optional[int]:
+def _parse_limit(data: bytes | None) -> int | None:
     value = _parse_int(data)  # "max" (v2) parses as None
     if value is None or value <= 0 or value >= UNLIMITED_BYTES:
         return None
     return value
 
 
-def _non_negative(value: Optional[int]) -> Optional[int]:
+def _non_negative(value: int | None) -> int | None:
     return value if value is not None and value >= 0 else None
 
 
-def _parse_swap_limit(data: Optional[bytes]) -> Optional[int]:
+def _parse_swap_limit(data: bytes | None) -> int | None:
     """A swap limit: 0 is one (no swap at all); ``max``, a huge value or anything malformed is None."""
     value = _parse_int(data)
     if value is None or value < 0 or value >= UNLIMITED_BYTES:
@@ -299,7 +300,7 @@ def _parse_swap_limit(data: Optional[bytes]) -> Optional[int]:
     return value
 
 
-def _read_file(path: str) -> Optional[bytes]:
+def _read_file(path: str) -> bytes | None:
     """A small file's text, once (the walk's candidates); None if it cannot be read."""
     fd = open_fd(path)
     if fd is None:
@@ -310,7 +311,7 @@ def _read_file(path: str) -> Optional[bytes]:
         os.close(fd)
 
 
-def _event_count(data: Optional[bytes], key: bytes) -> Optional[int]:
+def _event_count(data: bytes | None, key: bytes) -> int | None:
     # v2 memory.events: "low 0\nhigh 0\nmax 12\noom 1\noom_kill 1\n...";
     # v1 memory.oom_control: "oom_kill_disable 0\nunder_oom 0\noom_kill 1\n".
     if data is None:

@@ -10,7 +10,8 @@ from __future__ import annotations
 import math
 import os
 import time
-from typing import TYPE_CHECKING, Any, Callable, Optional, Tuple
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from .cgroup import CgroupMemory, _non_negative
 from .descriptors import close_descriptors, open_fd
@@ -66,23 +67,23 @@ class HostReader:
 
     def __init__(
         self,
-        pid: Optional[int] = None,
+        pid: int | None = None,
         proc_root: str = "/proc",
         use_psutil: bool = True,
         machine_refresh_s: float = 1.0,
         clock: Callable[[], float] = time.monotonic,
-        cgroup: Optional[CgroupMemory] = None,
+        cgroup: CgroupMemory | None = None,
     ):
         self._pid = os.getpid() if pid is None else pid
         self._machine_refresh_s = machine_refresh_s
         self._clock = clock
         # When the machine-paced figures were read, and what they were.
-        self._machine: Tuple[float, _MachineFigures] = (-math.inf, _NO_MACHINE_FIGURES)
-        self._psutil_swap_read: Tuple[float, Tuple[Optional[int], Optional[int]]] = (-math.inf, (None, None))
+        self._machine: tuple[float, _MachineFigures] = (-math.inf, _NO_MACHINE_FIGURES)
+        self._psutil_swap_read: tuple[float, tuple[int | None, int | None]] = (-math.inf, (None, None))
         self._cgroup = (
             cgroup if cgroup is not None else CgroupMemory(f"{proc_root}/{self._pid}", proc_root=proc_root)
         )
-        self._container: Optional[ContainerFigures] = None
+        self._container: ContainerFigures | None = None
         self._page_size = _page_size()
         self._statm = open_fd(f"{proc_root}/{self._pid}/statm", os.O_RDONLY)
         self._meminfo = open_fd(f"{proc_root}/meminfo", os.O_RDONLY)
@@ -129,7 +130,7 @@ class HostReader:
             machine = self._read_meminfo() + (self._read_swapped(), self._read_oom_kills())
             self._machine = (now, machine)
             self._container = _binding(self._cgroup.read(), machine[0])  # its usage read just now: not read again
-            container = dict(self._container) if self._container is not None else None
+            container = self._container.copy() if self._container is not None else None
         elif container is not None:
             container = {**container, "usage_bytes": self._cgroup.usage()}
         total, available, swap_total, swap_free, swapped, oom_kills = machine
@@ -144,7 +145,7 @@ class HostReader:
             "oom_kill_count": oom_kills,
         }
 
-    def rss(self) -> Optional[int]:
+    def rss(self) -> int | None:
         """The kernel's RSS alone (no machine-wide figures)."""
         if self._statm is not None:
             try:
@@ -158,7 +159,7 @@ class HostReader:
                 return None
         return None
 
-    def _read_meminfo(self) -> "tuple[Optional[int], Optional[int], Optional[int], Optional[int]]":
+    def _read_meminfo(self) -> tuple[int | None, int | None, int | None, int | None]:
         """MemTotal, MemAvailable, SwapTotal, SwapFree (bytes; each None where it cannot be read)."""
         if self._meminfo is None:
             return None, None, None, None
@@ -173,7 +174,7 @@ class HostReader:
             _kib_figure(text, b"\nSwapFree:"),
         )
 
-    def _read_swapped(self) -> Optional[int]:
+    def _read_swapped(self) -> int | None:
         """The kernel's own pages in swap (``VmSwap``; absent from kernel threads and Linux < 2.6.34): None if unknown."""
         if self._status is None:
             return None
@@ -182,7 +183,7 @@ class HostReader:
         except OSError:
             return None
 
-    def _read_oom_kills(self) -> Optional[int]:
+    def _read_oom_kills(self) -> int | None:
         """The machine's OOM kill count (``oom_kill`` of /proc/vmstat, Linux >= 4.13): None if unknown."""
         if self._vmstat is None:
             return None
@@ -193,7 +194,7 @@ class HostReader:
         # A read shorter than asked ended with the file: its last line is whole, with or without a newline.
         return _vmstat_count(b"\n" + data + (b"\n" if len(data) < self.VMSTAT_READ_BYTES else b""), b"\noom_kill ")
 
-    def _psutil_swap(self) -> "tuple[Optional[int], Optional[int]]":
+    def _psutil_swap(self) -> tuple[int | None, int | None]:
         """The machine's swap total and free from psutil, at the machine pace; (None, None) where it fails."""
         now = self._clock()
         read_at, figures = self._psutil_swap_read
@@ -219,11 +220,11 @@ class HostReader:
 
 # MemTotal, MemAvailable, SwapTotal, SwapFree, the kernel's VmSwap and the machine's OOM kill count:
 # read at the machine pace.
-_MachineFigures = Tuple[Optional[int], Optional[int], Optional[int], Optional[int], Optional[int], Optional[int]]
+_MachineFigures = tuple[int | None, int | None, int | None, int | None, int | None, int | None]
 _NO_MACHINE_FIGURES: _MachineFigures = (None, None, None, None, None, None)
 
 
-def _binding(container: Optional[ContainerFigures], total: Optional[int]) -> Optional[ContainerFigures]:
+def _binding(container: ContainerFigures | None, total: int | None) -> ContainerFigures | None:
     """The container's figures, or None where its limit is above the machine's RAM (``MemTotal``).
 
     The cgroup's usage counts resident pages (and the kernel's own memory), so it never reaches
@@ -243,7 +244,7 @@ def _page_size() -> int:
         return 4096
 
 
-def _status_kib(data: bytes, key: bytes) -> Optional[int]:
+def _status_kib(data: bytes, key: bytes) -> int | None:
     # "...\nVmHWM:\t  123456 kB\n..."
     start = data.find(key)
     if start < 0:
@@ -255,12 +256,12 @@ def _status_kib(data: bytes, key: bytes) -> Optional[int]:
         return None
 
 
-def _kib_figure(data: bytes, key: bytes) -> Optional[int]:
+def _kib_figure(data: bytes, key: bytes) -> int | None:
     """:func:`_status_kib`, where a negative figure (a malformed file) is unknown too: the frontend rejects one."""
     return _non_negative(_status_kib(data, key))
 
 
-def _vmstat_count(data: bytes, key: bytes) -> Optional[int]:
+def _vmstat_count(data: bytes, key: bytes) -> int | None:
     """A counter of a /proc/vmstat text (``oom_kill 42`` lines, each ending in a newline); None where absent or malformed."""
     start = data.find(key)
     if start < 0:

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import functools
 import os
-from typing import Any, Callable, Optional, Protocol, Tuple
+from collections.abc import Callable
+from typing import Any, Protocol
 
 from ...forking import call_in_forked_child
 from .descriptors import close_descriptors, open_fd
@@ -24,7 +25,7 @@ class KernelRss(Protocol):
 
     can_reset: bool
 
-    def rss_and_peak(self, hold_gil: bool = True) -> Tuple[Optional[int], Optional[int]]: ...
+    def rss_and_peak(self, hold_gil: bool = True) -> tuple[int | None, int | None]: ...
 
     def reset_peak(self) -> bool: ...
 
@@ -47,7 +48,7 @@ class PsutilRss:
     def __init__(self) -> None:
         self._reader = HostReader()
 
-    def rss_and_peak(self, hold_gil: bool = True) -> Tuple[Optional[int], Optional[int]]:
+    def rss_and_peak(self, hold_gil: bool = True) -> tuple[int | None, int | None]:
         return self._reader.rss(), None
 
     def reset_peak(self) -> bool:
@@ -107,20 +108,20 @@ class ProcSelfRss:
     (``resource.getrusage`` keeps the GIL itself.)
     """
 
-    def __init__(self, proc_self: str = "/proc/self", getrusage: Optional[Callable[[], Any]] = None):
+    def __init__(self, proc_self: str = "/proc/self", getrusage: Callable[[], Any] | None = None):
         self._io = _GilHoldingIo.create()
         self._proc_self = proc_self
         # () -> an object with ``ru_maxrss`` (KiB): no call layer of ours in between
         self._getrusage = getrusage if getrusage is not None else _getrusage_thread()
         self._page_kib = _page_size() // 1024
-        self._status: Optional[int] = None
-        self._statm: Optional[int] = None
-        self._clear_refs: Optional[int] = None
+        self._status: int | None = None
+        self._statm: int | None = None
+        self._clear_refs: int | None = None
         # One call per file, bound at open: each call layer costs the hooks a
         # microsecond or more when caches are cold.
-        self._read_status: Optional[Callable[[], bytes]] = None
-        self._read_statm: Optional[Callable[[], bytes]] = None
-        self._reset: Optional[Callable[[], None]] = None
+        self._read_status: Callable[[], bytes] | None = None
+        self._read_statm: Callable[[], bytes] | None = None
+        self._reset: Callable[[], None] | None = None
         self.can_reset = True  # until a write fails
         # Whether the next reading tries the cheap reads (the last one found VmHWM at the RSS).
         self._try_cheap = False
@@ -166,7 +167,7 @@ class ProcSelfRss:
     def available(self) -> bool:
         return self._status is not None
 
-    def rss_and_peak(self, hold_gil: bool = True) -> Tuple[Optional[int], Optional[int]]:
+    def rss_and_peak(self, hold_gil: bool = True) -> tuple[int | None, int | None]:
         if self._read_status is None or self._status is None:
             return None, None
         maximum_kib = None
@@ -214,14 +215,14 @@ class ProcSelfRss:
         close_descriptors(self, ("_status", "_statm", "_clear_refs"))
 
 
-def _getrusage_thread() -> Optional[Callable[[], Any]]:
+def _getrusage_thread() -> Callable[[], Any] | None:
     """``getrusage`` of the calling thread as one call (``ru_maxrss``: the process's, in KiB on Linux); None where it fails."""
     try:
         import resource
 
         who = getattr(resource, "RUSAGE_THREAD", resource.RUSAGE_SELF)
         getrusage = functools.partial(resource.getrusage, who)
-        getrusage().ru_maxrss
+        getrusage()  # the sandbox that refuses the call refuses it here
     except Exception:  # no resource module, or a sandbox that refuses the call
         return None
     return getrusage
@@ -248,7 +249,7 @@ class _GilHoldingIo:
         self._write.restype = ctypes.c_ssize_t
 
     @classmethod
-    def create(cls) -> "Optional[_GilHoldingIo]":
+    def create(cls) -> _GilHoldingIo | None:
         try:
             import ctypes
 
@@ -293,7 +294,7 @@ def _os_writer(fd: int, data: bytes) -> Callable[[], None]:
     return write_data
 
 
-def _rss_and_high_water(status: bytes) -> Tuple[Optional[int], Optional[int]]:
+def _rss_and_high_water(status: bytes) -> tuple[int | None, int | None]:
     """VmRSS and VmHWM of a /proc/<pid>/status text, in bytes; one call, since the hooks parse it at every cell."""
     # "...\nVmHWM:\t  123456 kB\nVmRSS:\t  123400 kB\n...": int() strips the blanks
     rss = status.find(b"\nVmRSS:")

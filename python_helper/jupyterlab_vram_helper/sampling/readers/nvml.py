@@ -29,15 +29,16 @@ from __future__ import annotations
 
 import os
 import time
-from typing import TYPE_CHECKING, Any, Callable, Dict, List, NamedTuple, Optional, Tuple
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:  # the message shapes, for annotations only (protocol_types.py)
     from ...protocol_types import NvmlGpuFigures, NvmlInfo, NvmlProcess
 
     # (bytes NVML attributes to this pid, the device's process list); None where unknown
-    ProcessFigures = Tuple[Optional[int], Optional[List[NvmlProcess]]]
+    ProcessFigures = tuple[int | None, list[NvmlProcess] | None]
     # (used, total, free) of a device; None where unknown
-    MemoryFigures = Tuple[Optional[int], Optional[int], Optional[int]]
+    MemoryFigures = tuple[int | None, int | None, int | None]
 
 
 # NVML reports NVML_VALUE_NOT_AVAILABLE (-1 as unsigned long long) where it
@@ -63,13 +64,13 @@ _NO_OWN_STATE = object()
 # A NamedTuple, not a dataclass: see SamplerConfig (config.py).
 class NvmlDevice(NamedTuple):
     nvml_index: int
-    uuid: Optional[str]
-    name: Optional[str]
-    total_bytes: Optional[int]
+    uuid: str | None
+    name: str | None
+    total_bytes: int | None
     handle: Any
 
 
-def _text(value: Any) -> Optional[str]:
+def _text(value: Any) -> str | None:
     if value is None:
         return None
     if isinstance(value, bytes):
@@ -115,10 +116,10 @@ def _v2_absent(exc: Exception) -> bool:
 class NvmlReader:
     def __init__(
         self,
-        pid: Optional[int] = None,
+        pid: int | None = None,
         process_refresh_s: float = 5.0,
         clock: Callable[[], float] = time.monotonic,
-        load: Optional[Callable[[], Any]] = None,
+        load: Callable[[], Any] | None = None,
         pid_exists: Callable[[int], bool] = _pid_exists,
     ):
         self._pid = os.getpid() if pid is None else pid
@@ -128,17 +129,17 @@ class NvmlReader:
         self._pid_exists = pid_exists
         self._started = False
         self._nvml: Any = None
-        self._error: Optional[str] = None
-        self._driver_version: Optional[str] = None
-        self._devices: List[NvmlDevice] = []
+        self._error: str | None = None
+        self._driver_version: str | None = None
+        self._devices: list[NvmlDevice] = []
         # nvml_index -> (read at, device used bytes then, (bytes used by this pid, process list),
         # seconds until it is read again where it did not name this process although it
         # held memory, else None, the caller's own state then). A tuple: read at every tick.
-        self._process_cache: Dict[int, Tuple[float, Optional[int], ProcessFigures, Optional[float], Any]] = {}
+        self._process_cache: dict[int, tuple[float, int | None, ProcessFigures, float | None, Any]] = {}
         # nvmlDeviceGetMemoryInfo's v2 (used without the driver's reservation), until a driver refuses it
         self._memory_v2 = True
         # nvml_index -> (read at, the caller's own state then, (used, total, free))
-        self._memory_cache: Dict[int, Tuple[float, Any, MemoryFigures]] = {}
+        self._memory_cache: dict[int, tuple[float, Any, MemoryFigures]] = {}
 
     # -- lifecycle --------------------------------------------------------
 
@@ -172,7 +173,7 @@ class NvmlReader:
             self._devices = []
             return
         devices = []
-        refused: List[str] = []
+        refused: list[str] = []
         for i in range(count):
             # One device at a time: NVML counts devices the process may not open
             # (Slurm's ConstrainDevices, cgroup device rules) and lost ones; the
@@ -182,15 +183,7 @@ class NvmlReader:
             except Exception as exc:
                 refused.append(f"device {i}: {_describe_nvml_error(exc)}")
                 continue
-            devices.append(
-                NvmlDevice(
-                    nvml_index=i,
-                    uuid=_safe(lambda: _text(nvml.nvmlDeviceGetUUID(handle))),
-                    name=_safe(lambda: _text(nvml.nvmlDeviceGetName(handle))),
-                    total_bytes=_safe(lambda: int(nvml.nvmlDeviceGetMemoryInfo(handle).total)),
-                    handle=handle,
-                )
-            )
+            devices.append(_device(nvml, i, handle))
         self._devices = devices
         if refused:
             self._error = "cannot open " + "; ".join(refused[:4]) + (" …" if len(refused) > 4 else "")
@@ -217,13 +210,13 @@ class NvmlReader:
     def info(self) -> NvmlInfo:
         return {"available": self.available, "driver_version": self._driver_version, "error": self._error}
 
-    def devices(self) -> List[NvmlDevice]:
+    def devices(self) -> list[NvmlDevice]:
         return list(self._devices)
 
     def read(
         self, device: NvmlDevice, fresh_processes: bool = False, holds_memory: bool = False,
         own_state: Any = _NO_OWN_STATE,
-    ) -> Optional[NvmlGpuFigures]:
+    ) -> NvmlGpuFigures | None:
         """The device's figures.
 
         ``fresh_processes``: list its processes now, whatever the cache holds
@@ -278,7 +271,7 @@ class NvmlReader:
             return None, device.total_bytes, None
 
     def _processes(
-        self, device: NvmlDevice, used: Optional[int], fresh: bool, holds_memory: bool, own_state: Any = _NO_OWN_STATE
+        self, device: NvmlDevice, used: int | None, fresh: bool, holds_memory: bool, own_state: Any = _NO_OWN_STATE
     ) -> ProcessFigures:
         now = self._clock()
         cached = self._process_cache.get(device.nvml_index)
@@ -308,7 +301,7 @@ class NvmlReader:
             # A list in another pid namespace may name another process with our pid.
             ours = _lists_our_namespace(by_pid, self._pid, self._pid_exists)
             value = (by_pid.get(self._pid, 0) if ours else None, process_list(listed, self._pid if ours else None))
-        retry_s: Optional[float] = None
+        retry_s: float | None = None
         if holds_memory and value[0] == 0:
             # NVML does not name this process (yet): read again soon, then less and less often.
             previous = cached[3] if cached is not None else None
@@ -318,7 +311,7 @@ class NvmlReader:
             return None, value[1]  # unknown, not 0
         return value
 
-    def _list_processes(self, device: NvmlDevice) -> Optional[List[Tuple[int, Any]]]:
+    def _list_processes(self, device: NvmlDevice) -> list[tuple[int, Any]] | None:
         try:
             processes = self._nvml.nvmlDeviceGetComputeRunningProcesses(device.handle)
             return [(int(p.pid), getattr(p, "usedGpuMemory", None)) for p in processes]
@@ -326,16 +319,16 @@ class NvmlReader:
             return None
 
 
-def _optional_int(value: Any) -> Optional[int]:
+def _optional_int(value: Any) -> int | None:
     try:
         return int(value) if value is not None else None
     except (TypeError, ValueError):
         return None
 
 
-def _bytes_by_pid(processes: List[Tuple[int, Any]]) -> Dict[int, Optional[int]]:
+def _bytes_by_pid(processes: list[tuple[int, Any]]) -> dict[int, int | None]:
     """NVML's entries summed per pid (a pid can hold several contexts); None where NVML could not tell."""
-    by_pid: Dict[int, Optional[int]] = {}
+    by_pid: dict[int, int | None] = {}
     for proc_pid, used in processes:
         known = None if used is None or used == _NOT_AVAILABLE else int(used)
         if proc_pid in by_pid:
@@ -346,7 +339,7 @@ def _bytes_by_pid(processes: List[Tuple[int, Any]]) -> Dict[int, Optional[int]]:
     return by_pid
 
 
-def process_list(processes: List[Tuple[int, Any]], pid: Optional[int]) -> List[NvmlProcess]:
+def process_list(processes: list[tuple[int, Any]], pid: int | None) -> list[NvmlProcess]:
     """NVML's process list for the wire: one entry per pid, largest first, at most MAX_PROCESSES;
     ``pid`` None: none of them is known to be this process."""
     ordered = sorted(_bytes_by_pid(processes).items(), key=lambda item: (-(item[1] or 0), item[0]))
@@ -354,14 +347,14 @@ def process_list(processes: List[Tuple[int, Any]], pid: Optional[int]) -> List[N
 
 
 def attribute_to_pid(
-    processes: List[Tuple[int, Any]], pid: int, pid_exists: Callable[[int], bool]
-) -> Optional[int]:
+    processes: list[tuple[int, Any]], pid: int, pid_exists: Callable[[int], bool]
+) -> int | None:
     """Bytes NVML attributes to ``pid``, ``0`` if provably none, ``None`` if unknown."""
     by_pid = _bytes_by_pid(processes)
     return by_pid.get(pid, 0) if _lists_our_namespace(by_pid, pid, pid_exists) else None
 
 
-def _lists_our_namespace(by_pid: Dict[int, Optional[int]], pid: int, pid_exists: Callable[[int], bool]) -> bool:
+def _lists_our_namespace(by_pid: dict[int, int | None], pid: int, pid_exists: Callable[[int], bool]) -> bool:
     """Whether NVML's pids are those of our pid namespace: every other listed pid is a process here.
 
     Recent drivers give pids in the caller's namespace and leave out the rest;
@@ -371,6 +364,17 @@ def _lists_our_namespace(by_pid: Dict[int, Optional[int]], pid: int, pid_exists:
     pid 1234). A process that ended since the list only delays the figure.
     """
     return all(pid_exists(p) for p in by_pid if p != pid)
+
+
+def _device(nvml: Any, index: int, handle: Any) -> NvmlDevice:
+    """The device at NVML index ``index``; a fact NVML refuses is None."""
+    return NvmlDevice(
+        nvml_index=index,
+        uuid=_safe(lambda: _text(nvml.nvmlDeviceGetUUID(handle))),
+        name=_safe(lambda: _text(nvml.nvmlDeviceGetName(handle))),
+        total_bytes=_safe(lambda: int(nvml.nvmlDeviceGetMemoryInfo(handle).total)),
+        handle=handle,
+    )
 
 
 def _safe(fn: Callable[[], Any]) -> Any:

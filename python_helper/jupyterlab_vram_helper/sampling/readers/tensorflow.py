@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 import sys
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the message shapes, for annotations only (protocol_types.py)
     from ...protocol_types import TensorflowGpuFigures, TensorflowInfo, TensorflowState
@@ -63,14 +63,14 @@ def tensorflow_state(tf: Any) -> TensorflowState:
     return {"imported": True, "gpus_initialized": gpus_initialized()}
 
 
-def tensorflow_info(tf: Any) -> Optional[TensorflowInfo]:
+def tensorflow_info(tf: Any) -> TensorflowInfo | None:
     if tf is None:
         return None
     version = getattr(tf, "__version__", None)
     return {"version": None if version is None else str(version), "gpus_initialized": gpus_initialized()}
 
 
-def read_gpus(tf: Any) -> Dict[int, TensorflowGpuFigures]:
+def read_gpus(tf: Any) -> dict[int, TensorflowGpuFigures]:
     """Per CUDA ordinal, TF's current and peak allocated bytes; empty unless initialised.
 
     Several logical devices on one card: their current bytes add up; their
@@ -88,13 +88,13 @@ def read_gpus(tf: Any) -> Dict[int, TensorflowGpuFigures]:
         if match is not None:
             logical.append(int(match.group(1) or match.group(2)))
     ordinals = cuda_ordinals(ctx, len(logical))
-    result: Dict[int, TensorflowGpuFigures] = {}
+    result: dict[int, TensorflowGpuFigures] = {}
     for index in logical:
         ordinal = ordinals[index] if ordinals is not None and index < len(ordinals) else index
         try:
             info = tf.config.experimental.get_memory_info(f"GPU:{index}")
-            current: Optional[int] = int(info["current"])
-            peak: Optional[int] = int(info["peak"])
+            current: int | None = int(info["current"])
+            peak: int | None = int(info["peak"])
         except Exception:
             current = peak = None
         seen = result.get(ordinal)
@@ -107,7 +107,7 @@ def read_gpus(tf: Any) -> Dict[int, TensorflowGpuFigures]:
     return result
 
 
-def cuda_ordinals(ctx: Any, logical_count: int, device_type: str = "GPU") -> Optional[List[int]]:
+def cuda_ordinals(ctx: Any, logical_count: int, device_type: str = "GPU") -> list[int] | None:
     """The CUDA ordinal of each logical GPU (``GPU:k`` is on ``result[k]``), from TF's records
     of its physical devices, the visible ones and their logical configurations.
 
@@ -126,7 +126,7 @@ def cuda_ordinals(ctx: Any, logical_count: int, device_type: str = "GPU") -> Opt
         if not isinstance(physical, list) or not isinstance(visible, list) or not isinstance(configurations, dict):
             return None
         name = _PHYSICAL_NAMES[device_type]
-        placed: List[Tuple[int, int]] = []  # (TF's device ordinal, CUDA ordinal), in physical then list order
+        placed: list[tuple[int, int]] = []  # (TF's device ordinal, CUDA ordinal), in physical then list order
         for device in physical:
             if getattr(device, "device_type", None) != device_type or device not in visible:
                 continue

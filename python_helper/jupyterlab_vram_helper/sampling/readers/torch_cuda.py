@@ -27,7 +27,8 @@ from __future__ import annotations
 
 import functools
 import sys
-from typing import TYPE_CHECKING, Any, Callable, Dict, Mapping, NamedTuple, Optional, Set, Tuple
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:  # the message shapes, for annotations only (protocol_types.py)
     from ...protocol_types import TorchGpuFigures, TorchInfo, TorchState
@@ -49,14 +50,14 @@ def cuda_initialized(torch: Any) -> bool:
         return False
 
 
-def torch_state(torch: Any, initialized: Optional[bool] = None) -> TorchState:
+def torch_state(torch: Any, initialized: bool | None = None) -> TorchState:
     """The sample's ``torch`` field; ``initialized``: what the caller has just read of ``cuda_initialized``."""
     if torch is None:
         return {"imported": False, "cuda_initialized": False}
     return {"imported": True, "cuda_initialized": cuda_initialized(torch) if initialized is None else initialized}
 
 
-def torch_info(torch: Any) -> Optional[TorchInfo]:
+def torch_info(torch: Any) -> TorchInfo | None:
     """The hello's ``torch`` field."""
     if torch is None:
         return None
@@ -68,7 +69,7 @@ def torch_info(torch: Any) -> Optional[TorchInfo]:
     }
 
 
-def _str_or_none(value: Any) -> Optional[str]:
+def _str_or_none(value: Any) -> str | None:
     return None if value is None else str(value)
 
 
@@ -85,15 +86,15 @@ class _Allocator(NamedTuple):
     """
 
     torch: Any
-    backend: Optional[str]  # "native" or "cudaMallocAsync"; None where torch cannot say (< 2.0)
+    backend: str | None  # "native" or "cudaMallocAsync"; None where torch cannot say (< 2.0)
     stats: Callable[[int], Mapping[str, Any]]
-    reset_peaks: Optional[Callable[[int], Any]]
-    has_context: Optional[Callable[[int], Any]]
+    reset_peaks: Callable[[int], Any] | None
+    has_context: Callable[[int], Any] | None
     # Devices seen with a context: a primary context stays for the process's life.
-    with_context: Set[int]
+    with_context: set[int]
 
 
-_allocator: Optional[_Allocator] = None
+_allocator: _Allocator | None = None
 
 
 def _zero_stats() -> Mapping[str, Any]:
@@ -101,7 +102,7 @@ def _zero_stats() -> Mapping[str, Any]:
     pools = {"all": counter, "large_pool": counter, "small_pool": counter}
     names = ("allocated_bytes", "reserved_bytes", "active_bytes", "inactive_split_bytes",
              "requested_bytes", "allocation", "segment", "active", "inactive_split")
-    stats: Dict[str, Any] = {name: pools for name in names}
+    stats: dict[str, Any] = {name: pools for name in names}
     stats.update(num_ooms=0, num_alloc_retries=0)
     return stats
 
@@ -117,7 +118,7 @@ def _bound(torch: Any) -> _Allocator:
     if known is not None and known.torch is torch:
         return known
     try:
-        backend: Optional[str] = str(torch.cuda.get_allocator_backend())
+        backend: str | None = str(torch.cuda.get_allocator_backend())
     except Exception:
         backend = None
     native = getattr(torch, "_C", None)
@@ -135,7 +136,7 @@ def _bound(torch: Any) -> _Allocator:
     return known
 
 
-def allocator_backend(torch: Any) -> Optional[str]:
+def allocator_backend(torch: Any) -> str | None:
     """``"native"`` or ``"cudaMallocAsync"``; ``None`` where torch cannot say (older than 2.0)."""
     return _bound(torch).backend
 
@@ -151,7 +152,7 @@ def _readable(allocator: _Allocator, index: int) -> bool:
     return _context_state(allocator, index) is not None  # cannot tell: read nothing rather than risk a context
 
 
-def _context_state(allocator: _Allocator, index: int) -> Optional[bool]:
+def _context_state(allocator: _Allocator, index: int) -> bool | None:
     """Whether this process has a CUDA context on device ``index``; None where torch cannot say."""
     if index in allocator.with_context:
         return True
@@ -189,7 +190,7 @@ def _stats_function(torch: Any) -> Any:
     return fn if fn is not None else torch.cuda.memory_stats_as_nested_dict
 
 
-def initialized_device_reading(torch: Any, index: int) -> Tuple[Optional[TorchGpuFigures], Optional[bool]]:
+def initialized_device_reading(torch: Any, index: int) -> tuple[TorchGpuFigures | None, bool | None]:
     """Allocator figures of CUDA device ``index``, where the caller has just seen CUDA
     initialised (the sampler, every tick), and whether this process has a context on the
     device (None: torch cannot say), from the one context check both need. The figures
@@ -211,7 +212,7 @@ def initialized_device_reading(torch: Any, index: int) -> Tuple[Optional[TorchGp
     return figures_from_stats(stats, allocator.backend), context
 
 
-def figures_from_stats(stats: Mapping[str, Any], backend: Optional[str] = None) -> TorchGpuFigures:
+def figures_from_stats(stats: Mapping[str, Any], backend: str | None = None) -> TorchGpuFigures:
     try:
         # Every sampler tick: plain lookups, checked once (see counters_from_stats).
         allocated, reserved = stats["allocated_bytes"]["all"], stats["reserved_bytes"]["all"]
@@ -247,14 +248,14 @@ def _checked_figures(stats: Mapping[str, Any]) -> TorchGpuFigures:
     }
 
 
-def _stat(stats: Mapping[str, Any], name: str, field: str) -> Optional[int]:
+def _stat(stats: Mapping[str, Any], name: str, field: str) -> int | None:
     try:
         return _int(stats[name]["all"][field])
     except (KeyError, TypeError):
         return None
 
 
-def _int(value: Any) -> Optional[int]:
+def _int(value: Any) -> int | None:
     if isinstance(value, bool) or not isinstance(value, int):
         return None
     return int(value)
@@ -264,10 +265,10 @@ def _int(value: Any) -> Optional[int]:
 
 
 class AllocatorCounters(NamedTuple):
-    allocated: Optional[int]
-    allocated_peak: Optional[int]
-    reserved: Optional[int]
-    reserved_peak: Optional[int]
+    allocated: int | None
+    allocated_peak: int | None
+    reserved: int | None
+    reserved_peak: int | None
 
 
 def initialized_device_count(torch: Any) -> int:
@@ -287,7 +288,7 @@ def initialized_device_count(torch: Any) -> int:
 AllocatorStats = Mapping[str, Any]
 
 
-def allocator_counters(torch: Any, index: int) -> Optional[AllocatorCounters]:
+def allocator_counters(torch: Any, index: int) -> AllocatorCounters | None:
     """Current and peak allocated/reserved bytes of device ``index`` (explicit index);
     ``None`` for a device that cudaMallocAsync could only read by creating a context."""
     allocator = _bound(torch)
@@ -296,7 +297,7 @@ def allocator_counters(torch: Any, index: int) -> Optional[AllocatorCounters]:
     return counters_from_stats(NO_ALLOCATIONS if _unused(allocator, index) else allocator.stats(index))
 
 
-def counters_from_stats(stats: Optional[AllocatorStats]) -> Optional[AllocatorCounters]:
+def counters_from_stats(stats: AllocatorStats | None) -> AllocatorCounters | None:
     """The four counters per-cell accounting uses, from torch's nested stats (None: nothing read)."""
     if not stats:
         return None
@@ -334,15 +335,15 @@ class CellAllocators(NamedTuple):
     """
 
     torch: Any
-    indices: Tuple[int, ...]
+    indices: tuple[int, ...]
     stats: Callable[[int], AllocatorStats]
     reset_peaks: Callable[[int], Any]
     fixed: bool
     unused: Callable[[int], bool]
-    with_context: Set[int]
+    with_context: set[int]
 
 
-def cell_allocators(torch: Any) -> Optional[CellAllocators]:
+def cell_allocators(torch: Any) -> CellAllocators | None:
     """The hooks' view of torch's allocators; ``None`` while CUDA is not initialised."""
     if torch is None or not cuda_initialized(torch):
         return None

@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from cgroup_harness import real_memory_cgroup, remove_cgroup
+
 from jupyterlab_vram_helper.sampling.readers.cgroup import CgroupMemory
 from jupyterlab_vram_helper.sampling.readers.host import HostReader
 
@@ -105,7 +105,7 @@ def test_v2_limit_changes_are_seen_and_a_lifted_limit_is_none(tmp_path) -> None:
     assert c.read() is None
 
 
-def _v1_dir(root: Path, path: str, limit: str, usage: int, oom_kill: "int | None" = 0) -> Path:
+def _v1_dir(root: Path, path: str, limit: str, usage: int, oom_kill: int | None = 0) -> Path:
     d = root / "memory" / path.strip("/")
     d.mkdir(parents=True, exist_ok=True)
     (d / "memory.limit_in_bytes").write_text(limit)
@@ -210,7 +210,7 @@ def test_real_cgroup_limit_is_seen_by_a_process_inside_it() -> None:
         remove_cgroup(path)
 
 
-def _swappiness(path: str, version: int) -> "int | None":
+def _swappiness(path: str, version: int) -> int | None:
     return _reads_int(os.path.join(path, "memory.swappiness") if version == 1 else "/proc/sys/vm/swappiness")
 
 
@@ -251,7 +251,7 @@ def test_real_v1_memsw_on_a_parent_less_the_childs_memory_limit_and_swappiness_0
         remove_cgroup(path)
 
 
-def _reads_int(path: str) -> "int | None":
+def _reads_int(path: str) -> int | None:
     try:
         with open(path) as f:
             return int(f.read())

@@ -65,7 +65,7 @@ def test_v1_slurm_task_kill_is_counted_in_the_tasks_own_cgroup_not_the_limited_s
 # --- a limit above the machine's RAM ------------------------------------------------------------
 
 
-def _host(tmp_path: Path, limit: str, mem_total_kib: int, now: list) -> "tuple[HostReader, Path]":
+def _host(tmp_path: Path, limit: str, mem_total_kib: int, now: list) -> tuple[HostReader, Path]:
     proc = tmp_path / "proc"
     (proc / "7").mkdir(parents=True)
     (proc / "7" / "statm").write_text("1000 250 30 1 0 100 0\n")

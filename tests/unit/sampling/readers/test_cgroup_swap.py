@@ -5,9 +5,7 @@ the files are absent or malformed."""
 from __future__ import annotations
 
 import pytest
-
 from _swap_helpers import GIB, MIB, V1_CGROUP, V1_UNLIMITED, _cgroup, _swap, _v1_dir, _v2_dir
-
 
 # --- the container's swap: cgroup v2 --------------------------------------------------------
 

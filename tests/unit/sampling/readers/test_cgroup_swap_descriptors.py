@@ -6,8 +6,8 @@ from __future__ import annotations
 import os
 
 import pytest
-
 from _swap_helpers import GIB, MIB, V1_CGROUP, V1_UNLIMITED, _cgroup, _swap, _v1_dir
+
 from jupyterlab_vram_helper.sampling.readers.cgroup import CgroupMemory
 
 

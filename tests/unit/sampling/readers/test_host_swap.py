@@ -11,18 +11,17 @@ import os
 import threading
 import warnings
 from pathlib import Path
-from typing import Optional
 
 import pytest
-
 from _swap_helpers import GIB, MEMINFO, MIB, _proc, _status, _v2_dir
+
 from jupyterlab_vram_helper.sampling.readers.cgroup import CgroupMemory
 from jupyterlab_vram_helper.sampling.readers.host import HostReader
 from jupyterlab_vram_helper.sampling.sampler import THREAD_NAME as SAMPLER_THREAD_NAME
 from jupyterlab_vram_helper.thread_warnings import HelperThreadWarnings
 
 
-def _reader(proc: Path, now: list, cgroup_root: Optional[Path] = None) -> HostReader:
+def _reader(proc: Path, now: list, cgroup_root: Path | None = None) -> HostReader:
     cgroup = CgroupMemory(str(proc / "7"), str(cgroup_root if cgroup_root is not None else proc / "no-cgroup-fs"))
     return HostReader(pid=7, proc_root=str(proc), use_psutil=False, clock=lambda: now[0], cgroup=cgroup)
 

@@ -8,11 +8,10 @@ from __future__ import annotations
 import os
 import types
 from pathlib import Path
-from typing import Optional
 
 import pytest
-
 from fakes import FakeComm
+
 from jupyterlab_vram_helper.config import SamplerConfig
 from jupyterlab_vram_helper.sampling.readers.cgroup import CgroupMemory
 from jupyterlab_vram_helper.sampling.readers.host import HostReader
@@ -24,14 +23,14 @@ MIB = 1 << 20
 MEMINFO = "MemTotal:       16000000 kB\nMemFree:          100000 kB\nMemAvailable:    8000000 kB\n"
 
 
-def _vmstat(oom_kill: Optional[str] = "41") -> str:
+def _vmstat(oom_kill: str | None = "41") -> str:
     """A vmstat shaped like Linux 6.x's (oom_kill some 120 lines in); None: no such line (Linux < 4.13)."""
     head = "".join(f"nr_counter_{i} {i * 1000}\n" for i in range(120))
     tail = "".join(f"pgcounter_{i} {i}\n" for i in range(60))
     return head + (f"oom_kill {oom_kill}\n" if oom_kill is not None else "") + tail
 
 
-def _proc(tmp_path: Path, vmstat: Optional[str] = None) -> Path:
+def _proc(tmp_path: Path, vmstat: str | None = None) -> Path:
     proc = tmp_path / "proc"
     (proc / "7").mkdir(parents=True)
     (proc / "7" / "statm").write_text("1000 250 30 1 0 100 0\n")
@@ -147,7 +146,7 @@ def test_this_machines_real_proc_vmstat() -> None:
     if not os.path.exists("/proc/vmstat"):
         pytest.skip("no Linux /proc/vmstat")
 
-    def count_in_file() -> Optional[int]:
+    def count_in_file() -> int | None:
         with open("/proc/vmstat") as f:
             for line in f:
                 key, _, value = line.partition(" ")
@@ -172,7 +171,7 @@ def test_this_machines_real_proc_vmstat() -> None:
 # --- which changes of it cause a sample --------------------------------------------------------
 
 
-def _figures(oom_kills: Optional[int] = 41, available: int = 8000 * MIB, rss: int = 100 * MIB,
+def _figures(oom_kills: int | None = 41, available: int = 8000 * MIB, rss: int = 100 * MIB,
              with_count: bool = True) -> dict:
     host = {"rss_bytes": rss, "total_bytes": 16000 * MIB, "available_bytes": available, "container": None,
             "swapped_bytes": 0, "swap_total_bytes": 0, "swap_free_bytes": 0}

@@ -10,6 +10,7 @@ process's (a container's kernel at pid 1234, a host process at host pid 1234):
 """
 
 from fakes import FakeGpu, FakePynvml
+
 from jupyterlab_vram_helper.sampling.readers.nvml import NvmlReader, attribute_to_pid
 
 KERNEL_PID = 1234  # the kernel's pid in its container

@@ -6,6 +6,7 @@ import os
 import sys
 
 from fakes import NVML_ERROR_NO_PERMISSION, FakeGpu, FakePynvml
+
 from jupyterlab_vram_helper.sampling.readers.nvml import (
     MAX_PROCESSES,
     MEMORY_REUSE_S,
@@ -221,7 +222,7 @@ def test_device_used_memory_leaves_out_the_drivers_reservation_like_nvidia_smi(t
     two_gpus[0].driver_reserved = 480 << 20
     for memory_v2, used in ((True, 1 << 30), (False, (1 << 30) + (480 << 20))):
         fake = FakePynvml(two_gpus, memory_v2=memory_v2)
-        r = NvmlReader(pid=4242, load=lambda: fake, pid_exists=lambda p: True)
+        r = NvmlReader(pid=4242, load=lambda fake=fake: fake, pid_exists=lambda p: True)
         r.start()
         figures = r.read(r.devices()[0])
         assert (figures["used_bytes"], figures["total_bytes"]) == (used, 80 << 30)

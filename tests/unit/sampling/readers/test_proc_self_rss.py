@@ -5,8 +5,8 @@ from __future__ import annotations
 import os
 
 import pytest
-
 from fakes import in_forked_child
+
 from jupyterlab_vram_helper.sampling.readers.kernel_rss import ProcSelfRss
 
 MB = 1 << 20

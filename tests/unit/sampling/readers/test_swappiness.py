@@ -6,8 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from _swap_helpers import GIB, MIB, V1_CGROUP, V1_UNLIMITED, _cgroup, _proc, _swap, _v1_dir, _v2_dir
+
 from jupyterlab_vram_helper.sampling.readers import host as host_module
 from jupyterlab_vram_helper.sampling.readers.cgroup import CgroupMemory
 from jupyterlab_vram_helper.sampling.readers.host import HostReader

@@ -13,9 +13,10 @@ except ImportError:
     REAL_TORCH = None
 
 from fakes import nested_stats, set_allocator
+
 from jupyterlab_vram_helper.sampling.readers import torch_cuda
-from jupyterlab_vram_helper.sampling.sample import SampleSource
 from jupyterlab_vram_helper.sampling.readers.nvml import NvmlReader
+from jupyterlab_vram_helper.sampling.sample import SampleSource
 
 
 def read_initialized_device(torch, index):
