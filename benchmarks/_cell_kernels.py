@@ -136,8 +136,11 @@ class Subject:
                 m = kc.get_iopub_msg(timeout=0.5)
             except Empty:
                 continue
-            if (m["msg_type"] == "status" and m["parent_header"].get("msg_id") == msg_id
-                    and m["content"]["execution_state"] == "idle"):
+            if (
+                m["msg_type"] == "status"
+                and m["parent_header"].get("msg_id") == msg_id
+                and m["content"]["execution_state"] == "idle"
+            ):
                 idle_at = _parse_date(m["header"]["date"])
             elif m["msg_type"] == "comm_msg" and m["content"]["data"].get("type") == "cells" and idle_at is not None:
                 return _parse_date(m["header"]["date"]) - idle_at
@@ -202,7 +205,12 @@ class Subject:
             elif m["msg_type"] == "comm_msg" and m["content"]["data"].get("type") == "cells":
                 messages += 1
                 records += len(m["content"]["data"]["records"])
-        return {"wall": elapsed, "cpu": cpu_between(cpu_start, self.thread_cpu()), "messages": messages, "records": records}
+        return {
+            "wall": elapsed,
+            "cpu": cpu_between(cpu_start, self.thread_cpu()),
+            "messages": messages,
+            "records": records,
+        }
 
     def drain(self) -> None:
         while True:

@@ -124,10 +124,16 @@ def add_common_arguments(parser: argparse.ArgumentParser, standin: bool = False)
     the helper's own calls, not real tensors) and ``--json``."""
     help_text = "cpu: as on a machine without a GPU; cuda: every kernel uses CUDA"
     if standin:
-        help_text += ("; standin-cuda: every kernel has a stand-in for torch with CUDA up, on a machine "
-                      "without a GPU (the helper's own cost on the CUDA path, not torch's)")
-    parser.add_argument("--device", choices=tuple(DEVICE_SETUP) if standin else ("cpu", "cuda"), default="cpu",
-                        help=help_text + " (default cpu)")
+        help_text += (
+            "; standin-cuda: every kernel has a stand-in for torch with CUDA up, on a machine "
+            "without a GPU (the helper's own cost on the CUDA path, not torch's)"
+        )
+    parser.add_argument(
+        "--device",
+        choices=tuple(DEVICE_SETUP) if standin else ("cpu", "cuda"),
+        default="cpu",
+        help=help_text + " (default cpu)",
+    )
     parser.add_argument("--json", type=Path, default=None, metavar="PATH", help="also write the figures as JSON here")
 
 
@@ -147,8 +153,11 @@ def require_device(device: str) -> None:
         if out.returncode == 0 and out.stdout.strip() == "yes":
             return
         # A probe killed by a signal (a crash in CUDA's initialisation) may say nothing on stderr.
-        why = ((out.stderr.strip().splitlines() or [f"exit status {out.returncode}"])[-1] if out.returncode
-               else "torch.cuda.is_available() is False")
+        why = (
+            (out.stderr.strip().splitlines() or [f"exit status {out.returncode}"])[-1]
+            if out.returncode
+            else "torch.cuda.is_available() is False"
+        )
     print(f"--device cuda: no CUDA GPU here ({why}); nothing measured.")
     sys.exit(NO_CUDA)
 
@@ -157,8 +166,14 @@ def target(name: str, value: float, limit: float, unit: str) -> dict[str, Any]:
     return {"name": name, "value": round(value, 3), "limit": limit, "unit": unit, "met": value <= limit}
 
 
-def write_json(path: Path | None, benchmark: str, device: str, params: dict[str, Any],
-               figures: dict[str, Any], targets: list[dict[str, Any]]) -> None:
+def write_json(
+    path: Path | None,
+    benchmark: str,
+    device: str,
+    params: dict[str, Any],
+    figures: dict[str, Any],
+    targets: list[dict[str, Any]],
+) -> None:
     if path is None:
         return
     data = {"benchmark": benchmark, "device": device, "params": params, "figures": figures, "targets": targets}

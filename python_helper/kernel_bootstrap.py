@@ -75,8 +75,8 @@ class InMemoryHelperFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
     def exec_module(self, module):
         entry = self.modules[module.__name__]
-        filename = "<jupyterlab-vram>/" + module.__name__.replace(".", "/") + (
-            "/__init__.py" if entry["package"] else ".py"
+        filename = (
+            "<jupyterlab-vram>/" + module.__name__.replace(".", "/") + ("/__init__.py" if entry["package"] else ".py")
         )
         # Lets tracebacks from the helper show their source lines.
         linecache.cache[filename] = (
@@ -139,7 +139,9 @@ def _code_cache_folder(bundle_hash):
         return None
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return os.path.join(
-        base, "jupyterlab-vram", "code",
+        base,
+        "jupyterlab-vram",
+        "code",
         f"{bundle_hash}-{sys.implementation.cache_tag}-{importlib.util.MAGIC_NUMBER.hex()}-o{sys.flags.optimize}",
     )
 
@@ -169,16 +171,12 @@ def _remove_previous_helper():
         helper.uninstall()
     for name in [n for n in sys.modules if n == PACKAGE or n.startswith(PACKAGE + ".")]:
         del sys.modules[name]
-    sys.meta_path[:] = [
-        f for f in sys.meta_path if not getattr(f, "jupyterlab_vram_bundle_finder", False)
-    ]
+    sys.meta_path[:] = [f for f in sys.meta_path if not getattr(f, "jupyterlab_vram_bundle_finder", False)]
 
 
 if not _same_bundle_running():
     _remove_previous_helper()
-    sys.meta_path.insert(
-        0, InMemoryHelperFinder(bundle["hash"], bundle["modules"], _code_cache_folder(bundle["hash"]))
-    )
+    sys.meta_path.insert(0, InMemoryHelperFinder(bundle["hash"], bundle["modules"], _code_cache_folder(bundle["hash"])))
     # The mark _same_bundle_running reads; a module attribute of our own making.
     importlib.import_module(PACKAGE).__bundle_hash__ = bundle["hash"]  # type: ignore[attr-defined]
 

@@ -69,8 +69,15 @@ def checks(folder: Path) -> list[dict[str, Any]]:
         try:
             root = ET.parse(xml_file).getroot()
         except ET.ParseError as exc:  # a step killed while writing it
-            found.append({"check": xml_file.name, "outcome": "error", "seconds": 0,
-                          "message": f"unreadable JUnit XML: {exc}", "figures": {}})
+            found.append(
+                {
+                    "check": xml_file.name,
+                    "outcome": "error",
+                    "seconds": 0,
+                    "message": f"unreadable JUnit XML: {exc}",
+                    "figures": {},
+                }
+            )
             continue
         for case in root.iter("testcase"):
             outcome, message = "passed", ""
@@ -86,13 +93,15 @@ def checks(folder: Path) -> list[dict[str, Any]]:
                     props[prop.get("name")] = json.loads(prop.get("value") or "null")
                 except ValueError:
                     props[prop.get("name")] = prop.get("value")
-            found.append({
-                "check": f"{case.get('classname', '').rsplit('.', 1)[-1]}::{case.get('name')}",
-                "outcome": outcome,
-                "seconds": round(float(case.get("time") or 0), 2),
-                "message": message[:2000],
-                "figures": props,
-            })
+            found.append(
+                {
+                    "check": f"{case.get('classname', '').rsplit('.', 1)[-1]}::{case.get('name')}",
+                    "outcome": outcome,
+                    "seconds": round(float(case.get("time") or 0), 2),
+                    "message": message[:2000],
+                    "figures": props,
+                }
+            )
     return found
 
 
@@ -106,7 +115,7 @@ def benchmarks(folder: Path) -> list[dict[str, Any]]:
     for log in sorted(folder.glob("bench-*.log")):
         if not (folder / f"{log.stem}.json").exists():
             tail = log.read_text(encoding="utf-8", errors="replace").strip().splitlines()[-3:]
-            found.append({"benchmark": log.stem[len("bench-"):], "error": " / ".join(tail) or "no output"})
+            found.append({"benchmark": log.stem[len("bench-") :], "error": " / ".join(tail) or "no output"})
     return found
 
 
@@ -151,7 +160,11 @@ def markdown(report: dict[str, Any]) -> str:
             lines += ["", "```", c["message"][:1200], "```"]
         for name, value in c["figures"].items():
             if name == "demo_cells" and isinstance(value, list):
-                lines += ["", "| cell | first line | s | Δ allocated | peak | reserved after | exact |", "|---|---|---|---|---|---|---|"]
+                lines += [
+                    "",
+                    "| cell | first line | s | Δ allocated | peak | reserved after | exact |",
+                    "|---|---|---|---|---|---|---|",
+                ]
                 for r in value:
                     lines.append(
                         f"| {r['cell']} | `{r['first_line']}` | {r['duration_s']} | {r['allocated_delta_bytes']} |"

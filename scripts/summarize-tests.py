@@ -87,7 +87,11 @@ def jest_failures(path: Path) -> Iterator[Problem]:
         file = Path(suite.get("name", "")).name
         failed = [test for test in suite.get("assertionResults", []) if test.get("status") == "failed"]
         for test in failed:
-            yield ("jest", f"{file} > {test.get('fullName', '')}", first_line("\n".join(test.get("failureMessages") or [])))
+            yield (
+                "jest",
+                f"{file} > {test.get('fullName', '')}",
+                first_line("\n".join(test.get("failureMessages") or [])),
+            )
         if suite.get("status") == "failed" and not failed:  # the file did not run (a syntax error, a missing module)
             yield ("jest", file, first_line(suite.get("message")))
 

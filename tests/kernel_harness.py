@@ -271,9 +271,7 @@ def open_helper_comm(
     return comm_id
 
 
-def attach_helper(
-    kernel: Kernel, bootstrap: str, config: dict[str, Any] | None = None, timeout: float = 15
-) -> str:
+def attach_helper(kernel: Kernel, bootstrap: str, config: dict[str, Any] | None = None, timeout: float = 15) -> str:
     """Bootstrap the helper into ``kernel`` and open one comm (:func:`open_helper_comm`); returns its id."""
     kernel.bootstrap(bootstrap)
     return open_helper_comm(kernel, config, timeout)

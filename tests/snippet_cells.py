@@ -16,11 +16,17 @@ import pytest
 from kernel_harness import Kernel
 
 # JLVRAM_SNIPPETS_SCHEMA: check a candidate list (a JSON file of the same shape) before it goes into the schema.
-SCHEMA = Path(os.environ.get("JLVRAM_SNIPPETS_SCHEMA") or Path(__file__).resolve().parents[1] / "schema" / "plugin.json")
+SCHEMA = Path(
+    os.environ.get("JLVRAM_SNIPPETS_SCHEMA") or Path(__file__).resolve().parents[1] / "schema" / "plugin.json"
+)
 
 # The frontend's default placeholder names (what a snippet gets when the kernel found none).
 DEFAULT_NAMES = {
-    "model": "model", "optimizer": "optimizer", "dataloader": "train_loader", "loss": "criterion", "scaler": "scaler",
+    "model": "model",
+    "optimizer": "optimizer",
+    "dataloader": "train_loader",
+    "loss": "criterion",
+    "scaler": "scaler",
     "eval_dataloader": "val_loader",
 }
 PLACEHOLDER = re.compile(r"\{\{\s*(\w+)\s*\}\}")

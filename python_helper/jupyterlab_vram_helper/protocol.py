@@ -24,16 +24,36 @@ from . import __version__ as HELPER_VERSION
 
 COMM_TARGET = "jupyterlab-vram"
 
-ErrorCode = Literal["malformed", "unknown_type", "invalid_config", "internal", "refused", "stale_listing", "interrupted"]
+ErrorCode = Literal[
+    "malformed", "unknown_type", "invalid_config", "internal", "refused", "stale_listing", "interrupted"
+]
 RequestType = Literal[
-    "configure", "snapshot", "ping", "history", "free_memory", "inspect", "delete", "notebook_names",
-    "record_allocations", "allocation_sites", "allocation_snapshot",
+    "configure",
+    "snapshot",
+    "ping",
+    "history",
+    "free_memory",
+    "inspect",
+    "delete",
+    "notebook_names",
+    "record_allocations",
+    "allocation_sites",
+    "allocation_snapshot",
 ]
 SampleReason = Literal["initial", "change", "heartbeat", "snapshot"]
 
 REQUEST_TYPES: tuple = (
-    "allocation_sites", "allocation_snapshot", "configure", "delete", "free_memory", "history", "inspect",
-    "notebook_names", "ping", "record_allocations", "snapshot",
+    "allocation_sites",
+    "allocation_snapshot",
+    "configure",
+    "delete",
+    "free_memory",
+    "history",
+    "inspect",
+    "notebook_names",
+    "ping",
+    "record_allocations",
+    "snapshot",
 )
 
 # Cleanup requests.
@@ -136,9 +156,7 @@ def parse_request(data: Any) -> Request:
         raise RequestError("malformed", "missing field 'type'", request_id)
     kind = data["type"]
     if not isinstance(kind, str):
-        raise RequestError(
-            "malformed", f"field 'type' must be a string, got {type_name(kind)}", request_id
-        )
+        raise RequestError("malformed", f"field 'type' must be a string, got {type_name(kind)}", request_id)
     if kind not in REQUEST_TYPES:
         raise RequestError(
             "unknown_type",
@@ -149,29 +167,29 @@ def parse_request(data: Any) -> Request:
         raise RequestError("malformed", f"missing field 'request_id' in {kind!r} request")
     raw_id = data["request_id"]
     if not isinstance(raw_id, str):
-        raise RequestError(
-            "malformed", f"field 'request_id' must be a string, got {type_name(raw_id)}"
-        )
+        raise RequestError("malformed", f"field 'request_id' must be a string, got {type_name(raw_id)}")
     if request_id is None:
-        raise RequestError(
-            "malformed", f"field 'request_id' is longer than {MAX_REQUEST_ID_LENGTH} characters"
-        )
+        raise RequestError("malformed", f"field 'request_id' is longer than {MAX_REQUEST_ID_LENGTH} characters")
     if kind == "configure":
         if "config" not in data:
             raise RequestError("malformed", "missing field 'config' in 'configure' request", request_id)
         config = data["config"]
         if not isinstance(config, dict):
-            raise RequestError(
-                "invalid_config", f"config must be an object, got {type_name(config)}", request_id
-            )
+            raise RequestError("invalid_config", f"config must be an object, got {type_name(config)}", request_id)
         return Request("configure", request_id, config)
     if kind == "free_memory":
-        return Request("free_memory", request_id, args={"actions": _actions(data, "actions", request_id, required=True)})
+        return Request(
+            "free_memory", request_id, args={"actions": _actions(data, "actions", request_id, required=True)}
+        )
     if kind == "inspect":
-        return Request("inspect", request_id, args={
-            "max_entries": _bounded_int(data, "max_entries", INSPECT_MAX_ENTRIES, request_id),
-            "container_depth": _bounded_int(data, "container_depth", INSPECT_CONTAINER_DEPTH, request_id),
-        })
+        return Request(
+            "inspect",
+            request_id,
+            args={
+                "max_entries": _bounded_int(data, "max_entries", INSPECT_MAX_ENTRIES, request_id),
+                "container_depth": _bounded_int(data, "container_depth", INSPECT_CONTAINER_DEPTH, request_id),
+            },
+        )
     if kind == "delete":
         return Request("delete", request_id, args=_delete_args(data, request_id))
     if kind == "record_allocations":
@@ -182,15 +200,23 @@ def parse_request(data: Any) -> Request:
                 f"field 'enabled' of 'record_allocations' must be true or false, got {describe(enabled)}",
                 request_id,
             )
-        return Request("record_allocations", request_id, args={
-            "enabled": enabled,
-            "host_frames": _bounded_int(data, "host_frames", HOST_FRAMES, request_id),
-            "gpu_max_entries": _bounded_int(data, "gpu_max_entries", GPU_MAX_ENTRIES, request_id),
-        })
+        return Request(
+            "record_allocations",
+            request_id,
+            args={
+                "enabled": enabled,
+                "host_frames": _bounded_int(data, "host_frames", HOST_FRAMES, request_id),
+                "gpu_max_entries": _bounded_int(data, "gpu_max_entries", GPU_MAX_ENTRIES, request_id),
+            },
+        )
     if kind == "allocation_sites":
-        return Request("allocation_sites", request_id, args={
-            "max_sites": _bounded_int(data, "max_sites", ALLOCATION_MAX_SITES, request_id),
-        })
+        return Request(
+            "allocation_sites",
+            request_id,
+            args={
+                "max_sites": _bounded_int(data, "max_sites", ALLOCATION_MAX_SITES, request_id),
+            },
+        )
     return Request(kind, request_id)  # type: ignore[arg-type]  # checked against REQUEST_TYPES
 
 
@@ -203,7 +229,9 @@ def _string_list(data: Mapping[str, Any], key: str, allowed: tuple, request_id: 
     if not isinstance(value, list):
         raise RequestError("malformed", f"field {key!r} must be an array, got {type_name(value)}", request_id)
     if len(value) > len(allowed) * 4:
-        raise RequestError("malformed", f"field {key!r} has {len(value)} items (expected some of {', '.join(allowed)})", request_id)
+        raise RequestError(
+            "malformed", f"field {key!r} has {len(value)} items (expected some of {', '.join(allowed)})", request_id
+        )
     out: list[str] = []
     for item in value:
         if not isinstance(item, str) or item not in allowed:
@@ -218,7 +246,9 @@ def _string_list(data: Mapping[str, Any], key: str, allowed: tuple, request_id: 
 def _actions(data: Mapping[str, Any], key: str, request_id: str, required: bool) -> list[str]:
     actions = _string_list(data, key, FREE_ACTIONS, request_id, required)
     if required and not actions:
-        raise RequestError("malformed", f"field {key!r} must name at least one of {', '.join(FREE_ACTIONS)}", request_id)
+        raise RequestError(
+            "malformed", f"field {key!r} must name at least one of {', '.join(FREE_ACTIONS)}", request_id
+        )
     return actions
 
 
@@ -255,16 +285,22 @@ def _delete_args(data: Mapping[str, Any], request_id: str) -> dict[str, Any]:
     free = _actions(data, "free", request_id, required=False)
     if len(names) > MAX_DELETE_NAMES:
         raise RequestError(
-            "refused", f"{len(names)} names: at most {MAX_DELETE_NAMES} may be deleted at once; nothing was deleted", request_id
+            "refused",
+            f"{len(names)} names: at most {MAX_DELETE_NAMES} may be deleted at once; nothing was deleted",
+            request_id,
         )
     for name in names:
         if not isinstance(name, str):
             raise RequestError(
-                "refused", f"names must be strings, got {type_name(name)} {describe(name)}; nothing was deleted", request_id
+                "refused",
+                f"names must be strings, got {type_name(name)} {describe(name)}; nothing was deleted",
+                request_id,
             )
         if len(name) > MAX_NAME_LENGTH:
             raise RequestError(
-                "refused", f"a name of {len(name)} characters (at most {MAX_NAME_LENGTH}); nothing was deleted", request_id
+                "refused",
+                f"a name of {len(name)} characters (at most {MAX_NAME_LENGTH}); nothing was deleted",
+                request_id,
             )
     return {"listing_id": listing_id, "names": list(names), "hidden": hidden, "free": free}
 
@@ -280,9 +316,7 @@ def parse_open(data: Any) -> OpenRequest:
     if "type" not in data:
         raise RequestError("malformed", "missing field 'type' in comm_open data (expected 'open')")
     if data["type"] != "open":
-        raise RequestError(
-            "malformed", f"comm_open data must have type 'open', got {describe(data['type'])}"
-        )
+        raise RequestError("malformed", f"comm_open data must have type 'open', got {describe(data['type'])}")
     protocol = data.get("protocol")
     if protocol is not None and (not isinstance(protocol, int) or isinstance(protocol, bool)):
         raise RequestError("malformed", f"field 'protocol' must be an integer, got {type_name(protocol)}")

@@ -173,8 +173,6 @@ class SampleMessage(TypedDict):
     hidden_gpus: HiddenGpus | None
 
 
-
-
 class CellError(TypedDict):
     type: str  # the exception's class name, e.g. "OutOfMemoryError"
     message_head: str  # the start of str(exception): cell_outcome.MESSAGE_HEAD_CHARS (1000) at most

@@ -74,9 +74,13 @@ class Runtime:
         )
         self.sampler.add_observer(self.cells.observe)
         self.channel.bind(
-            self.sampler, cell_history=self.cells.history, cleanup=lambda: self.cleanup,
-            notebook_names=self.notebook_names, record_series=self.cells.series,
-            allocations=lambda: self.allocations, before_request=self.cells.finish_records,
+            self.sampler,
+            cell_history=self.cells.history,
+            cleanup=lambda: self.cleanup,
+            notebook_names=self.notebook_names,
+            record_series=self.cells.series,
+            allocations=lambda: self.allocations,
+            before_request=self.cells.finish_records,
         )
         self._cell_hooks: list[CellHook] = self.cells.hooks()
         self._thread_warnings = HelperThreadWarnings()
@@ -131,9 +135,7 @@ class Runtime:
         from .cells.notebook_names import notebook_names as find_notebook_names
 
         shell = self._shell
-        return find_notebook_names(
-            getattr(shell, "user_ns", None), getattr(shell, "user_ns_hidden", None)
-        )  # type: ignore[return-value]
+        return find_notebook_names(getattr(shell, "user_ns", None), getattr(shell, "user_ns_hidden", None))  # type: ignore[return-value]
 
     def install(self) -> None:
         if self.installed:

@@ -49,8 +49,9 @@ class HelperThreadWarnings:
         # Else something wrapped it since (logging.captureWarnings): it keeps
         # calling this one, which now passes everything on.
 
-    def _show(self, message: Any, category: Any, filename: str, lineno: int,
-              file: Any = None, line: str | None = None) -> None:
+    def _show(
+        self, message: Any, category: Any, filename: str, lineno: int, file: Any = None, line: str | None = None
+    ) -> None:
         if self._active and threading.current_thread().name.startswith(HELPER_THREAD_PREFIX):
             return
         previous = self._previous

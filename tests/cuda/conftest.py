@@ -83,5 +83,3 @@ def nvml() -> Iterator[Nvml]:
         yield reader
     finally:
         reader.close()
-
-

@@ -15,7 +15,6 @@ MiB = 1 << 20
 GiB = 1 << 30
 
 
-
 def open_helper(kernel: Kernel, bootstrap: str, interval_s: float = 0.1) -> str:
     return attach_helper(kernel, bootstrap, {"interval_s": interval_s, "heartbeat_s": interval_s}, timeout=60)
 
@@ -53,15 +52,21 @@ class Nvml:
         return pids
 
 
-
 def nvidia_smi_memory(index: int = 0) -> dict[str, int] | None:
     """Used, free and total MiB as ``nvidia-smi`` prints them, or None without nvidia-smi."""
     if shutil.which("nvidia-smi") is None:
         return None
     out = subprocess.run(
-        ["nvidia-smi", f"--id={index}", "--query-gpu=memory.used,memory.free,memory.total",
-         "--format=csv,noheader,nounits"],
-        capture_output=True, text=True, timeout=60, check=True,
+        [
+            "nvidia-smi",
+            f"--id={index}",
+            "--query-gpu=memory.used,memory.free,memory.total",
+            "--format=csv,noheader,nounits",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
     ).stdout.strip()
     used, free, total = (int(v) for v in out.split(","))
     return {"used_mib": used, "free_mib": free, "total_mib": total}
@@ -82,7 +87,9 @@ class MemoryHolder:
     def __init__(self, size: int) -> None:
         self.process = subprocess.Popen(
             [sys.executable, "-c", HOLD_MEMORY, str(size)],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
         )
         line = self.process.stdout.readline() if self.process.stdout else ""
         if line.strip() != "ready":

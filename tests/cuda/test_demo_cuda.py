@@ -31,15 +31,19 @@ def test_the_demo_notebook_on_the_gpu(kernel: Kernel, bootstrap: str, figures: C
         assert made["reply"]["status"] == "ok", (code, made["reply"])
         record = made["record"]
         gpu = next((g for g in record["gpus"] if g["index"] == 0), None)
-        rows.append({
-            "cell": number,
-            "first_line": code.splitlines()[0][:60],
-            "duration_s": record.get("duration_s"),
-            "allocated_delta_bytes": None if gpu is None else gpu["allocated_after_bytes"] - gpu["allocated_before_bytes"],
-            "allocated_peak_bytes": None if gpu is None else gpu["allocated_peak_bytes"],
-            "reserved_after_bytes": None if gpu is None else gpu["reserved_after_bytes"],
-            "peak_exact": record["peak_exact"],
-        })
+        rows.append(
+            {
+                "cell": number,
+                "first_line": code.splitlines()[0][:60],
+                "duration_s": record.get("duration_s"),
+                "allocated_delta_bytes": None
+                if gpu is None
+                else gpu["allocated_after_bytes"] - gpu["allocated_before_bytes"],
+                "allocated_peak_bytes": None if gpu is None else gpu["allocated_peak_bytes"],
+                "reserved_after_bytes": None if gpu is None else gpu["reserved_after_bytes"],
+                "peak_exact": record["peak_exact"],
+            }
+        )
     figures(demo_cells=rows)
     assert kernel.eval("device") == "cuda"
     by_cell = {r["cell"]: r for r in rows}

@@ -65,9 +65,7 @@ def test_arrays_are_charged_to_their_cell_and_line(kernel: Kernel, bootstrap: st
     listing = reply(kernel, comm_id, {"type": "allocation_sites", "max_sites": 50})
     assert kernel.output_messages()[start:] == []
     sites = host_sites(listing)
-    by_line = {
-        s["cell"]["line"]: s for s in sites if s["cell"] is not None and s["cell"]["cell_id"] == "cell-alloc"
-    }
+    by_line = {s["cell"]["line"]: s for s in sites if s["cell"] is not None and s["cell"]["cell_id"] == "cell-alloc"}
     assert set(by_line) >= {2, 3, 4}, sites[:5]
     line3 = by_line[3]
     assert line3["cell"]["execution_count"] == count
@@ -95,10 +93,13 @@ def test_arrays_are_charged_to_their_cell_and_line(kernel: Kernel, bootstrap: st
     assert state["enabled"] is False and state["host"]["state"] == "off" and state["gpu"]["state"] == "off"
     assert kernel.eval("tracemalloc.is_tracing()") is False
     for event in ("pre_run_cell", "post_run_cell"):
-        assert kernel.eval(
-            f"[getattr(c, '__qualname__', '') for c in get_ipython().events.callbacks['{event}']"
-            " if 'AllocationSites' in getattr(c, '__qualname__', '')]"
-        ) == []
+        assert (
+            kernel.eval(
+                f"[getattr(c, '__qualname__', '') for c in get_ipython().events.callbacks['{event}']"
+                " if 'AllocationSites' in getattr(c, '__qualname__', '')]"
+            )
+            == []
+        )
     assert kernel.eval("sorted(k for k in globals() if not k.startswith('_'))") == names_before
     listing = reply(kernel, comm_id, {"type": "allocation_sites"})
     assert listing["devices"] == [] and listing["cells"] == []
@@ -156,9 +157,7 @@ def test_code_a_cell_runs_through_run_cell_is_charged_to_that_cell(kernel: Kerne
     run(kernel, "import numpy as np\n", cell_id="c0")
     reply(kernel, comm_id, {"type": "record_allocations", "enabled": True})
     capture_count = run(kernel, "%%capture\ncap = np.zeros(2_000_000)\n", cell_id="c-capture")
-    nested_count = run(
-        kernel, "x = 1\nget_ipython().run_cell('nested = np.zeros(1_500_000)')\n", cell_id="c-nested"
-    )
+    nested_count = run(kernel, "x = 1\nget_ipython().run_cell('nested = np.zeros(1_500_000)')\n", cell_id="c-nested")
     run(kernel, "z = 1\n", cell_id="c-next")
     # A cell later run with the same source as a nested one is charged to itself.
     same_count = run(kernel, "nested2 = np.zeros(1_250_000)\n", cell_id="c-warm")
@@ -321,9 +320,7 @@ def test_a_host_out_of_memory_lists_the_lines_holding_memory(kernel: Kernel, boo
 
     reply(kernel, comm_id, {"type": "record_allocations", "enabled": True})
     run(kernel, "x = 1\nkept = np.ones(3_000_000)\n", cell_id="c3")  # 24 MB on line 2
-    oom = _oom_record(
-        kernel, comm_id, "raise MemoryError('Unable to allocate 8.00 EiB for an array')\n", cell_id="c4"
-    )
+    oom = _oom_record(kernel, comm_id, "raise MemoryError('Unable to allocate 8.00 EiB for an array')\n", cell_id="c4")
     sites = oom["allocation_sites"]
     assert sites["recording"] is True and 1 <= len(sites["sites"]) <= 5
     top = sites["sites"][0]
@@ -443,7 +440,9 @@ def test_two_cells_with_the_same_code_are_both_named(kernel: Kernel, bootstrap: 
     assert shared["cell"]["same_code_cells"] == ["pasted-a", "pasted-b"], shared
     assert shared["cell"]["execution_count"] == latest
     assert abs(shared["bytes"] - 24_000_000) <= 0.05 * 24_000_000
-    [alone] = [s for s in host_sites(listing) if s["cell"] and s["cell"]["cell_id"] == "alone" and s["bytes"] > 1_000_000]
+    [alone] = [
+        s for s in host_sites(listing) if s["cell"] and s["cell"]["cell_id"] == "alone" and s["bytes"] > 1_000_000
+    ]
     assert "same_code_cells" not in alone["cell"]
     reply(kernel, comm_id, {"type": "record_allocations", "enabled": False})
 
@@ -463,8 +462,14 @@ def test_code_run_through_run_cell_beside_a_subshell_cell_is_its_own_cells(kerne
         "time.sleep(1.5)\nget_ipython().run_cell('nested_here = np.zeros(1_500_000)')\n", cell_id="notebook-cell"
     )
     time.sleep(0.5)
-    content = {"code": "time.sleep(3)\n", "silent": False, "store_history": True, "user_expressions": {},
-               "allow_stdin": False, "stop_on_error": True}
+    content = {
+        "code": "time.sleep(3)\n",
+        "silent": False,
+        "store_history": True,
+        "user_expressions": {},
+        "allow_stdin": False,
+        "stop_on_error": True,
+    }
     message = kernel.kc.session.msg("execute_request", content, metadata={"cellId": "subshell-cell"})
     message["header"]["subshell_id"] = answer["content"]["subshell_id"]
     kernel.kc.shell_channel.send(message)

@@ -39,8 +39,13 @@ def _probe(conf: str) -> dict:
     if conf:
         env["PYTORCH_CUDA_ALLOC_CONF"] = conf
     env["CUDA_VISIBLE_DEVICES"] = ""
-    run = subprocess.run([sys.executable, "-c", f"HELPER = {str(HELPER)!r}\n" + PROBE], capture_output=True,
-                         text=True, timeout=240, env=env)
+    run = subprocess.run(
+        [sys.executable, "-c", f"HELPER = {str(HELPER)!r}\n" + PROBE],
+        capture_output=True,
+        text=True,
+        timeout=240,
+        env=env,
+    )
     assert run.returncode == 0, run.stderr[-3000:]
     return json.loads(run.stdout.strip().splitlines()[-1])
 

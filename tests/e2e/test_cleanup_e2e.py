@@ -47,7 +47,13 @@ class Session:
 
     def delete(self, listing_id: str, names: list[Any], hidden: list[str] = (), free: list[str] = ()) -> dict[str, Any]:
         return self.request(
-            {"type": "delete", "listing_id": listing_id, "names": list(names), "hidden": list(hidden), "free": list(free)}
+            {
+                "type": "delete",
+                "listing_id": listing_id,
+                "names": list(names),
+                "hidden": list(hidden),
+                "free": list(free),
+            }
         )
 
     def fingerprint(self) -> Any:
@@ -106,7 +112,10 @@ def test_tensor_echoed_into_the_output_cache_is_deleted_with_its_copies(session:
     assert session.k.eval("w() is None") is True
     ns = "get_ipython().user_ns"
     assert session.k.eval(f"({n} in Out, '_{n}' in {ns}, '__' in {ns}, '__' in get_ipython().user_ns_hidden)") == (
-        False, False, False, False
+        False,
+        False,
+        False,
+        False,
     )
     session.run("2")  # the output cache still works
     assert session.k.eval("_") == 2
@@ -136,7 +145,9 @@ def test_a_tensor_alive_only_in_the_last_traceback(session: Session) -> None:
 def test_a_locals_dict_the_user_saved_survives_inspect_and_clearing_the_traceback(session: Session) -> None:
     """On Python <= 3.12 ``locals()`` gives the frame's own f_locals snapshot, which
     the listing reads and the clearing of the traceback empties where nobody else holds it."""
-    session.run("saved = []\ndef f():\n    x = torch.ones(1_000_000)\n    saved.append(locals())\n    raise ValueError()\n")
+    session.run(
+        "saved = []\ndef f():\n    x = torch.ones(1_000_000)\n    saved.append(locals())\n    raise ValueError()\n"
+    )
     assert session.k.execute("f()")["status"] == "error"
     result = session.inspect()
     assert session.k.eval("list(saved[0])") == ["x"]  # was [] after the inspect
@@ -231,7 +242,9 @@ def test_containers_modules_optimizers_and_arrays_are_listed(session: Session) -
     assert batch["summary"] == "dict of 2 tensors"
     assert _entry(result, "arr")["total_bytes"] == 8_000_000
     assert "arr" in _entry(result, "arr_view")["shared_with"]
-    assert _entry(result, "arr_view")["shared_bytes"] == 8_000_000 and _entry(result, "arr_view")["counted_under"] == ["arr"]
+    assert _entry(result, "arr_view")["shared_bytes"] == 8_000_000 and _entry(result, "arr_view")["counted_under"] == [
+        "arr"
+    ]
     shallow = session.inspect(container_depth=1)
     assert _entry(shallow, "batch")["total_bytes"] == 4_000_000  # the nested list is not opened
     answer = session.delete(result["listing_id"], ["net", "opt", "batch", "arr", "arr_view"], free=["gc"])
@@ -282,7 +295,12 @@ def test_refusals_leave_the_namespace_unchanged(session: Session) -> None:
     _assert_refused(session, listing, ["keep"], "rebound")
     _assert_error(session, {"type": "delete", "listing_id": listing, "names": [1]}, "refused", "must be strings")
     _assert_error(session, {"type": "delete", "listing_id": listing, "names": ["keep"] * 10_001}, "refused", "10000")
-    _assert_error(session, {"type": "delete", "listing_id": "no-such-listing", "names": ["keep"]}, "stale_listing", "inspect again")
+    _assert_error(
+        session,
+        {"type": "delete", "listing_id": "no-such-listing", "names": ["keep"]},
+        "stale_listing",
+        "inspect again",
+    )
     for _ in range(5):
         session.inspect()
     _assert_error(session, {"type": "delete", "listing_id": listing, "names": ["keep"]}, "stale_listing", "not kept")
@@ -306,8 +324,24 @@ def _garbage(rng: random.Random, depth: int = 0) -> Any:
     if choice == 3:
         return rng.choice([0.5, -0.0, 1e308, 2.0, 3.7])
     if choice == 4:
-        return rng.choice(["", "In", "Out", "_", "__builtins__", "os", "gc", "x" * 300, "gc", "empty_cache",
-                           "output_cache", "last_traceback", "exec('import os')", "__import__('os').system('true')"])
+        return rng.choice(
+            [
+                "",
+                "In",
+                "Out",
+                "_",
+                "__builtins__",
+                "os",
+                "gc",
+                "x" * 300,
+                "gc",
+                "empty_cache",
+                "output_cache",
+                "last_traceback",
+                "exec('import os')",
+                "__import__('os').system('true')",
+            ]
+        )
     if choice == 5:
         return "".join(rng.choice("ab_\u00e9\u2603\x00\"'\\") for _ in range(rng.randrange(40)))
     if choice == 6:

@@ -31,9 +31,19 @@ pytestmark = pytest.mark.kernel
 
 # The contract: every one of these must be among the defaults.
 CONTRACT_TORCH = (
-    "no-grad-eval", "inference-mode", "amp", "bf16-autocast", "grad-accumulation", "grad-checkpointing",
-    "allocator-config", "memory-fraction", "memory-summary", "profiler-memory", "batch-size-search",
-    "dataloader-pinning", "loss-item",
+    "no-grad-eval",
+    "inference-mode",
+    "amp",
+    "bf16-autocast",
+    "grad-accumulation",
+    "grad-checkpointing",
+    "allocator-config",
+    "memory-fraction",
+    "memory-summary",
+    "profiler-memory",
+    "batch-size-search",
+    "dataloader-pinning",
+    "loss-item",
 )
 CONTRACT_TENSORFLOW = ("tf-memory-growth", "tf-clear-session", "tf-memory-limit")
 # id -> (placement, requiresFresh) the contract fixes
@@ -43,8 +53,14 @@ CONTRACT_PLACEMENT = {
     "tf-memory-limit": ("top", "tensorflow"),
 }
 
-OTHER_NAMES = {"model": "net", "optimizer": "opt", "dataloader": "loader_x", "loss": "loss_fn", "scaler": "amp_scaler",
-               "eval_dataloader": "loader_val"}
+OTHER_NAMES = {
+    "model": "net",
+    "optimizer": "opt",
+    "dataloader": "loader_x",
+    "loss": "loss_fn",
+    "scaler": "amp_scaler",
+    "eval_dataloader": "loader_val",
+}
 KEBAB = re.compile(r"[a-z0-9]+(-[a-z0-9]+)*\Z")
 TF_SETUP = """\
 import tensorflow as tf
@@ -95,8 +111,11 @@ def _cuda_amp_outside_the_fallback(code: str) -> list[str]:
         if isinstance(node, ast.If) and ast.unparse(node.test) == "hasattr(torch.amp, 'GradScaler')":
             fallback |= {id(n) for branch in node.orelse for n in ast.walk(branch)}
     uses = [n for n in ast.walk(tree) if isinstance(n, ast.Attribute) and ast.unparse(n).startswith("torch.cuda.amp")]
-    return [ast.unparse(n) for n in uses
-            if id(n) not in fallback or ast.unparse(n) not in ("torch.cuda.amp", "torch.cuda.amp.GradScaler")]
+    return [
+        ast.unparse(n)
+        for n in uses
+        if id(n) not in fallback or ast.unparse(n) not in ("torch.cuda.amp", "torch.cuda.amp.GradScaler")
+    ]
 
 
 def _ids(framework: str, contract: tuple) -> list[str]:
@@ -180,8 +199,10 @@ def test_torch_snippet_runs_cleanly(snippet_id: str) -> None:
         )
         if snippet_id == "allocator-config":
             # Set before torch was imported, so the allocator will read it at the first CUDA use.
-            conf = kernel.eval("__import__('os').environ.get('PYTORCH_CUDA_ALLOC_CONF', '') + "
-                               "__import__('os').environ.get('PYTORCH_ALLOC_CONF', '')")
+            conf = kernel.eval(
+                "__import__('os').environ.get('PYTORCH_CUDA_ALLOC_CONF', '') + "
+                "__import__('os').environ.get('PYTORCH_ALLOC_CONF', '')"
+            )
             assert "expandable_segments:True" in conf
     finally:
         kernel.shutdown()
@@ -224,8 +245,14 @@ def test_tensorflow_top_snippets_after_initialisation_say_so_clearly() -> None:
 
 # A notebook whose names are not the defaults; its loss function is called `loss`,
 # the name a training loop is most tempted to give its loss tensor.
-USER_NAMES = {"model": "net", "optimizer": "opt", "dataloader": "train_dl", "loss": "loss", "scaler": "grad_scaler",
-              "eval_dataloader": "val_dl"}
+USER_NAMES = {
+    "model": "net",
+    "optimizer": "opt",
+    "dataloader": "train_dl",
+    "loss": "loss",
+    "scaler": "grad_scaler",
+    "eval_dataloader": "val_dl",
+}
 # TORCH_SETUP with the user's names: each default name replaced by the user's.
 USER_SETUP = re.sub(
     r"\b(" + "|".join(DEFAULT_NAMES.values()) + r")\b",

@@ -32,13 +32,7 @@ MIB = 1 << 20
 FAST = {"interval_s": 0.1, "heartbeat_s": 1.0}
 
 # Touch every page (bytes of 1s, not calloc'd zeros) and pause so samples see the climb.
-ALLOCATE_FOREVER = (
-    "import time\n"
-    "hog = []\n"
-    "while True:\n"
-    "    hog.append(b'\\x01' * (16 << 20))\n"
-    "    time.sleep(0.02)\n"
-)
+ALLOCATE_FOREVER = "import time\nhog = []\nwhile True:\n    hog.append(b'\\x01' * (16 << 20))\n    time.sleep(0.02)\n"
 
 
 def _kernel_pid(kernel: Kernel) -> int:

@@ -75,7 +75,9 @@ def test_inspect_does_not_build_a_lazy_proxys_model(kernel: Kernel, bootstrap: s
     if proxy.startswith("wrapt"):
         pytest.importorskip("wrapt")  # not a test requirement: the hand-written proxy always runs
     comm_id = attach_helper(kernel, bootstrap, QUIET)
-    reply = kernel.execute(SETUP + ("import wrapt\n" if "wrapt" in proxy else "") + f"lazy_model = {proxy}\n", timeout=120)
+    reply = kernel.execute(
+        SETUP + ("import wrapt\n" if "wrapt" in proxy else "") + f"lazy_model = {proxy}\n", timeout=120
+    )
     assert reply["status"] == "ok", reply
 
     entries = inspect(kernel, comm_id)

@@ -47,8 +47,7 @@ def test_a_numpy_memory_error_is_diagnosed_as_too_big_for_the_machine(session: C
     assert oom["process_in_use_bytes"] > 0  # the kernel's RSS
     assert [c["cause"] for c in oom["causes"]][:1] == ["too_big"]
     assert session.k.output_messages()[-1]["msg_type"] == "error"  # IPython's traceback, not ours
-    assert all("jupyterlab_vram" not in "".join(m["content"].get("traceback", []))
-               for m in session.k.output_messages())
+    assert all("jupyterlab_vram" not in "".join(m["content"].get("traceback", [])) for m in session.k.output_messages())
 
 
 def test_a_torch_cpu_allocation_failure_is_diagnosed(session: CellSession) -> None:

@@ -44,8 +44,14 @@ class ScriptedRss:
 
 
 class Harness:
-    def __init__(self, torch: FakeTorch | None = None, reset: bool = True, rss: ScriptedRss | None = None,
-                 max_records: int = 2000, listeners: bool = True):
+    def __init__(
+        self,
+        torch: FakeTorch | None = None,
+        reset: bool = True,
+        rss: ScriptedRss | None = None,
+        max_records: int = 2000,
+        listeners: bool = True,
+    ):
         self.config = SamplerConfig(reset_peak_per_cell=reset)
         self.sent: list[Any] = []
         self.rss = rss or ScriptedRss()
@@ -62,14 +68,26 @@ class Harness:
             max_records=max_records,
         )
 
-    def cell(self, body=lambda: None, cell_id: str | None = "c1", error: BaseException | None = None,
-             before_exec: BaseException | None = None, store_history: bool = True):
+    def cell(
+        self,
+        body=lambda: None,
+        cell_id: str | None = "c1",
+        error: BaseException | None = None,
+        before_exec: BaseException | None = None,
+        store_history: bool = True,
+    ):
         """Runs a cell through both hooks; its record, from the history."""
         self.run_hooks(body, cell_id, error, before_exec, store_history)
         return self.last()
 
-    def run_hooks(self, body=lambda: None, cell_id: str | None = "c1", error: BaseException | None = None,
-                  before_exec: BaseException | None = None, store_history: bool = True) -> None:
+    def run_hooks(
+        self,
+        body=lambda: None,
+        cell_id: str | None = "c1",
+        error: BaseException | None = None,
+        before_exec: BaseException | None = None,
+        store_history: bool = True,
+    ) -> None:
         """Runs a cell through both hooks, and nothing else (a history request finishes records)."""
         info = types.SimpleNamespace(cell_id=cell_id, store_history=store_history, raw_cell="x")
         count = self.shell.execution_count
@@ -99,9 +117,22 @@ def figures(rss: int | None, gpus=()):
         "torch": {"imported": True, "cuda_initialized": True},
         "tensorflow": {"imported": False, "gpus_initialized": False},
         "gpus": [
-            {"index": i, "name": None, "total_bytes": None, "nvml": None, "tensorflow": None,
-             "torch": {"allocated_bytes": a, "reserved_bytes": r, "peak_allocated_bytes": None, "active_bytes": None,
-                       "inactive_split_bytes": None, "num_ooms": 0, "num_alloc_retries": 0}}
+            {
+                "index": i,
+                "name": None,
+                "total_bytes": None,
+                "nvml": None,
+                "tensorflow": None,
+                "torch": {
+                    "allocated_bytes": a,
+                    "reserved_bytes": r,
+                    "peak_allocated_bytes": None,
+                    "active_bytes": None,
+                    "inactive_split_bytes": None,
+                    "num_ooms": 0,
+                    "num_alloc_retries": 0,
+                },
+            }
             for i, a, r in gpus
         ],
     }

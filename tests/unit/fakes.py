@@ -31,7 +31,8 @@ class FakeProps:
 def ever_used(stats: dict[str, Any]) -> bool:
     """Whether a fake device's stats show memory allocated or reserved, now or at a peak."""
     return any(
-        stats.get(name, {}).get("all", {}).get(field) for name in ("allocated_bytes", "reserved_bytes")
+        stats.get(name, {}).get("all", {}).get(field)
+        for name in ("allocated_bytes", "reserved_bytes")
         for field in ("current", "peak")
     )
 
@@ -92,6 +93,7 @@ class FakeTorch(types.ModuleType):
             return call
 
         memory = types.SimpleNamespace(memory_stats_as_nested_dict=memory_stats_as_nested_dict)
+
         def has_primary_context(device: Any) -> bool:
             # Real torch counts the devices first, which runs cuInit before CUDA is initialised.
             torch.calls.append(("_cuda_hasPrimaryContext", device))
@@ -242,12 +244,20 @@ class FakeCommManager:
 
     def open(self, data: Any, comm: FakeComm | None = None) -> FakeComm:
         comm = comm or FakeComm()
-        self.targets["jupyterlab-vram"](comm, {"content": {"comm_id": "x", "target_name": "jupyterlab-vram", "data": data}})
+        self.targets["jupyterlab-vram"](
+            comm, {"content": {"comm_id": "x", "target_name": "jupyterlab-vram", "data": data}}
+        )
         return comm
 
 
-def set_allocator(torch: FakeTorch, device: int, allocated: int, reserved: int, peak: int | None = None,
-                  reserved_peak: int | None = None) -> None:
+def set_allocator(
+    torch: FakeTorch,
+    device: int,
+    allocated: int,
+    reserved: int,
+    peak: int | None = None,
+    reserved_peak: int | None = None,
+) -> None:
     """Set a fake device's allocator state; peaks only ever rise, as torch's do."""
     stats = torch.stats[device]
     for stat, current, explicit in (("allocated_bytes", allocated, peak), ("reserved_bytes", reserved, reserved_peak)):

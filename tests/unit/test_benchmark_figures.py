@@ -26,6 +26,7 @@ def benchmarks(monkeypatch: pytest.MonkeyPatch) -> Path:
 
 # -- cell_hooks_overhead: where the hooks' time goes ---------------------------------------
 
+
 def test_the_rest_of_the_hooks_time_takes_out_only_the_reads_made_in_them(benchmarks: Path, capsys) -> None:
     from _cell_kernels import hooks_rest
     from cell_hooks_overhead import print_hook_parts
@@ -118,8 +119,11 @@ def test_the_historys_rss_growth_leaves_out_what_turning_recording_on_imports(
     monkeypatch.setattr(bench, "bootstrap_code", lambda: "")
     monkeypatch.setattr(bench, "require_device", lambda device: None)
     out = tmp_path / "bench.json"
-    monkeypatch.setattr(sys, "argv", ["allocation_recording_cost.py", "--device", "cuda", "--depths", "",
-                                      "--tries", "1", "--json", str(out)])
+    monkeypatch.setattr(
+        sys,
+        "argv",
+        ["allocation_recording_cost.py", "--device", "cuda", "--depths", "", "--tries", "1", "--json", str(out)],
+    )
     bench.main()
     figures = json.loads(out.read_text())["figures"]
     assert figures["cuda_history_rss_growth_bytes"] == HISTORY
@@ -138,12 +142,16 @@ def test_the_rss_is_read_in_bytes_whatever_the_page_size(benchmarks: Path) -> No
 
 # -- _common.require_device: "no CUDA" is status 3, whatever the probe did -------------------
 
-@pytest.mark.parametrize("outcome", [
-    subprocess.CompletedProcess([], -11, stdout="", stderr=""),  # killed by a signal, nothing said
-    subprocess.CompletedProcess([], 1, stdout="", stderr="Traceback...\nImportError: libcuda.so.1"),
-    subprocess.CompletedProcess([], 0, stdout="no", stderr=""),
-    subprocess.TimeoutExpired(["python"], 120),
-])
+
+@pytest.mark.parametrize(
+    "outcome",
+    [
+        subprocess.CompletedProcess([], -11, stdout="", stderr=""),  # killed by a signal, nothing said
+        subprocess.CompletedProcess([], 1, stdout="", stderr="Traceback...\nImportError: libcuda.so.1"),
+        subprocess.CompletedProcess([], 0, stdout="no", stderr=""),
+        subprocess.TimeoutExpired(["python"], 120),
+    ],
+)
 def test_a_cuda_probe_that_fails_in_any_way_exits_with_the_no_cuda_status(
     benchmarks: Path, monkeypatch: pytest.MonkeyPatch, capsys, outcome: Any
 ) -> None:
@@ -164,6 +172,7 @@ def test_a_cuda_probe_that_fails_in_any_way_exits_with_the_no_cuda_status(
 def test_a_cuda_probe_that_sees_cuda_lets_the_benchmark_run(benchmarks: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import _common
 
-    monkeypatch.setattr(_common.subprocess, "run",
-                        lambda *args, **kwargs: subprocess.CompletedProcess([], 0, stdout="yes", stderr=""))
+    monkeypatch.setattr(
+        _common.subprocess, "run", lambda *args, **kwargs: subprocess.CompletedProcess([], 0, stdout="yes", stderr="")
+    )
     _common.require_device("cuda")  # returns

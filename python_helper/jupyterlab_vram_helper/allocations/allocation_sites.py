@@ -314,7 +314,10 @@ class AllocationSites:
         self.cells.start_lookup()
         if device == "host":
             grouper = self.host.group(self.cells)
-            return {"recording": grouper is not None, "sites": grouper.result(device, limit)["sites"] if grouper else []}
+            return {
+                "recording": grouper is not None,
+                "sites": grouper.result(device, limit)["sites"] if grouper else [],
+            }
         for index, grouper in self.gpu.group(self.cells):
             if f"cuda:{index}" == device:
                 return {"recording": True, "sites": grouper.result(device, limit)["sites"]}
@@ -341,17 +344,29 @@ class AllocationSites:
         self._at_boundary_tell()
         snapshot = self.gpu.snapshot()
         if snapshot is None:
-            return {"format": "pickle", "data_base64": None, "bytes": 0,
-                    "reason": "GPU allocations are not being recorded" + (f" ({self.gpu.reason})" if self.gpu.reason else "")}
+            return {
+                "format": "pickle",
+                "data_base64": None,
+                "bytes": 0,
+                "reason": "GPU allocations are not being recorded"
+                + (f" ({self.gpu.reason})" if self.gpu.reason else ""),
+            }
         data = pickle.dumps(snapshot)
         del snapshot
         if len(data) > MAX_SNAPSHOT_BYTES:
-            return {"format": "pickle", "data_base64": None, "bytes": len(data),
-                    "reason": f"the snapshot is {len(data)} bytes, more than the {MAX_SNAPSHOT_BYTES} a comm message may carry; "
-                    "lower the history's max_entries, or call torch.cuda.memory._dump_snapshot(path) in a cell"}
-        return {"format": "pickle", "data_base64": base64.b64encode(data).decode("ascii"), "bytes": len(data), "reason": None}
-
-
+            return {
+                "format": "pickle",
+                "data_base64": None,
+                "bytes": len(data),
+                "reason": f"the snapshot is {len(data)} bytes, more than the {MAX_SNAPSHOT_BYTES} a comm message may carry; "
+                "lower the history's max_entries, or call torch.cuda.memory._dump_snapshot(path) in a cell",
+            }
+        return {
+            "format": "pickle",
+            "data_base64": base64.b64encode(data).decode("ascii"),
+            "bytes": len(data),
+            "reason": None,
+        }
 
 
 def _run_first(events: Any, name: str, callback: Callable[..., None]) -> None:

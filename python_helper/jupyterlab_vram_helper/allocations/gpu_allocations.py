@@ -198,7 +198,9 @@ class GpuRecorder:
             try:
                 record(enabled="all", context="alloc", stacks="python", max_entries=self.max_entries)
             except TypeError:
-                return self._unavailable("this PyTorch's allocator history takes other arguments (PyTorch 2.1 or newer is needed)")
+                return self._unavailable(
+                    "this PyTorch's allocator history takes other arguments (PyTorch 2.1 or newer is needed)"
+                )
             except Exception as exc:
                 return self._unavailable(f"PyTorch refused to record: {type(exc).__name__}: {str(exc)[:200]}")
             self.started_by_us = True

@@ -236,4 +236,3 @@ def _beneath(inner: Sequence[Frame]) -> Frame | None:
 
 def _frame_dict(filename: str, line: int, function: str | None) -> dict[str, Any]:
     return {"filename": filename[-500:], "line": line, "function": function[:200] if function else None}
-

@@ -261,8 +261,11 @@ class CellMemoryRecorder:
                     return
                 cell = found
             status: CellStatus
-            if (result is not None and getattr(result, "error_in_exec", None) is None
-                    and getattr(result, "error_before_exec", None) is None):
+            if (
+                result is not None
+                and getattr(result, "error_in_exec", None) is None
+                and getattr(result, "error_before_exec", None) is None
+            ):
                 status, error = "ok", None  # the common case, without cell_outcome's two calls
             else:
                 status, error = cell_outcome(result)

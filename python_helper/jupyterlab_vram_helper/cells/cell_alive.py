@@ -63,7 +63,7 @@ class CellAliveTracker:
         totals = ([0] if len(runs) < RUNS_KEPT else []) + [total for _, total in runs]
         if len(totals) < LEAK_RUNS + 1:
             return False
-        last = totals[-(LEAK_RUNS + 1):]
+        last = totals[-(LEAK_RUNS + 1) :]
         return all(b - a >= LEAK_MIN_GROWTH_BYTES for a, b in itertools.pairwise(last))
 
     def message(self, cells: list[dict[str, Any]]) -> dict[str, Any]:
@@ -72,6 +72,11 @@ class CellAliveTracker:
         for cell in cells[:MAX_CELLS]:
             cell_id = cell.get("cell_id")
             runs = self._runs.get(cell_id or "", [])
-            listed.append(dict(cell, runs=[{"execution_count": c, "total_bytes": t} for c, t in runs],
-                               growing=self.growing(cell_id)))
+            listed.append(
+                dict(
+                    cell,
+                    runs=[{"execution_count": c, "total_bytes": t} for c, t in runs],
+                    growing=self.growing(cell_id),
+                )
+            )
         return {"type": "cell_alive", "cells": listed}

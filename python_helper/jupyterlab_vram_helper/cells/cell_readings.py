@@ -17,10 +17,22 @@ class PendingCell:
     """What pre_run_cell measured; numbers only."""
 
     __slots__ = (
-        "info_id", "cell_id", "execution_count", "started", "t0",
-        "rss_before", "rss_peak_before", "rss_peak_from_start", "sampled_rss_max",
-        "cuda_was_initialized", "gpus_before", "gpu_peaks_were_reset", "sampled_gpu_max", "gpu_peaks_folded",
-        "nested", "thread",
+        "info_id",
+        "cell_id",
+        "execution_count",
+        "started",
+        "t0",
+        "rss_before",
+        "rss_peak_before",
+        "rss_peak_from_start",
+        "sampled_rss_max",
+        "cuda_was_initialized",
+        "gpus_before",
+        "gpu_peaks_were_reset",
+        "sampled_gpu_max",
+        "gpu_peaks_folded",
+        "nested",
+        "thread",
     )
 
     def __init__(self, info_id: int, cell_id: str | None, execution_count: int | None, started: float):
@@ -54,11 +66,29 @@ class PendingCell:
 class EndedCell:
     """What post_run_cell measured, waiting for its RSS after and peak to become a record."""
 
-    __slots__ = ("cell", "t1", "status", "error", "execution_count", "gpus_after", "oom",
-                 "host_read", "rss_after", "rss_peak_after")
+    __slots__ = (
+        "cell",
+        "t1",
+        "status",
+        "error",
+        "execution_count",
+        "gpus_after",
+        "oom",
+        "host_read",
+        "rss_after",
+        "rss_peak_after",
+    )
 
-    def __init__(self, cell: PendingCell, t1: float, status: CellStatus, error: CellError | None,
-                 execution_count: int | None, gpus_after: GpuReading | None, oom: OomDiagnosis | None):
+    def __init__(
+        self,
+        cell: PendingCell,
+        t1: float,
+        status: CellStatus,
+        error: CellError | None,
+        execution_count: int | None,
+        gpus_after: GpuReading | None,
+        oom: OomDiagnosis | None,
+    ):
         self.cell = cell
         self.t1 = t1
         self.status = status
@@ -90,10 +120,7 @@ def gpu_reading(cuda: CellAllocators | None) -> GpuReading:
         # are devices seen with a context or that torch says have none).
         return {index: stats(index) for index in indices}
     unused = cuda.unused
-    return {
-        index: stats(index) if index in with_context or not unused(index) else NO_ALLOCATIONS
-        for index in indices
-    }
+    return {index: stats(index) if index in with_context or not unused(index) else NO_ALLOCATIONS for index in indices}
 
 
 def max_known(*values: int | None) -> int | None:

@@ -17,8 +17,12 @@ def cell_record(record_id: int, ended: EndedCell, gpus: list[CellGpuMemory]) -> 
     """The record of ``ended``, whose end figures are read; ``gpus`` made by :func:`gpu_records`."""
     cell = ended.cell
     rss_peak, rss_exact = peak_of(
-        cell.rss_before, ended.rss_after, cell.sampled_rss_max,
-        cell.rss_peak_before, ended.rss_peak_after, cell.rss_peak_from_start,
+        cell.rss_before,
+        ended.rss_after,
+        cell.sampled_rss_max,
+        cell.rss_peak_before,
+        ended.rss_peak_after,
+        cell.rss_peak_from_start,
     )
     host: CellHostMemory = {
         "rss_before_bytes": cell.rss_before,
@@ -56,12 +60,22 @@ def gpu_records(cell: PendingCell, after: GpuReading) -> list[CellGpuMemory]:
         sampled = cell.sampled_gpu_max.get(index, (None, None))
         unfolded = index not in cell.gpu_peaks_folded
         allocated_peak, allocated_exact = peak_of(
-            b and b.allocated, a and a.allocated, sampled[0],
-            b and b.allocated_peak, a and a.allocated_peak, counters_exact, unfolded,
+            b and b.allocated,
+            a and a.allocated,
+            sampled[0],
+            b and b.allocated_peak,
+            a and a.allocated_peak,
+            counters_exact,
+            unfolded,
         )
         reserved_peak, reserved_exact = peak_of(
-            b and b.reserved, a and a.reserved, sampled[1],
-            b and b.reserved_peak, a and a.reserved_peak, counters_exact, unfolded,
+            b and b.reserved,
+            a and a.reserved,
+            sampled[1],
+            b and b.reserved_peak,
+            a and a.reserved_peak,
+            counters_exact,
+            unfolded,
         )
         if not (allocated_peak or reserved_peak or (a and a.reserved) or (b and b.reserved)):
             continue  # a device this kernel never used: no entry

@@ -171,10 +171,16 @@ def _collect(
         # IPython's own _i<N>/_<N> are left out before the cut, not after:
         # they grow by one a cell, and in a long session they would take
         # every place and hide the names bound late.
-        items = list(itertools.islice(
-            ((name, obj) for name, obj in user_ns.items() if isinstance(name, str) and name and not name.startswith("_")),
-            MAX_NAMESPACE_NAMES,
-        ))
+        items = list(
+            itertools.islice(
+                (
+                    (name, obj)
+                    for name, obj in user_ns.items()
+                    if isinstance(name, str) and name and not name.startswith("_")
+                ),
+                MAX_NAMESPACE_NAMES,
+            )
+        )
     except Exception:
         return
     obj: Any = None

@@ -83,7 +83,7 @@ class RunningCells:
         # Cells of its thread above it never got their post_run_cell: forget
         # them. Another thread's (a subshell's cell, which started later and
         # runs on) go on.
-        cells[position:] = [other for other in cells[position + 1:] if other.thread != cell.thread]
+        cells[position:] = [other for other in cells[position + 1 :] if other.thread != cell.thread]
         return cell
 
     def fold_into_outer(self, cell: PendingCell) -> None:

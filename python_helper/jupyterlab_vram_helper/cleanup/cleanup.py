@@ -48,7 +48,6 @@ KEPT_LISTINGS = 4
 MIN_ITEMS_PER_NAME = 2000
 
 
-
 def _listed(obj: Any, found: Found, graph_only: dict[StorageKey, int], items: int | None) -> ListedName:
     """What a listing keeps of ``obj``: its identity, and for an object without a
     weakref what tells it apart (listings.py): the storages it reached itself
@@ -57,8 +56,16 @@ def _listed(obj: Any, found: Found, graph_only: dict[StorageKey, int], items: in
     ref = weak_ref(obj)
     reached = frozenset(found.storages.keys() - graph_only.keys()) if ref is None else frozenset()
     leaves = tuple(leaf_refs(found))  # empty where ``ref`` tells it apart: no probes were collected
-    return ListedName(id(obj), ref, type_name(type(obj)), frozenset(found.storages), reached, leaves,
-                      frozenset(found.referenced), items)
+    return ListedName(
+        id(obj),
+        ref,
+        type_name(type(obj)),
+        frozenset(found.storages),
+        reached,
+        leaves,
+        frozenset(found.referenced),
+        items,
+    )
 
 
 def _reach(depth: int) -> Reach:
@@ -212,7 +219,12 @@ class Cleanup:
             if sizer.budget.exhausted:
                 budget.exhausted = True
                 cut[name] = allowed
-            if kind in ("container", "object", "bytes") and not found.leaves() and not found.modules and not found.optimizers:
+            if (
+                kind in ("container", "object", "bytes")
+                and not found.leaves()
+                and not found.modules
+                and not found.optimizers
+            ):
                 continue
             raw.append((name, obj, kind, found))
 
@@ -288,7 +300,8 @@ class Cleanup:
         truncated = len(entries) > max_entries or budget.exhausted
 
         hidden = [
-            h for h in hidden_holders(shell, Sizer(classes, Budget()), depth, set(owner), cache_labels, held, _summary)
+            h
+            for h in hidden_holders(shell, Sizer(classes, Budget()), depth, set(owner), cache_labels, held, _summary)
             if h["total_bytes"] > 0
         ]
         return (

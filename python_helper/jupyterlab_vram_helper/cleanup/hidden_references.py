@@ -126,8 +126,7 @@ def last_exceptions(shell: Any) -> list[BaseException]:
     """The last error and its chain: sys.last_exc/last_value and the last execution result's."""
     out: list[BaseException] = []
     last = getattr(shell, "last_execution_result", None)
-    for exc in (getattr(sys, "last_exc", None), getattr(sys, "last_value", None),
-                getattr(last, "error_in_exec", None)):
+    for exc in (getattr(sys, "last_exc", None), getattr(sys, "last_value", None), getattr(last, "error_in_exec", None)):
         for e in error_frames.exception_chain(exc):
             if not any(e is o for o in out):
                 out.append(e)
@@ -155,7 +154,10 @@ TITLE_CHARS = 80
 # (CPython's Objects/exceptions.c; AttributeError's and NameError's are BaseException's).
 # Others' (a library's C, anything in Python) are not called.
 _BUILTIN_STR_FIELDS: tuple[tuple[type, tuple[str, ...]], ...] = (
-    (BaseException, ("args",)), (KeyError, ("args",)), (AttributeError, ("args",)), (NameError, ("args",)),
+    (BaseException, ("args",)),
+    (KeyError, ("args",)),
+    (AttributeError, ("args",)),
+    (NameError, ("args",)),
     (OSError, ("errno", "strerror", "filename", "filename2", "args")),
     (ImportError, ("msg", "args")),
     (SyntaxError, ("msg", "filename", "lineno")),
@@ -215,8 +217,12 @@ def _plain(value: Any, depth: int = 0) -> bool:
     kind = type(value)
     if any(kind is t for t in _PLAIN_TYPES):
         return True
-    return (kind is tuple and depth < 2 and len(value) <= _MAX_PLAIN_ITEMS
-            and all(_plain(item, depth + 1) for item in value))
+    return (
+        kind is tuple
+        and depth < 2
+        and len(value) <= _MAX_PLAIN_ITEMS
+        and all(_plain(item, depth + 1) for item in value)
+    )
 
 
 TRACEBACK_WARNING = "Clearing the traceback disables %debug for that error"
@@ -230,7 +236,12 @@ _HOLDER_TEXT = {
 
 
 def hidden_holders(
-    shell: Any, sizer: Sizer, depth: int, named: set, labels: dict[int, list[str]], held: Storages,
+    shell: Any,
+    sizer: Sizer,
+    depth: int,
+    named: set,
+    labels: dict[int, list[str]],
+    held: Storages,
     summary: Callable[[Any, str, Found], str],
 ) -> list[dict[str, Any]]:
     """The hidden holders' entries (the listing's ``hidden``).
@@ -257,14 +268,18 @@ def hidden_holders(
         if len(found.storages) > before:
             holding.extend(labels.get(id(obj), [])[:1])
     del objects
-    walked.append((
-        "output_cache",
-        "Output cache (Out, _, __, ___, _N)",
-        found,
-        (f"{holder_summaries.plural(len(holding), 'output')} holding memory: {', '.join(holding[:8])}"
-         + (", …" if len(holding) > 8 else "")),
-        OUTPUT_CACHE_WARNING,
-    ))
+    walked.append(
+        (
+            "output_cache",
+            "Output cache (Out, _, __, ___, _N)",
+            found,
+            (
+                f"{holder_summaries.plural(len(holding), 'output')} holding memory: {', '.join(holding[:8])}"
+                + (", …" if len(holding) > 8 else "")
+            ),
+            OUTPUT_CACHE_WARNING,
+        )
+    )
     # last traceback
     excs = last_exceptions(shell)
     found = Found()
@@ -282,13 +297,15 @@ def hidden_holders(
             del value
         del frame
     del excs
-    walked.append((
-        "last_traceback",
-        f"Traceback of the last error ({title})" if title else "Traceback of the last error",
-        found,
-        "frame locals: " + ", ".join(held_by) if held_by else "no frame locals hold memory",
-        TRACEBACK_WARNING,
-    ))
+    walked.append(
+        (
+            "last_traceback",
+            f"Traceback of the last error ({title})" if title else "Traceback of the last error",
+            found,
+            "frame locals: " + ", ".join(held_by) if held_by else "no frame locals hold memory",
+            TRACEBACK_WARNING,
+        )
+    )
     # last execution result
     found = Found()
     last = getattr(shell, "last_execution_result", None)
@@ -300,13 +317,15 @@ def hidden_holders(
     else:
         text = "no result"
     del result, last
-    walked.append((
-        "last_execution_result",
-        f"Result of the last cell (In[{count}])" if isinstance(count, int) else "Result of the last cell",
-        found,
-        text,
-        None,
-    ))
+    walked.append(
+        (
+            "last_execution_result",
+            f"Result of the last cell (In[{count}])" if isinstance(count, int) else "Result of the last cell",
+            found,
+            text,
+            None,
+        )
+    )
     out = []
     for holder, label, found, text, warning in walked:
         held.update(found.storages)
@@ -316,7 +335,12 @@ def hidden_holders(
 
 
 def hidden_entry(
-    holder: str, label: str, found: Found, named: set, summary: str, warning: str | None,
+    holder: str,
+    label: str,
+    found: Found,
+    named: set,
+    summary: str,
+    warning: str | None,
     others: Sequence[tuple[str, Storages]] = (),
 ) -> dict[str, Any]:
     """``others``: the other hidden holders and their storages. What one of them

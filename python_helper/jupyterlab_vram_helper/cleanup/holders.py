@@ -47,10 +47,26 @@ ITEMS_PER_REQUEST = 200_000  # items looked at in one inspect, over everything
 
 # By id: ``t in a_set`` would hash ``t``, and a metaclass's __hash__ is user code.
 _SKIPPED_TYPE_IDS = frozenset(
-    id(t) for t in (
-        int, float, complex, bool, str, type(None), range, slice,
-        types.FunctionType, types.BuiltinFunctionType, types.MethodType, types.ModuleType,
-        type, property, staticmethod, classmethod, type(Ellipsis), type(NotImplemented),
+    id(t)
+    for t in (
+        int,
+        float,
+        complex,
+        bool,
+        str,
+        type(None),
+        range,
+        slice,
+        types.FunctionType,
+        types.BuiltinFunctionType,
+        types.MethodType,
+        types.ModuleType,
+        type,
+        property,
+        staticmethod,
+        classmethod,
+        type(Ellipsis),
+        type(NotImplemented),
     )
 )
 _CONTAINER_TYPES = (list, tuple, dict, set, frozenset, collections.deque)
@@ -63,9 +79,26 @@ MIN_BYTES_LISTED = 64 * 1024
 # "other" objects: attributes are looked at, except of objects from these
 # packages (the shell itself reaches the whole user namespace).
 _OPAQUE_MODULE_PREFIXES = (
-    "IPython", "ipykernel", "traitlets", "zmq", "tornado", "jupyter_client", "comm",
-    "asyncio", "threading", "logging", "builtins", "jupyterlab_vram_helper", "_pytest",
-    "pytest", "torch", "numpy", "tensorflow", "keras", "pandas", "matplotlib",
+    "IPython",
+    "ipykernel",
+    "traitlets",
+    "zmq",
+    "tornado",
+    "jupyter_client",
+    "comm",
+    "asyncio",
+    "threading",
+    "logging",
+    "builtins",
+    "jupyterlab_vram_helper",
+    "_pytest",
+    "pytest",
+    "torch",
+    "numpy",
+    "tensorflow",
+    "keras",
+    "pandas",
+    "matplotlib",
 )
 
 
@@ -179,8 +212,22 @@ def _cls(module: Any, name: str) -> type | None:
 class Found:
     """What one walk found: storages, and counts for the summary."""
 
-    __slots__ = ("storages", "tensors", "arrays", "byte_objects", "modules", "optimizers", "params", "buffers",
-                 "grads", "state_tensors", "probes", "graph_tensors", "graph_roots", "referenced")
+    __slots__ = (
+        "storages",
+        "tensors",
+        "arrays",
+        "byte_objects",
+        "modules",
+        "optimizers",
+        "params",
+        "buffers",
+        "grads",
+        "state_tensors",
+        "probes",
+        "graph_tensors",
+        "graph_roots",
+        "referenced",
+    )
 
     def __init__(self) -> None:
         self.storages: Storages = {}
@@ -355,7 +402,7 @@ class Sizer:
         groups = attrs.get("param_groups")
         for group in groups[:ITEMS_PER_CONTAINER] if type(groups) is list else ():
             params = group.get("params") if type(group) is dict else None
-            for p in params[:ITEMS_PER_CONTAINER * 10] if type(params) is list or type(params) is tuple else ():
+            for p in params[: ITEMS_PER_CONTAINER * 10] if type(params) is list or type(params) is tuple else ():
                 if not self.budget.take():
                     return
                 if self.classes.kind(p) == "tensor":

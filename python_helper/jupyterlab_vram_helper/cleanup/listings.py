@@ -33,8 +33,26 @@ from .storages import StorageKey
 
 # IPython's own names: never listed, never deleted.
 IPYTHON_NAMES = frozenset(
-    {"In", "Out", "get_ipython", "exit", "quit", "_ih", "_oh", "_dh", "_", "__", "___", "__builtins__",
-     "__builtin__", "__name__", "__doc__", "__package__", "__loader__", "__spec__"}
+    {
+        "In",
+        "Out",
+        "get_ipython",
+        "exit",
+        "quit",
+        "_ih",
+        "_oh",
+        "_dh",
+        "_",
+        "__",
+        "___",
+        "__builtins__",
+        "__builtin__",
+        "__name__",
+        "__doc__",
+        "__package__",
+        "__loader__",
+        "__spec__",
+    }
 )
 _DUNDER = re.compile(r"__\w*__\Z")
 # IPython's input history: _i, _ii, _iii and _iN (a user's _images or _ids is the user's).
@@ -116,6 +134,7 @@ def refusal(listing: Listing, user_ns: dict[str, Any], name: str, reach: Reach, 
     if not listed.same_object(user_ns[name], reach, cells_ran):
         return "rebound since the listing"
     return None
+
 
 def still_alive_after_delete(
     listing: Listing, user_ns: dict[str, Any], probes: dict[str, list[Callable[[], Any]]], shell: Any, reach: Reach

@@ -64,8 +64,9 @@ def detach(shell: Any, user_ns: dict[str, Any], name: str, expected: Any = _UNCH
     probes = _probes(obj)
     users = users_cache_names(shell)  # a _ or _5 the user bound to it is another name of the user's: it stays
     # list(): one copy under the GIL, so a user thread that binds a global meanwhile cannot fail the loop
-    for key in [k for k, v in list(user_ns.items())
-                if v is obj and isinstance(k, str) and is_cache_name(k) and k not in users]:
+    for key in [
+        k for k, v in list(user_ns.items()) if v is obj and isinstance(k, str) and is_cache_name(k) and k not in users
+    ]:
         del user_ns[key]
     # IPython's own copies (the output history, user_ns_hidden) go whatever
     # their key; in the namespaces of code the user ran (a %run script's

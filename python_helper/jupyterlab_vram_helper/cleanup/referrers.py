@@ -24,7 +24,9 @@ OWNER_REFERRERS = 10_000
 # never holds the kernel for long.
 OWNER_BUDGET_S = 1.0
 # The cleanup's own frames hold the object while asking (it is passed in): not holders to name.
-_OWN_MODULES = frozenset({__name__, __name__.rpartition(".")[0] + ".cleanup", __name__.rpartition(".")[0] + ".listings"})
+_OWN_MODULES = frozenset(
+    {__name__, __name__.rpartition(".")[0] + ".cleanup", __name__.rpartition(".")[0] + ".listings"}
+)
 # Nor are its own objects (the probe that keeps a deleted bytes object until it is checked).
 _OWN_PACKAGE = __name__.partition(".")[0] + "."  # the whole helper, not only this subpackage
 # ModuleType's own __dict__ descriptor (a module subclass may define properties).
@@ -104,7 +106,9 @@ def _referrer_kind(ref: Any, obj: Any, user_ns: Any, owners: dict[int, str]) -> 
     # ``__class__``, which can be anything, raising included (lazy proxies).
     kind = type(ref)
     if issubclass(kind, dict):
-        keys = [k for k, v in list(dict.items(ref))[:100_000] if v is obj][:3]  # dict's own: a subclass's items() is user code
+        keys = [k for k, v in list(dict.items(ref))[:100_000] if v is obj][
+            :3
+        ]  # dict's own: a subclass's items() is user code
         shown = ", ".join(_key_text(k) for k in keys)
         if ref is user_ns:
             return f"the user namespace (as {shown})"

@@ -409,4 +409,3 @@ class Channel:
             comm.send(data=error_message("internal", without_surrogates(text, set()), request_id))
         except Exception:
             pass  # the comm itself is gone: last_error says why
-

@@ -54,8 +54,15 @@ MAX_CHAIN_LINKS = 16
 # Errors that, raised while an out-of-memory error was handled, say the
 # handler itself went wrong rather than stand for the memory error.
 BUG_ERRORS = (
-    LookupError, TypeError, AttributeError, NameError, AssertionError, ArithmeticError,
-    ImportError, SyntaxError, StopIteration,
+    LookupError,
+    TypeError,
+    AttributeError,
+    NameError,
+    AssertionError,
+    ArithmeticError,
+    ImportError,
+    SyntaxError,
+    StopIteration,
 )
 
 

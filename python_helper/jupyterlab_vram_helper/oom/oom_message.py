@@ -173,12 +173,28 @@ _TF_DEVICE = re.compile(r"(?:device:|/)(?:XLA_)?(GPU|CPU|gpu|cpu):(\d{1,4})")
 _TF_ALLOCATOR_DEVICE = re.compile(r"^GPU_(\d{1,4})_")
 # TensorFlow's DataTypeString names and their sizes.
 _TF_DTYPE_BYTES = {
-    "float": 4, "double": 8, "half": 2, "bfloat16": 2,
-    "int8": 1, "int16": 2, "int32": 4, "int64": 8,
-    "uint8": 1, "uint16": 2, "uint32": 4, "uint64": 8,
-    "bool": 1, "complex64": 8, "complex128": 16,
-    "qint8": 1, "quint8": 1, "qint16": 2, "quint16": 2, "qint32": 4,
-    "float8_e5m2": 1, "float8_e4m3fn": 1,
+    "float": 4,
+    "double": 8,
+    "half": 2,
+    "bfloat16": 2,
+    "int8": 1,
+    "int16": 2,
+    "int32": 4,
+    "int64": 8,
+    "uint8": 1,
+    "uint16": 2,
+    "uint32": 4,
+    "uint64": 8,
+    "bool": 1,
+    "complex64": 8,
+    "complex128": 16,
+    "qint8": 1,
+    "quint8": 1,
+    "qint16": 2,
+    "quint16": 2,
+    "qint32": 4,
+    "float8_e5m2": 1,
+    "float8_e4m3fn": 1,
 }
 
 # --- host --------------------------------------------------------------------------------
@@ -188,11 +204,29 @@ _NUMPY = _rx(
     r"\(([0-9,\s]{0,600})\) and data type ([\w<>|=\[\]]{1,40})"
 )
 _NUMPY_DTYPE_BYTES = {
-    "bool": 1, "int8": 1, "uint8": 1, "byte": 1, "ubyte": 1,
-    "int16": 2, "uint16": 2, "float16": 2, "half": 2,
-    "int32": 4, "uint32": 4, "float32": 4, "single": 4,
-    "int64": 8, "uint64": 8, "float64": 8, "double": 8, "complex64": 8, "object": 8,
-    "complex128": 16, "float128": 16, "longdouble": 16, "complex256": 32,
+    "bool": 1,
+    "int8": 1,
+    "uint8": 1,
+    "byte": 1,
+    "ubyte": 1,
+    "int16": 2,
+    "uint16": 2,
+    "float16": 2,
+    "half": 2,
+    "int32": 4,
+    "uint32": 4,
+    "float32": 4,
+    "single": 4,
+    "int64": 8,
+    "uint64": 8,
+    "float64": 8,
+    "double": 8,
+    "complex64": 8,
+    "object": 8,
+    "complex128": 16,
+    "float128": 16,
+    "longdouble": 16,
+    "complex256": 32,
 }
 _NUMPY_SIZED_DTYPE = re.compile(r"^(?:datetime64|timedelta64)(?:\[\w{1,4}\])?$")
 _CPU_ALLOCATOR = _rx(

@@ -47,10 +47,13 @@ MAX_FUNCTIONS = 64
 _RUN_IN_PLACE = frozenset({"<listcomp>", "<dictcomp>", "<setcomp>", "<genexpr>", "<lambda>"})
 # The instructions that read a global (or, at a cell's top level, a name of
 # the notebook's namespace), and those that bind or delete one.
-_READ_OPS = frozenset({
-    "LOAD_NAME", "LOAD_GLOBAL",
-    "LOAD_FROM_DICT_OR_GLOBALS",  # Python 3.12: a class body's global read
-})
+_READ_OPS = frozenset(
+    {
+        "LOAD_NAME",
+        "LOAD_GLOBAL",
+        "LOAD_FROM_DICT_OR_GLOBALS",  # Python 3.12: a class body's global read
+    }
+)
 _BIND_OPS = frozenset({"STORE_NAME", "STORE_GLOBAL", "DELETE_NAME", "DELETE_GLOBAL"})
 
 
@@ -135,7 +138,11 @@ def failing_cell_names(type_name: str, message: str) -> frozenset[str] | None:
     try:
         ipython = sys.modules.get("IPython")
         shell = ipython.get_ipython() if ipython is not None else None
-        namespaces = [ns for ns in (getattr(shell, "user_ns", None), getattr(shell, "user_global_ns", None)) if isinstance(ns, dict)]
+        namespaces = [
+            ns
+            for ns in (getattr(shell, "user_ns", None), getattr(shell, "user_global_ns", None))
+            if isinstance(ns, dict)
+        ]
         exc = getattr(sys, "last_value", None)
         if not namespaces or not isinstance(exc, BaseException):
             return None
@@ -210,8 +217,12 @@ def _read_before_bound(code: Any, depth: int = 0) -> set[str]:
                     read.add(name)
             elif instruction.opname in _BIND_OPS and isinstance(name, str):
                 bound.add(name)
-            elif (instruction.opname == "LOAD_CONST" and isinstance(name, type(code)) and depth < MAX_CODE_DEPTH
-                  and (name.co_name in _RUN_IN_PLACE or not name.co_flags & error_frames.CO_OPTIMIZED)):
+            elif (
+                instruction.opname == "LOAD_CONST"
+                and isinstance(name, type(code))
+                and depth < MAX_CODE_DEPTH
+                and (name.co_name in _RUN_IN_PLACE or not name.co_flags & error_frames.CO_OPTIMIZED)
+            ):
                 # A comprehension, a lambda, or a class body (which runs where
                 # the class is defined; what it binds is the class's).
                 read.update(_read_before_bound(name, depth + 1) - bound)

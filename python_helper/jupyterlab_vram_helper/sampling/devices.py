@@ -79,9 +79,7 @@ def _leading_int(text: str) -> int | None:
     return int(digits)
 
 
-def visible_nvml_devices(
-    visible: VisibleDevices | None, nvml_devices: Sequence[NvmlDevice]
-) -> list[NvmlDevice]:
+def visible_nvml_devices(visible: VisibleDevices | None, nvml_devices: Sequence[NvmlDevice]) -> list[NvmlDevice]:
     """NVML devices in CUDA ordinal order, after CUDA_VISIBLE_DEVICES."""
     if visible is None:
         return list(nvml_devices)

@@ -91,7 +91,8 @@ _INSTANCE_DICT_DOC = own_namespace(_Plain)["__dict__"].__doc__
 # CPython's own C ``__dict__`` getters that only read the dict (or make an
 # empty one): found on the builtin class, for every subclass of it.
 _C_DICT_GETTERS = frozenset(
-    id(own_namespace(klass)["__dict__"]) for klass in (BaseException, functools.partial, types.SimpleNamespace)
+    id(own_namespace(klass)["__dict__"])
+    for klass in (BaseException, functools.partial, types.SimpleNamespace)
     if type(own_namespace(klass).get("__dict__")) is types.GetSetDescriptorType
 )
 
@@ -251,7 +252,8 @@ _plain = _Plain()
 # object: measured on a class of our own, since it varies by Python version.
 _PREHEADER_SIZE = (
     sys.getsizeof(_plain) - object.__sizeof__(_plain) - (_GC_HEAD if type_flags(_Plain) & _HAVE_GC else 0)
-    if type_flags(_Plain) & _PREHEADER else 0
+    if type_flags(_Plain) & _PREHEADER
+    else 0
 )
 del _plain
 

@@ -99,7 +99,9 @@ class SampleSource:
         the user looking for a driver problem.
         """
         torch = torch_cuda.loaded_torch()
-        return self._hidden_by_environment(self._visible(torch, torch is not None and torch_cuda.cuda_initialized(torch)))
+        return self._hidden_by_environment(
+            self._visible(torch, torch is not None and torch_cuda.cuda_initialized(torch))
+        )
 
     def _hidden_by_environment(self, devices: list[Device]) -> HiddenGpus | None:
         """:meth:`hidden_gpus`, given the devices just enumerated."""
@@ -160,7 +162,8 @@ class SampleSource:
             # What moves the kernel's own NVML figure: a context, torch's segments, TensorFlow's memory.
             nvml = (
                 self._nvml_figures(device.nvml, fresh_processes, holds_memory, (context, reserved, tf_figures))
-                if device.nvml is not None else None
+                if device.nvml is not None
+                else None
             )
             gpus.append(
                 {

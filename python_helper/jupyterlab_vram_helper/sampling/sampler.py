@@ -153,9 +153,7 @@ class Sampler:
 
     # -- sending ------------------------------------------------------------
 
-    def emit(
-        self, targets: Sequence[Hashable], reason: SampleReason, before: Callable[[], None] | None = None
-    ) -> int:
+    def emit(self, targets: Sequence[Hashable], reason: SampleReason, before: Callable[[], None] | None = None) -> int:
         """Read now and send one sample to ``targets``; returns its seq.
 
         ``before`` runs under the same lock, so that nothing the sampler thread

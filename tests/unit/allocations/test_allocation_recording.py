@@ -84,6 +84,12 @@ def test_a_torch_without_allocator_history_is_unavailable_and_not_retried() -> N
     finally:
         sites.stop()
     assert sites.state()["gpu"] == {
-        "state": "off", "max_entries": None, "started": None, "allocated_before_bytes": None, "reason": None,
-        "restarted_at": None, "restart_kept_stacks": None, "restart_reason": None,
+        "state": "off",
+        "max_entries": None,
+        "started": None,
+        "allocated_before_bytes": None,
+        "reason": None,
+        "restarted_at": None,
+        "restart_kept_stacks": None,
+        "restart_reason": None,
     }

@@ -19,8 +19,12 @@ def clearing_torch() -> FakeTorch:
     calls = torch.history_calls  # type: ignore[attr-defined]
 
     def record_impl(
-        enabled: str | None = "all", context: str | None = "all", stacks: str = "all",
-        max_entries: int = 1 << 62, device: Any = None, clear_history: bool = False,
+        enabled: str | None = "all",
+        context: str | None = "all",
+        stacks: str = "all",
+        max_entries: int = 1 << 62,
+        device: Any = None,
+        clear_history: bool = False,
     ) -> None:
         call: dict[str, Any] = {"enabled": enabled}
         if enabled is not None:

@@ -54,7 +54,10 @@ def test_a_history_switched_off_in_a_cell_starts_again_at_the_next_cell_and_says
         torch.stats[0] = nested_stats(1 << 20, 2 << 20, 1 << 20)  # allocated while it was off
         shell.run_cell("after-their-stop")
         assert torch.history_calls[-1] == {  # type: ignore[attr-defined]
-            "enabled": "all", "context": "alloc", "stacks": "python", "max_entries": 5000
+            "enabled": "all",
+            "context": "alloc",
+            "stacks": "python",
+            "max_entries": 5000,
         }
         gpu = sent[-1]["recording"]["gpu"]
         assert gpu["state"] == "recording" and gpu["max_entries"] == 5000

@@ -54,7 +54,10 @@ def test_records_broadcast_to_every_comm_and_history_request() -> None:
         b.deliver({"type": "history", "request_id": "h"})
         reply = b.sent[-1]
         assert {k: v for k, v in reply.items() if k != "result"} == {
-            "type": "reply", "request_id": "h", "request_type": "history"}
+            "type": "reply",
+            "request_id": "h",
+            "request_type": "history",
+        }
         assert reply["result"]["records"] == [record_a]
         # Every sample sent so far, to either comm, is in the timeline.
         sent = {m["seq"]: m for m in a.sent + b.sent if m["type"] == "sample"}

@@ -42,8 +42,12 @@ def test_a_vmhwm_above_the_rss_is_reset_at_cell_start_and_the_peak_is_exact() ->
     h.rss.set(100 * MB)  # an earlier peak of 900 MB
     record = h.cell(lambda: (h.rss.set(400 * MB), h.rss.set(150 * MB)))
     assert h.rss.resets == 1
-    assert record["host"] == {"rss_before_bytes": 100 * MB, "rss_after_bytes": 150 * MB,
-                              "rss_peak_bytes": 400 * MB, "peak_exact": True}
+    assert record["host"] == {
+        "rss_before_bytes": 100 * MB,
+        "rss_after_bytes": 150 * MB,
+        "rss_peak_bytes": 400 * MB,
+        "peak_exact": True,
+    }
 
 
 @pytest.mark.parametrize("reset, can_reset", [(True, True), (False, True), (True, False)])
@@ -53,8 +57,12 @@ def test_a_vmhwm_that_is_the_rss_already_needs_no_reset_and_gives_an_exact_peak(
     h = Harness(reset=reset, rss=ScriptedRss(can_reset=can_reset))
     record = h.cell(lambda: (h.rss.set(700 * MB), h.rss.set(200 * MB)))
     assert h.rss.resets == 0
-    assert record["host"] == {"rss_before_bytes": 100 * MB, "rss_after_bytes": 200 * MB,
-                              "rss_peak_bytes": 700 * MB, "peak_exact": True}
+    assert record["host"] == {
+        "rss_before_bytes": 100 * MB,
+        "rss_after_bytes": 200 * MB,
+        "rss_peak_bytes": 700 * MB,
+        "peak_exact": True,
+    }
 
 
 def test_two_devices_each_get_their_own_figures(cuda: FakeTorch) -> None:
@@ -70,7 +78,9 @@ def test_two_devices_each_get_their_own_figures(cuda: FakeTorch) -> None:
     g0, g1 = record["gpus"]
     assert (g0["allocated_before_bytes"], g0["allocated_after_bytes"], g0["allocated_peak_bytes"]) == (GB, GB, GB)
     assert (g1["allocated_before_bytes"], g1["allocated_after_bytes"], g1["allocated_peak_bytes"]) == (
-        10 * MB, 300 * MB, 700 * MB
+        10 * MB,
+        300 * MB,
+        700 * MB,
     )
     assert g1["reserved_peak_bytes"] == 800 * MB and g1["peak_exact"] is True
 

@@ -33,8 +33,9 @@ def test_message_head_is_bounded_and_an_unprintable_error_is_survived() -> None:
 def test_empty_cell_post_without_pre_makes_no_record() -> None:
     h = Harness()
     info = types.SimpleNamespace(cell_id="c", store_history=True)
-    h.recorder.post_run_cell(types.SimpleNamespace(info=info, execution_count=None, error_in_exec=None,
-                                                   error_before_exec=None))
+    h.recorder.post_run_cell(
+        types.SimpleNamespace(info=info, execution_count=None, error_in_exec=None, error_before_exec=None)
+    )
     assert h.recorder.history() == [] and h.sent == []
 
 
@@ -65,12 +66,17 @@ def test_a_nested_run_that_fails_is_recorded_as_its_running_cells() -> None:
     inner = types.SimpleNamespace(cell_id=None, store_history=False, raw_cell="x = make_big()")
     h.recorder.pre_run_cell(outer)
     h.recorder.pre_run_cell(inner)
-    h.recorder.post_run_cell(types.SimpleNamespace(info=inner, execution_count=7, error_before_exec=None,
-                                                   error_in_exec=MemoryError("out of memory")))
-    h.recorder.post_run_cell(types.SimpleNamespace(info=outer, execution_count=6, error_in_exec=None,
-                                                   error_before_exec=None))
+    h.recorder.post_run_cell(
+        types.SimpleNamespace(
+            info=inner, execution_count=7, error_before_exec=None, error_in_exec=MemoryError("out of memory")
+        )
+    )
+    h.recorder.post_run_cell(
+        types.SimpleNamespace(info=outer, execution_count=6, error_in_exec=None, error_before_exec=None)
+    )
     assert [(r["cell_id"], r["execution_count"], r["status"]) for r in h.recorder.history()] == [
-        ("outer", 6, "error"), ("outer", 6, "ok")
+        ("outer", 6, "error"),
+        ("outer", 6, "ok"),
     ]
 
 
@@ -99,10 +105,18 @@ def test_a_cell_run_inside_another_keeps_both_peaks_exact(cuda: FakeTorch) -> No
     h.recorder.post_run_cell(result(outer, 6))
     later.run()
     inner_record, outer_record = h.recorder.history()
-    assert inner_record["host"] == {"rss_before_bytes": 200 * MB, "rss_after_bytes": 500 * MB,
-                                    "rss_peak_bytes": 500 * MB, "peak_exact": True}
-    assert outer_record["host"] == {"rss_before_bytes": 100 * MB, "rss_after_bytes": 300 * MB,
-                                    "rss_peak_bytes": 2 * GB, "peak_exact": True}
+    assert inner_record["host"] == {
+        "rss_before_bytes": 200 * MB,
+        "rss_after_bytes": 500 * MB,
+        "rss_peak_bytes": 500 * MB,
+        "peak_exact": True,
+    }
+    assert outer_record["host"] == {
+        "rss_before_bytes": 100 * MB,
+        "rss_after_bytes": 300 * MB,
+        "rss_peak_bytes": 2 * GB,
+        "peak_exact": True,
+    }
     assert inner_record["gpus"][0]["allocated_peak_bytes"] == 2 * GB
     assert outer_record["gpus"][0]["allocated_peak_bytes"] == 3 * GB and outer_record["peak_exact"]
 
@@ -155,8 +169,9 @@ def test_an_interrupted_notebook_cell_beside_a_subshell_cell_is_the_one_recorded
         h.recorder.pre_run_cell(subshell)
         started.set()
         finish.wait(5)
-        h.recorder.post_run_cell(types.SimpleNamespace(info=subshell, execution_count=9, error_in_exec=None,
-                                                       error_before_exec=None))
+        h.recorder.post_run_cell(
+            types.SimpleNamespace(info=subshell, execution_count=9, error_in_exec=None, error_before_exec=None)
+        )
 
     thread = threading.Thread(target=subshell_thread)
     thread.start()
@@ -165,7 +180,8 @@ def test_an_interrupted_notebook_cell_beside_a_subshell_cell_is_the_one_recorded
     finish.set()
     thread.join(5)
     assert sorted((r["cell_id"], r["status"]) for r in h.recorder.history()) == [
-        ("notebook", "interrupted"), ("subshell", "ok")
+        ("notebook", "interrupted"),
+        ("subshell", "ok"),
     ]
     assert h.recorder._pending == []
 
@@ -177,7 +193,10 @@ def test_cancelled_cell_is_interrupted_with_the_expected_count() -> None:
     h.recorder.post_run_cell(None)  # ipykernel: the cell's coroutine was cancelled
     record = h.last()
     assert (record["status"], record["error"], record["execution_count"], record["cell_id"]) == (
-        "interrupted", None, 41, None
+        "interrupted",
+        None,
+        41,
+        None,
     )
 
 

@@ -23,15 +23,20 @@ def test_the_hooks_read_one_file_and_reset_the_rest_waits_for_the_sender_thread(
     assert h.rss.reads == ["status"] and h.rss.resets == 1
     h.rss.set(900 * MB)
     h.rss.set(300 * MB)
-    h.recorder.post_run_cell(types.SimpleNamespace(info=info, execution_count=1, error_in_exec=None,
-                                                   error_before_exec=None))
+    h.recorder.post_run_cell(
+        types.SimpleNamespace(info=info, execution_count=1, error_in_exec=None, error_before_exec=None)
+    )
     assert h.rss.reads == ["status"]  # post_run_cell reads no file
     assert len(later.calls) == 1 and len(h.recorder._records) == 1 and len(h.cells_sent()) == 1
     later.run()
     assert h.rss.reads == ["status", "status, GIL released"]
     record = h.cells_sent()[-1]
-    assert record["host"] == {"rss_before_bytes": 100 * MB, "rss_after_bytes": 300 * MB,
-                              "rss_peak_bytes": 900 * MB, "peak_exact": True}
+    assert record["host"] == {
+        "rss_before_bytes": 100 * MB,
+        "rss_after_bytes": 300 * MB,
+        "rss_peak_bytes": 900 * MB,
+        "peak_exact": True,
+    }
 
 
 def test_the_next_cell_finishes_the_last_record_with_one_read_before_it_resets_the_peak() -> None:
@@ -67,7 +72,8 @@ def test_a_cell_that_starts_while_the_sender_thread_reads_the_last_ones_end_does
     sender.start()
     assert about_to_read.wait(5)
     next_cell = threading.Thread(
-        target=h.recorder.pre_run_cell, args=(types.SimpleNamespace(cell_id="c2", store_history=True),))
+        target=h.recorder.pre_run_cell, args=(types.SimpleNamespace(cell_id="c2", store_history=True),)
+    )
     next_cell.start()
     next_cell.join(0.2)  # it must wait for the sender, not reset VmHWM under it
     go_on.set()
@@ -89,8 +95,9 @@ def test_a_subshell_cell_that_ends_while_the_next_cell_stamps_the_waiting_ones_b
     starts.join(5)
 
     def subshell_cell_ends() -> None:
-        h.recorder.post_run_cell(types.SimpleNamespace(info=subshell, execution_count=9, error_in_exec=None,
-                                                       error_before_exec=None))
+        h.recorder.post_run_cell(
+            types.SimpleNamespace(info=subshell, execution_count=9, error_in_exec=None, error_before_exec=None)
+        )
 
     class Waiting(EndedCell):
         """The waiting cell; the first look at it lets the subshell's thread run its post_run_cell."""
@@ -143,14 +150,18 @@ def test_torch_counters_after_a_cell_are_read_by_the_sender_thread_not_the_hook(
     set_allocator(cuda, 0, 3 * GB, 4 * GB)
     set_allocator(cuda, 0, 1536 * MB, 4 * GB)
     cuda.calls.clear()
-    h.recorder.post_run_cell(types.SimpleNamespace(info=info, execution_count=1, error_in_exec=None,
-                                                   error_before_exec=None))
+    h.recorder.post_run_cell(
+        types.SimpleNamespace(info=info, execution_count=1, error_in_exec=None, error_before_exec=None)
+    )
     assert cuda.calls == []  # post_run_cell leaves torch alone
     later.run()  # the sender thread: one reading per device, then the record
     assert stats_reads(cuda) == [("memory_stats_as_nested_dict", 0), ("memory_stats_as_nested_dict", 1)]
     (gpu,) = h.cells_sent()[-1]["gpus"]
     assert (gpu["allocated_before_bytes"], gpu["allocated_after_bytes"], gpu["allocated_peak_bytes"]) == (
-        1 * GB, 1536 * MB, 3 * GB)
+        1 * GB,
+        1536 * MB,
+        3 * GB,
+    )
     assert gpu["peak_exact"] is True
 
 
@@ -162,7 +173,8 @@ def test_the_next_cell_reads_torch_once_for_the_last_cells_end_and_its_own_start
     def second_body():
         # one reading per device, then the resets: the first cell's peak was read before them
         assert [c[0] for c in cuda.calls if c[0] != "device_count"] == (
-            ["memory_stats_as_nested_dict"] * 2 + ["reset_peak_memory_stats"] * 2)
+            ["memory_stats_as_nested_dict"] * 2 + ["reset_peak_memory_stats"] * 2
+        )
         set_allocator(cuda, 0, 2560 * MB, 4 * GB)
 
     h.run_hooks(second_body)
@@ -232,8 +244,9 @@ def test_off_the_kernels_loop_or_inside_a_running_cell_the_round_is_handed_over_
             h.recorder.pre_run_cell(outer := types.SimpleNamespace(cell_id="outer", store_history=True))
             h.run_hooks(error=ValueError("inner"), store_history=False)  # ends inside the running cell
             assert len(later.calls) == 1  # at once: the loop waits for the running cell
-            h.recorder.post_run_cell(types.SimpleNamespace(info=outer, execution_count=9, error_in_exec=None,
-                                                           error_before_exec=None))
+            h.recorder.post_run_cell(
+                types.SimpleNamespace(info=outer, execution_count=9, error_in_exec=None, error_before_exec=None)
+            )
 
         asyncio.run(outer_cell())
     finally:

@@ -76,8 +76,11 @@ def test_a_reading_begun_before_an_inner_cell_goes_to_the_outer_one() -> None:
         h.rss.set(200 * MB)
         h.recorder.pre_run_cell(inner_info)  # ... reaches the recorder once the inner cell runs
         h.recorder.observe(figures(600 * MB), started)
-        h.recorder.post_run_cell(types.SimpleNamespace(info=inner_info, execution_count=None, error_in_exec=None,
-                                                       error_before_exec=None, result=None))
+        h.recorder.post_run_cell(
+            types.SimpleNamespace(
+                info=inner_info, execution_count=None, error_in_exec=None, error_before_exec=None, result=None
+            )
+        )
 
     outer = h.cell(outer_body, cell_id="outer")
     inner = [r for r in h.recorder.history() if r["cell_id"] == "inner"][0]
@@ -100,8 +103,9 @@ def test_an_inner_cell_starting_waits_for_a_sampler_reading_being_folded_into_th
     def outer_body():
         set_allocator(cuda, 0, 9 * GB, 10 * GB)  # the outer cell's peak so far
         set_allocator(cuda, 0, 2 * GB, 10 * GB)
-        sampler = threading.Thread(target=h.recorder.observe,
-                                   args=({"host": {"rss_bytes": None}, "gpus": sampler_gpus()},))
+        sampler = threading.Thread(
+            target=h.recorder.observe, args=({"host": {"rss_bytes": None}, "gpus": sampler_gpus()},)
+        )
         sampler.start()
         assert folding.wait(5)
         inner_start = threading.Thread(target=h.recorder.pre_run_cell, args=(inner_info,))
@@ -112,8 +116,11 @@ def test_an_inner_cell_starting_waits_for_a_sampler_reading_being_folded_into_th
         sampler.join(5)
         inner_start.join(5)
         assert waited
-        h.recorder.post_run_cell(types.SimpleNamespace(info=inner_info, execution_count=None, error_in_exec=None,
-                                                       error_before_exec=None, result=None))
+        h.recorder.post_run_cell(
+            types.SimpleNamespace(
+                info=inner_info, execution_count=None, error_in_exec=None, error_before_exec=None, result=None
+            )
+        )
 
     outer = h.cell(outer_body, cell_id="outer")
     g0 = outer["gpus"][0]

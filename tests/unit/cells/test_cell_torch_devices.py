@@ -22,8 +22,10 @@ def test_once_cuda_is_initialised_the_hooks_call_only_torchs_stats_and_reset(cud
     # Two cells: per device a stats read at each start and end, a reset at each start;
     # no device_count (nor is_initialized, which the fake does not log) per cell.
     assert sorted(set(cuda.calls)) == [
-        ("memory_stats_as_nested_dict", 0), ("memory_stats_as_nested_dict", 1),
-        ("reset_peak_memory_stats", 0), ("reset_peak_memory_stats", 1),
+        ("memory_stats_as_nested_dict", 0),
+        ("memory_stats_as_nested_dict", 1),
+        ("reset_peak_memory_stats", 0),
+        ("reset_peak_memory_stats", 1),
     ]
     assert len(cuda.calls) == 2 * 3 * 2
     assert [r["gpus"][0]["allocated_peak_bytes"] for r in records] == [3 * GB, 3 * GB]
@@ -50,12 +52,18 @@ def test_a_device_without_a_context_is_neither_read_nor_reset_until_it_gets_one(
 
     first_use = h.cell(body)["gpus"][1]
     # Nothing before the context, so its counters count this cell alone: exact.
-    assert (first_use["allocated_before_bytes"], first_use["allocated_after_bytes"],
-            first_use["allocated_peak_bytes"], first_use["peak_exact"]) == (0, 256 * MB, 768 * MB, True)
+    assert (
+        first_use["allocated_before_bytes"],
+        first_use["allocated_after_bytes"],
+        first_use["allocated_peak_bytes"],
+        first_use["peak_exact"],
+    ) == (0, 256 * MB, 768 * MB, True)
     cuda.calls.clear()
     later = h.cell(lambda: set_allocator(cuda, 1, 384 * MB, 1 * GB))["gpus"][1]
     assert (later["allocated_before_bytes"], later["allocated_peak_bytes"], later["peak_exact"]) == (
-        256 * MB, 384 * MB, True
+        256 * MB,
+        384 * MB,
+        True,
     )
     # From now on device 1 is read and reset like device 0, and not asked about again.
     assert ("reset_peak_memory_stats", 1) in cuda.calls
@@ -83,7 +91,9 @@ def test_under_cuda_malloc_async_a_devices_first_context_in_a_cell_counts_from_z
     assert during[1]["allocated_peak_bytes"] == 10 * GB and during[1]["peak_exact"] is True
     after = h.cell(lambda: set_allocator(cuda, 1, 256 * MB, 1 * GB))["gpus"][1]
     assert (after["allocated_before_bytes"], after["allocated_after_bytes"], after["peak_exact"]) == (
-        512 * MB, 256 * MB, True
+        512 * MB,
+        256 * MB,
+        True,
     )
     assert h.recorder.last_error is None
 
@@ -124,7 +134,9 @@ def test_under_cuda_malloc_async_a_first_context_in_the_cell_counts_from_zero(cu
 
     g0 = h.cell(body)["gpus"][0]
     assert (g0["allocated_before_bytes"], g0["allocated_after_bytes"], g0["allocated_peak_bytes"]) == (
-        0, 256 * MB, 384 * MB
+        0,
+        256 * MB,
+        384 * MB,
     )
     assert g0["peak_exact"] is True
     assert resets(cuda) == []

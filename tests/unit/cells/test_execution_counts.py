@@ -28,14 +28,25 @@ class UnknownShell:
 Hook = Callable[[Any], None]
 
 
-def run_cell(shell: Any, cell_id: str, pre: list[Hook], post: list[Hook],
-             during: Callable[[], None] = lambda: None, store_history: bool = True) -> int:
+def run_cell(
+    shell: Any,
+    cell_id: str,
+    pre: list[Hook],
+    post: list[Hook],
+    during: Callable[[], None] = lambda: None,
+    store_history: bool = True,
+) -> int:
     """Fire the hooks in the order of ``shell``'s IPython; returns the cell's number."""
     counts_first = getattr(shell, "counts_first", isinstance(shell, CountsFirstShell))
     info = types.SimpleNamespace(cell_id=cell_id, store_history=store_history, raw_cell="x = 1")
     count = shell.execution_count
-    result = types.SimpleNamespace(info=info, execution_count=count if store_history else None,
-                                   error_in_exec=None, error_before_exec=None, result=None)
+    result = types.SimpleNamespace(
+        info=info,
+        execution_count=count if store_history else None,
+        error_in_exec=None,
+        error_before_exec=None,
+        result=None,
+    )
     if store_history and counts_first:
         shell.execution_count += 1
     for hook in pre:

@@ -21,8 +21,10 @@ def _cell(info: object, thread: int = MAIN, cell_id: str = "c", count: int = 1, 
 
 
 def _figures(rss: int, allocated: int = 0, reserved: int = 0) -> dict:
-    return {"host": {"rss_bytes": rss},
-            "gpus": [{"index": 0, "torch": {"allocated_bytes": allocated, "reserved_bytes": reserved}}]}
+    return {
+        "host": {"rss_bytes": rss},
+        "gpus": [{"index": 0, "torch": {"allocated_bytes": allocated, "reserved_bytes": reserved}}],
+    }
 
 
 def test_code_a_cell_runs_through_run_cell_is_that_cells() -> None:
@@ -85,7 +87,10 @@ def test_a_reset_inside_a_running_cell_keeps_the_peaks_it_hides() -> None:
     running.cells.extend([counting, not_counting])
     running.keep_outer_rss_peaks(900)
     assert (counting.sampled_rss_max, not_counting.sampled_rss_max) == (900, None)
-    stats = {"allocated_bytes": {"all": {"current": 5, "peak": 50}}, "reserved_bytes": {"all": {"current": 8, "peak": 80}}}
+    stats = {
+        "allocated_bytes": {"all": {"current": 5, "peak": 50}},
+        "reserved_bytes": {"all": {"current": 8, "peak": 80}},
+    }
     running.keep_outer_peaks({0: stats})
     assert counting.sampled_gpu_max == {0: [50, 80]} and counting.gpu_peaks_folded == {0}
 

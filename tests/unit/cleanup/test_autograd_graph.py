@@ -47,8 +47,13 @@ def test_a_loss_history_keeps_every_iterations_activations() -> None:
     expected = 5 * (512 * 256 + 512) * F32 + 4 * 512 * 64 * F32
     assert sum(only.values()) == expected
     summary = graph.summary(only)
-    assert summary == {"tensors": 5, "graph_nodes": graph.nodes, "truncated": False,
-                       "bytes": expected, "packed_by_hooks": 0}
+    assert summary == {
+        "tensors": 5,
+        "graph_nodes": graph.nodes,
+        "truncated": False,
+        "bytes": expected,
+        "packed_by_hooks": 0,
+    }
 
 
 def test_after_backward_the_graph_holds_nodes_but_no_saved_tensors() -> None:

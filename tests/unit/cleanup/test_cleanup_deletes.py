@@ -50,7 +50,9 @@ def test_delete_keeps_other_user_names_and_says_so(cleanup: Cleanup, shell: Fake
     out = cleanup.delete(cleanup.inspect()["listing_id"], ["a"], [], ["gc"])
     assert out["deleted"] == ["a"] and "b" in shell.user_ns
     [alive] = out["still_alive"]
-    assert alive["name"] == "a" and "the user namespace (as b)" in alive["reason"] and "shared with b" in alive["reason"]
+    assert (
+        alive["name"] == "a" and "the user namespace (as b)" in alive["reason"] and "shared with b" in alive["reason"]
+    )
 
 
 def test_delete_names_what_else_holds_a_tensor(cleanup: Cleanup, shell: FakeShell) -> None:
@@ -111,8 +113,29 @@ def test_deleting_a_list_watches_its_tensors(cleanup: Cleanup, shell: FakeShell)
     assert out["deleted"] == ["box"] and out["still_alive"] and "a list" in out["still_alive"][0]["reason"]
 
 
-@pytest.mark.parametrize("name", ["In", "Out", "get_ipython", "exit", "quit", "_ih", "_oh", "_dh", "_i", "_i7",
-                                  "_ii", "_iii", "_", "__", "___", "_12", "__builtins__", "__name__"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "In",
+        "Out",
+        "get_ipython",
+        "exit",
+        "quit",
+        "_ih",
+        "_oh",
+        "_dh",
+        "_i",
+        "_i7",
+        "_ii",
+        "_iii",
+        "_",
+        "__",
+        "___",
+        "_12",
+        "__builtins__",
+        "__name__",
+    ],
+)
 def test_reserved_names(name: str) -> None:
     assert reserved_name_reason(name) is not None
 

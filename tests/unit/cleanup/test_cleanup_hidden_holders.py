@@ -40,7 +40,9 @@ def record_last_error(monkeypatch: pytest.MonkeyPatch, shell: FakeShell, exc: Ba
     shell.last_execution_result.error_in_exec = exc
 
 
-def test_clearing_the_traceback_frees_frame_locals(cleanup: Cleanup, shell: FakeShell, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_clearing_the_traceback_frees_frame_locals(
+    cleanup: Cleanup, shell: FakeShell, monkeypatch: pytest.MonkeyPatch
+) -> None:
     def fail() -> None:
         t = real_torch.zeros(250)  # noqa: F841
         raise RuntimeError("boom")

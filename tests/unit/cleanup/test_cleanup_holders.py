@@ -18,7 +18,6 @@ np = pytest.importorskip("numpy")
 pytestmark = pytest.mark.usefixtures("real_torch", "sys_last_restored")
 
 
-
 def hidden(result: dict[str, Any], holder: str) -> dict[str, Any]:
     [found] = [h for h in result["hidden"] if h["holder"] == holder]
     return found
@@ -122,8 +121,9 @@ def test_empty_cache_tries_every_device_and_says_which_failed(fake_torch: Any) -
     outcome = empty_cuda_cache(failures)
     assert calls == [0, 1]  # GPU 1's cache is returned whatever GPU 0 says
     assert outcome == "failed: GPU 0: RuntimeError: CUDA error: device-side assert triggered"
-    assert failures == [{"step": "empty_cache", "target": "GPU 0",
-                         "error": "RuntimeError: CUDA error: device-side assert triggered"}]
+    assert failures == [
+        {"step": "empty_cache", "target": "GPU 0", "error": "RuntimeError: CUDA error: device-side assert triggered"}
+    ]
 
 
 def test_a_delete_whose_empty_cache_fails_still_says_what_it_deleted(fake_torch: Any) -> None:
@@ -139,8 +139,9 @@ def test_a_delete_whose_empty_cache_fails_still_says_what_it_deleted(fake_torch:
     out = cleanup.delete(listing, ["big"], ["output_cache"], ["gc", "empty_cache"])
     assert "big" not in shell.user_ns
     assert out["deleted"] == ["big"] and out["cleared"] == ["output_cache"]
-    assert out["failures"] == [{"step": "empty_cache", "target": "GPU 0",
-                                "error": "RuntimeError: CUDA error: device-side assert triggered"}]
+    assert out["failures"] == [
+        {"step": "empty_cache", "target": "GPU 0", "error": "RuntimeError: CUDA error: device-side assert triggered"}
+    ]
     assert out["after"] is not None
 
 

@@ -31,13 +31,25 @@ def test_snapshot_shape(cleanup: Cleanup) -> None:
 
 def test_inspect_lists_holders_largest_first_and_counts_shared_storage_once(cleanup: Cleanup, shell: FakeShell) -> None:
     a = real_torch.zeros(1000)
-    shell.user_ns.update({"a": a, "b": a, "v": a[:5], "small": real_torch.zeros(10), "n": 3, "sys": sys,
-                          "batch": [real_torch.zeros(100)], "ints": [1, 2, 3]})
+    shell.user_ns.update(
+        {
+            "a": a,
+            "b": a,
+            "v": a[:5],
+            "small": real_torch.zeros(10),
+            "n": 3,
+            "sys": sys,
+            "batch": [real_torch.zeros(100)],
+            "ints": [1, 2, 3],
+        }
+    )
     shell.displayhook.show(4, a)
     result = cleanup.inspect()
     names = [e["name"] for e in result["entries"]]
     assert names[0] == "a" and set(names) == {"a", "b", "v", "small", "batch"}
-    assert [e["total_bytes"] for e in result["entries"]] == sorted((e["total_bytes"] for e in result["entries"]), reverse=True)
+    assert [e["total_bytes"] for e in result["entries"]] == sorted(
+        (e["total_bytes"] for e in result["entries"]), reverse=True
+    )
     by = {e["name"]: e for e in result["entries"]}
     assert by["a"]["total_bytes"] == 4000 and by["b"]["total_bytes"] == 0 and by["v"]["total_bytes"] == 0
     assert by["a"]["shared_with"] == ["b", "v"] and by["v"]["shared_with"] == ["a", "b"]
@@ -68,10 +80,13 @@ def test_an_oom_diagnosis_counts_memory_held_by_a_name_and_hidden_holders_once(
     shell.user_ns["x"] = data
     shell.displayhook.show(3, data)  # Out[3], _3, _
     shell.last_execution_result.result = data  # and the last cell's result
-    inspect = cleanup.held_references if inspect_with == "held_references" else (
-        lambda: cleanup.inspect(keep_listing=False))
-    figures = {"host": {"rss_bytes": 2 * size, "total_bytes": 8 << 30, "available_bytes": 50 << 20, "container": None},
-               "gpus": []}
+    inspect = (
+        cleanup.held_references if inspect_with == "held_references" else (lambda: cleanup.inspect(keep_listing=False))
+    )
+    figures = {
+        "host": {"rss_bytes": 2 * size, "total_bytes": 8 << 30, "available_bytes": 50 << 20, "container": None},
+        "gpus": [],
+    }
     watch = OomWatch(read_figures=lambda: figures, inspect=inspect)
     diagnosis = watch.diagnose("MemoryError", "Unable to allocate 120. MiB for an array with shape (15728640,)")
     del data
@@ -86,10 +101,16 @@ def test_inspect_lists_raw_bytes_from_64_kib_on_counting_a_buffer_once(cleanup: 
 
     raw = bytearray(3 * 2**20)
     samples = array.array("d", bytes(2**20))  # 131,072 doubles
-    shell.user_ns.update({
-        "raw": raw, "view": memoryview(raw), "samples": samples, "blob": b"\x00" * 2**20,
-        "header": b"\x00" * 1000, "chunks": [bytes(100_000), bytes(100_000)],
-    })
+    shell.user_ns.update(
+        {
+            "raw": raw,
+            "view": memoryview(raw),
+            "samples": samples,
+            "blob": b"\x00" * 2**20,
+            "header": b"\x00" * 1000,
+            "chunks": [bytes(100_000), bytes(100_000)],
+        }
+    )
     by = {e["name"]: e for e in cleanup.inspect()["entries"]}
     assert set(by) == {"raw", "view", "samples", "blob", "chunks"}  # a 1,000-byte header is not worth a row
     assert by["raw"]["kind"] == "bytes" and by["raw"]["summary"] == "bytearray[3,145,728]"

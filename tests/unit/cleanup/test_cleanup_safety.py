@@ -19,8 +19,6 @@ np = pytest.importorskip("numpy")
 pytestmark = pytest.mark.usefixtures("real_torch")
 
 
-
-
 def size(obj: Any) -> Found:
     found = Found()
     Sizer(Classes()).walk(obj, found, 2, objects=True)
@@ -77,9 +75,7 @@ def test_a_proxy_in_the_output_cache_leaves_inspect_working(cleanup: Cleanup, sh
     assert entry(result, "x")["total_bytes"] == 4000
 
 
-def test_a_class_whose_metaclass_cannot_hash_is_skipped_and_the_rest_listed(
-    cleanup: Cleanup, shell: FakeShell
-) -> None:
+def test_a_class_whose_metaclass_cannot_hash_is_skipped_and_the_rest_listed(cleanup: Cleanup, shell: FakeShell) -> None:
     Odd = RaisingHashMeta("Odd", (), {})
     shell.user_ns["odd"] = Odd()
     shell.user_ns["big"] = np.zeros(100_000)

@@ -167,8 +167,12 @@ def test_the_title_of_the_last_error_reads_built_in_messages_and_runs_no_str_of_
     ordinary: list[BaseException] = [
         RuntimeError("CUDA out of memory. Tried to allocate 2.00 GiB\nsecond line"),
         torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 20.00 MiB"),
-        KeyError("weights"), ValueError(), MemoryError(), AttributeError("no attribute 'cuda'"),
-        FileNotFoundError(2, "No such file or directory", "/data/x.pt"), ValueError(1, "two", (3, 4.0)),
+        KeyError("weights"),
+        ValueError(),
+        MemoryError(),
+        AttributeError("no attribute 'cuda'"),
+        FileNotFoundError(2, "No such file or directory", "/data/x.pt"),
+        ValueError(1, "two", (3, 4.0)),
         Loud.__base__("x" * 200),
     ]
     if sys.version_info >= (3, 11):

@@ -348,7 +348,6 @@ def test_a_tensor_subclass_is_read_without_its_torch_function() -> None:
     assert size(coo).total == 2 * 8 + 2 * 4  # int64 indices + float32 values
 
 
-
 def test_a_torch_function_mode_does_not_run_while_sizing() -> None:
     t = torch.ones(1000, requires_grad=True)
     model = torch.nn.Linear(10, 10)

@@ -55,6 +55,7 @@ def test_background_sender_runs_a_call_one_window_later_with_everything_queued_m
                 rounds.append([])
             rounds[-1].append((name, now))
             round_of[name] = len(rounds) - 1
+
         return call
 
     sender = BackgroundSender(lambda message: None, window_s=0.2)

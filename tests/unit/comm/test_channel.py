@@ -54,7 +54,10 @@ def test_open_sends_hello_then_initial(runtime) -> None:
     hello, initial = comm.sent[:2]
     assert hello["nvml"] == {"available": False, "driver_version": None, "error": "pynvml is not installed"}
     assert hello["config"] == {
-        "interval_s": 5.0, "change_threshold_bytes": 1048576, "heartbeat_s": 50.0, "reset_peak_per_cell": True
+        "interval_s": 5.0,
+        "change_threshold_bytes": 1048576,
+        "heartbeat_s": 50.0,
+        "reset_peak_per_cell": True,
     }
     assert hello["devices"] == [] and hello["torch"] is None and hello["tensorflow"] is None
     assert initial["reason"] == "initial" and initial["gpus"] == []
@@ -89,7 +92,9 @@ def test_hello_names_the_record_series_and_a_new_runtime_starts_another(runtime)
     assert again.sent[0]["record_series"] == series
     # The helper delivered anew in the same process: ids start at 1 again, so
     # the series changes though the pid does not.
-    other = Runtime(source=SampleSource(nvml=NvmlReader(load=no_nvml)), comm_manager=FakeCommManager(), shell=FakeShell())
+    other = Runtime(
+        source=SampleSource(nvml=NvmlReader(load=no_nvml)), comm_manager=FakeCommManager(), shell=FakeShell()
+    )
     assert other.cells.series != series
 
 
@@ -104,7 +109,12 @@ def test_requests_are_answered_once(runtime) -> None:
     comm.deliver({"type": "what", "request_id": "e"})
     new = [m for m in comm.sent[n:] if m.get("reason") not in ("change", "heartbeat")]
     assert [(m["type"], m.get("request_id")) for m in new] == [
-        ("reply", "a"), ("sample", None), ("reply", "b"), ("reply", "c"), ("error", "d"), ("error", "e")
+        ("reply", "a"),
+        ("sample", None),
+        ("reply", "b"),
+        ("reply", "c"),
+        ("error", "d"),
+        ("error", "e"),
     ]
     assert new[2]["result"] == {"seq": new[1]["seq"]}
     assert new[3]["result"]["config"]["heartbeat_s"] == 40.0
@@ -162,8 +172,16 @@ def test_a_delete_interrupted_halfway_says_what_it_deleted(runtime, monkeypatch)
         return real_detach(shell, user_ns, name, expected)
 
     monkeypatch.setattr(cleanup_mod, "detach", detach_then_interrupt)
-    comm.deliver({"type": "delete", "request_id": "d", "listing_id": listing_id,
-                  "names": ["a", "b", "c"], "hidden": ["output_cache"], "free": ["gc"]})
+    comm.deliver(
+        {
+            "type": "delete",
+            "request_id": "d",
+            "listing_id": listing_id,
+            "names": ["a", "b", "c"],
+            "hidden": ["output_cache"],
+            "free": ["gc"],
+        }
+    )
     err = comm.sent[-1]
     assert (err["type"], err["code"], err["request_id"]) == ("error", "interrupted", "d")
     assert "deleted a, b; not deleted: c" in err["message"]
@@ -266,7 +284,11 @@ def test_a_bad_replaces_is_answered_and_closes_nothing(runtime, replaces) -> Non
     new = manager.open({"type": "open", "config": {"interval_s": 20, "heartbeat_s": 20}, "replaces": replaces})
     assert not kept.closed and rt.channel.targets() == (kept, new)
     (error,) = [m for m in new.sent if m["type"] == "error"]
-    assert error["code"] == "malformed" and "field 'replaces'" in error["message"] and "no comm was closed" in error["message"]
+    assert (
+        error["code"] == "malformed"
+        and "field 'replaces'" in error["message"]
+        and "no comm was closed" in error["message"]
+    )
     assert rt.sampler.config.interval_s == 20  # the rest of the open still counts
 
 

@@ -120,8 +120,16 @@ def test_a_delete_of_a_name_with_a_lone_surrogate_is_answered(runtime) -> None:
     comm = manager.open(QUIET, PackingComm())
     comm.deliver({"type": "inspect", "request_id": "i"})
     listing_id = comm.sent[-1]["result"]["listing_id"]
-    comm.deliver({"type": "delete", "request_id": "d", "listing_id": listing_id, "names": ["\ud800", "\ufffd"],
-                  "hidden": [], "free": []})
+    comm.deliver(
+        {
+            "type": "delete",
+            "request_id": "d",
+            "listing_id": listing_id,
+            "names": ["\ud800", "\ufffd"],
+            "hidden": [],
+            "free": [],
+        }
+    )
     reply = comm.sent[-1]
     assert (reply["type"], reply["request_id"]) == ("reply", "d")
     assert reply["result"]["refused"] == [{"name": "\ufffd", "reason": "not in the listing"}]  # the "\ud800"
@@ -140,8 +148,16 @@ def test_a_name_shown_with_replaced_characters_deletes_nothing_else(runtime) -> 
     comm.deliver({"type": "inspect", "request_id": "i"})
     listing = comm.sent[-1]["result"]
     assert sorted(e["name"] for e in listing["entries"]) == ["gone", "\ufffd", "\ufffd"]
-    comm.deliver({"type": "delete", "request_id": "d", "listing_id": listing["listing_id"],
-                  "names": ["\ufffd", "gone"], "hidden": [], "free": []})
+    comm.deliver(
+        {
+            "type": "delete",
+            "request_id": "d",
+            "listing_id": listing["listing_id"],
+            "names": ["\ufffd", "gone"],
+            "hidden": [],
+            "free": [],
+        }
+    )
     result = comm.sent[-1]["result"]
     assert result["deleted"] == ["gone"]
     assert result["refused"] == [{"name": "\ufffd", "reason": REPLACED_NAME_REASON}]
@@ -157,8 +173,16 @@ def test_a_name_the_packer_sends_as_raw_bytes_deletes_nothing_else(runtime, odd,
     ns.update({odd: bytearray(1 << 20), shown: bytearray(1 << 20)})
     comm = manager.open(QUIET, PackingComm())
     comm.deliver({"type": "inspect", "request_id": "i"})
-    comm.deliver({"type": "delete", "request_id": "d", "listing_id": comm.sent[-1]["result"]["listing_id"],
-                  "names": [shown], "hidden": [], "free": []})
+    comm.deliver(
+        {
+            "type": "delete",
+            "request_id": "d",
+            "listing_id": comm.sent[-1]["result"]["listing_id"],
+            "names": [shown],
+            "hidden": [],
+            "free": [],
+        }
+    )
     assert comm.sent[-1]["result"]["refused"] == [{"name": shown, "reason": REPLACED_NAME_REASON}]
     assert set(ns) == {odd, shown}
 

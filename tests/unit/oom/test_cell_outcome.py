@@ -83,10 +83,14 @@ def _diagnosed(exc: BaseException) -> object:
 
 def test_a_message_after_a_long_traceback_keeps_its_figures() -> None:
     """nn.DataParallel re-raises a replica's error with its whole traceback before the message."""
-    frames = "".join(f'  File "/opt/model/layer_{i}.py", line {i}, in forward\n    return self.inner(x)\n' for i in range(80))
+    frames = "".join(
+        f'  File "/opt/model/layer_{i}.py", line {i}, in forward\n    return self.inner(x)\n' for i in range(80)
+    )
     wrapped = _named("OutOfMemoryError")(
         "Caught OutOfMemoryError in replica 1 on device 1.\nOriginal Traceback (most recent call last):\n"
-        + frames + "torch.OutOfMemoryError: " + TORCH_2_MESSAGE
+        + frames
+        + "torch.OutOfMemoryError: "
+        + TORCH_2_MESSAGE
     )
     assert len(str(wrapped)) > 6000
     facts = _diagnosed(wrapped)
@@ -168,7 +172,11 @@ def test_an_error_raised_in_place_of_the_out_of_memory_one_stands_for_it_unless_
 
 
 def test_an_out_of_memory_error_inside_an_exception_group() -> None:
-    group = getattr(__builtins__, "ExceptionGroup", None) if not isinstance(__builtins__, dict) else __builtins__.get("ExceptionGroup")
+    group = (
+        getattr(__builtins__, "ExceptionGroup", None)
+        if not isinstance(__builtins__, dict)
+        else __builtins__.get("ExceptionGroup")
+    )
     if group is None:
         pytest.skip("exception groups came with Python 3.11")
     exc = group("unhandled errors in a TaskGroup (1 sub-exception)", [_named("OutOfMemoryError")(TORCH_2_MESSAGE)])
@@ -195,7 +203,11 @@ def test_outcomes() -> None:
     assert cell_outcome(types.SimpleNamespace(error_in_exec=None, error_before_exec=None)) == ("ok", None)
     assert cell_outcome(None) == ("interrupted", None)
     status, error = cell_outcome(types.SimpleNamespace(error_in_exec=KeyboardInterrupt(), error_before_exec=None))
-    assert status == "interrupted" and error == {"type": "KeyboardInterrupt", "message_head": "", "out_of_memory": False}
+    assert status == "interrupted" and error == {
+        "type": "KeyboardInterrupt",
+        "message_head": "",
+        "out_of_memory": False,
+    }
     # An awaiting cell interrupted under ipykernel 7: its task is cancelled.
     status, error = cell_outcome(types.SimpleNamespace(error_in_exec=asyncio.CancelledError(), error_before_exec=None))
     assert status == "interrupted" and error is not None and error["type"] == "CancelledError"

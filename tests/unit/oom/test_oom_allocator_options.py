@@ -62,7 +62,6 @@ def test_expandable_segments_is_known_from_torch_2_1(
     assert d is not None and d.get("expandable_segments") is known
 
 
-
 def _with_cuda_torch(monkeypatch: pytest.MonkeyPatch, initialized: bool, settings: Any) -> list:
     """A torch whose CUDA is (or is not) initialised, with the allocator settings getter of
     recent PyTorch (``settings`` None: a torch without it). Returns the getter's calls."""
@@ -72,9 +71,11 @@ def _with_cuda_torch(monkeypatch: pytest.MonkeyPatch, initialized: bool, setting
     fake.cuda = types.SimpleNamespace(is_initialized=lambda: initialized)  # type: ignore[attr-defined]
     fake._C = types.SimpleNamespace()  # type: ignore[attr-defined]
     if settings is not None:
+
         def get_allocator_settings() -> Any:
             calls.append(1)
             return settings
+
         fake._C._accelerator_getAllocatorSettings = get_allocator_settings  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "torch", fake)
     return calls

@@ -20,17 +20,40 @@ MIB = 1 << 20
 GIB = 1 << 30
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "oom_messages.json"
 DIAGNOSIS_KEYS = {
-    "kind", "library", "framework", "device_index", "requested_bytes", "total_bytes", "free_bytes", "allocated_bytes",
-    "reserved_unallocated_bytes", "process_in_use_bytes", "other_processes_bytes", "other_processes",
-    "capacity_bytes", "allowed_bytes", "num_alloc_retries", "stale_bytes", "stale_holders", "in_use_holders", "causes",
+    "kind",
+    "library",
+    "framework",
+    "device_index",
+    "requested_bytes",
+    "total_bytes",
+    "free_bytes",
+    "allocated_bytes",
+    "reserved_unallocated_bytes",
+    "process_in_use_bytes",
+    "other_processes_bytes",
+    "other_processes",
+    "capacity_bytes",
+    "allowed_bytes",
+    "num_alloc_retries",
+    "stale_bytes",
+    "stale_holders",
+    "in_use_holders",
+    "causes",
 }
 
 
 def state(**figures: Any) -> OomState:
     base: dict[str, Any] = {
-        "device_index": None, "total_bytes": None, "free_bytes": None, "allocated_bytes": None,
-        "reserved_bytes": None, "num_alloc_retries": None, "process_in_use_bytes": None,
-        "other_processes": None, "stale_bytes": None, "stale_holders": [],
+        "device_index": None,
+        "total_bytes": None,
+        "free_bytes": None,
+        "allocated_bytes": None,
+        "reserved_bytes": None,
+        "num_alloc_retries": None,
+        "process_in_use_bytes": None,
+        "other_processes": None,
+        "stale_bytes": None,
+        "stale_holders": [],
     }
     base.update(figures)
     return base  # type: ignore[return-value]
@@ -57,8 +80,9 @@ def gain(diagnosis: OomDiagnosis, cause: str) -> int | None:
     return next(c["gain_bytes"] for c in diagnosis["causes"] if c["cause"] == cause)
 
 
-def torch24(requested: str, total: str, free: str, allocated: str, unallocated: str, this: str | None = None,
-            others: str = "") -> OomMessageFacts:
+def torch24(
+    requested: str, total: str, free: str, allocated: str, unallocated: str, this: str | None = None, others: str = ""
+) -> OomMessageFacts:
     this_line = f"Including non-PyTorch memory, this process has {this} memory in use. " if this else ""
     return facts(
         "OutOfMemoryError",
@@ -85,7 +109,9 @@ def test_too_big_for_the_card() -> None:
 def test_too_big_counts_what_other_processes_hold_and_the_memory_fraction() -> None:
     # Fits an empty 24 GiB card, not one where another kernel holds 20 GiB.
     others = "Process 777 has 20.00 GiB memory in use. "
-    d = diagnose(torch24("6.00 GiB", "23.65 GiB", "2.90 GiB", "0 bytes", "0 bytes", this="300.00 MiB", others=others), state())
+    d = diagnose(
+        torch24("6.00 GiB", "23.65 GiB", "2.90 GiB", "0 bytes", "0 bytes", this="300.00 MiB", others=others), state()
+    )
     assert causes(d)[0] == "too_big"
     # What it was compared with: the card less the other kernel and this one's context.
     assert d["capacity_bytes"] == pytest.approx(23.65 * GIB - 20 * GIB - 300 * MIB, abs=MIB)
@@ -187,7 +213,9 @@ def test_equal_gains_rank_the_cheapest_fix_first() -> None:
 def test_too_big_comes_first_whatever_else_is_true() -> None:
     # 13 GiB asked; 4 GiB of the 16 GiB card is another process's: too big while it runs, fine if it stops.
     others = "Process 9 has 4.00 GiB memory in use. "
-    d = diagnose(torch24("13.00 GiB", "16.00 GiB", "10.00 GiB", "1.50 GiB", "0 bytes", this="1.80 GiB", others=others), state())
+    d = diagnose(
+        torch24("13.00 GiB", "16.00 GiB", "10.00 GiB", "1.50 GiB", "0 bytes", this="1.80 GiB", others=others), state()
+    )
     assert causes(d) == ["too_big", "other_processes"]
     assert d["causes"][0]["gain_bytes"] is None
 
@@ -215,7 +243,9 @@ def test_the_message_wins_over_the_state() -> None:
     message = fixture("rshaojimmy/MADDoG/issues/11")  # torch 1.x: 14.76 GiB total, 19.75 MiB free
     d = diagnose(
         message,
-        state(device_index=3, total_bytes=16 * GIB, free_bytes=8 * GIB, allocated_bytes=1 * GIB, reserved_bytes=2 * GIB),
+        state(
+            device_index=3, total_bytes=16 * GIB, free_bytes=8 * GIB, allocated_bytes=1 * GIB, reserved_bytes=2 * GIB
+        ),
     )
     assert d["device_index"] == 0
     assert d["total_bytes"] == round(14.76 * GIB)
@@ -231,8 +261,13 @@ def test_the_state_fills_what_the_message_lacks() -> None:
     d = diagnose(
         message,
         state(
-            device_index=0, total_bytes=16 * GIB, free_bytes=100 * MIB, allocated_bytes=2 * GIB, reserved_bytes=6 * GIB,
-            process_in_use_bytes=10 * GIB, other_processes=[{"pid": 31, "used_bytes": 5 * GIB}],
+            device_index=0,
+            total_bytes=16 * GIB,
+            free_bytes=100 * MIB,
+            allocated_bytes=2 * GIB,
+            reserved_bytes=6 * GIB,
+            process_in_use_bytes=10 * GIB,
+            other_processes=[{"pid": 31, "used_bytes": 5 * GIB}],
         ),
     )
     assert d["kind"] == "tensorflow"
@@ -262,7 +297,10 @@ def test_this_process_under_another_pid_is_not_another_process() -> None:
 
 def test_the_state_list_is_cut_to_the_largest() -> None:
     listed = [{"pid": 100 + i, "used_bytes": (i + 1) * GIB} for i in range(20)]
-    d = diagnose(fixture("pytorch/pytorch/issues/18766"), state(total_bytes=400 * GIB, other_processes=listed, process_in_use_bytes=GIB))
+    d = diagnose(
+        fixture("pytorch/pytorch/issues/18766"),
+        state(total_bytes=400 * GIB, other_processes=listed, process_in_use_bytes=GIB),
+    )
     assert len(d["other_processes"]) == MAX_LISTED_PROCESSES
     assert d["other_processes"][0] == {"pid": 119, "used_bytes": 20 * GIB}
     assert d["other_processes_bytes"] == sum(range(1, 21)) * GIB  # the total counts every process
@@ -295,11 +333,18 @@ def test_memory_fraction_with_fragmentation() -> None:
 
 
 def test_host_numpy_with_rss_and_available() -> None:
-    message = facts("_ArrayMemoryError", "Unable to allocate 7.45 GiB for an array with shape (1000000000,) and data type float64")
+    message = facts(
+        "_ArrayMemoryError", "Unable to allocate 7.45 GiB for an array with shape (1000000000,) and data type float64"
+    )
     d = diagnose(
         message,
-        state(total_bytes=16 * GIB, free_bytes=3 * GIB, process_in_use_bytes=8 * GIB, stale_bytes=6 * GIB,
-              stale_holders=[{"holder": "name", "label": "df", "bytes": 6 * GIB}]),
+        state(
+            total_bytes=16 * GIB,
+            free_bytes=3 * GIB,
+            process_in_use_bytes=8 * GIB,
+            stale_bytes=6 * GIB,
+            stale_holders=[{"holder": "name", "label": "df", "bytes": 6 * GIB}],
+        ),
     )
     assert d["kind"] == "host"
     assert d["requested_bytes"] == 8_000_000_000
@@ -310,13 +355,19 @@ def test_host_numpy_with_rss_and_available() -> None:
 
 
 def test_host_too_big_for_the_machine() -> None:
-    d = diagnose(fixture("pytorch/pytorch/pull/20618"), state(total_bytes=64 * GIB, free_bytes=40 * GIB, process_in_use_bytes=2 * GIB))
+    d = diagnose(
+        fixture("pytorch/pytorch/pull/20618"),
+        state(total_bytes=64 * GIB, free_bytes=40 * GIB, process_in_use_bytes=2 * GIB),
+    )
     assert causes(d) == ["too_big"]
 
 
 def test_bare_memory_error_with_host_figures() -> None:
     # No request size: other processes are named only when they hold a sizeable share.
-    d = diagnose(facts("MemoryError", ""), state(total_bytes=32 * GIB, free_bytes=GIB, process_in_use_bytes=8 * GIB, stale_bytes=5 * GIB))
+    d = diagnose(
+        facts("MemoryError", ""),
+        state(total_bytes=32 * GIB, free_bytes=GIB, process_in_use_bytes=8 * GIB, stale_bytes=5 * GIB),
+    )
     assert d["other_processes_bytes"] == 23 * GIB
     assert causes(d) == ["other_processes", "stale_references"]
 
@@ -328,8 +379,16 @@ def test_cublas_with_unknown_request() -> None:
     message = fixture("QwenLM/Qwen3/issues/873")
     d = diagnose(
         message,
-        state(device_index=0, total_bytes=80 * GIB, free_bytes=0, allocated_bytes=60 * GIB, reserved_bytes=70 * GIB,
-              process_in_use_bytes=71 * GIB, other_processes=[{"pid": 7, "used_bytes": 6 * GIB}], stale_bytes=GIB),
+        state(
+            device_index=0,
+            total_bytes=80 * GIB,
+            free_bytes=0,
+            allocated_bytes=60 * GIB,
+            reserved_bytes=70 * GIB,
+            process_in_use_bytes=71 * GIB,
+            other_processes=[{"pid": 7, "used_bytes": 6 * GIB}],
+            stale_bytes=GIB,
+        ),
     )
     assert (d["kind"], d["library"], d["requested_bytes"]) == ("cuda_library", "cuBLAS", None)
     assert d["reserved_unallocated_bytes"] == 10 * GIB
@@ -337,14 +396,24 @@ def test_cublas_with_unknown_request() -> None:
     # A small cache and a small neighbour are not named.
     small = diagnose(
         message,
-        state(total_bytes=80 * GIB, free_bytes=0, allocated_bytes=60 * GIB, reserved_bytes=60 * GIB + 100 * MIB,
-              process_in_use_bytes=61 * GIB, other_processes=[{"pid": 7, "used_bytes": 2 * GIB}]),
+        state(
+            total_bytes=80 * GIB,
+            free_bytes=0,
+            allocated_bytes=60 * GIB,
+            reserved_bytes=60 * GIB + 100 * MIB,
+            process_in_use_bytes=61 * GIB,
+            other_processes=[{"pid": 7, "used_bytes": 2 * GIB}],
+        ),
     )
     assert causes(small) == []
 
 
 def test_empty_state_says_nothing() -> None:
-    for message in (fixture("QwenLM/Qwen3/issues/873"), fixture("pytorch/pytorch/issues/18766"), facts("MemoryError", "")):
+    for message in (
+        fixture("QwenLM/Qwen3/issues/873"),
+        fixture("pytorch/pytorch/issues/18766"),
+        facts("MemoryError", ""),
+    ):
         d = diagnose(message, state())
         assert d["causes"] == []
         assert set(d) == DIAGNOSIS_KEYS
@@ -354,9 +423,18 @@ def test_empty_state_says_nothing() -> None:
 
 
 def test_every_fixture_diagnoses_with_an_empty_and_a_full_state() -> None:
-    full = state(device_index=0, total_bytes=24 * GIB, free_bytes=GIB, allocated_bytes=10 * GIB, reserved_bytes=12 * GIB,
-                 num_alloc_retries=1, process_in_use_bytes=13 * GIB, other_processes=[{"pid": 2, "used_bytes": GIB}],
-                 stale_bytes=3 * GIB, stale_holders=[{"holder": "name", "label": "x", "bytes": 3 * GIB}])
+    full = state(
+        device_index=0,
+        total_bytes=24 * GIB,
+        free_bytes=GIB,
+        allocated_bytes=10 * GIB,
+        reserved_bytes=12 * GIB,
+        num_alloc_retries=1,
+        process_in_use_bytes=13 * GIB,
+        other_processes=[{"pid": 2, "used_bytes": GIB}],
+        stale_bytes=3 * GIB,
+        stale_holders=[{"holder": "name", "label": "x", "bytes": 3 * GIB}],
+    )
     for entry in json.loads(FIXTURES.read_text(encoding="utf-8")):
         message = facts(entry["type_name"], entry["message"])
         for s in (state(), full):
@@ -392,8 +470,13 @@ def test_host_limit_counts_the_working_set_as_the_panel_does() -> None:
 
     machine = {"rss_bytes": GIB, "total_bytes": 256 * GIB, "available_bytes": 200 * GIB}
     # 3.5 GiB charged, 2 GiB of it the file cache a dataset read left: 2 GiB left, not 0.5.
-    cached = {"limit_bytes": 4 * GIB, "usage_bytes": 3 * GIB + GIB // 2, "inactive_file_bytes": 2 * GIB,
-              "oom_kill_count": 0, "cgroup_version": 2}
+    cached = {
+        "limit_bytes": 4 * GIB,
+        "usage_bytes": 3 * GIB + GIB // 2,
+        "inactive_file_bytes": 2 * GIB,
+        "oom_kill_count": 0,
+        "cgroup_version": 2,
+    }
     assert host_limit({**machine, "container": cached}) == (4 * GIB, 2 * GIB + GIB // 2)
     # Never less in use than the kernel's own RSS.
     assert host_limit({**machine, "rss_bytes": 3 * GIB, "container": cached}) == (4 * GIB, GIB)
@@ -404,10 +487,22 @@ def test_host_limit_counts_the_working_set_as_the_panel_does() -> None:
 def test_host_diagnosis_in_a_container_is_against_its_limit() -> None:
     from jupyterlab_vram_helper.oom.oom_watch import _host_state
 
-    figures = {"host": {"rss_bytes": 3 * GIB, "total_bytes": 256 * GIB, "available_bytes": 200 * GIB,
-                        "container": {"limit_bytes": 4 * GIB, "usage_bytes": 3 * GIB + GIB // 2,
-                                      "oom_kill_count": 0, "cgroup_version": 2}}}
-    message = facts("_ArrayMemoryError", "Unable to allocate 7.45 GiB for an array with shape (1000000000,) and data type float64")
+    figures = {
+        "host": {
+            "rss_bytes": 3 * GIB,
+            "total_bytes": 256 * GIB,
+            "available_bytes": 200 * GIB,
+            "container": {
+                "limit_bytes": 4 * GIB,
+                "usage_bytes": 3 * GIB + GIB // 2,
+                "oom_kill_count": 0,
+                "cgroup_version": 2,
+            },
+        }
+    }
+    message = facts(
+        "_ArrayMemoryError", "Unable to allocate 7.45 GiB for an array with shape (1000000000,) and data type float64"
+    )
     d = diagnose(message, _host_state(figures))
     assert (d["total_bytes"], d["free_bytes"]) == (4 * GIB, GIB // 2)
     assert causes(d) == ["too_big"]  # 7.45 GiB cannot fit in a 4 GiB container, whatever the node has

@@ -96,7 +96,10 @@ def test_only_code_that_ran_counts_not_what_the_cell_only_defines() -> None:
 
 def test_a_notebook_function_the_cell_called_before_the_error_reads_what_a_rerun_needs() -> None:
     ns: dict[str, Any] = {"raw": 1, "unrelated": 2, "factor": 3}
-    exec(compile("def preprocess():\n    return scale(raw)\ndef scale(v):\n    return v * factor\n", "<cell 1>", "exec"), ns)
+    exec(
+        compile("def preprocess():\n    return scale(raw)\ndef scale(v):\n    return v * factor\n", "<cell 1>", "exec"),
+        ns,
+    )
     names = _names_of_failing("x = preprocess()\ny = model(x)\n", ns)
     assert names is not None
     assert {"preprocess", "scale", "raw", "factor", "model"} <= names

@@ -18,8 +18,19 @@ from jupyterlab_vram_helper.oom.oom_message import (
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "oom_messages.json"
 ENTRIES: list[dict[str, Any]] = json.loads(FIXTURES.read_text(encoding="utf-8"))
 FIELDS = {
-    "kind", "library", "framework", "device_index", "requested_bytes", "total_bytes", "free_bytes", "allocated_bytes",
-    "reserved_bytes", "reserved_unallocated_bytes", "process_in_use_bytes", "other_processes", "allowed_bytes",
+    "kind",
+    "library",
+    "framework",
+    "device_index",
+    "requested_bytes",
+    "total_bytes",
+    "free_bytes",
+    "allocated_bytes",
+    "reserved_bytes",
+    "reserved_unallocated_bytes",
+    "process_in_use_bytes",
+    "other_processes",
+    "allowed_bytes",
 }
 MIB = 1 << 20
 GIB = 1 << 30
@@ -55,15 +66,24 @@ def test_printed_sizes_are_1024_multiples_to_the_printed_precision() -> None:
     assert facts["free_bytes"] == round(3.44 * MIB)
     assert facts["total_bytes"] == round(15.78 * GIB)
     assert facts["reserved_unallocated_bytes"] == round(14.73 * GIB) - round(14.56 * GIB)
-    for text, expected in [("512.00 KiB", 512 << 10), ("0 bytes", 0), ("1024.00 MiB", GIB), ("1.25 TiB", round(1.25 * (1 << 40)))]:
+    for text, expected in [
+        ("512.00 KiB", 512 << 10),
+        ("0 bytes", 0),
+        ("1024.00 MiB", GIB),
+        ("1.25 TiB", round(1.25 * (1 << 40))),
+    ]:
         facts = parse_oom_message("OutOfMemoryError", f"CUDA out of memory. Tried to allocate {text}. GPU")
         assert facts is not None and facts["requested_bytes"] == expected, text
 
 
 def test_the_2_1_typo_and_the_fixed_spelling_read_alike() -> None:
     tail = " of 79.15 GiB of which 19.62 MiB is free. Of the allocated memory 78.41 GiB is allocated by PyTorch, and 209.88 MiB is reserved by PyTorch but unallocated."
-    typo = parse_oom_message("OutOfMemoryError", "CUDA out of memory. Tried to allocate 1.00 GiB. GPU 0 has a total capacty" + tail)
-    fixed = parse_oom_message("OutOfMemoryError", "CUDA out of memory. Tried to allocate 1.00 GiB. GPU 0 has a total capacity" + tail)
+    typo = parse_oom_message(
+        "OutOfMemoryError", "CUDA out of memory. Tried to allocate 1.00 GiB. GPU 0 has a total capacty" + tail
+    )
+    fixed = parse_oom_message(
+        "OutOfMemoryError", "CUDA out of memory. Tried to allocate 1.00 GiB. GPU 0 has a total capacity" + tail
+    )
     assert typo == fixed
     assert fixed is not None and fixed["total_bytes"] == round(79.15 * GIB)
 
@@ -95,13 +115,22 @@ def test_tensorflow_on_the_cpu_is_host_memory() -> None:
 
 
 def test_unknown_dtypes_leave_the_request_unknown_or_printed() -> None:
-    tf = parse_oom_message("ResourceExhaustedError", "OOM when allocating tensor with shape[10] and type resource on /job:localhost/replica:0/task:0/device:GPU:2 by allocator GPU_2_bfc")
+    tf = parse_oom_message(
+        "ResourceExhaustedError",
+        "OOM when allocating tensor with shape[10] and type resource on /job:localhost/replica:0/task:0/device:GPU:2 by allocator GPU_2_bfc",
+    )
     assert tf is not None and tf["requested_bytes"] is None and tf["device_index"] == 2
-    np_ = parse_oom_message("_ArrayMemoryError", "Unable to allocate 7.45 GiB for an array with shape (1000000000,) and data type float64")
+    np_ = parse_oom_message(
+        "_ArrayMemoryError", "Unable to allocate 7.45 GiB for an array with shape (1000000000,) and data type float64"
+    )
     assert np_ is not None and np_["requested_bytes"] == 8_000_000_000
-    odd = parse_oom_message("_ArrayMemoryError", "Unable to allocate 7.45 GiB for an array with shape (1000000000,) and data type mystery")
+    odd = parse_oom_message(
+        "_ArrayMemoryError", "Unable to allocate 7.45 GiB for an array with shape (1000000000,) and data type mystery"
+    )
     assert odd is not None and odd["requested_bytes"] == round(7.45 * GIB)
-    text = parse_oom_message("_ArrayMemoryError", "Unable to allocate 3.73 GiB for an array with shape (100000000,) and data type <U10")
+    text = parse_oom_message(
+        "_ArrayMemoryError", "Unable to allocate 3.73 GiB for an array with shape (100000000,) and data type <U10"
+    )
     assert text is not None and text["requested_bytes"] == 100_000_000 * 40
 
 
@@ -111,9 +140,15 @@ def test_unknown_dtypes_leave_the_request_unknown_or_printed() -> None:
         ("RuntimeError", "CUDA error: device-side assert triggered"),
         ("RuntimeError", "cuDNN error: CUDNN_STATUS_EXECUTION_FAILED"),
         ("RuntimeError", "cuDNN error: CUDNN_STATUS_NOT_INITIALIZED"),
-        ("RuntimeError", "CUDA error: CUBLAS_STATUS_EXECUTION_FAILED when calling `cublasSgemm( handle, opa, opb, m, n, k, &alpha, a, lda, b, ldb, &beta, c, ldc)`"),
+        (
+            "RuntimeError",
+            "CUDA error: CUBLAS_STATUS_EXECUTION_FAILED when calling `cublasSgemm( handle, opa, opb, m, n, k, &alpha, a, lda, b, ldb, &beta, c, ldc)`",
+        ),
         ("RuntimeError", "cuFFT error: CUFFT_INTERNAL_ERROR"),
-        ("RuntimeError", "Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!"),
+        (
+            "RuntimeError",
+            "Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!",
+        ),
         ("RuntimeError", "mat1 and mat2 shapes cannot be multiplied (4x3 and 4x3)"),
         ("ValueError", "Unable to allocate the requested worker"),
         ("KeyError", "'memory'"),
@@ -175,7 +210,10 @@ def test_non_string_arguments_never_raise() -> None:
 
 
 def test_scalar_tensor_shape_is_one_element() -> None:
-    facts = parse_oom_message("ResourceExhaustedError", "OOM when allocating tensor with shape[] and type int64 on /job:localhost/replica:0/task:0/device:GPU:0 by allocator GPU_0_bfc")
+    facts = parse_oom_message(
+        "ResourceExhaustedError",
+        "OOM when allocating tensor with shape[] and type int64 on /job:localhost/replica:0/task:0/device:GPU:0 by allocator GPU_0_bfc",
+    )
     assert facts is not None and facts["requested_bytes"] == 8
 
 
@@ -186,8 +224,12 @@ def test_scalar_tensor_shape_is_one_element() -> None:
         ("cuDNN error: CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED", "cuda_library", "cuDNN"),
         ("cuDNN error: CUDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED", "host", None),
         # the cuDNN frontend inside PyTorch's scaled-dot-product attention
-        ("cuDNN Frontend error: [cudnn_frontend] Error: err 2 != CUDA_SUCCESS. "
-         "CUDA ran out of memory outside PyTorch's allocator.", "cuda", None),
+        (
+            "cuDNN Frontend error: [cudnn_frontend] Error: err 2 != CUDA_SUCCESS. "
+            "CUDA ran out of memory outside PyTorch's allocator.",
+            "cuda",
+            None,
+        ),
     ],
 )
 def test_library_allocation_failures_without_figures(message: str, kind: str, library: Any) -> None:
@@ -197,8 +239,9 @@ def test_library_allocation_failures_without_figures(message: str, kind: str, li
 
 def test_the_cpu_allocators_not_enough_memory_wording() -> None:
     facts = parse_oom_message(
-        "RuntimeError", "[enforce fail at alloc_cpu.cpp:114] data. DefaultCPUAllocator: not enough memory: "
-        "you tried to allocate 1099511627776 bytes."
+        "RuntimeError",
+        "[enforce fail at alloc_cpu.cpp:114] data. DefaultCPUAllocator: not enough memory: "
+        "you tried to allocate 1099511627776 bytes.",
     )
     assert facts is not None and facts["kind"] == "host" and facts["requested_bytes"] == 1 << 40
 
@@ -206,11 +249,27 @@ def test_the_cpu_allocators_not_enough_memory_wording() -> None:
 @pytest.mark.parametrize(
     "type_name, message, framework",
     [
-        ("_ArrayMemoryError", "Unable to allocate 8.00 GiB for an array with shape (1073741824,) and data type float64", "numpy"),
-        ("RuntimeError", "DefaultCPUAllocator: can't allocate memory: you tried to allocate 4294967296 bytes.", "torch"),
-        ("OutOfMemoryError", "CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 7.93 GiB total capacity)", "torch"),
-        ("ResourceExhaustedError", "OOM when allocating tensor with shape[10000,10000] and type float on "
-         "/job:localhost/replica:0/task:0/device:CPU:0 by allocator cpu", "tensorflow"),
+        (
+            "_ArrayMemoryError",
+            "Unable to allocate 8.00 GiB for an array with shape (1073741824,) and data type float64",
+            "numpy",
+        ),
+        (
+            "RuntimeError",
+            "DefaultCPUAllocator: can't allocate memory: you tried to allocate 4294967296 bytes.",
+            "torch",
+        ),
+        (
+            "OutOfMemoryError",
+            "CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 7.93 GiB total capacity)",
+            "torch",
+        ),
+        (
+            "ResourceExhaustedError",
+            "OOM when allocating tensor with shape[10000,10000] and type float on "
+            "/job:localhost/replica:0/task:0/device:CPU:0 by allocator cpu",
+            "tensorflow",
+        ),
         ("MemoryError", "", None),
         ("RuntimeError", "CUDA error: CUBLAS_STATUS_ALLOC_FAILED when calling `cublasCreate(handle)`", None),
     ],

@@ -30,10 +30,19 @@ def test_their_diagnosis_reads_no_cuda_device() -> None:
     # The one NVIDIA GPU of the machine is not the device that ran out.
     figures: dict[str, Any] = {
         "host": {},
-        "gpus": [{"index": 0, "torch": {"allocated_bytes": 1 << 30}, "nvml": {"total_bytes": 80 << 30, "used_bytes": 1 << 30}}],
+        "gpus": [
+            {
+                "index": 0,
+                "torch": {"allocated_bytes": 1 << 30},
+                "nvml": {"total_bytes": 80 << 30, "used_bytes": 1 << 30},
+            }
+        ],
     }
-    watch = OomWatch(read_figures=lambda: figures, inspect=lambda: {"entries": [], "hidden": []},
-                     names_in_use=lambda t, m: frozenset())
+    watch = OomWatch(
+        read_figures=lambda: figures,
+        inspect=lambda: {"entries": [], "hidden": []},
+        names_in_use=lambda t, m: frozenset(),
+    )
     for type_name, message, kind in (("RuntimeError", MPS, "mps"), ("XlaRuntimeError", XLA, "xla")):
         d = watch.diagnose(type_name, message)
         assert d is not None and d["kind"] == kind

@@ -176,8 +176,9 @@ def test_a_cuda_visible_devices_set_in_a_cell_is_named_from_the_next_check() -> 
     from jupyterlab_vram_helper.sampling.sample import ENVIRONMENT_CHECK_S, SampleSource
 
     now = [0.0]
-    nvml = NvmlReader(pid=77, load=lambda: FakePynvml([FakeGpu("GPU-0aaa", "A100", 40 << 30, 0)]),
-                      pid_exists=lambda p: True)
+    nvml = NvmlReader(
+        pid=77, load=lambda: FakePynvml([FakeGpu("GPU-0aaa", "A100", 40 << 30, 0)]), pid_exists=lambda p: True
+    )
     nvml.start()
     environ: dict = {}
     source = SampleSource(nvml=nvml, environ=environ, clock=lambda: now[0])

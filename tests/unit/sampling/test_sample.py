@@ -18,8 +18,14 @@ def figures(rss=100 * MB, gpus=None, ooms=None):
 
 
 def gpu(allocated, ooms=0, index=0):
-    return {"index": index, "name": "g", "total_bytes": 80 * MB, "nvml": None, "tensorflow": None,
-            "torch": {"allocated_bytes": allocated, "num_ooms": ooms}}
+    return {
+        "index": index,
+        "name": "g",
+        "total_bytes": 80 * MB,
+        "nvml": None,
+        "tensorflow": None,
+        "torch": {"allocated_bytes": allocated, "num_ooms": ooms},
+    }
 
 
 def test_no_previous_is_a_change() -> None:
@@ -60,7 +66,9 @@ def test_source_reads_torch_and_nvml_per_device(fake_torch, fake_pynvml, two_gpu
     assert [g["index"] for g in before["gpus"]] == [0]
     assert before["gpus"][0]["torch"] is None
     assert before["gpus"][0]["nvml"] == {
-        "used_bytes": 2 << 30, "total_bytes": 80 << 30, "free_bytes": (80 << 30) - (2 << 30),
+        "used_bytes": 2 << 30,
+        "total_bytes": 80 << 30,
+        "free_bytes": (80 << 30) - (2 << 30),
         "process_used_bytes": 3 * MB,
         "processes": [{"pid": 77, "used_bytes": 3 * MB, "this_process": True}],
     }
@@ -94,8 +102,13 @@ def test_machine_wide_host_figures_alone_cost_no_sample() -> None:
 def test_the_containers_usage_alone_costs_no_sample_its_limit_and_kills_do() -> None:
     def contained(**container):
         f = figures()
-        f["host"]["container"] = {"limit_bytes": 4096 * MB, "usage_bytes": 1024 * MB, "oom_kill_count": 0,
-                                  "cgroup_version": 2, **container}
+        f["host"]["container"] = {
+            "limit_bytes": 4096 * MB,
+            "usage_bytes": 1024 * MB,
+            "oom_kill_count": 0,
+            "cgroup_version": 2,
+            **container,
+        }
         return f
 
     base = contained()
@@ -122,8 +135,9 @@ def test_a_process_list_that_lacks_this_kernel_while_torch_reserves_memory(fake_
     # Seen on an H100: NVML listed the processes while the kernel created its
     # context, without it; the sample then said "0 bytes" for seconds.
     now = [100.0]
-    nvml = NvmlReader(pid=77, clock=lambda: now[0], load=lambda: fake_pynvml, pid_exists=lambda p: True,
-                      process_refresh_s=5.0)
+    nvml = NvmlReader(
+        pid=77, clock=lambda: now[0], load=lambda: fake_pynvml, pid_exists=lambda p: True, process_refresh_s=5.0
+    )
     nvml.start()
     source = SampleSource(nvml=nvml, environ={})
     assert source.read()["gpus"][0]["nvml"]["process_used_bytes"] == 0  # no CUDA yet: provably 0
@@ -233,13 +247,17 @@ def test_the_comparison_decides_as_comparing_copies_without_the_machine_wide_fig
         if rng.random() < 0.7:
             host["oom_kill_count"] = rng.choice([None, 0, 41])
         if rng.random() < 0.6:
-            host["container"] = rng.choice([None, {"limit_bytes": 4096 * MB, "usage_bytes": MB, "oom_kill_count": 0,
-                                                   "cgroup_version": 2}])
+            host["container"] = rng.choice(
+                [None, {"limit_bytes": 4096 * MB, "usage_bytes": MB, "oom_kill_count": 0, "cgroup_version": 2}]
+            )
             if host["container"] is not None and rng.random() < 0.3:  # a shape no reader makes
                 host["container"]["container"] = {"usage_bytes": MB}
-        return {"host": host, "torch": {"imported": True, "cuda_initialized": rng.random() < 0.5},
-                "tensorflow": {"imported": False, "gpus_initialized": False},
-                "gpus": [gpu(rng.choice([0, 10 * MB]), index=i) for i in range(rng.randint(0, 2))]}
+        return {
+            "host": host,
+            "torch": {"imported": True, "cuda_initialized": rng.random() < 0.5},
+            "tensorflow": {"imported": False, "gpus_initialized": False},
+            "gpus": [gpu(rng.choice([0, 10 * MB]), index=i) for i in range(rng.randint(0, 2))],
+        }
 
     def mutate(figures):
         figures = copy.deepcopy(figures)
@@ -254,8 +272,9 @@ def test_the_comparison_decides_as_comparing_copies_without_the_machine_wide_fig
                 continue
             if section == "host" and type(target.get("container")) is dict and rng.random() < 0.5:
                 target = target["container"]
-            key = rng.choice(list(target) + ["available_bytes", "usage_bytes", "container", "extra_bytes",
-                                             "oom_kill_count"])
+            key = rng.choice(
+                list(target) + ["available_bytes", "usage_bytes", "container", "extra_bytes", "oom_kill_count"]
+            )
             move = rng.random()
             if move < 0.15:
                 target.pop(key, None)

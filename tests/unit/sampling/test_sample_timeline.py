@@ -55,7 +55,11 @@ def test_a_gpu_that_appears_later_is_null_before_it() -> None:
     columns = timeline_columns(timeline.rows())
     assert [g["index"] for g in columns["gpus"]] == [1, 3]
     assert columns["gpus"][1] == {
-        "index": 3, "allocated_bytes": [None, 10], "reserved_bytes": [None, 20], "process_used_bytes": [None, 30]}
+        "index": 3,
+        "allocated_bytes": [None, 10],
+        "reserved_bytes": [None, 20],
+        "process_used_bytes": [None, 30],
+    }
 
 
 def test_it_keeps_the_newest_rows_within_its_capacity() -> None:

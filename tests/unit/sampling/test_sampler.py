@@ -23,9 +23,13 @@ class ScriptedSource:
         self.fresh_reads += fresh_processes
         if self.fail:
             raise OSError("boom")
-        return {"host": {"rss_bytes": self.rss, "total_bytes": None, "available_bytes": None},
-                "torch": {"imported": False, "cuda_initialized": False},
-                "tensorflow": {"imported": False, "gpus_initialized": False}, "gpus": [], "hidden_gpus": None}
+        return {
+            "host": {"rss_bytes": self.rss, "total_bytes": None, "available_bytes": None},
+            "torch": {"imported": False, "cuda_initialized": False},
+            "tensorflow": {"imported": False, "gpus_initialized": False},
+            "gpus": [],
+            "hidden_gpus": None,
+        }
 
     def now(self) -> float:
         return 1e9

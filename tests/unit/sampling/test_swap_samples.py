@@ -8,14 +8,30 @@ from _swap_helpers import GIB, MIB
 from jupyterlab_vram_helper.sampling.sample import significant_change
 
 
-def _figures(swapped: int | None = 0, swap_free: int | None = 4 * GIB, swap_usage: int | None = 0,
-             swap_limit: int | None = 2 * GIB) -> dict:
+def _figures(
+    swapped: int | None = 0,
+    swap_free: int | None = 4 * GIB,
+    swap_usage: int | None = 0,
+    swap_limit: int | None = 2 * GIB,
+) -> dict:
     return {
-        "host": {"rss_bytes": GIB, "total_bytes": 16 * GIB, "available_bytes": 8 * GIB,
-                 "container": {"limit_bytes": 4 * GIB, "usage_bytes": GIB, "inactive_file_bytes": 0,
-                               "oom_kill_count": 0, "cgroup_version": 2,
-                               "swap_limit_bytes": swap_limit, "swap_usage_bytes": swap_usage},
-                 "swapped_bytes": swapped, "swap_total_bytes": 8 * GIB, "swap_free_bytes": swap_free},
+        "host": {
+            "rss_bytes": GIB,
+            "total_bytes": 16 * GIB,
+            "available_bytes": 8 * GIB,
+            "container": {
+                "limit_bytes": 4 * GIB,
+                "usage_bytes": GIB,
+                "inactive_file_bytes": 0,
+                "oom_kill_count": 0,
+                "cgroup_version": 2,
+                "swap_limit_bytes": swap_limit,
+                "swap_usage_bytes": swap_usage,
+            },
+            "swapped_bytes": swapped,
+            "swap_total_bytes": 8 * GIB,
+            "swap_free_bytes": swap_free,
+        },
         "torch": {"imported": False, "cuda_initialized": False},
         "gpus": [],
     }

@@ -241,9 +241,7 @@ def _memory_cgroup(lines: list[str]) -> tuple[int, str] | None:
     return (2, v2) if v2 is not None else None
 
 
-def _tightest(
-    directories: list[str], name: str, parse: Callable[[bytes | None], int | None]
-) -> tuple[int, str] | None:
+def _tightest(directories: list[str], name: str, parse: Callable[[bytes | None], int | None]) -> tuple[int, str] | None:
     """(limit, directory) of the smallest limit in file ``name`` among ``directories``: the
     nearest of equals; None where none sets one (each file read once, nothing kept open)."""
     tightest: tuple[int, str] | None = None

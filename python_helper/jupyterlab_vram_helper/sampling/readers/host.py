@@ -80,9 +80,7 @@ class HostReader:
         # When the machine-paced figures were read, and what they were.
         self._machine: tuple[float, _MachineFigures] = (-math.inf, _NO_MACHINE_FIGURES)
         self._psutil_swap_read: tuple[float, tuple[int | None, int | None]] = (-math.inf, (None, None))
-        self._cgroup = (
-            cgroup if cgroup is not None else CgroupMemory(f"{proc_root}/{self._pid}", proc_root=proc_root)
-        )
+        self._cgroup = cgroup if cgroup is not None else CgroupMemory(f"{proc_root}/{self._pid}", proc_root=proc_root)
         self._container: ContainerFigures | None = None
         self._page_size = _page_size()
         self._statm = open_fd(f"{proc_root}/{self._pid}/statm", os.O_RDONLY)

@@ -193,9 +193,7 @@ class ProcSelfRss:
         if maximum_kib is not None and maximum_kib * 1024 > high_water:
             self._apart_mark_kib = maximum_kib  # the mark kept apart from VmHWM is this high
         # Try the cheap reads again only where they could prove VmHWM now.
-        self._try_cheap = (
-            self._read_statm is not None and high_water <= rss and self._apart_mark_kib * 1024 <= rss
-        )
+        self._try_cheap = self._read_statm is not None and high_water <= rss and self._apart_mark_kib * 1024 <= rss
         return rss, high_water
 
     def reset_peak(self) -> bool:

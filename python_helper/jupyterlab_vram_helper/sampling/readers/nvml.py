@@ -53,13 +53,13 @@ PROCESS_LIST_STALE_BYTES = 64 << 20
 UNNAMED_RETRY_S = 0.25
 
 
-
 # Device memory figures younger than this are given again, not read, while the
 # caller's own state on the device stands still (:meth:`NvmlReader.read`): at 10 Hz,
 # every other tick reads them; at 5 Hz and slower, every tick.
 MEMORY_REUSE_S = 0.15
 # ``own_state`` when the caller does not pass one: the figures are read every time.
 _NO_OWN_STATE = object()
+
 
 # A NamedTuple, not a dataclass: see SamplerConfig (config.py).
 class NvmlDevice(NamedTuple):
@@ -214,7 +214,10 @@ class NvmlReader:
         return list(self._devices)
 
     def read(
-        self, device: NvmlDevice, fresh_processes: bool = False, holds_memory: bool = False,
+        self,
+        device: NvmlDevice,
+        fresh_processes: bool = False,
+        holds_memory: bool = False,
         own_state: Any = _NO_OWN_STATE,
     ) -> NvmlGpuFigures | None:
         """The device's figures.
@@ -239,8 +242,13 @@ class NvmlReader:
         else:
             used, total, free = self._paced_memory(device, own_state, fresh_processes)
         process_used, processes = self._processes(device, used, fresh_processes, holds_memory, own_state)
-        return {"used_bytes": used, "total_bytes": total, "free_bytes": free,
-                "process_used_bytes": process_used, "processes": processes}
+        return {
+            "used_bytes": used,
+            "total_bytes": total,
+            "free_bytes": free,
+            "process_used_bytes": process_used,
+            "processes": processes,
+        }
 
     def _paced_memory(self, device: NvmlDevice, own_state: Any, fresh: bool) -> MemoryFigures:
         now = self._clock()
@@ -280,10 +288,14 @@ class NvmlReader:
             # The kernel's own memory moved since the list (torch reserved another
             # segment): its figure there is old, and the difference would read as
             # other processes'. Any other move counts from PROCESS_LIST_STALE_BYTES.
-            moved = (used is not None and listed_at_used is not None
-                     and (abs(used - listed_at_used) >= PROCESS_LIST_STALE_BYTES
-                          or (own_state is not _NO_OWN_STATE and own_state != listed_own_state
-                              and used != listed_at_used)))
+            moved = (
+                used is not None
+                and listed_at_used is not None
+                and (
+                    abs(used - listed_at_used) >= PROCESS_LIST_STALE_BYTES
+                    or (own_state is not _NO_OWN_STATE and own_state != listed_own_state and used != listed_at_used)
+                )
+            )
             if not moved:
                 age = now - listed_at
                 if not (holds_memory and value[0] == 0):
@@ -346,9 +358,7 @@ def process_list(processes: list[tuple[int, Any]], pid: int | None) -> list[Nvml
     return [{"pid": p, "used_bytes": used, "this_process": p == pid} for p, used in ordered[:MAX_PROCESSES]]
 
 
-def attribute_to_pid(
-    processes: list[tuple[int, Any]], pid: int, pid_exists: Callable[[int], bool]
-) -> int | None:
+def attribute_to_pid(processes: list[tuple[int, Any]], pid: int, pid_exists: Callable[[int], bool]) -> int | None:
     """Bytes NVML attributes to ``pid``, ``0`` if provably none, ``None`` if unknown."""
     by_pid = _bytes_by_pid(processes)
     return by_pid.get(pid, 0) if _lists_our_namespace(by_pid, pid, pid_exists) else None

@@ -34,7 +34,6 @@ if TYPE_CHECKING:  # the message shapes, for annotations only (protocol_types.py
     from ...protocol_types import TorchGpuFigures, TorchInfo, TorchState
 
 
-
 # ``loaded_torch()``: the torch module if the user imported it, else ``None``.
 # A module that is still being imported (another thread holds the import
 # lock) may lack attributes; callers treat any AttributeError as "not ready
@@ -100,8 +99,17 @@ _allocator: _Allocator | None = None
 def _zero_stats() -> Mapping[str, Any]:
     counter = {"current": 0, "peak": 0, "allocated": 0, "freed": 0}
     pools = {"all": counter, "large_pool": counter, "small_pool": counter}
-    names = ("allocated_bytes", "reserved_bytes", "active_bytes", "inactive_split_bytes",
-             "requested_bytes", "allocation", "segment", "active", "inactive_split")
+    names = (
+        "allocated_bytes",
+        "reserved_bytes",
+        "active_bytes",
+        "inactive_split_bytes",
+        "requested_bytes",
+        "allocation",
+        "segment",
+        "active",
+        "inactive_split",
+    )
     stats: dict[str, Any] = {name: pools for name in names}
     stats.update(num_ooms=0, num_alloc_retries=0)
     return stats
@@ -351,8 +359,13 @@ def cell_allocators(torch: Any) -> CellAllocators | None:
     indices = tuple(index for index in range(int(torch.cuda.device_count())) if _readable(allocator, index))
     reset = allocator.reset_peaks or getattr(torch.cuda, "reset_peak_memory_stats", None) or _no_peak_reset
     return CellAllocators(
-        torch, indices, allocator.stats, reset, allocator.backend != ASYNC_BACKEND,
-        functools.partial(_unused, allocator), allocator.with_context,
+        torch,
+        indices,
+        allocator.stats,
+        reset,
+        allocator.backend != ASYNC_BACKEND,
+        functools.partial(_unused, allocator),
+        allocator.with_context,
     )
 
 

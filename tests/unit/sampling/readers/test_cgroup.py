@@ -43,8 +43,13 @@ def test_v2_limit_of_the_kernels_own_cgroup(tmp_path) -> None:
     _v2_dir(root, "/kubepods/pod1/c1", str(4 * GIB), 3 * GIB, oom_kill=1)
     c = CgroupMemory(_proc(tmp_path, "0::/kubepods/pod1/c1\n"), str(root))
     assert c.read() == {
-        "limit_bytes": 4 * GIB, "usage_bytes": 3 * GIB, "inactive_file_bytes": 3 * GIB // 8, "oom_kill_count": 1,
-        "cgroup_version": 2, "swap_limit_bytes": None, "swap_usage_bytes": None,  # no swap files: no swap accounting
+        "limit_bytes": 4 * GIB,
+        "usage_bytes": 3 * GIB,
+        "inactive_file_bytes": 3 * GIB // 8,
+        "oom_kill_count": 1,
+        "cgroup_version": 2,
+        "swap_limit_bytes": None,
+        "swap_usage_bytes": None,  # no swap files: no swap accounting
     }
     assert c.path == str(root / "kubepods/pod1/c1")
 
@@ -113,7 +118,9 @@ def _v1_dir(root: Path, path: str, limit: str, usage: int, oom_kill: int | None 
     tail = f"oom_kill {oom_kill}\n" if oom_kill is not None else ""
     (d / "memory.oom_control").write_text("oom_kill_disable 0\nunder_oom 0\n" + tail)
     # v1's memory.stat names the hierarchy's figures total_*; inactive_file alone is this group's
-    (d / "memory.stat").write_text(f"cache {usage // 2}\ninactive_file 1\ntotal_cache {usage // 2}\ntotal_inactive_file {usage // 4}\n")
+    (d / "memory.stat").write_text(
+        f"cache {usage // 2}\ninactive_file 1\ntotal_cache {usage // 2}\ntotal_inactive_file {usage // 4}\n"
+    )
     return d
 
 
@@ -126,8 +133,13 @@ def test_v1_limit_wins_over_the_empty_v2_line_of_a_hybrid_layout(tmp_path) -> No
     _v1_dir(root, "/docker/abc", f"{3 * GIB}\n", GIB, oom_kill=2)
     c = CgroupMemory(_proc(tmp_path, V1_CGROUP), str(root))
     assert c.read() == {
-        "limit_bytes": 3 * GIB, "usage_bytes": GIB, "inactive_file_bytes": GIB // 4, "oom_kill_count": 2, "cgroup_version": 1,
-        "swap_limit_bytes": None, "swap_usage_bytes": None,
+        "limit_bytes": 3 * GIB,
+        "usage_bytes": GIB,
+        "inactive_file_bytes": GIB // 4,
+        "oom_kill_count": 2,
+        "cgroup_version": 1,
+        "swap_limit_bytes": None,
+        "swap_usage_bytes": None,
     }
 
 
@@ -138,8 +150,13 @@ def test_v1_huge_limit_means_none_and_the_walk_goes_up(tmp_path) -> None:
     _v1_dir(root, "/docker/abc", V1_UNLIMITED, GIB, oom_kill=None)  # the kernel's own count (test_cgroup_setups.py)
     c = CgroupMemory(_proc(tmp_path, V1_CGROUP), str(root))
     assert c.read() == {
-        "limit_bytes": 5 * GIB, "usage_bytes": 2 * GIB, "inactive_file_bytes": 2 * GIB // 4, "oom_kill_count": None,
-        "cgroup_version": 1, "swap_limit_bytes": None, "swap_usage_bytes": None,
+        "limit_bytes": 5 * GIB,
+        "usage_bytes": 2 * GIB,
+        "inactive_file_bytes": 2 * GIB // 4,
+        "oom_kill_count": None,
+        "cgroup_version": 1,
+        "swap_limit_bytes": None,
+        "swap_usage_bytes": None,
     }
 
 
@@ -191,7 +208,9 @@ def test_real_cgroup_limit_is_seen_by_a_process_inside_it() -> None:
     )
     try:
         env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[4] / "python_helper")}
-        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True, env=env)
+        out = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True, env=env
+        )
         import json
 
         figures = json.loads(out.stdout)

@@ -33,9 +33,16 @@ def test_v2_without_swap_files_the_swap_is_unknown(tmp_path) -> None:
     assert _swap(_cgroup(tmp_path, "0::/k\n", root)) == (None, None)
 
 
-@pytest.mark.parametrize("swap_max, swap_current", [
-    ("lots\n", "12 MB\n"), ("-1\n", "-4096\n"), ("", ""), ("\xff\n", "1.5\n"), ("max max\n", "nan\n"),
-])
+@pytest.mark.parametrize(
+    "swap_max, swap_current",
+    [
+        ("lots\n", "12 MB\n"),
+        ("-1\n", "-4096\n"),
+        ("", ""),
+        ("\xff\n", "1.5\n"),
+        ("max max\n", "nan\n"),
+    ],
+)
 def test_v2_malformed_swap_files_are_unknown(tmp_path, swap_max, swap_current) -> None:
     root = tmp_path / "cg"
     _v2_dir(root, "/k", str(4 * GIB), 3 * GIB, swap_max=swap_max, swap_current=swap_current)

@@ -79,8 +79,16 @@ def test_v1_swap_of_another_cgroup_opens_its_memory_usage_only(tmp_path, monkeyp
         assert c.swap_path != c.path
         assert _open_descriptors() - before == 8  # and /docker's memory usage, not its memory limit
         reads = _reads_of_one_reading(c, monkeypatch)
-        expected = [c._limit, c._usage, c._events, c._stat, c._swap_limit, c._swap_usage, c._swap_memory_usage,
-                    c._swappiness]
+        expected = [
+            c._limit,
+            c._usage,
+            c._events,
+            c._stat,
+            c._swap_limit,
+            c._swap_usage,
+            c._swap_memory_usage,
+            c._swappiness,
+        ]
         assert sorted(reads) == sorted(expected)
     finally:
         c.close()

@@ -23,10 +23,17 @@ def test_host_proc_fallback(tmp_path) -> None:
     assert r.backend == "proc"
     import os
 
-    assert r.read() == {"rss_bytes": 250 * os.sysconf("SC_PAGE_SIZE"), "total_bytes": 16000 * 1024, "available_bytes": 8000 * 1024, "container": None,
-                        # a meminfo without swap lines and no status file: unknown, not 0; no vmstat either
-                        "swapped_bytes": None, "swap_total_bytes": None, "swap_free_bytes": None,
-                        "oom_kill_count": None}
+    assert r.read() == {
+        "rss_bytes": 250 * os.sysconf("SC_PAGE_SIZE"),
+        "total_bytes": 16000 * 1024,
+        "available_bytes": 8000 * 1024,
+        "container": None,
+        # a meminfo without swap lines and no status file: unknown, not 0; no vmstat either
+        "swapped_bytes": None,
+        "swap_total_bytes": None,
+        "swap_free_bytes": None,
+        "oom_kill_count": None,
+    }
 
 
 def test_host_machine_figures_are_read_at_most_once_a_second(tmp_path) -> None:
@@ -49,9 +56,16 @@ def test_host_machine_figures_are_read_at_most_once_a_second(tmp_path) -> None:
 
 def test_host_unreadable_is_null(tmp_path) -> None:
     r = HostReader(pid=1, proc_root=str(tmp_path), use_psutil=False)
-    assert r.read() == {"rss_bytes": None, "total_bytes": None, "available_bytes": None, "container": None,
-                        "swapped_bytes": None, "swap_total_bytes": None, "swap_free_bytes": None,
-                        "oom_kill_count": None}
+    assert r.read() == {
+        "rss_bytes": None,
+        "total_bytes": None,
+        "available_bytes": None,
+        "container": None,
+        "swapped_bytes": None,
+        "swap_total_bytes": None,
+        "swap_free_bytes": None,
+        "oom_kill_count": None,
+    }
 
 
 def test_real_proc_matches_psutil() -> None:
@@ -65,6 +79,13 @@ def test_real_proc_matches_psutil() -> None:
     assert proc["total_bytes"] == psutil.virtual_memory().total
     assert abs(proc["available_bytes"] - psutil.virtual_memory().available) < 256 << 20
     reader.close()
-    assert reader.read() == {"rss_bytes": None, "total_bytes": None, "available_bytes": None, "container": None,
-                             "swapped_bytes": None, "swap_total_bytes": None, "swap_free_bytes": None,
-                             "oom_kill_count": None}
+    assert reader.read() == {
+        "rss_bytes": None,
+        "total_bytes": None,
+        "available_bytes": None,
+        "container": None,
+        "swapped_bytes": None,
+        "swap_total_bytes": None,
+        "swap_free_bytes": None,
+        "oom_kill_count": None,
+    }

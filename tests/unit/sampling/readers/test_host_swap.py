@@ -93,12 +93,15 @@ def test_absent_swap_lines_and_status_are_unknown(tmp_path) -> None:
     assert _reader(proc, [0.0]).read()["swapped_bytes"] is None  # no status file at all
 
 
-@pytest.mark.parametrize("swap_total, swap_free, vm_swap", [
-    ("lots", "-5", "abc kB"),
-    ("", "kB", ""),
-    ("-1", "1.5", "-3 kB"),
-    ("\\xff", "0x10", "\\xff kB"),
-])
+@pytest.mark.parametrize(
+    "swap_total, swap_free, vm_swap",
+    [
+        ("lots", "-5", "abc kB"),
+        ("", "kB", ""),
+        ("-1", "1.5", "-3 kB"),
+        ("\\xff", "0x10", "\\xff kB"),
+    ],
+)
 def test_malformed_swap_figures_are_unknown_never_an_exception(tmp_path, swap_total, swap_free, vm_swap) -> None:
     proc = _proc(tmp_path, swap_total=swap_total, swap_free=swap_free, vm_swap=vm_swap)
     for path in (proc / "meminfo", proc / "7" / "status"):  # the kernel's files are bytes: undecodable ones too

@@ -171,14 +171,27 @@ def test_this_machines_real_proc_vmstat() -> None:
 # --- which changes of it cause a sample --------------------------------------------------------
 
 
-def _figures(oom_kills: int | None = 41, available: int = 8000 * MIB, rss: int = 100 * MIB,
-             with_count: bool = True) -> dict:
-    host = {"rss_bytes": rss, "total_bytes": 16000 * MIB, "available_bytes": available, "container": None,
-            "swapped_bytes": 0, "swap_total_bytes": 0, "swap_free_bytes": 0}
+def _figures(
+    oom_kills: int | None = 41, available: int = 8000 * MIB, rss: int = 100 * MIB, with_count: bool = True
+) -> dict:
+    host = {
+        "rss_bytes": rss,
+        "total_bytes": 16000 * MIB,
+        "available_bytes": available,
+        "container": None,
+        "swapped_bytes": 0,
+        "swap_total_bytes": 0,
+        "swap_free_bytes": 0,
+    }
     if with_count:
         host["oom_kill_count"] = oom_kills
-    return {"host": host, "torch": {"imported": False, "cuda_initialized": False},
-            "tensorflow": {"imported": False, "gpus_initialized": False}, "gpus": [], "hidden_gpus": None}
+    return {
+        "host": host,
+        "torch": {"imported": False, "cuda_initialized": False},
+        "tensorflow": {"imported": False, "gpus_initialized": False},
+        "gpus": [],
+        "hidden_gpus": None,
+    }
 
 
 def test_a_rise_of_the_count_is_worth_a_sample() -> None:
@@ -220,8 +233,13 @@ def test_a_sampler_sends_a_sample_when_the_count_rises_and_not_otherwise(tmp_pat
     of its own: then the kernel's last sample carries it, and a later rise is not mistaken for it."""
     proc = _proc(tmp_path, _vmstat("41"))
     clock = _Clock()
-    host = HostReader(pid=7, proc_root=str(proc), use_psutil=False, clock=clock,
-                      cgroup=CgroupMemory(str(proc / "7"), str(proc / "no-cgroup-fs")))
+    host = HostReader(
+        pid=7,
+        proc_root=str(proc),
+        use_psutil=False,
+        clock=clock,
+        cgroup=CgroupMemory(str(proc / "7"), str(proc / "no-cgroup-fs")),
+    )
     source = SampleSource(host=host, nvml=NvmlReader(load=lambda: None), clock=clock)
     comm = FakeComm()
     sampler = Sampler(source, _Outlet(comm), SamplerConfig(interval_s=0.1, heartbeat_s=60), clock=clock)

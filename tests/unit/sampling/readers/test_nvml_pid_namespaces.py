@@ -29,8 +29,9 @@ def test_a_host_pid_equal_to_the_kernels_leaves_its_figure_unknown() -> None:
 
 
 def test_the_process_list_then_names_no_entry_this_process() -> None:
-    gpu = FakeGpu("GPU-0", "NVIDIA A100", 80 << 30, 32 << 30,
-                  processes=[(OTHER_AT_1234, 30 << 30), (KERNEL_HOST_PID, 2 << 30)])
+    gpu = FakeGpu(
+        "GPU-0", "NVIDIA A100", 80 << 30, 32 << 30, processes=[(OTHER_AT_1234, 30 << 30), (KERNEL_HOST_PID, 2 << 30)]
+    )
     r = NvmlReader(pid=KERNEL_PID, load=lambda: FakePynvml([gpu]), pid_exists=exists_here)
     r.start()
     figures = r.read(r.devices()[0], fresh_processes=True)

@@ -48,10 +48,14 @@ def test_nvml_devices_and_process_usage_cached(fake_pynvml, two_gpus) -> None:
     d0, d1 = r.devices()
     assert (d0.uuid, d0.name, d0.total_bytes) == ("GPU-aaaa-1111", "NVIDIA H100 80GB HBM3", 80 << 30)
     assert r.read(d0) == {
-        "used_bytes": 1 << 30, "total_bytes": 80 << 30, "free_bytes": (80 << 30) - (1 << 30),
+        "used_bytes": 1 << 30,
+        "total_bytes": 80 << 30,
+        "free_bytes": (80 << 30) - (1 << 30),
         "process_used_bytes": 500,
-        "processes": [{"pid": 4242, "used_bytes": 500, "this_process": True},
-                      {"pid": 1, "used_bytes": 10, "this_process": False}],
+        "processes": [
+            {"pid": 4242, "used_bytes": 500, "this_process": True},
+            {"pid": 1, "used_bytes": 10, "this_process": False},
+        ],
     }
     assert r.read(d1)["process_used_bytes"] == 0 and r.read(d1)["processes"] == []
     two_gpus[0].processes = [(4242, 900)]
@@ -73,7 +77,7 @@ def test_a_process_list_goes_stale_when_the_device_memory_moves(fake_pynvml, two
     d0, _ = r.devices()
     assert r.read(d0)["process_used_bytes"] == 0
     two_gpus[0].processes = [(4242, 500 << 20)]
-    two_gpus[0].used += (PROCESS_LIST_STALE_BYTES - 1)
+    two_gpus[0].used += PROCESS_LIST_STALE_BYTES - 1
     now[0] += 1
     assert r.read(d0)["process_used_bytes"] == 0  # a small move: the cache stands
     two_gpus[0].used += 1
@@ -111,7 +115,9 @@ def test_memory_figures_are_given_again_while_the_callers_own_state_stands_still
     # A snapshot the user asked for: read at once.
     two_gpus[0].used += 1 << 20
     now[0] += 0.01
-    assert r.read(d0, fresh_processes=True, own_state=("context", 66 << 20, None))["used_bytes"] == (1 << 30) + (365 << 20)
+    assert r.read(d0, fresh_processes=True, own_state=("context", 66 << 20, None))["used_bytes"] == (1 << 30) + (
+        365 << 20
+    )
     # Each device on its own; a caller that passes no state gets a read every time.
     assert r.read(d1, own_state=mine)["used_bytes"] == 2 << 30
     before = reads()
@@ -125,8 +131,9 @@ def test_a_list_that_never_names_this_process_is_read_less_and_less_often(fake_p
     # list was read again at every tick: a driver call per tick, for good.
     assert UNNAMED_RETRY_S == 0.25  # the times below are exact binary fractions
     now = [100.0]
-    r = NvmlReader(pid=4242, clock=lambda: now[0], load=lambda: fake_pynvml, pid_exists=lambda p: True,
-                   process_refresh_s=5.0)
+    r = NvmlReader(
+        pid=4242, clock=lambda: now[0], load=lambda: fake_pynvml, pid_exists=lambda p: True, process_refresh_s=5.0
+    )
     r.start()
     d0, _ = r.devices()
     two_gpus[0].processes = [(1, 300 << 20)]  # another process; never this one
@@ -162,9 +169,7 @@ def test_a_list_that_never_names_this_process_is_read_less_and_less_often(fake_p
     assert fake_pynvml.calls.count("processes") == 12
 
 
-def test_while_a_list_does_not_name_this_process_a_move_or_a_request_still_lists_at_once(
-    fake_pynvml, two_gpus
-) -> None:
+def test_while_a_list_does_not_name_this_process_a_move_or_a_request_still_lists_at_once(fake_pynvml, two_gpus) -> None:
     now = [100.0]
     r = NvmlReader(pid=4242, clock=lambda: now[0], load=lambda: fake_pynvml, pid_exists=lambda p: True)
     r.start()
@@ -208,8 +213,9 @@ def test_a_list_that_fails_during_the_retries_is_unknown_until_the_refresh(fake_
 
 def test_the_first_retry_is_no_later_than_the_refresh(fake_pynvml, two_gpus) -> None:
     now = [100.0]
-    r = NvmlReader(pid=4242, clock=lambda: now[0], load=lambda: fake_pynvml, pid_exists=lambda p: True,
-                   process_refresh_s=0.125)
+    r = NvmlReader(
+        pid=4242, clock=lambda: now[0], load=lambda: fake_pynvml, pid_exists=lambda p: True, process_refresh_s=0.125
+    )
     r.start()
     d0, _ = r.devices()
     assert r.read(d0, holds_memory=True)["process_used_bytes"] is None

@@ -11,6 +11,7 @@ from jupyterlab_vram_helper.sampling.readers.kernel_rss import ProcSelfRss
 
 MB = 1 << 20
 
+
 @pytest.mark.skipif(not os.path.exists("/proc/self/status"), reason="Linux /proc only")
 def test_proc_self_rss_reads_and_resets_the_peak() -> None:
     psutil = pytest.importorskip("psutil")
@@ -36,8 +37,10 @@ def test_proc_self_rss_reads_and_resets_the_peak() -> None:
     "status, expected",
     [
         # the kernel's layout: VmHWM just before VmRSS, tab and blanks before the figure
-        (b"Name:\tpython\nVmPeak:\t  900000 kB\nVmHWM:\t  524288 kB\nVmRSS:\t  262144 kB\nRssAnon:\t 1 kB\n",
-         (256 * MB, 512 * MB)),
+        (
+            b"Name:\tpython\nVmPeak:\t  900000 kB\nVmHWM:\t  524288 kB\nVmRSS:\t  262144 kB\nRssAnon:\t 1 kB\n",
+            (256 * MB, 512 * MB),
+        ),
         (b"Name:\tpython\nVmRSS:\t 1024 kB\n", (MB, None)),  # no VmHWM: the RSS still counts
         (b"Name:\tpython\nVmHWM:\t 2048 kB\nVmRSS:\t many kB\n", (None, None)),  # garbled: nothing made up
         (b"Name:\tpython\n", (None, None)),
@@ -227,7 +230,13 @@ def test_proc_self_rss_cheap_reads_agree_with_status_in_a_real_process() -> None
         rss, peak = probe.rss_and_peak()
         with open("/proc/self/status", "rb") as f:
             status_rss, status_peak = _rss_and_high_water(f.read())
-        return {"cheap": not status_reads, "rss": rss, "peak": peak, "status_rss": status_rss, "status_peak": status_peak}
+        return {
+            "cheap": not status_reads,
+            "rss": rss,
+            "peak": peak,
+            "status_rss": status_rss,
+            "status_peak": status_peak,
+        }
 
     result = in_forked_child(in_child)
     probe.close()

@@ -82,8 +82,9 @@ def test_the_host_reader_reads_the_machines_swappiness_under_its_proc_root(tmp_p
     (proc / "sys" / "vm").mkdir(parents=True)
     (proc / "sys" / "vm" / "swappiness").write_text("0\n")
     real_cgroup_memory = CgroupMemory  # the reader's own, with the fake cgroup mount
-    monkeypatch.setattr(host_module, "CgroupMemory", lambda *args, **kwargs: real_cgroup_memory(
-        args[0], str(root), **kwargs))
+    monkeypatch.setattr(
+        host_module, "CgroupMemory", lambda *args, **kwargs: real_cgroup_memory(args[0], str(root), **kwargs)
+    )
     r = HostReader(pid=7, proc_root=str(proc), use_psutil=False)
     container = r.read()["container"]
     assert container is not None and (container["swap_limit_bytes"], container["swap_usage_bytes"]) == (0, MIB)

@@ -88,8 +88,14 @@ def test_with_only_the_second_card_visible_tensorflows_gpu0_is_charged_to_cuda_o
 
 def test_a_card_split_into_two_logical_devices_adds_their_current_bytes_and_knows_no_peak(monkeypatch) -> None:
     # tf.config.set_logical_device_configuration(gpus[0], [LogicalDeviceConfiguration(1024)] * 2)
-    tf, asked = initialised_tensorflow(monkeypatch, [CPU, GPU0, GPU1], [CPU, GPU0, GPU1], {GPU0: ["a", "b"]}, 3,
-                                       {"GPU:0": (10, 20), "GPU:1": (5, 50), "GPU:2": (7, 8)})
+    tf, asked = initialised_tensorflow(
+        monkeypatch,
+        [CPU, GPU0, GPU1],
+        [CPU, GPU0, GPU1],
+        {GPU0: ["a", "b"]},
+        3,
+        {"GPU:0": (10, 20), "GPU:1": (5, 50), "GPU:2": (7, 8)},
+    )
     assert tf_reader.read_gpus(tf) == {
         0: {"current_bytes": 15, "peak_bytes": None},
         1: {"current_bytes": 7, "peak_bytes": 8},
@@ -98,8 +104,9 @@ def test_a_card_split_into_two_logical_devices_adds_their_current_bytes_and_know
 
 
 def test_a_logical_device_that_cannot_be_read_leaves_its_cards_current_bytes_unknown(monkeypatch) -> None:
-    tf, _ = initialised_tensorflow(monkeypatch, [GPU0], [GPU0], {GPU0: ["a", "b"]}, 2,
-                                   {"GPU:0": (10, 20), "GPU:1": RuntimeError("no allocator")})
+    tf, _ = initialised_tensorflow(
+        monkeypatch, [GPU0], [GPU0], {GPU0: ["a", "b"]}, 2, {"GPU:0": (10, 20), "GPU:1": RuntimeError("no allocator")}
+    )
     assert tf_reader.read_gpus(tf) == {0: {"current_bytes": None, "peak_bytes": None}}
 
 
@@ -125,7 +132,8 @@ def test_the_mapping_reads_only_tensorflows_records_of_its_devices(monkeypatch) 
 
 def test_device_ordinals_order_the_logical_devices_ties_in_physical_then_list_order() -> None:
     Configuration = collections.namedtuple(
-        "LogicalDeviceConfiguration", ["memory_limit", "experimental_priority", "experimental_device_ordinal"])
+        "LogicalDeviceConfiguration", ["memory_limit", "experimental_priority", "experimental_device_ordinal"]
+    )
     ctx = types.SimpleNamespace(
         _physical_devices=[GPU0, GPU1],
         _visible_device_list=[GPU0, GPU1],

@@ -66,8 +66,13 @@ def test_a_device_without_a_context_holds_nothing_and_its_stats_are_not_read(fak
     fake_torch.initialized = True
     figures = read_initialized_device(fake_torch, 1)
     assert figures == {
-        "allocated_bytes": 0, "reserved_bytes": 0, "peak_allocated_bytes": 0, "active_bytes": 0,
-        "inactive_split_bytes": 0, "num_ooms": 0, "num_alloc_retries": 0,
+        "allocated_bytes": 0,
+        "reserved_bytes": 0,
+        "peak_allocated_bytes": 0,
+        "active_bytes": 0,
+        "inactive_split_bytes": 0,
+        "num_ooms": 0,
+        "num_alloc_retries": 0,
     }
     assert torch_cuda.allocator_counters(fake_torch, 1) == (0, 0, 0, 0)
     assert fake_torch.calls == [("_cuda_hasPrimaryContext", 1)] * 2  # asked each time: a context may come
