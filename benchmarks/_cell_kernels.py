@@ -234,7 +234,8 @@ class Subject:
         return self.kernel.eval(PART_TIMES)
 
     def hook_times(self, skip: int, count: int, cpu: bool = False) -> list[float]:
-        """Per-cell hook times of ``count`` cells after the first ``skip`` (in chunks: IPython's repr stops at 1,000 items)."""
+        """Per-cell hook times of ``count`` cells after the first ``skip`` (in chunks: IPython's repr stops at 1,000
+        items)."""
         times: list[float] = []
         for start in range(skip, skip + count, 500):
             end = min(start + 500, skip + count)

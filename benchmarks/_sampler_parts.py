@@ -11,8 +11,8 @@ tick for a while, and prints the mean per tick and the median per call.
 Timers count only on the sampler thread (requests read the same sources on
 the shell thread). Each adds a microsecond or two, and parts nest: ``read``
 holds ``host``, ``torch`` and ``nvml``, and the timers inside them; ``tick``
-holds them all (about eight timers' worth more than its code). What is left of the thread's CPU per tick outside ``tick`` is
-the loop's wait and wake-up. With a baseline helper beside it, its 10 Hz
+holds them all (about eight timers' worth more than its code). What is left of
+the thread's CPU per tick outside ``tick`` is the loop's wait and wake-up. With a baseline helper beside it, its 10 Hz
 kernel gets the same timers over the same seconds: a part's cost side by side.
 """
 

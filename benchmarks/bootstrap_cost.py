@@ -73,7 +73,8 @@ def main() -> None:
     bootstrap_median = statistics.median(cached)
     sample_median = statistics.median(first_sample_ms["code cache"])
     print(
-        f"fresh kernels: {args.kernels} of each kind, taking turns; device {args.device}; Python {sys.version.split()[0]}"
+        f"fresh kernels: {args.kernels} of each kind, taking turns; device {args.device}; Python "
+        f"{sys.version.split()[0]}"
     )
     print(f"bootstrap code: {len(code):,} characters")
     for kind in kinds:

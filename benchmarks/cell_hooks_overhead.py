@@ -380,14 +380,16 @@ def main() -> None:
             s.kernel.shutdown()
 
     print(
-        f"cells: {args.cells} x {args.code!r} per kernel (after {args.warmup} warm-up), interleaved; device {args.device}"
+        f"cells: {args.cells} x {args.code!r} per kernel (after {args.warmup} warm-up), interleaved; device "
+        f"{args.device}"
     )
     print(f"helper history holds {n_records} records (keeps the last 2000)")
     print(f"helper's RSS reading after the cells: {rss_reading}")
     print(f"load average at the end: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} ({__import__('os').cpu_count()} CPUs)")
     print()
     print(
-        f"{'median per cell':<16} {'round trip':>12} {'busy->idle':>12} {'hooks wall':>12} {'hooks p90':>12} {'hooks CPU':>12} {'kernel CPU':>12}"
+        f"{'median per cell':<16} {'round trip':>12} {'busy->idle':>12} {'hooks wall':>12} {'hooks p90':>12} "
+        f"{'hooks CPU':>12} {'kernel CPU':>12}"
     )
     for name, m in medians.items():
         print(
@@ -397,7 +399,8 @@ def main() -> None:
     plain = medians["plain"]
     print()
     print(
-        f"{'added vs plain':<16} {'round trip':>12} {'busy->idle':>12} {'hooks wall':>12} {'':>12} {'hooks CPU':>12} {'kernel CPU':>12}"
+        f"{'added vs plain':<16} {'round trip':>12} {'busy->idle':>12} {'hooks wall':>12} {'':>12} {'hooks CPU':>12} "
+        f"{'kernel CPU':>12}"
     )
     added = {}
     for name in names[1:]:
@@ -446,7 +449,8 @@ def main() -> None:
         }
         lone_verdict = "met" if max(lone_delays) <= LONE_DELAY_TARGET_S else "NOT met"
         print(
-            f"lone cells ({len(lone_delays)}): the record goes out {lone_figures['lone_cell_record_delay_ms_median']:.1f} ms "
+            f"lone cells ({len(lone_delays)}): the record goes out "
+            f"{lone_figures['lone_cell_record_delay_ms_median']:.1f} ms "
             f"after the idle status (median; max {lone_figures['lone_cell_record_delay_ms_max']:.1f} ms; "
             f"target <= {LONE_DELAY_TARGET_S * 1e3:.0f} ms), {lone_verdict}"
         )

@@ -55,7 +55,10 @@ net(torch.ones(2, 64, device=_device)).sum().backward(); opt.step()
 _plain = {plain}
 for _k in range(_plain):
     _r = _k % 5
-    _g[f"v{{_k}}"] = _k if _r == 0 else str(_k) if _r == 1 else list(range(20)) if _r == 2 else {{"k": _k}} if _r == 3 else _Thing(_k)
+    _g[f"v{{_k}}"] = (
+        _k if _r == 0 else str(_k) if _r == 1 else list(range(20)) if _r == 2
+        else {{"k": _k}} if _r == 3 else _Thing(_k)
+    )
 del _g, _k, _t, _r, _tensors
 len(get_ipython().user_ns)
 """
@@ -96,7 +99,8 @@ def main() -> None:
             )
             print(f"device: cuda ({on_gpu} named CUDA tensors)")
         print(
-            f"namespace: {names} user variables ({args.tensors} tensors, 100 containers of tensors, 1 module, 1 optimizer)"
+            f"namespace: {names} user variables ({args.tensors} tensors, 100 containers of tensors, 1 module, 1 "
+            "optimizer)"
         )
         print(f"entries listed: {len(result['entries'])}, truncated: {result['truncated']}")
         print(

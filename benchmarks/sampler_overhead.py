@@ -346,7 +346,8 @@ def main() -> None:
         if not schedstat:
             # The kernel counts CPU time in clock ticks; a short window can only show whole ticks.
             print(
-                f"  (resolution: one clock tick of CPU over this window is {100 / os.sysconf('SC_CLK_TCK') / wall:.3f} % of a core)"
+                "  (resolution: one clock tick of CPU over this window is "
+                f"{100 / os.sysconf('SC_CLK_TCK') / wall:.3f} % of a core)"
             )
         for rate in ("1 Hz", "10 Hz"):
             ours, theirs = f"helper {rate}", f"baseline {rate}"
@@ -360,7 +361,8 @@ def main() -> None:
                     else ""
                 )
                 print(
-                    f"  side by side at {rate}: share {shares[ours]:+.3f} % (this helper) vs {shares[theirs]:+.3f} % (baseline){ratio}"
+                    f"  side by side at {rate}: share {shares[ours]:+.3f} % (this helper) vs {shares[theirs]:+.3f} % "
+                    f"(baseline){ratio}"
                 )
 
         # Before the latency tries, which leave an allocation's cache in one 10 Hz kernel only.
@@ -380,13 +382,15 @@ def main() -> None:
         )
         empty, dev1, dev2 = per_device_bytes()
         print(
-            f"  fake-GPU path (make_sample, torch+NVML figures): 0 GPUs {empty} B, +{dev1} B for the 1st device, +{dev2} B per further device"
+            f"  fake-GPU path (make_sample, torch+NVML figures): 0 GPUs {empty} B, +{dev1} B for the 1st device, "
+            f"+{dev2} B per further device"
         )
         hello = [json_size(d) for d in kernels[1].comm_data(comms[1], "hello")]
         print(f"  hello: {hello[0]} B")
 
         print(
-            f"== latency: allocation in a cell ({'cuda' if args.device == 'cuda' else 'host memory'}) -> first sample showing it at the client ({args.tries} tries) =="
+            f"== latency: allocation in a cell ({'cuda' if args.device == 'cuda' else 'host memory'}) -> first sample "
+            f"showing it at the client ({args.tries} tries) =="
         )
         latency_ms = {}
         for name, k, c in zip(names[1:3], kernels[1:3], comms[1:3], strict=True):
@@ -397,7 +401,8 @@ def main() -> None:
             bound = interval + 0.2
             verdict = "within" if med <= bound else "OVER"
             print(
-                f"  {name:<13} median {med * 1000:7.1f} ms  (min {min(values) * 1000:.1f}, max {max(values) * 1000:.1f})"
+                f"  {name:<13} median {med * 1000:7.1f} ms  (min {min(values) * 1000:.1f}, max "
+                f"{max(values) * 1000:.1f})"
                 f"  bound interval+200 ms = {bound * 1000:.0f} ms: {verdict}"
             )
         print(

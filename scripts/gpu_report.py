@@ -149,7 +149,8 @@ def markdown(report: dict[str, Any]) -> str:
     lines += [f"## Checks: {', '.join(f'{n} {k}' for k, n in sorted(counts.items())) or 'none ran'}", ""]
     lines += ["| check | outcome | s | why skipped |", "|---|---|---|---|"]
     lines += [
-        f"| {c['check']} | {c['outcome']} | {c['seconds']} | {_figure(c['message']) if c['outcome'] == 'skipped' else ''} |"
+        f"| {c['check']} | {c['outcome']} | {c['seconds']} | "
+        f"{_figure(c['message']) if c['outcome'] == 'skipped' else ''} |"
         for c in report["checks"]
     ]
     for c in report["checks"]:

@@ -273,7 +273,8 @@ def _delete_args(data: Mapping[str, Any], request_id: str) -> dict[str, Any]:
     if not isinstance(listing_id, str) or len(listing_id) > MAX_LISTING_ID_LENGTH:
         raise RequestError(
             "malformed",
-            f"field 'listing_id' must be a string of at most {MAX_LISTING_ID_LENGTH} characters, got {describe(listing_id)}",
+            f"field 'listing_id' must be a string of at most {MAX_LISTING_ID_LENGTH} characters, got "
+            f"{describe(listing_id)}",
             request_id,
         )
     if "names" not in data:

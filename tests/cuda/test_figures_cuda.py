@@ -192,7 +192,8 @@ def test_a_context_with_nothing_reserved_is_never_a_provable_zero(
     context_at = kernel.eval("_context_at")
     reserved, torch_says, helper_says = kernel.eval(
         "(torch.cuda.memory_reserved(0), bool(torch._C._cuda_hasPrimaryContext(0)),"
-        " __import__('jupyterlab_vram_helper.sampling.readers.torch_cuda', fromlist=['has_context']).has_context(torch, 0))"
+        " __import__('jupyterlab_vram_helper.sampling.readers.torch_cuda', "
+        "fromlist=['has_context']).has_context(torch, 0))"
     )
     named = kernel.wait_for(
         comm_id,

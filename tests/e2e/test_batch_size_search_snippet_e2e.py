@@ -66,7 +66,8 @@ def test_batch_size_search_finds_the_exact_size_and_leaves_the_model_as_it_was(f
 # What each kind of out-of-memory raises, in the fake model above.
 OUT_OF_MEMORY = {
     # Host RAM, CPU torch: a plain RuntimeError from its allocator.
-    "torch-host": "raise RuntimeError(\"[enforce fail at alloc_cpu.cpp:127] err == 0. DefaultCPUAllocator: can't allocate "
+    "torch-host": 'raise RuntimeError("[enforce fail at alloc_cpu.cpp:127] err == 0. '
+    "DefaultCPUAllocator: can't allocate "
     'memory: you tried to allocate 3221225472 bytes. Error code 12 (Cannot allocate memory)")',
     # Host RAM, NumPy (data preparation in the forward pass): a real MemoryError.
     "numpy": "__import__('numpy').empty(2**62, dtype='uint8')",

@@ -118,7 +118,8 @@ def test_a_cell_that_raises(session: Session) -> None:
     [
         ("raise MemoryError()", "MemoryError"),
         (
-            "raise RuntimeError('CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.11 GiB')",
+            "raise RuntimeError('CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.11 "
+            "GiB')",
             "RuntimeError",
         ),
         ("raise torch.OutOfMemoryError('CUDA out of memory. Tried to allocate 20.00 MiB.')", "OutOfMemoryError"),

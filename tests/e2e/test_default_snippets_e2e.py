@@ -192,7 +192,8 @@ def test_torch_snippet_runs_cleanly(snippet_id: str) -> None:
             kernel,
             "for _x, _y in train_loader:\n"
             "    optimizer.zero_grad()\n"
-            "    criterion(model(_x.to(next(model.parameters()).device)), _y.to(next(model.parameters()).device)).backward()\n"
+            "    criterion(model(_x.to(next(model.parameters()).device)), "
+            "_y.to(next(model.parameters()).device)).backward()\n"
             "    optimizer.step()\n"
             "    break\n",
             "a training step after the snippet",

@@ -325,7 +325,8 @@ def test_bootstrap_leaves_the_user_namespace_alone(kernel: Kernel, bootstrap: st
     kernel.execute("40 + 2")
     probe = (
         "(sorted(k for k in globals() if not k.startswith('_i')), len(Out), repr(_), "
-        "get_ipython().execution_count, sorted(get_ipython().user_ns_hidden) == sorted(set(get_ipython().user_ns_hidden)))"
+        "get_ipython().execution_count, sorted(get_ipython().user_ns_hidden) == "
+        "sorted(set(get_ipython().user_ns_hidden)))"
     )
     before = kernel.eval(probe)
     reply = kernel.bootstrap(bootstrap)

@@ -313,7 +313,10 @@ def test_allocator_config_sets_expandable_segments_only_where_torch_has_them(tmp
         assert kernel.eval("'torch' in __import__('sys').modules") is False
         for version, before, after in ALLOCATOR_CASES:
             folder = _fake_torch_metadata(tmp_path, version)
-            setup = f"import os, sys\nsys.path.insert(0, {str(folder)!r})\nos.environ.pop('PYTORCH_CUDA_ALLOC_CONF', None)\n"
+            setup = (
+                f"import os, sys\nsys.path.insert(0, {str(folder)!r})\n"
+                "os.environ.pop('PYTORCH_CUDA_ALLOC_CONF', None)\n"
+            )
             if before is not None:
                 setup += f"os.environ['PYTORCH_CUDA_ALLOC_CONF'] = {before!r}\n"
             run_cell(kernel, setup, f"torch {version} installed")

@@ -358,7 +358,8 @@ class AllocationSites:
                 "format": "pickle",
                 "data_base64": None,
                 "bytes": len(data),
-                "reason": f"the snapshot is {len(data)} bytes, more than the {MAX_SNAPSHOT_BYTES} a comm message may carry; "
+                "reason": f"the snapshot is {len(data)} bytes, "
+                f"more than the {MAX_SNAPSHOT_BYTES} a comm message may carry; "
                 "lower the history's max_entries, or call torch.cuda.memory._dump_snapshot(path) in a cell",
             }
         return {

@@ -47,7 +47,8 @@ def plural(n: int, word: str, words: str | None = None) -> str:
 
 
 def module_summary(m: Any, found: Found) -> str:
-    return f"{type_name(type(m))}: {plural(found.params, 'param')}, {plural(found.buffers, 'buffer')}, {plural(found.grads, 'grad')}"
+    counts = f"{plural(found.params, 'param')}, {plural(found.buffers, 'buffer')}, {plural(found.grads, 'grad')}"
+    return f"{type_name(type(m))}: {counts}"
 
 
 def optimizer_summary(opt: Any, found: Found) -> str:

@@ -120,7 +120,8 @@ class Listing:
 
 
 def refusal(listing: Listing, user_ns: dict[str, Any], name: str, reach: Reach, cells_ran: bool = False) -> str | None:
-    """Why ``name`` of ``listing`` may not be deleted now, or ``None``: only a name the listing has, still bound to the object listed."""
+    """Why ``name`` of ``listing`` may not be deleted now, or ``None``: only a name the listing has, still bound to the
+    object listed."""
     reason = reserved_name_reason(name)
     if reason is not None:
         return f"refused: {reason}"

@@ -84,7 +84,8 @@ def describe_referrers_many(objs: list[Any], shell: Any, limit: int | None = Non
                     break
             if not kinds:
                 out.append(
-                    "still referenced from outside Python's object graph (a view of it, the autograd graph or a C extension)"
+                    "still referenced from outside Python's object graph (a view of it, the autograd graph or a C "
+                    "extension)"
                 )
             else:
                 out.append("still referenced by " + ", ".join(kinds))

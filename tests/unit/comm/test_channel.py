@@ -248,7 +248,8 @@ def test_package_import_has_no_side_effects() -> None:
         "import sys, threading, pkgutil, importlib; sys.path.insert(0, 'python_helper');"
         "import jupyterlab_vram_helper as h;"
         "[importlib.import_module(m.name) for m in pkgutil.walk_packages(h.__path__, 'jupyterlab_vram_helper.')];"
-        "heavy = [m for m in ('torch', 'tensorflow', 'pynvml', 'psutil', 'numpy', 'IPython', 'comm') if m in sys.modules];"
+        "heavy = [m for m in ('torch', 'tensorflow', 'pynvml', 'psutil', 'numpy', 'IPython', 'comm') if m in "
+        "sys.modules];"
         "print(heavy, threading.active_count(), h.get_runtime())"
     )
     from pathlib import Path

@@ -142,7 +142,8 @@ def test_a_name_shown_with_replaced_characters_deletes_nothing_else(runtime) -> 
     # replacement character itself. Neither is deleted by the name as shown.
     rt, manager = runtime
     ns = rt._shell.user_ns
-    # F601 is a false alarm here: ruff reads a lone surrogate key as U+FFFD, the replacement character; Python keeps them apart.
+    # F601 is a false alarm here: ruff reads a lone surrogate key as U+FFFD, the replacement character; Python
+    # keeps them apart.
     ns.update({"\ud800": bytearray(1 << 20), "\ufffd": bytearray(1 << 20), "gone": bytearray(1 << 20)})  # noqa: F601
     comm = manager.open(QUIET, PackingComm())
     comm.deliver({"type": "inspect", "request_id": "i"})

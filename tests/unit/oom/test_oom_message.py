@@ -77,7 +77,10 @@ def test_printed_sizes_are_1024_multiples_to_the_printed_precision() -> None:
 
 
 def test_the_2_1_typo_and_the_fixed_spelling_read_alike() -> None:
-    tail = " of 79.15 GiB of which 19.62 MiB is free. Of the allocated memory 78.41 GiB is allocated by PyTorch, and 209.88 MiB is reserved by PyTorch but unallocated."
+    tail = (
+        " of 79.15 GiB of which 19.62 MiB is free. Of the allocated memory 78.41 GiB is allocated by PyTorch,"
+        " and 209.88 MiB is reserved by PyTorch but unallocated."
+    )
     typo = parse_oom_message(
         "OutOfMemoryError", "CUDA out of memory. Tried to allocate 1.00 GiB. GPU 0 has a total capacty" + tail
     )
@@ -117,7 +120,8 @@ def test_tensorflow_on_the_cpu_is_host_memory() -> None:
 def test_unknown_dtypes_leave_the_request_unknown_or_printed() -> None:
     tf = parse_oom_message(
         "ResourceExhaustedError",
-        "OOM when allocating tensor with shape[10] and type resource on /job:localhost/replica:0/task:0/device:GPU:2 by allocator GPU_2_bfc",
+        "OOM when allocating tensor with shape[10] and type resource on /job:localhost/replica:0/task:0/device:GPU:2 "
+        "by allocator GPU_2_bfc",
     )
     assert tf is not None and tf["requested_bytes"] is None and tf["device_index"] == 2
     np_ = parse_oom_message(
@@ -142,7 +146,8 @@ def test_unknown_dtypes_leave_the_request_unknown_or_printed() -> None:
         ("RuntimeError", "cuDNN error: CUDNN_STATUS_NOT_INITIALIZED"),
         (
             "RuntimeError",
-            "CUDA error: CUBLAS_STATUS_EXECUTION_FAILED when calling `cublasSgemm( handle, opa, opb, m, n, k, &alpha, a, lda, b, ldb, &beta, c, ldc)`",
+            "CUDA error: CUBLAS_STATUS_EXECUTION_FAILED when calling `cublasSgemm( handle, opa, opb, m, n, k, &alpha, "
+            "a, lda, b, ldb, &beta, c, ldc)`",
         ),
         ("RuntimeError", "cuFFT error: CUFFT_INTERNAL_ERROR"),
         (
@@ -212,7 +217,8 @@ def test_non_string_arguments_never_raise() -> None:
 def test_scalar_tensor_shape_is_one_element() -> None:
     facts = parse_oom_message(
         "ResourceExhaustedError",
-        "OOM when allocating tensor with shape[] and type int64 on /job:localhost/replica:0/task:0/device:GPU:0 by allocator GPU_0_bfc",
+        "OOM when allocating tensor with shape[] and type int64 on /job:localhost/replica:0/task:0/device:GPU:0 by "
+        "allocator GPU_0_bfc",
     )
     assert facts is not None and facts["requested_bytes"] == 8
 

@@ -173,7 +173,8 @@ class HostReader:
         )
 
     def _read_swapped(self) -> int | None:
-        """The kernel's own pages in swap (``VmSwap``; absent from kernel threads and Linux < 2.6.34): None if unknown."""
+        """The kernel's own pages in swap (``VmSwap``; absent from kernel threads and Linux < 2.6.34): None if
+        unknown."""
         if self._status is None:
             return None
         try:
@@ -260,7 +261,8 @@ def _kib_figure(data: bytes, key: bytes) -> int | None:
 
 
 def _vmstat_count(data: bytes, key: bytes) -> int | None:
-    """A counter of a /proc/vmstat text (``oom_kill 42`` lines, each ending in a newline); None where absent or malformed."""
+    """A counter of a /proc/vmstat text (``oom_kill 42`` lines, each ending in a newline); None where absent or
+    malformed."""
     start = data.find(key)
     if start < 0:
         return None

@@ -214,7 +214,8 @@ class ProcSelfRss:
 
 
 def _getrusage_thread() -> Callable[[], Any] | None:
-    """``getrusage`` of the calling thread as one call (``ru_maxrss``: the process's, in KiB on Linux); None where it fails."""
+    """``getrusage`` of the calling thread as one call (``ru_maxrss``: the process's, in KiB on Linux); None where it
+    fails."""
     try:
         import resource
 

@@ -218,7 +218,8 @@ def test_real_cgroup_limit_is_seen_by_a_process_inside_it() -> None:
         assert figures["cgroup_version"] == version
         assert 0 < figures["usage_bytes"] <= 512 << 20
         assert figures["oom_kill_count"] == 0
-        # The harness lets nothing go to swap where this kernel accounts swap per cgroup (memsw = the limit, swap.max 0).
+        # The harness lets nothing go to swap where this kernel accounts swap per cgroup (memsw = the limit,
+        # swap.max 0).
         swap_file = os.path.join(path, "memory.memsw.limit_in_bytes" if version == 1 else "memory.swap.max")
         if _reads_int(swap_file) == (512 << 20 if version == 1 else 0):
             assert figures["swap_limit_bytes"] == 0

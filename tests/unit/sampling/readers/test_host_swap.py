@@ -113,7 +113,8 @@ def test_malformed_swap_figures_are_unknown_never_an_exception(tmp_path, swap_to
 
 
 def test_this_machines_real_proc_swap_figures_parse_to_integers() -> None:
-    """This process's VmSwap and the machine's SwapTotal/SwapFree, against the files read here (no swap: 0 is an answer)."""
+    """This process's VmSwap and the machine's SwapTotal/SwapFree, against the files read here (no swap: 0 is an
+    answer)."""
     if not os.path.exists("/proc/self/status") or not os.path.exists("/proc/meminfo"):
         pytest.skip("no Linux /proc")
 
