@@ -130,9 +130,12 @@ def print_summaries(measured: dict[str, tuple[dict[str, dict[str, float]], float
     thread, outside = [], []
     for name in names:
         summary, thread_us = measured[name]
-        known = "tick" in summary and thread_us is not None
-        thread.append(f"{thread_us:10.1f}" if known else "")
-        outside.append(f"{thread_us - summary['tick']['us_per_tick']:10.1f}" if known else "")
+        if "tick" in summary and thread_us is not None:
+            thread.append(f"{thread_us:10.1f}")
+            outside.append(f"{thread_us - summary['tick']['us_per_tick']:10.1f}")
+        else:
+            thread.append("")
+            outside.append("")
     print(f"  {'the thread (schedstat)':<30}" + "".join(f"{cell:>26}" for cell in thread))
     print(f"  {'outside the tick':<30}" + "".join(f"{cell:>26}" for cell in outside) + "   the loop's wait and wake-up")
 

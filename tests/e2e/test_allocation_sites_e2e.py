@@ -267,13 +267,14 @@ def test_a_new_host_depth_while_recording_restarts_tracemalloc(kernel: Kernel, b
 def test_malformed_requests_get_clear_errors(kernel: Kernel, bootstrap: str) -> None:
     comm_id = attach_helper(kernel, bootstrap, QUIET)
     start = len(kernel.output_messages())
-    for data, words in [
+    cases: list[tuple[dict[str, Any], str]] = [
         ({"type": "record_allocations"}, "field 'enabled'"),
         ({"type": "record_allocations", "enabled": 1}, "true or false"),
         ({"type": "record_allocations", "enabled": True, "host_frames": 0}, "host_frames"),
         ({"type": "record_allocations", "enabled": True, "gpu_max_entries": True}, "gpu_max_entries"),
         ({"type": "allocation_sites", "max_sites": "all"}, "max_sites"),
-    ]:
+    ]
+    for data, words in cases:
         answer = request(kernel, comm_id, data)
         assert answer["type"] == "error" and answer["code"] == "malformed", answer
         assert words in answer["message"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 import random
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import pytest
@@ -45,7 +45,9 @@ class Session:
     def inspect(self, **kw: Any) -> dict[str, Any]:
         return self.reply({"type": "inspect", **kw})
 
-    def delete(self, listing_id: str, names: list[Any], hidden: list[str] = (), free: list[str] = ()) -> dict[str, Any]:
+    def delete(
+        self, listing_id: str, names: list[Any], hidden: Sequence[str] = (), free: Sequence[str] = ()
+    ) -> dict[str, Any]:
         return self.request(
             {
                 "type": "delete",

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from kernel_harness import Kernel, attach_helper, snapshot_sample
@@ -29,7 +30,7 @@ def code_files(cache_home: Path) -> list[Path]:
     return sorted((cache_home / "jupyterlab-vram" / "code").glob("*/*.code"))
 
 
-def boot(env: dict[str, str], bootstrap: str) -> dict[str, object]:
+def boot(env: dict[str, str], bootstrap: str) -> dict[str, Any]:
     """Bootstrap a fresh kernel, check the helper works, and say what the loader did."""
     kernel = Kernel(env=env)
     try:

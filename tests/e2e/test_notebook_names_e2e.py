@@ -14,7 +14,7 @@ pytestmark = pytest.mark.kernel
 QUIET = {"interval_s": 30.0, "heartbeat_s": 60.0}
 _ids = itertools.count()
 
-NO_TORCH = {"model": [], "optimizer": [], "dataloader": [], "loss": [], "scaler": []}
+NO_TORCH: dict[str, list[str]] = {"model": [], "optimizer": [], "dataloader": [], "loss": [], "scaler": []}
 
 
 def names(kernel: Kernel, comm_id: str) -> dict[str, Any]:

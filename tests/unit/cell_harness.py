@@ -28,6 +28,11 @@ class ScriptedRss:
         self.current = rss
         self.hwm = max(self.hwm, rss)
 
+    def moves(self, *values: int) -> None:
+        """The RSS at each of ``values`` in turn, as a cell that allocates, then frees, moves it."""
+        for rss in values:
+            self.set(rss)
+
     def rss_and_peak(self, hold_gil: bool = True) -> tuple[int | None, int | None]:
         self.reads.append("status" if hold_gil else "status, GIL released")
         return self.current, self.hwm

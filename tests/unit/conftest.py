@@ -19,7 +19,7 @@ try:
     import numpy as _REAL_NUMPY
     import torch as _REAL_TORCH
 except ImportError:
-    _REAL_NUMPY = _REAL_TORCH = None
+    _REAL_NUMPY = _REAL_TORCH = None  # type: ignore[assignment]  # absent here: the tests that need them skip
 
 
 @pytest.fixture(autouse=True)

@@ -7,7 +7,9 @@ import time
 import types
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
+
+T = TypeVar("T")
 
 
 def nested_stats(allocated: int, reserved: int, peak: int, ooms: int = 0, retries: int = 0) -> dict[str, Any]:
@@ -264,6 +266,17 @@ def set_allocator(
         entry = stats[stat]["all"]
         entry["current"] = current
         entry["peak"] = max(entry["peak"], current, explicit or 0)
+
+
+def inner_frame(tb: types.TracebackType | None) -> types.FrameType:
+    """The frame one level into a traceback: the function the test called, where the error was raised."""
+    return known(known(tb).tb_next).tb_frame
+
+
+def known(value: T | None) -> T:
+    """``value``, which the test expects to be known: None fails the test here."""
+    assert value is not None
+    return value
 
 
 def wait_until(predicate: Callable[[], Any], timeout: float = 5.0) -> None:

@@ -141,7 +141,7 @@ def test_each_subpackage_says_why_it_exists_and_imports_nothing() -> None:
 
 def test_module_tops_import_the_standard_library_only() -> None:
     for name, tree in _modules():
-        top = [n for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom))]
+        top: list[ast.stmt] = [n for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom))]
         for target, statement in _imports(name, ast.Module(body=top, type_ignores=[])):
             root = target.split(".")[0]
             assert root in sys.stdlib_module_names or root == PACKAGE, f"{name}: {ast.unparse(statement)}"

@@ -28,7 +28,7 @@ def test_the_helpers_threads_carry_the_prefix() -> None:
 def showing_into(shown: list[str]) -> Iterator[Callable[..., None]]:
     """Every warning shown (never filtered out) is appended to ``shown``, until the block ends."""
 
-    def show(message: Any, *rest: Any) -> None:
+    def show(message: Any, *rest: Any, **options: Any) -> None:
         shown.append(str(message))
 
     with warnings.catch_warnings():  # puts back the filters and showwarning after

@@ -21,11 +21,24 @@ from typing import TYPE_CHECKING, Any, Protocol
 from ..config import SamplerConfig
 from ..forking import call_in_forked_child
 from ..protocol import SampleReason
-from .sample import Figures, SampleSource, make_sample, significant_change
+from .sample import Figures, make_sample, significant_change
 from .sample_timeline import SampleTimeline, timeline_columns
 
 if TYPE_CHECKING:  # the message shapes, for annotations only (protocol_types.py)
     from ..protocol_types import SampleMessage, TimelineColumns
+
+    class Readings(Protocol):
+        """What the sampler reads figures from: a SampleSource (sample.py), or a fake in tests.
+
+        Declared for type checkers only: a Protocol class costs the bootstrap its creation.
+        """
+
+        def read(self, fresh_processes: bool = False) -> Figures:
+            """Every source's figures, NVML's process list read anew if ``fresh_processes``."""
+
+        def now(self) -> float:
+            """The wall-clock time a sample is stamped with."""
+
 
 THREAD_NAME = "jupyterlab-vram-sampler"
 
@@ -73,7 +86,7 @@ class EmitPolicy:
 class Sampler:
     def __init__(
         self,
-        source: SampleSource,
+        source: Readings,
         outlet: Outlet,
         config: SamplerConfig | None = None,
         clock: Callable[[], float] = time.monotonic,

@@ -46,47 +46,47 @@ class FakeShell(CountsFirstShell):
 
 
 def recording_torch(initialized: bool) -> FakeTorch:
-    torch = FakeTorch([FakeProps("H100", 80 << 30, "GPU-0")], initialized=initialized)
+    torch: Any = FakeTorch([FakeProps("H100", 80 << 30, "GPU-0")], initialized=initialized)  # more attributes below
     torch.stats[0] = nested_stats(4096, 8192, 4096)
-    torch.history_calls: list[dict[str, Any]] = []  # type: ignore[attr-defined]
-    torch.blocks: list[dict[str, Any]] = []  # type: ignore[attr-defined]
+    torch.history_calls = []
+    torch.blocks = []
 
     def record(enabled: str | None = "all", **kw: Any) -> None:
         assert torch.initialized, "recording before CUDA is initialised would initialise it"
-        torch.history_calls.append(dict(kw, enabled=enabled))  # type: ignore[attr-defined]
+        torch.history_calls.append(dict(kw, enabled=enabled))
 
-    torch.snapshots: list[str] = []  # type: ignore[attr-defined]  # which snapshot call, each time
+    torch.snapshots = []  # which snapshot call, each time
 
     def segments() -> list[dict[str, Any]]:
-        return [{"device": 0, "blocks": list(torch.blocks)}]  # type: ignore[attr-defined]
+        return [{"device": 0, "blocks": list(torch.blocks)}]
 
     # Whether a snapshot ever ran the symbolizer for the first time while tracemalloc traced
-    torch.first_symbolization_traced = False  # type: ignore[attr-defined]
+    torch.first_symbolization_traced = False
 
     def symbolized_by_snapshot() -> None:
         if "torch._inductor" not in sys.modules:  # the first symbolization, as PyTorch's snapshot makes it
-            torch.first_symbolization_traced |= tracemalloc.is_tracing()  # type: ignore[attr-defined]
+            torch.first_symbolization_traced |= tracemalloc.is_tracing()
             sys.modules["torch._inductor"] = types.ModuleType("torch._inductor")
 
     def snapshot(device: Any = None) -> dict[str, Any]:
-        torch.snapshots.append("with the event history")  # type: ignore[attr-defined]
+        torch.snapshots.append("with the event history")
         symbolized_by_snapshot()
         return {"segments": segments(), "device_traces": [[]]}
 
     def memory_snapshot(mempool_id: Any = None, include_traces: bool = True) -> list[dict[str, Any]]:
-        torch.snapshots.append("segments" if include_traces is False else "segments, events built")  # type: ignore[attr-defined]
+        torch.snapshots.append("segments" if include_traces is False else "segments, events built")
         symbolized_by_snapshot()
         return segments()
 
     # PyTorch's stack symbolizer: whether tracemalloc traced, at each run of it
-    torch.symbolized: list[bool] = []  # type: ignore[attr-defined]
+    torch.symbolized = []
 
     def symbolize_tracebacks(tracebacks: list[Any]) -> list[Any]:
-        torch.symbolized.append(tracemalloc.is_tracing())  # type: ignore[attr-defined]
+        torch.symbolized.append(tracemalloc.is_tracing())
         sys.modules["torch._inductor"] = types.ModuleType("torch._inductor")  # what its first run imports
         return [[] for _ in tracebacks]
 
-    torch._C._profiler = types.SimpleNamespace(  # type: ignore[attr-defined]
+    torch._C._profiler = types.SimpleNamespace(
         gather_traceback=lambda python, script, cpp: object(), symbolize_tracebacks=symbolize_tracebacks
     )
     torch.cuda.memory._record_memory_history = record
@@ -99,5 +99,5 @@ def frames(*spec: Any) -> list[dict[str, Any]]:
     return [{"filename": f, "line": line, "name": name} for f, line, name in spec]
 
 
-def make_sites(torch: FakeTorch | None, shell: FakeShell, sent: list[dict[str, Any]]) -> AllocationSites:
+def make_sites(torch: FakeTorch | None, shell: FakeShell, sent: list[Any]) -> AllocationSites:
     return AllocationSites(shell=lambda: shell, broadcast=sent.append, torch_module=lambda: torch)

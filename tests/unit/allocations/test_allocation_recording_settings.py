@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 from _allocation_sites_helpers import FakeShell, make_sites, recording_torch
-from fakes import FakeTorch
+from fakes import FakeTorch, known
 
 pytestmark = pytest.mark.usefixtures("symbolizer_never_ran")
 
@@ -46,7 +46,8 @@ def test_a_new_host_depth_restarts_tracemalloc_and_leaves_the_gpu_history_alone(
     import tracemalloc
 
     torch = clearing_torch()
-    shell, sent = FakeShell(), []
+    shell = FakeShell()
+    sent: list[dict[str, Any]] = []
     sites = make_sites(torch, shell, sent)
     try:
         first = sites.set_recording(True, host_frames=4, gpu_max_entries=5000)
@@ -69,7 +70,7 @@ def test_a_new_host_depth_restarts_tracemalloc_and_leaves_the_gpu_history_alone(
         # tracemalloc forgot what was allocated before: it has no stack any more
         assert tracemalloc.get_object_traceback(before) is None
         after = bytearray(100_000)
-        assert len(tracemalloc.get_object_traceback(after)) >= 1
+        assert len(known(tracemalloc.get_object_traceback(after))) >= 1
         # the GPU history is not touched: no call, same start
         assert torch.history_calls == gpu_calls  # type: ignore[attr-defined]
         assert state["gpu"] == first["gpu"]

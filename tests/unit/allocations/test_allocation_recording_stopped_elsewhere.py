@@ -38,7 +38,8 @@ def test_a_history_switched_off_in_a_cell_starts_again_at_the_next_cell_and_says
     # stops our history too: recording on means on.
     torch = recording_torch(initialized=True)
     users_record = history_switch(torch)
-    shell, sent = FakeShell(), []
+    shell = FakeShell()
+    sent: list[dict[str, Any]] = []
     sites = make_sites(torch, shell, sent)
     cells = lambda total: [{"cell_id": "c", "total_bytes": total}]  # noqa: E731
     try:
@@ -78,7 +79,8 @@ def test_a_history_switched_off_in_a_cell_starts_again_at_the_next_cell_and_says
 def test_a_shared_history_its_owner_switched_off_is_followed_by_ours() -> None:
     torch = recording_torch(initialized=True)
     users_record = history_switch(torch, on=True)  # theirs, before recording was asked for
-    shell, sent = FakeShell(), []
+    shell = FakeShell()
+    sent: list[dict[str, Any]] = []
     sites = make_sites(torch, shell, sent)
     try:
         assert sites.set_recording(True, host_frames=4, gpu_max_entries=7000)["gpu"]["state"] == "shared"
@@ -97,7 +99,8 @@ def test_a_shared_history_its_owner_switched_off_is_followed_by_ours() -> None:
 
 def test_a_torch_that_cannot_say_whether_its_history_is_on_is_never_restarted() -> None:
     torch = recording_torch(initialized=True)  # no _cuda_isHistoryEnabled
-    shell, sent = FakeShell(), []
+    shell = FakeShell()
+    sent: list[dict[str, Any]] = []
     sites = make_sites(torch, shell, sent)
     try:
         sites.set_recording(True, host_frames=4, gpu_max_entries=5000)
@@ -114,7 +117,8 @@ def test_a_torch_that_cannot_say_whether_its_history_is_on_is_never_restarted() 
 def test_a_tracemalloc_stopped_in_a_cell_starts_again_at_the_asked_depth(theirs: bool) -> None:
     if theirs:
         tracemalloc.start(3)
-    shell, sent = FakeShell(), []
+    shell = FakeShell()
+    sent: list[dict[str, Any]] = []
     sites = make_sites(None, shell, sent)
     try:
         first = sites.set_recording(True, host_frames=6, gpu_max_entries=5000)["host"]
@@ -135,7 +139,8 @@ def test_a_tracemalloc_stopped_in_a_cell_starts_again_at_the_asked_depth(theirs:
 
 
 def test_a_settings_change_after_tracemalloc_was_stopped_says_it_restarted() -> None:
-    shell, sent = FakeShell(), []
+    shell = FakeShell()
+    sent: list[dict[str, Any]] = []
     sites = make_sites(None, shell, sent)
     cells = lambda total: [{"cell_id": "c", "total_bytes": total}]  # noqa: E731
     try:

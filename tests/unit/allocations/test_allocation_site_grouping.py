@@ -4,6 +4,8 @@ kept apart, and a cell flagged as growing after three rises."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from _allocation_sites_helpers import CELL_A, CELL_B, FakeShell, frames, make_sites, recording_torch
 
@@ -15,7 +17,8 @@ pytestmark = pytest.mark.usefixtures("symbolizer_never_ran")
 
 def test_a_cell_whose_edited_versions_hold_memory_is_listed_with_its_latest_run() -> None:
     old_version, new_version = "/tmp/ipykernel_1/111.py", "/tmp/ipykernel_1/222.py"
-    shell, sent = FakeShell(), []
+    shell = FakeShell()
+    sent: list[dict[str, Any]] = []
     shell.compile._filename_map = {new_version: 11, old_version: 10}
     sites = make_sites(None, shell, sent)
     sites.cells.shell = shell
@@ -29,7 +32,8 @@ def test_a_cell_whose_edited_versions_hold_memory_is_listed_with_its_latest_run(
 
 def test_gpu_blocks_are_charged_to_the_innermost_notebook_frame() -> None:
     torch = recording_torch(initialized=True)
-    shell, sent = FakeShell(), []
+    shell = FakeShell()
+    sent: list[dict[str, Any]] = []
     sites = make_sites(torch, shell, sent)
     shell.compile._filename_map = {CELL_A: 4}
     try:

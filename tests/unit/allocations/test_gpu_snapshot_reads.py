@@ -24,7 +24,8 @@ def test_a_torch_whose_snapshot_always_has_the_events_still_groups_by_site() -> 
         return [{"device": 0, "blocks": list(torch.blocks)}]  # type: ignore[attr-defined]
 
     torch.cuda.memory.memory_snapshot = older_memory_snapshot
-    shell, sent = FakeShell(), []
+    shell = FakeShell()
+    sent: list[dict[str, Any]] = []
     sites = make_sites(torch, shell, sent)
     try:
         sites.set_recording(True, host_frames=1, gpu_max_entries=1000)
@@ -47,7 +48,8 @@ def test_a_torch_whose_snapshot_always_has_the_events_still_groups_by_site() -> 
 
 def test_a_torch_that_leaves_the_events_out_is_read_after_each_cell() -> None:
     torch = recording_torch(initialized=True)
-    shell, sent = FakeShell(), []
+    shell = FakeShell()
+    sent: list[dict[str, Any]] = []
     sites = make_sites(torch, shell, sent)
     try:
         sites.set_recording(True, host_frames=1, gpu_max_entries=1000)
@@ -67,7 +69,8 @@ def test_a_torch_that_leaves_the_events_out_is_read_after_each_cell() -> None:
 
 def test_the_snapshot_export_is_torchs_own_pickle() -> None:
     torch = recording_torch(initialized=True)
-    shell, sent = FakeShell(), []
+    shell = FakeShell()
+    sent: list[dict[str, Any]] = []
     sites = make_sites(torch, shell, sent)
     try:
         sites.set_recording(True, host_frames=1, gpu_max_entries=1000)

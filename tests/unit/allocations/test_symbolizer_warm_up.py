@@ -22,7 +22,8 @@ pytestmark = pytest.mark.usefixtures("symbolizer_never_ran")
 def test_pytorchs_symbolizer_runs_untraced_before_the_gpu_history_starts() -> None:
     # Its first run imports torch._inductor: 102 s under tracemalloc on an H100 machine.
     torch = recording_torch(initialized=True)
-    shell, sent = FakeShell(), []
+    shell = FakeShell()
+    sent: list[dict[str, Any]] = []
     sites = make_sites(torch, shell, sent)
     try:
         state = sites.set_recording(True, host_frames=4, gpu_max_entries=1000)
@@ -39,7 +40,8 @@ def test_pytorchs_symbolizer_runs_untraced_before_the_gpu_history_starts() -> No
 
 def test_cuda_coming_up_under_host_recording_restarts_it_around_the_symbolizer() -> None:
     torch = recording_torch(initialized=False)
-    shell, sent = FakeShell(), []
+    shell = FakeShell()
+    sent: list[dict[str, Any]] = []
     sites = make_sites(torch, shell, sent)
     try:
         state = sites.set_recording(True, host_frames=6, gpu_max_entries=1000)
@@ -69,8 +71,9 @@ def test_the_symbolizer_warm_up_is_done_before_the_cells_accounting_reads_its_st
     from IPython.core.events import EventManager, available_events
 
     torch = recording_torch(initialized=False)
-    shell, sent = FakeShell(), []
-    shell.events = EventManager(shell, available_events)  # type: ignore[assignment]
+    shell = FakeShell()
+    sent: list[dict[str, Any]] = []
+    shell.events = EventManager(shell, available_events)  # type: ignore[assignment, arg-type]  # IPython's, on the fake shell
     symbolized_at_cell_start: list[list[bool]] = []
 
     def accounting_start(info: Any = None) -> None:
@@ -91,7 +94,8 @@ def test_the_symbolizer_warm_up_is_done_before_the_cells_accounting_reads_its_st
 
 def test_an_interrupt_during_the_symbolizer_at_a_cell_start_leaves_recording_whole() -> None:
     torch = recording_torch(initialized=False)
-    shell, sent = FakeShell(), []
+    shell = FakeShell()
+    sent: list[dict[str, Any]] = []
     sites = make_sites(torch, shell, sent)
     real_symbolize = torch._C._profiler.symbolize_tracebacks  # type: ignore[attr-defined]
 
@@ -122,7 +126,8 @@ def test_an_interrupted_record_request_leaves_recording_off_and_says_so() -> Non
         raise KeyboardInterrupt
 
     torch._C._profiler.symbolize_tracebacks = interrupted  # type: ignore[attr-defined]
-    shell, sent = FakeShell(), []
+    shell = FakeShell()
+    sent: list[dict[str, Any]] = []
     sites = make_sites(torch, shell, sent)
     with pytest.raises(KeyboardInterrupt):  # the request's answer: interrupted
         sites.set_recording(True, host_frames=4, gpu_max_entries=1000)
@@ -134,7 +139,8 @@ def test_an_interrupted_record_request_leaves_recording_off_and_says_so() -> Non
 def test_a_symbolizer_that_already_ran_is_not_run_again() -> None:
     sys.modules["torch._inductor"] = types.ModuleType("torch._inductor")  # the user compiled a model
     torch = recording_torch(initialized=False)
-    shell, sent = FakeShell(), []
+    shell = FakeShell()
+    sent: list[dict[str, Any]] = []
     sites = make_sites(torch, shell, sent)
     try:
         sites.set_recording(True, host_frames=4, gpu_max_entries=1000)
@@ -170,7 +176,8 @@ def test_per_cell_figures_due_while_host_tracing_is_paused_wait_for_it() -> None
     # sender thread's per-cell figures would lack the host's meanwhile.
     import time
 
-    shell, sent = FakeShell(), []
+    shell = FakeShell()
+    sent: list[dict[str, Any]] = []
     sites = make_sites(None, shell, sent)
     try:
         sites.set_recording(True, host_frames=2, gpu_max_entries=1000)

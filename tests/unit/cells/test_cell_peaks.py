@@ -40,7 +40,7 @@ def test_a_vmhwm_above_the_rss_is_reset_at_cell_start_and_the_peak_is_exact() ->
     h = Harness()
     h.rss.set(900 * MB)
     h.rss.set(100 * MB)  # an earlier peak of 900 MB
-    record = h.cell(lambda: (h.rss.set(400 * MB), h.rss.set(150 * MB)))
+    record = h.cell(lambda: h.rss.moves(400 * MB, 150 * MB))
     assert h.rss.resets == 1
     assert record["host"] == {
         "rss_before_bytes": 100 * MB,
@@ -55,7 +55,7 @@ def test_a_vmhwm_that_is_the_rss_already_needs_no_reset_and_gives_an_exact_peak(
     # From the RSS on, VmHWM can only follow this cell, exactly as after a
     # reset: exact even where resets are off or impossible.
     h = Harness(reset=reset, rss=ScriptedRss(can_reset=can_reset))
-    record = h.cell(lambda: (h.rss.set(700 * MB), h.rss.set(200 * MB)))
+    record = h.cell(lambda: h.rss.moves(700 * MB, 200 * MB))
     assert h.rss.resets == 0
     assert record["host"] == {
         "rss_before_bytes": 100 * MB,

@@ -9,14 +9,14 @@ import types
 import unittest.mock
 
 from cell_harness import GB, MB, Harness, deferred_harness, stats_reads
-from fakes import FakeTorch, set_allocator
+from fakes import FakeTorch, known, set_allocator
 
 from jupyterlab_vram_helper.cells.cell_readings import EndedCell
 
 
 def test_the_hooks_read_one_file_and_reset_the_rest_waits_for_the_sender_thread() -> None:
     h, later = deferred_harness()
-    h.run_hooks(lambda: (h.rss.set(500 * MB), h.rss.set(100 * MB)))  # leaves VmHWM above the RSS
+    h.run_hooks(lambda: h.rss.moves(500 * MB, 100 * MB))  # leaves VmHWM above the RSS
     later.run()
     h.rss.reads.clear()
     h.recorder.pre_run_cell(info := types.SimpleNamespace(cell_id="c1", store_history=True))
@@ -41,7 +41,7 @@ def test_the_hooks_read_one_file_and_reset_the_rest_waits_for_the_sender_thread(
 
 def test_the_next_cell_finishes_the_last_record_with_one_read_before_it_resets_the_peak() -> None:
     h, later = deferred_harness()
-    h.run_hooks(lambda: (h.rss.set(800 * MB), h.rss.set(600 * MB)))  # peak 800 MB, ends at 600 MB
+    h.run_hooks(lambda: h.rss.moves(800 * MB, 600 * MB))  # peak 800 MB, ends at 600 MB
     h.rss.reads.clear()
     h.run_hooks(lambda: h.rss.set(650 * MB))  # starts (resets VmHWM) before the sender thread ran
     # one status read serves as the first cell's end and the second's start; no statm read
@@ -57,7 +57,7 @@ def test_the_next_cell_finishes_the_last_record_with_one_read_before_it_resets_t
 
 def test_a_cell_that_starts_while_the_sender_thread_reads_the_last_ones_end_does_not_reset_under_it() -> None:
     h, later = deferred_harness()
-    h.run_hooks(lambda: (h.rss.set(800 * MB), h.rss.set(300 * MB)))  # peak 800 MB, waiting for the sender
+    h.run_hooks(lambda: h.rss.moves(800 * MB, 300 * MB))  # peak 800 MB, waiting for the sender
     about_to_read, go_on = threading.Event(), threading.Event()
     read_now = h.rss.rss_and_peak
 
@@ -124,7 +124,7 @@ def test_a_subshell_cell_that_ends_while_the_next_cell_stamps_the_waiting_ones_b
     later.run()
     assert h.errors_sent() == [] and h.recorder.last_error is None
     records = {r["cell_id"]: r["host"] for r in h.recorder.history()}
-    assert sorted(records) == ["a", "b", "s"]
+    assert sorted(known(cell_id) for cell_id in records) == ["a", "b", "s"]
     assert records["a"]["rss_after_bytes"] == 300 * MB
     assert (records["b"]["rss_before_bytes"], records["b"]["rss_peak_bytes"]) == (300 * MB, 400 * MB)
 
@@ -167,7 +167,12 @@ def test_torch_counters_after_a_cell_are_read_by_the_sender_thread_not_the_hook(
 
 def test_the_next_cell_reads_torch_once_for_the_last_cells_end_and_its_own_start(cuda: FakeTorch) -> None:
     h, later = deferred_harness(torch=cuda)
-    h.run_hooks(lambda: (set_allocator(cuda, 0, 3 * GB, 4 * GB), set_allocator(cuda, 0, 2 * GB, 4 * GB)))
+
+    def cell() -> None:
+        set_allocator(cuda, 0, 3 * GB, 4 * GB)
+        set_allocator(cuda, 0, 2 * GB, 4 * GB)
+
+    h.run_hooks(cell)
     cuda.calls.clear()
 
     def second_body():

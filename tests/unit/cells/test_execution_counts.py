@@ -84,7 +84,7 @@ def test_every_cell_is_noted_under_its_own_number(make_shell: Callable[[], Any])
 
 
 @pytest.mark.parametrize("make_shell", [CountsFirstShell, CountsAfterShell], ids=["counts-first", "counts-after"])
-def test_a_cancelled_cell_is_recorded_under_its_own_number(make_shell: Callable[[], Any]) -> None:
+def test_a_cancelled_cell_is_recorded_under_its_own_number(make_shell: Callable[[int], Any]) -> None:
     h = Harness()
     h.recorder.shell = shell = make_shell(7)
     recorder = h.recorder

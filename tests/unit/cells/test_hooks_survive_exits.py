@@ -35,7 +35,7 @@ def test_an_exit_in_the_out_of_memory_diagnosis_costs_the_diagnosis_not_the_reco
 @pytest.mark.parametrize("exit_class", EXITS)
 def test_the_allocation_hooks_swallow_an_exit(monkeypatch: pytest.MonkeyPatch, exit_class: type) -> None:
     shell = CountsFirstShell()
-    sites = AllocationSites(shell=lambda: shell, broadcast=[].append, torch_module=lambda: None)
+    sites = AllocationSites(shell=lambda: shell, broadcast=lambda message: None, torch_module=lambda: None)
 
     raised = []
 

@@ -12,7 +12,7 @@ import pytest
 from fakes import FakeCommManager, FakeTorch
 
 from jupyterlab_vram_helper.cells import notebook_names as nn_mod
-from jupyterlab_vram_helper.cells.notebook_names import notebook_names, runtime_state
+from jupyterlab_vram_helper.cells.notebook_names import NotebookNames, notebook_names, runtime_state
 from jupyterlab_vram_helper.protocol import RequestError, parse_request
 from jupyterlab_vram_helper.runtime import Runtime
 from jupyterlab_vram_helper.sampling.readers.nvml import NvmlReader
@@ -32,7 +32,7 @@ def with_torch(monkeypatch: pytest.MonkeyPatch) -> Any:
     return torch
 
 
-def names_of(ns: dict[str, Any], hidden: Any = None) -> dict[str, Any]:
+def names_of(ns: dict[Any, Any], hidden: Any = None) -> NotebookNames:
     return notebook_names(ns, hidden)
 
 
@@ -122,7 +122,7 @@ def test_without_torch_everything_is_empty(monkeypatch: pytest.MonkeyPatch) -> N
     # nothing is classified, and torch is not imported again.
     ns = a_notebook()
     result = names_of(ns)
-    assert all(result[k] == [] for k in KINDS)
+    assert all(result[k] == [] for k in KINDS)  # type: ignore[literal-required]  # KINDS names its keys
     assert result["runtime"] == {
         "torch_imported": False,
         "cuda_initialized": False,
@@ -180,7 +180,7 @@ def test_a_model_that_fails_to_list_its_parameters_is_still_named(with_torch: An
 
 def test_types_are_read_with_type_not_dunder_class(with_torch: Any) -> None:
     class Liar:
-        @property
+        @property  # type: ignore[misc]  # a read-only __class__ is the lie under test
         def __class__(self) -> type:  # type: ignore[override]
             return nn.Module
 

@@ -13,7 +13,7 @@ from jupyterlab_vram_helper.cells.running_cells import RunningCells
 MAIN, SUBSHELL = 1, 2
 
 
-def _cell(info: object, thread: int = MAIN, cell_id: str = "c", count: int = 1, t0: float = 1.0) -> PendingCell:
+def _cell(info: object, thread: int = MAIN, cell_id: str | None = "c", count: int = 1, t0: float = 1.0) -> PendingCell:
     cell = PendingCell(id(info), cell_id, count, 0.0)
     cell.thread = thread
     cell.t0 = t0

@@ -6,11 +6,12 @@ import weakref
 from typing import Any
 
 import pytest
+from fakes import known
 
 from jupyterlab_vram_helper.cleanup import autograd_graph
 from jupyterlab_vram_helper.cleanup.holders import Classes, Found, Sizer
 
-torch = pytest.importorskip("torch")
+torch: Any = pytest.importorskip("torch")
 pytestmark = pytest.mark.usefixtures("real_torch")
 nn = torch.nn
 
@@ -189,12 +190,12 @@ def test_nodes_whose_python_objects_come_and_go_stay_alive_until_the_walk_ends()
 
     chains, length = 4, 6
     tensors = [torch.ones(16 * (k + 1)) for k in range(chains * length)]
-    cpp_roots = []
+    cpp_roots: list[CppNode] = []
     for c in range(chains):
-        cpp = None
+        cpp: CppNode | None = None
         for k in range(length):
             cpp = CppNode(tensors[c * length + k], cpp)
-        cpp_roots.append(cpp)
+        cpp_roots.append(known(cpp))
     graph = autograd_graph.walk_graphs([python_object(cpp) for cpp in cpp_roots], chains)
     assert freed_mid_walk == []
     assert graph.nodes == chains * length

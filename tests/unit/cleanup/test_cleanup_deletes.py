@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import sys
 import weakref
+from typing import Any
 
 import pytest
 from cleanup_harness import FakeShell
@@ -57,7 +58,7 @@ def test_delete_keeps_other_user_names_and_says_so(cleanup: Cleanup, shell: Fake
 
 def test_delete_names_what_else_holds_a_tensor(cleanup: Cleanup, shell: FakeShell) -> None:
     class Keeper:
-        pass
+        t: Any  # set on the instance below
 
     keeper = Keeper()
     t = real_torch.zeros(1000)

@@ -8,10 +8,11 @@ import gc
 import sys
 import traceback
 import weakref
-from collections.abc import Iterator
+from collections.abc import Generator
 
 import pytest
 from cleanup_harness import FakeShell
+from fakes import inner_frame
 
 from jupyterlab_vram_helper.cleanup.cleanup import Cleanup
 
@@ -67,7 +68,7 @@ def test_clearing_the_traceback_leaves_a_generator_in_the_error_chain_running(
 ) -> None:
     errors: list[BaseException] = []
 
-    def worker() -> Iterator[int]:
+    def worker() -> Generator[int, int, None]:
         total = 0
         while True:
             try:
@@ -107,7 +108,7 @@ def test_clearing_the_traceback_frees_locals_the_listing_read_while_something_ke
     except RuntimeError as exc:
         record_last_error(monkeypatch, shell, exc)
         kept = exc.__traceback__  # a traceback the user kept: its frames outlive the clearing
-    frame = kept.tb_next.tb_frame
+    frame = inner_frame(kept)
     result = cleanup.inspect()  # reads fail()'s f_locals: on 3.10-3.12 a snapshot stays on the frame
     [tb] = [h for h in result["hidden"] if h["holder"] == "last_traceback"]
     assert "fail(): data" in tb["summary"]
@@ -141,5 +142,5 @@ def test_reading_a_failed_functions_locals_does_not_outlive_the_users_own_clear_
     traceback.clear_frames(kept.__traceback__)
     gc.collect()
     assert probes[0]() is None  # no snapshot of ours keeps `held` alive
-    frame = kept.__traceback__.tb_next.tb_frame
+    frame = inner_frame(kept.__traceback__)
     assert frame.f_locals == {}  # read again: the cleared frame, as without us

@@ -257,7 +257,7 @@ def test_many_survivors_are_looked_up_in_one_pass_and_only_the_first_twenty(
 
 def test_an_attribute_holder_is_named_from_one_owner_pass(cleanup: Cleanup, shell: FakeShell) -> None:
     class Trainer:
-        pass
+        w: Any  # set on each instance below
 
     trainers = [Trainer() for _ in range(3)]
     for i, trainer in enumerate(trainers):
@@ -298,7 +298,7 @@ def test_naming_what_keeps_a_deleted_name_alive_asks_no_metaclass_and_no_module_
     shell.user_ns["w0"] = trainer.w = torch.ones(4)
     shell.user_ns["w1"] = by_key[next(iter(by_key))] = torch.ones(4)
     shell.user_ns["w2"] = torch.ones(4)
-    types.ModuleType.__dict__["__dict__"].__get__(odd)["kept"] = shell.user_ns["w2"]
+    vars(types.ModuleType)["__dict__"].__get__(odd)["kept"] = shell.user_ns["w2"]
     listing = cleanup.inspect()["listing_id"]
     keep = (trainer, by_key, odd)
     asked.clear()

@@ -88,10 +88,10 @@ def test_a_class_whose_metaclass_cannot_hash_is_skipped_and_the_rest_listed(clea
 
 def test_deleting_a_name_leaves_the_other_names_of_a_run_script(cleanup: Cleanup, shell: FakeShell) -> None:
     """%run keeps the script's module (IPython's _main_mod_cache) for its functions' globals."""
-    script = types.ModuleType("__main__")
+    script: Any = types.ModuleType("__main__")  # the script's names are set below
     script.model = script.backbone = np.zeros(100_000)
     exec("def train():\n    return backbone.sum()", script.__dict__)  # noqa: S102 -- the script's own function
-    shell._main_mod_cache = {"script.py": script}
+    shell._main_mod_cache = {"script.py": script}  # type: ignore[attr-defined]  # IPython's, not the fake's
     shell.user_ns.update(model=script.model, backbone=script.backbone, train=script.train)
     result = cleanup.inspect()
     out = cleanup.delete(result["listing_id"], ["model"], [], [])

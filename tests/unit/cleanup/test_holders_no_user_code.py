@@ -5,6 +5,7 @@ NumPy and torch say for objects that override nothing."""
 
 from __future__ import annotations
 
+import array
 import collections
 import gc
 import sys
@@ -20,8 +21,8 @@ from jupyterlab_vram_helper.cleanup.cleanup import Cleanup
 from jupyterlab_vram_helper.cleanup.holder_summaries import bytes_summary, tensor_summary
 from jupyterlab_vram_helper.cleanup.holders import Classes, Found, Sizer, bytes_storage
 
-torch = pytest.importorskip("torch")
-np = pytest.importorskip("numpy")
+torch: Any = pytest.importorskip("torch")
+np: Any = pytest.importorskip("numpy")
 
 MB = 1 << 20
 calls: list[str] = []  # what user code ran
@@ -190,7 +191,7 @@ class PlainBytes(bytearray):
     pass
 
 
-class PlainArray(__import__("array").array):
+class PlainArray(array.array):  # type: ignore[type-arg]
     pass
 
 
@@ -266,7 +267,7 @@ def test_container_subclasses_are_read_by_the_builtins_code() -> None:
             return []
 
     class ClassLiar(tuple):
-        @property
+        @property  # type: ignore[misc]  # a read-only __class__ is the lie under test
         def __class__(self) -> Any:  # type: ignore[override]
             calls.append("__class__")
             return dict

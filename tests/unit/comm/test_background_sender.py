@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import threading
 import time
+from collections.abc import Callable
 
 import pytest
 from fakes import in_forked_child, wait_until
@@ -12,12 +13,12 @@ from fakes import in_forked_child, wait_until
 from jupyterlab_vram_helper.comm.background_sender import SENDER_THREAD_NAME, BackgroundSender
 
 
-def _timed_calls():
+def _timed_calls() -> tuple[list[float], dict[str, float], Callable[[str], Callable[[], None]]]:
     """(when each call ran, when each was queued, a maker of named calls)."""
     starts: list[float] = []
     queued: dict[str, float] = {}
 
-    def work(name: str):
+    def work(name: str) -> Callable[[], None]:
         queued[name] = time.monotonic()
         return lambda: starts.append(time.monotonic())
 

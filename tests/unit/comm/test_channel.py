@@ -1,5 +1,6 @@
 import sys
 import threading
+from typing import Any
 
 import pytest
 from fakes import FakeCommManager
@@ -12,7 +13,7 @@ from jupyterlab_vram_helper.sampling.sampler import THREAD_NAME
 
 class FakeEvents:
     def __init__(self) -> None:
-        self.callbacks = {}
+        self.callbacks: dict[str, Any] = {}
 
     def register(self, event, cb) -> None:
         self.callbacks.setdefault(event, []).append(cb)
@@ -221,7 +222,7 @@ def test_uninstall_leaves_a_newer_target_alone() -> None:
 def test_cell_hooks_registered_and_removed() -> None:
     shell = FakeShell()
     rt = Runtime(source=SampleSource(nvml=NvmlReader(load=no_nvml)), comm_manager=FakeCommManager(), shell=shell)
-    calls = []
+    calls: list[Any] = []
     rt._cell_hooks.append(("post_run_cell", calls.append))
     rt.install()
     try:

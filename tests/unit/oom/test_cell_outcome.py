@@ -13,7 +13,7 @@ from jupyterlab_vram_helper.oom.cell_outcome import (
     oom_message_readable,
     out_of_memory_text,
 )
-from jupyterlab_vram_helper.oom.oom_message import parse_oom_message
+from jupyterlab_vram_helper.oom.oom_message import OomMessageFacts, parse_oom_message
 
 
 def _named(name: str, base: type = RuntimeError) -> type:
@@ -75,7 +75,7 @@ TORCH_2_MESSAGE = (
 )
 
 
-def _diagnosed(exc: BaseException) -> object:
+def _diagnosed(exc: BaseException) -> OomMessageFacts | None:
     text = out_of_memory_text(exc, readable=oom_message_readable)
     assert text is not None
     return parse_oom_message(*text)
@@ -212,4 +212,4 @@ def test_outcomes() -> None:
     status, error = cell_outcome(types.SimpleNamespace(error_in_exec=asyncio.CancelledError(), error_before_exec=None))
     assert status == "interrupted" and error is not None and error["type"] == "CancelledError"
     status, error = cell_outcome(types.SimpleNamespace(error_in_exec=None, error_before_exec=SyntaxError("bad")))
-    assert status == "error" and error["type"] == "SyntaxError"
+    assert status == "error" and error is not None and error["type"] == "SyntaxError"

@@ -17,7 +17,11 @@ MESSAGE = (
     "is free. Including non-PyTorch memory, this process has 15.72 GiB memory in use. Of the allocated memory "
     "15.00 GiB is allocated by PyTorch, and 300.00 MiB is reserved by PyTorch but unallocated."
 )
-OutOfMemoryError = type("OutOfMemoryError", (RuntimeError,), {})
+
+
+class OutOfMemoryError(RuntimeError):
+    """Named like torch's, which the diagnosis recognises by name."""
+
 
 EARLIER_CELL = """
 def train_step(batch):

@@ -1,6 +1,7 @@
 import sys
+from typing import Any
 
-from fakes import nested_stats
+from fakes import known, nested_stats
 
 from jupyterlab_vram_helper.sampling.readers.nvml import UNNAMED_RETRY_S, NvmlReader
 from jupyterlab_vram_helper.sampling.sample import ENVIRONMENT_CHECK_S, SampleSource, make_sample, significant_change
@@ -82,7 +83,7 @@ def test_source_reads_torch_and_nvml_per_device(fake_torch, fake_pynvml, two_gpu
     fake_torch.stats[0] = nested_stats(allocated=7, reserved=8, peak=9)
     after = source.read()
     g = after["gpus"][0]
-    assert (g["index"], g["torch"]["allocated_bytes"], g["nvml"]["used_bytes"]) == (0, 7, 2 << 30)
+    assert (g["index"], known(g["torch"])["allocated_bytes"], known(g["nvml"])["used_bytes"]) == (0, 7, 2 << 30)
     assert significant_change(before, after, MB)
     sample = make_sample(after, 3, 1.5, "change")
     assert (sample["type"], sample["seq"], sample["time"], sample["reason"]) == ("sample", 3, 1.5, "change")
@@ -140,19 +141,19 @@ def test_a_process_list_that_lacks_this_kernel_while_torch_reserves_memory(fake_
     )
     nvml.start()
     source = SampleSource(nvml=nvml, environ={})
-    assert source.read()["gpus"][0]["nvml"]["process_used_bytes"] == 0  # no CUDA yet: provably 0
+    assert known(source.read()["gpus"][0]["nvml"])["process_used_bytes"] == 0  # no CUDA yet: provably 0
     fake_torch.initialized = True
     fake_torch.stats[0] = nested_stats(allocated=7 * MB, reserved=20 * MB, peak=7 * MB)
     listed = fake_pynvml.calls.count("processes")
     now[0] += 0.1
     # NVML still does not list us: unknown, not 0 (and it was asked again at once).
-    assert source.read()["gpus"][0]["nvml"]["process_used_bytes"] is None
+    assert known(source.read()["gpus"][0]["nvml"])["process_used_bytes"] is None
     assert fake_pynvml.calls.count("processes") == listed + 1
     # Once NVML lists the process, its figure shows at the next retry, not after the cache's 5 s.
     two_gpus[0].processes = [(77, 520 * MB)]
     now[0] += UNNAMED_RETRY_S
-    assert source.read()["gpus"][0]["nvml"]["process_used_bytes"] == 520 * MB
-    assert source.read()["gpus"][1]["nvml"]["process_used_bytes"] == 0  # torch reserves nothing there
+    assert known(source.read()["gpus"][0]["nvml"])["process_used_bytes"] == 520 * MB
+    assert known(source.read()["gpus"][1]["nvml"])["process_used_bytes"] == 0  # torch reserves nothing there
 
 
 def test_a_context_without_reserved_memory_is_not_a_provable_zero(fake_torch, fake_pynvml, two_gpus) -> None:
@@ -166,9 +167,9 @@ def test_a_context_without_reserved_memory_is_not_a_provable_zero(fake_torch, fa
     fake_torch.contexts = {0}
     two_gpus[0].processes = [(1, 300 * MB)]
     first, second = source.read()["gpus"]
-    assert first["torch"]["reserved_bytes"] == 0
-    assert first["nvml"]["process_used_bytes"] is None
-    assert second["nvml"]["process_used_bytes"] == 0  # no context there, nothing reserved: provably 0
+    assert known(first["torch"])["reserved_bytes"] == 0
+    assert known(first["nvml"])["process_used_bytes"] is None
+    assert known(second["nvml"])["process_used_bytes"] == 0  # no context there, nothing reserved: provably 0
 
 
 def test_a_tensorflow_kernel_missing_from_the_process_list_is_not_a_provable_zero(
@@ -200,8 +201,8 @@ def test_a_tensorflow_kernel_missing_from_the_process_list_is_not_a_provable_zer
     nvml.start()
     two_gpus[0].processes = []
     first = SampleSource(nvml=nvml, environ={}).read()["gpus"][0]
-    assert first["tensorflow"]["current_bytes"] == 2 << 30
-    assert first["nvml"]["process_used_bytes"] is None
+    assert known(first["tensorflow"])["current_bytes"] == 2 << 30
+    assert known(first["nvml"])["process_used_bytes"] is None
 
 
 def test_cuda_visible_devices_is_seen_within_a_second_and_at_once_when_cuda_comes_up(
@@ -240,7 +241,7 @@ def test_the_comparison_decides_as_comparing_copies_without_the_machine_wide_fig
     from jupyterlab_vram_helper.sampling.sample import _differs, _kernel_figures, _machine_counts_rose
 
     rng = random.Random(20261124)
-    values = [None, 0, 1, True, 1.0, float("nan"), "x", MB, 3 * MB, [], {}, {"usage_bytes": 5 * MB}]
+    values: list[Any] = [None, 0, 1, True, 1.0, float("nan"), "x", MB, 3 * MB, [], {}, {"usage_bytes": 5 * MB}]
 
     def some_figures():
         host = {"rss_bytes": rng.choice([100 * MB, None]), "total_bytes": 1000 * MB, "available_bytes": 500 * MB}
@@ -303,8 +304,8 @@ def test_nvml_memory_is_read_again_the_tick_the_kernels_own_memory_moves(fake_to
     source = SampleSource(nvml=nvml, environ={})
     fake_torch.initialized = True
     fake_torch.stats[0] = nested_stats(allocated=7 * MB, reserved=20 * MB, peak=7 * MB)
-    used = lambda: source.read()["gpus"][0]["nvml"]["used_bytes"]  # noqa: E731
-    first = used()
+    used = lambda: known(source.read()["gpus"][0]["nvml"])["used_bytes"]  # noqa: E731
+    first = known(used())
     two_gpus[0].used += 100 * MB  # the allocation below, as NVML will see it
     now[0] += 0.1
     assert used() == first  # the kernel's figures stood still: 0.1 s old figures given again
@@ -327,8 +328,8 @@ def test_the_kernels_own_memory_moving_lists_the_processes_again(fake_torch, fak
     gpu.used, gpu.processes = 1500 * MB, [(77, 1500 * MB)]
 
     def other_processes() -> int:
-        figures = source.read()["gpus"][0]["nvml"]
-        return figures["used_bytes"] - figures["process_used_bytes"]
+        figures = known(source.read()["gpus"][0]["nvml"])
+        return known(figures["used_bytes"]) - known(figures["process_used_bytes"])
 
     assert other_processes() == 0
     for step in range(1, 4):
@@ -352,7 +353,7 @@ def test_one_devices_nvml_failure_leaves_the_others_and_the_sample(fake_torch, f
     nvml.read = read  # type: ignore[method-assign]
     first, second = source.read()["gpus"]
     assert first["nvml"] is None
-    assert second["nvml"]["used_bytes"] == two_gpus[1].used
+    assert known(second["nvml"])["used_bytes"] == two_gpus[1].used
 
 
 def test_the_sampler_benchmarks_made_up_sample_has_every_field_the_helper_reads() -> None:

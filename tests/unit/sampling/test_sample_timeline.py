@@ -1,8 +1,11 @@
 """The samples kept for a frontend that comes later (sample_timeline.py), and the sampler's use of them."""
 
+from __future__ import annotations
+
 import json
 import math
 import sys
+from typing import TYPE_CHECKING, cast
 
 from fakes import FakeComm
 from test_sampler import MB, Clock, ListOutlet, ScriptedSource
@@ -11,7 +14,15 @@ from jupyterlab_vram_helper.config import SamplerConfig
 from jupyterlab_vram_helper.sampling.sample_timeline import SampleTimeline, timeline_columns
 from jupyterlab_vram_helper.sampling.sampler import Sampler
 
+if TYPE_CHECKING:
+    from jupyterlab_vram_helper.protocol_types import HostFigures
+
 GB = 1 << 30
+
+
+def host(rss: int | None) -> HostFigures:
+    """Host figures with the RSS alone: all of them the timeline keeps."""
+    return cast("HostFigures", {"rss_bytes": rss})
 
 
 def gpu(index, allocated=None, reserved=None, process=None, torch=True, nvml=True):
@@ -28,9 +39,9 @@ def gpu(index, allocated=None, reserved=None, process=None, torch=True, nvml=Tru
 def test_columns_give_each_figure_back_exactly_with_null_where_unknown() -> None:
     timeline = SampleTimeline()
     big = 2**53 - 1  # the largest integer a double (and a JavaScript number) holds exactly
-    timeline.add(1000.25, {"rss_bytes": 500 * MB}, [gpu(0, 3 * GB + 1, 4 * GB, big)])
-    timeline.add(1001.5, {"rss_bytes": None}, [gpu(0, None, 4 * GB, None, nvml=True)])
-    timeline.add(1002.75, {"rss_bytes": 7}, [gpu(0, torch=False, nvml=False)])
+    timeline.add(1000.25, host(500 * MB), [gpu(0, 3 * GB + 1, 4 * GB, big)])
+    timeline.add(1001.5, host(None), [gpu(0, None, 4 * GB, None, nvml=True)])
+    timeline.add(1002.75, host(7), [gpu(0, torch=False, nvml=False)])
     columns = timeline_columns(timeline.rows())
     assert columns == {
         "times": [1000.25, 1001.5, 1002.75],
@@ -50,8 +61,8 @@ def test_columns_give_each_figure_back_exactly_with_null_where_unknown() -> None
 
 def test_a_gpu_that_appears_later_is_null_before_it() -> None:
     timeline = SampleTimeline()
-    timeline.add(1.0, {"rss_bytes": 1}, [])
-    timeline.add(2.0, {"rss_bytes": 2}, [gpu(3, 10, 20, 30), gpu(1, 11, 21, None)])
+    timeline.add(1.0, host(1), [])
+    timeline.add(2.0, host(2), [gpu(3, 10, 20, 30), gpu(1, 11, 21, None)])
     columns = timeline_columns(timeline.rows())
     assert [g["index"] for g in columns["gpus"]] == [1, 3]
     assert columns["gpus"][1] == {
@@ -65,17 +76,17 @@ def test_a_gpu_that_appears_later_is_null_before_it() -> None:
 def test_it_keeps_the_newest_rows_within_its_capacity() -> None:
     timeline = SampleTimeline(capacity=3)
     for t in range(10):
-        timeline.add(float(t), {"rss_bytes": t}, [])
+        timeline.add(float(t), host(t), [])
     assert timeline_columns(timeline.rows())["times"] == [7.0, 8.0, 9.0]
 
 
 def test_a_gap_is_kept_once_and_only_after_a_row() -> None:
     timeline = SampleTimeline()
     timeline.mark_gap(1.0)  # nothing before it: no gap
-    timeline.add(2.0, {"rss_bytes": 5}, [gpu(0, 1, 2, 3)])
+    timeline.add(2.0, host(5), [gpu(0, 1, 2, 3)])
     timeline.mark_gap(3.0)
     timeline.mark_gap(4.0)  # still the same unwatched stretch
-    timeline.add(5.0, {"rss_bytes": 6}, [gpu(0, 1, 2, 3)])
+    timeline.add(5.0, host(6), [gpu(0, 1, 2, 3)])
     columns = timeline_columns(timeline.rows())
     assert columns["times"] == [2.0, 3.0, 5.0]
     assert columns["rss_bytes"] == [5, None, 6]
@@ -85,7 +96,7 @@ def test_a_gap_is_kept_once_and_only_after_a_row() -> None:
 def test_a_full_timeline_with_one_gpu_stays_small() -> None:
     timeline = SampleTimeline()
     for t in range(5000):
-        timeline.add(1e9 + t, {"rss_bytes": 10 * GB + t}, [gpu(0, t, 2 * t, 3 * t)])
+        timeline.add(1e9 + t, host(10 * GB + t), [gpu(0, t, 2 * t, 3 * t)])
     rows = timeline.rows()
     assert len(rows) == 3600
     kept = sum(sys.getsizeof(row) for row in rows)

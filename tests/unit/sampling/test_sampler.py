@@ -1,9 +1,11 @@
 import threading
 import time
+from typing import cast
 
 from fakes import FakeComm, in_forked_child, wait_until
 
 from jupyterlab_vram_helper.config import SamplerConfig
+from jupyterlab_vram_helper.sampling.sample import Figures
 from jupyterlab_vram_helper.sampling.sampler import THREAD_NAME, EmitPolicy, Sampler
 
 MB = 1 << 20
@@ -38,7 +40,7 @@ class ScriptedSource:
 class ListOutlet:
     def __init__(self, *comms) -> None:
         self.comms = list(comms)
-        self.errors = []
+        self.errors: list[str] = []
 
     def targets(self):
         return tuple(self.comms)
@@ -174,7 +176,7 @@ def test_a_failing_comm_does_not_stop_the_others() -> None:
 
 def test_policy_reset() -> None:
     p = EmitPolicy()
-    p.record(1.0, {"a": 1})
+    p.record(1.0, cast(Figures, {"a": 1}))  # record keeps figures without reading them
     p.reset()
     assert p.baseline is None and p.last_sent is None
 

@@ -7,6 +7,7 @@ import os
 
 import pytest
 from _swap_helpers import GIB, MIB, V1_CGROUP, V1_UNLIMITED, _cgroup, _swap, _v1_dir
+from fakes import known
 
 from jupyterlab_vram_helper.sampling.readers.cgroup import CgroupMemory
 
@@ -41,7 +42,7 @@ def test_v1_without_swap_accounting_opens_and_reads_no_swap_files(tmp_path, monk
     try:
         assert _open_descriptors() - before == 5  # limit, usage, oom_control, stat, swappiness
         reads = _reads_of_one_reading(c, monkeypatch)
-        assert sorted(reads) == sorted([c._limit, c._usage, c._events, c._stat, c._swappiness])
+        assert sorted(reads) == sorted(known(fd) for fd in [c._limit, c._usage, c._events, c._stat, c._swappiness])
     finally:
         c.close()
     assert _open_descriptors() == before
@@ -60,7 +61,8 @@ def test_v1_swap_of_the_memory_limited_cgroup_reuses_its_limit_and_usage(tmp_pat
         assert _open_descriptors() - before == 7  # the five, memsw limit and memsw usage
         reads = _reads_of_one_reading(c, monkeypatch)
         expected = [c._limit, c._usage, c._events, c._stat, c._swap_limit, c._swap_usage, c._swappiness]
-        assert sorted(reads) == sorted(expected)  # each once: the memory limit and usage serve both figures
+        # Each once: the memory limit and usage serve both figures.
+        assert sorted(reads) == sorted(known(fd) for fd in expected)
         assert _swap(c) == (2 * GIB, MIB)
     finally:
         c.close()
@@ -89,7 +91,7 @@ def test_v1_swap_of_another_cgroup_opens_its_memory_usage_only(tmp_path, monkeyp
             c._swap_memory_usage,
             c._swappiness,
         ]
-        assert sorted(reads) == sorted(expected)
+        assert sorted(reads) == sorted(known(fd) for fd in expected)
     finally:
         c.close()
     assert _open_descriptors() == before

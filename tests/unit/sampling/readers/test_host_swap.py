@@ -131,7 +131,8 @@ def test_this_machines_real_proc_swap_figures_parse_to_integers() -> None:
     finally:
         reader.close()
     for key in ("swapped_bytes", "swap_total_bytes", "swap_free_bytes"):
-        assert type(figures[key]) is int and figures[key] >= 0, (key, figures[key])  # type: ignore[literal-required]
+        value = figures[key]  # type: ignore[literal-required]
+        assert type(value) is int and value >= 0, (key, value)
     total = kib("/proc/meminfo", "SwapTotal")
     assert figures["swap_total_bytes"] == total  # only swapon/swapoff change it
     assert figures["swap_free_bytes"] <= total  # type: ignore[operator]

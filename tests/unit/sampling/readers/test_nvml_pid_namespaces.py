@@ -9,7 +9,7 @@ process's (a container's kernel at pid 1234, a host process at host pid 1234):
 "this process" is then unknown, as the README says, never that process's bytes.
 """
 
-from fakes import FakeGpu, FakePynvml
+from fakes import FakeGpu, FakePynvml, known
 
 from jupyterlab_vram_helper.sampling.readers.nvml import NvmlReader, attribute_to_pid
 
@@ -34,9 +34,9 @@ def test_the_process_list_then_names_no_entry_this_process() -> None:
     )
     r = NvmlReader(pid=KERNEL_PID, load=lambda: FakePynvml([gpu]), pid_exists=exists_here)
     r.start()
-    figures = r.read(r.devices()[0], fresh_processes=True)
+    figures = known(r.read(r.devices()[0], fresh_processes=True))
     assert figures["process_used_bytes"] is None
-    assert [p["this_process"] for p in figures["processes"]] == [False, False]
+    assert [p["this_process"] for p in known(figures["processes"])] == [False, False]
 
 
 def test_a_list_in_the_kernels_own_namespace_still_names_it() -> None:
@@ -46,6 +46,6 @@ def test_a_list_in_the_kernels_own_namespace_still_names_it() -> None:
     gpu = FakeGpu("GPU-0", "NVIDIA A100", 80 << 30, 3 << 30, processes=[(KERNEL_PID, 2 << 30), (80, 1 << 30)])
     r = NvmlReader(pid=KERNEL_PID, load=lambda: FakePynvml([gpu]), pid_exists=exists_here)
     r.start()
-    figures = r.read(r.devices()[0], fresh_processes=True)
+    figures = known(r.read(r.devices()[0], fresh_processes=True))
     assert figures["process_used_bytes"] == 2 << 30
-    assert [(p["pid"], p["this_process"]) for p in figures["processes"]] == [(KERNEL_PID, True), (80, False)]
+    assert [(p["pid"], p["this_process"]) for p in known(figures["processes"])] == [(KERNEL_PID, True), (80, False)]

@@ -4,9 +4,11 @@ bogus pids, and attributing usage to this process."""
 
 import os
 import sys
+from typing import Any
 
 from fakes import NVML_ERROR_NO_PERMISSION, FakeGpu, FakePynvml
 
+from jupyterlab_vram_helper.protocol_types import NvmlGpuFigures
 from jupyterlab_vram_helper.sampling.readers.nvml import (
     MAX_PROCESSES,
     MEMORY_REUSE_S,
@@ -17,6 +19,13 @@ from jupyterlab_vram_helper.sampling.readers.nvml import (
     attribute_to_pid,
     process_list,
 )
+
+
+def read(reader: NvmlReader, device: Any, **options: Any) -> NvmlGpuFigures:
+    """``reader.read(device, ...)``, which every reading here expects to answer (None fails the test)."""
+    figures = reader.read(device, **options)
+    assert figures is not None
+    return figures
 
 
 def test_nvml_not_installed() -> None:
@@ -47,7 +56,7 @@ def test_nvml_devices_and_process_usage_cached(fake_pynvml, two_gpus) -> None:
     assert r.info() == {"available": True, "driver_version": "550.54.15", "error": None}
     d0, d1 = r.devices()
     assert (d0.uuid, d0.name, d0.total_bytes) == ("GPU-aaaa-1111", "NVIDIA H100 80GB HBM3", 80 << 30)
-    assert r.read(d0) == {
+    assert read(r, d0) == {
         "used_bytes": 1 << 30,
         "total_bytes": 80 << 30,
         "free_bytes": (80 << 30) - (1 << 30),
@@ -57,13 +66,13 @@ def test_nvml_devices_and_process_usage_cached(fake_pynvml, two_gpus) -> None:
             {"pid": 1, "used_bytes": 10, "this_process": False},
         ],
     }
-    assert r.read(d1)["process_used_bytes"] == 0 and r.read(d1)["processes"] == []
+    assert read(r, d1)["process_used_bytes"] == 0 and read(r, d1)["processes"] == []
     two_gpus[0].processes = [(4242, 900)]
     now[0] += 4.9
-    assert r.read(d0)["process_used_bytes"] == 500  # cached: the process list is slow
+    assert read(r, d0)["process_used_bytes"] == 500  # cached: the process list is slow
     assert fake_pynvml.calls.count("processes") == 2
     now[0] += 0.2
-    assert r.read(d0)["process_used_bytes"] == 900
+    assert read(r, d0)["process_used_bytes"] == 900
     r.shutdown()
     assert fake_pynvml.calls[-1] == "nvmlShutdown"
 
@@ -75,18 +84,18 @@ def test_a_process_list_goes_stale_when_the_device_memory_moves(fake_pynvml, two
     r = NvmlReader(pid=4242, clock=lambda: now[0], load=lambda: fake_pynvml, pid_exists=lambda p: True)
     r.start()
     d0, _ = r.devices()
-    assert r.read(d0)["process_used_bytes"] == 0
+    assert read(r, d0)["process_used_bytes"] == 0
     two_gpus[0].processes = [(4242, 500 << 20)]
     two_gpus[0].used += PROCESS_LIST_STALE_BYTES - 1
     now[0] += 1
-    assert r.read(d0)["process_used_bytes"] == 0  # a small move: the cache stands
+    assert read(r, d0)["process_used_bytes"] == 0  # a small move: the cache stands
     two_gpus[0].used += 1
-    assert r.read(d0)["process_used_bytes"] == 500 << 20
+    assert read(r, d0)["process_used_bytes"] == 500 << 20
     assert fake_pynvml.calls.count("processes") == 2
     # Asked for fresh figures (a snapshot): listed again although nothing moved.
     two_gpus[0].processes = [(4242, 600 << 20)]
-    assert r.read(d0)["process_used_bytes"] == 500 << 20
-    assert r.read(d0, fresh_processes=True)["process_used_bytes"] == 600 << 20
+    assert read(r, d0)["process_used_bytes"] == 500 << 20
+    assert read(r, d0, fresh_processes=True)["process_used_bytes"] == 600 << 20
 
 
 def test_memory_figures_are_given_again_while_the_callers_own_state_stands_still(fake_pynvml, two_gpus) -> None:
@@ -100,29 +109,29 @@ def test_memory_figures_are_given_again_while_the_callers_own_state_stands_still
     mine = ("context", 2 << 20, None)
     reads = lambda: fake_pynvml.calls.count("memory")  # noqa: E731
     start = reads()
-    assert r.read(d0, own_state=mine)["used_bytes"] == 1 << 30
+    assert read(r, d0, own_state=mine)["used_bytes"] == 1 << 30
     two_gpus[0].used += 300 << 20  # another process allocates
     now[0] += 0.1
-    assert r.read(d0, own_state=mine)["used_bytes"] == 1 << 30  # 0.1 s old: given again
+    assert read(r, d0, own_state=mine)["used_bytes"] == 1 << 30  # 0.1 s old: given again
     assert reads() == start + 1
     now[0] += 0.1
-    assert r.read(d0, own_state=mine)["used_bytes"] == (1 << 30) + (300 << 20)  # 0.2 s old: read
+    assert read(r, d0, own_state=mine)["used_bytes"] == (1 << 30) + (300 << 20)  # 0.2 s old: read
     assert reads() == start + 2
     # The kernel's own state moved (torch reserved more): read at once.
     two_gpus[0].used += 64 << 20
     now[0] += 0.01
-    assert r.read(d0, own_state=("context", 66 << 20, None))["used_bytes"] == (1 << 30) + (364 << 20)
+    assert read(r, d0, own_state=("context", 66 << 20, None))["used_bytes"] == (1 << 30) + (364 << 20)
     # A snapshot the user asked for: read at once.
     two_gpus[0].used += 1 << 20
     now[0] += 0.01
-    assert r.read(d0, fresh_processes=True, own_state=("context", 66 << 20, None))["used_bytes"] == (1 << 30) + (
+    assert read(r, d0, fresh_processes=True, own_state=("context", 66 << 20, None))["used_bytes"] == (1 << 30) + (
         365 << 20
     )
     # Each device on its own; a caller that passes no state gets a read every time.
-    assert r.read(d1, own_state=mine)["used_bytes"] == 2 << 30
+    assert read(r, d1, own_state=mine)["used_bytes"] == 2 << 30
     before = reads()
-    r.read(d0)
-    r.read(d0)
+    read(r, d0)
+    read(r, d0)
     assert reads() == before + 2
 
 
@@ -137,13 +146,13 @@ def test_a_list_that_never_names_this_process_is_read_less_and_less_often(fake_p
     r.start()
     d0, _ = r.devices()
     two_gpus[0].processes = [(1, 300 << 20)]  # another process; never this one
-    assert r.read(d0)["process_used_bytes"] == 0  # no memory held here yet: provably 0
+    assert read(r, d0)["process_used_bytes"] == 0  # no memory held here yet: provably 0
     assert fake_pynvml.calls.count("processes") == 1
     listed_at = []
     for tick in range(1, 161):  # 20 s at 8 Hz, torch holding memory from the first tick
         now[0] = 100.0 + tick * 0.125
         before = fake_pynvml.calls.count("processes")
-        figures = r.read(d0, holds_memory=True)
+        figures = read(r, d0, holds_memory=True)
         assert figures["process_used_bytes"] is None  # unknown, never 0
         assert figures["processes"] == [{"pid": 1, "used_bytes": 300 << 20, "this_process": False}]
         if fake_pynvml.calls.count("processes") > before:
@@ -154,18 +163,18 @@ def test_a_list_that_never_names_this_process_is_read_less_and_less_often(fake_p
     # Named at last: the figure shows at the next retry and stands for process_refresh_s.
     two_gpus[0].processes = [(4242, 500 << 20), (1, 300 << 20)]
     now[0] = 100.0 + 22.875
-    assert r.read(d0, holds_memory=True)["process_used_bytes"] == 500 << 20
+    assert read(r, d0, holds_memory=True)["process_used_bytes"] == 500 << 20
     now[0] += 4.875
-    assert r.read(d0, holds_memory=True)["process_used_bytes"] == 500 << 20
+    assert read(r, d0, holds_memory=True)["process_used_bytes"] == 500 << 20
     assert fake_pynvml.calls.count("processes") == 10
 
     # Unnamed again later (say NVML drops it): the retries start again from the shortest.
     two_gpus[0].processes = [(1, 300 << 20)]
     now[0] += 0.25
-    assert r.read(d0, holds_memory=True)["process_used_bytes"] is None
+    assert read(r, d0, holds_memory=True)["process_used_bytes"] is None
     now[0] += UNNAMED_RETRY_S
     two_gpus[0].processes = [(4242, 510 << 20)]
-    assert r.read(d0, holds_memory=True)["process_used_bytes"] == 510 << 20
+    assert read(r, d0, holds_memory=True)["process_used_bytes"] == 510 << 20
     assert fake_pynvml.calls.count("processes") == 12
 
 
@@ -174,16 +183,16 @@ def test_while_a_list_does_not_name_this_process_a_move_or_a_request_still_lists
     r = NvmlReader(pid=4242, clock=lambda: now[0], load=lambda: fake_pynvml, pid_exists=lambda p: True)
     r.start()
     d0, _ = r.devices()
-    assert r.read(d0, holds_memory=True)["process_used_bytes"] is None  # the first list: retry in 0.25 s
+    assert read(r, d0, holds_memory=True)["process_used_bytes"] is None  # the first list: retry in 0.25 s
     now[0] += 0.125
     two_gpus[0].used += PROCESS_LIST_STALE_BYTES  # memory moved: listed now, not at the retry
     two_gpus[0].processes = [(4242, 600 << 20)]
-    assert r.read(d0, holds_memory=True)["process_used_bytes"] == 600 << 20
+    assert read(r, d0, holds_memory=True)["process_used_bytes"] == 600 << 20
     assert fake_pynvml.calls.count("processes") == 2
     two_gpus[0].processes = []
-    assert r.read(d0, fresh_processes=True, holds_memory=True)["process_used_bytes"] is None  # a request
+    assert read(r, d0, fresh_processes=True, holds_memory=True)["process_used_bytes"] is None  # a request
     two_gpus[0].processes = [(4242, 610 << 20)]
-    assert r.read(d0, fresh_processes=True, holds_memory=True)["process_used_bytes"] == 610 << 20
+    assert read(r, d0, fresh_processes=True, holds_memory=True)["process_used_bytes"] == 610 << 20
     assert fake_pynvml.calls.count("processes") == 4
 
 
@@ -192,7 +201,7 @@ def test_a_list_that_fails_during_the_retries_is_unknown_until_the_refresh(fake_
     r = NvmlReader(pid=4242, clock=lambda: now[0], load=lambda: fake_pynvml, pid_exists=lambda p: True)
     r.start()
     d0, _ = r.devices()
-    assert r.read(d0, holds_memory=True)["process_used_bytes"] is None  # unnamed: retry in 0.25 s
+    assert read(r, d0, holds_memory=True)["process_used_bytes"] is None  # unnamed: retry in 0.25 s
     listing = fake_pynvml.nvmlDeviceGetComputeRunningProcesses
 
     def failing(handle):
@@ -201,13 +210,13 @@ def test_a_list_that_fails_during_the_retries_is_unknown_until_the_refresh(fake_
 
     fake_pynvml.nvmlDeviceGetComputeRunningProcesses = failing
     now[0] += 0.25
-    assert r.read(d0, holds_memory=True)["processes"] is None  # the retry failed: nothing known
+    assert read(r, d0, holds_memory=True)["processes"] is None  # the retry failed: nothing known
     fake_pynvml.nvmlDeviceGetComputeRunningProcesses = listing
     two_gpus[0].processes = [(4242, 500 << 20)]
     now[0] += 4.875
-    assert r.read(d0, holds_memory=True)["process_used_bytes"] is None  # a failure stands for the refresh
+    assert read(r, d0, holds_memory=True)["process_used_bytes"] is None  # a failure stands for the refresh
     now[0] += 0.125
-    assert r.read(d0, holds_memory=True)["process_used_bytes"] == 500 << 20
+    assert read(r, d0, holds_memory=True)["process_used_bytes"] == 500 << 20
     assert fake_pynvml.calls.count("processes") == 3
 
 
@@ -218,9 +227,9 @@ def test_the_first_retry_is_no_later_than_the_refresh(fake_pynvml, two_gpus) -> 
     )
     r.start()
     d0, _ = r.devices()
-    assert r.read(d0, holds_memory=True)["process_used_bytes"] is None
+    assert read(r, d0, holds_memory=True)["process_used_bytes"] is None
     now[0] += 0.125
-    assert r.read(d0, holds_memory=True)["process_used_bytes"] is None
+    assert read(r, d0, holds_memory=True)["process_used_bytes"] is None
     assert fake_pynvml.calls.count("processes") == 2
 
 
@@ -228,9 +237,10 @@ def test_device_used_memory_leaves_out_the_drivers_reservation_like_nvidia_smi(t
     two_gpus[0].driver_reserved = 480 << 20
     for memory_v2, used in ((True, 1 << 30), (False, (1 << 30) + (480 << 20))):
         fake = FakePynvml(two_gpus, memory_v2=memory_v2)
-        r = NvmlReader(pid=4242, load=lambda fake=fake: fake, pid_exists=lambda p: True)
+        # start() calls load in this very iteration, so the late binding B023 warns of is harmless.
+        r = NvmlReader(pid=4242, load=lambda: fake, pid_exists=lambda p: True)  # noqa: B023
         r.start()
-        figures = r.read(r.devices()[0])
+        figures = read(r, r.devices()[0])
         assert (figures["used_bytes"], figures["total_bytes"]) == (used, 80 << 30)
 
 
@@ -242,10 +252,10 @@ def test_a_passing_failure_of_one_gpu_does_not_switch_every_gpu_to_v1(two_gpus) 
     r.start()
     first, second = r.devices()
     two_gpus[1].memory_failures = 1  # GPU_IS_LOST, once
-    assert r.read(second)["used_bytes"] is None  # unknown this once
+    assert read(r, second)["used_bytes"] is None  # unknown this once
     # v2 goes on, for both: no step of the driver's reservation into "used"
-    assert r.read(first)["used_bytes"] == two_gpus[0].used
-    assert r.read(second)["used_bytes"] == two_gpus[1].used
+    assert read(r, first)["used_bytes"] == two_gpus[0].used
+    assert read(r, second)["used_bytes"] == two_gpus[1].used
 
 
 def test_a_gpu_the_process_may_not_open_leaves_the_others_readable() -> None:
@@ -257,9 +267,11 @@ def test_a_gpu_the_process_may_not_open_leaves_the_others_readable() -> None:
     r = NvmlReader(pid=4242, load=lambda: FakePynvml(gpus), pid_exists=lambda p: True)
     r.start()
     assert [d.nvml_index for d in r.devices()] == [2, 3]  # their own NVML indices
-    assert r.read(r.devices()[0])["used_bytes"] == 2 << 30
+    assert read(r, r.devices()[0])["used_bytes"] == 2 << 30
     info = r.info()
-    assert info["available"] is True and "device 0" in info["error"] and "Insufficient Permissions" in info["error"]
+    error = info["error"]
+    assert info["available"] is True and error is not None
+    assert "device 0" in error and "Insufficient Permissions" in error
 
 
 def test_bogus_pids_in_nvmls_process_list_leave_the_kernels_figure_unknown() -> None:
@@ -272,7 +284,7 @@ def test_bogus_pids_in_nvmls_process_list_leave_the_kernels_figure_unknown() -> 
     gpu = FakeGpu("GPU-0", "NVIDIA H100", 80 << 30, 1 << 30, processes=listed)
     r = NvmlReader(load=lambda: FakePynvml([gpu]))
     r.start()
-    figures = r.read(r.devices()[0], fresh_processes=True)
+    figures = read(r, r.devices()[0], fresh_processes=True)
     assert figures["used_bytes"] == 1 << 30 and figures["process_used_bytes"] is None
 
 

@@ -4,17 +4,18 @@ memory info of each initialised GPU."""
 import collections
 import sys
 import types
+from typing import Any
 
 from jupyterlab_vram_helper.sampling.readers import tensorflow as tf_reader
 
 
 def test_tensorflow_absent_or_not_initialised(monkeypatch) -> None:
     assert tf_reader.tensorflow_info(None) is None
-    tf = types.ModuleType("tensorflow")
+    tf: Any = types.ModuleType("tensorflow")  # a stand-in: attributes set at will
     tf.__version__ = "2.17.0"
     monkeypatch.setitem(sys.modules, "tensorflow", tf)
     assert tf_reader.tensorflow_info(tf) == {"version": "2.17.0", "gpus_initialized": False}
-    ctx_mod = types.ModuleType("tensorflow.python.eager.context")
+    ctx_mod: Any = types.ModuleType("tensorflow.python.eager.context")
     ctx_mod._context = None  # never created
     monkeypatch.setitem(sys.modules, "tensorflow.python.eager.context", ctx_mod)
     assert tf_reader.gpus_initialized() is False
@@ -24,7 +25,7 @@ def test_tensorflow_absent_or_not_initialised(monkeypatch) -> None:
 
 
 def test_tensorflow_initialised_reads_memory_info(monkeypatch) -> None:
-    tf = types.ModuleType("tensorflow")
+    tf: Any = types.ModuleType("tensorflow")  # a stand-in: attributes set at will
     asked = []
 
     def get_memory_info(name):
@@ -32,7 +33,7 @@ def test_tensorflow_initialised_reads_memory_info(monkeypatch) -> None:
         return {"current": 10, "peak": 20}
 
     tf.config = types.SimpleNamespace(experimental=types.SimpleNamespace(get_memory_info=get_memory_info))
-    ctx_mod = types.ModuleType("tensorflow.python.eager.context")
+    ctx_mod: Any = types.ModuleType("tensorflow.python.eager.context")
     ctx_mod._context = types.SimpleNamespace(
         _context_handle=object(),
         list_logical_devices=lambda kind: [types.SimpleNamespace(name="/job:localhost/replica:0/task:0/device:GPU:1")],
@@ -51,14 +52,16 @@ GPU0 = PhysicalDevice("/physical_device:GPU:0", "GPU")
 GPU1 = PhysicalDevice("/physical_device:GPU:1", "GPU")
 
 
-def initialised_tensorflow(monkeypatch, physical, visible, configurations, logical_count, memory):
+def initialised_tensorflow(
+    monkeypatch: Any, physical: Any, visible: Any, configurations: Any, logical_count: int, memory: Any
+) -> Any:
     """An initialised TF whose context holds these records, as TF's eager context keeps them
     (``_physical_devices``, ``_visible_device_list``, ``_virtual_device_map``); ``memory``:
     logical device name -> (current, peak), or an exception to raise."""
-    tf = types.ModuleType("tensorflow")
-    asked = []
+    tf: Any = types.ModuleType("tensorflow")  # a stand-in: attributes set at will
+    asked: list[str] = []
 
-    def get_memory_info(name):
+    def get_memory_info(name: str) -> dict[str, Any]:
         asked.append(name)
         figures = memory[name]
         if isinstance(figures, Exception):
@@ -66,7 +69,7 @@ def initialised_tensorflow(monkeypatch, physical, visible, configurations, logic
         return {"current": figures[0], "peak": figures[1]}
 
     tf.config = types.SimpleNamespace(experimental=types.SimpleNamespace(get_memory_info=get_memory_info))
-    ctx_mod = types.ModuleType("tensorflow.python.eager.context")
+    ctx_mod: Any = types.ModuleType("tensorflow.python.eager.context")
     ctx_mod._context = types.SimpleNamespace(
         _context_handle=object(),
         _physical_devices=physical,
@@ -131,7 +134,8 @@ def test_the_mapping_reads_only_tensorflows_records_of_its_devices(monkeypatch) 
 
 
 def test_device_ordinals_order_the_logical_devices_ties_in_physical_then_list_order() -> None:
-    Configuration = collections.namedtuple(
+    # TensorFlow's own class name, which the reader may print.
+    Configuration = collections.namedtuple(  # type: ignore[name-match]
         "LogicalDeviceConfiguration", ["memory_limit", "experimental_priority", "experimental_device_ordinal"]
     )
     ctx = types.SimpleNamespace(

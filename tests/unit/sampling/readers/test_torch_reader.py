@@ -4,15 +4,16 @@ bindings the cell hooks call."""
 
 import sys
 import types
+from typing import Any
 
 import pytest
 
 try:  # the real one, imported before the fixtures hide torch from the helper
     import torch as REAL_TORCH
 except ImportError:
-    REAL_TORCH = None
+    REAL_TORCH = None  # type: ignore[assignment]  # absent here: the tests that need it skip
 
-from fakes import nested_stats, set_allocator
+from fakes import known, nested_stats, set_allocator
 
 from jupyterlab_vram_helper.sampling.readers import torch_cuda
 from jupyterlab_vram_helper.sampling.readers.nvml import NvmlReader
@@ -111,7 +112,7 @@ def test_cuda_malloc_async_figures_it_cannot_see_are_unknown_not_zero(fake_torch
     assert torch_cuda.allocator_counters(fake_torch, 1) == (100, 250, 300, 300)
     fake_torch._C._cuda_hasPrimaryContext = None  # a torch that cannot say: left out, not guessed
     torch_cuda._allocator = None
-    assert torch_cuda.cell_allocators(fake_torch).indices == ()
+    assert known(torch_cuda.cell_allocators(fake_torch)).indices == ()
     assert torch_cuda.allocator_counters(fake_torch, 0) is None
 
 
@@ -183,8 +184,13 @@ def test_torch_stats_come_from_the_c_binding_where_torch_has_it(fake_torch) -> N
     # The wrapper's own checks cost a third of each read; the helper has made them.
     fake_torch.initialized = True
     fake_torch.stats[0] = nested_stats(allocated=7, reserved=9, peak=8)
-    direct = []
-    fake_torch._C._cuda_memoryStats = lambda index: direct.append(index) or fake_torch.stats[index]
+    direct: list[int] = []
+
+    def memory_stats(index: int) -> Any:
+        direct.append(index)
+        return fake_torch.stats[index]
+
+    fake_torch._C._cuda_memoryStats = memory_stats
     assert read_initialized_device(fake_torch, 0)["allocated_bytes"] == 7
     assert torch_cuda.allocator_counters(fake_torch, 0) == (7, 8, 9, 9)
     assert direct == [0, 0] and fake_torch.calls == [("_cuda_hasPrimaryContext", 0)]
