@@ -101,3 +101,10 @@ def frames(*spec: Any) -> list[dict[str, Any]]:
 
 def make_sites(torch: FakeTorch | None, shell: FakeShell, sent: list[Any]) -> AllocationSites:
     return AllocationSites(shell=lambda: shell, broadcast=sent.append, torch_module=lambda: torch)
+
+
+def new_sites(torch: FakeTorch | None) -> tuple[FakeShell, list[Any], AllocationSites]:
+    """A fake shell, the list of what is broadcast, and AllocationSites on both and ``torch``."""
+    shell = FakeShell()
+    sent: list[Any] = []
+    return shell, sent, make_sites(torch, shell, sent)

@@ -4,10 +4,8 @@ torch without an allocator history is unavailable."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
-from _allocation_sites_helpers import CELL_A, FakeShell, frames, make_sites, recording_torch
+from _allocation_sites_helpers import CELL_A, frames, new_sites, recording_torch
 from fakes import FakeProps, FakeTorch
 
 pytestmark = pytest.mark.usefixtures("symbolizer_never_ran")
@@ -15,9 +13,7 @@ pytestmark = pytest.mark.usefixtures("symbolizer_never_ran")
 
 def test_gpu_recording_waits_for_cuda_and_starts_at_the_next_cell() -> None:
     torch = recording_torch(initialized=False)
-    shell = FakeShell()
-    sent: list[dict[str, Any]] = []
-    sites = make_sites(torch, shell, sent)
+    shell, sent, sites = new_sites(torch)
     try:
         state = sites.set_recording(True, host_frames=4, gpu_max_entries=5000)
         assert state["gpu"]["state"] == "waiting" and "CUDA is not initialised" in state["gpu"]["reason"]
@@ -41,9 +37,7 @@ def test_gpu_recording_waits_for_cuda_and_starts_at_the_next_cell() -> None:
 
 def test_a_listing_that_starts_the_gpu_history_tells_every_comm() -> None:
     torch = recording_torch(initialized=False)
-    shell = FakeShell()
-    sent: list[dict[str, Any]] = []
-    sites = make_sites(torch, shell, sent)
+    shell, sent, sites = new_sites(torch)
     try:
         sites.set_recording(True, host_frames=4, gpu_max_entries=5000)
         torch.initialized = True  # CUDA came up; the next boundary is a listing, not a cell
@@ -58,9 +52,7 @@ def test_a_listing_that_starts_the_gpu_history_tells_every_comm() -> None:
 def test_a_history_the_user_started_is_read_never_reconfigured_or_stopped() -> None:
     torch = recording_torch(initialized=True)
     torch._C._cuda_isHistoryEnabled = lambda: True  # type: ignore[attr-defined]  # their _record_memory_history(...)
-    shell = FakeShell()
-    sent: list[dict[str, Any]] = []
-    sites = make_sites(torch, shell, sent)
+    shell, sent, sites = new_sites(torch)
     shell.compile._filename_map = {CELL_A: 4}
     try:
         state = sites.set_recording(True, host_frames=4, gpu_max_entries=5000)
@@ -79,9 +71,7 @@ def test_a_history_the_user_started_is_read_never_reconfigured_or_stopped() -> N
 
 def test_a_torch_without_allocator_history_is_unavailable_and_not_retried() -> None:
     torch = FakeTorch([FakeProps("H100", 80 << 30, "GPU-0")], initialized=True)
-    shell = FakeShell()
-    sent: list[dict[str, Any]] = []
-    sites = make_sites(torch, shell, sent)
+    shell, sent, sites = new_sites(torch)
     try:
         state = sites.set_recording(True, host_frames=1, gpu_max_entries=1000)
         assert state["gpu"]["state"] == "unavailable" and "no allocator history" in state["gpu"]["reason"]

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from _allocation_sites_helpers import FakeShell, make_sites, recording_torch
+from _allocation_sites_helpers import FakeShell, make_sites, new_sites, recording_torch
 from fakes import FakeTorch, known
 
 pytestmark = pytest.mark.usefixtures("symbolizer_never_ran")
@@ -46,9 +46,7 @@ def test_a_new_host_depth_restarts_tracemalloc_and_leaves_the_gpu_history_alone(
     import tracemalloc
 
     torch = clearing_torch()
-    shell = FakeShell()
-    sent: list[dict[str, Any]] = []
-    sites = make_sites(torch, shell, sent)
+    shell, sent, sites = new_sites(torch)
     try:
         first = sites.set_recording(True, host_frames=4, gpu_max_entries=5000)
         assert first["host"]["restarted_at"] is None and first["gpu"]["state"] == "recording"

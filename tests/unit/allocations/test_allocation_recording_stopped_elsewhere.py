@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from _allocation_sites_helpers import FakeShell, make_sites, recording_torch
+from _allocation_sites_helpers import new_sites, recording_torch
 from fakes import FakeTorch, nested_stats
 
 pytestmark = pytest.mark.usefixtures("symbolizer_never_ran")
@@ -38,9 +38,7 @@ def test_a_history_switched_off_in_a_cell_starts_again_at_the_next_cell_and_says
     # stops our history too: recording on means on.
     torch = recording_torch(initialized=True)
     users_record = history_switch(torch)
-    shell = FakeShell()
-    sent: list[dict[str, Any]] = []
-    sites = make_sites(torch, shell, sent)
+    shell, sent, sites = new_sites(torch)
     cells = lambda total: [{"cell_id": "c", "total_bytes": total}]  # noqa: E731
     try:
         first = sites.set_recording(True, host_frames=4, gpu_max_entries=5000)["gpu"]
@@ -79,9 +77,7 @@ def test_a_history_switched_off_in_a_cell_starts_again_at_the_next_cell_and_says
 def test_a_shared_history_its_owner_switched_off_is_followed_by_ours() -> None:
     torch = recording_torch(initialized=True)
     users_record = history_switch(torch, on=True)  # theirs, before recording was asked for
-    shell = FakeShell()
-    sent: list[dict[str, Any]] = []
-    sites = make_sites(torch, shell, sent)
+    shell, sent, sites = new_sites(torch)
     try:
         assert sites.set_recording(True, host_frames=4, gpu_max_entries=7000)["gpu"]["state"] == "shared"
         users_record(None)  # their dump is done
@@ -99,9 +95,7 @@ def test_a_shared_history_its_owner_switched_off_is_followed_by_ours() -> None:
 
 def test_a_torch_that_cannot_say_whether_its_history_is_on_is_never_restarted() -> None:
     torch = recording_torch(initialized=True)  # no _cuda_isHistoryEnabled
-    shell = FakeShell()
-    sent: list[dict[str, Any]] = []
-    sites = make_sites(torch, shell, sent)
+    shell, sent, sites = new_sites(torch)
     try:
         sites.set_recording(True, host_frames=4, gpu_max_entries=5000)
         for cell in ("a", "b"):
@@ -117,9 +111,7 @@ def test_a_torch_that_cannot_say_whether_its_history_is_on_is_never_restarted() 
 def test_a_tracemalloc_stopped_in_a_cell_starts_again_at_the_asked_depth(theirs: bool) -> None:
     if theirs:
         tracemalloc.start(3)
-    shell = FakeShell()
-    sent: list[dict[str, Any]] = []
-    sites = make_sites(None, shell, sent)
+    shell, sent, sites = new_sites(None)
     try:
         first = sites.set_recording(True, host_frames=6, gpu_max_entries=5000)["host"]
         assert first["state"] == ("shared" if theirs else "recording")
@@ -139,9 +131,7 @@ def test_a_tracemalloc_stopped_in_a_cell_starts_again_at_the_asked_depth(theirs:
 
 
 def test_a_settings_change_after_tracemalloc_was_stopped_says_it_restarted() -> None:
-    shell = FakeShell()
-    sent: list[dict[str, Any]] = []
-    sites = make_sites(None, shell, sent)
+    shell, sent, sites = new_sites(None)
     cells = lambda total: [{"cell_id": "c", "total_bytes": total}]  # noqa: E731
     try:
         sites.set_recording(True, host_frames=4, gpu_max_entries=5000)

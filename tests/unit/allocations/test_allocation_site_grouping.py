@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from _allocation_sites_helpers import CELL_A, CELL_B, FakeShell, frames, make_sites, recording_torch
+from _allocation_sites_helpers import CELL_A, CELL_B, FakeShell, frames, make_sites, new_sites, recording_torch
 
 from jupyterlab_vram_helper.allocations.site_grouping import SiteGrouper
 from jupyterlab_vram_helper.cells.cell_files import CellFiles
@@ -32,9 +32,7 @@ def test_a_cell_whose_edited_versions_hold_memory_is_listed_with_its_latest_run(
 
 def test_gpu_blocks_are_charged_to_the_innermost_notebook_frame() -> None:
     torch = recording_torch(initialized=True)
-    shell = FakeShell()
-    sent: list[dict[str, Any]] = []
-    sites = make_sites(torch, shell, sent)
+    shell, sent, sites = new_sites(torch)
     shell.compile._filename_map = {CELL_A: 4}
     try:
         sites.set_recording(True, host_frames=4, gpu_max_entries=1000)

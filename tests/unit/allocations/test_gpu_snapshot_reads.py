@@ -10,7 +10,7 @@ import types
 from typing import Any
 
 import pytest
-from _allocation_sites_helpers import CELL_A, FakeShell, frames, make_sites, recording_torch
+from _allocation_sites_helpers import CELL_A, frames, new_sites, recording_torch
 from fakes import wait_until
 
 pytestmark = pytest.mark.usefixtures("symbolizer_never_ran")
@@ -24,9 +24,7 @@ def test_a_torch_whose_snapshot_always_has_the_events_still_groups_by_site() -> 
         return [{"device": 0, "blocks": list(torch.blocks)}]  # type: ignore[attr-defined]
 
     torch.cuda.memory.memory_snapshot = older_memory_snapshot
-    shell = FakeShell()
-    sent: list[dict[str, Any]] = []
-    sites = make_sites(torch, shell, sent)
+    shell, sent, sites = new_sites(torch)
     try:
         sites.set_recording(True, host_frames=1, gpu_max_entries=1000)
         count = shell.run_cell("cell-y")
@@ -48,9 +46,7 @@ def test_a_torch_whose_snapshot_always_has_the_events_still_groups_by_site() -> 
 
 def test_a_torch_that_leaves_the_events_out_is_read_after_each_cell() -> None:
     torch = recording_torch(initialized=True)
-    shell = FakeShell()
-    sent: list[dict[str, Any]] = []
-    sites = make_sites(torch, shell, sent)
+    shell, sent, sites = new_sites(torch)
     try:
         sites.set_recording(True, host_frames=1, gpu_max_entries=1000)
         count = shell.run_cell("cell-y")
@@ -69,9 +65,7 @@ def test_a_torch_that_leaves_the_events_out_is_read_after_each_cell() -> None:
 
 def test_the_snapshot_export_is_torchs_own_pickle() -> None:
     torch = recording_torch(initialized=True)
-    shell = FakeShell()
-    sent: list[dict[str, Any]] = []
-    sites = make_sites(torch, shell, sent)
+    shell, sent, sites = new_sites(torch)
     try:
         sites.set_recording(True, host_frames=1, gpu_max_entries=1000)
         torch.blocks[:] = [{"state": "active_allocated", "size": 10, "frames": []}]  # type: ignore[attr-defined]

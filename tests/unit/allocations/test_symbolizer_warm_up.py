@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _allocation_sites_helpers import FakeShell, make_sites, recording_torch
+from _allocation_sites_helpers import FakeShell, make_sites, new_sites, recording_torch
 
 pytestmark = pytest.mark.usefixtures("symbolizer_never_ran")
 
@@ -22,9 +22,7 @@ pytestmark = pytest.mark.usefixtures("symbolizer_never_ran")
 def test_pytorchs_symbolizer_runs_untraced_before_the_gpu_history_starts() -> None:
     # Its first run imports torch._inductor: 102 s under tracemalloc on an H100 machine.
     torch = recording_torch(initialized=True)
-    shell = FakeShell()
-    sent: list[dict[str, Any]] = []
-    sites = make_sites(torch, shell, sent)
+    shell, sent, sites = new_sites(torch)
     try:
         state = sites.set_recording(True, host_frames=4, gpu_max_entries=1000)
         assert torch.symbolized == [False]  # type: ignore[attr-defined]
@@ -40,9 +38,7 @@ def test_pytorchs_symbolizer_runs_untraced_before_the_gpu_history_starts() -> No
 
 def test_cuda_coming_up_under_host_recording_restarts_it_around_the_symbolizer() -> None:
     torch = recording_torch(initialized=False)
-    shell = FakeShell()
-    sent: list[dict[str, Any]] = []
-    sites = make_sites(torch, shell, sent)
+    shell, sent, sites = new_sites(torch)
     try:
         state = sites.set_recording(True, host_frames=6, gpu_max_entries=1000)
         assert state["gpu"]["state"] == "waiting" and torch.symbolized == []  # type: ignore[attr-defined]
@@ -94,9 +90,7 @@ def test_the_symbolizer_warm_up_is_done_before_the_cells_accounting_reads_its_st
 
 def test_an_interrupt_during_the_symbolizer_at_a_cell_start_leaves_recording_whole() -> None:
     torch = recording_torch(initialized=False)
-    shell = FakeShell()
-    sent: list[dict[str, Any]] = []
-    sites = make_sites(torch, shell, sent)
+    shell, sent, sites = new_sites(torch)
     real_symbolize = torch._C._profiler.symbolize_tracebacks  # type: ignore[attr-defined]
 
     def interrupted(tracebacks: list[Any]) -> list[Any]:
@@ -126,9 +120,7 @@ def test_an_interrupted_record_request_leaves_recording_off_and_says_so() -> Non
         raise KeyboardInterrupt
 
     torch._C._profiler.symbolize_tracebacks = interrupted  # type: ignore[attr-defined]
-    shell = FakeShell()
-    sent: list[dict[str, Any]] = []
-    sites = make_sites(torch, shell, sent)
+    shell, sent, sites = new_sites(torch)
     with pytest.raises(KeyboardInterrupt):  # the request's answer: interrupted
         sites.set_recording(True, host_frames=4, gpu_max_entries=1000)
     assert sites.enabled is False and not tracemalloc.is_tracing()
@@ -139,9 +131,7 @@ def test_an_interrupted_record_request_leaves_recording_off_and_says_so() -> Non
 def test_a_symbolizer_that_already_ran_is_not_run_again() -> None:
     sys.modules["torch._inductor"] = types.ModuleType("torch._inductor")  # the user compiled a model
     torch = recording_torch(initialized=False)
-    shell = FakeShell()
-    sent: list[dict[str, Any]] = []
-    sites = make_sites(torch, shell, sent)
+    shell, sent, sites = new_sites(torch)
     try:
         sites.set_recording(True, host_frames=4, gpu_max_entries=1000)
         torch.initialized = True
@@ -176,9 +166,7 @@ def test_per_cell_figures_due_while_host_tracing_is_paused_wait_for_it() -> None
     # sender thread's per-cell figures would lack the host's meanwhile.
     import time
 
-    shell = FakeShell()
-    sent: list[dict[str, Any]] = []
-    sites = make_sites(None, shell, sent)
+    shell, sent, sites = new_sites(None)
     try:
         sites.set_recording(True, host_frames=2, gpu_max_entries=1000)
         sites.host.paused = True
