@@ -12,7 +12,6 @@ import sys
 import time
 from pathlib import Path
 from queue import Empty
-from typing import Dict, List, Optional
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
@@ -72,7 +71,7 @@ PART_TIMERS = r"""
 def _bench_parts():
     import sys, threading, time
     from jupyterlab_vram_helper import runtime
-    from jupyterlab_vram_helper.readers import torch_cuda
+    from jupyterlab_vram_helper.sampling.readers import torch_cuda
     main = threading.main_thread()
     store = {"rss_read": [], "torch_stats": [], "peak_reset": [], "round_queued": []}
     def timed(part, fn):
@@ -115,30 +114,33 @@ class Subject:
         self.name = name
         self.kernel = Kernel()
         self.pid = self.kernel.eval("__import__('os').getpid()")
-        self.round_trip: List[float] = []
-        self.busy_idle: List[float] = []
+        self.round_trip: list[float] = []
+        self.busy_idle: list[float] = []
         self.cpu_seconds = 0.0  # over the cells measured with the hook timers off
 
-    def thread_cpu(self) -> Dict[int, float]:
+    def thread_cpu(self) -> dict[int, float]:
         """Seconds each live thread of the kernel has run (``_common.cpu_reading``)."""
         return cpu_reading(self.pid)
 
-    def thread_names(self) -> Dict[int, str]:
+    def thread_names(self) -> dict[int, str]:
         return self.kernel.eval(THREAD_NAMES)
 
-    def lone_cell_delay(self, code: str) -> Optional[float]:
+    def lone_cell_delay(self, code: str) -> float | None:
         """Seconds from the kernel's idle status to the ``cells`` message with this cell's record."""
         kc = self.kernel.kc
         msg_id = kc.execute(code, store_history=True)
-        idle_at: Optional[float] = None
+        idle_at: float | None = None
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline:
             try:
                 m = kc.get_iopub_msg(timeout=0.5)
             except Empty:
                 continue
-            if (m["msg_type"] == "status" and m["parent_header"].get("msg_id") == msg_id
-                    and m["content"]["execution_state"] == "idle"):
+            if (
+                m["msg_type"] == "status"
+                and m["parent_header"].get("msg_id") == msg_id
+                and m["content"]["execution_state"] == "idle"
+            ):
                 idle_at = _parse_date(m["header"]["date"])
             elif m["msg_type"] == "comm_msg" and m["content"]["data"].get("type") == "cells" and idle_at is not None:
                 return _parse_date(m["header"]["date"]) - idle_at
@@ -159,7 +161,7 @@ class Subject:
             try:
                 m = kc.get_iopub_msg(timeout=max(0.0, deadline - time.monotonic()))
             except Empty:
-                raise TimeoutError(f"{self.name}: no idle status")
+                raise TimeoutError(f"{self.name}: no idle status") from None
             if m["msg_type"] == "status" and m["parent_header"].get("msg_id") == msg_id:
                 if m["content"]["execution_state"] == "busy":
                     busy = _parse_date(m["header"]["date"])
@@ -170,7 +172,7 @@ class Subject:
             if busy is not None:
                 self.busy_idle.append(idle - busy)
 
-    def run_burst(self, code: str, cells: int) -> Dict[str, float]:
+    def run_burst(self, code: str, cells: int) -> dict[str, float]:
         """Send ``cells`` execute requests at once, as JupyterLab's "Run All" does; wait for the last idle.
 
         Returns the wall time, the kernel's CPU time, and the per-cell
@@ -186,7 +188,7 @@ class Subject:
             if msg["parent_header"].get("msg_id") in ids:
                 replies += 1
         messages = records = 0
-        idle_at: Optional[float] = None
+        idle_at: float | None = None
         elapsed = 0.0
         deadline = time.monotonic() + 120
         # The last round of records follows the idle status: listen a little longer.
@@ -195,7 +197,7 @@ class Subject:
                 m = kc.get_iopub_msg(timeout=0.05)
             except Empty:
                 if time.monotonic() > deadline:
-                    raise TimeoutError(f"{self.name}: no idle status after the burst")
+                    raise TimeoutError(f"{self.name}: no idle status after the burst") from None
                 continue
             if m["msg_type"] == "status" and m["parent_header"].get("msg_id") == last:
                 if m["content"]["execution_state"] == "idle" and idle_at is None:
@@ -203,7 +205,12 @@ class Subject:
             elif m["msg_type"] == "comm_msg" and m["content"]["data"].get("type") == "cells":
                 messages += 1
                 records += len(m["content"]["data"]["records"])
-        return {"wall": elapsed, "cpu": cpu_between(cpu_start, self.thread_cpu()), "messages": messages, "records": records}
+        return {
+            "wall": elapsed,
+            "cpu": cpu_between(cpu_start, self.thread_cpu()),
+            "messages": messages,
+            "records": records,
+        }
 
     def drain(self) -> None:
         while True:
@@ -222,17 +229,18 @@ class Subject:
         """How many cells' hook times the kernel holds so far."""
         return self.kernel.eval(HOOK_COUNT)
 
-    def part_times(self) -> Dict[str, List[float]]:
+    def part_times(self) -> dict[str, list[float]]:
         """Per call, seconds of each read timed by :data:`PART_TIMERS` since it was installed."""
         return self.kernel.eval(PART_TIMES)
 
-    def hook_times(self, skip: int, count: int, cpu: bool = False) -> List[float]:
-        """Per-cell hook times of ``count`` cells after the first ``skip`` (in chunks: IPython's repr stops at 1,000 items)."""
-        times: List[float] = []
+    def hook_times(self, skip: int, count: int, cpu: bool = False) -> list[float]:
+        """Per-cell hook times of ``count`` cells after the first ``skip`` (in chunks: IPython's repr stops at 1,000
+        items)."""
+        times: list[float] = []
         for start in range(skip, skip + count, 500):
             end = min(start + 500, skip + count)
             pre, post = self.kernel.eval((HOOK_CPU_TIMES if cpu else HOOK_TIMES).format(skip=start, end=end))
-            times += [a + b for a, b in zip(pre, post)]
+            times += [a + b for a, b in zip(pre, post, strict=True)]
         return times
 
 
@@ -242,7 +250,7 @@ class Subject:
 AFTER_HOOKS = ("round_queued",)
 
 
-def hook_parts(helper: Subject, plain: Subject, code: str, cells: int) -> "tuple[Dict[str, float], Dict[str, float]]":
+def hook_parts(helper: Subject, plain: Subject, code: str, cells: int) -> tuple[dict[str, float], dict[str, float]]:
     """Where the hooks' time goes: ``cells`` more cells (taking turns with the plain kernel)
     with the RSS read, torch's stats read, the peak reset and the sender's hand-off timed on their own;
     medians in microseconds (the hooks' per cell, each part's per call) and each part's calls
@@ -264,7 +272,7 @@ def hook_parts(helper: Subject, plain: Subject, code: str, cells: int) -> "tuple
     return {part: round(value, 1) for part, value in medians.items()}, calls
 
 
-def hooks_rest(parts: Dict[str, float], calls: Dict[str, float]) -> float:
+def hooks_rest(parts: dict[str, float], calls: dict[str, float]) -> float:
     """The hooks' median less each read in them (median per call times calls per cell)."""
     inside = [part for part in parts if part != "hooks" and part not in AFTER_HOOKS]
     return round(parts["hooks"] - sum(parts[part] * calls.get(part, 1.0) for part in inside), 1)

@@ -11,7 +11,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import Any
 
 # Exit status of a benchmark asked for CUDA on a machine without it (the GPU kit reads it as a skip).
 NO_CUDA = 3
@@ -79,11 +79,11 @@ del _standin_cuda
 DEVICE_SETUP = {"cpu": None, "cuda": CUDA_IN_USE, "standin-cuda": STANDIN_CUDA}
 
 
-def thread_cpu_seconds(pid: int) -> Dict[int, float]:
+def thread_cpu_seconds(pid: int) -> dict[int, float]:
     """Seconds each live thread of process ``pid`` has run: Linux schedstat, in
     nanoseconds (psutil's user+system time counts whole clock ticks, 10 ms);
     {} where it cannot be read (not Linux). A thread that ended is missing."""
-    times: Dict[int, float] = {}
+    times: dict[int, float] = {}
     try:
         tids = os.listdir(f"/proc/{pid}/task")
     except OSError:
@@ -97,7 +97,7 @@ def thread_cpu_seconds(pid: int) -> Dict[int, float]:
     return times
 
 
-def cpu_reading(pid: int) -> Dict[int, float]:
+def cpu_reading(pid: int) -> dict[int, float]:
     """Seconds each thread of process ``pid`` has run (:func:`thread_cpu_seconds`), or
     {0: the process's user+system time} where schedstat is missing (psutil's clock ticks)."""
     threads = thread_cpu_seconds(pid)
@@ -109,7 +109,7 @@ def cpu_reading(pid: int) -> Dict[int, float]:
     return {0: t.user + t.system}
 
 
-def cpu_between(before: Dict[int, float], after: Dict[int, float]) -> float:
+def cpu_between(before: dict[int, float], after: dict[int, float]) -> float:
     """CPU seconds between two readings of :func:`cpu_reading`: per thread, so one that ended meanwhile
     takes only its own time in the interval with it (missed), not its whole life."""
     return sum(seconds - before.get(tid, 0.0) for tid, seconds in after.items())
@@ -124,10 +124,16 @@ def add_common_arguments(parser: argparse.ArgumentParser, standin: bool = False)
     the helper's own calls, not real tensors) and ``--json``."""
     help_text = "cpu: as on a machine without a GPU; cuda: every kernel uses CUDA"
     if standin:
-        help_text += ("; standin-cuda: every kernel has a stand-in for torch with CUDA up, on a machine "
-                      "without a GPU (the helper's own cost on the CUDA path, not torch's)")
-    parser.add_argument("--device", choices=tuple(DEVICE_SETUP) if standin else ("cpu", "cuda"), default="cpu",
-                        help=help_text + " (default cpu)")
+        help_text += (
+            "; standin-cuda: every kernel has a stand-in for torch with CUDA up, on a machine "
+            "without a GPU (the helper's own cost on the CUDA path, not torch's)"
+        )
+    parser.add_argument(
+        "--device",
+        choices=tuple(DEVICE_SETUP) if standin else ("cpu", "cuda"),
+        default="cpu",
+        help=help_text + " (default cpu)",
+    )
     parser.add_argument("--json", type=Path, default=None, metavar="PATH", help="also write the figures as JSON here")
 
 
@@ -147,18 +153,27 @@ def require_device(device: str) -> None:
         if out.returncode == 0 and out.stdout.strip() == "yes":
             return
         # A probe killed by a signal (a crash in CUDA's initialisation) may say nothing on stderr.
-        why = ((out.stderr.strip().splitlines() or [f"exit status {out.returncode}"])[-1] if out.returncode
-               else "torch.cuda.is_available() is False")
+        why = (
+            (out.stderr.strip().splitlines() or [f"exit status {out.returncode}"])[-1]
+            if out.returncode
+            else "torch.cuda.is_available() is False"
+        )
     print(f"--device cuda: no CUDA GPU here ({why}); nothing measured.")
     sys.exit(NO_CUDA)
 
 
-def target(name: str, value: float, limit: float, unit: str) -> Dict[str, Any]:
+def target(name: str, value: float, limit: float, unit: str) -> dict[str, Any]:
     return {"name": name, "value": round(value, 3), "limit": limit, "unit": unit, "met": value <= limit}
 
 
-def write_json(path: Optional[Path], benchmark: str, device: str, params: Dict[str, Any],
-               figures: Dict[str, Any], targets: List[Dict[str, Any]]) -> None:
+def write_json(
+    path: Path | None,
+    benchmark: str,
+    device: str,
+    params: dict[str, Any],
+    figures: dict[str, Any],
+    targets: list[dict[str, Any]],
+) -> None:
     if path is None:
         return
     data = {"benchmark": benchmark, "device": device, "params": params, "figures": figures, "targets": targets}

@@ -11,15 +11,14 @@ tick for a while, and prints the mean per tick and the median per call.
 Timers count only on the sampler thread (requests read the same sources on
 the shell thread). Each adds a microsecond or two, and parts nest: ``read``
 holds ``host``, ``torch`` and ``nvml``, and the timers inside them; ``tick``
-holds them all (about eight timers' worth more than its code). What is left of the thread's CPU per tick outside ``tick`` is
-the loop's wait and wake-up. With a baseline helper beside it, its 10 Hz
+holds them all (about eight timers' worth more than its code). What is left of
+the thread's CPU per tick outside ``tick`` is the loop's wait and wake-up. With a baseline helper beside it, its 10 Hz
 kernel gets the same timers over the same seconds: a part's cost side by side.
 """
 
 from __future__ import annotations
 
 import statistics
-from typing import Dict, List, Optional, Tuple
 
 # (part, what it times, which parts it holds) in print order.
 PARTS = (
@@ -45,7 +44,7 @@ TICK_PART_TIMERS = r"""
 def _bench_tick_parts():
     import sys, threading, time
     from jupyterlab_vram_helper import runtime
-    from jupyterlab_vram_helper.readers import torch_cuda
+    from jupyterlab_vram_helper.sampling.readers import torch_cuda
     rt = runtime.current()
     sampler, source = rt.sampler, rt.source
     get_ident, thread_time = threading.get_ident, time.thread_time
@@ -93,10 +92,10 @@ TICK_PARTS_MISSING = "list(__import__('sys').modules['__bench_tick_parts__']['mi
 TICKS_TIMED = "len(__import__('sys').modules['__bench_tick_parts__']['parts'].get('tick', ()))"
 
 
-def summarize(times: Dict[str, List[float]]) -> Dict[str, Dict[str, float]]:
+def summarize(times: dict[str, list[float]]) -> dict[str, dict[str, float]]:
     """Per part that was called: calls, calls per tick, mean us per tick, median us per call."""
     ticks = len(times.get("tick") or [])
-    summary: Dict[str, Dict[str, float]] = {}
+    summary: dict[str, dict[str, float]] = {}
     if not ticks:
         return summary
     for part, _, _ in PARTS:
@@ -112,7 +111,7 @@ def summarize(times: Dict[str, List[float]]) -> Dict[str, Dict[str, float]]:
     return summary
 
 
-def print_summaries(measured: Dict[str, Tuple[Dict[str, Dict[str, float]], Optional[float]]]) -> None:
+def print_summaries(measured: dict[str, tuple[dict[str, dict[str, float]], float | None]]) -> None:
     """One column per kernel (its parts' summary, its sampler thread's schedstat CPU per tick):
     mean us per tick and median us per call of each part, then what is left outside the tick."""
     names = list(measured)
@@ -131,17 +130,20 @@ def print_summaries(measured: Dict[str, Tuple[Dict[str, Dict[str, float]], Optio
     thread, outside = [], []
     for name in names:
         summary, thread_us = measured[name]
-        known = "tick" in summary and thread_us is not None
-        thread.append(f"{thread_us:10.1f}" if known else "")
-        outside.append(f"{thread_us - summary['tick']['us_per_tick']:10.1f}" if known else "")
+        if "tick" in summary and thread_us is not None:
+            thread.append(f"{thread_us:10.1f}")
+            outside.append(f"{thread_us - summary['tick']['us_per_tick']:10.1f}")
+        else:
+            thread.append("")
+            outside.append("")
     print(f"  {'the thread (schedstat)':<30}" + "".join(f"{cell:>26}" for cell in thread))
     print(f"  {'outside the tick':<30}" + "".join(f"{cell:>26}" for cell in outside) + "   the loop's wait and wake-up")
 
 
-def json_figures(summary: Dict[str, Dict[str, float]], thread_us: Optional[float], prefix: str = "") -> Dict[str, float]:
+def json_figures(summary: dict[str, dict[str, float]], thread_us: float | None, prefix: str = "") -> dict[str, float]:
     """``tick_part_<part>_*`` for each part, ``tick_thread_us_per_tick`` and ``tick_outside_us``;
     each key with ``prefix`` in front (``baseline_`` for the baseline kernel)."""
-    figures: Dict[str, float] = {}
+    figures: dict[str, float] = {}
     for part, row in summary.items():
         figures[f"{prefix}tick_part_{part}_us_per_tick"] = round(row["us_per_tick"], 1)
         figures[f"{prefix}tick_part_{part}_us_per_call_median"] = round(row["us_per_call_median"], 1)

@@ -86,11 +86,15 @@ def _plain_python_ns(depth: int) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--live", type=int, default=100_000,
-                        help="about this many live traced allocations for the by-line view")
+    parser.add_argument(
+        "--live", type=int, default=100_000, help="about this many live traced allocations for the by-line view"
+    )
     parser.add_argument("--tries", type=int, default=5)
-    parser.add_argument("--depths", default="1,4,8,16,32",
-                        help="tracemalloc depths timed in the kernel before recording starts (empty: none)")
+    parser.add_argument(
+        "--depths",
+        default="1,4,8,16,32",
+        help="tracemalloc depths timed in the kernel before recording starts (empty: none)",
+    )
     add_common_arguments(parser)
     args = parser.parse_args()
     require_device(args.device)
@@ -176,31 +180,50 @@ def main() -> None:
     print(f"Allocation recording cost ({args.device}; {f['host_frames']} host frames)")
     if depths:
         by_depth = ", ".join(f"{d}: {f[f'host_ns_per_alloc_tracemalloc_{d}_frames']:.0f}" for d in depths)
-        print(f"  np.ones(1000) in a cell under plain tracemalloc, ns by depth: {by_depth}; "
-              f"16 frames in a plain interpreter: {f['host_ns_per_alloc_tracemalloc_16_frames_plain_python']:.0f}")
-    print(f"  host allocation+free of np.ones(1000): off {f['host_ns_per_alloc_before']:.0f} ns, "
-          f"recording {f['host_ns_per_alloc_recording']:.0f} ns "
-          f"(x{f['host_ns_per_alloc_recording'] / f['host_ns_per_alloc_before']:.2f}), "
-          f"off again {f['host_ns_per_alloc_after']:.0f} ns")
+        print(
+            f"  np.ones(1000) in a cell under plain tracemalloc, ns by depth: {by_depth}; "
+            f"16 frames in a plain interpreter: {f['host_ns_per_alloc_tracemalloc_16_frames_plain_python']:.0f}"
+        )
+    print(
+        f"  host allocation+free of np.ones(1000): off {f['host_ns_per_alloc_before']:.0f} ns, "
+        f"recording {f['host_ns_per_alloc_recording']:.0f} ns "
+        f"(x{f['host_ns_per_alloc_recording'] / f['host_ns_per_alloc_before']:.2f}), "
+        f"off again {f['host_ns_per_alloc_after']:.0f} ns"
+    )
     if cuda:
-        print(f"  CUDA allocation+free of 4 KiB: off {f['cuda_ns_per_alloc_before']:.0f} ns, "
-              f"recording {f['cuda_ns_per_alloc_recording']:.0f} ns, off again {f['cuda_ns_per_alloc_after']:.0f} ns")
-        print(f"  kernel RSS growth while the allocator history filled its default bound: "
-              f"{f['cuda_history_rss_growth_bytes'] / 2**20:.1f} MiB")
-    print(f"  tracemalloc's own memory with {f['live_traced_allocations']} live traced allocations: "
-          f"{f['tracemalloc_memory_bytes'] / 2**20:.1f} MiB "
-          f"({f['tracemalloc_memory_bytes'] / max(1, f['live_traced_allocations']):.0f} B per allocation)")
-    print(f"  by-line view of {f['by_line_count']} live allocations ({f['by_line_sites']} sites): "
-          f"median {f['by_line_ms_median']:.1f} ms in the kernel (min {f['by_line_ms_min']:.1f}, "
-          f"max {f['by_line_ms_max']:.1f}); round trip {f['by_line_round_trip_ms_median']:.1f} ms "
-          f"(target <= 500 ms)")
-    print(f"  per-cell live bytes after each cell (sender thread, holds the GIL): "
-          f"median {f['per_cell_ms_median']:.1f} ms")
+        print(
+            f"  CUDA allocation+free of 4 KiB: off {f['cuda_ns_per_alloc_before']:.0f} ns, "
+            f"recording {f['cuda_ns_per_alloc_recording']:.0f} ns, off again {f['cuda_ns_per_alloc_after']:.0f} ns"
+        )
+        print(
+            f"  kernel RSS growth while the allocator history filled its default bound: "
+            f"{f['cuda_history_rss_growth_bytes'] / 2**20:.1f} MiB"
+        )
+    print(
+        f"  tracemalloc's own memory with {f['live_traced_allocations']} live traced allocations: "
+        f"{f['tracemalloc_memory_bytes'] / 2**20:.1f} MiB "
+        f"({f['tracemalloc_memory_bytes'] / max(1, f['live_traced_allocations']):.0f} B per allocation)"
+    )
+    print(
+        f"  by-line view of {f['by_line_count']} live allocations ({f['by_line_sites']} sites): "
+        f"median {f['by_line_ms_median']:.1f} ms in the kernel (min {f['by_line_ms_min']:.1f}, "
+        f"max {f['by_line_ms_max']:.1f}); round trip {f['by_line_round_trip_ms_median']:.1f} ms "
+        f"(target <= 500 ms)"
+    )
+    print(
+        f"  per-cell live bytes after each cell (sender thread, holds the GIL): median {f['per_cell_ms_median']:.1f} ms"
+    )
     print(f"  tracemalloc running after recording off: {f['tracing_after_off']}")
-    print(f"  turning recording on (round trip; with CUDA, PyTorch's symbolizer runs once first): "
-          f"{f['record_on_ms']:.0f} ms")
+    print(
+        f"  turning recording on (round trip; with CUDA, PyTorch's symbolizer runs once first): "
+        f"{f['record_on_ms']:.0f} ms"
+    )
     write_json(
-        args.json, "allocation_recording_cost", args.device, {"live": args.live, "tries": args.tries}, figures,
+        args.json,
+        "allocation_recording_cost",
+        args.device,
+        {"live": args.live, "tries": args.tries},
+        figures,
         [target("by-line view in the kernel (median)", f["by_line_ms_median"], 500, "ms")],
     )
 

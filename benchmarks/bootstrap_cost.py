@@ -33,7 +33,6 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Dict, List, Tuple
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
@@ -54,11 +53,15 @@ def main() -> None:
     code = bootstrap_code()
     with tempfile.TemporaryDirectory() as cache_home:
         kinds = {
-            "code cache": {"XDG_CACHE_HOME": cache_home, "PYTHONDONTWRITEBYTECODE": "", "JUPYTERLAB_VRAM_CODE_CACHE": ""},
+            "code cache": {
+                "XDG_CACHE_HOME": cache_home,
+                "PYTHONDONTWRITEBYTECODE": "",
+                "JUPYTERLAB_VRAM_CODE_CACHE": "",
+            },
             "compiled each time": {"JUPYTERLAB_VRAM_CODE_CACHE": "0"},
         }
-        bootstrap_ms: Dict[str, List[float]] = {kind: [] for kind in kinds}
-        first_sample_ms: Dict[str, List[float]] = {kind: [] for kind in kinds}
+        bootstrap_ms: dict[str, list[float]] = {kind: [] for kind in kinds}
+        first_sample_ms: dict[str, list[float]] = {kind: [] for kind in kinds}
         for _ in range(args.kernels):
             for kind, env in kinds.items():
                 boot, sample = one_kernel(code, env, args.device)
@@ -69,31 +72,44 @@ def main() -> None:
     compiled = bootstrap_ms["compiled each time"]
     bootstrap_median = statistics.median(cached)
     sample_median = statistics.median(first_sample_ms["code cache"])
-    print(f"fresh kernels: {args.kernels} of each kind, taking turns; device {args.device}; Python {sys.version.split()[0]}")
+    print(
+        f"fresh kernels: {args.kernels} of each kind, taking turns; device {args.device}; Python "
+        f"{sys.version.split()[0]}"
+    )
     print(f"bootstrap code: {len(code):,} characters")
     for kind in kinds:
         print(f"{kind}:")
         print(f"  bootstrap in the kernel (busy->idle), ms: {', '.join(f'{x:.1f}' for x in bootstrap_ms[kind])}")
         print(f"  comm open -> first sample, ms:           {', '.join(f'{x:.1f}' for x in first_sample_ms[kind])}")
-    print(f"medians: bootstrap {bootstrap_median:.1f} ms with the code cache (the first kernel, which fills it: "
-          f"{cached[0]:.1f} ms; the rest: {statistics.median(cached[1:]) if len(cached) > 1 else cached[0]:.1f} ms), "
-          f"{statistics.median(compiled):.1f} ms compiled each time; first sample {sample_median:.1f} ms")
+    print(
+        f"medians: bootstrap {bootstrap_median:.1f} ms with the code cache (the first kernel, which fills it: "
+        f"{cached[0]:.1f} ms; the rest: {statistics.median(cached[1:]) if len(cached) > 1 else cached[0]:.1f} ms), "
+        f"{statistics.median(compiled):.1f} ms compiled each time; first sample {sample_median:.1f} ms"
+    )
     verdict = "met" if bootstrap_median <= BOOTSTRAP_TARGET_MS else "NOT met"
-    print(f"target: the bootstrap's own time in the kernel <= {BOOTSTRAP_TARGET_MS:.0f} ms: "
-          f"{bootstrap_median:.1f} ms, {verdict}")
+    print(
+        f"target: the bootstrap's own time in the kernel <= {BOOTSTRAP_TARGET_MS:.0f} ms: "
+        f"{bootstrap_median:.1f} ms, {verdict}"
+    )
     write_json(
-        args.json, "bootstrap_cost", args.device, {"kernels": args.kernels},
-        {"bootstrap_code_chars": len(code), "bootstrap_ms_median": round(bootstrap_median, 1),
-         "bootstrap_ms": [round(x, 1) for x in cached],
-         "bootstrap_ms_compiled_each_time_median": round(statistics.median(compiled), 1),
-         "bootstrap_ms_compiled_each_time": [round(x, 1) for x in compiled],
-         "first_sample_ms_median": round(sample_median, 1),
-         "first_sample_ms": [round(x, 1) for x in first_sample_ms["code cache"]]},
+        args.json,
+        "bootstrap_cost",
+        args.device,
+        {"kernels": args.kernels},
+        {
+            "bootstrap_code_chars": len(code),
+            "bootstrap_ms_median": round(bootstrap_median, 1),
+            "bootstrap_ms": [round(x, 1) for x in cached],
+            "bootstrap_ms_compiled_each_time_median": round(statistics.median(compiled), 1),
+            "bootstrap_ms_compiled_each_time": [round(x, 1) for x in compiled],
+            "first_sample_ms_median": round(sample_median, 1),
+            "first_sample_ms": [round(x, 1) for x in first_sample_ms["code cache"]],
+        },
         [target("bootstrap in the kernel, median", bootstrap_median, BOOTSTRAP_TARGET_MS, "ms")],
     )
 
 
-def one_kernel(code: str, env: Dict[str, str], device: str) -> Tuple[float, float]:
+def one_kernel(code: str, env: dict[str, str], device: str) -> tuple[float, float]:
     """A fresh kernel's bootstrap time and comm-open-to-first-sample time, both in ms."""
     kernel = Kernel(env=env)
     try:

@@ -92,7 +92,6 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Dict, List
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
@@ -128,9 +127,14 @@ def ipyexperiments_missing() -> str:
 
 
 # JSON key (figure, unit, statistic) of each column of the printed tables.
-COLUMN_KEYS = {"round_trip": "round_trip_us_median", "busy_idle": "busy_idle_us_median",
-               "hooks": "hooks_wall_us_median", "hooks_p90": "hooks_wall_us_p90",
-               "hooks_cpu": "hooks_cpu_us_median", "cpu": "kernel_cpu_us_per_cell"}
+COLUMN_KEYS = {
+    "round_trip": "round_trip_us_median",
+    "busy_idle": "busy_idle_us_median",
+    "hooks": "hooks_wall_us_median",
+    "hooks_p90": "hooks_wall_us_p90",
+    "hooks_cpu": "hooks_cpu_us_median",
+    "cpu": "kernel_cpu_us_per_cell",
+}
 
 
 # How the helper's hooks read the RSS and its peak (readers/kernel_rss.py): with
@@ -141,7 +145,7 @@ RSS_READING = r"""(lambda host, rss, maximum: (lambda rss_now, high_water: (
     "{} (getrusage's maximum {} MiB, VmHWM {} MiB, VmRSS {} MiB)".format(
         "statm + getrusage" if rss._try_cheap else "the status file", maximum >> 10, high_water >> 20, rss_now >> 20)
 ))(*host._rss_and_high_water(open("/proc/self/status", "rb").read())))(
-    __import__("jupyterlab_vram_helper.readers.kernel_rss").readers.kernel_rss,
+    __import__("jupyterlab_vram_helper.sampling.readers.kernel_rss").sampling.readers.kernel_rss,
     __import__("jupyterlab_vram_helper.runtime").runtime.current().cells._rss,
     (lambda resource: resource.getrusage(getattr(resource, "RUSAGE_THREAD", resource.RUSAGE_SELF)).ru_maxrss)(
         __import__("resource")),
@@ -150,7 +154,7 @@ RSS_READING = r"""(lambda host, rss, maximum: (lambda rss_now, high_water: (
 BLOCK_CELLS = 100  # cells per kernel in a block; blocks alternate between hook timers off and on
 
 
-def one_by_one(order: List[Subject], code: str, cells: int, block: int = BLOCK_CELLS) -> Dict[str, Dict[int, float]]:
+def one_by_one(order: list[Subject], code: str, cells: int, block: int = BLOCK_CELLS) -> dict[str, dict[int, float]]:
     """``cells`` cells per kernel with the hook timers off and as many with them on, one at a time,
     kernels taking turns, in blocks that alternate (so a change in the machine's speed hits both).
 
@@ -159,7 +163,7 @@ def one_by_one(order: List[Subject], code: str, cells: int, block: int = BLOCK_C
     the hooks' times. Returns, per kernel, the seconds each thread ran in the
     untimed blocks (Linux schedstat; {} elsewhere).
     """
-    threads: Dict[str, Dict[int, float]] = {s.name: {} for s in order}
+    threads: dict[str, dict[int, float]] = {s.name: {} for s in order}
     done = {False: 0, True: 0}
     timed, turn = True, 0
     while min(done.values()) < cells:
@@ -172,7 +176,7 @@ def one_by_one(order: List[Subject], code: str, cells: int, block: int = BLOCK_C
             before = {s.name: s.thread_cpu() for s in order}
         for _ in range(count):
             # rotate who goes first, so no kernel always follows the same one
-            for s in order[turn % len(order):] + order[: turn % len(order)]:
+            for s in order[turn % len(order) :] + order[: turn % len(order)]:
                 s.run_cell(code, record=not timed)
             turn += 1
         if not timed:
@@ -187,8 +191,9 @@ def one_by_one(order: List[Subject], code: str, cells: int, block: int = BLOCK_C
     return threads
 
 
-def added_cpu_by_thread(seconds: Dict[str, Dict[int, float]], names: Dict[str, Dict[int, str]],
-                        cells: int, kernel: str = "helper") -> Dict[str, float]:
+def added_cpu_by_thread(
+    seconds: dict[str, dict[int, float]], names: dict[str, dict[int, str]], cells: int, kernel: str = "helper"
+) -> dict[str, float]:
     """Microseconds per cell each thread of ``kernel`` ran beyond the same thread of the plain one.
 
     ``seconds``: per kernel, each thread's CPU over the measured cells
@@ -196,8 +201,9 @@ def added_cpu_by_thread(seconds: Dict[str, Dict[int, float]], names: Dict[str, D
     MainThread, IOPub, ...); a thread only ``kernel`` has (ours) counts
     whole. {} where schedstat cannot be read.
     """
-    def per_name(kernel: str) -> Dict[str, float]:
-        totals: Dict[str, float] = {}
+
+    def per_name(kernel: str) -> dict[str, float]:
+        totals: dict[str, float] = {}
         for tid, spent in seconds[kernel].items():
             name = names[kernel].get(tid, "other threads")
             totals[name] = totals.get(name, 0.0) + spent
@@ -206,12 +212,14 @@ def added_cpu_by_thread(seconds: Dict[str, Dict[int, float]], names: Dict[str, D
     if not seconds.get("plain") or not seconds.get(kernel):
         return {}
     plain, helper = per_name("plain"), per_name(kernel)
-    added = {name: (helper.get(name, 0.0) - plain.get(name, 0.0)) / cells * 1e6 for name in sorted(set(plain) | set(helper))}
+    added = {
+        name: (helper.get(name, 0.0) - plain.get(name, 0.0)) / cells * 1e6 for name in sorted(set(plain) | set(helper))
+    }
     main_first = dict(sorted(added.items(), key=lambda item: -abs(item[1])))
     return {name: value for name, value in main_first.items() if abs(value) >= 1.0}
 
 
-def bootstrap_interval(ours: List[float], plain: List[float], rounds: int = 2000) -> "tuple[float, float]":
+def bootstrap_interval(ours: list[float], plain: list[float], rounds: int = 2000) -> tuple[float, float]:
     """95% bootstrap interval of median(ours) - median(plain): how far one run's figure can be trusted."""
     rng = random.Random(0)
     differences = sorted(
@@ -221,15 +229,22 @@ def bootstrap_interval(ours: List[float], plain: List[float], rounds: int = 2000
     return differences[int(rounds * 0.025)], differences[int(rounds * 0.975) - 1]
 
 
-def print_hook_parts(parts: Dict[str, float], calls: Dict[str, float], cells: int) -> None:
-    terms = [f"{part.replace('_', ' ')} {calls.get(part, 1.0):g} x {value:.1f}" for part, value in parts.items()
-             if part != "hooks" and part not in AFTER_HOOKS]
-    print(f"where the hooks' time goes ({cells} more cells, their reads timed one by one: calls per cell x "
-          f"median per call; the timers add ~1 us each):")
+def print_hook_parts(parts: dict[str, float], calls: dict[str, float], cells: int) -> None:
+    terms = [
+        f"{part.replace('_', ' ')} {calls.get(part, 1.0):g} x {value:.1f}"
+        for part, value in parts.items()
+        if part != "hooks" and part not in AFTER_HOOKS
+    ]
+    print(
+        f"where the hooks' time goes ({cells} more cells, their reads timed one by one: calls per cell x "
+        f"median per call; the timers add ~1 us each):"
+    )
     print(f"  hooks {parts['hooks']:.1f} us = " + " + ".join(terms) + f" + the rest {hooks_rest(parts, calls):.1f} us")
     for part in (part for part in AFTER_HOOKS if part in parts):
-        print(f"  after the hooks, from the kernel's event loop: {part.replace('_', ' ')} "
-              f"{parts[part]:.1f} us per call, {calls.get(part, 0.0):g} calls per cell")
+        print(
+            f"  after the hooks, from the kernel's event loop: {part.replace('_', ' ')} "
+            f"{parts[part]:.1f} us per call, {calls.get(part, 0.0):g} calls per cell"
+        )
     print()
 
 
@@ -242,18 +257,34 @@ def main() -> None:
     parser.add_argument("--cells", type=int, default=1000, help="measured cells per kernel (default 1000)")
     parser.add_argument("--warmup", type=int, default=50, help="unmeasured cells first (default 50)")
     parser.add_argument("--code", default="pass", help="the trivial cell (default: pass)")
-    parser.add_argument("--burst", type=int, default=500,
-                        help='cells sent at once per "Run All" round (default 500; 0: no such rounds)')
+    parser.add_argument(
+        "--burst", type=int, default=500, help='cells sent at once per "Run All" round (default 500; 0: no such rounds)'
+    )
     parser.add_argument("--burst-rounds", type=int, default=3, help='"Run All" rounds per kernel (default 3)')
-    parser.add_argument("--baseline-bootstrap", type=Path, default=None, metavar="PATH",
-                        help="also measure a kernel running the helper bootstrap code in PATH (another version)")
-    parser.add_argument("--lone-cells", type=int, default=20,
-                        help="lone cells whose record delay is measured (default 20)")
-    parser.add_argument("--launcher-peak-mb", type=int, default=0, metavar="MB",
-                        help="touch this much memory before starting the kernels, which inherit the peak as a "
-                             "Jupyter server's kernels inherit the server's (getrusage's maximum; default 0)")
-    parser.add_argument("--part-cells", type=int, default=300,
-                        help="last, cells with the hooks' reads timed one by one (default 300; 0: none)")
+    parser.add_argument(
+        "--baseline-bootstrap",
+        type=Path,
+        default=None,
+        metavar="PATH",
+        help="also measure a kernel running the helper bootstrap code in PATH (another version)",
+    )
+    parser.add_argument(
+        "--lone-cells", type=int, default=20, help="lone cells whose record delay is measured (default 20)"
+    )
+    parser.add_argument(
+        "--launcher-peak-mb",
+        type=int,
+        default=0,
+        metavar="MB",
+        help="touch this much memory before starting the kernels, which inherit the peak as a "
+        "Jupyter server's kernels inherit the server's (getrusage's maximum; default 0)",
+    )
+    parser.add_argument(
+        "--part-cells",
+        type=int,
+        default=300,
+        help="last, cells with the hooks' reads timed one by one (default 300; 0: none)",
+    )
     add_common_arguments(parser, standin=True)
     args = parser.parse_args()
     require_device(args.device)
@@ -272,7 +303,7 @@ def main() -> None:
         for page in range(0, len(peak), 4096):
             peak[page] = 1
         del peak
-    subjects: Dict[str, Subject] = {}
+    subjects: dict[str, Subject] = {}
     try:
         for name in names:
             subjects[name] = Subject(name)
@@ -299,8 +330,8 @@ def main() -> None:
         thread_seconds = one_by_one(order, args.code, args.cells)
         thread_names = {s.name: s.thread_names() for s in order}
         rss_reading = subjects["helper"].kernel.eval(RSS_READING)
-        lone_delays: List[float] = []
-        baseline_lone_delays: List[float] = []
+        lone_delays: list[float] = []
+        baseline_lone_delays: list[float] = []
         # A lone cell's hooks find the sender's thread asleep, and handing it
         # the round wakes it: the case of a person running one cell at a time.
         # The helper's kernels take turns (the baseline's too, where there is one).
@@ -319,9 +350,9 @@ def main() -> None:
         for s in lone_kernels:
             lone_hooks[s.name] = s.hook_times(lone_first[s.name], s.hook_count() - lone_first[s.name])
             s.timers(False)
-        bursts: Dict[str, List[Dict[str, float]]] = {s.name: [] for s in order}
+        bursts: dict[str, list[dict[str, float]]] = {s.name: [] for s in order}
         for round_ in range(args.burst_rounds if args.burst > 0 else 0):
-            for s in order[round_ % len(order):] + order[: round_ % len(order)]:
+            for s in order[round_ % len(order) :] + order[: round_ % len(order)]:
                 bursts[s.name].append(s.run_burst(args.code, args.burst))
 
         parts, part_calls = hook_parts(subjects["helper"], subjects["plain"], args.code, args.part_cells)
@@ -348,12 +379,18 @@ def main() -> None:
         for s in subjects.values():
             s.kernel.shutdown()
 
-    print(f"cells: {args.cells} x {args.code!r} per kernel (after {args.warmup} warm-up), interleaved; device {args.device}")
+    print(
+        f"cells: {args.cells} x {args.code!r} per kernel (after {args.warmup} warm-up), interleaved; device "
+        f"{args.device}"
+    )
     print(f"helper history holds {n_records} records (keeps the last 2000)")
     print(f"helper's RSS reading after the cells: {rss_reading}")
     print(f"load average at the end: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} ({__import__('os').cpu_count()} CPUs)")
     print()
-    print(f"{'median per cell':<16} {'round trip':>12} {'busy->idle':>12} {'hooks wall':>12} {'hooks p90':>12} {'hooks CPU':>12} {'kernel CPU':>12}")
+    print(
+        f"{'median per cell':<16} {'round trip':>12} {'busy->idle':>12} {'hooks wall':>12} {'hooks p90':>12} "
+        f"{'hooks CPU':>12} {'kernel CPU':>12}"
+    )
     for name, m in medians.items():
         print(
             f"{name:<16} {us(m['round_trip']):>12} {us(m['busy_idle']):>12} {us(m['hooks']):>12}"
@@ -361,7 +398,10 @@ def main() -> None:
         )
     plain = medians["plain"]
     print()
-    print(f"{'added vs plain':<16} {'round trip':>12} {'busy->idle':>12} {'hooks wall':>12} {'':>12} {'hooks CPU':>12} {'kernel CPU':>12}")
+    print(
+        f"{'added vs plain':<16} {'round trip':>12} {'busy->idle':>12} {'hooks wall':>12} {'':>12} {'hooks CPU':>12} "
+        f"{'kernel CPU':>12}"
+    )
     added = {}
     for name in names[1:]:
         m = medians[name]
@@ -377,13 +417,19 @@ def main() -> None:
     verdict = "met" if ours["busy_idle"] <= 100e-6 else "NOT met"
     hooks_target_us = HOOKS_TARGET_US[args.device]
     hooks_verdict = "met" if medians["helper"]["hooks"] <= hooks_target_us * 1e-6 else "NOT met"
-    print(f"target: added kernel-side time per cell <= 100 us (busy->idle, with vs without the helper): "
-          f"{ours['busy_idle'] * 1e6:.1f} us (95% interval {low * 1e6:.0f} to {high * 1e6:.0f} us), {verdict}")
-    print(f"        the hooks' own median wall time: {medians['helper']['hooks'] * 1e6:.1f} us "
-          f"(target <= {hooks_target_us:.0f} us), {hooks_verdict}")
+    print(
+        f"target: added kernel-side time per cell <= 100 us (busy->idle, with vs without the helper): "
+        f"{ours['busy_idle'] * 1e6:.1f} us (95% interval {low * 1e6:.0f} to {high * 1e6:.0f} us), {verdict}"
+    )
+    print(
+        f"        the hooks' own median wall time: {medians['helper']['hooks'] * 1e6:.1f} us "
+        f"(target <= {hooks_target_us:.0f} us), {hooks_verdict}"
+    )
     cpu_verdict = "met" if ours["cpu"] <= CPU_TARGET_US * 1e-6 else "NOT met"
-    print(f"        kernel CPU added per cell, the record's send included: {ours['cpu'] * 1e6:.1f} us "
-          f"(target <= {CPU_TARGET_US:.0f} us), {cpu_verdict}")
+    print(
+        f"        kernel CPU added per cell, the record's send included: {ours['cpu'] * 1e6:.1f} us "
+        f"(target <= {CPU_TARGET_US:.0f} us), {cpu_verdict}"
+    )
     if args.device == "standin-cuda":
         print("        (a stand-in torch: the helper's own code on the CUDA path, not a GPU figure)")
     by_thread = added_cpu_by_thread(thread_seconds, thread_names, args.cells)
@@ -395,29 +441,42 @@ def main() -> None:
         if baseline_by_thread:
             print("the same for the baseline helper (baseline minus plain):")
             print("  " + ", ".join(f"{name} {value:+.1f} us" for name, value in baseline_by_thread.items()))
-    lone_figures: Dict[str, float] = {}
+    lone_figures: dict[str, float] = {}
     if lone_delays:
-        lone_figures = {"lone_cell_record_delay_ms_median": round(statistics.median(lone_delays) * 1e3, 1),
-                        "lone_cell_record_delay_ms_max": round(max(lone_delays) * 1e3, 1)}
+        lone_figures = {
+            "lone_cell_record_delay_ms_median": round(statistics.median(lone_delays) * 1e3, 1),
+            "lone_cell_record_delay_ms_max": round(max(lone_delays) * 1e3, 1),
+        }
         lone_verdict = "met" if max(lone_delays) <= LONE_DELAY_TARGET_S else "NOT met"
-        print(f"lone cells ({len(lone_delays)}): the record goes out {lone_figures['lone_cell_record_delay_ms_median']:.1f} ms "
-              f"after the idle status (median; max {lone_figures['lone_cell_record_delay_ms_max']:.1f} ms; "
-              f"target <= {LONE_DELAY_TARGET_S * 1e3:.0f} ms), {lone_verdict}")
+        print(
+            f"lone cells ({len(lone_delays)}): the record goes out "
+            f"{lone_figures['lone_cell_record_delay_ms_median']:.1f} ms "
+            f"after the idle status (median; max {lone_figures['lone_cell_record_delay_ms_max']:.1f} ms; "
+            f"target <= {LONE_DELAY_TARGET_S * 1e3:.0f} ms), {lone_verdict}"
+        )
     if baseline_lone_delays:
-        lone_figures["baseline_lone_cell_record_delay_ms_median"] = round(statistics.median(baseline_lone_delays) * 1e3, 1)
-        print(f"  the baseline's: {lone_figures['baseline_lone_cell_record_delay_ms_median']:.1f} ms "
-              f"(median; max {max(baseline_lone_delays) * 1e3:.1f} ms)")
+        lone_figures["baseline_lone_cell_record_delay_ms_median"] = round(
+            statistics.median(baseline_lone_delays) * 1e3, 1
+        )
+        print(
+            f"  the baseline's: {lone_figures['baseline_lone_cell_record_delay_ms_median']:.1f} ms "
+            f"(median; max {max(baseline_lone_delays) * 1e3:.1f} ms)"
+        )
     for name, times in lone_hooks.items():
         if times:
             key = "lone_cell_hooks_wall_us_median" if name == "helper" else f"{name}_lone_cell_hooks_wall_us_median"
             lone_figures[key] = round(statistics.median(times) * 1e6, 1)
-            print(f"lone cells' hooks ({name}), wall time: {lone_figures[key]:.1f} us median "
-                  f"(cells in a row mostly join a round already handed over)")
+            print(
+                f"lone cells' hooks ({name}), wall time: {lone_figures[key]:.1f} us median "
+                f"(cells in a row mostly join a round already handed over)"
+            )
     print()
-    burst_figures: Dict[str, float] = {}
+    burst_figures: dict[str, float] = {}
     if any(bursts.values()):
-        print(f'"Run All" rounds: {args.burst} cells sent at once, {args.burst_rounds} rounds per kernel, '
-              f"kernels in turn; medians")
+        print(
+            f'"Run All" rounds: {args.burst} cells sent at once, {args.burst_rounds} rounds per kernel, '
+            f"kernels in turn; medians"
+        )
         print(f"{'':<16} {'wall':>12} {'CPU per cell':>14} {'messages':>10} {'records':>10}")
         for name, rounds in bursts.items():
             wall = statistics.median(r["wall"] for r in rounds)
@@ -433,9 +492,11 @@ def main() -> None:
         ratio = burst_figures["helper_burst_wall_ms_median"] / burst_figures["plain_burst_wall_ms_median"]
         burst_figures["helper_burst_cpu_added_us_per_cell"] = round(added_cpu, 1)
         burst_figures["helper_burst_wall_ratio"] = round(ratio, 3)
-        print(f"helper vs plain: {added_cpu:+.1f} us CPU per cell, wall x{ratio:.3f}; "
-              f"{burst_figures['helper_burst_records_sent']:.0f} records in "
-              f"{burst_figures['helper_burst_cell_messages']:.0f} messages")
+        print(
+            f"helper vs plain: {added_cpu:+.1f} us CPU per cell, wall x{ratio:.3f}; "
+            f"{burst_figures['helper_burst_records_sent']:.0f} records in "
+            f"{burst_figures['helper_burst_cell_messages']:.0f} messages"
+        )
         print()
     if parts:
         print_hook_parts(parts, part_calls, args.part_cells)
@@ -462,22 +523,32 @@ def main() -> None:
         for key, value in a.items():
             figures[f"{name}_added_{COLUMN_KEYS[key]}"] = round(value * 1e6, 1)
     if "ipyexperiments" in added:
-        for key, label, ratio_key in (("round_trip", "round trip", "round_trip"), ("busy_idle", "busy->idle", "busy_idle"),
-                                      ("hooks", "hooks wall", "hooks_wall"), ("hooks_cpu", "hooks CPU", "hooks_cpu"),
-                                      ("cpu", "kernel CPU", "kernel_cpu")):
+        for key, label, ratio_key in (
+            ("round_trip", "round trip", "round_trip"),
+            ("busy_idle", "busy->idle", "busy_idle"),
+            ("hooks", "hooks wall", "hooks_wall"),
+            ("hooks_cpu", "hooks CPU", "hooks_cpu"),
+            ("cpu", "kernel CPU", "kernel_cpu"),
+        ):
             helper_added, theirs = added["helper"][key], added["ipyexperiments"][key]
             ratio = f"{theirs / helper_added:.1f}x" if helper_added > 0 else "n/a (ours <= 0)"
             print(f"overhead ratio ipyexperiments / jupyterlab-vram, {label:<11}: {ratio}")
             figures[f"ratio_ipyexperiments_to_helper_added_{ratio_key}"] = (
-                round(theirs / helper_added, 2) if helper_added > 0 else None)
+                round(theirs / helper_added, 2) if helper_added > 0 else None
+            )
     # The kit sets only the hooks' target with CUDA; these two are the CPU path's, shown for comparison.
     cpu_path_only = " (the CPU path's target)" if args.device == "cuda" else ""
     write_json(
-        args.json, "cell_hooks_overhead", args.device,
-        {"cells": args.cells, "warmup": args.warmup, "code": args.code, "kernels": names}, figures,
-        [target("hooks' own wall time per cell, median", medians["helper"]["hooks"] * 1e6, hooks_target_us, "us"),
-         target("kernel CPU added per cell, send included" + cpu_path_only, ours["cpu"] * 1e6, CPU_TARGET_US, "us"),
-         target("busy->idle added per cell, median" + cpu_path_only, ours["busy_idle"] * 1e6, 100, "us")],
+        args.json,
+        "cell_hooks_overhead",
+        args.device,
+        {"cells": args.cells, "warmup": args.warmup, "code": args.code, "kernels": names},
+        figures,
+        [
+            target("hooks' own wall time per cell, median", medians["helper"]["hooks"] * 1e6, hooks_target_us, "us"),
+            target("kernel CPU added per cell, send included" + cpu_path_only, ours["cpu"] * 1e6, CPU_TARGET_US, "us"),
+            target("busy->idle added per cell, median" + cpu_path_only, ours["busy_idle"] * 1e6, 100, "us"),
+        ],
     )
 
 

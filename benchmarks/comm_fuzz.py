@@ -46,10 +46,14 @@ def main() -> None:
         unchanged = alive and kernel.eval(FINGERPRINT) == before
         outputs = len(kernel.output_messages())
     kinds = collections.Counter(f"{d['type']} {d.get('code') or d.get('request_type')}" for d in answers)
-    print(f"messages sent: {args.messages} (seed {args.seed}); answered: {len(answers)} in {elapsed:.1f} s "
-          f"({len(answers) / elapsed:.0f} per second)")
-    print(f"kernel alive afterwards: {alive}; user namespace unchanged: {unchanged}; "
-          f"output messages in the user's output: {outputs}; internal errors: {kinds.get('error internal', 0)}")
+    print(
+        f"messages sent: {args.messages} (seed {args.seed}); answered: {len(answers)} in {elapsed:.1f} s "
+        f"({len(answers) / elapsed:.0f} per second)"
+    )
+    print(
+        f"kernel alive afterwards: {alive}; user namespace unchanged: {unchanged}; "
+        f"output messages in the user's output: {outputs}; internal errors: {kinds.get('error internal', 0)}"
+    )
     for kind, count in kinds.most_common():
         print(f"  {count:6d}  {kind}")
 

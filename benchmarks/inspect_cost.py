@@ -55,7 +55,10 @@ net(torch.ones(2, 64, device=_device)).sum().backward(); opt.step()
 _plain = {plain}
 for _k in range(_plain):
     _r = _k % 5
-    _g[f"v{{_k}}"] = _k if _r == 0 else str(_k) if _r == 1 else list(range(20)) if _r == 2 else {{"k": _k}} if _r == 3 else _Thing(_k)
+    _g[f"v{{_k}}"] = (
+        _k if _r == 0 else str(_k) if _r == 1 else list(range(20)) if _r == 2
+        else {{"k": _k}} if _r == 3 else _Thing(_k)
+    )
 del _g, _k, _t, _r, _tensors
 len(get_ipython().user_ns)
 """
@@ -81,7 +84,9 @@ def main() -> None:
         on_gpu = None
         for i in range(args.tries):
             start = time.perf_counter()
-            answer = kernel.request(comm_id, {"type": "inspect", "request_id": f"b{i}", "max_entries": 5000}, timeout=120)
+            answer = kernel.request(
+                comm_id, {"type": "inspect", "request_id": f"b{i}", "max_entries": 5000}, timeout=120
+            )
             round_trip_ms.append((time.perf_counter() - start) * 1000)
             assert answer["type"] == "reply", answer
             result = answer["result"]
@@ -89,9 +94,14 @@ def main() -> None:
         assert result is not None
         if args.device == "cuda":
             # proof the setup really put the tensors on the GPU
-            on_gpu = kernel.eval("sum(1 for v in get_ipython().user_ns.values() if isinstance(v, torch.Tensor) and v.is_cuda)")
+            on_gpu = kernel.eval(
+                "sum(1 for v in get_ipython().user_ns.values() if isinstance(v, torch.Tensor) and v.is_cuda)"
+            )
             print(f"device: cuda ({on_gpu} named CUDA tensors)")
-        print(f"namespace: {names} user variables ({args.tensors} tensors, 100 containers of tensors, 1 module, 1 optimizer)")
+        print(
+            f"namespace: {names} user variables ({args.tensors} tensors, 100 containers of tensors, 1 module, 1 "
+            "optimizer)"
+        )
         print(f"entries listed: {len(result['entries'])}, truncated: {result['truncated']}")
         print(
             f"inspect elapsed_ms (kernel side, {args.tries} tries): median {statistics.median(kernel_ms):.1f} ms, "
@@ -102,16 +112,28 @@ def main() -> None:
             f"median {statistics.median(round_trip_ms):.0f} ms"
         )
         median = statistics.median(kernel_ms)
-        figures = {"user_variables": names, "entries_listed": len(result["entries"]),
-                   "entries_truncated": bool(result["truncated"]), "elapsed_ms_median": round(median, 2),
-                   "elapsed_ms_min": round(min(kernel_ms), 2), "elapsed_ms_max": round(max(kernel_ms), 2),
-                   "round_trip_ms_median": round(statistics.median(round_trip_ms), 1)}
+        figures = {
+            "user_variables": names,
+            "entries_listed": len(result["entries"]),
+            "entries_truncated": bool(result["truncated"]),
+            "elapsed_ms_median": round(median, 2),
+            "elapsed_ms_min": round(min(kernel_ms), 2),
+            "elapsed_ms_max": round(max(kernel_ms), 2),
+            "round_trip_ms_median": round(statistics.median(round_trip_ms), 1),
+        }
         if on_gpu is not None:
             figures["cuda_tensors_named"] = on_gpu
         write_json(
-            args.json, "inspect_cost", args.device,
-            {"tries": args.tries, "variables": args.variables, "tensors": args.tensors}, figures,
-            [target(f"inspect with {args.tensors} {args.device} tensors, helper's elapsed_ms median", median, 200, "ms")],
+            args.json,
+            "inspect_cost",
+            args.device,
+            {"tries": args.tries, "variables": args.variables, "tensors": args.tensors},
+            figures,
+            [
+                target(
+                    f"inspect with {args.tensors} {args.device} tensors, helper's elapsed_ms median", median, 200, "ms"
+                )
+            ],
         )
     finally:
         kernel.shutdown()

@@ -55,21 +55,34 @@ import statistics
 import sys
 import time
 from pathlib import Path
-from typing import Dict, List, Optional, Tuple
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "python_helper"))
 
 from _common import (  # noqa: E402
-    DEVICE_SETUP, THREAD_NAMES, add_common_arguments, cpu_between, cpu_reading, require_device, target,
-    thread_cpu_seconds, write_json,
+    DEVICE_SETUP,
+    THREAD_NAMES,
+    add_common_arguments,
+    cpu_between,
+    cpu_reading,
+    require_device,
+    target,
+    thread_cpu_seconds,
+    write_json,
 )
 from _sampler_parts import (  # noqa: E402
-    TICK_PART_TIMERS, TICK_PART_TIMES, TICK_PARTS_MISSING, TICKS_TIMED, json_figures, print_summaries, summarize,
+    TICK_PART_TIMERS,
+    TICK_PART_TIMES,
+    TICK_PARTS_MISSING,
+    TICKS_TIMED,
+    json_figures,
+    print_summaries,
+    summarize,
 )
 from kernel_harness import Kernel, attach_helper, bootstrap_code  # noqa: E402
-from jupyterlab_vram_helper.sampler import THREAD_NAME as SAMPLER_THREAD  # noqa: E402
+
+from jupyterlab_vram_helper.sampling.sampler import THREAD_NAME as SAMPLER_THREAD  # noqa: E402
 
 MB = 1 << 20
 
@@ -88,25 +101,50 @@ def made_up_figures() -> tuple:
     reads them, with an 80 GB card fully populated (tests/unit checks that every
     field the helper sends is here, so that the GPU kit never meets a stale one)."""
 
-    host = {"rss_bytes": 3_512_000_000, "total_bytes": 270_000_000_000, "available_bytes": 210_000_000_000,
-            "container": None, "swapped_bytes": 0, "swap_total_bytes": 0, "swap_free_bytes": 0, "oom_kill_count": 0}
-    base = {"host": host, "torch": {"imported": True, "cuda_initialized": True},
-            "tensorflow": {"imported": False, "gpus_initialized": False}, "gpus": [], "hidden_gpus": None}
+    host = {
+        "rss_bytes": 3_512_000_000,
+        "total_bytes": 270_000_000_000,
+        "available_bytes": 210_000_000_000,
+        "container": None,
+        "swapped_bytes": 0,
+        "swap_total_bytes": 0,
+        "swap_free_bytes": 0,
+        "oom_kill_count": 0,
+    }
+    base = {
+        "host": host,
+        "torch": {"imported": True, "cuda_initialized": True},
+        "tensorflow": {"imported": False, "gpus_initialized": False},
+        "gpus": [],
+        "hidden_gpus": None,
+    }
     gpu = {
-        "index": 0, "name": "NVIDIA H100 80GB HBM3", "total_bytes": 85_031_714_816,
-        "torch": {"allocated_bytes": 41_943_040_000, "reserved_bytes": 45_097_156_608,
-                  "peak_allocated_bytes": 43_000_000_000, "active_bytes": 41_943_040_000,
-                  "inactive_split_bytes": 123_456_789, "num_ooms": 0, "num_alloc_retries": 0},
-        "nvml": {"used_bytes": 46_000_000_000, "total_bytes": 85_031_714_816, "free_bytes": 38_500_000_000,
-                 "process_used_bytes": 45_600_000_000,
-                 "processes": [{"pid": 123456, "used_bytes": 45_600_000_000, "this_process": True}]},
+        "index": 0,
+        "name": "NVIDIA H100 80GB HBM3",
+        "total_bytes": 85_031_714_816,
+        "torch": {
+            "allocated_bytes": 41_943_040_000,
+            "reserved_bytes": 45_097_156_608,
+            "peak_allocated_bytes": 43_000_000_000,
+            "active_bytes": 41_943_040_000,
+            "inactive_split_bytes": 123_456_789,
+            "num_ooms": 0,
+            "num_alloc_retries": 0,
+        },
+        "nvml": {
+            "used_bytes": 46_000_000_000,
+            "total_bytes": 85_031_714_816,
+            "free_bytes": 38_500_000_000,
+            "process_used_bytes": 45_600_000_000,
+            "processes": [{"pid": 123456, "used_bytes": 45_600_000_000, "this_process": True}],
+        },
         "tensorflow": None,
     }
     return base, gpu
 
 
 def per_device_bytes() -> tuple:
-    from jupyterlab_vram_helper.sample import make_sample
+    from jupyterlab_vram_helper.sampling.sample import make_sample
 
     base, gpu = made_up_figures()
     empty = json_size(make_sample(base, 123456, 1732200000.25, "change"))
@@ -137,7 +175,7 @@ def allocated(sample: dict, device: str) -> int:
 
 def latency(k: Kernel, comm_id: str, tries: int, device: str) -> list:
     out = []
-    for i in range(tries):
+    for _ in range(tries):
         k.execute("import gc; gc.collect()", store_history=False)
         pump_all([k], 1.5)  # settle; let the baseline catch up
         base = allocated(k.comm_data(comm_id, "sample")[-1], device)
@@ -149,7 +187,7 @@ def latency(k: Kernel, comm_id: str, tries: int, device: str) -> list:
         )
         t_alloc = float(reply["user_expressions"]["t"]["data"]["text/plain"])
 
-        def shows_it(d: dict) -> bool:
+        def shows_it(d: dict, base: int = base) -> bool:  # this try's baseline
             return d.get("type") == "sample" and allocated(d, device) > base + 150 * MB
 
         k.wait_for(comm_id, shows_it, timeout=30, start=start)
@@ -160,14 +198,15 @@ def latency(k: Kernel, comm_id: str, tries: int, device: str) -> list:
 
 
 # Per kernel and slice of the window: (its CPU seconds, its sampler thread's; None where not known).
-SliceCpu = Dict[str, List[Tuple[float, Optional[float]]]]
+SliceCpu = dict[str, list[tuple[float, float | None]]]
 
 
-def measure_cpu(pids: Dict[str, int], samplers: Dict[str, Optional[int]], seconds: float, slices: int,
-                kernels: List[Kernel]) -> Tuple[List[float], SliceCpu]:
+def measure_cpu(
+    pids: dict[str, int], samplers: dict[str, int | None], seconds: float, slices: int, kernels: list[Kernel]
+) -> tuple[list[float], SliceCpu]:
     """``seconds`` of idle kernels in ``slices`` equal parts: each part's wall time, and each kernel's CPU in it."""
     parts: SliceCpu = {name: [] for name in pids}
-    part_walls: List[float] = []
+    part_walls: list[float] = []
     for _ in range(slices):
         before = {name: cpu_reading(pid) for name, pid in pids.items()}
         t0 = time.monotonic()
@@ -181,8 +220,9 @@ def measure_cpu(pids: Dict[str, int], samplers: Dict[str, Optional[int]], second
     return part_walls, parts
 
 
-def tick_parts(names: List[str], kernels: Dict[str, Kernel], pids: Dict[str, int], samplers: Dict[str, Optional[int]],
-               seconds: float) -> Dict[str, float]:
+def tick_parts(
+    names: list[str], kernels: dict[str, Kernel], pids: dict[str, int], samplers: dict[str, int | None], seconds: float
+) -> dict[str, float]:
     """Time each part of the ticks of the kernels ``names`` (_sampler_parts) over the same ``seconds``;
     prints them side by side, returns JSON figures (the baseline's prefixed ``baseline_``)."""
     timed = []
@@ -199,7 +239,7 @@ def tick_parts(names: List[str], kernels: Dict[str, Kernel], pids: Dict[str, int
     before = {name: (thread_cpu_seconds(pids[name]), kernels[name].eval(TICKS_TIMED)) for name in timed}
     pump_all(list(kernels.values()), seconds)
     after = {name: (thread_cpu_seconds(pids[name]), kernels[name].eval(TICKS_TIMED)) for name in timed}
-    measured: Dict[str, Tuple[Dict[str, Dict[str, float]], Optional[float]]] = {}
+    measured: dict[str, tuple[dict[str, dict[str, float]], float | None]] = {}
     for name in timed:
         summary = summarize(kernels[name].eval(TICK_PART_TIMES))
         (cpu0, ticks0), (cpu1, ticks1), tid = before[name], after[name], samplers[name]
@@ -207,11 +247,13 @@ def tick_parts(names: List[str], kernels: Dict[str, Kernel], pids: Dict[str, int
         measured[name] = (summary, (cpu1[tid] - cpu0[tid]) / (ticks1 - ticks0) * 1e6 if known else None)
         if not summary:
             print(f"  {name}: no tick was timed")
-    print(f"== the 10 Hz ticks part by part over {seconds:.0f} s (the sampler thread's CPU; mean per tick, "
-          "median per call; timers on) ==")
+    print(
+        f"== the 10 Hz ticks part by part over {seconds:.0f} s (the sampler thread's CPU; mean per tick, "
+        "median per call; timers on) =="
+    )
     if any(summary for summary, _ in measured.values()):
         print_summaries(measured)
-    figures: Dict[str, float] = {}
+    figures: dict[str, float] = {}
     for name, (summary, thread_us) in measured.items():
         figures.update(json_figures(summary, thread_us, "baseline_" if name.startswith("baseline") else ""))
     return figures
@@ -220,12 +262,23 @@ def tick_parts(names: List[str], kernels: Dict[str, Kernel], pids: Dict[str, int
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=60.0, help="CPU measurement window (default 60)")
-    parser.add_argument("--slices", type=int, default=6, help="parts of the window whose shares show the spread (default 6)")
+    parser.add_argument(
+        "--slices", type=int, default=6, help="parts of the window whose shares show the spread (default 6)"
+    )
     parser.add_argument("--tries", type=int, default=5, help="latency tries per interval (default 5)")
-    parser.add_argument("--parts-seconds", type=float, default=10.0,
-                        help="then time each part of the 10 Hz helper's ticks this long (0: not at all; default 10)")
-    parser.add_argument("--baseline-bootstrap", type=Path, default=None, metavar="PATH",
-                        help="also run this helper bootstrap code at 1 and 10 Hz, side by side")
+    parser.add_argument(
+        "--parts-seconds",
+        type=float,
+        default=10.0,
+        help="then time each part of the 10 Hz helper's ticks this long (0: not at all; default 10)",
+    )
+    parser.add_argument(
+        "--baseline-bootstrap",
+        type=Path,
+        default=None,
+        metavar="PATH",
+        help="also run this helper bootstrap code at 1 and 10 Hz, side by side",
+    )
     add_common_arguments(parser, standin=True)
     args = parser.parse_args()
     require_device(args.device)
@@ -245,30 +298,31 @@ def main() -> None:
                 reply = k.execute(DEVICE_SETUP[args.device], timeout=300)
                 assert reply["status"] == "ok", reply
         comms = [None]
-        for k, name in zip(kernels[1:], names[1:]):
+        for k, name in zip(kernels[1:], names[1:], strict=True):
             comms.append(attach_helper(k, bootstraps[name], {"interval_s": intervals[name]}))
-        pids = {name: kernel_pid(k) for name, k in zip(names, kernels)}
+        pids = {name: kernel_pid(k) for name, k in zip(names, kernels, strict=True)}
         pump_all(kernels, 2.0)  # let start-up work finish
-        samplers: Dict[str, Optional[int]] = {}
-        for name, k in zip(names, kernels):
+        samplers: dict[str, int | None] = {}
+        for name, k in zip(names, kernels, strict=True):
             by_name = {thread: tid for tid, thread in k.eval(THREAD_NAMES).items()}
             samplers[name] = by_name.get(SAMPLER_THREAD)
-        counts = [len(k.comm_data(c, "sample")) if c else 0 for k, c in zip(kernels, comms)]
+        counts = [len(k.comm_data(c, "sample")) if c else 0 for k, c in zip(kernels, comms, strict=True)]
         walls, measured = measure_cpu(pids, samplers, args.seconds, max(1, args.slices), kernels)
         wall = sum(walls)
         schedstat = bool(thread_cpu_seconds(pids["no helper"]))
 
-        def percent(name: str, part: Optional[int] = None) -> float:
+        def percent(name: str, part: int | None = None) -> float:
             rows = measured[name] if part is None else [measured[name][part]]
             seconds = walls if part is None else [walls[part]]
             return sum(row[0] for row in rows) / sum(seconds) * 100
 
-        method = ("each thread's run time from schedstat, in ns" if schedstat
-                  else "user+system time in clock ticks (psutil)")
+        method = (
+            "each thread's run time from schedstat, in ns" if schedstat else "user+system time in clock ticks (psutil)"
+        )
         print(f"== CPU over {wall:.1f} s of an idle kernel (% of one core; {method}) ==")
         base_pct = percent("no helper")
         shares, percents, sent_counts, spreads, per_tick = {}, {}, {}, {}, {}
-        for name, k, c, n0 in zip(names, kernels, comms, counts):
+        for name, k, c, n0 in zip(names, kernels, comms, counts, strict=True):
             pct = percent(name)
             percents[name] = pct
             if c is None:
@@ -280,8 +334,10 @@ def main() -> None:
             sent_counts[name] = len(k.comm_data(c, "sample")) - n0
             sampler = [row[1] for row in measured[name]]
             ticks = wall / intervals[name]
-            line = (f"  {name:<15} {pct:7.3f} %   helper share {shares[name]:+.3f} %"
-                    f" (slices of {wall / len(walls):.0f} s: {spreads[name][0]:+.3f} to {spreads[name][1]:+.3f})")
+            line = (
+                f"  {name:<15} {pct:7.3f} %   helper share {shares[name]:+.3f} %"
+                f" (slices of {wall / len(walls):.0f} s: {spreads[name][0]:+.3f} to {spreads[name][1]:+.3f})"
+            )
             known = [value for value in sampler if value is not None]
             if len(known) == len(sampler):
                 per_tick[name] = sum(known) / ticks * 1e6
@@ -289,32 +345,55 @@ def main() -> None:
             print(line + f"   samples sent {sent_counts[name]}")
         if not schedstat:
             # The kernel counts CPU time in clock ticks; a short window can only show whole ticks.
-            print(f"  (resolution: one clock tick of CPU over this window is {100 / os.sysconf('SC_CLK_TCK') / wall:.3f} % of a core)")
+            print(
+                "  (resolution: one clock tick of CPU over this window is "
+                f"{100 / os.sysconf('SC_CLK_TCK') / wall:.3f} % of a core)"
+            )
         for rate in ("1 Hz", "10 Hz"):
             ours, theirs = f"helper {rate}", f"baseline {rate}"
             if theirs in shares:
-                ratio = (f"; sampler thread per tick {per_tick[ours]:.1f} vs {per_tick[theirs]:.1f} us, "
-                         f"ratio {per_tick[ours] / per_tick[theirs]:.3f}") if ours in per_tick and theirs in per_tick else ""
-                print(f"  side by side at {rate}: share {shares[ours]:+.3f} % (this helper) vs {shares[theirs]:+.3f} % (baseline){ratio}")
+                ratio = (
+                    (
+                        f"; sampler thread per tick {per_tick[ours]:.1f} vs {per_tick[theirs]:.1f} us, "
+                        f"ratio {per_tick[ours] / per_tick[theirs]:.3f}"
+                    )
+                    if ours in per_tick and theirs in per_tick
+                    else ""
+                )
+                print(
+                    f"  side by side at {rate}: share {shares[ours]:+.3f} % (this helper) vs {shares[theirs]:+.3f} % "
+                    f"(baseline){ratio}"
+                )
 
         # Before the latency tries, which leave an allocation's cache in one 10 Hz kernel only.
         ten_hz = [name for name in ("helper 10 Hz", "baseline 10 Hz") if name in intervals]
-        parts_figures = (tick_parts(ten_hz, dict(zip(names, kernels)), pids, samplers, args.parts_seconds)
-                         if args.parts_seconds > 0 else {})
+        parts_figures = (
+            tick_parts(ten_hz, dict(zip(names, kernels, strict=True)), pids, samplers, args.parts_seconds)
+            if args.parts_seconds > 0
+            else {}
+        )
         print("== bytes per sample (JSON of the comm data) ==")
-        samples = [d for k, c in zip(kernels[1:3], comms[1:3]) for d in k.comm_data(c, "sample")]
+        samples = [d for k, c in zip(kernels[1:3], comms[1:3], strict=True) for d in k.comm_data(c, "sample")]
         sizes = [json_size(d) for d in samples]
         gpus_in_samples = max(len(d.get("gpus") or []) for d in samples)
-        print(f"  real samples from these kernels ({gpus_in_samples} GPUs): "
-              f"median {statistics.median(sizes):.0f} B, max {max(sizes)} B")
+        print(
+            f"  real samples from these kernels ({gpus_in_samples} GPUs): "
+            f"median {statistics.median(sizes):.0f} B, max {max(sizes)} B"
+        )
         empty, dev1, dev2 = per_device_bytes()
-        print(f"  fake-GPU path (make_sample, torch+NVML figures): 0 GPUs {empty} B, +{dev1} B for the 1st device, +{dev2} B per further device")
+        print(
+            f"  fake-GPU path (make_sample, torch+NVML figures): 0 GPUs {empty} B, +{dev1} B for the 1st device, "
+            f"+{dev2} B per further device"
+        )
         hello = [json_size(d) for d in kernels[1].comm_data(comms[1], "hello")]
         print(f"  hello: {hello[0]} B")
 
-        print(f"== latency: allocation in a cell ({'cuda' if args.device == 'cuda' else 'host memory'}) -> first sample showing it at the client ({args.tries} tries) ==")
+        print(
+            f"== latency: allocation in a cell ({'cuda' if args.device == 'cuda' else 'host memory'}) -> first sample "
+            f"showing it at the client ({args.tries} tries) =="
+        )
         latency_ms = {}
-        for name, k, c in zip(names[1:3], kernels[1:3], comms[1:3]):
+        for name, k, c in zip(names[1:3], kernels[1:3], comms[1:3], strict=True):
             interval = intervals[name]
             values = latency(k, c, args.tries, "cuda" if args.device == "cuda" else "cpu")
             latency_ms[name] = [v * 1000 for v in values]
@@ -322,11 +401,14 @@ def main() -> None:
             bound = interval + 0.2
             verdict = "within" if med <= bound else "OVER"
             print(
-                f"  {name:<13} median {med * 1000:7.1f} ms  (min {min(values) * 1000:.1f}, max {max(values) * 1000:.1f})"
+                f"  {name:<13} median {med * 1000:7.1f} ms  (min {min(values) * 1000:.1f}, max "
+                f"{max(values) * 1000:.1f})"
                 f"  bound interval+200 ms = {bound * 1000:.0f} ms: {verdict}"
             )
-        print(f"== targets: helper share <= 0.1 % of a core at 1 Hz: {shares['helper 1 Hz']:+.3f} %; "
-              f"<= 0.5 % at 10 Hz: {shares['helper 10 Hz']:+.3f} % ==")
+        print(
+            f"== targets: helper share <= 0.1 % of a core at 1 Hz: {shares['helper 1 Hz']:+.3f} %; "
+            f"<= 0.5 % at 10 Hz: {shares['helper 10 Hz']:+.3f} % =="
+        )
         if args.device == "standin-cuda":
             print("   (a stand-in torch: the helper's own code on the CUDA path, not a GPU figure)")
         figures = {
@@ -348,8 +430,12 @@ def main() -> None:
             "hello_bytes": hello[0],
             **parts_figures,
         }
-        for name, key in (("helper 1 Hz", "1hz"), ("helper 10 Hz", "10hz"),
-                          ("baseline 1 Hz", "baseline_1hz"), ("baseline 10 Hz", "baseline_10hz")):
+        for name, key in (
+            ("helper 1 Hz", "1hz"),
+            ("helper 10 Hz", "10hz"),
+            ("baseline 1 Hz", "baseline_1hz"),
+            ("baseline 10 Hz", "baseline_10hz"),
+        ):
             if name not in shares:
                 continue
             if key.startswith("baseline"):
@@ -364,13 +450,23 @@ def main() -> None:
             figures[f"latency_{key}_ms_min"] = round(min(values), 1)
             figures[f"latency_{key}_ms_max"] = round(max(values), 1)
         write_json(
-            args.json, "sampler_overhead", args.device,
-            {"seconds": args.seconds, "slices": args.slices, "tries": args.tries, "parts_seconds": args.parts_seconds,
-             "baseline_bootstrap": str(args.baseline_bootstrap) if args.baseline_bootstrap else None}, figures,
-            [target("helper CPU share at 1 Hz", shares["helper 1 Hz"], 0.1, "% of a core"),
-             target("helper CPU share at 10 Hz", shares["helper 10 Hz"], 0.5, "% of a core"),
-             target("latency at 1 Hz", statistics.median(latency_ms["helper 1 Hz"]), 1200, "ms"),
-             target("latency at 10 Hz", statistics.median(latency_ms["helper 10 Hz"]), 300, "ms")],
+            args.json,
+            "sampler_overhead",
+            args.device,
+            {
+                "seconds": args.seconds,
+                "slices": args.slices,
+                "tries": args.tries,
+                "parts_seconds": args.parts_seconds,
+                "baseline_bootstrap": str(args.baseline_bootstrap) if args.baseline_bootstrap else None,
+            },
+            figures,
+            [
+                target("helper CPU share at 1 Hz", shares["helper 1 Hz"], 0.1, "% of a core"),
+                target("helper CPU share at 10 Hz", shares["helper 10 Hz"], 0.5, "% of a core"),
+                target("latency at 1 Hz", statistics.median(latency_ms["helper 1 Hz"]), 1200, "ms"),
+                target("latency at 10 Hz", statistics.median(latency_ms["helper 10 Hz"]), 300, "ms"),
+            ],
         )
     finally:
         for k in kernels:

@@ -41,7 +41,8 @@ import zlib
 PACKAGE = "jupyterlab_vram_helper"
 CODE_CACHE_FOLDERS_KEPT = 4
 
-bundle = json.loads(zlib.decompress(base64.b64decode(BUNDLE_Z64)).decode("utf-8"))  # noqa: F821
+# BUNDLE_Z64 is set in this file's globals by the code that executes it (scripts/bundle-helper.mjs).
+bundle = json.loads(zlib.decompress(base64.b64decode(globals()["BUNDLE_Z64"])).decode("utf-8"))
 
 
 class InMemoryHelperFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
@@ -74,8 +75,8 @@ class InMemoryHelperFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
     def exec_module(self, module):
         entry = self.modules[module.__name__]
-        filename = "<jupyterlab-vram>/" + module.__name__.replace(".", "/") + (
-            "/__init__.py" if entry["package"] else ".py"
+        filename = (
+            "<jupyterlab-vram>/" + module.__name__.replace(".", "/") + ("/__init__.py" if entry["package"] else ".py")
         )
         # Lets tracebacks from the helper show their source lines.
         linecache.cache[filename] = (
@@ -138,9 +139,10 @@ def _code_cache_folder(bundle_hash):
         return None
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return os.path.join(
-        base, "jupyterlab-vram", "code",
-        "%s-%s-%s-o%d" % (bundle_hash, sys.implementation.cache_tag, importlib.util.MAGIC_NUMBER.hex(),
-                          sys.flags.optimize),
+        base,
+        "jupyterlab-vram",
+        "code",
+        f"{bundle_hash}-{sys.implementation.cache_tag}-{importlib.util.MAGIC_NUMBER.hex()}-o{sys.flags.optimize}",
     )
 
 
@@ -169,16 +171,13 @@ def _remove_previous_helper():
         helper.uninstall()
     for name in [n for n in sys.modules if n == PACKAGE or n.startswith(PACKAGE + ".")]:
         del sys.modules[name]
-    sys.meta_path[:] = [
-        f for f in sys.meta_path if not getattr(f, "jupyterlab_vram_bundle_finder", False)
-    ]
+    sys.meta_path[:] = [f for f in sys.meta_path if not getattr(f, "jupyterlab_vram_bundle_finder", False)]
 
 
 if not _same_bundle_running():
     _remove_previous_helper()
-    sys.meta_path.insert(
-        0, InMemoryHelperFinder(bundle["hash"], bundle["modules"], _code_cache_folder(bundle["hash"]))
-    )
-    importlib.import_module(PACKAGE).__bundle_hash__ = bundle["hash"]
+    sys.meta_path.insert(0, InMemoryHelperFinder(bundle["hash"], bundle["modules"], _code_cache_folder(bundle["hash"])))
+    # The mark _same_bundle_running reads; a module attribute of our own making.
+    importlib.import_module(PACKAGE).__bundle_hash__ = bundle["hash"]  # type: ignore[attr-defined]
 
 sys.modules[PACKAGE].install()

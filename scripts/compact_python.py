@@ -18,12 +18,11 @@ import io
 import json
 import sys
 import tokenize
-from typing import Dict, List, Tuple
 
-Span = Tuple[int, int, int, int]  # start line, start column, end line, end column (lines from 1)
+Span = tuple[int, int, int, int]  # start line, start column, end line, end column (lines from 1)
 
 
-def _docstrings(tree: ast.AST, lines: List[str]) -> List[Tuple[Span, str]]:
+def _docstrings(tree: ast.AST, lines: list[str]) -> list[tuple[Span, str]]:
     """Each docstring's span, and what replaces it: ``pass`` where it is a body's only statement."""
     found = []
     for node in ast.walk(tree):
@@ -49,7 +48,7 @@ def _column(line: str, utf8_offset: int) -> int:
     return len(line.encode("utf-8")[:utf8_offset].decode("utf-8", "replace"))
 
 
-def _comment_spans(source: str) -> List[Span]:
+def _comment_spans(source: str) -> list[Span]:
     spans = []
     for token in tokenize.generate_tokens(io.StringIO(source).readline):
         if token.type == tokenize.COMMENT:
@@ -74,7 +73,7 @@ def compact(source: str, name: str = "<source>") -> str:
 
 
 def main() -> None:
-    sources: Dict[str, str] = json.load(sys.stdin)
+    sources: dict[str, str] = json.load(sys.stdin)
     json.dump({name: compact(text, name) for name, text in sources.items()}, sys.stdout)
 
 

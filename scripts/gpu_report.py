@@ -20,7 +20,7 @@ import subprocess
 import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
-from typing import Any, Dict, List
+from typing import Any
 
 ENVIRONMENT_PROBE = r"""
 import json, platform
@@ -49,7 +49,7 @@ print(json.dumps(info))
 """
 
 
-def environment() -> Dict[str, Any]:
+def environment() -> dict[str, Any]:
     """The machine, read in a child process (this one never imports torch)."""
     try:
         # Within the kit's 50 s for the report: a hung probe costs its figures, not the report.
@@ -63,14 +63,21 @@ def environment() -> Dict[str, Any]:
     return info
 
 
-def checks(folder: Path) -> List[Dict[str, Any]]:
+def checks(folder: Path) -> list[dict[str, Any]]:
     found = []
     for xml_file in sorted(folder.glob("junit-*.xml")):
         try:
             root = ET.parse(xml_file).getroot()
         except ET.ParseError as exc:  # a step killed while writing it
-            found.append({"check": xml_file.name, "outcome": "error", "seconds": 0,
-                          "message": f"unreadable JUnit XML: {exc}", "figures": {}})
+            found.append(
+                {
+                    "check": xml_file.name,
+                    "outcome": "error",
+                    "seconds": 0,
+                    "message": f"unreadable JUnit XML: {exc}",
+                    "figures": {},
+                }
+            )
             continue
         for case in root.iter("testcase"):
             outcome, message = "passed", ""
@@ -86,17 +93,19 @@ def checks(folder: Path) -> List[Dict[str, Any]]:
                     props[prop.get("name")] = json.loads(prop.get("value") or "null")
                 except ValueError:
                     props[prop.get("name")] = prop.get("value")
-            found.append({
-                "check": f"{case.get('classname', '').rsplit('.', 1)[-1]}::{case.get('name')}",
-                "outcome": outcome,
-                "seconds": round(float(case.get("time") or 0), 2),
-                "message": message[:2000],
-                "figures": props,
-            })
+            found.append(
+                {
+                    "check": f"{case.get('classname', '').rsplit('.', 1)[-1]}::{case.get('name')}",
+                    "outcome": outcome,
+                    "seconds": round(float(case.get("time") or 0), 2),
+                    "message": message[:2000],
+                    "figures": props,
+                }
+            )
     return found
 
 
-def benchmarks(folder: Path) -> List[Dict[str, Any]]:
+def benchmarks(folder: Path) -> list[dict[str, Any]]:
     found = []
     for path in sorted(folder.glob("bench-*.json")):
         try:
@@ -106,7 +115,7 @@ def benchmarks(folder: Path) -> List[Dict[str, Any]]:
     for log in sorted(folder.glob("bench-*.log")):
         if not (folder / f"{log.stem}.json").exists():
             tail = log.read_text(encoding="utf-8", errors="replace").strip().splitlines()[-3:]
-            found.append({"benchmark": log.stem[len("bench-"):], "error": " / ".join(tail) or "no output"})
+            found.append({"benchmark": log.stem[len("bench-") :], "error": " / ".join(tail) or "no output"})
     return found
 
 
@@ -115,7 +124,7 @@ def _figure(value: Any) -> str:
     return text if len(text) <= 160 else text[:157] + "..."
 
 
-def markdown(report: Dict[str, Any]) -> str:
+def markdown(report: dict[str, Any]) -> str:
     env = report["environment"]
     gpus = env.get("gpus") or []
     lines = [
@@ -134,13 +143,14 @@ def markdown(report: Dict[str, Any]) -> str:
         if narrowed["pytest_k"]:
             left_out.append(f"the checks that `-k {narrowed['pytest_k']}` does not select")
         lines[1:1] = ["", f"**A partial run, not the whole kit: it left out {' and '.join(left_out)}.**"]
-    counts: Dict[str, int] = {}
+    counts: dict[str, int] = {}
     for c in report["checks"]:
         counts[c["outcome"]] = counts.get(c["outcome"], 0) + 1
     lines += [f"## Checks: {', '.join(f'{n} {k}' for k, n in sorted(counts.items())) or 'none ran'}", ""]
     lines += ["| check | outcome | s | why skipped |", "|---|---|---|---|"]
     lines += [
-        f"| {c['check']} | {c['outcome']} | {c['seconds']} | {_figure(c['message']) if c['outcome'] == 'skipped' else ''} |"
+        f"| {c['check']} | {c['outcome']} | {c['seconds']} | "
+        f"{_figure(c['message']) if c['outcome'] == 'skipped' else ''} |"
         for c in report["checks"]
     ]
     for c in report["checks"]:
@@ -151,7 +161,11 @@ def markdown(report: Dict[str, Any]) -> str:
             lines += ["", "```", c["message"][:1200], "```"]
         for name, value in c["figures"].items():
             if name == "demo_cells" and isinstance(value, list):
-                lines += ["", "| cell | first line | s | Δ allocated | peak | reserved after | exact |", "|---|---|---|---|---|---|---|"]
+                lines += [
+                    "",
+                    "| cell | first line | s | Δ allocated | peak | reserved after | exact |",
+                    "|---|---|---|---|---|---|---|",
+                ]
                 for r in value:
                     lines.append(
                         f"| {r['cell']} | `{r['first_line']}` | {r['duration_s']} | {r['allocated_delta_bytes']} |"

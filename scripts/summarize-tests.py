@@ -16,18 +16,17 @@ import json
 import re
 import sys
 import xml.etree.ElementTree as ElementTree
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Dict, Iterator, List, Optional, Tuple
 
-
-Counts = Dict[str, int]
+Counts = dict[str, int]
 # (suite, test, first line of its error); the error is "" for a test that passed on a retry.
-Problem = Tuple[str, str, str]
+Problem = tuple[str, str, str]
 
 ANSI_ESCAPE = re.compile(r"\x1b\[[0-9;]*m")
 
 
-def first_line(text: Optional[str]) -> str:
+def first_line(text: str | None) -> str:
     """The first non-blank line of an error, without terminal colours, at most 200 characters."""
     for line in ANSI_ESCAPE.sub("", text or "").splitlines():
         if line.strip():
@@ -35,7 +34,7 @@ def first_line(text: Optional[str]) -> str:
     return "(no message)"
 
 
-def pytest_counts(path: Path) -> Optional[Counts]:
+def pytest_counts(path: Path) -> Counts | None:
     if not path.exists():
         return None
     root = ElementTree.parse(path).getroot()
@@ -48,7 +47,7 @@ def pytest_counts(path: Path) -> Optional[Counts]:
     return {"passed": total - failed - skipped, "failed": failed, "skipped": skipped}
 
 
-def jest_counts(path: Path) -> Optional[Counts]:
+def jest_counts(path: Path) -> Counts | None:
     if not path.exists():
         return None
     report = json.loads(path.read_text())
@@ -59,7 +58,7 @@ def jest_counts(path: Path) -> Optional[Counts]:
     }
 
 
-def playwright_counts(path: Path) -> Optional[Counts]:
+def playwright_counts(path: Path) -> Counts | None:
     if not path.exists():
         return None
     stats = json.loads(path.read_text()).get("stats", {})
@@ -88,7 +87,11 @@ def jest_failures(path: Path) -> Iterator[Problem]:
         file = Path(suite.get("name", "")).name
         failed = [test for test in suite.get("assertionResults", []) if test.get("status") == "failed"]
         for test in failed:
-            yield ("jest", f"{file} > {test.get('fullName', '')}", first_line("\n".join(test.get("failureMessages") or [])))
+            yield (
+                "jest",
+                f"{file} > {test.get('fullName', '')}",
+                first_line("\n".join(test.get("failureMessages") or [])),
+            )
         if suite.get("status") == "failed" and not failed:  # the file did not run (a syntax error, a missing module)
             yield ("jest", file, first_line(suite.get("message")))
 
@@ -116,8 +119,8 @@ def playwright_problems(suite_name: str, path: Path) -> Iterator[Problem]:
         yield from walk(suite)
 
 
-def problems(results: Path) -> List[Problem]:
-    found: List[Problem] = []
+def problems(results: Path) -> list[Problem]:
+    found: list[Problem] = []
     found.extend(pytest_failures(results / "pytest.xml"))
     found.extend(jest_failures(results / "jest.json"))
     for name, file in PLAYWRIGHT_REPORTS.items():

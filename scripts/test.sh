@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Sets everything up from nothing and runs every test:
-#   1. pytest: helper unit tests, end-to-end tests against a real ipykernel with
-#      real (CPU) PyTorch, and the CUDA suite (skipped cleanly without a GPU);
+#   1. the Python lint (scripts/lint-python.sh: ruff and mypy), then pytest:
+#      helper unit tests, end-to-end tests against a real ipykernel with real
+#      (CPU) PyTorch, and the CUDA suite (skipped cleanly without a GPU);
 #   2. jest: the frontend's models, parsing, formatting, views;
 #   3. Galata: a real `jupyter lab` driven in Debian's Chromium;
 #   4. smoke journeys (scripts/smoke-journeys.sh): the oldest supported
@@ -30,6 +31,9 @@ fi
 failed=()
 results="$PWD/build/test-results"
 rm -rf "$results" && mkdir -p "$results"
+
+step "Python lint: ruff's rules and formatting, mypy (scripts/lint-python.sh)"
+bash scripts/lint-python.sh || failed+=(python-lint)
 
 step "pytest (helper units, real-kernel end to end, CUDA suite)"
 python -m pytest tests -ra --junitxml="$results/pytest.xml" || failed+=(pytest)

@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import os
 import time
-from typing import Optional, Tuple
 
 V2_ROOT = "/sys/fs/cgroup"
 V1_ROOT = "/sys/fs/cgroup/memory"
 
 
-def real_memory_cgroup(limit: int, name: str = "vram-test") -> Tuple[Optional[str], int, str]:
+def real_memory_cgroup(limit: int, name: str = "vram-test") -> tuple[str | None, int, str]:
     """(path, cgroup version, "") of a new child cgroup limited to ``limit`` bytes, or (None, 0, why)."""
     if os.path.exists(os.path.join(V2_ROOT, "cgroup.controllers")):
         base, version, limit_file = V2_ROOT, 2, "memory.max"
@@ -59,17 +58,17 @@ def move_into(path: str, pid: int) -> None:
         f.write(str(pid))
 
 
-def oom_kill_count(path: str, version: int) -> Optional[int]:
+def oom_kill_count(path: str, version: int) -> int | None:
     """The cgroup's oom_kill count, read here; None where its file has none."""
     return _oom_kill_line(os.path.join(path, "memory.oom_control" if version == 1 else "memory.events"))
 
 
-def machine_oom_kill_count() -> Optional[int]:
+def machine_oom_kill_count() -> int | None:
     """The machine's oom_kill count as /proc/vmstat has it, read here; None before Linux 4.13."""
     return _oom_kill_line("/proc/vmstat")
 
 
-def _oom_kill_line(file: str) -> Optional[int]:
+def _oom_kill_line(file: str) -> int | None:
     try:
         with open(file) as f:
             for line in f:

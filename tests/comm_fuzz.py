@@ -17,20 +17,46 @@ from __future__ import annotations
 import copy
 import json
 import random
-from typing import Any, Dict, Iterator, List
+from collections.abc import Iterator
+from typing import Any
 
 from jupyter_client.jsonutil import json_default
 
-ODD_VALUES: List[Any] = [
-    None, True, False, 0, -1, 2**63, -(2**70), 1e308, -0.0, 0.05, 61, "", "x", "snapshot", "inspect",
-    "delete", "<img src=x onerror=alert(1)>", "\u0000", "\ud7ff", "a" * 5000, [], [1, "2", None], {},
-    {"type": "ping"}, {"request_id": "r"},
+ODD_VALUES: list[Any] = [
+    None,
+    True,
+    False,
+    0,
+    -1,
+    2**63,
+    -(2**70),
+    1e308,
+    -0.0,
+    0.05,
+    61,
+    "",
+    "x",
+    "snapshot",
+    "inspect",
+    "delete",
+    "<img src=x onerror=alert(1)>",
+    "\u0000",
+    "\ud7ff",
+    "a" * 5000,
+    [],
+    [1, "2", None],
+    {},
+    {"type": "ping"},
+    {"request_id": "r"},
     # lone surrogates: high, low, in surrogateescape's range, and a pair split by a character
-    "\ud800", "\udfff", "a\udc80b", "\ud83dx\ude00",
+    "\ud800",
+    "\udfff",
+    "a\udc80b",
+    "\ud83dx\ude00",
 ]
 
 # Valid requests of every type (docs/protocol.md); listing ids are made up.
-TEMPLATES: List[Dict[str, Any]] = [
+TEMPLATES: list[dict[str, Any]] = [
     {"type": "ping", "request_id": "f"},
     {"type": "snapshot", "request_id": "f"},
     {"type": "history", "request_id": "f"},
@@ -38,13 +64,24 @@ TEMPLATES: List[Dict[str, Any]] = [
     {"type": "configure", "request_id": "f", "config": {"interval_s": 0.5, "heartbeat_s": 5.0}},
     {"type": "free_memory", "request_id": "f", "actions": ["gc", "empty_cache"]},
     {"type": "inspect", "request_id": "f", "max_entries": 50, "container_depth": 1},
-    {"type": "delete", "request_id": "f", "listing_id": "0-fuzz", "names": ["keep_me"],
-     "hidden": ["output_cache"], "free": ["gc"]},
-    {"type": "delete", "request_id": "\udfff", "listing_id": "0-fuzz\ud800", "names": ["\ud800", "keep_me"],
-     "hidden": [], "free": []},
+    {
+        "type": "delete",
+        "request_id": "f",
+        "listing_id": "0-fuzz",
+        "names": ["keep_me"],
+        "hidden": ["output_cache"],
+        "free": ["gc"],
+    },
+    {
+        "type": "delete",
+        "request_id": "\udfff",
+        "listing_id": "0-fuzz\ud800",
+        "names": ["\ud800", "keep_me"],
+        "hidden": [],
+        "free": [],
+    },
     {"type": "ping", "request_id": "\ud800"},
-    {"type": "record_allocations", "request_id": "f", "enabled": False, "host_frames": 16,
-     "gpu_max_entries": 100_000},
+    {"type": "record_allocations", "request_id": "f", "enabled": False, "host_frames": 16, "gpu_max_entries": 100_000},
     {"type": "record_allocations", "request_id": "f", "enabled": True, "host_frames": 1, "gpu_max_entries": 1_000},
     {"type": "allocation_sites", "request_id": "f", "max_sites": 20},
     {"type": "allocation_snapshot", "request_id": "f"},
@@ -68,12 +105,23 @@ def _any_value(rng: random.Random, depth: int = 0) -> Any:
         return copy.deepcopy(rng.choice(ODD_VALUES))
     if roll < 0.8:
         return [_any_value(rng, depth + 1) for _ in range(rng.randrange(4))]
-    keys = ["type", "request_id", "config", "actions", "names", "listing_id", "max_entries", "enabled",
-            "max_sites", "x", "\ud800"]
+    keys = [
+        "type",
+        "request_id",
+        "config",
+        "actions",
+        "names",
+        "listing_id",
+        "max_entries",
+        "enabled",
+        "max_sites",
+        "x",
+        "\ud800",
+    ]
     return {rng.choice(keys): _any_value(rng, depth + 1) for _ in range(rng.randrange(5))}
 
 
-def _mutated(rng: random.Random, template: Dict[str, Any]) -> Any:
+def _mutated(rng: random.Random, template: dict[str, Any]) -> Any:
     message = copy.deepcopy(template)
     target: Any = message
     for _ in range(rng.randrange(3)):

@@ -16,9 +16,10 @@ import subprocess
 import sys
 import time
 import uuid
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from queue import Empty
-from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
+from typing import Any
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 TARGET = "jupyterlab-vram"
@@ -54,7 +55,7 @@ def _parse_date(value: Any) -> float:
 
 
 class Kernel:
-    def __init__(self, python: Optional[str] = None, env: Optional[Dict[str, str]] = None):
+    def __init__(self, python: str | None = None, env: dict[str, str] | None = None):
         from jupyter_client.kernelspec import KernelSpec
         from jupyter_client.manager import KernelManager
 
@@ -75,8 +76,8 @@ class Kernel:
         self.kc = self.km.client()
         self.kc.start_channels()
         self.kc.wait_for_ready(timeout=60)
-        self.iopub: List[Dict[str, Any]] = []  # every message, in arrival order
-        self.arrival: Dict[str, float] = {}  # msg_id -> local time.time() on receipt
+        self.iopub: list[dict[str, Any]] = []  # every message, in arrival order
+        self.arrival: dict[str, float] = {}  # msg_id -> local time.time() on receipt
 
     # -- low level ------------------------------------------------------------
 
@@ -107,10 +108,10 @@ class Kernel:
         code: str,
         silent: bool = False,
         store_history: bool = True,
-        user_expressions: Optional[Dict[str, str]] = None,
+        user_expressions: dict[str, str] | None = None,
         timeout: float = 60,
-        cell_id: Optional[str] = None,
-    ) -> Dict[str, Any]:
+        cell_id: str | None = None,
+    ) -> dict[str, Any]:
         """Run code and wait for its reply and its idle status; returns the reply content.
 
         ``cell_id`` is sent as JupyterLab does (``metadata.cellId``); ipykernel
@@ -124,8 +125,8 @@ class Kernel:
         code: str,
         silent: bool = False,
         store_history: bool = True,
-        user_expressions: Optional[Dict[str, str]] = None,
-        cell_id: Optional[str] = None,
+        user_expressions: dict[str, str] | None = None,
+        cell_id: str | None = None,
     ) -> str:
         """Send an execute_request without waiting; returns its msg_id."""
         content = {
@@ -141,7 +142,7 @@ class Kernel:
         self.kc.shell_channel.send(msg)
         return msg["header"]["msg_id"]
 
-    def wait_reply(self, msg_id: str, timeout: float = 60, what: str = "") -> Dict[str, Any]:
+    def wait_reply(self, msg_id: str, timeout: float = 60, what: str = "") -> dict[str, Any]:
         """Wait for the execute_reply and the idle status of ``msg_id``; returns the reply content."""
         deadline = time.monotonic() + timeout
         reply = None
@@ -170,7 +171,7 @@ class Kernel:
             for m in self.iopub
         )
 
-    def status_times(self, msg_id: str) -> Tuple[float, float]:
+    def status_times(self, msg_id: str) -> tuple[float, float]:
         """Kernel-side (busy, idle) header times of one request."""
         busy = idle = None
         for m in self.iopub:
@@ -191,7 +192,7 @@ class Kernel:
             raise RuntimeError(f"{expression}: {result.get('ename')}: {result.get('evalue')}")
         return ast.literal_eval(result["data"]["text/plain"])
 
-    def bootstrap(self, code: Optional[str] = None) -> Dict[str, Any]:
+    def bootstrap(self, code: str | None = None) -> dict[str, Any]:
         reply = self.execute(code if code is not None else bootstrap_code(), silent=True, store_history=False)
         assert reply["status"] == "ok", reply
         return reply
@@ -214,16 +215,16 @@ class Kernel:
         msg = self.kc.session.msg("comm_close", {"comm_id": comm_id, "data": {}})
         self.kc.shell_channel.send(msg)
 
-    def comm_messages(self, comm_id: str) -> List[Dict[str, Any]]:
+    def comm_messages(self, comm_id: str) -> list[dict[str, Any]]:
         return [m for m in self.iopub if m["msg_type"] == "comm_msg" and m["content"]["comm_id"] == comm_id]
 
-    def comm_data(self, comm_id: str, type_: Optional[str] = None) -> List[Dict[str, Any]]:
+    def comm_data(self, comm_id: str, type_: str | None = None) -> list[dict[str, Any]]:
         data = [m["content"]["data"] for m in self.comm_messages(comm_id)]
         return [d for d in data if type_ is None or d.get("type") == type_]
 
     def wait_for(
-        self, comm_id: str, predicate: Callable[[Dict[str, Any]], bool], timeout: float = 15, start: int = 0
-    ) -> Dict[str, Any]:
+        self, comm_id: str, predicate: Callable[[dict[str, Any]], bool], timeout: float = 15, start: int = 0
+    ) -> dict[str, Any]:
         """The first comm data (from index ``start``) matching predicate."""
         deadline = time.monotonic() + timeout
         while True:
@@ -234,7 +235,7 @@ class Kernel:
                 raise TimeoutError(f"no matching comm message; got {self.comm_data(comm_id)[start:][-5:]}")
             self.pump(0.1)
 
-    def request(self, comm_id: str, data: Dict[str, Any], timeout: float = 15) -> Dict[str, Any]:
+    def request(self, comm_id: str, data: dict[str, Any], timeout: float = 15) -> dict[str, Any]:
         """Send a request and return its reply or error."""
         start = len(self.comm_data(comm_id))
         self.send_comm(comm_id, data)
@@ -246,21 +247,21 @@ class Kernel:
             start,
         )
 
-    def output_messages(self) -> List[Dict[str, Any]]:
+    def output_messages(self) -> list[dict[str, Any]]:
         return [m for m in self.iopub if m["msg_type"] in OUTPUT_TYPES]
 
-    def samples(self, comm_id: str) -> Iterator[Dict[str, Any]]:
+    def samples(self, comm_id: str) -> Iterator[dict[str, Any]]:
         for m in self.comm_messages(comm_id):
             if m["content"]["data"].get("type") == "sample":
                 yield m
 
 
 def open_helper_comm(
-    kernel: "Kernel", config: Optional[Dict[str, Any]] = None, timeout: float = 15, replaces: Optional[List[str]] = None
+    kernel: Kernel, config: dict[str, Any] | None = None, timeout: float = 15, replaces: list[str] | None = None
 ) -> str:
     """Open a comm to the bootstrapped helper as the frontend does (with ``config`` and
     ``replaces`` in the open, if given); returns its id once the helper's `initial` sample has arrived."""
-    data: Dict[str, Any] = {"type": "open", "protocol": 1}
+    data: dict[str, Any] = {"type": "open", "protocol": 1}
     if config is not None:
         data["config"] = config
     if replaces is not None:
@@ -270,16 +271,14 @@ def open_helper_comm(
     return comm_id
 
 
-def attach_helper(
-    kernel: "Kernel", bootstrap: str, config: Optional[Dict[str, Any]] = None, timeout: float = 15
-) -> str:
+def attach_helper(kernel: Kernel, bootstrap: str, config: dict[str, Any] | None = None, timeout: float = 15) -> str:
     """Bootstrap the helper into ``kernel`` and open one comm (:func:`open_helper_comm`); returns its id."""
     kernel.bootstrap(bootstrap)
     return open_helper_comm(kernel, config, timeout)
 
 
 @contextlib.contextmanager
-def live_helper_kernel(bootstrap: str, config: Dict[str, Any]) -> Iterator[Tuple["Kernel", str]]:
+def live_helper_kernel(bootstrap: str, config: dict[str, Any]) -> Iterator[tuple[Kernel, str]]:
     """A fresh kernel with the helper bootstrapped and one comm open; shut down on exit."""
     kernel = Kernel()
     try:
@@ -288,7 +287,7 @@ def live_helper_kernel(bootstrap: str, config: Dict[str, Any]) -> Iterator[Tuple
         kernel.shutdown()
 
 
-def snapshot_sample(kernel: "Kernel", comm_id: str, request_id: str, timeout: float = 15) -> Dict[str, Any]:
+def snapshot_sample(kernel: Kernel, comm_id: str, request_id: str, timeout: float = 15) -> dict[str, Any]:
     """Ask for a ``snapshot`` and return the sample it produced."""
     before = len(kernel.comm_data(comm_id))
     seq = kernel.request(comm_id, {"type": "snapshot", "request_id": request_id}, timeout)["result"]["seq"]
@@ -302,17 +301,17 @@ class CellSession:
         self.k = kernel
         self.comm_id = comm_id
 
-    def records(self, comm_id: Optional[str] = None) -> List[Dict[str, Any]]:
+    def records(self, comm_id: str | None = None) -> list[dict[str, Any]]:
         return [r for d in self.k.comm_data(comm_id or self.comm_id, "cells") for r in d["records"]]
 
-    def run(self, code: str, record_timeout: float = 10, **kw: Any) -> Dict[str, Any]:
+    def run(self, code: str, record_timeout: float = 10, **kw: Any) -> dict[str, Any]:
         """Execute a cell (``kw``: for Kernel.execute) and return (reply, its record) once the record arrived."""
         before = len(self.records())
         reply = self.k.execute(code, **kw)
         record = self.next_record(before, record_timeout)
         return {"reply": reply, "record": record}
 
-    def next_record(self, before: int, timeout: float = 10) -> Dict[str, Any]:
+    def next_record(self, before: int, timeout: float = 10) -> dict[str, Any]:
         deadline = time.monotonic() + timeout
         while len(self.records()) <= before:
             if time.monotonic() > deadline:

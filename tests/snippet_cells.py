@@ -10,18 +10,23 @@ import json
 import os
 import re
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import Any
 
 import pytest
-
 from kernel_harness import Kernel
 
 # JLVRAM_SNIPPETS_SCHEMA: check a candidate list (a JSON file of the same shape) before it goes into the schema.
-SCHEMA = Path(os.environ.get("JLVRAM_SNIPPETS_SCHEMA") or Path(__file__).resolve().parents[1] / "schema" / "plugin.json")
+SCHEMA = Path(
+    os.environ.get("JLVRAM_SNIPPETS_SCHEMA") or Path(__file__).resolve().parents[1] / "schema" / "plugin.json"
+)
 
 # The frontend's default placeholder names (what a snippet gets when the kernel found none).
 DEFAULT_NAMES = {
-    "model": "model", "optimizer": "optimizer", "dataloader": "train_loader", "loss": "criterion", "scaler": "scaler",
+    "model": "model",
+    "optimizer": "optimizer",
+    "dataloader": "train_loader",
+    "loss": "criterion",
+    "scaler": "scaler",
     "eval_dataloader": "val_loader",
 }
 PLACEHOLDER = re.compile(r"\{\{\s*(\w+)\s*\}\}")
@@ -47,20 +52,20 @@ criterion = nn.CrossEntropyLoss()
 """
 
 
-def default_snippets() -> List[Dict[str, Any]]:
+def default_snippets() -> list[dict[str, Any]]:
     schema = json.loads(SCHEMA.read_text(encoding="utf-8"))
     prop = schema.get("properties", {}).get("snippets", {})
     return list(prop.get("default", []))
 
 
-def snippet(snippet_id: str) -> Dict[str, Any]:
+def snippet(snippet_id: str) -> dict[str, Any]:
     matches = [s for s in default_snippets() if s.get("id") == snippet_id]
     if not matches:
         pytest.fail(f"default snippet {snippet_id!r} is missing from {SCHEMA.name}")
     return matches[0]
 
 
-def render(s: Dict[str, Any], names: Dict[str, str] = DEFAULT_NAMES) -> str:
+def render(s: dict[str, Any], names: dict[str, str] = DEFAULT_NAMES) -> str:
     """What the frontend's renderSnippet does: each {{key}} becomes the chosen name."""
     code = "\n".join(s["code"])
     unknown = sorted({m.group(1) for m in PLACEHOLDER.finditer(code)} - set(names))
@@ -88,7 +93,7 @@ def run_cell(kernel: Kernel, code: str, what: str, check_warnings: bool = True) 
     return text
 
 
-def run_snippet(s: Dict[str, Any], setup: str, env: Optional[Dict[str, str]] = None) -> Kernel:
+def run_snippet(s: dict[str, Any], setup: str, env: dict[str, str] | None = None) -> Kernel:
     """A fresh kernel: a top snippet then the setup, or the setup then the snippet. Returns the kernel."""
     kernel = Kernel(env=env)
     try:

@@ -8,6 +8,15 @@ The frontend delivers this package itself (see python_helper/kernel_bootstrap.py
 and calls :func:`install`; it calls :func:`uninstall` before a different bundle
 replaces this one. Importing the package does nothing else: every side effect
 (comm target, sampler thread, NVML) starts in :func:`install`.
+
+Layout, one subpackage per concern (each one's ``__init__`` says more):
+``comm/`` talks to the frontend, ``sampling/`` reads the memory figures,
+``cells/`` accounts for each cell, ``cleanup/`` answers inspect and delete,
+``allocations/`` records allocation sites, ``oom/`` explains out-of-memory
+errors. Here in the root: runtime.py, which wires them together at install,
+and what they all share: the wire format (protocol.py, protocol_types.py), the
+settings (config.py), forking.py and thread_warnings.py. No subpackage imports
+one that depends on it (tests/unit/test_layout.py keeps it so).
 """
 
 from __future__ import annotations

@@ -8,7 +8,8 @@ threshold and heartbeat; per-cell accounting (cell_accounting.py) reads
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any, Mapping, NamedTuple
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .protocol import describe
 
@@ -46,7 +47,7 @@ class SamplerConfig(NamedTuple):
             "reset_peak_per_cell": self.reset_peak_per_cell,
         }
 
-    def updated(self, partial: Mapping[str, Any]) -> "SamplerConfig":
+    def updated(self, partial: Mapping[str, Any]) -> SamplerConfig:
         """This config with the keys of ``partial`` replaced, validated as a whole.
 
         Raises :class:`ConfigError` naming the first bad key; ``self`` is never
@@ -58,34 +59,25 @@ class SamplerConfig(NamedTuple):
         known = ("interval_s", "change_threshold_bytes", "heartbeat_s", "reset_peak_per_cell")
         for key in partial:
             if key not in known:
-                raise ConfigError(
-                    f"unknown config key {describe(key)} (expected one of {', '.join(known)})"
-                )
+                raise ConfigError(f"unknown config key {describe(key)} (expected one of {', '.join(known)})")
         changes: dict = {}
         if "interval_s" in partial:
-            changes["interval_s"] = _seconds(
-                "interval_s", partial["interval_s"], MIN_INTERVAL_S, MAX_INTERVAL_S
-            )
+            changes["interval_s"] = _seconds("interval_s", partial["interval_s"], MIN_INTERVAL_S, MAX_INTERVAL_S)
         if "change_threshold_bytes" in partial:
-            changes["change_threshold_bytes"] = _byte_count(
-                "change_threshold_bytes", partial["change_threshold_bytes"]
-            )
+            changes["change_threshold_bytes"] = _byte_count("change_threshold_bytes", partial["change_threshold_bytes"])
         if "heartbeat_s" in partial:
-            changes["heartbeat_s"] = _seconds(
-                "heartbeat_s", partial["heartbeat_s"], MIN_INTERVAL_S, MAX_HEARTBEAT_S
-            )
+            changes["heartbeat_s"] = _seconds("heartbeat_s", partial["heartbeat_s"], MIN_INTERVAL_S, MAX_HEARTBEAT_S)
         if "reset_peak_per_cell" in partial:
             changes["reset_peak_per_cell"] = _flag("reset_peak_per_cell", partial["reset_peak_per_cell"])
         result = self._replace(**changes)
         if result.heartbeat_s < result.interval_s:
             raise ConfigError(
-                f"heartbeat_s must be at least interval_s ({_fmt(result.interval_s)}),"
-                f" got {_fmt(result.heartbeat_s)}"
+                f"heartbeat_s must be at least interval_s ({_fmt(result.interval_s)}), got {_fmt(result.heartbeat_s)}"
             )
         return result
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> "SamplerConfig":
+    def from_dict(cls, data: Mapping[str, Any]) -> SamplerConfig:
         """A config from defaults plus ``data`` (partial), validated."""
         return cls().updated(data)
 
@@ -101,29 +93,20 @@ def _is_finite(value: Any) -> bool:
 
 
 def _fmt(value: float) -> str:
-    return "%g" % value
+    return f"{value:g}"
 
 
 def _seconds(key: str, value: Any, low: float, high: float) -> float:
     if not _is_number(value) or not _is_finite(value) or not low <= value <= high:
-        raise ConfigError(
-            f"{key} must be a number between {_fmt(low)} and {_fmt(high)}, got {describe(value)}"
-        )
+        raise ConfigError(f"{key} must be a number between {_fmt(low)} and {_fmt(high)}, got {describe(value)}")
     return float(value)
 
 
 def _byte_count(key: str, value: Any) -> int:
     # Accept 1048576.0 (what some JSON encoders produce for integral numbers)
     # but not 1.5 bytes.
-    if (
-        not _is_number(value)
-        or not _is_finite(value)
-        or value != int(value)
-        or not 0 <= value <= MAX_THRESHOLD_BYTES
-    ):
-        raise ConfigError(
-            f"{key} must be an integer between 0 and {MAX_THRESHOLD_BYTES}, got {describe(value)}"
-        )
+    if not _is_number(value) or not _is_finite(value) or value != int(value) or not 0 <= value <= MAX_THRESHOLD_BYTES:
+        raise ConfigError(f"{key} must be an integer between 0 and {MAX_THRESHOLD_BYTES}, got {describe(value)}")
     return int(value)
 
 

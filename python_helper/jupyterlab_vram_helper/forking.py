@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import os
 import weakref
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 
 def call_in_forked_child(method: Callable[[], Any]) -> None:

@@ -13,25 +13,47 @@ turns a bad message into a :class:`RequestError` carrying the protocol error
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING, Any, Dict, List, Literal, Mapping, NamedTuple, Optional
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 if TYPE_CHECKING:  # for annotations only (see protocol_types.py)
-    from .protocol_types import CellMemoryRecord, CellsMessage, ReplyMessage, ErrorMessage
+    from .protocol_types import CellMemoryRecord, CellsMessage, ErrorMessage, ReplyMessage
 
-from . import PROTOCOL_VERSION, __version__ as HELPER_VERSION
+from . import PROTOCOL_VERSION
+from . import __version__ as HELPER_VERSION
 
 COMM_TARGET = "jupyterlab-vram"
 
-ErrorCode = Literal["malformed", "unknown_type", "invalid_config", "internal", "refused", "stale_listing", "interrupted"]
+ErrorCode = Literal[
+    "malformed", "unknown_type", "invalid_config", "internal", "refused", "stale_listing", "interrupted"
+]
 RequestType = Literal[
-    "configure", "snapshot", "ping", "history", "free_memory", "inspect", "delete", "notebook_names",
-    "record_allocations", "allocation_sites", "allocation_snapshot",
+    "configure",
+    "snapshot",
+    "ping",
+    "history",
+    "free_memory",
+    "inspect",
+    "delete",
+    "notebook_names",
+    "record_allocations",
+    "allocation_sites",
+    "allocation_snapshot",
 ]
 SampleReason = Literal["initial", "change", "heartbeat", "snapshot"]
 
 REQUEST_TYPES: tuple = (
-    "allocation_sites", "allocation_snapshot", "configure", "delete", "free_memory", "history", "inspect",
-    "notebook_names", "ping", "record_allocations", "snapshot",
+    "allocation_sites",
+    "allocation_snapshot",
+    "configure",
+    "delete",
+    "free_memory",
+    "history",
+    "inspect",
+    "notebook_names",
+    "ping",
+    "record_allocations",
+    "snapshot",
 )
 
 # Cleanup requests.
@@ -62,7 +84,7 @@ CellStatus = Literal["ok", "error", "interrupted"]
 class RequestError(Exception):
     """A message the helper cannot act on; becomes an ``error`` message."""
 
-    def __init__(self, code: ErrorCode, message: str, request_id: Optional[str] = None):
+    def __init__(self, code: ErrorCode, message: str, request_id: str | None = None):
         super().__init__(message)
         self.code: ErrorCode = code
         self.message = message
@@ -82,8 +104,8 @@ class RequestInterrupted(KeyboardInterrupt):
 class OpenRequest(NamedTuple):
     """The validated ``data`` of a comm_open."""
 
-    protocol: Optional[int]
-    config: Optional[Mapping[str, Any]]  # partial, validated by config.py
+    protocol: int | None
+    config: Mapping[str, Any] | None  # partial, validated by config.py
 
 
 class Request(NamedTuple):
@@ -91,8 +113,8 @@ class Request(NamedTuple):
 
     type: RequestType
     request_id: str
-    config: Optional[Mapping[str, Any]] = None  # only for "configure"
-    args: Optional[Mapping[str, Any]] = None  # validated fields of free_memory/inspect/delete
+    config: Mapping[str, Any] | None = None  # only for "configure"
+    args: Mapping[str, Any] | None = None  # validated fields of free_memory/inspect/delete
 
 
 def describe(value: Any, limit: int = 40) -> str:
@@ -118,7 +140,7 @@ def type_name(value: Any) -> str:
     return type(value).__name__
 
 
-def _readable_request_id(data: Mapping[str, Any]) -> Optional[str]:
+def _readable_request_id(data: Mapping[str, Any]) -> str | None:
     rid = data.get("request_id")
     if isinstance(rid, str) and len(rid) <= MAX_REQUEST_ID_LENGTH:
         return rid
@@ -134,9 +156,7 @@ def parse_request(data: Any) -> Request:
         raise RequestError("malformed", "missing field 'type'", request_id)
     kind = data["type"]
     if not isinstance(kind, str):
-        raise RequestError(
-            "malformed", f"field 'type' must be a string, got {type_name(kind)}", request_id
-        )
+        raise RequestError("malformed", f"field 'type' must be a string, got {type_name(kind)}", request_id)
     if kind not in REQUEST_TYPES:
         raise RequestError(
             "unknown_type",
@@ -147,29 +167,29 @@ def parse_request(data: Any) -> Request:
         raise RequestError("malformed", f"missing field 'request_id' in {kind!r} request")
     raw_id = data["request_id"]
     if not isinstance(raw_id, str):
-        raise RequestError(
-            "malformed", f"field 'request_id' must be a string, got {type_name(raw_id)}"
-        )
+        raise RequestError("malformed", f"field 'request_id' must be a string, got {type_name(raw_id)}")
     if request_id is None:
-        raise RequestError(
-            "malformed", f"field 'request_id' is longer than {MAX_REQUEST_ID_LENGTH} characters"
-        )
+        raise RequestError("malformed", f"field 'request_id' is longer than {MAX_REQUEST_ID_LENGTH} characters")
     if kind == "configure":
         if "config" not in data:
             raise RequestError("malformed", "missing field 'config' in 'configure' request", request_id)
         config = data["config"]
         if not isinstance(config, dict):
-            raise RequestError(
-                "invalid_config", f"config must be an object, got {type_name(config)}", request_id
-            )
+            raise RequestError("invalid_config", f"config must be an object, got {type_name(config)}", request_id)
         return Request("configure", request_id, config)
     if kind == "free_memory":
-        return Request("free_memory", request_id, args={"actions": _actions(data, "actions", request_id, required=True)})
+        return Request(
+            "free_memory", request_id, args={"actions": _actions(data, "actions", request_id, required=True)}
+        )
     if kind == "inspect":
-        return Request("inspect", request_id, args={
-            "max_entries": _bounded_int(data, "max_entries", INSPECT_MAX_ENTRIES, request_id),
-            "container_depth": _bounded_int(data, "container_depth", INSPECT_CONTAINER_DEPTH, request_id),
-        })
+        return Request(
+            "inspect",
+            request_id,
+            args={
+                "max_entries": _bounded_int(data, "max_entries", INSPECT_MAX_ENTRIES, request_id),
+                "container_depth": _bounded_int(data, "container_depth", INSPECT_CONTAINER_DEPTH, request_id),
+            },
+        )
     if kind == "delete":
         return Request("delete", request_id, args=_delete_args(data, request_id))
     if kind == "record_allocations":
@@ -180,19 +200,27 @@ def parse_request(data: Any) -> Request:
                 f"field 'enabled' of 'record_allocations' must be true or false, got {describe(enabled)}",
                 request_id,
             )
-        return Request("record_allocations", request_id, args={
-            "enabled": enabled,
-            "host_frames": _bounded_int(data, "host_frames", HOST_FRAMES, request_id),
-            "gpu_max_entries": _bounded_int(data, "gpu_max_entries", GPU_MAX_ENTRIES, request_id),
-        })
+        return Request(
+            "record_allocations",
+            request_id,
+            args={
+                "enabled": enabled,
+                "host_frames": _bounded_int(data, "host_frames", HOST_FRAMES, request_id),
+                "gpu_max_entries": _bounded_int(data, "gpu_max_entries", GPU_MAX_ENTRIES, request_id),
+            },
+        )
     if kind == "allocation_sites":
-        return Request("allocation_sites", request_id, args={
-            "max_sites": _bounded_int(data, "max_sites", ALLOCATION_MAX_SITES, request_id),
-        })
+        return Request(
+            "allocation_sites",
+            request_id,
+            args={
+                "max_sites": _bounded_int(data, "max_sites", ALLOCATION_MAX_SITES, request_id),
+            },
+        )
     return Request(kind, request_id)  # type: ignore[arg-type]  # checked against REQUEST_TYPES
 
 
-def _string_list(data: Mapping[str, Any], key: str, allowed: tuple, request_id: str, required: bool) -> List[str]:
+def _string_list(data: Mapping[str, Any], key: str, allowed: tuple, request_id: str, required: bool) -> list[str]:
     if key not in data:
         if required:
             raise RequestError("malformed", f"missing field {key!r} in {data['type']!r} request", request_id)
@@ -201,8 +229,10 @@ def _string_list(data: Mapping[str, Any], key: str, allowed: tuple, request_id: 
     if not isinstance(value, list):
         raise RequestError("malformed", f"field {key!r} must be an array, got {type_name(value)}", request_id)
     if len(value) > len(allowed) * 4:
-        raise RequestError("malformed", f"field {key!r} has {len(value)} items (expected some of {', '.join(allowed)})", request_id)
-    out: List[str] = []
+        raise RequestError(
+            "malformed", f"field {key!r} has {len(value)} items (expected some of {', '.join(allowed)})", request_id
+        )
+    out: list[str] = []
     for item in value:
         if not isinstance(item, str) or item not in allowed:
             raise RequestError(
@@ -213,10 +243,12 @@ def _string_list(data: Mapping[str, Any], key: str, allowed: tuple, request_id: 
     return out
 
 
-def _actions(data: Mapping[str, Any], key: str, request_id: str, required: bool) -> List[str]:
+def _actions(data: Mapping[str, Any], key: str, request_id: str, required: bool) -> list[str]:
     actions = _string_list(data, key, FREE_ACTIONS, request_id, required)
     if required and not actions:
-        raise RequestError("malformed", f"field {key!r} must name at least one of {', '.join(FREE_ACTIONS)}", request_id)
+        raise RequestError(
+            "malformed", f"field {key!r} must name at least one of {', '.join(FREE_ACTIONS)}", request_id
+        )
     return actions
 
 
@@ -234,14 +266,15 @@ def _bounded_int(data: Mapping[str, Any], key: str, limits: tuple, request_id: s
     return value
 
 
-def _delete_args(data: Mapping[str, Any], request_id: str) -> Dict[str, Any]:
+def _delete_args(data: Mapping[str, Any], request_id: str) -> dict[str, Any]:
     if "listing_id" not in data:
         raise RequestError("malformed", "missing field 'listing_id' in 'delete' request", request_id)
     listing_id = data["listing_id"]
     if not isinstance(listing_id, str) or len(listing_id) > MAX_LISTING_ID_LENGTH:
         raise RequestError(
             "malformed",
-            f"field 'listing_id' must be a string of at most {MAX_LISTING_ID_LENGTH} characters, got {describe(listing_id)}",
+            f"field 'listing_id' must be a string of at most {MAX_LISTING_ID_LENGTH} characters, got "
+            f"{describe(listing_id)}",
             request_id,
         )
     if "names" not in data:
@@ -253,16 +286,22 @@ def _delete_args(data: Mapping[str, Any], request_id: str) -> Dict[str, Any]:
     free = _actions(data, "free", request_id, required=False)
     if len(names) > MAX_DELETE_NAMES:
         raise RequestError(
-            "refused", f"{len(names)} names: at most {MAX_DELETE_NAMES} may be deleted at once; nothing was deleted", request_id
+            "refused",
+            f"{len(names)} names: at most {MAX_DELETE_NAMES} may be deleted at once; nothing was deleted",
+            request_id,
         )
     for name in names:
         if not isinstance(name, str):
             raise RequestError(
-                "refused", f"names must be strings, got {type_name(name)} {describe(name)}; nothing was deleted", request_id
+                "refused",
+                f"names must be strings, got {type_name(name)} {describe(name)}; nothing was deleted",
+                request_id,
             )
         if len(name) > MAX_NAME_LENGTH:
             raise RequestError(
-                "refused", f"a name of {len(name)} characters (at most {MAX_NAME_LENGTH}); nothing was deleted", request_id
+                "refused",
+                f"a name of {len(name)} characters (at most {MAX_NAME_LENGTH}); nothing was deleted",
+                request_id,
             )
     return {"listing_id": listing_id, "names": list(names), "hidden": hidden, "free": free}
 
@@ -278,9 +317,7 @@ def parse_open(data: Any) -> OpenRequest:
     if "type" not in data:
         raise RequestError("malformed", "missing field 'type' in comm_open data (expected 'open')")
     if data["type"] != "open":
-        raise RequestError(
-            "malformed", f"comm_open data must have type 'open', got {describe(data['type'])}"
-        )
+        raise RequestError("malformed", f"comm_open data must have type 'open', got {describe(data['type'])}")
     protocol = data.get("protocol")
     if protocol is not None and (not isinstance(protocol, int) or isinstance(protocol, bool)):
         raise RequestError("malformed", f"field 'protocol' must be an integer, got {type_name(protocol)}")
@@ -300,7 +337,7 @@ MAX_REPLACED_COMMS = 64
 MAX_COMM_ID_LENGTH = 256
 
 
-def replaced_comm_ids(data: Any) -> List[str]:
+def replaced_comm_ids(data: Any) -> list[str]:
     """The comm_open's ``replaces``: ids of comms the same frontend opened before and no
     longer uses (a page reloaded in the same tab, a connection lost and made again), which
     the kernel cannot tell from live ones. Absent: none. Raises :class:`RequestError` if bad."""
@@ -324,10 +361,10 @@ def replaced_comm_ids(data: Any) -> List[str]:
 
 
 def python_version() -> str:
-    return "%d.%d.%d" % sys.version_info[:3]
+    return "{}.{}.{}".format(*sys.version_info[:3])
 
 
-def reply_message(request: Request, result: Dict[str, Any]) -> ReplyMessage:
+def reply_message(request: Request, result: dict[str, Any]) -> ReplyMessage:
     return {
         "type": "reply",
         "request_id": request.request_id,
@@ -336,11 +373,11 @@ def reply_message(request: Request, result: Dict[str, Any]) -> ReplyMessage:
     }
 
 
-def error_message(code: ErrorCode, message: str, request_id: Optional[str] = None) -> ErrorMessage:
+def error_message(code: ErrorCode, message: str, request_id: str | None = None) -> ErrorMessage:
     return {"type": "error", "request_id": request_id, "code": code, "message": message}
 
 
-def cells_message(records: List[CellMemoryRecord]) -> CellsMessage:
+def cells_message(records: list[CellMemoryRecord]) -> CellsMessage:
     return {"type": "cells", "records": records}
 
 

@@ -10,20 +10,21 @@ from __future__ import annotations
 import asyncio
 import atexit
 import threading
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from collections.abc import Callable
+from typing import Any
 
-from .background_sender import BackgroundSender
-from .cell_accounting import CellMemoryRecorder
-from .channel import Channel
-from .sample import SampleSource
-from .sampler import Sampler
+from .cells.cell_accounting import CellMemoryRecorder
+from .comm.background_sender import BackgroundSender
+from .comm.channel import Channel
+from .sampling.sample import SampleSource
+from .sampling.sampler import Sampler
 from .thread_warnings import HelperThreadWarnings
 
 # (IPython event name, callback) pairs registered on the shell by install():
 # per-cell accounting's `pre_run_cell`/`post_run_cell` (not pre_execute/
 # post_execute, which also fire for comm messages). They catch every exception
 # themselves: IPython prints a failing hook into the user's cell output.
-CellHook = Tuple[str, Callable[..., None]]
+CellHook = tuple[str, Callable[..., None]]
 
 
 def find_shell() -> Any:
@@ -54,7 +55,7 @@ def find_comm_manager(shell: Any) -> Any:
 
 
 class Runtime:
-    def __init__(self, source: Optional[SampleSource] = None, comm_manager: Any = None, shell: Any = None):
+    def __init__(self, source: SampleSource | None = None, comm_manager: Any = None, shell: Any = None):
         self.source = source if source is not None else SampleSource()
         self.channel = Channel(self.source)
         self.sampler = Sampler(self.source, self.channel)
@@ -73,11 +74,15 @@ class Runtime:
         )
         self.sampler.add_observer(self.cells.observe)
         self.channel.bind(
-            self.sampler, cell_history=self.cells.history, cleanup=lambda: self.cleanup,
-            notebook_names=self.notebook_names, record_series=self.cells.series,
-            allocations=lambda: self.allocations, before_request=self.cells.finish_records,
+            self.sampler,
+            cell_history=self.cells.history,
+            cleanup=lambda: self.cleanup,
+            notebook_names=self.notebook_names,
+            record_series=self.cells.series,
+            allocations=lambda: self.allocations,
+            before_request=self.cells.finish_records,
         )
-        self._cell_hooks: List[CellHook] = self.cells.hooks()
+        self._cell_hooks: list[CellHook] = self.cells.hooks()
         self._thread_warnings = HelperThreadWarnings()
         self.installed = False
 
@@ -90,7 +95,7 @@ class Runtime:
     def cleanup(self) -> Any:
         """The :class:`cleanup.Cleanup` (free_memory, inspect, delete)."""
         if self._cleanup is None:
-            from .cleanup import Cleanup
+            from .cleanup.cleanup import Cleanup
 
             self._cleanup = Cleanup(self.source, shell=lambda: self._shell, read_figures=self.sampler.read_figures)
         return self._cleanup
@@ -99,7 +104,7 @@ class Runtime:
     def oom_watch(self) -> Any:
         """The :class:`oom_watch.OomWatch` that diagnoses a cell's out-of-memory error."""
         if self._oom_watch is None:
-            from .oom_watch import OomWatch
+            from .oom.oom_watch import OomWatch
 
             self._oom_watch = OomWatch(
                 read_figures=self.sampler.read_figures,
@@ -108,7 +113,7 @@ class Runtime:
             )
         return self._oom_watch
 
-    def _oom_allocation_sites(self, device: str) -> Dict[str, Any]:
+    def _oom_allocation_sites(self, device: str) -> dict[str, Any]:
         # Not recording (never asked for): nothing to load, and the UI offers to turn it on.
         if self._allocations is None:
             return {"recording": False, "sites": []}
@@ -118,21 +123,19 @@ class Runtime:
     def allocations(self) -> Any:
         """The :class:`allocation_sites.AllocationSites` (recording allocations, live memory by line)."""
         if self._allocations is None:
-            from .allocation_sites import AllocationSites
+            from .allocations.allocation_sites import AllocationSites
 
             self._allocations = AllocationSites(
                 shell=lambda: self._shell, broadcast=self.channel.broadcast, call_soon=self.cell_sender.call_soon
             )
         return self._allocations
 
-    def notebook_names(self) -> Dict[str, Any]:
+    def notebook_names(self) -> dict[str, Any]:
         """The result of a ``notebook_names`` request (names in the user namespace, runtime state)."""
-        from .notebook_names import notebook_names as find_notebook_names
+        from .cells.notebook_names import notebook_names as find_notebook_names
 
         shell = self._shell
-        return find_notebook_names(
-            getattr(shell, "user_ns", None), getattr(shell, "user_ns_hidden", None)
-        )  # type: ignore[return-value]
+        return find_notebook_names(getattr(shell, "user_ns", None), getattr(shell, "user_ns_hidden", None))  # type: ignore[return-value]
 
     def install(self) -> None:
         if self.installed:
@@ -205,7 +208,7 @@ class Runtime:
 
 
 _lock = threading.Lock()
-_runtime: Optional[Runtime] = None
+_runtime: Runtime | None = None
 
 
 def install() -> Runtime:
@@ -226,5 +229,5 @@ def uninstall() -> None:
         runtime.uninstall()
 
 
-def current() -> Optional[Runtime]:
+def current() -> Runtime | None:
     return _runtime

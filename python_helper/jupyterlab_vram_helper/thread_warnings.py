@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import threading
 import warnings
-from typing import Any, Callable, Optional
+from collections.abc import Callable
+from typing import Any
 
 HELPER_THREAD_PREFIX = "jupyterlab-vram-"
 
@@ -29,7 +30,7 @@ class HelperThreadWarnings:
     """Wraps ``warnings.showwarning`` from ``install()`` to ``uninstall()``."""
 
     def __init__(self) -> None:
-        self._previous: Optional[Callable[..., Any]] = None
+        self._previous: Callable[..., Any] | None = None
         self._active = False
 
     def install(self) -> None:
@@ -48,8 +49,9 @@ class HelperThreadWarnings:
         # Else something wrapped it since (logging.captureWarnings): it keeps
         # calling this one, which now passes everything on.
 
-    def _show(self, message: Any, category: Any, filename: str, lineno: int,
-              file: Any = None, line: Optional[str] = None) -> None:
+    def _show(
+        self, message: Any, category: Any, filename: str, lineno: int, file: Any = None, line: str | None = None
+    ) -> None:
         if self._active and threading.current_thread().name.startswith(HELPER_THREAD_PREFIX):
             return
         previous = self._previous

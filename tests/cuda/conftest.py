@@ -17,15 +17,16 @@ import json
 import os
 import subprocess
 import sys
-from functools import lru_cache
-from typing import Any, Callable, Dict, Iterator
+from collections.abc import Callable, Iterator
+from functools import cache
+from typing import Any
 
 import pytest
-
 from gpu_helpers import Nvml
 from kernel_harness import Kernel
 
-@lru_cache(maxsize=None)
+
+@cache
 def _cuda_probe() -> str:
     code = "import torch, sys; sys.stdout.write('yes' if torch.cuda.is_available() else 'no')"
     try:
@@ -60,11 +61,11 @@ def figures(record_property: Callable[[str, Any], None]) -> Callable[..., None]:
 
 
 @pytest.fixture
-def kernel_with_env() -> Iterator[Callable[[Dict[str, str]], Kernel]]:
+def kernel_with_env() -> Iterator[Callable[[dict[str, str]], Kernel]]:
     """Fresh kernels with extra environment variables; all shut down after the test."""
     started = []
 
-    def start(env: Dict[str, str]) -> Kernel:
+    def start(env: dict[str, str]) -> Kernel:
         k = Kernel(env=env)
         started.append(k)
         return k
@@ -82,5 +83,3 @@ def nvml() -> Iterator[Nvml]:
         yield reader
     finally:
         reader.close()
-
-

@@ -7,7 +7,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
-from typing import Any, Dict, Optional
+from typing import Any
 
 from kernel_harness import Kernel, attach_helper
 
@@ -15,12 +15,11 @@ MiB = 1 << 20
 GiB = 1 << 30
 
 
-
 def open_helper(kernel: Kernel, bootstrap: str, interval_s: float = 0.1) -> str:
     return attach_helper(kernel, bootstrap, {"interval_s": interval_s, "heartbeat_s": interval_s}, timeout=60)
 
 
-def reply_of(kernel: Kernel, comm_id: str, data: Dict[str, Any], timeout: float = 120) -> Dict[str, Any]:
+def reply_of(kernel: Kernel, comm_id: str, data: dict[str, Any], timeout: float = 120) -> dict[str, Any]:
     answer = kernel.request(comm_id, data, timeout=timeout)
     assert answer["type"] == "reply", answer
     return answer["result"]
@@ -39,7 +38,7 @@ class Nvml:
     def close(self) -> None:
         self.nvml.nvmlShutdown()
 
-    def process_bytes(self, pid: int, index: int = 0) -> Optional[int]:
+    def process_bytes(self, pid: int, index: int = 0) -> int | None:
         """NVML's own per-process figure for ``pid`` on device ``index``; None if not listed."""
         handle = self.nvml.nvmlDeviceGetHandleByIndex(index)
         found = [p.usedGpuMemory for p in self.nvml.nvmlDeviceGetComputeRunningProcesses(handle) if p.pid == pid]
@@ -53,15 +52,21 @@ class Nvml:
         return pids
 
 
-
-def nvidia_smi_memory(index: int = 0) -> Optional[Dict[str, int]]:
+def nvidia_smi_memory(index: int = 0) -> dict[str, int] | None:
     """Used, free and total MiB as ``nvidia-smi`` prints them, or None without nvidia-smi."""
     if shutil.which("nvidia-smi") is None:
         return None
     out = subprocess.run(
-        ["nvidia-smi", f"--id={index}", "--query-gpu=memory.used,memory.free,memory.total",
-         "--format=csv,noheader,nounits"],
-        capture_output=True, text=True, timeout=60, check=True,
+        [
+            "nvidia-smi",
+            f"--id={index}",
+            "--query-gpu=memory.used,memory.free,memory.total",
+            "--format=csv,noheader,nounits",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
     ).stdout.strip()
     used, free, total = (int(v) for v in out.split(","))
     return {"used_mib": used, "free_mib": free, "total_mib": total}
@@ -82,7 +87,9 @@ class MemoryHolder:
     def __init__(self, size: int) -> None:
         self.process = subprocess.Popen(
             [sys.executable, "-c", HOLD_MEMORY, str(size)],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
         )
         line = self.process.stdout.readline() if self.process.stdout else ""
         if line.strip() != "ready":

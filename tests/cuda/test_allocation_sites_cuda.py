@@ -10,17 +10,17 @@ from __future__ import annotations
 import base64
 import pickle
 import time
-from typing import Any, Callable, Dict, Tuple
+from collections.abc import Callable
+from typing import Any
 
 import pytest
-
 from gpu_helpers import MiB, open_helper, reply_of
 from kernel_harness import Kernel
 
 pytestmark = [pytest.mark.cuda, pytest.mark.kernel]
 
 
-def recording_after(kernel: Kernel, bootstrap: str, code: str) -> Tuple[str, Dict[str, Any]]:
+def recording_after(kernel: Kernel, bootstrap: str, code: str) -> tuple[str, dict[str, Any]]:
     """The helper opened, ``code`` run as cell c1, recording asked for: (comm id, its state)."""
     comm_id = open_helper(kernel, bootstrap)
     kernel.execute(code, cell_id="c1", timeout=300)
@@ -48,8 +48,9 @@ def test_cuda_tensors_are_charged_to_their_line_and_recording_waits_for_cuda(
     assert boundary_cell_s < 40, boundary_cell_s  # the symbolizer's imports were not traced
     # The warm-up is the helper's, done before the cell's accounting starts:
     # neither its seconds nor its imports' memory are the cell's.
-    cells = kernel.wait_for(comm_id, lambda d: d.get("type") == "cells" and any(
-        r["cell_id"] == "c3" for r in d["records"]), timeout=30)
+    cells = kernel.wait_for(
+        comm_id, lambda d: d.get("type") == "cells" and any(r["cell_id"] == "c3" for r in d["records"]), timeout=30
+    )
     c3 = [r for r in cells["records"] if r["cell_id"] == "c3"][0]
     c3_host_delta = c3["host"]["rss_after_bytes"] - c3["host"]["rss_before_bytes"]
     figures(boundary_cell_record_s=c3["duration_s"], boundary_cell_host_delta_bytes=c3_host_delta)
@@ -90,7 +91,8 @@ def test_a_history_the_user_started_is_read_and_left_running(
     kernel: Kernel, bootstrap: str, figures: Callable[..., Any]
 ) -> None:
     comm_id, state = recording_after(
-        kernel, bootstrap,
+        kernel,
+        bootstrap,
         "import torch\nx = torch.empty(2**20, dtype=torch.uint8, device='cuda:0')\n"
         "torch.cuda.memory._record_memory_history(max_entries=4321, stacks='python')\n",
     )
@@ -105,21 +107,28 @@ def test_a_history_the_user_started_is_read_and_left_running(
     assert state["gpu"]["state"] == "off"
     # Theirs goes on: on, and still holding the stack of the allocation made under it.
     assert kernel.eval("torch._C._cuda_isHistoryEnabled()") is True
-    assert kernel.eval(
-        "any(b.get('frames') for s in torch.cuda.memory._snapshot()['segments'] for b in s['blocks']"
-        " if b['state'] == 'active_allocated' and b['size'] == 4 * 2**20)"
-    ) is True
+    assert (
+        kernel.eval(
+            "any(b.get('frames') for s in torch.cuda.memory._snapshot()['segments'] for b in s['blocks']"
+            " if b['state'] == 'active_allocated' and b['size'] == 4 * 2**20)"
+        )
+        is True
+    )
 
 
 def test_a_history_switched_off_in_a_cell_is_started_again_at_the_next(
     kernel: Kernel, bootstrap: str, figures: Callable[..., Any]
 ) -> None:
     # PyTorch's own recipe ends with _record_memory_history(enabled=None): ours stops too.
-    comm_id, state = recording_after(kernel, bootstrap, "import torch\nx = torch.empty(2**20, dtype=torch.uint8, device='cuda:0')\n")
+    comm_id, state = recording_after(
+        kernel, bootstrap, "import torch\nx = torch.empty(2**20, dtype=torch.uint8, device='cuda:0')\n"
+    )
     assert state["gpu"]["state"] == "recording", state["gpu"]
     kernel.execute("torch.cuda.memory._record_memory_history(enabled=None)\n", cell_id="c-stop", timeout=120)
     assert kernel.eval("torch._C._cuda_isHistoryEnabled()") is False
-    kernel.execute("after = torch.empty(6 * 2**20, dtype=torch.uint8, device='cuda:0')\n", cell_id="c-after", timeout=120)
+    kernel.execute(
+        "after = torch.empty(6 * 2**20, dtype=torch.uint8, device='cuda:0')\n", cell_id="c-after", timeout=120
+    )
     assert kernel.eval("torch._C._cuda_isHistoryEnabled()") is True
     listing = reply_of(kernel, comm_id, {"type": "allocation_sites", "request_id": "r2"}, timeout=300)
     gpu_state = listing["recording"]["gpu"]

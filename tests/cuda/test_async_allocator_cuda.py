@@ -4,10 +4,10 @@ and what that backend does not count is sent as unknown, not as 0."""
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import pytest
-
 from gpu_helpers import open_helper
 from kernel_harness import CellSession, Kernel, snapshot_sample
 
@@ -16,11 +16,17 @@ pytestmark = [pytest.mark.cuda, pytest.mark.kernel]
 ASYNC = {"PYTORCH_CUDA_ALLOC_CONF": "backend:cudaMallocAsync"}
 
 
-def test_cuda_malloc_async_figures(kernel_with_env: Callable[..., Kernel], bootstrap: str, figures: Callable[..., Any]) -> None:
+def test_cuda_malloc_async_figures(
+    kernel_with_env: Callable[..., Kernel], bootstrap: str, figures: Callable[..., Any]
+) -> None:
     kernel = kernel_with_env(ASYNC)
     comm_id = open_helper(kernel, bootstrap)
     cells = CellSession(kernel, comm_id)
-    cells.run("import torch\nkeep = torch.empty(96 * 2**20, dtype=torch.uint8, device='cuda:0')", timeout=300, record_timeout=30)
+    cells.run(
+        "import torch\nkeep = torch.empty(96 * 2**20, dtype=torch.uint8, device='cuda:0')",
+        timeout=300,
+        record_timeout=30,
+    )
     assert kernel.eval("torch.cuda.get_allocator_backend()") == "cudaMallocAsync"
     record = cells.run(
         "t = torch.empty(200 * 2**20, dtype=torch.uint8, device='cuda:0'); del t\n"
@@ -39,9 +45,15 @@ def test_cuda_malloc_async_figures(kernel_with_env: Callable[..., Kernel], boots
     allocated, reserved, peak = kernel.eval(
         "(torch.cuda.memory_allocated(0), torch.cuda.memory_reserved(0), torch.cuda.max_memory_allocated(0))"
     )
-    figures(allocated_bytes=t["allocated_bytes"], reserved_bytes=t["reserved_bytes"], peak_allocated_bytes=t["peak_allocated_bytes"],
-            torch_allocated_bytes=allocated, torch_reserved_bytes=reserved, torch_peak_bytes=peak,
-            inactive_split_bytes=t["inactive_split_bytes"])
+    figures(
+        allocated_bytes=t["allocated_bytes"],
+        reserved_bytes=t["reserved_bytes"],
+        peak_allocated_bytes=t["peak_allocated_bytes"],
+        torch_allocated_bytes=allocated,
+        torch_reserved_bytes=reserved,
+        torch_peak_bytes=peak,
+        inactive_split_bytes=t["inactive_split_bytes"],
+    )
     assert (t["allocated_bytes"], t["reserved_bytes"], t["peak_allocated_bytes"]) == (allocated, reserved, peak)
     # The driver's pool does the caching: torch does not count these there.
     assert t["active_bytes"] is None and t["inactive_split_bytes"] is None and t["num_alloc_retries"] is None

@@ -4,10 +4,10 @@ delta equal to the allocated difference."""
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import pytest
-
 from gpu_helpers import open_helper
 from kernel_harness import CellSession, Kernel
 
@@ -18,10 +18,14 @@ def _gpu0(record: dict) -> dict:
     return next(g for g in record["gpus"] if g["index"] == 0)
 
 
-def test_cell_peak_and_delta_equal_torch_cuda_to_the_byte(kernel: Kernel, bootstrap: str, figures: Callable[..., Any]) -> None:
+def test_cell_peak_and_delta_equal_torch_cuda_to_the_byte(
+    kernel: Kernel, bootstrap: str, figures: Callable[..., Any]
+) -> None:
     cells = CellSession(kernel, open_helper(kernel, bootstrap))
     cells.run(
-        "import torch\nkeep = torch.empty(64 * 2**20, dtype=torch.uint8, device='cuda:0')", timeout=300, record_timeout=30
+        "import torch\nkeep = torch.empty(64 * 2**20, dtype=torch.uint8, device='cuda:0')",
+        timeout=300,
+        record_timeout=30,
     )
     # A transient peak below the earlier one: only a per-cell reset shows it.
     # The cell records its own ground truth.
@@ -39,8 +43,12 @@ def test_cell_peak_and_delta_equal_torch_cuda_to_the_byte(kernel: Kernel, bootst
     truth_peak, truth_delta = kernel.eval("(truth_peak, truth_delta)")
     g = _gpu0(record)
     delta = g["allocated_after_bytes"] - g["allocated_before_bytes"]
-    figures(cell_peak_bytes=g["allocated_peak_bytes"], torch_peak_in_cell_bytes=truth_peak,
-            cell_delta_bytes=delta, torch_delta_in_cell_bytes=truth_delta)
+    figures(
+        cell_peak_bytes=g["allocated_peak_bytes"],
+        torch_peak_in_cell_bytes=truth_peak,
+        cell_delta_bytes=delta,
+        torch_delta_in_cell_bytes=truth_delta,
+    )
     assert g["peak_exact"] is True and record["peak_exact"] is True
     assert g["allocated_peak_bytes"] == truth_peak
     assert delta == truth_delta
@@ -59,7 +67,9 @@ def test_cell_peak_without_reset_leaves_the_users_counter_alone(kernel: Kernel, 
         record_timeout=30,
     )
     user_peak = kernel.eval("torch.cuda.max_memory_allocated(0)")
-    record = cells.run("small = torch.empty(8 * 2**20, dtype=torch.uint8, device='cuda:0')", record_timeout=30)["record"]
+    record = cells.run("small = torch.empty(8 * 2**20, dtype=torch.uint8, device='cuda:0')", record_timeout=30)[
+        "record"
+    ]
     assert kernel.eval("torch.cuda.max_memory_allocated(0)") == user_peak  # not reset
     g = _gpu0(record)
     assert g["peak_exact"] is False
@@ -69,7 +79,9 @@ def test_cell_peak_without_reset_leaves_the_users_counter_alone(kernel: Kernel, 
 def test_a_peak_reset_by_the_user_inside_the_cell_is_not_called_exact(kernel: Kernel, bootstrap: str) -> None:
     cells = CellSession(kernel, open_helper(kernel, bootstrap))
     cells.run(
-        "import torch\nkeep = torch.empty(256 * 2**20, dtype=torch.uint8, device='cuda:0')", timeout=300, record_timeout=30
+        "import torch\nkeep = torch.empty(256 * 2**20, dtype=torch.uint8, device='cuda:0')",
+        timeout=300,
+        record_timeout=30,
     )
     # The cell frees, then starts its own measurement: torch's counter now
     # says less than what the cell held when it started.
@@ -116,14 +128,20 @@ def test_a_device_without_a_context_at_cell_start_counts_from_zero(
     allocated, peak, reserved = kernel.eval("truth")
     figures(cell=g, torch_allocated=allocated, torch_peak=peak, torch_reserved=reserved)
     assert (g["allocated_before_bytes"], g["reserved_before_bytes"]) == (0, 0)
-    assert (g["allocated_after_bytes"], g["allocated_peak_bytes"], g["reserved_after_bytes"]) == (allocated, peak, reserved)
+    assert (g["allocated_after_bytes"], g["allocated_peak_bytes"], g["reserved_after_bytes"]) == (
+        allocated,
+        peak,
+        reserved,
+    )
     assert g["peak_exact"] is True
     # The next cell reads and resets the device as usual: its peak is its own.
-    later = _gpu0(cells.run(
-        "z = torch.empty(8 * 2**20, dtype=torch.uint8, device='cuda:0')\n"
-        "truth = torch.cuda.max_memory_allocated(0)",
-        record_timeout=30,
-    )["record"])
+    later = _gpu0(
+        cells.run(
+            "z = torch.empty(8 * 2**20, dtype=torch.uint8, device='cuda:0')\n"
+            "truth = torch.cuda.max_memory_allocated(0)",
+            record_timeout=30,
+        )["record"]
+    )
     assert later["allocated_before_bytes"] == allocated
     assert later["allocated_peak_bytes"] == kernel.eval("truth") < peak
     assert kernel.output_messages() == []

@@ -5,11 +5,11 @@ report, and the figures match what the cells allocate."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable, List
+from typing import Any
 
 import pytest
-
 from gpu_helpers import MiB, open_helper
 from kernel_harness import CellSession, Kernel
 
@@ -18,7 +18,7 @@ pytestmark = [pytest.mark.cuda, pytest.mark.kernel]
 DEMO = Path(__file__).resolve().parents[2] / "demo" / "vram-demo.ipynb"
 
 
-def _code_cells() -> List[str]:
+def _code_cells() -> list[str]:
     notebook = json.loads(DEMO.read_text(encoding="utf-8"))
     return ["".join(c["source"]) for c in notebook["cells"] if c["cell_type"] == "code"]
 
@@ -31,15 +31,19 @@ def test_the_demo_notebook_on_the_gpu(kernel: Kernel, bootstrap: str, figures: C
         assert made["reply"]["status"] == "ok", (code, made["reply"])
         record = made["record"]
         gpu = next((g for g in record["gpus"] if g["index"] == 0), None)
-        rows.append({
-            "cell": number,
-            "first_line": code.splitlines()[0][:60],
-            "duration_s": record.get("duration_s"),
-            "allocated_delta_bytes": None if gpu is None else gpu["allocated_after_bytes"] - gpu["allocated_before_bytes"],
-            "allocated_peak_bytes": None if gpu is None else gpu["allocated_peak_bytes"],
-            "reserved_after_bytes": None if gpu is None else gpu["reserved_after_bytes"],
-            "peak_exact": record["peak_exact"],
-        })
+        rows.append(
+            {
+                "cell": number,
+                "first_line": code.splitlines()[0][:60],
+                "duration_s": record.get("duration_s"),
+                "allocated_delta_bytes": None
+                if gpu is None
+                else gpu["allocated_after_bytes"] - gpu["allocated_before_bytes"],
+                "allocated_peak_bytes": None if gpu is None else gpu["allocated_peak_bytes"],
+                "reserved_after_bytes": None if gpu is None else gpu["reserved_after_bytes"],
+                "peak_exact": record["peak_exact"],
+            }
+        )
     figures(demo_cells=rows)
     assert kernel.eval("device") == "cuda"
     by_cell = {r["cell"]: r for r in rows}

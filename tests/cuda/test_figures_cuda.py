@@ -3,10 +3,10 @@ torch.cuda to the byte, NVML's own per-process reading, and nvidia-smi."""
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import pytest
-
 from gpu_helpers import MiB, Nvml, nvidia_smi_memory, open_helper
 from kernel_harness import Kernel, snapshot_sample
 
@@ -48,10 +48,15 @@ def test_sample_equals_torch_cuda_nvml_and_nvidia_smi(
     g = sample["gpus"][0]
     t = g["torch"]
     figures(
-        allocated_bytes=t["allocated_bytes"], reserved_bytes=t["reserved_bytes"],
-        peak_allocated_bytes=t["peak_allocated_bytes"], active_bytes=t["active_bytes"],
-        inactive_split_bytes=t["inactive_split_bytes"], torch_allocated_bytes=allocated,
-        torch_reserved_bytes=reserved, torch_peak_bytes=peak, torch_inactive_split_bytes=inactive_split,
+        allocated_bytes=t["allocated_bytes"],
+        reserved_bytes=t["reserved_bytes"],
+        peak_allocated_bytes=t["peak_allocated_bytes"],
+        active_bytes=t["active_bytes"],
+        inactive_split_bytes=t["inactive_split_bytes"],
+        torch_allocated_bytes=allocated,
+        torch_reserved_bytes=reserved,
+        torch_peak_bytes=peak,
+        torch_inactive_split_bytes=inactive_split,
     )
     assert (t["allocated_bytes"], t["reserved_bytes"], t["peak_allocated_bytes"]) == (allocated, reserved, peak)
     assert (t["active_bytes"], t["inactive_split_bytes"]) == (active, inactive_split)
@@ -60,8 +65,12 @@ def test_sample_equals_torch_cuda_nvml_and_nvidia_smi(
 
     n = g["nvml"]
     assert n is not None, "NVML is installed on this machine, yet the sample has no NVML figures"
-    figures(nvml_process_used_bytes=n["process_used_bytes"], nvml_own_process_bytes=nvml_process,
-            nvml_used_bytes=n["used_bytes"], nvml_total_bytes=n["total_bytes"])
+    figures(
+        nvml_process_used_bytes=n["process_used_bytes"],
+        nvml_own_process_bytes=nvml_process,
+        nvml_used_bytes=n["used_bytes"],
+        nvml_total_bytes=n["total_bytes"],
+    )
     assert nvml_process is not None, f"NVML does not list the kernel (pid {pid})"
     assert n["process_used_bytes"] == nvml_process
     assert nvml_process >= reserved  # the reserved pool and the CUDA context
@@ -70,19 +79,28 @@ def test_sample_equals_torch_cuda_nvml_and_nvidia_smi(
     ]
     if smi is None:
         pytest.skip("nvidia-smi is not on this machine: the device figures were not compared with it")
-    figures(nvidia_smi_used_mib=smi["used_mib"], nvidia_smi_free_mib=smi["free_mib"],
-            nvidia_smi_total_mib=smi["total_mib"], nvml_free_bytes=n["free_bytes"])
+    figures(
+        nvidia_smi_used_mib=smi["used_mib"],
+        nvidia_smi_free_mib=smi["free_mib"],
+        nvidia_smi_total_mib=smi["total_mib"],
+        nvml_free_bytes=n["free_bytes"],
+    )
     # nvidia-smi prints whole MiB
     assert abs(n["used_bytes"] / MiB - smi["used_mib"]) <= 1, (n["used_bytes"] / MiB, smi)
     assert abs(n["total_bytes"] / MiB - smi["total_mib"]) <= 1, (n["total_bytes"] / MiB, smi)
-    assert n["free_bytes"] is not None and abs(n["free_bytes"] / MiB - smi["free_mib"]) <= 1, (n["free_bytes"] / MiB, smi)
+    assert n["free_bytes"] is not None and abs(n["free_bytes"] / MiB - smi["free_mib"]) <= 1, (
+        n["free_bytes"] / MiB,
+        smi,
+    )
 
     # The sampler's own samples agree too (no snapshot needed).
     kernel.execute("c = torch.empty(64 * 2**20, dtype=torch.uint8, device='cuda:0')")
     expected = kernel.eval("torch.cuda.memory_allocated(0)")
     kernel.wait_for(
         comm_id,
-        lambda d: d.get("type") == "sample" and d["gpus"] and (d["gpus"][0]["torch"] or {}).get("allocated_bytes") == expected,
+        lambda d: (
+            d.get("type") == "sample" and d["gpus"] and (d["gpus"][0]["torch"] or {}).get("allocated_bytes") == expected
+        ),
         timeout=30,
     )
     assert kernel.output_messages() == []
@@ -107,8 +125,11 @@ def test_a_new_cuda_context_shows_in_the_next_sample_not_five_seconds_later(
     assert truth
     named = kernel.wait_for(
         comm_id,
-        lambda d: d.get("type") == "sample" and d["gpus"][0]["torch"] is not None
-        and bool(d["gpus"][0]["nvml"]["process_used_bytes"]),
+        lambda d: (
+            d.get("type") == "sample"
+            and d["gpus"][0]["torch"] is not None
+            and bool(d["gpus"][0]["nvml"]["process_used_bytes"])
+        ),
         timeout=5,
     )
     # A sample whose torch figures show memory reserved was read after the context
@@ -117,12 +138,16 @@ def test_a_new_cuda_context_shows_in_the_next_sample_not_five_seconds_later(
     # never "0 bytes". (A sample read while the context was being created, before
     # torch reserved anything, may rightly say 0.)
     holding = [
-        d for d in kernel.comm_data(comm_id)
+        d
+        for d in kernel.comm_data(comm_id)
         if d.get("type") == "sample" and (d["gpus"][0]["torch"] or {}).get("reserved_bytes")
     ]
     held = [d["gpus"][0]["nvml"]["process_used_bytes"] for d in holding]
-    figures(process_used_bytes_while_reserved=held, named_after_s=round(named["time"] - first["time"], 3),
-            named_after_holding_s=round(named["time"] - holding[0]["time"], 3) if holding else None)
+    figures(
+        process_used_bytes_while_reserved=held,
+        named_after_s=round(named["time"] - first["time"], 3),
+        named_after_holding_s=round(named["time"] - holding[0]["time"], 3) if holding else None,
+    )
     assert held and 0 not in held
     # Named at one of the first retries (0.25, 0.5 and 1 s apart, on 0.2 s ticks:
     # ~0.4, ~1.0 and ~2.0-2.2 s after the first list), not at the 5 s refresh.
@@ -167,12 +192,14 @@ def test_a_context_with_nothing_reserved_is_never_a_provable_zero(
     context_at = kernel.eval("_context_at")
     reserved, torch_says, helper_says = kernel.eval(
         "(torch.cuda.memory_reserved(0), bool(torch._C._cuda_hasPrimaryContext(0)),"
-        " __import__('jupyterlab_vram_helper.readers.torch_cuda', fromlist=['has_context']).has_context(torch, 0))"
+        " __import__('jupyterlab_vram_helper.sampling.readers.torch_cuda', "
+        "fromlist=['has_context']).has_context(torch, 0))"
     )
     named = kernel.wait_for(
         comm_id,
-        lambda d: d.get("type") == "sample" and d["time"] >= context_at
-        and bool(d["gpus"][0]["nvml"]["process_used_bytes"]),
+        lambda d: (
+            d.get("type") == "sample" and d["time"] >= context_at and bool(d["gpus"][0]["nvml"]["process_used_bytes"])
+        ),
         timeout=10,
     )
     after_context = [
@@ -183,9 +210,15 @@ def test_a_context_with_nothing_reserved_is_never_a_provable_zero(
     kernel.execute("_reader._list_processes = _listing")
     sample = snapshot_sample(kernel, comm_id, "ctx", timeout=60)
     truth = nvml.process_bytes(pid)
-    figures(torch_reserved_bytes=reserved, torch_has_primary_context=torch_says, helper_has_context=helper_says,
-            process_used_bytes_after_context=after_context, named_after_s=round(named["time"] - context_at, 3),
-            snapshot_process_used_bytes=sample["gpus"][0]["nvml"]["process_used_bytes"], nvml_own_process_bytes=truth)
+    figures(
+        torch_reserved_bytes=reserved,
+        torch_has_primary_context=torch_says,
+        helper_has_context=helper_says,
+        process_used_bytes_after_context=after_context,
+        named_after_s=round(named["time"] - context_at, 3),
+        snapshot_process_used_bytes=sample["gpus"][0]["nvml"]["process_used_bytes"],
+        nvml_own_process_bytes=truth,
+    )
     assert reserved == 0 and torch_says, "the scenario did not give a context without reserved memory"
     assert helper_says
     assert truth, f"NVML does not list the kernel's context (pid {pid})"

@@ -4,10 +4,10 @@ not missing, the kernel was told not to see them. And CUDA agrees."""
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import pytest
-
 from gpu_helpers import Nvml, open_helper
 from kernel_harness import Kernel, snapshot_sample
 

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import os
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import pytest
-
 from gpu_helpers import MemoryHolder, MiB, Nvml, open_helper, reply_of
 from kernel_harness import CellSession, Kernel, snapshot_sample
+
 from jupyterlab_vram_helper.protocol import REQUEST_TYPES
 
 pytestmark = [pytest.mark.cuda, pytest.mark.kernel]
@@ -29,7 +30,9 @@ FAKE_OOM = (
 )
 
 
-def test_monitoring_creates_no_cuda_context(kernel: Kernel, bootstrap: str, nvml: Nvml, figures: Callable[..., Any]) -> None:
+def test_monitoring_creates_no_cuda_context(
+    kernel: Kernel, bootstrap: str, nvml: Nvml, figures: Callable[..., Any]
+) -> None:
     kernel.execute("import torch")
     pid = kernel.eval("__import__('os').getpid()")
     comm_id = open_helper(kernel, bootstrap, interval_s=0.1)
@@ -54,8 +57,18 @@ def test_monitoring_creates_no_cuda_context(kernel: Kernel, bootstrap: str, nvml
         asked.add(data["type"])
     listing = reply_of(kernel, comm_id, {"type": "inspect", "request_id": "r-inspect"})
     asked.add("inspect")
-    deleted = reply_of(kernel, comm_id, {"type": "delete", "request_id": "r-delete", "listing_id": listing["listing_id"],
-                                         "names": ["cpu_tensor"], "hidden": ["last_traceback"], "free": ["gc", "empty_cache"]})
+    deleted = reply_of(
+        kernel,
+        comm_id,
+        {
+            "type": "delete",
+            "request_id": "r-delete",
+            "listing_id": listing["listing_id"],
+            "names": ["cpu_tensor"],
+            "hidden": ["last_traceback"],
+            "free": ["gc", "empty_cache"],
+        },
+    )
     assert deleted["deleted"] == ["cpu_tensor"]
     asked.add("delete")
     snapshot_sample(kernel, comm_id, "r-snapshot", timeout=60)
@@ -101,7 +114,9 @@ def test_monitoring_creates_no_cuda_context(kernel: Kernel, bootstrap: str, nvml
     # The control: NVML on this machine does list a process that has a context.
     holder = MemoryHolder(64 * MiB)
     try:
-        assert holder.pid in nvml.pids(), "NVML lists no process with a CUDA context here: the check above proves nothing"
+        assert holder.pid in nvml.pids(), (
+            "NVML lists no process with a CUDA context here: the check above proves nothing"
+        )
     finally:
         holder.close()
 

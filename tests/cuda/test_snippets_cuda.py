@@ -3,10 +3,10 @@ runs cleanly (no error, no warning) on CUDA and does there what it says."""
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import pytest
-
 from kernel_harness import Kernel
 from snippet_cells import default_snippets, render, run_cell, run_snippet, snippet
 

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import pytest
-
 from kernel_harness import Kernel, attach_helper
 from test_allocation_sites_e2e import QUIET, _cell_sites, reply, run
 

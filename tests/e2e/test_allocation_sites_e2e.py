@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import itertools
 import time
-from typing import Any, Dict, List
+from typing import Any
 
 import pytest
-
 from kernel_harness import Kernel, attach_helper
 
 pytestmark = pytest.mark.kernel
@@ -17,12 +16,12 @@ QUIET = {"interval_s": 30.0, "heartbeat_s": 60.0}
 _ids = itertools.count()
 
 
-def request(kernel: Kernel, comm_id: str, data: Dict[str, Any], timeout: float = 60) -> Dict[str, Any]:
+def request(kernel: Kernel, comm_id: str, data: dict[str, Any], timeout: float = 60) -> dict[str, Any]:
     answer = kernel.request(comm_id, dict(data, request_id=f"a{next(_ids)}"), timeout=timeout)
     return answer
 
 
-def reply(kernel: Kernel, comm_id: str, data: Dict[str, Any], timeout: float = 60) -> Dict[str, Any]:
+def reply(kernel: Kernel, comm_id: str, data: dict[str, Any], timeout: float = 60) -> dict[str, Any]:
     answer = request(kernel, comm_id, data, timeout)
     assert answer["type"] == "reply", answer
     assert answer["request_type"] == data["type"]
@@ -35,7 +34,7 @@ def run(kernel: Kernel, code: str, cell_id: str) -> int:
     return result["execution_count"]
 
 
-def host_sites(listing: Dict[str, Any]) -> List[Dict[str, Any]]:
+def host_sites(listing: dict[str, Any]) -> list[dict[str, Any]]:
     devices = [d for d in listing["devices"] if d["device"] == "host"]
     assert len(devices) == 1, listing["devices"]
     return devices[0]["sites"]
@@ -66,9 +65,7 @@ def test_arrays_are_charged_to_their_cell_and_line(kernel: Kernel, bootstrap: st
     listing = reply(kernel, comm_id, {"type": "allocation_sites", "max_sites": 50})
     assert kernel.output_messages()[start:] == []
     sites = host_sites(listing)
-    by_line = {
-        s["cell"]["line"]: s for s in sites if s["cell"] is not None and s["cell"]["cell_id"] == "cell-alloc"
-    }
+    by_line = {s["cell"]["line"]: s for s in sites if s["cell"] is not None and s["cell"]["cell_id"] == "cell-alloc"}
     assert set(by_line) >= {2, 3, 4}, sites[:5]
     line3 = by_line[3]
     assert line3["cell"]["execution_count"] == count
@@ -96,10 +93,13 @@ def test_arrays_are_charged_to_their_cell_and_line(kernel: Kernel, bootstrap: st
     assert state["enabled"] is False and state["host"]["state"] == "off" and state["gpu"]["state"] == "off"
     assert kernel.eval("tracemalloc.is_tracing()") is False
     for event in ("pre_run_cell", "post_run_cell"):
-        assert kernel.eval(
-            f"[getattr(c, '__qualname__', '') for c in get_ipython().events.callbacks['{event}']"
-            " if 'AllocationSites' in getattr(c, '__qualname__', '')]"
-        ) == []
+        assert (
+            kernel.eval(
+                f"[getattr(c, '__qualname__', '') for c in get_ipython().events.callbacks['{event}']"
+                " if 'AllocationSites' in getattr(c, '__qualname__', '')]"
+            )
+            == []
+        )
     assert kernel.eval("sorted(k for k in globals() if not k.startswith('_'))") == names_before
     listing = reply(kernel, comm_id, {"type": "allocation_sites"})
     assert listing["devices"] == [] and listing["cells"] == []
@@ -120,7 +120,7 @@ def test_a_library_allocation_is_charged_to_the_notebook_line_with_the_library_f
     reply(kernel, comm_id, {"type": "record_allocations", "enabled": False})
 
 
-def _cell_sites(listing: Dict[str, Any], cell_id: str) -> Dict[int, Dict[str, Any]]:
+def _cell_sites(listing: dict[str, Any], cell_id: str) -> dict[int, dict[str, Any]]:
     return {
         s["cell"]["line"]: s
         for s in host_sites(listing)
@@ -157,9 +157,7 @@ def test_code_a_cell_runs_through_run_cell_is_charged_to_that_cell(kernel: Kerne
     run(kernel, "import numpy as np\n", cell_id="c0")
     reply(kernel, comm_id, {"type": "record_allocations", "enabled": True})
     capture_count = run(kernel, "%%capture\ncap = np.zeros(2_000_000)\n", cell_id="c-capture")
-    nested_count = run(
-        kernel, "x = 1\nget_ipython().run_cell('nested = np.zeros(1_500_000)')\n", cell_id="c-nested"
-    )
+    nested_count = run(kernel, "x = 1\nget_ipython().run_cell('nested = np.zeros(1_500_000)')\n", cell_id="c-nested")
     run(kernel, "z = 1\n", cell_id="c-next")
     # A cell later run with the same source as a nested one is charged to itself.
     same_count = run(kernel, "nested2 = np.zeros(1_250_000)\n", cell_id="c-warm")
@@ -269,13 +267,14 @@ def test_a_new_host_depth_while_recording_restarts_tracemalloc(kernel: Kernel, b
 def test_malformed_requests_get_clear_errors(kernel: Kernel, bootstrap: str) -> None:
     comm_id = attach_helper(kernel, bootstrap, QUIET)
     start = len(kernel.output_messages())
-    for data, words in [
+    cases: list[tuple[dict[str, Any], str]] = [
         ({"type": "record_allocations"}, "field 'enabled'"),
         ({"type": "record_allocations", "enabled": 1}, "true or false"),
         ({"type": "record_allocations", "enabled": True, "host_frames": 0}, "host_frames"),
         ({"type": "record_allocations", "enabled": True, "gpu_max_entries": True}, "gpu_max_entries"),
         ({"type": "allocation_sites", "max_sites": "all"}, "max_sites"),
-    ]:
+    ]
+    for data, words in cases:
         answer = request(kernel, comm_id, data)
         assert answer["type"] == "error" and answer["code"] == "malformed", answer
         assert words in answer["message"]
@@ -298,7 +297,7 @@ def test_torch_without_cuda_never_initialises_it(kernel: Kernel, bootstrap: str)
     reply(kernel, comm_id, {"type": "record_allocations", "enabled": False})
 
 
-def _oom_record(kernel: Kernel, comm_id: str, code: str, cell_id: str) -> Dict[str, Any]:
+def _oom_record(kernel: Kernel, comm_id: str, code: str, cell_id: str) -> dict[str, Any]:
     start = len(kernel.comm_data(comm_id))
     reply_ = kernel.execute(code, timeout=120, cell_id=cell_id)
     assert reply_["status"] == "error"
@@ -322,9 +321,7 @@ def test_a_host_out_of_memory_lists_the_lines_holding_memory(kernel: Kernel, boo
 
     reply(kernel, comm_id, {"type": "record_allocations", "enabled": True})
     run(kernel, "x = 1\nkept = np.ones(3_000_000)\n", cell_id="c3")  # 24 MB on line 2
-    oom = _oom_record(
-        kernel, comm_id, "raise MemoryError('Unable to allocate 8.00 EiB for an array')\n", cell_id="c4"
-    )
+    oom = _oom_record(kernel, comm_id, "raise MemoryError('Unable to allocate 8.00 EiB for an array')\n", cell_id="c4")
     sites = oom["allocation_sites"]
     assert sites["recording"] is True and 1 <= len(sites["sites"]) <= 5
     top = sites["sites"][0]
@@ -352,12 +349,12 @@ def test_a_numpy_array_that_failed_to_allocate_holds_nothing(kernel: Kernel, boo
     reply(kernel, comm_id, {"type": "record_allocations", "enabled": False})
 
 
-def _cell_alive_after(kernel: Kernel, comm_id: str, code: str, cell_id: str) -> Dict[str, Any]:
+def _cell_alive_after(kernel: Kernel, comm_id: str, code: str, cell_id: str) -> dict[str, Any]:
     """Run ``code`` as cell ``cell_id``; the entry of that cell in the next ``cell_alive`` message."""
     start = len(kernel.comm_data(comm_id))
     count = run(kernel, code, cell_id=cell_id)
 
-    def this_run(c: Dict[str, Any]) -> bool:
+    def this_run(c: dict[str, Any]) -> bool:
         return c["cell_id"] == cell_id and bool(c["runs"]) and c["runs"][-1]["execution_count"] == count
 
     # A message computed after this run (one for an earlier cell may come late: they are throttled).
@@ -444,7 +441,9 @@ def test_two_cells_with_the_same_code_are_both_named(kernel: Kernel, bootstrap: 
     assert shared["cell"]["same_code_cells"] == ["pasted-a", "pasted-b"], shared
     assert shared["cell"]["execution_count"] == latest
     assert abs(shared["bytes"] - 24_000_000) <= 0.05 * 24_000_000
-    [alone] = [s for s in host_sites(listing) if s["cell"] and s["cell"]["cell_id"] == "alone" and s["bytes"] > 1_000_000]
+    [alone] = [
+        s for s in host_sites(listing) if s["cell"] and s["cell"]["cell_id"] == "alone" and s["bytes"] > 1_000_000
+    ]
     assert "same_code_cells" not in alone["cell"]
     reply(kernel, comm_id, {"type": "record_allocations", "enabled": False})
 
@@ -464,8 +463,14 @@ def test_code_run_through_run_cell_beside_a_subshell_cell_is_its_own_cells(kerne
         "time.sleep(1.5)\nget_ipython().run_cell('nested_here = np.zeros(1_500_000)')\n", cell_id="notebook-cell"
     )
     time.sleep(0.5)
-    content = {"code": "time.sleep(3)\n", "silent": False, "store_history": True, "user_expressions": {},
-               "allow_stdin": False, "stop_on_error": True}
+    content = {
+        "code": "time.sleep(3)\n",
+        "silent": False,
+        "store_history": True,
+        "user_expressions": {},
+        "allow_stdin": False,
+        "stop_on_error": True,
+    }
     message = kernel.kc.session.msg("execute_request", content, metadata={"cellId": "subshell-cell"})
     message["header"]["subshell_id"] = answer["content"]["subshell_id"]
     kernel.kc.shell_channel.send(message)

@@ -23,7 +23,7 @@ PROBE = r"""
 import json, sys
 sys.path.insert(0, HELPER)
 import torch
-from jupyterlab_vram_helper.oom_watch import allocator_settings_expandable
+from jupyterlab_vram_helper.oom.oom_watch import allocator_settings_expandable
 seen = {"version": torch.__version__, "has_getter": hasattr(torch._C, "_accelerator_getAllocatorSettings")}
 seen["from_environment"] = allocator_settings_expandable(torch)
 if seen["has_getter"]:
@@ -39,8 +39,13 @@ def _probe(conf: str) -> dict:
     if conf:
         env["PYTORCH_CUDA_ALLOC_CONF"] = conf
     env["CUDA_VISIBLE_DEVICES"] = ""
-    run = subprocess.run([sys.executable, "-c", f"HELPER = {str(HELPER)!r}\n" + PROBE], capture_output=True,
-                         text=True, timeout=240, env=env)
+    run = subprocess.run(
+        [sys.executable, "-c", f"HELPER = {str(HELPER)!r}\n" + PROBE],
+        capture_output=True,
+        text=True,
+        timeout=240,
+        env=env,
+    )
     assert run.returncode == 0, run.stderr[-3000:]
     return json.loads(run.stdout.strip().splitlines()[-1])
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from kernel_harness import Kernel
 from snippet_cells import TORCH_SETUP, render, run_cell, snippet
 
@@ -67,8 +66,9 @@ def test_batch_size_search_finds_the_exact_size_and_leaves_the_model_as_it_was(f
 # What each kind of out-of-memory raises, in the fake model above.
 OUT_OF_MEMORY = {
     # Host RAM, CPU torch: a plain RuntimeError from its allocator.
-    "torch-host": "raise RuntimeError(\"[enforce fail at alloc_cpu.cpp:127] err == 0. DefaultCPUAllocator: can't allocate "
-                  "memory: you tried to allocate 3221225472 bytes. Error code 12 (Cannot allocate memory)\")",
+    "torch-host": 'raise RuntimeError("[enforce fail at alloc_cpu.cpp:127] err == 0. '
+    "DefaultCPUAllocator: can't allocate "
+    'memory: you tried to allocate 3221225472 bytes. Error code 12 (Cannot allocate memory)")',
     # Host RAM, NumPy (data preparation in the forward pass): a real MemoryError.
     "numpy": "__import__('numpy').empty(2**62, dtype='uint8')",
     # PyTorch 1.13 to 2.4: torch.cuda.OutOfMemoryError, no torch.OutOfMemoryError.
@@ -88,9 +88,13 @@ def test_batch_size_search_halves_on_every_kind_of_out_of_memory(kind: str) -> N
     """The snippet is offered for host-RAM out-of-memory errors too, and runs on older torch."""
     kernel = Kernel()
     try:
-        run_cell(kernel, TORCH_SETUP + FAKE_OOM + "_fits_up_to = 300\n"
-                 f"def _out_of_memory():\n    {OUT_OF_MEMORY[kind]}\n" + WITHOUT_OOM_NAMES.get(kind, ""),
-                 "setup", check_warnings=False)
+        run_cell(
+            kernel,
+            TORCH_SETUP + FAKE_OOM + "_fits_up_to = 300\n"
+            f"def _out_of_memory():\n    {OUT_OF_MEMORY[kind]}\n" + WITHOUT_OOM_NAMES.get(kind, ""),
+            "setup",
+            check_warnings=False,
+        )
         text = run_cell(kernel, render(snippet("batch-size-search")), f"batch-size-search, {kind}")
         assert "largest batch size that fits: 300 (301 does not)" in text, text
         assert kernel.eval("_buffers_unchanged() and not model.training") is True
@@ -101,9 +105,13 @@ def test_batch_size_search_halves_on_every_kind_of_out_of_memory(kind: str) -> N
 def test_batch_size_search_lets_other_errors_through_and_leaves_the_model_as_it_was() -> None:
     kernel = Kernel()
     try:
-        run_cell(kernel, TORCH_SETUP + FAKE_OOM + "_fits_up_to = 300\n"
-                 "def _out_of_memory():\n    raise RuntimeError('mat1 and mat2 shapes cannot be multiplied')\n",
-                 "setup", check_warnings=False)
+        run_cell(
+            kernel,
+            TORCH_SETUP + FAKE_OOM + "_fits_up_to = 300\n"
+            "def _out_of_memory():\n    raise RuntimeError('mat1 and mat2 shapes cannot be multiplied')\n",
+            "setup",
+            check_warnings=False,
+        )
         reply = kernel.execute(render(snippet("batch-size-search")), timeout=180)
         assert (reply["status"], reply.get("ename")) == ("error", "RuntimeError"), reply
         assert "shapes cannot be multiplied" in reply["evalue"], reply

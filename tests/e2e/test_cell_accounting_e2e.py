@@ -7,10 +7,9 @@ cells are executed through jupyter_client and the `cell` messages checked.
 from __future__ import annotations
 
 import time
-from typing import Iterator, Optional
+from collections.abc import Iterator
 
 import pytest
-
 from kernel_harness import CellSession as Session
 from kernel_harness import forget_last_error, live_helper_kernel, open_helper_comm
 from kernel_harness import run_silently as _silently
@@ -118,12 +117,16 @@ def test_a_cell_that_raises(session: Session) -> None:
     "code,type_name",
     [
         ("raise MemoryError()", "MemoryError"),
-        ("raise RuntimeError('CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.11 GiB')", "RuntimeError"),
+        (
+            "raise RuntimeError('CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.11 "
+            "GiB')",
+            "RuntimeError",
+        ),
         ("raise torch.OutOfMemoryError('CUDA out of memory. Tried to allocate 20.00 MiB.')", "OutOfMemoryError"),
         ("torch.empty(2**62, dtype=torch.uint8)", None),  # the real CPU allocator failing
     ],
 )
-def test_out_of_memory_is_recognised(session: Session, code: str, type_name: Optional[str]) -> None:
+def test_out_of_memory_is_recognised(session: Session, code: str, type_name: str | None) -> None:
     record = session.run(code)["record"]
     assert record["status"] == "error"
     if type_name is not None:
@@ -215,7 +218,9 @@ def test_a_capture_cell_has_one_record_and_a_failure_it_swallowed_has_its_own(se
     count = made["reply"]["execution_count"]
     records = session.records()[before:]
     assert [(r["cell_id"], r["execution_count"], r["status"]) for r in records] == [
-        ("c-capture-fails", count, "error"), ("c-capture-fails", count, "ok"), ("c-after2", count + 1, "ok")
+        ("c-capture-fails", count, "error"),
+        ("c-capture-fails", count, "ok"),
+        ("c-after2", count + 1, "ok"),
     ]
     assert records[0]["error"]["type"] == "MemoryError"
 
@@ -232,8 +237,14 @@ def test_a_subshell_cell_that_ends_after_the_notebooks_cell_keeps_its_record(ses
     before = len(session.records())
     main = k.submit("import time\nheld_a = bytearray(100 * 2**20)\ntime.sleep(1)", cell_id="main-cell")
     time.sleep(0.5)
-    content = {"code": "import time\nheld_b = bytearray(50 * 2**20)\ntime.sleep(2)", "silent": False,
-               "store_history": True, "user_expressions": {}, "allow_stdin": False, "stop_on_error": True}
+    content = {
+        "code": "import time\nheld_b = bytearray(50 * 2**20)\ntime.sleep(2)",
+        "silent": False,
+        "store_history": True,
+        "user_expressions": {},
+        "allow_stdin": False,
+        "stop_on_error": True,
+    }
     message = k.kc.session.msg("execute_request", content, metadata={"cellId": "subshell-cell"})
     message["header"]["subshell_id"] = subshell
     k.kc.shell_channel.send(message)
@@ -290,7 +301,9 @@ def test_records_reach_every_comm_and_history_returns_them(session: Session) -> 
 
 def test_approximate_peaks_when_reset_is_off(session: Session) -> None:
     k = session.k
-    reply = k.request(session.comm_id, {"type": "configure", "request_id": "off", "config": {"reset_peak_per_cell": False}})
+    reply = k.request(
+        session.comm_id, {"type": "configure", "request_id": "off", "config": {"reset_peak_per_cell": False}}
+    )
     assert reply["result"]["config"]["reset_peak_per_cell"] is False
     try:
         # 100 MB, freed in the cell: a new high-water mark, so the counter

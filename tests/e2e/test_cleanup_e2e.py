@@ -5,10 +5,10 @@ from __future__ import annotations
 import itertools
 import random
 import time
-from typing import Any, Dict, Iterator, List
+from collections.abc import Iterator, Sequence
+from typing import Any
 
 import pytest
-
 from kernel_harness import Kernel, attach_helper, live_helper_kernel
 
 pytestmark = pytest.mark.kernel
@@ -26,28 +26,36 @@ class Session:
         self.k = kernel
         self.comm_id = comm_id
 
-    def run(self, code: str) -> Dict[str, Any]:
+    def run(self, code: str) -> dict[str, Any]:
         reply = self.k.execute(code)
         assert reply["status"] == "ok", reply
         return reply
 
-    def request(self, data: Dict[str, Any], timeout: float = 60) -> Dict[str, Any]:
+    def request(self, data: dict[str, Any], timeout: float = 60) -> dict[str, Any]:
         data = dict(data)
         data.setdefault("request_id", f"c{next(_ids)}")
         return self.k.request(self.comm_id, data, timeout)
 
-    def reply(self, data: Dict[str, Any]) -> Dict[str, Any]:
+    def reply(self, data: dict[str, Any]) -> dict[str, Any]:
         answer = self.request(data)
         assert answer["type"] == "reply", answer
         assert answer["request_type"] == data["type"]
         return answer["result"]
 
-    def inspect(self, **kw: Any) -> Dict[str, Any]:
+    def inspect(self, **kw: Any) -> dict[str, Any]:
         return self.reply({"type": "inspect", **kw})
 
-    def delete(self, listing_id: str, names: List[Any], hidden: List[str] = (), free: List[str] = ()) -> Dict[str, Any]:
+    def delete(
+        self, listing_id: str, names: list[Any], hidden: Sequence[str] = (), free: Sequence[str] = ()
+    ) -> dict[str, Any]:
         return self.request(
-            {"type": "delete", "listing_id": listing_id, "names": list(names), "hidden": list(hidden), "free": list(free)}
+            {
+                "type": "delete",
+                "listing_id": listing_id,
+                "names": list(names),
+                "hidden": list(hidden),
+                "free": list(free),
+            }
         )
 
     def fingerprint(self) -> Any:
@@ -62,19 +70,19 @@ def session(bootstrap: str) -> Iterator[Session]:
         yield s
 
 
-def _entry(result: Dict[str, Any], name: str) -> Dict[str, Any]:
+def _entry(result: dict[str, Any], name: str) -> dict[str, Any]:
     matches = [e for e in result["entries"] if e["name"] == name]
     assert matches, [e["name"] for e in result["entries"]]
     return matches[0]
 
 
-def _hidden(result: Dict[str, Any], holder: str) -> Dict[str, Any]:
+def _hidden(result: dict[str, Any], holder: str) -> dict[str, Any]:
     matches = [h for h in result["hidden"] if h["holder"] == holder]
     assert matches, result["hidden"]
     return matches[0]
 
 
-def _rss(snapshot: Dict[str, Any]) -> int:
+def _rss(snapshot: dict[str, Any]) -> int:
     return snapshot["host"]["rss_bytes"]
 
 
@@ -106,7 +114,10 @@ def test_tensor_echoed_into_the_output_cache_is_deleted_with_its_copies(session:
     assert session.k.eval("w() is None") is True
     ns = "get_ipython().user_ns"
     assert session.k.eval(f"({n} in Out, '_{n}' in {ns}, '__' in {ns}, '__' in get_ipython().user_ns_hidden)") == (
-        False, False, False, False
+        False,
+        False,
+        False,
+        False,
     )
     session.run("2")  # the output cache still works
     assert session.k.eval("_") == 2
@@ -136,7 +147,9 @@ def test_a_tensor_alive_only_in_the_last_traceback(session: Session) -> None:
 def test_a_locals_dict_the_user_saved_survives_inspect_and_clearing_the_traceback(session: Session) -> None:
     """On Python <= 3.12 ``locals()`` gives the frame's own f_locals snapshot, which
     the listing reads and the clearing of the traceback empties where nobody else holds it."""
-    session.run("saved = []\ndef f():\n    x = torch.ones(1_000_000)\n    saved.append(locals())\n    raise ValueError()\n")
+    session.run(
+        "saved = []\ndef f():\n    x = torch.ones(1_000_000)\n    saved.append(locals())\n    raise ValueError()\n"
+    )
     assert session.k.execute("f()")["status"] == "error"
     result = session.inspect()
     assert session.k.eval("list(saved[0])") == ["x"]  # was [] after the inspect
@@ -231,7 +244,9 @@ def test_containers_modules_optimizers_and_arrays_are_listed(session: Session) -
     assert batch["summary"] == "dict of 2 tensors"
     assert _entry(result, "arr")["total_bytes"] == 8_000_000
     assert "arr" in _entry(result, "arr_view")["shared_with"]
-    assert _entry(result, "arr_view")["shared_bytes"] == 8_000_000 and _entry(result, "arr_view")["counted_under"] == ["arr"]
+    assert _entry(result, "arr_view")["shared_bytes"] == 8_000_000 and _entry(result, "arr_view")["counted_under"] == [
+        "arr"
+    ]
     shallow = session.inspect(container_depth=1)
     assert _entry(shallow, "batch")["total_bytes"] == 4_000_000  # the nested list is not opened
     answer = session.delete(result["listing_id"], ["net", "opt", "batch", "arr", "arr_view"], free=["gc"])
@@ -252,7 +267,7 @@ def test_free_memory_reports_what_gc_collected(session: Session) -> None:
     assert session.k.eval("torch.cuda.is_initialized()") is False
 
 
-def _assert_refused(session: Session, listing_id: str, names: List[Any], needle: str) -> None:
+def _assert_refused(session: Session, listing_id: str, names: list[Any], needle: str) -> None:
     before = session.fingerprint()
     answer = session.delete(listing_id, names)
     assert answer["type"] == "reply", answer
@@ -262,7 +277,7 @@ def _assert_refused(session: Session, listing_id: str, names: List[Any], needle:
     assert session.fingerprint() == before
 
 
-def _assert_error(session: Session, data: Dict[str, Any], code: str, needle: str) -> None:
+def _assert_error(session: Session, data: dict[str, Any], code: str, needle: str) -> None:
     before = session.fingerprint()
     answer = session.request(data)
     assert answer["type"] == "error" and answer["code"] == code, answer
@@ -282,7 +297,12 @@ def test_refusals_leave_the_namespace_unchanged(session: Session) -> None:
     _assert_refused(session, listing, ["keep"], "rebound")
     _assert_error(session, {"type": "delete", "listing_id": listing, "names": [1]}, "refused", "must be strings")
     _assert_error(session, {"type": "delete", "listing_id": listing, "names": ["keep"] * 10_001}, "refused", "10000")
-    _assert_error(session, {"type": "delete", "listing_id": "no-such-listing", "names": ["keep"]}, "stale_listing", "inspect again")
+    _assert_error(
+        session,
+        {"type": "delete", "listing_id": "no-such-listing", "names": ["keep"]},
+        "stale_listing",
+        "inspect again",
+    )
     for _ in range(5):
         session.inspect()
     _assert_error(session, {"type": "delete", "listing_id": listing, "names": ["keep"]}, "stale_listing", "not kept")
@@ -306,8 +326,24 @@ def _garbage(rng: random.Random, depth: int = 0) -> Any:
     if choice == 3:
         return rng.choice([0.5, -0.0, 1e308, 2.0, 3.7])
     if choice == 4:
-        return rng.choice(["", "In", "Out", "_", "__builtins__", "os", "gc", "x" * 300, "gc", "empty_cache",
-                           "output_cache", "last_traceback", "exec('import os')", "__import__('os').system('true')"])
+        return rng.choice(
+            [
+                "",
+                "In",
+                "Out",
+                "_",
+                "__builtins__",
+                "os",
+                "gc",
+                "x" * 300,
+                "gc",
+                "empty_cache",
+                "output_cache",
+                "last_traceback",
+                "exec('import os')",
+                "__import__('os').system('true')",
+            ]
+        )
     if choice == 5:
         return "".join(rng.choice("ab_\u00e9\u2603\x00\"'\\") for _ in range(rng.randrange(40)))
     if choice == 6:
@@ -321,7 +357,7 @@ def _garbage(rng: random.Random, depth: int = 0) -> Any:
 
 def _fuzz_request(rng: random.Random, i: int, listing: str) -> Any:
     kind = rng.choice(["delete", "delete", "delete", "inspect", "free_memory", "ping", _garbage(rng)])
-    data: Dict[str, Any] = {"type": kind, "request_id": f"f{i}"}
+    data: dict[str, Any] = {"type": kind, "request_id": f"f{i}"}
     for field in ("listing_id", "names", "hidden", "free", "actions", "max_entries", "container_depth"):
         if rng.random() < 0.6:
             data[field] = _garbage(rng)

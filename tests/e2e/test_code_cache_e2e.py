@@ -9,10 +9,9 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
-from typing import Dict, List
+from typing import Any
 
 import pytest
-
 from kernel_harness import Kernel, attach_helper, snapshot_sample
 
 pytestmark = pytest.mark.kernel
@@ -21,17 +20,17 @@ FINDER = "next(f for f in __import__('sys').meta_path if getattr(f, 'jupyterlab_
 HELPER_MODULES = "sorted(n for n in __import__('sys').modules if n.startswith('jupyterlab_vram_helper'))"
 
 
-def cache_env(cache_home: Path, **extra: str) -> Dict[str, str]:
+def cache_env(cache_home: Path, **extra: str) -> dict[str, str]:
     env = {"XDG_CACHE_HOME": str(cache_home), "PYTHONDONTWRITEBYTECODE": "", "JUPYTERLAB_VRAM_CODE_CACHE": ""}
     env.update(extra)
     return env
 
 
-def code_files(cache_home: Path) -> List[Path]:
+def code_files(cache_home: Path) -> list[Path]:
     return sorted((cache_home / "jupyterlab-vram" / "code").glob("*/*.code"))
 
 
-def boot(env: Dict[str, str], bootstrap: str) -> Dict[str, object]:
+def boot(env: dict[str, str], bootstrap: str) -> dict[str, Any]:
     """Bootstrap a fresh kernel, check the helper works, and say what the loader did."""
     kernel = Kernel(env=env)
     try:
@@ -63,13 +62,13 @@ def test_the_first_kernel_compiles_and_keeps_the_code_the_next_loads_it(tmp_path
 def test_a_damaged_or_foreign_writable_file_is_compiled_again_and_replaced(tmp_path: Path, bootstrap: str) -> None:
     boot(cache_env(tmp_path), bootstrap)
     files = {f.stem: f for f in code_files(tmp_path)}
-    damaged = files["jupyterlab_vram_helper.channel"]
+    damaged = files["jupyterlab_vram_helper.comm.channel"]
     damaged.write_bytes(damaged.read_bytes()[:40])  # truncated
-    writable = files["jupyterlab_vram_helper.sampler"]
+    writable = files["jupyterlab_vram_helper.sampling.sampler"]
     writable.chmod(0o666)  # anyone could have put code there
     again = boot(cache_env(tmp_path), bootstrap)
-    assert "jupyterlab_vram_helper.channel" not in again["loaded_compiled"]
-    assert "jupyterlab_vram_helper.sampler" not in again["loaded_compiled"]
+    assert "jupyterlab_vram_helper.comm.channel" not in again["loaded_compiled"]
+    assert "jupyterlab_vram_helper.sampling.sampler" not in again["loaded_compiled"]
     assert len(again["loaded_compiled"]) == len(again["modules"]) - 2
     assert writable.stat().st_mode & 0o777 == 0o600  # replaced by a file of ours
     third = boot(cache_env(tmp_path), bootstrap)

@@ -8,7 +8,6 @@ from __future__ import annotations
 import time
 
 import pytest
-
 from comm_fuzz import FINGERPRINT, NAMESPACE_SETUP, ascii_json_packer, fuzz_messages
 from kernel_harness import live_helper_kernel, snapshot_sample
 

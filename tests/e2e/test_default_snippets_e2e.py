@@ -22,10 +22,8 @@ from __future__ import annotations
 import ast
 import importlib.util
 import re
-from typing import List
 
 import pytest
-
 from kernel_harness import Kernel
 from snippet_cells import DEFAULT_NAMES, SCHEMA, TORCH_SETUP, default_snippets, render, run_cell, run_snippet, snippet
 
@@ -33,9 +31,19 @@ pytestmark = pytest.mark.kernel
 
 # The contract: every one of these must be among the defaults.
 CONTRACT_TORCH = (
-    "no-grad-eval", "inference-mode", "amp", "bf16-autocast", "grad-accumulation", "grad-checkpointing",
-    "allocator-config", "memory-fraction", "memory-summary", "profiler-memory", "batch-size-search",
-    "dataloader-pinning", "loss-item",
+    "no-grad-eval",
+    "inference-mode",
+    "amp",
+    "bf16-autocast",
+    "grad-accumulation",
+    "grad-checkpointing",
+    "allocator-config",
+    "memory-fraction",
+    "memory-summary",
+    "profiler-memory",
+    "batch-size-search",
+    "dataloader-pinning",
+    "loss-item",
 )
 CONTRACT_TENSORFLOW = ("tf-memory-growth", "tf-clear-session", "tf-memory-limit")
 # id -> (placement, requiresFresh) the contract fixes
@@ -45,8 +53,14 @@ CONTRACT_PLACEMENT = {
     "tf-memory-limit": ("top", "tensorflow"),
 }
 
-OTHER_NAMES = {"model": "net", "optimizer": "opt", "dataloader": "loader_x", "loss": "loss_fn", "scaler": "amp_scaler",
-               "eval_dataloader": "loader_val"}
+OTHER_NAMES = {
+    "model": "net",
+    "optimizer": "opt",
+    "dataloader": "loader_x",
+    "loss": "loss_fn",
+    "scaler": "amp_scaler",
+    "eval_dataloader": "loader_val",
+}
 KEBAB = re.compile(r"[a-z0-9]+(-[a-z0-9]+)*\Z")
 TF_SETUP = """\
 import tensorflow as tf
@@ -88,7 +102,7 @@ _tf.config.experimental.set_visible_devices = _refuse("Visible devices")
 HAS_TENSORFLOW = importlib.util.find_spec("tensorflow") is not None
 
 
-def _cuda_amp_outside_the_fallback(code: str) -> List[str]:
+def _cuda_amp_outside_the_fallback(code: str) -> list[str]:
     """Uses of torch.cuda.amp.* other than the GradScaler of PyTorch before 2.3, in the else
     branch of `if hasattr(torch.amp, "GradScaler"):` (never run where torch.amp has one)."""
     tree = ast.parse(code)
@@ -97,11 +111,14 @@ def _cuda_amp_outside_the_fallback(code: str) -> List[str]:
         if isinstance(node, ast.If) and ast.unparse(node.test) == "hasattr(torch.amp, 'GradScaler')":
             fallback |= {id(n) for branch in node.orelse for n in ast.walk(branch)}
     uses = [n for n in ast.walk(tree) if isinstance(n, ast.Attribute) and ast.unparse(n).startswith("torch.cuda.amp")]
-    return [ast.unparse(n) for n in uses
-            if id(n) not in fallback or ast.unparse(n) not in ("torch.cuda.amp", "torch.cuda.amp.GradScaler")]
+    return [
+        ast.unparse(n)
+        for n in uses
+        if id(n) not in fallback or ast.unparse(n) not in ("torch.cuda.amp", "torch.cuda.amp.GradScaler")
+    ]
 
 
-def _ids(framework: str, contract: tuple) -> List[str]:
+def _ids(framework: str, contract: tuple) -> list[str]:
     """The contract's ids, then any other default snippet of that framework."""
     extra = [s.get("id") for s in default_snippets() if s.get("framework") == framework and s.get("id") not in contract]
     return list(contract) + [i for i in extra if isinstance(i, str)]
@@ -175,15 +192,18 @@ def test_torch_snippet_runs_cleanly(snippet_id: str) -> None:
             kernel,
             "for _x, _y in train_loader:\n"
             "    optimizer.zero_grad()\n"
-            "    criterion(model(_x.to(next(model.parameters()).device)), _y.to(next(model.parameters()).device)).backward()\n"
+            "    criterion(model(_x.to(next(model.parameters()).device)), "
+            "_y.to(next(model.parameters()).device)).backward()\n"
             "    optimizer.step()\n"
             "    break\n",
             "a training step after the snippet",
         )
         if snippet_id == "allocator-config":
             # Set before torch was imported, so the allocator will read it at the first CUDA use.
-            conf = kernel.eval("__import__('os').environ.get('PYTORCH_CUDA_ALLOC_CONF', '') + "
-                               "__import__('os').environ.get('PYTORCH_ALLOC_CONF', '')")
+            conf = kernel.eval(
+                "__import__('os').environ.get('PYTORCH_CUDA_ALLOC_CONF', '') + "
+                "__import__('os').environ.get('PYTORCH_ALLOC_CONF', '')"
+            )
             assert "expandable_segments:True" in conf
     finally:
         kernel.shutdown()
@@ -226,8 +246,14 @@ def test_tensorflow_top_snippets_after_initialisation_say_so_clearly() -> None:
 
 # A notebook whose names are not the defaults; its loss function is called `loss`,
 # the name a training loop is most tempted to give its loss tensor.
-USER_NAMES = {"model": "net", "optimizer": "opt", "dataloader": "train_dl", "loss": "loss", "scaler": "grad_scaler",
-              "eval_dataloader": "val_dl"}
+USER_NAMES = {
+    "model": "net",
+    "optimizer": "opt",
+    "dataloader": "train_dl",
+    "loss": "loss",
+    "scaler": "grad_scaler",
+    "eval_dataloader": "val_dl",
+}
 # TORCH_SETUP with the user's names: each default name replaced by the user's.
 USER_SETUP = re.sub(
     r"\b(" + "|".join(DEFAULT_NAMES.values()) + r")\b",

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any, Dict
+from typing import Any
 
 import pytest
-
 from kernel_harness import Kernel, attach_helper
 
 pytestmark = pytest.mark.kernel
@@ -13,7 +12,7 @@ pytestmark = pytest.mark.kernel
 QUIET = {"interval_s": 30.0, "heartbeat_s": 60.0}
 
 
-def inspect(kernel: Kernel, comm_id: str) -> Dict[str, Dict[str, Any]]:
+def inspect(kernel: Kernel, comm_id: str) -> dict[str, dict[str, Any]]:
     answer = kernel.request(comm_id, {"type": "inspect", "request_id": "i"}, timeout=60)
     assert answer["type"] == "reply", answer
     return {e["name"]: e for e in answer["result"]["entries"]}

@@ -20,11 +20,11 @@ from __future__ import annotations
 import os
 import signal
 import time
-from typing import Any, Dict, List
+from typing import Any
 
 import pytest
-
 from cgroup_harness import machine_oom_kill_count, move_into, oom_kill_count, real_memory_cgroup, remove_cgroup
+from jupyter_client.provisioning import LocalProvisioner
 from kernel_harness import Kernel, attach_helper
 
 pytestmark = pytest.mark.kernel
@@ -33,17 +33,18 @@ MIB = 1 << 20
 FAST = {"interval_s": 0.1, "heartbeat_s": 1.0}
 
 # Touch every page (bytes of 1s, not calloc'd zeros) and pause so samples see the climb.
-ALLOCATE_FOREVER = (
-    "import time\n"
-    "hog = []\n"
-    "while True:\n"
-    "    hog.append(b'\\x01' * (16 << 20))\n"
-    "    time.sleep(0.02)\n"
-)
+ALLOCATE_FOREVER = "import time\nhog = []\nwhile True:\n    hog.append(b'\\x01' * (16 << 20))\n    time.sleep(0.02)\n"
+
+
+def _process(kernel: Kernel) -> Any:
+    """The kernel's process (a ``subprocess.Popen``): the tests start local kernels."""
+    provisioner = kernel.km.provisioner
+    assert isinstance(provisioner, LocalProvisioner)
+    return provisioner.process
 
 
 def _kernel_pid(kernel: Kernel) -> int:
-    return int(kernel.km.provisioner.process.pid)
+    return int(_process(kernel).pid)
 
 
 def _wait_dead(kernel: Kernel, timeout: float) -> None:
@@ -55,7 +56,7 @@ def _wait_dead(kernel: Kernel, timeout: float) -> None:
     kernel.pump(0.3)  # whatever was still on its way
 
 
-def _samples(kernel: Kernel, comm_id: str) -> List[Dict[str, Any]]:
+def _samples(kernel: Kernel, comm_id: str) -> list[dict[str, Any]]:
     return [m["content"]["data"] for m in kernel.samples(comm_id)]
 
 
@@ -80,7 +81,7 @@ def test_sigkill_at_high_rss_leaves_the_climb_in_the_last_samples(bootstrap: str
         assert seen["host"]["rss_bytes"] > 900 * MIB
         os.kill(pid, signal.SIGKILL)  # what the out-of-memory killer sends
         _wait_dead(kernel, 30)
-        assert kernel.km.provisioner.process.wait(timeout=10) == -signal.SIGKILL
+        assert _process(kernel).wait(timeout=10) == -signal.SIGKILL
         last = _samples(kernel, comm_id)[-1]
         assert last["host"]["rss_bytes"] > 900 * MIB  # the figures up to the end
         assert last["seq"] >= seen["seq"]
@@ -111,7 +112,7 @@ def test_a_kernel_killed_at_its_cgroup_limit_reports_the_limit_and_the_kill(boot
         assert (first["host"]["oom_kill_count"] is not None) == machine_counts, first["host"]
         kernel.submit(ALLOCATE_FOREVER, cell_id="the-hog")
         _wait_dead(kernel, 120)
-        status = kernel.km.provisioner.process.wait(timeout=10)
+        status = _process(kernel).wait(timeout=10)
         assert status == -signal.SIGKILL, status
         samples = _samples(kernel, comm_id)
         last = samples[-1]["host"]

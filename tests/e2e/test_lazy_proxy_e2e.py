@@ -4,10 +4,9 @@ tensor subclass's ``__torch_function__``; and prints nothing."""
 
 from __future__ import annotations
 
-from typing import Any, Dict
+from typing import Any
 
 import pytest
-
 from kernel_harness import Kernel, attach_helper
 
 pytestmark = pytest.mark.kernel
@@ -61,7 +60,7 @@ traced = torch.ones(500).as_subclass(Traced)
 '''
 
 
-def inspect(kernel: Kernel, comm_id: str) -> Dict[str, Dict[str, Any]]:
+def inspect(kernel: Kernel, comm_id: str) -> dict[str, dict[str, Any]]:
     start = len(kernel.output_messages())
     answer = kernel.request(comm_id, {"type": "inspect", "request_id": f"i{start}"}, timeout=60)
     assert answer["type"] == "reply", answer
@@ -76,7 +75,9 @@ def test_inspect_does_not_build_a_lazy_proxys_model(kernel: Kernel, bootstrap: s
     if proxy.startswith("wrapt"):
         pytest.importorskip("wrapt")  # not a test requirement: the hand-written proxy always runs
     comm_id = attach_helper(kernel, bootstrap, QUIET)
-    reply = kernel.execute(SETUP + ("import wrapt\n" if "wrapt" in proxy else "") + f"lazy_model = {proxy}\n", timeout=120)
+    reply = kernel.execute(
+        SETUP + ("import wrapt\n" if "wrapt" in proxy else "") + f"lazy_model = {proxy}\n", timeout=120
+    )
     assert reply["status"] == "ok", reply
 
     entries = inspect(kernel, comm_id)

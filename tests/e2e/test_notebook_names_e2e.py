@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import importlib.util
 import itertools
-from typing import Any, Dict
+from typing import Any
 
 import pytest
-
 from kernel_harness import Kernel, attach_helper
 
 pytestmark = pytest.mark.kernel
@@ -15,10 +14,10 @@ pytestmark = pytest.mark.kernel
 QUIET = {"interval_s": 30.0, "heartbeat_s": 60.0}
 _ids = itertools.count()
 
-NO_TORCH = {"model": [], "optimizer": [], "dataloader": [], "loss": [], "scaler": []}
+NO_TORCH: dict[str, list[str]] = {"model": [], "optimizer": [], "dataloader": [], "loss": [], "scaler": []}
 
 
-def names(kernel: Kernel, comm_id: str) -> Dict[str, Any]:
+def names(kernel: Kernel, comm_id: str) -> dict[str, Any]:
     rid = f"n{next(_ids)}"
     answer = kernel.request(comm_id, {"type": "notebook_names", "request_id": rid}, timeout=30)
     assert answer["type"] == "reply", answer

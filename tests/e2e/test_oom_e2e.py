@@ -8,10 +8,9 @@ exception.
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 import pytest
-
 from kernel_harness import CellSession, forget_last_error, live_helper_kernel
 
 pytestmark = pytest.mark.kernel
@@ -48,8 +47,7 @@ def test_a_numpy_memory_error_is_diagnosed_as_too_big_for_the_machine(session: C
     assert oom["process_in_use_bytes"] > 0  # the kernel's RSS
     assert [c["cause"] for c in oom["causes"]][:1] == ["too_big"]
     assert session.k.output_messages()[-1]["msg_type"] == "error"  # IPython's traceback, not ours
-    assert all("jupyterlab_vram" not in "".join(m["content"].get("traceback", []))
-               for m in session.k.output_messages())
+    assert all("jupyterlab_vram" not in "".join(m["content"].get("traceback", [])) for m in session.k.output_messages())
 
 
 def test_a_torch_cpu_allocation_failure_is_diagnosed(session: CellSession) -> None:
@@ -103,7 +101,8 @@ def test_the_helper_keeps_no_reference_to_the_out_of_memory_error(session: CellS
         "class Exhausted(MemoryError):\n"
         "    pass\n"
         "def fails():\n"
-        "    err = Exhausted('Unable to allocate 8.00 GiB for an array with shape (1073741824,) and data type float64')\n"
+        "    err = Exhausted('Unable to allocate 8.00 GiB for an array with shape (1073741824,) and data type "
+        "float64')\n"
         "    globals()['w_error'] = weakref.ref(err)\n"
         "    raise err\n"
         "fails()"

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import time
-from typing import Iterator, List
+from collections.abc import Iterator
 
 import pytest
-
 from kernel_harness import (
     Kernel,
     attach_helper,
@@ -27,7 +26,7 @@ class Watched:
     def __init__(self, kernel: Kernel, comm_id: str):
         self.k = kernel
         self.comm_id = comm_id
-        self.user_cells: List[str] = []  # msg_ids of cells we ran on purpose
+        self.user_cells: list[str] = []  # msg_ids of cells we ran on purpose
 
     def run(self, code: str, **kw):
         reply = self.k.execute(code, **kw)
@@ -53,7 +52,10 @@ def test_hello_then_initial_sample(watched: Watched) -> None:
     assert hello["pid"] == watched.k.eval("__import__('os').getpid()")
     assert hello["python"] == watched.k.eval("'%d.%d.%d' % __import__('sys').version_info[:3]")
     assert hello["config"] == {
-        "interval_s": 0.5, "change_threshold_bytes": MB, "heartbeat_s": 0.5, "reset_peak_per_cell": True
+        "interval_s": 0.5,
+        "change_threshold_bytes": MB,
+        "heartbeat_s": 0.5,
+        "reset_peak_per_cell": True,
     }
     assert hello["torch"] is None  # nobody imported torch yet
     assert isinstance(hello["nvml"]["available"], bool)
@@ -71,9 +73,7 @@ def test_samples_arrive_while_a_cell_runs(watched: Watched) -> None:
     assert reply["status"] == "ok"
     busy, idle = k.status_times(reply["_msg_id"])
     assert idle - busy >= 3
-    during = [
-        m for m in k.samples(watched.comm_id) if busy < _date(m) < idle
-    ]
+    during = [m for m in k.samples(watched.comm_id) if busy < _date(m) < idle]
     # interval 0.5 s and heartbeat 0.5 s: about 6 samples; ask for 2.
     assert len(during) >= 2, [(_date(m) - busy, m["content"]["data"]["reason"]) for m in during]
 
@@ -120,18 +120,47 @@ BAD_REQUESTS = [
     ({"type": "configure", "request_id": "r7", "config": {"interval_s": 1e308}}, "invalid_config", "interval_s", "r7"),
     ({"type": "configure", "request_id": "r8", "config": {"interval_s": 0.01}}, "invalid_config", "interval_s", "r8"),
     ({"type": "configure", "request_id": "r9", "config": {"interval_s": True}}, "invalid_config", "interval_s", "r9"),
-    ({"type": "configure", "request_id": "r10", "config": {"change_threshold_bytes": -1}}, "invalid_config", "change_threshold_bytes", "r10"),
-    ({"type": "configure", "request_id": "r11", "config": {"change_threshold_bytes": 10**400}}, "invalid_config", "change_threshold_bytes", "r11"),
-    ({"type": "configure", "request_id": "r12", "config": {"heartbeat_s": 0.1}}, "invalid_config", "heartbeat_s", "r12"),
-    ({"type": "configure", "request_id": "r13", "config": {"heartbeat_s": 10**6}}, "invalid_config", "heartbeat_s", "r13"),
+    (
+        {"type": "configure", "request_id": "r10", "config": {"change_threshold_bytes": -1}},
+        "invalid_config",
+        "change_threshold_bytes",
+        "r10",
+    ),
+    (
+        {"type": "configure", "request_id": "r11", "config": {"change_threshold_bytes": 10**400}},
+        "invalid_config",
+        "change_threshold_bytes",
+        "r11",
+    ),
+    (
+        {"type": "configure", "request_id": "r12", "config": {"heartbeat_s": 0.1}},
+        "invalid_config",
+        "heartbeat_s",
+        "r12",
+    ),
+    (
+        {"type": "configure", "request_id": "r13", "config": {"heartbeat_s": 10**6}},
+        "invalid_config",
+        "heartbeat_s",
+        "r13",
+    ),
     ({"type": "configure", "request_id": "r14", "config": {"colour": "red"}}, "invalid_config", "'colour'", "r14"),
-    ({"type": "configure", "request_id": "r15", "config": {"reset_peak_per_cell": 1}}, "invalid_config", "reset_peak_per_cell", "r15"),
+    (
+        {"type": "configure", "request_id": "r15", "config": {"reset_peak_per_cell": 1}},
+        "invalid_config",
+        "reset_peak_per_cell",
+        "r15",
+    ),
 ]
 
 
 @pytest.mark.parametrize("data,code,needle,request_id", BAD_REQUESTS, ids=[str(i) for i in range(len(BAD_REQUESTS))])
 def test_bad_requests_get_errors(watched: Watched, data, code, needle, request_id) -> None:
-    answer = watched.request(data) if isinstance(data, dict) and isinstance(data.get("request_id"), str) else _send_raw(watched, data)
+    answer = (
+        watched.request(data)
+        if isinstance(data, dict) and isinstance(data.get("request_id"), str)
+        else _send_raw(watched, data)
+    )
     assert answer["type"] == "error"
     assert answer["code"] == code
     assert needle in answer["message"]
@@ -141,12 +170,16 @@ def test_bad_requests_get_errors(watched: Watched, data, code, needle, request_i
 def test_kernel_still_works_and_config_unchanged_after_bad_requests(watched: Watched) -> None:
     reply = watched.request({"type": "configure", "request_id": "c", "config": {}})
     assert reply["result"]["config"] == {
-        "interval_s": 0.5, "change_threshold_bytes": MB, "heartbeat_s": 0.5, "reset_peak_per_cell": True
+        "interval_s": 0.5,
+        "change_threshold_bytes": MB,
+        "heartbeat_s": 0.5,
+        "reset_peak_per_cell": True,
     }
     reply = watched.run("1+1")
     assert reply["status"] == "ok"
     results = [
-        m for m in watched.k.iopub
+        m
+        for m in watched.k.iopub
         if m["msg_type"] == "execute_result" and m["parent_header"].get("msg_id") == reply["_msg_id"]
     ]
     assert results[0]["content"]["data"]["text/plain"] == "2"
@@ -154,7 +187,10 @@ def test_kernel_still_works_and_config_unchanged_after_bad_requests(watched: Wat
 
 def test_requests(watched: Watched) -> None:
     assert watched.request({"type": "ping", "request_id": "p"}) == {
-        "type": "reply", "request_id": "p", "request_type": "ping", "result": {}
+        "type": "reply",
+        "request_id": "p",
+        "request_type": "ping",
+        "result": {},
     }
     before = len(watched.k.comm_data(watched.comm_id))
     reply = watched.request({"type": "snapshot", "request_id": "s"})
@@ -227,7 +263,7 @@ def test_a_comm_opened_later_gets_the_timeline_of_what_was_sent(bootstrap: str) 
         seen = [m["content"]["data"] for m in k.samples(first)]
         second = open_helper_comm(k)
         timeline = k.request(second, {"type": "history", "request_id": "t"})["result"]["timeline"]
-        rows = list(zip(timeline["times"], timeline["rss_bytes"]))
+        rows = list(zip(timeline["times"], timeline["rss_bytes"], strict=True))
         assert [(s["time"], s["host"]["rss_bytes"]) for s in seen] == rows[: len(seen)]
         gap_time, gap_rss = rows[len(seen)]
         assert gap_rss is None and gap_time >= seen[-1]["time"]  # unwatched: a gap, not a line
@@ -247,7 +283,10 @@ def test_a_comm_a_reloaded_page_left_open_is_closed_by_its_replacement(bootstrap
         t0 = time.time()
         while time.time() - t0 < 1.5:  # three heartbeats at 0.5 s
             k.pump(0.1)
-        late = {c: [m for m in k.samples(c) if k.arrival[m["header"]["msg_id"]] > t0] for c in (left_open, second_tab, replacement)}
+        late = {
+            c: [m for m in k.samples(c) if k.arrival[m["header"]["msg_id"]] > t0]
+            for c in (left_open, second_tab, replacement)
+        }
         assert late[left_open] == [] and late[second_tab] and late[replacement]
         assert k.eval("len(__import__('jupyterlab_vram_helper').get_runtime().channel.targets())") == 2
 
@@ -286,16 +325,15 @@ def test_bootstrap_leaves_the_user_namespace_alone(kernel: Kernel, bootstrap: st
     kernel.execute("40 + 2")
     probe = (
         "(sorted(k for k in globals() if not k.startswith('_i')), len(Out), repr(_), "
-        "get_ipython().execution_count, sorted(get_ipython().user_ns_hidden) == sorted(set(get_ipython().user_ns_hidden)))"
+        "get_ipython().execution_count, sorted(get_ipython().user_ns_hidden) == "
+        "sorted(set(get_ipython().user_ns_hidden)))"
     )
     before = kernel.eval(probe)
     reply = kernel.bootstrap(bootstrap)
     after = kernel.eval(probe)
     assert after == before
     assert before[2] == "42" and before[1] == 1
-    bootstrap_output = [
-        m for m in kernel.output_messages() if m["parent_header"].get("msg_id") == reply["_msg_id"]
-    ]
+    bootstrap_output = [m for m in kernel.output_messages() if m["parent_header"].get("msg_id") == reply["_msg_id"]]
     assert bootstrap_output == []
     assert kernel.eval("'_i3' in globals()") is False  # no input history entry either
 

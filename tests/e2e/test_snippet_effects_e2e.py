@@ -8,7 +8,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from kernel_harness import Kernel
 from snippet_cells import DEFAULT_NAMES, TORCH_SETUP, render, run_cell, run_snippet, snippet
 
@@ -58,8 +57,9 @@ def test_grad_checkpointing_lowers_the_peak_of_a_sequential_and_keeps_its_gradie
         plain = render(snippet("loss-item"))  # the same training loop without checkpointing
         checkpointed = render(snippet("grad-checkpointing"))
         run_cell(kernel, f"_plain_mib = _peak_mib({plain!r})", "plain training, profiled", check_warnings=False)
-        run_cell(kernel, f"_ckpt_mib = _peak_mib({checkpointed!r})", "checkpointed training, profiled",
-                 check_warnings=False)
+        run_cell(
+            kernel, f"_ckpt_mib = _peak_mib({checkpointed!r})", "checkpointed training, profiled", check_warnings=False
+        )
         plain_mib, ckpt_mib = kernel.eval("(_plain_mib, _ckpt_mib)")
         if plain_mib is None:
             pytest.skip("this torch's profiler reports no allocation events")
@@ -68,9 +68,14 @@ def test_grad_checkpointing_lowers_the_peak_of_a_sequential_and_keeps_its_gradie
 
         # In-place activations, one of them at the start of a segment (10 layers in 3 segments);
         # the checkpointed gradients are those of the plain model.
-        run_cell(kernel, "model = deep(5, inplace=True)\noptimizer = torch.optim.SGD(model.parameters(), lr=1e-3)\n"
-                         "train_loader = DataLoader(TensorDataset(torch.randn(64, 256), torch.randint(0, 256, (64,))),"
-                         " batch_size=16)\n", "an in-place model", check_warnings=False)
+        run_cell(
+            kernel,
+            "model = deep(5, inplace=True)\noptimizer = torch.optim.SGD(model.parameters(), lr=1e-3)\n"
+            "train_loader = DataLoader(TensorDataset(torch.randn(64, 256), torch.randint(0, 256, (64,))),"
+            " batch_size=16)\n",
+            "an in-place model",
+            check_warnings=False,
+        )
         run_cell(kernel, checkpointed, "grad-checkpointing with nn.ReLU(inplace=True)")
         run_cell(
             kernel,
@@ -91,7 +96,10 @@ def test_grad_checkpointing_lowers_the_peak_of_a_sequential_and_keeps_its_gradie
 def test_grad_checkpointing_says_what_to_do_for_a_model_that_is_not_sequential() -> None:
     kernel = Kernel()
     try:
-        run_cell(kernel, TORCH_SETUP + """\
+        run_cell(
+            kernel,
+            TORCH_SETUP
+            + """\
 class Net(nn.Module):
     def __init__(self):
         super().__init__()
@@ -106,11 +114,17 @@ class PretrainedNet(Net):  # what a Hugging Face model offers
 
 model = Net()
 optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
-""", "setup", check_warnings=False)
+""",
+            "setup",
+            check_warnings=False,
+        )
         text = run_cell(kernel, render(snippet("grad-checkpointing")), "grad-checkpointing on a custom module")
         assert "not an nn.Sequential" in text and "forward()" in text, text
-        run_cell(kernel, "model = PretrainedNet()\noptimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)\n",
-                 "a model with gradient_checkpointing_enable")
+        run_cell(
+            kernel,
+            "model = PretrainedNet()\noptimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)\n",
+            "a model with gradient_checkpointing_enable",
+        )
         text = run_cell(kernel, render(snippet("grad-checkpointing")), "grad-checkpointing on a pretrained model")
         assert "not an nn.Sequential" not in text, text
         assert kernel.eval("model.checkpointing") == {"use_reentrant": False}
@@ -135,13 +149,20 @@ def test_grad_accumulation_averages_every_virtual_batch_the_last_one_too() -> No
     kernel = Kernel()
     try:
         # 6 micro-batches of 16 with 4 per step: one full virtual batch, then one of 2.
-        run_cell(kernel, TORCH_SETUP + "optimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n"
-                 "train_loader = DataLoader(TensorDataset(torch.randn(96, 8), torch.randint(0, 2, (96,))),"
-                 " batch_size=16)\n" + RECORD_STEPS, "setup", check_warnings=False)
+        run_cell(
+            kernel,
+            TORCH_SETUP + "optimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+            "train_loader = DataLoader(TensorDataset(torch.randn(96, 8), torch.randint(0, 2, (96,))),"
+            " batch_size=16)\n" + RECORD_STEPS,
+            "setup",
+            check_warnings=False,
+        )
         run_cell(kernel, render(snippet("grad-accumulation")), "grad-accumulation")
         assert kernel.eval("len(_steps)") == 2
         # The gradient each step got is the mean of its micro-batches' gradients, at the same parameters.
-        run_cell(kernel, """\
+        run_cell(
+            kernel,
+            """\
 import copy
 _batches = list(train_loader)
 
@@ -161,11 +182,17 @@ _matches = [
     all(torch.allclose(g, m, atol=1e-6) for g, m in zip(grads, _mean_gradient(params, group)))
     for (params, grads), group in zip(_steps, (_batches[:4], _batches[4:]))
 ]
-""", "expected gradients")
+""",
+            "expected gradients",
+        )
         assert kernel.eval("_matches") == [True, True]
         # An empty loader trains nothing, and says nothing went wrong.
-        run_cell(kernel, "train_loader = DataLoader(TensorDataset(torch.randn(0, 8), torch.randint(0, 2, (0,))),"
-                 " batch_size=16)\n_steps.clear()\n", "an empty loader")
+        run_cell(
+            kernel,
+            "train_loader = DataLoader(TensorDataset(torch.randn(0, 8), torch.randint(0, 2, (0,))),"
+            " batch_size=16)\n_steps.clear()\n",
+            "an empty loader",
+        )
         run_cell(kernel, render(snippet("grad-accumulation")), "grad-accumulation on an empty loader")
         assert kernel.eval("len(_steps)") == 0
     finally:
@@ -216,10 +243,17 @@ def test_dataloader_pinning_keeps_how_the_loader_batches() -> None:
         if kernel.eval("__import__('multiprocessing').get_start_method()") == "fork":
             assert kernel.eval("dropping.num_workers > 0 and dropping.persistent_workers") is True
         # Where workers would not start by fork, the loader keeps its number of workers and the cell says why.
-        run_cell(kernel, "dropping = DataLoader(_data, batch_size=16, collate_fn=_collate)\n"
-                 "__import__('multiprocessing').set_start_method('spawn', force=True)\n", "spawn")
-        text = run_cell(kernel, render(snippet("dataloader-pinning"), {**DEFAULT_NAMES, "dataloader": "dropping"}),
-                        "dataloader-pinning under spawn")
+        run_cell(
+            kernel,
+            "dropping = DataLoader(_data, batch_size=16, collate_fn=_collate)\n"
+            "__import__('multiprocessing').set_start_method('spawn', force=True)\n",
+            "spawn",
+        )
+        text = run_cell(
+            kernel,
+            render(snippet("dataloader-pinning"), {**DEFAULT_NAMES, "dataloader": "dropping"}),
+            "dataloader-pinning under spawn",
+        )
         assert kernel.eval("dropping.num_workers") == 0
         assert "spawn" in text, text
     finally:
@@ -232,8 +266,11 @@ def test_bf16_autocast_does_not_count_an_emulated_bfloat16() -> None:
         run_cell(kernel, TORCH_SETUP, "setup", check_warnings=False)
         run_cell(kernel, render(snippet("bf16-autocast")), "bf16-autocast")
         # A GPU older than Ampere: bfloat16 only through emulation.
-        run_cell(kernel, "torch.cuda.is_bf16_supported = lambda including_emulation=True: including_emulation\n",
-                 "a pre-Ampere GPU")
+        run_cell(
+            kernel,
+            "torch.cuda.is_bf16_supported = lambda including_emulation=True: including_emulation\n",
+            "a pre-Ampere GPU",
+        )
         assert kernel.eval("native_bf16()") is False
         # Older PyTorch: no including_emulation argument, native support only.
         run_cell(kernel, "torch.cuda.is_bf16_supported = lambda: True\n", "an older torch")
@@ -254,7 +291,11 @@ def _fake_torch_metadata(root: Path, version: str) -> Path:
 ALLOCATOR_CASES = [
     ("2.0.1+cu118", "max_split_size_mb:128", "max_split_size_mb:128"),  # no expandable_segments before 2.1
     ("1.13.1", None, None),
-    ("2.1.0a0+git1234", "garbage_collection_threshold:0.8", "garbage_collection_threshold:0.8,expandable_segments:True"),
+    (
+        "2.1.0a0+git1234",
+        "garbage_collection_threshold:0.8",
+        "garbage_collection_threshold:0.8,expandable_segments:True",
+    ),
     ("10.0.0", None, "expandable_segments:True"),  # numbers, not strings, compared
     ("2.5.1+cu121", "expandable_segments:True", "expandable_segments:True"),  # not twice
 ]
@@ -272,7 +313,10 @@ def test_allocator_config_sets_expandable_segments_only_where_torch_has_them(tmp
         assert kernel.eval("'torch' in __import__('sys').modules") is False
         for version, before, after in ALLOCATOR_CASES:
             folder = _fake_torch_metadata(tmp_path, version)
-            setup = f"import os, sys\nsys.path.insert(0, {str(folder)!r})\nos.environ.pop('PYTORCH_CUDA_ALLOC_CONF', None)\n"
+            setup = (
+                f"import os, sys\nsys.path.insert(0, {str(folder)!r})\n"
+                "os.environ.pop('PYTORCH_CUDA_ALLOC_CONF', None)\n"
+            )
             if before is not None:
                 setup += f"os.environ['PYTORCH_CUDA_ALLOC_CONF'] = {before!r}\n"
             run_cell(kernel, setup, f"torch {version} installed")
@@ -291,10 +335,14 @@ def test_amp_on_a_torch_without_torch_amp_gradscaler() -> None:
     """PyTorch before 2.3 has torch.cuda.amp.GradScaler only."""
     kernel = Kernel()
     try:
-        run_cell(kernel, TORCH_SETUP + "import torch.amp, torch.cuda.amp\ndel torch.amp.GradScaler\n"
-                 # That fallback warns on today's torch, which has the new one; not on those that lack it.
-                 "import warnings\nwarnings.filterwarnings('ignore', r'.*torch\\.cuda\\.amp\\.GradScaler', FutureWarning)\n",
-                 "setup", check_warnings=False)
+        run_cell(
+            kernel,
+            TORCH_SETUP + "import torch.amp, torch.cuda.amp\ndel torch.amp.GradScaler\n"
+            # That fallback warns on today's torch, which has the new one; not on those that lack it.
+            "import warnings\nwarnings.filterwarnings('ignore', r'.*torch\\.cuda\\.amp\\.GradScaler', FutureWarning)\n",
+            "setup",
+            check_warnings=False,
+        )
         run_cell(kernel, render(snippet("amp")), "amp without torch.amp.GradScaler")
         assert kernel.eval("type(scaler) is torch.cuda.amp.GradScaler and not scaler.is_enabled()") is True
         assert kernel.eval("bool(torch.isfinite(batch_loss))") is True
@@ -347,8 +395,9 @@ def test_profiler_memory_sorts_by_the_device_column_this_torch_has(column: str) 
     """The per-operator device memory column is self_cuda_memory_usage in older torch."""
     kernel = Kernel()
     try:
-        run_cell(kernel, TORCH_SETUP + FAKE_GPU_PROFILER + f"_device_column = {column!r}\n", "setup",
-                 check_warnings=False)
+        run_cell(
+            kernel, TORCH_SETUP + FAKE_GPU_PROFILER + f"_device_column = {column!r}\n", "setup", check_warnings=False
+        )
         text = run_cell(kernel, render(snippet("profiler-memory")), f"profiler-memory, {column}")
         assert kernel.eval("_Events.sorted_by") == column
         assert text.startswith("aten::mm 4096\naten::relu 512"), text
@@ -357,8 +406,11 @@ def test_profiler_memory_sorts_by_the_device_column_this_torch_has(column: str) 
 
 
 def test_allocator_config_keeps_the_options_already_set() -> None:
-    kernel = run_snippet(snippet("allocator-config"), TORCH_SETUP,
-                         env={"PYTORCH_CUDA_ALLOC_CONF": "max_split_size_mb:128, expandable_segments:False"})
+    kernel = run_snippet(
+        snippet("allocator-config"),
+        TORCH_SETUP,
+        env={"PYTORCH_CUDA_ALLOC_CONF": "max_split_size_mb:128, expandable_segments:False"},
+    )
     try:
         conf = kernel.eval("__import__('os').environ['PYTORCH_CUDA_ALLOC_CONF']")
         assert conf == "max_split_size_mb:128,expandable_segments:True"
@@ -370,11 +422,17 @@ def test_allocator_config_keeps_the_options_already_set() -> None:
 def test_allocator_config_also_sets_the_newer_variable_where_the_environment_sets_it() -> None:
     """Where PYTORCH_ALLOC_CONF is set, recent PyTorch may read it instead of
     PYTORCH_CUDA_ALLOC_CONF: the option must be in whichever it reads."""
-    kernel = run_snippet(snippet("allocator-config"), TORCH_SETUP,
-                         env={"PYTORCH_ALLOC_CONF": "garbage_collection_threshold:0.8,expandable_segments:False"})
+    kernel = run_snippet(
+        snippet("allocator-config"),
+        TORCH_SETUP,
+        env={"PYTORCH_ALLOC_CONF": "garbage_collection_threshold:0.8,expandable_segments:False"},
+    )
     try:
         environ = "__import__('os').environ"
-        assert kernel.eval(f"{environ}['PYTORCH_ALLOC_CONF']") == "garbage_collection_threshold:0.8,expandable_segments:True"
+        assert (
+            kernel.eval(f"{environ}['PYTORCH_ALLOC_CONF']")
+            == "garbage_collection_threshold:0.8,expandable_segments:True"
+        )
         assert kernel.eval(f"{environ}['PYTORCH_CUDA_ALLOC_CONF']") == "expandable_segments:True"
     finally:
         kernel.shutdown()
@@ -392,8 +450,11 @@ def test_evaluation_snippets_give_the_model_back_in_the_mode_it_was_in() -> None
                 run_cell(kernel, render(snippet(snippet_id)), f"{snippet_id} on a model with training={mode}")
                 assert kernel.eval("model.training") is mode, (snippet_id, mode)
         # An empty validation loader: no examples, no ZeroDivisionError.
-        run_cell(kernel, "val_loader = DataLoader(TensorDataset(torch.randn(0, 8), torch.randint(0, 2, (0,))))",
-                 "an empty loader")
+        run_cell(
+            kernel,
+            "val_loader = DataLoader(TensorDataset(torch.randn(0, 8), torch.randint(0, 2, (0,))))",
+            "an empty loader",
+        )
         text = run_cell(kernel, render(snippet("no-grad-eval")), "no-grad-eval on no examples")
         assert "accuracy: 0.000 (0 examples)" in text, text
     finally:

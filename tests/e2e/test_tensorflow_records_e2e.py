@@ -18,14 +18,16 @@ import pytest
 
 HELPER = Path(__file__).resolve().parents[2] / "python_helper"
 
-pytestmark = pytest.mark.skipif(importlib.util.find_spec("tensorflow") is None,
-                                reason="tensorflow is not installed (requirements-dev.txt: tensorflow-cpu)")
+pytestmark = pytest.mark.skipif(
+    importlib.util.find_spec("tensorflow") is None,
+    reason="tensorflow is not installed (requirements-dev.txt: tensorflow-cpu)",
+)
 
 PROBE = r"""
 import json, sys
 sys.path.insert(0, HELPER)
 import tensorflow as tf
-from jupyterlab_vram_helper.readers import tensorflow as tf_reader
+from jupyterlab_vram_helper.sampling.readers import tensorflow as tf_reader
 
 cpu = tf.config.list_physical_devices("CPU")[0]
 tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * 2)
@@ -45,9 +47,13 @@ print(json.dumps({
 
 
 def test_a_real_tensorflow_keeps_the_records_the_reader_maps_its_devices_from() -> None:
-    run = subprocess.run([sys.executable, "-c", f"HELPER = {str(HELPER)!r}\n" + PROBE], capture_output=True,
-                         text=True, timeout=240, env={"TF_CPP_MIN_LOG_LEVEL": "3", "CUDA_VISIBLE_DEVICES": "",
-                                                      "PATH": "/usr/bin:/bin"})
+    run = subprocess.run(
+        [sys.executable, "-c", f"HELPER = {str(HELPER)!r}\n" + PROBE],
+        capture_output=True,
+        text=True,
+        timeout=240,
+        env={"TF_CPP_MIN_LOG_LEVEL": "3", "CUDA_VISIBLE_DEVICES": "", "PATH": "/usr/bin:/bin"},
+    )
     assert run.returncode == 0, run.stderr[-3000:]
     seen = json.loads(run.stdout.strip().splitlines()[-1])
     assert seen["before"] is False and seen["after"] is True

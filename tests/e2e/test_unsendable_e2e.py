@@ -7,7 +7,6 @@ request gets its answer."""
 from __future__ import annotations
 
 import pytest
-
 from comm_fuzz import ascii_json_packer
 from kernel_harness import live_helper_kernel
 
@@ -42,7 +41,8 @@ def test_an_exit_from_a_user_objects_method_leaves_the_kernel_alive(bootstrap: s
         # The user's output: the cell's own MemoryError and 1 + 1, nothing of the helper's.
         outputs = kernel.output_messages()
         assert [(m["msg_type"], m["content"].get("ename")) for m in outputs] == [
-            ("error", "MemoryError"), ("execute_result", None)
+            ("error", "MemoryError"),
+            ("execute_result", None),
         ], outputs
         assert not any("jupyterlab_vram_helper" in str(m["content"]) for m in outputs)
 
@@ -58,10 +58,18 @@ def test_lone_surrogates_in_names_and_request_ids_still_get_replies(bootstrap: s
         names = [entry["name"] for entry in listing["result"]["entries"]]
         assert "\ufffd" in names and "kept" in names
         # The name as shown names nothing: refused, and nothing else goes.
-        answer = kernel.request(comm_id, {
-            "type": "delete", "request_id": "surrogate-delete", "listing_id": listing["result"]["listing_id"],
-            "names": ["\ufffd", "\ud800x"], "hidden": [], "free": [],
-        }, timeout=60)
+        answer = kernel.request(
+            comm_id,
+            {
+                "type": "delete",
+                "request_id": "surrogate-delete",
+                "listing_id": listing["result"]["listing_id"],
+                "names": ["\ufffd", "\ud800x"],
+                "hidden": [],
+                "free": [],
+            },
+            timeout=60,
+        )
         assert answer["type"] == "reply", answer
         assert answer["result"]["deleted"] == []
         assert sorted(r["name"] for r in answer["result"]["refused"]) == ["\ufffd", "\ufffdx"]

@@ -5,9 +5,8 @@ directories, and the container's swap figures of one reading."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
 
-from jupyterlab_vram_helper.readers.cgroup import CgroupMemory
+from jupyterlab_vram_helper.sampling.readers.cgroup import CgroupMemory
 
 GIB = 1 << 30
 MIB = 1 << 20
@@ -26,18 +25,32 @@ MEMINFO = (
 )
 
 
-def _status(swap: Optional[str]) -> str:
+def _status(swap: str | None) -> str:
     """A /proc/<pid>/status whose VmSwap line reads ``swap`` (None: no such line, as in a kernel thread's)."""
-    lines = ["Name:\tpython3", "State:\tS (sleeping)", "Pid:\t7", "VmPeak:\t 2000000 kB", "VmSize:\t 1900000 kB",
-             "VmHWM:\t 1500000 kB", "VmRSS:\t 1000000 kB", "RssAnon:\t  900000 kB", "VmData:\t 1200000 kB"]
+    lines = [
+        "Name:\tpython3",
+        "State:\tS (sleeping)",
+        "Pid:\t7",
+        "VmPeak:\t 2000000 kB",
+        "VmSize:\t 1900000 kB",
+        "VmHWM:\t 1500000 kB",
+        "VmRSS:\t 1000000 kB",
+        "RssAnon:\t  900000 kB",
+        "VmData:\t 1200000 kB",
+    ]
     if swap is not None:
         lines.append(f"VmSwap:\t{swap}")
     lines += ["HugetlbPages:\t       0 kB", "Threads:\t12", "voluntary_ctxt_switches:\t100"]
     return "\n".join(lines) + "\n"
 
 
-def _proc(tmp_path: Path, swap_total: str = "8000000", swap_free: str = "6000000",
-          vm_swap: Optional[str] = "  524288 kB", cgroup: str = "0::/\n") -> Path:
+def _proc(
+    tmp_path: Path,
+    swap_total: str = "8000000",
+    swap_free: str = "6000000",
+    vm_swap: str | None = "  524288 kB",
+    cgroup: str = "0::/\n",
+) -> Path:
     proc = tmp_path / "proc"
     (proc / "7").mkdir(parents=True)
     (proc / "7" / "statm").write_text("1000 250 30 1 0 100 0\n")
@@ -47,8 +60,9 @@ def _proc(tmp_path: Path, swap_total: str = "8000000", swap_free: str = "6000000
     return proc
 
 
-def _v2_dir(root: Path, path: str, limit: str, current: int, swap_max: Optional[str] = None,
-            swap_current: Optional[str] = None) -> Path:
+def _v2_dir(
+    root: Path, path: str, limit: str, current: int, swap_max: str | None = None, swap_current: str | None = None
+) -> Path:
     d = root / path.strip("/") if path.strip("/") else root
     d.mkdir(parents=True, exist_ok=True)
     (d / "memory.max").write_text(limit + "\n")
@@ -75,8 +89,15 @@ def _swap(c: CgroupMemory) -> tuple:
     return figures["swap_limit_bytes"], figures["swap_usage_bytes"]
 
 
-def _v1_dir(root: Path, path: str, limit: str, usage: int, memsw_limit: Optional[str] = None,
-            memsw_usage: Optional[str] = None, swappiness: Optional[str] = None) -> Path:
+def _v1_dir(
+    root: Path,
+    path: str,
+    limit: str,
+    usage: int,
+    memsw_limit: str | None = None,
+    memsw_usage: str | None = None,
+    swappiness: str | None = None,
+) -> Path:
     d = root / "memory" / path.strip("/")
     d.mkdir(parents=True, exist_ok=True)
     (d / "memory.limit_in_bytes").write_text(limit)

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import types
-from typing import Any, List, Optional, Tuple
+from typing import Any
 
 from fakes import CountsFirstShell, FakeTorch
-from jupyterlab_vram_helper.cell_accounting import CellMemoryRecorder
+
+from jupyterlab_vram_helper.cells.cell_accounting import CellMemoryRecorder
 from jupyterlab_vram_helper.config import SamplerConfig
 
 GB = 1 << 30
@@ -21,13 +22,18 @@ class ScriptedRss:
         self.hwm = rss
         self.can_reset = can_reset
         self.resets = 0
-        self.reads: List[str] = []  # which /proc file each read would hit, in order
+        self.reads: list[str] = []  # which /proc file each read would hit, in order
 
     def set(self, rss: int) -> None:
         self.current = rss
         self.hwm = max(self.hwm, rss)
 
-    def rss_and_peak(self, hold_gil: bool = True) -> Tuple[Optional[int], Optional[int]]:
+    def moves(self, *values: int) -> None:
+        """The RSS at each of ``values`` in turn, as a cell that allocates, then frees, moves it."""
+        for rss in values:
+            self.set(rss)
+
+    def rss_and_peak(self, hold_gil: bool = True) -> tuple[int | None, int | None]:
         self.reads.append("status" if hold_gil else "status, GIL released")
         return self.current, self.hwm
 
@@ -43,10 +49,16 @@ class ScriptedRss:
 
 
 class Harness:
-    def __init__(self, torch: Optional[FakeTorch] = None, reset: bool = True, rss: Optional[ScriptedRss] = None,
-                 max_records: int = 2000, listeners: bool = True):
+    def __init__(
+        self,
+        torch: FakeTorch | None = None,
+        reset: bool = True,
+        rss: ScriptedRss | None = None,
+        max_records: int = 2000,
+        listeners: bool = True,
+    ):
         self.config = SamplerConfig(reset_peak_per_cell=reset)
-        self.sent: List[Any] = []
+        self.sent: list[Any] = []
         self.rss = rss or ScriptedRss()
         self.torch = torch
         self.listeners = listeners
@@ -61,14 +73,26 @@ class Harness:
             max_records=max_records,
         )
 
-    def cell(self, body=lambda: None, cell_id: Optional[str] = "c1", error: Optional[BaseException] = None,
-             before_exec: Optional[BaseException] = None, store_history: bool = True):
+    def cell(
+        self,
+        body=lambda: None,
+        cell_id: str | None = "c1",
+        error: BaseException | None = None,
+        before_exec: BaseException | None = None,
+        store_history: bool = True,
+    ):
         """Runs a cell through both hooks; its record, from the history."""
         self.run_hooks(body, cell_id, error, before_exec, store_history)
         return self.last()
 
-    def run_hooks(self, body=lambda: None, cell_id: Optional[str] = "c1", error: Optional[BaseException] = None,
-                  before_exec: Optional[BaseException] = None, store_history: bool = True) -> None:
+    def run_hooks(
+        self,
+        body=lambda: None,
+        cell_id: str | None = "c1",
+        error: BaseException | None = None,
+        before_exec: BaseException | None = None,
+        store_history: bool = True,
+    ) -> None:
         """Runs a cell through both hooks, and nothing else (a history request finishes records)."""
         info = types.SimpleNamespace(cell_id=cell_id, store_history=store_history, raw_cell="x")
         count = self.shell.execution_count
@@ -92,21 +116,34 @@ class Harness:
         return [m for m in self.sent if m["type"] == "error"]
 
 
-def figures(rss: Optional[int], gpus=()):
+def figures(rss: int | None, gpus=()):
     return {
         "host": {"rss_bytes": rss, "total_bytes": None, "available_bytes": None},
         "torch": {"imported": True, "cuda_initialized": True},
         "tensorflow": {"imported": False, "gpus_initialized": False},
         "gpus": [
-            {"index": i, "name": None, "total_bytes": None, "nvml": None, "tensorflow": None,
-             "torch": {"allocated_bytes": a, "reserved_bytes": r, "peak_allocated_bytes": None, "active_bytes": None,
-                       "inactive_split_bytes": None, "num_ooms": 0, "num_alloc_retries": 0}}
+            {
+                "index": i,
+                "name": None,
+                "total_bytes": None,
+                "nvml": None,
+                "tensorflow": None,
+                "torch": {
+                    "allocated_bytes": a,
+                    "reserved_bytes": r,
+                    "peak_allocated_bytes": None,
+                    "active_bytes": None,
+                    "inactive_split_bytes": None,
+                    "num_ooms": 0,
+                    "num_alloc_retries": 0,
+                },
+            }
             for i, a, r in gpus
         ],
     }
 
 
-def resets(torch: FakeTorch) -> List[Any]:
+def resets(torch: FakeTorch) -> list[Any]:
     return [c for c in torch.calls if c[0] == "reset_peak_memory_stats"]
 
 
@@ -114,7 +151,7 @@ class LaterCalls:
     """A call_soon that runs nothing until the test says so (the sender thread, stalled)."""
 
     def __init__(self) -> None:
-        self.calls: List[Any] = []
+        self.calls: list[Any] = []
 
     def __call__(self, call) -> None:
         self.calls.append(call)
@@ -125,14 +162,14 @@ class LaterCalls:
             call()
 
 
-def deferred_harness(**kwargs: Any) -> Tuple[Harness, LaterCalls]:
+def deferred_harness(**kwargs: Any) -> tuple[Harness, LaterCalls]:
     h = Harness(**kwargs)
     later = LaterCalls()
     h.recorder._call_soon = later
     return h, later
 
 
-def stats_reads(torch: FakeTorch) -> List[Any]:
+def stats_reads(torch: FakeTorch) -> list[Any]:
     return [c for c in torch.calls if c[0] == "memory_stats_as_nested_dict"]
 
 

@@ -4,11 +4,11 @@ result, with the behaviour of its displayhook (no IPython needed)."""
 from __future__ import annotations
 
 import types
-from typing import Any, Dict, Optional
+from typing import Any
 
 
 class FakeDisplayHook:
-    def __init__(self, shell: "FakeShell") -> None:
+    def __init__(self, shell: FakeShell) -> None:
         self.shell = shell
         self._ = self.__ = self.___ = ""
         self.prompt_count = 0
@@ -34,7 +34,7 @@ class FakeDisplayHook:
 class FakeResult:
     def __init__(self, info: Any) -> None:
         self.info = info
-        self.execution_count: Optional[int] = None
+        self.execution_count: int | None = None
         self.result: Any = None
         self.error_before_exec: Any = None
         self.error_in_exec: Any = None
@@ -42,9 +42,9 @@ class FakeResult:
 
 class FakeShell:
     def __init__(self) -> None:
-        oh: Dict[int, Any] = {}
-        self.user_ns: Dict[str, Any] = {"In": [], "Out": oh, "_oh": oh, "_ih": [], "_i": "", "get_ipython": len}
-        self.user_ns_hidden: Dict[str, Any] = dict(self.user_ns)
+        oh: dict[int, Any] = {}
+        self.user_ns: dict[str, Any] = {"In": [], "Out": oh, "_oh": oh, "_ih": [], "_i": "", "get_ipython": len}
+        self.user_ns_hidden: dict[str, Any] = dict(self.user_ns)
         self.user_global_ns = self.user_ns
         self.displayhook = FakeDisplayHook(self)
         self.history_manager = types.SimpleNamespace(output_hist=oh)
@@ -56,7 +56,7 @@ class Figures:
     def __init__(self) -> None:
         self.rss = 1000
 
-    def __call__(self) -> Dict[str, Any]:
+    def __call__(self) -> dict[str, Any]:
         return {
             "host": {"rss_bytes": self.rss, "total_bytes": 1, "available_bytes": 1},
             "gpus": [

@@ -1,14 +1,15 @@
 from __future__ import annotations
 
 import sys
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import pytest
-
 from cleanup_harness import FakeShell, Figures
 from fakes import FakeGpu, FakeProps, FakePynvml, FakeTorch, set_allocator
-from jupyterlab_vram_helper import gpu_allocations
-from jupyterlab_vram_helper.cleanup import Cleanup
+
+from jupyterlab_vram_helper.allocations import gpu_allocations
+from jupyterlab_vram_helper.cleanup.cleanup import Cleanup
 
 GB = 1 << 30
 
@@ -18,7 +19,7 @@ try:
     import numpy as _REAL_NUMPY
     import torch as _REAL_TORCH
 except ImportError:
-    _REAL_NUMPY = _REAL_TORCH = None
+    _REAL_NUMPY = _REAL_TORCH = None  # type: ignore[assignment]  # absent here: the tests that need them skip
 
 
 @pytest.fixture(autouse=True)

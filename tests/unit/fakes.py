@@ -5,11 +5,14 @@ from __future__ import annotations
 import copy
 import time
 import types
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, TypeVar
+
+T = TypeVar("T")
 
 
-def nested_stats(allocated: int, reserved: int, peak: int, ooms: int = 0, retries: int = 0) -> Dict[str, Any]:
+def nested_stats(allocated: int, reserved: int, peak: int, ooms: int = 0, retries: int = 0) -> dict[str, Any]:
     return {
         "allocated_bytes": {"all": {"current": allocated, "peak": peak}},
         "reserved_bytes": {"all": {"current": reserved, "peak": reserved}},
@@ -27,10 +30,11 @@ class FakeProps:
     uuid: str
 
 
-def ever_used(stats: Dict[str, Any]) -> bool:
+def ever_used(stats: dict[str, Any]) -> bool:
     """Whether a fake device's stats show memory allocated or reserved, now or at a peak."""
     return any(
-        stats.get(name, {}).get("all", {}).get(field) for name in ("allocated_bytes", "reserved_bytes")
+        stats.get(name, {}).get("all", {}).get(field)
+        for name in ("allocated_bytes", "reserved_bytes")
         for field in ("current", "peak")
     )
 
@@ -38,12 +42,12 @@ def ever_used(stats: Dict[str, Any]) -> bool:
 class FakeTorch(types.ModuleType):
     """A torch whose CUDA state the test controls; records every CUDA call."""
 
-    def __init__(self, props: List[FakeProps], initialized: bool = False):
+    def __init__(self, props: list[FakeProps], initialized: bool = False):
         super().__init__("torch")
         self.__version__ = "2.5.1"
         self.version = types.SimpleNamespace(cuda="12.4")
-        self.calls: List[Any] = []
-        self.stats: Dict[int, Dict[str, Any]] = {i: nested_stats(0, 0, 0) for i in range(len(props))}
+        self.calls: list[Any] = []
+        self.stats: dict[int, dict[str, Any]] = {i: nested_stats(0, 0, 0) for i in range(len(props))}
         self.initialized = initialized
         # "cudaMallocAsync": reading a device's stats switches to it (creates its
         # context), so the helper may read only the devices listed in `contexts`.
@@ -63,7 +67,7 @@ class FakeTorch(types.ModuleType):
             assert isinstance(i, int), "the helper must pass explicit device indices"
             return props[i]
 
-        def memory_stats_as_nested_dict(device: Any = None) -> Dict[str, Any]:
+        def memory_stats_as_nested_dict(device: Any = None) -> dict[str, Any]:
             torch.calls.append(("memory_stats_as_nested_dict", device))
             assert isinstance(device, int), "the helper must pass explicit device indices"
             if not torch.initialized:
@@ -91,6 +95,7 @@ class FakeTorch(types.ModuleType):
             return call
 
         memory = types.SimpleNamespace(memory_stats_as_nested_dict=memory_stats_as_nested_dict)
+
         def has_primary_context(device: Any) -> bool:
             # Real torch counts the devices first, which runs cuInit before CUDA is initialised.
             torch.calls.append(("_cuda_hasPrimaryContext", device))
@@ -120,9 +125,9 @@ class FakeGpu:
     name: str
     total: int
     used: int
-    processes: List[Any] = field(default_factory=list)  # (pid, used) pairs
+    processes: list[Any] = field(default_factory=list)  # (pid, used) pairs
     driver_reserved: int = 0  # what NVML's v1 "used" counts and v2 (like nvidia-smi) leaves out
-    handle_error: Optional[int] = None  # the NVML code its handle is refused with (no permission, lost)
+    handle_error: int | None = None  # the NVML code its handle is refused with (no permission, lost)
     memory_failures: int = 0  # memory queries that fail (GPU_IS_LOST) before it answers again
 
 
@@ -142,12 +147,12 @@ NVML_ERROR_GPU_IS_LOST = 15
 class FakePynvml(types.ModuleType):
     nvmlMemory_v2 = 0x02000028  # pynvml's version tag for nvmlMemory_v2_t
 
-    def __init__(self, gpus: List[FakeGpu], init_error: Optional[str] = None, memory_v2: bool = True):
+    def __init__(self, gpus: list[FakeGpu], init_error: str | None = None, memory_v2: bool = True):
         super().__init__("pynvml")
         self.gpus = gpus
         self.init_error = init_error
         self.memory_v2 = memory_v2  # False: a driver older than 510 (NVML_ERROR_FUNCTION_NOT_FOUND)
-        self.calls: List[str] = []
+        self.calls: list[str] = []
 
     def nvmlInit(self) -> None:
         self.calls.append("nvmlInit")
@@ -175,7 +180,7 @@ class FakePynvml(types.ModuleType):
     def nvmlDeviceGetName(self, h: FakeGpu) -> bytes:
         return h.name.encode()  # old pynvml returned bytes
 
-    def nvmlDeviceGetMemoryInfo(self, h: FakeGpu, version: Optional[int] = None) -> Any:
+    def nvmlDeviceGetMemoryInfo(self, h: FakeGpu, version: int | None = None) -> Any:
         """``used`` is what processes hold; v1 adds the driver's reservation to it, v2 does not."""
         self.calls.append("memory")
         if h.memory_failures > 0:
@@ -189,7 +194,7 @@ class FakePynvml(types.ModuleType):
             raise FakeNvmlError("Function Not Found", NVML_ERROR_FUNCTION_NOT_FOUND)
         return types.SimpleNamespace(total=h.total, used=h.used, free=free, reserved=h.driver_reserved)
 
-    def nvmlDeviceGetComputeRunningProcesses(self, h: FakeGpu) -> List[Any]:
+    def nvmlDeviceGetComputeRunningProcesses(self, h: FakeGpu) -> list[Any]:
         self.calls.append("processes")
         return [types.SimpleNamespace(pid=p, usedGpuMemory=u) for p, u in h.processes]
 
@@ -197,14 +202,14 @@ class FakePynvml(types.ModuleType):
 class FakeComm:
     _count = 0
 
-    def __init__(self, fail: bool = False, comm_id: Optional[str] = None):
+    def __init__(self, fail: bool = False, comm_id: str | None = None):
         FakeComm._count += 1
         self.comm_id = comm_id if comm_id is not None else f"comm-{FakeComm._count}"
-        self.sent: List[Dict[str, Any]] = []
+        self.sent: list[dict[str, Any]] = []
         self.closed = False
         self.fail = fail
-        self.msg_cb: Optional[Callable[[Any], None]] = None
-        self.close_cb: Optional[Callable[[Any], None]] = None
+        self.msg_cb: Callable[[Any], None] | None = None
+        self.close_cb: Callable[[Any], None] | None = None
 
     def send(self, data: Any = None, **_: Any) -> None:
         if self.fail:
@@ -225,13 +230,13 @@ class FakeComm:
         assert self.msg_cb is not None
         self.msg_cb({"content": {"comm_id": "x", "data": data}})
 
-    def types(self) -> List[str]:
+    def types(self) -> list[str]:
         return [m["type"] for m in self.sent]
 
 
 class FakeCommManager:
     def __init__(self) -> None:
-        self.targets: Dict[str, Callable[..., None]] = {}
+        self.targets: dict[str, Callable[..., None]] = {}
 
     def register_target(self, name: str, f: Callable[..., None]) -> None:
         self.targets[name] = f
@@ -239,20 +244,39 @@ class FakeCommManager:
     def unregister_target(self, name: str, f: Callable[..., None]) -> Callable[..., None]:
         return self.targets.pop(name)
 
-    def open(self, data: Any, comm: Optional[FakeComm] = None) -> FakeComm:
+    def open(self, data: Any, comm: FakeComm | None = None) -> FakeComm:
         comm = comm or FakeComm()
-        self.targets["jupyterlab-vram"](comm, {"content": {"comm_id": "x", "target_name": "jupyterlab-vram", "data": data}})
+        self.targets["jupyterlab-vram"](
+            comm, {"content": {"comm_id": "x", "target_name": "jupyterlab-vram", "data": data}}
+        )
         return comm
 
 
-def set_allocator(torch: FakeTorch, device: int, allocated: int, reserved: int, peak: Optional[int] = None,
-                  reserved_peak: Optional[int] = None) -> None:
+def set_allocator(
+    torch: FakeTorch,
+    device: int,
+    allocated: int,
+    reserved: int,
+    peak: int | None = None,
+    reserved_peak: int | None = None,
+) -> None:
     """Set a fake device's allocator state; peaks only ever rise, as torch's do."""
     stats = torch.stats[device]
     for stat, current, explicit in (("allocated_bytes", allocated, peak), ("reserved_bytes", reserved, reserved_peak)):
         entry = stats[stat]["all"]
         entry["current"] = current
         entry["peak"] = max(entry["peak"], current, explicit or 0)
+
+
+def inner_frame(tb: types.TracebackType | None) -> types.FrameType:
+    """The frame one level into a traceback: the function the test called, where the error was raised."""
+    return known(known(tb).tb_next).tb_frame
+
+
+def known(value: T | None) -> T:
+    """``value``, which the test expects to be known: None fails the test here."""
+    assert value is not None
+    return value
 
 
 def wait_until(predicate: Callable[[], Any], timeout: float = 5.0) -> None:

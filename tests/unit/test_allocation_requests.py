@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Dict
+from typing import Any
 
 import pytest
 
@@ -18,7 +18,7 @@ from jupyterlab_vram_helper.protocol import RequestError, parse_request
         {"type": "allocation_sites", "request_id": "r", "max_sites": 0},
     ],
 )
-def test_bad_fields_are_malformed(data: Dict[str, Any]) -> None:
+def test_bad_fields_are_malformed(data: dict[str, Any]) -> None:
     with pytest.raises(RequestError) as caught:
         parse_request(data)
     assert caught.value.code == "malformed" and caught.value.request_id == "r"

@@ -11,7 +11,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any, Dict, List
+from typing import Any
 
 import pytest
 
@@ -25,6 +25,7 @@ def benchmarks(monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 # -- cell_hooks_overhead: where the hooks' time goes ---------------------------------------
+
 
 def test_the_rest_of_the_hooks_time_takes_out_only_the_reads_made_in_them(benchmarks: Path, capsys) -> None:
     from _cell_kernels import hooks_rest
@@ -73,7 +74,7 @@ class FakeKernel:
             self.history_events += filled
             self.rss += HISTORY * filled // 100_000
 
-    def execute(self, code: str, **_: Any) -> Dict[str, Any]:
+    def execute(self, code: str, **_: Any) -> dict[str, Any]:
         if "range(60000)" in code:
             self._cuda_events(120_000)
         return {"status": "ok"}
@@ -89,7 +90,7 @@ class FakeKernel:
             return False
         return 1  # tracemalloc's memory, its traces
 
-    def request(self, comm_id: str, data: Dict[str, Any], timeout: float = 0) -> Dict[str, Any]:
+    def request(self, comm_id: str, data: dict[str, Any], timeout: float = 0) -> dict[str, Any]:
         if data["type"] == "record_allocations":
             if data["enabled"] and not self.recording:
                 self.rss += SYMBOLIZER_IMPORTS
@@ -98,10 +99,10 @@ class FakeKernel:
         listing = {"elapsed_ms": 1.0, "devices": [{"device": "host", "sites": [], "count": 0}]}
         return {"type": "reply", "result": listing}
 
-    def comm_data(self, comm_id: str) -> List[Any]:
+    def comm_data(self, comm_id: str) -> list[Any]:
         return []
 
-    def wait_for(self, *args: Any, **kwargs: Any) -> Dict[str, Any]:
+    def wait_for(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
         return {"type": "cell_alive", "elapsed_ms": 1.0}
 
     def shutdown(self) -> None:
@@ -118,8 +119,11 @@ def test_the_historys_rss_growth_leaves_out_what_turning_recording_on_imports(
     monkeypatch.setattr(bench, "bootstrap_code", lambda: "")
     monkeypatch.setattr(bench, "require_device", lambda device: None)
     out = tmp_path / "bench.json"
-    monkeypatch.setattr(sys, "argv", ["allocation_recording_cost.py", "--device", "cuda", "--depths", "",
-                                      "--tries", "1", "--json", str(out)])
+    monkeypatch.setattr(
+        sys,
+        "argv",
+        ["allocation_recording_cost.py", "--device", "cuda", "--depths", "", "--tries", "1", "--json", str(out)],
+    )
     bench.main()
     figures = json.loads(out.read_text())["figures"]
     assert figures["cuda_history_rss_growth_bytes"] == HISTORY
@@ -138,12 +142,16 @@ def test_the_rss_is_read_in_bytes_whatever_the_page_size(benchmarks: Path) -> No
 
 # -- _common.require_device: "no CUDA" is status 3, whatever the probe did -------------------
 
-@pytest.mark.parametrize("outcome", [
-    subprocess.CompletedProcess([], -11, stdout="", stderr=""),  # killed by a signal, nothing said
-    subprocess.CompletedProcess([], 1, stdout="", stderr="Traceback...\nImportError: libcuda.so.1"),
-    subprocess.CompletedProcess([], 0, stdout="no", stderr=""),
-    subprocess.TimeoutExpired(["python"], 120),
-])
+
+@pytest.mark.parametrize(
+    "outcome",
+    [
+        subprocess.CompletedProcess([], -11, stdout="", stderr=""),  # killed by a signal, nothing said
+        subprocess.CompletedProcess([], 1, stdout="", stderr="Traceback...\nImportError: libcuda.so.1"),
+        subprocess.CompletedProcess([], 0, stdout="no", stderr=""),
+        subprocess.TimeoutExpired(["python"], 120),
+    ],
+)
 def test_a_cuda_probe_that_fails_in_any_way_exits_with_the_no_cuda_status(
     benchmarks: Path, monkeypatch: pytest.MonkeyPatch, capsys, outcome: Any
 ) -> None:
@@ -164,6 +172,7 @@ def test_a_cuda_probe_that_fails_in_any_way_exits_with_the_no_cuda_status(
 def test_a_cuda_probe_that_sees_cuda_lets_the_benchmark_run(benchmarks: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import _common
 
-    monkeypatch.setattr(_common.subprocess, "run",
-                        lambda *args, **kwargs: subprocess.CompletedProcess([], 0, stdout="yes", stderr=""))
+    monkeypatch.setattr(
+        _common.subprocess, "run", lambda *args, **kwargs: subprocess.CompletedProcess([], 0, stdout="yes", stderr="")
+    )
     _common.require_device("cuda")  # returns

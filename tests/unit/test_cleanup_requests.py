@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Dict
+from typing import Any
 
 import pytest
 
@@ -41,7 +41,7 @@ def test_parse_cleanup_requests() -> None:
         ({"type": "delete", "listing_id": "L", "names": ["a" * 1025]}, "refused", "1025"),
     ],
 )
-def test_bad_cleanup_requests(data: Dict[str, Any], code: str, needle: str) -> None:
+def test_bad_cleanup_requests(data: dict[str, Any], code: str, needle: str) -> None:
     with pytest.raises(RequestError) as err:
         parse_request({**data, "request_id": "r"})
     assert err.value.code == code and needle in err.value.message and err.value.request_id == "r"

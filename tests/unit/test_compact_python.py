@@ -20,12 +20,12 @@ def _compactor() -> ModuleType:
 
 def test_docstrings_after_and_holding_non_ascii_text_go_whole() -> None:
     source = (
-        'def f() -> str:\n'
+        "def f() -> str:\n"
         '    """Looked up for the first 20 only… then “N more”."""\n'
-        '\n'
-        'def g():\n'
+        "\n"
+        "def g():\n"
         '    text = "é"; """not a docstring"""  # a comment after “quotes”\n'
-        '    return text\n'
+        "    return text\n"
     )
     compacted = _compactor().compact(source)
     assert compacted.splitlines() == [

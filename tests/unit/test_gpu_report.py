@@ -28,20 +28,29 @@ JUNIT = """<?xml version="1.0" encoding="utf-8"?>
 
 def test_report_has_every_check_its_figures_and_the_benchmarks(tmp_path: Path) -> None:
     (tmp_path / "junit-exclusive.xml").write_text(JUNIT, encoding="utf-8")
-    bench = {"benchmark": "inspect_cost", "device": "cuda", "params": {"tensors": 1000},
-             "figures": {"elapsed_ms_median": 41.5},
-             "targets": [{"name": "inspect", "value": 41.5, "limit": 200, "unit": "ms", "met": True}]}
+    bench = {
+        "benchmark": "inspect_cost",
+        "device": "cuda",
+        "params": {"tensors": 1000},
+        "figures": {"elapsed_ms_median": 41.5},
+        "targets": [{"name": "inspect", "value": 41.5, "limit": 200, "unit": "ms", "met": True}],
+    }
     (tmp_path / "bench-inspect_cost.json").write_text(json.dumps(bench), encoding="utf-8")
     (tmp_path / "bench-sampler_overhead.log").write_text("Traceback ...\nRuntimeError: boom\n", encoding="utf-8")
-    subprocess.run([sys.executable, str(REPORT), str(tmp_path), "--elapsed", "312", "--failed", "cuda"], check=True,
-                   capture_output=True, timeout=120)
+    subprocess.run(
+        [sys.executable, str(REPORT), str(tmp_path), "--elapsed", "312", "--failed", "cuda"],
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
 
     report = json.loads((tmp_path / "report.json").read_text(encoding="utf-8"))
     assert report["elapsed_s"] == 312 and report["failed_steps"] == ["cuda"]
     assert "python" in report["environment"] and "platform" in report["environment"]
     by_name = {c["check"]: c for c in report["checks"]}
     assert by_name["test_figures_cuda::test_sample"]["figures"] == {
-        "allocated_bytes": 1048576, "causes": ["fragmentation", "stale_references"]
+        "allocated_bytes": 1048576,
+        "causes": ["fragmentation", "stale_references"],
     }
     assert by_name["test_oom_cuda::test_too_big"]["outcome"] == "failed"
     assert "stale_references" in by_name["test_oom_cuda::test_too_big"]["message"]
@@ -59,8 +68,9 @@ def test_report_has_every_check_its_figures_and_the_benchmarks(tmp_path: Path) -
 def test_a_junit_file_cut_short_by_a_stopped_step_is_named_and_the_rest_still_reported(tmp_path: Path) -> None:
     (tmp_path / "junit-exclusive.xml").write_text(JUNIT, encoding="utf-8")
     (tmp_path / "junit-parallel.xml").write_text(JUNIT[: len(JUNIT) // 2], encoding="utf-8")  # killed mid-write
-    subprocess.run([sys.executable, str(REPORT), str(tmp_path), "--failed", "cuda"], check=True,
-                   capture_output=True, timeout=120)
+    subprocess.run(
+        [sys.executable, str(REPORT), str(tmp_path), "--failed", "cuda"], check=True, capture_output=True, timeout=120
+    )
 
     report = json.loads((tmp_path / "report.json").read_text(encoding="utf-8"))
     by_name = {c["check"]: c for c in report["checks"]}
@@ -72,21 +82,39 @@ def test_a_junit_file_cut_short_by_a_stopped_step_is_named_and_the_rest_still_re
 
 def test_a_narrowed_run_says_so_first_with_what_it_left_out(tmp_path: Path) -> None:
     (tmp_path / "junit-exclusive.xml").write_text(JUNIT, encoding="utf-8")
-    subprocess.run([sys.executable, str(REPORT), str(tmp_path), "--not-run", "suite inspect_cost",
-                    "--pytest-k", "no_context or oom"], check=True, capture_output=True, timeout=120)
+    subprocess.run(
+        [
+            sys.executable,
+            str(REPORT),
+            str(tmp_path),
+            "--not-run",
+            "suite inspect_cost",
+            "--pytest-k",
+            "no_context or oom",
+        ],
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
 
     report = json.loads((tmp_path / "report.json").read_text(encoding="utf-8"))
     assert report["narrowed"] == {"not_run": ["suite", "inspect_cost"], "pytest_k": "no_context or oom"}
     text = (tmp_path / "report.md").read_text(encoding="utf-8").splitlines()
     assert text[0] == "# jupyterlab-vram GPU check"
-    assert text[2] == ("**A partial run, not the whole kit: it left out the steps suite, inspect_cost and the checks"
-                       " that `-k no_context or oom` does not select.**")
+    assert text[2] == (
+        "**A partial run, not the whole kit: it left out the steps suite, inspect_cost and the checks"
+        " that `-k no_context or oom` does not select.**"
+    )
 
 
 def test_a_whole_run_is_not_called_partial(tmp_path: Path) -> None:
     (tmp_path / "junit-exclusive.xml").write_text(JUNIT, encoding="utf-8")
-    subprocess.run([sys.executable, str(REPORT), str(tmp_path), "--not-run", "", "--pytest-k", ""], check=True,
-                   capture_output=True, timeout=120)
+    subprocess.run(
+        [sys.executable, str(REPORT), str(tmp_path), "--not-run", "", "--pytest-k", ""],
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
 
     assert json.loads((tmp_path / "report.json").read_text(encoding="utf-8"))["narrowed"] is None
     assert "partial" not in (tmp_path / "report.md").read_text(encoding="utf-8")
@@ -96,13 +124,19 @@ def test_the_kit_refuses_a_step_it_does_not_have_before_installing_anything(tmp_
     kit = REPORT.parent / "gpu-check.sh"
     out = tmp_path / "report"
     env = {**os.environ, "PYTHON": sys.executable, "VRAM_GPU_ONLY": "cell_hooks_overhead hooks"}
-    run = subprocess.run(["bash", str(kit), str(tmp_path / "no-wheels"), str(out)], capture_output=True, text=True,
-                         timeout=120, env=env)
+    run = subprocess.run(
+        ["bash", str(kit), str(tmp_path / "no-wheels"), str(out)], capture_output=True, text=True, timeout=120, env=env
+    )
 
     assert run.returncode == 1, run.stdout + run.stderr
     assert "VRAM_GPU_ONLY names 'hooks', which is no step of the kit" in run.stdout
     assert "Offline venv" not in run.stdout
     report = json.loads((out / "report.json").read_text(encoding="utf-8"))
     assert report["failed_steps"] == ["unknown-step:hooks"]
-    assert report["narrowed"]["not_run"] == ["exclusive", "suite", "sampler_overhead", "inspect_cost",
-                                             "allocation_recording_cost"]
+    assert report["narrowed"]["not_run"] == [
+        "exclusive",
+        "suite",
+        "sampler_overhead",
+        "inspect_cost",
+        "allocation_recording_cost",
+    ]

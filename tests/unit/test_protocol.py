@@ -18,7 +18,13 @@ def test_version_constants() -> None:
         ({}, "malformed", "missing field 'type'", None),
         ({"type": None, "request_id": "a"}, "malformed", "'type' must be a string, got null", "a"),
         ({"type": "nope", "request_id": "a"}, "unknown_type", "unknown request type 'nope'", "a"),
-        ({"type": "nope"}, "unknown_type", "expected one of allocation_sites, allocation_snapshot, configure, delete, free_memory, history, inspect, notebook_names, ping, record_allocations, snapshot", None),
+        (
+            {"type": "nope"},
+            "unknown_type",
+            "expected one of allocation_sites, allocation_snapshot, configure, delete, free_memory, history, inspect, "
+            "notebook_names, ping, record_allocations, snapshot",
+            None,
+        ),
         ({"type": "ping"}, "malformed", "missing field 'request_id'", None),
         ({"type": "ping", "request_id": ["a"]}, "malformed", "got array", None),
         ({"type": "ping", "request_id": "x" * 300}, "malformed", "longer than 256", None),
@@ -51,8 +57,14 @@ def test_long_unknown_type_is_truncated_in_the_message() -> None:
 
 @pytest.mark.parametrize(
     "data,code",
-    [(1, "malformed"), ({}, "malformed"), ({"type": "x"}, "malformed"), ({"type": "open", "protocol": 2}, "malformed"),
-     ({"type": "open", "protocol": "1"}, "malformed"), ({"type": "open", "config": []}, "invalid_config")],
+    [
+        (1, "malformed"),
+        ({}, "malformed"),
+        ({"type": "x"}, "malformed"),
+        ({"type": "open", "protocol": 2}, "malformed"),
+        ({"type": "open", "protocol": "1"}, "malformed"),
+        ({"type": "open", "config": []}, "invalid_config"),
+    ],
 )
 def test_bad_open(data, code) -> None:
     with pytest.raises(RequestError) as info:

@@ -34,39 +34,72 @@ JEST = {
             "message": "",
             "assertionResults": [
                 {"fullName": "formats bytes", "status": "passed", "failureMessages": []},
-                {"fullName": "formats MiB", "status": "failed",
-                 "failureMessages": ["\x1b[2mexpect(\x1b[22mreceived).toBe(expected)\n\nExpected: 1"]},
+                {
+                    "fullName": "formats MiB",
+                    "status": "failed",
+                    "failureMessages": ["\x1b[2mexpect(\x1b[22mreceived).toBe(expected)\n\nExpected: 1"],
+                },
             ],
         },
-        {"name": "/repo/src/__tests__/views.spec.ts", "status": "failed",
-         "message": "\n  Cannot find module '../views/Gone'", "assertionResults": []},
+        {
+            "name": "/repo/src/__tests__/views.spec.ts",
+            "status": "failed",
+            "message": "\n  Cannot find module '../views/Gone'",
+            "assertionResults": [],
+        },
     ],
 }
 
 
 def playwright(file: str, tests: list) -> dict:
-    specs = [{"title": title, "file": file, "line": line,
-              "tests": [{"status": status, "results": [{"status": s, "error": {"message": m}} for s, m in results]}]}
-             for title, line, status, results in tests]
-    stats = {"expected": sum(t[2] == "expected" for t in tests), "unexpected": sum(t[2] == "unexpected" for t in tests),
-             "flaky": sum(t[2] == "flaky" for t in tests), "skipped": 0}
+    specs = [
+        {
+            "title": title,
+            "file": file,
+            "line": line,
+            "tests": [{"status": status, "results": [{"status": s, "error": {"message": m}} for s, m in results]}],
+        }
+        for title, line, status, results in tests
+    ]
+    stats = {
+        "expected": sum(t[2] == "expected" for t in tests),
+        "unexpected": sum(t[2] == "unexpected" for t in tests),
+        "flaky": sum(t[2] == "flaky" for t in tests),
+        "skipped": 0,
+    }
     return {"stats": stats, "suites": [{"title": file, "suites": [{"title": "describe", "specs": specs}]}]}
 
 
 def run(results: Path) -> str:
-    return subprocess.run([sys.executable, str(SUMMARY), str(results)], check=True, capture_output=True,
-                          text=True, timeout=60).stdout
+    return subprocess.run(
+        [sys.executable, str(SUMMARY), str(results)], check=True, capture_output=True, text=True, timeout=60
+    ).stdout
 
 
 def test_names_each_failed_test_with_its_first_error_line_and_the_flaky_ones(tmp_path: Path) -> None:
     (tmp_path / "pytest.xml").write_text(JUNIT, encoding="utf-8")
     (tmp_path / "jest.json").write_text(json.dumps(JEST), encoding="utf-8")
-    (tmp_path / "playwright.json").write_text(json.dumps(playwright("sidebar.spec.ts", [
-        ("shows the sidebar", 10, "expected", [("passed", "")]),
-        ("follows a restart", 40, "unexpected", [("failed", "\x1b[31mError: expected live\x1b[39m\n  at line"),
-                                                 ("failed", "Error: expected live")]),
-        ("a helper skipped", 80, "flaky", [("failed", "Error: timeout"), ("passed", "")]),
-    ])), encoding="utf-8")
+    (tmp_path / "playwright.json").write_text(
+        json.dumps(
+            playwright(
+                "sidebar.spec.ts",
+                [
+                    ("shows the sidebar", 10, "expected", [("passed", "")]),
+                    (
+                        "follows a restart",
+                        40,
+                        "unexpected",
+                        [
+                            ("failed", "\x1b[31mError: expected live\x1b[39m\n  at line"),
+                            ("failed", "Error: expected live"),
+                        ],
+                    ),
+                    ("a helper skipped", 80, "flaky", [("failed", "Error: timeout"), ("passed", "")]),
+                ],
+            )
+        ),
+        encoding="utf-8",
+    )
 
     out = run(tmp_path)
 
@@ -74,7 +107,7 @@ def test_names_each_failed_test_with_its_first_error_line_and_the_flaky_ones(tmp
     assert "jest: 1 passed, 2 failed, 0 skipped" in out
     assert "galata: 2 passed, 1 failed, 0 skipped" in out
     assert "smoke journeys: no report" in out
-    failed = out[out.index("Failed tests:"):out.index("Passed only on a retry")]
+    failed = out[out.index("Failed tests:") : out.index("Passed only on a retry")]
     assert "pytest: tests.unit.test_a::test_broken\n      assert 1 == 2" in failed
     assert "jest: format.spec.ts > formats MiB\n      expect(received).toBe(expected)" in failed
     assert "jest: views.spec.ts\n      Cannot find module '../views/Gone'" in failed
@@ -84,9 +117,17 @@ def test_names_each_failed_test_with_its_first_error_line_and_the_flaky_ones(tmp
 
 
 def test_says_nothing_more_when_all_passed(tmp_path: Path) -> None:
-    (tmp_path / "playwright.json").write_text(json.dumps(playwright("cells.spec.ts", [
-        ("records a cell", 5, "expected", [("passed", "")]),
-    ])), encoding="utf-8")
+    (tmp_path / "playwright.json").write_text(
+        json.dumps(
+            playwright(
+                "cells.spec.ts",
+                [
+                    ("records a cell", 5, "expected", [("passed", "")]),
+                ],
+            )
+        ),
+        encoding="utf-8",
+    )
 
     out = run(tmp_path)
 

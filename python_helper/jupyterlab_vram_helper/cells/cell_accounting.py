@@ -1,0 +1,498 @@
+"""Per-cell memory accounting: one record per executed cell (docs/protocol.md, `cell`).
+
+IPython calls ``pre_run_cell(info)`` before a cell and ``post_run_cell(result)``
+after it; :class:`CellMemoryRecorder` reads the memory figures in both, keeps
+the last :data:`HISTORY_LENGTH` records and hands each new one to a background
+thread that sends it to every open comm.
+
+What the hooks can rely on (IPython 8/9, ipykernel 6/7):
+
+- ``shell.execution_count`` in ``pre_run_cell`` is the cell's number in some
+  IPython releases and one more in others: execution_counts.py tells which.
+- An empty or blank cell fires ``post_run_cell`` without ``pre_run_cell``.
+  Silent executions (the bootstrap, ``user_expressions`` probes) fire neither.
+- ``result.info`` is the very object ``pre_run_cell`` received, so a pending
+  cell is matched by its identity. Cells can nest (user code calling
+  ``get_ipython().run_cell``), and a kernel subshell runs cells on threads of
+  its own: running_cells.py keeps them.
+- ipykernel passes ``result=None`` when the cell's coroutine was cancelled
+  (an interrupt while an async cell awaits).
+- An exception escaping a hook is printed into the user's output: every hook
+  body catches everything, and problems go to the frontend as an ``internal``
+  protocol error.
+
+Nothing here keeps a reference to a user object: records hold numbers and
+strings (the exception's class name and the start of its message), read from
+``result`` while the hook runs and never stored with it.
+
+Peaks. With ``reset_peak_per_cell`` (the default) the peaks are exact: the
+hook resets torch's allocator peak counters (explicit device indices, only
+once CUDA is initialised) and the kernel's VmHWM (``/proc/self/clear_refs``)
+at cell start, and reads them at cell end. Without it nothing is reset, and a
+peak is the highest of: the figures before and after, the sampler's readings
+during the cell, and the counter itself if it rose during the cell (a counter
+that rose was beaten inside this cell, so it is then exact too). A device whose
+CUDA state was created during the cell counts from zero, and a VmHWM that is
+the RSS at cell start needs no reset: exact either way.
+
+Cost. The hooks run on the kernel's main thread, between the user's cell and
+the execute_reply, so they do only what must happen at that instant: clocks,
+and at cell start torch's counters (once CUDA is up, torch's stats binding
+called directly and its dict kept as read: readers/torch_cuda.CellAllocators),
+one reading of RSS and VmHWM (``statm`` and getrusage's maximum where those
+prove VmHWM, else ``/proc/self/status``: readers/kernel_rss.py) and the peak resets
+(VmHWM's only where it is above the RSS).
+Everything that can wait is left to the sender thread, which runs one
+window after the cell (background_sender.py; a lone cell's record
+goes out ~40 ms after the kernel's idle status, the records of cells that end
+meanwhile go with it, and while cells keep ending one message goes out per 50 ms;
+the kernel's loop wakes that thread once the cell's reply has gone, see
+``CellMemoryRecorder.reply_loop``):
+torch's counters after the cell (one stats call per device, ~12 us
+on an H100 machine even with warm caches) and picking the counters out of
+both readings, the RSS after the
+cell and its peak (the same reading), building the record
+and sending it. None of these can be lost before the next reset, and they
+have not moved since the cell ended unless something else ran (a request
+of the panel finishes them first: :meth:`CellMemoryRecorder.finish_records`). If the next
+cell starts first (a "Run All", or cells sent one by one), its
+``pre_run_cell`` reads RSS and VmHWM in one go before it resets and stamps
+them on the waiting cells, where they double as the new cell's starting
+figures; the sender still builds those records. A ``history`` request
+finishes waiting records too. Records are finished in order. A cell that ends
+inside another one (``get_ipython().run_cell`` from user code) reads its
+figures at once, since its caller goes on running.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import os
+import threading
+import time
+import traceback
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from ..config import SamplerConfig
+from ..forking import call_in_forked_child
+from ..oom.cell_outcome import cell_outcome, exception_of, oom_message_readable, out_of_memory_text
+from ..protocol import CellStatus, cells_message, error_message
+from ..sampling.readers import torch_cuda
+from ..sampling.readers.kernel_rss import KernelRss, kernel_rss
+from ..sampling.readers.torch_cuda import NO_ALLOCATIONS, CellAllocators
+from .cell_readings import EndedCell, GpuReading, PendingCell, gpu_reading
+from .cell_records import cell_record, gpu_records
+from .execution_counts import CellNumbering
+from .running_cells import MAX_PENDING_CELLS, RunningCells
+
+if TYPE_CHECKING:  # only the type: the module is loaded when a diagnosis is made
+    from ..oom.oom_diagnosis import OomDiagnosis
+    from ..protocol_types import CellGpuMemory, CellMemoryRecord
+
+
+HISTORY_LENGTH = 2000
+MAX_CELL_ID_CHARS = 256
+
+_get_ident = threading.get_ident
+# The loop running in this thread, or None (no exception where there is none).
+_running_loop = asyncio.events._get_running_loop
+
+
+class CellMemoryRecorder:
+    """Builds a :class:`CellMemoryRecord` per executed cell; see the module docstring."""
+
+    def __init__(
+        self,
+        config: Callable[[], SamplerConfig],
+        send: Callable[[Mapping[str, Any]], None] | None = None,
+        has_listeners: Callable[[], bool] = lambda: True,
+        call_soon: Callable[[Callable[[], None]], None] | None = None,
+        diagnose_oom: Callable[[str, str], OomDiagnosis | None] | None = None,
+        rss: KernelRss | None = None,
+        torch_module: Callable[[], Any] = torch_cuda.loaded_torch,
+        shell: Any = None,
+        wall_clock: Callable[[], float] = time.time,
+        # time.perf_counter, or a stand-in on its scale: observe() compares the sampler's times with it
+        clock: Callable[[], float] = time.perf_counter,
+        max_records: int = HISTORY_LENGTH,
+    ):
+        self._config = config
+        self._send = send
+        self._has_listeners = has_listeners
+        # Off the hook's thread (the runtime's sender); in tests, at once.
+        self._call_soon = call_soon if call_soon is not None else (lambda call: call())
+        self._diagnose_oom = diagnose_oom
+        self._rss = rss if rss is not None else kernel_rss()
+        self._torch = torch_module
+        self.shell = shell
+        self._wall_clock = wall_clock
+        self._clock = clock
+        self._running = RunningCells()
+        # Its list, kept as an attribute of ours: the hooks' common path reads it directly.
+        self._pending = self._running.cells
+        self._numbering = CellNumbering()
+        self._records: collections.deque[CellMemoryRecord] = collections.deque(maxlen=max_records)
+        self._ended: collections.deque[EndedCell] = collections.deque()  # waiting for their end figures
+        # Records made since the last send; the sender thread sends them together.
+        self._unsent: collections.deque[CellMemoryRecord] = collections.deque(maxlen=max_records)
+        self._finish_lock = threading.Lock()
+        # A sender round is queued and has not started: cells that end
+        # meanwhile join it without queuing (or waking) anything.
+        self._round_queued = False
+        # The kernel's event loop, which runs the cells (runtime.install: the
+        # loop its bootstrap ran in), or None. After post_run_cell the kernel
+        # sends the cell's reply and its idle status without giving the loop
+        # back, so the round handed over from the loop's next step wakes the
+        # sender's thread after them: that wake-up (a futex wake, ~20 us with
+        # the caches cold after a pause) leaves the cell's critical path. Not
+        # for a cell ending inside another (its caller runs on, the loop with
+        # it), nor on another loop (a kernel subshell's thread); a cell run as
+        # a task of its own (top-level await) still hands over before its reply.
+        self.reply_loop: Any = None
+        # torch's allocators once CUDA is initialised (CellAllocators); not in a forked child.
+        self._cuda: CellAllocators | None = None
+        call_in_forked_child(self._forget_parent_state)
+        self._next_id = 1
+        # Names this run of record ids (they start at 1 in every recorder: a
+        # new process, or a helper delivered anew). The frontend keys records
+        # by it, so a pid that a container reuses cannot mix two runs.
+        self.series = os.urandom(8).hex()
+        self.last_error: str | None = None
+        self._reported_errors: set = set()
+
+    # -- IPython hooks ------------------------------------------------------------
+
+    def hooks(self) -> list[tuple[str, Callable[..., None]]]:
+        return [("pre_run_cell", self.pre_run_cell), ("post_run_cell", self.post_run_cell)]
+
+    # Both hooks are flat on purpose: they run with caches cold (the kernel
+    # sat idle, the user's code ran), where every call layer costs the cell
+    # one or two microseconds (benchmarks/cell_hooks_overhead.py). The
+    # uncommon paths are methods of their own.
+
+    def pre_run_cell(self, info: Any = None) -> None:
+        try:
+            cell_id = getattr(info, "cell_id", None)
+            # Used if post_run_cell gets no result (execution_counts.py: what
+            # shell.execution_count means here depends on the IPython release).
+            count = self._numbering.at_start(self.shell, info)
+            cell = PendingCell(
+                id(info),
+                cell_id[:MAX_CELL_ID_CHARS] if isinstance(cell_id, str) and cell_id else None,
+                count if isinstance(count, int) else None,
+                self._wall_clock(),
+            )
+            cell.thread = _get_ident()
+            # Each source on its own: a failing one costs its figures, not the record.
+            # One reading of torch's counters, before any reset: the start of this
+            # cell, and the end of records still waiting for theirs.
+            torch = self._torch()
+            gpus: GpuReading | None = None
+            cuda: CellAllocators | None = None
+            if torch is not None:
+                try:
+                    cuda = self._cell_allocators(torch)
+                    gpus = gpu_reading(cuda)
+                except Exception as exc:
+                    # CUDA may well be up: the start is unknown, not zero ("came up during the cell").
+                    cell.cuda_was_initialized = True
+                    self._problem("reading torch.cuda at cell start", exc)
+            rss = self._rss
+            try:
+                # One reading of RSS and VmHWM: this cell's starting RSS, the
+                # end figures of cells still waiting for theirs (the reset
+                # below would lose their peak), and whether VmHWM needs a reset.
+                current, high_water = rss.rss_and_peak()
+                if self._ended:
+                    self._stamp_ended((current, high_water), gpus)
+                cell.rss_before = current
+                if current is not None and high_water is not None and high_water <= current:
+                    # VmHWM is the RSS already: from here on it follows this
+                    # cell as after a reset (the common case, one syscall fewer).
+                    cell.rss_peak_from_start = True
+                elif rss.can_reset and self._config().reset_peak_per_cell and rss.reset_peak():
+                    cell.rss_peak_from_start = True
+                    if self._pending:
+                        self._running.keep_outer_rss_peaks(high_water)
+                else:
+                    cell.rss_peak_before = high_water
+            except Exception as exc:
+                self._problem("reading RSS at cell start", exc)
+                if self._ended:  # unknown end figures rather than ones read after a reset
+                    self._stamp_ended(None, gpus)
+            if gpus and cuda is not None:
+                try:
+                    self._gpus_before(cell, cuda, gpus)
+                except Exception as exc:
+                    cell.gpu_peaks_were_reset = False
+                    self._problem("resetting torch.cuda's peaks at cell start", exc)
+            pending = self._pending
+            if pending and getattr(info, "store_history", True) is False:
+                self._running.nest(cell)
+            if len(pending) >= MAX_PENDING_CELLS:
+                del pending[0]
+            pending.append(cell)
+            cell.t0 = self._clock()
+        except BaseException as exc:
+            # An interrupt that lands in the hook itself is dropped: the
+            # alternative is IPython printing our frame into the user's output.
+            # A SystemExit too: the hooks never run the cell's code, only the
+            # helper's reads, so an exit from in here is an accident of a user
+            # object's method, and raised on it would end the kernel.
+            self._problem("measuring the cell start", exc)
+
+    def post_run_cell(self, result: Any = None) -> None:
+        try:
+            t1 = self._clock()
+            pending = self._pending
+            if not pending:
+                return  # an empty cell (no pre_run_cell), or the start failed
+            self._numbering.at_end(result)
+            top = pending[-1]
+            if result is not None and top.info_id == id(getattr(result, "info", None)):
+                # Not pop(): a subshell's cell may have started on its thread since the check.
+                pending.remove(top)
+                cell = top
+            else:
+                found = self._running.pop_ended(result)
+                if found is None:
+                    return
+                cell = found
+            status: CellStatus
+            if (
+                result is not None
+                and getattr(result, "error_in_exec", None) is None
+                and getattr(result, "error_before_exec", None) is None
+            ):
+                status, error = "ok", None  # the common case, without cell_outcome's two calls
+            else:
+                status, error = cell_outcome(result)
+            execution_count = getattr(result, "execution_count", None) if result is not None else None
+            if cell.nested:
+                self._running.fold_into_outer(cell)
+                if status == "ok":
+                    return  # the running cell's record covers it
+                execution_count = cell.execution_count  # the running cell's, not the next one's
+            if not isinstance(execution_count, int) or isinstance(execution_count, bool):
+                execution_count = cell.execution_count
+            # torch's counters after the cell are read later (see the module docstring).
+            gpus_after: GpuReading | None = None if cell.gpus_before or self._torch() is not None else {}
+            oom = self._diagnosis(result) if error is not None and error["out_of_memory"] else None
+            ended = EndedCell(cell, t1, status, error, execution_count, gpus_after, oom)
+            if pending:
+                # Ended inside a cell that goes on running: its figures cannot wait.
+                self._read_host_after(ended)
+                if ended.gpus_after is None:
+                    ended.gpus_after = self._gpu_reading("reading torch.cuda at cell end")
+            self._ended.append(ended)
+            if not self._round_queued:
+                self._round_queued = True
+                loop = self.reply_loop
+                if loop is not None and not pending and _running_loop() is loop:
+                    # See reply_loop: the sender is woken once the reply has gone.
+                    try:
+                        # Not None (tested above): mypy widens it again by the ``is`` test.
+                        loop.call_soon(self._hand_off_round)  # type: ignore[union-attr]
+                    except Exception:  # a closed loop
+                        self._hand_off_round()
+                else:
+                    self._hand_off_round()
+        except BaseException as exc:  # as in pre_run_cell: SystemExit included
+            self._problem("recording the cell", exc)
+
+    # -- sampler feed (sampler thread) -------------------------------------------
+
+    def observe(self, figures: Mapping[str, Any], started: float | None = None) -> None:
+        """Fold one sampler reading into the running cell's maxima (cheap, never raises).
+
+        ``started``: when the reading began, on this recorder's clock (the
+        sampler's readings: time.perf_counter). It goes to the innermost cell
+        that had started by then: figures read before a cell's start (its
+        ``t0``, set once pre_run_cell is done) may be an earlier cell's peak.
+        """
+        try:
+            if self._pending:
+                self._running.observe(figures, started)
+        except Exception:
+            pass
+
+    # -- history ------------------------------------------------------------------
+
+    def history(self) -> list[CellMemoryRecord]:
+        """The kept records, oldest first."""
+        self.finish_records()
+        return list(self._records)
+
+    def close(self) -> None:
+        self.finish_records()
+        self._pending.clear()
+        self._rss.close()
+
+    # -- internals ----------------------------------------------------------------
+
+    def _gpus_before(self, cell: PendingCell, cuda: CellAllocators, reading: GpuReading) -> None:
+        """Start the cell from ``reading`` (CUDA initialised), then reset the peaks (if the config says so)."""
+        cell.cuda_was_initialized = True
+        cell.gpus_before = reading
+        if not self._config().reset_peak_per_cell:
+            return
+        if self._pending:
+            self._running.keep_outer_peaks(reading)
+        reset = cuda.reset_peaks  # torch's binding, called directly (see CellAllocators)
+        for index, stats in reading.items():
+            if stats is not NO_ALLOCATIONS:  # no context there: its peaks are 0 and stay so
+                reset(index)
+        cell.gpu_peaks_were_reset = True
+
+    def _cell_allocators(self, torch: Any) -> CellAllocators | None:
+        """torch's allocators as the hooks call them (None while CUDA is not initialised), kept once fixed."""
+        cuda = self._cuda
+        if cuda is not None and cuda.torch is torch:
+            return cuda
+        cuda = torch_cuda.cell_allocators(torch)
+        self._cuda = cuda if cuda is not None and cuda.fixed else None
+        return cuda
+
+    def _gpu_reading(self, what: str) -> GpuReading:
+        """torch's counters now; {} (and one problem report) if they cannot be read."""
+        try:
+            return gpu_reading(self._cell_allocators(self._torch()))
+        except Exception as exc:
+            self._problem(what, exc)
+            return {}
+
+    def _gpu_entries(self, ended: EndedCell) -> list[CellGpuMemory]:
+        """The record's per-device entries ([] if they cannot be made)."""
+        try:
+            return gpu_records(ended.cell, ended.gpus_after or {})
+        except Exception as exc:
+            self._problem("recording torch.cuda's figures of the cell", exc)
+            return []
+
+    def _rss_reading(self, what: str, hold_gil: bool = True) -> tuple[int | None, int | None]:
+        """RSS and VmHWM now; unknown (and one problem report) if they cannot be read."""
+        try:
+            return self._rss.rss_and_peak(hold_gil=hold_gil)
+        except Exception as exc:
+            self._problem(what, exc)
+            return None, None
+
+    def _read_host_after(self, ended: EndedCell) -> None:
+        ended.rss_after, ended.rss_peak_after = self._rss_reading("reading RSS at cell end")
+        ended.host_read = True
+
+    def _diagnosis(self, result: Any) -> OomDiagnosis | None:
+        if self._diagnose_oom is None:
+            return None
+        try:
+            exc = exception_of(result)
+            text = out_of_memory_text(exc, readable=oom_message_readable) if exc is not None else None
+            del exc
+            return self._diagnose_oom(*text) if text is not None else None
+        except BaseException as exc:
+            # The diagnosis sizes user objects (their __sizeof__ may raise even
+            # SystemExit): the cell's record goes out without it.
+            self._problem("diagnosing the out-of-memory error", exc)
+            return None
+
+    def _hand_off_round(self) -> None:
+        """Queue the sender's round (the first cell to end since the last round does)."""
+        try:
+            self._call_soon(self._finish_in_background)
+        except BaseException as exc:
+            self._round_queued = False  # the next cell queues one again
+            self._problem("handing the cell records to the sender", exc)
+
+    def _finish_in_background(self) -> None:
+        """The sender thread's round: finish every ended cell's record and send them in one message.
+
+        The first cell to end after a round queues the next one; cells that
+        end before it starts join it (background_sender.py: it starts one
+        window after it was queued).
+        """
+        self._round_queued = False  # a cell that ends from here on queues the next round
+        self.finish_records()
+        with self._finish_lock:
+            records = list(self._unsent)
+            self._unsent.clear()
+        if records and self._send is not None and self._has_listeners():
+            self._send(cells_message(records))
+
+    def _stamp_ended(self, reading: tuple[int | None, int | None] | None, gpus: GpuReading | None) -> None:
+        """Give cells still without their end figures ``reading`` (RSS, VmHWM) and ``gpus``.
+
+        A hook calls this just before it resets the peaks, which would lose
+        those figures; ``reading`` None (the read failed) makes them unknown
+        rather than wrong. Only the figures: the sender thread builds the
+        records, off the cell's critical path.
+        """
+        with self._finish_lock:
+            # A copy (one C call, under the GIL): a subshell's post_run_cell appends
+            # without the lock, and the deque's own iterator would raise mid-loop.
+            for ended in tuple(self._ended):
+                if not ended.host_read:
+                    ended.rss_after, ended.rss_peak_after = reading if reading is not None else (None, None)
+                    ended.host_read = True
+                if ended.gpus_after is None:
+                    ended.gpus_after = gpus if gpus is not None else {}
+
+    def _forget_parent_state(self) -> None:
+        """In a forked child: the parent's sender thread is not there, and CUDA is
+        not usable there (torch's ``is_initialized()`` says False in such a child)."""
+        self._round_queued = False
+        self._cuda = None
+        self.reply_loop = None  # the parent's: nothing runs it here
+        self._running.after_fork()
+
+    def finish_records(self) -> None:
+        """Turn every ended cell into a record, oldest first.
+
+        End figures a hook has not stamped on them are read here, once and
+        only if a cell needs them, letting other threads run meanwhile (this
+        is the sender thread, or a history request). A cell leaves
+        ``_ended`` only once its figures are read: until then the next
+        ``pre_run_cell`` sees it waiting and reads them itself before it
+        resets the peaks, even while this thread is between its read and its
+        record.
+
+        The channel also calls this before it handles a request: a request
+        queued behind a cell (the panel's "Free memory", a delete) runs as
+        soon as the cell ends, well inside the sender's window, and what it
+        frees would otherwise be read as the cell's figures after it.
+        """
+        with self._finish_lock:
+            if not self._ended:
+                return
+            reading: tuple[int | None, int | None] | None = None
+            gpus: GpuReading | None = None
+            while self._ended:
+                ended = self._ended[0]
+                if not ended.host_read:
+                    if reading is None:
+                        reading = self._rss_reading("reading RSS after the cell", hold_gil=False)
+                    ended.rss_after, ended.rss_peak_after = reading
+                    ended.host_read = True
+                if ended.gpus_after is None:
+                    if gpus is None:
+                        gpus = self._gpu_reading("reading torch.cuda after the cell")
+                    ended.gpus_after = gpus
+                record = cell_record(self._next_id, ended, self._gpu_entries(ended))
+                self._next_id += 1
+                self._ended.popleft()
+                self._records.append(record)
+                self._unsent.append(record)
+
+    def _problem(self, what: str, exc: BaseException) -> None:
+        try:
+            summary = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+            text = f"per-cell accounting: {what} failed: {summary}"
+            self.last_error = text
+            # Each distinct failure once, not at every cell.
+            if text not in self._reported_errors and len(self._reported_errors) < 32:
+                self._reported_errors.add(text)
+                if self._send is not None:
+                    self._send(error_message("internal", text))
+        except Exception:
+            pass

@@ -1,0 +1,94 @@
+"""An ended cell's readings made into the protocol's ``cell`` record
+(docs/protocol.md): its host and GPU figures, each peak, and whether that peak
+is exact. Numbers and strings only; built on the sender thread."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..sampling.readers.torch_cuda import AllocatorCounters, counters_from_stats
+from .cell_readings import EndedCell, GpuReading, PendingCell, peak_of
+
+if TYPE_CHECKING:  # the message shapes, for annotations only (protocol_types.py)
+    from ..protocol_types import CellGpuMemory, CellHostMemory, CellMemoryRecord
+
+
+def cell_record(record_id: int, ended: EndedCell, gpus: list[CellGpuMemory]) -> CellMemoryRecord:
+    """The record of ``ended``, whose end figures are read; ``gpus`` made by :func:`gpu_records`."""
+    cell = ended.cell
+    rss_peak, rss_exact = peak_of(
+        cell.rss_before,
+        ended.rss_after,
+        cell.sampled_rss_max,
+        cell.rss_peak_before,
+        ended.rss_peak_after,
+        cell.rss_peak_from_start,
+    )
+    host: CellHostMemory = {
+        "rss_before_bytes": cell.rss_before,
+        "rss_after_bytes": ended.rss_after,
+        "rss_peak_bytes": rss_peak,
+        "peak_exact": rss_exact,
+    }
+    return {
+        "record_id": record_id,
+        "execution_count": ended.execution_count,
+        "cell_id": cell.cell_id,
+        "started": cell.started,
+        "duration_s": max(0.0, ended.t1 - cell.t0),
+        "status": ended.status,
+        "error": ended.error,
+        "peak_exact": rss_exact and all(g["peak_exact"] for g in gpus),
+        "host": host,
+        "gpus": gpus,
+        "oom": ended.oom,
+    }
+
+
+def gpu_records(cell: PendingCell, after: GpuReading) -> list[CellGpuMemory]:
+    """One entry per device the cell's kernel has used, from torch's counters before ``cell`` and ``after`` it."""
+    records: list[CellGpuMemory] = []
+    for index in sorted(set(cell.gpus_before) | set(after)):
+        b = counters_from_stats(cell.gpus_before.get(index))
+        a = counters_from_stats(after.get(index))
+        if not cell.cuda_was_initialized:
+            # CUDA came up during the cell: the allocator counted from zero.
+            b = AllocatorCounters(0, 0, 0, 0)
+            counters_exact = True
+        else:
+            counters_exact = cell.gpu_peaks_were_reset and b is not None
+        sampled = cell.sampled_gpu_max.get(index, (None, None))
+        unfolded = index not in cell.gpu_peaks_folded
+        allocated_peak, allocated_exact = peak_of(
+            b and b.allocated,
+            a and a.allocated,
+            sampled[0],
+            b and b.allocated_peak,
+            a and a.allocated_peak,
+            counters_exact,
+            unfolded,
+        )
+        reserved_peak, reserved_exact = peak_of(
+            b and b.reserved,
+            a and a.reserved,
+            sampled[1],
+            b and b.reserved_peak,
+            a and a.reserved_peak,
+            counters_exact,
+            unfolded,
+        )
+        if not (allocated_peak or reserved_peak or (a and a.reserved) or (b and b.reserved)):
+            continue  # a device this kernel never used: no entry
+        records.append(
+            {
+                "index": index,
+                "allocated_before_bytes": b.allocated if b else None,
+                "allocated_after_bytes": a.allocated if a else None,
+                "allocated_peak_bytes": allocated_peak,
+                "reserved_before_bytes": b.reserved if b else None,
+                "reserved_after_bytes": a.reserved if a else None,
+                "reserved_peak_bytes": reserved_peak,
+                "peak_exact": allocated_exact and reserved_exact,
+            }
+        )
+    return records

@@ -1,0 +1,208 @@
+"""The ``notebook_names`` request: which user names a code snippet should use.
+
+The frontend's "insert memory-saving code" fills the placeholders of a snippet
+(``{{model}}``, ``{{optimizer}}``, ...) with names the kernel really has, and
+warns when a snippet needs a fresh runtime (CUDA or TensorFlow already
+initialised). This module answers both questions.
+
+Like the rest of the helper it never imports torch or TensorFlow: the classes
+come from ``sys.modules`` (if the user never imported torch, no object can be
+a module or an optimizer), and TensorFlow's state is read from its eager
+context without creating it. The result holds names and booleans only; no
+user object is referenced once :func:`notebook_names` returns.
+
+Cost is bounded: at most :data:`MAX_NAMESPACE_NAMES` namespace entries are
+looked at, at most :data:`MAX_MODELS_SIZED` models are sized, and a model's
+parameters are counted up to :data:`MAX_PARAMETER_TENSORS` tensors.
+"""
+
+from __future__ import annotations
+
+import itertools
+import sys
+import warnings
+from collections.abc import Mapping
+from typing import Any, TypedDict
+
+from ..sampling.readers import tensorflow as tf_reader
+from ..sampling.readers import torch_cuda
+from ..sampling.torch_reads import current, module_members
+
+MAX_NAMES_PER_KIND = 20
+MAX_NAMESPACE_NAMES = 10_000
+MAX_PARAMETER_TENSORS = 10_000
+MAX_MODELS_SIZED = 200  # models beyond these are not listed
+
+# Order matters: a loss (``_Loss``) is also an ``nn.Module``, and is reported
+# as a loss only, never as a model.
+KINDS: tuple[str, ...] = ("loss", "model", "optimizer", "dataloader", "scaler")
+RESULT_KINDS: tuple[str, ...] = ("model", "optimizer", "dataloader", "loss", "scaler")
+
+# kind -> (module in sys.modules, class name), first found wins; a later
+# entry is a fallback for torch versions that put the class elsewhere.
+_CLASS_LOCATIONS: dict[str, tuple[tuple[str, str], ...]] = {
+    "loss": (("torch.nn.modules.loss", "_Loss"),),
+    "model": (("torch.nn.modules.module", "Module"),),
+    "optimizer": (("torch.optim.optimizer", "Optimizer"),),
+    "dataloader": (("torch.utils.data.dataloader", "DataLoader"),),
+    # torch >= 2.3: torch.amp.GradScaler; torch.cuda.amp.GradScaler subclasses it.
+    # Older torch had only torch.cuda.amp.GradScaler.
+    "scaler": (("torch.amp.grad_scaler", "GradScaler"), ("torch.cuda.amp.grad_scaler", "GradScaler")),
+}
+
+
+class RuntimeState(TypedDict):
+    torch_imported: bool
+    cuda_initialized: bool
+    tensorflow_imported: bool
+    tensorflow_initialized: bool
+
+
+class NotebookNames(TypedDict):
+    model: list[str]
+    optimizer: list[str]
+    dataloader: list[str]
+    loss: list[str]
+    scaler: list[str]
+    runtime: RuntimeState
+
+
+def _loaded_classes(modules: Mapping[str, Any]) -> list[tuple[str, tuple[type, ...]]]:
+    """(kind, classes) for the kinds whose classes the user has loaded, in KINDS order."""
+    found: list[tuple[str, tuple[type, ...]]] = []
+    if modules.get("torch") is None:
+        return found  # torch not imported (or removed): no object can be one of these
+    for kind in KINDS:
+        classes = []
+        for module_name, class_name in _CLASS_LOCATIONS[kind]:
+            module = modules.get(module_name)
+            if module is None:
+                continue
+            try:
+                cls = getattr(module, class_name, None)
+            except Exception:
+                cls = None
+            if isinstance(cls, type) and cls not in classes:
+                classes.append(cls)
+        if classes:
+            found.append((kind, tuple(classes)))
+    return found
+
+
+def _kind_of(obj: Any, classes: list[tuple[str, tuple[type, ...]]]) -> str | None:
+    # type(obj), not isinstance(): a proxy's __class__ is never consulted.
+    t = type(obj)
+    for kind, bases in classes:
+        try:
+            if issubclass(t, bases):
+                return kind
+        except TypeError:
+            return None
+    return None
+
+
+def _parameter_count(model: Any) -> int:
+    """Number of parameter elements (first MAX_PARAMETER_TENSORS tensors); -1 if unreadable.
+
+    The parameters are read from the modules' dicts and counted by TensorBase's
+    ``numel`` with torch function handling off (torch_reads.py): an overridden
+    ``parameters()`` or a tensor subclass's ``__torch_function__`` never runs.
+    """
+    try:
+        params = module_members(model, "_parameters", MAX_PARAMETER_TENSORS)
+        torch = current()
+        if torch is None:
+            return 0 if not params else -1  # torch._C gone from sys.modules: nothing to read them with
+        total = 0
+        with torch.off():
+            for p in params:
+                if torch.is_tensor(p):
+                    total += int(torch.call(p, "numel"))
+        return total
+    except Exception:
+        return -1
+
+
+def runtime_state(modules: Mapping[str, Any] | None = None) -> RuntimeState:
+    modules = sys.modules if modules is None else modules
+    torch = modules.get("torch")
+    tf_imported = modules.get("tensorflow") is not None
+    return {
+        "torch_imported": torch is not None,
+        "cuda_initialized": torch is not None and torch_cuda.cuda_initialized(torch),
+        "tensorflow_imported": tf_imported,
+        # Exactly the condition under which TF's set_memory_growth /
+        # set_visible_devices / set_logical_device_configuration raise
+        # "... cannot be modified after being initialized".
+        "tensorflow_initialized": tf_imported and tf_reader.gpus_initialized(),
+    }
+
+
+def notebook_names(
+    user_ns: Mapping[str, Any] | None,
+    hidden_ns: Mapping[str, Any] | None = None,
+    modules: Mapping[str, Any] | None = None,
+) -> NotebookNames:
+    """The reply ``result`` of a ``notebook_names`` request (docs/protocol.md)."""
+    modules = sys.modules if modules is None else modules
+    hidden_ns = hidden_ns or {}
+    found: dict[str, list[str]] = {kind: [] for kind in RESULT_KINDS}
+    sizes: dict[str, int] = {}
+    classes = _loaded_classes(modules)
+    if classes and user_ns:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            _collect(user_ns, hidden_ns, classes, found, sizes)
+    # Largest model first; equal sizes keep namespace (definition) order.
+    found["model"].sort(key=lambda name: -sizes[name])
+    result: dict[str, Any] = {kind: names[:MAX_NAMES_PER_KIND] for kind, names in found.items()}
+    result["runtime"] = runtime_state(modules)
+    return result  # type: ignore[return-value]
+
+
+def _collect(
+    user_ns: Mapping[str, Any],
+    hidden_ns: Mapping[str, Any],
+    classes: list[tuple[str, tuple[type, ...]]],
+    found: dict[str, list[str]],
+    sizes: dict[str, int],
+) -> None:
+    try:
+        # IPython's own _i<N>/_<N> are left out before the cut, not after:
+        # they grow by one a cell, and in a long session they would take
+        # every place and hide the names bound late.
+        items = list(
+            itertools.islice(
+                (
+                    (name, obj)
+                    for name, obj in user_ns.items()
+                    if isinstance(name, str) and name and not name.startswith("_")
+                ),
+                MAX_NAMESPACE_NAMES,
+            )
+        )
+    except Exception:
+        return
+    obj: Any = None
+    try:
+        for name, obj in items:
+            if hidden_ns.get(name, _MISSING) is obj:
+                continue  # put there by IPython, not by the user
+            kind = _kind_of(obj, classes)
+            if kind is None:
+                continue
+            names = found[kind]
+            if kind == "model":
+                # Models are sized before the cut (the largest may come late);
+                # the list is cut to MAX_NAMES_PER_KIND after sorting.
+                if len(names) < MAX_MODELS_SIZED:
+                    sizes[name] = _parameter_count(obj)
+                    names.append(name)
+            elif len(names) < MAX_NAMES_PER_KIND:
+                names.append(name)
+    finally:
+        obj = None
+        items.clear()
+
+
+_MISSING = object()

@@ -1,0 +1,369 @@
+"""Why a cell ran out of memory: merge what the error message said with what
+the kernel read afterwards, and name the likely causes.
+
+The message's figures were taken at the instant of failure, so they win; the
+state read after the failure fills what the message lacks (a cuBLAS error
+carries no figures at all; a TensorFlow one carries only the request).
+
+The causes, after the issue that asked for this:
+
+* ``too_big``: the request could not fit even if this process held nothing
+  but what it cannot give back (its CUDA context): larger than the device less
+  what other processes hold, or than the memory-fraction limit. Host: larger
+  than the machine's RAM.
+* ``fragmentation``: PyTorch's cache holds at least the request as reserved
+  but unallocated memory. In torch >= 2.1 the figure is taken after the
+  allocator released every whole cached segment, so what remains is split
+  segments the request could not use. For a library (cuBLAS, cuDNN, ...) that
+  allocates outside PyTorch, any large cache is in its way.
+* ``stale_references``: objects this notebook still references from earlier
+  cells, the output cache or an earlier traceback would, once freed, make room.
+  The names the failing cell itself uses are not among them (oom_watch.py).
+* ``other_processes``: other processes or kernels hold enough of the device.
+
+Each cause carries ``gain_bytes``, what fixing it would make available;
+causes are ranked by it, with one exception: when the request's size is known
+and PyTorch's cache alone held that much, fragmentation comes first whatever
+the other gains. The memory was this process's already, in pieces too small:
+that is why this allocation failed (on an H100 whose card a notebook filled,
+the names' gain was three times the cache's, yet deleting them was not what
+the failure was about). Pure functions: no framework is imported.
+"""
+
+from __future__ import annotations
+
+from typing import Any, TypedDict
+
+from .oom_message import KIND_CUDA, KIND_HOST, KIND_TENSORFLOW, OomMessageFacts, OomProcess
+
+
+class OomStaleHolder(TypedDict):
+    holder: str  # "name", "output_cache", "last_traceback", "last_execution_result"
+    label: str  # the variable name or a human label
+    bytes: int
+
+
+class OomState(TypedDict):
+    """What the kernel read after the failure; any figure may be None."""
+
+    device_index: int | None
+    total_bytes: int | None  # NVML or torch device total (host: RAM total)
+    free_bytes: int | None  # NVML free (host: available RAM)
+    allocated_bytes: int | None  # torch allocator now
+    reserved_bytes: int | None
+    num_alloc_retries: int | None
+    process_in_use_bytes: int | None  # NVML bytes of this pid (host: RSS)
+    other_processes: list[OomProcess] | None  # NVML, without this process (host: None)
+    stale_bytes: int | None  # bytes on that device held by earlier cells' names and hidden references
+    stale_holders: list[OomStaleHolder]  # largest first, at most STALE_HOLDERS_LISTED
+    # Names the failing cell itself uses (its model, its optimizer): in none of
+    # the two above, since deleting them is no fix for that cell.
+    in_use_holders: list[OomStaleHolder]
+
+
+class OomCause(TypedDict):
+    cause: str  # CAUSE_* below
+    gain_bytes: int | None  # what fixing it would make available (too_big: None)
+
+
+class OomDiagnosis(TypedDict):
+    kind: str
+    library: str | None
+    framework: str | None  # whose allocation failed (oom_message.FRAMEWORK_*), None: not said
+    device_index: int | None
+    requested_bytes: int | None
+    total_bytes: int | None
+    free_bytes: int | None
+    allocated_bytes: int | None
+    reserved_unallocated_bytes: int | None
+    process_in_use_bytes: int | None
+    other_processes_bytes: int | None
+    other_processes: list[OomProcess]  # at most MAX_LISTED_PROCESSES, largest first
+    # The most this process could have held, holding nothing it can give back:
+    # what ``too_big`` compares the request with (None: not known)
+    capacity_bytes: int | None
+    allowed_bytes: int | None  # the memory-fraction limit, when one was set
+    num_alloc_retries: int | None
+    stale_bytes: int | None
+    stale_holders: list[OomStaleHolder]
+    # The largest names the failing cell uses on that device, left out of the
+    # stale figures: what the work itself holds (the UI says so, and offers to
+    # shrink the work rather than to delete them).
+    in_use_holders: list[OomStaleHolder]
+    causes: list[OomCause]  # most likely first; [] when nothing can be said
+
+
+class OomAllocationSites(TypedDict):
+    """The diagnosis's ``allocation_sites`` key, which oom_watch.py adds to the
+    result of :func:`diagnose`: the notebook lines holding the most on the
+    failing device at the failure (allocation_sites.py)."""
+
+    recording: bool  # False: recording is off, so nothing could be said (the UI offers it)
+    sites: list[dict[str, Any]]  # allocation_sites' site dicts, largest first (OOM_SITES_LISTED at most)
+
+
+CAUSE_TOO_BIG = "too_big"
+CAUSE_FRAGMENTATION = "fragmentation"
+CAUSE_STALE_REFERENCES = "stale_references"
+CAUSE_OTHER_PROCESSES = "other_processes"
+# Equal gains rank in this order: the cheapest fix first (empty_cache or
+# expandable segments, then deleting names, then someone else's process).
+_TIE_ORDER = (CAUSE_FRAGMENTATION, CAUSE_STALE_REFERENCES, CAUSE_OTHER_PROCESSES)
+
+MIB = 1 << 20
+
+# When the request's size is unknown (a cuBLAS/cuDNN ALLOC_FAILED, a bare
+# "CUDA error: out of memory"), a cause is named only if it holds a share of
+# the device worth freeing: 5% of it, or for the cache 256 MiB (the order of a
+# cuBLAS/cuDNN workspace, which is what such libraries fail to get).
+UNKNOWN_REQUEST_SHARE = 0.05
+UNKNOWN_REQUEST_MIN_FRAGMENTATION_BYTES = 256 * MIB
+
+# A process list that, with the free memory and PyTorch's reservation, adds up
+# to more than the device by this much must count this process twice: torch
+# names this process by getpid(), and in a container (Colab, Docker without
+# --pid=host) NVML reports the host's pid, so "Process 20398 has 14.52 GiB" is
+# this process. The slack covers printed rounding (+-5 MiB per figure).
+ACCOUNTING_SLACK_SHARE = 0.02
+ACCOUNTING_SLACK_MIN_BYTES = 128 * MIB
+# A process is this one if it holds at least PyTorch's reservation, less this
+# for rounding.
+SELF_MATCH_SLACK_BYTES = 16 * MIB
+
+MAX_LISTED_PROCESSES = 16
+# Holders listed in a diagnosis (the sidebar offers to delete them).
+STALE_HOLDERS_LISTED = 5
+
+
+def diagnose(facts: OomMessageFacts | None, state: OomState) -> OomDiagnosis:
+    """Merge the message's figures with the state read after the failure, and rank the causes.
+
+    ``facts`` None (a message nothing could be read from) is treated as a device error with no figures.
+    """
+    kind = facts["kind"] if facts is not None else KIND_CUDA
+    host = kind == KIND_HOST
+
+    def message(key: str) -> int | None:
+        return facts.get(key) if facts is not None else None  # type: ignore[return-value]
+
+    def after(key: str) -> int | None:
+        return state.get(key)  # type: ignore[return-value]
+
+    requested = message("requested_bytes")
+    total = _first(message("total_bytes"), after("total_bytes"))
+    free = _first(message("free_bytes"), after("free_bytes"))
+    allocated = _first(message("allocated_bytes"), after("allocated_bytes"))
+    process_in_use = _first(message("process_in_use_bytes"), after("process_in_use_bytes"))
+    allowed = message("allowed_bytes")
+
+    reserved_unallocated: int | None = None
+    reserved: int | None = None  # PyTorch's whole reservation, at failure where the message says
+    if not host:
+        reserved_unallocated = message("reserved_unallocated_bytes")
+        reserved = message("reserved_bytes")
+        if reserved is None and message("allocated_bytes") is not None and reserved_unallocated is not None:
+            reserved = message("allocated_bytes") + reserved_unallocated  # type: ignore[operator]
+        state_reserved, state_allocated = after("reserved_bytes"), after("allocated_bytes")
+        if reserved_unallocated is None and state_reserved is not None and state_allocated is not None:
+            reserved_unallocated = max(0, state_reserved - state_allocated)
+        if reserved is None:
+            reserved = state_reserved
+
+    others, self_in_list = _other_processes(facts, state, host, total, free, reserved)
+    if process_in_use is None:
+        process_in_use = self_in_list
+    if host:
+        other_bytes = (
+            max(0, total - free - process_in_use)
+            if total is not None and free is not None and process_in_use is not None
+            else None
+        )
+    elif others is None:
+        other_bytes = None
+    else:
+        known = [p["used_bytes"] for p in others if p["used_bytes"] is not None]
+        other_bytes = sum(known) if known or not others else None
+
+    stale = after("stale_bytes")
+    if not host and stale is not None and allocated is not None:
+        # The message's allocated figure is printed rounded (78.00 GiB): what
+        # references hold stays within the allocated figure shown beside it.
+        stale = min(stale, allocated)
+    capacity = _capacity(kind, total, reserved, process_in_use, other_bytes, allowed)
+    causes = _causes(
+        kind=kind,
+        requested=requested,
+        capacity=capacity,
+        total=total,
+        free=free,
+        reserved=reserved,
+        reserved_unallocated=reserved_unallocated,
+        other_bytes=other_bytes,
+        allowed=allowed,
+        stale=stale,
+    )
+    listed = sorted(others or [], key=lambda p: -(p["used_bytes"] or -1))[:MAX_LISTED_PROCESSES]
+    return {
+        "kind": kind,
+        "library": facts["library"] if facts is not None else None,
+        "framework": facts.get("framework") if facts is not None else None,
+        "device_index": _first(message("device_index"), after("device_index")),
+        "requested_bytes": requested,
+        "total_bytes": total,
+        "free_bytes": free,
+        "allocated_bytes": allocated,
+        "reserved_unallocated_bytes": reserved_unallocated,
+        "process_in_use_bytes": process_in_use,
+        "other_processes_bytes": other_bytes,
+        "other_processes": [{"pid": p["pid"], "used_bytes": p["used_bytes"]} for p in listed],
+        "capacity_bytes": capacity,
+        "allowed_bytes": allowed,
+        "num_alloc_retries": after("num_alloc_retries"),
+        "stale_bytes": stale,
+        "stale_holders": list(state.get("stale_holders") or [])[:STALE_HOLDERS_LISTED],
+        "in_use_holders": list(state.get("in_use_holders") or [])[:STALE_HOLDERS_LISTED],
+        "causes": causes,
+    }
+
+
+def _first(*values: int | None) -> int | None:
+    for value in values:
+        if value is not None:
+            return value
+    return None
+
+
+def _other_processes(
+    facts: OomMessageFacts | None,
+    state: OomState,
+    host: bool,
+    total: int | None,
+    free: int | None,
+    reserved: int | None,
+) -> tuple[list[OomProcess] | None, int | None]:
+    """Other processes on the device (None: unknown), and this process's bytes if it hid among them.
+
+    The message's list (NVML at the instant of failure) wins over the state's,
+    even when empty: a message with NVML figures and no other process says
+    there was none.
+    """
+    if host:
+        return [], None
+    if facts is not None and (facts["process_in_use_bytes"] is not None or facts["other_processes"]):
+        others = list(facts["other_processes"])
+        names_self = facts["process_in_use_bytes"] is not None
+    elif state.get("other_processes") is not None:
+        others = list(state["other_processes"] or [])
+        names_self = state.get("process_in_use_bytes") is not None
+    else:
+        return None, None
+    if names_self or not others:
+        return others, None
+    return _split_self(others, total, free, reserved)
+
+
+def _split_self(
+    others: list[OomProcess], total: int | None, free: int | None, reserved: int | None
+) -> tuple[list[OomProcess], int | None]:
+    """Take this process out of a list that names it by another pid (see ACCOUNTING_SLACK_SHARE)."""
+    if total is None or free is None or reserved is None or reserved <= 0:
+        return others, None
+    listed = sum(p["used_bytes"] or 0 for p in others)
+    slack = max(int(total * ACCOUNTING_SLACK_SHARE), ACCOUNTING_SLACK_MIN_BYTES)
+    if free + reserved + listed <= total + slack:
+        return others, None
+    candidates = [
+        p for p in others if p["used_bytes"] is not None and p["used_bytes"] >= reserved - SELF_MATCH_SLACK_BYTES
+    ]
+    if not candidates:
+        return others, None
+    this = min(candidates, key=lambda p: p["used_bytes"] or 0)
+    return [p for p in others if p is not this], this["used_bytes"]
+
+
+def _capacity(
+    kind: str,
+    total: int | None,
+    reserved: int | None,
+    process_in_use: int | None,
+    other_bytes: int | None,
+    allowed: int | None,
+) -> int | None:
+    """The most this process could hold, holding nothing it can give back (None: total unknown)."""
+    if total is None:
+        return None
+    if kind == KIND_HOST:
+        return total
+    # This process's memory outside PyTorch's reservation (the CUDA context,
+    # library handles) stays while the kernel lives. Under TensorFlow the
+    # process's figure is TensorFlow's own pool: no overhead known.
+    overhead = 0
+    if kind != KIND_TENSORFLOW and process_in_use is not None and reserved is not None:
+        overhead = max(0, process_in_use - reserved)
+    capacity = max(0, total - (other_bytes or 0) - overhead)
+    return min(capacity, allowed) if allowed is not None else capacity
+
+
+def _causes(
+    *,
+    kind: str,
+    requested: int | None,
+    capacity: int | None,
+    total: int | None,
+    free: int | None,
+    reserved: int | None,
+    reserved_unallocated: int | None,
+    other_bytes: int | None,
+    allowed: int | None,
+    stale: int | None,
+) -> list[OomCause]:
+    caching_allocator = kind not in (KIND_HOST, KIND_TENSORFLOW)
+    known_request = requested is not None
+
+    too_big = known_request and capacity is not None and requested > capacity  # type: ignore[operator]
+
+    # With a memory-fraction limit, room on the device beyond the limit is no use.
+    cap_room: int | None = None
+    if allowed is not None and reserved is not None:
+        cap_room = max(0, allowed - reserved)
+    usable_free = free or 0
+    if cap_room is not None:
+        usable_free = min(usable_free, cap_room)
+    cache = (reserved_unallocated or 0) if caching_allocator else 0
+
+    found: list[OomCause] = []
+    if caching_allocator and reserved_unallocated:
+        if known_request:
+            if reserved_unallocated >= requested:  # type: ignore[operator]
+                found.append({"cause": CAUSE_FRAGMENTATION, "gain_bytes": reserved_unallocated})
+        elif reserved_unallocated >= UNKNOWN_REQUEST_MIN_FRAGMENTATION_BYTES or (
+            total is not None and reserved_unallocated >= UNKNOWN_REQUEST_SHARE * total
+        ):
+            found.append({"cause": CAUSE_FRAGMENTATION, "gain_bytes": reserved_unallocated})
+    if stale:
+        if not known_request or usable_free + cache + stale >= requested:  # type: ignore[operator]
+            found.append({"cause": CAUSE_STALE_REFERENCES, "gain_bytes": stale})
+    if other_bytes:
+        if known_request:
+            fits = (free or 0) + other_bytes >= requested  # type: ignore[operator]
+            if fits and (cap_room is None or cap_room >= requested):  # type: ignore[operator]
+                found.append({"cause": CAUSE_OTHER_PROCESSES, "gain_bytes": other_bytes})
+        elif total is not None and other_bytes >= UNKNOWN_REQUEST_SHARE * total:
+            found.append({"cause": CAUSE_OTHER_PROCESSES, "gain_bytes": other_bytes})
+
+    if not found and not too_big and known_request:
+        # No single fix frees enough, but together they would: name each that contributes.
+        parts = [
+            (CAUSE_FRAGMENTATION, cache),
+            (CAUSE_STALE_REFERENCES, stale or 0),
+            (CAUSE_OTHER_PROCESSES, (other_bytes or 0) if cap_room is None else 0),
+        ]
+        if free is not None and usable_free + sum(gain for _, gain in parts) >= requested:  # type: ignore[operator]
+            found = [{"cause": cause, "gain_bytes": gain} for cause, gain in parts if gain > 0]
+
+    found.sort(key=lambda c: (-(c["gain_bytes"] or 0), _TIE_ORDER.index(c["cause"])))
+    if known_request and caching_allocator and reserved_unallocated is not None and reserved_unallocated >= requested:  # type: ignore[operator]
+        found.sort(key=lambda c: c["cause"] != CAUSE_FRAGMENTATION)  # stable: the rest keep their order
+    if too_big:
+        found.insert(0, {"cause": CAUSE_TOO_BIG, "gain_bytes": None})
+    return found

@@ -1,0 +1,427 @@
+"""What the kernel knows right after a cell died of out-of-memory.
+
+``post_run_cell`` hands :class:`OomWatch` the failing exception's class name
+and message text (never the exception); it reads the state of the device the
+message names — allocator, NVML, host RAM — and what this notebook's
+references hold there (the ``inspect`` walk of cleanup.py), and returns the
+diagnosis of oom_diagnosis.py for the cell's record.
+
+It runs on the kernel's main thread between cells, and only after an
+out-of-memory error, so it may cost milliseconds (the namespace walk).
+Nothing here imports torch: the figures come from a sample reading.
+
+The names the failing cell works with (its model, its optimizer, its data)
+are not stale: deleting them is no fix for that cell, which needs them. They
+are told apart from the rest (:func:`failing_cell_names`) and left out of what the
+diagnosis calls stale.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+import types
+from collections.abc import Callable, Mapping, Set
+from typing import Any
+
+from ..sampling.readers import torch_cuda
+from . import error_frames
+from .cell_outcome import SCANNED_MESSAGE_CHARS, error_chain, error_message
+from .oom_diagnosis import STALE_HOLDERS_LISTED, OomDiagnosis, OomStaleHolder, OomState, diagnose
+from .oom_message import (
+    KIND_CUDA,
+    KIND_CUDA_LIBRARY,
+    KIND_MPS,
+    KIND_XLA,
+    OomProcess,
+    old_torch_message,
+    parse_oom_message,
+)
+
+HOST_DEVICE = "cpu"
+# Code a frame makes and runs where it stands (Python < 3.12 gives
+# comprehensions code objects of their own), looked into this deep.
+MAX_CODE_DEPTH = 4
+# Notebook functions looked into for the names they read.
+MAX_FUNCTIONS = 64
+_RUN_IN_PLACE = frozenset({"<listcomp>", "<dictcomp>", "<setcomp>", "<genexpr>", "<lambda>"})
+# The instructions that read a global (or, at a cell's top level, a name of
+# the notebook's namespace), and those that bind or delete one.
+_READ_OPS = frozenset(
+    {
+        "LOAD_NAME",
+        "LOAD_GLOBAL",
+        "LOAD_FROM_DICT_OR_GLOBALS",  # Python 3.12: a class body's global read
+    }
+)
+_BIND_OPS = frozenset({"STORE_NAME", "STORE_GLOBAL", "DELETE_NAME", "DELETE_GLOBAL"})
+
+
+class OomWatch:
+    def __init__(
+        self,
+        read_figures: Callable[[], Mapping[str, Any]],
+        inspect: Callable[[], Mapping[str, Any]],
+        allocation_sites: Callable[[str], Any] | None = None,
+        names_in_use: Callable[[str, str], Set[str] | None] | None = None,
+    ):
+        """``read_figures()``: a fresh sample reading; ``inspect()``: an ``inspect`` result
+        with ``held_bytes_by_device`` (cleanup.py's ``held_references``);
+        ``allocation_sites(device)``: the top live sites there ("host" or "cuda:N") while
+        allocations are recorded, as an :class:`OomAllocationSites` (allocation_sites.py);
+        ``names_in_use(type name, message)``: the names the failing cell's code reads or
+        assigns, None when not known (default: :func:`failing_cell_names`)."""
+        self._names_in_use = names_in_use if names_in_use is not None else failing_cell_names
+        self._read_figures = read_figures
+        self._inspect = inspect
+        self._allocation_sites = allocation_sites
+
+    def diagnose(self, type_name: str, message: str) -> OomDiagnosis | None:
+        facts = parse_oom_message(type_name, message)
+        if facts is None:
+            return None
+        figures = self._read_figures()
+        if facts["kind"] == "host":
+            state = _host_state(figures)
+            device_key = HOST_DEVICE
+        elif facts["kind"] in (KIND_MPS, KIND_XLA):
+            # Not a device NVML or torch.cuda reads: its figures are the message's alone.
+            state = _empty_state(None)
+            device_key = None
+        else:
+            index = facts["device_index"]
+            if index is None:
+                index = _only_gpu_index(figures)
+            state = _gpu_state(figures, index)
+            device_key = f"cuda:{index}" if index is not None else None
+        if device_key is not None:
+            in_use = self._in_use(type_name, message)
+            state["stale_bytes"], state["stale_holders"], state["in_use_holders"] = _stale(
+                self._inspect(), device_key, in_use
+            )
+            # What references hold is allocated memory: never more than the allocator holds.
+            allocated = state.get("allocated_bytes")
+            if device_key != HOST_DEVICE and allocated is not None and state["stale_bytes"] is not None:
+                state["stale_bytes"] = min(state["stale_bytes"], allocated)
+        diagnosis = diagnose(facts, state)
+        cuda = facts["kind"] in (KIND_CUDA, KIND_CUDA_LIBRARY)
+        diagnosis["expandable_segments"] = expandable_segments_known(message) if cuda else None  # type: ignore[typeddict-unknown-key]
+        diagnosis["expandable_segments_on"] = expandable_segments_on() if cuda else None  # type: ignore[typeddict-unknown-key]
+        if self._allocation_sites is not None:
+            sites_device = "host" if device_key == HOST_DEVICE else device_key
+            try:
+                found = self._allocation_sites(sites_device) if sites_device is not None else None
+            except Exception:
+                found = None  # the diagnosis stands without it
+            diagnosis["allocation_sites"] = found  # type: ignore[typeddict-unknown-key]
+        return diagnosis
+
+    def _in_use(self, type_name: str, message: str) -> Set[str]:
+        try:
+            return self._names_in_use(type_name, message) or frozenset()
+        except Exception:
+            return frozenset()  # unknown: every name counts as before
+
+
+def failing_cell_names(type_name: str, message: str) -> frozenset[str] | None:
+    """The notebook names the failing cell works with: those its code, and the
+    notebook functions it was running when it failed, read, bind or delete.
+
+    Read from the code objects on the failing stack, not from the cell's text:
+    they are the cell as it ran (magics already turned into Python), and they
+    include a ``train()`` defined in an earlier cell that uses ``model`` as a
+    global. IPython keeps the cell's error in ``sys.last_value`` (its
+    ``showtraceback``); it is used only if it is the error being diagnosed.
+    None when that cannot be told. Nothing is kept: names only.
+    """
+    exc: Any = None
+    try:
+        ipython = sys.modules.get("IPython")
+        shell = ipython.get_ipython() if ipython is not None else None
+        namespaces = [
+            ns
+            for ns in (getattr(shell, "user_ns", None), getattr(shell, "user_global_ns", None))
+            if isinstance(ns, dict)
+        ]
+        exc = getattr(sys, "last_value", None)
+        if not namespaces or not isinstance(exc, BaseException):
+            return None
+        return names_used_by(exc, type_name, message, namespaces)
+    except Exception:
+        return None
+    finally:
+        del exc  # the traceback holds the failed cell's frames and their tensors
+
+
+def names_used_by(
+    exc: BaseException, type_name: str, message: str, namespaces: list[dict[str, Any]]
+) -> frozenset[str] | None:
+    """The names of ``namespaces`` that the code on ``exc``'s stack needs, if
+    ``exc`` is (or wraps) the error named by ``type_name`` and ``message``:
+    those each frame running notebook code reads before it binds them.
+
+    A name the cell binds before it reads it (``logits = model(x)`` run a
+    second time) held its earlier value while the new one was computed: that
+    value is what deleting frees, and the cell does not need it, so it stays
+    stale. Only code that ran counts: the frames on the stack, and the
+    comprehensions and lambdas they made; not a function or class the cell
+    only defines.
+    """
+    links = list(error_chain(exc))
+    if not any(
+        type(link).__name__ == type_name and error_message(link)[:SCANNED_MESSAGE_CHARS] == message for link in links
+    ):
+        return None  # an older error: not this cell's
+    names: set[str] = set()
+    for frame in error_frames.traceback_frames(link.__traceback__ for link in links):
+        if any(frame.f_globals is ns for ns in namespaces):
+            names.update(_read_before_bound(frame.f_code))
+        del frame
+    _add_notebook_functions(names, namespaces)
+    return frozenset(names)
+
+
+def _add_notebook_functions(names: set[str], namespaces: list[dict[str, Any]]) -> None:
+    """Add what the notebook's functions among ``names`` read (a ``preprocess()``
+    of an earlier cell that the failing cell called, and finished, before the
+    error): a rerun calls them again. Then what those call, bounded."""
+    looked: set[str] = set()
+    queue = list(names)
+    while queue and len(looked) < MAX_FUNCTIONS:
+        name = queue.pop()
+        if name in looked:
+            continue
+        looked.add(name)
+        for ns in namespaces:
+            value = ns.get(name)
+            code = getattr(value, "__code__", None) if isinstance(value, types.FunctionType) else None
+            if code is not None and any(value.__globals__ is other for other in namespaces):  # type: ignore[union-attr]
+                found = _read_before_bound(code) - names
+                names.update(found)
+                queue.extend(found)
+            del value
+
+
+def _read_before_bound(code: Any, depth: int = 0) -> set[str]:
+    """The global (or, at a cell's top level, notebook) names ``code`` reads
+    before it binds them, in the order of its instructions."""
+    try:
+        import dis  # only after an out-of-memory error: not at the helper's start
+
+        read: set[str] = set()
+        bound: set[str] = set()
+        for instruction in dis.get_instructions(code):
+            name = instruction.argval
+            if instruction.opname in _READ_OPS and isinstance(name, str):
+                if name not in bound:
+                    read.add(name)
+            elif instruction.opname in _BIND_OPS and isinstance(name, str):
+                bound.add(name)
+            elif (
+                instruction.opname == "LOAD_CONST"
+                and isinstance(name, type(code))
+                and depth < MAX_CODE_DEPTH
+                and (name.co_name in _RUN_IN_PLACE or not name.co_flags & error_frames.CO_OPTIMIZED)
+            ):
+                # A comprehension, a lambda, or a class body (which runs where
+                # the class is defined; what it binds is the class's).
+                read.update(_read_before_bound(name, depth + 1) - bound)
+        return read
+    except Exception:
+        # Unknown bytecode: every name the code mentions (attributes too), more rather than fewer.
+        return {name for name in code.co_names if isinstance(name, str)}
+
+
+def expandable_segments_known(message: str) -> bool | None:
+    """Whether this kernel's torch knows the allocator option expandable_segments
+    (torch >= 2.1); None when that cannot be told.
+
+    Offering it to an older torch is harmful: with it in PYTORCH_CUDA_ALLOC_CONF,
+    the restarted kernel fails every CUDA allocation ("Unrecognized
+    CachingAllocator option"). The version of the torch loaded here decides;
+    without it, a message in the format of torch <= 2.0 says no.
+    """
+    version = _loaded_torch_version()
+    if version is not None:
+        return version >= (2, 1)
+    return False if old_torch_message(message) else None
+
+
+def expandable_segments_on() -> bool | None:
+    """Whether torch's CUDA allocator has expandable segments on now; None where
+    that cannot be told (no CUDA initialised, a torch before the getter).
+
+    Offering to turn them on (a restart of the kernel) is pointless when they
+    are on already. The environment cannot tell: a variable set after CUDA
+    started (the setting cell run without the restart) is in it, yet the
+    allocator never read it. torch's own getter gives the settings it parsed,
+    or set since (``_accelerator_getAllocatorSettings``, recent PyTorch). Only
+    once CUDA is initialised: before, the getter would parse the environment
+    as it stands and fix the allocator's settings ahead of the user's cells.
+    """
+    try:
+        torch = sys.modules.get("torch")  # never imported here
+        if torch is None or not torch_cuda.cuda_initialized(torch):
+            return None
+        return allocator_settings_expandable(torch)
+    except Exception:
+        return None
+
+
+def allocator_settings_expandable(torch: Any) -> bool | None:
+    """Whether the allocator settings torch parsed turn expandable segments on
+    (the last ``expandable_segments`` option counts); None without the getter."""
+    getter = getattr(getattr(torch, "_C", None), "_accelerator_getAllocatorSettings", None)
+    if getter is None:
+        return None
+    settings = getter()
+    if not isinstance(settings, str):
+        return None
+    on = False
+    for option in settings.split(","):
+        key, _, value = option.partition(":")
+        if key.strip() == "expandable_segments":
+            on = value.strip().lower() == "true"
+    return on
+
+
+def _loaded_torch_version() -> tuple[int, int] | None:
+    try:
+        torch = sys.modules.get("torch")  # never imported here
+        match = re.match(r"(\d{1,4})\.(\d{1,4})", str(getattr(torch, "__version__", "") or ""))
+        return (int(match.group(1)), int(match.group(2))) if torch is not None and match else None
+    except Exception:
+        return None
+
+
+def _empty_state(device_index: int | None) -> OomState:
+    return {
+        "device_index": device_index,
+        "total_bytes": None,
+        "free_bytes": None,
+        "allocated_bytes": None,
+        "reserved_bytes": None,
+        "num_alloc_retries": None,
+        "process_in_use_bytes": None,
+        "other_processes": None,
+        "stale_bytes": None,
+        "stale_holders": [],
+        "in_use_holders": [],
+    }
+
+
+def _host_state(figures: Mapping[str, Any]) -> OomState:
+    state = _empty_state(None)
+    host = figures.get("host") or {}
+    state["total_bytes"], state["free_bytes"] = host_limit(host)
+    state["process_in_use_bytes"] = host.get("rss_bytes")
+    return state
+
+
+def host_limit(host: Mapping[str, Any]) -> tuple[int | None, int | None]:
+    """The RAM the kernel may use and what is left of it: its container's
+    limit when one is set (the kernel is killed there, long before the node's
+    RAM runs out) less its working set, as the panel's card counts it, else
+    the machine's total and available; what is left is None where unknown."""
+    total, available = host.get("total_bytes"), host.get("available_bytes")
+    container = host.get("container")
+    if not isinstance(container, dict) or not isinstance(container.get("limit_bytes"), int):
+        return total, available
+    limit = container["limit_bytes"]
+    usage = container.get("usage_bytes")
+    if not isinstance(usage, int):
+        # What is left under the limit is not known: the node's free RAM would overstate it.
+        return limit, None
+    # The working set, as the panel counts it (and docker stats, Kubernetes): the file
+    # cache a dataset read leaves is given back before any OOM kill, not in use.
+    inactive_file = container.get("inactive_file_bytes")
+    used = max(0, usage - inactive_file) if isinstance(inactive_file, int) else usage
+    rss = host.get("rss_bytes")
+    if isinstance(rss, int):
+        used = max(used, rss)  # the kernel's RSS is charged to its cgroup
+    left = max(0, limit - used)
+    if isinstance(available, int):
+        left = min(left, available)  # a limit above what the node has left
+    return limit, left
+
+
+def _only_gpu_index(figures: Mapping[str, Any]) -> int | None:
+    gpus = figures.get("gpus") or []
+    return gpus[0]["index"] if len(gpus) == 1 else None
+
+
+def _gpu_state(figures: Mapping[str, Any], index: int | None) -> OomState:
+    state = _empty_state(index)
+    gpu = next((g for g in figures.get("gpus") or [] if g.get("index") == index), None)
+    if gpu is None:
+        return state
+    torch = gpu.get("torch") or {}
+    nvml = gpu.get("nvml") or {}
+    state["total_bytes"] = nvml.get("total_bytes") or gpu.get("total_bytes")
+    used, total = nvml.get("used_bytes"), nvml.get("total_bytes")
+    state["free_bytes"] = total - used if used is not None and total is not None else None
+    state["allocated_bytes"] = torch.get("allocated_bytes")
+    state["reserved_bytes"] = torch.get("reserved_bytes")
+    state["num_alloc_retries"] = torch.get("num_alloc_retries")
+    state["process_in_use_bytes"] = nvml.get("process_used_bytes")
+    processes = nvml.get("processes")
+    if processes is not None:
+        others: list[OomProcess] = [
+            {"pid": p["pid"], "used_bytes": p["used_bytes"]} for p in processes if not p.get("this_process")
+        ]
+        state["other_processes"] = others
+    return state
+
+
+def _stale(
+    inspected: Mapping[str, Any], device_key: str, in_use: Set[str] = frozenset()
+) -> tuple[int | None, list[OomStaleHolder], list[OomStaleHolder]]:
+    """Bytes on ``device_key`` held by the notebook's names and hidden references
+    that the failing cell does not use, the largest of those holders, and the
+    largest names it uses (``in_use``), which are left out of the first two."""
+    holders: list[OomStaleHolder] = []
+    used: list[OomStaleHolder] = []
+    used_bytes = 0
+    for entry in inspected.get("entries") or []:
+        on_device = _on_device(entry, device_key)
+        if on_device:
+            name = str(entry.get("name"))
+            holder: OomStaleHolder = {"holder": "name", "label": name, "bytes": on_device}
+            if name in in_use:
+                used.append(holder)
+                used_bytes += on_device
+            else:
+                holders.append(holder)
+    for hidden in inspected.get("hidden") or []:
+        on_device = _on_device(hidden, device_key)
+        if on_device:
+            holders.append({"holder": str(hidden.get("holder")), "label": str(hidden.get("label")), "bytes": on_device})
+    holders.sort(key=lambda h: -h["bytes"])
+    used.sort(key=lambda h: -h["bytes"])
+    # Holders share storages (``x`` and ``Out[3]``, ``Out[3]`` and the last
+    # result): each holder's figure is true alone, their sum is not.
+    held = inspected.get("held_bytes_by_device")
+    if isinstance(held, dict):
+        value = held.get(device_key)
+        total = int(value) if isinstance(value, int) else 0
+        # What the names in use hold stays, whoever else holds it too: taking
+        # their whole figures off the total may undercount what deleting the
+        # rest frees, never overcount it.
+        total = max(0, total - used_bytes)
+    else:  # a plain inspect result: at least leave out what the names count already
+        total = sum(
+            _on_device(entry, device_key)
+            for entry in inspected.get("entries") or []
+            if str(entry.get("name")) not in in_use
+        )
+        for hidden in inspected.get("hidden") or []:
+            named: dict[str, Any] = hidden.get("named_bytes_by_device") or {}
+            shared = named.get(device_key)
+            total += max(0, _on_device(hidden, device_key) - (int(shared) if isinstance(shared, int) else 0))
+    return total, holders[:STALE_HOLDERS_LISTED], used[:STALE_HOLDERS_LISTED]
+
+
+def _on_device(entry: Mapping[str, Any], device_key: str) -> int:
+    by_device: dict[str, Any] = entry.get("bytes_by_device") or {}
+    value = by_device.get(device_key)
+    return int(value) if isinstance(value, int) else 0

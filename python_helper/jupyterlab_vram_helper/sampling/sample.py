@@ -1,0 +1,325 @@
+"""Building samples, and deciding whether a new one differs from the last.
+
+:class:`SampleSource` reads every source once into *figures* (a sample without
+``seq``/``time``/``reason``); :func:`significant_change` compares two figures.
+Not thread-safe: the sampler serialises calls (see sampler.py).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, TypedDict
+
+from ..protocol import SampleReason
+from .devices import Device, devices_wait_for_cuda, enumerate_devices
+from .readers import tensorflow as tf_reader
+from .readers import torch_cuda
+from .readers.host import HostReader
+from .readers.nvml import NvmlDevice, NvmlReader
+
+if TYPE_CHECKING:  # the message shapes, for annotations only (protocol_types.py)
+    from ..protocol_types import GpuFigures, HiddenGpus, HostFigures, SampleMessage, TensorflowState, TorchState
+
+
+class Figures(TypedDict):
+    host: HostFigures
+    torch: TorchState
+    tensorflow: TensorflowState
+    gpus: list[GpuFigures]
+    hidden_gpus: HiddenGpus | None
+
+
+def make_sample(figures: Figures, seq: int, when: float, reason: SampleReason) -> SampleMessage:
+    return {
+        "type": "sample",
+        "seq": seq,
+        "time": when,
+        "reason": reason,
+        "host": figures["host"],
+        "torch": figures["torch"],
+        "tensorflow": figures["tensorflow"],
+        "gpus": figures["gpus"],
+        "hidden_gpus": figures["hidden_gpus"],
+    }
+
+
+# How often CUDA_VISIBLE_DEVICES is looked at while torch's CUDA state stays
+# the same (it is looked at again at once when that changes). Notebooks set
+# it in a cell before torch initialises CUDA; a lookup that misses in
+# os.environ raises and catches a KeyError inside the Mapping, ~25 us of a
+# sampler tick with cold caches, ten times a second at 10 Hz.
+ENVIRONMENT_CHECK_S = 1.0
+
+
+class SampleSource:
+    def __init__(
+        self,
+        host: HostReader | None = None,
+        nvml: NvmlReader | None = None,
+        environ: Mapping[str, str] = os.environ,
+        wall_clock: Callable[[], float] = time.time,
+        clock: Callable[[], float] = time.monotonic,
+    ):
+        self.host = host if host is not None else HostReader()
+        self.nvml = nvml if nvml is not None else NvmlReader()
+        self._environ = environ
+        self._wall_clock = wall_clock
+        self._clock = clock
+        self._devices: list[Device] = []
+        self._devices_key: tuple[Any, ...] | None = None
+        self._visible_devices: str | None = None
+        self._visible_devices_read_at = float("-inf")
+        self._hidden: HiddenGpus | None = None
+
+    def devices(self) -> list[Device]:
+        """The visible devices, re-enumerated only when what decides them changed.
+
+        That is: torch's CUDA state (torch numbering takes over once it is
+        initialised) and CUDA_VISIBLE_DEVICES (notebooks often set it in a cell
+        before importing torch; seen within :data:`ENVIRONMENT_CHECK_S`, and at
+        once when torch initialises CUDA).
+        """
+        torch = torch_cuda.loaded_torch()
+        return self._visible(torch, torch is not None and torch_cuda.cuda_initialized(torch))
+
+    def devices_wait_for_cuda(self) -> bool:
+        """The devices are known only once CUDA starts (MIG instances named, CUDA not up yet)."""
+        torch = torch_cuda.loaded_torch()
+        if torch is not None and torch_cuda.cuda_initialized(torch):
+            return False
+        return devices_wait_for_cuda(self._environ.get("CUDA_VISIBLE_DEVICES"))
+
+    def hidden_gpus(self) -> HiddenGpus | None:
+        """What hides the GPUs NVML lists, when CUDA_VISIBLE_DEVICES leaves the kernel none; else None.
+
+        Set to "" or "-1" to run on the CPU, or to a wrong index or UUID, it
+        hides every GPU: the panel says so, where "no GPU" alone would send
+        the user looking for a driver problem.
+        """
+        torch = torch_cuda.loaded_torch()
+        return self._hidden_by_environment(
+            self._visible(torch, torch is not None and torch_cuda.cuda_initialized(torch))
+        )
+
+    def _hidden_by_environment(self, devices: list[Device]) -> HiddenGpus | None:
+        """:meth:`hidden_gpus`, given the devices just enumerated."""
+        value = self._visible_devices
+        if devices or value is None or not self.nvml.available or devices_wait_for_cuda(value):
+            return None
+        count = len(self.nvml.devices())
+        if count == 0:
+            return None
+        hidden = self._hidden
+        if hidden is None or hidden["count"] != count or hidden["cuda_visible_devices"] != value:
+            # The same object tick after tick: the change check settles it by identity.
+            hidden = self._hidden = {"count": count, "cuda_visible_devices": value}
+        return hidden
+
+    def _visible(self, torch: Any, initialized: bool) -> list[Device]:
+        """:meth:`devices`, where the caller has just read whether CUDA is initialised."""
+        now = self._clock()
+        known = self._devices_key
+        cuda_came_or_went = known is None or known[0] != initialized
+        if cuda_came_or_went or now - self._visible_devices_read_at >= ENVIRONMENT_CHECK_S:
+            self._visible_devices = self._environ.get("CUDA_VISIBLE_DEVICES")
+            self._visible_devices_read_at = now
+        key = (initialized, self._visible_devices, self.nvml.available)
+        if key != known:
+            self._devices = enumerate_devices(torch if initialized else None, self.nvml.devices(), self._environ)
+            self._devices_key = key
+        return self._devices
+
+    def _nvml_figures(self, device: NvmlDevice, fresh: bool, holds_memory: bool, own_state: Any) -> Any:
+        """One device's NVML figures; None if reading them fails (the other devices and sources still count)."""
+        try:
+            return self.nvml.read(device, fresh, holds_memory, own_state)
+        except Exception:
+            return None
+
+    def read(self, fresh_processes: bool = False) -> Figures:
+        """Every source once; ``fresh_processes`` lists NVML's processes now instead of from its cache."""
+        torch = torch_cuda.loaded_torch()
+        # Read once per tick: the device list, the figures and the torch state all follow from it.
+        initialized = torch is not None and torch_cuda.cuda_initialized(torch)
+        tf = tf_reader.loaded_tensorflow()
+        tf_state = tf_reader.tensorflow_state(tf)
+        tf_gpus = tf_reader.read_gpus(tf) if tf_state["gpus_initialized"] else {}
+        gpus: list[GpuFigures] = []
+        devices = self._visible(torch, initialized)
+        for device in devices:
+            torch_figures, context = (
+                torch_cuda.initialized_device_reading(torch, device.index) if initialized else (None, None)
+            )
+            # NVML must name a process that holds memory on the device: torch reserves
+            # some there, or the kernel has a context there (a context is hundreds of
+            # MiB, and exists before torch's first allocation and after empty_cache),
+            # or TensorFlow has initialised it (a context, and its memory pool).
+            reserved = torch_figures["reserved_bytes"] if torch_figures else None
+            tf_figures = tf_gpus.get(device.index)
+            holds_memory = context is True or bool(reserved) or tf_figures is not None
+            # What moves the kernel's own NVML figure: a context, torch's segments, TensorFlow's memory.
+            nvml = (
+                self._nvml_figures(device.nvml, fresh_processes, holds_memory, (context, reserved, tf_figures))
+                if device.nvml is not None
+                else None
+            )
+            gpus.append(
+                {
+                    "index": device.index,
+                    "name": device.name,
+                    "total_bytes": device.total_bytes,
+                    "torch": torch_figures,
+                    "nvml": nvml,
+                    "tensorflow": tf_figures,
+                }
+            )
+        return {
+            "host": self.host.read(),
+            "torch": torch_cuda.torch_state(torch, initialized),
+            "tensorflow": tf_state,
+            "gpus": gpus,
+            # No call on the common tick, one with GPUs.
+            "hidden_gpus": self._hidden_by_environment(devices) if not devices else None,
+        }
+
+    def now(self) -> float:
+        return self._wall_clock()
+
+
+def significant_change(previous: Mapping[str, Any] | None, current: Mapping[str, Any], threshold: int) -> bool:
+    """True if ``current`` differs from ``previous`` in a way worth a sample.
+
+    A ``*_bytes`` figure counts when it moved by more than ``threshold`` or
+    became known/unknown (host available/total excepted, see below); every other field (counters such as ``num_ooms``,
+    flags, device index/name, the number of devices) counts on any change, except the machine's OOM kill count,
+    which counts only when it rose (below).
+    """
+    if previous is None:
+        return True
+    if type(previous) is not dict or type(current) is not dict:
+        return _differs(_kernel_figures(previous), _kernel_figures(current), threshold, "") or _machine_counts_rose(
+            previous, current
+        )
+    # Every sampler tick comes here: each section is settled by one C-level
+    # comparison when it is equal (the usual tick: at most the host section
+    # moved), and the machine-wide figures are skipped where they stand. The
+    # same decisions as comparing copies without them (_kernel_figures), at
+    # about half the cost of a tick's comparison.
+    return _differs_except(previous, current, threshold, _MACHINE_WIDE)
+
+
+# Host figures of the whole machine, not of this kernel: other processes move
+# them all the time, so on their own they must not cost a sample (they travel
+# with every sample anyway). GPU figures from NVML stay in: another process
+# filling the card is exactly what the user needs to see.
+# The container's usage counts every process in the cgroup (and its page
+# cache) the same way; its limit and OOM kill count stay in. So do the
+# machine's swap and the container's swap usage; the kernel's own swapped-out
+# bytes and the container's swap limit stay in.
+MACHINE_WIDE_HOST_FIGURES: frozenset[str] = frozenset(
+    {"available_bytes", "total_bytes", "swap_total_bytes", "swap_free_bytes"}
+)
+MACHINE_WIDE_CONTAINER_FIGURES: frozenset[str] = frozenset({"usage_bytes", "swap_usage_bytes"})
+# The machine's OOM kill count (/proc/vmstat) is the machine's too, but a rise
+# is worth a sample at once: it says the out-of-memory killer acted, and the
+# frontend tells a kernel's death by it from its last sample to the restarted
+# kernel's first, so a kill of another process while this kernel lives must
+# be in this kernel's last sample. Nothing else about it (known or unknown)
+# costs a sample.
+MACHINE_WIDE_HOST_COUNTS: frozenset[str] = frozenset({"oom_kill_count"})
+
+
+# Where the machine-wide figures stand in the figures: a key mapped to None is
+# left out of the comparison, one mapped to _ROSE counts only when it rose,
+# one mapped to a dict is compared without what that dict names (where both
+# sides are dicts).
+_ROSE = object()
+_MACHINE_WIDE: dict[str, Any] = {
+    "host": {
+        **dict.fromkeys(MACHINE_WIDE_HOST_FIGURES),
+        **dict.fromkeys(MACHINE_WIDE_HOST_COUNTS, _ROSE),
+        "container": dict.fromkeys(MACHINE_WIDE_CONTAINER_FIGURES),
+    }
+}
+_COMPARED = object()  # a key the comparison leaves as it is
+
+
+def _differs_except(before: dict[str, Any], now: dict[str, Any], threshold: int, left_out: dict[str, Any]) -> bool:
+    """:func:`_differs` for two dicts of figures, without what ``left_out`` names."""
+    if before.keys() != now.keys() and _compared_keys(before, left_out) != _compared_keys(now, left_out):
+        return True
+    for key, value in now.items():
+        inner = left_out.get(key, _COMPARED)
+        if inner is None:
+            continue
+        if inner is _ROSE:
+            if _rose(before.get(key), value):
+                return True
+            continue
+        old = before[key]
+        if value is old or value == old:
+            continue
+        if inner is not _COMPARED and type(value) is dict and type(old) is dict:
+            if _differs_except(old, value, threshold, inner):
+                return True
+        elif _differs(old, value, threshold, key):
+            return True
+    return False
+
+
+def _compared_keys(figures: dict[str, Any], left_out: dict[str, Any]) -> set:
+    return {key for key in figures if left_out.get(key, _COMPARED) not in (None, _ROSE)}
+
+
+def _rose(before: Any, now: Any) -> bool:
+    """A count (an int, not a bool) that is higher now; unknown on either side: no."""
+    return type(before) is int and type(now) is int and now > before
+
+
+def _machine_counts_rose(before: Mapping[str, Any], now: Mapping[str, Any]) -> bool:
+    """Whether one of :data:`MACHINE_WIDE_HOST_COUNTS` rose (host sections that are plain dicts)."""
+    old, new = before.get("host"), now.get("host")
+    if type(old) is not dict or type(new) is not dict:
+        return False
+    return any(_rose(old.get(key), new.get(key)) for key in MACHINE_WIDE_HOST_COUNTS)
+
+
+def _kernel_figures(figures: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A copy of ``figures`` without the machine-wide figures (shapes other than plain dicts).
+
+    The machine-wide counts go too: :func:`_machine_counts_rose` decides on them.
+    """
+    host = figures.get("host")
+    if type(host) is not dict:
+        return figures
+    kept = {k: v for k, v in host.items() if k not in MACHINE_WIDE_HOST_FIGURES and k not in MACHINE_WIDE_HOST_COUNTS}
+    container = kept.get("container")
+    if type(container) is dict:
+        kept["container"] = {k: v for k, v in container.items() if k not in MACHINE_WIDE_CONTAINER_FIGURES}
+    return {**figures, "host": kept}
+
+
+# Figures are plain dicts and lists (JSON-shaped). Exact type checks, not
+# isinstance(x, Mapping): that goes through typing's and abc's Python-level
+# hooks, and was the largest single cost of an idle tick in a kernel.
+def _differs(a: Any, b: Any, threshold: int, key: str) -> bool:
+    kind = type(a)
+    if kind is dict or kind is list:
+        # Equal containers (the usual tick: nothing moved) are settled by one
+        # C-level comparison, not a walk in Python over every NVML process entry.
+        if a == b:
+            return False
+        if type(b) is not kind:
+            return True
+        if kind is dict:
+            if a.keys() != b.keys():  # type: ignore[union-attr]  # a dict: kind says so (isinstance costs the tick)
+                return True
+            return any(_differs(a[k], b[k], threshold, k) for k in a)
+        if len(a) != len(b):
+            return True
+        return any(_differs(x, y, threshold, key) for x, y in zip(a, b, strict=True))
+    if kind is int and type(b) is int and key.endswith("_bytes"):
+        return abs(a - b) > threshold
+    return a != b
