@@ -2,7 +2,7 @@
  * Wire types and parsers of allocation recording: the `record_allocations`,
  * `allocation_sites` and `allocation_snapshot` requests and the
  * `allocation_recording` broadcast (docs/protocol.md, "Allocation sites";
- * the kernel side is python_helper/jupyterlab_vram_helper/allocation_sites.py).
+ * the kernel side is python_helper/jupyterlab_vram_helper/allocations/allocation_sites.py).
  *
  * Results are untrusted JSON: the parsers check every field the UI relies
  * on and never throw; a bad result comes back as `{error}` naming the field.
