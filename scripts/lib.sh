@@ -61,25 +61,35 @@ up_to_date() {
 # progress --show LOG COMMAND...
 #   COMMAND's output is shown as it comes (and kept in LOG); after 10 s without
 #   a line, a line says that it is still running, and for how long.
-# Then "done in …" where it took 5 s or more. Returns COMMAND's status.
+# progress --live LOG COMMAND...
+#   For test runners, which show their own progress on a terminal (Playwright
+#   the test it is in, jest the files it runs): there COMMAND runs as it is;
+#   elsewhere (a log, CI), where they print a line only as a test or file ends,
+#   as with --show.
+# Then, but for --live, whose caller says the time: "done in …" where it took
+# 5 s or more. Returns COMMAND's status.
 progress() {
   local mode=hide
-  case "$1" in --show) mode=show; shift ;; --replay) mode=replay; shift ;; esac
+  case "$1" in --show | --replay | --live) mode=${1#--}; shift ;; esac
   local log=$1
   shift
+  if [ "$mode" = live ] && [ -t 1 ]; then
+    "$@"
+    return
+  fi
   mkdir -p "$(dirname "$log")"
   : >"$log"
   local start=$SECONDS status=0
   _progress_ticker "$log" "$start" "$mode" &
   local ticker=$!
-  if [ "$mode" = show ]; then
-    if "$@" 2>&1 | tee "$log"; then status=0; else status=${PIPESTATUS[0]}; fi
-  else
-    "$@" >"$log" 2>&1 || status=$?
-  fi
+  case "$mode" in
+    show | live) if "$@" 2>&1 | tee "$log"; then status=0; else status=${PIPESTATUS[0]}; fi ;;
+    *) "$@" >"$log" 2>&1 || status=$? ;;
+  esac
   kill "$ticker" 2>/dev/null || true
   wait "$ticker" 2>/dev/null || true
-  if [ -t 1 ] && [ "$mode" != show ]; then printf '\r\e[K'; fi
+  if [ -t 1 ] && [ "$mode" != show ]; then printf '\r\e[K'; fi  # the redrawn line
+  [ "$mode" != live ] || return "$status"
   local took=$((SECONDS - start))
   if [ "$mode" = replay ]; then
     sed -e '/^[[:space:]]*$/d' -e 's/^/   /' "$log"
@@ -104,11 +114,13 @@ _progress_ticker() {
   width=$(( ${COLUMNS:-$(tput cols 2>/dev/null || echo 100)} - 14 ))
   [ "$width" -ge 20 ] || width=20
   while sleep 1 && kill -0 "$parent" 2>/dev/null; do
-    if [ "$mode" = show ]; then
+    if [ "$mode" = show ] || [ "$mode" = live ]; then
       size=$(stat -c %s "$log" 2>/dev/null || echo 0)
       if [ "$size" != "$last_size" ]; then
         last_size=$size quiet_since=$SECONDS
-      elif [ $((SECONDS - quiet_since)) -ge 10 ] && [ $((SECONDS - said)) -ge 10 ]; then
+      elif [ $((SECONDS - quiet_since)) -ge 10 ] && [ $((SECONDS - said)) -ge 10 ] &&
+        # not in the middle of a line (pytest's dots), which it would cut
+        { [ "$size" = 0 ] || [ -z "$(tail -c 1 "$log")" ]; }; then
         printf '   %s… still running, %s%s\n' "$_dim" "$(human_time $((SECONDS - start)))" "$_reset"
         said=$SECONDS
       fi
