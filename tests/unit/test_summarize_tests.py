@@ -185,27 +185,23 @@ def test_skips_are_listed_once_per_reason_with_their_steps_and_files(tmp_path: P
     assert len(skipped) == 4
 
 
-def test_a_test_skipped_for_different_reasons_in_two_steps_gives_both(tmp_path: Path) -> None:
-    (tmp_path / "pytest.xml").write_text(junit([("tests.cuda.test_oom_cuda", "test_oom", "skipped", CUDA)]),
-                                         encoding="utf-8")
-    (tmp_path / "kit.xml").write_text(junit([("tests.cuda.test_oom_cuda", "test_oom", "skipped", "no torch here")]),
-                                      encoding="utf-8")
-    steps(tmp_path, ("pytest", 0, 1, "pytest.xml"), ("GPU kit", 0, 1, "kit.xml"))
+def one_test_in_two_steps(results: Path, in_pytest: tuple, in_kit: tuple) -> str:
+    """The summary where pytest and the GPU kit both ran one test: (kind, message) in each."""
+    for file, (kind, message) in (("pytest.xml", in_pytest), ("kit.xml", in_kit)):
+        (results / file).write_text(junit([("tests.cuda.test_oom_cuda", "test_oom", kind, message)]), encoding="utf-8")
+    steps(results, ("pytest", 0, 1, "pytest.xml"), ("GPU kit", 1, 1, "kit.xml"))
+    return run(results)
 
-    out = run(tmp_path)
+
+def test_a_test_skipped_for_different_reasons_in_two_steps_gives_both(tmp_path: Path) -> None:
+    out = one_test_in_two_steps(tmp_path, ("skipped", CUDA), ("skipped", "no torch here"))
 
     assert "all: 0 passed, 0 failed, 1 skipped" in out
     assert f"      pytest: {CUDA}" in out and "      GPU kit: no torch here" in out
 
 
 def test_a_failure_in_any_step_fails_the_test_once(tmp_path: Path) -> None:
-    (tmp_path / "a.xml").write_text(junit([("tests.cuda.test_oom_cuda", "test_oom", "skipped", CUDA)]),
-                                    encoding="utf-8")
-    (tmp_path / "b.xml").write_text(junit([("tests.cuda.test_oom_cuda", "test_oom", "failure", "boom")]),
-                                    encoding="utf-8")
-    steps(tmp_path, ("pytest", 0, 1, "a.xml"), ("GPU kit", 1, 1, "b.xml"))
-
-    out = run(tmp_path)
+    out = one_test_in_two_steps(tmp_path, ("skipped", CUDA), ("failure", "boom"))
 
     assert "all: 0 passed, 1 failed, 0 skipped" in out
     assert out.rstrip().endswith("GPU kit: tests.cuda.test_oom_cuda::test_oom\n      boom")
