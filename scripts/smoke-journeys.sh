@@ -10,12 +10,18 @@
 # Debian's Chromium. A venv is rebuilt only when versions.env changes (a stamp
 # in it), always on CI (CI=true); the wheel is reinstalled on every run.
 #
-#   bash scripts/smoke-journeys.sh      (after scripts/setup.sh; quiet on success)
+#   bash scripts/smoke-journeys.sh      (after scripts/setup.sh)
+#
+# It says each stage, with its progress, and each journey as it ends; where one
+# fails, it prints every server's log.
 #
 # Environment: VRAM_VENV (the development venv, default .venv), PYTHON (the
-# Python of the venvs, default python3), CHROMIUM_PATH.
+# Python of the venvs, default python3), CHROMIUM_PATH, VRAM_WHEEL (a wheel of
+# this checkout already built, as scripts/test.sh passes the one its packaging
+# step proved; without it the wheel is built here).
 set -uo pipefail
 cd "$(dirname "$0")/.."
+source scripts/lib.sh
 repo=$PWD
 venv=${VRAM_VENV:-.venv}
 python=${PYTHON:-python3}
@@ -46,7 +52,7 @@ stop_servers() {
 trap stop_servers EXIT
 
 fail() {
-  echo "smoke journeys: $*"
+  warn "smoke journeys: $*"
   local log
   for log in "$logs"/*.log; do
     [ -f "$log" ] || continue
@@ -58,11 +64,17 @@ fail() {
 
 rm -rf "$logs" "$work/roots" "$work/jupyter" && mkdir -p "$logs" "$work/roots" "$work/jupyter/config" "$work/jupyter/data"
 
-# The wheel, from the labextension scripts/setup.sh built.
-rm -rf "$work/dist"
-"$venv/bin/python" -m build --wheel --no-isolation --outdir "$work/dist" . >"$logs/wheel-build.log" 2>&1 ||
-  fail "the wheel did not build"
-wheel=$(ls "$work"/dist/*.whl)
+if [ -n "${VRAM_WHEEL:-}" ] && [ -f "$VRAM_WHEEL" ]; then
+  wheel=$(realpath "$VRAM_WHEEL")
+  say "the wheel: $wheel"
+else
+  # The wheel, from the labextension scripts/setup.sh built.
+  say "the wheel, from the labextension setup.sh built"
+  rm -rf "$work/dist"
+  progress "$logs/wheel-build.log" "$venv/bin/python" -m build --wheel --no-isolation --outdir "$work/dist" . ||
+    fail "the wheel did not build"
+  wheel=$(ls "$work"/dist/*.whl)
+fi
 
 pins_hash=$(sha256sum "$versions" | cut -d' ' -f1)
 # make_venv NAME PACKAGE...: a venv under build/compat, up to date with versions.env.
@@ -73,21 +85,34 @@ make_venv() {
     return 0
   fi
   rm -rf "$dir"
+  # pip's output in the venv's own log, and, each line headed by the venv's
+  # name, on stdout: progress shows the latest of the three.
   "$python" -m venv "$dir" &&
-    "$dir/bin/python" -m pip install --quiet --disable-pip-version-check "$@" >"$logs/venv-$name.log" 2>&1 &&
+    "$dir/bin/python" -m pip install --disable-pip-version-check --progress-bar off "$@" 2>&1 |
+    tee "$logs/venv-$name.log" | sed -u "s/^/venv-$name: /" &&
     printf '%s\n' "$pins_hash" >"$dir/.vram-compat"
 }
-# The three at once: mostly downloads and unpacking, not CPU.
-make_venv oldest "jupyterlab==$OLDEST_JUPYTERLAB" "notebook==$OLDEST_NOTEBOOK" "ipykernel==$IPYKERNEL" &
-oldest_pid=$!
-make_venv newest "jupyterlab==$NEWEST_JUPYTERLAB" "notebook==$NEWEST_NOTEBOOK" "ipykernel==$IPYKERNEL" &
-newest_pid=$!
-# No jupyterlab-vram here: the helper must reach the kernel through the frontend's bootstrap.
-make_venv gateway "jupyter_kernel_gateway==$KERNEL_GATEWAY" "ipykernel==$IPYKERNEL" &
-gateway_pid=$!
-wait "$oldest_pid" || fail "the venv with JupyterLab $OLDEST_JUPYTERLAB did not install"
-wait "$newest_pid" || fail "the venv with JupyterLab $NEWEST_JUPYTERLAB did not install"
-wait "$gateway_pid" || fail "the kernel gateway's venv did not install"
+# The three at once: mostly downloads and unpacking, not CPU. Each says when it is ready.
+make_venvs() {
+  local status=0
+  make_venv oldest "jupyterlab==$OLDEST_JUPYTERLAB" "notebook==$OLDEST_NOTEBOOK" "ipykernel==$IPYKERNEL" &&
+    echo "venv-oldest ready" &
+  local oldest_pid=$!
+  make_venv newest "jupyterlab==$NEWEST_JUPYTERLAB" "notebook==$NEWEST_NOTEBOOK" "ipykernel==$IPYKERNEL" &&
+    echo "venv-newest ready" &
+  local newest_pid=$!
+  # No jupyterlab-vram here: the helper must reach the kernel through the frontend's bootstrap.
+  make_venv gateway "jupyter_kernel_gateway==$KERNEL_GATEWAY" "ipykernel==$IPYKERNEL" &&
+    echo "venv-gateway ready" &
+  local gateway_pid=$!
+  wait "$oldest_pid" || { echo "the venv with JupyterLab $OLDEST_JUPYTERLAB did not install"; status=1; }
+  wait "$newest_pid" || { echo "the venv with JupyterLab $NEWEST_JUPYTERLAB did not install"; status=1; }
+  wait "$gateway_pid" || { echo "the kernel gateway's venv did not install"; status=1; }
+  return "$status"
+}
+say "three small venvs (JupyterLab $OLDEST_JUPYTERLAB, $NEWEST_JUPYTERLAB, the kernel gateway $KERNEL_GATEWAY):" \
+  "about 3 min the first time, seconds when versions.env is unchanged"
+progress "$logs/venvs.log" make_venvs || fail "$(tail -n 1 "$logs/venvs.log")"
 for name in oldest newest; do
   "$work/venv-$name/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps --force-reinstall \
     "$wheel" >"$logs/wheel-install-$name.log" 2>&1 || fail "the wheel did not install into venv-$name"
@@ -135,7 +160,9 @@ wait_for() {
   fail "$1 did not answer in 3 minutes (its log: $2)"
 }
 
+say "the servers: the kernel gateway, then three JupyterLabs; about 30 s"
 rm -rf "$work/settings"
+start_servers=$SECONDS
 gateway_port=$(free_port)
 mkdir -p "$work/roots/gateway"
 (cd "$work/roots/gateway" &&
@@ -152,10 +179,12 @@ for name in oldest newest remote; do
   eval "port=\$port_$name"
   wait_for "http://127.0.0.1:$port/api/status" "$logs/server-$name.log"
 done
+say "all four answer, after $(human_time $((SECONDS - start_servers)))"
 
 if [ ! -x ui-tests/node_modules/.bin/playwright ]; then
-  (cd ui-tests && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund >"$logs/npm-ci.log" 2>&1) ||
-    fail "npm ci in ui-tests failed"
+  say "npm ci in ui-tests (Playwright; no browser download)"
+  ui_npm_ci() { (cd ui-tests && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund); }
+  progress "$logs/npm-ci.log" ui_npm_ci || fail "npm ci in ui-tests failed"
 fi
 export VRAM_COMPAT_TARGETS
 VRAM_COMPAT_TARGETS=$(
@@ -175,12 +204,11 @@ print(json.dumps([
 ]))
 EOF
 )
-(
-  cd ui-tests &&
-    PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npx playwright test --config compat/playwright.config.js \
-      >"$logs/playwright.log" 2>&1
-) || {
+say "the journeys in Chromium, two at a time: about 3 min"
+journeys() {
+  (cd ui-tests && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npx playwright test --config compat/playwright.config.js)
+}
+progress --show "$logs/playwright.log" journeys || {
   stop_servers
   fail "a journey failed (the servers' logs follow; traces in ui-tests/test-results/compat)"
 }
-grep -E '^ +[0-9]+ passed' "$logs/playwright.log"

@@ -17,7 +17,12 @@ fi
 cd "$repo"
 bash scripts/setup.sh
 venv=${VRAM_VENV:-.venv}
-extra=()
+# JupyterLab 4 ships its language-server features turned off, and .venv has
+# no language server; jupyter_lsp's search for them still logs a 400-character
+# line naming the 19 it did not find. Options given to this script come later
+# and win: --LanguageServerManager.autodetect=True brings the search back.
+extra=(--LanguageServerManager.autodetect=False)
 # Jupyter refuses to start as root without this (containers and CI machines often are root).
 [ "$(id -u)" = 0 ] && extra+=(--allow-root)
+printf '\n== JupyterLab (its address follows; Control-C stops it)\n'
 exec "$venv/bin/jupyter" lab "${serve[@]}" "${extra[@]}" "$@"

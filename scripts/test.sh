@@ -1,107 +1,198 @@
 #!/usr/bin/env bash
 # Sets everything up from nothing and runs every test:
-#   1. the Python lint (scripts/lint-python.sh: ruff and mypy), then pytest:
-#      helper unit tests, end-to-end tests against a real ipykernel with real
-#      (CPU) PyTorch, and the CUDA suite (skipped cleanly without a GPU);
-#   2. jest: the frontend's models, parsing, formatting, views;
-#   3. Galata: a real `jupyter lab` driven in Debian's Chromium;
-#   4. smoke journeys (scripts/smoke-journeys.sh): the oldest supported
+#   0. the lint: ruff and mypy on the Python tree (scripts/lint-python.sh);
+#      Prettier, ESLint and the layering of src/ (npm run lint:check); and the
+#      user guide's site, whose broken links and anchors fail it
+#      (scripts/build-docs.sh);
+#   1. pytest: helper unit tests, end-to-end tests against a real ipykernel with
+#      real (CPU) PyTorch, and the CUDA suite (skipped cleanly without a GPU);
+#   2. the GPU kit (scripts/gpu-check.sh) as it would run on a GPU machine,
+#      which this is not: that proves its offline install and its report;
+#   3. packaging: the package built as users install it (scripts/check-wheel.sh);
+#   4. jest: the frontend's models, parsing, formatting, views;
+#   5. Galata: a real `jupyter lab` driven in Debian's Chromium, and the one
+#      test that needs the kernels under a cgroup memory limit, in its own step;
+#   6. smoke journeys (scripts/smoke-journeys.sh): the oldest supported
 #      JupyterLab, the newest, Notebook 7 on each, and JupyterLab with a kernel
-#      gateway, each in its own small venv with the built wheel, in Chromium.
-# Between 1 and 2, the GPU kit (scripts/gpu-check.sh) runs as it would on a GPU
-# machine, which this is not: that proves its offline install and its report;
-# then the package is built as users install it (scripts/check-wheel.sh).
-# All run even when one fails; the exit status says whether all passed.
+#      gateway, each in its own small venv with the wheel of step 3, in Chromium.
+# All run even when one fails. The closing summary lists every step with its
+# outcome, its tests' counts (from the runners' own reports) and its time, then
+# the skipped tests once per reason, then what failed; the exit status says
+# whether all passed.
+#
+# Adding a step is one line (see run_step below):
+#   run_step "Python lint" --about "ruff; a few seconds" ruff check python_helper tests scripts
 set -uo pipefail
 cd "$(dirname "$0")/.."
+source scripts/lib.sh
 
-step() { printf '\n== %s\n' "$*"; }
-
-bash scripts/setup.sh || exit 1
+started=$SECONDS
 venv=${VRAM_VENV:-.venv}
+results="$PWD/build/test-results"
+logs="$PWD/build/logs"
+rm -rf "$results" && mkdir -p "$results" "$logs"
+failed=()
+
+# run_step NAME [--about TEXT] [--report FILE]... [--no-heading] COMMAND [ARG...]
+#   Runs COMMAND (a program or a function of this script) as one step: a
+#   heading, NAME and TEXT (what it does and about how long it takes), unless
+#   the step prints its own; COMMAND's output; then its outcome and time. It
+#   appends a line to $results/steps.tsv, from which scripts/summarize-tests.py
+#   writes the summary: the step's counts come from its REPORT files, which its
+#   runner writes (JUnit XML, jest JSON or Playwright JSON; a path in $results
+#   or absolute; a glob may match several). A step without a report is listed
+#   with its outcome and time. A failing step is added to $failed; the next
+#   steps run all the same. Returns COMMAND's status.
+run_step() {
+  local name=$1 about="" heading=1 reports=()
+  shift
+  while [ $# -gt 0 ]; do
+    case "$1" in
+      --about) about=$2; shift 2 ;;
+      --report) reports+=("$2"); shift 2 ;;
+      --no-heading) heading=0; shift ;;
+      *) break ;;
+    esac
+  done
+  [ "$heading" = 0 ] || step "$name${about:+ — $about}"
+  local start=$SECONDS status=0
+  "$@" || status=$?
+  local took=$((SECONDS - start))
+  printf '%s\t%s\t%s\t%s\n' "$name" "$status" "$took" "${reports[*]}" >>"$results/steps.tsv"
+  if [ "$status" = 0 ]; then
+    printf '%s-- %s: ok in %s%s\n' "$_bold" "$name" "$(human_time "$took")" "$_reset"
+  else
+    failed+=("$name")
+    printf '%s-- %s: FAILED (exit %s) after %s%s\n' "$_red" "$name" "$status" "$(human_time "$took")" "$_reset"
+  fi
+  return "$status"
+}
+
+summary() {
+  step "Summary"
+  local python=python3
+  [ -x "$venv/bin/python" ] && python="$venv/bin/python"
+  "$python" scripts/summarize-tests.py "$results" --elapsed $((SECONDS - started))
+  if [ ${#failed[@]} -gt 0 ]; then
+    printf '\n%sFAILED: %s%s\n' "$_red" "$(IFS=,; echo "${failed[*]}" | sed 's/,/, /g')" "$_reset"
+    exit 1
+  fi
+  printf '\nAll test suites passed.\n'
+}
+
+run_step "Setup" --no-heading bash scripts/setup.sh || summary
 export PATH="$PWD/$venv/bin:$PATH"
 
 chromium=${CHROMIUM_PATH:-/usr/bin/chromium}
+install_chromium() {
+  local sudo_=""
+  [ "$(id -u)" = 0 ] || sudo_="sudo"
+  progress "$logs/apt-chromium.log" $sudo_ apt-get update -q &&
+    progress "$logs/apt-chromium.log" env DEBIAN_FRONTEND=noninteractive $sudo_ apt-get install -y -q chromium
+}
 if [ ! -x "$chromium" ]; then
-  step "Install Debian's Chromium for the browser tests"
-  sudo_=""; [ "$(id -u)" = 0 ] || sudo_="sudo"
-  $sudo_ apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo_ apt-get install -y -qq chromium >/dev/null || exit 1
+  run_step "Chromium" --about "Debian's, for the browser tests (apt-get, as root or through sudo); about 1 min" \
+    install_chromium || summary
 fi
 
-failed=()
-results="$PWD/build/test-results"
-rm -rf "$results" && mkdir -p "$results"
+run_step "Python lint" --about "ruff's rules and formatting, mypy; about 1 min here" \
+  bash scripts/lint-python.sh
 
-step "Python lint: ruff's rules and formatting, mypy (scripts/lint-python.sh)"
-bash scripts/lint-python.sh || failed+=(python-lint)
+run_step "TypeScript lint" --about "Prettier, ESLint, and the layering of src/ (dependency-cruiser); about 1 min here" \
+  npm run --silent lint:check
 
-step "pytest (helper units, real-kernel end to end, CUDA suite)"
-python -m pytest tests -ra --junitxml="$results/pytest.xml" || failed+=(pytest)
+run_step "Docs site" --about "MkDocs, strict: a broken link or anchor fails it; about 10 s" \
+  bash scripts/build-docs.sh
 
-step "GPU kit, here without a GPU: offline install into a bare Python, every GPU check skipped, the report"
-pyver=$(python -c 'import sys; print("%d.%d" % sys.version_info[:2])')
-base_python=$(python -c 'import sys; print(getattr(sys, "_base_executable", sys.executable))')
-(bash scripts/gpu-wheels.sh build/gpu-wheels "$pyver" &&
-  PYTHON="$base_python" bash scripts/gpu-check.sh build/gpu-wheels build/gpu-report >build/gpu-check.log 2>&1 &&
-  tail -3 build/gpu-check.log) || { cat build/gpu-check.log 2>/dev/null; failed+=(gpu-kit); }
-# A second, narrowed call (as on a GPU machine still warm after a fix): one check
-# file and one benchmark run, and the report says what was left out.
-(VRAM_GPU_ONLY="suite cell_hooks_overhead" VRAM_GPU_K="no_context" PYTHON="$base_python" \
-  bash scripts/gpu-check.sh build/gpu-wheels build/gpu-report-partial >build/gpu-check-partial.log 2>&1 &&
-  grep -q "^\*\*A partial run, not the whole kit" build/gpu-report-partial/report.md &&
-  grep -q "^| test_no_context_cuda::" build/gpu-report-partial/report.md &&
-  ! grep -q "^| test_oom_cuda::" build/gpu-report-partial/report.md &&
-  tail -1 build/gpu-check-partial.log) || { cat build/gpu-check-partial.log 2>/dev/null; failed+=(gpu-kit-partial); }
+# -rfE: pytest's short summary names failures and errors only; the skipped
+# tests are listed once per reason in the closing summary (26 near-identical
+# "needs a CUDA GPU" lines otherwise).
+run_step "pytest" --about "helper units, real-kernel end to end, CUDA suite; about 7 min here" --report pytest.xml \
+  progress --live "$logs/pytest.log" python -m pytest tests -rfE --junitxml="$results/pytest.xml"
 
-step "Packaging: sdist and wheel; the wheel in a fresh venv without Node.js"
-bash scripts/check-wheel.sh build/dist || failed+=(packaging)
+gpu_kit() {
+  local pyver base_python
+  pyver=$(python -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+  base_python=$(python -c 'import sys; print(getattr(sys, "_base_executable", sys.executable))')
+  say "the kit's wheels for CPython $pyver, downloaded (as on a machine with network)"
+  progress "$logs/gpu-wheels.log" bash scripts/gpu-wheels.sh build/gpu-wheels "$pyver" || return
+  say "$(tail -n 1 "$logs/gpu-wheels.log")"
+  say "the kit, run over $base_python: offline install, the CUDA suite, the benchmarks, the report"
+  progress build/gpu-check.log env PYTHON="$base_python" \
+    bash scripts/gpu-check.sh build/gpu-wheels build/gpu-report || return
+  say "$(tail -n 1 build/gpu-check.log)"
+  # A second, narrowed call (as on a GPU machine still warm after a fix): one
+  # check file and one benchmark run, and the report says what was left out.
+  say "a narrowed second call (VRAM_GPU_ONLY, VRAM_GPU_K), whose report must say so"
+  progress build/gpu-check-partial.log env VRAM_GPU_ONLY="suite cell_hooks_overhead" VRAM_GPU_K="no_context" \
+    PYTHON="$base_python" bash scripts/gpu-check.sh build/gpu-wheels build/gpu-report-partial || return
+  local report=build/gpu-report-partial/report.md
+  grep -q "^\*\*A partial run, not the whole kit" "$report" &&
+    grep -q "^| test_no_context_cuda::" "$report" &&
+    ! grep -q "^| test_oom_cuda::" "$report" || {
+    warn "$report does not say what the narrowed call ran and left out:"
+    cat "$report"
+    return 1
+  }
+  say "$(tail -n 1 build/gpu-check-partial.log)"
+}
+run_step "GPU kit" --about "here without a GPU: every GPU check skips; about 3 min here" \
+  --report "$PWD/build/gpu-report/junit-*.xml" gpu_kit
 
-step "Docs site: build, broken links and anchors fail it"
-bash scripts/build-docs.sh || failed+=(docs)
+run_step "Packaging" --about "sdist and wheel, the wheel in a fresh venv without Node.js; about 2 min here" \
+  bash scripts/check-wheel.sh build/dist
 
-step "TypeScript lint: Prettier, ESLint, and the layering of src/ (dependency-cruiser)"
-npm run --silent lint:check || failed+=(ts-lint)
+run_step "jest" --about "the frontend; about 3 min here" --report jest.json \
+  progress --live "$logs/jest.log" npx jest --ci --json --outputFile="$results/jest.json"
 
-step "jest (frontend)"
-npx jest --ci --json --outputFile="$results/jest.json" || failed+=(jest)
-
-step "Galata in Chromium (real JupyterLab, real kernel)"
-(
-  cd ui-tests &&
-    PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund &&
-    PLAYWRIGHT_JSON_OUTPUT_NAME="$results/playwright.json" npx playwright test --reporter=list,json
-) || {
-  failed+=(galata)
+# ui-tests' node modules: installed again only when its package files change
+# (like setup.sh's), and always on CI.
+ui_tests_modules() {
+  local stamp=ui-tests/node_modules/.vram-setup-node inputs
+  inputs=$(inputs_hash ui-tests/package.json ui-tests/package-lock.json)
+  if up_to_date "$stamp" "$inputs"; then
+    return 0
+  fi
+  say "npm ci in ui-tests (Galata, Playwright; no browser download): about 1.5 min the first time"
+  progress --replay "$logs/ui-tests-npm-ci.log" \
+    bash -c 'cd ui-tests && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 exec npm ci --no-audit --no-fund' &&
+    printf '%s\n' "$inputs" >"$stamp"
+}
+# galata_run REPORT [ARG...]: Galata in ui-tests, its JSON report to $results/REPORT.
+galata_run() {
+  (cd ui-tests && PLAYWRIGHT_JSON_OUTPUT_NAME="$results/$1" npx playwright test --reporter=list,json "${@:2}")
+}
+server_log() {
   echo "== The test JupyterLab server's log (build/test-results/jupyter-server.log)"
   cat "$results/jupyter-server.log" 2>/dev/null
+  return 1
 }
+galata() {
+  ui_tests_modules || return
+  say "the test JupyterLab starts first (about 20 s); then each test's line as it ends"
+  progress --live "$logs/galata.log" galata_run playwright.json || server_log
+}
+run_step "Galata" --about "a real JupyterLab and kernel in Chromium; about 8 min here" --report playwright.json galata
 
-step "Galata: a kernel killed by the out-of-memory killer at a real cgroup memory limit"
 # The server (and so its kernels) runs in a new memory cgroup where this
-# machine lets the tests make one; elsewhere the test skips and the server's
-# log says why.
-(
-  cd ui-tests &&
-    VRAM_UI_KERNEL_MEMORY_LIMIT=1536M PLAYWRIGHT_JSON_OUTPUT_NAME="$results/playwright-cgroup.json" \
-      npx playwright test tests/death-container.spec.ts --reporter=list,json
-) || {
-  failed+=(galata-cgroup)
-  echo "== The test JupyterLab server's log (build/test-results/jupyter-server.log)"
-  cat "$results/jupyter-server.log" 2>/dev/null
+# machine lets the tests make one; elsewhere the test skips, with its reason in
+# the summary, and the server's log says why: its one line about the cgroup is
+# printed (the rest of that log is every request).
+galata_cgroup() {
+  local status=0
+  VRAM_UI_KERNEL_MEMORY_LIMIT=1536M progress --live "$logs/galata-cgroup.log" \
+    galata_run playwright-cgroup.json tests/death-container.spec.ts || status=$?
+  say "$(grep -h "jupyterlab-vram tests:" "$results/jupyter-server.log" 2>/dev/null | tail -n 1)"
+  # The cgroups the servers made (empty now that they are gone).
+  rmdir /sys/fs/cgroup/memory/vram-ui-kernels-* /sys/fs/cgroup/vram-ui-kernels-* 2>/dev/null
+  [ "$status" = 0 ] || server_log
 }
-grep -h "jupyterlab-vram tests:" "$results/jupyter-server.log" 2>/dev/null | tail -1
-# The cgroups the servers made (empty now that they are gone).
-rmdir /sys/fs/cgroup/memory/vram-ui-kernels-* /sys/fs/cgroup/vram-ui-kernels-* 2>/dev/null || true
+run_step "Galata (cgroup limit)" --about "a kernel killed by the OOM killer at a real cgroup memory limit; about 1 min" \
+  --report playwright-cgroup.json galata_cgroup
 
-step "Smoke journeys on other JupyterLab versions, Notebook 7, kernel gateway"
-# Quiet on success; on failure it prints the journeys' output and every server's log.
-bash scripts/smoke-journeys.sh || failed+=(smoke-journeys)
+# The wheel that the packaging step built and proved, not a second build.
+wheel=$(ls build/dist/*.whl 2>/dev/null | head -n 1)
+run_step "Smoke journeys" --about "JupyterLab 4.2 and 4.6, Notebook 7, a kernel gateway; about 5 min here" \
+  --report smoke-journeys.json env VRAM_WHEEL="$wheel" bash scripts/smoke-journeys.sh
 
-echo
-python scripts/summarize-tests.py "$results"
-
-if [ ${#failed[@]} -gt 0 ]; then
-  printf '\nFAILED: %s\n' "${failed[*]}"
-  exit 1
-fi
-printf '\nAll test suites passed.\n'
+summary

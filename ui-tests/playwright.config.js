@@ -35,6 +35,11 @@ fs.mkdirSync(path.dirname(serverLog), { recursive: true });
 module.exports = {
   ...baseConfig,
   testDir: './tests',
+  // death-container.spec.ts needs the kernels under a cgroup memory limit,
+  // which the server makes only with VRAM_UI_KERNEL_MEMORY_LIMIT set: it runs
+  // in a run of its own (scripts/test.sh's "Galata (cgroup limit)" step), and
+  // is left out of a run without it rather than counted there as skipped.
+  testIgnore: process.env.VRAM_UI_KERNEL_MEMORY_LIMIT ? [] : ['**/death-container.spec.ts'],
   timeout: 120 * 1000,
   expect: { timeout: 30 * 1000 },
   retries: process.env.CI ? 1 : 0,

@@ -63,6 +63,8 @@ describe('KernelHelperConnection', () => {
     });
 
     it('rejects at once a request whose answer is malformed, and still counts it', async () => {
+      // The model warns on the console about the message it ignored: expected here.
+      const warn = jest.spyOn(console, 'warn').mockImplementation(() => undefined);
       const kernel = new FakeKernel();
       const { model, connection } = connect(kernel);
       await settle();
@@ -73,9 +75,12 @@ describe('KernelHelperConnection', () => {
       await expect(pending).rejects.toMatchObject({ code: 'malformed_answer' });
       await expect(pending).rejects.toThrow(/answer was malformed.*reply\.result/);
       expect(model.ignoredMessageCount).toBe(1);
+      expect(warn).toHaveBeenCalledWith(expect.stringContaining('reply.result: expected an object'));
+      warn.mockRestore();
     });
 
     it('rejects at once a request whose error answer is malformed', async () => {
+      const warn = jest.spyOn(console, 'warn').mockImplementation(() => undefined);
       const kernel = new FakeKernel();
       const { connection } = connect(kernel);
       await settle();
@@ -83,6 +88,8 @@ describe('KernelHelperConnection', () => {
       const id = kernel.lastComm.lastRequest.request_id;
       kernel.lastComm.receive({ type: 'error', request_id: id, code: 7 });
       await expect(pending).rejects.toMatchObject({ code: 'malformed_answer' });
+      expect(warn).toHaveBeenCalledWith(expect.stringContaining('error.code: expected a string'));
+      warn.mockRestore();
     });
 
     it('times out, and drops the late reply', async () => {

@@ -12,6 +12,66 @@ if (typeof window !== 'undefined' && !window.matchMedia) {
   });
 }
 
+// jsdom has no canvas: its HTMLCanvasElement.getContext returns undefined and
+// logs "Not implemented" with a 40-line stack, every time uPlot builds a chart
+// (the timeline views). The tests check the chart's data and DOM, not its
+// pixels, so a 2D context that draws nothing stands in for it, with Path2D,
+// which uPlot builds its series paths with. Other contexts (webgl) are null,
+// as in a browser that lacks them.
+if (typeof window !== 'undefined' && typeof HTMLCanvasElement !== 'undefined') {
+  const noop = () => undefined;
+  const returns = {
+    measureText: text => ({
+      width: 6 * String(text).length,
+      actualBoundingBoxAscent: 8,
+      actualBoundingBoxDescent: 2
+    }),
+    createLinearGradient: () => ({ addColorStop: noop }),
+    createRadialGradient: () => ({ addColorStop: noop }),
+    createPattern: () => null,
+    getLineDash: () => [],
+    isPointInPath: () => false,
+    isPointInStroke: () => false,
+    getTransform: () => ({ a: 1, b: 0, c: 0, d: 1, e: 0, f: 0 })
+  };
+  const contexts = new WeakMap();
+  HTMLCanvasElement.prototype.getContext = function (type) {
+    if (type !== '2d') {
+      return null;
+    }
+    if (!contexts.has(this)) {
+      // Any property set is kept (fillStyle, font, ...); any method draws nothing.
+      const state = { canvas: this };
+      contexts.set(
+        this,
+        new Proxy(state, {
+          get: (target, key) => (key in target ? target[key] : returns[key] || noop),
+          set: (target, key, value) => {
+            target[key] = value;
+            return true;
+          }
+        })
+      );
+    }
+    return contexts.get(this);
+  };
+  if (typeof window.Path2D === 'undefined') {
+    window.Path2D = class Path2D {
+      addPath() {}
+      closePath() {}
+      moveTo() {}
+      lineTo() {}
+      bezierCurveTo() {}
+      quadraticCurveTo() {}
+      arc() {}
+      arcTo() {}
+      ellipse() {}
+      rect() {}
+      roundRect() {}
+    };
+  }
+}
+
 // jsdom lacks the asynchronous Clipboard API; JupyterLab's clipboard warns
 // when it finds none (once per notebook a test builds). Tests that copy use
 // their own fakes; this one only has to exist.
