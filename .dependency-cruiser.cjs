@@ -12,7 +12,8 @@ module.exports = {
     {
       name: 'no-circular',
       severity: 'error',
-      comment: 'An import circle: one module cannot be understood or loaded without the other.',
+      comment:
+        'An import circle: one module cannot be understood or loaded without the other.',
       from: {},
       to: { circular: true }
     },

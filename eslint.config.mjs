@@ -31,7 +31,10 @@ export default tseslint.config(
       // services and options take JupyterLab's I prefix (see CONTRIBUTING.md).
       '@typescript-eslint/no-explicit-any': 'off',
       '@typescript-eslint/no-namespace': 'off',
-      '@typescript-eslint/no-unused-vars': ['error', { args: 'none', caughtErrors: 'none' }],
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { args: 'none', caughtErrors: 'none' }
+      ],
       curly: ['error', 'all'],
       eqeqeq: 'error',
       'prefer-arrow-callback': 'error',
@@ -41,7 +44,9 @@ export default tseslint.config(
   {
     // jest's setup file runs in jsdom under Node.
     files: ['src/testing/*.js'],
-    languageOptions: { globals: { ...globals.browser, ...globals.node, ...globals.jest } }
+    languageOptions: {
+      globals: { ...globals.browser, ...globals.node, ...globals.jest }
+    }
   },
   {
     // Tests and their fixtures may use jest's require-style mocks.

@@ -14,14 +14,19 @@ class BuildReportPlugin {
   apply(compiler) {
     compiler.hooks.compilation.tap('BuildReportPlugin', compilation => {
       // Before webpack's own defaults fill the options in (stage 0).
-      compilation.hooks.statsNormalize.tap({ name: 'BuildReportPlugin', stage: -100 }, (options, context) => {
-        if (!context.forToString || options.preset !== undefined) {
-          return; // asked for by name elsewhere: left as asked
+      compilation.hooks.statsNormalize.tap(
+        { name: 'BuildReportPlugin', stage: -100 },
+        (options, context) => {
+          if (!context.forToString || options.preset !== undefined) {
+            return; // asked for by name elsewhere: left as asked
+          }
+          compilation.hooks.statsPreset
+            .for('errors-warnings')
+            .call(options, context);
+          options.version = true;
+          options.timings = true;
         }
-        compilation.hooks.statsPreset.for('errors-warnings').call(options, context);
-        options.version = true;
-        options.timings = true;
-      });
+      );
     });
   }
 }

@@ -18,7 +18,13 @@
  */
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { readFileSync, readdirSync, statSync, writeFileSync, mkdirSync } from 'node:fs';
+import {
+  readFileSync,
+  readdirSync,
+  statSync,
+  writeFileSync,
+  mkdirSync
+} from 'node:fs';
 import { dirname, join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { deflateSync } from 'node:zlib';
@@ -58,13 +64,17 @@ function compactPython(sources) {
 
 /** zlib, then base64: what the kernel reverses with zlib.decompress(base64.b64decode(...)). */
 function packed(text) {
-  return deflateSync(Buffer.from(text, 'utf8'), { level: 9 }).toString('base64');
+  return deflateSync(Buffer.from(text, 'utf8'), { level: 9 }).toString(
+    'base64'
+  );
 }
 
 const sources = { '<loader>': readFileSync(loaderPath, 'utf8') };
 const isPackage = {};
 for (const path of pythonFiles(helperDir)) {
-  const parts = relative(join(root, 'python_helper'), path).slice(0, -3).split(sep);
+  const parts = relative(join(root, 'python_helper'), path)
+    .slice(0, -3)
+    .split(sep);
   const packageInit = parts[parts.length - 1] === '__init__';
   if (packageInit) {
     parts.pop();
@@ -78,7 +88,10 @@ for (const name of Object.keys(isPackage)) {
   modules[name] = { source: compact[name], package: isPackage[name] };
 }
 
-const hash = createHash('sha256').update(JSON.stringify(modules)).digest('hex').slice(0, 16);
+const hash = createHash('sha256')
+  .update(JSON.stringify(modules))
+  .digest('hex')
+  .slice(0, 16);
 const bundleZ64 = packed(JSON.stringify({ hash, modules }));
 
 // One statement, evaluated in a private globals dict: nothing leaks into the

@@ -11,7 +11,9 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const schema = JSON.parse(readFileSync(join(root, 'schema', 'plugin.json'), 'utf8'));
+const schema = JSON.parse(
+  readFileSync(join(root, 'schema', 'plugin.json'), 'utf8')
+);
 const defaults = schema.properties.snippets.default;
 
 writeFileSync(
@@ -25,4 +27,6 @@ writeFileSync(
     ''
   ].join('\n')
 );
-console.log(`wrote ${defaults.length} default snippets into src/features/snippets/defaultSnippets.ts`);
+console.log(
+  `wrote ${defaults.length} default snippets into src/features/snippets/defaultSnippets.ts`
+);

@@ -34,18 +34,31 @@ import { CellHistoryEntry } from './model/CellHistory';
 import { CommsLeftOpen, tabStorage } from './kernel/CommsLeftOpen';
 import { MemoryMonitor } from './monitor/MemoryMonitor';
 import { IMonitoredNotebook } from './monitor/monitoredSession';
-import { lazyIndexedDbStore, lazyIndexedDbTimelineStore } from './storage/lazyIndexedDbStore';
+import {
+  lazyIndexedDbStore,
+  lazyIndexedDbTimelineStore
+} from './storage/lazyIndexedDbStore';
 import { followNotebookFiles } from './storage/followNotebookFiles';
 import { KernelMemoryModel } from './model/KernelMemoryModel';
-import { DEFAULT_SETTINGS, readSettings, VramSettings } from './settings/settings';
+import {
+  DEFAULT_SETTINGS,
+  readSettings,
+  VramSettings
+} from './settings/settings';
 import { SnippetLibrary } from './features/snippets/SnippetLibrary';
 import { IVramMonitor } from './tokens';
 import { MemoryToolbarButton } from './features/snippets/MemoryToolbarButton';
 import type { NotebookCellBadges } from './features/cells/NotebookCellBadges';
 import { SidebarHost } from './sidebar/SidebarHost';
 import { VramStatusItem } from './features/overview/VramStatusItem';
-import { actionsFor, CLEANUP_ACTIONS } from './features/cleanup/cleanupActionsPart';
-import { allocationsFor, ALLOCATION_RECORDING } from './features/allocations/allocationRecordingPart';
+import {
+  actionsFor,
+  CLEANUP_ACTIONS
+} from './features/cleanup/cleanupActionsPart';
+import {
+  allocationsFor,
+  ALLOCATION_RECORDING
+} from './features/allocations/allocationRecordingPart';
 
 export { IVramMonitor } from './tokens';
 export type { IKernelMemoryModel, ModelChange } from './tokens';
@@ -94,7 +107,10 @@ const plugin: JupyterFrontEndPlugin<IVramMonitor> = {
     const timelineStore = hasIndexedDb ? lazyIndexedDbTimelineStore() : null;
     if (recordStore && timelineStore) {
       // What is kept by notebook path follows the files renamed, deleted, made.
-      followNotebookFiles(app.serviceManager.contents.fileChanged, [recordStore, timelineStore]);
+      followNotebookFiles(app.serviceManager.contents.fileChanged, [
+        recordStore,
+        timelineStore
+      ]);
     }
     const monitor = new MemoryMonitor({
       partKinds: [CLEANUP_ACTIONS, ALLOCATION_RECORDING],
@@ -108,7 +124,10 @@ const plugin: JupyterFrontEndPlugin<IVramMonitor> = {
       isPageClient: client =>
         [tracker, consoles].some(
           widgets =>
-            !!widgets?.find(widget => widget.sessionContext.session?.kernel?.clientId === client)
+            !!widgets?.find(
+              widget =>
+                widget.sessionContext.session?.kernel?.clientId === client
+            )
         )
     });
     // A cell about to be sent to a kernel that has no helper yet (Run All
@@ -149,7 +168,10 @@ const plugin: JupyterFrontEndPlugin<IVramMonitor> = {
           const apply = () => {
             monitor.updateSettings(readSettings(settings.composite));
             // The schema's default: the default list, without loading its copy in JavaScript.
-            void snippets.read(settings.composite, settings.default('snippets'));
+            void snippets.read(
+              settings.composite,
+              settings.default('snippets')
+            );
           };
           apply();
           settings.changed.connect(apply);
@@ -159,8 +181,20 @@ const plugin: JupyterFrontEndPlugin<IVramMonitor> = {
           // schema): read them as written, so that the bad value alone is lost.
           const refused = await import('./settings/refusedSettings')
             .then(async module => {
-              const read = await module.readRefusedSettings(settingRegistry, PLUGIN_ID, reason);
-              return read && { read, message: module.refusedSettingsMessage(SETTINGS_TITLE, read.problems) };
+              const read = await module.readRefusedSettings(
+                settingRegistry,
+                PLUGIN_ID,
+                reason
+              );
+              return (
+                read && {
+                  read,
+                  message: module.refusedSettingsMessage(
+                    SETTINGS_TITLE,
+                    read.problems
+                  )
+                }
+              );
             })
             .catch(() => null);
           if (refused) {
@@ -239,25 +273,27 @@ const plugin: JupyterFrontEndPlugin<IVramMonitor> = {
     // The badges' code loads with the first notebook, not with the page: they
     // show the records a notebook has when they are made, so nothing is missed.
     const addBadges = (panel: IMonitoredNotebook, model: KernelMemoryModel) => {
-      void import('./features/cells/NotebookCellBadges').then(({ NotebookCellBadges }) => {
-        if (badges.has(panel) || panel.isDisposed) {
-          return;
+      void import('./features/cells/NotebookCellBadges').then(
+        ({ NotebookCellBadges }) => {
+          if (badges.has(panel) || panel.isDisposed) {
+            return;
+          }
+          const notebookPanel = panel as NotebookPanel;
+          badges.set(
+            panel,
+            new NotebookCellBadges({
+              notebook: notebookPanel.content,
+              model,
+              settings: monitor.settings,
+              alive: allocationsFor(monitor, model)
+            })
+          );
+          panel.disposed.connect(() => {
+            badges.get(panel)?.dispose();
+            badges.delete(panel);
+          });
         }
-        const notebookPanel = panel as NotebookPanel;
-        badges.set(
-          panel,
-          new NotebookCellBadges({
-            notebook: notebookPanel.content,
-            model,
-            settings: monitor.settings,
-            alive: allocationsFor(monitor, model)
-          })
-        );
-        panel.disposed.connect(() => {
-          badges.get(panel)?.dispose();
-          badges.delete(panel);
-        });
-      });
+      );
     };
     monitor.panelTracked.connect((_, { panel, model }) =>
       addBadges(panel, model)
@@ -287,7 +323,8 @@ const plugin: JupyterFrontEndPlugin<IVramMonitor> = {
           monitor.sessionsChanged.disconnect(watchDeaths);
           new DeathNotifier({
             monitor,
-            showDetails: () => void app.commands.execute(CommandIDs.openSidebar),
+            showDetails: () =>
+              void app.commands.execute(CommandIDs.openSidebar),
             // Plain text messages: kernel figures stay text.
             notifications: {
               emit: (message, type, options) =>
@@ -299,7 +336,10 @@ const plugin: JupyterFrontEndPlugin<IVramMonitor> = {
         },
         reason => {
           notifierLoading = false; // a failed fetch (the server restarting): the next change tries again
-          console.warn('jupyterlab-vram: could not load the kernel death notification', reason);
+          console.warn(
+            'jupyterlab-vram: could not load the kernel death notification',
+            reason
+          );
         }
       );
     };

@@ -17,7 +17,10 @@ const baseConfig = require('@jupyterlab/galata/lib/playwright-config');
 if (!process.env.VRAM_UI_PORT) {
   process.env.VRAM_UI_PORT = execFileSync(
     process.env.PYTHON || 'python3',
-    ['-c', 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'],
+    [
+      '-c',
+      'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+    ],
     { encoding: 'utf8' }
   ).trim();
 }
@@ -31,7 +34,6 @@ const serverLog =
   path.resolve(__dirname, '..', 'build', 'test-results', 'jupyter-server.log');
 fs.mkdirSync(path.dirname(serverLog), { recursive: true });
 
-
 module.exports = {
   ...baseConfig,
   testDir: './tests',
@@ -39,7 +41,9 @@ module.exports = {
   // which the server makes only with VRAM_UI_KERNEL_MEMORY_LIMIT set: it runs
   // in a run of its own (scripts/test.sh's "Galata (cgroup limit)" step), and
   // is left out of a run without it rather than counted there as skipped.
-  testIgnore: process.env.VRAM_UI_KERNEL_MEMORY_LIMIT ? [] : ['**/death-container.spec.ts'],
+  testIgnore: process.env.VRAM_UI_KERNEL_MEMORY_LIMIT
+    ? []
+    : ['**/death-container.spec.ts'],
   timeout: 120 * 1000,
   expect: { timeout: 30 * 1000 },
   retries: process.env.CI ? 1 : 0,

@@ -12,7 +12,10 @@ import type { SidebarHost } from '../sidebar/SidebarHost';
 import { registerSidebarCommands } from '../sidebar/sidebarCommands';
 import { PALETTE_CATEGORY, CommandIDs } from '../ui/commandIds';
 import { notifyInJupyterLab, type Notify } from '../ui/notify';
-import { ILinePanel, registerAllocationCommands } from './allocations/allocationCommands';
+import {
+  ILinePanel,
+  registerAllocationCommands
+} from './allocations/allocationCommands';
 import { currentAllocations } from './allocations/allocationRecordingPart';
 import { registerCellCommands } from './cells/cellCommands';
 import type { ClearHistoryRequest } from './cells/ClearHistoryDialog';
@@ -23,7 +26,10 @@ import { registerGraphFixCommand } from './cleanup/graphFixCommand';
 import { registerKernelCommands } from './kernels/kernelCommands';
 import type { ShutdownKernelRequest } from './kernels/ShutdownKernelDialog';
 import { registerOverviewCommands } from './overview/overviewCommands';
-import { ISnippetPanel, registerSnippetCommands } from './snippets/snippetCommands';
+import {
+  ISnippetPanel,
+  registerSnippetCommands
+} from './snippets/snippetCommands';
 import type { SnippetLibrary } from './snippets/SnippetLibrary';
 
 /** What the commands act on, and the dialogs a test answers directly. */
@@ -61,7 +67,14 @@ export function registerCommands(options: IRegisterCommandsOptions): void {
 
   registerSidebarCommands({ app, trans, sidebar });
   palette?.addItem({ command: CommandIDs.openSidebar, category });
-  registerOverviewCommands({ app, monitor, trans, palette, category, setSetting });
+  registerOverviewCommands({
+    app,
+    monitor,
+    trans,
+    palette,
+    category,
+    setSetting
+  });
   registerCellCommands({
     app,
     monitor,
@@ -122,7 +135,10 @@ export function registerCommands(options: IRegisterCommandsOptions): void {
 }
 
 /** The panels of the active kernel, the notebook the user works in first. */
-function activeFirst(monitor: MemoryMonitor, active: ILinePanel | null): ILinePanel[] {
+function activeFirst(
+  monitor: MemoryMonitor,
+  active: ILinePanel | null
+): ILinePanel[] {
   const model = monitor.current;
   const panels = (model ? monitor.panelsOf(model) : []) as ILinePanel[];
   return active && panels.includes(active)

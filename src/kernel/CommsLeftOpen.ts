@@ -133,7 +133,10 @@ function parse(text: string | null): { [kernelId: string]: string[] } {
   for (const [kernelId, commIds] of Object.entries(value)) {
     if (Array.isArray(commIds)) {
       const ids = commIds.filter(
-        (id): id is string => typeof id === 'string' && id.length > 0 && id.length <= MAX_COMM_ID_LENGTH
+        (id): id is string =>
+          typeof id === 'string' &&
+          id.length > 0 &&
+          id.length <= MAX_COMM_ID_LENGTH
       );
       if (ids.length) {
         result[kernelId] = ids.slice(-MAX_REPLACED_COMMS);

@@ -12,7 +12,11 @@ import { Kernel, KernelMessage } from '@jupyterlab/services';
 import { ISignal, Signal } from '@lumino/signaling';
 
 import { KernelMemoryModel } from '../model/KernelMemoryModel';
-import { claimsHello, HelperRequestResults, HelperRequestType } from '../protocol/messages';
+import {
+  claimsHello,
+  HelperRequestResults,
+  HelperRequestType
+} from '../protocol/messages';
 import { describeFailure, ignoreRejection } from './kernelFailures';
 import { PendingRequests } from './PendingRequests';
 

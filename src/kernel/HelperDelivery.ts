@@ -11,7 +11,11 @@ import { Kernel } from '@jupyterlab/services';
 
 import { KernelMemoryModel } from '../model/KernelMemoryModel';
 import { HelperConfig, PartialHelperConfig } from '../protocol/messages';
-import { bootstrapHelper, IHelperBootstrapHost, sendHelper } from './helperBootstrap';
+import {
+  bootstrapHelper,
+  IHelperBootstrapHost,
+  sendHelper
+} from './helperBootstrap';
 import { HelperReadiness } from './HelperReadiness';
 
 export class HelperDelivery {
@@ -39,7 +43,11 @@ export class HelperDelivery {
   }
 
   /** Send `code` now for run `generation`, unless that run sent it already. */
-  send(kernel: Kernel.IKernelConnection, generation: number, code: string): void {
+  send(
+    kernel: Kernel.IKernelConnection,
+    generation: number,
+    code: string
+  ): void {
     if (this._claim(generation)) {
       void sendHelper(kernel, code, this._hostFor(kernel, generation));
     }
@@ -54,14 +62,18 @@ export class HelperDelivery {
     return true;
   }
 
-  private _hostFor(kernel: Kernel.IKernelConnection, generation: number): IHelperBootstrapHost {
+  private _hostFor(
+    kernel: Kernel.IKernelConnection,
+    generation: number
+  ): IHelperBootstrapHost {
     const options = this._options;
     const current = () => options.isCurrent(generation);
     return {
       model: options.model,
       stale: () => !current(),
       loadBootstrapCode: () => this._readiness.load(),
-      languageKnown: language => this._readiness.noteLanguage(kernel.id, language),
+      languageKnown: language =>
+        this._readiness.noteLanguage(kernel.id, language),
       unsupported: () => this._readiness.noteUnsupported(kernel.id),
       config: options.config,
       sent: options.sent,
@@ -79,7 +91,10 @@ export class HelperDelivery {
         }
       },
       redeliver: () => {
-        const tries = this._redelivered.generation === generation ? this._redelivered.tries : 0;
+        const tries =
+          this._redelivered.generation === generation
+            ? this._redelivered.tries
+            : 0;
         if (!current() || tries >= MAX_REDELIVERIES) {
           return false;
         }

@@ -57,7 +57,10 @@ export class HelperReadiness {
 
   /** True only when the kernel is known to run Python the helper supports (kept across its restarts). */
   isPython(kernelId: string): boolean {
-    return isPython(this._languages.get(kernelId)) && !this._unsupported.has(kernelId);
+    return (
+      isPython(this._languages.get(kernelId)) &&
+      !this._unsupported.has(kernelId)
+    );
   }
 
   /** A Python kernel that is not ipykernel (its info said so): never delivered to. */
@@ -80,7 +83,9 @@ export class HelperReadiness {
 const XEUS_PROGRAM = /^xpython(\.exe)?$/i;
 const UNSUPPORTED_NAME = /\b(xpython|pyodide)\b/i;
 
-function specOfUnsupportedPython(spec: Partial<KernelSpec.ISpecModel>): boolean {
+function specOfUnsupportedPython(
+  spec: Partial<KernelSpec.ISpecModel>
+): boolean {
   const program = (spec.argv?.[0] ?? '').split(/[\\/]/).pop() ?? '';
   return (
     XEUS_PROGRAM.test(program) ||

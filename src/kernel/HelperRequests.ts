@@ -74,8 +74,10 @@ export abstract class HelperRequests implements ICleanupConnection {
    * Rejects with a clear message when the reply is malformed.
    */
   async freeMemory(actions: FreeAction[]): Promise<FreeMemoryResult> {
-    return this._parsed('free_memory', { actions }, async () =>
-      (await import('../protocol/cleanup')).parseFreeMemoryResult
+    return this._parsed(
+      'free_memory',
+      { actions },
+      async () => (await import('../protocol/cleanup')).parseFreeMemoryResult
     );
   }
 
@@ -83,8 +85,10 @@ export abstract class HelperRequests implements ICleanupConnection {
   async inspect(
     options: { max_entries?: number; container_depth?: number } = {}
   ): Promise<InspectResult> {
-    return this._parsed('inspect', { ...options }, async () =>
-      (await import('../protocol/cleanup')).parseInspectResult
+    return this._parsed(
+      'inspect',
+      { ...options },
+      async () => (await import('../protocol/cleanup')).parseInspectResult
     );
   }
 
@@ -95,8 +99,10 @@ export abstract class HelperRequests implements ICleanupConnection {
     hidden: HiddenHolderKind[];
     free: FreeAction[];
   }): Promise<DeleteResult> {
-    return this._parsed('delete', { ...request }, async () =>
-      (await import('../protocol/cleanup')).parseDeleteResult
+    return this._parsed(
+      'delete',
+      { ...request },
+      async () => (await import('../protocol/cleanup')).parseDeleteResult
     );
   }
 
@@ -121,22 +127,29 @@ export abstract class HelperRequests implements ICleanupConnection {
     host_frames?: number;
     gpu_max_entries?: number;
   }): Promise<RecordingState> {
-    return this._parsed('record_allocations', { ...request }, async () =>
-      (await import('../protocol/allocation')).parseRecordingState
+    return this._parsed(
+      'record_allocations',
+      { ...request },
+      async () => (await import('../protocol/allocation')).parseRecordingState
     );
   }
 
   /** Live memory grouped by the notebook line that allocated it. */
   async allocationSites(maxSites?: number): Promise<AllocationSitesResult> {
-    return this._parsed('allocation_sites', maxSites === undefined ? {} : { max_sites: maxSites }, async () =>
-      (await import('../protocol/allocation')).parseAllocationSites
+    return this._parsed(
+      'allocation_sites',
+      maxSites === undefined ? {} : { max_sites: maxSites },
+      async () => (await import('../protocol/allocation')).parseAllocationSites
     );
   }
 
   /** PyTorch's allocator snapshot, pickled (for its memory viewer). */
   async allocationSnapshot(): Promise<AllocationSnapshotResult> {
-    return this._parsed('allocation_snapshot', {}, async () =>
-      (await import('../protocol/allocation')).parseAllocationSnapshot
+    return this._parsed(
+      'allocation_snapshot',
+      {},
+      async () =>
+        (await import('../protocol/allocation')).parseAllocationSnapshot
     );
   }
 
@@ -166,7 +179,9 @@ export abstract class HelperRequests implements ICleanupConnection {
 /** The helper's reply could not be read. */
 export class MalformedReplyError extends Error {
   constructor(requestType: string, detail: string) {
-    super(`The kernel helper sent a malformed '${requestType}' reply: ${detail}`);
+    super(
+      `The kernel helper sent a malformed '${requestType}' reply: ${detail}`
+    );
     this.name = 'MalformedReplyError';
   }
 }

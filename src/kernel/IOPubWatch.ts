@@ -89,7 +89,9 @@ export class IOPubWatch {
    */
   noteHelperRequest(msgId: string): void {
     if (this._helperRequests.size >= MAX_HELPER_REQUESTS) {
-      this._helperRequests.delete(this._helperRequests.values().next().value as string);
+      this._helperRequests.delete(
+        this._helperRequests.values().next().value as string
+      );
     }
     this._helperRequests.add(msgId);
   }
@@ -107,7 +109,8 @@ export class IOPubWatch {
   retire(): void {
     // One restart says `restarting` then `autorestarting`: the second finds
     // the comm already dropped, and keeps the id the first retired.
-    this._retiredCommId = this._host.channel.comm?.commId ?? this._retiredCommId;
+    this._retiredCommId =
+      this._host.channel.comm?.commId ?? this._retiredCommId;
     this._newProcessDue = true; // the next process to speak is the restarted one
     this._lastSampleTime = -Infinity; // the next process's samples start anew
     this._cellRunning = null;
@@ -118,15 +121,24 @@ export class IOPubWatch {
     msg: KernelMessage.IIOPubMessage
   ): void {
     if (KernelMessage.isStatusMsg(msg)) {
-      const parent = msg.parent_header as { msg_type?: unknown; msg_id?: unknown } | undefined;
+      const parent = msg.parent_header as
+        { msg_type?: unknown; msg_id?: unknown } | undefined;
       const state = msg.content.execution_state;
-      if (parent?.msg_type === 'execute_request' && (state === 'busy' || state === 'idle')) {
-        const helper = typeof parent.msg_id === 'string' && this._helperRequests.has(parent.msg_id);
+      if (
+        parent?.msg_type === 'execute_request' &&
+        (state === 'busy' || state === 'idle')
+      ) {
+        const helper =
+          typeof parent.msg_id === 'string' &&
+          this._helperRequests.has(parent.msg_id);
         if (helper && state === 'idle') {
           this._helperRequests.delete(parent.msg_id as string);
         }
         this._cellRunning = state === 'busy';
-        this._host.model.setKernelBusy(state === 'busy', helper ? 'helper' : 'cell');
+        this._host.model.setKernelBusy(
+          state === 'busy',
+          helper ? 'helper' : 'cell'
+        );
       }
       return;
     }
@@ -136,7 +148,9 @@ export class IOPubWatch {
     const data: unknown = msg.content.data;
     // Cheap first look: most comm traffic in a notebook is not ours.
     const type =
-      typeof data === 'object' && data !== null ? (data as { type?: unknown }).type : undefined;
+      typeof data === 'object' && data !== null
+        ? (data as { type?: unknown }).type
+        : undefined;
     if (type !== 'cells' && type !== 'sample' && type !== 'hello') {
       return;
     }
@@ -160,7 +174,10 @@ export class IOPubWatch {
     const message = result.message;
     if (message.type === 'hello') {
       this._onHello(message);
-    } else if (message.type === 'sample' && message.time > this._lastSampleTime) {
+    } else if (
+      message.type === 'sample' &&
+      message.time > this._lastSampleTime
+    ) {
       this._lastSampleTime = message.time;
       this._onSample(message);
     }
@@ -219,8 +236,7 @@ export class IOPubWatch {
    * no guide: it says idle mid-cell when another page opens or goes.
    */
   private _onSample(sample: SampleMessage): void {
-    const running =
-      this._cellRunning ?? this._kernel?.status !== 'idle';
+    const running = this._cellRunning ?? this._kernel?.status !== 'idle';
     if (running && !this._host.restarting()) {
       this._host.model.overhearSample(sample);
     }

@@ -19,7 +19,11 @@ describe('KernelHelperConnection: the helper goes ahead of a cell', () => {
 
   it('goes nowhere ahead of a cell when the spec names a Python kernel other than ipykernel', async () => {
     for (const spec of [
-      { language: 'python', name: 'xpython', argv: ['/opt/conda/bin/xpython', '-f', '{connection_file}'] },
+      {
+        language: 'python',
+        name: 'xpython',
+        argv: ['/opt/conda/bin/xpython', '-f', '{connection_file}']
+      },
       { language: 'python', name: 'python', display_name: 'Python (Pyodide)' }
     ]) {
       const kernel = slowToAnswer();
@@ -37,13 +41,22 @@ describe('KernelHelperConnection: the helper goes ahead of a cell', () => {
     kernel.spec = Promise.resolve({
       language: 'python',
       name: 'py-xeus-dev',
-      argv: ['/envs/xeus-dev/bin/python', '-m', 'ipykernel_launcher', '-f', '{connection_file}']
+      argv: [
+        '/envs/xeus-dev/bin/python',
+        '-m',
+        'ipykernel_launcher',
+        '-f',
+        '{connection_file}'
+      ]
     });
     const { connection } = connect(kernel);
     await settle();
     connection.deliverBeforeExecution();
     runCell(kernel, 'x = 1');
-    expect(kernel.executed.map(e => e.content.code)).toEqual(['BOOTSTRAP', 'x = 1']);
+    expect(kernel.executed.map(e => e.content.code)).toEqual([
+      'BOOTSTRAP',
+      'x = 1'
+    ]);
   });
 
   it('sent ahead of a cell to a kernel whose info then says it is not ipykernel: says so, not that the helper failed', async () => {
@@ -51,15 +64,25 @@ describe('KernelHelperConnection: the helper goes ahead of a cell', () => {
     let answer: (info: any) => void = () => undefined;
     kernel.info = new Promise(resolve => (answer = resolve));
     let reply: (content: any) => void = () => undefined;
-    kernel.executeOutcome = { later: new Promise(resolve => (reply = resolve)) };
+    kernel.executeOutcome = {
+      later: new Promise(resolve => (reply = resolve))
+    };
     const { connection, model } = connect(kernel);
     await settle();
     connection.deliverBeforeExecution(); // its spec said only 'python'
     expect(kernel.executed.map(e => e.content.code)).toEqual(['BOOTSTRAP']);
-    answer({ implementation: 'xeus-python', language_info: { name: 'python' } });
+    answer({
+      implementation: 'xeus-python',
+      language_info: { name: 'python' }
+    });
     await settle();
     expect(model.state).toBe('non-python');
-    reply({ status: 'error', ename: 'NameError', evalue: "name 'get_ipython' is not defined", traceback: [] });
+    reply({
+      status: 'error',
+      ename: 'NameError',
+      evalue: "name 'get_ipython' is not defined",
+      traceback: []
+    });
     await settle();
     expect(model.state).toBe('non-python');
     expect(model.stateReason).toContain('xeus-python');
@@ -72,7 +95,10 @@ describe('KernelHelperConnection: the helper goes ahead of a cell', () => {
     expect(kernel.executed).toHaveLength(0); // the run waits for the kernel's info
     connection.deliverBeforeExecution();
     runCell(kernel, 'x = 1');
-    expect(kernel.executed.map(e => e.content.code)).toEqual(['BOOTSTRAP', 'x = 1']);
+    expect(kernel.executed.map(e => e.content.code)).toEqual([
+      'BOOTSTRAP',
+      'x = 1'
+    ]);
     expect(kernel.comms).toHaveLength(1); // opened in the same tick, before the cell
     expect(kernel.lastComm.opened).toHaveLength(1);
     connection.deliverBeforeExecution(); // the next cell of Run All
@@ -93,7 +119,11 @@ describe('KernelHelperConnection: the helper goes ahead of a cell', () => {
     sessionContext.setStatus('restarting');
     connection.deliverBeforeExecution();
     runCell(kernel, 'x = 1');
-    expect(kernel.executed.map(e => e.content.code)).toEqual(['BOOTSTRAP', 'BOOTSTRAP', 'x = 1']);
+    expect(kernel.executed.map(e => e.content.code)).toEqual([
+      'BOOTSTRAP',
+      'BOOTSTRAP',
+      'x = 1'
+    ]);
     const comm = kernel.lastComm;
     sessionContext.setStatus('idle'); // the restarted kernel answers: already delivered
     await settle();

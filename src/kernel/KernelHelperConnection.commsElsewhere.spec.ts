@@ -28,7 +28,9 @@ describe('KernelHelperConnection: comms this page cannot use', () => {
     sessionContext.setStatus('restarting');
     sessionContext.setStatus('idle');
     await settle();
-    expect(kernel.executed.filter(e => e.content.code === 'BOOTSTRAP')).toEqual([]);
+    expect(kernel.executed.filter(e => e.content.code === 'BOOTSTRAP')).toEqual(
+      []
+    );
     expect(model.state).toBe('disconnected');
     expect(model.stateReason).toBe(NO_COMMS_TEXT);
     expect(model.kernelBusy).toBe(false);
@@ -47,7 +49,9 @@ describe('KernelHelperConnection: comms this page cannot use', () => {
     await settle();
     sessionContext.connectionStatusChanged.emit('connected');
     await settle();
-    expect(kernel.executed.filter(e => e.content.code === 'BOOTSTRAP')).toHaveLength(2);
+    expect(
+      kernel.executed.filter(e => e.content.code === 'BOOTSTRAP')
+    ).toHaveLength(2);
     expect(kernel.comms).toHaveLength(2);
   });
 

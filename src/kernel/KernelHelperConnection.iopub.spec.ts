@@ -24,7 +24,10 @@ describe('KernelHelperConnection: what it hears on IOPub beyond its comm', () =>
     // Another page restarted the kernel: this page saw no status; the new
     // process's helper says hello to that page's comm.
     kernel.processSession = 'process-2';
-    kernel.publishCommMsg('other-page', wire(makeHello({ pid: 200, record_series: 'series-2' })));
+    kernel.publishCommMsg(
+      'other-page',
+      wire(makeHello({ pid: 200, record_series: 'series-2' }))
+    );
     await settle();
     expect(model.history.marks.map(m => m.kind)).toEqual(['restarted']);
     expect(kernel.executed).toHaveLength(2); // the bootstrap again
@@ -32,35 +35,56 @@ describe('KernelHelperConnection: what it hears on IOPub beyond its comm', () =>
     expect(kernel.comms[0].closed).toBe(false); // no close sent to a process that is gone
     // Named in the next open all the same: had its open reached the new
     // process, the helper there closes it.
-    expect(kernel.lastComm.opened[0].replaces).toEqual([kernel.comms[0].commId]);
-    kernel.lastComm.receive(wire(makeHello({ pid: 200, record_series: 'series-2' })));
+    expect(kernel.lastComm.opened[0].replaces).toEqual([
+      kernel.comms[0].commId
+    ]);
+    kernel.lastComm.receive(
+      wire(makeHello({ pid: 200, record_series: 'series-2' }))
+    );
     expect(model.stateReason).toContain('kernel process 200');
   });
 
   it('without a session in the headers, a hello from another pid still says the kernel was restarted elsewhere', async () => {
     const { kernel, model } = await live();
     kernel.processSession = '';
-    kernel.publishCommMsg('other-page', wire(makeHello({ pid: 200, record_series: 'series-2' })));
+    kernel.publishCommMsg(
+      'other-page',
+      wire(makeHello({ pid: 200, record_series: 'series-2' }))
+    );
     await settle();
     expect(model.history.marks.map(m => m.kind)).toEqual(['restarted']);
     expect(kernel.executed).toHaveLength(2);
   });
 
-  it('after its own restart, the old process\'s last record and the new process\'s messages are no restart elsewhere', async () => {
+  it("after its own restart, the old process's last record and the new process's messages are no restart elsewhere", async () => {
     const { kernel, comm, model, sessionContext } = await live();
     sessionContext.setStatus('restarting');
-    kernel.publishCommMsg(comm.commId, wire({ type: 'cells', records: [makeCellRecord({ record_id: 7, status: 'interrupted' })] }));
+    kernel.publishCommMsg(
+      comm.commId,
+      wire({
+        type: 'cells',
+        records: [makeCellRecord({ record_id: 7, status: 'interrupted' })]
+      })
+    );
     kernel.processSession = 'process-2';
     sessionContext.setStatus('idle'); // JupyterLab updates its status before IOPub listeners hear the message
     await settle();
     expect(kernel.executed).toHaveLength(2);
-    kernel.lastComm.receive(wire(makeHello({ pid: 200, record_series: 'series-2' })));
+    kernel.lastComm.receive(
+      wire(makeHello({ pid: 200, record_series: 'series-2' }))
+    );
     const marks = model.history.marks.length;
-    kernel.publishCommMsg(kernel.lastComm.commId, wire(makeHello({ pid: 200, record_series: 'series-2' })));
+    kernel.publishCommMsg(
+      kernel.lastComm.commId,
+      wire(makeHello({ pid: 200, record_series: 'series-2' }))
+    );
     kernel.publishCommMsg('other-page', wire(makeCpuSample({ time: 2000 })));
     // A late message of the old process, after the new one spoke.
     kernel.processSession = 'process-1';
-    kernel.publishCommMsg(comm.commId, wire({ type: 'cells', records: [makeCellRecord({ record_id: 8 })] }));
+    kernel.publishCommMsg(
+      comm.commId,
+      wire({ type: 'cells', records: [makeCellRecord({ record_id: 8 })] })
+    );
     await settle();
     expect(model.history.marks).toHaveLength(marks);
     expect(kernel.executed).toHaveLength(2);
@@ -79,7 +103,10 @@ describe('KernelHelperConnection: what it hears on IOPub beyond its comm', () =>
     const fresh = kernel.lastComm;
     // services hands the comm its message, then IOPub listeners.
     fresh.receive(wire(makeHello({ pid: 200, record_series: 'series-2' })));
-    kernel.publishCommMsg(fresh.commId, wire(makeHello({ pid: 200, record_series: 'series-2' })));
+    kernel.publishCommMsg(
+      fresh.commId,
+      wire(makeHello({ pid: 200, record_series: 'series-2' }))
+    );
     kernel.publishCommMsg('other-page', wire(makeCpuSample({ time: 1002 })));
     await settle();
     expect(kernel.executed).toHaveLength(2);
@@ -95,7 +122,10 @@ describe('KernelHelperConnection: what it hears on IOPub beyond its comm', () =>
     // Another page's helper in the new process speaks before this page's
     // status says idle (its nudge waits behind that page's cells).
     kernel.processSession = 'process-2';
-    kernel.publishCommMsg('other-page', wire(makeHello({ pid: 200, record_series: 'series-2' })));
+    kernel.publishCommMsg(
+      'other-page',
+      wire(makeHello({ pid: 200, record_series: 'series-2' }))
+    );
     kernel.publishCommMsg('other-page', wire(makeCpuSample({ time: 2000 })));
     kernel.executeOutcome = 'never'; // this page's helper then waits behind a cell
     sessionContext.setStatus('idle');
@@ -105,11 +135,16 @@ describe('KernelHelperConnection: what it hears on IOPub beyond its comm', () =>
     // The other page restarts the kernel again.
     kernel.processSession = 'process-3';
     kernel.executeOutcome = { status: 'ok' };
-    kernel.publishCommMsg('other-page-3', wire(makeHello({ pid: 300, record_series: 'series-3' })));
+    kernel.publishCommMsg(
+      'other-page-3',
+      wire(makeHello({ pid: 300, record_series: 'series-3' }))
+    );
     await settle();
     expect(kernel.executed).toHaveLength(3);
     expect(kernel.lastComm).not.toBe(queued);
-    kernel.lastComm.receive(wire(makeHello({ pid: 300, record_series: 'series-3' })));
+    kernel.lastComm.receive(
+      wire(makeHello({ pid: 300, record_series: 'series-3' }))
+    );
     expect(model.state).toBe('live');
     expect(model.stateReason).toContain('kernel process 300');
   });
@@ -126,17 +161,33 @@ describe('KernelHelperConnection: what it hears on IOPub beyond its comm', () =>
   it('keeps the record of the cell a restart interrupted, sent after JupyterLab disposed the comm', async () => {
     const { kernel, comm, model, sessionContext } = await live();
     sessionContext.setStatus('restarting');
-    kernel.publishCommMsg(comm.commId, wire({ type: 'cells', records: [makeCellRecord({ record_id: 7, status: 'interrupted' })] }));
+    kernel.publishCommMsg(
+      comm.commId,
+      wire({
+        type: 'cells',
+        records: [makeCellRecord({ record_id: 7, status: 'interrupted' })]
+      })
+    );
     expect(model.cells.entries.map(e => e.record.record_id)).toEqual([7]);
     const oldSession = model.cells.session;
     // Once the new process said hello, nothing more is taken from the old comm.
     sessionContext.setStatus('idle');
     await settle();
-    kernel.lastComm.receive(wire(makeHello({ pid: 200, record_series: 'series-2' })));
-    kernel.publishCommMsg(comm.commId, wire({ type: 'cells', records: [makeCellRecord({ record_id: 8 })] }));
-    expect(model.cells.entries.map(e => [e.session, e.record.record_id])).toEqual([[oldSession, 7]]);
+    kernel.lastComm.receive(
+      wire(makeHello({ pid: 200, record_series: 'series-2' }))
+    );
+    kernel.publishCommMsg(
+      comm.commId,
+      wire({ type: 'cells', records: [makeCellRecord({ record_id: 8 })] })
+    );
+    expect(
+      model.cells.entries.map(e => [e.session, e.record.record_id])
+    ).toEqual([[oldSession, 7]]);
     // Nor from any other page's comm: their records are that page's.
-    kernel.publishCommMsg('other-page', wire({ type: 'cells', records: [makeCellRecord({ record_id: 1 })] }));
+    kernel.publishCommMsg(
+      'other-page',
+      wire({ type: 'cells', records: [makeCellRecord({ record_id: 1 })] })
+    );
     expect(model.cells.length).toBe(1);
   });
 
@@ -216,14 +267,19 @@ describe('KernelHelperConnection: a restart elsewhere while its own helper waits
     kernel.publishStatus('idle', 'execute_request');
     expect(kernel.executed).toHaveLength(1); // a status is no proof (the server publishes its own)
     expect(kernel.infoRequests).toBe(0);
-    kernel.publishCommMsg('earlier-page-2', wire(makeHello({ pid: 200, record_series: 'series-2' })));
+    kernel.publishCommMsg(
+      'earlier-page-2',
+      wire(makeHello({ pid: 200, record_series: 'series-2' }))
+    );
     await settle();
     expect(model.history.marks.map(m => m.kind)).toEqual(['restarted']);
     expect(kernel.infoRequests).toBe(1); // the new process is asked; the old one's answer never comes
     expect(kernel.executed).toHaveLength(2);
     expect(kernel.lastComm).not.toBe(queued);
     expect(queued.closed).toBe(false); // its process is gone: nothing to close
-    kernel.lastComm.receive(wire(makeHello({ pid: 200, record_series: 'series-2' })));
+    kernel.lastComm.receive(
+      wire(makeHello({ pid: 200, record_series: 'series-2' }))
+    );
     expect(model.state).toBe('live');
     expect(model.stateReason).toContain('kernel process 200');
   });
@@ -244,16 +300,24 @@ describe('KernelHelperConnection: a restart elsewhere while its own helper waits
       };
       const { model, connection } = connect(kernel);
       await jest.advanceTimersByTimeAsync(100);
-      kernel.publishCommMsg('earlier-page', wire(makeCpuSample({ time: Date.now() / 1000 })));
+      kernel.publishCommMsg(
+        'earlier-page',
+        wire(makeCpuSample({ time: Date.now() / 1000 }))
+      );
       expect(model.state).toBe('overheard');
 
       processes = 2;
       kernel.processSession = 'process-2';
       kernel.status = 'idle';
-      kernel.publishCommMsg('earlier-page-2', wire(makeHello({ pid: 200, record_series: 'series-2' })));
+      kernel.publishCommMsg(
+        'earlier-page-2',
+        wire(makeHello({ pid: 200, record_series: 'series-2' }))
+      );
       await jest.advanceTimersByTimeAsync(100); // far below the info wait's 10 s
       expect(kernel.executed).toHaveLength(1);
-      kernel.lastComm.receive(wire(makeHello({ pid: 200, record_series: 'series-2' })));
+      kernel.lastComm.receive(
+        wire(makeHello({ pid: 200, record_series: 'series-2' }))
+      );
       expect(model.state).toBe('live');
       connection.dispose();
     } finally {
@@ -261,7 +325,7 @@ describe('KernelHelperConnection: a restart elsewhere while its own helper waits
     }
   });
 
-  it('another page\'s comm to the same process changes nothing', async () => {
+  it("another page's comm to the same process changes nothing", async () => {
     const kernel = new FakeKernel();
     kernel.status = 'busy';
     kernel.executeOutcome = 'never';

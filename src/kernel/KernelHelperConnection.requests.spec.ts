@@ -1,8 +1,5 @@
 /** KernelHelperConnection: requests to the helper over its comm, and their answers. */
-import {
-  HelperRequestError,
-  RequestAbandonedError
-} from './PendingRequests';
+import { HelperRequestError, RequestAbandonedError } from './PendingRequests';
 import { CONFIG, connect } from '../testing/connectionFixtures';
 import { makeHello, makeSample, wire } from '../testing/fixtures';
 import { FakeKernel, settle } from '../testing/fakeKernel';
@@ -20,7 +17,12 @@ describe('KernelHelperConnection', () => {
       expect(request.type).toBe('snapshot');
       expect(typeof request.request_id).toBe('string');
       comm.receive(wire(makeSample({ seq: 7, reason: 'snapshot' })));
-      comm.receive({ type: 'reply', request_id: request.request_id, request_type: 'snapshot', result: { seq: 7 } });
+      comm.receive({
+        type: 'reply',
+        request_id: request.request_id,
+        request_type: 'snapshot',
+        result: { seq: 7 }
+      });
       await expect(pending).resolves.toEqual({ seq: 7 });
       expect(model.latest?.seq).toBe(7);
     });
@@ -41,14 +43,20 @@ describe('KernelHelperConnection', () => {
       await settle();
       const pending = connection.configure({ interval_s: 0.5 });
       const request = kernel.lastComm.lastRequest;
-      expect(request).toEqual({ type: 'configure', request_id: request.request_id, config: { interval_s: 0.5 } });
+      expect(request).toEqual({
+        type: 'configure',
+        request_id: request.request_id,
+        config: { interval_s: 0.5 }
+      });
       kernel.lastComm.receive({
         type: 'reply',
         request_id: request.request_id,
         request_type: 'configure',
         result: { config: { ...CONFIG, interval_s: 0.5 } }
       });
-      await expect(pending).resolves.toEqual({ config: { ...CONFIG, interval_s: 0.5 } });
+      await expect(pending).resolves.toEqual({
+        config: { ...CONFIG, interval_s: 0.5 }
+      });
     });
 
     it('rejects with the helper error code and message', async () => {
@@ -57,30 +65,48 @@ describe('KernelHelperConnection', () => {
       await settle();
       const pending = connection.configure({ interval_s: 999 });
       const id = kernel.lastComm.lastRequest.request_id;
-      kernel.lastComm.receive({ type: 'error', request_id: id, code: 'invalid_config', message: 'interval_s must be ...' });
+      kernel.lastComm.receive({
+        type: 'error',
+        request_id: id,
+        code: 'invalid_config',
+        message: 'interval_s must be ...'
+      });
       await expect(pending).rejects.toBeInstanceOf(HelperRequestError);
       await expect(pending).rejects.toMatchObject({ code: 'invalid_config' });
     });
 
     it('rejects at once a request whose answer is malformed, and still counts it', async () => {
       // The model warns on the console about the message it ignored: expected here.
-      const warn = jest.spyOn(console, 'warn').mockImplementation(() => undefined);
+      const warn = jest
+        .spyOn(console, 'warn')
+        .mockImplementation(() => undefined);
       const kernel = new FakeKernel();
       const { model, connection } = connect(kernel);
       await settle();
       const pending = connection.configure({ interval_s: 0.5 });
       const id = kernel.lastComm.lastRequest.request_id;
-      kernel.lastComm.receive({ type: 'reply', request_id: id, request_type: 'configure', result: 'oops' });
+      kernel.lastComm.receive({
+        type: 'reply',
+        request_id: id,
+        request_type: 'configure',
+        result: 'oops'
+      });
       await expect(pending).rejects.toBeInstanceOf(HelperRequestError);
       await expect(pending).rejects.toMatchObject({ code: 'malformed_answer' });
-      await expect(pending).rejects.toThrow(/answer was malformed.*reply\.result/);
+      await expect(pending).rejects.toThrow(
+        /answer was malformed.*reply\.result/
+      );
       expect(model.ignoredMessageCount).toBe(1);
-      expect(warn).toHaveBeenCalledWith(expect.stringContaining('reply.result: expected an object'));
+      expect(warn).toHaveBeenCalledWith(
+        expect.stringContaining('reply.result: expected an object')
+      );
       warn.mockRestore();
     });
 
     it('rejects at once a request whose error answer is malformed', async () => {
-      const warn = jest.spyOn(console, 'warn').mockImplementation(() => undefined);
+      const warn = jest
+        .spyOn(console, 'warn')
+        .mockImplementation(() => undefined);
       const kernel = new FakeKernel();
       const { connection } = connect(kernel);
       await settle();
@@ -88,7 +114,9 @@ describe('KernelHelperConnection', () => {
       const id = kernel.lastComm.lastRequest.request_id;
       kernel.lastComm.receive({ type: 'error', request_id: id, code: 7 });
       await expect(pending).rejects.toMatchObject({ code: 'malformed_answer' });
-      expect(warn).toHaveBeenCalledWith(expect.stringContaining('error.code: expected a string'));
+      expect(warn).toHaveBeenCalledWith(
+        expect.stringContaining('error.code: expected a string')
+      );
       warn.mockRestore();
     });
 
@@ -99,7 +127,12 @@ describe('KernelHelperConnection', () => {
       const pending = connection.ping();
       const id = kernel.lastComm.lastRequest.request_id;
       await expect(pending).rejects.toBeInstanceOf(RequestAbandonedError);
-      kernel.lastComm.receive({ type: 'reply', request_id: id, request_type: 'ping', result: {} });
+      kernel.lastComm.receive({
+        type: 'reply',
+        request_id: id,
+        request_type: 'ping',
+        result: {}
+      });
       expect(model.notes).toEqual([]);
     });
 

@@ -72,7 +72,10 @@ describe('KernelHelperConnection: samples heard on other comms while its own wai
     const kernel = new FakeKernel();
     kernel.status = 'unknown'; // a reloaded page knows no status until the cell ends
     kernel.info = new Promise(resolve => (answer = resolve));
-    return { kernel, answer: () => answer({ language_info: { name: 'python' } }) };
+    return {
+      kernel,
+      answer: () => answer({ language_info: { name: 'python' } })
+    };
   }
 
   it('shows the samples the helper sends to the earlier page comm, as live, and stops once its own comm speaks', async () => {
@@ -81,7 +84,15 @@ describe('KernelHelperConnection: samples heard on other comms while its own wai
     await settle();
     expect(model.state).toBe('kernel-starting');
 
-    kernel.publishCommMsg('earlier-page', wire(makeCpuSample({ time: 100, host: { ...makeCpuSample().host, rss_bytes: 300 * MiB } })));
+    kernel.publishCommMsg(
+      'earlier-page',
+      wire(
+        makeCpuSample({
+          time: 100,
+          host: { ...makeCpuSample().host, rss_bytes: 300 * MiB }
+        })
+      )
+    );
     // Figures shown, and said to come by way of another page; no request can be made yet.
     expect(model.state).toBe('overheard');
     expect(model.stateReason).toBe(describeState('overheard'));
@@ -101,18 +112,31 @@ describe('KernelHelperConnection: samples heard on other comms while its own wai
     own.receive(wire(makeHello()));
     expect(model.stateReason).toMatch(/^Live: kernel process/);
     // From now on only this page's comm counts: a later sample elsewhere is not taken.
-    kernel.publishCommMsg('earlier-page', wire(makeCpuSample({ time: 200, host: { ...makeCpuSample().host, rss_bytes: 900 * MiB } })));
+    kernel.publishCommMsg(
+      'earlier-page',
+      wire(
+        makeCpuSample({
+          time: 200,
+          host: { ...makeCpuSample().host, rss_bytes: 900 * MiB }
+        })
+      )
+    );
     expect(model.latest?.time).toBe(101);
     expect(model.history.length).toBe(2);
   });
 
-  it('takes nothing but samples: records, replies, hellos and other comms\' data are not its business', async () => {
+  it("takes nothing but samples: records, replies, hellos and other comms' data are not its business", async () => {
     const { kernel } = busyKernel();
     const { model } = connect(kernel);
     await settle();
     kernel.publishCommMsg('earlier-page', wire(makeHello()));
     kernel.publishCommMsg('earlier-page', { type: 'cells', records: [] });
-    kernel.publishCommMsg('earlier-page', { type: 'reply', request_id: 'x', request_type: 'snapshot', result: {} });
+    kernel.publishCommMsg('earlier-page', {
+      type: 'reply',
+      request_id: 'x',
+      request_type: 'snapshot',
+      result: {}
+    });
     kernel.publishCommMsg('widget', { method: 'update', state: { value: 3 } });
     kernel.publishCommMsg('widget', { type: 'sample', value: 'not ours' });
     kernel.publishCommMsg('widget', null);
@@ -187,7 +211,7 @@ describe('KernelHelperConnection: a cell that outlasts the kernel info wait', ()
   });
 });
 
-describe('KernelHelperConnection: figures heard on another page\'s comm that stop', () => {
+describe("KernelHelperConnection: figures heard on another page's comm that stop", () => {
   it('keeps asking the kernel for its info (the figures do not count as a busy kernel), and says when they went stale', async () => {
     jest.useFakeTimers();
     try {
@@ -201,21 +225,26 @@ describe('KernelHelperConnection: figures heard on another page\'s comm that sto
       };
       const { model, connection } = connect(kernel);
       await jest.advanceTimersByTimeAsync(100);
-      kernel.publishCommMsg('earlier-page', wire(makeCpuSample({ time: Date.now() / 1000 })));
+      kernel.publishCommMsg(
+        'earlier-page',
+        wire(makeCpuSample({ time: Date.now() / 1000 }))
+      );
       expect(model.state).toBe('overheard');
       expect(model.kernelBusy).toBe(false);
       await jest.advanceTimersByTimeAsync(40_000);
       expect(asked).toBeGreaterThan(0); // not held back as if a cell ran
       // No sample heard for longer than the silence limit: not "live" any more.
       expect(model.state).toBe('kernel-starting');
-      expect(model.stateReason).toMatch(/^No sample heard for \d+ s; waiting for the kernel to answer/);
+      expect(model.stateReason).toMatch(
+        /^No sample heard for \d+ s; waiting for the kernel to answer/
+      );
       connection.dispose();
     } finally {
       jest.useRealTimers();
     }
   });
 
-  it('takes another page\'s samples on a page opened mid-cell even when JupyterLab says idle for a subshell request', async () => {
+  it("takes another page's samples on a page opened mid-cell even when JupyterLab says idle for a subshell request", async () => {
     const kernel = new FakeKernel();
     kernel.status = 'unknown';
     kernel.info = new Promise(() => undefined);
@@ -233,8 +262,10 @@ describe('KernelHelperConnection: figures heard on another page\'s comm that sto
 });
 
 describe('KernelHelperConnection: a running cell is said only where one may run', () => {
-  const WAITS_FOR_CELL = 'Waiting for the running cell to finish to start the memory helper\u2026';
-  const WAITS_FOR_START = 'The kernel is still starting; the memory helper starts when it is ready\u2026';
+  const WAITS_FOR_CELL =
+    'Waiting for the running cell to finish to start the memory helper\u2026';
+  const WAITS_FOR_START =
+    'The kernel is still starting; the memory helper starts when it is ready\u2026';
 
   /** The state sentences said from now on. */
   function reasons(model: KernelMemoryModel): string[] {
@@ -261,7 +292,10 @@ describe('KernelHelperConnection: a running cell is said only where one may run'
     expect(said).toEqual([KERNEL_STARTING_TEXT, WAITS_FOR_START]);
     expect(model.kernelBusyWith).toBe('helper'); // the banner says so too
     // When it waits and sends is as before: the helper went again, behind the first.
-    expect(kernel.executed.map(e => e.content.code)).toEqual(['BOOTSTRAP', 'BOOTSTRAP']);
+    expect(kernel.executed.map(e => e.content.code)).toEqual([
+      'BOOTSTRAP',
+      'BOOTSTRAP'
+    ]);
   });
 
   it('connecting anew while a cell runs still speaks of the cell', async () => {
@@ -292,7 +326,11 @@ describe('KernelHelperConnection: a running cell is said only where one may run'
     kernel.executeOutcome = 'never';
     connection.deliverBeforeExecution(); // Restart and Run All
     await settle();
-    expect(kernel.executed.map(e => e.content.code)).toEqual(['BOOTSTRAP', '', 'BOOTSTRAP']);
+    expect(kernel.executed.map(e => e.content.code)).toEqual([
+      'BOOTSTRAP',
+      '',
+      'BOOTSTRAP'
+    ]);
     expect(model.state).toBe('bootstrapping');
     expect(model.stateReason).toBe(WAITS_FOR_START);
   });
@@ -331,15 +369,18 @@ describe('KernelHelperConnection: a running cell is said only where one may run'
       ['busy', null, RUNNING_CELL_DELAYS_TEXT, LATE_KERNEL_TEXT],
       ['unknown', 'helper', KERNEL_STARTING_TEXT, LATE_STARTING_KERNEL_TEXT],
       ['unknown', null, RUNNING_CELL_DELAYS_TEXT, LATE_KERNEL_TEXT]
-    ] as const)('status %s, heard busy with %s', async (status, busyWith, waiting, late) => {
-      jest.useFakeTimers();
-      const { model, stop } = waitForInfo(status, busyWith);
-      await jest.advanceTimersByTimeAsync(UNKNOWN_STATUS_WAIT_MS + 500);
-      expect(model.stateReason).toBe(waiting);
-      await jest.advanceTimersByTimeAsync(3 * 60_000);
-      expect(model.stateReason).toBe(late);
-      stop();
-      await jest.advanceTimersByTimeAsync(2 * 60_000);
-    });
+    ] as const)(
+      'status %s, heard busy with %s',
+      async (status, busyWith, waiting, late) => {
+        jest.useFakeTimers();
+        const { model, stop } = waitForInfo(status, busyWith);
+        await jest.advanceTimersByTimeAsync(UNKNOWN_STATUS_WAIT_MS + 500);
+        expect(model.stateReason).toBe(waiting);
+        await jest.advanceTimersByTimeAsync(3 * 60_000);
+        expect(model.stateReason).toBe(late);
+        stop();
+        await jest.advanceTimersByTimeAsync(2 * 60_000);
+      }
+    );
   });
 });

@@ -30,7 +30,9 @@ describe('KernelHelperConnection', () => {
     expect(kernel.comms).toHaveLength(1);
     const comm = kernel.lastComm;
     expect(comm.targetName).toBe(COMM_TARGET);
-    expect(comm.opened).toEqual([{ type: 'open', protocol: 1, config: CONFIG }]);
+    expect(comm.opened).toEqual([
+      { type: 'open', protocol: 1, config: CONFIG }
+    ]);
     expect(comm.openedOver).toEqual(['disabled']); // on the main shell, behind running cells
     expect(model.state).toBe('bootstrapping');
 
@@ -51,7 +53,9 @@ describe('KernelHelperConnection', () => {
       config: () => CONFIG
     });
     await settle();
-    expect(kernel.executed[0].content.code).toContain('jupyterlab-vram bootstrap');
+    expect(kernel.executed[0].content.code).toContain(
+      'jupyterlab-vram bootstrap'
+    );
   });
 
   it('reports a bootstrap error with ename and evalue', async () => {
@@ -65,7 +69,9 @@ describe('KernelHelperConnection', () => {
     const { model } = connect(kernel);
     await settle();
     expect(model.state).toBe('helper-failed');
-    expect(model.stateReason).toContain("ModuleNotFoundError: No module named 'psutil'");
+    expect(model.stateReason).toContain(
+      "ModuleNotFoundError: No module named 'psutil'"
+    );
     // The comm went with the bootstrap (in the same tick); its target was never
     // registered, so it is dropped, and the kernel's close of it changes nothing.
     expect(kernel.comms).toHaveLength(1);
@@ -76,12 +82,22 @@ describe('KernelHelperConnection', () => {
 
   it('fails a request sent while the bootstrap ran, when the helper did not start', async () => {
     const kernel = new FakeKernel();
-    let reply: (outcome: { status: string; [key: string]: unknown }) => void = () => undefined;
-    kernel.executeOutcome = { later: new Promise(resolve => (reply = resolve)) };
+    let reply: (outcome: {
+      status: string;
+      [key: string]: unknown;
+    }) => void = () => undefined;
+    kernel.executeOutcome = {
+      later: new Promise(resolve => (reply = resolve))
+    };
     const { connection, model } = connect(kernel);
     await settle();
     const pending = connection.configure({ interval_s: 0.5 });
-    reply({ status: 'error', ename: 'ImportError', evalue: 'no helper', traceback: [] });
+    reply({
+      status: 'error',
+      ename: 'ImportError',
+      evalue: 'no helper',
+      traceback: []
+    });
     await expect(pending).rejects.toThrow('did not start');
     expect(model.state).toBe('helper-failed');
   });
@@ -125,7 +141,8 @@ describe('KernelHelperConnection', () => {
     expect(model.latest).toBeNull(); // old process figures are gone
     sessionContext.setStatus('starting');
     await settle();
-    const bootstraps = () => kernel.executed.filter(e => e.content.code === 'BOOTSTRAP');
+    const bootstraps = () =>
+      kernel.executed.filter(e => e.content.code === 'BOOTSTRAP');
     expect(bootstraps()).toHaveLength(1); // the empty cell that makes it say idle, no helper yet
 
     sessionContext.setStatus('idle');
@@ -149,7 +166,11 @@ describe('KernelHelperConnection', () => {
     await settle();
     expect(kernel.executed).toHaveLength(2);
     // SessionContext.restartKernel() ends with kernelChanged(same kernel).
-    sessionContext.kernelChanged.emit({ name: 'kernel', oldValue: kernel, newValue: kernel });
+    sessionContext.kernelChanged.emit({
+      name: 'kernel',
+      oldValue: kernel,
+      newValue: kernel
+    });
     await settle();
     expect(kernel.executed).toHaveLength(2);
     expect(kernel.comms).toHaveLength(2);
@@ -163,7 +184,11 @@ describe('KernelHelperConnection', () => {
     const { sessionContext } = connect(kernel);
     await settle();
     sessionContext.setStatus('restarting');
-    sessionContext.kernelChanged.emit({ name: 'kernel', oldValue: kernel, newValue: kernel });
+    sessionContext.kernelChanged.emit({
+      name: 'kernel',
+      oldValue: kernel,
+      newValue: kernel
+    });
     await settle();
     expect(kernel.executed).toHaveLength(2);
     sessionContext.setStatus('idle'); // no second bootstrap
@@ -195,10 +220,15 @@ describe('KernelHelperConnection', () => {
     sessionContext.setStatus('starting');
     const nudges = kernel.executed.filter(e => e.content.code === '');
     expect(nudges).toHaveLength(1);
-    expect(nudges[0].content).toMatchObject({ silent: true, store_history: false });
+    expect(nudges[0].content).toMatchObject({
+      silent: true,
+      store_history: false
+    });
     sessionContext.setStatus('idle'); // what the empty cell makes the kernel say
     await settle();
-    expect(kernel.executed.filter(e => e.content.code === 'BOOTSTRAP')).toHaveLength(2);
+    expect(
+      kernel.executed.filter(e => e.content.code === 'BOOTSTRAP')
+    ).toHaveLength(2);
     sessionContext.setStatus('starting'); // not restarting any more: nothing to ask
     expect(kernel.executed.filter(e => e.content.code === '')).toHaveLength(1);
   });
@@ -218,7 +248,10 @@ describe('KernelHelperConnection', () => {
   it('says a Python kernel other than ipykernel is not supported, and never runs code in it', async () => {
     for (const implementation of ['xeus-python', 'pyodide']) {
       const kernel = new FakeKernel();
-      kernel.info = Promise.resolve({ implementation, language_info: { name: 'python' } });
+      kernel.info = Promise.resolve({
+        implementation,
+        language_info: { name: 'python' }
+      });
       const { model, connection } = connect(kernel);
       await settle();
       expect(model.state).toBe('non-python');
@@ -254,7 +287,9 @@ describe('KernelHelperConnection', () => {
     const oldComm = kernel.lastComm;
     oldComm.receive(wire(makeHello()));
     const states: string[] = [];
-    model.changed.connect(() => states.push(`${model.state}: ${model.stateReason ?? ''}`));
+    model.changed.connect(() =>
+      states.push(`${model.state}: ${model.stateReason ?? ''}`)
+    );
     const other = new FakeKernel();
     sessionContext.changeKernelAsServices(other);
     await settle();
@@ -277,7 +312,9 @@ describe('KernelHelperConnection', () => {
     // fails, and ipykernel skips what was queued behind it (not the comm_open).
     let answer: (reply: { status: string }) => void = () => undefined;
     const kernel = new FakeKernel();
-    kernel.executeOutcome = { later: new Promise(resolve => (answer = resolve)) };
+    kernel.executeOutcome = {
+      later: new Promise(resolve => (answer = resolve))
+    };
     const { model } = connect(kernel);
     await settle();
     const skipped = kernel.lastComm;
@@ -393,7 +430,12 @@ describe('KernelHelperConnection', () => {
     await new Promise(resolve => setTimeout(resolve, 50));
     expect(settled).toBe(false); // a ping would have timed out by now
     const id = kernel.lastComm.lastRequest.request_id;
-    kernel.lastComm.receive({ type: 'reply', request_id: id, request_type: 'configure', result: { config: CONFIG } });
+    kernel.lastComm.receive({
+      type: 'reply',
+      request_id: id,
+      request_type: 'configure',
+      result: { config: CONFIG }
+    });
     await expect(pending).resolves.toEqual({ config: CONFIG });
   });
 
@@ -416,7 +458,11 @@ describe('KernelHelperConnection', () => {
     const kernel = new FakeKernel();
     const { model } = connect(kernel);
     await settle();
-    kernel.lastComm.receive({ type: 'hello', protocol: 3, helper_version: '3.0.0' });
+    kernel.lastComm.receive({
+      type: 'hello',
+      protocol: 3,
+      helper_version: '3.0.0'
+    });
     expect(model.state).toBe('protocol-mismatch');
     kernel.lastComm.closeFromKernel();
     expect(model.state).toBe('protocol-mismatch');
@@ -447,7 +493,12 @@ describe('KernelHelperConnection', () => {
 
   it('reconnects on demand after a failure', async () => {
     const kernel = new FakeKernel();
-    kernel.executeOutcome = { status: 'error', ename: 'RuntimeError', evalue: 'boom', traceback: [] };
+    kernel.executeOutcome = {
+      status: 'error',
+      ename: 'RuntimeError',
+      evalue: 'boom',
+      traceback: []
+    };
     const { model, connection } = connect(kernel);
     await settle();
     expect(model.state).toBe('helper-failed');

@@ -93,14 +93,21 @@ export class KernelHelperConnection
       model: this._model,
       config: () => options.config(),
       commsLeftOpen: kernelId => this._commsLeftOpen.take(kernelId),
-      isCurrent: generation => generation === this._generation && !this._isDisposed,
+      isCurrent: generation =>
+        generation === this._generation && !this._isDisposed,
       adopt: comm => this._channel.adopt(comm),
       // Requests sent on it meanwhile (new settings) will get no answer.
       abandon: () =>
-        this._channel.reset(false, 'The memory helper did not start in this kernel.'),
+        this._channel.reset(
+          false,
+          'The memory helper did not start in this kernel.'
+        ),
       // A helper already there may have taken it: the kernel is told to close it.
       closeComm: () =>
-        this._channel.reset(true, 'The kernel skipped the memory helper behind a failed cell.'),
+        this._channel.reset(
+          true,
+          'The kernel skipped the memory helper behind a failed cell.'
+        ),
       // The kernel busy with it runs no cell: the panel says what it does.
       sent: msgId => this._iopub.noteHelperRequest(msgId)
     });
@@ -239,11 +246,13 @@ export class KernelHelperConnection
     if (this._isDisposed) {
       return;
     }
-    const closeOld = this._channel.comm !== null && !this._lifecycle.connectionLost;
+    const closeOld =
+      this._channel.comm !== null && !this._lifecycle.connectionLost;
     // The same kernel (restarted, reconnected): what keeps it busy, heard
     // before, still holds (the wake-up or a bootstrap this page sent runs no
     // cell); another kernel's busy is a cell's until its statuses say.
-    const busyWith = kernel === this._kernel ? this._model.kernelBusyWith ?? 'cell' : 'cell';
+    const busyWith =
+      kernel === this._kernel ? (this._model.kernelBusyWith ?? 'cell') : 'cell';
     this._kernel = kernel;
     this._generation++;
     this._channel.reset(closeOld, 'The kernel changed.');
@@ -310,7 +319,11 @@ export class KernelHelperConnection
    * have a record.
    */
   deliverBeforeExecution(): void {
-    if (this._isDisposed || this._channel.comm !== null || this._lifecycle.connectionLost) {
+    if (
+      this._isDisposed ||
+      this._channel.comm !== null ||
+      this._lifecycle.connectionLost
+    ) {
       return;
     }
     const kernel = this._sessionContext.session?.kernel ?? null;

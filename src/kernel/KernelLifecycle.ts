@@ -130,7 +130,11 @@ export class KernelLifecycle implements IDisposable {
     // SessionContext.restartKernel() also emits kernelChanged, with the same
     // kernel, when the restart is over: if the restarted kernel already got
     // its helper (on 'idle'), there is nothing to do.
-    if (change.newValue !== null && change.newValue === host.attached() && !this._restarting) {
+    if (
+      change.newValue !== null &&
+      change.newValue === host.attached() &&
+      !this._restarting
+    ) {
       return;
     }
     // Services disposed the old kernel's connection before saying so: the
@@ -167,9 +171,7 @@ export class KernelLifecycle implements IDisposable {
         this._restarting = true;
         this._nudged = false;
         host.iopub.retire();
-        host.detach(
-          'The kernel restarted, so the helper connection is gone.'
-        );
+        host.detach('The kernel restarted, so the helper connection is gone.');
         // The figures described the old process.
         host.model.startKernelSession();
         host.model.setState(
@@ -217,7 +219,12 @@ export class KernelLifecycle implements IDisposable {
     // A kernel change: services disposes the old kernel's connection (which
     // says 'disconnected') before it says the kernel changed. Not a lost
     // connection: the change attaches the new kernel.
-    if (!kernel || kernel.isDisposed || kernel !== host.attached() || kernel.status === 'dead') {
+    if (
+      !kernel ||
+      kernel.isDisposed ||
+      kernel !== host.attached() ||
+      kernel.status === 'dead'
+    ) {
       return;
     }
     this._connectionLost = true;
@@ -256,7 +263,12 @@ export class KernelLifecycle implements IDisposable {
     const kernel = this._host.sessionContext.session?.kernel;
     // Only a kernel the helper goes into: another kernel may count even an
     // empty silent execution.
-    if (!this._restarting || this._nudged || !kernel || !this._host.isPython(kernel.id)) {
+    if (
+      !this._restarting ||
+      this._nudged ||
+      !kernel ||
+      !this._host.isPython(kernel.id)
+    ) {
       return;
     }
     this._nudged = true;

@@ -19,18 +19,36 @@ describe('RunningCellTracker', () => {
     const queued = msg('execute_request', { metadata: { cellId: 'later' } });
     const first = run(kernel, 'cell-a', 4);
     kernel.anyMessage.emit({ msg: queued, direction: 'send' });
-    expect(tracker.running).toEqual({ cellId: 'cell-a', executionCount: 4, confirmed: true, startedAt: 100 });
+    expect(tracker.running).toEqual({
+      cellId: 'cell-a',
+      executionCount: 4,
+      confirmed: true,
+      startedAt: 100
+    });
     now = 105;
     finish(kernel, first);
     // The queued one is next: not confirmed until its execute_input (till
     // then, its start is when it was sent).
-    expect(tracker.running).toEqual({ cellId: 'later', executionCount: null, confirmed: false, startedAt: 100 });
+    expect(tracker.running).toEqual({
+      cellId: 'later',
+      executionCount: null,
+      confirmed: false,
+      startedAt: 100
+    });
     now = 107;
     kernel.anyMessage.emit({
-      msg: msg('execute_input', { parent: queued.header.msg_id, content: { execution_count: 5 } }),
+      msg: msg('execute_input', {
+        parent: queued.header.msg_id,
+        content: { execution_count: 5 }
+      }),
       direction: 'recv'
     });
-    expect(tracker.running).toEqual({ cellId: 'later', executionCount: 5, confirmed: true, startedAt: 107 });
+    expect(tracker.running).toEqual({
+      cellId: 'later',
+      executionCount: 5,
+      confirmed: true,
+      startedAt: 107
+    });
     tracker.attach(null);
     expect(tracker.running).toBeNull();
     run(kernel, 'x', 6); // no longer listening
@@ -46,10 +64,18 @@ describe('RunningCellTracker', () => {
     const after = msg('execute_request', { metadata: { cellId: 'after' } });
     kernel.anyMessage.emit({ msg: exits, direction: 'send' });
     kernel.anyMessage.emit({ msg: after, direction: 'send' });
-    expect(tracker.running).toEqual({ cellId: 'os-exit', executionCount: null, confirmed: false, startedAt: 100 });
+    expect(tracker.running).toEqual({
+      cellId: 'os-exit',
+      executionCount: null,
+      confirmed: false,
+      startedAt: 100
+    });
     // A silent request without a cell (the helper's bootstrap) names nothing.
     tracker.reset();
-    kernel.anyMessage.emit({ msg: msg('execute_request', { metadata: {} }), direction: 'send' });
+    kernel.anyMessage.emit({
+      msg: msg('execute_request', { metadata: {} }),
+      direction: 'send'
+    });
     kernel.anyMessage.emit({ msg: after, direction: 'send' });
     expect(tracker.running).toBeNull();
   });
@@ -58,9 +84,23 @@ describe('RunningCellTracker', () => {
     const tracker = new RunningCellTracker(() => 100);
     const request = msg('execute_request', { metadata: { cellId: 42 } });
     tracker.handle(request, 'send');
-    tracker.handle(msg('execute_input', { parent: request.header.msg_id, content: { execution_count: 'x' } }), 'recv');
-    expect(tracker.running).toEqual({ cellId: null, executionCount: null, confirmed: true, startedAt: 100 });
-    tracker.handle({ header: { msg_type: 'status' }, content: {} } as any, 'recv');
+    tracker.handle(
+      msg('execute_input', {
+        parent: request.header.msg_id,
+        content: { execution_count: 'x' }
+      }),
+      'recv'
+    );
+    expect(tracker.running).toEqual({
+      cellId: null,
+      executionCount: null,
+      confirmed: true,
+      startedAt: 100
+    });
+    tracker.handle(
+      { header: { msg_type: 'status' }, content: {} } as any,
+      'recv'
+    );
     expect(tracker.running).not.toBeNull();
   });
 });
@@ -68,9 +108,14 @@ describe('RunningCellTracker', () => {
 describe('RunningCellTracker and a kernel process it did not see start', () => {
   it('forgets the cell the old process ran once a message comes from another process (a restart made in another tab)', () => {
     const tracker = new RunningCellTracker(() => 100);
-    const request = msg('execute_request', { metadata: { cellId: 'interrupted' } });
+    const request = msg('execute_request', {
+      metadata: { cellId: 'interrupted' }
+    });
     tracker.handle(request, 'send');
-    const input = msg('execute_input', { parent: request.header.msg_id, content: { execution_count: 3 } });
+    const input = msg('execute_input', {
+      parent: request.header.msg_id,
+      content: { execution_count: 3 }
+    });
     input.header.session = 'process-1';
     tracker.handle(input, 'recv');
     expect(tracker.running?.cellId).toBe('interrupted');
@@ -81,13 +126,17 @@ describe('RunningCellTracker and a kernel process it did not see start', () => {
     expect(tracker.running?.cellId).toBe('interrupted');
     // The server announces an automatic restart under its own session: the
     // dead process's cell must still be named (status messages do not count).
-    const restarting = msg('status', { content: { execution_state: 'restarting' } });
+    const restarting = msg('status', {
+      content: { execution_state: 'restarting' }
+    });
     restarting.header.session = 'server';
     tracker.handle(restarting, 'recv');
     expect(tracker.running?.cellId).toBe('interrupted');
     // The new process speaks (a comm message to another tab's helper): the
     // old one's cell never ends.
-    const hello = msg('comm_msg', { content: { comm_id: 'other-tab', data: { type: 'hello' } } });
+    const hello = msg('comm_msg', {
+      content: { comm_id: 'other-tab', data: { type: 'hello' } }
+    });
     hello.header.session = 'process-2';
     tracker.handle(hello, 'recv');
     expect(tracker.running).toBeNull();

@@ -41,7 +41,8 @@ export class RunningCellTracker {
    */
   constructor(
     now: () => number = () => Date.now() / 1000,
-    cellIdOfCode: (code: string, client: string | null) => string | null = () => null
+    cellIdOfCode: (code: string, client: string | null) => string | null = () =>
+      null
   ) {
     this._now = now;
     this._cellIdOfCode = cellIdOfCode;
@@ -54,7 +55,10 @@ export class RunningCellTracker {
       if (running.cellId === null && this._runningCode !== null) {
         // Another page's cell: looked up in the notebook only when asked
         // (at a death), not at every cell another page runs.
-        running.cellId = this._cellIdOfCode(this._runningCode, this._runningClient);
+        running.cellId = this._cellIdOfCode(
+          this._runningCode,
+          this._runningClient
+        );
         this._runningCode = null;
       }
       return running;
@@ -125,7 +129,8 @@ export class RunningCellTracker {
       }
       this._kernelSession = session;
     }
-    const parent = msg.parent_header as { msg_id?: string; session?: unknown } | undefined;
+    const parent = msg.parent_header as
+      { msg_id?: string; session?: unknown } | undefined;
     const parentId = parent?.msg_id;
     if (!parentId) {
       return;
@@ -138,7 +143,8 @@ export class RunningCellTracker {
       const sent = this._pending.get(parentId);
       this._runningMsgId = parentId;
       this._runningCode = !sent && typeof code === 'string' ? code : null;
-      this._runningClient = typeof parent?.session === 'string' ? parent.session : null;
+      this._runningClient =
+        typeof parent?.session === 'string' ? parent.session : null;
       this._running = {
         cellId: sent ? sent.cellId : null,
         executionCount:
@@ -173,7 +179,10 @@ export class RunningCellTracker {
   private _cellIdOfCode: (code: string, client: string | null) => string | null;
   private _kernel: Kernel.IKernelConnection | null = null;
   /** Requests sent and not answered: the cell each came from, and when it was sent. */
-  private _pending = new Map<string, { cellId: string | null; sentAt: number }>();
+  private _pending = new Map<
+    string,
+    { cellId: string | null; sentAt: number }
+  >();
   private _running: RunningCell | null = null;
   /** The code of the running cell when another page sent it (its cell not looked up yet). */
   private _runningCode: string | null = null;

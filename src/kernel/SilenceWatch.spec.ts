@@ -21,7 +21,11 @@ function setup(heartbeat = 10) {
   const realNow = Date.now;
   // The model stamps arrivals with Date.now(): keep it on the test's clock.
   Date.now = () => now * 1000;
-  model.ingest(wire(makeHello({ config: { ...makeHello().config, heartbeat_s: heartbeat } })));
+  model.ingest(
+    wire(
+      makeHello({ config: { ...makeHello().config, heartbeat_s: heartbeat } })
+    )
+  );
   model.ingest(wire(makeSample()));
   const restore = () => {
     Date.now = realNow;
@@ -60,7 +64,11 @@ describe('SilenceWatch', () => {
     t.restore();
     const fresh = new KernelMemoryModel({ historyCapacity: 10 });
     fresh.ingest(wire(makeHello()));
-    const watch = new SilenceWatch({ model: fresh, onSilent: () => undefined, checkEveryMs: 3_600_000 });
+    const watch = new SilenceWatch({
+      model: fresh,
+      onSilent: () => undefined,
+      checkEveryMs: 3_600_000
+    });
     expect(watch.check()).toBe(false);
     watch.dispose();
   });

@@ -41,7 +41,9 @@ describe('KernelHelperConnection: cell records', () => {
     const { model } = connect(kernel);
     await settle();
     kernel.lastComm.receive(wire(makeHello()));
-    kernel.lastComm.receive(wire({ type: 'cells', records: [makeCellRecord({ record_id: 3 })] }));
+    kernel.lastComm.receive(
+      wire({ type: 'cells', records: [makeCellRecord({ record_id: 3 })] })
+    );
     expect(model.cells.length).toBe(1);
     expect(model.cells.latestForCell('cell-a')!.record.record_id).toBe(3);
   });
@@ -53,9 +55,17 @@ describe('KernelHelperConnection: cell records', () => {
     expect(historyRequests(kernel)).toHaveLength(0);
     kernel.lastComm.receive(wire(makeHello()));
     expect(historyRequests(kernel)).toHaveLength(1);
-    expect(historyRequests(kernel)[0]).toEqual({ type: 'history', request_id: expect.any(String) });
+    expect(historyRequests(kernel)[0]).toEqual({
+      type: 'history',
+      request_id: expect.any(String)
+    });
     // A live record arrives before the reply.
-    kernel.lastComm.receive(wire({ type: 'cells', records: [makeCellRecord({ record_id: 3, cell_id: 'cell-3' })] }));
+    kernel.lastComm.receive(
+      wire({
+        type: 'cells',
+        records: [makeCellRecord({ record_id: 3, cell_id: 'cell-3' })]
+      })
+    );
     replyHistory(kernel, wire(manyRecords(3)));
     await settle();
     expect(model.cells.entries.map(e => e.record.record_id)).toEqual([1, 2, 3]);
@@ -63,7 +73,10 @@ describe('KernelHelperConnection: cell records', () => {
 
   it('waits for the history behind queued cells longer than for other requests', async () => {
     const kernel = new FakeKernel();
-    const { model } = connectHelper(kernel, { config: () => CONFIG, requestTimeoutMs: 10 });
+    const { model } = connectHelper(kernel, {
+      config: () => CONFIG,
+      requestTimeoutMs: 10
+    });
     await settle();
     kernel.lastComm.receive(wire(makeHello()));
     // Queued behind a Run All sent as the page opened: the answer comes late.
@@ -107,7 +120,18 @@ describe('KernelHelperConnection: cell records', () => {
     // Same pid (a container), but the new process's helper names a new series.
     kernel.lastComm.receive(wire(makeHello({ record_series: 'series-2' })));
     replyHistory(kernel, []);
-    kernel.lastComm.receive(wire({ type: 'cells', records: [makeCellRecord({ record_id: 1, cell_id: 'cell-1', execution_count: 1 })] }));
+    kernel.lastComm.receive(
+      wire({
+        type: 'cells',
+        records: [
+          makeCellRecord({
+            record_id: 1,
+            cell_id: 'cell-1',
+            execution_count: 1
+          })
+        ]
+      })
+    );
     await settle();
     expect(model.cells.length).toBe(3);
   });
@@ -116,8 +140,13 @@ describe('KernelHelperConnection: cell records', () => {
     const kernel = new FakeKernel();
     const { model } = connect(kernel);
     await settle();
-    await helloWithHistory(kernel, [wire(makeCellRecord({ record_id: 1 })), { record_id: -0.5 }]);
+    await helloWithHistory(kernel, [
+      wire(makeCellRecord({ record_id: 1 })),
+      { record_id: -0.5 }
+    ]);
     expect(model.cells.length).toBe(1);
-    expect(model.notes.find(n => n.id === 'helper-problem')!.text).toContain('history.records[1]');
+    expect(model.notes.find(n => n.id === 'helper-problem')!.text).toContain(
+      'history.records[1]'
+    );
   });
 });

@@ -11,11 +11,17 @@ import { KernelMemoryModel } from '../model/KernelMemoryModel';
 import { IGNORED_WARNING_MS } from '../model/IgnoredMessages';
 import { MONITOR_STATES } from '../model/MonitorState';
 
-const CONFIG = { interval_s: 1, change_threshold_bytes: 1048576, heartbeat_s: 10 };
+const CONFIG = {
+  interval_s: 1,
+  change_threshold_bytes: 1048576,
+  heartbeat_s: 10
+};
 
 async function liveConnection() {
   const kernel = new FakeKernel();
-  const { model, sessionContext } = connectHelper(kernel, { config: () => CONFIG });
+  const { model, sessionContext } = connectHelper(kernel, {
+    config: () => CONFIG
+  });
   await settle();
   kernel.lastComm.receive(wire(makeHello({ pid: 4242 })));
   kernel.lastComm.receive(wire(makeSample({ seq: 1, reason: 'initial' })));
@@ -36,8 +42,31 @@ function random(seed: number): () => number {
 }
 
 const ODD_VALUES: unknown[] = [
-  null, undefined, true, false, 0, -1, 1e308, -1e308, Number.NaN, Number.POSITIVE_INFINITY, 2 ** 64,
-  0.5, '', 'x', EVIL, '\u0000', 'hello', 'sample', 'cells', 'reply', 'error', [], [1, 2], {}, { type: 'hello' }
+  null,
+  undefined,
+  true,
+  false,
+  0,
+  -1,
+  1e308,
+  -1e308,
+  Number.NaN,
+  Number.POSITIVE_INFINITY,
+  2 ** 64,
+  0.5,
+  '',
+  'x',
+  EVIL,
+  '\u0000',
+  'hello',
+  'sample',
+  'cells',
+  'reply',
+  'error',
+  [],
+  [1, 2],
+  {},
+  { type: 'hello' }
 ];
 
 function anyValue(next: () => number, depth = 0): unknown {
@@ -46,11 +75,17 @@ function anyValue(next: () => number, depth = 0): unknown {
     return ODD_VALUES[Math.floor(next() * ODD_VALUES.length)];
   }
   if (roll < 0.8) {
-    return Array.from({ length: Math.floor(next() * 4) }, () => anyValue(next, depth + 1));
+    return Array.from({ length: Math.floor(next() * 4) }, () =>
+      anyValue(next, depth + 1)
+    );
   }
   const object: Record<string, unknown> = {};
   for (let i = Math.floor(next() * 5); i > 0; i--) {
-    object[['type', 'seq', 'gpus', 'host', 'record', 'pid', 'x'][Math.floor(next() * 7)]] = anyValue(next, depth + 1);
+    object[
+      ['type', 'seq', 'gpus', 'host', 'record', 'pid', 'x'][
+        Math.floor(next() * 7)
+      ]
+    ] = anyValue(next, depth + 1);
   }
   return object;
 }
@@ -60,7 +95,8 @@ function mutated(next: () => number, valid: unknown): unknown {
   const copy = JSON.parse(JSON.stringify(valid));
   let target: any = copy;
   for (let depth = Math.floor(next() * 4); depth > 0; depth--) {
-    const keys = target && typeof target === 'object' ? Object.keys(target) : [];
+    const keys =
+      target && typeof target === 'object' ? Object.keys(target) : [];
     const inner = keys.filter(k => target[k] && typeof target[k] === 'object');
     if (!inner.length) {
       break;
@@ -87,28 +123,45 @@ function fuzzMessages(count: number, seed = 20261123): unknown[] {
     wire({ ...makeHello(), protocol: 999 }),
     wire(makeSample({ seq: 7 })),
     wire({ type: 'cells', records: [makeCellRecord()] }),
-    { type: 'reply', request_id: 'r-1', request_type: 'snapshot', result: { seq: 3 } },
+    {
+      type: 'reply',
+      request_id: 'r-1',
+      request_type: 'snapshot',
+      result: { seq: 3 }
+    },
     { type: 'error', request_id: null, code: 'internal', message: EVIL }
   ];
   const messages = Array.from({ length: count }, () =>
-    next() < 0.3 ? anyValue(next) : mutated(next, templates[Math.floor(next() * templates.length)])
+    next() < 0.3
+      ? anyValue(next)
+      : mutated(next, templates[Math.floor(next() * templates.length)])
   );
   // Half as built (holes, undefined, NaN: data made in the page), half as a
   // comm delivers them (through JSON).
-  return messages.map((m, i) => (i % 2 || m === undefined ? m : JSON.parse(JSON.stringify(m))));
+  return messages.map((m, i) =>
+    i % 2 || m === undefined ? m : JSON.parse(JSON.stringify(m))
+  );
 }
 
 describe('the helper comm under abuse', () => {
   it('keeps the first hello: a second one (protocol 999) is counted and dropped', async () => {
     const { kernel, model } = await liveConnection();
-    const warn = jest.spyOn(console, 'warn').mockImplementation(() => undefined);
+    const warn = jest
+      .spyOn(console, 'warn')
+      .mockImplementation(() => undefined);
     try {
-      kernel.lastComm.receive({ type: 'hello', protocol: 999, helper_version: '9.9.9' });
+      kernel.lastComm.receive({
+        type: 'hello',
+        protocol: 999,
+        helper_version: '9.9.9'
+      });
       kernel.lastComm.receive(wire(makeHello({ pid: 1, hostname: EVIL })));
       expect(model.state).toBe('live');
       expect(model.hello?.pid).toBe(4242);
       expect(model.ignoredMessageCount).toBe(2);
-      expect(model.notes.some(n => /Ignored 2 messages.*second hello/.test(n.text))).toBe(true);
+      expect(
+        model.notes.some(n => /Ignored 2 messages.*second hello/.test(n.text))
+      ).toBe(true);
       expect(warn).toHaveBeenCalledTimes(1); // rate-limited: once for the two
       // The real helper goes on: its samples and cell records still count.
       kernel.lastComm.receive(wire(makeSample({ seq: 2, time: 1732200001 })));
@@ -140,7 +193,9 @@ describe('the helper comm under abuse', () => {
     kernel.lastComm.receive({ type: 'hello', protocol: 1 });
     // Until a hello reads, samples are not taken for what they seem.
     expect(model.state).toBe('protocol-mismatch');
-    expect(model.stateReason).toContain('introduced itself in a form this extension cannot read');
+    expect(model.stateReason).toContain(
+      'introduced itself in a form this extension cannot read'
+    );
     kernel.lastComm.receive(wire(makeSample({ seq: 1 })));
     expect([model.state, model.latest]).toEqual(['protocol-mismatch', null]);
     kernel.lastComm.receive(wire(makeHello({ pid: 4242 })));
@@ -151,7 +206,9 @@ describe('the helper comm under abuse', () => {
 
   it('survives 10,000 random and mutated messages with its invariants', async () => {
     const { kernel, model } = await liveConnection();
-    const warn = jest.spyOn(console, 'warn').mockImplementation(() => undefined);
+    const warn = jest
+      .spyOn(console, 'warn')
+      .mockImplementation(() => undefined);
     const started = Date.now();
     try {
       const messages = fuzzMessages(10_000);
@@ -178,7 +235,9 @@ describe('the helper comm under abuse', () => {
       // long a loaded machine takes to feed them.
       const elapsed = Date.now() - started;
       expect(warn.mock.calls.length).toBeGreaterThanOrEqual(1);
-      expect(warn.mock.calls.length).toBeLessThanOrEqual(1 + Math.floor(elapsed / IGNORED_WARNING_MS));
+      expect(warn.mock.calls.length).toBeLessThanOrEqual(
+        1 + Math.floor(elapsed / IGNORED_WARNING_MS)
+      );
       kernel.lastComm.receive(wire(makeSample({ seq: 99999 })));
       expect(model.latest?.seq).toBe(99999);
     } finally {
@@ -188,7 +247,9 @@ describe('the helper comm under abuse', () => {
 
   it('the model alone survives the same stream', () => {
     const model = new KernelMemoryModel({ historyCapacity: 100 });
-    const warn = jest.spyOn(console, 'warn').mockImplementation(() => undefined);
+    const warn = jest
+      .spyOn(console, 'warn')
+      .mockImplementation(() => undefined);
     try {
       for (const data of fuzzMessages(10_000, 7)) {
         expect(() => model.ingest(data)).not.toThrow();
@@ -203,7 +264,9 @@ describe('the helper comm under abuse', () => {
 describe('arrays with holes', () => {
   it('read as malformed, not as undefined entries', () => {
     const model = new KernelMemoryModel({ historyCapacity: 10 });
-    const warn = jest.spyOn(console, 'warn').mockImplementation(() => undefined);
+    const warn = jest
+      .spyOn(console, 'warn')
+      .mockImplementation(() => undefined);
     try {
       const sample: any = wire(makeSample({ seq: 5 }));
       sample.gpus = new Array(2); // two holes

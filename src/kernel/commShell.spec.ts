@@ -36,7 +36,12 @@ const settle = async () => {
 describe('keepOnMainShell', () => {
   it('a comm left as made asks the kernel for a subshell', async () => {
     const kernel = subshellKernel();
-    const comm = new CommHandler('a-target', 'comm-1', kernel as any, () => undefined);
+    const comm = new CommHandler(
+      'a-target',
+      'comm-1',
+      kernel as any,
+      () => undefined
+    );
     await settle();
     expect(kernel.requestCreateSubshell).toHaveBeenCalledTimes(1);
     expect(comm.subshellId).toBe('subshell-1');
@@ -45,7 +50,12 @@ describe('keepOnMainShell', () => {
 
   it('keeps a comm set in the tick it was made on the main shell', async () => {
     const kernel = subshellKernel();
-    const comm = new CommHandler('jupyterlab-vram', 'comm-2', kernel as any, () => undefined);
+    const comm = new CommHandler(
+      'jupyterlab-vram',
+      'comm-2',
+      kernel as any,
+      () => undefined
+    );
     keepOnMainShell(comm);
     await settle();
     expect(kernel.requestCreateSubshell).not.toHaveBeenCalled();
@@ -57,13 +67,35 @@ describe('keepOnMainShell', () => {
 
   it('keeps it there when the setting changes at run time (the kernel connection sets every open comm)', async () => {
     const kernel = subshellKernel();
-    const ours = new CommHandler('jupyterlab-vram', 'comm-4', kernel as any, () => undefined);
+    const ours = new CommHandler(
+      'jupyterlab-vram',
+      'comm-4',
+      kernel as any,
+      () => undefined
+    );
     keepOnMainShell(ours);
-    const widgets = new CommHandler('jupyter.widget', 'comm-5', kernel as any, () => undefined, 'disabled' as any);
+    const widgets = new CommHandler(
+      'jupyter.widget',
+      'comm-5',
+      kernel as any,
+      () => undefined,
+      'disabled' as any
+    );
     await settle();
     // KernelConnection's own setter, over the comms it keeps.
-    const setter = Object.getOwnPropertyDescriptor(KernelConnection.prototype, 'commsOverSubshells')!.set!;
-    setter.call({ _comms: new Map([[ours.commId, ours], [widgets.commId, widgets]]) }, 'perComm');
+    const setter = Object.getOwnPropertyDescriptor(
+      KernelConnection.prototype,
+      'commsOverSubshells'
+    )!.set!;
+    setter.call(
+      {
+        _comms: new Map([
+          [ours.commId, ours],
+          [widgets.commId, widgets]
+        ])
+      },
+      'perComm'
+    );
     await settle();
     expect(widgets.commsOverSubshells).toBe('perComm');
     expect(kernel.requestCreateSubshell).toHaveBeenCalledTimes(1); // the other comm's, not ours

@@ -84,7 +84,8 @@ export const RUNNING_CELL_DELAYS_TEXT =
  * sent to start the helper (the wake-up of a restarted kernel, or an earlier
  * bootstrap): no cell runs.
  */
-export const KERNEL_STARTING_TEXT = 'Waiting for the kernel to answer: it is still starting\u2026';
+export const KERNEL_STARTING_TEXT =
+  'Waiting for the kernel to answer: it is still starting\u2026';
 
 /** The state's sentence while the helper is sent again after the kernel skipped it. */
 export const SKIPPED_BEHIND_A_CELL_TEXT =
@@ -140,7 +141,11 @@ export async function bootstrapHelper(
   // second; a kernel still silent after UNKNOWN_STATUS_WAIT_MS is most
   // likely running a cell started before this page.
   const silent = setTimeout(() => {
-    if (!stale() && model.state === 'kernel-starting' && kernel.status === 'unknown') {
+    if (
+      !stale() &&
+      model.state === 'kernel-starting' &&
+      kernel.status === 'unknown'
+    ) {
       model.setState('kernel-starting', delaysText(model));
     }
   }, UNKNOWN_STATUS_WAIT_MS);
@@ -154,7 +159,10 @@ export async function bootstrapHelper(
       busy: () => kernel.status === 'busy' || model.kernelBusy,
       late: () => {
         if (model.state === 'kernel-starting') {
-          model.setState('kernel-starting', cellMayRun(model) ? LATE_KERNEL_TEXT : LATE_STARTING_KERNEL_TEXT);
+          model.setState(
+            'kernel-starting',
+            cellMayRun(model) ? LATE_KERNEL_TEXT : LATE_STARTING_KERNEL_TEXT
+          );
         }
       }
     })
@@ -250,8 +258,10 @@ export async function sendHelper(
   }
   // The helper answers the open with hello, then samples.
   openComm(kernel, host);
-  const reply = await step(host, 'the bootstrap request failed', () =>
-    bootstrap.done
+  const reply = await step(
+    host,
+    'the bootstrap request failed',
+    () => bootstrap.done
   );
   if (reply === null) {
     return;

@@ -11,7 +11,10 @@ describe('KernelDeathWatch', () => {
     const kernel = new FakeKernel();
     const sessionContext = new FakeSessionContext(kernel);
     const model = new KernelMemoryModel({ historyCapacity: 100 });
-    const watch = new KernelDeathWatch({ sessionContext: sessionContext as any, model });
+    const watch = new KernelDeathWatch({
+      sessionContext: sessionContext as any,
+      model
+    });
     model.ingest(wire(makeHello()));
     model.ingest(wire(makeCpuSample({ time: 1000 })));
     return { kernel, sessionContext, model, watch };
@@ -40,7 +43,7 @@ describe('KernelDeathWatch', () => {
     expect(model.death?.status).toBe('autorestarting');
   });
 
-  it('a restart without autorestarting was the user\'s: no death, and the last one is cleared', async () => {
+  it("a restart without autorestarting was the user's: no death, and the last one is cleared", async () => {
     const { sessionContext, model } = setup();
     serverRestart(sessionContext);
     sessionContext.setStatus('idle');
@@ -79,7 +82,7 @@ describe('KernelDeathWatch', () => {
     expect(model.death).toBe(first);
   });
 
-  it('a restarted process that dies before it answers leaves nothing to stand in for the next death\'s figures', async () => {
+  it("a restarted process that dies before it answers leaves nothing to stand in for the next death's figures", async () => {
     const { sessionContext, model } = setup();
     const withKills = (time: number, kills: number) =>
       wire(
@@ -89,7 +92,13 @@ describe('KernelDeathWatch', () => {
             rss_bytes: 3.9 * GiB,
             total_bytes: 64 * GiB,
             available_bytes: 40 * GiB,
-            container: { limit_bytes: 4 * GiB, usage_bytes: 3.95 * GiB, inactive_file_bytes: 0, oom_kill_count: kills, cgroup_version: 2 }
+            container: {
+              limit_bytes: 4 * GiB,
+              usage_bytes: 3.95 * GiB,
+              inactive_file_bytes: 0,
+              oom_kill_count: kills,
+              cgroup_version: 2
+            }
           }
         })
       );

@@ -5,7 +5,9 @@
 
 export function describeFailure(what: string, reason: unknown): string {
   const text =
-    reason instanceof Error ? reason.message : String(reason ?? 'unknown error');
+    reason instanceof Error
+      ? reason.message
+      : String(reason ?? 'unknown error');
   return `${what}: ${text}`;
 }
 

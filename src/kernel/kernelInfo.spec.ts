@@ -13,8 +13,13 @@ const never = () => new Promise<never>(() => undefined);
 
 describe('kernelInfo', () => {
   it('takes the first reply when it comes', async () => {
-    const kernel = { info: Promise.resolve(REPLY), requestKernelInfo: jest.fn() };
-    await expect(kernelInfo(kernel as any, { stale: () => false, retryMs: 5 })).resolves.toBe(REPLY);
+    const kernel = {
+      info: Promise.resolve(REPLY),
+      requestKernelInfo: jest.fn()
+    };
+    await expect(
+      kernelInfo(kernel as any, { stale: () => false, retryMs: 5 })
+    ).resolves.toBe(REPLY);
     expect(kernel.requestKernelInfo).not.toHaveBeenCalled();
   });
 
@@ -23,7 +28,9 @@ describe('kernelInfo', () => {
       info: never(),
       requestKernelInfo: jest.fn(() => Promise.resolve({ content: REPLY }))
     };
-    await expect(kernelInfo(kernel as any, { stale: () => false, retryMs: 5 })).resolves.toBe(REPLY);
+    await expect(
+      kernelInfo(kernel as any, { stale: () => false, retryMs: 5 })
+    ).resolves.toBe(REPLY);
     expect(kernel.requestKernelInfo).toHaveBeenCalledTimes(1);
   });
 
@@ -92,10 +99,16 @@ describe('kernelInfo', () => {
   it('a failing request is left to the next round; it stops only when the kernel changed', async () => {
     const kernel = {
       info: never(),
-      requestKernelInfo: jest.fn(() => Promise.reject(new Error('Kernel is dead')))
+      requestKernelInfo: jest.fn(() =>
+        Promise.reject(new Error('Kernel is dead'))
+      )
     };
     let stale = false;
-    const reply = kernelInfo(kernel as any, { stale: () => stale, retryMs: 5, maxRetryMs: 5 });
+    const reply = kernelInfo(kernel as any, {
+      stale: () => stale,
+      retryMs: 5,
+      maxRetryMs: 5
+    });
     await new Promise(resolve => setTimeout(resolve, 40));
     expect(kernel.requestKernelInfo.mock.calls.length).toBeGreaterThan(1);
     stale = true;

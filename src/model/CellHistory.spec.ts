@@ -105,27 +105,39 @@ describe('KernelMemoryModel: cell records', () => {
     const changes: string[] = [];
     model.changed.connect((_, c) => changes.push(c));
     model.ingest(wire(makeHello()));
-    const result = model.ingest(wire({ type: 'cells', records: [makeCellRecord()] }));
+    const result = model.ingest(
+      wire({ type: 'cells', records: [makeCellRecord()] })
+    );
     expect(result.kind).toBe('message');
     expect(model.cells.length).toBe(1);
     expect(changes).toContain('cells');
   });
 
   it('reports a malformed cell message as a note and on the console, never throws', () => {
-    const warn = jest.spyOn(console, 'warn').mockImplementation(() => undefined);
+    const warn = jest
+      .spyOn(console, 'warn')
+      .mockImplementation(() => undefined);
     const model = new KernelMemoryModel({ historyCapacity: 10 });
     model.ingest(wire(makeHello()));
-    expect(() => model.ingest({ type: 'cells', records: [{ record_id: 'x' }] })).not.toThrow();
+    expect(() =>
+      model.ingest({ type: 'cells', records: [{ record_id: 'x' }] })
+    ).not.toThrow();
     expect(model.cells.length).toBe(0);
-    expect(model.notes.find(n => n.id === 'helper-problem')!.text).toContain('cells.records[0].record_id');
-    expect(warn).toHaveBeenCalledWith(expect.stringContaining('cells.records[0].record_id'));
+    expect(model.notes.find(n => n.id === 'helper-problem')!.text).toContain(
+      'cells.records[0].record_id'
+    );
+    expect(warn).toHaveBeenCalledWith(
+      expect.stringContaining('cells.records[0].record_id')
+    );
     warn.mockRestore();
   });
 
   it('keeps records when the same helper says hello again (reconnect)', () => {
     const model = new KernelMemoryModel({ historyCapacity: 10 });
     model.ingest(wire(makeHello()));
-    model.ingest(wire({ type: 'cells', records: [makeCellRecord({ record_id: 1 })] }));
+    model.ingest(
+      wire({ type: 'cells', records: [makeCellRecord({ record_id: 1 })] })
+    );
     model.startKernelSession();
     model.ingest(wire(makeHello()));
     // The history reply repeats record 1: still one record.
@@ -136,10 +148,14 @@ describe('KernelMemoryModel: cell records', () => {
   it('starts a new record session when the record series changes, even with the same pid', () => {
     const model = new KernelMemoryModel({ historyCapacity: 10 });
     model.ingest(wire(makeHello()));
-    model.ingest(wire({ type: 'cells', records: [makeCellRecord({ record_id: 1 })] }));
+    model.ingest(
+      wire({ type: 'cells', records: [makeCellRecord({ record_id: 1 })] })
+    );
     model.startKernelSession();
     model.ingest(wire(makeHello({ record_series: 'series-2' })));
-    model.ingest(wire({ type: 'cells', records: [makeCellRecord({ record_id: 1 })] }));
+    model.ingest(
+      wire({ type: 'cells', records: [makeCellRecord({ record_id: 1 })] })
+    );
     expect(model.cells.length).toBe(2);
   });
 });

@@ -173,7 +173,11 @@ export class CellHistory {
    */
   startSession(identity: string = ''): void {
     if (this._session > 0) {
-      this._marks.set(this._session, { floor: this._floor, maxIdSeen: this._maxIdSeen, lastStarted: this._lastStarted });
+      this._marks.set(this._session, {
+        floor: this._floor,
+        maxIdSeen: this._maxIdSeen,
+        lastStarted: this._lastStarted
+      });
     }
     let session = 0;
     if (identity !== '') {
@@ -253,7 +257,10 @@ export class CellHistory {
         }
         this._push(number, record);
       }
-      const maxIdSeen = Math.max(slot.floor, ids.length ? ids[ids.length - 1] : 0);
+      const maxIdSeen = Math.max(
+        slot.floor,
+        ids.length ? ids[ids.length - 1] : 0
+      );
       if (slot === current) {
         this._floor = slot.floor;
         this._maxIdSeen = maxIdSeen;
@@ -293,12 +300,19 @@ export class CellHistory {
         continue;
       }
       const last = this._entries[this._entries.length - 1];
-      if (last && (last.session > session || (last.session === session && last.record.record_id > id))) {
+      if (
+        last &&
+        (last.session > session ||
+          (last.session === session && last.record.record_id > id))
+      ) {
         outOfOrder = true; // a history reply after live records, or a run taken up again
       }
       added.push(this._push(session, record));
       this._maxIdSeen = Math.max(this._maxIdSeen, id);
-      this._lastStarted = Math.max(this._lastStarted ?? -Infinity, record.started);
+      this._lastStarted = Math.max(
+        this._lastStarted ?? -Infinity,
+        record.started
+      );
     }
     if (!added.length) {
       return added;
@@ -388,13 +402,18 @@ export class CellHistory {
   /** The kernel's time (`started`) of the current session's latest record. */
   private _lastStarted: number | null = null;
   /** The same, of series saved by an earlier page with nothing left to show (all cleared). */
-  private _savedFloors = new Map<string, { floor: number; maxIdSeen: number; lastStarted: number | null }>();
+  private _savedFloors = new Map<
+    string,
+    { floor: number; maxIdSeen: number; lastStarted: number | null }
+  >();
   /** The floor, highest id and latest record time of every session but the current one. */
-  private _marks = new Map<number, { floor: number; maxIdSeen: number; lastStarted: number | null }>();
+  private _marks = new Map<
+    number,
+    { floor: number; maxIdSeen: number; lastStarted: number | null }
+  >();
   private _version = 0;
   private _changed = new Signal<this, CellHistoryChange>(this);
 }
-
 
 function compareEntries(a: CellHistoryEntry, b: CellHistoryEntry): number {
   return a.session - b.session || a.record.record_id - b.record.record_id;

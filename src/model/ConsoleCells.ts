@@ -87,7 +87,10 @@ export class ConsoleCells implements IDisposable {
     // A closed console does not dispose its cell list (nor empty it): left
     // connected, the list and every cell widget in it would stay reachable
     // from here for the page's life, one more per console closed.
-    panel.disposed.connect(() => cells.changed.disconnect(this._onCellsChanged, this), this);
+    panel.disposed.connect(
+      () => cells.changed.disconnect(this._onCellsChanged, this),
+      this
+    );
     if (added) {
       this._changed.emit();
     }

@@ -138,7 +138,10 @@ export class KernelEnds {
    * dead kernel's last (a lower one: the machine rebooted, or it is another
    * machine). Null otherwise: unknown, never a guess.
    */
-  private _sameMachineCount(death: KernelDeathFacts, sample: SampleMessage): number | null {
+  private _sameMachineCount(
+    death: KernelDeathFacts,
+    sample: SampleMessage
+  ): number | null {
     const last = death.lastSample?.host;
     const before = last?.oom_kill_count ?? null;
     const after = sample.host.oom_kill_count ?? null;
@@ -150,7 +153,9 @@ export class KernelEnds {
       after < before ||
       last.total_bytes === null ||
       sample.host.total_bytes !== last.total_bytes ||
-      (hostname !== null && this._deathHostname !== null && hostname !== this._deathHostname)
+      (hostname !== null &&
+        this._deathHostname !== null &&
+        hostname !== this._deathHostname)
     ) {
       return null;
     }

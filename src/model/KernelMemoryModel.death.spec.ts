@@ -9,8 +9,18 @@ describe('KernelMemoryModel: a death', () => {
   function live(): KernelMemoryModel {
     const model = new KernelMemoryModel({ historyCapacity: 100 });
     model.ingest(wire(makeHello()));
-    model.ingest(wire(makeCpuSample({ seq: 1, time: 1000, host: { ...CONTAINER_HOST, rss_bytes: GiB } })));
-    model.ingest(wire(makeCpuSample({ seq: 2, time: 1001, host: CONTAINER_HOST })));
+    model.ingest(
+      wire(
+        makeCpuSample({
+          seq: 1,
+          time: 1000,
+          host: { ...CONTAINER_HOST, rss_bytes: GiB }
+        })
+      )
+    );
+    model.ingest(
+      wire(makeCpuSample({ seq: 2, time: 1001, host: CONTAINER_HOST }))
+    );
     return model;
   }
 
@@ -19,11 +29,19 @@ describe('KernelMemoryModel: a death', () => {
     const changes: string[] = [];
     model.changed.connect((_, c) => changes.push(c));
     // Found dead 5 s after its last sample came.
-    model.noteKernelDeath('autorestarting', { cellId: 'c', executionCount: 3, confirmed: true }, Date.now() / 1000 + 5);
+    model.noteKernelDeath(
+      'autorestarting',
+      { cellId: 'c', executionCount: 3, confirmed: true },
+      Date.now() / 1000 + 5
+    );
     expect(changes).toContain('death');
     const death = model.death!;
     expect(death.lastSample!.seq).toBe(2);
-    expect(death.runningCell).toEqual({ cellId: 'c', executionCount: 3, confirmed: true });
+    expect(death.runningCell).toEqual({
+      cellId: 'c',
+      executionCount: 3,
+      confirmed: true
+    });
     expect(death.figuresAge).not.toBeNull();
     expect(model.history.marks).toHaveLength(1);
     expect(model.history.marks[0].kind).toBe('died');
@@ -33,8 +51,18 @@ describe('KernelMemoryModel: a death', () => {
     model.startKernelSession();
     expect(model.latest).toBeNull();
     const win = model.history.window(-Infinity);
-    expect(Array.from(win.times)).toEqual([1000, 1001, model.history.marks[0].time, model.history.marks[0].time]);
-    expect(Array.from(win.series.get('host.rss')!)).toEqual([GiB, CONTAINER_HOST.rss_bytes, CONTAINER_HOST.rss_bytes, NaN]);
+    expect(Array.from(win.times)).toEqual([
+      1000,
+      1001,
+      model.history.marks[0].time,
+      model.history.marks[0].time
+    ]);
+    expect(Array.from(win.series.get('host.rss')!)).toEqual([
+      GiB,
+      CONTAINER_HOST.rss_bytes,
+      CONTAINER_HOST.rss_bytes,
+      NaN
+    ]);
   });
 
   it("takes the restarted kernel's OOM kill count as evidence, once", () => {
@@ -45,7 +73,11 @@ describe('KernelMemoryModel: a death', () => {
     const after = (count: number, limit = 24 * GiB): HostMemory => ({
       ...CONTAINER_HOST,
       rss_bytes: 80 * MiB,
-      container: { ...CONTAINER_HOST.container!, limit_bytes: limit, oom_kill_count: count }
+      container: {
+        ...CONTAINER_HOST.container!,
+        limit_bytes: limit,
+        oom_kill_count: count
+      }
     });
     model.ingest(wire(makeCpuSample({ seq: 1, time: 1010, host: after(1) })));
     expect(model.death!.oomKillsAfter).toBe(1);
@@ -59,7 +91,20 @@ describe('KernelMemoryModel: a death', () => {
     model.noteKernelDeath('autorestarting', null);
     model.startKernelSession();
     model.ingest(
-      wire(makeCpuSample({ seq: 1, time: 1010, host: { ...CONTAINER_HOST, container: { ...CONTAINER_HOST.container!, limit_bytes: GiB, oom_kill_count: 9 } } }))
+      wire(
+        makeCpuSample({
+          seq: 1,
+          time: 1010,
+          host: {
+            ...CONTAINER_HOST,
+            container: {
+              ...CONTAINER_HOST.container!,
+              limit_bytes: GiB,
+              oom_kill_count: 9
+            }
+          }
+        })
+      )
     );
     expect(model.death!.oomKillsAfter).toBeNull();
   });
@@ -69,14 +114,23 @@ describe('KernelMemoryModel: a death', () => {
     function died(hostname = 'node-1'): KernelMemoryModel {
       const model = new KernelMemoryModel({ historyCapacity: 100 });
       model.ingest(wire(makeHello({ hostname })));
-      const host = { ...machine(30 * GiB, 32 * GiB, 512 * MiB), oom_kill_count: 41 };
+      const host = {
+        ...machine(30 * GiB, 32 * GiB, 512 * MiB),
+        oom_kill_count: 41
+      };
       model.ingest(wire(makeCpuSample({ seq: 1, time: 1000, host })));
       model.noteKernelDeath('autorestarting', null);
       model.startKernelSession();
       return model;
     }
     const first = (count: number | null, total = 32 * GiB): unknown =>
-      wire(makeCpuSample({ seq: 1, time: 1010, host: { ...machine(80 * MiB, total, 31 * GiB), oom_kill_count: count } }));
+      wire(
+        makeCpuSample({
+          seq: 1,
+          time: 1010,
+          host: { ...machine(80 * MiB, total, 31 * GiB), oom_kill_count: count }
+        })
+      );
 
     it('keeps it from the same machine (same RAM, same hostname), the first sample only', () => {
       const model = died();
@@ -87,7 +141,9 @@ describe('KernelMemoryModel: a death', () => {
       expect(changes).toContain('death');
       expect(model.death!.machineOomKillsAfter).toBe(42);
       expect(model.death!.oomKillsAfter).toBeNull();
-      expect(explainKernelDeath(model.death!).summary).toContain("as the machine's /proc/vmstat oom_kill count rose.");
+      expect(explainKernelDeath(model.death!).summary).toContain(
+        "as the machine's /proc/vmstat oom_kill count rose."
+      );
       model.ingest(first(50));
       expect(model.death!.machineOomKillsAfter).toBe(42);
     });
@@ -111,7 +167,9 @@ describe('KernelMemoryModel: a death', () => {
       otherRam.ingest(wire(makeHello({ pid: 99 })));
       otherRam.ingest(first(42, 64 * GiB));
       expect(otherRam.death!.machineOomKillsAfter).toBeNull();
-      expect(explainKernelDeath(otherRam.death!).summary).toContain(': most likely the out-of-memory killer.');
+      expect(explainKernelDeath(otherRam.death!).summary).toContain(
+        ': most likely the out-of-memory killer.'
+      );
       const otherHost = died('node-1');
       otherHost.ingest(wire(makeHello({ pid: 99, hostname: 'node-2' })));
       otherHost.ingest(first(42));
@@ -135,11 +193,27 @@ describe('KernelMemoryModel: a death', () => {
     it("keeps both counts where the container's is known too", () => {
       const model = new KernelMemoryModel({ historyCapacity: 100 });
       model.ingest(wire(makeHello()));
-      model.ingest(wire(makeCpuSample({ seq: 1, time: 1000, host: { ...CONTAINER_HOST, oom_kill_count: 41 } })));
+      model.ingest(
+        wire(
+          makeCpuSample({
+            seq: 1,
+            time: 1000,
+            host: { ...CONTAINER_HOST, oom_kill_count: 41 }
+          })
+        )
+      );
       model.noteKernelDeath('autorestarting', null);
       model.startKernelSession();
       model.ingest(wire(makeHello({ pid: 99 })));
-      model.ingest(wire(makeCpuSample({ seq: 1, time: 1010, host: { ...CONTAINER_HOST, oom_kill_count: 42 } })));
+      model.ingest(
+        wire(
+          makeCpuSample({
+            seq: 1,
+            time: 1010,
+            host: { ...CONTAINER_HOST, oom_kill_count: 42 }
+          })
+        )
+      );
       expect(model.death!.oomKillsAfter).toBe(0);
       expect(model.death!.machineOomKillsAfter).toBe(42);
       expect(explainKernelDeath(model.death!).verdict).toBe('unknown'); // the container's count says no

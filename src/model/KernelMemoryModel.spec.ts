@@ -33,7 +33,9 @@ describe('MonitorState', () => {
       expect(describeState(state).length).toBeGreaterThan(5);
     }
     expect(describeState('non-python', 'R')).toContain('runs R');
-    expect(describeState('helper-failed', 'ImportError: x')).toContain('ImportError: x');
+    expect(describeState('helper-failed', 'ImportError: x')).toContain(
+      'ImportError: x'
+    );
   });
 });
 
@@ -68,7 +70,11 @@ describe('KernelMemoryModel', () => {
         makeSample({
           seq: 2,
           time: 101,
-          gpus: [makeGpu({ torch: { ...makeGpu().torch!, allocated_bytes: 5 * GiB } })]
+          gpus: [
+            makeGpu({
+              torch: { ...makeGpu().torch!, allocated_bytes: 5 * GiB }
+            })
+          ]
         })
       )
     );
@@ -78,15 +84,38 @@ describe('KernelMemoryModel', () => {
     expect(changes.filter(c => c === 'sample')).toHaveLength(2);
     const win = model.history.window(-Infinity);
     expect(Array.from(win.times)).toEqual([100, 101]);
-    expect(Array.from(win.series.get(SeriesKey.gpu(0, 'allocated'))!)).toEqual([1 * GiB, 5 * GiB]);
-    expect(Array.from(win.series.get(SeriesKey.gpu(0, 'reserved'))!)).toEqual([2 * GiB, 2 * GiB]);
-    expect(Array.from(win.series.get(SeriesKey.gpu(0, 'process'))!)).toEqual([2.5 * GiB, 2.5 * GiB]);
-    expect(Array.from(win.series.get(SeriesKey.hostRss)!)).toEqual([512 * MiB, 512 * MiB]);
+    expect(Array.from(win.series.get(SeriesKey.gpu(0, 'allocated'))!)).toEqual([
+      1 * GiB,
+      5 * GiB
+    ]);
+    expect(Array.from(win.series.get(SeriesKey.gpu(0, 'reserved'))!)).toEqual([
+      2 * GiB,
+      2 * GiB
+    ]);
+    expect(Array.from(win.series.get(SeriesKey.gpu(0, 'process'))!)).toEqual([
+      2.5 * GiB,
+      2.5 * GiB
+    ]);
+    expect(Array.from(win.series.get(SeriesKey.hostRss)!)).toEqual([
+      512 * MiB,
+      512 * MiB
+    ]);
   });
 
   it('records unknown figures as gaps, not zeros', () => {
     const { model } = newModel();
-    model.ingest(wire(makeSample({ host: { rss_bytes: null, total_bytes: null, available_bytes: null, container: null } })));
+    model.ingest(
+      wire(
+        makeSample({
+          host: {
+            rss_bytes: null,
+            total_bytes: null,
+            available_bytes: null,
+            container: null
+          }
+        })
+      )
+    );
     expect(model.history.latest(SeriesKey.hostRss)).toBeNaN();
   });
 
@@ -103,7 +132,9 @@ describe('KernelMemoryModel', () => {
   });
 
   it('shows malformed data as a note (and on the console) and carries on', () => {
-    const warn = jest.spyOn(console, 'warn').mockImplementation(() => undefined);
+    const warn = jest
+      .spyOn(console, 'warn')
+      .mockImplementation(() => undefined);
     const { model } = newModel();
     model.ingest(wire(makeHello()));
     const result = model.ingest({ type: 'sample', seq: 'one' });
@@ -120,8 +151,15 @@ describe('KernelMemoryModel', () => {
 
   it('shows helper errors without a request id as a note', () => {
     const { model } = newModel();
-    model.ingest({ type: 'error', request_id: null, code: 'internal', message: 'sampler crashed: KeyError' });
-    expect(model.notes.map(n => n.text).join()).toContain('sampler crashed: KeyError');
+    model.ingest({
+      type: 'error',
+      request_id: null,
+      code: 'internal',
+      message: 'sampler crashed: KeyError'
+    });
+    expect(model.notes.map(n => n.text).join()).toContain(
+      'sampler crashed: KeyError'
+    );
   });
 
   it('ignores message types of other features without a warning', () => {
@@ -134,7 +172,12 @@ describe('KernelMemoryModel', () => {
 
   it('leaves replies to the connection', () => {
     const { model, changes } = newModel();
-    const result = model.ingest({ type: 'reply', request_id: 'r1', request_type: 'ping', result: {} });
+    const result = model.ingest({
+      type: 'reply',
+      request_id: 'r1',
+      request_type: 'ping',
+      result: {}
+    });
     expect(result.kind).toBe('message');
     expect(changes).toEqual([]);
   });
@@ -196,14 +239,25 @@ describe('visibility notes', () => {
     deriveVisibilityNotes(inputs).map(n => n.id);
 
   it('says nothing before the helper spoke', () => {
-    expect(ids({ hello: null, sample: null, problem: null, nvmlUnattributedForS: null })).toEqual([]);
+    expect(
+      ids({
+        hello: null,
+        sample: null,
+        problem: null,
+        nvmlUnattributedForS: null
+      })
+    ).toEqual([]);
   });
 
   it('explains a CPU-only kernel without torch', () => {
-    expect(ids({ hello: makeHello({ torch: null, devices: [] }), sample: makeCpuSample(), problem: null, nvmlUnattributedForS: null })).toEqual([
-      'no-gpu',
-      'torch-not-imported'
-    ]);
+    expect(
+      ids({
+        hello: makeHello({ torch: null, devices: [] }),
+        sample: makeCpuSample(),
+        problem: null,
+        nvmlUnattributedForS: null
+      })
+    ).toEqual(['no-gpu', 'torch-not-imported']);
   });
 
   it('says CUDA is not initialised when torch is imported but idle', () => {
@@ -211,16 +265,33 @@ describe('visibility notes', () => {
       torch: { imported: true, cuda_initialized: false },
       gpus: [makeGpu({ torch: null })]
     });
-    expect(ids({ hello: makeHello(), sample, problem: null, nvmlUnattributedForS: null })).toEqual(['cuda-not-initialized']);
+    expect(
+      ids({
+        hello: makeHello(),
+        sample,
+        problem: null,
+        nvmlUnattributedForS: null
+      })
+    ).toEqual(['cuda-not-initialized']);
   });
 
   it('uses the hello alone before the first sample', () => {
-    const hello = makeHello({ torch: { version: '2.5.1', cuda_build: null, cuda_initialized: false } });
-    expect(ids({ hello, sample: null, problem: null, nvmlUnattributedForS: null })).toEqual(['cuda-not-initialized']);
+    const hello = makeHello({
+      torch: { version: '2.5.1', cuda_build: null, cuda_initialized: false }
+    });
+    expect(
+      ids({ hello, sample: null, problem: null, nvmlUnattributedForS: null })
+    ).toEqual(['cuda-not-initialized']);
   });
 
   it('gives the reason NVML is unavailable', () => {
-    const hello = makeHello({ nvml: { available: false, driver_version: null, error: 'pynvml is not installed' } });
+    const hello = makeHello({
+      nvml: {
+        available: false,
+        driver_version: null,
+        error: 'pynvml is not installed'
+      }
+    });
     const notes = deriveVisibilityNotes({
       hello,
       sample: makeSample({ gpus: [makeGpu({ nvml: null })] }),
@@ -233,7 +304,11 @@ describe('visibility notes', () => {
 
   it('notes when NVML cannot attribute this process, once that has lasted', () => {
     const sample = makeSample({
-      gpus: [makeGpu({ nvml: { used_bytes: 1, total_bytes: 2, process_used_bytes: null } })]
+      gpus: [
+        makeGpu({
+          nvml: { used_bytes: 1, total_bytes: 2, process_used_bytes: null }
+        })
+      ]
     });
     const since = (seconds: number) => ({
       hello: makeHello(),
@@ -243,16 +318,29 @@ describe('visibility notes', () => {
     });
     // Right after CUDA starts, NVML's list can lack the kernel for a moment: no note yet.
     expect(ids(since(0))).not.toContain('nvml-no-process');
-    expect(ids(since(NVML_UNATTRIBUTED_NOTE_AFTER_S - 0.25))).not.toContain('nvml-no-process');
-    expect(ids(since(NVML_UNATTRIBUTED_NOTE_AFTER_S))).toContain('nvml-no-process');
+    expect(ids(since(NVML_UNATTRIBUTED_NOTE_AFTER_S - 0.25))).not.toContain(
+      'nvml-no-process'
+    );
+    expect(ids(since(NVML_UNATTRIBUTED_NOTE_AFTER_S))).toContain(
+      'nvml-no-process'
+    );
     // The caller's run of unattributed samples ended: no note, whatever the sample says.
-    expect(ids({ ...since(0), nvmlUnattributedForS: null })).not.toContain('nvml-no-process');
+    expect(ids({ ...since(0), nvmlUnattributedForS: null })).not.toContain(
+      'nvml-no-process'
+    );
   });
 
   it('counts how long NVML has not attributed the kernel from its own samples', () => {
     const { model } = newModel();
     const unattributed = (time: number) =>
-      makeSample({ time, gpus: [makeGpu({ nvml: { used_bytes: 1, total_bytes: 2, process_used_bytes: null } })] });
+      makeSample({
+        time,
+        gpus: [
+          makeGpu({
+            nvml: { used_bytes: 1, total_bytes: 2, process_used_bytes: null }
+          })
+        ]
+      });
     const noteIds = () => model.notes.map(n => n.id);
     model.ingest(wire(unattributed(100)));
     model.ingest(wire(unattributed(101)));
@@ -273,13 +361,22 @@ describe('visibility notes', () => {
     it('shows the note once it has lasted, without waiting for the next sample', () => {
       const { model, changes } = newModel();
       const unattributed = (time: number) =>
-        makeSample({ time, gpus: [makeGpu({ nvml: { used_bytes: 1, total_bytes: 2, process_used_bytes: null } })] });
+        makeSample({
+          time,
+          gpus: [
+            makeGpu({
+              nvml: { used_bytes: 1, total_bytes: 2, process_used_bytes: null }
+            })
+          ]
+        });
       const noteIds = () => model.notes.map(n => n.id);
       model.ingest(wire(unattributed(100)));
       model.ingest(wire(unattributed(100.5))); // half a second of it by the kernel's clock
       changes.length = 0;
       // The figures settle: the helper's next sample is a heartbeat, up to 10 s away.
-      jest.advanceTimersByTime((NVML_UNATTRIBUTED_NOTE_AFTER_S - 0.5) * 1000 - 10);
+      jest.advanceTimersByTime(
+        (NVML_UNATTRIBUTED_NOTE_AFTER_S - 0.5) * 1000 - 10
+      );
       expect(noteIds()).not.toContain('nvml-no-process');
       jest.advanceTimersByTime(10);
       expect(noteIds()).toContain('nvml-no-process');
@@ -290,7 +387,11 @@ describe('visibility notes', () => {
     it('forgets the pending note when NVML names the kernel, or the kernel restarts, or the model goes', () => {
       const unattributed = makeSample({
         time: 100,
-        gpus: [makeGpu({ nvml: { used_bytes: 1, total_bytes: 2, process_used_bytes: null } })]
+        gpus: [
+          makeGpu({
+            nvml: { used_bytes: 1, total_bytes: 2, process_used_bytes: null }
+          })
+        ]
       });
       const named = newModel();
       named.model.ingest(wire(unattributed));
@@ -304,71 +405,153 @@ describe('visibility notes', () => {
       expect(jest.getTimerCount()).toBe(0);
       jest.advanceTimersByTime(60_000);
       expect(named.model.notes.map(n => n.id)).not.toContain('nvml-no-process');
-      expect(restarted.model.notes.map(n => n.id)).not.toContain('nvml-no-process');
+      expect(restarted.model.notes.map(n => n.id)).not.toContain(
+        'nvml-no-process'
+      );
       named.model.dispose();
       restarted.model.dispose();
     });
   });
 
   it('notes TensorFlow, with a warning once it grabbed its GPUs', () => {
-    const seen = makeSample({ tensorflow: { imported: true, gpus_initialized: false } });
-    expect(ids({ hello: makeHello(), sample: seen, problem: null, nvmlUnattributedForS: null })).toContain('tensorflow-imported');
-    const grabbed = makeSample({ tensorflow: { imported: true, gpus_initialized: true } });
-    const notes = deriveVisibilityNotes({ hello: makeHello(), sample: grabbed, problem: null, nvmlUnattributedForS: null });
-    expect(notes.find(n => n.id === 'tensorflow-gpus')?.severity).toBe('warning');
+    const seen = makeSample({
+      tensorflow: { imported: true, gpus_initialized: false }
+    });
+    expect(
+      ids({
+        hello: makeHello(),
+        sample: seen,
+        problem: null,
+        nvmlUnattributedForS: null
+      })
+    ).toContain('tensorflow-imported');
+    const grabbed = makeSample({
+      tensorflow: { imported: true, gpus_initialized: true }
+    });
+    const notes = deriveVisibilityNotes({
+      hello: makeHello(),
+      sample: grabbed,
+      problem: null,
+      nvmlUnattributedForS: null
+    });
+    expect(notes.find(n => n.id === 'tensorflow-gpus')?.severity).toBe(
+      'warning'
+    );
   });
 
   it('says MIG instances named in CUDA_VISIBLE_DEVICES show once CUDA starts, not that there is no GPU', () => {
-    const hello = { ...makeHello({ devices: [] }), devices_wait_for_cuda: true };
-    const sample = makeSample({ gpus: [], torch: { imported: true, cuda_initialized: false } });
-    const notes = deriveVisibilityNotes({ hello, sample, problem: null, nvmlUnattributedForS: null });
+    const hello = {
+      ...makeHello({ devices: [] }),
+      devices_wait_for_cuda: true
+    };
+    const sample = makeSample({
+      gpus: [],
+      torch: { imported: true, cuda_initialized: false }
+    });
+    const notes = deriveVisibilityNotes({
+      hello,
+      sample,
+      problem: null,
+      nvmlUnattributedForS: null
+    });
     const text = notes.find(n => n.id === 'no-gpu')!.text;
     expect(text).toContain('CUDA_VISIBLE_DEVICES names MIG instances');
     expect(text).not.toContain('No GPU is visible');
     // Parsed from the wire; absent (older helpers) reads as false.
     const parsed = parseKernelMessage(wire(hello));
-    expect(parsed.kind === 'message' && (parsed.message as any).devices_wait_for_cuda).toBe(true);
+    expect(
+      parsed.kind === 'message' && (parsed.message as any).devices_wait_for_cuda
+    ).toBe(true);
     const old = parseKernelMessage(wire(makeHello()));
-    expect(old.kind === 'message' && (old.message as any).devices_wait_for_cuda).toBeUndefined();
+    expect(
+      old.kind === 'message' && (old.message as any).devices_wait_for_cuda
+    ).toBeUndefined();
   });
 
   it('says which CUDA_VISIBLE_DEVICES hides the GPUs NVML lists, from the hello and then each sample', () => {
-    const hello = { ...makeHello({ devices: [] }), hidden_gpus: { count: 2, cuda_visible_devices: '' } };
-    const before = deriveVisibilityNotes({ hello, sample: null, problem: null, nvmlUnattributedForS: null });
+    const hello = {
+      ...makeHello({ devices: [] }),
+      hidden_gpus: { count: 2, cuda_visible_devices: '' }
+    };
+    const before = deriveVisibilityNotes({
+      hello,
+      sample: null,
+      problem: null,
+      nvmlUnattributedForS: null
+    });
     expect(before.find(n => n.id === 'no-gpu')!.text).toBe(
       'No GPU is visible to this kernel: its CUDA_VISIBLE_DEVICES is empty, which hides all 2 GPUs ' +
         'NVML lists on this machine. Showing host RAM only. To use them, change or unset it before ' +
         "the kernel's first CUDA call (CUDA reads it once: after that, only a restarted kernel sees a change)."
     );
     // The sample is fresher: a cell set it to a wrong index since, or unset it.
-    const wrong = makeCpuSample({ hidden_gpus: { count: 1, cuda_visible_devices: '3' } });
-    const text = deriveVisibilityNotes({ hello, sample: wrong, problem: null, nvmlUnattributedForS: null })
-      .find(n => n.id === 'no-gpu')!.text;
-    expect(text).toContain('its CUDA_VISIBLE_DEVICES is "3", which hides the GPU NVML lists');
-    const unset = deriveVisibilityNotes({ hello, sample: makeCpuSample(), problem: null, nvmlUnattributedForS: null });
-    expect(unset.find(n => n.id === 'no-gpu')!.text).toBe('No GPU is visible to this kernel: showing host RAM only.');
+    const wrong = makeCpuSample({
+      hidden_gpus: { count: 1, cuda_visible_devices: '3' }
+    });
+    const text = deriveVisibilityNotes({
+      hello,
+      sample: wrong,
+      problem: null,
+      nvmlUnattributedForS: null
+    }).find(n => n.id === 'no-gpu')!.text;
+    expect(text).toContain(
+      'its CUDA_VISIBLE_DEVICES is "3", which hides the GPU NVML lists'
+    );
+    const unset = deriveVisibilityNotes({
+      hello,
+      sample: makeCpuSample(),
+      problem: null,
+      nvmlUnattributedForS: null
+    });
+    expect(unset.find(n => n.id === 'no-gpu')!.text).toBe(
+      'No GPU is visible to this kernel: showing host RAM only.'
+    );
     // A long value is cut.
-    const long = makeCpuSample({ hidden_gpus: { count: 1, cuda_visible_devices: 'GPU-' + 'f'.repeat(200) } });
-    expect(deriveVisibilityNotes({ hello, sample: long, problem: null, nvmlUnattributedForS: null })
-      .find(n => n.id === 'no-gpu')!.text).toContain(`"GPU-${'f'.repeat(56)}\u2026"`);
+    const long = makeCpuSample({
+      hidden_gpus: { count: 1, cuda_visible_devices: 'GPU-' + 'f'.repeat(200) }
+    });
+    expect(
+      deriveVisibilityNotes({
+        hello,
+        sample: long,
+        problem: null,
+        nvmlUnattributedForS: null
+      }).find(n => n.id === 'no-gpu')!.text
+    ).toContain(`"GPU-${'f'.repeat(56)}\u2026"`);
   });
 
   it('reads hidden_gpus from the wire, absent from older helpers, and refuses a malformed one', () => {
     const parsedHello = parseKernelMessage(
-      wire({ ...makeHello({ devices: [] }), hidden_gpus: { count: 2, cuda_visible_devices: '-1' } })
+      wire({
+        ...makeHello({ devices: [] }),
+        hidden_gpus: { count: 2, cuda_visible_devices: '-1' }
+      })
     );
-    expect(parsedHello.kind === 'message' && (parsedHello.message as any).hidden_gpus).toEqual({
+    expect(
+      parsedHello.kind === 'message' && (parsedHello.message as any).hidden_gpus
+    ).toEqual({
       count: 2,
       cuda_visible_devices: '-1'
     });
     const older = parseKernelMessage(wire(makeHello()));
-    expect(older.kind === 'message' && (older.message as any).hidden_gpus).toBeUndefined();
+    expect(
+      older.kind === 'message' && (older.message as any).hidden_gpus
+    ).toBeUndefined();
     const olderSample: Record<string, unknown> = { ...makeCpuSample() };
     delete olderSample.hidden_gpus;
     const parsedSample = parseKernelMessage(wire(olderSample));
-    expect(parsedSample.kind === 'message' && (parsedSample.message as any).hidden_gpus).toBeNull();
-    for (const bad of [{ count: 0, cuda_visible_devices: '' }, { count: 1 }, 'hidden']) {
-      expect(parseKernelMessage(wire({ ...makeCpuSample(), hidden_gpus: bad })).kind).toBe('malformed');
+    expect(
+      parsedSample.kind === 'message' &&
+        (parsedSample.message as any).hidden_gpus
+    ).toBeNull();
+    for (const bad of [
+      { count: 0, cuda_visible_devices: '' },
+      { count: 1 },
+      'hidden'
+    ]) {
+      expect(
+        parseKernelMessage(wire({ ...makeCpuSample(), hidden_gpus: bad })).kind
+      ).toBe('malformed');
     }
   });
 
@@ -380,7 +563,12 @@ describe('visibility notes', () => {
       { imported: true, gpus_initialized: false },
       { imported: true, gpus_initialized: true }
     ]) {
-      const noted = ids({ hello, sample: makeCpuSample({ tensorflow }), problem: null, nvmlUnattributedForS: null });
+      const noted = ids({
+        hello,
+        sample: makeCpuSample({ tensorflow }),
+        problem: null,
+        nvmlUnattributedForS: null
+      });
       expect(noted).toContain('no-gpu');
       expect(noted.filter(id => id.startsWith('tensorflow'))).toEqual([]);
     }
@@ -399,9 +587,19 @@ describe('visibility notes before the sidebar loads', () => {
     expect(changes).not.toContain('notes');
 
     deriveNotesWith(deriveVisibilityNotes); // the sidebar's chunk loaded
-    expect(model.notes.map(n => n.id)).toEqual(['no-gpu', 'torch-not-imported']);
+    expect(model.notes.map(n => n.id)).toEqual([
+      'no-gpu',
+      'torch-not-imported'
+    ]);
     // From then on a change of notes is announced as it happens.
-    model.ingest(wire(makeCpuSample({ time: 2, torch: { imported: true, cuda_initialized: false } })));
+    model.ingest(
+      wire(
+        makeCpuSample({
+          time: 2,
+          torch: { imported: true, cuda_initialized: false }
+        })
+      )
+    );
     expect(changes).toContain('notes');
     expect(model.notes.map(n => n.id)).toEqual(['no-gpu']);
   });
@@ -447,7 +645,13 @@ describe('gpuFigures', () => {
   });
 
   it('uses TensorFlow figures when torch and NVML are absent', () => {
-    const f = gpuFigures(makeGpu({ torch: null, nvml: null, tensorflow: { current_bytes: 3 * GiB, peak_bytes: 4 * GiB } }));
+    const f = gpuFigures(
+      makeGpu({
+        torch: null,
+        nvml: null,
+        tensorflow: { current_bytes: 3 * GiB, peak_bytes: 4 * GiB }
+      })
+    );
     expect(f.tensorflowCurrent).toBe(3 * GiB);
     expect(f.tensorflowPeak).toBe(4 * GiB);
     expect(f.kernelUsed).toBe(3 * GiB);
@@ -455,14 +659,22 @@ describe('gpuFigures', () => {
 
   it("takes free from NVML's own figure, which leaves out the driver's reservation too", () => {
     const gpu = makeGpu();
-    const withFree = gpuFigures({ ...gpu, nvml: { ...gpu.nvml!, free_bytes: 69 * GiB } });
+    const withFree = gpuFigures({
+      ...gpu,
+      nvml: { ...gpu.nvml!, free_bytes: 69 * GiB }
+    });
     expect(withFree.free).toBe(69 * GiB);
     // An older helper: total less used.
     expect(gpuFigures(gpu).free).toBe(gpu.total_bytes! - gpu.nvml!.used_bytes!);
   });
 
   it('counts both frameworks in what the kernel holds when NVML cannot say', () => {
-    const f = gpuFigures(makeGpu({ nvml: null, tensorflow: { current_bytes: 3 * GiB, peak_bytes: 4 * GiB } }));
+    const f = gpuFigures(
+      makeGpu({
+        nvml: null,
+        tensorflow: { current_bytes: 3 * GiB, peak_bytes: 4 * GiB }
+      })
+    );
     expect(f.reserved).toBe(2 * GiB);
     expect(f.kernelUsed).toBe(5 * GiB);
   });

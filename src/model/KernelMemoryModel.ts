@@ -9,8 +9,17 @@
  */
 import { ISignal, Signal } from '@lumino/signaling';
 
-import { IKernelMemoryModel, KernelBusyWith, ModelChange } from './IKernelMemoryModel';
-import { claimsHello, HelloMessage, parseKernelMessage, ParseResult } from '../protocol/messages';
+import {
+  IKernelMemoryModel,
+  KernelBusyWith,
+  ModelChange
+} from './IKernelMemoryModel';
+import {
+  claimsHello,
+  HelloMessage,
+  parseKernelMessage,
+  ParseResult
+} from '../protocol/messages';
 import { SampleMessage } from '../protocol/sample';
 import { TimelineColumns } from '../protocol/timeline';
 import { CellHistory, CellHistoryChange } from './CellHistory';
@@ -21,7 +30,11 @@ import { IgnoredMessages } from './IgnoredMessages';
 import { KernelEnds } from './KernelEnds';
 import { KernelVisibilityNotes } from './KernelVisibilityNotes';
 import { EarlierTimeline, MemoryHistory } from './MemoryHistory';
-import { describeState, MonitorState, unreadableHelloText } from './MonitorState';
+import {
+  describeState,
+  MonitorState,
+  unreadableHelloText
+} from './MonitorState';
 import type { VisibilityNote } from './visibilityNotes';
 
 export class KernelMemoryModel implements IKernelMemoryModel {
@@ -191,7 +204,11 @@ export class KernelMemoryModel implements IKernelMemoryModel {
     // one), in the dead process's session: the next hello starts another.
     const death = this._ends.death;
     if (death && this._cells.identity !== null) {
-      const record = diedCellRecord(death, this._history, this._cells.nextRecordId);
+      const record = diedCellRecord(
+        death,
+        this._history,
+        this._cells.nextRecordId
+      );
       if (record) {
         this._cells.add(record);
       }
@@ -351,7 +368,8 @@ export class KernelMemoryModel implements IKernelMemoryModel {
     // anew): the helper names each run, and the same run carries on after a
     // reconnect or a page reload. (Without a series, the process stands in.)
     const identity =
-      hello.record_series || `${hello.hostname}\n${hello.pid}\n${hello.helper_version}`;
+      hello.record_series ||
+      `${hello.hostname}\n${hello.pid}\n${hello.helper_version}`;
     if (identity !== this._cells.identity) {
       this._cells.startSession(identity);
     }
@@ -365,7 +383,10 @@ export class KernelMemoryModel implements IKernelMemoryModel {
     this._visibilityNotes.update();
   }
 
-  private _receiveSample(sample: SampleMessage, state: 'live' | 'overheard' = 'live'): void {
+  private _receiveSample(
+    sample: SampleMessage,
+    state: 'live' | 'overheard' = 'live'
+  ): void {
     if (this._state === 'protocol-mismatch') {
       // Its samples may not mean what we think they mean.
       return;
@@ -418,7 +439,9 @@ export class KernelMemoryModel implements IKernelMemoryModel {
   private _busyWith: KernelBusyWith | null = null;
   private _ends: KernelEnds;
   private _lastSampleArrival = 0;
-  private _ignoredMessages = new IgnoredMessages(text => this.reportProblem(text));
+  private _ignoredMessages = new IgnoredMessages(text =>
+    this.reportProblem(text)
+  );
   private _history: MemoryHistory;
   private _cells: CellHistory;
   private _isDisposed = false;

@@ -25,7 +25,10 @@ export function deriveNotesWith(deriver: NotesDeriver | null): void {
 }
 
 /** Cheap equality, to emit a change only when the notes really changed. */
-function sameNotes(a: readonly VisibilityNote[], b: readonly VisibilityNote[]): boolean {
+function sameNotes(
+  a: readonly VisibilityNote[],
+  b: readonly VisibilityNote[]
+): boolean {
   return (
     a.length === b.length &&
     a.every((n, i) => n.id === b[i].id && n.text === b[i].text)
@@ -117,7 +120,10 @@ export class KernelVisibilityNotes {
       hello: this._host.hello(),
       sample: latest,
       problem: this._problem,
-      nvmlUnattributedForS: this._nvmlClock.unattributedFor(latest, this._host.lastSampleArrival()),
+      nvmlUnattributedForS: this._nvmlClock.unattributedFor(
+        latest,
+        this._host.lastSampleArrival()
+      ),
       settingsPending: this._settingsPending > 0
     };
   }

@@ -236,7 +236,10 @@ export class MemoryHistory {
     let h = 0;
     let a = 0;
     while (h < heldTimes.length || a < added.length) {
-      if (a >= added.length || (h < heldTimes.length && heldTimes[h] <= times[added[a]])) {
+      if (
+        a >= added.length ||
+        (h < heldTimes.length && heldTimes[h] <= times[added[a]])
+      ) {
         if (h !== dropped) {
           rows.push({ time: heldTimes[h], index: h, columns: heldColumns });
         }
@@ -250,10 +253,16 @@ export class MemoryHistory {
     if (added.length) {
       const addedSeries = new Map<string, Float64Array>();
       for (const [key, column] of series) {
-        addedSeries.set(key, Float64Array.from(added, i => column[i]));
+        addedSeries.set(
+          key,
+          Float64Array.from(added, i => column[i])
+        );
       }
       const addedTimes = Float64Array.from(added, i => times[i]);
-      this._added.emit({ kind: 'rows', rows: { times: addedTimes, series: addedSeries } });
+      this._added.emit({
+        kind: 'rows',
+        rows: { times: addedTimes, series: addedSeries }
+      });
     }
     return added.length;
   }
@@ -370,7 +379,10 @@ export class MemoryHistory {
 }
 
 /** Row `index` is a gap: every figure in it unknown (a column it lacks counts as unknown). */
-export function isGapRow(columns: Iterable<ArrayLike<number> | undefined>, index: number): boolean {
+export function isGapRow(
+  columns: Iterable<ArrayLike<number> | undefined>,
+  index: number
+): boolean {
   for (const column of columns) {
     if (column !== undefined && !Number.isNaN(column[index])) {
       return false;

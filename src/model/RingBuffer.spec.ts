@@ -94,11 +94,21 @@ describe('MemoryHistory', () => {
   it('keeps series aligned with the time axis, NaN for absent figures', () => {
     const h = new MemoryHistory(10);
     h.append(1, row([[SeriesKey.hostRss, 100]]));
-    h.append(2, row([[SeriesKey.hostRss, 110], ['gpu0.allocated', 5]]));
+    h.append(
+      2,
+      row([
+        [SeriesKey.hostRss, 110],
+        ['gpu0.allocated', 5]
+      ])
+    );
     h.append(3, row([['gpu0.allocated', 6]]));
     const win = h.window(-Infinity);
     expect(Array.from(win.times)).toEqual([1, 2, 3]);
-    expect(Array.from(win.series.get(SeriesKey.hostRss)!)).toEqual([100, 110, NaN]);
+    expect(Array.from(win.series.get(SeriesKey.hostRss)!)).toEqual([
+      100,
+      110,
+      NaN
+    ]);
     expect(Array.from(win.series.get('gpu0.allocated')!)).toEqual([NaN, 5, 6]);
     expect(h.seriesKeys).toEqual([SeriesKey.hostRss, 'gpu0.allocated']);
     expect(h.latest('gpu0.allocated')).toBe(6);
@@ -150,7 +160,10 @@ describe('MemoryHistory', () => {
   });
 
   it('round-trips GPU series keys', () => {
-    expect(SeriesKey.parseGpu(SeriesKey.gpu(3, 'reserved'))).toEqual({ index: 3, figure: 'reserved' });
+    expect(SeriesKey.parseGpu(SeriesKey.gpu(3, 'reserved'))).toEqual({
+      index: 3,
+      figure: 'reserved'
+    });
     expect(SeriesKey.parseGpu(SeriesKey.hostRss)).toBeNull();
   });
 });

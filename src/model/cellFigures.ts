@@ -136,9 +136,13 @@ export function summarizeCellRecord(record: CellMemoryRecord): CellSummary {
 function ramWorthShowing(record: CellMemoryRecord): RamAlongside | null {
   const h = record.host;
   const deltaBytes =
-    known(h.rss_before_bytes) && known(h.rss_after_bytes) ? h.rss_after_bytes - h.rss_before_bytes : null;
+    known(h.rss_before_bytes) && known(h.rss_after_bytes)
+      ? h.rss_after_bytes - h.rss_before_bytes
+      : null;
   const peakRiseBytes =
-    known(h.rss_before_bytes) && known(h.rss_peak_bytes) ? h.rss_peak_bytes - h.rss_before_bytes : null;
+    known(h.rss_before_bytes) && known(h.rss_peak_bytes)
+      ? h.rss_peak_bytes - h.rss_before_bytes
+      : null;
   const moved =
     (deltaBytes !== null && Math.abs(deltaBytes) >= RAM_ALONGSIDE_BYTES) ||
     (peakRiseBytes !== null && peakRiseBytes >= RAM_ALONGSIDE_BYTES);
@@ -168,7 +172,10 @@ export function cellWarningLevel(
     return 'warning';
   }
   const above = (part: number | null, total: number | null | undefined) =>
-    known(part) && known(total) && total > 0 && (part / total) * 100 >= thresholdPercent;
+    known(part) &&
+    known(total) &&
+    total > 0 &&
+    (part / total) * 100 >= thresholdPercent;
   if (summary.source === 'gpu') {
     // The host's RAM too: a GPU cell can fill it (data loaded for the GPU).
     return record.gpus.some(g =>

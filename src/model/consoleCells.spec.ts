@@ -25,7 +25,7 @@ describe('ConsoleCells', () => {
     cells.dispose();
   });
 
-  it('keeps the ids of a cleared console: its records stay a console\'s', () => {
+  it("keeps the ids of a cleared console: its records stay a console's", () => {
     const consoles = new FakeConsoles();
     const console = consoles.open(['a', 'b']);
     const cells = new ConsoleCells(consoles);
@@ -38,7 +38,7 @@ describe('ConsoleCells', () => {
     expect(cells.has('a')).toBe(false);
   });
 
-  it('lets go of a closed console\'s cell list, which JupyterLab leaves undisposed', () => {
+  it("lets go of a closed console's cell list, which JupyterLab leaves undisposed", () => {
     const consoles = new FakeConsoles();
     const closed = consoles.open(['a']);
     const cells = new ConsoleCells(consoles);

@@ -40,7 +40,8 @@ export function diedCellRecord(
   const started = Math.min(end, (cell.startedAt ?? death.time) + offset);
 
   const window = history.window(started - BEFORE_LOOKBACK_S);
-  const figures = (key: string) => figuresIn(window.times, window.series.get(key), started, end);
+  const figures = (key: string) =>
+    figuresIn(window.times, window.series.get(key), started, end);
   const host = figures(SeriesKey.hostRss);
   const gpus: CellGpuMemory[] = [];
   for (const key of window.series.keys()) {

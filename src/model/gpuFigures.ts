@@ -65,7 +65,10 @@ export function gpuFigures(
   const tensorflowCurrent = tf?.current_bytes ?? null;
   // Without NVML's figure for this process: what its frameworks hold, both of them.
   const kernelUsed =
-    processUsed ?? (reserved === null && tensorflowCurrent === null ? null : (reserved ?? 0) + (tensorflowCurrent ?? 0));
+    processUsed ??
+    (reserved === null && tensorflowCurrent === null
+      ? null
+      : (reserved ?? 0) + (tensorflowCurrent ?? 0));
   return {
     index: gpu.index,
     name: gpu.name ?? device?.name ?? null,

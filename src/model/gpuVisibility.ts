@@ -12,21 +12,27 @@ import type { HelloMessage } from '../protocol/messages';
 import type { SampleMessage } from '../protocol/sample';
 
 /** NVML's failures that mean no NVIDIA driver is installed (so no GPU to see). */
-const NO_DRIVER = /shared library not found|library not found|driver not loaded/i;
+const NO_DRIVER =
+  /shared library not found|library not found|driver not loaded/i;
 
 /**
  * True: the kernel sees no GPU; false: it sees one; null: not known (yet).
  * From the latest sample, else from the hello (before the first sample).
  */
 export function seesNoGpu(
-  hello: Pick<HelloMessage, 'nvml' | 'devices' | 'torch' | 'devices_wait_for_cuda'> | null,
+  hello: Pick<
+    HelloMessage,
+    'nvml' | 'devices' | 'torch' | 'devices_wait_for_cuda'
+  > | null,
   latest: Pick<SampleMessage, 'gpus' | 'torch'> | null
 ): boolean | null {
   if (!hello) {
     return null;
   }
   const count = latest ? latest.gpus.length : hello.devices.length;
-  const cudaUp = latest ? latest.torch.cuda_initialized : !!hello.torch?.cuda_initialized;
+  const cudaUp = latest
+    ? latest.torch.cuda_initialized
+    : !!hello.torch?.cuda_initialized;
   if (count > 0) {
     return false;
   }
@@ -37,5 +43,7 @@ export function seesNoGpu(
     // MIG instances named: NVML cannot say which the kernel sees before CUDA starts.
     return hello.devices_wait_for_cuda ? null : true;
   }
-  return hello.nvml.error !== null && NO_DRIVER.test(hello.nvml.error) ? true : null;
+  return hello.nvml.error !== null && NO_DRIVER.test(hello.nvml.error)
+    ? true
+    : null;
 }

@@ -6,7 +6,10 @@ import { hostFigures } from './hostFigures';
 import { swapFigures, swapRoomLeft } from './swapFigures';
 import { HostMemory } from '../protocol/sample';
 import { DEFAULT_SETTINGS } from '../settings/settings';
-import { HostMemoryCard, limitTitle } from '../features/overview/HostMemoryCard';
+import {
+  HostMemoryCard,
+  limitTitle
+} from '../features/overview/HostMemoryCard';
 import { statusSummary } from '../features/overview/VramStatusItem';
 import { GiB, makeCpuSample, makeSample, wire } from '../testing/fixtures';
 
@@ -17,7 +20,11 @@ const MACHINE: HostMemory = {
   container: null
 };
 
-function inContainer(usage: number | null, limit = 4 * GiB, inactiveFile: number | null = 0): HostMemory {
+function inContainer(
+  usage: number | null,
+  limit = 4 * GiB,
+  inactiveFile: number | null = 0
+): HostMemory {
   return {
     ...MACHINE,
     container: {
@@ -59,7 +66,9 @@ describe('hostFigures', () => {
   });
 
   it('never shows more available than the machine has, nor a negative figure', () => {
-    expect(hostFigures({ ...inContainer(GiB), available_bytes: GiB / 4 }).available).toBe(GiB / 4);
+    expect(
+      hostFigures({ ...inContainer(GiB), available_bytes: GiB / 4 }).available
+    ).toBe(GiB / 4);
     expect(hostFigures(inContainer(5 * GiB)).available).toBe(0);
   });
 
@@ -71,9 +80,13 @@ describe('hostFigures', () => {
     expect(f.available).toBe(3 * GiB);
     expect(f.usedPercent).toBeCloseTo(25);
     // Never below the kernel's own RSS, charged to the same cgroup.
-    expect(hostFigures(small(inContainer(3.5 * GiB, 4 * GiB, 3.4 * GiB))).used).toBe(GiB / 2);
+    expect(
+      hostFigures(small(inContainer(3.5 * GiB, 4 * GiB, 3.4 * GiB))).used
+    ).toBe(GiB / 2);
     // An older helper sends no inactive_file: the usage as it is.
-    expect(hostFigures(small(inContainer(3.5 * GiB, 4 * GiB, null))).used).toBe(3.5 * GiB);
+    expect(hostFigures(small(inContainer(3.5 * GiB, 4 * GiB, null))).used).toBe(
+      3.5 * GiB
+    );
   });
 
   it('keeps unknown as null', () => {
@@ -83,7 +96,11 @@ describe('hostFigures', () => {
     // Not the machine's 200 GiB free: what is left under the limit is unknown.
     expect(f.available).toBeNull();
     expect(f.usedPercent).toBeCloseTo(75); // the kernel's own share, at least
-    expect(hostFigures(null)).toMatchObject({ limit: null, rss: null, usedPercent: null });
+    expect(hostFigures(null)).toMatchObject({
+      limit: null,
+      rss: null,
+      usedPercent: null
+    });
   });
 });
 
@@ -108,12 +125,18 @@ describe('Host RAM card and status bar in a container', () => {
 
   it('shows the container limit and the kernel share of it, and warns near it', () => {
     const view = card(inContainer(3.8 * GiB));
-    expect(role(view, 'host-container-limit').dataset.vramBytes).toBe(String(4 * GiB));
-    expect(role(view, 'host-container-limit').parentElement!.hidden).toBe(false);
+    expect(role(view, 'host-container-limit').dataset.vramBytes).toBe(
+      String(4 * GiB)
+    );
+    expect(role(view, 'host-container-limit').parentElement!.hidden).toBe(
+      false
+    );
     expect(view.node.querySelector('.jp-vram-Card-subtitle')!.textContent).toBe(
       'kernel 75% of container limit'
     );
-    expect(role(view, 'host-available').dataset.vramBytes).toBe(String(Math.round(0.2 * GiB)));
+    expect(role(view, 'host-available').dataset.vramBytes).toBe(
+      String(Math.round(0.2 * GiB))
+    );
     expect(role(view, 'host-total').dataset.vramBytes).toBe(String(256 * GiB));
     expect(view.node.classList.contains('jp-vram-warning')).toBe(true);
     view.dispose();
@@ -134,7 +157,10 @@ describe('Host RAM card and status bar in a container', () => {
     expect(near.text).toBe('RAM 3/4 GiB');
     expect(near.warning).toBe(true);
     expect(near.title).toContain('Container: 3.8 GiB of its 4 GiB limit');
-    const far = statusSummary(model(inContainer(GiB, 64 * GiB)), DEFAULT_SETTINGS);
+    const far = statusSummary(
+      model(inContainer(GiB, 64 * GiB)),
+      DEFAULT_SETTINGS
+    );
     expect(far.warning).toBe(false);
     const gpu = new KernelMemoryModel({ historyCapacity: 10 });
     gpu.ingest(wire(makeSample({ host: inContainer(3.9 * GiB) })));
@@ -143,12 +169,31 @@ describe('Host RAM card and status bar in a container', () => {
 });
 
 /** The machine's swap: 8 GiB, 6 GiB free; the kernel has `swapped` of its own in it. */
-function swapping(host: HostMemory, swapped: number | null = 1.2 * GiB): HostMemory {
-  return { ...host, swapped_bytes: swapped, swap_total_bytes: 8 * GiB, swap_free_bytes: 6 * GiB };
+function swapping(
+  host: HostMemory,
+  swapped: number | null = 1.2 * GiB
+): HostMemory {
+  return {
+    ...host,
+    swapped_bytes: swapped,
+    swap_total_bytes: 8 * GiB,
+    swap_free_bytes: 6 * GiB
+  };
 }
 
-function withContainerSwap(host: HostMemory, limit: number | null, usage: number | null): HostMemory {
-  return { ...host, container: { ...host.container!, swap_limit_bytes: limit, swap_usage_bytes: usage } };
+function withContainerSwap(
+  host: HostMemory,
+  limit: number | null,
+  usage: number | null
+): HostMemory {
+  return {
+    ...host,
+    container: {
+      ...host.container!,
+      swap_limit_bytes: limit,
+      swap_usage_bytes: usage
+    }
+  };
 }
 
 describe('swapFigures', () => {
@@ -162,7 +207,9 @@ describe('swapFigures', () => {
       usedPercent: 25
     });
     // A container whose cgroup sets no swap limit ("max"): the machine's swap is the bound.
-    expect(swapFigures(withContainerSwap(swapping(inContainer(GiB)), null, GiB))).toMatchObject({
+    expect(
+      swapFigures(withContainerSwap(swapping(inContainer(GiB)), null, GiB))
+    ).toMatchObject({
       container: false,
       limit: 8 * GiB,
       free: 6 * GiB
@@ -170,16 +217,31 @@ describe('swapFigures', () => {
   });
 
   it("is the container's swap limit when one is set, never more than the machine has", () => {
-    const host = withContainerSwap(swapping(inContainer(3 * GiB)), 2 * GiB, 0.5 * GiB);
-    expect(swapFigures(host)).toMatchObject({ container: true, limit: 2 * GiB, used: 0.5 * GiB, free: 1.5 * GiB });
+    const host = withContainerSwap(
+      swapping(inContainer(3 * GiB)),
+      2 * GiB,
+      0.5 * GiB
+    );
+    expect(swapFigures(host)).toMatchObject({
+      container: true,
+      limit: 2 * GiB,
+      used: 0.5 * GiB,
+      free: 1.5 * GiB
+    });
     expect(swapFigures(host).usedPercent).toBeCloseTo(25);
     // A limit above the machine's swap: the machine's 8 GiB bound it; its free 6 GiB too.
-    expect(swapFigures(withContainerSwap(swapping(inContainer(3 * GiB)), 64 * GiB, GiB))).toMatchObject({
+    expect(
+      swapFigures(
+        withContainerSwap(swapping(inContainer(3 * GiB)), 64 * GiB, GiB)
+      )
+    ).toMatchObject({
       limit: 8 * GiB,
       free: 6 * GiB
     });
     // Swap limit 0 (memory.swap.max 0, memsw = the memory limit): the kernel cannot swap.
-    expect(swapFigures(withContainerSwap(swapping(inContainer(3 * GiB)), 0, null))).toMatchObject({
+    expect(
+      swapFigures(withContainerSwap(swapping(inContainer(3 * GiB)), 0, null))
+    ).toMatchObject({
       container: true,
       limit: 0,
       free: 0
@@ -198,14 +260,27 @@ describe('swapFigures', () => {
         usedPercent: null
       });
     }
-    expect(swapFigures(withContainerSwap(swapping(inContainer(GiB)), 2 * GiB, null))).toMatchObject({
+    expect(
+      swapFigures(withContainerSwap(swapping(inContainer(GiB)), 2 * GiB, null))
+    ).toMatchObject({
       limit: 2 * GiB,
       used: null,
       free: null
     });
     // No swap on the machine is 0, not unknown.
-    const none = { ...MACHINE, swapped_bytes: 0, swap_total_bytes: 0, swap_free_bytes: 0 };
-    expect(swapFigures(none)).toMatchObject({ kernelSwapped: 0, limit: 0, used: 0, free: 0, usedPercent: null });
+    const none = {
+      ...MACHINE,
+      swapped_bytes: 0,
+      swap_total_bytes: 0,
+      swap_free_bytes: 0
+    };
+    expect(swapFigures(none)).toMatchObject({
+      kernelSwapped: 0,
+      limit: 0,
+      used: 0,
+      free: 0,
+      usedPercent: null
+    });
   });
 
   it('says whether swap has room left', () => {
@@ -213,7 +288,12 @@ describe('swapFigures', () => {
     const full = { ...swapping(MACHINE), swap_free_bytes: 0.5 * GiB };
     expect(swapRoomLeft(swapFigures(full), 10)).toBe(false);
     expect(swapRoomLeft(swapFigures(MACHINE), 10)).toBe(false); // unknown
-    expect(swapRoomLeft(swapFigures(withContainerSwap(swapping(inContainer(GiB)), 0, 0)), 10)).toBe(false);
+    expect(
+      swapRoomLeft(
+        swapFigures(withContainerSwap(swapping(inContainer(GiB)), 0, 0)),
+        10
+      )
+    ).toBe(false);
   });
 });
 
@@ -236,17 +316,23 @@ describe('Host RAM card: swap', () => {
     return role(view, name).parentElement!;
   }
 
-  it("says how much of the kernel is swapped out, and that cells touching it run slowly", () => {
+  it('says how much of the kernel is swapped out, and that cells touching it run slowly', () => {
     const view = card(swapping(MACHINE));
     expect(row(view, 'host-swapped').hidden).toBe(false);
-    expect(row(view, 'host-swapped').textContent).toBe('Swapped out1.2 GiB of this kernel');
-    expect(role(view, 'host-swapped').dataset.vramBytes).toBe(String(Math.round(1.2 * GiB)));
+    expect(row(view, 'host-swapped').textContent).toBe(
+      'Swapped out1.2 GiB of this kernel'
+    );
+    expect(role(view, 'host-swapped').dataset.vramBytes).toBe(
+      String(Math.round(1.2 * GiB))
+    );
     expect(role(view, 'host-swap-note').hidden).toBe(false);
     expect(role(view, 'host-swap-note').textContent).toBe(
       'Cells that touch swapped-out memory run slowly: it is read back from swap first.'
     );
     expect(row(view, 'host-swap').hidden).toBe(false);
-    expect(row(view, 'host-swap').textContent).toBe('Swap2/8 GiB in use (machine)');
+    expect(row(view, 'host-swap').textContent).toBe(
+      'Swap2/8 GiB in use (machine)'
+    );
     view.dispose();
   });
 
@@ -259,14 +345,20 @@ describe('Host RAM card: swap', () => {
       const view = card(host);
       expect(row(view, 'host-swapped').hidden).toBe(true);
       expect(role(view, 'host-swap-note').hidden).toBe(true);
-      expect(row(view, 'host-swap').hidden).toBe(host.swap_total_bytes !== 8 * GiB);
+      expect(row(view, 'host-swap').hidden).toBe(
+        host.swap_total_bytes !== 8 * GiB
+      );
       view.dispose();
     }
   });
 
   it("shows the container's swap against its swap limit", () => {
-    const view = card(withContainerSwap(swapping(inContainer(3.9 * GiB)), 2 * GiB, 0.5 * GiB));
-    expect(row(view, 'host-swap').textContent).toBe('Container swap0.5/2 GiB in use');
+    const view = card(
+      withContainerSwap(swapping(inContainer(3.9 * GiB)), 2 * GiB, 0.5 * GiB)
+    );
+    expect(row(view, 'host-swap').textContent).toBe(
+      'Container swap0.5/2 GiB in use'
+    );
     expect(role(view, 'host-swap').dataset.vramBytes).toBe(String(0.5 * GiB));
     view.dispose();
   });
@@ -278,18 +370,31 @@ describe('Host RAM card: swap', () => {
       view.dispose();
       return title;
     };
-    expect(limitRow(withContainerSwap(swapping(inContainer(3.9 * GiB)), 2 * GiB, 0.5 * GiB))).toBe(
+    expect(
+      limitRow(
+        withContainerSwap(swapping(inContainer(3.9 * GiB)), 2 * GiB, 0.5 * GiB)
+      )
+    ).toBe(
       "The kernel's cgroup memory limit: past it, the kernel's memory goes to swap (1.5 GiB free), " +
         'and the kernel is killed once that is full too'
     );
-    expect(limitRow(withContainerSwap(swapping(inContainer(3.9 * GiB)), 0, 0))).toBe(
+    expect(
+      limitRow(withContainerSwap(swapping(inContainer(3.9 * GiB)), 0, 0))
+    ).toBe(
       "The kernel's cgroup memory limit: the kernel is killed there (it cannot swap)"
     );
     // An older helper: whether it could swap is unknown, and said so.
     expect(limitRow(inContainer(3.9 * GiB))).toBe(
       "The kernel's cgroup memory limit: the kernel is killed there, or, where it can swap, once its swap is full too"
     );
-    expect(limitTitle(swapFigures(withContainerSwap(swapping(inContainer(GiB)), 2 * GiB, null)), 'binary')).toBe(
+    expect(
+      limitTitle(
+        swapFigures(
+          withContainerSwap(swapping(inContainer(GiB)), 2 * GiB, null)
+        ),
+        'binary'
+      )
+    ).toBe(
       "The kernel's cgroup memory limit: past it, the kernel's memory goes to swap, and the kernel is killed once that is full too"
     );
   });

@@ -48,9 +48,14 @@ export function hostFigures(host: HostMemory | null | undefined): HostFigures {
     // a dataset read leaves is given back before any OOM kill, not in use.
     const usage = container.usage_bytes;
     const workingSet =
-      usage !== null ? Math.max(0, usage - (container.inactive_file_bytes ?? 0)) : null;
+      usage !== null
+        ? Math.max(0, usage - (container.inactive_file_bytes ?? 0))
+        : null;
     // The kernel's RSS is charged to its cgroup: usage is never below it.
-    used = workingSet !== null && rss !== null ? Math.max(workingSet, rss) : workingSet;
+    used =
+      workingSet !== null && rss !== null
+        ? Math.max(workingSet, rss)
+        : workingSet;
     // Without the usage, what is left under the limit is not known: the
     // machine's free RAM would overstate it.
     available = used === null ? null : Math.max(0, limit - used);
@@ -61,10 +66,11 @@ export function hostFigures(host: HostMemory | null | undefined): HostFigures {
     limit = machineTotal;
     available = machineAvailable;
     used =
-      limit !== null && available !== null ? Math.max(0, limit - available) : null;
+      limit !== null && available !== null
+        ? Math.max(0, limit - available)
+        : null;
   }
-  const others =
-    used !== null && rss !== null ? Math.max(0, used - rss) : null;
+  const others = used !== null && rss !== null ? Math.max(0, used - rss) : null;
   return {
     container: container !== null,
     limit,

@@ -226,7 +226,9 @@ export function explainKernelDeath(
   );
   const swap = swapFigures(sample.host);
   if (swap.kernelSwapped !== null && swap.kernelSwapped > 0) {
-    details.push(`The kernel had ${bytes(swap.kernelSwapped)} in swap besides its RSS.`);
+    details.push(
+      `The kernel had ${bytes(swap.kernelSwapped)} in swap besides its RSS.`
+    );
   }
   if (swap.limit !== null && swap.limit > 0) {
     details.push(
@@ -235,14 +237,16 @@ export function explainKernelDeath(
         `${bytes(swap.free)} free.`
     );
   } else if (swap.limit === 0 && f.container) {
-    details.push('The kernel could not swap: its memory limit was where it would be killed.');
+    details.push(
+      'The kernel could not swap: its memory limit was where it would be killed.'
+    );
   }
-  const near =
-    f.usedPercent !== null && f.usedPercent >= NEAR_LIMIT_PERCENT;
+  const near = f.usedPercent !== null && f.usedPercent >= NEAR_LIMIT_PERCENT;
   // Swap with room left at the last sample is said, not taken as proof
   // (see the module's comment); unknown swap (an older helper) says nothing.
   const swapRoom = swapRoomLeft(swap, 100 - NEAR_LIMIT_PERCENT);
-  const swapFull = swap.limit !== null && swap.limit > 0 && !swapRoom && swap.free !== null;
+  const swapFull =
+    swap.limit !== null && swap.limit > 0 && !swapRoom && swap.free !== null;
   let verdict: DeathVerdict;
   let cause: string;
   if (kills !== null && kills > 0) {
@@ -271,7 +275,9 @@ export function explainKernelDeath(
     verdict = 'near-limit';
     cause =
       `most likely the out-of-memory killer, as ${MACHINE_COUNT} rose` +
-      (near || f.usedPercent === null ? '' : ', though memory was not near the limit at the last sample');
+      (near || f.usedPercent === null
+        ? ''
+        : ', though memory was not near the limit at the last sample');
   } else if (machineKills === 0) {
     // The evidence says no: the killer killed nothing on this machine meanwhile.
     verdict = 'unknown';

@@ -21,7 +21,10 @@ export function kernelDeathText(then: () => void): typeof KernelDeath | null {
     }
   );
   loading.then(then, reason => {
-    console.warn('jupyterlab-vram: could not load the explanation of a kernel death.', reason);
+    console.warn(
+      'jupyterlab-vram: could not load the explanation of a kernel death.',
+      reason
+    );
   });
   return null;
 }

@@ -49,7 +49,10 @@ export function swapFigures(host: HostMemory | null | undefined): SwapFigures {
   let used: number | null;
   let free: number | null;
   if (containerLimit !== null) {
-    limit = machineTotal !== null ? Math.min(containerLimit, machineTotal) : containerLimit;
+    limit =
+      machineTotal !== null
+        ? Math.min(containerLimit, machineTotal)
+        : containerLimit;
     used = host?.container?.swap_usage_bytes ?? null;
     free = limit === 0 ? 0 : used !== null ? Math.max(0, limit - used) : null;
     if (free !== null && machineFree !== null) {
@@ -57,7 +60,10 @@ export function swapFigures(host: HostMemory | null | undefined): SwapFigures {
     }
   } else {
     limit = machineTotal;
-    free = machineFree === null || machineTotal === null ? machineFree : Math.min(machineFree, machineTotal);
+    free =
+      machineFree === null || machineTotal === null
+        ? machineFree
+        : Math.min(machineFree, machineTotal);
     used = limit !== null && free !== null ? limit - free : null;
   }
   return {

@@ -92,13 +92,13 @@ export function deriveVisibilityNotes(
       text: hidden
         ? hiddenGpusText(hidden)
         : known || !hello
-        ? 'No GPU is visible to this kernel: showing host RAM only.'
-        : hello.devices_wait_for_cuda && !cudaInitialized
-          ? 'No GPU seen yet: CUDA_VISIBLE_DEVICES names MIG instances, which show once ' +
-            'PyTorch initialises CUDA. Until then: host RAM only.'
-          : 'No GPU seen yet: NVML is not available to this kernel' +
-            (hello.nvml.error ? ` (${hello.nvml.error})` : '') +
-            ', so GPUs show once PyTorch initialises CUDA. Until then: host RAM only.'
+          ? 'No GPU is visible to this kernel: showing host RAM only.'
+          : hello.devices_wait_for_cuda && !cudaInitialized
+            ? 'No GPU seen yet: CUDA_VISIBLE_DEVICES names MIG instances, which show once ' +
+              'PyTorch initialises CUDA. Until then: host RAM only.'
+            : 'No GPU seen yet: NVML is not available to this kernel' +
+              (hello.nvml.error ? ` (${hello.nvml.error})` : '') +
+              ', so GPUs show once PyTorch initialises CUDA. Until then: host RAM only.'
     });
   }
   if (!torchImported) {
@@ -142,7 +142,9 @@ export function deriveVisibilityNotes(
         'containers): memory held by other processes is unknown.'
     });
   }
-  const tfImported = sample ? sample.tensorflow.imported : hello!.tensorflow !== null;
+  const tfImported = sample
+    ? sample.tensorflow.imported
+    : hello!.tensorflow !== null;
   const tfGpus = sample
     ? sample.tensorflow.gpus_initialized
     : !!hello!.tensorflow?.gpus_initialized;

@@ -7,7 +7,10 @@ import { KernelMemoryModel } from '../model/KernelMemoryModel';
 import { DEFAULT_SETTINGS, VramSettings } from '../settings/settings';
 import { IKernelMemoryModel } from '../model/IKernelMemoryModel';
 import { ISessionPart, SessionPartKind } from './sessionParts';
-import { ALLOCATION_RECORDING, allocationsFor } from '../features/allocations/allocationRecordingPart';
+import {
+  ALLOCATION_RECORDING,
+  allocationsFor
+} from '../features/allocations/allocationRecordingPart';
 
 class FakePanel implements IMonitoredNotebook {
   constructor(readonly sessionContext: any = { name: 'session' }) {}
@@ -64,14 +67,29 @@ class FakeConnection implements IHelperConnection {
 /** A connection that can record allocations; the kernel records at 16 frames. */
 class RecordingConnection extends FakeConnection {
   recorded: unknown[] = [];
-  async recordAllocations(request: { enabled: boolean; host_frames?: number; gpu_max_entries?: number }) {
+  async recordAllocations(request: {
+    enabled: boolean;
+    host_frames?: number;
+    gpu_max_entries?: number;
+  }) {
     this.recorded.push(request);
     return {
       enabled: request.enabled,
-      host: { state: 'recording', frames: request.host_frames ?? 16, started: 1, overhead_bytes: 0, restarted_at: null },
+      host: {
+        state: 'recording',
+        frames: request.host_frames ?? 16,
+        started: 1,
+        overhead_bytes: 0,
+        restarted_at: null
+      },
       gpu: {
-        state: 'waiting', max_entries: request.gpu_max_entries ?? 100_000, started: null,
-        allocated_before_bytes: null, reason: 'waiting', restarted_at: null, restart_kept_stacks: null
+        state: 'waiting',
+        max_entries: request.gpu_max_entries ?? 100_000,
+        started: null,
+        allocated_before_bytes: null,
+        reason: 'waiting',
+        restarted_at: null,
+        restart_kept_stacks: null
       }
     };
   }
@@ -83,7 +101,11 @@ class RecordingConnection extends FakeConnection {
   }
 }
 
-function setup(settings?: VramSettings, Connection = FakeConnection, partKinds: SessionPartKind<ISessionPart>[] = []) {
+function setup(
+  settings?: VramSettings,
+  Connection = FakeConnection,
+  partKinds: SessionPartKind<ISessionPart>[] = []
+) {
   const tracker = new FakeTracker();
   const connections: FakeConnection[] = [];
   const monitor = new MemoryMonitor({
@@ -172,7 +194,11 @@ describe('MemoryMonitor', () => {
   });
 
   it('applies a new stack depth or GPU history size live to a kernel that records', async () => {
-    const { tracker, monitor, connections } = setup(undefined, RecordingConnection, [ALLOCATION_RECORDING]);
+    const { tracker, monitor, connections } = setup(
+      undefined,
+      RecordingConnection,
+      [ALLOCATION_RECORDING]
+    );
     tracker.activate(new FakePanel());
     (monitor.current as KernelMemoryModel).setState('live');
     const connection = connections[0] as RecordingConnection;
@@ -182,7 +208,9 @@ describe('MemoryMonitor', () => {
     await Promise.resolve();
     expect(connection.recorded).toEqual([]);
     await recorder.setRecording(true);
-    expect(connection.recorded).toEqual([{ enabled: true, host_frames: 8, gpu_max_entries: 100_000 }]);
+    expect(connection.recorded).toEqual([
+      { enabled: true, host_frames: 8, gpu_max_entries: 100_000 }
+    ]);
     monitor.updateSettings({ ...monitor.settings, allocationHostFrames: 32 });
     monitor.updateSettings({ ...monitor.settings, units: 'decimal' }); // not a recording setting
     await new Promise(resolve => setTimeout(resolve, 0));
@@ -191,10 +219,17 @@ describe('MemoryMonitor', () => {
       { enabled: true, host_frames: 32, gpu_max_entries: 100_000 }
     ]);
     expect(recorder.recording?.host.frames).toBe(32);
-    monitor.updateSettings({ ...monitor.settings, allocationHistoryMaxEntries: 500_000 });
+    monitor.updateSettings({
+      ...monitor.settings,
+      allocationHistoryMaxEntries: 500_000
+    });
     await new Promise(resolve => setTimeout(resolve, 0));
     expect(connection.recorded).toHaveLength(3);
-    expect(connection.recorded[2]).toEqual({ enabled: true, host_frames: 32, gpu_max_entries: 500_000 });
+    expect(connection.recorded[2]).toEqual({
+      enabled: true,
+      host_frames: 32,
+      gpu_max_entries: 500_000
+    });
   });
 
   it('says that new sampling settings wait for the running cell, until they are applied', async () => {
@@ -231,7 +266,9 @@ describe('MemoryMonitor', () => {
         reset_peak_per_cell: true
       }
     ]);
-    expect((monitor.current as KernelMemoryModel).history.capacity).toBe(172_800);
+    expect((monitor.current as KernelMemoryModel).history.capacity).toBe(
+      172_800
+    );
     // Display-only changes do not bother the kernel.
     monitor.updateSettings({ ...monitor.settings, units: 'decimal' });
     expect(connections[0].configured).toHaveLength(1);
@@ -253,14 +290,20 @@ describe('MemoryMonitor', () => {
     const { tracker, monitor, connections } = setup();
     tracker.activate(new FakePanel());
     const model = monitor.current as KernelMemoryModel;
-    connections[0].configureAnswer = Promise.reject(new RequestAbandonedError('The kernel restarted.'));
+    connections[0].configureAnswer = Promise.reject(
+      new RequestAbandonedError('The kernel restarted.')
+    );
     monitor.updateSettings({ ...DEFAULT_SETTINGS, sampleIntervalSeconds: 0.5 });
     await new Promise(resolve => setTimeout(resolve, 0));
     expect(model.problem).toBeNull();
-    connections[0].configureAnswer = Promise.reject(new Error('interval_s must be at least 0.05'));
+    connections[0].configureAnswer = Promise.reject(
+      new Error('interval_s must be at least 0.05')
+    );
     monitor.updateSettings({ ...DEFAULT_SETTINGS, sampleIntervalSeconds: 2 });
     await new Promise(resolve => setTimeout(resolve, 0));
-    expect(model.problem).toContain('Could not apply the new sampling settings');
+    expect(model.problem).toContain(
+      'Could not apply the new sampling settings'
+    );
   });
 
   it('stops following the tracker when disposed', () => {
@@ -286,7 +329,7 @@ class RecordingPart implements ISessionPart {
   }
 }
 
-describe('MemoryMonitor: the features\' session parts', () => {
+describe("MemoryMonitor: the features' session parts", () => {
   it('makes one part of each kind per session, tells it of settings and disposes of it with the session', () => {
     const parts: RecordingPart[] = [];
     const kind = new SessionPartKind('recording', ({ model }) => {
@@ -298,7 +341,9 @@ describe('MemoryMonitor: the features\' session parts', () => {
     const panel = new FakePanel();
     tracker.activate(panel);
     tracker.activate(new FakePanel());
-    expect(parts.map(part => part.model)).toEqual(monitor.sessions().map(entry => entry.model));
+    expect(parts.map(part => part.model)).toEqual(
+      monitor.sessions().map(entry => entry.model)
+    );
     expect(monitor.currentPart(kind)).toBe(parts[1]);
     expect(monitor.partFor(kind, parts[0].model)).toBe(parts[0]);
     expect(monitor.partFor(kind, null)).toBeNull();
@@ -318,7 +363,10 @@ describe('MemoryMonitor: the features\' session parts', () => {
     const { tracker, monitor } = setup();
     tracker.activate(new FakePanel());
     let made = 0;
-    const kind = new SessionPartKind('late', ({ model }) => (made++, new RecordingPart(model)));
+    const kind = new SessionPartKind(
+      'late',
+      ({ model }) => (made++, new RecordingPart(model))
+    );
     expect(monitor.currentPart(kind)).toBeNull();
     monitor.addPartKind(kind);
     monitor.addPartKind(kind);
@@ -353,7 +401,9 @@ describe('MemoryMonitor.sessions (the Kernels tab)', () => {
     expect(sessions.map(s => s.sessionContext)).toEqual([contextA, contextB]);
     expect(sessions[0].panels).toEqual([a1, a2]);
     expect(sessions[0].model).toBe(monitor.modelFor(a1));
-    expect(monitor.sessionsOfKernel('kernel-b').map(s => s.panels)).toEqual([[b]]);
+    expect(monitor.sessionsOfKernel('kernel-b').map(s => s.panels)).toEqual([
+      [b]
+    ]);
     expect(monitor.sessionsOfKernel('no-such-kernel')).toEqual([]);
 
     a2.dispose(); // a panel leaves; the session stays
@@ -416,7 +466,10 @@ describe('MemoryMonitor: what the browser keeps between pages', () => {
       timelineStore: stores.timeline,
       settingsLoading
     });
-    const panel = new FakePanel({ path: 'a.ipynb', propertyChanged: new Signal<any, string>({}) });
+    const panel = new FakePanel({
+      path: 'a.ipynb',
+      propertyChanged: new Signal<any, string>({})
+    });
     return { stores, tracker, monitor, panel };
   }
 
@@ -443,7 +496,11 @@ describe('MemoryMonitor: what the browser keeps between pages', () => {
     tracker.activate(panel);
     await tick();
     expect([stores.recordLoads, stores.timelineLoads]).toEqual([1, 1]);
-    monitor.updateSettings({ ...DEFAULT_SETTINGS, rememberCellHistory: false, rememberTimeline: false });
+    monitor.updateSettings({
+      ...DEFAULT_SETTINGS,
+      rememberCellHistory: false,
+      rememberTimeline: false
+    });
     const model = monitor.current as KernelMemoryModel;
     const saves: string[] = [];
     stores.timeline.save = async () => {
@@ -464,7 +521,11 @@ describe('MemoryMonitor: what the browser keeps between pages', () => {
     monitor.updateSettings({ ...DEFAULT_SETTINGS, rememberTimeline: false });
     await tick();
     expect(stores.log).toEqual(['forget timeline']);
-    monitor.updateSettings({ ...DEFAULT_SETTINGS, rememberTimeline: false, units: 'decimal' });
+    monitor.updateSettings({
+      ...DEFAULT_SETTINGS,
+      rememberTimeline: false,
+      units: 'decimal'
+    });
     await tick();
     expect(stores.log).toEqual(['forget timeline']);
   });
@@ -479,8 +540,15 @@ describe('MemoryMonitor: what the browser keeps between pages', () => {
     await tick();
     expect(stores.log).toEqual(['save timeline', 'forget timeline']);
     monitor.updateSettings({ ...DEFAULT_SETTINGS });
-    monitor.updateSettings({ ...DEFAULT_SETTINGS, rememberTimeline: false, rememberCellHistory: false });
+    monitor.updateSettings({
+      ...DEFAULT_SETTINGS,
+      rememberTimeline: false,
+      rememberCellHistory: false
+    });
     await tick();
-    expect(stores.log.slice(2).sort()).toEqual(['forget cells', 'forget timeline']);
+    expect(stores.log.slice(2).sort()).toEqual([
+      'forget cells',
+      'forget timeline'
+    ]);
   });
 });

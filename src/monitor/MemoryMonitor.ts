@@ -67,9 +67,17 @@ export class MemoryMonitor implements IVramMonitor {
               // session began with may close first (its notebook then lets go
               // of its cells), and would be held here until the last one did.
               cellIdOfCode: (code, client) => {
-                const panel = this._sessions.get(sessionContext)?.panels.values().next().value;
+                const panel = this._sessions
+                  .get(sessionContext)
+                  ?.panels.values()
+                  .next().value;
                 return panel
-                  ? cellIdOfOtherPagesCode(panel, code, client, this._isPageClient)
+                  ? cellIdOfOtherPagesCode(
+                      panel,
+                      code,
+                      client,
+                      this._isPageClient
+                    )
                   : null;
               }
             }));
@@ -204,7 +212,7 @@ export class MemoryMonitor implements IVramMonitor {
   /** The session the active notebook belongs to, if any. */
   get currentSession(): IMonitoredSession | null {
     const panel = this._notebooks.currentWidget;
-    return panel ? this._sessions.get(panel.sessionContext) ?? null : null;
+    return panel ? (this._sessions.get(panel.sessionContext) ?? null) : null;
   }
 
   async refresh(): Promise<HelperRequestResults['snapshot']> {
@@ -323,7 +331,11 @@ export class MemoryMonitor implements IVramMonitor {
       // forgets the dead kernel's figures (see KernelDeathWatch).
       const deathWatch = this._createDeathWatch(sessionContext, model);
       // Before the connection too: saved records are read while it starts.
-      const persistence = this._keeping.persistenceFor(sessionContext, model, this._settings);
+      const persistence = this._keeping.persistenceFor(
+        sessionContext,
+        model,
+        this._settings
+      );
       const connection = this._createConnection(sessionContext, model);
       entry = {
         model,
@@ -347,7 +359,10 @@ export class MemoryMonitor implements IVramMonitor {
     return entry;
   }
 
-  private _addPart(entry: MemoryMonitor.ISessionEntry, kind: SessionPartKind<ISessionPart>): void {
+  private _addPart(
+    entry: MemoryMonitor.ISessionEntry,
+    kind: SessionPartKind<ISessionPart>
+  ): void {
     const part = kind.create({
       model: entry.model,
       connection: entry.connection,

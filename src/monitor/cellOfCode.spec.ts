@@ -37,7 +37,9 @@ describe('a cell another page sent', () => {
     expect(cellIdOfCode(panel, 'train()')).toBe('b');
     expect(cellIdOfCode(panel, 'y = 2')).toBeNull();
     expect(cellIdOfCode(panel, 'z = 3')).toBeNull();
-    expect(cellIdOfCode({ ...panel, content: undefined } as any, 'x = 1')).toBeNull();
+    expect(
+      cellIdOfCode({ ...panel, content: undefined } as any, 'x = 1')
+    ).toBeNull();
   });
 
   it('is none when this page sent the code from a console or another notebook on the kernel', () => {
@@ -46,42 +48,77 @@ describe('a cell another page sent', () => {
     const ofCode = (code: string, client: string | null) =>
       cellIdOfOtherPagesCode(panel, code, client, c => pageClients.has(c));
     const tracker = new RunningCellTracker(() => 100, ofCode);
-    const fromConsole = msg('execute_input', { content: { execution_count: 6, code: 'train()' } });
-    fromConsole.parent_header = { msg_id: 'console-request', session: 'console-client' };
+    const fromConsole = msg('execute_input', {
+      content: { execution_count: 6, code: 'train()' }
+    });
+    fromConsole.parent_header = {
+      msg_id: 'console-request',
+      session: 'console-client'
+    };
     tracker.handle(fromConsole, 'recv');
     expect(tracker.running?.cellId).toBeNull();
-    const fromAnotherTab = msg('execute_input', { content: { execution_count: 7, code: 'train()' } });
-    fromAnotherTab.parent_header = { msg_id: 'tab-request', session: 'another-tab-client' };
+    const fromAnotherTab = msg('execute_input', {
+      content: { execution_count: 7, code: 'train()' }
+    });
+    fromAnotherTab.parent_header = {
+      msg_id: 'tab-request',
+      session: 'another-tab-client'
+    };
     tracker.handle(fromAnotherTab, 'recv');
     expect(tracker.running?.cellId).toBe('b');
   });
 
   it('is named by the tracker from its execute_input, which has no request of this page behind it', () => {
-    const tracker = new RunningCellTracker(() => 100, code => (code === 'train()' ? 'cell-b' : null));
-    const elsewhere = msg('execute_request', { metadata: { cellId: 'cell-b' } }); // sent by another page
+    const tracker = new RunningCellTracker(
+      () => 100,
+      code => (code === 'train()' ? 'cell-b' : null)
+    );
+    const elsewhere = msg('execute_request', {
+      metadata: { cellId: 'cell-b' }
+    }); // sent by another page
     tracker.handle(
-      msg('execute_input', { parent: elsewhere.header.msg_id, content: { execution_count: 6, code: 'train()' } }),
+      msg('execute_input', {
+        parent: elsewhere.header.msg_id,
+        content: { execution_count: 6, code: 'train()' }
+      }),
       'recv'
     );
-    expect(tracker.running).toEqual({ cellId: 'cell-b', executionCount: 6, confirmed: true, startedAt: 100 });
+    expect(tracker.running).toEqual({
+      cellId: 'cell-b',
+      executionCount: 6,
+      confirmed: true,
+      startedAt: 100
+    });
     // This page's own request names its cell by id, whatever the code.
     const own = msg('execute_request', { metadata: { cellId: 'mine' } });
     tracker.handle(own, 'send');
-    tracker.handle(msg('execute_input', { parent: own.header.msg_id, content: { execution_count: 7, code: 'train()' } }), 'recv');
+    tracker.handle(
+      msg('execute_input', {
+        parent: own.header.msg_id,
+        content: { execution_count: 7, code: 'train()' }
+      }),
+      'recv'
+    );
     expect(tracker.running?.cellId).toBe('mine');
   });
 
-  it('is named by the notebook\'s other view once the view it was first watched in closed', async () => {
+  it("is named by the notebook's other view once the view it was first watched in closed", async () => {
     const kernel = new FakeKernel();
     const sessionContext = new FakeSessionContext(kernel);
     // Two views of one notebook share its session context (File > New View).
     const view = () => {
-      const panel = { ...panelWith([['b', 'train()']]), sessionContext: sessionContext as any };
+      const panel = {
+        ...panelWith([['b', 'train()']]),
+        sessionContext: sessionContext as any
+      };
       return Object.assign(panel, { disposed: new Signal<any, void>(panel) });
     };
     const first = view();
     const second = view();
-    const tracker = { currentWidget: first, currentChanged: new Signal<any, any>({}) };
+    const tracker = {
+      currentWidget: first,
+      currentChanged: new Signal<any, any>({})
+    };
     const monitor = new MemoryMonitor({ notebooks: tracker });
     tracker.currentWidget = second;
     tracker.currentChanged.emit(second);
@@ -92,11 +129,19 @@ describe('a cell another page sent', () => {
     first.disposed.emit();
     expect(monitor.sessionCount).toBe(1);
     // Another tab runs the cell, and the kernel dies in it.
-    const input = msg('execute_input', { content: { execution_count: 6, code: 'train()' } });
-    input.parent_header = { msg_id: 'tab-request', session: 'another-tab-client' };
+    const input = msg('execute_input', {
+      content: { execution_count: 6, code: 'train()' }
+    });
+    input.parent_header = {
+      msg_id: 'tab-request',
+      session: 'another-tab-client'
+    };
     kernel.anyMessage.emit({ msg: input, direction: 'recv' });
     sessionContext.setStatus('dead');
-    expect(monitor.current?.death?.runningCell).toMatchObject({ cellId: 'b', executionCount: 6 });
+    expect(monitor.current?.death?.runningCell).toMatchObject({
+      cellId: 'b',
+      executionCount: 6
+    });
     monitor.dispose();
   });
 });

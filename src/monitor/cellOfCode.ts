@@ -21,9 +21,13 @@ interface ISourceCell {
  * cells) whose source is `code`; null when none or several, or when the
  * panel has no notebook content (a test's).
  */
-export function cellIdOfCode(panel: IMonitoredNotebook, code: string): string | null {
-  const cells = (panel as { content?: { model?: { cells?: Iterable<ISourceCell> } | null } })
-    .content?.model?.cells;
+export function cellIdOfCode(
+  panel: IMonitoredNotebook,
+  code: string
+): string | null {
+  const cells = (
+    panel as { content?: { model?: { cells?: Iterable<ISourceCell> } | null } }
+  ).content?.model?.cells;
   let found: string | null = null;
   for (const cell of cells ?? []) {
     if (cell.type === 'code' && cell.sharedModel.getSource() === code) {
@@ -47,5 +51,7 @@ export function cellIdOfOtherPagesCode(
   client: string | null,
   isPageClient: (client: string) => boolean
 ): string | null {
-  return client !== null && isPageClient(client) ? null : cellIdOfCode(panel, code);
+  return client !== null && isPageClient(client)
+    ? null
+    : cellIdOfCode(panel, code);
 }

@@ -4,7 +4,11 @@
  */
 import { Signal } from '@lumino/signaling';
 
-import { COMMS_LEFT_OPEN_KEY, CommsLeftOpen, MAX_REPLACED_COMMS } from '../kernel/CommsLeftOpen';
+import {
+  COMMS_LEFT_OPEN_KEY,
+  CommsLeftOpen,
+  MAX_REPLACED_COMMS
+} from '../kernel/CommsLeftOpen';
 import { MemoryMonitor } from './MemoryMonitor';
 import { FakeKernel, FakeSessionContext, settle } from '../testing/fakeKernel';
 
@@ -38,7 +42,10 @@ async function page(storage: Storage, kernels: FakeKernel[]) {
     disposed: new Signal<any, void>({}),
     isDisposed: false
   }));
-  const tracker = { currentWidget: null as any, currentChanged: new Signal<any, any>({}) };
+  const tracker = {
+    currentWidget: null as any,
+    currentChanged: new Signal<any, any>({})
+  };
   const monitor = new MemoryMonitor({
     notebooks: tracker,
     settings: undefined,
@@ -106,7 +113,9 @@ describe('CommsLeftOpen', () => {
     const storage = new TabStorage();
     const ids = Array.from({ length: 100 }, (_, i) => `c${i}`);
     storage.setItem(COMMS_LEFT_OPEN_KEY, JSON.stringify({ k: ids }));
-    expect(new CommsLeftOpen(storage).take('k')).toEqual(ids.slice(-MAX_REPLACED_COMMS));
+    expect(new CommsLeftOpen(storage).take('k')).toEqual(
+      ids.slice(-MAX_REPLACED_COMMS)
+    );
   });
 
   it('without storage (blocked by the browser) it remembers nothing and fails nothing', () => {

@@ -115,7 +115,6 @@ export interface AllocationSnapshotResult {
 
 // ---------------------------------------------------------------------------
 
-
 export function readRecordingState(r: FieldReader): RecordingState {
   const host = r.object('host');
   const gpu = r.object('gpu');
@@ -124,7 +123,10 @@ export function readRecordingState(r: FieldReader): RecordingState {
     host: {
       state: host.string('state'),
       frames: host.nullableInteger('frames'),
-      started: host.has('started') && host.data.started !== null ? host.number('started') : null,
+      started:
+        host.has('started') && host.data.started !== null
+          ? host.number('started')
+          : null,
       overhead_bytes: count(host, 'overhead_bytes'),
       restarted_at: optionalTime(host, 'restarted_at'),
       restart_reason: host.nullableString('restart_reason')
@@ -132,7 +134,10 @@ export function readRecordingState(r: FieldReader): RecordingState {
     gpu: {
       state: gpu.string('state'),
       max_entries: gpu.nullableInteger('max_entries'),
-      started: gpu.has('started') && gpu.data.started !== null ? gpu.number('started') : null,
+      started:
+        gpu.has('started') && gpu.data.started !== null
+          ? gpu.number('started')
+          : null,
       allocated_before_bytes: gpu.bytes('allocated_before_bytes'),
       reason: gpu.nullableString('reason'),
       restarted_at: optionalTime(gpu, 'restarted_at'),
@@ -210,7 +215,9 @@ export function parseAllocationSites(
       ),
     cells: r
       .array('cells')
-      .map((item, i) => readAlive(FieldReader.of(item, `${r.path}.cells[${i}]`)))
+      .map((item, i) =>
+        readAlive(FieldReader.of(item, `${r.path}.cells[${i}]`))
+      )
   }));
 }
 
@@ -241,7 +248,9 @@ export function parseCellAliveMessage(data: unknown): CellAliveBytes[] | null {
   const parsed = parseWith(data, 'cell_alive', r =>
     r
       .array('cells')
-      .map((item, i) => readAlive(FieldReader.of(item, `${r.path}.cells[${i}]`)))
+      .map((item, i) =>
+        readAlive(FieldReader.of(item, `${r.path}.cells[${i}]`))
+      )
   );
   return 'value' in parsed ? parsed.value : null;
 }

@@ -5,7 +5,13 @@ import {
   parseRecordingBroadcast,
   parseRecordingState
 } from './allocation';
-import { kernelListing, OFF, ON, parsedListing, RESTARTED } from '../testing/allocationSitesFixtures';
+import {
+  kernelListing,
+  OFF,
+  ON,
+  parsedListing,
+  RESTARTED
+} from '../testing/allocationSitesFixtures';
 
 describe('allocation protocol', () => {
   it('reads a listing, largest site first', () => {
@@ -22,7 +28,9 @@ describe('allocation protocol', () => {
     bad.devices[0].sites[1].bytes = -1;
     const parsed = parseAllocationSites(bad);
     expect(parsed).toEqual({
-      error: expect.stringContaining('allocation_sites.devices[0].sites[1].bytes')
+      error: expect.stringContaining(
+        'allocation_sites.devices[0].sites[1].bytes'
+      )
     });
     expect(parseRecordingState({ enabled: 'yes' })).toEqual({
       error: expect.stringContaining('record_allocations.host')
@@ -41,22 +49,50 @@ describe('allocation protocol', () => {
     expect('value' in parsed && parsed.value.host.restarted_at).toBeNull();
     expect('value' in parsed && parsed.value.host.restart_reason).toBeNull();
     expect('value' in parsed && parsed.value.gpu.restarted_at).toBeNull();
-    expect('value' in parsed && parsed.value.gpu.restart_kept_stacks).toBeNull();
+    expect(
+      'value' in parsed && parsed.value.gpu.restart_kept_stacks
+    ).toBeNull();
     expect('value' in parsed && parsed.value.gpu.restart_reason).toBeNull();
     expect(
-      parseRecordingState({ ...RESTARTED, gpu: { ...RESTARTED.gpu, restart_reason: 7 } })
-    ).toEqual({ error: expect.stringContaining('record_allocations.gpu.restart_reason') });
+      parseRecordingState({
+        ...RESTARTED,
+        gpu: { ...RESTARTED.gpu, restart_reason: 7 }
+      })
+    ).toEqual({
+      error: expect.stringContaining('record_allocations.gpu.restart_reason')
+    });
     expect(
-      parseRecordingState({ ...RESTARTED, host: { ...RESTARTED.host, restarted_at: 'noon' } })
-    ).toEqual({ error: expect.stringContaining('record_allocations.host.restarted_at') });
+      parseRecordingState({
+        ...RESTARTED,
+        host: { ...RESTARTED.host, restarted_at: 'noon' }
+      })
+    ).toEqual({
+      error: expect.stringContaining('record_allocations.host.restarted_at')
+    });
   });
 
   it('reads the broadcast and the snapshot', () => {
-    expect(parseRecordingBroadcast({ type: 'allocation_recording', recording: OFF })).toEqual(OFF);
-    expect(parseRecordingBroadcast({ type: 'sample' })).toBeNull();
-    expect(parseRecordingBroadcast({ type: 'allocation_recording', recording: 3 })).toBeNull();
     expect(
-      parseAllocationSnapshot({ format: 'pickle', data_base64: null, bytes: 0, reason: 'not recording' })
-    ).toEqual({ value: { format: 'pickle', data_base64: null, bytes: 0, reason: 'not recording' } });
+      parseRecordingBroadcast({ type: 'allocation_recording', recording: OFF })
+    ).toEqual(OFF);
+    expect(parseRecordingBroadcast({ type: 'sample' })).toBeNull();
+    expect(
+      parseRecordingBroadcast({ type: 'allocation_recording', recording: 3 })
+    ).toBeNull();
+    expect(
+      parseAllocationSnapshot({
+        format: 'pickle',
+        data_base64: null,
+        bytes: 0,
+        reason: 'not recording'
+      })
+    ).toEqual({
+      value: {
+        format: 'pickle',
+        data_base64: null,
+        bytes: 0,
+        reason: 'not recording'
+      }
+    });
   });
 });

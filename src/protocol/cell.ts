@@ -166,7 +166,9 @@ export function parseCellRecord(
   } catch (e) {
     return {
       error:
-        e instanceof ShapeError ? e.message : `could not read ${path}: ${String(e)}`
+        e instanceof ShapeError
+          ? e.message
+          : `could not read ${path}: ${String(e)}`
     };
   }
 }

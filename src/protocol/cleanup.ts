@@ -8,7 +8,13 @@
  * comes back as `{error}` naming the offending field.
  */
 import { FreeAction, HiddenHolderKind } from './messages';
-import { describeValue, FieldReader, Parsed, parseWith, ShapeError } from './reader';
+import {
+  describeValue,
+  FieldReader,
+  Parsed,
+  parseWith,
+  ShapeError
+} from './reader';
 
 /** Memory figures taken just before and just after a cleanup. */
 export interface MemorySnapshot {
@@ -25,9 +31,7 @@ export interface SnapshotGpu {
 
 /** What `empty_cache` did; any other string is kept as is. */
 export type EmptyCacheOutcome =
-  | 'done'
-  | 'skipped_torch_not_imported'
-  | 'skipped_cuda_not_initialized';
+  'done' | 'skipped_torch_not_imported' | 'skipped_cuda_not_initialized';
 
 export interface FreeMemoryResult {
   actions_run: string[];
@@ -239,7 +243,10 @@ function readHeldAlsoBy(h: FieldReader): { held_also_by?: HiddenOverlap[] } {
   (raw ?? []).forEach((item, i) => {
     try {
       const o = FieldReader.of(item, `${h.path}.held_also_by[${i}]`);
-      out.push({ holder: o.string('holder'), bytes_by_device: bytesByDevice(o, 'bytes_by_device') });
+      out.push({
+        holder: o.string('holder'),
+        bytes_by_device: bytesByDevice(o, 'bytes_by_device')
+      });
     } catch {
       // leave it out
     }
@@ -271,7 +278,11 @@ function readFailures(r: FieldReader): { failures?: DeleteFailure[] } {
           error: f.string('error')
         };
       } catch {
-        return { step: 'unknown', target: null, error: 'a step failed (the kernel sent no readable detail)' };
+        return {
+          step: 'unknown',
+          target: null,
+          error: 'a step failed (the kernel sent no readable detail)'
+        };
       }
     })
   };
@@ -328,8 +339,13 @@ export function parseInspectResult(result: unknown): Parsed<InspectResult> {
         shared_with: stringList(e, 'shared_with'),
         shared_bytes: e.bytes('shared_bytes') ?? 0,
         shared_bytes_by_device:
-          e.nullableObject('shared_bytes_by_device') === null ? {} : bytesByDevice(e, 'shared_bytes_by_device'),
-        counted_under: e.nullableArray('counted_under') === null ? [] : stringList(e, 'counted_under'),
+          e.nullableObject('shared_bytes_by_device') === null
+            ? {}
+            : bytesByDevice(e, 'shared_bytes_by_device'),
+        counted_under:
+          e.nullableArray('counted_under') === null
+            ? []
+            : stringList(e, 'counted_under'),
         output_cache_refs: stringList(e, 'output_cache_refs'),
         deletable: e.boolean('deletable'),
         refusal: e.nullableString('refusal'),
@@ -345,7 +361,9 @@ export function parseInspectResult(result: unknown): Parsed<InspectResult> {
         bytes_by_device: bytesByDevice(h, 'bytes_by_device'),
         total_bytes: nonNegative(h, 'total_bytes'),
         named_bytes_by_device:
-          h.nullableObject('named_bytes_by_device') === null ? {} : bytesByDevice(h, 'named_bytes_by_device'),
+          h.nullableObject('named_bytes_by_device') === null
+            ? {}
+            : bytesByDevice(h, 'named_bytes_by_device'),
         summary: h.string('summary'),
         warning: h.nullableString('warning'),
         ...readHeldAlsoBy(h)
@@ -364,7 +382,11 @@ export function parseDeleteResult(result: unknown): Parsed<DeleteResult> {
     refused: r.array('refused').map((item, i) => {
       const x = FieldReader.of(item, `${r.path}.refused[${i}]`);
       const hidden = x.has('hidden') && x.boolean('hidden');
-      return { name: x.string('name'), reason: x.string('reason'), ...(hidden ? { hidden } : {}) };
+      return {
+        name: x.string('name'),
+        reason: x.string('reason'),
+        ...(hidden ? { hidden } : {})
+      };
     }),
     cleared: stringList(r, 'cleared'),
     still_alive: nameReasons(r, 'still_alive'),

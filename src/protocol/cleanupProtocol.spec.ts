@@ -33,15 +33,27 @@ describe('cleanup reply parsers', () => {
   it.each([
     [null, 'free_memory: expected an object'],
     [[], 'free_memory: expected an object'],
-    [{ ...makeFreeResult(), actions_run: 'gc' }, 'free_memory.actions_run: expected an array'],
-    [{ ...makeFreeResult(), gc_collected: 1.5 }, 'free_memory.gc_collected: expected an integer'],
-    [{ ...makeFreeResult(), before: undefined }, 'free_memory.before: expected an object'],
+    [
+      { ...makeFreeResult(), actions_run: 'gc' },
+      'free_memory.actions_run: expected an array'
+    ],
+    [
+      { ...makeFreeResult(), gc_collected: 1.5 },
+      'free_memory.gc_collected: expected an integer'
+    ],
+    [
+      { ...makeFreeResult(), before: undefined },
+      'free_memory.before: expected an object'
+    ],
     [
       { ...makeFreeResult(), after: { host: { rss_bytes: -1 }, gpus: [] } },
       'free_memory.after.host.rss_bytes: expected a non-negative number or null'
     ],
     [
-      { ...makeFreeResult(), after: { host: { rss_bytes: 1 }, gpus: [{ index: 'x' }] } },
+      {
+        ...makeFreeResult(),
+        after: { host: { rss_bytes: 1 }, gpus: [{ index: 'x' }] }
+      },
       'free_memory.after.gpus[0].index: expected an integer'
     ]
   ])('report a malformed free_memory result clearly (%#)', (raw, error) => {
@@ -52,7 +64,8 @@ describe('cleanup reply parsers', () => {
 
   it('read what a shared-storage entry keeps alive, and nothing of it from an older helper', () => {
     const listing = makeListing();
-    const b = (parsed: any) => parsed.value.entries.find((e: any) => e.name === 'b');
+    const b = (parsed: any) =>
+      parsed.value.entries.find((e: any) => e.name === 'b');
     expect(b(parseInspectResult(json(listing)))).toMatchObject({
       shared_bytes: 256 * MiB,
       shared_bytes_by_device: { 'cuda:0': 256 * MiB },
@@ -64,16 +77,32 @@ describe('cleanup reply parsers', () => {
       delete entry.shared_bytes_by_device;
       delete entry.counted_under;
     }
-    expect(b(parseInspectResult(older))).toMatchObject({ shared_bytes: 0, shared_bytes_by_device: {}, counted_under: [] });
+    expect(b(parseInspectResult(older))).toMatchObject({
+      shared_bytes: 0,
+      shared_bytes_by_device: {},
+      counted_under: []
+    });
   });
 
   it('read whether an entry was sized in part (not said by an older helper: no)', () => {
-    const raw = json(makeListing({ entries: [makeEntry({ name: 'dataset', truncated: true }), makeEntry({ name: 'x' })] })) as any;
+    const raw = json(
+      makeListing({
+        entries: [
+          makeEntry({ name: 'dataset', truncated: true }),
+          makeEntry({ name: 'x' })
+        ]
+      })
+    ) as any;
     delete raw.entries[1].truncated;
     const value = (parseInspectResult(raw) as { value: InspectResult }).value;
-    expect(value.entries.map(e => [e.name, e.truncated])).toEqual([['dataset', true], ['x', false]]);
+    expect(value.entries.map(e => [e.name, e.truncated])).toEqual([
+      ['dataset', true],
+      ['x', false]
+    ]);
     raw.entries[1].truncated = 'yes';
-    expect((parseInspectResult(raw) as { error: string }).error).toContain('inspect.entries[1].truncated: expected true or false');
+    expect((parseInspectResult(raw) as { error: string }).error).toContain(
+      'inspect.entries[1].truncated: expected true or false'
+    );
   });
 
   it('read an inspect result and sort entries largest first', () => {
@@ -91,13 +120,40 @@ describe('cleanup reply parsers', () => {
   });
 
   it.each([
-    [{ ...makeListing(), listing_id: 3 }, 'inspect.listing_id: expected a string'],
-    [{ ...makeListing(), entries: [makeEntry({ shared_with: [1 as any] })] }, 'inspect.entries[0].shared_with[0]: expected a string'],
-    [{ ...makeListing(), entries: [{ ...makeEntry(), bytes_by_device: { cpu: 'x' } }] }, 'inspect.entries[0].bytes_by_device.cpu'],
-    [{ ...makeListing(), entries: [{ ...makeEntry(), deletable: 'yes' }] }, 'inspect.entries[0].deletable: expected true or false'],
-    [{ ...makeListing(), entries: [{ ...makeEntry(), shared_bytes: -1 }] }, 'inspect.entries[0].shared_bytes'],
-    [{ ...makeListing(), entries: [{ ...makeEntry(), counted_under: [null] }] }, 'inspect.entries[0].counted_under[0]: expected a string'],
-    [{ ...makeListing(), hidden: [{ holder: 'output_cache' }] }, 'inspect.hidden[0].label: expected a string'],
+    [
+      { ...makeListing(), listing_id: 3 },
+      'inspect.listing_id: expected a string'
+    ],
+    [
+      { ...makeListing(), entries: [makeEntry({ shared_with: [1 as any] })] },
+      'inspect.entries[0].shared_with[0]: expected a string'
+    ],
+    [
+      {
+        ...makeListing(),
+        entries: [{ ...makeEntry(), bytes_by_device: { cpu: 'x' } }]
+      },
+      'inspect.entries[0].bytes_by_device.cpu'
+    ],
+    [
+      { ...makeListing(), entries: [{ ...makeEntry(), deletable: 'yes' }] },
+      'inspect.entries[0].deletable: expected true or false'
+    ],
+    [
+      { ...makeListing(), entries: [{ ...makeEntry(), shared_bytes: -1 }] },
+      'inspect.entries[0].shared_bytes'
+    ],
+    [
+      {
+        ...makeListing(),
+        entries: [{ ...makeEntry(), counted_under: [null] }]
+      },
+      'inspect.entries[0].counted_under[0]: expected a string'
+    ],
+    [
+      { ...makeListing(), hidden: [{ holder: 'output_cache' }] },
+      'inspect.hidden[0].label: expected a string'
+    ],
     [{ ...makeListing(), truncated: undefined }, 'inspect.truncated']
   ])('report a malformed inspect result clearly (%#)', (raw, error) => {
     const parsed = parseInspectResult(json(raw));
@@ -106,7 +162,10 @@ describe('cleanup reply parsers', () => {
 
   it('read what another hidden holder holds too, leaving out a malformed overlap', () => {
     const listing = makeListing();
-    const overlap = { holder: 'last_execution_result', bytes_by_device: { cpu: 4096 } };
+    const overlap = {
+      holder: 'last_execution_result',
+      bytes_by_device: { cpu: 4096 }
+    };
     listing.hidden[0] = { ...listing.hidden[0], held_also_by: [overlap] };
     const raw = json(listing) as any;
     raw.hidden[1].held_also_by = [{ holder: 7 }];
@@ -122,17 +181,33 @@ describe('cleanup reply parsers', () => {
       still_alive: [{ name: 'x', reason: 'still referenced by a list' }]
     });
     expect(parseDeleteResult(json(result))).toEqual({ value: result });
-    const failures = [{ step: 'empty_cache', target: 'GPU 0', error: 'RuntimeError: CUDA error' }];
-    expect(parseDeleteResult(json({ ...result, failures }))).toEqual({ value: { ...result, failures } });
+    const failures = [
+      {
+        step: 'empty_cache',
+        target: 'GPU 0',
+        error: 'RuntimeError: CUDA error'
+      }
+    ];
+    expect(parseDeleteResult(json({ ...result, failures }))).toEqual({
+      value: { ...result, failures }
+    });
     // A failure's detail never turns a done delete into a failed reply.
     const odd = parseDeleteResult(json({ ...result, failures: [{ step: 3 }] }));
     expect(odd).toEqual({
       value: {
         ...result,
-        failures: [{ step: 'unknown', target: null, error: 'a step failed (the kernel sent no readable detail)' }]
+        failures: [
+          {
+            step: 'unknown',
+            target: null,
+            error: 'a step failed (the kernel sent no readable detail)'
+          }
+        ]
       }
     });
-    expect(parseDeleteResult(json({ ...result, failures: [] }))).toEqual({ value: result });
+    expect(parseDeleteResult(json({ ...result, failures: [] }))).toEqual({
+      value: result
+    });
     const bad = parseDeleteResult({ ...result, refused: [{ name: 'In' }] });
     expect((bad as { error: string }).error).toContain(
       'delete.refused[0].reason: expected a string'

@@ -27,20 +27,40 @@ describe('parseKernelMessage: host.container', () => {
   it('reads the container limit, usage and OOM kills', () => {
     const sample = parsedSample(parseKernelMessage(sampleWith(CONTAINER)));
     // A helper older than the swap fields: they read as null (unknown), never 0.
-    expect(sample.host.container).toEqual({ ...CONTAINER, swap_limit_bytes: null, swap_usage_bytes: null });
+    expect(sample.host.container).toEqual({
+      ...CONTAINER,
+      swap_limit_bytes: null,
+      swap_usage_bytes: null
+    });
   });
 
   it("reads the container's swap limit and usage, 0 as 0", () => {
-    const swap = { ...CONTAINER, swap_limit_bytes: 2 * GiB, swap_usage_bytes: GiB / 2 };
-    expect(parsedSample(parseKernelMessage(sampleWith(swap))).host.container).toEqual(swap);
+    const swap = {
+      ...CONTAINER,
+      swap_limit_bytes: 2 * GiB,
+      swap_usage_bytes: GiB / 2
+    };
+    expect(
+      parsedSample(parseKernelMessage(sampleWith(swap))).host.container
+    ).toEqual(swap);
     const none = { ...CONTAINER, swap_limit_bytes: 0, swap_usage_bytes: 0 };
-    expect(parsedSample(parseKernelMessage(sampleWith(none))).host.container).toEqual(none);
-    const unlimited = { ...CONTAINER, swap_limit_bytes: null, swap_usage_bytes: GiB };
-    expect(parsedSample(parseKernelMessage(sampleWith(unlimited))).host.container).toEqual(unlimited);
+    expect(
+      parsedSample(parseKernelMessage(sampleWith(none))).host.container
+    ).toEqual(none);
+    const unlimited = {
+      ...CONTAINER,
+      swap_limit_bytes: null,
+      swap_usage_bytes: GiB
+    };
+    expect(
+      parsedSample(parseKernelMessage(sampleWith(unlimited))).host.container
+    ).toEqual(unlimited);
   });
 
   it('reads null and absent (older helpers) as no limit', () => {
-    expect(parsedSample(parseKernelMessage(sampleWith(null))).host.container).toBeNull();
+    expect(
+      parsedSample(parseKernelMessage(sampleWith(null))).host.container
+    ).toBeNull();
     const data = wire(makeSample()) as any;
     delete data.host.container;
     expect(parsedSample(parseKernelMessage(data)).host.container).toBeNull();
@@ -48,7 +68,14 @@ describe('parseKernelMessage: host.container', () => {
 
   it('keeps unknown usage and OOM count as null', () => {
     const sample = parsedSample(
-      parseKernelMessage(sampleWith({ ...CONTAINER, usage_bytes: null, inactive_file_bytes: null, oom_kill_count: null }))
+      parseKernelMessage(
+        sampleWith({
+          ...CONTAINER,
+          usage_bytes: null,
+          inactive_file_bytes: null,
+          oom_kill_count: null
+        })
+      )
     );
     expect(sample.host.container).toEqual({
       ...CONTAINER,
@@ -81,9 +108,13 @@ describe('parseKernelMessage: host.container', () => {
 });
 
 describe('parseKernelMessage: swap of the kernel and the machine', () => {
-  it('reads the kernel\'s swapped-out bytes and the machine\'s swap', () => {
+  it("reads the kernel's swapped-out bytes and the machine's swap", () => {
     const data = wire(makeSample()) as any;
-    Object.assign(data.host, { swapped_bytes: 3 * GiB, swap_total_bytes: 8 * GiB, swap_free_bytes: 0 });
+    Object.assign(data.host, {
+      swapped_bytes: 3 * GiB,
+      swap_total_bytes: 8 * GiB,
+      swap_free_bytes: 0
+    });
     const host = parsedSample(parseKernelMessage(data)).host;
     expect(host.swapped_bytes).toBe(3 * GiB);
     expect(host.swap_total_bytes).toBe(8 * GiB);
@@ -92,7 +123,11 @@ describe('parseKernelMessage: swap of the kernel and the machine', () => {
 
   it('reads a sample of an older helper, without the swap fields, as unknown swap', () => {
     const data = wire(makeSample()) as any;
-    for (const key of ['swapped_bytes', 'swap_total_bytes', 'swap_free_bytes']) {
+    for (const key of [
+      'swapped_bytes',
+      'swap_total_bytes',
+      'swap_free_bytes'
+    ]) {
       delete data.host[key];
     }
     const result = parseKernelMessage(data);
@@ -104,15 +139,18 @@ describe('parseKernelMessage: swap of the kernel and the machine', () => {
     expect(host.rss_bytes).toBe(data.host.rss_bytes);
   });
 
-  it.each(['swapped_bytes', 'swap_total_bytes', 'swap_free_bytes'])('rejects a malformed %s', key => {
-    const data = wire(makeSample()) as any;
-    data.host[key] = -4096;
-    const result = parseKernelMessage(data);
-    expect(result.kind).toBe('malformed');
-    if (result.kind === 'malformed') {
-      expect(result.error).toContain(`host.${key}`);
+  it.each(['swapped_bytes', 'swap_total_bytes', 'swap_free_bytes'])(
+    'rejects a malformed %s',
+    key => {
+      const data = wire(makeSample()) as any;
+      data.host[key] = -4096;
+      const result = parseKernelMessage(data);
+      expect(result.kind).toBe('malformed');
+      if (result.kind === 'malformed') {
+        expect(result.error).toContain(`host.${key}`);
+      }
     }
-  });
+  );
 });
 
 describe("parseKernelMessage: the machine's OOM kill count", () => {
@@ -131,16 +169,21 @@ describe("parseKernelMessage: the machine's OOM kill count", () => {
     expect(result.kind).toBe('message');
     expect(parsedSample(result).host.oom_kill_count).toBeNull();
     data.host.oom_kill_count = null;
-    expect(parsedSample(parseKernelMessage(data)).host.oom_kill_count).toBeNull();
+    expect(
+      parsedSample(parseKernelMessage(data)).host.oom_kill_count
+    ).toBeNull();
   });
 
-  it.each([[-1], [1.5], ['41'], [true]])('rejects a malformed count (%p)', value => {
-    const data = wire(makeSample()) as any;
-    data.host.oom_kill_count = value;
-    const result = parseKernelMessage(data);
-    expect(result.kind).toBe('malformed');
-    if (result.kind === 'malformed') {
-      expect(result.error).toContain('host.oom_kill_count');
+  it.each([[-1], [1.5], ['41'], [true]])(
+    'rejects a malformed count (%p)',
+    value => {
+      const data = wire(makeSample()) as any;
+      data.host.oom_kill_count = value;
+      const result = parseKernelMessage(data);
+      expect(result.kind).toBe('malformed');
+      if (result.kind === 'malformed') {
+        expect(result.error).toContain('host.oom_kill_count');
+      }
     }
-  });
+  );
 });

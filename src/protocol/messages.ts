@@ -14,7 +14,12 @@
 
 import { CellsMessage, readCells } from './cell';
 import { describeValue, FieldReader, ShapeError } from './reader';
-import { HiddenGpus, readHiddenGpus, readSample, SampleMessage } from './sample';
+import {
+  HiddenGpus,
+  readHiddenGpus,
+  readSample,
+  SampleMessage
+} from './sample';
 
 /** Comm target name the helper registers in the kernel. */
 export const COMM_TARGET = 'jupyterlab-vram';
@@ -132,9 +137,7 @@ export interface AllocationSnapshotRequest {
 export type FreeAction = 'gc' | 'empty_cache';
 
 export type HiddenHolderKind =
-  | 'output_cache'
-  | 'last_traceback'
-  | 'last_execution_result';
+  'output_cache' | 'last_traceback' | 'last_execution_result';
 
 export const HIDDEN_HOLDER_KINDS: readonly HiddenHolderKind[] = [
   'output_cache',
@@ -256,11 +259,7 @@ export interface ErrorMessage {
 }
 
 export type KernelMessage =
-  | HelloMessage
-  | SampleMessage
-  | CellsMessage
-  | ReplyMessage
-  | ErrorMessage;
+  HelloMessage | SampleMessage | CellsMessage | ReplyMessage | ErrorMessage;
 
 /**
  * Outcome of parsing one comm message from the kernel.
@@ -327,7 +326,8 @@ function readHello(r: FieldReader): HelloMessage {
       uuid: d.nullableString('uuid')
     };
   });
-  const waitForCuda = r.has('devices_wait_for_cuda') && r.boolean('devices_wait_for_cuda');
+  const waitForCuda =
+    r.has('devices_wait_for_cuda') && r.boolean('devices_wait_for_cuda');
   const hiddenGpus = readHiddenGpus(r);
   const config = readConfig(r.object('config'));
   return {
@@ -404,16 +404,31 @@ export function parseKernelMessage(data: unknown): ParseResult {
             helperVersion: typeof version === 'string' ? version : null
           };
         }
-        return { kind: 'message', message: readHello(FieldReader.of(data, 'hello')) };
+        return {
+          kind: 'message',
+          message: readHello(FieldReader.of(data, 'hello'))
+        };
       }
       case 'sample':
-        return { kind: 'message', message: readSample(FieldReader.of(data, 'sample')) };
+        return {
+          kind: 'message',
+          message: readSample(FieldReader.of(data, 'sample'))
+        };
       case 'cells':
-        return { kind: 'message', message: readCells(FieldReader.of(data, 'cells')) };
+        return {
+          kind: 'message',
+          message: readCells(FieldReader.of(data, 'cells'))
+        };
       case 'reply':
-        return { kind: 'message', message: readReply(FieldReader.of(data, 'reply')) };
+        return {
+          kind: 'message',
+          message: readReply(FieldReader.of(data, 'reply'))
+        };
       case 'error':
-        return { kind: 'message', message: readError(FieldReader.of(data, 'error')) };
+        return {
+          kind: 'message',
+          message: readError(FieldReader.of(data, 'error'))
+        };
       default:
         return { kind: 'unsupported', type, data: r.data };
     }
@@ -421,6 +436,9 @@ export function parseKernelMessage(data: unknown): ParseResult {
     if (e instanceof ShapeError) {
       return { kind: 'malformed', error: e.message };
     }
-    return { kind: 'malformed', error: `could not read the message: ${String(e)}` };
+    return {
+      kind: 'malformed',
+      error: `could not read the message: ${String(e)}`
+    };
   }
 }

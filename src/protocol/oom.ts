@@ -138,10 +138,12 @@ export function readOomDiagnosis(r: FieldReader): OomDiagnosis {
     reserved_unallocated_bytes: r.bytes('reserved_unallocated_bytes'),
     process_in_use_bytes: r.bytes('process_in_use_bytes'),
     other_processes_bytes: r.bytes('other_processes_bytes'),
-    other_processes: (r.nullableArray('other_processes') ?? []).map((item, i) => {
-      const p = FieldReader.of(item, `${r.path}.other_processes[${i}]`);
-      return { pid: p.integer('pid'), used_bytes: p.bytes('used_bytes') };
-    }),
+    other_processes: (r.nullableArray('other_processes') ?? []).map(
+      (item, i) => {
+        const p = FieldReader.of(item, `${r.path}.other_processes[${i}]`);
+        return { pid: p.integer('pid'), used_bytes: p.bytes('used_bytes') };
+      }
+    ),
     capacity_bytes: r.bytes('capacity_bytes'),
     allowed_bytes: r.bytes('allowed_bytes'),
     num_alloc_retries: r.bytes('num_alloc_retries'),

@@ -52,7 +52,12 @@ const DOC_SAMPLE = {
         num_ooms: 0,
         num_alloc_retries: 0
       },
-      nvml: { used_bytes: 600000000, total_bytes: 85031714816, free_bytes: 83939000320, process_used_bytes: 520000000 },
+      nvml: {
+        used_bytes: 600000000,
+        total_bytes: 85031714816,
+        free_bytes: 83939000320,
+        process_used_bytes: 520000000
+      },
       tensorflow: null
     }
   ],
@@ -88,7 +93,11 @@ describe('parseKernelMessage: valid messages', () => {
   it('reads a hello, keeping nulls as nulls', () => {
     const hello = makeHello({
       torch: null,
-      nvml: { available: false, driver_version: null, error: 'pynvml is not installed' },
+      nvml: {
+        available: false,
+        driver_version: null,
+        error: 'pynvml is not installed'
+      },
       devices: []
     });
     const result = parseKernelMessage(wire(hello));
@@ -97,8 +106,18 @@ describe('parseKernelMessage: valid messages', () => {
 
   it('reads unknown figures as null, never 0', () => {
     const sample = makeSample({
-      host: { rss_bytes: null, total_bytes: null, available_bytes: null, container: null },
-      gpus: [makeGpu({ torch: null, nvml: { used_bytes: 5, total_bytes: 10, process_used_bytes: null } })]
+      host: {
+        rss_bytes: null,
+        total_bytes: null,
+        available_bytes: null,
+        container: null
+      },
+      gpus: [
+        makeGpu({
+          torch: null,
+          nvml: { used_bytes: 5, total_bytes: 10, process_used_bytes: null }
+        })
+      ]
     });
     const result = parseKernelMessage(wire(sample));
     expect(result.kind).toBe('message');
@@ -124,7 +143,11 @@ describe('parseKernelMessage: valid messages', () => {
       gpus: [makeGpu({ tensorflow: { current_bytes: 7, peak_bytes: 9 } })]
     });
     const result = parseKernelMessage(wire(sample));
-    expect(result.kind === 'message' && result.message.type === 'sample' && result.message.gpus[0].tensorflow).toEqual({
+    expect(
+      result.kind === 'message' &&
+        result.message.type === 'sample' &&
+        result.message.gpus[0].tensorflow
+    ).toEqual({
       current_bytes: 7,
       peak_bytes: 9
     });
@@ -132,16 +155,36 @@ describe('parseKernelMessage: valid messages', () => {
 
   it('reads reply and error', () => {
     expect(
-      parseKernelMessage({ type: 'reply', request_id: 'r1', request_type: 'snapshot', result: { seq: 3 } })
+      parseKernelMessage({
+        type: 'reply',
+        request_id: 'r1',
+        request_type: 'snapshot',
+        result: { seq: 3 }
+      })
     ).toEqual({
       kind: 'message',
-      message: { type: 'reply', request_id: 'r1', request_type: 'snapshot', result: { seq: 3 } }
+      message: {
+        type: 'reply',
+        request_id: 'r1',
+        request_type: 'snapshot',
+        result: { seq: 3 }
+      }
     });
     expect(
-      parseKernelMessage({ type: 'error', request_id: null, code: 'malformed', message: 'bad' })
+      parseKernelMessage({
+        type: 'error',
+        request_id: null,
+        code: 'malformed',
+        message: 'bad'
+      })
     ).toEqual({
       kind: 'message',
-      message: { type: 'error', request_id: null, code: 'malformed', message: 'bad' }
+      message: {
+        type: 'error',
+        request_id: null,
+        code: 'malformed',
+        message: 'bad'
+      }
     });
   });
 
@@ -153,20 +196,37 @@ describe('parseKernelMessage: valid messages', () => {
 
 describe('parseKernelMessage: protocol mismatch', () => {
   it('reports a hello of another version as incompatible, not malformed', () => {
-    const result = parseKernelMessage({ type: 'hello', protocol: 2, helper_version: '9.0.0', whatever: true });
-    expect(result).toEqual({ kind: 'incompatible', protocol: 2, helperVersion: '9.0.0' });
+    const result = parseKernelMessage({
+      type: 'hello',
+      protocol: 2,
+      helper_version: '9.0.0',
+      whatever: true
+    });
+    expect(result).toEqual({
+      kind: 'incompatible',
+      protocol: 2,
+      helperVersion: '9.0.0'
+    });
   });
 
   it('reports a hello without a protocol as incompatible', () => {
     const result = parseKernelMessage({ type: 'hello' });
-    expect(result).toEqual({ kind: 'incompatible', protocol: undefined, helperVersion: null });
+    expect(result).toEqual({
+      kind: 'incompatible',
+      protocol: undefined,
+      helperVersion: null
+    });
   });
 });
 
 describe('parseKernelMessage: message types of other features', () => {
   it('passes an unknown type through as unsupported, not as an error', () => {
     const data = { type: 'cell_v2', cell_id: 'abc', delta_bytes: 5 };
-    expect(parseKernelMessage(data)).toEqual({ kind: 'unsupported', type: 'cell_v2', data });
+    expect(parseKernelMessage(data)).toEqual({
+      kind: 'unsupported',
+      type: 'cell_v2',
+      data
+    });
   });
 });
 
@@ -196,12 +256,28 @@ describe('parseKernelMessage: malformed input', () => {
     ['gpus not an array', s => (s.gpus = {}), 'sample.gpus'],
     ['gpu not an object', s => (s.gpus = [null]), 'sample.gpus[0]'],
     ['gpu index missing', s => delete s.gpus[0].index, 'sample.gpus[0].index'],
-    ['torch figure wrong type', s => (s.gpus[0].torch.allocated_bytes = true), 'sample.gpus[0].torch.allocated_bytes'],
-    ['nvml not an object', s => (s.gpus[0].nvml = 'n/a'), 'sample.gpus[0].nvml'],
-    ['torch state not boolean', s => (s.torch.imported = 'yes'), 'sample.torch.imported'],
+    [
+      'torch figure wrong type',
+      s => (s.gpus[0].torch.allocated_bytes = true),
+      'sample.gpus[0].torch.allocated_bytes'
+    ],
+    [
+      'nvml not an object',
+      s => (s.gpus[0].nvml = 'n/a'),
+      'sample.gpus[0].nvml'
+    ],
+    [
+      'torch state not boolean',
+      s => (s.torch.imported = 'yes'),
+      'sample.torch.imported'
+    ],
     ['tensorflow state missing', s => delete s.tensorflow, 'sample.tensorflow'],
     ['device name a number', s => (s.gpus[0].name = 3), 'sample.gpus[0].name'],
-    ['infinite bytes', s => (s.gpus[0].total_bytes = Infinity), 'sample.gpus[0].total_bytes']
+    [
+      'infinite bytes',
+      s => (s.gpus[0].total_bytes = Infinity),
+      'sample.gpus[0].total_bytes'
+    ]
   ];
   it.each(mutations)('rejects a sample with %s', (_name, mutate, fragment) => {
     const data = wire(makeSample()) as any;
@@ -212,26 +288,62 @@ describe('parseKernelMessage: malformed input', () => {
   const helloMutations: [string, (h: any) => void, string][] = [
     ['pid as string', h => (h.pid = '42'), 'hello.pid'],
     ['missing nvml', h => delete h.nvml, 'hello.nvml'],
-    ['nvml.available missing', h => delete h.nvml.available, 'hello.nvml.available'],
+    [
+      'nvml.available missing',
+      h => delete h.nvml.available,
+      'hello.nvml.available'
+    ],
     ['devices not an array', h => (h.devices = null), 'hello.devices'],
-    ['device without index', h => delete h.devices[0].index, 'hello.devices[0].index'],
+    [
+      'device without index',
+      h => delete h.devices[0].index,
+      'hello.devices[0].index'
+    ],
     ['config missing', h => delete h.config, 'hello.config'],
-    ['config.interval_s string', h => (h.config.interval_s = 'fast'), 'hello.config.interval_s']
+    [
+      'config.interval_s string',
+      h => (h.config.interval_s = 'fast'),
+      'hello.config.interval_s'
+    ]
   ];
-  it.each(helloMutations)('rejects a hello with %s', (_name, mutate, fragment) => {
-    const data = wire(makeHello()) as any;
-    mutate(data);
-    expectMalformed(parseKernelMessage(data), fragment);
-  });
+  it.each(helloMutations)(
+    'rejects a hello with %s',
+    (_name, mutate, fragment) => {
+      const data = wire(makeHello()) as any;
+      mutate(data);
+      expectMalformed(parseKernelMessage(data), fragment);
+    }
+  );
 
   it('rejects reply/error with missing fields', () => {
-    expectMalformed(parseKernelMessage({ type: 'reply', request_id: 'r1', request_type: 'ping' }), 'reply.result');
-    expectMalformed(parseKernelMessage({ type: 'reply', request_id: 5, request_type: 'ping', result: {} }), 'reply.request_id');
-    expectMalformed(parseKernelMessage({ type: 'error', request_id: 'r1', code: 'internal' }), 'error.message');
+    expectMalformed(
+      parseKernelMessage({
+        type: 'reply',
+        request_id: 'r1',
+        request_type: 'ping'
+      }),
+      'reply.result'
+    );
+    expectMalformed(
+      parseKernelMessage({
+        type: 'reply',
+        request_id: 5,
+        request_type: 'ping',
+        result: {}
+      }),
+      'reply.request_id'
+    );
+    expectMalformed(
+      parseKernelMessage({ type: 'error', request_id: 'r1', code: 'internal' }),
+      'error.message'
+    );
   });
 
   it('keeps error texts short for huge values', () => {
-    const result = parseKernelMessage({ type: 'sample', seq: 'x'.repeat(10000) });
+    const result = parseKernelMessage({
+      type: 'sample',
+      seq: 'x'.repeat(10000)
+    });
     expect(result.kind).toBe('malformed');
     if (result.kind === 'malformed') {
       expect(result.error.length).toBeLessThan(200);

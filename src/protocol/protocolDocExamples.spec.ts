@@ -24,7 +24,11 @@ import {
   parseInspectResult
 } from './cleanup';
 import { readOomDiagnosis } from './oom';
-import { HelperRequestType, parseKernelMessage, PROTOCOL_VERSION } from './messages';
+import {
+  HelperRequestType,
+  parseKernelMessage,
+  PROTOCOL_VERSION
+} from './messages';
 import { parseWith } from './reader';
 import { parseNotebookNames } from '../features/snippets/notebookNames';
 import { parseTimeline } from './timeline';
@@ -32,7 +36,9 @@ import { parseTimeline } from './timeline';
 // Node's, under jest (the project's TypeScript config loads no Node types).
 declare const require: (id: string) => unknown;
 declare const __dirname: string;
-const fs = require('fs') as { readFileSync(file: string, encoding: 'utf8'): string };
+const fs = require('fs') as {
+  readFileSync(file: string, encoding: 'utf8'): string;
+};
 const path = require('path') as { resolve(...parts: string[]): string };
 
 const DOC = fs.readFileSync(
@@ -112,7 +118,10 @@ function topLevelValues(block: string): string[] {
 }
 
 /** The first key of an example's top-level object, and its `type` if it has one. */
-function signature(text: string): { firstKey: string | null; type: string | null } {
+function signature(text: string): {
+  firstKey: string | null;
+  type: string | null;
+} {
   const first = /^\{\s*"([^"]+)"/.exec(text);
   const type = /^\{\s*"type":\s*"([^"]+)"/.exec(text);
   return { firstKey: first ? first[1] : null, type: type ? type[1] : null };
@@ -140,7 +149,10 @@ const SHAPES: { [name: string]: string } = {
 
 /** Replace the shape names the doc uses in place of a value by those examples. */
 function substitute(text: string): string {
-  let out = text.replace(/\[CellMemoryRecord, …\]/g, () => `[${SHAPES.CellMemoryRecord}]`);
+  let out = text.replace(
+    /\[CellMemoryRecord, …\]/g,
+    () => `[${SHAPES.CellMemoryRecord}]`
+  );
   for (let round = 0; round < 3; round++) {
     out = out.replace(
       /(:\s*)(Snapshot|RecordingState|OomDiagnosis)\b/g,
@@ -161,7 +173,10 @@ function json(example: Example): unknown {
   }
 }
 
-function expectValue<T>(parsed: { value: T } | { error: string }, where: string): T {
+function expectValue<T>(
+  parsed: { value: T } | { error: string },
+  where: string
+): T {
   if ('error' in parsed) {
     throw new Error(`${where}: ${parsed.error}`);
   }
@@ -174,12 +189,18 @@ function read(example: Example): string {
   const { firstKey, type } = signature(example.text);
   const value = json(example);
   if (type === 'open') {
-    const open = value as { protocol?: unknown; config?: unknown; replaces?: unknown };
+    const open = value as {
+      protocol?: unknown;
+      config?: unknown;
+      replaces?: unknown;
+    };
     expect(open.protocol).toBe(PROTOCOL_VERSION);
     return 'open';
   }
   if (type !== null && type in REQUEST_TYPES) {
-    expect(typeof (value as { request_id?: unknown }).request_id).toBe('string');
+    expect(typeof (value as { request_id?: unknown }).request_id).toBe(
+      'string'
+    );
     return `request ${type}`;
   }
   switch (type) {
@@ -210,7 +231,9 @@ function read(example: Example): string {
   }
   switch (firstKey) {
     case 'times':
-      expect(expectValue(parseTimeline({ timeline: value }), where)).not.toBeNull();
+      expect(
+        expectValue(parseTimeline({ timeline: value }), where)
+      ).not.toBeNull();
       return 'timeline';
     case 'record_id': {
       const parsed = parseCellRecord(value, where);
@@ -250,7 +273,9 @@ function read(example: Example): string {
     case 'model': {
       const names = parseNotebookNames(value);
       const raw = value as { [key: string]: unknown };
-      for (const key of Object.keys(names.names) as (keyof typeof names.names)[]) {
+      for (const key of Object.keys(
+        names.names
+      ) as (keyof typeof names.names)[]) {
         expect(names.names[key]).toEqual(raw[key]);
       }
       expect(names.torchImported).not.toBeNull();
@@ -289,12 +314,14 @@ describe('docs/protocol.md examples', () => {
     expect(ALL.length).toBeGreaterThan(20);
   });
 
-  it.each(ALL.map(e => [`line ${e.line}: ${e.text.slice(0, 50).replace(/\s+/g, ' ')}`, e]))(
-    'reads %s',
-    (_name, example) => {
-      expect(typeof read(example as Example)).toBe('string');
-    }
-  );
+  it.each(
+    ALL.map(e => [
+      `line ${e.line}: ${e.text.slice(0, 50).replace(/\s+/g, ' ')}`,
+      e
+    ])
+  )('reads %s', (_name, example) => {
+    expect(typeof read(example as Example)).toBe('string');
+  });
 
   it('shows every kind of message and result at least once', () => {
     const kinds = new Set(ALL.map(read));
@@ -333,7 +360,9 @@ describe('docs/protocol.md examples', () => {
     const found = inlineExamples(DOC, '{"format"');
     expect(found.length).toBe(1);
     const value = JSON.parse(found[0]);
-    expect(expectValue(parseAllocationSnapshot(value), 'allocation_snapshot')).toEqual(value);
+    expect(
+      expectValue(parseAllocationSnapshot(value), 'allocation_snapshot')
+    ).toEqual(value);
   });
 
   it('names every request type of the frontend in the request table', () => {

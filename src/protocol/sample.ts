@@ -247,7 +247,9 @@ export function readHiddenGpus(r: FieldReader): HiddenGpus | null {
   }
   const count = hidden.integer('count');
   if (count < 1) {
-    throw new ShapeError(`${hidden.path}.count: expected a positive integer, got ${count}`);
+    throw new ShapeError(
+      `${hidden.path}.count: expected a positive integer, got ${count}`
+    );
   }
   return { count, cuda_visible_devices: hidden.string('cuda_visible_devices') };
 }

@@ -72,7 +72,9 @@ function readSiteCell(cell: FieldReader): SiteCell {
   if (same !== null) {
     out.same_code_cells = same.map((id, i) => {
       if (typeof id !== 'string') {
-        throw new ShapeError(`${cell.path}.same_code_cells[${i}]: expected a string, got ${describeValue(id)}`);
+        throw new ShapeError(
+          `${cell.path}.same_code_cells[${i}]: expected a string, got ${describeValue(id)}`
+        );
       }
       return id;
     });
@@ -93,4 +95,3 @@ export function readSite(r: FieldReader): AllocationSite {
     count: count(r, 'count')
   };
 }
-

@@ -84,7 +84,10 @@ function byteColumn(
     );
   }
   values.forEach((v, i) => {
-    if (v !== null && !(typeof v === 'number' && Number.isFinite(v) && v >= 0)) {
+    if (
+      v !== null &&
+      !(typeof v === 'number' && Number.isFinite(v) && v >= 0)
+    ) {
       throw new ShapeError(
         `${path}[${i}]: expected a non-negative number or null, got ${describeValue(v)}`
       );

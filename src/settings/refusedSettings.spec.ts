@@ -18,7 +18,13 @@ const PLUGIN = 'jupyterlab-vram:plugin';
 function registryWith(raw: string, served: object = schema): SettingRegistry {
   const connector = {
     fetch: async (id: string) =>
-      ({ id, raw, schema: served, data: { composite: {}, user: {} }, version: '1' }) as ISettingRegistry.IPlugin,
+      ({
+        id,
+        raw,
+        schema: served,
+        data: { composite: {}, user: {} },
+        version: '1'
+      }) as ISettingRegistry.IPlugin,
     list: async () => ({ ids: [], values: [] }),
     save: async () => undefined,
     remove: async () => undefined
@@ -56,9 +62,13 @@ describe('settings the registry refuses', () => {
     const settings = readSettings(refused!.user);
     expect(settings.exactPeakPerCell).toBe(false);
     expect(settings.rememberCellHistory).toBe(false);
-    expect(settings.sampleIntervalSeconds).toBe(SETTING_LIMITS.sampleIntervalSeconds.min);
+    expect(settings.sampleIntervalSeconds).toBe(
+      SETTING_LIMITS.sampleIntervalSeconds.min
+    );
     expect(settings.historyMinutes).toBe(DEFAULT_SETTINGS.historyMinutes);
-    expect(refused!.problems).toEqual(['sampleIntervalSeconds: must be >= 0.05']);
+    expect(refused!.problems).toEqual([
+      'sampleIntervalSeconds: must be >= 0.05'
+    ]);
     expect(refusedSettingsMessage('GPU Memory', refused!.problems)).toContain(
       'JupyterLab refused the GPU Memory settings (sampleIntervalSeconds: must be >= 0.05).'
     );
@@ -68,8 +78,15 @@ describe('settings the registry refuses', () => {
     const overridden = JSON.parse(JSON.stringify(schema));
     overridden.properties.historyMinutes.default = 120;
     overridden.properties.rememberTimeline.default = false;
-    const registry = registryWith('{"sampleIntervalSeconds": 0.01, "rememberTimeline": true}', overridden);
-    const refused = await readRefusedSettings(registry, PLUGIN, await loadError(registry));
+    const registry = registryWith(
+      '{"sampleIntervalSeconds": 0.01, "rememberTimeline": true}',
+      overridden
+    );
+    const refused = await readRefusedSettings(
+      registry,
+      PLUGIN,
+      await loadError(registry)
+    );
     const settings = readSettings(refused!.user);
     expect(settings.historyMinutes).toBe(120);
     expect(settings.rememberTimeline).toBe(true); // the user's own value still wins
@@ -84,7 +101,11 @@ describe('settings the registry refuses', () => {
       '{"warningThresholdPercent": "90", "units": "GB", "exactPeakPerCell": "no", "historyMinutes": 60}',
       overridden
     );
-    const refused = await readRefusedSettings(registry, PLUGIN, await loadError(registry));
+    const refused = await readRefusedSettings(
+      registry,
+      PLUGIN,
+      await loadError(registry)
+    );
     const settings = readSettings(refused!.user);
     expect(settings.warningThresholdPercent).toBe(70);
     expect(settings.units).toBe('decimal');
@@ -93,27 +114,44 @@ describe('settings the registry refuses', () => {
   });
 
   it('an infinite value (JSON5) is out of range: held to its limit, as the message says', async () => {
-    const registry = registryWith('{sampleIntervalSeconds: Infinity, changeThresholdMiB: -Infinity, historyMinutes: NaN}');
-    const refused = await readRefusedSettings(registry, PLUGIN, await loadError(registry));
+    const registry = registryWith(
+      '{sampleIntervalSeconds: Infinity, changeThresholdMiB: -Infinity, historyMinutes: NaN}'
+    );
+    const refused = await readRefusedSettings(
+      registry,
+      PLUGIN,
+      await loadError(registry)
+    );
     const settings = readSettings(refused!.user);
-    expect(settings.sampleIntervalSeconds).toBe(SETTING_LIMITS.sampleIntervalSeconds.max);
-    expect(settings.changeThresholdMiB).toBe(SETTING_LIMITS.changeThresholdMiB.min);
+    expect(settings.sampleIntervalSeconds).toBe(
+      SETTING_LIMITS.sampleIntervalSeconds.max
+    );
+    expect(settings.changeThresholdMiB).toBe(
+      SETTING_LIMITS.changeThresholdMiB.min
+    );
     expect(settings.historyMinutes).toBe(DEFAULT_SETTINGS.historyMinutes);
   });
 
   it('a bad snippet entry costs only that entry', async () => {
     const registry = registryWith(
-      JSON.stringify({ exactPeakPerCell: false, snippets: [{ id: 'mine', title: 'no code' }] })
+      JSON.stringify({
+        exactPeakPerCell: false,
+        snippets: [{ id: 'mine', title: 'no code' }]
+      })
     );
     const reason = await loadError(registry);
     expect(reason).not.toBeNull();
     const refused = await readRefusedSettings(registry, PLUGIN, reason);
     expect(readSettings(refused!.user).exactPeakPerCell).toBe(false);
-    expect(refused!.problems[0]).toMatch(/^snippets\.0: must have required property/);
+    expect(refused!.problems[0]).toMatch(
+      /^snippets\.0: must have required property/
+    );
   });
 
   it('a key of another version of the extension is no reason to refuse them', async () => {
-    const registry = registryWith('{"exactPeakPerCell": false, "aSettingOfANewerVersion": 3}');
+    const registry = registryWith(
+      '{"exactPeakPerCell": false, "aSettingOfANewerVersion": 3}'
+    );
     const settings = await registry.load(PLUGIN);
     expect(readSettings(settings.composite).exactPeakPerCell).toBe(false);
   });
@@ -129,11 +167,20 @@ describe('describeProblems', () => {
   it('names where and what, whatever the registry threw', () => {
     expect(
       describeProblems([
-        { instancePath: '/snippets/2/code', message: 'must NOT have fewer than 1 items' },
+        {
+          instancePath: '/snippets/2/code',
+          message: 'must NOT have fewer than 1 items'
+        },
         { instancePath: '', message: 'must be object' },
         {}
       ])
-    ).toEqual(['snippets.2.code: must NOT have fewer than 1 items', 'the settings: must be object', 'the settings: invalid']);
-    expect(describeProblems(new Error('Could not fetch'))).toEqual(['Could not fetch']);
+    ).toEqual([
+      'snippets.2.code: must NOT have fewer than 1 items',
+      'the settings: must be object',
+      'the settings: invalid'
+    ]);
+    expect(describeProblems(new Error('Could not fetch'))).toEqual([
+      'Could not fetch'
+    ]);
   });
 });

@@ -58,7 +58,8 @@ export async function readRefusedSettings(
 
 /** Each top-level property's default in `schema` (overrides.json included). */
 function schemaDefaults(schema: unknown): { [key: string]: unknown } {
-  const properties = (schema as { properties?: unknown } | undefined)?.properties;
+  const properties = (schema as { properties?: unknown } | undefined)
+    ?.properties;
   const out: { [key: string]: unknown } = {};
   if (typeof properties === 'object' && properties !== null) {
     for (const [key, property] of Object.entries(properties)) {
@@ -77,7 +78,10 @@ export function describeProblems(reason: unknown): string[] {
     return [String(reason instanceof Error ? reason.message : reason)];
   }
   return reason.map(error => {
-    const { instancePath, message } = (error ?? {}) as { instancePath?: unknown; message?: unknown };
+    const { instancePath, message } = (error ?? {}) as {
+      instancePath?: unknown;
+      message?: unknown;
+    };
     const where =
       typeof instancePath === 'string' && instancePath !== ''
         ? instancePath.replace(/^\//, '').replace(/\//g, '.')
@@ -87,7 +91,10 @@ export function describeProblems(reason: unknown): string[] {
 }
 
 /** The notification's text: what was refused, what applies instead, where to fix it. */
-export function refusedSettingsMessage(title: string, problems: readonly string[]): string {
+export function refusedSettingsMessage(
+  title: string,
+  problems: readonly string[]
+): string {
   return (
     `JupyterLab refused the ${title} settings (${problems.join('; ')}). ` +
     'Your other settings apply; a value out of range is held to its limit, any other bad one ' +

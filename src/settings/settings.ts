@@ -151,7 +151,10 @@ export function readSettings(
       raw.storeRecordsInNotebookMetadata,
       d.storeRecordsInNotebookMetadata
     ),
-    rememberCellHistory: booleanOr(raw.rememberCellHistory, d.rememberCellHistory),
+    rememberCellHistory: booleanOr(
+      raw.rememberCellHistory,
+      d.rememberCellHistory
+    ),
     rememberTimeline: booleanOr(raw.rememberTimeline, d.rememberTimeline),
     allocationHistoryMaxEntries: Math.round(
       clampedNumber(

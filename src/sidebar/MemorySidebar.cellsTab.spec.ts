@@ -9,8 +9,12 @@ describe('MemorySidebar: Cells tab', () => {
     const monitor = new FakeMonitor();
     const sidebar = new MemorySidebar({ monitor });
     Widget.attach(sidebar, document.body);
-    const cellsTab = sidebar.node.querySelector<HTMLElement>('[data-vram-role="cells-tab"]')!;
-    const history = sidebar.node.querySelector<HTMLElement>('[data-vram-role="cell-history"]')!;
+    const cellsTab = sidebar.node.querySelector<HTMLElement>(
+      '[data-vram-role="cells-tab"]'
+    )!;
+    const history = sidebar.node.querySelector<HTMLElement>(
+      '[data-vram-role="cell-history"]'
+    )!;
     expect(sidebar.cells.isHidden).toBe(true);
     cellsTab.click();
     expect(sidebar.tab).toBe('cells');

@@ -86,7 +86,9 @@ export class MemorySidebar extends Panel {
       }
     });
     this._allocationsFor = options.allocationsFor ?? (() => null);
-    this._consoleCells = options.consoles ? new ConsoleCells(options.consoles) : null;
+    this._consoleCells = options.consoles
+      ? new ConsoleCells(options.consoles)
+      : null;
     this.sites = new AllocationSitesView({
       settings,
       consoleCells: this._consoleCells,
@@ -112,8 +114,9 @@ export class MemorySidebar extends Panel {
     this.death = new KernelDeathView(settings);
     this.gpus = new GpuDeviceList(settings);
     this.host = new HostMemoryCard(settings);
-    this.timeline = new MemoryTimeline(settings, minutes =>
-      void execute(CommandIDs.setTimelineWindow, { minutes })
+    this.timeline = new MemoryTimeline(
+      settings,
+      minutes => void execute(CommandIDs.setTimelineWindow, { minutes })
     );
     this.cells = new CellHistoryView({
       settings,

@@ -22,7 +22,10 @@ export function registerSidebarCommands(options: {
     icon: vramIcon,
     // `tab`: the sidebar tab to show ("kernels" from the out-of-memory assistant)
     execute: args => {
-      if (typeof args.tab === 'string' && SIDEBAR_TABS.includes(args.tab as SidebarTab)) {
+      if (
+        typeof args.tab === 'string' &&
+        SIDEBAR_TABS.includes(args.tab as SidebarTab)
+      ) {
         sidebar.showTab(args.tab as SidebarTab);
       }
       app.shell.activateById(SIDEBAR_ID);

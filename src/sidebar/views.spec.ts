@@ -5,7 +5,10 @@ import { KernelMemoryModel } from '../model/KernelMemoryModel';
 import { DEFAULT_SETTINGS } from '../settings/settings';
 import { MemorySidebar } from './MemorySidebar';
 import { SIDEBAR_ID, SidebarHost } from './SidebarHost';
-import { statusSummary, VramStatusItem } from '../features/overview/VramStatusItem';
+import {
+  statusSummary,
+  VramStatusItem
+} from '../features/overview/VramStatusItem';
 import {
   EVIL,
   FakeMonitor,
@@ -71,7 +74,9 @@ describe('MemorySidebar', () => {
     const state = q(sidebar.node, '[data-vram-role="state"]');
     expect(state.dataset.vramState).toBe('no-notebook');
     expect(state.textContent).toContain('Open a notebook');
-    expect(sidebar.node.querySelector('[data-vram-role="timeline"]')).not.toBeNull();
+    expect(
+      sidebar.node.querySelector('[data-vram-role="timeline"]')
+    ).not.toBeNull();
   });
 
   it('renders state, GPU and host figures with exact byte attributes', () => {
@@ -84,29 +89,53 @@ describe('MemorySidebar', () => {
     const rss = q(root, '[data-vram-role="host-rss"]');
     expect(rss.dataset.vramBytes).toBe(String(512 * MiB));
     expect(rss.textContent).toBe('512 MiB');
-    expect(q(root, '[data-vram-role="host-total"]').dataset.vramBytes).toBe(String(64 * GiB));
-    expect(q(root, '[data-vram-role="host-available"]').textContent).toBe('40 GiB');
+    expect(q(root, '[data-vram-role="host-total"]').dataset.vramBytes).toBe(
+      String(64 * GiB)
+    );
+    expect(q(root, '[data-vram-role="host-available"]').textContent).toBe(
+      '40 GiB'
+    );
 
     const card = q(root, '[data-vram-role="gpu-card"][data-vram-device="0"]');
-    expect(q(card, '[data-vram-role="gpu-allocated"]').dataset.vramBytes).toBe(String(1 * GiB));
-    expect(q(card, '[data-vram-role="gpu-reserved"]').textContent).toBe('2 GiB');
-    expect(q(card, '[data-vram-role="gpu-free"]').dataset.vramBytes).toBe(String(70 * GiB));
-    expect(q(card, '[data-vram-role="gpu-total"]').dataset.vramBytes).toBe(String(80 * GiB));
-    expect(q(card, '[data-vram-role="gpu-peak"]').dataset.vramBytes).toBe(String(3 * GiB));
-    expect(q(card, '[data-vram-role="gpu-other-processes"]').textContent).toBe('7.5 GiB');
-    expect(q(card, '[data-vram-role="gpu-name"]').textContent).toBe('GPU 0: NVIDIA H100 80GB HBM3');
+    expect(q(card, '[data-vram-role="gpu-allocated"]').dataset.vramBytes).toBe(
+      String(1 * GiB)
+    );
+    expect(q(card, '[data-vram-role="gpu-reserved"]').textContent).toBe(
+      '2 GiB'
+    );
+    expect(q(card, '[data-vram-role="gpu-free"]').dataset.vramBytes).toBe(
+      String(70 * GiB)
+    );
+    expect(q(card, '[data-vram-role="gpu-total"]').dataset.vramBytes).toBe(
+      String(80 * GiB)
+    );
+    expect(q(card, '[data-vram-role="gpu-peak"]').dataset.vramBytes).toBe(
+      String(3 * GiB)
+    );
+    expect(q(card, '[data-vram-role="gpu-other-processes"]').textContent).toBe(
+      '7.5 GiB'
+    );
+    expect(q(card, '[data-vram-role="gpu-name"]').textContent).toBe(
+      'GPU 0: NVIDIA H100 80GB HBM3'
+    );
   });
 
   it('leaves data-vram-bytes off unknown figures', () => {
     monitor.setCurrent(model);
-    model.ingest(wire(makeSample({ gpus: [makeGpu({ torch: null, nvml: null })] })));
+    model.ingest(
+      wire(makeSample({ gpus: [makeGpu({ torch: null, nvml: null })] }))
+    );
     MessageLoop.flush();
     const card = q(sidebar.node, '[data-vram-role="gpu-card"]');
     const allocated = q(card, '[data-vram-role="gpu-allocated"]');
     expect(allocated.hasAttribute('data-vram-bytes')).toBe(false);
     expect(allocated.textContent).toBe('\u2014');
-    expect(q(card, '[data-vram-role="gpu-free"]').hasAttribute('data-vram-bytes')).toBe(false);
-    expect(q(card, '[data-vram-role="gpu-total"]').hasAttribute('data-vram-bytes')).toBe(true);
+    expect(
+      q(card, '[data-vram-role="gpu-free"]').hasAttribute('data-vram-bytes')
+    ).toBe(false);
+    expect(
+      q(card, '[data-vram-role="gpu-total"]').hasAttribute('data-vram-bytes')
+    ).toBe(true);
   });
 
   it('renders kernel text as text, never as HTML', () => {
@@ -119,14 +148,25 @@ describe('MemorySidebar', () => {
         })
       )
     );
-    model.ingest(wire(makeSample({ gpus: [makeGpu({ name: EVIL, nvml: null })] })));
-    model.ingest({ type: 'error', request_id: null, code: 'internal', message: EVIL });
+    model.ingest(
+      wire(makeSample({ gpus: [makeGpu({ name: EVIL, nvml: null })] }))
+    );
+    model.ingest({
+      type: 'error',
+      request_id: null,
+      code: 'internal',
+      message: EVIL
+    });
     MessageLoop.flush();
     const root = sidebar.node;
     expect(root.querySelector('img')).toBeNull();
-    expect(q(root, '[data-vram-role="gpu-name"]').textContent).toBe(`GPU 0: ${EVIL}`);
+    expect(q(root, '[data-vram-role="gpu-name"]').textContent).toBe(
+      `GPU 0: ${EVIL}`
+    );
     expect(q(root, '[data-vram-role="state"]').textContent).toContain(EVIL);
-    const notes = Array.from(root.querySelectorAll('[data-vram-role="note"]')).map(n => n.textContent);
+    const notes = Array.from(
+      root.querySelectorAll('[data-vram-role="note"]')
+    ).map(n => n.textContent);
     expect(notes.filter(t => t!.includes(EVIL))).toHaveLength(2);
   });
 
@@ -145,11 +185,13 @@ describe('MemorySidebar', () => {
     model.ingest(wire(makeHello({ torch: null, devices: [] })));
     model.ingest(wire(makeCpuSample()));
     MessageLoop.flush();
-    const ids = Array.from(sidebar.node.querySelectorAll<HTMLElement>('[data-vram-role="note"]')).map(
-      n => n.dataset.vramNote
-    );
+    const ids = Array.from(
+      sidebar.node.querySelectorAll<HTMLElement>('[data-vram-role="note"]')
+    ).map(n => n.dataset.vramNote);
     expect(ids).toEqual(['no-gpu', 'torch-not-imported']);
-    expect(sidebar.node.querySelector('[data-vram-role="gpu-card"]')).toBeNull();
+    expect(
+      sidebar.node.querySelector('[data-vram-role="gpu-card"]')
+    ).toBeNull();
   });
 
   it('shows the busy marker only while the kernel is busy', () => {
@@ -169,18 +211,25 @@ describe('MemorySidebar', () => {
 
   it('says what keeps the kernel busy before the helper is live: the helper starting, or a running cell', () => {
     monitor.setCurrent(model);
-    model.setState('bootstrapping', 'Starting the memory helper in the kernel\u2026');
+    model.setState(
+      'bootstrapping',
+      'Starting the memory helper in the kernel\u2026'
+    );
     // After a restart, no cell runs: the kernel runs the helper this page sent it.
     model.setKernelBusy(true, 'helper');
     MessageLoop.flush();
     const busy = q(sidebar.node, '[data-vram-role="kernel-busy"]');
     expect(busy.hidden).toBe(false);
-    expect(busy.textContent).toBe('Kernel busy starting the memory helper \u2014 requests wait until it is running.');
+    expect(busy.textContent).toBe(
+      'Kernel busy starting the memory helper \u2014 requests wait until it is running.'
+    );
     expect(busy.textContent).not.toContain('cell');
     // A cell queued behind it runs next.
     model.setKernelBusy(true, 'cell');
     MessageLoop.flush();
-    expect(busy.textContent).toBe('Kernel busy \u2014 requests wait until the running cell finishes.');
+    expect(busy.textContent).toBe(
+      'Kernel busy \u2014 requests wait until the running cell finishes.'
+    );
   });
 
   it('renders nothing while hidden and catches up when shown', () => {
@@ -198,12 +247,16 @@ describe('MemorySidebar', () => {
 
   it('adds and removes GPU cards as devices come and go', () => {
     monitor.setCurrent(model);
-    model.ingest(wire(makeSample({ gpus: [makeGpu(), makeGpu({ index: 1 })] })));
+    model.ingest(
+      wire(makeSample({ gpus: [makeGpu(), makeGpu({ index: 1 })] }))
+    );
     MessageLoop.flush();
     const cards = () =>
-      Array.from(sidebar.node.querySelectorAll<HTMLElement>('[data-vram-role="gpu-card"]')).map(
-        c => c.dataset.vramDevice
-      );
+      Array.from(
+        sidebar.node.querySelectorAll<HTMLElement>(
+          '[data-vram-role="gpu-card"]'
+        )
+      ).map(c => c.dataset.vramDevice);
     expect(cards()).toEqual(['0', '1']);
     model.ingest(wire(makeSample({ seq: 2, gpus: [makeGpu({ index: 1 })] })));
     MessageLoop.flush();
@@ -214,10 +267,20 @@ describe('MemorySidebar', () => {
     monitor.setCurrent(model);
     model.ingest(wire(makeSample()));
     MessageLoop.flush();
-    monitor.setSettings({ ...DEFAULT_SETTINGS, units: 'decimal', warningThresholdPercent: 10 });
+    monitor.setSettings({
+      ...DEFAULT_SETTINGS,
+      units: 'decimal',
+      warningThresholdPercent: 10
+    });
     MessageLoop.flush();
-    expect(q(sidebar.node, '[data-vram-role="host-rss"]').textContent).toBe('537 MB');
-    expect(q(sidebar.node, '[data-vram-role="gpu-card"]').classList.contains('jp-vram-warning')).toBe(true);
+    expect(q(sidebar.node, '[data-vram-role="host-rss"]').textContent).toBe(
+      '537 MB'
+    );
+    expect(
+      q(sidebar.node, '[data-vram-role="gpu-card"]').classList.contains(
+        'jp-vram-warning'
+      )
+    ).toBe(true);
   });
 
   it('keeps the timeline to its window', () => {
@@ -249,12 +312,15 @@ describe('MemorySidebar', () => {
 
 describe('MemorySidebar: keyboard and assistive technology', () => {
   const key = (node: HTMLElement, k: string) =>
-    node.dispatchEvent(new KeyboardEvent('keydown', { key: k, bubbles: true, cancelable: true }));
+    node.dispatchEvent(
+      new KeyboardEvent('keydown', { key: k, bubbles: true, cancelable: true })
+    );
 
   it('moves between tabs with the arrow keys, Home and End, focus following', () => {
     const sidebar = new MemorySidebar({ monitor: new FakeMonitor() });
     Widget.attach(sidebar, document.body);
-    const tab = (name: string) => q(sidebar.node, `[data-vram-role="${name}-tab"]`);
+    const tab = (name: string) =>
+      q(sidebar.node, `[data-vram-role="${name}-tab"]`);
     tab('memory').focus();
     key(tab('memory'), 'ArrowRight');
     expect(sidebar.tab).toBe('cells');
@@ -279,7 +345,9 @@ describe('MemorySidebar: keyboard and assistive technology', () => {
     const cellsTab = q(sidebar.node, '[data-vram-role="cells-tab"]');
     expect(cellsTab.getAttribute('aria-controls')).toBe(sidebar.cells.id);
     expect(sidebar.cells.node.getAttribute('role')).toBe('tabpanel');
-    expect(sidebar.cells.node.getAttribute('aria-labelledby')).toBe(cellsTab.id);
+    expect(sidebar.cells.node.getAttribute('aria-labelledby')).toBe(
+      cellsTab.id
+    );
     const memoryTab = q(sidebar.node, '[data-vram-role="memory-tab"]');
     const controlled = memoryTab.getAttribute('aria-controls')!.split(' ');
     expect(controlled).toContain(sidebar.timeline.id);
@@ -306,8 +374,12 @@ describe('VramStatusItem', () => {
     Widget.attach(item, document.body);
     expect(item.node.getAttribute('role')).toBe('button');
     expect(item.node.tabIndex).toBe(0);
-    item.node.dispatchEvent(new KeyboardEvent('keydown', { key: 'Enter', bubbles: true }));
-    item.node.dispatchEvent(new KeyboardEvent('keydown', { key: ' ', bubbles: true }));
+    item.node.dispatchEvent(
+      new KeyboardEvent('keydown', { key: 'Enter', bubbles: true })
+    );
+    item.node.dispatchEvent(
+      new KeyboardEvent('keydown', { key: ' ', bubbles: true })
+    );
     item.node.click();
     expect(onClick).toHaveBeenCalledTimes(3);
     item.dispose();
@@ -335,14 +407,20 @@ describe('VramStatusItem', () => {
     model.ingest(wire(makeCpuSample()));
     expect(statusSummary(model, DEFAULT_SETTINGS).text).toBe('RAM 512 MiB');
     const noTorch = new KernelMemoryModel({ historyCapacity: 10 });
-    noTorch.ingest(wire(makeSample({ gpus: [makeGpu({ torch: null, nvml: null })] })));
+    noTorch.ingest(
+      wire(makeSample({ gpus: [makeGpu({ torch: null, nvml: null })] }))
+    );
     expect(statusSummary(noTorch, DEFAULT_SETTINGS).text).toBe('RAM 512 MiB');
   });
 
   it('sums several GPUs', () => {
     const model = new KernelMemoryModel({ historyCapacity: 10 });
-    model.ingest(wire(makeSample({ gpus: [makeGpu(), makeGpu({ index: 1 })] })));
-    expect(statusSummary(model, DEFAULT_SETTINGS).text).toBe('GPU\u00d72 5/160 GiB');
+    model.ingest(
+      wire(makeSample({ gpus: [makeGpu(), makeGpu({ index: 1 })] }))
+    );
+    expect(statusSummary(model, DEFAULT_SETTINGS).text).toBe(
+      'GPU\u00d72 5/160 GiB'
+    );
   });
 
   it('marks the figures of a kernel that is gone or cut off as its last ones', () => {
@@ -352,7 +430,10 @@ describe('VramStatusItem', () => {
     model.setState('disconnected', 'The kernel is dead.');
     const gone = statusSummary(model, DEFAULT_SETTINGS);
     expect(gone.text).toBe('last GPU 2.5/80 GiB');
-    expect(gone.title.split('\n').slice(0, 2)).toEqual(['The kernel is dead.', 'Last figures:']);
+    expect(gone.title.split('\n').slice(0, 2)).toEqual([
+      'The kernel is dead.',
+      'Last figures:'
+    ]);
   });
 
   it('is empty without a notebook and a dash before samples', () => {

@@ -48,15 +48,26 @@ export class BrowserKeeping {
    * What is not to be kept is forgotten once they say so, after the stopped
    * keepers' last writes, and again after each time they asked to keep it.
    */
-  apply(settings: VramSettings, keepers: Iterable<SessionPersistence | null>): void {
+  apply(
+    settings: VramSettings,
+    keepers: Iterable<SessionPersistence | null>
+  ): void {
     this._settingsKnown = true;
     const wanted = this._kept(settings);
-    const written = Promise.all([...keepers].map(keeper => keeper?.update(wanted)));
-    const forget = (store: { forgetAll(): Promise<void> } | null, what: string) => {
+    const written = Promise.all(
+      [...keepers].map(keeper => keeper?.update(wanted))
+    );
+    const forget = (
+      store: { forgetAll(): Promise<void> } | null,
+      what: string
+    ) => {
       void written
         .then(() => store?.forgetAll())
         .catch(reason =>
-          console.warn(`jupyterlab-vram: could not forget the ${what} this browser kept:`, reason)
+          console.warn(
+            `jupyterlab-vram: could not forget the ${what} this browser kept:`,
+            reason
+          )
         );
     };
     if (!wanted.cells && !this._forgotten.cells) {

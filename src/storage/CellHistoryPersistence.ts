@@ -15,7 +15,11 @@
 import { IDisposable } from '@lumino/disposable';
 
 import { CellMemoryRecord } from '../protocol/cell';
-import { CellHistory, CellHistoryChange, SavedCellSession } from '../model/CellHistory';
+import {
+  CellHistory,
+  CellHistoryChange,
+  SavedCellSession
+} from '../model/CellHistory';
 import { StoreQueue } from './StoreQueue';
 
 /** A record with the series (kernel process run) it belongs to. */
@@ -68,7 +72,10 @@ export class CellHistoryPersistence implements IDisposable {
       if (!this._isDisposed && notebook === this._notebook()) {
         // Cleared on this page while they were read: their floors only, so
         // that the kernel sending them again does not bring them back either.
-        restoreCellSessions(this._history, this._clearedWhileLoading ? saved.map(allCleared) : saved);
+        restoreCellSessions(
+          this._history,
+          this._clearedWhileLoading ? saved.map(allCleared) : saved
+        );
       }
       this._loaded = true;
     });
@@ -151,7 +158,10 @@ export class CellHistoryPersistence implements IDisposable {
 
 /** `session` with every record cleared: its floor at its highest id. */
 function allCleared(session: SavedCellSession): SavedCellSession {
-  const highest = session.records.reduce((id, r) => Math.max(id, r.record_id), session.floor);
+  const highest = session.records.reduce(
+    (id, r) => Math.max(id, r.record_id),
+    session.floor
+  );
   return { ...session, floor: highest };
 }
 

@@ -11,7 +11,11 @@
  */
 import { CellMemoryRecord, parseCellRecord } from '../protocol/cell';
 import { SavedCellSession } from '../model/CellHistory';
-import { ICellRecordStore, SavedCellRecord, SeriesFloor } from './CellHistoryPersistence';
+import {
+  ICellRecordStore,
+  SavedCellRecord,
+  SeriesFloor
+} from './CellHistoryPersistence';
 import type { IPathKeyedStore } from './followNotebookFiles';
 import {
   CELL_FLOORS as FLOORS,
@@ -43,7 +47,9 @@ interface FloorRow {
   time: number;
 }
 
-export class IndexedDbCellRecordStore implements ICellRecordStore, IPathKeyedStore {
+export class IndexedDbCellRecordStore
+  implements ICellRecordStore, IPathKeyedStore
+{
   constructor(factory: IDBFactory = indexedDB) {
     this._database = new VramDatabase(factory);
   }
@@ -52,10 +58,19 @@ export class IndexedDbCellRecordStore implements ICellRecordStore, IPathKeyedSto
     const db = await this._open();
     const tx = db.transaction([RECORDS, FLOORS], 'readwrite');
     const [rows, floors] = await Promise.all([
-      request<RecordRow[]>(tx.objectStore(RECORDS).getAll(notebookRange(notebook))),
-      request<FloorRow[]>(tx.objectStore(FLOORS).getAll(notebookRange(notebook)))
+      request<RecordRow[]>(
+        tx.objectStore(RECORDS).getAll(notebookRange(notebook))
+      ),
+      request<FloorRow[]>(
+        tx.objectStore(FLOORS).getAll(notebookRange(notebook))
+      )
     ]);
-    type Session = { identity: string; floor: number; first: number; records: CellMemoryRecord[] };
+    type Session = {
+      identity: string;
+      floor: number;
+      first: number;
+      records: CellMemoryRecord[];
+    };
     const sessions = new Map<string, Session>();
     const sessionOf = (identity: string): Session => {
       let session = sessions.get(identity);
@@ -66,7 +81,10 @@ export class IndexedDbCellRecordStore implements ICellRecordStore, IPathKeyedSto
       return session;
     };
     for (const floor of floors) {
-      if (typeof floor.floor === 'number' && typeof floor.identity === 'string') {
+      if (
+        typeof floor.floor === 'number' &&
+        typeof floor.identity === 'string'
+      ) {
         const session = sessionOf(floor.identity);
         session.floor = Math.max(session.floor, floor.floor);
         session.first = Math.min(session.first, Number(floor.time) || Infinity);
@@ -82,7 +100,10 @@ export class IndexedDbCellRecordStore implements ICellRecordStore, IPathKeyedSto
     // Beyond the capacity, the oldest go (from the store too).
     const excess = kept.length - Math.max(0, capacity);
     if (excess > 0) {
-      kept.sort((a, b) => a.record.started - b.record.started || a.row.recordId - b.row.recordId);
+      kept.sort(
+        (a, b) =>
+          a.record.started - b.record.started || a.row.recordId - b.row.recordId
+      );
       const store = tx.objectStore(RECORDS);
       for (const { row } of kept.splice(0, excess)) {
         store.delete([row.notebook, row.identity, row.recordId]);
@@ -103,7 +124,10 @@ export class IndexedDbCellRecordStore implements ICellRecordStore, IPathKeyedSto
       }));
   }
 
-  async save(notebook: string, records: readonly SavedCellRecord[]): Promise<void> {
+  async save(
+    notebook: string,
+    records: readonly SavedCellRecord[]
+  ): Promise<void> {
     if (!records.length) {
       return;
     }
@@ -111,7 +135,12 @@ export class IndexedDbCellRecordStore implements ICellRecordStore, IPathKeyedSto
     const tx = db.transaction(RECORDS, 'readwrite');
     const store = tx.objectStore(RECORDS);
     for (const { identity, record } of records) {
-      const row: RecordRow = { notebook, identity, recordId: record.record_id, record };
+      const row: RecordRow = {
+        notebook,
+        identity,
+        recordId: record.record_id,
+        record
+      };
       store.put(row);
     }
     await done(tx);
@@ -124,7 +153,12 @@ export class IndexedDbCellRecordStore implements ICellRecordStore, IPathKeyedSto
     const store = tx.objectStore(FLOORS);
     store.delete(notebookRange(notebook));
     for (const { identity, floor, time } of floors) {
-      const row: FloorRow = { notebook, identity, floor, time: time ?? Date.now() / 1000 };
+      const row: FloorRow = {
+        notebook,
+        identity,
+        floor,
+        time: time ?? Date.now() / 1000
+      };
       store.put(row);
     }
     await done(tx);

@@ -9,13 +9,23 @@ import { ITimelineStore, StoredTimelineChunk } from './TimelinePersistence';
 import type { IPathKeyedStore } from './followNotebookFiles';
 import { parseTimelineChunk, storedChunk } from './savedTimeline';
 import type { TimelineChunk } from './TimelineChunkBuilder';
-import { done, pathRanges, renamedPath, request, TIMELINE_CHUNKS, VramDatabase } from './vramDatabase';
+import {
+  done,
+  pathRanges,
+  renamedPath,
+  request,
+  TIMELINE_CHUNKS,
+  VramDatabase
+} from './vramDatabase';
 
 /** Chunks whose last row is older than this go (a notebook not opened for a week). */
 export const TIMELINE_MAX_AGE_S = 7 * 24 * 3600;
 
 export class IndexedDbTimelineStore implements ITimelineStore, IPathKeyedStore {
-  constructor(factory: IDBFactory = indexedDB, now: () => number = () => Date.now() / 1000) {
+  constructor(
+    factory: IDBFactory = indexedDB,
+    now: () => number = () => Date.now() / 1000
+  ) {
     this._database = new VramDatabase(factory);
     this._now = now;
   }
@@ -25,7 +35,11 @@ export class IndexedDbTimelineStore implements ITimelineStore, IPathKeyedStore {
     const tx = db.transaction(TIMELINE_CHUNKS, 'readwrite');
     const store = tx.objectStore(TIMELINE_CHUNKS);
     const stale = await request<IDBValidKey[]>(
-      store.index('end').getAllKeys(IDBKeyRange.upperBound(this._now() - TIMELINE_MAX_AGE_S, true))
+      store
+        .index('end')
+        .getAllKeys(
+          IDBKeyRange.upperBound(this._now() - TIMELINE_MAX_AGE_S, true)
+        )
     );
     for (const key of stale) {
       store.delete(key);
@@ -55,7 +69,11 @@ export class IndexedDbTimelineStore implements ITimelineStore, IPathKeyedStore {
     await done(tx);
   }
 
-  async replace(notebook: string, ids: readonly number[], chunk: TimelineChunk): Promise<void> {
+  async replace(
+    notebook: string,
+    ids: readonly number[],
+    chunk: TimelineChunk
+  ): Promise<void> {
     const db = await this._database.open();
     const tx = db.transaction(TIMELINE_CHUNKS, 'readwrite');
     const store = tx.objectStore(TIMELINE_CHUNKS);
@@ -73,7 +91,9 @@ export class IndexedDbTimelineStore implements ITimelineStore, IPathKeyedStore {
     const tx = db.transaction(TIMELINE_CHUNKS, 'readwrite');
     const store = tx.objectStore(TIMELINE_CHUNKS);
     for (const range of pathRanges(from, 'path')) {
-      const rows = await request<{ notebook: string }[]>(store.index('notebook').getAll(range));
+      const rows = await request<{ notebook: string }[]>(
+        store.index('notebook').getAll(range)
+      );
       for (const row of rows) {
         store.put({ ...row, notebook: renamedPath(row.notebook, from, to) }); // the same id: in place
       }
@@ -86,7 +106,9 @@ export class IndexedDbTimelineStore implements ITimelineStore, IPathKeyedStore {
     const tx = db.transaction(TIMELINE_CHUNKS, 'readwrite');
     const store = tx.objectStore(TIMELINE_CHUNKS);
     for (const range of pathRanges(path, 'path')) {
-      for (const id of await request<IDBValidKey[]>(store.index('notebook').getAllKeys(range))) {
+      for (const id of await request<IDBValidKey[]>(
+        store.index('notebook').getAllKeys(range)
+      )) {
         store.delete(id);
       }
     }

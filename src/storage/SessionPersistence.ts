@@ -8,7 +8,10 @@
 import { ISessionContext } from '@jupyterlab/apputils';
 import { IDisposable } from '@lumino/disposable';
 
-import { CellHistoryPersistence, ICellRecordStore } from './CellHistoryPersistence';
+import {
+  CellHistoryPersistence,
+  ICellRecordStore
+} from './CellHistoryPersistence';
 import { KernelMemoryModel } from '../model/KernelMemoryModel';
 import { ITimelineStore, TimelinePersistence } from './TimelinePersistence';
 

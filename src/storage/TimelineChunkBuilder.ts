@@ -31,7 +31,10 @@ export class TimelineChunkBuilder {
     this._pad();
   }
 
-  addRows(times: ArrayLike<number>, series: ReadonlyMap<string, ArrayLike<number>>): void {
+  addRows(
+    times: ArrayLike<number>,
+    series: ReadonlyMap<string, ArrayLike<number>>
+  ): void {
     const at = this._times.length;
     for (let i = 0; i < times.length; i++) {
       this._times.push(times[i]);
@@ -55,7 +58,12 @@ export class TimelineChunkBuilder {
     for (const [key, column] of this._columns) {
       series.set(key, Float64Array.from(column));
     }
-    const chunk = { identity, times: Float64Array.from(this._times), series, marks: this._marks };
+    const chunk = {
+      identity,
+      times: Float64Array.from(this._times),
+      series,
+      marks: this._marks
+    };
     this._times = [];
     this._columns.clear();
     this._marks = [];

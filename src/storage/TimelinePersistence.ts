@@ -41,7 +41,11 @@ export interface ITimelineStore {
   load(notebook: string): Promise<StoredTimelineChunk[]>;
   save(notebook: string, chunk: TimelineChunk): Promise<void>;
   /** Put `chunk` in place of the chunks `ids`, in one write (an empty chunk: drop them). */
-  replace(notebook: string, ids: readonly number[], chunk: TimelineChunk): Promise<void>;
+  replace(
+    notebook: string,
+    ids: readonly number[],
+    chunk: TimelineChunk
+  ): Promise<void>;
   /** Forget every notebook's chunks (the browser is no longer to keep them). */
   forgetAll(): Promise<void>;
 }
@@ -112,7 +116,11 @@ export class TimelinePersistence implements IDisposable {
    */
   private async _compact(notebook: string, restore: boolean): Promise<void> {
     const stored = await this._store.load(notebook);
-    if ((restore && this._isDisposed) || notebook !== this._notebook() || !stored.length) {
+    if (
+      (restore && this._isDisposed) ||
+      notebook !== this._notebook() ||
+      !stored.length
+    ) {
       return;
     }
     // Assembling loads with the first kept timeline, not with the page.
@@ -127,7 +135,11 @@ export class TimelinePersistence implements IDisposable {
     }
     const rows = chunks.reduce((n, chunk) => n + chunk.times.length, 0);
     if (stored.length > 1 || rows > timeline.times.length) {
-      await this._store.replace(notebook, stored.map(s => s.id), timeline);
+      await this._store.replace(
+        notebook,
+        stored.map(s => s.id),
+        timeline
+      );
     }
   }
 

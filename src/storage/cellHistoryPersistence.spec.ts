@@ -18,12 +18,18 @@ const NOTEBOOK = 'work/train.ipynb';
 
 /** Records of a series, started later for later series. */
 function records(count: number, startedBase: number, firstId = 1) {
-  return manyRecords(count, firstId).map(r => ({ ...r, started: startedBase + r.record_id }));
+  return manyRecords(count, firstId).map(r => ({
+    ...r,
+    started: startedBase + r.record_id
+  }));
 }
 
 /** One page: a model fed like the connection feeds it, kept by persistence. */
 function page(store: IndexedDbCellRecordStore, capacity = 10_000) {
-  const model = new KernelMemoryModel({ historyCapacity: 10, cellHistoryCapacity: capacity });
+  const model = new KernelMemoryModel({
+    historyCapacity: 10,
+    cellHistoryCapacity: capacity
+  });
   const persistence = new CellHistoryPersistence({
     history: model.cells,
     store,
@@ -51,14 +57,18 @@ describe('restoreCellSessions', () => {
     expect(h.identity).toBe('live');
     expect(h.identityOf(1)).toBe('old-1');
     // Live records keep coming into the live session.
-    expect(h.add(makeCellRecord({ record_id: 3, cell_id: 'x' }))!.key).toBe('3:3');
+    expect(h.add(makeCellRecord({ record_id: 3, cell_id: 'x' }))!.key).toBe(
+      '3:3'
+    );
   });
 
   it('merges a saved session of the live series with it, without duplicates, and keeps its floor', () => {
     const h = new CellHistory(100);
     h.startSession('live');
     h.merge(records(3, 1000, 4)); // ids 4..6 arrived live
-    restoreCellSessions(h, [{ identity: 'live', floor: 2, records: records(5, 1000) }]);
+    restoreCellSessions(h, [
+      { identity: 'live', floor: 2, records: records(5, 1000) }
+    ]);
     expect(ids(h)).toEqual(['1:3', '1:4', '1:5', '1:6']);
     expect(h.floor).toBe(2);
     expect(h.merge(records(6, 1000))).toEqual([]); // the kernel's history reply: nothing new
@@ -92,7 +102,9 @@ describe('restoreCellSessions', () => {
     const h = new CellHistory(3);
     h.startSession('live');
     h.merge(records(2, 3000));
-    restoreCellSessions(h, [{ identity: 'old', floor: 0, records: records(4, 1000) }]);
+    restoreCellSessions(h, [
+      { identity: 'old', floor: 0, records: records(4, 1000) }
+    ]);
     expect(ids(h)).toEqual(['1:4', '2:1', '2:2']);
   });
 });
@@ -100,12 +112,26 @@ describe('restoreCellSessions', () => {
 describe('IndexedDbCellRecordStore', () => {
   it('saves, loads by series in time order, and keeps one copy of a record saved twice', async () => {
     const store = new IndexedDbCellRecordStore(new IDBFactory());
-    await store.save(NOTEBOOK, records(2, 2000).map(record => ({ identity: 'b', record })));
-    await store.save(NOTEBOOK, records(3, 1000).map(record => ({ identity: 'a', record })));
-    await store.save(NOTEBOOK, records(3, 1000).map(record => ({ identity: 'a', record })));
-    await store.save('other.ipynb', records(1, 500).map(record => ({ identity: 'z', record })));
+    await store.save(
+      NOTEBOOK,
+      records(2, 2000).map(record => ({ identity: 'b', record }))
+    );
+    await store.save(
+      NOTEBOOK,
+      records(3, 1000).map(record => ({ identity: 'a', record }))
+    );
+    await store.save(
+      NOTEBOOK,
+      records(3, 1000).map(record => ({ identity: 'a', record }))
+    );
+    await store.save(
+      'other.ipynb',
+      records(1, 500).map(record => ({ identity: 'z', record }))
+    );
     const saved = await store.load(NOTEBOOK, 100);
-    expect(saved.map(s => [s.identity, s.records.map(r => r.record_id)])).toEqual([
+    expect(
+      saved.map(s => [s.identity, s.records.map(r => r.record_id)])
+    ).toEqual([
       ['a', [1, 2, 3]],
       ['b', [1, 2]]
     ]);
@@ -113,18 +139,32 @@ describe('IndexedDbCellRecordStore', () => {
 
   it('clears one notebook, remembers the floor of its live series', async () => {
     const store = new IndexedDbCellRecordStore(new IDBFactory());
-    await store.save(NOTEBOOK, records(3, 1000).map(record => ({ identity: 'a', record })));
-    await store.save('other.ipynb', records(1, 500).map(record => ({ identity: 'z', record })));
+    await store.save(
+      NOTEBOOK,
+      records(3, 1000).map(record => ({ identity: 'a', record }))
+    );
+    await store.save(
+      'other.ipynb',
+      records(1, 500).map(record => ({ identity: 'z', record }))
+    );
     await store.clear(NOTEBOOK, [{ identity: 'a', floor: 3, time: 1003 }]);
-    expect(await store.load(NOTEBOOK, 100)).toEqual([{ identity: 'a', floor: 3, records: [] }]);
+    expect(await store.load(NOTEBOOK, 100)).toEqual([
+      { identity: 'a', floor: 3, records: [] }
+    ]);
     expect((await store.load('other.ipynb', 100))[0].records).toHaveLength(1);
   });
 
-  it('forgets every notebook\'s records and floors at once', async () => {
+  it("forgets every notebook's records and floors at once", async () => {
     const store = new IndexedDbCellRecordStore(new IDBFactory());
-    await store.save(NOTEBOOK, records(3, 1000).map(record => ({ identity: 'a', record })));
+    await store.save(
+      NOTEBOOK,
+      records(3, 1000).map(record => ({ identity: 'a', record }))
+    );
     await store.clear(NOTEBOOK, [{ identity: 'a', floor: 3, time: 1003 }]);
-    await store.save('other.ipynb', records(1, 500).map(record => ({ identity: 'z', record })));
+    await store.save(
+      'other.ipynb',
+      records(1, 500).map(record => ({ identity: 'z', record }))
+    );
     await store.forgetAll();
     expect(await store.load(NOTEBOOK, 100)).toEqual([]);
     expect(await store.load('other.ipynb', 100)).toEqual([]);
@@ -132,15 +172,25 @@ describe('IndexedDbCellRecordStore', () => {
 
   it('drops the oldest records beyond the capacity, from the store too', async () => {
     const store = new IndexedDbCellRecordStore(new IDBFactory());
-    await store.save(NOTEBOOK, records(5, 1000).map(record => ({ identity: 'a', record })));
-    expect((await store.load(NOTEBOOK, 2))[0].records.map(r => r.record_id)).toEqual([4, 5]);
-    expect((await store.load(NOTEBOOK, 100))[0].records.map(r => r.record_id)).toEqual([4, 5]);
+    await store.save(
+      NOTEBOOK,
+      records(5, 1000).map(record => ({ identity: 'a', record }))
+    );
+    expect(
+      (await store.load(NOTEBOOK, 2))[0].records.map(r => r.record_id)
+    ).toEqual([4, 5]);
+    expect(
+      (await store.load(NOTEBOOK, 100))[0].records.map(r => r.record_id)
+    ).toEqual([4, 5]);
   });
 
   it('drops saved records that do not read as records (another version, a hand edit)', async () => {
     const factory = new IDBFactory();
     const store = new IndexedDbCellRecordStore(factory);
-    const bad = { ...makeCellRecord({ record_id: 2 }), started: 'yesterday' } as any;
+    const bad = {
+      ...makeCellRecord({ record_id: 2 }),
+      started: 'yesterday'
+    } as any;
     await store.save(NOTEBOOK, [
       { identity: 'a', record: makeCellRecord({ record_id: 1 }) },
       { identity: 'a', record: bad }
@@ -164,13 +214,28 @@ describe('CellHistoryPersistence: pages around one kernel', () => {
 
     const second = page(store);
     await second.persistence.ready;
-    expect(ids(second.model.cells)).toEqual(['1:1', '1:2', '1:3', '2:1', '2:2']);
+    expect(ids(second.model.cells)).toEqual([
+      '1:1',
+      '1:2',
+      '1:3',
+      '2:1',
+      '2:2'
+    ]);
     // The same kernel process answers the reconnect, and its history reply
     // repeats its records: nothing doubles, the earlier process stays earlier.
-    second.model.ingest(wire(makeHello({ record_series: 'process-2', pid: 2 })));
+    second.model.ingest(
+      wire(makeHello({ record_series: 'process-2', pid: 2 }))
+    );
     second.model.cells.merge(records(2, 2000));
     second.model.ingest(wire({ type: 'cells', records: records(1, 2000, 3) }));
-    expect(ids(second.model.cells)).toEqual(['1:1', '1:2', '1:3', '2:1', '2:2', '2:3']);
+    expect(ids(second.model.cells)).toEqual([
+      '1:1',
+      '1:2',
+      '1:3',
+      '2:1',
+      '2:2',
+      '2:3'
+    ]);
   });
 
   it('a second tab sees what the first saved, and both keep writing one history', async () => {
@@ -203,7 +268,10 @@ describe('CellHistoryPersistence: pages around one kernel', () => {
     model.ingest(wire({ type: 'cells', records: records(1, 2000) }));
     expect(ids(model.cells)).toEqual(['1:1', '1:2', '2:1']);
     await persistence.flush();
-    expect((await store.load(NOTEBOOK, 100)).map(s => s.identity)).toEqual(['bundle-1', 'bundle-2']);
+    expect((await store.load(NOTEBOOK, 100)).map(s => s.identity)).toEqual([
+      'bundle-1',
+      'bundle-2'
+    ]);
   });
 
   it('a cleared history stays cleared after a reload, though the kernel sends its records again', async () => {
@@ -231,11 +299,21 @@ describe('CellHistoryPersistence: pages around one kernel', () => {
     model.ingest(wire({ type: 'cells', records: records(3, 1000) }));
     model.cells.clear();
     model.ingest(wire(makeHello({ record_series: 'k2', pid: 2 }))); // Change Kernel…
-    model.ingest(wire({ type: 'cells', records: records(1, 2000).map(r => ({ ...r, cell_id: 'cell-1' })) }));
+    model.ingest(
+      wire({
+        type: 'cells',
+        records: records(1, 2000).map(r => ({ ...r, cell_id: 'cell-1' }))
+      })
+    );
     model.ingest(wire(makeHello({ record_series: 'k1' }))); // …and back to the first, still running
     model.cells.merge(records(3, 1000)); // its history reply
     expect(ids(model.cells)).toEqual(['2:1']);
-    model.ingest(wire({ type: 'cells', records: records(1, 1000, 4).map(r => ({ ...r, cell_id: 'cell-1' })) }));
+    model.ingest(
+      wire({
+        type: 'cells',
+        records: records(1, 1000, 4).map(r => ({ ...r, cell_id: 'cell-1' }))
+      })
+    );
     expect(ids(model.cells)).toEqual(['1:4', '2:1']);
     expect(model.cells.latestForCell('cell-1')!.key).toBe('1:4'); // the run just made, not k2's
     // Cleared again while k2 is away: after a reload, neither series' cleared records come back.
@@ -250,14 +328,16 @@ describe('CellHistoryPersistence: pages around one kernel', () => {
     expect(ids(reloaded.model.cells)).toEqual([]);
   });
 
-  it('a cleared series of a kernel whose clock is behind the browser\'s stays before the later one after a reload', async () => {
+  it("a cleared series of a kernel whose clock is behind the browser's stays before the later one after a reload", async () => {
     const store = new IndexedDbCellRecordStore(new IDBFactory());
     const browserNow = Date.now() / 1000;
     const kernelNow = browserNow - 600; // a remote kernel ten minutes behind
     const first = page(store);
     await first.persistence.ready;
     first.model.ingest(wire(makeHello({ record_series: 'x' })));
-    first.model.ingest(wire({ type: 'cells', records: records(2, kernelNow - 100) }));
+    first.model.ingest(
+      wire({ type: 'cells', records: records(2, kernelNow - 100) })
+    );
     first.model.cells.clear();
     first.model.ingest(wire(makeHello({ record_series: 'y', pid: 2 }))); // restarted
     first.model.ingest(wire({ type: 'cells', records: records(2, kernelNow) }));
@@ -273,7 +353,10 @@ describe('CellHistoryPersistence: pages around one kernel', () => {
 
   it('saved records that arrive after the live ones still go first', async () => {
     const store = new IndexedDbCellRecordStore(new IDBFactory());
-    await store.save(NOTEBOOK, records(2, 1000).map(record => ({ identity: 'old', record })));
+    await store.save(
+      NOTEBOOK,
+      records(2, 1000).map(record => ({ identity: 'old', record }))
+    );
     const { model, persistence } = page(store);
     // The hello and a record come in before the store answered.
     model.ingest(wire(makeHello({ record_series: 'new' })));
@@ -287,7 +370,12 @@ describe('CellHistoryPersistence: pages around one kernel', () => {
     const store = new IndexedDbCellRecordStore(new IDBFactory());
     const model = new KernelMemoryModel({ historyCapacity: 10 });
     const keep = () =>
-      new CellHistoryPersistence({ history: model.cells, store, notebook: () => NOTEBOOK, flushDelayMs: 1 });
+      new CellHistoryPersistence({
+        history: model.cells,
+        store,
+        notebook: () => NOTEBOOK,
+        flushDelayMs: 1
+      });
     let keeper = keep();
     await keeper.ready;
     model.ingest(wire(makeHello({ record_series: 'p1' })));
@@ -328,7 +416,9 @@ describe('CellHistoryPersistence: pages around one kernel', () => {
   });
 
   it('carries on in memory when the browser refuses to store, and says so once', async () => {
-    const warn = jest.spyOn(console, 'warn').mockImplementation(() => undefined);
+    const warn = jest
+      .spyOn(console, 'warn')
+      .mockImplementation(() => undefined);
     const broken = {
       load: () => Promise.reject(new Error('QuotaExceededError')),
       save: () => Promise.reject(new Error('QuotaExceededError')),

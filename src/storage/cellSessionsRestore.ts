@@ -11,9 +11,16 @@
  * whose records were all cleared is worth a session only as that current
  * one; else its floor is kept aside, for the day its kernel is taken up again.
  */
-import { CellHistory, RestoredCellSession, SavedCellSession } from '../model/CellHistory';
+import {
+  CellHistory,
+  RestoredCellSession,
+  SavedCellSession
+} from '../model/CellHistory';
 
-export function restoreCellSessions(history: CellHistory, saved: readonly SavedCellSession[]): void {
+export function restoreCellSessions(
+  history: CellHistory,
+  saved: readonly SavedCellSession[]
+): void {
   if (!saved.length) {
     return;
   }
@@ -43,7 +50,10 @@ export function restoreCellSessions(history: CellHistory, saved: readonly SavedC
     if (holds || (!live.length && i === saved.length - 1)) {
       sessionOf(session.identity);
     } else if (session.floor > 0) {
-      const maxIdSeen = Math.max(session.floor, ...session.records.map(r => r.record_id));
+      const maxIdSeen = Math.max(
+        session.floor,
+        ...session.records.map(r => r.record_id)
+      );
       aside.set(session.identity, { floor: session.floor, maxIdSeen });
     }
   });
@@ -52,7 +62,9 @@ export function restoreCellSessions(history: CellHistory, saved: readonly SavedC
     sessionOf(identity);
   }
   for (const entry of history.entries) {
-    byIdentity.get(history.identityOf(entry.session) ?? '')!.records.set(entry.record.record_id, entry.record);
+    byIdentity
+      .get(history.identityOf(entry.session) ?? '')!
+      .records.set(entry.record.record_id, entry.record);
   }
   for (const session of saved) {
     const held = byIdentity.get(session.identity);
@@ -74,7 +86,12 @@ export function restoreCellSessions(history: CellHistory, saved: readonly SavedC
       held.floor = Math.max(held.floor, floor);
     }
   }
-  const currentIdentity = live.length ? history.identityOf(history.session) ?? '' : null;
-  const current = currentIdentity !== null ? byIdentity.get(currentIdentity) : sessions[sessions.length - 1];
+  const currentIdentity = live.length
+    ? (history.identityOf(history.session) ?? '')
+    : null;
+  const current =
+    currentIdentity !== null
+      ? byIdentity.get(currentIdentity)
+      : sessions[sessions.length - 1];
   history.rebuild(sessions, current, aside);
 }

@@ -26,17 +26,32 @@ function setUp() {
   const emit = (change: Contents.IChangedArgs) => fileChanged.emit(change);
   /** Keeps three records, a clear floor and a timeline chunk under `notebook`. */
   const keep = async (notebook: string) => {
-    await records.save(notebook, manyRecords(3).map(record => ({ identity: 'run-1', record })));
+    await records.save(
+      notebook,
+      manyRecords(3).map(record => ({ identity: 'run-1', record }))
+    );
     await records.clear(notebook, [{ identity: 'run-1', floor: 2, time: 2 }]); // records 1-2 cleared...
-    await records.save(notebook, manyRecords(3).slice(2).map(record => ({ identity: 'run-1', record }))); // ...3 not
+    await records.save(
+      notebook,
+      manyRecords(3)
+        .slice(2)
+        .map(record => ({ identity: 'run-1', record }))
+    ); // ...3 not
     const builder = new TimelineChunkBuilder();
     builder.addRow(990, new Map([[RSS, 1]]));
     await timeline.save(notebook, builder.take('run-1'));
   };
   /** What is kept under `notebook`: [series, floor, record ids] and the timeline's row count. */
   const kept = async (notebook: string) => ({
-    cells: (await records.load(notebook, 100)).map(s => [s.identity, s.floor, s.records.map(r => r.record_id)]),
-    rows: (await timeline.load(notebook)).reduce((n, s) => n + s.chunk.times.length, 0)
+    cells: (await records.load(notebook, 100)).map(s => [
+      s.identity,
+      s.floor,
+      s.records.map(r => r.record_id)
+    ]),
+    rows: (await timeline.load(notebook)).reduce(
+      (n, s) => n + s.chunk.times.length,
+      0
+    )
   });
   /** Until the stores' writes started by a change are done. */
   const settle = async () => {
@@ -50,11 +65,15 @@ const NOTHING = { cells: [], rows: 0 };
 const KEPT = { cells: [['run-1', 2, [3]]], rows: 1 };
 
 describe('followNotebookFiles', () => {
-  it('moves a renamed notebook\'s records, clear floor and timeline: a new notebook named as the old one finds none', async () => {
+  it("moves a renamed notebook's records, clear floor and timeline: a new notebook named as the old one finds none", async () => {
     const { emit, keep, kept, settle } = setUp();
     await keep('Untitled.ipynb');
     await keep('Untitled1.ipynb');
-    emit({ type: 'rename', oldValue: { path: 'Untitled.ipynb' }, newValue: { path: 'train.ipynb' } });
+    emit({
+      type: 'rename',
+      oldValue: { path: 'Untitled.ipynb' },
+      newValue: { path: 'train.ipynb' }
+    });
     await settle();
     expect(await kept('train.ipynb')).toEqual(KEPT);
     expect(await kept('Untitled.ipynb')).toEqual(NOTHING);
@@ -66,7 +85,11 @@ describe('followNotebookFiles', () => {
     await keep('work/a.ipynb');
     await keep('work/deep/b.ipynb');
     await keep('work2/c.ipynb');
-    emit({ type: 'rename', oldValue: { path: 'work' }, newValue: { path: 'runs/work' } });
+    emit({
+      type: 'rename',
+      oldValue: { path: 'work' },
+      newValue: { path: 'runs/work' }
+    });
     await settle();
     expect(await kept('runs/work/a.ipynb')).toEqual(KEPT);
     expect(await kept('runs/work/deep/b.ipynb')).toEqual(KEPT);
@@ -90,7 +113,11 @@ describe('followNotebookFiles', () => {
   it('forgets what another file left under the path of a notebook made anew', async () => {
     const { emit, keep, kept, settle } = setUp();
     await keep('Untitled.ipynb'); // deleted from a terminal: this page never heard
-    emit({ type: 'new', oldValue: null, newValue: { path: 'Untitled.ipynb', type: 'notebook' } });
+    emit({
+      type: 'new',
+      oldValue: null,
+      newValue: { path: 'Untitled.ipynb', type: 'notebook' }
+    });
     await settle();
     expect(await kept('Untitled.ipynb')).toEqual(NOTHING);
   });
@@ -103,13 +130,33 @@ describe('followNotebookFiles', () => {
     };
     const fileChanged = new Signal<unknown, Contents.IChangedArgs>({});
     const stop = followNotebookFiles(fileChanged, [store]);
-    fileChanged.emit({ type: 'save', oldValue: null, newValue: { path: 'a.ipynb', type: 'notebook' } });
-    fileChanged.emit({ type: 'new', oldValue: null, newValue: { path: 'notes.txt', type: 'file' } });
-    fileChanged.emit({ type: 'rename', oldValue: { path: 'a.ipynb' }, newValue: { path: 'a.ipynb' } });
+    fileChanged.emit({
+      type: 'save',
+      oldValue: null,
+      newValue: { path: 'a.ipynb', type: 'notebook' }
+    });
+    fileChanged.emit({
+      type: 'new',
+      oldValue: null,
+      newValue: { path: 'notes.txt', type: 'file' }
+    });
+    fileChanged.emit({
+      type: 'rename',
+      oldValue: { path: 'a.ipynb' },
+      newValue: { path: 'a.ipynb' }
+    });
     expect(calls).toEqual([]);
-    fileChanged.emit({ type: 'delete', oldValue: { path: 'a.ipynb' }, newValue: null });
+    fileChanged.emit({
+      type: 'delete',
+      oldValue: { path: 'a.ipynb' },
+      newValue: null
+    });
     stop();
-    fileChanged.emit({ type: 'delete', oldValue: { path: 'b.ipynb' }, newValue: null });
+    fileChanged.emit({
+      type: 'delete',
+      oldValue: { path: 'b.ipynb' },
+      newValue: null
+    });
     expect(calls).toEqual(['forget a.ipynb']);
   });
 });

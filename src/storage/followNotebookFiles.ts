@@ -38,7 +38,10 @@ export function followNotebookFiles(
   stores: readonly IPathKeyedStore[]
 ): () => void {
   let warned = false;
-  const onChange = (_: unknown, { type, oldValue, newValue }: Contents.IChangedArgs): void => {
+  const onChange = (
+    _: unknown,
+    { type, oldValue, newValue }: Contents.IChangedArgs
+  ): void => {
     const from = oldValue?.path;
     const to = newValue?.path;
     for (const store of stores) {
@@ -48,13 +51,19 @@ export function followNotebookFiles(
           : type === 'delete' && from
             ? store.forgetNotebook(from)
             : // Only notebooks and folders can have a history under their path.
-              type === 'new' && to && (newValue?.type === 'notebook' || newValue?.type === 'directory')
+              type === 'new' &&
+                to &&
+                (newValue?.type === 'notebook' ||
+                  newValue?.type === 'directory')
               ? store.forgetNotebook(to)
               : null; // a save: the path stays what it was
       done?.catch(reason => {
         if (!warned) {
           warned = true;
-          console.warn("jupyterlab-vram: could not move or forget a notebook's kept history", reason);
+          console.warn(
+            "jupyterlab-vram: could not move or forget a notebook's kept history",
+            reason
+          );
         }
       });
     }

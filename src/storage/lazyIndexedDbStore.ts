@@ -31,7 +31,8 @@ export function lazyIndexedDbTimelineStore(): ITimelineStore & IPathKeyedStore {
   return {
     load: async notebook => (await get()).load(notebook),
     save: async (notebook, chunk) => (await get()).save(notebook, chunk),
-    replace: async (notebook, ids, chunk) => (await get()).replace(notebook, ids, chunk),
+    replace: async (notebook, ids, chunk) =>
+      (await get()).replace(notebook, ids, chunk),
     forgetAll: async () => (await get()).forgetAll(),
     moveNotebook: async (from, to) => (await get()).moveNotebook(from, to),
     forgetNotebook: async path => (await get()).forgetNotebook(path)

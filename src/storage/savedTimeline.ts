@@ -6,9 +6,13 @@
  * one timeline of them again. What is read back is checked like a kernel
  * message: the store may hold chunks of another version of the extension.
  */
-import { isGapRow, KernelMark, KernelMarkKind, SeriesKey } from '../model/MemoryHistory';
+import {
+  isGapRow,
+  KernelMark,
+  KernelMarkKind,
+  SeriesKey
+} from '../model/MemoryHistory';
 import type { TimelineChunk } from './TimelineChunkBuilder';
-
 
 const MARK_KINDS: readonly KernelMarkKind[] = ['died', 'restarted', 'changed'];
 
@@ -43,7 +47,11 @@ export function parseTimelineChunk(value: unknown): TimelineChunk | null {
   const marks: KernelMark[] = [];
   for (const mark of raw.marks) {
     const { time, kind } = (mark ?? {}) as { time?: unknown; kind?: unknown };
-    if (typeof time !== 'number' || !Number.isFinite(time) || !MARK_KINDS.includes(kind as KernelMarkKind)) {
+    if (
+      typeof time !== 'number' ||
+      !Number.isFinite(time) ||
+      !MARK_KINDS.includes(kind as KernelMarkKind)
+    ) {
       return null;
     }
     marks.push({ time, kind: kind as KernelMarkKind });
@@ -65,7 +73,12 @@ export function storedChunk(chunk: TimelineChunk): {
   for (const [key, column] of chunk.series) {
     series[key] = Array.from(column);
   }
-  return { identity: chunk.identity, times: Array.from(chunk.times), series, marks: chunk.marks };
+  return {
+    identity: chunk.identity,
+    times: Array.from(chunk.times),
+    series,
+    marks: chunk.marks
+  };
 }
 
 /**
@@ -76,8 +89,13 @@ export function storedChunk(chunk: TimelineChunk): {
  * do not join. The result is a chunk too (of the newest run): what the
  * store keeps in place of those it was made of.
  */
-export function assembleTimeline(chunks: readonly TimelineChunk[], capacity: number): TimelineChunk {
-  const keys = Array.from(new Set(chunks.flatMap(chunk => Array.from(chunk.series.keys()))));
+export function assembleTimeline(
+  chunks: readonly TimelineChunk[],
+  capacity: number
+): TimelineChunk {
+  const keys = Array.from(
+    new Set(chunks.flatMap(chunk => Array.from(chunk.series.keys())))
+  );
   // Usually the chunks follow one another (one page at a time, none merged
   // late): in order of their first rows, their rows are in time order.
   const ordered = inTimeOrder(chunks);
@@ -111,8 +129,10 @@ export function assembleTimeline(chunks: readonly TimelineChunk[], capacity: num
   const put = (time: number, row: number | null) => {
     times[n] = time;
     for (let k = 0; k < keys.length; k++) {
-      const column = row === null || rowGap[row] ? undefined : columnsOf[rowChunk[row]][k];
-      columns[k][n] = column === undefined ? NaN : column[rowIndex[row as number]];
+      const column =
+        row === null || rowGap[row] ? undefined : columnsOf[rowChunk[row]][k];
+      columns[k][n] =
+        column === undefined ? NaN : column[rowIndex[row as number]];
     }
     n++;
   };
@@ -176,7 +196,10 @@ function numbers(value: unknown): Float64Array | null {
     return Float64Array.from(value as Float64Array);
   }
   // null: an unknown figure, from a copy that wrote NaN as JSON does.
-  if (Array.isArray(value) && value.every(v => typeof v === 'number' || v === null)) {
+  if (
+    Array.isArray(value) &&
+    value.every(v => typeof v === 'number' || v === null)
+  ) {
     return Float64Array.from(value, v => (v === null ? NaN : v));
   }
   return null;

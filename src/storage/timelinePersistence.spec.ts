@@ -8,12 +8,27 @@ import 'fake-indexeddb/auto';
 import { IDBFactory } from 'fake-indexeddb';
 
 import { KernelMemoryModel } from '../model/KernelMemoryModel';
-import { HistoryAddition, MemoryHistory, SeriesKey } from '../model/MemoryHistory';
-import { assembleTimeline, parseTimelineChunk, storedChunk } from './savedTimeline';
+import {
+  HistoryAddition,
+  MemoryHistory,
+  SeriesKey
+} from '../model/MemoryHistory';
+import {
+  assembleTimeline,
+  parseTimelineChunk,
+  storedChunk
+} from './savedTimeline';
 import { TimelineChunk, TimelineChunkBuilder } from './TimelineChunkBuilder';
-import { ITimelineStore, StoredTimelineChunk, TimelinePersistence } from './TimelinePersistence';
+import {
+  ITimelineStore,
+  StoredTimelineChunk,
+  TimelinePersistence
+} from './TimelinePersistence';
 import { IndexedDbCellRecordStore } from './IndexedDbCellRecordStore';
-import { IndexedDbTimelineStore, TIMELINE_MAX_AGE_S } from './IndexedDbTimelineStore';
+import {
+  IndexedDbTimelineStore,
+  TIMELINE_MAX_AGE_S
+} from './IndexedDbTimelineStore';
 import { makeCellRecord } from '../testing/cellFixtures';
 import { makeHello, makeSample, MiB, wire } from '../testing/fixtures';
 
@@ -29,7 +44,11 @@ function times(history: MemoryHistory): number[] {
   return Array.from(history.window(-Infinity).times);
 }
 
-function chunk(identity: string | null, rows: [number, number][], marks: TimelineChunk['marks'] = []): TimelineChunk {
+function chunk(
+  identity: string | null,
+  rows: [number, number][],
+  marks: TimelineChunk['marks'] = []
+): TimelineChunk {
   return {
     identity,
     times: Float64Array.from(rows, r => r[0]),
@@ -46,7 +65,9 @@ class MemoryTimelineStore implements ITimelineStore {
     if (this.failing) {
       throw new Error('quota exceeded');
     }
-    return this.chunks.filter(c => c.notebook === notebook).map(({ id, chunk }) => ({ id, chunk }));
+    return this.chunks
+      .filter(c => c.notebook === notebook)
+      .map(({ id, chunk }) => ({ id, chunk }));
   }
   async save(notebook: string, chunk: TimelineChunk) {
     if (this.failing) {
@@ -55,8 +76,14 @@ class MemoryTimelineStore implements ITimelineStore {
     this.saves++;
     this.chunks.push({ notebook, id: this._next++, chunk });
   }
-  async replace(notebook: string, ids: readonly number[], chunk: TimelineChunk) {
-    this.chunks = this.chunks.filter(c => !(c.notebook === notebook && ids.includes(c.id)));
+  async replace(
+    notebook: string,
+    ids: readonly number[],
+    chunk: TimelineChunk
+  ) {
+    this.chunks = this.chunks.filter(
+      c => !(c.notebook === notebook && ids.includes(c.id))
+    );
     if (chunk.times.length) {
       this.chunks.push({ notebook, id: this._next++, chunk });
     }
@@ -70,10 +97,25 @@ class MemoryTimelineStore implements ITimelineStore {
 /** One page: a model fed like the connection feeds it, its timeline kept. */
 function page(store: ITimelineStore, capacity = 1000, notebook = NOTEBOOK) {
   const model = new KernelMemoryModel({ historyCapacity: capacity });
-  const persistence = new TimelinePersistence({ model, store, notebook: () => notebook, flushDelayMs: 1 });
-  const hello = (series: string) => model.ingest(wire(makeHello({ record_series: series })));
+  const persistence = new TimelinePersistence({
+    model,
+    store,
+    notebook: () => notebook,
+    flushDelayMs: 1
+  });
+  const hello = (series: string) =>
+    model.ingest(wire(makeHello({ record_series: series })));
   const sample = (time: number, rssMiB: number, seq = Math.round(time)) =>
-    model.ingest(wire(makeSample({ seq, time, gpus: [], host: { ...makeSample().host, rss_bytes: rssMiB * MiB } })));
+    model.ingest(
+      wire(
+        makeSample({
+          seq,
+          time,
+          gpus: [],
+          host: { ...makeSample().host, rss_bytes: rssMiB * MiB }
+        })
+      )
+    );
   return { model, persistence, hello, sample };
 }
 
@@ -98,7 +140,11 @@ describe('MemoryHistory.restoreEarlier', () => {
     const h = new MemoryHistory(100);
     h.append(150, new Map([[RSS, 3]]));
     h.append(160, new Map([[RSS, 4]]));
-    h.restoreEarlier({ times: [100, 150], series: new Map([[RSS, [1, 3]]]), marks: [] });
+    h.restoreEarlier({
+      times: [100, 150],
+      series: new Map([[RSS, [1, 3]]]),
+      marks: []
+    });
     expect(times(h)).toEqual([100, 150, 160]);
     expect(rss(h)).toEqual([1, 3, 4]);
   });
@@ -107,22 +153,34 @@ describe('MemoryHistory.restoreEarlier', () => {
     const h = new MemoryHistory(3);
     const added: HistoryAddition[] = [];
     h.added.connect((_, a) => added.push(a));
-    h.restoreEarlier({ times: [1, 2, 3, 4], series: new Map([[RSS, [1, 2, 3, 4]]]), marks: [] });
+    h.restoreEarlier({
+      times: [1, 2, 3, 4],
+      series: new Map([[RSS, [1, 2, 3, 4]]]),
+      marks: []
+    });
     expect(times(h)).toEqual([3, 4, 4]);
     expect(rss(h)).toEqual([3, 4, NaN]);
     expect(added).toEqual([]);
   });
 
-  it('takes its gap out when the helper\'s rows span it, and keeps it when they start after it', () => {
+  it("takes its gap out when the helper's rows span it, and keeps it when they start after it", () => {
     const spanned = new MemoryHistory(100);
-    spanned.restoreEarlier({ times: [100, 150], series: new Map([[RSS, [1, 3]]]), marks: [] });
+    spanned.restoreEarlier({
+      times: [100, 150],
+      series: new Map([[RSS, [1, 3]]]),
+      marks: []
+    });
     spanned.append(300, new Map([[RSS, 9]])); // live, after the reload
     expect(spanned.merge([140, 150, 200], new Map([[RSS, [2, 3, 4]]]))).toBe(2);
     expect(times(spanned)).toEqual([100, 140, 150, 200, 300]);
     expect(rss(spanned)).toEqual([1, 2, 3, 4, 9]);
 
     const after = new MemoryHistory(100);
-    after.restoreEarlier({ times: [100, 150], series: new Map([[RSS, [1, 3]]]), marks: [] });
+    after.restoreEarlier({
+      times: [100, 150],
+      series: new Map([[RSS, [1, 3]]]),
+      marks: []
+    });
     after.merge([200, 250], new Map([[RSS, [4, 5]]]));
     expect(rss(after)).toEqual([1, 3, NaN, 4, 5]);
   });
@@ -134,24 +192,46 @@ describe('MemoryHistory.restoreEarlier', () => {
     h.append(10, new Map([[RSS, 1]]));
     h.merge([5, 10], new Map([[RSS, [0.5, 1]]]));
     h.markKernelEnd(20, 'died');
-    expect(added.map(a => a.kind)).toEqual(['row', 'rows', 'row', 'row', 'mark']);
+    expect(added.map(a => a.kind)).toEqual([
+      'row',
+      'rows',
+      'row',
+      'row',
+      'mark'
+    ]);
     const merged = added[1] as Extract<HistoryAddition, { kind: 'rows' }>;
     expect(Array.from(merged.rows.times)).toEqual([5]); // only the row that was new
     expect(Array.from(merged.rows.series.get(RSS)!)).toEqual([0.5]);
-    expect(added[4]).toEqual({ kind: 'mark', mark: { time: 20, kind: 'died' } });
+    expect(added[4]).toEqual({
+      kind: 'mark',
+      mark: { time: 20, kind: 'died' }
+    });
   });
 });
 
 describe('saved timeline chunks', () => {
   it('read back only when every part is what a chunk holds', () => {
-    const good = storedChunk(chunk('run-1', [[1, 10], [2, NaN]], [{ time: 2, kind: 'died' }]));
+    const good = storedChunk(
+      chunk(
+        'run-1',
+        [
+          [1, 10],
+          [2, NaN]
+        ],
+        [{ time: 2, kind: 'died' }]
+      )
+    );
     const parsed = parseTimelineChunk(good)!;
     expect(parsed.identity).toBe('run-1');
     expect(Array.from(parsed.series.get(RSS)!)).toEqual([10, NaN]);
     expect(parseTimelineChunk({ ...good, times: [1, 2] })).not.toBeNull(); // plain arrays read too
     expect(parseTimelineChunk({ ...good, times: [1] })).toBeNull(); // columns of another length
-    expect(parseTimelineChunk({ ...good, series: { 'gpu0.free': [1, 2] } })).toBeNull();
-    expect(parseTimelineChunk({ ...good, marks: [{ time: 2, kind: 'exploded' }] })).toBeNull();
+    expect(
+      parseTimelineChunk({ ...good, series: { 'gpu0.free': [1, 2] } })
+    ).toBeNull();
+    expect(
+      parseTimelineChunk({ ...good, marks: [{ time: 2, kind: 'exploded' }] })
+    ).toBeNull();
     expect(parseTimelineChunk({ ...good, times: [1, Infinity] })).toBeNull();
     expect(parseTimelineChunk({ ...good, identity: 7 })).toBeNull();
     expect(parseTimelineChunk('chunk')).toBeNull();
@@ -160,29 +240,64 @@ describe('saved timeline chunks', () => {
   it('assemble into one timeline: in time order, a row two tabs kept once, a gap where the run changed unseen', () => {
     const timeline = assembleTimeline(
       [
-        chunk('run-1', [[1, 10], [2, 11]]),
-        chunk('run-1', [[2, 11], [3, 12]]), // the second tab's copy
-        chunk('run-2', [[10, 50], [11, 51]]),
+        chunk('run-1', [
+          [1, 10],
+          [2, 11]
+        ]),
+        chunk('run-1', [
+          [2, 11],
+          [3, 12]
+        ]), // the second tab's copy
+        chunk('run-2', [
+          [10, 50],
+          [11, 51]
+        ]),
         chunk(null, [[12, 52]]) // heard before the page's first hello: no run to compare
       ],
       100
     );
     expect(Array.from(timeline.times)).toEqual([1, 2, 3, 3, 10, 11, 12]);
-    expect(Array.from(timeline.series.get(RSS)!)).toEqual([10, 11, 12, NaN, 50, 51, 52]);
+    expect(Array.from(timeline.series.get(RSS)!)).toEqual([
+      10,
+      11,
+      12,
+      NaN,
+      50,
+      51,
+      52
+    ]);
     expect(timeline.identity).toBe('run-2');
   });
 
   it('assemble to at most the capacity, with the marks of the rows kept', () => {
     const timeline = assembleTimeline(
       [
-        chunk('run-1', [[1, 10], [2, 11], [2, NaN]], [{ time: 2, kind: 'restarted' }]),
-        chunk('run-2', [[5, 20], [6, 21]], [{ time: 6.5, kind: 'died' }])
+        chunk(
+          'run-1',
+          [
+            [1, 10],
+            [2, 11],
+            [2, NaN]
+          ],
+          [{ time: 2, kind: 'restarted' }]
+        ),
+        chunk(
+          'run-2',
+          [
+            [5, 20],
+            [6, 21]
+          ],
+          [{ time: 6.5, kind: 'died' }]
+        )
       ],
       3
     );
     expect(Array.from(timeline.times)).toEqual([2, 5, 6]);
     expect(Array.from(timeline.series.get(RSS)!)).toEqual([NaN, 20, 21]);
-    expect(timeline.marks).toEqual([{ time: 2, kind: 'restarted' }, { time: 6.5, kind: 'died' }]);
+    expect(timeline.marks).toEqual([
+      { time: 2, kind: 'restarted' },
+      { time: 6.5, kind: 'died' }
+    ]);
   });
 
   it('gather rows with series that come and go into equal columns', () => {
@@ -192,7 +307,11 @@ describe('saved timeline chunks', () => {
     builder.addRows([3], new Map([[RSS, [3]]]));
     const taken = builder.take('run');
     expect(Array.from(taken.series.get(RSS)!)).toEqual([1, NaN, 3]);
-    expect(Array.from(taken.series.get('gpu0.allocated')!)).toEqual([NaN, 7, NaN]);
+    expect(Array.from(taken.series.get('gpu0.allocated')!)).toEqual([
+      NaN,
+      7,
+      NaN
+    ]);
     expect(builder.isEmpty).toBe(true);
   });
 });
@@ -261,7 +380,9 @@ describe('TimelinePersistence', () => {
     hello('run-2'); // another process, its end unseen
     sample(3, 3);
     await persistence.flush();
-    expect(store.chunks.map(c => [c.chunk.identity, Array.from(c.chunk.times)])).toEqual([
+    expect(
+      store.chunks.map(c => [c.chunk.identity, Array.from(c.chunk.times)])
+    ).toEqual([
       ['run-1', [1, 2]],
       ['run-2', [3]]
     ]);
@@ -270,15 +391,29 @@ describe('TimelinePersistence', () => {
 
   it('puts one chunk in place of those it read, without rows past the capacity', async () => {
     const store = new MemoryTimelineStore();
-    await store.save(NOTEBOOK, chunk('run-1', [[1, 1], [2, 2]]));
-    await store.save(NOTEBOOK, chunk('run-1', [[3, 3], [4, 4]]));
+    await store.save(
+      NOTEBOOK,
+      chunk('run-1', [
+        [1, 1],
+        [2, 2]
+      ])
+    );
+    await store.save(
+      NOTEBOOK,
+      chunk('run-1', [
+        [3, 3],
+        [4, 4]
+      ])
+    );
     await store.save('other.ipynb', chunk('run-9', [[1, 1]]));
     const { persistence } = page(store, 3);
     await persistence.ready;
     const mine = store.chunks.filter(c => c.notebook === NOTEBOOK);
     expect(mine.length).toBe(1);
     expect(Array.from(mine[0].chunk.times)).toEqual([2, 3, 4]);
-    expect(store.chunks.filter(c => c.notebook === 'other.ipynb').length).toBe(1);
+    expect(store.chunks.filter(c => c.notebook === 'other.ipynb').length).toBe(
+      1
+    );
     persistence.dispose();
   });
 
@@ -288,16 +423,33 @@ describe('TimelinePersistence', () => {
     const store = new IndexedDbTimelineStore(factory, () => now);
     const capacity = 60;
     const model = new KernelMemoryModel({ historyCapacity: capacity });
-    const persistence = new TimelinePersistence({ model, store, notebook: () => NOTEBOOK, flushDelayMs: 1 });
+    const persistence = new TimelinePersistence({
+      model,
+      store,
+      notebook: () => NOTEBOOK,
+      flushDelayMs: 1
+    });
     await persistence.ready;
     model.ingest(wire(makeHello({ record_series: 'run-1' })));
     let mostStored = 0;
     for (let i = 0; i < 2000; i++) {
       now += 1;
-      model.ingest(wire(makeSample({ seq: i, time: now, gpus: [], host: { ...makeSample().host, rss_bytes: i * MiB } })));
+      model.ingest(
+        wire(
+          makeSample({
+            seq: i,
+            time: now,
+            gpus: [],
+            host: { ...makeSample().host, rss_bytes: i * MiB }
+          })
+        )
+      );
       if (i % 25 === 0) {
         await persistence.flush();
-        const stored = (await store.load(NOTEBOOK)).reduce((n, s) => n + s.chunk.times.length, 0);
+        const stored = (await store.load(NOTEBOOK)).reduce(
+          (n, s) => n + s.chunk.times.length,
+          0
+        );
         mostStored = Math.max(mostStored, stored);
       }
     }
@@ -323,7 +475,12 @@ describe('TimelinePersistence', () => {
     const store = new MemoryTimelineStore();
     let name = NOTEBOOK;
     const model = new KernelMemoryModel({ historyCapacity: 100 });
-    const persistence = new TimelinePersistence({ model, store, notebook: () => name, flushDelayMs: 1 });
+    const persistence = new TimelinePersistence({
+      model,
+      store,
+      notebook: () => name,
+      flushDelayMs: 1
+    });
     await persistence.ready;
     model.ingest(wire(makeHello()));
     model.ingest(wire(makeSample({ seq: 1, time: 5, gpus: [] })));
@@ -338,7 +495,9 @@ describe('TimelinePersistence', () => {
   it('carries on in memory when the store fails, and says so once on the console', async () => {
     const store = new MemoryTimelineStore();
     store.failing = true;
-    const warn = jest.spyOn(console, 'warn').mockImplementation(() => undefined);
+    const warn = jest
+      .spyOn(console, 'warn')
+      .mockImplementation(() => undefined);
     const { model, persistence, hello, sample } = page(store);
     await persistence.ready;
     hello('run-1');
@@ -356,7 +515,17 @@ describe('TimelinePersistence', () => {
 describe('IndexedDbTimelineStore', () => {
   it('keeps chunks per notebook, in the order written, with their unknown figures', async () => {
     const store = new IndexedDbTimelineStore(new IDBFactory(), () => 1000);
-    await store.save(NOTEBOOK, chunk('run-1', [[990, 1], [991, NaN]], [{ time: 991, kind: 'died' }]));
+    await store.save(
+      NOTEBOOK,
+      chunk(
+        'run-1',
+        [
+          [990, 1],
+          [991, NaN]
+        ],
+        [{ time: 991, kind: 'died' }]
+      )
+    );
     await store.save('other.ipynb', chunk('run-2', [[995, 5]]));
     await store.save(NOTEBOOK, chunk('run-3', [[992, 3]]));
     const loaded = await store.load(NOTEBOOK);
@@ -364,19 +533,28 @@ describe('IndexedDbTimelineStore', () => {
     expect(Array.from(loaded[0].chunk.series.get(RSS)!)).toEqual([1, NaN]);
     expect(loaded[0].chunk.marks).toEqual([{ time: 991, kind: 'died' }]);
 
-    await store.replace(NOTEBOOK, loaded.map(s => s.id), chunk('run-3', [[992, 3]]));
+    await store.replace(
+      NOTEBOOK,
+      loaded.map(s => s.id),
+      chunk('run-3', [[992, 3]])
+    );
     expect((await store.load(NOTEBOOK)).length).toBe(1);
     expect((await store.load('other.ipynb')).length).toBe(1);
   });
 
-  it('forgets every notebook\'s chunks at once', async () => {
+  it("forgets every notebook's chunks at once", async () => {
     const store = new IndexedDbTimelineStore(new IDBFactory(), () => 1000);
     await store.save(NOTEBOOK, chunk('run-1', [[990, 1]]));
     await store.save('other.ipynb', chunk('run-2', [[995, 5]]));
     await store.forgetAll();
-    expect([(await store.load(NOTEBOOK)).length, (await store.load('other.ipynb')).length]).toEqual([0, 0]);
+    expect([
+      (await store.load(NOTEBOOK)).length,
+      (await store.load('other.ipynb')).length
+    ]).toEqual([0, 0]);
     await store.save(NOTEBOOK, chunk('run-3', [[996, 6]])); // and keeps what comes after
-    expect((await store.load(NOTEBOOK)).map(s => s.chunk.identity)).toEqual(['run-3']);
+    expect((await store.load(NOTEBOOK)).map(s => s.chunk.identity)).toEqual([
+      'run-3'
+    ]);
   });
 
   it('drops chunks past the age limit, of every notebook, when any notebook is read', async () => {
@@ -387,7 +565,9 @@ describe('IndexedDbTimelineStore', () => {
     await store.save(NOTEBOOK, chunk('run-2', [[now - 5, 2]]));
     now += TIMELINE_MAX_AGE_S + 7;
     await store.save(NOTEBOOK, chunk('run-2', [[now, 3]]));
-    expect((await store.load(NOTEBOOK)).map(s => s.chunk.identity)).toEqual(['run-2']);
+    expect((await store.load(NOTEBOOK)).map(s => s.chunk.identity)).toEqual([
+      'run-2'
+    ]);
     const fresh = new IndexedDbTimelineStore(factory, () => now);
     expect(await fresh.load('old.ipynb')).toEqual([]);
   });
@@ -402,7 +582,11 @@ describe('IndexedDbTimelineStore', () => {
     });
     await new Promise(resolve => {
       const tx = db.transaction('timelineChunks', 'readwrite');
-      tx.objectStore('timelineChunks').add({ notebook: NOTEBOOK, end: 999, times: 'garbage' });
+      tx.objectStore('timelineChunks').add({
+        notebook: NOTEBOOK,
+        end: 999,
+        times: 'garbage'
+      });
       tx.oncomplete = resolve;
     });
     db.close();
@@ -415,14 +599,23 @@ describe('IndexedDbTimelineStore', () => {
     await new Promise<void>(resolve => {
       const open = factory.open('jupyterlab-vram', 1);
       open.onupgradeneeded = () => {
-        open.result.createObjectStore('cellRecords', { keyPath: ['notebook', 'identity', 'recordId'] });
-        open.result.createObjectStore('cellFloors', { keyPath: ['notebook', 'identity'] });
+        open.result.createObjectStore('cellRecords', {
+          keyPath: ['notebook', 'identity', 'recordId']
+        });
+        open.result.createObjectStore('cellFloors', {
+          keyPath: ['notebook', 'identity']
+        });
       };
       open.onsuccess = () => {
         const db = open.result;
         const tx = db.transaction('cellRecords', 'readwrite');
         const record = makeCellRecord({ record_id: 1, cell_id: 'c1' });
-        tx.objectStore('cellRecords').put({ notebook: NOTEBOOK, identity: 'run-1', recordId: 1, record: wire(record) });
+        tx.objectStore('cellRecords').put({
+          notebook: NOTEBOOK,
+          identity: 'run-1',
+          recordId: 1,
+          record: wire(record)
+        });
         tx.oncomplete = () => {
           db.close();
           resolve();
@@ -432,7 +625,10 @@ describe('IndexedDbTimelineStore', () => {
     const timelines = new IndexedDbTimelineStore(factory, () => 1000);
     await timelines.save(NOTEBOOK, chunk('run-1', [[999, 1]]));
     expect((await timelines.load(NOTEBOOK)).length).toBe(1);
-    const records = await new IndexedDbCellRecordStore(factory).load(NOTEBOOK, 100);
+    const records = await new IndexedDbCellRecordStore(factory).load(
+      NOTEBOOK,
+      100
+    );
     expect(records.map(s => s.records.length)).toEqual([1]);
   });
 });

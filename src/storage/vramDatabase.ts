@@ -27,13 +27,20 @@ export class VramDatabase {
         open.onupgradeneeded = () => {
           const db = open.result;
           if (!db.objectStoreNames.contains(CELL_RECORDS)) {
-            db.createObjectStore(CELL_RECORDS, { keyPath: ['notebook', 'identity', 'recordId'] });
+            db.createObjectStore(CELL_RECORDS, {
+              keyPath: ['notebook', 'identity', 'recordId']
+            });
           }
           if (!db.objectStoreNames.contains(CELL_FLOORS)) {
-            db.createObjectStore(CELL_FLOORS, { keyPath: ['notebook', 'identity'] });
+            db.createObjectStore(CELL_FLOORS, {
+              keyPath: ['notebook', 'identity']
+            });
           }
           if (!db.objectStoreNames.contains(TIMELINE_CHUNKS)) {
-            const chunks = db.createObjectStore(TIMELINE_CHUNKS, { keyPath: 'id', autoIncrement: true });
+            const chunks = db.createObjectStore(TIMELINE_CHUNKS, {
+              keyPath: 'id',
+              autoIncrement: true
+            });
             chunks.createIndex('notebook', 'notebook');
             chunks.createIndex('end', 'end');
           }
@@ -48,7 +55,8 @@ export class VramDatabase {
           resolve(db);
         };
         open.onerror = () => reject(open.error);
-        open.onblocked = () => reject(new Error('the browser database is blocked by another tab'));
+        open.onblocked = () =>
+          reject(new Error('the browser database is blocked by another tab'));
       });
       this._db.catch(() => (this._db = null));
     }
@@ -70,7 +78,8 @@ export function done(tx: IDBTransaction): Promise<void> {
   return new Promise<void>((resolve, reject) => {
     tx.oncomplete = () => resolve();
     tx.onerror = () => reject(tx.error);
-    tx.onabort = () => reject(tx.error ?? new Error('the browser database aborted a write'));
+    tx.onabort = () =>
+      reject(tx.error ?? new Error('the browser database aborted a write'));
   });
 }
 
@@ -80,15 +89,27 @@ export function done(tx: IDBTransaction): Promise<void> {
  * notebook-path key or key prefix; `rest` is what follows the path in a key
  * (the record store's keys go on after it: `[]` sorts after anything there).
  */
-export function pathRanges(path: string, rest: 'path' | 'key prefix'): IDBKeyRange[] {
+export function pathRanges(
+  path: string,
+  rest: 'path' | 'key prefix'
+): IDBKeyRange[] {
   const folder = path.endsWith('/') ? path : `${path}/`;
   // '\uffff' sorts after every code unit a path can hold after the slash.
   return rest === 'path'
     ? [IDBKeyRange.only(path), IDBKeyRange.bound(folder, `${folder}\uffff`)]
-    : [IDBKeyRange.bound([path], [path, []]), IDBKeyRange.bound([folder], [`${folder}\uffff`, []])];
+    : [
+        IDBKeyRange.bound([path], [path, []]),
+        IDBKeyRange.bound([folder], [`${folder}\uffff`, []])
+      ];
 }
 
 /** `notebook` as it is called once the file or folder `from` is called `to`. */
-export function renamedPath(notebook: string, from: string, to: string): string {
-  return notebook === from ? to : to.replace(/\/$/, '') + notebook.slice(from.replace(/\/$/, '').length);
+export function renamedPath(
+  notebook: string,
+  from: string,
+  to: string
+): string {
+  return notebook === from
+    ? to
+    : to.replace(/\/$/, '') + notebook.slice(from.replace(/\/$/, '').length);
 }

@@ -4,7 +4,11 @@
  */
 import { Signal } from '@lumino/signaling';
 
-import { AllocationSitesResult, parseAllocationSites, RecordingState } from '../protocol/allocation';
+import {
+  AllocationSitesResult,
+  parseAllocationSites,
+  RecordingState
+} from '../protocol/allocation';
 import { AllocationRecorder } from '../features/allocations/AllocationRecorder';
 import { KernelMemoryModel } from '../model/KernelMemoryModel';
 import { DEFAULT_SETTINGS } from '../settings/settings';
@@ -25,7 +29,8 @@ export const ON: RecordingState = {
     max_entries: 100000,
     started: null,
     allocated_before_bytes: null,
-    reason: 'CUDA is not initialised yet: recording starts at the first cell boundary after it is',
+    reason:
+      'CUDA is not initialised yet: recording starts at the first cell boundary after it is',
     restarted_at: null,
     restart_kept_stacks: null,
     restart_reason: null
@@ -120,7 +125,11 @@ export function kernelListing(): unknown {
           {
             device: 'host',
             cell: null,
-            frame: { filename: '/venv/lib/site-packages/pandas/core/frame.py', line: 702, function: 'f' },
+            frame: {
+              filename: '/venv/lib/site-packages/pandas/core/frame.py',
+              line: 702,
+              function: 'f'
+            },
             code: null,
             library_frame: null,
             bytes: 80_000,

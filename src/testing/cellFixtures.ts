@@ -105,7 +105,9 @@ export const UNKNOWN_OOM_FIGURES = {
   stale_bytes: null
 } satisfies Partial<OomDiagnosis>;
 
-export function makeOomDiagnosis(overrides: Partial<OomDiagnosis> = {}): OomDiagnosis {
+export function makeOomDiagnosis(
+  overrides: Partial<OomDiagnosis> = {}
+): OomDiagnosis {
   return {
     kind: 'cuda',
     library: null,
@@ -124,7 +126,11 @@ export function makeOomDiagnosis(overrides: Partial<OomDiagnosis> = {}): OomDiag
     stale_bytes: 4 * GiB,
     stale_holders: [
       { holder: 'name', label: 'activations', bytes: 3 * GiB },
-      { holder: 'last_traceback', label: 'Traceback of the last error', bytes: 1 * GiB }
+      {
+        holder: 'last_traceback',
+        label: 'Traceback of the last error',
+        bytes: 1 * GiB
+      }
     ],
     causes: [
       { cause: 'fragmentation', gain_bytes: 6 * GiB },

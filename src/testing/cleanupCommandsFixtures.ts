@@ -12,7 +12,8 @@ import { liveMonitorOnFakeKernel, registerTestCommands } from './fakeKernel';
 import { actionsFor } from '../features/cleanup/cleanupActionsPart';
 
 export async function setup() {
-  const { kernel, sessionContext, comm, monitor } = await liveMonitorOnFakeKernel({});
+  const { kernel, sessionContext, comm, monitor } =
+    await liveMonitorOnFakeKernel({});
   expect(monitor.current?.state).toBe('live');
 
   const commands = new CommandRegistry();
@@ -61,7 +62,11 @@ export async function setup() {
 }
 
 /** The lines of the result the sidebar shows, each as its text. */
-export function resultLines(t: { q: (selector: string) => HTMLElement | null }): string[] {
+export function resultLines(t: {
+  q: (selector: string) => HTMLElement | null;
+}): string[] {
   const node = t.q('[data-vram-role="action-result"]')!;
-  return Array.from(node.querySelectorAll('.jp-vram-Actions-resultLine')).map(n => n.textContent ?? '');
+  return Array.from(node.querySelectorAll('.jp-vram-Actions-resultLine')).map(
+    n => n.textContent ?? ''
+  );
 }

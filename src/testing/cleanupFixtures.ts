@@ -61,7 +61,9 @@ export function makeEntry(overrides: Partial<HolderEntry> = {}): HolderEntry {
   };
 }
 
-export function makeHidden(overrides: Partial<HiddenHolder> = {}): HiddenHolder {
+export function makeHidden(
+  overrides: Partial<HiddenHolder> = {}
+): HiddenHolder {
   return {
     holder: 'last_traceback',
     label: 'Last traceback (ZeroDivisionError)',
@@ -74,7 +76,9 @@ export function makeHidden(overrides: Partial<HiddenHolder> = {}): HiddenHolder 
   };
 }
 
-export function makeListing(overrides: Partial<InspectResult> = {}): InspectResult {
+export function makeListing(
+  overrides: Partial<InspectResult> = {}
+): InspectResult {
   return {
     listing_id: 'L1',
     elapsed_ms: 3,

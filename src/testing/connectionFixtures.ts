@@ -4,7 +4,11 @@
  */
 import { connectHelper, FakeKernel } from './fakeKernel';
 
-export const CONFIG = { interval_s: 1, change_threshold_bytes: 1048576, heartbeat_s: 10 };
+export const CONFIG = {
+  interval_s: 1,
+  change_threshold_bytes: 1048576,
+  heartbeat_s: 10
+};
 
 export function connect(
   kernel: FakeKernel | null,

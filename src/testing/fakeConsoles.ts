@@ -5,7 +5,11 @@
 import { ObservableList } from '@jupyterlab/observables';
 import { Signal } from '@lumino/signaling';
 
-import { IConsoleCellLike, IConsolePanelLike, IConsoleSource } from '../model/ConsoleCells';
+import {
+  IConsoleCellLike,
+  IConsolePanelLike,
+  IConsoleSource
+} from '../model/ConsoleCells';
 
 export class FakeConsole implements IConsolePanelLike {
   constructor(ids: string[]) {

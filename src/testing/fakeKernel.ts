@@ -74,8 +74,17 @@ export class FakeComm {
   }
 
   /** The kernel answers `request` (default: the last one) with an error. */
-  replyError(code: string, message: string, request: any = this.lastRequest): void {
-    this.receive({ type: 'error', request_id: request.request_id, code, message });
+  replyError(
+    code: string,
+    message: string,
+    request: any = this.lastRequest
+  ): void {
+    this.receive({
+      type: 'error',
+      request_id: request.request_id,
+      code,
+      message
+    });
   }
 }
 
@@ -112,7 +121,12 @@ export class FakeKernel {
   processSession = 'process-1';
 
   requestExecute(content: any, disposeOnDone?: boolean) {
-    const msg = { header: { msg_id: `execute-${++FakeKernel.requests}`, msg_type: 'execute_request' } };
+    const msg = {
+      header: {
+        msg_id: `execute-${++FakeKernel.requests}`,
+        msg_type: 'execute_request'
+      }
+    };
     this.executed.push({ content, disposeOnDone, msg });
     const outcome = this.executeOutcome;
     let done: Promise<any>;
@@ -121,9 +135,13 @@ export class FakeKernel {
     } else if (outcome === 'reject') {
       done = Promise.reject(new Error('Canceled future for execute_request'));
     } else if ('later' in outcome) {
-      done = outcome.later.then(reply => ({ content: { execution_count: null, ...reply } }));
+      done = outcome.later.then(reply => ({
+        content: { execution_count: null, ...reply }
+      }));
     } else {
-      done = Promise.resolve({ content: { execution_count: null, ...outcome } });
+      done = Promise.resolve({
+        content: { execution_count: null, ...outcome }
+      });
     }
     return { msg, done };
   }
@@ -163,7 +181,10 @@ export class FakeKernel {
     this.iopubMessage.emit({
       channel: 'iopub',
       header: { msg_type: 'status', session: this.processSession },
-      parent_header: msgId === undefined ? { msg_type: parent } : { msg_type: parent, msg_id: msgId },
+      parent_header:
+        msgId === undefined
+          ? { msg_type: parent }
+          : { msg_type: parent, msg_id: msgId },
       content: { execution_state: state }
     });
   }
@@ -202,7 +223,11 @@ export class FakeSessionContext {
   changeKernel(kernel: FakeKernel | null): void {
     const old = this.session?.kernel ?? null;
     this.session = kernel ? { kernel } : null;
-    this.kernelChanged.emit({ name: 'kernel', oldValue: old, newValue: kernel });
+    this.kernelChanged.emit({
+      name: 'kernel',
+      oldValue: old,
+      newValue: kernel
+    });
   }
 
   /**
@@ -285,7 +310,11 @@ export async function liveMonitorOnFakeKernel<TExtras extends object>(
       new KernelHelperConnection({
         sessionContext: sc as any,
         model,
-        config: () => ({ interval_s: 1, change_threshold_bytes: MiB, heartbeat_s: 10 }),
+        config: () => ({
+          interval_s: 1,
+          change_threshold_bytes: MiB,
+          heartbeat_s: 10
+        }),
         bootstrapCode: 'BOOTSTRAP'
       })
   });
@@ -302,10 +331,7 @@ export async function liveMonitorOnFakeKernel<TExtras extends object>(
  */
 export function registerTestCommands(
   commands: CommandRegistry,
-  options: Pick<
-    Parameters<typeof registerCommands>[0],
-    'monitor' | 'sidebar'
-  > &
+  options: Pick<Parameters<typeof registerCommands>[0], 'monitor' | 'sidebar'> &
     Partial<Parameters<typeof registerCommands>[0]>
 ): { app: any; notes: [string, string][] } {
   const app = { commands, shell: { activateById: jest.fn() } } as any;

@@ -131,7 +131,9 @@ export function wire<T>(message: T): unknown {
 /** The monitor the sidebar follows, its current model and settings set by hand. */
 export class FakeMonitor implements IVramMonitor {
   current: IKernelMemoryModel | null = null;
-  currentChanged: Signal<IVramMonitor, IKernelMemoryModel | null> = new Signal(this);
+  currentChanged: Signal<IVramMonitor, IKernelMemoryModel | null> = new Signal(
+    this
+  );
   settings: VramSettings = { ...DEFAULT_SETTINGS };
   settingsChanged: Signal<IVramMonitor, VramSettings> = new Signal(this);
   async refresh() {

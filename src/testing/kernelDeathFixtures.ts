@@ -17,6 +17,15 @@ export const CONTAINER_HOST: HostMemory = {
 };
 
 /** A machine without a container: the kernel's RSS, the machine's RAM and what is available. */
-export function machine(rss: number, total: number, available: number): HostMemory {
-  return { rss_bytes: rss, total_bytes: total, available_bytes: available, container: null };
+export function machine(
+  rss: number,
+  total: number,
+  available: number
+): HostMemory {
+  return {
+    rss_bytes: rss,
+    total_bytes: total,
+    available_bytes: available,
+    container: null
+  };
 }

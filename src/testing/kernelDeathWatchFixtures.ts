@@ -8,7 +8,10 @@ import { GiB, makeCpuSample, makeHello, wire } from './fixtures';
 
 let nextId = 0;
 
-export function msg(type: string, extra: { content?: any; parent?: string; metadata?: any } = {}) {
+export function msg(
+  type: string,
+  extra: { content?: any; parent?: string; metadata?: any } = {}
+) {
   return {
     header: { msg_id: `m${++nextId}`, msg_type: type },
     parent_header: extra.parent ? { msg_id: extra.parent } : {},
@@ -23,7 +26,10 @@ export function run(kernel: FakeKernel, cellId: string, count: number): string {
   kernel.anyMessage.emit({ msg: request, direction: 'send' });
   const id = request.header.msg_id;
   kernel.anyMessage.emit({
-    msg: msg('execute_input', { parent: id, content: { execution_count: count } }),
+    msg: msg('execute_input', {
+      parent: id,
+      content: { execution_count: count }
+    }),
     direction: 'recv'
   });
   return id;
@@ -41,11 +47,21 @@ export function dead(): KernelMemoryModel {
           rss_bytes: 3.9 * GiB,
           total_bytes: 64 * GiB,
           available_bytes: 40 * GiB,
-          container: { limit_bytes: 4 * GiB, usage_bytes: 3.95 * GiB, inactive_file_bytes: 0, oom_kill_count: 0, cgroup_version: 2 }
+          container: {
+            limit_bytes: 4 * GiB,
+            usage_bytes: 3.95 * GiB,
+            inactive_file_bytes: 0,
+            oom_kill_count: 0,
+            cgroup_version: 2
+          }
         }
       })
     )
   );
-  model.noteKernelDeath('autorestarting', { cellId: 'cell-b', executionCount: 12, confirmed: true });
+  model.noteKernelDeath('autorestarting', {
+    cellId: 'cell-b',
+    executionCount: 12,
+    confirmed: true
+  });
   return model;
 }

@@ -45,7 +45,8 @@ if (typeof window !== 'undefined' && typeof HTMLCanvasElement !== 'undefined') {
       contexts.set(
         this,
         new Proxy(state, {
-          get: (target, key) => (key in target ? target[key] : returns[key] || noop),
+          get: (target, key) =>
+            key in target ? target[key] : returns[key] || noop,
           set: (target, key, value) => {
             target[key] = value;
             return true;
@@ -96,7 +97,8 @@ if (typeof globalThis.structuredClone !== 'function') {
 // reading data." whenever @jupyter/ydoc builds a cell before it joins the
 // notebook document: every cell insertion, JupyterLab's own included. It is
 // upstream's, not ours; only that exact message is dropped.
-const upstreamNoise = 'Invalid access: Add Yjs type to a document before reading data.';
+const upstreamNoise =
+  'Invalid access: Add Yjs type to a document before reading data.';
 const warn = console.warn.bind(console);
 console.warn = (...args) => {
   if (args.length === 1 && args[0] === upstreamNoise) {

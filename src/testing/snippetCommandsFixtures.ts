@@ -34,7 +34,8 @@ export function sources(notebook: ReturnType<typeof makeNotebook>): string[] {
 
 export async function setup(options: { library?: SnippetLibrary } = {}) {
   const notebook = makeNotebook(['a = 1', 'b = 2', 'c = 3'], 1);
-  const { kernel, sessionContext, comm, panel, tracker, monitor } = await liveMonitorOnFakeKernel({ id: 'notebook-1', content: notebook });
+  const { kernel, sessionContext, comm, panel, tracker, monitor } =
+    await liveMonitorOnFakeKernel({ id: 'notebook-1', content: notebook });
   expect(monitor.current?.state).toBe('live');
 
   let library = options.library;

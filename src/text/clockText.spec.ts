@@ -6,7 +6,9 @@ describe('clock text', () => {
 
   it('writes a time of day on 24 hours, seconds included', () => {
     expect(clockTime(at)).toBe('18:39:05');
-    expect(clockTime(new Date(2026, 10, 24, 7, 3, 0).getTime() / 1000)).toBe('07:03:00');
+    expect(clockTime(new Date(2026, 10, 24, 7, 3, 0).getTime() / 1000)).toBe(
+      '07:03:00'
+    );
   });
 
   it('writes a time-axis tick without a date: whole while ticks are seconds apart, to the minute after', () => {

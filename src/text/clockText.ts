@@ -9,7 +9,9 @@ function twoDigits(n: number): string {
 /** "12:03:04" for a time in seconds since the epoch. */
 export function clockTime(epochSeconds: number): string {
   const d = new Date(epochSeconds * 1000);
-  return [d.getHours(), d.getMinutes(), d.getSeconds()].map(twoDigits).join(':');
+  return [d.getHours(), d.getMinutes(), d.getSeconds()]
+    .map(twoDigits)
+    .join(':');
 }
 
 /**
@@ -18,7 +20,10 @@ export function clockTime(epochSeconds: number): string {
  * and was cut at the sidebar's edge): "19:31:40" while ticks are seconds
  * apart (":40" alone read as a riddle), "19:32" once they are minutes apart.
  */
-export function timeTick(epochSeconds: number, incrementSeconds: number): string {
+export function timeTick(
+  epochSeconds: number,
+  incrementSeconds: number
+): string {
   if (incrementSeconds < 60) {
     return clockTime(epochSeconds);
   }

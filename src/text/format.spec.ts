@@ -140,7 +140,10 @@ describe('settings', () => {
       helperConfigFor({ ...DEFAULT_SETTINGS, exactPeakPerCell: false })
         .reset_peak_per_cell
     ).toBe(false);
-    const slow = helperConfigFor({ ...DEFAULT_SETTINGS, sampleIntervalSeconds: 60 });
+    const slow = helperConfigFor({
+      ...DEFAULT_SETTINGS,
+      sampleIntervalSeconds: 60
+    });
     expect(slow.heartbeat_s).toBeGreaterThanOrEqual(slow.interval_s);
   });
 

@@ -96,7 +96,8 @@ export namespace CommandIDs {
    */
   export const insertGraphFix = 'jupyterlab-vram:insert-graph-fix';
   /** Download the host allocation sites as CSV. */
-  export const exportAllocationSites = 'jupyterlab-vram:export-allocation-sites';
+  export const exportAllocationSites =
+    'jupyterlab-vram:export-allocation-sites';
 }
 
 /** The snippet each dedicated insert command inserts. */

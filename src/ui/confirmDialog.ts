@@ -45,7 +45,9 @@ export function confirmSentences(options: {
 }): Promise<boolean> {
   const body = element('div', 'jp-vram-ConfirmBody', { role: options.role });
   for (const sentence of options.sentences) {
-    body.appendChild(element('p', 'jp-vram-ConfirmBody-line', { text: sentence }));
+    body.appendChild(
+      element('p', 'jp-vram-ConfirmBody-line', { text: sentence })
+    );
   }
   return confirmDialog({
     title: options.title,

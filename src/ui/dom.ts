@@ -45,10 +45,7 @@ export function button(
  * focusable, and `activate` runs on a click, Enter or Space (Space without
  * scrolling the panel). Keys pressed on an element inside it are its own.
  */
-export function makeActivatable(
-  node: HTMLElement,
-  activate: () => void
-): void {
+export function makeActivatable(node: HTMLElement, activate: () => void): void {
   node.tabIndex = 0;
   node.addEventListener('click', () => activate());
   node.addEventListener('keydown', event => {
@@ -71,7 +68,10 @@ export function appendDottedName(node: HTMLElement, name: string): void {
   const parts = name.split('.');
   parts.forEach((part, i) => {
     if (i < parts.length - 1) {
-      node.append(document.createTextNode(`${part}.`), document.createElement('wbr'));
+      node.append(
+        document.createTextNode(`${part}.`),
+        document.createElement('wbr')
+      );
     } else if (part) {
       node.append(document.createTextNode(part));
     }
@@ -172,7 +172,11 @@ export function figureRow(
  * moved or rebuilt, so a re-render on every sample keeps the element under
  * the pointer (and the click on it). Keys must be unique among `items`.
  */
-export function syncKeyedChildren<T, K, V extends { readonly node: HTMLElement }>(
+export function syncKeyedChildren<
+  T,
+  K,
+  V extends { readonly node: HTMLElement }
+>(
   parent: HTMLElement,
   kept: Map<K, V>,
   items: Iterable<T>,

@@ -19,11 +19,14 @@ describe('package.json jupyterlab.sharedPackages', () => {
     expect(Object.keys(shared).sort()).toEqual([...frameworkPackages].sort());
   });
 
-  it.each(frameworkPackages)('%s: the range of dependencies, a singleton, not bundled', name => {
-    expect(shared[name]).toEqual({
-      bundled: false,
-      singleton: true,
-      requiredVersion: dependencies[name]
-    });
-  });
+  it.each(frameworkPackages)(
+    '%s: the range of dependencies, a singleton, not bundled',
+    name => {
+      expect(shared[name]).toEqual({
+        bundled: false,
+        singleton: true,
+        requiredVersion: dependencies[name]
+      });
+    }
+  );
 });

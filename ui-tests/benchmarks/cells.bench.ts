@@ -15,12 +15,17 @@ const CELLS = 2_000;
 const RECORDS = 10_000;
 const REPEATS = 200;
 
-test('badge update with 2,000 cells; Cells history with 10,000 records', async ({ page }) => {
+test('badge update with 2,000 cells; Cells history with 10,000 records', async ({
+  page
+}) => {
   await openLiveNotebook(page);
 
   const figures = await page.evaluate(
     async ({ cells, records, repeats }) => {
-      const frame = () => new Promise<number>(r => requestAnimationFrame(() => r(performance.now())));
+      const frame = () =>
+        new Promise<number>(r =>
+          requestAnimationFrame(() => r(performance.now()))
+        );
       const panel = window.jupyterapp.shell.currentWidget as any;
       const shared = panel.content.model.sharedModel;
       shared.transact(() => {
@@ -32,8 +37,12 @@ test('badge update with 2,000 cells; Cells history with 10,000 records', async (
         shared.insertCells(0, sources);
       });
       await frame();
-      const ids: string[] = panel.content.model.sharedModel.cells.map((c: any) => c.id);
-      const monitor: any = await (window as any).galata.getPlugin('jupyterlab-vram:plugin');
+      const ids: string[] = panel.content.model.sharedModel.cells.map(
+        (c: any) => c.id
+      );
+      const monitor: any = await (window as any).galata.getPlugin(
+        'jupyterlab-vram:plugin'
+      );
       const model = monitor.current;
       const GiB = 2 ** 30;
       let recordId = 10_000_000;
@@ -87,7 +96,9 @@ test('badge update with 2,000 cells; Cells history with 10,000 records', async (
         const t1 = performance.now();
         const t2 = await new Promise<number>(r =>
           requestAnimationFrame(() => {
-            document.querySelector('.jp-Cell [data-vram-role="cell-badge"]')?.getBoundingClientRect();
+            document
+              .querySelector('.jp-Cell [data-vram-role="cell-badge"]')
+              ?.getBoundingClientRect();
             r(performance.now());
           })
         );
@@ -118,16 +129,29 @@ test('badge update with 2,000 cells; Cells history with 10,000 records', async (
         const a1 = performance.now();
         const frameEnd = await new Promise<number>(r =>
           requestAnimationFrame(() => {
-            document.querySelector('#jp-vram-sidebar [data-vram-role="cell-history"]')?.getBoundingClientRect();
+            document
+              .querySelector('#jp-vram-sidebar [data-vram-role="cell-history"]')
+              ?.getBoundingClientRect();
             r(performance.now());
           })
         );
         return a1 - a0 + (frameEnd - frameStart);
       };
-      const tab = document.querySelector('#jp-vram-sidebar [data-vram-role="cells-tab"]') as HTMLElement;
+      const tab = document.querySelector(
+        '#jp-vram-sidebar [data-vram-role="cells-tab"]'
+      ) as HTMLElement;
       const openMs = await timeAction(() => tab.click());
       const sortMs: number[] = [];
-      for (const key of ['delta', 'peak', 'duration', 'status', 'execution_count', 'delta', 'peak', 'duration']) {
+      for (const key of [
+        'delta',
+        'peak',
+        'duration',
+        'status',
+        'execution_count',
+        'delta',
+        'peak',
+        'duration'
+      ]) {
         const header = document.querySelector(
           `#jp-vram-sidebar [data-vram-role="cell-sort"][data-vram-sort-key="${key}"]`
         ) as HTMLElement;
@@ -138,7 +162,8 @@ test('badge update with 2,000 cells; Cells history with 10,000 records', async (
       ).length;
       const stats = (xs: number[]) => {
         const s = [...xs].sort((a, b) => a - b);
-        const q = (p: number) => s[Math.min(s.length - 1, Math.floor(p * s.length))];
+        const q = (p: number) =>
+          s[Math.min(s.length - 1, Math.floor(p * s.length))];
         return { median: q(0.5), p95: q(0.95), max: s[s.length - 1] };
       };
       return {

@@ -73,16 +73,34 @@ async function measurePage(
   await cdp.send('HeapProfiler.collectGarbage');
   await cdp.send('HeapProfiler.collectGarbage');
   const heap = (await cdp.send('Runtime.getHeapUsage')) as { usedSize: number };
-  const dom = (await cdp.send('Memory.getDOMCounters')) as { nodes: number; jsEventListeners: number };
-  const timers = await page.evaluate(() => (window as any).__vramLiveTimers?.() ?? -1);
-  return { timers, listeners: dom.jsEventListeners, nodes: dom.nodes, heapMB: heap.usedSize / 2 ** 20 };
+  const dom = (await cdp.send('Memory.getDOMCounters')) as {
+    nodes: number;
+    jsEventListeners: number;
+  };
+  const timers = await page.evaluate(
+    () => (window as any).__vramLiveTimers?.() ?? -1
+  );
+  return {
+    timers,
+    listeners: dom.jsEventListeners,
+    nodes: dom.nodes,
+    heapMB: heap.usedSize / 2 ** 20
+  };
 }
 
 /** The page's figures and the comms and helper threads (the kernel must be idle). */
-async function measure(page: IJupyterLabPageFixture, cdp: CDPSession): Promise<Leftovers> {
+async function measure(
+  page: IJupyterLabPageFixture,
+  cdp: CDPSession
+): Promise<Leftovers> {
   const kernel = await page.evaluate(async probe => {
-    const k = (window.jupyterapp.shell.currentWidget as any).sessionContext.session.kernel;
-    const reply = await k.requestExecute({ code: '', silent: true, user_expressions: { p: probe } }).done;
+    const k = (window.jupyterapp.shell.currentWidget as any).sessionContext
+      .session.kernel;
+    const reply = await k.requestExecute({
+      code: '',
+      silent: true,
+      user_expressions: { p: probe }
+    }).done;
     const result = reply.content.user_expressions.p;
     const [comms, threads] = String(result.data?.['text/plain'] ?? "'-1 -1'")
       .replace(/'/g, '')
@@ -103,11 +121,15 @@ async function measure(page: IJupyterLabPageFixture, cdp: CDPSession): Promise<L
  * is live with the new process and a cell run on it has its record. Returns
  * the milliseconds from the restart's end to the panel live, or -1.
  */
-async function restartAndRecover(page: IJupyterLabPageFixture): Promise<number> {
+async function restartAndRecover(
+  page: IJupyterLabPageFixture
+): Promise<number> {
   return page.evaluate(async () => {
     const app = window.jupyterapp;
     const panel = app.shell.currentWidget as any;
-    const monitor: any = await (window as any).galata.getPlugin('jupyterlab-vram:plugin');
+    const monitor: any = await (window as any).galata.getPlugin(
+      'jupyterlab-vram:plugin'
+    );
     const model = () => monitor.current;
     const until = async (ok: () => boolean, ms: number) => {
       const end = Date.now() + ms;
@@ -123,7 +145,10 @@ async function restartAndRecover(page: IJupyterLabPageFixture): Promise<number> 
     await panel.sessionContext.restartKernel();
     const restarted = Date.now();
     const live = await until(
-      () => model()?.state === 'live' && model()?.hello && model().hello.pid !== oldPid,
+      () =>
+        model()?.state === 'live' &&
+        model()?.hello &&
+        model().hello.pid !== oldPid,
       60_000
     );
     if (!live) {
@@ -136,7 +161,9 @@ async function restartAndRecover(page: IJupyterLabPageFixture): Promise<number> 
     await app.commands.execute('notebook:run-cell');
     const recorded = await until(() => {
       const entries = model().cells.entries;
-      return entries.length > 0 && entries[entries.length - 1].session === session;
+      return (
+        entries.length > 0 && entries[entries.length - 1].session === session
+      );
     }, 30_000);
     return recorded ? ms : -1;
   });
@@ -148,7 +175,9 @@ function table(rows: [string, Leftovers, Leftovers][]): void {
     console.log(`  ${label}`);
     for (const key of keys) {
       const fmt = (v: number) => (key === 'heapMB' ? v.toFixed(1) : String(v));
-      console.log(`    ${key.padEnd(14)} before ${fmt(a[key]).padStart(8)}  after ${fmt(b[key]).padStart(8)}  change ${fmt(b[key] - a[key])}`);
+      console.log(
+        `    ${key.padEnd(14)} before ${fmt(a[key]).padStart(8)}  after ${fmt(b[key]).padStart(8)}  change ${fmt(b[key] - a[key])}`
+      );
     }
   }
 }
@@ -180,21 +209,29 @@ test('50 kernel restarts in a row with the sidebar open', async ({ page }) => {
   }
   await page.waitForTimeout(2000); // let the last restart's timers settle
   const after = await measure(page, cdp);
-  console.log(`\n${restarts} kernel restarts with the sidebar open (Chromium, real kernel):`);
-  console.log(`  panel recovered (live with the new process, then a cell recorded): ${restarts - failed} of ${restarts}`);
+  console.log(
+    `\n${restarts} kernel restarts with the sidebar open (Chromium, real kernel):`
+  );
+  console.log(
+    `  panel recovered (live with the new process, then a cell recorded): ${restarts - failed} of ${restarts}`
+  );
   if (times.length) {
     console.log(
       `  restart done -> panel live: median ${median(times).toFixed(0)} ms, max ${Math.max(...times)} ms`
     );
   }
-  table([['left over (after 2 warm-up restarts, then after the run)', before, after]]);
+  table([
+    ['left over (after 2 warm-up restarts, then after the run)', before, after]
+  ]);
   console.log(
     `BENCH restarts=${restarts} recovered=${restarts - failed} page_comms=${after.pageComms - before.pageComms} ` +
       `kernel_comms=${after.kernelComms} helper_threads=${after.helperThreads} timers=${after.timers - before.timers} ` +
       `listeners=${after.listeners - before.listeners} nodes=${after.nodes - before.nodes} heap_mb=${(after.heapMB - before.heapMB).toFixed(1)}`
   );
   expect(failed).toBe(0);
-  await expect(page.locator(`${SIDEBAR} [data-vram-role="state"]`)).toHaveAttribute('data-vram-state', 'live');
+  await expect(
+    page.locator(`${SIDEBAR} [data-vram-role="state"]`)
+  ).toHaveAttribute('data-vram-state', 'live');
 });
 
 test('soak: JS heap and DOM nodes do not grow', async ({ page }) => {
@@ -204,8 +241,14 @@ test('soak: JS heap and DOM nodes do not grow', async ({ page }) => {
   await page.context().addInitScript(TIMER_PROBE);
   await page.goto();
   await page.evaluate(async interval => {
-    const registry: any = await (window as any).galata.getPlugin('@jupyterlab/apputils-extension:settings');
-    await registry.set('jupyterlab-vram:plugin', 'sampleIntervalSeconds', interval);
+    const registry: any = await (window as any).galata.getPlugin(
+      '@jupyterlab/apputils-extension:settings'
+    );
+    await registry.set(
+      'jupyterlab-vram:plugin',
+      'sampleIntervalSeconds',
+      interval
+    );
     await registry.set('jupyterlab-vram:plugin', 'changeThresholdMiB', 1);
   }, 1 / hz);
   await openSidebar(page);
@@ -219,7 +262,7 @@ test('soak: JS heap and DOM nodes do not grow', async ({ page }) => {
   // Set through the model: typing it would let the editor indent it again.
   const source =
     `import time\nend = time.time() + ${minutes * 60 + 30}\nheld = []\nwhile time.time() < end:\n` +
-      `    held.append(bytearray(b'\\x01') * (2 << 20))\n    if len(held) == 128:\n        held = []\n    time.sleep(${step})`;
+    `    held.append(bytearray(b'\\x01') * (2 << 20))\n    if len(held) == 128:\n        held = []\n    time.sleep(${step})`;
   await page.evaluate(source => {
     const notebook = (window.jupyterapp.shell.currentWidget as any).content;
     notebook.activeCellIndex = 0;
@@ -230,21 +273,30 @@ test('soak: JS heap and DOM nodes do not grow', async ({ page }) => {
   });
   const samples = () =>
     page.evaluate(async () => {
-      const monitor: any = await (window as any).galata.getPlugin('jupyterlab-vram:plugin');
+      const monitor: any = await (window as any).galata.getPlugin(
+        'jupyterlab-vram:plugin'
+      );
       return monitor.current?.sampleCount ?? 0;
     });
   const setup = await page.evaluate(async () => {
-    const monitor: any = await (window as any).galata.getPlugin('jupyterlab-vram:plugin');
+    const monitor: any = await (window as any).galata.getPlugin(
+      'jupyterlab-vram:plugin'
+    );
     const panel = window.jupyterapp.shell.currentWidget as any;
     return {
       interval: monitor.current?.hello?.config?.interval_s,
       kernel: panel.sessionContext.session?.kernel?.status
     };
   });
-  console.log(`  (helper interval ${setup.interval} s; kernel ${setup.kernel} with the allocating cell)`);
+  console.log(
+    `  (helper interval ${setup.interval} s; kernel ${setup.kernel} with the allocating cell)`
+  );
   const warmUpMs = Math.min(60_000, (minutes * 60_000) / 5);
   await page.waitForTimeout(warmUpMs);
-  type Reading = Awaited<ReturnType<typeof measurePage>> & { minute: number; samples: number };
+  type Reading = Awaited<ReturnType<typeof measurePage>> & {
+    minute: number;
+    samples: number;
+  };
   const readings: Reading[] = [];
   const start = Date.now();
   const endAt = start - warmUpMs + minutes * 60_000;
@@ -252,16 +304,26 @@ test('soak: JS heap and DOM nodes do not grow', async ({ page }) => {
   const t0 = Date.now();
   for (;;) {
     const m = await measurePage(page, cdp); // the kernel is busy: page figures only
-    readings.push({ ...m, minute: (Date.now() - start + warmUpMs) / 60_000, samples: (await samples()) - firstSamples });
+    readings.push({
+      ...m,
+      minute: (Date.now() - start + warmUpMs) / 60_000,
+      samples: (await samples()) - firstSamples
+    });
     if (Date.now() >= endAt) {
       break;
     }
-    await page.waitForTimeout(Math.min(30_000, Math.max(1000, endAt - Date.now())));
+    await page.waitForTimeout(
+      Math.min(30_000, Math.max(1000, endAt - Date.now()))
+    );
   }
   const seconds = (Date.now() - t0) / 1000;
-  await page.evaluate(() => window.jupyterapp.commands.execute('notebook:interrupt-kernel'));
+  await page.evaluate(() =>
+    window.jupyterapp.commands.execute('notebook:interrupt-kernel')
+  );
 
-  console.log(`\nSoak at ${hz} Hz for ${minutes} min (Chromium, real kernel, a cell changing memory all the time):`);
+  console.log(
+    `\nSoak at ${hz} Hz for ${minutes} min (Chromium, real kernel, a cell changing memory all the time):`
+  );
   console.log('  minute  samples   heap MB   DOM nodes  listeners  timers');
   for (const r of readings) {
     console.log(
@@ -274,10 +336,18 @@ test('soak: JS heap and DOM nodes do not grow', async ({ page }) => {
   const first = readings[0];
   const last = readings[readings.length - 1];
   const pct = (a: number, b: number) => ((b - a) / a) * 100;
-  const report = (name: string, unit: string, pick: (r: Reading) => number, digits: number) => {
+  const report = (
+    name: string,
+    unit: string,
+    pick: (r: Reading) => number,
+    digits: number
+  ) => {
     const values = readings.map(pick);
     const top = Math.max(...values);
-    const growth = Math.max(pct(pick(first), top), pct(pick(first), pick(last)));
+    const growth = Math.max(
+      pct(pick(first), top),
+      pct(pick(first), pick(last))
+    );
     console.log(
       `  ${name}: first ${pick(first).toFixed(digits)}${unit}, last ${pick(last).toFixed(digits)}${unit} ` +
         `(${pct(pick(first), pick(last)).toFixed(1)} %), range ${Math.min(...values).toFixed(digits)}` +
@@ -287,7 +357,9 @@ test('soak: JS heap and DOM nodes do not grow', async ({ page }) => {
     return growth;
   };
   const rate = last.samples / seconds;
-  console.log(`  samples shown: ${last.samples} in ${seconds.toFixed(0)} s (${rate.toFixed(1)} per second)`);
+  console.log(
+    `  samples shown: ${last.samples} in ${seconds.toFixed(0)} s (${rate.toFixed(1)} per second)`
+  );
   const heapGrowth = report('JS heap', ' MB', r => r.heapMB, 2);
   const nodeGrowth = report('DOM nodes', '', r => r.nodes, 0);
   report('event listeners', '', r => r.listeners, 0);

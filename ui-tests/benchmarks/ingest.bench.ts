@@ -20,7 +20,9 @@ test('ingest + render one sample with 24 h of history', async ({ page }) => {
 
   const figures = await page.evaluate(
     async ({ history, measured }) => {
-      const monitor: any = await (window as any).galata.getPlugin('jupyterlab-vram:plugin');
+      const monitor: any = await (window as any).galata.getPlugin(
+        'jupyterlab-vram:plugin'
+      );
       const model = monitor.current;
       const GiB = 2 ** 30;
       // The kernel's own samples would land among these (the chart reads back
@@ -63,7 +65,10 @@ test('ingest + render one sample with 24 h of history', async ({ page }) => {
           }
         ]
       });
-      const frame = () => new Promise<number>(resolve => requestAnimationFrame(() => resolve(performance.now())));
+      const frame = () =>
+        new Promise<number>(resolve =>
+          requestAnimationFrame(() => resolve(performance.now()))
+        );
 
       // Fill the history (rendering is coalesced, so this renders rarely).
       const fillStart = performance.now();
@@ -91,7 +96,9 @@ test('ingest + render one sample with 24 h of history', async ({ page }) => {
           const frameEnd = await new Promise<number>(resolve =>
             requestAnimationFrame(() => {
               // Force style and layout so their cost is counted too.
-              document.getElementById('jp-vram-sidebar')?.getBoundingClientRect();
+              document
+                .getElementById('jp-vram-sidebar')
+                ?.getBoundingClientRect();
               resolve(performance.now());
             })
           );
@@ -102,12 +109,16 @@ test('ingest + render one sample with 24 h of history', async ({ page }) => {
       };
       const stats = (xs: number[]) => {
         const s = [...xs].sort((a, b) => a - b);
-        const q = (p: number) => s[Math.min(s.length - 1, Math.floor(p * s.length))];
+        const q = (p: number) =>
+          s[Math.min(s.length - 1, Math.floor(p * s.length))];
         return { median: q(0.5), p95: q(0.95), max: s[s.length - 1] };
       };
       const short = await measure();
       // For the sustained phase below.
-      (window as any).vramBench = { monitor, ingestNext: () => model.ingest(sample(next++)) };
+      (window as any).vramBench = {
+        monitor,
+        ingestNext: () => model.ingest(sample(next++))
+      };
       return {
         historyLength: model.history.length ?? null,
         sampleCount: model.sampleCount,
@@ -139,13 +150,17 @@ test('ingest + render one sample with 24 h of history', async ({ page }) => {
   await cdp.send('Performance.enable');
   const taskSeconds = async () => {
     const { metrics } = await cdp.send('Performance.getMetrics');
-    return metrics.find((m: { name: string }) => m.name === 'TaskDuration')!.value as number;
+    return metrics.find((m: { name: string }) => m.name === 'TaskDuration')!
+      .value as number;
   };
   const busy: { [span: string]: number } = {};
   for (const minutes of [5, 1440]) {
     await page.evaluate(async span => {
       const bench = (window as any).vramBench;
-      bench.monitor.updateSettings({ ...bench.monitor.settings, timelineWindowMinutes: span });
+      bench.monitor.updateSettings({
+        ...bench.monitor.settings,
+        timelineWindowMinutes: span
+      });
       await new Promise(resolve => setTimeout(resolve, 500));
     }, minutes);
     const before = await taskSeconds();

@@ -34,7 +34,11 @@ const DISABLE_VRAM = `(() => {
 })();`;
 
 async function waitForApp(page: Page): Promise<void> {
-  await page.waitForFunction(() => (window as any).jupyterapp?.started !== undefined, null, { timeout: 120_000 });
+  await page.waitForFunction(
+    () => (window as any).jupyterapp?.started !== undefined,
+    null,
+    { timeout: 120_000 }
+  );
   await page.evaluate(async () => {
     await window.jupyterapp.started;
     await window.jupyterapp.restored;
@@ -48,7 +52,13 @@ async function writeNotebook(page: Page, path: string): Promise<void> {
       const content = {
         nbformat: 4,
         nbformat_minor: 5,
-        metadata: { kernelspec: { name: 'python3', display_name: 'Python 3 (ipykernel)', language: 'python' } },
+        metadata: {
+          kernelspec: {
+            name: 'python3',
+            display_name: 'Python 3 (ipykernel)',
+            language: 'python'
+          }
+        },
         cells: Array.from({ length: cells }, (_, i) => ({
           cell_type: 'code',
           id: `c${i}`,
@@ -58,7 +68,11 @@ async function writeNotebook(page: Page, path: string): Promise<void> {
           execution_count: null
         }))
       };
-      await window.jupyterapp.serviceManager.contents.save(path, { type: 'notebook', format: 'json', content });
+      await window.jupyterapp.serviceManager.contents.save(path, {
+        type: 'notebook',
+        format: 'json',
+        content
+      });
     },
     { path, cells: CELLS }
   );
@@ -69,7 +83,11 @@ async function writeNotebook(page: Page, path: string): Promise<void> {
  * with the extension, the panel live), then times Run All to the last cell's
  * execution count. Returns milliseconds.
  */
-async function runAll(page: Page, path: string, withExtension: boolean): Promise<number> {
+async function runAll(
+  page: Page,
+  path: string,
+  withExtension: boolean
+): Promise<number> {
   return page.evaluate(
     async ({ path, withExtension }) => {
       const app = window.jupyterapp;
@@ -82,19 +100,35 @@ async function runAll(page: Page, path: string, withExtension: boolean): Promise
           await new Promise(r => setTimeout(r, 20));
         }
       };
-      const panel: any = await app.commands.execute('docmanager:open', { path });
+      const panel: any = await app.commands.execute('docmanager:open', {
+        path
+      });
       await panel.context.ready;
       await panel.sessionContext.ready;
-      await until(() => panel.sessionContext.session?.kernel?.status === 'idle', 60_000, 'kernel idle');
+      await until(
+        () => panel.sessionContext.session?.kernel?.status === 'idle',
+        60_000,
+        'kernel idle'
+      );
       if (withExtension) {
-        const monitor: any = await (window as any).galata.getPlugin('jupyterlab-vram:plugin');
-        await until(() => monitor.current?.state === 'live', 60_000, 'panel live');
+        const monitor: any = await (window as any).galata.getPlugin(
+          'jupyterlab-vram:plugin'
+        );
+        await until(
+          () => monitor.current?.state === 'live',
+          60_000,
+          'panel live'
+        );
       }
       await new Promise(r => setTimeout(r, 500));
       const cells = panel.content.widgets;
       const t0 = performance.now();
       await app.commands.execute('notebook:run-all-cells');
-      await until(() => cells[cells.length - 1].model.executionCount !== null, 600_000, 'last cell ran');
+      await until(
+        () => cells[cells.length - 1].model.executionCount !== null,
+        600_000,
+        'last cell ran'
+      );
       const ms = performance.now() - t0;
       // Close it and shut its kernel down, so the next round starts the same way.
       await panel.sessionContext.shutdown();
@@ -106,22 +140,42 @@ async function runAll(page: Page, path: string, withExtension: boolean): Promise
   );
 }
 
-test('Run All of 500 trivial cells, with and without the extension', async ({ page }) => {
+test('Run All of 500 trivial cells, with and without the extension', async ({
+  page
+}) => {
   test.setTimeout(60 * 60 * 1000);
   await page.goto();
   const without = await page.context().newPage();
   await without.addInitScript(DISABLE_VRAM);
   // A workspace of its own: JupyterLab moves a second window on the same
   // workspace to a new one (a navigation).
-  await without.goto(`${new URL(page.url()).origin}/lab/workspaces/vram-runall-without`);
+  await without.goto(
+    `${new URL(page.url()).origin}/lab/workspaces/vram-runall-without`
+  );
   await waitForApp(without);
-  const plugins = await without.evaluate(() => window.jupyterapp.hasPlugin('jupyterlab-vram:plugin'));
-  const activated = await without.evaluate(() => (window.jupyterapp as any).isPluginActivated?.('jupyterlab-vram:plugin'));
+  const plugins = await without.evaluate(() =>
+    window.jupyterapp.hasPlugin('jupyterlab-vram:plugin')
+  );
+  const activated = await without.evaluate(() =>
+    (window.jupyterapp as any).isPluginActivated?.('jupyterlab-vram:plugin')
+  );
   expect(activated ?? plugins).toBeFalsy(); // the patch took: no extension in that page
 
-  const times: { with: number[]; without: number[] } = { with: [], without: [] };
+  const times: { with: number[]; without: number[] } = {
+    with: [],
+    without: []
+  };
   for (let round = 0; round < ROUNDS; round++) {
-    const order: [Page, boolean][] = round % 2 ? [[without, false], [page, true]] : [[page, true], [without, false]];
+    const order: [Page, boolean][] =
+      round % 2
+        ? [
+            [without, false],
+            [page, true]
+          ]
+        : [
+            [page, true],
+            [without, false]
+          ];
     for (const [p, withExtension] of order) {
       const path = `runall-${withExtension ? 'with' : 'without'}-${round}.ipynb`;
       await writeNotebook(p, path);
@@ -132,10 +186,20 @@ test('Run All of 500 trivial cells, with and without the extension', async ({ pa
   const a = median(times.with);
   const b = median(times.without);
   const ratio = a / b;
-  console.log(`\nRun All of ${CELLS} trivial cells, fresh kernel each time (Chromium, real server; ${ROUNDS} rounds, alternated):`);
-  console.log(`  with jupyterlab-vram:    ${times.with.map(t => t.toFixed(0)).join(', ')} ms; median ${a.toFixed(0)} ms`);
-  console.log(`  without (disabled):      ${times.without.map(t => t.toFixed(0)).join(', ')} ms; median ${b.toFixed(0)} ms`);
-  console.log(`  ratio ${ratio.toFixed(3)} (target <= 1.05): ${ratio <= 1.05 ? 'met' : 'NOT met'}`);
-  console.log(`BENCH runall_cells=${CELLS} with_ms=${a.toFixed(0)} without_ms=${b.toFixed(0)} ratio=${ratio.toFixed(3)}`);
+  console.log(
+    `\nRun All of ${CELLS} trivial cells, fresh kernel each time (Chromium, real server; ${ROUNDS} rounds, alternated):`
+  );
+  console.log(
+    `  with jupyterlab-vram:    ${times.with.map(t => t.toFixed(0)).join(', ')} ms; median ${a.toFixed(0)} ms`
+  );
+  console.log(
+    `  without (disabled):      ${times.without.map(t => t.toFixed(0)).join(', ')} ms; median ${b.toFixed(0)} ms`
+  );
+  console.log(
+    `  ratio ${ratio.toFixed(3)} (target <= 1.05): ${ratio <= 1.05 ? 'met' : 'NOT met'}`
+  );
+  console.log(
+    `BENCH runall_cells=${CELLS} with_ms=${a.toFixed(0)} without_ms=${b.toFixed(0)} ratio=${ratio.toFixed(3)}`
+  );
   await without.close();
 });

@@ -28,7 +28,10 @@ async function ourFiles(page: IJupyterLabPageFixture): Promise<Loaded[]> {
     staticPath =>
       (performance.getEntriesByType('resource') as PerformanceResourceTiming[])
         .filter(e => new URL(e.name).pathname.includes(staticPath))
-        .map(e => ({ file: new URL(e.name).pathname.split('/').pop() as string, bytes: e.decodedBodySize })),
+        .map(e => ({
+          file: new URL(e.name).pathname.split('/').pop() as string,
+          bytes: e.decodedBodySize
+        })),
     STATIC
   );
 }
@@ -37,13 +40,17 @@ function kB(bytes: number): string {
   return `${(bytes / 1000).toFixed(1)} kB`;
 }
 
-test('JavaScript of ours at start-up, with the sidebar, and for a Python kernel', async ({ page }) => {
+test('JavaScript of ours at start-up, with the sidebar, and for a Python kernel', async ({
+  page
+}) => {
   await page.goto();
   await page.waitForTimeout(2000); // anything loaded lazily after start-up would show by now
   const startup = (await ourFiles(page)).filter(f => f.file.endsWith('.js'));
   await openSidebar(page);
   await expect(page.locator('.jp-vram-MemorySidebar')).toBeVisible();
-  const withSidebar = (await ourFiles(page)).filter(f => f.file.endsWith('.js'));
+  const withSidebar = (await ourFiles(page)).filter(f =>
+    f.file.endsWith('.js')
+  );
   await page.notebook.createNew('startup-bench.ipynb');
   await waitForState(page, 'live');
   const withKernel = (await ourFiles(page)).filter(f => f.file.endsWith('.js'));
@@ -56,26 +63,40 @@ test('JavaScript of ours at start-up, with the sidebar, and for a Python kernel'
     ['opening the sidebar', newIn(withSidebar, startup)],
     ['the first Python kernel', newIn(withKernel, withSidebar)]
   ];
-  console.log('\njupyterlab-vram JavaScript fetched by the page (minified, uncompressed):');
+  console.log(
+    '\njupyterlab-vram JavaScript fetched by the page (minified, uncompressed):'
+  );
   for (const [phase, files] of rows) {
-    console.log(`  ${phase}: ${kB(sum(files))}  (${files.map(f => `${f.file} ${kB(f.bytes)}`).join(', ')})`);
+    console.log(
+      `  ${phase}: ${kB(sum(files))}  (${files.map(f => `${f.file} ${kB(f.bytes)}`).join(', ')})`
+    );
   }
   const verdict = sum(startup) <= 150_000 ? 'met' : 'NOT met';
-  console.log(`target: start-up JavaScript <= 150 kB: ${kB(sum(startup))}, ${verdict}`);
-  console.log(`BENCH startup_js_bytes=${sum(startup)} sidebar_js_bytes=${sum(rows[1][1])} kernel_js_bytes=${sum(rows[2][1])}`);
+  console.log(
+    `target: start-up JavaScript <= 150 kB: ${kB(sum(startup))}, ${verdict}`
+  );
+  console.log(
+    `BENCH startup_js_bytes=${sum(startup)} sidebar_js_bytes=${sum(rows[1][1])} kernel_js_bytes=${sum(rows[2][1])}`
+  );
   expect(startup.length).toBeGreaterThan(0); // the measurement saw our files at all
 });
 
-test('panel live after a kernel first reports idle, 10 kernel starts', async ({ page }) => {
+test('panel live after a kernel first reports idle, 10 kernel starts', async ({
+  page
+}) => {
   test.setTimeout(10 * 60 * 1000);
   await openSidebar(page);
   const figures = await page.evaluate(async () => {
     const app = window.jupyterapp;
-    const monitor: any = await (window as any).galata.getPlugin('jupyterlab-vram:plugin');
+    const monitor: any = await (window as any).galata.getPlugin(
+      'jupyterlab-vram:plugin'
+    );
     const results: number[] = [];
     for (let i = 0; i < 10; i++) {
       // A new notebook starts a new kernel; the sidebar follows it.
-      const panel: any = await app.commands.execute('notebook:create-new', { kernelName: 'python3' });
+      const panel: any = await app.commands.execute('notebook:create-new', {
+        kernelName: 'python3'
+      });
       const sessionContext = panel.sessionContext;
       let idleAt: number | null = null;
       const onStatus = (_: unknown, status: string) => {
@@ -105,10 +126,14 @@ test('panel live after a kernel first reports idle, 10 kernel starts', async ({ 
     }
     return results;
   });
-  console.log('\npanel live after a new kernel first reported idle (ms), 10 kernel starts:');
+  console.log(
+    '\npanel live after a new kernel first reported idle (ms), 10 kernel starts:'
+  );
   console.log(`  each: ${figures.map(x => x.toFixed(0)).join(', ')}`);
   const m = median(figures);
-  console.log(`target: panel live <= 300 ms after idle, median: ${m.toFixed(0)} ms, ${m <= 300 ? 'met' : 'NOT met'}`);
+  console.log(
+    `target: panel live <= 300 ms after idle, median: ${m.toFixed(0)} ms, ${m <= 300 ? 'met' : 'NOT met'}`
+  );
   console.log(`BENCH panel_live_after_idle_ms_median=${m.toFixed(1)}`);
   expect(figures).toHaveLength(10);
 });

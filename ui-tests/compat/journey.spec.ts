@@ -67,7 +67,11 @@ function writeNotebook(target: Target, name: string): void {
     nbformat: 4,
     nbformat_minor: 5,
     metadata: {
-      kernelspec: { name: 'python3', display_name: 'Python 3 (ipykernel)', language: 'python' }
+      kernelspec: {
+        name: 'python3',
+        display_name: 'Python 3 (ipykernel)',
+        language: 'python'
+      }
     },
     cells: [
       {
@@ -76,7 +80,8 @@ function writeNotebook(target: Target, name: string): void {
         metadata: {},
         execution_count: null,
         outputs: [],
-        source: "import sys\nblock = b'x' * (64 * 2**20)  # 64 MiB, written: resident\nprint(sys.executable)"
+        source:
+          "import sys\nblock = b'x' * (64 * 2**20)  # 64 MiB, written: resident\nprint(sys.executable)"
       }
     ]
   };
@@ -84,16 +89,22 @@ function writeNotebook(target: Target, name: string): void {
 }
 
 async function appReady(page: Page): Promise<void> {
-  await page.waitForFunction(() => (window as any).jupyterapp !== undefined, undefined, {
-    timeout: 120_000
-  });
+  await page.waitForFunction(
+    () => (window as any).jupyterapp !== undefined,
+    undefined,
+    {
+      timeout: 120_000
+    }
+  );
   await page.evaluate(() => (window as any).jupyterapp.restored);
 }
 
 async function cellSources(page: Page): Promise<string[]> {
   return page.evaluate(() => {
     const panel = (window as any).jupyterapp.shell.currentWidget;
-    return panel.content.model.sharedModel.cells.map((cell: any) => cell.getSource());
+    return panel.content.model.sharedModel.cells.map((cell: any) =>
+      cell.getSource()
+    );
   });
 }
 
@@ -111,14 +122,18 @@ test('open a notebook, live panel, cell badge, free memory, insert a snippet', a
     // Notebook 7's file browser loads the extension too (no notebook there).
     await page.goto('/tree');
     await appReady(page);
-    await expect(page.locator('.jp-DirListing-item', { hasText: file })).toBeVisible();
+    await expect(
+      page.locator('.jp-DirListing-item', { hasText: file })
+    ).toBeVisible();
     await page.goto(`/notebooks/${file}`);
   } else {
     // ?reset: a retry starts from an empty workspace, not the failed try's notebook.
     await page.goto(`/lab/tree/${file}?reset`);
   }
   await appReady(page);
-  const cells = page.locator('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-Cell');
+  const cells = page.locator(
+    '.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-Cell'
+  );
   await expect(cells).toHaveCount(1);
 
   // The memory panel goes live: the helper reports from the kernel.
@@ -131,16 +146,26 @@ test('open a notebook, live panel, cell badge, free memory, insert a snippet', a
   });
   await expect(role(page, 'host-card')).toContainText('Kernel (RSS)');
   await expect
-    .poll(async () => Number(await role(page, 'host-rss').first().getAttribute('data-vram-bytes')))
+    .poll(async () =>
+      Number(
+        await role(page, 'host-rss').first().getAttribute('data-vram-bytes')
+      )
+    )
     .toBeGreaterThan(10 * MiB);
 
   // Running the cell: its output says which Python ran it, and it gets a badge.
-  await page.evaluate(() => (window as any).jupyterapp.commands.execute('notebook:run-cell'));
-  await expect(cells.first().locator('.jp-OutputArea-output')).toContainText(target.kernelPython);
+  await page.evaluate(() =>
+    (window as any).jupyterapp.commands.execute('notebook:run-cell')
+  );
+  await expect(cells.first().locator('.jp-OutputArea-output')).toContainText(
+    target.kernelPython
+  );
   const badge = cells.first().locator('[data-vram-role="cell-badge"]');
   await expect(badge).toBeVisible();
   await expect(badge).toHaveAttribute('data-vram-status', 'ok');
-  expect(Number(await badge.getAttribute('data-vram-delta-bytes'))).toBeGreaterThan(32 * MiB);
+  expect(
+    Number(await badge.getAttribute('data-vram-delta-bytes'))
+  ).toBeGreaterThan(32 * MiB);
   await expect(badge).toContainText(/MiB/);
 
   // "Free memory" reports what it did.
@@ -152,9 +177,13 @@ test('open a notebook, live panel, cell badge, free memory, insert a snippet', a
   // A snippet goes in as a new cell below the active one.
   const before = await cellSources(page);
   await page
-    .locator(`${SIDEBAR} [data-vram-role="snippet-button"][data-vram-snippet="no-grad-eval"]`)
+    .locator(
+      `${SIDEBAR} [data-vram-role="snippet-button"][data-vram-snippet="no-grad-eval"]`
+    )
     .click();
-  await expect.poll(async () => (await cellSources(page)).length).toBe(before.length + 1);
+  await expect
+    .poll(async () => (await cellSources(page)).length)
+    .toBe(before.length + 1);
   const after = await cellSources(page);
   const inserted = after.filter(source => !before.includes(source));
   expect(inserted).toHaveLength(1);
@@ -165,5 +194,8 @@ test('open a notebook, live panel, cell badge, free memory, insert a snippet', a
     body: consoleSeen.all.join('\n') || '(none)',
     contentType: 'text/plain'
   });
-  expect(consoleSeen.ours, 'console warnings/errors of jupyterlab-vram').toEqual([]);
+  expect(
+    consoleSeen.ours,
+    'console warnings/errors of jupyterlab-vram'
+  ).toEqual([]);
 });

@@ -8,7 +8,9 @@ const path = require('path');
 
 const targets = JSON.parse(process.env.VRAM_COMPAT_TARGETS || '[]');
 if (targets.length === 0) {
-  throw new Error('VRAM_COMPAT_TARGETS is empty: run scripts/smoke-journeys.sh');
+  throw new Error(
+    'VRAM_COMPAT_TARGETS is empty: run scripts/smoke-journeys.sh'
+  );
 }
 
 module.exports = {
@@ -30,7 +32,14 @@ module.exports = {
       {
         outputFile:
           process.env.VRAM_COMPAT_JSON ||
-          path.resolve(__dirname, '..', '..', 'build', 'test-results', 'smoke-journeys.json')
+          path.resolve(
+            __dirname,
+            '..',
+            '..',
+            'build',
+            'test-results',
+            'smoke-journeys.json'
+          )
       }
     ]
   ],

@@ -19,7 +19,10 @@ import {
   sidebarRole
 } from './helpers';
 
-async function numberAttr(loc: ReturnType<typeof badgeOf>, name: string): Promise<number> {
+async function numberAttr(
+  loc: ReturnType<typeof badgeOf>,
+  name: string
+): Promise<number> {
   const value = await loc.getAttribute(name);
   if (value === null) {
     throw new Error(`${name} is missing`);
@@ -34,7 +37,9 @@ async function numberAttr(loc: ReturnType<typeof badgeOf>, name: string): Promis
 test.use({ kernels: null });
 
 test.describe('per-cell memory', () => {
-  test('three cells get three badges with plausible figures', async ({ page }) => {
+  test('three cells get three badges with plausible figures', async ({
+    page
+  }) => {
     await openLiveNotebook(page);
     await page.notebook.setCell(0, 'code', 'import torch');
     await page.notebook.addCell('code', 'x = torch.ones(50_000_000)  # 200 MB');
@@ -49,16 +54,24 @@ test.describe('per-cell memory', () => {
     const grown = await numberAttr(badgeOf(page, 1), 'data-vram-delta-bytes');
     expect(grown).toBeGreaterThan(180e6);
     expect(grown).toBeLessThan(220e6);
-    expect(await numberAttr(badgeOf(page, 1), 'data-vram-peak-bytes')).toBeGreaterThan(200e6);
+    expect(
+      await numberAttr(badgeOf(page, 1), 'data-vram-peak-bytes')
+    ).toBeGreaterThan(200e6);
     await expect(badgeOf(page, 1)).toContainText(/peak/);
     // The del cell gives it back.
-    expect(await numberAttr(badgeOf(page, 2), 'data-vram-delta-bytes')).toBeLessThan(-150 * MiB);
-    expect(await numberAttr(badgeOf(page, 1), 'data-vram-duration-s')).toBeGreaterThan(0);
+    expect(
+      await numberAttr(badgeOf(page, 2), 'data-vram-delta-bytes')
+    ).toBeLessThan(-150 * MiB);
+    expect(
+      await numberAttr(badgeOf(page, 1), 'data-vram-duration-s')
+    ).toBeGreaterThan(0);
 
     // The badge covers no code: below the editor, in the active cell too (whose
     // toolbar sits over the first line).
     await page.notebook.selectCells(1);
-    const cell = page.locator('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-Cell').nth(1);
+    const cell = page
+      .locator('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-Cell')
+      .nth(1);
     const editor = await cell.locator('.jp-InputArea-editor').boundingBox();
     const badge = await badgeOf(page, 1).boundingBox();
     expect(editor && badge).toBeTruthy();
@@ -67,7 +80,11 @@ test.describe('per-cell memory', () => {
 
   test('a raising cell is recorded with its error type', async ({ page }) => {
     await openLiveNotebook(page);
-    await page.notebook.setCell(0, 'code', 'raise ValueError("<b>not html</b>")');
+    await page.notebook.setCell(
+      0,
+      'code',
+      'raise ValueError("<b>not html</b>")'
+    );
     await page.notebook.runCell(0, true);
     await expect(badgeOf(page, 0)).toHaveAttribute('data-vram-status', 'error');
     await expect(badgeOf(page, 0)).toHaveAttribute('title', /ValueError/);
@@ -75,13 +92,19 @@ test.describe('per-cell memory', () => {
     await expect(badgeOf(page, 0).locator('b')).toHaveCount(0);
     // In the Cells tab, at the sidebar's default width, every column of the row is read whole.
     await showCellHistory(page);
-    const row = page.locator(`${SIDEBAR} [data-vram-role="cell-row"][data-vram-status="error"]`);
-    await expect(row).toHaveAttribute('title', /ValueError/, { timeout: 30_000 });
+    const row = page.locator(
+      `${SIDEBAR} [data-vram-role="cell-row"][data-vram-status="error"]`
+    );
+    await expect(row).toHaveAttribute('title', /ValueError/, {
+      timeout: 30_000
+    });
     expect(await cutCellColumns(row)).toEqual([]);
     expect(await cutCellColumns(cellHeaderRow(page))).toEqual([]);
     // Sorted, a heading carries an arrow: the narrow ones still fit.
     for (const key of ['execution_count', 'status']) {
-      const header = page.locator(`${SIDEBAR} [data-vram-role="cell-sort"][data-vram-sort-key="${key}"]`);
+      const header = page.locator(
+        `${SIDEBAR} [data-vram-role="cell-sort"][data-vram-sort-key="${key}"]`
+      );
       await header.click();
       await expect(header).toHaveAttribute('aria-sort', /ascending|descending/);
       expect(await cutCellColumns(cellHeaderRow(page))).toEqual([]);
@@ -97,31 +120,46 @@ test.describe('per-cell memory', () => {
     await expect(badgeOf(page, 0)).toBeVisible();
 
     await showCellHistory(page);
-    const rows = page.locator(`${SIDEBAR} [data-vram-role="cell-row"]:not([hidden])`);
+    const rows = page.locator(
+      `${SIDEBAR} [data-vram-role="cell-row"]:not([hidden])`
+    );
     await expect(rows).toHaveCount(1);
     // Importing torch costs hundreds of MB of RSS: clear it out of the ranking.
     await page.locator(`${SIDEBAR} [data-vram-role="clear-history"]`).click();
     const dialog = page.locator('.jp-Dialog');
-    await expect(dialog.locator('[data-vram-role="clear-history-body"]')).toContainText(
-      'Forget the 1 cell record of'
-    );
+    await expect(
+      dialog.locator('[data-vram-role="clear-history-body"]')
+    ).toContainText('Forget the 1 cell record of');
     await expect(rows).toHaveCount(1); // nothing cleared before the answer
     await dialog.locator('.jp-mod-accept').click();
     await expect(rows).toHaveCount(0);
 
-    await page.notebook.addCell('code', 'big = torch.ones(40_000_000)  # 160 MB');
+    await page.notebook.addCell(
+      'code',
+      'big = torch.ones(40_000_000)  # 160 MB'
+    );
     await page.notebook.addCell('code', 'time.sleep(1.2)');
-    await page.notebook.addCell('code', 'small = torch.ones(5_000_000)  # 20 MB');
+    await page.notebook.addCell(
+      'code',
+      'small = torch.ones(5_000_000)  # 20 MB'
+    );
     for (const i of [1, 2, 3]) {
       await page.notebook.runCell(i, true);
     }
     await expect(rows).toHaveCount(3);
 
-    const sortBy = async (key: string, direction: 'ascending' | 'descending') => {
+    const sortBy = async (
+      key: string,
+      direction: 'ascending' | 'descending'
+    ) => {
       const header = page.locator(
         `${SIDEBAR} [data-vram-role="cell-sort"][data-vram-sort-key="${key}"]`
       );
-      for (let i = 0; i < 3 && (await header.getAttribute('aria-sort')) !== direction; i++) {
+      for (
+        let i = 0;
+        i < 3 && (await header.getAttribute('aria-sort')) !== direction;
+        i++
+      ) {
         await header.click();
       }
       await expect(header).toHaveAttribute('aria-sort', direction);
@@ -151,7 +189,9 @@ test.describe('per-cell memory', () => {
     // Click the sleeping cell's row: that cell becomes the active one.
     await page.notebook.selectCells(0);
     await page
-      .locator(`${SIDEBAR} [data-vram-role="cell-row"][data-vram-execution-count="3"]`)
+      .locator(
+        `${SIDEBAR} [data-vram-role="cell-row"][data-vram-execution-count="3"]`
+      )
       .click();
     await expect
       .poll(() =>
@@ -163,7 +203,9 @@ test.describe('per-cell memory', () => {
       .toBe(2);
   });
 
-  test("a console on the notebook's kernel: its runs are labelled a console's", async ({ page }) => {
+  test("a console on the notebook's kernel: its runs are labelled a console's", async ({
+    page
+  }) => {
     await openLiveNotebook(page);
     await page.notebook.setCell(0, 'code', 'a = 1');
     await page.notebook.runCell(0, true);
@@ -171,13 +213,19 @@ test.describe('per-cell memory', () => {
     await showCellHistory(page);
 
     // "New Console for Notebook": a console of its own on the same kernel.
-    await page.evaluate(() => window.jupyterapp.commands.execute('notebook:create-console'));
+    await page.evaluate(() =>
+      window.jupyterapp.commands.execute('notebook:create-console')
+    );
     const prompt = page.locator('.jp-CodeConsole-promptCell .cm-content');
     await expect(prompt).toBeVisible();
     await prompt.click();
     await page.keyboard.type('b = list(range(1000))');
-    await page.evaluate(() => window.jupyterapp.commands.execute('console:run-forced'));
-    await expect(page.locator('.jp-CodeConsole-content .jp-CodeCell')).toHaveCount(1);
+    await page.evaluate(() =>
+      window.jupyterapp.commands.execute('console:run-forced')
+    );
+    await expect(
+      page.locator('.jp-CodeConsole-content .jp-CodeCell')
+    ).toHaveCount(1);
 
     // JupyterLab's console sends its own cell's id: the row still reads as a console's.
     const consoleRow = page.locator(
@@ -190,9 +238,9 @@ test.describe('per-cell memory', () => {
     );
     await expect(notebookRow).not.toContainText('console');
     await consoleRow.click();
-    await expect(page.locator(`${SIDEBAR} [data-vram-role="cell-message"]`)).toHaveText(
-      '[2] ran in a console: there is no cell to go to.'
-    );
+    await expect(
+      page.locator(`${SIDEBAR} [data-vram-role="cell-message"]`)
+    ).toHaveText('[2] ran in a console: there is no cell to go to.');
   });
 
   test('Restart and Run All: every cell is measured, and the panel is live while they run', async ({
@@ -218,15 +266,24 @@ test.describe('per-cell memory', () => {
       void app.commands.execute('notebook:run-all-cells');
     });
     // Live while the first cell still runs: the helper went ahead of it.
-    await expect(sidebarRole(page, 'state')).toHaveAttribute('data-vram-state', 'live');
+    await expect(sidebarRole(page, 'state')).toHaveAttribute(
+      'data-vram-state',
+      'live'
+    );
     await expect(sidebarRole(page, 'kernel-busy')).toBeVisible();
     await releaseCell(page, 'end-the-first-cell');
     // Both cells have records of the restarted kernel, not the earlier ones.
     for (const i of [0, 1]) {
-      await expect(badgeOf(page, i)).not.toHaveAttribute('data-vram-earlier', /.*/, { timeout: 30_000 });
+      await expect(badgeOf(page, i)).not.toHaveAttribute(
+        'data-vram-earlier',
+        /.*/,
+        { timeout: 30_000 }
+      );
       await expect(badgeOf(page, i)).toHaveAttribute('data-vram-status', 'ok');
     }
-    expect(await numberAttr(badgeOf(page, 0), 'data-vram-delta-bytes')).toBeGreaterThan(180 * MiB);
+    expect(
+      await numberAttr(badgeOf(page, 0), 'data-vram-delta-bytes')
+    ).toBeGreaterThan(180 * MiB);
   });
 
   test('badges can be hidden and shown again', async ({ page }) => {
@@ -236,7 +293,9 @@ test.describe('per-cell memory', () => {
     await expect(badgeOf(page, 0)).toBeVisible();
     const toggle = () =>
       page.evaluate(async () => {
-        await window.jupyterapp.commands.execute('jupyterlab-vram:toggle-cell-badges');
+        await window.jupyterapp.commands.execute(
+          'jupyterlab-vram:toggle-cell-badges'
+        );
       });
     await toggle();
     await expect(badgeOf(page, 0)).toBeHidden();
@@ -270,7 +329,10 @@ test.describe('per-cell memory in a fully windowed notebook', () => {
         shared.deleteCellRange(0, shared.cells.length);
         const cells = [];
         for (let i = 0; i < 200; i++) {
-          cells.push({ cell_type: 'code', source: `v${i} = bytearray(${(i % 5) + 1} * 2**20)` });
+          cells.push({
+            cell_type: 'code',
+            source: `v${i} = bytearray(${(i % 5) + 1} * 2**20)`
+          });
         }
         shared.insertCells(0, cells);
       });
@@ -297,15 +359,18 @@ test.describe('per-cell memory in a fully windowed notebook', () => {
     });
     // Windowing is really on: far fewer cells are attached than exist.
     expect(
-      await page.locator('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-Cell').count()
+      await page
+        .locator('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-Cell')
+        .count()
     ).toBeLessThan(100);
     const lastCell = page
       .locator('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-Cell')
       .filter({ hasText: 'v199 = bytearray' });
-    await expect(lastCell.locator('[data-vram-role="cell-badge"]')).toBeVisible({ timeout: 30_000 });
-    await expect(lastCell.locator('[data-vram-role="cell-badge"]')).toHaveAttribute(
-      'data-vram-execution-count',
-      '200'
+    await expect(lastCell.locator('[data-vram-role="cell-badge"]')).toBeVisible(
+      { timeout: 30_000 }
     );
+    await expect(
+      lastCell.locator('[data-vram-role="cell-badge"]')
+    ).toHaveAttribute('data-vram-execution-count', '200');
   });
 });

@@ -53,7 +53,9 @@ function testCgroupLimit(pid: number): number | null {
   return null;
 }
 
-test('a kernel killed at its container limit is said to be OOM-killed, as fact', async ({ page }) => {
+test('a kernel killed at its container limit is said to be OOM-killed, as fact', async ({
+  page
+}) => {
   await openLiveNotebook(page);
   const live = (await sidebarRole(page, 'state').textContent()) ?? '';
   const pid = Number(/kernel process (\d+)/.exec(live)?.[1]);
@@ -68,12 +70,18 @@ test('a kernel killed at its container limit is said to be OOM-killed, as fact',
   const limitRow = sidebarRole(page, 'host-container-limit');
   await expect(limitRow).toHaveCount(1);
   await expect
-    .poll(async () => Number((await limitRow.getAttribute('data-vram-bytes')) ?? NaN), { timeout: 30_000 })
+    .poll(
+      async () =>
+        Number((await limitRow.getAttribute('data-vram-bytes')) ?? NaN),
+      { timeout: 30_000 }
+    )
     .toBeGreaterThan(0);
-  expect(Number(await limitRow.getAttribute('data-vram-bytes'))).toBeLessThanOrEqual(limit!);
-  await expect(page.locator('#jp-vram-sidebar .jp-vram-Card-subtitle').first()).toContainText(
-    'of container limit'
-  );
+  expect(
+    Number(await limitRow.getAttribute('data-vram-bytes'))
+  ).toBeLessThanOrEqual(limit!);
+  await expect(
+    page.locator('#jp-vram-sidebar .jp-vram-Card-subtitle').first()
+  ).toContainText('of container limit');
 
   await startCell(
     page,
@@ -83,13 +91,19 @@ test('a kernel killed at its container limit is said to be OOM-killed, as fact',
   const death = sidebarRole(page, 'kernel-death');
   await expect(death).toBeVisible({ timeout: 120_000 });
   // The restarted kernel's first sample brings the evidence.
-  await expect(death).toHaveAttribute('data-vram-verdict', 'oom-killed', { timeout: 60_000 });
+  await expect(death).toHaveAttribute('data-vram-verdict', 'oom-killed', {
+    timeout: 60_000
+  });
   await expect(sidebarRole(page, 'kernel-death-summary')).toContainText(
     /while its RAM was [\d.]+ (MiB|GiB), with [\d.]+ (B|KiB|MiB|GiB) more available \(container limit [\d.]+ (MiB|GiB)\): the out-of-memory killer killed it \(memory\.(events|oom_control) oom_kill\)\./
   );
-  await expect(sidebarRole(page, 'kernel-death-cell')).toHaveText('Cell [1] was running.');
+  await expect(sidebarRole(page, 'kernel-death-cell')).toHaveText(
+    'Cell [1] was running.'
+  );
   await expect(
-    page.locator('.Toastify__toast').filter({ hasText: 'was killed by the out-of-memory killer' })
+    page
+      .locator('.Toastify__toast')
+      .filter({ hasText: 'was killed by the out-of-memory killer' })
   ).toBeVisible();
   await expect(
     page

@@ -7,7 +7,10 @@ import { Locator, Page } from '@playwright/test';
 
 export const SIDEBAR = '#jp-vram-sidebar';
 
-export function sidebarRole(page: IJupyterLabPageFixture, role: string): Locator {
+export function sidebarRole(
+  page: IJupyterLabPageFixture,
+  role: string
+): Locator {
   return page.locator(`${SIDEBAR} [data-vram-role="${role}"]`);
 }
 
@@ -23,12 +26,21 @@ export async function waitForState(
   state: string,
   timeout = 60_000
 ): Promise<void> {
-  await expect(sidebarRole(page, 'state')).toHaveAttribute('data-vram-state', state, { timeout });
+  await expect(sidebarRole(page, 'state')).toHaveAttribute(
+    'data-vram-state',
+    state,
+    { timeout }
+  );
 }
 
 /** The bytes a figure shows, from its machine-readable attribute. */
-export async function bytesOf(page: IJupyterLabPageFixture, role: string): Promise<number> {
-  const value = await sidebarRole(page, role).first().getAttribute('data-vram-bytes');
+export async function bytesOf(
+  page: IJupyterLabPageFixture,
+  role: string
+): Promise<number> {
+  const value = await sidebarRole(page, role)
+    .first()
+    .getAttribute('data-vram-bytes');
   if (value === null) {
     throw new Error(`figure ${role} is unknown`);
   }
@@ -92,10 +104,15 @@ export function holdUntilReleased(name: string): string {
 /** Ends one wait of `holdUntilReleased(name)` in the current notebook's kernel (whose directory is the notebook's). */
 export async function releaseCell(page: Page, name: string): Promise<void> {
   await page.evaluate(async name => {
-    const path = (window.jupyterapp.shell.currentWidget as any).context.path as string;
+    const path = (window.jupyterapp.shell.currentWidget as any).context
+      .path as string;
     await window.jupyterapp.serviceManager.contents.save(
       `${path.slice(0, path.lastIndexOf('/') + 1)}${name}`,
-      { type: 'file', format: 'text', content: `${Date.now()}-${Math.random()}` }
+      {
+        type: 'file',
+        format: 'text',
+        content: `${Date.now()}-${Math.random()}`
+      }
     );
   }, name);
 }
@@ -103,15 +120,21 @@ export async function releaseCell(page: Page, name: string): Promise<void> {
 /** Removes the file of `holdUntilReleased(name)`: a restarted kernel, which knows no token, waits again. */
 export async function removeRelease(page: Page, name: string): Promise<void> {
   await page.evaluate(async name => {
-    const path = (window.jupyterapp.shell.currentWidget as any).context.path as string;
-    await window.jupyterapp.serviceManager.contents.delete(`${path.slice(0, path.lastIndexOf('/') + 1)}${name}`);
+    const path = (window.jupyterapp.shell.currentWidget as any).context
+      .path as string;
+    await window.jupyterapp.serviceManager.contents.delete(
+      `${path.slice(0, path.lastIndexOf('/') + 1)}${name}`
+    );
   }, name);
 }
 
 export const MiB = 2 ** 20;
 
 /** The memory badge of the `cellIndex`-th cell of the visible notebook. */
-export function badgeOf(page: IJupyterLabPageFixture, cellIndex: number): Locator {
+export function badgeOf(
+  page: IJupyterLabPageFixture,
+  cellIndex: number
+): Locator {
   return page
     .locator('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-Cell')
     .nth(cellIndex)
@@ -119,12 +142,16 @@ export function badgeOf(page: IJupyterLabPageFixture, cellIndex: number): Locato
 }
 
 /** Shows the sidebar's Cells tab (on any page: Galata's, or a plain Playwright one). */
-export async function showCellHistory(page: Pick<Page, 'locator'>): Promise<void> {
+export async function showCellHistory(
+  page: Pick<Page, 'locator'>
+): Promise<void> {
   const tab = page.locator(`${SIDEBAR} [data-vram-role="cells-tab"]`);
   if (await tab.isVisible()) {
     await tab.click();
   }
-  await expect(page.locator(`${SIDEBAR} [data-vram-role="cell-history"]`)).toBeVisible();
+  await expect(
+    page.locator(`${SIDEBAR} [data-vram-role="cell-history"]`)
+  ).toBeVisible();
 }
 
 /**
@@ -142,11 +169,16 @@ export async function cutCellColumns(row: Locator): Promise<string[]> {
 
 /** The header row of the Cells tab. */
 export function cellHeaderRow(page: Pick<Page, 'locator'>): Locator {
-  return page.locator(`${SIDEBAR} [data-vram-role="cell-sort"]`).first().locator('..');
+  return page
+    .locator(`${SIDEBAR} [data-vram-role="cell-sort"]`)
+    .first()
+    .locator('..');
 }
 
 /** Opens the sidebar and a new notebook, and waits until its helper is live. */
-export async function openLiveNotebook(page: IJupyterLabPageFixture): Promise<void> {
+export async function openLiveNotebook(
+  page: IJupyterLabPageFixture
+): Promise<void> {
   await openSidebar(page);
   await page.notebook.createNew();
   await waitForState(page, 'live');
@@ -157,19 +189,23 @@ export async function openLiveNotebook(page: IJupyterLabPageFixture): Promise<vo
  * `path` with the memory panel in `state` (live; `overheard` for a page
  * opened while a cell runs).
  */
-export async function openInPage(page: Page, path: string, state = 'live'): Promise<void> {
-  await page.waitForFunction(() => (window as any).jupyterapp?.started !== undefined);
+export async function openInPage(
+  page: Page,
+  path: string,
+  state = 'live'
+): Promise<void> {
+  await page.waitForFunction(
+    () => (window as any).jupyterapp?.started !== undefined
+  );
   await page.evaluate(async path => {
     await window.jupyterapp.started;
     await window.jupyterapp.restored;
     await window.jupyterapp.commands.execute('docmanager:open', { path });
     await window.jupyterapp.commands.execute('jupyterlab-vram:open-sidebar');
   }, path);
-  await expect(page.locator(`${SIDEBAR} [data-vram-role="state"]`)).toHaveAttribute(
-    'data-vram-state',
-    state,
-    { timeout: 60_000 }
-  );
+  await expect(
+    page.locator(`${SIDEBAR} [data-vram-role="state"]`)
+  ).toHaveAttribute('data-vram-state', state, { timeout: 60_000 });
 }
 
 /**
@@ -191,9 +227,13 @@ export async function openInNewTab(
 }
 
 /** The repr of a Python expression evaluated silently in the current notebook's kernel. */
-export async function kernelRepr(page: Page, expression: string): Promise<string> {
+export async function kernelRepr(
+  page: Page,
+  expression: string
+): Promise<string> {
   return page.evaluate(async expression => {
-    const kernel = (window.jupyterapp.shell.currentWidget as any).sessionContext.session.kernel;
+    const kernel = (window.jupyterapp.shell.currentWidget as any).sessionContext
+      .session.kernel;
     const reply = await kernel.requestExecute({
       code: '',
       silent: true,
@@ -206,7 +246,10 @@ export async function kernelRepr(page: Page, expression: string): Promise<string
 /** How many comms the helper in the current notebook's kernel sends to. */
 export async function commsInKernel(page: Page): Promise<number> {
   return Number(
-    await kernelRepr(page, "len(__import__('jupyterlab_vram_helper').get_runtime().channel.targets())")
+    await kernelRepr(
+      page,
+      "len(__import__('jupyterlab_vram_helper').get_runtime().channel.targets())"
+    )
   );
 }
 

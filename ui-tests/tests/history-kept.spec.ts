@@ -32,17 +32,22 @@ const ROWS = `${SIDEBAR} [data-vram-role="cell-row"]:not([hidden])`;
  * an earlier kernel; sorted, whatever order the tab shows.
  */
 async function rows(page: Page): Promise<string[]> {
-  const shown = await page.locator(ROWS).evaluateAll(els =>
-    els.map(
-      el =>
-        `${el.getAttribute('data-vram-kernel-start')}:[${el.getAttribute('data-vram-execution-count')}]` +
-        (el.classList.contains('jp-vram-CellRow-earlier') ? ' earlier' : '')
-    )
-  );
+  const shown = await page
+    .locator(ROWS)
+    .evaluateAll(els =>
+      els.map(
+        el =>
+          `${el.getAttribute('data-vram-kernel-start')}:[${el.getAttribute('data-vram-execution-count')}]` +
+          (el.classList.contains('jp-vram-CellRow-earlier') ? ' earlier' : '')
+      )
+    );
   return shown.sort();
 }
 
-async function runCells(page: IJupyterLabPageFixture, sources: string[]): Promise<void> {
+async function runCells(
+  page: IJupyterLabPageFixture,
+  sources: string[]
+): Promise<void> {
   for (const [i, source] of sources.entries()) {
     if (i === 0) {
       await page.notebook.setCell(0, 'code', source);
@@ -94,17 +99,28 @@ test('the cell history survives a restart, a reload, a second tab and a new help
   const exported = await page.evaluate(async () => {
     const panel = window.jupyterapp.shell.currentWidget as any;
     const restart = panel.sessionContext.restartKernel();
-    const file = await window.jupyterapp.commands.execute('jupyterlab-vram:export-cell-history', {
-      format: 'json'
-    });
+    const file = await window.jupyterapp.commands.execute(
+      'jupyterlab-vram:export-cell-history',
+      {
+        format: 'json'
+      }
+    );
     const status = panel.sessionContext.session?.kernel?.status;
     await restart;
     return { file, status };
   });
   expect(exported.file).toMatch(/\.json$/);
-  expect(['restarting', 'starting', 'busy', 'unknown', 'autorestarting']).toContain(exported.status);
+  expect([
+    'restarting',
+    'starting',
+    'busy',
+    'unknown',
+    'autorestarting'
+  ]).toContain(exported.status);
   const json = JSON.parse(readFileSync(await (await download).path(), 'utf-8'));
-  expect(json.records.map((r: any) => [r.derived.kernel_start, r.execution_count])).toEqual([
+  expect(
+    json.records.map((r: any) => [r.derived.kernel_start, r.execution_count])
+  ).toEqual([
     [1, 1],
     [1, 2],
     [2, 1]
@@ -115,12 +131,16 @@ test('the cell history survives a restart, a reload, a second tab and a new help
   await reloadPage(page);
   await openInPage(page, path);
   await showCellHistory(page);
-  await expect.poll(() => rows(page)).toEqual(['1:[1] earlier', '1:[2] earlier', '2:[1] earlier']);
+  await expect
+    .poll(() => rows(page))
+    .toEqual(['1:[1] earlier', '1:[2] earlier', '2:[1] earlier']);
 
   // A second tab of the same JupyterLab sees the same history.
   const second = await openInNewTab(page, path, 'vram-second-tab');
   await showCellHistory(second);
-  await expect.poll(() => rows(second)).toEqual(['1:[1] earlier', '1:[2] earlier', '2:[1] earlier']);
+  await expect
+    .poll(() => rows(second))
+    .toEqual(['1:[1] earlier', '1:[2] earlier', '2:[1] earlier']);
   await second.close();
 
   // The helper delivered anew into the same process, as after an upgrade of
@@ -129,7 +149,10 @@ test('the cell history survives a restart, a reload, a second tab and a new help
   // its helper again. Its record ids start again at 1, as a new series; the
   // old records stay: the marking cell, [1] of the third process (kernel
   // start 3), and then [2] under the new helper (kernel start 4).
-  await runNewCell(page, "import sys; sys.modules['jupyterlab_vram_helper'].__bundle_hash__ = 'an older bundle'");
+  await runNewCell(
+    page,
+    "import sys; sys.modules['jupyterlab_vram_helper'].__bundle_hash__ = 'an older bundle'"
+  );
   await page.evaluate(async () => {
     const panel = window.jupyterapp.shell.currentWidget as any;
     await panel.sessionContext.session.kernel.reconnect();
@@ -139,11 +162,14 @@ test('the cell history survives a restart, a reload, a second tab and a new help
   await expect
     .poll(() =>
       page.evaluate(async () => {
-        const kernel = (window.jupyterapp.shell.currentWidget as any).sessionContext.session.kernel;
+        const kernel = (window.jupyterapp.shell.currentWidget as any)
+          .sessionContext.session.kernel;
         const reply = await kernel.requestExecute({
           code: '',
           silent: true,
-          user_expressions: { hash: "sys.modules['jupyterlab_vram_helper'].__bundle_hash__" }
+          user_expressions: {
+            hash: "sys.modules['jupyterlab_vram_helper'].__bundle_hash__"
+          }
         }).done;
         return reply.content.user_expressions.hash.data['text/plain'];
       })
@@ -152,32 +178,52 @@ test('the cell history survives a restart, a reload, a second tab and a new help
   await runNewCell(page, 'd = 4');
   await expect
     .poll(() => rows(page))
-    .toEqual(['1:[1] earlier', '1:[2] earlier', '2:[1] earlier', '3:[1] earlier', '4:[2]']);
+    .toEqual([
+      '1:[1] earlier',
+      '1:[2] earlier',
+      '2:[1] earlier',
+      '3:[1] earlier',
+      '4:[2]'
+    ]);
 });
 
 test('a renamed notebook takes its kept history along: the next new notebook, named as it was, starts empty', async ({
   page
 }) => {
   await openLiveNotebook(page);
-  const path = await page.evaluate(() => (window.jupyterapp.shell.currentWidget as any).context.path as string);
+  const path = await page.evaluate(
+    () => (window.jupyterapp.shell.currentWidget as any).context.path as string
+  );
   await runCells(page, ['a = 1', 'b = 2']);
   await showCellHistory(page);
   await expect(page.locator(ROWS)).toHaveCount(2);
   // Renamed through the contents manager, as the file browser and
   // "Rename Notebook…" do; the open notebook follows.
   const renamed = path.replace(/[^/]*$/, 'renamed.ipynb');
-  await page.evaluate(async ([from, to]) => {
-    await window.jupyterapp.serviceManager.contents.rename(from, to);
-  }, [path, renamed]);
+  await page.evaluate(
+    async ([from, to]) => {
+      await window.jupyterapp.serviceManager.contents.rename(from, to);
+    },
+    [path, renamed]
+  );
   await expect
     .poll(() =>
-      page.evaluate(() => (window.jupyterapp.shell.currentWidget as any).sessionContext.session?.path as string)
+      page.evaluate(
+        () =>
+          (window.jupyterapp.shell.currentWidget as any).sessionContext.session
+            ?.path as string
+      )
     )
     .toBe(renamed);
   // A new notebook, made as a user makes one, gets the old name again and a new kernel.
   await page.notebook.createNew();
   await expect
-    .poll(() => page.evaluate(() => (window.jupyterapp.shell.currentWidget as any).context.path as string))
+    .poll(() =>
+      page.evaluate(
+        () =>
+          (window.jupyterapp.shell.currentWidget as any).context.path as string
+      )
+    )
     .toBe(path);
   await waitForState(page, 'live');
   await page.notebook.setCell(0, 'code', 'c = 3');

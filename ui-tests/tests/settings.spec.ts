@@ -12,11 +12,16 @@ test.describe('settings JupyterLab refuses', () => {
     mockSettings: {
       ...galata.DEFAULT_SETTINGS,
       // As written in a settings file: the interval is below the schema's minimum.
-      'jupyterlab-vram:plugin': { exactPeakPerCell: false, sampleIntervalSeconds: 0.01 }
+      'jupyterlab-vram:plugin': {
+        exactPeakPerCell: false,
+        sampleIntervalSeconds: 0.01
+      }
     }
   });
 
-  test('keep their valid values, hold the bad one to its limit, and say which it was', async ({ page }) => {
+  test('keep their valid values, hold the bad one to its limit, and say which it was', async ({
+    page
+  }) => {
     await openLiveNotebook(page);
     await expect(
       page.getByText(

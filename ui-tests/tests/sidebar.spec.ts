@@ -45,24 +45,38 @@ test.describe('memory sidebar', () => {
     await expect(sidebarRole(page, 'state')).toContainText(/notebook/i);
   });
 
-  test('the keyboard moves between the tabs, and picks the timeline\'s span', async ({ page }) => {
+  test("the keyboard moves between the tabs, and picks the timeline's span", async ({
+    page
+  }) => {
     await openLiveNotebook(page);
     await sidebarRole(page, 'memory-tab').focus();
     await page.keyboard.press('ArrowRight');
     await expect(sidebarRole(page, 'cells-tab')).toBeFocused();
-    await expect(sidebarRole(page, 'cells-tab')).toHaveAttribute('aria-selected', 'true');
+    await expect(sidebarRole(page, 'cells-tab')).toHaveAttribute(
+      'aria-selected',
+      'true'
+    );
     await expect(sidebarRole(page, 'timeline')).toBeHidden();
     await page.keyboard.press('End');
-    await expect(sidebarRole(page, 'kernels-tab')).toHaveAttribute('aria-selected', 'true');
+    await expect(sidebarRole(page, 'kernels-tab')).toHaveAttribute(
+      'aria-selected',
+      'true'
+    );
     await page.keyboard.press('Home');
-    await expect(sidebarRole(page, 'memory-tab')).toHaveAttribute('aria-selected', 'true');
+    await expect(sidebarRole(page, 'memory-tab')).toHaveAttribute(
+      'aria-selected',
+      'true'
+    );
     await expect(sidebarRole(page, 'timeline')).toBeVisible();
     // The span is a setting: picked here, it is what the Settings Editor shows.
     await sidebarRole(page, 'timeline-window').selectOption('120');
     await expect
       .poll(() =>
         page.evaluate(async () => {
-          const settings = await window.jupyterapp.serviceManager.settings.fetch('jupyterlab-vram:plugin');
+          const settings =
+            await window.jupyterapp.serviceManager.settings.fetch(
+              'jupyterlab-vram:plugin'
+            );
           return (settings.settings as any)?.timelineWindowMinutes ?? null;
         })
       )
@@ -71,34 +85,54 @@ test.describe('memory sidebar', () => {
     await sidebarRole(page, 'timeline-window').selectOption('5'); // as the other tests expect it
   });
 
-  test('goes live for a Python notebook and says what it cannot see', async ({ page }) => {
+  test('goes live for a Python notebook and says what it cannot see', async ({
+    page
+  }) => {
     await openLiveNotebook(page);
     expect(await bytesOf(page, 'host-rss')).toBeGreaterThan(10 * MiB);
-    expect(await bytesOf(page, 'host-total')).toBeGreaterThan(await bytesOf(page, 'host-available'));
+    expect(await bytesOf(page, 'host-total')).toBeGreaterThan(
+      await bytesOf(page, 'host-available')
+    );
     // This machine has no GPU: the panel must say it accounts RAM only.
-    await expect(sidebarRole(page, 'note').filter({ hasText: /no gpu/i })).toBeVisible();
-    await expect(page.locator('[data-vram-role="status-item"]')).toContainText(/RAM/);
+    await expect(
+      sidebarRole(page, 'note').filter({ hasText: /no gpu/i })
+    ).toBeVisible();
+    await expect(page.locator('[data-vram-role="status-item"]')).toContainText(
+      /RAM/
+    );
     await expect(sidebarRole(page, 'timeline')).toBeVisible();
     // Under the cursor, the legend names the time of day, 24-hour, without a date.
-    const chart = page.locator(`${SIDEBAR} [data-vram-role="timeline"] .u-over`);
+    const chart = page.locator(
+      `${SIDEBAR} [data-vram-role="timeline"] .u-over`
+    );
     await expect(chart).toBeVisible({ timeout: 30_000 });
     const box = (await chart.boundingBox())!;
     await page.mouse.move(box.x + box.width - 4, box.y + box.height / 2);
-    await expect(page.locator(`${SIDEBAR} [data-vram-role="timeline"] .u-legend .u-series`).first()).toHaveText(
-      /^Time\s*\d\d:\d\d:\d\d$/
-    );
+    await expect(
+      page
+        .locator(`${SIDEBAR} [data-vram-role="timeline"] .u-legend .u-series`)
+        .first()
+    ).toHaveText(/^Time\s*\d\d:\d\d:\d\d$/);
   });
 
-  test('opened after its notebook went live, the panel says what it cannot see', async ({ page }) => {
+  test('opened after its notebook went live, the panel says what it cannot see', async ({
+    page
+  }) => {
     // The notes' wording loads with the panel: a model live before that
     // derives them when the panel first reads them.
     await page.notebook.createNew();
-    await expect(page.locator('[data-vram-role="status-item"]')).toContainText(/RAM \d/);
+    await expect(page.locator('[data-vram-role="status-item"]')).toContainText(
+      /RAM \d/
+    );
     expect(await page.locator('.jp-vram-MemorySidebar').count()).toBe(0); // the panel is not loaded yet
     await openSidebar(page);
     await waitForState(page, 'live');
     // At once: not at the next sample (an idle kernel's may be 10 s away).
-    expect(await sidebarRole(page, 'note').filter({ hasText: /no gpu/i }).count()).toBe(1);
+    expect(
+      await sidebarRole(page, 'note')
+        .filter({ hasText: /no gpu/i })
+        .count()
+    ).toBe(1);
   });
 
   test('a cell that allocates memory moves the RAM figure, and del brings it back', async ({
@@ -109,9 +143,16 @@ test.describe('memory sidebar', () => {
     await page.notebook.runCell(0, true);
     const before = await waitForBytes(page, 'host-rss', b => b > 0);
 
-    await page.notebook.addCell('code', 'x = torch.ones(50_000_000)  # 200 MB, every page written');
+    await page.notebook.addCell(
+      'code',
+      'x = torch.ones(50_000_000)  # 200 MB, every page written'
+    );
     await page.notebook.runCell(1, true);
-    const grown = await waitForBytes(page, 'host-rss', b => b > before + 150 * MiB);
+    const grown = await waitForBytes(
+      page,
+      'host-rss',
+      b => b > before + 150 * MiB
+    );
 
     await page.notebook.addCell('code', 'del x');
     await page.notebook.runCell(2, true);
@@ -134,7 +175,9 @@ test.describe('memory sidebar', () => {
       ].join('\n')
     );
     await startCell(page, 1, await page.notebook.getCellTextInput(1));
-    await expect(sidebarRole(page, 'kernel-busy')).toBeVisible({ timeout: 10_000 });
+    await expect(sidebarRole(page, 'kernel-busy')).toBeVisible({
+      timeout: 10_000
+    });
     // The figure grows while the kernel is still busy with the same cell.
     await waitForBytes(page, 'host-rss', b => b > before + 150 * MiB, 10_000);
     await expect(sidebarRole(page, 'kernel-busy')).toBeVisible();
@@ -142,23 +185,30 @@ test.describe('memory sidebar', () => {
     await expect(sidebarRole(page, 'kernel-busy')).toBeHidden();
   });
 
-  test("the helper's comm stays on the kernel's main shell, behind running cells", async ({ page }) => {
+  test("the helper's comm stays on the kernel's main shell, behind running cells", async ({
+    page
+  }) => {
     // JupyterLab 4.4+ gives a comm a subshell per comm target where the
     // kernel has subshells (ipykernel 7 does): requests would then run on
     // another thread beside the user's cell.
     await openLiveNotebook(page);
     const subshells = await page.evaluate(async () => {
-      const kernel = (window.jupyterapp.shell.currentWidget as any).sessionContext.session.kernel;
+      const kernel = (window.jupyterapp.shell.currentWidget as any)
+        .sessionContext.session.kernel;
       await kernel.info;
       const reply = await kernel.requestListSubshell({}).done;
-      return { supported: kernel.supportsSubshells as boolean, ids: reply.content.subshell_id as string[] };
+      return {
+        supported: kernel.supportsSubshells as boolean,
+        ids: reply.content.subshell_id as string[]
+      };
     });
     expect(subshells.supported).toBe(true); // else this test proves nothing
     expect(subshells.ids).toEqual([]);
 
     // The setting changed at run time: JupyterLab sets it on every open comm.
     const afterChange = await page.evaluate(async () => {
-      const kernel = (window.jupyterapp.shell.currentWidget as any).sessionContext.session.kernel;
+      const kernel = (window.jupyterapp.shell.currentWidget as any)
+        .sessionContext.session.kernel;
       const before = kernel.commsOverSubshells;
       kernel.commsOverSubshells = 'perComm';
       try {
@@ -176,7 +226,10 @@ test.describe('memory sidebar', () => {
     page
   }) => {
     await openLiveNotebook(page);
-    const path = await page.evaluate(() => (window.jupyterapp.shell.currentWidget as any).context.path as string);
+    const path = await page.evaluate(
+      () =>
+        (window.jupyterapp.shell.currentWidget as any).context.path as string
+    );
     for (let round = 0; round < 2; round++) {
       // Closing the tab leaves the kernel running (JupyterLab's default).
       await page.evaluate(() => window.jupyterapp.shell.currentWidget!.close());
@@ -185,11 +238,14 @@ test.describe('memory sidebar', () => {
     expect(await commsInKernel(page)).toBe(1);
   });
 
-  test('a connection to the kernel lost and made again leaves one comm in the kernel', async ({ page }) => {
+  test('a connection to the kernel lost and made again leaves one comm in the kernel', async ({
+    page
+  }) => {
     await openLiveNotebook(page);
     for (let round = 0; round < 2; round++) {
       await page.evaluate(async () => {
-        const kernel = (window.jupyterapp.shell.currentWidget as any).sessionContext.session.kernel;
+        const kernel = (window.jupyterapp.shell.currentWidget as any)
+          .sessionContext.session.kernel;
         await kernel.reconnect();
       });
       await waitForState(page, 'live');
@@ -200,7 +256,11 @@ test.describe('memory sidebar', () => {
 
   test('recovers after a kernel restart', async ({ page }) => {
     await openLiveNotebook(page);
-    await page.notebook.setCell(0, 'code', 'import torch\nx = torch.ones(50_000_000)');
+    await page.notebook.setCell(
+      0,
+      'code',
+      'import torch\nx = torch.ones(50_000_000)'
+    );
     await page.notebook.runCell(0, true);
     const big = await waitForBytes(page, 'host-rss', b => b > 200 * MiB);
 
@@ -212,17 +272,24 @@ test.describe('memory sidebar', () => {
     // The timeline keeps the first process's figures, and marks the restart.
     const timeline = sidebarRole(page, 'timeline');
     await expect(timeline).toHaveAttribute('data-vram-restarts', '1');
-    expect(Number(await timeline.getAttribute('data-vram-from'))).toBeLessThan(restartedAt);
+    expect(Number(await timeline.getAttribute('data-vram-from'))).toBeLessThan(
+      restartedAt
+    );
   });
 
   test('the timeline survives a page reload', async ({ page }) => {
     await openLiveNotebook(page);
-    await page.notebook.setCell(0, 'code', "held = bytearray(b'\\x01') * (300 * 2**20)");
+    await page.notebook.setCell(
+      0,
+      'code',
+      "held = bytearray(b'\\x01') * (300 * 2**20)"
+    );
     await page.notebook.runCell(0, true);
     await waitForBytes(page, 'host-rss', b => b > 300 * MiB);
     await page.notebook.save();
     const path = await page.evaluate(
-      () => (window.jupyterapp.shell.currentWidget as any).context.path as string
+      () =>
+        (window.jupyterapp.shell.currentWidget as any).context.path as string
     );
     const timeline = page.locator(`${SIDEBAR} [data-vram-role="timeline"]`);
     const before = Number(await timeline.getAttribute('data-vram-points'));
@@ -235,19 +302,28 @@ test.describe('memory sidebar', () => {
     await expect
       .poll(async () => Number(await timeline.getAttribute('data-vram-points')))
       .toBeGreaterThan(before);
-    expect(Number(await timeline.getAttribute('data-vram-from'))).toBeLessThan(reloadedAt - 1);
+    expect(Number(await timeline.getAttribute('data-vram-from'))).toBeLessThan(
+      reloadedAt - 1
+    );
     // The first page's comm is closed, not left for the helper to keep sending to.
     expect(await commsInKernel(page)).toBe(1);
   });
 
-  test('an earlier kernel process stays on the timeline after a restart and a reload', async ({ page }) => {
+  test('an earlier kernel process stays on the timeline after a restart and a reload', async ({
+    page
+  }) => {
     await openLiveNotebook(page);
-    await page.notebook.setCell(0, 'code', "held = bytearray(b'\\x01') * (300 * 2**20)");
+    await page.notebook.setCell(
+      0,
+      'code',
+      "held = bytearray(b'\\x01') * (300 * 2**20)"
+    );
     await page.notebook.runCell(0, true);
     const big = await waitForBytes(page, 'host-rss', b => b > 300 * MiB);
     await page.notebook.save();
     const path = await page.evaluate(
-      () => (window.jupyterapp.shell.currentWidget as any).context.path as string
+      () =>
+        (window.jupyterapp.shell.currentWidget as any).context.path as string
     );
     const restartedAt = Date.now() / 1000; // this machine's clock is the kernel's
     await restartKernel(page);
@@ -261,14 +337,19 @@ test.describe('memory sidebar', () => {
     // The new process's helper knows nothing of the first one: its figures
     // and the restart come back from this browser's storage.
     await expect(timeline).toHaveAttribute('data-vram-restarts', '1');
-    expect(Number(await timeline.getAttribute('data-vram-from'))).toBeLessThan(restartedAt);
+    expect(Number(await timeline.getAttribute('data-vram-from'))).toBeLessThan(
+      restartedAt
+    );
   });
 
-  test('a page reloaded while a cell runs is live before the cell ends', async ({ page }) => {
+  test('a page reloaded while a cell runs is live before the cell ends', async ({
+    page
+  }) => {
     await openLiveNotebook(page);
     await page.notebook.save();
     const path = await page.evaluate(
-      () => (window.jupyterapp.shell.currentWidget as any).context.path as string
+      () =>
+        (window.jupyterapp.shell.currentWidget as any).context.path as string
     );
     // The cell holds 300 MiB, then keeps the kernel busy: this page's comm
     // to the helper waits until it ends.
@@ -287,13 +368,21 @@ test.describe('memory sidebar', () => {
     await expect(state).toContainText('by way of another connection');
     await expect(sidebarRole(page, 'action-free-memory')).toBeDisabled();
     expect(await bytesOf(page, 'host-rss')).toBeGreaterThan(300 * MiB);
-    const heardAt = Number(await sidebarRole(page, 'timeline').getAttribute('data-vram-points'));
+    const heardAt = Number(
+      await sidebarRole(page, 'timeline').getAttribute('data-vram-points')
+    );
     await expect
-      .poll(async () => Number(await sidebarRole(page, 'timeline').getAttribute('data-vram-points')))
+      .poll(async () =>
+        Number(
+          await sidebarRole(page, 'timeline').getAttribute('data-vram-points')
+        )
+      )
       .toBeGreaterThan(heardAt);
 
     // The cell ends: the page's own comm opens, and the first page's is closed.
-    await expect(state).toContainText(/^Live: kernel process/, { timeout: 60_000 });
+    await expect(state).toContainText(/^Live: kernel process/, {
+      timeout: 60_000
+    });
     expect(await commsInKernel(page)).toBe(1);
   });
 
@@ -303,17 +392,23 @@ test.describe('memory sidebar', () => {
     await openLiveNotebook(page);
     await page.notebook.save();
     const path = await page.evaluate(
-      () => (window.jupyterapp.shell.currentWidget as any).context.path as string
+      () =>
+        (window.jupyterapp.shell.currentWidget as any).context.path as string
     );
     const second = await openInNewTab(page, path, 'vram-second-tab');
     const pidOf = async (p: typeof second) =>
-      /kernel process (\d+)/.exec((await p.locator(`${SIDEBAR} [data-vram-role="state"]`).textContent()) ?? '')?.[1];
+      /kernel process (\d+)/.exec(
+        (await p
+          .locator(`${SIDEBAR} [data-vram-role="state"]`)
+          .textContent()) ?? ''
+      )?.[1];
     const firstPid = await pidOf(second);
     expect(firstPid).toBe(await pidOf(page));
 
     // A cell runs, started in the first tab: both say the kernel is busy.
     await startCell(page, 0, 'import time\ntime.sleep(30)');
-    const busyNote = (p: typeof second) => p.locator(`${SIDEBAR} [data-vram-role="kernel-busy"]`);
+    const busyNote = (p: typeof second) =>
+      p.locator(`${SIDEBAR} [data-vram-role="kernel-busy"]`);
     await expect(busyNote(page)).toBeVisible();
     await expect(busyNote(second)).toBeVisible();
     // A third tab opens the notebook and reloads: JupyterLab's status says
@@ -335,35 +430,46 @@ test.describe('memory sidebar', () => {
     const newPid = await pidOf(page);
     expect(newPid).not.toBe(firstPid);
     await expect.poll(() => pidOf(second), { timeout: 10_000 }).toBe(newPid);
-    await expect(second.locator(`${SIDEBAR} [data-vram-role="timeline"]`)).toHaveAttribute(
-      'data-vram-restarts',
-      '1'
-    );
+    await expect(
+      second.locator(`${SIDEBAR} [data-vram-role="timeline"]`)
+    ).toHaveAttribute('data-vram-restarts', '1');
     await expect.poll(() => pidOf(third), { timeout: 10_000 }).toBe(newPid);
-    await expect(third.locator(`${SIDEBAR} [data-vram-role="state"]`)).toHaveAttribute('data-vram-state', 'live');
+    await expect(
+      third.locator(`${SIDEBAR} [data-vram-role="state"]`)
+    ).toHaveAttribute('data-vram-state', 'live');
     await second.close();
     await third.close();
   });
 
-  test('a tab whose helper waits behind a cell follows a restart made in another', async ({ page }) => {
+  test('a tab whose helper waits behind a cell follows a restart made in another', async ({
+    page
+  }) => {
     await openLiveNotebook(page);
     await page.notebook.save();
     const path = await page.evaluate(
-      () => (window.jupyterapp.shell.currentWidget as any).context.path as string
+      () =>
+        (window.jupyterapp.shell.currentWidget as any).context.path as string
     );
     const second = await openInNewTab(page, path, 'vram-waiting-tab');
-    const stateOf = (p: typeof second) => p.locator(`${SIDEBAR} [data-vram-role="state"]`);
+    const stateOf = (p: typeof second) =>
+      p.locator(`${SIDEBAR} [data-vram-role="state"]`);
     const pidOf = async (p: typeof second) =>
       /kernel process (\d+)/.exec((await stateOf(p).textContent()) ?? '')?.[1];
     await startCell(page, 0, 'import time\ntime.sleep(60)');
-    await expect(second.locator(`${SIDEBAR} [data-vram-role="kernel-busy"]`)).toBeVisible();
+    await expect(
+      second.locator(`${SIDEBAR} [data-vram-role="kernel-busy"]`)
+    ).toBeVisible();
     // The second tab's connection drops and comes back: its helper is
     // delivered anew (the kernel's info is known), queued behind the cell.
     await second.evaluate(async () => {
-      const kernel = (window.jupyterapp.shell.currentWidget as any).sessionContext.session.kernel;
+      const kernel = (window.jupyterapp.shell.currentWidget as any)
+        .sessionContext.session.kernel;
       await kernel.reconnect();
     });
-    await expect(stateOf(second)).toHaveAttribute('data-vram-state', 'overheard');
+    await expect(stateOf(second)).toHaveAttribute(
+      'data-vram-state',
+      'overheard'
+    );
 
     // The first tab restarts the kernel: what the second one sent went with
     // the old process, and it hears no status of the restart.
@@ -376,23 +482,34 @@ test.describe('memory sidebar', () => {
     await second.close();
   });
 
-  test('a helper the kernel skipped behind a failing cell is started again', async ({ page }) => {
+  test('a helper the kernel skipped behind a failing cell is started again', async ({
+    page
+  }) => {
     await openLiveNotebook(page);
     await page.notebook.save();
     const path = await page.evaluate(
-      () => (window.jupyterapp.shell.currentWidget as any).context.path as string
+      () =>
+        (window.jupyterapp.shell.currentWidget as any).context.path as string
     );
     const second = await openInNewTab(page, path, 'vram-skipped-tab');
-    const stateOf = (p: typeof second) => p.locator(`${SIDEBAR} [data-vram-role="state"]`);
+    const stateOf = (p: typeof second) =>
+      p.locator(`${SIDEBAR} [data-vram-role="state"]`);
     // The cell runs until the test lets it fail (a sleep would race the
     // steps below on a slow machine: the bootstrap must queue behind it).
-    await startCell(page, 0, `${holdUntilReleased('fail-the-cell')}\nraise ValueError("the cell fails")`);
-    await expect(second.locator(`${SIDEBAR} [data-vram-role="kernel-busy"]`)).toBeVisible();
+    await startCell(
+      page,
+      0,
+      `${holdUntilReleased('fail-the-cell')}\nraise ValueError("the cell fails")`
+    );
+    await expect(
+      second.locator(`${SIDEBAR} [data-vram-role="kernel-busy"]`)
+    ).toBeVisible();
     // Every bootstrap the second tab sends, with the kernel's answer.
     await second.evaluate(() => {
       const w = window as any;
       w.vramBootstraps = [] as string[];
-      const kernel = w.jupyterapp.shell.currentWidget.sessionContext.session.kernel;
+      const kernel =
+        w.jupyterapp.shell.currentWidget.sessionContext.session.kernel;
       const send = kernel.requestExecute.bind(kernel);
       kernel.requestExecute = (content: any, ...rest: unknown[]) => {
         const future = send(content, ...rest);
@@ -406,19 +523,26 @@ test.describe('memory sidebar', () => {
         return future;
       };
     });
-    const bootstraps = () => second.evaluate(() => (window as any).vramBootstraps as string[]);
+    const bootstraps = () =>
+      second.evaluate(() => (window as any).vramBootstraps as string[]);
     // A connection blip in the second tab: its helper is delivered anew, queued behind the cell.
     await second.evaluate(async () => {
-      const kernel = (window.jupyterapp.shell.currentWidget as any).sessionContext.session.kernel;
+      const kernel = (window.jupyterapp.shell.currentWidget as any)
+        .sessionContext.session.kernel;
       await kernel.reconnect();
     });
     await expect.poll(bootstraps).toEqual(['sent']);
-    await expect(stateOf(second)).toHaveAttribute('data-vram-state', /^(bootstrapping|overheard)$/);
+    await expect(stateOf(second)).toHaveAttribute(
+      'data-vram-state',
+      /^(bootstrapping|overheard)$/
+    );
 
     // The cell fails: ipykernel skips the execute requests queued behind it, the
     // second tab's bootstrap included. The tab sends it again.
     await releaseCell(page, 'fail-the-cell');
-    await expect(stateOf(second)).toHaveAttribute('data-vram-state', 'live', { timeout: 30_000 });
+    await expect(stateOf(second)).toHaveAttribute('data-vram-state', 'live', {
+      timeout: 30_000
+    });
     await expect.poll(bootstraps).toEqual(['aborted', 'ok']);
     expect(await commsInKernel(page)).toBe(2); // the skipped delivery's comm was closed
     await second.close();
@@ -448,17 +572,29 @@ test.describe('memory sidebar', () => {
     await waitForBytes(page, 'host-rss', b => b > 256 * MiB + 6 * 32 * MiB);
     await expect(sidebarRole(page, 'timeline')).toBeVisible();
     await page.waitForTimeout(1500);
-    await page.locator(SIDEBAR).screenshot({ path: path.join(SCREENSHOTS, 'sidebar-light.png') });
-    await page.screenshot({ path: path.join(SCREENSHOTS, 'jupyterlab-light.png') });
+    await page
+      .locator(SIDEBAR)
+      .screenshot({ path: path.join(SCREENSHOTS, 'sidebar-light.png') });
+    await page.screenshot({
+      path: path.join(SCREENSHOTS, 'jupyterlab-light.png')
+    });
     await page.locator(`${SIDEBAR} [data-vram-role="cells-tab"]`).click();
-    await expect(page.locator(`${SIDEBAR} [data-vram-role="cell-row"]:not([hidden])`)).toHaveCount(2);
-    await page.locator(SIDEBAR).screenshot({ path: path.join(SCREENSHOTS, 'cells-light.png') });
+    await expect(
+      page.locator(`${SIDEBAR} [data-vram-role="cell-row"]:not([hidden])`)
+    ).toHaveCount(2);
+    await page
+      .locator(SIDEBAR)
+      .screenshot({ path: path.join(SCREENSHOTS, 'cells-light.png') });
     await page.locator(`${SIDEBAR} [data-vram-role="memory-tab"]`).click();
     await expect(sidebarRole(page, 'timeline')).toBeVisible();
     await page.theme.setDarkTheme();
     await page.waitForTimeout(1000);
-    await page.locator(SIDEBAR).screenshot({ path: path.join(SCREENSHOTS, 'sidebar-dark.png') });
-    await page.screenshot({ path: path.join(SCREENSHOTS, 'jupyterlab-dark.png') });
+    await page
+      .locator(SIDEBAR)
+      .screenshot({ path: path.join(SCREENSHOTS, 'sidebar-dark.png') });
+    await page.screenshot({
+      path: path.join(SCREENSHOTS, 'jupyterlab-dark.png')
+    });
     await page.theme.setLightTheme();
   });
 });

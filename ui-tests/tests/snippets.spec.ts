@@ -18,7 +18,9 @@ async function cellSources(page: any): Promise<string[]> {
 }
 
 async function activeCellIndex(page: any): Promise<number> {
-  return page.evaluate(() => (window.jupyterapp.shell.currentWidget as any).content.activeCellIndex);
+  return page.evaluate(
+    () => (window.jupyterapp.shell.currentWidget as any).content.activeCellIndex
+  );
 }
 
 test.describe('inserting memory-saving code', () => {
@@ -41,12 +43,16 @@ test.describe('inserting memory-saving code', () => {
     expect(sources[2]).toContain('torch.amp.autocast');
     // The deprecated torch.cuda.amp only where an older PyTorch has nothing else.
     expect(sources[2]).not.toContain('torch.cuda.amp.autocast');
-    expect(sources[2]).toContain('else:  # PyTorch before 2.3 has only the CUDA one\n    scaler = torch.cuda.amp.GradScaler(');
+    expect(sources[2]).toContain(
+      'else:  # PyTorch before 2.3 has only the CUDA one\n    scaler = torch.cuda.amp.GradScaler('
+    );
     expect(sources[3]).toBe('# third');
     expect(await activeCellIndex(page)).toBe(2);
     const count = await page.evaluate(
       () =>
-        (window.jupyterapp.shell.currentWidget as any).content.model.cells.get(2).executionCount
+        (window.jupyterapp.shell.currentWidget as any).content.model.cells.get(
+          2
+        ).executionCount
     );
     expect(count).toBeNull();
 
@@ -65,7 +71,9 @@ test.describe('inserting memory-saving code', () => {
     await page.notebook.selectCells(1);
 
     await page.evaluate(async () => {
-      await window.jupyterapp.commands.execute('jupyterlab-vram:insert-tf-memory-growth');
+      await window.jupyterapp.commands.execute(
+        'jupyterlab-vram:insert-tf-memory-growth'
+      );
     });
     let sources = await cellSources(page);
     expect(sources[0]).toContain('set_memory_growth');
@@ -75,29 +83,45 @@ test.describe('inserting memory-saving code', () => {
     await expect(sidebarRole(page, 'restart-warning')).toBeHidden();
 
     // Start TensorFlow in the kernel, then ask again.
-    await page.notebook.setCell(2, 'code', 'import tensorflow as tf\ntf.constant(1)');
+    await page.notebook.setCell(
+      2,
+      'code',
+      'import tensorflow as tf\ntf.constant(1)'
+    );
     await page.notebook.runCell(2, true);
     await page.notebook.selectCells(2);
     await page.evaluate(async () => {
-      await window.jupyterapp.commands.execute('jupyterlab-vram:insert-tf-memory-growth');
+      await window.jupyterapp.commands.execute(
+        'jupyterlab-vram:insert-tf-memory-growth'
+      );
     });
     sources = await cellSources(page);
     expect(sources[0]).toContain('set_memory_growth');
     expect(sources[1]).toContain('set_memory_growth');
-    const warning = page.locator(`${SIDEBAR} [data-vram-role="restart-warning"]`);
+    const warning = page.locator(
+      `${SIDEBAR} [data-vram-role="restart-warning"]`
+    );
     await expect(warning).toBeVisible({ timeout: 15_000 });
     await expect(warning).toHaveAttribute('data-vram-reason', 'tensorflow');
     await expect(warning).toContainText(/restart/i);
   });
 
-  test('the notebook toolbar has a Memory menu with the snippets', async ({ page }) => {
+  test('the notebook toolbar has a Memory menu with the snippets', async ({
+    page
+  }) => {
     // Wide enough that the toolbar does not fold the item into its overflow menu.
     await page.setViewportSize({ width: 1400, height: 800 });
     await openLiveNotebook(page);
     await page
-      .locator('.jp-NotebookPanel:not(.lm-mod-hidden) [data-vram-role="toolbar-memory"]')
+      .locator(
+        '.jp-NotebookPanel:not(.lm-mod-hidden) [data-vram-role="toolbar-memory"]'
+      )
       .click();
-    await expect(page.locator('[data-vram-role="toolbar-memory-menu"]')).toBeVisible();
-    await expect(page.locator('[data-vram-role="toolbar-memory-menu"]')).toContainText(/free/i);
+    await expect(
+      page.locator('[data-vram-role="toolbar-memory-menu"]')
+    ).toBeVisible();
+    await expect(
+      page.locator('[data-vram-role="toolbar-memory-menu"]')
+    ).toContainText(/free/i);
   });
 });

@@ -6,7 +6,13 @@ import { AllocationSitesView, asOfText } from './AllocationSitesView';
 import { wire } from '../../testing/fixtures';
 import { makeCellRecord } from '../../testing/cellFixtures';
 import { settle } from '../../testing/fakeKernel';
-import { liveRecorder, OFF, ON, parsedListing, RESTARTED } from '../../testing/allocationSitesFixtures';
+import {
+  liveRecorder,
+  OFF,
+  ON,
+  parsedListing,
+  RESTARTED
+} from '../../testing/allocationSitesFixtures';
 
 describe('AllocationRecorder', () => {
   it('sends the settings with the toggle and keeps the state', async () => {
@@ -28,11 +34,15 @@ describe('AllocationRecorder', () => {
 
   it('says when its listing was made and how many cells ran since', async () => {
     const { model, recorder } = liveRecorder();
-    const view = new AllocationSitesView({ settings: DEFAULT_SETTINGS, actions: {} as any });
+    const view = new AllocationSitesView({
+      settings: DEFAULT_SETTINGS,
+      actions: {} as any
+    });
     Widget.attach(view, document.body);
     view.model = model;
     view.recorder = recorder;
-    const asOf = () => view.node.querySelector<HTMLElement>('[data-vram-role="sites-as-of"]')!;
+    const asOf = () =>
+      view.node.querySelector<HTMLElement>('[data-vram-role="sites-as-of"]')!;
     view.renderNow();
     expect(asOf().hidden).toBe(true);
     const before = Date.now() / 1000;
@@ -42,10 +52,20 @@ describe('AllocationRecorder', () => {
     expect(asOf().hidden).toBe(false);
     expect(asOf().textContent).toBe(asOfText(recorder.listedAt!, 0));
     expect(asOf().textContent).toMatch(/^Listed at \d\d:\d\d:\d\d\.$/);
-    model.ingest(wire({ type: 'cells', records: [makeCellRecord({ record_id: 1 }), makeCellRecord({ record_id: 2 })] }));
+    model.ingest(
+      wire({
+        type: 'cells',
+        records: [
+          makeCellRecord({ record_id: 1 }),
+          makeCellRecord({ record_id: 2 })
+        ]
+      })
+    );
     expect(recorder.cellsRunSinceListing).toBe(2);
     view.renderNow();
-    expect(asOf().textContent).toContain('2 cells have run since: Refresh to see what the lines hold now.');
+    expect(asOf().textContent).toContain(
+      '2 cells have run since: Refresh to see what the lines hold now.'
+    );
     await recorder.refresh();
     expect(recorder.cellsRunSinceListing).toBe(0);
     view.dispose();
@@ -53,7 +73,10 @@ describe('AllocationRecorder', () => {
 
   it('follows broadcasts and forgets everything when the kernel restarts', async () => {
     const { model, connection, recorder } = liveRecorder();
-    connection.otherMessage.emit({ type: 'allocation_recording', recording: ON });
+    connection.otherMessage.emit({
+      type: 'allocation_recording',
+      recording: ON
+    });
     await settle(); // the parser loads on demand
     expect(recorder.recording).toEqual(ON);
     await recorder.refresh();
@@ -64,7 +87,11 @@ describe('AllocationRecorder', () => {
 
   it('asks a kernel whose recording state is unknown once, and again after a restart', async () => {
     const { model, connection, recorder } = liveRecorder();
-    connection.allocationSites.mockImplementation(async () => ({ ...parsedListing(), recording: OFF, devices: [] }));
+    connection.allocationSites.mockImplementation(async () => ({
+      ...parsedListing(),
+      recording: OFF,
+      devices: []
+    }));
     recorder.ensureKnown();
     recorder.ensureKnown(); // an answer is on its way
     await settle();
@@ -95,7 +122,9 @@ describe('AllocationRecorder', () => {
 
   it('says why it cannot ask, and reports failures as sentences', async () => {
     const { model, connection, recorder } = liveRecorder();
-    connection.allocationSites.mockRejectedValueOnce(new Error('The kernel helper reported boom'));
+    connection.allocationSites.mockRejectedValueOnce(
+      new Error('The kernel helper reported boom')
+    );
     expect(await recorder.refresh()).toBeNull();
     expect(recorder.error).toBe('The kernel helper reported boom');
     model.setState('disconnected');
@@ -150,7 +179,13 @@ describe('AllocationRecorder: settings changed while recording', () => {
       recording: {
         ...ON,
         host: { ...ON.host, state: 'shared', frames: 5 },
-        gpu: { ...ON.gpu, state: 'shared', max_entries: null, reason: null, started: 2.5 }
+        gpu: {
+          ...ON.gpu,
+          state: 'shared',
+          max_entries: null,
+          reason: null,
+          started: 2.5
+        }
       }
     });
     await settle();

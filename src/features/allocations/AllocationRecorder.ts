@@ -307,7 +307,11 @@ export class AllocationRecorder implements IDisposable {
       this._askedWhileUnknown = false; // a new kernel process may be asked again
       // Restarted, died, changed kernel: whatever it recorded is gone. (A
       // restart passes through several states: forget, and redraw, once.)
-      if (this._recording === null && this._listing === null && this._alive.size === 0) {
+      if (
+        this._recording === null &&
+        this._listing === null &&
+        this._alive.size === 0
+      ) {
         return;
       }
       this._recording = null;
@@ -338,8 +342,9 @@ export class AllocationRecorder implements IDisposable {
   private _recording: RecordingState | null = null;
   private _listing: AllocationSitesResult | null = null;
   private _alive: Map<string, CellAliveBytes> = new Map();
-  private _protocol: Promise<typeof import('../../protocol/allocation')> | null =
-    null;
+  private _protocol: Promise<
+    typeof import('../../protocol/allocation')
+  > | null = null;
   private _error: string | null = null;
   private _pending = 0;
   private _isDisposed = false;

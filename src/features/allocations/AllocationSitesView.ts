@@ -28,7 +28,10 @@ import {
 import { clockTime } from '../../text/clockText';
 import { seesNoGpu } from '../../model/gpuVisibility';
 import { formatBytes, plural } from '../../text/format';
-import { AllocationRecorder, AllocationRecorderChange } from './AllocationRecorder';
+import {
+  AllocationRecorder,
+  AllocationRecorderChange
+} from './AllocationRecorder';
 import { ConsoleCells } from '../../model/ConsoleCells';
 import {
   cellIdsByCount,
@@ -67,7 +70,10 @@ export class AllocationSitesView extends LazyView {
     this._toggle.addEventListener('change', () =>
       this._actions.setRecording(this._toggle.checked)
     );
-    toggleLabel.append(this._toggle, document.createTextNode(' Record allocations'));
+    toggleLabel.append(
+      this._toggle,
+      document.createTextNode(' Record allocations')
+    );
     toggleLabel.title =
       'Keep the Python stack of every live allocation in this kernel (tracemalloc; ' +
       "PyTorch's allocator history once CUDA is up), to show which line holds memory. " +
@@ -108,12 +114,25 @@ export class AllocationSitesView extends LazyView {
       () => this._actions.exportHostCsv()
     );
     toolbar.append(this._refresh, this._exportGpu, this._exportHost);
-    this._error = element('div', 'jp-vram-Holders-status jp-vram-Holders-error', {
-      role: 'sites-error'
+    this._error = element(
+      'div',
+      'jp-vram-Holders-status jp-vram-Holders-error',
+      {
+        role: 'sites-error'
+      }
+    );
+    this._asOf = element('div', 'jp-vram-Sites-status', {
+      role: 'sites-as-of'
     });
-    this._asOf = element('div', 'jp-vram-Sites-status', { role: 'sites-as-of' });
     this._devices = element('div', 'jp-vram-Sites-devices');
-    this.node.append(toggleLabel, this._status, toolbar, this._error, this._asOf, this._devices);
+    this.node.append(
+      toggleLabel,
+      this._status,
+      toolbar,
+      this._error,
+      this._asOf,
+      this._devices
+    );
     this.renderNow();
   }
 
@@ -125,7 +144,12 @@ export class AllocationSitesView extends LazyView {
     if (recorder === this._recorder) {
       return;
     }
-    this._recorder = follow(this._recorder, recorder, this._onRecorderChanged, this);
+    this._recorder = follow(
+      this._recorder,
+      recorder,
+      this._onRecorderChanged,
+      this
+    );
     // Another kernel's listing: the folds the user opened were that of the previous one.
     this._openFolds.clear();
     this.requestRender();
@@ -166,9 +190,13 @@ export class AllocationSitesView extends LazyView {
     }
     this._toggle.disabled = !available || busy;
     this._refresh.disabled = !available || busy;
-    const noGpu = seesNoGpu(this._model?.hello ?? null, this._model?.latest ?? null);
+    const noGpu = seesNoGpu(
+      this._model?.hello ?? null,
+      this._model?.latest ?? null
+    );
     const gpuVisible = noGpu === null ? null : !noGpu;
-    this._exportGpu.disabled = !available || !state || !gpuHistoryReadable(state.gpu);
+    this._exportGpu.disabled =
+      !available || !state || !gpuHistoryReadable(state.gpu);
     this._exportGpu.title = this._exportGpu.disabled
       ? gpuVisible === false
         ? 'No GPU is visible to this kernel: there is no GPU snapshot to download'
@@ -187,7 +215,11 @@ export class AllocationSitesView extends LazyView {
     const records = this._model?.cells.entries.map(e => e.record) ?? [];
     const consoleCells = this._consoleCells;
     this._rows = listing
-      ? siteRows(listing, cellIdsByCount(records), id => consoleCells?.has(id) ?? false)
+      ? siteRows(
+          listing,
+          cellIdsByCount(records),
+          id => consoleCells?.has(id) ?? false
+        )
       : [];
     this._exportHost.disabled = !this._rows.some(
       d => d.device === 'host' && d.rows.length > 0
@@ -200,7 +232,10 @@ export class AllocationSitesView extends LazyView {
   }
 
   /** A cell ran since the listing: only the line that says so changes, not the listing. */
-  private _onRecorderChanged(_: AllocationRecorder, change: AllocationRecorderChange): void {
+  private _onRecorderChanged(
+    _: AllocationRecorder,
+    change: AllocationRecorderChange
+  ): void {
     if (change === 'since') {
       this._renderAsOf();
     } else {
@@ -212,7 +247,12 @@ export class AllocationSitesView extends LazyView {
     const recorder = this._recorder;
     const listedAt = recorder?.listedAt ?? null;
     setHidden(this._asOf, listedAt === null);
-    setText(this._asOf, listedAt === null ? '' : asOfText(listedAt, recorder?.cellsRunSinceListing ?? 0));
+    setText(
+      this._asOf,
+      listedAt === null
+        ? ''
+        : asOfText(listedAt, recorder?.cellsRunSinceListing ?? 0)
+    );
   }
 
   private _renderDevice(sites: DeviceSites, rows: SiteRow[]): HTMLElement {
@@ -243,9 +283,13 @@ export class AllocationSitesView extends LazyView {
     if (sites.helper_bytes > 0) {
       heading +=
         `; not counted: this monitor's own ${formatBytes(sites.helper_bytes, units)}` +
-        (sites.helper_count > 0 ? ` in ${plural(sites.helper_count, 'allocation', 'allocations')}` : '');
+        (sites.helper_count > 0
+          ? ` in ${plural(sites.helper_count, 'allocation', 'allocations')}`
+          : '');
     }
-    section.appendChild(element('div', 'jp-vram-Holders-heading', { text: heading }));
+    section.appendChild(
+      element('div', 'jp-vram-Holders-heading', { text: heading })
+    );
     const { shown, folded, foldedBytes, foldedCount } = foldSmallSites(rows);
     const list = element('ul', 'jp-vram-Holders-list');
     for (const row of shown) {
@@ -260,7 +304,9 @@ export class AllocationSitesView extends LazyView {
     }
     section.appendChild(list);
     if (folded.length > 0) {
-      section.appendChild(this._renderFold(device, folded, foldedBytes, foldedCount));
+      section.appendChild(
+        this._renderFold(device, folded, foldedBytes, foldedCount)
+      );
     }
     if (truncated) {
       section.appendChild(
@@ -279,7 +325,9 @@ export class AllocationSitesView extends LazyView {
     bytes: number,
     count: number
   ): HTMLElement {
-    const fold = element('details', 'jp-vram-Sites-fold', { role: 'site-fold' });
+    const fold = element('details', 'jp-vram-Sites-fold', {
+      role: 'site-fold'
+    });
     fold.dataset.vramDevice = device;
     setBytesData(fold, bytes);
     // A refresh renders anew: a fold the user opened stays open.
@@ -329,7 +377,9 @@ export class AllocationSitesView extends LazyView {
     );
     item.appendChild(head);
     if (row.code !== null) {
-      item.appendChild(element('code', 'jp-vram-Sites-code', { text: row.code }));
+      item.appendChild(
+        element('code', 'jp-vram-Sites-code', { text: row.code })
+      );
     }
     if (row.library !== null) {
       item.appendChild(
@@ -339,7 +389,10 @@ export class AllocationSitesView extends LazyView {
     if (row.inConsole) {
       item.dataset.vramConsole = 'true';
       item.title = 'Ran in a console: there is no cell to go to.';
-    } else if (row.inNotebook && (row.cellId !== null || row.executionCount !== null)) {
+    } else if (
+      row.inNotebook &&
+      (row.cellId !== null || row.executionCount !== null)
+    ) {
       item.classList.add('jp-vram-Sites-jump');
       item.title = 'Go to this line';
       makeActivatable(item, () => this._actions.jumpTo(row));
@@ -370,7 +423,8 @@ export function asOfText(listedAt: number, cellsSince: number): string {
   if (cellsSince === 0) {
     return when;
   }
-  const cells = cellsSince === 1 ? '1 cell has run' : `${cellsSince} cells have run`;
+  const cells =
+    cellsSince === 1 ? '1 cell has run' : `${cellsSince} cells have run`;
   return `${when} ${cells} since: Refresh to see what the lines hold now.`;
 }
 
@@ -398,7 +452,10 @@ export function statusText(
   const parts: string[] = [];
   const host = state.host;
   if (host.state === 'recording' || host.state === 'shared') {
-    const whose = host.state === 'shared' ? ', started by someone else: left running when off' : '';
+    const whose =
+      host.state === 'shared'
+        ? ', started by someone else: left running when off'
+        : '';
     parts.push(
       `host: tracemalloc, ${framesText(host.frames)}${whose}, ${formatBytes(host.overhead_bytes, settings.units)} of traces`
     );
@@ -406,20 +463,26 @@ export function statusText(
   const gpu = state.gpu;
   if (gpu.state === 'recording') {
     // Written as the restart sentence beside it writes them ("200,000", not "200000").
-    parts.push(`GPU: PyTorch's allocator history, last ${gpu.max_entries?.toLocaleString('en-US') ?? '?'} events`);
+    parts.push(
+      `GPU: PyTorch's allocator history, last ${gpu.max_entries?.toLocaleString('en-US') ?? '?'} events`
+    );
   } else if (gpu.state === 'shared') {
     parts.push(
       "GPU: PyTorch's allocator history as someone else started it (read as it is, left running when off)"
     );
   } else if (gpuVisible === false && gpu.state === 'waiting') {
     // The helper waits for CUDA; with no GPU it will never come.
-    parts.push('no GPU is visible to this kernel, so only the host is recorded');
+    parts.push(
+      'no GPU is visible to this kernel, so only the host is recorded'
+    );
   } else if (gpu.reason) {
     parts.push(`GPU ${gpu.state}: ${gpu.reason}`);
   }
   return (
     `Recording on: ${parts.join('; ')}.` +
-    restartText(state).map(sentence => ` ${sentence}`).join('') +
+    restartText(state)
+      .map(sentence => ` ${sentence}`)
+      .join('') +
     waiting
   );
 }
@@ -431,10 +494,14 @@ export function statusText(
 export function restartText(state: RecordingState): string[] {
   const sentences: string[] = [];
   if (state.host.state === 'recording' && state.host.restarted_at !== null) {
-    sentences.push(hostRestartText(state.host, clockTime(state.host.restarted_at)));
+    sentences.push(
+      hostRestartText(state.host, clockTime(state.host.restarted_at))
+    );
   }
   if (state.gpu.state === 'recording' && state.gpu.restarted_at !== null) {
-    sentences.push(gpuRestartText(state.gpu, clockTime(state.gpu.restarted_at)));
+    sentences.push(
+      gpuRestartText(state.gpu, clockTime(state.gpu.restarted_at))
+    );
   }
   return sentences;
 }

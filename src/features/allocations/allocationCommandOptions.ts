@@ -35,6 +35,9 @@ export interface IAllocationCommandOptions {
   /** Path of the active notebook (for export file names). */
   currentNotebookPath: () => string | null;
   /** The active kernel's cell records (they map execution counts to cells). */
-  records: () => readonly Pick<CellMemoryRecord, 'execution_count' | 'cell_id'>[];
+  records: () => readonly Pick<
+    CellMemoryRecord,
+    'execution_count' | 'cell_id'
+  >[];
   notify: (type: 'info' | 'warning' | 'error', message: string) => void;
 }

@@ -9,7 +9,11 @@ import { Widget } from '@lumino/widgets';
 
 import { CommandIDs } from '../../ui/commandIds';
 import { MemorySidebar } from '../../sidebar/MemorySidebar';
-import { liveMonitorOnFakeKernel, registerTestCommands, settle } from '../../testing/fakeKernel';
+import {
+  liveMonitorOnFakeKernel,
+  registerTestCommands,
+  settle
+} from '../../testing/fakeKernel';
 import { MiB } from '../../testing/fixtures';
 import { actionsFor } from '../cleanup/cleanupActionsPart';
 import { allocationsFor } from './allocationRecordingPart';
@@ -17,27 +21,59 @@ import { allocationsFor } from './allocationRecordingPart';
 const ON = {
   enabled: true,
   host: { state: 'recording', frames: 16, started: 1, overhead_bytes: 2 * MiB },
-  gpu: { state: 'waiting', max_entries: 100000, started: null, allocated_before_bytes: null, reason: 'torch is not imported' }
+  gpu: {
+    state: 'waiting',
+    max_entries: 100000,
+    started: null,
+    allocated_before_bytes: null,
+    reason: 'torch is not imported'
+  }
 };
 const OFF = {
   enabled: false,
   host: { state: 'off', frames: null, started: null, overhead_bytes: 0 },
-  gpu: { state: 'off', max_entries: null, started: null, allocated_before_bytes: null, reason: null }
+  gpu: {
+    state: 'off',
+    max_entries: null,
+    started: null,
+    allocated_before_bytes: null,
+    reason: null
+  }
 };
 const LISTING = {
   recording: ON,
   elapsed_ms: 3,
   devices: [
     {
-      device: 'host', index: null, total_bytes: 40 * MiB, count: 2, unattributed_bytes: 0, helper_bytes: 0,
+      device: 'host',
+      index: null,
+      total_bytes: 40 * MiB,
+      count: 2,
+      unattributed_bytes: 0,
+      helper_bytes: 0,
       truncated: false,
       sites: [
-        { device: 'host', cell: { execution_count: 2, cell_id: 'cell-b', line: 3 }, frame: null,
-          code: 'big = np.ones(5_000_000)', library_frame: null, bytes: 40 * MiB, count: 1 }
+        {
+          device: 'host',
+          cell: { execution_count: 2, cell_id: 'cell-b', line: 3 },
+          frame: null,
+          code: 'big = np.ones(5_000_000)',
+          library_frame: null,
+          bytes: 40 * MiB,
+          count: 1
+        }
       ]
     }
   ],
-  cells: [{ execution_count: 2, cell_id: 'cell-b', alive_bytes: { host: 40 * MiB }, total_bytes: 40 * MiB, growing: false }]
+  cells: [
+    {
+      execution_count: 2,
+      cell_id: 'cell-b',
+      alive_bytes: { host: 40 * MiB },
+      total_bytes: 40 * MiB,
+      growing: false
+    }
+  ]
 };
 
 function fakeCell(id: string, count: number | null) {
@@ -70,7 +106,10 @@ async function setup() {
     deselectAll: jest.fn(),
     scrollToItem: jest.fn(async () => undefined)
   };
-  const { comm, monitor, panel, tracker } = await liveMonitorOnFakeKernel({ id: 'panel-1', content: notebook });
+  const { comm, monitor, panel, tracker } = await liveMonitorOnFakeKernel({
+    id: 'panel-1',
+    content: notebook
+  });
   const commands = new CommandRegistry();
   const sidebar = new MemorySidebar({
     monitor,
@@ -84,13 +123,25 @@ async function setup() {
     sidebar,
     currentNotebook: () => panel as any
   });
-  return { comm, monitor, commands, sidebar, notebook, cells, app, notes, tracker };
+  return {
+    comm,
+    monitor,
+    commands,
+    sidebar,
+    notebook,
+    cells,
+    app,
+    notes,
+    tracker
+  };
 }
 
 describe('allocation commands', () => {
   it('turn recording on with the settings, list the lines, jump to one, and turn it off', async () => {
     const { comm, commands, sidebar, notebook, cells, app } = await setup();
-    const recording = commands.execute(CommandIDs.recordAllocations, { enabled: true });
+    const recording = commands.execute(CommandIDs.recordAllocations, {
+      enabled: true
+    });
     await settle();
     expect(comm.lastRequest).toMatchObject({
       type: 'record_allocations',
@@ -108,22 +159,37 @@ describe('allocation commands', () => {
 
     sidebar.showTab('lines');
     MessageLoop.flush();
-    const row = sidebar.node.querySelector<HTMLElement>('[data-vram-role="site-row"]')!;
+    const row = sidebar.node.querySelector<HTMLElement>(
+      '[data-vram-role="site-row"]'
+    )!;
     expect(row.dataset.vramCellId).toBe('cell-b');
     row.click();
     await settle();
     expect(app.shell.activateById).toHaveBeenCalledWith('panel-1');
     expect(notebook.activeCellIndex).toBe(1);
-    expect(cells[1].editor.setCursorPosition).toHaveBeenCalledWith({ line: 2, column: 0 });
+    expect(cells[1].editor.setCursorPosition).toHaveBeenCalledWith({
+      line: 2,
+      column: 0
+    });
 
-    const off = commands.execute(CommandIDs.recordAllocations, { enabled: false });
+    const off = commands.execute(CommandIDs.recordAllocations, {
+      enabled: false
+    });
     await settle();
-    expect(comm.lastRequest).toMatchObject({ type: 'record_allocations', enabled: false });
+    expect(comm.lastRequest).toMatchObject({
+      type: 'record_allocations',
+      enabled: false
+    });
     comm.reply(OFF);
     await off;
     MessageLoop.flush();
-    expect(sidebar.node.querySelectorAll('[data-vram-role="site-row"]')).toHaveLength(0);
-    expect(sidebar.node.querySelector('[data-vram-role="recording-status"]')!.textContent).toBe(
+    expect(
+      sidebar.node.querySelectorAll('[data-vram-role="site-row"]')
+    ).toHaveLength(0);
+    expect(
+      sidebar.node.querySelector('[data-vram-role="recording-status"]')!
+        .textContent
+    ).toBe(
       'Recording is off: it costs nothing. Tick "Record allocations" to see which lines hold memory.'
     );
     sidebar.dispose();
@@ -134,7 +200,9 @@ describe('allocation commands', () => {
     const changed: string[] = [];
     commands.commandChanged.connect((_, args) => {
       if (args.id === CommandIDs.recordAllocations) {
-        changed.push(`${commands.isEnabled(args.id!)}/${commands.isToggled(args.id!)}`);
+        changed.push(
+          `${commands.isEnabled(args.id!)}/${commands.isToggled(args.id!)}`
+        );
       }
     });
     // The helper goes away before anything was recorded: nothing can be.
@@ -174,22 +242,42 @@ describe('allocation commands', () => {
     await settle();
     comm.reply(LISTING);
     await listed;
-    expect(await commands.execute(CommandIDs.exportAllocationSites)).toBe('notebook-host-allocation-sites.csv');
+    expect(await commands.execute(CommandIDs.exportAllocationSites)).toBe(
+      'notebook-host-allocation-sites.csv'
+    );
     const csv: string = await read(created[0], 'text');
-    expect(csv.split('\n')[1]).toBe(`host,2,cell-b,3,true,${40 * MiB},1,big = np.ones(5_000_000),,[2] line 3`);
+    expect(csv.split('\n')[1]).toBe(
+      `host,2,cell-b,3,true,${40 * MiB},1,big = np.ones(5_000_000),,[2] line 3`
+    );
 
     const snapshot = commands.execute(CommandIDs.exportAllocationSnapshot);
     await settle();
-    comm.reply({ format: 'pickle', data_base64: null, bytes: 0, reason: 'GPU allocations are not being recorded' });
+    comm.reply({
+      format: 'pickle',
+      data_base64: null,
+      bytes: 0,
+      reason: 'GPU allocations are not being recorded'
+    });
     expect(await snapshot).toBeNull();
-    expect(notes).toContainEqual(['warning', 'GPU allocations are not being recorded']);
+    expect(notes).toContainEqual([
+      'warning',
+      'GPU allocations are not being recorded'
+    ]);
 
     const exported = commands.execute(CommandIDs.exportAllocationSnapshot);
     await settle();
-    comm.reply({ format: 'pickle', data_base64: btoa('\x80\x04pickle'), bytes: 8, reason: null });
+    comm.reply({
+      format: 'pickle',
+      data_base64: btoa('\x80\x04pickle'),
+      bytes: 8,
+      reason: null
+    });
     expect(await exported).toBe('notebook-gpu-snapshot.pickle');
     expect(new Uint8Array(await read(created[1], 'buffer'))[0]).toBe(0x80);
-    expect(downloads).toEqual(['notebook-host-allocation-sites.csv', 'notebook-gpu-snapshot.pickle']);
+    expect(downloads).toEqual([
+      'notebook-host-allocation-sites.csv',
+      'notebook-gpu-snapshot.pickle'
+    ]);
     click.mockRestore();
   });
 });

@@ -13,13 +13,21 @@ import {
   AllocationRecorderChange
 } from './AllocationRecorder';
 import type { MemoryMonitor } from '../../monitor/MemoryMonitor';
-import type { IKernelMemoryModel, ModelChange } from '../../model/IKernelMemoryModel';
+import type {
+  IKernelMemoryModel,
+  ModelChange
+} from '../../model/IKernelMemoryModel';
 import { SIDEBAR_ID } from '../../sidebar/SidebarHost';
 import type { IAllocationCommandOptions } from './allocationCommandOptions';
 
-export type { IAllocationCommandOptions, ILinePanel } from './allocationCommandOptions';
+export type {
+  IAllocationCommandOptions,
+  ILinePanel
+} from './allocationCommandOptions';
 
-export function registerAllocationCommands(options: IAllocationCommandOptions): void {
+export function registerAllocationCommands(
+  options: IAllocationCommandOptions
+): void {
   const { app, trans, palette, sidebar, current } = options;
   const showLines = () => {
     sidebar.showTab('lines');

@@ -11,7 +11,13 @@ import { downloadBase64, downloadText } from '../../ui/download';
 
 type Options = Pick<
   IAllocationCommandOptions,
-  'app' | 'trans' | 'panels' | 'current' | 'currentNotebookPath' | 'records' | 'notify'
+  | 'app'
+  | 'trans'
+  | 'panels'
+  | 'current'
+  | 'currentNotebookPath'
+  | 'records'
+  | 'notify'
 >;
 
 /** The active notebook's name without `.ipynb`, for file names. */
@@ -49,11 +55,17 @@ export async function exportAllocationSnapshot(
   const recorder = options.current();
   const snapshot = await recorder?.snapshot();
   if (!snapshot) {
-    options.notify('error', recorder?.error ?? options.trans.__('No snapshot.'));
+    options.notify(
+      'error',
+      recorder?.error ?? options.trans.__('No snapshot.')
+    );
     return null;
   }
   if (snapshot.data_base64 === null) {
-    options.notify('warning', snapshot.reason ?? options.trans.__('No snapshot.'));
+    options.notify(
+      'warning',
+      snapshot.reason ?? options.trans.__('No snapshot.')
+    );
     return null;
   }
   const fileName = `${stem(options)}-gpu-snapshot.pickle`;

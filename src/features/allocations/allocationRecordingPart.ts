@@ -27,6 +27,8 @@ export function allocationsFor(
 }
 
 /** Allocation recording of the active notebook's kernel; null if none. */
-export function currentAllocations(monitor: MemoryMonitor): AllocationRecorder | null {
+export function currentAllocations(
+  monitor: MemoryMonitor
+): AllocationRecorder | null {
   return monitor.currentPart(ALLOCATION_RECORDING);
 }

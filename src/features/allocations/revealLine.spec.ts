@@ -20,16 +20,29 @@ describe('revealLine', () => {
       deselectAll: jest.fn(),
       scrollToItem: jest.fn(async () => undefined)
     };
-    expect(findTargetCell(cells, { cellId: 'b', executionCount: null, line: 1 })).toBe(2);
-    expect(findTargetCell(cells, { cellId: 'gone', executionCount: 1, line: 1 })).toBe(0);
-    expect(findTargetCell(cells, { cellId: null, executionCount: 99, line: 1 })).toBe(-1);
+    expect(
+      findTargetCell(cells, { cellId: 'b', executionCount: null, line: 1 })
+    ).toBe(2);
+    expect(
+      findTargetCell(cells, { cellId: 'gone', executionCount: 1, line: 1 })
+    ).toBe(0);
+    expect(
+      findTargetCell(cells, { cellId: null, executionCount: 99, line: 1 })
+    ).toBe(-1);
 
-    expect(await revealLine(notebook, { cellId: null, executionCount: 7, line: 3 })).toBe(true);
+    expect(
+      await revealLine(notebook, { cellId: null, executionCount: 7, line: 3 })
+    ).toBe(true);
     expect(notebook.activeCellIndex).toBe(2);
     expect(notebook.scrollToItem).toHaveBeenCalledWith(2, 'center');
     expect(notebook.mode).toBe('edit');
-    expect(cells[2].editor.setCursorPosition).toHaveBeenCalledWith({ line: 2, column: 0 });
+    expect(cells[2].editor.setCursorPosition).toHaveBeenCalledWith({
+      line: 2,
+      column: 0
+    });
     expect(cells[2].editor.focus).toHaveBeenCalled();
-    expect(await revealLine(notebook, { cellId: 'x', executionCount: null, line: 3 })).toBe(false);
+    expect(
+      await revealLine(notebook, { cellId: 'x', executionCount: null, line: 3 })
+    ).toBe(false);
   });
 });

@@ -8,7 +8,10 @@ import {
   siteRows,
   sitesToCsv
 } from './siteRows';
-import { kernelListing, parsedListing } from '../../testing/allocationSitesFixtures';
+import {
+  kernelListing,
+  parsedListing
+} from '../../testing/allocationSitesFixtures';
 
 describe('site rows', () => {
   it('maps sites to cells: by id, else by execution count through the cell records', () => {
@@ -53,7 +56,9 @@ describe('site rows', () => {
     if (!('value' in parsed)) {
       throw new Error(parsed.error);
     }
-    const site = parsed.value.devices[0].sites.find(s => s.cell?.cell_id === 'cell-b')!;
+    const site = parsed.value.devices[0].sites.find(
+      s => s.cell?.cell_id === 'cell-b'
+    )!;
     const row = siteRow(site, new Map());
     expect(row.label).toBe('[9] line 1, one of 2 cells with this code');
     expect(row.cellId).toBe('cell-b'); // the one that ran last
@@ -98,9 +103,18 @@ describe('site rows', () => {
   it('folds the small sites outside the notebook, never a notebook line, and never one alone', () => {
     const row = siteOf;
     // 100,000,000 listed: the limit is 1,000,000 bytes (1%, above the 64 KiB floor).
-    const rows = [row(90_000_000, true), row(6_000_000, false), row(2_000_000, false), row(999_999, false, 3), row(10, true), row(999_991, false, 4)];
+    const rows = [
+      row(90_000_000, true),
+      row(6_000_000, false),
+      row(2_000_000, false),
+      row(999_999, false, 3),
+      row(10, true),
+      row(999_991, false, 4)
+    ];
     const { shown, folded, foldedBytes, foldedCount } = foldSmallSites(rows);
-    expect(shown.map(r => r.bytes)).toEqual([90_000_000, 6_000_000, 2_000_000, 10]);
+    expect(shown.map(r => r.bytes)).toEqual([
+      90_000_000, 6_000_000, 2_000_000, 10
+    ]);
     expect(folded.map(r => r.bytes)).toEqual([999_999, 999_991]);
     expect(foldedBytes).toBe(1_999_990);
     expect(foldedCount).toBe(7);
@@ -108,18 +122,29 @@ describe('site rows', () => {
     const one = foldSmallSites(rows.slice(0, 5));
     expect(one.folded).toEqual([]);
     expect(one.shown).toHaveLength(5);
-    expect(foldSmallSites([])).toEqual({ shown: [], folded: [], foldedBytes: 0, foldedCount: 0 });
+    expect(foldSmallSites([])).toEqual({
+      shown: [],
+      folded: [],
+      foldedBytes: 0,
+      foldedCount: 0
+    });
   });
 
   it("folds the kernel's own few-KiB sites even where nothing of the notebook is listed yet", () => {
-    const row = (bytes: number, inNotebook = false) => siteOf(bytes, inNotebook);
+    const row = (bytes: number, inNotebook = false) =>
+      siteOf(bytes, inNotebook);
     // Just after recording starts: 30 sites of a few KiB, each well above 1% of the 120 KiB listed.
     const early = Array.from({ length: 30 }, (_, i) => row(2_000 + i * 100));
     const { shown, folded } = foldSmallSites(early);
     expect(shown).toEqual([]);
     expect(folded).toHaveLength(30);
     // At or above the floor a site outside the notebook is shown; a notebook line always is.
-    const later = foldSmallSites([row(64 * 1024), row(1_000), row(2_000), row(5, true)]);
+    const later = foldSmallSites([
+      row(64 * 1024),
+      row(1_000),
+      row(2_000),
+      row(5, true)
+    ]);
     expect(later.shown.map(r => r.bytes)).toEqual([64 * 1024, 5]);
   });
 
@@ -141,7 +166,7 @@ describe('site rows', () => {
     host.rows[0].code = '\t=1+1';
     host.rows[0].label = '\r=1+1';
     const fields = sitesToCsv(host.rows).split('\n')[1];
-    expect(fields).toContain(',\'\t=1+1,');
+    expect(fields).toContain(",'\t=1+1,");
     expect(fields.endsWith(',"\'\r=1+1"')).toBe(true);
   });
 });

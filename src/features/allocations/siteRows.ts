@@ -75,7 +75,7 @@ export function siteRow(
   if (cell) {
     const count = cell.execution_count;
     const cellId =
-      cell.cell_id ?? (count !== null ? cellIds.get(count) ?? null : null);
+      cell.cell_id ?? (count !== null ? (cellIds.get(count) ?? null) : null);
     const inConsole = cellId !== null && isConsoleCell(cellId);
     const same = cell.same_code_cells?.length ?? 0;
     return {

@@ -51,7 +51,11 @@ export function renderCellBadge(
   }
   setTitle(node, content.title);
   setData(node, 'vramDeltaBytes', numberText(s.deltaBytes));
-  setData(node, 'vramRamDeltaBytes', s.ramAlongside ? numberText(s.ramAlongside.deltaBytes) : null);
+  setData(
+    node,
+    'vramRamDeltaBytes',
+    s.ramAlongside ? numberText(s.ramAlongside.deltaBytes) : null
+  );
   setData(node, 'vramPeakBytes', numberText(s.peakBytes));
   setData(node, 'vramPeakExact', String(s.peakExact));
   setData(node, 'vramDurationS', String(s.durationS));

@@ -111,9 +111,13 @@ export class CellHistoryRow {
     setText(statusCol, formatOutcomeShort(s));
     node.title =
       describeCellRecord(r, s, units) +
-      (earlier ? `\nFrom an earlier kernel process (kernel start ${entry.session}).` : '') +
+      (earlier
+        ? `\nFrom an earlier kernel process (kernel start ${entry.session}).`
+        : '') +
       (alive ? `\n${alive.lines.join('\n')}` : '') +
-      (console ? '\nRun from a console: no cell to go to.' : '\nClick to go to the cell.');
+      (console
+        ? '\nRun from a console: no cell to go to.'
+        : '\nClick to go to the cell.');
   }
 
   hide(): void {

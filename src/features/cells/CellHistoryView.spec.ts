@@ -13,7 +13,10 @@ import { FakeConsoles } from '../../testing/fakeConsoles';
 import { cellMsg, liveModel } from '../../testing/cellViewsFixtures';
 
 describe('CellHistoryView', () => {
-  function setup(records = manyRecords(3), consoleCells: ConsoleCells | null = null) {
+  function setup(
+    records = manyRecords(3),
+    consoleCells: ConsoleCells | null = null
+  ) {
     const model = liveModel();
     model.cells.merge(records);
     const revealed: string[] = [];
@@ -42,19 +45,29 @@ describe('CellHistoryView', () => {
 
   it('marks the records of an earlier kernel process with the start they came from', () => {
     const { model, view } = setup(manyRecords(2));
-    const note = view.node.querySelector<HTMLElement>('[data-vram-role="earlier-rows-note"]')!;
+    const note = view.node.querySelector<HTMLElement>(
+      '[data-vram-role="earlier-rows-note"]'
+    )!;
     expect(note.hidden).toBe(true); // one process so far
     model.ingest(wire(makeHello({ pid: 777, record_series: 'series-2' })));
     model.ingest(cellMsg(makeCellRecord({ record_id: 1, execution_count: 1 })));
     MessageLoop.flush();
-    const rows = Array.from(view.node.querySelectorAll<HTMLElement>('[data-vram-role="cell-row"]')).filter(
-      row => !row.hidden
-    );
+    const rows = Array.from(
+      view.node.querySelectorAll<HTMLElement>('[data-vram-role="cell-row"]')
+    ).filter(row => !row.hidden);
     expect(rows).toHaveLength(3);
-    const earlier = rows.filter(row => row.classList.contains('jp-vram-CellRow-earlier'));
+    const earlier = rows.filter(row =>
+      row.classList.contains('jp-vram-CellRow-earlier')
+    );
     expect(earlier).toHaveLength(2);
-    expect(earlier.every(row => row.title.includes('From an earlier kernel process (kernel start 1)'))).toBe(true);
-    const current = rows.find(row => !row.classList.contains('jp-vram-CellRow-earlier'))!;
+    expect(
+      earlier.every(row =>
+        row.title.includes('From an earlier kernel process (kernel start 1)')
+      )
+    ).toBe(true);
+    const current = rows.find(
+      row => !row.classList.contains('jp-vram-CellRow-earlier')
+    )!;
     expect(current.dataset.vramKernelStart).toBe('2');
     expect(current.title).not.toContain('earlier kernel');
     expect(note.hidden).toBe(false); // what the dimming means, said once above the table
@@ -90,25 +103,40 @@ describe('CellHistoryView', () => {
     expect(visible).toBeGreaterThan(0);
     expect(visible).toBeLessThan(40);
     expect(view.renderedRowCount).toBe(visible);
-    const spacer = view.node.querySelector<HTMLElement>('.jp-vram-CellTable-spacer')!;
+    const spacer = view.node.querySelector<HTMLElement>(
+      '.jp-vram-CellTable-spacer'
+    )!;
     expect(spacer.style.height).toBe(`${10_000 * CELL_ROW_HEIGHT}px`);
     expect(elapsed).toBeLessThan(500); // jsdom on a shared box; the browser bench measures 16 ms
     // Scrolling reuses the row nodes.
-    const viewport = view.node.querySelector<HTMLElement>('[data-vram-role="cell-rows"]')!;
+    const viewport = view.node.querySelector<HTMLElement>(
+      '[data-vram-role="cell-rows"]'
+    )!;
     viewport.scrollTop = 5000 * CELL_ROW_HEIGHT;
     viewport.dispatchEvent(new Event('scroll'));
     const after = rows(view);
     expect(after.length).toBeLessThan(40);
-    const atTop = after.find(r => r.style.top === `${5000 * CELL_ROW_HEIGHT}px`)!;
+    const atTop = after.find(
+      r => r.style.top === `${5000 * CELL_ROW_HEIGHT}px`
+    )!;
     expect(atTop.dataset.vramRecordId).toBe('5000'); // newest first
-    expect(view.node.querySelectorAll('[data-vram-role="cell-row"]').length).toBeLessThan(40);
+    expect(
+      view.node.querySelectorAll('[data-vram-role="cell-row"]').length
+    ).toBeLessThan(40);
     view.dispose();
   });
 
   it('sorts by every column from its header, with aria-sort', () => {
     const { view } = setup();
     // The figures sort largest first at the first click; the count and the status in reading order.
-    const first = { execution_count: 'ascending', delta: 'descending', peak: 'descending', duration: 'descending', status: 'ascending', alive: 'descending' };
+    const first = {
+      execution_count: 'ascending',
+      delta: 'descending',
+      peak: 'descending',
+      duration: 'descending',
+      status: 'ascending',
+      alive: 'descending'
+    };
     const flip = { ascending: 'descending', descending: 'ascending' };
     for (const [key, direction] of Object.entries(first)) {
       const header = view.node.querySelector<HTMLElement>(
@@ -118,14 +146,26 @@ describe('CellHistoryView', () => {
       header.click();
       expect(header.getAttribute('aria-sort')).toBe(direction);
       header.click();
-      expect(header.getAttribute('aria-sort')).toBe(flip[direction as 'ascending' | 'descending']);
+      expect(header.getAttribute('aria-sort')).toBe(
+        flip[direction as 'ascending' | 'descending']
+      );
     }
-    const count = view.node.querySelector<HTMLElement>('[data-vram-sort-key="execution_count"]')!;
+    const count = view.node.querySelector<HTMLElement>(
+      '[data-vram-sort-key="execution_count"]'
+    )!;
     count.click();
     MessageLoop.flush();
     expect(count.getAttribute('aria-sort')).toBe('ascending');
-    expect(view.node.querySelector('[data-vram-sort-key="status"]')!.getAttribute('aria-sort')).toBe('none');
-    expect(rows(view).map(x => x.dataset.vramExecutionCount)).toEqual(['1', '2', '3']);
+    expect(
+      view.node
+        .querySelector('[data-vram-sort-key="status"]')!
+        .getAttribute('aria-sort')
+    ).toBe('none');
+    expect(rows(view).map(x => x.dataset.vramExecutionCount)).toEqual([
+      '1',
+      '2',
+      '3'
+    ]);
     view.dispose();
   });
 
@@ -134,7 +174,9 @@ describe('CellHistoryView', () => {
     rows(view)[0].click();
     await settle();
     expect(revealed).toEqual(['cell-3']);
-    const message = view.node.querySelector<HTMLElement>('[data-vram-role="cell-message"]')!;
+    const message = view.node.querySelector<HTMLElement>(
+      '[data-vram-role="cell-message"]'
+    )!;
     expect(message.hidden).toBe(true);
     actions.found = false;
     rows(view)[1].click();
@@ -150,22 +192,46 @@ describe('CellHistoryView', () => {
     const [first, second] = rows(view);
     expect(first.tabIndex).toBe(0);
     expect(second.tabIndex).toBe(0);
-    first.dispatchEvent(new KeyboardEvent('keydown', { key: 'Enter', bubbles: true, cancelable: true }));
+    first.dispatchEvent(
+      new KeyboardEvent('keydown', {
+        key: 'Enter',
+        bubbles: true,
+        cancelable: true
+      })
+    );
     await settle();
     expect(revealed).toEqual(['cell-3']);
-    const space = new KeyboardEvent('keydown', { key: ' ', bubbles: true, cancelable: true });
+    const space = new KeyboardEvent('keydown', {
+      key: ' ',
+      bubbles: true,
+      cancelable: true
+    });
     second.dispatchEvent(space);
     await settle();
     expect(revealed).toEqual(['cell-3', 'cell-2']);
     expect(space.defaultPrevented).toBe(true); // no scrolling of the list
     // Other keys are the page's (Tab moves on).
-    second.dispatchEvent(new KeyboardEvent('keydown', { key: 'Tab', bubbles: true, cancelable: true }));
+    second.dispatchEvent(
+      new KeyboardEvent('keydown', {
+        key: 'Tab',
+        bubbles: true,
+        cancelable: true
+      })
+    );
     await settle();
     expect(revealed).toHaveLength(2);
     // The sort headers as well.
-    const header = view.node.querySelector<HTMLElement>('[data-vram-sort-key="execution_count"]')!;
+    const header = view.node.querySelector<HTMLElement>(
+      '[data-vram-sort-key="execution_count"]'
+    )!;
     expect(header.tabIndex).toBe(0);
-    header.dispatchEvent(new KeyboardEvent('keydown', { key: 'Enter', bubbles: true, cancelable: true }));
+    header.dispatchEvent(
+      new KeyboardEvent('keydown', {
+        key: 'Enter',
+        bubbles: true,
+        cancelable: true
+      })
+    );
     expect(header.getAttribute('aria-sort')).toBe('ascending');
     view.dispose();
   });
@@ -181,20 +247,30 @@ describe('CellHistoryView', () => {
     const active = document.activeElement as HTMLElement;
     expect(active.dataset.vramRole).toBe('cell-row');
     expect(active.dataset.vramRecordId).toBe('3');
-    active.dispatchEvent(new KeyboardEvent('keydown', { key: 'Enter', bubbles: true, cancelable: true }));
+    active.dispatchEvent(
+      new KeyboardEvent('keydown', {
+        key: 'Enter',
+        bubbles: true,
+        cancelable: true
+      })
+    );
     await settle();
     expect(revealed).toEqual(['cell-3']);
     view.dispose();
   });
 
   it('shows console runs without a jump target', async () => {
-    const { view, revealed } = setup([makeCellRecord({ cell_id: null, execution_count: 5 })]);
+    const { view, revealed } = setup([
+      makeCellRecord({ cell_id: null, execution_count: 5 })
+    ]);
     const row = rows(view)[0];
     expect(row.textContent).toContain('console');
     row.click();
     await settle();
     expect(revealed).toEqual([]);
-    expect(view.node.querySelector('[data-vram-role="cell-message"]')!.textContent).toContain('console');
+    expect(
+      view.node.querySelector('[data-vram-role="cell-message"]')!.textContent
+    ).toContain('console');
     view.dispose();
   });
 
@@ -205,19 +281,33 @@ describe('CellHistoryView', () => {
     const { view, revealed } = setup(
       [
         makeCellRecord({ record_id: 1, cell_id: 'cell-1', execution_count: 1 }),
-        makeCellRecord({ record_id: 2, cell_id: 'console-cell-1', execution_count: 2 }),
-        makeCellRecord({ record_id: 3, cell_id: 'console-cell-2', execution_count: 3 })
+        makeCellRecord({
+          record_id: 2,
+          cell_id: 'console-cell-1',
+          execution_count: 2
+        }),
+        makeCellRecord({
+          record_id: 3,
+          cell_id: 'console-cell-2',
+          execution_count: 3
+        })
       ],
       consoleCells
     );
     const countText = () =>
-      rows(view).map(r => r.querySelector('.jp-vram-CellCol-execution_count')!.textContent);
+      rows(view).map(
+        r => r.querySelector('.jp-vram-CellCol-execution_count')!.textContent
+      );
     expect(countText()).toEqual(['[3]', '[2] console', '[1]']);
     rows(view)[1].click();
     await settle();
     expect(revealed).toEqual([]);
-    const message = view.node.querySelector<HTMLElement>('[data-vram-role="cell-message"]')!;
-    expect(message.textContent).toBe('[2] ran in a console: there is no cell to go to.');
+    const message = view.node.querySelector<HTMLElement>(
+      '[data-vram-role="cell-message"]'
+    )!;
+    expect(message.textContent).toBe(
+      '[2] ran in a console: there is no cell to go to.'
+    );
     // The console runs a cell whose record is already listed: the row is relabelled.
     console.run('console-cell-2');
     MessageLoop.flush();
@@ -232,24 +322,38 @@ describe('CellHistoryView', () => {
 
   it('says the history was cleared, not that no cell has run, once it is', () => {
     const { model, view } = setup();
-    const empty = view.node.querySelector<HTMLElement>('.jp-vram-CellHistory-empty')!;
+    const empty = view.node.querySelector<HTMLElement>(
+      '.jp-vram-CellHistory-empty'
+    )!;
     expect(empty.hidden).toBe(true);
     model.cells.clear();
     MessageLoop.flush();
     expect(empty.hidden).toBe(false);
-    expect(empty.textContent).toBe('The cell history was cleared. Cells that run from now on appear here.');
+    expect(empty.textContent).toBe(
+      'The cell history was cleared. Cells that run from now on appear here.'
+    );
     view.dispose();
     const fresh = setup([]);
-    const none = fresh.view.node.querySelector<HTMLElement>('.jp-vram-CellHistory-empty')!;
-    expect(none.textContent).toContain('No cell has run since the memory helper started');
+    const none = fresh.view.node.querySelector<HTMLElement>(
+      '.jp-vram-CellHistory-empty'
+    )!;
+    expect(none.textContent).toContain(
+      'No cell has run since the memory helper started'
+    );
     fresh.view.dispose();
   });
 
   it('wires export and clear buttons', () => {
     const { view, actions } = setup();
-    view.node.querySelector<HTMLElement>('[data-vram-role="export-csv"]')!.click();
-    view.node.querySelector<HTMLElement>('[data-vram-role="export-json"]')!.click();
-    view.node.querySelector<HTMLElement>('[data-vram-role="clear-history"]')!.click();
+    view.node
+      .querySelector<HTMLElement>('[data-vram-role="export-csv"]')!
+      .click();
+    view.node
+      .querySelector<HTMLElement>('[data-vram-role="export-json"]')!
+      .click();
+    view.node
+      .querySelector<HTMLElement>('[data-vram-role="clear-history"]')!
+      .click();
     expect(actions.exported).toEqual(['csv', 'json']);
     expect(actions.cleared).toBe(1);
     view.dispose();
@@ -257,7 +361,10 @@ describe('CellHistoryView', () => {
 
   it('renders kernel text (error type and message) as text, not HTML', () => {
     const { view } = setup([
-      makeCellRecord({ status: 'error', error: { type: EVIL, message_head: EVIL, out_of_memory: false } })
+      makeCellRecord({
+        status: 'error',
+        error: { type: EVIL, message_head: EVIL, out_of_memory: false }
+      })
     ]);
     expect(view.node.querySelector('img')).toBeNull();
     const row = rows(view)[0];

@@ -30,7 +30,13 @@ import {
 } from './cellSort';
 import { ModelChange } from '../../model/IKernelMemoryModel';
 import { CELL_ROW_HEIGHT, CellHistoryRow } from './CellHistoryRow';
-import { button, element, makeActivatable, setHidden, setText } from '../../ui/dom';
+import {
+  button,
+  element,
+  makeActivatable,
+  setHidden,
+  setText
+} from '../../ui/dom';
 import { ModelView } from '../../ui/ModelView';
 import { follow } from '../../ui/follow';
 
@@ -67,7 +73,8 @@ const COLUMN_LABELS: Record<CellSortKey, string> = {
 
 const COLUMN_TITLES: Record<CellSortKey, string> = {
   execution_count: 'Execution count [n] (console: run from a console)',
-  delta: 'Memory change: GPU allocated after minus before (summed over devices), or kernel RSS without GPU figures',
+  delta:
+    'Memory change: GPU allocated after minus before (summed over devices), or kernel RSS without GPU figures',
   peak: 'Peak while the cell ran: largest GPU allocated peak, or kernel RSS peak (~ approximate)',
   duration: 'How long the cell ran',
   status:
@@ -93,12 +100,20 @@ export class CellHistoryView extends ModelView {
     const buttons = element('span', 'jp-vram-CellHistory-buttons');
     this._exportCsv = button(
       'jp-vram-Button',
-      { role: 'export-csv', text: 'CSV', title: 'Export the cell history as CSV' },
+      {
+        role: 'export-csv',
+        text: 'CSV',
+        title: 'Export the cell history as CSV'
+      },
       () => this._actions.exportHistory?.('csv')
     );
     this._exportJson = button(
       'jp-vram-Button',
-      { role: 'export-json', text: 'JSON', title: 'Export the cell history as JSON' },
+      {
+        role: 'export-json',
+        text: 'JSON',
+        title: 'Export the cell history as JSON'
+      },
       () => this._actions.exportHistory?.('json')
     );
     this._clear = button(
@@ -106,7 +121,8 @@ export class CellHistoryView extends ModelView {
       {
         role: 'clear-history',
         text: 'Clear',
-        title: 'Clear the cell history in this browser (the kernel keeps its own)'
+        title:
+          'Clear the cell history in this browser (the kernel keeps its own)'
       },
       () => this._actions.clearHistory?.()
     );
@@ -153,7 +169,13 @@ export class CellHistoryView extends ModelView {
       text: EARLIER_ROWS_TEXT
     });
     this._earlierNote.hidden = true;
-    this.node.append(toolbar, this._message, this._earlierNote, table, this._empty);
+    this.node.append(
+      toolbar,
+      this._message,
+      this._earlierNote,
+      table,
+      this._empty
+    );
   }
 
   protected readonly relevantChanges = RELEVANT;
@@ -182,7 +204,8 @@ export class CellHistoryView extends ModelView {
     const flipped: CellSort['direction'] =
       this._sort?.direction === 'ascending' ? 'descending' : 'ascending';
     const next: CellSort['direction'] =
-      direction ?? (this._sort?.key === key ? flipped : FIRST_SORT_DIRECTION[key]);
+      direction ??
+      (this._sort?.key === key ? flipped : FIRST_SORT_DIRECTION[key]);
     this._sort = { key, direction: next };
     this._cache = null;
     for (const [k, h] of this._headers) {
@@ -223,14 +246,18 @@ export class CellHistoryView extends ModelView {
     setHidden(this._earlierNote, !oldest || oldest.session === cells!.session);
     if (n === 0) {
       // Ids at or below the floor were cleared (or evicted, but then rows remain).
-      setText(this._empty, (this.model?.cells.floor ?? 0) > 0 ? CLEARED_TEXT : EMPTY_TEXT);
+      setText(
+        this._empty,
+        (this.model?.cells.floor ?? 0) > 0 ? CLEARED_TEXT : EMPTY_TEXT
+      );
     }
     // The Alive column, while allocation recording is on or has left figures.
     const recorder = this._recorder;
     // Shown: a kernel whose recording state is unknown (a reloaded page) is
     // asked once, as the Lines tab does, or the column waited for a visit there.
     recorder?.ensureKnown();
-    const showAlive = !!recorder && (recorder.enabled || recorder.alive.size > 0);
+    const showAlive =
+      !!recorder && (recorder.enabled || recorder.alive.size > 0);
     this._table.classList.toggle(NO_ALIVE_CLASS, !showAlive);
     this._exportCsv.disabled = n === 0;
     this._exportJson.disabled = n === 0;
@@ -262,10 +289,17 @@ export class CellHistoryView extends ModelView {
     const entries = this._sort
       ? sortCellEntries(cells.entries, this._sort, {
           aliveBytes: entry =>
-            alive ? cellAliveOf(entry, alive, cells)?.total_bytes ?? null : null
+            alive
+              ? (cellAliveOf(entry, alive, cells)?.total_bytes ?? null)
+              : null
         })
       : cells.entries.slice().reverse();
-    this._cache = { version: cells.version, source: cells, aliveVersion, entries };
+    this._cache = {
+      version: cells.version,
+      source: cells,
+      aliveVersion,
+      entries
+    };
     return entries;
   }
 
@@ -322,8 +356,9 @@ export class CellHistoryView extends ModelView {
   /** The record key of the row that has the keyboard focus; null when none has. */
   private _focusedRowKey(): string | null {
     const active = this.node.ownerDocument.activeElement;
-    return active instanceof HTMLElement && active.parentElement === this._spacer
-      ? active.dataset.vramKey ?? null
+    return active instanceof HTMLElement &&
+      active.parentElement === this._spacer
+      ? (active.dataset.vramKey ?? null)
       : null;
   }
 
@@ -334,7 +369,9 @@ export class CellHistoryView extends ModelView {
    * that is now, or stays put when that record is no longer rendered.
    */
   private _keepFocusOn(key: string): void {
-    const row = this._rows.find(r => !r.node.hidden && r.node.dataset.vramKey === key);
+    const row = this._rows.find(
+      r => !r.node.hidden && r.node.dataset.vramKey === key
+    );
     if (row && row.node !== this.node.ownerDocument.activeElement) {
       row.node.focus({ preventScroll: true });
     }
@@ -352,7 +389,12 @@ export class CellHistoryView extends ModelView {
     if (recorder === this._recorder) {
       return;
     }
-    this._recorder = follow(this._recorder, recorder, this._onRecorderChanged, this);
+    this._recorder = follow(
+      this._recorder,
+      recorder,
+      this._onRecorderChanged,
+      this
+    );
     this._aliveVersion++;
     this.requestRender();
   }
@@ -381,7 +423,10 @@ export class CellHistoryView extends ModelView {
     if (!this._recorder || !cells) {
       return null;
     }
-    return cellAliveText(cellAliveOf(entry, this._recorder.alive, cells), units);
+    return cellAliveText(
+      cellAliveOf(entry, this._recorder.alive, cells),
+      units
+    );
   }
 
   /** Whether the record's code ran in a console (no cell id, or a console cell's). */
@@ -415,7 +460,8 @@ export class CellHistoryView extends ModelView {
           );
         }
       },
-      reason => this.showMessage(`Could not go to cell ${count}: ${String(reason)}`)
+      reason =>
+        this.showMessage(`Could not go to cell ${count}: ${String(reason)}`)
     );
   }
 

@@ -18,7 +18,9 @@ export interface ClearHistoryRequest {
 
 /** The dialog's sentences, first the question. */
 export function clearHistoryText(request: ClearHistoryRequest): string[] {
-  const notebook = request.path ? `\u201c${request.path}\u201d` : 'this notebook';
+  const notebook = request.path
+    ? `\u201c${request.path}\u201d`
+    : 'this notebook';
   return [
     `Forget the ${plural(request.records, 'cell record', 'cell records')} of ${notebook}, and their badges?`,
     'They are kept in this browser across reloads; once cleared, nothing brings them back. ' +

@@ -5,7 +5,12 @@ import { Signal } from '@lumino/signaling';
 import { CELL_METADATA_KEY } from './cellMetadata';
 import { DEFAULT_SETTINGS, VramSettings } from '../../settings/settings';
 import { NotebookCellBadges } from './NotebookCellBadges';
-import { makeCellGpu, makeCellRecord, manyRecords, oomRecord } from '../../testing/cellFixtures';
+import {
+  makeCellGpu,
+  makeCellRecord,
+  manyRecords,
+  oomRecord
+} from '../../testing/cellFixtures';
 import { EVIL, GiB, makeHello, makeSample, wire } from '../../testing/fixtures';
 import { settle } from '../../testing/fakeKernel';
 import { cellMsg, liveModel } from '../../testing/cellViewsFixtures';
@@ -102,10 +107,14 @@ describe('NotebookCellBadges', () => {
     expect(badge.title).toContain('GPU 0: allocated');
   });
 
-  it("marks a badge of an earlier kernel process, and of a kernel that sends no records", () => {
+  it('marks a badge of an earlier kernel process, and of a kernel that sends no records', () => {
     const a = new FakeCell('cell-a').render();
     const { model } = setup([a]);
-    model.ingest(cellMsg(makeCellRecord({ record_id: 1, execution_count: 7, cell_id: 'cell-a' })));
+    model.ingest(
+      cellMsg(
+        makeCellRecord({ record_id: 1, execution_count: 7, cell_id: 'cell-a' })
+      )
+    );
     expect(a.badge!.dataset.vramEarlier).toBeUndefined();
     // The notebook switches to a kernel without our helper: its runs bring no figures.
     model.startKernelSession();
@@ -117,7 +126,11 @@ describe('NotebookCellBadges', () => {
     model.setState('kernel-starting');
     model.ingest(wire(makeHello({ pid: 999, record_series: 'series-2' })));
     expect(a.badge!.dataset.vramEarlier).toBe('true'); // still the first process's figures
-    model.ingest(cellMsg(makeCellRecord({ record_id: 1, execution_count: 1, cell_id: 'cell-a' })));
+    model.ingest(
+      cellMsg(
+        makeCellRecord({ record_id: 1, execution_count: 1, cell_id: 'cell-a' })
+      )
+    );
     expect(a.badge!.dataset.vramEarlier).toBeUndefined();
     expect(a.badge!.title).not.toContain('earlier kernel');
     expect(a.badge!.dataset.vramExecutionCount).toBe('1');
@@ -126,7 +139,11 @@ describe('NotebookCellBadges', () => {
   it('omits the peak attribute when the peak is unknown', () => {
     const a = new FakeCell('cell-a').render();
     const { model } = setup([a]);
-    model.ingest(cellMsg(makeCellRecord({ gpus: [makeCellGpu({ allocated_peak_bytes: null })] })));
+    model.ingest(
+      cellMsg(
+        makeCellRecord({ gpus: [makeCellGpu({ allocated_peak_bytes: null })] })
+      )
+    );
     expect(a.badge!.dataset.vramPeakBytes).toBeUndefined();
   });
 
@@ -141,13 +158,23 @@ describe('NotebookCellBadges', () => {
   });
 
   it('updates the badge on re-run and touches no other cell', () => {
-    const cells = Array.from({ length: 50 }, (_, i) => new FakeCell(`cell-${i + 1}`).render());
+    const cells = Array.from({ length: 50 }, (_, i) =>
+      new FakeCell(`cell-${i + 1}`).render()
+    );
     const { model } = setup(cells);
     model.cells.merge(manyRecords(50));
     const other = cells[10].badge!;
     const otherText = other.textContent;
     const node = cells[3].badge!;
-    model.ingest(cellMsg(makeCellRecord({ record_id: 51, cell_id: 'cell-4', execution_count: 51 })));
+    model.ingest(
+      cellMsg(
+        makeCellRecord({
+          record_id: 51,
+          cell_id: 'cell-4',
+          execution_count: 51
+        })
+      )
+    );
     expect(cells[3].badge).toBe(node); // same node, updated in place
     expect(node.dataset.vramExecutionCount).toBe('51');
     expect(other.textContent).toBe(otherText);
@@ -164,7 +191,11 @@ describe('NotebookCellBadges', () => {
     await settle();
     expect(moved.badge).not.toBeNull();
     expect(b.badge).toBeNull();
-    model.ingest(cellMsg(makeCellRecord({ record_id: 2, cell_id: 'cell-a', execution_count: 2 })));
+    model.ingest(
+      cellMsg(
+        makeCellRecord({ record_id: 2, cell_id: 'cell-a', execution_count: 2 })
+      )
+    );
     expect(moved.badge!.dataset.vramExecutionCount).toBe('2');
   });
 
@@ -174,7 +205,11 @@ describe('NotebookCellBadges', () => {
     const { model } = setup([a, b], { warningThresholdPercent: 50 });
     model.ingest(wire(makeSample()));
     model.ingest(
-      cellMsg(makeCellRecord({ gpus: [makeCellGpu({ allocated_peak_bytes: 60 * GiB })] }))
+      cellMsg(
+        makeCellRecord({
+          gpus: [makeCellGpu({ allocated_peak_bytes: 60 * GiB })]
+        })
+      )
     );
     expect(a.badge!.dataset.vramLevel).toBe('warning');
     expect(a.badge!.classList.contains('jp-vram-warning')).toBe(true);
@@ -187,7 +222,12 @@ describe('NotebookCellBadges', () => {
     const a = new FakeCell('cell-a').render();
     const { model } = setup([a]);
     model.ingest(
-      cellMsg(makeCellRecord({ status: 'error', error: { type: EVIL, message_head: EVIL, out_of_memory: false } }))
+      cellMsg(
+        makeCellRecord({
+          status: 'error',
+          error: { type: EVIL, message_head: EVIL, out_of_memory: false }
+        })
+      )
     );
     expect(a.node.querySelector('img')).toBeNull();
     expect(a.badge!.title).toContain(EVIL);
@@ -216,7 +256,9 @@ describe('NotebookCellBadges', () => {
 
   it('saves numbers to metadata when asked, and renders them as "saved" later', () => {
     const a = new FakeCell('cell-a').render();
-    const { model, badges } = setup([a], { storeRecordsInNotebookMetadata: true });
+    const { model, badges } = setup([a], {
+      storeRecordsInNotebookMetadata: true
+    });
     model.ingest(cellMsg(oomRecord({ execution_count: 4 })));
     const saved = a.model.metadata[CELL_METADATA_KEY] as any;
     expect(saved).toMatchObject({

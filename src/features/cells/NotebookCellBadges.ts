@@ -24,7 +24,11 @@ import { cellAliveText } from './cellAlive';
 import { IDisposable } from '@lumino/disposable';
 import { ISignal } from '@lumino/signaling';
 
-import { describeCellRecord, formatExecutionCount, formatOutcome } from './cellFormat';
+import {
+  describeCellRecord,
+  formatExecutionCount,
+  formatOutcome
+} from './cellFormat';
 import {
   cellTotalsOf,
   cellWarningLevel,
@@ -43,7 +47,10 @@ import {
   summaryOfSaved
 } from './cellMetadata';
 import { VramSettings } from '../../settings/settings';
-import { IKernelMemoryModel, ModelChange } from '../../model/IKernelMemoryModel';
+import {
+  IKernelMemoryModel,
+  ModelChange
+} from '../../model/IKernelMemoryModel';
 import { formatBytes } from '../../text/format';
 import { kernelDeathText } from '../../model/lazyKernelDeath';
 import { MonitorState } from '../../model/MonitorState';
@@ -72,7 +79,9 @@ export interface IBadgeCell {
 /** What the badges need of a notebook widget (JupyterLab's Notebook fits). */
 export interface IBadgeNotebook {
   readonly widgets: ReadonlyArray<IBadgeCell>;
-  readonly model: { readonly cells: { readonly changed: ISignal<any, any> } } | null;
+  readonly model: {
+    readonly cells: { readonly changed: ISignal<any, any> };
+  } | null;
   readonly modelChanged: ISignal<any, void>;
   readonly isDisposed: boolean;
 }
@@ -85,7 +94,7 @@ const NO_RECORDS_STATES: ReadonlySet<MonitorState> = new Set<MonitorState>([
 ]);
 
 const EARLIER_KERNEL_NOTE =
-  'From an earlier kernel process: this cell has no figures from the notebook\'s kernel now.';
+  "From an earlier kernel process: this cell has no figures from the notebook's kernel now.";
 
 const INPUT_WRAPPER_CLASS = 'jp-Cell-inputWrapper';
 const HOST_CLASS = 'jp-vram-CellBadge-host';
@@ -212,7 +221,10 @@ export class NotebookCellBadges implements IDisposable {
       // Device totals may have changed: warning levels with them. And a new
       // kernel process makes the records before it earlier ones.
       this.refreshAll();
-    } else if (change === 'state' && this._noRecords !== this._kernelSendsNoRecords()) {
+    } else if (
+      change === 'state' &&
+      this._noRecords !== this._kernelSendsNoRecords()
+    ) {
       // Now on a kernel that sends no records, or back from one: every badge
       // is, or is no longer, an earlier kernel's.
       this.refreshAll();
@@ -338,7 +350,8 @@ export class NotebookCellBadges implements IDisposable {
 
   private _liveContent(entry: CellHistoryEntry): CellBadgeContent {
     const units = this._settings.units;
-    const earlier = entry.session !== this._model.cells.session || this._noRecords;
+    const earlier =
+      entry.session !== this._model.cells.session || this._noRecords;
     const title = this._withAlive(
       describeCellRecord(entry.record, entry.summary, units),
       entry

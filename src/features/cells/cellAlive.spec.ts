@@ -19,7 +19,10 @@ const ALIVE = {
   type: 'cell_alive',
   cells: [
     {
-      execution_count: 5, cell_id: 'leaky', alive_bytes: { host: 12 * MiB }, total_bytes: 12 * MiB,
+      execution_count: 5,
+      cell_id: 'leaky',
+      alive_bytes: { host: 12 * MiB },
+      total_bytes: 12 * MiB,
       runs: [
         { execution_count: 3, total_bytes: 4 * MiB },
         { execution_count: 4, total_bytes: 8 * MiB },
@@ -27,7 +30,14 @@ const ALIVE = {
       ],
       growing: true
     },
-    { execution_count: 2, cell_id: 'steady', alive_bytes: { host: 4 * MiB }, total_bytes: 4 * MiB, runs: [], growing: false }
+    {
+      execution_count: 2,
+      cell_id: 'steady',
+      alive_bytes: { host: 4 * MiB },
+      total_bytes: 4 * MiB,
+      runs: [],
+      growing: false
+    }
   ]
 };
 
@@ -49,15 +59,25 @@ function setup() {
 }
 
 /** One `cells` message with a record per [execution count, cell id] run; record ids 1, 2, … */
-function ingestRuns(model: KernelMemoryModel, runs: [number, string | null][]): void {
+function ingestRuns(
+  model: KernelMemoryModel,
+  runs: [number, string | null][]
+): void {
   const records = runs.map(([count, cellId], i) =>
-    makeCellRecord({ record_id: i + 1, execution_count: count, cell_id: cellId })
+    makeCellRecord({
+      record_id: i + 1,
+      execution_count: count,
+      cell_id: cellId
+    })
   );
   model.ingest(wire({ type: 'cells', records }));
 }
 
 /** The Cells table, attached to the page, showing `model` with `recorder`'s Alive figures. */
-function attachedView(model: KernelMemoryModel, recorder: AllocationRecorder): CellHistoryView {
+function attachedView(
+  model: KernelMemoryModel,
+  recorder: AllocationRecorder
+): CellHistoryView {
   const view = new CellHistoryView({ settings: { ...DEFAULT_SETTINGS } });
   Widget.attach(view, document.body);
   view.model = model;
@@ -71,7 +91,22 @@ describe('the Cells tab of a page that does not know the recording state', () =>
     model.setState('live');
     const connection = (recorder as any)._connection;
     connection.allocationSites.mockImplementation(async () => ({
-      recording: { enabled: true, host: { state: 'recording', frames: 16, overhead_bytes: 1, restarted_at: null }, gpu: { state: 'off', reason: null, max_entries: null, restarted_at: null, restart_kept_stacks: null } },
+      recording: {
+        enabled: true,
+        host: {
+          state: 'recording',
+          frames: 16,
+          overhead_bytes: 1,
+          restarted_at: null
+        },
+        gpu: {
+          state: 'off',
+          reason: null,
+          max_entries: null,
+          restarted_at: null,
+          restart_kept_stacks: null
+        }
+      },
       elapsed_ms: 1,
       devices: [],
       cells: []
@@ -90,8 +125,16 @@ describe('the Cells tab of a page that does not know the recording state', () =>
 describe('still alive from a cell', () => {
   it('is read from the broadcast and said in words', () => {
     const cells = parseCellAliveMessage(ALIVE)!;
-    expect(cells.map(c => [c.cell_id, c.growing])).toEqual([['leaky', true], ['steady', false]]);
-    expect(parseCellAliveMessage({ type: 'cell_alive', cells: [{ total_bytes: -1 }] })).toBeNull();
+    expect(cells.map(c => [c.cell_id, c.growing])).toEqual([
+      ['leaky', true],
+      ['steady', false]
+    ]);
+    expect(
+      parseCellAliveMessage({
+        type: 'cell_alive',
+        cells: [{ total_bytes: -1 }]
+      })
+    ).toBeNull();
     const text = cellAliveText(cells[0], 'binary')!;
     expect(text.short).toBe('12 MiB \u26a0');
     expect(text.lines).toEqual([
@@ -103,19 +146,27 @@ describe('still alive from a cell', () => {
     expect(cellAliveText(cells[1], 'binary')!.lines).toHaveLength(2);
     // GPU figures alone: nothing to say about tracemalloc.
     const gpuOnly = { ...cells[1], alive_bytes: { 'cuda:0': 4 * MiB } };
-    expect(cellAliveText(gpuOnly, 'binary')!.lines).toEqual(['Still alive from this cell: 4 MiB (cuda:0 4 MiB)']);
+    expect(cellAliveText(gpuOnly, 'binary')!.lines).toEqual([
+      'Still alive from this cell: 4 MiB (cuda:0 4 MiB)'
+    ]);
     expect(cellAliveText(undefined, 'binary')).toBeNull();
   });
 
   it('fills the Alive column on the latest run of each cell, and is forgotten at a restart', async () => {
     const { model, recorder, otherMessage } = setup();
     const view = attachedView(model, recorder);
-    ingestRuns(model, [[4, 'leaky'], [5, 'leaky'], [6, 'other']]);
+    ingestRuns(model, [
+      [4, 'leaky'],
+      [5, 'leaky'],
+      [6, 'other']
+    ]);
     otherMessage.emit(ALIVE);
     await settle(); // the parser loads on demand
     MessageLoop.flush();
     const row = (id: string) =>
-      view.node.querySelector<HTMLElement>(`[data-vram-role="cell-row"][data-vram-record-id="${id}"]`)!;
+      view.node.querySelector<HTMLElement>(
+        `[data-vram-role="cell-row"][data-vram-record-id="${id}"]`
+      )!;
     expect(row('2').dataset.vramAlive).toBe('12 MiB \u26a0');
     expect(row('2').dataset.vramGrowing).toBe('true');
     expect(row('2').title).toContain('Likely leak');
@@ -150,12 +201,20 @@ describe('still alive from a cell', () => {
   it('sorts by Alive from its header, figures missing last, and again when new figures arrive', async () => {
     const { model, recorder, otherMessage } = setup();
     const view = attachedView(model, recorder);
-    ingestRuns(model, [[1, 'steady'], [2, 'none'], [3, 'leaky'], [4, null], [5, 'steady']]);
+    ingestRuns(model, [
+      [1, 'steady'],
+      [2, 'none'],
+      [3, 'leaky'],
+      [4, null],
+      [5, 'steady']
+    ]);
     otherMessage.emit(ALIVE); // leaky 12 MiB, steady 4 MiB
     await settle();
     MessageLoop.flush();
     const order = () => view.orderedEntries.map(e => e.record.record_id);
-    const header = view.node.querySelector<HTMLElement>('[data-vram-role="cell-sort"][data-vram-sort-key="alive"]')!;
+    const header = view.node.querySelector<HTMLElement>(
+      '[data-vram-role="cell-sort"][data-vram-sort-key="alive"]'
+    )!;
     expect(header.textContent).toBe('Alive');
     expect(header.getAttribute('aria-sort')).toBe('none');
     header.click();
@@ -172,11 +231,24 @@ describe('still alive from a cell', () => {
     expect(order()).toEqual([5, 3, 1, 2, 4]);
     // Only the growing cell carries the leak mark (its tooltip has more lines than one either way).
     const rowOf = (id: number) =>
-      view.node.querySelector<HTMLElement>(`[data-vram-role="cell-row"][data-vram-record-id="${id}"]`)!;
-    expect([rowOf(5).dataset.vramGrowing, rowOf(3).dataset.vramGrowing]).toEqual(['false', 'true']);
-    expect(rowOf(5).querySelector('.jp-vram-CellCol-alive')!.classList.contains('jp-vram-warning')).toBe(false);
+      view.node.querySelector<HTMLElement>(
+        `[data-vram-role="cell-row"][data-vram-record-id="${id}"]`
+      )!;
+    expect([
+      rowOf(5).dataset.vramGrowing,
+      rowOf(3).dataset.vramGrowing
+    ]).toEqual(['false', 'true']);
+    expect(
+      rowOf(5)
+        .querySelector('.jp-vram-CellCol-alive')!
+        .classList.contains('jp-vram-warning')
+    ).toBe(false);
     const shown = () =>
-      [...view.node.querySelectorAll<HTMLElement>('[data-vram-role="cell-row"]')]
+      [
+        ...view.node.querySelectorAll<HTMLElement>(
+          '[data-vram-role="cell-row"]'
+        )
+      ]
         .filter(r => !r.hidden)
         .sort((a, b) => parseFloat(a.style.top) - parseFloat(b.style.top))
         .map(r => r.dataset.vramRecordId);
@@ -189,9 +261,30 @@ describe('still alive from a cell', () => {
     otherMessage.emit({
       type: 'cell_alive',
       cells: [
-        { execution_count: 5, cell_id: 'steady', alive_bytes: { host: 64 * MiB }, total_bytes: 64 * MiB, runs: [], growing: false },
-        { execution_count: 3, cell_id: 'leaky', alive_bytes: { host: 12 * MiB }, total_bytes: 12 * MiB, runs: [], growing: false },
-        { execution_count: 2, cell_id: 'none', alive_bytes: { host: 1 * MiB }, total_bytes: 1 * MiB, runs: [], growing: false }
+        {
+          execution_count: 5,
+          cell_id: 'steady',
+          alive_bytes: { host: 64 * MiB },
+          total_bytes: 64 * MiB,
+          runs: [],
+          growing: false
+        },
+        {
+          execution_count: 3,
+          cell_id: 'leaky',
+          alive_bytes: { host: 12 * MiB },
+          total_bytes: 12 * MiB,
+          runs: [],
+          growing: false
+        },
+        {
+          execution_count: 2,
+          cell_id: 'none',
+          alive_bytes: { host: 1 * MiB },
+          total_bytes: 1 * MiB,
+          runs: [],
+          growing: false
+        }
       ]
     });
     await settle();
@@ -212,7 +305,12 @@ describe('still alive from a cell', () => {
     const ready = new PromiseDelegate<void>();
     ready.resolve();
     const cell = {
-      model: { id: 'leaky', type: 'code', getMetadata: () => undefined, setMetadata: () => undefined },
+      model: {
+        id: 'leaky',
+        type: 'code',
+        getMetadata: () => undefined,
+        setMetadata: () => undefined
+      },
       node,
       inputArea: { node: input },
       isDisposed: false,
@@ -230,12 +328,22 @@ describe('still alive from a cell', () => {
       settings: DEFAULT_SETTINGS,
       alive: recorder
     });
-    model.ingest(wire({ type: 'cells', records: [makeCellRecord({ record_id: 1, execution_count: 5, cell_id: 'leaky' })] }));
-    const badge = () => node.querySelector<HTMLElement>('[data-vram-role="cell-badge"]')!;
+    model.ingest(
+      wire({
+        type: 'cells',
+        records: [
+          makeCellRecord({ record_id: 1, execution_count: 5, cell_id: 'leaky' })
+        ]
+      })
+    );
+    const badge = () =>
+      node.querySelector<HTMLElement>('[data-vram-role="cell-badge"]')!;
     expect(badge().title).not.toContain('Still alive');
     otherMessage.emit(ALIVE);
     await settle();
-    expect(badge().title).toContain('Still alive from this cell: 12 MiB (host 12 MiB)');
+    expect(badge().title).toContain(
+      'Still alive from this cell: 12 MiB (host 12 MiB)'
+    );
     expect(badge().title).toContain('Likely leak');
     badges.dispose();
   });

@@ -34,7 +34,9 @@ export function registerCellCommands(options: {
   const confirmClear =
     options.confirmClear ??
     (async (request: ClearHistoryRequest) =>
-      (await import('./ClearHistoryDialog')).confirmClearHistoryDialog(request));
+      (await import('./ClearHistoryDialog')).confirmClearHistoryDialog(
+        request
+      ));
 
   app.commands.addCommand(CommandIDs.toggleCellBadges, {
     label: trans.__('Show Cell Memory Badges'),
@@ -77,13 +79,21 @@ export function registerCellCommands(options: {
       const format = args.format === 'json' ? 'json' : 'csv';
       const path = options.currentNotebookPath();
       const entries = model.cells.entries;
-      const [{ cellHistoryToCsv, cellHistoryToJson, exportFileName }, { downloadText }] =
-        await Promise.all([import('./cellExport'), import('../../ui/download')]);
+      const [
+        { cellHistoryToCsv, cellHistoryToJson, exportFileName },
+        { downloadText }
+      ] = await Promise.all([
+        import('./cellExport'),
+        import('../../ui/download')
+      ]);
       const fileName = exportFileName(path, format);
       if (format === 'json') {
         downloadText(
           fileName,
-          cellHistoryToJson(entries, { notebook: path, exportedAt: new Date() }),
+          cellHistoryToJson(entries, {
+            notebook: path,
+            exportedAt: new Date()
+          }),
           'application/json'
         );
       } else {
@@ -135,8 +145,16 @@ export function registerCellCommands(options: {
   if (palette) {
     palette.addItem({ command: CommandIDs.toggleCellBadges, category });
     palette.addItem({ command: CommandIDs.showCellHistory, category });
-    palette.addItem({ command: CommandIDs.exportCellHistory, category, args: { format: 'csv' } });
-    palette.addItem({ command: CommandIDs.exportCellHistory, category, args: { format: 'json' } });
+    palette.addItem({
+      command: CommandIDs.exportCellHistory,
+      category,
+      args: { format: 'csv' }
+    });
+    palette.addItem({
+      command: CommandIDs.exportCellHistory,
+      category,
+      args: { format: 'json' }
+    });
     palette.addItem({ command: CommandIDs.clearCellHistory, category });
   }
 }

@@ -5,7 +5,12 @@
  * and message), so views put it in through textContent / title only.
  */
 import { ByteUnits, formatBytes, UNKNOWN_TEXT } from '../../text/format';
-import { CellOutcome, CellSummary, RAM_ALONGSIDE_BYTES, RamAlongside } from '../../model/cellFigures';
+import {
+  CellOutcome,
+  CellSummary,
+  RAM_ALONGSIDE_BYTES,
+  RamAlongside
+} from '../../model/cellFigures';
 import { CellMemoryRecord } from '../../protocol/cell';
 
 const SEP = ' \u00b7 ';
@@ -64,7 +69,9 @@ export function formatDuration(seconds: number | null | undefined): string {
 }
 
 /** Each outcome's word in the badge and tooltip, and in the Cells table's narrow column. */
-const OUTCOME_WORDS: Readonly<Record<CellOutcome, { full: string; short: string }>> = {
+const OUTCOME_WORDS: Readonly<
+  Record<CellOutcome, { full: string; short: string }>
+> = {
   ok: { full: 'ok', short: 'ok' },
   error: { full: 'error', short: 'error' },
   oom: { full: 'out of memory', short: 'OOM' },
@@ -87,8 +94,14 @@ export function formatOutcome(summary: CellSummary): string {
  * that a training cell's time fits its narrow column ("3 min 12 s" was
  * cut); the row's tooltip has the long form.
  */
-export function formatDurationShort(seconds: number | null | undefined): string {
-  if (typeof seconds !== 'number' || !Number.isFinite(seconds) || seconds < 60) {
+export function formatDurationShort(
+  seconds: number | null | undefined
+): string {
+  if (
+    typeof seconds !== 'number' ||
+    !Number.isFinite(seconds) ||
+    seconds < 60
+  ) {
     return formatDuration(seconds);
   }
   const two = (n: number) => String(n).padStart(2, '0');
@@ -122,7 +135,9 @@ export function formatCellBadge(
   const parts = [
     formatDelta(summary.deltaBytes, units),
     `peak ${formatPeak(summary.peakBytes, summary.peakExact, units)}`,
-    ...(summary.ramAlongside ? [formatRamAlongside(summary.ramAlongside, units)] : []),
+    ...(summary.ramAlongside
+      ? [formatRamAlongside(summary.ramAlongside, units)]
+      : []),
     formatDuration(summary.durationS)
   ];
   if (summary.outcome !== 'ok' && withOutcome) {
@@ -132,8 +147,14 @@ export function formatCellBadge(
 }
 
 /** "RAM +20 GiB" (what stayed), else "RAM peak +20 GiB" (what came and went), for a GPU cell's badge. */
-export function formatRamAlongside(ram: RamAlongside, units: ByteUnits = 'binary'): string {
-  if (ram.deltaBytes !== null && Math.abs(ram.deltaBytes) >= RAM_ALONGSIDE_BYTES) {
+export function formatRamAlongside(
+  ram: RamAlongside,
+  units: ByteUnits = 'binary'
+): string {
+  if (
+    ram.deltaBytes !== null &&
+    Math.abs(ram.deltaBytes) >= RAM_ALONGSIDE_BYTES
+  ) {
     return `RAM ${formatDelta(ram.deltaBytes, units)}`;
   }
   return `RAM peak ${formatDelta(ram.peakRiseBytes, units)}`;

@@ -4,7 +4,11 @@
  * its memory profile when reopened. Numbers, booleans and two fixed words
  * only: no kernel text (error messages, names) goes into the notebook file.
  */
-import { CellMemorySource, CellOutcome, CellSummary } from '../../model/cellFigures';
+import {
+  CellMemorySource,
+  CellOutcome,
+  CellSummary
+} from '../../model/cellFigures';
 import { CellHistoryEntry } from '../../model/CellHistory';
 
 /** The metadata key under which a cell's figures are saved. */
@@ -38,7 +42,13 @@ export function savedFiguresOf(entry: CellHistoryEntry): SavedCellFigures {
   };
 }
 
-const OUTCOMES: readonly string[] = ['ok', 'error', 'interrupted', 'oom', 'died'];
+const OUTCOMES: readonly string[] = [
+  'ok',
+  'error',
+  'interrupted',
+  'oom',
+  'died'
+];
 
 function num(v: unknown): number | null {
   return typeof v === 'number' && Number.isFinite(v) ? v : null;
@@ -82,8 +92,7 @@ export function readSavedFigures(value: unknown): SavedCellFigures | null {
 
 /** A summary to render a badge from saved figures. */
 export function summaryOfSaved(saved: SavedCellFigures): CellSummary {
-  const status =
-    saved.outcome === 'oom' ? 'error' : (saved.outcome as string);
+  const status = saved.outcome === 'oom' ? 'error' : (saved.outcome as string);
   return {
     source: saved.source,
     deltaBytes: saved.delta_bytes,

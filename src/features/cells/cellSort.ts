@@ -8,12 +8,7 @@
 import { CellHistoryEntry } from '../../model/CellHistory';
 
 export type CellSortKey =
-  | 'execution_count'
-  | 'delta'
-  | 'peak'
-  | 'duration'
-  | 'status'
-  | 'alive';
+  'execution_count' | 'delta' | 'peak' | 'duration' | 'status' | 'alive';
 
 export const CELL_SORT_KEYS: readonly CellSortKey[] = [
   'execution_count',
@@ -31,7 +26,9 @@ export type SortDirection = 'ascending' | 'descending';
  * first (what a user hunting memory looks for), the count and the status
  * in their reading order.
  */
-export const FIRST_SORT_DIRECTION: Readonly<Record<CellSortKey, SortDirection>> = {
+export const FIRST_SORT_DIRECTION: Readonly<
+  Record<CellSortKey, SortDirection>
+> = {
   execution_count: 'ascending',
   delta: 'descending',
   peak: 'descending',

@@ -7,28 +7,62 @@ import {
 } from './cellExport';
 import { csvField } from '../../text/csvField';
 import { CELL_SORT_KEYS, sortCellEntries } from './cellSort';
-import { makeCellGpu, makeCellRecord, makeRamRecord, oomRecord } from '../../testing/cellFixtures';
+import {
+  makeCellGpu,
+  makeCellRecord,
+  makeRamRecord,
+  oomRecord
+} from '../../testing/cellFixtures';
 import { MiB } from '../../testing/fixtures';
 
-function entries(records: ReturnType<typeof makeCellRecord>[]): readonly CellHistoryEntry[] {
+function entries(
+  records: ReturnType<typeof makeCellRecord>[]
+): readonly CellHistoryEntry[] {
   const h = new CellHistory();
   h.startSession();
   h.merge(records);
   return h.entries;
 }
 
-const gpu = (after: number, peak: number | null) =>
-  [makeCellGpu({ allocated_before_bytes: 0, allocated_after_bytes: after * MiB, allocated_peak_bytes: peak === null ? null : peak * MiB })];
+const gpu = (after: number, peak: number | null) => [
+  makeCellGpu({
+    allocated_before_bytes: 0,
+    allocated_after_bytes: after * MiB,
+    allocated_peak_bytes: peak === null ? null : peak * MiB
+  })
+];
 
 const SAMPLE = () =>
   entries([
-    makeCellRecord({ record_id: 1, execution_count: 3, duration_s: 5, gpus: gpu(10, 50) }),
-    makeCellRecord({ record_id: 2, execution_count: null, duration_s: 1, gpus: gpu(30, null) }),
-    oomRecord({ record_id: 3, execution_count: 1, duration_s: 2, gpus: gpu(10, 90) }),
-    makeCellRecord({ record_id: 4, execution_count: 2, duration_s: 1, status: 'interrupted', gpus: gpu(-5, 20) })
+    makeCellRecord({
+      record_id: 1,
+      execution_count: 3,
+      duration_s: 5,
+      gpus: gpu(10, 50)
+    }),
+    makeCellRecord({
+      record_id: 2,
+      execution_count: null,
+      duration_s: 1,
+      gpus: gpu(30, null)
+    }),
+    oomRecord({
+      record_id: 3,
+      execution_count: 1,
+      duration_s: 2,
+      gpus: gpu(10, 90)
+    }),
+    makeCellRecord({
+      record_id: 4,
+      execution_count: 2,
+      duration_s: 1,
+      status: 'interrupted',
+      gpus: gpu(-5, 20)
+    })
   ]);
 
-const ids = (list: readonly CellHistoryEntry[]) => list.map(e => e.record.record_id);
+const ids = (list: readonly CellHistoryEntry[]) =>
+  list.map(e => e.record.record_id);
 
 describe('sortCellEntries', () => {
   it.each([
@@ -42,25 +76,52 @@ describe('sortCellEntries', () => {
     ['duration', 'descending', [1, 3, 2, 4]],
     ['status', 'ascending', [1, 2, 4, 3]],
     ['status', 'descending', [3, 4, 1, 2]]
-  ] as const)('sorts by %s %s, stable, unknown last', (key, direction, expected) => {
-    expect(ids(sortCellEntries(SAMPLE(), { key, direction }))).toEqual(expected);
-  });
+  ] as const)(
+    'sorts by %s %s, stable, unknown last',
+    (key, direction, expected) => {
+      expect(ids(sortCellEntries(SAMPLE(), { key, direction }))).toEqual(
+        expected
+      );
+    }
+  );
 
   it('sorts by the bytes still alive, entries without a figure last either way, stable', () => {
     const list = SAMPLE();
     // Records 1 and 4 hold the same figure; 2 has none (a console run, an earlier run).
-    const alive = new Map<number, number>([[1, 8 * MiB], [3, 2 * MiB], [4, 8 * MiB]]);
-    const context = { aliveBytes: (e: CellHistoryEntry) => alive.get(e.record.record_id) ?? null };
-    expect(ids(sortCellEntries(list, { key: 'alive', direction: 'ascending' }, context))).toEqual([3, 1, 4, 2]);
-    expect(ids(sortCellEntries(list, { key: 'alive', direction: 'descending' }, context))).toEqual([1, 4, 3, 2]);
+    const alive = new Map<number, number>([
+      [1, 8 * MiB],
+      [3, 2 * MiB],
+      [4, 8 * MiB]
+    ]);
+    const context = {
+      aliveBytes: (e: CellHistoryEntry) => alive.get(e.record.record_id) ?? null
+    };
+    expect(
+      ids(
+        sortCellEntries(list, { key: 'alive', direction: 'ascending' }, context)
+      )
+    ).toEqual([3, 1, 4, 2]);
+    expect(
+      ids(
+        sortCellEntries(
+          list,
+          { key: 'alive', direction: 'descending' },
+          context
+        )
+      )
+    ).toEqual([1, 4, 3, 2]);
     // Without the figures (recording off) nothing moves: record order.
-    expect(ids(sortCellEntries(list, { key: 'alive', direction: 'descending' }))).toEqual([1, 2, 3, 4]);
+    expect(
+      ids(sortCellEntries(list, { key: 'alive', direction: 'descending' }))
+    ).toEqual([1, 2, 3, 4]);
   });
 
   it('covers every column and leaves the input alone', () => {
     const list = SAMPLE();
     for (const key of CELL_SORT_KEYS) {
-      expect(sortCellEntries(list, { key, direction: 'ascending' })).toHaveLength(4);
+      expect(
+        sortCellEntries(list, { key, direction: 'ascending' })
+      ).toHaveLength(4);
     }
     expect(ids(list)).toEqual([1, 2, 3, 4]);
   });
@@ -70,7 +131,9 @@ describe('sortCellEntries', () => {
     h.startSession();
     const records = [];
     for (let i = 1; i <= 10_000; i++) {
-      records.push(makeCellRecord({ record_id: i, duration_s: (i * 7919) % 1000 }));
+      records.push(
+        makeCellRecord({ record_id: i, duration_s: (i * 7919) % 1000 })
+      );
     }
     h.merge(records);
     const t0 = performance.now();
@@ -102,7 +165,11 @@ describe('CSV export', () => {
       oomRecord({
         record_id: 7,
         execution_count: 4,
-        error: { type: 'Weird,Error', message_head: 'bad "thing"\nhappened', out_of_memory: true }
+        error: {
+          type: 'Weird,Error',
+          message_head: 'bad "thing"\nhappened',
+          out_of_memory: true
+        }
       }),
       makeRamRecord({ record_id: 8, cell_id: null, execution_count: null })
     ]);
@@ -124,7 +191,10 @@ describe('CSV export', () => {
     h.startSession('kernel-b');
     h.merge([makeCellRecord({ record_id: 1, execution_count: 1 })]);
     const rows = cellHistoryToCsv(h.entries).split('\r\n').slice(1, 3);
-    expect(rows.map(row => row.split(',').slice(0, 3).join(','))).toEqual(['1,1,1', '2,1,1']);
+    expect(rows.map(row => row.split(',').slice(0, 3).join(','))).toEqual([
+      '1,1,1',
+      '2,1,1'
+    ]);
   });
 });
 
@@ -150,7 +220,9 @@ describe('JSON export', () => {
   });
 
   it('names files after the notebook', () => {
-    expect(exportFileName('dir/Train model.ipynb', 'csv')).toBe('Train model-memory-history.csv');
+    expect(exportFileName('dir/Train model.ipynb', 'csv')).toBe(
+      'Train model-memory-history.csv'
+    );
     expect(exportFileName(null, 'json')).toBe('notebook-memory-history.json');
   });
 });

@@ -5,13 +5,24 @@ import { CommandIDs } from '../../ui/commandIds';
 import { ClearHistoryRequest, clearHistoryText } from './ClearHistoryDialog';
 import { makeCellRecord } from '../../testing/cellFixtures';
 import { wire } from '../../testing/fixtures';
-import { liveMonitorOnFakeKernel, registerTestCommands } from '../../testing/fakeKernel';
+import {
+  liveMonitorOnFakeKernel,
+  registerTestCommands
+} from '../../testing/fakeKernel';
 
 describe('clearing the cell history', () => {
   it('asks first, naming the records and the notebook; Cancel keeps them', async () => {
     const { monitor } = await liveMonitorOnFakeKernel({});
     const model = monitor.current!;
-    model.ingest(wire({ type: 'cells', records: [makeCellRecord({ record_id: 1 }), makeCellRecord({ record_id: 2, cell_id: 'b' })] }));
+    model.ingest(
+      wire({
+        type: 'cells',
+        records: [
+          makeCellRecord({ record_id: 1 }),
+          makeCellRecord({ record_id: 2, cell_id: 'b' })
+        ]
+      })
+    );
     const asked: ClearHistoryRequest[] = [];
     let answer = false;
     const commands = new CommandRegistry();

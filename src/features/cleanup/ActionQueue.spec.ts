@@ -102,9 +102,9 @@ describe('ActionQueue', () => {
     const queued = queue.enqueue('a', async () => 1);
     queue.dispose();
     await expect(queued.result).rejects.toBeInstanceOf(ActionCancelledError);
-    await expect(queue.enqueue('b', async () => 2).result).rejects.toBeInstanceOf(
-      ActionCancelledError
-    );
+    await expect(
+      queue.enqueue('b', async () => 2).result
+    ).rejects.toBeInstanceOf(ActionCancelledError);
     await settle();
   });
 });

@@ -163,7 +163,9 @@ export class ActionQueue implements IDisposable {
         value => this._settle(entry, () => entry.resolve(value)),
         error =>
           this._settle(entry, () =>
-            entry.reject(error instanceof Error ? error : new Error(String(error)))
+            entry.reject(
+              error instanceof Error ? error : new Error(String(error))
+            )
           )
       );
     }

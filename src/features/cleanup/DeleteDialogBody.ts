@@ -10,7 +10,12 @@
  * `[data-vram-role="delete-plan-warning"]`,
  * `[data-vram-role="delete-plan-expected"]` (data-vram-bytes, data-vram-at-most).
  */
-import { ByteUnits, formatBytes, formatBytesByDevice, plural } from '../../text/format';
+import {
+  ByteUnits,
+  formatBytes,
+  formatBytesByDevice,
+  plural
+} from '../../text/format';
 import { DeletePlan } from './deletePlan';
 import { confirmDialog } from '../../ui/confirmDialog';
 import { element, setBytesData } from '../../ui/dom';
@@ -116,7 +121,9 @@ export function deleteDialogTitle(plan: DeletePlan): string {
     parts.push(`delete ${plural(variables, 'variable', 'variables')}`);
   }
   if (hidden) {
-    parts.push(`clear ${plural(hidden, 'hidden reference', 'hidden references')}`);
+    parts.push(
+      `clear ${plural(hidden, 'hidden reference', 'hidden references')}`
+    );
   }
   const text = parts.join(' and ') || 'delete nothing';
   return `${text[0].toUpperCase()}${text.slice(1)}?`;
@@ -140,5 +147,7 @@ export async function confirmDeleteDialog(
 
 /** The accept button's word, matching the title's verb ("Clear" when only hidden references go). */
 export function deleteDialogAccept(plan: DeletePlan): string {
-  return plan.entries.length === 0 && plan.hidden.length > 0 ? 'Clear' : 'Delete';
+  return plan.entries.length === 0 && plan.hidden.length > 0
+    ? 'Clear'
+    : 'Delete';
 }

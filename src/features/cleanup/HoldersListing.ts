@@ -78,7 +78,9 @@ export class HoldersListing {
     this._listing = listing;
     this._listingEpoch = this._host.kernelBusy() ? -1 : this._busyEpoch;
     this._error = null;
-    const names = new Set(listing.entries.filter(e => e.deletable).map(e => e.name));
+    const names = new Set(
+      listing.entries.filter(e => e.deletable).map(e => e.name)
+    );
     const holders = new Set(listing.hidden.map(h => h.holder));
     for (const name of Array.from(this._selectedNames)) {
       if (!names.has(name)) {
@@ -139,7 +141,10 @@ export class HoldersListing {
   }
 
   /** Holders that were deleted are no longer chosen. */
-  deselect(names: readonly string[], hidden: readonly HiddenHolderKind[]): void {
+  deselect(
+    names: readonly string[],
+    hidden: readonly HiddenHolderKind[]
+  ): void {
     for (const name of names) {
       this._selectedNames.delete(name);
     }
@@ -159,7 +164,10 @@ export class HoldersListing {
    * it is when asked). The planning loads with the first delete, not with
    * the page.
    */
-  async planFor(names: Iterable<string>, hidden: Iterable<string>): Promise<DeletePlan | null> {
+  async planFor(
+    names: Iterable<string>,
+    hidden: Iterable<string>
+  ): Promise<DeletePlan | null> {
     const listing = this._listing;
     if (!listing) {
       return null;

@@ -21,7 +21,14 @@ import { VramSettings } from '../../settings/settings';
 import { hiddenHolderWarning } from './deletePlan';
 import { graphFixCode, graphHoldingText } from './graphFix';
 import { holderSummaryText, sharingNote } from './holderText';
-import { appendDottedName, button, element, setBytesData, setHidden, setText } from '../../ui/dom';
+import {
+  appendDottedName,
+  button,
+  element,
+  setBytesData,
+  setHidden,
+  setText
+} from '../../ui/dom';
 import { MemoryActionsView } from './MemoryActionsView';
 
 export class HoldersView extends MemoryActionsView {
@@ -86,7 +93,8 @@ export class HoldersView extends MemoryActionsView {
     const selected =
       (actions?.selectedNames.size ?? 0) + (actions?.selectedHidden.size ?? 0);
     // One delete at a time: off from its planning to its result.
-    this._delete.disabled = !available || !listing || selected === 0 || !!actions?.deleting;
+    this._delete.disabled =
+      !available || !listing || selected === 0 || !!actions?.deleting;
     setText(
       this._delete,
       selected ? `Delete selected (${selected})` : 'Delete selected'
@@ -218,10 +226,15 @@ export class HoldersView extends MemoryActionsView {
     );
     label.append(
       box,
-      element('span', 'jp-vram-Holder-name', { role: 'holder-name', text: entry.name }),
+      element('span', 'jp-vram-Holder-name', {
+        role: 'holder-name',
+        text: entry.name
+      }),
       element('span', 'jp-vram-Holder-kind', { text: entry.kind }),
       element('span', 'jp-vram-Holder-bytes', {
-        text: (entry.truncated ? '\u2265 ' : '') + formatBytes(entry.total_bytes, units)
+        text:
+          (entry.truncated ? '\u2265 ' : '') +
+          formatBytes(entry.total_bytes, units)
       })
     );
     row.appendChild(label);
@@ -247,7 +260,10 @@ export class HoldersView extends MemoryActionsView {
     }
     for (const note of notes) {
       row.appendChild(
-        element('div', 'jp-vram-Holder-note', { role: 'holder-note', text: note })
+        element('div', 'jp-vram-Holder-note', {
+          role: 'holder-note',
+          text: note
+        })
       );
     }
     const graph = graphHoldingText(entry, this.settings.units);
@@ -287,7 +303,8 @@ export class HoldersView extends MemoryActionsView {
           {
             role: 'graph-pattern',
             text: 'Training-loop pattern',
-            title: 'Insert the "Accumulate loss.item(), not the loss tensor" snippet'
+            title:
+              'Insert the "Accumulate loss.item(), not the loss tensor" snippet'
           },
           () => pattern()
         )
@@ -366,9 +383,12 @@ function holderKey(row: HTMLElement): string | null {
  * the sidebar's width would otherwise cut mid-word: it wraps after a dot.
  */
 function summaryNode(entry: HolderEntry): HTMLElement {
-  const node = element('div', 'jp-vram-Holder-summary', { role: 'holder-summary' });
+  const node = element('div', 'jp-vram-Holder-summary', {
+    role: 'holder-summary'
+  });
   const text = holderSummaryText(entry);
-  const type = entry.type_name && text.startsWith(entry.type_name) ? entry.type_name : '';
+  const type =
+    entry.type_name && text.startsWith(entry.type_name) ? entry.type_name : '';
   appendDottedName(node, type);
   node.append(document.createTextNode(text.slice(type.length)));
   return node;

@@ -1,6 +1,12 @@
 /** MemoryActions: the text of its last outcome, what it says of the kernel, in the units set now, and when it came. */
 import { makeFreeResult, snapshot } from '../../testing/cleanupFixtures';
-import { GiB, makeCpuSample, makeHello, makeSample, wire } from '../../testing/fixtures';
+import {
+  GiB,
+  makeCpuSample,
+  makeHello,
+  makeSample,
+  wire
+} from '../../testing/fixtures';
 
 describe('MemoryActions: what empty_cache skipped says of the kernel', () => {
   async function freeOn(hello: unknown, sample: unknown): Promise<string> {
@@ -17,7 +23,11 @@ describe('MemoryActions: what empty_cache skipped says of the kernel', () => {
       before: snapshot(GiB),
       after: snapshot(GiB)
     });
-    const connection = { freeMemory: jest.fn(async () => result), inspect: jest.fn(), deleteHolders: jest.fn() };
+    const connection = {
+      freeMemory: jest.fn(async () => result),
+      inspect: jest.fn(),
+      deleteHolders: jest.fn()
+    };
     const actions = new MemoryActions({ connection: connection as any, model });
     await actions.free(['gc', 'empty_cache']);
     const text = actions.lastOutcome!.lines[0];
@@ -27,19 +37,35 @@ describe('MemoryActions: what empty_cache skipped says of the kernel', () => {
   const idleTorch = { imported: true, cuda_initialized: false };
 
   it('no GPU where the model knows none is visible (NVML lists none)', async () => {
-    const text = await freeOn(makeHello({ devices: [] }), makeCpuSample({ torch: idleTorch }));
-    expect(text).toContain('empty_cache skipped: no GPU is visible to this kernel');
+    const text = await freeOn(
+      makeHello({ devices: [] }),
+      makeCpuSample({ torch: idleTorch })
+    );
+    expect(text).toContain(
+      'empty_cache skipped: no GPU is visible to this kernel'
+    );
     expect(text).not.toContain('CUDA');
   });
 
   it('nothing cached yet where a GPU is there, or may be (no NVML to tell)', async () => {
     const gpu = await freeOn(makeHello(), makeSample({ torch: idleTorch }));
-    expect(gpu).toContain('empty_cache skipped: this kernel has not used CUDA yet, so nothing is cached');
+    expect(gpu).toContain(
+      'empty_cache skipped: this kernel has not used CUDA yet, so nothing is cached'
+    );
     const unknown = await freeOn(
-      makeHello({ nvml: { available: false, driver_version: null, error: 'cannot import pynvml' }, devices: [] }),
+      makeHello({
+        nvml: {
+          available: false,
+          driver_version: null,
+          error: 'cannot import pynvml'
+        },
+        devices: []
+      }),
       makeCpuSample({ torch: idleTorch })
     );
-    expect(unknown).toContain('this kernel has not used CUDA yet, so nothing is cached');
+    expect(unknown).toContain(
+      'this kernel has not used CUDA yet, so nothing is cached'
+    );
   });
 });
 
@@ -51,8 +77,16 @@ describe('MemoryActions.redescribe', () => {
     const model = new KernelMemoryModel({ historyCapacity: 10 });
     model.setState('live');
     let units: 'binary' | 'decimal' = 'binary';
-    const connection = { freeMemory: jest.fn(async () => makeFreeResult()), inspect: jest.fn(), deleteHolders: jest.fn() };
-    const actions = new MemoryActions({ connection: connection as any, model, units: () => units });
+    const connection = {
+      freeMemory: jest.fn(async () => makeFreeResult()),
+      inspect: jest.fn(),
+      deleteHolders: jest.fn()
+    };
+    const actions = new MemoryActions({
+      connection: connection as any,
+      model,
+      units: () => units
+    });
     await actions.free(['gc', 'empty_cache']);
     const binary = actions.lastOutcome!.lines.join('\n');
     expect(binary).toMatch(/MiB|GiB/);
@@ -88,7 +122,11 @@ describe('MemoryActions: when an outcome came', () => {
       deleteHolders: jest.fn()
     };
     let units: 'binary' | 'decimal' = 'binary';
-    const actions = new MemoryActions({ connection: connection as any, model, units: () => units });
+    const actions = new MemoryActions({
+      connection: connection as any,
+      model,
+      units: () => units
+    });
     return {
       model,
       actions,

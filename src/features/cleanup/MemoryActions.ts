@@ -35,7 +35,8 @@ import type { DeletePlan } from './deletePlan';
 export const STALE_LISTING_TEXT =
   'cells ran since the listing, so nothing was deleted. The Holders tab lists again: choose anew';
 
-export type MemoryActionsChange = 'queue' | 'outcome' | 'listing' | 'selection' | 'deleting' | 'state';
+export type MemoryActionsChange =
+  'queue' | 'outcome' | 'listing' | 'selection' | 'deleting' | 'state';
 
 export class MemoryActions implements IDisposable {
   constructor(options: MemoryActions.IOptions) {
@@ -140,10 +141,8 @@ export class MemoryActions implements IDisposable {
   /** Run gc and/or empty_cache; resolves with the outcome (never rejects). */
   async free(actions: FreeAction[]): Promise<ActionOutcome> {
     const label = freeActionLabel(actions);
-    const outcome = await this._run(
-      'free',
-      label,
-      () => this._connection.freeMemory(actions)
+    const outcome = await this._run('free', label, () =>
+      this._connection.freeMemory(actions)
     );
     return outcome;
   }
@@ -200,7 +199,10 @@ export class MemoryActions implements IDisposable {
    * The plan for chosen names and hidden holders of the latest listing (as
    * it is when asked).
    */
-  planFor(names: Iterable<string>, hidden: Iterable<string>): Promise<DeletePlan | null> {
+  planFor(
+    names: Iterable<string>,
+    hidden: Iterable<string>
+  ): Promise<DeletePlan | null> {
     return this._holders.planFor(names, hidden);
   }
 
@@ -249,7 +251,11 @@ export class MemoryActions implements IDisposable {
     if (!outcome || outcome.status !== 'done' || outcome.result === null) {
       return;
     }
-    const description = await describeReply(outcome.result, this._units(), this._model);
+    const description = await describeReply(
+      outcome.result,
+      this._units(),
+      this._model
+    );
     if (this._lastOutcome === outcome && !this._isDisposed) {
       this._lastOutcome = { ...outcome, ...description };
       this._emit('outcome');
@@ -285,13 +291,27 @@ export class MemoryActions implements IDisposable {
         const result = await this._queue.enqueue(label, send).result;
         // Now, not after the texts load: the time is the reply's.
         const at = Date.now() / 1000;
-        const description = await describeReply(result, this._units(), this._model);
+        const description = await describeReply(
+          result,
+          this._units(),
+          this._model
+        );
         outcome = { kind, label, status: 'done', result, at, ...description };
       } catch (reason) {
         outcome =
           reason instanceof ActionCancelledError
-            ? failedOutcome(kind, label, `${label}: ${reason.message}`, 'cancelled')
-            : failedOutcome(kind, label, `${label} failed: ${errorText(reason)}`, 'failed');
+            ? failedOutcome(
+                kind,
+                label,
+                `${label}: ${reason.message}`,
+                'cancelled'
+              )
+            : failedOutcome(
+                kind,
+                label,
+                `${label} failed: ${errorText(reason)}`,
+                'failed'
+              );
       }
     }
     if (!this._isDisposed) {

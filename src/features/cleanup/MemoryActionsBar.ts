@@ -76,7 +76,11 @@ export class MemoryActionsBar extends MemoryActionsView {
         row.appendChild(
           button(
             'jp-vram-Button',
-            { role: 'cancel-action', text: 'Cancel', title: 'Do not send this request' },
+            {
+              role: 'cancel-action',
+              text: 'Cancel',
+              title: 'Do not send this request'
+            },
             () => this.actions?.queue.cancel(item.id)
           )
         );
@@ -105,14 +109,22 @@ export class MemoryActionsBar extends MemoryActionsView {
     } else {
       delete node.dataset.vramFreedBytes;
     }
-    node.classList.toggle('jp-vram-Actions-failed', outcome.status === 'failed');
+    node.classList.toggle(
+      'jp-vram-Actions-failed',
+      outcome.status === 'failed'
+    );
     outcome.lines.forEach((line, i) => {
       const div = element(
         'div',
-        i === 0 ? 'jp-vram-Actions-resultLine jp-vram-Actions-resultGist' : 'jp-vram-Actions-resultLine'
+        i === 0
+          ? 'jp-vram-Actions-resultLine jp-vram-Actions-resultGist'
+          : 'jp-vram-Actions-resultLine'
       );
       // The result stays shown above later, unrelated events: it says when it came.
-      setText(div, i === 0 ? `at ${clockTime(outcome.at)} \u2014 ${line}` : line);
+      setText(
+        div,
+        i === 0 ? `at ${clockTime(outcome.at)} \u2014 ${line}` : line
+      );
       node.appendChild(div);
     });
   }

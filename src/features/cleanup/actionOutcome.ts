@@ -3,7 +3,11 @@
  * result area shows. A reply is said in the units set when it is said, and
  * beside the figures as they are then; a failure is one sentence.
  */
-import type { DeleteResult, FreeAction, FreeMemoryResult } from '../../protocol/cleanup';
+import type {
+  DeleteResult,
+  FreeAction,
+  FreeMemoryResult
+} from '../../protocol/cleanup';
 import { ByteUnits } from '../../text/format';
 import { IKernelMemoryModel } from '../../model/IKernelMemoryModel';
 // The result texts load with the first result (not at start-up).
@@ -51,7 +55,9 @@ export async function describeReply(
     import('./cleanupResultText'),
     import('../../model/gpuVisibility')
   ]);
-  return describeResult(result, units, { noGpu: seesNoGpu(hello, latest) === true });
+  return describeResult(result, units, {
+    noGpu: seesNoGpu(hello, latest) === true
+  });
 }
 
 /** An outcome without a reply: `text` says why. */
@@ -61,5 +67,13 @@ export function failedOutcome(
   text: string,
   status: 'failed' | 'cancelled'
 ): ActionOutcome {
-  return { kind, label, status, result: null, lines: [text], freedBytes: null, at: Date.now() / 1000 };
+  return {
+    kind,
+    label,
+    status,
+    result: null,
+    lines: [text],
+    freedBytes: null,
+    at: Date.now() / 1000
+  };
 }

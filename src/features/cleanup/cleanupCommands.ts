@@ -49,7 +49,10 @@ export function registerCleanupCommands(options: {
     options.confirmDelete ??
     (async (plan: DeletePlan) =>
       // The dialog's view loads when it is first needed (not at start-up).
-      (await import('./DeleteDialogBody')).confirmDeleteDialog(plan, monitor.settings.units));
+      (await import('./DeleteDialogBody')).confirmDeleteDialog(
+        plan,
+        monitor.settings.units
+      ));
   const hasNotebook = () => monitor.current !== null;
 
   const notifyOutcome = (outcome: ActionOutcome) => {
@@ -160,7 +163,10 @@ export function registerCleanupCommands(options: {
       // One at a time, from the planning to the result: a double click, or a
       // second click while the first waits behind a cell, asks once.
       if (!memoryActions.beginDelete()) {
-        notify('info', 'A delete is under way already: its question or its result comes first.');
+        notify(
+          'info',
+          'A delete is under way already: its question or its result comes first.'
+        );
         return null;
       }
       try {

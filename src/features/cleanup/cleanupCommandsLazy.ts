@@ -29,9 +29,9 @@ function stringArray(value: unknown): string[] {
 }
 
 export async function deleteVariables(
-memoryActions: MemoryActions,
-args: ReadonlyPartialJSONObject,
-{ notify, notifyOutcome, showHolders, confirmDelete }: IDeleteHost
+  memoryActions: MemoryActions,
+  args: ReadonlyPartialJSONObject,
+  { notify, notifyOutcome, showHolders, confirmDelete }: IDeleteHost
 ): Promise<ActionOutcome | null> {
   const names = stringArray(args.names);
   const hidden = stringArray(args.hidden);
@@ -64,7 +64,10 @@ args: ReadonlyPartialJSONObject,
       // Named by the out-of-memory diagnosis, which speaks of the moment
       // the cell failed: what it named may be gone since.
       const text = await import('./cleanupResultText');
-      const what = text.listNames([...names, ...hidden.map(text.hiddenHolderText)]);
+      const what = text.listNames([
+        ...names,
+        ...hidden.map(text.hiddenHolderText)
+      ]);
       notify(
         'info',
         `Nothing left to delete: ${what} no longer hold${names.length + hidden.length === 1 ? 's' : ''} memory in the kernel (deleted or cleared since). The Holders tab shows what does now.`

@@ -9,12 +9,15 @@ describe('describeDeleteResult', () => {
     // No GPU figures: the RAM's drop is what was freed, said once.
     expect(d.lines).toEqual(['Deleted np_arr: 8 MiB freed']);
     // RAM that rose, or GPU figures beside it, is news: said.
-    expect(describeDeleteResult(makeDeleteResult({ after: snapshot(GiB + MiB) })).lines).toEqual([
-      'Deleted np_arr: nothing freed',
-      'RAM +1 MiB'
-    ]);
+    expect(
+      describeDeleteResult(makeDeleteResult({ after: snapshot(GiB + MiB) }))
+        .lines
+    ).toEqual(['Deleted np_arr: nothing freed', 'RAM +1 MiB']);
     const withGpu = describeDeleteResult(
-      makeDeleteResult({ before: snapshot(GiB, [[0, GiB, GiB, null]]), after: snapshot(GiB - 8 * MiB, [[0, GiB, GiB, null]]) })
+      makeDeleteResult({
+        before: snapshot(GiB, [[0, GiB, GiB, null]]),
+        after: snapshot(GiB - 8 * MiB, [[0, GiB, GiB, null]])
+      })
     );
     expect(withGpu.lines[1]).toBe('RAM \u22128 MiB');
     expect(d.freedBytes).toBe(8 * MiB);
@@ -48,7 +51,11 @@ describe('describeDeleteResult', () => {
         cleared: ['output_cache'],
         failures: [
           { step: 'clear', target: 'last_traceback', error: 'ValueError: odd' },
-          { step: 'empty_cache', target: 'GPU 0', error: 'RuntimeError: CUDA error: device-side assert triggered' }
+          {
+            step: 'empty_cache',
+            target: 'GPU 0',
+            error: 'RuntimeError: CUDA error: device-side assert triggered'
+          }
         ],
         after: snapshot(GiB)
       })
@@ -62,10 +69,19 @@ describe('describeDeleteResult', () => {
   });
 
   it('lists ten survivors and counts the rest', () => {
-    const still_alive = Array.from({ length: 13 }, (_, i) => ({ name: `t${i}`, reason: 'still referenced by a list' }));
-    const d = describeDeleteResult(makeDeleteResult({ deleted: still_alive.map(s => s.name), still_alive }));
-    expect(d.lines.filter(line => line.includes('its memory did not come back'))).toHaveLength(10);
-    expect(d.lines[d.lines.length - 1]).toBe('\u2026and 3 more names whose memory did not come back');
+    const still_alive = Array.from({ length: 13 }, (_, i) => ({
+      name: `t${i}`,
+      reason: 'still referenced by a list'
+    }));
+    const d = describeDeleteResult(
+      makeDeleteResult({ deleted: still_alive.map(s => s.name), still_alive })
+    );
+    expect(
+      d.lines.filter(line => line.includes('its memory did not come back'))
+    ).toHaveLength(10);
+    expect(d.lines[d.lines.length - 1]).toBe(
+      '\u2026and 3 more names whose memory did not come back'
+    );
   });
 
   it('says nothing was deleted, nothing freed', () => {

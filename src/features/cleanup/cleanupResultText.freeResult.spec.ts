@@ -18,18 +18,27 @@ describe('describeFreeResult', () => {
     expect(d.freedBytes).toBe(120 * MiB);
   });
 
-  it('says a gc that raised, with the kernel\'s error', () => {
+  it("says a gc that raised, with the kernel's error", () => {
     const d = describeFreeResult(
       makeFreeResult({
         actions_run: [],
         gc_collected: null,
         empty_cache: null,
-        failures: [{ step: 'gc', target: null, error: 'RuntimeError: a finaliser exploded' }],
+        failures: [
+          {
+            step: 'gc',
+            target: null,
+            error: 'RuntimeError: a finaliser exploded'
+          }
+        ],
         before: snapshot(MiB),
         after: snapshot(MiB)
       })
     );
-    expect(d.lines).toEqual(['gc failed', 'gc failed: RuntimeError: a finaliser exploded']);
+    expect(d.lines).toEqual([
+      'gc failed',
+      'gc failed: RuntimeError: a finaliser exploded'
+    ]);
   });
 
   it('says one object, and RAM unchanged', () => {
@@ -132,7 +141,10 @@ describe('describeFreeResult', () => {
   });
 
   it('empty_cache skipped on a kernel known to see no GPU: says that, not CUDA', () => {
-    for (const outcome of ['skipped_cuda_not_initialized', 'skipped_torch_not_imported']) {
+    for (const outcome of [
+      'skipped_cuda_not_initialized',
+      'skipped_torch_not_imported'
+    ]) {
       const d = describeFreeResult(
         makeFreeResult({
           actions_run: ['gc'],

@@ -69,7 +69,10 @@ export function freedBytesBetween(
     total = (total ?? 0) + Math.max(0, bytes);
   };
   for (const { before: b, after: a } of gpuPairs(before, after)) {
-    const allocated = diff(b?.allocated_bytes ?? null, a?.allocated_bytes ?? null);
+    const allocated = diff(
+      b?.allocated_bytes ?? null,
+      a?.allocated_bytes ?? null
+    );
     const reserved = diff(b?.reserved_bytes ?? null, a?.reserved_bytes ?? null);
     if (allocated !== null || reserved !== null) {
       add(Math.max(0, -(allocated ?? 0), -(reserved ?? 0)));
@@ -102,7 +105,10 @@ function gpuSentence(
   a: SnapshotGpu | null,
   units: ByteUnits
 ): string | null {
-  const allocated = diff(b?.allocated_bytes ?? null, a?.allocated_bytes ?? null);
+  const allocated = diff(
+    b?.allocated_bytes ?? null,
+    a?.allocated_bytes ?? null
+  );
   const reserved = diff(b?.reserved_bytes ?? null, a?.reserved_bytes ?? null);
   const nvml = diff(b?.nvml_used_bytes ?? null, a?.nvml_used_bytes ?? null);
   const stillAllocated = a?.allocated_bytes ?? null;
@@ -138,7 +144,8 @@ function gpuSentence(
     return text + nvmlNote;
   }
   const grew =
-    (allocated !== null && allocated > 0) || (reserved !== null && reserved > 0);
+    (allocated !== null && allocated > 0) ||
+    (reserved !== null && reserved > 0);
   if (grew) {
     return (
       `${gpu}: allocated ${formatSignedBytes(allocated ?? 0, units)}, ` +
@@ -206,7 +213,8 @@ export function describeFreeResult(
 ): ResultDescription {
   const { before, after } = result;
   const first: string[] = [];
-  const ranGc = result.actions_run.includes('gc') || result.gc_collected !== null;
+  const ranGc =
+    result.actions_run.includes('gc') || result.gc_collected !== null;
   if (ranGc) {
     first.push(
       result.gc_collected === null
@@ -265,7 +273,9 @@ export function listNames(names: readonly string[], max = 5): string {
 
 /** "x is still referenced by a list — its memory did not come back". */
 export function stillAliveText(name: string, reason: string): string {
-  const why = /^still\b/i.test(reason) ? `${name} is ${reason}` : `${name}: ${reason}`;
+  const why = /^still\b/i.test(reason)
+    ? `${name} is ${reason}`
+    : `${name}: ${reason}`;
   return `${why} ${DASH} its memory did not come back`;
 }
 
@@ -282,7 +292,10 @@ function failureGist(f: DeleteFailure): string {
 }
 
 /** One line per failed step of a delete, with the kernel's error. */
-export function failureText(f: DeleteFailure, deleted: readonly string[]): string {
+export function failureText(
+  f: DeleteFailure,
+  deleted: readonly string[]
+): string {
   switch (f.step) {
     case 'delete':
       return f.target !== null && deleted.includes(f.target)
@@ -311,7 +324,9 @@ export function describeDeleteResult(
   }
   if (result.cleared.length) {
     const cleared = `cleared ${listNames(result.cleared.map(hiddenHolderText))}`;
-    done.push(done.length ? cleared : cleared[0].toUpperCase() + cleared.slice(1));
+    done.push(
+      done.length ? cleared : cleared[0].toUpperCase() + cleared.slice(1)
+    );
   }
   const failures = result.failures ?? [];
   // What failed goes beside what was done: the names are gone all the same.
@@ -332,7 +347,10 @@ export function describeDeleteResult(
   const gpus = gpuLines(before, after, units);
   // Without GPU figures, what was freed is the RAM's drop: said once, not twice.
   const onlyRam = gpus.length === 0 && freedBytes !== null && freedBytes > 0;
-  if (ram && !(onlyRam && ram === `RAM ${formatSignedBytes(-freedBytes!, units)}`)) {
+  if (
+    ram &&
+    !(onlyRam && ram === `RAM ${formatSignedBytes(-freedBytes!, units)}`)
+  ) {
     lines.push(ram);
   }
   lines.push(...gpus);
@@ -343,12 +361,17 @@ export function describeDeleteResult(
         : `Not deleted: ${name} ${DASH} ${reason}`
     );
   }
-  for (const { name, reason } of result.still_alive.slice(0, MAX_STILL_ALIVE_LINES)) {
+  for (const { name, reason } of result.still_alive.slice(
+    0,
+    MAX_STILL_ALIVE_LINES
+  )) {
     lines.push(stillAliveText(name, reason));
   }
   const more = result.still_alive.length - MAX_STILL_ALIVE_LINES;
   if (more > 0) {
-    lines.push(`\u2026and ${plural(more, 'more name', 'more names')} whose memory did not come back`);
+    lines.push(
+      `\u2026and ${plural(more, 'more name', 'more names')} whose memory did not come back`
+    );
   }
   return { lines, freedBytes };
 }

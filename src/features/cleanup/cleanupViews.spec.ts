@@ -11,11 +11,14 @@ import {
 } from './DeleteDialogBody';
 import { HoldersView } from './HoldersView';
 import { MemorySidebar } from '../../sidebar/MemorySidebar';
-import { makeEntry, makeHidden, makeListing } from '../../testing/cleanupFixtures';
+import {
+  makeEntry,
+  makeHidden,
+  makeListing
+} from '../../testing/cleanupFixtures';
 import { EVIL, FakeMonitor, GiB, MiB } from '../../testing/fixtures';
 import { settle } from '../../testing/fakeKernel';
 import { DEFAULT_SETTINGS } from '../../settings/settings';
-
 
 function liveActions(listing = makeListing()) {
   const model = new KernelMemoryModel({ historyCapacity: 10 });
@@ -69,8 +72,12 @@ describe('HoldersView', () => {
       view.node.querySelectorAll('[data-vram-role="holder-entry"]')
     ).find(n => (n as HTMLElement).dataset.vramName === EVIL) as HTMLElement;
     expect(row).toBeDefined();
-    expect(row.querySelector('[data-vram-role="holder-name"]')!.textContent).toBe(EVIL);
-    expect(row.textContent).toContain(`shares storage with ${EVIL}, counted here`);
+    expect(
+      row.querySelector('[data-vram-role="holder-name"]')!.textContent
+    ).toBe(EVIL);
+    expect(row.textContent).toContain(
+      `shares storage with ${EVIL}, counted here`
+    );
     expect(row.textContent).toContain('also in Out[3], _');
     const hidden = view.node.querySelector(
       '[data-vram-role="hidden-holder"][data-vram-holder="last_traceback"]'
@@ -103,10 +110,16 @@ describe('HoldersView', () => {
     const summary = view.node.querySelector<HTMLElement>(
       '[data-vram-role="holder-entry"][data-vram-name="model"] [data-vram-role="holder-summary"]'
     )!;
-    expect(summary.textContent).toBe('torch.nn.modules.container.Sequential: 3 modules, 1.5 M params');
+    expect(summary.textContent).toBe(
+      'torch.nn.modules.container.Sequential: 3 modules, 1.5 M params'
+    );
     // A break opportunity after each dot of the type, none inside a word, none in "1.5".
-    const pieces = Array.from(summary.childNodes).map(n => (n.nodeName === 'WBR' ? '|' : n.textContent));
-    expect(pieces.join('')).toBe('torch.|nn.|modules.|container.|Sequential: 3 modules, 1.5 M params');
+    const pieces = Array.from(summary.childNodes).map(n =>
+      n.nodeName === 'WBR' ? '|' : n.textContent
+    );
+    expect(pieces.join('')).toBe(
+      'torch.|nn.|modules.|container.|Sequential: 3 modules, 1.5 M params'
+    );
     expect(summary.innerHTML).not.toMatch(/\u200b|&#8203;/); // no zero-width spaces to copy
   });
 
@@ -116,24 +129,41 @@ describe('HoldersView', () => {
     view.actions = actions;
     view.renderNow();
     const note = (name: string) =>
-      view.node.querySelector(`[data-vram-role="holder-entry"][data-vram-name="${name}"] [data-vram-role="holder-note"]`)!
-        .textContent;
-    expect(note('b')).toBe('keeps 256 MiB alive that a counts (shared storage)');
+      view.node.querySelector(
+        `[data-vram-role="holder-entry"][data-vram-name="${name}"] [data-vram-role="holder-note"]`
+      )!.textContent;
+    expect(note('b')).toBe(
+      'keeps 256 MiB alive that a counts (shared storage)'
+    );
     expect(note('a')).toBe('shares storage with b, counted here');
   });
 
   it('says a name sized in part holds at least its figure', async () => {
     const { actions } = liveActions(
-      makeListing({ entries: [makeEntry({ name: 'dataset', truncated: true }), makeEntry({ name: 'x' })], hidden: [] })
+      makeListing({
+        entries: [
+          makeEntry({ name: 'dataset', truncated: true }),
+          makeEntry({ name: 'x' })
+        ],
+        hidden: []
+      })
     );
     await actions.inspect();
     view.actions = actions;
     view.renderNow();
     const row = (name: string) =>
-      view.node.querySelector(`[data-vram-role="holder-entry"][data-vram-name="${name}"]`)!;
-    expect(row('dataset').querySelector('.jp-vram-Holder-bytes')!.textContent).toBe('\u2265 4 MiB');
-    expect(row('dataset').textContent).toContain('sized in part: too large to walk whole, it may hold more');
-    expect(row('x').querySelector('.jp-vram-Holder-bytes')!.textContent).toBe('4 MiB');
+      view.node.querySelector(
+        `[data-vram-role="holder-entry"][data-vram-name="${name}"]`
+      )!;
+    expect(
+      row('dataset').querySelector('.jp-vram-Holder-bytes')!.textContent
+    ).toBe('\u2265 4 MiB');
+    expect(row('dataset').textContent).toContain(
+      'sized in part: too large to walk whole, it may hold more'
+    );
+    expect(row('x').querySelector('.jp-vram-Holder-bytes')!.textContent).toBe(
+      '4 MiB'
+    );
   });
 
   it('ticks into the selection, enables Delete, and asks the command', async () => {
@@ -164,14 +194,20 @@ describe('HoldersView', () => {
     view.actions = actions;
     view.renderNow();
     const boxOf = (selector: string) =>
-      view.node.querySelector(`${selector} input[type=checkbox]`) as HTMLInputElement;
+      view.node.querySelector(
+        `${selector} input[type=checkbox]`
+      ) as HTMLInputElement;
     const box = boxOf('[data-vram-role="holder-entry"][data-vram-name="a"]');
     box.focus();
     box.checked = true;
     box.dispatchEvent(new Event('change'));
     view.renderNow();
-    expect(document.activeElement).toBe(boxOf('[data-vram-role="holder-entry"][data-vram-name="a"]'));
-    expect(boxOf('[data-vram-role="holder-entry"][data-vram-name="a"]').checked).toBe(true);
+    expect(document.activeElement).toBe(
+      boxOf('[data-vram-role="holder-entry"][data-vram-name="a"]')
+    );
+    expect(
+      boxOf('[data-vram-role="holder-entry"][data-vram-name="a"]').checked
+    ).toBe(true);
 
     const hidden = boxOf('[data-vram-role="hidden-holder"]');
     const holder = (hidden.closest('li') as HTMLElement).dataset.vramHolder;
@@ -194,7 +230,11 @@ describe('HoldersView', () => {
     connection.inspect.mockResolvedValueOnce(next);
     view.actions = actions;
     view.renderNow();
-    (view.node.querySelector('[data-vram-role="inspect-refresh"]') as HTMLElement).click();
+    (
+      view.node.querySelector(
+        '[data-vram-role="inspect-refresh"]'
+      ) as HTMLElement
+    ).click();
     await settle();
     expect(actions.listing?.listing_id).toBe('L2');
     expect(Array.from(actions.selectedNames)).toEqual(['model']);
@@ -203,7 +243,9 @@ describe('HoldersView', () => {
   it('explains a malformed listing', async () => {
     const { actions, connection } = liveActions();
     connection.inspect.mockRejectedValueOnce(
-      new Error("The kernel helper sent a malformed 'inspect' reply: inspect.entries: expected an array")
+      new Error(
+        "The kernel helper sent a malformed 'inspect' reply: inspect.entries: expected an array"
+      )
     );
     view.actions = actions;
     await actions.inspect();
@@ -217,16 +259,24 @@ describe('HoldersView', () => {
 describe('delete dialog body', () => {
   it('is titled with what its button will do', () => {
     const listing = makeListing();
-    expect(deleteDialogTitle(makeDeletePlan(listing, ['a', 'model'], ['last_traceback'])!)).toBe(
-      'Delete 2 variables and clear 1 hidden reference?'
+    expect(
+      deleteDialogTitle(
+        makeDeletePlan(listing, ['a', 'model'], ['last_traceback'])!
+      )
+    ).toBe('Delete 2 variables and clear 1 hidden reference?');
+    expect(
+      deleteDialogTitle(makeDeletePlan(listing, [], ['last_traceback'])!)
+    ).toBe('Clear 1 hidden reference?');
+    expect(deleteDialogTitle(makeDeletePlan(listing, ['a'], [])!)).toBe(
+      'Delete 1 variable?'
     );
-    expect(deleteDialogTitle(makeDeletePlan(listing, [], ['last_traceback'])!)).toBe(
-      'Clear 1 hidden reference?'
-    );
-    expect(deleteDialogTitle(makeDeletePlan(listing, ['a'], [])!)).toBe('Delete 1 variable?');
     // The button says the title's verb.
-    expect(deleteDialogAccept(makeDeletePlan(listing, [], ['last_traceback'])!)).toBe('Clear');
-    expect(deleteDialogAccept(makeDeletePlan(listing, ['a'], ['last_traceback'])!)).toBe('Delete');
+    expect(
+      deleteDialogAccept(makeDeletePlan(listing, [], ['last_traceback'])!)
+    ).toBe('Clear');
+    expect(
+      deleteDialogAccept(makeDeletePlan(listing, ['a'], ['last_traceback'])!)
+    ).toBe('Delete');
   });
 
   it('lists exactly the chosen names and holders, the warning and the bytes', () => {
@@ -271,22 +321,38 @@ describe('delete dialog body', () => {
     expect(expectedBytesText(plan, 'binary')).toBe(
       'Memory expected back: about 4 MiB (cuda:0 4 MiB)'
     );
-    expect(body.querySelector('[data-vram-role="delete-plan-hidden"]')).toBeNull();
+    expect(
+      body.querySelector('[data-vram-role="delete-plan-hidden"]')
+    ).toBeNull();
   });
 });
 
 describe('the delete dialog when nothing is expected back', () => {
   it('says none and why (not "at most 0 B" and "less may come back"), and does not promise empty_cache', () => {
-    const listing = makeListing({ entries: [makeEntry({ name: 't' })], hidden: [] });
+    const listing = makeListing({
+      entries: [makeEntry({ name: 't' })],
+      hidden: []
+    });
     const plan = {
       ...makeDeletePlan(listing, ['t'], [])!,
-      expected: { bytes: 0, byDevice: {}, atMost: true, reasons: ['t shares storage with alias, which stays'] }
+      expected: {
+        bytes: 0,
+        byDevice: {},
+        atMost: true,
+        reasons: ['t shares storage with alias, which stays']
+      }
     };
     const body = createDeleteDialogBody(plan, 'binary');
-    expect(expectedBytesText(plan, 'binary')).toBe('Memory expected back: none');
-    expect(body.textContent).toContain('Why: t shares storage with alias, which stays.');
+    expect(expectedBytesText(plan, 'binary')).toBe(
+      'Memory expected back: none'
+    );
+    expect(body.textContent).toContain(
+      'Why: t shares storage with alias, which stays.'
+    );
     expect(body.textContent).not.toContain('Less may come back');
-    expect(body.textContent).toContain('torch.cuda.empty_cache() where PyTorch has initialised CUDA');
+    expect(body.textContent).toContain(
+      'torch.cuda.empty_cache() where PyTorch has initialised CUDA'
+    );
   });
 });
 
@@ -301,7 +367,9 @@ describe('MemorySidebar cleanup parts', () => {
     expect(sidebar.tab).toBe('holders');
     expect(sidebar.holders.isHidden).toBe(false);
     expect(sidebar.actionsBar.isHidden).toBe(false);
-    expect(sidebar.node.querySelector('[data-vram-role="holders-view"]')).not.toBeNull();
+    expect(
+      sidebar.node.querySelector('[data-vram-role="holders-view"]')
+    ).not.toBeNull();
     sidebar.showTab('cells');
     expect(sidebar.actionsBar.isHidden).toBe(true);
     expect(sidebar.holders.isHidden).toBe(true);
@@ -311,7 +379,9 @@ describe('MemorySidebar cleanup parts', () => {
       '[data-vram-role="action-bar"] button'
     );
     expect(buttons.length).toBe(4);
-    expect(Array.from(buttons).every(b => (b as HTMLButtonElement).disabled)).toBe(true);
+    expect(
+      Array.from(buttons).every(b => (b as HTMLButtonElement).disabled)
+    ).toBe(true);
     sidebar.dispose();
   });
 });

@@ -3,7 +3,11 @@ import {
   makeDeletePlan,
   TRACEBACK_WARNING
 } from './deletePlan';
-import { makeEntry, makeHidden, makeListing } from '../../testing/cleanupFixtures';
+import {
+  makeEntry,
+  makeHidden,
+  makeListing
+} from '../../testing/cleanupFixtures';
 import { GiB, MiB } from '../../testing/fixtures';
 
 describe('expected freed bytes', () => {
@@ -53,7 +57,9 @@ describe('expected freed bytes', () => {
     expect(expected.bytes).toBe(128 * MiB);
     expect(expected.byDevice).toEqual({ 'cuda:0': 128 * MiB });
     expect(expected.atMost).toBe(true);
-    expect(expected.reasons).toEqual(['a shares storage with b, v, w, which stay']);
+    expect(expected.reasons).toEqual([
+      'a shares storage with b, v, w, which stay'
+    ]);
   });
 
   it('is exact when every alias is ticked (shared bytes counted once)', () => {
@@ -80,14 +86,18 @@ describe('expected freed bytes', () => {
     });
     const listing = makeListing({ hidden: [cache] });
     // a, b and the cache: 256 MiB once, exactly.
-    expect(makeDeletePlan(listing, ['a', 'b'], ['output_cache'])!.expected).toEqual({
+    expect(
+      makeDeletePlan(listing, ['a', 'b'], ['output_cache'])!.expected
+    ).toEqual({
       bytes: 256 * MiB,
       byDevice: { 'cuda:0': 256 * MiB },
       atMost: false,
       reasons: []
     });
     // The cache alone: a and b keep it all.
-    expect(makeDeletePlan(listing, [], ['output_cache'])!.expected).toMatchObject({ bytes: 0 });
+    expect(
+      makeDeletePlan(listing, [], ['output_cache'])!.expected
+    ).toMatchObject({ bytes: 0 });
     // Part of it shared: only the rest comes back from the cache.
     const half = makeHidden({
       holder: 'output_cache',
@@ -95,13 +105,21 @@ describe('expected freed bytes', () => {
       total_bytes: 308 * MiB,
       named_bytes_by_device: { 'cuda:0': 256 * MiB }
     });
-    expect(expectedFreedBytes([], [half]).byDevice).toEqual({ 'cuda:0': 44 * MiB, cpu: 8 * MiB });
+    expect(expectedFreedBytes([], [half]).byDevice).toEqual({
+      'cuda:0': 44 * MiB,
+      cpu: 8 * MiB
+    });
   });
 
   it('says "at most" when two hidden holders are cleared: they may hold the same objects', () => {
-    const expected = expectedFreedBytes([], [makeHidden({ holder: 'output_cache' }), makeHidden()]);
+    const expected = expectedFreedBytes(
+      [],
+      [makeHidden({ holder: 'output_cache' }), makeHidden()]
+    );
     expect(expected.atMost).toBe(true);
-    expect(expected.reasons).toEqual(['the hidden references may hold the same objects']);
+    expect(expected.reasons).toEqual([
+      'the hidden references may hold the same objects'
+    ]);
   });
 
   it('counts hidden holders alone', () => {
@@ -166,7 +184,11 @@ describe('makeDeletePlan', () => {
       'the output cache holds some of the same objects as the last execution result, which stays'
     ]);
     // Both ticked: the object comes back, counted once.
-    const both = makeDeletePlan(listing, [], ['output_cache', 'last_execution_result'])!.expected;
+    const both = makeDeletePlan(
+      listing,
+      [],
+      ['output_cache', 'last_execution_result']
+    )!.expected;
     expect(both.bytes).toBe(64 * MiB);
     expect(both.byDevice).toEqual({ cpu: 64 * MiB });
   });
@@ -183,6 +205,8 @@ describe('makeDeletePlan', () => {
       ]
     });
     const listing = makeListing({ entries: [], hidden: [traceback] });
-    expect(makeDeletePlan(listing, [], ['last_traceback'])!.expected.bytes).toBe(50 * MiB);
+    expect(
+      makeDeletePlan(listing, [], ['last_traceback'])!.expected.bytes
+    ).toBe(50 * MiB);
   });
 });

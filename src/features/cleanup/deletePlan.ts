@@ -14,7 +14,12 @@
  * counted with its name, or stays alive with it. Two hidden holders may
  * hold the same objects: "at most" again.
  */
-import type { HiddenHolder, HiddenHolderKind, HolderEntry, InspectResult } from '../../protocol/cleanup';
+import type {
+  HiddenHolder,
+  HiddenHolderKind,
+  HolderEntry,
+  InspectResult
+} from '../../protocol/cleanup';
 import { isHiddenHolderKind } from '../../protocol/messages';
 import { hiddenHolderText } from './cleanupResultText';
 
@@ -79,7 +84,8 @@ export function expectedFreedBytes(
     // it when that one is not ticked, and is counted once, on the first,
     // when it is.
     const overlaps = (holder.held_also_by ?? []).filter(
-      o => !tickedHolders.includes(o.holder) || tickedHolders.indexOf(o.holder) < i
+      o =>
+        !tickedHolders.includes(o.holder) || tickedHolders.indexOf(o.holder) < i
     );
     for (const o of overlaps) {
       if (!tickedHolders.includes(o.holder)) {
@@ -93,8 +99,14 @@ export function expectedFreedBytes(
     // The overlaps with two other holders may be the same objects or not:
     // their sum, which can only promise less than comes back, not more.
     for (const [device, n] of Object.entries(holder.bytes_by_device)) {
-      const kept = overlaps.reduce((sum, o) => sum + (o.bytes_by_device[device] ?? 0), 0);
-      add(device, Math.max(0, n - (holder.named_bytes_by_device[device] ?? 0) - kept));
+      const kept = overlaps.reduce(
+        (sum, o) => sum + (o.bytes_by_device[device] ?? 0),
+        0
+      );
+      add(
+        device,
+        Math.max(0, n - (holder.named_bytes_by_device[device] ?? 0) - kept)
+      );
     }
   });
   const ticked = new Set(entries.map(e => e.name));
@@ -109,7 +121,11 @@ export function expectedFreedBytes(
   const keptAlive: { [device: string]: number } = {};
   for (const other of others) {
     const owners = other.counted_under;
-    if (ticked.has(other.name) || !owners.length || !owners.every(name => ticked.has(name))) {
+    if (
+      ticked.has(other.name) ||
+      !owners.length ||
+      !owners.every(name => ticked.has(name))
+    ) {
       continue;
     }
     for (const [device, n] of Object.entries(other.shared_bytes_by_device)) {
@@ -151,7 +167,9 @@ export function makeDeletePlan(
 ): DeletePlan | null {
   const wanted = new Set(names);
   const wantedHidden = new Set(hidden);
-  const entries = listing.entries.filter(e => e.deletable && wanted.has(e.name));
+  const entries = listing.entries.filter(
+    e => e.deletable && wanted.has(e.name)
+  );
   const holders = listing.hidden.filter(
     (h): h is HiddenHolder & { holder: HiddenHolderKind } =>
       isHiddenHolderKind(h.holder) && wantedHidden.has(h.holder)

@@ -10,7 +10,9 @@ import { settle } from '../../testing/fakeKernel';
 import { resultLines, setup } from '../../testing/cleanupCommandsFixtures';
 
 /** The result sentence the sidebar shows; null when none is shown. */
-function shownResult(t: { q: (selector: string) => HTMLElement | null }): string | null {
+function shownResult(t: {
+  q: (selector: string) => HTMLElement | null;
+}): string | null {
   const node = t.q('[data-vram-role="action-result"]');
   return node && !node.hidden ? node.textContent : null;
 }
@@ -73,11 +75,17 @@ describe('free memory commands', () => {
     t.dispose();
   });
 
-  it("forgets the last result when the kernel restarts: it spoke of the old process", async () => {
+  it('forgets the last result when the kernel restarts: it spoke of the old process', async () => {
     const t = await setup();
     const running = t.commands.execute(CommandIDs.collectGarbage);
     await settle();
-    t.reply(makeFreeResult({ actions_run: ['gc'], empty_cache: null, gc_collected: 0 }));
+    t.reply(
+      makeFreeResult({
+        actions_run: ['gc'],
+        empty_cache: null,
+        gc_collected: 0
+      })
+    );
     await running;
     t.render();
     expect(t.q('[data-vram-role="action-result"]')!.hidden).toBe(false);
@@ -101,7 +109,9 @@ describe('free memory commands', () => {
     t.render();
     const queued = t.q('[data-vram-role="queued-action"]')!;
     expect(queued.textContent).toContain('Queued \u2014 the kernel is busy');
-    expect(queued.querySelector('[data-vram-role="cancel-action"]')).not.toBeNull();
+    expect(
+      queued.querySelector('[data-vram-role="cancel-action"]')
+    ).not.toBeNull();
 
     t.sessionContext.setStatus('idle');
     await settle();
@@ -132,7 +142,9 @@ describe('free memory commands', () => {
       'cancelled'
     );
     // A cancel, too, says when it happened.
-    expect(resultLines(t)[0]).toMatch(/^at \d\d:\d\d:\d\d \u2014 Empty the CUDA cache: /);
+    expect(resultLines(t)[0]).toMatch(
+      /^at \d\d:\d\d:\d\d \u2014 Empty the CUDA cache: /
+    );
     t.dispose();
   });
 
@@ -159,7 +171,9 @@ describe('free memory commands', () => {
     t.sessionContext.setStatus('restarting');
     const outcome: any = await running;
     expect(outcome.status).toBe('cancelled');
-    expect(outcome.lines[0]).toContain('The kernel went away before the request was sent');
+    expect(outcome.lines[0]).toContain(
+      'The kernel went away before the request was sent'
+    );
     expect(t.comm.sent.length).toBe(sentBefore);
     t.dispose();
   });

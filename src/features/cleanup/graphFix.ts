@@ -22,21 +22,27 @@ const DICT_TYPES: ReadonlySet<string> = new Set([
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 /** What a graph-holding entry means, in words. */
-export function graphHoldingText(entry: HolderEntry, units: ByteUnits): string | null {
+export function graphHoldingText(
+  entry: HolderEntry,
+  units: ByteUnits
+): string | null {
   const graph = entry.graph_holding;
   if (!graph) {
     return null;
   }
-  const tensors = graph.tensors === 1 ? '1 tensor keeps' : `${graph.tensors} tensors keep`;
+  const tensors =
+    graph.tensors === 1 ? '1 tensor keeps' : `${graph.tensors} tensors keep`;
   const more = graph.truncated ? '+' : '';
   const nodes = `${graph.graph_nodes}${more} autograd node${graph.graph_nodes === 1 ? '' : 's'}`;
   let held: string;
   if (graph.bytes === null) {
-    held = "every tensor saved for backward stays in memory, whatever the tensor's own size (this torch does not show how much)";
+    held =
+      "every tensor saved for backward stays in memory, whatever the tensor's own size (this torch does not show how much)";
   } else if (graph.bytes > 0) {
     held = `the tensors it saved for backward hold ${graph.truncated ? 'at least ' : ''}${formatBytes(graph.bytes, units)} that no variable holds`;
   } else {
-    held = 'it holds no saved tensors now (backward() freed them), only its nodes';
+    held =
+      'it holds no saved tensors now (backward() freed them), only its nodes';
   }
   const packed = graph.packed_by_hooks
     ? ` ${graph.packed_by_hooks} saved tensor${graph.packed_by_hooks === 1 ? ' was' : 's were'} packed by a hook (checkpointing, offloading): counted as packed.`
@@ -45,7 +51,9 @@ export function graphHoldingText(entry: HolderEntry, units: ByteUnits): string |
 }
 
 /** The code of the fix cell for `entry`, or null when its name is not a plain identifier. */
-export function graphFixCode(entry: Pick<HolderEntry, 'name' | 'kind' | 'type_name'>): string | null {
+export function graphFixCode(
+  entry: Pick<HolderEntry, 'name' | 'kind' | 'type_name'>
+): string | null {
   const name = entry.name;
   if (!IDENTIFIER.test(name)) {
     return null;
@@ -70,7 +78,9 @@ export function graphFixCode(entry: Pick<HolderEntry, 'name' | 'kind' | 'type_na
   } else if (type === 'collections.deque') {
     // A history kept with maxlen: the new deque keeps it.
     lines.splice(1, 0, 'import collections');
-    lines.push(`${name} = collections.deque(map(_keep, ${name}), maxlen=${name}.maxlen)`);
+    lines.push(
+      `${name} = collections.deque(map(_keep, ${name}), maxlen=${name}.maxlen)`
+    );
   } else {
     return null; // a set (no order to keep), a user's object: no code guessed for it
   }

@@ -9,14 +9,19 @@
 import type { HolderEntry } from '../../protocol/cleanup';
 import { ByteUnits, formatBytes } from '../../text/format';
 
-type Sharing = Pick<HolderEntry, 'shared_with' | 'shared_bytes' | 'counted_under' | 'total_bytes'>;
+type Sharing = Pick<
+  HolderEntry,
+  'shared_with' | 'shared_bytes' | 'counted_under' | 'total_bytes'
+>;
 
 /**
  * "torch.nn.modules.linear.Linear: 2 params, 0 buffers, 2 grads": the type,
  * then the summary without the class name it repeats (the kernel's module and
  * optimizer summaries begin "Linear: ", "Adam: ", an object's "Trainer holding").
  */
-export function holderSummaryText(entry: Pick<HolderEntry, 'type_name' | 'summary'>): string {
+export function holderSummaryText(
+  entry: Pick<HolderEntry, 'type_name' | 'summary'>
+): string {
   const shortName = entry.type_name.split('.').pop() ?? entry.type_name;
   let summary = entry.summary;
   if (summary.startsWith(`${shortName}: `)) {
@@ -46,5 +51,8 @@ export function sharingNote(entry: Sharing, units: ByteUnits): string | null {
   }
   // Nothing counted elsewhere: what it shares is counted on this row (an
   // older helper sends no shared_bytes: a 0 B row then claims nothing).
-  return `shares storage with ${others.join(', ')}` + (entry.total_bytes > 0 ? ', counted here' : '');
+  return (
+    `shares storage with ${others.join(', ')}` +
+    (entry.total_bytes > 0 ? ', counted here' : '')
+  );
 }

@@ -4,7 +4,11 @@
  */
 import { CommandIDs } from '../../ui/commandIds';
 import { SIDEBAR_ID } from '../../sidebar/SidebarHost';
-import { makeDeleteResult, makeListing, snapshot } from '../../testing/cleanupFixtures';
+import {
+  makeDeleteResult,
+  makeListing,
+  snapshot
+} from '../../testing/cleanupFixtures';
 import { GiB, MiB } from '../../testing/fixtures';
 import { settle } from '../../testing/fakeKernel';
 import { resultLines, setup } from '../../testing/cleanupCommandsFixtures';
@@ -64,7 +68,9 @@ describe('inspect and delete commands', () => {
       hidden: ['last_traceback'],
       free: ['gc', 'empty_cache']
     });
-    const now = jest.spyOn(Date, 'now').mockReturnValue(new Date(2024, 0, 2, 22, 18, 1).getTime());
+    const now = jest
+      .spyOn(Date, 'now')
+      .mockReturnValue(new Date(2024, 0, 2, 22, 18, 1).getTime());
     t.reply(makeDeleteResult({ cleared: ['last_traceback'] }));
     await settle();
     now.mockRestore();
@@ -150,7 +156,10 @@ describe('inspect and delete commands', () => {
     await settle();
     expect(t.confirmed).toHaveLength(1);
     expect(t.confirmed[0].listingId).toBe('L2');
-    expect(t.comm.lastRequest).toMatchObject({ type: 'delete', listing_id: 'L2' });
+    expect(t.comm.lastRequest).toMatchObject({
+      type: 'delete',
+      listing_id: 'L2'
+    });
     t.reply(makeDeleteResult());
     await settle();
     t.reply(makeListing({ listing_id: 'L3' })); // listed again after the delete
@@ -174,7 +183,9 @@ describe('inspect and delete commands', () => {
     t.reply(makeListing({ listing_id: 'L2' }));
     const done = await outcome;
     expect(done.status).toBe('failed');
-    expect(done.lines.join(' ')).toContain('cells ran since the listing, so nothing was deleted');
+    expect(done.lines.join(' ')).toContain(
+      'cells ran since the listing, so nothing was deleted'
+    );
     t.dispose();
   });
 
@@ -216,13 +227,21 @@ describe('inspect and delete commands', () => {
     const { lines } = await describeResult(
       makeDeleteResult({
         refused: [
-          { name: 'output_cache', reason: 'cells ran since the listing', hidden: true },
+          {
+            name: 'output_cache',
+            reason: 'cells ran since the listing',
+            hidden: true
+          },
           { name: 'output_cache', reason: 'no longer defined' }
         ]
       })
     );
-    expect(lines).toContain('Not cleared: the output cache \u2014 cells ran since the listing');
-    expect(lines).toContain('Not deleted: output_cache \u2014 no longer defined'); // a variable of that name
+    expect(lines).toContain(
+      'Not cleared: the output cache \u2014 cells ran since the listing'
+    );
+    expect(lines).toContain(
+      'Not deleted: output_cache \u2014 no longer defined'
+    ); // a variable of that name
   });
 
   it('does nothing when the dialog is cancelled', async () => {
@@ -245,7 +264,10 @@ describe('inspect and delete commands', () => {
     });
     await settle();
     expect(t.confirmed.pop()?.entries.map(e => e.name)).toEqual(['model']);
-    expect(t.comm.lastRequest).toMatchObject({ type: 'delete', names: ['model'] });
+    expect(t.comm.lastRequest).toMatchObject({
+      type: 'delete',
+      names: ['model']
+    });
     t.reply(
       makeDeleteResult({
         deleted: ['model'],

@@ -3,7 +3,10 @@ import { Signal } from '@lumino/signaling';
 
 import { DeathNotifier, INotifications } from './deathNotifier';
 import { KernelMemoryModel } from '../../model/KernelMemoryModel';
-import { kernelDeathText, kernelDeathTextLoaded } from '../../model/lazyKernelDeath';
+import {
+  kernelDeathText,
+  kernelDeathTextLoaded
+} from '../../model/lazyKernelDeath';
 import { DEFAULT_SETTINGS } from '../../settings/settings';
 import { makeHello, wire } from '../../testing/fixtures';
 import { dead } from '../../testing/kernelDeathWatchFixtures';
@@ -26,14 +29,22 @@ describe('the death in the panel, the timeline, the badge and a notification', (
     const model = new KernelMemoryModel({ historyCapacity: 10 });
     const sessionsChanged = new Signal<any, void>({});
     const notifier = new DeathNotifier({
-      monitor: { sessions: () => [{ model } as any], sessionsChanged, settings: DEFAULT_SETTINGS } as any,
+      monitor: {
+        sessions: () => [{ model } as any],
+        sessionsChanged,
+        settings: DEFAULT_SETTINGS
+      } as any,
       showDetails: () => undefined,
       notifications
     });
     const source = dead();
     model.ingest(wire(makeHello()));
     model.ingest(wire(source.death!.lastSample));
-    model.noteKernelDeath('autorestarting', { cellId: 'cell-b', executionCount: 12, confirmed: true });
+    model.noteKernelDeath('autorestarting', {
+      cellId: 'cell-b',
+      executionCount: 12,
+      confirmed: true
+    });
     model.startKernelSession();
     const after = wire(source.death!.lastSample) as any;
     after.host.container.oom_kill_count = 1;
@@ -59,10 +70,18 @@ describe('the death in the panel, the timeline, the badge and a notification', (
     const source = dead();
     model.ingest(wire(makeHello()));
     model.ingest(wire(source.death!.lastSample));
-    model.noteKernelDeath('autorestarting', { cellId: 'cell-b', executionCount: 12, confirmed: true });
+    model.noteKernelDeath('autorestarting', {
+      cellId: 'cell-b',
+      executionCount: 12,
+      confirmed: true
+    });
     expect(model.death).not.toBeNull();
     const notifier = new DeathNotifier({
-      monitor: { sessions: () => [{ model } as any], sessionsChanged: new Signal<any, void>({}), settings: DEFAULT_SETTINGS } as any,
+      monitor: {
+        sessions: () => [{ model } as any],
+        sessionsChanged: new Signal<any, void>({}),
+        settings: DEFAULT_SETTINGS
+      } as any,
       showDetails: () => undefined,
       notifications
     });
@@ -74,7 +93,7 @@ describe('the death in the panel, the timeline, the badge and a notification', (
     notifier.dispose();
   });
 
-  it('a second death replaces the first one\'s notification', async () => {
+  it("a second death replaces the first one's notification", async () => {
     await kernelDeathTextLoaded();
     const calls: string[] = [];
     let next = 0;
@@ -89,23 +108,40 @@ describe('the death in the panel, the timeline, the badge and a notification', (
     };
     const model = new KernelMemoryModel({ historyCapacity: 10 });
     const notifier = new DeathNotifier({
-      monitor: { sessions: () => [{ model } as any], sessionsChanged: new Signal<any, void>({}), settings: DEFAULT_SETTINGS } as any,
+      monitor: {
+        sessions: () => [{ model } as any],
+        sessionsChanged: new Signal<any, void>({}),
+        settings: DEFAULT_SETTINGS
+      } as any,
       showDetails: () => undefined,
       notifications
     });
     const source = dead();
     model.ingest(wire(makeHello()));
     model.ingest(wire(source.death!.lastSample));
-    model.noteKernelDeath('autorestarting', { cellId: 'cell-b', executionCount: 12, confirmed: true }, 2000);
+    model.noteKernelDeath(
+      'autorestarting',
+      { cellId: 'cell-b', executionCount: 12, confirmed: true },
+      2000
+    );
     // The restarted kernel runs, then dies again (the batch size still too large).
     model.startKernelSession();
     model.ingest(wire(makeHello({ pid: 5151 })));
     const later = wire(source.death!.lastSample) as any;
     later.time += 3600;
     model.ingest(later);
-    model.noteKernelDeath('autorestarting', { cellId: 'cell-c', executionCount: 14, confirmed: true }, 5600);
+    model.noteKernelDeath(
+      'autorestarting',
+      { cellId: 'cell-c', executionCount: 14, confirmed: true },
+      5600
+    );
     model.clearKernelDeath();
-    expect(calls.filter(c => !c.startsWith('update'))).toEqual(['emit n1', 'dismiss n1', 'emit n2', 'dismiss n2']);
+    expect(calls.filter(c => !c.startsWith('update'))).toEqual([
+      'emit n1',
+      'dismiss n1',
+      'emit n2',
+      'dismiss n2'
+    ]);
     notifier.dispose();
   });
 
@@ -122,14 +158,26 @@ describe('the death in the panel, the timeline, the badge and a notification', (
         calls.push(`emit ${id} ${type}: ${message}`);
         return id;
       },
-      update: args => (calls.push(`update ${args.id} ${args.type}: ${args.message}`), true),
+      update: args => (
+        calls.push(`update ${args.id} ${args.type}: ${args.message}`),
+        true
+      ),
       dismiss: id => calls.push(`dismiss ${id}`)
     };
-    const models = kernelIds.map(() => new KernelMemoryModel({ historyCapacity: 10 }));
-    let sessions = models.map((model, i) => ({ model, sessionContext: { session: { kernel: { id: kernelIds[i] } } } }));
+    const models = kernelIds.map(
+      () => new KernelMemoryModel({ historyCapacity: 10 })
+    );
+    let sessions = models.map((model, i) => ({
+      model,
+      sessionContext: { session: { kernel: { id: kernelIds[i] } } }
+    }));
     const sessionsChanged = new Signal<any, void>({});
     const notifier = new DeathNotifier({
-      monitor: { sessions: () => sessions, sessionsChanged, settings: DEFAULT_SETTINGS } as any,
+      monitor: {
+        sessions: () => sessions,
+        sessionsChanged,
+        settings: DEFAULT_SETTINGS
+      } as any,
       showDetails: () => undefined,
       notifications
     });
@@ -151,14 +199,20 @@ describe('the death in the panel, the timeline, the badge and a notification', (
     const [viewer, runner, elsewhere] = models;
     // The notebook that only views the kernel hears of the death first.
     viewer.noteKernelDeath('autorestarting', null, 2000);
-    runner.noteKernelDeath('autorestarting', { cellId: 'cell-b', executionCount: 12, confirmed: true }, 2000.4);
+    runner.noteKernelDeath(
+      'autorestarting',
+      { cellId: 'cell-b', executionCount: 12, confirmed: true },
+      2000.4
+    );
     expect(calls).toEqual([
       'emit n1 error: The kernel died at RAM 3.9 GiB (51.2 MiB more available): most likely the out-of-memory killer.',
       'update n1 error: The kernel (running [12]) died at RAM 3.9 GiB (51.2 MiB more available): most likely the out-of-memory killer.'
     ]);
     // Another kernel that dies at the same moment has its own.
     elsewhere.noteKernelDeath('autorestarting', null, 2000.2);
-    expect(calls.slice(2).map(c => c.split(' ').slice(0, 2).join(' '))).toEqual(['emit n2']);
+    expect(calls.slice(2).map(c => c.split(' ').slice(0, 2).join(' '))).toEqual(
+      ['emit n2']
+    );
     // Closing one of the two notebooks leaves it to the other one.
     close(viewer);
     expect(calls.filter(c => c.startsWith('dismiss'))).toEqual([]);
@@ -172,7 +226,11 @@ describe('the death in the panel, the timeline, the badge and a notification', (
     const { models, calls, notifier, close } = notebooksOn(['k1', 'k1']);
     const [viewer, runner] = models;
     viewer.noteKernelDeath('autorestarting', null, 2000);
-    runner.noteKernelDeath('autorestarting', { cellId: 'cell-b', executionCount: 12, confirmed: true }, 2000.4);
+    runner.noteKernelDeath(
+      'autorestarting',
+      { cellId: 'cell-b', executionCount: 12, confirmed: true },
+      2000.4
+    );
     close(runner);
     expect(calls.slice(-1)).toEqual([
       'update n1 error: The kernel died at RAM 3.9 GiB (51.2 MiB more available): most likely the out-of-memory killer.'
@@ -187,14 +245,26 @@ describe('the death in the panel, the timeline, the badge and a notification', (
       const emitted: string[] = [];
       const model = new KernelMemoryModel({ historyCapacity: 10 });
       const notifier = new FreshNotifier({
-        monitor: { sessions: () => [{ model } as any], sessionsChanged: new Signal<any, void>({}), settings: DEFAULT_SETTINGS } as any,
+        monitor: {
+          sessions: () => [{ model } as any],
+          sessionsChanged: new Signal<any, void>({}),
+          settings: DEFAULT_SETTINGS
+        } as any,
         showDetails: () => undefined,
-        notifications: { emit: (message: string) => (emitted.push(message), 'n1'), update: () => true, dismiss: () => undefined }
+        notifications: {
+          emit: (message: string) => (emitted.push(message), 'n1'),
+          update: () => true,
+          dismiss: () => undefined
+        }
       });
       const source = dead();
       model.ingest(wire(makeHello()));
       model.ingest(wire(source.death!.lastSample));
-      model.noteKernelDeath('autorestarting', { cellId: 'cell-b', executionCount: 12, confirmed: true });
+      model.noteKernelDeath('autorestarting', {
+        cellId: 'cell-b',
+        executionCount: 12,
+        confirmed: true
+      });
       expect(emitted).toEqual([]); // not loaded yet in this page
       await fresh.kernelDeathTextLoaded();
       await new Promise(resolve => setTimeout(resolve, 0));
@@ -214,7 +284,9 @@ describe('the death in the panel, the timeline, the badge and a notification', (
         }
         return jest.requireActual('../../model/kernelDeath');
       });
-      const warn = jest.spyOn(console, 'warn').mockImplementation(() => undefined);
+      const warn = jest
+        .spyOn(console, 'warn')
+        .mockImplementation(() => undefined);
       const fresh = await import('../../model/lazyKernelDeath');
       const settle = () => new Promise(resolve => setTimeout(resolve, 0));
       let calls = 0;
@@ -224,7 +296,9 @@ describe('the death in the panel, the timeline, the badge and a notification', (
       expect(fresh.kernelDeathText(() => calls++)).toBeNull(); // asked again: loads again
       await settle();
       expect(calls).toBe(1);
-      expect(fresh.kernelDeathText(() => calls++)?.explainKernelDeath).toBeDefined();
+      expect(
+        fresh.kernelDeathText(() => calls++)?.explainKernelDeath
+      ).toBeDefined();
       warn.mockRestore();
       jest.dontMock('../../model/kernelDeath');
     });
@@ -241,14 +315,22 @@ describe('the death in the panel, the timeline, the badge and a notification', (
     let sessions = [{ model } as any];
     const sessionsChanged = new Signal<any, void>({});
     const notifier = new DeathNotifier({
-      monitor: { sessions: () => sessions, sessionsChanged, settings: DEFAULT_SETTINGS } as any,
+      monitor: {
+        sessions: () => sessions,
+        sessionsChanged,
+        settings: DEFAULT_SETTINGS
+      } as any,
       showDetails: () => undefined,
       notifications
     });
     const source = dead();
     model.ingest(wire(makeHello()));
     model.ingest(wire(source.death!.lastSample));
-    model.noteKernelDeath('autorestarting', { cellId: 'cell-b', executionCount: 12, confirmed: true });
+    model.noteKernelDeath('autorestarting', {
+      cellId: 'cell-b',
+      executionCount: 12,
+      confirmed: true
+    });
     expect(dismissed).toEqual([]);
     sessions = [];
     sessionsChanged.emit();

@@ -11,7 +11,10 @@ import { IDisposable } from '@lumino/disposable';
 import type { DeathVerdict, KernelDeathFacts } from '../../model/kernelDeath';
 import { kernelDeathText } from '../../model/lazyKernelDeath';
 import { MemoryMonitor } from '../../monitor/MemoryMonitor';
-import { IKernelMemoryModel, ModelChange } from '../../model/IKernelMemoryModel';
+import {
+  IKernelMemoryModel,
+  ModelChange
+} from '../../model/IKernelMemoryModel';
 
 /** What the notifier needs of JupyterLab's Notification (fakes in tests). */
 export interface INotifications {
@@ -23,7 +26,11 @@ export interface INotifications {
       actions: { label: string; callback: () => void }[];
     }
   ): string;
-  update(args: { id: string; message: string; type: 'warning' | 'error' }): boolean;
+  update(args: {
+    id: string;
+    message: string;
+    type: 'warning' | 'error';
+  }): boolean;
   dismiss(id: string): void;
 }
 
@@ -108,11 +115,18 @@ export class DeathNotifier implements IDisposable {
       id = this._notifiedByAnother(model, death);
     }
     if (id === null) {
-      const explanation = text.explainKernelDeath(death, this._monitor.settings.units);
-      id = this._notifications.emit(explanation.short, notificationType(explanation.verdict), {
-        autoClose: false,
-        actions: [{ label: 'Details', callback: () => this._showDetails() }]
-      });
+      const explanation = text.explainKernelDeath(
+        death,
+        this._monitor.settings.units
+      );
+      id = this._notifications.emit(
+        explanation.short,
+        notificationType(explanation.verdict),
+        {
+          autoClose: false,
+          actions: [{ label: 'Details', callback: () => this._showDetails() }]
+        }
+      );
       this._shown.set(model, { id, facts: death });
       return;
     }
@@ -121,8 +135,14 @@ export class DeathNotifier implements IDisposable {
   }
 
   /** Update notification `id` to tell the death of its notebooks that knows the most. */
-  private _retell(id: string, text: NonNullable<ReturnType<typeof kernelDeathText>>): void {
-    const explanation = text.explainKernelDeath(this._mostTelling(id), this._monitor.settings.units);
+  private _retell(
+    id: string,
+    text: NonNullable<ReturnType<typeof kernelDeathText>>
+  ): void {
+    const explanation = text.explainKernelDeath(
+      this._mostTelling(id),
+      this._monitor.settings.units
+    );
     this._notifications.update({
       id,
       message: explanation.short,
@@ -134,7 +154,10 @@ export class DeathNotifier implements IDisposable {
    * The notification another notebook shows of this death: notebooks that
    * share one kernel each see it die, and one notification says it.
    */
-  private _notifiedByAnother(model: IKernelMemoryModel, death: KernelDeathFacts): string | null {
+  private _notifiedByAnother(
+    model: IKernelMemoryModel,
+    death: KernelDeathFacts
+  ): string | null {
     const kernelId = this._kernelIdOf(model);
     if (kernelId === null) {
       return null;
@@ -157,7 +180,10 @@ export class DeathNotifier implements IDisposable {
   private _mostTelling(id: string): KernelDeathFacts {
     let telling: KernelDeathFacts | null = null;
     for (const shown of this._shown.values()) {
-      if (shown?.id === id && (!telling || (!telling.runningCell && shown.facts.runningCell))) {
+      if (
+        shown?.id === id &&
+        (!telling || (!telling.runningCell && shown.facts.runningCell))
+      ) {
         telling = shown.facts;
       }
     }
@@ -190,7 +216,10 @@ export class DeathNotifier implements IDisposable {
     return entry?.sessionContext?.session?.kernel?.id ?? null;
   }
 
-  private _monitor: Pick<MemoryMonitor, 'sessions' | 'sessionsChanged' | 'settings'>;
+  private _monitor: Pick<
+    MemoryMonitor,
+    'sessions' | 'sessionsChanged' | 'settings'
+  >;
   private _showDetails: () => void;
   private _notifications: INotifications;
   private _shown = new Map<

@@ -20,11 +20,14 @@ describe('the death in the panel, the timeline, the badge and a notification', (
     MessageLoop.flush();
     expect(view.node.hidden).toBe(false);
     expect(view.node.dataset.vramVerdict).toBe('near-limit');
-    const summary = view.node.querySelector('[data-vram-role="kernel-death-summary"]')!;
+    const summary = view.node.querySelector(
+      '[data-vram-role="kernel-death-summary"]'
+    )!;
     expect(summary.textContent).toContain('container limit 4 GiB');
-    expect(view.node.querySelector('[data-vram-role="kernel-death-cell"]')!.textContent).toBe(
-      'Cell [12] was running.'
-    );
+    expect(
+      view.node.querySelector('[data-vram-role="kernel-death-cell"]')!
+        .textContent
+    ).toBe('Cell [12] was running.');
     model.clearKernelDeath();
     MessageLoop.flush();
     expect(view.node.hidden).toBe(true);
@@ -49,7 +52,12 @@ describe('the death in the panel, the timeline, the badge and a notification', (
       wrapper.appendChild(input);
       node.appendChild(wrapper);
       return {
-        model: { id, type: 'code', getMetadata: () => undefined, setMetadata: () => undefined },
+        model: {
+          id,
+          type: 'code',
+          getMetadata: () => undefined,
+          setMetadata: () => undefined
+        },
         node,
         inputArea: { node: input },
         ready: Promise.resolve(),
@@ -73,17 +81,27 @@ describe('the death in the panel, the timeline, the badge and a notification', (
     // The same death on the model the badges follow:
     model.ingest(wire(makeHello()));
     model.ingest(wire(deadModel.death!.lastSample));
-    model.noteKernelDeath('autorestarting', { cellId: 'cell-b', executionCount: 12, confirmed: true });
-    const mark = b.node.querySelector('[data-vram-role="cell-death-badge"]') as HTMLElement;
+    model.noteKernelDeath('autorestarting', {
+      cellId: 'cell-b',
+      executionCount: 12,
+      confirmed: true
+    });
+    const mark = b.node.querySelector(
+      '[data-vram-role="cell-death-badge"]'
+    ) as HTMLElement;
     expect(mark.textContent).toBe('kernel died'); // at once
     // Its explanation loads with the first death the page sees, then fills the title.
     for (let i = 0; i < 50 && !mark.title; i++) {
       await new Promise(resolve => setTimeout(resolve, 0));
     }
     expect(mark.title).toContain('most likely the out-of-memory killer');
-    expect(a.node.querySelector('[data-vram-role="cell-death-badge"]')).toBeNull();
+    expect(
+      a.node.querySelector('[data-vram-role="cell-death-badge"]')
+    ).toBeNull();
     model.clearKernelDeath();
-    expect(b.node.querySelector('[data-vram-role="cell-death-badge"]')).toBeNull();
+    expect(
+      b.node.querySelector('[data-vram-role="cell-death-badge"]')
+    ).toBeNull();
     badges.dispose();
   });
 });

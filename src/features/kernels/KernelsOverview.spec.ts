@@ -52,8 +52,18 @@ describe('kernelGpuUse', () => {
       ]
     });
     expect(kernelGpuUse(sample)).toEqual([
-      { index: 0, name: 'NVIDIA H100 80GB HBM3', bytes: 2.5 * GiB, source: 'nvml' },
-      { index: 1, name: 'NVIDIA H100 80GB HBM3', bytes: 2 * GiB, source: 'torch' },
+      {
+        index: 0,
+        name: 'NVIDIA H100 80GB HBM3',
+        bytes: 2.5 * GiB,
+        source: 'nvml'
+      },
+      {
+        index: 1,
+        name: 'NVIDIA H100 80GB HBM3',
+        bytes: 2 * GiB,
+        source: 'torch'
+      },
       { index: 2, name: 'NVIDIA H100 80GB HBM3', bytes: null, source: null }
     ]);
     expect(kernelGpuUse(null)).toEqual([]);
@@ -95,34 +105,69 @@ describe('kernelRows', () => {
       source({ kernelId: null, paths: ['x.ipynb'], hello: null, latest: null }),
       source({ kernelId: null, paths: ['y.ipynb'], hello: null, latest: null })
     ]);
-    expect(rows.map(r => r.key)).toEqual(['no-kernel:x.ipynb', 'no-kernel:y.ipynb']);
-    expect(rows[0]).toMatchObject({ pid: null, hostRssBytes: null, sampled: false, gpus: [] });
+    expect(rows.map(r => r.key)).toEqual([
+      'no-kernel:x.ipynb',
+      'no-kernel:y.ipynb'
+    ]);
+    expect(rows[0]).toMatchObject({
+      pid: null,
+      hostRssBytes: null,
+      sampled: false,
+      gpus: []
+    });
   });
 });
 
 describe('otherGpuProcesses', () => {
   it('lists the processes that are no monitored kernel, largest first', () => {
     const a = source({
-      latest: makeNvmlProcessSample([proc(4242, 2 * GiB, true), proc(900, GiB), proc(901, 3 * GiB)])
+      latest: makeNvmlProcessSample([
+        proc(4242, 2 * GiB, true),
+        proc(900, GiB),
+        proc(901, 3 * GiB)
+      ])
     });
     expect(otherGpuProcesses([a])).toEqual([
-      { pid: 901, hostname: 'node-1', gpuIndex: 0, gpuName: 'NVIDIA H100 80GB HBM3', usedBytes: 3 * GiB },
-      { pid: 900, hostname: 'node-1', gpuIndex: 0, gpuName: 'NVIDIA H100 80GB HBM3', usedBytes: GiB }
+      {
+        pid: 901,
+        hostname: 'node-1',
+        gpuIndex: 0,
+        gpuName: 'NVIDIA H100 80GB HBM3',
+        usedBytes: 3 * GiB
+      },
+      {
+        pid: 900,
+        hostname: 'node-1',
+        gpuIndex: 0,
+        gpuName: 'NVIDIA H100 80GB HBM3',
+        usedBytes: GiB
+      }
     ]);
   });
 
   it("shows another monitored kernel's pid as that kernel, not as other", () => {
-    const a = source({ latest: makeNvmlProcessSample([proc(4242, 2 * GiB, true), proc(5555, GiB)]) });
+    const a = source({
+      latest: makeNvmlProcessSample([
+        proc(4242, 2 * GiB, true),
+        proc(5555, GiB)
+      ])
+    });
     const b = source({
       kernelId: 'kernel-b',
       hello: makeHello({ pid: 5555 }),
-      latest: makeNvmlProcessSample([proc(5555, GiB, true), proc(4242, 2 * GiB), proc(777, MiB)])
+      latest: makeNvmlProcessSample([
+        proc(5555, GiB, true),
+        proc(4242, 2 * GiB),
+        proc(777, MiB)
+      ])
     });
     expect(otherGpuProcesses([a, b]).map(p => p.pid)).toEqual([777]);
   });
 
   it('compares pids per host: the same pid elsewhere is another process', () => {
-    const a = source({ latest: makeNvmlProcessSample([proc(4242, GiB, true), proc(5555, GiB)]) });
+    const a = source({
+      latest: makeNvmlProcessSample([proc(4242, GiB, true), proc(5555, GiB)])
+    });
     const remote = source({
       kernelId: 'kernel-b',
       hello: makeHello({ pid: 5555, hostname: 'node-2' }),
@@ -132,15 +177,22 @@ describe('otherGpuProcesses', () => {
   });
 
   it('lists a process seen by two kernels on one GPU once (by GPU uuid)', () => {
-    const a = source({ latest: makeNvmlProcessSample([proc(4242, GiB, true), proc(777, MiB)]) });
+    const a = source({
+      latest: makeNvmlProcessSample([proc(4242, GiB, true), proc(777, MiB)])
+    });
     // Kernel b numbers the same GPU 3 (CUDA_VISIBLE_DEVICES): same uuid.
     const b = source({
       kernelId: 'kernel-b',
       hello: makeHello({
         pid: 5555,
-        devices: [{ index: 3, name: 'H100', total_bytes: 80 * GiB, uuid: 'GPU-0000' }]
+        devices: [
+          { index: 3, name: 'H100', total_bytes: 80 * GiB, uuid: 'GPU-0000' }
+        ]
       }),
-      latest: makeNvmlProcessSample([proc(5555, GiB, true), proc(777, 2 * MiB)], 3)
+      latest: makeNvmlProcessSample(
+        [proc(5555, GiB, true), proc(777, 2 * MiB)],
+        3
+      )
     });
     const others = otherGpuProcesses([a, b]);
     expect(others).toHaveLength(1);
@@ -148,7 +200,9 @@ describe('otherGpuProcesses', () => {
   });
 
   it('keeps unknown figures unknown and puts them last', () => {
-    const a = source({ latest: makeNvmlProcessSample([proc(1, null), proc(2, 0)]) });
+    const a = source({
+      latest: makeNvmlProcessSample([proc(1, null), proc(2, 0)])
+    });
     expect(otherGpuProcesses([a]).map(p => [p.pid, p.usedBytes])).toEqual([
       [2, 0],
       [1, null]
@@ -156,7 +210,10 @@ describe('otherGpuProcesses', () => {
   });
 
   it('ignores a kernel without its hello (its own pid is unknown)', () => {
-    const a = source({ hello: null, latest: makeNvmlProcessSample([proc(1, GiB)]) });
+    const a = source({
+      hello: null,
+      latest: makeNvmlProcessSample([proc(1, GiB)])
+    });
     expect(otherGpuProcesses([a])).toEqual([]);
   });
 });
@@ -166,18 +223,34 @@ describe('gpuProcessVisibility', () => {
     expect(gpuProcessVisibility([])).toBe('no-kernels');
     expect(gpuProcessVisibility([source({ latest: null })])).toBe('waiting');
     const noNvml = makeHello({
-      nvml: { available: false, driver_version: null, error: 'pynvml is not installed' }
+      nvml: {
+        available: false,
+        driver_version: null,
+        error: 'pynvml is not installed'
+      }
     });
-    expect(gpuProcessVisibility([source({ hello: noNvml })])).toBe('nvml-unavailable');
-    expect(gpuProcessVisibility([source({ latest: makeCpuSample() })])).toBe('no-gpus');
-    expect(gpuProcessVisibility([source({ latest: makeNvmlProcessSample(null) })])).toBe('not-listed');
+    expect(gpuProcessVisibility([source({ hello: noNvml })])).toBe(
+      'nvml-unavailable'
+    );
+    expect(gpuProcessVisibility([source({ latest: makeCpuSample() })])).toBe(
+      'no-gpus'
+    );
+    expect(
+      gpuProcessVisibility([source({ latest: makeNvmlProcessSample(null) })])
+    ).toBe('not-listed');
     expect(gpuProcessVisibility([source()])).toBe('not-listed'); // older helper
-    expect(gpuProcessVisibility([source({ latest: makeNvmlProcessSample([]) })])).toBe('listed');
+    expect(
+      gpuProcessVisibility([source({ latest: makeNvmlProcessSample([]) })])
+    ).toBe('listed');
   });
 
   it('puts the reason into the sentence', () => {
     const noNvml = makeHello({
-      nvml: { available: false, driver_version: null, error: 'pynvml is not installed' }
+      nvml: {
+        available: false,
+        driver_version: null,
+        error: 'pynvml is not installed'
+      }
     });
     const overview = kernelsOverview([source({ hello: noNvml })]);
     expect(overview.others).toEqual([]);
@@ -186,28 +259,47 @@ describe('gpuProcessVisibility', () => {
         "Only each kernel's own PyTorch figures can be seen, not other processes on the GPUs."
     );
     expect(
-      describeGpuProcessVisibility(kernelsOverview([source({ latest: makeNvmlProcessSample([]) })]))
+      describeGpuProcessVisibility(
+        kernelsOverview([source({ latest: makeNvmlProcessSample([]) })])
+      )
     ).toBe('NVML lists no other process on these GPUs.');
     expect(
-      describeGpuProcessVisibility(kernelsOverview([source({ latest: makeNvmlProcessSample(null) })]))
+      describeGpuProcessVisibility(
+        kernelsOverview([source({ latest: makeNvmlProcessSample(null) })])
+      )
     ).toContain('cannot be seen');
   });
 
   it('does not say "no GPU" of a kernel without NVML whose PyTorch has not initialised CUDA', () => {
     const noPynvml = makeHello({
-      nvml: { available: false, driver_version: null, error: 'cannot import pynvml' }
+      nvml: {
+        available: false,
+        driver_version: null,
+        error: 'cannot import pynvml'
+      }
     });
     const overview = kernelsOverview([
-      source({ hello: noPynvml, latest: makeCpuSample({ torch: { imported: true, cuda_initialized: false } }) })
+      source({
+        hello: noPynvml,
+        latest: makeCpuSample({
+          torch: { imported: true, cuda_initialized: false }
+        })
+      })
     ]);
     expect(overview.visibility).toBe('nvml-unavailable');
   });
 
   it('says a kernel without NVML and without a GPU sees no GPU, rather than that GPU processes are hidden', () => {
     const noDriver = makeHello({
-      nvml: { available: false, driver_version: null, error: 'NVML Shared Library Not Found' }
+      nvml: {
+        available: false,
+        driver_version: null,
+        error: 'NVML Shared Library Not Found'
+      }
     });
-    const overview = kernelsOverview([source({ hello: noDriver, latest: makeCpuSample() })]);
+    const overview = kernelsOverview([
+      source({ hello: noDriver, latest: makeCpuSample() })
+    ]);
     expect(overview.visibility).toBe('no-gpus');
     expect(describeGpuProcessVisibility(overview)).toBe(
       'No GPU is visible to these kernels, so there are no GPU processes to list (NVML: NVML Shared Library Not Found).'

@@ -120,7 +120,10 @@ export function kernelGpuUse(
   }
   return sample.gpus.map(gpu => {
     // The sidebar's own figure (kernelUsed: NVML's, else PyTorch's, else TensorFlow's).
-    const f = gpuFigures(gpu, hello?.devices.find(d => d.index === gpu.index));
+    const f = gpuFigures(
+      gpu,
+      hello?.devices.find(d => d.index === gpu.index)
+    );
     const source: KernelGpuUse['source'] =
       f.processUsed !== null
         ? 'nvml'
@@ -266,7 +269,9 @@ export function gpuProcessVisibility(
   if (gpus.length === 0) {
     // NVML gave no per-GPU figures: no GPU at all only if no kernel shows one
     // (another may use a GPU through PyTorch, or NVML did not match it).
-    return reporting.every(s => s.latest!.gpus.length === 0) ? 'no-gpus' : 'not-listed';
+    return reporting.every(s => s.latest!.gpus.length === 0)
+      ? 'no-gpus'
+      : 'not-listed';
   }
   return gpus.some(g => Array.isArray(g.nvml!.processes))
     ? 'listed'
@@ -279,7 +284,7 @@ export function kernelsOverview(
   const visibility = gpuProcessVisibility(sources);
   const nvmlError =
     visibility === 'nvml-unavailable' || visibility === 'no-gpus'
-      ? sources.find(s => s.hello?.nvml.error)?.hello?.nvml.error ?? null
+      ? (sources.find(s => s.hello?.nvml.error)?.hello?.nvml.error ?? null)
       : null;
   return {
     rows: kernelRows(sources),
@@ -310,7 +315,7 @@ export function kernelSourceOf(entry: {
   return {
     kernelId: kernel?.id ?? null,
     kernelName: kernel?.name ?? null,
-    displayName: kernel ? context.kernelDisplayName ?? null : null,
+    displayName: kernel ? (context.kernelDisplayName ?? null) : null,
     paths,
     state: entry.model.state,
     stateReason: entry.model.stateReason,

@@ -40,9 +40,9 @@ describe('KernelsView', () => {
     t.render();
     expect(t.q('[data-vram-role="kernels-table"]')!.hidden).toBe(true);
     expect(t.q('[data-vram-role="kernels-empty"]')!.hidden).toBe(false);
-    expect(t.q('[data-vram-role="gpu-processes-note"]')!.dataset.vramVisibility).toBe(
-      'no-kernels'
-    );
+    expect(
+      t.q('[data-vram-role="gpu-processes-note"]')!.dataset.vramVisibility
+    ).toBe('no-kernels');
     t.view.dispose();
   });
 
@@ -62,20 +62,28 @@ describe('KernelsView', () => {
 
     const rows = t.all('[data-vram-role="kernel-row"]');
     expect(rows).toHaveLength(2);
-    const row = t.q('[data-vram-role="kernel-row"][data-vram-kernel-id="kernel-aaaaaaaa-1111"]')!;
-    expect(row.querySelector('[data-vram-role="kernel-notebook"]')!.textContent).toBe(
-      'work/a.ipynb'
-    );
-    expect(row.querySelector('[data-vram-role="kernel-name"]')!.textContent).toBe(
-      'Python 3 (ipykernel) \u00b7 kernel-a'
-    );
-    const state = row.querySelector('[data-vram-role="kernel-state"]') as HTMLElement;
+    const row = t.q(
+      '[data-vram-role="kernel-row"][data-vram-kernel-id="kernel-aaaaaaaa-1111"]'
+    )!;
+    expect(
+      row.querySelector('[data-vram-role="kernel-notebook"]')!.textContent
+    ).toBe('work/a.ipynb');
+    expect(
+      row.querySelector('[data-vram-role="kernel-name"]')!.textContent
+    ).toBe('Python 3 (ipykernel) \u00b7 kernel-a');
+    const state = row.querySelector(
+      '[data-vram-role="kernel-state"]'
+    ) as HTMLElement;
     expect(state.textContent).toBe('Live \u00b7 pid 4242');
     expect(state.dataset.vramState).toBe('live');
-    const rss = row.querySelector('[data-vram-role="kernel-host-rss"]') as HTMLElement;
+    const rss = row.querySelector(
+      '[data-vram-role="kernel-host-rss"]'
+    ) as HTMLElement;
     expect(rss.dataset.vramBytes).toBe(String(512 * MiB));
     expect(rss.textContent).toBe('512 MiB');
-    const gpu = row.querySelector('[data-vram-role="kernel-gpu-use"]') as HTMLElement;
+    const gpu = row.querySelector(
+      '[data-vram-role="kernel-gpu-use"]'
+    ) as HTMLElement;
     expect(gpu.dataset.vramGpu).toBe('0');
     expect(gpu.dataset.vramSource).toBe('nvml');
     expect(gpu.dataset.vramBytes).toBe(String(2 * GiB));
@@ -83,14 +91,17 @@ describe('KernelsView', () => {
 
     // The notebook without a kernel: no id, no shutdown.
     expect(rows[1].dataset.vramKernelId).toBeUndefined();
-    expect(rows[1].querySelector('[data-vram-role="kernel-state"]')!.textContent).toBe(
-      'Not started'
-    );
+    expect(
+      rows[1].querySelector('[data-vram-role="kernel-state"]')!.textContent
+    ).toBe('Not started');
     // Said once, in the kernel column.
     expect(rows[1].textContent!.match(/No kernel/g)).toHaveLength(1);
     expect(
-      (rows[1].querySelector('[data-vram-role="kernel-shutdown"]') as HTMLButtonElement)
-        .disabled
+      (
+        rows[1].querySelector(
+          '[data-vram-role="kernel-shutdown"]'
+        ) as HTMLButtonElement
+      ).disabled
     ).toBe(true);
     t.view.dispose();
   });
@@ -102,11 +113,18 @@ describe('KernelsView', () => {
     a.ingest(wire(makeSample()));
     t.render();
     const cells = () =>
-      ['kernel-host-rss', 'kernel-gpu-use'].map(role => t.q(`[data-vram-role="${role}"]`)!.closest('td')!);
-    expect(cells().map(c => c.classList.contains('jp-mod-last'))).toEqual([false, false]);
+      ['kernel-host-rss', 'kernel-gpu-use'].map(role =>
+        t.q(`[data-vram-role="${role}"]`)!.closest('td')!
+      );
+    expect(cells().map(c => c.classList.contains('jp-mod-last'))).toEqual([
+      false,
+      false
+    ]);
     a.setState('disconnected', 'The kernel is dead.');
     t.render();
-    expect(cells().map(c => [c.classList.contains('jp-mod-last'), c.title])).toEqual([
+    expect(
+      cells().map(c => [c.classList.contains('jp-mod-last'), c.title])
+    ).toEqual([
       [true, 'Last figures: The kernel is dead.'],
       [true, 'Last figures: The kernel is dead.']
     ]);
@@ -123,7 +141,9 @@ describe('KernelsView', () => {
       '[data-vram-kernel-id="kernel-b"] [data-vram-role="kernel-shutdown"]'
     ) as HTMLButtonElement;
     expect(button.disabled).toBe(false);
-    expect(button.getAttribute('aria-label')).toBe('Shut down the kernel of b.ipynb');
+    expect(button.getAttribute('aria-label')).toBe(
+      'Shut down the kernel of b.ipynb'
+    );
     a.ingest(wire(makeSample({ seq: 2 })));
     t.render();
     // Updated in place: a click that started before the sample still lands.
@@ -131,7 +151,9 @@ describe('KernelsView', () => {
       t.q('[data-vram-kernel-id="kernel-b"] [data-vram-role="kernel-shutdown"]')
     ).toBe(button);
     button.click();
-    expect(t.executed).toEqual([[CommandIDs.shutdownKernel, { kernelId: 'kernel-b' }]]);
+    expect(t.executed).toEqual([
+      [CommandIDs.shutdownKernel, { kernelId: 'kernel-b' }]
+    ]);
     t.view.dispose();
   });
 
@@ -141,9 +163,9 @@ describe('KernelsView', () => {
     a.ingest(wire(makeHello()));
     t.render();
     const none = () =>
-      t.all('[data-vram-role="kernel-row"] .jp-vram-Kernels-detail').find(
-        n => n.textContent === '\u2014' || n.textContent === 'no GPU'
-      )!;
+      t
+        .all('[data-vram-role="kernel-row"] .jp-vram-Kernels-detail')
+        .find(n => n.textContent === '\u2014' || n.textContent === 'no GPU')!;
     expect(none().textContent).toBe('\u2014'); // no sample yet
     expect(none().hidden).toBe(false);
     a.ingest(wire(makeNvmlProcessSample(null)));
@@ -155,7 +177,15 @@ describe('KernelsView', () => {
       wire(
         makeSample({
           seq: 2,
-          gpus: [makeGpu({ nvml: { used_bytes: GiB, total_bytes: 80 * GiB, process_used_bytes: 3 * GiB } })]
+          gpus: [
+            makeGpu({
+              nvml: {
+                used_bytes: GiB,
+                total_bytes: 80 * GiB,
+                process_used_bytes: 3 * GiB
+              }
+            })
+          ]
         })
       )
     );
@@ -174,17 +204,28 @@ describe('KernelsView', () => {
   it('says "no GPU" only where that is known, and shows a TensorFlow kernel\'s GPU use', () => {
     const t = setupView();
     const noNvml = makeHello({
-      nvml: { available: false, driver_version: null, error: 'pynvml is not installed' },
+      nvml: {
+        available: false,
+        driver_version: null,
+        error: 'pynvml is not installed'
+      },
       devices: [],
       torch: { version: '2.5.1', cuda_build: '12.4', cuda_initialized: false }
     });
     const a = t.source.add('kernel-a', 'a.ipynb');
     a.ingest(wire(noNvml));
-    a.ingest(wire(makeSample({ gpus: [], torch: { imported: true, cuda_initialized: false } })));
+    a.ingest(
+      wire(
+        makeSample({
+          gpus: [],
+          torch: { imported: true, cuda_initialized: false }
+        })
+      )
+    );
     t.render();
-    const none = t.all('[data-vram-role="kernel-row"] .jp-vram-Kernels-detail').find(
-      n => n.textContent === '\u2014' || n.textContent === 'no GPU'
-    )!;
+    const none = t
+      .all('[data-vram-role="kernel-row"] .jp-vram-Kernels-detail')
+      .find(n => n.textContent === '\u2014' || n.textContent === 'no GPU')!;
     // A GPU machine without pynvml, before CUDA starts: no GPU is listed, none is known absent.
     expect(none.textContent).toBe('\u2014');
     expect(none.title).toContain('No GPU seen yet');
@@ -197,7 +238,11 @@ describe('KernelsView', () => {
           gpus: [
             makeGpu({
               torch: null,
-              nvml: { used_bytes: 10 * GiB, total_bytes: 80 * GiB, process_used_bytes: null },
+              nvml: {
+                used_bytes: 10 * GiB,
+                total_bytes: 80 * GiB,
+                process_used_bytes: null
+              },
               tensorflow: { current_bytes: 3 * GiB, peak_bytes: 4 * GiB }
             } as any)
           ]
@@ -205,7 +250,9 @@ describe('KernelsView', () => {
       )
     );
     t.render();
-    const use = t.all('[data-vram-role="kernel-gpu-use"]').find(n => n.dataset.vramSource === 'tensorflow')!;
+    const use = t
+      .all('[data-vram-role="kernel-gpu-use"]')
+      .find(n => n.dataset.vramSource === 'tensorflow')!;
     expect(use.dataset.vramBytes).toBe(String(3 * GiB));
     expect(use.title).toContain("TensorFlow's memory in use");
     t.view.dispose();
@@ -218,7 +265,17 @@ describe('KernelsView', () => {
     a.ingest(wire(makeHello({ devices: [] })));
     a.ingest(wire(makeSample({ gpus: [] })));
     const b = t.source.add('kernel-b', 'b.ipynb');
-    b.ingest(wire(makeHello({ nvml: { available: false, driver_version: null, error: 'pynvml is not installed' } })));
+    b.ingest(
+      wire(
+        makeHello({
+          nvml: {
+            available: false,
+            driver_version: null,
+            error: 'pynvml is not installed'
+          }
+        })
+      )
+    );
     b.ingest(wire(makeSample({ gpus: [makeGpu({ nvml: null })] })));
     t.render();
     const note = t.q('[data-vram-role="gpu-processes-note"]')!;
@@ -232,7 +289,9 @@ describe('KernelsView', () => {
     const a = t.source.add('kernel-a', EVIL);
     a.ingest(
       wire(
-        makeHello({ nvml: { available: false, driver_version: null, error: EVIL } })
+        makeHello({
+          nvml: { available: false, driver_version: null, error: EVIL }
+        })
       )
     );
     a.ingest(wire(makeSample()));
@@ -241,7 +300,9 @@ describe('KernelsView', () => {
     expect(t.q('[data-vram-role="kernel-notebook"]')!.textContent).toBe(EVIL);
     const note = t.q('[data-vram-role="gpu-processes-note"]')!;
     expect(note.dataset.vramVisibility).toBe('nvml-unavailable');
-    expect(note.textContent).toContain(`NVML is not available to these kernels (${EVIL})`);
+    expect(note.textContent).toContain(
+      `NVML is not available to these kernels (${EVIL})`
+    );
     expect(t.q('[data-vram-role="gpu-processes-table"]')!.hidden).toBe(true);
     t.view.dispose();
   });
@@ -263,18 +324,18 @@ describe('KernelsView', () => {
     );
     t.render();
     const rows = t.all('[data-vram-role="gpu-process"]');
-    expect(rows.map(r => [r.dataset.vramPid, r.dataset.vramGpu, r.dataset.vramBytes])).toEqual([
-      ['31337', '0', String(3 * GiB)]
-    ]);
+    expect(
+      rows.map(r => [r.dataset.vramPid, r.dataset.vramGpu, r.dataset.vramBytes])
+    ).toEqual([['31337', '0', String(3 * GiB)]]);
     expect(Array.from(rows[0].children, c => c.textContent)).toEqual([
       '31337',
       '0',
       '3 GiB'
     ]);
     expect(t.q('[data-vram-role="gpu-processes-table"]')!.hidden).toBe(false);
-    expect(t.q('[data-vram-role="gpu-processes-note"]')!.dataset.vramVisibility).toBe(
-      'listed'
-    );
+    expect(
+      t.q('[data-vram-role="gpu-processes-note"]')!.dataset.vramVisibility
+    ).toBe('listed');
     t.view.dispose();
   });
 
@@ -290,7 +351,9 @@ describe('KernelsView', () => {
     expect(t.all('[data-vram-role="kernel-row"]')).toHaveLength(1);
     a.ingest(wire(makeHello({ pid: 99 })));
     t.render();
-    expect(t.q('[data-vram-role="kernel-state"]')!.textContent).toBe('Live \u00b7 pid 99');
+    expect(t.q('[data-vram-role="kernel-state"]')!.textContent).toBe(
+      'Live \u00b7 pid 99'
+    );
     t.source.entries = [];
     t.source.sessionsChanged.emit();
     t.render();

@@ -37,7 +37,10 @@ import {
   OtherGpuProcess
 } from './KernelsOverview';
 import { figuresAreCurrent, MonitorState } from '../../model/MonitorState';
-import { IKernelMemoryModel, ModelChange } from '../../model/IKernelMemoryModel';
+import {
+  IKernelMemoryModel,
+  ModelChange
+} from '../../model/IKernelMemoryModel';
 import {
   button,
   element,

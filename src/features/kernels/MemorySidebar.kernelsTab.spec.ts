@@ -15,7 +15,9 @@ describe('MemorySidebar: Kernels tab', () => {
     });
     Widget.attach(sidebar, document.body);
     expect(sidebar.kernels.isHidden).toBe(true);
-    const tab = sidebar.node.querySelector('[data-vram-role="kernels-tab"]') as HTMLButtonElement;
+    const tab = sidebar.node.querySelector(
+      '[data-vram-role="kernels-tab"]'
+    ) as HTMLButtonElement;
     expect(tab.textContent).toBe('Kernels');
     tab.click();
     expect(sidebar.tab).toBe('kernels');

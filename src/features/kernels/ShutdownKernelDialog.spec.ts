@@ -29,9 +29,14 @@ describe('shutdown confirmation', () => {
     const answered = confirmShutdownKernelDialog({ ...request, paths: [EVIL] });
     await settle();
     const dialog = document.body.querySelector('.jp-Dialog') as HTMLElement;
-    expect(dialog.querySelector('[data-vram-role="shutdown-kernel-body"]')!.textContent).toContain(EVIL);
+    expect(
+      dialog.querySelector('[data-vram-role="shutdown-kernel-body"]')!
+        .textContent
+    ).toContain(EVIL);
     expect(dialog.querySelector('img')).toBeNull();
-    (dialog.querySelector(`.jp-Dialog-button${button}`) as HTMLButtonElement).click();
+    (
+      dialog.querySelector(`.jp-Dialog-button${button}`) as HTMLButtonElement
+    ).click();
     await expect(answered).resolves.toBe(answer);
   });
 });

@@ -32,7 +32,9 @@ export function shutdownKernelText(request: ShutdownKernelRequest): string[] {
     ? `the ${request.kernelName} kernel`
     : 'the kernel';
   const others = request.others?.length
-    ? [`It is also the kernel of ${request.others.join(', ')}, which lose${request.others.length === 1 ? 's' : ''} it too.`]
+    ? [
+        `It is also the kernel of ${request.others.join(', ')}, which lose${request.others.length === 1 ? 's' : ''} it too.`
+      ]
     : [];
   return [
     `Shut down ${kernel} of ${notebooks}?`,

@@ -24,7 +24,9 @@ export function registerKernelCommands(options: {
   const confirmShutdown =
     options.confirmShutdown ??
     (async (request: ShutdownKernelRequest) =>
-      (await import('./ShutdownKernelDialog')).confirmShutdownKernelDialog(request));
+      (await import('./ShutdownKernelDialog')).confirmShutdownKernelDialog(
+        request
+      ));
 
   app.commands.addCommand(CommandIDs.shutdownKernel, {
     label: trans.__('Shut Down Kernel\u2026'),
@@ -35,7 +37,10 @@ export function registerKernelCommands(options: {
       const kernelId = typeof args.kernelId === 'string' ? args.kernelId : '';
       const sessions = kernelId ? monitor.sessionsOfKernel(kernelId) : [];
       if (!sessions.length) {
-        notify('info', 'That kernel is not running in an open notebook any more.');
+        notify(
+          'info',
+          'That kernel is not running in an open notebook any more.'
+        );
         return false;
       }
       // Named as its row in the Kernels tab names it.
@@ -44,7 +49,10 @@ export function registerKernelCommands(options: {
       // The server's other sessions on that kernel lose it too: named as well.
       const others: string[] = [];
       for (const session of app.serviceManager?.sessions?.running?.() ?? []) {
-        if (session.kernel?.id === kernelId && !row.paths.includes(session.path)) {
+        if (
+          session.kernel?.id === kernelId &&
+          !row.paths.includes(session.path)
+        ) {
           others.push(
             session.type === 'console'
               ? `the console \u201c${session.name || session.path}\u201d`
@@ -67,7 +75,10 @@ export function registerKernelCommands(options: {
         .sessionsOfKernel(kernelId)
         .filter(s => s.sessionContext.session?.kernel?.id === kernelId);
       if (!now.length) {
-        notify('info', 'That kernel is not running in an open notebook any more: nothing was shut down.');
+        notify(
+          'info',
+          'That kernel is not running in an open notebook any more: nothing was shut down.'
+        );
         return false;
       }
       const [nowRow] = kernelRows(now.map(kernelSourceOf));
@@ -84,10 +95,7 @@ export function registerKernelCommands(options: {
         // and the notebook shows "No Kernel", ready to start another.
         await context.shutdown();
       } catch (reason) {
-        notify(
-          'error',
-          `Could not shut down the kernel: ${errorText(reason)}`
-        );
+        notify('error', `Could not shut down the kernel: ${errorText(reason)}`);
         return false;
       }
       return true;

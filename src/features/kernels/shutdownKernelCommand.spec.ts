@@ -3,12 +3,23 @@ import { CommandRegistry } from '@lumino/commands';
 
 import { CommandIDs } from '../../ui/commandIds';
 import { MemorySidebar } from '../../sidebar/MemorySidebar';
-import { ShutdownKernelRequest, shutdownKernelText } from './ShutdownKernelDialog';
-import { FakeKernel, liveMonitorOnFakeKernel, registerTestCommands, settle } from '../../testing/fakeKernel';
+import {
+  ShutdownKernelRequest,
+  shutdownKernelText
+} from './ShutdownKernelDialog';
+import {
+  FakeKernel,
+  liveMonitorOnFakeKernel,
+  registerTestCommands,
+  settle
+} from '../../testing/fakeKernel';
 
 describe('shutdown-kernel command', () => {
   /** `whileAsked`: what happens while the dialog is open. */
-  async function setup(answer: boolean, whileAsked: (live: { sessionContext: any }) => void = () => undefined) {
+  async function setup(
+    answer: boolean,
+    whileAsked: (live: { sessionContext: any }) => void = () => undefined
+  ) {
     const live = await liveMonitorOnFakeKernel({});
     const { kernel, sessionContext, monitor } = live;
     (kernel as any).id = 'kernel-a';
@@ -38,7 +49,11 @@ describe('shutdown-kernel command', () => {
       kernelId: 'kernel-a'
     });
     expect(t.asked).toEqual([
-      { kernelId: 'kernel-a', kernelName: 'Python 3 (ipykernel)', paths: ['a.ipynb'] }
+      {
+        kernelId: 'kernel-a',
+        kernelName: 'Python 3 (ipykernel)',
+        paths: ['a.ipynb']
+      }
     ]);
     expect(t.context.shutdown).toHaveBeenCalledTimes(1);
     expect(result).toBe(true);
@@ -88,8 +103,12 @@ describe('shutdown-kernel command', () => {
 
   it('says so, and shuts nothing down, when the notebook left that kernel while it asked', async () => {
     // The user picked another kernel while the question was open.
-    const t = await setup(true, ({ sessionContext }) => sessionContext.changeKernel(new FakeKernel()));
-    const result = await t.commands.execute(CommandIDs.shutdownKernel, { kernelId: 'kernel-a' });
+    const t = await setup(true, ({ sessionContext }) =>
+      sessionContext.changeKernel(new FakeKernel())
+    );
+    const result = await t.commands.execute(CommandIDs.shutdownKernel, {
+      kernelId: 'kernel-a'
+    });
     expect(result).toBe(false);
     expect(t.context.shutdown).not.toHaveBeenCalled();
     expect(t.notes.pop()).toEqual([
@@ -102,21 +121,36 @@ describe('shutdown-kernel command', () => {
 
   it("names the server's other sessions on that kernel, a console for the notebook among them", async () => {
     const t = await setup(false);
-    const session = (path: string, type: string, name: string, id: string) => ({ path, type, name, kernel: { id } });
+    const session = (path: string, type: string, name: string, id: string) => ({
+      path,
+      type,
+      name,
+      kernel: { id }
+    });
     t.app.serviceManager = {
       sessions: {
         running: () =>
           [
             session('a.ipynb', 'notebook', 'a.ipynb', 'kernel-a'), // the notebook asked about
             session('console-1-5f2e', 'console', 'Console 1', 'kernel-a'),
-            session('elsewhere.ipynb', 'notebook', 'elsewhere.ipynb', 'kernel-a'),
+            session(
+              'elsewhere.ipynb',
+              'notebook',
+              'elsewhere.ipynb',
+              'kernel-a'
+            ),
             session('other.ipynb', 'notebook', 'other.ipynb', 'kernel-b')
           ][Symbol.iterator]()
       }
     };
-    await t.commands.execute(CommandIDs.shutdownKernel, { kernelId: 'kernel-a' });
+    await t.commands.execute(CommandIDs.shutdownKernel, {
+      kernelId: 'kernel-a'
+    });
     expect(t.asked[0].paths).toEqual(['a.ipynb']);
-    expect(t.asked[0].others).toEqual(['the console \u201cConsole 1\u201d', '\u201celsewhere.ipynb\u201d']);
+    expect(t.asked[0].others).toEqual([
+      'the console \u201cConsole 1\u201d',
+      '\u201celsewhere.ipynb\u201d'
+    ]);
     expect(shutdownKernelText(t.asked[0])[1]).toBe(
       'It is also the kernel of the console \u201cConsole 1\u201d, \u201celsewhere.ipynb\u201d, which lose it too.'
     );
@@ -133,7 +167,9 @@ describe('shutdown-kernel command', () => {
       kernelId: 'kernel-a'
     });
     expect(result).toBe(false);
-    expect(t.notes).toEqual([['error', 'Could not shut down the kernel: server said no']]);
+    expect(t.notes).toEqual([
+      ['error', 'Could not shut down the kernel: server said no']
+    ]);
     t.sidebar.dispose();
     t.monitor.dispose();
   });

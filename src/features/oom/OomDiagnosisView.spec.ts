@@ -16,7 +16,10 @@ describe('OomDiagnosisView', () => {
     const model = new KernelMemoryModel({ historyCapacity: 10 });
     model.ingest(wire(makeHello()));
     const run = jest.fn();
-    const view = new OomDiagnosisView({ settings: { ...DEFAULT_SETTINGS }, run });
+    const view = new OomDiagnosisView({
+      settings: { ...DEFAULT_SETTINGS },
+      run
+    });
     view.model = model;
     Widget.attach(view, document.body);
     MessageLoop.flush();
@@ -34,7 +37,9 @@ describe('OomDiagnosisView', () => {
           oomRecord({
             record_id: 1,
             execution_count: 4,
-            oom: diagnosis({ stale_holders: [{ holder: 'name', label, bytes: GiB }] })
+            oom: diagnosis({
+              stale_holders: [{ holder: 'name', label, bytes: GiB }]
+            })
           })
         ]
       })
@@ -42,8 +47,12 @@ describe('OomDiagnosisView', () => {
     MessageLoop.flush();
     expect(view.node.hidden).toBe(false);
     const q = (role: string) =>
-      Array.from(view.node.querySelectorAll<HTMLElement>(`[data-vram-role="${role}"]`));
-    expect(q('oom-headline')[0].textContent).toContain('Cell [4] ran out of GPU 0 memory');
+      Array.from(
+        view.node.querySelectorAll<HTMLElement>(`[data-vram-role="${role}"]`)
+      );
+    expect(q('oom-headline')[0].textContent).toContain(
+      'Cell [4] ran out of GPU 0 memory'
+    );
     expect(q('oom-cause').map(n => n.dataset.vramCause)).toEqual([
       'fragmentation',
       'stale_references',
@@ -54,7 +63,9 @@ describe('OomDiagnosisView', () => {
     const buttons = q('oom-action');
     expect(buttons[0].dataset.vramAction).toBe('free-memory');
     buttons[0].click();
-    expect(run).toHaveBeenCalledWith(expect.objectContaining({ id: 'free-memory' }));
+    expect(run).toHaveBeenCalledWith(
+      expect.objectContaining({ id: 'free-memory' })
+    );
     view.dispose();
   });
 
@@ -65,11 +76,26 @@ describe('OomDiagnosisView', () => {
       { holder: 'name', label: 'activations', bytes: 3 * GiB },
       { holder: 'name', label: 'cache', bytes: 1 * GiB }
     ];
-    model.ingest(wire({ type: 'cells', records: [oomRecord({ record_id: 1, execution_count: 4, oom: diagnosis({ stale_holders: holders }) })] }));
+    model.ingest(
+      wire({
+        type: 'cells',
+        records: [
+          oomRecord({
+            record_id: 1,
+            execution_count: 4,
+            oom: diagnosis({ stale_holders: holders })
+          })
+        ]
+      })
+    );
     MessageLoop.flush();
     const deleteButton = () =>
-      view.node.querySelector<HTMLElement>('[data-vram-role="oom-action"][data-vram-action="delete-holders"]');
-    expect(deleteButton()!.textContent).toBe('Delete the largest holders (activations, cache)');
+      view.node.querySelector<HTMLElement>(
+        '[data-vram-role="oom-action"][data-vram-action="delete-holders"]'
+      );
+    expect(deleteButton()!.textContent).toBe(
+      'Delete the largest holders (activations, cache)'
+    );
     const changed = new Signal<any, string>({});
     const actions: any = { changed, lastOutcome: null };
     view.actions = actions;
@@ -88,12 +114,21 @@ describe('OomDiagnosisView', () => {
     actions.lastOutcome = { kind: 'delete', status: 'failed', result: null };
     changed.emit('outcome');
     MessageLoop.flush();
-    expect(deleteButton()!.textContent).toBe('Delete the largest holders (activations, cache)');
+    expect(deleteButton()!.textContent).toBe(
+      'Delete the largest holders (activations, cache)'
+    );
     deleted(['activations']);
-    expect(deleteButton()!.textContent).toBe('Delete the largest holders (cache)');
+    expect(deleteButton()!.textContent).toBe(
+      'Delete the largest holders (cache)'
+    );
     // The same reply said again (MemoryActions.redescribe, new units), or met again when the
     // actions are attached anew (a notebook switch), is not a new delete.
-    const earlier = { deleted: ['cache'], refused: [], cleared: [], still_alive: [] };
+    const earlier = {
+      deleted: ['cache'],
+      refused: [],
+      cleared: [],
+      still_alive: []
+    };
     actions.lastOutcome = { kind: 'delete', status: 'done', result: earlier };
     view.actions = null;
     view.actions = actions;
@@ -101,16 +136,23 @@ describe('OomDiagnosisView', () => {
     actions.lastOutcome = { ...actions.lastOutcome };
     changed.emit('outcome');
     MessageLoop.flush();
-    expect(deleteButton()!.textContent).toBe('Delete the largest holders (cache)');
+    expect(deleteButton()!.textContent).toBe(
+      'Delete the largest holders (cache)'
+    );
     deleted(['cache']);
     expect(deleteButton()).toBeNull();
     view.dispose();
     expect(view.actions).toBeNull(); // disconnected: another notebook's deletes are not its own
   });
 
-  it("hides a diagnosis once its kernel process is gone (restart, death, another process)", () => {
+  it('hides a diagnosis once its kernel process is gone (restart, death, another process)', () => {
     const { model, view } = setup();
-    model.ingest(wire({ type: 'cells', records: [oomRecord({ record_id: 3, oom: diagnosis() })] }));
+    model.ingest(
+      wire({
+        type: 'cells',
+        records: [oomRecord({ record_id: 3, oom: diagnosis() })]
+      })
+    );
     MessageLoop.flush();
     expect(view.node.hidden).toBe(false);
     model.setState('kernel-starting', 'Restarting\u2026');
@@ -120,7 +162,12 @@ describe('OomDiagnosisView', () => {
     MessageLoop.flush();
     expect(view.node.hidden).toBe(true); // live again, but another process: nothing to diagnose
     expect(model.cells.entries).toHaveLength(1); // the record itself stays in the history
-    model.ingest(wire({ type: 'cells', records: [oomRecord({ record_id: 1, oom: diagnosis() })] }));
+    model.ingest(
+      wire({
+        type: 'cells',
+        records: [oomRecord({ record_id: 1, oom: diagnosis() })]
+      })
+    );
     MessageLoop.flush();
     expect(view.node.hidden).toBe(false);
     view.dispose();
@@ -128,12 +175,24 @@ describe('OomDiagnosisView', () => {
 
   it('hides a dismissed diagnosis until a newer cell dies of OOM', () => {
     const { model, view } = setup();
-    model.ingest(wire({ type: 'cells', records: [oomRecord({ record_id: 1, oom: diagnosis() })] }));
+    model.ingest(
+      wire({
+        type: 'cells',
+        records: [oomRecord({ record_id: 1, oom: diagnosis() })]
+      })
+    );
     MessageLoop.flush();
-    view.node.querySelector<HTMLElement>('[data-vram-role="oom-dismiss"]')!.click();
+    view.node
+      .querySelector<HTMLElement>('[data-vram-role="oom-dismiss"]')!
+      .click();
     MessageLoop.flush();
     expect(view.node.hidden).toBe(true);
-    model.ingest(wire({ type: 'cells', records: [oomRecord({ record_id: 2, oom: diagnosis() })] }));
+    model.ingest(
+      wire({
+        type: 'cells',
+        records: [oomRecord({ record_id: 2, oom: diagnosis() })]
+      })
+    );
     MessageLoop.flush();
     expect(view.node.hidden).toBe(false);
     expect(view.node.dataset.vramRecord).toMatch(/:2$/);
@@ -145,11 +204,18 @@ describe('OomDiagnosisView', () => {
     const other = new KernelMemoryModel({ historyCapacity: 10 });
     other.ingest(wire(makeHello()));
     for (const m of [model, other]) {
-      m.ingest(wire({ type: 'cells', records: [oomRecord({ record_id: 1, oom: diagnosis() })] }));
+      m.ingest(
+        wire({
+          type: 'cells',
+          records: [oomRecord({ record_id: 1, oom: diagnosis() })]
+        })
+      );
     }
     MessageLoop.flush();
     const key = view.node.dataset.vramRecord;
-    view.node.querySelector<HTMLElement>('[data-vram-role="oom-dismiss"]')!.click();
+    view.node
+      .querySelector<HTMLElement>('[data-vram-role="oom-dismiss"]')!
+      .click();
     MessageLoop.flush();
     expect(view.node.hidden).toBe(true);
     view.model = other; // its record has the same key, in its own model

@@ -17,8 +17,14 @@ import { formatBytes } from '../../text/format';
 import { CellHistoryEntry } from '../../model/CellHistory';
 import { cellIdsByCount, siteRow } from '../allocations/siteRows';
 import { OomDiagnosis } from '../../protocol/oom';
-import type { AllocationRecorder, AllocationRecorderChange } from '../allocations/AllocationRecorder';
-import type { MemoryActions, MemoryActionsChange } from '../cleanup/MemoryActions';
+import type {
+  AllocationRecorder,
+  AllocationRecorderChange
+} from '../allocations/AllocationRecorder';
+import type {
+  MemoryActions,
+  MemoryActionsChange
+} from '../cleanup/MemoryActions';
 import { oomActions, OomAction, OomProgress } from './oomActions';
 import { explainOom, OomFigureKey } from './oomExplanation';
 import { oomFiguresNow } from './oomNow';
@@ -36,7 +42,11 @@ import { ModelView } from '../../ui/ModelView';
 import { follow } from '../../ui/follow';
 
 // 'sample': the figures as they stand now, beside those at the failure.
-const RELEVANT: ReadonlySet<ModelChange> = new Set<ModelChange>(['cells', 'state', 'sample']);
+const RELEVANT: ReadonlySet<ModelChange> = new Set<ModelChange>([
+  'cells',
+  'state',
+  'sample'
+]);
 
 export class OomDiagnosisView extends ModelView {
   constructor(options: OomDiagnosisView.IOptions) {
@@ -62,7 +72,12 @@ export class OomDiagnosisView extends ModelView {
     if (actions === this._actions) {
       return;
     }
-    this._actions = follow(this._actions, actions, this._onActionsChanged, this);
+    this._actions = follow(
+      this._actions,
+      actions,
+      this._onActionsChanged,
+      this
+    );
     // What it already did is not news: only deletes that finish from now on count.
     const result = actions?.lastOutcome?.result;
     if (result) {
@@ -79,7 +94,12 @@ export class OomDiagnosisView extends ModelView {
     if (recorder === this._recorder) {
       return;
     }
-    this._recorder = follow(this._recorder, recorder, this._onRecorderChanged, this);
+    this._recorder = follow(
+      this._recorder,
+      recorder,
+      this._onRecorderChanged,
+      this
+    );
     this._progressVersion++;
     this.requestRender();
   }
@@ -181,10 +201,21 @@ export class OomDiagnosisView extends ModelView {
     }
 
     const actions = element('ol', 'jp-vram-OomDiagnosis-actions');
-    for (const action of oomActions(diagnosis, units, this._progressOf(entry))) {
+    for (const action of oomActions(
+      diagnosis,
+      units,
+      this._progressOf(entry)
+    )) {
       actions.appendChild(this._actionItem(action));
     }
-    this.node.append(header, causes, this._sites(diagnosis), actions, caption, figures);
+    this.node.append(
+      header,
+      causes,
+      this._sites(diagnosis),
+      actions,
+      caption,
+      figures
+    );
     this._renderNow();
   }
 
@@ -200,7 +231,12 @@ export class OomDiagnosisView extends ModelView {
     const now = oomFiguresNow(diagnosis, this.model?.latest ?? null);
     for (const [key, node] of this._nowValues) {
       const bytes = now[key];
-      setText(node, bytes === undefined ? '' : `now ${formatBytes(bytes, this.settings.units)}`);
+      setText(
+        node,
+        bytes === undefined
+          ? ''
+          : `now ${formatBytes(bytes, this.settings.units)}`
+      );
       setBytesData(node, bytes ?? null);
     }
   }
@@ -229,34 +265,43 @@ export class OomDiagnosisView extends ModelView {
       const item = element('li', 'jp-vram-Sites-row', { role: 'oom-site' });
       item.dataset.vramLine = String(row.line);
       setBytesData(item, row.bytes);
-      const where = row.inNotebook ? row.label : `outside the notebook: ${row.label}`;
+      const where = row.inNotebook
+        ? row.label
+        : `outside the notebook: ${row.label}`;
       item.append(
         element('div', 'jp-vram-Sites-rowHead', {
           text: `${where} — ${formatBytes(row.bytes, this.settings.units)}`
         })
       );
       if (row.code !== null) {
-        item.appendChild(element('code', 'jp-vram-Sites-code', { text: row.code }));
+        item.appendChild(
+          element('code', 'jp-vram-Sites-code', { text: row.code })
+        );
       }
-      if (row.inNotebook && (row.cellId !== null || row.executionCount !== null)) {
+      if (
+        row.inNotebook &&
+        (row.cellId !== null || row.executionCount !== null)
+      ) {
         item.classList.add('jp-vram-Sites-jump');
         item.title = 'Go to this line';
-        makeActivatable(item, () =>
-          void this._run({
-            id: 'go-to-line',
-            label: 'Go to this line',
-            gain: '',
-            steps: [
-              {
-                command: CommandIDs.goToCellLine,
-                args: {
-                  cellId: row.cellId,
-                  executionCount: row.executionCount,
-                  line: row.line
+        makeActivatable(
+          item,
+          () =>
+            void this._run({
+              id: 'go-to-line',
+              label: 'Go to this line',
+              gain: '',
+              steps: [
+                {
+                  command: CommandIDs.goToCellLine,
+                  args: {
+                    cellId: row.cellId,
+                    executionCount: row.executionCount,
+                    line: row.line
+                  }
                 }
-              }
-            ]
-          })
+              ]
+            })
         );
       }
       list.appendChild(item);
@@ -292,8 +337,15 @@ export class OomDiagnosisView extends ModelView {
 
   private _onActionsChanged(_: unknown, change: MemoryActionsChange): void {
     const outcome = this._actions?.lastOutcome;
-    const entry = this._shown === undefined ? this._newestDiagnosed() : this._shown;
-    if (change !== 'outcome' || !entry || !outcome || outcome.kind !== 'delete' || outcome.status !== 'done') {
+    const entry =
+      this._shown === undefined ? this._newestDiagnosed() : this._shown;
+    if (
+      change !== 'outcome' ||
+      !entry ||
+      !outcome ||
+      outcome.kind !== 'delete' ||
+      outcome.status !== 'done'
+    ) {
       return;
     }
     const result = outcome.result;
@@ -313,7 +365,10 @@ export class OomDiagnosisView extends ModelView {
     this.requestRender();
   }
 
-  private _onRecorderChanged(_: AllocationRecorder, change: AllocationRecorderChange): void {
+  private _onRecorderChanged(
+    _: AllocationRecorder,
+    change: AllocationRecorderChange
+  ): void {
     if (change === 'recording' || change === 'available') {
       this._progressVersion++;
       this.requestRender();
@@ -327,7 +382,11 @@ export class OomDiagnosisView extends ModelView {
     }
     const entries = model.cells.entries;
     const session = model.cells.session;
-    for (let i = entries.length - 1; i >= 0 && entries[i].session === session; i--) {
+    for (
+      let i = entries.length - 1;
+      i >= 0 && entries[i].session === session;
+      i--
+    ) {
       const entry = entries[i];
       if (entry.record.oom) {
         return this._dismissed.has(entry) ? null : entry;
@@ -349,7 +408,10 @@ export class OomDiagnosisView extends ModelView {
   private _actions: MemoryActions | null = null;
   private _recorder: AllocationRecorder | null = null;
   /** Per diagnosed entry: the names deleted and hidden holders cleared since (this page's deletes). */
-  private _done = new WeakMap<CellHistoryEntry, { names: Set<string>; hidden: Set<string> }>();
+  private _done = new WeakMap<
+    CellHistoryEntry,
+    { names: Set<string>; hidden: Set<string> }
+  >();
   /** Cleanup replies already taken into account (or older than the actions' attachment). */
   private _seen = new WeakSet<object>();
   /** Bumped when what has been done since the failure may have changed (the render key). */

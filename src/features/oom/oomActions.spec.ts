@@ -18,13 +18,20 @@ describe('oomActions', () => {
     ]);
     expect(actions[0].gain).toContain('up to 6 GiB');
     // Who holds the rest of the card: the Kernels tab.
-    expect(actions[4].steps).toEqual([{ command: CommandIDs.openSidebar, args: { tab: 'kernels' } }]);
+    expect(actions[4].steps).toEqual([
+      { command: CommandIDs.openSidebar, args: { tab: 'kernels' } }
+    ]);
     expect(actions[4].gain).toContain('They hold 2 GiB');
     const othersFirst = oomActions(
-      diagnosis({ causes: [{ cause: 'other_processes', gain_bytes: 2 * GiB }] }),
+      diagnosis({
+        causes: [{ cause: 'other_processes', gain_bytes: 2 * GiB }]
+      }),
       'binary'
     );
-    expect(othersFirst.map(a => a.id).slice(0, 2)).toEqual(['show-processes', 'free-memory']);
+    expect(othersFirst.map(a => a.id).slice(0, 2)).toEqual([
+      'show-processes',
+      'free-memory'
+    ]);
     expect(actions[1].steps).toEqual([
       { command: CommandIDs.insertSnippet, args: { id: 'allocator-config' } },
       { command: RESTART_KERNEL_COMMAND }
@@ -53,7 +60,9 @@ describe('oomActions', () => {
       }),
       'binary'
     );
-    expect(shared.find(a => a.id === 'delete-holders')!.gain).toMatch(/^Frees up to 4 GiB;/);
+    expect(shared.find(a => a.id === 'delete-holders')!.gain).toMatch(
+      /^Frees up to 4 GiB;/
+    );
   });
 
   it('leaves out what was done since the failure: deleted names, cleared holders, recording turned on', () => {
@@ -61,13 +70,19 @@ describe('oomActions', () => {
       stale_holders: [
         { holder: 'name', label: 'activations', bytes: 3 * GiB },
         { holder: 'name', label: 'cache', bytes: 1 * GiB },
-        { holder: 'last_traceback', label: 'Traceback of the last error', bytes: 1 * GiB }
+        {
+          holder: 'last_traceback',
+          label: 'Traceback of the last error',
+          bytes: 1 * GiB
+        }
       ],
       allocation_sites: { recording: false, sites: [] }
     });
     const before = oomActions(d, 'binary');
     // 5 GiB of holders, 4 GiB counted once (stale_bytes): a holder's bytes may be shared.
-    expect(before.find(a => a.id === 'delete-holders')!.gain).toContain('up to 4 GiB');
+    expect(before.find(a => a.id === 'delete-holders')!.gain).toContain(
+      'up to 4 GiB'
+    );
     expect(before.map(a => a.id)).toContain('record-allocations');
     const after = oomActions(d, 'binary', {
       deletedNames: new Set(['activations']),
@@ -77,7 +92,11 @@ describe('oomActions', () => {
     const remove = after.find(a => a.id === 'delete-holders')!;
     expect(remove.label).toBe('Delete the largest holders (cache)');
     expect(remove.gain).toContain('up to 1 GiB');
-    expect(remove.steps[0].args).toEqual({ names: ['cache'], hidden: [], fresh: true });
+    expect(remove.steps[0].args).toEqual({
+      names: ['cache'],
+      hidden: [],
+      fresh: true
+    });
     expect(after.map(a => a.id)).not.toContain('clear-traceback');
     expect(after.map(a => a.id)).not.toContain('record-allocations');
     const allGone = oomActions(d, 'binary', {
@@ -91,7 +110,10 @@ describe('oomActions', () => {
 
   it('puts shrinking the work first when the request is too big, and offers no CUDA fixes for host RAM', () => {
     const tooBig = oomActions(
-      diagnosis({ causes: [{ cause: 'too_big', gain_bytes: null }], stale_holders: [] }),
+      diagnosis({
+        causes: [{ cause: 'too_big', gain_bytes: null }],
+        stale_holders: []
+      }),
       'binary'
     );
     // Freeing still helps the next cells; the gains say it cannot make this request fit.
@@ -109,7 +131,9 @@ describe('oomActions', () => {
         'Not enough for this request: it is larger than the whole machine.'
       );
     }
-    expect(oomActions(diagnosis(), 'binary').find(a => a.id === 'free-memory')!.gain).not.toContain('Not enough');
+    expect(
+      oomActions(diagnosis(), 'binary').find(a => a.id === 'free-memory')!.gain
+    ).not.toContain('Not enough');
     // Too big for what other processes leave: not "larger than the whole card".
     expect(tooBig.find(a => a.id === 'free-memory')!.gain).toContain(
       'Not enough for this request: it needs more than this kernel can get.'
@@ -122,7 +146,11 @@ describe('oomActions', () => {
     ]);
     // PyTorch's CPU allocator: a batch to shrink.
     const host = oomActions(
-      diagnosis({ kind: 'host', framework: 'torch', causes: [{ cause: 'stale_references', gain_bytes: 1 }] }),
+      diagnosis({
+        kind: 'host',
+        framework: 'torch',
+        causes: [{ cause: 'stale_references', gain_bytes: 1 }]
+      }),
       'binary'
     );
     expect(host.map(a => a.id)).toEqual([
@@ -133,9 +161,17 @@ describe('oomActions', () => {
     ]);
     // A NumPy array: no training step, no batch-size search.
     const numpy = oomActions(
-      diagnosis({ kind: 'host', framework: 'numpy', causes: [{ cause: 'stale_references', gain_bytes: 1 }] }),
+      diagnosis({
+        kind: 'host',
+        framework: 'numpy',
+        causes: [{ cause: 'stale_references', gain_bytes: 1 }]
+      }),
       'binary'
     );
-    expect(numpy.map(a => a.id)).toEqual(['clear-traceback', 'delete-holders', 'free-memory']);
+    expect(numpy.map(a => a.id)).toEqual([
+      'clear-traceback',
+      'delete-holders',
+      'free-memory'
+    ]);
   });
 });

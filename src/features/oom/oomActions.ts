@@ -63,7 +63,9 @@ export function oomActions(
   // the sentence says what the action does.
   // The holders at the failure that are still there, as far as this page knows.
   const stale = d.stale_holders.filter(h =>
-    h.holder === 'name' ? !progress.deletedNames.has(h.label) : !progress.clearedHidden.has(h.holder)
+    h.holder === 'name'
+      ? !progress.deletedNames.has(h.label)
+      : !progress.clearedHidden.has(h.holder)
   );
   const host = d.kind === 'host';
   // Whose allocation failed decides the snippets: TensorFlow's are no use to
@@ -80,11 +82,16 @@ export function oomActions(
   // Where the allocator has them on already, a restart to turn them on loses
   // the kernel's state for nothing.
   const canExpandSegments =
-    torch && !host && d.expandable_segments !== false && d.expandable_segments_on !== true;
+    torch &&
+    !host &&
+    d.expandable_segments !== false &&
+    d.expandable_segments_on !== true;
   // A request larger than this kernel can ever get: freeing helps the next
   // cells, not this one, and the gains say so (and why).
   const wholeCard =
-    d.requested_bytes !== null && d.total_bytes !== null && d.requested_bytes > d.total_bytes;
+    d.requested_bytes !== null &&
+    d.total_bytes !== null &&
+    d.requested_bytes > d.total_bytes;
   const notForThis = !d.causes.some(c => c.cause === 'too_big')
     ? ''
     : wholeCard
@@ -101,7 +108,9 @@ export function oomActions(
     id: 'show-processes',
     label: 'See the processes on this card',
     gain:
-      (known(d.other_processes_bytes) ? `They hold ${b(d.other_processes_bytes)}. ` : '') +
+      (known(d.other_processes_bytes)
+        ? `They hold ${b(d.other_processes_bytes)}. `
+        : '') +
       "The Kernels tab lists them; this server's kernels can be shut down there.",
     steps: [{ command: CommandIDs.openSidebar, args: { tab: 'kernels' } }]
   };
@@ -120,10 +129,10 @@ export function oomActions(
       (tensorflow
         ? 'Runs gc.collect(): frees what only reference cycles held (TensorFlow keeps freed memory in its own pool, for this kernel to reuse).'
         : host || !known(fragmented)
-        ? 'Runs gc.collect(), and torch.cuda.empty_cache() where CUDA is initialised: frees what only reference cycles held.'
-        : `Runs gc.collect() and torch.cuda.empty_cache(): gives back up to ${b(
-            fragmented
-          )} cached by PyTorch (more if cycles held tensors).`) + notForThis,
+          ? 'Runs gc.collect(), and torch.cuda.empty_cache() where CUDA is initialised: frees what only reference cycles held.'
+          : `Runs gc.collect() and torch.cuda.empty_cache(): gives back up to ${b(
+              fragmented
+            )} cached by PyTorch (more if cycles held tensors).`) + notForThis,
     steps: [{ command: CommandIDs.freeMemory }]
   };
   const names = stale.filter(h => h.holder === 'name').map(h => h.label);
@@ -133,14 +142,18 @@ export function oomActions(
     stale.reduce((sum, h) => sum + h.bytes, 0),
     d.stale_bytes ?? Number.POSITIVE_INFINITY
   );
-  const hidden = stale.filter(h => HIDDEN_HOLDERS.has(h.holder)).map(h => h.holder);
+  const hidden = stale
+    .filter(h => HIDDEN_HOLDERS.has(h.holder))
+    .map(h => h.holder);
   const deleteHolders: OomAction | null =
     names.length || hidden.length
       ? {
           id: 'delete-holders',
           label: `Delete the largest holders (${stale.map(holderName).join(', ')})`,
           gain:
-            (known(staleFreeable) ? `Frees up to ${b(staleFreeable)}` : 'Frees what they hold') +
+            (known(staleFreeable)
+              ? `Frees up to ${b(staleFreeable)}`
+              : 'Frees what they hold') +
             `; asks before deleting anything.${notForThis}`,
           steps: [
             {
@@ -158,7 +171,8 @@ export function oomActions(
         gain:
           (known(traceback.bytes)
             ? `Frees the ${b(traceback.bytes)} its frames still hold`
-            : 'Frees what its frames still hold') + ' (disables %debug for that error).',
+            : 'Frees what its frames still hold') +
+          ' (disables %debug for that error).',
         steps: [
           {
             command: CommandIDs.deleteVariables,
@@ -274,12 +288,18 @@ export function oomActions(
   } else if (tensorflow && !host) {
     add(tfMemoryGrowth);
   }
-  if (d.allocation_sites && !d.allocation_sites.recording && !progress.recording) {
+  if (
+    d.allocation_sites &&
+    !d.allocation_sites.recording &&
+    !progress.recording
+  ) {
     add({
       id: 'record-allocations',
       label: 'Record allocations',
       gain: 'Keeps the stack of every live allocation from now on: the next diagnosis lists the notebook lines that hold the memory.',
-      steps: [{ command: CommandIDs.recordAllocations, args: { enabled: true } }]
+      steps: [
+        { command: CommandIDs.recordAllocations, args: { enabled: true } }
+      ]
     });
   }
   return actions;

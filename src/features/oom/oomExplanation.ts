@@ -41,7 +41,11 @@ export function known(v: number | null | undefined): v is number {
  * would make available. The causes and the actions both say this one.
  */
 export function fragmentedBytes(d: OomDiagnosis): number | null {
-  return d.reserved_unallocated_bytes ?? d.causes.find(c => c.cause === 'fragmentation')?.gain_bytes ?? null;
+  return (
+    d.reserved_unallocated_bytes ??
+    d.causes.find(c => c.cause === 'fragmentation')?.gain_bytes ??
+    null
+  );
 }
 
 /** What ran out, e.g. "GPU 0", "host RAM", "GPU memory (cuBLAS)". */
@@ -70,7 +74,8 @@ export function explainOom(
   container = false
 ): OomExplanation {
   const b = (v: number | null) => formatBytes(v, units);
-  const cell = executionCount === null ? 'The cell' : `Cell [${executionCount}]`;
+  const cell =
+    executionCount === null ? 'The cell' : `Cell [${executionCount}]`;
   const place = d.kind === 'host' ? 'host RAM' : `${oomPlace(d)} memory`;
   let headline = `${cell} ran out of ${place}`;
   if (d.requested_bytes !== null) {
@@ -115,7 +120,12 @@ export function explainOom(
   }
 
   const figures: OomExplanation['figures'] = [];
-  const add = (key: OomFigureKey, label: string, value: number | null, text?: string) => {
+  const add = (
+    key: OomFigureKey,
+    label: string,
+    value: number | null,
+    text?: string
+  ) => {
     if (value !== null) {
       figures.push({ key, label, value: text ?? b(value) });
     }
@@ -128,12 +138,22 @@ export function explainOom(
     host ? (container ? 'Container limit' : 'Total RAM') : 'Device total',
     d.total_bytes
   );
-  add('process', host ? 'This kernel (RSS)' : 'This kernel in all', d.process_in_use_bytes);
+  add(
+    'process',
+    host ? 'This kernel (RSS)' : 'This kernel in all',
+    d.process_in_use_bytes
+  );
   add('allocated', 'In tensors (PyTorch)', d.allocated_bytes);
-  add('reservedUnallocated', 'Reserved but unallocated', d.reserved_unallocated_bytes);
+  add(
+    'reservedUnallocated',
+    'Reserved but unallocated',
+    d.reserved_unallocated_bytes
+  );
   add(
     'otherProcesses',
-    host ? `Used by the rest of the ${container ? 'container' : 'machine'}` : 'Other processes',
+    host
+      ? `Used by the rest of the ${container ? 'container' : 'machine'}`
+      : 'Other processes',
     d.other_processes_bytes
   );
   add('stale', 'Held by notebook references', d.stale_bytes);
@@ -176,10 +196,14 @@ function causeText(
     case 'other_processes':
       if (d.kind === 'host') {
         // total - available - this kernel's RSS: the system, its caches and every other program.
-        const rest = container ? 'the rest of the container' : 'the rest of the machine';
+        const rest = container
+          ? 'the rest of the container'
+          : 'the rest of the machine';
         return (
           `Memory used by ${rest}: ` +
-          (known(d.other_processes_bytes) ? `${b(d.other_processes_bytes)} of its RAM is` : 'its RAM is partly') +
+          (known(d.other_processes_bytes)
+            ? `${b(d.other_processes_bytes)} of its RAM is`
+            : 'its RAM is partly') +
           ` taken by everything but this kernel (${container ? 'other processes in it' : 'other programs, the system and its caches'}).`
         );
       }
@@ -189,7 +213,11 @@ function causeText(
           ? ': ' +
             d.other_processes
               .slice(0, 5)
-              .map(p => (known(p.used_bytes) ? `pid ${p.pid} (${b(p.used_bytes)})` : `pid ${p.pid}`))
+              .map(p =>
+                known(p.used_bytes)
+                  ? `pid ${p.pid} (${b(p.used_bytes)})`
+                  : `pid ${p.pid}`
+              )
               .join(', ')
           : '') +
         '.'
@@ -207,7 +235,9 @@ const SHRINK_THE_DATA =
 
 /** How the work shrinks: training remedies for a framework's tensors, data remedies for a host array. */
 function shrinkTheWork(d: OomDiagnosis): string {
-  return d.kind === 'host' && d.framework !== 'torch' && d.framework !== 'tensorflow'
+  return d.kind === 'host' &&
+    d.framework !== 'torch' &&
+    d.framework !== 'tensorflow'
     ? SHRINK_THE_DATA
     : SHRINK_THE_WORK;
 }
@@ -217,20 +247,31 @@ function shrinkTheWork(d: OomDiagnosis): string {
  * memory-fraction cap, or what other processes and this kernel's CUDA
  * context leave of the card. Only the first is "more than the card has".
  */
-function tooBigText(d: OomDiagnosis, units: ByteUnits, container: boolean): string {
+function tooBigText(
+  d: OomDiagnosis,
+  units: ByteUnits,
+  container: boolean
+): string {
   const b = (v: number | null) => formatBytes(v, units);
   const requested = d.requested_bytes;
   // A request the message did not size (a library's workspace) is still a request.
   const asked = known(requested) ? b(requested) : 'the request';
-  const place = d.kind === 'host' ? (container ? 'container' : 'machine') : 'card';
-  if (requested !== null && d.total_bytes !== null && requested > d.total_bytes) {
+  const place =
+    d.kind === 'host' ? (container ? 'container' : 'machine') : 'card';
+  if (
+    requested !== null &&
+    d.total_bytes !== null &&
+    requested > d.total_bytes
+  ) {
     return (
       `Too big for the ${place}: ${b(requested)} is more than the ${b(d.total_bytes)} it has, ` +
       `even if this kernel freed everything. The work itself must shrink: ${shrinkTheWork(d)}`
     );
   }
   const capped =
-    d.allowed_bytes !== null && d.capacity_bytes !== null && d.capacity_bytes >= d.allowed_bytes;
+    d.allowed_bytes !== null &&
+    d.capacity_bytes !== null &&
+    d.capacity_bytes >= d.allowed_bytes;
   if (capped) {
     return (
       `Too big for this kernel's memory cap: ${asked} is more than the ${b(d.allowed_bytes)} ` +
@@ -239,7 +280,9 @@ function tooBigText(d: OomDiagnosis, units: ByteUnits, container: boolean): stri
     );
   }
   const others = d.other_processes_bytes ?? 0;
-  const whole = known(d.total_bytes) ? `the ${place}'s ${b(d.total_bytes)}` : `the ${place}`;
+  const whole = known(d.total_bytes)
+    ? `the ${place}'s ${b(d.total_bytes)}`
+    : `the ${place}`;
   const left = known(d.capacity_bytes)
     ? `the ${b(d.capacity_bytes)} left to it of ${whole}`
     : `what is left to it of ${whole}`;
@@ -257,7 +300,11 @@ function tooBigText(d: OomDiagnosis, units: ByteUnits, container: boolean): stri
  * part of the shortfall when smaller (the causes only fit together); or, for
  * a library that allocates outside it (request unknown), simply held.
  */
-function fragmentationText(d: OomDiagnosis, cache: number | null, units: ByteUnits): string {
+function fragmentationText(
+  d: OomDiagnosis,
+  cache: number | null,
+  units: ByteUnits
+): string {
   const b = (v: number | null) => formatBytes(v, units);
   const requested = d.requested_bytes;
   const retries = d.num_alloc_retries
@@ -267,7 +314,9 @@ function fragmentationText(d: OomDiagnosis, cache: number | null, units: ByteUni
   if (requested === null) {
     return (
       `Fragmentation: PyTorch's cache holds ${held} reserved but unallocated` +
-      (d.library ? `, which ${d.library} cannot use: it allocates outside that cache` : '') +
+      (d.library
+        ? `, which ${d.library} cannot use: it allocates outside that cache`
+        : '') +
       `; torch.cuda.empty_cache() gives it back${retries}.`
     );
   }
@@ -292,7 +341,9 @@ function fragmentationText(d: OomDiagnosis, cache: number | null, units: ByteUni
 
 /** "x: 1.2 GiB", "the output cache: 300 MiB", "the last traceback: 2 GiB"; the name alone where unsized. */
 function holderText(h: OomStaleHolder, units: ByteUnits): string {
-  return known(h.bytes) ? `${holderName(h)}: ${formatBytes(h.bytes, units)}` : holderName(h);
+  return known(h.bytes)
+    ? `${holderName(h)}: ${formatBytes(h.bytes, units)}`
+    : holderName(h);
 }
 
 export function holderName(h: OomStaleHolder): string {

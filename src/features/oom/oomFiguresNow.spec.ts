@@ -7,7 +7,15 @@ import { oomFiguresNow } from './oomNow';
 import { DEFAULT_SETTINGS } from '../../settings/settings';
 import { OomDiagnosisView } from './OomDiagnosisView';
 import { makeOomDiagnosis, oomRecord } from '../../testing/cellFixtures';
-import { GiB, makeCpuSample, makeGpu, makeHello, makeSample, MiB, wire } from '../../testing/fixtures';
+import {
+  GiB,
+  makeCpuSample,
+  makeGpu,
+  makeHello,
+  makeSample,
+  MiB,
+  wire
+} from '../../testing/fixtures';
 
 const diagnosis = makeOomDiagnosis;
 
@@ -18,7 +26,11 @@ describe('the diagnosis figures now, beside those at the failure', () => {
       gpus: [
         makeGpu({
           index: 0,
-          torch: { ...makeGpu().torch!, allocated_bytes: GiB, reserved_bytes: 2 * GiB },
+          torch: {
+            ...makeGpu().torch!,
+            allocated_bytes: GiB,
+            reserved_bytes: 2 * GiB
+          },
           nvml: {
             used_bytes: 40 * GiB,
             total_bytes: 80 * GiB,
@@ -42,12 +54,16 @@ describe('the diagnosis figures now, beside those at the failure', () => {
       otherProcesses: 2 * GiB
     });
     // Another device failed, no sample yet: nothing to say.
-    expect(oomFiguresNow(diagnosis({ device_index: 1 }), sampleAfterFix())).toEqual({});
+    expect(
+      oomFiguresNow(diagnosis({ device_index: 1 }), sampleAfterFix())
+    ).toEqual({});
     expect(oomFiguresNow(diagnosis(), null)).toEqual({});
     // A process NVML gives no size for: no total of the others.
     const unknownOther = sampleAfterFix();
     unknownOther.gpus[0].nvml!.processes![1].used_bytes = null;
-    expect(oomFiguresNow(diagnosis(), unknownOther).otherProcesses).toBeUndefined();
+    expect(
+      oomFiguresNow(diagnosis(), unknownOther).otherProcesses
+    ).toBeUndefined();
     // In a container NVML lists this kernel by a host pid it cannot tell as its own
     // (process_used_bytes null): the others' total would count this kernel too.
     const container = sampleAfterFix();
@@ -55,27 +71,47 @@ describe('the diagnosis figures now, beside those at the failure', () => {
     for (const p of container.gpus[0].nvml!.processes!) {
       p.this_process = false;
     }
-    expect(oomFiguresNow(diagnosis(), container).otherProcesses).toBeUndefined();
+    expect(
+      oomFiguresNow(diagnosis(), container).otherProcesses
+    ).toBeUndefined();
   });
 
   it('host RAM: what is available and the kernel RSS', () => {
     const host = diagnosis({ kind: 'host', device_index: null });
     const sample = makeCpuSample({
-      host: { rss_bytes: 600 * MiB, total_bytes: 64 * GiB, available_bytes: 50 * GiB, container: null }
+      host: {
+        rss_bytes: 600 * MiB,
+        total_bytes: 64 * GiB,
+        available_bytes: 50 * GiB,
+        container: null
+      }
     });
-    expect(oomFiguresNow(host, sample)).toEqual({ free: 50 * GiB, process: 600 * MiB });
+    expect(oomFiguresNow(host, sample)).toEqual({
+      free: 50 * GiB,
+      process: 600 * MiB
+    });
   });
 
   it('the view shows each one after the figure at the failure, and follows the samples', () => {
     const model = new KernelMemoryModel({ historyCapacity: 10 });
     model.ingest(wire(makeHello()));
-    const view = new OomDiagnosisView({ settings: { ...DEFAULT_SETTINGS }, run: jest.fn() });
+    const view = new OomDiagnosisView({
+      settings: { ...DEFAULT_SETTINGS },
+      run: jest.fn()
+    });
     view.model = model;
     Widget.attach(view, document.body);
-    model.ingest(wire({ type: 'cells', records: [oomRecord({ record_id: 1, oom: diagnosis() })] }));
+    model.ingest(
+      wire({
+        type: 'cells',
+        records: [oomRecord({ record_id: 1, oom: diagnosis() })]
+      })
+    );
     MessageLoop.flush();
     const now = (figure: string) =>
-      view.node.querySelector<HTMLElement>(`[data-vram-role="oom-figure-now"][data-vram-figure="${figure}"]`)!;
+      view.node.querySelector<HTMLElement>(
+        `[data-vram-role="oom-figure-now"][data-vram-figure="${figure}"]`
+      )!;
     // No sample since the failure was read here: nothing beside the figures.
     expect(now('allocated').textContent).toBe('');
     model.ingest(wire(sampleAfterFix()));

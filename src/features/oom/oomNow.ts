@@ -46,11 +46,18 @@ export function oomFiguresNow(
   // As the diagnosis counts them: the processes NVML lists besides this one.
   // Where NVML does not name this kernel (a container's own pid namespace:
   // process_used_bytes null), it is among them: no figure rather than a false one.
-  const named = gpu.nvml?.process_used_bytes !== null && gpu.nvml?.process_used_bytes !== undefined;
-  const others = named ? gpu.nvml?.processes?.filter(p => !p.this_process) : undefined;
+  const named =
+    gpu.nvml?.process_used_bytes !== null &&
+    gpu.nvml?.process_used_bytes !== undefined;
+  const others = named
+    ? gpu.nvml?.processes?.filter(p => !p.this_process)
+    : undefined;
   // A process of unknown size (no permission to read it): no total.
   if (others && others.every(p => p.used_bytes !== null)) {
-    put('otherProcesses', others.reduce((sum, p) => sum + (p.used_bytes ?? 0), 0));
+    put(
+      'otherProcesses',
+      others.reduce((sum, p) => sum + (p.used_bytes ?? 0), 0)
+    );
   }
   return now;
 }

@@ -11,7 +11,11 @@ import { explainOom } from './oomExplanation';
 import { UNKNOWN_TEXT } from '../../text/format';
 import { OomDiagnosis } from '../../protocol/oom';
 import { DEFAULT_SNIPPETS } from '../snippets/defaultSnippets';
-import { makeOomDiagnosis, oomRecord, UNKNOWN_OOM_FIGURES } from '../../testing/cellFixtures';
+import {
+  makeOomDiagnosis,
+  oomRecord,
+  UNKNOWN_OOM_FIGURES
+} from '../../testing/cellFixtures';
 import { GiB, MiB } from '../../testing/fixtures';
 
 /** A 16 GiB card whose free memory sits in reserved holes: fragmentation alone. */
@@ -66,17 +70,25 @@ describe('a TensorFlow out-of-memory error', () => {
     for (const id of TORCH_SNIPPETS) {
       expect(offered).not.toContain(id);
     }
-    const growth = oomActions(tf, 'binary').find(a => a.id === 'tf-memory-growth')!;
+    const growth = oomActions(tf, 'binary').find(
+      a => a.id === 'tf-memory-growth'
+    )!;
     expect(growth.steps).toEqual([
       { command: CommandIDs.insertSnippet, args: { id: 'tf-memory-growth' } },
       { command: RESTART_KERNEL_COMMAND }
     ]);
-    expect(oomActions(tf, 'binary').find(a => a.id === 'free-memory')!.gain).not.toContain('torch');
+    expect(
+      oomActions(tf, 'binary').find(a => a.id === 'free-memory')!.gain
+    ).not.toContain('torch');
   });
 
   it('offers only snippets the library has', () => {
     const known = new Set(DEFAULT_SNIPPETS.map(s => s.id));
-    for (const d of [tf, diagnosis(), diagnosis({ kind: 'host', framework: 'torch' })]) {
+    for (const d of [
+      tf,
+      diagnosis(),
+      diagnosis({ kind: 'host', framework: 'torch' })
+    ]) {
       for (const id of snippetIds(d)) {
         expect(known.has(id)).toBe(true);
       }
@@ -84,33 +96,56 @@ describe('a TensorFlow out-of-memory error', () => {
   });
 
   it('with another kernel holding the card: who, then memory growth', () => {
-    const shared = { ...tf, other_processes_bytes: 10 * GiB, causes: [{ cause: 'other_processes', gain_bytes: 10 * GiB }] };
-    expect(ids(shared).slice(0, 2)).toEqual(['show-processes', 'tf-memory-growth']);
+    const shared = {
+      ...tf,
+      other_processes_bytes: 10 * GiB,
+      causes: [{ cause: 'other_processes', gain_bytes: 10 * GiB }]
+    };
+    expect(ids(shared).slice(0, 2)).toEqual([
+      'show-processes',
+      'tf-memory-growth'
+    ]);
   });
 });
 
 describe('expandable_segments', () => {
   it('is not offered to a torch that predates it (< 2.1)', () => {
-    expect(ids(diagnosis({ expandable_segments: false }))).not.toContain('expandable-segments');
-    expect(ids(diagnosis({ expandable_segments: false, causes: [] }))).not.toContain('expandable-segments');
+    expect(ids(diagnosis({ expandable_segments: false }))).not.toContain(
+      'expandable-segments'
+    );
+    expect(
+      ids(diagnosis({ expandable_segments: false, causes: [] }))
+    ).not.toContain('expandable-segments');
   });
 
   it('is offered to torch >= 2.1, and where the version is not known', () => {
-    expect(ids(diagnosis({ expandable_segments: true })).slice(0, 2)).toEqual(['free-memory', 'expandable-segments']);
-    expect(ids(diagnosis({ expandable_segments: null }))).toContain('expandable-segments');
+    expect(ids(diagnosis({ expandable_segments: true })).slice(0, 2)).toEqual([
+      'free-memory',
+      'expandable-segments'
+    ]);
+    expect(ids(diagnosis({ expandable_segments: null }))).toContain(
+      'expandable-segments'
+    );
     expect(ids(diagnosis())).toContain('expandable-segments'); // an older helper
   });
 
   it('is not offered where the allocator has them on already: the restart would lose the kernel for nothing', () => {
-    const on = diagnosis({ expandable_segments: true, expandable_segments_on: true });
+    const on = diagnosis({
+      expandable_segments: true,
+      expandable_segments_on: true
+    });
     expect(ids(on)).not.toContain('expandable-segments');
     expect(ids(on)[0]).toBe('free-memory'); // the fragmentation cause still offers what frees the cache
-    expect(ids(diagnosis({ expandable_segments: true, expandable_segments_on: false }))).toContain(
-      'expandable-segments'
-    );
-    expect(ids(diagnosis({ expandable_segments: true, expandable_segments_on: null }))).toContain(
-      'expandable-segments'
-    );
+    expect(
+      ids(
+        diagnosis({ expandable_segments: true, expandable_segments_on: false })
+      )
+    ).toContain('expandable-segments');
+    expect(
+      ids(
+        diagnosis({ expandable_segments: true, expandable_segments_on: null })
+      )
+    ).toContain('expandable-segments');
   });
 });
 
@@ -132,26 +167,37 @@ describe('host RAM', () => {
 
   it('says what the rest of the machine uses, not processes on a card', () => {
     const text = explainOom(host, 'binary');
-    expect(text.causes[0].text).toMatch(/^Memory used by the rest of the machine: 13 GiB/);
+    expect(text.causes[0].text).toMatch(
+      /^Memory used by the rest of the machine: 13 GiB/
+    );
     expect(text.causes[0].text).not.toMatch(/card|Other processes hold/);
     expect(text.figures).toContainEqual({
       key: 'otherProcesses',
       label: 'Used by the rest of the machine',
       value: '13 GiB'
     });
-    expect(explainOom(host, 'binary', null, true).causes[0].text).toContain('the rest of the container');
+    expect(explainOom(host, 'binary', null, true).causes[0].text).toContain(
+      'the rest of the container'
+    );
     expect(ids(host)).not.toContain('show-processes');
     expect(ids(host)).not.toContain('insert-batch-size-search'); // a NumPy array has no batch
   });
 
   it("suggests training remedies only for PyTorch's allocation", () => {
-    const tooBig = { ...host, requested_bytes: 64 * GiB, causes: [{ cause: 'too_big', gain_bytes: null }] };
+    const tooBig = {
+      ...host,
+      requested_bytes: 64 * GiB,
+      causes: [{ cause: 'too_big', gain_bytes: null }]
+    };
     const numpy = explainOom(tooBig, 'binary').causes[0].text;
     expect(numpy).not.toMatch(/mixed precision|checkpointing/);
     expect(numpy).toContain('chunks');
-    const torch = explainOom({ ...tooBig, framework: 'torch' }, 'binary').causes[0].text;
+    const torch = explainOom({ ...tooBig, framework: 'torch' }, 'binary')
+      .causes[0].text;
     expect(torch).toContain('mixed precision');
-    expect(ids({ ...tooBig, framework: 'torch' })[0]).toBe('insert-batch-size-search');
+    expect(ids({ ...tooBig, framework: 'torch' })[0]).toBe(
+      'insert-batch-size-search'
+    );
   });
 });
 
@@ -186,7 +232,9 @@ describe("the failing cell's own objects", () => {
       {
         ...training,
         stale_bytes: 3 * GiB,
-        stale_holders: [{ holder: 'name', label: 'old_logits', bytes: 3 * GiB }],
+        stale_holders: [
+          { holder: 'name', label: 'old_logits', bytes: 3 * GiB }
+        ],
         causes: [{ cause: 'stale_references', gain_bytes: 3 * GiB }]
       },
       'binary'
@@ -224,10 +272,20 @@ describe('the new fields on the wire', () => {
       expandable_segments_on: null,
       in_use_holders: []
     });
-    const bad = parseCellRecord(oomRecord({ oom: { ...diagnosis(), expandable_segments: 3 } as any }));
-    expect(bad).toEqual({ error: expect.stringContaining('record.oom.expandable_segments') });
-    const badOn = parseCellRecord(oomRecord({ oom: { ...diagnosis(), expandable_segments_on: 'yes' } as any }));
-    expect(badOn).toEqual({ error: expect.stringContaining('record.oom.expandable_segments_on') });
+    const bad = parseCellRecord(
+      oomRecord({ oom: { ...diagnosis(), expandable_segments: 3 } as any })
+    );
+    expect(bad).toEqual({
+      error: expect.stringContaining('record.oom.expandable_segments')
+    });
+    const badOn = parseCellRecord(
+      oomRecord({
+        oom: { ...diagnosis(), expandable_segments_on: 'yes' } as any
+      })
+    );
+    expect(badOn).toEqual({
+      error: expect.stringContaining('record.oom.expandable_segments_on')
+    });
   });
 });
 
@@ -248,8 +306,12 @@ describe('devices the kernel cannot read: Apple MPS, JAX/XLA', () => {
         causes: []
       });
       const text = explainOom(d, 'binary');
-      expect(text.headline).toBe(`The cell ran out of ${place} memory: it asked for 256 MiB.`);
-      expect(text.causes[0].text).toContain(`cannot read the memory of ${place}`);
+      expect(text.headline).toBe(
+        `The cell ran out of ${place} memory: it asked for 256 MiB.`
+      );
+      expect(text.causes[0].text).toContain(
+        `cannot read the memory of ${place}`
+      );
       for (const id of TORCH_SNIPPETS) {
         expect(ids(d)).not.toContain(id);
       }
@@ -275,15 +337,19 @@ describe('figures the kernel could not read', () => {
   };
 
   it('leave no hole in the expandable_segments text', () => {
-    const expandable = oomActions(bare, 'binary').find(a => a.id === 'expandable-segments')!;
+    const expandable = oomActions(bare, 'binary').find(
+      a => a.id === 'expandable-segments'
+    )!;
     expect(expandable.gain).toBe(
       'Inserts a first cell setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True, then restarts the kernel: ' +
         "PyTorch's cache then loses far less memory to fragmentation. Run that cell first."
     );
     // With the figure, the gain names it.
-    expect(oomActions(diagnosis(), 'binary').find(a => a.id === 'expandable-segments')!.gain).toContain(
-      'stops most of the 3 GiB of fragmentation.'
-    );
+    expect(
+      oomActions(diagnosis(), 'binary').find(
+        a => a.id === 'expandable-segments'
+      )!.gain
+    ).toContain('stops most of the 3 GiB of fragmentation.');
     for (const action of oomActions(bare, 'binary')) {
       reads(action.gain);
     }
@@ -297,7 +363,11 @@ describe('figures the kernel could not read', () => {
       stale_bytes: null,
       stale_holders: [
         { holder: 'name', label: 'x', bytes: 0 },
-        { holder: 'last_traceback', label: 'Traceback of the last error', bytes: 0 }
+        {
+          holder: 'last_traceback',
+          label: 'Traceback of the last error',
+          bytes: 0
+        }
       ],
       causes: [
         { cause: 'stale_references', gain_bytes: null },
@@ -308,29 +378,50 @@ describe('figures the kernel could not read', () => {
     });
     const actions = oomActions(unknown, 'binary');
     expect(actions.map(a => a.id)).toEqual(
-      expect.arrayContaining(['clear-traceback', 'delete-holders', 'show-processes', 'free-memory', 'expandable-segments'])
+      expect.arrayContaining([
+        'clear-traceback',
+        'delete-holders',
+        'show-processes',
+        'free-memory',
+        'expandable-segments'
+      ])
     );
     for (const action of actions) {
       reads(action.gain);
     }
     const gain = (id: string) => actions.find(a => a.id === id)!.gain;
-    expect(gain('show-processes')).toBe("The Kernels tab lists them; this server's kernels can be shut down there.");
-    expect(gain('delete-holders')).toMatch(/^Frees what they hold; asks before deleting anything\./);
-    expect(gain('clear-traceback')).toBe('Frees what its frames still hold (disables %debug for that error).');
+    expect(gain('show-processes')).toBe(
+      "The Kernels tab lists them; this server's kernels can be shut down there."
+    );
+    expect(gain('delete-holders')).toMatch(
+      /^Frees what they hold; asks before deleting anything\./
+    );
+    expect(gain('clear-traceback')).toBe(
+      'Frees what its frames still hold (disables %debug for that error).'
+    );
   });
 
   it("take the fragmentation cause's gain where the cache figure is missing", () => {
-    const d = diagnosis({ reserved_unallocated_bytes: null, causes: [{ cause: 'fragmentation', gain_bytes: 2 * GiB }] });
-    expect(oomActions(d, 'binary').find(a => a.id === 'expandable-segments')!.gain).toContain(
-      'stops most of the 2 GiB of fragmentation.'
-    );
-    expect(oomActions(d, 'binary').find(a => a.id === 'free-memory')!.gain).toContain('gives back up to 2 GiB');
+    const d = diagnosis({
+      reserved_unallocated_bytes: null,
+      causes: [{ cause: 'fragmentation', gain_bytes: 2 * GiB }]
+    });
+    expect(
+      oomActions(d, 'binary').find(a => a.id === 'expandable-segments')!.gain
+    ).toContain('stops most of the 2 GiB of fragmentation.');
+    expect(
+      oomActions(d, 'binary').find(a => a.id === 'free-memory')!.gain
+    ).toContain('gives back up to 2 GiB');
   });
 
   it('rank expandable_segments by the fragmentation cause only: without it, after what shrinks the work', () => {
     const offered = ids(bare);
     expect(offered.slice(0, 2)).toEqual(['free-memory', 'insert-amp']);
-    expect(offered.indexOf('expandable-segments')).toBeGreaterThan(offered.indexOf('insert-batch-size-search'));
-    expect(offered.filter(id => id !== 'record-allocations').pop()).toBe('expandable-segments');
+    expect(offered.indexOf('expandable-segments')).toBeGreaterThan(
+      offered.indexOf('insert-batch-size-search')
+    );
+    expect(offered.filter(id => id !== 'record-allocations').pop()).toBe(
+      'expandable-segments'
+    );
   });
 });

@@ -5,7 +5,12 @@
  * A plain DOM component owned by GpuDeviceList; it re-renders only when its
  * figures changed.
  */
-import { formatBytes, formatBytesOf, formatPercent, plural } from '../../text/format';
+import {
+  formatBytes,
+  formatBytesOf,
+  formatPercent,
+  plural
+} from '../../text/format';
 import { GpuFigures } from '../../model/gpuFigures';
 import { VramSettings } from '../../settings/settings';
 import {
@@ -19,9 +24,13 @@ import {
 
 export class GpuDeviceCard {
   constructor(index: number) {
-    const node = (this.node = element('div', 'jp-vram-Card jp-vram-GpuDeviceCard', {
-      role: 'gpu-card'
-    }));
+    const node = (this.node = element(
+      'div',
+      'jp-vram-Card jp-vram-GpuDeviceCard',
+      {
+        role: 'gpu-card'
+      }
+    ));
     node.dataset.vramDevice = String(index);
 
     const header = element('div', 'jp-vram-Card-header');
@@ -47,19 +56,56 @@ export class GpuDeviceCard {
 
     const f = element('div', 'jp-vram-Figures');
     this._values = {
-      allocated: figureRow(f, 'Allocated', 'gpu-allocated', 'PyTorch: held by live tensors'),
-      reserved: figureRow(f, 'Reserved', 'gpu-reserved', 'PyTorch caching allocator: allocated + cached'),
+      allocated: figureRow(
+        f,
+        'Allocated',
+        'gpu-allocated',
+        'PyTorch: held by live tensors'
+      ),
+      reserved: figureRow(
+        f,
+        'Reserved',
+        'gpu-reserved',
+        'PyTorch caching allocator: allocated + cached'
+      ),
       free: figureRow(f, 'Free', 'gpu-free', 'Free on the device (NVML)'),
       total: figureRow(f, 'Total', 'gpu-total'),
-      peak: figureRow(f, 'Peak allocated', 'gpu-peak', 'PyTorch: highest allocated since the last reset'),
-      fragmentation: figureRow(f, 'Fragmentation', 'gpu-fragmentation', 'Reserved but unusable (inactive split blocks)'),
-      deviceUsed: figureRow(f, 'Used on device', 'gpu-device-used', 'NVML: all processes'),
-      processUsed: figureRow(f, 'This process', 'gpu-process-used', 'NVML: this kernel process, including the CUDA context'),
-      otherProcesses: figureRow(f, 'Other processes', 'gpu-other-processes', 'NVML used minus this process'),
+      peak: figureRow(
+        f,
+        'Peak allocated',
+        'gpu-peak',
+        'PyTorch: highest allocated since the last reset'
+      ),
+      fragmentation: figureRow(
+        f,
+        'Fragmentation',
+        'gpu-fragmentation',
+        'Reserved but unusable (inactive split blocks)'
+      ),
+      deviceUsed: figureRow(
+        f,
+        'Used on device',
+        'gpu-device-used',
+        'NVML: all processes'
+      ),
+      processUsed: figureRow(
+        f,
+        'This process',
+        'gpu-process-used',
+        'NVML: this kernel process, including the CUDA context'
+      ),
+      otherProcesses: figureRow(
+        f,
+        'Other processes',
+        'gpu-other-processes',
+        'NVML used minus this process'
+      ),
       tensorflowCurrent: figureRow(f, 'TensorFlow current', 'gpu-tf-current'),
       tensorflowPeak: figureRow(f, 'TensorFlow peak', 'gpu-tf-peak')
     };
-    this._counters = element('div', 'jp-vram-Counters', { role: 'gpu-counters' });
+    this._counters = element('div', 'jp-vram-Counters', {
+      role: 'gpu-counters'
+    });
     node.append(header, bar, f, this._counters);
   }
 
@@ -96,7 +142,11 @@ export class GpuDeviceCard {
 
     setSegment(this._segments.allocated, figures.allocated, figures.total);
     setSegment(this._segments.cached, figures.cached, figures.total);
-    setSegment(this._segments.context, figures.contextAndLibraries, figures.total);
+    setSegment(
+      this._segments.context,
+      figures.contextAndLibraries,
+      figures.total
+    );
     setSegment(this._segments.others, figures.otherProcesses, figures.total);
 
     const v = this._values;
@@ -114,7 +164,9 @@ export class GpuDeviceCard {
 
     const counters: string[] = [];
     if (figures.numOoms) {
-      counters.push(plural(figures.numOoms, 'out-of-memory error', 'out-of-memory errors'));
+      counters.push(
+        plural(figures.numOoms, 'out-of-memory error', 'out-of-memory errors')
+      );
     }
     if (figures.numAllocRetries) {
       counters.push(
@@ -137,7 +189,10 @@ export class GpuDeviceCard {
 
   private _title: HTMLElement;
   private _summary: HTMLElement;
-  private _segments: Record<'allocated' | 'cached' | 'context' | 'others', HTMLElement>;
+  private _segments: Record<
+    'allocated' | 'cached' | 'context' | 'others',
+    HTMLElement
+  >;
   private _values: Record<
     | 'allocated'
     | 'reserved'

@@ -4,7 +4,12 @@
  * is still available under it; and swap: what of the kernel is swapped out
  * (shown only when something is), and the swap its pages may still go to.
  */
-import { ByteUnits, formatBytes, formatBytesOf, formatPercent } from '../../text/format';
+import {
+  ByteUnits,
+  formatBytes,
+  formatBytesOf,
+  formatPercent
+} from '../../text/format';
 import { hostFigures } from '../../model/hostFigures';
 import { SwapFigures, swapFigures } from '../../model/swapFigures';
 import { ModelChange } from '../../model/IKernelMemoryModel';
@@ -98,7 +103,10 @@ export class HostMemoryCard extends ModelView {
   private _renderSwap(swap: SwapFigures, units: ByteUnits): void {
     const swapped = swap.kernelSwapped;
     const hasSwapped = swapped !== null && swapped > 0;
-    setText(this._swapped, hasSwapped ? `${formatBytes(swapped, units)} of this kernel` : '');
+    setText(
+      this._swapped,
+      hasSwapped ? `${formatBytes(swapped, units)} of this kernel` : ''
+    );
     setBytesData(this._swapped, swapped);
     setHidden(this._swapped.parentElement!, !hasSwapped);
     setHidden(this._swapNote, !hasSwapped);
@@ -106,7 +114,10 @@ export class HostMemoryCard extends ModelView {
     const canSwap = swap.limit !== null && swap.limit > 0;
     const row = this._swap.parentElement!;
     setHidden(row, !canSwap);
-    setText(row.firstElementChild as HTMLElement, swap.container ? 'Container swap' : 'Swap');
+    setText(
+      row.firstElementChild as HTMLElement,
+      swap.container ? 'Container swap' : 'Swap'
+    );
     setText(
       this._swap,
       canSwap
@@ -147,6 +158,7 @@ export function limitTitle(swap: SwapFigures, units: ByteUnits): string {
   if (swap.limit === null) {
     return `${head}: the kernel is killed there, or, where it can swap, once its swap is full too`;
   }
-  const free = swap.free !== null ? ` (${formatBytes(swap.free, units)} free)` : '';
+  const free =
+    swap.free !== null ? ` (${formatBytes(swap.free, units)} free)` : '';
   return `${head}: past it, the kernel's memory goes to swap${free}, and the kernel is killed once that is full too`;
 }

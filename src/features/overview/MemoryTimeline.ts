@@ -59,7 +59,10 @@ const BINARY_INCREMENTS = Array.from({ length: 61 }, (_, i) => 2 ** i);
  * sidebar's ~150 px a 5-minute window then got a single tick. 2 minutes
  * (and 20 s, 2 s) fill that gap.
  */
-const TIME_INCREMENTS = [1, 2, 5, 10, 15, 20, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 14400, 43200, 86400];
+const TIME_INCREMENTS = [
+  1, 2, 5, 10, 15, 20, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 14400,
+  43200, 86400
+];
 
 const PLOT_HEIGHT = 180;
 
@@ -230,14 +233,22 @@ export class MemoryTimeline extends ModelView {
     if (!UPlot) {
       loadUPlot().then(
         () => this.isDisposed || this.requestRender(),
-        reason => console.warn('jupyterlab-vram: could not load the chart library.', reason)
+        reason =>
+          console.warn(
+            'jupyterlab-vram: could not load the chart library.',
+            reason
+          )
       );
       return;
     }
     const signature = keys.join('|') + '|' + this.settings.units;
     if (!this._plot || signature !== this._signature) {
       this._destroyPlot();
-      this._plot = new UPlot(this._options(keys, width), undefined, this._plotHost);
+      this._plot = new UPlot(
+        this._options(keys, width),
+        undefined,
+        this._plotHost
+      );
       this._signature = signature;
     }
     // A long span holds far more rows than the chart has pixels.
@@ -267,7 +278,10 @@ export class MemoryTimeline extends ModelView {
     const axisColor = cssVar('--jp-ui-font-color2', 'gray');
     const gridColor = cssVar('--jp-border-color2', 'lightgray');
     // Canvas fonts need an absolute size (the theme's sizes are in em).
-    const fontPx = Math.max(9, Math.round(parseFloat(style.fontSize) * 0.85) || 10);
+    const fontPx = Math.max(
+      9,
+      Math.round(parseFloat(style.fontSize) * 0.85) || 10
+    );
     const font = `${fontPx}px ${cssVar('--jp-ui-font-family', 'sans-serif')}`;
     const units = this.settings.units;
     const bytes = (_: uPlot, v: number | null) =>
@@ -312,7 +326,12 @@ export class MemoryTimeline extends ModelView {
         label,
         stroke: color,
         width: gpu.figure === 'allocated' ? 1.5 : 1,
-        dash: gpu.figure === 'reserved' ? [6, 3] : gpu.figure === 'process' ? [2, 3] : undefined,
+        dash:
+          gpu.figure === 'reserved'
+            ? [6, 3]
+            : gpu.figure === 'process'
+              ? [2, 3]
+              : undefined,
         paths: stepped,
         value: bytes
       });
@@ -375,7 +394,11 @@ export class MemoryTimeline extends ModelView {
     const entries = this.model?.cells.entries ?? [];
     const [from, to] = this._xRange;
     const marks: [number, number][] = [];
-    for (let i = entries.length - 1; i >= 0 && marks.length < MAX_CELL_MARKS; i--) {
+    for (
+      let i = entries.length - 1;
+      i >= 0 && marks.length < MAX_CELL_MARKS;
+      i--
+    ) {
       const r = entries[i].record;
       const end = r.started + r.duration_s;
       if (end < from) {
@@ -475,7 +498,9 @@ function seriesToShow(win: HistoryWindow): string[] {
     if (!ga || !gb) {
       return ga ? 1 : gb ? -1 : 0;
     }
-    return ga.index - gb.index || figureOrder[ga.figure] - figureOrder[gb.figure];
+    return (
+      ga.index - gb.index || figureOrder[ga.figure] - figureOrder[gb.figure]
+    );
   });
 }
 
@@ -487,7 +512,7 @@ export function describeMarks(marks: readonly KernelMark[]): string {
     parts.push('grey: the kernel was restarted');
   }
   if (kinds.has('changed')) {
-    parts.push('grey: the notebook\'s kernel was shut down or changed');
+    parts.push("grey: the notebook's kernel was shut down or changed");
   }
   if (kinds.has('died')) {
     parts.push('red: the kernel died');

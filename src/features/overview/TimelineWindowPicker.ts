@@ -7,7 +7,9 @@
 import { element } from '../../ui/dom';
 
 /** The spans offered (minutes); a span set another way is offered too. */
-export const TIMELINE_WINDOW_CHOICES: readonly number[] = [5, 30, 120, 720, 1440];
+export const TIMELINE_WINDOW_CHOICES: readonly number[] = [
+  5, 30, 120, 720, 1440
+];
 
 export class TimelineWindowPicker {
   /** `onPick`: the user chose a span (minutes); null: the span is only shown. */
@@ -15,7 +17,9 @@ export class TimelineWindowPicker {
     this.node = element('div', 'jp-vram-Section-title jp-vram-Timeline-title');
     this._onPick = onPick;
     if (onPick) {
-      const label = element('label', 'jp-vram-Timeline-windowLabel', { text: 'Last ' });
+      const label = element('label', 'jp-vram-Timeline-windowLabel', {
+        text: 'Last '
+      });
       this._select = element('select', 'jp-vram-Timeline-window', {
         role: 'timeline-window',
         title: 'How much history the chart shows'

@@ -7,7 +7,10 @@ import { formatBytes, formatBytesOf } from '../../text/format';
 import { gpuFigures } from '../../model/gpuFigures';
 import { hostFigures } from '../../model/hostFigures';
 import { figuresAreCurrent } from '../../model/MonitorState';
-import { IKernelMemoryModel, ModelChange } from '../../model/IKernelMemoryModel';
+import {
+  IKernelMemoryModel,
+  ModelChange
+} from '../../model/IKernelMemoryModel';
 import type { IVramMonitor } from '../../monitor/IVramMonitor';
 import { VramSettings } from '../../settings/settings';
 import { makeActivatable, setTitle } from '../../ui/dom';
@@ -89,13 +92,17 @@ function currentSummary(
     ? known.reduce((sum, g) => sum + (g.total ?? 0), 0)
     : null;
   const warning = gpus.some(
-    g => g.usedPercent !== null && g.usedPercent >= settings.warningThresholdPercent
+    g =>
+      g.usedPercent !== null &&
+      g.usedPercent >= settings.warningThresholdPercent
   );
   const label = known.length > 1 ? `GPU\u00d7${known.length}` : 'GPU';
   const details = gpus.map(
     g =>
       `GPU ${g.index}: this kernel ${formatBytes(g.kernelUsed, units)}` +
-      (g.deviceUsed !== null ? `, device ${formatBytes(g.deviceUsed, units)}` : '') +
+      (g.deviceUsed !== null
+        ? `, device ${formatBytes(g.deviceUsed, units)}`
+        : '') +
       ` of ${formatBytes(g.total, units)}`
   );
   return {

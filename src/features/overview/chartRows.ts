@@ -16,7 +16,12 @@ const ROWS_PER_COLUMN_KEPT_WHOLE = 4;
  * `win` reduced for a chart of `columns` pixel columns spanning `from` to
  * `to` (seconds); `win` itself when it has few rows for that width.
  */
-export function rowsForChart(win: HistoryWindow, from: number, to: number, columns: number): HistoryWindow {
+export function rowsForChart(
+  win: HistoryWindow,
+  from: number,
+  to: number,
+  columns: number
+): HistoryWindow {
   const times = win.times;
   const n = times.length;
   const buckets = Math.max(1, Math.floor(columns));
@@ -40,7 +45,10 @@ export function rowsForChart(win: HistoryWindow, from: number, to: number, colum
   };
   let bucket = -1;
   for (let i = 0; i < n; i++) {
-    const b = Math.min(buckets - 1, Math.max(0, Math.floor((times[i] - from) / width)));
+    const b = Math.min(
+      buckets - 1,
+      Math.max(0, Math.floor((times[i] - from) / width))
+    );
     if (b !== bucket) {
       if (bucket >= 0) {
         keepExtremes();
@@ -82,7 +90,10 @@ export function rowsForChart(win: HistoryWindow, from: number, to: number, colum
   }
   const reduced = new Map<string, Float64Array>();
   for (const [key, column] of win.series) {
-    reduced.set(key, Float64Array.from(index, i => column[i]));
+    reduced.set(
+      key,
+      Float64Array.from(index, i => column[i])
+    );
   }
   return { times: Float64Array.from(index, i => times[i]), series: reduced };
 }

@@ -35,11 +35,16 @@ describe("the GPU card's allocator counters", () => {
     card.render(
       gpuFigures({
         ...gpu,
-        torch: { ...gpu.torch!, num_ooms: numOoms, num_alloc_retries: numAllocRetries }
+        torch: {
+          ...gpu.torch!,
+          num_ooms: numOoms,
+          num_alloc_retries: numAllocRetries
+        }
       }),
       DEFAULT_SETTINGS
     );
-    return card.node.querySelector('[data-vram-role="gpu-counters"]')!.textContent!;
+    return card.node.querySelector('[data-vram-role="gpu-counters"]')!
+      .textContent!;
   }
 
   it('say one as one', () => {
@@ -60,7 +65,11 @@ describe('the delete action, as the actions bar names it', () => {
     const { KernelMemoryModel } = await import('../../model/KernelMemoryModel');
     const { MemoryActions } = await import('../cleanup/MemoryActions');
     const model = new KernelMemoryModel({ historyCapacity: 10 }); // not live: fails at once, with its label
-    const connection = { freeMemory: jest.fn(), inspect: jest.fn(), deleteHolders: jest.fn() };
+    const connection = {
+      freeMemory: jest.fn(),
+      inspect: jest.fn(),
+      deleteHolders: jest.fn()
+    };
     const actions = new MemoryActions({ connection: connection as any, model });
     const plan = {
       listingId: 'l1',
@@ -84,14 +93,25 @@ describe("the Lines tab's recording status", () => {
   it('says one frame as one, and writes the events as the restart beside it does', () => {
     const state = {
       ...RESTARTED,
-      host: { ...RESTARTED.host, frames: 1, restart_reason: 'stopped_elsewhere' }
+      host: {
+        ...RESTARTED.host,
+        frames: 1,
+        restart_reason: 'stopped_elsewhere'
+      }
     };
     const text = statusText(state, true, false, DEFAULT_SETTINGS);
     expect(text).toContain('host: tracemalloc, 1 frame, 1 MiB of traces');
     expect(text).toContain('started it again with 1 frame at');
-    expect(text).toContain("GPU: PyTorch's allocator history, last 200,000 events");
+    expect(text).toContain(
+      "GPU: PyTorch's allocator history, last 200,000 events"
+    );
     expect(text).not.toMatch(/\b1 frames\b|200000/);
-    const restarted = statusText({ ...state, host: { ...state.host, restart_reason: 'frames' } }, true, false, DEFAULT_SETTINGS);
+    const restarted = statusText(
+      { ...state, host: { ...state.host, restart_reason: 'frames' } },
+      true,
+      false,
+      DEFAULT_SETTINGS
+    );
     expect(restarted).toContain('Host recording restarted with 1 frame at');
   });
 });

@@ -50,14 +50,21 @@ export function registerOverviewCommands(options: {
       typeof args.minutes === 'number'
         ? trans.__('Show the Last %1 Minutes of Memory History', args.minutes)
         : trans.__('Set the Timeline Span'),
-    caption: trans.__('How much history the memory timeline shows: {"minutes": 60}'),
+    caption: trans.__(
+      'How much history the memory timeline shows: {"minutes": 60}'
+    ),
     execute: async args => {
       const minutes = Number(args.minutes);
       const { min, max } = SETTING_LIMITS.timelineWindowMinutes;
       if (!Number.isFinite(minutes)) {
-        throw new Error(`The timeline span must be a number of minutes, not ${String(args.minutes)}.`);
+        throw new Error(
+          `The timeline span must be a number of minutes, not ${String(args.minutes)}.`
+        );
       }
-      await options.setSetting('timelineWindowMinutes', Math.min(max, Math.max(min, minutes)));
+      await options.setSetting(
+        'timelineWindowMinutes',
+        Math.min(max, Math.max(min, minutes))
+      );
     }
   });
 

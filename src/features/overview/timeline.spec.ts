@@ -16,13 +16,31 @@ import { MemoryHistory, SeriesKey } from '../../model/MemoryHistory';
 import { DEFAULT_SETTINGS } from '../../settings/settings';
 import { parseTimeline, TimelineColumns } from '../../protocol/timeline';
 import { describeMarks, MemoryTimeline } from './MemoryTimeline';
-import { connectHelper, FakeKernel, FakeSessionContext, registerTestCommands, settle } from '../../testing/fakeKernel';
-import { GiB, makeCpuSample, makeGpu, makeHello, makeSample, MiB, wire } from '../../testing/fixtures';
+import {
+  connectHelper,
+  FakeKernel,
+  FakeSessionContext,
+  registerTestCommands,
+  settle
+} from '../../testing/fakeKernel';
+import {
+  GiB,
+  makeCpuSample,
+  makeGpu,
+  makeHello,
+  makeSample,
+  MiB,
+  wire
+} from '../../testing/fixtures';
 
 const RSS = SeriesKey.hostRss;
 const ALLOCATED = SeriesKey.gpu(0, 'allocated');
 
-function timeline(times: number[], rss: (number | null)[], gpus: TimelineColumns['gpus'] = []): TimelineColumns {
+function timeline(
+  times: number[],
+  rss: (number | null)[],
+  gpus: TimelineColumns['gpus'] = []
+): TimelineColumns {
   return { times, rss_bytes: rss, gpus };
 }
 
@@ -33,27 +51,59 @@ function rows(history: MemoryHistory, key = RSS): [number, number][] {
 
 describe('parseTimeline', () => {
   it('reads the columns, and an absent timeline (an older helper) as none', () => {
-    const columns = timeline([1, 2], [5, null], [
-      { index: 0, allocated_bytes: [1, 2], reserved_bytes: [3, null], process_used_bytes: [null, null] }
-    ]);
-    expect(parseTimeline({ records: [], timeline: wire(columns) })).toEqual({ value: columns });
+    const columns = timeline(
+      [1, 2],
+      [5, null],
+      [
+        {
+          index: 0,
+          allocated_bytes: [1, 2],
+          reserved_bytes: [3, null],
+          process_used_bytes: [null, null]
+        }
+      ]
+    );
+    expect(parseTimeline({ records: [], timeline: wire(columns) })).toEqual({
+      value: columns
+    });
     expect(parseTimeline({ records: [] })).toEqual({ value: null });
   });
 
   it.each([
-    [{ times: [1, 'x'], rss_bytes: [1, 2], gpus: [] }, 'history.timeline.times[1]'],
-    [{ times: [1, 2], rss_bytes: [1], gpus: [] }, 'history.timeline.rss_bytes: expected 2 entries'],
-    [{ times: [1], rss_bytes: [-1], gpus: [] }, 'history.timeline.rss_bytes[0]'],
-    [{ times: [1], rss_bytes: [1], gpus: {} }, 'history.timeline.gpus: expected an array'],
     [
-      { times: [1], rss_bytes: [1], gpus: [{ index: 0, allocated_bytes: [1], reserved_bytes: [1] }] },
+      { times: [1, 'x'], rss_bytes: [1, 2], gpus: [] },
+      'history.timeline.times[1]'
+    ],
+    [
+      { times: [1, 2], rss_bytes: [1], gpus: [] },
+      'history.timeline.rss_bytes: expected 2 entries'
+    ],
+    [
+      { times: [1], rss_bytes: [-1], gpus: [] },
+      'history.timeline.rss_bytes[0]'
+    ],
+    [
+      { times: [1], rss_bytes: [1], gpus: {} },
+      'history.timeline.gpus: expected an array'
+    ],
+    [
+      {
+        times: [1],
+        rss_bytes: [1],
+        gpus: [{ index: 0, allocated_bytes: [1], reserved_bytes: [1] }]
+      },
       'history.timeline.gpus[0].process_used_bytes'
     ],
     [
       {
         times: [1],
         rss_bytes: [1],
-        gpus: [0, 0].map(index => ({ index, allocated_bytes: [1], reserved_bytes: [1], process_used_bytes: [1] }))
+        gpus: [0, 0].map(index => ({
+          index,
+          allocated_bytes: [1],
+          reserved_bytes: [1],
+          process_used_bytes: [1]
+        }))
       },
       'history.timeline.gpus[1].index: 0 is negative or repeated'
     ],
@@ -68,23 +118,46 @@ describe('MemoryHistory.merge', () => {
   it('puts rows in at their time, skips rows already held and rows at or before `after`', () => {
     const history = new MemoryHistory(10);
     history.append(20, new Map([[RSS, 200]]));
-    history.append(40, new Map([[RSS, 400], [ALLOCATED, 4]]));
+    history.append(
+      40,
+      new Map([
+        [RSS, 400],
+        [ALLOCATED, 4]
+      ])
+    );
     const added = history.merge(
       [5, 10, 20, 30, 50],
       new Map([[RSS, Float64Array.from([50, 100, 999, 300, 500])]]),
       5
     );
     expect(added).toBe(3); // 5 is not after 5; 20 is held (the same sample)
-    expect(rows(history)).toEqual([[10, 100], [20, 200], [30, 300], [40, 400], [50, 500]]);
+    expect(rows(history)).toEqual([
+      [10, 100],
+      [20, 200],
+      [30, 300],
+      [40, 400],
+      [50, 500]
+    ]);
     // A series only the held rows have is unknown in the added ones.
-    expect(rows(history, ALLOCATED).map(([, v]) => v)).toEqual([NaN, NaN, NaN, 4, NaN]);
-    expect(history.merge([10, 30], new Map([[RSS, Float64Array.from([1, 1])]]))).toBe(0);
+    expect(rows(history, ALLOCATED).map(([, v]) => v)).toEqual([
+      NaN,
+      NaN,
+      NaN,
+      4,
+      NaN
+    ]);
+    expect(
+      history.merge([10, 30], new Map([[RSS, Float64Array.from([1, 1])]]))
+    ).toBe(0);
   });
 
   it('keeps the newest rows within its capacity', () => {
     const history = new MemoryHistory(3);
     history.append(10, new Map([[RSS, 1]]));
-    history.merge([1, 2, 3, 11], new Map([[RSS, Float64Array.from([1, 2, 3, 4])]]));
+    history.merge(
+      [1, 2, 3, 11],
+      new Map([[RSS, Float64Array.from([1, 2, 3, 4])]])
+    );
     expect(rows(history).map(([t]) => t)).toEqual([3, 10, 11]);
   });
 
@@ -105,27 +178,58 @@ describe('KernelMemoryModel: the timeline across kernel processes', () => {
   function live(): KernelMemoryModel {
     const model = new KernelMemoryModel({ historyCapacity: 100 });
     model.ingest(wire(makeHello()));
-    model.ingest(wire(makeSample({ time: 1000, gpus: [makeGpu({ torch: { ...makeGpu().torch!, allocated_bytes: 5 * GiB } })] })));
+    model.ingest(
+      wire(
+        makeSample({
+          time: 1000,
+          gpus: [
+            makeGpu({
+              torch: { ...makeGpu().torch!, allocated_bytes: 5 * GiB }
+            })
+          ]
+        })
+      )
+    );
     return model;
   }
 
   it("recovers the helper's timeline before the live samples, GPU figures included", () => {
     const model = live();
     const added = model.recoverTimeline(
-      timeline([990, 995, 1000], [100 * MiB, null, 1], [
-        { index: 0, allocated_bytes: [GiB, 2 * GiB, 3], reserved_bytes: [2 * GiB, 2 * GiB, 3], process_used_bytes: [null, null, null] }
-      ])
+      timeline(
+        [990, 995, 1000],
+        [100 * MiB, null, 1],
+        [
+          {
+            index: 0,
+            allocated_bytes: [GiB, 2 * GiB, 3],
+            reserved_bytes: [2 * GiB, 2 * GiB, 3],
+            process_used_bytes: [null, null, null]
+          }
+        ]
+      )
     );
     expect(added).toBe(2); // 1000 is the live sample
-    expect(rows(model.history)).toEqual([[990, 100 * MiB], [995, NaN], [1000, 512 * MiB]]);
-    expect(rows(model.history, ALLOCATED)).toEqual([[990, GiB], [995, 2 * GiB], [1000, 5 * GiB]]);
+    expect(rows(model.history)).toEqual([
+      [990, 100 * MiB],
+      [995, NaN],
+      [1000, 512 * MiB]
+    ]);
+    expect(rows(model.history, ALLOCATED)).toEqual([
+      [990, GiB],
+      [995, 2 * GiB],
+      [1000, 5 * GiB]
+    ]);
   });
 
   it('a user restart keeps the earlier figures, held until it, a gap and a mark; recovery stays after the mark', async () => {
     const now = jest.spyOn(Date, 'now').mockReturnValue(5_000_000);
     const model = live(); // its sample came at 5,000 s (browser clock), taken at 1,000 s (kernel clock)
     const sessionContext = new FakeSessionContext(new FakeKernel());
-    const watch = new KernelDeathWatch({ sessionContext: sessionContext as any, model });
+    const watch = new KernelDeathWatch({
+      sessionContext: sessionContext as any,
+      model
+    });
     now.mockReturnValue(5_004_000); // the user restarts 4 s later
     sessionContext.setStatus('restarting');
     model.startKernelSession();
@@ -149,7 +253,10 @@ describe('KernelMemoryModel: the timeline across kernel processes', () => {
     const now = jest.spyOn(Date, 'now').mockReturnValue(5_000_000);
     const model = live();
     const sessionContext = new FakeSessionContext(null);
-    const watch = new KernelDeathWatch({ sessionContext: sessionContext as any, model });
+    const watch = new KernelDeathWatch({
+      sessionContext: sessionContext as any,
+      model
+    });
     sessionContext.changeKernel(new FakeKernel()); // the notebook's first kernel: nothing to end
     expect(model.history.marks).toEqual([]);
     now.mockReturnValue(5_002_000);
@@ -157,14 +264,26 @@ describe('KernelMemoryModel: the timeline across kernel processes', () => {
     now.mockRestore();
     expect(model.history.marks).toEqual([{ time: 1002, kind: 'changed' }]);
     // A kernel another notebook watched since 900: only what follows the change comes in.
-    expect(model.recoverTimeline(timeline([900, 999, 1003], [1, 2, 3]))).toBe(1);
-    expect(rows(model.history)).toEqual([[1000, 512 * MiB], [1002, 512 * MiB], [1002, NaN], [1003, 3]]);
+    expect(model.recoverTimeline(timeline([900, 999, 1003], [1, 2, 3]))).toBe(
+      1
+    );
+    expect(rows(model.history)).toEqual([
+      [1000, 512 * MiB],
+      [1002, 512 * MiB],
+      [1002, NaN],
+      [1003, 3]
+    ]);
     watch.dispose();
   });
 });
 
 describe('KernelHelperConnection: the timeline in the history reply', () => {
-  const CONFIG = { interval_s: 1, change_threshold_bytes: MiB, heartbeat_s: 10, reset_peak_per_cell: true };
+  const CONFIG = {
+    interval_s: 1,
+    change_threshold_bytes: MiB,
+    heartbeat_s: 10,
+    reset_peak_per_cell: true
+  };
 
   async function helloThenHistory(result: unknown) {
     const kernel = new FakeKernel();
@@ -172,19 +291,31 @@ describe('KernelHelperConnection: the timeline in the history reply', () => {
     await settle();
     kernel.lastComm.receive(wire(makeHello()));
     kernel.lastComm.receive(wire(makeCpuSample({ time: 2000 })));
-    const request = kernel.lastComm.sent.filter(m => m.type === 'history').pop();
+    const request = kernel.lastComm.sent
+      .filter(m => m.type === 'history')
+      .pop();
     kernel.lastComm.reply(result, request);
     await settle();
     return model;
   }
 
   it('charts what the kernel went through before the page listened', async () => {
-    const model = await helloThenHistory({ records: [], timeline: timeline([1990, 1995, 2000], [GiB, 2 * GiB, 3]) });
-    expect(rows(model.history)).toEqual([[1990, GiB], [1995, 2 * GiB], [2000, 512 * MiB]]);
+    const model = await helloThenHistory({
+      records: [],
+      timeline: timeline([1990, 1995, 2000], [GiB, 2 * GiB, 3])
+    });
+    expect(rows(model.history)).toEqual([
+      [1990, GiB],
+      [1995, 2 * GiB],
+      [2000, 512 * MiB]
+    ]);
   });
 
   it('reports a malformed timeline and still takes the records', async () => {
-    const model = await helloThenHistory({ records: [], timeline: { times: [1], rss_bytes: 'lots', gpus: [] } });
+    const model = await helloThenHistory({
+      records: [],
+      timeline: { times: [1], rss_bytes: 'lots', gpus: [] }
+    });
     expect(model.history.length).toBe(1);
     expect(model.notes.find(n => n.id === 'helper-problem')!.text).toBe(
       'Ignored the kernel helper\'s memory timeline: history.timeline.rss_bytes: expected an array, got "lots"'
@@ -206,7 +337,9 @@ describe('MemoryTimeline: kernel marks', () => {
     MessageLoop.flush();
     expect(view.node.dataset.vramDeaths).toBe('1');
     expect(view.node.dataset.vramRestarts).toBe('1');
-    const note = view.node.querySelector<HTMLElement>('[data-vram-role="timeline-marks"]')!;
+    const note = view.node.querySelector<HTMLElement>(
+      '[data-vram-role="timeline-marks"]'
+    )!;
     expect(note.hidden).toBe(false);
     expect(note.textContent).toBe(
       'Dashed lines mark where a kernel process ended (grey: the kernel was restarted; red: the kernel died).'
@@ -217,14 +350,20 @@ describe('MemoryTimeline: kernel marks', () => {
   it('says nothing when no mark is in the window', () => {
     expect(describeMarks([])).toBe('');
     expect(describeMarks([{ time: 1, kind: 'changed' }])).toBe(
-      'Dashed lines mark where a kernel process ended (grey: the notebook\'s kernel was shut down or changed).'
+      "Dashed lines mark where a kernel process ended (grey: the notebook's kernel was shut down or changed)."
     );
   });
 });
 
 describe('MemoryTimeline: how much history it shows', () => {
-  function attached(onPick: ((minutes: number) => void) | null, windowMinutes = 5) {
-    const view = new MemoryTimeline({ ...DEFAULT_SETTINGS, timelineWindowMinutes: windowMinutes }, onPick);
+  function attached(
+    onPick: ((minutes: number) => void) | null,
+    windowMinutes = 5
+  ) {
+    const view = new MemoryTimeline(
+      { ...DEFAULT_SETTINGS, timelineWindowMinutes: windowMinutes },
+      onPick
+    );
     Widget.attach(view, document.body);
     view.model = new KernelMemoryModel({ historyCapacity: 100 });
     MessageLoop.flush();
@@ -234,8 +373,16 @@ describe('MemoryTimeline: how much history it shows', () => {
   it('offers spans from 5 minutes to 24 hours, the current one chosen, and says which the user picks', () => {
     const picked: number[] = [];
     const view = attached(minutes => picked.push(minutes));
-    const select = view.node.querySelector<HTMLSelectElement>('[data-vram-role="timeline-window"]')!;
-    expect(Array.from(select.options, o => o.textContent)).toEqual(['5 min', '30 min', '2 h', '12 h', '24 h']);
+    const select = view.node.querySelector<HTMLSelectElement>(
+      '[data-vram-role="timeline-window"]'
+    )!;
+    expect(Array.from(select.options, o => o.textContent)).toEqual([
+      '5 min',
+      '30 min',
+      '2 h',
+      '12 h',
+      '24 h'
+    ]);
     expect(select.value).toBe('5');
     select.value = '720';
     select.dispatchEvent(new Event('change'));
@@ -245,8 +392,17 @@ describe('MemoryTimeline: how much history it shows', () => {
 
   it('offers a span set another way (the Settings Editor) among the others', () => {
     const view = attached(() => undefined, 45);
-    const select = view.node.querySelector<HTMLSelectElement>('[data-vram-role="timeline-window"]')!;
-    expect(Array.from(select.options, o => o.textContent)).toEqual(['5 min', '30 min', '45 min', '2 h', '12 h', '24 h']);
+    const select = view.node.querySelector<HTMLSelectElement>(
+      '[data-vram-role="timeline-window"]'
+    )!;
+    expect(Array.from(select.options, o => o.textContent)).toEqual([
+      '5 min',
+      '30 min',
+      '45 min',
+      '2 h',
+      '12 h',
+      '24 h'
+    ]);
     expect(select.value).toBe('45');
     view.dispose();
   });
@@ -263,7 +419,9 @@ describe('the set-timeline-window command', () => {
   it('sets the span within its limits, and refuses what is not a number', async () => {
     const commands = new CommandRegistry();
     const set: [string, unknown][] = [];
-    const monitor = new MemoryMonitor({ notebooks: { currentWidget: null, currentChanged: new Signal({}) } });
+    const monitor = new MemoryMonitor({
+      notebooks: { currentWidget: null, currentChanged: new Signal({}) }
+    });
     registerTestCommands(commands, {
       monitor,
       sidebar: { showTab: () => undefined } as any,
@@ -277,16 +435,23 @@ describe('the set-timeline-window command', () => {
       ['timelineWindowMinutes', 720],
       ['timelineWindowMinutes', 1440]
     ]);
-    await expect(commands.execute(CommandIDs.setTimelineWindow, { minutes: 'lots' })).rejects.toThrow('number of minutes');
+    await expect(
+      commands.execute(CommandIDs.setTimelineWindow, { minutes: 'lots' })
+    ).rejects.toThrow('number of minutes');
     monitor.dispose();
   });
 });
 
 describe('MemoryTimeline: samples on a long span', () => {
   function laidOut(windowMinutes: number) {
-    const view = new MemoryTimeline({ ...DEFAULT_SETTINGS, timelineWindowMinutes: windowMinutes });
+    const view = new MemoryTimeline({
+      ...DEFAULT_SETTINGS,
+      timelineWindowMinutes: windowMinutes
+    });
     Widget.attach(view, document.body);
-    const host = view.node.querySelector<HTMLElement>('.jp-vram-Timeline-plot')!;
+    const host = view.node.querySelector<HTMLElement>(
+      '.jp-vram-Timeline-plot'
+    )!;
     Object.defineProperty(host, 'clientWidth', { value: 300 });
     const model = new KernelMemoryModel({ historyCapacity: 1000 });
     view.model = model;
@@ -294,7 +459,14 @@ describe('MemoryTimeline: samples on a long span', () => {
     const renders = jest.spyOn(view, 'renderNow');
     const feed = (count: number) => {
       for (let i = 0; i < count; i++) {
-        model.ingest(wire(makeCpuSample({ seq: renders.mock.calls.length * 100 + i + 1, time: 1000 + i })));
+        model.ingest(
+          wire(
+            makeCpuSample({
+              seq: renders.mock.calls.length * 100 + i + 1,
+              time: 1000 + i
+            })
+          )
+        );
         MessageLoop.flush();
       }
     };

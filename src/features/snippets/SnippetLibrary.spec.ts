@@ -4,7 +4,10 @@ import { SnippetInsertion } from './snippetCommands';
 import { DEFAULT_SNIPPETS } from './defaultSnippets';
 import { SnippetLibrary } from './SnippetLibrary';
 import { readSnippetSettings } from './snippetSettings';
-import { quietYjsCellWarnings, setup } from '../../testing/snippetCommandsFixtures';
+import {
+  quietYjsCellWarnings,
+  setup
+} from '../../testing/snippetCommandsFixtures';
 
 quietYjsCellWarnings();
 
@@ -16,7 +19,12 @@ describe('the library, loaded after start-up', () => {
     expect(library.all).toEqual([]);
     expect(library.loadedBuiltin('amp')).toBeNull();
 
-    const mine = { ...readSnippetSettings(undefined, DEFAULT_SNIPPETS).all[0], id: 'mine', title: 'Mine', builtin: false };
+    const mine = {
+      ...readSnippetSettings(undefined, DEFAULT_SNIPPETS).all[0],
+      id: 'mine',
+      title: 'Mine',
+      builtin: false
+    };
     const defaults = library.read(undefined);
     const own = library.read({ snippets: [mine] });
     await Promise.all([defaults, own]);
@@ -30,18 +38,27 @@ describe('the library, loaded after start-up', () => {
     expect(changes).toHaveLength(2); // the same snippets: no change signalled
 
     // A duplicate id added changes no snippet (the first wins), but is a problem to say.
-    const warn = jest.spyOn(console, 'warn').mockImplementation(() => undefined);
+    const warn = jest
+      .spyOn(console, 'warn')
+      .mockImplementation(() => undefined);
     await library.read({ snippets: [mine, { ...mine, title: 'Mine again' }] });
     expect(library.all.map(s => s.title)).toEqual(['Mine']);
-    expect(library.problems).toEqual([expect.stringContaining('another snippet before it has the id "mine"')]);
+    expect(library.problems).toEqual([
+      expect.stringContaining('another snippet before it has the id "mine"')
+    ]);
     expect(warn).toHaveBeenCalledTimes(1);
     warn.mockRestore();
   });
 
   it("reads the settings registry's default list at once, as the installed version's defaults", () => {
     // The registry's default of the setting: the schema's, here with a fix of one title.
-    const defaults = DEFAULT_SNIPPETS.map(s => (s.id === 'amp' ? { ...s, title: 'AMP, fixed' } : s));
-    const frozen = DEFAULT_SNIPPETS.map(s => ({ ...s, hidden: s.id === 'amp' })); // written by an older Settings Editor
+    const defaults = DEFAULT_SNIPPETS.map(s =>
+      s.id === 'amp' ? { ...s, title: 'AMP, fixed' } : s
+    );
+    const frozen = DEFAULT_SNIPPETS.map(s => ({
+      ...s,
+      hidden: s.id === 'amp'
+    })); // written by an older Settings Editor
     const library = new SnippetLibrary();
     void library.read({ snippets: frozen }, defaults);
     // No wait: the palette items come with the settings.
@@ -54,8 +71,13 @@ describe('the library, loaded after start-up', () => {
   it("falls back to the copy in JavaScript where the registry's default does not read whole", async () => {
     const library = new SnippetLibrary();
     // As an older JupyterLab gives it: entries without their fields.
-    await library.read({ snippets: DEFAULT_SNIPPETS }, DEFAULT_SNIPPETS.map(s => ({ id: s.id })));
-    expect(library.visible.map(s => s.id)).toEqual(DEFAULT_SNIPPETS.map(s => s.id));
+    await library.read(
+      { snippets: DEFAULT_SNIPPETS },
+      DEFAULT_SNIPPETS.map(s => ({ id: s.id }))
+    );
+    expect(library.visible.map(s => s.id)).toEqual(
+      DEFAULT_SNIPPETS.map(s => s.id)
+    );
   });
 
   it('runs a snippet command asked for before the list has loaded', async () => {
@@ -63,16 +85,22 @@ describe('the library, loaded after start-up', () => {
     const t = await setup({ library });
     t.sessionContext.setStatus('busy');
     expect(library.all).toEqual([]);
-    const result = (await t.commands.execute(CommandIDs.insertSnippet, { id: 'amp' })) as SnippetInsertion;
+    const result = (await t.commands.execute(CommandIDs.insertSnippet, {
+      id: 'amp'
+    })) as SnippetInsertion;
     expect(result.id).toBe('amp');
     t.dispose();
   });
 
   it('gives a default snippet to a library made from settings without it', async () => {
-    const library = new SnippetLibrary(readSnippetSettings({ snippets: [] }, DEFAULT_SNIPPETS));
+    const library = new SnippetLibrary(
+      readSnippetSettings({ snippets: [] }, DEFAULT_SNIPPETS)
+    );
     expect(library.all).toEqual([]);
     expect((await library.builtin('no-grad-eval'))?.title).toBe(
-      readSnippetSettings(undefined, DEFAULT_SNIPPETS).all.find(s => s.id === 'no-grad-eval')?.title
+      readSnippetSettings(undefined, DEFAULT_SNIPPETS).all.find(
+        s => s.id === 'no-grad-eval'
+      )?.title
     );
     expect(await library.builtin('no-such-snippet')).toBeNull();
   });

@@ -194,5 +194,7 @@ function usableDefaults(defaults: unknown): DefaultSnippets | null {
     return null;
   }
   const builtins = builtinSnippets(defaults);
-  return builtins.size === defaults.length ? { list: defaults, builtins } : null;
+  return builtins.size === defaults.length
+    ? { list: defaults, builtins }
+    : null;
 }

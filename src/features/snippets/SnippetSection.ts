@@ -85,7 +85,11 @@ export class SnippetSection extends Widget {
     for (const snippet of snippets) {
       const insert = button(
         'jp-vram-Button jp-vram-Snippets-button',
-        { role: 'snippet-button', text: snippet.title, title: snippet.description },
+        {
+          role: 'snippet-button',
+          text: snippet.title,
+          title: snippet.description
+        },
         () => this._execute(CommandIDs.insertSnippet, { id: snippet.id })
       );
       insert.dataset.vramSnippet = snippet.id;

@@ -4,7 +4,10 @@ import { SnippetInsertion } from './snippetCommands';
 import { DEFAULT_SNIPPETS } from './defaultSnippets';
 import { SnippetLibrary } from './SnippetLibrary';
 import { readSnippetSettings } from './snippetSettings';
-import { quietYjsCellWarnings, setup } from '../../testing/snippetCommandsFixtures';
+import {
+  quietYjsCellWarnings,
+  setup
+} from '../../testing/snippetCommandsFixtures';
 
 quietYjsCellWarnings();
 

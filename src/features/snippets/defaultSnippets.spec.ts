@@ -16,7 +16,10 @@ const GRADSCALER_FALLBACK =
 describe('default snippets', () => {
   it('has every id of the contract, valid and unique', () => {
     expect(DEFAULT_SNIPPETS.map(s => s.id)).toEqual(CONTRACT_IDS);
-    const read = readSnippetSettings({ snippets: DEFAULT_SNIPPETS }, DEFAULT_SNIPPETS);
+    const read = readSnippetSettings(
+      { snippets: DEFAULT_SNIPPETS },
+      DEFAULT_SNIPPETS
+    );
     expect(read.problems).toEqual([]);
     expect(read.visible).toHaveLength(CONTRACT_IDS.length);
   });
@@ -42,7 +45,10 @@ describe('default snippets', () => {
   it('names its own loss tensor so that no placeholder name can be rebound (a criterion called `loss`)', () => {
     for (const s of DEFAULT_SNIPPETS) {
       for (const line of s.code) {
-        expect([s.id, line]).not.toEqual([s.id, expect.stringMatching(/^\s*loss\s*=/)]);
+        expect([s.id, line]).not.toEqual([
+          s.id,
+          expect.stringMatching(/^\s*loss\s*=/)
+        ]);
       }
     }
   });
@@ -68,7 +74,9 @@ describe('default snippets', () => {
     expect(code('bf16-autocast')).toContain('dtype=torch.bfloat16');
     expect(code('bf16-autocast')).not.toContain('GradScaler(');
     expect(code('grad-checkpointing')).toContain('use_reentrant=False');
-    expect(code('allocator-config')).toContain('alloc_variables = ["PYTORCH_CUDA_ALLOC_CONF"]');
+    expect(code('allocator-config')).toContain(
+      'alloc_variables = ["PYTORCH_CUDA_ALLOC_CONF"]'
+    );
     expect(code('allocator-config')).toContain('os.environ[variable] = ');
     expect(code('allocator-config')).toContain('"expandable_segments:True"');
     expect(code('allocator-config').indexOf('os.environ')).toBeLessThan(
@@ -90,10 +98,14 @@ describe('default snippets', () => {
     expect(code('dataloader-pinning')).toContain('num_workers=');
     expect(code('loss-item')).toContain('running_loss += batch_loss.item()');
     expect(code('grad-checkpointing')).toContain('checkpoint_sequential(');
-    expect(code('bf16-autocast')).toContain('is_bf16_supported(including_emulation=False)');
+    expect(code('bf16-autocast')).toContain(
+      'is_bf16_supported(including_emulation=False)'
+    );
     expect(code('batch-size-search')).toContain('named_buffers()');
     expect(code('dataloader-pinning')).toContain('batch_sampler');
-    expect(code('no-grad-eval')).toContain('for inputs, targets in {{eval_dataloader}}:');
+    expect(code('no-grad-eval')).toContain(
+      'for inputs, targets in {{eval_dataloader}}:'
+    );
     expect(code('tf-memory-growth')).toContain(
       'tf.config.experimental.set_memory_growth(gpu, True)'
     );
@@ -117,9 +129,15 @@ describe('default snippets', () => {
       const cell = code('allocator-config');
       expect(cell).toContain('importlib.metadata.version("torch")');
       const check = cell.indexOf('>= (2, 1):');
-      expect(check).toBeGreaterThan(cell.indexOf('importlib.metadata.version("torch")'));
-      expect(cell.indexOf('import torch')).toBeGreaterThan(cell.indexOf('os.environ[variable] = '));
-      expect(cell.indexOf('import torch')).toBe(cell.lastIndexOf('import torch')); // the last line only
+      expect(check).toBeGreaterThan(
+        cell.indexOf('importlib.metadata.version("torch")')
+      );
+      expect(cell.indexOf('import torch')).toBeGreaterThan(
+        cell.indexOf('os.environ[variable] = ')
+      );
+      expect(cell.indexOf('import torch')).toBe(
+        cell.lastIndexOf('import torch')
+      ); // the last line only
       // Set once, inside the check; the else branch says why not and what to do instead.
       expect(cell.match(/expandable_segments:True/g)).toHaveLength(1);
       expect(cell.indexOf('expandable_segments:True')).toBeGreaterThan(check);
@@ -133,17 +151,27 @@ describe('default snippets', () => {
       const cell = code('amp');
       expect(cell).toContain('if hasattr(torch.amp, "GradScaler"):');
       expect(cell).toMatch(GRADSCALER_FALLBACK);
-      expect(cell.match(GRADSCALER_FALLBACK)![0]).toContain('{{scaler}} = torch.cuda.amp.GradScaler(enabled=(device == "cuda"))');
+      expect(cell.match(GRADSCALER_FALLBACK)![0]).toContain(
+        '{{scaler}} = torch.cuda.amp.GradScaler(enabled=(device == "cuda"))'
+      );
       // Still no TODO for the scaler: the cell makes it, in both branches.
-      expect(renderSnippet(byId.get('amp')!, { model: ['m'], optimizer: ['o'], dataloader: ['d'], loss: ['l'] }))
-        .not.toContain('TODO');
+      expect(
+        renderSnippet(byId.get('amp')!, {
+          model: ['m'],
+          optimizer: ['o'],
+          dataloader: ['d'],
+          loss: ['l']
+        })
+      ).not.toContain('TODO');
     });
 
     it('halves the batch on a host out-of-memory too, and on torch without OutOfMemoryError; re-raises the rest', () => {
       const cell = code('batch-size-search');
       // torch.OutOfMemoryError is new in 2.5, torch.cuda.OutOfMemoryError in 1.13: caught by
       // what every version raises (RuntimeError, MemoryError), not by name.
-      expect(cell).not.toMatch(/except\s+\(?\s*(torch\.(cuda\.)?)?OutOfMemoryError/);
+      expect(cell).not.toMatch(
+        /except\s+\(?\s*(torch\.(cuda\.)?)?OutOfMemoryError/
+      );
       expect(cell).toContain('except (RuntimeError, MemoryError) as error:');
       expect(cell).toContain('isinstance(error, MemoryError)');
       expect(cell).toContain('"DefaultCPUAllocator" in message');
@@ -168,8 +196,16 @@ describe('default snippets', () => {
     expect(flags['tf-memory-growth']).toEqual(['top', 'tensorflow']);
     expect(flags['tf-memory-limit']).toEqual(['top', 'tensorflow']);
     for (const s of DEFAULT_SNIPPETS) {
-      if (!['allocator-config', 'tf-memory-growth', 'tf-memory-limit'].includes(s.id)) {
-        expect([s.id, s.placement, s.requiresFresh]).toEqual([s.id, 'below', null]);
+      if (
+        !['allocator-config', 'tf-memory-growth', 'tf-memory-limit'].includes(
+          s.id
+        )
+      ) {
+        expect([s.id, s.placement, s.requiresFresh]).toEqual([
+          s.id,
+          'below',
+          null
+        ]);
       }
     }
   });

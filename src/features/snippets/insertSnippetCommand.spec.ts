@@ -10,7 +10,11 @@ import { RESTART_MESSAGES } from './snippet';
 import { KernelMemoryModel } from '../../model/KernelMemoryModel';
 import { makeSample, wire } from '../../testing/fixtures';
 import { settle } from '../../testing/fakeKernel';
-import { quietYjsCellWarnings, setup, sources } from '../../testing/snippetCommandsFixtures';
+import {
+  quietYjsCellWarnings,
+  setup,
+  sources
+} from '../../testing/snippetCommandsFixtures';
 
 const RUNTIME_FRESH = {
   torch_imported: true,
@@ -74,9 +78,16 @@ describe('insert-snippet', () => {
     await t.commands.execute(CommandIDs.insertSnippet, { id: 'loss-item' });
     expect(sources(t.notebook)).toHaveLength(5);
     shared.undo();
-    expect(sources(t.notebook)).toEqual(['a = 1', 'b = 2', 'c = 3', 'user = 1']);
+    expect(sources(t.notebook)).toEqual([
+      'a = 1',
+      'b = 2',
+      'c = 3',
+      'user = 1'
+    ]);
     shared.redo();
-    expect(sources(t.notebook)[2]).toContain('running_loss += batch_loss.item()');
+    expect(sources(t.notebook)[2]).toContain(
+      'running_loss += batch_loss.item()'
+    );
     t.dispose();
   });
 
@@ -89,7 +100,9 @@ describe('insert-snippet', () => {
     expect(t.namesRequests()).toEqual([]);
     expect(result.namesFound).toBe(false);
     expect(result.code).toContain('scaler = torch.amp.GradScaler(device');
-    expect(result.code).toContain('batch_loss = criterion(model(inputs), targets)');
+    expect(result.code).toContain(
+      'batch_loss = criterion(model(inputs), targets)'
+    );
     expect(result.code.split('\n')[0]).toBe(
       '# TODO: the kernel did not say which names it has (busy or not connected): ' +
         '`model`, `train_loader`, `optimizer`, `criterion` stand in for your own below'
@@ -99,7 +112,9 @@ describe('insert-snippet', () => {
   });
 
   it('uses the placeholders when the helper answers with an error or junk', async () => {
-    const warn = jest.spyOn(console, 'warn').mockImplementation(() => undefined);
+    const warn = jest
+      .spyOn(console, 'warn')
+      .mockImplementation(() => undefined);
     const t = await setup();
     let running = t.commands.execute(CommandIDs.insertSnippet, { id: 'amp' });
     await settle();
@@ -124,7 +139,9 @@ describe('insert-snippet', () => {
 
   it('does not ask when the snippet has no placeholders and no requirement', async () => {
     const t = await setup();
-    await t.commands.execute(CommandIDs.insertSnippet, { id: 'memory-summary' });
+    await t.commands.execute(CommandIDs.insertSnippet, {
+      id: 'memory-summary'
+    });
     expect(t.namesRequests()).toEqual([]);
     expect(sources(t.notebook)[2]).toContain('torch.cuda.memory_summary');
     t.dispose();
@@ -160,28 +177,43 @@ describe('insert-snippet', () => {
     t.dispose();
   });
 
-  it('says so when the notebook\'s kernel does not run Python, and still inserts the cell', async () => {
+  it("says so when the notebook's kernel does not run Python, and still inserts the cell", async () => {
     const t = await setup();
-    (t.monitor.current as KernelMemoryModel).setState('non-python', 'This notebook runs R.');
-    const result = (await t.commands.execute(CommandIDs.insertSnippet, { id: 'no-grad-eval' })) as SnippetInsertion;
+    (t.monitor.current as KernelMemoryModel).setState(
+      'non-python',
+      'This notebook runs R.'
+    );
+    const result = (await t.commands.execute(CommandIDs.insertSnippet, {
+      id: 'no-grad-eval'
+    })) as SnippetInsertion;
     expect(sources(t.notebook)[result.index]).toContain('torch.no_grad()');
     expect(t.notes).toEqual([
-      ['warning', "This notebook's kernel does not run Python: the inserted cell is Python code."]
+      [
+        'warning',
+        "This notebook's kernel does not run Python: the inserted cell is Python code."
+      ]
     ]);
     t.dispose();
   });
 
-  it('keeps another kernel\'s restart warning when the snippet goes into a fresh one', async () => {
+  it("keeps another kernel's restart warning when the snippet goes into a fresh one", async () => {
     const t = await setup();
-    const running = t.commands.execute(CommandIDs.insertSnippet, { id: 'allocator-config' });
+    const running = t.commands.execute(CommandIDs.insertSnippet, {
+      id: 'allocator-config'
+    });
     await settle();
     t.reply({ runtime: { ...RUNTIME_FRESH, cuda_initialized: true } });
     await running;
     const warned = t.library.warning;
     expect(warned?.snippetId).toBe('allocator-config');
     // The same snippet inserted for another kernel that needs no restart.
-    t.library.setWarning({ ...warned!, model: new KernelMemoryModel({ historyCapacity: 10 }) });
-    const again = t.commands.execute(CommandIDs.insertSnippet, { id: 'allocator-config' });
+    t.library.setWarning({
+      ...warned!,
+      model: new KernelMemoryModel({ historyCapacity: 10 })
+    });
+    const again = t.commands.execute(CommandIDs.insertSnippet, {
+      id: 'allocator-config'
+    });
     await settle();
     t.reply({ runtime: RUNTIME_FRESH });
     await again;

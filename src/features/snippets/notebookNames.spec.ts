@@ -86,7 +86,10 @@ describe('fetchNotebookNames', () => {
       await fetchNotebookNames({ state: 'live', kernelBusy: true }, request)
     ).toBe(null);
     expect(
-      await fetchNotebookNames({ state: 'bootstrapping', kernelBusy: false }, request)
+      await fetchNotebookNames(
+        { state: 'bootstrapping', kernelBusy: false },
+        request
+      )
     ).toBe(null);
     expect(await fetchNotebookNames(null, request)).toBe(null);
     expect(await fetchNotebookNames(live, null)).toBe(null);
@@ -94,7 +97,9 @@ describe('fetchNotebookNames', () => {
   });
 
   it('reads a failed or timed-out request as nothing found', async () => {
-    const warn = jest.spyOn(console, 'warn').mockImplementation(() => undefined);
+    const warn = jest
+      .spyOn(console, 'warn')
+      .mockImplementation(() => undefined);
     const found = await fetchNotebookNames(live, async () => {
       throw new Error('timed out');
     });

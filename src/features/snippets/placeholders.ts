@@ -6,11 +6,7 @@
 
 /** The placeholders a snippet may use: `{{model}}`, `{{optimizer}}`, … */
 export type PlaceholderKey =
-  | 'model'
-  | 'optimizer'
-  | 'dataloader'
-  | 'loss'
-  | 'scaler';
+  'model' | 'optimizer' | 'dataloader' | 'loss' | 'scaler';
 
 export const PLACEHOLDER_KEYS: readonly PlaceholderKey[] = [
   'model',

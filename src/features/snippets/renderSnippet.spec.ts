@@ -13,8 +13,19 @@ describe('renderSnippet', () => {
   ];
 
   it('uses the default names when the kernel found nothing', () => {
-    const nothing = { model: [], optimizer: [], dataloader: [], loss: [], scaler: [] };
-    expect(renderSnippet({ code }, nothing).split('\n').filter(line => !line.startsWith('#')).join('\n')).toBe(
+    const nothing = {
+      model: [],
+      optimizer: [],
+      dataloader: [],
+      loss: [],
+      scaler: []
+    };
+    expect(
+      renderSnippet({ code }, nothing)
+        .split('\n')
+        .filter(line => !line.startsWith('#'))
+        .join('\n')
+    ).toBe(
       [
         'out = model(x)',
         'optimizer.step()',
@@ -33,18 +44,34 @@ describe('renderSnippet', () => {
   });
 
   it('gives an evaluation loop a validation loader: one named so, else val_loader, never the training one', () => {
-    const loop = { code: ['for inputs, targets in {{eval_dataloader}}:', '    pass'] };
-    expect(renderSnippet(loop)).toContain('for inputs, targets in val_loader:\n    pass');
-    expect(renderSnippet(loop, { dataloader: ['train_loader', 'valid_dl'] })).toBe(
-      'for inputs, targets in valid_dl:\n    pass'
+    const loop = {
+      code: ['for inputs, targets in {{eval_dataloader}}:', '    pass']
+    };
+    expect(renderSnippet(loop)).toContain(
+      'for inputs, targets in val_loader:\n    pass'
     );
-    expect(renderSnippet(loop, { dataloader: ['loader', 'test loader', 'test_loader'] })).toContain('in test_loader:');
-    expect(renderSnippet(loop, { dataloader: ['train_loader'] })).toContain('in val_loader:');
-    // Whole words only: these are not validation loaders.
-    expect(renderSnippet(loop, { dataloader: ['latest_loader', 'device_loader', 'interval_loader'] })).toContain(
+    expect(
+      renderSnippet(loop, { dataloader: ['train_loader', 'valid_dl'] })
+    ).toBe('for inputs, targets in valid_dl:\n    pass');
+    expect(
+      renderSnippet(loop, {
+        dataloader: ['loader', 'test loader', 'test_loader']
+      })
+    ).toContain('in test_loader:');
+    expect(renderSnippet(loop, { dataloader: ['train_loader'] })).toContain(
       'in val_loader:'
     );
-    expect(renderSnippet(loop, { dataloader: ['latest_loader', 'Valid_DL', 'eval2'] })).toContain('in Valid_DL:');
+    // Whole words only: these are not validation loaders.
+    expect(
+      renderSnippet(loop, {
+        dataloader: ['latest_loader', 'device_loader', 'interval_loader']
+      })
+    ).toContain('in val_loader:');
+    expect(
+      renderSnippet(loop, {
+        dataloader: ['latest_loader', 'Valid_DL', 'eval2']
+      })
+    ).toContain('in Valid_DL:');
     expect(unknownPlaceholders(loop.code)).toEqual([]);
   });
 
@@ -65,9 +92,9 @@ describe('renderSnippet', () => {
   });
 
   it('leaves unknown placeholders as they are', () => {
-    expect(renderSnippet({ code: ['{{device}} = {{model}}'] }, { model: ['net'] })).toBe(
-      '{{device}} = net'
-    );
+    expect(
+      renderSnippet({ code: ['{{device}} = {{model}}'] }, { model: ['net'] })
+    ).toBe('{{device}} = net');
     expect(unknownPlaceholders(['{{device}} {{model}} {{x}}'])).toEqual([
       'device',
       'x'
@@ -75,12 +102,18 @@ describe('renderSnippet', () => {
   });
 
   it('gives {{dataloader}} a training loader, never an evaluation one', () => {
-    const batch = { code: ['for inputs, targets in {{dataloader}}:', '    pass'] };
+    const batch = {
+      code: ['for inputs, targets in {{dataloader}}:', '    pass']
+    };
     // The kernel lists loaders in the namespace's order: the test loader may come first.
-    expect(renderSnippet(batch, { dataloader: ['test_loader', 'val_dl', 'train_dl', 'other_dl'] })).toBe(
-      'for inputs, targets in train_dl:\n    pass'
+    expect(
+      renderSnippet(batch, {
+        dataloader: ['test_loader', 'val_dl', 'train_dl', 'other_dl']
+      })
+    ).toBe('for inputs, targets in train_dl:\n    pass');
+    expect(renderSnippet(batch, { dataloader: ['latest_loader'] })).toBe(
+      'for inputs, targets in latest_loader:\n    pass'
     );
-    expect(renderSnippet(batch, { dataloader: ['latest_loader'] })).toBe('for inputs, targets in latest_loader:\n    pass');
     // Only evaluation loaders: the default name, and a TODO line that says why.
     expect(renderSnippet(batch, { dataloader: ['test_loader'] })).toBe(
       [
@@ -94,8 +127,20 @@ describe('renderSnippet', () => {
 
   it('says in a TODO line which placeholder got a default name because the kernel had none', () => {
     const rendered = renderSnippet(
-      { code: ['{{model}}.train()', '{{optimizer}}.step()', '{{loss}}({{model}}(x), y)', '{{optimizer}}.zero_grad()'] },
-      { model: ['net'], optimizer: [], dataloader: ['train_dl'], loss: ['not a name'] }
+      {
+        code: [
+          '{{model}}.train()',
+          '{{optimizer}}.step()',
+          '{{loss}}({{model}}(x), y)',
+          '{{optimizer}}.zero_grad()'
+        ]
+      },
+      {
+        model: ['net'],
+        optimizer: [],
+        dataloader: ['train_dl'],
+        loss: ['not a name']
+      }
     );
     expect(rendered).toBe(
       [
@@ -108,15 +153,26 @@ describe('renderSnippet', () => {
       ].join('\n')
     );
     // Every name found: no TODO.
-    expect(renderSnippet({ code: ['{{model}}.train()'] }, { model: ['net'] })).toBe('net.train()');
+    expect(
+      renderSnippet({ code: ['{{model}}.train()'] }, { model: ['net'] })
+    ).toBe('net.train()');
     // The kernel was not asked (busy, not connected): one line for every placeholder.
-    expect(renderSnippet({ code: ['{{model}}.train()', '{{optimizer}}.step()'] }).split('\n')).toEqual([
+    expect(
+      renderSnippet({
+        code: ['{{model}}.train()', '{{optimizer}}.step()']
+      }).split('\n')
+    ).toEqual([
       '# TODO: the kernel did not say which names it has (busy or not connected): ' +
         '`model`, `optimizer` stand in for your own below',
       'model.train()',
       'optimizer.step()'
     ]);
-    expect(renderSnippet({ code: ['{{eval_dataloader}}'] }, { dataloader: ['train_dl'] }).split('\n')[0]).toBe(
+    expect(
+      renderSnippet(
+        { code: ['{{eval_dataloader}}'] },
+        { dataloader: ['train_dl'] }
+      ).split('\n')[0]
+    ).toBe(
       '# TODO: no evaluation DataLoader (a name with val, test or eval) found in the kernel: ' +
         'define `val_loader` or change the name below'
     );
@@ -124,12 +180,21 @@ describe('renderSnippet', () => {
 
   it('writes no TODO for a placeholder the code itself creates, and keeps a cell magic first', () => {
     const amp = DEFAULT_SNIPPETS.find(s => s.id === 'amp')!;
-    const rendered = renderSnippet(amp, { model: ['net'], optimizer: ['opt'], dataloader: ['dl'], loss: ['crit'] });
+    const rendered = renderSnippet(amp, {
+      model: ['net'],
+      optimizer: ['opt'],
+      dataloader: ['dl'],
+      loss: ['crit']
+    });
     expect(rendered).not.toContain('TODO');
     expect(rendered).toContain('scaler = torch.amp.GradScaler(');
     // ... but one for a placeholder read on the right-hand side of its own assignment.
-    expect(renderSnippet({ code: ['{{dataloader}} = rebuild({{dataloader}})'] }, {})).toContain('# TODO: no training DataLoader');
-    expect(renderSnippet({ code: ['%%time', '{{model}}.train()'] }, {}).split('\n')).toEqual([
+    expect(
+      renderSnippet({ code: ['{{dataloader}} = rebuild({{dataloader}})'] }, {})
+    ).toContain('# TODO: no training DataLoader');
+    expect(
+      renderSnippet({ code: ['%%time', '{{model}}.train()'] }, {}).split('\n')
+    ).toEqual([
       '%%time',
       '# TODO: no model (nn.Module) found in the kernel: define `model` or change the name below',
       'model.train()'
@@ -140,9 +205,16 @@ describe('renderSnippet', () => {
     for (const s of DEFAULT_SNIPPETS) {
       const rendered = renderSnippet(s, {}).split('\n');
       const added = rendered.filter(line => line.startsWith('# TODO: '));
-      expect(rendered.filter(line => !line.startsWith('# TODO: ')).join('\n')).toBe(
-        renderSnippet(s, { model: ['model'], optimizer: ['optimizer'], dataloader: ['train_loader', 'val_loader'],
-                           loss: ['criterion'], scaler: ['scaler'] })
+      expect(
+        rendered.filter(line => !line.startsWith('# TODO: ')).join('\n')
+      ).toBe(
+        renderSnippet(s, {
+          model: ['model'],
+          optimizer: ['optimizer'],
+          dataloader: ['train_loader', 'val_loader'],
+          loss: ['criterion'],
+          scaler: ['scaler']
+        })
       );
       expect(added.length).toBe(rendered.length - s.code.length);
     }

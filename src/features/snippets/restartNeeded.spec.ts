@@ -1,5 +1,9 @@
 /** restartNeeded: whether a snippet needs a fresh kernel, from the reply or the latest sample. */
-import { RESTART_MESSAGES, restartNeeded, runtimeFlagsOfSample } from './snippet';
+import {
+  RESTART_MESSAGES,
+  restartNeeded,
+  runtimeFlagsOfSample
+} from './snippet';
 import { makeSample } from '../../testing/fixtures';
 
 describe('restartNeeded', () => {

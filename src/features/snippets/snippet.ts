@@ -74,7 +74,9 @@ function evalLoadersFound(names: SnippetNames | null | undefined): string[] {
 }
 
 /** The name `{{eval_dataloader}}` is replaced by. */
-export function chooseEvalLoader(names: SnippetNames | null | undefined): string {
+export function chooseEvalLoader(
+  names: SnippetNames | null | undefined
+): string {
   return evalLoadersFound(names)[0] ?? DEFAULT_EVAL_DATALOADER;
 }
 
@@ -140,8 +142,7 @@ const KIND_WORDS: Readonly<Record<NamedKey, string>> = Object.freeze({
   dataloader: 'training DataLoader',
   loss: 'loss function (nn loss module)',
   scaler: 'GradScaler',
-  eval_dataloader:
-    'evaluation DataLoader (a name with val, test or eval)'
+  eval_dataloader: 'evaluation DataLoader (a name with val, test or eval)'
 });
 
 function escapeRegExp(text: string): string {

@@ -55,21 +55,22 @@ export function registerSnippetCommands(options: {
   const currentNotebook = options.currentNotebook ?? (() => null);
   const hasNotebookPanel = () => currentNotebook() !== null;
 
-  const insert = async (
-    snippet: Snippet
-  ): Promise<SnippetInsertion | null> => {
+  const insert = async (snippet: Snippet): Promise<SnippetInsertion | null> => {
     const panel = currentNotebook();
     if (!panel || panel.isDisposed || !panel.content.model) {
       notify('info', 'Open a notebook to insert the snippet into.');
       return null;
     }
     // Loaded with the first insertion, not with the page.
-    const [{ insertCodeCell }, { fetchNotebookNames }, { renderSnippet, restartNeeded, runtimeFlagsOfSample }] =
-      await Promise.all([
-        import('./insertSnippet'),
-        import('./notebookNames'),
-        import('./snippet')
-      ]);
+    const [
+      { insertCodeCell },
+      { fetchNotebookNames },
+      { renderSnippet, restartNeeded, runtimeFlagsOfSample }
+    ] = await Promise.all([
+      import('./insertSnippet'),
+      import('./notebookNames'),
+      import('./snippet')
+    ]);
     const session = monitor.sessionFor(panel);
     const model = session?.model ?? null;
     const connection = session?.connection ?? null;
@@ -105,12 +106,18 @@ export function registerSnippetCommands(options: {
         snippetTitle: snippet.title,
         model
       });
-    } else if (snippets.warning?.snippetId === snippet.id && snippets.warning.model === model) {
+    } else if (
+      snippets.warning?.snippetId === snippet.id &&
+      snippets.warning.model === model
+    ) {
       // Only this kernel's: another notebook's kernel may still need its restart.
       snippets.setWarning(null);
     }
     if (model?.state === 'non-python') {
-      notify('warning', "This notebook's kernel does not run Python: the inserted cell is Python code.");
+      notify(
+        'warning',
+        "This notebook's kernel does not run Python: the inserted cell is Python code."
+      );
     }
     return {
       id: snippet.id,
@@ -139,7 +146,10 @@ export function registerSnippetCommands(options: {
       await snippets.ready;
       const snippet = snippets.get(id);
       if (!snippet) {
-        notify('warning', `There is no snippet "${id}" in the GPU memory settings.`);
+        notify(
+          'warning',
+          `There is no snippet "${id}" in the GPU memory settings.`
+        );
         return null;
       }
       return insert(snippet);
@@ -157,7 +167,8 @@ export function registerSnippetCommands(options: {
         await snippets.ready;
         // The user's list may leave this id out: the default still serves.
         const snippet =
-          snippets.get(spec.snippetId) ?? (await snippets.builtin(spec.snippetId));
+          snippets.get(spec.snippetId) ??
+          (await snippets.builtin(spec.snippetId));
         return snippet ? insert(snippet) : null;
       }
     });
@@ -189,7 +200,10 @@ export function registerSnippetCommands(options: {
 
   // Enabled with a notebook: the palette and menus ask again when it changes.
   monitor.currentChanged.connect(() => {
-    for (const id of [CommandIDs.insertSnippet, ...SNIPPET_COMMANDS.map(spec => spec.command)]) {
+    for (const id of [
+      CommandIDs.insertSnippet,
+      ...SNIPPET_COMMANDS.map(spec => spec.command)
+    ]) {
       app.commands.notifyCommandChanged(id);
     }
   });

@@ -6,7 +6,11 @@ import { DEFAULT_SNIPPETS } from './defaultSnippets';
 import { readSnippetSettings } from './snippetSettings';
 import { MemoryToolbarButton } from './MemoryToolbarButton';
 import { settle } from '../../testing/fakeKernel';
-import { quietYjsCellWarnings, setup, sources } from '../../testing/snippetCommandsFixtures';
+import {
+  quietYjsCellWarnings,
+  setup,
+  sources
+} from '../../testing/snippetCommandsFixtures';
 
 quietYjsCellWarnings();
 
@@ -19,14 +23,17 @@ describe('palette, sidebar and toolbar', () => {
         .map(i => i.args.id);
     expect(snippetItems()).toEqual(t.library.visible.map(s => s.id));
     expect(snippetItems()).toHaveLength(16);
-    expect(
-      t.paletteItems.every(i => i.category === 'GPU memory (VRAM)')
-    ).toBe(true);
+    expect(t.paletteItems.every(i => i.category === 'GPU memory (VRAM)')).toBe(
+      true
+    );
 
     t.library.update(
-      readSnippetSettings({
-        snippets: t.library.all.map(s => ({ ...s, hidden: s.id !== 'amp' }))
-      }, DEFAULT_SNIPPETS)
+      readSnippetSettings(
+        {
+          snippets: t.library.all.map(s => ({ ...s, hidden: s.id !== 'amp' }))
+        },
+        DEFAULT_SNIPPETS
+      )
     );
     expect(snippetItems()).toEqual(['amp']);
     t.dispose();

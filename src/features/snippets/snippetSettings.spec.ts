@@ -43,14 +43,17 @@ describe('snippets setting', () => {
   }); // prettier-ignore
 
   it('skips invalid entries and duplicate ids, keeping the first', () => {
-    const read = readSnippetSettings({
-      snippets: [
-        snippet({ id: 'a', title: 'first a' }),
-        snippet({ id: 'bad', placement: 'middle' }),
-        snippet({ id: 'a', title: 'second a' }),
-        snippet({ id: 'b', hidden: true })
-      ]
-    }, DEFAULT_SNIPPETS);
+    const read = readSnippetSettings(
+      {
+        snippets: [
+          snippet({ id: 'a', title: 'first a' }),
+          snippet({ id: 'bad', placement: 'middle' }),
+          snippet({ id: 'a', title: 'second a' }),
+          snippet({ id: 'b', hidden: true })
+        ]
+      },
+      DEFAULT_SNIPPETS
+    );
     expect(read.all.map(s => [s.id, s.title])).toEqual([
       ['a', 'first a'],
       ['b', 'Mine']
@@ -58,26 +61,35 @@ describe('snippets setting', () => {
     expect(read.visible.map(s => s.id)).toEqual(['a']);
     expect(read.problems).toHaveLength(2);
     expect(read.problems[0]).toContain('"bad"');
-    expect(read.problems[1]).toContain('another snippet before it has the id "a"');
+    expect(read.problems[1]).toContain(
+      'another snippet before it has the id "a"'
+    );
   });
 
   it('keeps a snippet with unknown placeholders, with a note', () => {
-    const read = readSnippetSettings({
-      snippets: [snippet({ code: ['{{devise}}'] })]
-    }, DEFAULT_SNIPPETS);
+    const read = readSnippetSettings(
+      {
+        snippets: [snippet({ code: ['{{devise}}'] })]
+      },
+      DEFAULT_SNIPPETS
+    );
     expect(read.all).toHaveLength(1);
     expect(read.problems[0]).toContain('{{devise}}');
   });
 
   it('uses the default list without a snippets array', () => {
-    expect(readSnippetSettings({}, DEFAULT_SNIPPETS).all.map(s => s.id)).toEqual(CONTRACT_IDS);
+    expect(
+      readSnippetSettings({}, DEFAULT_SNIPPETS).all.map(s => s.id)
+    ).toEqual(CONTRACT_IDS);
     const read = readSnippetSettings({ snippets: 'nope' }, DEFAULT_SNIPPETS);
     expect(read.all).toHaveLength(DEFAULT_SNIPPETS.length);
     expect(read.problems[0]).toContain('not an array');
   });
 
   it('respects an empty list (the user removed every snippet)', () => {
-    expect(readSnippetSettings({ snippets: [] }, DEFAULT_SNIPPETS).all).toEqual([]);
+    expect(readSnippetSettings({ snippets: [] }, DEFAULT_SNIPPETS).all).toEqual(
+      []
+    );
   });
 });
 
@@ -86,12 +98,14 @@ describe('built-in snippets follow the installed version', () => {
   // list as it was then, here with the evaluation snippet's older code.
   const frozen = () =>
     DEFAULT_SNIPPETS.map(s =>
-      s.id === 'no-grad-eval' ? { ...s, code: ['for inputs, targets in {{dataloader}}:', '    pass'] } : { ...s }
+      s.id === 'no-grad-eval'
+        ? { ...s, code: ['for inputs, targets in {{dataloader}}:', '    pass'] }
+        : { ...s }
     );
   const code = (read: ReturnType<typeof readSnippetSettings>, id: string) =>
     read.all.find(s => s.id === id)!.code.join('\n');
 
-  it('reads a frozen copy of a built-in as today\'s, keeping only its hidden flag', () => {
+  it("reads a frozen copy of a built-in as today's, keeping only its hidden flag", () => {
     const copy = frozen();
     copy.find(s => s.id === 'amp')!.hidden = true;
     const read = readSnippetSettings({ snippets: copy }, DEFAULT_SNIPPETS);
@@ -103,14 +117,34 @@ describe('built-in snippets follow the installed version', () => {
 
   it('reads a copy from before the mark (same id and title) the same way', () => {
     const legacy = frozen().map(({ builtin: _builtin, ...rest }) => rest);
-    expect(code(readSnippetSettings({ snippets: legacy }, DEFAULT_SNIPPETS), 'no-grad-eval')).toContain('{{eval_dataloader}}');
+    expect(
+      code(
+        readSnippetSettings({ snippets: legacy }, DEFAULT_SNIPPETS),
+        'no-grad-eval'
+      )
+    ).toContain('{{eval_dataloader}}');
   });
 
   it("keeps the user's own version of a built-in under another title, and their own snippets", () => {
-    const mine = { ...DEFAULT_SNIPPETS[0], title: 'My evaluation', code: ['print("mine")'] };
+    const mine = {
+      ...DEFAULT_SNIPPETS[0],
+      title: 'My evaluation',
+      code: ['print("mine")']
+    };
     delete (mine as any).builtin;
-    const own = { id: 'my-cell', title: 'Mine', description: '', framework: 'torch', placement: 'below', requiresFresh: null, code: ['x = 1'] };
-    const read = readSnippetSettings({ snippets: [mine, own] }, DEFAULT_SNIPPETS);
+    const own = {
+      id: 'my-cell',
+      title: 'Mine',
+      description: '',
+      framework: 'torch',
+      placement: 'below',
+      requiresFresh: null,
+      code: ['x = 1']
+    };
+    const read = readSnippetSettings(
+      { snippets: [mine, own] },
+      DEFAULT_SNIPPETS
+    );
     expect(read.all.map(s => [s.id, s.code.join('')])).toEqual([
       [DEFAULT_SNIPPETS[0].id, 'print("mine")'],
       ['my-cell', 'x = 1']
@@ -119,11 +153,17 @@ describe('built-in snippets follow the installed version', () => {
 
   it('adds the built-ins a copy from an older version lacks, and drops those this version no longer has', () => {
     const older = frozen().filter(s => s.id !== 'loss-item');
-    older.push({ ...DEFAULT_SNIPPETS[0], id: 'retired-snippet', builtin: true });
+    older.push({
+      ...DEFAULT_SNIPPETS[0],
+      id: 'retired-snippet',
+      builtin: true
+    });
     const read = readSnippetSettings({ snippets: older }, DEFAULT_SNIPPETS);
     expect(read.all.map(s => s.id)).toContain('loss-item');
     expect(read.all.map(s => s.id)).not.toContain('retired-snippet');
-    expect(read.problems).toEqual([expect.stringContaining('a built-in snippet this version no longer has')]);
+    expect(read.problems).toEqual([
+      expect.stringContaining('a built-in snippet this version no longer has')
+    ]);
   });
 
   it('refuses a builtin flag that is not a boolean', () => {

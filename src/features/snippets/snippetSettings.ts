@@ -41,7 +41,9 @@ const REQUIRED = [
 const FIELDS = new Set([...REQUIRED, 'hidden', 'builtin']);
 
 /** The default snippets by id: the valid entries of `defaults`. */
-export function builtinSnippets(defaults: readonly unknown[]): Map<string, Snippet> {
+export function builtinSnippets(
+  defaults: readonly unknown[]
+): Map<string, Snippet> {
   const builtins = new Map<string, Snippet>();
   for (const entry of defaults) {
     const parsed = parseSnippet(entry);
@@ -53,7 +55,10 @@ export function builtinSnippets(defaults: readonly unknown[]): Map<string, Snipp
 }
 
 /** Today's default for `snippet` if it is (a copy of) a built-in; null if it is the user's own. */
-function builtinFor(builtins: ReadonlyMap<string, Snippet>, snippet: Snippet): Snippet | null {
+function builtinFor(
+  builtins: ReadonlyMap<string, Snippet>,
+  snippet: Snippet
+): Snippet | null {
   const current = builtins.get(snippet.id);
   if (!current) {
     return null;
@@ -82,15 +87,8 @@ export function parseSnippet(
       error: `missing field(s) ${missing.map(k => `"${k}"`).join(', ')}`
     };
   }
-  const {
-    id,
-    title,
-    description,
-    framework,
-    placement,
-    requiresFresh,
-    code
-  } = value;
+  const { id, title, description, framework, placement, requiresFresh, code } =
+    value;
   const hidden = value.hidden ?? false;
   const builtin = value.builtin ?? false;
   if (typeof id !== 'string' || !ID_PATTERN.test(id)) {
@@ -175,7 +173,9 @@ export function readSnippetSettings(
     }
     const current = builtinFor(builtinById, parsed.snippet);
     if (parsed.snippet.builtin && !current) {
-      problems.push(`Skipped ${label}: a built-in snippet this version no longer has`);
+      problems.push(
+        `Skipped ${label}: a built-in snippet this version no longer has`
+      );
       return;
     }
     if (current) {
