@@ -91,7 +91,6 @@ export function manyRecords(count: number, firstId = 1): CellMemoryRecord[] {
   return out;
 }
 
-/** Shaped like what oom_diagnosis.py sends for a fragmentation OOM on GPU 0. */
 /** A diagnosis's byte figures, every one unknown (the kernel could not read them). */
 export const UNKNOWN_OOM_FIGURES = {
   requested_bytes: null,
@@ -105,6 +104,7 @@ export const UNKNOWN_OOM_FIGURES = {
   stale_bytes: null
 } satisfies Partial<OomDiagnosis>;
 
+/** Shaped like what oom_diagnosis.py sends for a fragmentation OOM on GPU 0. */
 export function makeOomDiagnosis(
   overrides: Partial<OomDiagnosis> = {}
 ): OomDiagnosis {
