@@ -68,9 +68,13 @@ up_to_date() {
 #   as with --show.
 # Then, but for --live, whose caller says the time: "done in …" where it took
 # 5 s or more. Returns COMMAND's status.
+# progress [MODE] --status REGEX LOG COMMAND...
+#   The progress line shows the log's last line that REGEX matches (pip's
+#   stages, not the line it ends its long install with).
 progress() {
-  local mode=hide
+  local mode=hide status_lines=.
   case "$1" in --show | --replay | --live) mode=${1#--}; shift ;; esac
+  if [ "$1" = --status ]; then status_lines=$2; shift 2; fi
   local log=$1
   shift
   if [ "$mode" = live ] && [ -t 1 ]; then
@@ -80,7 +84,7 @@ progress() {
   mkdir -p "$(dirname "$log")"
   : >"$log"
   local start=$SECONDS status=0
-  _progress_ticker "$log" "$start" "$mode" &
+  _progress_ticker "$log" "$start" "$mode" "$status_lines" &
   local ticker=$!
   case "$mode" in
     show | live) if "$@" 2>&1 | tee "$log"; then status=0; else status=${PIPESTATUS[0]}; fi ;;
@@ -108,7 +112,7 @@ progress() {
 
 # The background half of progress: stops with the shell that started it.
 _progress_ticker() {
-  local log=$1 start=$2 mode=$3 parent=$$ tty=0 size last_size=-1
+  local log=$1 start=$2 mode=$3 status_lines=$4 parent=$$ tty=0 size last_size=-1
   local quiet_since=$SECONDS said=$SECONDS width line
   [ -t 1 ] && tty=1
   width=$(( ${COLUMNS:-$(tput cols 2>/dev/null || echo 100)} - 14 ))
@@ -128,9 +132,10 @@ _progress_ticker() {
     fi
     [ "$tty" = 1 ] || [ $((SECONDS - said)) -ge "$VRAM_PROGRESS_S" ] || continue
     said=$SECONDS
-    # The log's last non-blank line, without colours or carriage returns, cut to the screen.
-    line=$(tail -c 4000 "$log" 2>/dev/null | tr '\r' '\n' | sed -e 's/\x1b\[[0-9;]*[A-Za-z]//g' -e 's/^ *//' |
-      grep -v '^$' | tail -n 1 | cut -c "1-$width") || true
+    # The log's last line that says something (or that --status matches),
+    # without colours or carriage returns, cut to the screen.
+    line=$(tail -c 20000 "$log" 2>/dev/null | tr '\r' '\n' | sed -e 's/\x1b\[[0-9;]*[A-Za-z]//g' -e 's/^ *//' |
+      grep -E "$status_lines" | tail -n 1 | cut -c "1-$width") || true
     [ -n "$line" ] || line="(no output yet)"
     if [ "$tty" = 1 ]; then
       printf '\r\e[K   %s%11s  %s%s' "$_dim" "$(human_time $((SECONDS - start)))" "$line" "$_reset"

@@ -31,12 +31,15 @@ python_inputs=$(inputs_hash requirements-dev.txt)
 if up_to_date "$python_stamp" "$python_inputs"; then
   say "up to date (requirements-dev.txt unchanged)"
 else
-  say "JupyterLab, PyTorch's CUDA build, TensorFlow and the test tools: about 3 GB to download, 7 GB"
-  say "installed; the first time about 6 min on a 2-vCPU VM (pip's cache does not spare the downloads here)"
+  say "JupyterLab, PyTorch's CUDA build, TensorFlow and the test tools: about 3.4 GB to download, 7 GB"
+  say "installed; about 4 min on the 2-vCPU development VM, every time (pip's cache keeps none of it there)"
   [ -x "$venv/bin/python" ] || "$python" -m venv "$venv"
   pip_install=("$venv/bin/python" -m pip install --disable-pip-version-check --progress-bar off)
   progress "$logs/pip-upgrade.log" "${pip_install[@]}" --upgrade pip
-  progress "$logs/pip-install.log" "${pip_install[@]}" -r requirements-dev.txt
+  # The progress line: what pip collects and downloads, then that it installs
+  # (its last line, for the minutes that unpacking takes, is about setuptools).
+  progress --status '^(Collecting|Downloading|Using cached|Installing|Building|Successfully installed)' \
+    "$logs/pip-install.log" "${pip_install[@]}" -r requirements-dev.txt
   # pip's own warnings, which its log keeps among a line or two per package.
   sed -n 's/^\(WARNING\|DEPRECATION\): /   pip: /p' "$logs/pip-install.log"
   printf '%s\n' "$python_inputs" >"$python_stamp"
