@@ -45,8 +45,9 @@ up_to_date() {
 }
 
 # VRAM_PROGRESS_S: how often, in seconds, a long command's progress is said
-# where the output is no terminal (a log, CI). On a terminal it is one line,
-# redrawn every second.
+# where the output is no terminal (a log, CI), and after how long a silence a
+# shown command gets a "still running" line. On a terminal the progress of a
+# hidden command is one line, redrawn every second.
 : "${VRAM_PROGRESS_S:=10}"
 
 # progress LOG COMMAND...
@@ -60,7 +61,7 @@ up_to_date() {
 #   and its count of packages).
 # progress --show LOG COMMAND...
 #   COMMAND's output is shown as it comes (and kept in LOG); after 10 s without
-#   a line, a line says that it is still running, and for how long.
+#   a line (VRAM_PROGRESS_S), a line says that it is still running, and for how long.
 # progress --live LOG COMMAND...
 #   For test runners, which show their own progress on a terminal (Playwright
 #   the test it is in, jest the files it runs): there COMMAND runs as it is;
@@ -122,7 +123,7 @@ _progress_ticker() {
       size=$(stat -c %s "$log" 2>/dev/null || echo 0)
       if [ "$size" != "$last_size" ]; then
         last_size=$size quiet_since=$SECONDS
-      elif [ $((SECONDS - quiet_since)) -ge 10 ] && [ $((SECONDS - said)) -ge 10 ] &&
+      elif [ $((SECONDS - quiet_since)) -ge "$VRAM_PROGRESS_S" ] && [ $((SECONDS - said)) -ge "$VRAM_PROGRESS_S" ] &&
         # not in the middle of a line (pytest's dots), which it would cut
         { [ "$size" = 0 ] || [ -z "$(tail -c 1 "$log")" ]; }; then
         printf '   %s… still running, %s%s\n' "$_dim" "$(human_time $((SECONDS - start)))" "$_reset"

@@ -204,7 +204,7 @@ print(json.dumps([
 ]))
 EOF
 )
-say "the journeys in Chromium, two at a time: about 3 min"
+say "the journeys in Chromium, two at a time: about 2 min"
 journeys() {
   (cd ui-tests && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npx playwright test --config compat/playwright.config.js)
 }

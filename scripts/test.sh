@@ -107,7 +107,7 @@ run_step "Docs site" --about "MkDocs, strict: a broken link or anchor fails it; 
 # -rfE: pytest's short summary names failures and errors only; the skipped
 # tests are listed once per reason in the closing summary (26 near-identical
 # "needs a CUDA GPU" lines otherwise).
-run_step "pytest" --about "helper units, real-kernel end to end, CUDA suite; about 7 min here" --report pytest.xml \
+run_step "pytest" --about "helper units, real-kernel end to end, CUDA suite; up to 18 min on the 2-vCPU dev VM" --report pytest.xml \
   progress --live "$logs/pytest.log" python -m pytest tests -rfE --junitxml="$results/pytest.xml"
 
 gpu_kit() {
@@ -136,13 +136,13 @@ gpu_kit() {
   }
   say "$(tail -n 1 build/gpu-check-partial.log)"
 }
-run_step "GPU kit" --about "here without a GPU: every GPU check skips; about 3 min here" \
+run_step "GPU kit" --about "here without a GPU: every GPU check skips; about 1 min" \
   --report "$PWD/build/gpu-report/junit-*.xml" gpu_kit
 
-run_step "Packaging" --about "sdist and wheel, the wheel in a fresh venv without Node.js; about 2 min here" \
+run_step "Packaging" --about "sdist and wheel, the wheel in a fresh venv without Node.js; about 1.5 min" \
   bash scripts/check-wheel.sh build/dist
 
-run_step "jest" --about "the frontend; about 3 min here" --report jest.json \
+run_step "jest" --about "the frontend; about 3 min" --report jest.json \
   progress --live "$logs/jest.log" npx jest --ci --json --outputFile="$results/jest.json"
 
 # ui-tests' node modules: installed again only when its package files change
@@ -172,7 +172,7 @@ galata() {
   say "the test JupyterLab starts first (about 20 s); then each test's line as it ends"
   progress --live "$logs/galata.log" galata_run playwright.json || server_log
 }
-run_step "Galata" --about "a real JupyterLab and kernel in Chromium; about 8 min here" --report playwright.json galata
+run_step "Galata" --about "a real JupyterLab and kernel in Chromium; up to 32 min on the 2-vCPU dev VM" --report playwright.json galata
 
 # The server (and so its kernels) runs in a new memory cgroup where this
 # machine lets the tests make one; elsewhere the test skips, with its reason in
@@ -192,7 +192,7 @@ run_step "Galata (cgroup limit)" --about "a kernel killed by the OOM killer at a
 
 # The wheel that the packaging step built and proved, not a second build.
 wheel=$(ls build/dist/*.whl 2>/dev/null | head -n 1)
-run_step "Smoke journeys" --about "JupyterLab 4.2 and 4.6, Notebook 7, a kernel gateway; about 5 min here" \
+run_step "Smoke journeys" --about "JupyterLab 4.2 and 4.6, Notebook 7, a kernel gateway; about 5 min" \
   --report smoke-journeys.json env VRAM_WHEEL="$wheel" bash scripts/smoke-journeys.sh
 
 summary
