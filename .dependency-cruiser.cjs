@@ -2,8 +2,10 @@
  * The frontend's layering, checked by dependency-cruiser (`npm run lint:deps`):
  * no import circle anywhere; the core folders (protocol, text, settings,
  * model, kernel, storage, monitor, ui) never import a feature, the sidebar or
- * the top level (index.ts, tokens.ts), so that a feature can be read, changed
- * or switched off without touching them. CONTRIBUTING.md draws the layers.
+ * the top level (index.ts, tokens.ts), and the sidebar, which the features
+ * add their tabs to, imports the core only, so that a feature can be read,
+ * changed or switched off without touching them. CONTRIBUTING.md draws the
+ * layers.
  */
 const CORE = '^src/(protocol|text|settings|model|kernel|storage|monitor|ui)/';
 
@@ -23,6 +25,14 @@ module.exports = {
       comment: 'The core serves the features and never depends on one.',
       from: { path: CORE, pathNot: '\\.spec\\.ts$' },
       to: { path: '^src/(features|sidebar)/|^src/(index|tokens)\\.ts$' }
+    },
+    {
+      name: 'sidebar-knows-no-feature',
+      severity: 'error',
+      comment:
+        'The sidebar shows what the features register; it never imports one.',
+      from: { path: '^src/sidebar/', pathNot: '\\.spec\\.ts$' },
+      to: { path: '^src/features/|^src/(index|tokens)\\.ts$' }
     },
     {
       name: 'protocol-reads-only-the-wire',

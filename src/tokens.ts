@@ -1,25 +1,18 @@
 /**
  * The public interface of jupyterlab-vram, for other extensions and for our
- * browser tests and benchmarks:
+ * browser tests and benchmarks: the memory monitor and the sidebar's tabs.
  *
- *   const monitor = await window.galata.getPlugin('jupyterlab-vram:plugin');
+ *   const monitor = await window.galata.getPlugin('jupyterlab-vram:monitor');
  *   monitor.current?.ingest({type: 'sample', ...});   // feed a sample by hand
  *   monitor.current?.ingest({type: 'cells', records});  // feed cell records
+ *
+ *   // Another extension's tab in the memory panel, loaded when first shown:
+ *   sidebar.addTab({id: 'mine', label: 'Mine', rank: 1000, load: async () => new MyWidget()});
  */
-import { Token } from '@lumino/coreutils';
-
-import type { IVramMonitor as IVramMonitorInterface } from './monitor/IVramMonitor';
-
+export { IVramMonitor } from './monitor/IVramMonitor';
+export { IVramSidebar } from './sidebar/IVramSidebar';
 export type {
   IKernelMemoryModel,
   KernelBusyWith,
   ModelChange
 } from './model/IKernelMemoryModel';
-
-/** The memory monitor: the active notebook's kernel model, the settings, a fresh sample. */
-export type IVramMonitor = IVramMonitorInterface;
-
-export const IVramMonitor = new Token<IVramMonitor>(
-  'jupyterlab-vram:IVramMonitor',
-  'Live GPU and host memory of the active notebook kernel.'
-);

@@ -3,6 +3,7 @@
  * tests reach through the IVramMonitor token (tokens.ts): the active
  * notebook's kernel model, the settings, and a fresh sample on request.
  */
+import { Token } from '@lumino/coreutils';
 import { ISignal } from '@lumino/signaling';
 
 import type { IKernelMemoryModel } from '../model/IKernelMemoryModel';
@@ -23,3 +24,9 @@ export interface IVramMonitor {
    */
   refresh(): Promise<HelperRequestResults['snapshot']>;
 }
+
+/** The token of the memory monitor, provided by `jupyterlab-vram:monitor`. */
+export const IVramMonitor = new Token<IVramMonitor>(
+  'jupyterlab-vram:IVramMonitor',
+  'Live GPU and host memory of the active notebook kernel.'
+);

@@ -1,14 +1,12 @@
 /** MemorySidebar: the Cells tab, which switches between the memory figures and the cell history. */
-import { Widget } from '@lumino/widgets';
 
-import { MemorySidebar } from './MemorySidebar';
+import { loadFullSidebar } from '../testing/sidebarFixtures';
 import { FakeMonitor } from '../testing/fixtures';
 
 describe('MemorySidebar: Cells tab', () => {
-  it('switches between the memory figures and the cell history', () => {
+  it('switches between the memory figures and the cell history', async () => {
     const monitor = new FakeMonitor();
-    const sidebar = new MemorySidebar({ monitor });
-    Widget.attach(sidebar, document.body);
+    const sidebar = await loadFullSidebar({ monitor });
     const cellsTab = sidebar.node.querySelector<HTMLElement>(
       '[data-vram-role="cells-tab"]'
     )!;

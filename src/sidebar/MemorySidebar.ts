@@ -1,276 +1,214 @@
 /**
- * The memory panel of the right sidebar, in tabs: "Memory" (state banner,
- * cleanup bar, the out-of-memory diagnosis after a cell died of OOM, GPU
- * cards, host RAM card and the timeline of the active notebook's kernel),
- * "Cells" (the per-cell history), "Holders" (what holds memory, to delete)
- * and "Kernels" (every monitored kernel with its RAM and GPU use, to shut
- * down, and the other GPU processes; it follows all the monitored sessions,
- * not just the current one). It follows the monitor's current model and
- * hands it (and its cleanup actions) to its child views; they render on
- * change, when visible. The cleanup bar, with the result of the latest
- * cleanup, shows on the Memory and Holders tabs; the Memory tab ends with
- * "Save memory" (the snippets).
+ * The memory panel: a tab bar and, under it, the widgets of the tabs and
+ * sections the features registered (SidebarRegistry). It knows no feature:
+ * each widget comes from its registration's `load`, called the first time
+ * one of its tabs is shown, so a tab nobody opens costs nothing. Widgets are
+ * kept in one column, by rank, and those of the other tabs are hidden.
  *
- * SidebarHost holds it in the sidebar and loads this module when the tab is
- * first shown.
+ * SidebarHost holds it in the right sidebar and loads this module when the
+ * sidebar is first shown.
  */
 import { DOMUtils } from '@jupyterlab/apputils';
-import { TranslationBundle } from '@jupyterlab/translation';
 import { Panel, Widget } from '@lumino/widgets';
 
 // The panel's styles travel with it (see style/base.css for what every page has).
 import '../../style/sidebar.css';
 
-import { IKernelMemoryModel } from '../model/IKernelMemoryModel';
-import type { IVramMonitor } from '../monitor/IVramMonitor';
-import { VramSettings } from '../settings/settings';
-import { CommandIDs, ExecuteCommand } from '../ui/commandIds';
-import { ConsoleCells, IConsoleSource } from '../model/ConsoleCells';
-import { IKernelSessionSource } from '../features/kernels/KernelsOverview';
-import { MemoryActions } from '../features/cleanup/MemoryActions';
-import { deriveNotesWith } from '../model/KernelVisibilityNotes';
-import { deriveVisibilityNotes } from '../model/visibilityNotes';
-import { SnippetLibrary } from '../features/snippets/SnippetLibrary';
-import { AllocationRecorder } from '../features/allocations/AllocationRecorder';
-import { GRAPH_FIX_SNIPPET_ID } from '../features/cleanup/graphFix';
-import { AllocationSitesView } from '../features/allocations/AllocationSitesView';
-import { CellHistoryView } from '../features/cells/CellHistoryView';
-import { HoldersView } from '../features/cleanup/HoldersView';
-import { KernelsView } from '../features/kernels/KernelsView';
-import { MemoryActionsBar } from '../features/cleanup/MemoryActionsBar';
-import { button } from '../ui/dom';
-import { GpuDeviceList } from '../features/overview/GpuDeviceList';
-import { HostMemoryCard } from '../features/overview/HostMemoryCard';
-import { MemoryTimeline } from '../features/overview/MemoryTimeline';
-import { LazyView } from '../ui/LazyView';
-import { ModelView } from '../ui/ModelView';
-import { OomDiagnosisView } from '../features/oom/OomDiagnosisView';
-import { KernelDeathView } from '../features/kernelDeath/KernelDeathView';
-import { SnippetSection } from '../features/snippets/SnippetSection';
-import { StateBanner } from '../features/overview/StateBanner';
-import type { SidebarTab } from './sidebarTabs';
+import { button, element } from '../ui/dom';
+import type { IVramSidebar } from './IVramSidebar';
+import type { SidebarRegistry } from './SidebarRegistry';
 
+/** The memory panel: the registered tabs, each showing its widgets. */
 export class MemorySidebar extends Panel {
   constructor(options: MemorySidebar.IOptions) {
     super();
-    const { monitor } = options;
     this.addClass('jp-vram-MemorySidebar');
-    // The notes' wording came with this chunk: the models derive them from now on.
-    deriveNotesWith(deriveVisibilityNotes);
-
-    const settings = monitor.settings;
-    this._tabBar = this._createTabBar();
-    this.addWidget(this._tabBar);
-    this.banner = new StateBanner(settings);
-    const execute = options.execute ?? (() => undefined);
-    this._actionsFor = options.actionsFor ?? (() => null);
-    this.actionsBar = new MemoryActionsBar({
-      buttons: CLEANUP_BUTTONS,
-      execute
-    });
-    this.holders = new HoldersView({
-      settings,
-      onDelete: () => execute(CommandIDs.deleteVariables),
-      onFixGraph: entry =>
-        void execute(CommandIDs.insertGraphFix, { name: entry.name }),
-      onShowGraphPattern: () =>
-        void execute(CommandIDs.insertSnippet, { id: GRAPH_FIX_SNIPPET_ID })
-    });
-    this.oom = new OomDiagnosisView({
-      settings,
-      run: async action => {
-        // In order: "insert the allocator cell, then restart" must not race.
-        for (const step of action.steps) {
-          await execute(step.command, step.args);
-        }
-      }
-    });
-    this._allocationsFor = options.allocationsFor ?? (() => null);
-    this._consoleCells = options.consoles
-      ? new ConsoleCells(options.consoles)
-      : null;
-    this.sites = new AllocationSitesView({
-      settings,
-      consoleCells: this._consoleCells,
-      actions: options.siteActions ?? {
-        setRecording: enabled =>
-          void execute(CommandIDs.recordAllocations, { enabled }),
-        jumpTo: row =>
-          void execute(CommandIDs.goToCellLine, {
-            cellId: row.cellId,
-            executionCount: row.executionCount,
-            line: row.line
-          }),
-        exportGpuSnapshot: () =>
-          void execute(CommandIDs.exportAllocationSnapshot),
-        exportHostCsv: () => void execute(CommandIDs.exportAllocationSites)
-      }
-    });
-    this.kernels = new KernelsView({
-      source: options.kernelSessions ?? null,
-      settings,
-      execute
-    });
-    this.death = new KernelDeathView(settings);
-    this.gpus = new GpuDeviceList(settings);
-    this.host = new HostMemoryCard(settings);
-    this.timeline = new MemoryTimeline(
-      settings,
-      minutes => void execute(CommandIDs.setTimelineWindow, { minutes })
+    this._registry = options.registry;
+    this._tabBar = new Widget();
+    this._tabBar.addClass('jp-vram-Tabs');
+    this._tabBar.node.setAttribute('role', 'tablist');
+    this._tabBar.node.addEventListener('keydown', event =>
+      this._onTabKey(event)
     );
-    this.cells = new CellHistoryView({
-      settings,
-      actions: options.cellActions,
-      consoleCells: this._consoleCells
-    });
-    this.snippets = new SnippetSection({
-      library: options.snippets ?? SnippetLibrary.withDefaults(),
-      execute
-    });
-    this._memoryViews = [
-      this.banner,
-      this.death,
-      this.oom,
-      this.gpus,
-      this.host,
-      this.timeline
-    ];
-    this._views = [...this._memoryViews, this.cells];
-    this._settingsViews = [
-      ...this._views,
-      this.holders,
-      this.sites,
-      this.kernels
-    ];
-    this.addWidget(this.banner);
-    this.addWidget(this.actionsBar);
-    for (const view of this._memoryViews.slice(1)) {
-      this.addWidget(view);
-    }
-    this.addWidget(this.snippets);
-    this.addWidget(this.cells);
-    this.addWidget(this.holders);
-    this.addWidget(this.sites);
-    this.addWidget(this.kernels);
-    this._linkTabsToPanels({
-      memory: [...this._memoryViews, this.snippets],
-      cells: [this.cells],
-      holders: [this.holders],
-      lines: [this.sites],
-      kernels: [this.kernels]
-    });
-    this.showTab('memory');
-
-    this._monitor = monitor;
-    monitor.currentChanged.connect(this._onCurrentChanged, this);
-    monitor.settingsChanged.connect(this._onSettingsChanged, this);
-    this._onCurrentChanged(monitor, monitor.current);
+    this.addWidget(this._tabBar);
+    this._registry.changed.connect(this._onRegistryChanged, this);
+    this._registry.tabChanged.connect(this._onTabPicked, this);
+    this._onRegistryChanged();
   }
 
-  readonly banner: StateBanner;
-  /** The out-of-memory assistant (shown after a cell died of OOM). */
-  readonly death: KernelDeathView;
-  readonly oom: OomDiagnosisView;
-  readonly gpus: GpuDeviceList;
-  readonly host: HostMemoryCard;
-  readonly timeline: MemoryTimeline;
-  readonly cells: CellHistoryView;
-  readonly actionsBar: MemoryActionsBar;
-  readonly holders: HoldersView;
-  /** The Lines tab: live memory by the notebook line that allocated it. */
-  readonly sites: AllocationSitesView;
-  /** The Kernels tab: every monitored kernel, and other GPU processes. */
-  readonly kernels: KernelsView;
-  /** "Save memory": the snippet buttons and the restart warning. */
-  readonly snippets: SnippetSection;
+  /** The id of the tab shown. */
+  get tab(): string {
+    return this._registry.tab;
+  }
+
+  /** Shows the tab `id` (an unknown id changes nothing) and loads its widgets. */
+  showTab(id: string): void {
+    this._registry.showTab(id);
+  }
 
   /**
-   * The tab shown: 'memory' (figures and timeline), 'cells' (history),
-   * 'holders' (what holds memory) or 'kernels' (every monitored kernel).
+   * Resolves when the widgets of tab `id` (by default the one shown) are
+   * loaded; one that failed to load is logged and shown as a problem, and
+   * loads again the next time the tab is shown.
    */
-  get tab(): MemorySidebar.Tab {
-    return this._tab;
+  whenLoaded(id: string = this.tab): Promise<void> {
+    const parts = this._partsOf(id);
+    return Promise.all(parts.map(part => this._load(part))).then(() => {
+      this._showProblems(id);
+    });
   }
 
-  showTab(tab: MemorySidebar.Tab): void {
-    this._tab = tab;
-    for (const view of this._memoryViews) {
-      view.setHidden(tab !== 'memory');
+  /** The widget of a loaded section, by section id, or of a tab's own content, by tab id. */
+  widgetOf(id: string): Widget | null {
+    for (const part of this._parts.values()) {
+      if (part.id === id && part.widget) {
+        return part.widget;
+      }
     }
-    this.snippets.setHidden(tab !== 'memory');
-    this.cells.setHidden(tab !== 'cells');
-    this.holders.setHidden(tab !== 'holders');
-    this.sites.setHidden(tab !== 'lines');
-    this.kernels.setHidden(tab !== 'kernels');
-    // The cleanup bar acts on the current kernel: not on the Kernels tab.
-    this.actionsBar.setHidden(
-      tab === 'cells' || tab === 'kernels' || tab === 'lines'
-    );
-    this.toggleClass('jp-vram-MemorySidebar-cellsTab', tab === 'cells');
+    return null;
+  }
+
+  dispose(): void {
+    if (this.isDisposed) {
+      return;
+    }
+    this._registry.changed.disconnect(this._onRegistryChanged, this);
+    this._registry.tabChanged.disconnect(this._onTabPicked, this);
+    super.dispose();
+  }
+
+  private _onRegistryChanged(): void {
+    const wanted = new Set<object>([
+      ...this._registry.sections,
+      ...this._registry.tabs.filter(tab => tab.load)
+    ]);
+    for (const [source, part] of this._parts) {
+      if (!wanted.has(source)) {
+        part.widget?.dispose();
+        this._parts.delete(source);
+      }
+    }
+    for (const section of this._registry.sections) {
+      if (!this._parts.has(section)) {
+        this._parts.set(section, sectionPart(section, this._next++));
+      }
+    }
+    for (const tab of this._registry.tabs) {
+      if (tab.load && !this._parts.has(tab)) {
+        this._parts.set(tab, contentPart(tab, this._next++));
+      }
+    }
+    this._renderTabBar();
+    this._onTabPicked();
+  }
+
+  private _onTabPicked(): void {
+    const tab = this.tab;
     for (const [name, tabButton] of this._tabButtons) {
       const selected = name === tab;
       tabButton.setAttribute('aria-selected', String(selected));
       tabButton.tabIndex = selected ? 0 : -1;
       tabButton.classList.toggle('jp-mod-selected', selected);
     }
-  }
-
-  dispose(): void {
-    this._monitor.currentChanged.disconnect(this._onCurrentChanged, this);
-    this._monitor.settingsChanged.disconnect(this._onSettingsChanged, this);
-    this._consoleCells?.dispose();
-    super.dispose();
-  }
-
-  private _onCurrentChanged(
-    _: IVramMonitor,
-    model: IKernelMemoryModel | null
-  ): void {
-    for (const view of this._views) {
-      view.model = model;
+    for (const part of this._parts.values()) {
+      part.widget?.setHidden(!part.tabs.includes(tab));
     }
-    this.snippets.model = model;
-    const actions = this._actionsFor(model);
-    // Another notebook's result may have been said in units changed since.
-    void actions?.redescribe();
-    this.actionsBar.actions = actions;
-    this.holders.actions = actions;
-    this.oom.actions = actions;
-    this.sites.model = model;
-    this.sites.recorder = this._allocationsFor(model);
-    this.cells.recorder = this.sites.recorder;
-    this.oom.recorder = this.sites.recorder;
+    const fill = this._registry.tabs.find(t => t.id === tab)?.fill === true;
+    this.toggleClass('jp-vram-MemorySidebar-fillTab', fill);
+    this._problem?.setHidden(true);
+    void this.whenLoaded(tab);
   }
 
-  private _onSettingsChanged(_: IVramMonitor, settings: VramSettings): void {
-    for (const view of this._settingsViews) {
-      view.settings = settings;
+  private _partsOf(tab: string): IPart[] {
+    return Array.from(this._parts.values()).filter(part =>
+      part.tabs.includes(tab)
+    );
+  }
+
+  /** Loads a part's widget once; a failure is kept on the part until the next try. */
+  private _load(part: IPart): Promise<void> {
+    if (part.widget) {
+      return Promise.resolve();
     }
-    // The cleanup result is text made when it came: say it in the new units.
-    void this.actionsBar.actions?.redescribe();
-  }
-
-  private _createTabBar(): Widget {
-    const bar = new Widget();
-    bar.addClass('jp-vram-Tabs');
-    bar.node.setAttribute('role', 'tablist');
-    const tabs: [MemorySidebar.Tab, string, string][] = [
-      ['memory', 'Memory', 'memory-tab'],
-      ['cells', 'Cells', 'cells-tab'],
-      ['holders', 'Holders', 'holders-tab'],
-      ['lines', 'Lines', 'lines-tab'],
-      ['kernels', 'Kernels', 'kernels-tab']
-    ];
-    for (const [name, label, role] of tabs) {
-      const tab = button('jp-vram-Tab', { role, text: label }, () =>
-        this.showTab(name)
+    if (!part.loading) {
+      part.problem = null;
+      part.loading = part.load().then(
+        widget => {
+          part.loading = null;
+          if (this.isDisposed || !this._isRegistered(part)) {
+            widget.dispose();
+            return;
+          }
+          part.widget = widget;
+          this._place(part, widget);
+        },
+        reason => {
+          part.loading = null;
+          part.problem =
+            reason instanceof Error ? reason.message : String(reason);
+          console.warn(
+            `jupyterlab-vram: could not load the sidebar part "${part.id}".`,
+            reason
+          );
+        }
       );
-      tab.setAttribute('role', 'tab');
-      this._tabButtons.set(name, tab);
-      bar.node.appendChild(tab);
     }
-    bar.node.addEventListener('keydown', event => this._onTabKey(event));
-    return bar;
+    return part.loading;
+  }
+
+  private _isRegistered(part: IPart): boolean {
+    return this._parts.get(part.key) === part;
+  }
+
+  /** Inserts a loaded widget at its place by rank, shown if its tab is. */
+  private _place(part: IPart, widget: Widget): void {
+    const before = Array.from(this._parts.values()).filter(
+      other => other.widget && other !== part && compareParts(other, part) < 0
+    ).length;
+    widget.setHidden(!part.tabs.includes(this.tab));
+    if (part.fill) {
+      widget.addClass('jp-vram-MemorySidebar-fill');
+    }
+    this.insertWidget(1 + before, widget);
+    this._linkTabsToPanels();
+  }
+
+  /** Says which of the tab's widgets could not load, under them. */
+  private _showProblems(tab: string): void {
+    const problems = this._partsOf(tab).filter(part => part.problem);
+    if (problems.length === 0 || tab !== this.tab || this.isDisposed) {
+      this._problem?.setHidden(true);
+      return;
+    }
+    if (!this._problem) {
+      this._problem = new Widget({
+        node: element('div', 'jp-vram-SidebarHost-problem')
+      });
+      this.addWidget(this._problem);
+    }
+    this._problem.node.textContent =
+      'Could not load part of this tab (' +
+      problems.map(part => part.problem).join('; ') +
+      '). Show this tab again to retry, or reload the page.';
+    this._problem.setHidden(false);
+  }
+
+  private _renderTabBar(): void {
+    this._tabBar.node.replaceChildren();
+    const buttons = new Map<string, HTMLButtonElement>();
+    for (const tab of this._registry.tabs) {
+      const tabButton = button(
+        'jp-vram-Tab',
+        { role: `${tab.id}-tab`, text: tab.label },
+        () => this.showTab(tab.id)
+      );
+      tabButton.setAttribute('role', 'tab');
+      tabButton.id = this._tabButtons.get(tab.id)?.id ?? DOMUtils.createDomID();
+      buttons.set(tab.id, tabButton);
+      this._tabBar.node.appendChild(tabButton);
+    }
+    this._tabButtons = buttons;
+    this._linkTabsToPanels();
   }
 
   /**
@@ -308,100 +246,101 @@ export class MemorySidebar extends Panel {
   }
 
   /**
-   * Tell assistive technology which views each tab shows (aria-controls),
-   * and label each view by its tab. The Memory tab shows several views side
-   * by side in this panel (its styles lay out the panel's children): each is
-   * a tab panel labelled by its tab, but for one with a role and name of
-   * its own (the death notice's live region, the out-of-memory diagnosis):
-   * taking those would silence the one and rename the other.
+   * Tells assistive technology which widgets each tab shows (aria-controls),
+   * and labels each widget of one tab by that tab. A widget shown on several
+   * tabs (the cleanup bar) is a toolbar of the panel, not a tab panel. A
+   * widget with a role and name of its own (the death notice's live region,
+   * the out-of-memory diagnosis) keeps them: taking them would silence the
+   * one and rename the other.
    */
-  private _linkTabsToPanels(panels: Record<MemorySidebar.Tab, Widget[]>): void {
-    for (const [name, tab] of this._tabButtons) {
-      tab.id = DOMUtils.createDomID();
-      for (const panel of panels[name]) {
-        panel.id = DOMUtils.createDomID();
-        if (!panel.node.hasAttribute('role')) {
-          panel.node.setAttribute('role', 'tabpanel');
-          panel.node.setAttribute('aria-labelledby', tab.id);
+  private _linkTabsToPanels(): void {
+    for (const [name, tabButton] of this._tabButtons) {
+      const controlled: string[] = [];
+      for (const part of this._partsOf(name)) {
+        const widget = part.widget;
+        if (!widget || part.tabs.length !== 1) {
+          continue;
+        }
+        widget.id ||= DOMUtils.createDomID();
+        controlled.push(widget.id);
+        if (!widget.node.hasAttribute('role')) {
+          widget.node.setAttribute('role', 'tabpanel');
+        }
+        if (widget.node.getAttribute('role') === 'tabpanel') {
+          widget.node.setAttribute('aria-labelledby', tabButton.id);
         }
       }
-      tab.setAttribute(
-        'aria-controls',
-        panels[name].map(panel => panel.id).join(' ')
-      );
+      tabButton.setAttribute('aria-controls', controlled.join(' '));
     }
   }
 
-  private _monitor: IVramMonitor;
-  private _consoleCells: ConsoleCells | null;
-  private _views: ModelView[];
-  /** Every view that shows figures in the user's units: all of them get new settings. */
-  private _settingsViews: LazyView[];
-  private _memoryViews: ModelView[];
+  private _registry: SidebarRegistry;
   private _tabBar: Widget;
-  private _tabButtons = new Map<MemorySidebar.Tab, HTMLButtonElement>();
-  private _tab: MemorySidebar.Tab = 'memory';
-  private _actionsFor: (
-    model: IKernelMemoryModel | null
-  ) => MemoryActions | null;
-  private _allocationsFor: (
-    model: IKernelMemoryModel | null
-  ) => AllocationRecorder | null;
+  private _tabButtons = new Map<string, HTMLButtonElement>();
+  /** One part per registered section, and per tab with content of its own. */
+  private _parts = new Map<object, IPart>();
+  private _next = 0;
+  private _problem: Widget | null = null;
 }
 
-/** The cleanup bar's buttons (each runs its command). */
-const CLEANUP_BUTTONS: MemoryActionsBar.IButton[] = [
-  {
-    command: CommandIDs.collectGarbage,
-    label: 'gc',
-    caption: 'Run gc.collect() in the kernel (queued while it is busy)',
-    role: 'action-collect-garbage'
-  },
-  {
-    command: CommandIDs.emptyCache,
-    label: 'Empty cache',
-    caption:
-      "Run torch.cuda.empty_cache(): give PyTorch's cached GPU memory back to the device",
-    role: 'action-empty-cache'
-  },
-  {
-    command: CommandIDs.freeMemory,
-    label: 'Free memory',
-    caption: 'gc.collect() then torch.cuda.empty_cache()',
-    role: 'action-free-memory'
-  },
-  {
-    command: CommandIDs.inspectMemory,
-    label: 'What holds memory?',
-    caption: 'List the variables and hidden references that hold memory',
-    role: 'action-inspect'
-  }
-];
+/** A registered widget of the panel, loaded or not. */
+interface IPart {
+  /** The section's id, or the tab's id for a tab's own content. */
+  readonly id: string;
+  readonly tabs: readonly string[];
+  /** Sections by rank; a tab's own content comes after its sections. */
+  readonly rank: number;
+  /** The order of registration, among parts of the same rank. */
+  readonly order: number;
+  readonly fill: boolean;
+  /** The registration it comes from (the key of MemorySidebar's parts). */
+  readonly key: object;
+  readonly load: () => Promise<Widget>;
+  widget: Widget | null;
+  loading: Promise<void> | null;
+  /** Why the last load failed; null when it did not. */
+  problem: string | null;
+}
 
+function sectionPart(section: IVramSidebar.ISection, order: number): IPart {
+  return {
+    id: section.id,
+    tabs: section.tabs,
+    rank: section.rank,
+    order,
+    fill: false,
+    key: section,
+    load: () => section.load(),
+    widget: null,
+    loading: null,
+    problem: null
+  };
+}
+
+function contentPart(tab: IVramSidebar.ITab, order: number): IPart {
+  return {
+    id: tab.id,
+    tabs: [tab.id],
+    rank: Number.POSITIVE_INFINITY,
+    order,
+    fill: tab.fill === true,
+    key: tab,
+    load: () => tab.load!(),
+    widget: null,
+    loading: null,
+    problem: null
+  };
+}
+
+function compareParts(a: IPart, b: IPart): number {
+  return a.rank - b.rank || a.order - b.order;
+}
+
+/** The options of MemorySidebar. */
 export namespace MemorySidebar {
-  export type Tab = SidebarTab;
-
+  /** What the panel is made from. */
   export interface IOptions {
-    monitor: IVramMonitor;
-    /** Translates the sidebar tab's caption (SidebarHost). */
-    trans?: TranslationBundle;
-    /** What a click in the cell history does (go to cell, export, clear). */
-    cellActions?: CellHistoryView.IActions;
-    /** The cleanup actions of a kernel's model (none: buttons disabled). */
-    actionsFor?: (model: IKernelMemoryModel | null) => MemoryActions | null;
-    /** Allocation recording of a kernel's model (none: the Lines tab is disabled). */
-    allocationsFor?: (
-      model: IKernelMemoryModel | null
-    ) => AllocationRecorder | null;
-    /** What the Lines tab's toggle, rows and export buttons do (default: the commands). */
-    siteActions?: AllocationSitesView.IActions;
-    /** Run a command by id (the cleanup and snippet buttons). */
-    execute?: ExecuteCommand;
-    /** The snippets of the "Save memory" section (default: the default list). */
-    snippets?: SnippetLibrary;
-    /** The sessions the Kernels tab lists (the MemoryMonitor); none: empty. */
-    kernelSessions?: IKernelSessionSource;
-    /** The page's code consoles (IConsoleTracker): their runs are labelled as such. */
-    consoles?: IConsoleSource | null;
+    /** The tabs and sections to show, and the tab picked. */
+    registry: SidebarRegistry;
   }
 }

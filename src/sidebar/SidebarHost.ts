@@ -1,38 +1,55 @@
 /**
  * The right sidebar's tab, present from start-up (its icon, caption and id),
- * holding the memory panel (MemorySidebar, with every view of its tabs; the
- * timeline's chart library loads when it first draws). The panel is fetched, as a chunk of its own,
- * the first time the tab is shown: a page on which nobody opens the sidebar
- * never loads it. Commands that pick a tab before that are remembered.
+ * and the registry the features add their tabs and sections to. The memory
+ * panel (MemorySidebar) is fetched, as a chunk of its own, the first time
+ * the sidebar is shown: a page on which nobody opens the sidebar never loads
+ * it, nor any tab's widgets. A tab picked before that is remembered.
  */
+import { IDisposable } from '@lumino/disposable';
 import { Message } from '@lumino/messaging';
 import { Panel } from '@lumino/widgets';
 
+import type { IVramSidebar } from './IVramSidebar';
 import type { MemorySidebar } from './MemorySidebar';
-import type { SidebarTab } from './sidebarTabs';
+import { SidebarRegistry } from './SidebarRegistry';
 import { element } from '../ui/dom';
 import { vramIcon } from '../ui/icons';
 
 /** DOM id of the sidebar (also the id to activate it by). */
 export const SIDEBAR_ID = 'jp-vram-sidebar';
 
-export { SIDEBAR_TABS, type SidebarTab } from './sidebarTabs';
-
-export class SidebarHost extends Panel {
-  constructor(options: SidebarHost.IOptions) {
+/** The sidebar's tab in JupyterLab's right area, holding the memory panel once loaded. */
+export class SidebarHost extends Panel implements IVramSidebar {
+  constructor(options: SidebarHost.IOptions = {}) {
     super();
-    this._options = options;
     this.id = SIDEBAR_ID;
     this.addClass('jp-vram-SidebarHost');
     this.title.icon = vramIcon;
-    this.title.caption = options.trans
-      ? options.trans.__('GPU memory')
-      : 'GPU memory';
+    this.title.caption = options.caption ?? 'GPU memory';
   }
+
+  /** What the features have added, and the tab picked. */
+  readonly registry = new SidebarRegistry();
 
   /** The memory panel, once loaded. */
   get content(): MemorySidebar | null {
     return this._content;
+  }
+
+  get tab(): string {
+    return this.registry.tab;
+  }
+
+  addTab(tab: IVramSidebar.ITab): IDisposable {
+    return this.registry.addTab(tab);
+  }
+
+  addSection(section: IVramSidebar.ISection): IDisposable {
+    return this.registry.addSection(section);
+  }
+
+  showTab(id: string): void {
+    this.registry.showTab(id);
   }
 
   /** Resolves with the memory panel, loading it if it is not yet. */
@@ -42,8 +59,7 @@ export class SidebarHost extends Panel {
         ({ MemorySidebar }) => {
           if (!this._content) {
             this._problem?.remove();
-            this._content = new MemorySidebar(this._options);
-            this._content.showTab(this._tab);
+            this._content = new MemorySidebar({ registry: this.registry });
             if (!this.isDisposed) {
               this.addWidget(this._content);
             }
@@ -58,11 +74,6 @@ export class SidebarHost extends Panel {
       );
     }
     return this._loading;
-  }
-
-  showTab(tab: SidebarTab): void {
-    this._tab = tab;
-    this._content?.showTab(tab);
   }
 
   protected onAfterAttach(msg: Message): void {
@@ -96,13 +107,16 @@ export class SidebarHost extends Panel {
     }
   }
 
-  private _options: SidebarHost.IOptions;
   private _content: MemorySidebar | null = null;
   private _loading: Promise<MemorySidebar> | null = null;
-  private _tab: SidebarTab = 'memory';
   private _problem: HTMLElement | null = null;
 }
 
+/** The options of SidebarHost. */
 export namespace SidebarHost {
-  export type IOptions = MemorySidebar.IOptions;
+  /** How the sidebar's tab is labelled. */
+  export interface IOptions {
+    /** The tooltip of the sidebar's icon (translated); "GPU memory" by default. */
+    caption?: string;
+  }
 }

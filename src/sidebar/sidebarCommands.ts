@@ -6,14 +6,14 @@ import { TranslationBundle } from '@jupyterlab/translation';
 
 import { CommandIDs } from '../ui/commandIds';
 import { vramIcon } from '../ui/icons';
-import { SIDEBAR_ID, SidebarHost } from './SidebarHost';
-import { SIDEBAR_TABS, SidebarTab } from './sidebarTabs';
+import type { IVramSidebar } from './IVramSidebar';
+import { SIDEBAR_ID } from './SidebarHost';
 
-/** Registers `open-sidebar` (its `tab` argument picks a tab). */
+/** Registers `open-sidebar` (its `tab` argument picks a tab by id). */
 export function registerSidebarCommands(options: {
   app: JupyterFrontEnd;
   trans: TranslationBundle;
-  sidebar: Pick<SidebarHost, 'showTab'>;
+  sidebar: Pick<IVramSidebar, 'showTab'>;
 }): void {
   const { app, trans, sidebar } = options;
   app.commands.addCommand(CommandIDs.openSidebar, {
@@ -22,11 +22,8 @@ export function registerSidebarCommands(options: {
     icon: vramIcon,
     // `tab`: the sidebar tab to show ("kernels" from the out-of-memory assistant)
     execute: args => {
-      if (
-        typeof args.tab === 'string' &&
-        SIDEBAR_TABS.includes(args.tab as SidebarTab)
-      ) {
-        sidebar.showTab(args.tab as SidebarTab);
+      if (typeof args.tab === 'string') {
+        sidebar.showTab(args.tab);
       }
       app.shell.activateById(SIDEBAR_ID);
     }

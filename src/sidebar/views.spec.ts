@@ -3,7 +3,11 @@ import { Widget } from '@lumino/widgets';
 
 import { KernelMemoryModel } from '../model/KernelMemoryModel';
 import { DEFAULT_SETTINGS } from '../settings/settings';
-import { MemorySidebar } from './MemorySidebar';
+import {
+  addEveryFeature,
+  FullSidebar,
+  loadFullSidebar
+} from '../testing/sidebarFixtures';
 import { SIDEBAR_ID, SidebarHost } from './SidebarHost';
 import {
   statusSummary,
@@ -32,7 +36,8 @@ function q(root: HTMLElement, selector: string): HTMLElement {
 describe('SidebarHost', () => {
   it('is the stable sidebar tab, and loads the memory panel only when first shown', async () => {
     const monitor = new FakeMonitor();
-    const host = new SidebarHost({ monitor });
+    const host = new SidebarHost();
+    addEveryFeature(host, { monitor });
     expect(host.id).toBe(SIDEBAR_ID);
     expect(host.title.caption).toBe('GPU memory');
     host.showTab('cells'); // a command picks a tab before the panel exists
@@ -55,13 +60,12 @@ describe('SidebarHost', () => {
 
 describe('MemorySidebar', () => {
   let monitor: FakeMonitor;
-  let sidebar: MemorySidebar;
+  let sidebar: FullSidebar;
   let model: KernelMemoryModel;
 
-  beforeEach(() => {
+  beforeEach(async () => {
     monitor = new FakeMonitor();
-    sidebar = new MemorySidebar({ monitor });
-    Widget.attach(sidebar, document.body);
+    sidebar = await loadFullSidebar({ monitor });
     model = new KernelMemoryModel({ historyCapacity: 100 });
   });
 
@@ -316,9 +320,8 @@ describe('MemorySidebar: keyboard and assistive technology', () => {
       new KeyboardEvent('keydown', { key: k, bubbles: true, cancelable: true })
     );
 
-  it('moves between tabs with the arrow keys, Home and End, focus following', () => {
-    const sidebar = new MemorySidebar({ monitor: new FakeMonitor() });
-    Widget.attach(sidebar, document.body);
+  it('moves between tabs with the arrow keys, Home and End, focus following', async () => {
+    const sidebar = await loadFullSidebar({ monitor: new FakeMonitor() });
     const tab = (name: string) =>
       q(sidebar.node, `[data-vram-role="${name}-tab"]`);
     tab('memory').focus();
@@ -339,9 +342,8 @@ describe('MemorySidebar: keyboard and assistive technology', () => {
     sidebar.dispose();
   });
 
-  it('links each tab to the panels it shows', () => {
-    const sidebar = new MemorySidebar({ monitor: new FakeMonitor() });
-    Widget.attach(sidebar, document.body);
+  it('links each tab to the panels it shows', async () => {
+    const sidebar = await loadFullSidebar({ monitor: new FakeMonitor() });
     const cellsTab = q(sidebar.node, '[data-vram-role="cells-tab"]');
     expect(cellsTab.getAttribute('aria-controls')).toBe(sidebar.cells.id);
     expect(sidebar.cells.node.getAttribute('role')).toBe('tabpanel');
@@ -358,8 +360,8 @@ describe('MemorySidebar: keyboard and assistive technology', () => {
     sidebar.dispose();
   });
 
-  it('announces a change of state politely', () => {
-    const sidebar = new MemorySidebar({ monitor: new FakeMonitor() });
+  it('announces a change of state politely', async () => {
+    const sidebar = await loadFullSidebar({ monitor: new FakeMonitor() });
     const state = q(sidebar.node, '[data-vram-role="state"]');
     expect(state.getAttribute('role')).toBe('status');
     expect(state.getAttribute('aria-live')).toBe('polite');

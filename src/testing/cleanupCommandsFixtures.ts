@@ -4,10 +4,9 @@
  */
 import { CommandRegistry } from '@lumino/commands';
 import { MessageLoop } from '@lumino/messaging';
-import { Widget } from '@lumino/widgets';
 
 import { DeletePlan } from '../features/cleanup/deletePlan';
-import { MemorySidebar } from '../sidebar/MemorySidebar';
+import { loadFullSidebar } from './sidebarFixtures';
 import { liveMonitorOnFakeKernel, registerTestCommands } from './fakeKernel';
 import { actionsFor } from '../features/cleanup/cleanupActionsPart';
 
@@ -17,12 +16,11 @@ export async function setup() {
   expect(monitor.current?.state).toBe('live');
 
   const commands = new CommandRegistry();
-  const sidebar = new MemorySidebar({
+  const sidebar = await loadFullSidebar({
     monitor,
     actionsFor: model => actionsFor(monitor, model),
     execute: id => void commands.execute(id)
   });
-  Widget.attach(sidebar, document.body);
   const confirmed: DeletePlan[] = [];
   let answer = true;
   const { app, notes } = registerTestCommands(commands, {

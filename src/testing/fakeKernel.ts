@@ -6,7 +6,7 @@ import { nullTranslator } from '@jupyterlab/translation';
 import { CommandRegistry } from '@lumino/commands';
 import { Signal } from '@lumino/signaling';
 
-import { registerCommands } from '../features/registerCommands';
+import { registerCommands } from './registerAllCommands';
 import { KernelHelperConnection } from '../kernel/KernelHelperConnection';
 import { KernelMemoryModel } from '../model/KernelMemoryModel';
 import { MemoryMonitor } from '../monitor/MemoryMonitor';

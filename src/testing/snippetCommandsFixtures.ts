@@ -6,10 +6,9 @@
 import { YNotebook } from '@jupyter/ydoc';
 import { CommandRegistry } from '@lumino/commands';
 import { MessageLoop } from '@lumino/messaging';
-import { Widget } from '@lumino/widgets';
 
 import { SnippetLibrary } from '../features/snippets/SnippetLibrary';
-import { MemorySidebar } from '../sidebar/MemorySidebar';
+import { loadFullSidebar } from './sidebarFixtures';
 import { liveMonitorOnFakeKernel, registerTestCommands } from './fakeKernel';
 import { actionsFor } from '../features/cleanup/cleanupActionsPart';
 
@@ -44,13 +43,12 @@ export async function setup(options: { library?: SnippetLibrary } = {}) {
     await library.ready; // the default list loads on demand, after start-up
   }
   const commands = new CommandRegistry();
-  const sidebar = new MemorySidebar({
+  const sidebar = await loadFullSidebar({
     monitor,
     actionsFor: model => actionsFor(monitor, model),
     execute: (id, args) => void commands.execute(id, args),
     snippets: library
   });
-  Widget.attach(sidebar, document.body);
   const paletteItems: any[] = [];
   const palette = {
     addItem: (item: any) => {

@@ -41,7 +41,7 @@ test('badge update with 2,000 cells; Cells history with 10,000 records', async (
         (c: any) => c.id
       );
       const monitor: any = await (window as any).galata.getPlugin(
-        'jupyterlab-vram:plugin'
+        'jupyterlab-vram:monitor'
       );
       const model = monitor.current;
       const GiB = 2 ** 30;

@@ -128,7 +128,7 @@ async function restartAndRecover(
     const app = window.jupyterapp;
     const panel = app.shell.currentWidget as any;
     const monitor: any = await (window as any).galata.getPlugin(
-      'jupyterlab-vram:plugin'
+      'jupyterlab-vram:monitor'
     );
     const model = () => monitor.current;
     const until = async (ok: () => boolean, ms: number) => {
@@ -274,13 +274,13 @@ test('soak: JS heap and DOM nodes do not grow', async ({ page }) => {
   const samples = () =>
     page.evaluate(async () => {
       const monitor: any = await (window as any).galata.getPlugin(
-        'jupyterlab-vram:plugin'
+        'jupyterlab-vram:monitor'
       );
       return monitor.current?.sampleCount ?? 0;
     });
   const setup = await page.evaluate(async () => {
     const monitor: any = await (window as any).galata.getPlugin(
-      'jupyterlab-vram:plugin'
+      'jupyterlab-vram:monitor'
     );
     const panel = window.jupyterapp.shell.currentWidget as any;
     return {

@@ -21,7 +21,7 @@ test('ingest + render one sample with 24 h of history', async ({ page }) => {
   const figures = await page.evaluate(
     async ({ history, measured }) => {
       const monitor: any = await (window as any).galata.getPlugin(
-        'jupyterlab-vram:plugin'
+        'jupyterlab-vram:monitor'
       );
       const model = monitor.current;
       const GiB = 2 ** 30;

@@ -112,7 +112,7 @@ async function runAll(
       );
       if (withExtension) {
         const monitor: any = await (window as any).galata.getPlugin(
-          'jupyterlab-vram:plugin'
+          'jupyterlab-vram:monitor'
         );
         await until(
           () => monitor.current?.state === 'live',

@@ -89,7 +89,7 @@ test('panel live after a kernel first reports idle, 10 kernel starts', async ({
   const figures = await page.evaluate(async () => {
     const app = window.jupyterapp;
     const monitor: any = await (window as any).galata.getPlugin(
-      'jupyterlab-vram:plugin'
+      'jupyterlab-vram:monitor'
     );
     const results: number[] = [];
     for (let i = 0; i < 10; i++) {

@@ -6,7 +6,7 @@
 import type { MemoryMonitor } from '../../monitor/MemoryMonitor';
 import type { IMonitoredNotebook } from '../../monitor/monitoredSession';
 import type { CellMemoryRecord } from '../../protocol/cell';
-import type { SidebarHost } from '../../sidebar/SidebarHost';
+import type { IVramSidebar } from '../../sidebar/IVramSidebar';
 import type { AllocationRecorder } from './AllocationRecorder';
 import type { IRevealNotebook } from './revealLine';
 import type { ICommandPalette } from '@jupyterlab/apputils';
@@ -25,7 +25,7 @@ export interface IAllocationCommandOptions {
   trans: TranslationBundle;
   palette: ICommandPalette | null;
   category: string;
-  sidebar: Pick<SidebarHost, 'showTab'>;
+  sidebar: Pick<IVramSidebar, 'showTab'>;
   /** The active kernel's model, followed for whether its helper is live. */
   monitor: Pick<MemoryMonitor, 'current' | 'currentChanged'>;
   /** The active kernel's allocation recording; null without a notebook. */
@@ -40,4 +40,16 @@ export interface IAllocationCommandOptions {
     'execution_count' | 'cell_id'
   >[];
   notify: (type: 'info' | 'warning' | 'error', message: string) => void;
+}
+
+/** The panels of the active kernel, the notebook the user works in first. */
+export function activeFirst(
+  monitor: MemoryMonitor,
+  active: ILinePanel | null
+): ILinePanel[] {
+  const model = monitor.current;
+  const panels = (model ? monitor.panelsOf(model) : []) as ILinePanel[];
+  return active && panels.includes(active)
+    ? [active, ...panels.filter(p => p !== active)]
+    : panels;
 }

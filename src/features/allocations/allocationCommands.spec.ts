@@ -5,10 +5,9 @@
  */
 import { CommandRegistry } from '@lumino/commands';
 import { MessageLoop } from '@lumino/messaging';
-import { Widget } from '@lumino/widgets';
 
 import { CommandIDs } from '../../ui/commandIds';
-import { MemorySidebar } from '../../sidebar/MemorySidebar';
+import { loadFullSidebar } from '../../testing/sidebarFixtures';
 import {
   liveMonitorOnFakeKernel,
   registerTestCommands,
@@ -111,13 +110,12 @@ async function setup() {
     content: notebook
   });
   const commands = new CommandRegistry();
-  const sidebar = new MemorySidebar({
+  const sidebar = await loadFullSidebar({
     monitor,
     actionsFor: model => actionsFor(monitor, model),
     allocationsFor: model => allocationsFor(monitor, model),
     execute: (id, args) => commands.execute(id, args)
   });
-  Widget.attach(sidebar, document.body);
   const { app, notes } = registerTestCommands(commands, {
     monitor,
     sidebar,

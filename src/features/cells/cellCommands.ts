@@ -9,7 +9,8 @@ import { TranslationBundle } from '@jupyterlab/translation';
 
 import type { MemoryMonitor } from '../../monitor/MemoryMonitor';
 import type { SetSetting } from '../../settings/settings';
-import { SIDEBAR_ID, SidebarHost } from '../../sidebar/SidebarHost';
+import type { IVramSidebar } from '../../sidebar/IVramSidebar';
+import { SIDEBAR_ID } from '../../sidebar/SidebarHost';
 import { CommandIDs } from '../../ui/commandIds';
 import { vramIcon } from '../../ui/icons';
 import type { ClearHistoryRequest } from './ClearHistoryDialog';
@@ -22,7 +23,7 @@ export function registerCellCommands(options: {
   palette: ICommandPalette | null;
   category: string;
   /** The sidebar, to show its Cells tab. */
-  sidebar: Pick<SidebarHost, 'showTab'>;
+  sidebar: Pick<IVramSidebar, 'showTab'>;
   setSetting: SetSetting;
   /** Path of the active notebook (for export file names). */
   currentNotebookPath: () => string | null;

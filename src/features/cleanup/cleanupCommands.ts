@@ -14,7 +14,8 @@ import type { Notify } from '../../ui/notify';
 import type { DeletePlan } from './deletePlan';
 import { ActionOutcome } from './actionOutcome';
 import { MemoryMonitor } from '../../monitor/MemoryMonitor';
-import { SIDEBAR_ID, SidebarHost } from '../../sidebar/SidebarHost';
+import type { IVramSidebar } from '../../sidebar/IVramSidebar';
+import { SIDEBAR_ID } from '../../sidebar/SidebarHost';
 import { currentActions } from './cleanupActionsPart';
 import type { MemoryActions } from './MemoryActions';
 
@@ -37,7 +38,7 @@ export function registerCleanupCommands(options: {
   monitor: MemoryMonitor;
   trans: TranslationBundle;
   /** The sidebar, to show its Holders tab. */
-  sidebar: Pick<SidebarHost, 'showTab'>;
+  sidebar: Pick<IVramSidebar, 'showTab'>;
   palette: ICommandPalette | null;
   category: string;
   notify: Notify;

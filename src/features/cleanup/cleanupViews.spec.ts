@@ -10,7 +10,7 @@ import {
   expectedBytesText
 } from './DeleteDialogBody';
 import { HoldersView } from './HoldersView';
-import { MemorySidebar } from '../../sidebar/MemorySidebar';
+import { loadFullSidebar } from '../../testing/sidebarFixtures';
 import {
   makeEntry,
   makeHidden,
@@ -357,9 +357,8 @@ describe('the delete dialog when nothing is expected back', () => {
 });
 
 describe('MemorySidebar cleanup parts', () => {
-  it('has a Holders tab; the cleanup bar shows on Memory and Holders', () => {
-    const sidebar = new MemorySidebar({ monitor: new FakeMonitor() });
-    Widget.attach(sidebar, document.body);
+  it('has a Holders tab; the cleanup bar shows on Memory and Holders', async () => {
+    const sidebar = await loadFullSidebar({ monitor: new FakeMonitor() });
     const tab = sidebar.node.querySelector(
       '[data-vram-role="holders-tab"]'
     ) as HTMLButtonElement;

@@ -1,19 +1,17 @@
 /** MemorySidebar: the Kernels tab, which shows the Kernels view and hides the cleanup bar. */
 import { MessageLoop } from '@lumino/messaging';
-import { Widget } from '@lumino/widgets';
 
-import { MemorySidebar } from '../../sidebar/MemorySidebar';
+import { loadFullSidebar } from '../../testing/sidebarFixtures';
 import { FakeMonitor } from '../../testing/fixtures';
 import { FakeSource } from '../../testing/kernelsTabFixtures';
 
 describe('MemorySidebar: Kernels tab', () => {
-  it('shows the Kernels view on its tab and hides the cleanup bar', () => {
+  it('shows the Kernels view on its tab and hides the cleanup bar', async () => {
     const source = new FakeSource();
-    const sidebar = new MemorySidebar({
+    const sidebar = await loadFullSidebar({
       monitor: new FakeMonitor(),
       kernelSessions: source
     });
-    Widget.attach(sidebar, document.body);
     expect(sidebar.kernels.isHidden).toBe(true);
     const tab = sidebar.node.querySelector(
       '[data-vram-role="kernels-tab"]'

@@ -2,7 +2,7 @@
 import { CommandRegistry } from '@lumino/commands';
 
 import { CommandIDs } from '../../ui/commandIds';
-import { MemorySidebar } from '../../sidebar/MemorySidebar';
+import { loadFullSidebar } from '../../testing/sidebarFixtures';
 import {
   ShutdownKernelRequest,
   shutdownKernelText
@@ -29,7 +29,7 @@ describe('shutdown-kernel command', () => {
     context.kernelDisplayName = 'Python 3 (ipykernel)';
     context.shutdown = jest.fn(async () => context.changeKernel(null));
     const commands = new CommandRegistry();
-    const sidebar = new MemorySidebar({ monitor, kernelSessions: monitor });
+    const sidebar = await loadFullSidebar({ monitor, kernelSessions: monitor });
     const asked: ShutdownKernelRequest[] = [];
     const { app, notes } = registerTestCommands(commands, {
       monitor,

@@ -1,6 +1,7 @@
 /**
- * Registers every feature's commands over one monitor and sidebar: the
- * plugin calls it once, and the command specs call it as the app does.
+ * Registers every feature's commands over one monitor and sidebar, as the
+ * feature plugins do each for their own, so that a command spec can drive
+ * commands of several features together (insert, then run, then clean up).
  */
 import { JupyterFrontEnd } from '@jupyterlab/application';
 import { ICommandPalette } from '@jupyterlab/apputils';
@@ -8,29 +9,30 @@ import { TranslationBundle } from '@jupyterlab/translation';
 
 import type { MemoryMonitor } from '../monitor/MemoryMonitor';
 import type { SetSetting } from '../settings/settings';
-import type { SidebarHost } from '../sidebar/SidebarHost';
+import type { IVramSidebar } from '../sidebar/IVramSidebar';
 import { registerSidebarCommands } from '../sidebar/sidebarCommands';
 import { PALETTE_CATEGORY, CommandIDs } from '../ui/commandIds';
 import { notifyInJupyterLab, type Notify } from '../ui/notify';
+import { registerAllocationCommands } from '../features/allocations/allocationCommands';
 import {
-  ILinePanel,
-  registerAllocationCommands
-} from './allocations/allocationCommands';
-import { currentAllocations } from './allocations/allocationRecordingPart';
-import { registerCellCommands } from './cells/cellCommands';
-import type { ClearHistoryRequest } from './cells/ClearHistoryDialog';
-import { currentActions } from './cleanup/cleanupActionsPart';
-import { registerCleanupCommands } from './cleanup/cleanupCommands';
-import type { DeletePlan } from './cleanup/deletePlan';
-import { registerGraphFixCommand } from './cleanup/graphFixCommand';
-import { registerKernelCommands } from './kernels/kernelCommands';
-import type { ShutdownKernelRequest } from './kernels/ShutdownKernelDialog';
-import { registerOverviewCommands } from './overview/overviewCommands';
+  activeFirst,
+  ILinePanel
+} from '../features/allocations/allocationCommandOptions';
+import { currentAllocations } from '../features/allocations/allocationRecordingPart';
+import { registerCellCommands } from '../features/cells/cellCommands';
+import type { ClearHistoryRequest } from '../features/cells/ClearHistoryDialog';
+import { currentActions } from '../features/cleanup/cleanupActionsPart';
+import { registerCleanupCommands } from '../features/cleanup/cleanupCommands';
+import type { DeletePlan } from '../features/cleanup/deletePlan';
+import { registerGraphFixCommand } from '../features/cleanup/graphFixCommand';
+import { registerKernelCommands } from '../features/kernels/kernelCommands';
+import type { ShutdownKernelRequest } from '../features/kernels/ShutdownKernelDialog';
+import { registerOverviewCommands } from '../features/overview/overviewCommands';
 import {
   ISnippetPanel,
   registerSnippetCommands
-} from './snippets/snippetCommands';
-import type { SnippetLibrary } from './snippets/SnippetLibrary';
+} from '../features/snippets/snippetCommands';
+import type { SnippetLibrary } from '../features/snippets/SnippetLibrary';
 
 /** What the commands act on, and the dialogs a test answers directly. */
 export interface IRegisterCommandsOptions {
@@ -39,7 +41,7 @@ export interface IRegisterCommandsOptions {
   trans: TranslationBundle;
   palette: ICommandPalette | null;
   /** The sidebar, to show one of its tabs. */
-  sidebar: Pick<SidebarHost, 'showTab'>;
+  sidebar: Pick<IVramSidebar, 'showTab'>;
   /** Change one setting (persisted when a setting registry exists). */
   setSetting: SetSetting;
   /** Path of the active notebook (for export file names). */
@@ -132,16 +134,4 @@ export function registerCommands(options: IRegisterCommandsOptions): void {
     records: () => monitor.current?.cells.entries.map(e => e.record) ?? [],
     notify
   });
-}
-
-/** The panels of the active kernel, the notebook the user works in first. */
-function activeFirst(
-  monitor: MemoryMonitor,
-  active: ILinePanel | null
-): ILinePanel[] {
-  const model = monitor.current;
-  const panels = (model ? monitor.panelsOf(model) : []) as ILinePanel[];
-  return active && panels.includes(active)
-    ? [active, ...panels.filter(p => p !== active)]
-    : panels;
 }

@@ -1,0 +1,69 @@
+/**
+ * The per-cell memory feature's plugin: the badges on the cells, the Cells
+ * tab (the history of every executed cell) and its commands (export, clear,
+ * record on or off).
+ */
+import {
+  JupyterFrontEnd,
+  JupyterFrontEndPlugin
+} from '@jupyterlab/application';
+import { ICommandPalette } from '@jupyterlab/apputils';
+import { IConsoleTracker } from '@jupyterlab/console';
+import { INotebookTracker } from '@jupyterlab/notebook';
+
+import { IVramCore } from '../../monitor/IVramCore';
+import { IVramSidebar } from '../../sidebar/IVramSidebar';
+import { NO_SIDEBAR } from '../../sidebar/panelLayout';
+import { CommandIDs, PALETTE_CATEGORY } from '../../ui/commandIds';
+import { allocationsFor } from '../allocations/allocationRecordingPart';
+import { addCellBadges } from './cellBadges';
+import { registerCellCommands } from './cellCommands';
+import { addCellsToSidebar } from './cellsSidebar';
+import { revealCell } from './revealCell';
+
+/** The per-cell memory plugin. */
+export const cellsPlugin: JupyterFrontEndPlugin<void> = {
+  id: 'jupyterlab-vram:cells',
+  description:
+    "Each executed cell's memory delta and peak, on the cell and in a history.",
+  autoStart: true,
+  requires: [IVramCore, INotebookTracker],
+  optional: [IVramSidebar, ICommandPalette, IConsoleTracker],
+  activate: (
+    app: JupyterFrontEnd,
+    core: IVramCore,
+    notebooks: INotebookTracker,
+    sidebar: IVramSidebar | null,
+    palette: ICommandPalette | null,
+    consoles: IConsoleTracker | null
+  ): void => {
+    const { monitor, trans } = core;
+    addCellBadges(monitor, notebooks.currentWidget);
+    if (sidebar) {
+      addCellsToSidebar(sidebar, {
+        monitor,
+        trans,
+        // A console's runs are labelled as such in the Cells tab.
+        consoles,
+        recorderFor: model => allocationsFor(monitor, model),
+        actions: {
+          revealCell: entry => revealCell(app, notebooks, monitor, entry),
+          exportHistory: format =>
+            void app.commands.execute(CommandIDs.exportCellHistory, { format }),
+          clearHistory: () =>
+            void app.commands.execute(CommandIDs.clearCellHistory)
+        }
+      });
+    }
+    registerCellCommands({
+      app,
+      monitor,
+      trans,
+      palette,
+      category: trans.__(PALETTE_CATEGORY),
+      sidebar: sidebar ?? NO_SIDEBAR,
+      setSetting: core.settings.set,
+      currentNotebookPath: () => notebooks.currentWidget?.context.path ?? null
+    });
+  }
+};

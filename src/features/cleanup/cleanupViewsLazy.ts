@@ -1,0 +1,90 @@
+/**
+ * The cleanup views, loaded the first time the Memory or Holders tab is
+ * shown: each follows the cleanup actions of the active notebook's kernel.
+ */
+import { CommandIDs, ExecuteCommand } from '../../ui/commandIds';
+import { followMonitor } from '../../ui/followMonitor';
+import { GRAPH_FIX_SNIPPET_ID } from './graphFix';
+import { HoldersView } from './HoldersView';
+import { MemoryActionsBar } from './MemoryActionsBar';
+import type { TranslationBundle } from '@jupyterlab/translation';
+import type { IKernelMemoryModel } from '../../model/IKernelMemoryModel';
+import type { IVramMonitor } from '../../monitor/IVramMonitor';
+import type { MemoryActions } from './MemoryActions';
+
+/** What the cleanup views need. */
+export interface ICleanupSidebarOptions {
+  monitor: IVramMonitor;
+  trans: TranslationBundle;
+  /** The cleanup actions of a kernel's model (none: the buttons are disabled). */
+  actionsFor: (model: IKernelMemoryModel | null) => MemoryActions | null;
+  /** Runs a command (every button of the bar and of the Holders tab). */
+  execute: ExecuteCommand;
+}
+
+/** The cleanup bar; its latest result is said again in new units. */
+export function createActionsBar({
+  monitor,
+  execute,
+  actionsFor
+}: ICleanupSidebarOptions): MemoryActionsBar {
+  const bar = new MemoryActionsBar({ buttons: CLEANUP_BUTTONS, execute });
+  // The cleanup result is text made when it came: say it in the new units.
+  const redescribe = () => void bar.actions?.redescribe();
+  monitor.settingsChanged.connect(redescribe);
+  bar.disposed.connect(() => monitor.settingsChanged.disconnect(redescribe));
+  return followMonitor(monitor, bar, model => {
+    const actions = actionsFor(model);
+    // Another notebook's result may have been said in units changed since.
+    void actions?.redescribe();
+    bar.actions = actions;
+  });
+}
+
+/** The Holders tab: what holds memory, to delete, and the graph fixes. */
+export function createHoldersView({
+  monitor,
+  execute,
+  actionsFor
+}: ICleanupSidebarOptions): HoldersView {
+  const holders = new HoldersView({
+    settings: monitor.settings,
+    onDelete: () => execute(CommandIDs.deleteVariables),
+    onFixGraph: entry =>
+      void execute(CommandIDs.insertGraphFix, { name: entry.name }),
+    onShowGraphPattern: () =>
+      void execute(CommandIDs.insertSnippet, { id: GRAPH_FIX_SNIPPET_ID })
+  });
+  return followMonitor(monitor, holders, model => {
+    holders.actions = actionsFor(model);
+  });
+}
+
+/** The cleanup bar's buttons (each runs its command). */
+const CLEANUP_BUTTONS: MemoryActionsBar.IButton[] = [
+  {
+    command: CommandIDs.collectGarbage,
+    label: 'gc',
+    caption: 'Run gc.collect() in the kernel (queued while it is busy)',
+    role: 'action-collect-garbage'
+  },
+  {
+    command: CommandIDs.emptyCache,
+    label: 'Empty cache',
+    caption:
+      "Run torch.cuda.empty_cache(): give PyTorch's cached GPU memory back to the device",
+    role: 'action-empty-cache'
+  },
+  {
+    command: CommandIDs.freeMemory,
+    label: 'Free memory',
+    caption: 'gc.collect() then torch.cuda.empty_cache()',
+    role: 'action-free-memory'
+  },
+  {
+    command: CommandIDs.inspectMemory,
+    label: 'What holds memory?',
+    caption: 'List the variables and hidden references that hold memory',
+    role: 'action-inspect'
+  }
+];

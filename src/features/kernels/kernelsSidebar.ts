@@ -1,0 +1,25 @@
+/**
+ * The Kernels tab of the memory panel: every monitored kernel with its RAM
+ * and GPU use, to shut down, and the other processes on the GPUs.
+ */
+import type { IDisposable } from '@lumino/disposable';
+
+import type { IVramSidebar } from '../../sidebar/IVramSidebar';
+import { TAB_RANKS, TABS } from '../../sidebar/panelLayout';
+import type { IKernelsSidebarOptions } from './kernelsViewsLazy';
+
+/** Adds the Kernels tab; disposing removes it. */
+export function addKernelsToSidebar(
+  sidebar: IVramSidebar,
+  options: IKernelsSidebarOptions
+): IDisposable {
+  return sidebar.addTab({
+    id: TABS.kernels,
+    label: options.trans.__('Kernels'),
+    rank: TAB_RANKS.kernels,
+    load: () =>
+      import('./kernelsViewsLazy').then(module =>
+        module.createKernelsView(options)
+      )
+  });
+}

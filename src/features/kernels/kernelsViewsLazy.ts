@@ -1,0 +1,35 @@
+/**
+ * The Kernels tab's view, loaded the first time the tab is shown.
+ */
+import { followMonitor } from '../../ui/followMonitor';
+import { KernelsView } from './KernelsView';
+import type { TranslationBundle } from '@jupyterlab/translation';
+import type { IVramMonitor } from '../../monitor/IVramMonitor';
+import type { ExecuteCommand } from '../../ui/commandIds';
+import type { IKernelSessionSource } from './KernelsOverview';
+
+/** What the Kernels view needs. */
+export interface IKernelsSidebarOptions {
+  /** The monitor, whose settings (units) the list follows. */
+  monitor: IVramMonitor;
+  /** The sessions listed: all of them, not just the current one. */
+  sessions: IKernelSessionSource | null;
+  trans: TranslationBundle;
+  /** Runs a command (shut down a kernel). */
+  execute: ExecuteCommand;
+}
+
+/** The list of every monitored kernel; it follows the settings (units). */
+export function createKernelsView({
+  monitor,
+  sessions,
+  execute
+}: IKernelsSidebarOptions): KernelsView {
+  const view = new KernelsView({
+    source: sessions,
+    settings: monitor.settings,
+    execute
+  });
+  // It lists every session, whichever is current.
+  return followMonitor(monitor, view, () => undefined);
+}

@@ -1,0 +1,40 @@
+/**
+ * The kernels feature's plugin: the Kernels tab (every monitored kernel's
+ * memory, and other processes on the GPUs) and the shut-down command.
+ */
+import {
+  JupyterFrontEnd,
+  JupyterFrontEndPlugin
+} from '@jupyterlab/application';
+
+import { IVramCore } from '../../monitor/IVramCore';
+import { IVramSidebar } from '../../sidebar/IVramSidebar';
+import { notifyInJupyterLab } from '../../ui/notify';
+import { registerKernelCommands } from './kernelCommands';
+import { addKernelsToSidebar } from './kernelsSidebar';
+
+/** The kernels plugin. */
+export const kernelsPlugin: JupyterFrontEndPlugin<void> = {
+  id: 'jupyterlab-vram:kernels',
+  description:
+    "Every notebook kernel's memory in one list, to shut down the ones not needed.",
+  autoStart: true,
+  requires: [IVramCore],
+  optional: [IVramSidebar],
+  activate: (
+    app: JupyterFrontEnd,
+    core: IVramCore,
+    sidebar: IVramSidebar | null
+  ): void => {
+    const { monitor, trans } = core;
+    if (sidebar) {
+      addKernelsToSidebar(sidebar, {
+        monitor,
+        sessions: monitor,
+        trans,
+        execute: (command, args) => app.commands.execute(command, args)
+      });
+    }
+    registerKernelCommands({ app, monitor, trans, notify: notifyInJupyterLab });
+  }
+};

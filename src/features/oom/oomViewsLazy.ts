@@ -1,0 +1,45 @@
+/**
+ * The out-of-memory diagnosis view, loaded with the Memory tab. It follows
+ * the active kernel, its cleanup actions and its allocation recording.
+ */
+import { followMonitor } from '../../ui/followMonitor';
+import { OomDiagnosisView } from './OomDiagnosisView';
+import type { IKernelMemoryModel } from '../../model/IKernelMemoryModel';
+import type { IVramMonitor } from '../../monitor/IVramMonitor';
+import type { ExecuteCommand } from '../../ui/commandIds';
+import type { AllocationRecorder } from '../allocations/AllocationRecorder';
+import type { MemoryActions } from '../cleanup/MemoryActions';
+
+/** What the diagnosis needs. */
+export interface IOomSidebarOptions {
+  monitor: IVramMonitor;
+  /** A kernel's cleanup actions (the remedies that free memory); none: not offered. */
+  actionsFor: (model: IKernelMemoryModel | null) => MemoryActions | null;
+  /** A kernel's allocation recording (the lines that held memory); none: not shown. */
+  recorderFor: (model: IKernelMemoryModel | null) => AllocationRecorder | null;
+  /** Runs a command (each step of a remedy). */
+  execute: ExecuteCommand;
+}
+
+/** The diagnosis, whose remedies run their steps in order. */
+export function createOomDiagnosisView({
+  monitor,
+  execute,
+  actionsFor,
+  recorderFor
+}: IOomSidebarOptions): OomDiagnosisView {
+  const view = new OomDiagnosisView({
+    settings: monitor.settings,
+    run: async action => {
+      // In order: "insert the allocator cell, then restart" must not race.
+      for (const step of action.steps) {
+        await execute(step.command, step.args);
+      }
+    }
+  });
+  return followMonitor(monitor, view, model => {
+    view.model = model;
+    view.actions = actionsFor(model);
+    view.recorder = recorderFor(model);
+  });
+}
