@@ -19,6 +19,7 @@ import {
 } from '../protocol/messages';
 import { describeFailure, ignoreRejection } from './kernelFailures';
 import { PendingRequests } from './PendingRequests';
+import { trans } from '../text/translation';
 
 export class HelperComm {
   constructor(options: HelperComm.IOptions) {
@@ -92,7 +93,9 @@ export class HelperComm {
   ): Promise<HelperRequestResults[T]> {
     const comm = this._comm;
     if (!comm) {
-      throw new Error('The memory helper is not connected to this kernel.');
+      throw new Error(
+        trans.__('The memory helper is not connected to this kernel.')
+      );
     }
     const { requestId, result } = this._requests.add(type, timeoutMs);
     try {
@@ -104,7 +107,7 @@ export class HelperComm {
         type: 'error',
         request_id: requestId,
         code: 'send_failed',
-        message: describeFailure('could not send the request', reason)
+        message: describeFailure(trans.__('could not send the request'), reason)
       });
     }
     return (await result) as unknown as HelperRequestResults[T];
@@ -123,7 +126,9 @@ export class HelperComm {
       // Only the helper's first hello on a comm says who it is and which
       // protocol it speaks; a later one can only come from code in the
       // kernel writing onto this comm.
-      this._model.noteIgnoredMessage('a second hello on the same connection');
+      this._model.noteIgnoredMessage(
+        trans.__('a second hello on the same connection')
+      );
       return;
     }
     const result = this._model.ingest(data);
@@ -150,7 +155,11 @@ export class HelperComm {
       if (!settled && message.type === 'error' && message.request_id !== null) {
         // An answer to a request that already timed out: still worth showing.
         this._model.reportProblem(
-          `The kernel helper reported an error (${message.code}): ${message.message}`
+          trans.__(
+            'The kernel helper reported an error (%1): %2',
+            message.code,
+            message.message
+          )
         );
       }
     }
@@ -176,7 +185,7 @@ export class HelperComm {
       type: 'error',
       request_id: answer.request_id,
       code: 'malformed_answer',
-      message: `The kernel helper's answer was malformed (${error}).`
+      message: trans.__("The kernel helper's answer was malformed (%1).", error)
     });
   }
 
@@ -185,11 +194,15 @@ export class HelperComm {
       return;
     }
     this._comm = null;
-    this._requests.rejectAll('The kernel helper closed the connection.');
+    this._requests.rejectAll(
+      trans.__('The kernel helper closed the connection.')
+    );
     if (this._model.state !== 'protocol-mismatch') {
       this._model.setState(
         'disconnected',
-        'The kernel closed the memory helper connection. Use "Refresh GPU memory" to reconnect.'
+        trans.__(
+          'The kernel closed the memory helper connection. Use "Refresh GPU memory" to reconnect.'
+        )
       );
     }
   }

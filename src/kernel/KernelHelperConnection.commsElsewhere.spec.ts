@@ -4,7 +4,7 @@
  * console of the page connected to the kernel first), and a connection to
  * the kernel that is lost while the user asks for a refresh.
  */
-import { NO_COMMS_TEXT } from './KernelHelperConnection';
+import { noCommsText } from './KernelHelperConnection';
 import { connect } from '../testing/connectionFixtures';
 import { makeHello, wire } from '../testing/fixtures';
 import { FakeKernel, settle } from '../testing/fakeKernel';
@@ -32,7 +32,7 @@ describe('KernelHelperConnection: comms this page cannot use', () => {
       []
     );
     expect(model.state).toBe('disconnected');
-    expect(model.stateReason).toBe(NO_COMMS_TEXT);
+    expect(model.stateReason).toBe(noCommsText());
     expect(model.kernelBusy).toBe(false);
   });
 

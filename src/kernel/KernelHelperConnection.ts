@@ -47,6 +47,7 @@ import { HelperReadiness } from './HelperReadiness';
 import { IOPubWatch } from './IOPubWatch';
 import { KernelLifecycle } from './KernelLifecycle';
 import { recoverHistory, RecoveredHistory } from './historyRecovery';
+import { trans } from '../text/translation';
 
 /** The parts of a notebook's session context the connection uses. */
 export type HelperSessionContext = Pick<
@@ -60,9 +61,10 @@ export type HelperSessionContext = Pick<
 >;
 
 /** The state's sentence where this page's connection to the kernel has no comms. */
-export const NO_COMMS_TEXT =
-  'Another notebook or console in this page connected to this kernel first, and JupyterLab ' +
-  'lets only that connection use its comms: monitor it from there, or reopen this notebook alone.';
+export const noCommsText = (): string =>
+  trans.__(
+    'Another notebook or console in this page connected to this kernel first, and JupyterLab lets only that connection use its comms: monitor it from there, or reopen this notebook alone.'
+  );
 
 /** How long the `history` request may wait behind the cells queued before it. */
 export const HISTORY_TIMEOUT_MS = 60 * 60_000;
@@ -100,13 +102,13 @@ export class KernelHelperConnection
       abandon: () =>
         this._channel.reset(
           false,
-          'The memory helper did not start in this kernel.'
+          trans.__('The memory helper did not start in this kernel.')
         ),
       // A helper already there may have taken it: the kernel is told to close it.
       closeComm: () =>
         this._channel.reset(
           true,
-          'The kernel skipped the memory helper behind a failed cell.'
+          trans.__('The kernel skipped the memory helper behind a failed cell.')
         ),
       // The kernel busy with it runs no cell: the panel says what it does.
       sent: msgId => this._iopub.noteHelperRequest(msgId)
@@ -221,7 +223,7 @@ export class KernelHelperConnection
     Signal.clearData(this);
     this._lifecycle.dispose();
     // Tell the helper to stop sending to this comm (the kernel may live on).
-    this._channel.reset(true, 'The notebook was closed.');
+    this._channel.reset(true, trans.__('The notebook was closed.'));
     this._channel.dispose();
   }
 
@@ -255,7 +257,7 @@ export class KernelHelperConnection
       kernel === this._kernel ? (this._model.kernelBusyWith ?? 'cell') : 'cell';
     this._kernel = kernel;
     this._generation++;
-    this._channel.reset(closeOld, 'The kernel changed.');
+    this._channel.reset(closeOld, trans.__('The kernel changed.'));
     this._model.startKernelSession();
     this._model.setKernelBusy(kernel?.status === 'busy', busyWith);
     const generation = this._generation;
@@ -270,7 +272,7 @@ export class KernelHelperConnection
       // run, and the comm fail).
       this._iopub.stop();
       this._model.setKernelBusy(false);
-      this._model.setState('disconnected', NO_COMMS_TEXT);
+      this._model.setState('disconnected', noCommsText());
       return;
     }
     // Until the new comm says hello (a running cell may delay it for hours),
@@ -288,7 +290,7 @@ export class KernelHelperConnection
     if (this._sessionContext.isReady) {
       this._model.setState(
         'disconnected',
-        'This notebook has no kernel. Select one to see its memory.'
+        trans.__('This notebook has no kernel. Select one to see its memory.')
       );
       return;
     }
@@ -301,7 +303,9 @@ export class KernelHelperConnection
         ) {
           this._model.setState(
             'disconnected',
-            'This notebook has no kernel. Select one to see its memory.'
+            trans.__(
+              'This notebook has no kernel. Select one to see its memory.'
+            )
           );
         }
       },
@@ -368,7 +372,11 @@ export class KernelHelperConnection
         !this._isDisposed
       ) {
         this._model.reportProblem(
-          `Could not recover the per-cell history and timeline (${reason.code}): ${reason.message}`
+          trans.__(
+            'Could not recover the per-cell history and timeline (%1): %2',
+            reason.code,
+            reason.message
+          )
         );
       }
     });

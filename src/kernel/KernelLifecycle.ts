@@ -20,6 +20,7 @@ import { HelperComm } from './HelperComm';
 import { SILENT } from './helperBootstrap';
 import { IOPubWatch } from './IOPubWatch';
 import { ignoreRejection } from './kernelFailures';
+import { trans } from '../text/translation';
 
 /** The parts of a session context the lifecycle follows. */
 export type LifecycleSessionContext = Pick<
@@ -107,7 +108,10 @@ export class KernelLifecycle implements IDisposable {
       host.commsLeftOpen.add(maybeInNewProcess);
     }
     host.iopub.retire();
-    host.channel.reset(false, 'The kernel was restarted from another page.');
+    host.channel.reset(
+      false,
+      trans.__('The kernel was restarted from another page.')
+    );
     const kernel = this._sessionKernel();
     if (kernel) {
       // A page opened during the old process's cell has no info reply yet,
@@ -171,22 +175,24 @@ export class KernelLifecycle implements IDisposable {
         this._restarting = true;
         this._nudged = false;
         host.iopub.retire();
-        host.detach('The kernel restarted, so the helper connection is gone.');
+        host.detach(
+          trans.__('The kernel restarted, so the helper connection is gone.')
+        );
         // The figures described the old process.
         host.model.startKernelSession();
         host.model.setState(
           'kernel-starting',
           status === 'autorestarting'
-            ? 'The kernel died and is restarting\u2026'
-            : 'The kernel is restarting\u2026'
+            ? trans.__('The kernel died and is restarting\u2026')
+            : trans.__('The kernel is restarting\u2026')
         );
         break;
       case 'dead':
         host.iopub.stop();
-        host.detach('The kernel died.');
+        host.detach(trans.__('The kernel died.'));
         host.model.setState(
           'disconnected',
-          'The kernel is dead. Restart it to resume monitoring.'
+          trans.__('The kernel is dead. Restart it to resume monitoring.')
         );
         break;
       default:
@@ -238,12 +244,12 @@ export class KernelLifecycle implements IDisposable {
     // Answers sent meanwhile are lost (the comm is opened anew once the
     // connection is back): fail the requests now, not at their timeout
     // (minutes for a cleanup, with its spinner up all along).
-    host.detach('Lost the connection to the kernel.');
+    host.detach(trans.__('Lost the connection to the kernel.'));
     host.model.setState(
       'disconnected',
       status === 'connecting'
-        ? 'Lost the connection to the kernel; reconnecting\u2026'
-        : 'Lost the connection to the kernel.'
+        ? trans.__('Lost the connection to the kernel; reconnecting\u2026')
+        : trans.__('Lost the connection to the kernel.')
     );
   }
 

@@ -7,6 +7,7 @@
  * channel queues requests while code runs). A late answer is then dropped.
  */
 import { ErrorMessage, ReplyMessage } from '../protocol/messages';
+import { trans } from '../text/translation';
 
 /** The helper answered a request with an `error` message. */
 export class HelperRequestError extends Error {
@@ -57,7 +58,11 @@ export class PendingRequests {
           this._pending.delete(requestId);
           reject(
             new RequestAbandonedError(
-              `The kernel helper did not answer '${type}' within ${Math.round(timeoutMs / 1000)} s.`
+              trans.__(
+                "The kernel helper did not answer '%1' within %2 s.",
+                type,
+                Math.round(timeoutMs / 1000)
+              )
             )
           );
         }, timeoutMs);

@@ -13,6 +13,7 @@
 import { IDisposable } from '@lumino/disposable';
 
 import { KernelMemoryModel } from '../model/KernelMemoryModel';
+import { trans } from '../text/translation';
 
 /** Heartbeats without a sample before the helper counts as gone. */
 export const SILENT_HEARTBEATS = 3;
@@ -54,13 +55,19 @@ export class SilenceWatch implements IDisposable {
       // still under way (its kernel info asked again): nothing to restart.
       model.setState(
         'kernel-starting',
-        `No sample heard for ${Math.round(silence)} s; waiting for the kernel to answer\u2026`
+        trans.__(
+          'No sample heard for %1 s; waiting for the kernel to answer\u2026',
+          Math.round(silence)
+        )
       );
       return false;
     }
     model.setState(
       'disconnected',
-      `No message from the kernel's memory helper for ${Math.round(silence)} s; reconnecting\u2026`
+      trans.__(
+        "No message from the kernel's memory helper for %1 s; reconnecting\u2026",
+        Math.round(silence)
+      )
     );
     this._onSilent();
     return true;

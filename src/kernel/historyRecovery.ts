@@ -7,6 +7,7 @@
 import { parseHistoryResult } from '../protocol/cell';
 import { KernelMemoryModel } from '../model/KernelMemoryModel';
 import { parseTimeline } from '../protocol/timeline';
+import { trans } from '../text/translation';
 
 /** How much the reply added: records, and timeline rows (samples). */
 export interface RecoveredHistory {
@@ -21,14 +22,21 @@ export function recoverHistory(
   const { records, errors } = parseHistoryResult(result);
   if (errors.length) {
     model.reportProblem(
-      `Ignored ${errors.length} malformed cell record(s) in the kernel helper's history: ${errors[0]}`
+      trans.__(
+        "Ignored %1 malformed cell record(s) in the kernel helper's history: %2",
+        errors.length,
+        errors[0]
+      )
     );
   }
   const added = model.cells.merge(records).length;
   const timeline = parseTimeline(result);
   if ('error' in timeline) {
     model.reportProblem(
-      `Ignored the kernel helper's memory timeline: ${timeline.error}`
+      trans.__(
+        "Ignored the kernel helper's memory timeline: %1",
+        timeline.error
+      )
     );
     return { records: added, samples: 0 };
   }

@@ -5,6 +5,7 @@
  * the last reason; the console hears of them at most every
  * IGNORED_WARNING_MS, so that a flood does not drown it.
  */
+import { trans } from '../text/translation';
 
 /** The console hears of ignored messages at most this often (the panel's note always counts). */
 export const IGNORED_WARNING_MS = 10_000;
@@ -23,9 +24,12 @@ export class IgnoredMessages {
   note(reason: string, now: number): void {
     this._count++;
     const count = this._count;
-    const text =
-      `Ignored ${count} message${count === 1 ? '' : 's'} on the memory helper's ` +
-      `connection that did not fit (the last: ${reason}).`;
+    const text = trans._n(
+      "Ignored %1 message on the memory helper's connection that did not fit (the last: %2).",
+      "Ignored %1 messages on the memory helper's connection that did not fit (the last: %2).",
+      count,
+      reason
+    );
     this._report(text);
     if (now - this._lastWarning >= IGNORED_WARNING_MS) {
       this._lastWarning = now;

@@ -36,6 +36,7 @@ import {
   unreadableHelloText
 } from './MonitorState';
 import type { VisibilityNote } from './visibilityNotes';
+import { trans } from '../text/translation';
 
 export class KernelMemoryModel implements IKernelMemoryModel {
   constructor(options: KernelMemoryModel.IOptions) {
@@ -231,7 +232,9 @@ export class KernelMemoryModel implements IKernelMemoryModel {
           // Without a hello its samples and records may not mean what they seem.
           this.setState('protocol-mismatch', unreadableHelloText(result.error));
         } else {
-          this.noteIgnoredMessage(`a malformed message: ${result.error}`);
+          this.noteIgnoredMessage(
+            trans.__('a malformed message: %1', result.error)
+          );
         }
         break;
       case 'incompatible':
@@ -251,13 +254,19 @@ export class KernelMemoryModel implements IKernelMemoryModel {
           if (this._state !== 'protocol-mismatch') {
             this._cells.merge(message.records);
             for (const error of message.invalid) {
-              this.noteIgnoredMessage(`a malformed cell record: ${error}`);
+              this.noteIgnoredMessage(
+                trans.__('a malformed cell record: %1', error)
+              );
             }
           }
         } else if (message.type === 'error' && message.request_id === null) {
           // Not an answer to any request of ours: nobody else will show it.
           this.reportProblem(
-            `The kernel helper reported an error (${message.code}): ${message.message}`
+            trans.__(
+              'The kernel helper reported an error (%1): %2',
+              message.code,
+              message.message
+            )
           );
         }
         // Replies and errors with an id belong to the connection's requests.
@@ -377,8 +386,13 @@ export class KernelMemoryModel implements IKernelMemoryModel {
     this._changed.emit('hello');
     this.setState(
       'live',
-      `Live: kernel process ${hello.pid} on ${hello.hostname} ` +
-        `(helper ${hello.helper_version}, Python ${hello.python}).`
+      trans.__(
+        'Live: kernel process %1 on %2 (helper %3, Python %4).',
+        hello.pid,
+        hello.hostname,
+        hello.helper_version,
+        hello.python
+      )
     );
     this._visibilityNotes.update();
   }
@@ -415,11 +429,11 @@ export class KernelMemoryModel implements IKernelMemoryModel {
     const version =
       typeof protocol === 'number' || typeof protocol === 'string'
         ? String(protocol)
-        : 'of an unknown version';
+        : undefined;
     this.setState(
       'protocol-mismatch',
       describeState('protocol-mismatch', version) +
-        (helperVersion ? ` (helper ${helperVersion})` : '')
+        (helperVersion ? ' ' + trans.__('(helper %1)', helperVersion) : '')
     );
   }
 

@@ -18,6 +18,8 @@
  *                                                          kernel-starting
  *                                                          on restart)
  */
+import { trans } from '../text/translation';
+
 export type MonitorState =
   | 'no-notebook'
   | 'kernel-starting'
@@ -45,45 +47,57 @@ export const MONITOR_STATES: readonly MonitorState[] = [
 export function describeState(state: MonitorState, detail?: string): string {
   switch (state) {
     case 'no-notebook':
-      return 'Open a notebook to see the memory its kernel holds.';
+      return trans.__('Open a notebook to see the memory its kernel holds.');
     case 'kernel-starting':
-      return detail ?? 'Waiting for the kernel to start.';
+      return detail ?? trans.__('Waiting for the kernel to start.');
     case 'non-python':
-      return (
-        `This notebook's kernel runs ${detail ?? 'another language'}; ` +
-        'GPU memory monitoring needs a Python kernel.'
-      );
+      return detail
+        ? trans.__(
+            "This notebook's kernel runs %1; GPU memory monitoring needs a Python kernel.",
+            detail
+          )
+        : trans.__(
+            "This notebook's kernel runs another language; GPU memory monitoring needs a Python kernel."
+          );
     case 'bootstrapping':
-      return detail ?? 'Starting the memory helper in the kernel\u2026';
+      return (
+        detail ?? trans.__('Starting the memory helper in the kernel\u2026')
+      );
     case 'overheard':
       return (
         detail ??
-        'Live, by way of another connection to the kernel: a running cell delays ' +
-          "this page's own, which opens when the cell finishes (until then, no requests)."
+        trans.__(
+          "Live, by way of another connection to the kernel: a running cell delays this page's own, which opens when the cell finishes (until then, no requests)."
+        )
       );
     case 'helper-failed':
-      return (
-        'The memory helper could not start in the kernel' +
-        (detail ? `: ${detail}` : '.')
-      );
+      return detail
+        ? trans.__(
+            'The memory helper could not start in the kernel: %1',
+            detail
+          )
+        : trans.__('The memory helper could not start in the kernel.');
     case 'protocol-mismatch':
-      return (
-        `The kernel's memory helper speaks protocol ${detail ?? 'of an unknown version'}, ` +
-        'which this extension does not understand. Restart the kernel, or ' +
-        'reload the page if the extension was just updated.'
-      );
+      return detail
+        ? trans.__(
+            "The kernel's memory helper speaks protocol %1, which this extension does not understand. Restart the kernel, or reload the page if the extension was just updated.",
+            detail
+          )
+        : trans.__(
+            "The kernel's memory helper speaks protocol of an unknown version, which this extension does not understand. Restart the kernel, or reload the page if the extension was just updated."
+          );
     case 'live':
-      return detail ?? 'Live: receiving samples from the kernel.';
+      return detail ?? trans.__('Live: receiving samples from the kernel.');
     case 'disconnected':
-      return detail ?? 'Not connected to the kernel.';
+      return detail ?? trans.__('Not connected to the kernel.');
   }
 }
 
 /** The state's sentence for a helper whose hello does not parse (another version's, or not ours). */
 export function unreadableHelloText(error: string): string {
-  return (
-    `The kernel's memory helper introduced itself in a form this extension cannot read (${error}). ` +
-    'Restart the kernel, or reload the page if the extension was just updated.'
+  return trans.__(
+    "The kernel's memory helper introduced itself in a form this extension cannot read (%1). Restart the kernel, or reload the page if the extension was just updated.",
+    error
   );
 }
 

@@ -21,6 +21,7 @@ import { ByteUnits, formatBytes } from '../text/format';
 import { SampleMessage } from '../protocol/sample';
 import { hostFigures } from './hostFigures';
 import { swapFigures, swapRoomLeft } from './swapFigures';
+import { trans } from '../text/translation';
 
 /** Memory in use at or above this share of the limit counts as "near the limit". */
 export const NEAR_LIMIT_PERCENT = 90;
@@ -100,12 +101,14 @@ export function runningCellLabel(cell: RunningCell | null): string {
     return '';
   }
   if (cell.executionCount !== null) {
-    return `running [${cell.executionCount}]`;
+    return trans.__('running [%1]', cell.executionCount);
   }
   if (cell.cellId === null) {
     return '';
   }
-  return `${cell.confirmed ? '' : 'probably '}running cell ${cell.cellId.slice(0, 8)}`;
+  return cell.confirmed
+    ? trans.__('running cell %1', cell.cellId.slice(0, 8))
+    : trans.__('probably running cell %1', cell.cellId.slice(0, 8));
 }
 
 /** The sentence of the panel that names the running cell ('' when none is known). */
@@ -114,14 +117,16 @@ export function runningCellText(cell: RunningCell | null): string {
     return '';
   }
   if (cell.executionCount !== null) {
-    return `Cell [${cell.executionCount}] was running.`;
+    return trans.__('Cell [%1] was running.', cell.executionCount);
   }
   if (cell.cellId === null) {
     return '';
   }
   return cell.confirmed
-    ? 'The cell marked "kernel died" was running.'
-    : 'The cell marked "kernel died" was most likely running: the kernel died before it said it had started it.';
+    ? trans.__('The cell marked "kernel died" was running.')
+    : trans.__(
+        'The cell marked "kernel died" was most likely running: the kernel died before it said it had started it.'
+      );
 }
 
 /** The OOM kills of the dead kernel's container since its last sample; null: unknown. */
@@ -147,9 +152,6 @@ export function machineOomKillsSince(facts: KernelDeathFacts): number | null {
   return after - before;
 }
 
-/** Where the machine's count is read, as the explanation names it. */
-const MACHINE_COUNT = "the machine's /proc/vmstat oom_kill count";
-
 export function explainKernelDeath(
   facts: KernelDeathFacts,
   units: ByteUnits = 'binary'
@@ -157,8 +159,7 @@ export function explainKernelDeath(
   const bytes = (n: number | null) => formatBytes(n, units);
   const label = runningCellLabel(facts.runningCell);
   const cellText = runningCellText(facts.runningCell);
-  const verb =
-    facts.status === 'autorestarting' ? 'died and was restarted' : 'died';
+  const restarted = facts.status === 'autorestarting';
   const sample = facts.lastSample;
   const details: string[] = [];
   const kills = oomKillsSince(facts);
@@ -169,8 +170,12 @@ export function explainKernelDeath(
       : 'memory.events oom_kill';
   if (kills !== null && kills > 0) {
     details.push(
-      `The container's ${eventsFile} count rose from ` +
-        `${container?.oom_kill_count} to ${facts.oomKillsAfter}.`
+      trans.__(
+        "The container's %1 count rose from %2 to %3.",
+        eventsFile,
+        container?.oom_kill_count,
+        facts.oomKillsAfter
+      )
     );
   }
   // The machine's count speaks only where the container's does not: that
@@ -178,67 +183,122 @@ export function explainKernelDeath(
   const machineKills = kills === null ? machineOomKillsSince(facts) : null;
   if (machineKills !== null && machineKills > 0) {
     details.push(
-      `The machine's /proc/vmstat oom_kill count rose from ${sample?.host.oom_kill_count} ` +
-        `to ${facts.machineOomKillsAfter} between the last figures and the restarted kernel's first.`,
-      'That count takes in every process the out-of-memory killer kills on the machine, ' +
-        'so it may have killed another one.'
+      trans.__(
+        "The machine's /proc/vmstat oom_kill count rose from %1 to %2 between the last figures and the restarted kernel's first.",
+        sample?.host.oom_kill_count,
+        facts.machineOomKillsAfter
+      ),
+      trans.__(
+        'That count takes in every process the out-of-memory killer kills on the machine, so it may have killed another one.'
+      )
     );
   } else if (machineKills === 0) {
     details.push(
-      `The machine's /proc/vmstat oom_kill count stayed at ${facts.machineOomKillsAfter} ` +
-        "from the last figures to the restarted kernel's first."
+      trans.__(
+        "The machine's /proc/vmstat oom_kill count stayed at %1 from the last figures to the restarted kernel's first.",
+        facts.machineOomKillsAfter
+      )
     );
   }
   if (!sample) {
     const verdict: DeathVerdict = kills ? 'oom-killed' : 'unknown';
+    let summary: string;
+    if (kills) {
+      summary = restarted
+        ? trans.__(
+            'The kernel died and was restarted: the out-of-memory killer killed it (%1). No memory figures arrived before it died.',
+            eventsFile
+          )
+        : trans.__(
+            'The kernel died: the out-of-memory killer killed it (%1). No memory figures arrived before it died.',
+            eventsFile
+          );
+    } else {
+      summary = restarted
+        ? trans.__(
+            'The kernel died and was restarted. No memory figures arrived before it died, so the cause is unknown.'
+          )
+        : trans.__(
+            'The kernel died. No memory figures arrived before it died, so the cause is unknown.'
+          );
+    }
     return {
       verdict,
       short: shortText(verdict, label, eventsFile, null),
-      summary: kills
-        ? `The kernel ${verb}: the out-of-memory killer killed it (${eventsFile}). ` +
-          'No memory figures arrived before it died.'
-        : `The kernel ${verb}. No memory figures arrived before it died, ` +
-          'so the cause is unknown.',
+      summary,
       cellText,
       details
     };
   }
   const f = hostFigures(sample.host);
   const limitText = f.container
-    ? ` (container limit ${bytes(f.limit)})`
+    ? ' ' + trans.__('(container limit %1)', bytes(f.limit))
     : f.limit !== null
-      ? ` (machine RAM ${bytes(f.limit)})`
+      ? ' ' + trans.__('(machine RAM %1)', bytes(f.limit))
       : '';
   const ramText =
     f.rss === null
-      ? 'its memory could not be read'
+      ? trans.__('its memory could not be read')
       : f.available !== null
-        ? `its RAM was ${bytes(f.rss)}, with ${bytes(f.available)} more available${limitText}`
-        : `its RAM was ${bytes(f.rss)}${limitText}`;
+        ? trans.__(
+            'its RAM was %1, with %2 more available%3',
+            bytes(f.rss),
+            bytes(f.available),
+            limitText
+          )
+        : trans.__('its RAM was %1%2', bytes(f.rss), limitText);
   const age =
     facts.figuresAge !== null && facts.figuresAge > STALE_FIGURES_S
-      ? ` (figures from ${Math.round(facts.figuresAge)} s before)`
+      ? ' ' +
+        trans.__('(figures from %1 s before)', Math.round(facts.figuresAge))
       : '';
   details.push(
-    `Last figures: kernel RSS ${bytes(f.rss)}, in use ${bytes(f.used)} of ` +
-      `${bytes(f.limit)}${f.container ? ' (container limit)' : ''}, ` +
-      `available ${bytes(f.available)}.`
+    f.container
+      ? trans.__(
+          'Last figures: kernel RSS %1, in use %2 of %3 (container limit), available %4.',
+          bytes(f.rss),
+          bytes(f.used),
+          bytes(f.limit),
+          bytes(f.available)
+        )
+      : trans.__(
+          'Last figures: kernel RSS %1, in use %2 of %3, available %4.',
+          bytes(f.rss),
+          bytes(f.used),
+          bytes(f.limit),
+          bytes(f.available)
+        )
   );
   const swap = swapFigures(sample.host);
   if (swap.kernelSwapped !== null && swap.kernelSwapped > 0) {
     details.push(
-      `The kernel had ${bytes(swap.kernelSwapped)} in swap besides its RSS.`
+      trans.__(
+        'The kernel had %1 in swap besides its RSS.',
+        bytes(swap.kernelSwapped)
+      )
     );
   }
   if (swap.limit !== null && swap.limit > 0) {
     details.push(
-      `Swap: ${bytes(swap.used)} in use of ${bytes(swap.limit)}` +
-        `${swap.container ? " (the container's swap limit)" : " (the machine's swap)"}, ` +
-        `${bytes(swap.free)} free.`
+      swap.container
+        ? trans.__(
+            "Swap: %1 in use of %2 (the container's swap limit), %3 free.",
+            bytes(swap.used),
+            bytes(swap.limit),
+            bytes(swap.free)
+          )
+        : trans.__(
+            "Swap: %1 in use of %2 (the machine's swap), %3 free.",
+            bytes(swap.used),
+            bytes(swap.limit),
+            bytes(swap.free)
+          )
     );
   } else if (swap.limit === 0 && f.container) {
     details.push(
-      'The kernel could not swap: its memory limit was where it would be killed.'
+      trans.__(
+        'The kernel could not swap: its memory limit was where it would be killed.'
+      )
     );
   }
   const near = f.usedPercent !== null && f.usedPercent >= NEAR_LIMIT_PERCENT;
@@ -251,68 +311,89 @@ export function explainKernelDeath(
   let cause: string;
   if (kills !== null && kills > 0) {
     verdict = 'oom-killed';
-    cause = `the out-of-memory killer killed it (${eventsFile})`;
+    cause = trans.__('the out-of-memory killer killed it (%1)', eventsFile);
   } else if (facts.status === 'dead') {
     // Gone without a restart: a kernel shut down from another page, culled
     // by the server or deleted there says just this too, and no restarted
     // kernel will tell whether the killer acted.
     verdict = 'unknown';
-    cause =
-      'a kernel stops this way when it is shut down or culled elsewhere, or dies where the ' +
-      'server does not restart it' +
-      (near ? '; its memory was near the limit, but ' : ', so ') +
-      'the cause is unknown';
+    cause = near
+      ? trans.__(
+          'a kernel stops this way when it is shut down or culled elsewhere, or dies where the server does not restart it; its memory was near the limit, but the cause is unknown'
+        )
+      : trans.__(
+          'a kernel stops this way when it is shut down or culled elsewhere, or dies where the server does not restart it, so the cause is unknown'
+        );
   } else if (near && kills === 0) {
     // The evidence says no: the container's killer did not act.
     verdict = 'unknown';
-    cause =
-      `memory was near the limit, but the container's ${eventsFile} ` +
-      'count did not rise, so the cause is unknown';
+    cause = trans.__(
+      "memory was near the limit, but the container's %1 count did not rise, so the cause is unknown",
+      eventsFile
+    );
   } else if (machineKills !== null && machineKills > 0) {
     // The killer acted on this machine between the last figures and the
     // restarted kernel's first: most likely on the kernel, near the limit
     // or not (memory fills between samples), but it may have been another process.
     verdict = 'near-limit';
     cause =
-      `most likely the out-of-memory killer, as ${MACHINE_COUNT} rose` +
-      (near || f.usedPercent === null
-        ? ''
-        : ', though memory was not near the limit at the last sample');
+      near || f.usedPercent === null
+        ? trans.__(
+            "most likely the out-of-memory killer, as the machine's /proc/vmstat oom_kill count rose"
+          )
+        : trans.__(
+            "most likely the out-of-memory killer, as the machine's /proc/vmstat oom_kill count rose, though memory was not near the limit at the last sample"
+          );
   } else if (machineKills === 0) {
     // The evidence says no: the killer killed nothing on this machine meanwhile.
     verdict = 'unknown';
-    cause =
-      (near
-        ? 'memory was near the limit, but '
-        : f.usedPercent === null
-          ? ''
-          : 'memory was not near the limit, and ') +
-      `${MACHINE_COUNT} did not rise, so the out-of-memory killer did not kill it and the cause is unknown`;
+    cause = near
+      ? trans.__(
+          "memory was near the limit, but the machine's /proc/vmstat oom_kill count did not rise, so the out-of-memory killer did not kill it and the cause is unknown"
+        )
+      : f.usedPercent === null
+        ? trans.__(
+            "the machine's /proc/vmstat oom_kill count did not rise, so the out-of-memory killer did not kill it and the cause is unknown"
+          )
+        : trans.__(
+            "memory was not near the limit, and the machine's /proc/vmstat oom_kill count did not rise, so the out-of-memory killer did not kill it and the cause is unknown"
+          );
   } else if (near) {
     verdict = 'near-limit';
-    cause =
-      'most likely the out-of-memory killer' +
-      (swapFull
-        ? ' (its swap was nearly full too)'
-        : swapRoom
-          ? `, though swap still had ${bytes(swap.free)} free at the last sample`
-          : '');
+    cause = swapFull
+      ? trans.__(
+          'most likely the out-of-memory killer (its swap was nearly full too)'
+        )
+      : swapRoom
+        ? trans.__(
+            'most likely the out-of-memory killer, though swap still had %1 free at the last sample',
+            bytes(swap.free)
+          )
+        : trans.__('most likely the out-of-memory killer');
   } else {
     verdict = 'unknown';
     cause =
       f.usedPercent === null
-        ? 'the cause is unknown'
-        : 'memory was not near the limit, so the cause is unknown';
+        ? trans.__('the cause is unknown')
+        : trans.__('memory was not near the limit, so the cause is unknown');
   }
+
   // The same "available" as the last figures' (not the RSS plus it, which read as a second one).
   const figures =
     f.rss !== null && f.available !== null
-      ? `RAM ${bytes(f.rss)} (${bytes(f.available)} more available)`
+      ? trans.__('RAM %1 (%2 more available)', bytes(f.rss), bytes(f.available))
       : null;
   return {
     verdict,
     short: shortText(verdict, label, eventsFile, figures),
-    summary: `The kernel ${verb} while ${ramText}${age}: ${cause}.`,
+    summary: restarted
+      ? trans.__(
+          'The kernel died and was restarted while %1%2: %3.',
+          ramText,
+          age,
+          cause
+        )
+      : trans.__('The kernel died while %1%2: %3.', ramText, age, cause),
     cellText,
     details
   };
@@ -324,18 +405,29 @@ function shortText(
   eventsFile: string,
   figures: string | null
 ): string {
-  const who = cellLabel ? `The kernel (${cellLabel})` : 'The kernel';
-  const at = figures ? ` at ${figures}` : '';
+  const who = cellLabel
+    ? trans.__('The kernel (%1)', cellLabel)
+    : trans.__('The kernel');
+  const at = figures ? ' ' + trans.__('at %1', figures) : '';
   let text: string;
   switch (verdict) {
     case 'oom-killed':
-      text = `${who} was killed by the out-of-memory killer (${eventsFile})${at}.`;
+      text = trans.__(
+        '%1 was killed by the out-of-memory killer (%2)%3.',
+        who,
+        eventsFile,
+        at
+      );
       break;
     case 'near-limit':
-      text = `${who} died${at}: most likely the out-of-memory killer.`;
+      text = trans.__(
+        '%1 died%2: most likely the out-of-memory killer.',
+        who,
+        at
+      );
       break;
     default:
-      text = `${who} died${at}; the cause is unknown.`;
+      text = trans.__('%1 died%2; the cause is unknown.', who, at);
   }
   return text.length <= NOTIFICATION_CHARS
     ? text

@@ -13,6 +13,7 @@ import { seesNoGpu } from './gpuVisibility';
 import { NVML_UNATTRIBUTED_NOTE_AFTER_S } from './NvmlAttributionClock';
 import { HelloMessage } from '../protocol/messages';
 import { HiddenGpus, SampleMessage } from '../protocol/sample';
+import { trans } from '../text/translation';
 
 export type VisibilityNoteId =
   | 'torch-not-imported'
@@ -62,9 +63,9 @@ export function deriveVisibilityNotes(
     notes.push({
       id: 'settings-pending',
       severity: 'info',
-      text:
-        'The new sampling settings apply when the running cell finishes: the kernel reads ' +
-        'requests between cells. Until then it samples as before.'
+      text: trans.__(
+        'The new sampling settings apply when the running cell finishes: the kernel reads requests between cells. Until then it samples as before.'
+      )
     });
   }
   if (!hello && !sample) {
@@ -92,40 +93,50 @@ export function deriveVisibilityNotes(
       text: hidden
         ? hiddenGpusText(hidden)
         : known || !hello
-          ? 'No GPU is visible to this kernel: showing host RAM only.'
+          ? trans.__('No GPU is visible to this kernel: showing host RAM only.')
           : hello.devices_wait_for_cuda && !cudaInitialized
-            ? 'No GPU seen yet: CUDA_VISIBLE_DEVICES names MIG instances, which show once ' +
-              'PyTorch initialises CUDA. Until then: host RAM only.'
-            : 'No GPU seen yet: NVML is not available to this kernel' +
-              (hello.nvml.error ? ` (${hello.nvml.error})` : '') +
-              ', so GPUs show once PyTorch initialises CUDA. Until then: host RAM only.'
+            ? trans.__(
+                'No GPU seen yet: CUDA_VISIBLE_DEVICES names MIG instances, which show once PyTorch initialises CUDA. Until then: host RAM only.'
+              )
+            : hello.nvml.error
+              ? trans.__(
+                  'No GPU seen yet: NVML is not available to this kernel (%1), so GPUs show once PyTorch initialises CUDA. Until then: host RAM only.',
+                  hello.nvml.error
+                )
+              : trans.__(
+                  'No GPU seen yet: NVML is not available to this kernel, so GPUs show once PyTorch initialises CUDA. Until then: host RAM only.'
+                )
     });
   }
   if (!torchImported) {
     notes.push({
       id: 'torch-not-imported',
       severity: 'info',
-      text:
-        'PyTorch is not imported in this kernel, so there are no allocator ' +
-        'figures (the monitor never imports it for you).'
+      text: trans.__(
+        'PyTorch is not imported in this kernel, so there are no allocator figures (the monitor never imports it for you).'
+      )
     });
   } else if (!cudaInitialized && gpuCount > 0) {
     notes.push({
       id: 'cuda-not-initialized',
       severity: 'info',
-      text:
-        'PyTorch has not initialised CUDA yet: it has allocated nothing on the ' +
-        'GPU. Allocator figures appear after its first CUDA operation.'
+      text: trans.__(
+        'PyTorch has not initialised CUDA yet: it has allocated nothing on the GPU. Allocator figures appear after its first CUDA operation.'
+      )
     });
   }
   if (hello && !hello.nvml.available && gpuCount > 0) {
     notes.push({
       id: 'nvml-unavailable',
       severity: 'info',
-      text:
-        'NVML is unavailable' +
-        (hello.nvml.error ? ` (${hello.nvml.error})` : '') +
-        ': device-wide use, free memory and other processes are unknown.'
+      text: hello.nvml.error
+        ? trans.__(
+            'NVML is unavailable (%1): device-wide use, free memory and other processes are unknown.',
+            hello.nvml.error
+          )
+        : trans.__(
+            'NVML is unavailable: device-wide use, free memory and other processes are unknown.'
+          )
     });
   }
   const unattributedFor = inputs.nvmlUnattributedForS;
@@ -137,9 +148,9 @@ export function deriveVisibilityNotes(
     notes.push({
       id: 'nvml-no-process',
       severity: 'info',
-      text:
-        'NVML cannot attribute GPU memory to this kernel process (common in ' +
-        'containers): memory held by other processes is unknown.'
+      text: trans.__(
+        'NVML cannot attribute GPU memory to this kernel process (common in containers): memory held by other processes is unknown.'
+      )
     });
   }
   const tfImported = sample
@@ -157,17 +168,17 @@ export function deriveVisibilityNotes(
     notes.push({
       id: 'tensorflow-gpus',
       severity: 'warning',
-      text:
-        'TensorFlow has initialised its GPUs. Unless memory growth was ' +
-        'enabled before that, it reserves nearly all GPU memory up front.'
+      text: trans.__(
+        'TensorFlow has initialised its GPUs. Unless memory growth was enabled before that, it reserves nearly all GPU memory up front.'
+      )
     });
   } else if (tfImported) {
     notes.push({
       id: 'tensorflow-imported',
       severity: 'info',
-      text:
-        'TensorFlow is imported but has not initialised its GPUs yet; set ' +
-        'TF_FORCE_GPU_ALLOW_GROWTH=true before it does to avoid it taking the whole GPU.'
+      text: trans.__(
+        'TensorFlow is imported but has not initialised its GPUs yet; set TF_FORCE_GPU_ALLOW_GROWTH=true before it does to avoid it taking the whole GPU.'
+      )
     });
   }
   return notes;
@@ -184,12 +195,17 @@ function hiddenGpusText(hidden: HiddenGpus): string {
   const value = hidden.cuda_visible_devices;
   const quoted =
     value.trim() === ''
-      ? 'is empty'
-      : `is "${value.length > QUOTED_VALUE_MAX ? `${value.slice(0, QUOTED_VALUE_MAX)}\u2026` : value}"`;
-  const gpus = hidden.count === 1 ? 'the GPU' : `all ${hidden.count} GPUs`;
-  return (
-    `No GPU is visible to this kernel: its CUDA_VISIBLE_DEVICES ${quoted}, which hides ${gpus} ` +
-    'NVML lists on this machine. Showing host RAM only. To use them, change or unset it before ' +
-    "the kernel's first CUDA call (CUDA reads it once: after that, only a restarted kernel sees a change)."
+      ? trans.__('is empty')
+      : trans.__(
+          'is "%1"',
+          value.length > QUOTED_VALUE_MAX
+            ? `${value.slice(0, QUOTED_VALUE_MAX)}\u2026`
+            : value
+        );
+  return trans._n(
+    "No GPU is visible to this kernel: its CUDA_VISIBLE_DEVICES %2, which hides the GPU NVML lists on this machine. Showing host RAM only. To use them, change or unset it before the kernel's first CUDA call (CUDA reads it once: after that, only a restarted kernel sees a change).",
+    "No GPU is visible to this kernel: its CUDA_VISIBLE_DEVICES %2, which hides all %1 GPUs NVML lists on this machine. Showing host RAM only. To use them, change or unset it before the kernel's first CUDA call (CUDA reads it once: after that, only a restarted kernel sees a change).",
+    hidden.count,
+    quoted
   );
 }

@@ -17,7 +17,7 @@ export interface IVramCore {
   readonly monitor: MemoryMonitor;
   /** The extension's settings: `set` changes one, `raw` for keys a feature reads itself. */
   readonly settings: SettingsSource;
-  /** The translations of the `jupyterlab_vram` domain. */
+  /** The page-wide translations of the `jupyterlab_vram` domain (text/translation.ts's `trans`). */
   readonly trans: TranslationBundle;
 }
 

@@ -40,6 +40,7 @@ import {
 import { ISessionPart, SessionPartKind } from './sessionParts';
 import { SessionPersistence } from '../storage/SessionPersistence';
 import { ITimelineStore } from '../storage/TimelinePersistence';
+import { trans } from '../text/translation';
 
 export class MemoryMonitor implements IVramMonitor {
   constructor(options: MemoryMonitor.IOptions) {
@@ -218,7 +219,7 @@ export class MemoryMonitor implements IVramMonitor {
   async refresh(): Promise<HelperRequestResults['snapshot']> {
     const session = this.currentSession;
     if (!session) {
-      throw new Error('No notebook is open.');
+      throw new Error(trans.__('No notebook is open.'));
     }
     return session.connection.requestSnapshot();
   }
@@ -255,7 +256,10 @@ export class MemoryMonitor implements IVramMonitor {
             return; // restarted or reconnected: the new comm opens with these settings
           }
           session.model.reportProblem(
-            `Could not apply the new sampling settings: ${errorText(reason)}`
+            trans.__(
+              'Could not apply the new sampling settings: %1',
+              errorText(reason)
+            )
           );
         });
       }

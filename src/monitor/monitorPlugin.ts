@@ -12,11 +12,12 @@ import {
 import { IConsoleTracker } from '@jupyterlab/console';
 import { INotebookTracker, NotebookActions } from '@jupyterlab/notebook';
 import { ISettingRegistry } from '@jupyterlab/settingregistry';
-import { ITranslator, nullTranslator } from '@jupyterlab/translation';
+import { ITranslator } from '@jupyterlab/translation';
 
 import { CommsLeftOpen, tabStorage } from '../kernel/CommsLeftOpen';
 import { DEFAULT_SETTINGS } from '../settings/settings';
 import { SettingsSource } from '../settings/SettingsSource';
+import { setTranslator, trans } from '../text/translation';
 import {
   lazyIndexedDbStore,
   lazyIndexedDbTimelineStore
@@ -48,7 +49,8 @@ export const corePlugin: JupyterFrontEndPlugin<IVramCore> = {
     translator: ITranslator | null,
     consoles: IConsoleTracker | null
   ): IVramCore => {
-    const trans = (translator ?? nullTranslator).load('jupyterlab_vram');
+    // Before any feature words anything: every text is translated through it.
+    setTranslator(translator);
     const monitor = createMonitor(app, notebooks, consoles, registry !== null);
     watchPage(monitor, notebooks);
     const settings = new SettingsSource({

@@ -14,6 +14,7 @@ import type { ISettingRegistry } from '@jupyterlab/settingregistry';
 import JSON5 from 'json5';
 
 import { readSettings } from './settings';
+import { trans } from '../text/translation';
 
 export interface IRefusedSettings {
   /**
@@ -85,8 +86,8 @@ export function describeProblems(reason: unknown): string[] {
     const where =
       typeof instancePath === 'string' && instancePath !== ''
         ? instancePath.replace(/^\//, '').replace(/\//g, '.')
-        : 'the settings';
-    return `${where}: ${typeof message === 'string' ? message : 'invalid'}`;
+        : trans.__('the settings');
+    return `${where}: ${typeof message === 'string' ? message : trans.__('invalid')}`;
   });
 }
 
@@ -95,10 +96,9 @@ export function refusedSettingsMessage(
   title: string,
   problems: readonly string[]
 ): string {
-  return (
-    `JupyterLab refused the ${title} settings (${problems.join('; ')}). ` +
-    'Your other settings apply; a value out of range is held to its limit, any other bad one ' +
-    'takes its default. Changes made on this page are not saved until the settings are ' +
-    `fixed: Settings \u2192 Settings Editor \u2192 ${title} (JSON Settings Editor).`
+  return trans.__(
+    'JupyterLab refused the %1 settings (%2). Your other settings apply; a value out of range is held to its limit, any other bad one takes its default. Changes made on this page are not saved until the settings are fixed: Settings \u2192 Settings Editor \u2192 %1 (JSON Settings Editor).',
+    title,
+    problems.join('; ')
   );
 }

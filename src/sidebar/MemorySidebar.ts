@@ -14,6 +14,7 @@ import { Panel, Widget } from '@lumino/widgets';
 // The panel's styles travel with it (see style/base.css for what every page has).
 import '../../style/sidebar.css';
 
+import { trans } from '../text/translation';
 import { button, element } from '../ui/dom';
 import type { IVramSidebar } from './IVramSidebar';
 import type { SidebarRegistry } from './SidebarRegistry';
@@ -186,10 +187,10 @@ export class MemorySidebar extends Panel {
       });
       this.addWidget(this._problem);
     }
-    this._problem.node.textContent =
-      'Could not load part of this tab (' +
-      problems.map(part => part.problem).join('; ') +
-      '). Show this tab again to retry, or reload the page.';
+    this._problem.node.textContent = trans.__(
+      'Could not load part of this tab (%1). Show this tab again to retry, or reload the page.',
+      problems.map(part => part.problem).join('; ')
+    );
     this._problem.setHidden(false);
   }
 

@@ -12,6 +12,7 @@ import { Panel } from '@lumino/widgets';
 import type { IVramSidebar } from './IVramSidebar';
 import type { MemorySidebar } from './MemorySidebar';
 import { SidebarRegistry } from './SidebarRegistry';
+import { trans } from '../text/translation';
 import { element } from '../ui/dom';
 import { vramIcon } from '../ui/icons';
 
@@ -95,10 +96,10 @@ export class SidebarHost extends Panel implements IVramSidebar {
   }
 
   private _showProblem(reason: unknown): void {
-    const text =
-      'Could not load the memory panel (' +
-      (reason instanceof Error ? reason.message : String(reason)) +
-      '). Show this tab again to retry, or reload the page.';
+    const text = trans.__(
+      'Could not load the memory panel (%1). Show this tab again to retry, or reload the page.',
+      reason instanceof Error ? reason.message : String(reason)
+    );
     if (!this._problem) {
       this._problem = element('div', 'jp-vram-SidebarHost-problem', { text });
       this.node.appendChild(this._problem);

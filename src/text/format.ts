@@ -136,7 +136,11 @@ export function formatBytesByDevice(
   return parts.length ? parts.join(' \u00b7 ') : formatBytes(0, units);
 }
 
-/** `n` with its noun: "1 object", "1,024 objects". */
-export function plural(n: number, one: string, many: string): string {
-  return `${n.toLocaleString('en-US')} ${n === 1 ? one : many}`;
+/**
+ * A count with thousands separators ("1,024"), for the `%2` of a plural
+ * message: `trans._n('%2 object', '%2 objects', n, formatCount(n))` (the
+ * `%1` of `_n` is the bare number).
+ */
+export function formatCount(n: number): string {
+  return n.toLocaleString('en-US');
 }

@@ -8,6 +8,7 @@ import { Dialog, showDialog } from '@jupyterlab/apputils';
 import { Widget } from '@lumino/widgets';
 
 import { element } from './dom';
+import { trans } from '../text/translation';
 
 /** True when the user presses the accept button. */
 export async function confirmDialog(options: {
@@ -20,7 +21,7 @@ export async function confirmDialog(options: {
     title: options.title,
     body: new Widget({ node: options.body }),
     buttons: [
-      Dialog.cancelButton(),
+      Dialog.cancelButton({ label: trans.__('Cancel') }),
       Dialog.warnButton({
         label: options.accept,
         ariaLabel: options.acceptAriaLabel

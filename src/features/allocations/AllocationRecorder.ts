@@ -24,6 +24,7 @@ import { IKernelMemoryModel } from '../../model/IKernelMemoryModel';
 import { errorText } from '../../text/errorText';
 import type { IAllocationConnection } from '../../kernel/connectionRequests';
 import type { CellHistory, CellHistoryChange } from '../../model/CellHistory';
+import { trans } from '../../text/translation';
 
 export type AllocationRecorderChange =
   | 'recording'
@@ -212,7 +213,9 @@ export class AllocationRecorder implements IDisposable {
   private async _call<T>(send: () => Promise<T>): Promise<T | null> {
     if (!this.available) {
       this._setError(
-        'The memory helper is not running in this kernel; allocations cannot be recorded.'
+        trans.__(
+          'The memory helper is not running in this kernel; allocations cannot be recorded.'
+        )
       );
       return null;
     }

@@ -27,7 +27,7 @@ import {
 } from '../../protocol/allocation';
 import { clockTime } from '../../text/clockText';
 import { seesNoGpu } from '../../model/gpuVisibility';
-import { formatBytes, plural } from '../../text/format';
+import { formatBytes, formatCount } from '../../text/format';
 import {
   AllocationRecorder,
   AllocationRecorderChange
@@ -53,6 +53,7 @@ import {
 } from '../../ui/dom';
 import { LazyView } from '../../ui/LazyView';
 import { follow } from '../../ui/follow';
+import { trans } from '../../text/translation';
 
 export class AllocationSitesView extends LazyView {
   constructor(options: AllocationSitesView.IOptions) {
@@ -72,14 +73,11 @@ export class AllocationSitesView extends LazyView {
     );
     toggleLabel.append(
       this._toggle,
-      document.createTextNode(' Record allocations')
+      document.createTextNode(' ' + trans.__('Record allocations'))
     );
-    toggleLabel.title =
-      'Keep the Python stack of every live allocation in this kernel (tracemalloc; ' +
-      "PyTorch's allocator history once CUDA is up), to show which line holds memory. " +
-      'While on, every Python allocation costs tens of microseconds (the stack is walked), so ' +
-      'code that allocates a lot runs many times slower; fewer frames (the host stack depth ' +
-      'setting) cost less. Off frees it.';
+    toggleLabel.title = trans.__(
+      "Keep the Python stack of every live allocation in this kernel (tracemalloc; PyTorch's allocator history once CUDA is up), to show which line holds memory. While on, every Python allocation costs tens of microseconds (the stack is walked), so code that allocates a lot runs many times slower; fewer frames (the host stack depth setting) cost less. Off frees it."
+    );
 
     this._status = element('div', 'jp-vram-Sites-status', {
       role: 'recording-status'
@@ -89,8 +87,8 @@ export class AllocationSitesView extends LazyView {
       'jp-vram-Button',
       {
         role: 'sites-refresh',
-        text: 'Refresh',
-        title: 'Ask the kernel which lines hold memory now'
+        text: trans.__('Refresh'),
+        title: trans.__('Ask the kernel which lines hold memory now')
       },
       () => void this.recorder?.refresh()
     );
@@ -98,9 +96,10 @@ export class AllocationSitesView extends LazyView {
       'jp-vram-Button',
       {
         role: 'export-gpu-snapshot',
-        text: 'GPU snapshot',
-        title:
+        text: trans.__('GPU snapshot'),
+        title: trans.__(
           "Download PyTorch's allocator snapshot (.pickle) for pytorch.org/memory_viz"
+        )
       },
       () => this._actions.exportGpuSnapshot()
     );
@@ -108,8 +107,8 @@ export class AllocationSitesView extends LazyView {
       'jp-vram-Button',
       {
         role: 'export-host-csv',
-        text: 'Host CSV',
-        title: 'Download the host sites as CSV'
+        text: trans.__('Host CSV'),
+        title: trans.__('Download the host sites as CSV')
       },
       () => this._actions.exportHostCsv()
     );
@@ -199,9 +198,15 @@ export class AllocationSitesView extends LazyView {
       !available || !state || !gpuHistoryReadable(state.gpu);
     this._exportGpu.title = this._exportGpu.disabled
       ? gpuVisible === false
-        ? 'No GPU is visible to this kernel: there is no GPU snapshot to download'
-        : "Available while PyTorch's allocator history is recording (recording on, and CUDA initialised)"
-      : "Download PyTorch's allocator snapshot (.pickle) for pytorch.org/memory_viz";
+        ? trans.__(
+            'No GPU is visible to this kernel: there is no GPU snapshot to download'
+          )
+        : trans.__(
+            "Available while PyTorch's allocator history is recording (recording on, and CUDA initialised)"
+          )
+      : trans.__(
+          "Download PyTorch's allocator snapshot (.pickle) for pytorch.org/memory_viz"
+        );
     setText(
       this._status,
       statusText(state, available, busy, this.settings, gpuVisible)
@@ -264,28 +269,52 @@ export class AllocationSitesView extends LazyView {
     section.dataset.vramDevice = device;
     const name =
       device === 'host'
-        ? 'Host (tracemalloc: Python objects and NumPy arrays, not PyTorch CPU tensors)'
-        : `GPU ${device}`;
+        ? trans.__(
+            'Host (tracemalloc: Python objects and NumPy arrays, not PyTorch CPU tensors)'
+          )
+        : trans.__('GPU %1', device);
     // The helper's own allocations are never listed: the heading leaves them
     // out too, so that it adds up to what is listed, and says what they are.
     const total = Math.max(0, sites.total_bytes - sites.helper_bytes);
     const count = Math.max(0, sites.count - sites.helper_count);
-    let heading = `${name}: ${formatBytes(total, units)} live in ${plural(count, 'allocation', 'allocations')}`;
+    let heading = trans._n(
+      '%2: %3 live in %4 allocation',
+      '%2: %3 live in %4 allocations',
+      count,
+      name,
+      formatBytes(total, units),
+      formatCount(count)
+    );
     if (unattributed > 0) {
       // PyTorch records Python stacks only: the backward pass allocates the
       // gradients in autograd's own threads, which have none.
       heading +=
-        `; ${formatBytes(unattributed, units)} without a stack` +
+        '; ' +
         (device === 'host'
-          ? ' (allocated before recording)'
-          : ' (allocated before recording, or by the backward pass, which runs outside Python)');
+          ? trans.__(
+              '%1 without a stack (allocated before recording)',
+              formatBytes(unattributed, units)
+            )
+          : trans.__(
+              '%1 without a stack (allocated before recording, or by the backward pass, which runs outside Python)',
+              formatBytes(unattributed, units)
+            ));
     }
     if (sites.helper_bytes > 0) {
       heading +=
-        `; not counted: this monitor's own ${formatBytes(sites.helper_bytes, units)}` +
+        '; ' +
         (sites.helper_count > 0
-          ? ` in ${plural(sites.helper_count, 'allocation', 'allocations')}`
-          : '');
+          ? trans._n(
+              "not counted: this monitor's own %2 in %3 allocation",
+              "not counted: this monitor's own %2 in %3 allocations",
+              sites.helper_count,
+              formatBytes(sites.helper_bytes, units),
+              formatCount(sites.helper_count)
+            )
+          : trans.__(
+              "not counted: this monitor's own %1",
+              formatBytes(sites.helper_bytes, units)
+            ));
     }
     section.appendChild(
       element('div', 'jp-vram-Holders-heading', { text: heading })
@@ -298,7 +327,7 @@ export class AllocationSitesView extends LazyView {
     if (rows.length === 0) {
       list.appendChild(
         element('li', 'jp-vram-Sites-empty', {
-          text: 'No live allocation recorded on this device.'
+          text: trans.__('No live allocation recorded on this device.')
         })
       );
     }
@@ -311,7 +340,7 @@ export class AllocationSitesView extends LazyView {
     if (truncated) {
       section.appendChild(
         element('div', 'jp-vram-Sites-note', {
-          text: 'Only the largest sites are listed.'
+          text: trans.__('Only the largest sites are listed.')
         })
       );
     }
@@ -340,13 +369,20 @@ export class AllocationSitesView extends LazyView {
       }
     });
     const summary = element('summary', 'jp-vram-Sites-foldSummary', {
-      text:
-        `${plural(rows.length, 'smaller site', 'smaller sites')} outside the notebook: ` +
-        `${formatBytes(bytes, this.settings.units)} in ${plural(count, 'allocation', 'allocations')}`
+      text: trans._n(
+        '%2 smaller site outside the notebook: %3 in %4',
+        '%2 smaller sites outside the notebook: %3 in %4',
+        rows.length,
+        formatCount(rows.length),
+        formatBytes(bytes, this.settings.units),
+        trans._n('%2 allocation', '%2 allocations', count, formatCount(count))
+      )
     });
-    summary.title =
-      `Each under ${SMALL_SITE_SHARE * 100}% of what is listed on this device, or under ` +
-      `${formatBytes(SMALL_SITE_BYTES, this.settings.units)} (library code, not a notebook line)`;
+    summary.title = trans.__(
+      'Each under %1%% of what is listed on this device, or under %2 (library code, not a notebook line)',
+      SMALL_SITE_SHARE * 100,
+      formatBytes(SMALL_SITE_BYTES, this.settings.units)
+    );
     const list = element('ul', 'jp-vram-Holders-list');
     for (const row of rows) {
       list.appendChild(this._renderRow(row));
@@ -369,10 +405,17 @@ export class AllocationSitesView extends LazyView {
     const head = element('div', 'jp-vram-Sites-rowHead');
     head.append(
       element('span', 'jp-vram-Sites-where', {
-        text: row.inNotebook ? row.label : `outside the notebook: ${row.label}`
+        text: row.inNotebook
+          ? row.label
+          : trans.__('outside the notebook: %1', row.label)
       }),
       element('span', 'jp-vram-Sites-bytes', {
-        text: `${formatBytes(row.bytes, this.settings.units)} · ${row.count} alloc${row.count === 1 ? '' : 's'}`
+        text: trans._n(
+          '%2 · %1 alloc',
+          '%2 · %1 allocs',
+          row.count,
+          formatBytes(row.bytes, this.settings.units)
+        )
       })
     );
     item.appendChild(head);
@@ -388,13 +431,13 @@ export class AllocationSitesView extends LazyView {
     }
     if (row.inConsole) {
       item.dataset.vramConsole = 'true';
-      item.title = 'Ran in a console: there is no cell to go to.';
+      item.title = trans.__('Ran in a console: there is no cell to go to.');
     } else if (
       row.inNotebook &&
       (row.cellId !== null || row.executionCount !== null)
     ) {
       item.classList.add('jp-vram-Sites-jump');
-      item.title = 'Go to this line';
+      item.title = trans.__('Go to this line');
       makeActivatable(item, () => this._actions.jumpTo(row));
     }
     return item;
@@ -419,13 +462,15 @@ export class AllocationSitesView extends LazyView {
 
 /** When the listing was made, and whether cells ran since (it only changes on Refresh). */
 export function asOfText(listedAt: number, cellsSince: number): string {
-  const when = `Listed at ${clockTime(listedAt)}.`;
   if (cellsSince === 0) {
-    return when;
+    return trans.__('Listed at %1.', clockTime(listedAt));
   }
-  const cells =
-    cellsSince === 1 ? '1 cell has run' : `${cellsSince} cells have run`;
-  return `${when} ${cells} since: Refresh to see what the lines hold now.`;
+  return trans._n(
+    'Listed at %2. %1 cell has run since: Refresh to see what the lines hold now.',
+    'Listed at %2. %1 cells have run since: Refresh to see what the lines hold now.',
+    cellsSince,
+    clockTime(listedAt)
+  );
 }
 
 /**
@@ -440,46 +485,64 @@ export function statusText(
   gpuVisible: boolean | null = null
 ): string {
   if (!available) {
-    return 'The memory helper is not running in this kernel.';
+    return trans.__('The memory helper is not running in this kernel.');
   }
-  const waiting = busy ? ' (waiting for the kernel…)' : '';
+  const waiting = busy ? ' ' + trans.__('(waiting for the kernel…)') : '';
   if (state === null) {
-    return `Recording state unknown: Refresh asks the kernel.${waiting}`;
+    return (
+      trans.__('Recording state unknown: Refresh asks the kernel.') + waiting
+    );
   }
   if (!state.enabled) {
-    return `Recording is off: it costs nothing. Tick "Record allocations" to see which lines hold memory.${waiting}`;
+    return (
+      trans.__(
+        'Recording is off: it costs nothing. Tick "Record allocations" to see which lines hold memory.'
+      ) + waiting
+    );
   }
   const parts: string[] = [];
   const host = state.host;
   if (host.state === 'recording' || host.state === 'shared') {
-    const whose =
-      host.state === 'shared'
-        ? ', started by someone else: left running when off'
-        : '';
+    const overhead = formatBytes(host.overhead_bytes, settings.units);
     parts.push(
-      `host: tracemalloc, ${framesText(host.frames)}${whose}, ${formatBytes(host.overhead_bytes, settings.units)} of traces`
+      host.state === 'shared'
+        ? trans.__(
+            'host: tracemalloc, %1, started by someone else: left running when off, %2 of traces',
+            framesText(host.frames),
+            overhead
+          )
+        : trans.__(
+            'host: tracemalloc, %1, %2 of traces',
+            framesText(host.frames),
+            overhead
+          )
     );
   }
   const gpu = state.gpu;
   if (gpu.state === 'recording') {
     // Written as the restart sentence beside it writes them ("200,000", not "200000").
     parts.push(
-      `GPU: PyTorch's allocator history, last ${gpu.max_entries?.toLocaleString('en-US') ?? '?'} events`
+      trans.__(
+        "GPU: PyTorch's allocator history, last %1 events",
+        gpu.max_entries?.toLocaleString('en-US') ?? '?'
+      )
     );
   } else if (gpu.state === 'shared') {
     parts.push(
-      "GPU: PyTorch's allocator history as someone else started it (read as it is, left running when off)"
+      trans.__(
+        "GPU: PyTorch's allocator history as someone else started it (read as it is, left running when off)"
+      )
     );
   } else if (gpuVisible === false && gpu.state === 'waiting') {
     // The helper waits for CUDA; with no GPU it will never come.
     parts.push(
-      'no GPU is visible to this kernel, so only the host is recorded'
+      trans.__('no GPU is visible to this kernel, so only the host is recorded')
     );
   } else if (gpu.reason) {
-    parts.push(`GPU ${gpu.state}: ${gpu.reason}`);
+    parts.push(trans.__('GPU %1: %2', gpu.state, gpu.reason));
   }
   return (
-    `Recording on: ${parts.join('; ')}.` +
+    trans.__('Recording on: %1.', parts.join('; ')) +
     restartText(state)
       .map(sentence => ` ${sentence}`)
       .join('') +
@@ -508,39 +571,54 @@ export function restartText(state: RecordingState): string[] {
 
 /** "16 frames", "1 frame" (the setting allows one), "? frames" when unknown. */
 function framesText(frames: number | null): string {
-  return frames === null ? '? frames' : plural(frames, 'frame', 'frames');
+  return frames === null
+    ? trans.__('? frames')
+    : trans._n('%2 frame', '%2 frames', frames, formatCount(frames));
 }
 
 function hostRestartText(host: HostRecording, at: string): string {
   const frames = framesText(host.frames);
   switch (host.restart_reason) {
     case 'symbolizer':
-      return (
-        `Host recording restarted at ${at} while PyTorch loaded its stack ` +
-        'symbolizer (recording that load would have taken minutes); earlier host allocations are not attributed.'
+      return trans.__(
+        'Host recording restarted at %1 while PyTorch loaded its stack symbolizer (recording that load would have taken minutes); earlier host allocations are not attributed.',
+        at
       );
     case 'stopped_elsewhere':
-      return (
-        `tracemalloc was stopped outside this panel; host recording started it again with ${frames} ` +
-        `at ${at}: earlier host allocations are not attributed.`
+      return trans.__(
+        'tracemalloc was stopped outside this panel; host recording started it again with %1 at %2: earlier host allocations are not attributed.',
+        frames,
+        at
       );
     default:
-      return `Host recording restarted with ${frames} at ${at}; earlier host allocations are not attributed.`;
+      return trans.__(
+        'Host recording restarted with %1 at %2; earlier host allocations are not attributed.',
+        frames,
+        at
+      );
   }
 }
 
 function gpuRestartText(gpu: GpuRecording, at: string): string {
   const entries = (gpu.max_entries ?? 0).toLocaleString('en-US');
   if (gpu.restart_reason === 'stopped_elsewhere') {
-    return (
-      "PyTorch's allocator history was switched off outside this panel; GPU recording started it again " +
-      `with ${entries} events at ${at}: GPU memory allocated while it was off is not attributed.`
+    return trans.__(
+      "PyTorch's allocator history was switched off outside this panel; GPU recording started it again with %1 events at %2: GPU memory allocated while it was off is not attributed.",
+      entries,
+      at
     );
   }
   return gpu.restart_kept_stacks
-    ? `GPU history restarted with ${entries} events at ${at}: ` +
-        'earlier alloc/free events are gone from the snapshot; live memory keeps its lines.'
-    : `GPU recording restarted with ${entries} events at ${at}; earlier GPU allocations may not be attributed.`;
+    ? trans.__(
+        'GPU history restarted with %1 events at %2: earlier alloc/free events are gone from the snapshot; live memory keeps its lines.',
+        entries,
+        at
+      )
+    : trans.__(
+        'GPU recording restarted with %1 events at %2; earlier GPU allocations may not be attributed.',
+        entries,
+        at
+      );
 }
 
 export namespace AllocationSitesView {

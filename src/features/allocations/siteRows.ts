@@ -13,6 +13,7 @@ import {
 } from '../../protocol/allocation';
 import { CellMemoryRecord } from '../../protocol/cell';
 import { csvField } from '../../text/csvField';
+import { trans } from '../../text/translation';
 
 export interface SiteRow {
   device: string;
@@ -58,13 +59,29 @@ export function shortPath(filename: string, parts = 3): string {
 
 export function frameText(frame: SiteFrame): string {
   const where = `${shortPath(frame.filename)}:${frame.line}`;
-  return frame.function ? `${where} in ${frame.function}` : where;
+  return frame.function ? trans.__('%1 in %2', where, frame.function) : where;
 }
 
 /** Whether a cell id is a console cell's (ConsoleCells.has). */
 export type IsConsoleCell = (cellId: string) => boolean;
 
 const NO_CONSOLES: IsConsoleCell = () => false;
+
+/** "[3] line 5", "[ ] console, line 2, one of 2 cells with this code": where a site is. */
+function siteLabel(
+  count: number | null,
+  inConsole: boolean,
+  line: number,
+  same: number
+): string {
+  const cell = `[${count ?? '?'}]`;
+  const where = inConsole
+    ? trans.__('%1 console, line %2', cell, line)
+    : trans.__('%1 line %2', cell, line);
+  return same > 1
+    ? trans.__('%1, one of %2 cells with this code', where, same)
+    : where;
+}
 
 export function siteRow(
   site: AllocationSite,
@@ -80,9 +97,7 @@ export function siteRow(
     const same = cell.same_code_cells?.length ?? 0;
     return {
       device: site.device,
-      label:
-        `[${count ?? '?'}] ${inConsole ? 'console, ' : ''}line ${cell.line}` +
-        (same > 1 ? `, one of ${same} cells with this code` : ''),
+      label: siteLabel(count, inConsole, cell.line, same),
       cellId,
       executionCount: count,
       line: cell.line,

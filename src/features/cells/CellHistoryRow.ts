@@ -18,6 +18,7 @@ import { CellAliveText } from './cellAlive';
 import { CellHistoryEntry } from '../../model/CellHistory';
 import { CELL_SORT_KEYS } from './cellSort';
 import { element, makeActivatable, setHidden, setText } from '../../ui/dom';
+import { trans } from '../../text/translation';
 
 /** Height of one row in px (must match .jp-vram-CellRow in base.css). */
 export const CELL_ROW_HEIGHT = 22;
@@ -103,7 +104,9 @@ export class CellHistoryRow {
     node.dataset.vramGrowing = String(growing);
     setText(
       countCol,
-      formatExecutionCount(r.execution_count) + (console ? ' console' : '')
+      console
+        ? trans.__('%1 console', formatExecutionCount(r.execution_count))
+        : formatExecutionCount(r.execution_count)
     );
     setText(deltaCol, formatDelta(s.deltaBytes, units));
     setText(peakCol, formatPeak(s.peakBytes, s.peakExact, units));
@@ -112,12 +115,17 @@ export class CellHistoryRow {
     node.title =
       describeCellRecord(r, s, units) +
       (earlier
-        ? `\nFrom an earlier kernel process (kernel start ${entry.session}).`
+        ? '\n' +
+          trans.__(
+            'From an earlier kernel process (kernel start %1).',
+            entry.session
+          )
         : '') +
       (alive ? `\n${alive.lines.join('\n')}` : '') +
+      '\n' +
       (console
-        ? '\nRun from a console: no cell to go to.'
-        : '\nClick to go to the cell.');
+        ? trans.__('Run from a console: no cell to go to.')
+        : trans.__('Click to go to the cell.'));
   }
 
   hide(): void {

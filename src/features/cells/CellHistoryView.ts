@@ -39,6 +39,8 @@ import {
 } from '../../ui/dom';
 import { ModelView } from '../../ui/ModelView';
 import { follow } from '../../ui/follow';
+import { formatCount } from '../../text/format';
+import { trans } from '../../text/translation';
 
 const RELEVANT: ReadonlySet<ModelChange> = new Set<ModelChange>([
   'cells',
@@ -51,37 +53,50 @@ const OVERSCAN = 4;
 /** Viewport height assumed before layout (and in tests without layout). */
 const FALLBACK_VIEWPORT_HEIGHT = 400;
 
-const EMPTY_TEXT =
-  'No cell has run since the memory helper started. Run a cell to see what it does to memory.';
-const EARLIER_ROWS_TEXT =
-  'Dimmed rows: cells an earlier kernel process ran (before a restart). Hover one for its kernel start.';
-const CLEARED_TEXT =
-  'The cell history was cleared. Cells that run from now on appear here.';
+const EMPTY_TEXT = (): string =>
+  trans.__(
+    'No cell has run since the memory helper started. Run a cell to see what it does to memory.'
+  );
+const EARLIER_ROWS_TEXT = (): string =>
+  trans.__(
+    'Dimmed rows: cells an earlier kernel process ran (before a restart). Hover one for its kernel start.'
+  );
+const CLEARED_TEXT = (): string =>
+  trans.__(
+    'The cell history was cleared. Cells that run from now on appear here.'
+  );
 
 /** On the table while the Alive column has nothing to show: it gives its room to the figures. */
 const NO_ALIVE_CLASS = 'jp-vram-CellTable-noAlive';
 
-const COLUMN_LABELS: Record<CellSortKey, string> = {
-  execution_count: 'Cell',
-  delta: 'Δ',
-  peak: 'Peak',
-  duration: 'Time',
+const COLUMN_LABELS = (): Record<CellSortKey, string> => ({
+  execution_count: trans.__('Cell'),
+  delta: trans.__('Δ'),
+  peak: trans.__('Peak'),
+  duration: trans.__('Time'),
   // "Status" did not fit the narrow column; "Exit" says the same of a cell run.
-  status: 'Exit',
-  alive: 'Alive'
-};
+  status: trans.__('Exit'),
+  alive: trans.__('Alive')
+});
 
-const COLUMN_TITLES: Record<CellSortKey, string> = {
-  execution_count: 'Execution count [n] (console: run from a console)',
-  delta:
-    'Memory change: GPU allocated after minus before (summed over devices), or kernel RSS without GPU figures',
-  peak: 'Peak while the cell ran: largest GPU allocated peak, or kernel RSS peak (~ approximate)',
-  duration: 'How long the cell ran',
-  status:
-    'How the cell ended: ok, error, OOM (out of memory), intr. (interrupted), died (the kernel died while it ran)',
-  alive:
+const COLUMN_TITLES = (): Record<CellSortKey, string> => ({
+  execution_count: trans.__(
+    'Execution count [n] (console: run from a console)'
+  ),
+  delta: trans.__(
+    'Memory change: GPU allocated after minus before (summed over devices), or kernel RSS without GPU figures'
+  ),
+  peak: trans.__(
+    'Peak while the cell ran: largest GPU allocated peak, or kernel RSS peak (~ approximate)'
+  ),
+  duration: trans.__('How long the cell ran'),
+  status: trans.__(
+    'How the cell ended: ok, error, OOM (out of memory), intr. (interrupted), died (the kernel died while it ran)'
+  ),
+  alive: trans.__(
     'Bytes this cell allocated that are still alive (latest run; needs "Record allocations" in the Lines tab). \u26a0: they grow at each run, a likely leak'
-};
+  )
+});
 
 export class CellHistoryView extends ModelView {
   constructor(options: CellHistoryView.IOptions) {
@@ -102,8 +117,8 @@ export class CellHistoryView extends ModelView {
       'jp-vram-Button',
       {
         role: 'export-csv',
-        text: 'CSV',
-        title: 'Export the cell history as CSV'
+        text: trans.__('CSV'),
+        title: trans.__('Export the cell history as CSV')
       },
       () => this._actions.exportHistory?.('csv')
     );
@@ -111,8 +126,8 @@ export class CellHistoryView extends ModelView {
       'jp-vram-Button',
       {
         role: 'export-json',
-        text: 'JSON',
-        title: 'Export the cell history as JSON'
+        text: trans.__('JSON'),
+        title: trans.__('Export the cell history as JSON')
       },
       () => this._actions.exportHistory?.('json')
     );
@@ -120,9 +135,10 @@ export class CellHistoryView extends ModelView {
       'jp-vram-Button',
       {
         role: 'clear-history',
-        text: 'Clear',
-        title:
+        text: trans.__('Clear'),
+        title: trans.__(
           'Clear the cell history in this browser (the kernel keeps its own)'
+        )
       },
       () => this._actions.clearHistory?.()
     );
@@ -137,17 +153,17 @@ export class CellHistoryView extends ModelView {
 
     const table = (this._table = element('div', 'jp-vram-CellTable'));
     table.setAttribute('role', 'table');
-    table.setAttribute('aria-label', 'Cell memory history');
+    table.setAttribute('aria-label', trans.__('Cell memory history'));
     const header = element('div', 'jp-vram-CellRow jp-vram-CellRow-header');
     header.setAttribute('role', 'row');
     for (const key of CELL_SORT_KEYS) {
       const h = element('div', `jp-vram-CellCol jp-vram-CellCol-${key}`, {
         role: 'cell-sort',
-        text: COLUMN_LABELS[key]
+        text: COLUMN_LABELS()[key]
       });
       h.setAttribute('role', 'columnheader');
       h.setAttribute('aria-sort', 'none');
-      h.title = COLUMN_TITLES[key];
+      h.title = COLUMN_TITLES()[key];
       h.dataset.vramSortKey = key;
       makeActivatable(h, () => this.sortBy(key));
       this._headers.set(key, h);
@@ -161,12 +177,12 @@ export class CellHistoryView extends ModelView {
     this._viewport.appendChild(this._spacer);
     this._viewport.addEventListener('scroll', () => this._renderRows());
     this._empty = element('div', 'jp-vram-CellHistory-empty', {
-      text: EMPTY_TEXT
+      text: EMPTY_TEXT()
     });
     table.append(header, this._viewport);
     this._earlierNote = element('div', 'jp-vram-CellHistory-earlier', {
       role: 'earlier-rows-note',
-      text: EARLIER_ROWS_TEXT
+      text: EARLIER_ROWS_TEXT()
     });
     this._earlierNote.hidden = true;
     this.node.append(
@@ -237,7 +253,7 @@ export class CellHistoryView extends ModelView {
     const n = entries.length;
     setText(
       this._count,
-      n === 1 ? '1 cell run' : `${n.toLocaleString('en-US')} cell runs`
+      trans._n('%2 cell run', '%2 cell runs', n, formatCount(n))
     );
     setHidden(this._empty, n > 0);
     // Records are kept oldest first: the oldest says whether any is of an earlier process.
@@ -248,7 +264,7 @@ export class CellHistoryView extends ModelView {
       // Ids at or below the floor were cleared (or evicted, but then rows remain).
       setText(
         this._empty,
-        (this.model?.cells.floor ?? 0) > 0 ? CLEARED_TEXT : EMPTY_TEXT
+        (this.model?.cells.floor ?? 0) > 0 ? CLEARED_TEXT() : EMPTY_TEXT()
       );
     }
     // The Alive column, while allocation recording is on or has left figures.
@@ -444,7 +460,9 @@ export class CellHistoryView extends ModelView {
     }
     const count = formatExecutionCount(entry.record.execution_count);
     if (this._ranInConsole(entry)) {
-      this.showMessage(`${count} ran in a console: there is no cell to go to.`);
+      this.showMessage(
+        trans.__('%1 ran in a console: there is no cell to go to.', count)
+      );
       return;
     }
     const jump = this._actions.revealCell;
@@ -456,12 +474,17 @@ export class CellHistoryView extends ModelView {
       found => {
         if (!found) {
           this.showMessage(
-            `Cell ${count} is not in this notebook: it was deleted, or ran in a console or in another notebook on this kernel.`
+            trans.__(
+              'Cell %1 is not in this notebook: it was deleted, or ran in a console or in another notebook on this kernel.',
+              count
+            )
           );
         }
       },
       reason =>
-        this.showMessage(`Could not go to cell ${count}: ${String(reason)}`)
+        this.showMessage(
+          trans.__('Could not go to cell %1: %2', count, String(reason))
+        )
     );
   }
 

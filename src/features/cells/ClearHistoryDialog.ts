@@ -6,8 +6,9 @@
  * Test hooks: `[data-vram-role="clear-history-body"]`; accept with
  * `.jp-Dialog .jp-mod-accept` ("Clear").
  */
-import { plural } from '../../text/format';
+import { formatCount } from '../../text/format';
 import { confirmSentences } from '../../ui/confirmDialog';
+import { trans } from '../../text/translation';
 
 /** The history to clear, as the dialog names it. */
 export interface ClearHistoryRequest {
@@ -18,13 +19,24 @@ export interface ClearHistoryRequest {
 
 /** The dialog's sentences, first the question. */
 export function clearHistoryText(request: ClearHistoryRequest): string[] {
-  const notebook = request.path
-    ? `\u201c${request.path}\u201d`
-    : 'this notebook';
   return [
-    `Forget the ${plural(request.records, 'cell record', 'cell records')} of ${notebook}, and their badges?`,
-    'They are kept in this browser across reloads; once cleared, nothing brings them back. ' +
-      'Export the history first (CSV or JSON) to keep it.'
+    request.path
+      ? trans._n(
+          'Forget the %2 cell record of \u201c%3\u201d, and their badges?',
+          'Forget the %2 cell records of \u201c%3\u201d, and their badges?',
+          request.records,
+          formatCount(request.records),
+          request.path
+        )
+      : trans._n(
+          'Forget the %2 cell record of this notebook, and their badges?',
+          'Forget the %2 cell records of this notebook, and their badges?',
+          request.records,
+          formatCount(request.records)
+        ),
+    trans.__(
+      'They are kept in this browser across reloads; once cleared, nothing brings them back. Export the history first (CSV or JSON) to keep it.'
+    )
   ];
 }
 
@@ -33,10 +45,10 @@ export function confirmClearHistoryDialog(
   request: ClearHistoryRequest
 ): Promise<boolean> {
   return confirmSentences({
-    title: 'Clear the cell memory history?',
+    title: trans.__('Clear the cell memory history?'),
     role: 'clear-history-body',
     sentences: clearHistoryText(request),
-    accept: 'Clear',
-    acceptAriaLabel: 'Clear the cell memory history'
+    accept: trans.__('Clear'),
+    acceptAriaLabel: trans.__('Clear the cell memory history')
   });
 }

@@ -60,6 +60,7 @@ import {
   renderCellBadge
 } from './CellBadge';
 import { element, setTitle } from '../../ui/dom';
+import { trans } from '../../text/translation';
 
 /** What the badges need of a cell widget (JupyterLab's Cell fits). */
 export interface IBadgeCell {
@@ -93,8 +94,10 @@ const NO_RECORDS_STATES: ReadonlySet<MonitorState> = new Set<MonitorState>([
   'protocol-mismatch'
 ]);
 
-const EARLIER_KERNEL_NOTE =
-  "From an earlier kernel process: this cell has no figures from the notebook's kernel now.";
+const EARLIER_KERNEL_NOTE = (): string =>
+  trans.__(
+    "From an earlier kernel process: this cell has no figures from the notebook's kernel now."
+  );
 
 const INPUT_WRAPPER_CLASS = 'jp-Cell-inputWrapper';
 const HOST_CLASS = 'jp-vram-CellBadge-host';
@@ -251,7 +254,7 @@ export class NotebookCellBadges implements IDisposable {
     if (!mark || !mark.node.parentElement) {
       const node = element('div', 'jp-vram-CellBadge jp-vram-CellBadge-died', {
         role: 'cell-death-badge',
-        text: 'kernel died'
+        text: trans.__('kernel died')
       });
       const host = badgeHost(cell);
       host.classList.add(HOST_CLASS);
@@ -365,7 +368,7 @@ export class NotebookCellBadges implements IDisposable {
     return {
       summary: entry.summary,
       executionCount: entry.record.execution_count,
-      title: earlier ? `${title}\n${EARLIER_KERNEL_NOTE}` : title,
+      title: earlier ? `${title}\n${EARLIER_KERNEL_NOTE()}` : title,
       outcomeMarked: marked,
       level: cellWarningLevel(
         entry.record,
@@ -397,9 +400,22 @@ export class NotebookCellBadges implements IDisposable {
     const units = this._settings.units;
     const summary = summaryOfSaved(saved);
     const title = [
-      `${formatExecutionCount(saved.execution_count)} ${summary.source === 'gpu' ? 'GPU memory' : 'RAM'} \u2014 saved with the notebook (not from this kernel)`,
-      `Peak ${formatBytes(saved.peak_bytes, units)}${saved.peak_exact ? '' : ' (approximate)'}`,
-      `Status: ${formatOutcome(summary)}`
+      summary.source === 'gpu'
+        ? trans.__(
+            '%1 GPU memory \u2014 saved with the notebook (not from this kernel)',
+            formatExecutionCount(saved.execution_count)
+          )
+        : trans.__(
+            '%1 RAM \u2014 saved with the notebook (not from this kernel)',
+            formatExecutionCount(saved.execution_count)
+          ),
+      saved.peak_exact
+        ? trans.__('Peak %1', formatBytes(saved.peak_bytes, units))
+        : trans.__(
+            'Peak %1 (approximate)',
+            formatBytes(saved.peak_bytes, units)
+          ),
+      trans.__('Status: %1', formatOutcome(summary))
     ].join('\n');
     return {
       summary,

@@ -5,7 +5,7 @@ import { Widget } from '@lumino/widgets';
 
 import { parseCellAliveMessage } from '../../protocol/allocation';
 import { AllocationRecorder } from '../allocations/AllocationRecorder';
-import { cellAliveText, HOST_TRACED } from './cellAlive';
+import { cellAliveText, hostTracedText } from './cellAlive';
 import { KernelMemoryModel } from '../../model/KernelMemoryModel';
 import { DEFAULT_SETTINGS } from '../../settings/settings';
 import { CellHistoryView } from './CellHistoryView';
@@ -139,10 +139,10 @@ describe('still alive from a cell', () => {
     expect(text.short).toBe('12 MiB \u26a0');
     expect(text.lines).toEqual([
       'Still alive from this cell: 12 MiB (host 12 MiB)',
-      HOST_TRACED,
+      hostTracedText(),
       'Likely leak: its live memory grew at each of its last runs (4 MiB \u2192 8 MiB \u2192 12 MiB).'
     ]);
-    expect(HOST_TRACED).toContain('PyTorch CPU tensors are not traced');
+    expect(hostTracedText()).toContain('PyTorch CPU tensors are not traced');
     expect(cellAliveText(cells[1], 'binary')!.lines).toHaveLength(2);
     // GPU figures alone: nothing to say about tracemalloc.
     const gpuOnly = { ...cells[1], alive_bytes: { 'cuda:0': 4 * MiB } };

@@ -5,6 +5,7 @@
 import type { CellAliveBytes } from '../../protocol/allocation';
 import { ByteUnits, formatBytes } from '../../text/format';
 import type { CellHistory, CellHistoryEntry } from '../../model/CellHistory';
+import { trans } from '../../text/translation';
 
 /**
  * The still-alive figure shown on `entry`: its cell's, on the latest run of
@@ -34,8 +35,11 @@ export interface CellAliveText {
 }
 
 /** What the host figures of allocation recording cover. */
-export const HOST_TRACED =
-  'Host: what tracemalloc sees (Python objects, NumPy arrays); PyTorch CPU tensors are not traced.';
+export function hostTracedText(): string {
+  return trans.__(
+    'Host: what tracemalloc sees (Python objects, NumPy arrays); PyTorch CPU tensors are not traced.'
+  );
+}
 
 export function cellAliveText(
   alive: CellAliveBytes | undefined,
@@ -47,13 +51,19 @@ export function cellAliveText(
   const devices = Object.entries(alive.alive_bytes)
     .filter(([, bytes]) => bytes > 0)
     .map(([device, bytes]) => `${device} ${formatBytes(bytes, units)}`);
+  const total = formatBytes(alive.total_bytes, units);
   const lines = [
-    `Still alive from this cell: ${formatBytes(alive.total_bytes, units)}` +
-      (devices.length ? ` (${devices.join(', ')})` : '')
+    devices.length
+      ? trans.__(
+          'Still alive from this cell: %1 (%2)',
+          total,
+          devices.join(', ')
+        )
+      : trans.__('Still alive from this cell: %1', total)
   ];
   if ('host' in alive.alive_bytes) {
     // A 200 MiB torch.ones(...) on the CPU shows as a few bytes here: say why.
-    lines.push(HOST_TRACED);
+    lines.push(hostTracedText());
   }
   if (alive.growing) {
     const runs = alive.runs
@@ -61,7 +71,14 @@ export function cellAliveText(
       .map(r => formatBytes(r.total_bytes, units))
       .join(' \u2192 ');
     lines.push(
-      `Likely leak: its live memory grew at each of its last runs${runs ? ` (${runs})` : ''}.`
+      runs
+        ? trans.__(
+            'Likely leak: its live memory grew at each of its last runs (%1).',
+            runs
+          )
+        : trans.__(
+            'Likely leak: its live memory grew at each of its last runs.'
+          )
     );
   }
   return {

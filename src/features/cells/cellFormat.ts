@@ -12,6 +12,7 @@ import {
   RamAlongside
 } from '../../model/cellFigures';
 import { CellMemoryRecord } from '../../protocol/cell';
+import { trans } from '../../text/translation';
 
 const SEP = ' \u00b7 ';
 
@@ -68,16 +69,24 @@ export function formatDuration(seconds: number | null | undefined): string {
   return m ? `${h} h ${m} min` : `${h} h`;
 }
 
-/** Each outcome's word in the badge and tooltip, and in the Cells table's narrow column. */
-const OUTCOME_WORDS: Readonly<
-  Record<CellOutcome, { full: string; short: string }>
-> = {
-  ok: { full: 'ok', short: 'ok' },
-  error: { full: 'error', short: 'error' },
-  oom: { full: 'out of memory', short: 'OOM' },
-  interrupted: { full: 'interrupted', short: 'intr.' },
-  died: { full: 'kernel died', short: 'died' }
-};
+/**
+ * Each outcome's word in the badge and tooltip, and in the Cells table's
+ * narrow column: a function, so that it is translated when shown.
+ */
+function outcomeWords(outcome: CellOutcome): { full: string; short: string } {
+  switch (outcome) {
+    case 'ok':
+      return { full: trans.__('ok'), short: trans.__('ok') };
+    case 'error':
+      return { full: trans.__('error'), short: trans.__('error') };
+    case 'oom':
+      return { full: trans.__('out of memory'), short: trans.__('OOM') };
+    case 'interrupted':
+      return { full: trans.__('interrupted'), short: trans.__('intr.') };
+    case 'died':
+      return { full: trans.__('kernel died'), short: trans.__('died') };
+  }
+}
 
 /** Short status word: "ok", "error", "interrupted", "out of memory", "kernel died". */
 export function formatOutcome(summary: CellSummary): string {
@@ -85,7 +94,7 @@ export function formatOutcome(summary: CellSummary): string {
   if (summary.outcome === 'error' && summary.status !== 'error') {
     return summary.status;
   }
-  return OUTCOME_WORDS[summary.outcome].full;
+  return outcomeWords(summary.outcome).full;
 }
 
 /**
@@ -123,7 +132,7 @@ export function formatDurationShort(
  * "inte…", "Zer…"); the row's tooltip has the whole status and the error.
  */
 export function formatOutcomeShort(summary: CellSummary): string {
-  return OUTCOME_WORDS[summary.outcome].short;
+  return outcomeWords(summary.outcome).short;
 }
 
 /** The badge line: "+1.2 GiB · peak 3.4 GiB · 2.1 s" (+ " · error" etc.). */
@@ -134,7 +143,10 @@ export function formatCellBadge(
 ): string {
   const parts = [
     formatDelta(summary.deltaBytes, units),
-    `peak ${formatPeak(summary.peakBytes, summary.peakExact, units)}`,
+    trans.__(
+      'peak %1',
+      formatPeak(summary.peakBytes, summary.peakExact, units)
+    ),
     ...(summary.ramAlongside
       ? [formatRamAlongside(summary.ramAlongside, units)]
       : []),
@@ -155,9 +167,9 @@ export function formatRamAlongside(
     ram.deltaBytes !== null &&
     Math.abs(ram.deltaBytes) >= RAM_ALONGSIDE_BYTES
   ) {
-    return `RAM ${formatDelta(ram.deltaBytes, units)}`;
+    return trans.__('RAM %1', formatDelta(ram.deltaBytes, units));
   }
-  return `RAM peak ${formatDelta(ram.peakRiseBytes, units)}`;
+  return trans.__('RAM peak %1', formatDelta(ram.peakRiseBytes, units));
 }
 
 /** "[7]", or "[ ]" when the kernel gave no execution count. */
@@ -189,47 +201,69 @@ export function describeCellRecord(
   const lines: string[] = [];
   const what =
     summary.source === 'gpu'
-      ? 'GPU memory (PyTorch allocated, summed over devices)'
-      : 'RAM (kernel process RSS; no GPU figures for this cell)';
+      ? trans.__('GPU memory (PyTorch allocated, summed over devices)')
+      : trans.__('RAM (kernel process RSS; no GPU figures for this cell)');
+  const count = formatExecutionCount(record.execution_count);
   lines.push(
-    `${formatExecutionCount(record.execution_count)} ${what}` +
-      (options.saved ? ' \u2014 saved with the notebook' : '')
+    options.saved
+      ? trans.__('%1 %2 \u2014 saved with the notebook', count, what)
+      : `${count} ${what}`
   );
+  const delta = formatDelta(summary.deltaBytes, units);
+  const peak = formatPeak(summary.peakBytes, summary.peakExact, units);
   lines.push(
-    `Change ${formatDelta(summary.deltaBytes, units)}, peak ${formatPeak(summary.peakBytes, summary.peakExact, units)}` +
-      (summary.peakExact
-        ? ''
-        : summary.outcome === 'died'
-          ? ' (approximate: sampled while the cell ran; the kernel died before the cell could be measured)'
-          : ' (approximate: sampled while the cell ran, peak counters not reset)')
+    summary.peakExact
+      ? trans.__('Change %1, peak %2', delta, peak)
+      : summary.outcome === 'died'
+        ? trans.__(
+            'Change %1, peak %2 (approximate: sampled while the cell ran; the kernel died before the cell could be measured)',
+            delta,
+            peak
+          )
+        : trans.__(
+            'Change %1, peak %2 (approximate: sampled while the cell ran, peak counters not reset)',
+            delta,
+            peak
+          )
   );
   for (const g of record.gpus) {
     lines.push(
-      `GPU ${g.index}: allocated ${arrow(g.allocated_before_bytes, g.allocated_after_bytes, units)}` +
-        ` (peak ${formatPeak(g.allocated_peak_bytes, g.peak_exact, units)});` +
-        ` reserved ${arrow(g.reserved_before_bytes, g.reserved_after_bytes, units)}`
+      trans.__(
+        'GPU %1: allocated %2 (peak %3); reserved %4',
+        g.index,
+        arrow(g.allocated_before_bytes, g.allocated_after_bytes, units),
+        formatPeak(g.allocated_peak_bytes, g.peak_exact, units),
+        arrow(g.reserved_before_bytes, g.reserved_after_bytes, units)
+      )
     );
   }
   const h = record.host;
   lines.push(
-    `Host RSS: ${arrow(h.rss_before_bytes, h.rss_after_bytes, units)}` +
-      ` (peak ${formatPeak(h.rss_peak_bytes, h.peak_exact, units)})`
+    trans.__(
+      'Host RSS: %1 (peak %2)',
+      arrow(h.rss_before_bytes, h.rss_after_bytes, units),
+      formatPeak(h.rss_peak_bytes, h.peak_exact, units)
+    )
   );
-  lines.push(`Duration ${formatDuration(record.duration_s)}`);
-  let status = `Status: ${formatOutcome(summary)}`;
+  lines.push(trans.__('Duration %1', formatDuration(record.duration_s)));
+  let status = trans.__('Status: %1', formatOutcome(summary));
   if (record.error) {
     const message = record.error.message_head;
     status +=
-      ` \u2014 ${record.error.type}` +
-      (record.error.out_of_memory ? ' (out of memory)' : '') +
+      ' \u2014 ' +
+      (record.error.out_of_memory
+        ? trans.__('%1 (out of memory)', record.error.type)
+        : record.error.type) +
       (message
         ? `: ${message.length > TOOLTIP_MESSAGE_CHARS ? message.slice(0, TOOLTIP_MESSAGE_CHARS - 1) + '\u2026' : message}`
         : '');
   }
   if (summary.outcome === 'died') {
     status +=
-      ' while running this cell. The figures are those sampled from its start ' +
-      'to the last sample before the death; the helper died before it could measure the cell.';
+      ' ' +
+      trans.__(
+        'while running this cell. The figures are those sampled from its start to the last sample before the death; the helper died before it could measure the cell.'
+      );
   }
   lines.push(status);
   return lines.join('\n');

@@ -13,10 +13,13 @@
  */
 import { IDisposable } from '@lumino/disposable';
 import { ISignal, Signal } from '@lumino/signaling';
+import { trans } from '../../text/translation';
 
 /** A queued request was cancelled before it was sent. */
 export class ActionCancelledError extends Error {
-  constructor(message = 'Cancelled before it was sent to the kernel.') {
+  constructor(
+    message = trans.__('Cancelled before it was sent to the kernel.')
+  ) {
     super(message);
     this.name = 'ActionCancelledError';
   }
@@ -97,7 +100,9 @@ export class ActionQueue implements IDisposable {
       reject = rej;
     });
     if (this._isDisposed) {
-      reject(new ActionCancelledError('The kernel connection is closed.'));
+      reject(
+        new ActionCancelledError(trans.__('The kernel connection is closed.'))
+      );
       return { id, result };
     }
     this._entries.push({ id, label, state: 'queued', send, resolve, reject });
@@ -141,7 +146,7 @@ export class ActionQueue implements IDisposable {
     if (this._isDisposed) {
       return;
     }
-    this.failQueued('The kernel connection is closed.');
+    this.failQueued(trans.__('The kernel connection is closed.'));
     this._isDisposed = true;
     Signal.clearData(this);
   }

@@ -14,23 +14,29 @@ import {
   ByteUnits,
   formatBytes,
   formatBytesByDevice,
-  plural
+  formatCount
 } from '../../text/format';
 import { DeletePlan } from './deletePlan';
 import { confirmDialog } from '../../ui/confirmDialog';
 import { element, setBytesData } from '../../ui/dom';
+import { trans } from '../../text/translation';
 
 /** "Expected back: about 1.2 GiB (cuda:0 1 GiB · cpu 200 MiB)". */
 export function expectedBytesText(plan: DeletePlan, units: ByteUnits): string {
   const { bytes, byDevice, atMost } = plan.expected;
   if (bytes === 0) {
-    return 'Memory expected back: none';
+    return trans.__('Memory expected back: none');
   }
-  const amount = `${atMost ? 'at most' : 'about'} ${formatBytes(bytes, units)}`;
-  const devices = Object.keys(byDevice).length
-    ? ` (${formatBytesByDevice(byDevice, units)})`
-    : '';
-  return `Memory expected back: ${amount}${devices}`;
+  const amount = atMost
+    ? trans.__('at most %1', formatBytes(bytes, units))
+    : trans.__('about %1', formatBytes(bytes, units));
+  return Object.keys(byDevice).length
+    ? trans.__(
+        'Memory expected back: %1 (%2)',
+        amount,
+        formatBytesByDevice(byDevice, units)
+      )
+    : trans.__('Memory expected back: %1', amount);
 }
 
 export function createDeleteDialogBody(
@@ -49,7 +55,7 @@ export function createDeleteDialogBody(
     }
   };
   section(
-    'Delete these variables (and their copies in Out[] and _):',
+    trans.__('Delete these variables (and their copies in Out[] and _):'),
     plan.entries.map(entry => {
       const item = element('li', 'jp-vram-DeletePlan-item', {
         role: 'delete-plan-name'
@@ -65,7 +71,7 @@ export function createDeleteDialogBody(
     })
   );
   section(
-    'Clear these hidden references:',
+    trans.__('Clear these hidden references:'),
     plan.hidden.map(holder => {
       const item = element('li', 'jp-vram-DeletePlan-item', {
         role: 'delete-plan-hidden',
@@ -91,19 +97,21 @@ export function createDeleteDialogBody(
   expected.dataset.vramAtMost = String(plan.expected.atMost);
   root.appendChild(expected);
   // Nothing expected back: the reasons say why none, not why less.
-  const lead = plan.expected.bytes === 0 ? 'Why' : 'Less may come back';
+  const none = plan.expected.bytes === 0;
   for (const reason of plan.expected.reasons) {
     root.appendChild(
       element('div', 'jp-vram-DeletePlan-reason', {
-        text: `${lead}: ${reason}.`
+        text: none
+          ? trans.__('Why: %1.', reason)
+          : trans.__('Less may come back: %1.', reason)
       })
     );
   }
   root.appendChild(
     element('div', 'jp-vram-DeletePlan-after', {
-      text:
-        'Then gc.collect() runs, and torch.cuda.empty_cache() where PyTorch has ' +
-        'initialised CUDA. This cannot be undone.'
+      text: trans.__(
+        'Then gc.collect() runs, and torch.cuda.empty_cache() where PyTorch has initialised CUDA. This cannot be undone.'
+      )
     })
   );
   return root;
@@ -116,17 +124,28 @@ export function createDeleteDialogBody(
 export function deleteDialogTitle(plan: DeletePlan): string {
   const variables = plan.entries.length;
   const hidden = plan.hidden.length;
-  const parts: string[] = [];
+  const variablesText = trans._n(
+    '%2 variable',
+    '%2 variables',
+    variables,
+    formatCount(variables)
+  );
+  const hiddenText = trans._n(
+    '%2 hidden reference',
+    '%2 hidden references',
+    hidden,
+    formatCount(hidden)
+  );
+  if (variables && hidden) {
+    return trans.__('Delete %1 and clear %2?', variablesText, hiddenText);
+  }
   if (variables) {
-    parts.push(`delete ${plural(variables, 'variable', 'variables')}`);
+    return trans.__('Delete %1?', variablesText);
   }
   if (hidden) {
-    parts.push(
-      `clear ${plural(hidden, 'hidden reference', 'hidden references')}`
-    );
+    return trans.__('Clear %1?', hiddenText);
   }
-  const text = parts.join(' and ') || 'delete nothing';
-  return `${text[0].toUpperCase()}${text.slice(1)}?`;
+  return trans.__('Delete nothing?');
 }
 
 /**
@@ -141,13 +160,13 @@ export async function confirmDeleteDialog(
     title: deleteDialogTitle(plan),
     body: createDeleteDialogBody(plan, units),
     accept: deleteDialogAccept(plan),
-    acceptAriaLabel: `${deleteDialogAccept(plan)} and free memory`
+    acceptAriaLabel: trans.__('%1 and free memory', deleteDialogAccept(plan))
   });
 }
 
 /** The accept button's word, matching the title's verb ("Clear" when only hidden references go). */
 export function deleteDialogAccept(plan: DeletePlan): string {
   return plan.entries.length === 0 && plan.hidden.length > 0
-    ? 'Clear'
-    : 'Delete';
+    ? trans.__('Clear')
+    : trans.__('Delete');
 }

@@ -30,6 +30,7 @@ import {
   setText
 } from '../../ui/dom';
 import { MemoryActionsView } from './MemoryActionsView';
+import { trans } from '../../text/translation';
 
 export class HoldersView extends MemoryActionsView {
   constructor(options: HoldersView.IOptions) {
@@ -45,8 +46,8 @@ export class HoldersView extends MemoryActionsView {
       'jp-vram-Button',
       {
         role: 'inspect-refresh',
-        text: 'Refresh listing',
-        title: 'Ask the kernel what holds memory now'
+        text: trans.__('Refresh listing'),
+        title: trans.__('Ask the kernel what holds memory now')
       },
       () => void this.actions?.inspect()
     );
@@ -54,9 +55,10 @@ export class HoldersView extends MemoryActionsView {
       'jp-vram-Button jp-vram-Button-danger',
       {
         role: 'delete-selected',
-        text: 'Delete selected',
-        title:
+        text: trans.__('Delete selected'),
+        title: trans.__(
           'Delete the ticked variables and clear the ticked hidden references (asks first)'
+        )
       },
       () => this._onDelete()
     );
@@ -71,7 +73,7 @@ export class HoldersView extends MemoryActionsView {
     this._entries = element('ul', 'jp-vram-Holders-list');
     this._entries.dataset.vramRole = 'holder-entries';
     this._hiddenTitle = element('div', 'jp-vram-Holders-heading', {
-      text: 'Hidden references'
+      text: trans.__('Hidden references')
     });
     this._hidden = element('ul', 'jp-vram-Holders-list');
     this._hidden.dataset.vramRole = 'hidden-holders';
@@ -97,7 +99,9 @@ export class HoldersView extends MemoryActionsView {
       !available || !listing || selected === 0 || !!actions?.deleting;
     setText(
       this._delete,
-      selected ? `Delete selected (${selected})` : 'Delete selected'
+      selected
+        ? trans.__('Delete selected (%1)', selected)
+        : trans.__('Delete selected')
     );
     setText(this._status, this._statusText());
     this._status.classList.toggle(
@@ -179,12 +183,12 @@ export class HoldersView extends MemoryActionsView {
   private _statusText(): string {
     const actions = this.actions;
     if (!actions) {
-      return 'Open a notebook to see what holds its memory.';
+      return trans.__('Open a notebook to see what holds its memory.');
     }
     if (actions.inspecting) {
       return actions.queue.busy
-        ? 'Listing queued \u2014 the kernel is busy\u2026'
-        : 'Listing what holds memory\u2026';
+        ? trans.__('Listing queued \u2014 the kernel is busy\u2026')
+        : trans.__('Listing what holds memory\u2026');
     }
     if (actions.listingError) {
       return actions.listingError;
@@ -192,15 +196,26 @@ export class HoldersView extends MemoryActionsView {
     const listing = actions.listing;
     if (!listing) {
       return actions.available
-        ? 'Press "Refresh listing" to see which variables hold memory.'
-        : 'The memory helper is not running in this kernel.';
+        ? trans.__(
+            'Press "Refresh listing" to see which variables hold memory.'
+          )
+        : trans.__('The memory helper is not running in this kernel.');
     }
     if (!listing.entries.length && !listing.hidden.length) {
-      return 'Nothing in the namespace holds memory worth listing.';
+      return trans.__('Nothing in the namespace holds memory worth listing.');
     }
     const n = listing.entries.length;
-    const text = `${n} ${n === 1 ? 'variable' : 'variables'}, largest first`;
-    return listing.truncated ? `${text} (truncated: only the largest)` : text;
+    return listing.truncated
+      ? trans._n(
+          '%1 variable, largest first (truncated: only the largest)',
+          '%1 variables, largest first (truncated: only the largest)',
+          n
+        )
+      : trans._n(
+          '%1 variable, largest first',
+          '%1 variables, largest first',
+          n
+        );
   }
 
   private _entryRow(entry: HolderEntry, checked: boolean): HTMLLIElement {
@@ -216,7 +231,7 @@ export class HoldersView extends MemoryActionsView {
     box.checked = checked && entry.deletable;
     box.disabled = !entry.deletable;
     if (!entry.deletable) {
-      const why = entry.refusal ?? 'This name cannot be deleted.';
+      const why = entry.refusal ?? trans.__('This name cannot be deleted.');
       box.title = why;
       row.title = why;
       row.classList.add('jp-mod-disabled');
@@ -250,13 +265,15 @@ export class HoldersView extends MemoryActionsView {
       notes.push(sharing);
     }
     if (entry.output_cache_refs.length) {
-      notes.push(`also in ${entry.output_cache_refs.join(', ')}`);
+      notes.push(trans.__('also in %1', entry.output_cache_refs.join(', ')));
     }
     if (!entry.deletable && entry.refusal) {
-      notes.push(`cannot delete: ${entry.refusal}`);
+      notes.push(trans.__('cannot delete: %1', entry.refusal));
     }
     if (entry.truncated) {
-      notes.push('sized in part: too large to walk whole, it may hold more');
+      notes.push(
+        trans.__('sized in part: too large to walk whole, it may hold more')
+      );
     }
     for (const note of notes) {
       row.appendChild(
@@ -288,8 +305,11 @@ export class HoldersView extends MemoryActionsView {
           'jp-vram-Button',
           {
             role: 'graph-fix',
-            text: 'Insert fix',
-            title: `Insert a cell below the active one that keeps ${entry.name}'s values with .item()/.detach()`
+            text: trans.__('Insert fix'),
+            title: trans.__(
+              "Insert a cell below the active one that keeps %1's values with .item()/.detach()",
+              entry.name
+            )
           },
           () => fix(entry)
         )
@@ -302,9 +322,10 @@ export class HoldersView extends MemoryActionsView {
           'jp-vram-Button',
           {
             role: 'graph-pattern',
-            text: 'Training-loop pattern',
-            title:
+            text: trans.__('Training-loop pattern'),
+            title: trans.__(
               'Insert the "Accumulate loss.item(), not the loss tensor" snippet'
+            )
           },
           () => pattern()
         )

@@ -16,7 +16,7 @@ import type {
   HiddenHolderKind,
   InspectResult
 } from '../../protocol/cleanup';
-import { ByteUnits, plural } from '../../text/format';
+import { ByteUnits, formatCount } from '../../text/format';
 import { errorText } from '../../text/errorText';
 import type { ICleanupConnection } from '../../kernel/connectionRequests';
 import { IKernelMemoryModel } from '../../model/IKernelMemoryModel';
@@ -30,10 +30,14 @@ import {
 } from './actionOutcome';
 import { HoldersListing } from './HoldersListing';
 import type { DeletePlan } from './deletePlan';
+import { trans } from '../../text/translation';
 
 /** Why a delete was not sent: cells ran after its listing. */
-export const STALE_LISTING_TEXT =
-  'cells ran since the listing, so nothing was deleted. The Holders tab lists again: choose anew';
+export function staleListingText(): string {
+  return trans.__(
+    'cells ran since the listing, so nothing was deleted. The Holders tab lists again: choose anew'
+  );
+}
 
 export type MemoryActionsChange =
   'queue' | 'outcome' | 'listing' | 'selection' | 'deleting' | 'state';
@@ -158,8 +162,9 @@ export class MemoryActions implements IDisposable {
     }
     this._holders.inspectStarted();
     try {
-      const listing = await this._queue.enqueue('List what holds memory', () =>
-        this._connection.inspect()
+      const listing = await this._queue.enqueue(
+        trans.__('List what holds memory'),
+        () => this._connection.inspect()
       ).result;
       if (this._isDisposed) {
         return null;
@@ -169,8 +174,8 @@ export class MemoryActions implements IDisposable {
     } catch (reason) {
       this._listingFailed(
         reason instanceof ActionCancelledError
-          ? `Listing cancelled: ${reason.message}`
-          : `Could not list what holds memory: ${errorText(reason)}`
+          ? trans.__('Listing cancelled: %1', reason.message)
+          : trans.__('Could not list what holds memory: %1', errorText(reason))
       );
       return null;
     } finally {
@@ -215,13 +220,18 @@ export class MemoryActions implements IDisposable {
     const hidden = plan.hidden.map(h => h.holder);
     const outcome = await this._run(
       'delete',
-      `Delete ${plural(names.length + hidden.length, 'holder', 'holders')}`,
+      trans._n(
+        'Delete %2 holder',
+        'Delete %2 holders',
+        names.length + hidden.length,
+        formatCount(names.length + hidden.length)
+      ),
       () => {
         // Sent when the queue gets to it: after the cell it waited for, maybe.
         // The kernel checks the names again, not what the hidden holders hold
         // by then (an Out[] or a traceback of a later cell): nothing is sent.
         if (!this.isListingCurrent(plan.listingId)) {
-          return Promise.reject(new Error(STALE_LISTING_TEXT));
+          return Promise.reject(new Error(staleListingText()));
         }
         this._holders.markUsed();
         return this._connection.deleteHolders({
@@ -303,13 +313,13 @@ export class MemoryActions implements IDisposable {
             ? failedOutcome(
                 kind,
                 label,
-                `${label}: ${reason.message}`,
+                trans.__('%1: %2', label, reason.message),
                 'cancelled'
               )
             : failedOutcome(
                 kind,
                 label,
-                `${label} failed: ${errorText(reason)}`,
+                trans.__('%1 failed: %2', label, errorText(reason)),
                 'failed'
               );
       }
@@ -323,7 +333,9 @@ export class MemoryActions implements IDisposable {
 
   private _notAvailableText(): string {
     const reason = this._model.stateReason;
-    return `The memory helper is not running in this kernel${reason ? `: ${reason}` : '.'}`;
+    return reason
+      ? trans.__('The memory helper is not running in this kernel: %1', reason)
+      : trans.__('The memory helper is not running in this kernel.');
   }
 
   private _listingFailed(text: string): void {
@@ -353,7 +365,10 @@ export class MemoryActions implements IDisposable {
         // Restarted, died, changed kernel: nothing queued can be sent, and
         // the listing names objects of a process that is gone.
         this._queue.failQueued(
-          `The kernel went away before the request was sent (${model.stateReason})`
+          trans.__(
+            'The kernel went away before the request was sent (%1)',
+            model.stateReason
+          )
         );
         // "gc collected 0 objects" spoke of that process, not of the next one.
         this._lastOutcome = null;

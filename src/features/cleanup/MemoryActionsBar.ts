@@ -19,6 +19,7 @@ import { clockTime } from '../../text/clockText';
 import { ExecuteCommand } from '../../ui/commandIds';
 import { button, element, setHidden, setText } from '../../ui/dom';
 import { MemoryActionsView } from './MemoryActionsView';
+import { trans } from '../../text/translation';
 
 export class MemoryActionsBar extends MemoryActionsView {
   constructor(options: MemoryActionsBar.IOptions) {
@@ -69,8 +70,8 @@ export class MemoryActionsBar extends MemoryActionsView {
       row.dataset.vramState = item.state;
       const text =
         item.state === 'queued'
-          ? `Queued \u2014 the kernel is busy: ${item.label}`
-          : `${item.label}\u2026`;
+          ? trans.__('Queued \u2014 the kernel is busy: %1', item.label)
+          : trans.__('%1\u2026', item.label);
       row.appendChild(element('span', 'jp-vram-Actions-queuedText', { text }));
       if (item.state === 'queued') {
         row.appendChild(
@@ -78,8 +79,8 @@ export class MemoryActionsBar extends MemoryActionsView {
             'jp-vram-Button',
             {
               role: 'cancel-action',
-              text: 'Cancel',
-              title: 'Do not send this request'
+              text: trans.__('Cancel'),
+              title: trans.__('Do not send this request')
             },
             () => this.actions?.queue.cancel(item.id)
           )
@@ -123,7 +124,9 @@ export class MemoryActionsBar extends MemoryActionsView {
       // The result stays shown above later, unrelated events: it says when it came.
       setText(
         div,
-        i === 0 ? `at ${clockTime(outcome.at)} \u2014 ${line}` : line
+        i === 0
+          ? trans.__('at %1 \u2014 %2', clockTime(outcome.at), line)
+          : line
       );
       node.appendChild(div);
     });

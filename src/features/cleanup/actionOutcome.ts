@@ -12,6 +12,7 @@ import { ByteUnits } from '../../text/format';
 import { IKernelMemoryModel } from '../../model/IKernelMemoryModel';
 // The result texts load with the first result (not at start-up).
 import type { ResultDescription } from './cleanupResultText';
+import { trans } from '../../text/translation';
 
 export type ActionKind = 'free' | 'delete';
 
@@ -36,9 +37,9 @@ export function freeActionLabel(actions: readonly FreeAction[]): string {
   const gc = actions.includes('gc');
   const cache = actions.includes('empty_cache');
   if (gc && cache) {
-    return 'Free memory (gc + empty_cache)';
+    return trans.__('Free memory (gc + empty_cache)');
   }
-  return cache ? 'Empty the CUDA cache' : 'Collect garbage';
+  return cache ? trans.__('Empty the CUDA cache') : trans.__('Collect garbage');
 }
 
 /** A reply in words, in `units`, beside `model`'s figures as they are now (the texts load on demand). */

@@ -18,6 +18,7 @@ import type { IVramSidebar } from '../../sidebar/IVramSidebar';
 import { SIDEBAR_ID } from '../../sidebar/SidebarHost';
 import { currentActions } from './cleanupActionsPart';
 import type { MemoryActions } from './MemoryActions';
+import { trans as pageTrans } from '../../text/translation';
 
 /** How a command tells the user something (a JupyterLab notification). */
 
@@ -29,7 +30,7 @@ export function notificationText(lines: readonly string[]): string {
   if (all.length <= NOTIFICATION_LIMIT || lines.length <= 1) {
     return all;
   }
-  const more = `${lines[0]} (details in the GPU memory panel)`;
+  const more = pageTrans.__('%1 (details in the GPU memory panel)', lines[0]);
   return more.length <= NOTIFICATION_LIMIT ? more : lines[0];
 }
 
@@ -74,7 +75,9 @@ export function registerCleanupCommands(options: {
     if (memoryActions.queue.queuedCount > 0) {
       notify(
         'info',
-        `Queued \u2014 the kernel is busy; it runs when the kernel is idle (cancel it in the GPU memory panel)`
+        trans.__(
+          'Queued \u2014 the kernel is busy; it runs when the kernel is idle (cancel it in the GPU memory panel)'
+        )
       );
     }
   };
@@ -166,7 +169,9 @@ export function registerCleanupCommands(options: {
       if (!memoryActions.beginDelete()) {
         notify(
           'info',
-          'A delete is under way already: its question or its result comes first.'
+          trans.__(
+            'A delete is under way already: its question or its result comes first.'
+          )
         );
         return null;
       }

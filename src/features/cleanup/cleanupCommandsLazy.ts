@@ -11,6 +11,7 @@ import type { Notify } from '../../ui/notify';
 import type { DeletePlan } from './deletePlan';
 import type { ActionOutcome } from './actionOutcome';
 import type { MemoryActions } from './MemoryActions';
+import { trans } from '../../text/translation';
 
 /** What the flow asks of the command that runs it. */
 export interface IDeleteHost {
@@ -47,7 +48,11 @@ export async function deleteVariables(
       showHolders();
       notify(
         'error',
-        `${memoryActions.listingError ?? 'Could not list what holds memory'}. Nothing was deleted.`
+        trans.__(
+          '%1. Nothing was deleted.',
+          memoryActions.listingError ??
+            trans.__('Could not list what holds memory')
+        )
       );
       return null;
     }
@@ -70,13 +75,20 @@ export async function deleteVariables(
       ]);
       notify(
         'info',
-        `Nothing left to delete: ${what} no longer hold${names.length + hidden.length === 1 ? 's' : ''} memory in the kernel (deleted or cleared since). The Holders tab shows what does now.`
+        trans._n(
+          'Nothing left to delete: %2 no longer holds memory in the kernel (deleted or cleared since). The Holders tab shows what does now.',
+          'Nothing left to delete: %2 no longer hold memory in the kernel (deleted or cleared since). The Holders tab shows what does now.',
+          names.length + hidden.length,
+          what
+        )
       );
       return null;
     }
     notify(
       'info',
-      'Nothing to delete: tick variables or hidden references in the Holders tab of the GPU memory panel first.'
+      trans.__(
+        'Nothing to delete: tick variables or hidden references in the Holders tab of the GPU memory panel first.'
+      )
     );
     return null;
   }

@@ -14,7 +14,8 @@ import {
   MemorySnapshot,
   SnapshotGpu
 } from '../../protocol/cleanup';
-import { ByteUnits, formatBytes, plural } from '../../text/format';
+import { ByteUnits, formatBytes, formatCount } from '../../text/format';
+import { trans } from '../../text/translation';
 
 /** A cleanup's outcome in words, plus the bytes it gave back. */
 export interface ResultDescription {
@@ -29,7 +30,6 @@ export interface ResultDescription {
 }
 
 const MINUS = '\u2212';
-const DASH = '\u2014';
 
 /** "−120 MiB", "+3 MiB", "0 B". */
 export function formatSignedBytes(delta: number, units: ByteUnits): string {
@@ -95,7 +95,9 @@ function ramClause(
   if (rss === null) {
     return null;
   }
-  return rss === 0 ? 'RAM unchanged' : `RAM ${formatSignedBytes(rss, units)}`;
+  return rss === 0
+    ? trans.__('RAM unchanged')
+    : trans.__('RAM %1', formatSignedBytes(rss, units));
 }
 
 /** One sentence per GPU whose figures are known; null when none are. */
@@ -114,33 +116,45 @@ function gpuSentence(
   const stillAllocated = a?.allocated_bytes ?? null;
   const nvmlNote =
     nvml !== null && nvml !== 0
-      ? ` (NVML used ${formatSignedBytes(nvml, units)})`
-      : '';
-  const held = (bytes: number | null) =>
-    bytes !== null && bytes > 0
-      ? `${formatBytes(bytes, units)} still allocated: something still references it`
+      ? ' ' + trans.__('(NVML used %1)', formatSignedBytes(nvml, units))
       : '';
 
   if (allocated === null && reserved === null) {
     return nvml !== null && nvml !== 0
-      ? `GPU ${index}: NVML used ${formatSignedBytes(nvml, units)}`
+      ? trans.__('GPU %1: NVML used %2', index, formatSignedBytes(nvml, units))
       : null;
   }
-  const gpu = `GPU ${index}`;
   if (reserved !== null && reserved < 0) {
-    let text = `Freed ${formatBytes(-reserved, units)} reserved on ${gpu}`;
+    const freed = formatBytes(-reserved, units);
+    let text: string;
     if (allocated === 0 && stillAllocated !== null && stillAllocated > 0) {
-      text += '; allocated unchanged: something still references it';
+      text = trans.__(
+        'Freed %1 reserved on GPU %2; allocated unchanged: something still references it',
+        freed,
+        index
+      );
     } else if (allocated !== null && allocated < 0) {
-      text += `; allocated ${formatSignedBytes(allocated, units)}`;
+      text = trans.__(
+        'Freed %1 reserved on GPU %2; allocated %3',
+        freed,
+        index,
+        formatSignedBytes(allocated, units)
+      );
+    } else {
+      text = trans.__('Freed %1 reserved on GPU %2', freed, index);
     }
     return text + nvmlNote;
   }
   if (allocated !== null && allocated < 0) {
-    let text = `Freed ${formatBytes(-allocated, units)} allocated on ${gpu}`;
-    if (reserved === 0 && (a?.reserved_bytes ?? 0) > 0) {
-      text += `; still reserved by PyTorch's cache (empty_cache returns it)`;
-    }
+    const freed = formatBytes(-allocated, units);
+    const text =
+      reserved === 0 && (a?.reserved_bytes ?? 0) > 0
+        ? trans.__(
+            "Freed %1 allocated on GPU %2; still reserved by PyTorch's cache (empty_cache returns it)",
+            freed,
+            index
+          )
+        : trans.__('Freed %1 allocated on GPU %2', freed, index);
     return text + nvmlNote;
   }
   const grew =
@@ -148,13 +162,23 @@ function gpuSentence(
     (reserved !== null && reserved > 0);
   if (grew) {
     return (
-      `${gpu}: allocated ${formatSignedBytes(allocated ?? 0, units)}, ` +
-      `reserved ${formatSignedBytes(reserved ?? 0, units)}` +
-      nvmlNote
+      trans.__(
+        'GPU %1: allocated %2, reserved %3',
+        index,
+        formatSignedBytes(allocated ?? 0, units),
+        formatSignedBytes(reserved ?? 0, units)
+      ) + nvmlNote
     );
   }
-  const note = held(stillAllocated);
-  return `Nothing freed on ${gpu}${note ? `; ${note}` : ''}${nvmlNote}`;
+  const text =
+    stillAllocated !== null && stillAllocated > 0
+      ? trans.__(
+          'Nothing freed on GPU %1; %2 still allocated: something still references it',
+          index,
+          formatBytes(stillAllocated, units)
+        )
+      : trans.__('Nothing freed on GPU %1', index);
+  return text + nvmlNote;
 }
 
 function gpuLines(
@@ -194,14 +218,18 @@ export function emptyCacheSkipText(
     case 'skipped_cuda_not_initialized':
     case 'skipped_torch_not_imported':
       if (context.noGpu) {
-        return 'empty_cache skipped: no GPU is visible to this kernel';
+        return trans.__(
+          'empty_cache skipped: no GPU is visible to this kernel'
+        );
       }
       // A fact, not a step to take: a kernel that has not used CUDA has nothing to give back.
       return outcome === 'skipped_cuda_not_initialized'
-        ? 'empty_cache skipped: this kernel has not used CUDA yet, so nothing is cached'
-        : 'empty_cache skipped: PyTorch not imported in this kernel';
+        ? trans.__(
+            'empty_cache skipped: this kernel has not used CUDA yet, so nothing is cached'
+          )
+        : trans.__('empty_cache skipped: PyTorch not imported in this kernel');
     default:
-      return `empty_cache: ${outcome}`;
+      return trans.__('empty_cache: %1', outcome);
   }
 }
 
@@ -218,8 +246,13 @@ export function describeFreeResult(
   if (ranGc) {
     first.push(
       result.gc_collected === null
-        ? 'gc ran'
-        : `gc collected ${plural(result.gc_collected, 'object', 'objects')}`
+        ? trans.__('gc ran')
+        : trans._n(
+            'gc collected %2 object',
+            'gc collected %2 objects',
+            result.gc_collected,
+            formatCount(result.gc_collected)
+          )
     );
   }
   const skip = emptyCacheSkipText(result.empty_cache, context);
@@ -231,7 +264,7 @@ export function describeFreeResult(
   const gcFailures = failures.filter(f => f.step !== 'empty_cache');
   first.push(...Array.from(new Set(gcFailures.map(failureGist))));
   const ram = ramClause(before, after, units);
-  if (ram && (ranGc || ram !== 'RAM unchanged')) {
+  if (ram && (ranGc || ram !== trans.__('RAM unchanged'))) {
     first.push(ram);
   }
   const lines: string[] = [];
@@ -245,22 +278,25 @@ export function describeFreeResult(
   if (!lines.length) {
     lines.push(
       result.empty_cache === 'done'
-        ? 'empty_cache done; no memory figure changed'
-        : 'Done; no memory figure changed'
+        ? trans.__('empty_cache done; no memory figure changed')
+        : trans.__('Done; no memory figure changed')
     );
   }
   return { lines, freedBytes: freedBytesBetween(before, after) };
 }
 
-const HIDDEN_LABELS: { [holder: string]: string } = {
-  output_cache: 'the output cache',
-  last_traceback: 'the last traceback',
-  last_execution_result: 'the last execution result'
-};
-
 /** "the last traceback" for a hidden holder kind (kernel text otherwise). */
 export function hiddenHolderText(holder: string): string {
-  return HIDDEN_LABELS[holder] ?? holder;
+  switch (holder) {
+    case 'output_cache':
+      return trans.__('the output cache');
+    case 'last_traceback':
+      return trans.__('the last traceback');
+    case 'last_execution_result':
+      return trans.__('the last execution result');
+    default:
+      return holder;
+  }
 }
 
 /** "a, b, c and 4 more". */
@@ -268,26 +304,33 @@ export function listNames(names: readonly string[], max = 5): string {
   if (names.length <= max) {
     return names.join(', ');
   }
-  return `${names.slice(0, max).join(', ')} and ${names.length - max} more`;
+  return trans.__(
+    '%1 and %2 more',
+    names.slice(0, max).join(', '),
+    names.length - max
+  );
 }
 
 /** "x is still referenced by a list — its memory did not come back". */
 export function stillAliveText(name: string, reason: string): string {
-  const why = /^still\b/i.test(reason)
-    ? `${name} is ${reason}`
-    : `${name}: ${reason}`;
-  return `${why} ${DASH} its memory did not come back`;
+  return /^still\b/i.test(reason)
+    ? trans.__('%1 is %2 \u2014 its memory did not come back', name, reason)
+    : trans.__('%1: %2 \u2014 its memory did not come back', name, reason);
 }
 
 /** "empty_cache failed", "clearing the output cache failed": the gist of a failed step. */
 function failureGist(f: DeleteFailure): string {
   switch (f.step) {
     case 'delete':
-      return `deleting ${f.target ?? 'a name'} failed partway`;
+      return f.target !== null
+        ? trans.__('deleting %1 failed partway', f.target)
+        : trans.__('deleting a name failed partway');
     case 'clear':
-      return `clearing ${hiddenHolderText(f.target ?? 'a hidden holder')} failed`;
+      return f.target !== null
+        ? trans.__('clearing %1 failed', hiddenHolderText(f.target))
+        : trans.__('clearing a hidden holder failed');
     default:
-      return `${f.step} failed`;
+      return trans.__('%1 failed', f.step);
   }
 }
 
@@ -299,12 +342,28 @@ export function failureText(
   switch (f.step) {
     case 'delete':
       return f.target !== null && deleted.includes(f.target)
-        ? `${f.target} was deleted, but removing IPython's copies of it failed: ${f.error}`
-        : `Not deleted: ${f.target ?? 'a name'} ${DASH} ${f.error}`;
+        ? trans.__(
+            "%1 was deleted, but removing IPython's copies of it failed: %2",
+            f.target,
+            f.error
+          )
+        : trans.__(
+            'Not deleted: %1 \u2014 %2',
+            f.target ?? trans.__('a name'),
+            f.error
+          );
     case 'clear':
-      return `Not cleared: ${hiddenHolderText(f.target ?? 'a hidden holder')} ${DASH} ${f.error}`;
+      return trans.__(
+        'Not cleared: %1 \u2014 %2',
+        f.target !== null
+          ? hiddenHolderText(f.target)
+          : trans.__('a hidden holder'),
+        f.error
+      );
     default:
-      return `${f.step} failed${f.target ? ` on ${f.target}` : ''}: ${f.error}`;
+      return f.target
+        ? trans.__('%1 failed on %2: %3', f.step, f.target, f.error)
+        : trans.__('%1 failed: %2', f.step, f.error);
   }
 }
 
@@ -320,12 +379,14 @@ export function describeDeleteResult(
   const freedBytes = freedBytesBetween(before, after);
   const done: string[] = [];
   if (result.deleted.length) {
-    done.push(`Deleted ${listNames(result.deleted)}`);
+    done.push(trans.__('Deleted %1', listNames(result.deleted)));
   }
   if (result.cleared.length) {
-    const cleared = `cleared ${listNames(result.cleared.map(hiddenHolderText))}`;
+    const names = listNames(result.cleared.map(hiddenHolderText));
     done.push(
-      done.length ? cleared : cleared[0].toUpperCase() + cleared.slice(1)
+      done.length
+        ? trans.__('cleared %1', names)
+        : trans.__('Cleared %1', names)
     );
   }
   const failures = result.failures ?? [];
@@ -333,13 +394,13 @@ export function describeDeleteResult(
   const failed = Array.from(new Set(failures.map(failureGist)));
   const freed =
     freedBytes === null
-      ? 'freed memory unknown'
+      ? trans.__('freed memory unknown')
       : freedBytes > 0
-        ? `${formatBytes(freedBytes, units)} freed`
-        : 'nothing freed';
+        ? trans.__('%1 freed', formatBytes(freedBytes, units))
+        : trans.__('nothing freed');
   const lines: string[] = [];
-  const gist = done.length ? done.join('; ') : 'Nothing was deleted';
-  lines.push(`${[gist, ...failed].join('; ')}: ${freed}`);
+  const gist = done.length ? done.join('; ') : trans.__('Nothing was deleted');
+  lines.push(trans.__('%1: %2', [gist, ...failed].join('; '), freed));
   for (const f of failures) {
     lines.push(failureText(f, result.deleted));
   }
@@ -349,7 +410,10 @@ export function describeDeleteResult(
   const onlyRam = gpus.length === 0 && freedBytes !== null && freedBytes > 0;
   if (
     ram &&
-    !(onlyRam && ram === `RAM ${formatSignedBytes(-freedBytes!, units)}`)
+    !(
+      onlyRam &&
+      ram === trans.__('RAM %1', formatSignedBytes(-freedBytes!, units))
+    )
   ) {
     lines.push(ram);
   }
@@ -357,8 +421,8 @@ export function describeDeleteResult(
   for (const { name, reason, hidden } of result.refused) {
     lines.push(
       hidden
-        ? `Not cleared: ${hiddenHolderText(name)} ${DASH} ${reason}`
-        : `Not deleted: ${name} ${DASH} ${reason}`
+        ? trans.__('Not cleared: %1 \u2014 %2', hiddenHolderText(name), reason)
+        : trans.__('Not deleted: %1 \u2014 %2', name, reason)
     );
   }
   for (const { name, reason } of result.still_alive.slice(
@@ -370,7 +434,12 @@ export function describeDeleteResult(
   const more = result.still_alive.length - MAX_STILL_ALIVE_LINES;
   if (more > 0) {
     lines.push(
-      `\u2026and ${plural(more, 'more name', 'more names')} whose memory did not come back`
+      trans._n(
+        '\u2026and %2 more name whose memory did not come back',
+        '\u2026and %2 more names whose memory did not come back',
+        more,
+        formatCount(more)
+      )
     );
   }
   return { lines, freedBytes };

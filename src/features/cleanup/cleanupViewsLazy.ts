@@ -2,6 +2,7 @@
  * The cleanup views, loaded the first time the Memory or Holders tab is
  * shown: each follows the cleanup actions of the active notebook's kernel.
  */
+import { trans } from '../../text/translation';
 import { CommandIDs, ExecuteCommand } from '../../ui/commandIds';
 import { followMonitor } from '../../ui/followMonitor';
 import { GRAPH_FIX_SNIPPET_ID } from './graphFix';
@@ -28,7 +29,7 @@ export function createActionsBar({
   execute,
   actionsFor
 }: ICleanupSidebarOptions): MemoryActionsBar {
-  const bar = new MemoryActionsBar({ buttons: CLEANUP_BUTTONS, execute });
+  const bar = new MemoryActionsBar({ buttons: cleanupButtons(), execute });
   // The cleanup result is text made when it came: say it in the new units.
   const redescribe = () => void bar.actions?.redescribe();
   monitor.settingsChanged.connect(redescribe);
@@ -60,31 +61,39 @@ export function createHoldersView({
   });
 }
 
-/** The cleanup bar's buttons (each runs its command). */
-const CLEANUP_BUTTONS: MemoryActionsBar.IButton[] = [
-  {
-    command: CommandIDs.collectGarbage,
-    label: 'gc',
-    caption: 'Run gc.collect() in the kernel (queued while it is busy)',
-    role: 'action-collect-garbage'
-  },
-  {
-    command: CommandIDs.emptyCache,
-    label: 'Empty cache',
-    caption:
-      "Run torch.cuda.empty_cache(): give PyTorch's cached GPU memory back to the device",
-    role: 'action-empty-cache'
-  },
-  {
-    command: CommandIDs.freeMemory,
-    label: 'Free memory',
-    caption: 'gc.collect() then torch.cuda.empty_cache()',
-    role: 'action-free-memory'
-  },
-  {
-    command: CommandIDs.inspectMemory,
-    label: 'What holds memory?',
-    caption: 'List the variables and hidden references that hold memory',
-    role: 'action-inspect'
-  }
-];
+/** The cleanup bar's buttons (each runs its command), in the page's language. */
+function cleanupButtons(): MemoryActionsBar.IButton[] {
+  return [
+    {
+      command: CommandIDs.collectGarbage,
+      // The name of the Python function: code, not translated.
+      label: 'gc',
+      caption: trans.__(
+        'Run gc.collect() in the kernel (queued while it is busy)'
+      ),
+      role: 'action-collect-garbage'
+    },
+    {
+      command: CommandIDs.emptyCache,
+      label: trans.__('Empty cache'),
+      caption: trans.__(
+        "Run torch.cuda.empty_cache(): give PyTorch's cached GPU memory back to the device"
+      ),
+      role: 'action-empty-cache'
+    },
+    {
+      command: CommandIDs.freeMemory,
+      label: trans.__('Free memory'),
+      caption: trans.__('gc.collect() then torch.cuda.empty_cache()'),
+      role: 'action-free-memory'
+    },
+    {
+      command: CommandIDs.inspectMemory,
+      label: trans.__('What holds memory?'),
+      caption: trans.__(
+        'List the variables and hidden references that hold memory'
+      ),
+      role: 'action-inspect'
+    }
+  ];
+}

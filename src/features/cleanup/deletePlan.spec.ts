@@ -1,7 +1,7 @@
 import {
   expectedFreedBytes,
   makeDeletePlan,
-  TRACEBACK_WARNING
+  tracebackWarning
 } from './deletePlan';
 import {
   makeEntry,
@@ -147,13 +147,13 @@ describe('makeDeletePlan', () => {
     expect(plan?.listingId).toBe('L1');
     expect(plan?.entries.map(e => e.name)).toEqual(['model', 'np_arr']);
     expect(plan?.hidden.map(h => h.holder)).toEqual(['last_traceback']);
-    expect(plan?.warnings).toEqual([TRACEBACK_WARNING]);
+    expect(plan?.warnings).toEqual([tracebackWarning()]);
   });
 
   it('adds the traceback warning when the kernel gives none', () => {
     const listing = makeListing({ hidden: [makeHidden({ warning: null })] });
     const plan = makeDeletePlan(listing, [], ['last_traceback']);
-    expect(plan?.warnings).toEqual([TRACEBACK_WARNING]);
+    expect(plan?.warnings).toEqual([tracebackWarning()]);
   });
 
   it('is null when nothing deletable is chosen', () => {

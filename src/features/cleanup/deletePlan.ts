@@ -22,10 +22,12 @@ import type {
 } from '../../protocol/cleanup';
 import { isHiddenHolderKind } from '../../protocol/messages';
 import { hiddenHolderText } from './cleanupResultText';
+import { trans } from '../../text/translation';
 
 /** The warning for clearing the traceback when the kernel gives none. */
-export const TRACEBACK_WARNING =
-  'Clearing the traceback disables %debug for that error';
+export function tracebackWarning(): string {
+  return trans.__('Clearing the traceback disables %%debug for that error');
+}
 
 export interface ExpectedBytes {
   /** Sum of the ticked holders' total_bytes. */
@@ -54,7 +56,7 @@ export function hiddenHolderWarning(holder: HiddenHolder): string | null {
   if (holder.warning) {
     return holder.warning;
   }
-  return holder.holder === 'last_traceback' ? TRACEBACK_WARNING : null;
+  return holder.holder === 'last_traceback' ? tracebackWarning() : null;
 }
 
 /**
@@ -90,7 +92,11 @@ export function expectedFreedBytes(
     for (const o of overlaps) {
       if (!tickedHolders.includes(o.holder)) {
         reasons.push(
-          `${hiddenHolderText(holder.holder)} holds some of the same objects as ${hiddenHolderText(o.holder)}, which stays`
+          trans.__(
+            '%1 holds some of the same objects as %2, which stays',
+            hiddenHolderText(holder.holder),
+            hiddenHolderText(o.holder)
+          )
         );
       }
     }
@@ -114,7 +120,13 @@ export function expectedFreedBytes(
     const kept = entry.shared_with.filter(name => !ticked.has(name));
     if (kept.length) {
       reasons.push(
-        `${entry.name} shares storage with ${kept.join(', ')}, ${kept.length === 1 ? 'which stays' : 'which stay'}`
+        trans._n(
+          '%2 shares storage with %3, which stays',
+          '%2 shares storage with %3, which stay',
+          kept.length,
+          entry.name,
+          kept.join(', ')
+        )
       );
     }
   }
@@ -147,10 +159,10 @@ export function expectedFreedBytes(
     entries.some(e => e.output_cache_refs.length > 0)
   ) {
     // An older helper does not say what the cache shares with names.
-    reasons.push('the output cache holds some of the same objects');
+    reasons.push(trans.__('the output cache holds some of the same objects'));
   }
   if (hidden.length > 1) {
-    reasons.push('the hidden references may hold the same objects');
+    reasons.push(trans.__('the hidden references may hold the same objects'));
   }
   return { bytes, byDevice, atMost: reasons.length > 0, reasons };
 }

@@ -8,6 +8,7 @@
  */
 import { HolderEntry } from '../../protocol/cleanup';
 import { ByteUnits, formatBytes } from '../../text/format';
+import { trans } from '../../text/translation';
 
 /** The snippet that shows the pattern for training loops. */
 export const GRAPH_FIX_SNIPPET_ID = 'loss-item';
@@ -30,24 +31,53 @@ export function graphHoldingText(
   if (!graph) {
     return null;
   }
-  const tensors =
-    graph.tensors === 1 ? '1 tensor keeps' : `${graph.tensors} tensors keep`;
   const more = graph.truncated ? '+' : '';
-  const nodes = `${graph.graph_nodes}${more} autograd node${graph.graph_nodes === 1 ? '' : 's'}`;
+  const nodes = trans._n(
+    '%2 autograd node',
+    '%2 autograd nodes',
+    graph.graph_nodes,
+    `${graph.graph_nodes}${more}`
+  );
   let held: string;
   if (graph.bytes === null) {
-    held =
-      "every tensor saved for backward stays in memory, whatever the tensor's own size (this torch does not show how much)";
+    held = trans.__(
+      "every tensor saved for backward stays in memory, whatever the tensor's own size (this torch does not show how much)"
+    );
   } else if (graph.bytes > 0) {
-    held = `the tensors it saved for backward hold ${graph.truncated ? 'at least ' : ''}${formatBytes(graph.bytes, units)} that no variable holds`;
+    held = graph.truncated
+      ? trans.__(
+          'the tensors it saved for backward hold at least %1 that no variable holds',
+          formatBytes(graph.bytes, units)
+        )
+      : trans.__(
+          'the tensors it saved for backward hold %1 that no variable holds',
+          formatBytes(graph.bytes, units)
+        );
   } else {
-    held =
-      'it holds no saved tensors now (backward() freed them), only its nodes';
+    held = trans.__(
+      'it holds no saved tensors now (backward() freed them), only its nodes'
+    );
   }
   const packed = graph.packed_by_hooks
-    ? ` ${graph.packed_by_hooks} saved tensor${graph.packed_by_hooks === 1 ? ' was' : 's were'} packed by a hook (checkpointing, offloading): counted as packed.`
+    ? ' ' +
+      trans._n(
+        '%1 saved tensor was packed by a hook (checkpointing, offloading): counted as packed.',
+        '%1 saved tensors were packed by a hook (checkpointing, offloading): counted as packed.',
+        graph.packed_by_hooks
+      )
     : '';
-  return `${tensors} an autograd graph alive (${nodes}): ${held}.${packed} Keep .item() or .detach() instead.`;
+  return (
+    trans._n(
+      '%1 tensor keeps an autograd graph alive (%2): %3.',
+      '%1 tensors keep an autograd graph alive (%2): %3.',
+      graph.tensors,
+      nodes,
+      held
+    ) +
+    packed +
+    ' ' +
+    trans.__('Keep .item() or .detach() instead.')
+  );
 }
 
 /** The code of the fix cell for `entry`, or null when its name is not a plain identifier. */

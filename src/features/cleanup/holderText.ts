@@ -8,6 +8,7 @@
  */
 import type { HolderEntry } from '../../protocol/cleanup';
 import { ByteUnits, formatBytes } from '../../text/format';
+import { trans } from '../../text/translation';
 
 type Sharing = Pick<
   HolderEntry,
@@ -43,16 +44,20 @@ export function sharingNote(entry: Sharing, units: ByteUnits): string | null {
   if (entry.shared_bytes > 0 && entry.counted_under.length > 0) {
     const counted = new Set(entry.counted_under);
     const rest = others.filter(name => !counted.has(name));
-    return (
-      `keeps ${formatBytes(entry.shared_bytes, units)} alive that ${entry.counted_under.join(', ')} ` +
-      `${entry.counted_under.length === 1 ? 'counts' : 'count'} (shared storage)` +
-      (rest.length ? `; also shares storage with ${rest.join(', ')}` : '')
+    const keeps = trans._n(
+      'keeps %2 alive that %3 counts (shared storage)',
+      'keeps %2 alive that %3 count (shared storage)',
+      entry.counted_under.length,
+      formatBytes(entry.shared_bytes, units),
+      entry.counted_under.join(', ')
     );
+    return rest.length
+      ? trans.__('%1; also shares storage with %2', keeps, rest.join(', '))
+      : keeps;
   }
   // Nothing counted elsewhere: what it shares is counted on this row (an
   // older helper sends no shared_bytes: a 0 B row then claims nothing).
-  return (
-    `shares storage with ${others.join(', ')}` +
-    (entry.total_bytes > 0 ? ', counted here' : '')
-  );
+  return entry.total_bytes > 0
+    ? trans.__('shares storage with %1, counted here', others.join(', '))
+    : trans.__('shares storage with %1', others.join(', '));
 }

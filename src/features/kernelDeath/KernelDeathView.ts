@@ -7,6 +7,7 @@ import { explainKernelDeath } from '../../model/kernelDeath';
 import { ModelChange } from '../../model/IKernelMemoryModel';
 import { element, setHidden, setText } from '../../ui/dom';
 import { ModelView } from '../../ui/ModelView';
+import { trans } from '../../text/translation';
 
 const RELEVANT: ReadonlySet<ModelChange> = new Set<ModelChange>(['death']);
 
@@ -17,7 +18,7 @@ export class KernelDeathView extends ModelView {
     this.node.dataset.vramRole = 'kernel-death';
     this.node.setAttribute('role', 'status');
     const title = element('div', 'jp-vram-KernelDeath-title', {
-      text: 'The kernel died'
+      text: trans.__('The kernel died')
     });
     this._summary = element('div', 'jp-vram-KernelDeath-summary', {
       role: 'kernel-death-summary'

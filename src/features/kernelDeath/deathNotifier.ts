@@ -15,6 +15,7 @@ import {
   IKernelMemoryModel,
   ModelChange
 } from '../../model/IKernelMemoryModel';
+import { trans } from '../../text/translation';
 
 /** What the notifier needs of JupyterLab's Notification (fakes in tests). */
 export interface INotifications {
@@ -124,7 +125,9 @@ export class DeathNotifier implements IDisposable {
         notificationType(explanation.verdict),
         {
           autoClose: false,
-          actions: [{ label: 'Details', callback: () => this._showDetails() }]
+          actions: [
+            { label: trans.__('Details'), callback: () => this._showDetails() }
+          ]
         }
       );
       this._shown.set(model, { id, facts: death });

@@ -19,6 +19,7 @@ import { gpuFigures } from '../../model/gpuFigures';
 import { seesNoGpu } from '../../model/gpuVisibility';
 import { IMonitoredSessionEntry } from '../../monitor/monitoredSession';
 import { MonitorState } from '../../model/MonitorState';
+import { trans } from '../../text/translation';
 
 /** Where the Kernels tab gets its sessions (the MemoryMonitor). */
 export interface IKernelSessionSource {
@@ -331,31 +332,38 @@ export function describeGpuProcessVisibility(
 ): string {
   switch (overview.visibility) {
     case 'no-kernels':
-      return 'Open a notebook: the GPU processes are listed by its kernel.';
+      return trans.__(
+        'Open a notebook: the GPU processes are listed by its kernel.'
+      );
     case 'waiting':
-      return "Waiting for the kernels' memory helpers to report.";
+      return trans.__("Waiting for the kernels' memory helpers to report.");
     case 'nvml-unavailable':
-      return (
-        'No GPU process list: NVML is not available to these kernels' +
-        (overview.nvmlError ? ` (${overview.nvmlError})` : '') +
-        ". Only each kernel's own PyTorch figures can be seen, not other processes on the GPUs."
-      );
+      return overview.nvmlError
+        ? trans.__(
+            "No GPU process list: NVML is not available to these kernels (%1). Only each kernel's own PyTorch figures can be seen, not other processes on the GPUs.",
+            overview.nvmlError
+          )
+        : trans.__(
+            "No GPU process list: NVML is not available to these kernels. Only each kernel's own PyTorch figures can be seen, not other processes on the GPUs."
+          );
     case 'no-gpus':
-      return (
-        'No GPU is visible to these kernels, so there are no GPU processes to list' +
-        (overview.nvmlError ? ` (NVML: ${overview.nvmlError})` : '') +
-        '.'
-      );
+      return overview.nvmlError
+        ? trans.__(
+            'No GPU is visible to these kernels, so there are no GPU processes to list (NVML: %1).',
+            overview.nvmlError
+          )
+        : trans.__(
+            'No GPU is visible to these kernels, so there are no GPU processes to list.'
+          );
     case 'not-listed':
-      return (
-        'No GPU process list: NVML did not list the processes on these GPUs ' +
-        '(a container may hide them, or the kernel helper predates the list). ' +
-        'Other processes on the GPUs cannot be seen.'
+      return trans.__(
+        'No GPU process list: NVML did not list the processes on these GPUs (a container may hide them, or the kernel helper predates the list). Other processes on the GPUs cannot be seen.'
       );
     case 'listed':
       return overview.others.length
-        ? 'Processes NVML lists on these GPUs that are none of the kernels above ' +
-            "(pids as NVML reports them; in a container they may be the host's)."
-        : 'NVML lists no other process on these GPUs.';
+        ? trans.__(
+            "Processes NVML lists on these GPUs that are none of the kernels above (pids as NVML reports them; in a container they may be the host's)."
+          )
+        : trans.__('NVML lists no other process on these GPUs.');
   }
 }

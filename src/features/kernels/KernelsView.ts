@@ -52,6 +52,7 @@ import {
   syncKeyedChildren
 } from '../../ui/dom';
 import { LazyView } from '../../ui/LazyView';
+import { trans } from '../../text/translation';
 
 /** Model changes that move a figure or state this tab shows. */
 const RELEVANT: ReadonlySet<ModelChange> = new Set<ModelChange>([
@@ -61,29 +62,29 @@ const RELEVANT: ReadonlySet<ModelChange> = new Set<ModelChange>([
   'busy'
 ]);
 
-const STATE_LABELS: Record<MonitorState, string> = {
-  'no-notebook': 'No notebook',
-  'kernel-starting': 'Starting',
-  'non-python': 'Not Python',
-  bootstrapping: 'Connecting',
-  'helper-failed': 'Helper failed',
-  'protocol-mismatch': 'Incompatible helper',
-  overheard: 'Live (another page)',
-  live: 'Live',
-  disconnected: 'Disconnected'
-};
+const STATE_LABELS = (): Record<MonitorState, string> => ({
+  'no-notebook': trans.__('No notebook'),
+  'kernel-starting': trans.__('Starting'),
+  'non-python': trans.__('Not Python'),
+  bootstrapping: trans.__('Connecting'),
+  'helper-failed': trans.__('Helper failed'),
+  'protocol-mismatch': trans.__('Incompatible helper'),
+  overheard: trans.__('Live (another page)'),
+  live: trans.__('Live'),
+  disconnected: trans.__('Disconnected')
+});
 
 /** "Live · busy · pid 4242"; "Not started" for a notebook without a kernel (its kernel column says so). */
 function kernelStateText(row: KernelRow): string {
   if (row.kernelId === null) {
-    return 'Not started';
+    return trans.__('Not started');
   }
-  const parts = [STATE_LABELS[row.state]];
+  const parts = [STATE_LABELS()[row.state]];
   if (row.state === 'live' && row.busy) {
-    parts.push('busy');
+    parts.push(trans.__('busy'));
   }
   if (row.pid !== null) {
-    parts.push(`pid ${row.pid}`);
+    parts.push(trans.__('pid %1', row.pid));
   }
   return parts.join(' \u00b7 ');
 }
@@ -99,19 +100,21 @@ export class KernelsView extends LazyView {
     this._table = element('table', 'jp-vram-Kernels-table', {
       role: 'kernels-table'
     });
-    this._table.setAttribute('aria-label', 'Monitored kernels');
-    this._table.appendChild(headerRow(['Kernel', 'RAM', 'GPU']));
+    this._table.setAttribute('aria-label', trans.__('Monitored kernels'));
+    this._table.appendChild(
+      headerRow([trans.__('Kernel'), trans.__('RAM'), trans.__('GPU')])
+    );
     this._rowsBody = document.createElement('tbody');
     this._table.appendChild(this._rowsBody);
     this._empty = element('div', 'jp-vram-Kernels-note', {
       role: 'kernels-empty',
-      text:
-        'No kernel is monitored yet. The kernels of the notebooks opened ' +
-        'in this window are listed here.'
+      text: trans.__(
+        'No kernel is monitored yet. The kernels of the notebooks opened in this window are listed here.'
+      )
     });
 
     const othersHeading = element('div', 'jp-vram-Kernels-heading', {
-      text: 'Other GPU processes'
+      text: trans.__('Other GPU processes')
     });
     this._note = element('div', 'jp-vram-Kernels-note', {
       role: 'gpu-processes-note'
@@ -120,8 +123,10 @@ export class KernelsView extends LazyView {
     this._others = element('table', 'jp-vram-Kernels-table', {
       role: 'gpu-processes-table'
     });
-    this._others.setAttribute('aria-label', 'Other GPU processes');
-    this._others.appendChild(headerRow(['PID', 'GPU', 'Memory']));
+    this._others.setAttribute('aria-label', trans.__('Other GPU processes'));
+    this._others.appendChild(
+      headerRow([trans.__('PID'), trans.__('GPU'), trans.__('Memory')])
+    );
     this._othersBody = document.createElement('tbody');
     this._others.appendChild(this._othersBody);
 
@@ -220,14 +225,14 @@ export class KernelsView extends LazyView {
     name.append(notebook, kernel, state, actions);
     const rss = element('td', 'jp-vram-Kernels-figure', {
       role: 'kernel-host-rss',
-      title: 'Host RAM of the kernel process (resident set size)'
+      title: trans.__('Host RAM of the kernel process (resident set size)')
     });
     const gpus = element('td', 'jp-vram-Kernels-figure');
     const noGpu = element('div', 'jp-vram-Kernels-detail');
     gpus.appendChild(noGpu);
     const shutdown = button(
       'jp-vram-Button jp-vram-Button-danger',
-      { role: 'kernel-shutdown', text: 'Shut down' },
+      { role: 'kernel-shutdown', text: trans.__('Shut down') },
       () => {
         if (kernelId) {
           this._execute(CommandIDs.shutdownKernel, { kernelId });
@@ -284,17 +289,17 @@ function updateRow(
   units: ByteUnits
 ): void {
   const paths = row.paths.join(', ');
-  const notebooks = paths || 'Untitled';
+  const notebooks = paths || trans.__('Untitled');
   setText(nodes.notebook, notebooks);
   nodes.notebook.title = notebooks;
   const kernelText = [
-    row.displayName ?? row.kernelName ?? 'No kernel',
+    row.displayName ?? row.kernelName ?? trans.__('No kernel'),
     row.kernelId ? row.kernelId.slice(0, 8) : null
   ]
     .filter(Boolean)
     .join(' \u00b7 ');
   setText(nodes.kernel, kernelText);
-  nodes.kernel.title = row.kernelId ? `Kernel ${row.kernelId}` : '';
+  nodes.kernel.title = row.kernelId ? trans.__('Kernel %1', row.kernelId) : '';
   setText(nodes.state, kernelStateText(row));
   nodes.state.title = row.stateReason;
   nodes.state.dataset.vramState = row.state;
@@ -303,7 +308,7 @@ function updateRow(
   const last = row.sampled && !figuresAreCurrent(row.state);
   for (const cell of [nodes.rss, nodes.gpus]) {
     cell.classList.toggle('jp-mod-last', last);
-    setTitle(cell, last ? `Last figures: ${row.stateReason}` : '');
+    setTitle(cell, last ? trans.__('Last figures: %1', row.stateReason) : '');
   }
 
   // GPU indices are unique within a sample: one kept element each.
@@ -323,22 +328,29 @@ function updateRow(
   );
   // "no GPU" only where that is known: without NVML, before CUDA starts, an
   // empty list proves nothing.
-  setText(nodes.noGpu, row.seesNoGpu === true ? 'no GPU' : '\u2014');
+  setText(nodes.noGpu, row.seesNoGpu === true ? trans.__('no GPU') : '\u2014');
   nodes.noGpu.title =
     row.seesNoGpu === true
-      ? 'This kernel sees no GPU'
+      ? trans.__('This kernel sees no GPU')
       : row.sampled
-        ? "No GPU seen yet: the kernel's GPUs show once PyTorch initialises CUDA"
+        ? trans.__(
+            "No GPU seen yet: the kernel's GPUs show once PyTorch initialises CUDA"
+          )
         : '';
   setHidden(nodes.noGpu, row.gpus.length > 0);
 
-  const where = paths || 'this notebook';
-  nodes.shutdown.title = row.kernelId
-    ? `Shut down the kernel of ${where} (asks first)`
-    : 'This notebook has no kernel';
+  nodes.shutdown.title = !row.kernelId
+    ? trans.__('This notebook has no kernel')
+    : paths
+      ? trans.__('Shut down the kernel of %1 (asks first)', paths)
+      : trans.__('Shut down the kernel of this notebook (asks first)');
   nodes.shutdown.setAttribute(
     'aria-label',
-    row.kernelId ? `Shut down the kernel of ${where}` : 'No kernel to shut down'
+    !row.kernelId
+      ? trans.__('No kernel to shut down')
+      : paths
+        ? trans.__('Shut down the kernel of %1', paths)
+        : trans.__('Shut down the kernel of this notebook')
   );
 }
 
@@ -351,15 +363,24 @@ function updateGpuUse(
   node.dataset.vramSource = gpu.source ?? 'unknown';
   setBytesData(node, gpu.bytes);
   setText(node, `${gpu.index}: ${formatBytes(gpu.bytes, units)}`);
-  node.title =
-    `GPU ${gpu.index}${gpu.name ? ` (${gpu.name})` : ''}: ` +
-    (gpu.source === 'nvml'
-      ? 'what the driver attributes to the kernel process'
+  const device = gpu.name
+    ? trans.__('GPU %1 (%2)', gpu.index, gpu.name)
+    : trans.__('GPU %1', gpu.index);
+  node.title = trans.__(
+    '%1: %2',
+    device,
+    gpu.source === 'nvml'
+      ? trans.__('what the driver attributes to the kernel process')
       : gpu.source === 'torch'
-        ? "PyTorch's reserved memory (NVML cannot attribute the process)"
+        ? trans.__(
+            "PyTorch's reserved memory (NVML cannot attribute the process)"
+          )
         : gpu.source === 'tensorflow'
-          ? "TensorFlow's memory in use (NVML cannot attribute the process)"
-          : 'unknown');
+          ? trans.__(
+              "TensorFlow's memory in use (NVML cannot attribute the process)"
+            )
+          : trans.__('unknown')
+  );
 }
 
 function headerRow(labels: string[]): HTMLTableSectionElement {
@@ -383,16 +404,16 @@ function processRow(
   tr.dataset.vramGpu = String(process.gpuIndex);
   const pid = element('td', 'jp-vram-Kernels-figure', {
     text: String(process.pid),
-    title: `Process ${process.pid} on ${process.hostname}`
+    title: trans.__('Process %1 on %2', process.pid, process.hostname)
   });
   const gpu = element('td', 'jp-vram-Kernels-figure', {
     text: String(process.gpuIndex),
-    title: process.gpuName ?? `GPU ${process.gpuIndex}`
+    title: process.gpuName ?? trans.__('GPU %1', process.gpuIndex)
   });
   const memory = element('td', 'jp-vram-Kernels-figure');
   setBytes(memory, process.usedBytes, units);
   if (process.usedBytes === null) {
-    memory.title = 'NVML gives no figure for this process';
+    memory.title = trans.__('NVML gives no figure for this process');
   }
   setBytesData(tr, process.usedBytes);
   tr.append(pid, gpu, memory);

@@ -7,6 +7,7 @@
  * `.jp-Dialog .jp-mod-accept` ("Shut Down").
  */
 import { confirmSentences } from '../../ui/confirmDialog';
+import { trans } from '../../text/translation';
 
 /** The kernel to shut down, as the dialog names it. */
 export interface ShutdownKernelRequest {
@@ -27,21 +28,30 @@ export interface ShutdownKernelRequest {
 export function shutdownKernelText(request: ShutdownKernelRequest): string[] {
   const notebooks = request.paths.length
     ? request.paths.map(p => `\u201c${p}\u201d`).join(', ')
-    : 'this notebook';
+    : trans.__('this notebook');
   const kernel = request.kernelName
-    ? `the ${request.kernelName} kernel`
-    : 'the kernel';
+    ? trans.__('the %1 kernel', request.kernelName)
+    : trans.__('the kernel');
   const others = request.others?.length
     ? [
-        `It is also the kernel of ${request.others.join(', ')}, which lose${request.others.length === 1 ? 's' : ''} it too.`
+        trans._n(
+          'It is also the kernel of %2, which loses it too.',
+          'It is also the kernel of %2, which lose it too.',
+          request.others.length,
+          request.others.join(', ')
+        )
       ]
     : [];
   return [
-    `Shut down ${kernel} of ${notebooks}?`,
+    trans.__('Shut down %1 of %2?', kernel, notebooks),
     ...others,
-    'Every variable in it is lost, with all the memory it holds: ' +
-      'anything not saved to disk has to be computed again.',
-    `The notebook stays open with no kernel (kernel ${request.kernelId}).`
+    trans.__(
+      'Every variable in it is lost, with all the memory it holds: anything not saved to disk has to be computed again.'
+    ),
+    trans.__(
+      'The notebook stays open with no kernel (kernel %1).',
+      request.kernelId
+    )
   ];
 }
 
@@ -50,10 +60,10 @@ export function confirmShutdownKernelDialog(
   request: ShutdownKernelRequest
 ): Promise<boolean> {
   return confirmSentences({
-    title: 'Shut down the kernel?',
+    title: trans.__('Shut down the kernel?'),
     role: 'shutdown-kernel-body',
     sentences: shutdownKernelText(request),
-    accept: 'Shut Down',
-    acceptAriaLabel: 'Shut down the kernel'
+    accept: trans.__('Shut Down'),
+    acceptAriaLabel: trans.__('Shut down the kernel')
   });
 }

@@ -39,7 +39,7 @@ export function registerKernelCommands(options: {
       if (!sessions.length) {
         notify(
           'info',
-          'That kernel is not running in an open notebook any more.'
+          trans.__('That kernel is not running in an open notebook any more.')
         );
         return false;
       }
@@ -55,7 +55,10 @@ export function registerKernelCommands(options: {
         ) {
           others.push(
             session.type === 'console'
-              ? `the console \u201c${session.name || session.path}\u201d`
+              ? trans.__(
+                  'the console \u201c%1\u201d',
+                  session.name || session.path
+                )
               : `\u201c${session.path}\u201d`
           );
         }
@@ -77,7 +80,9 @@ export function registerKernelCommands(options: {
       if (!now.length) {
         notify(
           'info',
-          'That kernel is not running in an open notebook any more: nothing was shut down.'
+          trans.__(
+            'That kernel is not running in an open notebook any more: nothing was shut down.'
+          )
         );
         return false;
       }
@@ -85,7 +90,9 @@ export function registerKernelCommands(options: {
       if (nowRow.paths.some(path => !row.paths.includes(path))) {
         notify(
           'warning',
-          'Another notebook uses that kernel now, which the question did not name: nothing was shut down. Ask again.'
+          trans.__(
+            'Another notebook uses that kernel now, which the question did not name: nothing was shut down. Ask again.'
+          )
         );
         return false;
       }
@@ -95,7 +102,10 @@ export function registerKernelCommands(options: {
         // and the notebook shows "No Kernel", ready to start another.
         await context.shutdown();
       } catch (reason) {
-        notify('error', `Could not shut down the kernel: ${errorText(reason)}`);
+        notify(
+          'error',
+          trans.__('Could not shut down the kernel: %1', errorText(reason))
+        );
         return false;
       }
       return true;

@@ -40,6 +40,7 @@ import {
 } from '../../ui/dom';
 import { ModelView } from '../../ui/ModelView';
 import { follow } from '../../ui/follow';
+import { trans } from '../../text/translation';
 
 // 'sample': the figures as they stand now, beside those at the failure.
 const RELEVANT: ReadonlySet<ModelChange> = new Set<ModelChange>([
@@ -55,7 +56,7 @@ export class OomDiagnosisView extends ModelView {
     this.addClass('jp-vram-OomDiagnosis');
     this.node.dataset.vramRole = 'oom-diagnosis';
     this.node.setAttribute('role', 'region');
-    this.node.setAttribute('aria-label', 'Out-of-memory diagnosis');
+    this.node.setAttribute('aria-label', trans.__('Out-of-memory diagnosis'));
   }
 
   protected readonly relevantChanges = RELEVANT;
@@ -162,14 +163,18 @@ export class OomDiagnosisView extends ModelView {
     });
     const dismiss = button(
       'jp-vram-OomDiagnosis-dismiss',
-      { role: 'oom-dismiss', text: '\u00d7', title: 'Dismiss this diagnosis' },
+      {
+        role: 'oom-dismiss',
+        text: '\u00d7',
+        title: trans.__('Dismiss this diagnosis')
+      },
       () => {
         this._dismissed.add(entry);
         this._shown = undefined;
         this.requestRender();
       }
     );
-    dismiss.setAttribute('aria-label', 'Dismiss this diagnosis');
+    dismiss.setAttribute('aria-label', trans.__('Dismiss this diagnosis'));
     header.append(headline, dismiss);
 
     const causes = element('ul', 'jp-vram-OomDiagnosis-causes');
@@ -184,7 +189,9 @@ export class OomDiagnosisView extends ModelView {
 
     const caption = element('div', 'jp-vram-OomDiagnosis-figuresCaption', {
       role: 'oom-figures-caption',
-      text: 'At the failure (under a figure, its value now, where the latest sample has it):'
+      text: trans.__(
+        'At the failure (under a figure, its value now, where the latest sample has it):'
+      )
     });
     const figures = element('dl', 'jp-vram-OomDiagnosis-figures', {
       role: 'oom-figures'
@@ -235,7 +242,7 @@ export class OomDiagnosisView extends ModelView {
         node,
         bytes === undefined
           ? ''
-          : `now ${formatBytes(bytes, this.settings.units)}`
+          : trans.__('now %1', formatBytes(bytes, this.settings.units))
       );
       setBytesData(node, bytes ?? null);
     }
@@ -253,7 +260,7 @@ export class OomDiagnosisView extends ModelView {
     }
     box.appendChild(
       element('div', 'jp-vram-Holders-heading', {
-        text: 'Lines holding the most memory at the failure'
+        text: trans.__('Lines holding the most memory at the failure')
       })
     );
     const cellIds = cellIdsByCount(
@@ -267,10 +274,14 @@ export class OomDiagnosisView extends ModelView {
       setBytesData(item, row.bytes);
       const where = row.inNotebook
         ? row.label
-        : `outside the notebook: ${row.label}`;
+        : trans.__('outside the notebook: %1', row.label);
       item.append(
         element('div', 'jp-vram-Sites-rowHead', {
-          text: `${where} — ${formatBytes(row.bytes, this.settings.units)}`
+          text: trans.__(
+            '%1 — %2',
+            where,
+            formatBytes(row.bytes, this.settings.units)
+          )
         })
       );
       if (row.code !== null) {
@@ -283,13 +294,13 @@ export class OomDiagnosisView extends ModelView {
         (row.cellId !== null || row.executionCount !== null)
       ) {
         item.classList.add('jp-vram-Sites-jump');
-        item.title = 'Go to this line';
+        item.title = trans.__('Go to this line');
         makeActivatable(
           item,
           () =>
             void this._run({
               id: 'go-to-line',
-              label: 'Go to this line',
+              label: trans.__('Go to this line'),
               gain: '',
               steps: [
                 {

@@ -10,6 +10,7 @@ import { CommandIDs } from '../../ui/commandIds';
 import { ByteUnits, formatBytes } from '../../text/format';
 import { OomDiagnosis } from '../../protocol/oom';
 import { fragmentedBytes, holderName, known } from './oomExplanation';
+import { trans } from '../../text/translation';
 
 /** JupyterLab's own command: restart the notebook's kernel (it asks first). */
 export const RESTART_KERNEL_COMMAND = 'notebook:restart-kernel';
@@ -95,8 +96,18 @@ export function oomActions(
   const notForThis = !d.causes.some(c => c.cause === 'too_big')
     ? ''
     : wholeCard
-      ? ` Not enough for this request: it is larger than the whole ${host ? 'machine' : 'card'}.`
-      : ' Not enough for this request: it needs more than this kernel can get.';
+      ? ' ' +
+        (host
+          ? trans.__(
+              'Not enough for this request: it is larger than the whole machine.'
+            )
+          : trans.__(
+              'Not enough for this request: it is larger than the whole card.'
+            ))
+      : ' ' +
+        trans.__(
+          'Not enough for this request: it needs more than this kernel can get.'
+        );
   const actions: OomAction[] = [];
   const add = (action: OomAction | null) => {
     if (action && !actions.some(a => a.id === action.id)) {
@@ -106,12 +117,14 @@ export function oomActions(
   // Freeing this kernel's memory does not move what others hold: who they are comes first.
   const showProcesses: OomAction = {
     id: 'show-processes',
-    label: 'See the processes on this card',
+    label: trans.__('See the processes on this card'),
     gain:
       (known(d.other_processes_bytes)
-        ? `They hold ${b(d.other_processes_bytes)}. `
+        ? trans.__('They hold %1.', b(d.other_processes_bytes)) + ' '
         : '') +
-      "The Kernels tab lists them; this server's kernels can be shut down there.",
+      trans.__(
+        "The Kernels tab lists them; this server's kernels can be shut down there."
+      ),
     steps: [{ command: CommandIDs.openSidebar, args: { tab: 'kernels' } }]
   };
   const snippet = (id: string, label: string, gain: string): OomAction => ({
@@ -124,15 +137,20 @@ export function oomActions(
   const fragmented = fragmentedBytes(d);
   const freeMemory: OomAction = {
     id: 'free-memory',
-    label: 'Free memory',
+    label: trans.__('Free memory'),
     gain:
       (tensorflow
-        ? 'Runs gc.collect(): frees what only reference cycles held (TensorFlow keeps freed memory in its own pool, for this kernel to reuse).'
+        ? trans.__(
+            'Runs gc.collect(): frees what only reference cycles held (TensorFlow keeps freed memory in its own pool, for this kernel to reuse).'
+          )
         : host || !known(fragmented)
-          ? 'Runs gc.collect(), and torch.cuda.empty_cache() where CUDA is initialised: frees what only reference cycles held.'
-          : `Runs gc.collect() and torch.cuda.empty_cache(): gives back up to ${b(
-              fragmented
-            )} cached by PyTorch (more if cycles held tensors).`) + notForThis,
+          ? trans.__(
+              'Runs gc.collect(), and torch.cuda.empty_cache() where CUDA is initialised: frees what only reference cycles held.'
+            )
+          : trans.__(
+              'Runs gc.collect() and torch.cuda.empty_cache(): gives back up to %1 cached by PyTorch (more if cycles held tensors).',
+              b(fragmented)
+            )) + notForThis,
     steps: [{ command: CommandIDs.freeMemory }]
   };
   const names = stale.filter(h => h.holder === 'name').map(h => h.label);
@@ -149,12 +167,19 @@ export function oomActions(
     names.length || hidden.length
       ? {
           id: 'delete-holders',
-          label: `Delete the largest holders (${stale.map(holderName).join(', ')})`,
+          label: trans.__(
+            'Delete the largest holders (%1)',
+            stale.map(holderName).join(', ')
+          ),
           gain:
             (known(staleFreeable)
-              ? `Frees up to ${b(staleFreeable)}`
-              : 'Frees what they hold') +
-            `; asks before deleting anything.${notForThis}`,
+              ? trans.__(
+                  'Frees up to %1; asks before deleting anything.',
+                  b(staleFreeable)
+                )
+              : trans.__(
+                  'Frees what they hold; asks before deleting anything.'
+                )) + notForThis,
           steps: [
             {
               command: CommandIDs.deleteVariables,
@@ -167,12 +192,15 @@ export function oomActions(
   const clearTraceback: OomAction | null = traceback
     ? {
         id: 'clear-traceback',
-        label: 'Clear the old traceback',
-        gain:
-          (known(traceback.bytes)
-            ? `Frees the ${b(traceback.bytes)} its frames still hold`
-            : 'Frees what its frames still hold') +
-          ' (disables %debug for that error).',
+        label: trans.__('Clear the old traceback'),
+        gain: known(traceback.bytes)
+          ? trans.__(
+              'Frees the %1 its frames still hold (disables %%debug for that error).',
+              b(traceback.bytes)
+            )
+          : trans.__(
+              'Frees what its frames still hold (disables %%debug for that error).'
+            ),
         steps: [
           {
             command: CommandIDs.deleteVariables,
@@ -183,13 +211,15 @@ export function oomActions(
     : null;
   const expandableSegments: OomAction = {
     id: 'expandable-segments',
-    label: 'Set expandable_segments (restarts the kernel)',
-    gain:
-      'Inserts a first cell setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True, then restarts the kernel: ' +
-      (known(fragmented)
-        ? `stops most of the ${b(fragmented)} of fragmentation.`
-        : "PyTorch's cache then loses far less memory to fragmentation.") +
-      ' Run that cell first.',
+    label: trans.__('Set expandable_segments (restarts the kernel)'),
+    gain: known(fragmented)
+      ? trans.__(
+          'Inserts a first cell setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True, then restarts the kernel: stops most of the %1 of fragmentation. Run that cell first.',
+          b(fragmented)
+        )
+      : trans.__(
+          "Inserts a first cell setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True, then restarts the kernel: PyTorch's cache then loses far less memory to fragmentation. Run that cell first."
+        ),
     steps: [
       { command: CommandIDs.insertSnippet, args: { id: 'allocator-config' } },
       { command: RESTART_KERNEL_COMMAND }
@@ -197,40 +227,48 @@ export function oomActions(
   };
   const amp = snippet(
     'amp',
-    'Insert mixed precision (AMP)',
-    'Activations in float16/bfloat16: roughly halves their memory.'
+    trans.__('Insert mixed precision (AMP)'),
+    trans.__('Activations in float16/bfloat16: roughly halves their memory.')
   );
   const accumulation = snippet(
     'grad-accumulation',
-    'Insert gradient accumulation',
-    'Same effective batch in k smaller steps: activation memory / k.'
+    trans.__('Insert gradient accumulation'),
+    trans.__('Same effective batch in k smaller steps: activation memory / k.')
   );
   const checkpointing = snippet(
     'grad-checkpointing',
-    'Insert gradient checkpointing',
-    'Recomputes activations in the backward pass: much less activation memory, ~30% more compute.'
+    trans.__('Insert gradient checkpointing'),
+    trans.__(
+      'Recomputes activations in the backward pass: much less activation memory, ~30% more compute.'
+    )
   );
   const noGrad = snippet(
     'no-grad-eval',
-    'Insert evaluation without gradients (torch.no_grad)',
-    'No autograd graph kept during evaluation: frees the activations it would hold.'
+    trans.__('Insert evaluation without gradients (torch.no_grad)'),
+    trans.__(
+      'No autograd graph kept during evaluation: frees the activations it would hold.'
+    )
   );
   const batchSize = snippet(
     'batch-size-search',
-    'Reduce the batch size',
-    'Finds the largest batch that fits: memory of activations scales with it.'
+    trans.__('Reduce the batch size'),
+    trans.__(
+      'Finds the largest batch that fits: memory of activations scales with it.'
+    )
   );
   const tfClearSession = snippet(
     'tf-clear-session',
-    'Insert clearing the Keras session',
-    'Drops the models and layers Keras keeps from earlier in this kernel (delete your own references to them first): TensorFlow can reuse their memory.'
+    trans.__('Insert clearing the Keras session'),
+    trans.__(
+      'Drops the models and layers Keras keeps from earlier in this kernel (delete your own references to them first): TensorFlow can reuse their memory.'
+    )
   );
   const tfMemoryGrowth: OomAction = {
     id: 'tf-memory-growth',
-    label: 'Set TensorFlow memory growth (restarts the kernel)',
-    gain:
-      'Inserts a first cell making TensorFlow take GPU memory as it needs it, not nearly all of the card at start, then restarts the kernel: ' +
-      'kernels sharing this card leave each other room. It gives this kernel no more than the card has. Run that cell first.',
+    label: trans.__('Set TensorFlow memory growth (restarts the kernel)'),
+    gain: trans.__(
+      'Inserts a first cell making TensorFlow take GPU memory as it needs it, not nearly all of the card at start, then restarts the kernel: kernels sharing this card leave each other room. It gives this kernel no more than the card has. Run that cell first.'
+    ),
     steps: [
       { command: CommandIDs.insertSnippet, args: { id: 'tf-memory-growth' } },
       { command: RESTART_KERNEL_COMMAND }
@@ -295,8 +333,10 @@ export function oomActions(
   ) {
     add({
       id: 'record-allocations',
-      label: 'Record allocations',
-      gain: 'Keeps the stack of every live allocation from now on: the next diagnosis lists the notebook lines that hold the memory.',
+      label: trans.__('Record allocations'),
+      gain: trans.__(
+        'Keeps the stack of every live allocation from now on: the next diagnosis lists the notebook lines that hold the memory.'
+      ),
       steps: [
         { command: CommandIDs.recordAllocations, args: { enabled: true } }
       ]

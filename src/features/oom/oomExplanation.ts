@@ -6,6 +6,7 @@
  */
 import { ByteUnits, formatBytes } from '../../text/format';
 import { OomCause, OomDiagnosis, OomStaleHolder } from '../../protocol/oom';
+import { trans } from '../../text/translation';
 
 /** Which figure of the diagnosis a line shows (oomFiguresNow reads the same ones now). */
 export type OomFigureKey =
@@ -51,15 +52,18 @@ export function fragmentedBytes(d: OomDiagnosis): number | null {
 /** What ran out, e.g. "GPU 0", "host RAM", "GPU memory (cuBLAS)". */
 function oomPlace(d: OomDiagnosis): string {
   if (d.kind === 'host') {
-    return 'host RAM';
+    return trans.__('host RAM');
   }
   if (d.kind === 'mps') {
-    return 'the Apple GPU (MPS)';
+    return trans.__('the Apple GPU (MPS)');
   }
   if (d.kind === 'xla') {
-    return 'the accelerator (JAX/XLA)';
+    return trans.__('the accelerator (JAX/XLA)');
   }
-  const device = d.device_index === null ? 'GPU' : `GPU ${d.device_index}`;
+  const device =
+    d.device_index === null
+      ? trans.__('GPU')
+      : trans.__('GPU %1', d.device_index);
   return d.library ? `${device} (${d.library})` : device;
 }
 
@@ -75,21 +79,48 @@ export function explainOom(
 ): OomExplanation {
   const b = (v: number | null) => formatBytes(v, units);
   const cell =
-    executionCount === null ? 'The cell' : `Cell [${executionCount}]`;
-  const place = d.kind === 'host' ? 'host RAM' : `${oomPlace(d)} memory`;
-  let headline = `${cell} ran out of ${place}`;
-  if (d.requested_bytes !== null) {
-    headline += `: it asked for ${b(d.requested_bytes)}`;
-    if (d.free_bytes !== null) {
-      headline += ` with ${b(d.free_bytes)} free`;
-      if (d.total_bytes !== null) {
-        headline += ` of ${b(d.total_bytes)}`;
-      }
-    }
+    executionCount === null
+      ? trans.__('The cell')
+      : trans.__('Cell [%1]', executionCount);
+  const place =
+    d.kind === 'host'
+      ? trans.__('host RAM')
+      : trans.__('%1 memory', oomPlace(d));
+  let headline: string;
+  if (d.requested_bytes !== null && d.free_bytes === null) {
+    headline = trans.__(
+      '%1 ran out of %2: it asked for %3.',
+      cell,
+      place,
+      b(d.requested_bytes)
+    );
+  } else if (d.requested_bytes !== null && d.total_bytes === null) {
+    headline = trans.__(
+      '%1 ran out of %2: it asked for %3 with %4 free.',
+      cell,
+      place,
+      b(d.requested_bytes),
+      b(d.free_bytes)
+    );
+  } else if (d.requested_bytes !== null) {
+    headline = trans.__(
+      '%1 ran out of %2: it asked for %3 with %4 free of %5.',
+      cell,
+      place,
+      b(d.requested_bytes),
+      b(d.free_bytes),
+      b(d.total_bytes)
+    );
   } else if (d.library) {
-    headline += `: ${d.library} could not get memory for its workspace`;
+    headline = trans.__(
+      '%1 ran out of %2: %3 could not get memory for its workspace.',
+      cell,
+      place,
+      d.library
+    );
+  } else {
+    headline = trans.__('%1 ran out of %2.', cell, place);
   }
-  headline += '.';
 
   const causes = d.causes.map(c => ({
     cause: c.cause,
@@ -99,23 +130,27 @@ export function explainOom(
   if (causes.length === 0 && inUse.length > 0) {
     causes.push({
       cause: 'in_use',
-      text:
-        `The failing cell's own objects hold the memory (${inUse.map(h => holderText(h, units)).join(', ')}), ` +
-        'and nothing it does not use would free enough: deleting them is no fix for this cell. ' +
-        `The work itself must shrink: ${shrinkTheWork(d)}`
+      text: trans.__(
+        "The failing cell's own objects hold the memory (%1), and nothing it does not use would free enough: deleting them is no fix for this cell. The work itself must shrink: %2",
+        inUse.map(h => holderText(h, units)).join(', '),
+        shrinkTheWork(d)
+      )
     });
   } else if (causes.length === 0 && (d.kind === 'mps' || d.kind === 'xla')) {
     causes.push({
       cause: 'unknown',
-      text:
-        `This kernel cannot read the memory of ${oomPlace(d)}: beyond what the message says, ` +
-        'the cause cannot be told apart. Free what earlier cells hold, or shrink the work: ' +
-        SHRINK_THE_WORK
+      text: trans.__(
+        'This kernel cannot read the memory of %1: beyond what the message says, the cause cannot be told apart. Free what earlier cells hold, or shrink the work: %2',
+        oomPlace(d),
+        shrinkTheWorkText()
+      )
     });
   } else if (causes.length === 0) {
     causes.push({
       cause: 'unknown',
-      text: 'The figures the kernel could read do not tell the cause apart: try the actions below, from the top.'
+      text: trans.__(
+        'The figures the kernel could read do not tell the cause apart: try the actions below, from the top.'
+      )
     });
   }
 
@@ -131,35 +166,45 @@ export function explainOom(
     }
   };
   const host = d.kind === 'host';
-  add('requested', 'Requested', d.requested_bytes);
-  add('free', host ? 'Available' : 'Free on the device', d.free_bytes);
+  add('requested', trans.__('Requested'), d.requested_bytes);
+  add(
+    'free',
+    host ? trans.__('Available') : trans.__('Free on the device'),
+    d.free_bytes
+  );
   add(
     'total',
-    host ? (container ? 'Container limit' : 'Total RAM') : 'Device total',
+    host
+      ? container
+        ? trans.__('Container limit')
+        : trans.__('Total RAM')
+      : trans.__('Device total'),
     d.total_bytes
   );
   add(
     'process',
-    host ? 'This kernel (RSS)' : 'This kernel in all',
+    host ? trans.__('This kernel (RSS)') : trans.__('This kernel in all'),
     d.process_in_use_bytes
   );
-  add('allocated', 'In tensors (PyTorch)', d.allocated_bytes);
+  add('allocated', trans.__('In tensors (PyTorch)'), d.allocated_bytes);
   add(
     'reservedUnallocated',
-    'Reserved but unallocated',
+    trans.__('Reserved but unallocated'),
     d.reserved_unallocated_bytes
   );
   add(
     'otherProcesses',
     host
-      ? `Used by the rest of the ${container ? 'container' : 'machine'}`
-      : 'Other processes',
+      ? container
+        ? trans.__('Used by the rest of the container')
+        : trans.__('Used by the rest of the machine')
+      : trans.__('Other processes'),
     d.other_processes_bytes
   );
-  add('stale', 'Held by notebook references', d.stale_bytes);
+  add('stale', trans.__('Held by notebook references'), d.stale_bytes);
   add(
     'retries',
-    'Allocation retries',
+    trans.__('Allocation retries'),
     d.num_alloc_retries,
     d.num_alloc_retries === null ? undefined : String(d.num_alloc_retries)
   );
@@ -181,65 +226,92 @@ function causeText(
       return fragmentationText(d, fragmentedBytes(d), units);
     case 'stale_references': {
       const inUse = d.in_use_holders ?? [];
-      return (
-        `Stale references: this notebook still holds ${known(d.stale_bytes) ? b(d.stale_bytes) : 'memory'} ` +
-        `on ${d.kind === 'host' ? 'the host' : 'this device'}` +
-        (d.stale_holders.length
-          ? ` (${d.stale_holders.map(h => holderText(h, units)).join(', ')})`
-          : '') +
-        (inUse.length
-          ? ` that the failing cell does not use; not counted: ${inUse.map(holderName).join(', ')}, which it does`
-          : '') +
-        '.'
-      );
+      const amount = known(d.stale_bytes)
+        ? b(d.stale_bytes)
+        : trans.__('memory');
+      const where =
+        d.kind === 'host' ? trans.__('the host') : trans.__('this device');
+      const holders = d.stale_holders.length
+        ? ' (' + d.stale_holders.map(h => holderText(h, units)).join(', ') + ')'
+        : '';
+      return inUse.length
+        ? trans.__(
+            'Stale references: this notebook still holds %1 on %2%3 that the failing cell does not use; not counted: %4, which it does.',
+            amount,
+            where,
+            holders,
+            inUse.map(holderName).join(', ')
+          )
+        : trans.__(
+            'Stale references: this notebook still holds %1 on %2%3.',
+            amount,
+            where,
+            holders
+          );
     }
     case 'other_processes':
       if (d.kind === 'host') {
-        // total - available - this kernel's RSS: the system, its caches and every other program.
-        const rest = container
-          ? 'the rest of the container'
-          : 'the rest of the machine';
-        return (
-          `Memory used by ${rest}: ` +
-          (known(d.other_processes_bytes)
-            ? `${b(d.other_processes_bytes)} of its RAM is`
-            : 'its RAM is partly') +
-          ` taken by everything but this kernel (${container ? 'other processes in it' : 'other programs, the system and its caches'}).`
-        );
-      }
-      return (
-        `Other processes hold ${known(d.other_processes_bytes) ? b(d.other_processes_bytes) : 'memory'} on this card` +
-        (d.other_processes.length
-          ? ': ' +
-            d.other_processes
-              .slice(0, 5)
-              .map(p =>
-                known(p.used_bytes)
-                  ? `pid ${p.pid} (${b(p.used_bytes)})`
-                  : `pid ${p.pid}`
+        if (container) {
+          return known(d.other_processes_bytes)
+            ? trans.__(
+                'Memory used by the rest of the container: %1 of its RAM is taken by everything but this kernel (other processes in it).',
+                b(d.other_processes_bytes)
               )
-              .join(', ')
-          : '') +
-        '.'
-      );
+            : trans.__(
+                'Memory used by the rest of the container: its RAM is partly taken by everything but this kernel (other processes in it).'
+              );
+        }
+        return known(d.other_processes_bytes)
+          ? trans.__(
+              'Memory used by the rest of the machine: %1 of its RAM is taken by everything but this kernel (other programs, the system and its caches).',
+              b(d.other_processes_bytes)
+            )
+          : trans.__(
+              'Memory used by the rest of the machine: its RAM is partly taken by everything but this kernel (other programs, the system and its caches).'
+            );
+      }
+      {
+        const amount = known(d.other_processes_bytes)
+          ? b(d.other_processes_bytes)
+          : trans.__('memory');
+        const pids = d.other_processes
+          .slice(0, 5)
+          .map(p =>
+            known(p.used_bytes)
+              ? trans.__('pid %1 (%2)', p.pid, b(p.used_bytes))
+              : trans.__('pid %1', p.pid)
+          )
+          .join(', ');
+        return pids
+          ? trans.__('Other processes hold %1 on this card: %2.', amount, pids)
+          : trans.__('Other processes hold %1 on this card.', amount);
+      }
     default:
-      return `Cause "${cause}" (reported by a newer helper).`;
+      return trans.__('Cause "%1" (reported by a newer helper).', cause);
   }
 }
 
-const SHRINK_THE_WORK =
-  'a smaller batch, mixed precision, gradient checkpointing or accumulation.';
-// An array of NumPy (or of an unknown library) on the host: no training step to shrink.
-const SHRINK_THE_DATA =
-  'work through the data in chunks, in a smaller dtype (float32 rather than float64), or memory-mapped from disk (numpy.memmap).';
+/** The training remedies, said when a framework's tensors must shrink. */
+function shrinkTheWorkText(): string {
+  return trans.__(
+    'a smaller batch, mixed precision, gradient checkpointing or accumulation.'
+  );
+}
+
+/** The data remedies, said when a host array must shrink. */
+function shrinkTheDataText(): string {
+  return trans.__(
+    'work through the data in chunks, in a smaller dtype (float32 rather than float64), or memory-mapped from disk (numpy.memmap).'
+  );
+}
 
 /** How the work shrinks: training remedies for a framework's tensors, data remedies for a host array. */
 function shrinkTheWork(d: OomDiagnosis): string {
   return d.kind === 'host' &&
     d.framework !== 'torch' &&
     d.framework !== 'tensorflow'
-    ? SHRINK_THE_DATA
-    : SHRINK_THE_WORK;
+    ? shrinkTheDataText()
+    : shrinkTheWorkText();
 }
 
 /**
@@ -255,17 +327,24 @@ function tooBigText(
   const b = (v: number | null) => formatBytes(v, units);
   const requested = d.requested_bytes;
   // A request the message did not size (a library's workspace) is still a request.
-  const asked = known(requested) ? b(requested) : 'the request';
+  const asked = known(requested) ? b(requested) : trans.__('the request');
   const place =
-    d.kind === 'host' ? (container ? 'container' : 'machine') : 'card';
+    d.kind === 'host'
+      ? container
+        ? trans.__('container')
+        : trans.__('machine')
+      : trans.__('card');
   if (
     requested !== null &&
     d.total_bytes !== null &&
     requested > d.total_bytes
   ) {
-    return (
-      `Too big for the ${place}: ${b(requested)} is more than the ${b(d.total_bytes)} it has, ` +
-      `even if this kernel freed everything. The work itself must shrink: ${shrinkTheWork(d)}`
+    return trans.__(
+      'Too big for the %1: %2 is more than the %3 it has, even if this kernel freed everything. The work itself must shrink: %4',
+      place,
+      b(requested),
+      b(d.total_bytes),
+      shrinkTheWork(d)
     );
   }
   const capped =
@@ -273,26 +352,34 @@ function tooBigText(
     d.capacity_bytes !== null &&
     d.capacity_bytes >= d.allowed_bytes;
   if (capped) {
-    return (
-      `Too big for this kernel's memory cap: ${asked} is more than the ${b(d.allowed_bytes)} ` +
-      'that torch.cuda.set_per_process_memory_fraction allows it, even if it freed everything. ' +
-      `Raise the cap, or shrink the work: ${SHRINK_THE_WORK}`
+    return trans.__(
+      "Too big for this kernel's memory cap: %1 is more than the %2 that torch.cuda.set_per_process_memory_fraction allows it, even if it freed everything. Raise the cap, or shrink the work: %3",
+      asked,
+      b(d.allowed_bytes),
+      shrinkTheWorkText()
     );
   }
   const others = d.other_processes_bytes ?? 0;
   const whole = known(d.total_bytes)
-    ? `the ${place}'s ${b(d.total_bytes)}`
-    : `the ${place}`;
+    ? trans.__("the %1's %2", place, b(d.total_bytes))
+    : trans.__('the %1', place);
   const left = known(d.capacity_bytes)
-    ? `the ${b(d.capacity_bytes)} left to it of ${whole}`
-    : `what is left to it of ${whole}`;
-  return (
-    `Too big for what this kernel can get: ${asked} is more than ${left}` +
-    (others > 0
-      ? ` once other processes (${b(others)}) and its CUDA context are counted, even if it freed everything. ` +
-        `Ending those processes would make room; otherwise the work must shrink: ${SHRINK_THE_WORK}`
-      : ` once its CUDA context is counted, even if it freed everything. The work itself must shrink: ${SHRINK_THE_WORK}`)
-  );
+    ? trans.__('the %1 left to it of %2', b(d.capacity_bytes), whole)
+    : trans.__('what is left to it of %1', whole);
+  return others > 0
+    ? trans.__(
+        'Too big for what this kernel can get: %1 is more than %2 once other processes (%3) and its CUDA context are counted, even if it freed everything. Ending those processes would make room; otherwise the work must shrink: %4',
+        asked,
+        left,
+        b(others),
+        shrinkTheWorkText()
+      )
+    : trans.__(
+        'Too big for what this kernel can get: %1 is more than %2 once its CUDA context is counted, even if it freed everything. The work itself must shrink: %3',
+        asked,
+        left,
+        shrinkTheWorkText()
+      );
 }
 
 /**
@@ -308,34 +395,48 @@ function fragmentationText(
   const b = (v: number | null) => formatBytes(v, units);
   const requested = d.requested_bytes;
   const retries = d.num_alloc_retries
-    ? ` (the allocator already retried ${d.num_alloc_retries} time${d.num_alloc_retries === 1 ? '' : 's'})`
+    ? ' ' +
+      trans._n(
+        '(the allocator already retried %1 time)',
+        '(the allocator already retried %1 times)',
+        d.num_alloc_retries
+      )
     : '';
-  const held = known(cache) ? b(cache) : 'memory';
+  const held = known(cache) ? b(cache) : trans.__('memory');
   if (requested === null) {
-    return (
-      `Fragmentation: PyTorch's cache holds ${held} reserved but unallocated` +
-      (d.library
-        ? `, which ${d.library} cannot use: it allocates outside that cache`
-        : '') +
-      `; torch.cuda.empty_cache() gives it back${retries}.`
-    );
+    return d.library
+      ? trans.__(
+          "Fragmentation: PyTorch's cache holds %1 reserved but unallocated, which %2 cannot use: it allocates outside that cache; torch.cuda.empty_cache() gives it back%3.",
+          held,
+          d.library,
+          retries
+        )
+      : trans.__(
+          "Fragmentation: PyTorch's cache holds %1 reserved but unallocated; torch.cuda.empty_cache() gives it back%2.",
+          held,
+          retries
+        );
   }
   if (!known(cache)) {
-    // Neither more nor less than the request can be said.
-    return (
-      "Fragmentation: PyTorch's cache holds memory reserved but unallocated, " +
-      `in pieces too small for the ${b(requested)} asked for${retries}.`
+    return trans.__(
+      "Fragmentation: PyTorch's cache holds memory reserved but unallocated, in pieces too small for the %1 asked for%2.",
+      b(requested),
+      retries
     );
   }
   if (cache < requested) {
-    return (
-      `Fragmentation: PyTorch's cache holds ${b(cache)} reserved but unallocated, ` +
-      `part of what the ${b(requested)} asked for would need${retries}.`
+    return trans.__(
+      "Fragmentation: PyTorch's cache holds %1 reserved but unallocated, part of what the %2 asked for would need%3.",
+      b(cache),
+      b(requested),
+      retries
     );
   }
-  return (
-    `Fragmentation: PyTorch holds ${b(cache)} reserved but unallocated, ` +
-    `more than the ${b(requested)} asked for, but in pieces too small for it${retries}.`
+  return trans.__(
+    'Fragmentation: PyTorch holds %1 reserved but unallocated, more than the %2 asked for, but in pieces too small for it%3.',
+    b(cache),
+    b(requested),
+    retries
   );
 }
 
@@ -351,11 +452,11 @@ export function holderName(h: OomStaleHolder): string {
     case 'name':
       return h.label;
     case 'output_cache':
-      return 'the output cache';
+      return trans.__('the output cache');
     case 'last_traceback':
-      return 'the last traceback';
+      return trans.__('the last traceback');
     case 'last_execution_result':
-      return "the last cell's result";
+      return trans.__("the last cell's result");
     default:
       return h.label;
   }

@@ -8,8 +8,8 @@
 import {
   formatBytes,
   formatBytesOf,
-  formatPercent,
-  plural
+  formatCount,
+  formatPercent
 } from '../../text/format';
 import { GpuFigures } from '../../model/gpuFigures';
 import { VramSettings } from '../../settings/settings';
@@ -21,6 +21,7 @@ import {
   setSegment,
   setText
 } from '../../ui/dom';
+import { trans } from '../../text/translation';
 
 export class GpuDeviceCard {
   constructor(index: number) {
@@ -39,8 +40,9 @@ export class GpuDeviceCard {
     header.append(this._title, this._summary);
 
     const bar = element('div', 'jp-vram-Bar');
-    bar.title =
-      'PyTorch allocated, PyTorch cache, rest of this process (CUDA context, libraries), other processes, free';
+    bar.title = trans.__(
+      'PyTorch allocated, PyTorch cache, rest of this process (CUDA context, libraries), other processes, free'
+    );
     this._segments = {
       allocated: element('div', 'jp-vram-Bar-segment jp-vram-Bar-allocated'),
       cached: element('div', 'jp-vram-Bar-segment jp-vram-Bar-cached'),
@@ -58,50 +60,59 @@ export class GpuDeviceCard {
     this._values = {
       allocated: figureRow(
         f,
-        'Allocated',
+        trans.__('Allocated'),
         'gpu-allocated',
-        'PyTorch: held by live tensors'
+        trans.__('PyTorch: held by live tensors')
       ),
       reserved: figureRow(
         f,
-        'Reserved',
+        trans.__('Reserved'),
         'gpu-reserved',
-        'PyTorch caching allocator: allocated + cached'
+        trans.__('PyTorch caching allocator: allocated + cached')
       ),
-      free: figureRow(f, 'Free', 'gpu-free', 'Free on the device (NVML)'),
-      total: figureRow(f, 'Total', 'gpu-total'),
+      free: figureRow(
+        f,
+        trans.__('Free'),
+        'gpu-free',
+        trans.__('Free on the device (NVML)')
+      ),
+      total: figureRow(f, trans.__('Total'), 'gpu-total'),
       peak: figureRow(
         f,
-        'Peak allocated',
+        trans.__('Peak allocated'),
         'gpu-peak',
-        'PyTorch: highest allocated since the last reset'
+        trans.__('PyTorch: highest allocated since the last reset')
       ),
       fragmentation: figureRow(
         f,
-        'Fragmentation',
+        trans.__('Fragmentation'),
         'gpu-fragmentation',
-        'Reserved but unusable (inactive split blocks)'
+        trans.__('Reserved but unusable (inactive split blocks)')
       ),
       deviceUsed: figureRow(
         f,
-        'Used on device',
+        trans.__('Used on device'),
         'gpu-device-used',
-        'NVML: all processes'
+        trans.__('NVML: all processes')
       ),
       processUsed: figureRow(
         f,
-        'This process',
+        trans.__('This process'),
         'gpu-process-used',
-        'NVML: this kernel process, including the CUDA context'
+        trans.__('NVML: this kernel process, including the CUDA context')
       ),
       otherProcesses: figureRow(
         f,
-        'Other processes',
+        trans.__('Other processes'),
         'gpu-other-processes',
-        'NVML used minus this process'
+        trans.__('NVML used minus this process')
       ),
-      tensorflowCurrent: figureRow(f, 'TensorFlow current', 'gpu-tf-current'),
-      tensorflowPeak: figureRow(f, 'TensorFlow peak', 'gpu-tf-peak')
+      tensorflowCurrent: figureRow(
+        f,
+        trans.__('TensorFlow current'),
+        'gpu-tf-current'
+      ),
+      tensorflowPeak: figureRow(f, trans.__('TensorFlow peak'), 'gpu-tf-peak')
     };
     this._counters = element('div', 'jp-vram-Counters', {
       role: 'gpu-counters'
@@ -126,7 +137,9 @@ export class GpuDeviceCard {
 
     setText(
       this._title,
-      `GPU ${figures.index}` + (figures.name ? `: ${figures.name}` : '')
+      figures.name
+        ? trans.__('GPU %1: %2', figures.index, figures.name)
+        : trans.__('GPU %1', figures.index)
     );
     const used = figures.deviceUsed ?? figures.kernelUsed;
     setText(
@@ -165,12 +178,22 @@ export class GpuDeviceCard {
     const counters: string[] = [];
     if (figures.numOoms) {
       counters.push(
-        plural(figures.numOoms, 'out-of-memory error', 'out-of-memory errors')
+        trans._n(
+          '%2 out-of-memory error',
+          '%2 out-of-memory errors',
+          figures.numOoms,
+          formatCount(figures.numOoms)
+        )
       );
     }
     if (figures.numAllocRetries) {
       counters.push(
-        `${plural(figures.numAllocRetries, 'allocation retry', 'allocation retries')} (the allocator flushed its cache to survive)`
+        trans._n(
+          '%2 allocation retry (the allocator flushed its cache to survive)',
+          '%2 allocation retries (the allocator flushed its cache to survive)',
+          figures.numAllocRetries,
+          formatCount(figures.numAllocRetries)
+        )
       );
     }
     setText(this._counters, counters.join('; '));

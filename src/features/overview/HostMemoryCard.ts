@@ -24,6 +24,7 @@ import {
   setTitle
 } from '../../ui/dom';
 import { ModelView } from '../../ui/ModelView';
+import { trans } from '../../text/translation';
 
 const RELEVANT: ReadonlySet<ModelChange> = new Set<ModelChange>([
   'sample',
@@ -38,34 +39,46 @@ export class HostMemoryCard extends ModelView {
     this.node.dataset.vramRole = 'host-card';
     const header = element('div', 'jp-vram-Card-header');
     header.append(
-      element('span', 'jp-vram-Card-title', { text: 'Host RAM' }),
+      element('span', 'jp-vram-Card-title', { text: trans.__('Host RAM') }),
       (this._share = element('span', 'jp-vram-Card-subtitle'))
     );
     const bar = element('div', 'jp-vram-Bar');
     this._rssBar = element('div', 'jp-vram-Bar-segment jp-vram-Bar-rss');
     this._othersBar = element('div', 'jp-vram-Bar-segment jp-vram-Bar-others');
     bar.append(this._rssBar, this._othersBar);
-    bar.title = 'This kernel (RSS), other use, available';
+    bar.title = trans.__('This kernel (RSS), other use, available');
     const figures = element('div', 'jp-vram-Figures');
     this._rss = figureRow(
       figures,
-      'Kernel (RSS)',
+      trans.__('Kernel (RSS)'),
       'host-rss',
-      'Resident memory of the kernel process'
+      trans.__('Resident memory of the kernel process')
     );
-    this._available = figureRow(figures, 'Available', 'host-available');
-    this._limit = figureRow(figures, 'Container limit', 'host-container-limit');
-    this._total = figureRow(figures, 'Total', 'host-total');
+    this._available = figureRow(
+      figures,
+      trans.__('Available'),
+      'host-available'
+    );
+    this._limit = figureRow(
+      figures,
+      trans.__('Container limit'),
+      'host-container-limit'
+    );
+    this._total = figureRow(figures, trans.__('Total'), 'host-total');
     this._swapped = figureRow(
       figures,
-      'Swapped out',
+      trans.__('Swapped out'),
       'host-swapped',
-      "The kernel's own memory in swap (VmSwap): it still holds it, but the RSS leaves it out"
+      trans.__(
+        "The kernel's own memory in swap (VmSwap): it still holds it, but the RSS leaves it out"
+      )
     );
-    this._swap = figureRow(figures, 'Swap', 'host-swap');
+    this._swap = figureRow(figures, trans.__('Swap'), 'host-swap');
     this._swapNote = element('div', 'jp-vram-Note', {
       role: 'host-swap-note',
-      text: 'Cells that touch swapped-out memory run slowly: it is read back from swap first.'
+      text: trans.__(
+        'Cells that touch swapped-out memory run slowly: it is read back from swap first.'
+      )
     });
     this.node.append(header, bar, figures, this._swapNote);
   }
@@ -86,7 +99,12 @@ export class HostMemoryCard extends ModelView {
     setText(
       this._share,
       f.rss !== null && f.limit !== null
-        ? `kernel ${formatPercent(f.rss, f.limit)} of ${f.container ? 'container limit' : 'total'}`
+        ? f.container
+          ? trans.__(
+              'kernel %1 of container limit',
+              formatPercent(f.rss, f.limit)
+            )
+          : trans.__('kernel %1 of total', formatPercent(f.rss, f.limit))
         : ''
     );
     setSegment(this._rssBar, f.rss, f.limit);
@@ -105,7 +123,9 @@ export class HostMemoryCard extends ModelView {
     const hasSwapped = swapped !== null && swapped > 0;
     setText(
       this._swapped,
-      hasSwapped ? `${formatBytes(swapped, units)} of this kernel` : ''
+      hasSwapped
+        ? trans.__('%1 of this kernel', formatBytes(swapped, units))
+        : ''
     );
     setBytesData(this._swapped, swapped);
     setHidden(this._swapped.parentElement!, !hasSwapped);
@@ -116,21 +136,29 @@ export class HostMemoryCard extends ModelView {
     setHidden(row, !canSwap);
     setText(
       row.firstElementChild as HTMLElement,
-      swap.container ? 'Container swap' : 'Swap'
+      swap.container ? trans.__('Container swap') : trans.__('Swap')
     );
     setText(
       this._swap,
       canSwap
-        ? `${formatBytesOf(swap.used, swap.limit, units)} in use` +
-            (swap.container ? '' : ' (machine)')
+        ? swap.container
+          ? trans.__('%1 in use', formatBytesOf(swap.used, swap.limit, units))
+          : trans.__(
+              '%1 in use (machine)',
+              formatBytesOf(swap.used, swap.limit, units)
+            )
         : ''
     );
     setBytesData(this._swap, canSwap ? swap.used : null);
     setTitle(
       row,
       swap.container
-        ? "The container's swap in use, of its swap limit (never more than the machine's swap)"
-        : "The machine's swap in use, of its total: no cgroup limits the kernel's swap"
+        ? trans.__(
+            "The container's swap in use, of its swap limit (never more than the machine's swap)"
+          )
+        : trans.__(
+            "The machine's swap in use, of its total: no cgroup limits the kernel's swap"
+          )
     );
   }
 
@@ -151,14 +179,23 @@ export class HostMemoryCard extends ModelView {
  * killed at its memory limit, but once its swap is full too.
  */
 export function limitTitle(swap: SwapFigures, units: ByteUnits): string {
-  const head = "The kernel's cgroup memory limit";
   if (swap.limit === 0) {
-    return `${head}: the kernel is killed there (it cannot swap)`;
+    return trans.__(
+      "The kernel's cgroup memory limit: the kernel is killed there (it cannot swap)"
+    );
   }
   if (swap.limit === null) {
-    return `${head}: the kernel is killed there, or, where it can swap, once its swap is full too`;
+    return trans.__(
+      "The kernel's cgroup memory limit: the kernel is killed there, or, where it can swap, once its swap is full too"
+    );
   }
-  const free =
-    swap.free !== null ? ` (${formatBytes(swap.free, units)} free)` : '';
-  return `${head}: past it, the kernel's memory goes to swap${free}, and the kernel is killed once that is full too`;
+  if (swap.free === null) {
+    return trans.__(
+      "The kernel's cgroup memory limit: past it, the kernel's memory goes to swap, and the kernel is killed once that is full too"
+    );
+  }
+  return trans.__(
+    "The kernel's cgroup memory limit: past it, the kernel's memory goes to swap (%1 free), and the kernel is killed once that is full too",
+    formatBytes(swap.free, units)
+  );
 }

@@ -37,6 +37,7 @@ import { ModelChange } from '../../model/IKernelMemoryModel';
 import { element, setData, setHidden, setText } from '../../ui/dom';
 import { ModelView } from '../../ui/ModelView';
 import { TimelineWindowPicker } from './TimelineWindowPicker';
+import { trans } from '../../text/translation';
 
 const RELEVANT: ReadonlySet<ModelChange> = new Set<ModelChange>([
   'sample',
@@ -110,7 +111,7 @@ export class MemoryTimeline extends ModelView {
     this._title = new TimelineWindowPicker(onPickWindow);
     this.node.appendChild(this._title.node);
     this._empty = element('div', 'jp-vram-Timeline-empty', {
-      text: 'No samples yet.'
+      text: trans.__('No samples yet.')
     });
     this._plotHost = element('div', 'jp-vram-Timeline-plot');
     this._marksNote = element('div', 'jp-vram-Timeline-marks', {
@@ -293,7 +294,7 @@ export class MemoryTimeline extends ModelView {
     // The legend's time under the cursor, like the axis: 24-hour, no date.
     const series: uPlot.Series[] = [
       {
-        label: 'Time',
+        label: trans.__('Time'),
         value: (_: uPlot, v: number | null) =>
           v === null || v === undefined ? '\u2014' : clockTime(v)
       }
@@ -301,7 +302,7 @@ export class MemoryTimeline extends ModelView {
     for (const key of keys) {
       if (key === SeriesKey.hostRss) {
         series.push({
-          label: 'Host RSS',
+          label: trans.__('Host RSS'),
           stroke: cssVar('--jp-brand-color1', 'steelblue'),
           width: 1.5,
           paths: stepped,
@@ -318,9 +319,9 @@ export class MemoryTimeline extends ModelView {
         'orange'
       );
       const label = {
-        allocated: `GPU ${gpu.index} allocated`,
-        reserved: `GPU ${gpu.index} reserved`,
-        process: `GPU ${gpu.index} process (NVML)`
+        allocated: trans.__('GPU %1 allocated', gpu.index),
+        reserved: trans.__('GPU %1 reserved', gpu.index),
+        process: trans.__('GPU %1 process (NVML)', gpu.index)
       }[gpu.figure];
       series.push({
         label,
@@ -509,15 +510,20 @@ export function describeMarks(marks: readonly KernelMark[]): string {
   const kinds = new Set(marks.map(mark => mark.kind));
   const parts: string[] = [];
   if (kinds.has('restarted')) {
-    parts.push('grey: the kernel was restarted');
+    parts.push(trans.__('grey: the kernel was restarted'));
   }
   if (kinds.has('changed')) {
-    parts.push("grey: the notebook's kernel was shut down or changed");
+    parts.push(
+      trans.__("grey: the notebook's kernel was shut down or changed")
+    );
   }
   if (kinds.has('died')) {
-    parts.push('red: the kernel died');
+    parts.push(trans.__('red: the kernel died'));
   }
   return parts.length
-    ? `Dashed lines mark where a kernel process ended (${parts.join('; ')}).`
+    ? trans.__(
+        'Dashed lines mark where a kernel process ended (%1).',
+        parts.join('; ')
+      )
     : '';
 }

@@ -6,6 +6,7 @@ import { describeState, MonitorState } from '../../model/MonitorState';
 import { ModelChange } from '../../model/IKernelMemoryModel';
 import { element, setHidden, setText } from '../../ui/dom';
 import { ModelView } from '../../ui/ModelView';
+import { trans } from '../../text/translation';
 
 const RELEVANT: ReadonlySet<ModelChange> = new Set<ModelChange>([
   'state',
@@ -51,11 +52,15 @@ export class StateBanner extends ModelView {
       setText(
         this._busy,
         state === 'live'
-          ? 'Kernel busy \u2014 figures are still live.'
+          ? trans.__('Kernel busy \u2014 figures are still live.')
           : model?.kernelBusyWith === 'helper'
             ? // No cell runs: the kernel is starting the helper this page sent it.
-              'Kernel busy starting the memory helper \u2014 requests wait until it is running.'
-            : 'Kernel busy \u2014 requests wait until the running cell finishes.'
+              trans.__(
+                'Kernel busy starting the memory helper \u2014 requests wait until it is running.'
+              )
+            : trans.__(
+                'Kernel busy \u2014 requests wait until the running cell finishes.'
+              )
       );
     }
 

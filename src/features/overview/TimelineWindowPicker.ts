@@ -5,6 +5,7 @@
  * this view only shows it and says what the user picked.
  */
 import { element } from '../../ui/dom';
+import { trans } from '../../text/translation';
 
 /** The spans offered (minutes); a span set another way is offered too. */
 export const TIMELINE_WINDOW_CHOICES: readonly number[] = [
@@ -18,11 +19,11 @@ export class TimelineWindowPicker {
     this._onPick = onPick;
     if (onPick) {
       const label = element('label', 'jp-vram-Timeline-windowLabel', {
-        text: 'Last '
+        text: trans.__('Last ')
       });
       this._select = element('select', 'jp-vram-Timeline-window', {
         role: 'timeline-window',
-        title: 'How much history the chart shows'
+        title: trans.__('How much history the chart shows')
       });
       this._select.addEventListener('change', () => {
         const minutes = Number(this._select?.value);
@@ -41,7 +42,7 @@ export class TimelineWindowPicker {
   show(minutes: number): void {
     const select = this._select;
     if (!select) {
-      this.node.textContent = `Last ${formatMinutes(minutes)}`;
+      this.node.textContent = trans.__('Last %1', formatMinutes(minutes));
       return;
     }
     if (minutes === this._shown) {

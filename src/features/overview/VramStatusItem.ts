@@ -3,7 +3,7 @@
  * "GPU 1.2/80 GiB" (what this kernel holds on its GPUs) or "RAM 512 MiB"
  * when the kernel has no GPU figures. Warns above the usage threshold.
  */
-import { formatBytes, formatBytesOf } from '../../text/format';
+import { formatBytes, formatBytesOf, UNKNOWN_TEXT } from '../../text/format';
 import { gpuFigures } from '../../model/gpuFigures';
 import { hostFigures } from '../../model/hostFigures';
 import { figuresAreCurrent } from '../../model/MonitorState';
@@ -15,6 +15,7 @@ import type { IVramMonitor } from '../../monitor/IVramMonitor';
 import { VramSettings } from '../../settings/settings';
 import { makeActivatable, setTitle } from '../../ui/dom';
 import { ModelView } from '../../ui/ModelView';
+import { trans } from '../../text/translation';
 
 const RELEVANT: ReadonlySet<ModelChange> = new Set<ModelChange>([
   'sample',
@@ -33,7 +34,7 @@ export function statusSummary(
   const sample = model.latest;
   if (!sample) {
     return {
-      text: 'GPU \u2014',
+      text: trans.__('GPU %1', UNKNOWN_TEXT),
       title: model.stateReason,
       warning: false
     };
@@ -45,8 +46,8 @@ export function statusSummary(
   // The kernel died, the connection was lost, the helper failed: these are
   // its last figures, not what it holds now.
   return {
-    text: `last ${summary.text}`,
-    title: `${model.stateReason}\nLast figures:\n${summary.title}`,
+    text: trans.__('last %1', summary.text),
+    title: trans.__('%1\nLast figures:\n%2', model.stateReason, summary.title),
     warning: summary.warning
   };
 }
@@ -75,15 +76,21 @@ function currentSummary(
     host.usedPercent !== null &&
     host.usedPercent >= settings.warningThresholdPercent;
   const containerText = host.container
-    ? `\nContainer: ${formatBytes(host.used, units)} of its ${formatBytes(host.limit, units)} limit`
+    ? '\n' +
+      trans.__(
+        'Container: %1 of its %2 limit',
+        formatBytes(host.used, units),
+        formatBytes(host.limit, units)
+      )
     : '';
   const ramText = host.container
-    ? `RAM ${formatBytesOf(rss, host.limit, units)}`
-    : `RAM ${formatBytes(rss, units)}`;
+    ? trans.__('RAM %1', formatBytesOf(rss, host.limit, units))
+    : trans.__('RAM %1', formatBytes(rss, units));
   if (known.length === 0) {
     return {
       text: ramText,
-      title: `Kernel RSS: ${formatBytes(rss, units)}${containerText}`,
+      title:
+        trans.__('Kernel RSS: %1', formatBytes(rss, units)) + containerText,
       warning: ramWarning
     };
   }
@@ -96,20 +103,32 @@ function currentSummary(
       g.usedPercent !== null &&
       g.usedPercent >= settings.warningThresholdPercent
   );
-  const label = known.length > 1 ? `GPU\u00d7${known.length}` : 'GPU';
-  const details = gpus.map(
-    g =>
-      `GPU ${g.index}: this kernel ${formatBytes(g.kernelUsed, units)}` +
-      (g.deviceUsed !== null
-        ? `, device ${formatBytes(g.deviceUsed, units)}`
-        : '') +
-      ` of ${formatBytes(g.total, units)}`
+  const usedText = formatBytesOf(used, total, units);
+  const details = gpus.map(g =>
+    g.deviceUsed !== null
+      ? trans.__(
+          'GPU %1: this kernel %2, device %3 of %4',
+          g.index,
+          formatBytes(g.kernelUsed, units),
+          formatBytes(g.deviceUsed, units),
+          formatBytes(g.total, units)
+        )
+      : trans.__(
+          'GPU %1: this kernel %2 of %3',
+          g.index,
+          formatBytes(g.kernelUsed, units),
+          formatBytes(g.total, units)
+        )
   );
   return {
-    text: `${label} ${formatBytesOf(used, total, units)}`,
+    text:
+      known.length > 1
+        ? trans.__('GPU\u00d7%1 %2', known.length, usedText)
+        : trans.__('GPU %1', usedText),
     title:
-      [...details, `Kernel RSS: ${formatBytes(rss, units)}`].join('\n') +
-      containerText,
+      [...details, trans.__('Kernel RSS: %1', formatBytes(rss, units))].join(
+        '\n'
+      ) + containerText,
     warning: warning || ramWarning
   };
 }

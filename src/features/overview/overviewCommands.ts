@@ -58,7 +58,10 @@ export function registerOverviewCommands(options: {
       const { min, max } = SETTING_LIMITS.timelineWindowMinutes;
       if (!Number.isFinite(minutes)) {
         throw new Error(
-          `The timeline span must be a number of minutes, not ${String(args.minutes)}.`
+          trans.__(
+            'The timeline span must be a number of minutes, not %1.',
+            String(args.minutes)
+          )
         );
       }
       await options.setSetting(

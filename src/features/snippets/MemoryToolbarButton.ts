@@ -15,6 +15,7 @@ import { Menu, Widget } from '@lumino/widgets';
 import { CommandIDs } from '../../ui/commandIds';
 import { SnippetLibrary } from './SnippetLibrary';
 import { button } from '../../ui/dom';
+import { trans } from '../../text/translation';
 
 /** The free-memory items at the top of the menu. */
 export const MEMORY_MENU_COMMANDS: readonly string[] = [
@@ -36,8 +37,8 @@ export class MemoryToolbarButton extends Widget {
       'jp-vram-ToolbarMemory-button',
       {
         role: 'toolbar-memory',
-        text: 'Memory \u25BE',
-        title: 'Free GPU memory, or insert code that saves memory'
+        text: trans.__('Memory \u25BE'),
+        title: trans.__('Free GPU memory, or insert code that saves memory')
       },
       // A keyboard "click" has no pointer position (detail 0).
       event => this.openMenu(event.detail === 0)
@@ -50,7 +51,7 @@ export class MemoryToolbarButton extends Widget {
     this._menu.addClass('jp-vram-MemoryMenu');
     this._menu.node.dataset.vramRole = 'toolbar-memory-menu';
     this._snippetMenu = new Menu({ commands: this._commands });
-    this._snippetMenu.title.label = 'Insert Cell to Save Memory';
+    this._snippetMenu.title.label = trans.__('Insert Cell to Save Memory');
     this._snippetMenu.node.dataset.vramRole = 'toolbar-snippet-menu';
     this._menu.aboutToClose.connect(() =>
       this._button.setAttribute('aria-expanded', 'false')

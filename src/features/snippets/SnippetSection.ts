@@ -17,6 +17,7 @@ import { CommandIDs, ExecuteCommand } from '../../ui/commandIds';
 import { SnippetLibrary } from './SnippetLibrary';
 import { IKernelMemoryModel } from '../../model/IKernelMemoryModel';
 import { button, element, setHidden, setText } from '../../ui/dom';
+import { trans } from '../../text/translation';
 
 export class SnippetSection extends Widget {
   constructor(options: SnippetSection.IOptions) {
@@ -27,10 +28,12 @@ export class SnippetSection extends Widget {
     this.node.dataset.vramRole = 'snippet-section';
 
     const heading = element('h3', 'jp-vram-Snippets-heading', {
-      text: 'Save memory'
+      text: trans.__('Save memory')
     });
     const hint = element('div', 'jp-vram-Snippets-hint', {
-      text: 'Insert a cell with the code into the active notebook (not run).'
+      text: trans.__(
+        'Insert a cell with the code into the active notebook (not run).'
+      )
     });
     this._warning = element('div', 'jp-vram-Snippets-warning', {
       role: 'restart-warning'
@@ -39,7 +42,7 @@ export class SnippetSection extends Widget {
     this._warningText = element('span', 'jp-vram-Snippets-warningText');
     const dismiss = button(
       'jp-vram-Button',
-      { role: 'dismiss-restart-warning', text: 'Dismiss' },
+      { role: 'dismiss-restart-warning', text: trans.__('Dismiss') },
       () => this._library.setWarning(null)
     );
     this._warning.append(this._warningText, dismiss);
@@ -102,7 +105,10 @@ export class SnippetSection extends Widget {
     const show = warning !== null && warning.model === this._model;
     setHidden(this._warning, !show);
     if (show) {
-      setText(this._warningText, `${warning.snippetTitle}: ${warning.message}`);
+      setText(
+        this._warningText,
+        trans.__('%1: %2', warning.snippetTitle, warning.message)
+      );
       this._warning.dataset.vramSnippet = warning.snippetId;
       this._warning.dataset.vramReason = warning.reason;
     } else {

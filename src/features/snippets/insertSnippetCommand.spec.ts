@@ -6,7 +6,7 @@
  */
 import { CommandIDs } from '../../ui/commandIds';
 import { SnippetInsertion } from './snippetCommands';
-import { RESTART_MESSAGES } from './snippet';
+import { restartMessage } from './snippet';
 import { KernelMemoryModel } from '../../model/KernelMemoryModel';
 import { makeSample, wire } from '../../testing/fixtures';
 import { settle } from '../../testing/fakeKernel';
@@ -159,7 +159,7 @@ describe('insert-snippet', () => {
     expect(result.restartNeeded).toBe(true);
     expect(sources(t.notebook)[0]).toContain('PYTORCH_CUDA_ALLOC_CONF');
     expect(t.notebook.activeCellIndex).toBe(0);
-    expect(t.notes).toEqual([['warning', RESTART_MESSAGES.cuda]]);
+    expect(t.notes).toEqual([['warning', restartMessage('cuda')]]);
 
     t.render();
     const warning = t.q('[data-vram-role="restart-warning"]')!;
@@ -253,7 +253,7 @@ describe('insert-snippet', () => {
       index: 0,
       restartNeeded: true
     });
-    expect(t.notes).toEqual([['warning', RESTART_MESSAGES.tensorflow]]);
+    expect(t.notes).toEqual([['warning', restartMessage('tensorflow')]]);
     t.render();
     const warning = t.q('[data-vram-role="restart-warning"]')!;
     expect(warning.hidden).toBe(false);

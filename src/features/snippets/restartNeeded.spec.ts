@@ -1,9 +1,5 @@
 /** restartNeeded: whether a snippet needs a fresh kernel, from the reply or the latest sample. */
-import {
-  RESTART_MESSAGES,
-  restartNeeded,
-  runtimeFlagsOfSample
-} from './snippet';
+import { restartMessage, restartNeeded, runtimeFlagsOfSample } from './snippet';
 import { makeSample } from '../../testing/fixtures';
 
 describe('restartNeeded', () => {
@@ -24,11 +20,11 @@ describe('restartNeeded', () => {
   it('warns when the framework is initialised (reply)', () => {
     expect(restartNeeded(cuda, flags(true, false))).toEqual({
       reason: 'cuda',
-      message: RESTART_MESSAGES.cuda
+      message: restartMessage('cuda')
     });
     expect(restartNeeded(tf, flags(false, true))).toEqual({
       reason: 'tensorflow',
-      message: RESTART_MESSAGES.tensorflow
+      message: restartMessage('tensorflow')
     });
     expect(restartNeeded(cuda, flags(false, true))).toBe(null);
     expect(restartNeeded(tf, flags(true, false))).toBe(null);
@@ -55,7 +51,7 @@ describe('restartNeeded', () => {
   });
 
   it('says what to do in the message', () => {
-    expect(RESTART_MESSAGES.cuda).toBe(
+    expect(restartMessage('cuda')).toBe(
       'Restart the kernel for this to take effect: CUDA is already initialised in this kernel'
     );
   });

@@ -11,6 +11,7 @@ import {
   PLACEHOLDER_PATTERN,
   PlaceholderKey
 } from './placeholders';
+import { trans } from '../../text/translation';
 
 export type SnippetFramework = 'torch' | 'tensorflow';
 
@@ -288,12 +289,16 @@ export interface RestartDecision {
   message: string;
 }
 
-export const RESTART_MESSAGES: Readonly<Record<'cuda' | 'tensorflow', string>> =
-  Object.freeze({
-    cuda: 'Restart the kernel for this to take effect: CUDA is already initialised in this kernel',
-    tensorflow:
-      'Restart the kernel for this to take effect: TensorFlow is already initialised in this kernel'
-  });
+/** The sentence that asks for a restart, for the framework initialised too early. */
+export function restartMessage(reason: 'cuda' | 'tensorflow'): string {
+  return reason === 'cuda'
+    ? trans.__(
+        'Restart the kernel for this to take effect: CUDA is already initialised in this kernel'
+      )
+    : trans.__(
+        'Restart the kernel for this to take effect: TensorFlow is already initialised in this kernel'
+      );
+}
 
 /**
  * Whether the kernel must restart for the snippet to take effect: its
@@ -313,6 +318,6 @@ export function restartNeeded(
   const key = fresh === 'cuda' ? 'cudaInitialized' : 'tensorflowInitialized';
   const initialised = reply?.[key] ?? sample?.[key] ?? false;
   return initialised === true
-    ? { reason: fresh, message: RESTART_MESSAGES[fresh] }
+    ? { reason: fresh, message: restartMessage(fresh) }
     : null;
 }

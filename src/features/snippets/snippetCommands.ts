@@ -58,7 +58,7 @@ export function registerSnippetCommands(options: {
   const insert = async (snippet: Snippet): Promise<SnippetInsertion | null> => {
     const panel = currentNotebook();
     if (!panel || panel.isDisposed || !panel.content.model) {
-      notify('info', 'Open a notebook to insert the snippet into.');
+      notify('info', trans.__('Open a notebook to insert the snippet into.'));
       return null;
     }
     // Loaded with the first insertion, not with the page.
@@ -116,7 +116,9 @@ export function registerSnippetCommands(options: {
     if (model?.state === 'non-python') {
       notify(
         'warning',
-        "This notebook's kernel does not run Python: the inserted cell is Python code."
+        trans.__(
+          "This notebook's kernel does not run Python: the inserted cell is Python code."
+        )
       );
     }
     return {
@@ -148,7 +150,7 @@ export function registerSnippetCommands(options: {
       if (!snippet) {
         notify(
           'warning',
-          `There is no snippet "${id}" in the GPU memory settings.`
+          trans.__('There is no snippet "%1" in the GPU memory settings.', id)
         );
         return null;
       }

@@ -1,0 +1,440 @@
+/**
+ * The translation rule, checked: every user-visible string of the views and
+ * the text helpers goes through the page-wide bundle. A fake bundle wraps
+ * each translated message in «…»; whatever is left outside the marks once
+ * they are removed must be data (numbers, units, names the fixtures put
+ * there), never a word of ours. A hard-coded English string fails here.
+ */
+import { MessageLoop } from '@lumino/messaging';
+import { Widget } from '@lumino/widgets';
+import type { ITranslator, TranslationBundle } from '@jupyterlab/translation';
+
+import { currentBundle, setTranslator, trans } from './translation';
+import { describeState, MONITOR_STATES } from '../model/MonitorState';
+import { deriveVisibilityNotes } from '../model/visibilityNotes';
+import { explainKernelDeath } from '../model/kernelDeath';
+import { KernelMemoryModel } from '../model/KernelMemoryModel';
+import { DEFAULT_SETTINGS } from '../settings/settings';
+import { HostMemoryCard } from '../features/overview/HostMemoryCard';
+import { GpuDeviceList } from '../features/overview/GpuDeviceList';
+import { StateBanner } from '../features/overview/StateBanner';
+import { MemoryTimeline } from '../features/overview/MemoryTimeline';
+import { TimelineWindowPicker } from '../features/overview/TimelineWindowPicker';
+import { statusSummary } from '../features/overview/VramStatusItem';
+import { CellHistoryView } from '../features/cells/CellHistoryView';
+import { clearHistoryText } from '../features/cells/ClearHistoryDialog';
+import { describeCellRecord } from '../features/cells/cellFormat';
+import { HoldersView } from '../features/cleanup/HoldersView';
+import { MemoryActions } from '../features/cleanup/MemoryActions';
+import { makeDeletePlan } from '../features/cleanup/deletePlan';
+import {
+  createDeleteDialogBody,
+  deleteDialogTitle
+} from '../features/cleanup/DeleteDialogBody';
+import { describeResult } from '../features/cleanup/cleanupResultText';
+import { KernelsView } from '../features/kernels/KernelsView';
+import { shutdownKernelText } from '../features/kernels/ShutdownKernelDialog';
+import { OomDiagnosisView } from '../features/oom/OomDiagnosisView';
+import { explainOom } from '../features/oom/oomExplanation';
+import { oomActions } from '../features/oom/oomActions';
+import { KernelDeathView } from '../features/kernelDeath/KernelDeathView';
+import {
+  GiB,
+  makeGpu,
+  makeHello,
+  makeNvmlProcessSample,
+  makeSample,
+  MiB,
+  wire
+} from '../testing/fixtures';
+import {
+  makeCellRecord,
+  makeOomDiagnosis,
+  manyRecords,
+  oomRecord
+} from '../testing/cellFixtures';
+import {
+  makeDeleteResult,
+  makeEntry,
+  makeFreeResult,
+  makeHidden,
+  makeListing
+} from '../testing/cleanupFixtures';
+import { FakeSource } from '../testing/kernelsTabFixtures';
+import { dead } from '../testing/kernelDeathWatchFixtures';
+import { settle } from '../testing/fakeKernel';
+
+const OPEN = '\u00ab';
+const CLOSE = '\u00bb';
+
+/** gettext's `%1`-style filling, as JupyterLab's bundles do it. */
+function fill(message: string, args: unknown[]): string {
+  return message.replace(/%(\d+)/g, (_, i) => String(args[Number(i) - 1]));
+}
+
+/** A bundle that marks every message it translates: «…». */
+const marking: TranslationBundle = {
+  __: (msgid, ...args) => OPEN + fill(msgid, args) + CLOSE,
+  _n: (one, many, n, ...args) =>
+    OPEN + fill(n === 1 ? one : many, [n, ...args]) + CLOSE,
+  _p: (_, msgid, ...args) => OPEN + fill(msgid, args) + CLOSE,
+  _np: (_, one, many, n, ...args) =>
+    OPEN + fill(n === 1 ? one : many, [n, ...args]) + CLOSE,
+  gettext: (msgid, ...args) => OPEN + fill(msgid, args) + CLOSE,
+  ngettext: (one, many, n, ...args) =>
+    OPEN + fill(n === 1 ? one : many, [n, ...args]) + CLOSE,
+  pgettext: (_, msgid, ...args) => OPEN + fill(msgid, args) + CLOSE,
+  npgettext: (_, one, many, n, ...args) =>
+    OPEN + fill(n === 1 ? one : many, [n, ...args]) + CLOSE,
+  dcnpgettext: (_d, _c, one, many, n, ...args) =>
+    OPEN + fill(n === 1 ? one : many, [n, ...args]) + CLOSE
+};
+
+const markingTranslator = {
+  languageCode: 'xx',
+  load: (domain: string) => {
+    expect(domain).toBe('jupyterlab_vram');
+    return marking;
+  }
+} as unknown as ITranslator;
+
+/**
+ * What may stand outside the marks: figures, units, symbols and
+ * punctuation, and the words the fixtures put in as data (`data`).
+ */
+const NOT_WORDS =
+  /^(?:[\s\d.,:;()[\]{}/+\-\u2212<>=~?!#%*'"_\u00b7\u2014\u2013\u2026\u2192\u00d7\u2265\u26a0\u25be\u21b3\u0394]|KiB|MiB|GiB|TiB|PiB|kB|MB|GB|TB|B|ms|min|s|h|m)*$/;
+
+/** The text left outside every «…» (marks may nest: a value in a sentence). */
+function unmarked(text: string, data: readonly string[]): string {
+  let rest = text;
+  for (;;) {
+    const next = rest.replace(/«[^«»]*»/g, ' ');
+    if (next === rest) {
+      break;
+    }
+    rest = next;
+  }
+  // Whole words only: a name must not hide the letters of an English word.
+  for (const word of [...data].sort((a, b) => b.length - a.length)) {
+    const escaped = word.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    rest = rest.replace(new RegExp(`(?<![\\w])${escaped}(?![\\w])`, 'g'), ' ');
+  }
+  return rest;
+}
+
+/** Each piece of user-visible text of `root` that is not translated. */
+function untranslated(root: Element, data: readonly string[] = []): string[] {
+  const found: string[] = [];
+  const check = (where: string, text: string | null) => {
+    if (text && !NOT_WORDS.test(unmarked(text, data))) {
+      found.push(`${where}: ${text}`);
+    }
+  };
+  const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    // Code the user inserts or reads as code is not translated.
+    if (node.parentElement?.closest('code, pre')) {
+      continue;
+    }
+    check('text', node.textContent);
+  }
+  for (const el of [root, ...Array.from(root.querySelectorAll('*'))]) {
+    check('title', el.getAttribute('title'));
+    check('aria-label', el.getAttribute('aria-label'));
+    check('placeholder', el.getAttribute('placeholder'));
+  }
+  return found;
+}
+
+/** The same check for a sentence that a helper returns. */
+function untranslatedText(
+  texts: readonly string[],
+  data: readonly string[] = []
+): string[] {
+  return texts.filter(text => !NOT_WORDS.test(unmarked(text, data)));
+}
+
+/** What the fixtures' kernel says (names, summaries, errors): data, shown as it came. */
+const DATA = [
+  'CUDA out of memory. Tried to allocate 2.00 GiB.',
+  'OutOfMemoryError',
+  'float32',
+  'Last traceback (ZeroDivisionError)',
+  'frames of the failed cell',
+  'Clearing the traceback disables %debug for that error',
+  'Python 3 (ipykernel)',
+  'NVIDIA H100 80GB HBM3',
+  'cuda:0',
+  'cpu',
+  'big',
+  'tensor',
+  'Tensor',
+  'x',
+  'y',
+  'nb.ipynb',
+  'notebook.ipynb',
+  'Python 3',
+  'kernel-1'
+];
+
+function attach<T extends Widget>(view: T): T {
+  Widget.attach(view, document.body);
+  return view;
+}
+
+function liveModel(): KernelMemoryModel {
+  const model = new KernelMemoryModel({ historyCapacity: 100 });
+  model.ingest(wire(makeHello()));
+  model.ingest(
+    wire(
+      makeSample({
+        gpus: [
+          makeGpu({
+            torch: { ...makeGpu().torch!, num_ooms: 2, num_alloc_retries: 1 }
+          })
+        ]
+      })
+    )
+  );
+  return model;
+}
+
+describe('the translation rule', () => {
+  beforeEach(() => setTranslator(markingTranslator));
+  afterEach(() => setTranslator(null));
+
+  it('hands out the bundle the core plugin set, and English without one', () => {
+    expect(currentBundle()).toBe(marking);
+    expect(trans.__('Refresh')).toBe('«Refresh»');
+    setTranslator(null);
+    expect(trans.__('Cell [%1]', 3)).toBe('Cell [3]');
+    expect(trans._n('%1 cell', '%1 cells', 2)).toBe('2 cells');
+  });
+
+  it('fails on a hard-coded string (the check itself can fail)', () => {
+    const node = document.createElement('div');
+    node.append('«Peak» 1.2 GiB');
+    expect(untranslated(node)).toEqual([]);
+    node.title = 'Peak allocated';
+    expect(untranslated(node)).toEqual(['title: Peak allocated']);
+    expect(untranslatedText(['Listed at 12:00.'])).toHaveLength(1);
+  });
+
+  it('translates every state sentence and visibility note', () => {
+    expect(
+      untranslatedText(MONITOR_STATES.map(state => describeState(state)))
+    ).toEqual([]);
+    const notes = deriveVisibilityNotes({
+      hello: makeHello({
+        torch: null,
+        tensorflow: { version: '2.15', gpus_initialized: false }
+      }),
+      sample: null,
+      problem: null,
+      settingsPending: true,
+      nvmlUnattributedForS: null
+    } as unknown as Parameters<typeof deriveVisibilityNotes>[0]);
+    expect(notes.length).toBeGreaterThan(1);
+    expect(untranslatedText(notes.map(note => note.text))).toEqual([]);
+  });
+
+  it('renders the Memory tab translated', () => {
+    const model = liveModel();
+    const views = [
+      new HostMemoryCard(DEFAULT_SETTINGS),
+      new GpuDeviceList(DEFAULT_SETTINGS),
+      new StateBanner(DEFAULT_SETTINGS),
+      new MemoryTimeline(DEFAULT_SETTINGS)
+    ].map(attach);
+    for (const view of views) {
+      view.model = model;
+    }
+    MessageLoop.flush();
+    for (const view of views) {
+      expect(untranslated(view.node, DATA)).toEqual([]);
+    }
+    const picker = new TimelineWindowPicker(() => undefined);
+    picker.show(30);
+    expect(untranslated(picker.node, DATA)).toEqual([]);
+    const summary = statusSummary(model, DEFAULT_SETTINGS);
+    expect(untranslatedText([summary.text, summary.title], DATA)).toEqual([]);
+    views.forEach(view => view.dispose());
+  });
+
+  it('renders the Cells tab and its texts translated', () => {
+    const model = liveModel();
+    const records = [
+      ...manyRecords(2),
+      oomRecord({ record_id: 9, execution_count: 9 })
+    ];
+    model.cells.merge(records);
+    const view = attach(
+      new CellHistoryView({
+        settings: { ...DEFAULT_SETTINGS },
+        actions: {
+          revealCell: async () => true,
+          exportHistory: () => undefined,
+          clearHistory: () => undefined
+        }
+      })
+    );
+    view.model = model;
+    MessageLoop.flush();
+    expect(untranslated(view.node, DATA)).toEqual([]);
+    const entry = model.cells.entries[0];
+    expect(
+      untranslatedText(
+        [
+          describeCellRecord(makeCellRecord(), entry.summary),
+          ...clearHistoryText({ path: 'nb.ipynb', records: 3 })
+        ],
+        DATA
+      )
+    ).toEqual([]);
+    view.dispose();
+  });
+
+  it('renders the Holders tab, the delete dialog and the results translated', async () => {
+    const model = new KernelMemoryModel({ historyCapacity: 10 });
+    model.setState('live');
+    const listing = makeListing({
+      entries: [
+        makeEntry({ name: 'big', total_bytes: GiB }),
+        makeEntry({ name: 'x', total_bytes: MiB, shared_with: ['y'] })
+      ],
+      hidden: [makeHidden()]
+    });
+    const connection = {
+      freeMemory: jest.fn(),
+      inspect: jest.fn(async () => listing),
+      deleteHolders: jest.fn()
+    };
+    const actions = new MemoryActions({
+      connection: connection as any,
+      model
+    });
+    const view = attach(
+      new HoldersView({ settings: DEFAULT_SETTINGS, onDelete: jest.fn() })
+    );
+    view.actions = actions;
+    MessageLoop.flush();
+    expect(untranslated(view.node, DATA)).toEqual([]);
+    await actions.inspect();
+    await settle();
+    MessageLoop.flush();
+    expect(untranslated(view.node, DATA)).toEqual([]);
+
+    const plan = makeDeletePlan(
+      listing,
+      ['big', 'x'],
+      [listing.hidden[0].holder]
+    )!;
+    expect(untranslated(createDeleteDialogBody(plan, 'binary'), DATA)).toEqual(
+      []
+    );
+    expect(untranslatedText([deleteDialogTitle(plan)])).toEqual([]);
+    expect(
+      untranslatedText(
+        [
+          ...describeResult(makeFreeResult()).lines,
+          ...describeResult(makeDeleteResult()).lines
+        ],
+        DATA
+      )
+    ).toEqual([]);
+    view.dispose();
+  });
+
+  it('renders the Kernels tab and the shutdown question translated', () => {
+    const source = new FakeSource();
+    const view = attach(
+      new KernelsView({
+        source,
+        settings: DEFAULT_SETTINGS,
+        execute: () => undefined
+      })
+    );
+    MessageLoop.flush();
+    expect(untranslated(view.node, DATA)).toEqual([]);
+    const model = source.add('kernel-1', 'nb.ipynb');
+    model.ingest(wire(makeHello()));
+    model.ingest(
+      wire(
+        makeNvmlProcessSample([
+          { pid: 4242, used_bytes: 2 * GiB, this_process: true },
+          { pid: 77, used_bytes: 3 * GiB, this_process: false }
+        ])
+      )
+    );
+    MessageLoop.flush();
+    expect(untranslated(view.node, DATA)).toEqual([]);
+    expect(
+      untranslatedText(
+        shutdownKernelText({
+          kernelId: 'kernel-1',
+          kernelName: 'Python 3',
+          paths: ['nb.ipynb'],
+          others: ['notebook.ipynb']
+        }),
+        DATA
+      )
+    ).toEqual([]);
+    view.dispose();
+  });
+
+  it('renders the out-of-memory diagnosis and a kernel death translated', () => {
+    const model = new KernelMemoryModel({ historyCapacity: 10 });
+    model.ingest(wire(makeHello()));
+    const view = attach(
+      new OomDiagnosisView({
+        settings: { ...DEFAULT_SETTINGS },
+        run: jest.fn()
+      })
+    );
+    view.model = model;
+    const diagnosis = makeOomDiagnosis({
+      stale_holders: [{ holder: 'name', label: 'big', bytes: GiB }]
+    });
+    model.ingest(
+      wire({
+        type: 'cells',
+        records: [
+          oomRecord({ record_id: 1, execution_count: 4, oom: diagnosis })
+        ]
+      })
+    );
+    MessageLoop.flush();
+    expect(view.node.hidden).toBe(false);
+    expect(untranslated(view.node, DATA)).toEqual([]);
+    const explanation = explainOom(diagnosis, 'binary', 4);
+    expect(
+      untranslatedText(
+        [
+          explanation.headline,
+          ...explanation.causes.map(c => c.text),
+          ...explanation.figures.map(f => f.label),
+          ...oomActions(diagnosis, 'binary').flatMap(a => [a.label, a.gain])
+        ],
+        DATA
+      )
+    ).toEqual([]);
+
+    const death = attach(new KernelDeathView(DEFAULT_SETTINGS));
+    const deadModel = dead();
+    death.model = deadModel;
+    MessageLoop.flush();
+    expect(death.node.hidden).toBe(false);
+    expect(untranslated(death.node, DATA)).toEqual([]);
+    const facts = deadModel.death!;
+    const said = explainKernelDeath(facts);
+    expect(
+      untranslatedText(
+        [said.short, said.summary, ...said.details],
+        [...DATA, 'memory.events oom_kill', 'memory.oom_control oom_kill']
+      )
+    ).toEqual([]);
+    view.dispose();
+    death.dispose();
+  });
+});
