@@ -19,6 +19,10 @@ export type {
 /** The memory monitor: the active notebook's kernel model, the settings, a fresh sample. */
 export type IVramMonitor = IVramMonitorInterface;
 
+/**
+ * The token under which jupyterlab-vram provides its memory monitor to other
+ * extensions.
+ */
 export const IVramMonitor = new Token<IVramMonitor>(
   'jupyterlab-vram:IVramMonitor',
   'Live GPU and host memory of the active notebook kernel.'

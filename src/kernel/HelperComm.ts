@@ -20,6 +20,7 @@ import {
 import { describeFailure, ignoreRejection } from './kernelFailures';
 import { PendingRequests } from './PendingRequests';
 
+/** The one comm that a connection has open to the helper in its kernel. */
 export class HelperComm {
   constructor(options: HelperComm.IOptions) {
     this._model = options.model;
@@ -202,7 +203,9 @@ export class HelperComm {
   private _otherMessage = new Signal<this, unknown>(this);
 }
 
+/** The types that go with HelperComm. */
 export namespace HelperComm {
+  /** The options a new HelperComm is constructed with. */
   export interface IOptions {
     model: KernelMemoryModel;
     /** The helper said hello on the comm and the model is live (e.g. recover its history). */

@@ -18,6 +18,7 @@ import {
 } from './helperBootstrap';
 import { HelperReadiness } from './HelperReadiness';
 
+/** Delivers the helper to a kernel once per run of the connection. */
 export class HelperDelivery {
   constructor(options: HelperDelivery.IOptions) {
     this._options = options;
@@ -120,7 +121,9 @@ export class HelperDelivery {
  */
 export const MAX_REDELIVERIES = 2;
 
+/** The types that go with HelperDelivery. */
 export namespace HelperDelivery {
+  /** The options a new HelperDelivery is constructed with. */
   export interface IOptions {
     readiness: HelperReadiness;
     model: KernelMemoryModel;

@@ -7,6 +7,10 @@
  */
 import { Kernel, KernelSpec } from '@jupyterlab/services';
 
+/**
+ * Knows ahead of time what delivering the helper needs: each kernel's language
+ * and the helper's code.
+ */
 export class HelperReadiness {
   /** `load` fetches the helper's bootstrap code (a chunk of its own). */
   constructor(load: () => Promise<string>) {

@@ -37,6 +37,10 @@ import { Parsed } from '../protocol/reader';
  */
 const SETTINGS_WAIT_MS = 24 * 3600 * 1000;
 
+/**
+ * The base class of helper connections, which sends the typed requests and
+ * checks their replies.
+ */
 export abstract class HelperRequests implements ICleanupConnection {
   /**
    * @param _cleanupTimeoutMs how long a cleanup or recording request may

@@ -48,6 +48,10 @@ export interface IKernelLifecycleHost {
   detach(reason: string): void;
 }
 
+/**
+ * Follows what happens to a notebook's kernel (restarts, deaths, changes, lost
+ * websockets) and tells the connection.
+ */
 export class KernelLifecycle implements IDisposable {
   constructor(host: IKernelLifecycleHost) {
     this._host = host;

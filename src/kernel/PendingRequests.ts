@@ -34,6 +34,7 @@ interface IPending {
   timer: ReturnType<typeof setTimeout>;
 }
 
+/** The requests to the kernel helper that are waiting for their answer. */
 export class PendingRequests {
   constructor(private readonly _prefix = 'r') {}
 

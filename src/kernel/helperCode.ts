@@ -6,6 +6,9 @@
  */
 let loading: Promise<string> | null = null;
 
+/**
+ * Loads the helper's bootstrap code, fetching its chunk on the first call only.
+ */
 export function loadHelperBootstrapCode(): Promise<string> {
   if (!loading) {
     loading = import('./helperBundle.generated').then(

@@ -14,6 +14,10 @@ export interface RecoveredHistory {
   samples: number;
 }
 
+/**
+ * Puts the records and timeline of a `history` reply into a model, reporting
+ * the parts that were malformed.
+ */
 export function recoverHistory(
   model: KernelMemoryModel,
   result: unknown

@@ -3,6 +3,7 @@
  * them: a readable text for the panel, and futures nobody waits for.
  */
 
+/** Describes a failed kernel operation in one line of text for the panel. */
 export function describeFailure(what: string, reason: unknown): string {
   const text =
     reason instanceof Error

@@ -48,6 +48,7 @@ export interface IConsoleSource {
   readonly widgetAdded: ISignal<unknown, IConsolePanelLike>;
 }
 
+/** The ids of the cells that the code consoles of this page have run. */
 export class ConsoleCells implements IDisposable {
   constructor(consoles: IConsoleSource) {
     consoles.forEach(panel => this._follow(panel));

@@ -9,6 +9,10 @@
 /** The console hears of ignored messages at most this often (the panel's note always counts). */
 export const IGNORED_WARNING_MS = 10_000;
 
+/**
+ * Counts the helper messages a model dropped and keeps the sentence that
+ * reports them up to date.
+ */
 export class IgnoredMessages {
   /** `report` shows the sentence that counts them (as the model's problem note). */
   constructor(report: (text: string) => void) {

@@ -37,6 +37,7 @@ import {
 } from './MonitorState';
 import type { VisibilityNote } from './visibilityNotes';
 
+/** What the frontend knows about the memory of one notebook's kernel. */
 export class KernelMemoryModel implements IKernelMemoryModel {
   constructor(options: KernelMemoryModel.IOptions) {
     this._history = new MemoryHistory(options.historyCapacity);
@@ -447,7 +448,9 @@ export class KernelMemoryModel implements IKernelMemoryModel {
   private _isDisposed = false;
 }
 
+/** The types that go with KernelMemoryModel. */
 export namespace KernelMemoryModel {
+  /** The options a new KernelMemoryModel is constructed with. */
   export interface IOptions {
     /** Samples of history to keep (see settings.historyCapacityFor). */
     historyCapacity: number;

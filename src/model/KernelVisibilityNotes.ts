@@ -45,6 +45,10 @@ export interface IKernelVisibilityNotesHost {
   changed(): void;
 }
 
+/**
+ * Keeps the visibility notes of one kernel's model, deriving them again when
+ * what they are made of changes.
+ */
 export class KernelVisibilityNotes {
   constructor(host: IKernelVisibilityNotesHost) {
     this._host = host;

@@ -32,6 +32,7 @@ export interface RamAlongside {
  */
 export type CellOutcome = 'ok' | 'error' | 'interrupted' | 'oom' | 'died';
 
+/** The figures the UI shows for one executed cell. */
 export interface CellSummary {
   source: CellMemorySource;
   /**
@@ -71,6 +72,7 @@ export function hasGpuFigures(record: CellMemoryRecord): boolean {
   );
 }
 
+/** Works out the figures the UI shows for one cell record. */
 export function summarizeCellRecord(record: CellMemoryRecord): CellSummary {
   const gpu = hasGpuFigures(record);
   let deltaBytes: number | null;

@@ -10,6 +10,7 @@ import { DeviceInfo } from '../protocol/messages';
 import { GpuSample } from '../protocol/sample';
 import { percentOf } from '../text/format';
 
+/** The figures the UI shows for one GPU. */
 export interface GpuFigures {
   index: number;
   name: string | null;

@@ -10,6 +10,7 @@
 import { percentOf } from '../text/format';
 import { HostMemory } from '../protocol/sample';
 
+/** The figures the UI shows for the kernel's host RAM. */
 export interface HostFigures {
   /** Whether the limit is a container's (cgroup) rather than the machine's RAM. */
   container: boolean;
@@ -34,6 +35,7 @@ export interface HostFigures {
   machineTotal: number | null;
 }
 
+/** Works out the RAM figures the UI shows from the host part of a sample. */
 export function hostFigures(host: HostMemory | null | undefined): HostFigures {
   const rss = host?.rss_bytes ?? null;
   const machineTotal = host?.total_bytes ?? null;

@@ -82,6 +82,10 @@ export const NOTIFICATION_CHARS = 140;
  */
 export type DeathVerdict = 'oom-killed' | 'near-limit' | 'unknown';
 
+/**
+ * The explanation of a kernel death, as sentences of several lengths for the
+ * places that show it.
+ */
 export interface KernelDeathExplanation {
   verdict: DeathVerdict;
   /** One sentence: what happened and the likely cause, with figures. */
@@ -150,6 +154,9 @@ export function machineOomKillsSince(facts: KernelDeathFacts): number | null {
 /** Where the machine's count is read, as the explanation names it. */
 const MACHINE_COUNT = "the machine's /proc/vmstat oom_kill count";
 
+/**
+ * Explains a kernel death in words and numbers from the facts the model kept.
+ */
 export function explainKernelDeath(
   facts: KernelDeathFacts,
   units: ByteUnits = 'binary'

@@ -9,6 +9,10 @@ import type * as KernelDeath from './kernelDeath';
 let loaded: typeof KernelDeath | null = null;
 let loading: Promise<typeof KernelDeath> | null = null;
 
+/**
+ * Returns the module that explains kernel deaths if it has loaded, and
+ * otherwise starts loading it and returns null.
+ */
 export function kernelDeathText(then: () => void): typeof KernelDeath | null {
   if (loaded) {
     return loaded;

@@ -19,6 +19,7 @@
 import { percentOf } from '../text/format';
 import { HostMemory } from '../protocol/sample';
 
+/** The figures the UI shows for swap. */
 export interface SwapFigures {
   /** The kernel's own pages in swap (VmSwap), besides its RSS. */
   kernelSwapped: number | null;
@@ -41,6 +42,7 @@ export interface SwapFigures {
   usedPercent: number | null;
 }
 
+/** Works out the swap figures the UI shows from the host part of a sample. */
 export function swapFigures(host: HostMemory | null | undefined): SwapFigures {
   const machineTotal = host?.swap_total_bytes ?? null;
   const machineFree = host?.swap_free_bytes ?? null;

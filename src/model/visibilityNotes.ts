@@ -14,6 +14,7 @@ import { NVML_UNATTRIBUTED_NOTE_AFTER_S } from './NvmlAttributionClock';
 import { HelloMessage } from '../protocol/messages';
 import { HiddenGpus, SampleMessage } from '../protocol/sample';
 
+/** The stable id of each kind of visibility note. */
 export type VisibilityNoteId =
   | 'torch-not-imported'
   | 'cuda-not-initialized'
@@ -25,6 +26,7 @@ export type VisibilityNoteId =
   | 'helper-problem'
   | 'settings-pending';
 
+/** One note that explains why the panel shows less than the user may expect. */
 export interface VisibilityNote {
   /** Stable id (also the `data-vram-note` attribute). */
   id: VisibilityNoteId;
@@ -33,6 +35,7 @@ export interface VisibilityNote {
   text: string;
 }
 
+/** What the visibility notes are derived from. */
 export interface VisibilityInputs {
   hello: HelloMessage | null;
   sample: SampleMessage | null;
@@ -50,6 +53,7 @@ export interface VisibilityInputs {
   settingsPending?: boolean;
 }
 
+/** Derives the visibility notes that apply now. */
 export function deriveVisibilityNotes(
   inputs: VisibilityInputs
 ): VisibilityNote[] {

@@ -6,6 +6,7 @@
 import { ByteUnits } from '../text/format';
 import { HelperConfig } from '../protocol/messages';
 
+/** The user settings of jupyterlab-vram, typed. */
 export interface VramSettings {
   /** Seconds between two looks at memory in the kernel helper. */
   sampleIntervalSeconds: number;
@@ -49,6 +50,7 @@ export type SetSetting = <K extends keyof VramSettings>(
   value: VramSettings[K]
 ) => Promise<void>;
 
+/** The value of every setting when the user has not set it. */
 export const DEFAULT_SETTINGS: Readonly<VramSettings> = Object.freeze({
   sampleIntervalSeconds: 1,
   changeThresholdMiB: 1,

@@ -12,6 +12,10 @@ import { KernelMemoryModel } from '../model/KernelMemoryModel';
 import { KeptHistories, SessionPersistence } from './SessionPersistence';
 import { ITimelineStore } from './TimelinePersistence';
 
+/**
+ * Decides what the browser database keeps for this page, following the user's
+ * settings.
+ */
 export class BrowserKeeping {
   constructor(options: BrowserKeeping.IOptions) {
     this._recordStore = options.recordStore;
@@ -99,7 +103,9 @@ export class BrowserKeeping {
   private _forgotten: KeptHistories = { cells: false, timeline: false };
 }
 
+/** The types that go with BrowserKeeping. */
 export namespace BrowserKeeping {
+  /** The options a new BrowserKeeping is constructed with. */
   export interface IOptions {
     recordStore: ICellRecordStore | null;
     timelineStore: ITimelineStore | null;

@@ -6,6 +6,9 @@
  */
 import type { KernelMark } from '../model/MemoryHistory';
 
+/**
+ * A stretch of a notebook's timeline as it is saved in the browser database.
+ */
 export interface TimelineChunk {
   /** The kernel run the rows came from; null when the page did not know it yet. */
   identity: string | null;

@@ -17,6 +17,10 @@ import {
   SavedCellSession
 } from '../model/CellHistory';
 
+/**
+ * Puts the saved cell records of earlier kernel sessions back into a cell
+ * history.
+ */
 export function restoreCellSessions(
   history: CellHistory,
   saved: readonly SavedCellSession[]

@@ -20,6 +20,7 @@ export type ExecuteCommand = (
   args?: ReadonlyPartialJSONObject
 ) => Promise<unknown> | void;
 
+/** The ids of every command of jupyterlab-vram. */
 export namespace CommandIDs {
   /** Show and activate the GPU memory sidebar. */
   export const openSidebar = 'jupyterlab-vram:open-sidebar';

@@ -25,6 +25,7 @@ import { errorText } from '../../text/errorText';
 import type { IAllocationConnection } from '../../kernel/connectionRequests';
 import type { CellHistory, CellHistoryChange } from '../../model/CellHistory';
 
+/** What changed in an AllocationRecorder, as its `changed` signal names it. */
 export type AllocationRecorderChange =
   | 'recording'
   | 'listing'
@@ -36,6 +37,10 @@ export type AllocationRecorderChange =
   /** The helper went live: requests can be made (see `ensureKnown`). */
   | 'available';
 
+/**
+ * The allocation recording of one kernel: its on/off state, its latest listing
+ * of live memory by line, and the requests that change them.
+ */
 export class AllocationRecorder implements IDisposable {
   constructor(options: AllocationRecorder.IOptions) {
     this._connection = options.connection;
@@ -351,7 +356,9 @@ export class AllocationRecorder implements IDisposable {
   private _changed = new Signal<this, AllocationRecorderChange>(this);
 }
 
+/** The types that go with AllocationRecorder. */
 export namespace AllocationRecorder {
+  /** The options a new AllocationRecorder is constructed with. */
   export interface IOptions {
     connection: IAllocationConnection;
     /** The kernel's memory model: its state says whether requests can be sent. */

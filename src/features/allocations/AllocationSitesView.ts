@@ -54,6 +54,10 @@ import {
 import { LazyView } from '../../ui/LazyView';
 import { follow } from '../../ui/follow';
 
+/**
+ * The sidebar's "Lines" tab, which lists live memory by the notebook line that
+ * allocated it.
+ */
 export class AllocationSitesView extends LazyView {
   constructor(options: AllocationSitesView.IOptions) {
     super(options.settings);
@@ -543,7 +547,9 @@ function gpuRestartText(gpu: GpuRecording, at: string): string {
     : `GPU recording restarted with ${entries} events at ${at}; earlier GPU allocations may not be attributed.`;
 }
 
+/** The types that go with AllocationSitesView. */
 export namespace AllocationSitesView {
+  /** The things the "Lines" tab asks its host to do when the user clicks. */
   export interface IActions {
     /** Turn recording on/off (the command, so that it is one code path). */
     setRecording(enabled: boolean): void;
@@ -553,6 +559,7 @@ export namespace AllocationSitesView {
     exportHostCsv(): void;
   }
 
+  /** The options a new AllocationSitesView is constructed with. */
   export interface IOptions {
     settings: VramSettings;
     actions: IActions;

@@ -25,6 +25,10 @@ export type {
   ILinePanel
 } from './allocationCommandOptions';
 
+/**
+ * Registers the allocation recording commands with the app and, when there is
+ * one, the command palette.
+ */
 export function registerAllocationCommands(
   options: IAllocationCommandOptions
 ): void {

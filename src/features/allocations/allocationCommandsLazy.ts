@@ -26,6 +26,10 @@ function stem(options: Options): string {
   return base.replace(/\.ipynb$/i, '') || 'notebook';
 }
 
+/**
+ * Activates the cell that a command's arguments name and puts the cursor on its
+ * line, resolving to false when that cell cannot be found.
+ */
 export async function goToCellLine(
   options: Options,
   args: ReadonlyPartialJSONObject
@@ -49,6 +53,10 @@ export async function goToCellLine(
   return false;
 }
 
+/**
+ * Downloads the GPU allocator snapshot of the current kernel, resolving to the
+ * file name, or to null when there was nothing to download.
+ */
 export async function exportAllocationSnapshot(
   options: Options
 ): Promise<string | null> {
@@ -73,6 +81,10 @@ export async function exportAllocationSnapshot(
   return fileName;
 }
 
+/**
+ * Downloads the current kernel's host allocation sites as CSV, resolving to the
+ * file name, or to null when there is no listing.
+ */
 export async function exportAllocationSites(
   options: Options
 ): Promise<string | null> {

@@ -14,6 +14,10 @@ import {
 import { CellMemoryRecord } from '../../protocol/cell';
 import { csvField } from '../../text/csvField';
 
+/**
+ * One row of the "Lines" tab: an allocation site with the label and figures the
+ * tab shows for it.
+ */
 export interface SiteRow {
   device: string;
   /**
@@ -56,6 +60,7 @@ export function shortPath(filename: string, parts = 3): string {
   return pieces.slice(-parts).join('/') || filename;
 }
 
+/** Writes a stack frame as "path:line in function", with the path shortened. */
 export function frameText(frame: SiteFrame): string {
   const where = `${shortPath(frame.filename)}:${frame.line}`;
   return frame.function ? `${where} in ${frame.function}` : where;
@@ -66,6 +71,10 @@ export type IsConsoleCell = (cellId: string) => boolean;
 
 const NO_CONSOLES: IsConsoleCell = () => false;
 
+/**
+ * Turns one allocation site from the kernel into the row that the "Lines" tab
+ * shows, naming the notebook cell it came from when one is known.
+ */
 export function siteRow(
   site: AllocationSite,
   cellIds: ReadonlyMap<number, string>,

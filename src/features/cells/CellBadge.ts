@@ -14,6 +14,10 @@ import { ByteUnits } from '../../text/format';
 import { CellSummary } from '../../model/cellFigures';
 import { element, setData, setTitle } from '../../ui/dom';
 
+/**
+ * Everything a cell's memory badge shows, gathered so that the badge can be
+ * rendered in one step.
+ */
 export interface CellBadgeContent {
   summary: CellSummary;
   executionCount: number | null;
@@ -29,8 +33,10 @@ export interface CellBadgeContent {
   units: ByteUnits;
 }
 
+/** The CSS class of every cell memory badge. */
 export const CELL_BADGE_CLASS = 'jp-vram-CellBadge';
 
+/** Creates the empty DOM node of a cell memory badge. */
 export function createCellBadgeNode(): HTMLElement {
   return element('div', CELL_BADGE_CLASS, { role: 'cell-badge' });
 }

@@ -83,6 +83,9 @@ const COLUMN_TITLES: Record<CellSortKey, string> = {
     'Bytes this cell allocated that are still alive (latest run; needs "Record allocations" in the Lines tab). \u26a0: they grow at each run, a likely leak'
 };
 
+/**
+ * The sidebar's "Cells" tab, a sortable table with one row per executed cell.
+ */
 export class CellHistoryView extends ModelView {
   constructor(options: CellHistoryView.IOptions) {
     super(options.settings);
@@ -491,6 +494,7 @@ export class CellHistoryView extends ModelView {
   private _rowsInUse = 0;
 }
 
+/** The types that go with CellHistoryView. */
 export namespace CellHistoryView {
   /** What the view asks its host to do (wired to commands in index.ts). */
   export interface IActions {
@@ -500,6 +504,7 @@ export namespace CellHistoryView {
     clearHistory?: () => void;
   }
 
+  /** The options a new CellHistoryView is constructed with. */
   export interface IOptions {
     settings: ConstructorParameters<typeof ModelView>[0];
     actions?: IActions;

@@ -24,6 +24,10 @@ export function cellAliveOf(
   return alive.get(cellId);
 }
 
+/**
+ * A cell's "still alive" figure put into words, for the table cell and for the
+ * tooltip.
+ */
 export interface CellAliveText {
   /** "12.0 MiB", with a warning sign when it keeps growing. */
   short: string;
@@ -37,6 +41,10 @@ export interface CellAliveText {
 export const HOST_TRACED =
   'Host: what tracemalloc sees (Python objects, NumPy arrays); PyTorch CPU tensors are not traced.';
 
+/**
+ * Puts into words the bytes a cell's allocations still hold, or returns null
+ * when nothing is known about them.
+ */
 export function cellAliveText(
   alive: CellAliveBytes | undefined,
   units: ByteUnits

@@ -14,6 +14,10 @@ import { CellHistoryEntry } from '../../model/CellHistory';
 /** The metadata key under which a cell's figures are saved. */
 export const CELL_METADATA_KEY = 'jupyterlab_vram';
 
+/**
+ * The figures of a cell's latest record in the form they are saved in the
+ * cell's metadata.
+ */
 export interface SavedCellFigures {
   version: 1;
   execution_count: number | null;
@@ -27,6 +31,9 @@ export interface SavedCellFigures {
   peak_exact: boolean;
 }
 
+/**
+ * Takes the figures to save in a cell's metadata from its latest history entry.
+ */
 export function savedFiguresOf(entry: CellHistoryEntry): SavedCellFigures {
   const s = entry.summary;
   return {

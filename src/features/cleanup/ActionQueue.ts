@@ -25,6 +25,7 @@ export class ActionCancelledError extends Error {
 /** 'queued': waiting for an idle kernel; 'sent': waiting for the answer. */
 export type QueuedActionState = 'queued' | 'sent';
 
+/** A cleanup request as the queue shows it to the user. */
 export interface IQueuedAction {
   readonly id: number;
   /** What the request does, for the user ("Collect garbage"). */
@@ -39,6 +40,10 @@ interface IEntry extends IQueuedAction {
   reject: (error: Error) => void;
 }
 
+/**
+ * The cleanup requests of one kernel, which wait while the kernel is busy and
+ * go out in order once it is idle.
+ */
 export class ActionQueue implements IDisposable {
   constructor(options: { busy?: boolean } = {}) {
     this._busy = options.busy ?? false;

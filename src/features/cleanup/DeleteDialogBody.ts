@@ -33,6 +33,7 @@ export function expectedBytesText(plan: DeletePlan, units: ByteUnits): string {
   return `Memory expected back: ${amount}${devices}`;
 }
 
+/** Builds the body of the delete confirmation dialog for a plan. */
 export function createDeleteDialogBody(
   plan: DeletePlan,
   units: ByteUnits

@@ -19,6 +19,10 @@ export interface IHoldersListingHost {
   changed(change: 'listing' | 'selection'): void;
 }
 
+/**
+ * Keeps one kernel's latest listing of memory holders together with the user's
+ * ticks in it.
+ */
 export class HoldersListing {
   constructor(host: IHoldersListingHost) {
     this._host = host;

@@ -31,6 +31,10 @@ import {
 } from '../../ui/dom';
 import { MemoryActionsView } from './MemoryActionsView';
 
+/**
+ * The sidebar's "Holders" tab, which lists what holds memory in the kernel and
+ * lets the user tick holders to delete.
+ */
 export class HoldersView extends MemoryActionsView {
   constructor(options: HoldersView.IOptions) {
     super(options.settings);
@@ -394,7 +398,9 @@ function summaryNode(entry: HolderEntry): HTMLElement {
   return node;
 }
 
+/** The types that go with HoldersView. */
 export namespace HoldersView {
+  /** The options a new HoldersView is constructed with. */
   export interface IOptions {
     settings: VramSettings;
     /** "Delete selected": confirm and delete (the delete command). */

@@ -35,9 +35,14 @@ import type { DeletePlan } from './deletePlan';
 export const STALE_LISTING_TEXT =
   'cells ran since the listing, so nothing was deleted. The Holders tab lists again: choose anew';
 
+/** What changed in a MemoryActions, as its `changed` signal names it. */
 export type MemoryActionsChange =
   'queue' | 'outcome' | 'listing' | 'selection' | 'deleting' | 'state';
 
+/**
+ * The cleanup actions of one kernel: freeing memory, listing what holds it, and
+ * deleting chosen holders.
+ */
 export class MemoryActions implements IDisposable {
   constructor(options: MemoryActions.IOptions) {
     this._connection = options.connection;
@@ -392,7 +397,9 @@ export class MemoryActions implements IDisposable {
   private _isDisposed = false;
 }
 
+/** The types that go with MemoryActions. */
 export namespace MemoryActions {
+  /** The options a new MemoryActions is constructed with. */
   export interface IOptions {
     connection: ICleanupConnection;
     /** The kernel's memory model: its state and busy flag drive the queue. */

@@ -20,6 +20,10 @@ import { ExecuteCommand } from '../../ui/commandIds';
 import { button, element, setHidden, setText } from '../../ui/dom';
 import { MemoryActionsView } from './MemoryActionsView';
 
+/**
+ * The sidebar's cleanup bar, with its buttons, the waiting requests and the
+ * result of the latest cleanup.
+ */
 export class MemoryActionsBar extends MemoryActionsView {
   constructor(options: MemoryActionsBar.IOptions) {
     super();
@@ -135,7 +139,9 @@ export class MemoryActionsBar extends MemoryActionsView {
   private _result: HTMLDivElement;
 }
 
+/** The types that go with MemoryActionsBar. */
 export namespace MemoryActionsBar {
+  /** One button of the cleanup bar and the command it runs. */
   export interface IButton {
     command: string;
     label: string;
@@ -143,6 +149,7 @@ export namespace MemoryActionsBar {
     role: string;
   }
 
+  /** The options a new MemoryActionsBar is constructed with. */
   export interface IOptions {
     buttons: IButton[];
     /** Run a command by id. */

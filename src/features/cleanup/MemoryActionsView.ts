@@ -7,6 +7,7 @@ import { MemoryActions } from './MemoryActions';
 import { LazyView } from '../../ui/LazyView';
 import { follow } from '../../ui/follow';
 
+/** The base class of the views that show one kernel's MemoryActions. */
 export abstract class MemoryActionsView extends LazyView {
   get actions(): MemoryActions | null {
     return this._actions;

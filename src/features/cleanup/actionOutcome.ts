@@ -13,6 +13,7 @@ import { IKernelMemoryModel } from '../../model/IKernelMemoryModel';
 // The result texts load with the first result (not at start-up).
 import type { ResultDescription } from './cleanupResultText';
 
+/** The two kinds of cleanup: freeing memory, and deleting holders. */
 export type ActionKind = 'free' | 'delete';
 
 /** How a cleanup ended, in words. */

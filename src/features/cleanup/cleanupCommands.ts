@@ -23,6 +23,10 @@ import type { MemoryActions } from './MemoryActions';
 /** Notifications show at most 140 characters: the gist first. */
 const NOTIFICATION_LIMIT = 140;
 
+/**
+ * Joins the lines of a cleanup result into a notification's text, keeping only
+ * the first line when all of them would be too long.
+ */
 export function notificationText(lines: readonly string[]): string {
   const all = lines.join('. ');
   if (all.length <= NOTIFICATION_LIMIT || lines.length <= 1) {
@@ -32,6 +36,10 @@ export function notificationText(lines: readonly string[]): string {
   return more.length <= NOTIFICATION_LIMIT ? more : lines[0];
 }
 
+/**
+ * Registers the cleanup commands with the app and, when there is one, the
+ * command palette.
+ */
 export function registerCleanupCommands(options: {
   app: JupyterFrontEnd;
   monitor: MemoryMonitor;

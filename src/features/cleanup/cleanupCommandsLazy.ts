@@ -28,6 +28,10 @@ function stringArray(value: unknown): string[] {
     : [];
 }
 
+/**
+ * Runs the delete command: plans the delete, asks the user to confirm it, sends
+ * it, and resolves to how it ended, or to null when nothing was sent.
+ */
 export async function deleteVariables(
   memoryActions: MemoryActions,
   args: ReadonlyPartialJSONObject,

@@ -27,6 +27,7 @@ import { hiddenHolderText } from './cleanupResultText';
 export const TRACEBACK_WARNING =
   'Clearing the traceback disables %debug for that error';
 
+/** The bytes a delete is expected to give back, in all and per device. */
 export interface ExpectedBytes {
   /** Sum of the ticked holders' total_bytes. */
   bytes: number;
@@ -38,6 +39,10 @@ export interface ExpectedBytes {
   reasons: string[];
 }
 
+/**
+ * What a delete will do: the holders the user ticked in one listing and the
+ * bytes to expect back.
+ */
 export interface DeletePlan {
   listingId: string;
   /** The ticked deletable entries, in listing order. */

@@ -10,6 +10,10 @@ import { CommandIDs } from '../../ui/commandIds';
 import { MemoryActions } from './MemoryActions';
 import type { ISnippetNotebook } from '../snippets/insertSnippet';
 
+/**
+ * Registers the command that inserts the fix for a variable that keeps an
+ * autograd graph alive.
+ */
 export function registerGraphFixCommand(options: {
   app: JupyterFrontEnd;
   trans: TranslationBundle;

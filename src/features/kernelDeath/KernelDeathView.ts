@@ -10,6 +10,10 @@ import { ModelView } from '../../ui/ModelView';
 
 const RELEVANT: ReadonlySet<ModelChange> = new Set<ModelChange>(['death']);
 
+/**
+ * The panel that explains why the kernel died, shown until the user restarts or
+ * changes the kernel.
+ */
 export class KernelDeathView extends ModelView {
   constructor(settings: ConstructorParameters<typeof ModelView>[0]) {
     super(settings);

@@ -34,6 +34,10 @@ export interface INotifications {
   dismiss(id: string): void;
 }
 
+/**
+ * Shows a JupyterLab notification when a monitored kernel dies without the user
+ * asking, and keeps it in step with what is learnt later.
+ */
 export class DeathNotifier implements IDisposable {
   constructor(options: {
     monitor: Pick<MemoryMonitor, 'sessions' | 'sessionsChanged' | 'settings'>;

@@ -102,6 +102,10 @@ export type GpuProcessVisibility =
   | 'not-listed'
   | 'listed';
 
+/**
+ * The figures of the Kernels tab: one row per monitored kernel, and the other
+ * processes on the same GPUs.
+ */
 export interface KernelsOverview {
   rows: KernelRow[];
   others: OtherGpuProcess[];
@@ -278,6 +282,10 @@ export function gpuProcessVisibility(
     : 'not-listed';
 }
 
+/**
+ * Works out the figures of the Kernels tab from what each monitored kernel
+ * reported.
+ */
 export function kernelsOverview(
   sources: readonly KernelSource[]
 ): KernelsOverview {

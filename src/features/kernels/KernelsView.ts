@@ -88,6 +88,10 @@ function kernelStateText(row: KernelRow): string {
   return parts.join(' \u00b7 ');
 }
 
+/**
+ * The sidebar's "Kernels" tab, which lists every monitored kernel with its
+ * memory and a button to shut it down.
+ */
 export class KernelsView extends LazyView {
   constructor(options: KernelsView.IOptions) {
     super(options.settings);
@@ -399,7 +403,9 @@ function processRow(
   return tr;
 }
 
+/** The types that go with KernelsView. */
 export namespace KernelsView {
+  /** The options a new KernelsView is constructed with. */
   export interface IOptions {
     /** The monitored sessions (the MemoryMonitor); null: none to list. */
     source: IKernelSessionSource | null;

@@ -48,6 +48,10 @@ const RELEVANT: ReadonlySet<ModelChange> = new Set<ModelChange>([
   'sample'
 ]);
 
+/**
+ * The out-of-memory assistant, which explains why a cell ran out of memory and
+ * offers the fixes as buttons.
+ */
 export class OomDiagnosisView extends ModelView {
   constructor(options: OomDiagnosisView.IOptions) {
     super(options.settings);
@@ -420,7 +424,9 @@ export class OomDiagnosisView extends ModelView {
   private _nowValues = new Map<OomFigureKey, HTMLElement>();
 }
 
+/** The types that go with OomDiagnosisView. */
 export namespace OomDiagnosisView {
+  /** The options a new OomDiagnosisView is constructed with. */
   export interface IOptions {
     settings: VramSettings;
     /** Run an action's steps (commands) in order. */

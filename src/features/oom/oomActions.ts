@@ -14,11 +14,13 @@ import { fragmentedBytes, holderName, known } from './oomExplanation';
 /** JupyterLab's own command: restart the notebook's kernel (it asks first). */
 export const RESTART_KERNEL_COMMAND = 'notebook:restart-kernel';
 
+/** One step of an out-of-memory fix: a command and its arguments. */
 export interface OomActionStep {
   command: string;
   args?: ReadonlyPartialJSONObject;
 }
 
+/** One fix that the out-of-memory assistant offers as a button. */
 export interface OomAction {
   /** Stable id (tests, DOM data-role). */
   id: string;
@@ -40,6 +42,7 @@ export interface OomProgress {
   recording: boolean;
 }
 
+/** The progress of a diagnosis before the user has done anything about it. */
 export const NO_OOM_PROGRESS: OomProgress = {
   deletedNames: new Set(),
   clearedHidden: new Set(),
@@ -53,6 +56,10 @@ const HIDDEN_HOLDERS = new Set([
   'last_execution_result'
 ]);
 
+/**
+ * Ranks the fixes that an out-of-memory diagnosis calls for, leaving out those
+ * the user has already done.
+ */
 export function oomActions(
   d: OomDiagnosis,
   units: ByteUnits,

@@ -19,6 +19,10 @@ export type OomFigureKey =
   | 'stale'
   | 'retries';
 
+/**
+ * An out-of-memory diagnosis in words: a headline, one sentence per cause, and
+ * the figures behind them.
+ */
 export interface OomExplanation {
   headline: string;
   causes: { cause: string; text: string }[];
@@ -346,6 +350,7 @@ function holderText(h: OomStaleHolder, units: ByteUnits): string {
     : holderName(h);
 }
 
+/** Names a stale holder the way the assistant's sentences refer to it. */
 export function holderName(h: OomStaleHolder): string {
   switch (h.holder) {
     case 'name':

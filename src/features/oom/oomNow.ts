@@ -14,6 +14,10 @@ import { OomFigureKey } from './oomExplanation';
 /** The figures the latest sample reads again; a figure it cannot read is absent. */
 export type OomFiguresNow = Partial<Record<OomFigureKey, number>>;
 
+/**
+ * Reads from the latest sample the current values of the figures that a
+ * diagnosis quotes from the time of the failure.
+ */
 export function oomFiguresNow(
   d: OomDiagnosis,
   sample: SampleMessage | null

@@ -22,6 +22,10 @@ import {
   setText
 } from '../../ui/dom';
 
+/**
+ * The card of one GPU, with a stacked bar of who holds the device and its
+ * figures.
+ */
 export class GpuDeviceCard {
   constructor(index: number) {
     const node = (this.node = element(

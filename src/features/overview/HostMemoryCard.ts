@@ -30,6 +30,9 @@ const RELEVANT: ReadonlySet<ModelChange> = new Set<ModelChange>([
   'history'
 ]);
 
+/**
+ * The card that shows the kernel's host RAM and swap against what it may use.
+ */
 export class HostMemoryCard extends ModelView {
   constructor(settings: ConstructorParameters<typeof ModelView>[0]) {
     super(settings);

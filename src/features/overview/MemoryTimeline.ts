@@ -98,6 +98,7 @@ function loadUPlot(): Promise<typeof uPlot> {
   return uPlotLoading;
 }
 
+/** The chart of the kernel's recent memory history. */
 export class MemoryTimeline extends ModelView {
   /** `onPickWindow`: the user chose how much history to show (minutes); absent: no choice offered. */
   constructor(

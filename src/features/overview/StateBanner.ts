@@ -13,6 +13,7 @@ const RELEVANT: ReadonlySet<ModelChange> = new Set<ModelChange>([
   'notes'
 ]);
 
+/** The banner at the top of the sidebar that says where monitoring stands. */
 export class StateBanner extends ModelView {
   constructor(settings: ConstructorParameters<typeof ModelView>[0]) {
     super(settings);

@@ -11,6 +11,10 @@ export const TIMELINE_WINDOW_CHOICES: readonly number[] = [
   5, 30, 120, 720, 1440
 ];
 
+/**
+ * The timeline's title, which shows how much history the chart covers and,
+ * where offered, lets the user choose it.
+ */
 export class TimelineWindowPicker {
   /** `onPick`: the user chose a span (minutes); null: the span is only shown. */
   constructor(onPick: ((minutes: number) => void) | null) {
@@ -67,6 +71,10 @@ export class TimelineWindowPicker {
   private _shown: number | null = null;
 }
 
+/**
+ * Writes a span of minutes the way the timeline's title shows it ("30 s", "5
+ * min", "2 h").
+ */
 export function formatMinutes(minutes: number): string {
   if (minutes < 1) {
     return `${Math.round(minutes * 60)} s`;

@@ -114,6 +114,10 @@ function currentSummary(
   };
 }
 
+/**
+ * The status bar item that shows one compact memory figure of the active
+ * kernel.
+ */
 export class VramStatusItem extends ModelView {
   constructor(options: { monitor: IVramMonitor; onClick?: () => void }) {
     super(options.monitor.settings);

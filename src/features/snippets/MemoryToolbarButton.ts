@@ -24,6 +24,10 @@ export const MEMORY_MENU_COMMANDS: readonly string[] = [
   CommandIDs.inspectMemory
 ];
 
+/**
+ * The "Memory" button of the notebook toolbar, which opens a menu of the memory
+ * actions and snippets.
+ */
 export class MemoryToolbarButton extends Widget {
   constructor(options: MemoryToolbarButton.IOptions) {
     super();
@@ -114,7 +118,9 @@ export class MemoryToolbarButton extends Widget {
   private _snippetMenu: Menu;
 }
 
+/** The types that go with MemoryToolbarButton. */
 export namespace MemoryToolbarButton {
+  /** The options a new MemoryToolbarButton is constructed with. */
   export interface IOptions {
     commands: CommandRegistry;
     library: SnippetLibrary;

@@ -28,10 +28,15 @@ export interface SnippetWarning extends RestartDecision {
   model: IKernelMemoryModel | null;
 }
 
+/** What changed in a SnippetLibrary, as its `changed` signal names it. */
 export type SnippetLibraryChange = 'snippets' | 'warning';
 
 const NO_SNIPPETS: SnippetSettings = { all: [], visible: [], problems: [] };
 
+/**
+ * The user's snippets and the latest "restart needed" warning, shared by the
+ * views and commands that offer snippets.
+ */
 export class SnippetLibrary {
   /**
    * With `settings`, read already; without, empty until the first {@link read}

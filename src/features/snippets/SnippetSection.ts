@@ -18,6 +18,7 @@ import { SnippetLibrary } from './SnippetLibrary';
 import { IKernelMemoryModel } from '../../model/IKernelMemoryModel';
 import { button, element, setHidden, setText } from '../../ui/dom';
 
+/** The sidebar section with one button per visible snippet. */
 export class SnippetSection extends Widget {
   constructor(options: SnippetSection.IOptions) {
     super();
@@ -119,7 +120,9 @@ export class SnippetSection extends Widget {
   private _warningText: HTMLSpanElement;
 }
 
+/** The types that go with SnippetSection. */
 export namespace SnippetSection {
+  /** The options a new SnippetSection is constructed with. */
   export interface IOptions {
     library: SnippetLibrary;
     /** Run a command by id. */

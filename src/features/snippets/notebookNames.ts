@@ -13,6 +13,7 @@ import { isUsableName, RuntimeFlags } from './snippet';
 /** At most this many names per kind are kept (the protocol sends at most 20). */
 const MAX_NAMES = 20;
 
+/** The kernel's answer to the `notebook_names` request, checked and typed. */
 export interface NotebookNames {
   names: Record<PlaceholderKey, string[]>;
   runtime: RuntimeFlags;

@@ -12,6 +12,7 @@ import {
   PlaceholderKey
 } from './placeholders';
 
+/** The framework a snippet is written for. */
 export type SnippetFramework = 'torch' | 'tensorflow';
 
 /**
@@ -23,6 +24,10 @@ export type SnippetPlacement = 'below' | 'top';
 /** What must not be initialised yet for the snippet to take effect. */
 export type SnippetRequiresFresh = 'cuda' | 'tensorflow' | null;
 
+/**
+ * One code snippet of the out-of-memory playbook, as the `snippets` setting
+ * lists it.
+ */
 export interface Snippet {
   /** kebab-case, unique. */
   id: string;
@@ -281,6 +286,10 @@ export function runtimeFlagsOfSample(
   };
 }
 
+/**
+ * Why a snippet needs a kernel restart to take effect, and the sentence that
+ * says so.
+ */
 export interface RestartDecision {
   /** The framework the kernel initialised too early for the snippet. */
   reason: 'cuda' | 'tensorflow';
@@ -288,6 +297,10 @@ export interface RestartDecision {
   message: string;
 }
 
+/**
+ * The sentence that asks for a restart, for each framework that may already be
+ * initialised.
+ */
 export const RESTART_MESSAGES: Readonly<Record<'cuda' | 'tensorflow', string>> =
   Object.freeze({
     cuda: 'Restart the kernel for this to take effect: CUDA is already initialised in this kernel',

@@ -38,6 +38,10 @@ export interface SnippetInsertion {
   namesFound: boolean;
 }
 
+/**
+ * Registers the snippet commands with the app and, when there is one, the
+ * command palette.
+ */
 export function registerSnippetCommands(options: {
   app: JupyterFrontEnd;
   monitor: MemoryMonitor;

@@ -16,6 +16,10 @@
 import { unknownPlaceholders } from './placeholders';
 import type { Snippet } from './snippet';
 
+/**
+ * The `snippets` setting after it was checked: the valid snippets and the
+ * reasons for skipping the others.
+ */
 export interface SnippetSettings {
   /** Every valid snippet, hidden ones included, in settings order. */
   all: Snippet[];
