@@ -31,6 +31,8 @@ class ConfigError(ValueError):
 # Immutable records are NamedTuples, not dataclasses: a dataclass costs the
 # bootstrap ~0.5-1 ms each to create (it compiles its methods at import).
 class SamplerConfig(NamedTuple):
+    """The helper's sampling settings, one per kernel."""
+
     interval_s: float = 1.0
     change_threshold_bytes: int = 1 << 20
     heartbeat_s: float = 10.0

@@ -28,6 +28,7 @@ CellHook = tuple[str, Callable[..., None]]
 
 
 def find_shell() -> Any:
+    """Return the running IPython shell, or None outside IPython."""
     try:
         from IPython import get_ipython
     except ImportError:
@@ -55,6 +56,8 @@ def find_comm_manager(shell: Any) -> Any:
 
 
 class Runtime:
+    """The helper of one kernel: its sampler, its comm channel and its IPython hooks."""
+
     def __init__(self, source: SampleSource | None = None, comm_manager: Any = None, shell: Any = None):
         self.source = source if source is not None else SampleSource()
         self.channel = Channel(self.source)
@@ -212,6 +215,7 @@ _runtime: Runtime | None = None
 
 
 def install() -> Runtime:
+    """Install the helper in this process once, and return the installed one."""
     global _runtime
     with _lock:
         if _runtime is None or not _runtime.installed:
@@ -222,6 +226,7 @@ def install() -> Runtime:
 
 
 def uninstall() -> None:
+    """Uninstall the helper of this process, if one is installed."""
     global _runtime
     with _lock:
         runtime, _runtime = _runtime, None
@@ -230,4 +235,5 @@ def uninstall() -> None:
 
 
 def current() -> Runtime | None:
+    """Return the installed helper, or None when none is installed."""
     return _runtime

@@ -46,6 +46,9 @@ MAX_SNAPSHOT_BYTES = 192 * 1024 * 1024
 
 
 class AllocationSites:
+    """The kernel's allocation recording: it turns recording on and off and answers the requests for live memory by
+    notebook line."""
+
     def __init__(
         self,
         shell: Callable[[], Any],

@@ -70,6 +70,8 @@ _LIVE_STATES = ("active_allocated",)
 
 
 class GpuRecorder:
+    """Records GPU allocations with their Python stacks through PyTorch's allocator history."""
+
     def __init__(self, torch_module: Callable[[], Any] = torch_cuda.loaded_torch):
         self._torch = torch_module
         self.wanted = False

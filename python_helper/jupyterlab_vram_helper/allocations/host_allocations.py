@@ -37,6 +37,8 @@ from .site_grouping import Frame, SiteGrouper
 
 
 class HostRecorder:
+    """Records host allocations with their Python stacks through ``tracemalloc``."""
+
     def __init__(self) -> None:
         self.started_by_us = False
         self.frames: int | None = None

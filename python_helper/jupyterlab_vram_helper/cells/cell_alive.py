@@ -26,6 +26,8 @@ MAX_TRACKED_CELLS = 2000
 
 
 class CellAliveTracker:
+    """Remembers, per cell, the bytes still alive after its last runs, to tell when they keep growing."""
+
     def __init__(self) -> None:
         self._runs: dict[str, list[list[Any]]] = {}  # cell id -> [[execution_count, total alive], ...]
 

@@ -52,6 +52,8 @@ _CLASS_LOCATIONS: dict[str, tuple[tuple[str, str], ...]] = {
 
 
 class RuntimeState(TypedDict):
+    """What the kernel has imported and initialised, as the ``notebook_names`` reply reports it."""
+
     torch_imported: bool
     cuda_initialized: bool
     tensorflow_imported: bool
@@ -59,6 +61,8 @@ class RuntimeState(TypedDict):
 
 
 class NotebookNames(TypedDict):
+    """The ``notebook_names`` reply: the user's names that hold each kind of object a snippet refers to."""
+
     model: list[str]
     optimizer: list[str]
     dataloader: list[str]
@@ -124,6 +128,7 @@ def _parameter_count(model: Any) -> int:
 
 
 def runtime_state(modules: Mapping[str, Any] | None = None) -> RuntimeState:
+    """Report which frameworks are imported and initialised, reading ``sys.modules`` so as to import nothing."""
     modules = sys.modules if modules is None else modules
     torch = modules.get("torch")
     tf_imported = modules.get("tensorflow") is not None

@@ -84,6 +84,8 @@ def _ms(start: float) -> float:
 
 
 class Cleanup:
+    """The one-click cleanup of a kernel: it answers the ``free_memory``, ``inspect`` and ``delete`` requests."""
+
     def __init__(self, source: Any, shell: Callable[[], Any], read_figures: Callable[[], Any] | None = None):
         """``shell()``: the IPython shell (or None); ``read_figures()``: a SampleSource reading
         (the sampler's lock-protected one in the kernel)."""

@@ -79,6 +79,8 @@ MAX_DESCRIBED = 20
 
 @dataclass
 class ListedName:
+    """One name of a listing, kept by identity rather than by a strong reference to its object."""
+
     object_id: int
     ref: weakref.ref | None  # None when the object does not support weakrefs
     type_name: str
@@ -107,6 +109,8 @@ class ListedName:
 
 @dataclass
 class Listing:
+    """One ``inspect`` listing: the names it found, which a later ``delete`` may remove."""
+
     listing_id: str
     container_depth: int  # how deep the inspect walked containers: ``reach`` walks as deep
     names: dict[str, ListedName] = field(default_factory=dict)

@@ -73,6 +73,7 @@ def _sparse_parts(torch: TorchReads, t: Any) -> tuple[Any, ...] | None:
 
 
 def bytes_by_device(storages: Storages, keys: Iterable[StorageKey] | None = None) -> dict[str, int]:
+    """Add up the bytes of the given storages (all of them by default) per device."""
     out: dict[str, int] = {}
     for key in storages if keys is None else keys:
         out[key[0]] = out.get(key[0], 0) + storages[key]

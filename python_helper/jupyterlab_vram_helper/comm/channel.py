@@ -58,6 +58,8 @@ def _bug(what: str, exc: BaseException) -> str:
 
 
 class Channel:
+    """The helper's comm side: it registers the comm target, keeps every open comm and dispatches their requests."""
+
     def __init__(self, source: SampleSource, target_name: str = COMM_TARGET):
         self._source = source
         self._target_name = target_name

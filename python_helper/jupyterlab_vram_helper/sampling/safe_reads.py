@@ -57,6 +57,7 @@ def own_namespace(klass: type) -> Any:
 
 
 def type_flags(t: type) -> int:
+    """Return a type's ``__flags__`` without asking its metaclass."""
     return int(_TYPE_FLAGS.__get__(t))
 
 

@@ -24,6 +24,8 @@ if TYPE_CHECKING:  # the message shapes, for annotations only (protocol_types.py
 
 
 class Figures(TypedDict):
+    """The figures of one reading of every source: a sample without its sequence number, time and reason."""
+
     host: HostFigures
     torch: TorchState
     tensorflow: TensorflowState
@@ -32,6 +34,7 @@ class Figures(TypedDict):
 
 
 def make_sample(figures: Figures, seq: int, when: float, reason: SampleReason) -> SampleMessage:
+    """Build a ``sample`` message from figures and its sequence number, time and reason."""
     return {
         "type": "sample",
         "seq": seq,
@@ -54,6 +57,8 @@ ENVIRONMENT_CHECK_S = 1.0
 
 
 class SampleSource:
+    """Reads every memory source (host, NVML, PyTorch, TensorFlow) into figures."""
+
     def __init__(
         self,
         host: HostReader | None = None,

@@ -84,6 +84,9 @@ class EmitPolicy:
 
 
 class Sampler:
+    """The sampler thread, which reads figures at a fixed interval and sends a sample when they change or a heartbeat is
+    due."""
+
     def __init__(
         self,
         source: Readings,
