@@ -19,7 +19,7 @@ export interface ILinePanel extends IMonitoredNotebook {
   readonly content: IRevealNotebook;
 }
 
-/** What the allocation commands act on (commands.ts gives it). */
+/** What the allocation commands act on, as registerCommands hands it to them. */
 export interface IAllocationCommandOptions {
   app: JupyterFrontEnd;
   trans: TranslationBundle;

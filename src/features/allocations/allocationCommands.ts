@@ -1,9 +1,10 @@
 /**
- * The commands of allocation recording (ids in ui/commandIds.ts): turn it on
- * or off, show live memory by line, go to a line, export. Registered by
- * registerCommands (commands.ts). The handlers of going to a line and of
- * the exports (features/allocations/allocationCommandsLazy.ts) load when one first runs, not at
- * start-up.
+ * The commands of allocation recording, whose ids are in ui/commandIds.ts.
+ * They turn recording on or off, show live memory by line, go to a line and
+ * export the recording. registerCommands (features/registerCommands.ts)
+ * registers them. The code that goes to a line and that exports
+ * (allocationCommandsLazy.ts) loads when one of those commands first runs,
+ * so that start-up does not pay for it.
  */
 import { JupyterFrontEnd } from '@jupyterlab/application';
 

@@ -1,7 +1,8 @@
 /**
- * What the allocation commands do that is not needed before they first run
- * (features/allocations/allocationCommands.ts registers them and loads this module then): go to
- * a cell's line, download the GPU allocator snapshot or the host sites.
+ * The work of the allocation commands that is not needed before one of them
+ * first runs: going to a cell's line, and downloading the GPU allocator
+ * snapshot or the host sites. allocationCommands.ts registers the commands
+ * and loads this module when one of them first runs.
  */
 import { ReadonlyPartialJSONObject } from '@lumino/coreutils';
 

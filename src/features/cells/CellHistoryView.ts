@@ -496,7 +496,7 @@ export class CellHistoryView extends ModelView {
 
 /** The types that go with CellHistoryView. */
 export namespace CellHistoryView {
-  /** What the view asks its host to do (wired to commands in index.ts). */
+  /** What the view asks its host to do; the plugin wires each to a command. */
   export interface IActions {
     /** Activate the record's cell and scroll to it; false if it is gone. */
     revealCell?: (entry: CellHistoryEntry) => Promise<boolean>;

@@ -1,8 +1,9 @@
 /**
- * The cleanup commands (ids in ui/commandIds.ts): collect garbage, empty the
- * CUDA cache, list what holds memory, delete what the user ticked (asks
- * first). Registered by registerCommands (commands.ts); the work itself is
- * MemoryActions' (features/cleanup/MemoryActions.ts), queued while the kernel is busy.
+ * The cleanup commands, whose ids are in ui/commandIds.ts. They collect
+ * garbage, empty the CUDA cache, list what holds memory, and delete what the
+ * user ticked after asking first. registerCommands
+ * (features/registerCommands.ts) registers them. The work itself is done by
+ * MemoryActions, which queues the requests while the kernel is busy.
  */
 import { JupyterFrontEnd } from '@jupyterlab/application';
 import { ICommandPalette } from '@jupyterlab/apputils';

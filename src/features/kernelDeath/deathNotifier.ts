@@ -42,7 +42,7 @@ export class DeathNotifier implements IDisposable {
   constructor(options: {
     monitor: Pick<MemoryMonitor, 'sessions' | 'sessionsChanged' | 'settings'>;
     showDetails: () => void;
-    /** JupyterLab's Notification (index.ts), a fake in tests. */
+    /** JupyterLab's Notification, as the plugin hands it over, or a fake in tests. */
     notifications: INotifications;
   }) {
     this._monitor = options.monitor;

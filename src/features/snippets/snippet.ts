@@ -1,8 +1,9 @@
 /**
- * Code snippets of the out-of-memory playbook, as pure functions:
- * what a snippet is, how its placeholders are filled in, where its cell
- * goes, and whether the kernel must restart for it to take effect. No DOM,
- * no JupyterLab: the commands (commands.ts) and the views build on these.
+ * The code snippets of the out-of-memory playbook, as pure functions that
+ * say what a snippet is, how its placeholders are filled in, where its cell
+ * goes, and whether the kernel must restart for it to take effect. They use
+ * neither the DOM nor JupyterLab; the snippet commands (snippetCommands.ts)
+ * and the views build on them.
  */
 import { SampleMessage } from '../../protocol/sample';
 import {
