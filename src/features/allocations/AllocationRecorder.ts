@@ -1,14 +1,15 @@
 /**
- * Allocation recording of one kernel: whether it records (and what that
- * costs), the latest listing of live memory by notebook line, and the
- * requests that change them. No DOM; never throws into the UI: a failure
- * becomes `error`, a sentence.
+ * The allocation recording of one kernel: whether it records and what that
+ * costs, the latest listing of live memory by notebook line, and the
+ * requests that change them. It has no DOM, and it never throws into the UI;
+ * a failure becomes `error`, a sentence that the view shows.
  *
  * The recording state comes from the replies and from the helper's
- * `allocation_recording` broadcasts (another frontend toggled it; the GPU
- * part started once CUDA came up). A kernel restart ends recording in the
- * kernel, so a model that leaves the live state forgets it (null: unknown
- * until the kernel is asked again).
+ * `allocation_recording` broadcasts, which arrive when another frontend
+ * toggled recording or when the GPU part started once CUDA came up. A kernel
+ * restart ends recording in the kernel, so a model that leaves the live
+ * state forgets it; the state is then null, meaning unknown until the kernel
+ * is asked again.
  */
 import { IDisposable } from '@lumino/disposable';
 import { ISignal, Signal } from '@lumino/signaling';

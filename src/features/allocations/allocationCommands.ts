@@ -99,8 +99,10 @@ export function registerAllocationCommands(
       "PyTorch's allocator snapshot (.pickle), for pytorch.org/memory_viz"
     ),
     isEnabled: () => {
-      // Its own history or someone else's (allocationProtocol's gpuHistoryReadable,
-      // not imported: this module loads with the page).
+      // The snapshot can be read from the kernel's own history or from one
+      // that someone else started. This is the test of gpuHistoryReadable in
+      // protocol/allocation.ts, written out so that this module, which loads
+      // with the page, does not pull that one in.
       const state = current()?.recording?.gpu.state;
       return state === 'recording' || state === 'shared';
     },

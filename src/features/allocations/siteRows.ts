@@ -1,10 +1,11 @@
 /**
- * Rows of the "Lines" view: the kernel's allocation sites mapped to notebook
- * cells, and the host sites as CSV. No DOM.
+ * The rows of the "Lines" view, which map the kernel's allocation sites to
+ * notebook cells, and the host sites as CSV. This module has no DOM.
  *
- * A site names its cell by `cell_id` when the kernel knew it (cells run
- * while recording was on), else only by execution count: the cell history
- * (records carry both) maps such a count to its cell.
+ * A site names its cell by `cell_id` when the kernel knew it, which it does
+ * for cells run while recording was on; otherwise it names only the
+ * execution count. The cell history, whose records carry both, maps such a
+ * count to its cell.
  */
 import {
   AllocationSite,

@@ -1,7 +1,8 @@
 /**
- * The memory badge of one executed code cell: "+1.2 GiB · peak 3.4 GiB ·
- * 2.1 s", with the per-device breakdown in its tooltip. A plain DOM node
- * (owned by NotebookCellBadges), text only: the tooltip carries kernel text.
+ * The memory badge of one executed code cell, such as "+1.2 GiB · peak
+ * 3.4 GiB · 2.1 s", with the per-device breakdown in its tooltip. It is a
+ * plain DOM node that NotebookCellBadges owns, and it is filled with text
+ * only, because the tooltip carries text from the kernel.
  *
  * Test hooks: `data-vram-role="cell-badge"` and the exact figures in
  * `data-vram-delta-bytes`, `data-vram-peak-bytes` (absent when unknown),

@@ -1,9 +1,9 @@
 /**
- * The "Cells" view of the sidebar: one row per executed cell (execution
- * count, memory change, peak, duration, status, and while allocations are
- * recorded the bytes still alive from it), sortable by every column,
- * a click on a row (or Enter or Space on it) goes to the cell; export and
- * clear buttons.
+ * The "Cells" view of the sidebar has one row per executed cell, with its
+ * execution count, memory change, peak, duration and status, and, while
+ * allocations are recorded, the bytes still alive from it. Every column
+ * sorts the table. A click on a row, or Enter or Space on it, goes to the
+ * cell, and buttons export or clear the history.
  *
  * The list is virtualised: rows have a fixed height, and only the rows in
  * the viewport (plus a few) exist in the DOM, reused as the list scrolls, so

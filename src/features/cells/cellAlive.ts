@@ -1,6 +1,6 @@
 /**
- * What a cell's "still alive" figure says, in words: the Cells tab's column
- * and the badge tooltip. No DOM.
+ * What a cell's "still alive" figure says, in words, for the Cells tab's
+ * column and for the badge tooltip. This module has no DOM.
  */
 import type { CellAliveBytes } from '../../protocol/allocation';
 import { ByteUnits, formatBytes } from '../../text/format';

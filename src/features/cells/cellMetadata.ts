@@ -1,8 +1,9 @@
 /**
- * The figures of a cell's latest record as saved in the cell's metadata
- * (setting `storeRecordsInNotebookMetadata`), so that a saved notebook shows
- * its memory profile when reopened. Numbers, booleans and two fixed words
- * only: no kernel text (error messages, names) goes into the notebook file.
+ * The figures of a cell's latest record as saved in the cell's metadata when
+ * the setting `storeRecordsInNotebookMetadata` is on, so that a saved
+ * notebook shows its memory profile when reopened. Only numbers, booleans
+ * and two fixed words are saved, so that no text from the kernel, such as
+ * error messages or names, goes into the notebook file.
  */
 import {
   CellMemorySource,

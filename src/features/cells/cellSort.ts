@@ -1,9 +1,9 @@
 /**
- * Sorting the cell history table: a pure function over entries, stable
- * (equal keys keep record order), with unknown values last in either
- * direction. Figures that are not part of a record (the bytes still alive
- * from a cell, which allocation recording sends apart) come in through a
- * `CellSortContext`.
+ * Sorts the cell history table with a pure function over its entries. The
+ * sort is stable, so entries with equal keys keep their record order, and
+ * unknown values go last in either direction. Figures that are not part of a
+ * record, such as the bytes still alive from a cell, which allocation
+ * recording sends separately, come in through a `CellSortContext`.
  */
 import { CellHistoryEntry } from '../../model/CellHistory';
 

@@ -9,7 +9,8 @@
  * settles with the kernel's answer, or fails when the connection goes away
  * (PendingRequests rejects every request still waiting then).
  *
- * No DOM, no kernel: `send` is whatever function makes the request.
+ * The queue knows neither the DOM nor the kernel; `send` is whatever
+ * function makes the request.
  */
 import { IDisposable } from '@lumino/disposable';
 import { ISignal, Signal } from '@lumino/signaling';
