@@ -1,10 +1,10 @@
 /**
- * The cleanup actions of one kernel: free memory (gc,
- * empty_cache), list what holds memory, delete chosen holders. Holds the
- * request queue, the last outcome (actionOutcome.ts, shown in the sidebar's
- * result area), and the latest listing with the user's selection in it
- * (HoldersListing). No DOM; never throws into the UI: every failure becomes
- * an outcome or `listingError` with a clear sentence.
+ * The cleanup actions of one kernel: freeing memory (gc and empty_cache),
+ * listing what holds memory, and deleting chosen holders. It holds the
+ * request queue, the last outcome (actionOutcome.ts), which the sidebar's
+ * result area shows, and the latest listing with the user's selection in it
+ * (HoldersListing). It has no DOM, and it never throws into the UI; every
+ * failure becomes an outcome or a `listingError` that says what went wrong.
  */
 import { IDisposable } from '@lumino/disposable';
 import { ISignal, Signal } from '@lumino/signaling';

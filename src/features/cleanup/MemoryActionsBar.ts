@@ -1,9 +1,10 @@
 /**
- * The cleanup bar of the sidebar: buttons for gc, empty_cache,
- * both, and the holders listing; the requests waiting for the kernel (with
- * Cancel); and the result of the latest cleanup, in words. Renders a
- * MemoryActions; every button runs a command (so palette, shortcut and
- * button behave alike, notification included).
+ * The cleanup bar of the sidebar has buttons for gc, for empty_cache, for
+ * both, and for the holders listing; below them are the requests waiting
+ * for the kernel, each with Cancel, and the result of the latest cleanup in
+ * words. It renders a MemoryActions. Every button runs a command, so that
+ * the palette, a shortcut and the button behave alike, down to the
+ * notification.
  *
  * Test hooks: `[data-vram-role="action-bar"]`, buttons
  * `[data-vram-role="action-collect-garbage|action-empty-cache|action-free-memory|action-inspect"]`,

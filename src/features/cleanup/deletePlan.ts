@@ -1,7 +1,8 @@
 /**
- * What a delete will do: the names and hidden holders the user
- * ticked in a listing, and the bytes to expect back. Pure functions; the
- * confirmation dialog shows a plan, the `delete` request is built from it.
+ * What a delete will do: the names and hidden holders the user ticked in a
+ * listing, and the bytes to expect back. The functions are pure; the
+ * confirmation dialog shows a plan, and the `delete` request is built from
+ * the same plan.
  *
  * Expected bytes: the sum of `total_bytes` of what is ticked (the kernel
  * counts a storage shared by several names once, on the first/largest).

@@ -1,8 +1,9 @@
 /**
- * The "Kernels" tab: every kernel the extension monitors in this
- * window, with its notebooks, state, host RAM and GPU use and a "Shut down"
- * button (which runs the shutdown command: it asks first); below, the other
- * processes NVML lists on the same GPUs, or why they cannot be seen.
+ * The "Kernels" tab lists every kernel the extension monitors in this window,
+ * with its notebooks, state, host RAM and GPU use, and a "Shut down" button
+ * that runs the shutdown command, which asks first. Below them it lists the
+ * other processes that NVML sees on the same GPUs, or says why they cannot
+ * be seen.
  *
  * It follows every monitored model, not just the current one, so it is not
  * a ModelView; like one, it renders at most once per animation frame and
