@@ -1,8 +1,9 @@
 /**
- * The fixes an out-of-memory diagnosis calls for, ranked, each one click
- * (a command, or commands run in order) and each saying what it is expected
- * to gain. The ranking follows the kernel's ranking of causes; the rest of
- * the out-of-memory playbook comes after, so something is always offered.
+ * The fixes that an out-of-memory diagnosis calls for, ranked. Each is one
+ * click, which runs a command or several commands in order, and each says
+ * what it is expected to gain. The ranking follows the kernel's ranking of
+ * causes, and the rest of the out-of-memory playbook comes after them, so
+ * that something is always offered.
  */
 import { ReadonlyPartialJSONObject } from '@lumino/coreutils';
 

@@ -1,8 +1,8 @@
 /**
  * The out-of-memory diagnosis in plain words with numbers: a headline, one
- * sentence per cause (in the kernel's ranking) and the figures behind them.
- * Pure text; the view renders it (as text: labels and pids come from the
- * kernel).
+ * sentence per cause in the kernel's ranking, and the figures behind them.
+ * This module makes text only; the view renders it, as text, because labels
+ * and pids come from the kernel.
  */
 import { ByteUnits, formatBytes } from '../../text/format';
 import { OomCause, OomDiagnosis, OomStaleHolder } from '../../protocol/oom';

@@ -3,7 +3,7 @@
  * moment a cell failed; once the user frees memory or deletes what held it,
  * those figures no longer say where things stand, and a fix that worked
  * would look as if it did nothing. The latest sample reads some of the same
- * figures again: those are shown beside the ones at the failure.
+ * figures again, and those are shown beside the ones at the failure.
  */
 import { OomDiagnosis } from '../../protocol/oom';
 import { SampleMessage } from '../../protocol/sample';

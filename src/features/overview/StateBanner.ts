@@ -1,6 +1,6 @@
 /**
- * The top of the sidebar: where monitoring stands (and why, when it is not
- * live), whether the kernel is busy, and the visibility notes.
+ * The top of the sidebar, which says where monitoring stands (and why, when
+ * it is not live), whether the kernel is busy, and the visibility notes.
  */
 import { describeState, MonitorState } from '../../model/MonitorState';
 import { ModelChange } from '../../model/IKernelMemoryModel';

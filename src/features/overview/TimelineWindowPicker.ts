@@ -1,8 +1,9 @@
 /**
- * The timeline's title: "Last 5 min", where the span is a choice (5 min to
- * 24 h) for looking further back, at yesterday's run or the process before
- * a restart. The choice is the `timelineWindowMinutes` setting, so it stays;
- * this view only shows it and says what the user picked.
+ * The timeline's title, such as "Last 5 min", in which the span is a choice
+ * from 5 minutes to 24 hours, so that the user can look further back at
+ * yesterday's run or at the process before a restart. The choice is the
+ * `timelineWindowMinutes` setting, so that it is kept; this view only shows
+ * it and reports what the user picked.
  */
 import { element } from '../../ui/dom';
 

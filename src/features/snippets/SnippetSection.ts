@@ -1,8 +1,9 @@
 /**
- * "Save memory" in the sidebar's Memory tab: one button per
- * visible snippet, each inserting its cell into the active notebook (through
- * the `insert-snippet` command, so button, palette and toolbar menu behave
- * alike), and the latest "restart the kernel" warning.
+ * The "Save memory" section of the sidebar's Memory tab. It has one button
+ * per visible snippet, each of which inserts its cell into the active
+ * notebook, and it shows the latest "restart the kernel" warning. The
+ * buttons run the `insert-snippet` command, so that a button, the palette
+ * and the toolbar menu behave alike.
  *
  * Test hooks: `[data-vram-role="snippet-section"]`, buttons
  * `[data-vram-role="snippet-button"][data-vram-snippet="<id>"]`, and

@@ -1,7 +1,8 @@
 /**
- * The placeholders a snippet's code may use (`{{model}}`, `{{optimizer}}`,
- * …): the vocabulary that reading the setting checks at start-up, apart
- * from the rendering (snippet.ts), which loads with the first insertion.
+ * The placeholders that a snippet's code may use, such as `{{model}}` and
+ * `{{optimizer}}`. Reading the setting checks this vocabulary at start-up,
+ * so it lives apart from the rendering (snippet.ts), which loads only with
+ * the first insertion.
  */
 
 /** The placeholders a snippet may use: `{{model}}`, `{{optimizer}}`, … */
