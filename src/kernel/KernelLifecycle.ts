@@ -1,14 +1,15 @@
 /**
- * What happens to a notebook's kernel, as the connection must take it: a
- * restart (this page's, an automatic one, or another page's that only IOPub
- * tells of), a death, a kernel change, a websocket lost and back. Each ends
- * the comm the connection had (JupyterLab disposes every comm of a
- * restarting kernel; a lost connection loses the messages sent meanwhile)
- * and attaches the kernel anew once it can take the helper.
+ * Follows what happens to a notebook's kernel that the connection must act
+ * on: a restart (this page's, an automatic one, or another page's, which
+ * only IOPub tells of), a death, a kernel change, or a websocket that was
+ * lost and came back. Each of these ends the comm the connection had,
+ * because JupyterLab disposes every comm of a restarting kernel and a lost
+ * connection loses the messages sent meanwhile; the kernel is then attached
+ * anew once it can take the helper.
  *
- * KernelHelperConnection does the attaching (and numbers each run); this
- * file decides when, from the session context's signals and IOPubWatch's
- * word of a restart from another page.
+ * KernelHelperConnection does the attaching and numbers each run. This file
+ * decides when, from the session context's signals and from IOPubWatch's
+ * news of a restart made by another page.
  */
 import { ISessionContext } from '@jupyterlab/apputils';
 import { Kernel } from '@jupyterlab/services';

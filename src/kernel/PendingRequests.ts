@@ -1,10 +1,11 @@
 /**
  * Requests to the kernel helper waiting for their answer.
  *
- * Every request carries a fresh `request_id`; the helper answers each once,
- * with a `reply` or an `error` of the same id. A request that is not answered
- * in time is rejected (the helper may be stuck behind a long cell: the shell
- * channel queues requests while code runs). A late answer is then dropped.
+ * Every request carries a fresh `request_id`, and the helper answers each
+ * once, with a `reply` or an `error` of the same id. A request that is not
+ * answered in time is rejected, because the helper may be stuck behind a
+ * long cell: the shell channel queues requests while code runs. An answer
+ * that comes after that is dropped.
  */
 import { ErrorMessage, ReplyMessage } from '../protocol/messages';
 
