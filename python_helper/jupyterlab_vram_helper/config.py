@@ -1,4 +1,4 @@
-"""The helper's settings (kernel-wide), validated against docs/protocol.md limits.
+"""The helper's kernel-wide settings, validated against the limits that docs/protocol.md sets.
 
 One :class:`SamplerConfig` per kernel: the sampler reads its interval,
 threshold and heartbeat; per-cell accounting (cell_accounting.py) reads

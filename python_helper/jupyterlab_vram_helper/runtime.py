@@ -1,4 +1,4 @@
-"""The one helper instance of this process, and its install/uninstall.
+"""The one helper instance of this process, and the functions that install and uninstall it.
 
 ``install()`` is idempotent: the bootstrap may run any number of times (each
 kernel restart, each frontend that attaches) and there is still one comm

@@ -1,4 +1,4 @@
-"""Recording allocations with their stacks, and live memory by notebook line.
+"""Records allocations with their stacks, and reports live memory by notebook line.
 
 The ``record_allocations``, ``allocation_sites`` and ``allocation_snapshot``
 requests (docs/protocol.md). Recording is off by default and per kernel: host

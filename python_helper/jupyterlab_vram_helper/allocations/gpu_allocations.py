@@ -1,4 +1,4 @@
-"""GPU allocations by Python stack: PyTorch's allocator history.
+"""GPU allocations by Python stack, as PyTorch's allocator history records them.
 
 ``torch.cuda.memory._record_memory_history(enabled="all", context="alloc",
 stacks="python", max_entries=N)`` makes the caching allocator keep, for every

@@ -1,4 +1,4 @@
-"""Host allocations by Python stack: ``tracemalloc``, started and stopped on request.
+"""Host allocations by Python stack, as ``tracemalloc`` records them; it is started and stopped on request.
 
 tracemalloc sees what Python's allocators hand out and what extensions report
 to it: NumPy reports its data buffers (domain 389047), PyTorch's CPU tensors

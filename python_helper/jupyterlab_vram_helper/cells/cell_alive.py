@@ -1,4 +1,4 @@
-"""Per cell: the bytes it allocated that are still alive, and whether that keeps growing.
+"""Tracks, per cell, the bytes it allocated that are still alive, and whether that figure keeps growing.
 
 While allocations are recorded, after each cell (a ``post_run_cell`` hook in
 allocation_sites.py) the helper groups the live allocations by cell and sends

@@ -1,4 +1,4 @@
-"""The ``notebook_names`` request: which user names a code snippet should use.
+"""Answers the ``notebook_names`` request, which asks which of the user's names a code snippet should use.
 
 The frontend's "insert memory-saving code" fills the placeholders of a snippet
 (``{{model}}``, ``{{optimizer}}``, ...) with names the kernel really has, and

@@ -1,4 +1,4 @@
-"""One-click cleanup: ``free_memory``, ``inspect`` and ``delete`` (docs/protocol.md).
+"""One-click cleanup, which answers the ``free_memory``, ``inspect`` and ``delete`` requests (docs/protocol.md).
 
 Runs on the shell thread, between cells (comm requests wait for the running
 cell). Never imports torch, never initialises CUDA, never prints, and never

@@ -1,4 +1,4 @@
-"""The hidden holders of the ``inspect`` listing: what each one is (cleanup.py).
+"""The hidden holders of the ``inspect`` listing (cleanup.py), and what each one is.
 
 IPython keeps references the user never named: the output cache (Out, _oh,
 _, __, ___ and _N where the user did not bind them, and their copies in

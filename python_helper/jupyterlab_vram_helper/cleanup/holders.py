@@ -1,4 +1,4 @@
-"""What holds memory: tensors, modules, optimizers, arrays, byte buffers and containers of them.
+"""Finds what holds memory: tensors, modules, optimizers, arrays, byte buffers, and containers of them.
 
 Used by the ``inspect`` and ``delete`` requests (cleanup.py). Nothing here
 imports torch or NumPy: the classes come from ``sys.modules`` (if the user never

@@ -1,4 +1,4 @@
-"""What a ``delete`` may remove: the names an ``inspect`` listed, as identities.
+"""Keeps the names that an ``inspect`` listed, by identity, because those are what a later ``delete`` may remove.
 
 A listing keeps, per name, the object's ``id()``, a weakref where the type
 allows one, its type name and its storage keys: no strong reference to a user

@@ -1,4 +1,4 @@
-"""Memory counted per storage: the key every sizing pass shares.
+"""Counts memory per storage, the key that every sizing pass shares.
 
 A storage is keyed by ``(device, data pointer)``: a view, ``b = a``,
 ``torch.from_numpy(arr)`` and a parameter shared by two modules all land on one

@@ -1,4 +1,4 @@
-"""The comm side: target registration, open comms, request dispatch.
+"""The helper's comm side, which registers the comm target, keeps the open comms and dispatches their requests.
 
 Every frontend (a notebook panel, a second browser tab, a console) opens its
 own comm to the ``jupyterlab-vram`` target; the channel keeps them all and the

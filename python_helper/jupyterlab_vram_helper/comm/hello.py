@@ -1,4 +1,4 @@
-"""The ``hello`` message: who this helper is and what it can see."""
+"""Builds the ``hello`` message, which says who this helper is and what it can see."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Reading the user's objects without running the user's code.
+"""Reads the user's objects without running the user's code.
 
 The helper never changes what it measures: looking at an object must not run
 a property, an overridden dunder method, a metaclass hook or a lazy proxy's

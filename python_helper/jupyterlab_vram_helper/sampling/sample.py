@@ -1,4 +1,4 @@
-"""Building samples, and deciding whether a new one differs from the last.
+"""Builds samples, and decides whether a new one differs enough from the last to be sent.
 
 :class:`SampleSource` reads every source once into *figures* (a sample without
 ``seq``/``time``/``reason``); :func:`significant_change` compares two figures.

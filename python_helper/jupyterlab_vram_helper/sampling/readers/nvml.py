@@ -1,4 +1,4 @@
-"""NVML (``pynvml`` from nvidia-ml-py): device totals and per-process usage.
+"""Reads device totals and per-process usage from NVML (``pynvml``, from the nvidia-ml-py package).
 
 NVML reads the driver's view without creating a CUDA context, so it works
 before (and without) PyTorch. It ignores CUDA_VISIBLE_DEVICES: devices.py maps

@@ -1,4 +1,4 @@
-"""TensorFlow's GPU allocator, read only after TF initialised its devices.
+"""Reads TensorFlow's GPU allocator, but only after TensorFlow has initialised its devices.
 
 ``get_memory_info`` (and anything that lists logical devices) initialises the
 TF runtime, which by default maps almost all GPU memory and freezes the device

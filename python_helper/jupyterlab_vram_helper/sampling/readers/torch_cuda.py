@@ -1,4 +1,4 @@
-"""PyTorch's CUDA caching allocator, read without side effects.
+"""Reads PyTorch's CUDA caching allocator without side effects.
 
 Never imports torch and never initialises CUDA: the figures are read only once
 ``torch.cuda.is_initialized()`` is true, always with an explicit device index
