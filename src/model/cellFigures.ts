@@ -7,7 +7,8 @@
  * so that the badge, the history table, the export and the saved metadata
  * agree, and so that the arithmetic is unit-tested.
  *
- * Unknown stays null: a delta is null as soon as one of its inputs is.
+ * An unknown figure stays null, so a delta is null as soon as one of its
+ * inputs is.
  */
 import { CellMemoryRecord } from '../protocol/cell';
 

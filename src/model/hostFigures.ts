@@ -5,7 +5,8 @@
  * see swapFigures.ts), else the machine's RAM. The Host RAM card, the status
  * bar and the death explanation all measure against this, so they agree.
  *
- * Unknown stays null: a derived figure is null as soon as one input is.
+ * An unknown figure stays null, so a derived figure is null as soon as one of
+ * its inputs is.
  */
 import { percentOf } from '../text/format';
 import { HostMemory } from '../protocol/sample';

@@ -1,8 +1,9 @@
 /**
- * kernelDeath.ts's explanation of a death loads with the first death a page
- * sees, not with the page: a death is rare, its wording long. A caller asks
- * for the module; while it loads it gets null, and `then` runs once it has
- * (the caller renders again from the state of that moment).
+ * Loads kernelDeath.ts, which explains a death, with the first death a page
+ * sees rather than with the page, because a death is rare and its wording
+ * is long. A caller asks for the module and gets null while it loads; `then`
+ * runs once it has loaded, and the caller renders again from the state of
+ * that moment.
  */
 import type * as KernelDeath from './kernelDeath';
 

@@ -10,11 +10,12 @@
  * container's swap limit where a cgroup sets one (never more than the
  * machine has), else the machine's swap.
  *
- * A module of its own, apart from hostFigures.ts: the status bar loads that
- * one with the page, and swap is shown only in the sidebar and the death
- * explanation, which load later.
+ * This is a module of its own, apart from hostFigures.ts, because the status
+ * bar loads that one with the page, while swap is shown only in the sidebar
+ * and in the death explanation, which load later.
  *
- * Unknown stays null (an older helper sends no swap figures); 0 is 0.
+ * An unknown figure stays null, as it is when an older helper sends no swap
+ * figures, and a figure of 0 stays 0.
  */
 import { percentOf } from '../text/format';
 import { HostMemory } from '../protocol/sample';

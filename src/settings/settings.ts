@@ -1,6 +1,6 @@
 /**
  * The user settings of jupyterlab-vram (schema/plugin.json), typed, with the
- * defaults and the limits of the schema enforced again in code: the settings
+ * schema's defaults and limits enforced again in code, because the settings
  * editor's raw JSON mode lets a user type anything.
  */
 import { ByteUnits } from '../text/format';

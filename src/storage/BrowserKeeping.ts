@@ -1,8 +1,9 @@
 /**
- * What the browser keeps of every monitored notebook between pages, as the
- * settings say: a SessionPersistence per session, started and stopped when
- * the settings change, and what the browser is no longer to keep forgotten
- * (of every notebook, kept on this page or an earlier one).
+ * Decides what the browser keeps of every monitored notebook between pages,
+ * as the settings say. It runs a SessionPersistence per session, started and
+ * stopped when the settings change, and it forgets what the browser is no
+ * longer to keep, for every notebook, whether this page or an earlier one
+ * kept it.
  */
 import { ISessionContext } from '@jupyterlab/apputils';
 
