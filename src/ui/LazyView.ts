@@ -53,7 +53,7 @@ export abstract class LazyView extends Widget {
     if (this._stale && this.isVisible) {
       this.renderNow();
     }
-    // Hidden: stays stale; onAfterShow renders it.
+    // A hidden view stays stale until onAfterShow renders it.
   }
 
   protected onAfterAttach(_msg: Message): void {
