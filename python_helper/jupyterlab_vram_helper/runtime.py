@@ -117,7 +117,7 @@ class Runtime:
         return self._oom_watch
 
     def _oom_allocation_sites(self, device: str) -> dict[str, Any]:
-        # Not recording (never asked for): nothing to load, and the UI offers to turn it on.
+        # Recording was never asked for, so there is nothing to load, and the UI offers to turn it on.
         if self._allocations is None:
             return {"recording": False, "sites": []}
         return self._allocations.top_sites(device)
@@ -145,12 +145,12 @@ class Runtime:
             return
         shell = self._shell if self._shell is not None else find_shell()
         manager = self._comm_manager if self._comm_manager is not None else find_comm_manager(shell)
-        # Known before anything is registered: an interrupt part way through
-        # (a KeyboardInterrupt landing between two hooks) takes back all that
-        # was registered, or the next delivery would add a second of each.
+        # The shell is known before anything is registered, so that an interrupt part way
+        # through (a KeyboardInterrupt landing between two hooks) can take back all that was
+        # registered; otherwise the next delivery would add a second of each hook.
         self._shell = shell
         self.cells.shell = shell
-        # The bootstrap runs as a cell of the kernel's loop (None where nothing runs one).
+        # The bootstrap runs as a cell of the kernel's event loop; the loop is None where no loop runs it.
         self.cells.reply_loop = asyncio.events._get_running_loop()
         self.channel.register(manager)
         try:

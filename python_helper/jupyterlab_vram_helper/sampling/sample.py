@@ -118,7 +118,7 @@ class SampleSource:
             return None
         hidden = self._hidden
         if hidden is None or hidden["count"] != count or hidden["cuda_visible_devices"] != value:
-            # The same object tick after tick: the change check settles it by identity.
+            # The same object is kept tick after tick so that the change check settles it by identity.
             hidden = self._hidden = {"count": count, "cuda_visible_devices": value}
         return hidden
 
@@ -146,7 +146,8 @@ class SampleSource:
     def read(self, fresh_processes: bool = False) -> Figures:
         """Every source once; ``fresh_processes`` lists NVML's processes now instead of from its cache."""
         torch = torch_cuda.loaded_torch()
-        # Read once per tick: the device list, the figures and the torch state all follow from it.
+        # CUDA's state is read once per tick, and the device list, the figures and the torch
+        # state all follow from that one reading.
         initialized = torch is not None and torch_cuda.cuda_initialized(torch)
         tf = tf_reader.loaded_tensorflow()
         tf_state = tf_reader.tensorflow_state(tf)
@@ -164,7 +165,8 @@ class SampleSource:
             reserved = torch_figures["reserved_bytes"] if torch_figures else None
             tf_figures = tf_gpus.get(device.index)
             holds_memory = context is True or bool(reserved) or tf_figures is not None
-            # What moves the kernel's own NVML figure: a context, torch's segments, TensorFlow's memory.
+            # These are what move the kernel's own NVML figure: a context, torch's segments and
+            # TensorFlow's memory.
             nvml = (
                 self._nvml_figures(device.nvml, fresh_processes, holds_memory, (context, reserved, tf_figures))
                 if device.nvml is not None
@@ -185,7 +187,7 @@ class SampleSource:
             "torch": torch_cuda.torch_state(torch, initialized),
             "tensorflow": tf_state,
             "gpus": gpus,
-            # No call on the common tick, one with GPUs.
+            # On the common tick, which has GPUs, no call is made here.
             "hidden_gpus": self._hidden_by_environment(devices) if not devices else None,
         }
 
