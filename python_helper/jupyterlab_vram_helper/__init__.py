@@ -1,4 +1,4 @@
-"""jupyterlab-vram kernel helper.
+"""The jupyterlab-vram kernel helper, which measures memory inside the kernel and reports it to the frontend.
 
 Runs inside a notebook kernel and pushes memory samples (host RAM, PyTorch's
 CUDA caching allocator, NVML, TensorFlow) to the JupyterLab frontend over the

@@ -1,4 +1,4 @@
-"""The helper's settings (kernel-wide), validated against docs/protocol.md limits.
+"""The helper's kernel-wide settings, validated against the limits that docs/protocol.md sets.
 
 One :class:`SamplerConfig` per kernel: the sampler reads its interval,
 threshold and heartbeat; per-cell accounting (cell_accounting.py) reads
@@ -31,6 +31,8 @@ class ConfigError(ValueError):
 # Immutable records are NamedTuples, not dataclasses: a dataclass costs the
 # bootstrap ~0.5-1 ms each to create (it compiles its methods at import).
 class SamplerConfig(NamedTuple):
+    """The helper's sampling settings, one per kernel."""
+
     interval_s: float = 1.0
     change_threshold_bytes: int = 1 << 20
     heartbeat_s: float = 10.0

@@ -1,9 +1,9 @@
-"""Running a method in a forked child of the kernel (multiprocessing's ``fork``).
+"""Calls a method in every child forked from the kernel, such as multiprocessing's ``fork`` workers.
 
 A child inherits the parent's open files and Python objects but none of its
-threads; objects that hold either must be told. Checked at fork, rather than
-comparing ``os.getpid()`` on every call, because the cell hooks pay for every
-syscall.
+threads, so the objects that hold threads or open files must be told that they
+are now in a child. They are told at the fork rather than by comparing
+``os.getpid()`` on every call, because the cell hooks pay for every syscall.
 """
 
 from __future__ import annotations

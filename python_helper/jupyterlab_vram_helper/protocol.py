@@ -1,9 +1,9 @@
-"""Wire types of the jupyterlab-vram comm (docs/protocol.md, version 1).
+"""Wire types of the jupyterlab-vram comm, as docs/protocol.md specifies them (version 1).
 
-Must change together with src/protocol/messages.ts (and the src/*Protocol.ts files
-beside it). This module validates requests and builds messages; it sends
-nothing. The shapes of the messages, as TypedDicts, are in protocol_types.py
-(for type checkers; never loaded at run time).
+This module must change together with the frontend's readers in src/protocol/.
+It validates requests and builds messages, but sends nothing. The shapes of the
+messages, as TypedDicts, are in protocol_types.py, which only type checkers
+read; it is never loaded at run time.
 
 Incoming data is untrusted JSON: everything here checks types explicitly and
 turns a bad message into a :class:`RequestError` carrying the protocol error

@@ -1,4 +1,4 @@
-"""The one helper instance of this process, and its install/uninstall.
+"""The one helper instance of this process, and the functions that install and uninstall it.
 
 ``install()`` is idempotent: the bootstrap may run any number of times (each
 kernel restart, each frontend that attaches) and there is still one comm
@@ -28,6 +28,7 @@ CellHook = tuple[str, Callable[..., None]]
 
 
 def find_shell() -> Any:
+    """Return the running IPython shell, or None outside IPython."""
     try:
         from IPython import get_ipython
     except ImportError:
@@ -55,6 +56,8 @@ def find_comm_manager(shell: Any) -> Any:
 
 
 class Runtime:
+    """The helper of one kernel: its sampler, its comm channel and its IPython hooks."""
+
     def __init__(self, source: SampleSource | None = None, comm_manager: Any = None, shell: Any = None):
         self.source = source if source is not None else SampleSource()
         self.channel = Channel(self.source)
@@ -114,7 +117,7 @@ class Runtime:
         return self._oom_watch
 
     def _oom_allocation_sites(self, device: str) -> dict[str, Any]:
-        # Not recording (never asked for): nothing to load, and the UI offers to turn it on.
+        # Recording was never asked for, so there is nothing to load, and the UI offers to turn it on.
         if self._allocations is None:
             return {"recording": False, "sites": []}
         return self._allocations.top_sites(device)
@@ -142,12 +145,12 @@ class Runtime:
             return
         shell = self._shell if self._shell is not None else find_shell()
         manager = self._comm_manager if self._comm_manager is not None else find_comm_manager(shell)
-        # Known before anything is registered: an interrupt part way through
-        # (a KeyboardInterrupt landing between two hooks) takes back all that
-        # was registered, or the next delivery would add a second of each.
+        # The shell is known before anything is registered, so that an interrupt part way
+        # through (a KeyboardInterrupt landing between two hooks) can take back all that was
+        # registered; otherwise the next delivery would add a second of each hook.
         self._shell = shell
         self.cells.shell = shell
-        # The bootstrap runs as a cell of the kernel's loop (None where nothing runs one).
+        # The bootstrap runs as a cell of the kernel's event loop; the loop is None where no loop runs it.
         self.cells.reply_loop = asyncio.events._get_running_loop()
         self.channel.register(manager)
         try:
@@ -212,6 +215,7 @@ _runtime: Runtime | None = None
 
 
 def install() -> Runtime:
+    """Install the helper in this process once, and return the installed one."""
     global _runtime
     with _lock:
         if _runtime is None or not _runtime.installed:
@@ -222,6 +226,7 @@ def install() -> Runtime:
 
 
 def uninstall() -> None:
+    """Uninstall the helper of this process, if one is installed."""
     global _runtime
     with _lock:
         runtime, _runtime = _runtime, None
@@ -230,4 +235,5 @@ def uninstall() -> None:
 
 
 def current() -> Runtime | None:
+    """Return the installed helper, or None when none is installed."""
     return _runtime

@@ -1,4 +1,4 @@
-"""Warnings raised on the helper's own threads stay out of the user's output.
+"""Keeps the warnings raised on the helper's own threads out of the user's output.
 
 The sampler and the cell sender call into torch, NVML and TensorFlow from
 threads of their own. A warning raised there (a deprecation in a

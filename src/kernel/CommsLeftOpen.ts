@@ -31,6 +31,10 @@ export interface OpenComm {
 export const MAX_REPLACED_COMMS = 64;
 const MAX_COMM_ID_LENGTH = 256;
 
+/**
+ * Remembers, across reloads of this tab, the comms this page left open in
+ * kernels, so that the next helper comm can replace them.
+ */
 export class CommsLeftOpen {
   /**
    * Takes what the page before this one in the tab left in `storage` (null:

@@ -1,12 +1,13 @@
 /**
- * The one comm a connection has open to the helper in its kernel: every
- * message it brings goes to the model (`ingest`), answers settle the
- * requests sent on it, and a request goes out with an id and waits for its
- * answer. A comm it no longer uses is dropped with its handlers, so nothing
- * a dropped comm brings can reach the model.
+ * The one comm that a connection has open to the helper in its kernel. Every
+ * message the comm brings goes to the model (`ingest`), and answers settle
+ * the requests sent on it; a request goes out with an id and waits for its
+ * answer. A comm that is no longer used is dropped with its handlers, so
+ * that nothing a dropped comm brings can reach the model.
  *
- * KernelHelperConnection decides when a comm is adopted or dropped (kernel
- * restarts, changes, reconnects); this file knows nothing of that.
+ * KernelHelperConnection decides when a comm is adopted or dropped, on
+ * kernel restarts, changes and reconnects; this file knows nothing of
+ * those.
  */
 import { Kernel, KernelMessage } from '@jupyterlab/services';
 import { ISignal, Signal } from '@lumino/signaling';
@@ -21,6 +22,7 @@ import { describeFailure, ignoreRejection } from './kernelFailures';
 import { PendingRequests } from './PendingRequests';
 import { trans } from '../text/translation';
 
+/** The one comm that a connection has open to the helper in its kernel. */
 export class HelperComm {
   constructor(options: HelperComm.IOptions) {
     this._model = options.model;
@@ -215,7 +217,9 @@ export class HelperComm {
   private _otherMessage = new Signal<this, unknown>(this);
 }
 
+/** The types that go with HelperComm. */
 export namespace HelperComm {
+  /** The options a new HelperComm is constructed with. */
   export interface IOptions {
     model: KernelMemoryModel;
     /** The helper said hello on the comm and the model is live (e.g. recover its history). */

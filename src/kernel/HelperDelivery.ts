@@ -1,11 +1,12 @@
 /**
- * Delivers the helper to a kernel once per run (a run: one attach of the
- * connection, numbered by its generation), by whichever comes first: the
- * run's own bootstrap (the language from the kernel's info, the code, the
- * comm_open: ./helperBootstrap.ts), or `send`, ahead of a notebook cell
- * about to run in a kernel that has no helper yet (see
- * KernelHelperConnection.deliverBeforeExecution). What the connection
- * decides (which run is current, which comm it listens to) it is asked.
+ * Delivers the helper to a kernel once per run, where a run is one attach of
+ * the connection, numbered by its generation. Whichever of two paths comes
+ * first delivers it: the run's own bootstrap (./helperBootstrap.ts, which
+ * reads the language from the kernel's info, then sends the code and the
+ * comm_open), or `send`, ahead of a notebook cell that is about to run in a
+ * kernel with no helper yet (see KernelHelperConnection.deliverBeforeExecution).
+ * It asks the connection about what the connection decides, such as which
+ * run is current and which comm it listens to.
  */
 import { Kernel } from '@jupyterlab/services';
 
@@ -18,6 +19,7 @@ import {
 } from './helperBootstrap';
 import { HelperReadiness } from './HelperReadiness';
 
+/** Delivers the helper to a kernel once per run of the connection. */
 export class HelperDelivery {
   constructor(options: HelperDelivery.IOptions) {
     this._options = options;
@@ -120,7 +122,9 @@ export class HelperDelivery {
  */
 export const MAX_REDELIVERIES = 2;
 
+/** The types that go with HelperDelivery. */
 export namespace HelperDelivery {
+  /** The options a new HelperDelivery is constructed with. */
   export interface IOptions {
     readiness: HelperReadiness;
     model: KernelMemoryModel;

@@ -1,12 +1,17 @@
 /**
- * What delivering the helper at once takes, known ahead: each kernel's
- * language (from its spec, which the server knows before the kernel
- * answers, or its info reply) and the helper's code, fetched as soon as a
- * Python kernel is seen. A cell about to be sent cannot wait for either
- * (see KernelHelperConnection.deliverBeforeExecution).
+ * Learns ahead of time what delivering the helper at once takes: each
+ * kernel's language, from its spec (which the server knows before the kernel
+ * answers) or from its info reply, and the helper's code, which is fetched
+ * as soon as a Python kernel is seen. This is needed because a cell that is
+ * about to be sent cannot wait for either (see
+ * KernelHelperConnection.deliverBeforeExecution).
  */
 import { Kernel, KernelSpec } from '@jupyterlab/services';
 
+/**
+ * Knows ahead of time what delivering the helper needs: each kernel's language
+ * and the helper's code.
+ */
 export class HelperReadiness {
   /** `load` fetches the helper's bootstrap code (a chunk of its own). */
   constructor(load: () => Promise<string>) {

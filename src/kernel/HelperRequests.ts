@@ -1,11 +1,11 @@
 /**
  * The helper's requests, typed: what each one sends and how its reply is
- * read (docs/protocol.md). A reply is untrusted JSON: the parsers check it
- * and a malformed one rejects with a MalformedReplyError. The parsers of
- * features most pages never use load with their first request.
+ * read (docs/protocol.md). A reply is untrusted JSON, so the parsers check
+ * it, and a malformed one rejects with a MalformedReplyError. The parsers
+ * for features that most pages never use load with their first request.
  *
- * KernelHelperConnection supplies the comm (`_request`): this file knows
- * nothing of kernels, comms or restarts.
+ * KernelHelperConnection supplies the comm through `_request`, so this file
+ * knows nothing of kernels, comms or restarts.
  */
 import type {
   AllocationSitesResult,
@@ -37,6 +37,10 @@ import { Parsed } from '../protocol/reader';
  */
 const SETTINGS_WAIT_MS = 24 * 3600 * 1000;
 
+/**
+ * The base class of helper connections, which sends the typed requests and
+ * checks their replies.
+ */
 export abstract class HelperRequests implements ICleanupConnection {
   /**
    * @param _cleanupTimeoutMs how long a cleanup or recording request may

@@ -63,6 +63,10 @@ const MAX_KNOWN_PROCESSES = 16;
 /** This page's helper requests remembered until their idle (a dead kernel sends none). */
 const MAX_HELPER_REQUESTS = 16;
 
+/**
+ * Listens to a kernel's IOPub channel for what the connection learns beyond its
+ * own comm.
+ */
 export class IOPubWatch {
   constructor(host: IIOPubWatchHost) {
     this._host = host;

@@ -36,6 +36,10 @@ export type DeathWatchSessionContext = Pick<
   'session' | 'kernelChanged' | 'statusChanged'
 >;
 
+/**
+ * Watches one notebook's kernel and tells the model when it dies without the
+ * user asking.
+ */
 export class KernelDeathWatch implements IDisposable {
   constructor(options: {
     sessionContext: DeathWatchSessionContext;

@@ -69,6 +69,10 @@ export const noCommsText = (): string =>
 /** How long the `history` request may wait behind the cells queued before it. */
 export const HISTORY_TIMEOUT_MS = 60 * 60_000;
 
+/**
+ * Keeps the memory helper running in one notebook's kernel and connected to
+ * that notebook's model.
+ */
 export class KernelHelperConnection
   extends HelperRequests
   implements IDisposable
@@ -399,7 +403,9 @@ export class KernelHelperConnection
   private _isDisposed = false;
 }
 
+/** The types that go with KernelHelperConnection. */
 export namespace KernelHelperConnection {
+  /** The options a new KernelHelperConnection is constructed with. */
   export interface IOptions {
     sessionContext: HelperSessionContext;
     model: KernelMemoryModel;

@@ -1,14 +1,15 @@
 /**
- * What happens to a notebook's kernel, as the connection must take it: a
- * restart (this page's, an automatic one, or another page's that only IOPub
- * tells of), a death, a kernel change, a websocket lost and back. Each ends
- * the comm the connection had (JupyterLab disposes every comm of a
- * restarting kernel; a lost connection loses the messages sent meanwhile)
- * and attaches the kernel anew once it can take the helper.
+ * Follows what happens to a notebook's kernel that the connection must act
+ * on: a restart (this page's, an automatic one, or another page's, which
+ * only IOPub tells of), a death, a kernel change, or a websocket that was
+ * lost and came back. Each of these ends the comm the connection had,
+ * because JupyterLab disposes every comm of a restarting kernel and a lost
+ * connection loses the messages sent meanwhile; the kernel is then attached
+ * anew once it can take the helper.
  *
- * KernelHelperConnection does the attaching (and numbers each run); this
- * file decides when, from the session context's signals and IOPubWatch's
- * word of a restart from another page.
+ * KernelHelperConnection does the attaching and numbers each run. This file
+ * decides when, from the session context's signals and from IOPubWatch's
+ * news of a restart made by another page.
  */
 import { ISessionContext } from '@jupyterlab/apputils';
 import { Kernel } from '@jupyterlab/services';
@@ -49,6 +50,10 @@ export interface IKernelLifecycleHost {
   detach(reason: string): void;
 }
 
+/**
+ * Follows what happens to a notebook's kernel (restarts, deaths, changes, lost
+ * websockets) and tells the connection.
+ */
 export class KernelLifecycle implements IDisposable {
   constructor(host: IKernelLifecycleHost) {
     this._host = host;
@@ -101,8 +106,9 @@ export class KernelLifecycle implements IDisposable {
     const host = this._host;
     host.model.captureBeforeRestart();
     host.model.settleRestart();
-    // Its open may have reached the new process all the same (sent as the
-    // restart happened): the next open names it, for the helper to close.
+    // The comm_open may have reached the new process all the same, if it was
+    // sent as the restart happened, so the next open names this comm for the
+    // helper to close.
     const maybeInNewProcess = host.openComm();
     if (maybeInNewProcess) {
       host.commsLeftOpen.add(maybeInNewProcess);
@@ -115,12 +121,13 @@ export class KernelLifecycle implements IDisposable {
     const kernel = this._sessionKernel();
     if (kernel) {
       // A page opened during the old process's cell has no info reply yet,
-      // and the delivery waits for one: the new process answers at once
-      // (services settles `kernel.info` with it), not at the next retry.
+      // and the delivery waits for one. Asking now makes the new process
+      // answer at once (services settles `kernel.info` with its reply)
+      // rather than at the next retry.
       try {
         ignoreRejection(kernel.requestKernelInfo());
       } catch {
-        // A connection being disposed: the attach below finds out.
+        // The connection is being disposed, which the attach below finds out.
       }
     }
     host.attach(kernel);
@@ -132,8 +139,8 @@ export class KernelLifecycle implements IDisposable {
   ): void {
     const host = this._host;
     // SessionContext.restartKernel() also emits kernelChanged, with the same
-    // kernel, when the restart is over: if the restarted kernel already got
-    // its helper (on 'idle'), there is nothing to do.
+    // kernel, when the restart is over. If the restarted kernel already got
+    // its helper on 'idle', there is nothing left to do.
     if (
       change.newValue !== null &&
       change.newValue === host.attached() &&
@@ -141,9 +148,9 @@ export class KernelLifecycle implements IDisposable {
     ) {
       return;
     }
-    // Services disposed the old kernel's connection before saying so: the
-    // comm cannot be closed through it. If that kernel lives on (another
-    // notebook's), the next open there names it for the helper to close.
+    // Services disposed the old kernel's connection before saying so, so the
+    // comm cannot be closed through it. If that kernel lives on as another
+    // notebook's, the next open there names the comm for the helper to close.
     const old = host.attached();
     const open = host.openComm();
     if (old && old !== change.newValue && old.isDisposed && open) {
@@ -156,12 +163,14 @@ export class KernelLifecycle implements IDisposable {
 
   private _onStatusChanged(_: unknown, status: Kernel.Status): void {
     const host = this._host;
-    // Busy and idle for cells come from IOPubWatch: this status also
-    // follows other requests (comm messages, subshells of other pages).
+    // Busy and idle for cells come from IOPubWatch, because this status also
+    // follows other requests, such as comm messages and other pages'
+    // subshells.
     switch (status) {
       case 'idle':
         if (this._restarting) {
-          // The restarted kernel answers: deliver the helper again.
+          // The restarted kernel has answered, so the helper is delivered
+          // again.
           this._restarting = false;
           host.attach(this._sessionKernel());
         }
@@ -222,9 +231,9 @@ export class KernelLifecycle implements IDisposable {
       return; // a restart reconnects the websocket on purpose
     }
     const kernel = host.sessionContext.session?.kernel;
-    // A kernel change: services disposes the old kernel's connection (which
-    // says 'disconnected') before it says the kernel changed. Not a lost
-    // connection: the change attaches the new kernel.
+    // On a kernel change, services disposes the old kernel's connection,
+    // which says 'disconnected', before it says the kernel changed. That is
+    // not a lost connection, and the change attaches the new kernel.
     if (
       !kernel ||
       kernel.isDisposed ||
@@ -234,16 +243,16 @@ export class KernelLifecycle implements IDisposable {
       return;
     }
     this._connectionLost = true;
-    // The kernel still has the comm: the next open names it in `replaces`,
-    // so that the helper stops sending to it (services keeps no comm across
-    // the reconnection, and this page never hears of it again).
+    // The kernel still has the comm, so the next open names it in
+    // `replaces` and the helper stops sending to it. Services keeps no comm
+    // across the reconnection, so this page never hears of it again.
     const lost = host.openComm();
     if (lost) {
       host.commsLeftOpen.add(lost);
     }
-    // Answers sent meanwhile are lost (the comm is opened anew once the
-    // connection is back): fail the requests now, not at their timeout
-    // (minutes for a cleanup, with its spinner up all along).
+    // Answers sent meanwhile are lost, because the comm is opened anew once
+    // the connection is back. The requests therefore fail now rather than at
+    // their timeout, which for a cleanup is minutes of a spinning indicator.
     host.detach(trans.__('Lost the connection to the kernel.'));
     host.model.setState(
       'disconnected',
@@ -267,8 +276,8 @@ export class KernelLifecycle implements IDisposable {
    */
   private _nudgeRestartedKernel(): void {
     const kernel = this._host.sessionContext.session?.kernel;
-    // Only a kernel the helper goes into: another kernel may count even an
-    // empty silent execution.
+    // Only a kernel that the helper goes into is nudged, because another
+    // kernel may count even an empty silent execution.
     if (
       !this._restarting ||
       this._nudged ||
@@ -280,11 +289,12 @@ export class KernelLifecycle implements IDisposable {
     this._nudged = true;
     try {
       const nudge = kernel.requestExecute({ ...SILENT, code: '' }, true);
-      // Busy with it, the kernel starts for the helper: it runs no cell.
+      // While the kernel is busy with this request it is starting for the
+      // helper and runs no cell, which IOPubWatch must know.
       this._host.iopub.noteHelperRequest(nudge.msg.header.msg_id);
       ignoreRejection(nudge.done);
     } catch {
-      // A kernel that died again: its next status says so.
+      // The kernel died again; its next status will say so.
     }
   }
 

@@ -1,10 +1,11 @@
 /**
  * Requests to the kernel helper waiting for their answer.
  *
- * Every request carries a fresh `request_id`; the helper answers each once,
- * with a `reply` or an `error` of the same id. A request that is not answered
- * in time is rejected (the helper may be stuck behind a long cell: the shell
- * channel queues requests while code runs). A late answer is then dropped.
+ * Every request carries a fresh `request_id`, and the helper answers each
+ * once, with a `reply` or an `error` of the same id. A request that is not
+ * answered in time is rejected, because the helper may be stuck behind a
+ * long cell: the shell channel queues requests while code runs. An answer
+ * that comes after that is dropped.
  */
 import { ErrorMessage, ReplyMessage } from '../protocol/messages';
 import { trans } from '../text/translation';
@@ -35,6 +36,7 @@ interface IPending {
   timer: ReturnType<typeof setTimeout>;
 }
 
+/** The requests to the kernel helper that are waiting for their answer. */
 export class PendingRequests {
   constructor(private readonly _prefix = 'r') {}
 

@@ -31,6 +31,9 @@ import { RunningCell } from '../model/kernelDeath';
 /** Requests remembered at most (a runaway queue must not grow memory). */
 const MAX_PENDING = 1000;
 
+/**
+ * Works out from the kernel's own messages which cell the kernel is running.
+ */
 export class RunningCellTracker {
   /**
    * `now`: this browser's clock in Unix seconds (tests give their own);

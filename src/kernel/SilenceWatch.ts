@@ -20,6 +20,10 @@ export const SILENT_HEARTBEATS = 3;
 /** Never sooner than this many seconds (short heartbeats, a busy page). */
 export const MIN_SILENCE_S = 15;
 
+/**
+ * Notices a helper that has stopped sending samples while the panel says it is
+ * live.
+ */
 export class SilenceWatch implements IDisposable {
   constructor(options: SilenceWatch.IOptions) {
     this._model = options.model;
@@ -86,7 +90,9 @@ export class SilenceWatch implements IDisposable {
   private _timer: ReturnType<typeof setInterval> | null;
 }
 
+/** The types that go with SilenceWatch. */
 export namespace SilenceWatch {
+  /** The options a new SilenceWatch is constructed with. */
   export interface IOptions {
     model: KernelMemoryModel;
     /** Called once per silence found (the model is then no longer live). */

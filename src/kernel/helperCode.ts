@@ -1,11 +1,14 @@
 /**
- * The code that delivers the kernel helper (generated from python_helper/ by
- * scripts/bundle-helper.mjs): ~50 kB that a page with no Python kernel never
- * needs. It is its own chunk, fetched the first time a kernel asks for it,
- * and kept for every kernel after that.
+ * The code that delivers the kernel helper, which scripts/bundle-helper.mjs
+ * generates from python_helper/. It is about 50 kB that a page with no
+ * Python kernel never needs, so it is a chunk of its own, fetched the first
+ * time a kernel asks for it and kept for every kernel after that.
  */
 let loading: Promise<string> | null = null;
 
+/**
+ * Loads the helper's bootstrap code, fetching its chunk on the first call only.
+ */
 export function loadHelperBootstrapCode(): Promise<string> {
   if (!loading) {
     loading = import('./helperBundle.generated').then(

@@ -1,8 +1,8 @@
 /**
  * What a `history` reply brings back into a model: the per-cell records the
- * helper kept and the figures of the samples it sent before this page
- * listened (its timeline). The reply is untrusted: bad records are reported
- * as a problem and skipped, a bad timeline is reported and left out whole.
+ * helper kept, and the timeline of the samples it sent before this page
+ * listened. The reply is untrusted, so bad records are reported as a problem
+ * and skipped, and a bad timeline is reported and left out whole.
  */
 import { parseHistoryResult } from '../protocol/cell';
 import { KernelMemoryModel } from '../model/KernelMemoryModel';
@@ -15,6 +15,10 @@ export interface RecoveredHistory {
   samples: number;
 }
 
+/**
+ * Puts the records and timeline of a `history` reply into a model, reporting
+ * the parts that were malformed.
+ */
 export function recoverHistory(
   model: KernelMemoryModel,
   result: unknown

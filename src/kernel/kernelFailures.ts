@@ -1,8 +1,10 @@
 /**
- * Failed kernel operations, as the helper connection and its bootstrap treat
- * them: a readable text for the panel, and futures nobody waits for.
+ * How the helper connection and its bootstrap treat failed kernel
+ * operations: they describe each in a readable text for the panel, and they
+ * ignore the rejections of futures that nobody waits for.
  */
 
+/** Describes a failed kernel operation in one line of text for the panel. */
 export function describeFailure(what: string, reason: unknown): string {
   const text =
     reason instanceof Error
@@ -11,7 +13,10 @@ export function describeFailure(what: string, reason: unknown): string {
   return `${what}: ${text}`;
 }
 
-/** Futures reject when a kernel restarts; nothing waits on these ones. */
+/**
+ * Ignores the rejection of a future that nothing waits for, since futures
+ * reject whenever their kernel restarts.
+ */
 export function ignoreRejection(promise: Promise<unknown> | undefined): void {
   promise?.catch(() => undefined);
 }

@@ -30,6 +30,9 @@ import { CellSummary, summarizeCellRecord } from './cellFigures';
 /** Records kept per kernel model (oldest are dropped first). */
 export const DEFAULT_CELL_HISTORY_CAPACITY = 10_000;
 
+/**
+ * One cell record in the history, with its key and the figures derived from it.
+ */
 export interface CellHistoryEntry {
   /** Unique within the model: `${session}:${record_id}`. */
   readonly key: string;
@@ -40,6 +43,7 @@ export interface CellHistoryEntry {
   readonly summary: CellSummary;
 }
 
+/** What changed in a CellHistory, as its `changed` signal tells it. */
 export type CellHistoryChange =
   | { kind: 'added'; entries: readonly CellHistoryEntry[] }
   | { kind: 'cleared' }
@@ -63,6 +67,7 @@ export interface SavedCellSession {
   readonly records: readonly CellMemoryRecord[];
 }
 
+/** The per-cell memory records of one notebook's kernel. */
 export class CellHistory {
   constructor(capacity: number = DEFAULT_CELL_HISTORY_CAPACITY) {
     this._capacity = Math.max(1, Math.floor(capacity));

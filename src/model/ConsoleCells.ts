@@ -48,6 +48,7 @@ export interface IConsoleSource {
   readonly widgetAdded: ISignal<unknown, IConsolePanelLike>;
 }
 
+/** The ids of the cells that the code consoles of this page have run. */
 export class ConsoleCells implements IDisposable {
   constructor(consoles: IConsoleSource) {
     consoles.forEach(panel => this._follow(panel));
@@ -116,7 +117,7 @@ export class ConsoleCells implements IDisposable {
     }
     this._ids.add(id);
     if (this._ids.size > MAX_CONSOLE_CELL_IDS) {
-      // A Set iterates in insertion order: the first is the oldest.
+      // A Set iterates in insertion order, so its first id is the oldest.
       this._ids.delete(this._ids.values().next().value as string);
     }
     return true;

@@ -1,7 +1,8 @@
 /**
- * The read-only face of one notebook kernel's memory model: what views,
- * commands and other extensions may read of it (KernelMemoryModel is the
- * implementation). tokens.ts re-exports it as part of the public interface.
+ * The read-only face of one notebook kernel's memory model, which is what
+ * views, commands and other extensions may read of it; KernelMemoryModel is
+ * the implementation. tokens.ts re-exports it as part of the public
+ * interface.
  */
 import { ISignal } from '@lumino/signaling';
 

@@ -1,15 +1,20 @@
 /**
- * The messages a model dropped because they did not fit where they arrived
- * (malformed, or a second hello on one comm: code in the kernel can write
- * onto the helper's comm). The panel keeps its state and says how many, with
- * the last reason; the console hears of them at most every
- * IGNORED_WARNING_MS, so that a flood does not drown it.
+ * The messages a model dropped because they did not fit where they arrived:
+ * malformed ones, or a second hello on one comm, which can happen because
+ * code in the kernel can write onto the helper's comm. The panel keeps its
+ * state and says how many were dropped, with the last reason. The browser
+ * console hears of them at most once every IGNORED_WARNING_MS, so that a
+ * flood does not drown it.
  */
 import { trans } from '../text/translation';
 
 /** The console hears of ignored messages at most this often (the panel's note always counts). */
 export const IGNORED_WARNING_MS = 10_000;
 
+/**
+ * Counts the helper messages a model dropped and keeps the sentence that
+ * reports them up to date.
+ */
 export class IgnoredMessages {
   /** `report` shows the sentence that counts them (as the model's problem note). */
   constructor(report: (text: string) => void) {

@@ -26,6 +26,7 @@ export interface IKernelEndsHost {
   changed(change: 'history' | 'death'): void;
 }
 
+/** Records where and why a notebook's kernel processes ended. */
 export class KernelEnds {
   constructor(host: IKernelEndsHost) {
     this._host = host;

@@ -1,11 +1,12 @@
 /**
- * What we know about the memory of one notebook's kernel: the monitor state
- * and its reason, the helper's hello, the latest sample, the bounded history
- * and the visibility notes (KernelVisibilityNotes). It knows nothing of the
- * DOM; views listen to `changed` and render.
+ * What the frontend knows about the memory of one notebook's kernel: the
+ * monitor state and its reason, the helper's hello, the latest sample, the
+ * bounded history and the visibility notes (KernelVisibilityNotes). It knows
+ * nothing of the DOM; views listen to `changed` and render.
  *
- * Where does a sample come in? `ingest()`: the kernel connection passes every
- * comm message's data to it, and so can a test or a benchmark.
+ * Samples come in through `ingest()`, to which the kernel connection passes
+ * the data of every comm message, and to which a test or a benchmark can
+ * pass its own.
  */
 import { ISignal, Signal } from '@lumino/signaling';
 
@@ -38,6 +39,7 @@ import {
 import type { VisibilityNote } from './visibilityNotes';
 import { trans } from '../text/translation';
 
+/** What the frontend knows about the memory of one notebook's kernel. */
 export class KernelMemoryModel implements IKernelMemoryModel {
   constructor(options: KernelMemoryModel.IOptions) {
     this._history = new MemoryHistory(options.historyCapacity);
@@ -461,7 +463,9 @@ export class KernelMemoryModel implements IKernelMemoryModel {
   private _isDisposed = false;
 }
 
+/** The types that go with KernelMemoryModel. */
 export namespace KernelMemoryModel {
+  /** The options a new KernelMemoryModel is constructed with. */
   export interface IOptions {
     /** Samples of history to keep (see settings.historyCapacityFor). */
     historyCapacity: number;

@@ -4,9 +4,10 @@
  * latest problem with the helper's messages, sampling settings sent and not
  * applied yet, and how long NVML has not attributed memory to the kernel.
  *
- * Only the sidebar shows the notes, so their wording loads with it and it
- * hands the deriver over (`deriveNotesWith`): until then every model has no
- * notes (nothing reads them), and derives them when first read after.
+ * Only the sidebar shows the notes, so their wording loads with the sidebar,
+ * which hands the deriver over through `deriveNotesWith`. Until then every
+ * model has no notes, which costs nothing because nothing reads them; a
+ * model derives them when they are first read after that.
  */
 import type { HelloMessage } from '../protocol/messages';
 import type { SampleMessage } from '../protocol/sample';
@@ -45,6 +46,10 @@ export interface IKernelVisibilityNotesHost {
   changed(): void;
 }
 
+/**
+ * Keeps the visibility notes of one kernel's model, deriving them again when
+ * what they are made of changes.
+ */
 export class KernelVisibilityNotes {
   constructor(host: IKernelVisibilityNotesHost) {
     this._host = host;

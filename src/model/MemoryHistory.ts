@@ -15,8 +15,11 @@ import { RingBuffer } from './RingBuffer';
 
 /** Names of the recorded series. */
 export namespace SeriesKey {
+  /** The key of the series of the kernel's host RSS. */
   export const hostRss = 'host.rss';
+  /** A figure that is kept per GPU. */
   export type GpuFigure = 'allocated' | 'reserved' | 'process';
+  /** Builds the key of a GPU's series from the GPU's index and the figure. */
   export function gpu(index: number, figure: GpuFigure): string {
     return `gpu${index}.${figure}`;
   }
@@ -66,6 +69,10 @@ export interface HistoryWindow {
   series: Map<string, Float64Array>;
 }
 
+/**
+ * The memory history of one kernel, with a shared time axis and one column per
+ * series.
+ */
 export class MemoryHistory {
   constructor(capacity: number) {
     this._times = new RingBuffer(capacity);

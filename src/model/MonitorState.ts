@@ -31,6 +31,9 @@ export type MonitorState =
   | 'live'
   | 'disconnected';
 
+/**
+ * Every monitor state, listed once, for code that must go through all of them.
+ */
 export const MONITOR_STATES: readonly MonitorState[] = [
   'no-notebook',
   'kernel-starting',

@@ -25,6 +25,10 @@ export function nvmlCannotAttribute(sample: SampleMessage): boolean {
   );
 }
 
+/**
+ * Measures how long NVML has gone without attributing memory to the kernel and
+ * says when the note about it falls due.
+ */
 export class NvmlAttributionClock {
   constructor(onDue: () => void) {
     this._onDue = onDue;

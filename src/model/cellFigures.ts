@@ -7,7 +7,8 @@
  * so that the badge, the history table, the export and the saved metadata
  * agree, and so that the arithmetic is unit-tested.
  *
- * Unknown stays null: a delta is null as soon as one of its inputs is.
+ * An unknown figure stays null, so a delta is null as soon as one of its
+ * inputs is.
  */
 import { CellMemoryRecord } from '../protocol/cell';
 
@@ -32,6 +33,7 @@ export interface RamAlongside {
  */
 export type CellOutcome = 'ok' | 'error' | 'interrupted' | 'oom' | 'died';
 
+/** The figures the UI shows for one executed cell. */
 export interface CellSummary {
   source: CellMemorySource;
   /**
@@ -71,6 +73,7 @@ export function hasGpuFigures(record: CellMemoryRecord): boolean {
   );
 }
 
+/** Works out the figures the UI shows for one cell record. */
 export function summarizeCellRecord(record: CellMemoryRecord): CellSummary {
   const gpu = hasGpuFigures(record);
   let deltaBytes: number | null;

@@ -3,13 +3,14 @@
  * of the device. Kept out of the views so that the sidebar card and the
  * status bar agree, and so that the arithmetic is unit-tested.
  *
- * Unknown stays null all the way through: a derived figure is null as soon
- * as one of its inputs is.
+ * An unknown figure stays null all the way through, so a derived figure is
+ * null as soon as one of its inputs is.
  */
 import { DeviceInfo } from '../protocol/messages';
 import { GpuSample } from '../protocol/sample';
 import { percentOf } from '../text/format';
 
+/** The figures the UI shows for one GPU. */
 export interface GpuFigures {
   index: number;
   name: string | null;

@@ -1,8 +1,8 @@
 /**
- * Which figures go into the memory history (the timeline's series): host
- * RSS, and per GPU torch's allocated and reserved bytes and NVML's
- * per-process figure; NaN where a figure is unknown. From a live sample,
- * and from the columns of a `history` reply's timeline.
+ * Which figures go into the memory history, the timeline's series: the host
+ * RSS and, per GPU, torch's allocated and reserved bytes and NVML's
+ * per-process figure, with NaN where a figure is unknown. They are taken
+ * from a live sample, and from the columns of a `history` reply's timeline.
  */
 import { SampleMessage } from '../protocol/sample';
 import { TimelineColumns } from '../protocol/timeline';

@@ -5,11 +5,13 @@
  * see swapFigures.ts), else the machine's RAM. The Host RAM card, the status
  * bar and the death explanation all measure against this, so they agree.
  *
- * Unknown stays null: a derived figure is null as soon as one input is.
+ * An unknown figure stays null, so a derived figure is null as soon as one of
+ * its inputs is.
  */
 import { percentOf } from '../text/format';
 import { HostMemory } from '../protocol/sample';
 
+/** The figures the UI shows for the kernel's host RAM. */
 export interface HostFigures {
   /** Whether the limit is a container's (cgroup) rather than the machine's RAM. */
   container: boolean;
@@ -34,6 +36,7 @@ export interface HostFigures {
   machineTotal: number | null;
 }
 
+/** Works out the RAM figures the UI shows from the host part of a sample. */
 export function hostFigures(host: HostMemory | null | undefined): HostFigures {
   const rss = host?.rss_bytes ?? null;
   const machineTotal = host?.total_bytes ?? null;

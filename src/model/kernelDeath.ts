@@ -83,6 +83,10 @@ export const NOTIFICATION_CHARS = 140;
  */
 export type DeathVerdict = 'oom-killed' | 'near-limit' | 'unknown';
 
+/**
+ * The explanation of a kernel death, as sentences of several lengths for the
+ * places that show it.
+ */
 export interface KernelDeathExplanation {
   verdict: DeathVerdict;
   /** One sentence: what happened and the likely cause, with figures. */
@@ -152,6 +156,9 @@ export function machineOomKillsSince(facts: KernelDeathFacts): number | null {
   return after - before;
 }
 
+/**
+ * Explains a kernel death in words and numbers from the facts the model kept.
+ */
 export function explainKernelDeath(
   facts: KernelDeathFacts,
   units: ByteUnits = 'binary'

@@ -1,14 +1,19 @@
 /**
- * kernelDeath.ts's explanation of a death loads with the first death a page
- * sees, not with the page: a death is rare, its wording long. A caller asks
- * for the module; while it loads it gets null, and `then` runs once it has
- * (the caller renders again from the state of that moment).
+ * Loads kernelDeath.ts, which explains a death, with the first death a page
+ * sees rather than with the page, because a death is rare and its wording
+ * is long. A caller asks for the module and gets null while it loads; `then`
+ * runs once it has loaded, and the caller renders again from the state of
+ * that moment.
  */
 import type * as KernelDeath from './kernelDeath';
 
 let loaded: typeof KernelDeath | null = null;
 let loading: Promise<typeof KernelDeath> | null = null;
 
+/**
+ * Returns the module that explains kernel deaths if it has loaded, and
+ * otherwise starts loading it and returns null.
+ */
 export function kernelDeathText(then: () => void): typeof KernelDeath | null {
   if (loaded) {
     return loaded;

@@ -10,15 +10,17 @@
  * container's swap limit where a cgroup sets one (never more than the
  * machine has), else the machine's swap.
  *
- * A module of its own, apart from hostFigures.ts: the status bar loads that
- * one with the page, and swap is shown only in the sidebar and the death
- * explanation, which load later.
+ * This is a module of its own, apart from hostFigures.ts, because the status
+ * bar loads that one with the page, while swap is shown only in the sidebar
+ * and in the death explanation, which load later.
  *
- * Unknown stays null (an older helper sends no swap figures); 0 is 0.
+ * An unknown figure stays null, as it is when an older helper sends no swap
+ * figures, and a figure of 0 stays 0.
  */
 import { percentOf } from '../text/format';
 import { HostMemory } from '../protocol/sample';
 
+/** The figures the UI shows for swap. */
 export interface SwapFigures {
   /** The kernel's own pages in swap (VmSwap), besides its RSS. */
   kernelSwapped: number | null;
@@ -41,6 +43,7 @@ export interface SwapFigures {
   usedPercent: number | null;
 }
 
+/** Works out the swap figures the UI shows from the host part of a sample. */
 export function swapFigures(host: HostMemory | null | undefined): SwapFigures {
   const machineTotal = host?.swap_total_bytes ?? null;
   const machineFree = host?.swap_free_bytes ?? null;

@@ -15,6 +15,7 @@ import { HelloMessage } from '../protocol/messages';
 import { HiddenGpus, SampleMessage } from '../protocol/sample';
 import { trans } from '../text/translation';
 
+/** The stable id of each kind of visibility note. */
 export type VisibilityNoteId =
   | 'torch-not-imported'
   | 'cuda-not-initialized'
@@ -26,6 +27,7 @@ export type VisibilityNoteId =
   | 'helper-problem'
   | 'settings-pending';
 
+/** One note that explains why the panel shows less than the user may expect. */
 export interface VisibilityNote {
   /** Stable id (also the `data-vram-note` attribute). */
   id: VisibilityNoteId;
@@ -34,6 +36,7 @@ export interface VisibilityNote {
   text: string;
 }
 
+/** What the visibility notes are derived from. */
 export interface VisibilityInputs {
   hello: HelloMessage | null;
   sample: SampleMessage | null;
@@ -51,6 +54,7 @@ export interface VisibilityInputs {
   settingsPending?: boolean;
 }
 
+/** Derives the visibility notes that apply now. */
 export function deriveVisibilityNotes(
   inputs: VisibilityInputs
 ): VisibilityNote[] {

@@ -1,7 +1,8 @@
 /**
  * The interface of the memory monitor that other extensions and our browser
- * tests reach through the IVramMonitor token (tokens.ts): the active
- * notebook's kernel model, the settings, and a fresh sample on request.
+ * tests reach through the IVramMonitor token (tokens.ts). It offers the
+ * active notebook's kernel model, the settings, and a fresh sample on
+ * request.
  */
 import { Token } from '@lumino/coreutils';
 import { ISignal } from '@lumino/signaling';

@@ -42,6 +42,10 @@ import { SessionPersistence } from '../storage/SessionPersistence';
 import { ITimelineStore } from '../storage/TimelinePersistence';
 import { trans } from '../text/translation';
 
+/**
+ * Follows the active notebook and owns one memory model, with its helper
+ * connection, per notebook session.
+ */
 export class MemoryMonitor implements IVramMonitor {
   constructor(options: MemoryMonitor.IOptions) {
     this._notebooks = options.notebooks;
@@ -443,7 +447,9 @@ export class MemoryMonitor implements IVramMonitor {
   private _isDisposed = false;
 }
 
+/** The types that go with MemoryMonitor. */
 export namespace MemoryMonitor {
+  /** Creates the helper connection of a session's model. */
   export type ConnectionFactory = (
     sessionContext: ISessionContext,
     model: KernelMemoryModel
@@ -455,6 +461,7 @@ export namespace MemoryMonitor {
     model: KernelMemoryModel
   ) => IDisposable | null;
 
+  /** The options a new MemoryMonitor is constructed with. */
   export interface IOptions {
     /** Usually the INotebookTracker. */
     notebooks: INotebookSource;

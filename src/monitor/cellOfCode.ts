@@ -1,7 +1,7 @@
 /**
- * Which notebook cell holds some code: how a page names a cell that another
- * page sent to the kernel (another tab, another browser), whose request it
- * never saw. The kernel's execute_input, which every page hears, carries the
+ * Finds which notebook cell holds some code. This is how a page names a
+ * cell that another page (another tab or another browser) sent to the
+ * kernel, since this page never saw that request. The kernel's execute_input, which every page hears, carries the
  * code; the one code cell with exactly that source is the cell. Two cells
  * with the same source name none, and neither does code this page sent
  * from elsewhere (a console, another notebook on the same kernel: the same

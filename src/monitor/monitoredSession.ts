@@ -1,7 +1,8 @@
 /**
- * What the memory monitor works with: the notebook panels and tracker it
- * follows, the helper connection it drives (fakes in tests), and the
- * monitored sessions it gives out (the sidebar, the Kernels tab, commands).
+ * The types the memory monitor works with: the notebook panels and tracker
+ * it follows, the helper connection it drives (which tests replace with
+ * fakes), and the monitored sessions it gives out to the sidebar, the
+ * Kernels tab and the commands.
  */
 import { ISessionContext } from '@jupyterlab/apputils';
 import { ISignal } from '@lumino/signaling';

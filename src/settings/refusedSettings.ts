@@ -16,6 +16,10 @@ import JSON5 from 'json5';
 import { readSettings } from './settings';
 import { trans } from '../text/translation';
 
+/**
+ * The user's settings as written, read again after JupyterLab refused them,
+ * with the registry's reasons.
+ */
 export interface IRefusedSettings {
   /**
    * The schema's defaults (with the administrator's overrides.json, which the

@@ -1,11 +1,12 @@
 /**
  * The user settings of jupyterlab-vram (schema/plugin.json), typed, with the
- * defaults and the limits of the schema enforced again in code: the settings
+ * schema's defaults and limits enforced again in code, because the settings
  * editor's raw JSON mode lets a user type anything.
  */
 import { ByteUnits } from '../text/format';
 import { HelperConfig } from '../protocol/messages';
 
+/** The user settings of jupyterlab-vram, typed. */
 export interface VramSettings {
   /** Seconds between two looks at memory in the kernel helper. */
   sampleIntervalSeconds: number;
@@ -49,6 +50,7 @@ export type SetSetting = <K extends keyof VramSettings>(
   value: VramSettings[K]
 ) => Promise<void>;
 
+/** The value of every setting when the user has not set it. */
 export const DEFAULT_SETTINGS: Readonly<VramSettings> = Object.freeze({
   sampleIntervalSeconds: 1,
   changeThresholdMiB: 1,

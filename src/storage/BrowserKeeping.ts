@@ -1,8 +1,9 @@
 /**
- * What the browser keeps of every monitored notebook between pages, as the
- * settings say: a SessionPersistence per session, started and stopped when
- * the settings change, and what the browser is no longer to keep forgotten
- * (of every notebook, kept on this page or an earlier one).
+ * Decides what the browser keeps of every monitored notebook between pages,
+ * as the settings say. It runs a SessionPersistence per session, started and
+ * stopped when the settings change, and it forgets what the browser is no
+ * longer to keep, for every notebook, whether this page or an earlier one
+ * kept it.
  */
 import { ISessionContext } from '@jupyterlab/apputils';
 
@@ -12,6 +13,10 @@ import { KernelMemoryModel } from '../model/KernelMemoryModel';
 import { KeptHistories, SessionPersistence } from './SessionPersistence';
 import { ITimelineStore } from './TimelinePersistence';
 
+/**
+ * Decides what the browser database keeps for this page, following the user's
+ * settings.
+ */
 export class BrowserKeeping {
   constructor(options: BrowserKeeping.IOptions) {
     this._recordStore = options.recordStore;
@@ -99,7 +104,9 @@ export class BrowserKeeping {
   private _forgotten: KeptHistories = { cells: false, timeline: false };
 }
 
+/** The types that go with BrowserKeeping. */
 export namespace BrowserKeeping {
+  /** The options a new BrowserKeeping is constructed with. */
   export interface IOptions {
     recordStore: ICellRecordStore | null;
     timelineStore: ITimelineStore | null;

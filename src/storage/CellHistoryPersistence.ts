@@ -54,6 +54,7 @@ export interface ICellRecordStore {
   forgetAll(): Promise<void>;
 }
 
+/** Writes a notebook's cell records to the browser database as they come in. */
 export class CellHistoryPersistence implements IDisposable {
   constructor(options: CellHistoryPersistence.IOptions) {
     this._history = options.history;
@@ -165,7 +166,9 @@ function allCleared(session: SavedCellSession): SavedCellSession {
   return { ...session, floor: highest };
 }
 
+/** The types that go with CellHistoryPersistence. */
 export namespace CellHistoryPersistence {
+  /** The options a new CellHistoryPersistence is constructed with. */
   export interface IOptions {
     history: CellHistory;
     store: ICellRecordStore;

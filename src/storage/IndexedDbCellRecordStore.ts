@@ -47,6 +47,7 @@ interface FloorRow {
   time: number;
 }
 
+/** The cell record store kept in the browser's IndexedDB. */
 export class IndexedDbCellRecordStore
   implements ICellRecordStore, IPathKeyedStore
 {

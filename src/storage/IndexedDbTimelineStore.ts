@@ -21,6 +21,7 @@ import {
 /** Chunks whose last row is older than this go (a notebook not opened for a week). */
 export const TIMELINE_MAX_AGE_S = 7 * 24 * 3600;
 
+/** The timeline store kept in the browser's IndexedDB. */
 export class IndexedDbTimelineStore implements ITimelineStore, IPathKeyedStore {
   constructor(
     factory: IDBFactory = indexedDB,

@@ -21,6 +21,10 @@ export interface KeptHistories {
   timeline: boolean;
 }
 
+/**
+ * Saves and restores one notebook session's records and timeline in the browser
+ * database.
+ */
 export class SessionPersistence implements IDisposable {
   constructor(options: SessionPersistence.IOptions) {
     this._sessionContext = options.sessionContext;
@@ -103,7 +107,9 @@ export class SessionPersistence implements IDisposable {
   private _isDisposed = false;
 }
 
+/** The types that go with SessionPersistence. */
 export namespace SessionPersistence {
+  /** The options a new SessionPersistence is constructed with. */
   export interface IOptions {
     sessionContext: Pick<ISessionContext, 'path' | 'propertyChanged'>;
     model: KernelMemoryModel;

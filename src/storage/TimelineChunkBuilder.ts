@@ -1,11 +1,14 @@
 /**
- * The rows and kernel marks a page gathers for its next timeline chunk
- * (savedTimeline.ts reads chunks back and assembles them): the part of
- * keeping the timeline that runs from start-up, while the rest loads when a
- * notebook's kept timeline is first read.
+ * Gathers the rows and kernel marks of a page's next timeline chunk, which
+ * savedTimeline.ts later reads back and assembles. It is the part of keeping
+ * the timeline that runs from start-up; the rest loads when a notebook's
+ * kept timeline is first read.
  */
 import type { KernelMark } from '../model/MemoryHistory';
 
+/**
+ * A stretch of a notebook's timeline as it is saved in the browser database.
+ */
 export interface TimelineChunk {
   /** The kernel run the rows came from; null when the page did not know it yet. */
   identity: string | null;

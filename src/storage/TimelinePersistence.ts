@@ -50,6 +50,7 @@ export interface ITimelineStore {
   forgetAll(): Promise<void>;
 }
 
+/** Writes a notebook's timeline to the browser database in chunks. */
 export class TimelinePersistence implements IDisposable {
   constructor(options: TimelinePersistence.IOptions) {
     this._model = options.model;
@@ -189,7 +190,9 @@ export class TimelinePersistence implements IDisposable {
   private _rowsWritten = 0;
 }
 
+/** The types that go with TimelinePersistence. */
 export namespace TimelinePersistence {
+  /** The options a new TimelinePersistence is constructed with. */
   export interface IOptions {
     model: KernelMemoryModel;
     store: ITimelineStore;

@@ -1,7 +1,7 @@
 /**
- * Takes the cell sessions an earlier page saved in the browser
- * (CellHistoryPersistence) into a CellHistory. Loaded with the first saved
- * history read, not at start-up.
+ * Takes the cell sessions that an earlier page saved in the browser
+ * (CellHistoryPersistence) into a CellHistory. It loads when the first saved
+ * history is read, not at start-up.
  *
  * Those the history does not hold go before its own sessions; a saved
  * session of a series held here merges with it (its floor too). Every
@@ -17,6 +17,10 @@ import {
   SavedCellSession
 } from '../model/CellHistory';
 
+/**
+ * Puts the saved cell records of earlier kernel sessions back into a cell
+ * history.
+ */
 export function restoreCellSessions(
   history: CellHistory,
   saved: readonly SavedCellSession[]

@@ -6,6 +6,7 @@ import type { ICellRecordStore } from './CellHistoryPersistence';
 import type { ITimelineStore } from './TimelinePersistence';
 import type { IPathKeyedStore } from './followNotebookFiles';
 
+/** Returns a cell record store whose IndexedDB code loads on its first use. */
 export function lazyIndexedDbStore(): ICellRecordStore & IPathKeyedStore {
   let store: Promise<ICellRecordStore & IPathKeyedStore> | null = null;
   const get = () =>
@@ -22,6 +23,7 @@ export function lazyIndexedDbStore(): ICellRecordStore & IPathKeyedStore {
   };
 }
 
+/** Returns a timeline store whose IndexedDB code loads on its first use. */
 export function lazyIndexedDbTimelineStore(): ITimelineStore & IPathKeyedStore {
   let store: Promise<ITimelineStore & IPathKeyedStore> | null = null;
   const get = () =>

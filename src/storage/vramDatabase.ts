@@ -10,8 +10,14 @@
 const DB_NAME = 'jupyterlab-vram';
 const DB_VERSION = 2;
 
+/** The name of the object store of the cell records. */
 export const CELL_RECORDS = 'cellRecords';
+/**
+ * The name of the object store of each record series' clear floor, the id up to
+ * which its records were cleared or evicted.
+ */
 export const CELL_FLOORS = 'cellFloors';
+/** The name of the object store of the timeline chunks. */
 export const TIMELINE_CHUNKS = 'timelineChunks';
 
 /** A connection that reopens after another tab upgraded the schema. */
@@ -67,6 +73,7 @@ export class VramDatabase {
   private _db: Promise<IDBDatabase> | null = null;
 }
 
+/** Wraps an IndexedDB request in a promise of its result. */
 export function request<T>(req: IDBRequest): Promise<T> {
   return new Promise<T>((resolve, reject) => {
     req.onsuccess = () => resolve(req.result as T);
@@ -74,6 +81,10 @@ export function request<T>(req: IDBRequest): Promise<T> {
   });
 }
 
+/**
+ * Wraps an IndexedDB transaction in a promise that settles when it completes or
+ * fails.
+ */
 export function done(tx: IDBTransaction): Promise<void> {
   return new Promise<void>((resolve, reject) => {
     tx.oncomplete = () => resolve();

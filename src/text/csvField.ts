@@ -8,6 +8,7 @@
  * formula; numbers are written as they are (a negative one is no formula).
  */
 
+/** A value that a CSV export can hold in one field. */
 export type CsvValue = string | number | boolean | null;
 
 /** `isText`: the value is text from the kernel, to defuse as a formula. */

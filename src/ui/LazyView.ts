@@ -11,6 +11,10 @@ import { Widget } from '@lumino/widgets';
 
 import { DEFAULT_SETTINGS, VramSettings } from '../settings/settings';
 
+/**
+ * The base class of the sidebar views, which render only while visible and only
+ * when something they show changed.
+ */
 export abstract class LazyView extends Widget {
   constructor(settings: VramSettings = DEFAULT_SETTINGS) {
     super();
@@ -49,7 +53,7 @@ export abstract class LazyView extends Widget {
     if (this._stale && this.isVisible) {
       this.renderNow();
     }
-    // Hidden: stays stale; onAfterShow renders it.
+    // A hidden view stays stale until onAfterShow renders it.
   }
 
   protected onAfterAttach(_msg: Message): void {

@@ -9,6 +9,7 @@ import { IKernelMemoryModel, ModelChange } from '../model/IKernelMemoryModel';
 import { LazyView } from './LazyView';
 import { follow } from './follow';
 
+/** The base class of the views that show one kernel's memory model. */
 export abstract class ModelView extends LazyView {
   constructor(settings: VramSettings) {
     super(settings);

@@ -1,7 +1,7 @@
 /**
- * Ids of every command of jupyterlab-vram (each feature registers its own:
- * features/registerCommands.ts calls them). Own file so views can name
- * commands without importing their handlers.
+ * The ids of every command of jupyterlab-vram. Each feature's plugin
+ * registers its own commands; the ids live apart from the handlers so that
+ * views can name a command without importing its code.
  */
 import { ReadonlyPartialJSONObject } from '@lumino/coreutils';
 
@@ -20,6 +20,7 @@ export type ExecuteCommand = (
   args?: ReadonlyPartialJSONObject
 ) => Promise<unknown> | void;
 
+/** The ids of every command of jupyterlab-vram. */
 export namespace CommandIDs {
   /** Show and activate the GPU memory sidebar. */
   export const openSidebar = 'jupyterlab-vram:open-sidebar';

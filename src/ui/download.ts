@@ -35,7 +35,8 @@ function downloadBlob(fileName: string, blob: Blob): void {
     anchor.click();
   } finally {
     anchor.remove();
-    // Revoke later: some browsers start the download asynchronously.
+    // The URL is revoked later because some browsers start the download
+    // asynchronously.
     setTimeout(() => URL.revokeObjectURL(url), 10_000);
   }
 }

@@ -1,4 +1,4 @@
-"""Allocation recording: live memory by the notebook line that allocated it.
+"""Allocation recording, which finds live memory by the notebook line that allocated it.
 
 Off by default; the ``record_allocations`` request turns it on
 (allocation_sites.py). Host memory is traced through ``tracemalloc``

@@ -1,4 +1,4 @@
-"""Recording allocations with their stacks, and live memory by notebook line.
+"""Records allocations with their stacks, and reports live memory by notebook line.
 
 The ``record_allocations``, ``allocation_sites`` and ``allocation_snapshot``
 requests (docs/protocol.md). Recording is off by default and per kernel: host
@@ -46,6 +46,9 @@ MAX_SNAPSHOT_BYTES = 192 * 1024 * 1024
 
 
 class AllocationSites:
+    """The kernel's allocation recording: it turns recording on and off and answers the requests for live memory by
+    notebook line."""
+
     def __init__(
         self,
         shell: Callable[[], Any],

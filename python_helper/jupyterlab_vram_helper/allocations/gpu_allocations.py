@@ -1,4 +1,4 @@
-"""GPU allocations by Python stack: PyTorch's allocator history.
+"""GPU allocations by Python stack, as PyTorch's allocator history records them.
 
 ``torch.cuda.memory._record_memory_history(enabled="all", context="alloc",
 stacks="python", max_entries=N)`` makes the caching allocator keep, for every
@@ -70,6 +70,8 @@ _LIVE_STATES = ("active_allocated",)
 
 
 class GpuRecorder:
+    """Records GPU allocations with their Python stacks through PyTorch's allocator history."""
+
     def __init__(self, torch_module: Callable[[], Any] = torch_cuda.loaded_torch):
         self._torch = torch_module
         self.wanted = False

@@ -1,4 +1,4 @@
-"""Host allocations by Python stack: ``tracemalloc``, started and stopped on request.
+"""Host allocations by Python stack, as ``tracemalloc`` records them; it is started and stopped on request.
 
 tracemalloc sees what Python's allocators hand out and what extensions report
 to it: NumPy reports its data buffers (domain 389047), PyTorch's CPU tensors
@@ -37,6 +37,8 @@ from .site_grouping import Frame, SiteGrouper
 
 
 class HostRecorder:
+    """Records host allocations with their Python stacks through ``tracemalloc``."""
+
     def __init__(self) -> None:
         self.started_by_us = False
         self.frames: int | None = None

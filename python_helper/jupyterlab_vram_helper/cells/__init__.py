@@ -1,4 +1,4 @@
-"""Per-cell accounting: what each executed cell cost, read in IPython's cell hooks.
+"""Per-cell accounting, which works out what each executed cell cost from readings taken in IPython's cell hooks.
 
 Each cell gets a record of its host and GPU memory and peaks
 (cell_accounting.py, with cell_readings.py while it runs and cell_records.py

@@ -1,4 +1,4 @@
-"""Per-cell memory accounting: one record per executed cell (docs/protocol.md, `cell`).
+"""Per-cell memory accounting, which makes one record per executed cell (the ``cell`` message of docs/protocol.md).
 
 IPython calls ``pre_run_cell(info)`` before a cell and ``post_run_cell(result)``
 after it; :class:`CellMemoryRecorder` reads the memory figures in both, keeps

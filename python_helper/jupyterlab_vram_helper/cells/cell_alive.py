@@ -1,4 +1,4 @@
-"""Per cell: the bytes it allocated that are still alive, and whether that keeps growing.
+"""Tracks, per cell, the bytes it allocated that are still alive, and whether that figure keeps growing.
 
 While allocations are recorded, after each cell (a ``post_run_cell`` hook in
 allocation_sites.py) the helper groups the live allocations by cell and sends
@@ -26,6 +26,8 @@ MAX_TRACKED_CELLS = 2000
 
 
 class CellAliveTracker:
+    """Remembers, per cell, the bytes still alive after its last runs, to tell when they keep growing."""
+
     def __init__(self) -> None:
         self._runs: dict[str, list[list[Any]]] = {}  # cell id -> [[execution_count, total alive], ...]
 

@@ -124,6 +124,7 @@ def gpu_reading(cuda: CellAllocators | None) -> GpuReading:
 
 
 def max_known(*values: int | None) -> int | None:
+    """Return the largest of the values that are known, or None when none is."""
     known = [v for v in values if v is not None]
     return max(known) if known else None
 

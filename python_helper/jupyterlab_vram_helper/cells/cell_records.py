@@ -1,6 +1,8 @@
-"""An ended cell's readings made into the protocol's ``cell`` record
-(docs/protocol.md): its host and GPU figures, each peak, and whether that peak
-is exact. Numbers and strings only; built on the sender thread."""
+"""Makes an ended cell's readings into the protocol's ``cell`` record (docs/protocol.md).
+
+The record holds the cell's host and GPU figures, each peak, and whether that
+peak is exact. It contains only numbers and strings, and it is built on the
+sender thread rather than on the kernel's main thread."""
 
 from __future__ import annotations
 

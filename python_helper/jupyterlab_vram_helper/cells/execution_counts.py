@@ -1,4 +1,4 @@
-"""Which execution count the cell that ``pre_run_cell`` announces runs under.
+"""Works out which execution count the cell that ``pre_run_cell`` announces runs under.
 
 The hook receives an ``ExecutionInfo``, which carries no count, and
 ``shell.execution_count`` means different things across IPython releases:

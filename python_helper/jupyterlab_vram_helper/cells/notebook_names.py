@@ -1,4 +1,4 @@
-"""The ``notebook_names`` request: which user names a code snippet should use.
+"""Answers the ``notebook_names`` request, which asks which of the user's names a code snippet should use.
 
 The frontend's "insert memory-saving code" fills the placeholders of a snippet
 (``{{model}}``, ``{{optimizer}}``, ...) with names the kernel really has, and
@@ -52,6 +52,8 @@ _CLASS_LOCATIONS: dict[str, tuple[tuple[str, str], ...]] = {
 
 
 class RuntimeState(TypedDict):
+    """What the kernel has imported and initialised, as the ``notebook_names`` reply reports it."""
+
     torch_imported: bool
     cuda_initialized: bool
     tensorflow_imported: bool
@@ -59,6 +61,8 @@ class RuntimeState(TypedDict):
 
 
 class NotebookNames(TypedDict):
+    """The ``notebook_names`` reply: the user's names that hold each kind of object a snippet refers to."""
+
     model: list[str]
     optimizer: list[str]
     dataloader: list[str]
@@ -124,6 +128,7 @@ def _parameter_count(model: Any) -> int:
 
 
 def runtime_state(modules: Mapping[str, Any] | None = None) -> RuntimeState:
+    """Report which frameworks are imported and initialised, reading ``sys.modules`` so as to import nothing."""
     modules = sys.modules if modules is None else modules
     torch = modules.get("torch")
     tf_imported = modules.get("tensorflow") is not None

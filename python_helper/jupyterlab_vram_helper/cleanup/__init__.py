@@ -1,4 +1,4 @@
-"""One-click cleanup: the ``inspect``, ``delete`` and ``free_memory`` requests.
+"""One-click cleanup, which answers the ``inspect``, ``delete`` and ``free_memory`` requests.
 
 cleanup.py answers the requests; the rest finds what holds memory in the
 user's namespace without running the user's code: tensors, modules,

@@ -1,4 +1,4 @@
-"""One-click cleanup: ``free_memory``, ``inspect`` and ``delete`` (docs/protocol.md).
+"""One-click cleanup, which answers the ``free_memory``, ``inspect`` and ``delete`` requests (docs/protocol.md).
 
 Runs on the shell thread, between cells (comm requests wait for the running
 cell). Never imports torch, never initialises CUDA, never prints, and never
@@ -84,6 +84,8 @@ def _ms(start: float) -> float:
 
 
 class Cleanup:
+    """The one-click cleanup of a kernel: it answers the ``free_memory``, ``inspect`` and ``delete`` requests."""
+
     def __init__(self, source: Any, shell: Callable[[], Any], read_figures: Callable[[], Any] | None = None):
         """``shell()``: the IPython shell (or None); ``read_figures()``: a SampleSource reading
         (the sampler's lock-protected one in the kernel)."""

@@ -1,4 +1,4 @@
-"""The hidden holders of the ``inspect`` listing: what each one is (cleanup.py).
+"""The hidden holders of the ``inspect`` listing (cleanup.py), and what each one is.
 
 IPython keeps references the user never named: the output cache (Out, _oh,
 _, __, ___ and _N where the user did not bind them, and their copies in
@@ -29,6 +29,7 @@ _ABSENT = object()
 
 
 def is_cache_name(name: str) -> bool:
+    """Tell whether a name is one of IPython's output cache names (``_``, ``__``, ``___`` or ``_N``)."""
     return name in UNDERS or bool(OUTPUT_NAME.match(name))
 
 
@@ -62,6 +63,7 @@ def users_cache_names(shell: Any) -> dict[str, Any]:
 
 
 def output_history(shell: Any) -> dict[Any, Any] | None:
+    """Return IPython's output cache dictionary, or None when the shell has none."""
     oh = getattr(getattr(shell, "history_manager", None), "output_hist", None)
     if isinstance(oh, dict):
         return oh
@@ -70,6 +72,7 @@ def output_history(shell: Any) -> dict[Any, Any] | None:
 
 
 def output_cache_objects(shell: Any) -> list[Any]:
+    """Return every object the output cache holds, each once."""
     out: list[Any] = []
     ids = set()
 
@@ -134,6 +137,7 @@ def last_exceptions(shell: Any) -> list[BaseException]:
 
 
 def tracebacks_of(excs: list[BaseException], shell: Any) -> list[Any]:
+    """Return each traceback that keeps the last error's frames alive, each once."""
     tbs = [getattr(sys, "last_traceback", None)]
     tbs.extend(getattr(e, "__traceback__", None) for e in excs)
     tbs.append(getattr(getattr(shell, "InteractiveTB", None), "tb", None))

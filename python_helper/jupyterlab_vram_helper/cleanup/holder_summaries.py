@@ -13,6 +13,7 @@ from .holders import Found, _bytes_base, _cls
 
 
 def tensor_summary(t: Any) -> str:
+    """Describe a tensor by its dtype, shape and device, or by its type name when those cannot be read."""
     torch = current()
     try:
         if torch is not None:
@@ -26,6 +27,7 @@ def tensor_summary(t: Any) -> str:
 
 
 def array_summary(a: Any) -> str:
+    """Describe a NumPy array by its dtype and shape, saying when it is a view."""
     ndarray = _cls(sys.modules.get("numpy"), "ndarray")
     try:
         shape = ", ".join(str(int(d)) for d in c_get(a, "shape", ndarray))
@@ -36,6 +38,7 @@ def array_summary(a: Any) -> str:
 
 
 def bytes_summary(b: Any) -> str:
+    """Describe a bytes-like object by its type and length."""
     try:
         return f"{type_name(type(b))}[{c_len(b, _bytes_base(type(b))):,}]"
     except Exception:
@@ -43,19 +46,23 @@ def bytes_summary(b: Any) -> str:
 
 
 def plural(n: int, word: str, words: str | None = None) -> str:
+    """Write a count with its noun, singular or plural as the count calls for."""
     return f"{n} {word}" if n == 1 else f"{n} {words or word + 's'}"
 
 
 def module_summary(m: Any, found: Found) -> str:
+    """Describe a module by its type and the parameters, buffers and gradients it holds."""
     counts = f"{plural(found.params, 'param')}, {plural(found.buffers, 'buffer')}, {plural(found.grads, 'grad')}"
     return f"{type_name(type(m))}: {counts}"
 
 
 def optimizer_summary(opt: Any, found: Found) -> str:
+    """Describe an optimizer by its type and the state tensors it holds."""
     return f"{type_name(type(opt))}: {plural(found.state_tensors, 'state tensor')}"
 
 
 def contents_summary(found: Found) -> str:
+    """Describe what a container holds, counted by kind."""
     parts = []
     if found.tensors:
         parts.append(plural(found.tensors, "tensor"))

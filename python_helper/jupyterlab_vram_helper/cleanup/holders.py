@@ -1,4 +1,4 @@
-"""What holds memory: tensors, modules, optimizers, arrays, byte buffers and containers of them.
+"""Finds what holds memory: tensors, modules, optimizers, arrays, byte buffers, and containers of them.
 
 Used by the ``inspect`` and ``delete`` requests (cleanup.py). Nothing here
 imports torch or NumPy: the classes come from ``sys.modules`` (if the user never
@@ -103,6 +103,8 @@ _OPAQUE_MODULE_PREFIXES = (
 
 
 class Budget:
+    """How many more items one ``inspect`` may look at, so that a huge namespace cannot stall the kernel."""
+
     def __init__(self, items: int = ITEMS_PER_REQUEST):
         self.left = items
         self.exhausted = False
@@ -258,6 +260,8 @@ class Found:
 
 
 class Sizer:
+    """Walks objects and containers and adds up the storages they reach."""
+
     def __init__(self, classes: Classes, budget: Budget | None = None):
         self.classes = classes
         self.budget = budget if budget is not None else Budget()

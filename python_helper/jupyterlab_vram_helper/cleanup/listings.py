@@ -1,4 +1,4 @@
-"""What a ``delete`` may remove: the names an ``inspect`` listed, as identities.
+"""Keeps the names that an ``inspect`` listed, by identity, because those are what a later ``delete`` may remove.
 
 A listing keeps, per name, the object's ``id()``, a weakref where the type
 allows one, its type name and its storage keys: no strong reference to a user
@@ -79,6 +79,8 @@ MAX_DESCRIBED = 20
 
 @dataclass
 class ListedName:
+    """One name of a listing, kept by identity rather than by a strong reference to its object."""
+
     object_id: int
     ref: weakref.ref | None  # None when the object does not support weakrefs
     type_name: str
@@ -107,6 +109,8 @@ class ListedName:
 
 @dataclass
 class Listing:
+    """One ``inspect`` listing: the names it found, which a later ``delete`` may remove."""
+
     listing_id: str
     container_depth: int  # how deep the inspect walked containers: ``reach`` walks as deep
     names: dict[str, ListedName] = field(default_factory=dict)

@@ -198,6 +198,7 @@ def leaf_refs(found: Found) -> list[weakref.ref]:
 
 
 def weak_ref(obj: Any) -> weakref.ref | None:
+    """Return a weak reference to an object, or None when its type does not support one."""
     try:
         return weakref.ref(obj)
     except TypeError:
@@ -341,6 +342,7 @@ def _clear_frames(tb: Any) -> None:
 
 
 def clear_last_execution_result(shell: Any) -> None:
+    """Drop the result and the error of the last execution that IPython keeps."""
     _replace_last_result(shell, keep_result=False, keep_error=False)
 
 

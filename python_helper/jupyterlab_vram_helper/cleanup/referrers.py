@@ -1,4 +1,4 @@
-"""Describing what still holds an object after ``delete`` (cleanup.py's ``still_alive``).
+"""Describes what still holds an object after a ``delete``, for the ``still_alive`` part of its reply (cleanup.py).
 
 A short, bounded phrase built from ``gc.get_referrers``: no promise of
 completeness, and no reference to the object kept once it is built.

@@ -1,4 +1,4 @@
-"""Memory counted per storage: the key every sizing pass shares.
+"""Counts memory per storage, the key that every sizing pass shares.
 
 A storage is keyed by ``(device, data pointer)``: a view, ``b = a``,
 ``torch.from_numpy(arr)`` and a parameter shared by two modules all land on one
@@ -73,6 +73,7 @@ def _sparse_parts(torch: TorchReads, t: Any) -> tuple[Any, ...] | None:
 
 
 def bytes_by_device(storages: Storages, keys: Iterable[StorageKey] | None = None) -> dict[str, int]:
+    """Add up the bytes of the given storages (all of them by default) per device."""
     out: dict[str, int] = {}
     for key in storages if keys is None else keys:
         out[key[0]] = out.get(key[0], 0) + storages[key]

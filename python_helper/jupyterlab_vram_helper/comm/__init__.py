@@ -1,4 +1,4 @@
-"""Talking to the frontend: the comm, its requests, and the messages sent off the main thread.
+"""The helper's side of the talk with the frontend: the comm, its requests, and the messages sent off the main thread.
 
 The helper's one way in and out of the kernel is the ``jupyterlab-vram`` comm
 (docs/protocol.md). This subpackage registers its target and answers

@@ -1,4 +1,4 @@
-"""The comm side: target registration, open comms, request dispatch.
+"""The helper's comm side, which registers the comm target, keeps the open comms and dispatches their requests.
 
 Every frontend (a notebook panel, a second browser tab, a console) opens its
 own comm to the ``jupyterlab-vram`` target; the channel keeps them all and the
@@ -58,6 +58,8 @@ def _bug(what: str, exc: BaseException) -> str:
 
 
 class Channel:
+    """The helper's comm side: it registers the comm target, keeps every open comm and dispatches their requests."""
+
     def __init__(self, source: SampleSource, target_name: str = COMM_TARGET):
         self._source = source
         self._target_name = target_name
@@ -72,10 +74,11 @@ class Channel:
         self._allocations: Callable[[], Any] | None = None  # gives the allocation_sites.AllocationSites
         self._before_request: Callable[[], None] = lambda: None
         self.last_error: str | None = None
-        # listing id -> its names as the frontend sees them where that is not as they are
-        # (on the shell thread, which handles both inspects and deletes)
+        # Maps a listing id to the names that the frontend sees differently from what they are;
+        # it is used on the shell thread only, which handles both inspects and deletes.
         self._replaced_names = ReplacedNames()
-        # Failures told for messages that answer no request: each once, not at every broadcast.
+        # The send failures already reported for messages that answer no request, so that each
+        # is reported once rather than at every broadcast.
         self._told_unsent: set[str] = set()
 
     def bind(

@@ -1,4 +1,4 @@
-"""The ``hello`` message: who this helper is and what it can see."""
+"""Builds the ``hello`` message, which says who this helper is and what it can see."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ if TYPE_CHECKING:  # the message shapes, for annotations only (protocol_types.py
 
 
 def hello_message(source: SampleSource, config: SamplerConfig, record_series: str = "") -> HelloMessage:
+    """Build the ``hello`` message that tells a frontend who this helper is and what it can see."""
     try:
         hostname = socket.gethostname()
     except OSError:

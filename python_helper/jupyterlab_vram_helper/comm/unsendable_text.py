@@ -1,4 +1,4 @@
-"""Text the kernel's messages cannot carry: lone surrogates.
+"""Handles text with lone surrogates, which the kernel's messages cannot carry.
 
 A Python ``str`` may hold a lone surrogate (a name made with ``globals()['\\ud800']``,
 a JSON escape in a request); UTF-8 cannot encode one, so jupyter_client's packer

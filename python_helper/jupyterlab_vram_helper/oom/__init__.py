@@ -1,4 +1,4 @@
-"""Out-of-memory errors: recognising them, and explaining why a cell ran out of memory.
+"""Recognises out-of-memory errors and explains why a cell ran out of memory.
 
 cell_outcome.py tells what became of a cell and whether its error was an
 out-of-memory one (per-cell accounting and the cleanup use it for every

@@ -67,6 +67,7 @@ BUG_ERRORS = (
 
 
 def error_message(exc: BaseException) -> str:
+    """Return an exception's message, or an empty string when its ``__str__`` fails."""
     try:
         return str(exc)
     except Exception:  # a user exception whose __str__ fails
@@ -174,6 +175,7 @@ def is_out_of_memory(exc: BaseException) -> bool:
 
 
 def exception_of(result: Any) -> BaseException | None:
+    """Return the exception of an IPython ExecutionResult, or None when the cell raised none."""
     exc = getattr(result, "error_in_exec", None)
     if exc is None:
         exc = getattr(result, "error_before_exec", None)  # SyntaxError, a failing input transformer
@@ -190,6 +192,7 @@ def _is_interrupt(exc: BaseException) -> bool:
 
 
 def describe_error(exc: BaseException) -> CellError:
+    """Describe an exception as a cell record's ``error`` field reports it."""
     return {
         "type": type(exc).__name__,
         "message_head": error_message(exc)[:MESSAGE_HEAD_CHARS],

@@ -38,6 +38,8 @@ from .oom_message import KIND_CUDA, KIND_HOST, KIND_TENSORFLOW, OomMessageFacts,
 
 
 class OomStaleHolder(TypedDict):
+    """A hidden holder or user name that still held memory when the cell ran out of it."""
+
     holder: str  # "name", "output_cache", "last_traceback", "last_execution_result"
     label: str  # the variable name or a human label
     bytes: int
@@ -62,11 +64,15 @@ class OomState(TypedDict):
 
 
 class OomCause(TypedDict):
+    """One likely cause of an out-of-memory error, with what fixing it would free."""
+
     cause: str  # CAUSE_* below
     gain_bytes: int | None  # what fixing it would make available (too_big: None)
 
 
 class OomDiagnosis(TypedDict):
+    """The diagnosis of an out-of-memory error, as the ``oom`` message carries it."""
+
     kind: str
     library: str | None
     framework: str | None  # whose allocation failed (oom_message.FRAMEWORK_*), None: not said

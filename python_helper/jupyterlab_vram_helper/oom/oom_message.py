@@ -50,11 +50,15 @@ from typing import TypedDict
 
 
 class OomProcess(TypedDict):
+    """A process that an out-of-memory message names, with the memory it used."""
+
     pid: int
     used_bytes: int | None  # None where the driver reported no figure
 
 
 class OomMessageFacts(TypedDict):
+    """What an out-of-memory error message says, read from its text."""
+
     kind: str  # KIND_* below
     library: str | None  # "cuBLAS", "cuDNN", "cuSOLVER", "cuFFT", "cuSPARSE" or None
     # Whose allocation failed, where the message says: FRAMEWORK_* below, or None

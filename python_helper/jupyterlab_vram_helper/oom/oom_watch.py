@@ -58,6 +58,8 @@ _BIND_OPS = frozenset({"STORE_NAME", "STORE_GLOBAL", "DELETE_NAME", "DELETE_GLOB
 
 
 class OomWatch:
+    """Reads what the kernel knows right after a cell ran out of memory and builds the diagnosis."""
+
     def __init__(
         self,
         read_figures: Callable[[], Mapping[str, Any]],

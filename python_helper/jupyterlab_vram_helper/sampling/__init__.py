@@ -1,4 +1,4 @@
-"""Reading memory figures: what the sampler thread sends every interval.
+"""Reads the memory figures that the sampler thread sends every interval.
 
 The sidebar's live figures come from here: the sampler thread
 (sampler.py) reads every source into a sample (sample.py), numbered by the

@@ -28,6 +28,8 @@ VisibleDevices = list[int] | list[str]
 
 # A NamedTuple, not a dataclass: see SamplerConfig (config.py).
 class Device(NamedTuple):
+    """One GPU that the kernel sees, numbered as its CUDA runtime numbers it."""
+
     # CUDA ordinal in this process. The protocol's name; it hides tuple.index, which nothing calls.
     index: int  # type: ignore[assignment]
     name: str | None
@@ -142,6 +144,7 @@ def devices_from_torch(torch: Any, nvml_devices: Sequence[NvmlDevice], visible: 
 
 
 def devices_from_nvml(nvml_devices: Sequence[NvmlDevice], visible: VisibleDevices | None) -> list[Device]:
+    """List the GPUs from NVML, keeping only the visible ones and numbering them as CUDA will."""
     return [
         Device(index=i, name=d.name, total_bytes=d.total_bytes, uuid=d.uuid, nvml=d)
         for i, d in enumerate(visible_nvml_devices(visible, nvml_devices))
@@ -158,6 +161,7 @@ def devices_wait_for_cuda(visible_devices: str | None) -> bool:
 def enumerate_devices(
     torch: Any, nvml_devices: Sequence[NvmlDevice], environ: Mapping[str, str] = os.environ
 ) -> list[Device]:
+    """List the GPUs the kernel sees, from PyTorch once it has initialised CUDA and from NVML before that."""
     visible = parse_visible_devices(environ.get("CUDA_VISIBLE_DEVICES"))
     if torch is not None and cuda_initialized(torch):
         return devices_from_torch(torch, nvml_devices, visible)

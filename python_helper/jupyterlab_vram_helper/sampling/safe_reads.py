@@ -1,4 +1,4 @@
-"""Reading the user's objects without running the user's code.
+"""Reads the user's objects without running the user's code.
 
 The helper never changes what it measures: looking at an object must not run
 a property, an overridden dunder method, a metaclass hook or a lazy proxy's
@@ -57,6 +57,7 @@ def own_namespace(klass: type) -> Any:
 
 
 def type_flags(t: type) -> int:
+    """Return a type's ``__flags__`` without asking its metaclass."""
     return int(_TYPE_FLAGS.__get__(t))
 
 

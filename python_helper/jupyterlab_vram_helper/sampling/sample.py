@@ -1,4 +1,4 @@
-"""Building samples, and deciding whether a new one differs from the last.
+"""Builds samples, and decides whether a new one differs enough from the last to be sent.
 
 :class:`SampleSource` reads every source once into *figures* (a sample without
 ``seq``/``time``/``reason``); :func:`significant_change` compares two figures.
@@ -24,6 +24,8 @@ if TYPE_CHECKING:  # the message shapes, for annotations only (protocol_types.py
 
 
 class Figures(TypedDict):
+    """The figures of one reading of every source: a sample without its sequence number, time and reason."""
+
     host: HostFigures
     torch: TorchState
     tensorflow: TensorflowState
@@ -32,6 +34,7 @@ class Figures(TypedDict):
 
 
 def make_sample(figures: Figures, seq: int, when: float, reason: SampleReason) -> SampleMessage:
+    """Build a ``sample`` message from figures and its sequence number, time and reason."""
     return {
         "type": "sample",
         "seq": seq,
@@ -54,6 +57,8 @@ ENVIRONMENT_CHECK_S = 1.0
 
 
 class SampleSource:
+    """Reads every memory source (host, NVML, PyTorch, TensorFlow) into figures."""
+
     def __init__(
         self,
         host: HostReader | None = None,
@@ -113,7 +118,7 @@ class SampleSource:
             return None
         hidden = self._hidden
         if hidden is None or hidden["count"] != count or hidden["cuda_visible_devices"] != value:
-            # The same object tick after tick: the change check settles it by identity.
+            # The same object is kept tick after tick so that the change check settles it by identity.
             hidden = self._hidden = {"count": count, "cuda_visible_devices": value}
         return hidden
 
@@ -141,7 +146,8 @@ class SampleSource:
     def read(self, fresh_processes: bool = False) -> Figures:
         """Every source once; ``fresh_processes`` lists NVML's processes now instead of from its cache."""
         torch = torch_cuda.loaded_torch()
-        # Read once per tick: the device list, the figures and the torch state all follow from it.
+        # CUDA's state is read once per tick, and the device list, the figures and the torch
+        # state all follow from that one reading.
         initialized = torch is not None and torch_cuda.cuda_initialized(torch)
         tf = tf_reader.loaded_tensorflow()
         tf_state = tf_reader.tensorflow_state(tf)
@@ -159,7 +165,8 @@ class SampleSource:
             reserved = torch_figures["reserved_bytes"] if torch_figures else None
             tf_figures = tf_gpus.get(device.index)
             holds_memory = context is True or bool(reserved) or tf_figures is not None
-            # What moves the kernel's own NVML figure: a context, torch's segments, TensorFlow's memory.
+            # These are what move the kernel's own NVML figure: a context, torch's segments and
+            # TensorFlow's memory.
             nvml = (
                 self._nvml_figures(device.nvml, fresh_processes, holds_memory, (context, reserved, tf_figures))
                 if device.nvml is not None
@@ -180,7 +187,7 @@ class SampleSource:
             "torch": torch_cuda.torch_state(torch, initialized),
             "tensorflow": tf_state,
             "gpus": gpus,
-            # No call on the common tick, one with GPUs.
+            # On the common tick, which has GPUs, no call is made here.
             "hidden_gpus": self._hidden_by_environment(devices) if not devices else None,
         }
 

@@ -1,4 +1,4 @@
-"""The sampler thread: reads figures at ``interval_s`` and pushes samples.
+"""The sampler thread, which reads figures every ``interval_s`` seconds and sends samples.
 
 It runs on its own daemon thread so that samples keep flowing while a cell
 executes (comm messages *to* the kernel wait for the cell; messages *from* it
@@ -84,6 +84,9 @@ class EmitPolicy:
 
 
 class Sampler:
+    """The sampler thread, which reads figures at a fixed interval and sends a sample when they change or a heartbeat is
+    due."""
+
     def __init__(
         self,
         source: Readings,

@@ -1,4 +1,4 @@
-"""Reading tensors and modules without running the user's code.
+"""Reads tensors and modules without running the user's code.
 
 A ``torch.Tensor`` subclass with ``__torch_function__`` (or an active
 ``TorchFunctionMode``) runs Python code on every ``t.untyped_storage()``,

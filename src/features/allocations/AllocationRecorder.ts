@@ -1,14 +1,15 @@
 /**
- * Allocation recording of one kernel: whether it records (and what that
- * costs), the latest listing of live memory by notebook line, and the
- * requests that change them. No DOM; never throws into the UI: a failure
- * becomes `error`, a sentence.
+ * The allocation recording of one kernel: whether it records and what that
+ * costs, the latest listing of live memory by notebook line, and the
+ * requests that change them. It has no DOM, and it never throws into the UI;
+ * a failure becomes `error`, a sentence that the view shows.
  *
  * The recording state comes from the replies and from the helper's
- * `allocation_recording` broadcasts (another frontend toggled it; the GPU
- * part started once CUDA came up). A kernel restart ends recording in the
- * kernel, so a model that leaves the live state forgets it (null: unknown
- * until the kernel is asked again).
+ * `allocation_recording` broadcasts, which arrive when another frontend
+ * toggled recording or when the GPU part started once CUDA came up. A kernel
+ * restart ends recording in the kernel, so a model that leaves the live
+ * state forgets it; the state is then null, meaning unknown until the kernel
+ * is asked again.
  */
 import { IDisposable } from '@lumino/disposable';
 import { ISignal, Signal } from '@lumino/signaling';
@@ -26,6 +27,7 @@ import type { IAllocationConnection } from '../../kernel/connectionRequests';
 import type { CellHistory, CellHistoryChange } from '../../model/CellHistory';
 import { trans } from '../../text/translation';
 
+/** What changed in an AllocationRecorder, as its `changed` signal names it. */
 export type AllocationRecorderChange =
   | 'recording'
   | 'listing'
@@ -37,6 +39,10 @@ export type AllocationRecorderChange =
   /** The helper went live: requests can be made (see `ensureKnown`). */
   | 'available';
 
+/**
+ * The allocation recording of one kernel: its on/off state, its latest listing
+ * of live memory by line, and the requests that change them.
+ */
 export class AllocationRecorder implements IDisposable {
   constructor(options: AllocationRecorder.IOptions) {
     this._connection = options.connection;
@@ -354,7 +360,9 @@ export class AllocationRecorder implements IDisposable {
   private _changed = new Signal<this, AllocationRecorderChange>(this);
 }
 
+/** The types that go with AllocationRecorder. */
 export namespace AllocationRecorder {
+  /** The options a new AllocationRecorder is constructed with. */
   export interface IOptions {
     connection: IAllocationConnection;
     /** The kernel's memory model: its state says whether requests can be sent. */

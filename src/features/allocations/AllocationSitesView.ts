@@ -1,11 +1,12 @@
 /**
- * The "Lines" tab: live memory grouped by the notebook line that allocated
- * it, per device (host through tracemalloc, each GPU through PyTorch's
- * allocator history), largest first. A toggle turns recording on and off
- * and says what it costs; a row of a notebook line activates that cell and
- * puts the cursor on the line; the GPU snapshot and the host sites can be
- * downloaded. Renders an AllocationRecorder; file names, code and reasons
- * come from the kernel: text only.
+ * The "Lines" tab shows live memory grouped by the notebook line that
+ * allocated it, per device and largest first. Host memory is traced by
+ * tracemalloc and each GPU's by PyTorch's allocator history. A toggle turns
+ * recording on and off and says what it costs; clicking the row of a
+ * notebook line activates that cell and puts the cursor on the line; the GPU
+ * snapshot and the host sites can be downloaded. The tab renders an
+ * AllocationRecorder. File names, code and reasons come from the kernel, so
+ * they go into the DOM as text only.
  *
  * Test hooks: root `[data-vram-role="sites-view"]`;
  * `[data-vram-role="record-allocations"]` (the checkbox),
@@ -55,6 +56,10 @@ import { LazyView } from '../../ui/LazyView';
 import { follow } from '../../ui/follow';
 import { trans } from '../../text/translation';
 
+/**
+ * The sidebar's "Lines" tab, which lists live memory by the notebook line that
+ * allocated it.
+ */
 export class AllocationSitesView extends LazyView {
   constructor(options: AllocationSitesView.IOptions) {
     super(options.settings);
@@ -621,7 +626,9 @@ function gpuRestartText(gpu: GpuRecording, at: string): string {
       );
 }
 
+/** The types that go with AllocationSitesView. */
 export namespace AllocationSitesView {
+  /** The things the "Lines" tab asks its host to do when the user clicks. */
   export interface IActions {
     /** Turn recording on/off (the command, so that it is one code path). */
     setRecording(enabled: boolean): void;
@@ -631,6 +638,7 @@ export namespace AllocationSitesView {
     exportHostCsv(): void;
   }
 
+  /** The options a new AllocationSitesView is constructed with. */
   export interface IOptions {
     settings: VramSettings;
     actions: IActions;

@@ -1,7 +1,8 @@
 /**
- * What the allocation commands act on: shared by their eager half
- * (allocationCommands.ts, which registers them) and their lazily loaded half
- * (allocationCommandsLazy.ts, which runs them).
+ * What the allocation commands act on. It is a module of its own because
+ * both halves of the commands share it: the half that loads with the page
+ * (allocationCommands.ts, which registers them) and the half that loads
+ * when one first runs (allocationCommandsLazy.ts, which does their work).
  */
 import type { MemoryMonitor } from '../../monitor/MemoryMonitor';
 import type { IMonitoredNotebook } from '../../monitor/monitoredSession';
@@ -19,7 +20,7 @@ export interface ILinePanel extends IMonitoredNotebook {
   readonly content: IRevealNotebook;
 }
 
-/** What the allocation commands act on (commands.ts gives it). */
+/** What the allocation commands act on, as the feature's plugin hands it to them. */
 export interface IAllocationCommandOptions {
   app: JupyterFrontEnd;
   trans: TranslationBundle;

@@ -1,9 +1,10 @@
 /**
- * The commands of allocation recording (ids in ui/commandIds.ts): turn it on
- * or off, show live memory by line, go to a line, export. Registered by
- * registerCommands (commands.ts). The handlers of going to a line and of
- * the exports (features/allocations/allocationCommandsLazy.ts) load when one first runs, not at
- * start-up.
+ * The commands of allocation recording, whose ids are in ui/commandIds.ts.
+ * They turn recording on or off, show live memory by line, go to a line and
+ * export the recording. The feature's plugin (plugin.ts)
+ * registers them. The code that goes to a line and that exports
+ * (allocationCommandsLazy.ts) loads when one of those commands first runs,
+ * so that start-up does not pay for it.
  */
 import { JupyterFrontEnd } from '@jupyterlab/application';
 
@@ -25,6 +26,10 @@ export type {
   ILinePanel
 } from './allocationCommandOptions';
 
+/**
+ * Registers the allocation recording commands with the app and, when there is
+ * one, the command palette.
+ */
 export function registerAllocationCommands(
   options: IAllocationCommandOptions
 ): void {
@@ -94,8 +99,10 @@ export function registerAllocationCommands(
       "PyTorch's allocator snapshot (.pickle), for pytorch.org/memory_viz"
     ),
     isEnabled: () => {
-      // Its own history or someone else's (allocationProtocol's gpuHistoryReadable,
-      // not imported: this module loads with the page).
+      // The snapshot can be read from the kernel's own history or from one
+      // that someone else started. This is the test of gpuHistoryReadable in
+      // protocol/allocation.ts, written out so that this module, which loads
+      // with the page, does not pull that one in.
       const state = current()?.recording?.gpu.state;
       return state === 'recording' || state === 'shared';
     },

@@ -1,7 +1,8 @@
 /**
- * What the allocation commands do that is not needed before they first run
- * (features/allocations/allocationCommands.ts registers them and loads this module then): go to
- * a cell's line, download the GPU allocator snapshot or the host sites.
+ * The work of the allocation commands that is not needed before one of them
+ * first runs: going to a cell's line, and downloading the GPU allocator
+ * snapshot or the host sites. allocationCommands.ts registers the commands
+ * and loads this module when one of them first runs.
  */
 import { ReadonlyPartialJSONObject } from '@lumino/coreutils';
 
@@ -26,6 +27,10 @@ function stem(options: Options): string {
   return base.replace(/\.ipynb$/i, '') || 'notebook';
 }
 
+/**
+ * Activates the cell that a command's arguments name and puts the cursor on its
+ * line, resolving to false when that cell cannot be found.
+ */
 export async function goToCellLine(
   options: Options,
   args: ReadonlyPartialJSONObject
@@ -49,6 +54,10 @@ export async function goToCellLine(
   return false;
 }
 
+/**
+ * Downloads the GPU allocator snapshot of the current kernel, resolving to the
+ * file name, or to null when there was nothing to download.
+ */
 export async function exportAllocationSnapshot(
   options: Options
 ): Promise<string | null> {
@@ -73,6 +82,10 @@ export async function exportAllocationSnapshot(
   return fileName;
 }
 
+/**
+ * Downloads the current kernel's host allocation sites as CSV, resolving to the
+ * file name, or to null when there is no listing.
+ */
 export async function exportAllocationSites(
   options: Options
 ): Promise<string | null> {

@@ -1,7 +1,7 @@
 /**
  * Allocation recording as a part of every monitored session whose
- * connection can record: each kernel gets its own AllocationRecorder, made
- * and disposed of by the monitor with the session.
+ * connection can record. Each kernel gets its own AllocationRecorder, which
+ * the monitor makes and disposes of together with the session.
  */
 import { isAllocationConnection } from '../../kernel/connectionRequests';
 import type { IKernelMemoryModel } from '../../model/IKernelMemoryModel';

@@ -1,10 +1,11 @@
 /**
- * Activate a notebook cell and put the cursor on one of its lines: where a
- * row of the Lines tab (live memory by line) leads.
+ * Activates a notebook cell and puts the cursor on one of its lines, which
+ * is where a row of the Lines tab leads.
  *
- * The cell is found by id, else (cells run before recording started) by its
- * execution count. The notebook is windowed: the cell is scrolled into view
- * first, and its editor exists once the cell is ready.
+ * The cell is found by its id or, when the line comes from a cell that ran
+ * before recording started, by its execution count. Because the notebook is
+ * windowed, the cell is scrolled into view first, and its editor exists only
+ * once the cell is ready.
  */
 export interface ILineTarget {
   cellId: string | null;

@@ -1,10 +1,11 @@
 /**
- * Rows of the "Lines" view: the kernel's allocation sites mapped to notebook
- * cells, and the host sites as CSV. No DOM.
+ * The rows of the "Lines" view, which map the kernel's allocation sites to
+ * notebook cells, and the host sites as CSV. This module has no DOM.
  *
- * A site names its cell by `cell_id` when the kernel knew it (cells run
- * while recording was on), else only by execution count: the cell history
- * (records carry both) maps such a count to its cell.
+ * A site names its cell by `cell_id` when the kernel knew it, which it does
+ * for cells run while recording was on; otherwise it names only the
+ * execution count. The cell history, whose records carry both, maps such a
+ * count to its cell.
  */
 import {
   AllocationSite,
@@ -15,6 +16,10 @@ import { CellMemoryRecord } from '../../protocol/cell';
 import { csvField } from '../../text/csvField';
 import { trans } from '../../text/translation';
 
+/**
+ * One row of the "Lines" tab: an allocation site with the label and figures the
+ * tab shows for it.
+ */
 export interface SiteRow {
   device: string;
   /**
@@ -57,6 +62,7 @@ export function shortPath(filename: string, parts = 3): string {
   return pieces.slice(-parts).join('/') || filename;
 }
 
+/** Writes a stack frame as "path:line in function", with the path shortened. */
 export function frameText(frame: SiteFrame): string {
   const where = `${shortPath(frame.filename)}:${frame.line}`;
   return frame.function ? trans.__('%1 in %2', where, frame.function) : where;
@@ -83,6 +89,10 @@ function siteLabel(
     : where;
 }
 
+/**
+ * Turns one allocation site from the kernel into the row that the "Lines" tab
+ * shows, naming the notebook cell it came from when one is known.
+ */
 export function siteRow(
   site: AllocationSite,
   cellIds: ReadonlyMap<number, string>,

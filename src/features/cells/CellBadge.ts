@@ -1,7 +1,8 @@
 /**
- * The memory badge of one executed code cell: "+1.2 GiB · peak 3.4 GiB ·
- * 2.1 s", with the per-device breakdown in its tooltip. A plain DOM node
- * (owned by NotebookCellBadges), text only: the tooltip carries kernel text.
+ * The memory badge of one executed code cell, such as "+1.2 GiB · peak
+ * 3.4 GiB · 2.1 s", with the per-device breakdown in its tooltip. It is a
+ * plain DOM node that NotebookCellBadges owns, and it is filled with text
+ * only, because the tooltip carries text from the kernel.
  *
  * Test hooks: `data-vram-role="cell-badge"` and the exact figures in
  * `data-vram-delta-bytes`, `data-vram-peak-bytes` (absent when unknown),
@@ -14,6 +15,10 @@ import { ByteUnits } from '../../text/format';
 import { CellSummary } from '../../model/cellFigures';
 import { element, setData, setTitle } from '../../ui/dom';
 
+/**
+ * Everything a cell's memory badge shows, gathered so that the badge can be
+ * rendered in one step.
+ */
 export interface CellBadgeContent {
   summary: CellSummary;
   executionCount: number | null;
@@ -29,8 +34,10 @@ export interface CellBadgeContent {
   units: ByteUnits;
 }
 
+/** The CSS class of every cell memory badge. */
 export const CELL_BADGE_CLASS = 'jp-vram-CellBadge';
 
+/** Creates the empty DOM node of a cell memory badge. */
 export function createCellBadgeNode(): HTMLElement {
   return element('div', CELL_BADGE_CLASS, { role: 'cell-badge' });
 }

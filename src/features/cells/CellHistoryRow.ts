@@ -1,10 +1,11 @@
 /**
- * One row of the "Cells" view's virtualised table (CellHistoryView): a
- * record's execution count, memory change, peak, duration, status and alive
- * bytes, placed at its index. Rows are reused as the list scrolls; showing
- * the same entry with the same figures again touches nothing.
+ * One row of the virtualised table of the "Cells" view (CellHistoryView). It
+ * shows a record's execution count, memory change, peak, duration, status
+ * and alive bytes, placed at its index. Rows are reused as the list scrolls,
+ * and showing the same entry with the same figures again touches nothing.
  *
- * Kernel text (error types, cell ids) goes in through textContent only.
+ * Text from the kernel, such as error types and cell ids, goes in through
+ * textContent only.
  */
 import {
   describeCellRecord,

@@ -1,9 +1,9 @@
 /**
- * The "Cells" view of the sidebar: one row per executed cell (execution
- * count, memory change, peak, duration, status, and while allocations are
- * recorded the bytes still alive from it), sortable by every column,
- * a click on a row (or Enter or Space on it) goes to the cell; export and
- * clear buttons.
+ * The "Cells" view of the sidebar has one row per executed cell, with its
+ * execution count, memory change, peak, duration and status, and, while
+ * allocations are recorded, the bytes still alive from it. Every column
+ * sorts the table. A click on a row, or Enter or Space on it, goes to the
+ * cell, and buttons export or clear the history.
  *
  * The list is virtualised: rows have a fixed height, and only the rows in
  * the viewport (plus a few) exist in the DOM, reused as the list scrolls, so
@@ -98,6 +98,9 @@ const COLUMN_TITLES = (): Record<CellSortKey, string> => ({
   )
 });
 
+/**
+ * The sidebar's "Cells" tab, a sortable table with one row per executed cell.
+ */
 export class CellHistoryView extends ModelView {
   constructor(options: CellHistoryView.IOptions) {
     super(options.settings);
@@ -514,8 +517,9 @@ export class CellHistoryView extends ModelView {
   private _rowsInUse = 0;
 }
 
+/** The types that go with CellHistoryView. */
 export namespace CellHistoryView {
-  /** What the view asks its host to do (wired to commands in index.ts). */
+  /** What the view asks its host to do; the plugin wires each to a command. */
   export interface IActions {
     /** Activate the record's cell and scroll to it; false if it is gone. */
     revealCell?: (entry: CellHistoryEntry) => Promise<boolean>;
@@ -523,6 +527,7 @@ export namespace CellHistoryView {
     clearHistory?: () => void;
   }
 
+  /** The options a new CellHistoryView is constructed with. */
   export interface IOptions {
     settings: ConstructorParameters<typeof ModelView>[0];
     actions?: IActions;

@@ -1,7 +1,8 @@
 /**
- * The confirmation before the Cells tab's Clear forgets a notebook's cell
- * history: it is kept in this browser across reloads, and nothing brings a
- * cleared record back. The path is text only.
+ * The confirmation that the Cells tab's Clear asks for before it forgets a
+ * notebook's cell history. It asks because the history is kept in this
+ * browser across reloads, and nothing brings a cleared record back. The
+ * notebook's path goes into the dialog as text only.
  *
  * Test hooks: `[data-vram-role="clear-history-body"]`; accept with
  * `.jp-Dialog .jp-mod-accept` ("Clear").

@@ -102,6 +102,7 @@ const EARLIER_KERNEL_NOTE = (): string =>
 const INPUT_WRAPPER_CLASS = 'jp-Cell-inputWrapper';
 const HOST_CLASS = 'jp-vram-CellBadge-host';
 
+/** Keeps a memory badge on every executed code cell of one notebook panel. */
 export class NotebookCellBadges implements IDisposable {
   constructor(options: NotebookCellBadges.IOptions) {
     this._notebook = options.notebook;
@@ -480,7 +481,9 @@ export class NotebookCellBadges implements IDisposable {
   private _alive: AllocationRecorder | null = null;
 }
 
+/** The types that go with NotebookCellBadges. */
 export namespace NotebookCellBadges {
+  /** The options a new NotebookCellBadges is constructed with. */
   export interface IOptions {
     notebook: IBadgeNotebook;
     model: IKernelMemoryModel;

@@ -1,6 +1,6 @@
 /**
- * What a cell's "still alive" figure says, in words: the Cells tab's column
- * and the badge tooltip. No DOM.
+ * What a cell's "still alive" figure says, in words, for the Cells tab's
+ * column and for the badge tooltip. This module has no DOM.
  */
 import type { CellAliveBytes } from '../../protocol/allocation';
 import { ByteUnits, formatBytes } from '../../text/format';
@@ -25,6 +25,10 @@ export function cellAliveOf(
   return alive.get(cellId);
 }
 
+/**
+ * A cell's "still alive" figure put into words, for the table cell and for the
+ * tooltip.
+ */
 export interface CellAliveText {
   /** "12.0 MiB", with a warning sign when it keeps growing. */
   short: string;
@@ -41,6 +45,10 @@ export function hostTracedText(): string {
   );
 }
 
+/**
+ * Puts into words the bytes a cell's allocations still hold, or returns null
+ * when nothing is known about them.
+ */
 export function cellAliveText(
   alive: CellAliveBytes | undefined,
   units: ByteUnits

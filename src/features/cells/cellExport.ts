@@ -1,8 +1,10 @@
 /**
- * Export of the cell history as CSV or JSON (pure: the caller downloads).
+ * Writes the cell history as CSV or JSON. The functions are pure; the
+ * caller downloads what they return.
  *
- * CSV fields are written by csvField.ts; the text from the kernel (error
- * type and message, cell id) is defused there as a spreadsheet formula.
+ * csvField.ts writes each CSV field, and it defuses the text that comes from
+ * the kernel (error type and message, cell id) so that a spreadsheet does
+ * not run it as a formula.
  */
 import { CellHistoryEntry } from '../../model/CellHistory';
 import { csvField } from '../../text/csvField';

@@ -1,8 +1,9 @@
 /**
- * Text for one executed cell: the badge line ("+1.2 GiB · peak 3.4 GiB ·
- * 2.1 s"), the history table's cells and the tooltip with the per-device
- * breakdown. Pure functions; the result may contain kernel text (error type
- * and message), so views put it in through textContent / title only.
+ * The text shown for one executed cell: the badge line ("+1.2 GiB · peak
+ * 3.4 GiB · 2.1 s"), the history table's cells, and the tooltip with the
+ * per-device breakdown. The functions are pure. What they return may contain
+ * text from the kernel (error type and message), so the views put it into
+ * the DOM through textContent or title only.
  */
 import { ByteUnits, formatBytes, UNKNOWN_TEXT } from '../../text/format';
 import {

@@ -1,8 +1,9 @@
 /**
- * The figures of a cell's latest record as saved in the cell's metadata
- * (setting `storeRecordsInNotebookMetadata`), so that a saved notebook shows
- * its memory profile when reopened. Numbers, booleans and two fixed words
- * only: no kernel text (error messages, names) goes into the notebook file.
+ * The figures of a cell's latest record as saved in the cell's metadata when
+ * the setting `storeRecordsInNotebookMetadata` is on, so that a saved
+ * notebook shows its memory profile when reopened. Only numbers, booleans
+ * and two fixed words are saved, so that no text from the kernel, such as
+ * error messages or names, goes into the notebook file.
  */
 import {
   CellMemorySource,
@@ -14,6 +15,10 @@ import { CellHistoryEntry } from '../../model/CellHistory';
 /** The metadata key under which a cell's figures are saved. */
 export const CELL_METADATA_KEY = 'jupyterlab_vram';
 
+/**
+ * The figures of a cell's latest record in the form they are saved in the
+ * cell's metadata.
+ */
 export interface SavedCellFigures {
   version: 1;
   execution_count: number | null;
@@ -27,6 +32,9 @@ export interface SavedCellFigures {
   peak_exact: boolean;
 }
 
+/**
+ * Takes the figures to save in a cell's metadata from its latest history entry.
+ */
 export function savedFiguresOf(entry: CellHistoryEntry): SavedCellFigures {
   const s = entry.summary;
   return {

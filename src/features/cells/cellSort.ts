@@ -1,15 +1,17 @@
 /**
- * Sorting the cell history table: a pure function over entries, stable
- * (equal keys keep record order), with unknown values last in either
- * direction. Figures that are not part of a record (the bytes still alive
- * from a cell, which allocation recording sends apart) come in through a
- * `CellSortContext`.
+ * Sorts the cell history table with a pure function over its entries. The
+ * sort is stable, so entries with equal keys keep their record order, and
+ * unknown values go last in either direction. Figures that are not part of a
+ * record, such as the bytes still alive from a cell, which allocation
+ * recording sends separately, come in through a `CellSortContext`.
  */
 import { CellHistoryEntry } from '../../model/CellHistory';
 
+/** A column that the cell history table can be sorted by. */
 export type CellSortKey =
   'execution_count' | 'delta' | 'peak' | 'duration' | 'status' | 'alive';
 
+/** Every sort column of the cell history table, in the order of its columns. */
 export const CELL_SORT_KEYS: readonly CellSortKey[] = [
   'execution_count',
   'delta',
@@ -19,6 +21,7 @@ export const CELL_SORT_KEYS: readonly CellSortKey[] = [
   'alive'
 ];
 
+/** The order in which a column is sorted. */
 export type SortDirection = 'ascending' | 'descending';
 
 /**
@@ -37,6 +40,9 @@ export const FIRST_SORT_DIRECTION: Readonly<
   alive: 'descending'
 };
 
+/**
+ * The sort the user chose for the cell history table: a column and a direction.
+ */
 export interface CellSort {
   key: CellSortKey;
   direction: SortDirection;

@@ -9,7 +9,8 @@
  * settles with the kernel's answer, or fails when the connection goes away
  * (PendingRequests rejects every request still waiting then).
  *
- * No DOM, no kernel: `send` is whatever function makes the request.
+ * The queue knows neither the DOM nor the kernel; `send` is whatever
+ * function makes the request.
  */
 import { IDisposable } from '@lumino/disposable';
 import { ISignal, Signal } from '@lumino/signaling';
@@ -28,6 +29,7 @@ export class ActionCancelledError extends Error {
 /** 'queued': waiting for an idle kernel; 'sent': waiting for the answer. */
 export type QueuedActionState = 'queued' | 'sent';
 
+/** A cleanup request as the queue shows it to the user. */
 export interface IQueuedAction {
   readonly id: number;
   /** What the request does, for the user ("Collect garbage"). */
@@ -42,6 +44,10 @@ interface IEntry extends IQueuedAction {
   reject: (error: Error) => void;
 }
 
+/**
+ * The cleanup requests of one kernel, which wait while the kernel is busy and
+ * go out in order once it is idle.
+ */
 export class ActionQueue implements IDisposable {
   constructor(options: { busy?: boolean } = {}) {
     this._busy = options.busy ?? false;

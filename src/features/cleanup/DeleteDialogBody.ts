@@ -1,8 +1,8 @@
 /**
- * The body of the delete confirmation dialog: exactly what will
- * be deleted (names, hidden references and their warnings) and the bytes to
- * expect back ("at most" when aliases may keep some alive). Kernel names
- * are text only.
+ * The body of the delete confirmation dialog. It says exactly what will be
+ * deleted (names, and hidden references with their warnings) and the bytes
+ * to expect back, "at most" when aliases may keep some of them alive. Names
+ * come from the kernel, so they go into the DOM as text only.
  *
  * Test hooks: `[data-vram-role="delete-plan"]`,
  * `[data-vram-role="delete-plan-name"]` (data-vram-name),
@@ -39,6 +39,7 @@ export function expectedBytesText(plan: DeletePlan, units: ByteUnits): string {
     : trans.__('Memory expected back: %1', amount);
 }
 
+/** Builds the body of the delete confirmation dialog for a plan. */
 export function createDeleteDialogBody(
   plan: DeletePlan,
   units: ByteUnits

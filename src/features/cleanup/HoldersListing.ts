@@ -1,11 +1,12 @@
 /**
  * The latest listing of what holds memory in one kernel, whether it still
- * describes the kernel, and the user's choice of holders in it. No DOM, and
- * no requests: MemoryActions asks the kernel and hands the answers here.
+ * describes the kernel, and the user's choice of holders in it. It has no
+ * DOM and sends no requests; MemoryActions asks the kernel and hands the
+ * answers here.
  *
- * A listing is current until a cell runs after it (a name may be bound to
- * another object by then, and the hidden holders hold other things) or a
- * delete uses it.
+ * A listing is current until a cell runs after it or a delete uses it. After
+ * a cell has run, a name may be bound to another object, and the hidden
+ * holders may hold other things.
  */
 import type { HiddenHolderKind, InspectResult } from '../../protocol/cleanup';
 import { isHiddenHolderKind } from '../../protocol/messages';
@@ -19,6 +20,10 @@ export interface IHoldersListingHost {
   changed(change: 'listing' | 'selection'): void;
 }
 
+/**
+ * Keeps one kernel's latest listing of memory holders together with the user's
+ * ticks in it.
+ */
 export class HoldersListing {
   constructor(host: IHoldersListingHost) {
     this._host = host;

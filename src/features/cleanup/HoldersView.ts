@@ -1,10 +1,11 @@
 /**
- * The "Holders" tab: what holds memory in the kernel, largest
- * first, each with a checkbox, and the hidden holders (output cache, last
- * traceback, last result) with their warnings. Renders a MemoryActions;
- * ticking changes its selection, "Delete selected" runs the delete command
- * (which confirms in a dialog). Names, summaries and reasons come from the
- * kernel: text only.
+ * The "Holders" tab lists what holds memory in the kernel, largest first,
+ * each with a checkbox, and the hidden holders (the output cache, the last
+ * traceback and the last result) with their warnings. It renders a
+ * MemoryActions: ticking a holder changes its selection, and "Delete
+ * selected" runs the delete command, which asks for confirmation in a
+ * dialog. Names, summaries and reasons come from the kernel, so they go into
+ * the DOM as text only.
  *
  * Test hooks: root `[data-vram-role="holders-view"]`;
  * `[data-vram-role="inspect-refresh"]`, `[data-vram-role="delete-selected"]`;
@@ -32,6 +33,10 @@ import {
 import { MemoryActionsView } from './MemoryActionsView';
 import { trans } from '../../text/translation';
 
+/**
+ * The sidebar's "Holders" tab, which lists what holds memory in the kernel and
+ * lets the user tick holders to delete.
+ */
 export class HoldersView extends MemoryActionsView {
   constructor(options: HoldersView.IOptions) {
     super(options.settings);
@@ -415,7 +420,9 @@ function summaryNode(entry: HolderEntry): HTMLElement {
   return node;
 }
 
+/** The types that go with HoldersView. */
 export namespace HoldersView {
+  /** The options a new HoldersView is constructed with. */
   export interface IOptions {
     settings: VramSettings;
     /** "Delete selected": confirm and delete (the delete command). */

@@ -1,10 +1,10 @@
 /**
- * The cleanup actions of one kernel: free memory (gc,
- * empty_cache), list what holds memory, delete chosen holders. Holds the
- * request queue, the last outcome (actionOutcome.ts, shown in the sidebar's
- * result area), and the latest listing with the user's selection in it
- * (HoldersListing). No DOM; never throws into the UI: every failure becomes
- * an outcome or `listingError` with a clear sentence.
+ * The cleanup actions of one kernel: freeing memory (gc and empty_cache),
+ * listing what holds memory, and deleting chosen holders. It holds the
+ * request queue, the last outcome (actionOutcome.ts), which the sidebar's
+ * result area shows, and the latest listing with the user's selection in it
+ * (HoldersListing). It has no DOM, and it never throws into the UI; every
+ * failure becomes an outcome or a `listingError` that says what went wrong.
  */
 import { IDisposable } from '@lumino/disposable';
 import { ISignal, Signal } from '@lumino/signaling';
@@ -39,9 +39,14 @@ export function staleListingText(): string {
   );
 }
 
+/** What changed in a MemoryActions, as its `changed` signal names it. */
 export type MemoryActionsChange =
   'queue' | 'outcome' | 'listing' | 'selection' | 'deleting' | 'state';
 
+/**
+ * The cleanup actions of one kernel: freeing memory, listing what holds it, and
+ * deleting chosen holders.
+ */
 export class MemoryActions implements IDisposable {
   constructor(options: MemoryActions.IOptions) {
     this._connection = options.connection;
@@ -407,7 +412,9 @@ export class MemoryActions implements IDisposable {
   private _isDisposed = false;
 }
 
+/** The types that go with MemoryActions. */
 export namespace MemoryActions {
+  /** The options a new MemoryActions is constructed with. */
   export interface IOptions {
     connection: ICleanupConnection;
     /** The kernel's memory model: its state and busy flag drive the queue. */

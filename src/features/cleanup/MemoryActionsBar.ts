@@ -1,9 +1,10 @@
 /**
- * The cleanup bar of the sidebar: buttons for gc, empty_cache,
- * both, and the holders listing; the requests waiting for the kernel (with
- * Cancel); and the result of the latest cleanup, in words. Renders a
- * MemoryActions; every button runs a command (so palette, shortcut and
- * button behave alike, notification included).
+ * The cleanup bar of the sidebar has buttons for gc, for empty_cache, for
+ * both, and for the holders listing; below them are the requests waiting
+ * for the kernel, each with Cancel, and the result of the latest cleanup in
+ * words. It renders a MemoryActions. Every button runs a command, so that
+ * the palette, a shortcut and the button behave alike, down to the
+ * notification.
  *
  * Test hooks: `[data-vram-role="action-bar"]`, buttons
  * `[data-vram-role="action-collect-garbage|action-empty-cache|action-free-memory|action-inspect"]`,
@@ -21,6 +22,10 @@ import { button, element, setHidden, setText } from '../../ui/dom';
 import { MemoryActionsView } from './MemoryActionsView';
 import { trans } from '../../text/translation';
 
+/**
+ * The sidebar's cleanup bar, with its buttons, the waiting requests and the
+ * result of the latest cleanup.
+ */
 export class MemoryActionsBar extends MemoryActionsView {
   constructor(options: MemoryActionsBar.IOptions) {
     super();
@@ -138,7 +143,9 @@ export class MemoryActionsBar extends MemoryActionsView {
   private _result: HTMLDivElement;
 }
 
+/** The types that go with MemoryActionsBar. */
 export namespace MemoryActionsBar {
+  /** One button of the cleanup bar and the command it runs. */
   export interface IButton {
     command: string;
     label: string;
@@ -146,6 +153,7 @@ export namespace MemoryActionsBar {
     role: string;
   }
 
+  /** The options a new MemoryActionsBar is constructed with. */
   export interface IOptions {
     buttons: IButton[];
     /** Run a command by id. */

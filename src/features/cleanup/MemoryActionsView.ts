@@ -1,12 +1,13 @@
 /**
- * Base of the views that show one kernel's `MemoryActions` (the action bar,
- * the Holders tab): binding to the model and re-rendering (lazily, see
- * LazyView) on its changes.
+ * The base of the views that show one kernel's `MemoryActions`, which are
+ * the action bar and the Holders tab. It binds a view to its MemoryActions
+ * and renders the view again, lazily as LazyView does, when they change.
  */
 import { MemoryActions } from './MemoryActions';
 import { LazyView } from '../../ui/LazyView';
 import { follow } from '../../ui/follow';
 
+/** The base class of the views that show one kernel's MemoryActions. */
 export abstract class MemoryActionsView extends LazyView {
   get actions(): MemoryActions | null {
     return this._actions;

@@ -1,7 +1,7 @@
 /**
- * How a cleanup (a free or a delete) ended, in words: what the sidebar's
- * result area shows. A reply is said in the units set when it is said, and
- * beside the figures as they are then; a failure is one sentence.
+ * How a cleanup, a free or a delete, ended, in the words that the sidebar's
+ * result area shows. A reply is worded in the units set at the time it is
+ * shown, beside the figures as they are then; a failure is one sentence.
  */
 import type {
   DeleteResult,
@@ -14,6 +14,7 @@ import { IKernelMemoryModel } from '../../model/IKernelMemoryModel';
 import type { ResultDescription } from './cleanupResultText';
 import { trans } from '../../text/translation';
 
+/** The two kinds of cleanup: freeing memory, and deleting holders. */
 export type ActionKind = 'free' | 'delete';
 
 /** How a cleanup ended, in words. */

@@ -1,7 +1,7 @@
 /**
- * The cleanup actions as a part of every monitored session: each kernel gets
- * its own MemoryActions (queue, last outcome, holders listing), made and
- * disposed of by the monitor with the session.
+ * The cleanup actions as a part of every monitored session. Each kernel gets
+ * its own MemoryActions, with its queue, last outcome and holders listing,
+ * which the monitor makes and disposes of together with the session.
  */
 import type { IKernelMemoryModel } from '../../model/IKernelMemoryModel';
 import type { MemoryMonitor } from '../../monitor/MemoryMonitor';

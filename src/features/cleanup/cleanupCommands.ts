@@ -1,8 +1,9 @@
 /**
- * The cleanup commands (ids in ui/commandIds.ts): collect garbage, empty the
- * CUDA cache, list what holds memory, delete what the user ticked (asks
- * first). Registered by registerCommands (commands.ts); the work itself is
- * MemoryActions' (features/cleanup/MemoryActions.ts), queued while the kernel is busy.
+ * The cleanup commands, whose ids are in ui/commandIds.ts. They collect
+ * garbage, empty the CUDA cache, list what holds memory, and delete what the
+ * user ticked after asking first. The feature's
+ * plugin (plugin.ts) registers them. The work itself is done by
+ * MemoryActions, which queues the requests while the kernel is busy.
  */
 import { JupyterFrontEnd } from '@jupyterlab/application';
 import { ICommandPalette } from '@jupyterlab/apputils';
@@ -25,6 +26,10 @@ import { trans as pageTrans } from '../../text/translation';
 /** Notifications show at most 140 characters: the gist first. */
 const NOTIFICATION_LIMIT = 140;
 
+/**
+ * Joins the lines of a cleanup result into a notification's text, keeping only
+ * the first line when all of them would be too long.
+ */
 export function notificationText(lines: readonly string[]): string {
   const all = lines.join('. ');
   if (all.length <= NOTIFICATION_LIMIT || lines.length <= 1) {
@@ -34,6 +39,10 @@ export function notificationText(lines: readonly string[]): string {
   return more.length <= NOTIFICATION_LIMIT ? more : lines[0];
 }
 
+/**
+ * Registers the cleanup commands with the app and, when there is one, the
+ * command palette.
+ */
 export function registerCleanupCommands(options: {
   app: JupyterFrontEnd;
   monitor: MemoryMonitor;

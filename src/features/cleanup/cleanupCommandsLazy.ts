@@ -1,9 +1,10 @@
 /**
- * The delete command's flow (features/cleanup/cleanupCommands.ts registers the command and
- * keeps it to one delete at a time): the listing it plans from (made again
- * when the names come from elsewhere, or when cells ran after the one on
- * screen), the question, the request, the result. Loaded with the first
- * delete, not with the page.
+ * The steps of the delete command: the listing it plans from, the question
+ * to the user, the request and the result. The listing is made again when
+ * the names do not come from the listing on screen, or when cells ran after
+ * that listing. cleanupCommands.ts registers the command,
+ * keeps it to one delete at a time, and loads this module with the first
+ * delete rather than with the page.
  */
 import type { ReadonlyPartialJSONObject } from '@lumino/coreutils';
 
@@ -29,6 +30,10 @@ function stringArray(value: unknown): string[] {
     : [];
 }
 
+/**
+ * Runs the delete command: plans the delete, asks the user to confirm it, sends
+ * it, and resolves to how it ended, or to null when nothing was sent.
+ */
 export async function deleteVariables(
   memoryActions: MemoryActions,
   args: ReadonlyPartialJSONObject,

@@ -1,7 +1,7 @@
 /**
- * The sentences that say what a cleanup did, from the before and
- * after figures of a `free_memory` or `delete` reply. Pure functions: the
- * sidebar's result area and the notification show the same text.
+ * The sentences that say what a cleanup did, from the before and after
+ * figures of a `free_memory` or `delete` reply. The functions are pure, so
+ * that the sidebar's result area and the notification show the same text.
  *
  *   "gc collected 1,234 objects; RAM −120 MiB"
  *   "Freed 3.2 GiB reserved on GPU 0; allocated unchanged: something still references it"

@@ -1,7 +1,8 @@
 /**
- * What a delete will do: the names and hidden holders the user
- * ticked in a listing, and the bytes to expect back. Pure functions; the
- * confirmation dialog shows a plan, the `delete` request is built from it.
+ * What a delete will do: the names and hidden holders the user ticked in a
+ * listing, and the bytes to expect back. The functions are pure; the
+ * confirmation dialog shows a plan, and the `delete` request is built from
+ * the same plan.
  *
  * Expected bytes: the sum of `total_bytes` of what is ticked (the kernel
  * counts a storage shared by several names once, on the first/largest).
@@ -29,6 +30,7 @@ export function tracebackWarning(): string {
   return trans.__('Clearing the traceback disables %%debug for that error');
 }
 
+/** The bytes a delete is expected to give back, in all and per device. */
 export interface ExpectedBytes {
   /** Sum of the ticked holders' total_bytes. */
   bytes: number;
@@ -40,6 +42,10 @@ export interface ExpectedBytes {
   reasons: string[];
 }
 
+/**
+ * What a delete will do: the holders the user ticked in one listing and the
+ * bytes to expect back.
+ */
 export interface DeletePlan {
   listingId: string;
   /** The ticked deletable entries, in listing order. */

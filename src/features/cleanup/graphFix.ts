@@ -4,7 +4,7 @@
  * drops the graphs. A one-element tensor becomes a Python number
  * (`.item()`), any other a detached tensor (`.detach()`), inside lists,
  * tuples, dicts and deques one level deep, as a loss history is. No code is
- * guessed for other containers and objects. No DOM.
+ * guessed for other containers and objects. This module has no DOM.
  */
 import { HolderEntry } from '../../protocol/cleanup';
 import { ByteUnits, formatBytes } from '../../text/format';

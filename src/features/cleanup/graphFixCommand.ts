@@ -1,7 +1,8 @@
 /**
- * The command that inserts the fix for a variable that keeps an autograd
- * graph alive (flagged in the Holders listing): a cell that keeps its values
- * with `.item()`/`.detach()`, below the active cell, not run.
+ * The command that inserts the fix for a variable that the Holders listing
+ * flags for keeping an autograd graph alive. The fix is a cell, inserted
+ * below the active cell and not run, that keeps the variable's values with
+ * `.item()` or `.detach()`.
  */
 import { JupyterFrontEnd } from '@jupyterlab/application';
 import { TranslationBundle } from '@jupyterlab/translation';
@@ -10,6 +11,10 @@ import { CommandIDs } from '../../ui/commandIds';
 import { MemoryActions } from './MemoryActions';
 import type { ISnippetNotebook } from '../snippets/insertSnippet';
 
+/**
+ * Registers the command that inserts the fix for a variable that keeps an
+ * autograd graph alive.
+ */
 export function registerGraphFixCommand(options: {
   app: JupyterFrontEnd;
   trans: TranslationBundle;

@@ -1,7 +1,8 @@
 /**
- * "The kernel died": what its last figures suggest and which cell was
- * running, as `explainKernelDeath` words it. Shown until the user restarts
- * or changes the kernel. Everything goes in as text.
+ * The "The kernel died" panel, which says what the kernel's last figures
+ * suggest and which cell was running, as `explainKernelDeath` words it. It
+ * is shown until the user restarts or changes the kernel. Everything goes
+ * into the DOM as text.
  */
 import { explainKernelDeath } from '../../model/kernelDeath';
 import { ModelChange } from '../../model/IKernelMemoryModel';
@@ -11,6 +12,10 @@ import { trans } from '../../text/translation';
 
 const RELEVANT: ReadonlySet<ModelChange> = new Set<ModelChange>(['death']);
 
+/**
+ * The panel that explains why the kernel died, shown until the user restarts or
+ * changes the kernel.
+ */
 export class KernelDeathView extends ModelView {
   constructor(settings: ConstructorParameters<typeof ModelView>[0]) {
     super(settings);

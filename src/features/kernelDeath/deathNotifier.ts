@@ -1,10 +1,10 @@
 /**
- * A JupyterLab notification when a monitored kernel dies without the user
- * asking: the gist of `explainKernelDeath`, with a button to the panel. The
- * notification follows the facts: updated when the restarted kernel brings
- * evidence (its container's OOM kill count), dismissed when the user
- * restarts or changes the kernel, or closes its notebook. Notebooks that
- * share a kernel share its notification.
+ * Shows a JupyterLab notification when a monitored kernel dies without the
+ * user asking, with the gist of `explainKernelDeath` and a button to the
+ * panel. The notification follows the facts: it is updated when the
+ * restarted kernel brings evidence, such as its container's OOM kill count,
+ * and dismissed when the user restarts or changes the kernel or closes its
+ * notebook. Notebooks that share a kernel share its notification.
  */
 import { IDisposable } from '@lumino/disposable';
 
@@ -35,11 +35,15 @@ export interface INotifications {
   dismiss(id: string): void;
 }
 
+/**
+ * Shows a JupyterLab notification when a monitored kernel dies without the user
+ * asking, and keeps it in step with what is learnt later.
+ */
 export class DeathNotifier implements IDisposable {
   constructor(options: {
     monitor: Pick<MemoryMonitor, 'sessions' | 'sessionsChanged' | 'settings'>;
     showDetails: () => void;
-    /** JupyterLab's Notification (index.ts), a fake in tests. */
+    /** JupyterLab's Notification, as the plugin hands it over, or a fake in tests. */
     notifications: INotifications;
   }) {
     this._monitor = options.monitor;

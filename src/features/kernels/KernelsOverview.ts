@@ -1,8 +1,8 @@
 /**
- * The figures of the Kernels tab: one row per kernel the
- * extension monitors (its notebooks, state, host RAM and GPU use) and the
- * other processes NVML lists on the same GPUs. Pure functions of what the
- * monitor's sessions know; no DOM.
+ * The figures of the Kernels tab: one row per kernel the extension monitors,
+ * with its notebooks, state, host RAM and GPU use, and the other processes
+ * that NVML lists on the same GPUs. They are pure functions of what the
+ * monitor's sessions know, and this module has no DOM.
  *
  * Who is "other"? A GPU process is a monitored kernel when its pid is that
  * kernel's (from the kernel's hello) on the same host, whichever kernel's
@@ -103,6 +103,10 @@ export type GpuProcessVisibility =
   | 'not-listed'
   | 'listed';
 
+/**
+ * The figures of the Kernels tab: one row per monitored kernel, and the other
+ * processes on the same GPUs.
+ */
 export interface KernelsOverview {
   rows: KernelRow[];
   others: OtherGpuProcess[];
@@ -279,6 +283,10 @@ export function gpuProcessVisibility(
     : 'not-listed';
 }
 
+/**
+ * Works out the figures of the Kernels tab from what each monitored kernel
+ * reported.
+ */
 export function kernelsOverview(
   sources: readonly KernelSource[]
 ): KernelsOverview {

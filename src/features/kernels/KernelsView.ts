@@ -1,8 +1,9 @@
 /**
- * The "Kernels" tab: every kernel the extension monitors in this
- * window, with its notebooks, state, host RAM and GPU use and a "Shut down"
- * button (which runs the shutdown command: it asks first); below, the other
- * processes NVML lists on the same GPUs, or why they cannot be seen.
+ * The "Kernels" tab lists every kernel the extension monitors in this window,
+ * with its notebooks, state, host RAM and GPU use, and a "Shut down" button
+ * that runs the shutdown command, which asks first. Below them it lists the
+ * other processes that NVML sees on the same GPUs, or says why they cannot
+ * be seen.
  *
  * It follows every monitored model, not just the current one, so it is not
  * a ModelView; like one, it renders at most once per animation frame and
@@ -89,6 +90,10 @@ function kernelStateText(row: KernelRow): string {
   return parts.join(' \u00b7 ');
 }
 
+/**
+ * The sidebar's "Kernels" tab, which lists every monitored kernel with its
+ * memory and a button to shut it down.
+ */
 export class KernelsView extends LazyView {
   constructor(options: KernelsView.IOptions) {
     super(options.settings);
@@ -420,7 +425,9 @@ function processRow(
   return tr;
 }
 
+/** The types that go with KernelsView. */
 export namespace KernelsView {
+  /** The options a new KernelsView is constructed with. */
   export interface IOptions {
     /** The monitored sessions (the MemoryMonitor); null: none to list. */
     source: IKernelSessionSource | null;

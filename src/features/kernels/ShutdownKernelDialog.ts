@@ -1,7 +1,8 @@
 /**
- * The confirmation before the Kernels tab shuts a kernel down: which
- * notebook(s) lose their kernel and that what lives only in the kernel's
- * memory is gone. Paths and kernel names are text only.
+ * The confirmation that the Kernels tab asks for before it shuts a kernel
+ * down. It names the notebooks that lose their kernel and warns that what
+ * lives only in the kernel's memory will be gone. Paths and kernel names go
+ * into the DOM as text only.
  *
  * Test hooks: `[data-vram-role="shutdown-kernel-body"]`; accept with
  * `.jp-Dialog .jp-mod-accept` ("Shut Down").

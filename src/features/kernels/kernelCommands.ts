@@ -1,6 +1,7 @@
 /**
- * The Kernels tab's command: shut down a notebook's kernel, after asking.
- * The confirmation and the rows that name the kernel load when first used.
+ * The Kernels tab's command, which shuts down a notebook's kernel after
+ * asking. The confirmation and the rows that name the kernel load when the
+ * command is first used, not with the page.
  */
 import { JupyterFrontEnd } from '@jupyterlab/application';
 import { TranslationBundle } from '@jupyterlab/translation';

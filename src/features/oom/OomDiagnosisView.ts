@@ -1,11 +1,12 @@
 /**
- * The out-of-memory assistant at the top of the Memory tab: after a cell
- * died of out-of-memory, why (in words, with the figures) and the ranked
- * fixes, one button each. Shows the newest diagnosed cell of the kernel
- * process that is live now, until the user dismisses it; hidden otherwise
- * (a restarted or dead kernel's diagnosis stays in the Cells tab, marked).
- * The fixes leave out what this page has done since the failure (holders
- * it deleted, recording it turned on): features/oom/oomActions.ts, OomProgress.
+ * The out-of-memory assistant at the top of the Memory tab. After a cell ran
+ * out of memory, it says why, in words and with the figures, and offers the
+ * ranked fixes, one button each. It shows the newest diagnosed cell of the
+ * kernel process that is live now, until the user dismisses it, and is
+ * hidden otherwise; the diagnosis of a restarted or dead kernel stays marked
+ * in the Cells tab. The fixes leave out what this page has done since the
+ * failure, such as holders it deleted or recording it turned on (see
+ * OomProgress in oomActions.ts).
  *
  * Test hooks: `data-vram-role="oom-diagnosis"` (with `data-vram-record`),
  * `oom-headline`, `oom-cause` (with `data-vram-cause`), `oom-figures`,
@@ -49,6 +50,10 @@ const RELEVANT: ReadonlySet<ModelChange> = new Set<ModelChange>([
   'sample'
 ]);
 
+/**
+ * The out-of-memory assistant, which explains why a cell ran out of memory and
+ * offers the fixes as buttons.
+ */
 export class OomDiagnosisView extends ModelView {
   constructor(options: OomDiagnosisView.IOptions) {
     super(options.settings);
@@ -431,7 +436,9 @@ export class OomDiagnosisView extends ModelView {
   private _nowValues = new Map<OomFigureKey, HTMLElement>();
 }
 
+/** The types that go with OomDiagnosisView. */
 export namespace OomDiagnosisView {
+  /** The options a new OomDiagnosisView is constructed with. */
   export interface IOptions {
     settings: VramSettings;
     /** Run an action's steps (commands) in order. */

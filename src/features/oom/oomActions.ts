@@ -1,8 +1,9 @@
 /**
- * The fixes an out-of-memory diagnosis calls for, ranked, each one click
- * (a command, or commands run in order) and each saying what it is expected
- * to gain. The ranking follows the kernel's ranking of causes; the rest of
- * the out-of-memory playbook comes after, so something is always offered.
+ * The fixes that an out-of-memory diagnosis calls for, ranked. Each is one
+ * click, which runs a command or several commands in order, and each says
+ * what it is expected to gain. The ranking follows the kernel's ranking of
+ * causes, and the rest of the out-of-memory playbook comes after them, so
+ * that something is always offered.
  */
 import { ReadonlyPartialJSONObject } from '@lumino/coreutils';
 
@@ -15,11 +16,13 @@ import { trans } from '../../text/translation';
 /** JupyterLab's own command: restart the notebook's kernel (it asks first). */
 export const RESTART_KERNEL_COMMAND = 'notebook:restart-kernel';
 
+/** One step of an out-of-memory fix: a command and its arguments. */
 export interface OomActionStep {
   command: string;
   args?: ReadonlyPartialJSONObject;
 }
 
+/** One fix that the out-of-memory assistant offers as a button. */
 export interface OomAction {
   /** Stable id (tests, DOM data-role). */
   id: string;
@@ -41,6 +44,7 @@ export interface OomProgress {
   recording: boolean;
 }
 
+/** The progress of a diagnosis before the user has done anything about it. */
 export const NO_OOM_PROGRESS: OomProgress = {
   deletedNames: new Set(),
   clearedHidden: new Set(),
@@ -54,6 +58,10 @@ const HIDDEN_HOLDERS = new Set([
   'last_execution_result'
 ]);
 
+/**
+ * Ranks the fixes that an out-of-memory diagnosis calls for, leaving out those
+ * the user has already done.
+ */
 export function oomActions(
   d: OomDiagnosis,
   units: ByteUnits,

@@ -1,8 +1,8 @@
 /**
  * The out-of-memory diagnosis in plain words with numbers: a headline, one
- * sentence per cause (in the kernel's ranking) and the figures behind them.
- * Pure text; the view renders it (as text: labels and pids come from the
- * kernel).
+ * sentence per cause in the kernel's ranking, and the figures behind them.
+ * This module makes text only; the view renders it, as text, because labels
+ * and pids come from the kernel.
  */
 import { ByteUnits, formatBytes } from '../../text/format';
 import { OomCause, OomDiagnosis, OomStaleHolder } from '../../protocol/oom';
@@ -20,6 +20,10 @@ export type OomFigureKey =
   | 'stale'
   | 'retries';
 
+/**
+ * An out-of-memory diagnosis in words: a headline, one sentence per cause, and
+ * the figures behind them.
+ */
 export interface OomExplanation {
   headline: string;
   causes: { cause: string; text: string }[];
@@ -447,6 +451,7 @@ function holderText(h: OomStaleHolder, units: ByteUnits): string {
     : holderName(h);
 }
 
+/** Names a stale holder the way the assistant's sentences refer to it. */
 export function holderName(h: OomStaleHolder): string {
   switch (h.holder) {
     case 'name':

@@ -3,7 +3,7 @@
  * moment a cell failed; once the user frees memory or deletes what held it,
  * those figures no longer say where things stand, and a fix that worked
  * would look as if it did nothing. The latest sample reads some of the same
- * figures again: those are shown beside the ones at the failure.
+ * figures again, and those are shown beside the ones at the failure.
  */
 import { OomDiagnosis } from '../../protocol/oom';
 import { SampleMessage } from '../../protocol/sample';
@@ -14,6 +14,10 @@ import { OomFigureKey } from './oomExplanation';
 /** The figures the latest sample reads again; a figure it cannot read is absent. */
 export type OomFiguresNow = Partial<Record<OomFigureKey, number>>;
 
+/**
+ * Reads from the latest sample the current values of the figures that a
+ * diagnosis quotes from the time of the failure.
+ */
 export function oomFiguresNow(
   d: OomDiagnosis,
   sample: SampleMessage | null

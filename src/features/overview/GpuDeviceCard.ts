@@ -1,9 +1,10 @@
 /**
- * One GPU: a stacked bar of who holds the device (PyTorch allocated, PyTorch
- * cache, rest of this process, other processes, free) and the figures.
+ * The card of one GPU: a stacked bar of who holds the device (PyTorch's
+ * allocated memory, PyTorch's cache, the rest of this process, other
+ * processes, and what is free), and the figures.
  *
- * A plain DOM component owned by GpuDeviceList; it re-renders only when its
- * figures changed.
+ * It is a plain DOM component that GpuDeviceList owns, and it renders again
+ * only when its figures changed.
  */
 import {
   formatBytes,
@@ -23,6 +24,10 @@ import {
 } from '../../ui/dom';
 import { trans } from '../../text/translation';
 
+/**
+ * The card of one GPU, with a stacked bar of who holds the device and its
+ * figures.
+ */
 export class GpuDeviceCard {
   constructor(index: number) {
     const node = (this.node = element(

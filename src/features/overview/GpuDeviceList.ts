@@ -14,6 +14,7 @@ const RELEVANT: ReadonlySet<ModelChange> = new Set<ModelChange>([
   'history'
 ]);
 
+/** The list of GPU cards of the current kernel, one per visible device. */
 export class GpuDeviceList extends ModelView {
   constructor(settings: ConstructorParameters<typeof ModelView>[0]) {
     super(settings);

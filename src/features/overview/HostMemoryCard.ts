@@ -1,8 +1,10 @@
 /**
- * Host RAM: what the kernel process holds (RSS) against the RAM it may use
- * (its container's limit when one is set, else the machine's total) and what
- * is still available under it; and swap: what of the kernel is swapped out
- * (shown only when something is), and the swap its pages may still go to.
+ * The card of the host's RAM and swap. For RAM it shows what the kernel
+ * process holds (its RSS) against the RAM it may use, which is its
+ * container's limit when one is set and the machine's total otherwise, and
+ * what is still available under that limit. For swap it shows how much of
+ * the kernel is swapped out, when any of it is, and the swap that its pages
+ * may still go to.
  */
 import {
   ByteUnits,
@@ -31,6 +33,9 @@ const RELEVANT: ReadonlySet<ModelChange> = new Set<ModelChange>([
   'history'
 ]);
 
+/**
+ * The card that shows the kernel's host RAM and swap against what it may use.
+ */
 export class HostMemoryCard extends ModelView {
   constructor(settings: ConstructorParameters<typeof ModelView>[0]) {
     super(settings);

@@ -1,7 +1,8 @@
 /**
- * A uPlot chart of the recent memory history: host RSS and, per GPU, PyTorch
- * allocated/reserved and NVML process use, as steps (a figure holds until
- * the next sample: samples come when a figure moves).
+ * A uPlot chart of the recent memory history: the host RSS and, per GPU,
+ * PyTorch's allocated and reserved memory and NVML's process use. The lines
+ * are drawn as steps, because a figure holds until the next sample, and a
+ * sample comes only when a figure moves.
  *
  * It shows only the last `timelineWindowMinutes` (only the window is read
  * out of the ring buffers, walking back from the newest sample), so a render
@@ -99,6 +100,7 @@ function loadUPlot(): Promise<typeof uPlot> {
   return uPlotLoading;
 }
 
+/** The chart of the kernel's recent memory history. */
 export class MemoryTimeline extends ModelView {
   /** `onPickWindow`: the user chose how much history to show (minutes); absent: no choice offered. */
   constructor(

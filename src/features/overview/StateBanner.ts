@@ -1,6 +1,6 @@
 /**
- * The top of the sidebar: where monitoring stands (and why, when it is not
- * live), whether the kernel is busy, and the visibility notes.
+ * The top of the sidebar, which says where monitoring stands (and why, when
+ * it is not live), whether the kernel is busy, and the visibility notes.
  */
 import { describeState, MonitorState } from '../../model/MonitorState';
 import { ModelChange } from '../../model/IKernelMemoryModel';
@@ -14,6 +14,7 @@ const RELEVANT: ReadonlySet<ModelChange> = new Set<ModelChange>([
   'notes'
 ]);
 
+/** The banner at the top of the sidebar that says where monitoring stands. */
 export class StateBanner extends ModelView {
   constructor(settings: ConstructorParameters<typeof ModelView>[0]) {
     super(settings);

@@ -1,8 +1,9 @@
 /**
- * The timeline's title: "Last 5 min", where the span is a choice (5 min to
- * 24 h) for looking further back, at yesterday's run or the process before
- * a restart. The choice is the `timelineWindowMinutes` setting, so it stays;
- * this view only shows it and says what the user picked.
+ * The timeline's title, such as "Last 5 min", in which the span is a choice
+ * from 5 minutes to 24 hours, so that the user can look further back at
+ * yesterday's run or at the process before a restart. The choice is the
+ * `timelineWindowMinutes` setting, so that it is kept; this view only shows
+ * it and reports what the user picked.
  */
 import { element } from '../../ui/dom';
 import { trans } from '../../text/translation';
@@ -12,6 +13,10 @@ export const TIMELINE_WINDOW_CHOICES: readonly number[] = [
   5, 30, 120, 720, 1440
 ];
 
+/**
+ * The timeline's title, which shows how much history the chart covers and,
+ * where offered, lets the user choose it.
+ */
 export class TimelineWindowPicker {
   /** `onPick`: the user chose a span (minutes); null: the span is only shown. */
   constructor(onPick: ((minutes: number) => void) | null) {
@@ -68,6 +73,10 @@ export class TimelineWindowPicker {
   private _shown: number | null = null;
 }
 
+/**
+ * Writes a span of minutes the way the timeline's title shows it ("30 s", "5
+ * min", "2 h").
+ */
 export function formatMinutes(minutes: number): string {
   if (minutes < 1) {
     return `${Math.round(minutes * 60)} s`;

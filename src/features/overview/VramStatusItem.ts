@@ -1,7 +1,8 @@
 /**
- * The status bar item: one compact figure for the active kernel, e.g.
- * "GPU 1.2/80 GiB" (what this kernel holds on its GPUs) or "RAM 512 MiB"
- * when the kernel has no GPU figures. Warns above the usage threshold.
+ * The status bar item, which shows one compact figure for the active kernel:
+ * "GPU 1.2/80 GiB" for what the kernel holds on its GPUs, or "RAM 512 MiB"
+ * when the kernel has no GPU figures. It warns when usage is above the
+ * threshold set in the settings.
  */
 import { formatBytes, formatBytesOf, UNKNOWN_TEXT } from '../../text/format';
 import { gpuFigures } from '../../model/gpuFigures';
@@ -133,6 +134,10 @@ function currentSummary(
   };
 }
 
+/**
+ * The status bar item that shows one compact memory figure of the active
+ * kernel.
+ */
 export class VramStatusItem extends ModelView {
   constructor(options: { monitor: IVramMonitor; onClick?: () => void }) {
     super(options.monitor.settings);

@@ -1,9 +1,10 @@
 /**
- * "Memory ▾" in the notebook toolbar: a button that opens a menu
- * of the free-memory actions and the snippets (in an "Insert Cell to Save
- * Memory" submenu). Every item is a command, so the menu, the palette and
- * the sidebar behave alike. Registered as the toolbar item `vram-memory` of
- * the `Notebook` toolbar (schema/plugin.json `jupyter.lab.toolbars`).
+ * The "Memory ▾" button of the notebook toolbar, which opens a menu of the
+ * free-memory actions and of the snippets, the latter in an "Insert Cell to
+ * Save Memory" submenu. Every item is a command, so that the menu, the
+ * palette and the sidebar behave alike. It is registered as the toolbar item
+ * `vram-memory` of the `Notebook` toolbar (`jupyter.lab.toolbars` in
+ * schema/plugin.json).
  *
  * Test hooks: the button `[data-vram-role="toolbar-memory"]`, the menu
  * `[data-vram-role="toolbar-memory-menu"]` (class `jp-vram-MemoryMenu`) and
@@ -25,6 +26,10 @@ export const MEMORY_MENU_COMMANDS: readonly string[] = [
   CommandIDs.inspectMemory
 ];
 
+/**
+ * The "Memory" button of the notebook toolbar, which opens a menu of the memory
+ * actions and snippets.
+ */
 export class MemoryToolbarButton extends Widget {
   constructor(options: MemoryToolbarButton.IOptions) {
     super();
@@ -115,7 +120,9 @@ export class MemoryToolbarButton extends Widget {
   private _snippetMenu: Menu;
 }
 
+/** The types that go with MemoryToolbarButton. */
 export namespace MemoryToolbarButton {
+  /** The options a new MemoryToolbarButton is constructed with. */
   export interface IOptions {
     commands: CommandRegistry;
     library: SnippetLibrary;

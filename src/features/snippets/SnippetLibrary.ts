@@ -1,12 +1,12 @@
 /**
- * The snippets the user has (from the `snippets` setting) and the latest
- * "restart needed" warning, with a signal for the views (sidebar section,
- * toolbar menu) and the commands' palette items.
+ * The snippets the user has, from the `snippets` setting, and the latest
+ * "restart needed" warning, with a signal for the views (the sidebar section
+ * and the toolbar menu) and for the commands' palette items.
  *
- * The default list is the schema's `snippets` default: the settings
- * registry holds it already, so the page reads it from there. Its copy in
- * JavaScript (defaultSnippets.ts, the largest part of the extension's
- * code) loads only where there is no registry. Until the first reading the
+ * The default list is the schema's `snippets` default. The settings registry
+ * holds it already, so the page reads it from there. Its copy in JavaScript
+ * (defaultSnippets.ts, the largest part of the extension's code) loads only
+ * where there is no registry. Until the first reading the
  * library is empty, and `ready` says when it is done.
  */
 import { ISignal, Signal } from '@lumino/signaling';
@@ -28,10 +28,15 @@ export interface SnippetWarning extends RestartDecision {
   model: IKernelMemoryModel | null;
 }
 
+/** What changed in a SnippetLibrary, as its `changed` signal names it. */
 export type SnippetLibraryChange = 'snippets' | 'warning';
 
 const NO_SNIPPETS: SnippetSettings = { all: [], visible: [], problems: [] };
 
+/**
+ * The user's snippets and the latest "restart needed" warning, shared by the
+ * views and commands that offer snippets.
+ */
 export class SnippetLibrary {
   /**
    * With `settings`, read already; without, empty until the first {@link read}

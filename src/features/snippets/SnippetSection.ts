@@ -1,8 +1,9 @@
 /**
- * "Save memory" in the sidebar's Memory tab: one button per
- * visible snippet, each inserting its cell into the active notebook (through
- * the `insert-snippet` command, so button, palette and toolbar menu behave
- * alike), and the latest "restart the kernel" warning.
+ * The "Save memory" section of the sidebar's Memory tab. It has one button
+ * per visible snippet, each of which inserts its cell into the active
+ * notebook, and it shows the latest "restart the kernel" warning. The
+ * buttons run the `insert-snippet` command, so that a button, the palette
+ * and the toolbar menu behave alike.
  *
  * Test hooks: `[data-vram-role="snippet-section"]`, buttons
  * `[data-vram-role="snippet-button"][data-vram-snippet="<id>"]`, and
@@ -19,6 +20,7 @@ import { IKernelMemoryModel } from '../../model/IKernelMemoryModel';
 import { button, element, setHidden, setText } from '../../ui/dom';
 import { trans } from '../../text/translation';
 
+/** The sidebar section with one button per visible snippet. */
 export class SnippetSection extends Widget {
   constructor(options: SnippetSection.IOptions) {
     super();
@@ -125,7 +127,9 @@ export class SnippetSection extends Widget {
   private _warningText: HTMLSpanElement;
 }
 
+/** The types that go with SnippetSection. */
 export namespace SnippetSection {
+  /** The options a new SnippetSection is constructed with. */
   export interface IOptions {
     library: SnippetLibrary;
     /** Run a command by id. */

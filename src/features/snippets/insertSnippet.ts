@@ -1,7 +1,7 @@
 /**
- * Put a rendered snippet into a notebook as a new code cell: at its
- * placement index, active and selected, not executed, and undoable in one
- * step (notebook undo, `notebook:undo-cell-action`).
+ * Puts a rendered snippet into a notebook as a new code cell at its
+ * placement index. The cell is active and selected but not executed, and
+ * one step of the notebook's undo (`notebook:undo-cell-action`) removes it.
  *
  * The cell goes in through the shared model (`sharedModel.insertCell`), in
  * one transaction that the notebook's undo manager tracks. Yjs merges

@@ -1,11 +1,12 @@
 /**
- * The answer to the `notebook_names` request (docs/protocol.md):
+ * The answer to the `notebook_names` request (docs/protocol.md), which says
  * which names of the user's namespace hold a model, an optimizer, a data
  * loader, a loss and a grad scaler, and what the kernel has initialised.
  *
- * Untrusted JSON like every kernel message: `parseNotebookNames` never
- * throws; whatever is malformed reads as "nothing found" (the snippet then
- * gets its default placeholder names) or "unknown".
+ * The answer is untrusted JSON, like every kernel message, so
+ * `parseNotebookNames` never throws. Whatever is malformed reads as "nothing
+ * found", and the snippet then gets its default placeholder names, or as
+ * "unknown".
  */
 import { PLACEHOLDER_KEYS, PlaceholderKey } from './placeholders';
 import { isUsableName, RuntimeFlags } from './snippet';
@@ -13,6 +14,7 @@ import { isUsableName, RuntimeFlags } from './snippet';
 /** At most this many names per kind are kept (the protocol sends at most 20). */
 const MAX_NAMES = 20;
 
+/** The kernel's answer to the `notebook_names` request, checked and typed. */
 export interface NotebookNames {
   names: Record<PlaceholderKey, string[]>;
   runtime: RuntimeFlags;

@@ -1,13 +1,15 @@
 /**
- * The placeholders a snippet's code may use (`{{model}}`, `{{optimizer}}`,
- * …): the vocabulary that reading the setting checks at start-up, apart
- * from the rendering (snippet.ts), which loads with the first insertion.
+ * The placeholders that a snippet's code may use, such as `{{model}}` and
+ * `{{optimizer}}`. Reading the setting checks this vocabulary at start-up,
+ * so it lives apart from the rendering (snippet.ts), which loads only with
+ * the first insertion.
  */
 
 /** The placeholders a snippet may use: `{{model}}`, `{{optimizer}}`, … */
 export type PlaceholderKey =
   'model' | 'optimizer' | 'dataloader' | 'loss' | 'scaler';
 
+/** Every placeholder a snippet may use, without its braces. */
 export const PLACEHOLDER_KEYS: readonly PlaceholderKey[] = [
   'model',
   'optimizer',
@@ -19,8 +21,13 @@ export const PLACEHOLDER_KEYS: readonly PlaceholderKey[] = [
 /** `{{eval_dataloader}}`: the loader an evaluation loop reads (see snippet.ts). */
 export const EVAL_DATALOADER = 'eval_dataloader';
 
+/**
+ * The pattern that finds a placeholder, such as `{{model}}`, in a snippet's
+ * code.
+ */
 export const PLACEHOLDER_PATTERN = /\{\{([A-Za-z_][A-Za-z0-9_]*)\}\}/g;
 
+/** Tells whether a word is the name of a known placeholder. */
 export function isPlaceholderKey(key: string): key is PlaceholderKey {
   return (PLACEHOLDER_KEYS as readonly string[]).includes(key);
 }

@@ -1,8 +1,9 @@
 /**
- * Code snippets of the out-of-memory playbook, as pure functions:
- * what a snippet is, how its placeholders are filled in, where its cell
- * goes, and whether the kernel must restart for it to take effect. No DOM,
- * no JupyterLab: the commands (commands.ts) and the views build on these.
+ * The code snippets of the out-of-memory playbook, as pure functions that
+ * say what a snippet is, how its placeholders are filled in, where its cell
+ * goes, and whether the kernel must restart for it to take effect. They use
+ * neither the DOM nor JupyterLab; the snippet commands (snippetCommands.ts)
+ * and the views build on them.
  */
 import { SampleMessage } from '../../protocol/sample';
 import {
@@ -13,6 +14,7 @@ import {
 } from './placeholders';
 import { trans } from '../../text/translation';
 
+/** The framework a snippet is written for. */
 export type SnippetFramework = 'torch' | 'tensorflow';
 
 /**
@@ -24,6 +26,10 @@ export type SnippetPlacement = 'below' | 'top';
 /** What must not be initialised yet for the snippet to take effect. */
 export type SnippetRequiresFresh = 'cuda' | 'tensorflow' | null;
 
+/**
+ * One code snippet of the out-of-memory playbook, as the `snippets` setting
+ * lists it.
+ */
 export interface Snippet {
   /** kebab-case, unique. */
   id: string;
@@ -282,6 +288,10 @@ export function runtimeFlagsOfSample(
   };
 }
 
+/**
+ * Why a snippet needs a kernel restart to take effect, and the sentence that
+ * says so.
+ */
 export interface RestartDecision {
   /** The framework the kernel initialised too early for the snippet. */
   reason: 'cuda' | 'tensorflow';

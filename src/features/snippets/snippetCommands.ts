@@ -1,8 +1,9 @@
 /**
- * The snippet commands (ids in ui/commandIds.ts): insert a memory-saving cell
- * from the snippet library, with the names the kernel reports for the
- * user's model, optimizer and the rest, and warn when it needs a restart to
- * take effect. Registered by registerCommands (commands.ts).
+ * The snippet commands, whose ids are in ui/commandIds.ts. They insert a
+ * memory-saving cell from the snippet library, filled in with the names the
+ * kernel reports for the user's model, optimizer and the rest, and warn when
+ * the snippet needs a kernel restart to take effect. The feature's
+ * plugin (plugin.ts) registers them.
  */
 import { JupyterFrontEnd } from '@jupyterlab/application';
 import { ICommandPalette } from '@jupyterlab/apputils';
@@ -38,6 +39,10 @@ export interface SnippetInsertion {
   namesFound: boolean;
 }
 
+/**
+ * Registers the snippet commands with the app and, when there is one, the
+ * command palette.
+ */
 export function registerSnippetCommands(options: {
   app: JupyterFrontEnd;
   monitor: MemoryMonitor;

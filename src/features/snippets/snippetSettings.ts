@@ -1,8 +1,8 @@
 /**
- * The `snippets` setting, read again in code: the settings editor's raw JSON
- * mode lets a user type anything, and the schema cannot say "ids are
- * unique". Invalid entries are skipped with a reason (logged, never thrown);
- * the first of two snippets with one id wins.
+ * Reads the `snippets` setting again in code, because the settings editor's
+ * raw JSON mode lets a user type anything, and the schema cannot say that
+ * ids are unique. Invalid entries are skipped with a reason, which is
+ * logged and never thrown, and the first of two snippets with one id wins.
  *
  * Built-in snippets follow the installed version. JupyterLab's Settings
  * Editor writes the whole composite into the user's settings when any one
@@ -16,6 +16,10 @@
 import { unknownPlaceholders } from './placeholders';
 import type { Snippet } from './snippet';
 
+/**
+ * The `snippets` setting after it was checked: the valid snippets and the
+ * reasons for skipping the others.
+ */
 export interface SnippetSettings {
   /** Every valid snippet, hidden ones included, in settings order. */
   all: Snippet[];

@@ -1,4 +1,4 @@
-"""The kernel's container memory limit: its cgroup's limit, usage and OOM kills.
+"""Reads the kernel's container memory limit, which is its cgroup's limit, usage and OOM kill count.
 
 In a container (Docker, Kubernetes, a JupyterHub spawner) the kernel is killed
 at its cgroup's memory limit, long before the node's RAM runs out; the node's

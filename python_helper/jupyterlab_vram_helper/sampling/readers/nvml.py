@@ -1,4 +1,4 @@
-"""NVML (``pynvml`` from nvidia-ml-py): device totals and per-process usage.
+"""Reads device totals and per-process usage from NVML (``pynvml``, from the nvidia-ml-py package).
 
 NVML reads the driver's view without creating a CUDA context, so it works
 before (and without) PyTorch. It ignores CUDA_VISIBLE_DEVICES: devices.py maps
@@ -63,6 +63,8 @@ _NO_OWN_STATE = object()
 
 # A NamedTuple, not a dataclass: see SamplerConfig (config.py).
 class NvmlDevice(NamedTuple):
+    """One GPU as NVML lists it, numbered by NVML rather than by CUDA."""
+
     nvml_index: int
     uuid: str | None
     name: str | None
@@ -114,6 +116,8 @@ def _v2_absent(exc: Exception) -> bool:
 
 
 class NvmlReader:
+    """Reads device totals and per-process usage from NVML."""
+
     def __init__(
         self,
         pid: int | None = None,

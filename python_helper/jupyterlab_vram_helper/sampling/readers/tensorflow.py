@@ -1,4 +1,4 @@
-"""TensorFlow's GPU allocator, read only after TF initialised its devices.
+"""Reads TensorFlow's GPU allocator, but only after TensorFlow has initialised its devices.
 
 ``get_memory_info`` (and anything that lists logical devices) initialises the
 TF runtime, which by default maps almost all GPU memory and freezes the device
@@ -35,6 +35,7 @@ _PHYSICAL_NAMES = {kind: re.compile(rf"(?:^|/)physical_device:{kind}:(\d+)$") fo
 
 
 def loaded_tensorflow() -> Any:
+    """Return the TensorFlow module if the user imported it, without importing it."""
     return sys.modules.get("tensorflow")
 
 
@@ -58,12 +59,14 @@ def gpus_initialized() -> bool:
 
 
 def tensorflow_state(tf: Any) -> TensorflowState:
+    """Report whether TensorFlow is imported and whether its GPUs are initialised."""
     if tf is None:
         return {"imported": False, "gpus_initialized": False}
     return {"imported": True, "gpus_initialized": gpus_initialized()}
 
 
 def tensorflow_info(tf: Any) -> TensorflowInfo | None:
+    """Return the TensorFlow version and GPU state for the ``hello`` message, or None without TensorFlow."""
     if tf is None:
         return None
     version = getattr(tf, "__version__", None)

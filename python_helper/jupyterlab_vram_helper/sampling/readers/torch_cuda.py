@@ -1,4 +1,4 @@
-"""PyTorch's CUDA caching allocator, read without side effects.
+"""Reads PyTorch's CUDA caching allocator without side effects.
 
 Never imports torch and never initialises CUDA: the figures are read only once
 ``torch.cuda.is_initialized()`` is true, always with an explicit device index
@@ -43,6 +43,7 @@ loaded_torch: Callable[[], Any] = functools.partial(sys.modules.get, "torch")
 
 
 def cuda_initialized(torch: Any) -> bool:
+    """Tell whether PyTorch has initialised CUDA, treating any failure to ask as no."""
     try:
         return bool(torch.cuda.is_initialized())
     except Exception:
@@ -221,6 +222,7 @@ def initialized_device_reading(torch: Any, index: int) -> tuple[TorchGpuFigures 
 
 
 def figures_from_stats(stats: Mapping[str, Any], backend: str | None = None) -> TorchGpuFigures:
+    """Turn the caching allocator's statistics into the figures of one GPU."""
     try:
         # Every sampler tick: plain lookups, checked once (see counters_from_stats).
         allocated, reserved = stats["allocated_bytes"]["all"], stats["reserved_bytes"]["all"]
@@ -273,6 +275,8 @@ def _int(value: Any) -> int | None:
 
 
 class AllocatorCounters(NamedTuple):
+    """The caching allocator's current and peak counters of one device, as per-cell accounting reads them."""
+
     allocated: int | None
     allocated_peak: int | None
     reserved: int | None
