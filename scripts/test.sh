@@ -122,7 +122,7 @@ pytest_suites() {
   python -m pytest tests/cuda -m gpu_exclusive -rfE --junitxml="$results/pytest-gpu-exclusive.xml" || status=$?
   return "$status"
 }
-run_step "pytest" --about "helper units, real-kernel end to end (two workers), CUDA suite; was up to 18 min serially on the 2-vCPU dev VM" \
+run_step "pytest" --about "helper units, real-kernel end to end (two workers), CUDA suite; about 25 min on the 2-vCPU dev VM at a load average of 10" \
   --report "pytest*.xml" progress --live "$logs/pytest.log" pytest_suites
 
 gpu_kit() {
