@@ -110,7 +110,7 @@ run_step "Docs site" --about "MkDocs, strict: a broken link or anchor fails it; 
 # Two pytest-xdist workers (VRAM_PYTEST_WORKERS; 0 or 1 runs serially): the
 # real-kernel tests spend most of their time waiting on a kernel (its start,
 # its samples), so two at once finish sooner even on two busy cores; a third
-# gained nothing there (docs/performance.md). The tests that fill the GPU or
+# was not clearly faster and took more CPU (docs/performance.md). The tests that fill the GPU or
 # read device-wide figures (marker gpu_exclusive) run afterwards, alone, as
 # the GPU kit runs them; without a GPU they skip.
 pytest_suites() {
