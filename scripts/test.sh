@@ -110,9 +110,9 @@ run_step "Docs site" --about "MkDocs, strict: a broken link or anchor fails it; 
 # Two pytest-xdist workers (VRAM_PYTEST_WORKERS; 0 or 1 runs serially): the
 # real-kernel tests spend most of their time waiting on a kernel (its start,
 # its samples), so two at once finish sooner even on two busy cores; a third
-# was not clearly faster and took more CPU (docs/performance.md). The tests that fill the GPU or
-# read device-wide figures (marker gpu_exclusive) run afterwards, alone, as
-# the GPU kit runs them; without a GPU they skip.
+# was not clearly faster and took more CPU (docs/performance.md). The tests
+# that fill the GPU or read device-wide figures (marker gpu_exclusive) run
+# afterwards, alone, as the GPU kit runs them; without a GPU they skip.
 pytest_suites() {
   local workers=${VRAM_PYTEST_WORKERS:-2} parallel=() status=0
   if [ "$workers" -gt 1 ] && python -c "import xdist" 2>/dev/null; then
