@@ -107,8 +107,23 @@ run_step "Docs site" --about "MkDocs, strict: a broken link or anchor fails it; 
 # -rfE: pytest's short summary names failures and errors only; the skipped
 # tests are listed once per reason in the closing summary (26 near-identical
 # "needs a CUDA GPU" lines otherwise).
-run_step "pytest" --about "helper units, real-kernel end to end, CUDA suite; up to 18 min on the 2-vCPU dev VM" --report pytest.xml \
-  progress --live "$logs/pytest.log" python -m pytest tests -rfE --junitxml="$results/pytest.xml"
+# Two pytest-xdist workers (VRAM_PYTEST_WORKERS; 0 or 1 runs serially): the
+# real-kernel tests spend most of their time waiting on a kernel (its start,
+# its samples), so two at once finish sooner even on two busy cores; a third
+# was not clearly faster and took more CPU (docs/performance.md). The tests
+# that fill the GPU or read device-wide figures (marker gpu_exclusive) run
+# afterwards, alone, as the GPU kit runs them; without a GPU they skip.
+pytest_suites() {
+  local workers=${VRAM_PYTEST_WORKERS:-2} parallel=() status=0
+  if [ "$workers" -gt 1 ] && python -c "import xdist" 2>/dev/null; then
+    parallel=(-n "$workers")
+  fi
+  python -m pytest tests -m "not gpu_exclusive" "${parallel[@]}" -rfE --junitxml="$results/pytest.xml" || status=$?
+  python -m pytest tests/cuda -m gpu_exclusive -rfE --junitxml="$results/pytest-gpu-exclusive.xml" || status=$?
+  return "$status"
+}
+run_step "pytest" --about "helper units, real-kernel end to end (two workers), CUDA suite; about 25 min on the 2-vCPU dev VM at a load average of 10" \
+  --report "pytest*.xml" progress --live "$logs/pytest.log" pytest_suites
 
 gpu_kit() {
   local pyver base_python
@@ -172,7 +187,7 @@ galata() {
   say "the test JupyterLab starts first (about 20 s); then each test's line as it ends"
   progress --live "$logs/galata.log" galata_run playwright.json || server_log
 }
-run_step "Galata" --about "a real JupyterLab and kernel in Chromium; up to 32 min on the 2-vCPU dev VM" --report playwright.json galata
+run_step "Galata" --about "a real JupyterLab and kernel in Chromium, one test at a time; about 30 min on the 2-vCPU dev VM at a load average of 4-5, longer when it is busier" --report playwright.json galata
 
 # The server (and so its kernels) runs in a new memory cgroup where this
 # machine lets the tests make one; elsewhere the test skips, with its reason in

@@ -47,6 +47,11 @@ module.exports = {
   timeout: 120 * 1000,
   expect: { timeout: 30 * 1000 },
   retries: process.env.CI ? 1 : 0,
+  // One test at a time. Two workers on the 2-vCPU development VM, with other
+  // work keeping it busy, made two browsers start JupyterLab at once: Galata's
+  // own 15 s wait for the launcher ran out in 4 of 7 tests, and a fifth passed
+  // its 120 s timeout (docs/performance.md). kernels.spec.ts also expects its
+  // kernel to be the only one the server runs.
   workers: 1,
   reporter: [['list'], ['html', { open: 'never' }]],
   use: {
