@@ -414,9 +414,9 @@ class ContainerMemory(TypedDict):
     """
     Processes the out-of-memory killer took in that cgroup, ever; null when unknown.
     """
-    cgroup_version: Literal[1, 2]
+    cgroup_version: int
     """
-    The cgroup hierarchy's version.
+    The cgroup hierarchy's version: 1 or 2.
     """
     swap_limit_bytes: NotRequired[int | None]
     """
@@ -1359,9 +1359,9 @@ class DeviceSites(TypedDict):
     """
     "host" or "cuda:<index>".
     """
-    index: int | None
+    index: NotRequired[int | None]
     """
-    The CUDA ordinal; null for the host.
+    The CUDA ordinal; absent or null for the host.
     """
     total_bytes: int
     """
@@ -1430,9 +1430,9 @@ class CellAliveBytes(TypedDict):
     """
     Its live bytes rose after each of its last runs: a likely leak (cell_alive messages only).
     """
-    runs: list[CellAliveRun]
+    runs: NotRequired[list[CellAliveRun]]
     """
-    Its figure after each of its recent runs (cell_alive messages only).
+    Its figure after each of its recent runs; in cell_alive messages only (a reader reads its absence as none).
     """
 
 
@@ -1648,7 +1648,7 @@ class OomDiagnosis(TypedDict):
     """
     The likely causes, most likely first; empty when nothing can be said.
     """
-    allocation_sites: OomAllocationSites | None
+    allocation_sites: NotRequired[OomAllocationSites | None]
     """
     The notebook lines holding the most on that device at the failure; null when the kernel could not say (absent from older helpers).
     """

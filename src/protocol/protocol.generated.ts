@@ -457,9 +457,9 @@ export interface ContainerMemory {
    */
   oom_kill_count: number | null;
   /**
-   * The cgroup hierarchy's version.
+   * The cgroup hierarchy's version: 1 or 2.
    */
-  cgroup_version: 1 | 2;
+  cgroup_version: number;
   /**
    * The tightest swap limit on the kernel's cgroup path (0 lets nothing go to swap); null where no cgroup limits swap or it is unknown; absent from older helpers.
    */
@@ -834,7 +834,7 @@ export interface OomDiagnosis {
   /**
    * The notebook lines holding the most on that device at the failure; null when the kernel could not say (absent from older helpers).
    */
-  allocation_sites: OomAllocationSites | null;
+  allocation_sites?: OomAllocationSites | null;
 }
 /**
  * Another process on the failing GPU.
@@ -1034,9 +1034,9 @@ export interface CellAliveBytes {
    */
   growing: boolean;
   /**
-   * Its figure after each of its recent runs (cell_alive messages only).
+   * Its figure after each of its recent runs; in cell_alive messages only (a reader reads its absence as none).
    */
-  runs: CellAliveRun[];
+  runs?: CellAliveRun[];
 }
 /**
  * Bytes per device, keyed by device name ("cpu", "host", "cuda:0", ...).
@@ -1537,9 +1537,9 @@ export interface DeviceSites {
    */
   device: string;
   /**
-   * The CUDA ordinal; null for the host.
+   * The CUDA ordinal; absent or null for the host.
    */
-  index: number | null;
+  index?: number | null;
   /**
    * The live bytes recorded.
    */
