@@ -3,7 +3,7 @@
  */
 
 /**
- * Every message of the jupyterlab-vram comm, protocol version 1: what the frontend sends the kernel helper (the comm_open data and the requests) and what the helper sends back. A key required here is one this helper always sends; where a description says a key is absent from older helpers, the frontend's readers also accept messages without it and read it as that description says. This file is the reference of the wire format; docs/protocol.md explains it in prose, and the TypeScript interfaces (src/protocol/*.generated.ts) and the Python TypedDicts (python_helper/jupyterlab_vram_helper/protocol_types.py) are generated from it.
+ * Every message of the jupyterlab-vram comm, protocol version 1: what the frontend sends the kernel helper (the comm_open data and the requests) and what the helper sends back. A key required here is one this helper always sends; where a description says a key is absent from older helpers, the frontend's readers also accept messages without it and read it as that description says. This file is the reference of the wire format; docs/protocol.md explains it in prose, and the TypeScript interfaces (src/protocol/*.generated.ts) and the Python TypedDicts (python_helper/jupyterlab_vram_helper/protocol_generated.py) are generated from it by scripts/generate-protocol-types.mjs.
  */
 export type ProtocolMessage =
   | OpenMessage
