@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
  * Generates the wire types of the comm protocol from its one JSON Schema,
- * schema/protocol/protocol.schema.json, so that the frontend and the kernel
+ * protocol/protocol.schema.json, so that the frontend and the kernel
  * helper cannot disagree on a message's shape:
  *
  *   - src/protocol/protocol.generated.ts: TypeScript interfaces, by
@@ -31,7 +31,7 @@ import { compile } from 'json-schema-to-typescript';
 import prettier from 'prettier';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const schemaPath = join(root, 'schema', 'protocol', 'protocol.schema.json');
+const schemaPath = join(root, 'protocol', 'protocol.schema.json');
 const tsPath = join(root, 'src', 'protocol', 'protocol.generated.ts');
 const pyPath = join(
   root,
@@ -42,7 +42,7 @@ const pyPath = join(
 const python = process.env.PYTHON || 'python';
 
 const HEADER =
-  'Generated from schema/protocol/protocol.schema.json by ' +
+  'Generated from protocol/protocol.schema.json by ' +
   'scripts/generate-protocol-types.mjs: do not edit it, edit the schema and ' +
   'run `npm run build:schema`.';
 
@@ -211,7 +211,7 @@ if (process.argv.includes('--check')) {
   for (const [path] of stale) {
     console.error(
       `${path.slice(root.length + 1)} differs from what ` +
-        'schema/protocol/protocol.schema.json gives: run `npm run build:schema` and commit the result.'
+        'protocol/protocol.schema.json gives: run `npm run build:schema` and commit the result.'
     );
   }
   if (stale.length) {

@@ -104,7 +104,7 @@ run_step "TypeScript lint" --about "Prettier, ESLint, and the layering of src/ (
 
 # The wire types generated from the protocol's JSON Schema must be the ones
 # committed: a schema changed without `npm run build:schema` fails here.
-run_step "Protocol types" --about "the generated wire types match schema/protocol/protocol.schema.json; about 10 s" \
+run_step "Protocol types" --about "the generated wire types match protocol/protocol.schema.json; about 10 s" \
   npm run --silent check:schema
 
 run_step "Docs site" --about "MkDocs, strict: a broken link or anchor fails it; about 10 s" \

@@ -1,4 +1,4 @@
-"""Generated from schema/protocol/protocol.schema.json by scripts/generate-protocol-types.mjs: do not edit it, edit the schema and run `npm run build:schema`."""
+"""Generated from protocol/protocol.schema.json by scripts/generate-protocol-types.mjs: do not edit it, edit the schema and run `npm run build:schema`."""
 
 from __future__ import annotations
 

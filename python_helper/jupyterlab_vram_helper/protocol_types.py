@@ -1,6 +1,6 @@
 """The messages of the comm, as TypedDicts: for type checkers only.
 
-They are generated from the protocol's JSON Schema (schema/protocol/protocol.schema.json)
+They are generated from the protocol's JSON Schema (protocol/protocol.schema.json)
 into protocol_generated.py; this module gives them the names the helper's modules
 import. To change a message, change the schema and run ``npm run build:schema``.
 

@@ -7,7 +7,7 @@
  * Results are untrusted JSON: the parsers check every field the UI relies
  * on and never throw; a bad result comes back as `{error}` naming the field.
  *
- * The wire types are generated from schema/protocol/protocol.schema.json
+ * The wire types are generated from protocol/protocol.schema.json
  * (protocol.generated.ts) and re-exported here under the names the frontend
  * imports; the reader below checks untrusted JSON against them.
  */

@@ -4,7 +4,7 @@
  * (protocol.ts) dispatches to `readCells`; a record's `oom` is read by
  * protocol/oom.ts.
  *
- * The wire types are generated from schema/protocol/protocol.schema.json
+ * The wire types are generated from protocol/protocol.schema.json
  * (protocol.generated.ts) and re-exported here under the names the frontend
  * imports; the reader below checks untrusted JSON against them.
  */

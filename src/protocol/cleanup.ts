@@ -7,7 +7,7 @@
  * below check every field the UI relies on and never throw; a bad result
  * comes back as `{error}` naming the offending field.
  *
- * The wire types are generated from schema/protocol/protocol.schema.json
+ * The wire types are generated from protocol/protocol.schema.json
  * (protocol.generated.ts) and re-exported here under the names the frontend
  * imports; the reader below checks untrusted JSON against them.
  */

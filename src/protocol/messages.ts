@@ -2,7 +2,7 @@
  * The comm's constants and `parseKernelMessage`, protocol version 1.
  *
  * The wire types are generated from the protocol's JSON Schema
- * (schema/protocol/protocol.schema.json) into protocol.generated.ts; this
+ * (protocol/protocol.schema.json) into protocol.generated.ts; this
  * module re-exports the ones the rest of the frontend imports from here.
  * To change a message, change the schema and run `npm run build:schema`.
  *

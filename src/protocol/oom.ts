@@ -5,7 +5,7 @@
  * frontend turns them into words (features/oom/oomExplanation.ts) and actions
  * (features/oom/oomActions.ts).
  *
- * The wire types are generated from schema/protocol/protocol.schema.json
+ * The wire types are generated from protocol/protocol.schema.json
  * (protocol.generated.ts) and re-exported here under the names the frontend
  * imports; the reader below checks untrusted JSON against them.
  */

@@ -1,7 +1,7 @@
 /**
  * Every JSON example of docs/protocol.md, read with the frontend's readers
  * and validated against the protocol's JSON Schema
- * (schema/protocol/protocol.schema.json): an example that the frontend would
+ * (protocol/protocol.schema.json): an example that the frontend would
  * reject (a renamed field, a wrong type, a field the reader needs that the
  * example leaves out), or that the schema does not allow, fails here.
  *
@@ -51,14 +51,7 @@ const DOC = fs.readFileSync(
 
 const SCHEMA = JSON.parse(
   fs.readFileSync(
-    path.resolve(
-      __dirname,
-      '..',
-      '..',
-      'schema',
-      'protocol',
-      'protocol.schema.json'
-    ),
+    path.resolve(__dirname, '..', '..', 'protocol', 'protocol.schema.json'),
     'utf8'
   )
 ) as { definitions: { [name: string]: unknown } };

@@ -3,7 +3,7 @@
  * memory figures, sent on change and as a heartbeat (docs/protocol.md,
  * `sample`). `parseKernelMessage` (protocol.ts) dispatches to `readSample`.
  *
- * The wire types are generated from schema/protocol/protocol.schema.json
+ * The wire types are generated from protocol/protocol.schema.json
  * (protocol.generated.ts) and re-exported here under the names the frontend
  * imports; the reader below checks untrusted JSON against them.
  */

@@ -4,7 +4,7 @@
  * (docs/protocol.md, "Allocation sites"). Its own small module: the OOM
  * diagnosis is read at start-up, the rest of protocol/allocation.ts on demand.
  *
- * The wire types are generated from schema/protocol/protocol.schema.json
+ * The wire types are generated from protocol/protocol.schema.json
  * (protocol.generated.ts) and re-exported here under the names the frontend
  * imports; the reader below checks untrusted JSON against them.
  */

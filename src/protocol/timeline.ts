@@ -5,7 +5,7 @@
  * Columns, oldest first; `null` where a figure was unknown, and a row with
  * every figure `null` where no frontend was watching (a gap in the chart).
  *
- * The wire types are generated from schema/protocol/protocol.schema.json
+ * The wire types are generated from protocol/protocol.schema.json
  * (protocol.generated.ts) and re-exported here under the names the frontend
  * imports; the reader below checks untrusted JSON against them.
  */

@@ -297,7 +297,7 @@ def test_a_comm_a_reloaded_page_left_open_is_closed_by_its_replacement(bootstrap
 def test_every_message_the_comm_got_matches_the_schema(watched: Watched) -> None:
     # The messages of the comm that the kernel harness still holds, with a cell's
     # records and a history reply (its records and timeline) among them.
-    path = Path(__file__).resolve().parents[2] / "schema" / "protocol" / "protocol.schema.json"
+    path = Path(__file__).resolve().parents[2] / "protocol" / "protocol.schema.json"
     schema = json.loads(path.read_text(encoding="utf-8"))
     validator = jsonschema.Draft7Validator(schema)
     start = len(watched.k.comm_data(watched.comm_id))

@@ -1,5 +1,5 @@
 """The messages the real helper sends, validated against the protocol's JSON Schema
-(schema/protocol/protocol.schema.json), so that the helper cannot drift from it unseen:
+(protocol/protocol.schema.json), so that the helper cannot drift from it unseen:
 a hello, samples (with GPUs read through the fakes), replies and errors of a comm, the
 cells messages of executed cells, and a history reply's records and timeline."""
 
@@ -18,7 +18,7 @@ from jupyterlab_vram_helper.runtime import Runtime
 from jupyterlab_vram_helper.sampling.readers.nvml import NvmlReader
 from jupyterlab_vram_helper.sampling.sample import SampleSource, make_sample
 
-SCHEMA_PATH = Path(__file__).resolve().parents[2] / "schema" / "protocol" / "protocol.schema.json"
+SCHEMA_PATH = Path(__file__).resolve().parents[2] / "protocol" / "protocol.schema.json"
 SCHEMA: dict[str, Any] = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
 
 
