@@ -28,7 +28,7 @@ export default tseslint.config(
     files: ['src/**/*.ts'],
     rules: {
       // Wire messages and records are plain data shapes named after what
-      // they carry (as the generated protocol types will be); interfaces of
+      // they carry (as the generated protocol types are); interfaces of
       // services and options take JupyterLab's I prefix (see CONTRIBUTING.md).
       '@typescript-eslint/no-explicit-any': 'off',
       '@typescript-eslint/no-namespace': 'off',

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Sets everything up from nothing and runs every test:
 #   0. the lint: ruff and mypy on the Python tree (scripts/lint-python.sh);
-#      Prettier, ESLint and the layering of src/ (npm run lint:check); and the
-#      user guide's site, whose broken links and anchors fail it
-#      (scripts/build-docs.sh);
+#      Prettier, ESLint and the layering of src/ (npm run lint:check); the
+#      wire types generated from the protocol's JSON Schema, which must be the
+#      committed ones (npm run check:schema); and the user guide's site,
+#      whose broken links and anchors fail it (scripts/build-docs.sh);
 #   1. pytest: helper unit tests, end-to-end tests against a real ipykernel with
 #      real (CPU) PyTorch, and the CUDA suite (skipped cleanly without a GPU);
 #   2. the GPU kit (scripts/gpu-check.sh) as it would run on a GPU machine,
@@ -100,6 +101,11 @@ run_step "Python lint" --about "ruff's rules and formatting, mypy; about 1 min h
 
 run_step "TypeScript lint" --about "Prettier, ESLint, and the layering of src/ (dependency-cruiser); about 1 min here" \
   npm run --silent lint:check
+
+# The wire types generated from the protocol's JSON Schema must be the ones
+# committed: a schema changed without `npm run build:schema` fails here.
+run_step "Protocol types" --about "the generated wire types match protocol/protocol.schema.json; about 10 s" \
+  npm run --silent check:schema
 
 run_step "Docs site" --about "MkDocs, strict: a broken link or anchor fails it; about 10 s" \
   bash scripts/build-docs.sh

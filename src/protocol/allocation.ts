@@ -1,116 +1,59 @@
 /**
- * Wire types and parsers of allocation recording: the `record_allocations`,
+ * The parsers of allocation recording: the `record_allocations`,
  * `allocation_sites` and `allocation_snapshot` requests and the
  * `allocation_recording` broadcast (docs/protocol.md, "Allocation sites";
  * the kernel side is python_helper/jupyterlab_vram_helper/allocations/allocation_sites.py).
  *
  * Results are untrusted JSON: the parsers check every field the UI relies
  * on and never throw; a bad result comes back as `{error}` naming the field.
+ *
+ * The wire types are generated from protocol/protocol.schema.json
+ * (protocol.generated.ts) and re-exported here under the names the frontend
+ * imports; the reader below checks untrusted JSON against them.
  */
 import { FieldReader, Parsed, parseWith } from './reader';
-import { AllocationSite, count, readSite } from './site';
+import { count, readSite } from './site';
+import type {
+  AllocationSitesResult as WireAllocationSitesResult,
+  AllocationSnapshotResult,
+  CellAliveBytes as WireCellAliveBytes,
+  CellAliveRun,
+  DeviceSites,
+  GpuRecording,
+  RecordingState
+} from './protocol.generated';
 
-export type { AllocationSite, SiteCell, SiteFrame } from './site';
-
-/** tracemalloc: 'off', 'recording' (started by the helper) or 'shared' (someone else's). */
-export interface HostRecording {
-  state: string;
-  frames: number | null;
-  started: number | null;
-  /** What tracemalloc itself holds. */
-  overhead_bytes: number;
-  /**
-   * When recording restarted (the traces of earlier allocations are gone);
-   * null when it did not.
-   */
-  restarted_at: number | null;
-  /**
-   * Why: 'frames' (another depth, a changed setting), 'symbolizer' (around
-   * PyTorch's first stack symbolization, which tracing would slow to
-   * minutes) or 'stopped_elsewhere' (tracemalloc.stop() in a cell: started
-   * again); null without a restart, and from helpers older than the reason.
-   */
-  restart_reason: string | null;
-}
+export type {
+  AllocationSnapshotResult,
+  CellAliveRun,
+  DeviceSites,
+  GpuRecording,
+  HostRecording,
+  RecordingState
+} from './protocol.generated';
 
 /**
- * PyTorch's allocator history: 'off', 'waiting' (for CUDA), 'recording',
- * 'shared' (someone else's, read as it is and never reconfigured or stopped;
- * `max_entries` is then null) or 'unavailable'.
+ * A cell's live bytes as the readers give them: `runs` is always set, [] where
+ * the wire leaves it out (an `allocation_sites` result sends it in
+ * `cell_alive` messages only).
  */
-export interface GpuRecording {
-  state: string;
-  max_entries: number | null;
-  started: number | null;
-  /** Allocated when recording started: memory without a stack. */
-  allocated_before_bytes: number | null;
-  /** Why it is not recording (waiting, unavailable); null otherwise. */
-  reason: string | null;
-  /**
-   * When the history restarted (its earlier alloc/free events are gone);
-   * null when it did not.
-   */
-  restarted_at: number | null;
-  /** Whether live blocks kept their stacks through that restart. */
-  restart_kept_stacks: boolean | null;
-  /**
-   * Why: 'max_entries' (a changed setting) or 'stopped_elsewhere' (switched
-   * off in a cell, `_record_memory_history(enabled=None)`: started again);
-   * null without a restart, and from helpers older than the reason.
-   */
-  restart_reason: string | null;
+export interface CellAliveBytes extends WireCellAliveBytes {
+  runs: CellAliveRun[];
 }
+
+/** An `allocation_sites` result as `parseAllocationSites` gives it. */
+export interface AllocationSitesResult extends Omit<
+  WireAllocationSitesResult,
+  'cells'
+> {
+  cells: CellAliveBytes[];
+}
+
+export type { AllocationSite, SiteCell, SiteFrame } from './site';
 
 /** Whether the kernel reads an allocator history: its own, or someone else's. */
 export function gpuHistoryReadable(gpu: GpuRecording): boolean {
   return gpu.state === 'recording' || gpu.state === 'shared';
-}
-
-export interface RecordingState {
-  enabled: boolean;
-  host: HostRecording;
-  gpu: GpuRecording;
-}
-
-export interface DeviceSites {
-  device: string;
-  index: number | null;
-  total_bytes: number;
-  count: number;
-  unattributed_bytes: number;
-  helper_bytes: number;
-  /** Allocations of `helper_bytes` (0 from a helper that does not say). */
-  helper_count: number;
-  truncated: boolean;
-  /** Largest first. */
-  sites: AllocationSite[];
-}
-
-/** Bytes a cell allocated that are still alive, per device. */
-export interface CellAliveBytes {
-  execution_count: number | null;
-  cell_id: string | null;
-  alive_bytes: { [device: string]: number };
-  total_bytes: number;
-  /** Its live bytes rose after each of its last runs: a likely leak. */
-  growing: boolean;
-  /** Its figure after each of its recent runs (`cell_alive` messages only). */
-  runs: { execution_count: number | null; total_bytes: number }[];
-}
-
-export interface AllocationSitesResult {
-  recording: RecordingState;
-  elapsed_ms: number;
-  devices: DeviceSites[];
-  cells: CellAliveBytes[];
-}
-
-export interface AllocationSnapshotResult {
-  format: string;
-  /** The pickled snapshot, base64; null with `reason` when there is none. */
-  data_base64: string | null;
-  bytes: number;
-  reason: string | null;
 }
 
 // ---------------------------------------------------------------------------

@@ -1,75 +1,38 @@
 /**
- * Wire types and parsers of the per-cell records: the `cells` message and the
+ * The parsers of the per-cell records: the `cells` message and the
  * `history` reply (docs/protocol.md, `cell`). `parseKernelMessage`
  * (protocol.ts) dispatches to `readCells`; a record's `oom` is read by
  * protocol/oom.ts.
+ *
+ * The wire types are generated from protocol/protocol.schema.json
+ * (protocol.generated.ts) and re-exported here under the names the frontend
+ * imports; the reader below checks untrusted JSON against them.
  */
-import { OomDiagnosis, readOomDiagnosis } from './oom';
+import { readOomDiagnosis } from './oom';
 import { describeValue, FieldReader, ShapeError } from './reader';
+import type {
+  CellMemoryRecord,
+  CellsMessage as WireCellsMessage
+} from './protocol.generated';
 
-export type CellStatus = 'ok' | 'error' | 'interrupted';
-
-/** Why a cell failed; `null` in a record whose status is `ok`. */
-export interface CellError {
-  /** The exception's class name (kernel text: render as text). */
-  type: string;
-  /** The first 1000 characters of `str(exception)` (kernel text). */
-  message_head: string;
-  out_of_memory: boolean;
-}
-
-export interface CellHostMemory {
-  rss_before_bytes: number | null;
-  rss_after_bytes: number | null;
-  rss_peak_bytes: number | null;
-  peak_exact: boolean;
-}
-
-export interface CellGpuMemory {
-  /** CUDA ordinal, as in samples. */
-  index: number;
-  allocated_before_bytes: number | null;
-  allocated_after_bytes: number | null;
-  allocated_peak_bytes: number | null;
-  reserved_before_bytes: number | null;
-  reserved_after_bytes: number | null;
-  reserved_peak_bytes: number | null;
-  peak_exact: boolean;
-}
-
-/** What one executed cell did to memory (docs/protocol.md, `cell`). */
-export interface CellMemoryRecord {
-  /** 1, 2, 3... per helper (a restart starts again at 1). */
-  record_id: number;
-  /** The `In[n]` number; null if IPython gave none. */
-  execution_count: number | null;
-  /** The notebook cell's id (= cell model id); null for console executions. */
-  cell_id: string | null;
-  /** Unix seconds (kernel clock) when the cell started. */
-  started: number;
-  duration_s: number;
-  /** One of CellStatus; any other string is kept as is. */
-  status: string;
-  error: CellError | null;
-  /** True when every peak in the record is exact. */
-  peak_exact: boolean;
-  host: CellHostMemory;
-  /** Devices whose caching allocator holds or held memory (may be empty). */
-  gpus: CellGpuMemory[];
-  /** The out-of-memory diagnosis; null unless the cell died of OOM (absent from older helpers). */
-  oom: OomDiagnosis | null;
-}
+export type {
+  CellError,
+  CellGpuMemory,
+  CellHostMemory,
+  CellMemoryRecord
+} from './protocol.generated';
 
 /**
- * Per-cell records, oldest first: one message per round of the helper's
- * sender (a lone cell's record alone; a "Run All" gathers the cells of ~50 ms).
+ * Per-cell records, oldest first, as `readCells` gives them: the wire
+ * message's valid records, and a text for each record it could not read.
  */
-export interface CellsMessage {
-  type: 'cells';
-  records: CellMemoryRecord[];
+export interface CellsMessage extends WireCellsMessage {
   /** One text per record that could not be read (the others are kept). */
   invalid: string[];
 }
+
+/** The statuses a record may have; a reader keeps any other string as is. */
+export type CellStatus = 'ok' | 'error' | 'interrupted';
 
 // ---------------------------------------------------------------------------
 // Parser

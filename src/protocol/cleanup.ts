@@ -1,11 +1,15 @@
 /**
- * Wire types and parsers of the cleanup requests: `free_memory`,
+ * The parsers of the results of the cleanup requests: `free_memory`,
  * `inspect` and `delete` (docs/protocol.md; the request types themselves are
  * in protocol.ts with the other requests).
  *
  * A reply's `result` is untrusted JSON like every kernel message: the parsers
  * below check every field the UI relies on and never throw; a bad result
  * comes back as `{error}` naming the offending field.
+ *
+ * The wire types are generated from protocol/protocol.schema.json
+ * (protocol.generated.ts) and re-exported here under the names the frontend
+ * imports; the reader below checks untrusted JSON against them.
  */
 import { FreeAction, HiddenHolderKind } from './messages';
 import {
@@ -15,36 +19,28 @@ import {
   parseWith,
   ShapeError
 } from './reader';
+import type {
+  DeleteFailure,
+  DeleteResult,
+  FreeMemoryResult,
+  GraphHolding,
+  HiddenOverlap,
+  InspectResult,
+  MemorySnapshot
+} from './protocol.generated';
 
-/** Memory figures taken just before and just after a cleanup. */
-export interface MemorySnapshot {
-  host: { rss_bytes: number | null };
-  gpus: SnapshotGpu[];
-}
-
-export interface SnapshotGpu {
-  index: number;
-  allocated_bytes: number | null;
-  reserved_bytes: number | null;
-  nvml_used_bytes: number | null;
-}
-
-/** What `empty_cache` did; any other string is kept as is. */
-export type EmptyCacheOutcome =
-  'done' | 'skipped_torch_not_imported' | 'skipped_cuda_not_initialized';
-
-export interface FreeMemoryResult {
-  actions_run: string[];
-  /** Objects `gc.collect()` found unreachable; null when gc did not run. */
-  gc_collected: number | null;
-  /** null when empty_cache was not asked for. */
-  empty_cache: string | null;
-  /** Steps that raised (gc, empty_cache), as a delete's; absent from older helpers. */
-  failures?: DeleteFailure[];
-  before: MemorySnapshot;
-  after: MemorySnapshot;
-  elapsed_ms: number;
-}
+export type {
+  DeleteFailure,
+  DeleteResult,
+  FreeMemoryResult,
+  GraphHolding,
+  HiddenHolder,
+  HiddenOverlap,
+  HolderEntry,
+  InspectResult,
+  MemorySnapshot,
+  SnapshotGpu
+} from './protocol.generated';
 
 export type HolderKind =
   | 'tensor'
@@ -54,120 +50,6 @@ export type HolderKind =
   | 'ndarray'
   | 'bytes'
   | 'other';
-
-/** One name of the user's namespace that holds memory. */
-export interface HolderEntry {
-  name: string;
-  /** One of HolderKind; any other string is kept as is. */
-  kind: string;
-  type_name: string;
-  summary: string;
-  /** "cuda:0", "cpu", ... -> bytes. */
-  bytes_by_device: { [device: string]: number };
-  total_bytes: number;
-  /** Other names of the listing that share storages with this one. */
-  shared_with: string[];
-  /**
-   * Bytes this name keeps alive that another entry counts (each storage is
-   * counted once, on the largest holder); 0 from an older helper.
-   */
-  shared_bytes: number;
-  /** The same per device ("cuda:0", "cpu"); {} from an older helper. */
-  shared_bytes_by_device: { [device: string]: number };
-  /** The entries those bytes are counted under; [] from an older helper. */
-  counted_under: string[];
-  /** "Out[3]", "_", "_3": copies of it in IPython's output cache. */
-  output_cache_refs: string[];
-  deletable: boolean;
-  /** Why it cannot be deleted (null when deletable). */
-  refusal: string | null;
-  /** Tensors in it that keep an autograd graph alive; null when none (or an older helper). */
-  graph_holding: GraphHolding | null;
-  /**
-   * Its walk ran out of the listing's budget: it holds at least its figures
-   * (false from an older helper).
-   */
-  truncated: boolean;
-}
-
-export interface GraphHolding {
-  tensors: number;
-  /** Distinct autograd nodes reachable from them (bounded: see `truncated`). */
-  graph_nodes: number;
-  truncated: boolean;
-  /**
-   * Bytes the graphs' saved tensors keep alive that no name holds directly
-   * (counted in the entry's total); null when the kernel's torch cannot show
-   * saved tensors without unpacking them.
-   */
-  bytes: number | null;
-  /** Saved tensors a hook packed (checkpointing, offloading): their packed form is what is counted. */
-  packed_by_hooks: number;
-}
-
-/** A reference the user cannot see: output cache, last traceback, last result. */
-export interface HiddenHolder {
-  /** One of HiddenHolderKind; any other string is kept as is. */
-  holder: string;
-  label: string;
-  bytes_by_device: { [device: string]: number };
-  total_bytes: number;
-  /**
-   * The part of it a listed name holds too, per device: clearing this holder
-   * alone leaves it alive. {} when none (or from an older helper).
-   */
-  named_bytes_by_device: { [device: string]: number };
-  summary: string;
-  /** What clearing it costs (e.g. "%debug is lost"); null when nothing. */
-  warning: string | null;
-  /**
-   * The other hidden holders that hold some of the same objects (what no
-   * listed name holds), with those bytes per device: clearing this holder
-   * alone leaves them alive. Absent when none (or from an older helper).
-   */
-  held_also_by?: HiddenOverlap[];
-}
-
-export interface HiddenOverlap {
-  /** One of HiddenHolderKind; any other string is kept as is. */
-  holder: string;
-  bytes_by_device: { [device: string]: number };
-}
-
-export interface InspectResult {
-  listing_id: string;
-  elapsed_ms: number;
-  truncated: boolean;
-  /** Largest total_bytes first (sorted again here, whatever the kernel sent). */
-  entries: HolderEntry[];
-  hidden: HiddenHolder[];
-}
-
-export interface DeleteResult {
-  deleted: string[];
-  /** `hidden`: a hidden holder of the request (`output_cache`, ...), not a name. */
-  refused: { name: string; reason: string; hidden?: boolean }[];
-  cleared: string[];
-  still_alive: { name: string; reason: string }[];
-  /**
-   * Steps that raised once the deleting began (an empty_cache after a sticky
-   * CUDA error, a holder that could not be cleared): what `deleted` and
-   * `cleared` list is done all the same. Absent when none (or from an older helper).
-   */
-  failures?: DeleteFailure[];
-  before: MemorySnapshot;
-  after: MemorySnapshot;
-  elapsed_ms: number;
-}
-
-export interface DeleteFailure {
-  /** 'delete' | 'clear' | 'gc' | 'empty_cache'; any other string is kept as is. */
-  step: string;
-  /** The name (delete), the hidden holder (clear), the GPU ("GPU 0") or null. */
-  target: string | null;
-  /** "RuntimeError: CUDA error: ..." */
-  error: string;
-}
 
 function stringList(r: FieldReader, key: string): string[] {
   return r.array(key).map((item, i) => {

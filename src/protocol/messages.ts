@@ -1,7 +1,10 @@
 /**
- * Wire types of the jupyterlab-vram comm, protocol version 1 (docs/protocol.md).
+ * The comm's constants and `parseKernelMessage`, protocol version 1.
  *
- * Must change together with python_helper/jupyterlab_vram_helper/protocol.py.
+ * The wire types are generated from the protocol's JSON Schema
+ * (protocol/protocol.schema.json) into protocol.generated.ts; this
+ * module re-exports the ones the rest of the frontend imports from here.
+ * To change a message, change the schema and run `npm run build:schema`.
  *
  * Everything that arrives from the kernel is untrusted JSON: `parseKernelMessage`
  * checks every field it relies on and turns bad data into a readable error,
@@ -13,13 +16,43 @@
  */
 
 import { CellsMessage, readCells } from './cell';
+import type {
+  ErrorMessage,
+  HelloMessage,
+  HelperConfig,
+  HelperRequest,
+  HiddenHolderKind,
+  ReplyMessage
+} from './protocol.generated';
 import { describeValue, FieldReader, ShapeError } from './reader';
-import {
-  HiddenGpus,
-  readHiddenGpus,
-  readSample,
-  SampleMessage
-} from './sample';
+import { readHiddenGpus, readSample, SampleMessage } from './sample';
+
+export type {
+  AllocationSitesRequest,
+  AllocationSnapshotRequest,
+  ConfigureRequest,
+  DeleteRequest,
+  DeviceInfo,
+  ErrorMessage,
+  FreeAction,
+  FreeMemoryRequest,
+  HelloMessage,
+  HelperConfig,
+  HelperRequest,
+  HiddenHolderKind,
+  HistoryRequest,
+  InspectRequest,
+  NotebookNamesRequest,
+  NvmlInfo,
+  OpenMessage,
+  PartialHelperConfig,
+  PingRequest,
+  RecordAllocationsRequest,
+  ReplyMessage,
+  SnapshotRequest,
+  TensorflowInfo,
+  TorchInfo
+} from './protocol.generated';
 
 /** Comm target name the helper registers in the kernel. */
 export const COMM_TARGET = 'jupyterlab-vram';
@@ -27,141 +60,22 @@ export const COMM_TARGET = 'jupyterlab-vram';
 /** Bumped on any incompatible change of the messages below. */
 export const PROTOCOL_VERSION = 1;
 
-// ---------------------------------------------------------------------------
-// Shared
+/** The `code` of an error: 'malformed', 'unknown_type', 'invalid_config', 'internal', ... (others kept). */
+export type HelperErrorCode = string;
 
-/** The helper's sampling configuration (all keys, as the helper reports it). */
-export interface HelperConfig {
-  interval_s: number;
-  change_threshold_bytes: number;
-  heartbeat_s: number;
-  /**
-   * Reset the peak counters at each cell start (exact per-cell peaks). A
-   * hello without it (an older build of this protocol version) reads as the
-   * protocol default, true.
-   */
-  reset_peak_per_cell: boolean;
-}
-
-/** `config` in `open` and `configure`: missing keys keep their current value. */
-export type PartialHelperConfig = Partial<HelperConfig>;
-
-// ---------------------------------------------------------------------------
-// Frontend -> kernel
-
-/** `data` of the comm_open. */
-export interface OpenMessage {
-  type: 'open';
-  protocol: number;
-  config?: PartialHelperConfig;
-  /** Ids of comms this frontend left open in the kernel, which the helper closes. */
-  replaces?: string[];
-}
-
-export interface ConfigureRequest {
-  type: 'configure';
-  request_id: string;
-  config: PartialHelperConfig;
-}
-
-export interface SnapshotRequest {
-  type: 'snapshot';
-  request_id: string;
-}
-
-export interface PingRequest {
-  type: 'ping';
-  request_id: string;
-}
-
-/** The per-cell records the helper keeps (the last 2000), oldest first. */
-export interface HistoryRequest {
-  type: 'history';
-  request_id: string;
-}
-
-/** Free memory: `gc.collect()` and/or `torch.cuda.empty_cache()`. */
-export interface FreeMemoryRequest {
-  type: 'free_memory';
-  request_id: string;
-  actions: FreeAction[];
-}
-
-/** List what holds memory in the user's namespace. */
-export interface InspectRequest {
-  type: 'inspect';
-  request_id: string;
-  max_entries?: number;
-  container_depth?: number;
-}
-
-/** Delete names of a listing and clear hidden holders, then free. */
-export interface DeleteRequest {
-  type: 'delete';
-  request_id: string;
-  listing_id: string;
-  names: string[];
-  hidden: HiddenHolderKind[];
-  free: FreeAction[];
-}
-
-/**
- * The names of the user's model, optimizer, data loader, loss and scaler,
- * and whether torch/TensorFlow are initialised (for the snippets).
- */
-export interface NotebookNamesRequest {
-  type: 'notebook_names';
-  request_id: string;
-}
-
-/** Allocation recording (protocol/allocation.ts has the results). */
-export interface RecordAllocationsRequest {
-  type: 'record_allocations';
-  request_id: string;
-  enabled: boolean;
-  host_frames?: number;
-  gpu_max_entries?: number;
-}
-
-export interface AllocationSitesRequest {
-  type: 'allocation_sites';
-  request_id: string;
-  max_sites?: number;
-}
-
-export interface AllocationSnapshotRequest {
-  type: 'allocation_snapshot';
-  request_id: string;
-}
-
-export type FreeAction = 'gc' | 'empty_cache';
-
-export type HiddenHolderKind =
-  'output_cache' | 'last_traceback' | 'last_execution_result';
-
+/** Every hidden holder kind, in the order the panel lists them. */
 export const HIDDEN_HOLDER_KINDS: readonly HiddenHolderKind[] = [
   'output_cache',
   'last_traceback',
   'last_execution_result'
 ];
 
+/** Whether a string from the kernel names a hidden holder kind this frontend knows. */
 export function isHiddenHolderKind(value: string): value is HiddenHolderKind {
   return (HIDDEN_HOLDER_KINDS as readonly string[]).includes(value);
 }
 
-export type HelperRequest =
-  | ConfigureRequest
-  | SnapshotRequest
-  | PingRequest
-  | HistoryRequest
-  | FreeMemoryRequest
-  | InspectRequest
-  | DeleteRequest
-  | NotebookNamesRequest
-  | RecordAllocationsRequest
-  | AllocationSitesRequest
-  | AllocationSnapshotRequest;
-
+/** The `type` of a request the frontend sends. */
 export type HelperRequestType = HelperRequest['type'];
 
 /** What a `reply` carries in `result`, per request type. */
@@ -183,81 +97,7 @@ export interface HelperRequestResults {
   allocation_snapshot: { [key: string]: unknown };
 }
 
-// ---------------------------------------------------------------------------
-// Kernel -> frontend
-
-export interface TorchInfo {
-  version: string | null;
-  /** `torch.version.cuda`; null for CPU builds. */
-  cuda_build: string | null;
-  cuda_initialized: boolean;
-}
-
-export interface TensorflowInfo {
-  version: string | null;
-  gpus_initialized: boolean;
-}
-
-export interface NvmlInfo {
-  available: boolean;
-  driver_version: string | null;
-  /** Why NVML is not available (null when it is). */
-  error: string | null;
-}
-
-export interface DeviceInfo {
-  /** CUDA ordinal as the kernel's CUDA runtime numbers it. */
-  index: number;
-  name: string | null;
-  total_bytes: number | null;
-  uuid: string | null;
-}
-
-export interface HelloMessage {
-  type: 'hello';
-  protocol: number;
-  helper_version: string;
-  python: string;
-  pid: number;
-  hostname: string;
-  /** Names the run of cell record ids: they start again at 1 when it changes. */
-  record_series: string;
-  /** null: torch is not imported in the kernel. */
-  torch: TorchInfo | null;
-  /** null: TensorFlow is not imported in the kernel. */
-  tensorflow: TensorflowInfo | null;
-  nvml: NvmlInfo;
-  /** Empty: no GPU visible to the kernel (unless `devices_wait_for_cuda`). */
-  devices: DeviceInfo[];
-  /**
-   * CUDA_VISIBLE_DEVICES names MIG instances, which NVML lists only as their
-   * parent GPUs: the kernel's devices are known once CUDA starts. Absent
-   * (older helpers) reads as false.
-   */
-  devices_wait_for_cuda?: boolean;
-  /** Why `devices` is empty when CUDA_VISIBLE_DEVICES hides every GPU; null otherwise (older helpers: absent). */
-  hidden_gpus?: HiddenGpus | null;
-  config: HelperConfig;
-}
-
-export interface ReplyMessage {
-  type: 'reply';
-  request_id: string;
-  request_type: string;
-  result: { [key: string]: unknown };
-}
-
-/** 'malformed' | 'unknown_type' | 'invalid_config' | 'internal' (others kept). */
-export type HelperErrorCode = string;
-
-export interface ErrorMessage {
-  type: 'error';
-  /** null when the request had no readable id. */
-  request_id: string | null;
-  code: HelperErrorCode;
-  message: string;
-}
-
+/** A message of the kernel as `parseKernelMessage` gives it. */
 export type KernelMessage =
   HelloMessage | SampleMessage | CellsMessage | ReplyMessage | ErrorMessage;
 

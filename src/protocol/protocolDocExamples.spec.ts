@@ -1,7 +1,9 @@
 /**
- * Every JSON example of docs/protocol.md, read with the frontend's readers:
- * an example that the frontend would reject (a renamed field, a wrong type,
- * a field the reader needs that the example leaves out) fails here.
+ * Every JSON example of docs/protocol.md, read with the frontend's readers
+ * and validated against the protocol's JSON Schema
+ * (protocol/protocol.schema.json): an example that the frontend would
+ * reject (a renamed field, a wrong type, a field the reader needs that the
+ * example leaves out), or that the schema does not allow, fails here.
  *
  * The doc is read at test time. Its fenced `json` blocks are split into
  * top-level values; the names the doc uses for shapes it shows elsewhere
@@ -17,6 +19,7 @@ import {
   parseRecordingBroadcast,
   parseRecordingState
 } from './allocation';
+import Ajv from 'ajv';
 import { parseCellRecord, parseHistoryResult } from './cell';
 import {
   parseDeleteResult,
@@ -45,6 +48,54 @@ const DOC = fs.readFileSync(
   path.resolve(__dirname, '..', '..', 'docs', 'protocol.md'),
   'utf8'
 );
+
+const SCHEMA = JSON.parse(
+  fs.readFileSync(
+    path.resolve(__dirname, '..', '..', 'protocol', 'protocol.schema.json'),
+    'utf8'
+  )
+) as { definitions: { [name: string]: unknown } };
+
+/** Validates a value against the schema's root or one of its definitions. */
+const ajv = new Ajv({ allErrors: true, allowUnionTypes: true });
+ajv.addSchema(SCHEMA, 'protocol');
+
+/** The definition each example's first key stands for (messages, with a `type`, are the root's). */
+const DEFINITION_BY_FIRST_KEY: { [key: string]: string } = {
+  times: 'TimelineColumns',
+  record_id: 'CellMemoryRecord',
+  kind: 'OomDiagnosis',
+  host: 'MemorySnapshot',
+  actions_run: 'FreeMemoryResult',
+  listing_id: 'InspectResult',
+  deleted: 'DeleteResult',
+  model: 'NotebookNamesResult',
+  enabled: 'RecordingState',
+  recording: 'AllocationSitesResult',
+  format: 'AllocationSnapshotResult'
+};
+
+/** The schema's complaints about an example; empty when it is valid. */
+function schemaErrors(text: string, value: unknown): string[] {
+  const { firstKey, type } = signature(text);
+  const definition =
+    type === null ? DEFINITION_BY_FIRST_KEY[firstKey ?? ''] : null;
+  if (type === null && !definition) {
+    return [`no schema definition for an example starting with "${firstKey}"`];
+  }
+  const ref = definition ? `protocol#/definitions/${definition}` : 'protocol';
+  const validate = ajv.getSchema(ref);
+  if (!validate) {
+    return [`the schema has no ${ref}`];
+  }
+  if (validate(value)) {
+    return [];
+  }
+  return (validate.errors ?? []).map(
+    e =>
+      `${definition ?? 'message'}${e.instancePath}: ${e.message} ${JSON.stringify(e.params)}`
+  );
+}
 
 /** Every request type the frontend can send (a missing one fails to compile). */
 const REQUEST_TYPES: Record<HelperRequestType, true> = {
@@ -321,6 +372,35 @@ describe('docs/protocol.md examples', () => {
     ])
   )('reads %s', (_name, example) => {
     expect(typeof read(example as Example)).toBe('string');
+  });
+
+  it.each(
+    ALL.map(e => [
+      `line ${e.line}: ${e.text.slice(0, 50).replace(/\s+/g, ' ')}`,
+      e
+    ])
+  )('validates %s against the schema', (_name, example) => {
+    const e = example as Example;
+    expect(schemaErrors(e.text, json(e))).toEqual([]);
+  });
+
+  it('validates the inline examples against the schema', () => {
+    const inline = [
+      ...inlineExamples(DOC, '{"type": "allocation_recording"'),
+      ...inlineExamples(DOC, '{"format"')
+    ];
+    expect(inline.length).toBeGreaterThan(1);
+    for (const text of inline) {
+      expect(schemaErrors(text, JSON.parse(substitute(text)))).toEqual([]);
+    }
+  });
+
+  it('finds what the schema does not allow', () => {
+    // A renamed key and a wrong type: the validation above is not vacuous.
+    const sample = '{"type": "sample", "seq": "1"}';
+    expect(schemaErrors(sample, JSON.parse(sample))).not.toEqual([]);
+    const snapshot = '{"host": {"rss": 1}, "gpus": []}';
+    expect(schemaErrors(snapshot, JSON.parse(snapshot))).not.toEqual([]);
   });
 
   it('shows every kind of message and result at least once', () => {

@@ -1,147 +1,36 @@
 /**
- * Wire types and parser of the `sample` message: the kernel's host and GPU
+ * The parser of the `sample` message: the kernel's host and GPU
  * memory figures, sent on change and as a heartbeat (docs/protocol.md,
  * `sample`). `parseKernelMessage` (protocol.ts) dispatches to `readSample`.
+ *
+ * The wire types are generated from protocol/protocol.schema.json
+ * (protocol.generated.ts) and re-exported here under the names the frontend
+ * imports; the reader below checks untrusted JSON against them.
  */
 import { describeValue, FieldReader, ShapeError } from './reader';
+import type {
+  ContainerMemory,
+  GpuSample,
+  HiddenGpus,
+  NvmlGpuProcess,
+  SampleMessage
+} from './protocol.generated';
+
+export type {
+  ContainerMemory,
+  GpuSample,
+  HiddenGpus,
+  HostMemory,
+  NvmlGpuMemory,
+  NvmlGpuProcess,
+  SampleMessage,
+  TensorflowGpuMemory,
+  TensorflowState,
+  TorchGpuMemory,
+  TorchState
+} from './protocol.generated';
 
 export type SampleReason = 'initial' | 'change' | 'heartbeat' | 'snapshot';
-
-export interface HostMemory {
-  /** Resident set size of the kernel process. */
-  rss_bytes: number | null;
-  total_bytes: number | null;
-  available_bytes: number | null;
-  /** The kernel's cgroup memory limit; null without one (or older helpers). */
-  container: ContainerMemory | null;
-  /**
-   * The kernel's own pages in swap (VmSwap): memory it holds that the RSS
-   * leaves out. Null when unknown. Optional, like the two below: older
-   * helpers and hand-built samples leave them out; the parser always sets
-   * them (absent reads as null).
-   */
-  swapped_bytes?: number | null;
-  /** The machine's swap (SwapTotal; 0 without any) and what is free of it. */
-  swap_total_bytes?: number | null;
-  swap_free_bytes?: number | null;
-  /**
-   * Processes the out-of-memory killer took on the whole machine, ever
-   * (/proc/vmstat's oom_kill, Linux 4.13 and later; a container's host's).
-   * Null when unknown (other systems, older helpers); optional like the swap
-   * figures, and the parser always sets it.
-   */
-  oom_kill_count?: number | null;
-}
-
-/** The tightest cgroup memory limit from the kernel's cgroup up, and that cgroup's figures. */
-export interface ContainerMemory {
-  limit_bytes: number;
-  /** Everything charged to the limited cgroup (all its processes, page cache). */
-  usage_bytes: number | null;
-  /**
-   * The reclaimable page cache in that usage (memory.stat's inactive_file):
-   * the kernel gives it back before any OOM kill. Null when unknown (older helpers).
-   */
-  inactive_file_bytes: number | null;
-  /** Processes the out-of-memory killer took in that cgroup, ever. */
-  oom_kill_count: number | null;
-  cgroup_version: 1 | 2;
-  /**
-   * The tightest swap limit on the kernel's cgroup path (v2 memory.swap.max;
-   * v1 the memsw limit less the memory limit): 0 lets nothing go to swap.
-   * Null where no cgroup limits swap (the machine's swap is the bound) or
-   * it is unknown. Optional, like swap_usage_bytes: older helpers and
-   * hand-built samples leave them out; the parser always sets them.
-   */
-  swap_limit_bytes?: number | null;
-  /** That cgroup's swap in use; null when unknown. */
-  swap_usage_bytes?: number | null;
-}
-
-export interface TorchGpuMemory {
-  allocated_bytes: number | null;
-  reserved_bytes: number | null;
-  peak_allocated_bytes: number | null;
-  active_bytes: number | null;
-  /** Reserved by the caching allocator but not usable: fragmentation. */
-  inactive_split_bytes: number | null;
-  num_ooms: number | null;
-  num_alloc_retries: number | null;
-}
-
-export interface NvmlGpuMemory {
-  /** Device-wide, all processes. */
-  used_bytes: number | null;
-  total_bytes: number | null;
-  /**
-   * NVML's own free: the total less used and less the driver's reservation
-   * (which used leaves out). Null when unknown; optional: older helpers and
-   * hand-built samples leave it out.
-   */
-  free_bytes?: number | null;
-  /** This kernel process; null when NVML cannot attribute it (containers). */
-  process_used_bytes: number | null;
-  /**
-   * The processes NVML lists on the device, largest first (at most 32);
-   * null when NVML could not list them or the helper predates the field.
-   * Optional only so that hand-built samples may leave it out: the parser
-   * always sets it.
-   */
-  processes?: NvmlGpuProcess[] | null;
-}
-
-/** One process on a GPU, as NVML lists it (pids of NVML's pid namespace). */
-export interface NvmlGpuProcess {
-  pid: number;
-  /** null: NVML gives no figure for it (e.g. without the permission). */
-  used_bytes: number | null;
-  /** True for the kernel process that sent the sample. */
-  this_process: boolean;
-}
-
-/** The two figures of `tf.config.experimental.get_memory_info`, per card (docs/protocol.md). */
-export interface TensorflowGpuMemory {
-  current_bytes: number | null;
-  peak_bytes: number | null;
-}
-
-export interface GpuSample {
-  index: number;
-  name: string | null;
-  total_bytes: number | null;
-  /** null unless torch is imported and CUDA initialised. */
-  torch: TorchGpuMemory | null;
-  /** null unless NVML is available. */
-  nvml: NvmlGpuMemory | null;
-  /** null unless TensorFlow has initialised its GPUs. */
-  tensorflow: TensorflowGpuMemory | null;
-}
-
-/**
- * The kernel sees no GPU because its CUDA_VISIBLE_DEVICES hides every one
- * NVML lists ("" or "-1" to run on the CPU, a wrong index or UUID).
- */
-export interface HiddenGpus {
-  /** The GPUs NVML lists on the machine. */
-  count: number;
-  /** The kernel's value, as set (text from the kernel: render as text). */
-  cuda_visible_devices: string;
-}
-
-export interface SampleMessage {
-  type: 'sample';
-  seq: number;
-  /** Unix seconds, kernel clock. */
-  time: number;
-  /** One of SampleReason; any other string is kept as is. */
-  reason: string;
-  host: HostMemory;
-  torch: { imported: boolean; cuda_initialized: boolean };
-  tensorflow: { imported: boolean; gpus_initialized: boolean };
-  gpus: GpuSample[];
-  /** Set only while `gpus` is empty for that reason; null otherwise (and from older helpers). */
-  hidden_gpus: HiddenGpus | null;
-}
 
 // ---------------------------------------------------------------------------
 // Parser

@@ -3,42 +3,15 @@
  * what the `allocation_sites` listing and the out-of-memory diagnosis share
  * (docs/protocol.md, "Allocation sites"). Its own small module: the OOM
  * diagnosis is read at start-up, the rest of protocol/allocation.ts on demand.
+ *
+ * The wire types are generated from protocol/protocol.schema.json
+ * (protocol.generated.ts) and re-exported here under the names the frontend
+ * imports; the reader below checks untrusted JSON against them.
  */
 import { describeValue, FieldReader, ShapeError } from './reader';
+import type { AllocationSite, SiteCell, SiteFrame } from './protocol.generated';
 
-/** A frame of a stack: a library's, or the innermost one outside the notebook. */
-export interface SiteFrame {
-  filename: string;
-  line: number;
-  function: string | null;
-}
-
-/** The notebook line charged with a site. */
-export interface SiteCell {
-  execution_count: number | null;
-  cell_id: string | null;
-  line: number;
-  /**
-   * Cells that ran the same code (two or more): their allocations share one
-   * compiled file and cannot be told apart. Absent otherwise.
-   */
-  same_code_cells?: string[];
-}
-
-/** Live memory allocated by one line (of a cell, or outside the notebook). */
-export interface AllocationSite {
-  /** "host" or "cuda:<index>". */
-  device: string;
-  /** The notebook line; null when no notebook frame was recorded (see `frame`). */
-  cell: SiteCell | null;
-  frame: SiteFrame | null;
-  /** The line's text (kernel data: render as text). */
-  code: string | null;
-  /** The library frame just inside the notebook line. */
-  library_frame: SiteFrame | null;
-  bytes: number;
-  count: number;
-}
+export type { AllocationSite, SiteCell, SiteFrame } from './protocol.generated';
 
 /** A non-negative count or byte figure; throws ShapeError otherwise. */
 export function count(r: FieldReader, key: string): number {

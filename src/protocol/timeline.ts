@@ -4,6 +4,10 @@
  * after them (a reload, a second tab) charts what the kernel went through.
  * Columns, oldest first; `null` where a figure was unknown, and a row with
  * every figure `null` where no frontend was watching (a gap in the chart).
+ *
+ * The wire types are generated from protocol/protocol.schema.json
+ * (protocol.generated.ts) and re-exported here under the names the frontend
+ * imports; the reader below checks untrusted JSON against them.
  */
 import {
   describeValue,
@@ -12,21 +16,9 @@ import {
   Parsed,
   ShapeError
 } from './reader';
+import type { TimelineColumns } from './protocol.generated';
 
-/** One GPU's columns, one entry per time. */
-export interface TimelineGpuColumns {
-  index: number;
-  allocated_bytes: (number | null)[];
-  reserved_bytes: (number | null)[];
-  process_used_bytes: (number | null)[];
-}
-
-export interface TimelineColumns {
-  /** Unix seconds, the kernel's clock: each sample's `time`. */
-  times: number[];
-  rss_bytes: (number | null)[];
-  gpus: TimelineGpuColumns[];
-}
+export type { TimelineColumns, TimelineGpuColumns } from './protocol.generated';
 
 /**
  * Read the `timeline` of a `history` result. An absent one (a helper from

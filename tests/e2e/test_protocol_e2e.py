@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
+import jsonschema
 import pytest
 from kernel_harness import (
     Kernel,
@@ -289,6 +292,26 @@ def test_a_comm_a_reloaded_page_left_open_is_closed_by_its_replacement(bootstrap
         }
         assert late[left_open] == [] and late[second_tab] and late[replacement]
         assert k.eval("len(__import__('jupyterlab_vram_helper').get_runtime().channel.targets())") == 2
+
+
+def test_every_message_the_comm_got_matches_the_schema(watched: Watched) -> None:
+    # The messages of the comm that the kernel harness still holds, with a cell's
+    # records and a history reply (its records and timeline) among them.
+    path = Path(__file__).resolve().parents[2] / "protocol" / "protocol.schema.json"
+    schema = json.loads(path.read_text(encoding="utf-8"))
+    validator = jsonschema.Draft7Validator(schema)
+    start = len(watched.k.comm_data(watched.comm_id))
+    watched.run("schema_check = list(range(1000))")
+    watched.k.wait_for(watched.comm_id, lambda d: d.get("type") == "cells", start=start)
+    history = watched.request({"type": "history", "request_id": "schema-h"})
+    assert history["type"] == "reply" and history["result"]["records"]
+    # A reply's result is any object to the root: its shape is checked by its definition.
+    results = jsonschema.Draft7Validator({**schema, "oneOf": [{"$ref": "#/definitions/HistoryResult"}]})
+    assert [(list(e.absolute_path), e.message) for e in results.iter_errors(history["result"])] == []
+    data = watched.k.comm_data(watched.comm_id)
+    assert {"sample", "cells", "reply"} <= {d["type"] for d in data}
+    errors = [(d["type"], list(e.absolute_path), e.message) for d in data for e in validator.iter_errors(d)]
+    assert errors == []
 
 
 def test_helper_printed_nothing(watched: Watched) -> None:

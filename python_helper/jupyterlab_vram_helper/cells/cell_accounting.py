@@ -88,8 +88,7 @@ from .execution_counts import CellNumbering
 from .running_cells import MAX_PENDING_CELLS, RunningCells
 
 if TYPE_CHECKING:  # only the type: the module is loaded when a diagnosis is made
-    from ..oom.oom_diagnosis import OomDiagnosis
-    from ..protocol_types import CellGpuMemory, CellMemoryRecord
+    from ..protocol_types import CellGpuMemory, CellMemoryRecord, OomDiagnosis
 
 
 HISTORY_LENGTH = 2000

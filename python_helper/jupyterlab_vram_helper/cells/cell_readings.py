@@ -9,8 +9,7 @@ from ..protocol import CellStatus
 from ..sampling.readers.torch_cuda import NO_ALLOCATIONS, AllocatorStats, CellAllocators
 
 if TYPE_CHECKING:  # only the type: the module is loaded when a diagnosis is made
-    from ..oom.oom_diagnosis import OomDiagnosis
-    from ..protocol_types import CellError
+    from ..protocol_types import CellError, OomDiagnosis
 
 
 class PendingCell:

@@ -32,17 +32,12 @@ the failure was about). Pure functions: no framework is imported.
 
 from __future__ import annotations
 
-from typing import Any, TypedDict
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from .oom_message import KIND_CUDA, KIND_HOST, KIND_TENSORFLOW, OomMessageFacts, OomProcess
 
-
-class OomStaleHolder(TypedDict):
-    """A hidden holder or user name that still held memory when the cell ran out of it."""
-
-    holder: str  # "name", "output_cache", "last_traceback", "last_execution_result"
-    label: str  # the variable name or a human label
-    bytes: int
+if TYPE_CHECKING:  # the diagnosis's wire shape, generated from the protocol's schema (protocol_types.py)
+    from ..protocol_types import OomCause, OomDiagnosis, OomStaleHolder
 
 
 class OomState(TypedDict):
@@ -61,42 +56,6 @@ class OomState(TypedDict):
     # Names the failing cell itself uses (its model, its optimizer): in none of
     # the two above, since deleting them is no fix for that cell.
     in_use_holders: list[OomStaleHolder]
-
-
-class OomCause(TypedDict):
-    """One likely cause of an out-of-memory error, with what fixing it would free."""
-
-    cause: str  # CAUSE_* below
-    gain_bytes: int | None  # what fixing it would make available (too_big: None)
-
-
-class OomDiagnosis(TypedDict):
-    """The diagnosis of an out-of-memory error, as the ``oom`` message carries it."""
-
-    kind: str
-    library: str | None
-    framework: str | None  # whose allocation failed (oom_message.FRAMEWORK_*), None: not said
-    device_index: int | None
-    requested_bytes: int | None
-    total_bytes: int | None
-    free_bytes: int | None
-    allocated_bytes: int | None
-    reserved_unallocated_bytes: int | None
-    process_in_use_bytes: int | None
-    other_processes_bytes: int | None
-    other_processes: list[OomProcess]  # at most MAX_LISTED_PROCESSES, largest first
-    # The most this process could have held, holding nothing it can give back:
-    # what ``too_big`` compares the request with (None: not known)
-    capacity_bytes: int | None
-    allowed_bytes: int | None  # the memory-fraction limit, when one was set
-    num_alloc_retries: int | None
-    stale_bytes: int | None
-    stale_holders: list[OomStaleHolder]
-    # The largest names the failing cell uses on that device, left out of the
-    # stale figures: what the work itself holds (the UI says so, and offers to
-    # shrink the work rather than to delete them).
-    in_use_holders: list[OomStaleHolder]
-    causes: list[OomCause]  # most likely first; [] when nothing can be said
 
 
 class OomAllocationSites(TypedDict):

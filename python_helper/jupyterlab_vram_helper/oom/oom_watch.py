@@ -22,12 +22,12 @@ import re
 import sys
 import types
 from collections.abc import Callable, Mapping, Set
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..sampling.readers import torch_cuda
 from . import error_frames
 from .cell_outcome import SCANNED_MESSAGE_CHARS, error_chain, error_message
-from .oom_diagnosis import STALE_HOLDERS_LISTED, OomDiagnosis, OomStaleHolder, OomState, diagnose
+from .oom_diagnosis import STALE_HOLDERS_LISTED, OomState, diagnose
 from .oom_message import (
     KIND_CUDA,
     KIND_CUDA_LIBRARY,
@@ -37,6 +37,9 @@ from .oom_message import (
     old_torch_message,
     parse_oom_message,
 )
+
+if TYPE_CHECKING:  # the message shapes, for annotations only (protocol_types.py)
+    from ..protocol_types import OomDiagnosis, OomStaleHolder
 
 HOST_DEVICE = "cpu"
 # Code a frame makes and runs where it stands (Python < 3.12 gives

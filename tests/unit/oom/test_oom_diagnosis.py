@@ -11,11 +11,11 @@ from fakes import known
 
 from jupyterlab_vram_helper.oom.oom_diagnosis import (
     MAX_LISTED_PROCESSES,
-    OomDiagnosis,
     OomState,
     diagnose,
 )
 from jupyterlab_vram_helper.oom.oom_message import OomMessageFacts, parse_oom_message
+from jupyterlab_vram_helper.protocol_types import OomDiagnosis
 
 MIB = 1 << 20
 GIB = 1 << 30

@@ -1,0 +1,1752 @@
+"""Generated from protocol/protocol.schema.json by scripts/generate-protocol-types.mjs: do not edit it, edit the schema and run `npm run build:schema`."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypedDict
+
+if TYPE_CHECKING:  # typing has NotRequired from Python 3.11 only
+    from typing_extensions import NotRequired
+
+
+class HelperConfig(TypedDict):
+    """
+    The helper's sampling configuration, all keys, as the helper reports it (in hello and in a configure reply).
+    """
+
+    interval_s: float
+    """
+    How often the sampler reads, in seconds (0.05 to 60).
+    """
+    change_threshold_bytes: int
+    """
+    The smallest change of a figure that makes a change sample.
+    """
+    heartbeat_s: float
+    """
+    The longest time without a sample, in seconds (interval_s to 600).
+    """
+    reset_peak_per_cell: bool
+    """
+    Whether the peak counters are reset at each cell start, for exact per-cell peaks; a hello of an older build of this protocol version that lacks it reads as true.
+    """
+
+
+class PartialHelperConfig(TypedDict):
+    """
+    The config of an open or a configure request: the keys it leaves out keep their current value.
+    """
+
+    interval_s: NotRequired[float]
+    """
+    How often the sampler reads, in seconds (0.05 to 60).
+    """
+    change_threshold_bytes: NotRequired[int]
+    """
+    The smallest change of a figure that makes a change sample.
+    """
+    heartbeat_s: NotRequired[float]
+    """
+    The longest time without a sample, in seconds (interval_s to 600).
+    """
+    reset_peak_per_cell: NotRequired[bool]
+    """
+    Whether the peak counters are reset at each cell start.
+    """
+
+
+class OpenMessage(TypedDict):
+    """
+    The data of the comm_open with which the frontend opens the comm.
+    """
+
+    type: Literal["open"]
+    protocol: NotRequired[int | None]
+    """
+    The frontend's protocol version; omitted or null skips the version check.
+    """
+    config: NotRequired[PartialHelperConfig]
+    replaces: NotRequired[list[str]]
+    """
+    Ids of comms this frontend left open in the kernel (a page before a reload, a lost connection), which the helper closes: at most 64, each at most 256 characters.
+    """
+
+
+class ConfigureRequest(TypedDict):
+    """
+    Change the sampling configuration (kernel-wide: every frontend of the kernel gets it).
+    """
+
+    type: Literal["configure"]
+    request_id: str
+    """
+    The id the frontend chose for a request (at most 256 characters); its answer carries the same one.
+    """
+    config: PartialHelperConfig
+
+
+class SnapshotRequest(TypedDict):
+    """
+    Ask for a sample now (reason snapshot), answered by a reply with that sample's seq.
+    """
+
+    type: Literal["snapshot"]
+    request_id: str
+    """
+    The id the frontend chose for a request (at most 256 characters); its answer carries the same one.
+    """
+
+
+class PingRequest(TypedDict):
+    """
+    Ask for an empty reply, to learn that the kernel answers.
+    """
+
+    type: Literal["ping"]
+    request_id: str
+    """
+    The id the frontend chose for a request (at most 256 characters); its answer carries the same one.
+    """
+
+
+class HistoryRequest(TypedDict):
+    """
+    Ask for the per-cell records the helper keeps (the last 2000, oldest first) and the timeline of recent samples.
+    """
+
+    type: Literal["history"]
+    request_id: str
+    """
+    The id the frontend chose for a request (at most 256 characters); its answer carries the same one.
+    """
+
+
+class FreeMemoryRequest(TypedDict):
+    """
+    Free memory with gc.collect() and/or torch.cuda.empty_cache(); gc always runs first.
+    """
+
+    type: Literal["free_memory"]
+    request_id: str
+    """
+    The id the frontend chose for a request (at most 256 characters); its answer carries the same one.
+    """
+    actions: list[Literal["gc", "empty_cache"]]
+    """
+    The actions to run: one to eight items.
+    """
+
+
+class InspectRequest(TypedDict):
+    """
+    List what holds memory in the user's namespace and in the hidden holders.
+    """
+
+    type: Literal["inspect"]
+    request_id: str
+    """
+    The id the frontend chose for a request (at most 256 characters); its answer carries the same one.
+    """
+    max_entries: NotRequired[int]
+    """
+    The most names listed, 1 to 5000 (default 200).
+    """
+    container_depth: NotRequired[int]
+    """
+    How many levels of containers and plain objects' attributes are opened, 0 to 5 (default 2).
+    """
+
+
+class DeleteRequest(TypedDict):
+    """
+    Delete names of a listing and clear hidden holders, then run the free actions.
+    """
+
+    type: Literal["delete"]
+    request_id: str
+    """
+    The id the frontend chose for a request (at most 256 characters); its answer carries the same one.
+    """
+    listing_id: str
+    """
+    The listing_id of the inspect result the user chose from.
+    """
+    names: list[str]
+    """
+    The names to delete (at most 10,000, each at most 1024 characters).
+    """
+    hidden: NotRequired[list[Literal["output_cache", "last_traceback", "last_execution_result"]]]
+    """
+    The hidden holders to clear; omitted reads as none.
+    """
+    free: NotRequired[list[Literal["gc", "empty_cache"]]]
+    """
+    The free actions to run afterwards; omitted reads as none.
+    """
+
+
+class NotebookNamesRequest(TypedDict):
+    """
+    Ask for the names of the user's model, optimizer, data loader, loss and scaler, and whether torch and TensorFlow are initialised (for the code snippets).
+    """
+
+    type: Literal["notebook_names"]
+    request_id: str
+    """
+    The id the frontend chose for a request (at most 256 characters); its answer carries the same one.
+    """
+
+
+class RecordAllocationsRequest(TypedDict):
+    """
+    Start or stop recording where allocations come from (tracemalloc for the host, PyTorch's allocator history for the GPU).
+    """
+
+    type: Literal["record_allocations"]
+    request_id: str
+    """
+    The id the frontend chose for a request (at most 256 characters); its answer carries the same one.
+    """
+    enabled: bool
+    """
+    Whether to record.
+    """
+    host_frames: NotRequired[int]
+    """
+    How many frames tracemalloc keeps per allocation.
+    """
+    gpu_max_entries: NotRequired[int]
+    """
+    How many alloc/free events PyTorch's allocator history keeps.
+    """
+
+
+class AllocationSitesRequest(TypedDict):
+    """
+    Ask for the live memory per notebook line, as recorded.
+    """
+
+    type: Literal["allocation_sites"]
+    request_id: str
+    """
+    The id the frontend chose for a request (at most 256 characters); its answer carries the same one.
+    """
+    max_sites: NotRequired[int]
+    """
+    The most sites listed per device.
+    """
+
+
+class AllocationSnapshotRequest(TypedDict):
+    """
+    Ask for PyTorch's allocator snapshot, pickled, for PyTorch's memory viewer.
+    """
+
+    type: Literal["allocation_snapshot"]
+    request_id: str
+    """
+    The id the frontend chose for a request (at most 256 characters); its answer carries the same one.
+    """
+
+
+class TorchInfo(TypedDict):
+    """
+    The kernel's PyTorch, as the hello reports it.
+    """
+
+    version: str | None
+    """
+    torch.__version__, or null when unknown.
+    """
+    cuda_build: str | None
+    """
+    torch.version.cuda; null for CPU builds.
+    """
+    cuda_initialized: bool
+    """
+    Whether torch has initialised CUDA.
+    """
+
+
+class TensorflowInfo(TypedDict):
+    """
+    The kernel's TensorFlow, as the hello reports it.
+    """
+
+    version: str | None
+    """
+    tf.__version__, or null when unknown.
+    """
+    gpus_initialized: bool
+    """
+    Whether TensorFlow has initialised its GPUs.
+    """
+
+
+class NvmlInfo(TypedDict):
+    """
+    Whether the kernel reads NVML, and its driver.
+    """
+
+    available: bool
+    """
+    Whether NVML could be used.
+    """
+    driver_version: str | None
+    """
+    The driver's version, or null when unknown.
+    """
+    error: str | None
+    """
+    Why NVML is not available (null when it is).
+    """
+
+
+class DeviceInfo(TypedDict):
+    """
+    A GPU the kernel sees, as the hello lists it.
+    """
+
+    index: int
+    """
+    The CUDA ordinal as the kernel's CUDA runtime numbers it.
+    """
+    name: str | None
+    """
+    The device's name, or null when unknown.
+    """
+    total_bytes: int | None
+    """
+    The device's memory, or null when unknown.
+    """
+    uuid: str | None
+    """
+    The device's UUID, or null when unknown.
+    """
+
+
+class HiddenGpus(TypedDict):
+    """
+    Why the kernel sees no GPU: its CUDA_VISIBLE_DEVICES hides every one NVML lists ("" or "-1" to run on the CPU, a wrong index or UUID).
+    """
+
+    count: int
+    """
+    The GPUs NVML lists on the machine.
+    """
+    cuda_visible_devices: str
+    """
+    The kernel's CUDA_VISIBLE_DEVICES, as set (text from the kernel: render it as text).
+    """
+
+
+class HelloMessage(TypedDict):
+    """
+    The helper's first message on a new comm: what it is and what the kernel has.
+    """
+
+    type: Literal["hello"]
+    protocol: int
+    """
+    The helper's protocol version; a frontend of another version reports the mismatch.
+    """
+    helper_version: str
+    """
+    The helper's version.
+    """
+    python: str
+    """
+    The kernel's Python version.
+    """
+    pid: int
+    """
+    The kernel's process id.
+    """
+    hostname: str
+    """
+    The kernel machine's host name.
+    """
+    record_series: str
+    """
+    Names the run of cell record ids: they start again at 1 when it changes.
+    """
+    torch: TorchInfo | None
+    """
+    The kernel's PyTorch; null while torch is not imported.
+    """
+    tensorflow: TensorflowInfo | None
+    """
+    The kernel's TensorFlow; null while TensorFlow is not imported.
+    """
+    nvml: NvmlInfo
+    devices: list[DeviceInfo]
+    """
+    The GPUs the kernel sees; empty when it sees none (unless devices_wait_for_cuda).
+    """
+    devices_wait_for_cuda: NotRequired[bool]
+    """
+    CUDA_VISIBLE_DEVICES names MIG instances, which NVML lists only as their parent GPUs, so the kernel's devices are known once CUDA starts; absent (older helpers) reads as false.
+    """
+    hidden_gpus: NotRequired[HiddenGpus | None]
+    """
+    Why devices is empty when CUDA_VISIBLE_DEVICES hides every GPU; null otherwise (absent from older helpers).
+    """
+    config: HelperConfig
+
+
+class ContainerMemory(TypedDict):
+    """
+    The tightest cgroup memory limit from the kernel's cgroup up, and that cgroup's figures.
+    """
+
+    limit_bytes: int
+    """
+    The limit.
+    """
+    usage_bytes: int | None
+    """
+    Everything charged to the limited cgroup (all its processes, page cache); null when unknown.
+    """
+    inactive_file_bytes: int | None
+    """
+    The reclaimable page cache in that usage (memory.stat's inactive_file), which the kernel gives back before any OOM kill; null when unknown.
+    """
+    oom_kill_count: int | None
+    """
+    Processes the out-of-memory killer took in that cgroup, ever; null when unknown.
+    """
+    cgroup_version: int
+    """
+    The cgroup hierarchy's version: 1 or 2.
+    """
+    swap_limit_bytes: NotRequired[int | None]
+    """
+    The tightest swap limit on the kernel's cgroup path (0 lets nothing go to swap); null where no cgroup limits swap or it is unknown; absent from older helpers.
+    """
+    swap_usage_bytes: NotRequired[int | None]
+    """
+    That cgroup's swap in use; null when unknown; absent from older helpers.
+    """
+
+
+class HostMemory(TypedDict):
+    """
+    The kernel's host memory figures in a sample.
+    """
+
+    rss_bytes: int | None
+    """
+    The resident set size of the kernel process.
+    """
+    total_bytes: int | None
+    """
+    The machine's memory.
+    """
+    available_bytes: int | None
+    """
+    The machine's available memory.
+    """
+    container: ContainerMemory | None
+    """
+    The kernel's cgroup memory limit; null without one (absent from older helpers).
+    """
+    swapped_bytes: NotRequired[int | None]
+    """
+    The kernel's own pages in swap (VmSwap), which the RSS leaves out; null when unknown, absent from older helpers.
+    """
+    swap_total_bytes: NotRequired[int | None]
+    """
+    The machine's swap (SwapTotal; 0 without any); absent from older helpers.
+    """
+    swap_free_bytes: NotRequired[int | None]
+    """
+    What is free of the machine's swap; absent from older helpers.
+    """
+    oom_kill_count: NotRequired[int | None]
+    """
+    Processes the out-of-memory killer took on the whole machine, ever (/proc/vmstat's oom_kill); null when unknown, absent from older helpers.
+    """
+
+
+class TorchGpuMemory(TypedDict):
+    """
+    A GPU's figures from PyTorch's caching allocator.
+    """
+
+    allocated_bytes: int | None
+    """
+    Memory in tensors.
+    """
+    reserved_bytes: int | None
+    """
+    Memory the caching allocator holds.
+    """
+    peak_allocated_bytes: int | None
+    """
+    The peak of allocated_bytes since the last reset.
+    """
+    active_bytes: int | None
+    """
+    Memory in active blocks.
+    """
+    inactive_split_bytes: int | None
+    """
+    Reserved by the caching allocator but not usable: fragmentation.
+    """
+    num_ooms: int | None
+    """
+    Out-of-memory errors the allocator raised.
+    """
+    num_alloc_retries: int | None
+    """
+    Allocations that had to free the cache and retry.
+    """
+
+
+class NvmlGpuProcess(TypedDict):
+    """
+    One process on a GPU, as NVML lists it (pids of NVML's pid namespace).
+    """
+
+    pid: int
+    """
+    The process id.
+    """
+    used_bytes: int | None
+    """
+    Its memory on the GPU; null where NVML gives no figure for it.
+    """
+    this_process: bool
+    """
+    True for the kernel process that sent the sample.
+    """
+
+
+class NvmlGpuMemory(TypedDict):
+    """
+    A GPU's figures from NVML.
+    """
+
+    used_bytes: int | None
+    """
+    Device-wide, all processes.
+    """
+    total_bytes: int | None
+    """
+    The device's memory.
+    """
+    free_bytes: NotRequired[int | None]
+    """
+    NVML's own free: the total less used and less the driver's reservation; absent from older helpers.
+    """
+    process_used_bytes: int | None
+    """
+    This kernel process; null when NVML cannot attribute it (containers).
+    """
+    processes: NotRequired[list[NvmlGpuProcess] | None]
+    """
+    The processes NVML lists on the device, largest first (at most 32); null when NVML could not list them, absent from older helpers.
+    """
+
+
+class TensorflowGpuMemory(TypedDict):
+    """
+    The two figures of tf.config.experimental.get_memory_info, per card.
+    """
+
+    current_bytes: int | None
+    """
+    Memory TensorFlow holds now.
+    """
+    peak_bytes: int | None
+    """
+    The peak of current_bytes.
+    """
+
+
+class GpuSample(TypedDict):
+    """
+    One GPU's figures in a sample.
+    """
+
+    index: int
+    """
+    The CUDA ordinal.
+    """
+    name: str | None
+    """
+    The device's name, or null when unknown.
+    """
+    total_bytes: int | None
+    """
+    The device's memory.
+    """
+    torch: TorchGpuMemory | None
+    """
+    Null unless torch is imported and CUDA initialised.
+    """
+    nvml: NvmlGpuMemory | None
+    """
+    Null unless NVML is available.
+    """
+    tensorflow: TensorflowGpuMemory | None
+    """
+    Null unless TensorFlow has initialised its GPUs.
+    """
+
+
+class TorchState(TypedDict):
+    """
+    Whether torch is imported and has initialised CUDA.
+    """
+
+    imported: bool
+    """
+    Whether torch is imported in the kernel.
+    """
+    cuda_initialized: bool
+    """
+    Whether torch has initialised CUDA.
+    """
+
+
+class TensorflowState(TypedDict):
+    """
+    Whether TensorFlow is imported and has initialised its GPUs.
+    """
+
+    imported: bool
+    """
+    Whether TensorFlow is imported in the kernel.
+    """
+    gpus_initialized: bool
+    """
+    Whether TensorFlow has initialised its GPUs.
+    """
+
+
+class SampleMessage(TypedDict):
+    """
+    The kernel's host and GPU memory figures, sent on change and as a heartbeat.
+    """
+
+    type: Literal["sample"]
+    seq: int
+    """
+    1, 2, 3... per helper.
+    """
+    time: float
+    """
+    Unix seconds, the kernel's clock.
+    """
+    reason: str
+    """
+    Why it was sent: initial, change, heartbeat or snapshot; a reader keeps any other string as is.
+    """
+    host: HostMemory
+    torch: TorchState
+    tensorflow: TensorflowState
+    gpus: list[GpuSample]
+    """
+    The GPUs the kernel sees.
+    """
+    hidden_gpus: HiddenGpus | None
+    """
+    Set only while gpus is empty for that reason; null otherwise (absent from older helpers).
+    """
+
+
+class CellError(TypedDict):
+    """
+    Why a cell failed; null in a record whose status is ok.
+    """
+
+    type: str
+    """
+    The exception's class name (kernel text: render it as text).
+    """
+    message_head: str
+    """
+    The first 1000 characters of str(exception) (kernel text).
+    """
+    out_of_memory: bool
+    """
+    Whether the error is an out-of-memory error.
+    """
+
+
+class CellHostMemory(TypedDict):
+    """
+    The kernel's RSS around one cell.
+    """
+
+    rss_before_bytes: int | None
+    """
+    The RSS when the cell started.
+    """
+    rss_after_bytes: int | None
+    """
+    The RSS when the cell ended.
+    """
+    rss_peak_bytes: int | None
+    """
+    The highest RSS seen while the cell ran.
+    """
+    peak_exact: bool
+    """
+    Whether the peak is exact rather than sampled.
+    """
+
+
+class CellGpuMemory(TypedDict):
+    """
+    One device's caching allocator figures around one cell.
+    """
+
+    index: int
+    """
+    The CUDA ordinal, as in samples.
+    """
+    allocated_before_bytes: int | None
+    """
+    Memory in tensors when the cell started.
+    """
+    allocated_after_bytes: int | None
+    """
+    Memory in tensors when the cell ended.
+    """
+    allocated_peak_bytes: int | None
+    """
+    The peak of memory in tensors while the cell ran.
+    """
+    reserved_before_bytes: int | None
+    """
+    Memory the allocator held when the cell started.
+    """
+    reserved_after_bytes: int | None
+    """
+    Memory the allocator held when the cell ended.
+    """
+    reserved_peak_bytes: int | None
+    """
+    The peak of memory the allocator held while the cell ran.
+    """
+    peak_exact: bool
+    """
+    Whether the peaks are exact (the counters were reset at the cell's start).
+    """
+
+
+class OomCause(TypedDict):
+    """
+    One likely cause of an out-of-memory error, as the kernel classifies it.
+    """
+
+    cause: str
+    """
+    too_big, fragmentation, stale_references or other_processes; a reader keeps an unknown id from a newer helper as is.
+    """
+    gain_bytes: int | None
+    """
+    What removing this cause would make available; null for too_big.
+    """
+
+
+class OomProcess(TypedDict):
+    """
+    Another process on the failing GPU.
+    """
+
+    pid: int
+    """
+    The process id.
+    """
+    used_bytes: int | None
+    """
+    Its memory on the GPU; null where the driver gives no figure.
+    """
+
+
+class OomStaleHolder(TypedDict):
+    """
+    Something of the notebook that holds memory on the failing device.
+    """
+
+    holder: str
+    """
+    name (a variable), output_cache, last_traceback or last_execution_result.
+    """
+    label: str
+    """
+    The variable's name, or a label of the hidden holder.
+    """
+    bytes: int
+    """
+    What it holds on that device.
+    """
+
+
+class TimelineGpuColumns(TypedDict):
+    """
+    One GPU's columns of the timeline, one entry per time.
+    """
+
+    index: int
+    """
+    The CUDA ordinal, as in samples.
+    """
+    allocated_bytes: list[int | None]
+    """
+    PyTorch's allocated bytes per time.
+    """
+    reserved_bytes: list[int | None]
+    """
+    PyTorch's reserved bytes per time.
+    """
+    process_used_bytes: list[int | None]
+    """
+    NVML's figure of this process per time.
+    """
+
+
+class TimelineColumns(TypedDict):
+    """
+    The history reply's timeline: the charted figures of the samples the helper sent lately, as columns, oldest first; null where a figure was unknown, and a row of nulls where no frontend was watching.
+    """
+
+    times: list[float]
+    """
+    Unix seconds, the kernel's clock: each sample's time.
+    """
+    rss_bytes: list[int | None]
+    """
+    The kernel's RSS per time.
+    """
+    gpus: list[TimelineGpuColumns]
+    """
+    One entry per GPU.
+    """
+
+
+class SnapshotGpu(TypedDict):
+    """
+    One GPU's figures in a cleanup's before or after snapshot.
+    """
+
+    index: int
+    """
+    The CUDA ordinal.
+    """
+    allocated_bytes: int | None
+    """
+    Memory in tensors; null while torch has not initialised CUDA.
+    """
+    reserved_bytes: int | None
+    """
+    Memory the caching allocator holds; null while torch has not initialised CUDA.
+    """
+    nvml_used_bytes: int | None
+    """
+    NVML's figure for the whole device; null without NVML.
+    """
+
+
+class SnapshotHost(TypedDict):
+    """
+    The host's figures in a cleanup's before or after snapshot.
+    """
+
+    rss_bytes: int | None
+    """
+    The kernel's RSS.
+    """
+
+
+class MemorySnapshot(TypedDict):
+    """
+    Memory figures taken just before and just after a cleanup.
+    """
+
+    host: SnapshotHost
+    gpus: list[SnapshotGpu]
+    """
+    One entry per GPU.
+    """
+
+
+class DeleteFailure(TypedDict):
+    """
+    A step of a cleanup that raised; what was done before and after it stands.
+    """
+
+    step: str
+    """
+    delete, clear, gc or empty_cache; a reader keeps any other string as is.
+    """
+    target: str | None
+    """
+    The name (delete), the hidden holder (clear), the GPU ("GPU 0") or null.
+    """
+    error: str
+    """
+    The exception, as "RuntimeError: CUDA error: ...".
+    """
+
+
+class FreeMemoryResult(TypedDict):
+    """
+    The result of a free_memory request.
+    """
+
+    actions_run: list[str]
+    """
+    The actions that ran, in order.
+    """
+    gc_collected: int | None
+    """
+    Objects gc.collect() found unreachable; null when gc did not run or raised.
+    """
+    empty_cache: str | None
+    """
+    done, skipped_torch_not_imported, skipped_cuda_not_initialized or "failed: ..."; null when empty_cache was not asked for.
+    """
+    failures: NotRequired[list[DeleteFailure]]
+    """
+    The steps that raised (gc, empty_cache); absent from older helpers.
+    """
+    before: MemorySnapshot
+    after: MemorySnapshot
+    elapsed_ms: float
+    """
+    What the request took, in milliseconds.
+    """
+
+
+class GraphHolding(TypedDict):
+    """
+    The tensors of a listed name that keep an autograd graph alive.
+    """
+
+    tensors: int
+    """
+    How many tensors keep a graph alive.
+    """
+    graph_nodes: int
+    """
+    Distinct autograd nodes reachable from them (bounded: see truncated).
+    """
+    truncated: bool
+    """
+    Whether the walk of the graph stopped at its bound.
+    """
+    bytes: int | None
+    """
+    Bytes the graphs' saved tensors keep alive that no name holds directly (counted in the entry's total); null when the kernel's torch cannot show saved tensors without unpacking them.
+    """
+    packed_by_hooks: int
+    """
+    Saved tensors a hook packed (checkpointing, offloading): their packed form is what is counted.
+    """
+
+
+class HolderEntry(TypedDict):
+    """
+    One name of the user's namespace that holds memory.
+    """
+
+    name: str
+    """
+    The name.
+    """
+    kind: str
+    """
+    tensor, module, optimizer, container, ndarray, bytes or other; a reader keeps any other string as is.
+    """
+    type_name: str
+    """
+    The value's type, as module.qualname.
+    """
+    summary: str
+    """
+    A short description of the value (kernel text: render it as text).
+    """
+    bytes_by_device: dict[str, int]
+    total_bytes: int
+    """
+    The sum of bytes_by_device.
+    """
+    shared_with: list[str]
+    """
+    Other names of the listing that share storages with this one.
+    """
+    shared_bytes: int
+    """
+    Bytes this name keeps alive that another entry counts (each storage is counted once, on the largest holder); absent from older helpers.
+    """
+    shared_bytes_by_device: dict[str, int]
+    """
+    shared_bytes per device; absent from older helpers.
+    """
+    counted_under: list[str]
+    """
+    The entries those shared bytes are counted under; absent from older helpers.
+    """
+    output_cache_refs: list[str]
+    """
+    Copies of it in IPython's output cache ("Out[3]", "_", "_3").
+    """
+    deletable: bool
+    """
+    Whether the name may be deleted.
+    """
+    refusal: str | None
+    """
+    Why it cannot be deleted; null when deletable.
+    """
+    graph_holding: GraphHolding | None
+    """
+    Tensors in it that keep an autograd graph alive; null when none (absent from older helpers).
+    """
+    truncated: bool
+    """
+    Its walk ran out of the listing's budget: it holds at least its figures (absent from older helpers).
+    """
+
+
+class HiddenOverlap(TypedDict):
+    """
+    Another hidden holder that holds some of the same objects, and those bytes per device.
+    """
+
+    holder: str
+    """
+    One of the hidden holder kinds; a reader keeps any other string as is.
+    """
+    bytes_by_device: dict[str, int]
+
+
+class HiddenHolder(TypedDict):
+    """
+    A reference the user cannot see: the output cache, the last traceback, the last result.
+    """
+
+    holder: str
+    """
+    One of the hidden holder kinds; a reader keeps any other string as is.
+    """
+    label: str
+    """
+    A label for people.
+    """
+    bytes_by_device: dict[str, int]
+    total_bytes: int
+    """
+    The sum of bytes_by_device.
+    """
+    named_bytes_by_device: dict[str, int]
+    """
+    The part of it a listed name holds too, per device: clearing this holder alone leaves it alive; absent from older helpers.
+    """
+    summary: str
+    """
+    What it holds (kernel text: render it as text).
+    """
+    warning: str | None
+    """
+    What clearing it costs (e.g. %debug is lost); null when nothing.
+    """
+    held_also_by: NotRequired[list[HiddenOverlap]]
+    """
+    The other hidden holders that hold some of the same objects (what no listed name holds): clearing this holder alone leaves them alive; absent when none.
+    """
+
+
+class InspectResult(TypedDict):
+    """
+    The result of an inspect request: what holds memory.
+    """
+
+    listing_id: str
+    """
+    Names this listing, for a delete.
+    """
+    elapsed_ms: float
+    """
+    What the request took, in milliseconds.
+    """
+    truncated: bool
+    """
+    Whether the listing ran out of its budget or max_entries.
+    """
+    entries: list[HolderEntry]
+    """
+    The names, largest total_bytes first.
+    """
+    hidden: list[HiddenHolder]
+    """
+    The hidden holders that hold memory.
+    """
+
+
+class NameReason(TypedDict):
+    """
+    A name and why it was refused or is still alive.
+    """
+
+    name: str
+    """
+    The name, or a hidden holder when hidden is true.
+    """
+    reason: str
+    """
+    Why, in words.
+    """
+    hidden: NotRequired[bool]
+    """
+    True when name is a hidden holder of the request, not a variable; absent otherwise.
+    """
+
+
+class DeleteResult(TypedDict):
+    """
+    The result of a delete request.
+    """
+
+    deleted: list[str]
+    """
+    The names deleted.
+    """
+    refused: list[NameReason]
+    """
+    The names and hidden holders refused, with the reason.
+    """
+    cleared: list[str]
+    """
+    The hidden holders cleared.
+    """
+    still_alive: list[NameReason]
+    """
+    Deleted names whose object something else still holds, with what.
+    """
+    failures: NotRequired[list[DeleteFailure]]
+    """
+    Steps that raised once the deleting began: what deleted and cleared list is done all the same; absent when none.
+    """
+    before: MemorySnapshot
+    after: MemorySnapshot
+    elapsed_ms: float
+    """
+    What the request took, in milliseconds.
+    """
+
+
+class NotebookRuntime(TypedDict):
+    """
+    What the kernel has imported and initialised.
+    """
+
+    torch_imported: bool
+    """
+    Whether torch is imported.
+    """
+    cuda_initialized: bool
+    """
+    Whether torch has initialised CUDA.
+    """
+    tensorflow_imported: bool
+    """
+    Whether TensorFlow is imported.
+    """
+    tensorflow_initialized: bool
+    """
+    Whether TensorFlow has initialised its devices.
+    """
+
+
+class NotebookNamesResult(TypedDict):
+    """
+    The result of a notebook_names request: the user-namespace names bound to each kind of object (at most 20 each), and what the kernel has initialised.
+    """
+
+    model: list[str]
+    """
+    Names of torch.nn.Module instances other than losses, largest first.
+    """
+    optimizer: list[str]
+    """
+    Names of torch.optim.Optimizer instances.
+    """
+    dataloader: list[str]
+    """
+    Names of torch.utils.data.DataLoader instances.
+    """
+    loss: list[str]
+    """
+    Names of loss modules.
+    """
+    scaler: list[str]
+    """
+    Names of gradient scalers.
+    """
+    runtime: NotebookRuntime
+
+
+class HostRecording(TypedDict):
+    """
+    The host's allocation recording (tracemalloc): state is off, recording (started by the helper) or shared (someone else's).
+    """
+
+    state: str
+    """
+    off, recording or shared.
+    """
+    frames: int | None
+    """
+    The frames kept per allocation; null while off.
+    """
+    started: float | None
+    """
+    Unix seconds when recording started; null while off.
+    """
+    overhead_bytes: int
+    """
+    What tracemalloc itself holds.
+    """
+    restarted_at: float | None
+    """
+    When recording restarted (the traces of earlier allocations are gone); null when it did not.
+    """
+    restart_reason: str | None
+    """
+    Why it restarted: frames, symbolizer or stopped_elsewhere; null without a restart, absent from older helpers.
+    """
+
+
+class GpuRecording(TypedDict):
+    """
+    PyTorch's allocator history: state is off, waiting (for CUDA), recording, shared (someone else's, read as it is and never reconfigured or stopped; max_entries is then null) or unavailable.
+    """
+
+    state: str
+    """
+    off, waiting, recording, shared or unavailable.
+    """
+    max_entries: int | None
+    """
+    The events the history keeps; null while off or shared.
+    """
+    started: float | None
+    """
+    Unix seconds when recording started; null while not recording.
+    """
+    allocated_before_bytes: int | None
+    """
+    Allocated when recording started: memory without a stack.
+    """
+    reason: str | None
+    """
+    Why it is not recording (waiting, unavailable); null otherwise.
+    """
+    restarted_at: float | None
+    """
+    When the history restarted (its earlier events are gone); null when it did not.
+    """
+    restart_kept_stacks: bool | None
+    """
+    Whether live blocks kept their stacks through that restart; null without one.
+    """
+    restart_reason: str | None
+    """
+    Why it restarted: max_entries or stopped_elsewhere; null without a restart, absent from older helpers.
+    """
+
+
+class RecordingState(TypedDict):
+    """
+    Whether allocations are recorded, on the host and on the GPU; the result of a record_allocations request.
+    """
+
+    enabled: bool
+    """
+    Whether recording was asked for.
+    """
+    host: HostRecording
+    gpu: GpuRecording
+
+
+class SiteFrame(TypedDict):
+    """
+    A frame of a stack: a library's, or the innermost one outside the notebook.
+    """
+
+    filename: str
+    """
+    The frame's file.
+    """
+    line: int
+    """
+    The line number.
+    """
+    function: str | None
+    """
+    The function's name, or null when unknown.
+    """
+
+
+class SiteCell(TypedDict):
+    """
+    The notebook line charged with a site.
+    """
+
+    execution_count: int | None
+    """
+    The cell's In[n] number, or null.
+    """
+    cell_id: str | None
+    """
+    The notebook cell's id, or null.
+    """
+    line: int
+    """
+    The line in the cell, from 1.
+    """
+    same_code_cells: NotRequired[list[str]]
+    """
+    Cells that ran the same code (two or more): their allocations share one compiled file and cannot be told apart; absent otherwise.
+    """
+
+
+class AllocationSite(TypedDict):
+    """
+    Live memory allocated by one line (of a cell, or outside the notebook).
+    """
+
+    device: str
+    """
+    "host" or "cuda:<index>".
+    """
+    cell: SiteCell | None
+    """
+    The notebook line; null when no notebook frame was recorded (see frame).
+    """
+    frame: SiteFrame | None
+    """
+    The innermost frame outside the notebook, when no notebook frame was recorded; null otherwise.
+    """
+    code: str | None
+    """
+    The line's text (kernel data: render it as text).
+    """
+    library_frame: SiteFrame | None
+    """
+    The library frame just inside the notebook line.
+    """
+    bytes: int
+    """
+    The live bytes.
+    """
+    count: int
+    """
+    The live allocations.
+    """
+
+
+class DeviceSites(TypedDict):
+    """
+    One device's allocation sites.
+    """
+
+    device: str
+    """
+    "host" or "cuda:<index>".
+    """
+    index: NotRequired[int | None]
+    """
+    The CUDA ordinal; absent or null for the host.
+    """
+    total_bytes: int
+    """
+    The live bytes recorded.
+    """
+    count: int
+    """
+    The live allocations recorded.
+    """
+    unattributed_bytes: int
+    """
+    Live bytes without a stack.
+    """
+    helper_bytes: int
+    """
+    Live bytes the helper itself allocated.
+    """
+    helper_count: int
+    """
+    Allocations of helper_bytes; absent from older helpers.
+    """
+    truncated: bool
+    """
+    Whether more sites than listed hold memory.
+    """
+    sites: list[AllocationSite]
+    """
+    The sites, largest first.
+    """
+
+
+class CellAliveRun(TypedDict):
+    """
+    A cell's live bytes after one of its recent runs.
+    """
+
+    execution_count: int | None
+    """
+    That run's In[n] number, or null.
+    """
+    total_bytes: int
+    """
+    The cell's live bytes after it.
+    """
+
+
+class CellAliveBytes(TypedDict):
+    """
+    Bytes a cell allocated that are still alive, per device.
+    """
+
+    execution_count: int | None
+    """
+    The cell's last In[n] number, or null.
+    """
+    cell_id: str | None
+    """
+    The notebook cell's id, or null.
+    """
+    alive_bytes: dict[str, int]
+    total_bytes: int
+    """
+    The sum of alive_bytes.
+    """
+    growing: bool
+    """
+    Its live bytes rose after each of its last runs: a likely leak (cell_alive messages only).
+    """
+    runs: NotRequired[list[CellAliveRun]]
+    """
+    Its figure after each of its recent runs; in cell_alive messages only (a reader reads its absence as none).
+    """
+
+
+class AllocationSitesResult(TypedDict):
+    """
+    The result of an allocation_sites request: live memory by notebook line.
+    """
+
+    recording: RecordingState
+    elapsed_ms: float
+    """
+    What the request took, in milliseconds.
+    """
+    devices: list[DeviceSites]
+    """
+    One entry per recorded device.
+    """
+    cells: list[CellAliveBytes]
+    """
+    The cells whose allocations are alive, largest first.
+    """
+
+
+class AllocationSnapshotResult(TypedDict):
+    """
+    The result of an allocation_snapshot request: PyTorch's allocator snapshot, pickled.
+    """
+
+    format: str
+    """
+    The snapshot's format (pickle).
+    """
+    data_base64: str | None
+    """
+    The pickled snapshot, base64; null with reason when there is none.
+    """
+    bytes: int
+    """
+    The pickle's size.
+    """
+    reason: str | None
+    """
+    Why there is no snapshot; null when there is one.
+    """
+
+
+class CellAliveMessage(TypedDict):
+    """
+    Broadcast after cells ran while allocations are recorded: the cells whose allocations are still alive.
+    """
+
+    type: Literal["cell_alive"]
+    cells: list[CellAliveBytes]
+    """
+    At most 500 cells, largest first.
+    """
+    elapsed_ms: NotRequired[float]
+    """
+    What computing the message took on the sender thread, in milliseconds.
+    """
+
+
+class AllocationRecordingMessage(TypedDict):
+    """
+    Broadcast to every frontend when allocation recording starts, stops or changes.
+    """
+
+    type: Literal["allocation_recording"]
+    recording: RecordingState
+
+
+class ReplyMessage(TypedDict):
+    """
+    The answer to a request that succeeded.
+    """
+
+    type: Literal["reply"]
+    request_id: str
+    """
+    The id the frontend chose for a request (at most 256 characters); its answer carries the same one.
+    """
+    request_type: str
+    """
+    The request's type.
+    """
+    result: dict[str, Any]
+    """
+    The request's result, always an object ({} for ping); its shape depends on request_type (HistoryResult, FreeMemoryResult, InspectResult, ...).
+    """
+
+
+class ErrorMessage(TypedDict):
+    """
+    The answer to a request that failed, or an error that answers no request.
+    """
+
+    type: Literal["error"]
+    request_id: str | None
+    """
+    The request's id; null when the request had none that could be read, and for errors that answer no request.
+    """
+    code: str
+    """
+    malformed, unknown_type, invalid_config, internal, refused, stale_listing or interrupted; a reader keeps any other string as is.
+    """
+    message: str
+    """
+    What went wrong, in words.
+    """
+
+
+class OomAllocationSites(TypedDict):
+    """
+    The notebook lines holding the most on the failing device at the failure.
+    """
+
+    recording: bool
+    """
+    False when allocations were not recorded, so nothing could be said.
+    """
+    sites: list[AllocationSite]
+    """
+    The sites, largest first.
+    """
+
+
+class OomDiagnosis(TypedDict):
+    """
+    The out-of-memory diagnosis a cell record carries when the cell died of out-of-memory: numbers and cause ids, which the frontend turns into words and actions.
+    """
+
+    kind: str
+    """
+    Where memory ran out: cuda, cuda_library, tensorflow, host, mps or xla.
+    """
+    library: str | None
+    """
+    cuBLAS, cuDNN, ... for a library's allocation failure; null otherwise.
+    """
+    framework: NotRequired[str | None]
+    """
+    Whose allocation failed, as the message says (torch, tensorflow, numpy); null when it does not say, absent from older helpers.
+    """
+    device_index: int | None
+    """
+    The CUDA ordinal; null for host RAM or when unknown.
+    """
+    requested_bytes: int | None
+    """
+    What the failing allocation asked for.
+    """
+    total_bytes: int | None
+    """
+    The device's memory (host: RAM).
+    """
+    free_bytes: int | None
+    """
+    What was free on the device (host: available RAM).
+    """
+    allocated_bytes: int | None
+    """
+    Held by this kernel's PyTorch allocator, in tensors.
+    """
+    reserved_unallocated_bytes: int | None
+    """
+    Cached by this kernel's allocator but not in tensors (fragmentation).
+    """
+    process_in_use_bytes: int | None
+    """
+    This kernel's process in all (GPU: per NVML or the message; host: RSS).
+    """
+    other_processes_bytes: int | None
+    """
+    What other processes held on the device.
+    """
+    other_processes: list[OomProcess]
+    """
+    The other processes on the device, largest first.
+    """
+    capacity_bytes: int | None
+    """
+    The most this kernel could have held, holding nothing it can give back: what too_big compared the request with; null when unknown.
+    """
+    allowed_bytes: int | None
+    """
+    The memory-fraction cap (torch.cuda.set_per_process_memory_fraction), when one was set.
+    """
+    num_alloc_retries: int | None
+    """
+    Allocations that had to free the cache and retry.
+    """
+    stale_bytes: int | None
+    """
+    Held by the notebook's names, output cache and last traceback on that device.
+    """
+    stale_holders: list[OomStaleHolder]
+    """
+    What holds stale_bytes, largest first.
+    """
+    in_use_holders: NotRequired[list[OomStaleHolder]]
+    """
+    The largest names the failing cell itself uses, left out of stale_bytes and stale_holders (deleting them is no fix for that cell); absent from older helpers.
+    """
+    expandable_segments: NotRequired[bool | None]
+    """
+    Whether this kernel's torch knows the allocator option expandable_segments (torch 2.1 and later); null when it cannot be told, or not torch's CUDA.
+    """
+    expandable_segments_on: NotRequired[bool | None]
+    """
+    Whether torch's allocator has expandable segments on already; null when it cannot be told.
+    """
+    causes: list[OomCause]
+    """
+    The likely causes, most likely first; empty when nothing can be said.
+    """
+    allocation_sites: NotRequired[OomAllocationSites | None]
+    """
+    The notebook lines holding the most on that device at the failure; null when the kernel could not say (absent from older helpers).
+    """
+
+
+class CellMemoryRecord(TypedDict):
+    """
+    What one executed cell did to memory.
+    """
+
+    record_id: int
+    """
+    1, 2, 3... per helper (a restart starts again at 1).
+    """
+    execution_count: int | None
+    """
+    The In[n] number; null if IPython gave none.
+    """
+    cell_id: str | None
+    """
+    The notebook cell's id (the cell model's id); null for console executions.
+    """
+    started: float
+    """
+    Unix seconds (the kernel's clock) when the cell started.
+    """
+    duration_s: float
+    """
+    How long the cell ran, in seconds.
+    """
+    status: str
+    """
+    ok, error or interrupted; a reader keeps any other string as is.
+    """
+    error: CellError | None
+    """
+    Why the cell failed; null when its status is ok.
+    """
+    peak_exact: bool
+    """
+    True when every peak in the record is exact.
+    """
+    host: CellHostMemory
+    gpus: list[CellGpuMemory]
+    """
+    Devices whose caching allocator holds or held memory (may be empty).
+    """
+    oom: OomDiagnosis | None
+    """
+    The out-of-memory diagnosis; null unless the cell died of out-of-memory (absent from older helpers).
+    """
+
+
+class CellsMessage(TypedDict):
+    """
+    Per-cell records, oldest first: one message per round of the helper's sender (a lone cell's record alone; a Run All gathers the cells of about 50 ms).
+    """
+
+    type: Literal["cells"]
+    records: list[CellMemoryRecord]
+    """
+    The records, oldest first.
+    """
+
+
+class HistoryResult(TypedDict):
+    """
+    The result of a history request.
+    """
+
+    records: list[CellMemoryRecord]
+    """
+    The kept per-cell records, oldest first.
+    """
+    timeline: NotRequired[TimelineColumns]
+
+
+ProtocolMessage: TypeAlias = (
+    OpenMessage
+    | CellAliveMessage
+    | AllocationRecordingMessage
+    | ConfigureRequest
+    | SnapshotRequest
+    | PingRequest
+    | HistoryRequest
+    | FreeMemoryRequest
+    | InspectRequest
+    | DeleteRequest
+    | NotebookNamesRequest
+    | RecordAllocationsRequest
+    | AllocationSitesRequest
+    | AllocationSnapshotRequest
+    | HelloMessage
+    | SampleMessage
+    | CellsMessage
+    | ReplyMessage
+    | ErrorMessage
+)
+"""
+Every message of the jupyterlab-vram comm, protocol version 1: what the frontend sends the kernel helper (the comm_open data and the requests) and what the helper sends back. A key required here is one this helper always sends; where a description says a key is absent from older helpers, the frontend's readers also accept messages without it and read it as that description says. This file is the reference of the wire format; docs/protocol.md explains it in prose, and the TypeScript interfaces (src/protocol/*.generated.ts) and the Python TypedDicts (python_helper/jupyterlab_vram_helper/protocol_generated.py) are generated from it by scripts/generate-protocol-types.mjs.
+"""

@@ -1,0 +1,1610 @@
+/**
+ * Generated from protocol/protocol.schema.json by scripts/generate-protocol-types.mjs: do not edit it, edit the schema and run `npm run build:schema`.
+ */
+
+/**
+ * Every message of the jupyterlab-vram comm, protocol version 1: what the frontend sends the kernel helper (the comm_open data and the requests) and what the helper sends back. A key required here is one this helper always sends; where a description says a key is absent from older helpers, the frontend's readers also accept messages without it and read it as that description says. This file is the reference of the wire format; docs/protocol.md explains it in prose, and the TypeScript interfaces (src/protocol/*.generated.ts) and the Python TypedDicts (python_helper/jupyterlab_vram_helper/protocol_generated.py) are generated from it by scripts/generate-protocol-types.mjs.
+ */
+export type ProtocolMessage =
+  | OpenMessage
+  | HelperRequest
+  | KernelMessage
+  | CellAliveMessage
+  | AllocationRecordingMessage;
+/**
+ * A request the frontend sends on the open comm; each is answered once, by a reply or an error with its request_id.
+ */
+export type HelperRequest =
+  | ConfigureRequest
+  | SnapshotRequest
+  | PingRequest
+  | HistoryRequest
+  | FreeMemoryRequest
+  | InspectRequest
+  | DeleteRequest
+  | NotebookNamesRequest
+  | RecordAllocationsRequest
+  | AllocationSitesRequest
+  | AllocationSnapshotRequest;
+/**
+ * The id the frontend chose for a request (at most 256 characters); its answer carries the same one.
+ */
+export type RequestId = string;
+/**
+ * A way to free memory: gc.collect(), or torch.cuda.empty_cache() on every device that reserves memory.
+ */
+export type FreeAction = 'gc' | 'empty_cache';
+/**
+ * A reference the user cannot see by name: IPython's output cache, the last error's traceback, or the last execution result.
+ */
+export type HiddenHolderKind =
+  'output_cache' | 'last_traceback' | 'last_execution_result';
+/**
+ * A message the helper sends that every frontend reads.
+ */
+export type KernelMessage =
+  HelloMessage | SampleMessage | CellsMessage | ReplyMessage | ErrorMessage;
+/**
+ * A byte count or counter: a non-negative integer, or null where the figure is unknown.
+ */
+export type ByteCount = number | null;
+
+/**
+ * The data of the comm_open with which the frontend opens the comm.
+ */
+export interface OpenMessage {
+  type: 'open';
+  /**
+   * The frontend's protocol version; omitted or null skips the version check.
+   */
+  protocol?: number | null;
+  config?: PartialHelperConfig;
+  /**
+   * Ids of comms this frontend left open in the kernel (a page before a reload, a lost connection), which the helper closes: at most 64, each at most 256 characters.
+   *
+   * @maxItems 64
+   */
+  replaces?: string[];
+}
+/**
+ * The config of an open or a configure request: the keys it leaves out keep their current value.
+ */
+export interface PartialHelperConfig {
+  /**
+   * How often the sampler reads, in seconds (0.05 to 60).
+   */
+  interval_s?: number;
+  /**
+   * The smallest change of a figure that makes a change sample.
+   */
+  change_threshold_bytes?: number;
+  /**
+   * The longest time without a sample, in seconds (interval_s to 600).
+   */
+  heartbeat_s?: number;
+  /**
+   * Whether the peak counters are reset at each cell start.
+   */
+  reset_peak_per_cell?: boolean;
+}
+/**
+ * Change the sampling configuration (kernel-wide: every frontend of the kernel gets it).
+ */
+export interface ConfigureRequest {
+  type: 'configure';
+  request_id: RequestId;
+  config: PartialHelperConfig;
+}
+/**
+ * Ask for a sample now (reason snapshot), answered by a reply with that sample's seq.
+ */
+export interface SnapshotRequest {
+  type: 'snapshot';
+  request_id: RequestId;
+}
+/**
+ * Ask for an empty reply, to learn that the kernel answers.
+ */
+export interface PingRequest {
+  type: 'ping';
+  request_id: RequestId;
+}
+/**
+ * Ask for the per-cell records the helper keeps (the last 2000, oldest first) and the timeline of recent samples.
+ */
+export interface HistoryRequest {
+  type: 'history';
+  request_id: RequestId;
+}
+/**
+ * Free memory with gc.collect() and/or torch.cuda.empty_cache(); gc always runs first.
+ */
+export interface FreeMemoryRequest {
+  type: 'free_memory';
+  request_id: RequestId;
+  /**
+   * The actions to run: one to eight items.
+   *
+   * @minItems 1
+   * @maxItems 8
+   */
+  actions: [FreeAction, ...FreeAction[]];
+}
+/**
+ * List what holds memory in the user's namespace and in the hidden holders.
+ */
+export interface InspectRequest {
+  type: 'inspect';
+  request_id: RequestId;
+  /**
+   * The most names listed, 1 to 5000 (default 200).
+   */
+  max_entries?: number;
+  /**
+   * How many levels of containers and plain objects' attributes are opened, 0 to 5 (default 2).
+   */
+  container_depth?: number;
+}
+/**
+ * Delete names of a listing and clear hidden holders, then run the free actions.
+ */
+export interface DeleteRequest {
+  type: 'delete';
+  request_id: RequestId;
+  /**
+   * The listing_id of the inspect result the user chose from.
+   */
+  listing_id: string;
+  /**
+   * The names to delete (at most 10,000, each at most 1024 characters).
+   */
+  names: string[];
+  /**
+   * The hidden holders to clear; omitted reads as none.
+   *
+   * @maxItems 12
+   */
+  hidden?: HiddenHolderKind[];
+  /**
+   * The free actions to run afterwards; omitted reads as none.
+   *
+   * @maxItems 8
+   */
+  free?: FreeAction[];
+}
+/**
+ * Ask for the names of the user's model, optimizer, data loader, loss and scaler, and whether torch and TensorFlow are initialised (for the code snippets).
+ */
+export interface NotebookNamesRequest {
+  type: 'notebook_names';
+  request_id: RequestId;
+}
+/**
+ * Start or stop recording where allocations come from (tracemalloc for the host, PyTorch's allocator history for the GPU).
+ */
+export interface RecordAllocationsRequest {
+  type: 'record_allocations';
+  request_id: RequestId;
+  /**
+   * Whether to record.
+   */
+  enabled: boolean;
+  /**
+   * How many frames tracemalloc keeps per allocation.
+   */
+  host_frames?: number;
+  /**
+   * How many alloc/free events PyTorch's allocator history keeps.
+   */
+  gpu_max_entries?: number;
+}
+/**
+ * Ask for the live memory per notebook line, as recorded.
+ */
+export interface AllocationSitesRequest {
+  type: 'allocation_sites';
+  request_id: RequestId;
+  /**
+   * The most sites listed per device.
+   */
+  max_sites?: number;
+}
+/**
+ * Ask for PyTorch's allocator snapshot, pickled, for PyTorch's memory viewer.
+ */
+export interface AllocationSnapshotRequest {
+  type: 'allocation_snapshot';
+  request_id: RequestId;
+}
+/**
+ * The helper's first message on a new comm: what it is and what the kernel has.
+ */
+export interface HelloMessage {
+  type: 'hello';
+  /**
+   * The helper's protocol version; a frontend of another version reports the mismatch.
+   */
+  protocol: number;
+  /**
+   * The helper's version.
+   */
+  helper_version: string;
+  /**
+   * The kernel's Python version.
+   */
+  python: string;
+  /**
+   * The kernel's process id.
+   */
+  pid: number;
+  /**
+   * The kernel machine's host name.
+   */
+  hostname: string;
+  /**
+   * Names the run of cell record ids: they start again at 1 when it changes.
+   */
+  record_series: string;
+  /**
+   * The kernel's PyTorch; null while torch is not imported.
+   */
+  torch: TorchInfo | null;
+  /**
+   * The kernel's TensorFlow; null while TensorFlow is not imported.
+   */
+  tensorflow: TensorflowInfo | null;
+  nvml: NvmlInfo;
+  /**
+   * The GPUs the kernel sees; empty when it sees none (unless devices_wait_for_cuda).
+   */
+  devices: DeviceInfo[];
+  /**
+   * CUDA_VISIBLE_DEVICES names MIG instances, which NVML lists only as their parent GPUs, so the kernel's devices are known once CUDA starts; absent (older helpers) reads as false.
+   */
+  devices_wait_for_cuda?: boolean;
+  /**
+   * Why devices is empty when CUDA_VISIBLE_DEVICES hides every GPU; null otherwise (absent from older helpers).
+   */
+  hidden_gpus?: HiddenGpus | null;
+  config: HelperConfig;
+}
+/**
+ * The kernel's PyTorch, as the hello reports it.
+ */
+export interface TorchInfo {
+  /**
+   * torch.__version__, or null when unknown.
+   */
+  version: string | null;
+  /**
+   * torch.version.cuda; null for CPU builds.
+   */
+  cuda_build: string | null;
+  /**
+   * Whether torch has initialised CUDA.
+   */
+  cuda_initialized: boolean;
+}
+/**
+ * The kernel's TensorFlow, as the hello reports it.
+ */
+export interface TensorflowInfo {
+  /**
+   * tf.__version__, or null when unknown.
+   */
+  version: string | null;
+  /**
+   * Whether TensorFlow has initialised its GPUs.
+   */
+  gpus_initialized: boolean;
+}
+/**
+ * Whether the kernel reads NVML, and its driver.
+ */
+export interface NvmlInfo {
+  /**
+   * Whether NVML could be used.
+   */
+  available: boolean;
+  /**
+   * The driver's version, or null when unknown.
+   */
+  driver_version: string | null;
+  /**
+   * Why NVML is not available (null when it is).
+   */
+  error: string | null;
+}
+/**
+ * A GPU the kernel sees, as the hello lists it.
+ */
+export interface DeviceInfo {
+  /**
+   * The CUDA ordinal as the kernel's CUDA runtime numbers it.
+   */
+  index: number;
+  /**
+   * The device's name, or null when unknown.
+   */
+  name: string | null;
+  /**
+   * The device's memory, or null when unknown.
+   */
+  total_bytes: number | null;
+  /**
+   * The device's UUID, or null when unknown.
+   */
+  uuid: string | null;
+}
+/**
+ * Why the kernel sees no GPU: its CUDA_VISIBLE_DEVICES hides every one NVML lists ("" or "-1" to run on the CPU, a wrong index or UUID).
+ */
+export interface HiddenGpus {
+  /**
+   * The GPUs NVML lists on the machine.
+   */
+  count: number;
+  /**
+   * The kernel's CUDA_VISIBLE_DEVICES, as set (text from the kernel: render it as text).
+   */
+  cuda_visible_devices: string;
+}
+/**
+ * The helper's sampling configuration, all keys, as the helper reports it (in hello and in a configure reply).
+ */
+export interface HelperConfig {
+  /**
+   * How often the sampler reads, in seconds (0.05 to 60).
+   */
+  interval_s: number;
+  /**
+   * The smallest change of a figure that makes a change sample.
+   */
+  change_threshold_bytes: number;
+  /**
+   * The longest time without a sample, in seconds (interval_s to 600).
+   */
+  heartbeat_s: number;
+  /**
+   * Whether the peak counters are reset at each cell start, for exact per-cell peaks; a hello of an older build of this protocol version that lacks it reads as true.
+   */
+  reset_peak_per_cell: boolean;
+}
+/**
+ * The kernel's host and GPU memory figures, sent on change and as a heartbeat.
+ */
+export interface SampleMessage {
+  type: 'sample';
+  /**
+   * 1, 2, 3... per helper.
+   */
+  seq: number;
+  /**
+   * Unix seconds, the kernel's clock.
+   */
+  time: number;
+  /**
+   * Why it was sent: initial, change, heartbeat or snapshot; a reader keeps any other string as is.
+   */
+  reason: string;
+  host: HostMemory;
+  torch: TorchState;
+  tensorflow: TensorflowState;
+  /**
+   * The GPUs the kernel sees.
+   */
+  gpus: GpuSample[];
+  /**
+   * Set only while gpus is empty for that reason; null otherwise (absent from older helpers).
+   */
+  hidden_gpus: HiddenGpus | null;
+}
+/**
+ * The kernel's host memory figures in a sample.
+ */
+export interface HostMemory {
+  /**
+   * The resident set size of the kernel process.
+   */
+  rss_bytes: number | null;
+  /**
+   * The machine's memory.
+   */
+  total_bytes: number | null;
+  /**
+   * The machine's available memory.
+   */
+  available_bytes: number | null;
+  /**
+   * The kernel's cgroup memory limit; null without one (absent from older helpers).
+   */
+  container: ContainerMemory | null;
+  /**
+   * The kernel's own pages in swap (VmSwap), which the RSS leaves out; null when unknown, absent from older helpers.
+   */
+  swapped_bytes?: number | null;
+  /**
+   * The machine's swap (SwapTotal; 0 without any); absent from older helpers.
+   */
+  swap_total_bytes?: number | null;
+  /**
+   * What is free of the machine's swap; absent from older helpers.
+   */
+  swap_free_bytes?: number | null;
+  /**
+   * Processes the out-of-memory killer took on the whole machine, ever (/proc/vmstat's oom_kill); null when unknown, absent from older helpers.
+   */
+  oom_kill_count?: number | null;
+}
+/**
+ * The tightest cgroup memory limit from the kernel's cgroup up, and that cgroup's figures.
+ */
+export interface ContainerMemory {
+  /**
+   * The limit.
+   */
+  limit_bytes: number;
+  /**
+   * Everything charged to the limited cgroup (all its processes, page cache); null when unknown.
+   */
+  usage_bytes: number | null;
+  /**
+   * The reclaimable page cache in that usage (memory.stat's inactive_file), which the kernel gives back before any OOM kill; null when unknown.
+   */
+  inactive_file_bytes: number | null;
+  /**
+   * Processes the out-of-memory killer took in that cgroup, ever; null when unknown.
+   */
+  oom_kill_count: number | null;
+  /**
+   * The cgroup hierarchy's version: 1 or 2.
+   */
+  cgroup_version: number;
+  /**
+   * The tightest swap limit on the kernel's cgroup path (0 lets nothing go to swap); null where no cgroup limits swap or it is unknown; absent from older helpers.
+   */
+  swap_limit_bytes?: number | null;
+  /**
+   * That cgroup's swap in use; null when unknown; absent from older helpers.
+   */
+  swap_usage_bytes?: number | null;
+}
+/**
+ * Whether torch is imported and has initialised CUDA.
+ */
+export interface TorchState {
+  /**
+   * Whether torch is imported in the kernel.
+   */
+  imported: boolean;
+  /**
+   * Whether torch has initialised CUDA.
+   */
+  cuda_initialized: boolean;
+}
+/**
+ * Whether TensorFlow is imported and has initialised its GPUs.
+ */
+export interface TensorflowState {
+  /**
+   * Whether TensorFlow is imported in the kernel.
+   */
+  imported: boolean;
+  /**
+   * Whether TensorFlow has initialised its GPUs.
+   */
+  gpus_initialized: boolean;
+}
+/**
+ * One GPU's figures in a sample.
+ */
+export interface GpuSample {
+  /**
+   * The CUDA ordinal.
+   */
+  index: number;
+  /**
+   * The device's name, or null when unknown.
+   */
+  name: string | null;
+  /**
+   * The device's memory.
+   */
+  total_bytes: number | null;
+  /**
+   * Null unless torch is imported and CUDA initialised.
+   */
+  torch: TorchGpuMemory | null;
+  /**
+   * Null unless NVML is available.
+   */
+  nvml: NvmlGpuMemory | null;
+  /**
+   * Null unless TensorFlow has initialised its GPUs.
+   */
+  tensorflow: TensorflowGpuMemory | null;
+}
+/**
+ * A GPU's figures from PyTorch's caching allocator.
+ */
+export interface TorchGpuMemory {
+  /**
+   * Memory in tensors.
+   */
+  allocated_bytes: number | null;
+  /**
+   * Memory the caching allocator holds.
+   */
+  reserved_bytes: number | null;
+  /**
+   * The peak of allocated_bytes since the last reset.
+   */
+  peak_allocated_bytes: number | null;
+  /**
+   * Memory in active blocks.
+   */
+  active_bytes: number | null;
+  /**
+   * Reserved by the caching allocator but not usable: fragmentation.
+   */
+  inactive_split_bytes: number | null;
+  /**
+   * Out-of-memory errors the allocator raised.
+   */
+  num_ooms: number | null;
+  /**
+   * Allocations that had to free the cache and retry.
+   */
+  num_alloc_retries: number | null;
+}
+/**
+ * A GPU's figures from NVML.
+ */
+export interface NvmlGpuMemory {
+  /**
+   * Device-wide, all processes.
+   */
+  used_bytes: number | null;
+  /**
+   * The device's memory.
+   */
+  total_bytes: number | null;
+  /**
+   * NVML's own free: the total less used and less the driver's reservation; absent from older helpers.
+   */
+  free_bytes?: number | null;
+  /**
+   * This kernel process; null when NVML cannot attribute it (containers).
+   */
+  process_used_bytes: number | null;
+  /**
+   * The processes NVML lists on the device, largest first (at most 32); null when NVML could not list them, absent from older helpers.
+   */
+  processes?: NvmlGpuProcess[] | null;
+}
+/**
+ * One process on a GPU, as NVML lists it (pids of NVML's pid namespace).
+ */
+export interface NvmlGpuProcess {
+  /**
+   * The process id.
+   */
+  pid: number;
+  /**
+   * Its memory on the GPU; null where NVML gives no figure for it.
+   */
+  used_bytes: number | null;
+  /**
+   * True for the kernel process that sent the sample.
+   */
+  this_process: boolean;
+}
+/**
+ * The two figures of tf.config.experimental.get_memory_info, per card.
+ */
+export interface TensorflowGpuMemory {
+  /**
+   * Memory TensorFlow holds now.
+   */
+  current_bytes: number | null;
+  /**
+   * The peak of current_bytes.
+   */
+  peak_bytes: number | null;
+}
+/**
+ * Per-cell records, oldest first: one message per round of the helper's sender (a lone cell's record alone; a Run All gathers the cells of about 50 ms).
+ */
+export interface CellsMessage {
+  type: 'cells';
+  /**
+   * The records, oldest first.
+   */
+  records: CellMemoryRecord[];
+}
+/**
+ * What one executed cell did to memory.
+ */
+export interface CellMemoryRecord {
+  /**
+   * 1, 2, 3... per helper (a restart starts again at 1).
+   */
+  record_id: number;
+  /**
+   * The In[n] number; null if IPython gave none.
+   */
+  execution_count: number | null;
+  /**
+   * The notebook cell's id (the cell model's id); null for console executions.
+   */
+  cell_id: string | null;
+  /**
+   * Unix seconds (the kernel's clock) when the cell started.
+   */
+  started: number;
+  /**
+   * How long the cell ran, in seconds.
+   */
+  duration_s: number;
+  /**
+   * ok, error or interrupted; a reader keeps any other string as is.
+   */
+  status: string;
+  /**
+   * Why the cell failed; null when its status is ok.
+   */
+  error: CellError | null;
+  /**
+   * True when every peak in the record is exact.
+   */
+  peak_exact: boolean;
+  host: CellHostMemory;
+  /**
+   * Devices whose caching allocator holds or held memory (may be empty).
+   */
+  gpus: CellGpuMemory[];
+  /**
+   * The out-of-memory diagnosis; null unless the cell died of out-of-memory (absent from older helpers).
+   */
+  oom: OomDiagnosis | null;
+}
+/**
+ * Why a cell failed; null in a record whose status is ok.
+ */
+export interface CellError {
+  /**
+   * The exception's class name (kernel text: render it as text).
+   */
+  type: string;
+  /**
+   * The first 1000 characters of str(exception) (kernel text).
+   */
+  message_head: string;
+  /**
+   * Whether the error is an out-of-memory error.
+   */
+  out_of_memory: boolean;
+}
+/**
+ * The kernel's RSS around one cell.
+ */
+export interface CellHostMemory {
+  /**
+   * The RSS when the cell started.
+   */
+  rss_before_bytes: number | null;
+  /**
+   * The RSS when the cell ended.
+   */
+  rss_after_bytes: number | null;
+  /**
+   * The highest RSS seen while the cell ran.
+   */
+  rss_peak_bytes: number | null;
+  /**
+   * Whether the peak is exact rather than sampled.
+   */
+  peak_exact: boolean;
+}
+/**
+ * One device's caching allocator figures around one cell.
+ */
+export interface CellGpuMemory {
+  /**
+   * The CUDA ordinal, as in samples.
+   */
+  index: number;
+  /**
+   * Memory in tensors when the cell started.
+   */
+  allocated_before_bytes: number | null;
+  /**
+   * Memory in tensors when the cell ended.
+   */
+  allocated_after_bytes: number | null;
+  /**
+   * The peak of memory in tensors while the cell ran.
+   */
+  allocated_peak_bytes: number | null;
+  /**
+   * Memory the allocator held when the cell started.
+   */
+  reserved_before_bytes: number | null;
+  /**
+   * Memory the allocator held when the cell ended.
+   */
+  reserved_after_bytes: number | null;
+  /**
+   * The peak of memory the allocator held while the cell ran.
+   */
+  reserved_peak_bytes: number | null;
+  /**
+   * Whether the peaks are exact (the counters were reset at the cell's start).
+   */
+  peak_exact: boolean;
+}
+/**
+ * The out-of-memory diagnosis a cell record carries when the cell died of out-of-memory: numbers and cause ids, which the frontend turns into words and actions.
+ */
+export interface OomDiagnosis {
+  /**
+   * Where memory ran out: cuda, cuda_library, tensorflow, host, mps or xla.
+   */
+  kind: string;
+  /**
+   * cuBLAS, cuDNN, ... for a library's allocation failure; null otherwise.
+   */
+  library: string | null;
+  /**
+   * Whose allocation failed, as the message says (torch, tensorflow, numpy); null when it does not say, absent from older helpers.
+   */
+  framework?: string | null;
+  /**
+   * The CUDA ordinal; null for host RAM or when unknown.
+   */
+  device_index: number | null;
+  /**
+   * What the failing allocation asked for.
+   */
+  requested_bytes: number | null;
+  /**
+   * The device's memory (host: RAM).
+   */
+  total_bytes: number | null;
+  /**
+   * What was free on the device (host: available RAM).
+   */
+  free_bytes: number | null;
+  /**
+   * Held by this kernel's PyTorch allocator, in tensors.
+   */
+  allocated_bytes: number | null;
+  /**
+   * Cached by this kernel's allocator but not in tensors (fragmentation).
+   */
+  reserved_unallocated_bytes: number | null;
+  /**
+   * This kernel's process in all (GPU: per NVML or the message; host: RSS).
+   */
+  process_in_use_bytes: number | null;
+  /**
+   * What other processes held on the device.
+   */
+  other_processes_bytes: number | null;
+  /**
+   * The other processes on the device, largest first.
+   */
+  other_processes: OomProcess[];
+  /**
+   * The most this kernel could have held, holding nothing it can give back: what too_big compared the request with; null when unknown.
+   */
+  capacity_bytes: number | null;
+  /**
+   * The memory-fraction cap (torch.cuda.set_per_process_memory_fraction), when one was set.
+   */
+  allowed_bytes: number | null;
+  /**
+   * Allocations that had to free the cache and retry.
+   */
+  num_alloc_retries: number | null;
+  /**
+   * Held by the notebook's names, output cache and last traceback on that device.
+   */
+  stale_bytes: number | null;
+  /**
+   * What holds stale_bytes, largest first.
+   */
+  stale_holders: OomStaleHolder[];
+  /**
+   * The largest names the failing cell itself uses, left out of stale_bytes and stale_holders (deleting them is no fix for that cell); absent from older helpers.
+   */
+  in_use_holders?: OomStaleHolder[];
+  /**
+   * Whether this kernel's torch knows the allocator option expandable_segments (torch 2.1 and later); null when it cannot be told, or not torch's CUDA.
+   */
+  expandable_segments?: boolean | null;
+  /**
+   * Whether torch's allocator has expandable segments on already; null when it cannot be told.
+   */
+  expandable_segments_on?: boolean | null;
+  /**
+   * The likely causes, most likely first; empty when nothing can be said.
+   */
+  causes: OomCause[];
+  /**
+   * The notebook lines holding the most on that device at the failure; null when the kernel could not say (absent from older helpers).
+   */
+  allocation_sites?: OomAllocationSites | null;
+}
+/**
+ * Another process on the failing GPU.
+ */
+export interface OomProcess {
+  /**
+   * The process id.
+   */
+  pid: number;
+  /**
+   * Its memory on the GPU; null where the driver gives no figure.
+   */
+  used_bytes: number | null;
+}
+/**
+ * Something of the notebook that holds memory on the failing device.
+ */
+export interface OomStaleHolder {
+  /**
+   * name (a variable), output_cache, last_traceback or last_execution_result.
+   */
+  holder: string;
+  /**
+   * The variable's name, or a label of the hidden holder.
+   */
+  label: string;
+  /**
+   * What it holds on that device.
+   */
+  bytes: number;
+}
+/**
+ * One likely cause of an out-of-memory error, as the kernel classifies it.
+ */
+export interface OomCause {
+  /**
+   * too_big, fragmentation, stale_references or other_processes; a reader keeps an unknown id from a newer helper as is.
+   */
+  cause: string;
+  /**
+   * What removing this cause would make available; null for too_big.
+   */
+  gain_bytes: number | null;
+}
+/**
+ * The notebook lines holding the most on the failing device at the failure.
+ */
+export interface OomAllocationSites {
+  /**
+   * False when allocations were not recorded, so nothing could be said.
+   */
+  recording: boolean;
+  /**
+   * The sites, largest first.
+   */
+  sites: AllocationSite[];
+}
+/**
+ * Live memory allocated by one line (of a cell, or outside the notebook).
+ */
+export interface AllocationSite {
+  /**
+   * "host" or "cuda:<index>".
+   */
+  device: string;
+  /**
+   * The notebook line; null when no notebook frame was recorded (see frame).
+   */
+  cell: SiteCell | null;
+  /**
+   * The innermost frame outside the notebook, when no notebook frame was recorded; null otherwise.
+   */
+  frame: SiteFrame | null;
+  /**
+   * The line's text (kernel data: render it as text).
+   */
+  code: string | null;
+  /**
+   * The library frame just inside the notebook line.
+   */
+  library_frame: SiteFrame | null;
+  /**
+   * The live bytes.
+   */
+  bytes: number;
+  /**
+   * The live allocations.
+   */
+  count: number;
+}
+/**
+ * The notebook line charged with a site.
+ */
+export interface SiteCell {
+  /**
+   * The cell's In[n] number, or null.
+   */
+  execution_count: number | null;
+  /**
+   * The notebook cell's id, or null.
+   */
+  cell_id: string | null;
+  /**
+   * The line in the cell, from 1.
+   */
+  line: number;
+  /**
+   * Cells that ran the same code (two or more): their allocations share one compiled file and cannot be told apart; absent otherwise.
+   */
+  same_code_cells?: string[];
+}
+/**
+ * A frame of a stack: a library's, or the innermost one outside the notebook.
+ */
+export interface SiteFrame {
+  /**
+   * The frame's file.
+   */
+  filename: string;
+  /**
+   * The line number.
+   */
+  line: number;
+  /**
+   * The function's name, or null when unknown.
+   */
+  function: string | null;
+}
+/**
+ * The answer to a request that succeeded.
+ */
+export interface ReplyMessage {
+  type: 'reply';
+  request_id: RequestId;
+  /**
+   * The request's type.
+   */
+  request_type: string;
+  /**
+   * The request's result, always an object ({} for ping); its shape depends on request_type (HistoryResult, FreeMemoryResult, InspectResult, ...).
+   */
+  result: {
+    [k: string]: unknown;
+  };
+}
+/**
+ * The answer to a request that failed, or an error that answers no request.
+ */
+export interface ErrorMessage {
+  type: 'error';
+  /**
+   * The request's id; null when the request had none that could be read, and for errors that answer no request.
+   */
+  request_id: string | null;
+  /**
+   * malformed, unknown_type, invalid_config, internal, refused, stale_listing or interrupted; a reader keeps any other string as is.
+   */
+  code: string;
+  /**
+   * What went wrong, in words.
+   */
+  message: string;
+}
+/**
+ * Broadcast after cells ran while allocations are recorded: the cells whose allocations are still alive.
+ */
+export interface CellAliveMessage {
+  type: 'cell_alive';
+  /**
+   * At most 500 cells, largest first.
+   */
+  cells: CellAliveBytes[];
+  /**
+   * What computing the message took on the sender thread, in milliseconds.
+   */
+  elapsed_ms?: number;
+}
+/**
+ * Bytes a cell allocated that are still alive, per device.
+ */
+export interface CellAliveBytes {
+  /**
+   * The cell's last In[n] number, or null.
+   */
+  execution_count: number | null;
+  /**
+   * The notebook cell's id, or null.
+   */
+  cell_id: string | null;
+  alive_bytes: BytesByDevice;
+  /**
+   * The sum of alive_bytes.
+   */
+  total_bytes: number;
+  /**
+   * Its live bytes rose after each of its last runs: a likely leak (cell_alive messages only).
+   */
+  growing: boolean;
+  /**
+   * Its figure after each of its recent runs; in cell_alive messages only (a reader reads its absence as none).
+   */
+  runs?: CellAliveRun[];
+}
+/**
+ * Bytes per device, keyed by device name ("cpu", "host", "cuda:0", ...).
+ */
+export interface BytesByDevice {
+  [k: string]: number;
+}
+/**
+ * A cell's live bytes after one of its recent runs.
+ */
+export interface CellAliveRun {
+  /**
+   * That run's In[n] number, or null.
+   */
+  execution_count: number | null;
+  /**
+   * The cell's live bytes after it.
+   */
+  total_bytes: number;
+}
+/**
+ * Broadcast to every frontend when allocation recording starts, stops or changes.
+ */
+export interface AllocationRecordingMessage {
+  type: 'allocation_recording';
+  recording: RecordingState;
+}
+/**
+ * Whether allocations are recorded, on the host and on the GPU; the result of a record_allocations request.
+ */
+export interface RecordingState {
+  /**
+   * Whether recording was asked for.
+   */
+  enabled: boolean;
+  host: HostRecording;
+  gpu: GpuRecording;
+}
+/**
+ * The host's allocation recording (tracemalloc): state is off, recording (started by the helper) or shared (someone else's).
+ */
+export interface HostRecording {
+  /**
+   * off, recording or shared.
+   */
+  state: string;
+  /**
+   * The frames kept per allocation; null while off.
+   */
+  frames: number | null;
+  /**
+   * Unix seconds when recording started; null while off.
+   */
+  started: number | null;
+  /**
+   * What tracemalloc itself holds.
+   */
+  overhead_bytes: number;
+  /**
+   * When recording restarted (the traces of earlier allocations are gone); null when it did not.
+   */
+  restarted_at: number | null;
+  /**
+   * Why it restarted: frames, symbolizer or stopped_elsewhere; null without a restart, absent from older helpers.
+   */
+  restart_reason: string | null;
+}
+/**
+ * PyTorch's allocator history: state is off, waiting (for CUDA), recording, shared (someone else's, read as it is and never reconfigured or stopped; max_entries is then null) or unavailable.
+ */
+export interface GpuRecording {
+  /**
+   * off, waiting, recording, shared or unavailable.
+   */
+  state: string;
+  /**
+   * The events the history keeps; null while off or shared.
+   */
+  max_entries: number | null;
+  /**
+   * Unix seconds when recording started; null while not recording.
+   */
+  started: number | null;
+  /**
+   * Allocated when recording started: memory without a stack.
+   */
+  allocated_before_bytes: number | null;
+  /**
+   * Why it is not recording (waiting, unavailable); null otherwise.
+   */
+  reason: string | null;
+  /**
+   * When the history restarted (its earlier events are gone); null when it did not.
+   */
+  restarted_at: number | null;
+  /**
+   * Whether live blocks kept their stacks through that restart; null without one.
+   */
+  restart_kept_stacks: boolean | null;
+  /**
+   * Why it restarted: max_entries or stopped_elsewhere; null without a restart, absent from older helpers.
+   */
+  restart_reason: string | null;
+}
+/**
+ * One GPU's columns of the timeline, one entry per time.
+ */
+export interface TimelineGpuColumns {
+  /**
+   * The CUDA ordinal, as in samples.
+   */
+  index: number;
+  /**
+   * PyTorch's allocated bytes per time.
+   */
+  allocated_bytes: ByteCount[];
+  /**
+   * PyTorch's reserved bytes per time.
+   */
+  reserved_bytes: ByteCount[];
+  /**
+   * NVML's figure of this process per time.
+   */
+  process_used_bytes: ByteCount[];
+}
+/**
+ * The history reply's timeline: the charted figures of the samples the helper sent lately, as columns, oldest first; null where a figure was unknown, and a row of nulls where no frontend was watching.
+ */
+export interface TimelineColumns {
+  /**
+   * Unix seconds, the kernel's clock: each sample's time.
+   */
+  times: number[];
+  /**
+   * The kernel's RSS per time.
+   */
+  rss_bytes: ByteCount[];
+  /**
+   * One entry per GPU.
+   */
+  gpus: TimelineGpuColumns[];
+}
+/**
+ * The result of a history request.
+ */
+export interface HistoryResult {
+  /**
+   * The kept per-cell records, oldest first.
+   */
+  records: CellMemoryRecord[];
+  timeline?: TimelineColumns;
+}
+/**
+ * One GPU's figures in a cleanup's before or after snapshot.
+ */
+export interface SnapshotGpu {
+  /**
+   * The CUDA ordinal.
+   */
+  index: number;
+  /**
+   * A byte count or counter: a non-negative integer, or null where the figure is unknown.
+   */
+  allocated_bytes: number | null;
+  /**
+   * A byte count or counter: a non-negative integer, or null where the figure is unknown.
+   */
+  reserved_bytes: number | null;
+  /**
+   * A byte count or counter: a non-negative integer, or null where the figure is unknown.
+   */
+  nvml_used_bytes: number | null;
+}
+/**
+ * The host's figures in a cleanup's before or after snapshot.
+ */
+export interface SnapshotHost {
+  /**
+   * A byte count or counter: a non-negative integer, or null where the figure is unknown.
+   */
+  rss_bytes: number | null;
+}
+/**
+ * Memory figures taken just before and just after a cleanup.
+ */
+export interface MemorySnapshot {
+  host: SnapshotHost;
+  /**
+   * One entry per GPU.
+   */
+  gpus: SnapshotGpu[];
+}
+/**
+ * A step of a cleanup that raised; what was done before and after it stands.
+ */
+export interface DeleteFailure {
+  /**
+   * delete, clear, gc or empty_cache; a reader keeps any other string as is.
+   */
+  step: string;
+  /**
+   * The name (delete), the hidden holder (clear), the GPU ("GPU 0") or null.
+   */
+  target: string | null;
+  /**
+   * The exception, as "RuntimeError: CUDA error: ...".
+   */
+  error: string;
+}
+/**
+ * The result of a free_memory request.
+ */
+export interface FreeMemoryResult {
+  /**
+   * The actions that ran, in order.
+   */
+  actions_run: string[];
+  /**
+   * Objects gc.collect() found unreachable; null when gc did not run or raised.
+   */
+  gc_collected: number | null;
+  /**
+   * done, skipped_torch_not_imported, skipped_cuda_not_initialized or "failed: ..."; null when empty_cache was not asked for.
+   */
+  empty_cache: string | null;
+  /**
+   * The steps that raised (gc, empty_cache); absent from older helpers.
+   */
+  failures?: DeleteFailure[];
+  before: MemorySnapshot;
+  after: MemorySnapshot;
+  /**
+   * What the request took, in milliseconds.
+   */
+  elapsed_ms: number;
+}
+/**
+ * The tensors of a listed name that keep an autograd graph alive.
+ */
+export interface GraphHolding {
+  /**
+   * How many tensors keep a graph alive.
+   */
+  tensors: number;
+  /**
+   * Distinct autograd nodes reachable from them (bounded: see truncated).
+   */
+  graph_nodes: number;
+  /**
+   * Whether the walk of the graph stopped at its bound.
+   */
+  truncated: boolean;
+  /**
+   * A byte count or counter: a non-negative integer, or null where the figure is unknown.
+   */
+  bytes: number | null;
+  /**
+   * Saved tensors a hook packed (checkpointing, offloading): their packed form is what is counted.
+   */
+  packed_by_hooks: number;
+}
+/**
+ * One name of the user's namespace that holds memory.
+ */
+export interface HolderEntry {
+  /**
+   * The name.
+   */
+  name: string;
+  /**
+   * tensor, module, optimizer, container, ndarray, bytes or other; a reader keeps any other string as is.
+   */
+  kind: string;
+  /**
+   * The value's type, as module.qualname.
+   */
+  type_name: string;
+  /**
+   * A short description of the value (kernel text: render it as text).
+   */
+  summary: string;
+  bytes_by_device: BytesByDevice;
+  /**
+   * The sum of bytes_by_device.
+   */
+  total_bytes: number;
+  /**
+   * Other names of the listing that share storages with this one.
+   */
+  shared_with: string[];
+  /**
+   * Bytes this name keeps alive that another entry counts (each storage is counted once, on the largest holder); absent from older helpers.
+   */
+  shared_bytes: number;
+  /**
+   * shared_bytes per device; absent from older helpers.
+   */
+  shared_bytes_by_device: {
+    [k: string]: number;
+  };
+  /**
+   * The entries those shared bytes are counted under; absent from older helpers.
+   */
+  counted_under: string[];
+  /**
+   * Copies of it in IPython's output cache ("Out[3]", "_", "_3").
+   */
+  output_cache_refs: string[];
+  /**
+   * Whether the name may be deleted.
+   */
+  deletable: boolean;
+  /**
+   * Why it cannot be deleted; null when deletable.
+   */
+  refusal: string | null;
+  /**
+   * Tensors in it that keep an autograd graph alive; null when none (absent from older helpers).
+   */
+  graph_holding: GraphHolding | null;
+  /**
+   * Its walk ran out of the listing's budget: it holds at least its figures (absent from older helpers).
+   */
+  truncated: boolean;
+}
+/**
+ * Another hidden holder that holds some of the same objects, and those bytes per device.
+ */
+export interface HiddenOverlap {
+  /**
+   * One of the hidden holder kinds; a reader keeps any other string as is.
+   */
+  holder: string;
+  bytes_by_device: BytesByDevice;
+}
+/**
+ * A reference the user cannot see: the output cache, the last traceback, the last result.
+ */
+export interface HiddenHolder {
+  /**
+   * One of the hidden holder kinds; a reader keeps any other string as is.
+   */
+  holder: string;
+  /**
+   * A label for people.
+   */
+  label: string;
+  bytes_by_device: BytesByDevice;
+  /**
+   * The sum of bytes_by_device.
+   */
+  total_bytes: number;
+  /**
+   * The part of it a listed name holds too, per device: clearing this holder alone leaves it alive; absent from older helpers.
+   */
+  named_bytes_by_device: {
+    [k: string]: number;
+  };
+  /**
+   * What it holds (kernel text: render it as text).
+   */
+  summary: string;
+  /**
+   * What clearing it costs (e.g. %debug is lost); null when nothing.
+   */
+  warning: string | null;
+  /**
+   * The other hidden holders that hold some of the same objects (what no listed name holds): clearing this holder alone leaves them alive; absent when none.
+   */
+  held_also_by?: HiddenOverlap[];
+}
+/**
+ * The result of an inspect request: what holds memory.
+ */
+export interface InspectResult {
+  /**
+   * Names this listing, for a delete.
+   */
+  listing_id: string;
+  /**
+   * What the request took, in milliseconds.
+   */
+  elapsed_ms: number;
+  /**
+   * Whether the listing ran out of its budget or max_entries.
+   */
+  truncated: boolean;
+  /**
+   * The names, largest total_bytes first.
+   */
+  entries: HolderEntry[];
+  /**
+   * The hidden holders that hold memory.
+   */
+  hidden: HiddenHolder[];
+}
+/**
+ * A name and why it was refused or is still alive.
+ */
+export interface NameReason {
+  /**
+   * The name, or a hidden holder when hidden is true.
+   */
+  name: string;
+  /**
+   * Why, in words.
+   */
+  reason: string;
+  /**
+   * True when name is a hidden holder of the request, not a variable; absent otherwise.
+   */
+  hidden?: boolean;
+}
+/**
+ * The result of a delete request.
+ */
+export interface DeleteResult {
+  /**
+   * The names deleted.
+   */
+  deleted: string[];
+  /**
+   * The names and hidden holders refused, with the reason.
+   */
+  refused: NameReason[];
+  /**
+   * The hidden holders cleared.
+   */
+  cleared: string[];
+  /**
+   * Deleted names whose object something else still holds, with what.
+   */
+  still_alive: NameReason[];
+  /**
+   * Steps that raised once the deleting began: what deleted and cleared list is done all the same; absent when none.
+   */
+  failures?: DeleteFailure[];
+  before: MemorySnapshot;
+  after: MemorySnapshot;
+  /**
+   * What the request took, in milliseconds.
+   */
+  elapsed_ms: number;
+}
+/**
+ * What the kernel has imported and initialised.
+ */
+export interface NotebookRuntime {
+  /**
+   * Whether torch is imported.
+   */
+  torch_imported: boolean;
+  /**
+   * Whether torch has initialised CUDA.
+   */
+  cuda_initialized: boolean;
+  /**
+   * Whether TensorFlow is imported.
+   */
+  tensorflow_imported: boolean;
+  /**
+   * Whether TensorFlow has initialised its devices.
+   */
+  tensorflow_initialized: boolean;
+}
+/**
+ * The result of a notebook_names request: the user-namespace names bound to each kind of object (at most 20 each), and what the kernel has initialised.
+ */
+export interface NotebookNamesResult {
+  /**
+   * Names of torch.nn.Module instances other than losses, largest first.
+   */
+  model: string[];
+  /**
+   * Names of torch.optim.Optimizer instances.
+   */
+  optimizer: string[];
+  /**
+   * Names of torch.utils.data.DataLoader instances.
+   */
+  dataloader: string[];
+  /**
+   * Names of loss modules.
+   */
+  loss: string[];
+  /**
+   * Names of gradient scalers.
+   */
+  scaler: string[];
+  runtime: NotebookRuntime;
+}
+/**
+ * One device's allocation sites.
+ */
+export interface DeviceSites {
+  /**
+   * "host" or "cuda:<index>".
+   */
+  device: string;
+  /**
+   * The CUDA ordinal; absent or null for the host.
+   */
+  index?: number | null;
+  /**
+   * The live bytes recorded.
+   */
+  total_bytes: number;
+  /**
+   * The live allocations recorded.
+   */
+  count: number;
+  /**
+   * Live bytes without a stack.
+   */
+  unattributed_bytes: number;
+  /**
+   * Live bytes the helper itself allocated.
+   */
+  helper_bytes: number;
+  /**
+   * Allocations of helper_bytes; absent from older helpers.
+   */
+  helper_count: number;
+  /**
+   * Whether more sites than listed hold memory.
+   */
+  truncated: boolean;
+  /**
+   * The sites, largest first.
+   */
+  sites: AllocationSite[];
+}
+/**
+ * The result of an allocation_sites request: live memory by notebook line.
+ */
+export interface AllocationSitesResult {
+  recording: RecordingState;
+  /**
+   * What the request took, in milliseconds.
+   */
+  elapsed_ms: number;
+  /**
+   * One entry per recorded device.
+   */
+  devices: DeviceSites[];
+  /**
+   * The cells whose allocations are alive, largest first.
+   */
+  cells: CellAliveBytes[];
+}
+/**
+ * The result of an allocation_snapshot request: PyTorch's allocator snapshot, pickled.
+ */
+export interface AllocationSnapshotResult {
+  /**
+   * The snapshot's format (pickle).
+   */
+  format: string;
+  /**
+   * The pickled snapshot, base64; null with reason when there is none.
+   */
+  data_base64: string | null;
+  /**
+   * The pickle's size.
+   */
+  bytes: number;
+  /**
+   * Why there is no snapshot; null when there is one.
+   */
+  reason: string | null;
+}
