@@ -42,4 +42,5 @@ const plugins: JupyterFrontEndPlugin<any>[] = [
   snippetsPlugin
 ];
 
+/** The plugins JupyterLab loads from this extension. */
 export default plugins;

@@ -20,6 +20,7 @@
  */
 import { trans } from '../text/translation';
 
+/** What the panel says of the active notebook's kernel: whether it is watched, and if not, why. */
 export type MonitorState =
   | 'no-notebook'
   | 'kernel-starting'

@@ -58,6 +58,7 @@ export function gpuHistoryReadable(gpu: GpuRecording): boolean {
 
 // ---------------------------------------------------------------------------
 
+/** Reads the state of allocation recording: on or off, on the host and on the GPU. */
 export function readRecordingState(r: FieldReader): RecordingState {
   const host = r.object('host');
   const gpu = r.object('gpu');

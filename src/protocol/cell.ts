@@ -102,6 +102,7 @@ function readCellRecord(r: FieldReader): CellMemoryRecord {
   };
 }
 
+/** Reads a `cells` message; a record that does not parse is listed in `invalid`, not fatal. */
 export function readCells(r: FieldReader): CellsMessage {
   const records: CellMemoryRecord[] = [];
   const invalid: string[] = [];

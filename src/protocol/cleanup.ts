@@ -42,6 +42,7 @@ export type {
   SnapshotGpu
 } from './protocol.generated';
 
+/** What kind of object holds memory in a holders listing. */
 export type HolderKind =
   | 'tensor'
   | 'module'

@@ -156,6 +156,7 @@ function hasHoles(array: unknown[]): boolean {
   return false;
 }
 
+/** A value read from the wire, or why it could not be read. */
 export type Parsed<T> = { value: T } | { error: string };
 
 /** Read `value` with `read`; a shape error becomes `{ error }` (never throws). */

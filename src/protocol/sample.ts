@@ -30,6 +30,7 @@ export type {
   TorchState
 } from './protocol.generated';
 
+/** Why the helper sent a sample: the first, a change, a heartbeat or an answer to a request. */
 export type SampleReason = 'initial' | 'change' | 'heartbeat' | 'snapshot';
 
 // ---------------------------------------------------------------------------
@@ -143,6 +144,7 @@ export function readHiddenGpus(r: FieldReader): HiddenGpus | null {
   return { count, cuda_visible_devices: hidden.string('cuda_visible_devices') };
 }
 
+/** Reads a `sample` message, field by field in document order. */
 export function readSample(r: FieldReader): SampleMessage {
   // Read in document order, so the first bad field is the one reported.
   const seq = r.integer('seq');

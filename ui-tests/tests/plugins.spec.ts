@@ -34,9 +34,7 @@ test('with the Kernels plugin switched off, the other features keep working', as
     kernels: (window.jupyterapp as any).isPluginActivated(
       'jupyterlab-vram:kernels'
     ),
-    cells: (window.jupyterapp as any).isPluginActivated(
-      'jupyterlab-vram:cells'
-    )
+    cells: (window.jupyterapp as any).isPluginActivated('jupyterlab-vram:cells')
   }));
   expect(activated).toEqual({ kernels: false, cells: true });
   await openLiveNotebook(page);
