@@ -12,6 +12,7 @@
  */
 import { expect, test } from '@jupyterlab/galata';
 import { Page } from '@playwright/test';
+import { disableInPageConfig } from '../tests/helpers';
 import { median } from './stats';
 
 test.use({ kernels: null });
@@ -20,18 +21,7 @@ const CELLS = Number(process.env.VRAM_RUNALL_CELLS ?? 500);
 const ROUNDS = Number(process.env.VRAM_RUNALL_ROUNDS ?? 3);
 
 /** Adds jupyterlab-vram to the page config's disabled extensions as the HTML is parsed. */
-const DISABLE_VRAM = `(() => {
-  const patch = node => {
-    if (node.id !== 'jupyter-config-data' || node.dataset.vramPatched) return;
-    const config = JSON.parse(node.textContent);
-    config.disabledExtensions = [...(config.disabledExtensions || []), 'jupyterlab-vram'];
-    node.textContent = JSON.stringify(config);
-    node.dataset.vramPatched = '1';
-  };
-  new MutationObserver(records => {
-    for (const r of records) for (const n of r.addedNodes) if (n.nodeType === 1) patch(n);
-  }).observe(document, { childList: true, subtree: true });
-})();`;
+const DISABLE_VRAM = disableInPageConfig(['jupyterlab-vram']);
 
 async function waitForApp(page: Page): Promise<void> {
   await page.waitForFunction(

@@ -273,3 +273,23 @@ export async function restartKernel(page: Page): Promise<void> {
     await panel.sessionContext.restartKernel();
   });
 }
+
+/**
+ * An init script that adds `ids` (extensions or single plugins) to the page
+ * config's disabled extensions as the HTML is parsed, as JupyterLab's plugin
+ * manager would: `page.addInitScript(disableInPageConfig([...]))`.
+ */
+export function disableInPageConfig(ids: string[]): string {
+  return `(() => {
+  const patch = node => {
+    if (node.id !== 'jupyter-config-data' || node.dataset.vramPatched) return;
+    const config = JSON.parse(node.textContent);
+    config.disabledExtensions = [...(config.disabledExtensions || []), ...${JSON.stringify(ids)}];
+    node.textContent = JSON.stringify(config);
+    node.dataset.vramPatched = '1';
+  };
+  new MutationObserver(records => {
+    for (const r of records) for (const n of r.addedNodes) if (n.nodeType === 1) patch(n);
+  }).observe(document, { childList: true, subtree: true });
+})();`;
+}

@@ -7,28 +7,19 @@
  */
 import { expect, test } from '@jupyterlab/galata';
 
-import { openLiveNotebook, sidebarRole, SIDEBAR } from './helpers';
+import {
+  disableInPageConfig,
+  openLiveNotebook,
+  sidebarRole,
+  SIDEBAR
+} from './helpers';
 
 test.use({ kernels: null });
-
-/** Adds the Kernels feature's plugin to the page config's disabled extensions as the HTML is parsed. */
-const DISABLE_KERNELS_PLUGIN = `(() => {
-  const patch = node => {
-    if (node.id !== 'jupyter-config-data' || node.dataset.vramPatched) return;
-    const config = JSON.parse(node.textContent);
-    config.disabledExtensions = [...(config.disabledExtensions || []), 'jupyterlab-vram:kernels'];
-    node.textContent = JSON.stringify(config);
-    node.dataset.vramPatched = '1';
-  };
-  new MutationObserver(records => {
-    for (const r of records) for (const n of r.addedNodes) if (n.nodeType === 1) patch(n);
-  }).observe(document, { childList: true, subtree: true });
-})();`;
 
 test('with the Kernels plugin switched off, the other features keep working', async ({
   page
 }) => {
-  await page.addInitScript(DISABLE_KERNELS_PLUGIN);
+  await page.addInitScript(disableInPageConfig(['jupyterlab-vram:kernels']));
   await page.goto();
   const activated = await page.evaluate(() => ({
     kernels: (window.jupyterapp as any).isPluginActivated(
