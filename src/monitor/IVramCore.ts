@@ -1,14 +1,14 @@
 /**
  * What the core plugin shares with this package's feature plugins: the
  * monitor itself (not just its public face, IVramMonitor), the settings and
- * the translations. It is a token so that each feature plugin says that it
+ * the way to run a command. (Translations are page-wide: text/translation.ts.) It is a token so that each feature plugin says that it
  * needs the core; it is not a public API for other extensions, which use
  * IVramMonitor and IVramSidebar (tokens.ts).
  */
-import { TranslationBundle } from '@jupyterlab/translation';
 import { Token } from '@lumino/coreutils';
 
 import type { SettingsSource } from '../settings/SettingsSource';
+import type { ExecuteCommand } from '../ui/commandIds';
 import type { MemoryMonitor } from './MemoryMonitor';
 
 /** The core services every feature plugin of jupyterlab-vram builds on. */
@@ -17,12 +17,12 @@ export interface IVramCore {
   readonly monitor: MemoryMonitor;
   /** The extension's settings: `set` changes one, `raw` for keys a feature reads itself. */
   readonly settings: SettingsSource;
-  /** The page-wide translations of the `jupyterlab_vram` domain (text/translation.ts's `trans`). */
-  readonly trans: TranslationBundle;
+  /** Runs a command by id: what the views' buttons and links do. */
+  readonly execute: ExecuteCommand;
 }
 
 /** The token of the core services (for this package's plugins only). */
 export const IVramCore = new Token<IVramCore>(
   'jupyterlab-vram:IVramCore',
-  'The memory monitor, settings and translations, for jupyterlab-vram feature plugins.'
+  'The memory monitor, settings and commands, for jupyterlab-vram feature plugins.'
 );

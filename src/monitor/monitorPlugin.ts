@@ -17,7 +17,7 @@ import { ITranslator } from '@jupyterlab/translation';
 import { CommsLeftOpen, tabStorage } from '../kernel/CommsLeftOpen';
 import { DEFAULT_SETTINGS } from '../settings/settings';
 import { SettingsSource } from '../settings/SettingsSource';
-import { setTranslator, trans } from '../text/translation';
+import { setTranslator } from '../text/translation';
 import {
   lazyIndexedDbStore,
   lazyIndexedDbTimelineStore
@@ -61,7 +61,11 @@ export const corePlugin: JupyterFrontEndPlugin<IVramCore> = {
       apply: read => monitor.updateSettings(read)
     });
     settings.start();
-    return { monitor, settings, trans };
+    return {
+      monitor,
+      settings,
+      execute: (command, args) => app.commands.execute(command, args)
+    };
   }
 };
 

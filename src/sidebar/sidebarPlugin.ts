@@ -9,8 +9,9 @@ import {
   JupyterFrontEndPlugin
 } from '@jupyterlab/application';
 import { ICommandPalette } from '@jupyterlab/apputils';
-import { ITranslator, nullTranslator } from '@jupyterlab/translation';
+import { ITranslator } from '@jupyterlab/translation';
 
+import { setTranslator, trans } from '../text/translation';
 import { CommandIDs, PALETTE_CATEGORY } from '../ui/commandIds';
 import { IVramSidebar } from './IVramSidebar';
 import { registerSidebarCommands } from './sidebarCommands';
@@ -33,7 +34,9 @@ export const sidebarPlugin: JupyterFrontEndPlugin<IVramSidebar> = {
     palette: ICommandPalette | null,
     translator: ITranslator | null
   ): IVramSidebar => {
-    const trans = (translator ?? nullTranslator).load('jupyterlab_vram');
+    // It does not need the core plugin, so it may activate first: it sets the
+    // page-wide bundle too (the same translator), before its caption is worded.
+    setTranslator(translator);
     const sidebar = new SidebarHost({ caption: trans.__('GPU memory') });
     app.shell.add(sidebar, 'right', { rank: SIDEBAR_RANK });
     restorer?.add(sidebar, 'jupyterlab-vram-sidebar');

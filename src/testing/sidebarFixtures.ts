@@ -3,7 +3,6 @@
  * tab and sections registered through the same functions the plugins call,
  * on a monitor the spec gives, with every tab loaded and the views at hand.
  */
-import { nullTranslator } from '@jupyterlab/translation';
 import { Widget } from '@lumino/widgets';
 
 import type { AllocationRecorder } from '../features/allocations/AllocationRecorder';
@@ -126,13 +125,12 @@ export function addEveryFeature(
   options: IFullSidebarOptions
 ): void {
   const { monitor } = options;
-  const trans = nullTranslator.load('jupyterlab_vram');
   const execute = options.execute ?? (() => undefined);
   const actionsFor = options.actionsFor ?? (() => null);
   const recorderFor = options.allocationsFor ?? (() => null);
   const consoles = options.consoles ?? null;
-  addOverviewToSidebar(registry, { monitor, trans, execute });
-  addCleanupToSidebar(registry, { monitor, trans, execute, actionsFor });
+  addOverviewToSidebar(registry, { monitor, execute });
+  addCleanupToSidebar(registry, { monitor, execute, actionsFor });
   addKernelDeathToSidebar(registry, monitor);
   addOomToSidebar(registry, { monitor, execute, actionsFor, recorderFor });
   addSnippetsToSidebar(registry, {
@@ -142,14 +140,12 @@ export function addEveryFeature(
   });
   addCellsToSidebar(registry, {
     monitor,
-    trans,
     actions: options.cellActions ?? {},
     consoles,
     recorderFor
   });
   addLinesToSidebar(registry, {
     monitor,
-    trans,
     execute,
     actions: options.siteActions,
     consoles,
@@ -158,7 +154,6 @@ export function addEveryFeature(
   addKernelsToSidebar(registry, {
     monitor,
     sessions: options.kernelSessions ?? null,
-    trans,
     execute
   });
 }

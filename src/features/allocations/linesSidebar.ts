@@ -5,6 +5,7 @@
 import type { IDisposable } from '@lumino/disposable';
 
 import type { IVramSidebar } from '../../sidebar/IVramSidebar';
+import { trans } from '../../text/translation';
 import { TAB_RANKS, TABS } from '../../sidebar/panelLayout';
 import type { ILinesSidebarOptions } from './linesViewsLazy';
 
@@ -15,7 +16,7 @@ export function addLinesToSidebar(
 ): IDisposable {
   return sidebar.addTab({
     id: TABS.lines,
-    label: options.trans.__('Lines'),
+    label: trans.__('Lines'),
     rank: TAB_RANKS.lines,
     load: () =>
       import('./linesViewsLazy').then(module =>

@@ -6,7 +6,6 @@ import { ConsoleCells, IConsoleSource } from '../../model/ConsoleCells';
 import { CommandIDs, ExecuteCommand } from '../../ui/commandIds';
 import { followMonitor } from '../../ui/followMonitor';
 import { AllocationSitesView } from './AllocationSitesView';
-import type { TranslationBundle } from '@jupyterlab/translation';
 import type { IKernelMemoryModel } from '../../model/IKernelMemoryModel';
 import type { IVramMonitor } from '../../monitor/IVramMonitor';
 import type { AllocationRecorder } from './AllocationRecorder';
@@ -14,7 +13,6 @@ import type { AllocationRecorder } from './AllocationRecorder';
 /** What the Lines tab's view needs. */
 export interface ILinesSidebarOptions {
   monitor: IVramMonitor;
-  trans: TranslationBundle;
   /** A kernel's allocation recording (none: the tab says recording is unavailable). */
   recorderFor: (model: IKernelMemoryModel | null) => AllocationRecorder | null;
   /** Runs a command (the toggle, the rows and the export buttons by default). */

@@ -12,6 +12,7 @@ import { IConsoleTracker } from '@jupyterlab/console';
 import { INotebookTracker } from '@jupyterlab/notebook';
 
 import { IVramCore } from '../../monitor/IVramCore';
+import { trans } from '../../text/translation';
 import { IVramSidebar } from '../../sidebar/IVramSidebar';
 import { NO_SIDEBAR } from '../../sidebar/panelLayout';
 import { PALETTE_CATEGORY } from '../../ui/commandIds';
@@ -41,14 +42,13 @@ export const allocationsPlugin: JupyterFrontEndPlugin<void> = {
     palette: ICommandPalette | null,
     consoles: IConsoleTracker | null
   ): void => {
-    const { monitor, trans } = core;
+    const { monitor } = core;
     monitor.addPartKind(ALLOCATION_RECORDING);
     if (sidebar) {
       addLinesToSidebar(sidebar, {
         monitor,
-        trans,
         consoles,
-        execute: (command, args) => app.commands.execute(command, args),
+        execute: core.execute,
         recorderFor: model => allocationsFor(monitor, model)
       });
     }

@@ -5,6 +5,7 @@
 import type { IDisposable } from '@lumino/disposable';
 
 import type { IVramSidebar } from '../../sidebar/IVramSidebar';
+import { trans } from '../../text/translation';
 import { TAB_RANKS, TABS } from '../../sidebar/panelLayout';
 import type { ICellsSidebarOptions } from './cellsViewsLazy';
 
@@ -15,7 +16,7 @@ export function addCellsToSidebar(
 ): IDisposable {
   return sidebar.addTab({
     id: TABS.cells,
-    label: options.trans.__('Cells'),
+    label: trans.__('Cells'),
     rank: TAB_RANKS.cells,
     fill: true,
     load: () =>

@@ -6,7 +6,6 @@
 import { ConsoleCells, IConsoleSource } from '../../model/ConsoleCells';
 import { followMonitor } from '../../ui/followMonitor';
 import { CellHistoryView } from './CellHistoryView';
-import type { TranslationBundle } from '@jupyterlab/translation';
 import type { IKernelMemoryModel } from '../../model/IKernelMemoryModel';
 import type { IVramMonitor } from '../../monitor/IVramMonitor';
 import type { AllocationRecorder } from '../allocations/AllocationRecorder';
@@ -14,7 +13,6 @@ import type { AllocationRecorder } from '../allocations/AllocationRecorder';
 /** What the cell history view needs. */
 export interface ICellsSidebarOptions {
   monitor: IVramMonitor;
-  trans: TranslationBundle;
   /** A kernel's allocation recording, for what each cell still holds (none: not shown). */
   recorderFor: (model: IKernelMemoryModel | null) => AllocationRecorder | null;
   /** What a click in the history does (go to the cell, export, clear). */

@@ -12,6 +12,7 @@ import { IConsoleTracker } from '@jupyterlab/console';
 import { INotebookTracker } from '@jupyterlab/notebook';
 
 import { IVramCore } from '../../monitor/IVramCore';
+import { trans } from '../../text/translation';
 import { IVramSidebar } from '../../sidebar/IVramSidebar';
 import { NO_SIDEBAR } from '../../sidebar/panelLayout';
 import { CommandIDs, PALETTE_CATEGORY } from '../../ui/commandIds';
@@ -37,12 +38,11 @@ export const cellsPlugin: JupyterFrontEndPlugin<void> = {
     palette: ICommandPalette | null,
     consoles: IConsoleTracker | null
   ): void => {
-    const { monitor, trans } = core;
+    const { monitor } = core;
     addCellBadges(monitor, notebooks.currentWidget);
     if (sidebar) {
       addCellsToSidebar(sidebar, {
         monitor,
-        trans,
         // A console's runs are labelled as such in the Cells tab.
         consoles,
         recorderFor: model => allocationsFor(monitor, model),

@@ -6,6 +6,7 @@
 import { DisposableSet, IDisposable } from '@lumino/disposable';
 
 import type { IVramSidebar } from '../../sidebar/IVramSidebar';
+import { trans } from '../../text/translation';
 import { MEMORY_TAB_RANKS, TAB_RANKS, TABS } from '../../sidebar/panelLayout';
 import type { ICleanupSidebarOptions } from './cleanupViewsLazy';
 
@@ -28,7 +29,7 @@ export function addCleanupToSidebar(
   added.add(
     sidebar.addTab({
       id: TABS.holders,
-      label: options.trans.__('Holders'),
+      label: trans.__('Holders'),
       rank: TAB_RANKS.holders,
       load: () => views().then(module => module.createHoldersView(options))
     })

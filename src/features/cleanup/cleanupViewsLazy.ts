@@ -8,7 +8,6 @@ import { followMonitor } from '../../ui/followMonitor';
 import { GRAPH_FIX_SNIPPET_ID } from './graphFix';
 import { HoldersView } from './HoldersView';
 import { MemoryActionsBar } from './MemoryActionsBar';
-import type { TranslationBundle } from '@jupyterlab/translation';
 import type { IKernelMemoryModel } from '../../model/IKernelMemoryModel';
 import type { IVramMonitor } from '../../monitor/IVramMonitor';
 import type { MemoryActions } from './MemoryActions';
@@ -16,7 +15,6 @@ import type { MemoryActions } from './MemoryActions';
 /** What the cleanup views need. */
 export interface ICleanupSidebarOptions {
   monitor: IVramMonitor;
-  trans: TranslationBundle;
   /** The cleanup actions of a kernel's model (none: the buttons are disabled). */
   actionsFor: (model: IKernelMemoryModel | null) => MemoryActions | null;
   /** Runs a command (every button of the bar and of the Holders tab). */

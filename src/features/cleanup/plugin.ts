@@ -12,6 +12,7 @@ import { ICommandPalette } from '@jupyterlab/apputils';
 import { INotebookTracker } from '@jupyterlab/notebook';
 
 import { IVramCore } from '../../monitor/IVramCore';
+import { trans } from '../../text/translation';
 import { IVramSidebar } from '../../sidebar/IVramSidebar';
 import { NO_SIDEBAR } from '../../sidebar/panelLayout';
 import { PALETTE_CATEGORY } from '../../ui/commandIds';
@@ -40,13 +41,12 @@ export const cleanupPlugin: JupyterFrontEndPlugin<void> = {
     sidebar: IVramSidebar | null,
     palette: ICommandPalette | null
   ): void => {
-    const { monitor, trans } = core;
+    const { monitor } = core;
     monitor.addPartKind(CLEANUP_ACTIONS);
     if (sidebar) {
       addCleanupToSidebar(sidebar, {
         monitor,
-        trans,
-        execute: (command, args) => app.commands.execute(command, args),
+        execute: core.execute,
         actionsFor: model => actionsFor(monitor, model)
       });
     }

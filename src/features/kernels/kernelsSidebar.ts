@@ -5,6 +5,7 @@
 import type { IDisposable } from '@lumino/disposable';
 
 import type { IVramSidebar } from '../../sidebar/IVramSidebar';
+import { trans } from '../../text/translation';
 import { TAB_RANKS, TABS } from '../../sidebar/panelLayout';
 import type { IKernelsSidebarOptions } from './kernelsViewsLazy';
 
@@ -15,7 +16,7 @@ export function addKernelsToSidebar(
 ): IDisposable {
   return sidebar.addTab({
     id: TABS.kernels,
-    label: options.trans.__('Kernels'),
+    label: trans.__('Kernels'),
     rank: TAB_RANKS.kernels,
     load: () =>
       import('./kernelsViewsLazy').then(module =>

@@ -3,7 +3,6 @@
  */
 import { followMonitor } from '../../ui/followMonitor';
 import { KernelsView } from './KernelsView';
-import type { TranslationBundle } from '@jupyterlab/translation';
 import type { IVramMonitor } from '../../monitor/IVramMonitor';
 import type { ExecuteCommand } from '../../ui/commandIds';
 import type { IKernelSessionSource } from './KernelsOverview';
@@ -14,7 +13,6 @@ export interface IKernelsSidebarOptions {
   monitor: IVramMonitor;
   /** The sessions listed: all of them, not just the current one. */
   sessions: IKernelSessionSource | null;
-  trans: TranslationBundle;
   /** Runs a command (shut down a kernel). */
   execute: ExecuteCommand;
 }

@@ -8,6 +8,7 @@ import {
 } from '@jupyterlab/application';
 
 import { IVramCore } from '../../monitor/IVramCore';
+import { trans } from '../../text/translation';
 import { IVramSidebar } from '../../sidebar/IVramSidebar';
 import { notifyInJupyterLab } from '../../ui/notify';
 import { registerKernelCommands } from './kernelCommands';
@@ -26,13 +27,12 @@ export const kernelsPlugin: JupyterFrontEndPlugin<void> = {
     core: IVramCore,
     sidebar: IVramSidebar | null
   ): void => {
-    const { monitor, trans } = core;
+    const { monitor } = core;
     if (sidebar) {
       addKernelsToSidebar(sidebar, {
         monitor,
         sessions: monitor,
-        trans,
-        execute: (command, args) => app.commands.execute(command, args)
+        execute: core.execute
       });
     }
     registerKernelCommands({ app, monitor, trans, notify: notifyInJupyterLab });

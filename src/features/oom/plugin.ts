@@ -23,14 +23,14 @@ export const oomPlugin: JupyterFrontEndPlugin<void> = {
   autoStart: true,
   requires: [IVramCore, IVramSidebar],
   activate: (
-    app: JupyterFrontEnd,
+    _: JupyterFrontEnd,
     core: IVramCore,
     sidebar: IVramSidebar
   ): void => {
     const { monitor } = core;
     addOomToSidebar(sidebar, {
       monitor,
-      execute: (command, args) => app.commands.execute(command, args),
+      execute: core.execute,
       // Null where the cleanup or allocations plugin is switched off.
       actionsFor: model => actionsFor(monitor, model),
       recorderFor: model => allocationsFor(monitor, model)

@@ -8,6 +8,7 @@
 import { DisposableSet, IDisposable } from '@lumino/disposable';
 
 import type { IVramSidebar } from '../../sidebar/IVramSidebar';
+import { trans } from '../../text/translation';
 import { MEMORY_TAB_RANKS, TAB_RANKS, TABS } from '../../sidebar/panelLayout';
 import type { IOverviewSidebarOptions } from './overviewViewsLazy';
 
@@ -21,7 +22,7 @@ export function addOverviewToSidebar(
   added.add(
     sidebar.addTab({
       id: TABS.memory,
-      label: options.trans.__('Memory'),
+      label: trans.__('Memory'),
       rank: TAB_RANKS.memory
     })
   );

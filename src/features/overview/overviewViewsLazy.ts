@@ -10,13 +10,11 @@ import { GpuDeviceList } from './GpuDeviceList';
 import { HostMemoryCard } from './HostMemoryCard';
 import { MemoryTimeline } from './MemoryTimeline';
 import { StateBanner } from './StateBanner';
-import type { TranslationBundle } from '@jupyterlab/translation';
 import type { IVramMonitor } from '../../monitor/IVramMonitor';
 
 /** What the overview's views need. */
 export interface IOverviewSidebarOptions {
   monitor: IVramMonitor;
-  trans: TranslationBundle;
   /** Runs a command (the timeline's window buttons). */
   execute: ExecuteCommand;
 }

@@ -12,6 +12,7 @@ import { IStatusBar } from '@jupyterlab/statusbar';
 import { Signal } from '@lumino/signaling';
 
 import { IVramCore } from '../../monitor/IVramCore';
+import { trans } from '../../text/translation';
 import type { IVramMonitor } from '../../monitor/IVramMonitor';
 import { IVramSidebar } from '../../sidebar/IVramSidebar';
 import { CommandIDs, PALETTE_CATEGORY } from '../../ui/commandIds';
@@ -34,12 +35,11 @@ export const overviewPlugin: JupyterFrontEndPlugin<void> = {
     statusBar: IStatusBar | null,
     palette: ICommandPalette | null
   ): void => {
-    const { monitor, trans } = core;
+    const { monitor } = core;
     if (sidebar) {
       addOverviewToSidebar(sidebar, {
         monitor,
-        trans,
-        execute: (command, args) => app.commands.execute(command, args)
+        execute: core.execute
       });
     }
     if (statusBar) {

@@ -12,8 +12,9 @@ import { ICommandPalette, IToolbarWidgetRegistry } from '@jupyterlab/apputils';
 import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
 
 import { IVramCore } from '../../monitor/IVramCore';
+import { trans } from '../../text/translation';
 import { IVramSidebar } from '../../sidebar/IVramSidebar';
-import { ExecuteCommand, PALETTE_CATEGORY } from '../../ui/commandIds';
+import { PALETTE_CATEGORY } from '../../ui/commandIds';
 import { notifyInJupyterLab } from '../../ui/notify';
 import { MemoryToolbarButton } from './MemoryToolbarButton';
 import { registerSnippetCommands } from './snippetCommands';
@@ -39,7 +40,7 @@ export const snippetsPlugin: JupyterFrontEndPlugin<void> = {
     palette: ICommandPalette | null,
     toolbars: IToolbarWidgetRegistry | null
   ): void => {
-    const { monitor, trans } = core;
+    const { monitor } = core;
     const library = new SnippetLibrary();
     // The schema's default is the default list: it is not loaded again in JavaScript.
     const read = () => {
@@ -50,10 +51,12 @@ export const snippetsPlugin: JupyterFrontEndPlugin<void> = {
     if (core.settings.raw) {
       read();
     }
-    const execute: ExecuteCommand = (command, args) =>
-      app.commands.execute(command, args);
     if (sidebar) {
-      addSnippetsToSidebar(sidebar, { monitor, library, execute });
+      addSnippetsToSidebar(sidebar, {
+        monitor,
+        library,
+        execute: core.execute
+      });
     }
     if (toolbars) {
       addToolbarButton(app, notebooks, toolbars, library);
