@@ -1,7 +1,7 @@
 /**
  * Delivers the helper to a kernel once per run, where a run is one attach of
  * the connection, numbered by its generation. Whichever of two paths comes
- * first delivers it: the run's own bootstrap (./helperBootstrap.ts, which
+ * first delivers it: the run's own bootstrap (./helperBootstrapLazy.ts, which
  * reads the language from the kernel's info, then sends the code and the
  * comm_open), or `send`, ahead of a notebook cell that is about to run in a
  * kernel with no helper yet (see KernelHelperConnection.deliverBeforeExecution).
@@ -12,12 +12,9 @@ import { Kernel } from '@jupyterlab/services';
 
 import { KernelMemoryModel } from '../model/KernelMemoryModel';
 import { HelperConfig, PartialHelperConfig } from '../protocol/messages';
-import {
-  bootstrapHelper,
-  IHelperBootstrapHost,
-  sendHelper
-} from './helperBootstrap';
+import type { IHelperBootstrapHost } from './helperBootstrapLazy';
 import { HelperReadiness } from './HelperReadiness';
+import { describeFailure } from './kernelFailures';
 
 /** Delivers the helper to a kernel once per run of the connection. */
 export class HelperDelivery {
@@ -41,17 +38,38 @@ export class HelperDelivery {
     // The spec says the language before the kernel answers (a kernel busy
     // with a cell, or not started yet, answers its info request late).
     this._readiness.watchSpec(kernel);
-    void bootstrapHelper(kernel, this._hostFor(kernel, generation));
+    // The steps are a chunk of their own (./helperCode.ts): a page that never
+    // meets a kernel never fetches them.
+    this._readiness.loadSteps().then(
+      steps => {
+        if (this._options.isCurrent(generation)) {
+          void steps.bootstrapHelper(kernel, this._hostFor(kernel, generation));
+        }
+      },
+      reason => {
+        if (this._options.isCurrent(generation)) {
+          this._options.model.setState(
+            'helper-failed',
+            describeFailure("could not load the helper's code", reason)
+          );
+        }
+      }
+    );
   }
 
-  /** Send `code` now for run `generation`, unless that run sent it already. */
+  /**
+   * Send `code` now for run `generation`, unless that run sent it already.
+   * The code is only known once the delivery steps are loaded too
+   * (HelperReadiness.load), so this sends in the caller's tick.
+   */
   send(
     kernel: Kernel.IKernelConnection,
     generation: number,
     code: string
   ): void {
-    if (this._claim(generation)) {
-      void sendHelper(kernel, code, this._hostFor(kernel, generation));
+    const steps = this._readiness.steps;
+    if (steps && this._claim(generation)) {
+      void steps.sendHelper(kernel, code, this._hostFor(kernel, generation));
     }
   }
 

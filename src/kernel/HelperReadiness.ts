@@ -1,12 +1,15 @@
 /**
  * Learns ahead of time what delivering the helper at once takes: each
  * kernel's language, from its spec (which the server knows before the kernel
- * answers) or from its info reply, and the helper's code, which is fetched
- * as soon as a Python kernel is seen. This is needed because a cell that is
+ * answers) or from its info reply, and the helper's code and the steps
+ * that send it (./helperCode.ts), which are fetched as soon as a Python
+ * kernel is seen. This is needed because a cell that is
  * about to be sent cannot wait for either (see
  * KernelHelperConnection.deliverBeforeExecution).
  */
 import { Kernel, KernelSpec } from '@jupyterlab/services';
+
+import { HelperBootstrapSteps, loadHelperBootstrapSteps } from './helperCode';
 
 /**
  * Knows ahead of time what delivering the helper needs: each kernel's language
@@ -18,17 +21,35 @@ export class HelperReadiness {
     this._load = load;
   }
 
-  /** The code, if it has been loaded; null otherwise. */
+  /**
+   * The code, if it has been loaded; null otherwise. Once it is there, so are
+   * the delivery steps (`steps`): a cell about to be sent can take the helper
+   * ahead of it in the same tick.
+   */
   get code(): string | null {
     return this._code;
   }
 
-  /** The code, loaded once and kept. */
+  /** The delivery steps, if they have been loaded; null otherwise. */
+  get steps(): HelperBootstrapSteps | null {
+    return this._steps;
+  }
+
+  /** The code, loaded once and kept (with the delivery steps). */
   async load(): Promise<string> {
     if (this._code === null) {
-      this._code = await this._load();
+      const [code] = await Promise.all([this._load(), this.loadSteps()]);
+      this._code = code;
     }
     return this._code;
+  }
+
+  /** The delivery steps, loaded once and kept. */
+  async loadSteps(): Promise<HelperBootstrapSteps> {
+    if (this._steps === null) {
+      this._steps = await loadHelperBootstrapSteps();
+    }
+    return this._steps;
   }
 
   /**
@@ -75,6 +96,7 @@ export class HelperReadiness {
 
   private _load: () => Promise<string>;
   private _code: string | null = null;
+  private _steps: HelperBootstrapSteps | null = null;
   private _languages = new Map<string, string>();
   private _unsupported = new Set<string>();
 }

@@ -9,7 +9,7 @@ import {
   LATE_STARTING_KERNEL_TEXT,
   RUNNING_CELL_DELAYS_TEXT,
   UNKNOWN_STATUS_WAIT_MS
-} from './helperBootstrap';
+} from './helperBootstrapLazy';
 import { KernelMemoryModel } from '../model/KernelMemoryModel';
 import { describeState } from '../model/MonitorState';
 import { CONFIG, connect } from '../testing/connectionFixtures';

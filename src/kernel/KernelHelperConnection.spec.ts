@@ -3,7 +3,7 @@
  * restart, a death, a kernel change or a lost connection does to it. The
  * other concepts have spec files of their own, KernelHelperConnection.*.spec.ts.
  */
-import { SKIPPED_BEHIND_A_CELL_TEXT } from './helperBootstrap';
+import { SKIPPED_BEHIND_A_CELL_TEXT } from './helperBootstrapLazy';
 import { MAX_REDELIVERIES } from './HelperDelivery';
 import { KernelHelperConnection } from './KernelHelperConnection';
 import { RequestAbandonedError } from './PendingRequests';

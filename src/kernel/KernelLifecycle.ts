@@ -18,7 +18,7 @@ import { IDisposable } from '@lumino/disposable';
 import { KernelMemoryModel } from '../model/KernelMemoryModel';
 import { CommsLeftOpen, OpenComm } from './CommsLeftOpen';
 import { HelperComm } from './HelperComm';
-import { SILENT } from './helperBootstrap';
+import { SILENT } from './silentExecution';
 import { IOPubWatch } from './IOPubWatch';
 import { ignoreRejection } from './kernelFailures';
 import { trans } from '../text/translation';

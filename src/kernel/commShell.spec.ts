@@ -9,7 +9,7 @@ import { Signal } from '@lumino/signaling';
 import { CommHandler } from '@jupyterlab/services/lib/kernel/comm';
 import { KernelConnection } from '@jupyterlab/services/lib/kernel/default';
 
-import { keepOnMainShell } from './helperBootstrap';
+import { keepOnMainShell } from './helperBootstrapLazy';
 
 function subshellKernel() {
   const kernel = {

@@ -1,10 +1,18 @@
 /**
- * The code that delivers the kernel helper, which scripts/bundle-helper.mjs
- * generates from python_helper/. It is about 50 kB that a page with no
- * Python kernel never needs, so it is a chunk of its own, fetched the first
- * time a kernel asks for it and kept for every kernel after that.
+ * What delivering the kernel helper takes, loaded when a kernel first needs
+ * it: the helper's code, which scripts/bundle-helper.mjs generates from
+ * python_helper/ (about 50 kB that a page with no Python kernel never needs),
+ * and the steps that deliver it (./helperBootstrapLazy.ts, which a page with
+ * no kernel never needs). Each is a chunk of its own, fetched on the first
+ * call and kept for every kernel after that.
  */
+import type * as BootstrapSteps from './helperBootstrapLazy';
+
+/** The module of the delivery steps (./helperBootstrapLazy.ts). */
+export type HelperBootstrapSteps = typeof BootstrapSteps;
+
 let loading: Promise<string> | null = null;
+let loadingSteps: Promise<HelperBootstrapSteps> | null = null;
 
 /**
  * Loads the helper's bootstrap code, fetching its chunk on the first call only.
@@ -20,4 +28,18 @@ export function loadHelperBootstrapCode(): Promise<string> {
     );
   }
   return loading;
+}
+
+/**
+ * Loads the steps that deliver the helper (reading the kernel's language,
+ * sending the code, opening the comm), fetching their chunk on the first call only.
+ */
+export function loadHelperBootstrapSteps(): Promise<HelperBootstrapSteps> {
+  if (!loadingSteps) {
+    loadingSteps = import('./helperBootstrapLazy').catch(reason => {
+      loadingSteps = null; // a failed fetch is tried again next time
+      throw reason;
+    });
+  }
+  return loadingSteps;
 }

@@ -6,7 +6,7 @@
  * given up while its run is current: a page opened during a long cell gets
  * its answer when the cell ends.
  */
-import { kernelInfo } from './helperBootstrap';
+import { kernelInfo } from './helperBootstrapLazy';
 
 const REPLY = { status: 'ok', language_info: { name: 'python' } } as any;
 const never = () => new Promise<never>(() => undefined);

@@ -6,7 +6,11 @@ import { RequestAbandonedError } from '../kernel/PendingRequests';
 import { KernelMemoryModel } from '../model/KernelMemoryModel';
 import { DEFAULT_SETTINGS, VramSettings } from '../settings/settings';
 import { IKernelMemoryModel } from '../model/IKernelMemoryModel';
-import { ISessionPart, SessionPartKind } from './sessionParts';
+import {
+  ISessionPart,
+  SessionPartFactory,
+  SessionPartKind
+} from './sessionParts';
 import {
   ALLOCATION_RECORDING,
   allocationsFor
@@ -194,6 +198,7 @@ describe('MemoryMonitor', () => {
   });
 
   it('applies a new stack depth or GPU history size live to a kernel that records', async () => {
+    await ALLOCATION_RECORDING.load(); // its code is fetched with the first kernel
     const { tracker, monitor, connections } = setup(
       undefined,
       RecordingConnection,
@@ -372,6 +377,59 @@ describe("MemoryMonitor: the features' session parts", () => {
     monitor.addPartKind(kind);
     expect(made).toBe(1);
     expect(monitor.currentPart(kind)?.model).toBe(monitor.current);
+  });
+
+  it('makes the parts of a kind loaded later once its code is there, and says so', async () => {
+    let finishLoading: (
+      create: SessionPartFactory<RecordingPart>
+    ) => void = () => undefined;
+    let loads = 0;
+    const kind = SessionPartKind.loadedLater<RecordingPart>('lazy', () => {
+      loads++;
+      return new Promise(resolve => (finishLoading = resolve));
+    });
+    const { tracker, monitor } = setup(undefined, FakeConnection, [kind]);
+    const said: unknown[] = [];
+    monitor.partsChanged.connect((_, changed) => said.push(changed));
+    tracker.activate(new FakePanel());
+    tracker.activate(new FakePanel());
+    // Not there while the code is fetched (once, for both sessions).
+    expect(monitor.currentPart(kind)).toBeNull();
+    expect(loads).toBe(1);
+    finishLoading(({ model }) => new RecordingPart(model));
+    await kind.load();
+    await Promise.resolve();
+    expect(said).toEqual([kind]);
+    for (const entry of monitor.sessions()) {
+      expect(monitor.partFor(kind, entry.model)?.model).toBe(entry.model);
+    }
+    // A session followed from now on gets its part at once.
+    tracker.activate(new FakePanel());
+    expect(monitor.currentPart(kind)?.model).toBe(monitor.current);
+    expect(said).toHaveLength(1);
+  });
+
+  it('fetches the code of a kind loaded later again after a failed fetch', async () => {
+    const warn = jest.spyOn(console, 'warn').mockImplementation(() => {});
+    let loads = 0;
+    const kind = SessionPartKind.loadedLater<RecordingPart>('flaky', () =>
+      ++loads === 1
+        ? Promise.reject(new Error('offline'))
+        : Promise.resolve(({ model }) => new RecordingPart(model))
+    );
+    const { tracker, monitor } = setup(undefined, FakeConnection, [kind]);
+    tracker.activate(new FakePanel());
+    await new Promise(resolve => setTimeout(resolve, 0));
+    expect(monitor.currentPart(kind)).toBeNull();
+    expect(warn).toHaveBeenCalledTimes(1);
+    // The next session asks again, and this time the parts are made for both.
+    tracker.activate(new FakePanel());
+    await new Promise(resolve => setTimeout(resolve, 0));
+    expect(loads).toBe(2);
+    for (const entry of monitor.sessions()) {
+      expect(monitor.partFor(kind, entry.model)).not.toBeNull();
+    }
+    warn.mockRestore();
   });
 
   it('leaves out a part its kind declines for a session', () => {

@@ -183,6 +183,14 @@ export class MemoryMonitor implements IVramMonitor {
     }
   }
 
+  /**
+   * The parts of a kind loaded later were made for the sessions open when
+   * its code came (see sessionParts.ts): whoever found none may ask again.
+   */
+  get partsChanged(): ISignal<this, SessionPartKind<ISessionPart>> {
+    return this._partsChanged;
+  }
+
   /** The part of this kind of the kernel `model` describes; null if none. */
   partFor<T extends ISessionPart>(
     kind: SessionPartKind<T>,
@@ -371,7 +379,12 @@ export class MemoryMonitor implements IVramMonitor {
     entry: MemoryMonitor.ISessionEntry,
     kind: SessionPartKind<ISessionPart>
   ): void {
-    const part = kind.create({
+    const create = kind.create;
+    if (!create) {
+      this._loadPartKind(kind);
+      return;
+    }
+    const part = create({
       model: entry.model,
       connection: entry.connection,
       settings: () => this._settings
@@ -379,6 +392,38 @@ export class MemoryMonitor implements IVramMonitor {
     if (part) {
       entry.parts.set(kind, part);
     }
+  }
+
+  /**
+   * Fetch the code of a kind loaded later, then make its parts for the
+   * sessions open by then and say so through `partsChanged`.
+   */
+  private _loadPartKind(kind: SessionPartKind<ISessionPart>): void {
+    if (this._partKindsLoading.has(kind)) {
+      return; // one fetch serves every session followed meanwhile
+    }
+    this._partKindsLoading.add(kind);
+    kind.load().then(
+      () => {
+        this._partKindsLoading.delete(kind);
+        if (this._isDisposed) {
+          return;
+        }
+        for (const entry of this._sessions.values()) {
+          if (!entry.parts.has(kind)) {
+            this._addPart(entry, kind);
+          }
+        }
+        this._partsChanged.emit(kind);
+      },
+      reason => {
+        this._partKindsLoading.delete(kind);
+        console.warn(
+          `jupyterlab-vram: could not load the ${kind.name}; they are fetched again when another notebook opens.`,
+          reason
+        );
+      }
+    );
   }
 
   private _keepHistories(): void {
@@ -436,9 +481,11 @@ export class MemoryMonitor implements IVramMonitor {
   private _createDeathWatch: MemoryMonitor.DeathWatchFactory;
   private _sessions = new Map<ISessionContext, MemoryMonitor.ISessionEntry>();
   private _partKinds: SessionPartKind<ISessionPart>[] = [];
+  private _partKindsLoading = new Set<SessionPartKind<ISessionPart>>();
   private _current: KernelMemoryModel | null = null;
   private _currentChanged = new Signal<this, IKernelMemoryModel | null>(this);
   private _settingsChanged = new Signal<this, VramSettings>(this);
+  private _partsChanged = new Signal<this, SessionPartKind<ISessionPart>>(this);
   private _sessionsChanged = new Signal<this, void>(this);
   private _panelTracked = new Signal<
     this,

@@ -4,6 +4,11 @@
  * a kernel, tells it of new settings, and disposes of it with the session.
  * Features keep their per-kernel state this way (the cleanup actions, the
  * allocation recording) without the monitor knowing what they are.
+ *
+ * A kind's code may be loaded later (`SessionPartKind.loadedLater`): a page
+ * that never opens a notebook then never fetches it. Its parts are made once
+ * the code is there, for every session then open, and the monitor's
+ * `partsChanged` says so to whoever asked for one in the meantime.
  */
 import { IDisposable } from '@lumino/disposable';
 
@@ -25,13 +30,63 @@ export interface ISessionPart extends IDisposable {
   settingsChanged?(settings: VramSettings, old: VramSettings): void;
 }
 
+/** Makes a part for a session, or null where its connection cannot serve it. */
+export type SessionPartFactory<T extends ISessionPart> = (
+  context: ISessionPartContext
+) => T | null;
+
 /**
  * A kind of session part: its name (for messages) and how to make one for a
  * session, or null where that session's connection cannot serve it.
  */
 export class SessionPartKind<T extends ISessionPart> {
-  constructor(
-    readonly name: string,
-    readonly create: (context: ISessionPartContext) => T | null
-  ) {}
+  /** A kind whose factory is at hand. */
+  constructor(name: string, create: SessionPartFactory<T>) {
+    this.name = name;
+    this._create = create;
+  }
+
+  /**
+   * A kind whose factory `load` fetches (a chunk of its own), the first
+   * time a session needs a part of it.
+   */
+  static loadedLater<T extends ISessionPart>(
+    name: string,
+    load: () => Promise<SessionPartFactory<T>>
+  ): SessionPartKind<T> {
+    const kind = new SessionPartKind<T>(name, () => null);
+    kind._create = null;
+    kind._load = load;
+    return kind;
+  }
+
+  /** The kind's name, for messages. */
+  readonly name: string;
+
+  /** The factory; null while it is still to be loaded (see `load`). */
+  get create(): SessionPartFactory<T> | null {
+    return this._create;
+  }
+
+  /** Loads the factory, once (a failed load is tried again next time). */
+  load(): Promise<SessionPartFactory<T>> {
+    if (this._create) {
+      return Promise.resolve(this._create);
+    }
+    if (!this._loading) {
+      const load = this._load as () => Promise<SessionPartFactory<T>>;
+      this._loading = load().then(
+        create => (this._create = create),
+        reason => {
+          this._loading = null;
+          throw reason;
+        }
+      );
+    }
+    return this._loading;
+  }
+
+  private _create: SessionPartFactory<T> | null;
+  private _load: (() => Promise<SessionPartFactory<T>>) | null = null;
+  private _loading: Promise<SessionPartFactory<T>> | null = null;
 }

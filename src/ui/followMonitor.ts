@@ -3,6 +3,8 @@
  * shows the active notebook's kernel and the user's settings, and stops
  * following them when it is disposed (a tab removed, the page torn down).
  */
+import type { ISignal } from '@lumino/signaling';
+
 import type { IKernelMemoryModel } from '../model/IKernelMemoryModel';
 import type { IVramMonitor } from '../monitor/IVramMonitor';
 import type { VramSettings } from '../settings/settings';
@@ -10,24 +12,31 @@ import type { LazyView } from './LazyView';
 import type { ModelView } from './ModelView';
 
 /**
- * Calls `show` with the monitor's current model now and whenever it changes,
- * gives the view every new settings object, and returns the view.
+ * Calls `show` with the monitor's current model now, whenever it changes and
+ * whenever `partsChanged` fires (the features' per-kernel parts, such as the
+ * cleanup actions, whose code loads after the kernel's model is there: see
+ * monitor/sessionParts.ts), gives the view every new settings object, and
+ * returns the view.
  */
 export function followMonitor<V extends LazyView>(
   monitor: IVramMonitor,
   view: V,
-  show: (model: IKernelMemoryModel | null) => void
+  show: (model: IKernelMemoryModel | null) => void,
+  partsChanged?: ISignal<unknown, unknown>
 ): V {
   const onCurrent = (_: IVramMonitor, model: IKernelMemoryModel | null) =>
     show(model);
+  const onParts = () => show(monitor.current);
   const onSettings = (_: IVramMonitor, settings: VramSettings) => {
     view.settings = settings;
   };
   monitor.currentChanged.connect(onCurrent);
   monitor.settingsChanged.connect(onSettings);
+  partsChanged?.connect(onParts);
   view.disposed.connect(() => {
     monitor.currentChanged.disconnect(onCurrent);
     monitor.settingsChanged.disconnect(onSettings);
+    partsChanged?.disconnect(onParts);
   });
   view.settings = monitor.settings;
   show(monitor.current);

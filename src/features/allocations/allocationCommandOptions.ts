@@ -28,7 +28,7 @@ export interface IAllocationCommandOptions {
   category: string;
   sidebar: Pick<IVramSidebar, 'showTab'>;
   /** The active kernel's model, followed for whether its helper is live. */
-  monitor: Pick<MemoryMonitor, 'current' | 'currentChanged'>;
+  monitor: Pick<MemoryMonitor, 'current' | 'currentChanged' | 'partsChanged'>;
   /** The active kernel's allocation recording; null without a notebook. */
   current: () => AllocationRecorder | null;
   /** The panels of the active kernel, the active notebook first. */

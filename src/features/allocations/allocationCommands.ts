@@ -142,13 +142,13 @@ const RECORDING_CHANGES: ReadonlySet<AllocationRecorderChange> = new Set([
 /**
  * Menus and the palette show the recording commands as enabled and toggled
  * when last told: tell them whenever what those read changes (the active
- * kernel, its helper going live or away, the recorder's state), not only
- * after a command ran. The recorder says nothing when a kernel that never
+ * kernel, its helper going live or away, its recorder made once the
+ * recorder's code loaded, the recorder's state), not only after a command ran. The recorder says nothing when a kernel that never
  * recorded stops being live: its model does.
  */
 function followRecording(
   app: JupyterFrontEnd,
-  monitor: Pick<MemoryMonitor, 'current' | 'currentChanged'>,
+  monitor: Pick<MemoryMonitor, 'current' | 'currentChanged' | 'partsChanged'>,
   current: () => AllocationRecorder | null
 ): void {
   const notify = () => {
@@ -181,5 +181,6 @@ function followRecording(
     notify();
   };
   monitor.currentChanged.connect(follow);
+  monitor.partsChanged.connect(follow);
   follow();
 }

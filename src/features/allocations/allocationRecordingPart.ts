@@ -1,22 +1,27 @@
 /**
  * Allocation recording as a part of every monitored session whose
  * connection can record. Each kernel gets its own AllocationRecorder, which
- * the monitor makes and disposes of together with the session.
+ * the monitor makes and disposes of together with the session. Its code is
+ * fetched when the first kernel is followed, not with the page.
  */
 import { isAllocationConnection } from '../../kernel/connectionRequests';
 import type { IKernelMemoryModel } from '../../model/IKernelMemoryModel';
 import type { MemoryMonitor } from '../../monitor/MemoryMonitor';
 import { SessionPartKind } from '../../monitor/sessionParts';
-import { AllocationRecorder } from './AllocationRecorder';
+import type { AllocationRecorder } from './AllocationRecorder';
 
 /** The kind of part that records a kernel's allocations. */
-export const ALLOCATION_RECORDING = new SessionPartKind<AllocationRecorder>(
-  'allocation recording',
-  ({ connection, model, settings }) =>
-    isAllocationConnection(connection)
-      ? new AllocationRecorder({ connection, model, settings })
-      : null
-);
+export const ALLOCATION_RECORDING =
+  SessionPartKind.loadedLater<AllocationRecorder>(
+    'allocation recording',
+    async () => {
+      const { AllocationRecorder } = await import('./AllocationRecorder');
+      return ({ connection, model, settings }) =>
+        isAllocationConnection(connection)
+          ? new AllocationRecorder({ connection, model, settings })
+          : null;
+    }
+  );
 
 /** Allocation recording of the kernel `model` describes; null if none. */
 export function allocationsFor(

@@ -2,6 +2,8 @@
  * The Lines tab's view, loaded the first time the tab is shown; it follows
  * the active notebook's kernel and its allocation recording.
  */
+import type { ISignal } from '@lumino/signaling';
+
 import { ConsoleCells, IConsoleSource } from '../../model/ConsoleCells';
 import { CommandIDs, ExecuteCommand } from '../../ui/commandIds';
 import { followMonitor } from '../../ui/followMonitor';
@@ -15,6 +17,8 @@ export interface ILinesSidebarOptions {
   monitor: IVramMonitor;
   /** A kernel's allocation recording (none: the tab says recording is unavailable). */
   recorderFor: (model: IKernelMemoryModel | null) => AllocationRecorder | null;
+  /** Fires when a kernel's per-kernel parts were made after their code loaded: the view asks for them again. */
+  partsChanged?: ISignal<unknown, unknown>;
   /** Runs a command (the toggle, the rows and the export buttons by default). */
   execute: ExecuteCommand;
   /** What the toggle, rows and export buttons do, instead of the commands. */
@@ -26,6 +30,7 @@ export interface ILinesSidebarOptions {
 /** The view of memory by line. */
 export function createAllocationSitesView({
   monitor,
+  partsChanged,
   execute,
   actions,
   consoles,
@@ -38,10 +43,15 @@ export function createAllocationSitesView({
     actions: actions ?? commandActions(execute)
   });
   view.disposed.connect(() => consoleCells?.dispose());
-  return followMonitor(monitor, view, model => {
-    view.model = model;
-    view.recorder = recorderFor(model);
-  });
+  return followMonitor(
+    monitor,
+    view,
+    model => {
+      view.model = model;
+      view.recorder = recorderFor(model);
+    },
+    partsChanged
+  );
 }
 
 /** The view's buttons and rows, each running its command. */

@@ -49,6 +49,7 @@ export const allocationsPlugin: JupyterFrontEndPlugin<void> = {
         monitor,
         consoles,
         execute: core.execute,
+        partsChanged: monitor.partsChanged,
         recorderFor: model => allocationsFor(monitor, model)
       });
     }

@@ -45,6 +45,7 @@ export const cellsPlugin: JupyterFrontEndPlugin<void> = {
         monitor,
         // A console's runs are labelled as such in the Cells tab.
         consoles,
+        partsChanged: monitor.partsChanged,
         recorderFor: model => allocationsFor(monitor, model),
         actions: {
           revealCell: entry => revealCell(app, notebooks, monitor, entry),

@@ -1,18 +1,22 @@
 /**
  * The cleanup actions as a part of every monitored session. Each kernel gets
  * its own MemoryActions, with its queue, last outcome and holders listing,
- * which the monitor makes and disposes of together with the session.
+ * which the monitor makes and disposes of together with the session. Their
+ * code is fetched when the first kernel is followed, not with the page.
  */
 import type { IKernelMemoryModel } from '../../model/IKernelMemoryModel';
 import type { MemoryMonitor } from '../../monitor/MemoryMonitor';
 import { SessionPartKind } from '../../monitor/sessionParts';
-import { MemoryActions } from './MemoryActions';
+import type { MemoryActions } from './MemoryActions';
 
 /** The kind of part that holds a kernel's cleanup actions. */
-export const CLEANUP_ACTIONS = new SessionPartKind<MemoryActions>(
+export const CLEANUP_ACTIONS = SessionPartKind.loadedLater<MemoryActions>(
   'cleanup actions',
-  ({ connection, model, settings }) =>
-    new MemoryActions({ connection, model, units: () => settings().units })
+  async () => {
+    const { MemoryActions } = await import('./MemoryActions');
+    return ({ connection, model, settings }) =>
+      new MemoryActions({ connection, model, units: () => settings().units });
+  }
 );
 
 /** The cleanup actions of the kernel `model` describes; null if none. */

@@ -2,6 +2,8 @@
  * The cleanup views, loaded the first time the Memory or Holders tab is
  * shown: each follows the cleanup actions of the active notebook's kernel.
  */
+import type { ISignal } from '@lumino/signaling';
+
 import { trans } from '../../text/translation';
 import { CommandIDs, ExecuteCommand } from '../../ui/commandIds';
 import { followMonitor } from '../../ui/followMonitor';
@@ -17,6 +19,8 @@ export interface ICleanupSidebarOptions {
   monitor: IVramMonitor;
   /** The cleanup actions of a kernel's model (none: the buttons are disabled). */
   actionsFor: (model: IKernelMemoryModel | null) => MemoryActions | null;
+  /** Fires when a kernel's per-kernel parts were made after their code loaded: the view asks for them again. */
+  partsChanged?: ISignal<unknown, unknown>;
   /** Runs a command (every button of the bar and of the Holders tab). */
   execute: ExecuteCommand;
 }
@@ -24,6 +28,7 @@ export interface ICleanupSidebarOptions {
 /** The cleanup bar; its latest result is said again in new units. */
 export function createActionsBar({
   monitor,
+  partsChanged,
   execute,
   actionsFor
 }: ICleanupSidebarOptions): MemoryActionsBar {
@@ -32,17 +37,23 @@ export function createActionsBar({
   const redescribe = () => void bar.actions?.redescribe();
   monitor.settingsChanged.connect(redescribe);
   bar.disposed.connect(() => monitor.settingsChanged.disconnect(redescribe));
-  return followMonitor(monitor, bar, model => {
-    const actions = actionsFor(model);
-    // Another notebook's result may have been said in units changed since.
-    void actions?.redescribe();
-    bar.actions = actions;
-  });
+  return followMonitor(
+    monitor,
+    bar,
+    model => {
+      const actions = actionsFor(model);
+      // Another notebook's result may have been said in units changed since.
+      void actions?.redescribe();
+      bar.actions = actions;
+    },
+    partsChanged
+  );
 }
 
 /** The Holders tab: what holds memory, to delete, and the graph fixes. */
 export function createHoldersView({
   monitor,
+  partsChanged,
   execute,
   actionsFor
 }: ICleanupSidebarOptions): HoldersView {
@@ -54,9 +65,14 @@ export function createHoldersView({
     onShowGraphPattern: () =>
       void execute(CommandIDs.insertSnippet, { id: GRAPH_FIX_SNIPPET_ID })
   });
-  return followMonitor(monitor, holders, model => {
-    holders.actions = actionsFor(model);
-  });
+  return followMonitor(
+    monitor,
+    holders,
+    model => {
+      holders.actions = actionsFor(model);
+    },
+    partsChanged
+  );
 }
 
 /** The cleanup bar's buttons (each runs its command), in the page's language. */

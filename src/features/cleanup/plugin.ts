@@ -47,6 +47,7 @@ export const cleanupPlugin: JupyterFrontEndPlugin<void> = {
       addCleanupToSidebar(sidebar, {
         monitor,
         execute: core.execute,
+        partsChanged: monitor.partsChanged,
         actionsFor: model => actionsFor(monitor, model)
       });
     }

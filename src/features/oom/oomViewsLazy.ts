@@ -2,6 +2,8 @@
  * The out-of-memory diagnosis view, loaded with the Memory tab. It follows
  * the active kernel, its cleanup actions and its allocation recording.
  */
+import type { ISignal } from '@lumino/signaling';
+
 import { followMonitor } from '../../ui/followMonitor';
 import { OomDiagnosisView } from './OomDiagnosisView';
 import type { IKernelMemoryModel } from '../../model/IKernelMemoryModel';
@@ -17,6 +19,8 @@ export interface IOomSidebarOptions {
   actionsFor: (model: IKernelMemoryModel | null) => MemoryActions | null;
   /** A kernel's allocation recording (the lines that held memory); none: not shown. */
   recorderFor: (model: IKernelMemoryModel | null) => AllocationRecorder | null;
+  /** Fires when a kernel's per-kernel parts were made after their code loaded: the view asks for them again. */
+  partsChanged?: ISignal<unknown, unknown>;
   /** Runs a command (each step of a remedy). */
   execute: ExecuteCommand;
 }
@@ -24,6 +28,7 @@ export interface IOomSidebarOptions {
 /** The diagnosis, whose remedies run their steps in order. */
 export function createOomDiagnosisView({
   monitor,
+  partsChanged,
   execute,
   actionsFor,
   recorderFor
@@ -37,9 +42,14 @@ export function createOomDiagnosisView({
       }
     }
   });
-  return followMonitor(monitor, view, model => {
-    view.model = model;
-    view.actions = actionsFor(model);
-    view.recorder = recorderFor(model);
-  });
+  return followMonitor(
+    monitor,
+    view,
+    model => {
+      view.model = model;
+      view.actions = actionsFor(model);
+      view.recorder = recorderFor(model);
+    },
+    partsChanged
+  );
 }

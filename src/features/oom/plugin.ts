@@ -33,7 +33,8 @@ export const oomPlugin: JupyterFrontEndPlugin<void> = {
       execute: core.execute,
       // Null where the cleanup or allocations plugin is switched off.
       actionsFor: model => actionsFor(monitor, model),
-      recorderFor: model => allocationsFor(monitor, model)
+      recorderFor: model => allocationsFor(monitor, model),
+      partsChanged: monitor.partsChanged
     });
   }
 };

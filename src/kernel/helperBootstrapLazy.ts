@@ -28,6 +28,7 @@ import {
   PROTOCOL_VERSION
 } from '../protocol/messages';
 import { describeFailure, ignoreRejection } from './kernelFailures';
+import { SILENT } from './silentExecution';
 
 /** What one bootstrap run needs from the connection it runs for. */
 export interface IHelperBootstrapHost {
@@ -63,17 +64,6 @@ export interface IHelperBootstrapHost {
    */
   claimDelivery: () => boolean;
 }
-
-/**
- * How the helper's own code runs in the kernel: no history, no Out[], no
- * cell hooks (IPython fires none for a silent execution), no input.
- */
-export const SILENT = {
-  silent: true,
-  store_history: false,
-  allow_stdin: false,
-  stop_on_error: false
-} as const;
 
 /** The state's sentence while a running cell keeps the kernel from answering. */
 export const RUNNING_CELL_DELAYS_TEXT =
