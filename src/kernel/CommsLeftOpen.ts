@@ -1,33 +1,34 @@
 /**
- * The comms a page leaves open in kernels when it goes away (a reload, a
- * navigation, a closed tab). A page sends no `comm_close` as it goes, so the
- * kernel cannot tell such a comm from a live one: the helper would go on
- * sending every sample to it, at the cost of a live one, for the kernel's
- * life, one more comm per reload.
+ * Tracks the comms that a page leaves open in kernels when it goes away (a
+ * reload, a navigation, a closed tab). A page sends no `comm_close` as it
+ * goes, so the kernel cannot tell such a comm from a live one. The helper
+ * would go on sending every sample to it for the rest of the kernel's life,
+ * at the cost of the live comms, and each reload would add one more.
  *
  * As a page goes (`pagehide`), it writes which comm it had open in which
- * kernel into the tab's sessionStorage; the next page in the same tab takes
- * that once as it starts, and the connection to each kernel names those
- * comms in its comm_open's `replaces`, so the helper closes them. (The page
- * also tries to close its comms as it goes; that reaches the kernel only
- * sometimes, and is all a closed tab can do.)
+ * kernel into the tab's sessionStorage. The next page in the same tab takes
+ * that list once as it starts, and the connection to each kernel names
+ * those comms in its comm_open's `replaces`, so that the helper closes them.
+ * The page also tries to close its comms as it goes, but that reaches the
+ * kernel only sometimes, and it is all that a closed tab can do.
  *
  * sessionStorage belongs to one tab and survives a reload. A tab duplicated
- * from a live page gets a copy of it, but the list is only written as a page
+ * from a live page gets a copy of it, but the list is written only as a page
  * goes and is taken (removed) as the next one starts, so such a copy holds
- * none: a duplicate never closes the comms of the page it was copied from.
+ * no list. A duplicate therefore never closes the comms of the page it was
+ * copied from.
  */
 
-/** The sessionStorage key (one per tab). */
+/** The sessionStorage key; sessionStorage itself is per tab. */
 export const COMMS_LEFT_OPEN_KEY = 'jupyterlab-vram:comms-left-open';
 
-/** One comm a page had open: the kernel it goes to and its id. */
+/** One comm that a page had open: the kernel it belongs to, and its id. */
 export interface OpenComm {
   kernelId: string;
   commId: string;
 }
 
-/** At most this many comm ids are named per kernel, each at most this long (the protocol's limits). */
+/** The most comm ids named per kernel, and the longest id; these are the protocol's limits. */
 export const MAX_REPLACED_COMMS = 64;
 const MAX_COMM_ID_LENGTH = 256;
 
@@ -37,8 +38,9 @@ const MAX_COMM_ID_LENGTH = 256;
  */
 export class CommsLeftOpen {
   /**
-   * Takes what the page before this one in the tab left in `storage` (null:
-   * no storage, e.g. blocked by the browser: nothing is remembered).
+   * Takes what the page before this one in the tab left in `storage`. With
+   * no storage (null, for example because the browser blocks it), nothing is
+   * remembered.
    */
   constructor(storage: Storage | null) {
     this._storage = storage;
@@ -49,8 +51,9 @@ export class CommsLeftOpen {
   }
 
   /**
-   * The comm ids an earlier page in this tab left open in kernel `kernelId`;
-   * given once (a second call for the same kernel gets none).
+   * Returns the comm ids that an earlier page in this tab left open in kernel
+   * `kernelId`. They are given only once: a second call for the same kernel
+   * gets none.
    */
   take(kernelId: string): string[] {
     const commIds = this._left.get(kernelId) ?? [];
@@ -59,22 +62,24 @@ export class CommsLeftOpen {
   }
 
   /**
-   * A comm of this page still open in kernel `kernelId` that nothing reads
-   * any more (the connection to the kernel was lost): named by the next
-   * comm opened to that kernel, or passed on as the page goes.
+   * Adds a comm of this page that is still open in its kernel but that
+   * nothing reads any more, because the connection to the kernel was lost.
+   * The next comm opened to that kernel names it, or it is passed on as the
+   * page goes.
    */
   add(comm: OpenComm): void {
     const commIds = [...(this._left.get(comm.kernelId) ?? []), comm.commId];
     this._left.set(comm.kernelId, commIds.slice(-MAX_REPLACED_COMMS));
   }
 
-  /** As the page goes: remember the comms it has open, for the next page in this tab. */
+  /** Remembers, as the page goes, the comms it has open, for the next page in this tab. */
   remember(open: readonly OpenComm[]): void {
     if (!this._storage) {
       return;
     }
-    // Comms left by an earlier page that no connection took (a notebook not
-    // opened again) are still open in their kernels: pass them on too.
+    // Comms left by an earlier page that no connection took (because their
+    // notebook was not opened again) are still open in their kernels, so
+    // they are passed on too.
     const byKernel: { [kernelId: string]: string[] } = {};
     for (const [kernelId, commIds] of this._left) {
       byKernel[kernelId] = [...commIds];
@@ -92,7 +97,8 @@ export class CommsLeftOpen {
         this._storage.removeItem(COMMS_LEFT_OPEN_KEY);
       }
     } catch {
-      // Storage full or blocked: the next page cannot close these comms.
+      // The storage is full or blocked, so the next page cannot close these
+      // comms; there is nothing more to do.
     }
   }
 
@@ -105,7 +111,7 @@ export function tabStorage(): Storage | null {
   try {
     return typeof sessionStorage === 'undefined' ? null : sessionStorage;
   } catch {
-    return null; // a SecurityError where storage is disabled
+    return null; // Reading it throws a SecurityError where storage is disabled.
   }
 }
 
@@ -122,7 +128,7 @@ function readQuietly(storage: Storage | null): string | null {
   }
 }
 
-/** What the storage held, keeping only well-formed entries (anything may have written there). */
+/** Parses what the storage held, keeping only well-formed entries, because any script may have written there. */
 function parse(text: string | null): { [kernelId: string]: string[] } {
   let value: unknown;
   try {

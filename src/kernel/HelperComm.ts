@@ -40,14 +40,15 @@ export class HelperComm {
   }
 
   /**
-   * Messages of helper features the memory model does not show (e.g.
-   * `allocation_recording`), as the kernel sent them: untrusted data.
+   * Emits the messages of helper features that the memory model does not
+   * show (for example `allocation_recording`), exactly as the kernel sent
+   * them, so listeners must treat them as untrusted data.
    */
   get otherMessage(): ISignal<this, unknown> {
     return this._otherMessage;
   }
 
-  /** Use `comm` from now on (the previous one must have been dropped). */
+  /** Makes `comm` the comm in use; the previous one must have been dropped first. */
   adopt(comm: Kernel.IComm): void {
     comm.onMsg = msg => this._onMsg(comm, msg);
     comm.onClose = () => this._onClose(comm);
@@ -55,7 +56,7 @@ export class HelperComm {
     this._helloSeen = false;
   }
 
-  /** Forget the comm; `sendClose` also tells the kernel side. */
+  /** Forgets the comm; with `sendClose`, the kernel side is told to close it too. */
   drop(sendClose: boolean): void {
     const comm = this._comm;
     this._comm = null;
@@ -79,15 +80,16 @@ export class HelperComm {
   }
 
   /**
-   * Drop the comm (`sendClose`: tell the kernel side too) and reject every
-   * request waiting for an answer with `reason`: the helper will not give it.
+   * Drops the comm (with `sendClose`, the kernel side is told too) and
+   * rejects every request still waiting for an answer with `reason`,
+   * because the helper will not answer it on another comm.
    */
   reset(sendClose: boolean, reason: string): void {
     this.drop(sendClose);
     this._requests.rejectAll(reason);
   }
 
-  /** Send a request and wait for its answer (or `timeoutMs`). */
+  /** Sends a request and waits for its answer, for at most `timeoutMs`. */
   async request<T extends HelperRequestType>(
     type: T,
     fields: { [key: string]: unknown },
@@ -155,7 +157,8 @@ export class HelperComm {
     if (message.type === 'reply' || message.type === 'error') {
       const settled = this._requests.settle(message);
       if (!settled && message.type === 'error' && message.request_id !== null) {
-        // An answer to a request that already timed out: still worth showing.
+        // This answers a request that already timed out, but the error is
+        // still worth showing.
         this._model.reportProblem(
           trans.__(
             'The kernel helper reported an error (%1): %2',
@@ -169,8 +172,8 @@ export class HelperComm {
 
   /**
    * A `reply` or `error` that fails parsing still names the request it
-   * answers: fail that request now rather than let it wait out its timeout
-   * (minutes for a cleanup) for an answer that already came.
+   * answers. That request is failed now rather than left to wait out its
+   * timeout (minutes, for a cleanup) for an answer that has already come.
    */
   private _rejectMalformedAnswer(data: unknown, error: string): void {
     if (typeof data !== 'object' || data === null) {
@@ -222,7 +225,7 @@ export namespace HelperComm {
   /** The options a new HelperComm is constructed with. */
   export interface IOptions {
     model: KernelMemoryModel;
-    /** The helper said hello on the comm and the model is live (e.g. recover its history). */
+    /** Called when the helper said hello on the comm and the model is live, for example to recover its history. */
     onHello: () => void;
   }
 }

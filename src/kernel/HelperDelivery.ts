@@ -23,20 +23,21 @@ export class HelperDelivery {
     this._readiness = options.readiness;
   }
 
-  /** The bootstrap code once loaded; null before. */
+  /** The bootstrap code once it is loaded; null before that. */
   get code(): string | null {
     return this._readiness.code;
   }
 
-  /** The kernel's language is known to be Python. */
+  /** True when the kernel's language is known to be Python. */
   isPython(kernelId: string): boolean {
     return this._readiness.isPython(kernelId);
   }
 
-  /** Run `generation`'s own delivery: the language (from the spec, then the kernel's info), the code, the comm. */
+  /** Runs run `generation`'s own delivery: the language (from the spec, then the kernel's info), the code, and the comm. */
   start(kernel: Kernel.IKernelConnection, generation: number): void {
-    // The spec says the language before the kernel answers (a kernel busy
-    // with a cell, or not started yet, answers its info request late).
+    // The spec tells the language before the kernel answers, because a
+    // kernel that is busy with a cell, or not started yet, answers its info
+    // request late.
     this._readiness.watchSpec(kernel);
     // The steps are a chunk of their own (./helperCode.ts): a page that never
     // meets a kernel never fetches them.
@@ -73,7 +74,7 @@ export class HelperDelivery {
     }
   }
 
-  /** True once per run: the one sending of its helper (by the run, or ahead of a cell). */
+  /** Returns true only once per run, so that each run sends its helper once, either itself or ahead of a cell. */
   private _claim(generation: number): boolean {
     if (this._delivered === generation) {
       return false;
@@ -127,16 +128,17 @@ export class HelperDelivery {
 
   private _options: HelperDelivery.IOptions;
   private _readiness: HelperReadiness;
-  /** The run whose helper was sent (by the run, or ahead of a cell). */
+  /** The run whose helper was sent, either by the run itself or ahead of a cell. */
   private _delivered = -1;
-  /** How often a run sent its helper again after the kernel skipped it. */
+  /** How many times a run sent its helper again after the kernel skipped it. */
   private _redelivered = { generation: -1, tries: 0 };
 }
 
 /**
- * Sendings again of one run's helper that the kernel skipped: each follows
- * the reply that said so, after which the kernel runs what comes; more would
- * mean something else is wrong.
+ * How many times one run's helper is sent again after the kernel skipped it.
+ * Each resend follows the reply that reported the skip, after which the
+ * kernel runs what comes next, so needing more would mean that something
+ * else is wrong.
  */
 export const MAX_REDELIVERIES = 2;
 
@@ -147,17 +149,17 @@ export namespace HelperDelivery {
     readiness: HelperReadiness;
     model: KernelMemoryModel;
     config: () => HelperConfig | PartialHelperConfig;
-    /** The comms an earlier page left open in a kernel (the comm_open's `replaces`). */
+    /** Returns the comms that an earlier page left open in a kernel, for the comm_open's `replaces`. */
     commsLeftOpen: (kernelId: string) => string[];
-    /** Run `generation` is the connection's current one (and it is not disposed). */
+    /** True when run `generation` is the connection's current one and the connection is not disposed. */
     isCurrent: (generation: number) => boolean;
-    /** Listen to this comm (the current run's new one). */
+    /** Listens to this comm, the current run's new one. */
     adopt: (comm: Kernel.IComm) => void;
-    /** Forget the adopted comm (it could not be opened, or the helper did not start). */
+    /** Forgets the adopted comm, because it could not be opened or the helper did not start. */
     abandon: () => void;
-    /** Close the adopted comm (the kernel skipped the helper sent with it). */
+    /** Closes the adopted comm, because the kernel skipped the helper that was sent with it. */
     closeComm: () => void;
-    /** A bootstrap went to the kernel as execute request `msgId`. */
+    /** Called when a bootstrap went to the kernel as the execute request `msgId`. */
     sent?: (msgId: string) => void;
   }
 }

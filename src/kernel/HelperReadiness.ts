@@ -16,7 +16,7 @@ import { HelperBootstrapSteps, loadHelperBootstrapSteps } from './helperCode';
  * and the helper's code.
  */
 export class HelperReadiness {
-  /** `load` fetches the helper's bootstrap code (a chunk of its own). */
+  /** `load` fetches the helper's bootstrap code, which lives in a webpack chunk of its own. */
   constructor(load: () => Promise<string>) {
     this._load = load;
   }
@@ -53,10 +53,10 @@ export class HelperReadiness {
   }
 
   /**
-   * Learn `kernel`'s language from its spec (the spec needs no answer from
-   * the kernel). A spec that names a Python kernel other than ipykernel
-   * rules the kernel out before its info reply can: a cell run in the
-   * meantime must not take the helper to it.
+   * Learns `kernel`'s language from its spec, which needs no answer from the
+   * kernel. A spec that names a Python kernel other than ipykernel rules the
+   * kernel out before its info reply could, so that a cell run in the
+   * meantime does not take the helper to it.
    */
   watchSpec(kernel: Kernel.IKernelConnection): void {
     kernel.spec?.then(
@@ -70,18 +70,18 @@ export class HelperReadiness {
     );
   }
 
-  /** What a kernel's spec or info says its language is; a Python kernel's code is fetched now. */
+  /** Records the language that a kernel's spec or info names, and starts fetching the code for a Python kernel. */
   noteLanguage(kernelId: string, language: string | undefined): void {
     if (!language) {
       return;
     }
     this._languages.set(kernelId, language);
     if (isPython(language) && this._code === null) {
-      this.load().catch(() => undefined); // a bootstrap run tries again
+      this.load().catch(() => undefined); // A bootstrap run tries again if this fails.
     }
   }
 
-  /** True only when the kernel is known to run Python the helper supports (kept across its restarts). */
+  /** True only when the kernel is known to run a Python that the helper supports; this is kept across restarts. */
   isPython(kernelId: string): boolean {
     return (
       isPython(this._languages.get(kernelId)) &&
@@ -89,7 +89,7 @@ export class HelperReadiness {
     );
   }
 
-  /** A Python kernel that is not ipykernel (its info said so): never delivered to. */
+  /** Marks a Python kernel that its info says is not ipykernel, so the helper is never delivered to it. */
   noteUnsupported(kernelId: string): void {
     this._unsupported.add(kernelId);
   }
@@ -102,10 +102,11 @@ export class HelperReadiness {
 }
 
 /**
- * xeus-python's specs run `xpython` (and are named after it); JupyterLite's
- * Pyodide kernel says so in its display name. Either speaks Python without
- * IPython's events, comms and threads that the helper needs. Whole words
- * only: an ipykernel environment named "xeus-dev" is no xeus kernel.
+ * xeus-python's specs run `xpython` (and are named after it), and
+ * JupyterLite's Pyodide kernel says so in its display name. Both speak
+ * Python without the IPython events, comms and threads that the helper
+ * needs. Only whole words match, because an ipykernel environment named
+ * "xeus-dev" is not a xeus kernel.
  */
 const XEUS_PROGRAM = /^xpython(\.exe)?$/i;
 const UNSUPPORTED_NAME = /\b(xpython|pyodide)\b/i;

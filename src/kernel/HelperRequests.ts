@@ -30,10 +30,10 @@ import { Parsed } from '../protocol/reader';
 /**
  * How long new settings may wait for their answer. The kernel reads comm
  * messages between cells, so settings sent during a training cell are
- * applied when it ends, hours later maybe: the usual request timeout would
- * call them failed while they wait. A restart, a lost connection or a
- * silent helper (SilenceWatch reconnects) abandons them sooner, and the
- * next comm opens with the settings.
+ * applied when that cell ends, which may be hours later, and the usual
+ * request timeout would call them failed while they wait. A restart, a lost
+ * connection or a silent helper (which SilenceWatch reconnects) abandons
+ * them sooner, and the next comm opens with the settings anyway.
  */
 const SETTINGS_WAIT_MS = 24 * 3600 * 1000;
 
@@ -52,8 +52,8 @@ export abstract class HelperRequests implements ICleanupConnection {
   abstract get isOpen(): boolean;
 
   /**
-   * Send new sampling settings to the helper. Without an open comm there is
-   * nothing to do: the next comm_open carries the config anyway.
+   * Sends new sampling settings to the helper. Without an open comm there
+   * is nothing to do, because the next comm_open carries the config anyway.
    */
   async configure(
     config: PartialHelperConfig
@@ -64,7 +64,7 @@ export abstract class HelperRequests implements ICleanupConnection {
     return this._request('configure', { config }, SETTINGS_WAIT_MS);
   }
 
-  /** Ask for a sample now; it is in the model when this resolves. */
+  /** Asks for a sample now; the sample is in the model when this resolves. */
   requestSnapshot(): Promise<HelperRequestResults['snapshot']> {
     return this._request('snapshot', {});
   }
@@ -74,7 +74,7 @@ export abstract class HelperRequests implements ICleanupConnection {
   }
 
   /**
-   * Run `gc.collect()` and/or `torch.cuda.empty_cache()` in the kernel.
+   * Runs `gc.collect()`, `torch.cuda.empty_cache()` or both in the kernel.
    * Rejects with a clear message when the reply is malformed.
    */
   async freeMemory(actions: FreeAction[]): Promise<FreeMemoryResult> {
@@ -85,7 +85,7 @@ export abstract class HelperRequests implements ICleanupConnection {
     );
   }
 
-  /** List what holds memory in the user's namespace (largest first). */
+  /** Lists what holds memory in the user's namespace, largest first. */
   async inspect(
     options: { max_entries?: number; container_depth?: number } = {}
   ): Promise<InspectResult> {
@@ -96,7 +96,7 @@ export abstract class HelperRequests implements ICleanupConnection {
     );
   }
 
-  /** Delete names of a listing and clear hidden holders, then free. */
+  /** Deletes names from a listing, clears hidden holders, and then frees memory. */
   async deleteHolders(request: {
     listing_id: string;
     names: string[];
@@ -111,10 +111,11 @@ export abstract class HelperRequests implements ICleanupConnection {
   }
 
   /**
-   * The names of the user's model, optimizer, data loader, loss and scaler
-   * and the runtime flags. Unchecked: read the result with
-   * `parseNotebookNames`. A short timeout suits it: the snippet commands
-   * fall back to placeholder names rather than wait behind a running cell.
+   * Asks for the names of the user's model, optimizer, data loader, loss and
+   * scaler, and for the runtime flags. The result is not checked here; read
+   * it with `parseNotebookNames`. A short timeout suits this request,
+   * because the snippet commands fall back to placeholder names rather than
+   * wait behind a running cell.
    */
   requestNotebookNames(
     timeoutMs = 3000
@@ -123,8 +124,8 @@ export abstract class HelperRequests implements ICleanupConnection {
   }
 
   /**
-   * Turn allocation recording on or off in the kernel (tracemalloc and
-   * PyTorch's allocator history); resolves with the recording state.
+   * Turns allocation recording (tracemalloc and PyTorch's allocator history)
+   * on or off in the kernel, and resolves with the recording state.
    */
   async recordAllocations(request: {
     enabled: boolean;
@@ -138,7 +139,7 @@ export abstract class HelperRequests implements ICleanupConnection {
     );
   }
 
-  /** Live memory grouped by the notebook line that allocated it. */
+  /** Asks for the live memory, grouped by the notebook line that allocated it. */
   async allocationSites(maxSites?: number): Promise<AllocationSitesResult> {
     return this._parsed(
       'allocation_sites',
@@ -147,7 +148,7 @@ export abstract class HelperRequests implements ICleanupConnection {
     );
   }
 
-  /** PyTorch's allocator snapshot, pickled (for its memory viewer). */
+  /** Asks for PyTorch's allocator snapshot, pickled, for PyTorch's memory viewer. */
   async allocationSnapshot(): Promise<AllocationSnapshotResult> {
     return this._parsed(
       'allocation_snapshot',
@@ -158,9 +159,10 @@ export abstract class HelperRequests implements ICleanupConnection {
   }
 
   /**
-   * A request that may take as long as a cleanup, its reply read by the
-   * parser `load` gives (loaded on demand: most pages never make one).
-   * Rejects with a MalformedReplyError when the reply cannot be read.
+   * Sends a request that may take as long as a cleanup, and reads its reply
+   * with the parser that `load` returns. The parser is loaded on demand,
+   * because most pages never make such a request. Rejects with a
+   * MalformedReplyError when the reply cannot be read.
    */
   private async _parsed<T>(
     type: HelperRequestType,
@@ -172,7 +174,7 @@ export abstract class HelperRequests implements ICleanupConnection {
     return checked(parse(result), type);
   }
 
-  /** Send a request over the open comm; resolves with its reply's result. */
+  /** Sends a request over the open comm and resolves with its reply's result. */
   protected abstract _request<T extends HelperRequestType>(
     type: T,
     fields: { [key: string]: unknown },

@@ -1,43 +1,50 @@
 /**
- * What a notebook's connection learns from the kernel's IOPub beyond its own
- * comm. A kernel publishes every comm message, and every status, on IOPub,
- * which every frontend connected to the kernel receives (other tabs, other
- * browsers). Three things this page needs come only that way:
+ * Watches the kernel's IOPub channel for what a notebook's connection cannot
+ * learn from its own comm. A kernel publishes every comm message and every
+ * status change on IOPub, and every frontend connected to the kernel (other
+ * tabs, other browsers) receives them. This page needs three things that
+ * arrive only that way:
  *
- * - **Samples sent to other frontends' comms.** A page opened while a cell
- *   runs (a reload during a training loop, a new tab the next morning)
- *   cannot open its comm: the kernel reads the bootstrap and the comm_open
- *   only when the cell finishes, which may be hours away, and that is when
- *   the figures matter most. The helper's sampler runs in a thread of its
- *   own and sends every sample to each comm still open in the kernel (the
- *   comm of the page that started the cell, which its `pagehide` could not
- *   close for the same reason); the connection shows those until its own
- *   comm says hello. The helper sends the same sample to every comm, so a
- *   sample whose time is not after the last one heard is a copy: skipped.
- * - **Which kernel process speaks.** A restart from another tab gives this
- *   page no `restarting` status (only the restarting page knows). Every
- *   message a kernel process publishes carries its session id in the header
- *   (one per process: ipykernel's Session), so the helper's first message
- *   from the new process (the hello to that page's new comm) says the
- *   process changed, also to a page whose own helper is still queued behind
- *   a cell of the old process (its bootstrap and comm_open went with that
- *   process, and no hello of its own will ever come). Where the headers
- *   carry no session, a hello from another pid than this page's comm speaks
- *   to says the same, once this page's own comm said hello.
- * - **Records on a comm JupyterLab already disposed.** JupyterLab disposes
- *   every comm of a restarting kernel at once, while the dying process may
- *   still send the record of the cell the restart interrupted; its message
- *   reaches IOPub, not the comm.
+ * - **Samples sent to other frontends' comms.** A page that is opened while
+ *   a cell runs (a reload during a training loop, or a new tab the next
+ *   morning) cannot open its own comm yet. The kernel reads the bootstrap
+ *   code and the comm_open message only when the cell finishes, which may be
+ *   hours away, and that is exactly when the figures matter most. The
+ *   helper's sampler runs in a thread of its own and sends every sample to
+ *   each comm that is still open in the kernel. One of those is the comm of
+ *   the page that started the cell, because that page's `pagehide` handler
+ *   could not close it for the same reason. The connection shows these
+ *   samples until its own comm says hello. The helper sends the same sample
+ *   to every comm, so a sample whose time is not later than the last one
+ *   heard is a copy and is skipped.
+ * - **Which kernel process is speaking.** When another tab restarts the
+ *   kernel, this page receives no `restarting` status; only the page that
+ *   asked for the restart does. Every message that a kernel process
+ *   publishes carries its session id in the header, and ipykernel's Session
+ *   gives each process an id of its own. The first helper message from the
+ *   new process (the hello to the other page's new comm) therefore tells
+ *   this page that the process changed. This matters most to a page whose
+ *   own helper is still queued behind a cell of the old process: its
+ *   bootstrap and comm_open died with that process, so its own hello will
+ *   never come. When the headers carry no session id, a hello from a
+ *   different pid than the one this page's comm talks to means the same
+ *   thing, once this page's own comm has said hello.
+ * - **Records sent on a comm that JupyterLab already disposed.** JupyterLab
+ *   disposes every comm of a restarting kernel at once, but the dying
+ *   process may still send the record of the cell that the restart
+ *   interrupted. That message reaches IOPub but no comm.
  *
- * And the kernel's busy/idle, counted only for cells (execute requests):
- * JupyterLab's own status also follows other requests (a comm message, a
- * subshell another page creates or deletes as it opens or goes), so it
- * says "idle" in the middle of a running cell when another tab reloads.
- * A status names its request: busy with the code this page sent to start
- * the helper is told apart from busy with a cell (noteHelperRequest).
+ * The watch also tracks whether the kernel is busy or idle, counting only
+ * cells (execute requests). JupyterLab's own status also follows other
+ * requests, such as a comm message or a subshell that another page creates
+ * or deletes as it opens or closes, so it reports "idle" in the middle of a
+ * running cell whenever another tab reloads. Each status message names the
+ * request it belongs to, so the kernel being busy with the code this page
+ * sent to start the helper is told apart from it being busy with a cell
+ * (see noteHelperRequest).
  *
- * Only messages that parse as the helper's are passed on; other comms
- * (widgets, other extensions) carry other data.
+ * Only messages that parse as the helper's are passed on, because other
+ * comms (widgets, other extensions) carry data of their own.
  */
 import { Kernel, KernelMessage } from '@jupyterlab/services';
 
@@ -46,21 +53,29 @@ import { HelloMessage, parseKernelMessage } from '../protocol/messages';
 import { SampleMessage } from '../protocol/sample';
 import { HelperComm } from './HelperComm';
 
-/** What the watch needs of the connection it works for. */
+/** The parts of the connection that the watch uses. */
 export interface IIOPubWatchHost {
   model: KernelMemoryModel;
   /** This page's comm to the helper. */
   channel: HelperComm;
-  /** True while a restart this page heard of is under way. */
+  /** True while a restart that this page was told about is under way. */
   restarting(): boolean;
-  /** Another frontend restarted the kernel: this page's comm went with the old process. */
+  /** Called when another frontend restarted the kernel, so this page's comm died with the old process. */
   restartedElsewhere(): void;
 }
 
-/** Processes remembered by session id: the old ones of a page's restarts. */
+/**
+ * How many kernel processes are remembered by session id. The old processes
+ * of this page's restarts are remembered so that their late messages are not
+ * taken for a new process; the bound keeps the set small.
+ */
 const MAX_KNOWN_PROCESSES = 16;
 
-/** This page's helper requests remembered until their idle (a dead kernel sends none). */
+/**
+ * How many of this page's helper requests are remembered while they wait for
+ * their idle status. The bound is needed because a kernel that dies never
+ * sends that status.
+ */
 const MAX_HELPER_REQUESTS = 16;
 
 /**
@@ -72,7 +87,7 @@ export class IOPubWatch {
     this._host = host;
   }
 
-  /** Listen to `kernel`'s IOPub (and stop listening to any other). */
+  /** Starts listening to `kernel`'s IOPub channel and stops listening to any other kernel. */
   listen(kernel: Kernel.IKernelConnection): void {
     if (kernel === this._kernel) {
       return;
@@ -87,9 +102,10 @@ export class IOPubWatch {
   }
 
   /**
-   * This page sent the execute request `msgId` to start the memory helper
-   * (its bootstrap, or the empty request that wakes a restarted kernel): the
-   * kernel busy with it runs no cell.
+   * Records that this page sent the execute request `msgId` to start the
+   * memory helper (the bootstrap, or the empty request that wakes a
+   * restarted kernel). While the kernel is busy with such a request, it is
+   * not running a cell.
    */
   noteHelperRequest(msgId: string): void {
     if (this._helperRequests.size >= MAX_HELPER_REQUESTS) {
@@ -100,23 +116,25 @@ export class IOPubWatch {
     this._helperRequests.add(msgId);
   }
 
-  /** Stop listening (the kernel went, or the page does). */
+  /** Stops listening, because the kernel or the page is going away. */
   stop(): void {
     this._kernel?.iopubMessage.disconnect(this._onIOPub, this);
     this._kernel = null;
   }
 
   /**
-   * The comm in use goes with the kernel process (a restart): its last
-   * record may still come, on IOPub only.
+   * Called when the comm in use dies with its kernel process in a restart.
+   * The last record of that process may still arrive, but only on IOPub, so
+   * the watch remembers the comm's id.
    */
   retire(): void {
-    // One restart says `restarting` then `autorestarting`: the second finds
-    // the comm already dropped, and keeps the id the first retired.
+    // An automatic restart reports `restarting` and then `autorestarting`,
+    // so this runs twice. The second call finds the comm already dropped and
+    // keeps the id that the first call saved.
     this._retiredCommId =
       this._host.channel.comm?.commId ?? this._retiredCommId;
-    this._newProcessDue = true; // the next process to speak is the restarted one
-    this._lastSampleTime = -Infinity; // the next process's samples start anew
+    this._newProcessDue = true; // The next process to speak is the restarted one.
+    this._lastSampleTime = -Infinity; // The new process's sample times start afresh.
     this._cellRunning = null;
   }
 
@@ -150,7 +168,8 @@ export class IOPubWatch {
       return;
     }
     const data: unknown = msg.content.data;
-    // Cheap first look: most comm traffic in a notebook is not ours.
+    // Look at the type cheaply before parsing, because most comm traffic in
+    // a notebook belongs to other comms.
     const type =
       typeof data === 'object' && data !== null
         ? (data as { type?: unknown }).type
@@ -162,18 +181,18 @@ export class IOPubWatch {
     const own = commId === this._host.channel.comm?.commId;
     this._noteProcess(msg.header.session, own);
     if (own) {
-      return; // the comm's own handler has it
+      return; // The comm's own handler deals with this message.
     }
     if (type === 'cells') {
       this._onRecord(commId, data);
       return;
     }
     if (type === 'sample' && this._host.channel.helloSeen) {
-      return; // this page's own comm speaks: other pages' copies are not needed
+      return; // This page's own comm is talking, so copies sent to other pages are not needed.
     }
     const result = parseKernelMessage(data);
     if (result.kind !== 'message') {
-      return; // not the helper's (or not a protocol this page speaks): none of its business
+      return; // Not the helper's, or a protocol version this page does not speak: ignore it.
     }
     const message = result.message;
     if (message.type === 'hello') {
@@ -188,21 +207,23 @@ export class IOPubWatch {
   }
 
   /**
-   * The session id of the process that sent a helper message (`own`: on
-   * this page's comm). Only the helper's messages count: it runs in Python
-   * kernels, whose session id is one per process, while other kernels' are
-   * not known to be (and the server publishes statuses of its own, under
-   * its own session). Processes heard once stay known: the old process's
-   * last messages, which may come while this page's own restart is under
-   * way or after, are no new process.
+   * Notes the session id of the kernel process that sent a helper message;
+   * `own` is true when the message came on this page's comm. Only the
+   * helper's messages count. The helper runs in Python kernels, which use
+   * one session id per process, while other kernels are not known to do so,
+   * and the server publishes some statuses under a session of its own. A
+   * process stays known once it has been heard, because the old process's
+   * last messages may arrive during or after this page's own restart, and
+   * they must not be taken for a new process.
    *
-   * - This page's own comm speaks for the process it lives in: the current
-   *   one, whatever restarted it (this page, or a client that told it
-   *   nothing, whose restart the silence watch found).
-   * - After a restart this page heard of (`retire()`), the first unknown
-   *   process is the one it started, heard during the restart or after.
-   * - Otherwise an unknown process, once another was heard, means another
-   *   frontend restarted the kernel.
+   * - A message on this page's own comm comes from the current process,
+   *   whoever restarted it: this page, or another client that told it
+   *   nothing and whose restart the silence watch detected.
+   * - After a restart that this page was told about (`retire()`), the first
+   *   unknown process is the one that restart started, whether it is heard
+   *   during the restart or after it.
+   * - Otherwise, an unknown process that appears after another one was heard
+   *   means that another frontend restarted the kernel.
    */
   private _noteProcess(session: unknown, own: boolean): void {
     const known = this._processSessions;
@@ -212,7 +233,7 @@ export class IOPubWatch {
     const isNew = !known.has(session);
     if (isNew) {
       if (known.size >= MAX_KNOWN_PROCESSES) {
-        known.delete(known.values().next().value as string); // the oldest
+        known.delete(known.values().next().value as string); // A Set iterates oldest first.
       }
       known.add(session);
     }
@@ -226,18 +247,23 @@ export class IOPubWatch {
     if (this._newProcessDue) {
       this._newProcessDue = false;
     } else if (known.size > 1 && !this._host.restarting()) {
-      this._host.restartedElsewhere(); // retire() makes the process just added the expected one
+      // That call retires the comm, which expects a new process to speak;
+      // the process just added is that one, so nothing more is expected.
+      this._host.restartedElsewhere();
       this._newProcessDue = false;
     }
   }
 
   /**
-   * Shown until this page's own comm speaks, while a cell delays it: a cell
-   * was heard starting, or, with none heard since this page listened (it
-   * opened mid-cell), the kernel is not known to be idle. Not while the
-   * kernel restarts (the old process's last samples may still come), nor
-   * once a cell ended (the comm opens next). JupyterLab's status alone is
-   * no guide: it says idle mid-cell when another page opens or goes.
+   * Shows a sample overheard from another page's comm while a cell keeps
+   * this page's own comm from opening. That is the case when a cell was
+   * heard starting or, if no cell status has been heard since this page
+   * began listening (it opened while a cell ran), when the kernel is not
+   * known to be idle. Samples are not shown while the kernel restarts,
+   * because the old process's last samples may still arrive, nor after a
+   * cell has ended, because this page's comm opens next. JupyterLab's status
+   * alone cannot decide this, because it reports idle in the middle of a
+   * cell whenever another page opens or closes.
    */
   private _onSample(sample: SampleMessage): void {
     const running = this._cellRunning ?? this._kernel?.status !== 'idle';
@@ -246,7 +272,11 @@ export class IOPubWatch {
     }
   }
 
-  /** From another process than the one this page's comm speaks to: the kernel was restarted elsewhere. */
+  /**
+   * Handles a hello sent to another page's comm. A hello from a different
+   * process than the one this page's comm talks to means that the kernel was
+   * restarted elsewhere.
+   */
   private _onHello(hello: HelloMessage): void {
     const own = this._host.model.hello;
     if (!own || !this._host.channel.helloSeen || this._host.restarting()) {
@@ -255,14 +285,15 @@ export class IOPubWatch {
     if (hello.pid !== own.pid || hello.hostname !== own.hostname) {
       this._host.restartedElsewhere();
     }
-    // Else another page's comm to the same process.
+    // Otherwise it is another page's comm to the same process, which changes nothing.
   }
 
   /**
-   * The record of the cell a restart interrupted, on the comm JupyterLab
-   * disposed as the restart began: taken until the new process says hello
-   * (the model's cells are the old process's until then). Other pages'
-   * records are theirs.
+   * Takes the record of the cell that a restart interrupted, sent on the
+   * comm that JupyterLab disposed when the restart began. It is taken only
+   * until the new process says hello, because until then the model's cells
+   * are still the old process's. Records sent to other pages' comms belong
+   * to those pages and are ignored.
    */
   private _onRecord(commId: string, data: unknown): void {
     if (commId === this._retiredCommId && this._host.model.hello === null) {
@@ -274,12 +305,12 @@ export class IOPubWatch {
   private _kernel: Kernel.IKernelConnection | null = null;
   private _lastSampleTime = -Infinity;
   private _retiredCommId: string | null = null;
-  /** The session ids of the kernel processes the helper's messages came from, oldest first. */
+  /** The session ids of the kernel processes that the helper's messages came from, oldest first. */
   private _processSessions = new Set<string>();
-  /** A restart this page heard of is under way or done, and its new process has not spoken. */
+  /** True when a restart that this page was told about has begun and its new process has not spoken yet. */
   private _newProcessDue = false;
-  /** Whether a cell runs, from the last cell status heard; null when none was heard. */
+  /** Whether a cell is running, according to the last cell status heard; null when none has been heard. */
   private _cellRunning: boolean | null = null;
-  /** The msg_ids of the execute requests this page sent to start the helper. */
+  /** The msg_ids of the execute requests that this page sent to start the helper. */
   private _helperRequests = new Set<string>();
 }

@@ -1,26 +1,29 @@
 /**
- * Notices when a notebook's kernel dies without the user asking, and tells
- * the model (which keeps the last figures and the running cell for
- * `explainKernelDeath`).
+ * Notices when a notebook's kernel dies without the user asking for it, and
+ * tells the model, which keeps the last figures and the running cell so that
+ * `explainKernelDeath` can explain the death.
  *
- * How a death is told from a restart the user asked for, in
- * @jupyterlab/services: both start with `restarting` (the user's from
+ * In @jupyterlab/services, a death and a restart that the user asked for
+ * both begin with a `restarting` status. The user's restart comes from
  * `KernelConnection.restart()`, which `sessionContext.restartKernel()` and
- * the Restart command call; the server's from its restarter, which found the
- * kernel process gone). Only the server's is followed, in the same tick
- * (a microtask), by `autorestarting`. So at `restarting` the model keeps the
- * last figures aside; `autorestarting` makes them a death, and a restart
- * with no `autorestarting` by the next task was the user's.
+ * the Restart command call; the server's comes from its restarter, which
+ * found the kernel process gone. Only the server's restart is followed, in
+ * the same tick (a microtask), by `autorestarting`. So at `restarting` the
+ * model sets the last figures aside; `autorestarting` turns them into a
+ * death, and a restart with no `autorestarting` by the next task was the
+ * user's.
  *
- * `dead`: the restarter gave up, or the server has no such kernel any more.
- * A shutdown through this notebook says `terminating` first, and is not a
- * death. (A shutdown from elsewhere, e.g. the Running panel, cannot be told
- * apart from a kernel that vanished: it is reported as a death of unknown
- * cause, with the figures it had.)
+ * A `dead` status means that the restarter gave up, or that the server no
+ * longer has the kernel. A shutdown made through this notebook reports
+ * `terminating` first and is not a death. A shutdown made elsewhere, for
+ * example in the Running panel, cannot be told apart from a kernel that
+ * vanished, so it is reported as a death of unknown cause, with the figures
+ * the kernel had.
  *
- * It must see a status before the helper connection does (which forgets the
- * old kernel's figures on a restart): the monitor creates it first, and
- * Lumino calls slots in the order they were connected.
+ * The watch must see each status before the helper connection does, because
+ * the connection forgets the old kernel's figures on a restart. The monitor
+ * therefore creates the watch first, and Lumino calls slots in the order in
+ * which they were connected.
  */
 import { ISessionContext } from '@jupyterlab/apputils';
 import { Kernel } from '@jupyterlab/services';
@@ -44,7 +47,7 @@ export class KernelDeathWatch implements IDisposable {
   constructor(options: {
     sessionContext: DeathWatchSessionContext;
     model: KernelMemoryModel;
-    /** The one notebook cell whose source is `code`, sent by `client` (see RunningCellTracker). */
+    /** Finds the one notebook cell whose source is `code`, sent by `client` (see RunningCellTracker). */
     cellIdOfCode?: (code: string, client: string | null) => string | null;
   }) {
     this._sessionContext = options.sessionContext;
@@ -61,7 +64,7 @@ export class KernelDeathWatch implements IDisposable {
     return this._isDisposed;
   }
 
-  /** The running-cell tracker (for tests). */
+  /** The running-cell tracker, exposed for tests. */
   get tracker(): RunningCellTracker {
     return this._tracker;
   }
@@ -82,14 +85,14 @@ export class KernelDeathWatch implements IDisposable {
     change: { newValue: Kernel.IKernelConnection | null }
   ): void {
     if (change.newValue === this._kernel) {
-      return; // a restart's kernelChanged: the same connection
+      return; // A restart emits kernelChanged with the same connection; nothing changed.
     }
     const previous = this._kernel;
     this._kernel = change.newValue;
     this._tracker.attach(change.newValue);
     this._noted = false;
     if (previous) {
-      this._model.noteKernelChange(); // clears the death too
+      this._model.noteKernelChange(); // This also clears a recorded death.
     } else {
       this._model.clearKernelDeath();
     }
@@ -126,7 +129,8 @@ export class KernelDeathWatch implements IDisposable {
         break;
       case 'idle':
       case 'busy':
-        // The (re)started kernel answers: a later death is a new one.
+        // The kernel, started or restarted, is answering, so a later death
+        // is a new one.
         this._noted = false;
         this._shuttingDown = false;
         break;
@@ -135,7 +139,7 @@ export class KernelDeathWatch implements IDisposable {
     }
   }
 
-  /** No `autorestarting` came after `restarting`: the user restarted. */
+  /** Runs a task after `restarting`; if no `autorestarting` came by then, the user asked for the restart. */
   private _settleRestart(): void {
     if (this._isDisposed || !this._restartPending) {
       return;
@@ -151,10 +155,11 @@ export class KernelDeathWatch implements IDisposable {
     running = this._tracker.running
   ): void {
     if (this._noted) {
-      // `dead` after a failed automatic restart, or the restarted process
-      // dying before it answered: the same death. What its `restarting`
-      // captured (nothing: the figures went with the first death) must not
-      // stand in for the figures of the next process's end.
+      // This is `dead` after a failed automatic restart, or the restarted
+      // process dying before it answered, so it is the same death. What the
+      // later `restarting` captured is empty, because the figures went with
+      // the first death, and it must not stand in for the figures of the
+      // next process's end.
       this._model.dropRestartCapture();
       return;
     }

@@ -1,6 +1,6 @@
 /**
- * KernelHelperConnection: what it hears on IOPub beyond its own comm, above
- * all a restart from another page.
+ * Tests what KernelHelperConnection learns on IOPub beyond its own comm,
+ * above all a restart made from another page.
  */
 import { makeCellRecord } from '../testing/cellFixtures';
 import { connect } from '../testing/connectionFixtures';
@@ -21,8 +21,8 @@ describe('KernelHelperConnection: what it hears on IOPub beyond its comm', () =>
   it('a restart from another page (a hello from another process) is marked, and the helper delivered anew', async () => {
     const { kernel, model } = await live();
     expect(model.state).toBe('live');
-    // Another page restarted the kernel: this page saw no status; the new
-    // process's helper says hello to that page's comm.
+    // Another page restarted the kernel, and this page saw no status. The
+    // new process's helper says hello to that other page's comm.
     kernel.processSession = 'process-2';
     kernel.publishCommMsg(
       'other-page',
@@ -30,11 +30,11 @@ describe('KernelHelperConnection: what it hears on IOPub beyond its comm', () =>
     );
     await settle();
     expect(model.history.marks.map(m => m.kind)).toEqual(['restarted']);
-    expect(kernel.executed).toHaveLength(2); // the bootstrap again
+    expect(kernel.executed).toHaveLength(2); // The bootstrap was sent again.
     expect(kernel.comms).toHaveLength(2);
-    expect(kernel.comms[0].closed).toBe(false); // no close sent to a process that is gone
-    // Named in the next open all the same: had its open reached the new
-    // process, the helper there closes it.
+    expect(kernel.comms[0].closed).toBe(false); // No close is sent to a process that is gone.
+    // The old comm is still named in the next open: if its open had reached
+    // the new process, the helper there would close it.
     expect(kernel.lastComm.opened[0].replaces).toEqual([
       kernel.comms[0].commId
     ]);
@@ -94,14 +94,14 @@ describe('KernelHelperConnection: what it hears on IOPub beyond its comm', () =>
   it('its own comm speaking from a process it did not know of (a restart no page heard) is no restart elsewhere', async () => {
     const { kernel, comm, model, connection } = await live();
     kernel.publishCommMsg(comm.commId, wire(makeCpuSample({ time: 1001 })));
-    // A console (a connection of its own) restarted the kernel, and this
-    // page heard no status: its silence watch connects anew.
+    // A console, which has a connection of its own, restarted the kernel,
+    // and this page heard no status. Its silence watch connects again.
     kernel.processSession = 'process-2';
     connection.reconnect();
     await settle();
     expect(kernel.executed).toHaveLength(2);
     const fresh = kernel.lastComm;
-    // services hands the comm its message, then IOPub listeners.
+    // Services hands the message to the comm first, then to IOPub listeners.
     fresh.receive(wire(makeHello({ pid: 200, record_series: 'series-2' })));
     kernel.publishCommMsg(
       fresh.commId,
@@ -120,7 +120,8 @@ describe('KernelHelperConnection: what it hears on IOPub beyond its comm', () =>
     kernel.publishCommMsg(comm.commId, wire(makeCpuSample({ time: 1001 })));
     sessionContext.setStatus('autorestarting');
     // Another page's helper in the new process speaks before this page's
-    // status says idle (its nudge waits behind that page's cells).
+    // status says idle, because this page's nudge waits behind that page's
+    // cells.
     kernel.processSession = 'process-2';
     kernel.publishCommMsg(
       'other-page',
@@ -183,7 +184,8 @@ describe('KernelHelperConnection: what it hears on IOPub beyond its comm', () =>
     expect(
       model.cells.entries.map(e => [e.session, e.record.record_id])
     ).toEqual([[oldSession, 7]]);
-    // Nor from any other page's comm: their records are that page's.
+    // Nothing is taken from any other page's comm either, because those
+    // records belong to that page.
     kernel.publishCommMsg(
       'other-page',
       wire({ type: 'cells', records: [makeCellRecord({ record_id: 1 })] })
@@ -201,7 +203,7 @@ describe('KernelHelperConnection: what it hears on IOPub beyond its comm', () =>
     expect(model.kernelBusy).toBe(true);
     kernel.publishStatus('idle', 'execute_request');
     expect(model.kernelBusy).toBe(false);
-    // A panel request (a comm message) is no cell.
+    // A panel request (a comm message) is not a cell.
     kernel.publishStatus('busy', 'comm_msg');
     expect(model.kernelBusy).toBe(false);
   });
@@ -224,7 +226,7 @@ describe('KernelHelperConnection: what keeps the kernel busy', () => {
     kernel.publishStatus('busy', 'execute_request', 'a-cell');
     expect(model.kernelBusyWith).toBe('cell');
     kernel.publishStatus('idle', 'execute_request', 'a-cell');
-    // A status that names no request is counted as a cell's, as before.
+    // A status that names no request is counted as a cell's.
     kernel.publishStatus('busy', 'execute_request');
     expect(model.kernelBusyWith).toBe('cell');
   });
@@ -249,7 +251,7 @@ describe('KernelHelperConnection: a restart elsewhere while its own helper waits
   it('delivers the helper to the new process: what it sent went with the old one', async () => {
     const kernel = new FakeKernel();
     kernel.status = 'busy';
-    kernel.executeOutcome = 'never'; // queued behind the running cell
+    kernel.executeOutcome = 'never'; // The bootstrap is queued behind the running cell.
     const { model } = connect(kernel);
     await settle();
     expect(kernel.executed).toHaveLength(1);
@@ -265,7 +267,7 @@ describe('KernelHelperConnection: a restart elsewhere while its own helper waits
     kernel.executeOutcome = { status: 'ok' };
     kernel.publishStatus('busy', 'execute_request');
     kernel.publishStatus('idle', 'execute_request');
-    expect(kernel.executed).toHaveLength(1); // a status is no proof (the server publishes its own)
+    expect(kernel.executed).toHaveLength(1); // A status proves nothing, because the server publishes its own.
     expect(kernel.infoRequests).toBe(0);
     kernel.publishCommMsg(
       'earlier-page-2',
@@ -273,10 +275,10 @@ describe('KernelHelperConnection: a restart elsewhere while its own helper waits
     );
     await settle();
     expect(model.history.marks.map(m => m.kind)).toEqual(['restarted']);
-    expect(kernel.infoRequests).toBe(1); // the new process is asked; the old one's answer never comes
+    expect(kernel.infoRequests).toBe(1); // The new process is asked, because the old one's answer never comes.
     expect(kernel.executed).toHaveLength(2);
     expect(kernel.lastComm).not.toBe(queued);
-    expect(queued.closed).toBe(false); // its process is gone: nothing to close
+    expect(queued.closed).toBe(false); // Its process is gone, so there is nothing to close.
     kernel.lastComm.receive(
       wire(makeHello({ pid: 200, record_series: 'series-2' }))
     );
@@ -288,7 +290,7 @@ describe('KernelHelperConnection: a restart elsewhere while its own helper waits
     jest.useFakeTimers();
     try {
       const kernel = new FakeKernel();
-      kernel.status = 'unknown'; // opened during the cell: JupyterLab's info request waits behind it
+      kernel.status = 'unknown'; // The page opened during the cell, so JupyterLab's info request waits behind it.
       let answer: (info: any) => void = () => undefined;
       kernel.info = new Promise(resolve => (answer = resolve));
       let processes = 1;
@@ -313,7 +315,7 @@ describe('KernelHelperConnection: a restart elsewhere while its own helper waits
         'earlier-page-2',
         wire(makeHello({ pid: 200, record_series: 'series-2' }))
       );
-      await jest.advanceTimersByTimeAsync(100); // far below the info wait's 10 s
+      await jest.advanceTimersByTimeAsync(100); // This is far below the info wait's 10 s.
       expect(kernel.executed).toHaveLength(1);
       kernel.lastComm.receive(
         wire(makeHello({ pid: 200, record_series: 'series-2' }))

@@ -1,6 +1,7 @@
 /**
- * KernelHelperConnection: a page opened while a cell runs, whose helper waits
- * behind it, and the samples it hears meanwhile on other pages' comms.
+ * Tests KernelHelperConnection on a page that opened while a cell runs: its
+ * helper waits behind the cell, and meanwhile it shows the samples it hears
+ * on other pages' comms.
  */
 import {
   bootstrapHelper,
@@ -20,7 +21,7 @@ describe('KernelHelperConnection: a page opened while a cell runs', () => {
   it('says the running cell delays the kernel when its status is busy, not that it starts', async () => {
     const kernel = new FakeKernel();
     kernel.status = 'busy';
-    kernel.info = new Promise(() => undefined); // its info request waits behind the cell
+    kernel.info = new Promise(() => undefined); // Its info request waits behind the cell.
     const { model } = connect(kernel);
     await settle();
     expect(model.state).toBe('kernel-starting');
@@ -34,11 +35,11 @@ describe('KernelHelperConnection: a page opened while a cell runs', () => {
     kernel.info = new Promise(resolve => (answerInfo = () => resolve(known)));
     const { model } = connect(kernel);
     await settle();
-    // A cell starts; JupyterLab's status then says idle for another
-    // request (a subshell a reloading tab deletes) while the cell runs.
+    // A cell starts. JupyterLab's status then says idle for another request
+    // (a subshell that a reloading tab deletes) while the cell still runs.
     kernel.publishStatus('busy', 'execute_request');
     kernel.status = 'idle';
-    kernel.executeOutcome = 'never'; // the bootstrap waits behind the cell
+    kernel.executeOutcome = 'never'; // The bootstrap waits behind the cell.
     answerInfo();
     await settle();
     expect(model.state).toBe('bootstrapping');
@@ -51,7 +52,7 @@ describe('KernelHelperConnection: a page opened while a cell runs', () => {
     jest.useFakeTimers();
     try {
       const kernel = new FakeKernel();
-      kernel.status = 'unknown'; // a page knows no status until the kernel sends one
+      kernel.status = 'unknown'; // A page knows no status until the kernel sends one.
       kernel.info = new Promise(() => undefined);
       const { model, connection } = connect(kernel);
       await jest.advanceTimersByTimeAsync(UNKNOWN_STATUS_WAIT_MS - 500);
@@ -66,11 +67,11 @@ describe('KernelHelperConnection: a page opened while a cell runs', () => {
 });
 
 describe('KernelHelperConnection: samples heard on other comms while its own waits', () => {
-  /** A kernel busy with a cell: its info request and this page's comm wait behind it. */
+  /** Makes a kernel busy with a cell, so that its info request and this page's comm wait behind the cell. */
   function busyKernel(): { kernel: FakeKernel; answer: () => void } {
     let answer: (info: any) => void = () => undefined;
     const kernel = new FakeKernel();
-    kernel.status = 'unknown'; // a reloaded page knows no status until the cell ends
+    kernel.status = 'unknown'; // A reloaded page knows no status until the cell ends.
     kernel.info = new Promise(resolve => (answer = resolve));
     return {
       kernel,
@@ -93,7 +94,8 @@ describe('KernelHelperConnection: samples heard on other comms while its own wai
         })
       )
     );
-    // Figures shown, and said to come by way of another page; no request can be made yet.
+    // The figures are shown, with a note that they come by way of another
+    // page, and no request can be made yet.
     expect(model.state).toBe('overheard');
     expect(model.stateReason).toBe(describeState('overheard'));
     expect(model.latest?.host.rss_bytes).toBe(300 * MiB);
@@ -105,13 +107,14 @@ describe('KernelHelperConnection: samples heard on other comms while its own wai
     kernel.publishCommMsg('other-tab', wire(makeCpuSample({ time: 101 })));
     expect(model.history.length).toBe(2);
 
-    // The cell ends: the page's own comm opens and says hello.
+    // The cell ends, so the page's own comm opens and says hello.
     answer();
     await settle();
     const own = kernel.lastComm;
     own.receive(wire(makeHello()));
     expect(model.stateReason).toMatch(/^Live: kernel process/);
-    // From now on only this page's comm counts: a later sample elsewhere is not taken.
+    // Once this page's comm is open, only it counts, so a later sample sent
+    // elsewhere is not taken.
     kernel.publishCommMsg(
       'earlier-page',
       wire(
@@ -194,16 +197,17 @@ describe('KernelHelperConnection: a cell that outlasts the kernel info wait', ()
     const requests: unknown[] = [];
     (kernel as any).requestKernelInfo = () => {
       requests.push(null);
-      return new Promise(() => undefined); // queued behind the cell too
+      return new Promise(() => undefined); // This request is queued behind the cell too.
     };
     const { model } = connect(kernel);
     await jest.advanceTimersByTimeAsync(10 * 60_000);
     expect(model.state).toBe('kernel-starting');
     expect(model.stateReason).toBe(LATE_KERNEL_TEXT);
-    // Asked again with growing waits (10, 20, 40, then every 60 s), not every 10 s.
+    // The info is asked for again with growing waits (10, 20, 40, and then
+    // every 60 s), not every 10 s.
     expect(requests.length).toBeLessThanOrEqual(12);
 
-    answer({ language_info: { name: 'python' } }); // the cell ended
+    answer({ language_info: { name: 'python' } }); // The cell ended.
     await jest.advanceTimersByTimeAsync(0);
     expect(kernel.executed).toHaveLength(1);
     kernel.lastComm.receive(wire(makeHello()));
@@ -217,7 +221,7 @@ describe("KernelHelperConnection: figures heard on another page's comm that stop
     try {
       const kernel = new FakeKernel();
       kernel.status = 'unknown';
-      kernel.info = new Promise(() => undefined); // lost with a process another page restarted
+      kernel.info = new Promise(() => undefined); // Lost with a process that another page restarted.
       let asked = 0;
       (kernel as any).requestKernelInfo = () => {
         asked++;
@@ -232,8 +236,9 @@ describe("KernelHelperConnection: figures heard on another page's comm that stop
       expect(model.state).toBe('overheard');
       expect(model.kernelBusy).toBe(false);
       await jest.advanceTimersByTimeAsync(40_000);
-      expect(asked).toBeGreaterThan(0); // not held back as if a cell ran
-      // No sample heard for longer than the silence limit: not "live" any more.
+      expect(asked).toBeGreaterThan(0); // It is not held back as if a cell ran.
+      // No sample was heard for longer than the silence limit, so the state
+      // is no longer "live".
       expect(model.state).toBe('kernel-starting');
       expect(model.stateReason).toMatch(
         /^No sample heard for \d+ s; waiting for the kernel to answer/
@@ -250,12 +255,12 @@ describe("KernelHelperConnection: figures heard on another page's comm that stop
     kernel.info = new Promise(() => undefined);
     const { model } = connect(kernel);
     await settle();
-    kernel.publishStatus('busy', 'execute_request'); // a later cell heard starting
-    kernel.status = 'idle'; // another page's subshell request ended
+    kernel.publishStatus('busy', 'execute_request'); // A later cell is heard starting.
+    kernel.status = 'idle'; // Another page's subshell request ended.
     kernel.publishStatus('idle', 'create_subshell_request');
     kernel.publishCommMsg('earlier-page', wire(makeCpuSample({ time: 100 })));
     expect(model.state).toBe('overheard');
-    kernel.publishStatus('idle', 'execute_request'); // the cell ended: this page's comm opens next
+    kernel.publishStatus('idle', 'execute_request'); // The cell ended, so this page's comm opens next.
     kernel.publishCommMsg('earlier-page', wire(makeCpuSample({ time: 101 })));
     expect(model.sampleCount).toBe(1);
   });
@@ -267,7 +272,7 @@ describe('KernelHelperConnection: a running cell is said only where one may run'
   const WAITS_FOR_START =
     'The kernel is still starting; the memory helper starts when it is ready\u2026';
 
-  /** The state sentences said from now on. */
+  /** Collects the state sentences that the model reports after this call. */
   function reasons(model: KernelMemoryModel): string[] {
     const said: string[] = [];
     model.changed.connect((_, change) => {
@@ -280,18 +285,18 @@ describe('KernelHelperConnection: a running cell is said only where one may run'
 
   it('connecting anew while the kernel runs the bootstrap this page sent: the kernel starts, no cell runs', async () => {
     const kernel = new FakeKernel();
-    kernel.executeOutcome = 'never'; // the kernel is still starting the helper
+    kernel.executeOutcome = 'never'; // The kernel is still starting the helper.
     const { model, connection } = connect(kernel);
     await settle();
     const bootstrap = kernel.executed[0].msg.header.msg_id;
     kernel.status = 'busy';
     kernel.publishStatus('busy', 'execute_request', bootstrap);
     const said = reasons(model);
-    connection.reconnect(); // e.g. its silence watch, while the first bootstrap runs
+    connection.reconnect(); // For example its silence watch, while the first bootstrap runs.
     await settle();
     expect(said).toEqual([KERNEL_STARTING_TEXT, WAITS_FOR_START]);
-    expect(model.kernelBusyWith).toBe('helper'); // the banner says so too
-    // When it waits and sends is as before: the helper went again, behind the first.
+    expect(model.kernelBusyWith).toBe('helper'); // The banner says so too.
+    // The helper was sent again, queued behind the first bootstrap.
     expect(kernel.executed.map(e => e.content.code)).toEqual([
       'BOOTSTRAP',
       'BOOTSTRAP'
@@ -324,7 +329,7 @@ describe('KernelHelperConnection: a running cell is said only where one may run'
     kernel.status = 'busy';
     kernel.publishStatus('busy', 'execute_request', nudge.msg.header.msg_id);
     kernel.executeOutcome = 'never';
-    connection.deliverBeforeExecution(); // Restart and Run All
+    connection.deliverBeforeExecution(); // As Restart and Run All does.
     await settle();
     expect(kernel.executed.map(e => e.content.code)).toEqual([
       'BOOTSTRAP',
@@ -338,7 +343,7 @@ describe('KernelHelperConnection: a running cell is said only where one may run'
   describe('the kernel info wait', () => {
     afterEach(() => jest.useRealTimers());
 
-    /** Run a bootstrap against a kernel that never answers its info request. */
+    /** Runs a bootstrap against a kernel that never answers its info request. */
     function waitForInfo(status: string, busyWith: 'cell' | 'helper' | null) {
       const model = new KernelMemoryModel({ historyCapacity: 10 });
       if (busyWith) {
@@ -365,7 +370,8 @@ describe('KernelHelperConnection: a running cell is said only where one may run'
     it.each([
       ['busy', 'helper', KERNEL_STARTING_TEXT, LATE_STARTING_KERNEL_TEXT],
       ['busy', 'cell', RUNNING_CELL_DELAYS_TEXT, LATE_KERNEL_TEXT],
-      // JupyterLab says busy, the page heard nothing of what: a cell may run.
+      // JupyterLab says busy, and the page heard nothing of what the kernel
+      // is busy with, so a cell may be running.
       ['busy', null, RUNNING_CELL_DELAYS_TEXT, LATE_KERNEL_TEXT],
       ['unknown', 'helper', KERNEL_STARTING_TEXT, LATE_STARTING_KERNEL_TEXT],
       ['unknown', null, RUNNING_CELL_DELAYS_TEXT, LATE_KERNEL_TEXT]

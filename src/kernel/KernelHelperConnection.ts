@@ -2,27 +2,30 @@
  * Keeps the memory helper running in one notebook's kernel and connected to
  * that notebook's KernelMemoryModel.
  *
- * For each kernel (the first one, after every restart, after a kernel change,
- * after the connection comes back) it (steps 1-3: ./HelperDelivery.ts and
- * ./helperBootstrap.ts):
- *   1. reads `language_info.name` (only Python kernels get the helper);
- *   2. executes the helper's bootstrap code (./helperCode.ts) silently (no
- *      history, no Out[], no cell hooks), and
- *   3. opens the comm with the protocol version and the sampling config, in
- *      the same tick (an error in the execute reply means the helper could
- *      not start: its ename/evalue is shown);
- *   4. hands every comm message to `model.ingest` (hello, samples, `cells`
- *      records), and settles the answers to its own requests (./HelperComm.ts);
- *   5. on each hello, asks for the `history` the helper kept (per-cell
- *      records and the figures of the samples it sent lately), so a reloaded
- *      page or a second frontend recovers them (./historyRecovery.ts).
+ * For each kernel (the first one, and again after every restart, kernel
+ * change or restored connection) it does the following; steps 1 to 3 live in
+ * ./HelperDelivery.ts and ./helperBootstrap.ts:
+ *   1. It reads `language_info.name`, because only Python kernels get the
+ *      helper.
+ *   2. It executes the helper's bootstrap code (./helperCode.ts) silently,
+ *      so that it leaves no history, no Out[] and no cell hooks.
+ *   3. In the same tick, it opens the comm with the protocol version and the
+ *      sampling config. An error in the execute reply means that the helper
+ *      could not start, and its ename and evalue are shown.
+ *   4. It hands every comm message (hello, samples, `cells` records) to
+ *      `model.ingest`, and settles the answers to its own requests
+ *      (./HelperComm.ts).
+ *   5. On each hello, it asks for the `history` that the helper kept (the
+ *      per-cell records and the figures of the samples it sent lately), so
+ *      that a reloaded page or a second frontend recovers them
+ *      (./historyRecovery.ts).
  *
- * A kernel restart disposes every comm on the frontend side, so step 1-3
+ * A kernel restart disposes every comm on the frontend side, so steps 1 to 3
  * run again once the restarted kernel is idle, or at once when a notebook
- * cell is about to be sent first (deliverBeforeExecution); when to attach
- * anew after a restart, a death, a kernel change or a lost connection is
- * ./KernelLifecycle.ts's to say. Each run has a generation number: the
- * steps of a run that a newer run replaced are dropped.
+ * cell is about to be sent first (see deliverBeforeExecution).
+ * ./KernelLifecycle.ts decides when to attach again after a restart, a
+ * death, a kernel change or a lost connection. Each attach has a generation
+ * number, and the steps of an attach that a newer one replaced are dropped.
  */
 import { ISessionContext } from '@jupyterlab/apputils';
 import { Kernel } from '@jupyterlab/services';
@@ -60,13 +63,13 @@ export type HelperSessionContext = Pick<
   | 'connectionStatusChanged'
 >;
 
-/** The state's sentence where this page's connection to the kernel has no comms. */
+/** The state's sentence for when this page's connection to the kernel cannot use comms. */
 export const noCommsText = (): string =>
   trans.__(
     'Another notebook or console in this page connected to this kernel first, and JupyterLab lets only that connection use its comms: monitor it from there, or reopen this notebook alone.'
   );
 
-/** How long the `history` request may wait behind the cells queued before it. */
+/** How long the `history` request may wait behind the cells that were queued before it. */
 export const HISTORY_TIMEOUT_MS = 60 * 60_000;
 
 /**
@@ -102,19 +105,22 @@ export class KernelHelperConnection
       isCurrent: generation =>
         generation === this._generation && !this._isDisposed,
       adopt: comm => this._channel.adopt(comm),
-      // Requests sent on it meanwhile (new settings) will get no answer.
+      // Requests sent on the comm meanwhile (new settings) will get no
+      // answer, so they are rejected now.
       abandon: () =>
         this._channel.reset(
           false,
           trans.__('The memory helper did not start in this kernel.')
         ),
-      // A helper already there may have taken it: the kernel is told to close it.
+      // A helper that was already in the kernel may have taken the comm, so
+      // the kernel is told to close it.
       closeComm: () =>
         this._channel.reset(
           true,
           trans.__('The kernel skipped the memory helper behind a failed cell.')
         ),
-      // The kernel busy with it runs no cell: the panel says what it does.
+      // While the kernel is busy with this request it runs no cell, and the
+      // panel says what it is doing instead.
       sent: msgId => this._iopub.noteHelperRequest(msgId)
     });
     this._iopub = new IOPubWatch({
@@ -148,12 +154,12 @@ export class KernelHelperConnection
     return this._model;
   }
 
-  /** True while a comm to a helper is open (the helper may not have said hello yet). */
+  /** True while a comm to a helper is open, even if the helper has not said hello yet. */
   get isOpen(): boolean {
     return this._channel.comm !== null;
   }
 
-  /** The comm open now and its kernel; null when none. */
+  /** The comm that is open now, with its kernel; null when none is. */
   get openComm(): OpenComm | null {
     const comm = this._channel.comm;
     const kernel = this._kernel;
@@ -161,8 +167,9 @@ export class KernelHelperConnection
   }
 
   /**
-   * The page is going away: tell the kernel (best effort: the message may
-   * not leave the page in time, which CommsLeftOpen makes up for).
+   * Tells the kernel that the page is going away. This is best effort: the
+   * message may not leave the page in time, and CommsLeftOpen makes up for
+   * that on the next page.
    */
   closeForPageExit(): void {
     this._generation++;
@@ -175,42 +182,46 @@ export class KernelHelperConnection
   }
 
   /**
-   * Ask for what the helper kept from before this comm (per-cell records,
-   * and the figures of the samples it sent lately) and merge it into the
-   * model; resolves with the numbers of records and timeline rows added.
-   * Bad records are reported as a problem and skipped; a bad timeline is
-   * reported and left out whole.
+   * Asks for what the helper kept from before this comm (the per-cell
+   * records and the figures of the samples it sent lately) and merges it
+   * into the model. Resolves with the numbers of records and timeline rows
+   * added. Bad records are reported as a problem and skipped; a bad timeline
+   * is reported and left out as a whole.
    */
   async requestHistory(): Promise<RecoveredHistory> {
     const generation = this._generation;
-    // Asked at hello, it waits behind every cell queued meanwhile (a Run All
-    // sent as the page opened): the kernel answers when they are done, and a
-    // reply after a shorter timeout would be dropped, its records lost to
-    // the page. A reset (restart, closed comm) still ends it at once.
+    // The request is sent at hello, so it waits behind every cell queued
+    // meanwhile (for example a Run All sent as the page opened). The kernel
+    // answers only when those cells are done, and a reply that came after a
+    // shorter timeout would be dropped, losing its records. A reset (a
+    // restart or a closed comm) still ends the request at once.
     const result = await this._request(
       'history',
       {},
       Math.max(this._requestTimeoutMs, HISTORY_TIMEOUT_MS)
     );
     if (generation !== this._generation || this._isDisposed) {
-      return { records: 0, samples: 0 }; // answered by a helper we no longer listen to
+      return { records: 0, samples: 0 }; // A helper this page no longer listens to answered.
     }
     return recoverHistory(this._model, result);
   }
 
   /**
-   * Comm messages of helper features the memory model does not show (e.g.
-   * `allocation_recording`), as the kernel sent them: untrusted data.
+   * Emits the comm messages of helper features that the memory model does
+   * not show (for example `allocation_recording`), exactly as the kernel
+   * sent them, so listeners must treat them as untrusted data.
    */
   get otherMessage(): ISignal<this, unknown> {
     return this._otherMessage;
   }
 
-  /** Bootstrap again and open a new comm (e.g. after the helper failed). */
+  /** Bootstraps again and opens a new comm, for example after the helper failed. */
   reconnect(): void {
-    // While the connection is lost, what is sent waits in services' queue
-    // and goes out once it is back, beside the attach that makes: a second
-    // comm that nothing reads and no open names for the helper to close.
+    // While the connection is lost, whatever is sent waits in services'
+    // queue and goes out once the connection is back, next to the attach
+    // that the reconnection makes. That would open a second comm that
+    // nothing reads and that no later comm_open names for the helper to
+    // close, so nothing is attached until then.
     if (!this._lifecycle.connectionLost) {
       this._attach(this._sessionContext.session?.kernel ?? null);
     }
@@ -226,15 +237,16 @@ export class KernelHelperConnection
     this._iopub.stop();
     Signal.clearData(this);
     this._lifecycle.dispose();
-    // Tell the helper to stop sending to this comm (the kernel may live on).
+    // Tell the helper to stop sending to this comm, because the kernel may
+    // live on after the notebook closes.
     this._channel.reset(true, trans.__('The notebook was closed.'));
     this._channel.dispose();
   }
 
   // -------------------------------------------------------------------------
-  // Runs: one attach of a kernel each
+  // Attaching: each attach of a kernel gets a new generation number.
 
-  /** Forget the current comm and requests; invalidates running bootstraps. */
+  /** Forgets the current comm and requests, and invalidates bootstraps that are still running. */
   private _detach(reason: string): void {
     this._generation++;
     this._channel.reset(false, reason);
@@ -242,8 +254,9 @@ export class KernelHelperConnection
   }
 
   /**
-   * Start monitoring `kernel` from scratch (null: no kernel); with `code`,
-   * deliver the helper at once (see deliverBeforeExecution).
+   * Starts monitoring `kernel` from scratch; null means there is no kernel.
+   * With `code`, the helper is delivered at once (see
+   * deliverBeforeExecution).
    */
   private _attach(
     kernel: Kernel.IKernelConnection | null,
@@ -254,9 +267,10 @@ export class KernelHelperConnection
     }
     const closeOld =
       this._channel.comm !== null && !this._lifecycle.connectionLost;
-    // The same kernel (restarted, reconnected): what keeps it busy, heard
-    // before, still holds (the wake-up or a bootstrap this page sent runs no
-    // cell); another kernel's busy is a cell's until its statuses say.
+    // For the same kernel (restarted or reconnected), what was heard earlier
+    // about what keeps it busy still holds, because the wake-up request or a
+    // bootstrap that this page sent runs no cell. For another kernel, being
+    // busy counts as running a cell until its statuses say otherwise.
     const busyWith =
       kernel === this._kernel ? (this._model.kernelBusyWith ?? 'cell') : 'cell';
     this._kernel = kernel;
@@ -271,17 +285,17 @@ export class KernelHelperConnection
       return;
     }
     if (kernel.handleComms === false) {
-      // Services gives a kernel's comms to the page's first connection to it
-      // only: no comm can open here, so nothing is sent (the bootstrap would
-      // run, and the comm fail).
+      // Services gives a kernel's comms only to the page's first connection
+      // to that kernel. No comm can open here, so nothing is sent: the
+      // bootstrap would run, but the comm would fail.
       this._iopub.stop();
       this._model.setKernelBusy(false);
       this._model.setState('disconnected', noCommsText());
       return;
     }
-    // Until the new comm says hello (a running cell may delay it for hours),
-    // the samples the helper sends to other frontends' comms are shown; and
-    // a restart from another frontend is heard there.
+    // Until the new comm says hello, which a running cell may delay for
+    // hours, the samples that the helper sends to other frontends' comms are
+    // shown. A restart made by another frontend is also noticed there.
     this._iopub.listen(kernel);
     if (code !== null) {
       this._delivery.send(kernel, generation, code);
@@ -318,13 +332,13 @@ export class KernelHelperConnection
   }
 
   /**
-   * A notebook cell is about to be sent to the kernel. If the helper is not
-   * there yet (a kernel just started or restarted: Run All, Restart and Run
-   * All) and can be delivered at once (a Python kernel, its code loaded), it
-   * is sent now, ahead of the cell: the kernel runs requests in order, so
-   * the cell runs measured and the panel is live while it runs. Otherwise
-   * the helper would wait behind every queued cell, and none of them would
-   * have a record.
+   * Called when a notebook cell is about to be sent to the kernel. If the
+   * helper is not there yet (the kernel just started or restarted, as with
+   * Run All or Restart and Run All) and it can be delivered at once (the
+   * kernel is Python and the helper's code is loaded), it is sent now, ahead
+   * of the cell. The kernel runs requests in order, so the cell is measured
+   * and the panel is live while it runs. Otherwise the helper would wait
+   * behind every queued cell, and none of those cells would get a record.
    */
   deliverBeforeExecution(): void {
     if (
@@ -346,12 +360,14 @@ export class KernelHelperConnection
     }
     const lifecycle = this._lifecycle;
     if (lifecycle.restarting && kernel === this._kernel) {
-      // Restarted, and the restarted kernel has not said 'idle' yet.
+      // The kernel was restarted and has not said 'idle' yet, so attach now
+      // with the code.
       lifecycle.endRestart();
       this._attach(kernel, code);
     } else if (kernel === this._kernel && !lifecycle.restarting) {
-      // Attached: sent unless its run already sent it (else it still awaits
-      // the language or the code).
+      // The kernel is attached. The helper is sent now unless this attach
+      // already sent it; if not, the attach is still waiting for the
+      // language or the code.
       this._delivery.send(kernel, this._generation, code);
     }
   }
@@ -364,12 +380,13 @@ export class KernelHelperConnection
     return this._channel.request(type, fields, timeoutMs);
   }
 
-  /** Recover the records of cells that ran before this comm opened, and the timeline before it. */
+  /** Recovers the records of the cells that ran before this comm opened, and the timeline before it. */
   private _recoverHistory(): void {
     const generation = this._generation;
     this.requestHistory().catch(reason => {
-      // Abandoned (comm closed, kernel restarted, timed out behind a long
-      // cell) is normal; an error answer is worth a note.
+      // An abandoned request (the comm closed, the kernel restarted, or it
+      // timed out behind a long cell) is normal, but an error answer is
+      // worth reporting.
       if (
         reason instanceof HelperRequestError &&
         generation === this._generation &&
@@ -395,10 +412,10 @@ export class KernelHelperConnection
   private _iopub: IOPubWatch;
   private _lifecycle: KernelLifecycle;
   private _otherMessage = new Signal<this, unknown>(this);
-  /** The kernel the current (or last) attach was for. */
+  /** The kernel that the current or last attach was for. */
   private _kernel: Kernel.IKernelConnection | null = null;
   private _generation = 0;
-  /** Comms open in kernels that nothing reads (an earlier page's, a lost connection's), for the next open's `replaces`. */
+  /** Comms open in kernels that nothing reads (an earlier page's, or a lost connection's), named in the next open's `replaces`. */
   private _commsLeftOpen: Pick<CommsLeftOpen, 'take' | 'add'>;
   private _isDisposed = false;
 }
@@ -409,22 +426,24 @@ export namespace KernelHelperConnection {
   export interface IOptions {
     sessionContext: HelperSessionContext;
     model: KernelMemoryModel;
-    /** The sampling config to open the comm with (read at each open). */
+    /** Returns the sampling config to open the comm with; it is read again at each open. */
     config: () => HelperConfig | PartialHelperConfig;
-    /** Defaults to the generated helper bundle. */
+    /** The helper's bootstrap code; defaults to the generated helper bundle. */
     bootstrapCode?: string;
-    /** How long a request may wait for its answer (default 60 s). */
+    /** How long a request may wait for its answer; the default is 60 s. */
     requestTimeoutMs?: number;
     /**
-     * How long a cleanup request (free_memory, inspect, delete) may wait
-     * for its answer once sent (default 300 s: gc on a large heap is slow).
+     * How long a cleanup request (free_memory, inspect, delete) may wait for
+     * its answer once sent. The default is 300 s, because garbage collection
+     * on a large heap is slow.
      */
     cleanupTimeoutMs?: number;
     /**
-     * The comms left open in kernels (see CommsLeftOpen.ts): an earlier
-     * page's in this tab, and this connection's own when it is lost. Taken
-     * once per comm this connection opens, into the comm_open's `replaces`.
-     * Default: this connection's own only.
+     * The comms left open in kernels (see CommsLeftOpen.ts): those of an
+     * earlier page in this tab, and this connection's own when it is lost.
+     * They are taken once for each comm that this connection opens and put
+     * into the comm_open's `replaces`. By default only this connection's own
+     * comms are tracked.
      */
     commsLeftOpen?: Pick<CommsLeftOpen, 'take' | 'add'>;
   }

@@ -1,15 +1,16 @@
 /**
- * Follows what happens to a notebook's kernel that the connection must act
- * on: a restart (this page's, an automatic one, or another page's, which
- * only IOPub tells of), a death, a kernel change, or a websocket that was
- * lost and came back. Each of these ends the comm the connection had,
- * because JupyterLab disposes every comm of a restarting kernel and a lost
- * connection loses the messages sent meanwhile; the kernel is then attached
- * anew once it can take the helper.
+ * Follows the events in a notebook's kernel that the connection must act
+ * on: a restart (made by this page, made automatically, or made by another
+ * page, which only IOPub reports), a death, a kernel change, or a websocket
+ * that was lost and came back. Each of these ends the comm the connection
+ * had, because JupyterLab disposes every comm of a restarting kernel and a
+ * lost connection loses the messages sent meanwhile. The kernel is then
+ * attached again once it can take the helper.
  *
- * KernelHelperConnection does the attaching and numbers each run. This file
- * decides when, from the session context's signals and from IOPubWatch's
- * news of a restart made by another page.
+ * KernelHelperConnection does the attaching and gives each attach a
+ * generation number. This file decides when to attach, from the session
+ * context's signals and from IOPubWatch's report of a restart made by
+ * another page.
  */
 import { ISessionContext } from '@jupyterlab/apputils';
 import { Kernel } from '@jupyterlab/services';
@@ -29,7 +30,7 @@ export type LifecycleSessionContext = Pick<
   'session' | 'kernelChanged' | 'statusChanged' | 'connectionStatusChanged'
 >;
 
-/** What the lifecycle needs of the connection it works for. */
+/** The parts of the connection that the lifecycle uses. */
 export interface IKernelLifecycleHost {
   sessionContext: LifecycleSessionContext;
   model: KernelMemoryModel;
@@ -38,15 +39,15 @@ export interface IKernelLifecycleHost {
   iopub: IOPubWatch;
   /** Comms open in kernels that nothing reads, for the next open's `replaces`. */
   commsLeftOpen: Pick<CommsLeftOpen, 'add'>;
-  /** The kernel's language is known to be a Python the helper supports. */
+  /** True when the kernel's language is known to be a Python version that the helper supports. */
   isPython(kernelId: string): boolean;
-  /** The kernel the current (or last) attach was for. */
+  /** The kernel that the current or last attach was for. */
   attached(): Kernel.IKernelConnection | null;
-  /** The comm open now and its kernel; null when none. */
+  /** The comm that is open now, with its kernel; null when none is. */
   openComm(): OpenComm | null;
-  /** Start monitoring `kernel` from scratch (null: no kernel). */
+  /** Starts monitoring `kernel` from scratch; null means there is no kernel. */
   attach(kernel: Kernel.IKernelConnection | null): void;
-  /** Forget the current comm and requests; invalidates running bootstraps. */
+  /** Forgets the current comm and requests, and invalidates bootstraps that are still running. */
   detach(reason: string): void;
 }
 
@@ -63,17 +64,17 @@ export class KernelLifecycle implements IDisposable {
     sc.connectionStatusChanged.connect(this._onConnectionStatusChanged, this);
   }
 
-  /** A restart this page heard of is under way: the restarted kernel has not said 'idle' yet. */
+  /** True while a restart that this page was told about is under way and the restarted kernel has not said 'idle' yet. */
   get restarting(): boolean {
     return this._restarting;
   }
 
-  /** The websocket to the kernel was lost, and has not come back yet. */
+  /** True when the websocket to the kernel was lost and has not come back yet. */
   get connectionLost(): boolean {
     return this._connectionLost;
   }
 
-  /** The restarted kernel gets its helper now (ahead of a cell), not at 'idle'. */
+  /** Ends the restart early, because the restarted kernel gets its helper now (ahead of a cell) rather than at 'idle'. */
   endRestart(): void {
     this._restarting = false;
   }
@@ -97,10 +98,11 @@ export class KernelLifecycle implements IDisposable {
   }
 
   /**
-   * Another frontend restarted the kernel (this page saw no `restarting`,
-   * see IOPubWatch): this page's comm, and any request of it still queued
-   * behind a cell (the helper's bootstrap, JupyterLab's kernel info), went
-   * with the old process. Mark the restart and connect anew.
+   * Handles a restart made by another frontend, of which this page saw no
+   * `restarting` status (see IOPubWatch). This page's comm, and any of its
+   * requests still queued behind a cell (the helper's bootstrap, or
+   * JupyterLab's kernel info request), died with the old process, so the
+   * restart is recorded and the page connects again.
    */
   restartedElsewhere(): void {
     const host = this._host;
@@ -215,20 +217,21 @@ export class KernelLifecycle implements IDisposable {
   ): void {
     const host = this._host;
     if (status === 'connected') {
-      // Back, also where a restart brought it back (its 'idle' attaches).
+      // The connection is back. When a restart brought it back, the
+      // restarted kernel's 'idle' does the attaching.
       const lost = this._connectionLost;
       this._connectionLost = false;
       if (this._restarting) {
         this._nudgeRestartedKernel();
       } else if (lost) {
-        // Comm messages sent meanwhile are lost; start over cleanly (the
-        // bootstrap is idempotent in the kernel).
+        // Comm messages sent meanwhile are lost, so start over cleanly. This
+        // is safe because the bootstrap is idempotent in the kernel.
         host.attach(this._sessionKernel());
       }
       return;
     }
     if (this._restarting) {
-      return; // a restart reconnects the websocket on purpose
+      return; // A restart reconnects the websocket on purpose.
     }
     const kernel = host.sessionContext.session?.kernel;
     // On a kernel change, services disposes the old kernel's connection,
@@ -263,16 +266,16 @@ export class KernelLifecycle implements IDisposable {
   }
 
   /**
-   * After a restart the helper is delivered when the kernel says 'idle'.
+   * After a restart, the helper is delivered when the kernel says 'idle'.
    * JupyterLab asks the new process for its info as the websocket
-   * reconnects; the kernel answers on the shell channel, but the statuses
-   * it publishes around that answer can be gone before the page's IOPub
-   * is joined to the new process, and its status then stays 'starting' or
-   * 'unknown' until the kernel runs something (seen after an automatic
-   * restart: JupyterLab 4.6, ipykernel 7; earlier, a subshell request made
-   * for this comm happened to do it). An empty silent execution, once per
-   * restart, makes the kernel say busy and then idle. Queued by JupyterLab
-   * behind its own info request, so it reaches the new process.
+   * reconnects, and the kernel answers on the shell channel. The statuses it
+   * publishes around that answer can be gone before the page's IOPub is
+   * joined to the new process, and the status then stays 'starting' or
+   * 'unknown' until the kernel runs something (this happens after an
+   * automatic restart with JupyterLab 4.6 and ipykernel 7). So, once per
+   * restart, an empty silent execution makes the kernel say busy and then
+   * idle. JupyterLab queues it behind its own info request, so it reaches
+   * the new process.
    */
   private _nudgeRestartedKernel(): void {
     const kernel = this._host.sessionContext.session?.kernel;
@@ -298,7 +301,7 @@ export class KernelLifecycle implements IDisposable {
     }
   }
 
-  /** The session's kernel now (null: none). */
+  /** The session's current kernel, or null when it has none. */
   private _sessionKernel(): Kernel.IKernelConnection | null {
     return this._host.sessionContext.session?.kernel ?? null;
   }
@@ -306,7 +309,7 @@ export class KernelLifecycle implements IDisposable {
   private _host: IKernelLifecycleHost;
   private _restarting = false;
   private _connectionLost = false;
-  /** The restarted kernel was asked to run an empty cell (see _nudgeRestartedKernel). */
+  /** True once the restarted kernel was asked to run an empty cell (see _nudgeRestartedKernel). */
   private _nudged = false;
   private _isDisposed = false;
 }

@@ -40,13 +40,13 @@ interface IPending {
 export class PendingRequests {
   constructor(private readonly _prefix = 'r') {}
 
-  /** Number of requests still waiting. */
+  /** The number of requests still waiting. */
   get size(): number {
     return this._pending.size;
   }
 
   /**
-   * Register a request and return its id and the promise of its result.
+   * Registers a request and returns its id and the promise of its result.
    * The caller sends the message with that id.
    */
   add(
@@ -75,8 +75,9 @@ export class PendingRequests {
   }
 
   /**
-   * Settle the request an answer belongs to. Returns false when no request
-   * waits for that id (already timed out, or not ours).
+   * Settles the request that an answer belongs to. Returns false when no
+   * request waits for that id, because it already timed out or was not sent
+   * from here.
    */
   settle(answer: ReplyMessage | ErrorMessage): boolean {
     if (answer.request_id === null) {
@@ -96,7 +97,7 @@ export class PendingRequests {
     return true;
   }
 
-  /** Reject every waiting request (the comm went away). */
+  /** Rejects every waiting request, because the comm went away. */
   rejectAll(reason: string): void {
     const pending = Array.from(this._pending.values());
     this._pending.clear();

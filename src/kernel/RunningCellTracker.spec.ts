@@ -1,4 +1,4 @@
-/** RunningCellTracker: which cell the kernel runs, from the messages the page sees. */
+/** Tests that RunningCellTracker works out which cell the kernel runs from the messages the page sees. */
 import { RunningCellTracker } from './RunningCellTracker';
 import { FakeKernel } from '../testing/fakeKernel';
 import { msg, run } from '../testing/kernelDeathWatchFixtures';
@@ -27,8 +27,8 @@ describe('RunningCellTracker', () => {
     });
     now = 105;
     finish(kernel, first);
-    // The queued one is next: not confirmed until its execute_input (till
-    // then, its start is when it was sent).
+    // The queued request is next. It is not confirmed until its
+    // execute_input comes, and until then its start is the time it was sent.
     expect(tracker.running).toEqual({
       cellId: 'later',
       executionCount: null,
@@ -51,7 +51,7 @@ describe('RunningCellTracker', () => {
     });
     tracker.attach(null);
     expect(tracker.running).toBeNull();
-    run(kernel, 'x', 6); // no longer listening
+    run(kernel, 'x', 6); // The tracker is detached, so this is not heard.
     expect(tracker.running).toBeNull();
   });
 
@@ -119,21 +119,22 @@ describe('RunningCellTracker and a kernel process it did not see start', () => {
     input.header.session = 'process-1';
     tracker.handle(input, 'recv');
     expect(tracker.running?.cellId).toBe('interrupted');
-    // The same process goes on: nothing forgotten.
+    // The same process goes on, so nothing is forgotten.
     const output = msg('stream', { parent: request.header.msg_id });
     output.header.session = 'process-1';
     tracker.handle(output, 'recv');
     expect(tracker.running?.cellId).toBe('interrupted');
-    // The server announces an automatic restart under its own session: the
-    // dead process's cell must still be named (status messages do not count).
+    // The server announces an automatic restart under its own session. The
+    // dead process's cell must still be named, because status messages do
+    // not count as a new process.
     const restarting = msg('status', {
       content: { execution_state: 'restarting' }
     });
     restarting.header.session = 'server';
     tracker.handle(restarting, 'recv');
     expect(tracker.running?.cellId).toBe('interrupted');
-    // The new process speaks (a comm message to another tab's helper): the
-    // old one's cell never ends.
+    // The new process speaks (a comm message to another tab's helper), so
+    // the old process's cell will never end and is forgotten.
     const hello = msg('comm_msg', {
       content: { comm_id: 'other-tab', data: { type: 'hello' } }
     });

@@ -1,34 +1,39 @@
 /**
- * Which cell is the kernel running right now? Read off the kernel's own
- * messages, so that it is known at the moment the kernel dies (the helper's
- * cell record for that cell never comes):
+ * Works out which cell the kernel is running right now. The answer is read
+ * off the kernel's own messages, so that it is known at the moment the
+ * kernel dies, when the helper's record for that cell never comes:
  *
  * - an outgoing `execute_request` carries the cell's id in its metadata
- *   (`cellId`, as JupyterLab's notebook sends it), keyed by its msg_id;
- * - `execute_input` on iopub says the kernel started that request, with the
- *   execution count it gave it;
- * - `status: idle` for that request (or its `execute_reply`) says it ended.
+ *   (`cellId`, as JupyterLab's notebook sends it), and the tracker keeps it
+ *   under the request's msg_id;
+ * - an `execute_input` on IOPub says that the kernel started that request,
+ *   with the execution count it gave it;
+ * - a `status: idle` for that request, or its `execute_reply`, says that it
+ *   ended.
  *
- * A cell another page sent (another tab, another browser) has no request
- * here: its execute_input, which every page hears, carries the code, and
- * the notebook cell with exactly that source, if only one has it, is named;
- * not when this page sent it from a console or another notebook.
+ * A cell sent by another page (another tab or another browser) has no
+ * request here. Its execute_input, which every page hears, carries the code,
+ * so the tracker names the notebook cell with exactly that source, provided
+ * only one cell has it. It names none when this page sent the code from a
+ * console or another notebook.
  *
- * A message from another kernel process than the last (its header's
- * `session` changes: a restart this page did not see, made from another
- * tab) means the old process and what it ran are gone. Status messages do
- * not count: the server sends some under its own session.
+ * A message from a different kernel process than the last one (the
+ * `session` in its header changes, after a restart made from another tab
+ * that this page did not see) means that the old process, and whatever it
+ * ran, is gone. Status messages are not used for this, because the server
+ * sends some of them under its own session.
  *
- * Queued requests are not running: only the one whose execute_input came.
- * A kernel that dies at once (`os._exit`, a segfault) may die before its
- * execute_input leaves it: with none, the oldest request not answered is
- * the one the kernel had reached, named as unconfirmed.
+ * Queued requests are not running; only the one whose execute_input came
+ * is. A kernel that dies at once (`os._exit`, a segfault) may die before its
+ * execute_input leaves it. When no execute_input came, the oldest request
+ * not yet answered is the one the kernel had reached, and it is named as
+ * unconfirmed.
  */
 import { Kernel, KernelMessage } from '@jupyterlab/services';
 
 import { RunningCell } from '../model/kernelDeath';
 
-/** Requests remembered at most (a runaway queue must not grow memory). */
+/** The most requests remembered, so that a runaway queue cannot grow memory without bound. */
 const MAX_PENDING = 1000;
 
 /**
@@ -36,11 +41,12 @@ const MAX_PENDING = 1000;
  */
 export class RunningCellTracker {
   /**
-   * `now`: this browser's clock in Unix seconds (tests give their own);
-   * `cellIdOfCode`: the id of the one notebook cell whose source is `code`
-   * (null when none or several, or when `client`, the kernel client that
-   * sent it, is another of this page's: a console or another notebook on
-   * the same kernel runs code a cell may also hold).
+   * `now` reads this browser's clock in Unix seconds; tests pass their own.
+   * `cellIdOfCode` returns the id of the one notebook cell whose source is
+   * `code`. It returns null when no cell or several cells have that source,
+   * or when `client`, the kernel client that sent the code, is another one
+   * of this page's, because a console or another notebook on the same kernel
+   * may run code that a cell also holds.
    */
   constructor(
     now: () => number = () => Date.now() / 1000,
@@ -51,13 +57,14 @@ export class RunningCellTracker {
     this._cellIdOfCode = cellIdOfCode;
   }
 
-  /** The cell the kernel runs now (or most likely runs); null when idle or unknown. */
+  /** The cell that the kernel runs now, or most likely runs; null when it is idle or the cell is unknown. */
   get running(): RunningCell | null {
     const running = this._running;
     if (running) {
       if (running.cellId === null && this._runningCode !== null) {
-        // Another page's cell: looked up in the notebook only when asked
-        // (at a death), not at every cell another page runs.
+        // Another page sent this cell. It is looked up in the notebook only
+        // when asked (at a death), not every time another page runs a cell,
+        // because the lookup compares sources.
         running.cellId = this._cellIdOfCode(
           this._runningCode,
           this._runningClient
@@ -77,7 +84,7 @@ export class RunningCellTracker {
         };
   }
 
-  /** Follow `kernel`'s messages instead of the previous kernel's. */
+  /** Follows `kernel`'s messages instead of the previous kernel's. */
   attach(kernel: Kernel.IKernelConnection | null): void {
     if (kernel === this._kernel) {
       return;
@@ -89,7 +96,7 @@ export class RunningCellTracker {
     kernel?.anyMessage.connect(this._onMessage, this);
   }
 
-  /** Forget what ran (a restart: the new process runs nothing yet). */
+  /** Forgets what ran, for a restart: the new process runs nothing yet. */
   reset(): void {
     this._pending.clear();
     this._runningCode = null;
@@ -102,7 +109,7 @@ export class RunningCellTracker {
     this.attach(null);
   }
 
-  /** Exposed for tests: what one message does to the state. */
+  /** Applies one message to the state; public so that tests can feed messages directly. */
   handle(msg: KernelMessage.IMessage, direction: 'send' | 'recv'): void {
     const type = msg.header.msg_type;
     if (direction === 'send') {
@@ -122,13 +129,14 @@ export class RunningCellTracker {
       }
       return;
     }
-    // Not from status messages: the server sends some of its own (an
-    // automatic restart's `restarting`), under its own session, and the
-    // death they announce must still name the cell the process ran.
+    // Status messages are skipped here, because the server sends some of
+    // its own (an automatic restart's `restarting`) under its own session,
+    // and the death they announce must still name the cell that the process
+    // ran.
     const session = msg.header.session;
     if (session && type !== 'status') {
       if (this._kernelSession !== null && session !== this._kernelSession) {
-        this.reset(); // another process: the old one ran nothing more
+        this.reset(); // Another process speaks, so the old one runs nothing any more.
       }
       this._kernelSession = session;
     }
@@ -181,15 +189,15 @@ export class RunningCellTracker {
   private _now: () => number;
   private _cellIdOfCode: (code: string, client: string | null) => string | null;
   private _kernel: Kernel.IKernelConnection | null = null;
-  /** Requests sent and not answered: the cell each came from, and when it was sent. */
+  /** The requests sent and not yet answered, with the cell each came from and when it was sent. */
   private _pending = new Map<
     string,
     { cellId: string | null; sentAt: number }
   >();
   private _running: RunningCell | null = null;
-  /** The code of the running cell when another page sent it (its cell not looked up yet). */
+  /** The code of the running cell when another page sent it and its cell has not been looked up yet. */
   private _runningCode: string | null = null;
-  /** The kernel client (its `session`) that sent the running cell. */
+  /** The kernel client (identified by its `session`) that sent the running cell. */
   private _runningClient: string | null = null;
   private _runningMsgId: string | null = null;
   /** The `session` of the kernel process whose messages came last. */

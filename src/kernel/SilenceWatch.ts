@@ -1,23 +1,24 @@
 /**
  * Notices a helper that went quiet while the panel says "live". The helper's
- * sampler sends a sample at least every heartbeat (a thread of its own, so
- * also while a cell runs); when none came for several heartbeats while the
- * kernel is idle, the comm is gone on the kernel's side (the helper was
- * uninstalled, or a comm opened around a restart never reached the new
- * process) and the panel would show stale figures as live. The watch then
- * asks for a reconnect: the bootstrap is idempotent in the kernel, so a
- * living helper just gets a new comm. Figures heard on another page's comm
- * (state `overheard`) that stop coming are said to be stale instead: this
- * page's own delivery is still waiting for the kernel.
+ * sampler runs in a thread of its own, so it sends a sample at least once
+ * per heartbeat even while a cell runs. When no sample came for several
+ * heartbeats while the kernel is idle, the comm is gone on the kernel's
+ * side (the helper was uninstalled, or a comm opened around a restart never
+ * reached the new process), and the panel would show stale figures as live.
+ * The watch then asks for a reconnect. The bootstrap is idempotent in the
+ * kernel, so a helper that is still running just gets a new comm. When
+ * figures overheard on another page's comm (state `overheard`) stop coming,
+ * the watch says they are stale instead, because this page's own delivery
+ * is still waiting for the kernel.
  */
 import { IDisposable } from '@lumino/disposable';
 
 import { KernelMemoryModel } from '../model/KernelMemoryModel';
 import { trans } from '../text/translation';
 
-/** Heartbeats without a sample before the helper counts as gone. */
+/** How many heartbeats may pass without a sample before the helper counts as gone. */
 export const SILENT_HEARTBEATS = 3;
-/** Never sooner than this many seconds (short heartbeats, a busy page). */
+/** The shortest silence, in seconds, that counts, so that short heartbeats or a busy page cause no false alarm. */
 export const MIN_SILENCE_S = 15;
 
 /**
@@ -42,7 +43,7 @@ export class SilenceWatch implements IDisposable {
     return Math.max(MIN_SILENCE_S, SILENT_HEARTBEATS * heartbeat);
   }
 
-  /** Look once (the timer calls this; tests too). True when it asked for a reconnect. */
+  /** Checks once; the timer calls this, and so do tests. Returns true when it asked for a reconnect. */
   check(): boolean {
     const model = this._model;
     const overheard = model.state === 'overheard';
@@ -54,9 +55,10 @@ export class SilenceWatch implements IDisposable {
       return false;
     }
     if (overheard) {
-      // The other page's comm went quiet (closed, or its kernel process
-      // restarted): the figures are stale. This page's own delivery is
-      // still under way (its kernel info asked again): nothing to restart.
+      // The other page's comm went quiet, because it closed or its kernel
+      // process restarted, so the figures are stale. This page's own
+      // delivery is still under way (it keeps asking for the kernel info),
+      // so there is nothing to restart.
       model.setState(
         'kernel-starting',
         trans.__(
@@ -95,7 +97,7 @@ export namespace SilenceWatch {
   /** The options a new SilenceWatch is constructed with. */
   export interface IOptions {
     model: KernelMemoryModel;
-    /** Called once per silence found (the model is then no longer live). */
+    /** Called once for each silence found; the model is no longer live by then. */
     onSilent: () => void;
     now?: () => number;
     checkEveryMs?: number;

@@ -1,20 +1,22 @@
 /**
- * Delivering the memory helper into one kernel: steps 1-3 of each run of
- * KernelHelperConnection (see there), which keeps the comm this opens.
+ * Delivers the memory helper into one kernel. This is steps 1 to 3 of each
+ * run of KernelHelperConnection (described there), which keeps the comm that
+ * this code opens.
  *
- *   1. reads `language_info.name` (only Python kernels get the helper), asking
- *      again when a kernel_info request is lost;
- *   2. executes the helper's bootstrap code (./helperCode.ts) silently (no
- *      history, no Out[], no cell hooks), and
- *   3. opens the comm with the protocol version and the sampling config, in
- *      the same tick as 2 (`sendHelper`): nothing the notebook sends can come
- *      between them, and a notebook cell sent after them runs with the helper
- *      installed. The execute reply comes after: an error there means the
- *      helper could not start (its ename/evalue is shown, and the comm, whose
- *      target was never registered, is dropped).
+ *   1. It reads `language_info.name`, because only Python kernels get the
+ *      helper, and asks again when a kernel_info request is lost.
+ *   2. It executes the helper's bootstrap code (./helperCode.ts) silently,
+ *      so that it leaves no history, no Out[] and no cell hooks.
+ *   3. It opens the comm with the protocol version and the sampling config
+ *      in the same tick as step 2 (`sendHelper`). Nothing the notebook sends
+ *      can come between the two, so a notebook cell sent after them runs
+ *      with the helper installed. The execute reply comes afterwards; an
+ *      error there means that the helper could not start. Its ename and
+ *      evalue are then shown, and the comm, whose target was never
+ *      registered, is dropped.
  *
- * Every step reports its progress or failure as the model's state; a run that
- * `stale()` says was replaced stops without touching the model.
+ * Every step reports its progress or failure as the model's state. A run
+ * that `stale()` reports as replaced stops without touching the model.
  */
 import { Kernel, KernelMessage } from '@jupyterlab/services';
 
@@ -30,37 +32,39 @@ import {
 import { describeFailure, ignoreRejection } from './kernelFailures';
 import { SILENT } from './silentExecution';
 
-/** What one bootstrap run needs from the connection it runs for. */
+/** The parts of the connection that one bootstrap run uses. */
 export interface IHelperBootstrapHost {
   model: KernelMemoryModel;
-  /** True once a newer run replaced this one (or the connection was disposed). */
+  /** True once a newer run has replaced this one, or the connection was disposed. */
   stale: () => boolean;
   loadBootstrapCode: () => Promise<string>;
   /** The sampling config to open the comm with. */
   config: () => HelperConfig | PartialHelperConfig;
-  /** The kernel's language, once its info says it. */
+  /** Called with the kernel's language once its info names it. */
   languageKnown?: (language: string) => void;
-  /** The kernel runs Python, but not in ipykernel (its info said so). */
+  /** Called when the kernel info says the kernel runs Python, but not in ipykernel. */
   unsupported?: () => void;
-  /** The bootstrap went as execute request `msgId` (the kernel's statuses name it). */
+  /** Called when the bootstrap went out as the execute request `msgId`, which the kernel's statuses name. */
   sent?: (msgId: string) => void;
-  /** Comms of this frontend the new one replaces (the open's `replaces`); asked once, at the open. */
+  /** Returns the comms of this frontend that the new comm replaces (the open's `replaces`); called once, at the open. */
   replaces?: () => string[];
-  /** Take the new comm (wire its messages) before it is opened. */
+  /** Takes the new comm and wires up its messages before it is opened. */
   adopt: (comm: Kernel.IComm) => void;
-  /** The adopted comm could not be opened, or the helper did not start: forget it. */
+  /** Forgets the adopted comm, because it could not be opened or the helper did not start. */
   abandon: () => void;
   /**
-   * The kernel skipped the bootstrap (`aborted`: a cell queued ahead of it
-   * failed or was interrupted): close the comm opened with it, and say
-   * whether to send both again (false: this run is stale, or it tried enough).
+   * Called when the kernel skipped the bootstrap (status `aborted`, because
+   * a cell queued ahead of it failed or was interrupted). It closes the comm
+   * opened with the bootstrap and says whether to send both again; it
+   * returns false when this run is stale or has already tried enough times.
    */
   redeliver?: () => boolean;
-  /** This run's helper was sent already (ahead of a cell). */
+  /** True when this run's helper was already sent, ahead of a cell. */
   delivered?: () => boolean;
   /**
-   * Claim the delivery of this run: false when it was delivered already
-   * (sent before a notebook cell, while this run was still awaiting).
+   * Claims the delivery for this run. Returns false when the helper was
+   * already delivered, because it was sent before a notebook cell while this
+   * run was still waiting.
    */
   claimDelivery: () => boolean;
 }
@@ -72,7 +76,7 @@ export const RUNNING_CELL_DELAYS_TEXT =
 /**
  * The state's sentence while the kernel is busy only with what this page
  * sent to start the helper (the wake-up of a restarted kernel, or an earlier
- * bootstrap): no cell runs.
+ * bootstrap), so that no cell is running.
  */
 export const KERNEL_STARTING_TEXT =
   'Waiting for the kernel to answer: it is still starting\u2026';
@@ -81,7 +85,7 @@ export const KERNEL_STARTING_TEXT =
 export const SKIPPED_BEHIND_A_CELL_TEXT =
   'A cell queued ahead of the memory helper failed or was interrupted, so the kernel skipped the helper; starting it again\u2026';
 
-/** Python kernels whose `implementation` (kernel info) the helper does not run in. */
+/** The Python kernels, by the `implementation` in their kernel info, that the helper cannot run in. */
 export const UNSUPPORTED_PYTHON_KERNELS: ReadonlySet<string> = new Set([
   'xeus-python',
   'pyodide'
@@ -95,21 +99,22 @@ export const LATE_KERNEL_TEXT =
   'The kernel has not answered for over 2 minutes: a cell may still be running, ' +
   'or the kernel is stuck. The memory helper starts as soon as it answers.';
 
-/** LATE_KERNEL_TEXT where the kernel was last heard busy starting the helper, with no cell. */
+/** The variant of LATE_KERNEL_TEXT for a kernel that was last heard busy starting the helper, with no cell running. */
 export const LATE_STARTING_KERNEL_TEXT =
   'The kernel has not answered for over 2 minutes: it may still be starting, ' +
   'or it is stuck. The memory helper starts as soon as it answers.';
 
 /**
- * Whether a cell may be what keeps a busy kernel from answering: yes unless
- * the kernel was heard busy with this page's own helper request (statuses
- * name their request; a status heard of no request says nothing).
+ * Whether a cell may be what keeps a busy kernel from answering. It may be,
+ * unless the kernel was heard busy with this page's own helper request.
+ * Statuses name their request, and a status that names no request tells
+ * nothing either way.
  */
 function cellMayRun(model: KernelMemoryModel): boolean {
   return model.kernelBusyWith !== 'helper';
 }
 
-/** Run steps 1-3 for `kernel`; the outcome is in `host.model`'s state. */
+/** Runs steps 1 to 3 for `kernel`; the outcome is reported in `host.model`'s state. */
 export async function bootstrapHelper(
   kernel: Kernel.IKernelConnection,
   host: IHelperBootstrapHost
@@ -120,16 +125,17 @@ export async function bootstrapHelper(
     return;
   }
 
-  // 1. Only Python kernels get the helper (and make the page fetch its code).
-  // The info request waits behind a running cell (a page reloaded meanwhile
-  // knows no status until the kernel sends one).
+  // 1. Only Python kernels get the helper, and only they make the page fetch
+  // its code. The info request waits behind a running cell, and a page that
+  // was reloaded meanwhile knows no status until the kernel sends one.
   model.setState(
     'kernel-starting',
     kernel.status === 'busy' ? delaysText(model) : undefined
   );
-  // A page knows no status until the kernel sends one: most often within a
-  // second; a kernel still silent after UNKNOWN_STATUS_WAIT_MS is most
-  // likely running a cell started before this page.
+  // A page knows no status until the kernel sends one, which most often
+  // happens within a second. A kernel that is still silent after
+  // UNKNOWN_STATUS_WAIT_MS is most likely running a cell that was started
+  // before this page opened.
   const silent = setTimeout(() => {
     if (
       !stale() &&
@@ -169,9 +175,10 @@ export async function bootstrapHelper(
     );
     return;
   }
-  // Python, but not ipykernel: the helper needs IPython's shell, ipykernel's
-  // comms and threads (xeus-python has neither IPython's events nor the same
-  // comm manager; JupyterLite's pyodide kernel has no threads).
+  // The kernel runs Python, but not in ipykernel. The helper needs IPython's
+  // shell and ipykernel's comms and threads: xeus-python has neither
+  // IPython's events nor the same comm manager, and JupyterLite's Pyodide
+  // kernel has no threads.
   const implementation = String(info.implementation ?? '');
   if (UNSUPPORTED_PYTHON_KERNELS.has(implementation.toLowerCase())) {
     host.unsupported?.();
@@ -183,8 +190,9 @@ export async function bootstrapHelper(
     return;
   }
 
-  // 2 and 3. Deliver the helper and open the comm; unless it went already,
-  // ahead of a cell, while the info was awaited (the model may be live).
+  // 2 and 3. Deliver the helper and open the comm, unless the helper was
+  // already sent ahead of a cell while the info was awaited, in which case
+  // the model may already be live.
   if (host.delivered?.()) {
     return;
   }
@@ -193,7 +201,7 @@ export async function bootstrapHelper(
     host.loadBootstrapCode()
   );
   if (code === null || !host.claimDelivery()) {
-    return; // failed, or delivered meanwhile, before a notebook cell ran
+    return; // Loading failed, or the helper was delivered meanwhile, ahead of a notebook cell.
   }
   await sendHelper(kernel, code, host);
 }
@@ -203,9 +211,10 @@ function delaysText(model: KernelMemoryModel): string {
   return cellMayRun(model) ? RUNNING_CELL_DELAYS_TEXT : KERNEL_STARTING_TEXT;
 }
 
-// After a reconnect the connection knows no status until the kernel sends
-// one, which a running cell may delay: the model's busy flag (from the
-// status heard before) still says the kernel is busy, and with what.
+// After a reconnect, the connection knows no status until the kernel sends
+// one, which a running cell may delay. The model's busy flag, set from the
+// status heard before, still says whether the kernel is busy and with what,
+// so it is consulted too.
 function waitingText(
   kernel: Kernel.IKernelConnection,
   model: KernelMemoryModel
@@ -219,10 +228,10 @@ function waitingText(
 }
 
 /**
- * Steps 2 and 3, sent in this tick (nothing awaited before both are sent);
- * resolves once the execute reply has said how the bootstrap went. `reason`
- * is the state's sentence until the helper answers (default: whether a
- * running cell delays it).
+ * Sends steps 2 and 3 in this tick, awaiting nothing before both are sent,
+ * and resolves once the execute reply has said how the bootstrap went.
+ * `reason` is the state's sentence until the helper answers; by default it
+ * says whether a running cell delays the helper.
  */
 export async function sendHelper(
   kernel: Kernel.IKernelConnection,
@@ -246,7 +255,7 @@ export async function sendHelper(
     );
     return;
   }
-  // The helper answers the open with hello, then samples.
+  // The helper answers the open with a hello, and then sends samples.
   openComm(kernel, host);
   const reply = await step(
     host,
@@ -259,17 +268,18 @@ export async function sendHelper(
   const content = reply.content;
   if (content.status === 'aborted' && host.redeliver?.()) {
     // ipykernel skips the execute requests queued behind a cell that failed
-    // (stop_on_error), ours included whatever its own flag says, but not the
-    // comm_open: that comm (closed now) reached a helper only if one was
-    // there already. The skipping is over once this reply is here.
+    // (stop_on_error), including ours whatever its own flag says, but it
+    // does not skip the comm_open. That comm, now closed, reached a helper
+    // only if one was already in the kernel. The skipping is over once this
+    // reply has arrived, so sending again now works.
     await sendHelper(kernel, code, host, SKIPPED_BEHIND_A_CELL_TEXT);
     return;
   }
   if (content.status !== 'ok') {
-    // The comm's target was never registered: the kernel closes it.
+    // The comm's target was never registered, so the kernel closes the comm.
     host.abandon();
     if (model.state === 'non-python') {
-      return; // sent ahead of a cell before the info said no: that says why
+      return; // It was sent ahead of a cell before the info said no; that state already explains why.
     }
     model.setState(
       'helper-failed',
@@ -325,15 +335,18 @@ function openComm(
 }
 
 /**
- * Where the kernel supports subshells (ipykernel 7), JupyterLab 4.4 and later
- * send a comm's messages over one ("perCommTarget" by default): handled on
- * another thread while a cell runs, and a close can overtake its own open
- * still queued behind the cell. The helper's requests edit the notebook's
- * namespace and wait for the running cell (docs/protocol.md): its comm stays
- * on the main shell. Set in the tick the comm is made, before the subshell
- * the comm would ask for is requested, and kept: a change of JupyterLab's
- * setting at run time sets it on every open comm of the kernel connection,
- * which this one ignores. Earlier releases have no such setting.
+ * Keeps the helper's comm on the kernel's main shell. Where the kernel
+ * supports subshells (ipykernel 7), JupyterLab 4.4 and later send a comm's
+ * messages over a subshell ("perCommTarget" by default). Those messages are
+ * handled on another thread while a cell runs, and a close can overtake its
+ * own open that is still queued behind the cell. The helper's requests edit
+ * the notebook's namespace and must wait for the running cell
+ * (docs/protocol.md), so its comm stays on the main shell. The setting is
+ * made in the tick in which the comm is created, before the comm would
+ * request its subshell, and it is pinned: when JupyterLab's setting changes
+ * at run time, it is applied to every open comm of the kernel connection,
+ * and this comm ignores it. Earlier JupyterLab releases have no such
+ * setting, and then this does nothing.
  */
 export function keepOnMainShell(comm: Kernel.IComm): void {
   if (!('commsOverSubshells' in comm)) {
@@ -350,9 +363,9 @@ export function keepOnMainShell(comm: Kernel.IComm): void {
 }
 
 /**
- * One awaited step of a run: its value, or null when it failed (said as the
- * model's state, unless the run is stale by then) or the run went stale
- * while it was awaited.
+ * Awaits one step of a run. Returns the step's value, or null when the step
+ * failed (which is reported as the model's state unless the run is stale by
+ * then) or when the run went stale while the step was awaited.
  */
 async function step<T>(
   host: Pick<IHelperBootstrapHost, 'model' | 'stale'>,
@@ -375,12 +388,13 @@ const NEVER = new Promise<never>(() => undefined);
 
 /** What kernelInfo needs besides the kernel. */
 export interface IKernelInfoWait {
-  /** True once the run that asks was replaced: stop asking. */
+  /** True once the run that asks was replaced, so that asking stops. */
   stale: () => boolean;
   /**
    * True while the kernel is known to be working through a cell (its status
-   * says so, or its helper's samples are heard): the request is queued
-   * behind the cell, not lost, and asking again would only queue more.
+   * says so, or its helper's samples are heard). The request is then queued
+   * behind the cell rather than lost, and asking again would only queue
+   * more requests.
    */
   busy?: () => boolean;
   /** Called once when no answer came within `lateMs`. */
@@ -392,12 +406,14 @@ export interface IKernelInfoWait {
 }
 
 /**
- * The kernel's info reply. `kernel.info` settles with the first reply; a
- * request can be lost (seen behind a kernel gateway whose websocket to the
- * kernel reconnected as the kernel started), and then it never does: ask
- * again, waiting longer each time, unless the kernel is busy. It never gives
- * up while its run is current: a page opened during a cell of several hours
- * gets its answer when the cell ends (`late` lets the waiting be said).
+ * Resolves with the kernel's info reply. `kernel.info` settles with the
+ * first reply, but a request can be lost (this happens behind a kernel
+ * gateway whose websocket to the kernel reconnected as the kernel started),
+ * and then it never settles. So the request is sent again, waiting longer
+ * each time, unless the kernel is busy. It never gives up while its run is
+ * current, because a page opened during a cell of several hours gets its
+ * answer only when the cell ends; `late` lets the panel say that it is
+ * still waiting.
  */
 export async function kernelInfo(
   kernel: Pick<Kernel.IKernelConnection, 'info' | 'requestKernelInfo'>,
@@ -427,18 +443,18 @@ export async function kernelInfo(
       late();
     }
     if (busy()) {
-      continue; // queued behind the cell: the pending request will be answered
+      continue; // The request is queued behind the cell and will be answered.
     }
     retryMs = Math.min(maxRetryMs, retryMs * 2);
-    // A request that fails is left to the next round (a kernel that died
-    // or changed makes the run stale meanwhile).
+    // A request that fails is left to the next round, because a kernel that
+    // died or changed makes the run stale meanwhile.
     const asked = kernel.requestKernelInfo().then(
       msg => (msg ? (msg.content as KernelMessage.IInfoReply) : NEVER),
       () => NEVER
     );
-    // Whichever answers first. `kernel.info` settles with the first reply
-    // to any request (an earlier one may only have been slow), so the race
-    // does not grow with each round.
+    // Take whichever answers first. `kernel.info` settles with the first
+    // reply to any request (an earlier one may only have been slow), so the
+    // race does not grow with each round.
     pending = Promise.race([kernel.info, asked]);
   }
 }

@@ -1,4 +1,4 @@
-/** KernelDeathWatch: telling a kernel's death from a restart the user asked for. */
+/** Tests that KernelDeathWatch tells a kernel's death from a restart that the user asked for. */
 import { KernelDeathWatch } from './KernelDeathWatch';
 import { KernelHelperConnection } from './KernelHelperConnection';
 import { KernelMemoryModel } from '../model/KernelMemoryModel';
@@ -22,8 +22,8 @@ describe('KernelDeathWatch', () => {
 
   /** What JupyterLab says when the server restarted a dead kernel. */
   function serverRestart(sessionContext: FakeSessionContext) {
-    sessionContext.setStatus('restarting'); // the server's status message
-    sessionContext.setStatus('autorestarting'); // the microtask right after
+    sessionContext.setStatus('restarting'); // This is the server's status message.
+    sessionContext.setStatus('autorestarting'); // This follows in the next microtask.
   }
 
   it('restarting then autorestarting is a death, with the running cell', () => {
@@ -48,10 +48,10 @@ describe('KernelDeathWatch', () => {
     serverRestart(sessionContext);
     sessionContext.setStatus('idle');
     expect(model.death).not.toBeNull();
-    sessionContext.setStatus('restarting'); // sessionContext.restartKernel()
-    sessionContext.setStatus('restarting'); // the kernel connection's own
-    model.startKernelSession(); // what the helper connection does meanwhile
-    expect(model.history.marks.map(m => m.kind)).toEqual(['died']); // the restart is not yet known
+    sessionContext.setStatus('restarting'); // Said by sessionContext.restartKernel().
+    sessionContext.setStatus('restarting'); // Said again by the kernel connection itself.
+    model.startKernelSession(); // The helper connection does this meanwhile.
+    expect(model.history.marks.map(m => m.kind)).toEqual(['died']); // The restart is not known yet.
     await settle();
     expect(model.death).toBeNull();
     // The earlier figures stay, and a mark (at a gap) says where the user restarted.
@@ -104,16 +104,16 @@ describe('KernelDeathWatch', () => {
       );
     serverRestart(sessionContext);
     model.startKernelSession();
-    serverRestart(sessionContext); // the restarted process dies too, before it says idle
+    serverRestart(sessionContext); // The restarted process dies too, before it says idle.
     model.startKernelSession();
     await settle();
     sessionContext.setStatus('idle');
-    // The third process runs for an hour, then the killer takes it.
+    // The third process runs for an hour, and then the OOM killer ends it.
     model.ingest(wire(makeHello({ pid: 999, record_series: 'third' })));
     model.ingest(withKills(5000, 1));
     serverRestart(sessionContext);
     model.startKernelSession();
-    model.ingest(withKills(5010, 2)); // the restarted kernel's count: it rose
+    model.ingest(withKills(5010, 2)); // The restarted kernel's kill count has risen.
     expect(model.death!.lastSample!.time).toBe(5000);
     expect(model.death!.oomKillsAfter).toBe(2);
   });
@@ -143,13 +143,13 @@ describe('KernelDeathWatch', () => {
     await settle();
     model.ingest(wire(makeHello()));
     model.ingest(wire(makeCpuSample({ time: 1000 })));
-    sessionContext.setStatus('restarting'); // the connection forgets the figures here
+    sessionContext.setStatus('restarting'); // The connection forgets the figures here.
     expect(model.latest).toBeNull();
     sessionContext.setStatus('autorestarting');
     expect(model.death!.lastSample).not.toBeNull();
-    expect(model.latest).toBeNull(); // the connection forgot it afterwards
-    expect(model.history.window(-Infinity).times[0]).toBe(1000); // the sample stays
-    expect(Number.isNaN(model.history.latest('host.rss'))).toBe(true); // then a gap
+    expect(model.latest).toBeNull(); // The connection forgot the sample afterwards.
+    expect(model.history.window(-Infinity).times[0]).toBe(1000); // The timeline keeps it.
+    expect(Number.isNaN(model.history.latest('host.rss'))).toBe(true); // A gap follows it.
     connection.dispose();
   });
 });

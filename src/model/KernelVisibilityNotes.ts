@@ -17,15 +17,15 @@ import type { VisibilityInputs, VisibilityNote } from './visibilityNotes';
 /** Turns a model's figures into its visibility notes (visibilityNotes.ts). */
 export type NotesDeriver = (inputs: VisibilityInputs) => VisibilityNote[];
 
-/** Shared by every model: the sidebar loads the wording once for all. */
+/** The deriver shared by every model, because the sidebar loads the wording once for all of them. */
 let notesDeriver: NotesDeriver | null = null;
 
-/** Derive every model's notes with `deriver` from now on (null: none, as at start-up). */
+/** Makes every model derive its notes with `deriver` after this call; null means no notes, as at start-up. */
 export function deriveNotesWith(deriver: NotesDeriver | null): void {
   notesDeriver = deriver;
 }
 
-/** Cheap equality, to emit a change only when the notes really changed. */
+/** A cheap equality test, so that a change is emitted only when the notes really changed. */
 function sameNotes(
   a: readonly VisibilityNote[],
   b: readonly VisibilityNote[]

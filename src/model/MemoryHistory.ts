@@ -318,7 +318,7 @@ export class MemoryHistory {
     return count;
   }
 
-  /** Keep at most `capacity` newest rows from now on. */
+  /** Keeps at most the `capacity` newest rows, now and after every later addition. */
   setCapacity(capacity: number): void {
     this._times.setCapacity(capacity);
     for (const column of this._columns.values()) {

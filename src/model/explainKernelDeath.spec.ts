@@ -248,7 +248,7 @@ describe('explainKernelDeath', () => {
     expect(e.details).toContain(
       "Swap: 2 GiB in use of 8 GiB (the machine's swap), 6 GiB free."
     );
-    // A machine without swap: as before.
+    // A machine without swap gets the same verdict.
     const noSwap = {
       ...full,
       swapped_bytes: 0,

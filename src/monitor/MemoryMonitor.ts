@@ -169,9 +169,9 @@ export class MemoryMonitor implements IVramMonitor {
   }
 
   /**
-   * Make a part of this kind for every session, now and from now on (a
-   * feature's per-kernel object: see sessionParts.ts). Registering a kind
-   * twice changes nothing.
+   * Makes a part of this kind (a feature's per-kernel object, see
+   * sessionParts.ts) for every current session and every later one.
+   * Registering a kind twice changes nothing.
    */
   addPartKind(kind: SessionPartKind<ISessionPart>): void {
     if (this._partKinds.includes(kind)) {

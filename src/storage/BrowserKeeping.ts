@@ -1,9 +1,9 @@
 /**
  * Decides what the browser keeps of every monitored notebook between pages,
- * as the settings say. It runs a SessionPersistence per session, started and
- * stopped when the settings change, and it forgets what the browser is no
- * longer to keep, for every notebook, whether this page or an earlier one
- * kept it.
+ * following the settings. It runs one SessionPersistence per session,
+ * starting and stopping it when the settings change. When the settings stop
+ * keeping something, it forgets that data for every notebook, whether this
+ * page or an earlier one saved it.
  */
 import { ISessionContext } from '@jupyterlab/apputils';
 
@@ -24,12 +24,12 @@ export class BrowserKeeping {
     this._settingsKnown = options.settingsKnown;
   }
 
-  /** Whether the user's settings have been read (until then nothing is kept). */
+  /** Whether the user's settings have been read; until then nothing is kept. */
   get settingsKnown(): boolean {
     return this._settingsKnown;
   }
 
-  /** The keeper of a newly monitored session (none without a store), keeping what `settings` ask for. */
+  /** Creates the keeper of a newly monitored session, keeping what `settings` ask for; returns none without a store. */
   persistenceFor(
     sessionContext: ISessionContext,
     model: KernelMemoryModel,
@@ -49,9 +49,11 @@ export class BrowserKeeping {
   }
 
   /**
-   * The settings are known (again): start and stop the keepers as they say.
-   * What is not to be kept is forgotten once they say so, after the stopped
-   * keepers' last writes, and again after each time they asked to keep it.
+   * Called when the settings are known, at start or after a change. It
+   * starts and stops the keepers as the settings say. Data that is no longer
+   * to be kept is forgotten once, after the stopped keepers' last writes. It
+   * is forgotten again only after the settings have asked to keep it again
+   * and then stopped once more.
    */
   apply(
     settings: VramSettings,
@@ -85,9 +87,9 @@ export class BrowserKeeping {
   }
 
   /**
-   * What the browser keeps, as the settings say; nothing until they are
-   * known (a notebook restored with the page opens before the settings
-   * load: it must not be written under the defaults).
+   * What the browser keeps, as the settings say. Nothing is kept until the
+   * settings are known, because a notebook restored with the page opens
+   * before the settings load, and it must not be written under the defaults.
    */
   private _kept(settings: VramSettings): KeptHistories {
     const known = this._settingsKnown;
@@ -100,7 +102,7 @@ export class BrowserKeeping {
   private _recordStore: ICellRecordStore | null;
   private _timelineStore: ITimelineStore | null;
   private _settingsKnown: boolean;
-  /** What is not kept and was forgotten since the settings last asked to keep it. */
+  /** The kinds of data that are not kept and have been forgotten since the settings last asked to keep them. */
   private _forgotten: KeptHistories = { cells: false, timeline: false };
 }
 
@@ -110,7 +112,7 @@ export namespace BrowserKeeping {
   export interface IOptions {
     recordStore: ICellRecordStore | null;
     timelineStore: ITimelineStore | null;
-    /** False while the user's settings are on their way. */
+    /** False while the user's settings are still loading. */
     settingsKnown: boolean;
   }
 }

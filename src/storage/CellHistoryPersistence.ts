@@ -1,16 +1,17 @@
 /**
  * Keeps a notebook's cell history in the browser, so that nothing is lost
- * when the page reloads, when the notebook opens in a second tab, or when the
- * helper is delivered anew: the kernel keeps only the last records of its own
- * process, and only while that process lives.
+ * when the page reloads, when the notebook opens in a second tab, or when
+ * the helper is delivered again. This is needed because the kernel keeps
+ * only the last records of its own process, and only while that process
+ * lives.
  *
- * It listens to a CellHistory and writes what is added (in batches, one write
- * per `flushDelayMs`), what is cleared (with the clear floor, so a kernel's
- * `history` reply cannot bring cleared records back after a reload), and at
- * start reads what an earlier page saved into the history (`restore`).
- * Where the records go is an ICellRecordStore (IndexedDB in JupyterLab; an
- * in-memory one in tests). Store failures are reported once on the console
- * and the history carries on in memory.
+ * It listens to a CellHistory and writes what is added, in batches of one
+ * write per `flushDelayMs`. It also writes what is cleared, with the clear
+ * floor, so that a kernel's `history` reply cannot bring cleared records
+ * back after a reload. At start it reads what an earlier page saved into
+ * the history. The records go to an ICellRecordStore (IndexedDB in
+ * JupyterLab, an in-memory store in tests). A store failure is reported
+ * once on the console, and the history carries on in memory.
  */
 import { IDisposable } from '@lumino/disposable';
 
@@ -22,13 +23,13 @@ import {
 } from '../model/CellHistory';
 import { StoreQueue } from './StoreQueue';
 
-/** A record with the series (kernel process run) it belongs to. */
+/** A record with the series (one run of a kernel process) that it belongs to. */
 export interface SavedCellRecord {
   readonly identity: string;
   readonly record: CellMemoryRecord;
 }
 
-/** Ids of a record series up to `floor` were cleared or evicted (CellHistory.floors). */
+/** Says that a record series' ids up to `floor` were cleared or evicted (see CellHistory.floors). */
 export interface SeriesFloor {
   readonly identity: string;
   readonly floor: number;
@@ -38,19 +39,21 @@ export interface SeriesFloor {
 /** Where a notebook's cell records are kept between pages. */
 export interface ICellRecordStore {
   /**
-   * The notebook's saved sessions, oldest first, at most `capacity` records
-   * in all (the oldest beyond it are dropped from the store).
+   * Loads the notebook's saved sessions, oldest first, with at most
+   * `capacity` records in all; the oldest records beyond that are dropped
+   * from the store.
    */
   load(notebook: string, capacity: number): Promise<SavedCellSession[]>;
-  /** Add records (a record already saved is replaced by the same). */
+  /** Adds records; a record that is already saved is replaced by the same one. */
   save(notebook: string, records: readonly SavedCellRecord[]): Promise<void>;
   /**
-   * Forget the notebook's records; remember each series' `floor` (ids up to
-   * it stay cleared when the kernel sends them again), with the kernel's
-   * `time` of its latest record (null: none came), which orders the series.
+   * Forgets the notebook's records and remembers each series' `floor`, so
+   * that the ids up to it stay cleared when the kernel sends them again.
+   * Each floor comes with the kernel's `time` of the series' latest record
+   * (null when none came), which orders the series.
    */
   clear(notebook: string, floors: readonly SeriesFloor[]): Promise<void>;
-  /** Forget every notebook's records and floors (the browser is no longer to keep them). */
+  /** Forgets every notebook's records and floors, because the browser is not to keep them any more. */
   forgetAll(): Promise<void>;
 }
 
@@ -68,11 +71,12 @@ export class CellHistoryPersistence implements IDisposable {
       if (!saved.length || this._isDisposed || notebook !== this._notebook()) {
         return;
       }
-      // Loaded with the first saved history, not with the page.
+      // This code loads with the first saved history, not with the page.
       const { restoreCellSessions } = await import('./cellSessionsRestore');
       if (!this._isDisposed && notebook === this._notebook()) {
-        // Cleared on this page while they were read: their floors only, so
-        // that the kernel sending them again does not bring them back either.
+        // If the user cleared the history on this page while the records
+        // were being read, only their floors are restored, so that the
+        // kernel sending them again does not bring them back either.
         restoreCellSessions(
           this._history,
           this._clearedWhileLoading ? saved.map(allCleared) : saved
@@ -82,14 +86,14 @@ export class CellHistoryPersistence implements IDisposable {
     });
   }
 
-  /** Settles when the saved records were read (or reading failed). */
+  /** Settles when the saved records have been read, or reading them failed. */
   readonly ready: Promise<void>;
 
   get isDisposed(): boolean {
     return this._isDisposed;
   }
 
-  /** Write what is waiting now (e.g. before the page goes away). */
+  /** Writes what is waiting now, for example before the page goes away. */
   flush(): Promise<void> {
     this._storeQueue.cancelFlush();
     const batch = this._pending;
@@ -102,8 +106,9 @@ export class CellHistoryPersistence implements IDisposable {
   }
 
   /**
-   * The notebook was renamed or moved: save the whole history under its new
-   * name (the old one's records stay where they were, as a copy).
+   * Called when the notebook was renamed or moved. It saves the whole
+   * history under the new name; the records under the old name stay where
+   * they were, as a copy.
    */
   notebookRenamed(): Promise<void> {
     const history = this._history;
@@ -126,7 +131,8 @@ export class CellHistoryPersistence implements IDisposable {
   private _onChanged(history: CellHistory, change: CellHistoryChange): void {
     if (change.kind === 'added') {
       for (const entry of change.entries) {
-        // The series now: a later restore may renumber the sessions.
+        // Save the series identity rather than the session number, because
+        // a later restore may renumber the sessions.
         this._pending.push({
           identity: history.identityOf(entry.session) ?? '',
           record: entry.record
@@ -141,7 +147,7 @@ export class CellHistoryPersistence implements IDisposable {
       const floors = history.floors();
       void this._storeQueue.run(() => this._store.clear(notebook, floors));
     }
-    // 'restored': what came from the store.
+    // A 'restored' change came from the store, so there is nothing to write.
   }
 
   private _history: CellHistory;
@@ -151,13 +157,13 @@ export class CellHistoryPersistence implements IDisposable {
   private _pending: SavedCellRecord[] = [];
   private _storeQueue = new StoreQueue('the cell history');
   private _isDisposed = false;
-  /** The saved records were read (or reading failed). */
+  /** True once the saved records were read, or reading them failed. */
   private _loaded = false;
-  /** The user cleared the history before the saved records were read. */
+  /** True when the user cleared the history before the saved records were read. */
   private _clearedWhileLoading = false;
 }
 
-/** `session` with every record cleared: its floor at its highest id. */
+/** Returns `session` with every record cleared, that is with its floor at its highest id. */
 function allCleared(session: SavedCellSession): SavedCellSession {
   const highest = session.records.reduce(
     (id, r) => Math.max(id, r.record_id),
@@ -172,9 +178,9 @@ export namespace CellHistoryPersistence {
   export interface IOptions {
     history: CellHistory;
     store: ICellRecordStore;
-    /** The notebook's path now (the store's key). */
+    /** Returns the notebook's current path, which is the store's key. */
     notebook: () => string;
-    /** How long added records wait to be written together (ms). */
+    /** How long added records wait so that they are written together, in ms. */
     flushDelayMs?: number;
   }
 }

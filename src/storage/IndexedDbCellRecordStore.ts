@@ -2,12 +2,12 @@
  * The cell records of every notebook, kept in the browser's IndexedDB
  * (./vramDatabase.ts).
  *
- * Records are keyed by [notebook path, record series, record id], so saving
- * a record twice (two tabs of one notebook) keeps one. The clear floors live
- * beside them, keyed by [notebook path, record series]. What is read back is
- * checked like a kernel message (`parseCellRecord`): the database may hold
- * records of another version of the extension; those that do not read are
- * dropped.
+ * Records are keyed by [notebook path, record series, record id], so a
+ * record saved twice (by two tabs of one notebook) is kept once. The clear
+ * floors are stored beside them, keyed by [notebook path, record series].
+ * What is read back is checked like a kernel message (`parseCellRecord`),
+ * because the database may hold records written by another version of the
+ * extension; records that do not parse are dropped.
  */
 import { CellMemoryRecord, parseCellRecord } from '../protocol/cell';
 import { SavedCellSession } from '../model/CellHistory';
@@ -40,9 +40,10 @@ interface FloorRow {
   floor: number;
   /**
    * The kernel's time (Unix seconds) of the series' latest record when the
-   * history was cleared, on the clock records' `started` use (a remote
-   * kernel's may differ from this browser's); this browser's time where none
-   * came. Orders a session without records among those with.
+   * history was cleared. It uses the same clock as the records' `started`,
+   * which for a remote kernel may differ from this browser's; when no record
+   * came, it is this browser's time. It places a session without records
+   * among the sessions that have some.
    */
   time: number;
 }
@@ -98,7 +99,7 @@ export class IndexedDbCellRecordStore
         kept.push({ row, record: parsed.record });
       }
     }
-    // Beyond the capacity, the oldest go (from the store too).
+    // Beyond the capacity, the oldest records are dropped, from the store too.
     const excess = kept.length - Math.max(0, capacity);
     if (excess > 0) {
       kept.sort(
@@ -206,7 +207,7 @@ export class IndexedDbCellRecordStore
   private _database: VramDatabase;
 }
 
-/** Every key that starts with the notebook's path (arrays sort after strings). */
+/** A key range of every key that starts with the notebook's path; it relies on arrays sorting after strings. */
 function notebookRange(notebook: string): IDBKeyRange {
   return IDBKeyRange.bound([notebook], [notebook, []]);
 }

@@ -1,9 +1,10 @@
 /**
  * Every notebook's timeline chunks, kept in the browser's IndexedDB
- * (./vramDatabase.ts). A chunk is one row, keyed by an id the database
- * gives, with the notebook's path and its last row's time beside it (both
- * indexed: a notebook's chunks are read together, and chunks past the age
- * limit go, whatever their notebook, when any notebook's are read).
+ * (./vramDatabase.ts). Each chunk is one database row, keyed by an id that
+ * the database assigns, with the notebook's path and the time of its newest
+ * row beside it. Both are indexed: the path because a notebook's chunks are
+ * read together, and the time because chunks past the age limit are
+ * deleted, whatever their notebook, whenever any notebook's chunks are read.
  */
 import { ITimelineStore, StoredTimelineChunk } from './TimelinePersistence';
 import type { IPathKeyedStore } from './followNotebookFiles';
@@ -18,7 +19,7 @@ import {
   VramDatabase
 } from './vramDatabase';
 
-/** Chunks whose last row is older than this go (a notebook not opened for a week). */
+/** Chunks whose newest row is older than this (a notebook not opened for a week) are deleted. */
 export const TIMELINE_MAX_AGE_S = 7 * 24 * 3600;
 
 /** The timeline store kept in the browser's IndexedDB. */
@@ -45,8 +46,9 @@ export class IndexedDbTimelineStore implements ITimelineStore, IPathKeyedStore {
     for (const key of stale) {
       store.delete(key);
     }
-    // Read after those deletes, in the same transaction: none of them comes
-    // back. One index key: the rows come by primary key, the order written.
+    // Reading after those deletes, in the same transaction, means that none
+    // of the deleted chunks comes back. All rows share one index key, so
+    // they come in primary-key order, which is the order they were written.
     const rows = await request<{ id: number }[]>(
       store.index('notebook').getAll(IDBKeyRange.only(notebook))
     );
@@ -56,7 +58,7 @@ export class IndexedDbTimelineStore implements ITimelineStore, IPathKeyedStore {
       if (chunk) {
         chunks.push({ id: row.id, chunk });
       } else {
-        store.delete(row.id); // another version's, or damaged: it would never read
+        store.delete(row.id); // Written by another version, or damaged, so it would never parse.
       }
     }
     await done(tx);
@@ -96,7 +98,7 @@ export class IndexedDbTimelineStore implements ITimelineStore, IPathKeyedStore {
         store.index('notebook').getAll(range)
       );
       for (const row of rows) {
-        store.put({ ...row, notebook: renamedPath(row.notebook, from, to) }); // the same id: in place
+        store.put({ ...row, notebook: renamedPath(row.notebook, from, to) }); // Same id, so it is updated in place.
       }
     }
     await done(tx);
@@ -128,7 +130,8 @@ export class IndexedDbTimelineStore implements ITimelineStore, IPathKeyedStore {
 }
 
 function rowOf(notebook: string, chunk: TimelineChunk): object {
-  // The newest time in it (rows merged late come after the live ones).
+  // Take the newest time in the chunk rather than the last one, because
+  // rows merged late come after the live ones.
   let end = 0;
   for (const time of chunk.times) {
     end = Math.max(end, time);

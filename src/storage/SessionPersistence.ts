@@ -1,9 +1,10 @@
 /**
- * What the browser keeps of one notebook session between pages: its cell
+ * Keeps one notebook session's data in the browser between pages: its cell
  * history (CellHistoryPersistence) and its memory timeline
  * (TimelinePersistence), each while its setting asks for it. The settings
- * can change at any time (`update`): a keeper is started or stopped then,
- * not at the next page. Both follow the notebook when it is renamed.
+ * can change at any time (`update`), and a keeper is then started or
+ * stopped at once rather than at the next page. Both keepers follow the
+ * notebook when it is renamed.
  */
 import { ISessionContext } from '@jupyterlab/apputils';
 import { IDisposable } from '@lumino/disposable';
@@ -39,8 +40,9 @@ export class SessionPersistence implements IDisposable {
   }
 
   /**
-   * Keep what `wanted` asks for from now on (a store missing: that part is
-   * not kept). Settles when a keeper stopped here has written what it held.
+   * Keeps what `wanted` asks for from this call on; a part whose store is
+   * missing is not kept. Settles when any keeper stopped here has written
+   * what it held.
    */
   update(wanted: KeptHistories): Promise<void> {
     if (this._isDisposed) {
@@ -73,7 +75,7 @@ export class SessionPersistence implements IDisposable {
     return Promise.all(written).then(() => undefined);
   }
 
-  /** Write what waits now (the page goes away). */
+  /** Writes what is waiting now, because the page is going away. */
   flush(): void {
     void this._cells?.flush();
     void this._timeline?.flush();

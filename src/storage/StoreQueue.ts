@@ -1,18 +1,18 @@
 /**
- * The writes and reads of one browser keeper (cell history, timeline) to its
- * store, run one after another in the order asked, so that a clear cannot
- * overtake the save before it; and the timer that gathers what is added
- * into one write. The first failure is said once on the console, and the
- * keeper carries on in memory: the page keeps what it shows, the next page
- * may lack it.
+ * Runs the writes and reads of one browser keeper (the cell history or the
+ * timeline) one after another, in the order they were asked for, so that a
+ * clear cannot overtake the save before it. It also holds the timer that
+ * gathers what is added into one write. The first failure is reported once
+ * on the console, and the keeper carries on in memory: the page keeps what
+ * it shows, but the next page may lack it.
  */
 export class StoreQueue {
-  /** `what`: what could not be kept, for the console ("the cell history"). */
+  /** `what` names what could not be kept, for the console message ("the cell history"). */
   constructor(what: string) {
     this._what = what;
   }
 
-  /** Settles when every operation asked so far has run (or failed). */
+  /** Settles when every operation asked for so far has run or failed. */
   get settled(): Promise<void> {
     return this._queue;
   }
@@ -30,7 +30,7 @@ export class StoreQueue {
     return this._queue;
   }
 
-  /** Call `flush` in `delayMs`, unless a call is due already. */
+  /** Calls `flush` after `delayMs`, unless a call is already due. */
   flushLater(flush: () => void, delayMs: number): void {
     if (this._timer === null) {
       this._timer = setTimeout(() => {
@@ -40,7 +40,7 @@ export class StoreQueue {
     }
   }
 
-  /** The call due (flushing now, or nothing left to flush) is not needed. */
+  /** Cancels the call that is due, because the caller flushes now or nothing is left to flush. */
   cancelFlush(): void {
     if (this._timer !== null) {
       clearTimeout(this._timer);

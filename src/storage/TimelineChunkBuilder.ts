@@ -10,16 +10,16 @@ import type { KernelMark } from '../model/MemoryHistory';
  * A stretch of a notebook's timeline as it is saved in the browser database.
  */
 export interface TimelineChunk {
-  /** The kernel run the rows came from; null when the page did not know it yet. */
+  /** The kernel run that the rows came from; null when the page did not know it yet. */
   identity: string | null;
-  /** As the page added them (ascending, but for rows merged late); a gap row has the time of the row before it. */
+  /** The row times in the order the page added them, which is ascending except for rows merged late; a gap row has the time of the row before it. */
   times: Float64Array;
   /** One column per series key, as long as `times`; NaN where unknown. */
   series: Map<string, Float64Array>;
   marks: KernelMark[];
 }
 
-/** Rows and marks gathered for the next chunk, in the order they came. */
+/** Gathers the rows and marks for the next chunk, in the order they came. */
 export class TimelineChunkBuilder {
   get isEmpty(): boolean {
     return this._times.length === 0 && this._marks.length === 0;
@@ -55,7 +55,7 @@ export class TimelineChunkBuilder {
     this._marks.push(mark);
   }
 
-  /** What was gathered, as a chunk of run `identity`; the builder starts empty again. */
+  /** Returns what was gathered as a chunk of run `identity`, and empties the builder. */
   take(identity: string | null): TimelineChunk {
     const series = new Map<string, Float64Array>();
     for (const [key, column] of this._columns) {
@@ -73,7 +73,7 @@ export class TimelineChunkBuilder {
     return chunk;
   }
 
-  /** The column of `key`, NaN for the `rows` rows before it was first seen. */
+  /** Returns the column of `key`, filled with NaN for the `rows` rows that came before it was first seen. */
   private _column(key: string, rows: number): number[] {
     let column = this._columns.get(key);
     if (!column) {
@@ -83,7 +83,7 @@ export class TimelineChunkBuilder {
     return column;
   }
 
-  /** Columns a row did not mention are unknown (NaN) in it. */
+  /** Marks the columns that a row did not mention as unknown (NaN) in that row. */
   private _pad(): void {
     for (const column of this._columns.values()) {
       while (column.length < this._times.length) {

@@ -1,23 +1,24 @@
 /**
  * Keeps a notebook's memory timeline in the browser, so that a reloaded
- * page, a second tab or the notebook opened again tomorrow charts what the
- * kernels before the current one held, and more than the last hour of the
- * current one: the helper keeps only its own process's last samples.
+ * page, a second tab, or the notebook opened again tomorrow can chart what
+ * earlier kernels held and more than the last hour of the current one. This
+ * is needed because the helper keeps only its own process's last samples.
  *
  * It listens to the model's MemoryHistory and writes what is added (live
  * rows, rows merged late, kernel marks) in chunks: one write per
  * `flushDelayMs`, and one at once when a kernel process ends (the mark).
- * Each chunk names the kernel run its rows came from (the hello's
+ * Each chunk names the kernel run that its rows came from (the hello's
  * `record_series`), so that the timeline read back breaks where the run
- * changed unseen. At start it reads what earlier pages kept into the
- * history (`restoreEarlier`), and puts one chunk in place of the many it
- * read, the oldest beyond the history's capacity left out; it does the same
- * each time it has written as many rows as the history holds, so that a
- * page open for days keeps at most about twice that, not every sample since
- * it opened (and chunks past the store's age limit go then too). Where the
- * chunks go is an ITimelineStore (IndexedDB in JupyterLab, in-memory in
- * tests). Store failures are reported once on the console and the timeline
- * carries on in memory.
+ * changed while no page watched. At start it reads what earlier pages kept
+ * into the history (`restoreEarlier`) and replaces the many chunks it read
+ * with one, leaving out the oldest rows beyond the history's capacity. It
+ * does the same each time it has written as many rows as the history holds,
+ * so that a page that stays open for days keeps at most about twice that
+ * many rows rather than every sample since it opened; chunks past the
+ * store's age limit are deleted at the same time. The chunks go to an
+ * ITimelineStore (IndexedDB in JupyterLab, an in-memory store in tests). A
+ * store failure is reported once on the console, and the timeline carries
+ * on in memory.
  */
 import { IDisposable } from '@lumino/disposable';
 
@@ -35,18 +36,18 @@ export interface StoredTimelineChunk {
 /** Where notebooks' timeline chunks are kept between pages. */
 export interface ITimelineStore {
   /**
-   * The notebook's chunks, in the order they were written. Chunks past the
-   * store's age limit (of every notebook) are dropped from it.
+   * Loads the notebook's chunks in the order they were written. Chunks past
+   * the store's age limit, of every notebook, are dropped from the store.
    */
   load(notebook: string): Promise<StoredTimelineChunk[]>;
   save(notebook: string, chunk: TimelineChunk): Promise<void>;
-  /** Put `chunk` in place of the chunks `ids`, in one write (an empty chunk: drop them). */
+  /** Puts `chunk` in place of the chunks `ids` in one write; an empty chunk just drops them. */
   replace(
     notebook: string,
     ids: readonly number[],
     chunk: TimelineChunk
   ): Promise<void>;
-  /** Forget every notebook's chunks (the browser is no longer to keep them). */
+  /** Forgets every notebook's chunks, because the browser is not to keep them any more. */
   forgetAll(): Promise<void>;
 }
 
@@ -63,14 +64,14 @@ export class TimelinePersistence implements IDisposable {
     this.ready = this._storeQueue.run(() => this._compact(notebook, true));
   }
 
-  /** Settles when the kept timeline was read (or reading failed). */
+  /** Settles when the kept timeline has been read, or reading it failed. */
   readonly ready: Promise<void>;
 
   get isDisposed(): boolean {
     return this._isDisposed;
   }
 
-  /** Write what is waiting now (a kernel ended, the page goes away). */
+  /** Writes what is waiting now, for example because a kernel ended or the page is going away. */
   flush(): Promise<void> {
     this._storeQueue.cancelFlush();
     if (this._pending.isEmpty) {
@@ -88,8 +89,9 @@ export class TimelinePersistence implements IDisposable {
   }
 
   /**
-   * The notebook was renamed or moved: keep the whole timeline under its
-   * new name (the old one's chunks stay where they were, as a copy).
+   * Called when the notebook was renamed or moved. It keeps the whole
+   * timeline under the new name; the chunks under the old name stay where
+   * they were, as a copy.
    */
   notebookRenamed(): Promise<void> {
     const history = this._model.history;
@@ -111,9 +113,10 @@ export class TimelinePersistence implements IDisposable {
   }
 
   /**
-   * Read the notebook's chunks (the store drops those past its age limit)
-   * and put one in their place, without the rows past the history's
-   * capacity; at start (`restore`), what was read goes into the history.
+   * Reads the notebook's chunks (the store drops those past its age limit)
+   * and puts a single chunk in their place, without the rows beyond the
+   * history's capacity. At start (`restore`), what was read also goes into
+   * the history.
    */
   private async _compact(notebook: string, restore: boolean): Promise<void> {
     const stored = await this._store.load(notebook);
@@ -124,7 +127,8 @@ export class TimelinePersistence implements IDisposable {
     ) {
       return;
     }
-    // Assembling loads with the first kept timeline, not with the page.
+    // The assembling code loads with the first kept timeline, not with the
+    // page.
     const { assembleTimeline } = await import('./savedTimeline');
     if ((restore && this._isDisposed) || notebook !== this._notebook()) {
       return;
@@ -154,7 +158,8 @@ export class TimelinePersistence implements IDisposable {
         this._pending.addRows(addition.rows.times, addition.rows.series);
         break;
       case 'mark':
-        // A process ended: what it held is kept now, not in a few seconds.
+        // A process ended, so what it held is written now rather than in a
+        // few seconds, when the page may already be gone.
         this._pending.addMark(addition.mark);
         void this.flush();
         return;
@@ -163,9 +168,10 @@ export class TimelinePersistence implements IDisposable {
   }
 
   /**
-   * The model now hears another kernel run: what is waiting came from the
-   * one before (kept under its name), unless that was not known yet (then
-   * it is this one's: rows heard before this page's first hello).
+   * Follows a change of kernel run. What is waiting came from the previous
+   * run and is written under that run's name, unless that run was not known
+   * yet; in that case the waiting rows were heard before this page's first
+   * hello and belong to the new run.
    */
   private _followRun(): void {
     const identity = this._model.cells.identity;
@@ -186,7 +192,7 @@ export class TimelinePersistence implements IDisposable {
   private _pending = new TimelineChunkBuilder();
   private _storeQueue = new StoreQueue('the memory timeline');
   private _isDisposed = false;
-  /** Rows written since the chunks were last put together (`_compact`). */
+  /** The rows written since the chunks were last merged (see `_compact`). */
   private _rowsWritten = 0;
 }
 
@@ -196,9 +202,9 @@ export namespace TimelinePersistence {
   export interface IOptions {
     model: KernelMemoryModel;
     store: ITimelineStore;
-    /** The notebook's path now (the store's key). */
+    /** Returns the notebook's current path, which is the store's key. */
     notebook: () => string;
-    /** How long added rows wait to be written together (ms). */
+    /** How long added rows wait so that they are written together, in ms. */
     flushDelayMs?: number;
   }
 }

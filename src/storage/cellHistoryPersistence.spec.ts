@@ -1,7 +1,8 @@
 /**
- * The cell history kept in the browser: the IndexedDB store (fake-indexeddb,
- * the same API), CellHistory.restore, and pages that come and go around one
- * kernel: a reload, a second tab, a helper delivered anew, a clear.
+ * Tests the cell history that the browser keeps: the IndexedDB store (run on
+ * fake-indexeddb, which has the same API), CellHistory.restore, and pages
+ * that come and go around one kernel (a reload, a second tab, a helper
+ * delivered again, a clear).
  */
 import 'fake-indexeddb/auto';
 import { IDBFactory } from 'fake-indexeddb';
@@ -16,7 +17,7 @@ import { makeHello, wire } from '../testing/fixtures';
 
 const NOTEBOOK = 'work/train.ipynb';
 
-/** Records of a series, started later for later series. */
+/** Makes records of a series; later series get later start times. */
 function records(count: number, startedBase: number, firstId = 1) {
   return manyRecords(count, firstId).map(r => ({
     ...r,
@@ -24,7 +25,7 @@ function records(count: number, startedBase: number, firstId = 1) {
   }));
 }
 
-/** One page: a model fed like the connection feeds it, kept by persistence. */
+/** Simulates one page: a model fed the way the connection feeds it, with its history kept by persistence. */
 function page(store: IndexedDbCellRecordStore, capacity = 10_000) {
   const model = new KernelMemoryModel({
     historyCapacity: 10,
@@ -65,13 +66,13 @@ describe('restoreCellSessions', () => {
   it('merges a saved session of the live series with it, without duplicates, and keeps its floor', () => {
     const h = new CellHistory(100);
     h.startSession('live');
-    h.merge(records(3, 1000, 4)); // ids 4..6 arrived live
+    h.merge(records(3, 1000, 4)); // Ids 4 to 6 arrived live.
     restoreCellSessions(h, [
       { identity: 'live', floor: 2, records: records(5, 1000) }
     ]);
     expect(ids(h)).toEqual(['1:3', '1:4', '1:5', '1:6']);
     expect(h.floor).toBe(2);
-    expect(h.merge(records(6, 1000))).toEqual([]); // the kernel's history reply: nothing new
+    expect(h.merge(records(6, 1000))).toEqual([]); // The kernel's history reply brings nothing new.
   });
 
   it('before any hello, makes the newest saved session current', () => {
@@ -222,7 +223,8 @@ describe('CellHistoryPersistence: pages around one kernel', () => {
       '2:2'
     ]);
     // The same kernel process answers the reconnect, and its history reply
-    // repeats its records: nothing doubles, the earlier process stays earlier.
+    // repeats its records. Nothing is doubled, and the earlier process stays
+    // earlier.
     second.model.ingest(
       wire(makeHello({ record_series: 'process-2', pid: 2 }))
     );
@@ -248,7 +250,7 @@ describe('CellHistoryPersistence: pages around one kernel', () => {
     const tabB = page(store);
     await tabB.persistence.ready;
     expect(tabB.model.cells.length).toBe(2);
-    // The helper sends each record to every comm: both tabs save it.
+    // The helper sends each record to every comm, so both tabs save it.
     for (const tab of [tabA, tabB]) {
       tab.model.ingest(wire(makeHello()));
       tab.model.ingest(wire({ type: 'cells', records: records(1, 1000, 3) }));
@@ -315,8 +317,9 @@ describe('CellHistoryPersistence: pages around one kernel', () => {
       })
     );
     expect(ids(model.cells)).toEqual(['1:4', '2:1']);
-    expect(model.cells.latestForCell('cell-1')!.key).toBe('1:4'); // the run just made, not k2's
-    // Cleared again while k2 is away: after a reload, neither series' cleared records come back.
+    expect(model.cells.latestForCell('cell-1')!.key).toBe('1:4'); // The run just made, not k2's.
+    // The history is cleared again while k2 is away. After a reload, the
+    // cleared records of neither series come back.
     model.cells.clear();
     await persistence.flush();
     const reloaded = page(store);
@@ -331,7 +334,7 @@ describe('CellHistoryPersistence: pages around one kernel', () => {
   it("a cleared series of a kernel whose clock is behind the browser's stays before the later one after a reload", async () => {
     const store = new IndexedDbCellRecordStore(new IDBFactory());
     const browserNow = Date.now() / 1000;
-    const kernelNow = browserNow - 600; // a remote kernel ten minutes behind
+    const kernelNow = browserNow - 600; // A remote kernel whose clock is ten minutes behind.
     const first = page(store);
     await first.persistence.ready;
     first.model.ingest(wire(makeHello({ record_series: 'x' })));
@@ -348,7 +351,7 @@ describe('CellHistoryPersistence: pages around one kernel', () => {
     expect(second.model.cells.identity).toBe('y');
     second.model.ingest(wire(makeHello({ record_series: 'y', pid: 2 })));
     second.model.cells.merge(records(2, kernelNow)); // the live kernel's history reply
-    expect(ids(second.model.cells)).toEqual(['1:1', '1:2']); // once: x, all cleared, holds no slot
+    expect(ids(second.model.cells)).toEqual(['1:1', '1:2']); // Each record once; series x, all cleared, gets no session.
   });
 
   it('saved records that arrive after the live ones still go first', async () => {
@@ -358,7 +361,7 @@ describe('CellHistoryPersistence: pages around one kernel', () => {
       records(2, 1000).map(record => ({ identity: 'old', record }))
     );
     const { model, persistence } = page(store);
-    // The hello and a record come in before the store answered.
+    // The hello and a record come in before the store has answered.
     model.ingest(wire(makeHello({ record_series: 'new' })));
     model.ingest(wire({ type: 'cells', records: records(1, 2000) }));
     await persistence.ready;
@@ -399,14 +402,16 @@ describe('CellHistoryPersistence: pages around one kernel', () => {
     first.model.ingest(wire({ type: 'cells', records: records(3, 1000) }));
     await first.persistence.flush();
     first.persistence.dispose();
-    // A reload: the restarted kernel speaks, and the user clears before the browser answered.
+    // After a reload, the restarted kernel speaks, and the user clears the
+    // history before the browser's store has answered.
     const reloaded = page(store);
     reloaded.model.ingest(wire(makeHello({ record_series: 'p2', pid: 2 })));
     reloaded.model.ingest(wire({ type: 'cells', records: records(2, 2000) }));
     reloaded.model.cells.clear();
     await reloaded.persistence.ready;
     expect(reloaded.model.cells.length).toBe(0);
-    // Nor does the kernel sending the earlier process's records again (a second tab's) bring them back.
+    // The kernel sending the earlier process's records again (for a second
+    // tab) does not bring them back either.
     await reloaded.persistence.flush();
     const third = page(store);
     await third.persistence.ready;

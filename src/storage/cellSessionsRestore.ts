@@ -3,13 +3,14 @@
  * (CellHistoryPersistence) into a CellHistory. It loads when the first saved
  * history is read, not at start-up.
  *
- * Those the history does not hold go before its own sessions; a saved
- * session of a series held here merges with it (its floor too). Every
- * session is numbered again in order. When nothing was seen live yet, the
- * newest saved session becomes the current one, so that the kernel's own
- * `history` reply for it (same series) does not duplicate it. A saved series
- * whose records were all cleared is worth a session only as that current
- * one; else its floor is kept aside, for the day its kernel is taken up again.
+ * Saved sessions that the history does not hold go before its own sessions,
+ * and a saved session of a series that the history holds is merged with it,
+ * floor included. Every session is then numbered again in order. When
+ * nothing has been seen live yet, the newest saved session becomes the
+ * current one, so that the kernel's own `history` reply for the same series
+ * does not duplicate it. A saved series whose records were all cleared gets
+ * a session only when it becomes that current one; otherwise its floor is
+ * kept aside, in case its kernel is followed again later.
  */
 import {
   CellHistory,
@@ -39,7 +40,8 @@ export function restoreCellSessions(
     }
     return session;
   };
-  // Session 0 holds records taken in before any session started (tests).
+  // Session 0 holds records taken in before any session started, which
+  // happens in tests.
   const firstLive = history.entries.some(e => e.session === 0) ? 0 : 1;
   const live: string[] = [];
   for (let s = firstLive; s <= history.lastSession; s++) {
@@ -61,7 +63,7 @@ export function restoreCellSessions(
       aside.set(session.identity, { floor: session.floor, maxIdSeen });
     }
   });
-  // Then the live sessions, in order.
+  // The live sessions follow, in order.
   for (const identity of live) {
     sessionOf(identity);
   }
@@ -82,8 +84,9 @@ export function restoreCellSessions(
       }
     }
   }
-  // What this page cleared or evicted of every series it holds stays out
-  // (a clear while the saved history was not kept: the setting was off).
+  // What this page cleared or evicted from every series it holds stays out.
+  // This matters for a clear made while the setting to keep the history was
+  // off, which the saved floors do not know of.
   for (const { identity, floor } of history.floors()) {
     const held = byIdentity.get(identity);
     if (held) {

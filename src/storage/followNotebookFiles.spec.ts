@@ -1,7 +1,7 @@
 /**
- * What the browser keeps by notebook path follows the files: the real
- * IndexedDB stores (fake-indexeddb, the same API) driven by the contents
- * manager's file changes.
+ * Tests that what the browser keeps by notebook path follows the files. The
+ * real IndexedDB stores (run on fake-indexeddb, which has the same API) are
+ * driven by the contents manager's file changes.
  */
 import 'fake-indexeddb/auto';
 import { IDBFactory } from 'fake-indexeddb';
@@ -41,7 +41,7 @@ function setUp() {
     builder.addRow(990, new Map([[RSS, 1]]));
     await timeline.save(notebook, builder.take('run-1'));
   };
-  /** What is kept under `notebook`: [series, floor, record ids] and the timeline's row count. */
+  /** Returns what is kept under `notebook`: [series, floor, record ids] and the timeline's row count. */
   const kept = async (notebook: string) => ({
     cells: (await records.load(notebook, 100)).map(s => [
       s.identity,
@@ -53,7 +53,7 @@ function setUp() {
       0
     )
   });
-  /** Until the stores' writes started by a change are done. */
+  /** Waits until the stores' writes that a change started are done. */
   const settle = async () => {
     await records.load('-', 1);
     await timeline.load('-');
@@ -77,7 +77,7 @@ describe('followNotebookFiles', () => {
     await settle();
     expect(await kept('train.ipynb')).toEqual(KEPT);
     expect(await kept('Untitled.ipynb')).toEqual(NOTHING);
-    expect(await kept('Untitled1.ipynb')).toEqual(KEPT); // another notebook's, whose path only starts alike
+    expect(await kept('Untitled1.ipynb')).toEqual(KEPT); // Another notebook, whose path merely starts the same way.
   });
 
   it('moves every notebook in a renamed folder, and none in a folder whose name only starts alike', async () => {
@@ -112,7 +112,7 @@ describe('followNotebookFiles', () => {
 
   it('forgets what another file left under the path of a notebook made anew', async () => {
     const { emit, keep, kept, settle } = setUp();
-    await keep('Untitled.ipynb'); // deleted from a terminal: this page never heard
+    await keep('Untitled.ipynb'); // Deleted from a terminal, so this page never heard of it.
     emit({
       type: 'new',
       oldValue: null,

@@ -1,37 +1,41 @@
 /**
- * What the browser keeps of a notebook (its cell records and timeline, by
- * path) follows the notebook's file as this JupyterLab changes it:
+ * Makes what the browser keeps of a notebook (its cell records and
+ * timeline, stored by path) follow the notebook's file as this JupyterLab
+ * changes it:
  *
- * - renamed or moved (a folder of notebooks too): kept under the new path,
- *   and nothing stays under the old one, where a new notebook would find it
- *   ("Untitled.ipynb" renamed, and the next new notebook is named so again);
- * - deleted: forgotten;
- * - made anew (a new notebook, a copy, a new folder): anything kept under its
- *   path is another file's, left there when that file went in a way this
- *   page did not see (another tab, a terminal): forgotten before the new
- *   notebook reads its history (the stores' writes run in the order asked).
+ * - When the file is renamed or moved (a folder of notebooks too), the data
+ *   is kept under the new path, and nothing stays under the old one, where a
+ *   new notebook would find it. For example, "Untitled.ipynb" is renamed,
+ *   and the next new notebook gets that name again.
+ * - When the file is deleted, the data is forgotten.
+ * - When a file is created (a new notebook, a copy, a new folder), anything
+ *   kept under its path belongs to another file that went away in a way this
+ *   page did not see (another tab, a terminal). It is forgotten before the
+ *   new notebook reads its history, which works because the stores run
+ *   their writes in the order asked.
  *
- * An open notebook's own keepers also save what they hold under its new path
- * when it is renamed (SessionPersistence): a second copy of the same records
- * and rows, which the stores keep once.
+ * An open notebook's own keepers also save what they hold under its new
+ * path when it is renamed (SessionPersistence). That writes a second copy
+ * of the same records and rows, which the stores keep only once.
  */
 import { Contents } from '@jupyterlab/services';
 import { ISignal } from '@lumino/signaling';
 
-/** What a store that keeps things by notebook path does as files change. */
+/** What a store that keeps data by notebook path does as files change. */
 export interface IPathKeyedStore {
   /**
-   * The file at `from` was renamed `to`: what is kept under it, or under
-   * every notebook in it where it is a folder, is kept under the new path.
+   * Called when the file at `from` was renamed `to`. What is kept under it,
+   * or under every notebook in it when it is a folder, moves to the new
+   * path.
    */
   moveNotebook(from: string, to: string): Promise<void>;
-  /** Forget what is kept under `path` (a notebook, or every notebook in a folder). */
+  /** Forgets what is kept under `path`, which is a notebook or a folder of notebooks. */
   forgetNotebook(path: string): Promise<void>;
 }
 
 /**
- * Follow the files changed through this page (`fileChanged`, the contents
- * manager's) in `stores`; returns what stops it.
+ * Applies the file changes made through this page (the contents manager's
+ * `fileChanged`) to `stores`, and returns a disposable that stops this.
  */
 export function followNotebookFiles(
   fileChanged: ISignal<unknown, Contents.IChangedArgs>,
@@ -56,7 +60,7 @@ export function followNotebookFiles(
                 (newValue?.type === 'notebook' ||
                   newValue?.type === 'directory')
               ? store.forgetNotebook(to)
-              : null; // a save: the path stays what it was
+              : null; // A save leaves the path as it was.
       done?.catch(reason => {
         if (!warned) {
           warned = true;

@@ -1,6 +1,6 @@
 /**
- * The IndexedDB stores, each loaded with its first use: a page that never
- * opens a notebook does not pay for them at start-up.
+ * The IndexedDB stores, each loaded on its first use, so that a page that
+ * never opens a notebook does not pay for them at start-up.
  */
 import type { ICellRecordStore } from './CellHistoryPersistence';
 import type { ITimelineStore } from './TimelinePersistence';

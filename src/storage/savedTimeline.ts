@@ -1,10 +1,11 @@
 /**
- * A notebook's timeline as the browser keeps it: in chunks, each the rows
- * and kernel marks one page added in a few seconds, with the kernel run
- * (the hello's `record_series`) they came from. Two tabs of one notebook
- * both keep what they saw, so chunks can overlap; `assembleTimeline` makes
- * one timeline of them again. What is read back is checked like a kernel
- * message: the store may hold chunks of another version of the extension.
+ * A notebook's timeline as the browser keeps it. It is stored in chunks,
+ * each holding the rows and kernel marks that one page added in a few
+ * seconds, with the kernel run (the hello's `record_series`) they came from.
+ * Two tabs of one notebook both keep what they saw, so chunks can overlap,
+ * and `assembleTimeline` makes one timeline of them again. What is read back
+ * is checked like a kernel message, because the store may hold chunks
+ * written by another version of the extension.
  */
 import {
   isGapRow,
@@ -16,7 +17,7 @@ import type { TimelineChunk } from './TimelineChunkBuilder';
 
 const MARK_KINDS: readonly KernelMarkKind[] = ['died', 'restarted', 'changed'];
 
-/** A chunk read back from the store, or null when it does not read as one. */
+/** Parses a chunk read back from the store; returns null when it does not parse as one. */
 export function parseTimelineChunk(value: unknown): TimelineChunk | null {
   if (typeof value !== 'object' || value === null) {
     return null;
@@ -60,8 +61,8 @@ export function parseTimelineChunk(value: unknown): TimelineChunk | null {
 }
 
 /**
- * The form a chunk is stored in: plain objects and arrays of numbers (NaN
- * included), which every structured clone keeps as they are.
+ * Converts a chunk to the form it is stored in: plain objects and arrays of
+ * numbers (NaN included), which every structured clone keeps as they are.
  */
 export function storedChunk(chunk: TimelineChunk): {
   identity: string | null;
@@ -82,12 +83,13 @@ export function storedChunk(chunk: TimelineChunk): {
 }
 
 /**
- * One timeline from chunks in any order: rows by time, a row kept twice (two
- * tabs) once, at most `capacity` newest rows. Where the kernel run changes
- * without a gap (a page closed while its kernel lived, and the next page
- * watched another process), a gap row goes between, so that the two lines
- * do not join. The result is a chunk too (of the newest run): what the
- * store keeps in place of those it was made of.
+ * Assembles one timeline from chunks in any order. The rows are sorted by
+ * time, a row kept twice (by two tabs) appears once, and at most the
+ * `capacity` newest rows are kept. Where the kernel run changes without a
+ * gap (a page closed while its kernel lived, and the next page watched
+ * another process), a gap row is put between the runs so that their lines
+ * do not join. The result is itself a chunk, of the newest run, which the
+ * store keeps in place of the chunks it was made from.
  */
 export function assembleTimeline(
   chunks: readonly TimelineChunk[],
@@ -96,13 +98,15 @@ export function assembleTimeline(
   const keys = Array.from(
     new Set(chunks.flatMap(chunk => Array.from(chunk.series.keys())))
   );
-  // Usually the chunks follow one another (one page at a time, none merged
-  // late): in order of their first rows, their rows are in time order.
+  // Usually the chunks follow one another (one page at a time, with no rows
+  // merged late), so sorting them by their first rows puts all rows in time
+  // order and no row sort is needed.
   const ordered = inTimeOrder(chunks);
   const source = ordered ?? chunks.filter(chunk => chunk.times.length > 0);
   const columnsOf = source.map(chunk => keys.map(key => chunk.series.get(key)));
   const total = source.reduce((n, chunk) => n + chunk.times.length, 0);
-  // Every row as (chunk, index), with whether it is a gap (every figure unknown).
+  // Address every row as (chunk, index), and note whether it is a gap row,
+  // in which every figure is unknown.
   const rowChunk = new Int32Array(total);
   const rowIndex = new Int32Array(total);
   const rowGap = new Uint8Array(total);
@@ -118,10 +122,12 @@ export function assembleTimeline(
   const timeOf = (row: number) => source[rowChunk[row]].times[rowIndex[row]];
   const order = Array.from({ length: total }, (_, row) => row);
   if (!ordered) {
-    // At one time, the figures before the gap row that ends them.
+    // At equal times, the row with figures goes before the gap row that
+    // ends them.
     order.sort((a, b) => timeOf(a) - timeOf(b) || rowGap[a] - rowGap[b]);
   }
-  // At most one gap more per chunk: where the run changes.
+  // Leave room for at most one extra gap row per chunk, where the run
+  // changes.
   const times = new Float64Array(total + source.length);
   const columns = keys.map(() => new Float64Array(total + source.length));
   let n = 0;
@@ -141,7 +147,7 @@ export function assembleTimeline(
     const time = timeOf(row);
     const gap = rowGap[row] === 1;
     if (n > 0 && times[n - 1] === time && previousGap === gap) {
-      continue; // kept twice (two tabs)
+      continue; // The same row was kept twice, by two tabs.
     }
     const identity = source[rowChunk[row]].identity;
     if (identity !== null) {
@@ -173,7 +179,7 @@ export function assembleTimeline(
   };
 }
 
-/** The chunks by their first row when that puts every row in time order; null otherwise. */
+/** Sorts the chunks by their first row and returns them when that puts every row in time order; null otherwise. */
 function inTimeOrder(chunks: readonly TimelineChunk[]): TimelineChunk[] | null {
   const sorted = chunks
     .filter(chunk => chunk.times.length > 0)
@@ -191,11 +197,13 @@ function inTimeOrder(chunks: readonly TimelineChunk[]): TimelineChunk[] | null {
 }
 
 function numbers(value: unknown): Float64Array | null {
-  // Read back through structured clone, possibly from another realm (not `instanceof`).
+  // The value was read back through structured clone, possibly from another
+  // realm, so `instanceof` cannot be trusted.
   if (Object.prototype.toString.call(value) === '[object Float64Array]') {
     return Float64Array.from(value as Float64Array);
   }
-  // null: an unknown figure, from a copy that wrote NaN as JSON does.
+  // A null is an unknown figure, written by a copy that stored NaN the way
+  // JSON does.
   if (
     Array.isArray(value) &&
     value.every(v => typeof v === 'number' || v === null)

@@ -1,8 +1,9 @@
 /**
- * The timeline kept in the browser: MemoryHistory's restore and what it
- * announces, the chunks' reading and assembly, TimelinePersistence between
- * pages (a reload after a restart, two tabs, a process that ended unseen)
- * and the IndexedDB store (fake-indexeddb, the same API).
+ * Tests the timeline that the browser keeps: MemoryHistory's restore and
+ * what it announces, the reading and assembly of chunks,
+ * TimelinePersistence between pages (a reload after a restart, two tabs, a
+ * process that ended while no page watched), and the IndexedDB store (run
+ * on fake-indexeddb, which has the same API).
  */
 import 'fake-indexeddb/auto';
 import { IDBFactory } from 'fake-indexeddb';
@@ -94,7 +95,7 @@ class MemoryTimelineStore implements ITimelineStore {
   private _next = 1;
 }
 
-/** One page: a model fed like the connection feeds it, its timeline kept. */
+/** Simulates one page: a model fed the way the connection feeds it, with its timeline kept. */
 function page(store: ITimelineStore, capacity = 1000, notebook = NOTEBOOK) {
   const model = new KernelMemoryModel({ historyCapacity: capacity });
   const persistence = new TimelinePersistence({
@@ -224,8 +225,8 @@ describe('saved timeline chunks', () => {
     const parsed = parseTimelineChunk(good)!;
     expect(parsed.identity).toBe('run-1');
     expect(Array.from(parsed.series.get(RSS)!)).toEqual([10, NaN]);
-    expect(parseTimelineChunk({ ...good, times: [1, 2] })).not.toBeNull(); // plain arrays read too
-    expect(parseTimelineChunk({ ...good, times: [1] })).toBeNull(); // columns of another length
+    expect(parseTimelineChunk({ ...good, times: [1, 2] })).not.toBeNull(); // Plain arrays parse too.
+    expect(parseTimelineChunk({ ...good, times: [1] })).toBeNull(); // The columns have another length.
     expect(
       parseTimelineChunk({ ...good, series: { 'gpu0.free': [1, 2] } })
     ).toBeNull();
@@ -252,7 +253,7 @@ describe('saved timeline chunks', () => {
           [10, 50],
           [11, 51]
         ]),
-        chunk(null, [[12, 52]]) // heard before the page's first hello: no run to compare
+        chunk(null, [[12, 52]]) // Heard before the page's first hello, so there is no run to compare.
       ],
       100
     );
@@ -325,23 +326,24 @@ describe('TimelinePersistence', () => {
     first.sample(100, 300);
     first.sample(101, 310);
     first.model.captureBeforeRestart(102);
-    first.model.settleRestart(); // the user restarted: a mark, written at once
+    first.model.settleRestart(); // The user restarted, which adds a mark that is written at once.
     first.hello('process-2');
     first.sample(103, 40);
     await settle();
     first.persistence.dispose();
 
-    // A reload: the kernel's helper knows only process 2.
+    // After a reload, the kernel's helper knows only process 2.
     const second = page(store);
     second.hello('process-2');
     second.sample(110, 41);
     await second.persistence.ready;
     const h = second.model.history;
-    // The mark is where the process's last sample was: its figures end there.
+    // The mark is at the process's last sample, where its figures end.
     expect(times(h)).toEqual([100, 101, 101, 103, 103, 110]);
     expect(rss(h)).toEqual([300, 310, NaN, 40, NaN, 41].map(v => v * MiB));
     expect(h.marks).toEqual([{ time: 101, kind: 'restarted' }]);
-    // The helper's timeline of process 2 spans the page's break: no gap there.
+    // The helper's timeline of process 2 spans the page's break, so there is
+    // no gap there.
     second.model.recoverTimeline({
       times: [103, 105, 110],
       rss_bytes: [40 * MiB, 45 * MiB, 41 * MiB],
@@ -374,10 +376,10 @@ describe('TimelinePersistence', () => {
     const { persistence, hello, sample } = page(store);
     (persistence as any)._flushDelayMs = 60_000;
     await persistence.ready;
-    sample(1, 1); // overheard before this page's hello
+    sample(1, 1); // Overheard before this page's hello.
     hello('run-1');
     sample(2, 2);
-    hello('run-2'); // another process, its end unseen
+    hello('run-2'); // Another process; the end of the first one was not seen.
     sample(3, 3);
     await persistence.flush();
     expect(
@@ -455,7 +457,7 @@ describe('TimelinePersistence', () => {
     }
     await persistence.flush();
     expect(mostStored).toBeLessThanOrEqual(2 * capacity + 25);
-    // What a page opened now reads: the newest rows, as this page holds them.
+    // A page opened now reads the newest rows, as this page holds them.
     const later = new KernelMemoryModel({ historyCapacity: capacity });
     const reopened = new TimelinePersistence({
       model: later,
@@ -463,7 +465,7 @@ describe('TimelinePersistence', () => {
       notebook: () => NOTEBOOK
     });
     await reopened.ready;
-    const kept = rss(later.history).filter(value => !Number.isNaN(value)); // a gap follows them
+    const kept = rss(later.history).filter(value => !Number.isNaN(value)); // A gap follows these rows.
     expect(kept.length).toBeGreaterThan(capacity - 5);
     expect(kept).toEqual(rss(model.history).slice(-kept.length));
     expect(kept.slice(-1)).toEqual([1999 * MiB]);

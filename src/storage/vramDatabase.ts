@@ -1,8 +1,8 @@
 /**
- * The extension's IndexedDB database (one per origin, shared by every tab of
- * it) and the small promise wrappers its stores use. IndexedDB rather than
- * localStorage: a notebook's records and timeline are megabytes, and it
- * writes without blocking the page.
+ * The extension's IndexedDB database (one per origin, shared by every tab
+ * of that origin) and the small promise wrappers its stores use. IndexedDB
+ * is used rather than localStorage because a notebook's records and
+ * timeline take megabytes, and IndexedDB writes without blocking the page.
  *
  * Version 1 held the cell records and their clear floors; version 2 adds
  * the timeline chunks.
@@ -13,8 +13,8 @@ const DB_VERSION = 2;
 /** The name of the object store of the cell records. */
 export const CELL_RECORDS = 'cellRecords';
 /**
- * The name of the object store of each record series' clear floor, the id up to
- * which its records were cleared or evicted.
+ * The name of the object store of each record series' clear floor, which is
+ * the id up to which its records were cleared or evicted.
  */
 export const CELL_FLOORS = 'cellFloors';
 /** The name of the object store of the timeline chunks. */
@@ -53,7 +53,8 @@ export class VramDatabase {
         };
         open.onsuccess = () => {
           const db = open.result;
-          // Another tab upgrading the schema: let it (we reopen next time).
+          // Another tab is upgrading the schema. Close this connection to
+          // let it proceed; the next use opens the database again.
           db.onversionchange = () => {
             db.close();
             this._db = null;
@@ -95,10 +96,11 @@ export function done(tx: IDBTransaction): Promise<void> {
 }
 
 /**
- * The notebook paths under `path`: itself (a notebook), or, for a folder,
- * every path that starts with it and a slash. As two key ranges over a
- * notebook-path key or key prefix; `rest` is what follows the path in a key
- * (the record store's keys go on after it: `[]` sorts after anything there).
+ * Returns the notebook paths under `path`: the path itself (a notebook) or,
+ * for a folder, every path that starts with it and a slash. They are
+ * returned as two key ranges over a notebook-path key or key prefix. `rest`
+ * says what follows the path in a key; the record store's keys continue
+ * after the path, and `[]` sorts after anything that can follow there.
  */
 export function pathRanges(
   path: string,
@@ -114,7 +116,7 @@ export function pathRanges(
       ];
 }
 
-/** `notebook` as it is called once the file or folder `from` is called `to`. */
+/** Returns the new path of `notebook` once the file or folder `from` is renamed `to`. */
 export function renamedPath(
   notebook: string,
   from: string,

@@ -26,8 +26,9 @@ export const TRANSLATION_DOMAIN = 'jupyterlab_vram';
 let current: TranslationBundle = nullTranslator.load(TRANSLATION_DOMAIN);
 
 /**
- * Use `translator`'s bundle for this extension's domain from now on
- * (`null`, as when JupyterLab has no translator: the English again).
+ * Makes every later translation use `translator`'s bundle for this
+ * extension's domain. With `null`, as when JupyterLab has no translator,
+ * the texts are in English again.
  */
 export function setTranslator(translator: ITranslator | null): void {
   current = (translator ?? nullTranslator).load(TRANSLATION_DOMAIN);

@@ -129,34 +129,36 @@ class CellMemoryRecorder:
         self._wall_clock = wall_clock
         self._clock = clock
         self._running = RunningCells()
-        # Its list, kept as an attribute of ours: the hooks' common path reads it directly.
+        # The running cells' list is kept as an attribute of this object too, so that the hooks'
+        # common path reads it directly rather than through another attribute lookup.
         self._pending = self._running.cells
         self._numbering = CellNumbering()
         self._records: collections.deque[CellMemoryRecord] = collections.deque(maxlen=max_records)
-        self._ended: collections.deque[EndedCell] = collections.deque()  # waiting for their end figures
+        # The cells that ended and are still waiting for their end figures.
+        self._ended: collections.deque[EndedCell] = collections.deque()
         # Records made since the last send; the sender thread sends them together.
         self._unsent: collections.deque[CellMemoryRecord] = collections.deque(maxlen=max_records)
         self._finish_lock = threading.Lock()
-        # A sender round is queued and has not started: cells that end
-        # meanwhile join it without queuing (or waking) anything.
+        # True while a sender round is queued and has not started. Cells that end meanwhile
+        # join that round without queuing, or waking, anything.
         self._round_queued = False
-        # The kernel's event loop, which runs the cells (runtime.install: the
-        # loop its bootstrap ran in), or None. After post_run_cell the kernel
-        # sends the cell's reply and its idle status without giving the loop
-        # back, so the round handed over from the loop's next step wakes the
-        # sender's thread after them: that wake-up (a futex wake, ~20 us with
-        # the caches cold after a pause) leaves the cell's critical path. Not
-        # for a cell ending inside another (its caller runs on, the loop with
-        # it), nor on another loop (a kernel subshell's thread); a cell run as
-        # a task of its own (top-level await) still hands over before its reply.
+        # The kernel's event loop, which runs the cells, or None; runtime.install sets it to the
+        # loop that its bootstrap ran in. After post_run_cell the kernel sends the cell's reply
+        # and its idle status without giving the loop back, so a round handed over from the
+        # loop's next step wakes the sender's thread only after them. That wake-up (a futex
+        # wake, about 20 us with the caches cold after a pause) is thereby kept off the cell's
+        # critical path. This is not done for a cell that ends inside another one, because its
+        # caller runs on and the loop with it, nor on another loop (a kernel subshell's thread).
+        # A cell run as a task of its own (top-level await) still hands over before its reply.
         self.reply_loop: Any = None
-        # torch's allocators once CUDA is initialised (CellAllocators); not in a forked child.
+        # torch's allocators once CUDA is initialised (see CellAllocators). A forked child
+        # forgets them, because the parent's CUDA state is not valid there.
         self._cuda: CellAllocators | None = None
         call_in_forked_child(self._forget_parent_state)
         self._next_id = 1
-        # Names this run of record ids (they start at 1 in every recorder: a
-        # new process, or a helper delivered anew). The frontend keys records
-        # by it, so a pid that a container reuses cannot mix two runs.
+        # Names this run of record ids, because the ids start at 1 in every recorder (a new
+        # process, or a helper delivered again). The frontend keys records by this series, so
+        # that a pid reused by a container cannot mix the records of two runs.
         self.series = os.urandom(8).hex()
         self.last_error: str | None = None
         self._reported_errors: set = set()
@@ -166,16 +168,16 @@ class CellMemoryRecorder:
     def hooks(self) -> list[tuple[str, Callable[..., None]]]:
         return [("pre_run_cell", self.pre_run_cell), ("post_run_cell", self.post_run_cell)]
 
-    # Both hooks are flat on purpose: they run with caches cold (the kernel
-    # sat idle, the user's code ran), where every call layer costs the cell
-    # one or two microseconds (benchmarks/cell_hooks_overhead.py). The
-    # uncommon paths are methods of their own.
+    # Both hooks are written flat on purpose. They run with the caches cold, because the
+    # kernel sat idle or the user's code just ran, and there every extra call layer costs the
+    # cell one or two microseconds (see benchmarks/cell_hooks_overhead.py). Only the uncommon
+    # paths are methods of their own.
 
     def pre_run_cell(self, info: Any = None) -> None:
         try:
             cell_id = getattr(info, "cell_id", None)
-            # Used if post_run_cell gets no result (execution_counts.py: what
-            # shell.execution_count means here depends on the IPython release).
+            # This count is used if post_run_cell gets no result. What shell.execution_count
+            # means at this point depends on the IPython release (see execution_counts.py).
             count = self._numbering.at_start(self.shell, info)
             cell = PendingCell(
                 id(info),
@@ -184,9 +186,9 @@ class CellMemoryRecorder:
                 self._wall_clock(),
             )
             cell.thread = _get_ident()
-            # Each source on its own: a failing one costs its figures, not the record.
-            # One reading of torch's counters, before any reset: the start of this
-            # cell, and the end of records still waiting for theirs.
+            # Each source is read on its own, so that a failing one costs only its own figures,
+            # not the whole record. torch's counters are read once, before any reset; that one
+            # reading is both the start of this cell and the end of records still waiting for it.
             torch = self._torch()
             gpus: GpuReading | None = None
             cuda: CellAllocators | None = None
@@ -195,21 +197,22 @@ class CellMemoryRecorder:
                     cuda = self._cell_allocators(torch)
                     gpus = gpu_reading(cuda)
                 except Exception as exc:
-                    # CUDA may well be up: the start is unknown, not zero ("came up during the cell").
+                    # CUDA may well be up already, so the start is unknown rather than zero, which
+                    # would read as "came up during the cell".
                     cell.cuda_was_initialized = True
                     self._problem("reading torch.cuda at cell start", exc)
             rss = self._rss
             try:
-                # One reading of RSS and VmHWM: this cell's starting RSS, the
-                # end figures of cells still waiting for theirs (the reset
-                # below would lose their peak), and whether VmHWM needs a reset.
+                # RSS and VmHWM are read once. That reading gives this cell's starting RSS, the
+                # end figures of cells still waiting for theirs (the reset below would lose their
+                # peak), and whether VmHWM needs a reset.
                 current, high_water = rss.rss_and_peak()
                 if self._ended:
                     self._stamp_ended((current, high_water), gpus)
                 cell.rss_before = current
                 if current is not None and high_water is not None and high_water <= current:
-                    # VmHWM is the RSS already: from here on it follows this
-                    # cell as after a reset (the common case, one syscall fewer).
+                    # VmHWM already equals the RSS, so from here on it follows this cell as it
+                    # would after a reset. This is the common case, and it saves a syscall.
                     cell.rss_peak_from_start = True
                 elif rss.can_reset and self._config().reset_peak_per_cell and rss.reset_peak():
                     cell.rss_peak_from_start = True
@@ -219,7 +222,8 @@ class CellMemoryRecorder:
                     cell.rss_peak_before = high_water
             except Exception as exc:
                 self._problem("reading RSS at cell start", exc)
-                if self._ended:  # unknown end figures rather than ones read after a reset
+                # Give the waiting cells unknown end figures rather than ones read after a reset.
+                if self._ended:
                     self._stamp_ended(None, gpus)
             if gpus and cuda is not None:
                 try:
@@ -235,11 +239,11 @@ class CellMemoryRecorder:
             pending.append(cell)
             cell.t0 = self._clock()
         except BaseException as exc:
-            # An interrupt that lands in the hook itself is dropped: the
-            # alternative is IPython printing our frame into the user's output.
-            # A SystemExit too: the hooks never run the cell's code, only the
-            # helper's reads, so an exit from in here is an accident of a user
-            # object's method, and raised on it would end the kernel.
+            # An interrupt that lands in the hook itself is dropped, because otherwise IPython
+            # would print this helper's frame into the user's output. A SystemExit is dropped
+            # too: the hooks never run the cell's code, only the helper's reads, so an exit
+            # raised in here is an accident of a user object's method, and letting it propagate
+            # would end the kernel.
             self._problem("measuring the cell start", exc)
 
     def post_run_cell(self, result: Any = None) -> None:
@@ -247,11 +251,12 @@ class CellMemoryRecorder:
             t1 = self._clock()
             pending = self._pending
             if not pending:
-                return  # an empty cell (no pre_run_cell), or the start failed
+                return  # An empty cell (which gets no pre_run_cell), or the start failed.
             self._numbering.at_end(result)
             top = pending[-1]
             if result is not None and top.info_id == id(getattr(result, "info", None)):
-                # Not pop(): a subshell's cell may have started on its thread since the check.
+                # remove() rather than pop(), because a subshell's cell may have started on its
+                # own thread since the check above.
                 pending.remove(top)
                 cell = top
             else:
@@ -265,15 +270,16 @@ class CellMemoryRecorder:
                 and getattr(result, "error_in_exec", None) is None
                 and getattr(result, "error_before_exec", None) is None
             ):
-                status, error = "ok", None  # the common case, without cell_outcome's two calls
+                status, error = "ok", None  # The common case, which skips cell_outcome's two calls.
             else:
                 status, error = cell_outcome(result)
             execution_count = getattr(result, "execution_count", None) if result is not None else None
             if cell.nested:
                 self._running.fold_into_outer(cell)
                 if status == "ok":
-                    return  # the running cell's record covers it
-                execution_count = cell.execution_count  # the running cell's, not the next one's
+                    return  # The record of the cell that runs it covers it.
+                # Use the count of the cell that runs it, not the next count.
+                execution_count = cell.execution_count
             if not isinstance(execution_count, int) or isinstance(execution_count, bool):
                 execution_count = cell.execution_count
             # torch's counters after the cell are read later (see the module docstring).
@@ -281,7 +287,8 @@ class CellMemoryRecorder:
             oom = self._diagnosis(result) if error is not None and error["out_of_memory"] else None
             ended = EndedCell(cell, t1, status, error, execution_count, gpus_after, oom)
             if pending:
-                # Ended inside a cell that goes on running: its figures cannot wait.
+                # It ended inside a cell that goes on running, so its figures cannot wait for
+                # the sender's round.
                 self._read_host_after(ended)
                 if ended.gpus_after is None:
                     ended.gpus_after = self._gpu_reading("reading torch.cuda at cell end")
@@ -290,15 +297,16 @@ class CellMemoryRecorder:
                 self._round_queued = True
                 loop = self.reply_loop
                 if loop is not None and not pending and _running_loop() is loop:
-                    # See reply_loop: the sender is woken once the reply has gone.
+                    # As explained at reply_loop, the sender is woken once the reply has gone.
                     try:
-                        # Not None (tested above): mypy widens it again by the ``is`` test.
+                        # The loop is not None (tested above), but mypy widens the type again
+                        # after the ``is`` test.
                         loop.call_soon(self._hand_off_round)  # type: ignore[union-attr]
-                    except Exception:  # a closed loop
+                    except Exception:  # The loop is closed, so hand over directly.
                         self._hand_off_round()
                 else:
                     self._hand_off_round()
-        except BaseException as exc:  # as in pre_run_cell: SystemExit included
+        except BaseException as exc:  # As in pre_run_cell, SystemExit is caught too.
             self._problem("recording the cell", exc)
 
     # -- sampler feed (sampler thread) -------------------------------------------
@@ -339,9 +347,10 @@ class CellMemoryRecorder:
             return
         if self._pending:
             self._running.keep_outer_peaks(reading)
-        reset = cuda.reset_peaks  # torch's binding, called directly (see CellAllocators)
+        reset = cuda.reset_peaks  # torch's binding, called directly to save a call layer (see CellAllocators).
         for index, stats in reading.items():
-            if stats is not NO_ALLOCATIONS:  # no context there: its peaks are 0 and stay so
+            # A device with no CUDA context has peaks of 0 that stay 0, so it needs no reset.
+            if stats is not NO_ALLOCATIONS:
                 reset(index)
         cell.gpu_peaks_were_reset = True
 
@@ -391,8 +400,8 @@ class CellMemoryRecorder:
             del exc
             return self._diagnose_oom(*text) if text is not None else None
         except BaseException as exc:
-            # The diagnosis sizes user objects (their __sizeof__ may raise even
-            # SystemExit): the cell's record goes out without it.
+            # The diagnosis sizes user objects, whose __sizeof__ may raise anything, even
+            # SystemExit. If it fails, the cell's record goes out without it.
             self._problem("diagnosing the out-of-memory error", exc)
             return None
 
@@ -401,7 +410,7 @@ class CellMemoryRecorder:
         try:
             self._call_soon(self._finish_in_background)
         except BaseException as exc:
-            self._round_queued = False  # the next cell queues one again
+            self._round_queued = False  # The next cell that ends queues a round again.
             self._problem("handing the cell records to the sender", exc)
 
     def _finish_in_background(self) -> None:
@@ -411,7 +420,7 @@ class CellMemoryRecorder:
         end before it starts join it (background_sender.py: it starts one
         window after it was queued).
         """
-        self._round_queued = False  # a cell that ends from here on queues the next round
+        self._round_queued = False  # A cell that ends after this point queues the next round.
         self.finish_records()
         with self._finish_lock:
             records = list(self._unsent)
@@ -428,8 +437,9 @@ class CellMemoryRecorder:
         records, off the cell's critical path.
         """
         with self._finish_lock:
-            # A copy (one C call, under the GIL): a subshell's post_run_cell appends
-            # without the lock, and the deque's own iterator would raise mid-loop.
+            # Iterate over a copy, made in one C call under the GIL, because a subshell's
+            # post_run_cell appends without the lock, and the deque's own iterator would raise
+            # in the middle of the loop.
             for ended in tuple(self._ended):
                 if not ended.host_read:
                     ended.rss_after, ended.rss_peak_after = reading if reading is not None else (None, None)
@@ -442,7 +452,7 @@ class CellMemoryRecorder:
         not usable there (torch's ``is_initialized()`` says False in such a child)."""
         self._round_queued = False
         self._cuda = None
-        self.reply_loop = None  # the parent's: nothing runs it here
+        self.reply_loop = None  # The loop is the parent's, and nothing runs it in the child.
         self._running.after_fork()
 
     def finish_records(self) -> None:

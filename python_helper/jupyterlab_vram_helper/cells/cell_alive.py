@@ -43,8 +43,9 @@ class CellAliveTracker:
             if cell.get("cell_id") == cell_id:
                 total = cell["total_bytes"]
                 break
-        # Moved to the end at each run: the cells dropped first, past the bound, are
-        # those run longest ago, not a loop cell that ran first and runs still.
+        # The cell moves to the end at each run, so that the cells dropped first, once the
+        # bound is reached, are those run longest ago, rather than a cell that ran first and
+        # still runs again and again.
         runs = self._runs.pop(cell_id, None)
         if runs is None:
             if len(self._runs) >= MAX_TRACKED_CELLS:
@@ -52,7 +53,7 @@ class CellAliveTracker:
             runs = []
         self._runs[cell_id] = runs
         if runs and runs[-1][0] == execution_count:
-            runs[-1][1] = total  # the same run measured again
+            runs[-1][1] = total  # The same run was measured again, so its figure is replaced.
         else:
             runs.append([execution_count, total])
             del runs[:-RUNS_KEPT]

@@ -63,40 +63,44 @@ class BackgroundSender:
     def post(self, message: Mapping[str, Any]) -> None:
         """Send ``message`` to every open comm: soon, or at once from a round on this sender's thread."""
         if self._thread is threading.current_thread():
-            self._broadcast(message)  # already off the hooks' thread: no second trip through the queue
+            # This already runs off the hooks' thread, so the message needs no second trip
+            # through the queue.
+            self._broadcast(message)
         else:
             self.call_soon(lambda: self._broadcast(message))
 
     def call_soon(self, call: Callable[[], None]) -> None:
         self._queue.put(call)
-        # Not Thread.is_alive(): the hook pays for every call. The thread
-        # clears ``_thread`` when it ends, and a forked child starts afresh.
+        # Thread.is_alive() is not used, because the hook would pay for that call every time.
+        # Instead the thread clears ``_thread`` when it ends, and a forked child starts afresh.
         if self._thread is None:
             with self._lock:
                 if self._thread is None:
-                    # Set before it starts: its round may post at once (window 0).
+                    # Set the attribute before the thread starts, because with a window of 0 its
+                    # round may post at once, and posting checks this attribute.
                     self._thread = threading.Thread(target=self._run, name=SENDER_THREAD_NAME, daemon=True)
                     try:
                         self._thread.start()
                     except BaseException:
-                        # No thread left (a cgroup's pids.max): tried again at the next call.
+                        # No thread could be started (for example, a cgroup's pids.max was
+                        # reached); the next call tries again.
                         self._thread = None
                         raise
 
     def _run(self) -> None:
         last_round = float("-inf")
-        streaming = False  # the last round came within two spacings of the one before
+        streaming = False  # True when the last round came within two spacings of the one before.
         try:
             while True:
                 call = None
                 if streaming and self._window_s > 0:
-                    # Calls keep coming: sleep until the next round is due, and
-                    # take what was queued by then (queuing it woke nobody).
+                    # Calls keep coming, so sleep until the next round is due and then take what
+                    # was queued by then; queuing those calls woke nobody, which saves a wake-up.
                     time.sleep(max(0.0, last_round + self._spacing_s - time.monotonic()))
                     try:
                         call = self._queue.get_nowait()
                     except queue.Empty:
-                        pass  # a quiet spell: wait on the queue
+                        pass  # A quiet spell began, so wait on the queue below.
                 if call is None:
                     call = self._queue.get()
                     if call is not self._STOP and self._window_s > 0:
@@ -110,7 +114,7 @@ class BackgroundSender:
                     try:
                         call()
                     except Exception:
-                        pass  # the channel reports send failures itself; the recorder its own
+                        pass  # The channel reports its own send failures, and the recorder its own failures.
                     try:
                         call = self._queue.get_nowait()
                     except queue.Empty:

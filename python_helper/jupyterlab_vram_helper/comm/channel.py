@@ -171,9 +171,10 @@ class Channel:
         try:
             self._open(comm, _data_of(msg))
         except KeyboardInterrupt:
-            raise  # ipykernel logs an interrupt that lands here, and the kernel goes on
+            raise  # ipykernel logs an interrupt that lands here, and the kernel goes on.
         except BaseException as exc:
-            # A SystemExit or GeneratorExit too (see _on_msg): raised on, it would end the kernel.
+            # A SystemExit or GeneratorExit is caught too (see _on_msg), because letting it
+            # propagate would end the kernel.
             text = _bug("opening the comm", exc)
             self.last_error = text
             self._send_quietly(comm, error_message("internal", text))
@@ -195,16 +196,15 @@ class Channel:
 
         comm.on_msg(lambda m, c=comm: self._on_msg(c, m))
         comm.on_close(lambda m, c=comm: self._forget(c))
-        # NVML starts with the first comm, not at install: a kernel nobody
-        # watches pays nothing.
+        # NVML starts with the first comm rather than at install, so that a kernel that nobody
+        # watches pays nothing for it.
         self._source.nvml.start()
 
         def announce() -> None:
-            # Runs under the sampler's lock: hello precedes every sample. It
-            # goes out before the comm joins the targets, so that nothing
-            # broadcast from another thread (a cell's record, a problem of
-            # the hooks) comes before it; the frontend asks for the history
-            # on hello.
+            # This runs under the sampler's lock, so the hello precedes every sample. It goes
+            # out before the comm joins the broadcast targets, so that nothing broadcast from
+            # another thread (a cell's record, a problem in the hooks) comes before it. That
+            # order matters because the frontend asks for the history when it gets the hello.
             self._send_quietly(comm, hello_message(self._source, self.sampler.config, self._record_series))
             with self._lock:
                 self._comms.append(comm)
@@ -275,8 +275,8 @@ class Channel:
             self._send_quietly(comm, error_message("internal", text, request_id))
 
     def _finish_cells(self) -> None:
-        # Before the request can change memory; a failure there is the
-        # recorder's to report, not this request's.
+        # Finish the ended cells' records before the request can change memory. A failure
+        # there is for the recorder to report, not for this request.
         try:
             self._before_request()
         except Exception:
@@ -378,9 +378,10 @@ class Channel:
             return
         except Exception as exc:
             refused = exc
-        # Checked only after a failure: walking every message would cost each
-        # sample; a surrogate in the packer's surrogateescape range (U+DC80 to
-        # U+DCFF) goes out as an invalid byte, which the readers decode as U+FFFD.
+        # Surrogates are looked for only after a failure, because walking every message would
+        # cost each sample. A surrogate in the packer's surrogateescape range (U+DC80 to U+DCFF)
+        # goes out as an invalid byte, which the readers decode as U+FFFD, so only the others
+        # make the send fail.
         changed: set[str] = set()
         clean = without_surrogates(message, changed)
         if not changed:
@@ -411,4 +412,4 @@ class Channel:
                 self._told_unsent.add(text)
             comm.send(data=error_message("internal", without_surrogates(text, set()), request_id))
         except Exception:
-            pass  # the comm itself is gone: last_error says why
+            pass  # The comm itself is gone, and last_error already says why.

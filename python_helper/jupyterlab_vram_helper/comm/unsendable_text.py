@@ -75,14 +75,16 @@ class ReplacedNames:
             return
         names = [e["name"] for e in entries if isinstance(e, dict) and isinstance(e.get("name"), str)]
         if _SURROGATE.search("".join(names)) is None:
-            return  # the common case: one search
+            return  # In the common case no name has a surrogate, and one search is all it costs.
         shown: set[str] = set()
         for name in names:
             if without_surrogates(name, shown) is not name:
                 try:
                     shown.add(name.encode("utf-8", "surrogateescape").decode("utf-8", "replace"))
                 except UnicodeEncodeError:
-                    pass  # a surrogate out of that range: the packer refuses it, U+FFFD it is
+                    # The surrogate is outside that range, so the packer refuses it, and the
+                    # frontend sees only the U+FFFD form that without_surrogates added above.
+                    pass
         self._by_listing[listing_id] = frozenset(shown)
         while len(self._by_listing) > KEPT_REPLACED_LISTINGS:
             self._by_listing.popitem(last=False)

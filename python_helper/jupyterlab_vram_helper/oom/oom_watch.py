@@ -117,7 +117,7 @@ class OomWatch:
             try:
                 found = self._allocation_sites(sites_device) if sites_device is not None else None
             except Exception:
-                found = None  # the diagnosis stands without it
+                found = None  # The diagnosis is still useful without the allocation sites.
             diagnosis["allocation_sites"] = found  # type: ignore[typeddict-unknown-key]
         return diagnosis
 
@@ -125,7 +125,9 @@ class OomWatch:
         try:
             return self._names_in_use(type_name, message) or frozenset()
         except Exception:
-            return frozenset()  # unknown: every name counts as before
+            # The names that the failing cell reads are unknown, so no name is set apart as in
+            # use, just as when the cell reads none.
+            return frozenset()
 
 
 def failing_cell_names(type_name: str, message: str) -> frozenset[str] | None:

@@ -11,7 +11,7 @@ import type { IMonitoredNotebook } from '../../monitor/monitoredSession';
 import { allocationsFor } from '../allocations/allocationRecordingPart';
 import type { NotebookCellBadges } from './NotebookCellBadges';
 
-/** Puts badges on the cells of every notebook the monitor follows, now and from now on. */
+/** Puts badges on the cells of every notebook the monitor follows, including notebooks opened later. */
 export function addCellBadges(
   monitor: MemoryMonitor,
   current: IMonitoredNotebook | null

@@ -1,4 +1,4 @@
-/** A kernel's death as a notification: emitted, updated, shared and dismissed. */
+/** Tests the notification of a kernel's death: how it is emitted, updated, shared and dismissed. */
 import { Signal } from '@lumino/signaling';
 
 import { DeathNotifier, INotifications } from './deathNotifier';
@@ -13,7 +13,9 @@ import { dead } from '../../testing/kernelDeathWatchFixtures';
 
 describe('the death in the panel, the timeline, the badge and a notification', () => {
   it('a notification: emitted once, updated with evidence, dismissed on clear', async () => {
-    await kernelDeathTextLoaded(); // loaded with the first death a page sees (below: the first after load)
+    // The text loads with the first death that a page sees; a test further
+    // down covers that first death.
+    await kernelDeathTextLoaded();
     const calls: string[] = [];
     const notifications: INotifications = {
       emit: (message, type) => {
@@ -124,7 +126,8 @@ describe('the death in the panel, the timeline, the badge and a notification', (
       { cellId: 'cell-b', executionCount: 12, confirmed: true },
       2000
     );
-    // The restarted kernel runs, then dies again (the batch size still too large).
+    // The restarted kernel runs and then dies again, because the batch size
+    // is still too large.
     model.startKernelSession();
     model.ingest(wire(makeHello({ pid: 5151 })));
     const later = wire(source.death!.lastSample) as any;
@@ -146,8 +149,8 @@ describe('the death in the panel, the timeline, the badge and a notification', (
   });
 
   /**
-   * Notebooks on the kernels `kernelIds` (one each), with a notifier whose
-   * calls are logged; `close(model)` closes that notebook.
+   * Creates one notebook on each of the kernels `kernelIds`, with a notifier
+   * whose calls are logged; `close(model)` closes that notebook.
    */
   function notebooksOn(kernelIds: string[]) {
     const calls: string[] = [];
@@ -208,12 +211,12 @@ describe('the death in the panel, the timeline, the badge and a notification', (
       'emit n1 error: The kernel died at RAM 3.9 GiB (51.2 MiB more available): most likely the out-of-memory killer.',
       'update n1 error: The kernel (running [12]) died at RAM 3.9 GiB (51.2 MiB more available): most likely the out-of-memory killer.'
     ]);
-    // Another kernel that dies at the same moment has its own.
+    // Another kernel that dies at the same moment gets its own notification.
     elsewhere.noteKernelDeath('autorestarting', null, 2000.2);
     expect(calls.slice(2).map(c => c.split(' ').slice(0, 2).join(' '))).toEqual(
       ['emit n2']
     );
-    // Closing one of the two notebooks leaves it to the other one.
+    // Closing one of the two notebooks leaves the notification to the other.
     close(viewer);
     expect(calls.filter(c => c.startsWith('dismiss'))).toEqual([]);
     runner.clearKernelDeath();
@@ -265,14 +268,14 @@ describe('the death in the panel, the timeline, the badge and a notification', (
         executionCount: 12,
         confirmed: true
       });
-      expect(emitted).toEqual([]); // not loaded yet in this page
+      expect(emitted).toEqual([]); // The text is not loaded yet in this page.
       await fresh.kernelDeathTextLoaded();
       await new Promise(resolve => setTimeout(resolve, 0));
       expect(emitted).toHaveLength(1);
       expect(emitted[0]).toContain('most likely the out-of-memory killer');
       notifier.dispose();
     });
-    expect(kernelDeathText(() => undefined)).not.toBeNull(); // this module's copy, loaded above
+    expect(kernelDeathText(() => undefined)).not.toBeNull(); // This module's copy was loaded above.
   });
 
   it('an explanation that failed to load is tried again at the next death', async () => {
@@ -292,8 +295,8 @@ describe('the death in the panel, the timeline, the badge and a notification', (
       let calls = 0;
       expect(fresh.kernelDeathText(() => calls++)).toBeNull();
       await settle();
-      expect(calls).toBe(0); // failed: nothing to render with
-      expect(fresh.kernelDeathText(() => calls++)).toBeNull(); // asked again: loads again
+      expect(calls).toBe(0); // The load failed, so there is nothing to render with.
+      expect(fresh.kernelDeathText(() => calls++)).toBeNull(); // Asking again starts a new load.
       await settle();
       expect(calls).toBe(1);
       expect(

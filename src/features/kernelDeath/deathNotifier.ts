@@ -1,10 +1,11 @@
 /**
  * Shows a JupyterLab notification when a monitored kernel dies without the
- * user asking, with the gist of `explainKernelDeath` and a button to the
- * panel. The notification follows the facts: it is updated when the
- * restarted kernel brings evidence, such as its container's OOM kill count,
- * and dismissed when the user restarts or changes the kernel or closes its
- * notebook. Notebooks that share a kernel share its notification.
+ * user asking for it. The notification gives the gist of
+ * `explainKernelDeath` and has a button that opens the panel. It stays in
+ * step with the facts: it is updated when the restarted kernel brings more
+ * evidence, such as its container's OOM kill count, and it is dismissed
+ * when the user restarts or changes the kernel or closes its notebook.
+ * Notebooks that share a kernel share one notification for its death.
  */
 import { IDisposable } from '@lumino/disposable';
 
@@ -17,7 +18,7 @@ import {
 } from '../../model/IKernelMemoryModel';
 import { trans } from '../../text/translation';
 
-/** What the notifier needs of JupyterLab's Notification (fakes in tests). */
+/** The parts of JupyterLab's Notification that the notifier uses; tests pass fakes. */
 export interface INotifications {
   emit(
     message: string,
@@ -78,14 +79,17 @@ export class DeathNotifier implements IDisposable {
         this._shown.set(model, null);
         model.changed.connect(this._onChanged, this);
         if (model.death) {
-          this._onChanged(model, 'death'); // died before this notifier was made (its code loads late)
+          // The kernel died before this notifier was created, which can
+          // happen because the notifier's code loads late.
+          this._onChanged(model, 'death');
         }
       }
     }
     for (const model of Array.from(this._shown.keys())) {
       if (!models.has(model)) {
-        // Its notebook closed: the notification, which stays until dismissed,
-        // would go on speaking of a kernel no panel shows any more.
+        // Its notebook closed. The notification stays until it is dismissed,
+        // so it would otherwise go on speaking of a kernel that no panel
+        // shows any more.
         this._release(model);
         model.changed.disconnect(this._onChanged, this);
         this._shown.delete(model);
@@ -105,7 +109,7 @@ export class DeathNotifier implements IDisposable {
     }
     const text = kernelDeathText(() => {
       if (!this._isDisposed) {
-        this._onChanged(model, 'death'); // the death as it is then
+        this._onChanged(model, 'death'); // Tell the death as it stands once the code has loaded.
       }
     });
     if (!text) {
@@ -141,7 +145,7 @@ export class DeathNotifier implements IDisposable {
     this._retell(id, text);
   }
 
-  /** Update notification `id` to tell the death of its notebooks that knows the most. */
+  /** Updates notification `id` to tell the death as seen by whichever of its notebooks knows the most. */
   private _retell(
     id: string,
     text: NonNullable<ReturnType<typeof kernelDeathText>>
@@ -158,8 +162,9 @@ export class DeathNotifier implements IDisposable {
   }
 
   /**
-   * The notification another notebook shows of this death: notebooks that
-   * share one kernel each see it die, and one notification says it.
+   * Returns the notification that another notebook already shows for this
+   * death, if any. Each notebook that shares a kernel sees that kernel die,
+   * and a single notification should report it.
    */
   private _notifiedByAnother(
     model: IKernelMemoryModel,
@@ -183,7 +188,11 @@ export class DeathNotifier implements IDisposable {
     return null;
   }
 
-  /** Of the deaths notification `id` says, the one that knows the running cell (the notebook that ran it). */
+  /**
+   * Returns, of the deaths that notification `id` reports, the one that
+   * knows the running cell, which is the death seen by the notebook that ran
+   * the cell.
+   */
   private _mostTelling(id: string): KernelDeathFacts {
     let telling: KernelDeathFacts | null = null;
     for (const shown of this._shown.values()) {
@@ -198,9 +207,10 @@ export class DeathNotifier implements IDisposable {
   }
 
   /**
-   * This notebook no longer shows its notification: dismissed unless another
-   * shows it too, which then tells it (the cell it named may have been this
-   * notebook's).
+   * Stops showing this notebook's notification. It is dismissed unless
+   * another notebook shows it too; in that case it is told again from that
+   * notebook's facts, because the cell it named may have been this
+   * notebook's.
    */
   private _release(model: IKernelMemoryModel): void {
     const shown = this._shown.get(model);
@@ -212,7 +222,7 @@ export class DeathNotifier implements IDisposable {
       this._notifications.dismiss(shown.id);
       return;
     }
-    const text = kernelDeathText(() => undefined); // loaded: it told this death
+    const text = kernelDeathText(() => undefined); // Already loaded, because it told this death.
     if (text) {
       this._retell(shown.id, text);
     }
@@ -237,8 +247,9 @@ export class DeathNotifier implements IDisposable {
 }
 
 /**
- * Two notebooks on one kernel see its death within this many seconds of each
- * other (each from its own kernel connection's status message).
+ * The most seconds between two notebooks' sightings of the same kernel
+ * death. Each notebook learns of the death from its own kernel connection's
+ * status message, so the times differ slightly.
  */
 const SAME_DEATH_SECONDS = 5;
 
@@ -246,7 +257,7 @@ function notificationType(verdict: DeathVerdict): 'warning' | 'error' {
   return verdict === 'unknown' ? 'warning' : 'error';
 }
 
-/** The same death, maybe with more evidence. */
+/** Whether two sets of facts describe the same death, possibly with more evidence in one. */
 function sameDeath(a: KernelDeathFacts, b: KernelDeathFacts): boolean {
   return a.time === b.time && a.status === b.status;
 }

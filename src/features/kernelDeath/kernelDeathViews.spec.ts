@@ -1,4 +1,4 @@
-/** A kernel's death as the panel, the timeline and the cell badge show it. */
+/** Tests how the panel, the timeline and the cell badge show a kernel's death. */
 import { MessageLoop } from '@lumino/messaging';
 import { Signal } from '@lumino/signaling';
 import { Widget } from '@lumino/widgets';
@@ -78,7 +78,7 @@ describe('the death in the panel, the timeline, the badge and a notification', (
       settings: DEFAULT_SETTINGS
     });
     const deadModel = dead();
-    // The same death on the model the badges follow:
+    // The same death is recorded on the model that the badges follow.
     model.ingest(wire(makeHello()));
     model.ingest(wire(deadModel.death!.lastSample));
     model.noteKernelDeath('autorestarting', {
@@ -89,8 +89,9 @@ describe('the death in the panel, the timeline, the badge and a notification', (
     const mark = b.node.querySelector(
       '[data-vram-role="cell-death-badge"]'
     ) as HTMLElement;
-    expect(mark.textContent).toBe('kernel died'); // at once
-    // Its explanation loads with the first death the page sees, then fills the title.
+    expect(mark.textContent).toBe('kernel died'); // The mark appears at once.
+    // Its explanation loads with the first death that the page sees, and
+    // then fills the title.
     for (let i = 0; i < 50 && !mark.title; i++) {
       await new Promise(resolve => setTimeout(resolve, 0));
     }

@@ -1,6 +1,6 @@
 /**
- * The kernel death notice, loaded with the Memory tab; it follows the
- * active notebook's kernel.
+ * The kernel death notice, which is loaded with the Memory tab and follows
+ * the active notebook's kernel.
  */
 import type { IVramMonitor } from '../../monitor/IVramMonitor';
 import { showCurrentModel } from '../../ui/followMonitor';

@@ -1,7 +1,8 @@
 /**
- * The kernel death feature's plugin: a notification when a kernel dies
- * without the user asking, with the likely cause (the out-of-memory killer,
- * a container's limit, a crash), and the same explanation on the Memory tab.
+ * The kernel death feature's plugin. It shows a notification when a kernel
+ * dies without the user asking for it, with the likely cause (the
+ * out-of-memory killer, a container's limit, a crash), and the same
+ * explanation on the Memory tab.
  */
 import {
   JupyterFrontEnd,
@@ -37,8 +38,9 @@ export const kernelDeathPlugin: JupyterFrontEndPlugin<void> = {
 
 /**
  * Notifies the user when a kernel dies. The notifier's code loads with the
- * first monitored notebook (a page without a kernel has nothing to die); a
- * death known by then is told when it has loaded.
+ * first monitored notebook, because a page without a kernel has nothing
+ * that can die; a death that is already known by then is reported once the
+ * code has loaded.
  */
 function notifyDeaths(app: JupyterFrontEnd, monitor: MemoryMonitor): void {
   let loading = false;
@@ -53,7 +55,8 @@ function notifyDeaths(app: JupyterFrontEnd, monitor: MemoryMonitor): void {
         new DeathNotifier({
           monitor,
           showDetails: () => void app.commands.execute(CommandIDs.openSidebar),
-          // Plain text messages: kernel figures stay text.
+          // The messages are plain text, so figures from the kernel are
+          // never interpreted as markup.
           notifications: {
             emit: (message, type, options) =>
               Notification.emit(message, type, options),
@@ -63,7 +66,9 @@ function notifyDeaths(app: JupyterFrontEnd, monitor: MemoryMonitor): void {
         });
       },
       reason => {
-        loading = false; // a failed fetch (the server restarting): the next change tries again
+        // The fetch failed, for example because the server is restarting,
+        // so the next change of sessions tries again.
+        loading = false;
         console.warn(
           'jupyterlab-vram: could not load the kernel death notification',
           reason

@@ -84,7 +84,8 @@ export class OomDiagnosisView extends ModelView {
       this._onActionsChanged,
       this
     );
-    // What it already did is not news: only deletes that finish from now on count.
+    // What the actions already did is not news, so only deletes that finish
+    // after this point count.
     const result = actions?.lastOutcome?.result;
     if (result) {
       this._seen.add(result);

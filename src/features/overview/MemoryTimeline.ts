@@ -1,25 +1,28 @@
 /**
- * A uPlot chart of the recent memory history: the host RSS and, per GPU,
- * PyTorch's allocated and reserved memory and NVML's process use. The lines
- * are drawn as steps, because a figure holds until the next sample, and a
- * sample comes only when a figure moves.
+ * A uPlot chart of the recent memory history: the host RSS and, for each
+ * GPU, PyTorch's allocated and reserved memory and NVML's process use. The
+ * lines are drawn as steps, because a figure holds until the next sample,
+ * and a sample comes only when a figure moves.
  *
- * It shows only the last `timelineWindowMinutes` (only the window is read
- * out of the ring buffers, walking back from the newest sample), so a render
- * costs the same with 24 h of history as with 5 minutes. The window
- * ends at the newest sample (kernel clock), which keeps the chart right for
- * remote kernels whose clock differs from the browser's; with less history
- * than the window it spans the history (30 s at least).
+ * It shows only the last `timelineWindowMinutes`, and only that window is
+ * read out of the ring buffers, walking back from the newest sample, so a
+ * render costs the same with 24 hours of history as with 5 minutes. The
+ * window ends at the newest sample on the kernel's clock, which keeps the
+ * chart right for remote kernels whose clock differs from the browser's.
+ * With less history than the window, the chart spans the history, but at
+ * least 30 seconds.
  *
- * Executed cells are marked as faint bands (start to end) under the lines,
- * with a thin line at each start, so a jump can be matched to its cell.
- * Where a kernel process ended is a dashed line: in the error colour where
- * it died, in the border colour where the user restarted it or the notebook
- * changed kernel. The earlier process's samples stay on its left, the next
- * one's on its right; a line under the chart says what the marks shown mean.
+ * Executed cells are marked as faint bands (from start to end) under the
+ * lines, with a thin line at each start, so that a jump can be matched to
+ * its cell. The end of a kernel process is a dashed line, in the error
+ * colour when the process died and in the border colour when the user
+ * restarted it or the notebook changed kernel. The earlier process's samples
+ * stay on the line's left and the next one's on its right. A line of text
+ * under the chart says what the marks shown mean.
  *
- * uPlot is fetched (its own chunk) the first time a chart is drawn: a page
- * whose memory sidebar stays closed never loads it.
+ * uPlot lives in a webpack chunk of its own and is fetched the first time a
+ * chart is drawn, so a page whose memory sidebar stays closed never loads
+ * it.
  */
 import { Message } from '@lumino/messaging';
 import type uPlot from 'uplot';
@@ -47,19 +50,20 @@ const RELEVANT: ReadonlySet<ModelChange> = new Set<ModelChange>([
   'death'
 ]);
 
-/** Most cell runs marked on the chart (the newest ones in the window). */
+/** The most cell runs marked on the chart; the newest ones in the window are chosen. */
 const MAX_CELL_MARKS = 500;
 
 /**
- * Y-axis steps for binary units: powers of two (…, 256 MiB, 512 MiB, 1 GiB,
- * 2 GiB, …), so ticks land on round binary figures.
+ * The y-axis steps for binary units. They are powers of two (…, 256 MiB,
+ * 512 MiB, 1 GiB, 2 GiB, …), so that ticks land on round binary figures.
  */
 const BINARY_INCREMENTS = Array.from({ length: 61 }, (_, i) => 2 ** i);
 
 /**
- * Time-axis steps (seconds). uPlot's own go from 1 to 5 minutes; in the
- * sidebar's ~150 px a 5-minute window then got a single tick. 2 minutes
- * (and 20 s, 2 s) fill that gap.
+ * The time-axis steps, in seconds. uPlot's own steps jump from 1 minute to
+ * 5 minutes, so in the sidebar's width of about 150 px a 5-minute window
+ * would get a single tick. Steps of 2 minutes (and of 20 s and 2 s) fill
+ * that gap.
  */
 const TIME_INCREMENTS = [
   1, 2, 5, 10, 15, 20, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 14400,
@@ -68,13 +72,13 @@ const TIME_INCREMENTS = [
 
 const PLOT_HEIGHT = 180;
 
-/** From this many seconds per pixel on, new samples are drawn once a second. */
+/** At this many seconds per pixel or more, new samples are drawn at most once a second. */
 const SECONDS_PER_PIXEL_DRAWN_LATER = 5;
 
-/** The shortest time the chart spans, however little history there is (seconds). */
+/** The shortest time, in seconds, that the chart spans, however little history there is. */
 const MIN_SPAN_S = 30;
 
-/** CSS variables for the per-GPU colours (theme-aware). */
+/** The CSS variables of the per-GPU colours, which follow the theme. */
 const GPU_COLOR_VARS = [
   '--jp-warn-color1',
   '--jp-success-color1',
@@ -92,7 +96,7 @@ function loadUPlot(): Promise<typeof uPlot> {
     uPlotLoading = import('uplot').then(
       module => (uPlotClass = module.default),
       reason => {
-        uPlotLoading = null; // tried again at the next render
+        uPlotLoading = null; // The next render tries again.
         throw reason;
       }
     );
@@ -102,7 +106,7 @@ function loadUPlot(): Promise<typeof uPlot> {
 
 /** The chart of the kernel's recent memory history. */
 export class MemoryTimeline extends ModelView {
-  /** `onPickWindow`: the user chose how much history to show (minutes); absent: no choice offered. */
+  /** `onPickWindow` is called when the user chooses how many minutes of history to show; without it, no choice is offered. */
   constructor(
     settings: ConstructorParameters<typeof ModelView>[0],
     onPickWindow: ((minutes: number) => void) | null = null
@@ -125,27 +129,29 @@ export class MemoryTimeline extends ModelView {
   protected readonly relevantChanges = RELEVANT;
 
   /**
-   * Where a pixel of the chart spans seconds (30 minutes and more in the
-   * sidebar), samples arriving many times a second are drawn together, once
-   * a second: they could only move the newest pixel.
+   * When one pixel of the chart spans seconds (a window of 30 minutes or
+   * more in the sidebar), samples that arrive many times a second are drawn
+   * together, once a second, because each of them could only move the
+   * newest pixel.
    */
   protected sampleRenderDelayMs(): number {
-    // The width the chart was last drawn or resized at: reading the layout
-    // here, at every sample, could force one (only before the first drawing).
+    // Use the width at which the chart was last drawn or resized, because
+    // reading the layout here, at every sample, could force a layout. The
+    // layout is read only before the first drawing.
     const width = this._plotWidth || this._plotHost.clientWidth;
     if (width <= 0) {
-      return 0; // not laid out: no chart to spare
+      return 0; // Not laid out yet, so there is no drawing to save.
     }
     const secondsPerPixel = (this.settings.timelineWindowMinutes * 60) / width;
     return secondsPerPixel >= SECONDS_PER_PIXEL_DRAWN_LATER ? 1000 : 0;
   }
 
-  /** The times the chart's x axis spans now, kernel clock (for tests). */
+  /** The times that the chart's x axis spans now, on the kernel's clock; exposed for tests. */
   get shownRange(): readonly [number, number] {
     return this._xRange;
   }
 
-  /** Number of points the chart shows now (for tests and benchmarks). */
+  /** The number of points that the chart shows now; exposed for tests and benchmarks. */
   get pointCount(): number {
     return this._pointCount;
   }
@@ -160,7 +166,8 @@ export class MemoryTimeline extends ModelView {
   protected onAfterAttach(msg: Message): void {
     super.onAfterAttach(msg);
     if (typeof MutationObserver !== 'undefined' && !this._themeObserver) {
-      // Colours come from CSS variables: rebuild the chart on theme change.
+      // The colours come from CSS variables, so the chart is rebuilt when
+      // the theme changes.
       this._themeObserver = new MutationObserver(() => {
         this._destroyPlot();
         this.requestRender();
@@ -212,12 +219,13 @@ export class MemoryTimeline extends ModelView {
     const start = end - windowMinutes * 60;
     const win = history.window(start);
     this._pointCount = win.times.length;
-    // For tests and a curious reader: how much is shown, from when (kernel clock).
+    // Record how much is shown and from when (on the kernel's clock), for
+    // tests and for anyone inspecting the page.
     setData(this.node, 'vramPoints', String(win.times.length));
     setData(this.node, 'vramFrom', String(win.times[0]));
-    // Less history than the window (a new notebook, a fresh page): the
-    // chart spans what there is, not a window mostly empty with every line
-    // squeezed against its right edge.
+    // With less history than the window (a new notebook, a fresh page), the
+    // chart spans what there is, rather than a mostly empty window with
+    // every line squeezed against its right edge.
     const from = Math.max(start, Math.min(win.times[0], end - MIN_SPAN_S));
     this._xRange = [from, end];
     this._marksShown = marks.filter(m => m.time >= from && m.time <= end);
@@ -228,8 +236,8 @@ export class MemoryTimeline extends ModelView {
     const keys = seriesToShow(win);
     const width = (this._plotWidth = this._plotHost.clientWidth);
     if (width <= 0) {
-      // Not laid out yet (or no layout at all, as in tests): the resize
-      // observer renders once there is room.
+      // The host is not laid out yet, or there is no layout at all as in
+      // tests. The resize observer renders once there is room.
       return;
     }
     const UPlot = uPlotClass;
@@ -254,7 +262,8 @@ export class MemoryTimeline extends ModelView {
       );
       this._signature = signature;
     }
-    // A long span holds far more rows than the chart has pixels.
+    // A long span holds far more rows than the chart has pixels, so the
+    // rows are thinned to what the width can show.
     const drawn = rowsForChart(win, from, end, width);
     const data: uPlot.AlignedData = [
       drawn.times,
@@ -280,7 +289,7 @@ export class MemoryTimeline extends ModelView {
       style.getPropertyValue(name).trim() || fallback;
     const axisColor = cssVar('--jp-ui-font-color2', 'gray');
     const gridColor = cssVar('--jp-border-color2', 'lightgray');
-    // Canvas fonts need an absolute size (the theme's sizes are in em).
+    // Canvas fonts need an absolute size, and the theme's sizes are in em.
     const fontPx = Math.max(
       9,
       Math.round(parseFloat(style.fontSize) * 0.85) || 10
@@ -290,10 +299,12 @@ export class MemoryTimeline extends ModelView {
     const bytes = (_: uPlot, v: number | null) =>
       v === null || v === undefined ? '\u2014' : formatBytes(v, units);
 
-    // Samples come when a figure moves (or as a heartbeat): a figure holds
-    // until the next sample, so lines step rather than slope between them.
+    // Samples come when a figure moves, or as a heartbeat. A figure holds
+    // until the next sample, so the lines step rather than slope between
+    // samples.
     const stepped = uPlotClass?.paths.stepped?.({ align: 1 });
-    // The legend's time under the cursor, like the axis: 24-hour, no date.
+    // The legend shows the time under the cursor like the axis does: on a
+    // 24-hour clock, without a date.
     const series: uPlot.Series[] = [
       {
         label: trans.__('Time'),
@@ -357,9 +368,11 @@ export class MemoryTimeline extends ModelView {
       height: PLOT_HEIGHT,
       series,
       hooks: {
-        // Under the series: drawn right after the canvas is cleared.
+        // Cell marks go under the series, so they are drawn right after the
+        // canvas is cleared.
         drawClear: [u => this._drawCellMarks(u, bandColor, markColor)],
-        // Over the series: a death or restart must not hide under a line.
+        // Kernel marks go over the series, because a death or restart must
+        // not hide under a line.
         draw: [u => this._drawKernelMarks(u, kernelMarkColors)]
       },
       cursor: { drag: { x: false, y: false } },
@@ -373,11 +386,12 @@ export class MemoryTimeline extends ModelView {
       axes: [
         {
           ...axis,
-          // A window under 5 minutes gets ticks seconds apart, written whole
-          // ("19:31:40"): they need more room than "19:32".
+          // A window under 5 minutes gets ticks seconds apart, written in
+          // full ("19:31:40"), which need more room than "19:32".
           space: (_u, _axis, min, max) => (max - min < 300 ? 52 : 34),
           incrs: TIME_INCREMENTS,
-          // One line of ticks: uPlot's default height leaves room for a date line.
+          // Make room for one line of ticks, because uPlot's default height
+          // leaves room for a second line with the date.
           size: fontPx + 18,
           values: (_u, splits, _axis, _space, increment) =>
             splits.map(v => timeTick(v, increment))
@@ -405,7 +419,7 @@ export class MemoryTimeline extends ModelView {
       const r = entries[i].record;
       const end = r.started + r.duration_s;
       if (end < from) {
-        break; // records are in time order: older ones are outside too
+        break; // Records are in time order, so the older ones are outside the window too.
       }
       if (r.started <= to) {
         marks.push([r.started, end]);
@@ -475,7 +489,7 @@ export class MemoryTimeline extends ModelView {
   }
 
   private _title: TimelineWindowPicker;
-  /** The plot area's width at the last render or resize (px; 0: not laid out). */
+  /** The plot area's width in px at the last render or resize; 0 when it was not laid out. */
   private _plotWidth = 0;
   private _empty: HTMLElement;
   private _plotHost: HTMLElement;
@@ -489,7 +503,7 @@ export class MemoryTimeline extends ModelView {
   private _resizeObserver: ResizeObserver | null = null;
 }
 
-/** Series with at least one known value in the window, RSS first, then by GPU. */
+/** Returns the series with at least one known value in the window: RSS first, then the GPUs in order. */
 function seriesToShow(win: HistoryWindow): string[] {
   const figureOrder = { allocated: 0, reserved: 1, process: 2 };
   const keys = Array.from(win.series.keys()).filter(key =>
@@ -507,7 +521,7 @@ function seriesToShow(win: HistoryWindow): string[] {
   });
 }
 
-/** What the dashed lines in the window mean; '' when there are none. */
+/** Describes what the dashed lines in the window mean; returns '' when there are none. */
 export function describeMarks(marks: readonly KernelMark[]): string {
   const kinds = new Set(marks.map(mark => mark.kind));
   const parts: string[] = [];

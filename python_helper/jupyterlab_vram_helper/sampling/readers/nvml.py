@@ -136,13 +136,15 @@ class NvmlReader:
         self._error: str | None = None
         self._driver_version: str | None = None
         self._devices: list[NvmlDevice] = []
-        # nvml_index -> (read at, device used bytes then, (bytes used by this pid, process list),
-        # seconds until it is read again where it did not name this process although it
-        # held memory, else None, the caller's own state then). A tuple: read at every tick.
+        # Maps nvml_index to a tuple of: the time the list was read; the device's used bytes then;
+        # (the bytes used by this pid, the process list); the seconds until it is read again when it
+        # did not name this process although the process held memory, else None; and the caller's own
+        # state then. It is a tuple rather than an object because it is read at every tick.
         self._process_cache: dict[int, tuple[float, int | None, ProcessFigures, float | None, Any]] = {}
-        # nvmlDeviceGetMemoryInfo's v2 (used without the driver's reservation), until a driver refuses it
+        # Whether to call nvmlDeviceGetMemoryInfo's v2, whose "used" leaves out the driver's
+        # reservation. It stays True until a driver or pynvml shows that it lacks v2.
         self._memory_v2 = True
-        # nvml_index -> (read at, the caller's own state then, (used, total, free))
+        # Maps nvml_index to (the time read, the caller's own state then, (used, total, free)).
         self._memory_cache: dict[int, tuple[float, Any, MemoryFigures]] = {}
 
     # -- lifecycle --------------------------------------------------------
@@ -272,10 +274,12 @@ class NvmlReader:
                 return int(mem.used), int(mem.total), _optional_int(getattr(mem, "free", None))
             except Exception as exc:
                 if not _v2_absent(exc):
-                    # This device failed this once: unknown now, not v1's figure (which
-                    # counts the driver's reservation) for every device from now on.
+                    # This device failed this one time, so its figure is unknown now. Falling back
+                    # to v1 for good would give every device v1's figure, which counts the driver's
+                    # reservation as used.
                     return None, device.total_bytes, None
-                self._memory_v2 = False  # an older driver or pynvml: v1 from now on
+                # The driver or pynvml is too old for v2, so v1 is used for every later read.
+                self._memory_v2 = False
         try:
             mem = self._nvml.nvmlDeviceGetMemoryInfo(device.handle)
             return int(mem.used), int(mem.total), _optional_int(getattr(mem, "free", None))
@@ -289,9 +293,10 @@ class NvmlReader:
         cached = self._process_cache.get(device.nvml_index)
         if not fresh and cached is not None:
             listed_at, listed_at_used, value, unnamed_retry_s, listed_own_state = cached
-            # The kernel's own memory moved since the list (torch reserved another
-            # segment): its figure there is old, and the difference would read as
-            # other processes'. Any other move counts from PROCESS_LIST_STALE_BYTES.
+            # If the kernel's own memory moved since the list was read (for example, torch
+            # reserved another segment), this process's figure in the list is old, and the
+            # difference would be counted as other processes' memory. Any other move makes the
+            # list stale only from PROCESS_LIST_STALE_BYTES on.
             moved = (
                 used is not None
                 and listed_at_used is not None
@@ -306,9 +311,10 @@ class NvmlReader:
                     if age < self._process_refresh_s:
                         return value
                 elif unnamed_retry_s is not None and age < unnamed_retry_s:
-                    return None, value[1]  # NVML did not name this process a moment ago: still unknown
-                # else its retry is due, or it predates the memory this process now
-                # holds here (its context just came up): list again now
+                    # NVML did not name this process a moment ago, so its figure is still unknown.
+                    return None, value[1]
+                # Otherwise its retry is due, or the list predates the memory that this process
+                # now holds on the device (its CUDA context just came up), so list again now.
         listed = self._list_processes(device)
         if listed is None:
             value = (None, None)
@@ -319,12 +325,13 @@ class NvmlReader:
             value = (by_pid.get(self._pid, 0) if ours else None, process_list(listed, self._pid if ours else None))
         retry_s: float | None = None
         if holds_memory and value[0] == 0:
-            # NVML does not name this process (yet): read again soon, then less and less often.
+            # NVML does not name this process, perhaps not yet, so the list is read again soon
+            # and then less and less often.
             previous = cached[3] if cached is not None else None
             retry_s = min(UNNAMED_RETRY_S if previous is None else previous * 2, self._process_refresh_s)
         self._process_cache[device.nvml_index] = (now, used, value, retry_s, own_state)
         if retry_s is not None:
-            return None, value[1]  # unknown, not 0
+            return None, value[1]  # The figure is unknown, which is not the same as 0.
         return value
 
     def _list_processes(self, device: NvmlDevice) -> list[tuple[int, Any]] | None:
