@@ -181,6 +181,7 @@ class Runtime:
         self.channel.unregister()
         self.cells.close()
         self.source.host.close()
+        self.source.load.forget()
         self.source.nvml.shutdown()
 
     def _at_exit(self) -> None:
