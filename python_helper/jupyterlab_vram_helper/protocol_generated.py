@@ -637,7 +637,7 @@ class GpuLoad(TypedDict):
 
     read_at: float
     """
-    Unix seconds (the kernel's clock) when utilisation, power and throttling were read: they are read at most once a second, so a 10 Hz sample may carry the previous second's reading.
+    Unix seconds (the kernel's clock) when utilisation, power and throttling were read: they are read every 2 s, so a sample may carry a reading up to 2 s old.
     """
     scope: str
     """
@@ -703,7 +703,7 @@ class GpuLoad(TypedDict):
     """
     processes: list[GpuProcessLoad] | None
     """
-    The processes the driver sampled on the GPU since the previous reading, busiest first (at most 32; read every 5 s); empty when none ran a kernel meanwhile.
+    The processes the driver sampled on the GPU since the previous reading, busiest first (at most 32; read every 10 s); empty when none ran a kernel meanwhile.
     """
     unavailable: GpuLoadUnavailable
 
@@ -962,7 +962,7 @@ class CellGpuLoad(TypedDict):
     """
     energy_method: str | None
     """
-    How energy_joules was found: energy_counter (the difference of the driver's energy counter, each end interpolated between the readings on either side of it, at most about a second apart) or power_samples (the driver's power samples integrated over the cell, where the board has no energy counter); null with energy_joules.
+    How energy_joules was found: energy_counter (the difference of the driver's energy counter, each end interpolated between the readings on either side of it, about 2 s apart) or power_samples (the driver's power samples integrated over the cell, where the board has no energy counter); null with energy_joules.
     """
     throttle_reasons: list[str] | None
     """

@@ -236,7 +236,7 @@ def utilization_over(
     its timestamp, so the samples inside the cell are its figures. The buffer
     reaches back to the start if it holds a sample at or before it, or its
     first sample is within one sample period of it; otherwise the part it does
-    not cover comes from ``readings`` (the helper's own, about a second apart).
+    not cover comes from ``readings`` (the helper's own, about 2 s apart).
     """
     duration = max(end - start, 0.0)
     if not samples:

@@ -116,7 +116,7 @@ def test_a_sleeping_cell_reads_idle() -> None:
 def test_a_long_cell_beyond_the_buffer_says_so_and_fills_the_rest_from_the_helpers_readings() -> None:
     clocks = Clocks(BASE - 0.5)
     end = BASE + 40.0
-    # The driver kept the last 10 s only (at 90 %); the helper saw 30 % each second before that.
+    # The driver kept the last 10 s only (at 90 %); the helper saw 30 % before that.
     buffer = [(t, v) for t, v in utilization_buffer(BASE, end, inside=90) if t / 1e6 > end - 10]
     answers = LoadAnswers(utilization_samples=buffer, sm=30)
     reader, tracker, devices = setup(answers, clocks)
@@ -208,4 +208,4 @@ def test_the_hooks_make_no_nvml_call_and_the_record_carries_the_load() -> None:
     (entry,) = record["gpu_load"]
     assert entry["sm_mean_percent"] == 88.0 and entry["energy_joules"] is not None
     assert schema_errors(record, "CellMemoryRecord") == []
-    assert FAST_S == 1.0  # the pace the energy interpolation's bound in docs/protocol.md assumes
+    assert FAST_S == 2.0  # the pace the energy interpolation's bound in docs/protocol.md assumes

@@ -4,10 +4,11 @@ Memory says what a kernel holds; load says whether it uses it. This reader
 shares :class:`~.nvml.NvmlReader`'s ``nvmlInit`` and handles, and reads each
 figure at its own pace, because each NVML call costs the sampler thread about
 100 us (an H200's memory query, docs/gpu-runs) and the load figures must cost
-at most 0.05 % of a core at 1 Hz and 0.3 % at 10 Hz:
+at most 0.05 % of a core at 1 Hz and 0.3 % at 10 Hz (benchmarks/gpu_load_cost.py):
 
 - every :data:`FAST_S`: utilisation, power draw, throttle reasons and the energy
-  counter (what a cell's figures and the panel's live view need);
+  counter (what a cell's figures and the panel's live view need; at every
+  second, four calls alone would cost 0.04 % of a core);
 - every :data:`SLOW_S`: temperature and the two clocks (they move slowly);
 - every :data:`LIMIT_S`: the enforced power limit (an administrator's setting);
 - every :data:`PCIE_S`: PCIe throughput, whose call blocks for its 20 ms window;
@@ -38,11 +39,11 @@ if TYPE_CHECKING:
     from ..devices import Device
     from .nvml import NvmlReader
 
-FAST_S = 1.0
+FAST_S = 2.0
 SLOW_S = 5.0
 LIMIT_S = 30.0
 PCIE_S = 10.0
-# Fast readings kept per device: half a minute at FAST_S, more than a sampler tick's gap at any rate.
+# Fast readings kept per device: a minute at FAST_S, more than a sampler tick's gap at any rate.
 RING_LENGTH = 32
 
 # NVML's constants (nvml.h), so that a pynvml without them still reads the others.

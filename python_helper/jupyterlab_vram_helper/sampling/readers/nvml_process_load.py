@@ -23,7 +23,7 @@ if TYPE_CHECKING:  # the message shapes, for annotations only (protocol_types.py
     from ...protocol_types import GpuProcessLoad
 
 # How often the per-process samples are read, in seconds.
-PROCESS_LOAD_S = 5.0
+PROCESS_LOAD_S = 10.0
 # Processes listed per device (a shared card can run hundreds).
 MAX_PROCESS_LOADS = 32
 # NVML_VALUE_NOT_AVAILABLE for an unsigned int: the driver has no figure.
