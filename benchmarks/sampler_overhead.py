@@ -139,6 +139,32 @@ def made_up_figures() -> tuple:
             "processes": [{"pid": 123456, "used_bytes": 45_600_000_000, "this_process": True}],
         },
         "tensorflow": None,
+        "load": {
+            "read_at": 1732200000.125,
+            "scope": "device",
+            "parent_figures": [],
+            "sm_percent": 97.0,
+            "memory_bandwidth_percent": 61.0,
+            "power_watts": 612.345,
+            "power_limit_watts": 700.0,
+            "temperature_c": 71.0,
+            "sm_clock_mhz": 1755,
+            "memory_clock_mhz": 2619,
+            "throttle_reasons": ["sw_power_cap"],
+            "pcie_tx_kb_per_s": 123456,
+            "pcie_rx_kb_per_s": 654321,
+            "processes": [
+                {
+                    "pid": 123456,
+                    "sm_percent": 96.0,
+                    "memory_percent": 60.0,
+                    "encoder_percent": 0.0,
+                    "decoder_percent": 0.0,
+                    "this_process": True,
+                }
+            ],
+            "unavailable": {},
+        },
     }
     return base, gpu
 

@@ -10,6 +10,10 @@ it starts are born there and meet a container's limit and its out-of-memory
 killer (which takes the largest process: the kernel that filled it), while
 the browser does not. Where no cgroup can be made, the server's log says why
 and nothing is limited (tests that need a limit skip).
+
+With VRAM_UI_FAKE_NVML=1, the kernels import the stand-in ``pynvml`` of
+tests/fake_nvml (one busy card): the GPU memory and load figures appear on a
+machine without a GPU.
 """
 
 import os
@@ -46,3 +50,14 @@ def _server_in_cgroup(limit: int) -> None:
 
 if os.environ.get("VRAM_UI_KERNEL_MEMORY_LIMIT"):
     _server_in_cgroup(_bytes(os.environ["VRAM_UI_KERNEL_MEMORY_LIMIT"]))
+
+
+def _kernels_see_the_stand_in_card() -> None:
+    """Give the kernels this server starts the stand-in pynvml of tests/fake_nvml: one busy card,
+    so the browser tests see GPU load figures on a machine without a GPU."""
+    fake = str(Path(__file__).resolve().parent.parent / "tests" / "fake_nvml")
+    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (fake, os.environ.get("PYTHONPATH")) if p)
+
+
+if os.environ.get("VRAM_UI_FAKE_NVML") == "1":
+    _kernels_see_the_stand_in_card()

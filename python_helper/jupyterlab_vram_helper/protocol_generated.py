@@ -548,6 +548,166 @@ class NvmlGpuMemory(TypedDict):
     """
 
 
+class GpuLoadUnavailable(TypedDict):
+    """
+    Why each null figure of a GPU's load figures is null; a figure that is known is not listed.
+    """
+
+    sm_percent: NotRequired[str]
+    """
+    Why a figure is null: no_nvml (NVML cannot be used here), not_supported (this GPU, MIG instance or driver does not give it), no_permission, gpu_lost, not_read_yet (read less often than samples, not read since the helper started), no_samples (the driver's buffer has no sample for the time asked), driver_error (any other NVML failure); a reader keeps any other string as is.
+    """
+    memory_bandwidth_percent: NotRequired[str]
+    """
+    Why a figure is null: no_nvml (NVML cannot be used here), not_supported (this GPU, MIG instance or driver does not give it), no_permission, gpu_lost, not_read_yet (read less often than samples, not read since the helper started), no_samples (the driver's buffer has no sample for the time asked), driver_error (any other NVML failure); a reader keeps any other string as is.
+    """
+    power_watts: NotRequired[str]
+    """
+    Why a figure is null: no_nvml (NVML cannot be used here), not_supported (this GPU, MIG instance or driver does not give it), no_permission, gpu_lost, not_read_yet (read less often than samples, not read since the helper started), no_samples (the driver's buffer has no sample for the time asked), driver_error (any other NVML failure); a reader keeps any other string as is.
+    """
+    power_limit_watts: NotRequired[str]
+    """
+    Why a figure is null: no_nvml (NVML cannot be used here), not_supported (this GPU, MIG instance or driver does not give it), no_permission, gpu_lost, not_read_yet (read less often than samples, not read since the helper started), no_samples (the driver's buffer has no sample for the time asked), driver_error (any other NVML failure); a reader keeps any other string as is.
+    """
+    temperature_c: NotRequired[str]
+    """
+    Why a figure is null: no_nvml (NVML cannot be used here), not_supported (this GPU, MIG instance or driver does not give it), no_permission, gpu_lost, not_read_yet (read less often than samples, not read since the helper started), no_samples (the driver's buffer has no sample for the time asked), driver_error (any other NVML failure); a reader keeps any other string as is.
+    """
+    sm_clock_mhz: NotRequired[str]
+    """
+    Why a figure is null: no_nvml (NVML cannot be used here), not_supported (this GPU, MIG instance or driver does not give it), no_permission, gpu_lost, not_read_yet (read less often than samples, not read since the helper started), no_samples (the driver's buffer has no sample for the time asked), driver_error (any other NVML failure); a reader keeps any other string as is.
+    """
+    memory_clock_mhz: NotRequired[str]
+    """
+    Why a figure is null: no_nvml (NVML cannot be used here), not_supported (this GPU, MIG instance or driver does not give it), no_permission, gpu_lost, not_read_yet (read less often than samples, not read since the helper started), no_samples (the driver's buffer has no sample for the time asked), driver_error (any other NVML failure); a reader keeps any other string as is.
+    """
+    throttle_reasons: NotRequired[str]
+    """
+    Why a figure is null: no_nvml (NVML cannot be used here), not_supported (this GPU, MIG instance or driver does not give it), no_permission, gpu_lost, not_read_yet (read less often than samples, not read since the helper started), no_samples (the driver's buffer has no sample for the time asked), driver_error (any other NVML failure); a reader keeps any other string as is.
+    """
+    pcie_tx_kb_per_s: NotRequired[str]
+    """
+    Why a figure is null: no_nvml (NVML cannot be used here), not_supported (this GPU, MIG instance or driver does not give it), no_permission, gpu_lost, not_read_yet (read less often than samples, not read since the helper started), no_samples (the driver's buffer has no sample for the time asked), driver_error (any other NVML failure); a reader keeps any other string as is.
+    """
+    pcie_rx_kb_per_s: NotRequired[str]
+    """
+    Why a figure is null: no_nvml (NVML cannot be used here), not_supported (this GPU, MIG instance or driver does not give it), no_permission, gpu_lost, not_read_yet (read less often than samples, not read since the helper started), no_samples (the driver's buffer has no sample for the time asked), driver_error (any other NVML failure); a reader keeps any other string as is.
+    """
+    processes: NotRequired[str]
+    """
+    Why a figure is null: no_nvml (NVML cannot be used here), not_supported (this GPU, MIG instance or driver does not give it), no_permission, gpu_lost, not_read_yet (read less often than samples, not read since the helper started), no_samples (the driver's buffer has no sample for the time asked), driver_error (any other NVML failure); a reader keeps any other string as is.
+    """
+
+
+class GpuProcessLoad(TypedDict):
+    """
+    One process's share of a GPU's activity, from the driver's per-process utilisation samples since the previous reading (pids of NVML's pid namespace).
+    """
+
+    pid: int
+    """
+    The process id.
+    """
+    sm_percent: float | None
+    """
+    The share of time its kernels ran on the SMs, in percent (the mean of its samples); null where the driver gives none.
+    """
+    memory_percent: float | None
+    """
+    The share of time it read or wrote device memory, in percent; null where the driver gives none.
+    """
+    encoder_percent: float | None
+    """
+    Its video encoder utilisation, in percent; null where the driver gives none.
+    """
+    decoder_percent: float | None
+    """
+    Its video decoder utilisation, in percent; null where the driver gives none.
+    """
+    this_process: bool
+    """
+    True for the kernel process that sent the sample.
+    """
+
+
+class GpuLoad(TypedDict):
+    """
+    How busy a GPU is: utilisation, power, temperature, clocks, throttling, PCIe traffic and each process's share. Each figure is null where it cannot be read, and unavailable says why.
+    """
+
+    read_at: float
+    """
+    Unix seconds (the kernel's clock) when utilisation, power and throttling were read: they are read every 2 s, so a sample may carry a reading up to 2 s old.
+    """
+    scope: str
+    """
+    Whose figures a GPU's load figures are: device (the card the kernel sees is a whole GPU) or mig_instance (the kernel sees a MIG instance; the figures named in parent_figures are then the whole parent GPU's); a reader keeps any other string as is.
+    """
+    parent_figures: list[
+        Literal[
+            "sm_percent",
+            "memory_bandwidth_percent",
+            "power_watts",
+            "power_limit_watts",
+            "temperature_c",
+            "sm_clock_mhz",
+            "memory_clock_mhz",
+            "throttle_reasons",
+            "pcie_tx_kb_per_s",
+            "pcie_rx_kb_per_s",
+            "processes",
+        ]
+    ]
+    """
+    On a MIG instance, the figures that are the whole parent GPU's because the driver gives no instance figure (empty otherwise).
+    """
+    sm_percent: float | None
+    """
+    The share of the last sample period (1/6 s to 1 s, by product) in which a kernel ran on the GPU, in percent (nvmlDeviceGetUtilizationRates' gpu).
+    """
+    memory_bandwidth_percent: float | None
+    """
+    The share of the last sample period in which device memory was read or written, in percent (nvmlDeviceGetUtilizationRates' memory).
+    """
+    power_watts: float | None
+    """
+    The board's power draw, in watts.
+    """
+    power_limit_watts: float | None
+    """
+    The power limit the driver enforces, in watts (read every 30 s).
+    """
+    temperature_c: float | None
+    """
+    The GPU's core temperature, in degrees Celsius (read every 5 s).
+    """
+    sm_clock_mhz: int | None
+    """
+    The SM clock, in MHz (read every 5 s).
+    """
+    memory_clock_mhz: int | None
+    """
+    The memory clock, in MHz (read every 5 s).
+    """
+    throttle_reasons: list[str] | None
+    """
+    Why the clocks are below their maximum now; empty when nothing holds them.
+    """
+    pcie_tx_kb_per_s: int | None
+    """
+    PCIe traffic from the GPU, in NVML's KB/s, over a 20 ms window (read every 10 s: each reading blocks the sampler for that window).
+    """
+    pcie_rx_kb_per_s: int | None
+    """
+    PCIe traffic to the GPU, in NVML's KB/s, as pcie_tx_kb_per_s.
+    """
+    processes: list[GpuProcessLoad] | None
+    """
+    The processes the driver sampled on the GPU since the previous reading, busiest first (at most 32; read every 10 s); empty when none ran a kernel meanwhile.
+    """
+    unavailable: GpuLoadUnavailable
+
+
 class TensorflowGpuMemory(TypedDict):
     """
     The two figures of tf.config.experimental.get_memory_info, per card.
@@ -591,6 +751,10 @@ class GpuSample(TypedDict):
     tensorflow: TensorflowGpuMemory | None
     """
     Null unless TensorFlow has initialised its GPUs.
+    """
+    load: NotRequired[GpuLoad | None]
+    """
+    How busy the GPU is; null where NVML does not know the device, absent from older helpers (unknown).
     """
 
 
@@ -734,6 +898,77 @@ class CellGpuMemory(TypedDict):
     """
     Whether the peaks are exact (the counters were reset at the cell's start).
     """
+
+
+class CellGpuLoadUnavailable(TypedDict):
+    """
+    Why each null figure of a cell's GPU load is null; a figure that is known is not listed.
+    """
+
+    sm_mean_percent: NotRequired[str]
+    """
+    Why a figure is null: no_nvml (NVML cannot be used here), not_supported (this GPU, MIG instance or driver does not give it), no_permission, gpu_lost, not_read_yet (read less often than samples, not read since the helper started), no_samples (the driver's buffer has no sample for the time asked), driver_error (any other NVML failure); a reader keeps any other string as is.
+    """
+    energy_joules: NotRequired[str]
+    """
+    Why a figure is null: no_nvml (NVML cannot be used here), not_supported (this GPU, MIG instance or driver does not give it), no_permission, gpu_lost, not_read_yet (read less often than samples, not read since the helper started), no_samples (the driver's buffer has no sample for the time asked), driver_error (any other NVML failure); a reader keeps any other string as is.
+    """
+    throttle_reasons: NotRequired[str]
+    """
+    Why a figure is null: no_nvml (NVML cannot be used here), not_supported (this GPU, MIG instance or driver does not give it), no_permission, gpu_lost, not_read_yet (read less often than samples, not read since the helper started), no_samples (the driver's buffer has no sample for the time asked), driver_error (any other NVML failure); a reader keeps any other string as is.
+    """
+
+
+class CellGpuLoad(TypedDict):
+    """
+    How busy one GPU was while a cell ran, from the driver's own sample buffer and energy counter, read after the cell ended. The helper sends figures, not verdicts: the frontend decides what they suggest (docs/protocol.md).
+    """
+
+    index: int
+    """
+    The CUDA ordinal, as in samples.
+    """
+    scope: str
+    """
+    Whose figures a GPU's load figures are: device (the card the kernel sees is a whole GPU) or mig_instance (the kernel sees a MIG instance; the figures named in parent_figures are then the whole parent GPU's); a reader keeps any other string as is.
+    """
+    parent_figures: list[Literal["sm_mean_percent", "energy_joules", "throttle_reasons"]]
+    """
+    On a MIG instance, the figures that are the whole parent GPU's (empty otherwise).
+    """
+    sm_mean_percent: float | None
+    """
+    The mean GPU utilisation over the cell, in percent: the driver's samples inside the cell, and where its buffer does not reach back to the cell's start, the helper's own readings of the rest, weighted by the time each covers.
+    """
+    sm_max_percent: float | None
+    """
+    The highest GPU utilisation sample over the cell, in percent.
+    """
+    utilization_samples: int
+    """
+    How many of the driver's utilisation samples the figures come from (0 when none fell in the cell).
+    """
+    coverage: str
+    """
+    full: the driver's buffer reaches back to the cell's start; partial: it does not (older samples were overwritten), and covered_s says how much of the cell it covers; none: it has no sample for the cell. A reader keeps any other string as is.
+    """
+    covered_s: float
+    """
+    Seconds of the cell, counted back from its end, that the driver's samples cover.
+    """
+    energy_joules: float | None
+    """
+    The GPU's energy while the cell ran, in joules (the whole GPU's: every process on it).
+    """
+    energy_method: str | None
+    """
+    How energy_joules was found: energy_counter (the difference of the driver's energy counter, each end interpolated between the readings on either side of it, about 2 s apart) or power_samples (the driver's power samples integrated over the cell, where the board has no energy counter); null with energy_joules.
+    """
+    throttle_reasons: list[str] | None
+    """
+    Every clocks event (throttle) reason seen in the readings during the cell and in one taken right after it; empty when none was.
+    """
+    unavailable: CellGpuLoadUnavailable
 
 
 class OomCause(TypedDict):
@@ -1699,6 +1934,10 @@ class CellMemoryRecord(TypedDict):
     oom: OomDiagnosis | None
     """
     The out-of-memory diagnosis; null unless the cell died of out-of-memory (absent from older helpers).
+    """
+    gpu_load: NotRequired[list[CellGpuLoad]]
+    """
+    How busy each GPU the kernel sees was during the cell (empty without NVML or GPUs); absent from older helpers (unknown).
     """
 
 

@@ -12,6 +12,8 @@ cost every kernel start several milliseconds of its bootstrap.
 from __future__ import annotations
 
 from .protocol_generated import CellError as CellError
+from .protocol_generated import CellGpuLoad as CellGpuLoad
+from .protocol_generated import CellGpuLoadUnavailable as CellGpuLoadUnavailable
 from .protocol_generated import CellGpuMemory as CellGpuMemory
 from .protocol_generated import CellHostMemory as CellHostMemory
 from .protocol_generated import CellMemoryRecord as CellMemoryRecord
@@ -19,6 +21,9 @@ from .protocol_generated import CellsMessage as CellsMessage
 from .protocol_generated import ContainerMemory as ContainerFigures
 from .protocol_generated import DeviceInfo as DeviceInfo
 from .protocol_generated import ErrorMessage as ErrorMessage
+from .protocol_generated import GpuLoad as GpuLoad
+from .protocol_generated import GpuLoadUnavailable as GpuLoadUnavailable
+from .protocol_generated import GpuProcessLoad as GpuProcessLoad
 from .protocol_generated import GpuSample as GpuFigures
 from .protocol_generated import HelloMessage as HelloMessage
 from .protocol_generated import HelperConfig as ConfigDict
@@ -43,6 +48,8 @@ from .protocol_generated import TorchState as TorchState
 
 __all__ = [
     "CellError",
+    "CellGpuLoad",
+    "CellGpuLoadUnavailable",
     "CellGpuMemory",
     "CellHostMemory",
     "CellMemoryRecord",
@@ -52,6 +59,9 @@ __all__ = [
     "DeviceInfo",
     "ErrorMessage",
     "GpuFigures",
+    "GpuLoad",
+    "GpuLoadUnavailable",
+    "GpuProcessLoad",
     "HelloMessage",
     "HiddenGpus",
     "HostFigures",

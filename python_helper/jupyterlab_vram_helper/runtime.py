@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .cells.cell_accounting import CellMemoryRecorder
+from .cells.cell_load import CellLoadTracker
 from .comm.background_sender import BackgroundSender
 from .comm.channel import Channel
 from .sampling.sample import SampleSource
@@ -74,6 +75,7 @@ class Runtime:
             has_listeners=self.channel.has_targets,
             call_soon=self.cell_sender.call_soon,
             diagnose_oom=lambda type_name, message: self.oom_watch.diagnose(type_name, message),
+            cell_load=CellLoadTracker(self.source.load),
         )
         self.sampler.add_observer(self.cells.observe)
         self.channel.bind(
@@ -181,6 +183,7 @@ class Runtime:
         self.channel.unregister()
         self.cells.close()
         self.source.host.close()
+        self.source.load.forget()
         self.source.nvml.shutdown()
 
     def _at_exit(self) -> None:

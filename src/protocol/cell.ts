@@ -8,6 +8,7 @@
  * (protocol.generated.ts) and re-exported here under the names the frontend
  * imports; the reader below checks untrusted JSON against them.
  */
+import { readCellGpuLoad } from './load';
 import { readOomDiagnosis } from './oom';
 import { describeValue, FieldReader, ShapeError } from './reader';
 import type {
@@ -87,6 +88,12 @@ function readCellRecord(r: FieldReader): CellMemoryRecord {
   });
   const oomReader = r.nullableObject('oom');
   const oom = oomReader && readOomDiagnosis(oomReader);
+  // Absent from older helpers: left out (unknown), not an empty list.
+  const gpuLoad = r
+    .nullableArray('gpu_load')
+    ?.map((item, i) =>
+      readCellGpuLoad(FieldReader.of(item, `${r.path}.gpu_load[${i}]`))
+    );
   return {
     record_id,
     execution_count,
@@ -98,7 +105,8 @@ function readCellRecord(r: FieldReader): CellMemoryRecord {
     peak_exact,
     host,
     gpus,
-    oom
+    oom,
+    ...(gpuLoad ? { gpu_load: gpuLoad } : {})
   };
 }
 

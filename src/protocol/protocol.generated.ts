@@ -45,6 +45,18 @@ export type HiddenHolderKind =
 export type KernelMessage =
   HelloMessage | SampleMessage | CellsMessage | ReplyMessage | ErrorMessage;
 /**
+ * Whose figures a GPU's load figures are: device (the card the kernel sees is a whole GPU) or mig_instance (the kernel sees a MIG instance; the figures named in parent_figures are then the whole parent GPU's); a reader keeps any other string as is.
+ */
+export type LoadScope = string;
+/**
+ * Why the clocks are held below their maximum, from NVML's clocks event (throttle) reasons: gpu_idle, applications_clocks_setting, sw_power_cap (power cap), hw_slowdown (HW slowdown: power brake or thermal), sync_boost, sw_thermal_slowdown, hw_thermal_slowdown, hw_power_brake_slowdown, display_clock_setting, board_limit, reliability; a bit NVML does not name here reads bit_N (N its position); a reader keeps any other string as is.
+ */
+export type ThrottleReason = string;
+/**
+ * Why a figure is null: no_nvml (NVML cannot be used here), not_supported (this GPU, MIG instance or driver does not give it), no_permission, gpu_lost, not_read_yet (read less often than samples, not read since the helper started), no_samples (the driver's buffer has no sample for the time asked), driver_error (any other NVML failure); a reader keeps any other string as is.
+ */
+export type LoadUnavailableReason = string;
+/**
  * A byte count or counter: a non-negative integer, or null where the figure is unknown.
  */
 export type ByteCount = number | null;
@@ -523,6 +535,10 @@ export interface GpuSample {
    * Null unless TensorFlow has initialised its GPUs.
    */
   tensorflow: TensorflowGpuMemory | null;
+  /**
+   * How busy the GPU is; null where NVML does not know the device, absent from older helpers (unknown).
+   */
+  load?: GpuLoad | null;
 }
 /**
  * A GPU's figures from PyTorch's caching allocator.
@@ -613,6 +629,122 @@ export interface TensorflowGpuMemory {
   peak_bytes: number | null;
 }
 /**
+ * How busy a GPU is: utilisation, power, temperature, clocks, throttling, PCIe traffic and each process's share. Each figure is null where it cannot be read, and unavailable says why.
+ */
+export interface GpuLoad {
+  /**
+   * Unix seconds (the kernel's clock) when utilisation, power and throttling were read: they are read every 2 s, so a sample may carry a reading up to 2 s old.
+   */
+  read_at: number;
+  scope: LoadScope;
+  /**
+   * On a MIG instance, the figures that are the whole parent GPU's because the driver gives no instance figure (empty otherwise).
+   */
+  parent_figures: (
+    | 'sm_percent'
+    | 'memory_bandwidth_percent'
+    | 'power_watts'
+    | 'power_limit_watts'
+    | 'temperature_c'
+    | 'sm_clock_mhz'
+    | 'memory_clock_mhz'
+    | 'throttle_reasons'
+    | 'pcie_tx_kb_per_s'
+    | 'pcie_rx_kb_per_s'
+    | 'processes'
+  )[];
+  /**
+   * The share of the last sample period (1/6 s to 1 s, by product) in which a kernel ran on the GPU, in percent (nvmlDeviceGetUtilizationRates' gpu).
+   */
+  sm_percent: number | null;
+  /**
+   * The share of the last sample period in which device memory was read or written, in percent (nvmlDeviceGetUtilizationRates' memory).
+   */
+  memory_bandwidth_percent: number | null;
+  /**
+   * The board's power draw, in watts.
+   */
+  power_watts: number | null;
+  /**
+   * The power limit the driver enforces, in watts (read every 30 s).
+   */
+  power_limit_watts: number | null;
+  /**
+   * The GPU's core temperature, in degrees Celsius (read every 5 s).
+   */
+  temperature_c: number | null;
+  /**
+   * The SM clock, in MHz (read every 5 s).
+   */
+  sm_clock_mhz: number | null;
+  /**
+   * The memory clock, in MHz (read every 5 s).
+   */
+  memory_clock_mhz: number | null;
+  /**
+   * Why the clocks are below their maximum now; empty when nothing holds them.
+   */
+  throttle_reasons: ThrottleReason[] | null;
+  /**
+   * PCIe traffic from the GPU, in NVML's KB/s, over a 20 ms window (read every 10 s: each reading blocks the sampler for that window).
+   */
+  pcie_tx_kb_per_s: number | null;
+  /**
+   * PCIe traffic to the GPU, in NVML's KB/s, as pcie_tx_kb_per_s.
+   */
+  pcie_rx_kb_per_s: number | null;
+  /**
+   * The processes the driver sampled on the GPU since the previous reading, busiest first (at most 32; read every 10 s); empty when none ran a kernel meanwhile.
+   */
+  processes: GpuProcessLoad[] | null;
+  unavailable: GpuLoadUnavailable;
+}
+/**
+ * One process's share of a GPU's activity, from the driver's per-process utilisation samples since the previous reading (pids of NVML's pid namespace).
+ */
+export interface GpuProcessLoad {
+  /**
+   * The process id.
+   */
+  pid: number;
+  /**
+   * The share of time its kernels ran on the SMs, in percent (the mean of its samples); null where the driver gives none.
+   */
+  sm_percent: number | null;
+  /**
+   * The share of time it read or wrote device memory, in percent; null where the driver gives none.
+   */
+  memory_percent: number | null;
+  /**
+   * Its video encoder utilisation, in percent; null where the driver gives none.
+   */
+  encoder_percent: number | null;
+  /**
+   * Its video decoder utilisation, in percent; null where the driver gives none.
+   */
+  decoder_percent: number | null;
+  /**
+   * True for the kernel process that sent the sample.
+   */
+  this_process: boolean;
+}
+/**
+ * Why each null figure of a GPU's load figures is null; a figure that is known is not listed.
+ */
+export interface GpuLoadUnavailable {
+  sm_percent?: LoadUnavailableReason;
+  memory_bandwidth_percent?: LoadUnavailableReason;
+  power_watts?: LoadUnavailableReason;
+  power_limit_watts?: LoadUnavailableReason;
+  temperature_c?: LoadUnavailableReason;
+  sm_clock_mhz?: LoadUnavailableReason;
+  memory_clock_mhz?: LoadUnavailableReason;
+  throttle_reasons?: LoadUnavailableReason;
+  pcie_tx_kb_per_s?: LoadUnavailableReason;
+  pcie_rx_kb_per_s?: LoadUnavailableReason;
+  processes?: LoadUnavailableReason;
+}
+/**
  * Per-cell records, oldest first: one message per round of the helper's sender (a lone cell's record alone; a Run All gathers the cells of about 50 ms).
  */
 export interface CellsMessage {
@@ -667,6 +799,10 @@ export interface CellMemoryRecord {
    * The out-of-memory diagnosis; null unless the cell died of out-of-memory (absent from older helpers).
    */
   oom: OomDiagnosis | null;
+  /**
+   * How busy each GPU the kernel sees was during the cell (empty without NVML or GPUs); absent from older helpers (unknown).
+   */
+  gpu_load?: CellGpuLoad[];
 }
 /**
  * Why a cell failed; null in a record whose status is ok.
@@ -962,6 +1098,61 @@ export interface SiteFrame {
    * The function's name, or null when unknown.
    */
   function: string | null;
+}
+/**
+ * How busy one GPU was while a cell ran, from the driver's own sample buffer and energy counter, read after the cell ended. The helper sends figures, not verdicts: the frontend decides what they suggest (docs/protocol.md).
+ */
+export interface CellGpuLoad {
+  /**
+   * The CUDA ordinal, as in samples.
+   */
+  index: number;
+  scope: LoadScope;
+  /**
+   * On a MIG instance, the figures that are the whole parent GPU's (empty otherwise).
+   */
+  parent_figures: ('sm_mean_percent' | 'energy_joules' | 'throttle_reasons')[];
+  /**
+   * The mean GPU utilisation over the cell, in percent: the driver's samples inside the cell, and where its buffer does not reach back to the cell's start, the helper's own readings of the rest, weighted by the time each covers.
+   */
+  sm_mean_percent: number | null;
+  /**
+   * The highest GPU utilisation sample over the cell, in percent.
+   */
+  sm_max_percent: number | null;
+  /**
+   * How many of the driver's utilisation samples the figures come from (0 when none fell in the cell).
+   */
+  utilization_samples: number;
+  /**
+   * full: the driver's buffer reaches back to the cell's start; partial: it does not (older samples were overwritten), and covered_s says how much of the cell it covers; none: it has no sample for the cell. A reader keeps any other string as is.
+   */
+  coverage: string;
+  /**
+   * Seconds of the cell, counted back from its end, that the driver's samples cover.
+   */
+  covered_s: number;
+  /**
+   * The GPU's energy while the cell ran, in joules (the whole GPU's: every process on it).
+   */
+  energy_joules: number | null;
+  /**
+   * How energy_joules was found: energy_counter (the difference of the driver's energy counter, each end interpolated between the readings on either side of it, about 2 s apart) or power_samples (the driver's power samples integrated over the cell, where the board has no energy counter); null with energy_joules.
+   */
+  energy_method: string | null;
+  /**
+   * Every clocks event (throttle) reason seen in the readings during the cell and in one taken right after it; empty when none was.
+   */
+  throttle_reasons: ThrottleReason[] | null;
+  unavailable: CellGpuLoadUnavailable;
+}
+/**
+ * Why each null figure of a cell's GPU load is null; a figure that is known is not listed.
+ */
+export interface CellGpuLoadUnavailable {
+  sm_mean_percent?: LoadUnavailableReason;
+  energy_joules?: LoadUnavailableReason;
+  throttle_reasons?: LoadUnavailableReason;
 }
 /**
  * The answer to a request that succeeded.

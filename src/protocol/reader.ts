@@ -69,6 +69,11 @@ export class FieldReader {
       : this.fail(key, 'a number');
   }
 
+  /** A number or null ("unknown"); a missing key reads as null. */
+  nullableNumber(key: string): number | null {
+    return this.isAbsent(key) ? null : this.number(key);
+  }
+
   integer(key: string): number {
     const v = this.data[key];
     return typeof v === 'number' && Number.isInteger(v)

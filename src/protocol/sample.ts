@@ -7,6 +7,7 @@
  * (protocol.generated.ts) and re-exported here under the names the frontend
  * imports; the reader below checks untrusted JSON against them.
  */
+import { readGpuLoad } from './load';
 import { describeValue, FieldReader, ShapeError } from './reader';
 import type {
   ContainerMemory,
@@ -44,6 +45,7 @@ function readGpu(item: unknown, path: string): GpuSample {
   const torch = g.nullableObject('torch');
   const nvml = g.nullableObject('nvml');
   const tf = g.nullableObject('tensorflow');
+  const load = g.nullableObject('load');
   return {
     index,
     name,
@@ -67,7 +69,9 @@ function readGpu(item: unknown, path: string): GpuSample {
     tensorflow: tf && {
       current_bytes: tf.bytes('current_bytes'),
       peak_bytes: tf.bytes('peak_bytes')
-    }
+    },
+    // Absent from older helpers: unknown, as null.
+    load: load && readGpuLoad(load)
   };
 }
 

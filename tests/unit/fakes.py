@@ -9,6 +9,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+from fake_nvml_load import FakeMigInstance, LoadAnswers, LoadQueries
+
 T = TypeVar("T")
 
 
@@ -129,6 +131,7 @@ class FakeGpu:
     driver_reserved: int = 0  # what NVML's v1 "used" counts and v2 (like nvidia-smi) leaves out
     handle_error: int | None = None  # the NVML code its handle is refused with (no permission, lost)
     memory_failures: int = 0  # memory queries that fail (GPU_IS_LOST) before it answers again
+    load: LoadAnswers | None = None  # its answers to the load queries; None: NOT_SUPPORTED to each
 
 
 class FakeNvmlError(Exception):
@@ -144,7 +147,7 @@ NVML_ERROR_NO_PERMISSION = 4
 NVML_ERROR_GPU_IS_LOST = 15
 
 
-class FakePynvml(types.ModuleType):
+class FakePynvml(LoadQueries, types.ModuleType):
     nvmlMemory_v2 = 0x02000028  # pynvml's version tag for nvmlMemory_v2_t
 
     def __init__(self, gpus: list[FakeGpu], init_error: str | None = None, memory_v2: bool = True):
@@ -153,6 +156,19 @@ class FakePynvml(types.ModuleType):
         self.init_error = init_error
         self.memory_v2 = memory_v2  # False: a driver older than 510 (NVML_ERROR_FUNCTION_NOT_FOUND)
         self.calls: list[str] = []
+        self.mig_instances: list[FakeMigInstance] = []
+
+    def nvmlDeviceGetHandleByUUID(self, uuid: str) -> Any:
+        handles: list[Any] = [*self.gpus, *self.mig_instances]
+        for handle in handles:
+            if handle.uuid == uuid:
+                return handle
+        raise FakeNvmlError("Not Found", 6)
+
+    def nvmlDeviceGetDeviceHandleFromMigDeviceHandle(self, handle: Any) -> Any:
+        if not isinstance(handle, FakeMigInstance):
+            raise FakeNvmlError("Invalid Argument", 2)
+        return handle.parent
 
     def nvmlInit(self) -> None:
         self.calls.append("nvmlInit")

@@ -82,13 +82,14 @@ from ..protocol import CellStatus, cells_message, error_message
 from ..sampling.readers import torch_cuda
 from ..sampling.readers.kernel_rss import KernelRss, kernel_rss
 from ..sampling.readers.torch_cuda import NO_ALLOCATIONS, CellAllocators
+from .cell_load import CellLoadTracker
 from .cell_readings import EndedCell, GpuReading, PendingCell, gpu_reading
 from .cell_records import cell_record, gpu_records
 from .execution_counts import CellNumbering
 from .running_cells import MAX_PENDING_CELLS, RunningCells
 
 if TYPE_CHECKING:  # only the type: the module is loaded when a diagnosis is made
-    from ..protocol_types import CellGpuMemory, CellMemoryRecord, OomDiagnosis
+    from ..protocol_types import CellGpuLoad, CellGpuMemory, CellMemoryRecord, OomDiagnosis
 
 
 HISTORY_LENGTH = 2000
@@ -116,6 +117,7 @@ class CellMemoryRecorder:
         # time.perf_counter, or a stand-in on its scale: observe() compares the sampler's times with it
         clock: Callable[[], float] = time.perf_counter,
         max_records: int = HISTORY_LENGTH,
+        cell_load: CellLoadTracker | None = None,
     ):
         self._config = config
         self._send = send
@@ -128,6 +130,8 @@ class CellMemoryRecorder:
         self.shell = shell
         self._wall_clock = wall_clock
         self._clock = clock
+        # Each cell's GPU load, read after it ends (cell_load.py); None: records carry none.
+        self._cell_load = cell_load
         self._running = RunningCells()
         # The running cells' list is kept as an attribute of this object too, so that the hooks'
         # common path reads it directly rather than through another attribute lookup.
@@ -322,6 +326,8 @@ class CellMemoryRecorder:
         try:
             if self._pending:
                 self._running.observe(figures, started)
+                if self._cell_load is not None:
+                    self._cell_load.observe(tuple(self._pending))
         except Exception:
             pass
 
@@ -476,6 +482,7 @@ class CellMemoryRecorder:
                 return
             reading: tuple[int | None, int | None] | None = None
             gpus: GpuReading | None = None
+            loads = self._gpu_loads()
             while self._ended:
                 ended = self._ended[0]
                 if not ended.host_read:
@@ -487,11 +494,22 @@ class CellMemoryRecorder:
                     if gpus is None:
                         gpus = self._gpu_reading("reading torch.cuda after the cell")
                     ended.gpus_after = gpus
-                record = cell_record(self._next_id, ended, self._gpu_entries(ended))
+                load = loads.get(id(ended.cell)) if loads is not None else None
+                record = cell_record(self._next_id, ended, self._gpu_entries(ended), load)
                 self._next_id += 1
                 self._ended.popleft()
                 self._records.append(record)
                 self._unsent.append(record)
+
+    def _gpu_loads(self) -> dict[int, list[CellGpuLoad]] | None:
+        """The waiting cells' GPU load entries by ``id(cell)``, read from the driver now; None without a tracker."""
+        if self._cell_load is None:
+            return None
+        try:
+            return self._cell_load.entries([(e.cell, e.cell.started + max(0.0, e.t1 - e.cell.t0)) for e in self._ended])
+        except Exception as exc:
+            self._problem("reading the GPU load of the cell", exc)
+            return {}
 
     def _problem(self, what: str, exc: BaseException) -> None:
         try:

@@ -12,11 +12,14 @@ from ..sampling.readers.torch_cuda import AllocatorCounters, counters_from_stats
 from .cell_readings import EndedCell, GpuReading, PendingCell, peak_of
 
 if TYPE_CHECKING:  # the message shapes, for annotations only (protocol_types.py)
-    from ..protocol_types import CellGpuMemory, CellHostMemory, CellMemoryRecord
+    from ..protocol_types import CellGpuLoad, CellGpuMemory, CellHostMemory, CellMemoryRecord
 
 
-def cell_record(record_id: int, ended: EndedCell, gpus: list[CellGpuMemory]) -> CellMemoryRecord:
-    """The record of ``ended``, whose end figures are read; ``gpus`` made by :func:`gpu_records`."""
+def cell_record(
+    record_id: int, ended: EndedCell, gpus: list[CellGpuMemory], gpu_load: list[CellGpuLoad] | None = None
+) -> CellMemoryRecord:
+    """The record of ``ended``, whose end figures are read; ``gpus`` made by :func:`gpu_records`,
+    ``gpu_load`` by cell_load.py (None: the record carries none)."""
     cell = ended.cell
     rss_peak, rss_exact = peak_of(
         cell.rss_before,
@@ -32,7 +35,7 @@ def cell_record(record_id: int, ended: EndedCell, gpus: list[CellGpuMemory]) -> 
         "rss_peak_bytes": rss_peak,
         "peak_exact": rss_exact,
     }
-    return {
+    record: CellMemoryRecord = {
         "record_id": record_id,
         "execution_count": ended.execution_count,
         "cell_id": cell.cell_id,
@@ -45,6 +48,9 @@ def cell_record(record_id: int, ended: EndedCell, gpus: list[CellGpuMemory]) -> 
         "gpus": gpus,
         "oom": ended.oom,
     }
+    if gpu_load is not None:
+        record["gpu_load"] = gpu_load
+    return record
 
 
 def gpu_records(cell: PendingCell, after: GpuReading) -> list[CellGpuMemory]:

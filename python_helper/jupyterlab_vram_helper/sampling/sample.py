@@ -18,6 +18,7 @@ from .readers import tensorflow as tf_reader
 from .readers import torch_cuda
 from .readers.host import HostReader
 from .readers.nvml import NvmlDevice, NvmlReader
+from .readers.nvml_load import LoadReader, load_moved
 
 if TYPE_CHECKING:  # the message shapes, for annotations only (protocol_types.py)
     from ..protocol_types import GpuFigures, HiddenGpus, HostFigures, SampleMessage, TensorflowState, TorchState
@@ -57,18 +58,20 @@ ENVIRONMENT_CHECK_S = 1.0
 
 
 class SampleSource:
-    """Reads every memory source (host, NVML, PyTorch, TensorFlow) into figures."""
+    """Reads every memory source (host, NVML, PyTorch, TensorFlow) into figures, and NVML's load figures."""
 
     def __init__(
         self,
         host: HostReader | None = None,
         nvml: NvmlReader | None = None,
+        load: LoadReader | None = None,
         environ: Mapping[str, str] = os.environ,
         wall_clock: Callable[[], float] = time.time,
         clock: Callable[[], float] = time.monotonic,
     ):
         self.host = host if host is not None else HostReader()
         self.nvml = nvml if nvml is not None else NvmlReader()
+        self.load = load if load is not None else LoadReader(self.nvml)
         self._environ = environ
         self._wall_clock = wall_clock
         self._clock = clock
@@ -180,8 +183,12 @@ class SampleSource:
                     "torch": torch_figures,
                     "nvml": nvml,
                     "tensorflow": tf_figures,
+                    "load": None,
                 }
             )
+        if gpus:
+            for gpu, load in zip(gpus, self._load_figures(devices), strict=True):
+                gpu["load"] = load
         return {
             "host": self.host.read(),
             "torch": torch_cuda.torch_state(torch, initialized),
@@ -190,6 +197,13 @@ class SampleSource:
             # On the common tick, which has GPUs, no call is made here.
             "hidden_gpus": self._hidden_by_environment(devices) if not devices else None,
         }
+
+    def _load_figures(self, devices: list[Device]) -> list[Any]:
+        """Each device's load figures; None for all where reading them fails (memory still counts)."""
+        try:
+            return self.load.read_all(devices)
+        except Exception:
+            return [None] * len(devices)
 
     def now(self) -> float:
         return self._wall_clock()
@@ -318,6 +332,8 @@ def _differs(a: Any, b: Any, threshold: int, key: str) -> bool:
         # C-level comparison, not a walk in Python over every NVML process entry.
         if a == b:
             return False
+        if key == "load":
+            return load_moved(a, b)  # its own rule: utilisation and throttling, not every watt
         if type(b) is not kind:
             return True
         if kind is dict:

@@ -361,7 +361,13 @@ def test_the_sampler_benchmarks_made_up_sample_has_every_field_the_helper_reads(
     so a field the helper grew must be there too, or the kit's run ends in a KeyError."""
     from pathlib import Path
 
-    from jupyterlab_vram_helper.protocol_types import GpuFigures, NvmlGpuFigures, TorchGpuFigures
+    from jupyterlab_vram_helper.protocol_types import (
+        GpuFigures,
+        GpuLoad,
+        GpuProcessLoad,
+        NvmlGpuFigures,
+        TorchGpuFigures,
+    )
 
     benchmarks = str(Path(__file__).resolve().parents[3] / "benchmarks")
     sys.path.insert(0, benchmarks)
@@ -377,5 +383,7 @@ def test_the_sampler_benchmarks_made_up_sample_has_every_field_the_helper_reads(
     assert set(gpu) == set(GpuFigures.__annotations__)
     assert set(gpu["torch"]) == set(TorchGpuFigures.__annotations__)
     assert set(gpu["nvml"]) == set(NvmlGpuFigures.__annotations__)
+    assert set(gpu["load"]) == set(GpuLoad.__annotations__)
+    assert set(gpu["load"]["processes"][0]) == set(GpuProcessLoad.__annotations__)
     empty, one, two = sampler_overhead.per_device_bytes()
     assert empty > 300 and one > 300 and abs(two - one) <= 2  # the second entry costs what the first did

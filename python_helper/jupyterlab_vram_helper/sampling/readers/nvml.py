@@ -213,6 +213,15 @@ class NvmlReader:
     def available(self) -> bool:
         return self._nvml is not None
 
+    @property
+    def module(self) -> Any:
+        """The pynvml module once nvmlInit succeeded, else None: the load readers share its init and handles."""
+        return self._nvml
+
+    def own_pid_among(self, pids: list[int]) -> int | None:
+        """Our pid if NVML's ``pids`` are of our pid namespace (a listed pid equal to it is us), or None."""
+        return self._pid if _lists_our_namespace(dict.fromkeys(pids), self._pid, self._pid_exists) else None
+
     def info(self) -> NvmlInfo:
         return {"available": self.available, "driver_version": self._driver_version, "error": self._error}
 
