@@ -34,6 +34,11 @@ const helperDir = join(root, 'python_helper', 'jupyterlab_vram_helper');
 const loaderPath = join(root, 'python_helper', 'kernel_bootstrap.py');
 const outPath = join(root, 'src', 'kernel', 'helperBundle.generated.ts');
 
+// The message shapes, for type checkers only: every module imports them under
+// `if TYPE_CHECKING:`, so a kernel never runs them, and they would add ~11 kB
+// to every bootstrap. A run-time import of one fails the end-to-end tests.
+const TYPES_ONLY = new Set(['protocol_types.py', 'protocol_generated.py']);
+
 function pythonFiles(dir) {
   return readdirSync(dir)
     .sort()
@@ -42,7 +47,7 @@ function pythonFiles(dir) {
       if (statSync(path).isDirectory()) {
         return name === '__pycache__' ? [] : pythonFiles(path);
       }
-      return name.endsWith('.py') ? [path] : [];
+      return name.endsWith('.py') && !TYPES_ONLY.has(name) ? [path] : [];
     });
 }
 
