@@ -12,11 +12,12 @@ may copy memory back to the GPU (``save_on_cpu``) or re-run the forward pass
 ``_raw_saved_*`` attribute) shows what it stores through ``data`` and its hook
 through ``unpack_hook``, without calling either: the stored tensor itself when
 there is no hook, else whatever the pack hook returned (a CPU copy, a
-checkpoint's handle). Only tensors found there are counted; a torch without
-``SavedTensor.data`` gets the graph's size in nodes only (``bytes`` None).
+checkpoint's handle). Only tensors found there are counted. With a torch that
+lacks ``SavedTensor.data``, only the graph's size in nodes is known, and
+``bytes`` is None.
 
-Nothing here imports torch, and nothing is kept: a walk returns numbers and
-storage keys.
+Nothing here imports torch, and nothing is kept after a walk, which returns
+only numbers and storage keys, so no user object stays alive because of it.
 """
 
 from __future__ import annotations
@@ -28,21 +29,25 @@ from ..sampling.safe_reads import container_items
 from ..sampling.torch_reads import TorchReads, current
 from .storages import Storages, tensor_storage
 
-MAX_GRAPH_ROOTS = 1000  # grad_fn roots kept per holder while it is sized
-MAX_GRAPH_NODES = 20_000  # autograd nodes looked at per holder
+# How many grad_fn roots are kept per holder while it is sized, and how many
+# autograd nodes are looked at per holder, so that a huge graph cannot stall the kernel.
+MAX_GRAPH_ROOTS = 1000
+MAX_GRAPH_NODES = 20_000
 SAVED_PREFIX = "_raw_saved_"
 
-# type(node) -> names of its saved-tensor attributes (``dir`` costs microseconds).
-# Weak: a custom autograd Function's node class is the user's, and may be redefined.
+# Maps a node's type to the names of its saved-tensor attributes, because ``dir`` costs
+# microseconds per node. The keys are weak because a custom autograd Function's node class
+# is the user's, and the user may redefine it.
 _saved_attributes: weakref.WeakKeyDictionary[type, tuple[str, ...]] = weakref.WeakKeyDictionary()
 
 
 def graph_root(t: Any, torch: TorchReads | None = None) -> Any:
-    """The ``grad_fn`` of a tensor that keeps an autograd graph alive, else None.
+    """Return the ``grad_fn`` of a tensor that keeps an autograd graph alive, else None.
 
-    Parameters (leaves) have no ``grad_fn``. Read by TensorBase's getters with
-    torch function handling off: a subclass's ``__torch_function__`` never runs.
-    ``torch``: given by a caller already inside ``torch.off()``.
+    Parameters, which are leaves, have no ``grad_fn``. The attributes are read
+    by TensorBase's getters with torch function handling off, so that a
+    subclass's ``__torch_function__`` never runs. A caller that is already
+    inside ``torch.off()`` passes its ``torch``.
     """
     if torch is None:
         torch = current()
@@ -64,18 +69,21 @@ class GraphWalk:
     __slots__ = ("tensors", "nodes", "truncated", "storages", "readable", "packed_by_hooks")
 
     def __init__(self, tensors: int):
-        self.tensors = tensors  # held tensors that keep a graph alive
-        self.nodes = 0  # distinct autograd nodes reached
-        self.truncated = False  # stopped at MAX_GRAPH_NODES
-        # Storages the graph's saved tensors (and its leaves' AccumulateGrad) refer to.
+        # The number of held tensors that keep a graph alive.
+        self.tensors = tensors
+        # The number of distinct autograd nodes reached.
+        self.nodes = 0
+        # True when the walk stopped at MAX_GRAPH_NODES.
+        self.truncated = False
+        # The storages that the graph's saved tensors, and its leaves' AccumulateGrad, refer to.
         self.storages: Storages = {}
         # Whether this torch shows saved tensors without unpacking them.
         self.readable = True
-        # Saved tensors a hook packed: counted as what the pack hook returned.
+        # The saved tensors that a hook packed; they are counted as what the pack hook returned.
         self.packed_by_hooks = 0
 
     def summary(self, only_graph: Storages) -> dict[str, Any]:
-        """The protocol's ``graph_holding``; ``only_graph``: the storages nothing else named holds."""
+        """Return the protocol's ``graph_holding``; ``only_graph`` holds the storages that nothing else named holds."""
         return {
             "tensors": self.tensors,
             "graph_nodes": self.nodes,
@@ -88,19 +96,19 @@ class GraphWalk:
 def walk_graphs(roots: list[Any], tensors: int) -> GraphWalk:
     """Walk the distinct nodes reachable from ``roots`` through ``next_functions``.
 
-    Bounded by :data:`MAX_GRAPH_NODES`. Clears ``roots`` (the caller's list):
-    no node outlives the walk.
+    The walk is bounded by :data:`MAX_GRAPH_NODES`. It clears ``roots``, the
+    caller's list, so that no node outlives the walk.
     """
     walk = GraphWalk(tensors)
     todo = list(roots)
     roots.clear()
     seen: set = set()
-    # Every node walked stays referenced until the walk ends: a node's Python
-    # object can live only while something refers to it (PyTorch 2.11 makes
-    # one per ``next_functions`` read and frees it after), and a freed one's id
-    # goes to the next node made, which ``seen`` would then skip with its
-    # whole subgraph (seen on an H100: a 4-iteration loss history walked as
-    # 5 of its 32 nodes, its activations uncounted).
+    # Every node walked stays referenced until the walk ends. A node's Python object
+    # lives only while something refers to it (PyTorch 2.11 makes one per
+    # ``next_functions`` read and frees it afterwards), and a freed node's id goes to
+    # the next node made, which ``seen`` would then skip together with its whole
+    # subgraph. This was observed on an H100, where a 4-iteration loss history was
+    # walked as 5 of its 32 nodes and its activations went uncounted.
     walked: list[Any] = []
     node: Any = None
     try:
@@ -127,7 +135,7 @@ def walk_graphs(roots: list[Any], tensors: int) -> GraphWalk:
 
 
 def _saved_storages(node: Any, walk: GraphWalk) -> None:
-    """Add the storages ``node`` keeps alive to ``walk``; never unpacks (see the module docstring)."""
+    """Add the storages that ``node`` keeps alive to ``walk``, never unpacking them (see the module docstring)."""
     kind = type(node)
     names = _saved_attributes.get(kind)
     if names is None:
@@ -138,9 +146,10 @@ def _saved_storages(node: Any, walk: GraphWalk) -> None:
         try:
             _saved_attributes[kind] = names
         except TypeError:
-            pass  # a type without weak references: looked up again next time
+            # A type without weak references cannot be cached, so it is looked up again next time.
+            pass
     try:
-        # AccumulateGrad: the leaf (a parameter) the graph accumulates into.
+        # An AccumulateGrad node refers to the leaf, a parameter, that the graph accumulates into.
         leaf = getattr(node, "variable", None)
         if leaf is not None:
             tensor_storage(leaf, walk.storages)
@@ -150,7 +159,7 @@ def _saved_storages(node: Any, walk: GraphWalk) -> None:
         try:
             saved = getattr(node, name)
         except Exception:
-            continue  # freed by backward(), or unreadable
+            continue  # The saved tensor was freed by backward(), or it cannot be read.
         for one in saved if isinstance(saved, (list, tuple)) else (saved,):
             _saved_tensor(one, walk)
 
@@ -160,21 +169,21 @@ def _saved_tensor(saved: Any, walk: GraphWalk) -> None:
         hook = saved.unpack_hook
         data = saved.data
     except AttributeError:
-        walk.readable = False  # a torch older than SavedTensor.data
+        walk.readable = False  # This torch is older than SavedTensor.data.
         return
     except Exception:
-        return  # freed by backward(): it holds nothing
+        return  # The saved tensor was freed by backward(), so it holds nothing.
     if hook is not None:
         walk.packed_by_hooks += 1
     if data is None:
         return
-    # What a pack hook returned may be the user's object: read by type, by the
-    # builtins' own code (hasattr() or iterating would run its __getattr__/__iter__).
+    # What a pack hook returned may be the user's object, so it is read by its type with
+    # the builtins' own code; hasattr() or iterating would run its __getattr__ or __iter__.
     values = container_items(data, 64) if issubclass(type(data), (list, tuple)) else (data,)
     for value in values:
-        tensor_storage(value, walk.storages)  # anything but a tensor: nothing
+        tensor_storage(value, walk.storages)  # Anything but a tensor adds nothing.
 
 
 def only_in_graph(walk: GraphWalk, held: set) -> Storages:
-    """The storages of ``walk`` that no key in ``held`` (what names hold directly) covers."""
+    """Return the storages of ``walk`` that are not in ``held``, the storages that names hold directly."""
     return {key: n for key, n in walk.storages.items() if key not in held}

@@ -49,13 +49,18 @@ MIN_ITEMS_PER_NAME = 2000
 
 
 def _listed(obj: Any, found: Found, graph_only: dict[StorageKey, int], items: int | None) -> ListedName:
-    """What a listing keeps of ``obj``: its identity, and for an object without a
-    weakref what tells it apart (listings.py): the storages it reached itself
-    (its graphs' saved tensors left out) and weakrefs to the leaves it holds;
-    ``items``: the budget its walk ran out of (None: walked whole)."""
+    """Return what a listing keeps of ``obj``.
+
+    It keeps the object's identity and, for an object without a weakref, what
+    tells it apart from a later object at the same address (see listings.py):
+    the storages it reached itself, leaving out its graphs' saved tensors, and
+    weakrefs to the leaves it holds. ``items`` is the budget that its walk ran
+    out of, or None when it was walked whole.
+    """
     ref = weak_ref(obj)
     reached = frozenset(found.storages.keys() - graph_only.keys()) if ref is None else frozenset()
-    leaves = tuple(leaf_refs(found))  # empty where ``ref`` tells it apart: no probes were collected
+    # This is empty where ``ref`` tells the object apart, because no probes were collected then.
+    leaves = tuple(leaf_refs(found))
     return ListedName(
         id(obj),
         ref,
@@ -69,7 +74,10 @@ def _listed(obj: Any, found: Found, graph_only: dict[StorageKey, int], items: in
 
 
 def _reach(depth: int) -> Reach:
-    """What an object reaches, walked as an ``inspect`` at ``depth`` walks it (listings.py)."""
+    """Return a function that finds what an object reaches, walked as an ``inspect`` at ``depth`` walks it.
+
+    listings.py uses it to tell whether a name still holds the object that was listed.
+    """
 
     def reach(obj: Any, items: int | None = None) -> frozenset:
         found = Found()
@@ -87,8 +95,12 @@ class Cleanup:
     """The one-click cleanup of a kernel: it answers the ``free_memory``, ``inspect`` and ``delete`` requests."""
 
     def __init__(self, source: Any, shell: Callable[[], Any], read_figures: Callable[[], Any] | None = None):
-        """``shell()``: the IPython shell (or None); ``read_figures()``: a SampleSource reading
-        (the sampler's lock-protected one in the kernel)."""
+        """Create the cleanup for one kernel.
+
+        ``shell()`` returns the IPython shell, or None. ``read_figures()`` reads
+        the memory figures as a SampleSource does; in the kernel it is the
+        sampler's reading, which takes the sampler's lock.
+        """
         self._source = source
         self._shell = shell
         self._read_figures = read_figures if read_figures is not None else source.read
@@ -131,17 +143,21 @@ class Cleanup:
         }
 
     def _free(self, actions: list[str], failures: list[dict[str, Any]]) -> tuple[list[str], int | None, str | None]:
-        """Run the ``free`` actions; a step that raises is added to ``failures``
-        (after a sticky CUDA error every CUDA call raises), never raised: a
-        ``delete`` has removed names by then, and its reply must say so."""
+        """Run the ``free`` actions.
+
+        A step that raises is added to ``failures`` rather than raised; after a
+        sticky CUDA error every CUDA call raises. A ``delete`` has removed names
+        by then, and its reply must still say so.
+        """
         ran: list[str] = []
         collected: int | None = None
-        empty: str | None = None  # not requested
-        if "gc" in actions:  # first: what gc frees, empty_cache can return
+        empty: str | None = None  # None means that empty_cache was not requested.
+        # gc runs first, because what gc frees is what empty_cache can then return.
+        if "gc" in actions:
             try:
                 collected = int(gc.collect())
                 ran.append("gc")
-            except Exception as exc:  # a finaliser of the user's that raises past gc
+            except Exception as exc:  # A finaliser of the user's may raise past gc.
                 failures.append(failure("gc", None, exc))
         if "empty_cache" in actions:
             empty = empty_cuda_cache(failures)
@@ -156,8 +172,12 @@ class Cleanup:
         container_depth: int = INSPECT_CONTAINER_DEPTH[2],
         keep_listing: bool = True,
     ) -> dict[str, Any]:
-        """``keep_listing=False``: for a caller that never deletes from it (the OOM
-        diagnosis), so that it does not push a frontend's listing out."""
+        """List what holds memory in the user's namespace.
+
+        A caller that never deletes from the listing, such as the OOM diagnosis,
+        passes ``keep_listing=False``, so that its listing does not push a
+        frontend's listing out of the kept ones.
+        """
         start = time.perf_counter()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -168,10 +188,13 @@ class Cleanup:
         return result
 
     def held_references(self) -> dict[str, Any]:
-        """For the out-of-memory diagnosis: an ``inspect`` result (not kept) with
-        ``held_bytes_by_device``, what the names and the hidden holders hold
-        together. A storage that ``x`` and ``Out[3]`` (and the last result) all
-        hold is in several entries' figures but counts once here."""
+        """Return an ``inspect`` result for the out-of-memory diagnosis, without keeping it.
+
+        The result also has ``held_bytes_by_device``, what the names and the
+        hidden holders hold together. A storage that ``x``, ``Out[3]`` and the
+        last result all hold is in several entries' figures, but it counts only
+        once there.
+        """
         start = time.perf_counter()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -181,36 +204,40 @@ class Cleanup:
         return result
 
     def _inspect(self, max_entries: int, depth: int) -> tuple[dict[str, Any], Listing, Storages]:
-        """The listing, and every storage found (names and hidden holders), each once."""
+        """Return the listing, and every storage found for the names and hidden holders, each once."""
         shell = self._shell()
         classes = Classes()
         budget = Budget()
-        extra = Budget()  # what the names' minimum walks may take beyond ``budget``
-        cut: dict[str, int] = {}  # name -> the items its walk was allowed, where it ran out
+        # What the names' minimum walks may take beyond ``budget``.
+        extra = Budget()
+        # For each name whose walk ran out, the number of items that its walk was allowed.
+        cut: dict[str, int] = {}
         sizer = Sizer(classes, budget)
         user_ns: dict[str, Any] = getattr(shell, "user_ns", None) or {}
         hidden_ns: dict[str, Any] = getattr(shell, "user_ns_hidden", None) or {}
 
-        cache_labels = output_cache_labels(shell)  # id -> labels
+        # Maps an object's id to its labels in the output cache.
+        cache_labels = output_cache_labels(shell)
 
-        # 1. size every candidate name
+        # 1. Size every candidate name.
         raw: list[tuple[str, Any, str, Found]] = []
         obj: Any = None
         for name, obj in list(user_ns.items()):
             if not isinstance(name, str) or reserved_name_reason(name) is not None:
                 continue
             if name in hidden_ns and hidden_ns[name] is obj:
-                continue  # put there by IPython, not by the user
+                continue  # IPython put it there, not the user.
             kind = classes.kind(obj)
             if kind == "skip":
                 continue
             found = Found()
             if weak_ref(obj) is None:
-                found.probes = []  # its leaves, to tell it apart from a later object at its address
-            # Each name gets a walk of its own, at least MIN_ITEMS_PER_NAME items
-            # even once a large dataset has spent the request's budget (bounded
-            # again by as much over it); a walk that ran out is marked, and its
-            # budget kept, so that ``delete`` walks it as far again.
+                # Its leaves are collected, to tell it apart from a later object at its address.
+                found.probes = []
+            # Each name gets a walk of its own of at least MIN_ITEMS_PER_NAME items, even
+            # once a large dataset has spent the request's budget; the ``extra`` budget
+            # bounds how far beyond it these walks may go. A walk that ran out is marked,
+            # and its budget kept, so that ``delete`` walks it exactly as far again.
             allowed = budget.left if extra.left <= 0 else max(budget.left, MIN_ITEMS_PER_NAME)
             sizer.budget = Budget(allowed)
             sizer.walk(obj, found, depth, objects=True)
@@ -230,8 +257,9 @@ class Cleanup:
                 continue
             raw.append((name, obj, kind, found))
 
-        # 2. the memory graph-holding tensors keep alive: what their graphs saved
-        # that no name holds directly (a weight saved for backward is the model's)
+        # 2. Find the memory that graph-holding tensors keep alive: what their graphs saved
+        # that no name holds directly. A weight saved for backward, for example, is the
+        # model's to count.
         graphs = {
             name: autograd_graph.walk_graphs(found.graph_roots, found.graph_tensors)
             for name, _obj, _kind, found in raw
@@ -239,14 +267,16 @@ class Cleanup:
         }
         graph_only: dict[str, dict[StorageKey, int]] = {}
         if graphs:
-            # An optimizer's parameters are held too: by the optimizer, even with the model gone.
+            # An optimizer's parameters count as held too, because the optimizer keeps them
+            # alive even when the model is gone.
             held_keys = {key for *_, found in raw for key in (*found.storages, *found.referenced)}
             for name, _obj, _kind, found in raw:
                 if name in graphs:
                     graph_only[name] = autograd_graph.only_in_graph(graphs[name], held_keys)
-                    found.storages.update(graph_only[name])  # deleting the name frees them too
+                    # Deleting the name frees these storages too.
+                    found.storages.update(graph_only[name])
 
-        # 3. count each storage once, on the largest holder
+        # 3. Count each storage once, on the largest holder.
         raw.sort(key=lambda r: (-r[3].total, r[0]))
         owner: dict[StorageKey, str] = {}
         sharers: dict[StorageKey, list[str]] = {}
@@ -254,9 +284,9 @@ class Cleanup:
             for key in found.storages:
                 owner.setdefault(key, name)
                 sharers.setdefault(key, []).append(name)
-        # An optimizer refers to its parameters without counting them: they stay
-        # the model's to count, but deleting the model frees none of them while
-        # the optimizer stays. Each of the two says it shares them with the other.
+        # An optimizer refers to its parameters without counting them, so that they stay
+        # the model's to count. Deleting the model frees none of them while the optimizer
+        # stays, though, so each of the two says that it shares them with the other.
         referenced: dict[str, Storages] = {}
         for name, _obj, _kind, found in raw:
             referenced[name] = {k: n for k, n in found.referenced.items() if k not in found.storages}
@@ -271,7 +301,8 @@ class Cleanup:
             reached = {**found.storages, **{k: n for k, n in referenced[name].items() if k in owner}}
             shared = sorted({n for k in reached for n in sharers[k] if n != name})
             counted = bytes_by_device(found.storages, own)
-            # What it reaches that another entry counts: a 0 B alias still names its bytes.
+            # These are what the name reaches but another entry counts; they are listed so
+            # that a 0 B alias still says how many bytes it keeps alive.
             elsewhere = [k for k in reached if owner[k] != name]
             entries.append(
                 {
@@ -289,15 +320,16 @@ class Cleanup:
                     "deletable": True,
                     "refusal": None,
                     "graph_holding": graphs[name].summary(graph_only[name]) if name in graphs else None,
-                    # Sized in part only (the request's walking budget ran out): it may hold more.
+                    # The name was sized only in part, because the request's walking budget
+                    # ran out, so it may hold more.
                     "truncated": name in cut,
                 }
             )
             listing.names[name] = _listed(obj, found, graph_only.get(name, {}), cut.get(name))
-        held: Storages = {}  # keys and sizes only
+        held: Storages = {}  # It keeps storage keys and sizes only.
         for *_, found in raw:
             held.update(found.storages)
-        del raw, obj  # no reference to user objects beyond this point
+        del raw, obj  # No reference to a user object may outlive this point.
         entries.sort(key=lambda e: (-e["total_bytes"], e["name"]))
         truncated = len(entries) > max_entries or budget.exhausted
 
@@ -333,7 +365,11 @@ class Cleanup:
     # -- delete -----------------------------------------------------------------
 
     def delete(self, listing_id: str, names: list[str], hidden: list[str], free: list[str]) -> dict[str, Any]:
-        """Caller checked: listing exists, names are strings, at most protocol.MAX_DELETE_NAMES."""
+        """Delete the chosen names of a listing and clear the chosen hidden holders.
+
+        The caller has already checked that the listing exists, that the names are
+        strings, and that there are at most protocol.MAX_DELETE_NAMES of them.
+        """
         start = time.perf_counter()
         listing = self._listings[listing_id]
         shell = self._shell()
@@ -344,13 +380,13 @@ class Cleanup:
 
         refused: list[dict[str, Any]] = []
         accepted: list[str] = []
-        # The objects the checks found, deleted only while each name is still
-        # bound to its own: deleting one name can run user code (a __del__,
-        # a weakref callback) that rebinds another. Let go of one by one.
+        # The objects that the checks found. Each is deleted only while its name is still
+        # bound to it, because deleting one name can run user code (a __del__ or a weakref
+        # callback) that rebinds another. They are let go of one by one.
         verified: dict[str, Any] = {}
         reach = _reach(listing.container_depth)
         cells_ran = listing.cells_ran_since(shell)
-        for name in dict.fromkeys(names):  # de-duplicated, in order
+        for name in dict.fromkeys(names):  # This drops duplicates and keeps the order.
             reason = refusal(listing, user_ns, name, reach, cells_ran)
             if reason is None:
                 accepted.append(name)
@@ -363,11 +399,11 @@ class Cleanup:
         failures: list[dict[str, Any]] = []
         clearing = [h for h in HIDDEN_HOLDER_KINDS if h in hidden]
         if clearing and cells_ran:
-            # What they hold now is not what the listing showed (an Out[] or a
-            # traceback of a later cell): not what the user confirmed.
+            # What the hidden holders hold now is not what the listing showed (it may be an
+            # Out[] or a traceback of a later cell), so it is not what the user confirmed.
             refused.extend({"name": h, "reason": "cells ran since the listing", "hidden": True} for h in clearing)
             clearing = []
-        done: list[str] = []  # the hidden holders cleared so far
+        done: list[str] = []  # These are the hidden holders cleared so far.
         freed = False
         obj: Any = None
         try:
@@ -381,8 +417,8 @@ class Cleanup:
                         refused.append({"name": name, "reason": "rebound since the listing"})
                         continue
                     except Exception as exc:
-                        # A step past removing the name (IPython's copies) failed:
-                        # the name counts as deleted once it is out of the namespace.
+                        # A step after removing the name, such as removing IPython's copies,
+                        # failed. The name counts as deleted once it is out of the namespace.
                         failures.append(failure("delete", name, exc))
                         if name in user_ns:
                             continue
@@ -402,32 +438,34 @@ class Cleanup:
             try:
                 still_alive = still_alive_after_delete(listing, user_ns, probes, shell, reach)
             except Exception as exc:
-                # What was deleted is deleted: the reply must say so, whatever asking about it raised.
+                # What was deleted stays deleted, so the reply must say so, whatever the
+                # question about it raised.
                 still_alive = [
                     {"name": name, "reason": f"could not tell whether its memory was freed ({type(exc).__name__})"}
                     for name in deleted
                 ]
-            release_probes(probes)  # what they kept goes now: before the figures after
+            # What the probes kept alive is let go now, before the figures after the delete are read.
+            release_probes(probes)
             return {
                 "deleted": deleted,
                 "refused": refused,
                 "cleared": done,
                 "still_alive": still_alive,
-                # Steps that raised after the deletes began: what they left undone
-                # (the names above are gone whatever failed after them).
+                # These are the steps that raised after the deletes began, and so what they
+                # left undone. The names above are gone, whatever failed after them.
                 "failures": failures,
                 "before": before,
                 "after": self.snapshot(),
                 "elapsed_ms": _ms(start),
             }
         except KeyboardInterrupt:
-            # Part of it is done and cannot be undone: the answer must say which part.
-            # A name counts as deleted once it is out of the namespace (the
-            # interrupt may land between that and the bookkeeping).
+            # Part of the delete is done and cannot be undone, so the answer must say which
+            # part. A name counts as deleted once it is out of the namespace, because the
+            # interrupt may land between that and the bookkeeping.
             gone = [name for name in accepted if name not in user_ns]
             raise RequestInterrupted(interrupted_delete_text(accepted, gone, clearing, done, free, freed)) from None
         finally:
-            verified.clear()  # an interrupt must not leave user objects on this frame
+            verified.clear()  # An interrupt must not leave user objects on this frame.
             obj = None
 
 
@@ -435,13 +473,14 @@ class Cleanup:
 
 
 def empty_cuda_cache(failures: list[dict[str, Any]] | None = None) -> str:
-    """``torch.cuda.empty_cache()`` on every device whose allocator reserves memory.
+    """Call ``torch.cuda.empty_cache()`` on every device whose allocator reserves memory.
 
-    Never initialises CUDA; a device without reserved memory is skipped (switching
-    to it could create a context there, and it has nothing to return). Each device
-    is tried on its own: one in a failed state (a sticky CUDA error) leaves the
-    others' caches to be returned. What failed is added to ``failures`` and the
-    outcome reads ``"failed: GPU 0: RuntimeError: …"``; nothing is raised.
+    It never initialises CUDA. A device without reserved memory is skipped,
+    because switching to it could create a context there, and it has nothing to
+    return. Each device is tried on its own, so that one in a failed state (a
+    sticky CUDA error) does not keep the others' caches from being returned.
+    What failed is added to ``failures``, and the outcome then reads
+    ``"failed: GPU 0: RuntimeError: …"``; nothing is raised.
     """
     failures = [] if failures is None else failures
     errors: list[str] = []
@@ -469,14 +508,21 @@ def empty_cuda_cache(failures: list[dict[str, Any]] | None = None) -> str:
 
 
 def failure(step: str, target: str | None, exc: BaseException) -> dict[str, Any]:
-    """One entry of a ``delete`` reply's ``failures``: ``step`` is ``delete``
-    (``target``: the name), ``clear`` (the hidden holder), ``gc`` or
-    ``empty_cache`` (the GPU, or None)."""
+    """Return one entry of a ``delete`` reply's ``failures``.
+
+    ``step`` is ``delete``, with the name as ``target``; ``clear``, with the
+    hidden holder as ``target``; or ``gc`` or ``empty_cache``, with the GPU or
+    None as ``target``.
+    """
     return {"step": step, "target": target, "error": error_text(exc)}
 
 
 def error_text(exc: BaseException, limit: int = 300) -> str:
-    """``RuntimeError: CUDA error: ...``, on one line and bounded (its str() may be user code that raises)."""
+    """Return an error as text such as ``RuntimeError: CUDA error: ...``, on one line and bounded.
+
+    The exception's str() may be user code that raises; when it does, the text
+    is the class name alone.
+    """
     name = type(exc).__name__
     head = error_head(exc, max(1, limit - len(name) - 2))
     return f"{name}: {head}" if head else name
@@ -486,7 +532,8 @@ def error_text(exc: BaseException, limit: int = 300) -> str:
 
 
 def _type_name(obj: Any) -> str:
-    # type's own descriptors: a metaclass's __getattribute__ or properties are user code
+    # The type's own descriptors are used, because a metaclass's __getattribute__ or
+    # properties are user code.
     t = type(obj)
     module = type_module(t)
     name = type_qualname(t)

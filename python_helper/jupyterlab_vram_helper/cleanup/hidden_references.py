@@ -4,9 +4,9 @@ IPython keeps references the user never named: the output cache (Out, _oh,
 _, __, ___ and _N where the user did not bind them, and their copies in
 user_ns_hidden) and the last error (its exception chain and traceback frames).
 This module finds the objects they hold and describes a holder for the listing;
-clearing them is namespace_surgery.py's. Reads only: nothing here changes the
-namespace, keeps a user object or runs the user's code (an exception's own
-``__str__`` included).
+namespace_surgery.py clears them. This module only reads: nothing here changes
+the namespace, keeps a user object or runs the user's code, an exception's own
+``__str__`` included.
 """
 
 from __future__ import annotations
@@ -34,16 +34,18 @@ def is_cache_name(name: str) -> bool:
 
 
 def users_cache_names(shell: Any) -> dict[str, Any]:
-    """The ``_``, ``__``, ``___`` and ``_N`` of ``user_ns`` that the user bound
-    (``_ = gettext``, ``_5 = x``), not IPython: names of the user's, which
-    neither a delete nor clearing the output cache may remove.
+    """Return the ``_``, ``__``, ``___`` and ``_N`` of ``user_ns`` that the user bound rather than IPython.
 
-    As IPython's ``DisplayHook.update_user_ns`` tells the unders apart (and
-    then leaves them alone): a value is IPython's when it is the copy that
-    IPython put in ``user_ns_hidden`` next to it, or, without one there, the
-    displayhook's own ``_``/``__``/``___``. IPython pushes each ``_N`` of its
-    own into ``user_ns_hidden`` too: one that is not that copy is the user's
-    (with output caching off, ``cache_size = 0``, every one is).
+    Examples are ``_ = gettext`` and ``_5 = x``. These are the user's names,
+    which neither a delete nor clearing the output cache may remove.
+
+    They are told apart as IPython's ``DisplayHook.update_user_ns`` tells them
+    apart (it then leaves the user's alone). A value is IPython's when it is the
+    copy that IPython put in ``user_ns_hidden`` next to it, or, when there is no
+    copy there, when it is the displayhook's own ``_``, ``__`` or ``___``.
+    IPython pushes each ``_N`` of its own into ``user_ns_hidden`` too, so one that
+    is not that copy is the user's. With output caching off (``cache_size = 0``),
+    every one of them is the user's.
     """
     user_ns = getattr(shell, "user_ns", None) or {}
     hidden = getattr(shell, "user_ns_hidden", None) or {}
@@ -96,11 +98,12 @@ def output_cache_objects(shell: Any) -> list[Any]:
 
 
 def output_cache_labels(shell: Any) -> dict[int, list[str]]:
-    """id(object) -> its names in the output cache: "Out[3]", "_3", "_", ..."""
+    """Map the id of each object in the output cache to its names there, such as "Out[3]", "_3" and "_"."""
     labels: dict[int, list[str]] = {}
 
     def add(obj: Any, label: str) -> None:
-        # type(), not isinstance(): isinstance reads the object's own __class__, which may raise.
+        # type() is used rather than isinstance(), because isinstance reads the object's own
+        # __class__, which may raise.
         if obj is None or issubclass(type(obj), (str, int, float, bool)):
             return
         names = labels.setdefault(id(obj), [])
@@ -126,7 +129,7 @@ def output_cache_labels(shell: Any) -> dict[int, list[str]]:
 
 
 def last_exceptions(shell: Any) -> list[BaseException]:
-    """The last error and its chain: sys.last_exc/last_value and the last execution result's."""
+    """Return the last error and its chain, from sys.last_exc, sys.last_value and the last execution result."""
     out: list[BaseException] = []
     last = getattr(shell, "last_execution_result", None)
     for exc in (getattr(sys, "last_exc", None), getattr(sys, "last_value", None), getattr(last, "error_in_exec", None)):
@@ -148,15 +151,17 @@ def tracebacks_of(excs: list[BaseException], shell: Any) -> list[Any]:
     return out
 
 
-# What an exception's message may be made of for its text to be read: values whose
-# str() and repr() are Python's own C code (exact types: a subclass's may be the user's).
+# An exception's message is read only when it is made of these values, whose str() and
+# repr() are Python's own C code. The types must match exactly, because a subclass's
+# methods may be the user's code.
 _PLAIN_TYPES = (str, int, float, bool, bytes, type(None))
 _MAX_PLAIN_ITEMS = 16
 TITLE_CHARS = 80
 
-# The built-in exceptions whose __str__ (C) is called, each with the fields it reads
-# (CPython's Objects/exceptions.c; AttributeError's and NameError's are BaseException's).
-# Others' (a library's C, anything in Python) are not called.
+# The built-in exceptions whose __str__, written in C, may be called, each with the fields
+# that it reads (see CPython's Objects/exceptions.c; AttributeError and NameError use
+# BaseException's). The __str__ of any other class, whether a library's C or Python code,
+# is not called.
 _BUILTIN_STR_FIELDS: tuple[tuple[type, tuple[str, ...]], ...] = (
     (BaseException, ("args",)),
     (KeyError, ("args",)),
@@ -172,8 +177,10 @@ _BUILTIN_STR_FIELDS: tuple[tuple[type, tuple[str, ...]], ...] = (
 
 
 def error_title(exc: BaseException) -> str:
-    """``RuntimeError: boom``: the class name and the first line of the message, as
-    ``str(exc)`` gives it, without running the user's code.
+    """Return the class name and the first line of the message, such as ``RuntimeError: boom``.
+
+    The message is the one that ``str(exc)`` gives, read without running the
+    user's code.
 
     ``str(exc)`` calls the class's ``__str__``, which a user's exception class
     may override (it could print into the notebook, raise, or take its time),
@@ -181,10 +188,11 @@ def error_title(exc: BaseException) -> str:
     is read only where the ``__str__`` is a built-in exception's
     (:data:`_BUILTIN_STR_FIELDS`) and what it reads is plain data: then it is
     ``str(exc)``'s text (torch's out-of-memory errors, RuntimeError, KeyError,
-    OSError, ...). Otherwise the class name alone (NumPy's allocation error,
-    whose ``__str__`` is Python code, included).
+    OSError, and so on). Otherwise the title is the class name alone, as for
+    NumPy's allocation error, whose ``__str__`` is Python code.
     """
-    name = type.__getattribute__(type(exc), "__name__")  # type's own lookup: not a metaclass's
+    # The type's own lookup is used, so that a metaclass's cannot run.
+    name = type.__getattribute__(type(exc), "__name__")
     try:
         text = _builtin_message(exc)
     except Exception:
@@ -199,18 +207,19 @@ def error_title(exc: BaseException) -> str:
 def _builtin_message(exc: BaseException) -> str:
     method: Any = None
     owner: Any = None
-    # type's own lookups: a metaclass's __getattribute__ is user code
+    # The type's own lookups are used, because a metaclass's __getattribute__ is user code.
     for owner in type.__getattribute__(type(exc), "__mro__"):
         namespace = type.__getattribute__(owner, "__dict__")
         if "__str__" in namespace:
             method = namespace["__str__"]
             break
     if type(method) is not types.WrapperDescriptorType:
-        return ""  # a __str__ written in Python
+        return ""  # This __str__ is written in Python, so it is not called.
     fields = next((f for cls, f in _BUILTIN_STR_FIELDS if cls is owner), None)
     if fields is None:
         return ""
-    # The C fields themselves (the built-in class's descriptors): not a property the user's class may define.
+    # The C fields themselves are read through the built-in class's descriptors, so that
+    # no property that the user's class may define runs.
     if not all(_plain(getattr(owner, field).__get__(exc)) for field in fields):
         return ""
     text = method(exc)
@@ -248,20 +257,22 @@ def hidden_holders(
     held: Storages,
     summary: Callable[[Any, str, Found], str],
 ) -> list[dict[str, Any]]:
-    """The hidden holders' entries (the listing's ``hidden``).
+    """Return the hidden holders' entries, which are the listing's ``hidden``.
 
-    ``named``: the storages the listed names hold; ``labels``: the output
-    cache's labels (:func:`output_cache_labels`), already read by the caller;
-    ``held``: every storage found so far, to which the holders' are added;
-    ``summary``: an object's summary, as its listing entry says it.
+    ``named`` holds the storages that the listed names hold. ``labels`` are the
+    output cache's labels (:func:`output_cache_labels`), which the caller has
+    already read. ``held`` holds every storage found so far, and the holders'
+    storages are added to it. ``summary`` gives an object's summary as its
+    listing entry says it.
 
-    User objects are opened (their attributes walked) as for a name: a
-    pipeline object echoed into ``Out[N]`` or a batch object left in a failed
-    function's locals holds its tensors there; library objects stay closed
-    (``Classes`` skips them).
+    User objects are opened, that is, their attributes are walked, as for a
+    name, because a pipeline object echoed into ``Out[N]`` or a batch object
+    left in a failed function's locals holds its tensors there. Library
+    objects stay closed, because ``Classes`` skips them.
     """
-    walked: list[tuple[str, str, Found, str, str | None]] = []  # (holder, label, found, summary, warning)
-    # output cache
+    # Each item is (holder, label, found, summary, warning).
+    walked: list[tuple[str, str, Found, str, str | None]] = []
+    # The output cache.
     objects = output_cache_objects(shell)
     found = Found()
     seen: set = set()
@@ -284,7 +295,7 @@ def hidden_holders(
             OUTPUT_CACHE_WARNING,
         )
     )
-    # last traceback
+    # The last traceback.
     excs = last_exceptions(shell)
     found = Found()
     held_by: list[str] = []
@@ -310,7 +321,7 @@ def hidden_holders(
             TRACEBACK_WARNING,
         )
     )
-    # last execution result
+    # The last execution result.
     found = Found()
     last = getattr(shell, "last_execution_result", None)
     result = getattr(last, "result", None)
@@ -347,10 +358,14 @@ def hidden_entry(
     warning: str | None,
     others: Sequence[tuple[str, Storages]] = (),
 ) -> dict[str, Any]:
-    """``others``: the other hidden holders and their storages. What one of them
-    holds too stays alive when only this one is cleared: ``held_also_by`` says
-    so (what a listed name holds too is ``named_bytes_by_device``'s, not counted
-    again there)."""
+    """Return the listing entry of one hidden holder.
+
+    ``others`` are the other hidden holders and their storages. What one of
+    them also holds stays alive when only this holder is cleared, and
+    ``held_also_by`` says so. What a listed name also holds is reported in
+    ``named_bytes_by_device`` instead and is not counted again in
+    ``held_also_by``.
+    """
     by_device = bytes_by_device(found.storages)
     total = sum(by_device.values())
     shared = [k for k in found.storages if k in named]
@@ -369,7 +384,7 @@ def hidden_entry(
         "label": label,
         "bytes_by_device": by_device,
         "total_bytes": total,
-        # What a listed name holds too: clearing this holder alone leaves it alive.
+        # What a listed name also holds stays alive when only this holder is cleared.
         "named_bytes_by_device": bytes_by_device(found.storages, shared),
         "held_also_by": held_also_by,
         "summary": summary,

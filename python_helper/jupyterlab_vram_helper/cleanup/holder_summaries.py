@@ -1,6 +1,9 @@
-"""How a holder of memory is described in the Holders listing: a tensor's dtype,
-shape and device, an array's, a module's parameters, what a container holds.
-Read as holders.py reads objects: through C code, never the user's."""
+"""Describes a holder of memory for the Holders listing.
+
+A tensor is described by its dtype, shape and device, an array by its dtype and
+shape, a module by its parameters, and a container by what it holds. Objects
+are read as holders.py reads them, through C code and never the user's code.
+"""
 
 from __future__ import annotations
 

@@ -41,11 +41,13 @@ from ..sampling.torch_reads import TorchReads, current, module_members
 from .autograd_graph import MAX_GRAPH_ROOTS, graph_root
 from .storages import Storages, add_tensor_storage, tensor_storage
 
-# Bounds of one walk.
-ITEMS_PER_CONTAINER = 1000  # items of one list/dict/... looked at
-ITEMS_PER_REQUEST = 200_000  # items looked at in one inspect, over everything
+# The bounds of one walk: how many items of one list, dict or other container are looked
+# at, and how many items one inspect looks at in all.
+ITEMS_PER_CONTAINER = 1000
+ITEMS_PER_REQUEST = 200_000
 
-# By id: ``t in a_set`` would hash ``t``, and a metaclass's __hash__ is user code.
+# The skipped types are kept by id, because ``t in a_set`` would hash ``t``, and a
+# metaclass's __hash__ is user code.
 _SKIPPED_TYPE_IDS = frozenset(
     id(t)
     for t in (
@@ -71,13 +73,13 @@ _SKIPPED_TYPE_IDS = frozenset(
 )
 _CONTAINER_TYPES = (list, tuple, dict, set, frozenset, collections.deque)
 # Raw bytes in Python objects (file contents, decoded images, buffers for
-# NumPy or torch.frombuffer): listed from this size on, so that the short
+# NumPy or torch.frombuffer) are listed from this size on, so that the short
 # bytes constants of every namespace do not crowd the list.
 _BYTES_TYPES = (bytes, bytearray, memoryview, array.array)
 MIN_BYTES_LISTED = 64 * 1024
 
-# "other" objects: attributes are looked at, except of objects from these
-# packages (the shell itself reaches the whole user namespace).
+# The attributes of "other" objects are looked at, except for objects from these
+# packages. The shell itself, for example, reaches the whole user namespace.
 _OPAQUE_MODULE_PREFIXES = (
     "IPython",
     "ipykernel",
@@ -118,7 +120,7 @@ class Budget:
 
 
 class Classes:
-    """The user's torch/NumPy classes, looked up once per request (never imported)."""
+    """The user's torch and NumPy classes, looked up once per request and never imported."""
 
     def __init__(self, modules: dict[str, Any] | None = None):
         modules = sys.modules if modules is None else modules
@@ -131,25 +133,33 @@ class Classes:
             getattr(torch, "optim", None) if "torch.optim" in modules else None, "Optimizer"
         )
         self.ndarray = _cls(modules.get("numpy"), "ndarray")
-        # id(type) -> (the type, kept so that its id is not reused while this lives;
-        # its kind; for an "object", how its attributes are read). Keyed by id: a
-        # type as key would be hashed and compared by its metaclass (user code).
+        # Maps id(type) to the type, its kind, and for an "object" how its attributes are
+        # read. The type is kept so that its id is not reused while this map lives. The map
+        # is keyed by id because a type as a key would be hashed and compared by its
+        # metaclass, which is user code.
         self._kinds: dict[int, tuple[type, str, str]] = {}
 
     def kind(self, obj: Any) -> str:
-        """'tensor', 'module', 'optimizer', 'ndarray', 'bytes', 'container', 'object' or 'skip'."""
+        """Return the kind of ``obj``.
+
+        The kind is 'tensor', 'module', 'optimizer', 'ndarray', 'bytes', 'container', 'object' or 'skip'.
+        """
         return self._entry(type(obj))[1]
 
     def attribute_values(self, obj: Any) -> tuple[list[Any], bool]:
-        """What an "object" holds in its attributes (at most ITEMS_PER_CONTAINER of its
-        ``__dict__``, and its slots), read without running its code (safe_reads.py);
-        and whether those may be what it wraps (a proxy's)."""
+        """Return what an "object" holds in its attributes, and whether those may be what it wraps.
+
+        The values are at most ITEMS_PER_CONTAINER of its ``__dict__``, and its
+        slots, read without running its code (see safe_reads.py). They may be
+        what the object wraps when it is a proxy.
+        """
         if self._entry(type(obj))[2] == _REFERENTS:
-            # Its __dict__ only its own code reads (a lazy proxy's runs the factory):
-            # what its C traversal reports instead, slots and dict included, and
-            # among them the object it wraps once made, never made here.
+            # Only the object's own code can read its __dict__, and a lazy proxy's code runs
+            # the factory. What its C traversal reports is used instead: its slots and dict,
+            # and among them the object it wraps once that is made. It is never made here.
             return referents(obj, ITEMS_PER_CONTAINER), True
-        inline = inline_attributes(obj, ITEMS_PER_CONTAINER)  # no __dict__ made for it (3.11+)
+        # On Python 3.11 and later, this reads inline attributes without making a __dict__.
+        inline = inline_attributes(obj, ITEMS_PER_CONTAINER)
         if inline is not None:
             return inline, False
         attrs = instance_dict(obj)
@@ -163,7 +173,7 @@ class Classes:
         return entry
 
     def _classify(self, t: type) -> tuple[str, str]:
-        """(kind, how an "object"'s attributes are read: _INSTANCE_DICT or _REFERENTS)."""
+        """Return the kind of ``t``, and for an "object" how its attributes are read (_INSTANCE_DICT or _REFERENTS)."""
         try:
             if id(t) in _SKIPPED_TYPE_IDS:
                 return "skip", ""
@@ -186,10 +196,11 @@ class Classes:
                 return "skip", ""
             has_dict, descriptor = dict_descriptor(t)
             if has_dict and descriptor is None:
-                return "object", _REFERENTS  # e.g. wrapt's proxies: a C __dict__ that makes the wrapped object
+                # wrapt's proxies, for example, have a C __dict__ that makes the wrapped object.
+                return "object", _REFERENTS
             if not has_dict and not _slot_descriptors(t):
                 return "skip", ""
-        except Exception:  # a metaclass that raises when its classes are looked at
+        except Exception:  # A metaclass may raise when its classes are looked at.
             return "skip", ""
         return "object", _INSTANCE_DICT
 
@@ -212,7 +223,7 @@ def _cls(module: Any, name: str) -> type | None:
 
 
 class Found:
-    """What one walk found: storages, and counts for the summary."""
+    """What one walk found: the storages, and the counts that the summary gives."""
 
     __slots__ = (
         "storages",
@@ -235,20 +246,23 @@ class Found:
         self.storages: Storages = {}
         self.tensors = 0
         self.arrays = 0
-        self.byte_objects = 0  # bytes, bytearray, memoryview, array.array of MIN_BYTES_LISTED or more
+        # The bytes, bytearray, memoryview and array.array objects of MIN_BYTES_LISTED or more.
+        self.byte_objects = 0
         self.modules = 0
         self.optimizers = 0
         self.params = 0
         self.buffers = 0
         self.grads = 0
         self.state_tensors = 0
-        self.probes: list[Any] | None = None  # when set: weakrefable leaves are appended
-        # Tensors that keep an autograd graph alive, and their graph's roots (grad_fn
-        # nodes): held only until autograd_graph.walk_graphs() has walked them.
+        # When this is a list, the leaves that take weak references are appended to it.
+        self.probes: list[Any] | None = None
+        # The tensors that keep an autograd graph alive, and their graph's roots (grad_fn
+        # nodes). The roots are held only until autograd_graph.walk_graphs() has walked them.
         self.graph_tensors = 0
         self.graph_roots: list[Any] = []
-        # Storages it refers to without counting them (an optimizer's parameters:
-        # the model's to count), so that no graph is said to hold them alone.
+        # The storages that the object refers to without counting them, such as an
+        # optimizer's parameters, which are the model's to count. They are kept so that no
+        # graph is said to hold them alone.
         self.referenced: Storages = {}
 
     @property
@@ -266,7 +280,7 @@ class Sizer:
         self.classes = classes
         self.budget = budget if budget is not None else Budget()
 
-    # One object, any kind. ``depth``: how many container levels to open.
+    # Walks one object of any kind; ``depth`` is how many container levels to open.
     def walk(self, obj: Any, found: Found, depth: int, seen: set | None = None, objects: bool = False) -> None:
         kind = self.classes.kind(obj)
         if kind == "skip":
@@ -304,8 +318,8 @@ class Sizer:
         except KeyboardInterrupt:
             raise
         except BaseException:
-            # An exotic object (even one whose code raises SystemExit, were any of
-            # it to run): it costs its own count, not the request or the kernel.
+            # An exotic object, even one whose code would raise SystemExit if any of it ran,
+            # costs only its own count, not the request or the kernel.
             pass
 
     def tensor(self, t: Any, found: Found, grad: bool = True) -> None:
@@ -314,8 +328,8 @@ class Sizer:
         torch = current()
         if torch is None or not torch.is_tensor(t):
             return
-        # TensorBase's C getters with torch function handling off: a subclass's
-        # __torch_function__ (or a TorchFunctionMode) never runs.
+        # TensorBase's C getters are used with torch function handling off, so that a
+        # subclass's __torch_function__, or a TorchFunctionMode, never runs.
         with torch.off():
             add_tensor_storage(torch, t, found.storages)
             root = graph_root(t, torch)
@@ -329,7 +343,8 @@ class Sizer:
                 add_tensor_storage(torch, g, found.storages)
 
     def array(self, a: Any, found: Found) -> None:
-        # ndarray's own C getters (c_get): an ndarray subclass's properties never run.
+        # ndarray's own C getters (c_get) are used, so that an ndarray subclass's properties
+        # never run.
         found.arrays += 1
         _probe(found, a)
         root = a
@@ -343,19 +358,22 @@ class Sizer:
                 root = base
                 continue
             if tensor is not None and issubclass(kind, tensor):
-                tensor_storage(base, found.storages)  # t.numpy(): the tensor owns the memory
+                # The array came from t.numpy(), so the tensor owns the memory.
+                tensor_storage(base, found.storages)
                 return
             if issubclass(kind, _BYTES_TYPES):
-                # np.frombuffer(raw): the bytes object's memory, under its key
+                # The array came from np.frombuffer(raw), so the memory is the bytes object's,
+                # counted under its key.
                 key, size = bytes_storage(base)
                 found.storages[key] = max(size, found.storages.get(key, 0))
                 return
-            # NumPy's DummyArray keeps its array as a plain instance attribute
+            # NumPy's DummyArray keeps its array as a plain instance attribute.
             attrs = instance_dict(base) if type_name(kind) == "DummyArray" else None
             inner = attrs.get("base") if attrs is not None else None
             if ndarray is not None and inner is not None and issubclass(type(inner), ndarray):
-                # as_strided, sliding_window_view: NumPy puts a DummyArray between
-                # the view and its array, and the view's nbytes is its virtual size
+                # For as_strided and sliding_window_view, NumPy puts a DummyArray between the
+                # view and its array, and the view's nbytes is its virtual size, so the walk
+                # goes on to the array itself.
                 root = inner
                 continue
             break
@@ -411,7 +429,8 @@ class Sizer:
                     return
                 if self.classes.kind(p) == "tensor":
                     tensor_storage(p, found.referenced)
-                    g = leaf_grad(p)  # a parameter keeps its grad: the optimizer keeps both alive
+                    # A parameter keeps its grad, so the optimizer keeps both alive.
+                    g = leaf_grad(p)
                     if g is not None:
                         tensor_storage(g, found.referenced)
         for per_param in container_items(state, ITEMS_PER_CONTAINER * 10):
@@ -431,17 +450,21 @@ def _probe(found: Found, obj: Any) -> None:
 
 
 def _slot_descriptors(t: type) -> list[Any]:
-    """The member descriptors of the ``__slots__`` of ``t`` and its bases (a slotted
-    class or ``@dataclass(slots=True)`` keeps its attributes there, not in a __dict__)."""
+    """Return the member descriptors of the ``__slots__`` of ``t`` and its bases.
+
+    A slotted class, or a ``@dataclass(slots=True)``, keeps its attributes
+    there rather than in a __dict__.
+    """
     out: list[Any] = []
     for cls in mro(t):
-        namespace = own_namespace(cls)  # not type.__getattribute__: a metaclass's __dict__ property would run
+        # type.__getattribute__ is not used, because a metaclass's __dict__ property would run.
+        namespace = own_namespace(cls)
         slots = namespace.get("__slots__", ())
         for name in (slots,) if type(slots) is str else slots if type(slots) is tuple or type(slots) is list else ():
             if type(name) is not str or name in ("__dict__", "__weakref__"):
                 continue
             if name.startswith("__") and not name.endswith("__"):
-                name = f"_{type_name(cls).lstrip('_')}{name}"  # a private slot is stored mangled
+                name = f"_{type_name(cls).lstrip('_')}{name}"  # A private slot is stored mangled.
             descriptor = namespace.get(name)
             if type(descriptor) is types.MemberDescriptorType:
                 out.append(descriptor)
@@ -449,7 +472,7 @@ def _slot_descriptors(t: type) -> list[Any]:
 
 
 def _slot_values(obj: Any) -> list[Any]:
-    """What ``obj``'s slots hold (unset ones left out), read without running user code."""
+    """Return what ``obj``'s set slots hold, read without running user code."""
     out: list[Any] = []
     for descriptor in _slot_descriptors(type(obj))[:ITEMS_PER_CONTAINER]:
         try:
@@ -459,12 +482,13 @@ def _slot_values(obj: Any) -> list[Any]:
     return out
 
 
-# referrers.py's name for it: the instance dict CPython's own getter reads, else None.
+# referrers.py imports it under this name. It returns the instance dict that CPython's own
+# getter reads, or None.
 _instance_dict = instance_dict
 
 
 def leaf_grad(t: Any) -> Any:
-    """The ``.grad`` of a leaf tensor that requires grad, else None."""
+    """Return the ``.grad`` of a leaf tensor that requires grad, else None."""
     torch = current()
     if torch is None:
         return None
@@ -473,7 +497,7 @@ def leaf_grad(t: Any) -> Any:
 
 
 def _leaf_grad(torch: TorchReads, t: Any) -> Any:
-    # .grad of a non-leaf tensor warns; only leaves that require grad have one.
+    # Reading .grad of a non-leaf tensor warns, and only leaves that require grad have one.
     try:
         if torch.get(t, "requires_grad") and torch.get(t, "is_leaf"):
             return torch.get(t, "grad")
@@ -483,12 +507,16 @@ def _leaf_grad(torch: TorchReads, t: Any) -> Any:
 
 
 def bytes_storage(b: Any) -> tuple[Any, int]:
-    """A bytes-like object's storage key and size: a memoryview counts the object it
-    views (once, however many views), an array.array its buffer, bytes and bytearray
-    themselves (a bytearray with the room it has grown). Read by the builtins' C
-    code: a subclass's ``__sizeof__``, ``buffer_info`` or ``itemsize`` never runs."""
+    """Return a bytes-like object's storage key and size.
+
+    A memoryview counts the object it views, once however many views there
+    are; an array.array counts its buffer; bytes and bytearray count
+    themselves, a bytearray with the room it has grown. The figures are read by
+    the builtins' C code, so that a subclass's ``__sizeof__``, ``buffer_info``
+    or ``itemsize`` never runs.
+    """
     base = _bytes_base(type(b))
-    if base is memoryview:  # memoryview cannot be subclassed
+    if base is memoryview:  # memoryview cannot be subclassed, so its own attributes are safe.
         owner = b.obj
         if _bytes_base(type(owner)) in (bytes, bytearray, array.array):
             return bytes_storage(owner)
@@ -500,7 +528,7 @@ def bytes_storage(b: Any) -> tuple[Any, int]:
 
 
 def _bytes_base(t: type) -> type | None:
-    """Which of _BYTES_TYPES ``t`` is, or subclasses (its methods are the ones to call)."""
+    """Return the one of _BYTES_TYPES that ``t`` is or subclasses, whose methods are the ones to call."""
     for base in _BYTES_TYPES:
         if issubclass(t, base):
             return base

@@ -31,7 +31,7 @@ from .namespace_surgery import Part
 from .referrers import describe_referrers_many
 from .storages import StorageKey
 
-# IPython's own names: never listed, never deleted.
+# IPython's own names, which are never listed and never deleted.
 IPYTHON_NAMES = frozenset(
     {
         "In",
@@ -55,12 +55,13 @@ IPYTHON_NAMES = frozenset(
     }
 )
 _DUNDER = re.compile(r"__\w*__\Z")
-# IPython's input history: _i, _ii, _iii and _iN (a user's _images or _ids is the user's).
+# IPython's input history names: _i, _ii, _iii and _iN. A name such as _images or _ids
+# belongs to the user and does not match.
 _INPUT_NAME = re.compile(r"_i{1,3}\Z|_i\d+\Z")
 
 
 def reserved_name_reason(name: str) -> str | None:
-    """Why ``name`` may never be deleted, or ``None``."""
+    """Return why ``name`` may never be deleted, or ``None`` when it may be."""
     if name in IPYTHON_NAMES or _INPUT_NAME.match(name) or OUTPUT_NAME.match(name):
         return "an IPython internal name"
     if _DUNDER.match(name):
@@ -68,12 +69,14 @@ def reserved_name_reason(name: str) -> str | None:
     return None
 
 
-# An object, and the items its listing's walk was allowed (None: as many as it
-# took) -> the storages it reaches, walked as the listing walked it.
+# A function that takes an object and the items its listing's walk was allowed (None when
+# the walk could take as many as it needed), and returns the storages that the object
+# reaches when walked as the listing walked it.
 Reach = Callable[[Any, int | None], frozenset[StorageKey]]
 
-# Survivors of a delete whose holders are looked up (gc.get_referrers): the
-# rest are said to be alive, without a look each (seconds in a large session).
+# How many survivors of a delete have their holders looked up with gc.get_referrers. The
+# rest are only said to be alive, because a look at each could take seconds in a large
+# session.
 MAX_DESCRIBED = 20
 
 
@@ -82,28 +85,31 @@ class ListedName:
     """One name of a listing, kept by identity rather than by a strong reference to its object."""
 
     object_id: int
-    ref: weakref.ref | None  # None when the object does not support weakrefs
+    ref: weakref.ref | None  # This is None when the object does not support weakrefs.
     type_name: str
-    storages: frozenset[StorageKey]  # what deleting it frees: what it reached, and its graphs' saved tensors
-    # Without a weakref (see the module docstring): what the object itself
+    # What deleting the name frees: what it reached, and its graphs' saved tensors.
+    storages: frozenset[StorageKey]
+    # For an object without a weakref (see the module docstring), what the object itself
     # reached, and weakrefs to the first leaves (tensors, arrays) it held.
     reached: frozenset[StorageKey] = frozenset()
     leaves: tuple[weakref.ref, ...] = ()
-    # What it refers to without holding it as its own (an optimizer's parameters).
+    # What it refers to without holding it as its own, such as an optimizer's parameters.
     referenced: frozenset[StorageKey] = frozenset()
-    # Where its walk ran out of the listing's budget: the items it was allowed,
-    # so that ``reach`` walks as far again and no further (None: walked whole).
+    # When its walk ran out of the listing's budget, the items it was allowed, so that
+    # ``reach`` walks as far again and no further. It is None when it was walked whole.
     items: int | None = None
 
     def same_object(self, obj: Any, reach: Reach, cells_ran: bool = False) -> bool:
-        """Whether ``obj`` is the object listed; ``cells_ran``: a cell has run since the listing."""
+        """Tell whether ``obj`` is the object listed; ``cells_ran`` says whether a cell has run since the listing."""
         if id(obj) != self.object_id or type(obj).__name__ != self.type_name:
             return False
         if self.ref is not None:
             return self.ref() is obj
         if not self.leaves and cells_ran:
-            return False  # nothing tells it from an object a cell made at its address
-        # A leaf that died means other contents, even where a new tensor took its storage's address.
+            # Nothing tells it apart from an object that a cell made at its address.
+            return False
+        # A leaf that died means that the contents changed, even where a new tensor took its
+        # storage's address.
         return all(leaf() is not None for leaf in self.leaves) and reach(obj, self.items) == self.reached
 
 
@@ -112,20 +118,24 @@ class Listing:
     """One ``inspect`` listing: the names it found, which a later ``delete`` may remove."""
 
     listing_id: str
-    container_depth: int  # how deep the inspect walked containers: ``reach`` walks as deep
+    # How deep the inspect walked containers; ``reach`` walks as deep.
+    container_depth: int
     names: dict[str, ListedName] = field(default_factory=dict)
-    # The kernel's execution count at the listing (None where the shell has none).
+    # The kernel's execution count at the listing, or None where the shell has none.
     execution_count: int | None = None
 
     def cells_ran_since(self, shell: Any) -> bool:
-        """Whether a cell ran since the listing (unknown counts as ran)."""
+        """Tell whether a cell ran since the listing; when that is unknown, a cell counts as having run."""
         count = getattr(shell, "execution_count", None)
         return self.execution_count is None or type(count) is not int or count != self.execution_count
 
 
 def refusal(listing: Listing, user_ns: dict[str, Any], name: str, reach: Reach, cells_ran: bool = False) -> str | None:
-    """Why ``name`` of ``listing`` may not be deleted now, or ``None``: only a name the listing has, still bound to the
-    object listed."""
+    """Return why ``name`` of ``listing`` may not be deleted now, or ``None`` when it may.
+
+    Only a name that the listing has, and that is still bound to the object
+    listed, may be deleted.
+    """
     reason = reserved_name_reason(name)
     if reason is not None:
         return f"refused: {reason}"
@@ -144,21 +154,26 @@ def refusal(listing: Listing, user_ns: dict[str, Any], name: str, reach: Reach, 
 def still_alive_after_delete(
     listing: Listing, user_ns: dict[str, Any], probes: dict[str, list[Callable[[], Any]]], shell: Any, reach: Reach
 ) -> list[dict[str, str]]:
-    """The deleted names whose objects live on (``probes``: called, each gives its object
-    while it lives on elsewhere; namespace_surgery.py), with what holds them.
+    """Return the deleted names whose objects live on, with what holds them.
 
-    The holders of the first MAX_DESCRIBED survivors are looked up in one pass
-    over the heap; the others are listed without."""
-    found: list[tuple[str, list[str], int]] = []  # name, reasons so far, its object's index in ``objs`` or -1
-    objs: list[Any] = []  # what is still alive: the one list that holds them while they are looked up
+    ``probes`` come from namespace_surgery.py; each one, when called, gives its
+    object while the object lives on elsewhere. The holders of the first
+    MAX_DESCRIBED survivors are looked up in one pass over the heap; the others
+    are listed without their holders.
+    """
+    # Each item is a name, the reasons found so far, and its object's index in ``objs`` or -1.
+    found: list[tuple[str, list[str], int]] = []
+    # What is still alive. This is the one list that holds those objects while their
+    # holders are looked up.
+    objs: list[Any] = []
     for name, refs in probes.items():
         reasons: list[str] = []
         whole = [r for r in refs if type(r) is not Part]
         parts = [r for r in refs if type(r) is Part and r() is not None]
         alive = next((o for o in (r() for r in whole) if o is not None), None)
         storages = listing.names[name].storages
-        # memory shared with names that are still bound to their listed objects,
-        # and parameters an optimizer still refers to
+        # Look for memory shared with names that are still bound to their listed objects,
+        # and for parameters that an optimizer still refers to.
         sharing: list[str] = []
         referring: list[str] = []
         for other, listed in listing.names.items():
@@ -206,7 +221,7 @@ def _names(names: list[str]) -> str:
 def interrupted_delete_text(
     accepted: list[str], gone: list[str], cleared: list[str], done: list[str], free: list[str], freed: bool
 ) -> str:
-    """The ``interrupted`` error of a ``delete``: what it did before the interrupt."""
+    """Return the ``interrupted`` error of a ``delete``, which says what it did before the interrupt."""
     parts = [f"deleted {', '.join(gone)}" if gone else "deleted no name"]
     kept = [name for name in accepted if name not in gone]
     if kept:

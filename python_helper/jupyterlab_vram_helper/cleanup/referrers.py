@@ -1,7 +1,8 @@
 """Describes what still holds an object after a ``delete``, for the ``still_alive`` part of its reply (cleanup.py).
 
-A short, bounded phrase built from ``gc.get_referrers``: no promise of
-completeness, and no reference to the object kept once it is built.
+The description is a short, bounded phrase built from ``gc.get_referrers``. It
+does not promise to be complete, and no reference to the object is kept once
+it is built.
 """
 
 from __future__ import annotations
@@ -16,34 +17,40 @@ from ..sampling.safe_reads import type_module, type_name
 from . import holders
 
 MAX_REFERRER_KINDS = 3
-# Referrers looked at per object, and in the pass that names the owners of dicts.
+# How many referrers are looked at per object, and in the pass that names the owners of dicts.
 REFERRERS_PER_OBJECT = 50
 OWNER_REFERRERS = 10_000
-# Naming a dict's owner takes a second pass over the heap: skipped when the
-# first pass took this long already (millions of objects), so that a delete
-# never holds the kernel for long.
+# Naming a dict's owner takes a second pass over the heap. It is skipped when the first pass
+# already took this long (with millions of objects), so that a delete never holds the kernel
+# for long.
 OWNER_BUDGET_S = 1.0
-# The cleanup's own frames hold the object while asking (it is passed in): not holders to name.
+# The cleanup's own frames hold the object while asking about it, because it is passed in,
+# so they are not holders to name.
 _OWN_MODULES = frozenset(
     {__name__, __name__.rpartition(".")[0] + ".cleanup", __name__.rpartition(".")[0] + ".listings"}
 )
-# Nor are its own objects (the probe that keeps a deleted bytes object until it is checked).
-_OWN_PACKAGE = __name__.partition(".")[0] + "."  # the whole helper, not only this subpackage
-# ModuleType's own __dict__ descriptor (a module subclass may define properties).
+# Nor are the helper's own objects, such as the probe that keeps a deleted bytes object until
+# it is checked. The prefix covers the whole helper, not only this subpackage.
+_OWN_PACKAGE = __name__.partition(".")[0] + "."
+# ModuleType's own __dict__ descriptor is used, because a module subclass may define properties.
 _MODULE_DICT = vars(types.ModuleType)["__dict__"]
 
 
 def describe_referrers_many(objs: list[Any], shell: Any, limit: int | None = None) -> list[str]:
-    """A short phrase naming who still refers to each of the first ``limit`` of
-    ``objs`` (bounded; no promise of completeness; the list itself is not
-    named as a holder), from one ``gc.get_referrers``
-    pass over the heap for all of them (each pass visits every object the
-    collector tracks: seconds in a large session), and at most one more to
-    name the owners of the dicts among the referrers."""
+    """Return a short phrase naming who still refers to each of the first ``limit`` of ``objs``.
+
+    The phrases are bounded and do not promise to be complete, and the list
+    itself is not named as a holder. They come from one ``gc.get_referrers``
+    pass over the heap for all of the objects, because each pass visits every
+    object that the collector tracks and can take seconds in a large session.
+    At most one more pass names the owners of the dicts among the referrers.
+    """
     user_ns = getattr(shell, "user_ns", None)
     start = time.perf_counter()
     me = sys._getframe()
-    asked = tuple(objs[:limit])  # an exact tuple: passed on as the call's arguments, not copied
+    # An exact tuple is passed on as the call's arguments without being copied, so it can be
+    # recognised among the referrers.
+    asked = tuple(objs[:limit])
     targets = {id(o): i for i, o in enumerate(asked)}
     per: list[list[Any]] = [[] for _ in asked]
     dicts: list[Any] = []
@@ -57,7 +64,7 @@ def describe_referrers_many(objs: list[Any], shell: Any, limit: int | None = Non
                 if ref is objs or ref is asked or ref is me or ref is per or _own(ref):
                     continue
                 hits = {targets[id(x)] for x in gc.get_referents(ref) if id(x) in targets}
-            except Exception:  # a user object that raises even when looked at
+            except Exception:  # A user object may raise even when it is only looked at.
                 continue
             for i in hits:
                 if len(per[i]) < REFERRERS_PER_OBJECT:
@@ -76,7 +83,7 @@ def describe_referrers_many(objs: list[Any], shell: Any, limit: int | None = Non
             for ref in per[i]:
                 try:
                     kind = _referrer_kind(ref, obj, user_ns, owners)
-                except Exception:  # a user object that raises even when looked at
+                except Exception:  # A user object may raise even when it is only looked at.
                     kind = "an object that could not be described"
                 if kind and kind not in kinds:
                     kinds.append(kind)
@@ -95,7 +102,7 @@ def describe_referrers_many(objs: list[Any], shell: Any, limit: int | None = Non
 
 
 def _own(ref: Any) -> bool:
-    """The cleanup's own frames and objects (they hold what they ask about)."""
+    """Tell whether ``ref`` is one of the cleanup's own frames or objects, which hold what they ask about."""
     if type(ref) is types.FrameType and ref.f_globals.get("__name__") in _OWN_MODULES:
         return True
     module = type_module(type(ref))
@@ -103,13 +110,12 @@ def _own(ref: Any) -> bool:
 
 
 def _referrer_kind(ref: Any, obj: Any, user_ns: Any, owners: dict[int, str]) -> str | None:
-    # By type(), never isinstance(): isinstance reads a user object's own
-    # ``__class__``, which can be anything, raising included (lazy proxies).
+    # The kind is found by type(), never isinstance(), because isinstance reads a user
+    # object's own ``__class__``, which can be anything and can even raise (lazy proxies).
     kind = type(ref)
     if issubclass(kind, dict):
-        keys = [k for k, v in list(dict.items(ref))[:100_000] if v is obj][
-            :3
-        ]  # dict's own: a subclass's items() is user code
+        # dict's own items() is used, because a subclass's items() is user code.
+        keys = [k for k, v in list(dict.items(ref))[:100_000] if v is obj][:3]
         shown = ", ".join(_key_text(k) for k in keys)
         if ref is user_ns:
             return f"the user namespace (as {shown})"
@@ -128,7 +134,8 @@ def _referrer_kind(ref: Any, obj: Any, user_ns: Any, owners: dict[int, str]) -> 
         return f"a frame ({ref.f_code.co_name})"
     if kind is types.CellType:
         return "a closure"
-    attrs = holders._instance_dict(ref)  # 3.11+: an inline __dict__ is reported as its object
+    # On Python 3.11 and later, an inline __dict__ is reported as its object.
+    attrs = holders._instance_dict(ref)
     if attrs is not None:
         keys = [k for k, v in list(attrs.items())[:10_000] if v is obj][:3]
         if keys:
@@ -137,18 +144,21 @@ def _referrer_kind(ref: Any, obj: Any, user_ns: Any, owners: dict[int, str]) -> 
 
 
 def _key_text(key: Any) -> str:
-    """A dict key as text, without running user code (a user class's repr could print, or raise)."""
+    """Return a dict key as text without running user code, because a user class's repr could print or raise."""
     kind = type(key)
     if kind is str:
-        return key  # a name: "as b", "attribute w"
+        return key  # A string key is a name, as in "as b" or "attribute w".
+    # The types are compared by identity, so that a metaclass's __eq__ never runs.
     if kind is int or kind is float or kind is bool or kind is bytes or key is None:
-        return repr(key)  # identity checks: a metaclass's __eq__ never runs
+        return repr(key)
     return f"a {type_name(kind)}"
 
 
 def _dict_owners(dicts: list[dict]) -> dict[int, str]:
-    """id(dict) -> "module m" or the class name of the object whose ``__dict__`` it is,
-    from one ``gc.get_referrers`` pass for all of them (bounded)."""
+    """Map the id of each dict to "module m" or to the class name of the object whose ``__dict__`` it is.
+
+    One bounded ``gc.get_referrers`` pass finds the owners of all of them.
+    """
     wanted = {id(d) for d in dicts}
     out: dict[int, str] = {}
     try:
@@ -161,7 +171,9 @@ def _dict_owners(dicts: list[dict]) -> dict[int, str]:
                 if ref is dicts:
                     continue
                 if issubclass(type(ref), types.ModuleType):
-                    d = _MODULE_DICT.__get__(ref)  # ModuleType's own: a module subclass's properties never run
+                    # ModuleType's own descriptor is used, so that a module subclass's properties
+                    # never run.
+                    d = _MODULE_DICT.__get__(ref)
                     owner = f"module {d.get('__name__')}"
                 else:
                     d = holders._instance_dict(ref)

@@ -1,12 +1,12 @@
 """Counts memory per storage, the key that every sizing pass shares.
 
-A storage is keyed by ``(device, data pointer)``: a view, ``b = a``,
+A storage is keyed by ``(device, data pointer)``. A view, ``b = a``,
 ``torch.from_numpy(arr)`` and a parameter shared by two modules all land on one
-key, so bytes are counted once. Nothing here imports torch.
+key, so their bytes are counted once. Nothing here imports torch.
 
-A tensor is read through TensorBase's C code with torch function handling
-off (torch_reads.py): a subclass's ``__torch_function__`` or an overridden
-``untyped_storage`` never runs.
+A tensor is read through TensorBase's C code with torch function handling off
+(see torch_reads.py), so that a subclass's ``__torch_function__`` or an
+overridden ``untyped_storage`` never runs.
 """
 
 from __future__ import annotations
@@ -16,37 +16,42 @@ from typing import Any
 
 from ..sampling.torch_reads import TorchReads, current
 
-StorageKey = tuple[str, Any]  # (device, data pointer or a stand-in)
-Storages = dict[StorageKey, int]  # key -> bytes
+# A storage's key is its device and its data pointer, or a stand-in for the pointer.
+StorageKey = tuple[str, Any]
+# Maps a storage's key to its size in bytes.
+Storages = dict[StorageKey, int]
 
 
 def tensor_storage(t: Any, storages: Storages) -> None:
-    """Add the storage under tensor ``t`` to ``storages`` (anything else: nothing)."""
+    """Add the storage under tensor ``t`` to ``storages``; for anything but a tensor, add nothing."""
     torch = current()
     if torch is None or not torch.is_tensor(t):
-        return  # what a pack hook returned, say: asking it would run its code
+        # This may be, for example, what a pack hook returned, and asking it would run its code.
+        return
     with torch.off():
         add_tensor_storage(torch, t, storages)
 
 
 def add_tensor_storage(torch: TorchReads, t: Any, storages: Storages) -> None:
-    """:func:`tensor_storage` for a tensor ``t``, inside ``torch.off()``."""
+    """Do what :func:`tensor_storage` does for a tensor ``t``, inside ``torch.off()``."""
     try:
-        storage = torch.call(t, "untyped_storage")  # a torch.UntypedStorage: torch's class, not the user's
+        # This is a torch.UntypedStorage, which is torch's class rather than the user's.
+        storage = torch.call(t, "untyped_storage")
         nbytes = int(storage.nbytes())
         device = str(storage.device)
         ptr: Any = int(storage.data_ptr())
         if ptr == 0:
             ptr = ("id", id(t))
-    except Exception:  # sparse, nested or exotic tensors
+    except Exception:  # Sparse, nested and other exotic tensors have no plain storage.
         parts = _sparse_parts(torch, t)
         if parts is not None:
-            for part in parts:  # what a sparse tensor stores: its indices and values
+            for part in parts:  # A sparse tensor stores its indices and values.
                 add_tensor_storage(torch, part, storages)
             return
         try:
             if str(torch.get(t, "layout")) != "torch.strided":
-                return  # a layout of which element count times size is not what it stores
+                # For this layout, element count times element size is not what it stores.
+                return
             nbytes = int(torch.call(t, "element_size")) * int(torch.call(t, "nelement"))
             device = str(torch.get(t, "device"))
         except Exception:
@@ -58,7 +63,7 @@ def add_tensor_storage(torch: TorchReads, t: Any, storages: Storages) -> None:
 
 
 def _sparse_parts(torch: TorchReads, t: Any) -> tuple[Any, ...] | None:
-    """The dense tensors a sparse tensor keeps (None: not a sparse layout, or unreadable)."""
+    """Return the dense tensors that a sparse tensor keeps, or None when it is not sparse or cannot be read."""
     try:
         layout = str(torch.get(t, "layout"))
         if layout == "torch.sparse_coo":

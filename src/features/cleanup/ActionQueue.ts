@@ -26,7 +26,10 @@ export class ActionCancelledError extends Error {
   }
 }
 
-/** 'queued': waiting for an idle kernel; 'sent': waiting for the answer. */
+/**
+ * A request is 'queued' while it waits for an idle kernel, and 'sent' while
+ * it waits for the kernel's answer.
+ */
 export type QueuedActionState = 'queued' | 'sent';
 
 /** A cleanup request as the queue shows it to the user. */
@@ -53,7 +56,7 @@ export class ActionQueue implements IDisposable {
     this._busy = options.busy ?? false;
   }
 
-  /** True while the kernel runs code: new requests wait. */
+  /** True while the kernel runs code, so that new requests wait. */
   get busy(): boolean {
     return this._busy;
   }
@@ -77,7 +80,10 @@ export class ActionQueue implements IDisposable {
     return this._isDisposed;
   }
 
-  /** Tell the queue whether the kernel is busy; idle sends what waits. */
+  /**
+   * Tell the queue whether the kernel is busy. When the kernel becomes idle,
+   * the requests that wait are sent.
+   */
   setBusy(busy: boolean): void {
     if (busy === this._busy) {
       return;
@@ -120,7 +126,10 @@ export class ActionQueue implements IDisposable {
     return { id, result };
   }
 
-  /** Cancel a request that was not sent yet; false if it was (or is gone). */
+  /**
+   * Cancel a request that was not sent yet. Returns false when it was sent
+   * already or is no longer in the queue.
+   */
   cancel(id: number): boolean {
     const entry = this._entries.find(e => e.id === id);
     if (!entry || entry.state !== 'queued') {

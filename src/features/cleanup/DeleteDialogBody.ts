@@ -21,7 +21,10 @@ import { confirmDialog } from '../../ui/confirmDialog';
 import { element, setBytesData } from '../../ui/dom';
 import { trans } from '../../text/translation';
 
-/** "Expected back: about 1.2 GiB (cuda:0 1 GiB · cpu 200 MiB)". */
+/**
+ * Says how many bytes the delete should give back, for example "Expected
+ * back: about 1.2 GiB (cuda:0 1 GiB · cpu 200 MiB)".
+ */
 export function expectedBytesText(plan: DeletePlan, units: ByteUnits): string {
   const { bytes, byDevice, atMost } = plan.expected;
   if (bytes === 0) {
@@ -97,7 +100,8 @@ export function createDeleteDialogBody(
   setBytesData(expected, plan.expected.bytes);
   expected.dataset.vramAtMost = String(plan.expected.atMost);
   root.appendChild(expected);
-  // Nothing expected back: the reasons say why none, not why less.
+  // When nothing is expected back, the reasons explain why nothing comes
+  // back rather than why less does.
   const none = plan.expected.bytes === 0;
   for (const reason of plan.expected.reasons) {
     root.appendChild(
@@ -119,8 +123,9 @@ export function createDeleteDialogBody(
 }
 
 /**
- * "Delete 2 variables?", "Clear 1 hidden reference?", "Delete 1 variable and
- * clear 1 hidden reference?": what the dialog's button will do.
+ * The dialog's title, which says what its button will do, for example
+ * "Delete 2 variables?", "Clear 1 hidden reference?" or "Delete 1 variable
+ * and clear 1 hidden reference?".
  */
 export function deleteDialogTitle(plan: DeletePlan): string {
   const variables = plan.entries.length;
@@ -150,8 +155,9 @@ export function deleteDialogTitle(plan: DeletePlan): string {
 }
 
 /**
- * Ask the user to confirm `plan` in a JupyterLab dialog; true when they
- * press Delete, or Clear for hidden references only (`.jp-Dialog .jp-mod-accept`).
+ * Ask the user to confirm `plan` in a JupyterLab dialog. Resolves to true
+ * when they press Delete, or Clear when only hidden references go (the
+ * button is `.jp-Dialog .jp-mod-accept`).
  */
 export async function confirmDeleteDialog(
   plan: DeletePlan,
@@ -165,7 +171,10 @@ export async function confirmDeleteDialog(
   });
 }
 
-/** The accept button's word, matching the title's verb ("Clear" when only hidden references go). */
+/**
+ * The accept button's word. It matches the title's verb, so it is "Clear"
+ * when only hidden references go.
+ */
 export function deleteDialogAccept(plan: DeletePlan): string {
   return plan.entries.length === 0 && plan.hidden.length > 0
     ? trans.__('Clear')

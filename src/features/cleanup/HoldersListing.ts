@@ -14,9 +14,12 @@ import type { DeletePlan } from './deletePlan';
 
 /** What HoldersListing reads of, and tells, the MemoryActions it belongs to. */
 export interface IHoldersListingHost {
-  /** Whether a cell (or anything else) keeps the kernel busy now. */
+  /** Whether a cell, or anything else, keeps the kernel busy at the moment. */
   kernelBusy(): boolean;
-  /** The listing (with its error and inspecting flag) or the selection changed. */
+  /**
+   * Called when the listing, its error, its inspecting flag or the selection
+   * changed.
+   */
   changed(change: 'listing' | 'selection'): void;
 }
 
@@ -29,12 +32,15 @@ export class HoldersListing {
     this._host = host;
   }
 
-  /** The latest listing (null before the first, and once its kernel went away). */
+  /**
+   * The latest listing. It is null before the first one, and once its kernel
+   * went away.
+   */
   get listing(): InspectResult | null {
     return this._listing;
   }
 
-  /** Why the latest inspect failed (null when it did not). */
+  /** Why the latest inspect failed, or null when it did not fail. */
   get error(): string | null {
     return this._error;
   }
@@ -44,12 +50,18 @@ export class HoldersListing {
     return this._inspecting > 0;
   }
 
-  /** Cells ran since the latest listing, or a delete used it. */
+  /**
+   * True when cells ran since the latest listing, or a delete used it, so
+   * that the listing may no longer describe the kernel.
+   */
   get stale(): boolean {
     return this._listing !== null && !this.isCurrent(this._listing.listing_id);
   }
 
-  /** The listing `listingId` is the latest one the kernel gave, and no cell ran since, nor a delete used it. */
+  /**
+   * True when the listing `listingId` is the latest one the kernel gave, no
+   * cell ran since, and no delete used it.
+   */
   isCurrent(listingId: string): boolean {
     return (
       !this._host.kernelBusy() &&
@@ -66,19 +78,22 @@ export class HoldersListing {
     return this._selectedHidden;
   }
 
-  /** An inspect was queued. */
+  /** Records that an inspect was queued. */
   inspectStarted(): void {
     this._inspecting++;
     this._host.changed('listing');
   }
 
-  /** An inspect ended, with a listing or not. */
+  /** Records that an inspect ended, whether or not it gave a listing. */
   inspectEnded(): void {
     this._inspecting--;
     this._host.changed('listing');
   }
 
-  /** A new listing came: the choice keeps only what it can still delete. */
+  /**
+   * Takes a new listing. The user's choice keeps only the holders that the
+   * new listing can still delete.
+   */
   received(listing: InspectResult): void {
     this._listing = listing;
     this._listingEpoch = this._host.kernelBusy() ? -1 : this._busyEpoch;
@@ -101,23 +116,35 @@ export class HoldersListing {
     this._host.changed('selection');
   }
 
-  /** An inspect failed; `text` says why. The previous listing stays. */
+  /**
+   * Records that an inspect failed; `text` says why. The previous listing
+   * stays.
+   */
   failed(text: string): void {
     this._error = text;
     this._host.changed('listing');
   }
 
-  /** A delete was sent with the listing: a second delete lists again first. */
+  /**
+   * Records that a delete was sent with the listing, so that a second delete
+   * asks for a new listing first.
+   */
   markUsed(): void {
     this._listingEpoch = -1;
   }
 
-  /** The kernel went busy: the listing of before may name other objects after. */
+  /**
+   * Records that the kernel went busy. The code it runs may bind the listed
+   * names to other objects, so the listing is no longer current.
+   */
   kernelWentBusy(): void {
     this._busyEpoch++;
   }
 
-  /** The kernel went away: the listing names objects of a process that is gone. */
+  /**
+   * Drops the listing when the kernel went away, because it names objects of
+   * a process that is gone.
+   */
   forget(): void {
     this._listing = null;
     this._selectedNames.clear();
@@ -183,7 +210,10 @@ export class HoldersListing {
     return makeDeletePlan(listing, chosen, chosenHidden);
   }
 
-  /** Put `item` in or out of `chosen`; a change is told once. */
+  /**
+   * Put `item` in or out of `chosen`. A change is reported once, and nothing
+   * is reported when `item` was already where it should be.
+   */
   private _select<T>(chosen: Set<T>, item: T, selected: boolean): void {
     if (selected === chosen.has(item)) {
       return;
@@ -200,9 +230,15 @@ export class HoldersListing {
   private _listing: InspectResult | null = null;
   private _error: string | null = null;
   private _inspecting = 0;
-  /** Counts the kernel's going busy (cells run); a listing is current while it has not moved. */
+  /**
+   * Counts the times the kernel went busy, that is, ran cells. A listing is
+   * current while this count has not changed since it came.
+   */
   private _busyEpoch = 0;
-  /** `_busyEpoch` when the latest listing came (-1: stale from the start, or used by a delete). */
+  /**
+   * The value of `_busyEpoch` when the latest listing came. It is -1 when the
+   * listing was stale from the start, or a delete used it.
+   */
   private _listingEpoch = -1;
   private _selectedNames = new Set<string>();
   private _selectedHidden = new Set<HiddenHolderKind>();

@@ -72,7 +72,8 @@ export class HoldersView extends MemoryActionsView {
     this._status = element('div', 'jp-vram-Holders-status', {
       role: 'holders-status'
     });
-    // "Listing queued", a failure, a cancel: said to screen readers as they come.
+    // Status changes such as "Listing queued", a failure or a cancel are read
+    // out to screen readers as they come.
     this._status.setAttribute('role', 'status');
     this._status.setAttribute('aria-live', 'polite');
     this._entries = element('ul', 'jp-vram-Holders-list');
@@ -99,7 +100,8 @@ export class HoldersView extends MemoryActionsView {
     this._refresh.disabled = !available;
     const selected =
       (actions?.selectedNames.size ?? 0) + (actions?.selectedHidden.size ?? 0);
-    // One delete at a time: off from its planning to its result.
+    // Only one delete runs at a time, so the button is off from a delete's
+    // planning to its result.
     this._delete.disabled =
       !available || !listing || selected === 0 || !!actions?.deleting;
     setText(
@@ -114,8 +116,9 @@ export class HoldersView extends MemoryActionsView {
       actions?.listingError !== null && actions?.listingError !== undefined
     );
 
-    // Ticking a box re-renders: the rows are rebuilt, and the keyboard focus
-    // is put back on the same control of the same holder, not lost.
+    // Ticking a box re-renders the view and rebuilds the rows, so the
+    // keyboard focus is put back on the same control of the same holder
+    // rather than lost.
     const focused = this._focusedControl();
     this._entries.textContent = '';
     this._hidden.textContent = '';
@@ -296,7 +299,10 @@ export class HoldersView extends MemoryActionsView {
     return row;
   }
 
-  /** The graph-holding flag: what it means, and the fix. */
+  /**
+   * The row part that flags a holder keeping an autograd graph alive. It says
+   * what that means and offers the fix.
+   */
   private _graphRow(entry: HolderEntry, text: string): HTMLElement {
     const box = element('div', 'jp-vram-Holder-graph', {
       role: 'holder-graph',
@@ -394,7 +400,7 @@ interface IFocusedControl {
   list: HTMLElement;
   /** The variable's name, or the hidden holder's kind. */
   holder: string;
-  /** The control's `data-vram-role`; null: the checkbox. */
+  /** The control's `data-vram-role`, or null when it is the checkbox. */
   control: string | null;
 }
 
@@ -404,9 +410,10 @@ function holderKey(row: HTMLElement): string | null {
 }
 
 /**
- * A row's summary line. The type that leads it is a long dotted name
- * (torch.nn.modules.container.Sequential), one word to the browser, which
- * the sidebar's width would otherwise cut mid-word: it wraps after a dot.
+ * A row's summary line. The type that leads it is a long dotted name such as
+ * torch.nn.modules.container.Sequential. The browser sees it as one word,
+ * which the sidebar's width would otherwise cut mid-word, so the name is
+ * allowed to wrap after each dot.
  */
 function summaryNode(entry: HolderEntry): HTMLElement {
   const node = element('div', 'jp-vram-Holder-summary', {
@@ -425,11 +432,19 @@ export namespace HoldersView {
   /** The options a new HoldersView is constructed with. */
   export interface IOptions {
     settings: VramSettings;
-    /** "Delete selected": confirm and delete (the delete command). */
+    /**
+     * Runs when "Delete selected" is pressed; it is the delete command, which
+     * asks for confirmation and then deletes.
+     */
     onDelete: () => void;
-    /** "Insert fix" of a graph-holding entry (none: no button). */
+    /**
+     * Runs when "Insert fix" of a graph-holding entry is pressed. Without it,
+     * the button is not shown.
+     */
     onFixGraph?: (entry: HolderEntry) => void;
-    /** Insert the loss.item() snippet (none: no button). */
+    /**
+     * Inserts the loss.item() snippet. Without it, the button is not shown.
+     */
     onShowGraphPattern?: () => void;
   }
 }

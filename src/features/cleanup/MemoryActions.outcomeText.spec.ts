@@ -1,4 +1,7 @@
-/** MemoryActions: the text of its last outcome, what it says of the kernel, in the units set now, and when it came. */
+/**
+ * Tests the text of MemoryActions' last outcome: what it says of the kernel,
+ * that it uses the units set at the moment, and that it says when it came.
+ */
 import { makeFreeResult, snapshot } from '../../testing/cleanupFixtures';
 import {
   GiB,

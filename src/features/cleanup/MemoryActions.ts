@@ -71,17 +71,17 @@ export class MemoryActions implements IDisposable {
     return this._model.state === 'live';
   }
 
-  /** The outcome of the latest free or delete (null before the first). */
+  /** The outcome of the latest free or delete, or null before the first. */
   get lastOutcome(): ActionOutcome | null {
     return this._lastOutcome;
   }
 
-  /** The latest listing of what holds memory (null before the first). */
+  /** The latest listing of what holds memory, or null before the first. */
   get listing(): InspectResult | null {
     return this._holders.listing;
   }
 
-  /** Why the latest inspect failed (null when it did not). */
+  /** Why the latest inspect failed, or null when it did not fail. */
   get listingError(): string | null {
     return this._holders.error;
   }
@@ -92,28 +92,34 @@ export class MemoryActions implements IDisposable {
   }
 
   /**
-   * Cells ran since the latest listing (the kernel went busy after it, or
-   * is busy): a name there may be bound to another object now, and the
-   * hidden holders hold other things.
+   * True when cells ran since the latest listing, that is, the kernel went
+   * busy after it or is busy. A listed name may then be bound to another
+   * object, and the hidden holders may hold other things.
    */
   get listingStale(): boolean {
     return this._holders.stale;
   }
 
-  /** The listing `listingId` is the latest one the kernel gave, and no cell ran since, nor a delete used it. */
+  /**
+   * True when the listing `listingId` is the latest one the kernel gave, no
+   * cell ran since, and no delete used it.
+   */
   isListingCurrent(listingId: string): boolean {
     return this._holders.isCurrent(listingId);
   }
 
-  /** True from a delete's planning to its result: one delete at a time. */
+  /**
+   * True from a delete's planning to its result, because only one delete
+   * runs at a time.
+   */
   get deleting(): boolean {
     return this._deleting;
   }
 
   /**
-   * Claim the one delete at a time, from its planning to its result (a
-   * double click must not ask twice, nor delete twice); false while one is
-   * under way. `endDelete` lets it go.
+   * Claim the right to delete, from the delete's planning to its result, so
+   * that a double click neither asks twice nor deletes twice. Returns false
+   * while another delete is under way. `endDelete` releases the claim.
    */
   beginDelete(): boolean {
     if (this._deleting) {
@@ -147,7 +153,9 @@ export class MemoryActions implements IDisposable {
     return this._isDisposed;
   }
 
-  /** Run gc and/or empty_cache; resolves with the outcome (never rejects). */
+  /**
+   * Run gc, empty_cache or both. Resolves with the outcome and never rejects.
+   */
   async free(actions: FreeAction[]): Promise<ActionOutcome> {
     const label = freeActionLabel(actions);
     const outcome = await this._run('free', label, () =>
@@ -217,8 +225,8 @@ export class MemoryActions implements IDisposable {
   }
 
   /**
-   * Delete what `plan` names (then gc + empty_cache), show the outcome and
-   * list again. Never rejects.
+   * Delete what `plan` names, then run gc and empty_cache, show the outcome
+   * and ask for a new listing. Never rejects.
    */
   async deleteHolders(plan: DeletePlan): Promise<ActionOutcome> {
     const names = plan.entries.map(e => e.name);
@@ -232,9 +240,10 @@ export class MemoryActions implements IDisposable {
         formatCount(names.length + hidden.length)
       ),
       () => {
-        // Sent when the queue gets to it: after the cell it waited for, maybe.
-        // The kernel checks the names again, not what the hidden holders hold
-        // by then (an Out[] or a traceback of a later cell): nothing is sent.
+        // This runs when the queue gets to the request, which may be after a
+        // cell that it waited for. The kernel checks the names again, but not
+        // what the hidden holders hold by then (an Out[] or a traceback of a
+        // later cell), so nothing is sent when the listing is stale.
         if (!this.isListingCurrent(plan.listingId)) {
           return Promise.reject(new Error(staleListingText()));
         }
@@ -257,9 +266,10 @@ export class MemoryActions implements IDisposable {
   }
 
   /**
-   * Say the last outcome again in the units set now (a result said in MiB
-   * beside figures in GB after the user changed the setting). Only a reply
-   * is said again: a failure's text has no figures.
+   * Word the last outcome again in the units that are set at present, so
+   * that a result in MiB does not stand beside figures in GB after the user
+   * changed the setting. Only a reply is worded again, because a failure's
+   * text has no figures.
    */
   async redescribe(): Promise<void> {
     const outcome = this._lastOutcome;
@@ -296,15 +306,17 @@ export class MemoryActions implements IDisposable {
     if (!this.available) {
       outcome = failedOutcome(kind, label, this._notAvailableText(), 'failed');
     } else {
-      // The last outcome spoke of an earlier request: shown under this one's
-      // "Queued", it would read as this one's result.
+      // The last outcome is about an earlier request. Shown under this
+      // request's "Queued", it would read as this request's result, so it is
+      // cleared.
       if (this._lastOutcome) {
         this._lastOutcome = null;
         this._emit('outcome');
       }
       try {
         const result = await this._queue.enqueue(label, send).result;
-        // Now, not after the texts load: the time is the reply's.
+        // The time is taken here rather than after the texts load, because
+        // it should be the time of the reply.
         const at = Date.now() / 1000;
         const description = await describeReply(
           result,
@@ -355,9 +367,10 @@ export class MemoryActions implements IDisposable {
         this._holders.kernelWentBusy();
         this._queue.setBusy(true);
       } else {
-        // A restart reports "not busy" just before the state leaves 'live':
-        // look again once the connection is done with this status change,
-        // so that requests are not sent into a kernel that is going away.
+        // A restart reports "not busy" just before the state leaves 'live'.
+        // The state is looked at again once the connection is done with this
+        // status change, so that requests are not sent into a kernel that is
+        // going away.
         void Promise.resolve().then(() => {
           if (!this._isDisposed && this.available) {
             this._queue.setBusy(this._model.kernelBusy);
@@ -367,22 +380,24 @@ export class MemoryActions implements IDisposable {
     } else if (change === 'state') {
       const live = model.state === 'live';
       if (this._wasLive && !live) {
-        // Restarted, died, changed kernel: nothing queued can be sent, and
-        // the listing names objects of a process that is gone.
+        // The kernel restarted, died or was changed. Nothing queued can be
+        // sent, and the listing names objects of a process that is gone.
         this._queue.failQueued(
           trans.__(
             'The kernel went away before the request was sent (%1)',
             model.stateReason
           )
         );
-        // "gc collected 0 objects" spoke of that process, not of the next one.
+        // A result such as "gc collected 0 objects" was about that process,
+        // not the next one, so it is cleared.
         this._lastOutcome = null;
         this._holders.forget();
         this._emit('outcome');
       }
       if (live && !this._wasLive && this._lastOutcome) {
-        // A new kernel process (or connection): what was said, e.g. that a
-        // request never reached the kernel that went away, is of the past.
+        // This is a new kernel process or connection. What was said before,
+        // for example that a request never reached the kernel that went
+        // away, no longer applies.
         this._lastOutcome = null;
         this._emit('outcome');
       }
@@ -417,9 +432,12 @@ export namespace MemoryActions {
   /** The options a new MemoryActions is constructed with. */
   export interface IOptions {
     connection: ICleanupConnection;
-    /** The kernel's memory model: its state and busy flag drive the queue. */
+    /**
+     * The kernel's memory model. Its state and busy flag decide when the
+     * queue sends requests.
+     */
     model: IKernelMemoryModel;
-    /** Units of the result sentences (the setting). */
+    /** The units of the result sentences, as the setting chooses them. */
     units?: () => ByteUnits;
   }
 }

@@ -44,7 +44,8 @@ export class MemoryActionsBar extends MemoryActionsView {
       buttons.appendChild(run);
     }
     this._queueList = element('ul', 'jp-vram-Actions-queue');
-    // "Queued: the kernel is busy", "Running": said as they change.
+    // The request states, such as "Queued: the kernel is busy" and
+    // "Running", are read out to screen readers as they change.
     this._queueList.setAttribute('aria-live', 'polite');
     this._result = element('div', 'jp-vram-Actions-result', {
       role: 'action-result'
@@ -126,7 +127,8 @@ export class MemoryActionsBar extends MemoryActionsView {
           ? 'jp-vram-Actions-resultLine jp-vram-Actions-resultGist'
           : 'jp-vram-Actions-resultLine'
       );
-      // The result stays shown above later, unrelated events: it says when it came.
+      // The result stays shown while later, unrelated events happen, so it
+      // says when it came.
       setText(
         div,
         i === 0

@@ -10,7 +10,8 @@ import type {
 } from '../../protocol/cleanup';
 import { ByteUnits } from '../../text/format';
 import { IKernelMemoryModel } from '../../model/IKernelMemoryModel';
-// The result texts load with the first result (not at start-up).
+// The result texts load with the first result rather than at start-up, so
+// only their type is imported here.
 import type { ResultDescription } from './cleanupResultText';
 import { trans } from '../../text/translation';
 
@@ -33,7 +34,10 @@ export interface ActionOutcome extends ResultDescription {
   at: number;
 }
 
-/** "Collect garbage", "Empty the CUDA cache", "Free memory". */
+/**
+ * The label of a free request, for example "Collect garbage", "Empty the
+ * CUDA cache" or "Free memory".
+ */
 export function freeActionLabel(actions: readonly FreeAction[]): string {
   const gc = actions.includes('gc');
   const cache = actions.includes('empty_cache');
@@ -43,15 +47,18 @@ export function freeActionLabel(actions: readonly FreeAction[]): string {
   return cache ? trans.__('Empty the CUDA cache') : trans.__('Collect garbage');
 }
 
-/** A reply in words, in `units`, beside `model`'s figures as they are now (the texts load on demand). */
+/**
+ * Words a reply in `units`, beside `model`'s figures as they are at the
+ * moment. The modules that word it load on demand.
+ */
 export async function describeReply(
   result: FreeMemoryResult | DeleteResult,
   units: ByteUnits,
   model: Pick<IKernelMemoryModel, 'hello' | 'latest'>
 ): Promise<ResultDescription> {
-  // Said as the sidebar says it: "no GPU" only where that is known, not
-  // merely because no GPU was listed yet.
-  // The figures as they are now; the modules that word them load with the first result.
+  // The reply is worded as the sidebar words it: it says "no GPU" only where
+  // that is known, not merely because no GPU was listed yet. The modules
+  // that word it load with the first result.
   const { hello, latest } = model;
   const [{ describeResult }, { seesNoGpu }] = await Promise.all([
     import('./cleanupResultText'),

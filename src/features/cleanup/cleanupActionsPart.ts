@@ -19,7 +19,7 @@ export const CLEANUP_ACTIONS = SessionPartKind.loadedLater<MemoryActions>(
   }
 );
 
-/** The cleanup actions of the kernel `model` describes; null if none. */
+/** The cleanup actions of the kernel that `model` describes, or null if none. */
 export function actionsFor(
   monitor: MemoryMonitor,
   model: IKernelMemoryModel | null
@@ -27,7 +27,7 @@ export function actionsFor(
   return monitor.partFor(CLEANUP_ACTIONS, model);
 }
 
-/** The cleanup actions of the active notebook's kernel; null if none. */
+/** The cleanup actions of the active notebook's kernel, or null if none. */
 export function currentActions(monitor: MemoryMonitor): MemoryActions | null {
   return monitor.currentPart(CLEANUP_ACTIONS);
 }

@@ -21,9 +21,11 @@ import { currentActions } from './cleanupActionsPart';
 import type { MemoryActions } from './MemoryActions';
 import { trans as pageTrans } from '../../text/translation';
 
-/** How a command tells the user something (a JupyterLab notification). */
+/** How a command tells the user something, as a JupyterLab notification. */
 
-/** Notifications show at most 140 characters: the gist first. */
+/**
+ * Notifications show at most 140 characters, so a result's gist goes first.
+ */
 const NOTIFICATION_LIMIT = 140;
 
 /**
@@ -52,14 +54,18 @@ export function registerCleanupCommands(options: {
   palette: ICommandPalette | null;
   category: string;
   notify: Notify;
-  /** Defaults to the delete confirmation dialog (tests answer directly). */
+  /**
+   * Asks the user to confirm a delete. It defaults to the delete
+   * confirmation dialog; tests pass a function that answers directly.
+   */
   confirmDelete?: (plan: DeletePlan) => Promise<boolean>;
 }): void {
   const { app, monitor, trans, sidebar, palette, category, notify } = options;
   const confirmDelete =
     options.confirmDelete ??
     (async (plan: DeletePlan) =>
-      // The dialog's view loads when it is first needed (not at start-up).
+      // The dialog's view loads when it is first needed rather than at
+      // start-up.
       (await import('./DeleteDialogBody')).confirmDeleteDialog(
         plan,
         monitor.settings.units
@@ -79,7 +85,7 @@ export function registerCleanupCommands(options: {
     }
   };
 
-  /** Said when a request just made waits behind a running cell. */
+  /** Tells the user when a request just made waits behind a running cell. */
   const notifyQueued = (memoryActions: MemoryActions) => {
     if (memoryActions.queue.queuedCount > 0) {
       notify(
@@ -173,8 +179,9 @@ export function registerCleanupCommands(options: {
       if (!memoryActions) {
         return null;
       }
-      // One at a time, from the planning to the result: a double click, or a
-      // second click while the first waits behind a cell, asks once.
+      // Only one delete runs at a time, from its planning to its result, so
+      // that a double click, or a second click while the first delete waits
+      // behind a cell, asks the user only once.
       if (!memoryActions.beginDelete()) {
         notify(
           'info',
@@ -185,7 +192,8 @@ export function registerCleanupCommands(options: {
         return null;
       }
       try {
-        // The delete's flow loads with the first delete, not with the page.
+        // The delete's flow loads with the first delete rather than with the
+        // page.
         const { deleteVariables } = await import('./cleanupCommandsLazy');
         return await deleteVariables(memoryActions, args, {
           notify,
@@ -206,7 +214,8 @@ export function registerCleanupCommands(options: {
     CommandIDs.inspectMemory,
     CommandIDs.deleteVariables
   ];
-  // Enabled with a notebook: the palette and menus ask again when it changes.
+  // The commands are enabled only with a notebook, so the palette and menus
+  // are told to ask again when the current notebook changes.
   monitor.currentChanged.connect(() => {
     for (const id of commands) {
       app.commands.notifyCommandChanged(id);

@@ -20,7 +20,10 @@ export interface IDeleteHost {
   notifyOutcome: (outcome: ActionOutcome) => void;
   /** Show the Holders tab of the sidebar. */
   showHolders: () => void;
-  /** Ask the user (the dialog listing what goes); true: delete. */
+  /**
+   * Ask the user in the dialog that lists what goes. Resolves to true when
+   * the user wants the delete.
+   */
   confirmDelete: (plan: DeletePlan) => Promise<boolean>;
 }
 
@@ -42,9 +45,10 @@ export async function deleteVariables(
   const names = stringArray(args.names);
   const hidden = stringArray(args.hidden);
   const named = Array.isArray(args.names) || Array.isArray(args.hidden);
-  // `fresh`: the names come from elsewhere (the OOM diagnosis), not from
-  // the listing on screen, so they are looked up in a new listing; and a
-  // listing that cells ran after is made again, what it names checked there.
+  // `fresh` is true when the names come from elsewhere, such as the OOM
+  // diagnosis, rather than from the listing on screen; they are then looked
+  // up in a new listing. A listing that cells ran after is made again too,
+  // and what it names is checked in the new one.
   if (
     (named && (!memoryActions.listing || args.fresh === true)) ||
     memoryActions.listingStale
@@ -71,8 +75,8 @@ export async function deleteVariables(
       void memoryActions.inspect();
     }
     if (names.length || hidden.length) {
-      // Named by the out-of-memory diagnosis, which speaks of the moment
-      // the cell failed: what it named may be gone since.
+      // The names come from the out-of-memory diagnosis, which describes the
+      // moment the cell failed, so what it named may be gone since.
       const text = await import('./cleanupResultText');
       const what = text.listNames([
         ...names,
@@ -100,9 +104,10 @@ export async function deleteVariables(
   if (!(await confirmDelete(plan))) {
     return null;
   }
-  // No "Queued" note: a delete waits only for a cell started while its
-  // question was open, and that cell makes its listing stale: nothing is
-  // then sent (MemoryActions.deleteHolders), and the result says so.
+  // There is no "Queued" note here. A delete waits only for a cell started
+  // while its question was open, and that cell makes its listing stale, so
+  // nothing is then sent (see MemoryActions.deleteHolders) and the result
+  // says so.
   const outcome = await memoryActions.deleteHolders(plan);
   notifyOutcome(outcome);
   return outcome;

@@ -1,4 +1,7 @@
-/** describeDeleteResult: what a delete removed, cleared, refused and left alive, as lines. */
+/**
+ * Tests describeDeleteResult, which says in lines what a delete removed,
+ * cleared, refused and left alive.
+ */
 import { describeDeleteResult } from './cleanupResultText';
 import { makeDeleteResult, snapshot } from '../../testing/cleanupFixtures';
 import { GiB, MiB } from '../../testing/fixtures';
@@ -6,9 +9,11 @@ import { GiB, MiB } from '../../testing/fixtures';
 describe('describeDeleteResult', () => {
   it('says what was deleted and how much came back', () => {
     const d = describeDeleteResult(makeDeleteResult());
-    // No GPU figures: the RAM's drop is what was freed, said once.
+    // Without GPU figures, the RAM's drop is what was freed, and it is said
+    // only once.
     expect(d.lines).toEqual(['Deleted np_arr: 8 MiB freed']);
-    // RAM that rose, or GPU figures beside it, is news: said.
+    // RAM that rose, or RAM beside GPU figures, tells the user something new,
+    // so it is said.
     expect(
       describeDeleteResult(makeDeleteResult({ after: snapshot(GiB + MiB) }))
         .lines

@@ -1,4 +1,7 @@
-/** describeFreeResult: the free-memory result as sentences, per device, in either unit. */
+/**
+ * Tests describeFreeResult, which says a free-memory result in sentences, per
+ * device, in either kind of unit.
+ */
 import { describeFreeResult } from './cleanupResultText';
 import { makeFreeResult, snapshot } from '../../testing/cleanupFixtures';
 import { GiB, MiB } from '../../testing/fixtures';

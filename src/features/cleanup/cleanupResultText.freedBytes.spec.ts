@@ -1,4 +1,7 @@
-/** freedBytesBetween: the bytes a free-memory request gave back, between its two snapshots. */
+/**
+ * Tests freedBytesBetween, which works out from its two snapshots the bytes
+ * that a free-memory request gave back.
+ */
 import { freedBytesBetween } from './cleanupResultText';
 import { snapshot } from '../../testing/cleanupFixtures';
 

@@ -1,4 +1,7 @@
-/** The small helpers of the cleanup result text: signed bytes and survivors. */
+/**
+ * Tests the small helpers of the cleanup result text, which format signed
+ * bytes and the names that survived.
+ */
 import { formatSignedBytes, stillAliveText } from './cleanupResultText';
 import { MiB } from '../../testing/fixtures';
 

@@ -31,7 +31,7 @@ export interface ResultDescription {
 
 const MINUS = '\u2212';
 
-/** "−120 MiB", "+3 MiB", "0 B". */
+/** Formats a signed change in bytes, for example "−120 MiB", "+3 MiB" or "0 B". */
 export function formatSignedBytes(delta: number, units: ByteUnits): string {
   if (delta === 0) {
     return formatBytes(0, units);
@@ -85,7 +85,10 @@ export function freedBytesBetween(
   return total;
 }
 
-/** "RAM −120 MiB" / "RAM unchanged"; null when RSS was not known both times. */
+/**
+ * Says how the RAM changed, for example "RAM −120 MiB" or "RAM unchanged".
+ * Returns null when the RSS was not known both times.
+ */
 function ramClause(
   before: MemorySnapshot,
   after: MemorySnapshot,
@@ -100,7 +103,10 @@ function ramClause(
     : trans.__('RAM %1', formatSignedBytes(rss, units));
 }
 
-/** One sentence per GPU whose figures are known; null when none are. */
+/**
+ * One sentence for a GPU whose figures are known, or null when none of them
+ * are.
+ */
 function gpuSentence(
   index: number,
   b: SnapshotGpu | null,
@@ -222,7 +228,8 @@ export function emptyCacheSkipText(
           'empty_cache skipped: no GPU is visible to this kernel'
         );
       }
-      // A fact, not a step to take: a kernel that has not used CUDA has nothing to give back.
+      // This is stated as a fact rather than a step to take, because a kernel
+      // that has not used CUDA has nothing to give back.
       return outcome === 'skipped_cuda_not_initialized'
         ? trans.__(
             'empty_cache skipped: this kernel has not used CUDA yet, so nothing is cached'
@@ -260,7 +267,7 @@ export function describeFreeResult(
     first.push(skip);
   }
   const failures = result.failures ?? [];
-  // empty_cache's own outcome already says how it failed.
+  // The outcome of empty_cache already says how it failed.
   const gcFailures = failures.filter(f => f.step !== 'empty_cache');
   first.push(...Array.from(new Set(gcFailures.map(failureGist))));
   const ram = ramClause(before, after, units);
@@ -285,7 +292,10 @@ export function describeFreeResult(
   return { lines, freedBytes: freedBytesBetween(before, after) };
 }
 
-/** "the last traceback" for a hidden holder kind (kernel text otherwise). */
+/**
+ * Names a hidden holder kind in words, such as "the last traceback". An
+ * unknown kind is shown as the kernel's text.
+ */
 export function hiddenHolderText(holder: string): string {
   switch (holder) {
     case 'output_cache':
@@ -299,7 +309,7 @@ export function hiddenHolderText(holder: string): string {
   }
 }
 
-/** "a, b, c and 4 more". */
+/** Lists names up to `max` of them, for example "a, b, c and 4 more". */
 export function listNames(names: readonly string[], max = 5): string {
   if (names.length <= max) {
     return names.join(', ');
@@ -311,14 +321,20 @@ export function listNames(names: readonly string[], max = 5): string {
   );
 }
 
-/** "x is still referenced by a list — its memory did not come back". */
+/**
+ * Says why a name's memory did not come back, for example "x is still
+ * referenced by a list — its memory did not come back".
+ */
 export function stillAliveText(name: string, reason: string): string {
   return /^still\b/i.test(reason)
     ? trans.__('%1 is %2 \u2014 its memory did not come back', name, reason)
     : trans.__('%1: %2 \u2014 its memory did not come back', name, reason);
 }
 
-/** "empty_cache failed", "clearing the output cache failed": the gist of a failed step. */
+/**
+ * The gist of a failed step, for example "empty_cache failed" or "clearing
+ * the output cache failed".
+ */
 function failureGist(f: DeleteFailure): string {
   switch (f.step) {
     case 'delete':
@@ -367,10 +383,15 @@ export function failureText(
   }
 }
 
-/** Survivors shown one by one; the rest are counted. */
+/**
+ * How many surviving names are shown one by one; the rest are only counted.
+ */
 export const MAX_STILL_ALIVE_LINES = 10;
 
-/** What a `delete` reply says, in words (kernel names are data: show as text). */
+/**
+ * What a `delete` reply says, in words. The names come from the kernel, so
+ * they must be shown as text only.
+ */
 export function describeDeleteResult(
   result: DeleteResult,
   units: ByteUnits = 'binary'
@@ -390,7 +411,8 @@ export function describeDeleteResult(
     );
   }
   const failures = result.failures ?? [];
-  // What failed goes beside what was done: the names are gone all the same.
+  // What failed is shown beside what was done, because the names are gone
+  // all the same.
   const failed = Array.from(new Set(failures.map(failureGist)));
   const freed =
     freedBytes === null
@@ -406,7 +428,8 @@ export function describeDeleteResult(
   }
   const ram = ramClause(before, after, units);
   const gpus = gpuLines(before, after, units);
-  // Without GPU figures, what was freed is the RAM's drop: said once, not twice.
+  // Without GPU figures, what was freed is the RAM's drop, and it is said
+  // once rather than twice.
   const onlyRam = gpus.length === 0 && freedBytes !== null && freedBytes > 0;
   if (
     ram &&

@@ -20,7 +20,8 @@ export function addCleanupToSidebar(
   added.add(
     sidebar.addSection({
       id: 'cleanup.bar',
-      // The bar acts on the current kernel: the Memory and Holders tabs only.
+      // The bar acts on the current kernel, so it is shown on the Memory and
+      // Holders tabs only.
       tabs: [TABS.memory, TABS.holders],
       rank: MEMORY_TAB_RANKS.cleanupBar,
       load: () => views().then(module => module.createActionsBar(options))

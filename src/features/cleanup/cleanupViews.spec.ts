@@ -113,14 +113,17 @@ describe('HoldersView', () => {
     expect(summary.textContent).toBe(
       'torch.nn.modules.container.Sequential: 3 modules, 1.5 M params'
     );
-    // A break opportunity after each dot of the type, none inside a word, none in "1.5".
+    // There is a break opportunity after each dot of the type, but none
+    // inside a word and none in "1.5".
     const pieces = Array.from(summary.childNodes).map(n =>
       n.nodeName === 'WBR' ? '|' : n.textContent
     );
     expect(pieces.join('')).toBe(
       'torch.|nn.|modules.|container.|Sequential: 3 modules, 1.5 M params'
     );
-    expect(summary.innerHTML).not.toMatch(/\u200b|&#8203;/); // no zero-width spaces to copy
+    // No zero-width spaces are used, because they would be copied along with
+    // the text.
+    expect(summary.innerHTML).not.toMatch(/\u200b|&#8203;/);
   });
 
   it('says what a 0 B alias keeps alive and where it is counted', async () => {
@@ -270,7 +273,7 @@ describe('delete dialog body', () => {
     expect(deleteDialogTitle(makeDeletePlan(listing, ['a'], [])!)).toBe(
       'Delete 1 variable?'
     );
-    // The button says the title's verb.
+    // The button uses the same verb as the title.
     expect(
       deleteDialogAccept(makeDeletePlan(listing, [], ['last_traceback'])!)
     ).toBe('Clear');
@@ -300,7 +303,7 @@ describe('delete dialog body', () => {
     const expected = body.querySelector(
       '[data-vram-role="delete-plan-expected"]'
     ) as HTMLElement;
-    // a's 256 MiB stay: b, left unticked, keeps them alive.
+    // The 256 MiB of a stay, because b is left unticked and keeps them alive.
     expect(expected.dataset.vramBytes).toBe(String(GiB + MiB));
     expect(expected.dataset.vramAtMost).toBe('true');
     expect(expected.textContent).toBe(

@@ -17,15 +17,24 @@ import type { MemoryActions } from './MemoryActions';
 /** What the cleanup views need. */
 export interface ICleanupSidebarOptions {
   monitor: IVramMonitor;
-  /** The cleanup actions of a kernel's model (none: the buttons are disabled). */
+  /**
+   * The cleanup actions of a kernel's model. When there are none, the
+   * buttons are disabled.
+   */
   actionsFor: (model: IKernelMemoryModel | null) => MemoryActions | null;
-  /** Fires when a kernel's per-kernel parts were made after their code loaded: the view asks for them again. */
+  /**
+   * Fires when a kernel's per-kernel parts were made after their code
+   * loaded, so that the view asks for them again.
+   */
   partsChanged?: ISignal<unknown, unknown>;
-  /** Runs a command (every button of the bar and of the Holders tab). */
+  /** Runs a command; every button of the bar and of the Holders tab uses it. */
   execute: ExecuteCommand;
 }
 
-/** The cleanup bar; its latest result is said again in new units. */
+/**
+ * Creates the cleanup bar. Its latest result is worded again when the units
+ * change.
+ */
 export function createActionsBar({
   monitor,
   partsChanged,
@@ -33,7 +42,8 @@ export function createActionsBar({
   actionsFor
 }: ICleanupSidebarOptions): MemoryActionsBar {
   const bar = new MemoryActionsBar({ buttons: cleanupButtons(), execute });
-  // The cleanup result is text made when it came: say it in the new units.
+  // The cleanup result is text made when the result came, so it is worded
+  // again in the new units.
   const redescribe = () => void bar.actions?.redescribe();
   monitor.settingsChanged.connect(redescribe);
   bar.disposed.connect(() => monitor.settingsChanged.disconnect(redescribe));
@@ -42,7 +52,8 @@ export function createActionsBar({
     bar,
     model => {
       const actions = actionsFor(model);
-      // Another notebook's result may have been said in units changed since.
+      // Another notebook's result may have been worded in units that changed
+      // since, so it is worded again.
       void actions?.redescribe();
       bar.actions = actions;
     },
@@ -50,7 +61,10 @@ export function createActionsBar({
   );
 }
 
-/** The Holders tab: what holds memory, to delete, and the graph fixes. */
+/**
+ * Creates the Holders tab, which lists what holds memory for the user to
+ * delete, and offers the fixes for autograd graphs kept alive.
+ */
 export function createHoldersView({
   monitor,
   partsChanged,
@@ -75,12 +89,16 @@ export function createHoldersView({
   );
 }
 
-/** The cleanup bar's buttons (each runs its command), in the page's language. */
+/**
+ * The cleanup bar's buttons in the page's language. Each button runs its
+ * command.
+ */
 function cleanupButtons(): MemoryActionsBar.IButton[] {
   return [
     {
       command: CommandIDs.collectGarbage,
-      // The name of the Python function: code, not translated.
+      // This is the name of the Python module, which is code and so is not
+      // translated.
       label: 'gc',
       caption: trans.__(
         'Run gc.collect() in the kernel (queued while it is busy)'

@@ -24,7 +24,7 @@ describe('expected freed bytes', () => {
 
   it('takes off what an unticked alias keeps alive, and still says "at most"', () => {
     const plan = makeDeletePlan(makeListing(), ['a'], []);
-    // b (unticked) keeps a's 256 MiB alive: nothing of it comes back.
+    // The unticked b keeps the 256 MiB of a alive, so none of it comes back.
     expect(plan?.expected.bytes).toBe(0);
     expect(plan?.expected.byDevice).toEqual({});
     expect(plan?.expected.atMost).toBe(true);
@@ -51,8 +51,11 @@ describe('expected freed bytes', () => {
         counted_under: owners
       });
     const b = alias('b', 256 * MiB, ['a']);
-    const v = alias('v', 256 * MiB, ['a']); // the same storage as b, or not: 256 MiB at least stays
-    const w = alias('w', 300 * MiB, ['a', 'elsewhere']); // partly counted under an unticked name
+    // v may or may not share the storage of b; either way, at least 256 MiB
+    // stays.
+    const v = alias('v', 256 * MiB, ['a']);
+    // w is partly counted under a name that is not ticked.
+    const w = alias('w', 300 * MiB, ['a', 'elsewhere']);
     const expected = expectedFreedBytes([a], [], [b, v, w]);
     expect(expected.bytes).toBe(128 * MiB);
     expect(expected.byDevice).toEqual({ 'cuda:0': 128 * MiB });
@@ -85,7 +88,8 @@ describe('expected freed bytes', () => {
       named_bytes_by_device: { 'cuda:0': 256 * MiB }
     });
     const listing = makeListing({ hidden: [cache] });
-    // a, b and the cache: 256 MiB once, exactly.
+    // Deleting a and b and clearing the cache gives back exactly 256 MiB,
+    // counted once.
     expect(
       makeDeletePlan(listing, ['a', 'b'], ['output_cache'])!.expected
     ).toEqual({
@@ -94,11 +98,13 @@ describe('expected freed bytes', () => {
       atMost: false,
       reasons: []
     });
-    // The cache alone: a and b keep it all.
+    // Clearing the cache alone gives back nothing, because a and b keep it
+    // all alive.
     expect(
       makeDeletePlan(listing, [], ['output_cache'])!.expected
     ).toMatchObject({ bytes: 0 });
-    // Part of it shared: only the rest comes back from the cache.
+    // When only part of the cache is shared with names, only the rest comes
+    // back from clearing it.
     const half = makeHidden({
       holder: 'output_cache',
       bytes_by_device: { 'cuda:0': 300 * MiB, cpu: 8 * MiB },
@@ -183,7 +189,8 @@ describe('makeDeletePlan', () => {
     expect(alone.reasons).toEqual([
       'the output cache holds some of the same objects as the last execution result, which stays'
     ]);
-    // Both ticked: the object comes back, counted once.
+    // When both holders are ticked, the object comes back and is counted
+    // once.
     const both = makeDeletePlan(
       listing,
       [],
@@ -194,7 +201,8 @@ describe('makeDeletePlan', () => {
   });
 
   it('takes off what each of two other hidden holders holds too, never promising more than comes back', () => {
-    // The traceback shares one object with the output cache and another with the last result.
+    // The traceback shares one object with the output cache and another one
+    // with the last result.
     const traceback = makeHidden({
       holder: 'last_traceback',
       bytes_by_device: { cpu: 100 * MiB },

@@ -4,16 +4,17 @@
  * confirmation dialog shows a plan, and the `delete` request is built from
  * the same plan.
  *
- * Expected bytes: the sum of `total_bytes` of what is ticked (the kernel
- * counts a storage shared by several names once, on the first/largest).
- * An unticked alias keeps alive what it shares (`shared_bytes_by_device`):
- * when every name those bytes are counted under is ticked, they are taken
- * off (per device, the largest such alias's: two aliases may keep the same
- * storage). What is left is still "at most": an alias whose bytes are partly
- * counted under unticked names cannot be split. A hidden holder gives back
- * only what no listed name holds (`named_bytes_by_device`): the rest is
- * counted with its name, or stays alive with it. Two hidden holders may
- * hold the same objects: "at most" again.
+ * The expected bytes are the sum of `total_bytes` of what is ticked; the
+ * kernel counts a storage shared by several names once, on the first or
+ * largest name. An unticked alias keeps alive what it shares
+ * (`shared_bytes_by_device`), so when every name those bytes are counted
+ * under is ticked, they are taken off again. Per device, the largest such
+ * alias's bytes are taken off, because two aliases may keep the same
+ * storage. What is left is still "at most", because an alias whose bytes
+ * are partly counted under unticked names cannot be split. A hidden holder
+ * gives back only what no listed name holds (`named_bytes_by_device`); the
+ * rest is counted with its name, or stays alive with it. Two hidden holders
+ * may hold the same objects, which also makes the figure "at most".
  */
 import type {
   HiddenHolder,
@@ -32,13 +33,16 @@ export function tracebackWarning(): string {
 
 /** The bytes a delete is expected to give back, in all and per device. */
 export interface ExpectedBytes {
-  /** Sum of the ticked holders' total_bytes. */
+  /** The bytes expected back in all. */
   bytes: number;
-  /** Same, per device ("cuda:0", "cpu"). */
+  /** The bytes expected back per device, such as "cuda:0" or "cpu". */
   byDevice: { [device: string]: number };
-  /** True when less may come back (aliases kept alive, double counting). */
+  /**
+   * True when less may come back, because aliases keep some of it alive or
+   * some of it may be counted twice.
+   */
   atMost: boolean;
-  /** Why "at most" (one sentence each). */
+  /** The reasons why the figure is "at most", one sentence each. */
   reasons: string[];
 }
 
@@ -53,7 +57,10 @@ export interface DeletePlan {
   /** The ticked hidden holders, in listing order. */
   hidden: (HiddenHolder & { holder: HiddenHolderKind })[];
   expected: ExpectedBytes;
-  /** Warnings of the hidden holders to clear (the traceback's always). */
+  /**
+   * The warnings of the hidden holders to clear. Clearing the traceback
+   * always has one.
+   */
   warnings: string[];
 }
 
@@ -66,8 +73,9 @@ export function hiddenHolderWarning(holder: HiddenHolder): string | null {
 }
 
 /**
- * `others`: the listing's entries that are not ticked (what they keep alive
- * is taken off where it can be told).
+ * The bytes that deleting `entries` and clearing `hidden` should give back.
+ * `others` are the listing's entries that are not ticked; what they keep
+ * alive is taken off where that can be told.
  */
 export function expectedFreedBytes(
   entries: readonly HolderEntry[],
@@ -88,9 +96,9 @@ export function expectedFreedBytes(
   const reasons: string[] = [];
   const tickedHolders = hidden.map(h => h.holder);
   hidden.forEach((holder, i) => {
-    // What another hidden holder holds too (`held_also_by`) stays alive with
-    // it when that one is not ticked, and is counted once, on the first,
-    // when it is.
+    // What another hidden holder also holds (`held_also_by`) stays alive
+    // with it when that holder is not ticked. When it is ticked, the shared
+    // objects are counted once, on the first of the two.
     const overlaps = (holder.held_also_by ?? []).filter(
       o =>
         !tickedHolders.includes(o.holder) || tickedHolders.indexOf(o.holder) < i
@@ -106,10 +114,11 @@ export function expectedFreedBytes(
         );
       }
     }
-    // What a listed name holds too is counted with that name if it is
-    // ticked, and stays alive with it if not: never this holder's to give.
-    // The overlaps with two other holders may be the same objects or not:
-    // their sum, which can only promise less than comes back, not more.
+    // What a listed name also holds is counted with that name if it is
+    // ticked, and stays alive with it if not, so it is never this holder's
+    // to give back. The overlaps with two other holders may or may not be
+    // the same objects; their sum is taken off, which can only promise less
+    // than comes back, never more.
     for (const [device, n] of Object.entries(holder.bytes_by_device)) {
       const kept = overlaps.reduce(
         (sum, o) => sum + (o.bytes_by_device[device] ?? 0),
@@ -155,7 +164,8 @@ export function expectedFreedBytes(
     byDevice[device] = (byDevice[device] ?? 0) - taken;
     bytes -= taken;
     if (byDevice[device] === 0) {
-      delete byDevice[device]; // "cuda:0 0 B" beside what does come back says nothing
+      // "cuda:0 0 B" beside what does come back would tell the user nothing.
+      delete byDevice[device];
     }
   }
   const cache = hidden.find(h => h.holder === 'output_cache');
@@ -164,7 +174,8 @@ export function expectedFreedBytes(
     Object.keys(cache.named_bytes_by_device).length === 0 &&
     entries.some(e => e.output_cache_refs.length > 0)
   ) {
-    // An older helper does not say what the cache shares with names.
+    // A helper of an older version does not say what the cache shares with
+    // names, so the overlap can only be mentioned.
     reasons.push(trans.__('the output cache holds some of the same objects'));
   }
   if (hidden.length > 1) {

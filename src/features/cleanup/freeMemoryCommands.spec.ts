@@ -9,7 +9,7 @@ import { GiB, makeHello, MiB, wire } from '../../testing/fixtures';
 import { settle } from '../../testing/fakeKernel';
 import { resultLines, setup } from '../../testing/cleanupCommandsFixtures';
 
-/** The result sentence the sidebar shows; null when none is shown. */
+/** The result sentence that the sidebar shows, or null when none is shown. */
 function shownResult(t: {
   q: (selector: string) => HTMLElement | null;
 }): string | null {
@@ -51,13 +51,13 @@ describe('free memory commands', () => {
       })
     );
     await running;
-    // An hour on, it is still shown, with the time the reply came.
+    // An hour later the result is still shown, with the time the reply came.
     now.mockReturnValue(replyAt + 3600_000);
     t.render();
     now.mockRestore();
     const result = t.q('[data-vram-role="action-result"]')!;
     expect(result.hidden).toBe(false);
-    // The gist says when; the lines under it do not repeat it.
+    // The first line says when, and the lines under it do not repeat it.
     expect(resultLines(t)).toEqual([
       'at 22:18:01 \u2014 gc collected 1,234 objects; RAM \u2212120 MiB',
       'Freed 3.2 GiB reserved on GPU 0; allocated unchanged: something still references it'
@@ -187,7 +187,8 @@ describe('free memory commands', () => {
     await running;
     t.render();
     expect(shownResult(t)).toContain('went away');
-    t.sessionContext.setStatus('idle'); // the restarted kernel: the helper is sent again
+    // The kernel has restarted, so the helper is sent to it again.
+    t.sessionContext.setStatus('idle');
     await settle();
     t.kernel.lastComm.receive(wire(makeHello({ pid: 4242 })));
     t.render();

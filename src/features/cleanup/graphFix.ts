@@ -13,13 +13,19 @@ import { trans } from '../../text/translation';
 /** The snippet that shows the pattern for training loops. */
 export const GRAPH_FIX_SNIPPET_ID = 'loss-item';
 
-/** Dict types (the kernel's qualified type names) whose values the fix replaces in place. */
+/**
+ * The dict types, by the kernel's qualified type names, whose values the fix
+ * replaces in place.
+ */
 const DICT_TYPES: ReadonlySet<string> = new Set([
   'collections.OrderedDict',
   'collections.defaultdict'
 ]);
 
-/** A Python identifier: a name from the kernel is only used in code if it is one. */
+/**
+ * Matches a Python identifier. A name from the kernel is used in code only if
+ * it is one, so that no other text can end up in the inserted cell.
+ */
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 /** What a graph-holding entry means, in words. */
@@ -80,7 +86,10 @@ export function graphHoldingText(
   );
 }
 
-/** The code of the fix cell for `entry`, or null when its name is not a plain identifier. */
+/**
+ * The code of the fix cell for `entry`, or null when its name is not a plain
+ * identifier or its type has no fix.
+ */
 export function graphFixCode(
   entry: Pick<HolderEntry, 'name' | 'kind' | 'type_name'>
 ): string | null {
@@ -101,18 +110,21 @@ export function graphFixCode(
   } else if (type === 'list') {
     lines.push(`${name} = [_keep(t) for t in ${name}]`);
   } else if (type === 'dict' || DICT_TYPES.has(type)) {
-    // In place: an OrderedDict keeps its order, a defaultdict its factory.
+    // The values are replaced in place, so that an OrderedDict keeps its
+    // order and a defaultdict its factory.
     lines.push(`${name}.update({k: _keep(v) for k, v in ${name}.items()})`);
   } else if (type === 'tuple') {
     lines.push(`${name} = tuple(_keep(t) for t in ${name})`);
   } else if (type === 'collections.deque') {
-    // A history kept with maxlen: the new deque keeps it.
+    // A history may be kept with a maxlen, which the new deque keeps too.
     lines.splice(1, 0, 'import collections');
     lines.push(
       `${name} = collections.deque(map(_keep, ${name}), maxlen=${name}.maxlen)`
     );
   } else {
-    return null; // a set (no order to keep), a user's object: no code guessed for it
+    // No code is guessed for a set, which has no order to keep, or for an
+    // object of the user's own class.
+    return null;
   }
   lines.push('del _keep');
   return lines.join('\n');

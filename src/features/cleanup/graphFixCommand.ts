@@ -30,7 +30,8 @@ export function registerGraphFixCommand(options: {
       'Replace a variable that keeps autograd graphs alive by its values (.item() / .detach())'
     ),
     execute: async args => {
-      const { graphFixCode } = await import('./graphFix'); // with the Holders tab, not at start-up
+      // The fix's code loads when it is first needed rather than at start-up.
+      const { graphFixCode } = await import('./graphFix');
       const name = typeof args.name === 'string' ? args.name : null;
       const entry = options
         .actions()

@@ -118,7 +118,8 @@ describe('graph-holding entries', () => {
     expect(
       graphFixCode({ name: 'hist', kind: 'container', type_name: 'dict' })
     ).toContain('hist.update({k: _keep(v) for k, v in hist.items()})');
-    // Dict subclasses keep their type (order, factory): updated in place, never made a list.
+    // Dict subclasses are updated in place and never made into a list, so
+    // that they keep their type, with its order or factory.
     for (const type_name of [
       'collections.OrderedDict',
       'collections.defaultdict'
@@ -136,7 +137,8 @@ describe('graph-holding entries', () => {
     expect(deque).toContain(
       'h = collections.deque(map(_keep, h), maxlen=h.maxlen)'
     );
-    // An object of the user's, a set: no code guessed (no button).
+    // No code is guessed for an object of the user's own class or for a set,
+    // so no button is shown for them.
     expect(
       graphFixCode({ name: 'trainer', kind: 'other', type_name: 'Trainer' })
     ).toBeNull();
@@ -188,7 +190,8 @@ describe('graph-holding entries', () => {
       '[data-vram-role="holder-graph"]'
     )!.textContent!;
     expect(warning).toMatch(/^⚠ \d+ tensors? keeps? an autograd graph alive/);
-    expect(warning.match(/autograd graph alive/g)).toHaveLength(1); // said once
+    // The warning says it only once.
+    expect(warning.match(/autograd graph alive/g)).toHaveLength(1);
     flagged
       .querySelector<HTMLButtonElement>('[data-vram-role="graph-fix"]')!
       .click();

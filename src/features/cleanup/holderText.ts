@@ -1,10 +1,11 @@
 /**
  * What a Holders row says beyond its figures: its summary line, and its note
  * about storage shared with other names. The kernel counts each storage
- * once, on the largest holder (ties by name), so `alias = t` lists one of
- * the two with the bytes and the other with 0 B: the note says which, and
- * how much the 0 B name keeps alive all the same. Pure text; names come
- * from the kernel and are rendered as text.
+ * once, on the largest holder (ties are broken by name), so after
+ * `alias = t` one of the two is listed with the bytes and the other with
+ * 0 B. The note says which, and how much the 0 B name keeps alive all the
+ * same. The functions only make text; names come from the kernel and are
+ * rendered as text.
  */
 import type { HolderEntry } from '../../protocol/cleanup';
 import { ByteUnits, formatBytes } from '../../text/format';
@@ -16,9 +17,11 @@ type Sharing = Pick<
 >;
 
 /**
- * "torch.nn.modules.linear.Linear: 2 params, 0 buffers, 2 grads": the type,
- * then the summary without the class name it repeats (the kernel's module and
- * optimizer summaries begin "Linear: ", "Adam: ", an object's "Trainer holding").
+ * The summary line, for example "torch.nn.modules.linear.Linear: 2 params,
+ * 0 buffers, 2 grads". It gives the full type, then the summary without the
+ * class name that the summary repeats: the kernel's module and optimizer
+ * summaries begin with "Linear: " or "Adam: ", and an object's with
+ * "Trainer holding".
  */
 export function holderSummaryText(
   entry: Pick<HolderEntry, 'type_name' | 'summary'>
@@ -28,14 +31,16 @@ export function holderSummaryText(
   if (summary.startsWith(`${shortName}: `)) {
     summary = summary.slice(shortName.length + 2);
   } else if (summary.startsWith(`${shortName} holding `)) {
-    summary = summary.slice(shortName.length + 1); // "Trainer holding 1 module"
+    // "Trainer holding 1 module" becomes "holding 1 module".
+    summary = summary.slice(shortName.length + 1);
   } else if (summary.startsWith(`${shortName} of `)) {
-    return summary; // "dict of 2 tensors": the type is the sentence's subject already
+    // In "dict of 2 tensors" the type is already the sentence's subject.
+    return summary;
   }
   return `${entry.type_name}: ${summary}`;
 }
 
-/** The row's note about shared storage; null when it shares none. */
+/** The row's note about shared storage, or null when it shares none. */
 export function sharingNote(entry: Sharing, units: ByteUnits): string | null {
   const others = entry.shared_with;
   if (others.length === 0) {
@@ -55,8 +60,9 @@ export function sharingNote(entry: Sharing, units: ByteUnits): string | null {
       ? trans.__('%1; also shares storage with %2', keeps, rest.join(', '))
       : keeps;
   }
-  // Nothing counted elsewhere: what it shares is counted on this row (an
-  // older helper sends no shared_bytes: a 0 B row then claims nothing).
+  // Nothing is counted elsewhere, so what the row shares is counted on this
+  // row. A helper of an older version sends no shared_bytes, and a 0 B row
+  // then claims nothing.
   return entry.total_bytes > 0
     ? trans.__('shares storage with %1, counted here', others.join(', '))
     : trans.__('shares storage with %1', others.join(', '));

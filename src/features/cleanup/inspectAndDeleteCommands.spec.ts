@@ -74,7 +74,7 @@ describe('inspect and delete commands', () => {
     t.reply(makeDeleteResult({ cleared: ['last_traceback'] }));
     await settle();
     now.mockRestore();
-    // Lists again after the delete.
+    // The command asks for a new listing after the delete.
     expect(t.comm.lastRequest.type).toBe('inspect');
     const after = makeListing();
     after.listing_id = 'L2';
@@ -106,7 +106,8 @@ describe('inspect and delete commands', () => {
       fresh: true
     });
     await settle();
-    t.reply(makeListing({ hidden: [] })); // the fresh listing: the traceback was cleared
+    // The fresh listing no longer has the traceback, which was cleared.
+    t.reply(makeListing({ hidden: [] }));
     expect(await running).toBeNull();
     expect(t.confirmed).toHaveLength(0);
     expect(t.notes.pop()).toEqual([
@@ -117,7 +118,8 @@ describe('inspect and delete commands', () => {
   });
 
   it('deletes nothing when the new listing an out-of-memory delete asks for fails', async () => {
-    const t = await inspected(); // L1 on screen
+    // The listing L1 is on screen.
+    const t = await inspected();
     const running = t.commands.execute(CommandIDs.deleteVariables, {
       names: ['model'],
       hidden: ['last_traceback'],
@@ -127,7 +129,8 @@ describe('inspect and delete commands', () => {
     expect(t.comm.lastRequest.type).toBe('inspect');
     t.comm.replyError('internal', 'walk failed');
     expect(await running).toBeNull();
-    expect(t.confirmed).toHaveLength(0); // no question about the old listing
+    // The user is not asked about the old listing.
+    expect(t.confirmed).toHaveLength(0);
     expect(t.comm.sent.filter(m => m.type === 'delete')).toHaveLength(0);
     expect(t.notes.pop()).toEqual([
       'error',
@@ -150,7 +153,8 @@ describe('inspect and delete commands', () => {
     const running = t.commands.execute(CommandIDs.deleteVariables);
     await settle();
     expect(t.comm.lastRequest.type).toBe('inspect');
-    expect(t.confirmed).toHaveLength(0); // not before the new listing
+    // The user is not asked before the new listing comes.
+    expect(t.confirmed).toHaveLength(0);
     const fresh = makeListing({ listing_id: 'L2' });
     t.reply(fresh);
     await settle();
@@ -162,7 +166,8 @@ describe('inspect and delete commands', () => {
     });
     t.reply(makeDeleteResult());
     await settle();
-    t.reply(makeListing({ listing_id: 'L3' })); // listed again after the delete
+    // This is the new listing that follows the delete.
+    t.reply(makeListing({ listing_id: 'L3' }));
     await running;
     t.dispose();
   });
@@ -170,16 +175,19 @@ describe('inspect and delete commands', () => {
   it('sends no delete whose listing cells ran after while it waited in the queue', async () => {
     const t = await inspected();
     currentActions(t.monitor)!.setHiddenSelected('output_cache', true);
-    t.sessionContext.setStatus('busy'); // the user started a cell meanwhile
+    // The user started a cell in the meantime.
+    t.sessionContext.setStatus('busy');
     await settle();
-    // The question came before the cell: its answer queues behind it.
+    // The delete is asked for while the cell runs, so it waits in the queue
+    // behind the cell.
     const actions = currentActions(t.monitor)!;
     const plan = (await actions.planSelection())!;
     const outcome = actions.deleteHolders(plan);
     t.sessionContext.setStatus('idle');
     await settle();
     expect(t.comm.sent.filter(m => m.type === 'delete')).toHaveLength(0);
-    expect(t.comm.lastRequest.type).toBe('inspect'); // it lists again instead
+    // Instead of deleting, it asks for a new listing.
+    expect(t.comm.lastRequest.type).toBe('inspect');
     t.reply(makeListing({ listing_id: 'L2' }));
     const done = await outcome;
     expect(done.status).toBe('failed');
@@ -194,17 +202,20 @@ describe('inspect and delete commands', () => {
     currentActions(t.monitor)!.setNameSelected('np_arr', true);
     t.render();
     const del = t.q('[data-vram-role="delete-selected"]') as HTMLButtonElement;
-    t.sessionContext.setStatus('busy'); // a cell runs: the delete waits for it
+    // A cell runs, so the delete waits for it.
+    t.sessionContext.setStatus('busy');
     await settle();
     const first = t.commands.execute(CommandIDs.deleteVariables);
     await settle();
     t.render();
-    expect(del.disabled).toBe(true); // off while the first is under way
+    // The button is off while the first delete is under way.
+    expect(del.disabled).toBe(true);
     expect(await t.commands.execute(CommandIDs.deleteVariables)).toBeNull();
     expect(t.notes.pop()?.[1]).toContain('A delete is under way already');
     t.sessionContext.setStatus('idle');
     await settle();
-    // The listing of before the cell is made again, then asked about, once.
+    // The listing made before the cell is made again, and the user is then
+    // asked once.
     expect(t.comm.lastRequest.type).toBe('inspect');
     t.reply(makeListing({ listing_id: 'L2' }));
     await settle();
@@ -217,7 +228,8 @@ describe('inspect and delete commands', () => {
     expect(currentActions(t.monitor)!.deleting).toBe(false);
     currentActions(t.monitor)!.setNameSelected('model', true);
     t.render();
-    expect(del.disabled).toBe(false); // the next delete may start
+    // The next delete may start.
+    expect(del.disabled).toBe(false);
     expect(t.comm.sent.filter(m => m.type === 'delete')).toHaveLength(1);
     t.dispose();
   });
@@ -241,7 +253,7 @@ describe('inspect and delete commands', () => {
     );
     expect(lines).toContain(
       'Not deleted: output_cache \u2014 no longer defined'
-    ); // a variable of that name
+    ); // This line is about a variable of that name.
   });
 
   it('does nothing when the dialog is cancelled', async () => {

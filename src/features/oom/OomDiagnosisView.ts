@@ -43,7 +43,8 @@ import { ModelView } from '../../ui/ModelView';
 import { follow } from '../../ui/follow';
 import { trans } from '../../text/translation';
 
-// 'sample': the figures as they stand now, beside those at the failure.
+// A 'sample' change matters because the view shows the figures as they stand
+// at the moment beside those at the failure.
 const RELEVANT: ReadonlySet<ModelChange> = new Set<ModelChange>([
   'cells',
   'state',
@@ -67,8 +68,9 @@ export class OomDiagnosisView extends ModelView {
   protected readonly relevantChanges = RELEVANT;
 
   /**
-   * The kernel's cleanup actions: a delete they finish takes its names and
-   * hidden holders out of the fixes offered (they are gone already).
+   * The kernel's cleanup actions. A delete that they finish takes its names
+   * and hidden holders out of the fixes offered, because those are gone
+   * already.
    */
   get actions(): MemoryActions | null {
     return this._actions;
@@ -92,7 +94,10 @@ export class OomDiagnosisView extends ModelView {
     }
   }
 
-  /** The kernel's allocation recording: once on, "Record allocations" is not offered. */
+  /**
+   * The kernel's allocation recording. Once it is on, "Record allocations" is
+   * no longer offered.
+   */
   get recorder(): AllocationRecorder | null {
     return this._recorder;
   }
@@ -123,8 +128,9 @@ export class OomDiagnosisView extends ModelView {
   }
 
   protected onModelChange(change: ModelChange): void {
-    // A sample only moves the "now" figures: which diagnosis is shown
-    // changes with the records and the state (the search walks the records).
+    // A sample only moves the "now" figures. Which diagnosis is shown changes
+    // with the records and the state, so only those make the view search the
+    // records again.
     if (change !== 'sample') {
       this._shown = undefined;
     }
@@ -137,7 +143,8 @@ export class OomDiagnosisView extends ModelView {
     const entry = this._shown;
     setHidden(this.node, entry === null);
     const container = !!this.model?.latest?.host.container;
-    // Every sample renders: the key says, without building anything, whether the card must be rebuilt.
+    // Every sample renders, so the key tells, without building anything,
+    // whether the card must be rebuilt.
     const key = entry
       ? `${entry.key}:${this.settings.units}:${container}:${this._progressVersion}`
       : null;
@@ -233,8 +240,9 @@ export class OomDiagnosisView extends ModelView {
   }
 
   /**
-   * Beside each figure at the failure, the same figure now (after a fix,
-   * what it gave back shows here), or nothing where no sample reads it.
+   * Shows beside each figure at the failure the same figure as it is now, so
+   * that what a fix gave back shows here. Where no sample reads the figure,
+   * nothing is shown.
    */
   private _renderNow(): void {
     const diagnosis = this._diagnosis;
@@ -254,7 +262,10 @@ export class OomDiagnosisView extends ModelView {
     }
   }
 
-  /** The notebook lines holding the most at the failure (allocation recording on). */
+  /**
+   * The notebook lines that held the most at the failure, known when
+   * allocation recording was on.
+   */
   private _sites(diagnosis: OomDiagnosis): HTMLElement {
     const box = element('div', 'jp-vram-OomDiagnosis-sites', {
       role: 'oom-sites'
@@ -366,7 +377,8 @@ export class OomDiagnosisView extends ModelView {
       return;
     }
     const result = outcome.result;
-    // An outcome said again (new units) is not a new delete: each reply counts once.
+    // An outcome worded again in new units is not a new delete, so each reply
+    // counts only once.
     if (!result || !('deleted' in result) || this._seen.has(result)) {
       return;
     }
@@ -395,7 +407,8 @@ export class OomDiagnosisView extends ModelView {
   private _newestDiagnosed(): CellHistoryEntry | null {
     const model = this.model;
     if (!model || model.state !== 'live') {
-      return null; // the process that failed may be gone, or is not answering
+      // The process that failed may be gone, or it is not answering.
+      return null;
     }
     const entries = model.cells.entries;
     const session = model.cells.session;
@@ -414,24 +427,37 @@ export class OomDiagnosisView extends ModelView {
 
   private _run: (action: OomAction) => Promise<void> | void;
   /**
-   * Entries, not keys: a key is unique only within its model, and the view
-   * shows the model of whichever notebook is active.
+   * The dismissed entries. Entries are kept rather than keys, because a key
+   * is unique only within its model, and the view shows the model of
+   * whichever notebook is active.
    */
   private _dismissed = new WeakSet<CellHistoryEntry>();
   private _renderedKey: string | null = null;
-  /** The diagnosed record shown (null: none); undefined until looked for again. */
+  /**
+   * The diagnosed record shown, or null when none is. It is undefined until
+   * the view looks for it again.
+   */
   private _shown: CellHistoryEntry | null | undefined = undefined;
   private _diagnosis: OomDiagnosis | null = null;
   private _actions: MemoryActions | null = null;
   private _recorder: AllocationRecorder | null = null;
-  /** Per diagnosed entry: the names deleted and hidden holders cleared since (this page's deletes). */
+  /**
+   * For each diagnosed entry, the names deleted and the hidden holders
+   * cleared since, by this page's deletes.
+   */
   private _done = new WeakMap<
     CellHistoryEntry,
     { names: Set<string>; hidden: Set<string> }
   >();
-  /** Cleanup replies already taken into account (or older than the actions' attachment). */
+  /**
+   * The cleanup replies already taken into account, or older than the moment
+   * the actions were attached.
+   */
   private _seen = new WeakSet<object>();
-  /** Bumped when what has been done since the failure may have changed (the render key). */
+  /**
+   * Goes up when what has been done since the failure may have changed. It is
+   * part of the render key, so that the card is then rebuilt.
+   */
   private _progressVersion = 0;
   /** The "now" part of each figure shown. */
   private _nowValues = new Map<OomFigureKey, HTMLElement>();

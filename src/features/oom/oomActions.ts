@@ -13,7 +13,10 @@ import { OomDiagnosis } from '../../protocol/oom';
 import { fragmentedBytes, holderName, known } from './oomExplanation';
 import { trans } from '../../text/translation';
 
-/** JupyterLab's own command: restart the notebook's kernel (it asks first). */
+/**
+ * JupyterLab's own command that restarts the notebook's kernel. It asks the
+ * user first.
+ */
 export const RESTART_KERNEL_COMMAND = 'notebook:restart-kernel';
 
 /** One step of an out-of-memory fix: a command and its arguments. */
@@ -24,7 +27,7 @@ export interface OomActionStep {
 
 /** One fix that the out-of-memory assistant offers as a button. */
 export interface OomAction {
-  /** Stable id (tests, DOM data-role). */
+  /** A stable id, which tests and the DOM's data attributes use. */
   id: string;
   label: string;
   /** What it is expected to gain, in words. */
@@ -51,7 +54,10 @@ export const NO_OOM_PROGRESS: OomProgress = {
   recording: false
 };
 
-/** Hidden holders the delete command knows by these ids (docs/protocol.md, inspect). */
+/**
+ * The hidden holders that the delete command knows by these ids (see the
+ * inspect request in docs/protocol.md).
+ */
 const HIDDEN_HOLDERS = new Set([
   'output_cache',
   'last_traceback',
@@ -68,35 +74,38 @@ export function oomActions(
   progress: OomProgress = NO_OOM_PROGRESS
 ): OomAction[] {
   const b = (v: number | null) => formatBytes(v, units);
-  // A figure is said only where known (oomExplanation's `known`): without one
-  // the sentence says what the action does.
-  // The holders at the failure that are still there, as far as this page knows.
+  // A figure is given only where it is known (see `known` in
+  // oomExplanation.ts); without one, the sentence says what the action does.
+  // `stale` holds the holders at the failure that are still there, as far as
+  // this page knows.
   const stale = d.stale_holders.filter(h =>
     h.holder === 'name'
       ? !progress.deletedNames.has(h.label)
       : !progress.clearedHidden.has(h.holder)
   );
   const host = d.kind === 'host';
-  // Whose allocation failed decides the snippets: TensorFlow's are no use to
-  // a PyTorch kernel and the other way round, and neither shrinks a NumPy array.
+  // The framework whose allocation failed decides the snippets, because
+  // TensorFlow's are no use to a PyTorch kernel and the other way round, and
+  // neither shrinks a NumPy array.
   const tensorflow = d.kind === 'tensorflow' || d.framework === 'tensorflow';
-  // The torch snippets are written for CUDA (or the CPU): not for Apple's MPS or JAX's devices.
+  // The torch snippets are written for CUDA or the CPU, not for Apple's MPS or
+  // JAX's devices.
   const otherDevice = d.kind === 'mps' || d.kind === 'xla';
   const torch =
     !tensorflow &&
     !otherDevice &&
     (d.framework === 'torch' || (!host && (d.framework ?? null) === null));
-  // expandable_segments came with torch 2.1: an older one, restarted with it
-  // set, fails every CUDA allocation ("Unrecognized CachingAllocator option").
-  // Where the allocator has them on already, a restart to turn them on loses
-  // the kernel's state for nothing.
+  // expandable_segments needs torch 2.1 or later; an older torch, restarted
+  // with it set, fails every CUDA allocation ("Unrecognized CachingAllocator
+  // option"). Where the allocator has them on already, a restart to turn them
+  // on would lose the kernel's state for nothing.
   const canExpandSegments =
     torch &&
     !host &&
     d.expandable_segments !== false &&
     d.expandable_segments_on !== true;
-  // A request larger than this kernel can ever get: freeing helps the next
-  // cells, not this one, and the gains say so (and why).
+  // When the request is larger than this kernel can ever get, freeing memory
+  // helps the next cells but not this one, and the gains say so and why.
   const wholeCard =
     d.requested_bytes !== null &&
     d.total_bytes !== null &&
@@ -122,7 +131,8 @@ export function oomActions(
       actions.push(action);
     }
   };
-  // Freeing this kernel's memory does not move what others hold: who they are comes first.
+  // Freeing this kernel's memory does not change what other processes hold,
+  // so finding out who they are comes first.
   const showProcesses: OomAction = {
     id: 'show-processes',
     label: trans.__('See the processes on this card'),
@@ -162,8 +172,9 @@ export function oomActions(
     steps: [{ command: CommandIDs.freeMemory }]
   };
   const names = stale.filter(h => h.holder === 'name').map(h => h.label);
-  // A holder's bytes are what it holds, shared or not (x and Out[3] holding
-  // one tensor): never more than the diagnosis counted once.
+  // A holder's bytes are all that it holds, shared or not (x and Out[3] may
+  // hold one tensor), so the sum is capped at what the diagnosis counted
+  // once.
   const staleFreeable = Math.min(
     stale.reduce((sum, h) => sum + h.bytes, 0),
     d.stale_bytes ?? Number.POSITIVE_INFINITY
@@ -282,7 +293,8 @@ export function oomActions(
       { command: RESTART_KERNEL_COMMAND }
     ]
   };
-  // What shrinks the work, for this framework: none for a NumPy array or TensorFlow (no snippet).
+  // The fixes that shrink the work for this framework. There are none for a
+  // NumPy array or for TensorFlow, which have no snippet for it.
   const shrinkTheWork: OomAction[] = !torch
     ? []
     : host
@@ -302,7 +314,8 @@ export function oomActions(
         add(freeMemory);
         break;
       case 'other_processes':
-        // Host: the rest of the machine, not processes on a card the Kernels tab lists.
+        // On the host, the other processes are the rest of the machine, not
+        // processes on a card that the Kernels tab lists.
         add(host ? null : showProcesses);
         add(tensorflow && !host ? tfMemoryGrowth : null);
         add(freeMemory);
@@ -312,12 +325,12 @@ export function oomActions(
         break;
     }
   }
-  // Nothing to free that the failing cell does not use: what it works with
-  // holds the memory, and only shrinking the work helps.
+  // When there is nothing to free that the failing cell does not use, what it
+  // works with holds the memory, and only shrinking the work helps.
   if (d.causes.length === 0 && (d.in_use_holders ?? []).length > 0) {
     shrinkTheWork.forEach(add);
   }
-  // The rest of the playbook, most broadly useful first.
+  // The rest of the playbook follows, the most broadly useful fixes first.
   add(clearTraceback);
   add(deleteHolders);
   add(tensorflow ? tfClearSession : null);

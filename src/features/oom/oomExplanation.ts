@@ -8,7 +8,10 @@ import { ByteUnits, formatBytes } from '../../text/format';
 import { OomCause, OomDiagnosis, OomStaleHolder } from '../../protocol/oom';
 import { trans } from '../../text/translation';
 
-/** Which figure of the diagnosis a line shows (oomFiguresNow reads the same ones now). */
+/**
+ * Which figure of the diagnosis a line shows. oomFiguresNow reads the same
+ * figures from the latest sample.
+ */
 export type OomFigureKey =
   | 'requested'
   | 'free'
@@ -27,23 +30,28 @@ export type OomFigureKey =
 export interface OomExplanation {
   headline: string;
   causes: { cause: string; text: string }[];
-  /** Label and value of every known figure (at the failure), in reading order. */
+  /**
+   * The label and value of every known figure at the failure, in reading
+   * order.
+   */
   figures: { key: OomFigureKey; label: string; value: string }[];
 }
 
 /**
- * A figure worth saying in a sentence: an unknown one would print as a dash,
- * and "0 B" of a holder or process the kernel could not size is no figure.
- * Without one, a sentence says the same without the number.
+ * Tells whether a figure is worth giving in a sentence. An unknown one would
+ * print as a dash, and "0 B" for a holder or process that the kernel could
+ * not size is not a real figure. Without one, a sentence says the same thing
+ * without the number.
  */
 export function known(v: number | null | undefined): v is number {
   return typeof v === 'number' && v > 0;
 }
 
 /**
- * The cache's holes: its reserved but unallocated bytes, or, from a helper
- * that sent no such figure, what the kernel said removing fragmentation
- * would make available. The causes and the actions both say this one.
+ * The holes in the cache: its reserved but unallocated bytes. When the
+ * helper sent no such figure, it is what the kernel said removing
+ * fragmentation would make available. Both the causes and the actions give
+ * this figure.
  */
 export function fragmentedBytes(d: OomDiagnosis): number | null {
   return (
@@ -53,7 +61,10 @@ export function fragmentedBytes(d: OomDiagnosis): number | null {
   );
 }
 
-/** What ran out, e.g. "GPU 0", "host RAM", "GPU memory (cuBLAS)". */
+/**
+ * Names what ran out, for example "GPU 0", "host RAM" or "GPU memory
+ * (cuBLAS)".
+ */
 function oomPlace(d: OomDiagnosis): string {
   if (d.kind === 'host') {
     return trans.__('host RAM');
@@ -72,8 +83,9 @@ function oomPlace(d: OomDiagnosis): string {
 }
 
 /**
- * `container`: the kernel runs under a cgroup memory limit, so a host
- * diagnosis's total is that limit (the helper measures against it).
+ * Explains a diagnosis in words. `container` is true when the kernel runs
+ * under a cgroup memory limit; a host diagnosis's total is then that limit,
+ * because the helper measures against it.
  */
 export function explainOom(
   d: OomDiagnosis,
@@ -295,21 +307,24 @@ function causeText(
   }
 }
 
-/** The training remedies, said when a framework's tensors must shrink. */
+/** The training remedies, given when a framework's tensors must shrink. */
 function shrinkTheWorkText(): string {
   return trans.__(
     'a smaller batch, mixed precision, gradient checkpointing or accumulation.'
   );
 }
 
-/** The data remedies, said when a host array must shrink. */
+/** The data remedies, given when a host array must shrink. */
 function shrinkTheDataText(): string {
   return trans.__(
     'work through the data in chunks, in a smaller dtype (float32 rather than float64), or memory-mapped from disk (numpy.memmap).'
   );
 }
 
-/** How the work shrinks: training remedies for a framework's tensors, data remedies for a host array. */
+/**
+ * How the work can shrink: the training remedies for a framework's tensors,
+ * and the data remedies for a host array.
+ */
 function shrinkTheWork(d: OomDiagnosis): string {
   return d.kind === 'host' &&
     d.framework !== 'torch' &&
@@ -319,7 +334,7 @@ function shrinkTheWork(d: OomDiagnosis): string {
 }
 
 /**
- * What the request was too big for: the whole card (or machine), the
+ * Says what the request was too big for: the whole card or machine, the
  * memory-fraction cap, or what other processes and this kernel's CUDA
  * context leave of the card. Only the first is "more than the card has".
  */
@@ -330,7 +345,8 @@ function tooBigText(
 ): string {
   const b = (v: number | null) => formatBytes(v, units);
   const requested = d.requested_bytes;
-  // A request the message did not size (a library's workspace) is still a request.
+  // A request that the message did not size, such as a library's workspace,
+  // is still called a request.
   const asked = known(requested) ? b(requested) : trans.__('the request');
   const place =
     d.kind === 'host'
@@ -387,9 +403,11 @@ function tooBigText(
 }
 
 /**
- * PyTorch's cache in the way: in pieces too small for a request it exceeds;
- * part of the shortfall when smaller (the causes only fit together); or, for
- * a library that allocates outside it (request unknown), simply held.
+ * Says how PyTorch's cache stood in the way. When the cache holds more than
+ * the request, it is in pieces too small for it; when it holds less, it is
+ * part of the shortfall, because the causes only add up together. For a
+ * library that allocates outside the cache, where the request is unknown,
+ * the cache simply holds the memory.
  */
 function fragmentationText(
   d: OomDiagnosis,
@@ -444,7 +462,11 @@ function fragmentationText(
   );
 }
 
-/** "x: 1.2 GiB", "the output cache: 300 MiB", "the last traceback: 2 GiB"; the name alone where unsized. */
+/**
+ * Names a holder with its size, for example "x: 1.2 GiB", "the output cache:
+ * 300 MiB" or "the last traceback: 2 GiB"; where it was not sized, the name
+ * stands alone.
+ */
 function holderText(h: OomStaleHolder, units: ByteUnits): string {
   return known(h.bytes)
     ? `${holderName(h)}: ${formatBytes(h.bytes, units)}`

@@ -41,22 +41,24 @@ export function oomFiguresNow(
   if (d.device_index === null || !gpu) {
     return now;
   }
-  // The panel's own figures of the device, as its card shows them.
+  // These are the panel's own figures of the device, as its card shows them.
   const figures = gpuFigures(gpu);
   put('free', figures.free);
   put('process', figures.processUsed);
   put('allocated', figures.allocated);
   put('reservedUnallocated', figures.cached);
-  // As the diagnosis counts them: the processes NVML lists besides this one.
-  // Where NVML does not name this kernel (a container's own pid namespace:
-  // process_used_bytes null), it is among them: no figure rather than a false one.
+  // The other processes are counted as the diagnosis counts them: those that
+  // NVML lists besides this one. Where NVML does not name this kernel (in a
+  // container's own pid namespace, process_used_bytes is null), the kernel is
+  // among them, so no figure is given rather than a false one.
   const named =
     gpu.nvml?.process_used_bytes !== null &&
     gpu.nvml?.process_used_bytes !== undefined;
   const others = named
     ? gpu.nvml?.processes?.filter(p => !p.this_process)
     : undefined;
-  // A process of unknown size (no permission to read it): no total.
+  // A process of unknown size, which there is no permission to read, leaves
+  // no total.
   if (others && others.every(p => p.used_bytes !== null)) {
     put(
       'otherProcesses',

@@ -15,17 +15,26 @@ import type { MemoryActions } from '../cleanup/MemoryActions';
 /** What the diagnosis needs. */
 export interface IOomSidebarOptions {
   monitor: IVramMonitor;
-  /** A kernel's cleanup actions (the remedies that free memory); none: not offered. */
+  /**
+   * A kernel's cleanup actions, which the remedies that free memory use.
+   * Without them, those remedies are not offered.
+   */
   actionsFor: (model: IKernelMemoryModel | null) => MemoryActions | null;
-  /** A kernel's allocation recording (the lines that held memory); none: not shown. */
+  /**
+   * A kernel's allocation recording, which gives the lines that held memory.
+   * Without it, those lines are not shown.
+   */
   recorderFor: (model: IKernelMemoryModel | null) => AllocationRecorder | null;
-  /** Fires when a kernel's per-kernel parts were made after their code loaded: the view asks for them again. */
+  /**
+   * Fires when a kernel's per-kernel parts were made after their code
+   * loaded, so that the view asks for them again.
+   */
   partsChanged?: ISignal<unknown, unknown>;
-  /** Runs a command (each step of a remedy). */
+  /** Runs a command; each step of a remedy is one. */
   execute: ExecuteCommand;
 }
 
-/** The diagnosis, whose remedies run their steps in order. */
+/** Creates the diagnosis view, whose remedies run their steps in order. */
 export function createOomDiagnosisView({
   monitor,
   partsChanged,
@@ -36,7 +45,8 @@ export function createOomDiagnosisView({
   const view = new OomDiagnosisView({
     settings: monitor.settings,
     run: async action => {
-      // In order: "insert the allocator cell, then restart" must not race.
+      // The steps run one after the other, because a remedy such as "insert
+      // the allocator cell, then restart" must not race.
       for (const step of action.steps) {
         await execute(step.command, step.args);
       }

@@ -31,7 +31,8 @@ export const oomPlugin: JupyterFrontEndPlugin<void> = {
     addOomToSidebar(sidebar, {
       monitor,
       execute: core.execute,
-      // Null where the cleanup or allocations plugin is switched off.
+      // These return null where the cleanup or allocations plugin is
+      // switched off.
       actionsFor: model => actionsFor(monitor, model),
       recorderFor: model => allocationsFor(monitor, model),
       partsChanged: monitor.partsChanged
