@@ -40,6 +40,18 @@ def _cuda_probe() -> str:
 
 @pytest.fixture(autouse=True)
 def needs_cuda() -> None:
+    """Every test of the suite: skipped without CUDA (failed, where the kit found it)."""
+    require_cuda()
+
+
+@pytest.fixture(scope="module")
+def module_needs_cuda() -> None:
+    """The same, for a module's shared fixtures, which pytest sets up before any test's own."""
+    require_cuda()
+
+
+def require_cuda() -> None:
+    """Skip where CUDA is unavailable; fail instead where the GPU kit found it."""
     result = _cuda_probe()
     if result != "yes":
         reason = f"needs a CUDA GPU and a CUDA build of torch (torch.cuda.is_available() -> {result})"
