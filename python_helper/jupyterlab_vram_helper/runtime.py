@@ -84,6 +84,7 @@ class Runtime:
             record_series=self.cells.series,
             allocations=lambda: self.allocations,
             before_request=self.cells.finish_records,
+            stop_process=self.stop_process,
         )
         self._cell_hooks: list[CellHook] = self.cells.hooks()
         self._thread_warnings = HelperThreadWarnings()
@@ -139,6 +140,16 @@ class Runtime:
 
         shell = self._shell
         return find_notebook_names(getattr(shell, "user_ns", None), getattr(shell, "user_ns_hidden", None))  # type: ignore[return-value]
+
+    def stop_process(self, pid: int, start_time: int, timeout_s: float) -> dict[str, Any]:
+        """The result of a ``stop_process`` request (cleanup/stop_process.py, loaded at the first one)."""
+        from .cleanup.stop_process import stop_memory
+        from .cleanup.stop_process import stop_process as stop
+
+        def snapshot() -> Any:
+            return stop_memory(self.sampler.read_figures())
+
+        return stop(self.source.processes, snapshot, pid, start_time, timeout_s)  # type: ignore[return-value]
 
     def install(self) -> None:
         if self.installed:

@@ -53,17 +53,22 @@ class TreeTotals(NamedTuple):
 class _Known:
     """What is kept of one process between readings (numbers and strings only)."""
 
-    __slots__ = ("start_time", "argv", "role", "command", "rollup", "rollup_at", "rollup_rss", "unreadable")
+    __slots__ = ("start_time", "name", "argv", "role", "command", "rollup", "rollup_at", "rollup_rss", "unreadable")
 
     def __init__(self, start_time: int, argv: list[str], name: str):
         self.start_time = start_time
-        self.argv: list[str] | None = argv  # until its role is read
-        self.command = _summary(argv, name)
-        self.role: Any = None
         self.rollup: Any = None
         self.rollup_at: float | None = None
         self.rollup_rss: int | None = None
         self.unreadable = False
+        self.command_read(argv, name)
+
+    def command_read(self, argv: list[str], name: str) -> None:
+        """Its command and name (again after an exec: the role is read anew)."""
+        self.name = name
+        self.argv: list[str] | None = argv  # until its role is read
+        self.command = _summary(argv, name)
+        self.role: Any = None
 
 
 class ProcessTreeReader:
@@ -182,6 +187,10 @@ class ProcessTreeReader:
         if known is None:
             argv = read_cmdline(self.root, stat.pid) or []
             known = self._known[stat.pid] = _Known(stat.start_time, argv, stat.name)
+        elif known.name != stat.name or known.command.startswith("["):
+            # It exec'd since (a fork read before its exec has the kernel's command), or its
+            # command could not be read at the first look (read in the middle of an exec).
+            known.command_read(read_cmdline(self.root, stat.pid) or [], stat.name)
         return known
 
     def _read_rollups(self, found: list[Descendant], fresh: bool) -> None:
