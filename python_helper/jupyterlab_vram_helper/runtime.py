@@ -74,6 +74,8 @@ class Runtime:
             has_listeners=self.channel.has_targets,
             call_soon=self.cell_sender.call_soon,
             diagnose_oom=lambda type_name, message: self.oom_watch.diagnose(type_name, message),
+            processes=self.source.processes if self.source.processes.available else None,
+            processes_now=self.source.processes_now,
         )
         self.sampler.add_observer(self.cells.observe)
         self.channel.bind(

@@ -82,6 +82,7 @@ from ..protocol import CellStatus, cells_message, error_message
 from ..sampling.readers import torch_cuda
 from ..sampling.readers.kernel_rss import KernelRss, kernel_rss
 from ..sampling.readers.torch_cuda import NO_ALLOCATIONS, CellAllocators
+from .cell_processes import CellTree, read_processes_after
 from .cell_readings import EndedCell, GpuReading, PendingCell, gpu_reading
 from .cell_records import cell_record, gpu_records
 from .execution_counts import CellNumbering
@@ -89,6 +90,7 @@ from .running_cells import MAX_PENDING_CELLS, RunningCells
 
 if TYPE_CHECKING:  # only the type: the module is loaded when a diagnosis is made
     from ..protocol_types import CellGpuMemory, CellMemoryRecord, OomDiagnosis
+    from ..sampling.processes.process_tree import TreeTotals
 
 
 HISTORY_LENGTH = 2000
@@ -116,6 +118,8 @@ class CellMemoryRecorder:
         # time.perf_counter, or a stand-in on its scale: observe() compares the sampler's times with it
         clock: Callable[[], float] = time.perf_counter,
         max_records: int = HISTORY_LENGTH,
+        processes: Any = None,
+        processes_now: Callable[[], TreeTotals | None] | None = None,
     ):
         self._config = config
         self._send = send
@@ -125,6 +129,10 @@ class CellMemoryRecorder:
         self._diagnose_oom = diagnose_oom
         self._rss = rss if rss is not None else kernel_rss()
         self._torch = torch_module
+        # The process tree's reader (sampling/processes/process_tree.py), where it can read one: the
+        # hooks read its ``latest``; ``processes_now`` reads the tree after a cell (the sender thread).
+        self._processes = processes
+        self._processes_now = processes_now
         self.shell = shell
         self._wall_clock = wall_clock
         self._clock = clock
@@ -184,6 +192,8 @@ class CellMemoryRecorder:
                 self._wall_clock(),
             )
             cell.thread = _get_ident()
+            if self._processes is not None and self._processes.latest is not None:
+                cell.tree = CellTree(self._processes.latest)  # with no process, nothing is kept
             # Each source on its own: a failing one costs its figures, not the record.
             # One reading of torch's counters, before any reset: the start of this
             # cell, and the end of records still waiting for theirs.
@@ -466,6 +476,8 @@ class CellMemoryRecorder:
                 return
             reading: tuple[int | None, int | None] | None = None
             gpus: GpuReading | None = None
+            self._read_trees_after()
+            interval_s = self._config().interval_s
             while self._ended:
                 ended = self._ended[0]
                 if not ended.host_read:
@@ -477,11 +489,19 @@ class CellMemoryRecorder:
                     if gpus is None:
                         gpus = self._gpu_reading("reading torch.cuda after the cell")
                     ended.gpus_after = gpus
-                record = cell_record(self._next_id, ended, self._gpu_entries(ended))
+                record = cell_record(self._next_id, ended, self._gpu_entries(ended), interval_s)
                 self._next_id += 1
                 self._ended.popleft()
                 self._records.append(record)
                 self._unsent.append(record)
+
+    def _read_trees_after(self) -> None:
+        """The kernel's processes after the ended cells, read once where they may have had some."""
+        if self._processes_now is not None and self._processes is not None:
+            try:
+                read_processes_after(self._ended, self._processes.latest, self._processes_now)
+            except Exception as exc:
+                self._problem("reading the kernel's processes after the cell", exc)
 
     def _problem(self, what: str, exc: BaseException) -> None:
         try:

@@ -9,14 +9,18 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..sampling.readers.torch_cuda import AllocatorCounters, counters_from_stats
+from .cell_processes import processes_section
 from .cell_readings import EndedCell, GpuReading, PendingCell, peak_of
 
 if TYPE_CHECKING:  # the message shapes, for annotations only (protocol_types.py)
     from ..protocol_types import CellGpuMemory, CellHostMemory, CellMemoryRecord
 
 
-def cell_record(record_id: int, ended: EndedCell, gpus: list[CellGpuMemory]) -> CellMemoryRecord:
-    """The record of ``ended``, whose end figures are read; ``gpus`` made by :func:`gpu_records`."""
+def cell_record(
+    record_id: int, ended: EndedCell, gpus: list[CellGpuMemory], interval_s: float = 1.0
+) -> CellMemoryRecord:
+    """The record of ``ended``, whose end figures are read; ``gpus`` made by :func:`gpu_records`;
+    ``interval_s``: the sampler's, which spaces the readings of the kernel's processes."""
     cell = ended.cell
     rss_peak, rss_exact = peak_of(
         cell.rss_before,
@@ -32,7 +36,7 @@ def cell_record(record_id: int, ended: EndedCell, gpus: list[CellGpuMemory]) -> 
         "rss_peak_bytes": rss_peak,
         "peak_exact": rss_exact,
     }
-    return {
+    record: CellMemoryRecord = {
         "record_id": record_id,
         "execution_count": ended.execution_count,
         "cell_id": cell.cell_id,
@@ -45,6 +49,11 @@ def cell_record(record_id: int, ended: EndedCell, gpus: list[CellGpuMemory]) -> 
         "gpus": gpus,
         "oom": ended.oom,
     }
+    if cell.tree is not None:
+        section = processes_section(cell.tree, ended.tree_after, interval_s)
+        if section is not None:
+            record["processes"] = section
+    return record
 
 
 def gpu_records(cell: PendingCell, after: GpuReading) -> list[CellGpuMemory]:
