@@ -5,18 +5,19 @@ Read once per process (pid and start time), from what costs least first:
 1. The kernel's own multiprocessing registry (``multiprocessing.process._children``,
    looked up in ``sys.modules``, never imported): every ``Process`` the
    kernel started, whatever the start method (fork, spawn, forkserver), with
-   its pid, name and target. A DataLoader worker's target is torch's
-   ``_worker_loop``; a pool worker is named ``ForkPoolWorker-N`` (Spawn…,
-   ForkServer…); ``torch.multiprocessing.spawn``'s ranks run its ``_wrap``;
-   Dask's nanny names its worker ``Dask Worker process (from Nanny)``; vLLM's
-   engine core is named ``EngineCore…`` or its target is vLLM's. Certain.
-2. Its command line and name (the comm): multiprocessing's own helpers
-   (``multiprocessing.resource_tracker``, ``multiprocessing.forkserver``),
-   a spawned child (``spawn_main``), process titles (Ray's ``ray::IDLE``,
-   ``raylet``, ``gcs_server``; vLLM's ``VLLM::EngineCore``, ``VLLM::Worker``),
-   ``dask worker`` / ``dask-worker``. Certain for the engines' own titles
-   and multiprocessing's helpers; ``dask worker`` is taken for a nanny, which
-   it runs unless told ``--no-nanny``: a guess.
+   its pid and name (Python drops a process's target once it started, so the
+   name is what is left). A pool worker is named ``ForkPoolWorker-N``
+   (Spawn…, ForkServer…); Dask's nanny names its worker ``Dask Worker process
+   (from Nanny)``; vLLM's engine core ``EngineCore…``. Any other is an
+   ``mp_process``. Certain.
+2. Its name (the comm) and command line: torch names its DataLoader workers
+   ``pt_data_worker`` (the comm, set as a worker starts); multiprocessing's
+   own helpers (``multiprocessing.resource_tracker``,
+   ``multiprocessing.forkserver``), a spawned child (``spawn_main``),
+   process titles (Ray's ``ray::IDLE``, ``raylet``, ``gcs_server``; vLLM's
+   ``VLLM::EngineCore``, ``VLLM::Worker``), ``dask worker`` / ``dask-worker``.
+   Certain for these names and titles; ``dask worker`` is taken for a
+   nanny, which it runs unless told ``--no-nanny``: a guess.
 3. Its environment's names (not values), only for a process that is no fork
    of the kernel: ``TORCHELASTIC_RUN_ID``, or ``RANK`` with ``LOCAL_RANK`` and
    ``WORLD_SIZE`` (torchrun's ranks). A guess: anyone may set them.
@@ -24,13 +25,15 @@ Read once per process (pid and start time), from what costs least first:
    of a raylet a Ray worker, a child of vLLM's engine its worker. A guess.
 
 What none of these places is ``other``: ``subprocess`` commands, and forks the
-registry does not list (``os.fork()``, a library's own).
+registry does not list (``os.fork()``, a library's own). The ranks
+``torch.multiprocessing.spawn`` starts are ``mp_process``: nothing cheap
+tells them from another spawned ``Process`` (their target is gone once they
+started).
 """
 
 from __future__ import annotations
 
 import sys
-import types
 from typing import Any, NamedTuple
 
 from .proc_files import read_environ_names
@@ -62,7 +65,6 @@ def registry_roles() -> dict[int, Role]:
     children = getattr(process_module, "_children", None)
     if not children:
         return {}
-    targets = _known_targets()
     roles: dict[int, Role] = {}
     try:
         processes = tuple(children)  # one C call: another thread may add to the set
@@ -74,28 +76,11 @@ def registry_roles() -> dict[int, Role]:
             continue
         pid = getattr(fields.get("_popen"), "pid", None)
         if type(pid) is int:
-            roles[pid] = _registered_role(fields.get("_name"), fields.get("_target"), targets)
+            roles[pid] = _registered_role(fields.get("_name"))
     return roles
 
 
-def _known_targets() -> dict[int, str]:
-    """id() of the engines' process targets that are loaded, mapped to their role."""
-    known: dict[int, str] = {}
-    for module_name, attribute, role in (
-        ("torch.utils.data._utils.worker", "_worker_loop", "dataloader_worker"),
-        ("torch.multiprocessing.spawn", "_wrap", "torch_distributed_rank"),
-        ("multiprocessing.pool", "worker", "mp_pool_worker"),
-    ):
-        target = getattr(sys.modules.get(module_name), attribute, None)
-        if target is not None:
-            known[id(target)] = role
-    return known
-
-
-def _registered_role(name: Any, target: Any, targets: dict[int, str]) -> Role:
-    role = targets.get(id(target)) if target is not None else None
-    if role is not None:
-        return Role(role, "multiprocessing", False)
+def _registered_role(name: Any) -> Role:
     if isinstance(name, str):
         if name.startswith(_POOL_WORKER_NAMES):
             return Role("mp_pool_worker", "multiprocessing", False)
@@ -103,28 +88,15 @@ def _registered_role(name: Any, target: Any, targets: dict[int, str]) -> Role:
             return Role("dask_worker", "multiprocessing", False)
         if name.startswith("EngineCore"):
             return Role("vllm_engine", "multiprocessing", False)
-    module = _function_module(target)
-    if module.startswith("vllm"):
-        return Role("vllm_engine", "multiprocessing", False)
-    if module.startswith("distributed"):
-        return Role("dask_worker", "multiprocessing", False)
     return Role("mp_process", "multiprocessing", False)
-
-
-def _function_module(target: Any) -> str:
-    """The module of a plain function or bound method (nothing else is asked: no user code runs)."""
-    if type(target) is types.MethodType:
-        target = target.__func__
-    if type(target) is types.FunctionType:
-        module = target.__module__
-        return module if isinstance(module, str) else ""
-    return ""
 
 
 def command_role(name: str, argv: list[str]) -> Role | None:
     """The role the process's name or command line says, if any."""
     first = argv[0] if argv else ""
     line = " ".join(argv[:8])
+    if name == "pt_data_worker":
+        return Role("dataloader_worker", "name", False)
     if name == "raylet" or first.endswith("/raylet"):
         return Role("raylet", "cmdline", False)
     if first.startswith("ray::") or name.startswith("ray::") or "ray/_private/workers/" in line:

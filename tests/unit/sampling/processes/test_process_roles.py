@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import multiprocessing
-import sys
 import types
 from pathlib import Path
 
@@ -49,16 +48,10 @@ def test_commands_and_titles_name_their_role(name: str, argv: list[str], expecte
 
 
 def test_the_kernels_registry_names_pool_workers_and_plain_processes(monkeypatch: pytest.MonkeyPatch) -> None:
-    loop = types.ModuleType("torch.utils.data._utils.worker")
-
-    def _worker_loop() -> None: ...
-
-    loop._worker_loop = _worker_loop  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "torch.utils.data._utils.worker", loop)
     made = [
         multiprocessing.Process(name="ForkPoolWorker-1"),
-        multiprocessing.Process(target=_worker_loop),
         multiprocessing.Process(name="Dask Worker process (from Nanny)"),
+        multiprocessing.Process(name="EngineCore_0"),
         multiprocessing.Process(),
     ]
     for pid, process in enumerate(made, start=501):
@@ -66,10 +59,17 @@ def test_the_kernels_registry_names_pool_workers_and_plain_processes(monkeypatch
     monkeypatch.setattr(multiprocessing.process, "_children", set(made))
     assert roles.registry_roles() == {
         501: Role("mp_pool_worker", "multiprocessing", False),
-        502: Role("dataloader_worker", "multiprocessing", False),
-        503: Role("dask_worker", "multiprocessing", False),
+        502: Role("dask_worker", "multiprocessing", False),
+        503: Role("vllm_engine", "multiprocessing", False),
         504: Role("mp_process", "multiprocessing", False),
     }
+
+
+def test_a_registered_process_that_names_itself_a_dataloader_worker_is_one() -> None:
+    registry = {7: Role("mp_process", "multiprocessing", False)}
+    assert recognise("/proc", 7, "pt_data_worker", KERNEL_ARGV, KERNEL_ARGV, registry, None) == Role(
+        "dataloader_worker", "name", False
+    )
 
 
 def test_a_child_of_a_nanny_or_raylet_is_guessed_from_its_parent(tmp_path: Path) -> None:
