@@ -744,9 +744,6 @@ class TreeProcess(TypedDict):
     True where the role is a guess from indirect evidence (a parent's role, a process title), false where it was read from the process's own registration or command.
     """
     host: ProcessHostMemory
-    """
-    Its host memory.
-    """
     gpus: list[ProcessGpuMemory]
     """
     One entry per device where NVML's process list names its pid; [] where none does or NVML is not available.
@@ -963,7 +960,7 @@ class CellTreeGpu(TypedDict):
 
 class CellProcessTree(TypedDict):
     """
-    The kernel's processes around one cell: their host memory (processes_host_bytes of the tree totals) and GPU memory before and after it, and their sampled maxima. Present only where the kernel had processes at some reading of the cell.
+    The kernel's processes around one cell: their host memory (processes_host_bytes of the tree totals) and GPU memory before and after it, and their sampled maxima. Present only where the kernel had processes at some reading of the cell; absent from older helpers.
     """
 
     host_before_bytes: int | None
@@ -1760,7 +1757,7 @@ class StopGpu(TypedDict):
 
 class StopMemory(TypedDict):
     """
-    Memory figures just before and just after a stop_process.
+    Memory figures just before the signal (before) and once the process ended or the wait ran out (after), NVML's process lists and every smaps_rollup read anew.
     """
 
     totals: ProcessTreeTotals | None
@@ -1819,13 +1816,7 @@ class StopProcessResult(TypedDict):
     True when it ended but its parent has not reaped it yet (the kernel's multiprocessing or subprocess objects do so when the notebook joins or polls them; the helper never reaps a child, which would take its exit status from its owner). A zombie holds no memory.
     """
     before: StopMemory
-    """
-    Just before the signal.
-    """
     after: StopMemory
-    """
-    Once it ended, or the wait ran out (NVML's process list read anew).
-    """
     elapsed_ms: float
     """
     What the request took, in milliseconds.
@@ -2054,9 +2045,6 @@ class CellMemoryRecord(TypedDict):
     The out-of-memory diagnosis; null unless the cell died of out-of-memory (absent from older helpers).
     """
     processes: NotRequired[CellProcessTree]
-    """
-    The kernel's processes around the cell; absent where it had none at any reading of the cell, and from older helpers.
-    """
 
 
 class CellsMessage(TypedDict):

@@ -9,6 +9,7 @@
  * imports; the reader below checks untrusted JSON against them.
  */
 import { readOomDiagnosis } from './oom';
+import { readCellProcessTree } from './processes';
 import { describeValue, FieldReader, ShapeError } from './reader';
 import type {
   CellMemoryRecord,
@@ -87,7 +88,8 @@ function readCellRecord(r: FieldReader): CellMemoryRecord {
   });
   const oomReader = r.nullableObject('oom');
   const oom = oomReader && readOomDiagnosis(oomReader);
-  return {
+  const processes = readCellProcessTree(r);
+  const record: CellMemoryRecord = {
     record_id,
     execution_count,
     cell_id,
@@ -100,6 +102,11 @@ function readCellRecord(r: FieldReader): CellMemoryRecord {
     gpus,
     oom
   };
+  // Absent where the kernel had no process around the cell, and from older helpers.
+  if (processes) {
+    record.processes = processes;
+  }
+  return record;
 }
 
 /** Reads a `cells` message; a record that does not parse is listed in `invalid`, not fatal. */

@@ -708,7 +708,7 @@ export interface TreeProcess {
   gpus: ProcessGpuMemory[];
 }
 /**
- * Its host memory.
+ * One process's host memory: USS and PSS from /proc/<pid>/smaps_rollup (read at a paced rate), its RSS from /proc/<pid>/stat at every reading.
  */
 export interface ProcessHostMemory {
   /**
@@ -1148,7 +1148,7 @@ export interface SiteFrame {
   function: string | null;
 }
 /**
- * The kernel's processes around the cell; absent where it had none at any reading of the cell, and from older helpers.
+ * The kernel's processes around one cell: their host memory (processes_host_bytes of the tree totals) and GPU memory before and after it, and their sampled maxima. Present only where the kernel had processes at some reading of the cell; absent from older helpers.
  */
 export interface CellProcessTree {
   /**
@@ -1382,76 +1382,6 @@ export interface GpuRecording {
    * Why it restarted: max_entries or stopped_elsewhere; null without a restart, absent from older helpers.
    */
   restart_reason: string | null;
-}
-/**
- * One process's host memory: USS and PSS from /proc/<pid>/smaps_rollup (read at a paced rate), its RSS from /proc/<pid>/stat at every reading.
- */
-export interface ProcessHostMemory1 {
-  /**
-   * Which figure host_bytes is: uss (smaps_rollup was read) or rss (smaps_rollup cannot be read for this process: permission, Linux older than 4.14); a reader keeps any other string as is.
-   */
-  measure: string;
-  /**
-   * The figure the totals count for this process: uss_bytes where measure is uss, else rss_bytes.
-   */
-  host_bytes: number | null;
-  /**
-   * Unique set size, Private_Clean + Private_Dirty of smaps_rollup: what its end would give back; null where smaps_rollup is not read.
-   */
-  uss_bytes: number | null;
-  /**
-   * Proportional set size (Pss of smaps_rollup): each shared page divided among the processes that map it; null where smaps_rollup is not read.
-   */
-  pss_bytes: number | null;
-  /**
-   * Resident set size (field 24 of /proc/<pid>/stat): pages shared with the kernel or siblings are counted in full.
-   */
-  rss_bytes: number | null;
-  /**
-   * Its pages in swap (Swap of smaps_rollup); null where smaps_rollup is not read.
-   */
-  swap_bytes: number | null;
-  /**
-   * Unix seconds when uss_bytes, pss_bytes and swap_bytes were read (smaps_rollup is paced: they may be older than the sample); null where never read.
-   */
-  rollup_at: number | null;
-}
-/**
- * The kernel's processes around one cell: their host memory (processes_host_bytes of the tree totals) and GPU memory before and after it, and their sampled maxima. Present only where the kernel had processes at some reading of the cell.
- */
-export interface CellProcessTree1 {
-  /**
-   * The processes' host memory when the cell started (the last tree reading by then; 0 with none).
-   */
-  host_before_bytes: number | null;
-  /**
-   * Their host memory after the cell (a tree reading made after it ended).
-   */
-  host_after_bytes: number | null;
-  /**
-   * The largest of before, after and the readings during the cell: a sampled maximum, not an exact peak (a process that lived between two readings is missed).
-   */
-  host_sampled_max_bytes: number | null;
-  /**
-   * How many processes the reading at the start counted.
-   */
-  processes_before: number;
-  /**
-   * How many the reading after the cell counted.
-   */
-  processes_after: number;
-  /**
-   * The tree readings' spacing while the cell ran (the sampler's interval): the sampled maxima can miss what lived shorter than this.
-   */
-  sample_spacing_s: number;
-  /**
-   * How many tree readings the cell's sampled maxima came from, before and after included.
-   */
-  samples: number;
-  /**
-   * One entry per device where a process of the kernel held memory.
-   */
-  gpus: CellTreeGpu[];
 }
 /**
  * One GPU's columns of the timeline, one entry per time.
@@ -1934,7 +1864,7 @@ export interface StopGpu {
   used_bytes: number | null;
 }
 /**
- * Memory figures just before and just after a stop_process.
+ * Memory figures just before the signal (before) and once the process ended or the wait ran out (after), NVML's process lists and every smaps_rollup read anew.
  */
 export interface StopMemory {
   /**
@@ -1990,44 +1920,10 @@ export interface StopProcessResult {
    * True when it ended but its parent has not reaped it yet (the kernel's multiprocessing or subprocess objects do so when the notebook joins or polls them; the helper never reaps a child, which would take its exit status from its owner). A zombie holds no memory.
    */
   still_zombie: boolean;
-  before: StopMemory1;
-  after: StopMemory2;
+  before: StopMemory;
+  after: StopMemory;
   /**
    * What the request took, in milliseconds.
    */
   elapsed_ms: number;
-}
-/**
- * Just before the signal.
- */
-export interface StopMemory1 {
-  /**
-   * The kernel and its processes together; null while it has none.
-   */
-  totals: ProcessTreeTotals | null;
-  /**
-   * A byte count or counter: a non-negative integer, or null where the figure is unknown.
-   */
-  available_bytes: number | null;
-  /**
-   * One entry per GPU: NVML's used memory of the whole device.
-   */
-  gpus: StopGpu[];
-}
-/**
- * Once it ended, or the wait ran out (NVML's process list read anew).
- */
-export interface StopMemory2 {
-  /**
-   * The kernel and its processes together; null while it has none.
-   */
-  totals: ProcessTreeTotals | null;
-  /**
-   * A byte count or counter: a non-negative integer, or null where the figure is unknown.
-   */
-  available_bytes: number | null;
-  /**
-   * One entry per GPU: NVML's used memory of the whole device.
-   */
-  gpus: StopGpu[];
 }

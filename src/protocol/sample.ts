@@ -7,6 +7,7 @@
  * (protocol.generated.ts) and re-exported here under the names the frontend
  * imports; the reader below checks untrusted JSON against them.
  */
+import { readProcessTree } from './processes';
 import { describeValue, FieldReader, ShapeError } from './reader';
 import type {
   ContainerMemory,
@@ -176,6 +177,7 @@ export function readSample(r: FieldReader): SampleMessage {
     .array('gpus')
     .map((item, i) => readGpu(item, `${r.path}.gpus[${i}]`));
   const hidden_gpus = readHiddenGpus(r);
+  const processes = readProcessTree(r);
   return {
     type: 'sample',
     seq,
@@ -185,6 +187,7 @@ export function readSample(r: FieldReader): SampleMessage {
     torch: torchState,
     tensorflow: tfState,
     gpus,
-    hidden_gpus
+    hidden_gpus,
+    processes
   };
 }
