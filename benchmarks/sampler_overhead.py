@@ -117,6 +117,8 @@ def made_up_figures() -> tuple:
         "tensorflow": {"imported": False, "gpus_initialized": False},
         "gpus": [],
         "hidden_gpus": None,
+        # A kernel without processes of its own, the common case.
+        "processes": {"method": "task_children", "read_at": 1_732_200_000.0, "processes": [], "totals": None},
     }
     gpu = {
         "index": 0,

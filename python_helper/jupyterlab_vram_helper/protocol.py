@@ -39,6 +39,7 @@ RequestType = Literal[
     "record_allocations",
     "allocation_sites",
     "allocation_snapshot",
+    "stop_process",
 ]
 SampleReason = Literal["initial", "change", "heartbeat", "snapshot"]
 
@@ -54,6 +55,7 @@ REQUEST_TYPES: tuple = (
     "ping",
     "record_allocations",
     "snapshot",
+    "stop_process",
 )
 
 # Cleanup requests.
@@ -69,6 +71,10 @@ MAX_LISTING_ID_LENGTH = 256
 HOST_FRAMES = (1, 64, 16)  # tracemalloc's frame depth
 GPU_MAX_ENTRIES = (1_000, 10_000_000, 100_000)  # PyTorch's allocator history ring buffer
 ALLOCATION_MAX_SITES = (1, 5000, 200)  # sites listed per device
+
+# stop_process: seconds to wait after each signal (min, max, default); the largest pid Linux gives.
+STOP_TIMEOUT_S = (0.1, 60.0, 5.0)
+MAX_PID = 4_194_304
 
 # request_id is echoed back in every answer; bound it so a hostile or buggy
 # frontend cannot make the helper echo megabytes.
@@ -217,7 +223,27 @@ def parse_request(data: Any) -> Request:
                 "max_sites": _bounded_int(data, "max_sites", ALLOCATION_MAX_SITES, request_id),
             },
         )
+    if kind == "stop_process":
+        return Request("stop_process", request_id, args=_stop_args(data, request_id))
     return Request(kind, request_id)  # type: ignore[arg-type]  # checked against REQUEST_TYPES
+
+
+def _stop_args(data: Mapping[str, Any], request_id: str) -> dict[str, Any]:
+    """pid (1..MAX_PID), start_time (an integer >= 0, required: it names the process) and timeout_s."""
+    for key in ("pid", "start_time"):
+        if key not in data:
+            raise RequestError("malformed", f"missing field {key!r} in 'stop_process' request", request_id)
+    pid = _bounded_int(data, "pid", (1, MAX_PID, None), request_id)
+    start_time = _bounded_int(data, "start_time", (0, 2**63 - 1, None), request_id)
+    low, high, default = STOP_TIMEOUT_S
+    timeout = data.get("timeout_s", default)
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not low <= timeout <= high:
+        raise RequestError(
+            "malformed",
+            f"field 'timeout_s' must be a number from {low:g} to {high:g}, got {describe(timeout)}",
+            request_id,
+        )
+    return {"pid": pid, "start_time": start_time, "timeout_s": float(timeout)}
 
 
 def _string_list(data: Mapping[str, Any], key: str, allowed: tuple, request_id: str, required: bool) -> list[str]:

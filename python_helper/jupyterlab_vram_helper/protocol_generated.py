@@ -248,6 +248,30 @@ class AllocationSnapshotRequest(TypedDict):
     """
 
 
+class StopProcessRequest(TypedDict):
+    """
+    Stop one process the kernel started: SIGTERM, then SIGKILL after timeout_s.
+    """
+
+    type: Literal["stop_process"]
+    request_id: str
+    """
+    The id the frontend chose for a request (at most 256 characters); its answer carries the same one.
+    """
+    pid: int
+    """
+    The process's pid, as the tree listed it.
+    """
+    start_time: int
+    """
+    Its start_time, as the tree listed it: a process with that pid and another start time is another process, and is not signalled.
+    """
+    timeout_s: NotRequired[float]
+    """
+    Seconds to wait after SIGTERM before SIGKILL, and after SIGKILL (0.1 to 60, default 5).
+    """
+
+
 class TorchInfo(TypedDict):
     """
     The kernel's PyTorch, as the hello reports it.
@@ -788,6 +812,177 @@ class TensorflowState(TypedDict):
     """
 
 
+class ProcessHostMemory(TypedDict):
+    """
+    One process's host memory: USS and PSS from /proc/<pid>/smaps_rollup (read at a paced rate), its RSS from /proc/<pid>/stat at every reading.
+    """
+
+    measure: str
+    """
+    Which figure host_bytes is: uss (smaps_rollup was read) or rss (smaps_rollup cannot be read for this process: permission, Linux older than 4.14); a reader keeps any other string as is.
+    """
+    host_bytes: int | None
+    """
+    The figure the totals count for this process: uss_bytes where measure is uss, else rss_bytes.
+    """
+    uss_bytes: int | None
+    """
+    Unique set size, Private_Clean + Private_Dirty of smaps_rollup: what its end would give back; null where smaps_rollup is not read.
+    """
+    pss_bytes: int | None
+    """
+    Proportional set size (Pss of smaps_rollup): each shared page divided among the processes that map it; null where smaps_rollup is not read.
+    """
+    rss_bytes: int | None
+    """
+    Resident set size (field 24 of /proc/<pid>/stat): pages shared with the kernel or siblings are counted in full.
+    """
+    swap_bytes: int | None
+    """
+    Its pages in swap (Swap of smaps_rollup); null where smaps_rollup is not read.
+    """
+    rollup_at: float | None
+    """
+    Unix seconds when uss_bytes, pss_bytes and swap_bytes were read (smaps_rollup is paced: they may be older than the sample); null where never read.
+    """
+
+
+class ProcessGpuMemory(TypedDict):
+    """
+    What NVML's per-process list attributes to one process on one GPU.
+    """
+
+    index: int
+    """
+    The CUDA ordinal, as in the sample's gpus.
+    """
+    used_bytes: int | None
+    """
+    The bytes NVML lists for the process's pid on that device; null where NVML lists it without a figure.
+    """
+
+
+class TreeProcess(TypedDict):
+    """
+    One process the kernel started (a descendant, or one re-parented away that is still followed).
+    """
+
+    pid: int
+    """
+    The process id, in the kernel's pid namespace.
+    """
+    start_time: int
+    """
+    Field 22 of /proc/<pid>/stat: clock ticks after boot when it started. pid and start_time together name one process (a pid is reused); a stop_process request must give both.
+    """
+    ppid: int
+    """
+    Its parent's pid now (field 4 of /proc/<pid>/stat).
+    """
+    reparented: bool
+    """
+    True when its parent chain no longer reaches the kernel (its parent ended, or it daemonised): it is followed because it was seen as a descendant.
+    """
+    depth: int
+    """
+    1 for a child of the kernel, 2 for a grandchild, ...; for a re-parented process, its depth under the topmost re-parented ancestor plus 1.
+    """
+    name: str
+    """
+    The process's comm (/proc/<pid>/comm, at most 15 bytes; a process title such as ray::IDLE shows here).
+    """
+    command: str
+    """
+    A short summary of its command line: the arguments joined by spaces, at most 160 characters (cut with an ellipsis).
+    """
+    role: str
+    """
+    What it is: dataloader_worker, mp_pool_worker, mp_process, mp_helper, torch_distributed_rank, vllm_engine, ray_worker, raylet, ray_node, dask_worker, dask_nanny, other; a reader keeps any other string as is.
+    """
+    role_basis: str | None
+    """
+    What the role was read from: multiprocessing (the kernel's own multiprocessing registry), cmdline, name, environment, parent; null for other.
+    """
+    role_guess: bool
+    """
+    True where the role is a guess from indirect evidence (a parent's role, a process title), false where it was read from the process's own registration or command.
+    """
+    host: ProcessHostMemory
+    gpus: list[ProcessGpuMemory]
+    """
+    One entry per device where NVML's process list names its pid; [] where none does or NVML is not available.
+    """
+
+
+class TreeGpuTotal(TypedDict):
+    """
+    One GPU's memory of the kernel and its processes together.
+    """
+
+    index: int
+    """
+    The CUDA ordinal, as in the sample's gpus.
+    """
+    used_bytes: int | None
+    """
+    The kernel's NVML figure (process_used_bytes) plus its processes'; null where the kernel's figure is unknown.
+    """
+    processes_used_bytes: int | None
+    """
+    Its processes' alone (0 where NVML lists none of them).
+    """
+
+
+class ProcessTreeTotals(TypedDict):
+    """
+    The kernel and its processes together.
+    """
+
+    host_bytes: int | None
+    """
+    The kernel's RSS plus every process's host_bytes (its USS, or its RSS where measure is rss): a page shared with the kernel is counted once, in the kernel's RSS; pages the processes share only among themselves are left out. null where the kernel's RSS is unknown.
+    """
+    processes_host_bytes: int | None
+    """
+    The processes' host_bytes alone.
+    """
+    processes_pss_bytes: int | None
+    """
+    The processes' PSS summed; null unless every process's smaps_rollup was read.
+    """
+    host_measure: str
+    """
+    uss when every process's host_bytes is its USS, uss_and_rss when some are RSS, rss when all are.
+    """
+    gpus: list[TreeGpuTotal]
+    """
+    One entry per device in the sample's gpus.
+    """
+
+
+class ProcessTree(TypedDict):
+    """
+    Every process the kernel started, as the sampler last read them.
+    """
+
+    method: str
+    """
+    How descendants were found: task_children (/proc/<pid>/task/<tid>/children) or stat_scan (one scan of /proc/*/stat for parent ids, where the kernel lacks CONFIG_PROC_CHILDREN).
+    """
+    read_at: float
+    """
+    Unix seconds when the tree was read (its pace may be slower than the sample's).
+    """
+    processes: list[TreeProcess]
+    """
+    The processes, parents before their children, each branch by pid; [] when the kernel has none.
+    """
+    totals: ProcessTreeTotals | None
+    """
+    The kernel and its processes together; null while it has none (the kernel's own figures are the sample's).
+    """
+
+
 class SampleMessage(TypedDict):
     """
     The kernel's host and GPU memory figures, sent on change and as a heartbeat.
@@ -816,6 +1011,10 @@ class SampleMessage(TypedDict):
     hidden_gpus: HiddenGpus | None
     """
     Set only while gpus is empty for that reason; null otherwise (absent from older helpers).
+    """
+    processes: NotRequired[ProcessTree | None]
+    """
+    Every process the kernel started; null where /proc cannot be read (not Linux), absent from older helpers.
     """
 
 
@@ -969,6 +1168,68 @@ class CellGpuLoad(TypedDict):
     Every clocks event (throttle) reason seen in the readings during the cell and in one taken right after it; empty when none was.
     """
     unavailable: CellGpuLoadUnavailable
+
+
+class CellTreeGpu(TypedDict):
+    """
+    One GPU's memory of the kernel's processes around one cell (NVML's per-process figures, summed).
+    """
+
+    index: int
+    """
+    The CUDA ordinal, as in samples.
+    """
+    before_bytes: int | None
+    """
+    Before the cell (the last tree reading at its start).
+    """
+    after_bytes: int | None
+    """
+    After the cell.
+    """
+    sampled_max_bytes: int | None
+    """
+    The largest of before, after and the readings during the cell: a sampled maximum, not an exact peak.
+    """
+
+
+class CellProcessTree(TypedDict):
+    """
+    The kernel's processes around one cell: their host memory (processes_host_bytes of the tree totals) and GPU memory before and after it, and their sampled maxima. Present only where the kernel had processes at some reading of the cell; absent from older helpers.
+    """
+
+    host_before_bytes: int | None
+    """
+    The processes' host memory when the cell started (the last tree reading by then; 0 with none).
+    """
+    host_after_bytes: int | None
+    """
+    Their host memory after the cell (a tree reading made after it ended).
+    """
+    host_sampled_max_bytes: int | None
+    """
+    The largest of before, after and the readings during the cell: a sampled maximum, not an exact peak (a process that lived between two readings is missed).
+    """
+    processes_before: int
+    """
+    How many processes the reading at the start counted.
+    """
+    processes_after: int
+    """
+    How many the reading after the cell counted.
+    """
+    sample_spacing_s: float
+    """
+    The tree readings' spacing while the cell ran (the sampler's interval): the sampled maxima can miss what lived shorter than this.
+    """
+    samples: int
+    """
+    How many tree readings the cell's sampled maxima came from, before and after included.
+    """
+    gpus: list[CellTreeGpu]
+    """
+    One entry per device where a process of the kernel held memory.
+    """
 
 
 class OomCause(TypedDict):
@@ -1714,6 +1975,89 @@ class AllocationSnapshotResult(TypedDict):
     """
 
 
+class StopGpu(TypedDict):
+    """
+    One GPU's used memory around a stop_process.
+    """
+
+    index: int
+    """
+    The CUDA ordinal.
+    """
+    used_bytes: int | None
+    """
+    NVML's used memory of the whole device; null without NVML.
+    """
+
+
+class StopMemory(TypedDict):
+    """
+    Memory figures just before the signal (before) and once the process ended or the wait ran out (after), NVML's process lists and every smaps_rollup read anew.
+    """
+
+    totals: ProcessTreeTotals | None
+    """
+    The kernel and its processes together; null while it has none.
+    """
+    available_bytes: int | None
+    """
+    The machine's available memory.
+    """
+    gpus: list[StopGpu]
+    """
+    One entry per GPU: NVML's used memory of the whole device.
+    """
+
+
+class StopProcessResult(TypedDict):
+    """
+    The result of a stop_process request.
+    """
+
+    pid: int
+    """
+    The pid asked for.
+    """
+    start_time: int
+    """
+    The start_time asked for.
+    """
+    outcome: str
+    """
+    terminated (it ended after SIGTERM), killed (it ended after SIGKILL), survived (still there after SIGKILL and the wait: a process in uninterruptible sleep), refused (nothing was signalled: refusal says why); a reader keeps any other string as is.
+    """
+    refusal: str | None
+    """
+    Why nothing was signalled: kernel (the pid is the kernel's own), gone (no such process now), reused (the pid is another process now: another start time), not_descendant (the process does not descend from the kernel and was never seen as one), permission (the system refused the signal); null when a signal was sent.
+    """
+    reason: str | None
+    """
+    The refusal, or what happened, in words; null when it ended on SIGTERM.
+    """
+    signals: list[str]
+    """
+    The signals sent, in order (SIGTERM, SIGKILL); [] when refused.
+    """
+    waited_s: float
+    """
+    Seconds spent waiting for it to end.
+    """
+    process: TreeProcess | None
+    """
+    The process as read just before the signal (role, memory); null when refused before it could be read.
+    """
+    still_zombie: bool
+    """
+    True when it ended but its parent has not reaped it yet (the kernel's multiprocessing or subprocess objects do so when the notebook joins or polls them; the helper never reaps a child, which would take its exit status from its owner). A zombie holds no memory.
+    """
+    before: StopMemory
+    after: StopMemory
+    elapsed_ms: float
+    """
+    What the request took, in milliseconds.
+    """
+
+
 class CellAliveMessage(TypedDict):
     """
     Broadcast after cells ran while allocations are recorded: the cells whose allocations are still alive.
@@ -1939,6 +2283,7 @@ class CellMemoryRecord(TypedDict):
     """
     How busy each GPU the kernel sees was during the cell (empty without NVML or GPUs); absent from older helpers (unknown).
     """
+    processes: NotRequired[CellProcessTree]
 
 
 class CellsMessage(TypedDict):
@@ -1980,6 +2325,7 @@ ProtocolMessage: TypeAlias = (
     | RecordAllocationsRequest
     | AllocationSitesRequest
     | AllocationSnapshotRequest
+    | StopProcessRequest
     | HelloMessage
     | SampleMessage
     | CellsMessage

@@ -17,6 +17,7 @@ from .protocol_generated import CellGpuLoadUnavailable as CellGpuLoadUnavailable
 from .protocol_generated import CellGpuMemory as CellGpuMemory
 from .protocol_generated import CellHostMemory as CellHostMemory
 from .protocol_generated import CellMemoryRecord as CellMemoryRecord
+from .protocol_generated import CellProcessTree as CellProcessTree
 from .protocol_generated import CellsMessage as CellsMessage
 from .protocol_generated import ContainerMemory as ContainerFigures
 from .protocol_generated import DeviceInfo as DeviceInfo
@@ -35,8 +36,12 @@ from .protocol_generated import NvmlInfo as NvmlInfo
 from .protocol_generated import OomCause as OomCause
 from .protocol_generated import OomDiagnosis as OomDiagnosis
 from .protocol_generated import OomStaleHolder as OomStaleHolder
+from .protocol_generated import ProcessTree as ProcessTree
+from .protocol_generated import ProcessTreeTotals as ProcessTreeTotals
 from .protocol_generated import ReplyMessage as ReplyMessage
 from .protocol_generated import SampleMessage as SampleMessage
+from .protocol_generated import StopMemory as StopMemory
+from .protocol_generated import StopProcessResult as StopProcessResult
 from .protocol_generated import TensorflowGpuMemory as TensorflowGpuFigures
 from .protocol_generated import TensorflowInfo as TensorflowInfo
 from .protocol_generated import TensorflowState as TensorflowState
@@ -45,6 +50,8 @@ from .protocol_generated import TimelineGpuColumns as TimelineGpuColumns
 from .protocol_generated import TorchGpuMemory as TorchGpuFigures
 from .protocol_generated import TorchInfo as TorchInfo
 from .protocol_generated import TorchState as TorchState
+from .protocol_generated import TreeGpuTotal as TreeGpuTotal
+from .protocol_generated import TreeProcess as TreeProcess
 
 __all__ = [
     "CellError",
@@ -53,6 +60,7 @@ __all__ = [
     "CellGpuMemory",
     "CellHostMemory",
     "CellMemoryRecord",
+    "CellProcessTree",
     "CellsMessage",
     "ConfigDict",
     "ContainerFigures",
@@ -71,8 +79,12 @@ __all__ = [
     "OomCause",
     "OomDiagnosis",
     "OomStaleHolder",
+    "ProcessTree",
+    "ProcessTreeTotals",
     "ReplyMessage",
     "SampleMessage",
+    "StopMemory",
+    "StopProcessResult",
     "TensorflowGpuFigures",
     "TensorflowInfo",
     "TensorflowState",
@@ -81,4 +93,6 @@ __all__ = [
     "TorchGpuFigures",
     "TorchInfo",
     "TorchState",
+    "TreeGpuTotal",
+    "TreeProcess",
 ]

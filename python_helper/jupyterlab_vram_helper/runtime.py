@@ -76,6 +76,8 @@ class Runtime:
             call_soon=self.cell_sender.call_soon,
             diagnose_oom=lambda type_name, message: self.oom_watch.diagnose(type_name, message),
             cell_load=CellLoadTracker(self.source.load),
+            processes=self.source.processes if self.source.processes.available else None,
+            processes_now=self.source.processes_now,
         )
         self.sampler.add_observer(self.cells.observe)
         self.channel.bind(
@@ -86,6 +88,7 @@ class Runtime:
             record_series=self.cells.series,
             allocations=lambda: self.allocations,
             before_request=self.cells.finish_records,
+            stop_process=self.stop_process,
         )
         self._cell_hooks: list[CellHook] = self.cells.hooks()
         self._thread_warnings = HelperThreadWarnings()
@@ -141,6 +144,16 @@ class Runtime:
 
         shell = self._shell
         return find_notebook_names(getattr(shell, "user_ns", None), getattr(shell, "user_ns_hidden", None))  # type: ignore[return-value]
+
+    def stop_process(self, pid: int, start_time: int, timeout_s: float) -> dict[str, Any]:
+        """The result of a ``stop_process`` request (cleanup/stop_process.py, loaded at the first one)."""
+        from .cleanup.stop_process import stop_memory
+        from .cleanup.stop_process import stop_process as stop
+
+        def snapshot() -> Any:
+            return stop_memory(self.sampler.read_figures())
+
+        return stop(self.source.processes, snapshot, pid, start_time, timeout_s)  # type: ignore[return-value]
 
     def install(self) -> None:
         if self.installed:

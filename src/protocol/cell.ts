@@ -10,6 +10,7 @@
  */
 import { readCellGpuLoad } from './load';
 import { readOomDiagnosis } from './oom';
+import { readCellProcessTree } from './processes';
 import { describeValue, FieldReader, ShapeError } from './reader';
 import type {
   CellMemoryRecord,
@@ -94,7 +95,8 @@ function readCellRecord(r: FieldReader): CellMemoryRecord {
     ?.map((item, i) =>
       readCellGpuLoad(FieldReader.of(item, `${r.path}.gpu_load[${i}]`))
     );
-  return {
+  const processes = readCellProcessTree(r);
+  const record: CellMemoryRecord = {
     record_id,
     execution_count,
     cell_id,
@@ -108,6 +110,11 @@ function readCellRecord(r: FieldReader): CellMemoryRecord {
     oom,
     ...(gpuLoad ? { gpu_load: gpuLoad } : {})
   };
+  // Absent where the kernel had no process around the cell, and from older helpers.
+  if (processes) {
+    record.processes = processes;
+  }
+  return record;
 }
 
 /** Reads a `cells` message; a record that does not parse is listed in `invalid`, not fatal. */

@@ -95,6 +95,8 @@ export interface HelperRequestResults {
   record_allocations: { [key: string]: unknown };
   allocation_sites: { [key: string]: unknown };
   allocation_snapshot: { [key: string]: unknown };
+  /** Unchecked here: read it with `parseStopProcessResult` (protocol/processes.ts). */
+  stop_process: { [key: string]: unknown };
 }
 
 /** A message of the kernel as `parseKernelMessage` gives it. */

@@ -25,7 +25,8 @@ export type HelperRequest =
   | NotebookNamesRequest
   | RecordAllocationsRequest
   | AllocationSitesRequest
-  | AllocationSnapshotRequest;
+  | AllocationSnapshotRequest
+  | StopProcessRequest;
 /**
  * The id the frontend chose for a request (at most 256 characters); its answer carries the same one.
  */
@@ -229,6 +230,25 @@ export interface AllocationSnapshotRequest {
   request_id: RequestId;
 }
 /**
+ * Stop one process the kernel started: SIGTERM, then SIGKILL after timeout_s.
+ */
+export interface StopProcessRequest {
+  type: 'stop_process';
+  request_id: RequestId;
+  /**
+   * The process's pid, as the tree listed it.
+   */
+  pid: number;
+  /**
+   * Its start_time, as the tree listed it: a process with that pid and another start time is another process, and is not signalled.
+   */
+  start_time: number;
+  /**
+   * Seconds to wait after SIGTERM before SIGKILL, and after SIGKILL (0.1 to 60, default 5).
+   */
+  timeout_s?: number;
+}
+/**
  * The helper's first message on a new comm: what it is and what the kernel has.
  */
 export interface HelloMessage {
@@ -410,6 +430,10 @@ export interface SampleMessage {
    * Set only while gpus is empty for that reason; null otherwise (absent from older helpers).
    */
   hidden_gpus: HiddenGpus | null;
+  /**
+   * Every process the kernel started; null where /proc cannot be read (not Linux), absent from older helpers.
+   */
+  processes?: ProcessTree | null;
 }
 /**
  * The kernel's host memory figures in a sample.
@@ -745,6 +769,165 @@ export interface GpuLoadUnavailable {
   processes?: LoadUnavailableReason;
 }
 /**
+ * Every process the kernel started, as the sampler last read them.
+ */
+export interface ProcessTree {
+  /**
+   * How descendants were found: task_children (/proc/<pid>/task/<tid>/children) or stat_scan (one scan of /proc/* /stat for parent ids, where the kernel lacks CONFIG_PROC_CHILDREN).
+   */
+  method: string;
+  /**
+   * Unix seconds when the tree was read (its pace may be slower than the sample's).
+   */
+  read_at: number;
+  /**
+   * The processes, parents before their children, each branch by pid; [] when the kernel has none.
+   */
+  processes: TreeProcess[];
+  /**
+   * The kernel and its processes together; null while it has none (the kernel's own figures are the sample's).
+   */
+  totals: ProcessTreeTotals | null;
+}
+/**
+ * One process the kernel started (a descendant, or one re-parented away that is still followed).
+ */
+export interface TreeProcess {
+  /**
+   * The process id, in the kernel's pid namespace.
+   */
+  pid: number;
+  /**
+   * Field 22 of /proc/<pid>/stat: clock ticks after boot when it started. pid and start_time together name one process (a pid is reused); a stop_process request must give both.
+   */
+  start_time: number;
+  /**
+   * Its parent's pid now (field 4 of /proc/<pid>/stat).
+   */
+  ppid: number;
+  /**
+   * True when its parent chain no longer reaches the kernel (its parent ended, or it daemonised): it is followed because it was seen as a descendant.
+   */
+  reparented: boolean;
+  /**
+   * 1 for a child of the kernel, 2 for a grandchild, ...; for a re-parented process, its depth under the topmost re-parented ancestor plus 1.
+   */
+  depth: number;
+  /**
+   * The process's comm (/proc/<pid>/comm, at most 15 bytes; a process title such as ray::IDLE shows here).
+   */
+  name: string;
+  /**
+   * A short summary of its command line: the arguments joined by spaces, at most 160 characters (cut with an ellipsis).
+   */
+  command: string;
+  /**
+   * What it is: dataloader_worker, mp_pool_worker, mp_process, mp_helper, torch_distributed_rank, vllm_engine, ray_worker, raylet, ray_node, dask_worker, dask_nanny, other; a reader keeps any other string as is.
+   */
+  role: string;
+  /**
+   * What the role was read from: multiprocessing (the kernel's own multiprocessing registry), cmdline, name, environment, parent; null for other.
+   */
+  role_basis: string | null;
+  /**
+   * True where the role is a guess from indirect evidence (a parent's role, a process title), false where it was read from the process's own registration or command.
+   */
+  role_guess: boolean;
+  host: ProcessHostMemory;
+  /**
+   * One entry per device where NVML's process list names its pid; [] where none does or NVML is not available.
+   */
+  gpus: ProcessGpuMemory[];
+}
+/**
+ * One process's host memory: USS and PSS from /proc/<pid>/smaps_rollup (read at a paced rate), its RSS from /proc/<pid>/stat at every reading.
+ */
+export interface ProcessHostMemory {
+  /**
+   * Which figure host_bytes is: uss (smaps_rollup was read) or rss (smaps_rollup cannot be read for this process: permission, Linux older than 4.14); a reader keeps any other string as is.
+   */
+  measure: string;
+  /**
+   * The figure the totals count for this process: uss_bytes where measure is uss, else rss_bytes.
+   */
+  host_bytes: number | null;
+  /**
+   * Unique set size, Private_Clean + Private_Dirty of smaps_rollup: what its end would give back; null where smaps_rollup is not read.
+   */
+  uss_bytes: number | null;
+  /**
+   * Proportional set size (Pss of smaps_rollup): each shared page divided among the processes that map it; null where smaps_rollup is not read.
+   */
+  pss_bytes: number | null;
+  /**
+   * Resident set size (field 24 of /proc/<pid>/stat): pages shared with the kernel or siblings are counted in full.
+   */
+  rss_bytes: number | null;
+  /**
+   * Its pages in swap (Swap of smaps_rollup); null where smaps_rollup is not read.
+   */
+  swap_bytes: number | null;
+  /**
+   * Unix seconds when uss_bytes, pss_bytes and swap_bytes were read (smaps_rollup is paced: they may be older than the sample); null where never read.
+   */
+  rollup_at: number | null;
+}
+/**
+ * What NVML's per-process list attributes to one process on one GPU.
+ */
+export interface ProcessGpuMemory {
+  /**
+   * The CUDA ordinal, as in the sample's gpus.
+   */
+  index: number;
+  /**
+   * The bytes NVML lists for the process's pid on that device; null where NVML lists it without a figure.
+   */
+  used_bytes: number | null;
+}
+/**
+ * The kernel and its processes together.
+ */
+export interface ProcessTreeTotals {
+  /**
+   * The kernel's RSS plus every process's host_bytes (its USS, or its RSS where measure is rss): a page shared with the kernel is counted once, in the kernel's RSS; pages the processes share only among themselves are left out. null where the kernel's RSS is unknown.
+   */
+  host_bytes: number | null;
+  /**
+   * The processes' host_bytes alone.
+   */
+  processes_host_bytes: number | null;
+  /**
+   * The processes' PSS summed; null unless every process's smaps_rollup was read.
+   */
+  processes_pss_bytes: number | null;
+  /**
+   * uss when every process's host_bytes is its USS, uss_and_rss when some are RSS, rss when all are.
+   */
+  host_measure: string;
+  /**
+   * One entry per device in the sample's gpus.
+   */
+  gpus: TreeGpuTotal[];
+}
+/**
+ * One GPU's memory of the kernel and its processes together.
+ */
+export interface TreeGpuTotal {
+  /**
+   * The CUDA ordinal, as in the sample's gpus.
+   */
+  index: number;
+  /**
+   * The kernel's NVML figure (process_used_bytes) plus its processes'; null where the kernel's figure is unknown.
+   */
+  used_bytes: number | null;
+  /**
+   * Its processes' alone (0 where NVML lists none of them).
+   */
+  processes_used_bytes: number | null;
+}
+/**
  * Per-cell records, oldest first: one message per round of the helper's sender (a lone cell's record alone; a Run All gathers the cells of about 50 ms).
  */
 export interface CellsMessage {
@@ -803,6 +986,7 @@ export interface CellMemoryRecord {
    * How busy each GPU the kernel sees was during the cell (empty without NVML or GPUs); absent from older helpers (unknown).
    */
   gpu_load?: CellGpuLoad[];
+  processes?: CellProcessTree;
 }
 /**
  * Why a cell failed; null in a record whose status is ok.
@@ -1153,6 +1337,64 @@ export interface CellGpuLoadUnavailable {
   sm_mean_percent?: LoadUnavailableReason;
   energy_joules?: LoadUnavailableReason;
   throttle_reasons?: LoadUnavailableReason;
+}
+/**
+ * The kernel's processes around one cell: their host memory (processes_host_bytes of the tree totals) and GPU memory before and after it, and their sampled maxima. Present only where the kernel had processes at some reading of the cell; absent from older helpers.
+ */
+export interface CellProcessTree {
+  /**
+   * The processes' host memory when the cell started (the last tree reading by then; 0 with none).
+   */
+  host_before_bytes: number | null;
+  /**
+   * Their host memory after the cell (a tree reading made after it ended).
+   */
+  host_after_bytes: number | null;
+  /**
+   * The largest of before, after and the readings during the cell: a sampled maximum, not an exact peak (a process that lived between two readings is missed).
+   */
+  host_sampled_max_bytes: number | null;
+  /**
+   * How many processes the reading at the start counted.
+   */
+  processes_before: number;
+  /**
+   * How many the reading after the cell counted.
+   */
+  processes_after: number;
+  /**
+   * The tree readings' spacing while the cell ran (the sampler's interval): the sampled maxima can miss what lived shorter than this.
+   */
+  sample_spacing_s: number;
+  /**
+   * How many tree readings the cell's sampled maxima came from, before and after included.
+   */
+  samples: number;
+  /**
+   * One entry per device where a process of the kernel held memory.
+   */
+  gpus: CellTreeGpu[];
+}
+/**
+ * One GPU's memory of the kernel's processes around one cell (NVML's per-process figures, summed).
+ */
+export interface CellTreeGpu {
+  /**
+   * The CUDA ordinal, as in samples.
+   */
+  index: number;
+  /**
+   * Before the cell (the last tree reading at its start).
+   */
+  before_bytes: number | null;
+  /**
+   * After the cell.
+   */
+  after_bytes: number | null;
+  /**
+   * The largest of before, after and the readings during the cell: a sampled maximum, not an exact peak.
+   */
+  sampled_max_bytes: number | null;
 }
 /**
  * The answer to a request that succeeded.
@@ -1798,4 +2040,81 @@ export interface AllocationSnapshotResult {
    * Why there is no snapshot; null when there is one.
    */
   reason: string | null;
+}
+/**
+ * One GPU's used memory around a stop_process.
+ */
+export interface StopGpu {
+  /**
+   * The CUDA ordinal.
+   */
+  index: number;
+  /**
+   * A byte count or counter: a non-negative integer, or null where the figure is unknown.
+   */
+  used_bytes: number | null;
+}
+/**
+ * Memory figures just before the signal (before) and once the process ended or the wait ran out (after), NVML's process lists and every smaps_rollup read anew.
+ */
+export interface StopMemory {
+  /**
+   * The kernel and its processes together; null while it has none.
+   */
+  totals: ProcessTreeTotals | null;
+  /**
+   * A byte count or counter: a non-negative integer, or null where the figure is unknown.
+   */
+  available_bytes: number | null;
+  /**
+   * One entry per GPU: NVML's used memory of the whole device.
+   */
+  gpus: StopGpu[];
+}
+/**
+ * The result of a stop_process request.
+ */
+export interface StopProcessResult {
+  /**
+   * The pid asked for.
+   */
+  pid: number;
+  /**
+   * The start_time asked for.
+   */
+  start_time: number;
+  /**
+   * terminated (it ended after SIGTERM), killed (it ended after SIGKILL), survived (still there after SIGKILL and the wait: a process in uninterruptible sleep), refused (nothing was signalled: refusal says why); a reader keeps any other string as is.
+   */
+  outcome: string;
+  /**
+   * Why nothing was signalled: kernel (the pid is the kernel's own), gone (no such process now), reused (the pid is another process now: another start time), not_descendant (the process does not descend from the kernel and was never seen as one), permission (the system refused the signal); null when a signal was sent.
+   */
+  refusal: string | null;
+  /**
+   * The refusal, or what happened, in words; null when it ended on SIGTERM.
+   */
+  reason: string | null;
+  /**
+   * The signals sent, in order (SIGTERM, SIGKILL); [] when refused.
+   */
+  signals: string[];
+  /**
+   * Seconds spent waiting for it to end.
+   */
+  waited_s: number;
+  /**
+   * The process as read just before the signal (role, memory); null when refused before it could be read.
+   */
+  process: TreeProcess | null;
+  /**
+   * True when it ended but its parent has not reaped it yet (the kernel's multiprocessing or subprocess objects do so when the notebook joins or polls them; the helper never reaps a child, which would take its exit status from its owner). A zombie holds no memory.
+   */
+  still_zombie: boolean;
+  before: StopMemory;
+  after: StopMemory;
+  /**
+   * What the request took, in milliseconds.
+   */
+  elapsed_ms: number;
 }

@@ -34,6 +34,11 @@ import {
 } from './messages';
 import { parseWith } from './reader';
 import { parseNotebookNames } from '../features/snippets/notebookNames';
+import {
+  parseCellProcessTree,
+  parseProcessTree,
+  parseStopProcessResult
+} from './processes';
 import { parseTimeline } from './timeline';
 
 // Node's, under jest (the project's TypeScript config loads no Node types).
@@ -72,7 +77,10 @@ const DEFINITION_BY_FIRST_KEY: { [key: string]: string } = {
   model: 'NotebookNamesResult',
   enabled: 'RecordingState',
   recording: 'AllocationSitesResult',
-  format: 'AllocationSnapshotResult'
+  format: 'AllocationSnapshotResult',
+  method: 'ProcessTree',
+  host_before_bytes: 'CellProcessTree',
+  pid: 'StopProcessResult'
 };
 
 /** The schema's complaints about an example; empty when it is valid. */
@@ -109,7 +117,8 @@ const REQUEST_TYPES: Record<HelperRequestType, true> = {
   notebook_names: true,
   record_allocations: true,
   allocation_sites: true,
-  allocation_snapshot: true
+  allocation_snapshot: true,
+  stop_process: true
 };
 
 interface Example {
@@ -340,6 +349,15 @@ function read(example: Example): string {
     case 'recording':
       expectValue(parseAllocationSites(value), where);
       return 'AllocationSites';
+    case 'method':
+      expectValue(parseProcessTree(value), where);
+      return 'ProcessTree';
+    case 'host_before_bytes':
+      expect(expectValue(parseCellProcessTree(value), where)).toBeDefined();
+      return 'CellProcessTree';
+    case 'pid':
+      expectValue(parseStopProcessResult(value), where);
+      return 'StopProcessResult';
     default:
       throw new Error(
         `${where}: no reader for an example starting with "${firstKey}":\n${example.text}`
@@ -422,7 +440,10 @@ describe('docs/protocol.md examples', () => {
       'DeleteResult',
       'NotebookNames',
       'RecordingState',
-      'AllocationSites'
+      'AllocationSites',
+      'ProcessTree',
+      'CellProcessTree',
+      'StopProcessResult'
     ]) {
       expect(kinds).toContain(kind);
     }

@@ -8,6 +8,7 @@
  * imports; the reader below checks untrusted JSON against them.
  */
 import { readGpuLoad } from './load';
+import { readProcessTree } from './processes';
 import { describeValue, FieldReader, ShapeError } from './reader';
 import type {
   ContainerMemory,
@@ -180,6 +181,7 @@ export function readSample(r: FieldReader): SampleMessage {
     .array('gpus')
     .map((item, i) => readGpu(item, `${r.path}.gpus[${i}]`));
   const hidden_gpus = readHiddenGpus(r);
+  const processes = readProcessTree(r);
   return {
     type: 'sample',
     seq,
@@ -189,6 +191,7 @@ export function readSample(r: FieldReader): SampleMessage {
     torch: torchState,
     tensorflow: tfState,
     gpus,
-    hidden_gpus
+    hidden_gpus,
+    processes
   };
 }

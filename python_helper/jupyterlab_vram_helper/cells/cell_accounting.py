@@ -83,6 +83,7 @@ from ..sampling.readers import torch_cuda
 from ..sampling.readers.kernel_rss import KernelRss, kernel_rss
 from ..sampling.readers.torch_cuda import NO_ALLOCATIONS, CellAllocators
 from .cell_load import CellLoadTracker
+from .cell_processes import CellTree, read_processes_after
 from .cell_readings import EndedCell, GpuReading, PendingCell, gpu_reading
 from .cell_records import cell_record, gpu_records
 from .execution_counts import CellNumbering
@@ -90,6 +91,7 @@ from .running_cells import MAX_PENDING_CELLS, RunningCells
 
 if TYPE_CHECKING:  # only the type: the module is loaded when a diagnosis is made
     from ..protocol_types import CellGpuLoad, CellGpuMemory, CellMemoryRecord, OomDiagnosis
+    from ..sampling.processes.process_tree import TreeTotals
 
 
 HISTORY_LENGTH = 2000
@@ -118,6 +120,8 @@ class CellMemoryRecorder:
         clock: Callable[[], float] = time.perf_counter,
         max_records: int = HISTORY_LENGTH,
         cell_load: CellLoadTracker | None = None,
+        processes: Any = None,
+        processes_now: Callable[[], TreeTotals | None] | None = None,
     ):
         self._config = config
         self._send = send
@@ -127,6 +131,10 @@ class CellMemoryRecorder:
         self._diagnose_oom = diagnose_oom
         self._rss = rss if rss is not None else kernel_rss()
         self._torch = torch_module
+        # The process tree's reader (sampling/processes/process_tree.py), where it can read one: the
+        # hooks read its ``latest``; ``processes_now`` reads the tree after a cell (the sender thread).
+        self._processes = processes
+        self._processes_now = processes_now
         self.shell = shell
         self._wall_clock = wall_clock
         self._clock = clock
@@ -190,6 +198,9 @@ class CellMemoryRecorder:
                 self._wall_clock(),
             )
             cell.thread = _get_ident()
+            if self._processes is not None and self._processes.latest is not None:
+                # With no process, nothing is kept.
+                cell.tree = CellTree(self._processes.latest)
             # Each source is read on its own, so that a failing one costs only its own figures,
             # not the whole record. torch's counters are read once, before any reset; that one
             # reading is both the start of this cell and the end of records still waiting for it.
@@ -483,6 +494,8 @@ class CellMemoryRecorder:
             reading: tuple[int | None, int | None] | None = None
             gpus: GpuReading | None = None
             loads = self._gpu_loads()
+            self._read_trees_after()
+            interval_s = self._config().interval_s
             while self._ended:
                 ended = self._ended[0]
                 if not ended.host_read:
@@ -495,7 +508,7 @@ class CellMemoryRecorder:
                         gpus = self._gpu_reading("reading torch.cuda after the cell")
                     ended.gpus_after = gpus
                 load = loads.get(id(ended.cell)) if loads is not None else None
-                record = cell_record(self._next_id, ended, self._gpu_entries(ended), load)
+                record = cell_record(self._next_id, ended, self._gpu_entries(ended), load, interval_s)
                 self._next_id += 1
                 self._ended.popleft()
                 self._records.append(record)
@@ -510,6 +523,14 @@ class CellMemoryRecorder:
         except Exception as exc:
             self._problem("reading the GPU load of the cell", exc)
             return {}
+
+    def _read_trees_after(self) -> None:
+        """The kernel's processes after the ended cells, read once where they may have had some."""
+        if self._processes_now is not None and self._processes is not None:
+            try:
+                read_processes_after(self._ended, self._processes.latest, self._processes_now)
+            except Exception as exc:
+                self._problem("reading the kernel's processes after the cell", exc)
 
     def _problem(self, what: str, exc: BaseException) -> None:
         try:

@@ -3,7 +3,7 @@ ends, and how a peak follows from a high-water counter and readings."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..protocol import CellStatus
 from ..sampling.readers.torch_cuda import NO_ALLOCATIONS, AllocatorStats, CellAllocators
@@ -32,6 +32,7 @@ class PendingCell:
         "gpu_peaks_folded",
         "nested",
         "thread",
+        "tree",
     )
 
     def __init__(self, info_id: int, cell_id: str | None, execution_count: int | None, started: float):
@@ -60,6 +61,8 @@ class PendingCell:
         # The thread that runs it: a kernel subshell (ipykernel 7) runs its
         # cells on a thread of its own, at the same time as the notebook's.
         self.thread = 0
+        # The kernel's processes (cell_processes.CellTree), where the tree can be read.
+        self.tree: Any = None
 
 
 class EndedCell:
@@ -76,6 +79,7 @@ class EndedCell:
         "host_read",
         "rss_after",
         "rss_peak_after",
+        "tree_after",
     )
 
     def __init__(
@@ -99,6 +103,7 @@ class EndedCell:
         self.host_read = False  # rss_after and rss_peak_after are read
         self.rss_after: int | None = None
         self.rss_peak_after: int | None = None  # VmHWM
+        self.tree_after: Any = None  # the processes' totals after the cell (TreeTotals), or None
 
 
 # CUDA ordinal -> torch's stats of that device, as read (a device that

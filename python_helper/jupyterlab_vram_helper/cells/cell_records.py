@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..sampling.readers.torch_cuda import AllocatorCounters, counters_from_stats
+from .cell_processes import processes_section
 from .cell_readings import EndedCell, GpuReading, PendingCell, peak_of
 
 if TYPE_CHECKING:  # the message shapes, for annotations only (protocol_types.py)
@@ -16,10 +17,18 @@ if TYPE_CHECKING:  # the message shapes, for annotations only (protocol_types.py
 
 
 def cell_record(
-    record_id: int, ended: EndedCell, gpus: list[CellGpuMemory], gpu_load: list[CellGpuLoad] | None = None
+    record_id: int,
+    ended: EndedCell,
+    gpus: list[CellGpuMemory],
+    gpu_load: list[CellGpuLoad] | None = None,
+    interval_s: float = 1.0,
 ) -> CellMemoryRecord:
-    """The record of ``ended``, whose end figures are read; ``gpus`` made by :func:`gpu_records`,
-    ``gpu_load`` by cell_load.py (None: the record carries none)."""
+    """The record of ``ended``, whose end figures have been read.
+
+    ``gpus`` is made by :func:`gpu_records` and ``gpu_load`` by cell_load.py (with None, the
+    record carries no load). ``interval_s`` is the sampler's interval, which spaces the readings
+    of the kernel's processes.
+    """
     cell = ended.cell
     rss_peak, rss_exact = peak_of(
         cell.rss_before,
@@ -50,6 +59,10 @@ def cell_record(
     }
     if gpu_load is not None:
         record["gpu_load"] = gpu_load
+    if cell.tree is not None:
+        section = processes_section(cell.tree, ended.tree_after, interval_s)
+        if section is not None:
+            record["processes"] = section
     return record
 
 

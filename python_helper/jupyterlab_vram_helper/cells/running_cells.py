@@ -21,6 +21,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..sampling.readers import torch_cuda
+from .cell_processes import CellTree
 from .cell_readings import GpuReading, PendingCell, max_known, raise_gpu_max
 
 # Deeper nesting means post_run_cell was lost somewhere: drop the oldest.
@@ -138,3 +139,8 @@ class RunningCells:
                 torch_figures = gpu["torch"]
                 if torch_figures is not None:
                     raise_gpu_max(cell, gpu["index"], torch_figures["allocated_bytes"], torch_figures["reserved_bytes"])
+            processes = figures.get("processes")
+            if processes is not None and (cell.tree is not None or processes["processes"]):
+                if cell.tree is None:
+                    cell.tree = CellTree(None)  # none at its start (its hook keeps nothing then)
+                cell.tree.fold(processes)

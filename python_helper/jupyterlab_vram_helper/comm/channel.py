@@ -72,6 +72,7 @@ class Channel:
         self._cleanup: Callable[[], Any] | None = None  # gives the cleanup.Cleanup; bound by the runtime
         self._notebook_names: Callable[[], dict[str, Any]] | None = None  # bound by the runtime
         self._allocations: Callable[[], Any] | None = None  # gives the allocation_sites.AllocationSites
+        self._stop_process: Callable[[int, int, float], dict[str, Any]] | None = None  # bound by the runtime
         self._before_request: Callable[[], None] = lambda: None
         self.last_error: str | None = None
         # Maps a listing id to the names that the frontend sees differently from what they are;
@@ -90,6 +91,7 @@ class Channel:
         record_series: str = "",
         allocations: Callable[[], Any] | None = None,
         before_request: Callable[[], None] | None = None,
+        stop_process: Callable[[int, int, float], dict[str, Any]] | None = None,
     ) -> None:
         """``cell_history()``: the kept per-cell records, for ``history`` requests;
         ``cleanup()``: the :class:`cleanup.Cleanup`, for ``free_memory``/``inspect``/``delete``
@@ -99,7 +101,8 @@ class Channel:
         ``allocations()``: the :class:`allocation_sites.AllocationSites` (asked for at the first
         ``record_allocations``/``allocation_sites``/``allocation_snapshot`` request);
         ``before_request()``: called before each request is handled (the cell
-        recorder's ``finish_records``: what a request frees is not a cell's)."""
+        recorder's ``finish_records``: what a request frees is not a cell's);
+        ``stop_process(pid, start_time, timeout_s)``: the result of a ``stop_process`` request."""
         self._sampler = sampler
         self._record_series = record_series
         if cell_history is not None:
@@ -112,6 +115,8 @@ class Channel:
             self._allocations = allocations
         if before_request is not None:
             self._before_request = before_request
+        if stop_process is not None:
+            self._stop_process = stop_process
 
     @property
     def sampler(self) -> Sampler:
@@ -295,6 +300,7 @@ class Channel:
             "record_allocations": self._record_allocations,
             "allocation_sites": self._allocation_sites,
             "allocation_snapshot": self._allocation_snapshot,
+            "stop_process": self._stop,
         }
         result = handler[request.type](comm, request)
         self._send_quietly(comm, reply_message(request, result))
@@ -368,6 +374,13 @@ class Channel:
 
     def _allocation_snapshot(self, comm: Any, request: Request) -> dict[str, Any]:
         return self._allocations_or_fail(request).gpu_snapshot()
+
+    def _stop(self, comm: Any, request: Request) -> dict[str, Any]:
+        assert request.args is not None
+        if self._stop_process is None:
+            raise RequestError("internal", f"{request.type!r} is not available in this helper", request.request_id)
+        args = request.args
+        return self._stop_process(args["pid"], args["start_time"], args["timeout_s"])
 
     def _send_encodable(self, comm: Any, message: Mapping[str, Any]) -> None:
         """Send ``message``; one the packer refused goes again with its lone

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, TypedDict
 
 from ..protocol import SampleReason
 from .devices import Device, devices_wait_for_cuda, enumerate_devices
+from .processes.process_tree import GpuList, ProcessTreeReader, TreeTotals, tree_differs
 from .readers import tensorflow as tf_reader
 from .readers import torch_cuda
 from .readers.host import HostReader
@@ -21,7 +22,15 @@ from .readers.nvml import NvmlDevice, NvmlReader
 from .readers.nvml_load import LoadReader, load_moved
 
 if TYPE_CHECKING:  # the message shapes, for annotations only (protocol_types.py)
-    from ..protocol_types import GpuFigures, HiddenGpus, HostFigures, SampleMessage, TensorflowState, TorchState
+    from ..protocol_types import (
+        GpuFigures,
+        HiddenGpus,
+        HostFigures,
+        ProcessTree,
+        SampleMessage,
+        TensorflowState,
+        TorchState,
+    )
 
 
 class Figures(TypedDict):
@@ -32,6 +41,7 @@ class Figures(TypedDict):
     tensorflow: TensorflowState
     gpus: list[GpuFigures]
     hidden_gpus: HiddenGpus | None
+    processes: ProcessTree | None
 
 
 def make_sample(figures: Figures, seq: int, when: float, reason: SampleReason) -> SampleMessage:
@@ -46,6 +56,7 @@ def make_sample(figures: Figures, seq: int, when: float, reason: SampleReason) -
         "tensorflow": figures["tensorflow"],
         "gpus": figures["gpus"],
         "hidden_gpus": figures["hidden_gpus"],
+        "processes": figures.get("processes"),
     }
 
 
@@ -68,10 +79,12 @@ class SampleSource:
         environ: Mapping[str, str] = os.environ,
         wall_clock: Callable[[], float] = time.time,
         clock: Callable[[], float] = time.monotonic,
+        processes: ProcessTreeReader | None = None,
     ):
         self.host = host if host is not None else HostReader()
         self.nvml = nvml if nvml is not None else NvmlReader()
         self.load = load if load is not None else LoadReader(self.nvml)
+        self.processes = processes if processes is not None else ProcessTreeReader()
         self._environ = environ
         self._wall_clock = wall_clock
         self._clock = clock
@@ -189,13 +202,15 @@ class SampleSource:
         if gpus:
             for gpu, load in zip(gpus, self._load_figures(devices), strict=True):
                 gpu["load"] = load
+        host = self.host.read()
         return {
-            "host": self.host.read(),
+            "host": host,
             "torch": torch_cuda.torch_state(torch, initialized),
             "tensorflow": tf_state,
             "gpus": gpus,
             # On the common tick, which has GPUs, no call is made here.
             "hidden_gpus": self._hidden_by_environment(devices) if not devices else None,
+            "processes": self.processes.read(host["rss_bytes"], self._gpu_lists(devices, gpus), fresh_processes),
         }
 
     def _load_figures(self, devices: list[Device]) -> list[Any]:
@@ -204,6 +219,22 @@ class SampleSource:
             return self.load.read_all(devices)
         except Exception:
             return [None] * len(devices)
+
+    def _gpu_lists(self, devices: list[Device], gpus: list[GpuFigures] | None = None) -> list[GpuList]:
+        """Each device's NVML process list as last read (no driver call), for the process tree."""
+        lists = []
+        for position, device in enumerate(devices):
+            if device.nvml is None:
+                lists.append(GpuList(device.index, None, None))
+                continue
+            nvml = gpus[position]["nvml"] if gpus is not None else None
+            kernel_bytes = nvml["process_used_bytes"] if nvml is not None else None
+            lists.append(GpuList(device.index, self.nvml.bytes_by_pid(device.nvml), kernel_bytes))
+        return lists
+
+    def processes_now(self) -> TreeTotals | None:
+        """The kernel's processes' totals read now (the sender thread, after a cell); None with none."""
+        return self.processes.read_totals(self._gpu_lists(self._devices))
 
     def now(self) -> float:
         return self._wall_clock()
@@ -220,15 +251,19 @@ def significant_change(previous: Mapping[str, Any] | None, current: Mapping[str,
     if previous is None:
         return True
     if type(previous) is not dict or type(current) is not dict:
-        return _differs(_kernel_figures(previous), _kernel_figures(current), threshold, "") or _machine_counts_rose(
-            previous, current
+        return (
+            _differs(_kernel_figures(previous), _kernel_figures(current), threshold, "")
+            or _machine_counts_rose(previous, current)
+            or tree_differs(previous.get("processes"), current.get("processes"), threshold)
         )
     # Every sampler tick comes here: each section is settled by one C-level
     # comparison when it is equal (the usual tick: at most the host section
     # moved), and the machine-wide figures are skipped where they stand. The
     # same decisions as comparing copies without them (_kernel_figures), at
     # about half the cost of a tick's comparison.
-    return _differs_except(previous, current, threshold, _MACHINE_WIDE)
+    return _differs_except(previous, current, threshold, _MACHINE_WIDE) or tree_differs(
+        previous.get("processes"), current.get("processes"), threshold
+    )
 
 
 # Host figures of the whole machine, not of this kernel: other processes move
@@ -262,7 +297,9 @@ _MACHINE_WIDE: dict[str, Any] = {
         **dict.fromkeys(MACHINE_WIDE_HOST_FIGURES),
         **dict.fromkeys(MACHINE_WIDE_HOST_COUNTS, _ROSE),
         "container": dict.fromkeys(MACHINE_WIDE_CONTAINER_FIGURES),
-    }
+    },
+    # The process tree is compared on its own (process_tree.tree_differs): its times move at every reading.
+    "processes": None,
 }
 _COMPARED = object()  # a key the comparison leaves as it is
 
@@ -312,6 +349,8 @@ def _kernel_figures(figures: Mapping[str, Any]) -> Mapping[str, Any]:
 
     The machine-wide counts go too: :func:`_machine_counts_rose` decides on them.
     """
+    if "processes" in figures:
+        figures = {key: value for key, value in figures.items() if key != "processes"}
     host = figures.get("host")
     if type(host) is not dict:
         return figures

@@ -141,6 +141,10 @@ class NvmlReader:
         # did not name this process although the process held memory, else None; and the caller's own
         # state then. It is a tuple rather than an object because it is read at every tick.
         self._process_cache: dict[int, tuple[float, int | None, ProcessFigures, float | None, Any]] = {}
+        # Maps nvml_index to the bytes by pid of the last list (every pid, not only the first
+        # MAX_PROCESSES), or None where it could not be read or names another pid namespace's
+        # processes. The process tree reads it, so that children cost no driver call of their own.
+        self._by_pid: dict[int, dict[int, int | None] | None] = {}
         # Whether to call nvmlDeviceGetMemoryInfo's v2, whose "used" leaves out the driver's
         # reservation. It stays True until a driver or pynvml shows that it lacks v2.
         self._memory_v2 = True
@@ -204,6 +208,7 @@ class NvmlReader:
         self._nvml = None
         self._devices = []
         self._process_cache.clear()
+        self._by_pid.clear()
         self._memory_cache.clear()
         self._started = False
 
@@ -327,10 +332,12 @@ class NvmlReader:
         listed = self._list_processes(device)
         if listed is None:
             value = (None, None)
+            self._by_pid[device.nvml_index] = None
         else:
             by_pid = _bytes_by_pid(listed)
             # A list in another pid namespace may name another process with our pid.
             ours = _lists_our_namespace(by_pid, self._pid, self._pid_exists)
+            self._by_pid[device.nvml_index] = by_pid if ours else None
             value = (by_pid.get(self._pid, 0) if ours else None, process_list(listed, self._pid if ours else None))
         retry_s: float | None = None
         if holds_memory and value[0] == 0:
@@ -342,6 +349,14 @@ class NvmlReader:
         if retry_s is not None:
             return None, value[1]  # The figure is unknown, which is not the same as 0.
         return value
+
+    def bytes_by_pid(self, device: NvmlDevice) -> dict[int, int | None] | None:
+        """The bytes NVML's last process list of ``device`` gave each pid (every pid; no driver call:
+        the list the sampler read last), None where unknown (no list yet, NVML failed, another pid namespace).
+
+        The process tree (processes/process_tree.py) reads its processes' GPU memory here.
+        """
+        return self._by_pid.get(device.nvml_index)
 
     def _list_processes(self, device: NvmlDevice) -> list[tuple[int, Any]] | None:
         try:
