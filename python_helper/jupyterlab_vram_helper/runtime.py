@@ -13,6 +13,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from .cells.after_cell import AfterCellReadings
 from .cells.cell_accounting import CellMemoryRecorder
 from .cells.cell_load import CellLoadTracker
 from .comm.background_sender import BackgroundSender
@@ -75,9 +76,11 @@ class Runtime:
             has_listeners=self.channel.has_targets,
             call_soon=self.cell_sender.call_soon,
             diagnose_oom=lambda type_name, message: self.oom_watch.diagnose(type_name, message),
-            cell_load=CellLoadTracker(self.source.load),
-            processes=self.source.processes if self.source.processes.available else None,
-            processes_now=self.source.processes_now,
+            after_cell=AfterCellReadings(
+                cell_load=CellLoadTracker(self.source.load),
+                processes=self.source.processes if self.source.processes.available else None,
+                processes_now=self.source.processes_now,
+            ),
         )
         self.sampler.add_observer(self.cells.observe)
         self.channel.bind(

@@ -82,16 +82,15 @@ from ..protocol import CellStatus, cells_message, error_message
 from ..sampling.readers import torch_cuda
 from ..sampling.readers.kernel_rss import KernelRss, kernel_rss
 from ..sampling.readers.torch_cuda import NO_ALLOCATIONS, CellAllocators
-from .cell_load import CellLoadTracker
-from .cell_processes import CellTree, read_processes_after
+from .after_cell import AfterCellReadings
+from .cell_processes import CellTree
 from .cell_readings import EndedCell, GpuReading, PendingCell, gpu_reading
 from .cell_records import cell_record, gpu_records
 from .execution_counts import CellNumbering
 from .running_cells import MAX_PENDING_CELLS, RunningCells
 
 if TYPE_CHECKING:  # only the type: the module is loaded when a diagnosis is made
-    from ..protocol_types import CellGpuLoad, CellGpuMemory, CellMemoryRecord, OomDiagnosis
-    from ..sampling.processes.process_tree import TreeTotals
+    from ..protocol_types import CellGpuMemory, CellMemoryRecord, OomDiagnosis
 
 
 HISTORY_LENGTH = 2000
@@ -119,9 +118,7 @@ class CellMemoryRecorder:
         # time.perf_counter, or a stand-in on its scale: observe() compares the sampler's times with it
         clock: Callable[[], float] = time.perf_counter,
         max_records: int = HISTORY_LENGTH,
-        cell_load: CellLoadTracker | None = None,
-        processes: Any = None,
-        processes_now: Callable[[], TreeTotals | None] | None = None,
+        after_cell: AfterCellReadings | None = None,
     ):
         self._config = config
         self._send = send
@@ -131,15 +128,13 @@ class CellMemoryRecorder:
         self._diagnose_oom = diagnose_oom
         self._rss = rss if rss is not None else kernel_rss()
         self._torch = torch_module
-        # The process tree's reader (sampling/processes/process_tree.py), where it can read one: the
-        # hooks read its ``latest``; ``processes_now`` reads the tree after a cell (the sender thread).
-        self._processes = processes
-        self._processes_now = processes_now
+        # What records carry besides the kernel's own memory (the GPU load, the kernel's
+        # processes), read after each cell; the hooks only look at the process tree's last reading.
+        self._after_cell = after_cell if after_cell is not None else AfterCellReadings()
+        self._processes = self._after_cell.processes
         self.shell = shell
         self._wall_clock = wall_clock
         self._clock = clock
-        # Each cell's GPU load, read after it ends (cell_load.py); None: records carry none.
-        self._cell_load = cell_load
         self._running = RunningCells()
         # The running cells' list is kept as an attribute of this object too, so that the hooks'
         # common path reads it directly rather than through another attribute lookup.
@@ -337,8 +332,9 @@ class CellMemoryRecorder:
         try:
             if self._pending:
                 self._running.observe(figures, started)
-                if self._cell_load is not None:
-                    self._cell_load.observe(tuple(self._pending))
+                cell_load = self._after_cell.cell_load
+                if cell_load is not None:
+                    cell_load.observe(tuple(self._pending))
         except Exception:
             pass
 
@@ -493,8 +489,7 @@ class CellMemoryRecorder:
                 return
             reading: tuple[int | None, int | None] | None = None
             gpus: GpuReading | None = None
-            loads = self._gpu_loads()
-            self._read_trees_after()
+            loads = self._after_cell.read(self._ended, self._problem)
             interval_s = self._config().interval_s
             while self._ended:
                 ended = self._ended[0]
@@ -513,24 +508,6 @@ class CellMemoryRecorder:
                 self._ended.popleft()
                 self._records.append(record)
                 self._unsent.append(record)
-
-    def _gpu_loads(self) -> dict[int, list[CellGpuLoad]] | None:
-        """The waiting cells' GPU load entries by ``id(cell)``, read from the driver now; None without a tracker."""
-        if self._cell_load is None:
-            return None
-        try:
-            return self._cell_load.entries([(e.cell, e.cell.started + max(0.0, e.t1 - e.cell.t0)) for e in self._ended])
-        except Exception as exc:
-            self._problem("reading the GPU load of the cell", exc)
-            return {}
-
-    def _read_trees_after(self) -> None:
-        """The kernel's processes after the ended cells, read once where they may have had some."""
-        if self._processes_now is not None and self._processes is not None:
-            try:
-                read_processes_after(self._ended, self._processes.latest, self._processes_now)
-            except Exception as exc:
-                self._problem("reading the kernel's processes after the cell", exc)
 
     def _problem(self, what: str, exc: BaseException) -> None:
         try:

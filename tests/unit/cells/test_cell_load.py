@@ -9,6 +9,7 @@ from fake_nvml_load import NVML_ERROR_NOT_SUPPORTED, FakeMigInstance, LoadAnswer
 from fakes import FakeGpu, FakePynvml
 from test_protocol_schema import schema_errors
 
+from jupyterlab_vram_helper.cells.after_cell import AfterCellReadings
 from jupyterlab_vram_helper.cells.cell_accounting import CellMemoryRecorder
 from jupyterlab_vram_helper.cells.cell_load import CellLoadTracker
 from jupyterlab_vram_helper.cells.cell_readings import PendingCell
@@ -191,7 +192,7 @@ def test_the_hooks_make_no_nvml_call_and_the_record_carries_the_load() -> None:
         torch_module=lambda: None,
         wall_clock=lambda: BASE,
         clock=lambda: perf[0],
-        cell_load=tracker,
+        after_cell=AfterCellReadings(cell_load=tracker),
         call_soon=lambda call: None,  # the sender's round is run below
     )
     info = types.SimpleNamespace(cell_id="c1", store_history=True, raw_cell="x")

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 from cell_harness import MB, figures
 
+from jupyterlab_vram_helper.cells.after_cell import AfterCellReadings
 from jupyterlab_vram_helper.cells.cell_accounting import CellMemoryRecorder
 from jupyterlab_vram_helper.cells.cell_processes import spacing_s
 from jupyterlab_vram_helper.config import SamplerConfig
@@ -31,7 +32,9 @@ class FakeTree:
 def recorder(tree: FakeTree) -> CellMemoryRecorder:
     config = SamplerConfig()
     return CellMemoryRecorder(
-        config=lambda: config, torch_module=lambda: None, processes=tree, processes_now=tree.read_now
+        config=lambda: config,
+        torch_module=lambda: None,
+        after_cell=AfterCellReadings(processes=tree, processes_now=tree.read_now),
     )
 
 
