@@ -1,20 +1,22 @@
 /**
- * The per-cell memory records of one notebook's kernel, as they came in:
- * live `cell` messages and the records of `history` replies, de-duplicated by
- * record_id, bounded, with the latest record of each cell at hand for its
- * badge. It knows nothing of the DOM.
+ * The per-cell memory records of one notebook's kernel, in the order they
+ * came in. They come from live `cell` messages and from the records of
+ * `history` replies. The history drops duplicates by record_id, keeps a
+ * bounded number of records, and keeps the latest record of each cell at
+ * hand for its badge. It knows nothing of the DOM.
  *
- * Record ids start again at 1 in every kernel process (and helper bundle):
- * the helper names each run of ids (its hello's `record_series`). The model
- * starts a new *session* when that changes, and keys each entry by
- * (session, record_id), so records of earlier processes stay (the cells they
- * describe are still on screen) without clashing. Sessions are numbered 1, 2,
- * ... in the order they happened ("kernel start N").
+ * Record ids start again at 1 in every kernel process (and every helper
+ * bundle), so the helper names each run of ids in the `record_series` field
+ * of its hello. The history starts a new *session* when that name changes,
+ * and keys each entry by (session, record_id). That way the records of
+ * earlier processes stay, because the cells they describe are still on
+ * screen, and they do not clash with the new ids. Sessions are numbered 1,
+ * 2, ... in the order they happened, which the user sees as "kernel start N".
  *
- * The sessions saved in the browser by an earlier page (see
- * CellHistoryPersistence) come in through cellSessionsRestore.ts: they go
- * before the sessions seen live, and a saved session of the live series
- * joins it.
+ * The sessions that an earlier page saved in the browser (see
+ * CellHistoryPersistence) come in through cellSessionsRestore.ts. They go
+ * before the sessions seen live, and a saved session of the live series is
+ * joined to the live one.
  *
  * A record of the current session is accepted once, and never when its id
  * is at or below the *floor*: the highest id that was cleared or evicted. The
@@ -27,19 +29,23 @@ import { ISignal, Signal } from '@lumino/signaling';
 import { CellMemoryRecord } from '../protocol/cell';
 import { CellSummary, summarizeCellRecord } from './cellFigures';
 
-/** Records kept per kernel model (oldest are dropped first). */
+/**
+ * The number of records kept per kernel model; the oldest are dropped first.
+ */
 export const DEFAULT_CELL_HISTORY_CAPACITY = 10_000;
 
 /**
  * One cell record in the history, with its key and the figures derived from it.
  */
 export interface CellHistoryEntry {
-  /** Unique within the model: `${session}:${record_id}`. */
+  /** The key, `${session}:${record_id}`, which is unique within the model. */
   readonly key: string;
   /** Which kernel process (counted by the model) made the record. */
   readonly session: number;
   readonly record: CellMemoryRecord;
-  /** Delta, peak and outcome, computed once. */
+  /**
+   * The delta, peak and outcome, computed once so that views need not redo it.
+   */
   readonly summary: CellSummary;
 }
 
@@ -47,10 +53,12 @@ export interface CellHistoryEntry {
 export type CellHistoryChange =
   | { kind: 'added'; entries: readonly CellHistoryEntry[] }
   | { kind: 'cleared' }
-  /** Saved sessions came in: every entry may have a new key and session. */
+  /** Saved sessions came in, so every entry may have a new key and session. */
   | { kind: 'restored' };
 
-/** A session as `rebuild` takes it: its series, floor and records by id. */
+/**
+ * A session as `rebuild` takes it, with its series, floor and records by id.
+ */
 export interface RestoredCellSession {
   identity: string;
   floor: number;
@@ -59,11 +67,14 @@ export interface RestoredCellSession {
 
 /** The records of one run of record ids, as saved between pages. */
 export interface SavedCellSession {
-  /** The helper's `record_series` (or another identity of the run). */
+  /** The helper's `record_series`, or another name that identifies the run. */
   readonly identity: string;
-  /** Ids at or below this were cleared or evicted: not taken in again. */
+  /**
+   * Ids at or below this were cleared or evicted, so they are not taken in
+   * again.
+   */
   readonly floor: number;
-  /** Oldest first. */
+  /** The records, oldest first. */
   readonly records: readonly CellMemoryRecord[];
 }
 
@@ -82,7 +93,10 @@ export class CellHistory {
     return this._capacity;
   }
 
-  /** Entries, oldest first (by session, then record id). Do not mutate. */
+  /**
+   * The entries, oldest first, ordered by session and then by record id. The
+   * array is shared, so callers must not change it.
+   */
   get entries(): readonly CellHistoryEntry[] {
     return this._entries;
   }
@@ -91,7 +105,10 @@ export class CellHistory {
     return this._entries.length;
   }
 
-  /** Counts changes; a view can cache what it derived for one version. */
+  /**
+   * A count of changes. A view can cache what it derived for one version and
+   * reuse it until the count moves.
+   */
   get version(): number {
     return this._version;
   }
@@ -100,12 +117,17 @@ export class CellHistory {
     return this._session;
   }
 
-  /** The highest session number given (a session taken up again may be below it). */
+  /**
+   * The highest session number given so far. The current session may be
+   * lower than this when a run that was held earlier is taken up again.
+   */
   get lastSession(): number {
     return this._lastSession;
   }
 
-  /** The record series of the current session; null before the first. */
+  /**
+   * The record series of the current session, or null before the first session.
+   */
   get identity(): string | null {
     return this._identities.get(this._session) ?? null;
   }
@@ -115,12 +137,15 @@ export class CellHistory {
     return this._identities.get(session) ?? null;
   }
 
-  /** The current session's floor: its ids up to this stay out. */
+  /** The current session's floor. Its ids up to this value are not taken in. */
   get floor(): number {
     return this._floor;
   }
 
-  /** An id after every record of the current session held, cleared or evicted. */
+  /**
+   * An id higher than that of every record of the current session that was
+   * held, cleared or evicted.
+   */
   get nextRecordId(): number {
     return Math.max(this._floor, this._maxIdSeen) + 1;
   }
@@ -153,9 +178,9 @@ export class CellHistory {
   }
 
   /**
-   * Forget every record. Records of every series with an id up to the
-   * highest seen are not taken in again (a later `history` reply returns
-   * them: they stay cleared).
+   * Forgets every record. In every series, records with an id up to the
+   * highest seen are not taken in again, because a later `history` reply
+   * returns them and they must stay cleared.
    */
   clear(): void {
     this._floor = Math.max(this._floor, this._maxIdSeen);
@@ -170,11 +195,12 @@ export class CellHistory {
   }
 
   /**
-   * A run of record ids began (a new kernel process or helper: its ids start
-   * again at 1), or one held here goes on (the notebook switched back to a
-   * kernel it had before): `identity` names it (the hello's
-   * `record_series`). A run held already is taken up again with its floor,
-   * so what was cleared or evicted of it stays out.
+   * Called when a run of record ids begins, because a new kernel process or
+   * helper starts its ids again at 1, or when a run held here goes on,
+   * because the notebook switched back to a kernel it had before. `identity`
+   * names the run; it is the hello's `record_series`. A run that is held
+   * already is taken up again with its floor, so that what was cleared or
+   * evicted from it stays out.
    */
   startSession(identity: string = ''): void {
     if (this._session > 0) {
@@ -198,7 +224,8 @@ export class CellHistory {
     }
     this._session = session;
     const marks = this._marks.get(session) ?? this._savedFloors.get(identity);
-    this._marks.delete(session); // the current session's live in the fields below
+    // The current session's marks live in the fields below, not in the map.
+    this._marks.delete(session);
     this._savedFloors.delete(identity);
     this._floor = marks?.floor ?? 0;
     this._maxIdSeen = marks?.maxIdSeen ?? 0;
@@ -206,9 +233,9 @@ export class CellHistory {
   }
 
   /**
-   * Every series' floor (ids up to it were cleared or evicted), with the
-   * kernel's time of its latest record (null when none came): what a clear
-   * saves, so that no series' cleared records come back after a reload.
+   * Every series' floor (ids up to it were cleared or evicted) with the
+   * kernel's time of its latest record, or null when no record came. A clear
+   * saves these, so that no series' cleared records come back after a reload.
    */
   floors(): { identity: string; floor: number; time: number | null }[] {
     const out: { identity: string; floor: number; time: number | null }[] = [];
@@ -228,11 +255,12 @@ export class CellHistory {
   }
 
   /**
-   * Put `sessions` (oldest first, their records by id) in place of what is
-   * held, numbered again in order, `current` the one live records join
-   * (cellSessionsRestore.ts, which merges what an earlier page saved with
-   * what is held, makes them); `aside`: floors of saved series with nothing
-   * to show, kept for the day their kernel is taken up again.
+   * Puts `sessions` (oldest first, each with its records by id) in place of
+   * what is held, and numbers them again in order. `current` is the session
+   * that live records join. cellSessionsRestore.ts builds these arguments by
+   * merging what an earlier page saved with what is held. `aside` holds the
+   * floors of saved series that have nothing to show; they are kept in case
+   * their kernel is taken up again.
    */
   rebuild(
     sessions: readonly RestoredCellSession[],
@@ -247,7 +275,9 @@ export class CellHistory {
     this._latestByCell.clear();
     this._identities.clear();
     this._marks.clear();
-    this._session = current ? sessions.indexOf(current) + 1 : 0; // its number from here on (which entry is a cell's latest)
+    // The current session's new number is needed before the entries are
+    // pushed, because it decides which entry is a cell's latest.
+    this._session = current ? sessions.indexOf(current) + 1 : 0;
     let number = 0;
     for (const slot of sessions) {
       number++;
@@ -310,7 +340,9 @@ export class CellHistory {
         (last.session > session ||
           (last.session === session && last.record.record_id > id))
       ) {
-        outOfOrder = true; // a history reply after live records, or a run taken up again
+        // This happens for a history reply after live records, or for a run
+        // that was taken up again.
+        outOfOrder = true;
       }
       added.push(this._push(session, record));
       this._maxIdSeen = Math.max(this._maxIdSeen, id);
@@ -328,7 +360,8 @@ export class CellHistory {
     if (this._entries.length > this._capacity) {
       this._evict();
     }
-    // An entry evicted at once (capacity smaller than the batch) is not news.
+    // An entry evicted at once, because the capacity is smaller than the
+    // batch, is not reported as added.
     const kept = added.filter(e => this._byKey.get(e.key) === e);
     this._version++;
     if (kept.length) {
@@ -337,7 +370,7 @@ export class CellHistory {
     return kept;
   }
 
-  /** Append an entry (the caller keeps the order) and index it. */
+  /** Appends an entry and indexes it. The caller keeps the order. */
   private _push(session: number, record: CellMemoryRecord): CellHistoryEntry {
     const entry: CellHistoryEntry = {
       key: `${session}:${record.record_id}`,
@@ -358,9 +391,10 @@ export class CellHistory {
   }
 
   /**
-   * Whether `a` is a later run of its cell than `b`: in one session, by
-   * record id; else the current session's is (a run taken up again is the
-   * live one, whatever its number), then the later session's.
+   * Whether `a` is a later run of its cell than `b`. Within one session the
+   * record id decides. Across sessions the current session's entry wins,
+   * because a run taken up again is the live one whatever its number;
+   * otherwise the later session's entry wins.
    */
   private _isNewer(a: CellHistoryEntry, b: CellHistoryEntry): boolean {
     if (a.session === b.session) {
@@ -397,21 +431,28 @@ export class CellHistory {
   private _byKey = new Map<string, CellHistoryEntry>();
   private _latestByCell = new Map<string, CellHistoryEntry>();
   private _session = 0;
-  /** Session number -> its record series. */
+  /** Maps each session number to its record series. */
   private _identities = new Map<number, string>();
-  /** The highest session number given. */
+  /** The highest session number given so far. */
   private _lastSession = 0;
   /** Ids of the current session at or below this are not taken in. */
   private _floor = 0;
   private _maxIdSeen = 0;
   /** The kernel's time (`started`) of the current session's latest record. */
   private _lastStarted: number | null = null;
-  /** The same, of series saved by an earlier page with nothing left to show (all cleared). */
+  /**
+   * The floor, highest id and latest record time of each series that an
+   * earlier page saved and that has nothing left to show, because all of it
+   * was cleared.
+   */
   private _savedFloors = new Map<
     string,
     { floor: number; maxIdSeen: number; lastStarted: number | null }
   >();
-  /** The floor, highest id and latest record time of every session but the current one. */
+  /**
+   * The floor, highest id and latest record time of every session except the
+   * current one.
+   */
   private _marks = new Map<
     number,
     { floor: number; maxIdSeen: number; lastStarted: number | null }

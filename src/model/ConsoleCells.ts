@@ -4,21 +4,25 @@
  * JupyterLab's console sends its own cell's id with each execution, as a
  * notebook does (`metadata.cellId`), so a record's cell id alone cannot say
  * that the code ran in a console rather than in a notebook cell since
- * deleted. The consoles' cells can: a console keeps each cell it ran, id
- * and all, from before the execution request goes out until it is cleared
- * or closed. This set takes their ids as they come and keeps them after
- * that (the record stays a console's), up to MAX_CONSOLE_CELL_IDS, the
- * oldest forgotten first. A page loaded later does not know the ids of
- * consoles run before it: their records read as cells no longer in the
- * notebook, which the Cells tab says may also be a console's.
+ * deleted. The consoles' cells can tell, because a console keeps each cell
+ * it ran, id and all, from before the execution request goes out until the
+ * console is cleared or closed. This set takes their ids as they come and
+ * keeps them after that, so that the record still counts as a console's. It
+ * keeps up to MAX_CONSOLE_CELL_IDS ids and forgets the oldest first. A page
+ * loaded later does not know the ids of consoles run before it, so their
+ * records read as cells that are no longer in the notebook; the Cells tab
+ * says that such a record may also be a console's.
  */
 import { IDisposable } from '@lumino/disposable';
 import { ISignal, Signal } from '@lumino/signaling';
 
-/** Enough for a long day of console work; an id is ~36 characters. */
+/**
+ * The most console cell ids kept. This is enough for a long day of console
+ * work, and since an id is about 36 characters, the set stays small.
+ */
 export const MAX_CONSOLE_CELL_IDS = 20_000;
 
-/** What is read of a console cell (JupyterLab's Cell). */
+/** The part of a console cell (JupyterLab's Cell) that this module reads. */
 export interface IConsoleCellLike {
   readonly model: { readonly id: string };
 }
@@ -29,14 +33,17 @@ export interface IConsoleCellsChange {
   readonly newValues: readonly IConsoleCellLike[];
 }
 
-/** A console's cells (JupyterLab's IObservableList of them). */
+/** A console's cells, as JupyterLab's IObservableList holds them. */
 export interface IConsoleCellList {
   readonly length: number;
   get(index: number): IConsoleCellLike | undefined;
   readonly changed: ISignal<unknown, IConsoleCellsChange>;
 }
 
-/** What is read of a console panel (JupyterLab's ConsolePanel). */
+/**
+ * The part of a console panel (JupyterLab's ConsolePanel) that this module
+ * reads.
+ */
 export interface IConsolePanelLike {
   readonly console: { readonly cells: IConsoleCellList };
   readonly disposed: ISignal<unknown, void>;
@@ -55,7 +62,7 @@ export class ConsoleCells implements IDisposable {
     consoles.widgetAdded.connect((_, panel) => this._follow(panel), this);
   }
 
-  /** Emitted when ids were added (a console ran a cell). */
+  /** Emitted when ids were added, which happens when a console runs a cell. */
   get changed(): ISignal<this, void> {
     return this._changed;
   }
@@ -64,7 +71,10 @@ export class ConsoleCells implements IDisposable {
     return this._isDisposed;
   }
 
-  /** Whether `cellId` is the id of a cell a console on this page ran (or shows). */
+  /**
+   * Whether `cellId` is the id of a cell that a console on this page ran or
+   * shows.
+   */
   has(cellId: string): boolean {
     return this._ids.has(cellId);
   }
@@ -85,9 +95,10 @@ export class ConsoleCells implements IDisposable {
       added = this._add(cells.get(i)) || added;
     }
     cells.changed.connect(this._onCellsChanged, this);
-    // A closed console does not dispose its cell list (nor empty it): left
-    // connected, the list and every cell widget in it would stay reachable
-    // from here for the page's life, one more per console closed.
+    // A closed console neither disposes nor empties its cell list. If it were
+    // left connected, the list and every cell widget in it would stay
+    // reachable from here for the page's life, one more for each console
+    // closed, so the connection is cut when the panel goes.
     panel.disposed.connect(
       () => cells.changed.disconnect(this._onCellsChanged, this),
       this
@@ -99,7 +110,9 @@ export class ConsoleCells implements IDisposable {
 
   private _onCellsChanged(_: unknown, change: IConsoleCellsChange): void {
     if (change.type !== 'add' && change.type !== 'set') {
-      return; // removed cells keep their ids: their records stay a console's
+      // Removed cells keep their ids, so that their records still count as a
+      // console's.
+      return;
     }
     let added = false;
     for (const cell of change.newValues) {

@@ -8,7 +8,10 @@
  */
 import { trans } from '../text/translation';
 
-/** The console hears of ignored messages at most this often (the panel's note always counts). */
+/**
+ * How often, at most, the browser console hears of ignored messages. The
+ * panel's note counts every one regardless.
+ */
 export const IGNORED_WARNING_MS = 10_000;
 
 /**
@@ -16,7 +19,9 @@ export const IGNORED_WARNING_MS = 10_000;
  * reports them up to date.
  */
 export class IgnoredMessages {
-  /** `report` shows the sentence that counts them (as the model's problem note). */
+  /**
+   * `report` shows the sentence that counts them, as the model's problem note.
+   */
   constructor(report: (text: string) => void) {
     this._report = report;
   }
@@ -25,7 +30,10 @@ export class IgnoredMessages {
     return this._count;
   }
 
-  /** Count one more, dropped for `reason`; `now` in milliseconds since the epoch. */
+  /**
+   * Counts one more message, dropped for `reason`. `now` is in milliseconds
+   * since the epoch.
+   */
   note(reason: string, now: number): void {
     this._count++;
     const count = this._count;

@@ -1,13 +1,14 @@
 /**
- * Where a notebook's kernel processes ended, and why: a restart the user
- * asked for, a kernel change, or a death (the kernel died or was killed
- * without being asked). Each end is marked on the timeline where the
- * process's figures stop; a death also keeps what its last figures said
- * and the cell it was running, for KernelDeathView to explain.
+ * Where a notebook's kernel processes ended, and why. The reason is a
+ * restart that the user asked for, a kernel change, or a death, meaning the
+ * kernel died or was killed without being asked. Each end is marked on the
+ * timeline where the process's figures stop. A death also keeps what its
+ * last figures said and the cell it was running, so that KernelDeathView can
+ * explain it.
  *
- * JupyterLab says `restarting` first whether or not the user asked, so a
- * restart is captured first (`captureBeforeRestart`) and decided after
- * (`settleRestart` or `noteKernelDeath`).
+ * JupyterLab reports `restarting` first whether or not the user asked for
+ * it. So a restart is captured first (`captureBeforeRestart`) and classified
+ * afterwards (`settleRestart` or `noteKernelDeath`).
  */
 import { SampleMessage } from '../protocol/sample';
 import { KernelDeathFacts, RunningCell } from './kernelDeath';
@@ -18,11 +19,17 @@ export interface IKernelEndsHost {
   readonly history: MemoryHistory;
   latest(): SampleMessage | null;
   secondsSinceSample(now: number): number | null;
-  /** When (local clock, seconds) the latest sample arrived; 0 before any. */
+  /**
+   * When the latest sample arrived, in seconds on the local clock, or 0 before
+   * any.
+   */
   lastSampleArrival(): number;
-  /** The hello's hostname of the process the samples come from; null before its hello (or overheard). */
+  /**
+   * The hostname from the hello of the process that the samples come from.
+   * It is null before that hello, and when the samples were overheard.
+   */
   hostname(): string | null;
-  /** The timeline or the death changed. */
+  /** Called when the timeline or the death changed. */
   changed(change: 'history' | 'death'): void;
 }
 
@@ -32,14 +39,19 @@ export class KernelEnds {
     this._host = host;
   }
 
-  /** The facts of the kernel's last unasked-for death; null when none since the last user restart or kernel change. */
+  /**
+   * The facts of the kernel's last death that nobody asked for, or null when
+   * there was none since the last restart by the user or kernel change.
+   */
   get death(): KernelDeathFacts | null {
     return this._death;
   }
 
   captureBeforeRestart(now: number): void {
     if (this._restartCapture) {
-      return; // the second `restarting` of one restart: the first saw the figures
+      // This is the second `restarting` of one restart; the first one already
+      // captured the figures.
+      return;
     }
     this._restartCapture = this._capture(now);
   }
@@ -99,10 +111,11 @@ export class KernelEnds {
   }
 
   /**
-   * A sample arrived. The restarted kernel's first one says whether the
-   * killer acted: its container's OOM kill count, if its container is the
-   * dead kernel's (same limit); the machine's, if it is plausibly the same
-   * machine (see `_sameMachineCount`).
+   * Called when a sample arrived. The restarted kernel's first sample tells
+   * whether the out-of-memory killer acted. It uses the container's OOM kill
+   * count if the container is the dead kernel's (it has the same limit), and
+   * the machine's count if it is plausibly the same machine (see
+   * `_sameMachineCount`).
    */
   sampled(sample: SampleMessage): void {
     if (!this._awaitingDeathEvidence) {
@@ -132,12 +145,13 @@ export class KernelEnds {
   }
 
   /**
-   * The machine's OOM kill count of the restarted kernel's first sample,
-   * where it is plausibly the dead kernel's machine: the same RAM in all
-   * (MemTotal), the same hostname where both hellos are known (a sample
-   * heard before this page's hello has none), and a count not below the
-   * dead kernel's last (a lower one: the machine rebooted, or it is another
-   * machine). Null otherwise: unknown, never a guess.
+   * The machine's OOM kill count from the restarted kernel's first sample,
+   * if that machine is plausibly the dead kernel's. That requires the same
+   * total RAM (MemTotal), the same hostname where both hellos are known (a
+   * sample heard before this page's hello has none), and a count not below
+   * the dead kernel's last one; a lower count means the machine rebooted or
+   * is another machine. Otherwise it returns null, meaning unknown, because
+   * a guess could blame the wrong cause.
    */
   private _sameMachineCount(
     death: KernelDeathFacts,
@@ -163,7 +177,10 @@ export class KernelEnds {
     return after;
   }
 
-  /** What a death or restart keeps of the process that ends: its last sample, its age, its host's name. */
+  /**
+   * What a death or restart keeps of the process that ends: its last sample,
+   * the sample's age and its host's name.
+   */
   private _capture(now: number): RestartCapture {
     return {
       sample: this._host.latest(),
@@ -173,11 +190,11 @@ export class KernelEnds {
   }
 
   /**
-   * Mark on the timeline where a kernel process ended: on the kernel's
-   * clock, its last sample's time plus the wait since that sample came (so
-   * its line ends there and the next process's starts after a gap). Without
-   * a sample of that process (none came, or the connection already forgot
-   * it), the history's newest row stands in for it.
+   * Marks on the timeline where a kernel process ended. On the kernel's
+   * clock, that is its last sample's time plus the wait since that sample
+   * came, so that its line ends there and the next process's line starts
+   * after a gap. Without a sample of that process, because none came or the
+   * connection already forgot it, the history's newest row stands in for it.
    */
   private _markKernelEnd(
     kind: KernelMarkKind,
@@ -188,7 +205,8 @@ export class KernelEnds {
     const history = this._host.history;
     const newest = history.lastTime;
     if (Number.isNaN(newest)) {
-      return; // nothing charted: nothing to separate
+      // Nothing is charted yet, so there is nothing to separate.
+      return;
     }
     const arrived = this._host.lastSampleArrival();
     const since = age ?? (arrived > 0 ? Math.max(0, now - arrived) : 0);
@@ -200,7 +218,9 @@ export class KernelEnds {
   private _host: IKernelEndsHost;
   private _death: KernelDeathFacts | null = null;
   private _awaitingDeathEvidence = false;
-  /** The hello's hostname of the process that died (null: unknown). */
+  /**
+   * The hostname from the hello of the process that died, or null if unknown.
+   */
   private _deathHostname: string | null = null;
   private _restartCapture: RestartCapture | null = null;
 }

@@ -1,4 +1,7 @@
-/** KernelMemoryModel: a death, with the last figures, the running cell and the restarted kernel's evidence. */
+/**
+ * Tests how KernelMemoryModel records a death, with the last figures, the
+ * running cell and the evidence from the restarted kernel.
+ */
 import { KernelMemoryModel } from './KernelMemoryModel';
 import { explainKernelDeath } from './kernelDeath';
 import { HostMemory } from '../protocol/sample';
@@ -227,7 +230,9 @@ describe('KernelMemoryModel: a death', () => {
     expect(model.death).toBeNull();
     model.startKernelSession();
     expect(model.history.marks.map(m => m.kind)).toEqual(['died']);
-    expect(model.history.length).toBeGreaterThanOrEqual(3); // two samples, (held figures,) the gap
+    // The rows are the two samples, possibly the held figures repeated, and
+    // the gap.
+    expect(model.history.length).toBeGreaterThanOrEqual(3);
     expect(model.history.window(-Infinity).times[0]).toBe(1000);
     expect(Number.isNaN(model.history.latest('host.rss'))).toBe(true);
   });

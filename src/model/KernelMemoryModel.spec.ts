@@ -196,7 +196,8 @@ describe('KernelMemoryModel', () => {
     expect(model.kernelBusyWith).toBeNull();
     model.setKernelBusy(true, 'helper');
     expect(model.kernelBusyWith).toBe('helper');
-    model.setKernelBusy(true); // the helper is done; a cell queued behind it runs
+    // The helper is done, and a cell queued behind it runs.
+    model.setKernelBusy(true);
     expect(model.kernelBusyWith).toBe('cell');
     model.setKernelBusy(true);
     model.setKernelBusy(false, 'helper');
@@ -457,7 +458,8 @@ describe('visibility notes', () => {
     const text = notes.find(n => n.id === 'no-gpu')!.text;
     expect(text).toContain('CUDA_VISIBLE_DEVICES names MIG instances');
     expect(text).not.toContain('No GPU is visible');
-    // Parsed from the wire; absent (older helpers) reads as false.
+    // The flag is parsed from the wire, and when it is absent, as from older
+    // helpers, it reads as false.
     const parsed = parseKernelMessage(wire(hello));
     expect(
       parsed.kind === 'message' && (parsed.message as any).devices_wait_for_cuda
@@ -576,7 +578,8 @@ describe('visibility notes', () => {
 });
 
 describe('visibility notes before the sidebar loads', () => {
-  afterEach(() => deriveNotesWith(deriveVisibilityNotes)); // as the test set-up leaves it
+  // Each test ends by restoring the deriver, as the test set-up installs it.
+  afterEach(() => deriveNotesWith(deriveVisibilityNotes));
 
   it('derives none at start-up, and the current ones when first read once the sidebar brought the deriver', () => {
     deriveNotesWith(null);
@@ -586,12 +589,13 @@ describe('visibility notes before the sidebar loads', () => {
     expect(model.notes).toEqual([]);
     expect(changes).not.toContain('notes');
 
-    deriveNotesWith(deriveVisibilityNotes); // the sidebar's chunk loaded
+    // This is what happens when the sidebar's code has loaded.
+    deriveNotesWith(deriveVisibilityNotes);
     expect(model.notes.map(n => n.id)).toEqual([
       'no-gpu',
       'torch-not-imported'
     ]);
-    // From then on a change of notes is announced as it happens.
+    // After the deriver came, a change of notes is announced as it happens.
     model.ingest(
       wire(
         makeCpuSample({

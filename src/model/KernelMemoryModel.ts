@@ -2,7 +2,8 @@
  * What the frontend knows about the memory of one notebook's kernel: the
  * monitor state and its reason, the helper's hello, the latest sample, the
  * bounded history and the visibility notes (KernelVisibilityNotes). It knows
- * nothing of the DOM; views listen to `changed` and render.
+ * nothing of the DOM, so that it can be tested alone; views listen to
+ * `changed` and render.
  *
  * Samples come in through `ingest()`, to which the kernel connection passes
  * the data of every comm message, and to which a test or a benchmark can
@@ -74,8 +75,8 @@ export class KernelMemoryModel implements IKernelMemoryModel {
     return this._sampleCount;
   }
   /**
-   * Seconds since the last sample arrived (local clock); null before the
-   * first. The helper sends one at least every heartbeat.
+   * The seconds since the last sample arrived, on the local clock, or null
+   * before the first. The helper sends a sample at least once per heartbeat.
    */
   secondsSinceSample(now: number = Date.now() / 1000): number | null {
     return this._latest ? Math.max(0, now - this._lastSampleArrival) : null;
@@ -95,19 +96,21 @@ export class KernelMemoryModel implements IKernelMemoryModel {
   get history(): MemoryHistory {
     return this._history;
   }
-  /** Per-cell memory records (live and recovered with `history`). */
+  /** The per-cell memory records, both live and recovered with `history`. */
   get cells(): CellHistory {
     return this._cells;
   }
   /**
-   * The facts of the kernel's last unasked-for death (explained by
-   * `explainKernelDeath`); null when none since the last user restart or
-   * kernel change.
+   * The facts of the kernel's last death that nobody asked for, which
+   * `explainKernelDeath` explains. It is null when there was none since the
+   * last restart by the user or kernel change.
    */
   get death(): KernelDeathFacts | null {
     return this._ends.death;
   }
-  /** The latest problem with the helper's messages (shown as a note). */
+  /**
+   * The latest problem with the helper's messages, which is shown as a note.
+   */
   get problem(): string | null {
     return this._visibilityNotes.problem;
   }
@@ -115,7 +118,10 @@ export class KernelMemoryModel implements IKernelMemoryModel {
     return this._isDisposed;
   }
 
-  /** Move to `state`; `reason` overrides the state's default sentence. */
+  /**
+   * Moves to `state`. `reason`, when given, replaces the state's default
+   * sentence.
+   */
   setState(state: MonitorState, reason?: string): void {
     const text = reason ?? describeState(state);
     if (state === this._state && text === this._stateReason) {
@@ -126,7 +132,10 @@ export class KernelMemoryModel implements IKernelMemoryModel {
     this._changed.emit('state');
   }
 
-  /** `what`: what keeps it busy, when `busy` (a cell unless said otherwise). */
+  /**
+   * Sets whether the kernel is busy. When it is, `what` says what keeps it
+   * busy; that is a cell unless the caller says otherwise.
+   */
   setKernelBusy(busy: boolean, what: KernelBusyWith = 'cell'): void {
     const next = busy ? what : null;
     if (next !== this._busyWith) {
@@ -136,16 +145,17 @@ export class KernelMemoryModel implements IKernelMemoryModel {
   }
 
   /**
-   * Forget the current figures (restart, kernel change, new connection): the
-   * hello and latest sample may no longer describe the kernel.
-   * `sampleCount` keeps counting so that waiters see fresh samples.
+   * Forgets the current figures after a restart, a kernel change or a new
+   * connection, because the hello and latest sample may no longer describe
+   * the kernel. `sampleCount` keeps counting, so that code waiting for fresh
+   * samples sees them.
    *
-   * The history stays: it is the notebook's timeline, and where a kernel
-   * process ended it is marked (`noteKernelDeath`, `settleRestart`,
-   * `noteKernelChange`). The cell records stay too (they describe cells
-   * still on screen); whether the next hello comes from a new kernel
-   * process, whose record ids start again at 1, is decided when it arrives
-   * (by its `record_series`).
+   * The history stays, because it is the notebook's timeline; where a kernel
+   * process ended is marked on it (`noteKernelDeath`, `settleRestart`,
+   * `noteKernelChange`). The cell records stay too, because they describe
+   * cells still on screen. Whether the next hello comes from a new kernel
+   * process, whose record ids start again at 1, is decided by its
+   * `record_series` when it arrives.
    */
   startKernelSession(): void {
     this._hello = null;
@@ -156,46 +166,49 @@ export class KernelMemoryModel implements IKernelMemoryModel {
   }
 
   /**
-   * The kernel is restarting, and it is not yet known whether the user asked
-   * (JupyterLab says `restarting` first either way): keep the last sample
-   * and the history until `noteKernelDeath` or `settleRestart` decides.
+   * Called when the kernel is restarting and it is not yet known whether the
+   * user asked for it, because JupyterLab reports `restarting` first either
+   * way. It keeps the last sample and the history until `noteKernelDeath` or
+   * `settleRestart` decides.
    */
   captureBeforeRestart(now: number = Date.now() / 1000): void {
     this._ends.captureBeforeRestart(now);
   }
 
   /**
-   * The restart was the user's: no death to explain (an earlier one is
-   * cleared); the timeline marks where the previous process ended.
+   * Called when the user asked for the restart. There is no death to
+   * explain, and an earlier one is cleared; the timeline marks where the
+   * previous process ended.
    */
   settleRestart(): void {
     this._ends.settleRestart();
   }
 
   /**
-   * The restart was part of a death already noted (the restarted process
-   * died again before it answered): what was captured for it goes, so that
-   * the next restart captures the figures it ends with.
+   * Called when the restart was part of a death already noted, because the
+   * restarted process died again before it answered. What was captured for
+   * the restart is dropped, so that the next restart captures the figures
+   * that the process ends with.
    */
   dropRestartCapture(): void {
     this._ends.dropRestartCapture();
   }
 
   /**
-   * The notebook moved to another kernel (or lost its kernel): the timeline
-   * marks where the previous one's figures end. Nothing charted yet (the
-   * notebook's first kernel): no mark.
+   * Called when the notebook moved to another kernel or lost its kernel. The
+   * timeline marks where the previous kernel's figures end. If nothing is
+   * charted yet, as for the notebook's first kernel, no mark is made.
    */
   noteKernelChange(now: number = Date.now() / 1000): void {
     this._ends.noteKernelChange(now);
   }
 
   /**
-   * The kernel died without the user asking (status `autorestarting` or
-   * `dead`): keep what its last figures said (those captured at the
-   * restart, else the latest), the cell it was running, and mark the moment
-   * in the history (a gap, so the new kernel's line does not join the dead
-   * one's).
+   * Called when the kernel died without the user asking, with the status
+   * `autorestarting` or `dead`. It keeps what the last figures said (those
+   * captured at the restart, or else the latest) and the cell the kernel was
+   * running. It also marks the moment in the history as a gap, so that the
+   * new kernel's line does not join the dead one's.
    */
   noteKernelDeath(
     status: KernelDeathFacts['status'],
@@ -203,8 +216,9 @@ export class KernelMemoryModel implements IKernelMemoryModel {
     now: number = Date.now() / 1000
   ): void {
     this._ends.noteKernelDeath(status, runningCell, now);
-    // The cell it was running gets a record (its helper died before sending
-    // one), in the dead process's session: the next hello starts another.
+    // The cell it was running gets a record, because its helper died before
+    // sending one. The record goes in the dead process's session, since the
+    // next hello starts another session.
     const death = this._ends.death;
     if (death && this._cells.identity !== null) {
       const record = diedCellRecord(
@@ -219,8 +233,9 @@ export class KernelMemoryModel implements IKernelMemoryModel {
   }
 
   /**
-   * The user restarted or changed the kernel: the death is no longer
-   * explained (its mark stays on the timeline, with the figures before it).
+   * Called when the user restarted or changed the kernel. The death is no
+   * longer explained, but its mark stays on the timeline with the figures
+   * before it.
    */
   clearKernelDeath(): void {
     this._ends.clearKernelDeath();
@@ -231,7 +246,8 @@ export class KernelMemoryModel implements IKernelMemoryModel {
     switch (result.kind) {
       case 'malformed':
         if (claimsHello(data) && this._hello === null) {
-          // Without a hello its samples and records may not mean what they seem.
+          // Without a readable hello, the samples and records may not mean
+          // what they seem, so the model stops trusting them.
           this.setState('protocol-mismatch', unreadableHelloText(result.error));
         } else {
           this.noteIgnoredMessage(
@@ -243,8 +259,9 @@ export class KernelMemoryModel implements IKernelMemoryModel {
         this._reportIncompatible(result.protocol, result.helperVersion);
         break;
       case 'unsupported':
-        // A message type of a helper feature this model does not show (e.g.
-        // per-cell records): the caller may route it elsewhere.
+        // This is a message type that a newer helper feature added and that
+        // this model does not know. It is not an error, and the caller may
+        // route it elsewhere.
         break;
       case 'message': {
         const message = result.message;
@@ -262,7 +279,8 @@ export class KernelMemoryModel implements IKernelMemoryModel {
             }
           }
         } else if (message.type === 'error' && message.request_id === null) {
-          // Not an answer to any request of ours: nobody else will show it.
+          // This error answers none of our requests, so nobody else will
+          // show it.
           this.reportProblem(
             trans.__(
               'The kernel helper reported an error (%1): %2',
@@ -279,46 +297,53 @@ export class KernelMemoryModel implements IKernelMemoryModel {
   }
 
   /**
-   * A sample the helper sent to another frontend's comm, heard while this
-   * page's own comm waits behind a running cell (see IOPubWatch.ts). Its
-   * figures are shown as any sample's; the state, `overheard`, says where
-   * they come from, and that no request can be made yet.
+   * Takes in a sample that the helper sent to another frontend's comm,
+   * heard while this page's own comm waits behind a running cell (see
+   * IOPubWatch.ts). Its figures are shown like any sample's. The state
+   * `overheard` says where they come from, and that no request can be made
+   * yet.
    */
   overhearSample(sample: SampleMessage): void {
     if (this._hello !== null || this._state === 'protocol-mismatch') {
-      return; // this page's own comm speaks, or the helper speaks another protocol
+      // Either this page's own comm is already speaking, or the helper
+      // speaks another protocol.
+      return;
     }
     this._receiveSample(sample, 'overheard');
   }
 
-  /** Messages dropped because they did not fit where they arrived. */
+  /**
+   * The number of messages dropped because they did not fit where they arrived.
+   */
   get ignoredMessageCount(): number {
     return this._ignoredMessages.count;
   }
 
   /**
-   * Count and drop a message that does not fit where it arrived (malformed,
-   * or a second hello on one comm: code in the kernel can write onto the
-   * helper's comm). The panel keeps its state and says how many, with the
-   * last reason; the console hears of it at most every IGNORED_WARNING_MS
-   * (IgnoredMessages.ts).
+   * Counts and drops a message that does not fit where it arrived: a
+   * malformed one, or a second hello on one comm, which can happen because
+   * code in the kernel can write onto the helper's comm. The panel keeps its
+   * state and says how many were dropped, with the last reason. The browser
+   * console hears of it at most once every IGNORED_WARNING_MS (see
+   * IgnoredMessages.ts).
    */
   noteIgnoredMessage(reason: string, now: number = Date.now()): void {
     this._ignoredMessages.note(reason, now);
   }
 
-  /** Show a problem with the helper as a note (the UI carries on). */
+  /** Shows a problem with the helper as a note, while the UI carries on. */
   reportProblem(text: string): void {
     this._visibilityNotes.reportProblem(text);
   }
 
   /**
-   * Take in the figures the helper sent before this page listened (its
-   * `history` reply's timeline): rows not held yet go in at their time.
-   * Only rows after the last kernel mark: before it the timeline shows the
-   * notebook's earlier kernel, and a kernel the notebook switched to may
-   * have a past of its own (watched by another notebook) that would
-   * interleave with it. Returns the number of rows added.
+   * Takes in the figures that the helper sent before this page listened,
+   * which is the timeline of its `history` reply. Rows not held yet go in at
+   * their time. Only rows after the last kernel mark are taken, because
+   * before it the timeline shows the notebook's earlier kernel, and a kernel
+   * that the notebook switched to may have a past of its own (watched by
+   * another notebook) that would interleave with it. Returns the number of
+   * rows added.
    */
   recoverTimeline(timeline: TimelineColumns): number {
     const marks = this._history.marks;
@@ -335,9 +360,9 @@ export class KernelMemoryModel implements IKernelMemoryModel {
   }
 
   /**
-   * Put in front the timeline a browser kept of this notebook from before
-   * this page (TimelinePersistence): its rows older than those held, and
-   * its kernel marks. Returns the number of rows put in.
+   * Puts in front the timeline that the browser kept of this notebook from
+   * before this page (see TimelinePersistence): its rows that are older than
+   * those held, and its kernel marks. Returns the number of rows put in.
    */
   restoreTimeline(earlier: EarlierTimeline): number {
     const restored = this._history.restoreEarlier(earlier);
@@ -348,8 +373,9 @@ export class KernelMemoryModel implements IKernelMemoryModel {
   }
 
   /**
-   * New sampling settings were sent: while `applied` is pending and a cell
-   * runs (the kernel reads requests between cells), a note says so.
+   * Called when new sampling settings were sent. While `applied` is pending
+   * and a cell runs, a note says that they wait, because the kernel reads
+   * requests only between cells.
    */
   settingsSent(applied: Promise<unknown>): void {
     if (this.kernelBusy) {
@@ -375,9 +401,10 @@ export class KernelMemoryModel implements IKernelMemoryModel {
   }
 
   private _receiveHello(hello: HelloMessage): void {
-    // Record ids start again at 1 in a new process (or helper delivered
-    // anew): the helper names each run, and the same run carries on after a
-    // reconnect or a page reload. (Without a series, the process stands in.)
+    // Record ids start again at 1 in a new process, or when the helper is
+    // delivered again, so the helper names each run of ids. The same run
+    // carries on after a reconnect or a page reload. A helper that sends no
+    // series is identified by its process instead.
     const identity =
       hello.record_series ||
       `${hello.hostname}\n${hello.pid}\n${hello.helper_version}`;
@@ -404,7 +431,8 @@ export class KernelMemoryModel implements IKernelMemoryModel {
     state: 'live' | 'overheard' = 'live'
   ): void {
     if (this._state === 'protocol-mismatch') {
-      // Its samples may not mean what we think they mean.
+      // The helper speaks another protocol, so its samples may not mean what
+      // we think they mean.
       return;
     }
     this._latest = sample;
@@ -451,7 +479,7 @@ export class KernelMemoryModel implements IKernelMemoryModel {
     changed: () => this._changed.emit('notes')
   });
   private _sampleCount = 0;
-  /** What keeps the kernel busy; null while it is not. */
+  /** What keeps the kernel busy, or null while it is idle. */
   private _busyWith: KernelBusyWith | null = null;
   private _ends: KernelEnds;
   private _lastSampleArrival = 0;
@@ -467,9 +495,15 @@ export class KernelMemoryModel implements IKernelMemoryModel {
 export namespace KernelMemoryModel {
   /** The options a new KernelMemoryModel is constructed with. */
   export interface IOptions {
-    /** Samples of history to keep (see settings.historyCapacityFor). */
+    /**
+     * The number of samples of history to keep (see
+     * settings.historyCapacityFor).
+     */
     historyCapacity: number;
-    /** Cell records to keep (default DEFAULT_CELL_HISTORY_CAPACITY). */
+    /**
+     * The number of cell records to keep; the default is
+     * DEFAULT_CELL_HISTORY_CAPACITY.
+     */
     cellHistoryCapacity?: number;
   }
 }

@@ -1,5 +1,5 @@
 /**
- * The visibility notes of one kernel's model (visibilityNotes.ts words them),
+ * The visibility notes of one kernel's model, which visibilityNotes.ts words,
  * and what they are made of besides the hello and the latest sample: the
  * latest problem with the helper's messages, sampling settings sent and not
  * applied yet, and how long NVML has not attributed memory to the kernel.
@@ -20,7 +20,10 @@ export type NotesDeriver = (inputs: VisibilityInputs) => VisibilityNote[];
 /** The deriver shared by every model, because the sidebar loads the wording once for all of them. */
 let notesDeriver: NotesDeriver | null = null;
 
-/** Makes every model derive its notes with `deriver` after this call; null means no notes, as at start-up. */
+/**
+ * Makes every model derive its notes with `deriver` after this call. Null
+ * means no notes, as at start-up.
+ */
 export function deriveNotesWith(deriver: NotesDeriver | null): void {
   notesDeriver = deriver;
 }
@@ -40,9 +43,12 @@ function sameNotes(
 export interface IKernelVisibilityNotesHost {
   hello(): HelloMessage | null;
   latest(): SampleMessage | null;
-  /** When (local clock, seconds) the latest sample arrived; 0 before any. */
+  /**
+   * When the latest sample arrived, in seconds on the local clock, or 0 before
+   * any.
+   */
   lastSampleArrival(): number;
-  /** The notes changed. */
+  /** Called when the notes changed. */
   changed(): void;
 }
 
@@ -57,14 +63,17 @@ export class KernelVisibilityNotes {
 
   get notes(): readonly VisibilityNote[] {
     if (this._stale && notesDeriver) {
-      // The first read since the deriver came: its reader renders them now.
+      // This is the first read since the deriver came, and the reader is
+      // about to render the notes, so they are derived now.
       this._notes = notesDeriver(this._inputs());
       this._stale = false;
     }
     return this._notes;
   }
 
-  /** The latest problem with the helper's messages (shown as a note). */
+  /**
+   * The latest problem with the helper's messages, which is shown as a note.
+   */
   get problem(): string | null {
     return this._problem;
   }
@@ -75,20 +84,27 @@ export class KernelVisibilityNotes {
   }
 
   /**
-   * A new kernel session: what was noted of the previous one goes. The
-   * caller updates once it has forgotten its own figures too.
+   * Called when a new kernel session starts, so that what was noted of the
+   * previous one is dropped. The caller updates once it has forgotten its
+   * own figures too.
    */
   forgetSession(): void {
     this._nvmlClock.reset();
     this._problem = null;
   }
 
-  /** A sample came: it starts, continues or ends a run NVML does not attribute. */
+  /**
+   * Called when a sample came. The sample starts, continues or ends a run of
+   * samples in which NVML does not attribute memory to the kernel.
+   */
   sampled(sample: SampleMessage): void {
     this._nvmlClock.sampled(sample);
   }
 
-  /** While `applied` is pending (new sampling settings, sent while a cell runs), a note says so. */
+  /**
+   * Records that new sampling settings were sent while a cell runs. While
+   * `applied` is pending, a note says so.
+   */
   settingsSent(applied: Promise<unknown>): void {
     this._settingsPending++;
     this.update();
@@ -99,7 +115,10 @@ export class KernelVisibilityNotes {
     applied.then(done, done);
   }
 
-  /** The figures changed: derive the notes again, and say so when they differ. */
+  /**
+   * Derives the notes again after the figures changed, and emits when they
+   * differ.
+   */
   update(): void {
     const inputs = this._inputs();
     this._nvmlClock.schedule(inputs.nvmlUnattributedForS);
@@ -136,7 +155,10 @@ export class KernelVisibilityNotes {
   private _host: IKernelVisibilityNotesHost;
   private _nvmlClock = new NvmlAttributionClock(() => this.update());
   private _notes: readonly VisibilityNote[] = [];
-  /** Figures changed while no deriver was loaded: `_notes` is not derived from them. */
+  /**
+   * True when figures changed while no deriver was loaded, so `_notes` is
+   * not derived from them.
+   */
   private _stale = false;
   private _problem: string | null = null;
   private _settingsPending = 0;

@@ -3,11 +3,13 @@
  * series (host RSS, per-GPU allocated/reserved/process), all in ring buffers
  * that advance in lockstep, so row i of every column belongs to time i.
  *
- * A figure that is unknown in a sample is stored as NaN (a gap in the chart).
+ * A figure that is unknown in a sample is stored as NaN, which the chart
+ * draws as a gap.
  *
  * What is added (live rows, rows merged late, kernel marks) is announced by
- * `added`, for TimelinePersistence to keep in the browser; what it brings
- * back from there goes in front with `restoreEarlier`, unannounced.
+ * `added`, so that TimelinePersistence can keep it in the browser. What
+ * TimelinePersistence brings back from there goes in front with
+ * `restoreEarlier` and is not announced, because it was kept already.
  */
 import { ISignal, Signal } from '@lumino/signaling';
 
@@ -23,7 +25,10 @@ export namespace SeriesKey {
   export function gpu(index: number, figure: GpuFigure): string {
     return `gpu${index}.${figure}`;
   }
-  /** Parse a GPU series key back; null for non-GPU keys. */
+  /**
+   * Parses a GPU series key back into its parts, or returns null for other
+   * keys.
+   */
   export function parseGpu(
     key: string
   ): { index: number; figure: GpuFigure } | null {
@@ -39,18 +44,24 @@ export type KernelMarkKind = 'died' | 'restarted' | 'changed';
 
 /** Where one kernel process's figures end and the next one's begin. */
 export interface KernelMark {
-  /** Unix seconds, the kernel's clock. */
+  /** The time in Unix seconds, on the kernel's clock. */
   time: number;
   kind: KernelMarkKind;
 }
 
-/** Rows in columns: `series` holds one column per key, as long as `times`; NaN where unknown. */
+/**
+ * Rows stored as columns. `series` holds one column per key, as long as
+ * `times`, with NaN where a figure is unknown.
+ */
 export interface HistoryRows {
   times: ArrayLike<number>;
   series: ReadonlyMap<string, ArrayLike<number>>;
 }
 
-/** Rows and marks a browser kept of a notebook's earlier timeline (ascending, gap rows included). */
+/**
+ * The rows and marks that a browser kept of a notebook's earlier timeline,
+ * in ascending time, with the gap rows included.
+ */
 export interface EarlierTimeline extends HistoryRows {
   marks: readonly KernelMark[];
 }
@@ -63,9 +74,12 @@ export type HistoryAddition =
 
 /** A copy of the rows in a time range, ready for a chart. */
 export interface HistoryWindow {
-  /** Unix seconds, ascending. */
+  /** The times in Unix seconds, ascending. */
   times: Float64Array;
-  /** Same length as `times`; NaN where the figure was unknown. */
+  /**
+   * One column per key, as long as `times`, with NaN where the figure was
+   * unknown.
+   */
   series: Map<string, Float64Array>;
 }
 
@@ -82,24 +96,28 @@ export class MemoryHistory {
     return this._times.capacity;
   }
 
-  /** Number of rows held. */
+  /** The number of rows held. */
   get length(): number {
     return this._times.length;
   }
 
-  /** Keys of every series seen so far, in order of first appearance. */
+  /** The keys of every series seen so far, in order of first appearance. */
   get seriesKeys(): string[] {
     return Array.from(this._columns.keys());
   }
 
-  /** Time of the newest row (Unix seconds); NaN when empty. */
+  /**
+   * The time of the newest row in Unix seconds, or NaN when the history is
+   * empty.
+   */
   get lastTime(): number {
     return this._times.last();
   }
 
   /**
-   * Append one row. Series absent from `values` get NaN; a series seen for
-   * the first time gets NaN for all earlier rows. O(number of series).
+   * Appends one row. Series absent from `values` get NaN, and a series seen
+   * for the first time gets NaN for all earlier rows, so that every column
+   * stays as long as the time axis. It costs O(number of series).
    */
   append(time: number, values: ReadonlyMap<string, number>): void {
     for (const key of values.keys()) {
@@ -118,18 +136,21 @@ export class MemoryHistory {
     this._added.emit({ kind: 'row', time, values });
   }
 
-  /** Rows and marks as they are added; not those put back by `restoreEarlier`. */
+  /**
+   * Emits rows and marks as they are added, but not those that
+   * `restoreEarlier` puts back.
+   */
   get added(): ISignal<this, HistoryAddition> {
     return this._added;
   }
 
   /**
-   * The kernel process behind the figures ended at `time` (it died, was
-   * restarted, or the notebook changed kernel): its last figures held until
-   * then (samples come only when a figure moves), so they are repeated at
-   * `time`; then a row with every figure unknown, so that the next
-   * process's line does not join this one's; and a mark. Marks older than
-   * the oldest row held are dropped with it.
+   * Records that the kernel process behind the figures ended at `time`,
+   * because it died, was restarted, or the notebook changed kernel. Its last
+   * figures held until then, since samples come only when a figure moves, so
+   * they are repeated at `time`. Then comes a row with every figure unknown,
+   * so that the next process's line does not join this one's, and a mark.
+   * Marks older than the oldest row held are dropped with that row.
    */
   markKernelEnd(time: number, kind: KernelMarkKind): void {
     if (this.length > 0 && time > this.lastTime) {
@@ -146,12 +167,15 @@ export class MemoryHistory {
     this._added.emit({ kind: 'mark', mark });
   }
 
-  /** Where kernel processes ended, oldest first (some may be older than the rows held). */
+  /**
+   * Where kernel processes ended, oldest first. Some marks may be older than
+   * the rows held.
+   */
   get marks(): readonly KernelMark[] {
     return this._marks;
   }
 
-  /** The newest value of one series; NaN when unknown or absent. */
+  /** The newest value of one series, or NaN when it is unknown or absent. */
   latest(key: string): number {
     const column = this._columns.get(key);
     return column ? column.last() : NaN;
@@ -159,12 +183,12 @@ export class MemoryHistory {
 
   /**
    * The newest rows with time >= `fromTime` (all rows for -Infinity), in
-   * ascending time. O(rows in the window): the chart reads only what it
-   * shows, however long the history.
+   * ascending time. It costs O(rows in the window), so the chart reads only
+   * what it shows, however long the history is.
    *
    * The window is found by walking back from the newest row, and it stops
-   * where time goes backwards (the kernel clock stepped back, or samples
-   * were injected out of order): the window is always monotonic.
+   * where time goes backwards, because the kernel clock stepped back or
+   * samples were injected out of order. That keeps the window monotonic.
    */
   window(fromTime: number): HistoryWindow {
     const times = this._times;
@@ -186,16 +210,18 @@ export class MemoryHistory {
   }
 
   /**
-   * Take in rows that arrived late (the helper's timeline, recovered after a
-   * page reload or a reconnect): each row whose time is not held yet goes in
-   * at its place in time; a row already held (the same sample, received live)
-   * is skipped, and so is a row at or before `after`. `series` holds one
-   * column per key, as long as `times`; NaN where unknown. Returns the
-   * number of rows added. O(rows held + rows given): it is done once per
+   * Takes in rows that arrived late, such as the helper's timeline recovered
+   * after a page reload or a reconnect. Each row whose time is not held yet
+   * goes in at its place in time. A row already held, because the same
+   * sample was received live, is skipped, and so is a row at or before
+   * `after`. `series` holds one column per key, as long as `times`, with NaN
+   * where a figure is unknown. Returns the number of rows added. It costs
+   * O(rows held + rows given), which is fine because it runs once per
    * connection, not per sample.
    *
-   * Rows given on both sides of the gap `restoreEarlier` put after the
-   * browser's rows show that one process ran on across it: the gap goes.
+   * If rows are given on both sides of the gap that `restoreEarlier` put
+   * after the browser's rows, one process ran on across it, so the gap is
+   * removed.
    */
   merge(
     times: ArrayLike<number>,
@@ -235,9 +261,10 @@ export class MemoryHistory {
       this._restoredGap = null;
     }
     heldColumns ??= this._heldColumns();
-    // The given rows in time order (as the helper keeps them; sorted here
-    // all the same, they are few), merged into the held ones in one pass:
-    // a held row goes first on a tie, and held rows keep their order.
+    // The helper keeps its rows in time order, but they are sorted here all
+    // the same, since they are few. They are then merged into the held rows
+    // in one pass; a held row goes first on a tie, and held rows keep their
+    // order.
     added.sort((a, b) => times[a] - times[b]);
     const rows: Row[] = [];
     let h = 0;
@@ -275,13 +302,14 @@ export class MemoryHistory {
   }
 
   /**
-   * Put in front what a browser kept of this timeline from before this page
-   * (TimelinePersistence): its rows older than the oldest row held, and its
-   * marks, in their order (its gap rows included). Unless those rows reach
-   * the ones held (one process, seen without a break), a gap row follows
-   * them: the kernel may have lived on unwatched, or been another one.
-   * `merge` takes that gap out again when the helper's rows span it. Not
-   * announced by `added` (it was kept already). Returns the rows put in.
+   * Puts in front what a browser kept of this timeline from before this
+   * page (see TimelinePersistence): its rows older than the oldest row held,
+   * and its marks, in their order and with its gap rows. Unless those rows
+   * reach the ones held, meaning one process was seen without a break, a
+   * gap row follows them, because the kernel may have lived on unwatched or
+   * been another one. `merge` takes that gap out again when the helper's
+   * rows span it. `added` does not announce these rows, because they were
+   * kept already. Returns the number of rows put in.
    */
   restoreEarlier(earlier: EarlierTimeline): number {
     const first = this.length ? this._times.get(0) : Infinity;
@@ -318,7 +346,10 @@ export class MemoryHistory {
     return count;
   }
 
-  /** Keeps at most the `capacity` newest rows, now and after every later addition. */
+  /**
+   * Keeps at most the `capacity` newest rows, both at once and after every
+   * later addition.
+   */
   setCapacity(capacity: number): void {
     this._times.setCapacity(capacity);
     for (const column of this._columns.values()) {
@@ -341,7 +372,10 @@ export class MemoryHistory {
     return columns;
   }
 
-  /** Where the gap row `restoreEarlier` added is among the held rows; -1 if it is gone. */
+  /**
+   * The index among the held rows of the gap row that `restoreEarlier`
+   * added, or -1 if it is gone.
+   */
   private _restoredGapIndex(
     heldTimes: Float64Array,
     heldColumns: ReadonlyMap<string, Float64Array>
@@ -358,7 +392,9 @@ export class MemoryHistory {
     return -1;
   }
 
-  /** Hold `rows` (the newest `capacity` of them), with a column for each of `keys`. */
+  /**
+   * Holds the newest `capacity` of `rows`, with a column for each of `keys`.
+   */
   private _rebuild(rows: readonly Row[], keys: ReadonlySet<string>): void {
     const capacity = this._times.capacity;
     this._columns.clear();
@@ -380,12 +416,18 @@ export class MemoryHistory {
   private _times: RingBuffer;
   private _columns = new Map<string, RingBuffer>();
   private _marks: readonly KernelMark[] = [];
-  /** The time of the gap row `restoreEarlier` put after the browser's rows, while it stands. */
+  /**
+   * The time of the gap row that `restoreEarlier` put after the browser's
+   * rows, for as long as that row stands.
+   */
   private _restoredGap: number | null = null;
   private _added = new Signal<this, HistoryAddition>(this);
 }
 
-/** Row `index` is a gap: every figure in it unknown (a column it lacks counts as unknown). */
+/**
+ * Whether row `index` is a gap, meaning every figure in it is unknown. A
+ * column that the row lacks counts as unknown.
+ */
 export function isGapRow(
   columns: Iterable<ArrayLike<number> | undefined>,
   index: number
@@ -398,7 +440,7 @@ export function isGapRow(
   return true;
 }
 
-/** One row to hold: row `index` of `columns`. */
+/** One row to hold, which is row `index` of `columns`. */
 interface Row {
   time: number;
   index: number;

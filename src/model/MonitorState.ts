@@ -97,7 +97,10 @@ export function describeState(state: MonitorState, detail?: string): string {
   }
 }
 
-/** The state's sentence for a helper whose hello does not parse (another version's, or not ours). */
+/**
+ * The state's sentence for a helper whose hello does not parse, because it
+ * is another version's or not ours.
+ */
 export function unreadableHelloText(error: string): string {
   return trans.__(
     "The kernel's memory helper introduced itself in a form this extension cannot read (%1). Restart the kernel, or reload the page if the extension was just updated.",
@@ -106,8 +109,9 @@ export function unreadableHelloText(error: string): string {
 }
 
 /**
- * States in which the figures shown are current (live, or heard on another
- * page's connection); in the others they are the last ones a kernel sent.
+ * Whether the figures shown are current in this state: live, or heard on
+ * another page's connection. In the other states they are the last ones
+ * that a kernel sent.
  */
 export function figuresAreCurrent(state: MonitorState): boolean {
   return state === 'live' || state === 'overheard';

@@ -1,20 +1,23 @@
 /**
  * How long NVML has gone without attributing memory to the kernel, and when
- * the note that says so (visibilityNotes.ts) falls due: after
- * NVML_UNATTRIBUTED_NOTE_AFTER_S, so that a list read while a context was
- * being created does not raise it.
+ * the note that says so (see visibilityNotes.ts) falls due. It falls due
+ * after NVML_UNATTRIBUTED_NOTE_AFTER_S, so that a process list read while a
+ * context was being created does not raise it.
  *
- * The helper sends a sample when a figure changes, else one per heartbeat
- * (10 s by default): once the kernel's figures settle, the note would wait
- * for the heartbeat. A timer calls `onDue` when it falls due instead.
+ * The helper sends a sample when a figure changes, and otherwise one per
+ * heartbeat (10 s by default). Once the kernel's figures settle, the note
+ * would therefore wait for the heartbeat, so a timer calls `onDue` when the
+ * note falls due instead.
  */
 import { SampleMessage } from '../protocol/sample';
 
 /**
- * How long NVML must go on not naming the kernel before the panel says so. Right
- * after CUDA starts, a process list read as the context was created can lack the
- * kernel for a moment (the helper reads it again after 0.25, 0.5 and 1 s): that is
- * not the lasting case the note explains (a container seeing host pids).
+ * How long NVML must go on not naming the kernel before the panel says so.
+ * Right after CUDA starts, a process list read while the context was being
+ * created can lack the kernel for a moment; the helper reads the list again
+ * after 0.25 s, and after twice as long each time it still lacks the kernel.
+ * That brief case is not the lasting one that the note explains, which is a
+ * container seeing host process ids.
  */
 export const NVML_UNATTRIBUTED_NOTE_AFTER_S = 2;
 
@@ -34,7 +37,10 @@ export class NvmlAttributionClock {
     this._onDue = onDue;
   }
 
-  /** A sample came: it starts, continues or ends a run of unattributed samples. */
+  /**
+   * Called when a sample came; it starts, continues or ends a run of
+   * unattributed samples.
+   */
   sampled(sample: SampleMessage): void {
     if (!nvmlCannotAttribute(sample)) {
       this._since = null;
@@ -43,15 +49,19 @@ export class NvmlAttributionClock {
     }
   }
 
-  /** A new kernel session: what NVML said of the old one no longer counts. */
+  /**
+   * Called for a new kernel session, because what NVML said of the old one no
+   * longer counts.
+   */
   reset(): void {
     this._since = null;
   }
 
   /**
-   * How long NVML has not attributed memory to the kernel: by the kernel's
-   * clock from the first such sample to `latest`, then by ours since
-   * `latest` arrived (`arrival`, Unix seconds); null while it does.
+   * How long NVML has not attributed memory to the kernel. It is measured on
+   * the kernel's clock from the first such sample to `latest`, and then on
+   * our clock since `latest` arrived (`arrival`, in Unix seconds). It is null
+   * while NVML does attribute memory.
    */
   unattributedFor(
     latest: SampleMessage | null,
@@ -65,10 +75,10 @@ export class NvmlAttributionClock {
   }
 
   /**
-   * Call `onDue` when the note falls due, given how long it has been so far.
-   * The timer is set again only when this brings the due time forward, not
-   * at every sample; one that fires early sets the next through the update
-   * `onDue` makes.
+   * Arranges for `onDue` to be called when the note falls due, given how
+   * long it has been so far. The timer is set again only when this brings
+   * the due time forward, not at every sample. A timer that fires early sets
+   * the next one through the update that `onDue` makes.
    */
   schedule(unattributedFor: number | null): void {
     if (
@@ -105,9 +115,13 @@ export class NvmlAttributionClock {
   }
 
   private _onDue: () => void;
-  /** The first sample's time of the current run in which NVML does not attribute memory to the kernel. */
+  /**
+   * The time of the first sample of the current run in which NVML does not
+   * attribute memory to the kernel.
+   */
   private _since: number | null = null;
   private _timer: ReturnType<typeof setTimeout> | null = null;
-  private _due = 0; // Date.now() at which the pending timer fires
+  /** The Date.now() value at which the pending timer fires. */
+  private _due = 0;
   private _isDisposed = false;
 }

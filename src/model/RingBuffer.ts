@@ -1,7 +1,8 @@
 /**
- * A bounded buffer of numbers: pushing is O(1) and never allocates; when full,
- * the oldest value is dropped. Backed by one Float64Array, so 86,400 samples
- * (24 h at 1 Hz) cost 675 KiB per series and no garbage.
+ * A bounded buffer of numbers. Pushing is O(1) and never allocates; when the
+ * buffer is full, the oldest value is dropped. It is backed by one
+ * Float64Array, so 86,400 samples (24 h at 1 Hz) cost 675 KiB per series and
+ * make no garbage.
  *
  * Indices are logical: 0 is the oldest value held, `length - 1` the newest.
  */
@@ -10,7 +11,10 @@ export class RingBuffer {
     this._data = new Float64Array(RingBuffer._checkCapacity(capacity));
   }
 
-  /** A buffer already holding `count` copies of `value` (for late series). */
+  /**
+   * A buffer already holding `count` copies of `value`, for a series that
+   * first appears after other series have rows.
+   */
   static filled(capacity: number, count: number, value: number): RingBuffer {
     const buffer = new RingBuffer(capacity);
     const n = Math.min(count, buffer.capacity);
@@ -28,7 +32,9 @@ export class RingBuffer {
     return this._length;
   }
 
-  /** Append a value, dropping the oldest one when full. O(1). */
+  /**
+   * Appends a value in O(1), dropping the oldest one when the buffer is full.
+   */
   push(value: number): void {
     const capacity = this._data.length;
     if (this._length < capacity) {
@@ -40,7 +46,10 @@ export class RingBuffer {
     }
   }
 
-  /** The value at logical index `i` (0 = oldest); NaN when out of range. */
+  /**
+   * The value at logical index `i`, where 0 is the oldest, or NaN when out of
+   * range.
+   */
   get(i: number): number {
     if (i < 0 || i >= this._length || !Number.isInteger(i)) {
       return NaN;
@@ -48,7 +57,7 @@ export class RingBuffer {
     return this._data[(this._start + i) % this._data.length];
   }
 
-  /** The newest value; NaN when empty. */
+  /** The newest value, or NaN when the buffer is empty. */
   last(): number {
     return this.get(this._length - 1);
   }
@@ -59,8 +68,9 @@ export class RingBuffer {
   }
 
   /**
-   * Copy logical indices [start, end) into a new Float64Array (at most two
-   * block copies, however the data wraps). Out-of-range bounds are clipped.
+   * Copies logical indices [start, end) into a new Float64Array, with at
+   * most two block copies however the data wraps. Out-of-range bounds are
+   * clipped.
    */
   slice(start = 0, end = this._length): Float64Array {
     const from = Math.max(0, Math.min(start, this._length));
@@ -77,8 +87,8 @@ export class RingBuffer {
   }
 
   /**
-   * Change the capacity, keeping the newest values that fit. O(length);
-   * only happens when a setting changes.
+   * Changes the capacity, keeping the newest values that fit. It costs
+   * O(length), which is fine because it happens only when a setting changes.
    */
   setCapacity(capacity: number): void {
     const newCapacity = RingBuffer._checkCapacity(capacity);

@@ -1,11 +1,12 @@
 /**
  * The figures the UI shows for one executed cell, derived from its
- * CellMemoryRecord: one delta and one peak, from the GPU when the record has
- * any GPU figure, else from host RAM (the kernel's RSS); and for a GPU cell
- * that moved host RAM by a GiB or more (a DataFrame loaded, a dataset read
- * into memory: what gets a kernel OOM-killed), that too. Kept out of the views
- * so that the badge, the history table, the export and the saved metadata
- * agree, and so that the arithmetic is unit-tested.
+ * CellMemoryRecord. There is one delta and one peak, taken from the GPU when
+ * the record has any GPU figure and otherwise from host RAM (the kernel's
+ * RSS). A GPU cell that moved host RAM by a GiB or more also shows that
+ * move, because loading a DataFrame or reading a dataset into memory is what
+ * gets a kernel killed for lack of memory. These figures are kept out of the
+ * views so that the badge, the history table, the export and the saved
+ * metadata agree, and so that the arithmetic is unit-tested.
  *
  * An unknown figure stays null, so a delta is null as soon as one of its
  * inputs is.
@@ -15,21 +16,24 @@ import { CellMemoryRecord } from '../protocol/cell';
 /** Where a cell's figures come from. */
 export type CellMemorySource = 'gpu' | 'ram';
 
-/** Host RAM a GPU cell moved by at least this (change, or peak above its start) is shown beside its GPU figures. */
+/**
+ * When a GPU cell moved host RAM by at least this much, either as a change
+ * or as a peak above its start, the move is shown beside its GPU figures.
+ */
 export const RAM_ALONGSIDE_BYTES = 2 ** 30;
 
 /** The host RAM a GPU cell moved, where it is worth showing beside its GPU figures. */
 export interface RamAlongside {
-  /** RSS after - before; null when unknown. */
+  /** The RSS after the cell less the RSS before it, or null when unknown. */
   deltaBytes: number | null;
-  /** RSS peak - before; null when unknown. */
+  /** The RSS peak less the RSS before the cell, or null when unknown. */
   peakRiseBytes: number | null;
 }
 
 /**
- * 'ok' | 'error' | 'interrupted' | 'oom' (an error that was out-of-memory) |
- * 'died' (the kernel died running it: a record the frontend wrote, see
- * diedCellRecord.ts).
+ * How a cell's run ended. 'oom' is an error that was out-of-memory. 'died'
+ * means the kernel died running the cell; such a record is written by the
+ * frontend (see diedCellRecord.ts).
  */
 export type CellOutcome = 'ok' | 'error' | 'interrupted' | 'oom' | 'died';
 
@@ -37,24 +41,32 @@ export type CellOutcome = 'ok' | 'error' | 'interrupted' | 'oom' | 'died';
 export interface CellSummary {
   source: CellMemorySource;
   /**
-   * GPU: allocated after - before, summed over devices; RAM: RSS after -
-   * before. Null when unknown.
+   * For a GPU cell, the allocated bytes after less those before, summed over
+   * devices; for a RAM cell, the RSS after less the RSS before. It is null
+   * when unknown.
    */
   deltaBytes: number | null;
-  /** GPU: the largest allocated peak of any device; RAM: the RSS peak. */
+  /**
+   * For a GPU cell, the largest allocated peak of any device; for a RAM cell,
+   * the RSS peak.
+   */
   peakBytes: number | null;
-  /** False: the peak was sampled (approximate, shown with "~"). */
+  /**
+   * False when the peak was sampled, which makes it approximate, so it is
+   * shown with "~".
+   */
   peakExact: boolean;
   durationS: number;
   /** The record's status as sent ('ok', 'error', 'interrupted', ...). */
   status: string;
   outcome: CellOutcome;
   outOfMemory: boolean;
-  /** Exception class name (kernel text); null when none. */
+  /** The exception's class name as the kernel wrote it, or null when none. */
   errorType: string | null;
   /**
-   * GPU cells only: the host RAM it moved by RAM_ALONGSIDE_BYTES or more;
-   * null otherwise (absent: saved figures, which keep one source).
+   * For GPU cells only, the host RAM that the cell moved when it moved it by
+   * RAM_ALONGSIDE_BYTES or more, and null otherwise. It is absent from saved
+   * figures, which keep only one source.
    */
   ramAlongside?: RamAlongside | null;
 }
@@ -152,18 +164,22 @@ function ramWorthShowing(record: CellMemoryRecord): RamAlongside | null {
   return moved ? { deltaBytes, peakRiseBytes } : null;
 }
 
-/** Device totals a cell's peak is compared with (for the warning level). */
+/**
+ * The device totals that a cell's peak is compared with to find its warning
+ * level.
+ */
 export interface CellTotals {
-  /** Total bytes per CUDA ordinal (from hello or samples). */
+  /** The total bytes per CUDA ordinal, from the hello or the samples. */
   gpuTotals: ReadonlyMap<number, number>;
-  /** The machine's RAM; null when unknown. */
+  /** The machine's RAM, or null when unknown. */
   hostTotal: number | null;
 }
 
 /**
- * 'warning' when the cell's peak went above `thresholdPercent` of its device
- * (any GPU's allocated peak against that GPU's total; without GPU figures,
- * the RSS peak against the machine's RAM), or it ran out of memory.
+ * Returns 'warning' when the cell ran out of memory or its peak went above
+ * `thresholdPercent` of its device. For GPU figures, any GPU's allocated
+ * peak is compared with that GPU's total; without GPU figures, the RSS peak
+ * is compared with the machine's RAM.
  */
 export function cellWarningLevel(
   record: CellMemoryRecord,
@@ -180,7 +196,8 @@ export function cellWarningLevel(
     total > 0 &&
     (part / total) * 100 >= thresholdPercent;
   if (summary.source === 'gpu') {
-    // The host's RAM too: a GPU cell can fill it (data loaded for the GPU).
+    // The host's RAM is checked too, because a GPU cell can fill it with the
+    // data it loads for the GPU.
     return record.gpus.some(g =>
       above(g.allocated_peak_bytes, totals.gpuTotals.get(g.index))
     ) || above(record.host.rss_peak_bytes, totals.hostTotal)
@@ -191,8 +208,8 @@ export function cellWarningLevel(
 }
 
 /**
- * Device totals known to the model: per GPU from the latest sample (else
- * from hello), and the machine's RAM from the latest sample.
+ * The device totals known to the model: each GPU's from the latest sample
+ * (or else from the hello), and the machine's RAM from the latest sample.
  */
 export function cellTotalsOf(model: {
   hello: { devices: { index: number; total_bytes: number | null }[] } | null;

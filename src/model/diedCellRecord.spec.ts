@@ -1,8 +1,9 @@
 /**
- * The record the frontend writes for the cell a kernel died running: from
- * the timeline's figures between the cell's start and the last sample, on
- * the kernel's clock, never exact; in the Cells tab, the badge, the exports
- * and the notebook's saved figures as "kernel died".
+ * Tests the record that the frontend writes for the cell a kernel died
+ * running. It is built from the timeline's figures between the cell's start
+ * and the last sample, on the kernel's clock, and is never exact. The Cells
+ * tab, the badge, the exports and the notebook's saved figures show it as
+ * "kernel died".
  */
 import { formatCellBadge, formatOutcome } from '../features/cells/cellFormat';
 import {
@@ -139,7 +140,8 @@ describe('diedCellRecord', () => {
         1
       )
     ).toBeNull();
-    // A cell not known by id (two cells with the code another page sent) would read as a console's.
+    // A cell not known by id, as when two cells hold the code that another
+    // page sent, would read as a console's, so no record is written.
     const unknownCell = {
       cellId: null,
       executionCount: 7,

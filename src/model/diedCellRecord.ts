@@ -14,13 +14,18 @@ import { MemoryHistory, SeriesKey } from './MemoryHistory';
 /** The status of a record written for a cell the kernel died running. */
 export const DIED_STATUS = 'died';
 
-/** How far before the cell's start the figure it started from is looked for (the sampler sends at least every heartbeat). */
+/**
+ * How far before the cell's start the figure it started from is looked for.
+ * An hour is ample, because the sampler sends a sample at least once per
+ * heartbeat.
+ */
 const BEFORE_LOOKBACK_S = 3600;
 
 /**
- * The record of `death.runningCell`, numbered `recordId` (after every record
- * of the dead process); null when no cell is known to have been running, or
- * its cell is not known (a record without a cell reads as a console's).
+ * The record of `death.runningCell`, numbered `recordId`, which comes after
+ * every record of the dead process. It is null when no cell is known to have
+ * been running or its cell id is not known, because a record without a cell
+ * would read as a console's.
  */
 export function diedCellRecord(
   death: KernelDeathFacts,
@@ -31,8 +36,9 @@ export function diedCellRecord(
   if (!cell || cell.cellId === null) {
     return null;
   }
-  // The page's clock and the kernel's may differ (a remote kernel): the
-  // last sample says by how much (it arrived `figuresAge` s before the death).
+  // The page's clock and the kernel's may differ, as for a remote kernel.
+  // The last sample tells by how much, since it arrived `figuresAge` seconds
+  // before the death.
   const last = death.lastSample;
   const age = death.figuresAge ?? 0;
   const offset = last ? last.time - (death.time - age) : 0;
@@ -51,7 +57,8 @@ export function diedCellRecord(
     }
     const allocated = figures(key);
     if (allocated.before === null && allocated.peak === null) {
-      continue; // nothing known of that device during the cell
+      // Nothing is known of that device during the cell.
+      continue;
     }
     const reserved = figures(SeriesKey.gpu(gpu.index, 'reserved'));
     gpus.push({
@@ -97,9 +104,9 @@ interface CellFigures {
 
 /**
  * One series' figures over a cell from `started` to `end`. The timeline
- * draws steps (a figure holds until the next sample), so the figure at the
- * start is the last one at or before it. Unknown figures (NaN: a gap, a
- * kernel mark) are skipped.
+ * draws steps, because a figure holds until the next sample, so the figure
+ * at the start is the last one at or before it. Unknown figures, stored as
+ * NaN for a gap or a kernel mark, are skipped.
  */
 function figuresIn(
   times: Float64Array,

@@ -1,4 +1,7 @@
-/** explainKernelDeath: why a kernel died, from its last figures and the OOM kill counts, never guessed. */
+/**
+ * Tests that explainKernelDeath says why a kernel died from its last figures
+ * and the OOM kill counts, and never guesses.
+ */
 import { KernelMemoryModel } from './KernelMemoryModel';
 import {
   explainKernelDeath,
@@ -361,7 +364,8 @@ describe('explainKernelDeath', () => {
         facts({ lastSample: counted(full, 41), machineOomKillsAfter: null }), // no count from the restarted kernel
         facts({ lastSample: counted(full, null), machineOomKillsAfter: 42 }), // none in the last sample
         facts({ lastSample: sample(full), machineOomKillsAfter: 42 }), // an older helper's last sample
-        facts({ lastSample: counted(full, 41), machineOomKillsAfter: 3 }) // lower: no machine counts so
+        // A lower count after the death is impossible on one machine.
+        facts({ lastSample: counted(full, 41), machineOomKillsAfter: 3 })
       ];
       for (const f of cases) {
         expect(machineOomKillsSince(f)).toBeNull();
@@ -405,7 +409,8 @@ describe('explainKernelDeath', () => {
       );
       expect(here.verdict).toBe('oom-killed');
       expect(here.details.join(' ')).not.toContain('vmstat');
-      // A container whose count is unknown (v1 before Linux 4.13): the machine's speaks.
+      // For a container whose count is unknown (cgroup v1 before Linux
+      // 4.13), the machine's count is used.
       const uncounted: HostMemory = {
         ...CONTAINER_HOST,
         container: { ...CONTAINER_HOST.container!, oom_kill_count: null },

@@ -1,7 +1,7 @@
 /**
- * The figures the UI shows for one GPU, derived from a sample: who holds what
- * of the device. Kept out of the views so that the sidebar card and the
- * status bar agree, and so that the arithmetic is unit-tested.
+ * The figures the UI shows for one GPU, derived from a sample: who holds how
+ * much of the device. They are kept out of the views so that the sidebar
+ * card and the status bar agree, and so that the arithmetic is unit-tested.
  *
  * An unknown figure stays null all the way through, so a derived figure is
  * null as soon as one of its inputs is.
@@ -15,33 +15,50 @@ export interface GpuFigures {
   index: number;
   name: string | null;
   total: number | null;
-  /** PyTorch: memory held by live tensors. */
+  /** PyTorch's memory held by live tensors. */
   allocated: number | null;
-  /** PyTorch: memory held by the caching allocator (allocated + cached). */
+  /**
+   * PyTorch's memory held by the caching allocator, which is allocated plus
+   * cached.
+   */
   reserved: number | null;
-  /** reserved - allocated: cached, reusable by PyTorch, not by others. */
+  /**
+   * Reserved less allocated: the cached memory, which PyTorch can reuse but
+   * other processes cannot.
+   */
   cached: number | null;
-  /** PyTorch: peak of `allocated` since the last reset. */
+  /** PyTorch's peak of `allocated` since the last reset. */
   peak: number | null;
-  /** Reserved but unusable (inactive split blocks): fragmentation. */
+  /**
+   * Memory reserved but unusable because it sits in inactive split blocks;
+   * this is fragmentation.
+   */
   fragmentation: number | null;
   numOoms: number | null;
   numAllocRetries: number | null;
-  /** NVML: used on the device by all processes. */
+  /** NVML's figure for the memory used on the device by all processes. */
   deviceUsed: number | null;
-  /** NVML: used by this kernel process. */
+  /** NVML's figure for the memory used by this kernel process. */
   processUsed: number | null;
-  /** deviceUsed - processUsed. */
+  /**
+   * The memory used by other processes, which is deviceUsed less processUsed.
+   */
   otherProcesses: number | null;
-  /** processUsed - reserved: CUDA context, cuBLAS/cuDNN workspaces. */
+  /**
+   * processUsed less reserved, which is the CUDA context and the cuBLAS and
+   * cuDNN workspaces.
+   */
   contextAndLibraries: number | null;
-  /** total - deviceUsed. */
+  /** The free memory, which is total less deviceUsed. */
   free: number | null;
   tensorflowCurrent: number | null;
   tensorflowPeak: number | null;
-  /** What this kernel holds on the device, best known figure. */
+  /** What this kernel holds on the device, by the best figure known. */
   kernelUsed: number | null;
-  /** Share of the device in use (by anyone if known, else by this kernel). */
+  /**
+   * The share of the device in use, by anyone if that is known and
+   * otherwise by this kernel.
+   */
   usedPercent: number | null;
 }
 
@@ -49,7 +66,10 @@ function difference(a: number | null, b: number | null): number | null {
   return a === null || b === null ? null : Math.max(0, a - b);
 }
 
-/** Figures of a GPU from its sample entry (and its hello entry, if any). */
+/**
+ * The figures of a GPU from its sample entry, and from its hello entry if there
+ * is one.
+ */
 export function gpuFigures(
   gpu: GpuSample,
   device?: DeviceInfo | null
@@ -64,7 +84,8 @@ export function gpuFigures(
   const deviceUsed = nvml?.used_bytes ?? null;
   const processUsed = nvml?.process_used_bytes ?? null;
   const tensorflowCurrent = tf?.current_bytes ?? null;
-  // Without NVML's figure for this process: what its frameworks hold, both of them.
+  // Without NVML's figure for this process, what the kernel holds is taken
+  // as the sum of what both of its frameworks hold.
   const kernelUsed =
     processUsed ??
     (reserved === null && tensorflowCurrent === null
@@ -85,7 +106,8 @@ export function gpuFigures(
     processUsed,
     otherProcesses: difference(deviceUsed, processUsed),
     contextAndLibraries: difference(processUsed, reserved),
-    // NVML's own: total less used is more by the driver's reservation.
+    // NVML's own free figure is preferred, because total less used
+    // overstates it by the driver's reservation.
     free: nvml?.free_bytes ?? difference(total, deviceUsed),
     tensorflowCurrent,
     tensorflowPeak: tf?.peak_bytes ?? null,
@@ -94,7 +116,7 @@ export function gpuFigures(
   };
 }
 
-/** Figures of a device known only from the hello (no sample yet). */
+/** The figures of a device known only from the hello, before any sample. */
 export function deviceFigures(device: DeviceInfo): GpuFigures {
   return gpuFigures(
     {

@@ -6,18 +6,22 @@
  * therefore proof of "no GPU" only when NVML answered, or PyTorch is up, or
  * NVML failed because there is no NVIDIA driver at all. On a GPU machine
  * whose kernel lacks NVML's Python package, the list stays empty until the
- * first CUDA operation: that is "not known yet", never "no GPU".
+ * first CUDA operation, so that case means "not known yet", never "no GPU".
  */
 import type { HelloMessage } from '../protocol/messages';
 import type { SampleMessage } from '../protocol/sample';
 
-/** NVML's failures that mean no NVIDIA driver is installed (so no GPU to see). */
+/**
+ * NVML's failures that mean no NVIDIA driver is installed, so there is no GPU
+ * to see.
+ */
 const NO_DRIVER =
   /shared library not found|library not found|driver not loaded/i;
 
 /**
- * True: the kernel sees no GPU; false: it sees one; null: not known (yet).
- * From the latest sample, else from the hello (before the first sample).
+ * Returns true when the kernel sees no GPU, false when it sees one, and null
+ * when that is not known yet. It reads the latest sample, or the hello
+ * before the first sample.
  */
 export function seesNoGpu(
   hello: Pick<
@@ -40,7 +44,8 @@ export function seesNoGpu(
     return true;
   }
   if (hello.nvml.available) {
-    // MIG instances named: NVML cannot say which the kernel sees before CUDA starts.
+    // When MIG instances are named, NVML cannot say which of them the kernel
+    // sees before CUDA starts.
     return hello.devices_wait_for_cuda ? null : true;
   }
   return hello.nvml.error !== null && NO_DRIVER.test(hello.nvml.error)

@@ -33,7 +33,7 @@ export function sampleSeries(sample: SampleMessage): Map<string, number> {
   return values;
 }
 
-/** A recovered timeline's columns, keyed as the history keys them. */
+/** A recovered timeline's columns, keyed the way the history keys them. */
 export function historySeriesOf(
   timeline: TimelineColumns
 ): Map<string, Float64Array> {
@@ -46,7 +46,8 @@ export function historySeriesOf(
       ['process', gpu.process_used_bytes]
     ] as const;
     for (const [figure, values] of figures) {
-      // A series the live samples would not have made (never known) stays out.
+      // A series that was never known stays out, because the live samples
+      // would not have made it either.
       if (values.some(v => v !== null)) {
         series.set(SeriesKey.gpu(gpu.index, figure), column(values));
       }

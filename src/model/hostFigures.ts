@@ -1,9 +1,10 @@
 /**
- * The RAM a kernel may use, derived from a sample's host part: its
- * container's limit when one is set (the kernel is killed there, long before
- * the node runs out, unless it can swap: then once its swap is full too,
- * see swapFigures.ts), else the machine's RAM. The Host RAM card, the status
- * bar and the death explanation all measure against this, so they agree.
+ * The RAM a kernel may use, derived from a sample's host part. That is its
+ * container's limit when one is set, because the kernel is killed there long
+ * before the node runs out (or, if it can swap, once its swap is full too;
+ * see swapFigures.ts). Otherwise it is the machine's RAM. The Host RAM card,
+ * the status bar and the death explanation all measure against this, so
+ * they agree.
  *
  * An unknown figure stays null, so a derived figure is null as soon as one of
  * its inputs is.
@@ -17,18 +18,23 @@ export interface HostFigures {
   container: boolean;
   /** The container's limit, or the machine's total RAM. */
   limit: number | null;
-  /** What is left under that limit (never more than the machine has left). */
+  /** What is left under that limit, never more than the machine has left. */
   available: number | null;
   /** The kernel's RSS. */
   rss: number | null;
   /**
-   * In use under the limit: the container's working set (its usage less the
-   * page cache it can reclaim), or total - available.
+   * The memory in use under the limit: the container's working set (its
+   * usage less the page cache it can reclaim), or else total less available.
    */
   used: number | null;
-  /** used - rss: other processes (and, in a container, page cache still active). */
+  /**
+   * Used less the RSS: other processes, and in a container also the page
+   * cache that is still active.
+   */
   others: number | null;
-  /** Share of the limit in use (by anyone under it), 0..100+. */
+  /**
+   * The share of the limit in use by anyone under it, from 0 to 100 or more.
+   */
   usedPercent: number | null;
   /** The container's out-of-memory kills so far, when counted. */
   oomKills: number | null;
@@ -47,19 +53,20 @@ export function hostFigures(host: HostMemory | null | undefined): HostFigures {
   let available: number | null;
   if (container) {
     limit = container.limit_bytes;
-    // The working set, as docker stats and Kubernetes count it: the file cache
-    // a dataset read leaves is given back before any OOM kill, not in use.
+    // The working set is used, as docker stats and Kubernetes count it,
+    // because the file cache that reading a dataset leaves is given back
+    // before any OOM kill and so is not really in use.
     const usage = container.usage_bytes;
     const workingSet =
       usage !== null
         ? Math.max(0, usage - (container.inactive_file_bytes ?? 0))
         : null;
-    // The kernel's RSS is charged to its cgroup: usage is never below it.
+    // The kernel's RSS is charged to its cgroup, so usage is never below it.
     used =
       workingSet !== null && rss !== null
         ? Math.max(workingSet, rss)
         : workingSet;
-    // Without the usage, what is left under the limit is not known: the
+    // Without the usage, what is left under the limit is not known, and the
     // machine's free RAM would overstate it.
     available = used === null ? null : Math.max(0, limit - used);
     if (available !== null && machineAvailable !== null) {

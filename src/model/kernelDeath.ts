@@ -1,21 +1,23 @@
 /**
- * Why did the kernel die? What the last figures before an unasked-for death
- * (status `autorestarting` or `dead`) suggest, in words and numbers, and
- * what the kernel left behind as evidence (its cgroup's OOM kill count, or
- * else the machine's, read by the restarted kernel's helper). Pure: the
- * model records the facts, this module words them, views only render.
+ * Why did the kernel die? This module says, in words and numbers, what the
+ * last figures before a death that nobody asked for (status
+ * `autorestarting` or `dead`) suggest, and what the kernel left behind as
+ * evidence: its cgroup's OOM kill count, or else the machine's, as read by
+ * the restarted kernel's helper. It is pure: the model records the facts,
+ * this module words them, and views only render.
  *
- * Never guess beyond the evidence: a container's count that rose is said as
- * fact (it counts the kernel's cgroup alone); the machine's count that rose
- * is "most likely" the out-of-memory killer, near the limit or not (memory
- * can fill between two samples a second apart, but the killer may have
- * taken another process); a count that did not rise clears the killer, near
- * the limit too, and the cause is unknown. Without a count, memory near the
- * limit is "most likely" the out-of-memory killer, and where swap
- * still had room at the last sample that is said beside it (past the limit
- * pages go to swap, and the killer acts once that is full too; but a
- * zram swap is RAM itself, and the last sample can be a second old, so room
- * there does not clear the killer); anything else is an unknown cause.
+ * It never guesses beyond the evidence. A container's count that rose is
+ * stated as fact, because it counts the kernel's cgroup alone. A machine's
+ * count that rose is called "most likely" the out-of-memory killer, whether
+ * memory was near the limit or not, because memory can fill between two
+ * samples a second apart, but the killer may have taken another process. A
+ * count that did not rise clears the killer, even near the limit, and the
+ * cause is then unknown. Without a count, memory near the limit is called
+ * "most likely" the out-of-memory killer. If swap still had room at the
+ * last sample, that is said beside it: past the limit, pages go to swap and
+ * the killer acts once that is full too, but a zram swap is RAM itself and
+ * the last sample can be a second old, so room there does not clear the
+ * killer. Anything else is an unknown cause.
  */
 import { ByteUnits, formatBytes } from '../text/format';
 import { SampleMessage } from '../protocol/sample';
@@ -31,44 +33,57 @@ export const STALE_FIGURES_S = 5;
 
 /** The cell the kernel was running when it died. */
 export interface RunningCell {
-  /** The notebook cell's id (from the execute request), when known. */
+  /** The notebook cell's id from the execute request, when known. */
   cellId: string | null;
-  /** The execution count the kernel gave it (execute_input), when known. */
+  /**
+   * The execution count that the kernel gave it in execute_input, when known.
+   */
   executionCount: number | null;
   /**
-   * Whether the kernel said it started it (execute_input). A kernel that
-   * dies at once (`os._exit`, a segfault) may not get that message out:
-   * then the oldest request it had not answered is named, as most likely.
+   * Whether the kernel said, with execute_input, that it started the cell.
+   * A kernel that dies at once (`os._exit`, a segfault) may not get that
+   * message out; then the oldest request it had not answered is named as the
+   * most likely one.
    */
   confirmed: boolean;
   /**
-   * When it started (this browser's clock, Unix seconds): when the kernel
-   * said so, else when the request was sent. Absent when unknown.
+   * When the cell started, in Unix seconds on this browser's clock: when the
+   * kernel said so, or else when the request was sent. It is absent when
+   * unknown.
    */
   startedAt?: number;
 }
 
-/** What the model records at an unasked-for death. */
+/** What the model records at a death that nobody asked for. */
 export interface KernelDeathFacts {
-  /** `autorestarting`: the server restarts it; `dead`: it stays dead. */
+  /**
+   * `autorestarting` when the server restarts the kernel, `dead` when it stays
+   * dead.
+   */
   status: 'autorestarting' | 'dead';
-  /** When the frontend saw it die (Unix seconds, this browser's clock). */
+  /**
+   * When the frontend saw the kernel die, in Unix seconds on this browser's
+   * clock.
+   */
   time: number;
-  /** The dead kernel's last sample; null if none arrived. */
+  /** The dead kernel's last sample, or null if none arrived. */
   lastSample: SampleMessage | null;
-  /** Seconds between the last sample and the death (null: unknown). */
+  /**
+   * The seconds between the last sample and the death, or null when unknown.
+   */
   figuresAge: number | null;
   runningCell: RunningCell | null;
   /**
    * The container's OOM kill count as the restarted kernel's helper first
-   * reports it (same cgroup limit); null until then, or where not readable.
+   * reports it, if the cgroup limit is the same. It is null until then, or
+   * where the count is not readable.
    */
   oomKillsAfter: number | null;
   /**
    * The machine's OOM kill count (/proc/vmstat) as the restarted kernel's
    * helper first reports it, where that is plausibly the dead kernel's
-   * machine (same RAM, same hostname where known, a count not below the
-   * last one); null until then, or where unknown.
+   * machine: the same RAM, the same hostname where known, and a count not
+   * below the last one. It is null until then, or where unknown.
    */
   machineOomKillsAfter: number | null;
 }
@@ -77,9 +92,10 @@ export interface KernelDeathFacts {
 export const NOTIFICATION_CHARS = 140;
 
 /**
- * `oom-killed`: the container's count says the killer took it (a fact);
- * `near-limit`: most likely the out-of-memory killer (memory near the limit,
- * or the machine's count rose); `unknown`: nothing says why.
+ * The verdict on a death. `oom-killed` means the container's count shows,
+ * as a fact, that the killer took the kernel. `near-limit` means it was most
+ * likely the out-of-memory killer, because memory was near the limit or the
+ * machine's count rose. `unknown` means nothing says why.
  */
 export type DeathVerdict = 'oom-killed' | 'near-limit' | 'unknown';
 
@@ -93,13 +109,21 @@ export interface KernelDeathExplanation {
   summary: string;
   /** The gist in at most NOTIFICATION_CHARS characters, for a notification. */
   short: string;
-  /** "Cell [7] was running.", a sentence naming the marked cell, or "" when none is known. */
+  /**
+   * A sentence naming the marked cell, such as "Cell [7] was running.", or
+   * "" when none is known.
+   */
   cellText: string;
-  /** The evidence behind the verdict, one line each (figures, counts). */
+  /**
+   * The evidence behind the verdict, such as figures and counts, one per line.
+   */
   details: string[];
 }
 
-/** "running [7]" / "running cell 3f2a…" / "probably running cell 3f2a…": the running cell, for a notification. */
+/**
+ * Names the running cell for a notification, as in "running [7]", "running
+ * cell 3f2a…" or "probably running cell 3f2a…".
+ */
 export function runningCellLabel(cell: RunningCell | null): string {
   if (!cell) {
     return '';
@@ -115,7 +139,9 @@ export function runningCellLabel(cell: RunningCell | null): string {
     : trans.__('probably running cell %1', cell.cellId.slice(0, 8));
 }
 
-/** The sentence of the panel that names the running cell ('' when none is known). */
+/**
+ * The panel's sentence that names the running cell, or '' when none is known.
+ */
 export function runningCellText(cell: RunningCell | null): string {
   if (!cell) {
     return '';
@@ -133,7 +159,10 @@ export function runningCellText(cell: RunningCell | null): string {
       );
 }
 
-/** The OOM kills of the dead kernel's container since its last sample; null: unknown. */
+/**
+ * The OOM kills of the dead kernel's container since its last sample, or null
+ * when unknown.
+ */
 export function oomKillsSince(facts: KernelDeathFacts): number | null {
   const before = facts.lastSample?.host.container?.oom_kill_count ?? null;
   if (before === null || facts.oomKillsAfter === null) {
@@ -144,8 +173,9 @@ export function oomKillsSince(facts: KernelDeathFacts): number | null {
 
 /**
  * The OOM kills on the dead kernel's machine (/proc/vmstat) between its last
- * sample and the restarted kernel's first; null: unknown (a count missing on
- * either side, or a lower one after, which no machine counts).
+ * sample and the restarted kernel's first. It is null when unknown: when a
+ * count is missing on either side, or the later one is lower, which no
+ * single machine's count can be.
  */
 export function machineOomKillsSince(facts: KernelDeathFacts): number | null {
   const before = facts.lastSample?.host.oom_kill_count ?? null;
@@ -185,8 +215,8 @@ export function explainKernelDeath(
       )
     );
   }
-  // The machine's count speaks only where the container's does not: that
-  // one counts the kernel's cgroup alone.
+  // The machine's count is used only where the container's is missing,
+  // because the container's counts the kernel's cgroup alone.
   const machineKills = kills === null ? machineOomKillsSince(facts) : null;
   if (machineKills !== null && machineKills > 0) {
     details.push(
@@ -309,8 +339,9 @@ export function explainKernelDeath(
     );
   }
   const near = f.usedPercent !== null && f.usedPercent >= NEAR_LIMIT_PERCENT;
-  // Swap with room left at the last sample is said, not taken as proof
-  // (see the module's comment); unknown swap (an older helper) says nothing.
+  // Swap with room left at the last sample is mentioned but not taken as
+  // proof (see the module's comment). Unknown swap, as from an older helper,
+  // adds nothing.
   const swapRoom = swapRoomLeft(swap, 100 - NEAR_LIMIT_PERCENT);
   const swapFull =
     swap.limit !== null && swap.limit > 0 && !swapRoom && swap.free !== null;
@@ -320,9 +351,9 @@ export function explainKernelDeath(
     verdict = 'oom-killed';
     cause = trans.__('the out-of-memory killer killed it (%1)', eventsFile);
   } else if (facts.status === 'dead') {
-    // Gone without a restart: a kernel shut down from another page, culled
-    // by the server or deleted there says just this too, and no restarted
-    // kernel will tell whether the killer acted.
+    // The kernel is gone without a restart. A kernel shut down from another
+    // page, culled by the server or deleted there looks just the same, and
+    // no restarted kernel will tell whether the killer acted.
     verdict = 'unknown';
     cause = near
       ? trans.__(
@@ -332,7 +363,7 @@ export function explainKernelDeath(
           'a kernel stops this way when it is shut down or culled elsewhere, or dies where the server does not restart it, so the cause is unknown'
         );
   } else if (near && kills === 0) {
-    // The evidence says no: the container's killer did not act.
+    // The evidence says that the container's killer did not act.
     verdict = 'unknown';
     cause = trans.__(
       "memory was near the limit, but the container's %1 count did not rise, so the cause is unknown",
@@ -340,8 +371,9 @@ export function explainKernelDeath(
     );
   } else if (machineKills !== null && machineKills > 0) {
     // The killer acted on this machine between the last figures and the
-    // restarted kernel's first: most likely on the kernel, near the limit
-    // or not (memory fills between samples), but it may have been another process.
+    // restarted kernel's first. It most likely took the kernel, near the
+    // limit or not, because memory fills between samples; but it may have
+    // taken another process.
     verdict = 'near-limit';
     cause =
       near || f.usedPercent === null
@@ -352,7 +384,8 @@ export function explainKernelDeath(
             "most likely the out-of-memory killer, as the machine's /proc/vmstat oom_kill count rose, though memory was not near the limit at the last sample"
           );
   } else if (machineKills === 0) {
-    // The evidence says no: the killer killed nothing on this machine meanwhile.
+    // The evidence says that the killer killed nothing on this machine in
+    // the meantime.
     verdict = 'unknown';
     cause = near
       ? trans.__(
@@ -385,7 +418,8 @@ export function explainKernelDeath(
         : trans.__('memory was not near the limit, so the cause is unknown');
   }
 
-  // The same "available" as the last figures' (not the RSS plus it, which read as a second one).
+  // This uses the same "available" as the last figures, not the RSS plus
+  // it, which would read as a second, different figure.
   const figures =
     f.rss !== null && f.available !== null
       ? trans.__('RAM %1 (%2 more available)', bytes(f.rss), bytes(f.available))

@@ -21,7 +21,10 @@ export function kernelDeathText(then: () => void): typeof KernelDeath | null {
   loading ??= import('./kernelDeath').then(
     module => (loaded = module),
     reason => {
-      loading = null; // tried again at the next death or render (a page outliving its build, a network blip)
+      // The load is tried again at the next death or render, because the
+      // failure may pass, as with a network blip, or a page outliving its
+      // build.
+      loading = null;
       throw reason;
     }
   );
@@ -34,7 +37,10 @@ export function kernelDeathText(then: () => void): typeof KernelDeath | null {
   return null;
 }
 
-/** Resolves once the explanation has loaded (tests, and a page that wants it early). */
+/**
+ * Resolves once the explanation has loaded. Tests use it, and so can a page
+ * that wants the explanation early.
+ */
 export function kernelDeathTextLoaded(): Promise<void> {
   return new Promise(resolve => {
     if (kernelDeathText(resolve)) {

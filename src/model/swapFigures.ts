@@ -1,14 +1,15 @@
 /**
- * Swap, derived from a sample's host part: the kernel's own pages in swap
- * (memory it holds that its RSS leaves out: a kernel whose pages went to
- * swap shows a small RSS while its arrays still exist), and the swap its
- * pages may still go to before the out-of-memory killer acts.
+ * Swap, derived from a sample's host part. It covers the kernel's own pages
+ * in swap, which is memory it holds that its RSS leaves out (a kernel whose
+ * pages went to swap shows a small RSS while its arrays still exist), and
+ * the swap that its pages may still go to before the out-of-memory killer
+ * acts.
  *
- * Where the kernel may swap, a memory limit is not where it dies: past it
- * (a container's memory.max, or the machine's RAM), its pages go to swap,
- * and the killer acts once no more can. The swap that bounds it is the
+ * Where the kernel may swap, a memory limit is not where it dies. Past the
+ * limit (a container's memory.max, or the machine's RAM), its pages go to
+ * swap, and the killer acts once no more can. The swap that bounds it is the
  * container's swap limit where a cgroup sets one (never more than the
- * machine has), else the machine's swap.
+ * machine has), or else the machine's swap.
  *
  * This is a module of its own, apart from hostFigures.ts, because the status
  * bar loads that one with the page, while swap is shown only in the sidebar
@@ -25,21 +26,27 @@ export interface SwapFigures {
   /** The kernel's own pages in swap (VmSwap), besides its RSS. */
   kernelSwapped: number | null;
   /**
-   * Whether a container's cgroup limits the swap (`limit` is its limit);
-   * false: no cgroup limits swap, and the machine's swap is the bound.
+   * Whether a container's cgroup limits the swap, in which case `limit` is
+   * that cgroup's limit. When false, no cgroup limits swap, and the
+   * machine's swap is the bound.
    */
   container: boolean;
   /**
-   * The most swap the kernel's pages may take: the container's swap limit
-   * (never more than the machine's swap), else the machine's swap. 0: the
-   * kernel cannot swap at all.
+   * The most swap that the kernel's pages may take: the container's swap
+   * limit (never more than the machine's swap), or else the machine's swap.
+   * A value of 0 means the kernel cannot swap at all.
    */
   limit: number | null;
-  /** Swap in use under that limit (the container's, else the machine's). */
+  /**
+   * The swap in use under that limit, the container's or else the machine's.
+   */
   used: number | null;
-  /** What may still go to swap: limit less used, never more than the machine has free. */
+  /**
+   * What may still go to swap: the limit less what is used, never more than
+   * the machine has free.
+   */
   free: number | null;
-  /** Share of the limit in use, 0..100. */
+  /** The share of the limit in use, from 0 to 100. */
   usedPercent: number | null;
 }
 
@@ -80,9 +87,10 @@ export function swapFigures(host: HostMemory | null | undefined): SwapFigures {
 }
 
 /**
- * Whether the figures show room in swap: at least `percent` of the limit
- * free, where the kernel's pages go before the out-of-memory killer acts.
- * False where the kernel cannot swap or the figures are unknown.
+ * Whether the figures show room in swap, meaning at least `percent` of the
+ * limit is free for the kernel's pages to go to before the out-of-memory
+ * killer acts. It is false where the kernel cannot swap or the figures are
+ * unknown.
  */
 export function swapRoomLeft(swap: SwapFigures, percent: number): boolean {
   return (

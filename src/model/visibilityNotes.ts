@@ -5,9 +5,9 @@
  * which case the user is in (torch not imported, CUDA not initialised, no GPU
  * visible, NVML unavailable, ...).
  *
- * Only the sidebar shows them, so this module loads with it, not at start-up:
- * the sidebar hands `deriveVisibilityNotes` to the models
- * (KernelVisibilityNotes' `deriveNotesWith`).
+ * Only the sidebar shows them, so this module loads with the sidebar rather
+ * than at start-up. The sidebar hands `deriveVisibilityNotes` to the models
+ * through KernelVisibilityNotes' `deriveNotesWith`.
  */
 import { seesNoGpu } from './gpuVisibility';
 import { NVML_UNATTRIBUTED_NOTE_AFTER_S } from './NvmlAttributionClock';
@@ -29,10 +29,13 @@ export type VisibilityNoteId =
 
 /** One note that explains why the panel shows less than the user may expect. */
 export interface VisibilityNote {
-  /** Stable id (also the `data-vram-note` attribute). */
+  /** The stable id, which is also the `data-vram-note` attribute. */
   id: VisibilityNoteId;
   severity: 'info' | 'warning';
-  /** Plain text; may contain kernel-supplied text, so render as text. */
+  /**
+   * Plain text. It may contain text that the kernel supplied, so it must be
+   * rendered as text, never as HTML.
+   */
   text: string;
 }
 
@@ -40,14 +43,14 @@ export interface VisibilityNote {
 export interface VisibilityInputs {
   hello: HelloMessage | null;
   sample: SampleMessage | null;
-  /** Latest malformed message or helper error, if any. */
+  /** The latest malformed message or helper error, if any. */
   problem: string | null;
   /**
-   * How long (seconds) NVML has gone without attributing memory to the kernel
-   * (see {@link nvmlCannotAttribute}): from the first of the samples that say
-   * so, up to the latest, and on since then until a sample says otherwise;
-   * null while NVML does attribute it (so, when set, the latest sample is one
-   * of them).
+   * How long, in seconds, NVML has gone without attributing memory to the
+   * kernel (see {@link nvmlCannotAttribute}). It counts from the first of the
+   * samples that say so up to the latest, and on from then until a sample
+   * says otherwise. It is null while NVML does attribute the memory, so when
+   * it is set, the latest sample is one of those samples.
    */
   nvmlUnattributedForS: number | null;
   /** New sampling settings were sent while a cell ran and are not applied yet. */
@@ -76,19 +79,21 @@ export function deriveVisibilityNotes(
     return notes;
   }
 
-  // The latest sample is fresher than the hello: torch may have been imported since.
+  // The latest sample is fresher than the hello, and torch may have been
+  // imported since the hello.
   const torchImported = sample ? sample.torch.imported : hello!.torch !== null;
   const cudaInitialized = sample
     ? sample.torch.cuda_initialized
     : !!hello!.torch?.cuda_initialized;
   const gpuCount = sample ? sample.gpus.length : hello!.devices.length;
-  // Whether that proves no GPU (gpuVisibility.ts): asked once, for both notes that need it.
+  // Whether an empty list proves that there is no GPU (see gpuVisibility.ts)
+  // is asked once here, for both notes that need it.
   const noGpu = gpuCount === 0 ? seesNoGpu(hello, sample) : false;
 
   if (gpuCount === 0) {
     // An empty device list proves "no GPU" only where NVML or PyTorch could
-    // have listed one (gpuVisibility.ts): without NVML, GPUs show once
-    // PyTorch initialises CUDA.
+    // have listed one (see gpuVisibility.ts). Without NVML, GPUs show only
+    // once PyTorch initialises CUDA.
     const known = noGpu !== null;
     const hidden = sample ? sample.hidden_gpus : (hello!.hidden_gpus ?? null);
     notes.push({
@@ -163,8 +168,9 @@ export function deriveVisibilityNotes(
   const tfGpus = sample
     ? sample.tensorflow.gpus_initialized
     : !!hello!.tensorflow?.gpus_initialized;
-  // TensorFlow's runtime comes up with its first operation, GPUs or not: on
-  // a machine proven to have none, its GPU advice would be false.
+  // TensorFlow's runtime comes up with its first operation, whether or not
+  // there are GPUs, so on a machine proven to have none, its GPU advice
+  // would be false.
   if (noGpu === true) {
     return notes;
   }
@@ -188,12 +194,13 @@ export function deriveVisibilityNotes(
   return notes;
 }
 
-/** Longest CUDA_VISIBLE_DEVICES value quoted whole in a note. */
+/** The longest CUDA_VISIBLE_DEVICES value that a note quotes whole. */
 const QUOTED_VALUE_MAX = 60;
 
 /**
- * No GPU, because the kernel's CUDA_VISIBLE_DEVICES hides them: said with
- * the value, where "no GPU" alone sends the user looking for a driver problem.
+ * Says that there is no GPU because the kernel's CUDA_VISIBLE_DEVICES hides
+ * them, and quotes the value, because "no GPU" alone would send the user
+ * looking for a driver problem.
  */
 function hiddenGpusText(hidden: HiddenGpus): string {
   const value = hidden.cuda_visible_devices;

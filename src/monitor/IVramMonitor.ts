@@ -13,15 +13,18 @@ import { VramSettings } from '../settings/settings';
 
 /** The memory monitor: it follows the active notebook's kernel. */
 export interface IVramMonitor {
-  /** Model of the active notebook's kernel; null when no notebook is open. */
+  /**
+   * The model of the active notebook's kernel, or null when no notebook is
+   * open.
+   */
   readonly current: IKernelMemoryModel | null;
   readonly currentChanged: ISignal<IVramMonitor, IKernelMemoryModel | null>;
   readonly settings: VramSettings;
   readonly settingsChanged: ISignal<IVramMonitor, VramSettings>;
   /**
-   * Ask the active kernel's helper for a fresh sample; resolves with the seq
-   * of that sample once it is in `current.latest`. Rejects when there is no
-   * live helper or the request times out.
+   * Asks the active kernel's helper for a fresh sample, and resolves with
+   * the seq of that sample once it is in `current.latest`. It rejects when
+   * there is no live helper or the request times out.
    */
   refresh(): Promise<HelperRequestResults['snapshot']>;
 }

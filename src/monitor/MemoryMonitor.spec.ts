@@ -41,7 +41,10 @@ class FakeConnection implements IHelperConnection {
   configured: unknown[] = [];
   snapshots = 0;
   reconnects = 0;
-  /** Set to hold the configure answer back (a kernel busy with a cell). */
+  /**
+   * Set this to hold the configure answer back, as a kernel busy with a cell
+   * does.
+   */
   configureAnswer: Promise<null> | null = null;
   async configure(config: unknown) {
     this.configured.push(config);
@@ -144,7 +147,8 @@ describe('MemoryMonitor', () => {
     tracker.activate(b);
     expect(monitor.current).not.toBe(modelA);
     tracker.activate(a);
-    expect(monitor.current).toBe(modelA); // kept, with its history
+    // The model is kept, with its history.
+    expect(monitor.current).toBe(modelA);
     expect(connections).toHaveLength(2);
     expect(currents).toHaveLength(3);
   });
@@ -198,7 +202,8 @@ describe('MemoryMonitor', () => {
   });
 
   it('applies a new stack depth or GPU history size live to a kernel that records', async () => {
-    await ALLOCATION_RECORDING.load(); // its code is fetched with the first kernel
+    // The kind's code is fetched with the first kernel.
+    await ALLOCATION_RECORDING.load();
     const { tracker, monitor, connections } = setup(
       undefined,
       RecordingConnection,
@@ -208,7 +213,7 @@ describe('MemoryMonitor', () => {
     (monitor.current as KernelMemoryModel).setState('live');
     const connection = connections[0] as RecordingConnection;
     const recorder = allocationsFor(monitor, monitor.current)!;
-    // Not recording: a change waits for the next start.
+    // While the kernel is not recording, a change waits for the next start.
     monitor.updateSettings({ ...monitor.settings, allocationHostFrames: 8 });
     await Promise.resolve();
     expect(connection.recorded).toEqual([]);
@@ -217,7 +222,8 @@ describe('MemoryMonitor', () => {
       { enabled: true, host_frames: 8, gpu_max_entries: 100_000 }
     ]);
     monitor.updateSettings({ ...monitor.settings, allocationHostFrames: 32 });
-    monitor.updateSettings({ ...monitor.settings, units: 'decimal' }); // not a recording setting
+    // The units are not a recording setting.
+    monitor.updateSettings({ ...monitor.settings, units: 'decimal' });
     await new Promise(resolve => setTimeout(resolve, 0));
     expect(connection.recorded).toEqual([
       { enabled: true, host_frames: 8, gpu_max_entries: 100_000 },
@@ -243,7 +249,8 @@ describe('MemoryMonitor', () => {
     const model = monitor.current as KernelMemoryModel;
     const pending = () => model.notes.some(n => n.id === 'settings-pending');
     monitor.updateSettings({ ...DEFAULT_SETTINGS, sampleIntervalSeconds: 0.5 });
-    expect(pending()).toBe(false); // an idle kernel answers at once: no note to flash
+    // An idle kernel answers at once, so no note flashes up.
+    expect(pending()).toBe(false);
     let answer: (value: null) => void = () => undefined;
     connections[0].configureAnswer = new Promise(resolve => (answer = resolve));
     model.setKernelBusy(true);
@@ -277,7 +284,7 @@ describe('MemoryMonitor', () => {
     // Display-only changes do not bother the kernel.
     monitor.updateSettings({ ...monitor.settings, units: 'decimal' });
     expect(connections[0].configured).toHaveLength(1);
-    // The per-cell peak reset is kernel config.
+    // The per-cell peak reset is kernel config, so it is sent.
     monitor.updateSettings({ ...monitor.settings, exactPeakPerCell: false });
     expect(connections[0].configured).toHaveLength(2);
     expect(connections[0].configured[1]).toMatchObject({
@@ -393,7 +400,8 @@ describe("MemoryMonitor: the features' session parts", () => {
     monitor.partsChanged.connect((_, changed) => said.push(changed));
     tracker.activate(new FakePanel());
     tracker.activate(new FakePanel());
-    // Not there while the code is fetched (once, for both sessions).
+    // The parts are not there while the code is fetched, which happens once
+    // for both sessions.
     expect(monitor.currentPart(kind)).toBeNull();
     expect(loads).toBe(1);
     finishLoading(({ model }) => new RecordingPart(model));
@@ -403,7 +411,7 @@ describe("MemoryMonitor: the features' session parts", () => {
     for (const entry of monitor.sessions()) {
       expect(monitor.partFor(kind, entry.model)?.model).toBe(entry.model);
     }
-    // A session followed from now on gets its part at once.
+    // A session followed after the code came gets its part at once.
     tracker.activate(new FakePanel());
     expect(monitor.currentPart(kind)?.model).toBe(monitor.current);
     expect(said).toHaveLength(1);
@@ -453,7 +461,8 @@ describe('MemoryMonitor.sessions (the Kernels tab)', () => {
     tracker.activate(a1);
     tracker.activate(b);
     tracker.activate(a2);
-    expect(changes).toBe(3); // two sessions, then a second view of the first
+    // The changes are two sessions, then a second view of the first.
+    expect(changes).toBe(3);
 
     const sessions = monitor.sessions();
     expect(sessions.map(s => s.sessionContext)).toEqual([contextA, contextB]);
@@ -464,10 +473,12 @@ describe('MemoryMonitor.sessions (the Kernels tab)', () => {
     ]);
     expect(monitor.sessionsOfKernel('no-such-kernel')).toEqual([]);
 
-    a2.dispose(); // a panel leaves; the session stays
+    // A panel leaves, and the session stays.
+    a2.dispose();
     expect(changes).toBe(4);
     expect(monitor.sessions()[0].panels).toEqual([a1]);
-    b.dispose(); // the last panel of a session leaves
+    // The last panel of a session leaves.
+    b.dispose();
     expect(changes).toBe(5);
     expect(monitor.sessions().map(s => s.sessionContext)).toEqual([contextA]);
   });
@@ -565,7 +576,8 @@ describe('MemoryMonitor: what the browser keeps between pages', () => {
       saves.push('timeline');
     };
     model.history.append(1, new Map([['host.rss', 1]]));
-    model.history.markKernelEnd(2, 'died'); // would be written at once if kept
+    // A mark would be written at once if the timeline were kept.
+    model.history.markKernelEnd(2, 'died');
     await tick();
     expect(saves).toEqual([]);
     monitor.updateSettings({ ...DEFAULT_SETTINGS });
@@ -593,7 +605,8 @@ describe('MemoryMonitor: what the browser keeps between pages', () => {
     tracker.activate(panel);
     await tick();
     const model = monitor.current as KernelMemoryModel;
-    model.history.append(1, new Map([['host.rss', 1]])); // waits for the timeline's delay
+    // A row waits for the timeline's write delay.
+    model.history.append(1, new Map([['host.rss', 1]]));
     monitor.updateSettings({ ...DEFAULT_SETTINGS, rememberTimeline: false });
     await tick();
     expect(stores.log).toEqual(['save timeline', 'forget timeline']);

@@ -59,7 +59,8 @@ export class MemoryMonitor implements IVramMonitor {
           config: () => helperConfigFor(this._settings),
           commsLeftOpen: this._commsLeftOpen ?? undefined
         }));
-    // A test that fakes the connection fakes (or leaves out) the watch too.
+    // A test that fakes the connection also fakes the watch or leaves it
+    // out, so no real watch is made then.
     this._createDeathWatch =
       options.createDeathWatch ??
       (options.createConnection
@@ -68,9 +69,11 @@ export class MemoryMonitor implements IVramMonitor {
             new KernelDeathWatch({
               sessionContext,
               model,
-              // Looked up in a view open at the death, not kept: the view the
-              // session began with may close first (its notebook then lets go
-              // of its cells), and would be held here until the last one did.
+              // The panel is looked up among the views open at the death
+              // rather than kept. The view that the session began with may
+              // close first, and its notebook then lets go of its cells; if
+              // it were kept, it would be held here until the last view
+              // closed.
               cellIdOfCode: (code, client) => {
                 const panel = this._sessions
                   .get(sessionContext)
@@ -114,7 +117,7 @@ export class MemoryMonitor implements IVramMonitor {
   }
   /**
    * Emitted when a notebook panel starts being monitored, with the model of
-   * its kernel (per-cell badges attach to the panel then).
+   * its kernel, so that the per-cell badges can attach to the panel then.
    */
   get panelTracked(): ISignal<
     this,
@@ -122,14 +125,15 @@ export class MemoryMonitor implements IVramMonitor {
   > {
     return this._panelTracked;
   }
-  /** Number of notebook sessions monitored. */
+  /** The number of notebook sessions monitored. */
   get sessionCount(): number {
     return this._sessions.size;
   }
   /**
    * Emitted when a session starts or stops being monitored, or a notebook
-   * panel joins or leaves one (what `sessions()` returns changed). Figures
-   * and kernel states change on each model's own `changed`.
+   * panel joins or leaves one, that is, when what `sessions()` returns
+   * changed. Figures and kernel states are announced by each model's own
+   * `changed` instead.
    */
   get sessionsChanged(): ISignal<this, void> {
     return this._sessionsChanged;
@@ -138,12 +142,17 @@ export class MemoryMonitor implements IVramMonitor {
     return this._isDisposed;
   }
 
-  /** The model of a monitored panel's kernel; null if not monitored. */
+  /**
+   * The model of a monitored panel's kernel, or null if the panel is not
+   * monitored.
+   */
   modelFor(panel: IMonitoredNotebook): KernelMemoryModel | null {
     return this._sessions.get(panel.sessionContext)?.model ?? null;
   }
 
-  /** The session (model, connection, actions) of a monitored panel. */
+  /**
+   * The session of a monitored panel, with its model, connection and actions.
+   */
   sessionFor(panel: IMonitoredNotebook): IMonitoredSession | null {
     return this._sessions.get(panel.sessionContext) ?? null;
   }
@@ -159,8 +168,8 @@ export class MemoryMonitor implements IVramMonitor {
   }
 
   /**
-   * The monitored sessions whose kernel has id `kernelId` (more than one
-   * when notebooks share a kernel); empty when none.
+   * The monitored sessions whose kernel has id `kernelId`. There are several
+   * when notebooks share a kernel, and none when no session has it.
    */
   sessionsOfKernel(kernelId: string): IMonitoredSessionEntry[] {
     return this.sessions().filter(
@@ -169,8 +178,8 @@ export class MemoryMonitor implements IVramMonitor {
   }
 
   /**
-   * Makes a part of this kind (a feature's per-kernel object, see
-   * sessionParts.ts) for every current session and every later one.
+   * Makes a part of this kind, which is a feature's per-kernel object (see
+   * sessionParts.ts), for every current session and every later one.
    * Registering a kind twice changes nothing.
    */
   addPartKind(kind: SessionPartKind<ISessionPart>): void {
@@ -184,14 +193,18 @@ export class MemoryMonitor implements IVramMonitor {
   }
 
   /**
-   * The parts of a kind loaded later were made for the sessions open when
-   * its code came (see sessionParts.ts): whoever found none may ask again.
+   * Emitted when the parts of a kind loaded later were made for the sessions
+   * open when its code came (see sessionParts.ts), so that code that found
+   * none may ask again.
    */
   get partsChanged(): ISignal<this, SessionPartKind<ISessionPart>> {
     return this._partsChanged;
   }
 
-  /** The part of this kind of the kernel `model` describes; null if none. */
+  /**
+   * The part of this kind for the kernel that `model` describes, or null if
+   * none.
+   */
   partFor<T extends ISessionPart>(
     kind: SessionPartKind<T>,
     model: IKernelMemoryModel | null
@@ -207,7 +220,9 @@ export class MemoryMonitor implements IVramMonitor {
     return null;
   }
 
-  /** The part of this kind of the active notebook's kernel; null if none. */
+  /**
+   * The part of this kind for the active notebook's kernel, or null if none.
+   */
   currentPart<T extends ISessionPart>(kind: SessionPartKind<T>): T | null {
     return this.partFor(kind, this._current);
   }
@@ -236,12 +251,14 @@ export class MemoryMonitor implements IVramMonitor {
     return session.connection.requestSnapshot();
   }
 
-  /** Re-deliver the helper to the active kernel (after a failure). */
+  /** Delivers the helper to the active kernel again, after a failure. */
   reconnect(): void {
     this.currentSession?.connection.reconnect();
   }
 
-  /** Apply new settings to every model and helper (live, no reload). */
+  /**
+   * Applies new settings to every model and helper at once, without a reload.
+   */
   updateSettings(settings: VramSettings): void {
     const firstKnown = !this._keeping.settingsKnown;
     if (sameSettings(settings, this._settings)) {
@@ -265,7 +282,9 @@ export class MemoryMonitor implements IVramMonitor {
         session.model.settingsSent(applied);
         applied.catch(reason => {
           if (reason instanceof RequestAbandonedError) {
-            return; // restarted or reconnected: the new comm opens with these settings
+            // The kernel restarted or reconnected, and the new comm opens
+            // with these settings, so there is nothing to report.
+            return;
           }
           session.model.reportProblem(
             trans.__(
@@ -281,17 +300,18 @@ export class MemoryMonitor implements IVramMonitor {
   }
 
   /**
-   * A cell of `panel` is about to be sent to its kernel: its connection may
-   * deliver the helper ahead of it (see deliverBeforeExecution).
+   * Called when a cell of `panel` is about to be sent to its kernel, so that
+   * its connection may deliver the helper ahead of it (see
+   * deliverBeforeExecution).
    */
   beforeExecution(panel: IMonitoredNotebook): void {
     this.sessionFor(panel)?.connection.deliverBeforeExecution?.();
   }
 
   /**
-   * The page is going away (not into the browser's back-forward cache):
-   * remember the comms open in kernels for the next page in this tab, and
-   * try to close them.
+   * Called when the page is going away, and not into the browser's
+   * back-forward cache. It remembers the comms open in kernels for the next
+   * page in this tab, and tries to close them.
    */
   pageExit(): void {
     const open: OpenComm[] = [];
@@ -335,7 +355,7 @@ export class MemoryMonitor implements IVramMonitor {
     }
   }
 
-  /** Start monitoring the session of `panel` (once per session context). */
+  /** Starts monitoring the session of `panel`, once per session context. */
   private _track(panel: IMonitoredNotebook): IMonitoredSession {
     const sessionContext = panel.sessionContext;
     let entry = this._sessions.get(sessionContext);
@@ -343,10 +363,12 @@ export class MemoryMonitor implements IVramMonitor {
       const model = new KernelMemoryModel({
         historyCapacity: historyCapacityFor(this._settings)
       });
-      // Before the connection: it must see a death before the connection
-      // forgets the dead kernel's figures (see KernelDeathWatch).
+      // The death watch is made before the connection, because it must see
+      // a death before the connection forgets the dead kernel's figures
+      // (see KernelDeathWatch).
       const deathWatch = this._createDeathWatch(sessionContext, model);
-      // Before the connection too: saved records are read while it starts.
+      // The persistence is made before the connection too, because saved
+      // records are read while the connection starts.
       const persistence = this._keeping.persistenceFor(
         sessionContext,
         model,
@@ -395,12 +417,13 @@ export class MemoryMonitor implements IVramMonitor {
   }
 
   /**
-   * Fetch the code of a kind loaded later, then make its parts for the
-   * sessions open by then and say so through `partsChanged`.
+   * Fetches the code of a kind loaded later, then makes its parts for the
+   * sessions open by then and says so through `partsChanged`.
    */
   private _loadPartKind(kind: SessionPartKind<ISessionPart>): void {
     if (this._partKindsLoading.has(kind)) {
-      return; // one fetch serves every session followed meanwhile
+      // One fetch serves every session followed in the meantime.
+      return;
     }
     this._partKindsLoading.add(kind);
     kind.load().then(
@@ -444,7 +467,8 @@ export class MemoryMonitor implements IVramMonitor {
       const model = entry.model;
       this._removeSession(panel.sessionContext);
       if (this._current === model) {
-        // The tracker announces the next notebook; until then show none.
+        // The tracker announces the next notebook; until then, none is
+        // shown.
         this._current = null;
         this._currentChanged.emit(null);
       }
@@ -502,7 +526,10 @@ export namespace MemoryMonitor {
     model: KernelMemoryModel
   ) => IHelperConnection;
 
-  /** Watches a session for deaths the user did not ask for (null: none). */
+  /**
+   * Makes a watch of a session for deaths the user did not ask for, or null for
+   * none.
+   */
   export type DeathWatchFactory = (
     sessionContext: ISessionContext,
     model: KernelMemoryModel
@@ -510,30 +537,42 @@ export namespace MemoryMonitor {
 
   /** The options a new MemoryMonitor is constructed with. */
   export interface IOptions {
-    /** Usually the INotebookTracker. */
+    /** The notebooks to follow, usually the INotebookTracker. */
     notebooks: INotebookSource;
     settings?: VramSettings;
-    /** Defaults to a KernelHelperConnection (tests pass fakes). */
+    /** Defaults to a KernelHelperConnection; tests pass fakes. */
     createConnection?: ConnectionFactory;
     /** Defaults to a KernelDeathWatch, or none when the connection is faked. */
     createDeathWatch?: DeathWatchFactory;
     /**
-     * Where cell histories are kept between pages (IndexedDB in JupyterLab);
-     * none: for the page only.
+     * Where cell histories are kept between pages, which is IndexedDB in
+     * JupyterLab. Without it, they last for the page only.
      */
     recordStore?: ICellRecordStore | null;
-    /** Where timelines are kept between pages (IndexedDB in JupyterLab); none: for the page only. */
+    /**
+     * Where timelines are kept between pages, which is IndexedDB in
+     * JupyterLab. Without it, they last for the page only.
+     */
     timelineStore?: ITimelineStore | null;
     /**
-     * The settings are on their way (a settings registry): keep nothing in
-     * the browser until `updateSettings` brings them.
+     * True when the settings are on their way from a settings registry, so
+     * that nothing is kept in the browser until `updateSettings` brings them.
      */
     settingsLoading?: boolean;
-    /** The comms an earlier page in this tab left open (see CommsLeftOpen.ts); none: not tracked. */
+    /**
+     * The comms that an earlier page in this tab left open (see
+     * CommsLeftOpen.ts). Without it, they are not tracked.
+     */
     commsLeftOpen?: CommsLeftOpen | null;
-    /** Whether a kernel client id is one of this page's connections (a notebook's or a console's). */
+    /**
+     * Whether a kernel client id is one of this page's connections, either a
+     * notebook's or a console's.
+     */
     isPageClient?: (client: string) => boolean;
-    /** The kinds of per-kernel parts to make for every session (more with `addPartKind`). */
+    /**
+     * The kinds of per-kernel parts to make for every session; `addPartKind`
+     * adds more.
+     */
     partKinds?: SessionPartKind<ISessionPart>[];
   }
 
@@ -542,7 +581,10 @@ export namespace MemoryMonitor {
     /** The features' per-kernel parts, by kind. */
     readonly parts: Map<SessionPartKind<ISessionPart>, ISessionPart>;
     readonly deathWatch: IDisposable | null;
-    /** Keeps the cell history and timeline in the browser, as the settings say; null without stores. */
+    /**
+     * Keeps the cell history and timeline in the browser, as the settings
+     * say, or null without stores.
+     */
     readonly persistence: SessionPersistence | null;
     readonly panels: Set<IMonitoredNotebook>;
   }

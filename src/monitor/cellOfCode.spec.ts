@@ -1,4 +1,7 @@
-/** A cell another page sent: named by the code the kernel echoed. */
+/**
+ * Tests that a cell another page sent is named by the code that the kernel
+ * echoed.
+ */
 import { Signal } from '@lumino/signaling';
 
 import { RunningCellTracker } from '../kernel/RunningCellTracker';
@@ -105,7 +108,8 @@ describe('a cell another page sent', () => {
   it("is named by the notebook's other view once the view it was first watched in closed", async () => {
     const kernel = new FakeKernel();
     const sessionContext = new FakeSessionContext(kernel);
-    // Two views of one notebook share its session context (File > New View).
+    // Two views of one notebook, made with File > New View, share its
+    // session context.
     const view = () => {
       const panel = {
         ...panelWith([['b', 'train()']]),

@@ -1,11 +1,12 @@
 /**
  * Finds which notebook cell holds some code. This is how a page names a
  * cell that another page (another tab or another browser) sent to the
- * kernel, since this page never saw that request. The kernel's execute_input, which every page hears, carries the
- * code; the one code cell with exactly that source is the cell. Two cells
- * with the same source name none, and neither does code this page sent
- * from elsewhere (a console, another notebook on the same kernel: the same
- * code in a cell of this one did not run).
+ * kernel, since this page never saw that request. The kernel's
+ * execute_input, which every page hears, carries the code, and the one code
+ * cell with exactly that source is the cell. Two cells with the same source
+ * name none. Neither does code that this page sent from elsewhere, such as
+ * a console or another notebook on the same kernel, because the same code
+ * in a cell of this notebook did not run.
  */
 import type { IMonitoredNotebook } from './monitoredSession';
 
@@ -17,9 +18,9 @@ interface ISourceCell {
 }
 
 /**
- * The id of the one code cell of `panel` (a NotebookPanel: its content's
- * cells) whose source is `code`; null when none or several, or when the
- * panel has no notebook content (a test's).
+ * The id of the one code cell of `panel` (a NotebookPanel, whose content
+ * holds the cells) whose source is `code`. It is null when there is none or
+ * several, or when the panel has no notebook content, as in a test.
  */
 export function cellIdOfCode(
   panel: IMonitoredNotebook,
@@ -32,7 +33,8 @@ export function cellIdOfCode(
   for (const cell of cells ?? []) {
     if (cell.type === 'code' && cell.sharedModel.getSource() === code) {
       if (found !== null) {
-        return null; // two cells with this code: which one ran is not known
+        // Two cells hold this code, so which one ran is not known.
+        return null;
       }
       found = cell.id;
     }
@@ -41,9 +43,10 @@ export function cellIdOfCode(
 }
 
 /**
- * The cell of `panel` that ran `code`, sent to the kernel by `client` (the
- * `session` of its request; null: unknown), unless `client` is one of this
- * page's own kernel connections.
+ * The cell of `panel` that ran `code`, sent to the kernel by `client`,
+ * which is the `session` of its request or null when unknown. It is null
+ * when `client` is one of this page's own kernel connections, because this
+ * page names its own cells by id.
  */
 export function cellIdOfOtherPagesCode(
   panel: IMonitoredNotebook,

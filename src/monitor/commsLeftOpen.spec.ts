@@ -1,6 +1,7 @@
 /**
- * Comms a page leaves open in kernels: remembered as it goes, named by the
- * next page in the same tab in its comm_open's `replaces`.
+ * Tests the comms that a page leaves open in kernels. They are remembered
+ * as the page goes, and the next page in the same tab names them in its
+ * comm_open's `replaces`.
  */
 import { Signal } from '@lumino/signaling';
 
@@ -66,9 +67,11 @@ describe('CommsLeftOpen', () => {
     const b = new FakeKernel();
     const first = await page(storage, [a, b]);
     const [leftInA, leftInB] = [a.lastComm, b.lastComm];
-    expect(leftInA.opened[0].replaces).toBeUndefined(); // a fresh tab replaces nothing
+    // A fresh tab replaces nothing.
+    expect(leftInA.opened[0].replaces).toBeUndefined();
     first.pageExit();
-    // It tried to close them too (a message that may not leave a going page).
+    // It tried to close them too, with a message that may not leave a page
+    // that is going away.
     expect(leftInA.closed && leftInB.closed).toBe(true);
     expect(JSON.parse(storage.getItem(COMMS_LEFT_OPEN_KEY)!)).toEqual({
       [a.id]: [leftInA.commId],
@@ -77,8 +80,10 @@ describe('CommsLeftOpen', () => {
 
     const second = await page(storage, [a]);
     expect(a.lastComm.opened[0].replaces).toEqual([leftInA.commId]);
-    expect(storage.getItem(COMMS_LEFT_OPEN_KEY)).toBeNull(); // taken as the page started
-    // A comm opened again in the same page (a refresh) replaces nothing more.
+    // The entry was taken as the page started.
+    expect(storage.getItem(COMMS_LEFT_OPEN_KEY)).toBeNull();
+    // A comm opened again in the same page, as on a refresh, replaces
+    // nothing more.
     second.sessions()[0].connection.reconnect();
     await settle();
     expect(a.lastComm.opened[0].replaces).toBeUndefined();
@@ -94,7 +99,8 @@ describe('CommsLeftOpen', () => {
     const kernel = new FakeKernel();
     await page(storage, [kernel]);
     const duplicate = new TabStorage();
-    storage.items.forEach((v, k) => duplicate.setItem(k, v)); // the browser copies sessionStorage
+    // The browser copies sessionStorage into a duplicated tab.
+    storage.items.forEach((v, k) => duplicate.setItem(k, v));
     await page(duplicate, [kernel]);
     expect(kernel.lastComm.opened[0].replaces).toBeUndefined();
   });

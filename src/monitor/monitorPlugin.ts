@@ -1,9 +1,9 @@
 /**
  * The two core plugins. `jupyterlab-vram:plugin` makes the memory monitor,
- * which follows every notebook's kernel, and reads the settings (the schema
- * in schema/plugin.json is this plugin's, so its id is kept); it provides
- * IVramCore to the feature plugins. `jupyterlab-vram:monitor` gives other
- * extensions the monitor's public face, IVramMonitor.
+ * which follows every notebook's kernel, and reads the settings; the schema
+ * in schema/plugin.json belongs to this plugin, so its id must not change.
+ * It provides IVramCore to the feature plugins. `jupyterlab-vram:monitor`
+ * gives other extensions the monitor's public face, IVramMonitor.
  */
 import {
   JupyterFrontEnd,
@@ -30,7 +30,7 @@ import { MemoryMonitor } from './MemoryMonitor';
 /** The id of the core plugin, which owns the settings. */
 export const CORE_PLUGIN_ID = 'jupyterlab-vram:plugin';
 
-/** The settings' title in the Settings Editor (schema/plugin.json). */
+/** The settings' title in the Settings Editor, from schema/plugin.json. */
 const SETTINGS_TITLE = 'GPU Memory';
 
 /** The core plugin: the memory monitor and the settings. */
@@ -49,7 +49,8 @@ export const corePlugin: JupyterFrontEndPlugin<IVramCore> = {
     translator: ITranslator | null,
     consoles: IConsoleTracker | null
   ): IVramCore => {
-    // Before any feature words anything: every text is translated through it.
+    // The translator is set before any feature words anything, because
+    // every text is translated through it.
     setTranslator(translator);
     const monitor = createMonitor(app, notebooks, consoles, registry !== null);
     watchPage(monitor, notebooks);
@@ -69,7 +70,10 @@ export const corePlugin: JupyterFrontEndPlugin<IVramCore> = {
   }
 };
 
-/** The public plugin: the monitor, for other extensions and the browser tests. */
+/**
+ * The public plugin, which offers the monitor to other extensions and the
+ * browser tests.
+ */
 export const monitorPlugin: JupyterFrontEndPlugin<IVramMonitor> = {
   id: 'jupyterlab-vram:monitor',
   description:
@@ -80,7 +84,9 @@ export const monitorPlugin: JupyterFrontEndPlugin<IVramMonitor> = {
   activate: (_: JupyterFrontEnd, core: IVramCore): IVramMonitor => core.monitor
 };
 
-/** The monitor, with the browser's stores where the page has IndexedDB. */
+/**
+ * Makes the monitor, with the browser's stores where the page has IndexedDB.
+ */
 function createMonitor(
   app: JupyterFrontEnd,
   notebooks: INotebookTracker,
@@ -91,7 +97,8 @@ function createMonitor(
   const recordStore = hasIndexedDb ? lazyIndexedDbStore() : null;
   const timelineStore = hasIndexedDb ? lazyIndexedDbTimelineStore() : null;
   if (recordStore && timelineStore) {
-    // What is kept by notebook path follows the files renamed, deleted, made.
+    // What is kept by notebook path must follow the files as they are
+    // renamed, deleted and made.
     followNotebookFiles(app.serviceManager.contents.fileChanged, [
       recordStore,
       timelineStore
@@ -115,18 +122,23 @@ function createMonitor(
   });
 }
 
-/** Connects the monitor to what the page does: cells sent to run, the page going. */
+/**
+ * Connects the monitor to what the page does: cells sent to run, and the
+ * page going away.
+ */
 function watchPage(monitor: MemoryMonitor, notebooks: INotebookTracker): void {
-  // A cell about to be sent to a kernel that has no helper yet (Run All
-  // as a notebook opens, Restart and Run All) gets the helper ahead of it.
+  // A cell about to be sent to a kernel that has no helper yet, as with Run
+  // All as a notebook opens or Restart and Run All, gets the helper ahead of
+  // it.
   NotebookActions.executionScheduled.connect((_, { notebook }) => {
     const panel = notebooks.find(candidate => candidate.content === notebook);
     if (panel) {
       monitor.beforeExecution(panel);
     }
   });
-  // A page that goes sends no comm_close: the next page in this tab names
-  // the comms this one leaves open, so the kernel stops sending to them.
+  // A page that goes away sends no comm_close, so the next page in this tab
+  // names the comms that this one leaves open, and the kernel stops sending
+  // to them.
   window.addEventListener('pagehide', event => {
     if (!event.persisted) {
       monitor.pageExit();

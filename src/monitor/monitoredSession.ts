@@ -41,21 +41,29 @@ export interface IMonitoredSessionEntry extends IMonitoredSession {
   readonly panels: readonly IMonitoredNotebook[];
 }
 
-/** The parts of KernelHelperConnection the monitor drives (fakes in tests). */
+/**
+ * The parts of KernelHelperConnection that the monitor drives; tests use fakes.
+ */
 export interface IHelperConnection extends ICleanupConnection {
   readonly isDisposed: boolean;
   configure(config: ReturnType<typeof helperConfigFor>): Promise<unknown>;
   requestSnapshot(): Promise<HelperRequestResults['snapshot']>;
-  /** Optional so that test fakes may leave it out (snippets then use placeholders). */
+  /**
+   * This is optional so that test fakes may leave it out; the snippets then
+   * use placeholders.
+   */
   requestNotebookNames?(
     timeoutMs?: number
   ): Promise<HelperRequestResults['notebook_names']>;
   reconnect(): void;
   dispose(): void;
-  /** The comm open now; optional so that test fakes may leave it out. */
+  /** The comm that is open, optional so that test fakes may leave it out. */
   readonly openComm?: OpenComm | null;
-  /** The page is going away: close the comm (best effort). */
+  /** Closes the comm, as far as possible, because the page is going away. */
   closeForPageExit?(): void;
-  /** A notebook cell is about to be sent: deliver the helper ahead of it if it is not there yet. */
+  /**
+   * Called when a notebook cell is about to be sent, to deliver the helper
+   * ahead of it if it is not there yet.
+   */
   deliverBeforeExecution?(): void;
 }

@@ -5,10 +5,10 @@
  * Features keep their per-kernel state this way (the cleanup actions, the
  * allocation recording) without the monitor knowing what they are.
  *
- * A kind's code may be loaded later (`SessionPartKind.loadedLater`): a page
- * that never opens a notebook then never fetches it. Its parts are made once
- * the code is there, for every session then open, and the monitor's
- * `partsChanged` says so to whoever asked for one in the meantime.
+ * A kind's code may be loaded later (`SessionPartKind.loadedLater`), so
+ * that a page that never opens a notebook never fetches it. Its parts are
+ * made once the code is there, for every session open at that time, and the
+ * monitor's `partsChanged` tells whoever asked for one in the meantime.
  */
 import { IDisposable } from '@lumino/disposable';
 
@@ -16,27 +16,35 @@ import type { KernelMemoryModel } from '../model/KernelMemoryModel';
 import type { VramSettings } from '../settings/settings';
 import type { IHelperConnection } from './monitoredSession';
 
-/** What a part is made from: one kernel's model and helper connection. */
+/**
+ * What a part is made from, which is one kernel's model and helper connection.
+ */
 export interface ISessionPartContext {
   readonly model: KernelMemoryModel;
   readonly connection: IHelperConnection;
-  /** The settings in force now (they change: read them when needed). */
+  /**
+   * Returns the settings in force. They change, so read them when they are
+   * needed rather than keeping them.
+   */
   settings(): VramSettings;
 }
 
 /** A per-kernel object of a feature. */
 export interface ISessionPart extends IDisposable {
-  /** The user changed the settings (`old` were in force until now). */
+  /** Called when the user changed the settings; `old` were in force before. */
   settingsChanged?(settings: VramSettings, old: VramSettings): void;
 }
 
-/** Makes a part for a session, or null where its connection cannot serve it. */
+/**
+ * Makes a part for a session, or returns null where its connection cannot serve
+ * it.
+ */
 export type SessionPartFactory<T extends ISessionPart> = (
   context: ISessionPartContext
 ) => T | null;
 
 /**
- * A kind of session part: its name (for messages) and how to make one for a
+ * A kind of session part: its name, for messages, and how to make one for a
  * session, or null where that session's connection cannot serve it.
  */
 export class SessionPartKind<T extends ISessionPart> {
@@ -47,8 +55,8 @@ export class SessionPartKind<T extends ISessionPart> {
   }
 
   /**
-   * A kind whose factory `load` fetches (a chunk of its own), the first
-   * time a session needs a part of it.
+   * A kind whose factory `load` fetches, as a separately loaded part of the
+   * bundle, the first time a session needs a part of it.
    */
   static loadedLater<T extends ISessionPart>(
     name: string,
@@ -63,12 +71,12 @@ export class SessionPartKind<T extends ISessionPart> {
   /** The kind's name, for messages. */
   readonly name: string;
 
-  /** The factory; null while it is still to be loaded (see `load`). */
+  /** The factory, or null while it is still to be loaded (see `load`). */
   get create(): SessionPartFactory<T> | null {
     return this._create;
   }
 
-  /** Loads the factory, once (a failed load is tried again next time). */
+  /** Loads the factory once; a failed load is tried again the next time. */
   load(): Promise<SessionPartFactory<T>> {
     if (this._create) {
       return Promise.resolve(this._create);

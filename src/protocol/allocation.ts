@@ -1,10 +1,11 @@
 /**
  * The parsers of allocation recording: the `record_allocations`,
  * `allocation_sites` and `allocation_snapshot` requests and the
- * `allocation_recording` broadcast (docs/protocol.md, "Allocation sites";
- * the kernel side is python_helper/jupyterlab_vram_helper/allocations/allocation_sites.py).
+ * `allocation_recording` broadcast. They are described in docs/protocol.md,
+ * under "Allocation sites"; the kernel side is
+ * python_helper/jupyterlab_vram_helper/allocations/allocation_sites.py.
  *
- * Results are untrusted JSON: the parsers check every field the UI relies
+ * Results are untrusted JSON, so the parsers check every field the UI relies
  * on and never throw; a bad result comes back as `{error}` naming the field.
  *
  * The wire types are generated from protocol/protocol.schema.json
@@ -33,9 +34,9 @@ export type {
 } from './protocol.generated';
 
 /**
- * A cell's live bytes as the readers give them: `runs` is always set, [] where
- * the wire leaves it out (an `allocation_sites` result sends it in
- * `cell_alive` messages only).
+ * A cell's live bytes as the readers give them. `runs` is always set, and
+ * is [] where the wire leaves it out, because only `cell_alive` messages
+ * send it and an `allocation_sites` result does not.
  */
 export interface CellAliveBytes extends WireCellAliveBytes {
   runs: CellAliveRun[];
@@ -51,7 +52,10 @@ export interface AllocationSitesResult extends Omit<
 
 export type { AllocationSite, SiteCell, SiteFrame } from './site';
 
-/** Whether the kernel reads an allocator history: its own, or someone else's. */
+/**
+ * Whether the kernel reads an allocator history, either its own or someone
+ * else's.
+ */
 export function gpuHistoryReadable(gpu: GpuRecording): boolean {
   return gpu.state === 'recording' || gpu.state === 'shared';
 }
@@ -85,7 +89,8 @@ export function readRecordingState(r: FieldReader): RecordingState {
       allocated_before_bytes: gpu.bytes('allocated_before_bytes'),
       reason: gpu.nullableString('reason'),
       restarted_at: optionalTime(gpu, 'restarted_at'),
-      // Absent from helpers older than live setting changes.
+      // Helpers older than live setting changes leave this out, so it reads
+      // as unknown.
       restart_kept_stacks:
         gpu.has('restart_kept_stacks') && gpu.data.restart_kept_stacks !== null
           ? gpu.boolean('restart_kept_stacks')
@@ -95,7 +100,10 @@ export function readRecordingState(r: FieldReader): RecordingState {
   };
 }
 
-/** A time in seconds since the epoch; null when absent (older helpers) or null. */
+/**
+ * A time in seconds since the epoch, or null when it is null or absent, as
+ * it is from older helpers.
+ */
 function optionalTime(r: FieldReader, key: string): number | null {
   return r.has(key) && r.data[key] !== null ? r.number(key) : null;
 }
@@ -104,7 +112,8 @@ function readDevice(r: FieldReader): DeviceSites {
   const sites = r
     .array('sites')
     .map((item, i) => readSite(FieldReader.of(item, `${r.path}.sites[${i}]`)));
-  sites.sort((a, b) => b.bytes - a.bytes); // stable: the kernel's order breaks ties
+  // The sort is stable, so the kernel's order breaks ties.
+  sites.sort((a, b) => b.bytes - a.bytes);
   return {
     device: r.string('device'),
     index: r.nullableInteger('index'),
@@ -140,12 +149,12 @@ function readAlive(r: FieldReader): CellAliveBytes {
   };
 }
 
-/** Read the `result` of a `record_allocations` reply. Never throws. */
+/** Reads the `result` of a `record_allocations` reply. It never throws. */
 export function parseRecordingState(result: unknown): Parsed<RecordingState> {
   return parseWith(result, 'record_allocations', readRecordingState);
 }
 
-/** Read the `result` of an `allocation_sites` reply. Never throws. */
+/** Reads the `result` of an `allocation_sites` reply. It never throws. */
 export function parseAllocationSites(
   result: unknown
 ): Parsed<AllocationSitesResult> {
@@ -165,7 +174,7 @@ export function parseAllocationSites(
   }));
 }
 
-/** Read the `result` of an `allocation_snapshot` reply. Never throws. */
+/** Reads the `result` of an `allocation_snapshot` reply. It never throws. */
 export function parseAllocationSnapshot(
   result: unknown
 ): Parsed<AllocationSnapshotResult> {
@@ -178,8 +187,9 @@ export function parseAllocationSnapshot(
 }
 
 /**
- * The cells of a `cell_alive` broadcast (after each cell, while recording),
- * or null when `data` is no such message (or a malformed one).
+ * The cells of a `cell_alive` broadcast, which the kernel sends after each
+ * cell while recording. It is null when `data` is not such a message or is
+ * a malformed one.
  */
 export function parseCellAliveMessage(data: unknown): CellAliveBytes[] | null {
   if (
@@ -201,7 +211,7 @@ export function parseCellAliveMessage(data: unknown): CellAliveBytes[] | null {
 
 /**
  * The recording state of an `allocation_recording` broadcast, or null when
- * `data` is no such message (or a malformed one).
+ * `data` is not such a message or is a malformed one.
  */
 export function parseRecordingBroadcast(data: unknown): RecordingState | null {
   if (

@@ -1,4 +1,7 @@
-/** The allocation protocol: listings, recording states, broadcasts and snapshots read from the kernel. */
+/**
+ * Tests the allocation protocol's readers on the listings, recording
+ * states, broadcasts and snapshots that the kernel sends.
+ */
 import {
   parseAllocationSites,
   parseAllocationSnapshot,

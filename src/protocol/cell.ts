@@ -1,8 +1,8 @@
 /**
  * The parsers of the per-cell records: the `cells` message and the
- * `history` reply (docs/protocol.md, `cell`). `parseKernelMessage`
- * (protocol.ts) dispatches to `readCells`; a record's `oom` is read by
- * protocol/oom.ts.
+ * `history` reply, described under `cell` in docs/protocol.md.
+ * `parseKernelMessage` (messages.ts) dispatches to `readCells`, and a
+ * record's `oom` is read by protocol/oom.ts.
  *
  * The wire types are generated from protocol/protocol.schema.json
  * (protocol.generated.ts) and re-exported here under the names the frontend
@@ -26,10 +26,11 @@ export type {
 
 /**
  * Per-cell records, oldest first, as `readCells` gives them: the wire
- * message's valid records, and a text for each record it could not read.
+ * message's valid records, and a text for each record that it could not
+ * read.
  */
 export interface CellsMessage extends WireCellsMessage {
-  /** One text per record that could not be read (the others are kept). */
+  /** One text per record that could not be read; the other records are kept. */
   invalid: string[];
 }
 
@@ -39,7 +40,7 @@ export type CellStatus = 'ok' | 'error' | 'interrupted';
 // ---------------------------------------------------------------------------
 // Parser
 
-/** Longest `cell_id` the protocol allows. */
+/** The longest `cell_id` that the protocol allows. */
 const MAX_CELL_ID_LENGTH = 256;
 
 function readCellRecord(r: FieldReader): CellMemoryRecord {
@@ -89,7 +90,8 @@ function readCellRecord(r: FieldReader): CellMemoryRecord {
   });
   const oomReader = r.nullableObject('oom');
   const oom = oomReader && readOomDiagnosis(oomReader);
-  // Absent from older helpers: left out (unknown), not an empty list.
+  // Older helpers leave this out, so it stays out, meaning unknown, rather
+  // than becoming an empty list.
   const gpuLoad = r
     .nullableArray('gpu_load')
     ?.map((item, i) =>
@@ -117,7 +119,10 @@ function readCellRecord(r: FieldReader): CellMemoryRecord {
   return record;
 }
 
-/** Reads a `cells` message; a record that does not parse is listed in `invalid`, not fatal. */
+/**
+ * Reads a `cells` message. A record that does not parse is listed in
+ * `invalid` rather than failing the whole message.
+ */
 export function readCells(r: FieldReader): CellsMessage {
   const records: CellMemoryRecord[] = [];
   const invalid: string[] = [];
@@ -133,8 +138,8 @@ export function readCells(r: FieldReader): CellsMessage {
 }
 
 /**
- * Validate one `CellMemoryRecord` (e.g. an item of a `history` reply).
- * Never throws.
+ * Validates one `CellMemoryRecord`, such as an item of a `history` reply.
+ * It never throws.
  */
 export function parseCellRecord(
   value: unknown,
@@ -153,9 +158,9 @@ export function parseCellRecord(
 }
 
 /**
- * Read the `result` of a `history` reply: the valid records, and one error
- * text per record (or for the whole result) that could not be read. Never
- * throws.
+ * Reads the `result` of a `history` reply: the valid records, and one error
+ * text for each record that could not be read, or for the whole result. It
+ * never throws.
  */
 export function parseHistoryResult(result: unknown): {
   records: CellMemoryRecord[];

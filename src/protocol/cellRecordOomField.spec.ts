@@ -1,4 +1,7 @@
-/** The `oom` field of a cell record: a diagnosis parsed, an absent one read as null. */
+/**
+ * Tests the `oom` field of a cell record: a diagnosis is parsed, and an
+ * absent one reads as null.
+ */
 import { parseCellRecord } from './cell';
 import { makeOomDiagnosis, oomRecord } from '../testing/cellFixtures';
 

@@ -1,11 +1,11 @@
 /**
- * The parsers of the results of the cleanup requests: `free_memory`,
- * `inspect` and `delete` (docs/protocol.md; the request types themselves are
- * in protocol.ts with the other requests).
+ * The parsers of the results of the cleanup requests `free_memory`,
+ * `inspect` and `delete`, described in docs/protocol.md. The request types
+ * themselves are exported by messages.ts with the other requests.
  *
- * A reply's `result` is untrusted JSON like every kernel message: the parsers
- * below check every field the UI relies on and never throw; a bad result
- * comes back as `{error}` naming the offending field.
+ * A reply's `result` is untrusted JSON like every kernel message, so the
+ * parsers below check every field the UI relies on and never throw; a bad
+ * result comes back as `{error}` naming the offending field.
  *
  * The wire types are generated from protocol/protocol.schema.json
  * (protocol.generated.ts) and re-exported here under the names the frontend
@@ -114,7 +114,10 @@ function nameReasons(
   });
 }
 
-/** Read leniently: a malformed overlap is left out, never the listing. */
+/**
+ * Reads the overlaps leniently. A malformed overlap is left out, but the
+ * listing is never rejected for it.
+ */
 function readHeldAlsoBy(h: FieldReader): { held_also_by?: HiddenOverlap[] } {
   let raw: unknown[] | null;
   try {
@@ -131,15 +134,16 @@ function readHeldAlsoBy(h: FieldReader): { held_also_by?: HiddenOverlap[] } {
         bytes_by_device: bytesByDevice(o, 'bytes_by_device')
       });
     } catch {
-      // leave it out
+      // A malformed overlap is left out; the rest of the listing stands.
     }
   });
   return out.length ? { held_also_by: out } : {};
 }
 
 /**
- * Read leniently: the deletes are done whatever a failure's detail says, so
- * a malformed one reads as an unknown step, never as a failed reply.
+ * Reads the failures leniently. The deletes are done whatever a failure's
+ * detail says, so a malformed detail reads as an unknown step, never as a
+ * failed reply.
  */
 function readFailures(r: FieldReader): { failures?: DeleteFailure[] } {
   let raw: unknown[] | null;
@@ -184,7 +188,7 @@ function readGraphHolding(g: FieldReader | null): GraphHolding | null {
   };
 }
 
-/** Read the `result` of a `free_memory` reply. Never throws. */
+/** Reads the `result` of a `free_memory` reply. It never throws. */
 export function parseFreeMemoryResult(
   result: unknown
 ): Parsed<FreeMemoryResult> {
@@ -204,7 +208,7 @@ export function parseFreeMemoryResult(
   });
 }
 
-/** Read the `result` of an `inspect` reply. Never throws. */
+/** Reads the `result` of an `inspect` reply. It never throws. */
 export function parseInspectResult(result: unknown): Parsed<InspectResult> {
   return parseWith(result, 'inspect', r => {
     const listing_id = r.string('listing_id');
@@ -252,13 +256,13 @@ export function parseInspectResult(result: unknown): Parsed<InspectResult> {
         ...readHeldAlsoBy(h)
       };
     });
-    // Stable sort: the kernel's order breaks ties.
+    // The sort is stable, so the kernel's order breaks ties.
     entries.sort((a, b) => b.total_bytes - a.total_bytes);
     return { listing_id, elapsed_ms, truncated, entries, hidden };
   });
 }
 
-/** Read the `result` of a `delete` reply. Never throws. */
+/** Reads the `result` of a `delete` reply. It never throws. */
 export function parseDeleteResult(result: unknown): Parsed<DeleteResult> {
   return parseWith(result, 'delete', r => ({
     deleted: stringList(r, 'deleted'),

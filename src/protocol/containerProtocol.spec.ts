@@ -26,7 +26,8 @@ function parsedSample(result: ParseResult): SampleMessage {
 describe('parseKernelMessage: host.container', () => {
   it('reads the container limit, usage and OOM kills', () => {
     const sample = parsedSample(parseKernelMessage(sampleWith(CONTAINER)));
-    // A helper older than the swap fields: they read as null (unknown), never 0.
+    // For a helper older than the swap fields, they read as null, meaning
+    // unknown, and never as 0.
     expect(sample.host.container).toEqual({
       ...CONTAINER,
       swap_limit_bytes: null,
@@ -118,7 +119,8 @@ describe('parseKernelMessage: swap of the kernel and the machine', () => {
     const host = parsedSample(parseKernelMessage(data)).host;
     expect(host.swapped_bytes).toBe(3 * GiB);
     expect(host.swap_total_bytes).toBe(8 * GiB);
-    expect(host.swap_free_bytes).toBe(0); // full, not unknown
+    // A full swap reads as 0, not as unknown.
+    expect(host.swap_free_bytes).toBe(0);
   });
 
   it('reads a sample of an older helper, without the swap fields, as unknown swap', () => {

@@ -1,8 +1,9 @@
 /**
  * The readers of a GPU's load figures: `load` in a sample's GPU entry and
- * `gpu_load` in a cell record (docs/protocol.md, "GPU load"). Each figure may
- * be null, and `unavailable` says why; every string code is kept as sent, so
- * a newer helper's code reads as text rather than failing the message.
+ * `gpu_load` in a cell record, described under "GPU load" in
+ * docs/protocol.md. Each figure may be null, and `unavailable` says why.
+ * Every string code is kept as sent, so that a newer helper's code reads as
+ * text rather than failing the message.
  */
 import { FieldReader, ShapeError } from './reader';
 import type {
@@ -21,7 +22,7 @@ export type {
   GpuProcessLoad
 } from './protocol.generated';
 
-/** A percentage (0 to 100) or null. */
+/** Reads a percentage from 0 to 100, or null. */
 function percent(r: FieldReader, key: string): number | null {
   const value = r.nullableNumber(key);
   if (value !== null && (value < 0 || value > 100)) {
@@ -32,7 +33,7 @@ function percent(r: FieldReader, key: string): number | null {
   return value;
 }
 
-/** An array of strings or null; a missing key reads as null. */
+/** Reads an array of strings or null. A missing key reads as null. */
 function strings(r: FieldReader, key: string): string[] | null {
   return (
     r.nullableArray(key)?.map((item, i) => {
@@ -44,7 +45,10 @@ function strings(r: FieldReader, key: string): string[] | null {
   );
 }
 
-/** `unavailable`: figure name to reason code, each a string; a missing object reads as {}. */
+/**
+ * Reads `unavailable`, which maps each figure's name to a reason code, both
+ * strings. A missing object reads as {}.
+ */
 function reasons(r: FieldReader): Record<string, string> {
   const u = r.nullableObject('unavailable');
   if (!u) {
@@ -69,7 +73,7 @@ function readProcessLoad(item: unknown, path: string): GpuProcessLoad {
   };
 }
 
-/** A sample's `gpus[i].load`. */
+/** Reads a sample's `gpus[i].load`. */
 export function readGpuLoad(r: FieldReader): GpuLoad {
   return {
     read_at: r.number('read_at'),
@@ -96,7 +100,7 @@ export function readGpuLoad(r: FieldReader): GpuLoad {
   };
 }
 
-/** A cell record's `gpu_load[i]`. */
+/** Reads a cell record's `gpu_load[i]`. */
 export function readCellGpuLoad(r: FieldReader): CellGpuLoad {
   return {
     index: r.integer('index'),

@@ -11,8 +11,9 @@
  * so that a buggy or foreign helper is reported in the panel instead of
  * crashing it.
  *
- * The `sample` message is protocol/sample.ts's, the per-cell records
- * protocol/cell.ts's; the reading machinery is protocol/reader.ts's.
+ * The `sample` message is read in protocol/sample.ts, and the per-cell
+ * records in protocol/cell.ts; the reading machinery is in
+ * protocol/reader.ts.
  */
 
 import { CellsMessage, readCells } from './cell';
@@ -54,13 +55,19 @@ export type {
   TorchInfo
 } from './protocol.generated';
 
-/** Comm target name the helper registers in the kernel. */
+/** The comm target name that the helper registers in the kernel. */
 export const COMM_TARGET = 'jupyterlab-vram';
 
-/** Bumped on any incompatible change of the messages below. */
+/**
+ * The protocol version, raised on any incompatible change of the messages
+ * below.
+ */
 export const PROTOCOL_VERSION = 1;
 
-/** The `code` of an error: 'malformed', 'unknown_type', 'invalid_config', 'internal', ... (others kept). */
+/**
+ * The `code` of an error, such as 'malformed', 'unknown_type',
+ * 'invalid_config' or 'internal'. Other codes are kept as sent.
+ */
 export type HelperErrorCode = string;
 
 /** Every hidden holder kind, in the order the panel lists them. */
@@ -83,15 +90,27 @@ export interface HelperRequestResults {
   configure: { config: HelperConfig };
   snapshot: { seq: number };
   ping: Record<string, never>;
-  /** Unchecked here: read it with `parseHistoryResult` and `parseTimeline`. */
+  /**
+   * This is not checked here; read it with `parseHistoryResult` and
+   * `parseTimeline`.
+   */
   history: { records: unknown; timeline?: unknown };
-  /** Unchecked here: read these with the parsers of protocol/cleanup.ts. */
+  /**
+   * These are not checked here; read them with the parsers of
+   * protocol/cleanup.ts.
+   */
   free_memory: { [key: string]: unknown };
   inspect: { [key: string]: unknown };
   delete: { [key: string]: unknown };
-  /** Unchecked here: read it with `parseNotebookNames` (features/snippets/notebookNames.ts). */
+  /**
+   * This is not checked here; read it with `parseNotebookNames`
+   * (features/snippets/notebookNames.ts).
+   */
   notebook_names: { [key: string]: unknown };
-  /** Unchecked here: read these with the parsers of protocol/allocation.ts. */
+  /**
+   * These are not checked here; read them with the parsers of
+   * protocol/allocation.ts.
+   */
   record_allocations: { [key: string]: unknown };
   allocation_sites: { [key: string]: unknown };
   allocation_snapshot: { [key: string]: unknown };
@@ -104,14 +123,14 @@ export type KernelMessage =
   HelloMessage | SampleMessage | CellsMessage | ReplyMessage | ErrorMessage;
 
 /**
- * Outcome of parsing one comm message from the kernel.
+ * The outcome of parsing one comm message from the kernel.
  *
- * `incompatible` is its own outcome, not a kind of `malformed`: a hello of
- * another protocol version is well-formed in its own version, and the user
- * must be told about the mismatch, not about a parse error.
+ * `incompatible` is its own outcome, not a kind of `malformed`, because a
+ * hello of another protocol version is well-formed in its own version, and
+ * the user must be told about the mismatch, not about a parse error.
  *
- * `unsupported` is a JSON object with a string `type` this parser does not
- * know: a message type a newer feature of the helper added
+ * `unsupported` is a JSON object with a string `type` that this parser does
+ * not know: a message type that a newer feature of the helper added and
  * that this frontend does not handle. It is not an error.
  */
 export type ParseResult =
@@ -208,7 +227,7 @@ function readError(r: FieldReader): ErrorMessage {
   };
 }
 
-/** Whether comm data claims to be a hello (whatever else it holds). */
+/** Whether comm data claims to be a hello, whatever else it holds. */
 export function claimsHello(data: unknown): boolean {
   return (
     typeof data === 'object' &&
@@ -218,13 +237,13 @@ export function claimsHello(data: unknown): boolean {
 }
 
 /**
- * Validate the `data` of a comm message from the kernel helper.
+ * Validates the `data` of a comm message from the kernel helper.
  *
- * Never throws: bad data comes back as `{kind: 'malformed', error}` naming
- * the offending field, a hello of another protocol version as
- * `{kind: 'incompatible'}` (its other fields are not checked: they may
- * legitimately differ in that version), and an object of a type not
- * described here as `{kind: 'unsupported'}`.
+ * It never throws. Bad data comes back as `{kind: 'malformed', error}`
+ * naming the offending field. A hello of another protocol version comes
+ * back as `{kind: 'incompatible'}`, and its other fields are not checked,
+ * because they may legitimately differ in that version. An object of a type
+ * not described here comes back as `{kind: 'unsupported'}`.
  */
 export function parseKernelMessage(data: unknown): ParseResult {
   try {

@@ -1,9 +1,10 @@
 /**
- * The parser of the out-of-memory diagnosis that a
- * cell record carries as `oom` when the cell died of out-of-memory
- * (docs/protocol.md, `cell`). The kernel sends numbers and cause ids; the
- * frontend turns them into words (features/oom/oomExplanation.ts) and actions
- * (features/oom/oomActions.ts).
+ * The parser of the out-of-memory diagnosis that a cell record carries as
+ * `oom` when the cell failed for lack of memory (see `cell` in
+ * docs/protocol.md). The kernel sends numbers and cause ids, and the
+ * frontend turns them into words (features/oom/oomExplanation.ts) and
+ * actions (features/oom/oomActions.ts), so that the wording stays in one
+ * place and can be translated.
  *
  * The wire types are generated from protocol/protocol.schema.json
  * (protocol.generated.ts) and re-exported here under the names the frontend
@@ -49,7 +50,10 @@ function readHolders(r: FieldReader, key: string): OomStaleHolder[] {
   });
 }
 
-/** Read a cell record's `oom` field; throws ShapeError naming a bad field. */
+/**
+ * Reads a cell record's `oom` field, and throws a ShapeError naming a bad
+ * field.
+ */
 export function readOomDiagnosis(r: FieldReader): OomDiagnosis {
   return {
     kind: r.string('kind'),

@@ -13,7 +13,7 @@ function expectMalformed(result: ParseResult, fragment: string): void {
   }
 }
 
-/** The protocol.md example sample, verbatim. */
+/** The example sample of docs/protocol.md, copied verbatim. */
 const DOC_SAMPLE = {
   type: 'sample',
   seq: 17,

@@ -1,9 +1,10 @@
 /**
- * Every JSON example of docs/protocol.md, read with the frontend's readers
- * and validated against the protocol's JSON Schema
- * (protocol/protocol.schema.json): an example that the frontend would
+ * Reads every JSON example of docs/protocol.md with the frontend's readers
+ * and validates it against the protocol's JSON Schema
+ * (protocol/protocol.schema.json). An example that the frontend would
  * reject (a renamed field, a wrong type, a field the reader needs that the
- * example leaves out), or that the schema does not allow, fails here.
+ * example leaves out), or that the schema does not allow, fails here, so
+ * that the documentation cannot drift from the code.
  *
  * The doc is read at test time. Its fenced `json` blocks are split into
  * top-level values; the names the doc uses for shapes it shows elsewhere
@@ -41,7 +42,8 @@ import {
 } from './processes';
 import { parseTimeline } from './timeline';
 
-// Node's, under jest (the project's TypeScript config loads no Node types).
+// These are Node's globals under jest; they are declared here because the
+// project's TypeScript config loads no Node types.
 declare const require: (id: string) => unknown;
 declare const __dirname: string;
 const fs = require('fs') as {
@@ -65,7 +67,10 @@ const SCHEMA = JSON.parse(
 const ajv = new Ajv({ allErrors: true, allowUnionTypes: true });
 ajv.addSchema(SCHEMA, 'protocol');
 
-/** The definition each example's first key stands for (messages, with a `type`, are the root's). */
+/**
+ * The schema definition that each example's first key stands for. Messages,
+ * which have a `type`, are validated against the root instead.
+ */
 const DEFINITION_BY_FIRST_KEY: { [key: string]: string } = {
   times: 'TimelineColumns',
   record_id: 'CellMemoryRecord',
@@ -105,7 +110,10 @@ function schemaErrors(text: string, value: unknown): string[] {
   );
 }
 
-/** Every request type the frontend can send (a missing one fails to compile). */
+/**
+ * Every request type that the frontend can send. The record type makes a
+ * missing one fail to compile.
+ */
 const REQUEST_TYPES: Record<HelperRequestType, true> = {
   configure: true,
   snapshot: true,
@@ -122,12 +130,15 @@ const REQUEST_TYPES: Record<HelperRequestType, true> = {
 };
 
 interface Example {
-  /** Line of the doc where its block starts (for messages). */
+  /** The line of the doc where the block starts, used in failure messages. */
   line: number;
   text: string;
 }
 
-/** The fenced json blocks, split into top-level values (a block may hold several). */
+/**
+ * The fenced json blocks, split into top-level values, since a block may
+ * hold several.
+ */
 function examples(doc: string): Example[] {
   const out: Example[] = [];
   const lines = doc.split('\n');
@@ -189,7 +200,10 @@ function signature(text: string): {
 
 const ALL = examples(DOC);
 
-/** The one example whose first key is `key` (a named shape the others refer to). */
+/**
+ * The one example whose first key is `key`, which is a named shape that the
+ * other examples refer to.
+ */
 function namedShape(key: string): string {
   const found = ALL.filter(e => signature(e.text).firstKey === key);
   if (found.length !== 1) {
@@ -207,7 +221,10 @@ const SHAPES: { [name: string]: string } = {
   CellMemoryRecord: namedShape('record_id')
 };
 
-/** Replace the shape names the doc uses in place of a value by those examples. */
+/**
+ * Replaces the shape names that the doc uses in place of a value with those
+ * examples.
+ */
 function substitute(text: string): string {
   let out = text.replace(
     /\[CellMemoryRecord, …\]/g,
@@ -308,7 +325,8 @@ function read(example: Example): string {
       expectValue(parseWith(value, 'oom', readOomDiagnosis), where);
       return 'OomDiagnosis';
     case 'host':
-      // A Snapshot: read as the `before` of a free_memory result.
+      // A Snapshot has no reader of its own, so it is read as the `before`
+      // of a free_memory result.
       expectValue(
         parseFreeMemoryResult({
           actions_run: [],
@@ -365,7 +383,10 @@ function read(example: Example): string {
   }
 }
 
-/** Inline examples (in backticks) of results that have no block of their own. */
+/**
+ * The inline examples, in backticks, of results that have no block of their
+ * own.
+ */
 function inlineExamples(doc: string, start: string): string[] {
   const out: string[] = [];
   const pattern = /`(\{[^`]*\})`/g;
@@ -414,7 +435,8 @@ describe('docs/protocol.md examples', () => {
   });
 
   it('finds what the schema does not allow', () => {
-    // A renamed key and a wrong type: the validation above is not vacuous.
+    // A renamed key and a wrong type must fail, which shows that the
+    // validation above is not vacuous.
     const sample = '{"type": "sample", "seq": "1"}';
     expect(schemaErrors(sample, JSON.parse(sample))).not.toEqual([]);
     const snapshot = '{"host": {"rss": 1}, "gpus": []}';

@@ -1,11 +1,11 @@
 /**
- * The reading machinery of the wire parsers (protocol.ts and the *Protocol.ts
- * files): a `FieldReader` checks one field of untrusted JSON at a time and
- * throws a `ShapeError` naming its path, which each parser turns into a
- * readable error instead of a crash.
+ * The reading machinery of the wire parsers (messages.ts and the other
+ * modules of this folder). A `FieldReader` checks one field of untrusted
+ * JSON at a time and throws a `ShapeError` naming its path, which each
+ * parser turns into a readable error instead of a crash.
  */
 
-/** Raised inside the parser; turned into a `malformed` result. */
+/** Raised inside a parser, which turns it into a `malformed` result. */
 export class ShapeError extends Error {}
 
 /** A short, safe description of an untrusted value for error messages. */
@@ -53,7 +53,7 @@ export class FieldReader {
     return typeof v === 'string' ? v : this.fail(key, 'a string');
   }
 
-  /** A string or null; a missing key reads as null. */
+  /** Reads a string or null. A missing key reads as null. */
   nullableString(key: string): string | null {
     const v = this.data[key];
     if (v === undefined || v === null) {
@@ -69,7 +69,7 @@ export class FieldReader {
       : this.fail(key, 'a number');
   }
 
-  /** A number or null ("unknown"); a missing key reads as null. */
+  /** Reads a number, or null for "unknown". A missing key reads as null. */
   nullableNumber(key: string): number | null {
     return this.isAbsent(key) ? null : this.number(key);
   }
@@ -81,7 +81,7 @@ export class FieldReader {
       : this.fail(key, 'an integer');
   }
 
-  /** An integer or null; a missing key reads as null. */
+  /** Reads an integer or null. A missing key reads as null. */
   nullableInteger(key: string): number | null {
     return this.isAbsent(key) ? null : this.integer(key);
   }
@@ -91,19 +91,23 @@ export class FieldReader {
     return typeof v === 'boolean' ? v : this.fail(key, 'true or false');
   }
 
-  /** A boolean or null ("unknown"); a missing key reads as null. */
+  /** Reads a boolean, or null for "unknown". A missing key reads as null. */
   nullableBoolean(key: string): boolean | null {
     return this.isAbsent(key) ? null : this.boolean(key);
   }
 
-  /** A boolean; a missing (or null) key reads as `absent` (a field older helpers do not send). */
+  /**
+   * Reads a boolean. A missing or null key reads as `absent`, for a field
+   * that older helpers do not send.
+   */
   optionalBoolean(key: string, absent: boolean): boolean {
     return this.isAbsent(key) ? absent : this.boolean(key);
   }
 
   /**
-   * A byte count or counter: a non-negative number, or null for "unknown".
-   * A missing key reads as null (unknown), never as 0.
+   * Reads a byte count or counter: a non-negative number, or null for
+   * "unknown". A missing key reads as null, never as 0, because a figure
+   * that was not sent is unknown rather than zero.
    */
   bytes(key: string): number | null {
     const v = this.data[key];
@@ -122,7 +126,7 @@ export class FieldReader {
     return FieldReader.of(this.data[key], `${this.path}.${key}`);
   }
 
-  /** An object or null; a missing key reads as null. */
+  /** Reads an object or null. A missing key reads as null. */
   nullableObject(key: string): FieldReader | null {
     const v = this.data[key];
     if (v === undefined || v === null) {
@@ -136,12 +140,16 @@ export class FieldReader {
     if (!Array.isArray(v)) {
       return this.fail(key, 'an array');
     }
-    // JSON has no holes, but data built in the page may: map() would skip
-    // them and leave undefined entries behind the parser's back.
+    // JSON has no holes, but data built in the page may have them. map()
+    // would skip them and leave undefined entries behind the parser's back,
+    // so such an array is copied into a dense one first.
     return hasHoles(v) ? Array.from(v) : v;
   }
 
-  /** An array or null; a missing key reads as null (older helpers). */
+  /**
+   * Reads an array or null. A missing key, as from older helpers, reads as
+   * null.
+   */
   nullableArray(key: string): unknown[] | null {
     return this.isAbsent(key) ? null : this.array(key);
   }
@@ -164,7 +172,10 @@ function hasHoles(array: unknown[]): boolean {
 /** A value read from the wire, or why it could not be read. */
 export type Parsed<T> = { value: T } | { error: string };
 
-/** Read `value` with `read`; a shape error becomes `{ error }` (never throws). */
+/**
+ * Reads `value` with `read`. A shape error becomes `{ error }`, so this never
+ * throws.
+ */
 export function parseWith<T>(
   value: unknown,
   path: string,

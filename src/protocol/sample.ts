@@ -1,7 +1,8 @@
 /**
- * The parser of the `sample` message: the kernel's host and GPU
- * memory figures, sent on change and as a heartbeat (docs/protocol.md,
- * `sample`). `parseKernelMessage` (protocol.ts) dispatches to `readSample`.
+ * The parser of the `sample` message, which carries the kernel's host and
+ * GPU memory figures and is sent on change and as a heartbeat (see `sample`
+ * in docs/protocol.md). `parseKernelMessage` (messages.ts) dispatches to
+ * `readSample`.
  *
  * The wire types are generated from protocol/protocol.schema.json
  * (protocol.generated.ts) and re-exported here under the names the frontend
@@ -32,7 +33,10 @@ export type {
   TorchState
 } from './protocol.generated';
 
-/** Why the helper sent a sample: the first, a change, a heartbeat or an answer to a request. */
+/**
+ * Why the helper sent a sample: it is the first, a change, a heartbeat, or
+ * an answer to a request.
+ */
 export type SampleReason = 'initial' | 'change' | 'heartbeat' | 'snapshot';
 
 // ---------------------------------------------------------------------------
@@ -71,12 +75,15 @@ function readGpu(item: unknown, path: string): GpuSample {
       current_bytes: tf.bytes('current_bytes'),
       peak_bytes: tf.bytes('peak_bytes')
     },
-    // Absent from older helpers: unknown, as null.
+    // Older helpers leave this out, so it reads as null, meaning unknown.
     load: load && readGpuLoad(load)
   };
 }
 
-/** `nvml.processes`: absent or null (older helpers, no list) reads as null. */
+/**
+ * Reads `nvml.processes`. It reads as null when it is absent, as from older
+ * helpers, or null, when there is no list.
+ */
 function readNvmlProcesses(nvml: FieldReader): NvmlGpuProcess[] | null {
   return (
     nvml.nullableArray('processes')?.map((item, i) => {
@@ -90,7 +97,10 @@ function readNvmlProcesses(nvml: FieldReader): NvmlGpuProcess[] | null {
   );
 }
 
-/** `host.container`: absent or null (no limit, older helpers) reads as null. */
+/**
+ * Reads `host.container`. It reads as null when it is null, because no limit
+ * is set, or absent, as from older helpers.
+ */
 function readContainer(host: FieldReader): ContainerMemory | null {
   const c = host.nullableObject('container');
   if (!c) {
@@ -117,13 +127,16 @@ function readContainer(host: FieldReader): ContainerMemory | null {
     inactive_file_bytes,
     oom_kill_count,
     cgroup_version: version,
-    // Absent from older helpers: null.
+    // Older helpers leave this out, so it reads as null.
     swap_limit_bytes: c.bytes('swap_limit_bytes'),
     swap_usage_bytes: c.bytes('swap_usage_bytes')
   };
 }
 
-/** A count: a non-negative integer, or null (absent reads as null: older helpers). */
+/**
+ * Reads a count: a non-negative integer, or null. It reads as null when
+ * absent, as from older helpers.
+ */
 function readCount(r: FieldReader, key: string): number | null {
   const count = r.nullableInteger(key);
   if (count !== null && count < 0) {
@@ -134,7 +147,10 @@ function readCount(r: FieldReader, key: string): number | null {
   return count;
 }
 
-/** `hidden_gpus` of a hello or sample: absent (older helpers) or null reads as null. */
+/**
+ * Reads `hidden_gpus` of a hello or sample. It reads as null when it is
+ * null, or absent as from older helpers.
+ */
 export function readHiddenGpus(r: FieldReader): HiddenGpus | null {
   const hidden = r.nullableObject('hidden_gpus');
   if (!hidden) {
@@ -161,7 +177,7 @@ export function readSample(r: FieldReader): SampleMessage {
     total_bytes: host.bytes('total_bytes'),
     available_bytes: host.bytes('available_bytes'),
     container: readContainer(host),
-    // Absent from older helpers: null.
+    // Older helpers leave this out, so it reads as null.
     swapped_bytes: host.bytes('swapped_bytes'),
     swap_total_bytes: host.bytes('swap_total_bytes'),
     swap_free_bytes: host.bytes('swap_free_bytes'),

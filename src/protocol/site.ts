@@ -1,8 +1,9 @@
 /**
  * One allocation site of the kernel's allocation recording, and its reader:
- * what the `allocation_sites` listing and the out-of-memory diagnosis share
- * (docs/protocol.md, "Allocation sites"). Its own small module: the OOM
- * diagnosis is read at start-up, the rest of protocol/allocation.ts on demand.
+ * the part that the `allocation_sites` listing and the out-of-memory
+ * diagnosis share (see "Allocation sites" in docs/protocol.md). It is a
+ * small module of its own because the OOM diagnosis is read at start-up,
+ * while the rest of protocol/allocation.ts loads on demand.
  *
  * The wire types are generated from protocol/protocol.schema.json
  * (protocol.generated.ts) and re-exported here under the names the frontend
@@ -13,7 +14,9 @@ import type { AllocationSite, SiteCell, SiteFrame } from './protocol.generated';
 
 export type { AllocationSite, SiteCell, SiteFrame } from './protocol.generated';
 
-/** A non-negative count or byte figure; throws ShapeError otherwise. */
+/**
+ * Reads a non-negative count or byte figure, and throws a ShapeError otherwise.
+ */
 export function count(r: FieldReader, key: string): number {
   const v = r.bytes(key);
   if (v === null) {
@@ -55,7 +58,7 @@ function readSiteCell(cell: FieldReader): SiteCell {
   return out;
 }
 
-/** Read one site (also used by the out-of-memory diagnosis). */
+/** Reads one site; the out-of-memory diagnosis uses it too. */
 export function readSite(r: FieldReader): AllocationSite {
   const cell = r.nullableObject('cell');
   return {

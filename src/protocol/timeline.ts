@@ -1,9 +1,10 @@
 /**
- * The `history` reply's `timeline`: the charted figures of the samples the
- * helper sent lately (the helper keeps up to 3,600), so that a page opened
- * after them (a reload, a second tab) charts what the kernel went through.
- * Columns, oldest first; `null` where a figure was unknown, and a row with
- * every figure `null` where no frontend was watching (a gap in the chart).
+ * The `history` reply's `timeline`: the charted figures of the samples that
+ * the helper sent lately (it keeps up to 3,600 of them), so that a page
+ * opened afterwards, after a reload or in a second tab, charts what the
+ * kernel went through. It is stored as columns, oldest first, with `null`
+ * where a figure was unknown, and with a row of all `null` where no
+ * frontend was watching, which the chart draws as a gap.
  *
  * The wire types are generated from protocol/protocol.schema.json
  * (protocol.generated.ts) and re-exported here under the names the frontend
@@ -21,8 +22,8 @@ import type { TimelineColumns } from './protocol.generated';
 export type { TimelineColumns, TimelineGpuColumns } from './protocol.generated';
 
 /**
- * Read the `timeline` of a `history` result. An absent one (a helper from
- * before it was kept) is null, not an error.
+ * Reads the `timeline` of a `history` result. An absent timeline, from a
+ * helper older than the timeline, reads as null, not as an error.
  */
 export function parseTimeline(result: unknown): Parsed<TimelineColumns | null> {
   const value =

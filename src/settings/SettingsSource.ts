@@ -1,10 +1,10 @@
 /**
  * Reads the extension's settings from JupyterLab's setting registry and
  * follows the user's changes. When the registry refuses the settings whole
- * (one value against the schema), it reads them as written, so that only
- * the bad value is lost, and says which one in a notification. Features
- * read their typed settings from the monitor; one that keeps keys of its own
- * (the snippets) reads them from `raw`.
+ * because one value breaks the schema, it reads them as written, so that
+ * only the bad value is lost, and says which one in a notification.
+ * Features read their typed settings from the monitor; a feature that keeps
+ * keys of its own, as the snippets do, reads them from `raw`.
  */
 import { Notification } from '@jupyterlab/apputils';
 import { ISettingRegistry } from '@jupyterlab/settingregistry';
@@ -14,31 +14,38 @@ import { readSettings, SetSetting, VramSettings } from './settings';
 
 /** The settings as last read, before parsing. */
 export interface IRawSettings {
-  /** The composite settings, or the user's as written when the registry refused them; undefined when none could be read. */
+  /**
+   * The composite settings, or the user's as written when the registry
+   * refused them. It is undefined when none could be read.
+   */
   readonly values: unknown;
   /** The schema's default of one key, where the registry knows it. */
   defaultOf(key: string): unknown;
 }
 
-/** The extension's settings, read from the registry (or the defaults without one). */
+/**
+ * The extension's settings, read from the registry, or the defaults without
+ * one.
+ */
 export class SettingsSource {
   constructor(options: SettingsSource.IOptions) {
     this._options = options;
   }
 
-  /** The settings as last read; null until the first read. */
+  /** The settings as last read, or null until the first read. */
   get raw(): IRawSettings | null {
     return this._raw;
   }
 
-  /** Fires after each read: at the start and on every change. */
+  /** Fires after each read, which happens at the start and on every change. */
   get changed(): ISignal<this, IRawSettings> {
     return this._changed;
   }
 
   /**
-   * Changes one setting: through the registry, which stores it and reads
-   * the settings again, or, without a registry, in the monitor directly.
+   * Changes one setting through the registry, which stores it and reads the
+   * settings again. Without a registry, it changes the monitor's setting
+   * directly.
    */
   readonly set: SetSetting = async (key, value) => {
     if (this._settings) {
@@ -48,7 +55,7 @@ export class SettingsSource {
     }
   };
 
-  /** Reads the settings the first time, and follows them from then on. */
+  /** Reads the settings the first time, and then follows their changes. */
   start(): void {
     const { registry, pluginId } = this._options;
     if (!registry) {
@@ -109,7 +116,10 @@ export class SettingsSource {
     this._read({ values: undefined, defaultOf: () => undefined }, null);
   }
 
-  /** Hands new settings to the monitor (null: keep those in force) and tells the features. */
+  /**
+   * Hands new settings to the monitor and tells the features. Null keeps the
+   * settings in force.
+   */
   private _read(raw: IRawSettings, settings: VramSettings | null): void {
     this._raw = raw;
     this._options.apply(settings ?? this._options.current());
@@ -126,15 +136,18 @@ export class SettingsSource {
 export namespace SettingsSource {
   /** Where the settings come from and where they go. */
   export interface IOptions {
-    /** JupyterLab's setting registry; null: the defaults, changed in memory only. */
+    /**
+     * JupyterLab's setting registry. Without one (null), the defaults apply
+     * and changes are kept in memory only.
+     */
     registry: ISettingRegistry | null;
     /** The plugin whose schema holds the settings. */
     pluginId: string;
     /** The settings' title in the Settings Editor, for the refusal message. */
     title: string;
-    /** The settings in force now. */
+    /** Returns the settings in force. */
     current(): VramSettings;
-    /** Puts settings in force (the monitor's updateSettings). */
+    /** Puts settings in force; this is the monitor's updateSettings. */
     apply(settings: VramSettings): void;
   }
 }

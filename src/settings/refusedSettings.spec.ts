@@ -1,7 +1,7 @@
 /**
- * JupyterLab's own setting registry, with this extension's schema, on user
- * settings as they are written in files: one bad value makes the registry
- * refuse them all; readRefusedSettings keeps the others.
+ * Runs JupyterLab's own setting registry, with this extension's schema, on
+ * user settings as they are written in files. One bad value makes the
+ * registry refuse them all, and readRefusedSettings keeps the others.
  */
 import { ISettingRegistry, SettingRegistry } from '@jupyterlab/settingregistry';
 
@@ -46,7 +46,7 @@ async function loadError(registry: SettingRegistry): Promise<unknown> {
 
 describe('settings the registry refuses', () => {
   const written = `{
-    // switched off on purpose
+    // The user switched this off on purpose.
     "exactPeakPerCell": false,
     "rememberCellHistory": false,
     "sampleIntervalSeconds": 0.01,
@@ -55,7 +55,8 @@ describe('settings the registry refuses', () => {
   it('keep every valid value; the bad one is held to its limit; the problem is named', async () => {
     const registry = registryWith(written);
     const reason = await loadError(registry);
-    expect(reason).not.toBeNull(); // JupyterLab drops them all
+    // JupyterLab drops all of the settings.
+    expect(reason).not.toBeNull();
 
     const refused = await readRefusedSettings(registry, PLUGIN, reason);
     expect(refused).not.toBeNull();
@@ -109,7 +110,8 @@ describe('settings the registry refuses', () => {
     const settings = readSettings(refused!.user);
     expect(settings.warningThresholdPercent).toBe(70);
     expect(settings.units).toBe('decimal');
-    expect(settings.exactPeakPerCell).toBe(false); // no peak reset the administrator switched off
+    // The peak reset that the administrator switched off stays off.
+    expect(settings.exactPeakPerCell).toBe(false);
     expect(settings.historyMinutes).toBe(60);
   });
 

@@ -1,14 +1,16 @@
 /**
- * Settings JupyterLab refused. Its setting registry refuses a plugin's
- * settings whole when one value breaks the schema (a value out of range in a
- * hand-edited settings file or overrides.json, a snippet entry that lacks a
- * field), and every other setting the user chose would silently fall back
- * to its default: the peak reset the user switched off would be on again,
- * history the user chose not to keep would be written. This reads the
- * user's settings as written, for readSettings to hold each value to its
- * limits, so that one bad value costs only itself, and says what was refused.
+ * Settings that JupyterLab refused. Its setting registry refuses a plugin's
+ * settings whole when one value breaks the schema, such as a value out of
+ * range in a hand-edited settings file or overrides.json, or a snippet
+ * entry that lacks a field. Every other setting the user chose would then
+ * silently fall back to its default: the peak reset that the user switched
+ * off would be on again, and history that the user chose not to keep would
+ * be written. This module reads the user's settings as written, so that
+ * readSettings can hold each value to its limits and one bad value costs
+ * only itself, and it says what was refused.
  *
- * Imported only on that path (its JSON5 parser is a chunk of its own).
+ * It is imported only on that path, because its JSON5 parser is a
+ * separately loaded part of the bundle.
  */
 import type { ISettingRegistry } from '@jupyterlab/settingregistry';
 import JSON5 from 'json5';
@@ -22,17 +24,20 @@ import { trans } from '../text/translation';
  */
 export interface IRefusedSettings {
   /**
-   * The schema's defaults (with the administrator's overrides.json, which the
-   * server writes into them) under the user's settings as written (JSON5,
-   * comments allowed), each setting of VramSettings already read with those
-   * defaults: what readSettings and the snippets read.
+   * The user's settings as written (JSON5, comments allowed), laid over the
+   * schema's defaults, into which the server writes the administrator's
+   * overrides.json. Each setting of VramSettings is already read with those
+   * defaults. This is what readSettings and the snippets read.
    */
   user: { [key: string]: unknown };
   /** What the registry's validation said, one line per problem. */
   problems: string[];
 }
 
-/** The user's settings of `plugin` as written; null where they cannot be read either. */
+/**
+ * The user's settings of `plugin` as written, or null where they cannot be read
+ * either.
+ */
 export async function readRefusedSettings(
   registry: Pick<ISettingRegistry, 'connector'>,
   plugin: string,
@@ -46,22 +51,26 @@ export async function readRefusedSettings(
   try {
     user = fetched.raw.trim() === '' ? {} : JSON5.parse(fetched.raw);
   } catch {
-    return null; // not even JSON5: the defaults, as JupyterLab does
+    // The text is not even JSON5, so the defaults apply, as in JupyterLab.
+    return null;
   }
   if (typeof user !== 'object' || user === null || Array.isArray(user)) {
     return null;
   }
   const defaults = schemaDefaults(fetched.schema);
   const merged: { [key: string]: unknown } = { ...defaults, ...user };
-  // A value of the wrong type takes the schema's default (overrides.json's),
-  // not readSettings' own: its settings are read here, with those defaults.
+  // A value of the wrong type must take the schema's default, which
+  // includes overrides.json, rather than readSettings' own default, so the
+  // settings are read here with those defaults.
   return {
     user: { ...merged, ...readSettings(merged, readSettings(defaults)) },
     problems: describeProblems(reason)
   };
 }
 
-/** Each top-level property's default in `schema` (overrides.json included). */
+/**
+ * Each top-level property's default in `schema`, with overrides.json included.
+ */
 function schemaDefaults(schema: unknown): { [key: string]: unknown } {
   const properties = (schema as { properties?: unknown } | undefined)
     ?.properties;
@@ -77,7 +86,10 @@ function schemaDefaults(schema: unknown): { [key: string]: unknown } {
   return out;
 }
 
-/** The registry's validation errors (AJV's), as "where: what" lines. */
+/**
+ * The registry's validation errors, which come from AJV, as "where: what"
+ * lines.
+ */
 export function describeProblems(reason: unknown): string[] {
   if (!Array.isArray(reason) || reason.length === 0) {
     return [String(reason instanceof Error ? reason.message : reason)];
@@ -95,7 +107,10 @@ export function describeProblems(reason: unknown): string[] {
   });
 }
 
-/** The notification's text: what was refused, what applies instead, where to fix it. */
+/**
+ * The notification's text, which says what was refused, what applies
+ * instead, and where to fix it.
+ */
 export function refusedSettingsMessage(
   title: string,
   problems: readonly string[]

@@ -8,43 +8,56 @@ import { HelperConfig } from '../protocol/messages';
 
 /** The user settings of jupyterlab-vram, typed. */
 export interface VramSettings {
-  /** Seconds between two looks at memory in the kernel helper. */
+  /** The seconds between two readings of memory in the kernel helper. */
   sampleIntervalSeconds: number;
-  /** A sample is sent when some figure moved by more than this. */
+  /** A sample is sent when some figure moved by more than this many MiB. */
   changeThresholdMiB: number;
   /** Device usage at or above this share of its total is shown as a warning. */
   warningThresholdPercent: number;
-  /** How much history each notebook keeps (bounded buffer). */
+  /** How much history each notebook keeps in its bounded buffer. */
   historyMinutes: number;
   /** How much of that history the timeline shows. */
   timelineWindowMinutes: number;
   units: ByteUnits;
-  /** Show the memory badge on every executed code cell. */
+  /** Whether to show the memory badge on every executed code cell. */
   showCellBadges: boolean;
   /**
-   * Reset the kernel's peak counters at each cell start for exact per-cell
-   * peaks (the helper's `reset_peak_per_cell`).
+   * Whether to reset the kernel's peak counters at each cell start, for
+   * exact per-cell peaks. This is the helper's `reset_peak_per_cell`.
    */
   exactPeakPerCell: boolean;
-  /** Save each cell's latest figures in its metadata (`jupyterlab_vram`). */
+  /**
+   * Whether to save each cell's latest figures in its metadata, under
+   * `jupyterlab_vram`.
+   */
   storeRecordsInNotebookMetadata: boolean;
   /**
-   * Keep each notebook's cell history in this browser (IndexedDB), so that
-   * it survives a page reload and shows in every tab.
+   * Whether to keep each notebook's cell history in this browser
+   * (IndexedDB), so that it survives a page reload and shows in every tab.
    */
   rememberCellHistory: boolean;
   /**
-   * Keep each notebook's memory timeline in this browser (IndexedDB), so
-   * that the chart keeps earlier kernel processes across page reloads.
+   * Whether to keep each notebook's memory timeline in this browser
+   * (IndexedDB), so that the chart keeps earlier kernel processes across
+   * page reloads.
    */
   rememberTimeline: boolean;
-  /** Allocation recording: PyTorch's allocator history keeps this many alloc/free events. */
+  /**
+   * For allocation recording, the number of alloc and free events that
+   * PyTorch's allocator history keeps.
+   */
   allocationHistoryMaxEntries: number;
-  /** Allocation recording: tracemalloc's stack depth (frames per host allocation). */
+  /**
+   * For allocation recording, tracemalloc's stack depth, in frames per host
+   * allocation.
+   */
   allocationHostFrames: number;
 }
 
-/** Changes one setting (persisted where a settings registry keeps them). */
+/**
+ * Changes one setting, and persists it where a settings registry keeps
+ * settings.
+ */
 export type SetSetting = <K extends keyof VramSettings>(
   key: K,
   value: VramSettings[K]
@@ -67,7 +80,7 @@ export const DEFAULT_SETTINGS: Readonly<VramSettings> = Object.freeze({
   allocationHostFrames: 16
 });
 
-/** Limits shared with schema/plugin.json. */
+/** The limits, which must match those of schema/plugin.json. */
 export const SETTING_LIMITS = {
   sampleIntervalSeconds: { min: 0.05, max: 60 },
   changeThresholdMiB: { min: 0, max: 1048576 },
@@ -79,13 +92,17 @@ export const SETTING_LIMITS = {
 } as const;
 
 /**
- * The helper sends at most one sample per interval, so this many samples
- * cover `historyMinutes`; capped so that a tiny interval with a long history
- * cannot eat the browser's memory (each series costs 8 bytes per sample).
+ * The most samples a history keeps. The helper sends at most one sample per
+ * interval, so the capacity that covers `historyMinutes` follows from the
+ * interval; it is capped at this so that a tiny interval with a long history
+ * cannot eat the browser's memory, since each series costs 8 bytes per
+ * sample.
  */
 export const MAX_HISTORY_SAMPLES = 250_000;
 
-/** The helper's heartbeat when nothing changes (protocol default). */
+/**
+ * The helper's heartbeat when nothing changes, which is the protocol's default.
+ */
 export const DEFAULT_HEARTBEAT_SECONDS = 10;
 
 const MIB = 1024 * 1024;
@@ -95,7 +112,8 @@ function clampedNumber(
   fallback: number,
   limits: { min: number; max: number }
 ): number {
-  // ±Infinity (JSON5) is out of range like any other: held to the limit.
+  // ±Infinity, which JSON5 allows, is out of range like any other value, so
+  // it is held to the limit.
   if (typeof value !== 'number' || Number.isNaN(value)) {
     return fallback;
   }
@@ -107,8 +125,8 @@ function booleanOr(value: unknown, fallback: boolean): boolean {
 }
 
 /**
- * Typed settings from the registry's composite value (anything goes in); a
- * value it cannot use takes its default in `d`.
+ * Reads typed settings from the registry's composite value, which may hold
+ * anything. A value that cannot be used takes its default from `d`.
  */
 export function readSettings(
   composite: unknown,
@@ -191,7 +209,9 @@ export function helperConfigFor(settings: VramSettings): HelperConfig {
   };
 }
 
-/** Ring buffer capacity (samples) for the configured history length. */
+/**
+ * The ring buffer's capacity, in samples, for the configured history length.
+ */
 export function historyCapacityFor(settings: VramSettings): number {
   const samples = Math.ceil(
     (settings.historyMinutes * 60) / settings.sampleIntervalSeconds

@@ -23,8 +23,8 @@ export interface IVramSidebar {
   addSection(section: IVramSidebar.ISection): IDisposable;
 
   /**
-   * Picks the tab the panel shows (an unknown id changes nothing); the panel
-   * itself is opened by the `jupyterlab-vram:open-sidebar` command.
+   * Picks the tab that the panel shows; an unknown id changes nothing. The
+   * panel itself is opened by the `jupyterlab-vram:open-sidebar` command.
    */
   showTab(id: string): void;
 
@@ -36,31 +36,35 @@ export interface IVramSidebar {
 export namespace IVramSidebar {
   /** A tab of the memory panel. */
   export interface ITab {
-    /** Unique among the tabs; the `tab` argument of the open-sidebar command. */
+    /**
+     * The tab's id, unique among the tabs. It is also the `tab` argument of
+     * the open-sidebar command.
+     */
     readonly id: string;
-    /** The tab's text in the tab bar (already translated). */
+    /** The tab's text in the tab bar, already translated. */
     readonly label: string;
-    /** Place in the tab bar: lower ranks come first. */
+    /** The tab's place in the tab bar; lower ranks come first. */
     readonly rank: number;
     /**
-     * Makes the tab's own content, the first time the tab is shown (a module
-     * of its own can load then). A tab without it shows its sections only.
+     * Makes the tab's own content the first time the tab is shown, so that
+     * a module of its own can load only then. A tab without it shows only
+     * its sections.
      */
     readonly load?: () => Promise<Widget>;
     /**
-     * Whether the content fills the panel's height and scrolls on its own (a
-     * long list with a toolbar), rather than the panel scrolling.
+     * Whether the content fills the panel's height and scrolls on its own,
+     * as a long list with a toolbar does, rather than the panel scrolling.
      */
     readonly fill?: boolean;
   }
 
   /** A widget shown on one or more tabs, above their own content. */
   export interface ISection {
-    /** Unique among the sections. */
+    /** The section's id, unique among the sections. */
     readonly id: string;
     /** The ids of the tabs that show it. */
     readonly tabs: readonly string[];
-    /** Place among the tab's sections: lower ranks come first. */
+    /** The section's place among the tab's sections; lower ranks come first. */
     readonly rank: number;
     /** Makes the widget, the first time one of its tabs is shown. */
     readonly load: () => Promise<Widget>;

@@ -1,4 +1,7 @@
-/** MemorySidebar: the Cells tab, which switches between the memory figures and the cell history. */
+/**
+ * Tests the Cells tab of MemorySidebar, which switches between the memory
+ * figures and the cell history.
+ */
 
 import { loadFullSidebar } from '../testing/sidebarFixtures';
 import { FakeMonitor } from '../testing/fixtures';

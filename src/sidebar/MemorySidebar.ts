@@ -1,9 +1,10 @@
 /**
  * The memory panel: a tab bar and, under it, the widgets of the tabs and
- * sections the features registered (SidebarRegistry). It knows no feature:
- * each widget comes from its registration's `load`, called the first time
- * one of its tabs is shown, so a tab nobody opens costs nothing. Widgets are
- * kept in one column, by rank, and those of the other tabs are hidden.
+ * sections that the features registered (see SidebarRegistry). It knows no
+ * feature. Each widget comes from its registration's `load`, which is called
+ * the first time one of its tabs is shown, so a tab that nobody opens costs
+ * nothing. Widgets are kept in one column by rank, and those of the other
+ * tabs are hidden.
  *
  * SidebarHost holds it in the right sidebar and loads this module when the
  * sidebar is first shown.
@@ -11,7 +12,8 @@
 import { DOMUtils } from '@jupyterlab/apputils';
 import { Panel, Widget } from '@lumino/widgets';
 
-// The panel's styles travel with it (see style/base.css for what every page has).
+// The panel's styles load with the panel rather than with the page; see
+// style/base.css for the styles that every page has.
 import '../../style/sidebar.css';
 
 import { trans } from '../text/translation';
@@ -42,15 +44,17 @@ export class MemorySidebar extends Panel {
     return this._registry.tab;
   }
 
-  /** Shows the tab `id` (an unknown id changes nothing) and loads its widgets. */
+  /**
+   * Shows the tab `id` and loads its widgets; an unknown id changes nothing.
+   */
   showTab(id: string): void {
     this._registry.showTab(id);
   }
 
   /**
-   * Resolves when the widgets of tab `id` (by default the one shown) are
-   * loaded; one that failed to load is logged and shown as a problem, and
-   * loads again the next time the tab is shown.
+   * Resolves when the widgets of tab `id`, by default the one shown, are
+   * loaded. A widget that failed to load is logged and shown as a problem,
+   * and is loaded again the next time the tab is shown.
    */
   whenLoaded(id: string = this.tab): Promise<void> {
     const parts = this._partsOf(id);
@@ -59,7 +63,10 @@ export class MemorySidebar extends Panel {
     });
   }
 
-  /** The widget of a loaded section, by section id, or of a tab's own content, by tab id. */
+  /**
+   * The widget of a loaded section, by section id, or of a tab's own
+   * content, by tab id.
+   */
   widgetOf(id: string): Widget | null {
     for (const part of this._parts.values()) {
       if (part.id === id && part.widget) {
@@ -126,7 +133,10 @@ export class MemorySidebar extends Panel {
     );
   }
 
-  /** Loads a part's widget once; a failure is kept on the part until the next try. */
+  /**
+   * Loads a part's widget once. A failure is kept on the part until the next
+   * try, so that it can be shown.
+   */
   private _load(part: IPart): Promise<void> {
     if (part.widget) {
       return Promise.resolve();
@@ -161,7 +171,10 @@ export class MemorySidebar extends Panel {
     return this._parts.get(part.key) === part;
   }
 
-  /** Inserts a loaded widget at its place by rank, shown if its tab is. */
+  /**
+   * Inserts a loaded widget at its place by rank, and shows it if its tab is
+   * shown.
+   */
   private _place(part: IPart, widget: Widget): void {
     const before = Array.from(this._parts.values()).filter(
       other => other.widget && other !== part && compareParts(other, part) < 0
@@ -213,8 +226,9 @@ export class MemorySidebar extends Panel {
   }
 
   /**
-   * The WAI-ARIA tabs pattern: with one tab in the Tab order (the selected
-   * one), the arrow keys, Home and End move between tabs, showing each.
+   * Implements the WAI-ARIA tabs pattern. Only the selected tab is in the
+   * Tab order, and the arrow keys, Home and End move between tabs, showing
+   * each one.
    */
   private _onTabKey(event: KeyboardEvent): void {
     const names = Array.from(this._tabButtons.keys());
@@ -249,10 +263,10 @@ export class MemorySidebar extends Panel {
   /**
    * Tells assistive technology which widgets each tab shows (aria-controls),
    * and labels each widget of one tab by that tab. A widget shown on several
-   * tabs (the cleanup bar) is a toolbar of the panel, not a tab panel. A
-   * widget with a role and name of its own (the death notice's live region,
-   * the out-of-memory diagnosis) keeps them: taking them would silence the
-   * one and rename the other.
+   * tabs, such as the cleanup bar, is a toolbar of the panel, not a tab
+   * panel. A widget with a role and name of its own, such as the death
+   * notice's live region or the out-of-memory diagnosis, keeps them, because
+   * taking them would silence the one and rename the other.
    */
   private _linkTabsToPanels(): void {
     for (const [name, tabButton] of this._tabButtons) {
@@ -289,17 +303,23 @@ interface IPart {
   /** The section's id, or the tab's id for a tab's own content. */
   readonly id: string;
   readonly tabs: readonly string[];
-  /** Sections by rank; a tab's own content comes after its sections. */
+  /**
+   * The part's place: sections go by rank, and a tab's own content comes after
+   * its sections.
+   */
   readonly rank: number;
   /** The order of registration, among parts of the same rank. */
   readonly order: number;
   readonly fill: boolean;
-  /** The registration it comes from (the key of MemorySidebar's parts). */
+  /**
+   * The registration that the part comes from, which is the key of
+   * MemorySidebar's parts.
+   */
   readonly key: object;
   readonly load: () => Promise<Widget>;
   widget: Widget | null;
   loading: Promise<void> | null;
-  /** Why the last load failed; null when it did not. */
+  /** Why the last load failed, or null when it did not fail. */
   problem: string | null;
 }
 

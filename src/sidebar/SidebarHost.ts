@@ -1,9 +1,10 @@
 /**
- * The right sidebar's tab, present from start-up (its icon, caption and id),
- * and the registry the features add their tabs and sections to. The memory
- * panel (MemorySidebar) is fetched, as a chunk of its own, the first time
- * the sidebar is shown: a page on which nobody opens the sidebar never loads
- * it, nor any tab's widgets. A tab picked before that is remembered.
+ * The right sidebar's tab, present from start-up with its icon, caption and
+ * id, and the registry that the features add their tabs and sections to.
+ * The memory panel (MemorySidebar) is a separately loaded part of the
+ * bundle, fetched the first time the sidebar is shown, so a page on which
+ * nobody opens the sidebar never loads it, nor any tab's widgets. A tab
+ * picked before that is remembered.
  */
 import { IDisposable } from '@lumino/disposable';
 import { Message } from '@lumino/messaging';
@@ -16,10 +17,13 @@ import { trans } from '../text/translation';
 import { element } from '../ui/dom';
 import { vramIcon } from '../ui/icons';
 
-/** DOM id of the sidebar (also the id to activate it by). */
+/** The DOM id of the sidebar, which is also the id to activate it by. */
 export const SIDEBAR_ID = 'jp-vram-sidebar';
 
-/** The sidebar's tab in JupyterLab's right area, holding the memory panel once loaded. */
+/**
+ * The sidebar's tab in JupyterLab's right area, which holds the memory panel
+ * once it has loaded.
+ */
 export class SidebarHost extends Panel implements IVramSidebar {
   constructor(options: SidebarHost.IOptions = {}) {
     super();
@@ -68,7 +72,8 @@ export class SidebarHost extends Panel implements IVramSidebar {
           return this._content;
         },
         reason => {
-          this._loading = null; // tried again the next time the tab is shown
+          // The load is tried again the next time the tab is shown.
+          this._loading = null;
           this._showProblem(reason);
           throw reason;
         }
@@ -117,7 +122,10 @@ export class SidebarHost extends Panel implements IVramSidebar {
 export namespace SidebarHost {
   /** How the sidebar's tab is labelled. */
   export interface IOptions {
-    /** The tooltip of the sidebar's icon (translated); "GPU memory" by default. */
+    /**
+     * The tooltip of the sidebar's icon, translated; it is "GPU memory" by
+     * default.
+     */
     caption?: string;
   }
 }

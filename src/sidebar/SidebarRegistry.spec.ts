@@ -1,7 +1,7 @@
 /**
- * The memory panel's registry, as another extension uses it through the
- * public IVramSidebar token: a tab of its own, sections by rank, lazy
- * loading, removal, and a load that fails and is tried again.
+ * Tests the memory panel's registry as another extension uses it through
+ * the public IVramSidebar token: a tab of its own, sections by rank, loading
+ * on first show, removal, and a load that fails and is tried again.
  */
 import { MessageLoop } from '@lumino/messaging';
 import { Widget } from '@lumino/widgets';
@@ -22,7 +22,10 @@ function tabNames(panel: MemorySidebar): string[] {
   );
 }
 
-/** The texts of the panel's shown widgets, top to bottom (the tab bar left out). */
+/**
+ * The texts of the panel's shown widgets, top to bottom, leaving out the tab
+ * bar.
+ */
 function shownTexts(panel: MemorySidebar): string[] {
   return panel.widgets
     .slice(1)
@@ -36,7 +39,8 @@ describe('IVramSidebar, as another extension uses it', () => {
 
   beforeEach(() => {
     host = new SidebarHost();
-    sidebar = host; // only the public interface from here on
+    // The rest of the test uses only the public interface.
+    sidebar = host;
   });
 
   afterEach(() => host.dispose());
@@ -60,13 +64,15 @@ describe('IVramSidebar, as another extension uses it', () => {
     const panel = await host.load();
     await panel.whenLoaded();
     expect(tabNames(panel)).toEqual(['A', 'B']);
-    expect(panel.tab).toBe('a'); // the first by rank until one is picked
+    // The first tab by rank is shown until one is picked.
+    expect(panel.tab).toBe('a');
     expect(shownTexts(panel)).toEqual(['s1', 's2']);
-    expect(loads.sort()).toEqual(['s1', 's2']); // not B's content yet
+    // B's own content is not loaded yet.
+    expect(loads.sort()).toEqual(['s1', 's2']);
 
     sidebar.showTab('b');
     await panel.whenLoaded();
-    // A shared section first, then the tab's own content.
+    // A shared section comes first, then the tab's own content.
     expect(shownTexts(panel)).toEqual(['s1', 'b content']);
     sidebar.showTab('a');
     sidebar.showTab('b');

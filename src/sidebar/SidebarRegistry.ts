@@ -1,8 +1,9 @@
 /**
- * The tabs and sections the features have added to the memory panel. It is
- * part of the start-up code (the features register as the page loads), so
- * it only keeps lists: the panel that shows them (MemorySidebar) loads when
- * the sidebar is first shown and follows `changed` from then on.
+ * The tabs and sections that the features have added to the memory panel.
+ * It is part of the start-up code, because the features register as the
+ * page loads, so it only keeps lists. The panel that shows them
+ * (MemorySidebar) loads when the sidebar is first shown and then follows
+ * `changed`.
  */
 import { DisposableDelegate, IDisposable } from '@lumino/disposable';
 import { ISignal, Signal } from '@lumino/signaling';
@@ -31,7 +32,7 @@ export class SidebarRegistry implements IVramSidebar {
     return this._sections;
   }
 
-  /** The tab picked: the first by rank until one is picked. */
+  /** The tab picked; until one is picked, it is the first by rank. */
   get tab(): string {
     const picked = this._tabs.find(tab => tab.id === this._picked);
     return (picked ?? this._tabs[0])?.id ?? '';
@@ -61,7 +62,9 @@ export class SidebarRegistry implements IVramSidebar {
     this._tabChanged.emit(id);
   }
 
-  /** Inserts `item` by rank (after those of the same rank) and says so. */
+  /**
+   * Inserts `item` by rank, after those of the same rank, and emits `changed`.
+   */
   private _add<T extends { readonly rank: number }>(
     list: T[],
     item: T

@@ -4,7 +4,10 @@
  * come from several features.
  */
 
-/** The ids of the panel's tabs (the `tab` argument of the open-sidebar command). */
+/**
+ * The ids of the panel's tabs, which are the `tab` argument of the open-sidebar
+ * command.
+ */
 export const TABS = {
   memory: 'memory',
   cells: 'cells',
@@ -13,7 +16,7 @@ export const TABS = {
   kernels: 'kernels'
 } as const;
 
-/** The tabs' ranks: their order in the tab bar. */
+/** The tabs' ranks, which set their order in the tab bar. */
 export const TAB_RANKS = {
   memory: 100,
   cells: 200,
@@ -35,8 +38,8 @@ export const MEMORY_TAB_RANKS = {
 } as const;
 
 /**
- * The sidebar the commands are given where the sidebar's plugin is switched
- * off: a command that would show a tab shows nothing.
+ * The sidebar that the commands are given where the sidebar's plugin is
+ * switched off, so that a command that would show a tab shows nothing.
  */
 export const NO_SIDEBAR: { showTab(id: string): void } = {
   showTab: () => undefined

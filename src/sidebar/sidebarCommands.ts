@@ -9,7 +9,7 @@ import { vramIcon } from '../ui/icons';
 import type { IVramSidebar } from './IVramSidebar';
 import { SIDEBAR_ID } from './SidebarHost';
 
-/** Registers `open-sidebar` (its `tab` argument picks a tab by id). */
+/** Registers `open-sidebar`, whose `tab` argument picks a tab by id. */
 export function registerSidebarCommands(options: {
   app: JupyterFrontEnd;
   trans: TranslationBundle;
@@ -20,7 +20,8 @@ export function registerSidebarCommands(options: {
     label: trans.__('Show GPU Memory'),
     caption: trans.__('Show the GPU and host memory of the active kernel'),
     icon: vramIcon,
-    // `tab`: the sidebar tab to show ("kernels" from the out-of-memory assistant)
+    // The optional `tab` argument names the sidebar tab to show; the
+    // out-of-memory assistant passes "kernels", for example.
     execute: args => {
       if (typeof args.tab === 'string') {
         sidebar.showTab(args.tab);

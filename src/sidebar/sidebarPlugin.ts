@@ -17,7 +17,10 @@ import { IVramSidebar } from './IVramSidebar';
 import { registerSidebarCommands } from './sidebarCommands';
 import { SidebarHost } from './SidebarHost';
 
-/** Rank in the right sidebar (after the property inspector and debugger). */
+/**
+ * The rank in the right sidebar, which places the tab after the property
+ * inspector and debugger.
+ */
 const SIDEBAR_RANK = 900;
 
 /** The sidebar plugin. */
@@ -34,8 +37,9 @@ export const sidebarPlugin: JupyterFrontEndPlugin<IVramSidebar> = {
     palette: ICommandPalette | null,
     translator: ITranslator | null
   ): IVramSidebar => {
-    // It does not need the core plugin, so it may activate first: it sets the
-    // page-wide bundle too (the same translator), before its caption is worded.
+    // This plugin does not need the core plugin, so it may activate first.
+    // It therefore sets the page-wide translation bundle itself (with the
+    // same translator) before its caption is worded.
     setTranslator(translator);
     const sidebar = new SidebarHost({ caption: trans.__('GPU memory') });
     app.shell.add(sidebar, 'right', { rank: SIDEBAR_RANK });

@@ -40,11 +40,13 @@ describe('SidebarHost', () => {
     addEveryFeature(host, { monitor });
     expect(host.id).toBe(SIDEBAR_ID);
     expect(host.title.caption).toBe('GPU memory');
-    host.showTab('cells'); // a command picks a tab before the panel exists
+    // A command picks a tab before the panel exists.
+    host.showTab('cells');
     host.hide();
     Widget.attach(host, document.body);
     MessageLoop.flush();
-    expect(host.content).toBeNull(); // attached but hidden: nothing loaded
+    // The host is attached but hidden, so nothing is loaded.
+    expect(host.content).toBeNull();
     host.show();
     const content = await host.load();
     expect(host.content).toBe(content);
@@ -52,7 +54,8 @@ describe('SidebarHost', () => {
     expect(content.tab).toBe('cells');
     host.showTab('holders');
     expect(content.tab).toBe('holders');
-    expect(await host.load()).toBe(content); // one panel, however often it is shown
+    // There is one panel, however often it is shown.
+    expect(await host.load()).toBe(content);
     host.dispose();
     expect(content.isDisposed).toBe(true);
   });
@@ -219,7 +222,8 @@ describe('MemorySidebar', () => {
       'bootstrapping',
       'Starting the memory helper in the kernel\u2026'
     );
-    // After a restart, no cell runs: the kernel runs the helper this page sent it.
+    // After a restart no cell runs; the kernel runs the helper that this
+    // page sent it.
     model.setKernelBusy(true, 'helper');
     MessageLoop.flush();
     const busy = q(sidebar.node, '[data-vram-role="kernel-busy"]');
@@ -294,7 +298,8 @@ describe('MemorySidebar', () => {
       model.ingest(wire(makeSample({ seq: t, time: t })));
     }
     MessageLoop.flush();
-    // Default window: 5 minutes of 1 Hz samples, whatever the history holds.
+    // The default window shows 5 minutes of 1 Hz samples, whatever the
+    // history holds.
     expect(sidebar.timeline.pointCount).toBe(301);
     expect(sidebar.timeline.shownRange).toEqual([699, 999]);
     expect(model.history.length).toBe(800);
@@ -332,7 +337,8 @@ describe('MemorySidebar: keyboard and assistive technology', () => {
     expect(tab('memory').tabIndex).toBe(-1);
     key(tab('cells'), 'End');
     expect(sidebar.tab).toBe('kernels');
-    key(tab('kernels'), 'ArrowRight'); // wraps round
+    // The arrow key wraps round to the first tab.
+    key(tab('kernels'), 'ArrowRight');
     expect(sidebar.tab).toBe('memory');
     key(tab('memory'), 'ArrowLeft');
     expect(sidebar.tab).toBe('kernels');

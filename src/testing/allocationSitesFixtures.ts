@@ -59,10 +59,16 @@ export const OFF: RecordingState = {
   }
 };
 
-/** 12:03:04 today, local time, in seconds since the epoch (as the kernel sends times). */
+/**
+ * 12:03:04 today, local time, in seconds since the epoch, which is how the
+ * kernel sends times.
+ */
 export const AT_12_03_04 = new Date(2024, 10, 21, 12, 3, 4).getTime() / 1000;
 
-/** Recording after the settings changed: tracemalloc restarted at 32 frames, the GPU history resized. */
+/**
+ * The recording state after the settings changed: tracemalloc restarted at
+ * 32 frames, and the GPU history was resized.
+ */
 export const RESTARTED: RecordingState = {
   enabled: true,
   host: {
@@ -85,7 +91,10 @@ export const RESTARTED: RecordingState = {
   }
 };
 
-/** A reply as the kernel sends it (shape of tests/e2e/test_allocation_sites_e2e.py). */
+/**
+ * A reply as the kernel sends it, in the shape that
+ * tests/e2e/test_allocation_sites_e2e.py checks.
+ */
 export function kernelListing(): unknown {
   return {
     recording: ON,
@@ -174,7 +183,10 @@ function fakeConnection() {
   };
 }
 
-/** A recorder of a live kernel; `settings` is read at each request (a test may change it). */
+/**
+ * A recorder of a live kernel. `settings` is read at each request, so that
+ * a test may change it.
+ */
 export function liveRecorder(settings = { frames: 8, entries: 5000 }) {
   const model = new KernelMemoryModel({ historyCapacity: 10 });
   model.setState('live');

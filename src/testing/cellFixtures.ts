@@ -45,7 +45,7 @@ export function makeCellRecord(
   };
 }
 
-/** A record without GPU figures (CPU-only kernel). */
+/** A record without GPU figures, as from a CPU-only kernel. */
 export function makeRamRecord(
   overrides: Partial<CellMemoryRecord> = {}
 ): CellMemoryRecord {
@@ -66,7 +66,7 @@ export function oomRecord(
   });
 }
 
-/** `count` records with ids 1..count on cells cell-1..cell-count. */
+/** Makes `count` records with ids 1..count on cells cell-1..cell-count. */
 export function manyRecords(count: number, firstId = 1): CellMemoryRecord[] {
   const out: CellMemoryRecord[] = [];
   for (let i = 0; i < count; i++) {
@@ -91,7 +91,10 @@ export function manyRecords(count: number, firstId = 1): CellMemoryRecord[] {
   return out;
 }
 
-/** A diagnosis's byte figures, every one unknown (the kernel could not read them). */
+/**
+ * A diagnosis's byte figures, every one unknown, as when the kernel could
+ * not read them.
+ */
 export const UNKNOWN_OOM_FIGURES = {
   requested_bytes: null,
   total_bytes: null,
@@ -104,7 +107,10 @@ export const UNKNOWN_OOM_FIGURES = {
   stale_bytes: null
 } satisfies Partial<OomDiagnosis>;
 
-/** Shaped like what oom_diagnosis.py sends for a fragmentation OOM on GPU 0. */
+/**
+ * A diagnosis shaped like what oom_diagnosis.py sends when fragmentation
+ * made GPU 0 run out of memory.
+ */
 export function makeOomDiagnosis(
   overrides: Partial<OomDiagnosis> = {}
 ): OomDiagnosis {

@@ -1,4 +1,7 @@
-/** The set-up the cell view specs share: a live model, and a cell record's message as the kernel sends it. */
+/**
+ * The set-up that the cell view specs share: a live model, and a cell
+ * record's message as the kernel sends it.
+ */
 import { KernelMemoryModel } from '../model/KernelMemoryModel';
 import { makeCellRecord } from './cellFixtures';
 import { makeHello, wire } from './fixtures';

@@ -36,7 +36,7 @@ export async function setup() {
   };
   const q = (selector: string) =>
     sidebar.node.querySelector(selector) as HTMLElement | null;
-  /** The kernel answers the last request with `result`. */
+  /** Makes the kernel answer the last request with `result`. */
   const reply = (result: unknown) => comm.reply(result);
   return {
     kernel,

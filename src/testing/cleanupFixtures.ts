@@ -1,5 +1,5 @@
 /**
- * Replies of the cleanup requests, shaped like the contract.
+ * Replies to the cleanup requests, shaped as docs/protocol.md specifies.
  */
 import {
   DeleteResult,

@@ -24,20 +24,23 @@ export class FakeConsole implements IConsolePanelLike {
     return this.console.cells;
   }
 
-  /** As CodeConsole does: the prompt cell joins the list, then its code is sent. */
+  /**
+   * Runs a cell as CodeConsole does: the prompt cell joins the list, and
+   * then its code is sent.
+   */
   run(id: string): void {
     this.cells.push(cell(id));
   }
 
-  /** As CodeConsole.clear: every cell goes. */
+  /** Clears the console as CodeConsole.clear does, removing every cell. */
   clear(): void {
     this.cells.clear();
   }
 
   /**
-   * As closing a ConsolePanel: the widget says it is disposed and drops its
-   * own connections, but CodeConsole leaves its cell list as it was (neither
-   * disposed nor emptied).
+   * Closes the console as closing a ConsolePanel does. The widget says it is
+   * disposed and drops its own connections, but CodeConsole leaves its cell
+   * list as it was, neither disposed nor emptied.
    */
   dispose(): void {
     this.isDisposed = true;

@@ -21,9 +21,13 @@ export class FakeComm {
   isDisposed = false;
   closed = false;
   opened: any[] = [];
-  /** As JupyterLab 4.4+ makes comms: over a subshell per comm target (where the kernel has them). */
+  /**
+   * How comms are made. 'perCommTarget' is how JupyterLab 4.4 and later
+   * make them: over a subshell per comm target, where the kernel has
+   * subshells.
+   */
   commsOverSubshells = 'perCommTarget';
-  /** Its `commsOverSubshells` at each open. */
+  /** The value of `commsOverSubshells` at each open. */
   openedOver: string[] = [];
   sent: any[] = [];
   onMsg: (msg: any) => void = () => undefined;
@@ -48,12 +52,12 @@ export class FakeComm {
     this.isDisposed = true;
   }
 
-  /** The kernel sends `data` on this comm. */
+  /** Makes the kernel send `data` on this comm. */
   receive(data: unknown): void {
     this.onMsg({ content: { comm_id: this.commId, data } });
   }
 
-  /** The kernel closes the comm. */
+  /** Makes the kernel close the comm. */
   closeFromKernel(): void {
     this.onClose({ content: { comm_id: this.commId, data: {} } });
   }
@@ -63,7 +67,9 @@ export class FakeComm {
     return this.sent[this.sent.length - 1];
   }
 
-  /** The kernel answers `request` (default: the last one) with `result`. */
+  /**
+   * Makes the kernel answer `request`, by default the last one, with `result`.
+   */
   reply(result: unknown, request: any = this.lastRequest): void {
     this.receive({
       type: 'reply',
@@ -73,7 +79,9 @@ export class FakeComm {
     });
   }
 
-  /** The kernel answers `request` (default: the last one) with an error. */
+  /**
+   * Makes the kernel answer `request`, by default the last one, with an error.
+   */
   replyError(
     code: string,
     message: string,
@@ -108,15 +116,15 @@ export class FakeKernel {
   static count = 0;
   /** What the kernel publishes on IOPub, which every frontend connected to it hears. */
   iopubMessage = new Signal<this, any>(this);
-  /** Every message sent or received (RunningCellTracker listens). */
+  /** Emits every message sent or received; RunningCellTracker listens to it. */
   anyMessage = new Signal<this, { msg: any; direction: 'send' | 'recv' }>(this);
   info: Promise<any>;
   executed: any[] = [];
   comms: FakeComm[] = [];
   executeOutcome: ExecuteOutcome = { status: 'ok' };
   /**
-   * The `session` in the headers of what the kernel process publishes: one
-   * per process (ipykernel's Session), so a restart changes it.
+   * The `session` in the headers of what the kernel process publishes. There
+   * is one per process (ipykernel's Session), so a restart changes it.
    */
   processSession = 'process-1';
 
@@ -146,13 +154,16 @@ export class FakeKernel {
     return { msg, done };
   }
 
-  /** Execute requests sent, for their msg_ids. */
+  /** The execute requests sent, kept for their msg_ids. */
   static requests = 0;
 
   /** How many kernel_info requests were sent. */
   infoRequests = 0;
 
-  /** Answered with `info` (services settles `kernel.info` with the first reply). */
+  /**
+   * Answers with `info`. JupyterLab's services settle `kernel.info` with the
+   * first reply.
+   */
   requestKernelInfo(): Promise<any> {
     this.infoRequests++;
     return this.info.then(content => ({ content }));
@@ -164,7 +175,10 @@ export class FakeKernel {
     return comm;
   }
 
-  /** The kernel sends `data` on comm `commId` (any frontend's): published on IOPub. */
+  /**
+   * Makes the kernel send `data` on comm `commId`, which may be any
+   * frontend's, so it is published on IOPub.
+   */
   publishCommMsg(commId: string, data: unknown): void {
     this.iopubMessage.emit({
       channel: 'iopub',
@@ -174,8 +188,9 @@ export class FakeKernel {
   }
 
   /**
-   * The kernel publishes its execution state while it handles a request of
-   * type `parent` (`msgId`: which one, e.g. `executed[i].msg.header.msg_id`).
+   * Makes the kernel publish its execution state while it handles a request
+   * of type `parent`. `msgId` names the request, for example
+   * `executed[i].msg.header.msg_id`.
    */
   publishStatus(state: string, parent: string, msgId?: string): void {
     this.iopubMessage.emit({
@@ -206,8 +221,9 @@ export class FakeSessionContext {
   connectionStatusChanged = new Signal<this, any>(this);
 
   /**
-   * The kernel reports a new execution state; busy and idle as for a cell
-   * (IOPub's status of an execute request, which every frontend hears).
+   * Makes the kernel report a new execution state. Busy and idle are sent
+   * as for a cell, as IOPub's status of an execute request, which every
+   * frontend hears.
    */
   setStatus(status: string): void {
     const kernel = this.session?.kernel;
@@ -231,10 +247,11 @@ export class FakeSessionContext {
   }
 
   /**
-   * A kernel change in the order services signals it (SessionConnection.update):
-   * the old kernel's connection is disposed first, and says 'disconnected'
-   * while still the session's kernel; then the kernel changes; then the new
-   * kernel's websocket says 'connected'.
+   * Changes the kernel in the order that JupyterLab's services signal it
+   * (SessionConnection.update). The old kernel's connection is disposed
+   * first and says 'disconnected' while it is still the session's kernel;
+   * then the kernel changes; then the new kernel's websocket says
+   * 'connected'.
    */
   changeKernelAsServices(kernel: FakeKernel | null): void {
     const old = this.session?.kernel ?? null;
@@ -247,7 +264,7 @@ export class FakeSessionContext {
   }
 }
 
-/** A helper connection to `kernel` (or none), feeding a new model. */
+/** A helper connection to `kernel`, or to none, feeding a new model. */
 export function connectHelper(
   kernel: FakeKernel | null,
   options: Pick<KernelHelperConnection.IOptions, 'config' | 'requestTimeoutMs'>
@@ -263,7 +280,7 @@ export function connectHelper(
   return { sessionContext, model, connection };
 }
 
-/** Let pending promise callbacks run. */
+/** Lets pending promise callbacks run. */
 export async function settle(): Promise<void> {
   for (let i = 0; i < 10; i++) {
     await Promise.resolve();
@@ -273,9 +290,9 @@ export async function settle(): Promise<void> {
 
 /**
  * A MemoryMonitor following one notebook panel whose fake kernel already has
- * a live helper (bootstrapped, comm open, hello received): the starting point
- * of the command tests. `panelExtras` adds fields to the panel (e.g. its
- * notebook `content`).
+ * a live helper, bootstrapped with its comm open and its hello received.
+ * This is the starting point of the command tests. `panelExtras` adds
+ * fields to the panel, such as its notebook `content`.
  */
 export async function liveMonitorOnFakeKernel<TExtras extends object>(
   panelExtras: TExtras
@@ -325,9 +342,9 @@ export async function liveMonitorOnFakeKernel<TExtras extends object>(
 }
 
 /**
- * Register the commands over `monitor` as the command tests drive them: an
- * app with no shell, no palette, notifications recorded in `notes`.
- * `options` adds to (or replaces) registerCommands' options.
+ * Registers the commands over `monitor` as the command tests drive them:
+ * in an app with no shell and no palette, and with notifications recorded
+ * in `notes`. `options` adds to or replaces registerCommands' options.
  */
 export function registerTestCommands(
   commands: CommandRegistry,

@@ -10,7 +10,7 @@ import { DEFAULT_SETTINGS, VramSettings } from '../settings/settings';
 import { IKernelMemoryModel } from '../model/IKernelMemoryModel';
 import type { IVramMonitor } from '../monitor/IVramMonitor';
 
-/** Kernel text that must show as text, never become an element. */
+/** Kernel text that must show as text and never become an element. */
 export const EVIL = '<img src=x onerror=alert(1)>';
 
 export const GiB = 1024 ** 3;
@@ -92,7 +92,10 @@ export function makeSample(
   };
 }
 
-/** A sample whose GPU `index` lists `processes` (NVML: 10 of 80 GiB used, 2 GiB by the kernel). */
+/**
+ * A sample whose GPU `index` lists `processes`. NVML reports 10 of 80 GiB
+ * used, 2 GiB of it by the kernel.
+ */
 export function makeNvmlProcessSample(
   processes: NvmlGpuProcess[] | null,
   index = 0
@@ -112,7 +115,7 @@ export function makeNvmlProcessSample(
   });
 }
 
-/** A sample without any GPU (CPU-only kernel). */
+/** A sample without any GPU, as from a CPU-only kernel. */
 export function makeCpuSample(
   overrides: Partial<SampleMessage> = {}
 ): SampleMessage {
@@ -123,12 +126,18 @@ export function makeCpuSample(
   });
 }
 
-/** JSON round trip: what actually arrives over the wire. */
+/**
+ * Sends a value through a JSON round trip, which gives what actually arrives
+ * over the wire.
+ */
 export function wire<T>(message: T): unknown {
   return JSON.parse(JSON.stringify(message));
 }
 
-/** The monitor the sidebar follows, its current model and settings set by hand. */
+/**
+ * The monitor that the sidebar follows, with its current model and settings set
+ * by hand.
+ */
 export class FakeMonitor implements IVramMonitor {
   current: IKernelMemoryModel | null = null;
   currentChanged: Signal<IVramMonitor, IKernelMemoryModel | null> = new Signal(

@@ -1,9 +1,13 @@
-/** The set-up the kernel-death specs share: host memory figures, in a container or on a bare machine. */
+/**
+ * The set-up that the kernel-death specs share: host memory figures, in a
+ * container or on a bare machine.
+ */
 import { HostMemory } from '../protocol/sample';
 import { GiB } from './fixtures';
 
 export const CONTAINER_HOST: HostMemory = {
-  // 22.8 GiB RSS; 0.7 GiB left under a 24 GiB limit (23.3 GiB in use).
+  // The RSS is 22.8 GiB, and 0.7 GiB is left under a 24 GiB limit, with
+  // 23.3 GiB in use.
   rss_bytes: 22.8 * GiB,
   total_bytes: 256 * GiB,
   available_bytes: 200 * GiB,
@@ -16,7 +20,10 @@ export const CONTAINER_HOST: HostMemory = {
   }
 };
 
-/** A machine without a container: the kernel's RSS, the machine's RAM and what is available. */
+/**
+ * A machine without a container, with the kernel's RSS, the machine's RAM
+ * and what is available.
+ */
 export function machine(
   rss: number,
   total: number,

@@ -20,7 +20,9 @@ export function msg(
   } as any;
 }
 
-/** The notebook sends `cellId` to run; the kernel starts it as [count]. */
+/**
+ * Makes the notebook send `cellId` to run, and the kernel start it as [count].
+ */
 export function run(kernel: FakeKernel, cellId: string, count: number): string {
   const request = msg('execute_request', { metadata: { cellId } });
   kernel.anyMessage.emit({ msg: request, direction: 'send' });

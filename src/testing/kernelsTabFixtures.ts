@@ -1,11 +1,14 @@
-/** The set-up the Kernels tab specs share: a session source they add kernels to. */
+/**
+ * The set-up that the Kernels tab specs share: a session source that they add
+ * kernels to.
+ */
 import { Signal } from '@lumino/signaling';
 
 import { IKernelSessionSource } from '../features/kernels/KernelsOverview';
 import { KernelMemoryModel } from '../model/KernelMemoryModel';
 import { IMonitoredSessionEntry } from '../monitor/monitoredSession';
 
-/** The monitor's sessions, by hand. */
+/** The monitor's sessions, set by hand. */
 export class FakeSource implements IKernelSessionSource {
   entries: IMonitoredSessionEntry[] = [];
   sessionsChanged = new Signal<this, void>(this);

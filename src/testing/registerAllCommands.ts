@@ -40,23 +40,35 @@ export interface IRegisterCommandsOptions {
   monitor: MemoryMonitor;
   trans: TranslationBundle;
   palette: ICommandPalette | null;
-  /** The sidebar, to show one of its tabs. */
+  /** The sidebar, used to show one of its tabs. */
   sidebar: Pick<IVramSidebar, 'showTab'>;
-  /** Change one setting (persisted when a setting registry exists). */
+  /** Changes one setting, and persists it when a setting registry exists. */
   setSetting: SetSetting;
-  /** Path of the active notebook (for export file names). */
+  /** Returns the path of the active notebook, for export file names. */
   currentNotebookPath: () => string | null;
-  /** Defaults to JupyterLab notifications (tests pass a recorder). */
+  /**
+   * How to notify; it defaults to JupyterLab notifications, and tests pass a
+   * recorder.
+   */
   notify?: Notify;
-  /** Defaults to the delete confirmation dialog (tests answer directly). */
+  /**
+   * The delete confirmation; it defaults to the dialog, and tests answer
+   * directly.
+   */
   confirmDelete?: (plan: DeletePlan) => Promise<boolean>;
   /** The snippets; defaults to the default list. */
   snippets?: SnippetLibrary;
   /** The notebook panel the snippet commands insert into. */
   currentNotebook?: () => ISnippetPanel | null;
-  /** Defaults to the shutdown confirmation dialog (tests answer directly). */
+  /**
+   * The shutdown confirmation; it defaults to the dialog, and tests answer
+   * directly.
+   */
   confirmShutdown?: (request: ShutdownKernelRequest) => Promise<boolean>;
-  /** Defaults to the clear-history confirmation dialog (tests answer directly). */
+  /**
+   * The clear-history confirmation; it defaults to the dialog, and tests answer
+   * directly.
+   */
   confirmClear?: (request: ClearHistoryRequest) => Promise<boolean>;
 }
 

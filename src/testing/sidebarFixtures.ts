@@ -37,7 +37,7 @@ import { MemorySidebar } from '../sidebar/MemorySidebar';
 import { SidebarRegistry } from '../sidebar/SidebarRegistry';
 import type { ExecuteCommand } from '../ui/commandIds';
 
-/** What the spec gives; what it leaves out does nothing or is absent. */
+/** What the spec gives. What it leaves out does nothing or is absent. */
 export interface IFullSidebarOptions {
   monitor: IVramMonitor;
   execute?: ExecuteCommand;
@@ -50,7 +50,10 @@ export interface IFullSidebarOptions {
   snippets?: SnippetLibrary;
   kernelSessions?: IKernelSessionSource;
   consoles?: IConsoleSource | null;
-  /** Attach the panel to the document (most specs look at rendered nodes). */
+  /**
+   * Whether to attach the panel to the document; most specs look at rendered
+   * nodes.
+   */
   attach?: boolean;
 }
 
@@ -89,7 +92,10 @@ const PARTS: Record<keyof IFullSidebarViews, string> = {
   kernels: 'kernels'
 };
 
-/** Registers every feature's part, makes the panel and loads every tab (the Memory tab shown). */
+/**
+ * Registers every feature's part, makes the panel and loads every tab,
+ * leaving the Memory tab shown.
+ */
 export async function loadFullSidebar(
   options: IFullSidebarOptions
 ): Promise<FullSidebar> {

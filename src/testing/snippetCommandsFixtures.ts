@@ -40,7 +40,9 @@ export async function setup(options: { library?: SnippetLibrary } = {}) {
   let library = options.library;
   if (!library) {
     library = SnippetLibrary.withDefaults();
-    await library.ready; // the default list loads on demand, after start-up
+    // The default list loads on demand after start-up, so the test waits
+    // for it.
+    await library.ready;
   }
   const commands = new CommandRegistry();
   const sidebar = await loadFullSidebar({
@@ -68,7 +70,7 @@ export async function setup(options: { library?: SnippetLibrary } = {}) {
   });
   const q = (selector: string) =>
     sidebar.node.querySelector(selector) as HTMLElement | null;
-  /** The kernel answers the last request with `result`. */
+  /** Makes the kernel answer the last request with `result`. */
   const reply = (result: unknown) => comm.reply(result);
   const namesRequests = () =>
     comm.sent.filter(m => m.type === 'notebook_names');
@@ -99,8 +101,9 @@ export async function setup(options: { library?: SnippetLibrary } = {}) {
 
 /**
  * Yjs warns when a cell gets its source before it joins the document, which
- * is how @jupyter/ydoc creates every cell (JupyterLab's own inserts too):
- * a spec file that makes notebooks calls this to keep that warning out.
+ * is how @jupyter/ydoc creates every cell, JupyterLab's own inserts
+ * included. A spec file that makes notebooks calls this to keep that
+ * warning out of the output.
  */
 export function quietYjsCellWarnings(): void {
   const realWarn = console.warn;

@@ -1,4 +1,7 @@
-/** The set-up the snippet specs share: the ids of the default list, in the contract's order. */
+/**
+ * The set-up that the snippet specs share: the ids of the default list, in
+ * the order that the contract gives.
+ */
 export const CONTRACT_IDS = [
   'no-grad-eval',
   'inference-mode',

@@ -1,7 +1,8 @@
 import { clockTime, timeTick } from './clockText';
 
 describe('clock text', () => {
-  // Built in the browser's own time zone, as the functions read it.
+  // The times are built in the browser's own time zone, because the
+  // functions read them in it.
   const at = new Date(2026, 10, 24, 18, 39, 5).getTime() / 1000;
 
   it('writes a time of day on 24 hours, seconds included', () => {

@@ -1,17 +1,22 @@
 /**
- * One field of a CSV export (the cell history's, the allocation sites').
+ * One field of a CSV export, such as the cell history's or the allocation
+ * sites'.
  *
- * RFC 4180: a field with a comma, a double quote, a line break or
- * surrounding spaces is quoted, and its double quotes doubled. Text that
- * comes from the kernel and starts with = + - @, a tab or a carriage return
- * gets a leading apostrophe, so that a spreadsheet does not run it as a
- * formula; numbers are written as they are (a negative one is no formula).
+ * As RFC 4180 requires, a field with a comma, a double quote, a line break
+ * or surrounding spaces is quoted, and its double quotes are doubled. Text
+ * that comes from the kernel and starts with = + - @, a tab or a carriage
+ * return gets a leading apostrophe, so that a spreadsheet does not run it as
+ * a formula. Numbers are written as they are, because a negative number is
+ * not a formula.
  */
 
 /** A value that a CSV export can hold in one field. */
 export type CsvValue = string | number | boolean | null;
 
-/** `isText`: the value is text from the kernel, to defuse as a formula. */
+/**
+ * Writes one field. `isText` says that the value is text from the kernel,
+ * which must be kept from running as a formula.
+ */
 export function csvField(value: CsvValue, isText = false): string {
   if (value === null) {
     return '';

@@ -1,11 +1,15 @@
 /**
  * Turning byte counts into short human text.
  *
- * `null` always means "unknown" and renders as an em dash, never as "0 B":
- * the protocol keeps those two answers apart, so the display does too.
+ * `null` always means "unknown" and renders as an em dash, never as "0 B",
+ * because the protocol keeps those two answers apart and the display must
+ * too.
  */
 
-/** 'binary': KiB/MiB/GiB (powers of 1024); 'decimal': kB/MB/GB (powers of 1000). */
+/**
+ * The byte units: 'binary' uses KiB, MiB and GiB (powers of 1024), and
+ * 'decimal' uses kB, MB and GB (powers of 1000).
+ */
 export type ByteUnits = 'binary' | 'decimal';
 
 /** What an unknown figure looks like. */
@@ -22,7 +26,7 @@ function isKnown(value: number | null | undefined): value is number {
   return typeof value === 'number' && Number.isFinite(value);
 }
 
-/** Index into UNIT_NAMES of the unit that shows `bytes` best. */
+/** The index into UNIT_NAMES of the unit that shows `bytes` best. */
 function unitIndexFor(bytes: number, units: ByteUnits): number {
   const base = UNIT_BASE[units];
   let index = 0;
@@ -31,8 +35,8 @@ function unitIndexFor(bytes: number, units: ByteUnits): number {
     scaled /= base;
     index++;
   }
-  // Rounding can carry the figure up to the base (1,048,575 B is "1024
-  // KiB"): that reads as the next unit up, "1 MiB".
+  // Rounding can carry the figure up to the base (1,048,575 B would be
+  // "1024 KiB"), so that case moves to the next unit up, "1 MiB".
   if (
     index < UNIT_NAMES[units].length - 1 &&
     Number(formatScaled(scaled, index)) >= base
@@ -42,7 +46,10 @@ function unitIndexFor(bytes: number, units: ByteUnits): number {
   return index;
 }
 
-/** About three significant digits, trailing zeros dropped: 1.25, 12.5, 125. */
+/**
+ * Formats about three significant digits, dropping trailing zeros: 1.25, 12.5,
+ * 125.
+ */
 function formatScaled(value: number, unitIndex: number): string {
   if (unitIndex === 0) {
     return String(Math.round(value));
@@ -53,7 +60,7 @@ function formatScaled(value: number, unitIndex: number): string {
   return decimals > 0 ? text.replace(/\.?0+$/, '') : text;
 }
 
-/** "1.5 GiB", "512 MiB", "0 B"; "—" for unknown. */
+/** Formats bytes as "1.5 GiB", "512 MiB" or "0 B", and unknown as "—". */
 export function formatBytes(
   bytes: number | null | undefined,
   units: ByteUnits = 'binary'
@@ -67,8 +74,8 @@ export function formatBytes(
 }
 
 /**
- * "1.2/80 GiB": both figures in the unit of the total, so they compare at a
- * glance. Unknown parts show as "—".
+ * Formats a use of a total as "1.2/80 GiB", with both figures in the unit
+ * of the total so that they compare at a glance. Unknown parts show as "—".
  */
 export function formatBytesOf(
   used: number | null | undefined,
@@ -83,8 +90,8 @@ export function formatBytesOf(
   let usedText = UNKNOWN_TEXT;
   if (isKnown(used)) {
     usedText = formatScaled(used / scale, index);
-    // A use too small for the total's unit must not read as none: 2 MiB of
-    // 80 GiB is "<0.01/80 GiB", not "0/80 GiB".
+    // A use too small for the total's unit must not read as none, so 2 MiB
+    // of 80 GiB is "<0.01/80 GiB", not "0/80 GiB".
     if (usedText === '0' && used > 0 && index > 0) {
       usedText = '<0.01';
     }
@@ -92,7 +99,7 @@ export function formatBytesOf(
   return `${usedText}/${formatScaled(total / scale, index)} ${UNIT_NAMES[units][index]}`;
 }
 
-/** part/total as a percentage number, or null when it cannot be known. */
+/** Returns part/total as a percentage, or null when it cannot be known. */
 export function percentOf(
   part: number | null | undefined,
   total: number | null | undefined
@@ -104,8 +111,9 @@ export function percentOf(
 }
 
 /**
- * "42%", "<1%" for a small non-zero share, ">99%" for one just short of
- * the whole (99.6 % rounded to "100%" read as full), "—" for unknown.
+ * Formats a share as "42%". A small non-zero share reads "<1%", and a share
+ * just short of the whole reads ">99%", because 99.6 % rounded to "100%"
+ * would read as full. Unknown reads "—".
  */
 export function formatPercent(
   part: number | null | undefined,
@@ -124,7 +132,7 @@ export function formatPercent(
   return `${Math.round(percent)}%`;
 }
 
-/** "cuda:0 1 GiB · cpu 12 MiB" (largest first). */
+/** Formats bytes by device as "cuda:0 1 GiB · cpu 12 MiB", largest first. */
 export function formatBytesByDevice(
   byDevice: { [device: string]: number },
   units: ByteUnits = 'binary'
@@ -137,9 +145,10 @@ export function formatBytesByDevice(
 }
 
 /**
- * A count with thousands separators ("1,024"), for the `%2` of a plural
- * message: `trans._n('%2 object', '%2 objects', n, formatCount(n))` (the
- * `%1` of `_n` is the bare number).
+ * Formats a count with thousands separators, as in "1,024", for the `%2` of
+ * a plural message: `trans._n('%2 object', '%2 objects', n,
+ * formatCount(n))`. The `%1` of `_n` is the bare number, which is why `%2`
+ * is needed.
  */
 export function formatCount(n: number): string {
   return n.toLocaleString('en-US');

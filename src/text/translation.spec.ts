@@ -1,9 +1,9 @@
 /**
- * The translation rule, checked: every user-visible string of the views and
+ * Checks the translation rule: every user-visible string of the views and
  * the text helpers goes through the page-wide bundle. A fake bundle wraps
- * each translated message in «…»; whatever is left outside the marks once
- * they are removed must be data (numbers, units, names the fixtures put
- * there), never a word of ours. A hard-coded English string fails here.
+ * each translated message in «…». Whatever is left outside the marks must be
+ * data (numbers, units, names that the fixtures put there), never a word of
+ * ours, so a hard-coded English string fails here.
  */
 import { MessageLoop } from '@lumino/messaging';
 import { Widget } from '@lumino/widgets';
@@ -67,12 +67,12 @@ import { settle } from '../testing/fakeKernel';
 const OPEN = '\u00ab';
 const CLOSE = '\u00bb';
 
-/** gettext's `%1`-style filling, as JupyterLab's bundles do it. */
+/** Fills in gettext's `%1`-style values, as JupyterLab's bundles do. */
 function fill(message: string, args: unknown[]): string {
   return message.replace(/%(\d+)/g, (_, i) => String(args[Number(i) - 1]));
 }
 
-/** A bundle that marks every message it translates: «…». */
+/** A bundle that marks every message it translates with «…». */
 const marking: TranslationBundle = {
   __: (msgid, ...args) => OPEN + fill(msgid, args) + CLOSE,
   _n: (one, many, n, ...args) =>
@@ -105,7 +105,10 @@ const markingTranslator = {
 const NOT_WORDS =
   /^(?:[\s\d.,:;()[\]{}/+\-\u2212<>=~?!#%*'"_\u00b7\u2014\u2013\u2026\u2192\u00d7\u2265\u26a0\u25be\u21b3\u0394]|KiB|MiB|GiB|TiB|PiB|kB|MB|GB|TB|B|ms|min|s|h|m)*$/;
 
-/** The text left outside every «…» (marks may nest: a value in a sentence). */
+/**
+ * The text left outside every «…». Marks may nest, as when a translated
+ * value sits in a sentence.
+ */
 function unmarked(text: string, data: readonly string[]): string {
   let rest = text;
   for (;;) {
@@ -115,7 +118,8 @@ function unmarked(text: string, data: readonly string[]): string {
     }
     rest = next;
   }
-  // Whole words only: a name must not hide the letters of an English word.
+  // Only whole words count, so that a name does not hide the letters of an
+  // English word.
   for (const word of [...data].sort((a, b) => b.length - a.length)) {
     const escaped = word.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
     rest = rest.replace(new RegExp(`(?<![\\w])${escaped}(?![\\w])`, 'g'), ' ');
@@ -155,7 +159,10 @@ function untranslatedText(
   return texts.filter(text => !NOT_WORDS.test(unmarked(text, data)));
 }
 
-/** What the fixtures' kernel says (names, summaries, errors): data, shown as it came. */
+/**
+ * What the fixtures' kernel says, such as names, summaries and errors. It
+ * is data and is shown as it came.
+ */
 const DATA = [
   'CUDA out of memory. Tried to allocate 2.00 GiB.',
   'OutOfMemoryError',

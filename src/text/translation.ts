@@ -9,7 +9,7 @@
  * application's translator to `setTranslator` once, at activation, and
  * everything else reads it through `trans`.
  *
- * Until then (and in tests that set none) the bundle is JupyterLab's null
+ * Until then, and in tests that set none, the bundle is JupyterLab's null
  * translator, which returns the English and fills in `%1`-style values.
  * Because the bundle can change after import, text must be translated when
  * it is shown, never in a module-level constant.
@@ -35,8 +35,8 @@ export function setTranslator(translator: ITranslator | null): void {
 }
 
 /**
- * The current bundle, for code that hands it on (a JupyterLab widget that
- * takes a `TranslationBundle` of its own).
+ * The current bundle, for code that hands it on, such as a JupyterLab
+ * widget that takes a `TranslationBundle` of its own.
  */
 export function currentBundle(): TranslationBundle {
   return current;

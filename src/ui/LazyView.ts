@@ -1,10 +1,11 @@
 /**
- * Base of the sidebar's views: rendering is coalesced and lazy. A change
- * only asks for a render (Lumino runs update requests once per animation
- * frame, however many changes came in), and a hidden view just remembers it
- * is stale and renders when shown again. A busy kernel sampling at 20 Hz
- * costs nothing while the sidebar is collapsed. Every view also holds the
- * user's settings, so the sidebar hands new ones to all views alike.
+ * The base of the sidebar's views, whose rendering is coalesced and lazy. A
+ * change only asks for a render, and Lumino runs update requests once per
+ * animation frame however many changes came in. A hidden view just
+ * remembers that it is stale and renders when it is shown again, so a busy
+ * kernel sampling at 20 Hz costs nothing while the sidebar is collapsed.
+ * Every view also holds the user's settings, so the sidebar hands new ones
+ * to all views alike.
  */
 import { Message } from '@lumino/messaging';
 import { Widget } from '@lumino/widgets';
@@ -21,7 +22,10 @@ export abstract class LazyView extends Widget {
     this._settings = settings;
   }
 
-  /** The user's settings (units, thresholds); replacing them re-renders. */
+  /**
+   * The user's settings, such as units and thresholds; replacing them
+   * re-renders.
+   */
   get settings(): VramSettings {
     return this._settings;
   }
@@ -31,22 +35,28 @@ export abstract class LazyView extends Widget {
     this.requestRender();
   }
 
-  /** Mark the view stale and schedule a render (coalesced). */
+  /**
+   * Marks the view stale and schedules a render, which is coalesced with
+   * others.
+   */
   requestRender(): void {
     this._stale = true;
     this.update();
   }
 
   /**
-   * Render now, whatever the visibility (tests and benchmarks; the app
-   * renders through requestRender).
+   * Renders at once, whatever the visibility. Tests and benchmarks use it;
+   * the app renders through requestRender.
    */
   renderNow(): void {
     this._stale = false;
     this.render();
   }
 
-  /** Draw the current state into the node (text from the kernel as text only). */
+  /**
+   * Draws the current state into the node. Text from the kernel must go in
+   * as text only, never as HTML.
+   */
   protected abstract render(): void;
 
   protected onUpdateRequest(_msg: Message): void {

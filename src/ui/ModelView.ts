@@ -1,7 +1,7 @@
 /**
- * Base of the views that show a KernelMemoryModel: binding to the model and
- * the settings, and re-rendering (lazily, see LazyView) on the model changes
- * the view shows.
+ * The base of the views that show a KernelMemoryModel. It binds the view to
+ * the model and the settings, and re-renders (lazily, see LazyView) on the
+ * model changes that the view shows.
  */
 
 import { VramSettings } from '../settings/settings';
@@ -41,23 +41,28 @@ export abstract class ModelView extends LazyView {
   /** Which model changes this view shows; others are ignored. */
   protected abstract readonly relevantChanges: ReadonlySet<ModelChange>;
 
-  /** Called for each relevant change, before the render it asks for (e.g. to drop what it derived). */
+  /**
+   * Called for each relevant change, before the render it asks for, so that
+   * a view can, for example, drop what it derived.
+   */
   protected onModelChange(change: ModelChange): void {
-    void change; // nothing by default
+    // The base class does nothing here.
+    void change;
   }
 
   /**
-   * How long the render a new sample asks for may wait (ms): a view on which
-   * one sample cannot show (a chart whose pixel spans minutes) renders the
-   * samples of that time together. 0: at the next frame, as every other change.
+   * How long, in milliseconds, the render that a new sample asks for may
+   * wait. A view on which one sample cannot show, such as a chart whose
+   * pixel spans minutes, can then render the samples of that time together.
+   * 0 means at the next frame, as for every other change.
    */
   protected sampleRenderDelayMs(): number {
     return 0;
   }
 
-  /** Called when another model is shown (e.g. to drop cached state). */
+  /** Called when another model is shown, for example to drop cached state. */
   protected onModelReplaced(): void {
-    // nothing by default
+    // The base class does nothing here.
   }
 
   private _onModelChanged(_: IKernelMemoryModel, change: ModelChange): void {

@@ -33,9 +33,9 @@ export async function confirmDialog(options: {
 }
 
 /**
- * `confirmDialog` with a body of plain sentences, one paragraph each (text
- * only: paths and names in them are data). `role` is the body's
- * `data-vram-role`, for tests.
+ * `confirmDialog` with a body of plain sentences, one paragraph each. They
+ * are set as text only, because the paths and names in them are data.
+ * `role` is the body's `data-vram-role`, for tests.
  */
 export function confirmSentences(options: {
   title: string;

@@ -5,7 +5,10 @@
  */
 import { ByteUnits, formatBytes } from '../text/format';
 
-/** Create an element with a class, optional test hook role, text and tooltip. */
+/**
+ * Creates an element with a class, and optionally a test hook role, text and
+ * tooltip.
+ */
 export function element<K extends keyof HTMLElementTagNameMap>(
   tag: K,
   className: string,
@@ -26,8 +29,8 @@ export function element<K extends keyof HTMLElementTagNameMap>(
 }
 
 /**
- * A `type="button"` button (the default type would submit an enclosing
- * form, e.g. in a dialog) that runs `onClick`.
+ * A button that runs `onClick`. Its type is "button" because the default
+ * type would submit an enclosing form, such as one in a dialog.
  */
 export function button(
   className: string,
@@ -41,9 +44,10 @@ export function button(
 }
 
 /**
- * Make an element that is no button act like one for the keyboard too:
- * focusable, and `activate` runs on a click, Enter or Space (Space without
- * scrolling the panel). Keys pressed on an element inside it are its own.
+ * Makes an element that is not a button act like one for the keyboard too.
+ * It becomes focusable, and `activate` runs on a click, Enter or Space,
+ * with Space not scrolling the panel. Keys pressed on an element inside it
+ * are left to that element.
  */
 export function makeActivatable(node: HTMLElement, activate: () => void): void {
   node.tabIndex = 0;
@@ -59,10 +63,12 @@ export function makeActivatable(node: HTMLElement, activate: () => void): void {
 }
 
 /**
- * Append `name`, a dotted name (torch.nn.modules.container.Sequential), so
- * that a narrow panel wraps it after a dot rather than inside a word: a
- * `<wbr>` after each dot. Elements, not characters (a zero-width space):
- * what is copied is the name exactly. As text nodes, never parsed as HTML.
+ * Appends `name`, a dotted name such as
+ * torch.nn.modules.container.Sequential, with a `<wbr>` after each dot, so
+ * that a narrow panel wraps it after a dot rather than inside a word. The
+ * breaks are elements rather than characters such as a zero-width space, so
+ * that what is copied is exactly the name. The parts go in as text nodes and
+ * are never parsed as HTML.
  */
 export function appendDottedName(node: HTMLElement, name: string): void {
   const parts = name.split('.');
@@ -78,21 +84,27 @@ export function appendDottedName(node: HTMLElement, name: string): void {
   });
 }
 
-/** Set a tooltip only when it changed (as setText: no needless work for the browser). */
+/**
+ * Sets a tooltip only when it changed, as setText does, to spare the browser
+ * needless work.
+ */
 export function setTitle(node: HTMLElement, title: string): void {
   if (node.title !== title) {
     node.title = title;
   }
 }
 
-/** Set text only when it changed (avoids needless layout work). */
+/** Sets text only when it changed, to avoid needless layout work. */
 export function setText(node: HTMLElement, text: string): void {
   if (node.textContent !== text) {
     node.textContent = text;
   }
 }
 
-/** Set `data-*` `name` (camelCase) to `value`, only when it changes; null removes it. */
+/**
+ * Sets the `data-*` attribute `name` (in camelCase) to `value`, only when it
+ * changes. Null removes the attribute.
+ */
 export function setData(
   node: HTMLElement,
   name: string,
@@ -108,8 +120,9 @@ export function setData(
 }
 
 /**
- * Show a byte figure: formatted text, and the exact integer in
- * `data-vram-bytes` (absent when the figure is unknown) for tests and tools.
+ * Shows a byte figure as formatted text, and puts the exact integer in
+ * `data-vram-bytes` for tests and tools. The attribute is absent when the
+ * figure is unknown.
  */
 export function setBytes(
   node: HTMLElement,
@@ -121,8 +134,8 @@ export function setBytes(
 }
 
 /**
- * Only the exact integer in `data-vram-bytes` (absent when unknown), for a
- * node whose text says more than the bytes.
+ * Sets only the exact integer in `data-vram-bytes`, which is absent when
+ * unknown, for a node whose text says more than the bytes.
  */
 export function setBytesData(
   node: HTMLElement,
@@ -138,7 +151,7 @@ export function setBytesData(
   }
 }
 
-/** Toggle `hidden` only when it changes. */
+/** Toggles `hidden` only when it changes. */
 export function setHidden(node: HTMLElement, hidden: boolean): void {
   if (node.hidden !== hidden) {
     node.hidden = hidden;
@@ -146,8 +159,8 @@ export function setHidden(node: HTMLElement, hidden: boolean): void {
 }
 
 /**
- * A labelled figure row: "<label> <value>"; returns the value element.
- * `role` goes on the value element (which carries data-vram-bytes).
+ * Makes a labelled figure row, "<label> <value>", and returns the value
+ * element. `role` goes on the value element, which carries data-vram-bytes.
  */
 export function figureRow(
   parent: HTMLElement,
@@ -166,11 +179,12 @@ export function figureRow(
 }
 
 /**
- * Keep `parent`'s leading children to one node per item, in the items'
- * order, reusing the node each key had at the last call (`kept`: created on
- * first sight, removed once its key is gone). Nodes already in place are not
- * moved or rebuilt, so a re-render on every sample keeps the element under
- * the pointer (and the click on it). Keys must be unique among `items`.
+ * Keeps `parent`'s leading children to one node per item, in the items'
+ * order, reusing the node that each key had at the last call. `kept` holds
+ * those nodes; a node is created when its key is first seen and removed once
+ * its key is gone. Nodes already in place are not moved or rebuilt, so a
+ * re-render on every sample keeps the element under the pointer, and the
+ * click on it. Keys must be unique among `items`.
  */
 export function syncKeyedChildren<
   T,
@@ -211,7 +225,7 @@ export function syncKeyedChildren<
   }
 }
 
-/** Set a bar segment's width as a share of `total` (0 when unknown). */
+/** Sets a bar segment's width as a share of `total`, or to 0 when unknown. */
 export function setSegment(
   node: HTMLElement,
   part: number | null | undefined,

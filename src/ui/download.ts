@@ -1,6 +1,6 @@
 /**
- * Save data as a file in the browser: a Blob behind a temporary anchor with
- * `download`, the URL revoked once the click was handled.
+ * Saves data as a file in the browser, through a Blob behind a temporary
+ * anchor with `download`. The URL is revoked once the click was handled.
  */
 export function downloadText(
   fileName: string,
@@ -10,7 +10,9 @@ export function downloadText(
   downloadBlob(fileName, new Blob([text], { type: mimeType }));
 }
 
-/** Save bytes given as base64 (a kernel's binary result, e.g. a pickle). */
+/**
+ * Saves bytes given as base64, such as a kernel's binary result like a pickle.
+ */
 export function downloadBase64(
   fileName: string,
   base64: string,

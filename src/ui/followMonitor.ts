@@ -1,7 +1,8 @@
 /**
- * Keeps a sidebar view on the monitor: each view added to the memory panel
+ * Keeps a sidebar view on the monitor. Each view added to the memory panel
  * shows the active notebook's kernel and the user's settings, and stops
- * following them when it is disposed (a tab removed, the page torn down).
+ * following them when it is disposed, as when a tab is removed or the page
+ * is torn down.
  */
 import type { ISignal } from '@lumino/signaling';
 
@@ -12,11 +13,11 @@ import type { LazyView } from './LazyView';
 import type { ModelView } from './ModelView';
 
 /**
- * Calls `show` with the monitor's current model now, whenever it changes and
- * whenever `partsChanged` fires (the features' per-kernel parts, such as the
- * cleanup actions, whose code loads after the kernel's model is there: see
- * monitor/sessionParts.ts), gives the view every new settings object, and
- * returns the view.
+ * Calls `show` with the monitor's current model at once, whenever it
+ * changes, and whenever `partsChanged` fires. The last is needed because
+ * the code of the features' per-kernel parts, such as the cleanup actions,
+ * loads after the kernel's model is there (see monitor/sessionParts.ts). It
+ * also gives the view every new settings object, and returns the view.
  */
 export function followMonitor<V extends LazyView>(
   monitor: IVramMonitor,

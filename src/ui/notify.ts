@@ -1,6 +1,6 @@
 /**
- * How commands tell the user what happened: a JupyterLab notification in the
- * app, a recording fake in tests.
+ * How commands tell the user what happened: with a JupyterLab notification
+ * in the app, and with a recording fake in tests.
  */
 import { Notification } from '@jupyterlab/apputils';
 
@@ -12,7 +12,8 @@ export type Notify = (
 
 /** Shows a JupyterLab notification; errors stay until dismissed. */
 export const notifyInJupyterLab: Notify = (type, message) => {
-  // Notification messages are plain text (kernel text stays text).
+  // Notification messages are plain text, so text from the kernel is never
+  // parsed as HTML.
   Notification.emit(message, type, {
     autoClose: type === 'error' ? false : 6000
   });

@@ -1,9 +1,10 @@
 /**
  * The labextension's shared singletons must ask for the ranges our
- * dependencies declare, not for the JupyterLab the build ran in: otherwise an
- * older supported JupyterLab warns "Unsatisfied version" for each of them.
- * The browser smoke journeys (ui-tests/compat) prove it at run time; this
- * catches a dependency bumped without its shared range.
+ * dependencies declare, not for the JupyterLab that the build ran in;
+ * otherwise an older supported JupyterLab warns "Unsatisfied version" for
+ * each of them. The browser smoke journeys (ui-tests/compat) prove it at run
+ * time, and this test catches a dependency that was raised without its
+ * shared range.
  */
 import pkg from '../../package.json';
 

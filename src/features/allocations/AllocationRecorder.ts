@@ -31,12 +31,14 @@ import { trans } from '../../text/translation';
 export type AllocationRecorderChange =
   | 'recording'
   | 'listing'
-  /** A cell ran since the listing: what it shows may have changed. */
+  /**
+   * A cell ran since the listing, so what the listing shows may have changed.
+   */
   | 'since'
   | 'pending'
   | 'error'
   | 'alive'
-  /** The helper went live: requests can be made (see `ensureKnown`). */
+  /** The helper went live, so requests can be made (see `ensureKnown`). */
   | 'available';
 
 /**
@@ -62,7 +64,7 @@ export class AllocationRecorder implements IDisposable {
     return this._model.state === 'live';
   }
 
-  /** The kernel's recording state; null until known. */
+  /** The kernel's recording state, or null until it is known. */
   get recording(): RecordingState | null {
     return this._recording;
   }
@@ -72,12 +74,18 @@ export class AllocationRecorder implements IDisposable {
     return this._recording?.enabled ?? false;
   }
 
-  /** When the listing came (browser clock, epoch seconds); null without one. */
+  /**
+   * When the listing came, in epoch seconds on the browser's clock, or null
+   * without a listing.
+   */
   get listedAt(): number | null {
     return this._listing ? this._listedAt : null;
   }
 
-  /** Cells whose record came after the listing: it may no longer say what they hold. */
+  /**
+   * The cells whose record came after the listing, which may therefore no
+   * longer say what they hold.
+   */
   get cellsRunSinceListing(): number {
     return this._listing ? this._cellsSince : 0;
   }
@@ -86,17 +94,23 @@ export class AllocationRecorder implements IDisposable {
     return this._listing;
   }
 
-  /** Per notebook cell id: the bytes it allocated that are still alive (while recording). */
+  /**
+   * For each notebook cell id, the bytes that the cell allocated and that are
+   * still alive, known while recording.
+   */
   get alive(): ReadonlyMap<string, CellAliveBytes> {
     return this._alive;
   }
 
-  /** The latest failure, in words; null after a success. */
+  /** The latest failure, in words, or null after a success. */
   get error(): string | null {
     return this._error;
   }
 
-  /** Requests sent and not answered yet (the kernel answers between cells). */
+  /**
+   * The number of requests sent and not answered yet. The kernel answers
+   * only between cells, so this can stay above zero for a while.
+   */
   get pending(): number {
     return this._pending;
   }
@@ -105,7 +119,10 @@ export class AllocationRecorder implements IDisposable {
     return this._isDisposed;
   }
 
-  /** Turn recording on or off; resolves with the new state, or null on failure. */
+  /**
+   * Turns recording on or off, and resolves with the new state, or null on
+   * failure.
+   */
   async setRecording(enabled: boolean): Promise<RecordingState | null> {
     const settings = this._settings();
     const state = await this._call(() =>
@@ -125,8 +142,8 @@ export class AllocationRecorder implements IDisposable {
   }
 
   /**
-   * The user changed the settings: a kernel that records applies new
-   * recording settings now, not at its next toggle.
+   * Called when the user changed the settings, so that a kernel that records
+   * applies new recording settings at once rather than at its next toggle.
    */
   settingsChanged(settings: VramSettings, old: VramSettings): void {
     if (
@@ -138,12 +155,13 @@ export class AllocationRecorder implements IDisposable {
   }
 
   /**
-   * Apply changed recording settings (stack depth, GPU history size) to a
-   * kernel that records now: the request is sent again with the new values.
-   * The kernel restarts only the part whose value changed (docs/protocol.md);
-   * nothing is sent while recording is off (the next start uses them) or when
-   * the kernel already records with these values. Resolves with the new
-   * state, or null when nothing was sent or it failed.
+   * Applies changed recording settings (stack depth, GPU history size) to a
+   * kernel that is recording, by sending the request again with the new
+   * values. The kernel restarts only the part whose value changed (see
+   * docs/protocol.md). Nothing is sent while recording is off, because the
+   * next start uses the new values, or when the kernel already records with
+   * these values. Resolves with the new state, or null when nothing was sent
+   * or the request failed.
    */
   async applySettings(): Promise<RecordingState | null> {
     const state = this._recording;
@@ -151,7 +169,8 @@ export class AllocationRecorder implements IDisposable {
       return null;
     }
     const settings = this._settings();
-    // tracemalloc or a history started by someone else keeps its settings: no request for it.
+    // tracemalloc or a history that someone else started keeps its own
+    // settings, so no request is made for it.
     const hostDiffers =
       state.host.state === 'recording' &&
       state.host.frames !== settings.allocationHostFrames;
@@ -166,16 +185,18 @@ export class AllocationRecorder implements IDisposable {
   }
 
   /**
-   * Ask the kernel, once, while its recording state is unknown (a new or
-   * restarted kernel, a reloaded page): the Lines tab calls this when it shows,
-   * so that it says whether recording is on instead of waiting for a click. A
-   * kernel that does not record answers at once with no listing.
+   * Asks the kernel once while its recording state is unknown, as for a new
+   * or restarted kernel or a reloaded page. The Lines tab calls this when it
+   * shows, so that it says whether recording is on instead of waiting for a
+   * click. A kernel that does not record answers at once with no listing.
    */
   ensureKnown(): void {
     if (
       this._recording !== null ||
       this._askedWhileUnknown ||
-      this._pending > 0 || // an answer is on its way (a reply carries the state), or asked after it
+      // An answer is on its way, and every reply carries the state, so there
+      // is no need to ask.
+      this._pending > 0 ||
       !this.available
     ) {
       return;
@@ -184,7 +205,10 @@ export class AllocationRecorder implements IDisposable {
     void this.refresh();
   }
 
-  /** Ask the kernel for live memory by line (and its recording state). */
+  /**
+   * Asks the kernel for live memory by line, and with it for its recording
+   * state.
+   */
   async refresh(maxSites?: number): Promise<AllocationSitesResult | null> {
     const listing = await this._call(() =>
       this._connection.allocationSites(maxSites)
@@ -200,7 +224,10 @@ export class AllocationRecorder implements IDisposable {
     return listing;
   }
 
-  /** PyTorch's allocator snapshot (base64 pickle), or null on failure. */
+  /**
+   * Fetches PyTorch's allocator snapshot as a base64 pickle, or null on
+   * failure.
+   */
   snapshot(): Promise<AllocationSnapshotResult | null> {
     return this._call(() => this._connection.allocationSnapshot());
   }
@@ -256,7 +283,8 @@ export class AllocationRecorder implements IDisposable {
   }
 
   private _setAlive(cells: readonly CellAliveBytes[]): void {
-    // Each message lists every cell with live bytes: one absent holds none.
+    // Each message lists every cell with live bytes, so a cell that is
+    // absent holds none.
     this._alive = new Map(
       cells
         .filter(c => c.cell_id !== null)
@@ -265,7 +293,10 @@ export class AllocationRecorder implements IDisposable {
     this._emit('alive');
   }
 
-  /** Drop what the kernel recorded (it stopped, or the kernel is gone). */
+  /**
+   * Drops what the kernel recorded, because recording stopped or the kernel is
+   * gone.
+   */
   private _forget(): void {
     this._listing = null;
     this._alive = new Map();
@@ -278,8 +309,8 @@ export class AllocationRecorder implements IDisposable {
     if (type !== 'allocation_recording' && type !== 'cell_alive') {
       return;
     }
-    // The parsers load with the feature, not at start-up; one promise keeps
-    // the messages in their order.
+    // The parsers load with the feature, not at start-up, and a single
+    // promise chain keeps the messages in their order.
     this._protocol ??= import('../../protocol/allocation');
     void this._protocol.then(protocol => {
       if (!this._isDisposed) {
@@ -297,7 +328,8 @@ export class AllocationRecorder implements IDisposable {
     if (state) {
       this._setRecording(state);
       if (!state.enabled) {
-        this._forget(); // stopped from another frontend
+        // Another frontend stopped the recording.
+        this._forget();
       }
       return;
     }
@@ -313,9 +345,11 @@ export class AllocationRecorder implements IDisposable {
       return;
     }
     if (change === 'state' && model.state !== 'live') {
-      this._askedWhileUnknown = false; // a new kernel process may be asked again
-      // Restarted, died, changed kernel: whatever it recorded is gone. (A
-      // restart passes through several states: forget, and redraw, once.)
+      // A new kernel process may be asked again.
+      this._askedWhileUnknown = false;
+      // After a restart, a death or a kernel change, whatever the kernel
+      // recorded is gone. A restart passes through several states, so the
+      // recorder forgets and redraws only once.
       if (
         this._recording === null &&
         this._listing === null &&
@@ -365,7 +399,9 @@ export namespace AllocationRecorder {
   /** The options a new AllocationRecorder is constructed with. */
   export interface IOptions {
     connection: IAllocationConnection;
-    /** The kernel's memory model: its state says whether requests can be sent. */
+    /**
+     * The kernel's memory model, whose state says whether requests can be sent.
+     */
     model: IKernelMemoryModel;
     settings: () => VramSettings;
   }

@@ -154,12 +154,16 @@ export class AllocationSitesView extends LazyView {
       this._onRecorderChanged,
       this
     );
-    // Another kernel's listing: the folds the user opened were that of the previous one.
+    // This is another kernel's listing, and the folds the user opened
+    // belonged to the previous one, so they are closed.
     this._openFolds.clear();
     this.requestRender();
   }
 
-  /** The kernel's memory model: its cell history maps execution counts to cells. */
+  /**
+   * The kernel's memory model, whose cell history maps execution counts to
+   * cells.
+   */
   get model(): IKernelMemoryModel | null {
     return this._model;
   }
@@ -169,7 +173,7 @@ export class AllocationSitesView extends LazyView {
     this.requestRender();
   }
 
-  /** The rows shown, per device (tests). */
+  /** The rows shown, per device, for tests. */
   get rows(): { device: string; rows: SiteRow[] }[] {
     return this._rows;
   }
@@ -183,13 +187,15 @@ export class AllocationSitesView extends LazyView {
 
   protected render(): void {
     const recorder = this._recorder;
-    // Shown (render runs only then): a kernel's unknown state is asked once.
+    // Rendering runs only while the view is shown, so this is where a
+    // kernel's unknown state is asked for, once.
     recorder?.ensureKnown();
     const available = recorder?.available ?? false;
     const state = recorder?.recording ?? null;
     const busy = (recorder?.pending ?? 0) > 0;
     if (!busy) {
-      // While the kernel has not answered, the box shows what the user asked for.
+      // While the kernel has not answered, the box keeps showing what the
+      // user asked for.
       this._toggle.checked = state?.enabled ?? false;
     }
     this._toggle.disabled = !available || busy;
@@ -241,7 +247,10 @@ export class AllocationSitesView extends LazyView {
     );
   }
 
-  /** A cell ran since the listing: only the line that says so changes, not the listing. */
+  /**
+   * Called when a cell ran since the listing. Only the line that says so
+   * changes, not the listing.
+   */
   private _onRecorderChanged(
     _: AllocationRecorder,
     change: AllocationRecorderChange
@@ -278,8 +287,9 @@ export class AllocationSitesView extends LazyView {
             'Host (tracemalloc: Python objects and NumPy arrays, not PyTorch CPU tensors)'
           )
         : trans.__('GPU %1', device);
-    // The helper's own allocations are never listed: the heading leaves them
-    // out too, so that it adds up to what is listed, and says what they are.
+    // The helper's own allocations are never listed. The heading leaves
+    // them out too, so that it adds up to what is listed, and it says what
+    // they are.
     const total = Math.max(0, sites.total_bytes - sites.helper_bytes);
     const count = Math.max(0, sites.count - sites.helper_count);
     let heading = trans._n(
@@ -291,8 +301,9 @@ export class AllocationSitesView extends LazyView {
       formatCount(count)
     );
     if (unattributed > 0) {
-      // PyTorch records Python stacks only: the backward pass allocates the
-      // gradients in autograd's own threads, which have none.
+      // PyTorch records Python stacks only, and the backward pass allocates
+      // the gradients in autograd's own threads, which have none, so some
+      // bytes cannot be attributed to a line.
       heading +=
         '; ' +
         (device === 'host'
@@ -352,7 +363,10 @@ export class AllocationSitesView extends LazyView {
     return section;
   }
 
-  /** The small sites outside the notebook, behind one line that says what they add up to. */
+  /**
+   * The small sites outside the notebook, behind one line that says what
+   * they add up to.
+   */
   private _renderFold(
     device: string,
     rows: SiteRow[],
@@ -364,7 +378,7 @@ export class AllocationSitesView extends LazyView {
     });
     fold.dataset.vramDevice = device;
     setBytesData(fold, bytes);
-    // A refresh renders anew: a fold the user opened stays open.
+    // A refresh renders anew, and a fold that the user opened stays open.
     fold.open = this._openFolds.has(device);
     fold.addEventListener('toggle', () => {
       if (fold.open) {
@@ -454,7 +468,7 @@ export class AllocationSitesView extends LazyView {
   private _asOf: HTMLElement;
   private _model: IKernelMemoryModel | null = null;
   private _rows: { device: string; rows: SiteRow[] }[] = [];
-  /** Devices whose fold of small sites the user opened. */
+  /** The devices whose fold of small sites the user opened. */
   private _openFolds = new Set<string>();
   private _toggle: HTMLInputElement;
   private _status: HTMLElement;
@@ -465,7 +479,10 @@ export class AllocationSitesView extends LazyView {
   private _devices: HTMLElement;
 }
 
-/** When the listing was made, and whether cells ran since (it only changes on Refresh). */
+/**
+ * When the listing was made, and whether cells ran since. The listing
+ * changes only on Refresh, so this tells the user how current it is.
+ */
 export function asOfText(listedAt: number, cellsSince: number): string {
   if (cellsSince === 0) {
     return trans.__('Listed at %1.', clockTime(listedAt));
@@ -480,7 +497,8 @@ export function asOfText(listedAt: number, cellsSince: number): string {
 
 /**
  * What the toggle's state line says: on or off, and what it costs.
- * `gpuVisible`: whether the kernel sees a GPU (null: not known yet).
+ * `gpuVisible` says whether the kernel sees a GPU, or is null when that is
+ * not known yet.
  */
 export function statusText(
   state: RecordingState | null,
@@ -525,7 +543,8 @@ export function statusText(
   }
   const gpu = state.gpu;
   if (gpu.state === 'recording') {
-    // Written as the restart sentence beside it writes them ("200,000", not "200000").
+    // The count is written as the restart sentence beside it writes counts,
+    // "200,000" rather than "200000".
     parts.push(
       trans.__(
         "GPU: PyTorch's allocator history, last %1 events",
@@ -539,7 +558,7 @@ export function statusText(
       )
     );
   } else if (gpuVisible === false && gpu.state === 'waiting') {
-    // The helper waits for CUDA; with no GPU it will never come.
+    // The helper waits for CUDA, which will never come up without a GPU.
     parts.push(
       trans.__('no GPU is visible to this kernel, so only the host is recorded')
     );
@@ -556,8 +575,8 @@ export function statusText(
 }
 
 /**
- * What restarted while recording, and why (it loses history, so it is said,
- * not done silently): one sentence per restarted part.
+ * What restarted while recording, and why, with one sentence per restarted
+ * part. A restart loses history, so it is said rather than done silently.
  */
 export function restartText(state: RecordingState): string[] {
   const sentences: string[] = [];
@@ -574,7 +593,10 @@ export function restartText(state: RecordingState): string[] {
   return sentences;
 }
 
-/** "16 frames", "1 frame" (the setting allows one), "? frames" when unknown. */
+/**
+ * Formats a stack depth as "16 frames", or "1 frame", which the setting
+ * allows, or "? frames" when unknown.
+ */
 function framesText(frames: number | null): string {
   return frames === null
     ? trans.__('? frames')
@@ -630,9 +652,12 @@ function gpuRestartText(gpu: GpuRecording, at: string): string {
 export namespace AllocationSitesView {
   /** The things the "Lines" tab asks its host to do when the user clicks. */
   export interface IActions {
-    /** Turn recording on/off (the command, so that it is one code path). */
+    /**
+     * Turns recording on or off. It runs the command, so that there is only
+     * one code path.
+     */
     setRecording(enabled: boolean): void;
-    /** Activate the row's cell and put the cursor on its line. */
+    /** Activates the row's cell and puts the cursor on its line. */
     jumpTo(row: SiteRow): void;
     exportGpuSnapshot(): void;
     exportHostCsv(): void;
@@ -642,7 +667,10 @@ export namespace AllocationSitesView {
   export interface IOptions {
     settings: VramSettings;
     actions: IActions;
-    /** The ids of the page's console cells: their lines are labelled a console's. */
+    /**
+     * The ids of the page's console cells, whose lines are labelled as a
+     * console's.
+     */
     consoleCells?: ConsoleCells | null;
   }
 }

@@ -29,13 +29,13 @@ export interface IAllocationCommandOptions {
   sidebar: Pick<IVramSidebar, 'showTab'>;
   /** The active kernel's model, followed for whether its helper is live. */
   monitor: Pick<MemoryMonitor, 'current' | 'currentChanged' | 'partsChanged'>;
-  /** The active kernel's allocation recording; null without a notebook. */
+  /** The active kernel's allocation recording, or null without a notebook. */
   current: () => AllocationRecorder | null;
   /** The panels of the active kernel, the active notebook first. */
   panels: () => ILinePanel[];
-  /** Path of the active notebook (for export file names). */
+  /** Returns the path of the active notebook, for export file names. */
   currentNotebookPath: () => string | null;
-  /** The active kernel's cell records (they map execution counts to cells). */
+  /** The active kernel's cell records, which map execution counts to cells. */
   records: () => readonly Pick<
     CellMemoryRecord,
     'execution_count' | 'cell_id'

@@ -1,10 +1,10 @@
 /**
  * The commands of allocation recording, whose ids are in ui/commandIds.ts.
  * They turn recording on or off, show live memory by line, go to a line and
- * export the recording. The feature's plugin (plugin.ts)
- * registers them. The code that goes to a line and that exports
- * (allocationCommandsLazy.ts) loads when one of those commands first runs,
- * so that start-up does not pay for it.
+ * export the recording. The feature's plugin (plugin.ts) registers them.
+ * The code that goes to a line and that exports (allocationCommandsLazy.ts)
+ * loads when one of those commands first runs, so that start-up does not
+ * pay for it.
  */
 import { JupyterFrontEnd } from '@jupyterlab/application';
 
@@ -78,15 +78,16 @@ export function registerAllocationCommands(
     ),
     isEnabled: () => current() !== null,
     execute: async () => {
-      // Asked before the tab shows: the tab then waits for this answer
-      // rather than asking for the recording state itself.
+      // The kernel is asked before the tab shows, so that the tab waits for
+      // this answer rather than asking for the recording state itself.
       const listing = current()?.refresh();
       showLines();
       return (await listing) ?? null;
     }
   });
 
-  // The handlers of going to a line and of the exports load with their first run.
+  // The handlers that go to a line and that export load when they first
+  // run.
   const handlers = () => import('./allocationCommandsLazy');
   app.commands.addCommand(CommandIDs.goToCellLine, {
     label: trans.__('Go to Cell Line'),
@@ -141,10 +142,11 @@ const RECORDING_CHANGES: ReadonlySet<AllocationRecorderChange> = new Set([
 
 /**
  * Menus and the palette show the recording commands as enabled and toggled
- * when last told: tell them whenever what those read changes (the active
- * kernel, its helper going live or away, its recorder made once the
- * recorder's code loaded, the recorder's state), not only after a command ran. The recorder says nothing when a kernel that never
- * recorded stops being live: its model does.
+ * as they were when last told. So they are told whenever what those states
+ * read changes, not only after a command ran: the active kernel, its helper
+ * going live or away, its recorder being made once the recorder's code
+ * loaded, and the recorder's state. The model is followed too, because the
+ * recorder says nothing when a kernel that never recorded stops being live.
  */
 function followRecording(
   app: JupyterFrontEnd,

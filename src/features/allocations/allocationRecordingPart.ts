@@ -23,7 +23,10 @@ export const ALLOCATION_RECORDING =
     }
   );
 
-/** Allocation recording of the kernel `model` describes; null if none. */
+/**
+ * The allocation recording of the kernel that `model` describes, or null if
+ * none.
+ */
 export function allocationsFor(
   monitor: MemoryMonitor,
   model: IKernelMemoryModel | null
@@ -31,7 +34,9 @@ export function allocationsFor(
   return monitor.partFor(ALLOCATION_RECORDING, model);
 }
 
-/** Allocation recording of the active notebook's kernel; null if none. */
+/**
+ * The allocation recording of the active notebook's kernel, or null if none.
+ */
 export function currentAllocations(
   monitor: MemoryMonitor
 ): AllocationRecorder | null {

@@ -15,15 +15,27 @@ import type { AllocationRecorder } from './AllocationRecorder';
 /** What the Lines tab's view needs. */
 export interface ILinesSidebarOptions {
   monitor: IVramMonitor;
-  /** A kernel's allocation recording (none: the tab says recording is unavailable). */
+  /**
+   * Returns a kernel's allocation recording. Without one, the tab says that
+   * recording is unavailable.
+   */
   recorderFor: (model: IKernelMemoryModel | null) => AllocationRecorder | null;
-  /** Fires when a kernel's per-kernel parts were made after their code loaded: the view asks for them again. */
+  /**
+   * Fires when a kernel's per-kernel parts were made after their code
+   * loaded, so that the view asks for them again.
+   */
   partsChanged?: ISignal<unknown, unknown>;
-  /** Runs a command (the toggle, the rows and the export buttons by default). */
+  /**
+   * Runs a command; by default the toggle, the rows and the export buttons use
+   * it.
+   */
   execute: ExecuteCommand;
   /** What the toggle, rows and export buttons do, instead of the commands. */
   actions?: AllocationSitesView.IActions;
-  /** The page's code consoles, whose lines are labelled as such; null: none. */
+  /**
+   * The page's code consoles, whose lines are labelled as such, or null for
+   * none.
+   */
   consoles: IConsoleSource | null;
 }
 

@@ -1,7 +1,7 @@
 /**
- * The allocations feature's plugin: allocation recording in every kernel
- * (on request), the Lines tab (memory by the line that allocated it) and
- * its commands (record, go to a line, export).
+ * The allocations feature's plugin. It adds allocation recording, on
+ * request, to every kernel; the Lines tab, which shows memory by the line
+ * that allocated it; and the commands that record, go to a line and export.
  */
 import {
   JupyterFrontEnd,

@@ -10,11 +10,14 @@
 export interface ILineTarget {
   cellId: string | null;
   executionCount: number | null;
-  /** 1-based, as Python counts lines. */
+  /** The line number, 1-based as Python counts lines. */
   line: number;
 }
 
-/** The parts of a notebook cell used here (a Cell in the app, fakes in tests). */
+/**
+ * The parts of a notebook cell used here: a Cell in the app, and fakes in
+ * tests.
+ */
 export interface IRevealCell {
   readonly model: {
     readonly id: string;
@@ -28,7 +31,7 @@ export interface IRevealCell {
   } | null;
 }
 
-/** The parts of a notebook used here (Notebook in the app). */
+/** The parts of a notebook used here, which is a Notebook in the app. */
 export interface IRevealNotebook {
   readonly widgets: readonly IRevealCell[];
   activeCellIndex: number;
@@ -37,7 +40,7 @@ export interface IRevealNotebook {
   mode: 'command' | 'edit';
 }
 
-/** The index of the cell `target` names, or -1. */
+/** The index of the cell that `target` names, or -1. */
 export function findTargetCell(
   cells: readonly IRevealCell[],
   target: ILineTarget
@@ -58,7 +61,10 @@ export function findTargetCell(
   return -1;
 }
 
-/** Activate the cell and place the cursor at the start of the line; false if not found. */
+/**
+ * Activates the cell and places the cursor at the start of the line, and
+ * returns false if the cell is not found.
+ */
 export async function revealLine(
   notebook: IRevealNotebook,
   target: ILineTarget

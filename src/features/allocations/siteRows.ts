@@ -23,27 +23,36 @@ import { trans } from '../../text/translation';
 export interface SiteRow {
   device: string;
   /**
-   * "[7] line 3" ("[7] console, line 3"; "[7] line 3, one of 2 cells with this
-   * code"), or "json/decoder.py:353" outside the notebook.
+   * The site's label: "[7] line 3", "[7] console, line 3" or "[7] line 3,
+   * one of 2 cells with this code", or "json/decoder.py:353" outside the
+   * notebook.
    */
   label: string;
-  /** The notebook cell to jump to; null when unknown or outside the notebook. */
+  /**
+   * The notebook cell to jump to, or null when unknown or outside the notebook.
+   */
   cellId: string | null;
   executionCount: number | null;
-  /** 1-based line in the cell (or the file, outside the notebook). */
+  /** The 1-based line in the cell, or in the file outside the notebook. */
   line: number;
   inNotebook: boolean;
-  /** The line is a console cell's (ConsoleCells): there is no cell to go to. */
+  /**
+   * Whether the line is a console cell's (see ConsoleCells), in which case
+   * there is no cell to go to.
+   */
   inConsole: boolean;
-  /** The line's text (kernel data). */
+  /** The line's text, which is kernel data. */
   code: string | null;
-  /** "numpy/core/numeric.py:191 in ones": the library frame beneath. */
+  /** The library frame beneath, such as "numpy/core/numeric.py:191 in ones". */
   library: string | null;
   bytes: number;
   count: number;
 }
 
-/** Execution count -> cell id, from the cell history's records (the latest run wins). */
+/**
+ * Maps each execution count to a cell id, from the cell history's records;
+ * the latest run wins.
+ */
 export function cellIdsByCount(
   records: Iterable<Pick<CellMemoryRecord, 'execution_count' | 'cell_id'>>
 ): Map<number, string> {
@@ -56,7 +65,7 @@ export function cellIdsByCount(
   return out;
 }
 
-/** The last `parts` components of a path ("numpy/core/numeric.py"). */
+/** The last `parts` components of a path, such as "numpy/core/numeric.py". */
 export function shortPath(filename: string, parts = 3): string {
   const pieces = filename.split(/[\\/]/).filter(p => p !== '');
   return pieces.slice(-parts).join('/') || filename;
@@ -68,12 +77,15 @@ export function frameText(frame: SiteFrame): string {
   return frame.function ? trans.__('%1 in %2', where, frame.function) : where;
 }
 
-/** Whether a cell id is a console cell's (ConsoleCells.has). */
+/** Whether a cell id is a console cell's, as ConsoleCells.has tells. */
 export type IsConsoleCell = (cellId: string) => boolean;
 
 const NO_CONSOLES: IsConsoleCell = () => false;
 
-/** "[3] line 5", "[ ] console, line 2, one of 2 cells with this code": where a site is. */
+/**
+ * Says where a site is, as in "[3] line 5" or "[ ] console, line 2, one of
+ * 2 cells with this code".
+ */
 function siteLabel(
   count: number | null,
   inConsole: boolean,
@@ -135,7 +147,10 @@ export function siteRow(
   };
 }
 
-/** Every device's rows, largest first within each device (the kernel's order). */
+/**
+ * Every device's rows, largest first within each device, which is the
+ * kernel's order.
+ */
 export function siteRows(
   listing: AllocationSitesResult,
   cellIds: ReadonlyMap<number, string>,
@@ -166,7 +181,10 @@ export const SMALL_SITE_BYTES = 64 * 1024;
 /** One device's rows split into those shown and the small ones folded away. */
 export interface FoldedRows {
   shown: SiteRow[];
-  /** Sites outside the notebook, each below SMALL_SITE_SHARE of the listed bytes or SMALL_SITE_BYTES; order kept. */
+  /**
+   * The sites outside the notebook that are each below SMALL_SITE_SHARE of
+   * the listed bytes or below SMALL_SITE_BYTES, in their order.
+   */
   folded: SiteRow[];
   foldedBytes: number;
   foldedCount: number;
@@ -175,8 +193,8 @@ export interface FoldedRows {
 /**
  * Every notebook line stays shown, however small: those are the user's own.
  * Outside the notebook, a site below SMALL_SITE_SHARE of the listed bytes, or
- * below SMALL_SITE_BYTES, is folded, unless it would be folded alone (a fold
- * of one hides nothing).
+ * below SMALL_SITE_BYTES, is folded, unless it would be folded alone,
+ * because a fold of one hides nothing.
  */
 export function foldSmallSites(rows: readonly SiteRow[]): FoldedRows {
   const listed = rows.reduce((sum, r) => sum + r.bytes, 0);
@@ -194,7 +212,7 @@ export function foldSmallSites(rows: readonly SiteRow[]): FoldedRows {
   };
 }
 
-/** One device's sites as CSV (header first). */
+/** One device's sites as CSV, with the header first. */
 export function sitesToCsv(rows: readonly SiteRow[]): string {
   const header = [
     'device',
@@ -223,7 +241,8 @@ export function sitesToCsv(rows: readonly SiteRow[]): string {
         r.library,
         r.label
       ]
-        // Every text of a site is the kernel's (file names, code, labels).
+        // Every text of a site comes from the kernel (file names, code,
+        // labels), so it is defused as a formula.
         .map(value => csvField(value, typeof value === 'string'))
         .join(',')
     );

@@ -4,11 +4,11 @@
  * that NVML lists on the same GPUs. They are pure functions of what the
  * monitor's sessions know, and this module has no DOM.
  *
- * Who is "other"? A GPU process is a monitored kernel when its pid is that
- * kernel's (from the kernel's hello) on the same host, whichever kernel's
- * sample listed it; everything else NVML lists is another process. Pids
- * are compared per hostname because kernels on other machines (or in
- * containers) have pid spaces of their own.
+ * Which processes are "other"? A GPU process is a monitored kernel when its
+ * pid is that kernel's (from the kernel's hello) on the same host, whichever
+ * kernel's sample listed it; everything else that NVML lists is another
+ * process. Pids are compared per hostname, because kernels on other
+ * machines or in containers have pid spaces of their own.
  */
 import { ISignal } from '@lumino/signaling';
 
@@ -21,20 +21,23 @@ import { IMonitoredSessionEntry } from '../../monitor/monitoredSession';
 import { MonitorState } from '../../model/MonitorState';
 import { trans } from '../../text/translation';
 
-/** Where the Kernels tab gets its sessions (the MemoryMonitor). */
+/** Where the Kernels tab gets its sessions, which is the MemoryMonitor. */
 export interface IKernelSessionSource {
   sessions(): IMonitoredSessionEntry[];
   readonly sessionsChanged: ISignal<any, void>;
 }
 
-/** What the overview reads of one monitored session (fakes in tests). */
+/** What the overview reads of one monitored session; tests pass fakes. */
 export interface KernelSource {
   kernelId: string | null;
-  /** Kernel spec name, e.g. `python3`. */
+  /** The kernel spec's name, such as `python3`. */
   kernelName: string | null;
-  /** As the notebook toolbar shows it, e.g. `Python 3 (ipykernel)`. */
+  /**
+   * The kernel's name as the notebook toolbar shows it, such as `Python 3
+   * (ipykernel)`.
+   */
   displayName: string | null;
-  /** Paths of the notebooks open on this session. */
+  /** The paths of the notebooks open on this session. */
   paths: string[];
   state: MonitorState;
   stateReason: string;
@@ -49,26 +52,33 @@ export interface KernelGpuUse {
   name: string | null;
   bytes: number | null;
   /**
-   * 'nvml': what the driver attributes to the kernel process (everything
-   * it holds, CUDA context included); 'torch': PyTorch's reserved bytes
-   * (when NVML cannot attribute the process); 'tensorflow': TensorFlow's
-   * (neither NVML nor PyTorch has a figure); null: unknown. The figure is
-   * the sidebar's own "this kernel" (gpuFigures' kernelUsed).
+   * Where the figure comes from. 'nvml' is what the driver attributes to the
+   * kernel process, which is everything it holds, CUDA context included.
+   * 'torch' is PyTorch's reserved bytes, used when NVML cannot attribute the
+   * process. 'tensorflow' is TensorFlow's figure, used when neither NVML nor
+   * PyTorch has one. Null means unknown. The figure is the sidebar's own
+   * "this kernel" figure (gpuFigures' kernelUsed).
    */
   source: 'nvml' | 'torch' | 'tensorflow' | null;
 }
 
-/** What the Kernels tab shows of one kernel: its source's fields, read out. */
+/**
+ * What the Kernels tab shows of one kernel, read out of its source's fields.
+ */
 export interface KernelRow extends Omit<KernelSource, 'hello' | 'latest'> {
-  /** Stable per kernel (or per notebook while it has no kernel). */
+  /**
+   * A key that is stable per kernel, or per notebook while it has no kernel.
+   */
   key: string;
   pid: number | null;
   hostname: string | null;
   /** True once a sample came in. */
   sampled: boolean;
   /**
-   * The kernel is known to see no GPU (gpuVisibility.ts); null: not known
-   * (no NVML, CUDA not started: an empty list proves nothing), or no sample yet.
+   * True when the kernel is known to see no GPU (see gpuVisibility.ts), and
+   * false when it sees one. It is null when that is not known, because
+   * without NVML and before CUDA starts an empty list proves nothing, or
+   * when no sample came yet.
    */
   seesNoGpu: boolean | null;
   hostRssBytes: number | null;
@@ -86,13 +96,14 @@ export interface OtherGpuProcess {
 }
 
 /**
- * Can other GPU processes be seen?
- * - 'no-kernels': nothing is monitored;
- * - 'waiting': no kernel has sent its hello and a sample yet;
- * - 'no-gpus': every kernel is known to see no GPU (gpuVisibility.ts: NVML
- *   lists none, PyTorch reports none, or there is no NVIDIA driver at all);
- * - 'nvml-unavailable': no kernel can use NVML (and some may see GPUs);
- * - 'not-listed': NVML did not list the processes (or the helper is older);
+ * Whether other GPU processes can be seen, and if not, why not:
+ * - 'no-kernels': nothing is monitored.
+ * - 'waiting': no kernel has sent its hello and a sample yet.
+ * - 'no-gpus': every kernel is known to see no GPU, because NVML lists
+ *   none, PyTorch reports none, or there is no NVIDIA driver at all (see
+ *   gpuVisibility.ts).
+ * - 'nvml-unavailable': no kernel can use NVML, though some may see GPUs.
+ * - 'not-listed': NVML did not list the processes, or the helper is older.
  * - 'listed': at least one GPU's process list came in.
  */
 export type GpuProcessVisibility =
@@ -111,11 +122,14 @@ export interface KernelsOverview {
   rows: KernelRow[];
   others: OtherGpuProcess[];
   visibility: GpuProcessVisibility;
-  /** Why NVML is not available (the first kernel's reason), if it is not. */
+  /**
+   * Why NVML is not available, as the first kernel gives the reason, if it is
+   * not.
+   */
   nvmlError: string | null;
 }
 
-/** The GPU figure of each device in `sample`: NVML's, else PyTorch's. */
+/** The GPU figure of each device in `sample`: NVML's, or else PyTorch's. */
 export function kernelGpuUse(
   sample: SampleMessage | null,
   hello: Pick<HelloMessage, 'devices'> | null = null
@@ -124,7 +138,8 @@ export function kernelGpuUse(
     return [];
   }
   return sample.gpus.map(gpu => {
-    // The sidebar's own figure (kernelUsed: NVML's, else PyTorch's, else TensorFlow's).
+    // This is the sidebar's own figure, kernelUsed, which is NVML's, or else
+    // PyTorch's, or else TensorFlow's.
     const f = gpuFigures(
       gpu,
       hello?.devices.find(d => d.index === gpu.index)
@@ -141,7 +156,10 @@ export function kernelGpuUse(
   });
 }
 
-/** The row of a kernel, shown by `source` (a session with figures), for the notebooks at `paths`. */
+/**
+ * The row of a kernel, shown by `source` (a session with figures), for the
+ * notebooks at `paths`.
+ */
 function kernelRow(source: KernelSource, paths: string[]): KernelRow {
   return {
     key: rowKey(source),
@@ -168,9 +186,9 @@ function rowKey(source: KernelSource): string {
 }
 
 /**
- * One row per kernel: sessions that share a kernel (a notebook attached to
- * another notebook's kernel) become one row naming all their notebooks,
- * with the figures of the first that has a sample.
+ * Makes one row per kernel. Sessions that share a kernel, as when a
+ * notebook is attached to another notebook's kernel, become one row naming
+ * all their notebooks, with the figures of the first that has a sample.
  */
 export function kernelRows(sources: readonly KernelSource[]): KernelRow[] {
   const groups = new Map<string, KernelSource[]>();
@@ -196,8 +214,8 @@ export function kernelRows(sources: readonly KernelSource[]): KernelRow[] {
 
 /**
  * The processes NVML lists on the kernels' GPUs that are not a monitored
- * kernel, once each (several kernels on one GPU list the same processes),
- * largest first.
+ * kernel, largest first. Each is listed once, because several kernels on
+ * one GPU list the same processes.
  */
 export function otherGpuProcesses(
   sources: readonly KernelSource[]
@@ -212,7 +230,9 @@ export function otherGpuProcesses(
   for (const source of sources) {
     const { hello, latest } = source;
     if (!hello || !latest) {
-      continue; // without the hello, neither host nor own pid is known
+      // Without the hello, neither the host nor the kernel's own pid is
+      // known.
+      continue;
     }
     for (const gpu of latest.gpus) {
       for (const process of gpu.nvml?.processes ?? []) {
@@ -224,7 +244,8 @@ export function otherGpuProcesses(
         }
         const device = hello.devices.find(d => d.index === gpu.index);
         // The same physical GPU may have another ordinal in another kernel
-        // (CUDA_VISIBLE_DEVICES): its uuid names it across kernels.
+        // because of CUDA_VISIBLE_DEVICES, so its uuid names it across
+        // kernels.
         const gpuKey = device?.uuid ?? `#${gpu.index}`;
         const key = `${pidKey(hello.hostname, process.pid)}\n${gpuKey}`;
         const seen = found.get(key);
@@ -272,8 +293,9 @@ export function gpuProcessVisibility(
   }
   const gpus = withNvml.flatMap(s => s.latest!.gpus.filter(g => g.nvml));
   if (gpus.length === 0) {
-    // NVML gave no per-GPU figures: no GPU at all only if no kernel shows one
-    // (another may use a GPU through PyTorch, or NVML did not match it).
+    // NVML gave no per-GPU figures. That means no GPU at all only if no
+    // kernel shows one, because another kernel may use a GPU through
+    // PyTorch, or NVML did not match it.
     return reporting.every(s => s.latest!.gpus.length === 0)
       ? 'no-gpus'
       : 'not-listed';
@@ -303,7 +325,9 @@ export function kernelsOverview(
   };
 }
 
-/** What the overview needs of a monitored session, read now. */
+/**
+ * What the overview needs of a monitored session, read at the time of the call.
+ */
 export function kernelSourceOf(entry: {
   readonly model: Pick<
     IKernelMemoryModel,
@@ -334,7 +358,10 @@ export function kernelSourceOf(entry: {
   };
 }
 
-/** The sentence under "Other GPU processes": what can and cannot be seen. */
+/**
+ * The sentence under "Other GPU processes", which says what can and cannot be
+ * seen.
+ */
 export function describeGpuProcessVisibility(
   overview: Pick<KernelsOverview, 'visibility' | 'nvmlError' | 'others'>
 ): string {

@@ -8,9 +8,10 @@
  * It follows every monitored model, not just the current one, so it is not
  * a ModelView; like one, it renders at most once per animation frame and
  * not at all while hidden (LazyView). Kernel rows and their GPU figures are
- * kept per key and updated in place: rebuilding them on every sample (up to
- * 20 a second) would swap the button under the pointer and lose the click.
- * Paths, kernel names and NVML's errors are data: text only.
+ * kept per key and updated in place, because rebuilding them on every
+ * sample (up to 20 a second) would swap the button under the pointer and
+ * lose the click. Paths, kernel names and NVML's errors are data, so they go
+ * in as text only.
  *
  * Test hooks: root `[data-vram-role="kernels-view"]`;
  * `[data-vram-role="kernels-table"]` with one
@@ -55,7 +56,7 @@ import {
 import { LazyView } from '../../ui/LazyView';
 import { trans } from '../../text/translation';
 
-/** Model changes that move a figure or state this tab shows. */
+/** The model changes that move a figure or state that this tab shows. */
 const RELEVANT: ReadonlySet<ModelChange> = new Set<ModelChange>([
   'state',
   'hello',
@@ -75,7 +76,10 @@ const STATE_LABELS = (): Record<MonitorState, string> => ({
   disconnected: trans.__('Disconnected')
 });
 
-/** "Live · busy · pid 4242"; "Not started" for a notebook without a kernel (its kernel column says so). */
+/**
+ * The state line, such as "Live · busy · pid 4242", or "Not started" for a
+ * notebook without a kernel, whose kernel column says so.
+ */
 function kernelStateText(row: KernelRow): string {
   if (row.kernelId === null) {
     return trans.__('Not started');
@@ -158,7 +162,7 @@ export class KernelsView extends LazyView {
     super.dispose();
   }
 
-  /** Listen to the models of the sessions monitored now. */
+  /** Listens to the models of the sessions that are monitored at the time. */
   private _followModels(): void {
     for (const model of this._models) {
       model.changed.disconnect(this._onModelChanged, this);
@@ -194,8 +198,9 @@ export class KernelsView extends LazyView {
 
     setText(this._note, describeGpuProcessVisibility(overview));
     this._note.dataset.vramVisibility = overview.visibility;
-    // Other processes seldom change between samples: rebuild only when
-    // something shown did (no button in these rows to keep).
+    // Other processes seldom change between samples, so their rows are
+    // rebuilt only when something shown changed. These rows have no button
+    // that would need to be kept.
     const others = JSON.stringify([units, overview.others]);
     if (others !== this._renderedOthers) {
       this._renderedOthers = others;
@@ -206,7 +211,10 @@ export class KernelsView extends LazyView {
     setHidden(this._others, overview.others.length === 0);
   }
 
-  /** A row's key names its kernel (`kernel:<id>`): what depends on the id is set once, here. */
+  /**
+   * A row's key names its kernel (`kernel:<id>`), so what depends on the id
+   * is set once, here.
+   */
   private _createRow(row: KernelRow): KernelRowNodes {
     const { kernelId } = row;
     const node = element('tr', 'jp-vram-Kernels-row', { role: 'kernel-row' });
@@ -224,8 +232,8 @@ export class KernelsView extends LazyView {
       role: 'kernel-state'
     });
     // The button goes under the kernel's names rather than in a column of
-    // its own: at the sidebar's default width that column left the names
-    // some 60 px, cut to "demo/vra…".
+    // its own, because at the sidebar's default width such a column would
+    // leave the names about 60 px, cutting them to "demo/vra…".
     const actions = element('div', 'jp-vram-Kernels-actions');
     name.append(notebook, kernel, state, actions);
     const rss = element('td', 'jp-vram-Kernels-figure', {
@@ -281,7 +289,7 @@ interface KernelRowNodes {
   state: HTMLDivElement;
   rss: HTMLTableCellElement;
   gpus: HTMLTableCellElement;
-  /** "no GPU" / "—" when the kernel shows no GPU figure. */
+  /** The text "no GPU" or "—", shown when the kernel shows no GPU figure. */
   noGpu: HTMLDivElement;
   /** One `kernel-gpu-use` element per GPU index. */
   gpuUses: Map<number, { node: HTMLDivElement }>;
@@ -309,14 +317,15 @@ function updateRow(
   nodes.state.title = row.stateReason;
   nodes.state.dataset.vramState = row.state;
   setBytes(nodes.rss, row.hostRssBytes, units);
-  // A kernel that died or was cut off: its last figures, not what it holds now.
+  // For a kernel that died or was cut off, the figures are its last ones,
+  // not what it holds now, and the cells say so.
   const last = row.sampled && !figuresAreCurrent(row.state);
   for (const cell of [nodes.rss, nodes.gpus]) {
     cell.classList.toggle('jp-mod-last', last);
     setTitle(cell, last ? trans.__('Last figures: %1', row.stateReason) : '');
   }
 
-  // GPU indices are unique within a sample: one kept element each.
+  // GPU indices are unique within a sample, so each gets one kept element.
   syncKeyedChildren(
     nodes.gpus,
     nodes.gpuUses,
@@ -331,8 +340,8 @@ function updateRow(
     },
     ({ node }, gpu) => updateGpuUse(node, gpu, units)
   );
-  // "no GPU" only where that is known: without NVML, before CUDA starts, an
-  // empty list proves nothing.
+  // "no GPU" is shown only where that is known, because without NVML and
+  // before CUDA starts, an empty list proves nothing.
   setText(nodes.noGpu, row.seesNoGpu === true ? trans.__('no GPU') : '\u2014');
   nodes.noGpu.title =
     row.seesNoGpu === true
@@ -359,7 +368,10 @@ function updateRow(
   );
 }
 
-/** "0: 2 GiB", with the exact bytes and where the figure comes from. */
+/**
+ * Formats a GPU's use as "0: 2 GiB", with the exact bytes and where the figure
+ * comes from.
+ */
 function updateGpuUse(
   node: HTMLElement,
   gpu: KernelGpuUse,
@@ -429,7 +441,10 @@ function processRow(
 export namespace KernelsView {
   /** The options a new KernelsView is constructed with. */
   export interface IOptions {
-    /** The monitored sessions (the MemoryMonitor); null: none to list. */
+    /**
+     * The monitored sessions, from the MemoryMonitor, or null when there are
+     * none to list.
+     */
     source: IKernelSessionSource | null;
     settings: VramSettings;
     /** Runs the shutdown command with `{kernelId}`. */

@@ -13,19 +13,20 @@ import { trans } from '../../text/translation';
 /** The kernel to shut down, as the dialog names it. */
 export interface ShutdownKernelRequest {
   kernelId: string;
-  /** Display name (e.g. "Python 3 (ipykernel)"); null if unknown. */
+  /** The display name, such as "Python 3 (ipykernel)", or null if unknown. */
   kernelName: string | null;
   /** The notebooks on this kernel. */
   paths: string[];
   /**
-   * Other sessions on it that the panel does not follow (a console for the
-   * notebook, a notebook not opened in this page), as labels: they lose the
-   * kernel too. Absent: none known.
+   * Labels for the other sessions on the kernel that the panel does not
+   * follow, such as a console for the notebook or a notebook not opened in
+   * this page. They lose the kernel too, so the dialog names them. It is
+   * absent when none are known.
    */
   others?: string[];
 }
 
-/** The dialog's sentences, first the question. */
+/** The dialog's sentences, with the question first. */
 export function shutdownKernelText(request: ShutdownKernelRequest): string[] {
   const notebooks = request.paths.length
     ? request.paths.map(p => `\u201c${p}\u201d`).join(', ')
@@ -56,7 +57,10 @@ export function shutdownKernelText(request: ShutdownKernelRequest): string[] {
   ];
 }
 
-/** Ask in a JupyterLab dialog; true when the user presses "Shut Down". */
+/**
+ * Asks in a JupyterLab dialog, and resolves to true when the user presses "Shut
+ * Down".
+ */
 export function confirmShutdownKernelDialog(
   request: ShutdownKernelRequest
 ): Promise<boolean> {

@@ -18,7 +18,10 @@ export function registerKernelCommands(options: {
   monitor: MemoryMonitor;
   trans: TranslationBundle;
   notify: Notify;
-  /** Defaults to the shutdown confirmation dialog (tests answer directly). */
+  /**
+   * The shutdown confirmation; it defaults to the dialog, and tests answer
+   * directly.
+   */
   confirmShutdown?: (request: ShutdownKernelRequest) => Promise<boolean>;
 }): void {
   const { app, monitor, trans, notify } = options;
@@ -44,10 +47,11 @@ export function registerKernelCommands(options: {
         );
         return false;
       }
-      // Named as its row in the Kernels tab names it.
+      // The kernel is named as its row in the Kernels tab names it.
       const { kernelRows, kernelSourceOf } = await import('./KernelsOverview');
       const [row] = kernelRows(sessions.map(kernelSourceOf));
-      // The server's other sessions on that kernel lose it too: named as well.
+      // The server's other sessions on that kernel lose it too, so they are
+      // named as well.
       const others: string[] = [];
       for (const session of app.serviceManager?.sessions?.running?.() ?? []) {
         if (
@@ -73,8 +77,9 @@ export function registerKernelCommands(options: {
       if (!confirmed) {
         return false;
       }
-      // The notebooks on it may have changed while the dialog was open: shut
-      // down only a kernel that the notebooks it named still share.
+      // The notebooks on the kernel may have changed while the dialog was
+      // open, so only a kernel that the notebooks it named still share is
+      // shut down.
       const now = monitor
         .sessionsOfKernel(kernelId)
         .filter(s => s.sessionContext.session?.kernel?.id === kernelId);
@@ -99,8 +104,9 @@ export function registerKernelCommands(options: {
       }
       const context = now[0].sessionContext;
       try {
-        // What the notebook's own "Shut Down Kernel" does: the session ends
-        // and the notebook shows "No Kernel", ready to start another.
+        // This does what the notebook's own "Shut Down Kernel" does: the
+        // session ends and the notebook shows "No Kernel", ready to start
+        // another.
         await context.shutdown();
       } catch (reason) {
         notify(

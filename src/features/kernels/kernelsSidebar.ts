@@ -1,6 +1,7 @@
 /**
- * The Kernels tab of the memory panel: every monitored kernel with its RAM
- * and GPU use, to shut down, and the other processes on the GPUs.
+ * The Kernels tab of the memory panel, which lists every monitored kernel
+ * with its RAM and GPU use and a way to shut it down, and the other
+ * processes on the GPUs.
  */
 import type { IDisposable } from '@lumino/disposable';
 
@@ -9,7 +10,7 @@ import { trans } from '../../text/translation';
 import { TAB_RANKS, TABS } from '../../sidebar/panelLayout';
 import type { IKernelsSidebarOptions } from './kernelsViewsLazy';
 
-/** Adds the Kernels tab; disposing removes it. */
+/** Adds the Kernels tab; disposing of the result removes it. */
 export function addKernelsToSidebar(
   sidebar: IVramSidebar,
   options: IKernelsSidebarOptions

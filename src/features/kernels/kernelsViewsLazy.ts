@@ -9,15 +9,18 @@ import type { IKernelSessionSource } from './KernelsOverview';
 
 /** What the Kernels view needs. */
 export interface IKernelsSidebarOptions {
-  /** The monitor, whose settings (units) the list follows. */
+  /** The monitor, whose settings, such as the units, the list follows. */
   monitor: IVramMonitor;
-  /** The sessions listed: all of them, not just the current one. */
+  /** The sessions listed, which are all of them, not just the current one. */
   sessions: IKernelSessionSource | null;
-  /** Runs a command (shut down a kernel). */
+  /** Runs a command, such as shutting down a kernel. */
   execute: ExecuteCommand;
 }
 
-/** The list of every monitored kernel; it follows the settings (units). */
+/**
+ * The list of every monitored kernel, which follows the settings, such as the
+ * units.
+ */
 export function createKernelsView({
   monitor,
   sessions,

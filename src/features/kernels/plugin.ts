@@ -1,6 +1,7 @@
 /**
- * The kernels feature's plugin: the Kernels tab (every monitored kernel's
- * memory, and other processes on the GPUs) and the shut-down command.
+ * The kernels feature's plugin. It adds the Kernels tab, which shows every
+ * monitored kernel's memory and the other processes on the GPUs, and the
+ * command that shuts a kernel down.
  */
 import {
   JupyterFrontEnd,

@@ -45,7 +45,7 @@ export class MemoryToolbarButton extends Widget {
         text: trans.__('Memory \u25BE'),
         title: trans.__('Free GPU memory, or insert code that saves memory')
       },
-      // A keyboard "click" has no pointer position (detail 0).
+      // A keyboard "click" has no pointer position, which shows as detail 0.
       event => this.openMenu(event.detail === 0)
     );
     this._button.setAttribute('aria-haspopup', 'menu');
@@ -63,12 +63,12 @@ export class MemoryToolbarButton extends Widget {
     );
   }
 
-  /** The menu (rebuilt at each opening). */
+  /** The menu, which is rebuilt at each opening. */
   get menu(): Menu {
     return this._menu;
   }
 
-  /** Fill the menu with the current snippets and open it under the button. */
+  /** Fills the menu with the current snippets and opens it under the button. */
   openMenu(fromKeyboard = false): void {
     this._beforeOpen();
     this._fill();
@@ -127,8 +127,8 @@ export namespace MemoryToolbarButton {
     commands: CommandRegistry;
     library: SnippetLibrary;
     /**
-     * Called before the menu opens (the app makes the button's notebook the
-     * current one, so the commands act on it).
+     * Called before the menu opens. The app makes the button's notebook the
+     * current one, so that the commands act on it.
      */
     beforeOpen?: () => void;
   }

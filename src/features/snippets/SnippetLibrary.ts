@@ -39,15 +39,16 @@ const NO_SNIPPETS: SnippetSettings = { all: [], visible: [], problems: [] };
  */
 export class SnippetLibrary {
   /**
-   * With `settings`, read already; without, empty until the first {@link read}
-   * (the default list when the composite has none).
+   * Makes a library. With `settings`, they are read at once; without them,
+   * the library is empty until the first {@link read}, which gives the
+   * default list when the composite has none.
    */
   constructor(settings?: SnippetSettings) {
     this._settings = settings ?? NO_SNIPPETS;
     this._reading = settings ? Promise.resolve() : null;
   }
 
-  /** A library reading the default list (for a host without settings). */
+  /** A library that reads the default list, for a host without settings. */
   static withDefaults(): SnippetLibrary {
     const library = new SnippetLibrary();
     void library.read(undefined);
@@ -60,17 +61,19 @@ export class SnippetLibrary {
   }
 
   /**
-   * Read the settings' composite value (`undefined`: no settings registry,
-   * the default list) with `defaults`, the registry's default of the
-   * setting (without it, the copy in defaultSnippets.ts loads); log its
-   * problems and update the library when the snippets changed. With
-   * `defaults` and nothing read before it, the library is updated at once;
-   * readings apply in the order they were asked for.
+   * Reads the settings' composite value with `defaults`, the registry's
+   * default of the setting. An `undefined` composite means that there is no
+   * settings registry, so the default list applies; without `defaults`, the
+   * copy in defaultSnippets.ts loads. It logs the problems and updates the
+   * library when the snippets changed. With `defaults` and nothing read
+   * before, the library is updated at once, and readings apply in the order
+   * they were asked for.
    */
   read(composite: unknown, defaults?: unknown): Promise<void> {
     const apply = ({ list, builtins }: DefaultSnippets) => {
       const read = readSnippetSettings(composite, list, builtins);
-      // The problems too: a duplicate id added to a list changes no snippet.
+      // The problems are compared too, because a duplicate id added to a
+      // list changes no snippet but must still be reported.
       const json = JSON.stringify([read.all, read.problems]);
       if (json !== this._json) {
         this._json = json;
@@ -78,7 +81,8 @@ export class SnippetLibrary {
         this.update(read);
       }
     };
-    // Parsed once: a settings change reads the user's list again, not the defaults.
+    // The defaults are parsed once, because a settings change reads the
+    // user's list again but not the defaults.
     this._defaults ??= usableDefaults(defaults);
     const known = this._defaults;
     if (known && this._reading === null) {
@@ -114,7 +118,7 @@ export class SnippetLibrary {
     return this._settings.problems;
   }
 
-  /** A snippet by id (hidden ones too: commands may name them). */
+  /** A snippet by id, hidden ones included, because commands may name them. */
   get(id: string): Snippet | null {
     return this._settings.all.find(s => s.id === id) ?? null;
   }
@@ -124,12 +128,17 @@ export class SnippetLibrary {
     return (await this._loadedDefaults()).builtins.get(id) ?? null;
   }
 
-  /** The same, without waiting: null before the defaults were read. */
+  /**
+   * The same without waiting, which gives null before the defaults were read.
+   */
   loadedBuiltin(id: string): Snippet | null {
     return this._defaults?.builtins.get(id) ?? null;
   }
 
-  /** The defaults known (the registry's), else the copy in JavaScript, loaded now. */
+  /**
+   * The defaults known from the registry, or else the copy in JavaScript,
+   * which is loaded at that point.
+   */
   private async _loadedDefaults(): Promise<DefaultSnippets> {
     if (!this._defaults) {
       const list = (await import('./defaultSnippets')).DEFAULT_SNIPPETS;
@@ -143,16 +152,19 @@ export class SnippetLibrary {
     this._changed.emit('snippets');
   }
 
-  /** The latest restart warning; null when none (or dismissed). */
+  /**
+   * The latest restart warning, or null when there is none or it was dismissed.
+   */
   get warning(): SnippetWarning | null {
     return this._warning;
   }
 
   /**
-   * Show a restart warning; it goes away when dismissed, or when its kernel
-   * restarts (the advice was followed). Once its notebook is closed it is no
-   * longer shown (the sidebar shows it for its kernel only) and is kept,
-   * with that kernel's model, until the next warning replaces it.
+   * Shows a restart warning. It goes away when it is dismissed, or when its
+   * kernel restarts, because then the advice was followed. Once its notebook
+   * is closed it is no longer shown, since the sidebar shows it for its
+   * kernel only, and it is kept, with that kernel's model, until the next
+   * warning replaces it.
    */
   setWarning(warning: SnippetWarning | null): void {
     this._watched?.changed.disconnect(this._onModelChanged, this);
@@ -190,9 +202,9 @@ interface DefaultSnippets {
 }
 
 /**
- * The registry's default where it reads whole as the list, else null
- * (JupyterLab 4.2 gives an array-of-objects default without its entries'
- * fields): the copy in JavaScript serves then.
+ * The registry's default where it reads whole as the list, or else null.
+ * JupyterLab 4.2 gives an array-of-objects default without its entries'
+ * fields, and then the copy in JavaScript serves instead.
  */
 function usableDefaults(defaults: unknown): DefaultSnippets | null {
   if (!Array.isArray(defaults) || defaults.length === 0) {

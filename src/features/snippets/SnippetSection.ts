@@ -55,7 +55,9 @@ export class SnippetSection extends Widget {
     this._render();
   }
 
-  /** The kernel of the active notebook (buttons are disabled without one). */
+  /**
+   * The kernel of the active notebook; the buttons are disabled without one.
+   */
   get model(): IKernelMemoryModel | null {
     return this._model;
   }
@@ -132,7 +134,7 @@ export namespace SnippetSection {
   /** The options a new SnippetSection is constructed with. */
   export interface IOptions {
     library: SnippetLibrary;
-    /** Run a command by id. */
+    /** Runs a command by id. */
     execute: ExecuteCommand;
   }
 }

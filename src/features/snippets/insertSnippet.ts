@@ -33,8 +33,8 @@ export interface ISnippetNotebook {
 }
 
 /**
- * Insert `source` as a code cell; returns the index it got, or null when the
- * notebook has no model.
+ * Inserts `source` as a code cell, and returns the index it got, or null
+ * when the notebook has no model.
  */
 export function insertCodeCell(
   notebook: ISnippetNotebook,
@@ -54,7 +54,7 @@ export function insertCodeCell(
   sharedModel.insertCell(index, {
     cell_type: 'code',
     source,
-    // The user asked for this code: trusted, like a cell they typed.
+    // The user asked for this code, so it is trusted like a cell they typed.
     metadata: { trusted: true }
   });
   sharedModel.undoManager?.stopCapturing();

@@ -11,14 +11,14 @@
 import { PLACEHOLDER_KEYS, PlaceholderKey } from './placeholders';
 import { isUsableName, RuntimeFlags } from './snippet';
 
-/** At most this many names per kind are kept (the protocol sends at most 20). */
+/** At most this many names per kind are kept; the protocol sends at most 20. */
 const MAX_NAMES = 20;
 
 /** The kernel's answer to the `notebook_names` request, checked and typed. */
 export interface NotebookNames {
   names: Record<PlaceholderKey, string[]>;
   runtime: RuntimeFlags;
-  /** Whether torch / TensorFlow are imported (null: unknown). */
+  /** Whether torch and TensorFlow are imported, or null when unknown. */
   torchImported: boolean | null;
   tensorflowImported: boolean | null;
 }
@@ -41,7 +41,7 @@ function flag(value: unknown): boolean | null {
   return typeof value === 'boolean' ? value : null;
 }
 
-/** Read a `notebook_names` result; never throws. */
+/** Reads a `notebook_names` result. It never throws. */
 export function parseNotebookNames(result: unknown): NotebookNames {
   const parsed = emptyNotebookNames();
   if (!isObject(result)) {
@@ -72,10 +72,10 @@ export interface INamesSource {
 }
 
 /**
- * Ask the helper for the notebook's names, or give up at once: a busy kernel
- * queues comm requests behind the running cell, and a helper that is not
- * live cannot answer. Resolves with null (use placeholders) rather than
- * reject.
+ * Asks the helper for the notebook's names, or gives up at once, because a
+ * busy kernel queues comm requests behind the running cell, and a helper
+ * that is not live cannot answer. It resolves with null, meaning that the
+ * placeholders are used, rather than rejecting.
  */
 export async function fetchNotebookNames(
   source: INamesSource | null,

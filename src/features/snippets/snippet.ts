@@ -270,8 +270,8 @@ export function placementIndex(
 }
 
 /**
- * What the kernel has already initialised. null: unknown (no answer, or the
- * answer lacked the flag).
+ * What the kernel has already initialised. Null means unknown, because
+ * there was no answer or the answer lacked the flag.
  */
 export interface RuntimeFlags {
   cudaInitialized: boolean | null;

@@ -90,7 +90,8 @@ export function registerSnippetCommands(options: {
           )
         : null;
     if (panel.isDisposed || !panel.content.model) {
-      return null; // closed while the kernel answered
+      // The notebook was closed while the kernel answered.
+      return null;
     }
     const code = renderSnippet(snippet, found?.names);
     const index = insertCodeCell(panel.content, code, snippet.placement);
