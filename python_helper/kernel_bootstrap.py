@@ -4,25 +4,28 @@ This file is not imported. `scripts/bundle-helper.mjs` embeds it, with the
 sources of `jupyterlab_vram_helper`, into the code the frontend executes
 silently in every Python kernel. It runs with two globals set by that code:
 
-- `BUNDLE_Z64`: base64 of the zlib-compressed JSON object
+- `__name__` is `__jupyterlab_vram_bootstrap__`, which the classes defined
+  here take as their module's name;
+- `BUNDLE_Z64` is the base64 of the zlib-compressed JSON object
   `{"hash": str, "modules": {dotted_name: {"source": str, "package": bool}}}`.
 
-It must leave nothing behind in the user's namespace (it runs in a private
-globals dict) and must raise, not print, on failure: the frontend reads the
-error from the execute reply.
+It must leave nothing behind in the user's namespace, which is why it runs in
+a private globals dict, and it must raise, not print, on failure, because the
+frontend reads the error from the execute reply.
 
 Compiling the helper's modules is about half of the bootstrap's time in a
-fresh kernel; loading them compiled takes a small part of that. So each
+fresh kernel, while loading them compiled takes a small part of that. So each
 module compiled here is also kept, like Python's own ``__pycache__``, in the
 user's cache directory (``$XDG_CACHE_HOME`` or ``~/.cache``, then
 ``jupyterlab-vram/code/<bundle hash>-<Python cache tag>-<bytecode
 magic>-o<optimisation level>/``), and the next kernel of the same bundle and
 Python loads it from there. Nothing is written where Python would not write
 bytecode (``PYTHONDONTWRITEBYTECODE``, ``-B``) or with
-``JUPYTERLAB_VRAM_CODE_CACHE=0``; a file is loaded only if it belongs to this
-user and nobody else may write it; a cache that cannot be read or written
+``JUPYTERLAB_VRAM_CODE_CACHE=0``. A file is loaded only if it belongs to this
+user and nobody else may write it, and a cache that cannot be read or written
 costs the compile, never the bootstrap. The four most recent folders are kept.
-POSIX systems only: elsewhere a file's mode does not say who may write it.
+The cache is used on POSIX systems only, because elsewhere a file's mode does
+not say who may write it.
 """
 
 import base64
@@ -41,7 +44,8 @@ import zlib
 PACKAGE = "jupyterlab_vram_helper"
 CODE_CACHE_FOLDERS_KEPT = 4
 
-# BUNDLE_Z64 is set in this file's globals by the code that executes it (scripts/bundle-helper.mjs).
+# The code that executes this file sets BUNDLE_Z64 in its globals (see
+# scripts/bundle-helper.mjs).
 bundle = json.loads(zlib.decompress(base64.b64decode(globals()["BUNDLE_Z64"])).decode("utf-8"))
 
 
@@ -58,9 +62,11 @@ class InMemoryHelperFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     def __init__(self, bundle_hash, modules, code_cache):
         self.bundle_hash = bundle_hash
         self.modules = modules
-        self.code_cache = code_cache  # the folder, or None
+        # The code cache's folder, or None where the cache is turned off.
+        self.code_cache = code_cache
         self.code_cache_writable = code_cache is not None and not sys.dont_write_bytecode
-        self.loaded_compiled = []  # modules loaded from the code cache, in order
+        # The modules loaded from the code cache, in order.
+        self.loaded_compiled = []
 
     def find_spec(self, fullname, path=None, target=None):
         entry = self.modules.get(fullname)
@@ -78,7 +84,7 @@ class InMemoryHelperFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         filename = (
             "<jupyterlab-vram>/" + module.__name__.replace(".", "/") + ("/__init__.py" if entry["package"] else ".py")
         )
-        # Lets tracebacks from the helper show their source lines.
+        # This lets tracebacks from the helper show their source lines.
         linecache.cache[filename] = (
             len(entry["source"]),
             None,
@@ -101,11 +107,13 @@ class InMemoryHelperFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         try:
             with open(os.path.join(self.code_cache, name + ".code"), "rb") as f:
                 info = os.fstat(f.fileno())
-                # Only this user's file, writable by nobody else: the cache must not be a way in.
+                # Only this user's file that nobody else can write is loaded, so
+                # that the cache cannot be a way into the kernel.
                 if info.st_mode & 0o022 or (hasattr(os, "getuid") and info.st_uid != os.getuid()):
                     return None
                 code = marshal.loads(f.read())
-        except Exception:  # absent, unreadable, truncated, another Python's
+        except Exception:
+            # The file is absent, unreadable, truncated, or another Python's.
             return None
         if type(code) is not types.CodeType or code.co_filename != filename:
             return None
@@ -123,11 +131,14 @@ class InMemoryHelperFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
             try:
                 with os.fdopen(fd, "wb") as f:
                     f.write(marshal.dumps(code))
-                os.replace(temporary, os.path.join(self.code_cache, name + ".code"))  # whole or not at all
+                # The rename makes the file appear whole or not at all.
+                os.replace(temporary, os.path.join(self.code_cache, name + ".code"))
             except BaseException:
                 os.unlink(temporary)
                 raise
-        except Exception:  # read-only home, full disk, another kernel's race: compile next time
+        except Exception:
+            # A read-only home, a full disk or a race with another kernel only
+            # means that the next kernel compiles again.
             self.code_cache_writable = False
 
 
@@ -135,7 +146,8 @@ def _code_cache_folder(bundle_hash):
     """This bundle's code cache for this Python, or None where it is turned off."""
     if os.environ.get("JUPYTERLAB_VRAM_CODE_CACHE") == "0" or not sys.implementation.cache_tag:
         return None
-    if os.name != "posix":  # elsewhere a file's mode does not say who may write it
+    # Elsewhere than on POSIX, a file's mode does not say who may write it.
+    if os.name != "posix":
         return None
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return os.path.join(
@@ -147,7 +159,8 @@ def _code_cache_folder(bundle_hash):
 
 
 def _forget_old_code_caches(parent):
-    """Keep the most recent folders only (other bundles: other versions of the extension)."""
+    """Keep only the most recent folders. The others belong to other bundles,
+    which are other versions of the extension."""
     try:
         folders = sorted(
             (entry for entry in os.scandir(parent) if entry.is_dir(follow_symlinks=False)),
@@ -177,7 +190,8 @@ def _remove_previous_helper():
 if not _same_bundle_running():
     _remove_previous_helper()
     sys.meta_path.insert(0, InMemoryHelperFinder(bundle["hash"], bundle["modules"], _code_cache_folder(bundle["hash"])))
-    # The mark _same_bundle_running reads; a module attribute of our own making.
+    # This is the mark that _same_bundle_running reads, an attribute that the
+    # bootstrap itself adds to the module.
     importlib.import_module(PACKAGE).__bundle_hash__ = bundle["hash"]  # type: ignore[attr-defined]
 
 sys.modules[PACKAGE].install()

@@ -1,22 +1,24 @@
 """The jupyterlab-vram kernel helper, which measures memory inside the kernel and reports it to the frontend.
 
-Runs inside a notebook kernel and pushes memory samples (host RAM, PyTorch's
-CUDA caching allocator, NVML, TensorFlow) to the JupyterLab frontend over the
-``jupyterlab-vram`` comm. The wire format is specified in docs/protocol.md.
+The helper runs inside a notebook kernel and pushes memory samples (host RAM,
+PyTorch's CUDA caching allocator, NVML, TensorFlow) to the JupyterLab frontend
+over the ``jupyterlab-vram`` comm. The wire format is specified in
+docs/protocol.md.
 
 The frontend delivers this package itself (see python_helper/kernel_bootstrap.py)
-and calls :func:`install`; it calls :func:`uninstall` before a different bundle
-replaces this one. Importing the package does nothing else: every side effect
-(comm target, sampler thread, NVML) starts in :func:`install`.
+and calls :func:`install`, and it calls :func:`uninstall` before a different
+bundle replaces this one. Importing the package does nothing else, because
+every side effect (the comm target, the sampler thread, NVML) starts in
+:func:`install`.
 
-Layout, one subpackage per concern (each one's ``__init__`` says more):
-``comm/`` talks to the frontend, ``sampling/`` reads the memory figures,
+The package has one subpackage per concern, and each one's ``__init__`` says
+more. ``comm/`` talks to the frontend, ``sampling/`` reads the memory figures,
 ``cells/`` accounts for each cell, ``cleanup/`` answers inspect and delete,
-``allocations/`` records allocation sites, ``oom/`` explains out-of-memory
-errors. Here in the root: runtime.py, which wires them together at install,
-and what they all share: the wire format (protocol.py, protocol_types.py), the
+``allocations/`` records allocation sites, and ``oom/`` explains out-of-memory
+errors. The root holds runtime.py, which wires them together at install, and
+what they all share: the wire format (protocol.py, protocol_types.py), the
 settings (config.py), forking.py and thread_warnings.py. No subpackage imports
-one that depends on it (tests/unit/test_layout.py keeps it so).
+one that depends on it, and tests/unit/test_layout.py keeps it so.
 """
 
 from __future__ import annotations
@@ -32,11 +34,11 @@ __all__ = ["PROTOCOL_VERSION", "__version__", "install", "uninstall", "get_runti
 
 
 def install() -> None:
-    """Register the comm target and start the sampler (idempotent).
+    """Register the comm target and start the sampler.
 
-    Safe to call any number of times: one comm target, one sampler thread and
-    one set of hooks exist afterwards. Raises on failure, so that the frontend
-    reads the error from the execute reply; prints nothing.
+    It is safe to call any number of times, since one comm target, one sampler
+    thread and one set of hooks exist afterwards. It raises on failure, so that
+    the frontend reads the error from the execute reply, and it prints nothing.
     """
     from .runtime import install as _install
 
@@ -46,15 +48,17 @@ def install() -> None:
 def uninstall() -> None:
     """Stop the sampler, close open comms and unregister the comm target.
 
-    Called by the bootstrap before another bundle of the helper takes over, and
-    at interpreter exit. Safe to call when nothing is installed.
+    The bootstrap calls it before another bundle of the helper takes over, and
+    it runs at interpreter exit. It is safe to call when nothing is installed.
     """
     from .runtime import uninstall as _uninstall
 
     _uninstall()
 
 
-def get_runtime():  # -> Optional[runtime.Runtime]; untyped to keep imports lazy
+# This returns Optional[runtime.Runtime], but it is left unannotated so that
+# the annotation does not import runtime.py and imports stay lazy.
+def get_runtime():
     """The process-wide :class:`runtime.Runtime`, or ``None`` before install()."""
     from .runtime import current
 

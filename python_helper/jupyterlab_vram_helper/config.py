@@ -1,8 +1,8 @@
 """The helper's kernel-wide settings, validated against the limits that docs/protocol.md sets.
 
-One :class:`SamplerConfig` per kernel: the sampler reads its interval,
-threshold and heartbeat; per-cell accounting (cell_accounting.py) reads
-``reset_peak_per_cell``.
+There is one :class:`SamplerConfig` per kernel. The sampler reads its
+interval, threshold and heartbeat, and per-cell accounting
+(cell_accounting.py) reads ``reset_peak_per_cell``.
 """
 
 from __future__ import annotations
@@ -13,32 +13,35 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .protocol import describe
 
-if TYPE_CHECKING:  # the message shapes, for annotations only (protocol_types.py)
+# The message shapes in protocol_types.py are needed for annotations only.
+if TYPE_CHECKING:
     from .protocol_types import ConfigDict
 
 MIN_INTERVAL_S = 0.05
 MAX_INTERVAL_S = 60.0
 MAX_HEARTBEAT_S = 600.0
-# The frontend decodes JSON numbers as IEEE doubles; above 2**53 integers stop
-# being exact there, so a larger threshold could not round-trip.
+# The frontend decodes JSON numbers as IEEE doubles, in which integers above
+# 2**53 stop being exact, so a larger threshold could not round-trip.
 MAX_THRESHOLD_BYTES = 2**53 - 1
 
 
 class ConfigError(ValueError):
-    """A config value outside the protocol's limits; message names the key."""
+    """A config value outside the protocol's limits. Its message names the key."""
 
 
-# Immutable records are NamedTuples, not dataclasses: a dataclass costs the
-# bootstrap ~0.5-1 ms each to create (it compiles its methods at import).
+# Immutable records are NamedTuples, not dataclasses, because each dataclass
+# costs the bootstrap about 0.5 to 1 ms to create, since it compiles its
+# methods at import.
 class SamplerConfig(NamedTuple):
     """The helper's sampling settings, one per kernel."""
 
     interval_s: float = 1.0
     change_threshold_bytes: int = 1 << 20
     heartbeat_s: float = 10.0
-    # Reset torch's peak counters (and the kernel's peak RSS) at each cell
-    # start, for an exact per-cell peak. Off for users who measure peaks
-    # themselves: the reset would overwrite their measurement.
+    # Whether torch's peak counters, and the kernel's peak RSS, are reset at
+    # each cell's start, for an exact per-cell peak. Users who measure peaks
+    # themselves turn it off, because the reset would overwrite their
+    # measurement.
     reset_peak_per_cell: bool = True
 
     def to_dict(self) -> ConfigDict:
@@ -52,8 +55,9 @@ class SamplerConfig(NamedTuple):
     def updated(self, partial: Mapping[str, Any]) -> SamplerConfig:
         """This config with the keys of ``partial`` replaced, validated as a whole.
 
-        Raises :class:`ConfigError` naming the first bad key; ``self`` is never
-        modified, so a rejected update leaves the effective config unchanged.
+        It raises :class:`ConfigError` naming the first bad key. ``self`` is
+        never modified, so a rejected update leaves the effective config
+        unchanged.
         Unknown keys are rejected so that a typo does not pass silently.
         """
         if not isinstance(partial, Mapping):
@@ -80,17 +84,18 @@ class SamplerConfig(NamedTuple):
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> SamplerConfig:
-        """A config from defaults plus ``data`` (partial), validated."""
+        """A config made from the defaults with the keys of the partial ``data``, validated."""
         return cls().updated(data)
 
 
 def _is_number(value: Any) -> bool:
-    # bool is an int subclass, but `true` is not a number of seconds.
+    # bool is an int subclass, but `true` is not a number of seconds, so it is refused.
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 def _is_finite(value: Any) -> bool:
-    # math.isfinite(10**400) raises OverflowError; Python ints are always finite.
+    # math.isfinite(10**400) raises OverflowError, and Python ints are always
+    # finite, so ints are not passed to it.
     return isinstance(value, int) or math.isfinite(value)
 
 
@@ -105,15 +110,15 @@ def _seconds(key: str, value: Any, low: float, high: float) -> float:
 
 
 def _byte_count(key: str, value: Any) -> int:
-    # Accept 1048576.0 (what some JSON encoders produce for integral numbers)
-    # but not 1.5 bytes.
+    # 1048576.0 is accepted, because some JSON encoders produce it for integral
+    # numbers, but 1.5 bytes is not.
     if not _is_number(value) or not _is_finite(value) or value != int(value) or not 0 <= value <= MAX_THRESHOLD_BYTES:
         raise ConfigError(f"{key} must be an integer between 0 and {MAX_THRESHOLD_BYTES}, got {describe(value)}")
     return int(value)
 
 
 def _flag(key: str, value: Any) -> bool:
-    # JSON true/false only: 1, "true" and null are not accepted as booleans.
+    # Only JSON true and false are accepted, so 1, "true" and null are refused.
     if not isinstance(value, bool):
         raise ConfigError(f"{key} must be true or false, got {describe(value)}")
     return value

@@ -15,12 +15,14 @@ from typing import Any
 
 
 def call_in_forked_child(method: Callable[[], Any]) -> None:
-    """Call the bound ``method`` in every child forked from now on, while its object lives.
+    """Call the bound ``method`` in every child forked after this call, while its object lives.
 
-    Held by a weak reference: registering does not keep the object alive
-    (``os.register_at_fork`` callbacks can never be removed).
+    The method is held by a weak reference, so registering does not keep the
+    object alive, which matters because ``os.register_at_fork`` callbacks can
+    never be removed.
     """
-    if not hasattr(os, "register_at_fork"):  # Windows
+    # Windows has no fork, and no register_at_fork.
+    if not hasattr(os, "register_at_fork"):
         return
     ref = weakref.WeakMethod(method)  # type: ignore[arg-type]
 

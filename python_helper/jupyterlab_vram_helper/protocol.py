@@ -3,11 +3,11 @@
 This module must change together with the frontend's readers in src/protocol/.
 It validates requests and builds messages, but sends nothing. The shapes of the
 messages, as TypedDicts, are in protocol_types.py, which only type checkers
-read; it is never loaded at run time.
+read, and it is never loaded at run time.
 
-Incoming data is untrusted JSON: everything here checks types explicitly and
-turns a bad message into a :class:`RequestError` carrying the protocol error
-``code`` and a message that names the problem.
+Incoming data is untrusted JSON, so everything here checks types explicitly,
+and turns a bad message into a :class:`RequestError` carrying the protocol
+error ``code`` and a message that names the problem.
 """
 
 from __future__ import annotations
@@ -16,7 +16,8 @@ import sys
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
-if TYPE_CHECKING:  # for annotations only (see protocol_types.py)
+# The message shapes are needed for annotations only (see protocol_types.py).
+if TYPE_CHECKING:
     from .protocol_types import CellMemoryRecord, CellsMessage, ErrorMessage, ReplyMessage
 
 from . import PROTOCOL_VERSION
@@ -58,26 +59,31 @@ REQUEST_TYPES: tuple = (
     "stop_process",
 )
 
-# Cleanup requests.
+# These are the limits of the cleanup requests. Each three-number tuple here
+# and below holds the minimum, the maximum and the default.
 FREE_ACTIONS: tuple = ("gc", "empty_cache")
 HIDDEN_HOLDER_KINDS: tuple = ("output_cache", "last_traceback", "last_execution_result")
-INSPECT_MAX_ENTRIES = (1, 5000, 200)  # min, max, default
+INSPECT_MAX_ENTRIES = (1, 5000, 200)
 INSPECT_CONTAINER_DEPTH = (0, 5, 2)
 MAX_DELETE_NAMES = 10_000
 MAX_NAME_LENGTH = 1024
 MAX_LISTING_ID_LENGTH = 256
 
-# Allocation recording (allocation_sites.py); min, max, default.
-HOST_FRAMES = (1, 64, 16)  # tracemalloc's frame depth
-GPU_MAX_ENTRIES = (1_000, 10_000_000, 100_000)  # PyTorch's allocator history ring buffer
-ALLOCATION_MAX_SITES = (1, 5000, 200)  # sites listed per device
+# These are the limits of allocation recording (allocation_sites.py), each as
+# (minimum, maximum, default). HOST_FRAMES is tracemalloc's frame depth,
+# GPU_MAX_ENTRIES the size of PyTorch's allocator history ring buffer, and
+# ALLOCATION_MAX_SITES the number of sites listed per device.
+HOST_FRAMES = (1, 64, 16)
+GPU_MAX_ENTRIES = (1_000, 10_000_000, 100_000)
+ALLOCATION_MAX_SITES = (1, 5000, 200)
 
-# stop_process: seconds to wait after each signal (min, max, default); the largest pid Linux gives.
+# stop_process: the seconds to wait after each signal (min, max, default), and the largest
+# pid Linux gives.
 STOP_TIMEOUT_S = (0.1, 60.0, 5.0)
 MAX_PID = 4_194_304
 
-# request_id is echoed back in every answer; bound it so a hostile or buggy
-# frontend cannot make the helper echo megabytes.
+# request_id is echoed back in every answer, so it is bounded, so that a
+# hostile or buggy frontend cannot make the helper echo megabytes.
 MAX_REQUEST_ID_LENGTH = 256
 
 
@@ -88,7 +94,7 @@ CellStatus = Literal["ok", "error", "interrupted"]
 
 
 class RequestError(Exception):
-    """A message the helper cannot act on; becomes an ``error`` message."""
+    """A message that the helper cannot act on. It becomes an ``error`` message."""
 
     def __init__(self, code: ErrorCode, message: str, request_id: str | None = None):
         super().__init__(message)
@@ -101,26 +107,34 @@ class RequestError(Exception):
 
 
 class RequestInterrupted(KeyboardInterrupt):
-    """An interrupt that stopped a request which had changed something: the
-    message says what was done. Still a KeyboardInterrupt to anything but
-    the channel, which answers it with an ``interrupted`` error."""
+    """An interrupt that stopped a request which had changed something, with a
+    message that says what was done.
+
+    It is still a KeyboardInterrupt to anything but the channel, which answers
+    it with an ``interrupted`` error.
+    """
 
 
-# A NamedTuple, not a dataclass: see SamplerConfig (config.py).
+# This is a NamedTuple rather than a dataclass, for the reason that SamplerConfig
+# gives (config.py).
 class OpenRequest(NamedTuple):
     """The validated ``data`` of a comm_open."""
 
     protocol: int | None
-    config: Mapping[str, Any] | None  # partial, validated by config.py
+    # A partial config, which config.py validates.
+    config: Mapping[str, Any] | None
 
 
 class Request(NamedTuple):
-    """A validated request (comm message)."""
+    """A validated request, which is a comm message."""
 
     type: RequestType
     request_id: str
-    config: Mapping[str, Any] | None = None  # only for "configure"
-    args: Mapping[str, Any] | None = None  # validated fields of free_memory/inspect/delete
+    # The config is given only with "configure".
+    config: Mapping[str, Any] | None = None
+    # The validated fields of free_memory, inspect, delete and the other
+    # requests that take arguments.
+    args: Mapping[str, Any] | None = None
 
 
 def describe(value: Any, limit: int = 40) -> str:
@@ -154,7 +168,7 @@ def _readable_request_id(data: Mapping[str, Any]) -> str | None:
 
 
 def parse_request(data: Any) -> Request:
-    """Validate a comm message's ``data``; raise :class:`RequestError` if bad."""
+    """Validate a comm message's ``data``, and raise :class:`RequestError` if it is bad."""
     if not isinstance(data, dict):
         raise RequestError("malformed", f"a request must be a JSON object, got {type_name(data)}")
     request_id = _readable_request_id(data)
@@ -225,7 +239,8 @@ def parse_request(data: Any) -> Request:
         )
     if kind == "stop_process":
         return Request("stop_process", request_id, args=_stop_args(data, request_id))
-    return Request(kind, request_id)  # type: ignore[arg-type]  # checked against REQUEST_TYPES
+    # The kind was checked against REQUEST_TYPES, which mypy cannot see.
+    return Request(kind, request_id)  # type: ignore[arg-type]
 
 
 def _stop_args(data: Mapping[str, Any], request_id: str) -> dict[str, Any]:
@@ -333,7 +348,7 @@ def _delete_args(data: Mapping[str, Any], request_id: str) -> dict[str, Any]:
 
 
 def parse_open(data: Any) -> OpenRequest:
-    """Validate a comm_open's ``data``; raise :class:`RequestError` if bad.
+    """Validate a comm_open's ``data``, and raise :class:`RequestError` if it is bad.
 
     The comm stays usable either way (see channel.py): this only decides which
     ``error`` the frontend is told about.
@@ -358,15 +373,21 @@ def parse_open(data: Any) -> OpenRequest:
     return OpenRequest(protocol, config)
 
 
-# A page opens one comm per notebook: a reload or a reconnect replaces a few.
+# A page opens one comm per notebook, and a reload or a reconnect replaces a
+# few, so a longer list is refused.
 MAX_REPLACED_COMMS = 64
 MAX_COMM_ID_LENGTH = 256
 
 
 def replaced_comm_ids(data: Any) -> list[str]:
-    """The comm_open's ``replaces``: ids of comms the same frontend opened before and no
-    longer uses (a page reloaded in the same tab, a connection lost and made again), which
-    the kernel cannot tell from live ones. Absent: none. Raises :class:`RequestError` if bad."""
+    """The comm_open's ``replaces``, which lists the ids of comms that the same
+    frontend opened before and no longer uses (after a page reloaded in the
+    same tab, or a connection lost and made again). The kernel cannot tell
+    those from live ones on its own.
+
+    When the field is absent, the list is empty. It raises
+    :class:`RequestError` if the field is bad.
+    """
     if not isinstance(data, dict) or data.get("replaces") is None:
         return []
     ids = data["replaces"]

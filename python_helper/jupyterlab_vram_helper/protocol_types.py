@@ -1,12 +1,14 @@
-"""The messages of the comm, as TypedDicts: for type checkers only.
+"""The messages of the comm, as TypedDicts, for type checkers only.
 
 They are generated from the protocol's JSON Schema (protocol/protocol.schema.json)
-into protocol_generated.py; this module gives them the names the helper's modules
-import. To change a message, change the schema and run ``npm run build:schema``.
+into protocol_generated.py, and this module gives them the names that the
+helper's modules import. To change a message, change the schema and run
+``npm run build:schema``.
 
-The helper never imports this module at run time (only under ``typing.TYPE_CHECKING``):
-creating dozens of TypedDicts, each of whose string annotations typing compiles, would
-cost every kernel start several milliseconds of its bootstrap.
+The helper never imports this module at run time, only under
+``typing.TYPE_CHECKING``, because creating dozens of TypedDicts, each of whose
+string annotations typing compiles, would cost every kernel start several
+milliseconds of its bootstrap.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """The one helper instance of this process, and the functions that install and uninstall it.
 
-``install()`` is idempotent: the bootstrap may run any number of times (each
-kernel restart, each frontend that attaches) and there is still one comm
-target, one sampler thread and one set of IPython hooks.
+``install()`` is idempotent: the bootstrap may run any number of times (at
+each kernel restart, and for each frontend that attaches), and there is still
+one comm target, one sampler thread and one set of IPython hooks.
 """
 
 from __future__ import annotations
@@ -22,10 +22,11 @@ from .sampling.sample import SampleSource
 from .sampling.sampler import Sampler
 from .thread_warnings import HelperThreadWarnings
 
-# (IPython event name, callback) pairs registered on the shell by install():
-# per-cell accounting's `pre_run_cell`/`post_run_cell` (not pre_execute/
-# post_execute, which also fire for comm messages). They catch every exception
-# themselves: IPython prints a failing hook into the user's cell output.
+# A cell hook is an (IPython event name, callback) pair that install()
+# registers on the shell. They are per-cell accounting's `pre_run_cell` and
+# `post_run_cell`, not pre_execute and post_execute, which also fire for comm
+# messages. They catch every exception themselves, because IPython prints a
+# failing hook into the user's cell output.
 CellHook = tuple[str, Callable[..., None]]
 
 
@@ -41,10 +42,11 @@ def find_shell() -> Any:
 def find_comm_manager(shell: Any) -> Any:
     """The kernel's comm manager.
 
-    ipykernel >= 6.18 routes comms through the ``comm`` package, and sets
-    ``kernel.comm_manager`` to the same object; older ipykernel has only its
-    own ``kernel.comm_manager`` (and ``comm.get_comm_manager()`` would return
-    an unconnected default one), so the kernel's attribute wins when both exist.
+    ipykernel 6.18 and later route comms through the ``comm`` package, and set
+    ``kernel.comm_manager`` to the same object. Older ipykernel has only its
+    own ``kernel.comm_manager``, and ``comm.get_comm_manager()`` would return
+    an unconnected default one there, so the kernel's attribute wins when both
+    exist.
     """
     kernel = getattr(shell, "kernel", None)
     if kernel is None:
@@ -52,7 +54,8 @@ def find_comm_manager(shell: Any) -> Any:
     kernel_manager = getattr(kernel, "comm_manager", None)
     if kernel_manager is not None:
         return kernel_manager
-    import comm  # ipykernel >= 6.18 depends on it
+    # ipykernel 6.18 and later depend on the comm package.
+    import comm
 
     return comm.get_comm_manager()
 
@@ -98,13 +101,13 @@ class Runtime:
         self.installed = False
 
     # Cleanup, the out-of-memory diagnosis and the notebook-names listing are
-    # imported at their first use, not at install: compiling their modules was
-    # a third of the bootstrap's time in a fresh kernel (benchmarks/bootstrap_cost.py),
-    # and many kernels never need them.
+    # imported at their first use, not at install, because compiling their
+    # modules took a third of the bootstrap's time in a fresh kernel
+    # (benchmarks/bootstrap_cost.py), and many kernels never need them.
 
     @property
     def cleanup(self) -> Any:
-        """The :class:`cleanup.Cleanup` (free_memory, inspect, delete)."""
+        """The :class:`cleanup.Cleanup`, which answers free_memory, inspect and delete."""
         if self._cleanup is None:
             from .cleanup.cleanup import Cleanup
 
@@ -132,7 +135,8 @@ class Runtime:
 
     @property
     def allocations(self) -> Any:
-        """The :class:`allocation_sites.AllocationSites` (recording allocations, live memory by line)."""
+        """The :class:`allocation_sites.AllocationSites`, which records allocations
+        and lists live memory by line."""
         if self._allocations is None:
             from .allocations.allocation_sites import AllocationSites
 
@@ -142,7 +146,8 @@ class Runtime:
         return self._allocations
 
     def notebook_names(self) -> dict[str, Any]:
-        """The result of a ``notebook_names`` request (names in the user namespace, runtime state)."""
+        """The result of a ``notebook_names`` request: the names in the user
+        namespace, and the runtime state."""
         from .cells.notebook_names import notebook_names as find_notebook_names
 
         shell = self._shell
@@ -168,7 +173,8 @@ class Runtime:
         # registered; otherwise the next delivery would add a second of each hook.
         self._shell = shell
         self.cells.shell = shell
-        # The bootstrap runs as a cell of the kernel's event loop; the loop is None where no loop runs it.
+        # The bootstrap runs as a cell of the kernel's event loop. The loop is
+        # None where no loop runs it.
         self.cells.reply_loop = asyncio.events._get_running_loop()
         self.channel.register(manager)
         try:
@@ -192,7 +198,8 @@ class Runtime:
         atexit.unregister(self._at_exit)
         self._unregister_cell_hooks()
         if self._allocations is not None:
-            self._allocations.stop()  # tracemalloc and the allocator history end with the helper
+            # Tracemalloc and the allocator history end with the helper.
+            self._allocations.stop()
         self.sampler.stop()
         self.cell_sender.stop()
         self._thread_warnings.uninstall()
@@ -203,8 +210,8 @@ class Runtime:
         self.source.nvml.shutdown()
 
     def _at_exit(self) -> None:
-        # At interpreter exit IOPub may already be gone: stop sampling and
-        # release NVML, but send nothing.
+        # At interpreter exit IOPub may already be gone, so this stops
+        # sampling and releases NVML, but sends nothing.
         self.installed = False
         self.sampler.stop(timeout=0.5)
         self.source.nvml.shutdown()
@@ -226,7 +233,8 @@ class Runtime:
             try:
                 events.unregister(event, callback)
             except ValueError:
-                pass  # already gone
+                # The hook is already gone.
+                pass
 
 
 _lock = threading.Lock()

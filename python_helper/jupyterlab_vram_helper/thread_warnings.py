@@ -3,17 +3,16 @@
 The sampler and the cell sender call into torch, NVML and TensorFlow from
 threads of their own. A warning raised there (a deprecation in a
 ``torch.cuda`` or ``nvmlDevice*`` call) goes to ``sys.stderr``, which
-ipykernel sends to the cell running at that moment: the user's. Filters
-cannot tell threads apart (``warnings.catch_warnings`` is process-wide
-before Python 3.14), so ``warnings.showwarning``, which every shown warning
-goes through, is wrapped: a warning from a thread named
-``jupyterlab-vram-...`` is dropped, every other one goes on to whatever
+ipykernel sends to the cell running at that moment, which is the user's.
+Filters cannot tell threads apart (``warnings.catch_warnings`` is
+process-wide before Python 3.14), so ``warnings.showwarning``, which every
+shown warning goes through, is wrapped instead. A warning from a thread named
+``jupyterlab-vram-...`` is dropped, and every other one goes on to whatever
 showed warnings before.
 
-One cost remains: under the "default" action Python notes a warning as
-shown where it was raised, so a warning the helper's thread triggered
-inside torch is not shown again when the user's code triggers it at the
-same place.
+One cost remains. Under the "default" action Python notes a warning as shown
+where it was raised, so a warning that the helper's thread triggered inside
+torch is not shown again when the user's code triggers it at the same place.
 """
 
 from __future__ import annotations
@@ -46,8 +45,9 @@ class HelperThreadWarnings:
         self._active = False
         if warnings.showwarning == self._show:
             warnings.showwarning = self._previous  # type: ignore[assignment]
-        # Else something wrapped it since (logging.captureWarnings): it keeps
-        # calling this one, which now passes everything on.
+        # Otherwise something wrapped it since, as logging.captureWarnings
+        # does. That wrapper keeps calling this one, which passes everything
+        # on once it is inactive.
 
     def _show(
         self, message: Any, category: Any, filename: str, lineno: int, file: Any = None, line: str | None = None

@@ -15,14 +15,15 @@ MB = 1 << 20
 
 
 class ScriptedRss:
-    """RSS figures the test sets; VmHWM behaves like the kernel's."""
+    """RSS figures that the test sets, with a VmHWM that behaves like the kernel's."""
 
     def __init__(self, rss: int = 100 * MB, can_reset: bool = True):
         self.current = rss
         self.hwm = rss
         self.can_reset = can_reset
         self.resets = 0
-        self.reads: list[str] = []  # which /proc file each read would hit, in order
+        # Which /proc file each read would hit, in order.
+        self.reads: list[str] = []
 
     def set(self, rss: int) -> None:
         self.current = rss
@@ -62,7 +63,8 @@ class Harness:
         self.rss = rss or ScriptedRss()
         self.torch = torch
         self.listeners = listeners
-        self.shell = CountsFirstShell()  # run_hooks counts as IPython 9 does
+        # run_hooks counts cells as IPython 9 does.
+        self.shell = CountsFirstShell()
         self.recorder = CellMemoryRecorder(
             config=lambda: self.config,
             send=self.sent.append,
@@ -81,7 +83,7 @@ class Harness:
         before_exec: BaseException | None = None,
         store_history: bool = True,
     ):
-        """Runs a cell through both hooks; its record, from the history."""
+        """Run a cell through both hooks, and return its record from the history."""
         self.run_hooks(body, cell_id, error, before_exec, store_history)
         return self.last()
 
@@ -93,7 +95,8 @@ class Harness:
         before_exec: BaseException | None = None,
         store_history: bool = True,
     ) -> None:
-        """Runs a cell through both hooks, and nothing else (a history request finishes records)."""
+        """Run a cell through both hooks and do nothing else, because a history
+        request would finish the records."""
         info = types.SimpleNamespace(cell_id=cell_id, store_history=store_history, raw_cell="x")
         count = self.shell.execution_count
         if store_history:
@@ -148,7 +151,7 @@ def resets(torch: FakeTorch) -> list[Any]:
 
 
 class LaterCalls:
-    """A call_soon that runs nothing until the test says so (the sender thread, stalled)."""
+    """A call_soon that runs nothing until the test says so, like a stalled sender thread."""
 
     def __init__(self) -> None:
         self.calls: list[Any] = []

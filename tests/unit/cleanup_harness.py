@@ -22,7 +22,8 @@ class FakeDisplayHook:
         self.shell.user_ns_hidden.update(pushed)
         self.shell.user_ns["_oh"][count] = result
 
-    def flush(self) -> None:  # IPython's, minus gc.collect()
+    # This is IPython's flush, without its gc.collect().
+    def flush(self) -> None:
         for n in range(1, self.prompt_count + 1):
             self.shell.user_ns_hidden.pop(f"_{n}", None)
             self.shell.user_ns.pop(f"_{n}", None)
@@ -49,7 +50,8 @@ class FakeShell:
         self.displayhook = FakeDisplayHook(self)
         self.history_manager = types.SimpleNamespace(output_hist=oh)
         self.last_execution_result = FakeResult(None)
-        self.execution_count = 1  # IPython's: the next cell's number
+        # As in IPython, this is the next cell's number.
+        self.execution_count = 1
 
 
 class Figures:

@@ -13,13 +13,15 @@ from jupyterlab_vram_helper.cleanup.cleanup import Cleanup
 
 GB = 1 << 30
 
-# The real (CPU) torch and NumPy where installed, imported once here: no_real_frameworks
-# takes torch out of sys.modules before each test, and torch cannot be imported twice.
+# The real (CPU) torch and NumPy, where they are installed, are imported once
+# here, because no_real_frameworks takes torch out of sys.modules before each
+# test, and torch cannot be imported twice.
 try:
     import numpy as _REAL_NUMPY
     import torch as _REAL_TORCH
 except ImportError:
-    _REAL_NUMPY = _REAL_TORCH = None  # type: ignore[assignment]  # absent here: the tests that need them skip
+    # They are absent here, so the tests that need them skip.
+    _REAL_NUMPY = _REAL_TORCH = None  # type: ignore[assignment]
 
 
 @pytest.fixture(autouse=True)

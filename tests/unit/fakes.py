@@ -51,8 +51,9 @@ class FakeTorch(types.ModuleType):
         self.calls: list[Any] = []
         self.stats: dict[int, dict[str, Any]] = {i: nested_stats(0, 0, 0) for i in range(len(props))}
         self.initialized = initialized
-        # "cudaMallocAsync": reading a device's stats switches to it (creates its
-        # context), so the helper may read only the devices listed in `contexts`.
+        # Under "cudaMallocAsync", reading a device's stats switches to it and
+        # creates its context, so the helper may read only the devices listed
+        # in `contexts`.
         self.allocator_backend = "native"
         self.contexts: set = set()
         torch = self
@@ -127,11 +128,18 @@ class FakeGpu:
     name: str
     total: int
     used: int
-    processes: list[Any] = field(default_factory=list)  # (pid, used) pairs
-    driver_reserved: int = 0  # what NVML's v1 "used" counts and v2 (like nvidia-smi) leaves out
-    handle_error: int | None = None  # the NVML code its handle is refused with (no permission, lost)
-    memory_failures: int = 0  # memory queries that fail (GPU_IS_LOST) before it answers again
-    load: LoadAnswers | None = None  # its answers to the load queries; None: NOT_SUPPORTED to each
+    # The processes on the GPU, as (pid, used) pairs.
+    processes: list[Any] = field(default_factory=list)
+    # What NVML's v1 "used" counts and v2, like nvidia-smi, leaves out.
+    driver_reserved: int = 0
+    # The NVML code that its handle is refused with, such as no permission or
+    # a lost GPU.
+    handle_error: int | None = None
+    # How many memory queries fail (with GPU_IS_LOST) before it answers again.
+    memory_failures: int = 0
+    # Its answers to the load queries. With None, it answers NOT_SUPPORTED to
+    # each.
+    load: LoadAnswers | None = None
 
 
 class FakeNvmlError(Exception):
@@ -148,13 +156,16 @@ NVML_ERROR_GPU_IS_LOST = 15
 
 
 class FakePynvml(LoadQueries, types.ModuleType):
-    nvmlMemory_v2 = 0x02000028  # pynvml's version tag for nvmlMemory_v2_t
+    # pynvml's version tag for nvmlMemory_v2_t.
+    nvmlMemory_v2 = 0x02000028
 
     def __init__(self, gpus: list[FakeGpu], init_error: str | None = None, memory_v2: bool = True):
         super().__init__("pynvml")
         self.gpus = gpus
         self.init_error = init_error
-        self.memory_v2 = memory_v2  # False: a driver older than 510 (NVML_ERROR_FUNCTION_NOT_FOUND)
+        # False stands for a driver older than 510, which answers the v2 query
+        # with NVML_ERROR_FUNCTION_NOT_FOUND.
+        self.memory_v2 = memory_v2
         self.calls: list[str] = []
         self.mig_instances: list[FakeMigInstance] = []
 
@@ -194,7 +205,8 @@ class FakePynvml(LoadQueries, types.ModuleType):
         return h.uuid
 
     def nvmlDeviceGetName(self, h: FakeGpu) -> bytes:
-        return h.name.encode()  # old pynvml returned bytes
+        # Old pynvml returned bytes, so the fake does too.
+        return h.name.encode()
 
     def nvmlDeviceGetMemoryInfo(self, h: FakeGpu, version: int | None = None) -> Any:
         """``used`` is what processes hold; v1 adds the driver's reservation to it, v2 does not."""
@@ -241,7 +253,7 @@ class FakeComm:
     def close(self) -> None:
         self.closed = True
 
-    # frontend side
+    # The methods below act as the frontend's side of the comm.
     def deliver(self, data: Any) -> None:
         assert self.msg_cb is not None
         self.msg_cb({"content": {"comm_id": "x", "data": data}})
@@ -317,7 +329,8 @@ def in_forked_child(function: Callable[[], Any]) -> Any:
             os._exit(0)
     os.close(write_end)
     with os.fdopen(read_end, "rb") as reader:
-        data = reader.read()  # to the child's exit
+        # The read lasts until the child exits and closes its end.
+        data = reader.read()
     os.waitpid(pid, 0)
     return json.loads(data)
 
@@ -333,7 +346,9 @@ class CountsFirstShell:
         execution_count = self.execution_count
         if store_history:
             self.execution_count += 1
-        return lambda: execution_count  # a closure: IPython's keeps it in a cell variable too
+        # The closure makes execution_count a cell variable, as IPython's
+        # run_cell_async has it.
+        return lambda: execution_count
 
 
 class CountsAfterShell:

@@ -1,17 +1,18 @@
 """Records allocations with their stacks, and reports live memory by notebook line.
 
-The ``record_allocations``, ``allocation_sites`` and ``allocation_snapshot``
-requests (docs/protocol.md). Recording is off by default and per kernel: host
-memory through ``tracemalloc`` (:mod:`host_allocations`), GPU memory through
-PyTorch's allocator history (:mod:`gpu_allocations`). While it is on, a
+This module answers the ``record_allocations``, ``allocation_sites`` and
+``allocation_snapshot`` requests (docs/protocol.md). Recording is off by
+default and is set per kernel. Host memory is recorded through
+``tracemalloc`` (:mod:`host_allocations`) and GPU memory through PyTorch's
+allocator history (:mod:`gpu_allocations`). While recording is on, a
 ``pre_run_cell`` hook notes which notebook cell runs under which execution
 count (:mod:`cell_files`), starts the GPU recording at the first cell
-boundary after CUDA came up and starts again a recorder someone else stopped
-(``tracemalloc.stop()``, ``_record_memory_history(enabled=None)`` in a cell),
-and a ``post_run_cell`` hook has the sender
-thread send each cell's live bytes (:mod:`cell_alive`). Turning it off stops
-both recorders, frees their histories and removes the hooks: nothing stays
-behind.
+boundary after CUDA came up, and starts again a recorder that someone else
+stopped (with ``tracemalloc.stop()`` or
+``_record_memory_history(enabled=None)`` in a cell). A ``post_run_cell`` hook
+has the sender thread send each cell's live bytes (:mod:`cell_alive`).
+Turning recording off stops both recorders, frees their histories and
+removes the hooks, so that nothing stays behind.
 
 A listing holds numbers, file names, line numbers and source text, never a
 user object.
@@ -33,21 +34,26 @@ from .gpu_allocations import GpuRecorder
 from .host_allocations import HostRecorder
 from .site_grouping import SiteGrouper
 
-# After a per-cell computation of t seconds, the next one starts t * this later at the earliest.
+# After a per-cell computation that took t seconds, the next one starts at the
+# earliest t times this later, so that the computations, which hold the GIL,
+# leave the kernel most of its time.
 CELL_ALIVE_GAP_FACTOR = 4
-# Sites listed in an out-of-memory diagnosis.
+# At most this many sites are listed in an out-of-memory diagnosis.
 OOM_SITES_LISTED = 5
-# host.restart_reason of a restart around PyTorch's symbolizer (gpu_allocations.py)
+# The host recorder's restart_reason for a restart around PyTorch's symbolizer
+# (see gpu_allocations.py).
 SYMBOLIZER_RESTART = "symbolizer"
-# How long the per-cell figures wait, when due while host tracing is paused, before trying again.
+# When the per-cell figures fall due while host tracing is paused, they wait
+# this long before trying again.
 PAUSED_RETRY_S = 0.5
-# A comm message is one JSON document held whole in the kernel and the browser.
+# A comm message is one JSON document held whole in the kernel and in the
+# browser, so a larger snapshot is refused rather than sent.
 MAX_SNAPSHOT_BYTES = 192 * 1024 * 1024
 
 
 class AllocationSites:
-    """The kernel's allocation recording: it turns recording on and off and answers the requests for live memory by
-    notebook line."""
+    """The kernel's allocation recording. It turns recording on and off and
+    answers the requests for live memory by notebook line."""
 
     def __init__(
         self,
@@ -56,25 +62,33 @@ class AllocationSites:
         torch_module: Callable[[], Any] | None = None,
         call_soon: Callable[[Callable[[], None]], None] | None = None,
     ):
-        """``call_soon(f)``: run ``f`` off the kernel's main thread soon (the runtime's
-        sender thread); without it, the per-cell figures are computed at once."""
+        """Take the shell, the way to tell every comm, and optionally torch.
+
+        ``call_soon(f)`` runs ``f`` soon, off the kernel's main thread, on the
+        runtime's sender thread. Without it, the per-cell figures are computed
+        at once.
+        """
         self._shell = shell
         self._broadcast = broadcast
         self._call_soon = call_soon if call_soon is not None else (lambda call: call())
         self.alive = CellAliveTracker()
-        self._ended: list[tuple] = []  # (cell id, execution count) of cells whose figure is due
+        # The (cell id, execution count) of each cell whose figure is due.
+        self._ended: list[tuple] = []
         self._scheduled = False
-        self._next_allowed = 0.0  # time.monotonic() before which no new computation starts
+        # The time.monotonic() before which no new computation starts.
+        self._next_allowed = 0.0
         self._timer: threading.Timer | None = None
         self.last_error: str | None = None
         self.host = HostRecorder()
         self.gpu = GpuRecorder() if torch_module is None else GpuRecorder(torch_module)
         self.cells = CellFiles()
         self._numbering = CellNumbering()
-        # (id of the cell info, execution count, cell id, raw source, thread) of the cells running, outermost first
+        # The cells running, outermost first, each as (id of the cell info,
+        # execution count, cell id, raw source, thread).
         self._running: list[tuple[int, int | None, str | None, Any, int]] = []
         self.enabled = False
-        self._hooked: Any = None  # the shell whose events carry our hook
+        # The shell whose events carry this recording's hooks.
+        self._hooked: Any = None
 
     # -- the record_allocations request ---------------------------------------------
 
@@ -83,8 +97,9 @@ class AllocationSites:
             try:
                 self._start_recording(host_frames, gpu_max_entries)
             except BaseException:
-                # Interrupted (PyTorch's symbolizer may run for seconds first): off,
-                # and said so, rather than half started.
+                # An interrupt can land here, since PyTorch's symbolizer may
+                # run for seconds first. Recording is then turned off, and
+                # every comm is told so, rather than left half started.
                 self.stop()
                 self._broadcast({"type": "allocation_recording", "recording": self.state()})
                 raise
@@ -99,15 +114,18 @@ class AllocationSites:
         self.cells.shell = self._shell()
         host_restart, gpu_restart = self.host.restarted_at, self.gpu.restarted_at
         if self.gpu.needs_symbolizer(asked=True):
-            # Before host tracing starts (restarted around it if it runs already).
+            # The symbolizer must run before host tracing starts, so that its
+            # imports are not traced; host tracing that runs already is
+            # restarted around it.
             self.host.untraced(self.gpu.prepare_symbolizer, SYMBOLIZER_RESTART)
         self.host.start(host_frames)
         self.gpu.want(gpu_max_entries)
         if self.host.restarted_at != host_restart or (
             self.gpu.restarted_at != gpu_restart and not self.gpu.restart_kept_stacks
         ):
-            # Allocations from before a restart lost their stacks: a cell's runs
-            # before and after it do not compare (no leak flag from the drop).
+            # Allocations from before a restart lost their stacks, so a cell's
+            # runs before and after it do not compare. Forgetting them keeps
+            # the drop from flagging a leak.
             self.alive.forget()
         self._hook()
 
@@ -132,9 +150,11 @@ class AllocationSites:
     # -- cell boundary --------------------------------------------------------------
 
     def pre_run_cell(self, info: Any = None) -> None:
-        # Never raises: IPython would print our traceback into the user's cell.
+        # This hook never raises, because IPython would print the helper's
+        # traceback into the user's cell.
         try:
-            # Noted now: an out-of-memory diagnosis at this cell's end lists its lines.
+            # The cell is noted at its start, so that an out-of-memory diagnosis
+            # at this cell's end can list its lines.
             count = self._numbering.at_start(self._hooked, info)
             cell_id = getattr(info, "cell_id", None)
             self.cells.note(count, cell_id)
@@ -144,27 +164,34 @@ class AllocationSites:
                 if len(running) >= MAX_OPEN_CELLS:
                     del running[0]
                 running.append((id(info), count, cell_id, getattr(info, "raw_cell", None), threading.get_ident()))
-            elif running:  # run through run_cell by the running cell (%%capture, get_ipython().run_cell)
-                # That cell is its thread's: a kernel subshell runs cells on a thread of its own.
+            elif running:
+                # This cell is run through run_cell by the running cell (as
+                # %%capture or get_ipython().run_cell do). Its outer cell is the
+                # one on the same thread, because a kernel subshell runs cells
+                # on a thread of its own.
                 thread = threading.get_ident()
                 outer = next((entry for entry in reversed(running) if entry[4] == thread), None)
                 if outer is not None:
                     self.cells.note_nested(getattr(info, "raw_cell", None), outer[1], outer[2], outer[3])
             self._at_boundary_tell()
         except BaseException:
-            # An interrupt can land here: starting the GPU history may first run
-            # PyTorch's symbolizer for seconds (_at_boundary). Dropped, as in cell_accounting;
-            # a SystemExit too: the hook runs no cell code, and raised on it would end the kernel.
+            # An interrupt can land here, because starting the GPU history may
+            # first run PyTorch's symbolizer for seconds (see _at_boundary). It
+            # is dropped, as in cell_accounting. A SystemExit is dropped too:
+            # the hook runs no cell code, and raising it here would end the
+            # kernel.
             pass
 
     def post_run_cell(self, result: Any = None) -> None:
-        # Never raises (see pre_run_cell). The figures are computed off the main thread.
+        # This hook never raises either (see pre_run_cell). The figures are
+        # computed off the main thread.
         try:
             info = getattr(result, "info", None)
             cell_id = getattr(info, "cell_id", None)
             count = getattr(result, "execution_count", None)
             self._numbering.at_end(result)
-            # The innermost first; a subshell's cell and the notebook's end in any order.
+            # The cell is looked for innermost first, since a subshell's cell
+            # and the notebook's can end in either order.
             running = self._running
             key = id(info)
             for position in range(len(running) - 1, -1, -1):
@@ -174,13 +201,17 @@ class AllocationSites:
             if not isinstance(cell_id, str) or not cell_id:
                 return
             if isinstance(count, int) and self.cells.cell_id_of(count) != cell_id:
-                # The count noted at the start was a guess (a shell's first cell): the result's is exact.
+                # The count noted at the start was a guess, as it is for a
+                # shell's first cell, while the result's count is exact.
                 self.cells.note(count, cell_id)
             self._ended.append((cell_id, count if isinstance(count, int) else None))
-            if self._scheduled:  # a "Run All" makes one computation for all the cells that ended meanwhile
+            # A computation is already due, so a "Run All" makes one computation
+            # for all the cells that ended meanwhile.
+            if self._scheduled:
                 return
             self._schedule_cell_alive(self._next_allowed - time.monotonic())
-        except BaseException:  # as in pre_run_cell
+        except BaseException:
+            # This is dropped for the same reasons as in pre_run_cell.
             pass
 
     def _schedule_cell_alive(self, delay: float) -> None:
@@ -194,30 +225,39 @@ class AllocationSites:
         timer.start()
 
     def _at_boundary(self) -> bool:
-        """Between cells: a recorder someone else stopped starts again, and
-        ``GpuRecorder.try_start`` runs, PyTorch's symbolizer run first, untraced,
-        where it never ran (gpu_allocations.py): our host tracing restarts around it.
-        True when the recording state changed: a recorder (re)started, or host tracing restarted."""
+        """Do the work that waits for a boundary between cells.
+
+        A recorder that someone else stopped starts again, and
+        ``GpuRecorder.try_start`` runs. Before it, PyTorch's symbolizer runs
+        untraced where it never ran (see gpu_allocations.py), and the helper's
+        host tracing restarts around it. The result is True when the recording
+        state changed, because a recorder started or restarted, or host tracing
+        restarted.
+        """
         stopped = self.host.notice_stopped() | self.gpu.notice_stopped()
         if stopped:
-            self.alive.forget()  # what was allocated while it was off has no stack: runs do not compare
+            # What was allocated while a recorder was off has no stack, so a
+            # cell's runs before and after do not compare.
+            self.alive.forget()
         restarted = self.host.restarted_at
         interrupted = False
         if self.gpu.needs_symbolizer():
             try:
                 self.host.untraced(self.gpu.prepare_symbolizer, SYMBOLIZER_RESTART)
             except KeyboardInterrupt:
-                # Dropped, as an interrupt that lands in a hook is; tried again at the next boundary.
+                # The interrupt is dropped, as one that lands in a hook is, and
+                # the symbolizer is tried again at the next boundary.
                 interrupted = True
         host_restarted = self.host.restarted_at != restarted
         if host_restarted:
-            self.alive.forget()  # a cell's runs before and after the restart do not compare
+            # A cell's runs before and after the restart do not compare.
+            self.alive.forget()
         if interrupted:
             return host_restarted or stopped
         return self.gpu.try_start() or host_restarted or stopped
 
     def _at_boundary_tell(self) -> None:
-        """The boundary work, and every comm told when it changed the recording state."""
+        """Do the boundary work, and tell every comm when it changed the recording state."""
         if self._at_boundary():
             self._broadcast({"type": "allocation_recording", "recording": self.state()})
 
@@ -228,22 +268,25 @@ class AllocationSites:
             if not self.enabled or not self._ended:
                 return
             if self.host.paused:
-                # The main thread runs PyTorch's symbolizer with host tracing stopped:
-                # its figures would lack the host's. Once it has restarted.
+                # The main thread is running PyTorch's symbolizer with host
+                # tracing stopped, so the figures would lack the host's. They
+                # are computed once host tracing has restarted.
                 self._schedule_cell_alive(PAUSED_RETRY_S)
                 return
             start = time.perf_counter()
             ended, self._ended = self._ended, []
-            # A torch that reads the live blocks only with its whole event history
-            # (before 2.11: seconds) is read when a listing is asked for, not after each cell.
+            # A torch that can read the live blocks only together with its whole
+            # event history, which takes seconds before torch 2.11, is read when
+            # a listing is asked for, not after each cell.
             cells = self._per_cell_list(gpu=self.gpu.reads_segments_alone())
             for cell_id, count in ended:
                 self.alive.ran(cell_id, count, cells)
             message = self.alive.message(cells)
             elapsed = time.perf_counter() - start
             message["elapsed_ms"] = round(elapsed * 1000, 3)
-            # The grouping holds the GIL: with many live allocations, leave the
-            # kernel most of its time (cells ending meanwhile wait for the next round).
+            # The grouping holds the GIL, so with many live allocations the
+            # kernel is left most of its time. Cells that end meanwhile wait for
+            # the next round.
             self._next_allowed = time.monotonic() + CELL_ALIVE_GAP_FACTOR * elapsed
             self._broadcast(message)
         except Exception as exc:
@@ -285,7 +328,8 @@ class AllocationSites:
 
     def sites(self, max_sites: int) -> dict[str, Any]:
         start = time.perf_counter()
-        self._at_boundary_tell()  # a listing is a boundary too: the kernel is between cells
+        # A listing is a boundary too, because the kernel is between cells.
+        self._at_boundary_tell()
         self.cells.shell = self._shell()
         self.cells.start_lookup()
         host = self.host.group(self.cells)
@@ -309,8 +353,9 @@ class AllocationSites:
         }
 
     def top_sites(self, device: str, limit: int = OOM_SITES_LISTED) -> dict[str, Any]:
-        """The out-of-memory diagnosis's ``allocation_sites``: the largest live sites on
-        ``device`` ("host" or "cuda:<index>"), or ``recording: False`` when nothing is recorded."""
+        """The out-of-memory diagnosis's ``allocation_sites``. They are the largest
+        live sites on ``device`` ("host" or "cuda:<index>"), with ``recording``
+        False when nothing is recorded there."""
         if not self.enabled:
             return {"recording": False, "sites": []}
         self.cells.shell = self._shell()
@@ -335,15 +380,18 @@ class AllocationSites:
             if entry is None:
                 entry = out[key] = {"execution_count": count, "cell_id": cell_id, "alive_bytes": {}, "total_bytes": 0}
             elif count is not None and (entry["execution_count"] is None or count > entry["execution_count"]):
-                entry["execution_count"] = count  # the cell's latest run, of the versions still holding memory
+                # The count shown is the cell's latest run among the versions
+                # that still hold memory.
+                entry["execution_count"] = count
             for device, size in by_device.items():
                 entry["alive_bytes"][device] = entry["alive_bytes"].get(device, 0) + size
                 entry["total_bytes"] += size
         return sorted(out.values(), key=lambda e: (-e["total_bytes"], e["execution_count"] or 0))
 
     def gpu_snapshot(self) -> dict[str, Any]:
-        """The ``allocation_snapshot`` reply: PyTorch's allocator snapshot, pickled as
-        ``torch.cuda.memory._dump_snapshot`` writes it, for pytorch.org/memory_viz."""
+        """The ``allocation_snapshot`` reply. It carries PyTorch's allocator
+        snapshot, pickled as ``torch.cuda.memory._dump_snapshot`` writes it, so
+        that pytorch.org/memory_viz can open it."""
         self._at_boundary_tell()
         snapshot = self.gpu.snapshot()
         if snapshot is None:
@@ -376,12 +424,13 @@ class AllocationSites:
 def _run_first(events: Any, name: str, callback: Callable[..., None]) -> None:
     """Move ``callback`` to the front of IPython's ``name`` callbacks.
 
-    The boundary work of ``pre_run_cell`` (PyTorch's symbolizer warm-up:
-    seconds and ~150 MiB of imports once CUDA is up, restarting a recorder)
-    is the helper's, not the cell's: it must come before the per-cell
-    accounting reads the cell's starting figures, whose hook was registered
-    when the helper was installed. ``register`` appends; IPython's
-    EventManager keeps the callbacks in a list per event, run in order.
+    The boundary work of ``pre_run_cell`` is the helper's, not the cell's. It
+    warms up PyTorch's symbolizer, which takes seconds and about 150 MiB of
+    imports once CUDA is up, and restarts recorders. So it must come before the
+    per-cell accounting reads the cell's starting figures, and that hook was
+    registered when the helper was installed. ``register`` appends, and
+    IPython's EventManager keeps the callbacks in a list per event and runs
+    them in order, so the callback is moved to the front of that list.
     """
     callbacks = getattr(events, "callbacks", {}).get(name)
     if isinstance(callbacks, list) and callback in callbacks:

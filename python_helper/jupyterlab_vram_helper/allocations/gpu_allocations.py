@@ -3,53 +3,57 @@
 ``torch.cuda.memory._record_memory_history(enabled="all", context="alloc",
 stacks="python", max_entries=N)`` makes the caching allocator keep, for every
 live block, the Python stack that allocated it, plus a ring buffer of the last
-``N`` alloc/free events; ``torch.cuda.memory._snapshot()`` returns both
+``N`` alloc/free events. ``torch.cuda.memory._snapshot()`` returns both
 (``segments`` -> ``blocks`` with ``frames``, innermost first, and
-``device_traces``), and ``memory_snapshot()`` the segments alone (without
-building the events where it takes ``include_traces=False``); ``enabled=None``
-stops recording stacks and clears the ring buffer (blocks still alive keep the
-stacks they were allocated with).
+``device_traces``), and ``memory_snapshot()`` returns the segments alone,
+without building the events where it takes ``include_traces=False``.
+``enabled=None`` stops recording stacks and clears the ring buffer, while
+blocks still alive keep the stacks they were allocated with.
 
-All of it is private PyTorch API: every call is guarded, and a torch that
-lacks it (older than 2.1, a build without CUDA) is reported as ``unavailable``
-with the reason. It is started only once ``torch.cuda.is_initialized()`` is
-true (read through ``sys.modules``, torch is never imported): starting it
-earlier would initialise CUDA. When CUDA comes up after recording was asked
-for, recording starts at the next cell boundary, and what was allocated before
-that has no stack (reported as ``unattributed_bytes``).
+All of this is private PyTorch API, so every call is guarded, and a torch that
+lacks it (one older than 2.1, or a build without CUDA) is reported as
+``unavailable`` with the reason. Recording is started only once
+``torch.cuda.is_initialized()`` is true, because starting it earlier would
+initialise CUDA; torch is read through ``sys.modules`` and never imported.
+When CUDA comes up after recording was asked for, recording starts at the next
+cell boundary, and what was allocated before that has no stack, so it is
+reported as ``unattributed_bytes``.
 
-A new ``max_entries`` while recording: calling ``_record_memory_history``
-again is how PyTorch changes it. The allocator then only sets the ring
-buffer's new bound; the stacks of live blocks are kept on the blocks, not in
-the buffer. Without clearing the buffer that is not safe: a smaller bound on a
-full buffer lets its write index run past the new bound, beyond the buffer's
-end (and some versions clear it on every call anyway). So the events are
-cleared (``clear_history=True``) where PyTorch's call takes it, and elsewhere
-recording is stopped and started again, as a toggle would (which may also
-lose the stacks of live blocks). Either way the state says so
-(``restarted_at``, ``restart_kept_stacks``).
+To change ``max_entries`` while recording, PyTorch's way is to call
+``_record_memory_history`` again. The allocator then only sets the ring
+buffer's new bound, and the stacks of live blocks are kept on the blocks, not
+in the buffer. That is not safe without clearing the buffer: a smaller bound
+on a full buffer lets its write index run past the new bound, beyond the
+buffer's end, and some versions clear the buffer on every call anyway. So the
+events are cleared (``clear_history=True``) where PyTorch's call takes that
+argument, and elsewhere recording is stopped and started again, as a toggle
+would, which may also lose the stacks of live blocks. Either way the state
+says so (``restarted_at``, ``restart_kept_stacks``).
 
 PyTorch's first snapshot in a process turns the recorded stacks into frames
 with its symbolizer, whose first use imports ``torch._inductor``: some 900
-modules, 149 MiB (1.1 s on a 2-vCPU VM, 6.3 s on an H100 machine). Under
-tracemalloc at 16 frames, as host recording runs, that import took 102 s on
-the H100 machine, holding the GIL: the first listing after CUDA came up froze
-the kernel for two minutes. So the symbolizer runs once before the GPU
-history starts (:func:`prepare_symbolizer`), with tracemalloc not tracing:
-:class:`~.allocation_sites.AllocationSites` starts host recording after it,
-or restarts host recording around it (``restarted_at``).
+modules and 149 MiB, taking 1.1 s on a 2-vCPU VM and 6.3 s on an H100
+machine. Under tracemalloc at 16 frames, as host recording runs, that import
+took 102 s on the H100 machine while holding the GIL, so the first listing
+after CUDA came up froze the kernel for two minutes. The symbolizer therefore
+runs once before the GPU history starts (:func:`prepare_symbolizer`), with
+tracemalloc not tracing: :class:`~.allocation_sites.AllocationSites` starts
+host recording after it, or restarts host recording around it
+(``restarted_at``).
 
-A history someone else started (the user's own ``_record_memory_history``
-for ``_dump_snapshot``, a profiler) is theirs: recording reads it as it is
-(state ``shared``) and never reconfigures, clears or stops it, as host
-recording does with someone else's tracemalloc.
+A history that someone else started (the user's own
+``_record_memory_history`` for ``_dump_snapshot``, or a profiler) belongs to
+them. Recording reads it as it is (state ``shared``) and never reconfigures,
+clears or stops it, just as host recording treats someone else's tracemalloc.
 
-A history switched off by someone else while recording is on (PyTorch's own
-recipe ends with ``_record_memory_history(enabled=None)``, and that call
-stops ours as well as theirs) is noticed at the next cell boundary or request
-(:meth:`GpuRecorder.notice_stopped`, one C call) and started again as ours:
-recording on means on. The blocks allocated while it was off have no stack;
-the state says since when (``restart_reason: "stopped_elsewhere"``).
+Someone else may switch the history off while recording is on: PyTorch's own
+recipe ends with ``_record_memory_history(enabled=None)``, and that call stops
+the helper's history as well as theirs. This is noticed at the next cell
+boundary or request (:meth:`GpuRecorder.notice_stopped`, which costs one C
+call), and the history is started again as the helper's, because recording
+that the user turned on must stay on. The blocks allocated while it was off
+have no stack, and the state says since when (``restart_reason:
+"stopped_elsewhere"``).
 """
 
 from __future__ import annotations
@@ -65,7 +69,7 @@ from ..protocol import GPU_MAX_ENTRIES
 from ..sampling.readers import torch_cuda
 from .site_grouping import Frame, SiteGrouper
 
-# Block states of live memory in a snapshot.
+# The block states in a snapshot that mean live memory.
 _LIVE_STATES = ("active_allocated",)
 
 
@@ -77,21 +81,29 @@ class GpuRecorder:
         self.wanted = False
         self.max_entries = GPU_MAX_ENTRIES[2]
         self.started_at: float | None = None
-        # False while reading a history someone else started (see the module docstring)
+        # This is False while reading a history that someone else started (see
+        # the module docstring).
         self.started_by_us = False
-        self.reason: str | None = None  # why it is not recording
-        self.unavailable = False  # wanted, but this torch cannot record: not retried at each cell
-        # Bytes the allocator held when recording started: allocated before, without stacks.
+        # Why the history is not recording, to be shown to the user.
+        self.reason: str | None = None
+        # Recording is wanted, but this torch cannot record, so it is not tried
+        # again at each cell.
+        self.unavailable = False
+        # The bytes the allocator held when recording started. They were
+        # allocated before, so they have no stacks.
         self.allocated_at_start: int | None = None
-        # When the history last restarted with another max_entries while recording,
-        # and whether the live blocks kept their stacks through it.
+        # When the history last restarted while recording, and whether the live
+        # blocks kept their stacks through the restart.
         self.restarted_at: float | None = None
         self.restart_kept_stacks: bool | None = None
-        # Why: "max_entries" (another ring buffer size) or "stopped_elsewhere" (see the module docstring)
+        # Why the history restarted: "max_entries" for another ring buffer size,
+        # or "stopped_elsewhere" (see the module docstring).
         self.restart_reason: str | None = None
-        # A history this recorder read was found switched off by someone else: ours starts next
+        # A history that this recorder read was found switched off by someone
+        # else, so the helper's own history starts next.
         self._stopped_elsewhere = False
-        # (torch's memory_snapshot, whether it takes include_traces): looked up once
+        # Torch's memory_snapshot, and whether it takes include_traces, looked
+        # up once per torch.
         self._segments_only: tuple[Any, bool] | None = None
 
     @property
@@ -99,10 +111,14 @@ class GpuRecorder:
         return self.started_at is not None
 
     def want(self, max_entries: int) -> None:
-        """Record from now on, or from the first cell boundary after CUDA is initialised."""
-        self.notice_stopped()  # a bound for a history that is gone: ours starts with it
+        """Start recording at once, or at the first cell boundary after CUDA is initialised."""
+        # A history that someone else switched off is noticed first, so that
+        # the helper's own history starts with this bound.
+        self.notice_stopped()
         if self.recording and not self.started_by_us:
-            self.max_entries = max_entries  # for a history of ours, later; theirs keeps its own
+            # Someone else's history keeps its own bound. This one is kept for
+            # a history of the helper's that may start later.
+            self.max_entries = max_entries
             return
         if self.recording and max_entries != self.max_entries:
             self._restart(max_entries)
@@ -112,7 +128,7 @@ class GpuRecorder:
         self.try_start()
 
     def _restart(self, max_entries: int) -> None:
-        """Record on with another ring buffer size (see the module's docstring)."""
+        """Keep recording with another ring buffer size (see the module's docstring)."""
         now = time.time()
         record, clears = self._history_call()
         if record is not None and clears:
@@ -134,11 +150,11 @@ class GpuRecorder:
         self.restarted_at, self.restart_kept_stacks, self.restart_reason = at, kept_stacks, reason
 
     def _history_call(self) -> tuple[Any, bool]:
-        """torch's ``_record_memory_history``, and whether it takes ``clear_history``.
+        """Torch's ``_record_memory_history``, and whether it takes ``clear_history``.
 
-        The public call forwards ``*args, **kwargs`` to
-        ``_record_memory_history_impl`` (PyTorch 2.x): the parameter is looked
-        for there when it exists.
+        In PyTorch 2.x the public call forwards ``*args, **kwargs`` to
+        ``_record_memory_history_impl``, so the parameter is looked for there
+        when that function exists.
         """
         torch = self._torch()
         memory = getattr(getattr(torch, "cuda", None), "memory", None)
@@ -147,9 +163,13 @@ class GpuRecorder:
         return record, record is not None and _takes(declared, "clear_history")
 
     def needs_symbolizer(self, asked: bool = False) -> bool:
-        """Whether the history would start now (``asked``: once asked for) with
-        PyTorch's symbolizer never run (see the module docstring), and it can be
-        run: call :meth:`prepare_symbolizer` first."""
+        """Whether the history would start now with PyTorch's symbolizer never run
+        (see the module docstring), and the symbolizer can be run. If so, the
+        caller must call :meth:`prepare_symbolizer` first.
+
+        With ``asked``, the history counts as wanted, as it is while recording
+        is being turned on.
+        """
         if not (self.wanted or asked) or self.recording or self.unavailable or symbolizer_ready():
             return False
         torch = self._torch()
@@ -162,9 +182,10 @@ class GpuRecorder:
         prepare_symbolizer(self._torch())
 
     def notice_stopped(self) -> bool:
-        """Whether the history being read was switched off by someone else since:
-        then it is not read any more, and :meth:`try_start` starts ours (see the
-        module docstring). A torch that cannot say is taken at its word: still on."""
+        """Whether the history being read was switched off by someone else since it
+        started. If so, it is not read any more, and :meth:`try_start` starts
+        the helper's own (see the module docstring). A torch that cannot say is
+        taken to be still recording."""
         if not self.recording:
             return False
         torch = self._torch()
@@ -178,7 +199,9 @@ class GpuRecorder:
         return True
 
     def try_start(self) -> bool:
-        """Start if wanted and possible; True when this call started it (cheap when nothing to do)."""
+        """Start recording if it is wanted and possible, and return True when this
+        call started it. The call is cheap when there is nothing to do, since it
+        runs at every cell boundary."""
         if not self.wanted or self.recording or self.unavailable:
             return False
         torch = self._torch()
@@ -193,9 +216,10 @@ class GpuRecorder:
         if record is None or getattr(memory, "_snapshot", None) is None:
             return self._unavailable("this PyTorch has no allocator history (torch.cuda.memory._record_memory_history)")
         if _history_enabled(torch):
-            # Someone else's history: read as it is, never reconfigured or stopped.
+            # This is someone else's history, so it is read as it is and never
+            # reconfigured or stopped. What came before it is not known here.
             self.started_by_us = False
-            self.allocated_at_start = None  # what came before it is not ours to know
+            self.allocated_at_start = None
         else:
             try:
                 record(enabled="all", context="alloc", stacks="python", max_entries=self.max_entries)
@@ -210,7 +234,8 @@ class GpuRecorder:
         self.started_at = time.time()
         self.reason = None
         if self._stopped_elsewhere:
-            # Blocks allocated while it was off have no stack: said, with since when.
+            # The blocks allocated while the history was off have no stack, so
+            # the state says so, and since when.
             self._restarted(self.started_at, False, "stopped_elsewhere")
             self._stopped_elsewhere = False
         return True
@@ -236,7 +261,8 @@ class GpuRecorder:
             return
         torch = self._torch()
         try:
-            torch.cuda.memory._record_memory_history(enabled=None)  # stops, and clears the events
+            # This stops the history and clears its events.
+            torch.cuda.memory._record_memory_history(enabled=None)
         except Exception:
             pass
 
@@ -267,13 +293,13 @@ class GpuRecorder:
 
     def live_segments(self) -> list[dict[str, Any]] | None:
         """The allocator's segments, whose live blocks carry their stacks, without
-        the event history; None while not recording.
+        the event history, or None while not recording.
 
-        The history costs: with 100,000 events, ``_snapshot()`` took 6.5 s on an
-        H100 machine (PyTorch 2.11), holding the GIL, where
+        The history is costly: with 100,000 events, ``_snapshot()`` took 6.5 s
+        on an H100 machine (PyTorch 2.11) while holding the GIL, where
         ``memory_snapshot(include_traces=False)`` took 0.6 ms. A torch whose
-        ``memory_snapshot`` cannot leave the events out builds them, and gives
-        the segments alone.
+        ``memory_snapshot`` cannot leave the events out still builds them, and
+        gives back the segments alone.
         """
         if not self.recording:
             return None
@@ -281,10 +307,14 @@ class GpuRecorder:
         return snapshot(include_traces=False) if self._leaves_events_out(snapshot) else snapshot()
 
     def reads_segments_alone(self) -> bool:
-        """Whether reading the live blocks leaves the event history out (PyTorch 2.11
-        and later; True while not recording: nothing is read). Elsewhere each read
-        builds the whole history, seconds with the default bound: not worth paying
-        after every cell, only when a listing is asked for."""
+        """Whether reading the live blocks leaves the event history out, as
+        PyTorch 2.11 and later can. It is True while not recording, since
+        nothing is read then.
+
+        Elsewhere each read builds the whole history, which takes seconds with
+        the default bound. That is not worth paying after every cell, only when
+        a listing is asked for.
+        """
         if not self.recording:
             return True
         try:
@@ -295,12 +325,13 @@ class GpuRecorder:
     def _leaves_events_out(self, snapshot: Callable[..., Any]) -> bool:
         segments_only = self._segments_only
         if segments_only is None or segments_only[0] is not snapshot:
-            # inspect.signature costs tens of microseconds: once per torch, not per cell.
+            # inspect.signature costs tens of microseconds, so it is asked once
+            # per torch, not once per cell.
             segments_only = self._segments_only = (snapshot, _takes(snapshot, "include_traces"))
         return segments_only[1]
 
     def group(self, cells: CellFiles) -> list[tuple[int, SiteGrouper]]:
-        """Per device index, its live blocks grouped by site; [] while not recording."""
+        """For each device index, its live blocks grouped by site, or [] while not recording."""
         segments = self.live_segments()
         if segments is None:
             return []
@@ -322,8 +353,8 @@ class GpuRecorder:
 
 
 def _history_enabled(torch: Any) -> bool | None:
-    """Whether PyTorch's allocator history is on (only asked once CUDA is
-    initialised); None where this torch cannot say."""
+    """Whether PyTorch's allocator history is on, or None where this torch cannot
+    say. It is asked only once CUDA is initialised."""
     enabled = getattr(getattr(torch, "_C", None), "_cuda_isHistoryEnabled", None)
     if enabled is None:
         return None
@@ -333,7 +364,8 @@ def _history_enabled(torch: Any) -> bool | None:
         return None
 
 
-# Set once this process ran the symbolizer (a fork inherits it, with the modules).
+# This is set once this process ran the symbolizer. A fork inherits it along
+# with the imported modules, which is right, since they are imported there too.
 _symbolizer_ran = False
 
 
@@ -351,9 +383,13 @@ def _symbolizer_calls(torch: Any) -> tuple[Callable[..., Any], Callable[..., Any
 
 def prepare_symbolizer(torch: Any) -> None:
     """Run PyTorch's stack symbolizer once on a stack of this thread, as a snapshot
-    would, so that what it imports on first use is imported now (see the module
-    docstring). Nothing of CUDA is touched; a torch without these calls is left
-    alone. Run once: a failing import is not tried again at every cell."""
+    would, so that what it imports on first use is imported at this moment (see
+    the module docstring).
+
+    Nothing of CUDA is touched, and a torch without these calls is left alone.
+    It counts as run even when it fails, so that a failing import is not tried
+    again at every cell.
+    """
     global _symbolizer_ran
     calls = _symbolizer_calls(torch)
     if calls is None:
@@ -374,7 +410,7 @@ def _frame_of(raw: Any) -> Frame:
 
 
 def _takes(function: Any, name: str) -> bool:
-    """True when ``function`` has a parameter called ``name`` (not merely ``**kwargs``)."""
+    """Whether ``function`` has a parameter called ``name``, rather than merely ``**kwargs``."""
     try:
         return name in inspect.signature(function).parameters
     except (TypeError, ValueError):
@@ -388,7 +424,8 @@ def _allocated_total(torch: Any) -> int | None:
             reading = torch_cuda.allocator_counters(torch, index)
             if reading is not None:
                 if reading.allocated is None:
-                    return None  # one device unknown: the total is unknown
+                    # One device is unknown, so the total is unknown.
+                    return None
                 total += reading.allocated
         return total
     except Exception:

@@ -1,21 +1,22 @@
 """Live allocations grouped by the notebook line that made them.
 
-Input: for one device, live allocations as ``(bytes, frames)`` where
-``frames`` is a sequence of ``(filename, line, function)``, innermost first
-(tracemalloc's raw traces and PyTorch's allocator snapshot both come that
-way). Output: the ``sites`` of an ``allocation_sites`` reply
+The input is, for one device, the live allocations as ``(bytes, frames)``,
+where ``frames`` is a sequence of ``(filename, line, function)``, innermost
+first; tracemalloc's raw traces and PyTorch's allocator snapshot both come
+that way. The output is the ``sites`` of an ``allocation_sites`` reply
 (docs/protocol.md).
 
 An allocation is charged to the innermost frame in notebook code (a cell's
-code file, :mod:`cell_files`), so ``np.zeros`` called from cell 7 line 3 is
-charged to cell 7 line 3, and the library frame just inside it
-(``numpy/...``) is shown beneath, the one that allocated most bytes from that
-line. An allocation with no notebook frame in its captured stack (made by a
-library on its own, or deeper than the recorded frame depth) is charged to its
-innermost frame and marked as outside the notebook.
+code file, see :mod:`cell_files`), so ``np.zeros`` called from cell 7 line 3
+is charged to cell 7 line 3. The library frame just inside it (``numpy/...``)
+is shown beneath, choosing the one that allocated the most bytes from that
+line. An allocation with no notebook frame in its captured stack, because a
+library made it on its own or the notebook's frame was deeper than the
+recorded depth, is charged to its innermost frame and marked as outside the
+notebook.
 
-Frames are tuples compared by identity first: tracemalloc shares one tuple
-per distinct traceback, so 100,000 allocations from a loop cost one
+A stack is looked up by its identity first, because tracemalloc shares one
+tuple per distinct traceback, so 100,000 allocations from a loop cost one
 resolution, not 100,000.
 """
 
@@ -30,7 +31,7 @@ from typing import Any
 from ..cells.cell_files import CellFiles, leading_blank_lines, source_line
 
 Frame = tuple[str, int, str | None]
-# (cell file or None, line, filename, function): what a site is keyed by
+# A site is keyed by (whether it is in a cell, filename, line).
 SiteKey = tuple[bool, str, int]
 
 
@@ -38,18 +39,20 @@ def _is_helper_frame(filename: str) -> bool:
     return filename.startswith("<jupyterlab-vram>") or "jupyterlab_vram_helper" in filename
 
 
-# What IPython's %time and %%time compile the timed code under: line 1 is the
-# first line of the code timed, which sits on the magic's line (%time) or on
-# the lines after it (%%time, whose line is the cell's first). Functions and
-# classes a timed cell defines keep that name: called from another line later,
-# their frames are not the timed body's.
+# These are the file names that IPython's %time and %%time compile the timed
+# code under. Line 1 there is the first line of the timed code, which sits on
+# the magic's line for %time, or on the lines after it for %%time, whose own
+# line is the cell's first. Functions and classes that a timed cell defines
+# keep that file name, so when they are called later from another line, their
+# frames are not the timed body's.
 _TIMED_CODE = ("<timed exec>", "<timed eval>")
 _TIME_MAGIC = re.compile(r"run_(cell|line)_magic\(\s*['\"]time['\"]\s*,")
 
 
 def _timed_cell_line(cell: Frame, timed: Frame) -> int | None:
-    """The cell's line of a frame of timed code called from the cell's frame ``cell``;
-    None where the cell's line is no %time/%%time (a timed cell's function, called later)."""
+    """The cell's line for a frame of timed code called from the cell's frame
+    ``cell``, or None where the cell's line is not a %time or %%time. That is
+    the case for a function that a timed cell defined, called later."""
     try:
         magic = linecache.getline(cell[0], cell[1])
     except Exception:
@@ -59,7 +62,8 @@ def _timed_cell_line(cell: Frame, timed: Frame) -> int | None:
         return None
     if found.group(1) == "line":
         return cell[1] + timed[1] - 1
-    # %%time compiles its body without the blank lines at its top (IPython's transforms).
+    # IPython's transforms drop the blank lines at the top of a %%time body
+    # before it is compiled, so they are added back.
     return cell[1] + _timed_body_blank_lines(magic) + timed[1]
 
 
@@ -87,24 +91,28 @@ class _Site:
 
 
 class SiteGrouper:
-    """Accumulates one device's live allocations; :meth:`result` gives its sites."""
+    """Accumulates one device's live allocations, and :meth:`result` gives its sites."""
 
     def __init__(self, cells: CellFiles, normalise: Callable[[Any], Frame] = lambda f: f):
         self._cells = cells
         self._normalise = normalise
         self._sites: dict[SiteKey, _Site] = {}
         self._by_stack: dict[int, tuple[Any, _Site | None, Frame | None, str | None]] = {}
-        # Bytes alive per cell code file of the cell that ran (the outermost cell frame)
+        # The bytes alive for each cell code file of the cell that ran, which is
+        # the outermost cell frame.
         self._by_running_cell: dict[str, int] = {}
         self.total_bytes = 0
         self.count = 0
-        self.unattributed_bytes = 0  # no frames at all (made before recording started)
-        self.helper_bytes = 0  # made by this helper itself: not the user's
+        # Allocations with no frames at all, made before recording started.
+        self.unattributed_bytes = 0
+        # Allocations made by this helper itself, which are not the user's.
+        self.helper_bytes = 0
         self.helper_count = 0
 
     def add(self, size: int, frames: Sequence[Any], count: int = 1) -> None:
-        """``count`` allocations of ``size`` bytes in all, all made by the stack ``frames``."""
-        # id() is safe: the caller keeps every stack alive for the grouping's lifetime.
+        """Add ``count`` allocations of ``size`` bytes in all, all made by the stack ``frames``."""
+        # Keying by id() is safe, because the caller keeps every stack alive for
+        # the grouping's lifetime, and the cached stack is compared as well.
         cached = self._by_stack.get(id(frames))
         if cached is None or cached[0] is not frames:
             site, library, running = self._place(frames)
@@ -129,16 +137,19 @@ class SiteGrouper:
 
     def _place(self, frames: Sequence[Any]) -> tuple[_Site | None, Frame | None, str | None]:
         """The site charged with an allocation of this stack, the library frame
-        beneath it, and the code file of the cell that ran (the outermost cell
-        frame: a function defined in one cell and called from another charges
-        its line to the first and its bytes to the second's run).
+        beneath it, and the code file of the cell that ran.
 
-        ``(None, None, None)``: no frames; ``(None, frame, None)``: the helper's own allocation.
+        The cell that ran is the outermost cell frame, so a function defined in
+        one cell and called from another charges its line to the first and its
+        bytes to the second's run. The result is ``(None, None, None)`` for a
+        stack with no frames, and ``(None, frame, None)`` for the helper's own
+        allocation.
         """
         if not frames:
             return None, None, None
         normalised: list[Frame] = []
-        timed = -1  # where in ``normalised`` the outermost frame of timed code is
+        # The index in ``normalised`` of the outermost frame of timed code.
+        timed = -1
         site: _Site | None = None
         library: Frame | None = None
         running: str | None = None
@@ -152,9 +163,13 @@ class SiteGrouper:
             elif self._cells.is_cell(frame[0]):
                 running = frame[0]
                 if site is not None:
-                    continue  # an outer cell frame: only the running cell is wanted of it
+                    # This is an outer cell frame, and only the running cell
+                    # is wanted from it.
+                    continue
                 line = _timed_cell_line(frame, normalised[timed]) if timed >= 0 else None
-                if line is not None:  # the cell's own line, inside the magic's call: not the magic's line
+                # Inside a timing magic's call, the site is the cell's own line,
+                # not the magic's line.
+                if line is not None:
                     frame = (frame[0], line, frame[2])
                     library = _beneath(normalised[:timed])
                 else:
@@ -185,8 +200,8 @@ class SiteGrouper:
         }
 
     def per_cell(self) -> dict[str, int]:
-        """Bytes still alive per code file of the cell whose run allocated them
-        (every allocation, not only the listed sites)."""
+        """The bytes still alive for each code file of the cell whose run allocated
+        them, counting every allocation, not only the listed sites."""
         return dict(self._by_running_cell)
 
     def _describe(self, device: str, site: _Site) -> dict[str, Any]:
@@ -196,14 +211,18 @@ class SiteGrouper:
         code = source_line(site.filename, site.line)
         if site.in_cell:
             count, cell_id = self._cells.resolve(site.filename) or (None, None)
-            line = site.line + self._cells.line_offset(site.filename)  # the line in the cell as the user sees it
+            # The offset gives the line in the cell as the user sees it.
+            line = site.line + self._cells.line_offset(site.filename)
             cell = {"execution_count": count, "cell_id": cell_id, "line": line}
             same = self._cells.same_code_cells(site.filename)
-            if same is not None:  # their allocations cannot be told apart: all are named
+            # The allocations of cells with the same code cannot be told
+            # apart, so all of those cells are named.
+            if same is not None:
                 cell["same_code_cells"] = same
             if code is None or "get_ipython().run_" in code:
-                # A cell magic's body (the compiled cell is the magic's call alone), or a
-                # magic's line (%run, %time): the line as the user wrote it.
+                # For a cell magic's body, the compiled cell is the magic's call
+                # alone, and a line magic such as %run or %time compiles to a
+                # call too, so the line is shown as the user wrote it.
                 code = self._cells.raw_line(count, line) or code
         else:
             frame = _frame_dict(site.filename, site.line, site.function)
@@ -219,15 +238,19 @@ class SiteGrouper:
 
 
 def _is_ipython_frame(filename: str) -> bool:
-    """IPython's own machinery between a cell's line and the code it runs (%run's, a magic's)."""
+    """Whether ``filename`` is IPython's own machinery between a cell's line and
+    the code it runs, such as that of %run or of another magic."""
     normalised = filename.replace("\\", "/")
     return "/IPython/" in normalised or filename.startswith("<decorator-gen-")
 
 
 def _beneath(inner: Sequence[Frame]) -> Frame | None:
-    """The frame shown beneath a cell's line: the first, going in from the cell
-    (``inner`` is innermost first), that is not IPython's own: the script's line
-    under ``%run``, the library function a line called."""
+    """The frame shown beneath a cell's line, such as the script's line under
+    ``%run`` or the library function that a line called.
+
+    It is the first frame, going inwards from the cell, that is not IPython's
+    own. ``inner`` is innermost first, so it is walked backwards.
+    """
     for frame in reversed(inner):
         if not _is_ipython_frame(frame[0]):
             return frame

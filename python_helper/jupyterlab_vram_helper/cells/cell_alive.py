@@ -4,11 +4,12 @@ While allocations are recorded, after each cell (a ``post_run_cell`` hook in
 allocation_sites.py) the helper groups the live allocations by cell and sends
 every cell's figure in a ``cell_alive`` message. A cell whose figure rose
 after each of its last :data:`LEAK_RUNS` runs, by at least
-:data:`LEAK_MIN_GROWTH_BYTES` each time, is flagged ``growing``: a likely
-leak (a list that every run appends to, a cache that is never cleared).
+:data:`LEAK_MIN_GROWTH_BYTES` each time, is flagged ``growing``, because that
+is a likely leak, such as a list that every run appends to or a cache that is
+never cleared.
 
-A run is compared with the previous run of the same notebook cell (its
-``cell_id``); ipykernel compiles the same source under the same file name, so
+A run is compared with the previous run of the same notebook cell, found by
+its ``cell_id``. ipykernel compiles the same source under the same file name, so
 a re-run's allocations and the earlier runs' ones that are still alive add up
 in one figure, which is what a leak looks like.
 """
@@ -18,10 +19,14 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
-LEAK_RUNS = 3  # consecutive growing runs that make a likely leak
-LEAK_MIN_GROWTH_BYTES = 1 << 20  # below this a rise is noise (caches, interned objects)
-RUNS_KEPT = 8  # per cell
-MAX_CELLS = 500  # cells listed in one message, largest first
+# This many consecutive growing runs make a likely leak.
+LEAK_RUNS = 3
+# A smaller rise is noise, from caches or interned objects.
+LEAK_MIN_GROWTH_BYTES = 1 << 20
+# This many runs are kept for each cell.
+RUNS_KEPT = 8
+# At most this many cells are listed in one message, largest first.
+MAX_CELLS = 500
 MAX_TRACKED_CELLS = 2000
 
 
@@ -29,13 +34,14 @@ class CellAliveTracker:
     """Remembers, per cell, the bytes still alive after its last runs, to tell when they keep growing."""
 
     def __init__(self) -> None:
-        self._runs: dict[str, list[list[Any]]] = {}  # cell id -> [[execution_count, total alive], ...]
+        # This maps a cell id to its runs, each as [execution_count, total alive].
+        self._runs: dict[str, list[list[Any]]] = {}
 
     def forget(self) -> None:
         self._runs.clear()
 
     def ran(self, cell_id: str | None, execution_count: int | None, cells: list[dict[str, Any]]) -> None:
-        """Note the figure of the cell that just ran, from ``cells`` (allocation_sites' per-cell list)."""
+        """Note the figure of the cell that just ran, from ``cells``, the per-cell list of allocation_sites.py."""
         if not cell_id:
             return
         total = 0
@@ -53,7 +59,8 @@ class CellAliveTracker:
             runs = []
         self._runs[cell_id] = runs
         if runs and runs[-1][0] == execution_count:
-            runs[-1][1] = total  # The same run was measured again, so its figure is replaced.
+            # The same run was measured again, so its figure is replaced.
+            runs[-1][1] = total
         else:
             runs.append([execution_count, total])
             del runs[:-RUNS_KEPT]
@@ -62,7 +69,9 @@ class CellAliveTracker:
         runs = self._runs.get(cell_id or "")
         if not runs:
             return False
-        # Before its first run a cell held nothing: that run's rise counts too.
+        # Before its first run a cell held nothing, so that run's rise counts
+        # too. Once RUNS_KEPT runs are kept, the first one may have been
+        # dropped, so no zero is added then.
         totals = ([0] if len(runs) < RUNS_KEPT else []) + [total for _, total in runs]
         if len(totals) < LEAK_RUNS + 1:
             return False
@@ -70,7 +79,7 @@ class CellAliveTracker:
         return all(b - a >= LEAK_MIN_GROWTH_BYTES for a, b in itertools.pairwise(last))
 
     def message(self, cells: list[dict[str, Any]]) -> dict[str, Any]:
-        """The ``cell_alive`` message: every cell's live bytes, its recent runs and the leak flag."""
+        """The ``cell_alive`` message, with every cell's live bytes, its recent runs and the leak flag."""
         listed = []
         for cell in cells[:MAX_CELLS]:
             cell_id = cell.get("cell_id")

@@ -42,10 +42,12 @@ NVML_GPU_UTILIZATION_SAMPLES = 1
 # The buffer is asked from this long before the earliest start: a sample at or
 # before a cell's start proves that the buffer reaches back to it.
 LOOKBACK_S = 1.0
-# Cells followed at once (nested cells, subshells); a track whose cell never ends is dropped past it.
+# At most this many cells are followed at once, as nested cells and subshells
+# make several. Past it, the oldest track is dropped, since its cell may never
+# end.
 MAX_TRACKS = 64
 
-# (timestamp in seconds, value) of the driver's sample buffer, oldest first
+# The driver's sample buffer as (timestamp in seconds, value) pairs, oldest first.
 Samples = list[tuple[float, float]]
 
 
@@ -55,10 +57,14 @@ class CellTrack:
     __slots__ = ("anchors", "folded", "sm", "masks")
 
     def __init__(self) -> None:
-        self.anchors: dict[int, LoadReading] = {}  # the last reading before the cell's start
-        self.folded: dict[int, float] = {}  # read_at of the last reading looked at
-        self.sm: dict[int, list[LoadReading]] = {}  # readings during the cell
-        self.masks: dict[int, int] = {}  # throttle reasons seen during the cell
+        # The last reading before the cell's start.
+        self.anchors: dict[int, LoadReading] = {}
+        # The read_at of the last reading looked at, so that none is folded twice.
+        self.folded: dict[int, float] = {}
+        # The readings during the cell.
+        self.sm: dict[int, list[LoadReading]] = {}
+        # The throttle reasons seen during the cell.
+        self.masks: dict[int, int] = {}
 
 
 class CellLoadTracker:
@@ -88,7 +94,8 @@ class CellLoadTracker:
     # -- sender thread ------------------------------------------------------------
 
     def entries(self, cells: Sequence[tuple[PendingCell, float]]) -> dict[int, list[CellGpuLoad]]:
-        """Each ``(cell, end)``'s GPU load entries (end in Unix seconds), by ``id(cell)``; [] without NVML."""
+        """The GPU load entries of each ``(cell, end)``, with the end in Unix
+        seconds, keyed by ``id(cell)``. Each list is empty without NVML."""
         nvml = self._reader.module
         loads = self._reader.by_index
         tracks = [self._tracks.pop(id(cell), None) for cell, _ in cells]
@@ -230,7 +237,7 @@ def _merged(first: list[LoadReading], second: list[LoadReading]) -> list[LoadRea
 def utilization_over(
     samples: Samples | None, start: float, end: float, readings: list[LoadReading]
 ) -> tuple[float | None, float | None, int, str, float]:
-    """(mean, max, samples used, coverage, seconds covered) of the GPU's utilisation from ``start`` to ``end``.
+    """The GPU's utilisation from ``start`` to ``end``, as (mean, max, samples used, coverage, seconds covered).
 
     A sample is the utilisation over the driver's sample period that ends at
     its timestamp, so the samples inside the cell are its figures. The buffer
@@ -268,14 +275,16 @@ def _from_readings(readings: list[LoadReading]) -> tuple[float | None, float | N
 
 
 def _period(samples: Samples) -> float:
-    """The driver's sample period: the median gap between samples (a second where there is one sample)."""
+    """The driver's sample period, taken as the median gap between samples, or a
+    second where there is only one sample."""
     gaps = sorted(b[0] - a[0] for a, b in zip(samples, samples[1:], strict=False) if b[0] > a[0])
     return gaps[len(gaps) // 2] if gaps else 1.0
 
 
 def energy_between(readings: list[LoadReading], start: float, end: float) -> float | None:
-    """Joules between ``start`` and ``end`` from energy counter readings (oldest first), each end
-    placed linearly between the readings on either side of it; None where one end has no reading beyond it."""
+    """The joules between ``start`` and ``end`` from energy counter readings,
+    oldest first, with each end placed linearly between the readings on either
+    side of it. It is None where one end has no reading beyond it."""
     at_start, at_end = _counter_at(readings, start), _counter_at(readings, end)
     if at_start is None or at_end is None:
         return None
@@ -292,7 +301,9 @@ def _counter_at(readings: list[LoadReading], when: float) -> float | None:
 
 
 def integrate_power(samples: Samples, start: float, end: float) -> float | None:
-    """Joules from power samples (milliwatts), each held until the next; None unless one is at or before ``start``."""
+    """The joules from power samples in milliwatts, each held until the next. It
+    is None unless a sample is at or before ``start``, since the start would
+    otherwise be unknown."""
     if not samples or samples[0][0] > start:
         return None
     total = 0.0

@@ -8,12 +8,15 @@ from typing import TYPE_CHECKING, Any
 from ..protocol import CellStatus
 from ..sampling.readers.torch_cuda import NO_ALLOCATIONS, AllocatorStats, CellAllocators
 
-if TYPE_CHECKING:  # only the type: the module is loaded when a diagnosis is made
+# Only the types are needed here, and the modules behind them are loaded when
+# a diagnosis is made, not at every cell.
+if TYPE_CHECKING:
     from ..protocol_types import CellError, OomDiagnosis
 
 
 class PendingCell:
-    """What pre_run_cell measured; numbers only."""
+    """What pre_run_cell measured. It holds numbers only, so that it keeps none
+    of the user's objects alive."""
 
     __slots__ = (
         "info_id",
@@ -42,8 +45,10 @@ class PendingCell:
         self.started = started
         self.t0 = 0.0
         self.rss_before: int | None = None
-        self.rss_peak_before: int | None = None  # VmHWM when not reset
-        # VmHWM counts from this cell's start: reset there, or it was the RSS already
+        # VmHWM at the start, when it was not reset.
+        self.rss_peak_before: int | None = None
+        # Whether VmHWM counts from this cell's start, because it was reset
+        # there or it was the RSS already.
         self.rss_peak_from_start = False
         # The highest RSS seen during the cell by the sampler (and, for a cell
         # that ran another one inside it, VmHWM before the inner cell reset it).
@@ -51,22 +56,27 @@ class PendingCell:
         self.cuda_was_initialized = False
         self.gpus_before: GpuReading = {}
         self.gpu_peaks_were_reset = False
-        # index -> [allocated max, reserved max], the same for torch's counters
+        # For each device index, [allocated max, reserved max], the same for
+        # torch's counters.
         self.sampled_gpu_max: dict[int, list[int]] = {}
-        # Devices whose peaks an inner cell's reset hid (their maxima hold them).
+        # The devices whose peaks an inner cell's reset hid, so that their
+        # maxima above hold those peaks.
         self.gpu_peaks_folded: set[int] = set()
-        # Run by the running cell through run_cell (%%capture, get_ipython().run_cell):
-        # part of that cell, whose record covers it.
+        # Whether the running cell ran this one through run_cell (as %%capture
+        # or get_ipython().run_cell do). It is then part of that cell, whose
+        # record covers it.
         self.nested = False
-        # The thread that runs it: a kernel subshell (ipykernel 7) runs its
-        # cells on a thread of its own, at the same time as the notebook's.
+        # The thread that runs the cell, because a kernel subshell (ipykernel 7)
+        # runs its cells on a thread of its own, at the same time as the
+        # notebook's.
         self.thread = 0
         # The kernel's processes (cell_processes.CellTree), where the tree can be read.
         self.tree: Any = None
 
 
 class EndedCell:
-    """What post_run_cell measured, waiting for its RSS after and peak to become a record."""
+    """What post_run_cell measured. It waits for the RSS after the cell and its
+    peak to be read, and then becomes a record."""
 
     __slots__ = (
         "cell",
@@ -97,31 +107,41 @@ class EndedCell:
         self.status = status
         self.error = error
         self.execution_count = execution_count
-        # torch's counters after the cell (None: not read yet; {}: nothing to read)
+        # Torch's counters after the cell. They are None while not read yet,
+        # and {} when there was nothing to read.
         self.gpus_after = gpus_after
         self.oom = oom
-        self.host_read = False  # rss_after and rss_peak_after are read
+        # Whether rss_after and rss_peak_after have been read.
+        self.host_read = False
         self.rss_after: int | None = None
-        self.rss_peak_after: int | None = None  # VmHWM
-        self.tree_after: Any = None  # the processes' totals after the cell (TreeTotals), or None
+        # VmHWM at the end.
+        self.rss_peak_after: int | None = None
+        # The processes' totals after the cell (TreeTotals), or None.
+        self.tree_after: Any = None
 
 
-# CUDA ordinal -> torch's stats of that device, as read (a device that
-# cudaMallocAsync could only read by creating a context is left out); {} while
-# CUDA is not initialised. torch_cuda.counters_from_stats picks the counters out.
+# This maps each CUDA ordinal to torch's stats of that device, as read. A
+# device that cudaMallocAsync could only read by creating a context is left
+# out, and the reading is {} while CUDA is not initialised.
+# torch_cuda.counters_from_stats picks the counters out later.
 GpuReading = dict[int, AllocatorStats]
 
 
 def gpu_reading(cuda: CellAllocators | None) -> GpuReading:
-    """torch's stats of every readable device now ({} while CUDA is not initialised: ``cuda`` None);
-    a device without a context reads as NO_ALLOCATIONS, without asking torch for its stats."""
+    """Torch's stats of every readable device at this moment, or {} while CUDA is
+    not initialised, which ``cuda`` being None says.
+
+    A device without a context reads as NO_ALLOCATIONS, without asking torch
+    for its stats.
+    """
     if cuda is None:
         return {}
     stats, indices, with_context = cuda.stats, cuda.indices, cuda.with_context
     if len(with_context) >= len(indices):
-        # Every device read has a context (the common case, and the hooks' hot
-        # path): with_context is a subset of the indices (cudaMallocAsync's
-        # are devices seen with a context or that torch says have none).
+        # Every device read has a context, which is the common case and the
+        # hooks' hot path. The count comparison proves it because with_context
+        # is a subset of the indices (under cudaMallocAsync the indices are the
+        # devices seen with a context or that torch says have none).
         return {index: stats(index) for index in indices}
     unused = cuda.unused
     return {index: stats(index) if index in with_context or not unused(index) else NO_ALLOCATIONS for index in indices}
@@ -134,7 +154,8 @@ def max_known(*values: int | None) -> int | None:
 
 
 def raise_gpu_max(cell: PendingCell, index: int, allocated: int | None, reserved: int | None) -> None:
-    """Fold torch figures seen during ``cell`` (by the sampler, or before an inner cell's reset) into its maxima."""
+    """Fold torch figures seen during ``cell``, by the sampler or before an inner
+    cell's reset, into its maxima."""
     allocated = allocated or 0
     reserved = reserved or 0
     seen = cell.sampled_gpu_max.get(index)
@@ -156,18 +177,20 @@ def peak_of(
     counter_exact: bool,
     check_foreign_reset: bool = False,
 ) -> tuple[int | None, bool]:
-    """A cell's peak from a high-water counter and readings; (bytes, exact).
+    """A cell's peak from a high-water counter and readings, as (bytes, whether exact).
 
-    ``counter_exact``: the counter was reset at cell start (or started from
-    zero in the cell), so its value at the end is the cell's peak. Otherwise
-    it counts since some earlier reset: it is the cell's peak only if it rose
-    during the cell.
-    ``check_foreign_reset`` (where no inner cell's reset hid part of the
-    counter, which ``sampled`` then holds): a counter is never below a
-    reading taken since its last reset, so a reading above it (the value at
-    the start, or one the sampler took) proves that something else reset it
-    during the cell (the user's own ``torch.cuda.reset_peak_memory_stats()``);
-    what came before that reset is known only as far as it was seen.
+    ``counter_exact`` says that the counter was reset at the cell's start, or
+    started from zero in the cell, so its value at the end is the cell's peak.
+    Otherwise it counts since some earlier reset, and it is the cell's peak
+    only if it rose during the cell.
+
+    ``check_foreign_reset`` is passed where no inner cell's reset hid part of
+    the counter (which ``sampled`` would then hold). A counter is never below
+    a reading taken since its last reset, so a reading above it (the value at
+    the start, or one that the sampler took) proves that something else reset
+    it during the cell, such as the user's own
+    ``torch.cuda.reset_peak_memory_stats()``. What came before that reset is
+    then known only as far as it was seen, so the peak is not exact.
     """
     if counter_exact and counter_after is not None:
         peak = max_known(counter_after, before, after, sampled)

@@ -12,7 +12,8 @@ from ..sampling.readers.torch_cuda import AllocatorCounters, counters_from_stats
 from .cell_processes import processes_section
 from .cell_readings import EndedCell, GpuReading, PendingCell, peak_of
 
-if TYPE_CHECKING:  # the message shapes, for annotations only (protocol_types.py)
+# The message shapes in protocol_types.py are needed for annotations only.
+if TYPE_CHECKING:
     from ..protocol_types import CellGpuLoad, CellGpuMemory, CellHostMemory, CellMemoryRecord
 
 
@@ -25,9 +26,9 @@ def cell_record(
 ) -> CellMemoryRecord:
     """The record of ``ended``, whose end figures have been read.
 
-    ``gpus`` is made by :func:`gpu_records` and ``gpu_load`` by cell_load.py (with None, the
-    record carries no load). ``interval_s`` is the sampler's interval, which spaces the readings
-    of the kernel's processes.
+    ``gpus`` comes from :func:`gpu_records` and ``gpu_load`` from cell_load.py; when
+    ``gpu_load`` is None, the record carries no load figures. ``interval_s`` is the sampler's
+    interval, which spaces the readings of the kernel's processes.
     """
     cell = ended.cell
     rss_peak, rss_exact = peak_of(
@@ -67,13 +68,14 @@ def cell_record(
 
 
 def gpu_records(cell: PendingCell, after: GpuReading) -> list[CellGpuMemory]:
-    """One entry per device the cell's kernel has used, from torch's counters before ``cell`` and ``after`` it."""
+    """One entry per device that the cell's kernel has used, from torch's counters
+    before ``cell`` and ``after`` it."""
     records: list[CellGpuMemory] = []
     for index in sorted(set(cell.gpus_before) | set(after)):
         b = counters_from_stats(cell.gpus_before.get(index))
         a = counters_from_stats(after.get(index))
         if not cell.cuda_was_initialized:
-            # CUDA came up during the cell: the allocator counted from zero.
+            # CUDA came up during the cell, so the allocator counted from zero.
             b = AllocatorCounters(0, 0, 0, 0)
             counters_exact = True
         else:
@@ -99,7 +101,8 @@ def gpu_records(cell: PendingCell, after: GpuReading) -> list[CellGpuMemory]:
             unfolded,
         )
         if not (allocated_peak or reserved_peak or (a and a.reserved) or (b and b.reserved)):
-            continue  # a device this kernel never used: no entry
+            # This kernel never used the device, so it gets no entry.
+            continue
         records.append(
             {
                 "index": index,

@@ -6,23 +6,24 @@ The hook receives an ``ExecutionInfo``, which carries no count, and
 - up to the 9.x releases of late 2025 (IPython 8 among them), ``run_cell_async``
   increments the count only after the cell ran, so in ``pre_run_cell`` it is
   the running cell's own number;
-- since then it increments the count before ``pre_run_cell`` (so that cells
+- later releases increment the count before ``pre_run_cell`` (so that cells
   can re-enter ``run_cell_async``), so the running cell's number is one less.
 
 Both set ``ExecutionResult.execution_count`` to the cell's number, and
-``post_run_cell`` receives that result: :class:`CellNumbering` compares it with
-the count the shell showed at the start of the same cell and keeps the
+``post_run_cell`` receives that result. :class:`CellNumbering` compares it with
+the count that the shell showed at the start of the same cell, and keeps the
 difference, which holds for every later cell of that shell. Until a cell has
 ended, the difference comes from the shell's own code (see
-:func:`_counts_before_running`), not from a version string: the change came in
-a minor release, and forks backport such things.
+:func:`_counts_before_running`), not from a version string, because the change
+came in a minor release, and forks backport such things.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-# Cells started and not yet ended (nested cells); more means post_run_cell was lost.
+# At most this many cells are started and not yet ended, as nested cells are.
+# More means that a post_run_cell was lost.
 MAX_OPEN_CELLS = 32
 
 
@@ -30,22 +31,29 @@ class CellNumbering:
     """Learns, per shell, how ``shell.execution_count`` in ``pre_run_cell`` relates to the cell's number."""
 
     def __init__(self) -> None:
-        # 1: the shell counts the cell before pre_run_cell; 0: after it ran; None: not known yet
+        # This is 1 when the shell counts the cell before pre_run_cell, 0 when
+        # it counts it after the cell ran, and None while that is not known.
         self._offset: int | None = None
         self._shell_id: int | None = None
-        # id(info) -> shell.execution_count in pre_run_cell, for the store_history cells still running
+        # This maps id(info) to shell.execution_count in pre_run_cell, for the
+        # store_history cells still running.
         self._raw: dict[int, int] = {}
 
     def at_start(self, shell: Any, info: Any) -> int | None:
-        """The count of the cell ``info`` announces (call from ``pre_run_cell``; never raises)."""
+        """The count of the cell that ``info`` announces. Call it from
+        ``pre_run_cell``; it never raises."""
         try:
             count = shell.execution_count
-            if count.__class__ is not int:  # not bool either
+            # The exact class check also refuses a bool.
+            if count.__class__ is not int:
                 return None
             if not getattr(info, "store_history", False):
-                return count  # never counted: both orderings compile it under the count as it is
+                # Such a cell is never counted, and both orderings compile it
+                # under the count as it is.
+                return count
             if id(shell) == self._shell_id and self._offset is not None:
-                # Learned (every cell but a shell's first): a hook's hot path, kept short.
+                # The offset is learned for every cell but a shell's first.
+                # This is a hook's hot path, so it is kept short.
                 return count - self._offset
             if id(shell) != self._shell_id:
                 self._shell_id = id(shell)
@@ -59,9 +67,12 @@ class CellNumbering:
             return None
 
     def at_end(self, result: Any) -> None:
-        """Learn from the cell ``result`` ends (call from ``post_run_cell``; never raises)."""
+        """Learn from the cell that ``result`` ends. Call it from ``post_run_cell``;
+        it never raises."""
         if not self._raw:
-            return  # learned, or no cell of ours is waiting: nothing to compare
+            # The offset is learned, or no cell noted here is waiting, so there
+            # is nothing to compare.
+            return
         try:
             raw = self._raw.pop(id(getattr(result, "info", None)), None)
             count = getattr(result, "execution_count", None)
@@ -69,7 +80,8 @@ class CellNumbering:
                 return
             if raw - count in (0, 1):
                 self._offset = raw - count
-                self._raw.clear()  # what is still open is numbered by the offset now
+                # The cells still open are numbered by the offset from here on.
+                self._raw.clear()
         except Exception:
             pass
 
@@ -80,11 +92,12 @@ class CellNumbering:
 def _counts_before_running(shell: Any) -> bool:
     """Whether this shell's ``run_cell_async`` increments the count before ``pre_run_cell``.
 
-    Only for the first cell of a shell, before :meth:`CellNumbering.at_end` has
-    seen one end. The releases that count first keep the cell's number in a
-    local variable ``execution_count`` of ``run_cell_async`` (a cell variable:
-    a closure reads it); the older ones only ever use the attribute. Unknown
-    (no such method): the older ordering.
+    It is asked only for the first cell of a shell, before
+    :meth:`CellNumbering.at_end` has seen one end. The releases that count
+    first keep the cell's number in a local variable ``execution_count`` of
+    ``run_cell_async``, which is a cell variable because a closure reads it,
+    while the older ones only ever use the attribute. A shell without such a
+    method is taken to use the older ordering.
     """
     try:
         code = type(shell).run_cell_async.__code__

@@ -5,13 +5,14 @@ The frontend's "insert memory-saving code" fills the placeholders of a snippet
 warns when a snippet needs a fresh runtime (CUDA or TensorFlow already
 initialised). This module answers both questions.
 
-Like the rest of the helper it never imports torch or TensorFlow: the classes
-come from ``sys.modules`` (if the user never imported torch, no object can be
-a module or an optimizer), and TensorFlow's state is read from its eager
-context without creating it. The result holds names and booleans only; no
-user object is referenced once :func:`notebook_names` returns.
+Like the rest of the helper it never imports torch or TensorFlow. The classes
+come from ``sys.modules``, which is enough because if the user never imported
+torch, no object can be a module or an optimizer, and TensorFlow's state is
+read from its eager context without creating it. The result holds names and
+booleans only, and no user object is referenced once :func:`notebook_names`
+returns.
 
-Cost is bounded: at most :data:`MAX_NAMESPACE_NAMES` namespace entries are
+The cost is bounded: at most :data:`MAX_NAMESPACE_NAMES` namespace entries are
 looked at, at most :data:`MAX_MODELS_SIZED` models are sized, and a model's
 parameters are counted up to :data:`MAX_PARAMETER_TENSORS` tensors.
 """
@@ -31,22 +32,25 @@ from ..sampling.torch_reads import current, module_members
 MAX_NAMES_PER_KIND = 20
 MAX_NAMESPACE_NAMES = 10_000
 MAX_PARAMETER_TENSORS = 10_000
-MAX_MODELS_SIZED = 200  # models beyond these are not listed
+# Models beyond this many are neither sized nor listed.
+MAX_MODELS_SIZED = 200
 
 # Order matters: a loss (``_Loss``) is also an ``nn.Module``, and is reported
 # as a loss only, never as a model.
 KINDS: tuple[str, ...] = ("loss", "model", "optimizer", "dataloader", "scaler")
 RESULT_KINDS: tuple[str, ...] = ("model", "optimizer", "dataloader", "loss", "scaler")
 
-# kind -> (module in sys.modules, class name), first found wins; a later
-# entry is a fallback for torch versions that put the class elsewhere.
+# This maps each kind to the (module in sys.modules, class name) pairs where
+# its class may be. A later entry is a fallback for torch versions that put the
+# class elsewhere.
 _CLASS_LOCATIONS: dict[str, tuple[tuple[str, str], ...]] = {
     "loss": (("torch.nn.modules.loss", "_Loss"),),
     "model": (("torch.nn.modules.module", "Module"),),
     "optimizer": (("torch.optim.optimizer", "Optimizer"),),
     "dataloader": (("torch.utils.data.dataloader", "DataLoader"),),
-    # torch >= 2.3: torch.amp.GradScaler; torch.cuda.amp.GradScaler subclasses it.
-    # Older torch had only torch.cuda.amp.GradScaler.
+    # Torch 2.3 and later have torch.amp.GradScaler, which
+    # torch.cuda.amp.GradScaler subclasses. Older torch had only
+    # torch.cuda.amp.GradScaler.
     "scaler": (("torch.amp.grad_scaler", "GradScaler"), ("torch.cuda.amp.grad_scaler", "GradScaler")),
 }
 
@@ -72,10 +76,12 @@ class NotebookNames(TypedDict):
 
 
 def _loaded_classes(modules: Mapping[str, Any]) -> list[tuple[str, tuple[type, ...]]]:
-    """(kind, classes) for the kinds whose classes the user has loaded, in KINDS order."""
+    """The (kind, classes) pairs for the kinds whose classes the user has loaded, in KINDS order."""
     found: list[tuple[str, tuple[type, ...]]] = []
     if modules.get("torch") is None:
-        return found  # torch not imported (or removed): no object can be one of these
+        # Torch is not imported, or was removed, so no object can be one of
+        # these.
+        return found
     for kind in KINDS:
         classes = []
         for module_name, class_name in _CLASS_LOCATIONS[kind]:
@@ -94,7 +100,8 @@ def _loaded_classes(modules: Mapping[str, Any]) -> list[tuple[str, tuple[type, .
 
 
 def _kind_of(obj: Any, classes: list[tuple[str, tuple[type, ...]]]) -> str | None:
-    # type(obj), not isinstance(): a proxy's __class__ is never consulted.
+    # type(obj) is used rather than isinstance(), so that a proxy's __class__
+    # is never consulted.
     t = type(obj)
     for kind, bases in classes:
         try:
@@ -106,17 +113,21 @@ def _kind_of(obj: Any, classes: list[tuple[str, tuple[type, ...]]]) -> str | Non
 
 
 def _parameter_count(model: Any) -> int:
-    """Number of parameter elements (first MAX_PARAMETER_TENSORS tensors); -1 if unreadable.
+    """The number of parameter elements in the first MAX_PARAMETER_TENSORS
+    tensors, or -1 if they cannot be read.
 
     The parameters are read from the modules' dicts and counted by TensorBase's
-    ``numel`` with torch function handling off (torch_reads.py): an overridden
-    ``parameters()`` or a tensor subclass's ``__torch_function__`` never runs.
+    ``numel`` with torch function handling off (torch_reads.py), so that an
+    overridden ``parameters()`` or a tensor subclass's ``__torch_function__``
+    never runs.
     """
     try:
         params = module_members(model, "_parameters", MAX_PARAMETER_TENSORS)
         torch = current()
         if torch is None:
-            return 0 if not params else -1  # torch._C gone from sys.modules: nothing to read them with
+            # torch._C is gone from sys.modules, so there is nothing to read
+            # the parameters with.
+            return 0 if not params else -1
         total = 0
         with torch.off():
             for p in params:
@@ -136,8 +147,8 @@ def runtime_state(modules: Mapping[str, Any] | None = None) -> RuntimeState:
         "torch_imported": torch is not None,
         "cuda_initialized": torch is not None and torch_cuda.cuda_initialized(torch),
         "tensorflow_imported": tf_imported,
-        # Exactly the condition under which TF's set_memory_growth /
-        # set_visible_devices / set_logical_device_configuration raise
+        # This is exactly the condition under which TF's set_memory_growth,
+        # set_visible_devices and set_logical_device_configuration raise
         # "... cannot be modified after being initialized".
         "tensorflow_initialized": tf_imported and tf_reader.gpus_initialized(),
     }
@@ -158,7 +169,8 @@ def notebook_names(
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             _collect(user_ns, hidden_ns, classes, found, sizes)
-    # Largest model first; equal sizes keep namespace (definition) order.
+    # The largest model comes first, and equal sizes keep the namespace's
+    # (definition) order, since the sort is stable.
     found["model"].sort(key=lambda name: -sizes[name])
     result: dict[str, Any] = {kind: names[:MAX_NAMES_PER_KIND] for kind, names in found.items()}
     result["runtime"] = runtime_state(modules)
@@ -173,9 +185,10 @@ def _collect(
     sizes: dict[str, int],
 ) -> None:
     try:
-        # IPython's own _i<N>/_<N> are left out before the cut, not after:
-        # they grow by one a cell, and in a long session they would take
-        # every place and hide the names bound late.
+        # Names that start with an underscore, among them IPython's own _i<N>
+        # and _<N>, are left out before the cut, not after. IPython's grow by
+        # one a cell, and in a long session they would take every place and
+        # hide the names bound late.
         items = list(
             itertools.islice(
                 (
@@ -192,14 +205,15 @@ def _collect(
     try:
         for name, obj in items:
             if hidden_ns.get(name, _MISSING) is obj:
-                continue  # put there by IPython, not by the user
+                # IPython put this name there, not the user.
+                continue
             kind = _kind_of(obj, classes)
             if kind is None:
                 continue
             names = found[kind]
             if kind == "model":
-                # Models are sized before the cut (the largest may come late);
-                # the list is cut to MAX_NAMES_PER_KIND after sorting.
+                # Models are sized before the cut, because the largest may come
+                # late, and the list is cut to MAX_NAMES_PER_KIND after sorting.
                 if len(names) < MAX_MODELS_SIZED:
                     sizes[name] = _parameter_count(obj)
                     names.append(name)

@@ -1,19 +1,20 @@
 """The helper's comm side, which registers the comm target, keeps the open comms and dispatches their requests.
 
 Every frontend (a notebook panel, a second browser tab, a console) opens its
-own comm to the ``jupyterlab-vram`` target; the channel keeps them all and the
-sampler broadcasts to every one. Handlers run on the shell thread, between
-cells; broadcasts come from the sampler thread, hence the lock.
+own comm to the ``jupyterlab-vram`` target, and the channel keeps them all, so
+that the sampler broadcasts to every one. Handlers run on the shell thread,
+between cells, while broadcasts come from the sampler thread, hence the lock.
 
-Nothing here raises into ipykernel or prints: a bad message is answered with
-an ``error``; a bug is answered with an ``internal`` error and the kernel goes
-on; an interrupt (the user's, while a request runs) ends the request with an
-``interrupted`` error.
+Nothing here raises into ipykernel or prints. A bad message is answered with
+an ``error``, a bug is answered with an ``internal`` error and the kernel goes
+on, and an interrupt (the user's, while a request runs) ends the request with
+an ``interrupted`` error.
 
-A message the kernel's packer refuses (a lone surrogate in a string: a name
-made with ``globals()['\\ud800']``, a request id sent as a JSON escape) goes
-again with U+FFFD in place of each; one that still cannot go is answered with
-an ``internal`` error: a frontend waiting for a reply never waits forever.
+A message that the kernel's packer refuses, because of a lone surrogate in a
+string (a name made with ``globals()['\\ud800']``, or a request id sent as a
+JSON escape), goes again with U+FFFD in place of each. One that still cannot
+go is answered with an ``internal`` error, so that a frontend waiting for a
+reply never waits forever.
 """
 
 from __future__ import annotations
@@ -41,7 +42,8 @@ from ..sampling.sampler import Sampler
 from .hello import hello_message
 from .unsendable_text import ReplacedNames, without_surrogates
 
-if TYPE_CHECKING:  # the message shapes, for annotations only (protocol_types.py)
+# The message shapes in protocol_types.py are needed for annotations only.
+if TYPE_CHECKING:
     from ..protocol_types import ErrorMessage
 
 
@@ -69,10 +71,12 @@ class Channel:
         self._comms: list[Any] = []
         self._lock = threading.Lock()
         self._cell_history: Callable[[], list[Any]] = list
-        self._cleanup: Callable[[], Any] | None = None  # gives the cleanup.Cleanup; bound by the runtime
-        self._notebook_names: Callable[[], dict[str, Any]] | None = None  # bound by the runtime
-        self._allocations: Callable[[], Any] | None = None  # gives the allocation_sites.AllocationSites
-        self._stop_process: Callable[[int, int, float], dict[str, Any]] | None = None  # bound by the runtime
+        # These are bound by the runtime. The first gives the cleanup.Cleanup,
+        # and the third gives the allocation_sites.AllocationSites.
+        self._cleanup: Callable[[], Any] | None = None
+        self._notebook_names: Callable[[], dict[str, Any]] | None = None
+        self._allocations: Callable[[], Any] | None = None
+        self._stop_process: Callable[[int, int, float], dict[str, Any]] | None = None
         self._before_request: Callable[[], None] = lambda: None
         self.last_error: str | None = None
         # Maps a listing id to the names that the frontend sees differently from what they are;
@@ -93,16 +97,21 @@ class Channel:
         before_request: Callable[[], None] | None = None,
         stop_process: Callable[[int, int, float], dict[str, Any]] | None = None,
     ) -> None:
-        """``cell_history()``: the kept per-cell records, for ``history`` requests;
-        ``cleanup()``: the :class:`cleanup.Cleanup`, for ``free_memory``/``inspect``/``delete``
-        (asked for at the first such request);
-        ``notebook_names()``: the result of a ``notebook_names`` request;
-        ``record_series``: the cell recorder's series, announced in ``hello``;
-        ``allocations()``: the :class:`allocation_sites.AllocationSites` (asked for at the first
-        ``record_allocations``/``allocation_sites``/``allocation_snapshot`` request);
-        ``before_request()``: called before each request is handled (the cell
-        recorder's ``finish_records``: what a request frees is not a cell's);
-        ``stop_process(pid, start_time, timeout_s)``: the result of a ``stop_process`` request."""
+        """Bind the sampler and the parts that answer requests.
+
+        ``cell_history()`` returns the kept per-cell records, for ``history``
+        requests. ``cleanup()`` returns the :class:`cleanup.Cleanup`, for
+        ``free_memory``, ``inspect`` and ``delete``; it is asked for at the
+        first such request. ``notebook_names()`` returns the result of a
+        ``notebook_names`` request. ``record_series`` is the cell recorder's
+        series, announced in ``hello``. ``allocations()`` returns the
+        :class:`allocation_sites.AllocationSites`, asked for at the first
+        ``record_allocations``, ``allocation_sites`` or ``allocation_snapshot``
+        request. ``before_request()`` is called before each request is
+        handled; it is the cell recorder's ``finish_records``, because what a
+        request frees is not a cell's. ``stop_process(pid, start_time,
+        timeout_s)`` returns the result of a ``stop_process`` request.
+        """
         self._sampler = sampler
         self._record_series = record_series
         if cell_history is not None:
@@ -130,7 +139,7 @@ class Channel:
         manager.register_target(self._target_name, self._on_open)
 
     def unregister(self) -> None:
-        """Close our comms and remove our target (if it is still ours)."""
+        """Close this channel's comms, and remove its target if it is still this channel's."""
         for comm in self.targets():
             try:
                 comm.close()
@@ -142,7 +151,8 @@ class Channel:
         if manager is None:
             return
         try:
-            # Bound methods compare equal (not identical) for the same object.
+            # Bound methods of the same object compare equal but are not
+            # identical, so == is the right test.
             if getattr(manager, "targets", {}).get(self._target_name) == self._on_open:
                 manager.unregister_target(self._target_name, self._on_open)
         except Exception:
@@ -161,7 +171,7 @@ class Channel:
         return bool(self._comms)
 
     def broadcast(self, message: Mapping[str, Any]) -> None:
-        """Send one message to every open comm (any thread; never raises)."""
+        """Send one message to every open comm. It may be called from any thread, and never raises."""
         for comm in self.targets():
             self._send_quietly(comm, message)
 
@@ -176,7 +186,8 @@ class Channel:
         try:
             self._open(comm, _data_of(msg))
         except KeyboardInterrupt:
-            raise  # ipykernel logs an interrupt that lands here, and the kernel goes on.
+            # ipykernel logs an interrupt that lands here, and the kernel goes on.
+            raise
         except BaseException as exc:
             # A SystemExit or GeneratorExit is caught too (see _on_msg), because letting it
             # propagate would end the kernel.
@@ -220,8 +231,9 @@ class Channel:
         self.sampler.wake()
 
     def _close_replaced(self, comm_ids: list[str], new: Any) -> None:
-        """Close the comms a frontend left open and replaces with ``new``: nothing reads them
-        any more, and every sample sent to them costs the kernel as much as a live one."""
+        """Close the comms that a frontend left open and replaces with ``new``,
+        because nothing reads them any more, and every sample sent to them
+        costs the kernel as much as one sent to a live comm."""
         if not comm_ids:
             return
         wanted = set(comm_ids)
@@ -383,9 +395,9 @@ class Channel:
         return self._stop_process(args["pid"], args["start_time"], args["timeout_s"])
 
     def _send_encodable(self, comm: Any, message: Mapping[str, Any]) -> None:
-        """Send ``message``; one the packer refused goes again with its lone
-        surrogates replaced (:func:`without_surrogates`). Raises when it
-        cannot go either way."""
+        """Send ``message``. If the packer refuses it, it goes again with its lone
+        surrogates replaced (:func:`without_surrogates`). This raises when the
+        message cannot go either way."""
         try:
             comm.send(data=message)
             return
@@ -414,8 +426,9 @@ class Channel:
             self._tell_unsent(comm, message, text)
 
     def _tell_unsent(self, comm: Any, message: Mapping[str, Any], text: str) -> None:
-        """A message that could not be sent at all: an ``internal`` error in its
-        place, carrying its request id, so that a request still gets its answer."""
+        """Send an ``internal`` error in place of a message that could not be sent
+        at all. It carries the message's request id, so that a request still
+        gets its answer."""
         try:
             request_id = message.get("request_id") if isinstance(message, Mapping) else None
             request_id = without_surrogates(request_id, set()) if isinstance(request_id, str) else None
@@ -425,4 +438,5 @@ class Channel:
                 self._told_unsent.add(text)
             comm.send(data=error_message("internal", without_surrogates(text, set()), request_id))
         except Exception:
-            pass  # The comm itself is gone, and last_error already says why.
+            # The comm itself is gone, and last_error already says why.
+            pass

@@ -12,7 +12,8 @@ from ..sampling.readers import tensorflow as tf_reader
 from ..sampling.readers import torch_cuda
 from ..sampling.sample import SampleSource
 
-if TYPE_CHECKING:  # the message shapes, for annotations only (protocol_types.py)
+# The message shapes in protocol_types.py are needed for annotations only.
+if TYPE_CHECKING:
     from ..protocol_types import HelloMessage
 
 

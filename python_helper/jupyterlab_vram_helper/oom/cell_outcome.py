@@ -1,7 +1,10 @@
-"""What became of a cell: ok, error, interrupted; and whether an error was an
-out-of-memory one (by class name and message; torch and TensorFlow are never
-imported). Read from IPython's ExecutionResult in post_run_cell; nothing keeps
-a reference to the exception."""
+"""Work out what became of a cell (ok, error or interrupted) and whether an
+error was an out-of-memory one.
+
+Errors are recognised by class name and message text, so torch and TensorFlow
+are never imported. The outcome is read from IPython's ExecutionResult in
+post_run_cell, and nothing keeps a reference to the exception, because its
+traceback holds the failed cell's objects."""
 
 from __future__ import annotations
 
@@ -12,13 +15,15 @@ from typing import TYPE_CHECKING, Any
 
 from ..protocol import CellStatus
 
-if TYPE_CHECKING:  # the message shapes, for annotations only (protocol_types.py)
+# The message shapes in protocol_types.py are needed for annotations only.
+if TYPE_CHECKING:
     from ..protocol_types import CellError
 
 MESSAGE_HEAD_CHARS = 1000
 
-# # By class name (anywhere in the MRO, so subclasses count) and by message text;
-# torch and TensorFlow are never imported. Messages, from the libraries' sources:
+# An out-of-memory error is recognised by its class name, anywhere in the MRO
+# so that subclasses count, and by its message text, so torch and TensorFlow
+# are never imported. The messages, as the libraries' sources word them, are:
 #   torch.OutOfMemoryError (c10/cuda/CUDACachingAllocator.cpp):
 #     "CUDA out of memory. Tried to allocate 20.00 MiB. GPU 0 has a total capacity ..."
 #   cudaErrorMemoryAllocation via C10_CUDA_CHECK: "CUDA error: out of memory"
@@ -41,18 +46,20 @@ OUT_OF_MEMORY_MESSAGE = re.compile(
     r"DefaultCPUAllocator: not enough memory",
     re.IGNORECASE,
 )
-# The message as the diagnosis reads it: as much as oom_message.py scans. Not
-# just its head: a wrapper often puts the library's message after a whole
-# traceback (nn.DataParallel's "Caught OutOfMemoryError in replica 1 ...
-# Original Traceback ...", Keras's "Graph execution error: Detected at node
-# ... defined at ...").
+# This much of the message is passed to the diagnosis, which is as much as
+# oom_message.py scans. Its head alone would not do, because a wrapper often
+# puts the library's message after a whole traceback (nn.DataParallel's
+# "Caught OutOfMemoryError in replica 1 ... Original Traceback ...", or Keras's
+# "Graph execution error: Detected at node ... defined at ...").
 SCANNED_MESSAGE_CHARS = 65536
-# Links of an error's chain looked at (causes, contexts, an exception group's members).
+# At most this many links of an error's chain are looked at: its causes, its
+# contexts and an exception group's members.
 MAX_CHAIN_LINKS = 16
 
 
-# Errors that, raised while an out-of-memory error was handled, say the
-# handler itself went wrong rather than stand for the memory error.
+# These errors, when raised while an out-of-memory error was being handled,
+# say that the handler itself went wrong, so they do not stand for the memory
+# error.
 BUG_ERRORS = (
     LookupError,
     TypeError,
@@ -70,7 +77,8 @@ def error_message(exc: BaseException) -> str:
     """Return an exception's message, or an empty string when its ``__str__`` fails."""
     try:
         return str(exc)
-    except Exception:  # a user exception whose __str__ fails
+    except Exception:
+        # A user's exception class may have a __str__ that fails.
         return ""
 
 
@@ -82,9 +90,13 @@ def error_head(exc: BaseException, limit: int) -> str:
 
 
 def error_chain(exc: BaseException) -> Iterator[BaseException]:
-    """``exc``, what it was raised from, an exception group's members, and what it
-    was raised during where that is part of the same failure (breadth first, each
-    once, at most MAX_CHAIN_LINKS): see :func:`_follows_context`."""
+    """Yield ``exc``, what it was raised from, an exception group's members, and
+    what it was raised during where that is part of the same failure, as
+    :func:`_follows_context` decides.
+
+    The walk is breadth first, yields each exception once, and stops after
+    MAX_CHAIN_LINKS of them.
+    """
     seen: set[int] = set()
     queue: list[BaseException] = [exc]
     while queue and len(seen) < MAX_CHAIN_LINKS:
@@ -93,27 +105,31 @@ def error_chain(exc: BaseException) -> Iterator[BaseException]:
             continue
         seen.add(id(current))
         yield current
-        if current.__cause__ is not None:  # ``raise ... from``: the author tied them together
+        # With ``raise ... from``, the author tied the two errors together.
+        if current.__cause__ is not None:
             queue.append(current.__cause__)
         context = current.__context__
         if context is not None and context is not current.__cause__ and _follows_context(current, context):
             queue.append(context)
-        members = getattr(current, "exceptions", ()) if _is_group(current) else ()  # asyncio.TaskGroup's errors
+        # An exception group, such as asyncio.TaskGroup raises, holds its
+        # members' errors.
+        members = getattr(current, "exceptions", ()) if _is_group(current) else ()
         queue.extend(m for m in members[:MAX_CHAIN_LINKS] if isinstance(m, BaseException))
 
 
 def _follows_context(outer: BaseException, context: BaseException) -> bool:
     """Whether ``outer``, raised while ``context`` was being handled, is the same failure.
 
-    Yes when ``outer`` is itself an out-of-memory error (a wrapper saying "GPU
-    out of memory" over the library's message with the figures), repeats the
-    message of the error it was raised during (``raise RuntimeError(f"step
-    failed: {e}")``), or is any other error raised in its place (``raise
-    RuntimeError("step 12 failed, try a smaller batch")``), unless its raiser
-    hid the context (``raise ... from None``). No when it is the kind of error
-    a bug raises (an IndexError in an ``except OutOfMemoryError:`` that falls
-    back to a smaller batch): calling that out of memory would send the user
-    after memory while the bug is elsewhere.
+    It is when ``outer`` is itself an out-of-memory error (a wrapper saying "GPU
+    out of memory" over the library's message with the figures), when it
+    repeats the message of the error it was raised during (``raise
+    RuntimeError(f"step failed: {e}")``), or when it is any other error raised
+    in its place (``raise RuntimeError("step 12 failed, try a smaller
+    batch")``), unless its raiser hid the context (``raise ... from None``).
+    It is not when it is the kind of error that a bug raises, such as an
+    IndexError in an ``except OutOfMemoryError:`` that falls back to a smaller
+    batch. Calling that out of memory would send the user after memory while
+    the bug is elsewhere.
     """
     outer_message = error_message(outer)[:SCANNED_MESSAGE_CHARS]
     if _looks_out_of_memory(outer, outer_message):
@@ -125,7 +141,8 @@ def _follows_context(outer: BaseException, context: BaseException) -> bool:
 
 
 def _is_group(exc: BaseException) -> bool:
-    group = getattr(builtins, "BaseExceptionGroup", None)  # Python >= 3.11
+    # Exception groups exist only in Python 3.11 and later.
+    group = getattr(builtins, "BaseExceptionGroup", None)
     return group is not None and isinstance(exc, group)
 
 
@@ -138,16 +155,17 @@ def _looks_out_of_memory(exc: BaseException, message: str) -> bool:
 def out_of_memory_text(
     exc: BaseException, readable: Callable[[str, str], bool] | None = None
 ) -> tuple[str, str] | None:
-    """``(class name, message)`` of the out-of-memory error in ``exc``'s chain, if any.
+    """The ``(class name, message)`` of the out-of-memory error in ``exc``'s chain,
+    or None if there is none.
 
-    ``exc`` itself, or an exception it was raised from, a member of an
-    exception group, or one it was raised during when it wraps it (see
-    :func:`_follows_context`). With
-    ``readable`` (whether the diagnosis can read a message), the first link it
-    can read wins: a wrapper's own "GPU out of memory, lower the batch size"
-    must not hide the library's message with the figures under it. Text only:
-    the diagnosis must not keep the exception, whose traceback holds the
-    failed cell's tensors.
+    The error may be ``exc`` itself, an exception it was raised from, a member
+    of an exception group, or one it was raised during when it wraps that one
+    (see :func:`_follows_context`). When ``readable`` is given, it says whether
+    the diagnosis can read a message, and the first link that it can read wins,
+    so that a wrapper's own "GPU out of memory, lower the batch size" does not
+    hide the library's message with the figures under it. Only text is
+    returned, because the diagnosis must not keep the exception, whose
+    traceback holds the failed cell's tensors.
     """
     first: tuple[str, str] | None = None
     for current in error_chain(exc):
@@ -163,14 +181,19 @@ def out_of_memory_text(
 
 
 def oom_message_readable(type_name: str, message: str) -> bool:
-    """Whether the diagnosis (oom_message.py, loaded with the first out-of-memory error) reads this message."""
+    """Whether the diagnosis can read this message.
+
+    The diagnosis's parser, oom_message.py, is imported here rather than at the
+    top so that it loads only with the first out-of-memory error.
+    """
     from .oom_message import parse_oom_message
 
     return parse_oom_message(type_name, message) is not None
 
 
 def is_out_of_memory(exc: BaseException) -> bool:
-    """True if ``exc`` or an error it stands for (see :func:`error_chain`) is an out-of-memory error."""
+    """Whether ``exc``, or an error it stands for (see :func:`error_chain`), is an
+    out-of-memory error."""
     return out_of_memory_text(exc) is not None
 
 
@@ -178,12 +201,15 @@ def exception_of(result: Any) -> BaseException | None:
     """Return the exception of an IPython ExecutionResult, or None when the cell raised none."""
     exc = getattr(result, "error_in_exec", None)
     if exc is None:
-        exc = getattr(result, "error_before_exec", None)  # SyntaxError, a failing input transformer
+        # An error before execution is a SyntaxError or a failing input
+        # transformer.
+        exc = getattr(result, "error_before_exec", None)
     return exc if isinstance(exc, BaseException) else None
 
 
-# An interrupt of a cell that awaits (ipykernel 7 runs it as a task) cancels
-# the task: the cell ends with asyncio's CancelledError, not KeyboardInterrupt.
+# An interrupt of a cell that awaits cancels its task, since ipykernel 7 runs
+# such a cell as a task, so the cell ends with asyncio's CancelledError rather
+# than KeyboardInterrupt.
 _INTERRUPTS = frozenset({"KeyboardInterrupt", "CancelledError"})
 
 
@@ -201,13 +227,14 @@ def describe_error(exc: BaseException) -> CellError:
 
 
 def cell_outcome(result: Any) -> tuple[CellStatus, CellError | None]:
-    """The status and error of an IPython ExecutionResult (or None: cancelled)."""
+    """The status and error of an IPython ExecutionResult.
+
+    A result of None means that the cell was cancelled, which counts as
+    interrupted.
+    """
     if result is None:
         return "interrupted", None
     exc = exception_of(result)
     if exc is None:
         return "ok", None
     return ("interrupted" if _is_interrupt(exc) else "error"), describe_error(exc)
-
-
-# --- readings ----------------------------------------------------------------------

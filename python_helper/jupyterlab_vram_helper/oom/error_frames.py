@@ -1,9 +1,10 @@
-"""The frames an error keeps alive, and their locals: what the ``last_traceback``
-hidden holder holds (hidden_references.py).
+"""Find the frames that an error keeps alive, and their locals. They are what
+the ``last_traceback`` hidden holder of hidden_references.py holds.
 
-A traceback keeps every frame it passes through, and each frame its locals
-(a failed training step's batch, activations, the model's outputs). These
-walk them bounded, and read a frame's locals without keeping them alive.
+A traceback keeps every frame that it passes through, and each frame keeps its
+locals, such as a failed training step's batch, its activations and the
+model's outputs. The functions here walk them within fixed bounds, and read a
+frame's locals without keeping them alive.
 """
 
 from __future__ import annotations
@@ -14,17 +15,21 @@ import types
 from collections.abc import Iterable
 from typing import Any
 
-# Bounds of one walk.
+# These bound one walk, so that a deep or long chain costs little.
 FRAMES_PER_TRACEBACK = 100
 CHAINED_EXCEPTIONS = 5
 LOCALS_PER_FRAME = 200
 
+# The code flag that marks a function's frame, as opposed to a module's.
 CO_OPTIMIZED = 0x0001
+# Frames whose module names start with these belong to IPython, the kernel or
+# this helper, not to the user's code.
 _INTERNAL_FRAME_PREFIXES = ("IPython", "ipykernel", "jupyterlab_vram_helper", "asyncio", "tornado", "traitlets")
 
 
 def exception_chain(exc: Any) -> list[BaseException]:
-    """``exc`` and the exceptions it was raised from or during (bounded, no cycles)."""
+    """``exc`` and the exceptions it was raised from or during, each once and at
+    most CHAINED_EXCEPTIONS of them, so that a cycle ends the walk."""
     out: list[BaseException] = []
     todo = [exc]
     while todo and len(out) < CHAINED_EXCEPTIONS:
@@ -37,7 +42,7 @@ def exception_chain(exc: Any) -> list[BaseException]:
 
 
 def traceback_frames(tbs: Iterable[Any]) -> list[Any]:
-    """The distinct frames of these tracebacks (bounded)."""
+    """The distinct frames of these tracebacks, at most FRAMES_PER_TRACEBACK from each."""
     frames: list[Any] = []
     ids = set()
     for tb in tbs:
@@ -53,7 +58,9 @@ def traceback_frames(tbs: Iterable[Any]) -> list[Any]:
 
 
 def is_user_function_frame(frame: Any) -> bool:
-    """A function's frame outside IPython/ipykernel/us (module-level frames are the namespace itself)."""
+    """Whether ``frame`` is a function's frame outside IPython, ipykernel and this
+    helper. Module-level frames do not count, because their locals are the
+    namespace itself."""
     try:
         if not frame.f_code.co_flags & CO_OPTIMIZED:
             return False
@@ -64,16 +71,18 @@ def is_user_function_frame(frame: Any) -> bool:
 
 
 def frame_locals(frame: Any) -> list[tuple[str, Any]]:
-    """A function frame's locals (bounded), read without keeping them alive.
+    """A function frame's locals, at most LOCALS_PER_FRAME of them, read without
+    keeping them alive.
 
-    On Python 3.10-3.12 reading ``f_locals`` leaves a snapshot dict on the
-    frame, which ``frame.clear()`` does not touch: after our reading, the
-    usual recovery from an out-of-memory error (``traceback.clear_frames``)
-    would no longer free the failed function's tensors. The snapshot is only a
-    cache there (the next reader gets it filled again from the frame), so it is
-    emptied once read: see :func:`only_the_frame_holds` for when. Only function
-    frames: a module-level frame's ``f_locals`` is its globals. From 3.13 on
-    ``f_locals`` is a view, not a copy.
+    On Python 3.10 to 3.12, reading ``f_locals`` leaves a snapshot dict on the
+    frame, which ``frame.clear()`` does not touch. After the helper had read
+    it, the usual recovery from an out-of-memory error
+    (``traceback.clear_frames``) would no longer free the failed function's
+    tensors. The snapshot is only a cache on those versions, since the next
+    reader gets it filled again from the frame, so it is emptied once read;
+    :func:`only_the_frame_holds` says when that is safe. Only function frames
+    are emptied, because a module-level frame's ``f_locals`` is its globals.
+    From Python 3.13 on, ``f_locals`` is a view, not a copy.
     """
     try:
         snapshot = frame.f_locals
@@ -87,40 +96,49 @@ def frame_locals(frame: Any) -> list[tuple[str, Any]]:
 
 
 def leaves_snapshot(frame: Any) -> bool:
-    """Whether reading ``frame.f_locals`` leaves a snapshot dict on it (a function frame, Python < 3.13)."""
+    """Whether reading ``frame.f_locals`` leaves a snapshot dict on it, which is
+    so for a function's frame before Python 3.13."""
     return sys.version_info < (3, 13) and bool(frame.f_code.co_flags & CO_OPTIMIZED)
 
 
 def only_the_frame_holds(snapshot: Any) -> bool:
-    """Whether nothing but its frame holds this ``f_locals`` snapshot, which the
-    caller holds in one variable (and nothing else of the caller's holds it).
+    """Whether nothing but its frame holds this ``f_locals`` snapshot. The caller
+    must hold it in exactly one variable and nowhere else.
 
     The snapshot is the very dict that ``locals()``, ``vars()`` or a debugger
-    (pdb's ``curframe_locals``) handed out inside or about that frame: a
-    ``saved.append(locals())`` holds it. That dict is the user's then, never to
-    be emptied; and what it holds it keeps alive whatever we do. Told by its
-    reference count, against that of a snapshot only its frame holds, counted
-    the same way on this interpreter (:func:`_frame_only_count`).
+    (pdb's ``curframe_locals``) handed out inside or about that frame, so a
+    ``saved.append(locals())`` holds it. Such a dict then belongs to the user
+    and must never be emptied, and it keeps what it holds alive whatever the
+    helper does. The test compares its reference count with that of a snapshot
+    that only its frame holds, counted the same way on this interpreter (see
+    :func:`_frame_only_count`).
     """
     return type(snapshot) is dict and sys.getrefcount(snapshot) <= _frame_only_count()
 
 
 @functools.cache
 def _frame_only_count() -> int:
-    """What :func:`only_the_frame_holds` counts for a snapshot that only its frame holds."""
+    """The count that :func:`only_the_frame_holds` sees for a snapshot that only
+    its frame holds. It is measured once on this interpreter and cached."""
     frame = _finished_frame()
-    snapshot = frame.f_locals  # one variable, as in the callers of only_the_frame_holds
+    # The snapshot is held in one variable, as in the callers of
+    # only_the_frame_holds, so that the counts compare.
+    snapshot = frame.f_locals
     count = _counted_as_only_the_frame_holds_counts(snapshot)
-    # The finished frame links back to this one (f_back), which holds it: a cycle that
-    # would keep this call's callers' frames (and what they hold) until gc runs.
+    # The finished frame links back to this one through f_back, and this one
+    # holds it. That cycle would keep this call's callers' frames, and what
+    # they hold, alive until the garbage collector runs.
     del frame, snapshot
     return count
 
 
 def _counted_as_only_the_frame_holds_counts(snapshot: Any) -> int:
-    # The frame, the caller's variable, this parameter and getrefcount's argument: as there.
+    # The count includes the frame, the caller's variable, this parameter and
+    # getrefcount's argument, just as in only_the_frame_holds.
     return sys.getrefcount(snapshot)
 
 
 def _finished_frame() -> Any:
-    return sys._getframe()  # this call's frame, finished once returned, as a traceback's frames are
+    # This call's frame is finished once the call returns, as a traceback's
+    # frames are, so its snapshot behaves like theirs.
+    return sys._getframe()

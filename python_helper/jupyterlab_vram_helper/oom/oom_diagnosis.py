@@ -1,33 +1,38 @@
-"""Why a cell ran out of memory: merge what the error message said with what
-the kernel read afterwards, and name the likely causes.
+"""Work out why a cell ran out of memory: merge what the error message said
+with what the kernel read afterwards, and name the likely causes.
 
-The message's figures were taken at the instant of failure, so they win; the
-state read after the failure fills what the message lacks (a cuBLAS error
-carries no figures at all; a TensorFlow one carries only the request).
+The message's figures were taken at the instant of failure, so they win. The
+state read after the failure fills in what the message lacks, since a cuBLAS
+error carries no figures at all and a TensorFlow one carries only the request.
 
-The causes, after the issue that asked for this:
+The causes are these:
 
 * ``too_big``: the request could not fit even if this process held nothing
-  but what it cannot give back (its CUDA context): larger than the device less
-  what other processes hold, or than the memory-fraction limit. Host: larger
-  than the machine's RAM.
+  but what it cannot give back (its CUDA context). It is larger than the
+  device less what other processes hold, or larger than the memory-fraction
+  limit. For host memory, it is larger than the machine's RAM.
 * ``fragmentation``: PyTorch's cache holds at least the request as reserved
   but unallocated memory. In torch >= 2.1 the figure is taken after the
   allocator released every whole cached segment, so what remains is split
   segments the request could not use. For a library (cuBLAS, cuDNN, ...) that
   allocates outside PyTorch, any large cache is in its way.
 * ``stale_references``: objects this notebook still references from earlier
-  cells, the output cache or an earlier traceback would, once freed, make room.
-  The names the failing cell itself uses are not among them (oom_watch.py).
+  cells, the output cache or an earlier traceback would make room once freed.
+  The names that the failing cell itself uses are not among them, because
+  deleting those would not help that cell; oom_watch.py sets them apart.
 * ``other_processes``: other processes or kernels hold enough of the device.
 
-Each cause carries ``gain_bytes``, what fixing it would make available;
-causes are ranked by it, with one exception: when the request's size is known
-and PyTorch's cache alone held that much, fragmentation comes first whatever
-the other gains. The memory was this process's already, in pieces too small:
-that is why this allocation failed (on an H100 whose card a notebook filled,
-the names' gain was three times the cache's, yet deleting them was not what
-the failure was about). Pure functions: no framework is imported.
+Each cause carries ``gain_bytes``, which is what fixing it would make
+available, and the causes are ranked by it. ``too_big`` has no gain and always
+comes first when it applies. There is one other exception: when the request's
+size is known and PyTorch's cache alone held that much, fragmentation comes
+before the other causes whatever their gains. In that case the memory was this
+process's already, in pieces too small, and that is why this allocation
+failed. For example, on an H100 that a notebook had filled, deleting the
+names would have freed three times what the cache held, yet the names were
+not what the failure was about.
+
+The functions here are pure and import no framework.
 """
 
 from __future__ import annotations
@@ -36,59 +41,78 @@ from typing import TYPE_CHECKING, Any, TypedDict
 
 from .oom_message import KIND_CUDA, KIND_HOST, KIND_TENSORFLOW, OomMessageFacts, OomProcess
 
-if TYPE_CHECKING:  # the diagnosis's wire shape, generated from the protocol's schema (protocol_types.py)
+# The diagnosis's wire shape is generated from the protocol's schema (see
+# protocol_types.py) and is needed only by type checkers.
+if TYPE_CHECKING:
     from ..protocol_types import OomCause, OomDiagnosis, OomStaleHolder
 
 
 class OomState(TypedDict):
-    """What the kernel read after the failure; any figure may be None."""
+    """What the kernel read after the failure. Any figure may be None."""
 
     device_index: int | None
-    total_bytes: int | None  # NVML or torch device total (host: RAM total)
-    free_bytes: int | None  # NVML free (host: available RAM)
-    allocated_bytes: int | None  # torch allocator now
+    # The device's total from NVML or torch, or the total RAM for host memory.
+    total_bytes: int | None
+    # NVML's free figure, or the available RAM for host memory.
+    free_bytes: int | None
+    # What torch's allocator had allocated when the state was read.
+    allocated_bytes: int | None
     reserved_bytes: int | None
     num_alloc_retries: int | None
-    process_in_use_bytes: int | None  # NVML bytes of this pid (host: RSS)
-    other_processes: list[OomProcess] | None  # NVML, without this process (host: None)
-    stale_bytes: int | None  # bytes on that device held by earlier cells' names and hidden references
-    stale_holders: list[OomStaleHolder]  # largest first, at most STALE_HOLDERS_LISTED
-    # Names the failing cell itself uses (its model, its optimizer): in none of
-    # the two above, since deleting them is no fix for that cell.
+    # NVML's figure for this process, or its resident set size for host memory.
+    process_in_use_bytes: int | None
+    # The other processes on the device as NVML lists them, without this one.
+    # It is None for host memory.
+    other_processes: list[OomProcess] | None
+    # The bytes on the failing device held by earlier cells' names and by
+    # hidden references.
+    stale_bytes: int | None
+    # The holders of those bytes, largest first, at most STALE_HOLDERS_LISTED.
+    stale_holders: list[OomStaleHolder]
+    # The names that the failing cell itself uses, such as its model and its
+    # optimizer. They are counted in neither of the two fields above, since
+    # deleting them is no fix for that cell.
     in_use_holders: list[OomStaleHolder]
 
 
 class OomAllocationSites(TypedDict):
     """The diagnosis's ``allocation_sites`` key, which oom_watch.py adds to the
-    result of :func:`diagnose`: the notebook lines holding the most on the
-    failing device at the failure (allocation_sites.py)."""
+    result of :func:`diagnose`. It lists the notebook lines that held the most
+    on the failing device at the failure, as allocation_sites.py finds them."""
 
-    recording: bool  # False: recording is off, so nothing could be said (the UI offers it)
-    sites: list[dict[str, Any]]  # allocation_sites' site dicts, largest first (OOM_SITES_LISTED at most)
+    # False when recording is off, so that nothing could be said. The UI then
+    # offers to turn it on.
+    recording: bool
+    # The site dicts of allocation_sites.py, largest first, at most
+    # OOM_SITES_LISTED of them.
+    sites: list[dict[str, Any]]
 
 
 CAUSE_TOO_BIG = "too_big"
 CAUSE_FRAGMENTATION = "fragmentation"
 CAUSE_STALE_REFERENCES = "stale_references"
 CAUSE_OTHER_PROCESSES = "other_processes"
-# Equal gains rank in this order: the cheapest fix first (empty_cache or
-# expandable segments, then deleting names, then someone else's process).
+# Equal gains rank in this order, so that the cheapest fix comes first:
+# empty_cache or expandable segments, then deleting names, then someone else's
+# process.
 _TIE_ORDER = (CAUSE_FRAGMENTATION, CAUSE_STALE_REFERENCES, CAUSE_OTHER_PROCESSES)
 
 MIB = 1 << 20
 
 # When the request's size is unknown (a cuBLAS/cuDNN ALLOC_FAILED, a bare
 # "CUDA error: out of memory"), a cause is named only if it holds a share of
-# the device worth freeing: 5% of it, or for the cache 256 MiB (the order of a
-# cuBLAS/cuDNN workspace, which is what such libraries fail to get).
+# the device worth freeing. That is 5% of the device, or for the cache 256 MiB,
+# which is the order of a cuBLAS or cuDNN workspace, the memory that such
+# libraries fail to get.
 UNKNOWN_REQUEST_SHARE = 0.05
 UNKNOWN_REQUEST_MIN_FRAGMENTATION_BYTES = 256 * MIB
 
 # A process list that, with the free memory and PyTorch's reservation, adds up
-# to more than the device by this much must count this process twice: torch
-# names this process by getpid(), and in a container (Colab, Docker without
-# --pid=host) NVML reports the host's pid, so "Process 20398 has 14.52 GiB" is
-# this process. The slack covers printed rounding (+-5 MiB per figure).
+# to more than the device by this much must count this process twice. Torch
+# names this process by getpid(), but in a container (Colab, or Docker without
+# --pid=host) NVML reports the host's pid, so a line such as "Process 20398 has
+# 14.52 GiB" can be this process. The slack covers the rounding of the printed
+# figures, which is about 5 MiB either way per figure.
 ACCOUNTING_SLACK_SHARE = 0.02
 ACCOUNTING_SLACK_MIN_BYTES = 128 * MIB
 # A process is this one if it holds at least PyTorch's reservation, less this
@@ -96,14 +120,16 @@ ACCOUNTING_SLACK_MIN_BYTES = 128 * MIB
 SELF_MATCH_SLACK_BYTES = 16 * MIB
 
 MAX_LISTED_PROCESSES = 16
-# Holders listed in a diagnosis (the sidebar offers to delete them).
+# At most this many holders are listed in a diagnosis. The sidebar offers to
+# delete each one, so only the largest are worth showing.
 STALE_HOLDERS_LISTED = 5
 
 
 def diagnose(facts: OomMessageFacts | None, state: OomState) -> OomDiagnosis:
     """Merge the message's figures with the state read after the failure, and rank the causes.
 
-    ``facts`` None (a message nothing could be read from) is treated as a device error with no figures.
+    When ``facts`` is None, because nothing could be read from the message, the
+    error is treated as a device error with no figures.
     """
     kind = facts["kind"] if facts is not None else KIND_CUDA
     host = kind == KIND_HOST
@@ -122,7 +148,8 @@ def diagnose(facts: OomMessageFacts | None, state: OomState) -> OomDiagnosis:
     allowed = message("allowed_bytes")
 
     reserved_unallocated: int | None = None
-    reserved: int | None = None  # PyTorch's whole reservation, at failure where the message says
+    # PyTorch's whole reservation, as at the failure where the message says it.
+    reserved: int | None = None
     if not host:
         reserved_unallocated = message("reserved_unallocated_bytes")
         reserved = message("reserved_bytes")
@@ -151,8 +178,9 @@ def diagnose(facts: OomMessageFacts | None, state: OomState) -> OomDiagnosis:
 
     stale = after("stale_bytes")
     if not host and stale is not None and allocated is not None:
-        # The message's allocated figure is printed rounded (78.00 GiB): what
-        # references hold stays within the allocated figure shown beside it.
+        # The message's allocated figure is printed rounded (78.00 GiB), so
+        # what references hold is capped at it, to stay within the allocated
+        # figure shown beside it.
         stale = min(stale, allocated)
     capacity = _capacity(kind, total, reserved, process_in_use, other_bytes, allowed)
     causes = _causes(
@@ -206,11 +234,12 @@ def _other_processes(
     free: int | None,
     reserved: int | None,
 ) -> tuple[list[OomProcess] | None, int | None]:
-    """Other processes on the device (None: unknown), and this process's bytes if it hid among them.
+    """The other processes on the device, or None when they are unknown, and
+    this process's bytes if it hid among them.
 
-    The message's list (NVML at the instant of failure) wins over the state's,
-    even when empty: a message with NVML figures and no other process says
-    there was none.
+    The message's list, which is NVML's at the instant of failure, wins over
+    the state's even when it is empty, because a message with NVML figures and
+    no other process says that there was none.
     """
     if host:
         return [], None
@@ -230,7 +259,8 @@ def _other_processes(
 def _split_self(
     others: list[OomProcess], total: int | None, free: int | None, reserved: int | None
 ) -> tuple[list[OomProcess], int | None]:
-    """Take this process out of a list that names it by another pid (see ACCOUNTING_SLACK_SHARE)."""
+    """Take this process out of a list that names it by another pid, as
+    ACCOUNTING_SLACK_SHARE explains, and return its bytes as well."""
     if total is None or free is None or reserved is None or reserved <= 0:
         return others, None
     listed = sum(p["used_bytes"] or 0 for p in others)
@@ -254,14 +284,15 @@ def _capacity(
     other_bytes: int | None,
     allowed: int | None,
 ) -> int | None:
-    """The most this process could hold, holding nothing it can give back (None: total unknown)."""
+    """The most this process could hold if it held nothing that it can give back,
+    or None when the total is unknown."""
     if total is None:
         return None
     if kind == KIND_HOST:
         return total
-    # This process's memory outside PyTorch's reservation (the CUDA context,
+    # This process's memory outside PyTorch's reservation (the CUDA context and
     # library handles) stays while the kernel lives. Under TensorFlow the
-    # process's figure is TensorFlow's own pool: no overhead known.
+    # process's figure is TensorFlow's own pool, so no overhead is known.
     overhead = 0
     if kind != KIND_TENSORFLOW and process_in_use is not None and reserved is not None:
         overhead = max(0, process_in_use - reserved)
@@ -317,7 +348,8 @@ def _causes(
             found.append({"cause": CAUSE_OTHER_PROCESSES, "gain_bytes": other_bytes})
 
     if not found and not too_big and known_request:
-        # No single fix frees enough, but together they would: name each that contributes.
+        # No single fix frees enough, but together they would, so each one that
+        # contributes is named.
         parts = [
             (CAUSE_FRAGMENTATION, cache),
             (CAUSE_STALE_REFERENCES, stale or 0),
@@ -328,7 +360,8 @@ def _causes(
 
     found.sort(key=lambda c: (-(c["gain_bytes"] or 0), _TIE_ORDER.index(c["cause"])))
     if known_request and caching_allocator and reserved_unallocated is not None and reserved_unallocated >= requested:  # type: ignore[operator]
-        found.sort(key=lambda c: c["cause"] != CAUSE_FRAGMENTATION)  # stable: the rest keep their order
+        # The sort is stable, so the other causes keep their order.
+        found.sort(key=lambda c: c["cause"] != CAUSE_FRAGMENTATION)
     if too_big:
         found.insert(0, {"cause": CAUSE_TOO_BIG, "gain_bytes": None})
     return found

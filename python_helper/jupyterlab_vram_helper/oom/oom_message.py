@@ -37,9 +37,9 @@ in 1024 multiples with two decimals ("20.00 MiB") or three significant digits
 is known to about 5 MiB. Where the exact count can be derived (a NumPy or
 TensorFlow shape and dtype), it is.
 
-Pure functions: no framework is imported, nothing is kept. Input is capped and
-every pattern is anchored on literal text with bounded repetitions, so a
-megabyte of garbage costs milliseconds and never raises.
+The functions here are pure: they import no framework and keep nothing. The
+input is capped and every pattern is anchored on literal text with bounded
+repetitions, so a megabyte of garbage costs milliseconds and never raises.
 """
 
 from __future__ import annotations
@@ -53,38 +53,59 @@ class OomProcess(TypedDict):
     """A process that an out-of-memory message names, with the memory it used."""
 
     pid: int
-    used_bytes: int | None  # None where the driver reported no figure
+    # This is None where the driver reported no figure for the process.
+    used_bytes: int | None
 
 
 class OomMessageFacts(TypedDict):
     """What an out-of-memory error message says, read from its text."""
 
-    kind: str  # KIND_* below
-    library: str | None  # "cuBLAS", "cuDNN", "cuSOLVER", "cuFFT", "cuSPARSE" or None
-    # Whose allocation failed, where the message says: FRAMEWORK_* below, or None
-    # (a bare MemoryError, a CUDA library's status code). The remedies differ:
-    # a NumPy array is not made smaller by mixed precision.
+    # The kind is one of the KIND_* constants below.
+    kind: str
+    # The CUDA library whose workspace allocation failed ("cuBLAS", "cuDNN",
+    # "cuSOLVER", "cuFFT" or "cuSPARSE"), or None when no library is named.
+    library: str | None
+    # The framework whose allocation failed, where the message says so: one of
+    # the FRAMEWORK_* constants below, or None for a bare MemoryError or a CUDA
+    # library's status code. It matters because the remedies differ: a NumPy
+    # array is not made smaller by mixed precision.
     framework: str | None
-    device_index: int | None  # as the failing process numbers devices (CUDA_VISIBLE_DEVICES applies)
+    # The device's index as the failing process numbers its devices, so
+    # CUDA_VISIBLE_DEVICES applies to it.
+    device_index: int | None
     requested_bytes: int | None
     total_bytes: int | None
     free_bytes: int | None
     allocated_bytes: int | None
-    reserved_bytes: int | None  # "reserved in total by PyTorch" (torch <= 2.0; <= 1.3: allocated + "cached")
+    # The figure "reserved in total by PyTorch" that torch 2.0 and earlier
+    # print. For torch 1.3 and earlier it is the allocated figure plus the
+    # "cached" one.
+    reserved_bytes: int | None
     reserved_unallocated_bytes: int | None
-    process_in_use_bytes: int | None  # NVML's figure for this process (torch >= 2.1)
-    other_processes: list[OomProcess]  # NVML's other processes on the device (torch >= 2.1)
-    allowed_bytes: int | None  # the per-process memory-fraction limit, when one is set
+    # NVML's figure for this process, which torch 2.1 and later print.
+    process_in_use_bytes: int | None
+    # The other processes on the device as NVML lists them, which torch 2.1
+    # and later print.
+    other_processes: list[OomProcess]
+    # The per-process memory-fraction limit, when one is set.
+    allowed_bytes: int | None
 
 
-KIND_CUDA = "cuda"  # PyTorch's CUDA (or ROCm/HIP) allocator, or a bare cudaMalloc failure
-KIND_CUDA_LIBRARY = "cuda_library"  # a CUDA library could not allocate its workspace
-KIND_TENSORFLOW = "tensorflow"  # TensorFlow's GPU allocator
-KIND_HOST = "host"  # host RAM: MemoryError, NumPy, PyTorch's CPU allocator, TensorFlow on CPU
-# Devices whose memory the helper cannot read (no NVML, no allocator figures):
-# the message's request is all there is.
-KIND_MPS = "mps"  # PyTorch on Apple's Metal (MPS)
-KIND_XLA = "xla"  # JAX (XLA) on a GPU or TPU
+# PyTorch's CUDA (or ROCm/HIP) allocator failed, or a bare cudaMalloc did.
+KIND_CUDA = "cuda"
+# A CUDA library could not allocate its workspace.
+KIND_CUDA_LIBRARY = "cuda_library"
+# TensorFlow's GPU allocator failed.
+KIND_TENSORFLOW = "tensorflow"
+# Host RAM ran out: a MemoryError, NumPy, PyTorch's CPU allocator, or
+# TensorFlow on the CPU.
+KIND_HOST = "host"
+# The next two are devices whose memory the helper cannot read, since there is
+# no NVML and there are no allocator figures for them, so the request that the
+# message states is all there is. KIND_MPS is PyTorch on Apple's Metal (MPS),
+# and KIND_XLA is JAX (XLA) on a GPU or TPU.
+KIND_MPS = "mps"
+KIND_XLA = "xla"
 
 FRAMEWORK_TORCH = "torch"
 FRAMEWORK_TENSORFLOW = "tensorflow"
@@ -96,7 +117,8 @@ FRAMEWORK_JAX = "jax"
 # them (nn.DataParallel's replica errors, Keras's graph execution errors);
 # what comes after this is not looked at.
 MAX_SCANNED_CHARS = 65536
-# Processes read from one message (NVML lists every process on the device).
+# At most this many processes are read from one message. NVML lists every
+# process on the device, and a busy shared device could make the list long.
 MAX_PROCESSES = 64
 # Larger counts are not memory: NVML reports NVML_VALUE_NOT_AVAILABLE (2**64 - 1)
 # for a process's usage under WSL2 and Windows WDDM, which torch prints as
@@ -107,7 +129,9 @@ MAX_SHAPE_DIMS = 64
 
 _UNIT_BYTES = {
     "bytes": 1,
-    "KB": 1 << 10,  # torch's MPS allocator prints "KB"/"MB"/"GB" but divides by 1024
+    # Torch's MPS allocator prints "KB", "MB" and "GB" but divides by 1024, so
+    # these units are read as powers of 1024 too.
+    "KB": 1 << 10,
     "MB": 1 << 20,
     "GB": 1 << 30,
     "TB": 1 << 40,
@@ -115,7 +139,9 @@ _UNIT_BYTES = {
     "EB": 1 << 60,
 }
 
-_WS = r"\s{1,6}"  # messages are sometimes re-wrapped when quoted
+# Messages are sometimes re-wrapped when they are quoted, so a space in a
+# pattern stands for a short run of any whitespace.
+_WS = r"\s{1,6}"
 # A size starts where a number starts: the look-behind keeps a long run of
 # digits from being tried at every position inside it.
 _SIZE = r"(?<![\d.])(\d{1,24}(?:\.\d{0,6})?)\s?(bytes|[KMGTPE]i?B)\b"
@@ -129,22 +155,27 @@ def _rx(pattern: str, flags: int = 0) -> re.Pattern[str]:
 # --- PyTorch caching allocator (CUDA and HIP) -------------------------------------------
 _TORCH_OOM = _rx(r"\b(?:CUDA|HIP) out of memory")
 _REQUESTED = _rx(r"Tried to allocate " + _SIZE)
-# torch >= 2.1
+# These read the wording of torch 2.1 and later.
 _NEW_DEVICE = _rx(r"\bGPU (\d{1,4}) has a total capac")
-_NEW_TOTAL = _rx(r"total capaci?ty of " + _SIZE)  # "capacty" in 2.1.x
+# Torch 2.1.x spells the word "capacty", so the "i" is optional.
+_NEW_TOTAL = _rx(r"total capaci?ty of " + _SIZE)
 _NEW_FREE = _rx(r"of which " + _SIZE + r" is free")
 _NEW_ALLOCATED = _rx(r"Of the allocated memory " + _SIZE + r" is allocated by PyTorch")
 _NEW_RESERVED_UNALLOCATED = _rx(_SIZE + r" is reserved by PyTorch but unallocated")
 _THIS_PROCESS = _rx(r"this process has " + _SIZE + r" memory in use")
 _OTHER_PROCESS = _rx(r"\bProcess (\d{1,10}) has " + _SIZE + r" memory in use")
-# torch <= 2.0
+# These read the wording of torch 2.0 and earlier.
 _OLD_DEVICE = _rx(r"\(GPU (\d{1,4});")
 _OLD_TOTAL = _rx(_SIZE + r" total capacity")
 _OLD_ALLOCATED = _rx(_SIZE + r" already allocated")
 _OLD_FREE = _rx(_SIZE + r" free;")
-_OLD_RESERVED = _rx(_SIZE + r" reserved in total by PyTorch", re.IGNORECASE)  # R's torch prints "Pytorch"
-_OLD_CACHED = _rx(_SIZE + r" cached\)")  # <= 1.3: reserved minus allocated
-# both ("X allowed; " comes before the reserved figure in <= 2.0, before "Of the allocated" after)
+# The case is ignored because R's torch package prints "Pytorch".
+_OLD_RESERVED = _rx(_SIZE + r" reserved in total by PyTorch", re.IGNORECASE)
+# Torch 1.3 and earlier print a "cached" figure, which is the reserved memory
+# minus the allocated memory.
+_OLD_CACHED = _rx(_SIZE + r" cached\)")
+# Both wordings print "X allowed; ". Torch 2.0 and earlier put it before the
+# reserved figure, and later versions put it before "Of the allocated memory".
 _ALLOWED = _rx(_SIZE + r" allowed;")
 
 # --- PyTorch's cudaMallocAsync backend ---------------------------------------------------
@@ -162,10 +193,11 @@ _LIBRARY_TOKENS: tuple[tuple[str, str], ...] = (
     ("CUSOLVER_STATUS_ALLOC_FAILED", "cuSOLVER"),
     ("CUFFT_ALLOC_FAILED", "cuFFT"),
     ("CUSPARSE_STATUS_ALLOC_FAILED", "cuSPARSE"),
-    # cuDNN 9 (PyTorch >= 2.3) renamed it
+    # cuDNN 9, which PyTorch 2.3 and later use, renamed the status.
     ("CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED", "cuDNN"),
 )
-# cuDNN 9 could not get host memory: host RAM ran out, not the device
+# This cuDNN 9 status means that cuDNN could not get host memory, so it is host
+# RAM that ran out, not the device's memory.
 _LIBRARY_HOST_TOKEN = "CUDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED"
 
 # --- TensorFlow --------------------------------------------------------------------------
@@ -239,12 +271,14 @@ _CPU_ALLOCATOR = _rx(
 )
 
 # --- devices the helper cannot read --------------------------------------------------
-# torch/csrc/mps (MPSAllocator.mm): "MPS backend out of memory (MPS allocated: 1.2 GB,
-# other allocations: 2 MB, max allowed: 18.13 GB). Tried to allocate 256.00 MB on private pool."
+# PyTorch's MPS allocator (MPSAllocator.mm in torch/csrc/mps) words its error as
+# "MPS backend out of memory (MPS allocated: 1.2 GB, other allocations: 2 MB,
+# max allowed: 18.13 GB). Tried to allocate 256.00 MB on private pool."
 _MPS_OOM = _rx(r"MPS backend out of memory")
 _MPS_ALLOCATED = _rx(r"MPS allocated: " + _SIZE)
 _MPS_ALLOWED = _rx(r"max allowed: " + _SIZE)
-# XLA (JAX): "RESOURCE_EXHAUSTED: Out of memory while trying to allocate 17179869184 bytes."
+# XLA, as JAX uses it, words its error as "RESOURCE_EXHAUSTED: Out of memory
+# while trying to allocate 17179869184 bytes."
 _XLA_OOM = _rx(r"RESOURCE_EXHAUSTED: Out of memory (?:while trying to allocate|allocating) (\d{1,24}) bytes")
 
 # --- a device allocation that failed with no figures -------------------------------------
@@ -267,7 +301,8 @@ def parse_oom_message(type_name: str, message: str) -> OomMessageFacts | None:
     """
     try:
         return _parse(str(type_name or ""), str(message or ""))
-    except Exception:  # a diagnosis aid must never add a second error to the first
+    except Exception:
+        # A diagnosis aid must never add a second error to the first.
         return None
 
 
@@ -318,7 +353,7 @@ def _torch_allocator(text: str, type_name: str) -> OomMessageFacts | None:
         facts["process_in_use_bytes"] = _size(_THIS_PROCESS, text)
         facts["other_processes"] = list(_processes(text))
     else:
-        # torch <= 2.0
+        # This is the wording of torch 2.0 and earlier.
         facts["device_index"] = _int(_OLD_DEVICE, text)
         facts["total_bytes"] = _size(_OLD_TOTAL, text)
         facts["free_bytes"] = _size(_OLD_FREE, text)
@@ -326,7 +361,8 @@ def _torch_allocator(text: str, type_name: str) -> OomMessageFacts | None:
         reserved = _size(_OLD_RESERVED, text)
         cached = _size(_OLD_CACHED, text)
         if reserved is None and cached is not None and allocated is not None:
-            # <= 1.3 printed "cached" = held by the allocator but not allocated.
+            # Torch 1.3 and earlier printed "cached" for what the allocator
+            # held but had not allocated, so the reserved total is the sum.
             reserved = allocated + cached
         facts["reserved_bytes"] = reserved
         if cached is not None:
@@ -337,14 +373,17 @@ def _torch_allocator(text: str, type_name: str) -> OomMessageFacts | None:
 
 
 def _new_torch_format(text: str) -> bool:
-    """The caching allocator's message as torch >= 2.1 words it."""
+    """Whether ``text`` is the caching allocator's message as torch 2.1 and later word it."""
     return _NEW_TOTAL.search(text) is not None or "Of the allocated memory" in text
 
 
 def old_torch_message(message: str) -> bool:
-    """Whether ``message`` is PyTorch's caching allocator's message in its format
-    of torch <= 2.0 (torch 2.1 changed it): the torch that raised it predates
-    the allocator options of 2.1 (expandable_segments)."""
+    """Whether ``message`` is PyTorch's caching allocator's message in the format
+    of torch 2.0 and earlier, which torch 2.1 changed.
+
+    If it is, the torch that raised it predates the allocator options that 2.1
+    added, such as expandable_segments, so advice to use them would not apply.
+    """
     try:
         text = str(message or "")[:MAX_SCANNED_CHARS]
         return (
@@ -360,7 +399,9 @@ def _async_allocator(text: str, type_name: str) -> OomMessageFacts | None:
     if "Allocation on device" not in text:
         return None
     match = _ASYNC_OOM.search(text)
-    # "Allocation on device" alone is too common a phrase: it must say so, or be raised as an OOM.
+    # The phrase "Allocation on device" alone is too common, so the message must
+    # also say that it would exceed the allowed memory, or the error must be
+    # raised as an out-of-memory error.
     if match is None or ("would exceed allowed memory" not in text and not type_name.endswith("OutOfMemoryError")):
         return None
     facts = _facts(KIND_CUDA, framework=FRAMEWORK_TORCH)
@@ -403,7 +444,8 @@ def _tensorflow(text: str, type_name: str) -> OomMessageFacts | None:
         if allocator_match is not None:
             index = int(allocator_match.group(1))
         on_cpu = allocator.lower() == "cpu"
-    # TensorFlow placed on the CPU exhausts host RAM: diagnose it as host memory.
+    # TensorFlow placed on the CPU exhausts host RAM, so it is diagnosed as host
+    # memory.
     facts = _facts(KIND_HOST if on_cpu else KIND_TENSORFLOW, framework=FRAMEWORK_TENSORFLOW)
     facts["device_index"] = None if on_cpu else index
     elements = _elements(shape)
@@ -424,7 +466,9 @@ def _numpy(text: str, type_name: str) -> OomMessageFacts | None:
     elements = _elements(shape)
     itemsize = _numpy_itemsize(dtype)
     if elements is not None and itemsize is not None:
-        facts["requested_bytes"] = _plausible(elements * itemsize)  # exact, unlike the printed size
+        # The shape and dtype give the exact count, unlike the rounded size
+        # that the message prints.
+        facts["requested_bytes"] = _plausible(elements * itemsize)
     elif number is not None:
         facts["requested_bytes"] = _to_bytes(number, unit)
     return facts
@@ -480,7 +524,9 @@ def _int(pattern: re.Pattern[str], text: str) -> int | None:
 
 
 def _to_bytes(number: str, unit: str) -> int | None:
-    """Bytes of a printed size ("20.00 MiB", "201. GiB", "0 bytes"), to the printed precision."""
+    """The bytes in a printed size ("20.00 MiB", "201. GiB", "0 bytes"), as exact as
+    the printed precision allows, or None for an unknown unit or an implausible
+    count."""
     multiple = _UNIT_BYTES.get(unit.replace("i", ""))
     if multiple is None:
         return None
@@ -492,7 +538,9 @@ def _plausible(n: int) -> int | None:
 
 
 def _elements(shape: str | None) -> int | None:
-    """Elements of a printed shape: "10000,10000", "1000000000,", "" (a scalar)."""
+    """The number of elements in a printed shape such as "10000,10000",
+    "1000000000," or "" (a scalar), or None when the shape has too many
+    dimensions or an implausible count."""
     if shape is None:
         return None
     dims = [d for d in re.split(r"[,\s]+", shape.strip()) if d]
@@ -507,13 +555,16 @@ def _elements(shape: str | None) -> int | None:
 
 
 def _numpy_itemsize(dtype: str) -> int | None:
-    """Bytes per element of a NumPy dtype as its message prints it ("float64", "<U10", "|S5")."""
+    """The bytes per element of a NumPy dtype as its message prints it ("float64",
+    "<U10", "|S5"), or None for a dtype whose size is not known here."""
     name = dtype.lstrip("<>|=")
     if name in _NUMPY_DTYPE_BYTES:
         return _NUMPY_DTYPE_BYTES[name]
     if _NUMPY_SIZED_DTYPE.match(name):
         return 8
     match = re.match(r"^([USV])(\d{1,9})$", name)
-    if match is not None:  # U: UCS-4 characters, S and V: bytes
+    # A "U" dtype counts UCS-4 characters of 4 bytes each, while "S" and "V"
+    # count bytes.
+    if match is not None:
         return int(match.group(2)) * (4 if match.group(1) == "U" else 1)
     return None

@@ -2,18 +2,19 @@
 
 ``post_run_cell`` hands :class:`OomWatch` the failing exception's class name
 and message text (never the exception); it reads the state of the device the
-message names — allocator, NVML, host RAM — and what this notebook's
+message names (its allocator, NVML and host RAM) and what this notebook's
 references hold there (the ``inspect`` walk of cleanup.py), and returns the
 diagnosis of oom_diagnosis.py for the cell's record.
 
 It runs on the kernel's main thread between cells, and only after an
-out-of-memory error, so it may cost milliseconds (the namespace walk).
-Nothing here imports torch: the figures come from a sample reading.
+out-of-memory error, so it may cost the milliseconds that the namespace walk
+takes. Nothing here imports torch, because the figures come from a sample
+reading.
 
 The names the failing cell works with (its model, its optimizer, its data)
-are not stale: deleting them is no fix for that cell, which needs them. They
-are told apart from the rest (:func:`failing_cell_names`) and left out of what the
-diagnosis calls stale.
+are not stale, because deleting them is no fix for a cell that needs them.
+:func:`failing_cell_names` tells them apart from the rest, and they are left
+out of what the diagnosis calls stale.
 """
 
 from __future__ import annotations
@@ -38,15 +39,19 @@ from .oom_message import (
     parse_oom_message,
 )
 
-if TYPE_CHECKING:  # the message shapes, for annotations only (protocol_types.py)
+# The message shapes in protocol_types.py are needed for annotations only.
+if TYPE_CHECKING:
     from ..protocol_types import OomDiagnosis, OomStaleHolder
 
 HOST_DEVICE = "cpu"
-# Code a frame makes and runs where it stands (Python < 3.12 gives
-# comprehensions code objects of their own), looked into this deep.
+# Code that a frame makes and runs on the spot, such as a comprehension (before
+# Python 3.12 comprehensions have code objects of their own), is looked into
+# this many levels deep.
 MAX_CODE_DEPTH = 4
-# Notebook functions looked into for the names they read.
+# At most this many notebook functions are looked into for the names they read.
 MAX_FUNCTIONS = 64
+# The code objects with these names run where they are made, so what they read
+# counts as read by the code that makes them.
 _RUN_IN_PLACE = frozenset({"<listcomp>", "<dictcomp>", "<setcomp>", "<genexpr>", "<lambda>"})
 # The instructions that read a global (or, at a cell's top level, a name of
 # the notebook's namespace), and those that bind or delete one.
@@ -54,7 +59,8 @@ _READ_OPS = frozenset(
     {
         "LOAD_NAME",
         "LOAD_GLOBAL",
-        "LOAD_FROM_DICT_OR_GLOBALS",  # Python 3.12: a class body's global read
+        # Python 3.12 reads a global in a class body with this instruction.
+        "LOAD_FROM_DICT_OR_GLOBALS",
     }
 )
 _BIND_OPS = frozenset({"STORE_NAME", "STORE_GLOBAL", "DELETE_NAME", "DELETE_GLOBAL"})
@@ -70,18 +76,25 @@ class OomWatch:
         allocation_sites: Callable[[str], Any] | None = None,
         names_in_use: Callable[[str, str], Set[str] | None] | None = None,
     ):
-        """``read_figures()``: a fresh sample reading; ``inspect()``: an ``inspect`` result
-        with ``held_bytes_by_device`` (cleanup.py's ``held_references``);
-        ``allocation_sites(device)``: the top live sites there ("host" or "cuda:N") while
-        allocations are recorded, as an :class:`OomAllocationSites` (allocation_sites.py);
-        ``names_in_use(type name, message)``: the names the failing cell's code reads or
-        assigns, None when not known (default: :func:`failing_cell_names`)."""
+        """Take the readers that the diagnosis draws on.
+
+        ``read_figures()`` returns a fresh sample reading. ``inspect()`` returns
+        an ``inspect`` result with ``held_bytes_by_device``, as cleanup.py's
+        ``held_references`` gives it. ``allocation_sites(device)`` returns the
+        top live sites on a device ("host" or "cuda:N") while allocations are
+        recorded, as an :class:`OomAllocationSites` of allocation_sites.py.
+        ``names_in_use(type name, message)`` returns the names that the failing
+        cell's code reads or assigns, or None when they are not known; it is
+        :func:`failing_cell_names` unless another is given.
+        """
         self._names_in_use = names_in_use if names_in_use is not None else failing_cell_names
         self._read_figures = read_figures
         self._inspect = inspect
         self._allocation_sites = allocation_sites
 
     def diagnose(self, type_name: str, message: str) -> OomDiagnosis | None:
+        """Diagnose the error with this class name and message, or return None
+        when its message is not one that the diagnosis can read."""
         facts = parse_oom_message(type_name, message)
         if facts is None:
             return None
@@ -90,7 +103,8 @@ class OomWatch:
             state = _host_state(figures)
             device_key = HOST_DEVICE
         elif facts["kind"] in (KIND_MPS, KIND_XLA):
-            # Not a device NVML or torch.cuda reads: its figures are the message's alone.
+            # Neither NVML nor torch.cuda reads this device, so the message's
+            # figures are all there is.
             state = _empty_state(None)
             device_key = None
         else:
@@ -104,7 +118,8 @@ class OomWatch:
             state["stale_bytes"], state["stale_holders"], state["in_use_holders"] = _stale(
                 self._inspect(), device_key, in_use
             )
-            # What references hold is allocated memory: never more than the allocator holds.
+            # What references hold is allocated memory, so it is never more
+            # than the allocator has allocated.
             allocated = state.get("allocated_bytes")
             if device_key != HOST_DEVICE and allocated is not None and state["stale_bytes"] is not None:
                 state["stale_bytes"] = min(state["stale_bytes"], allocated)
@@ -134,12 +149,13 @@ def failing_cell_names(type_name: str, message: str) -> frozenset[str] | None:
     """The notebook names the failing cell works with: those its code, and the
     notebook functions it was running when it failed, read, bind or delete.
 
-    Read from the code objects on the failing stack, not from the cell's text:
-    they are the cell as it ran (magics already turned into Python), and they
-    include a ``train()`` defined in an earlier cell that uses ``model`` as a
-    global. IPython keeps the cell's error in ``sys.last_value`` (its
-    ``showtraceback``); it is used only if it is the error being diagnosed.
-    None when that cannot be told. Nothing is kept: names only.
+    The names are read from the code objects on the failing stack, not from the
+    cell's text, because those are the cell as it ran (with magics already
+    turned into Python), and they include a ``train()`` defined in an earlier
+    cell that uses ``model`` as a global. IPython's ``showtraceback`` keeps the
+    cell's error in ``sys.last_value``, and it is used only if it is the error
+    being diagnosed. The result is None when the names cannot be told. Only
+    names are returned, so nothing keeps the error or its frames alive.
     """
     exc: Any = None
     try:
@@ -157,7 +173,8 @@ def failing_cell_names(type_name: str, message: str) -> frozenset[str] | None:
     except Exception:
         return None
     finally:
-        del exc  # the traceback holds the failed cell's frames and their tensors
+        # The traceback holds the failed cell's frames and their tensors.
+        del exc
 
 
 def names_used_by(
@@ -167,18 +184,23 @@ def names_used_by(
     ``exc`` is (or wraps) the error named by ``type_name`` and ``message``:
     those each frame running notebook code reads before it binds them.
 
-    A name the cell binds before it reads it (``logits = model(x)`` run a
-    second time) held its earlier value while the new one was computed: that
-    value is what deleting frees, and the cell does not need it, so it stays
-    stale. Only code that ran counts: the frames on the stack, and the
-    comprehensions and lambdas they made; not a function or class the cell
-    only defines.
+    A name that the cell binds before it reads it (``logits = model(x)`` run a
+    second time) held its earlier value while the new one was computed. That
+    value is what deleting the name frees, and the cell does not need it, so
+    the name stays stale. Only code that ran, or that the cell calls, counts:
+    the frames on the stack, the comprehensions, lambdas and class bodies they
+    ran, and the notebook functions that they name (see
+    :func:`_add_notebook_functions`). The body of a function that the cell only
+    defines does not count.
+
+    The result is None when ``exc`` is an older error, not this cell's.
     """
     links = list(error_chain(exc))
     if not any(
         type(link).__name__ == type_name and error_message(link)[:SCANNED_MESSAGE_CHARS] == message for link in links
     ):
-        return None  # an older error: not this cell's
+        # This is an older error, not this cell's.
+        return None
     names: set[str] = set()
     for frame in error_frames.traceback_frames(link.__traceback__ for link in links):
         if any(frame.f_globals is ns for ns in namespaces):
@@ -189,9 +211,14 @@ def names_used_by(
 
 
 def _add_notebook_functions(names: set[str], namespaces: list[dict[str, Any]]) -> None:
-    """Add what the notebook's functions among ``names`` read (a ``preprocess()``
-    of an earlier cell that the failing cell called, and finished, before the
-    error): a rerun calls them again. Then what those call, bounded."""
+    """Add the names that the notebook's functions among ``names`` read, and then
+    those that the functions they name read, up to MAX_FUNCTIONS functions.
+
+    Such a function may be a ``preprocess()`` from an earlier cell that the
+    failing cell called, and that finished, before the error. It no longer has
+    a frame on the stack, but a rerun of the cell calls it again, so it needs
+    its names too.
+    """
     looked: set[str] = set()
     queue = list(names)
     while queue and len(looked) < MAX_FUNCTIONS:
@@ -213,7 +240,9 @@ def _read_before_bound(code: Any, depth: int = 0) -> set[str]:
     """The global (or, at a cell's top level, notebook) names ``code`` reads
     before it binds them, in the order of its instructions."""
     try:
-        import dis  # only after an out-of-memory error: not at the helper's start
+        # The import is here because it is needed only after an out-of-memory
+        # error, so the helper's start does not pay for it.
+        import dis
 
         read: set[str] = set()
         bound: set[str] = set()
@@ -235,18 +264,21 @@ def _read_before_bound(code: Any, depth: int = 0) -> set[str]:
                 read.update(_read_before_bound(name, depth + 1) - bound)
         return read
     except Exception:
-        # Unknown bytecode: every name the code mentions (attributes too), more rather than fewer.
+        # The bytecode is not understood, so every name that the code mentions,
+        # attributes too, counts. More names rather than fewer keeps a name that
+        # is in use from being called stale.
         return {name for name in code.co_names if isinstance(name, str)}
 
 
 def expandable_segments_known(message: str) -> bool | None:
-    """Whether this kernel's torch knows the allocator option expandable_segments
-    (torch >= 2.1); None when that cannot be told.
+    """Whether this kernel's torch knows the allocator option expandable_segments,
+    which torch 2.1 added, or None when that cannot be told.
 
-    Offering it to an older torch is harmful: with it in PYTORCH_CUDA_ALLOC_CONF,
-    the restarted kernel fails every CUDA allocation ("Unrecognized
-    CachingAllocator option"). The version of the torch loaded here decides;
-    without it, a message in the format of torch <= 2.0 says no.
+    Offering it to an older torch is harmful, because with it in
+    PYTORCH_CUDA_ALLOC_CONF the restarted kernel fails every CUDA allocation
+    ("Unrecognized CachingAllocator option"). The version of the torch loaded
+    here decides. When torch is not loaded, a message in the format of torch
+    2.0 and earlier means no.
     """
     version = _loaded_torch_version()
     if version is not None:
@@ -255,19 +287,23 @@ def expandable_segments_known(message: str) -> bool | None:
 
 
 def expandable_segments_on() -> bool | None:
-    """Whether torch's CUDA allocator has expandable segments on now; None where
-    that cannot be told (no CUDA initialised, a torch before the getter).
+    """Whether torch's CUDA allocator has expandable segments turned on at this
+    moment, or None where that cannot be told, because CUDA is not initialised
+    or the torch predates the getter.
 
-    Offering to turn them on (a restart of the kernel) is pointless when they
-    are on already. The environment cannot tell: a variable set after CUDA
-    started (the setting cell run without the restart) is in it, yet the
-    allocator never read it. torch's own getter gives the settings it parsed,
-    or set since (``_accelerator_getAllocatorSettings``, recent PyTorch). Only
-    once CUDA is initialised: before, the getter would parse the environment
-    as it stands and fix the allocator's settings ahead of the user's cells.
+    Offering to turn them on, which takes a restart of the kernel, is pointless
+    when they are on already. The environment cannot tell: a variable set after
+    CUDA started (the setting cell run without the restart) is in it, yet the
+    allocator never read it. Torch's own getter
+    (``_accelerator_getAllocatorSettings``, in recent PyTorch) gives the
+    settings that it parsed or that were set since. It is asked only once CUDA
+    is initialised, because before that the getter would parse the
+    environment as it stands and fix the allocator's settings ahead of the
+    user's cells.
     """
     try:
-        torch = sys.modules.get("torch")  # never imported here
+        # Torch is never imported here, only used if the notebook loaded it.
+        torch = sys.modules.get("torch")
         if torch is None or not torch_cuda.cuda_initialized(torch):
             return None
         return allocator_settings_expandable(torch)
@@ -276,8 +312,9 @@ def expandable_segments_on() -> bool | None:
 
 
 def allocator_settings_expandable(torch: Any) -> bool | None:
-    """Whether the allocator settings torch parsed turn expandable segments on
-    (the last ``expandable_segments`` option counts); None without the getter."""
+    """Whether the allocator settings that torch parsed turn expandable segments
+    on, or None when torch has no getter for them. The last
+    ``expandable_segments`` option counts, as it does for torch."""
     getter = getattr(getattr(torch, "_C", None), "_accelerator_getAllocatorSettings", None)
     if getter is None:
         return None
@@ -294,7 +331,8 @@ def allocator_settings_expandable(torch: Any) -> bool | None:
 
 def _loaded_torch_version() -> tuple[int, int] | None:
     try:
-        torch = sys.modules.get("torch")  # never imported here
+        # Torch is never imported here, only used if the notebook loaded it.
+        torch = sys.modules.get("torch")
         match = re.match(r"(\d{1,4})\.(\d{1,4})", str(getattr(torch, "__version__", "") or ""))
         return (int(match.group(1)), int(match.group(2))) if torch is not None and match else None
     except Exception:
@@ -326,10 +364,14 @@ def _host_state(figures: Mapping[str, Any]) -> OomState:
 
 
 def host_limit(host: Mapping[str, Any]) -> tuple[int | None, int | None]:
-    """The RAM the kernel may use and what is left of it: its container's
-    limit when one is set (the kernel is killed there, long before the node's
-    RAM runs out) less its working set, as the panel's card counts it, else
-    the machine's total and available; what is left is None where unknown."""
+    """The RAM the kernel may use, and what is left of it.
+
+    When the kernel's container has a limit, that limit is what counts, because
+    the kernel is killed there long before the node's RAM runs out, and what is
+    left is the limit less the working set, as the panel's card counts it.
+    Otherwise the machine's total and available RAM count. What is left is
+    None where it is unknown.
+    """
     total, available = host.get("total_bytes"), host.get("available_bytes")
     container = host.get("container")
     if not isinstance(container, dict) or not isinstance(container.get("limit_bytes"), int):
@@ -337,18 +379,23 @@ def host_limit(host: Mapping[str, Any]) -> tuple[int | None, int | None]:
     limit = container["limit_bytes"]
     usage = container.get("usage_bytes")
     if not isinstance(usage, int):
-        # What is left under the limit is not known: the node's free RAM would overstate it.
+        # What is left under the limit is not known, and the node's free RAM
+        # would overstate it.
         return limit, None
-    # The working set, as the panel counts it (and docker stats, Kubernetes): the file
-    # cache a dataset read leaves is given back before any OOM kill, not in use.
+    # The working set is counted as the panel, docker stats and Kubernetes count
+    # it: the file cache that reading a dataset leaves behind is given back
+    # before any OOM kill, so it is not in use.
     inactive_file = container.get("inactive_file_bytes")
     used = max(0, usage - inactive_file) if isinstance(inactive_file, int) else usage
     rss = host.get("rss_bytes")
     if isinstance(rss, int):
-        used = max(used, rss)  # the kernel's RSS is charged to its cgroup
+        # The kernel's resident set is charged to its cgroup, so the usage is at
+        # least that.
+        used = max(used, rss)
     left = max(0, limit - used)
     if isinstance(available, int):
-        left = min(left, available)  # a limit above what the node has left
+        # The limit may be above what the node has left.
+        left = min(left, available)
     return limit, left
 
 
@@ -415,7 +462,9 @@ def _stale(
         # their whole figures off the total may undercount what deleting the
         # rest frees, never overcount it.
         total = max(0, total - used_bytes)
-    else:  # a plain inspect result: at least leave out what the names count already
+    else:
+        # A plain inspect result has no combined figure, so at least leave out
+        # of the hidden holders what the names count already.
         total = sum(
             _on_device(entry, device_key)
             for entry in inspected.get("entries") or []

@@ -1,14 +1,16 @@
 """Which GPUs the kernel sees, numbered as its CUDA runtime numbers them.
 
-Once PyTorch has initialised CUDA, torch is the ground truth (its ordinals are
-what the user types in ``cuda:1``). Before that, the helper must not touch
-CUDA, so it asks NVML and applies CUDA_VISIBLE_DEVICES itself, the way the
-CUDA runtime (and ``torch.cuda._parse_visible_devices``) does: integer ordinals
-or (partial) ``GPU-`` UUIDs, parsing stops at the first invalid entry, and a
-repeated device hides every device (also where two UUID prefixes name it).
+Once PyTorch has initialised CUDA, torch is the ground truth, because its
+ordinals are what the user types in ``cuda:1``. Before that, the helper must
+not touch CUDA, so it asks NVML and applies CUDA_VISIBLE_DEVICES itself, the
+way the CUDA runtime (and ``torch.cuda._parse_visible_devices``) does. The
+entries are integer ordinals or whole or partial ``GPU-`` UUIDs, parsing stops
+at the first invalid entry, and a repeated device hides every device, also
+where two UUID prefixes name the same one.
 
-Assumption before CUDA is initialised: CUDA ordinal order equals NVML (PCI bus)
-order, true with CUDA_DEVICE_ORDER=PCI_BUS_ID and on machines with one GPU model.
+Before CUDA is initialised, the helper assumes that CUDA's ordinal order is
+NVML's (PCI bus) order. That is true with CUDA_DEVICE_ORDER=PCI_BUS_ID and on
+machines with one GPU model.
 """
 
 from __future__ import annotations
@@ -20,17 +22,20 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from .readers.nvml import NvmlDevice
 from .readers.torch_cuda import cuda_initialized
 
-if TYPE_CHECKING:  # the message shapes, for annotations only (protocol_types.py)
+# The message shapes in protocol_types.py are needed for annotations only.
+if TYPE_CHECKING:
     from ..protocol_types import DeviceInfo
 
 VisibleDevices = list[int] | list[str]
 
 
-# A NamedTuple, not a dataclass: see SamplerConfig (config.py).
+# This is a NamedTuple rather than a dataclass, for the reason that SamplerConfig
+# gives (config.py).
 class Device(NamedTuple):
     """One GPU that the kernel sees, numbered as its CUDA runtime numbers it."""
 
-    # CUDA ordinal in this process. The protocol's name; it hides tuple.index, which nothing calls.
+    # The CUDA ordinal in this process. The name is the protocol's; it hides
+    # tuple.index, which nothing calls.
     index: int  # type: ignore[assignment]
     name: str | None
     total_bytes: int | None
@@ -42,7 +47,9 @@ class Device(NamedTuple):
 
 
 def parse_visible_devices(value: str | None) -> VisibleDevices | None:
-    """CUDA_VISIBLE_DEVICES as ordinals or UUID prefixes; ``None`` when unset (all)."""
+    """CUDA_VISIBLE_DEVICES as ordinals or UUID prefixes, or ``None`` when it is
+    unset, which means that every device is visible. A repeated entry gives an
+    empty list, because it hides every device."""
     if value is None:
         return None
     value = value.strip()
@@ -69,11 +76,12 @@ def parse_visible_devices(value: str | None) -> VisibleDevices | None:
 
 
 def _leading_int(text: str) -> int | None:
-    # Like strtoul: "1gpu" is 1, "gpu1" is invalid.
+    # This reads a number as strtoul does, so "1gpu" is 1 and "gpu1" is invalid.
     end = 0
     if text[:1] in ("+", "-"):
         end = 1
-    while end < len(text) and text[end] in "0123456789":  # not str.isdigit(): "²" is one, int() refuses it
+    # str.isdigit() would not do, because "²" is a digit to it, and int() refuses it.
+    while end < len(text) and text[end] in "0123456789":
         end += 1
     digits = text[:end]
     if digits in ("", "+", "-"):
@@ -82,34 +90,38 @@ def _leading_int(text: str) -> int | None:
 
 
 def visible_nvml_devices(visible: VisibleDevices | None, nvml_devices: Sequence[NvmlDevice]) -> list[NvmlDevice]:
-    """NVML devices in CUDA ordinal order, after CUDA_VISIBLE_DEVICES."""
+    """The NVML devices that CUDA_VISIBLE_DEVICES leaves visible, in CUDA ordinal order."""
     if visible is None:
         return list(nvml_devices)
     result: list[NvmlDevice] = []
     for entry in visible:
         if isinstance(entry, int):
             if entry >= len(nvml_devices):
-                break  # CUDA ignores an invalid ordinal and everything after it
+                # CUDA ignores an invalid ordinal and everything after it.
+                break
             match: NvmlDevice | None = nvml_devices[entry]
         elif entry.startswith("MIG-"):
-            # MIG instances are not NVML top-level devices; only torch (after
-            # CUDA init) can say what the process sees.
+            # MIG instances are not NVML top-level devices, so only torch,
+            # once CUDA is initialised, can say what the process sees.
             break
         else:
             candidates = [d for d in nvml_devices if d.uuid is not None and d.uuid.startswith(entry)]
-            match = candidates[0] if len(candidates) == 1 else None  # ambiguous = invalid
+            # A prefix that matches several devices is ambiguous, and CUDA
+            # treats it as invalid.
+            match = candidates[0] if len(candidates) == 1 else None
         if match is None:
             break
         if match in result:
-            # One GPU under two spellings of its UUID ("GPU-9e8d35e3,GPU-9e8"):
-            # a repeat, which hides every device, as a repeated string does.
+            # One GPU under two spellings of its UUID ("GPU-9e8d35e3,GPU-9e8")
+            # is a repeat, which hides every device, as a repeated string does.
             return []
         result.append(match)
     return result
 
 
 def normalize_uuid(value: Any) -> str | None:
-    """torch prints device UUIDs bare; NVML and CUDA_VISIBLE_DEVICES use ``GPU-``."""
+    """Give a device UUID the ``GPU-`` prefix that NVML and CUDA_VISIBLE_DEVICES
+    use, since torch prints UUIDs bare, so that the two can be matched."""
     if value is None:
         return None
     text = str(value)
@@ -121,7 +133,8 @@ def normalize_uuid(value: Any) -> str | None:
 
 
 def devices_from_torch(torch: Any, nvml_devices: Sequence[NvmlDevice], visible: VisibleDevices | None) -> list[Device]:
-    """Devices as torch numbers them; call only when CUDA is initialised."""
+    """The devices as torch numbers them. Call it only when CUDA is initialised,
+    because asking torch earlier would initialise CUDA."""
     by_uuid = {d.uuid: d for d in nvml_devices if d.uuid}
     by_order = visible_nvml_devices(visible, nvml_devices)
     devices = []
@@ -152,7 +165,7 @@ def devices_from_nvml(nvml_devices: Sequence[NvmlDevice], visible: VisibleDevice
 
 
 def devices_wait_for_cuda(visible_devices: str | None) -> bool:
-    """Whether CUDA_VISIBLE_DEVICES names MIG instances: NVML's devices are their
+    """Whether CUDA_VISIBLE_DEVICES names MIG instances. NVML's devices are their
     parent GPUs, so which devices the kernel sees is known only once CUDA starts."""
     visible = parse_visible_devices(visible_devices)
     return bool(visible) and isinstance(visible[0], str) and visible[0].startswith("MIG-")  # type: ignore[index,union-attr]

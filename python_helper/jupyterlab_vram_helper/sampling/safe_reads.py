@@ -7,12 +7,12 @@ notebook). Ordinary attribute access, ``len()``, ``sys.getsizeof()``,
 iteration and ``isinstance()`` may all run such code, so this module reads
 objects through what CPython itself implements in C:
 
-* class attributes through ``type``'s own descriptors (a metaclass's
-  ``__getattribute__`` or ``__dict__`` property is never consulted);
-* an instance's ``__dict__`` only through the descriptor ``type.__new__``
-  made for it (wrapt's ``LazyObjectProxy`` has a C ``__dict__`` that creates
-  the wrapped object first); otherwise through ``gc.get_referents``, which
-  runs the object's C traversal and no Python code;
+* class attributes through ``type``'s own descriptors, so that a metaclass's
+  ``__getattribute__`` or ``__dict__`` property is never consulted;
+* an instance's ``__dict__`` only through the descriptor that ``type.__new__``
+  made for it, because wrapt's ``LazyObjectProxy`` has a C ``__dict__`` that
+  creates the wrapped object first; otherwise through ``gc.get_referents``,
+  which runs the object's C traversal and no Python code;
 * sizes, lengths and attributes through the first C (non-heap) class of the
   object's MRO, never through a subclass's override.
 
@@ -28,7 +28,8 @@ import sys
 import types
 from typing import Any
 
-# type's own descriptors: reading a class through them bypasses its metaclass.
+# These are type's own descriptors. Reading a class through them bypasses its
+# metaclass.
 _TYPE_NAMESPACE = type.__dict__["__dict__"]
 _TYPE_MRO = type.__dict__["__mro__"]
 _TYPE_FLAGS = type.__dict__["__flags__"]
@@ -37,10 +38,17 @@ _TYPE_QUALNAME = type.__dict__["__qualname__"]
 _TYPE_MODULE = type.__dict__["__module__"]
 _TYPE_DICTOFFSET = type.__dict__["__dictoffset__"]
 
-_HEAPTYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class made at run time (class statement, PyType_FromSpec)
-_HAVE_GC = 1 << 14  # Py_TPFLAGS_HAVE_GC: instances carry the collector's header
-_PREHEADER = (1 << 3) | (1 << 4)  # Py_TPFLAGS_MANAGED_WEAKREF (3.12+) | Py_TPFLAGS_MANAGED_DICT (3.11+)
-_MANAGED_DICT = (1 << 4) if sys.version_info >= (3, 11) else 0  # attributes may be kept inline, without a dict
+# Py_TPFLAGS_HEAPTYPE marks a class made at run time, by a class statement or
+# PyType_FromSpec.
+_HEAPTYPE = 1 << 9
+# Py_TPFLAGS_HAVE_GC means that instances carry the collector's header.
+_HAVE_GC = 1 << 14
+# Py_TPFLAGS_MANAGED_WEAKREF (Python 3.12 and later) and
+# Py_TPFLAGS_MANAGED_DICT (3.11 and later) put pointers before the object.
+_PREHEADER = (1 << 3) | (1 << 4)
+# With Py_TPFLAGS_MANAGED_DICT, an object's attributes may be kept inline,
+# without a dict.
+_MANAGED_DICT = (1 << 4) if sys.version_info >= (3, 11) else 0
 
 _MISSING = object()
 
@@ -52,7 +60,7 @@ def mro(t: type) -> tuple[type, ...]:
 
 
 def own_namespace(klass: type) -> Any:
-    """``klass.__dict__`` (a mappingproxy), without asking ``klass``'s metaclass."""
+    """``klass.__dict__``, a mappingproxy, read without asking ``klass``'s metaclass."""
     return _TYPE_NAMESPACE.__get__(klass)
 
 
@@ -72,7 +80,8 @@ def type_qualname(t: type) -> str:
 
 
 def type_module(t: type) -> Any:
-    """``t.__module__`` as stored (any object for a heap type), without asking ``t``'s metaclass."""
+    """``t.__module__`` as stored, which may be any object for a heap type, read
+    without asking ``t``'s metaclass."""
     return _TYPE_MODULE.__get__(t)
 
 
@@ -83,14 +92,16 @@ class _Plain:
     pass
 
 
-# The doc of the getset descriptor ``type.__new__`` gives a class that adds an
-# instance dict ("dictionary for instance variables"; its wording varies by
-# Python version, so it is read from a class of our own). A C extension's own
-# ``__dict__`` getset (wrapt's proxies) has another doc, or none.
+# This is the doc of the getset descriptor that ``type.__new__`` gives a class
+# that adds an instance dict ("dictionary for instance variables"). Its wording
+# varies by Python version, so it is read from a class of the helper's own. A C
+# extension's own ``__dict__`` getset, such as wrapt's proxies have, has
+# another doc, or none, which tells the two apart.
 _INSTANCE_DICT_DOC = own_namespace(_Plain)["__dict__"].__doc__
 
-# CPython's own C ``__dict__`` getters that only read the dict (or make an
-# empty one): found on the builtin class, for every subclass of it.
+# These are CPython's own C ``__dict__`` getters, which only read the dict or
+# make an empty one. They are found on the builtin classes, and serve every
+# subclass of them.
 _C_DICT_GETTERS = frozenset(
     id(own_namespace(klass)["__dict__"])
     for klass in (BaseException, functools.partial, types.SimpleNamespace)
@@ -99,11 +110,13 @@ _C_DICT_GETTERS = frozenset(
 
 
 def dict_descriptor(t: type) -> tuple[bool, Any]:
-    """(whether instances of ``t`` have a ``__dict__`` attribute, the descriptor to read it
-    with), the descriptor None where only running code other than CPython's would read it.
+    """Whether instances of ``t`` have a ``__dict__`` attribute, and the descriptor
+    to read it with. The descriptor is None where only running code other than
+    CPython's would read the dict.
 
-    Looked up as attribute lookup does (the first class of the MRO whose own
-    namespace has it), each namespace read through ``type``'s own descriptor.
+    It is looked up as attribute lookup does, in the first class of the MRO
+    whose own namespace has it, and each namespace is read through ``type``'s
+    own descriptor.
     """
     classes = mro(t)
     for klass in classes:
@@ -111,9 +124,12 @@ def dict_descriptor(t: type) -> tuple[bool, Any]:
         if descriptor is _MISSING:
             continue
         if type(descriptor) is types.MemberDescriptorType:
-            return True, descriptor  # reads a pointer at a fixed offset: runs nothing
+            # A member descriptor reads a pointer at a fixed offset, so it runs
+            # nothing.
+            return True, descriptor
         if type(descriptor) is not types.GetSetDescriptorType:
-            return True, None  # a property, or an object of the user's with __get__
+            # This is a property, or an object of the user's with __get__.
+            return True, None
         if id(descriptor) in _C_DICT_GETTERS:
             return True, descriptor
         if (
@@ -128,9 +144,12 @@ def dict_descriptor(t: type) -> tuple[bool, Any]:
 
 
 def _c_base_with_dict(classes: tuple[type, ...]) -> bool:
-    """Whether a C (non-heap) class of the MRO has an instance dict of its own: the
-    getter ``type.__new__`` made then hands the read to that class's getter (CPython's
-    ``subtype_dict``), which is the extension's code, not CPython's."""
+    """Whether a C (non-heap) class of the MRO has an instance dict of its own.
+
+    If one has, the getter that ``type.__new__`` made hands the read to that
+    class's getter (CPython's ``subtype_dict``), which is the extension's code,
+    not CPython's.
+    """
     for klass in classes:
         if not type_flags(klass) & _HEAPTYPE and _TYPE_DICTOFFSET.__get__(klass):
             namespace = own_namespace(klass)
@@ -140,10 +159,11 @@ def _c_base_with_dict(classes: tuple[type, ...]) -> bool:
 
 
 def instance_dict(obj: Any) -> dict | None:
-    """``obj.__dict__`` where CPython's own getter reads it, else None.
+    """``obj.__dict__`` where CPython's own getter reads it, or None otherwise.
 
-    On Python 3.11+ this makes the dict of an object that kept its
-    attributes inline (as ``vars()`` does); ``referents`` reads them without.
+    On Python 3.11 and later this makes the dict of an object that kept its
+    attributes inline, as ``vars()`` does, whereas ``referents`` reads them
+    without making one.
     """
     _, descriptor = dict_descriptor(type(obj))
     if descriptor is None:
@@ -156,12 +176,15 @@ def instance_dict(obj: Any) -> dict | None:
 
 
 def inline_attributes(obj: Any, limit: int) -> list[Any] | None:
-    """The values of ``obj``'s attributes (its slots' too) where Python 3.11+ keeps them
-    inline, without a ``__dict__``: as its C traversal reports them. None where it has a
-    dict already (or may: a dict among the values), or its class keeps no managed dict.
+    """The values of ``obj``'s attributes, its slots' too, where Python 3.11 and
+    later keep them inline without a ``__dict__``, as its C traversal reports
+    them.
 
-    Reading ``__dict__`` (``vars()``, CPython's own getter) would make that dict, and
-    keep it: ~100 bytes more per object, and its attribute reads slower ever after.
+    The result is None where the object has a dict already, or may have one
+    because a dict is among the values, or where its class keeps no managed
+    dict. Reading ``__dict__`` (with ``vars()`` or CPython's own getter) would
+    make that dict and keep it, which costs about 100 bytes more per object and
+    makes its attribute reads slower ever after.
     """
     if not (_MANAGED_DICT and type_flags(type(obj)) & _MANAGED_DICT):
         return None
@@ -173,9 +196,13 @@ def inline_attributes(obj: Any, limit: int) -> list[Any] | None:
 
 
 def referents(obj: Any, limit: int) -> list[Any]:
-    """What ``obj`` refers to, as its C traversal reports it to the collector (its
-    class left out): the attributes of an object whose ``__dict__`` only its own
-    code reads, e.g. the object a proxy wraps once made, never a factory's result."""
+    """What ``obj`` refers to, as its C traversal reports it to the collector,
+    leaving out its class.
+
+    This gives the attributes of an object whose ``__dict__`` only its own code
+    reads, such as the object that a proxy wraps once it is made, and never
+    runs a factory to make it.
+    """
     t = type(obj)
     out: list[Any] = []
     for ref in gc.get_referents(obj):
@@ -188,17 +215,22 @@ def referents(obj: Any, limit: int) -> list[Any]:
 
 # --- C implementations -------------------------------------------------------------------------
 
-# (id of a trusted class, name) -> (the class, kept so that its id stays its own;
-# what its MRO gives for name). Only the helper's trusted classes (builtins,
-# ndarray, TensorBase) and C classes are keys, never a user's class.
+# This maps (id of a trusted class, name) to (the class, what its MRO gives for
+# the name). The class is kept so that its id stays its own. Only the helper's
+# trusted classes (builtins, ndarray, TensorBase) and C classes are keys, never
+# a user's class, so the cache stays small and never keeps the user's classes
+# alive.
 _c_attributes: dict[tuple[int, str], tuple[type, Any]] = {}
 
 
 def c_base(t: type) -> type:
-    """The first C (non-heap) class of ``t``'s MRO: the one whose layout ``t``'s instances
-    have, for a class of the user's over a static C class (bytes, ndarray, TensorBase).
-    C classes made at run time (``array.array``, wrapt's proxies) are heap classes
-    too: callers name those as ``base``."""
+    """The first C (non-heap) class of ``t``'s MRO.
+
+    For a class of the user's over a static C class (bytes, ndarray,
+    TensorBase), it is the class whose layout ``t``'s instances have. C classes
+    made at run time (``array.array``, wrapt's proxies) are heap classes too,
+    so callers name those as ``base`` instead.
+    """
     for klass in mro(t):
         if not type_flags(klass) & _HEAPTYPE:
             return klass
@@ -206,9 +238,13 @@ def c_base(t: type) -> type:
 
 
 def c_attribute(t: type, name: str, base: type | None = None) -> Any:
-    """What ``base`` (default: the C part of ``t``) defines as ``name``: a subclass's
-    override left out. A C descriptor checks by type (never ``__class__``) that what
-    it is given is an instance of its class, and raises TypeError otherwise."""
+    """What ``base``, by default the C part of ``t``, defines as ``name``, leaving
+    out a subclass's override.
+
+    This is safe to apply to ``t``'s instances because a C descriptor checks by
+    type, never by ``__class__``, that what it is given is an instance of its
+    class, and raises TypeError otherwise.
+    """
     if base is None:
         base = c_base(t)
     key = (id(base), name)
@@ -227,7 +263,7 @@ def c_attribute(t: type, name: str, base: type | None = None) -> Any:
 
 
 def c_get(obj: Any, name: str, base: type | None = None) -> Any:
-    """``obj.<name>`` for a C getset or member, as ``base`` (default: the C class) defines it."""
+    """``obj.<name>`` for a C getset or member, as ``base`` (by default the C class) defines it."""
     descriptor = c_attribute(type(obj), name, base)
     if type(descriptor) is not types.GetSetDescriptorType and type(descriptor) is not types.MemberDescriptorType:
         raise AttributeError(name)
@@ -235,7 +271,7 @@ def c_get(obj: Any, name: str, base: type | None = None) -> Any:
 
 
 def c_call(obj: Any, name: str, *args: Any, base: type | None = None) -> Any:
-    """``obj.<name>(*args)`` for a C method, as ``base`` (default: the C class) defines it."""
+    """``obj.<name>(*args)`` for a C method, as ``base`` (by default the C class) defines it."""
     method = c_attribute(type(obj), name, base)
     if type(method) is not types.MethodDescriptorType and type(method) is not types.WrapperDescriptorType:
         raise AttributeError(name)
@@ -249,8 +285,9 @@ def c_len(obj: Any, base: type | None = None) -> int:
 
 _GC_HEAD = sys.getsizeof([]) - [].__sizeof__()
 _plain = _Plain()
-# What a managed dict (and, 3.12+, a managed weakref list) adds before the
-# object: measured on a class of our own, since it varies by Python version.
+# This is what a managed dict, and from Python 3.12 a managed weakref list, add
+# before the object. It is measured on a class of the helper's own, since it
+# varies by Python version.
 _PREHEADER_SIZE = (
     sys.getsizeof(_plain) - object.__sizeof__(_plain) - (_GC_HEAD if type_flags(_Plain) & _HAVE_GC else 0)
     if type_flags(_Plain) & _PREHEADER
@@ -260,9 +297,12 @@ del _plain
 
 
 def getsizeof(obj: Any, base: type | None = None) -> int:
-    """``sys.getsizeof(obj)`` as for a class that does not override ``__sizeof__``: the C
-    class's ``__sizeof__``, plus what CPython puts before the object (the collector's
-    header, a managed dict's pointers), read from the class's flags."""
+    """``sys.getsizeof(obj)`` as for a class that does not override ``__sizeof__``.
+
+    It is the C class's ``__sizeof__``, plus what CPython puts before the
+    object (the collector's header and a managed dict's pointers), which the
+    class's flags tell.
+    """
     t = type(obj)
     size = int(c_call(obj, "__sizeof__", base=base))
     flags = type_flags(t)
@@ -277,9 +317,12 @@ def getsizeof(obj: Any, base: type | None = None) -> int:
 
 
 def container_items(obj: Any, limit: int) -> list[Any]:
-    """At most ``limit`` items (a dict's: its values) of a list, tuple, dict, set,
-    frozenset or deque, or of a subclass: read by the builtin's own C code, never
-    by the subclass's ``__iter__``/``__getitem__``/``values``."""
+    """At most ``limit`` items of a list, tuple, dict, set, frozenset or deque, or
+    of a subclass of one. For a dict, the items are its values.
+
+    They are read by the builtin's own C code, never by the subclass's
+    ``__iter__``, ``__getitem__`` or ``values``.
+    """
     t = type(obj)
     if issubclass(t, dict):
         iterator: Any = dict.values(obj)
@@ -291,7 +334,8 @@ def container_items(obj: Any, limit: int) -> list[Any]:
         iterator = set.__iter__(obj)
     elif issubclass(t, frozenset):
         iterator = frozenset.__iter__(obj)
-    elif issubclass(t, collections.deque):  # a history kept with maxlen, often
+    # A deque is often a history kept with maxlen.
+    elif issubclass(t, collections.deque):
         iterator = collections.deque.__iter__(obj)
     else:
         return []

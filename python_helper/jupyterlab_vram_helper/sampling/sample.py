@@ -2,7 +2,7 @@
 
 :class:`SampleSource` reads every source once into *figures* (a sample without
 ``seq``/``time``/``reason``); :func:`significant_change` compares two figures.
-Not thread-safe: the sampler serialises calls (see sampler.py).
+None of this is thread-safe, so the sampler serialises the calls (see sampler.py).
 """
 
 from __future__ import annotations
@@ -21,7 +21,8 @@ from .readers.host import HostReader
 from .readers.nvml import NvmlDevice, NvmlReader
 from .readers.nvml_load import LoadReader, load_moved
 
-if TYPE_CHECKING:  # the message shapes, for annotations only (protocol_types.py)
+# The message shapes in protocol_types.py are needed for annotations only.
+if TYPE_CHECKING:
     from ..protocol_types import (
         GpuFigures,
         HiddenGpus,
@@ -61,10 +62,11 @@ def make_sample(figures: Figures, seq: int, when: float, reason: SampleReason) -
 
 
 # How often CUDA_VISIBLE_DEVICES is looked at while torch's CUDA state stays
-# the same (it is looked at again at once when that changes). Notebooks set
-# it in a cell before torch initialises CUDA; a lookup that misses in
-# os.environ raises and catches a KeyError inside the Mapping, ~25 us of a
-# sampler tick with cold caches, ten times a second at 10 Hz.
+# the same; it is looked at again at once when that state changes. Notebooks
+# set it in a cell before torch initialises CUDA, so it must be looked at
+# again, but not at every tick: a lookup that misses in os.environ raises and
+# catches a KeyError inside the Mapping, which costs about 25 us of a sampler
+# tick with cold caches, ten times a second at 10 Hz.
 ENVIRONMENT_CHECK_S = 1.0
 
 
@@ -97,27 +99,30 @@ class SampleSource:
     def devices(self) -> list[Device]:
         """The visible devices, re-enumerated only when what decides them changed.
 
-        That is: torch's CUDA state (torch numbering takes over once it is
-        initialised) and CUDA_VISIBLE_DEVICES (notebooks often set it in a cell
-        before importing torch; seen within :data:`ENVIRONMENT_CHECK_S`, and at
-        once when torch initialises CUDA).
+        What decides them is torch's CUDA state, since torch's numbering takes
+        over once CUDA is initialised, and CUDA_VISIBLE_DEVICES, which notebooks
+        often set in a cell before importing torch. A change to the variable is
+        seen within :data:`ENVIRONMENT_CHECK_S`, and at once when torch
+        initialises CUDA.
         """
         torch = torch_cuda.loaded_torch()
         return self._visible(torch, torch is not None and torch_cuda.cuda_initialized(torch))
 
     def devices_wait_for_cuda(self) -> bool:
-        """The devices are known only once CUDA starts (MIG instances named, CUDA not up yet)."""
+        """Whether the devices can be known only once CUDA starts. That is so when
+        CUDA_VISIBLE_DEVICES names MIG instances and CUDA is not up yet."""
         torch = torch_cuda.loaded_torch()
         if torch is not None and torch_cuda.cuda_initialized(torch):
             return False
         return devices_wait_for_cuda(self._environ.get("CUDA_VISIBLE_DEVICES"))
 
     def hidden_gpus(self) -> HiddenGpus | None:
-        """What hides the GPUs NVML lists, when CUDA_VISIBLE_DEVICES leaves the kernel none; else None.
+        """What hides the GPUs that NVML lists when CUDA_VISIBLE_DEVICES leaves the
+        kernel none of them, or None otherwise.
 
-        Set to "" or "-1" to run on the CPU, or to a wrong index or UUID, it
-        hides every GPU: the panel says so, where "no GPU" alone would send
-        the user looking for a driver problem.
+        Set to "" or "-1" to run on the CPU, or to a wrong index or UUID, the
+        variable hides every GPU. The panel says so, because "no GPU" alone
+        would send the user looking for a driver problem.
         """
         torch = torch_cuda.loaded_torch()
         return self._hidden_by_environment(
@@ -134,7 +139,8 @@ class SampleSource:
             return None
         hidden = self._hidden
         if hidden is None or hidden["count"] != count or hidden["cuda_visible_devices"] != value:
-            # The same object is kept tick after tick so that the change check settles it by identity.
+            # The same object is kept tick after tick, so that the change check
+            # settles it by identity.
             hidden = self._hidden = {"count": count, "cuda_visible_devices": value}
         return hidden
 
@@ -153,14 +159,16 @@ class SampleSource:
         return self._devices
 
     def _nvml_figures(self, device: NvmlDevice, fresh: bool, holds_memory: bool, own_state: Any) -> Any:
-        """One device's NVML figures; None if reading them fails (the other devices and sources still count)."""
+        """One device's NVML figures, or None if reading them fails, so that the
+        other devices and sources still count."""
         try:
             return self.nvml.read(device, fresh, holds_memory, own_state)
         except Exception:
             return None
 
     def read(self, fresh_processes: bool = False) -> Figures:
-        """Every source once; ``fresh_processes`` lists NVML's processes now instead of from its cache."""
+        """Read every source once. With ``fresh_processes``, NVML's processes are
+        listed afresh instead of taken from the reader's cache."""
         torch = torch_cuda.loaded_torch()
         # CUDA's state is read once per tick, and the device list, the figures and the torch
         # state all follow from that one reading.
@@ -174,15 +182,16 @@ class SampleSource:
             torch_figures, context = (
                 torch_cuda.initialized_device_reading(torch, device.index) if initialized else (None, None)
             )
-            # NVML must name a process that holds memory on the device: torch reserves
-            # some there, or the kernel has a context there (a context is hundreds of
-            # MiB, and exists before torch's first allocation and after empty_cache),
-            # or TensorFlow has initialised it (a context, and its memory pool).
+            # NVML must name this process when it holds memory on the device:
+            # torch reserves some there, or the kernel has a context there (a
+            # context is hundreds of MiB, and exists before torch's first
+            # allocation and after empty_cache), or TensorFlow has initialised
+            # the device (with a context and its memory pool).
             reserved = torch_figures["reserved_bytes"] if torch_figures else None
             tf_figures = tf_gpus.get(device.index)
             holds_memory = context is True or bool(reserved) or tf_figures is not None
-            # These are what move the kernel's own NVML figure: a context, torch's segments and
-            # TensorFlow's memory.
+            # The reader gets what moves the kernel's own NVML figure: the
+            # context, torch's segments and TensorFlow's memory.
             nvml = (
                 self._nvml_figures(device.nvml, fresh_processes, holds_memory, (context, reserved, tf_figures))
                 if device.nvml is not None
@@ -208,13 +217,15 @@ class SampleSource:
             "torch": torch_cuda.torch_state(torch, initialized),
             "tensorflow": tf_state,
             "gpus": gpus,
-            # On the common tick, which has GPUs, no call is made here.
+            # On the common tick, which has GPUs, no call is made here, to keep
+            # that tick cheap.
             "hidden_gpus": self._hidden_by_environment(devices) if not devices else None,
             "processes": self.processes.read(host["rss_bytes"], self._gpu_lists(devices, gpus), fresh_processes),
         }
 
     def _load_figures(self, devices: list[Device]) -> list[Any]:
-        """Each device's load figures; None for all where reading them fails (memory still counts)."""
+        """Each device's load figures, or None for every device where reading them
+        fails, so that the memory figures still count."""
         try:
             return self.load.read_all(devices)
         except Exception:
@@ -241,12 +252,15 @@ class SampleSource:
 
 
 def significant_change(previous: Mapping[str, Any] | None, current: Mapping[str, Any], threshold: int) -> bool:
-    """True if ``current`` differs from ``previous`` in a way worth a sample.
+    """Whether ``current`` differs from ``previous`` in a way worth a sample.
 
-    A ``*_bytes`` figure counts when it moved by more than ``threshold`` or
-    became known/unknown (host available/total excepted, see below); every other field (counters such as ``num_ooms``,
-    flags, device index/name, the number of devices) counts on any change, except the machine's OOM kill count,
-    which counts only when it rose (below).
+    A ``*_bytes`` figure counts when it moved by more than ``threshold``, or
+    became known or unknown. Every other field, such as counters like
+    ``num_ooms``, flags, a device's index and name, and the number of devices,
+    counts on any change. The machine-wide figures are the exceptions: they
+    never count on their own, except the machine's OOM kill count, which
+    counts when it rose (see :data:`MACHINE_WIDE_HOST_FIGURES` and
+    :data:`MACHINE_WIDE_HOST_COUNTS`).
     """
     if previous is None:
         return True
@@ -256,41 +270,45 @@ def significant_change(previous: Mapping[str, Any] | None, current: Mapping[str,
             or _machine_counts_rose(previous, current)
             or tree_differs(previous.get("processes"), current.get("processes"), threshold)
         )
-    # Every sampler tick comes here: each section is settled by one C-level
-    # comparison when it is equal (the usual tick: at most the host section
-    # moved), and the machine-wide figures are skipped where they stand. The
-    # same decisions as comparing copies without them (_kernel_figures), at
-    # about half the cost of a tick's comparison.
+    # Every sampler tick comes here, so the comparison is kept cheap. Each
+    # section is settled by one C-level comparison when it is equal, which is
+    # the usual tick, where at most the host section moved, and the
+    # machine-wide figures are skipped where they stand. That makes the same
+    # decisions as comparing copies without them (_kernel_figures), at about
+    # half the cost of a tick's comparison. The kernel's processes are
+    # compared apart, with their own threshold rule (tree_differs).
     return _differs_except(previous, current, threshold, _MACHINE_WIDE) or tree_differs(
         previous.get("processes"), current.get("processes"), threshold
     )
 
 
-# Host figures of the whole machine, not of this kernel: other processes move
-# them all the time, so on their own they must not cost a sample (they travel
-# with every sample anyway). GPU figures from NVML stay in: another process
-# filling the card is exactly what the user needs to see.
-# The container's usage counts every process in the cgroup (and its page
-# cache) the same way; its limit and OOM kill count stay in. So do the
-# machine's swap and the container's swap usage; the kernel's own swapped-out
-# bytes and the container's swap limit stay in.
+# These host figures are the whole machine's, not this kernel's. Other
+# processes move them all the time, so on their own they must not cost a
+# sample; they travel with every sample anyway. GPU figures from NVML are
+# still compared, because another process filling the card is exactly what the
+# user needs to see. The container's usage counts every process in the cgroup,
+# and its page cache, so it is left out in the same way, and so are the
+# machine's swap figures and the container's swap usage. The container's
+# limit, its OOM kill count and swap limit, and the kernel's own swapped-out
+# bytes are still compared.
 MACHINE_WIDE_HOST_FIGURES: frozenset[str] = frozenset(
     {"available_bytes", "total_bytes", "swap_total_bytes", "swap_free_bytes"}
 )
 MACHINE_WIDE_CONTAINER_FIGURES: frozenset[str] = frozenset({"usage_bytes", "swap_usage_bytes"})
-# The machine's OOM kill count (/proc/vmstat) is the machine's too, but a rise
-# is worth a sample at once: it says the out-of-memory killer acted, and the
-# frontend tells a kernel's death by it from its last sample to the restarted
-# kernel's first, so a kill of another process while this kernel lives must
-# be in this kernel's last sample. Nothing else about it (known or unknown)
-# costs a sample.
+# The machine's OOM kill count (from /proc/vmstat) is the machine's too, but a
+# rise is worth a sample at once, because it says that the out-of-memory killer
+# acted. The frontend tells that a kernel died by it from the count's change
+# between the kernel's last sample and the restarted kernel's first, so a kill
+# of another process while this kernel lives must be in this kernel's last
+# sample. No other change to it, such as becoming known or unknown, costs a
+# sample.
 MACHINE_WIDE_HOST_COUNTS: frozenset[str] = frozenset({"oom_kill_count"})
 
 
-# Where the machine-wide figures stand in the figures: a key mapped to None is
-# left out of the comparison, one mapped to _ROSE counts only when it rose,
-# one mapped to a dict is compared without what that dict names (where both
-# sides are dicts).
+# This says where the machine-wide figures stand in the figures. A key mapped
+# to None is left out of the comparison, and one mapped to _ROSE counts only
+# when it rose. One mapped to a dict is compared without what that dict names,
+# where both sides are dicts.
 _ROSE = object()
 _MACHINE_WIDE: dict[str, Any] = {
     "host": {
@@ -301,11 +319,12 @@ _MACHINE_WIDE: dict[str, Any] = {
     # The process tree is compared on its own (process_tree.tree_differs): its times move at every reading.
     "processes": None,
 }
-_COMPARED = object()  # a key the comparison leaves as it is
+# This marks a key that the comparison compares as it is.
+_COMPARED = object()
 
 
 def _differs_except(before: dict[str, Any], now: dict[str, Any], threshold: int, left_out: dict[str, Any]) -> bool:
-    """:func:`_differs` for two dicts of figures, without what ``left_out`` names."""
+    """Compare two dicts of figures as :func:`_differs` does, without what ``left_out`` names."""
     if before.keys() != now.keys() and _compared_keys(before, left_out) != _compared_keys(now, left_out):
         return True
     for key, value in now.items():
@@ -332,12 +351,14 @@ def _compared_keys(figures: dict[str, Any], left_out: dict[str, Any]) -> set:
 
 
 def _rose(before: Any, now: Any) -> bool:
-    """A count (an int, not a bool) that is higher now; unknown on either side: no."""
+    """Whether a count (an int, not a bool) is higher than before. When either
+    side is unknown, it did not rise."""
     return type(before) is int and type(now) is int and now > before
 
 
 def _machine_counts_rose(before: Mapping[str, Any], now: Mapping[str, Any]) -> bool:
-    """Whether one of :data:`MACHINE_WIDE_HOST_COUNTS` rose (host sections that are plain dicts)."""
+    """Whether one of :data:`MACHINE_WIDE_HOST_COUNTS` rose. Only host sections that
+    are plain dicts are looked at."""
     old, new = before.get("host"), now.get("host")
     if type(old) is not dict or type(new) is not dict:
         return False
@@ -345,9 +366,11 @@ def _machine_counts_rose(before: Mapping[str, Any], now: Mapping[str, Any]) -> b
 
 
 def _kernel_figures(figures: Mapping[str, Any]) -> Mapping[str, Any]:
-    """A copy of ``figures`` without the machine-wide figures (shapes other than plain dicts).
+    """A copy of ``figures`` without the machine-wide figures, for figures whose
+    shapes are not plain dicts.
 
-    The machine-wide counts go too: :func:`_machine_counts_rose` decides on them.
+    The machine-wide counts are left out too, because
+    :func:`_machine_counts_rose` decides on them.
     """
     if "processes" in figures:
         figures = {key: value for key, value in figures.items() if key != "processes"}
@@ -361,22 +384,28 @@ def _kernel_figures(figures: Mapping[str, Any]) -> Mapping[str, Any]:
     return {**figures, "host": kept}
 
 
-# Figures are plain dicts and lists (JSON-shaped). Exact type checks, not
-# isinstance(x, Mapping): that goes through typing's and abc's Python-level
-# hooks, and was the largest single cost of an idle tick in a kernel.
+# Figures are plain dicts and lists, shaped like JSON. They are told apart by
+# exact type checks, not isinstance(x, Mapping), because that goes through
+# typing's and abc's Python-level hooks, and was the largest single cost of an
+# idle tick in a kernel.
 def _differs(a: Any, b: Any, threshold: int, key: str) -> bool:
     kind = type(a)
     if kind is dict or kind is list:
-        # Equal containers (the usual tick: nothing moved) are settled by one
-        # C-level comparison, not a walk in Python over every NVML process entry.
+        # Equal containers, as on the usual tick where nothing moved, are
+        # settled by one C-level comparison, not a walk in Python over every
+        # NVML process entry.
         if a == b:
             return False
         if key == "load":
-            return load_moved(a, b)  # its own rule: utilisation and throttling, not every watt
+            # The load has its own rule, which looks at utilisation and
+            # throttling, not at every watt.
+            return load_moved(a, b)
         if type(b) is not kind:
             return True
         if kind is dict:
-            if a.keys() != b.keys():  # type: ignore[union-attr]  # a dict: kind says so (isinstance costs the tick)
+            # The kind says that ``a`` is a dict, which mypy cannot see, and
+            # isinstance would cost the tick.
+            if a.keys() != b.keys():  # type: ignore[union-attr]
                 return True
             return any(_differs(a[k], b[k], threshold, k) for k in a)
         if len(a) != len(b):

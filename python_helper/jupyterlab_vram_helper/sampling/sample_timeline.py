@@ -1,18 +1,19 @@
 """The figures of the samples sent lately, so that a frontend that comes later has a timeline.
 
-A page reload, a second browser tab or a notebook opened again after an hour
-away opens a new comm to a kernel whose memory has a past: the browser kept
-only what it received itself. The sampler adds here the charted figures of
-every sample it sends (time, host RSS, and per GPU torch's allocated and
-reserved bytes and NVML's per-process figure); a ``history`` request answers
-with them, oldest first, in columns.
+A page reload, a second browser tab, or a notebook opened again after an hour
+away opens a new comm to a kernel whose memory has a past, while the browser
+kept only what it received itself. The sampler adds here the charted figures
+of every sample it sends: the time, the host RSS, and for each GPU torch's
+allocated and reserved bytes and NVML's per-process figure. A ``history``
+request answers with them, oldest first, in columns.
 
-Kept small on purpose (it lives in the measured process): one packed row of
-doubles per sample sent (samples are sent only when a figure moved, or as a
-heartbeat), at most :data:`TIMELINE_ROWS` of them: about 80 bytes a row with
-one GPU, about 300 KiB in all. Unknown figures are NaN in a row and ``null``
-in the answer. While no comm is open the sampler reads nothing: the time it
-stopped is kept as a row with every figure unknown, so the chart shows a gap
+The timeline is kept small on purpose, because it lives in the measured
+process. It holds one packed row of doubles per sample sent (samples are sent
+only when a figure moved, or as a heartbeat), and at most
+:data:`TIMELINE_ROWS` of them. That is about 80 bytes a row with one GPU, and
+about 300 KiB in all. Unknown figures are NaN in a row and ``null`` in the
+answer. While no comm is open the sampler reads nothing, so the time it
+stopped is kept as a row with every figure unknown, and the chart shows a gap
 there rather than a line across it.
 """
 
@@ -23,15 +24,17 @@ import struct
 from collections import deque
 from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:  # the message shapes, for annotations only (protocol_types.py)
+# The message shapes in protocol_types.py are needed for annotations only.
+if TYPE_CHECKING:
     from ..protocol_types import GpuFigures, HostFigures, TimelineColumns
 
-# 3,600 rows: an hour of samples that each moved at 1 Hz, six minutes at
-# 10 Hz, ten hours of heartbeats.
+# 3,600 rows hold an hour of samples that each moved at 1 Hz, six minutes of
+# them at 10 Hz, or ten hours of heartbeats.
 TIMELINE_ROWS = 3600
 
 _NAN = float("nan")
-# A row: time, RSS, then (index, allocated, reserved, NVML process) per GPU.
+# A row holds the time and the RSS, then for each GPU its index, torch's
+# allocated and reserved bytes, and NVML's figure for this process.
 _HEAD = 2
 _PER_GPU = 4
 _layouts: dict[int, struct.Struct] = {}
@@ -55,20 +58,21 @@ def _json_number(value: float) -> int | None:
 class SampleTimeline:
     """The charted figures of the last :data:`TIMELINE_ROWS` samples sent.
 
-    Not thread-safe: the sampler adds under its lock, and the ``history``
-    request copies the rows under the same lock (:meth:`Sampler.timeline_columns`)
-    and turns them into columns outside it.
+    It is not thread-safe. The sampler adds rows under its lock, and the
+    ``history`` request copies the rows under the same lock
+    (:meth:`Sampler.timeline_columns`) and turns them into columns outside it.
     """
 
     def __init__(self, capacity: int = TIMELINE_ROWS):
         self._rows: deque[bytes] = deque(maxlen=capacity)
-        self._gap_open = True  # nothing kept yet: no gap to mark
+        # Nothing is kept yet, so there is no gap to mark.
+        self._gap_open = True
 
     def __len__(self) -> int:
         return len(self._rows)
 
     def add(self, when: float, host: HostFigures, gpus: list[GpuFigures]) -> None:
-        """Keep one sent sample's charted figures (``when``: the sample's ``time``)."""
+        """Keep one sent sample's charted figures. ``when`` is the sample's ``time``."""
         values: list[float] = [when, _known(host.get("rss_bytes"))]
         for gpu in gpus:
             torch = gpu.get("torch")
@@ -85,7 +89,8 @@ class SampleTimeline:
         self._gap_open = False
 
     def mark_gap(self, when: float) -> None:
-        """No comm is open from ``when`` on, so nothing is read: a row with every figure unknown."""
+        """Note that no comm is open from ``when`` on, so nothing is read. The gap is
+        kept as a row with every figure unknown, once per gap."""
         if self._gap_open:
             return
         self._rows.append(_layout(_HEAD).pack(when, _NAN))
@@ -97,8 +102,9 @@ class SampleTimeline:
 
 
 def timeline_columns(packed: list[bytes]) -> TimelineColumns:
-    """``packed`` rows (:meth:`SampleTimeline.rows`) as the ``history`` reply's ``timeline``:
-    ``times``, ``rss_bytes`` and one entry per GPU seen, each with a value (or ``null``) per time."""
+    """Turn ``packed`` rows (from :meth:`SampleTimeline.rows`) into the ``history``
+    reply's ``timeline``. It holds ``times``, ``rss_bytes`` and one entry per
+    GPU seen, each with a value, or ``null``, for every time."""
     rows = [_layout(len(row) // 8).unpack(row) for row in packed]
     count = len(rows)
     times: list[float] = []

@@ -1,13 +1,14 @@
 """The sampler thread, which reads figures every ``interval_s`` seconds and sends samples.
 
 It runs on its own daemon thread so that samples keep flowing while a cell
-executes (comm messages *to* the kernel wait for the cell; messages *from* it
-go out on IOPub, which ipykernel makes safe to use from any thread).
+executes. Comm messages *to* the kernel wait for the cell, but messages *from*
+it go out on IOPub, which ipykernel makes safe to use from any thread.
 
 A sample is broadcast only when a figure moved by more than
-``change_threshold_bytes`` (or a counter/flag/device changed), else as a
-heartbeat after ``heartbeat_s`` of silence. With no open comm the thread does
-no work at all: it blocks on its wake-up lock until a comm opens or it is stopped.
+``change_threshold_bytes``, or a counter, flag or device changed; otherwise
+one goes out as a heartbeat after ``heartbeat_s`` of silence. With no open
+comm the thread does no work at all: it blocks on its wake-up lock until a
+comm opens or it is stopped.
 """
 
 from __future__ import annotations
@@ -24,17 +25,19 @@ from ..protocol import SampleReason
 from .sample import Figures, make_sample, significant_change
 from .sample_timeline import SampleTimeline, timeline_columns
 
-if TYPE_CHECKING:  # the message shapes, for annotations only (protocol_types.py)
+# The message shapes in protocol_types.py are needed for annotations only.
+if TYPE_CHECKING:
     from ..protocol_types import SampleMessage, TimelineColumns
 
     class Readings(Protocol):
         """What the sampler reads figures from: a SampleSource (sample.py), or a fake in tests.
 
-        Declared for type checkers only: a Protocol class costs the bootstrap its creation.
+        It is declared for type checkers only, because creating a Protocol
+        class would cost the bootstrap time.
         """
 
         def read(self, fresh_processes: bool = False) -> Figures:
-            """Every source's figures, NVML's process list read anew if ``fresh_processes``."""
+            """Every source's figures, with NVML's process list read anew if ``fresh_processes``."""
 
         def now(self) -> float:
             """The wall-clock time a sample is stamped with."""
@@ -50,22 +53,24 @@ class Outlet(Protocol):
         """The open comms, in a stable order."""
 
     def send(self, target: Hashable, message: Mapping[str, Any]) -> None:
-        """Send one message to one target; may raise (the sampler catches)."""
+        """Send one message to one target. It may raise, and the sampler catches that."""
 
     def report_error(self, message: str) -> None:
-        """Tell every open comm about an internal error (best effort)."""
+        """Tell every open comm about an internal error, as far as that is possible."""
 
 
 class EmitPolicy:
     """Decides, from the last *broadcast*, whether a fresh reading is sent.
 
-    Only samples that reached every open comm become the baseline: a sample
-    sent to one comm (initial, snapshot) must not hide a change from the others.
+    Only samples that reached every open comm become the baseline, because a
+    sample sent to one comm (an initial sample or a snapshot) must not hide a
+    change from the others.
     """
 
     def __init__(self) -> None:
         self.baseline: Figures | None = None
-        self.last_sent: float | None = None  # monotonic time of the baseline
+        # The monotonic time of the baseline.
+        self.last_sent: float | None = None
 
     def decide(self, now: float, figures: Figures, config: SamplerConfig) -> SampleReason | None:
         if significant_change(self.baseline, figures, config.change_threshold_bytes):
@@ -84,8 +89,8 @@ class EmitPolicy:
 
 
 class Sampler:
-    """The sampler thread, which reads figures at a fixed interval and sends a sample when they change or a heartbeat is
-    due."""
+    """The sampler thread, which reads figures at a fixed interval and sends a
+    sample when they change or a heartbeat is due."""
 
     def __init__(
         self,
@@ -100,40 +105,46 @@ class Sampler:
         self._clock = clock
         self._policy = EmitPolicy()
         self._seq = 0
-        # What was sent lately, for a frontend that comes later (a reloaded page).
+        # What was sent lately, kept for a frontend that comes later, such as a
+        # reloaded page.
         self._timeline = SampleTimeline()
-        # Serialises reading and sending between the sampler thread and the
-        # shell thread (initial samples, snapshots): seq order = send order.
+        # The lock serialises reading and sending between the sampler thread and
+        # the shell thread (which sends initial samples and snapshots), so that
+        # samples are sent in the order of their sequence numbers.
         self._lock = threading.Lock()
-        # The current loop's stop flag and wake-up signal: each start() makes
-        # its own, so a loop that a stop() could not wait for (stuck in a
-        # reading) still ends when it gets out, whatever start() came meanwhile.
+        # The current loop's stop flag and wake-up signal. Each start() makes
+        # its own, so a loop that a stop() could not wait for, because it was
+        # stuck in a reading, still ends when it gets out, whatever start()
+        # came meanwhile.
         self._run_state = _RunState()
         self._thread: threading.Thread | None = None
         self.last_error: str | None = None
         self._reported_error: str | None = None
-        # Called with every reading (sent or not), on the reading thread,
-        # under the lock: per-cell accounting keeps its running maxima here.
+        # These are called with every reading, sent or not, on the reading
+        # thread and under the lock. Per-cell accounting keeps its running
+        # maxima this way.
         self._observers: list[Callable[[Figures, float], None]] = []
         call_in_forked_child(self._forget_parent_state)
 
     def _forget_parent_state(self) -> None:
-        """In a forked child: the parent's sampler thread is not there, and a fork
-        during its reading left the lock held for good (a request in the child
-        would wait on it forever)."""
+        """Reset the state that a forked child inherits. The parent's sampler
+        thread is not there, and a fork during its reading left the lock held
+        for good, so a request in the child would wait on it forever."""
         self._lock = threading.Lock()
         self._run_state = _RunState()
         self._run_state.stopped = True
         self._thread = None
 
     def add_observer(self, observer: Callable[[Figures, float], None]) -> None:
-        """``observer(figures, started)`` after each reading, ``started`` being
-        ``time.perf_counter()`` when the reading began; must be cheap and must not raise."""
+        """Call ``observer(figures, started)`` after each reading, ``started`` being
+        ``time.perf_counter()`` when the reading began. The observer must be
+        cheap, since it runs on every tick, and it should not raise."""
         self._observers.append(observer)
 
     def _read(self, fresh_processes: bool = False) -> Figures:
-        # A reading takes milliseconds (torch, then NVML): a cell may start
-        # meanwhile, and what was read before its start is not its figure.
+        # A reading takes milliseconds (torch, then NVML), and a cell may start
+        # meanwhile. What was read before its start is not its figure, so the
+        # observers get the time when the reading began.
         started = time.perf_counter()
         figures = self._source.read(fresh_processes)
         for observer in self._observers:
@@ -144,8 +155,12 @@ class Sampler:
         return figures
 
     def read_figures(self) -> Figures:
-        """One reading for a request's reply, under the sampler's lock (the source is not
-        thread-safe); sends nothing. A reply shows NVML's process list as it is now."""
+        """Take one reading for a request's reply, and send nothing.
+
+        It is taken under the sampler's lock because the source is not
+        thread-safe. NVML's process list is read afresh, so that a reply shows
+        it as it is at that moment.
+        """
         with self._lock:
             return self._source.read(fresh_processes=True)
 
@@ -156,9 +171,11 @@ class Sampler:
         return self._config
 
     def configure(self, partial: Mapping[str, Any]) -> SamplerConfig:
-        """Apply a partial config (raises ConfigError, leaving it unchanged)."""
+        """Apply a partial config. On a ConfigError it raises and leaves the config unchanged."""
         self._config = self._config.updated(partial)
-        self.wake()  # a shorter interval takes effect now, not after the old one
+        # The wake makes a shorter interval take effect at once, not after the
+        # old one has passed.
+        self.wake()
         return self._config
 
     def timeline_columns(self) -> TimelineColumns:
@@ -170,22 +187,27 @@ class Sampler:
     # -- sending ------------------------------------------------------------
 
     def emit(self, targets: Sequence[Hashable], reason: SampleReason, before: Callable[[], None] | None = None) -> int:
-        """Read now and send one sample to ``targets``; returns its seq.
+        """Read at once and send one sample to ``targets``, returning its sequence number.
 
-        ``before`` runs under the same lock, so that nothing the sampler thread
-        broadcasts can slip in between (the channel sends ``hello`` there, so a
-        new comm always sees ``hello`` first, then its ``initial`` sample).
+        ``before`` runs under the same lock, so that nothing that the sampler
+        thread broadcasts can slip in between. The channel sends ``hello``
+        there, so a new comm always sees ``hello`` first, then its ``initial``
+        sample.
         """
         with self._lock:
             if before is not None:
                 before()
-            # initial and snapshot samples answer a comm or a user: NVML's process list as it is now
+            # Initial and snapshot samples answer a comm or a user, so they
+            # show NVML's process list as it is at that moment.
             when = self._source.now()
             return self._emit_locked(targets, reason, self._read(fresh_processes=True), when)
 
     def _emit_locked(self, targets: Sequence[Hashable], reason: SampleReason, figures: Figures, when: float) -> int:
-        """Send ``figures``, read from ``when`` on (a sample's time is when its reading
-        began: figures read before an event never carry a time after it)."""
+        """Send ``figures``, whose reading began at ``when``.
+
+        A sample's time is when its reading began, so that figures read before
+        an event never carry a time after it.
+        """
         self._seq += 1
         sample: SampleMessage = make_sample(figures, self._seq, when, reason)
         self._timeline.add(when, figures["host"], figures["gpus"])
@@ -193,20 +215,24 @@ class Sampler:
             try:
                 self._outlet.send(target, sample)
             except Exception:
-                pass  # a comm closing under us; its close callback removes it
+                # The comm is closing meanwhile, and its close callback
+                # removes it.
+                pass
         if set(targets) >= set(self._outlet.targets()):
             self._policy.record(self._clock(), figures)
         return self._seq
 
     def tick(self) -> float | None:
-        """One step of the loop; returns seconds until the next, or None to idle."""
+        """Run one step of the loop, and return the seconds until the next, or None to idle."""
         config = self._config
         try:
             with self._lock:
                 targets = list(self._outlet.targets())
                 if not targets:
-                    self._policy.reset()  # the next comm starts from its initial sample
-                    self._timeline.mark_gap(self._source.now())  # nothing is read until then
+                    # The next comm starts from its initial sample, and nothing
+                    # is read until then, so the timeline marks a gap.
+                    self._policy.reset()
+                    self._timeline.mark_gap(self._source.now())
                     return None
                 when = self._source.now()
                 figures = self._read()
@@ -214,7 +240,8 @@ class Sampler:
                 if reason is not None:
                     self._emit_locked(targets, reason, figures, when)
             self.last_error = None
-        except Exception as exc:  # never let the thread die, never print
+        except Exception as exc:
+            # The thread must never die, and must never print into a cell.
             self._record_error(exc)
         return config.interval_s
 
@@ -239,12 +266,14 @@ class Sampler:
         self._thread.start()
 
     def wake(self) -> None:
-        """End the loop's current wait (from any thread); a wake during a tick ends the next one at once."""
+        """End the loop's current wait. It may be called from any thread, and a
+        wake during a tick ends the next wait at once."""
         self._run_state.wake_up()
 
     def stop(self, timeout: float = 2.0) -> None:
-        """Stop the loop, waiting up to ``timeout`` for it; one still in a reading
-        then ends on its own (its stop flag stays set whatever comes next)."""
+        """Stop the loop, waiting up to ``timeout`` for it. A loop still in a reading
+        after that ends on its own, because its stop flag stays set whatever
+        comes next."""
         state = self._run_state
         state.stopped = True
         state.wake_up()
@@ -262,8 +291,9 @@ class Sampler:
         while not state.stopped:
             started = self._clock()
             delay = self.tick()
-            # Acquiring consumes a wake(); one that came during the tick
-            # (released the lock) ends this wait at once, so none is lost.
+            # Acquiring consumes a wake(). One that came during the tick
+            # released the lock already, so it ends this wait at once, and no
+            # wake is lost.
             if delay is None:
                 wake.acquire()
             else:
@@ -271,17 +301,18 @@ class Sampler:
 
 
 class _RunState:
-    """One run of the loop: set ``stopped`` and that loop, and only it, ends."""
+    """The state of one run of the loop. Setting ``stopped`` ends that loop, and only that one."""
 
     __slots__ = ("stopped", "wake")
 
     def __init__(self) -> None:
         self.stopped = False
-        # Released = woken. A lock, not an Event: the thread waits on it at
-        # every tick, and Lock.acquire(timeout) waits in C where Event.wait
-        # runs Condition.wait's Python (a new lock, a waiter list, three
-        # frames): with the caches cold after an idle interval that was a
-        # good part of a tick's CPU.
+        # The lock is released when the loop is woken. It is a lock rather than
+        # an Event because the thread waits on it at every tick, and
+        # Lock.acquire(timeout) waits in C, where Event.wait runs
+        # Condition.wait's Python (a new lock, a waiter list, three frames).
+        # With the caches cold after an idle interval, that was a good part of
+        # a tick's CPU.
         self.wake = threading.Lock()
         self.wake.acquire()
 
@@ -289,4 +320,5 @@ class _RunState:
         try:
             self.wake.release()
         except RuntimeError:
-            pass  # already woken, and the loop has not consumed it yet
+            # The loop is already woken and has not consumed the wake yet.
+            pass

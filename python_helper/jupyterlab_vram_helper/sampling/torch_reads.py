@@ -1,15 +1,15 @@
 """Reads tensors and modules without running the user's code.
 
-A ``torch.Tensor`` subclass with ``__torch_function__`` (or an active
-``TorchFunctionMode``) runs Python code on every ``t.untyped_storage()``,
-``t.requires_grad`` or ``t.shape``; an ``nn.Module`` subclass may override
+A ``torch.Tensor`` subclass with ``__torch_function__``, or an active
+``TorchFunctionMode``, runs Python code on every ``t.untyped_storage()``,
+``t.requires_grad`` or ``t.shape``, and an ``nn.Module`` subclass may override
 ``parameters()`` or ``named_modules()``. So tensors are read through
 ``torch._C.TensorBase``'s own C descriptors, with torch function handling
-disabled while they run, and a module's tensors straight from the
-``_parameters``/``_buffers``/``_modules`` dicts of its instance dict.
+disabled while they run, and a module's tensors are read straight from the
+``_parameters``, ``_buffers`` and ``_modules`` dicts of its instance dict.
 
-Nothing here imports torch: ``torch._C`` is taken from ``sys.modules`` (a
-tensor exists only where torch was imported).
+Nothing here imports torch. ``torch._C`` is taken from ``sys.modules``, which
+is enough, because a tensor exists only where torch was imported.
 """
 
 from __future__ import annotations
@@ -21,25 +21,29 @@ from typing import Any
 
 from .safe_reads import c_attribute, container_items, instance_dict
 
-MAX_SUBMODULES = 10_000  # modules looked at per model (a model of 10,000 layers is sized in part)
+# At most this many modules are looked at per model, so a model of more than
+# 10,000 layers is sized only in part.
+MAX_SUBMODULES = 10_000
 
 
 class TorchReads:
     """What one ``torch._C`` offers: TensorBase, the context that turns torch
-    function handling off, and TensorBase's descriptors by name (looked up once)."""
+    function handling off, and TensorBase's descriptors by name, each looked up
+    once."""
 
     __slots__ = ("module", "base", "disable", "descriptors")
 
     def __init__(self, module: Any) -> None:
         self.module = module
         self.base: type | None = None
-        for name in ("TensorBase", "_TensorBase"):  # _TensorBase before torch 2.1
+        # The class was called _TensorBase before torch 2.1.
+        for name in ("TensorBase", "_TensorBase"):
             base = getattr(module, name, None)
             if isinstance(base, type):
                 self.base = base
                 break
-        # DisableTorchFunction turns off subclasses and modes; an older torch has
-        # only DisableTorchFunctionSubclass (subclasses).
+        # DisableTorchFunction turns off subclasses and modes. An older torch has
+        # only DisableTorchFunctionSubclass, which turns off subclasses alone.
         self.disable = getattr(module, "DisableTorchFunction", None) or getattr(
             module, "DisableTorchFunctionSubclass", None
         )
@@ -50,20 +54,22 @@ class TorchReads:
         return self.disable() if self.disable is not None else contextlib.nullcontext()
 
     def is_tensor(self, obj: Any) -> bool:
-        """``type(obj)`` (never ``obj.__class__``) is a tensor class."""
+        """Whether ``type(obj)``, never ``obj.__class__``, is a tensor class."""
         return self.base is not None and issubclass(type(obj), self.base)
 
     def get(self, t: Any, name: str) -> Any:
-        """``t.<name>`` as TensorBase's C getter reads it (it refuses a non-tensor);
-        call inside :meth:`off`, or a subclass's ``__torch_function__`` runs."""
+        """``t.<name>`` as TensorBase's C getter reads it, which refuses a non-tensor.
+
+        Call it inside :meth:`off`, or a subclass's ``__torch_function__`` runs.
+        """
         descriptor = self._descriptor(name)
         if type(descriptor) is not types.GetSetDescriptorType:
             raise AttributeError(name)
         return descriptor.__get__(t, type(t))
 
     def call(self, t: Any, name: str, *args: Any) -> Any:
-        """``t.<name>(*args)`` as TensorBase's C method runs it (it refuses a non-tensor);
-        call inside :meth:`off`."""
+        """``t.<name>(*args)`` as TensorBase's C method runs it, which refuses a
+        non-tensor. Call it inside :meth:`off`, for the same reason as :meth:`get`."""
         method = self._descriptor(name)
         if type(method) is not types.MethodDescriptorType:
             raise AttributeError(name)
@@ -82,7 +88,7 @@ _torch: TorchReads | None = None
 
 
 def current() -> TorchReads | None:
-    """The reads of the ``torch._C`` in ``sys.modules`` (None: torch not imported)."""
+    """The reads of the ``torch._C`` in ``sys.modules``, or None when torch is not imported."""
     global _torch
     module = sys.modules.get("torch._C")
     if module is None:
@@ -93,12 +99,14 @@ def current() -> TorchReads | None:
 
 
 def module_members(module: Any, attribute: str, limit: int) -> list[Any]:
-    """The tensors ``module.parameters()`` (``attribute`` "_parameters") or
+    """The tensors that ``module.parameters()`` (``attribute`` "_parameters") or
     ``module.buffers()`` ("_buffers") would give, each once and in the same
-    order, at most ``limit``: read from the instance dicts of the module and
-    its submodules, so that no override of ``parameters()``, ``buffers()`` or
-    ``named_modules()`` runs. A module whose instance dict only its own code
-    reads gives none."""
+    order, at most ``limit`` of them.
+
+    They are read from the instance dicts of the module and its submodules, so
+    that no override of ``parameters()``, ``buffers()`` or ``named_modules()``
+    runs. A module whose instance dict only its own code reads gives none.
+    """
     out: list[Any] = []
     seen: set = set()
     for attrs in _module_dicts(module):
@@ -107,7 +115,9 @@ def module_members(module: Any, attribute: str, limit: int) -> list[Any]:
             continue
         for tensor in container_items(members, limit):
             if tensor is None or id(tensor) in seen:
-                continue  # a bias=False layer's None; a weight two layers share
+                # A layer with bias=False holds None, and two layers may share
+                # a weight.
+                continue
             seen.add(id(tensor))
             out.append(tensor)
             if len(out) >= limit:
@@ -116,8 +126,8 @@ def module_members(module: Any, attribute: str, limit: int) -> list[Any]:
 
 
 def _module_dicts(module: Any) -> list[dict]:
-    """The instance dicts of ``module`` and its submodules, in ``named_modules()``
-    order (depth first, parents first), each module once."""
+    """The instance dicts of ``module`` and its submodules, each module once, in
+    the order of ``named_modules()``: depth first, with parents first."""
     out: list[dict] = []
     seen: set = set()
     todo: list[Any] = [module]

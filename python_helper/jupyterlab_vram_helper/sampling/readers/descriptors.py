@@ -1,5 +1,6 @@
-"""File descriptors the readers keep open between readings (a pread on an open
-file costs a few microseconds; open/read/close, ~15)."""
+"""Open and close the file descriptors that the readers keep open between
+readings. They are kept open because a pread on an open file costs a few
+microseconds, while opening, reading and closing it costs about 15."""
 
 from __future__ import annotations
 
@@ -8,7 +9,11 @@ from typing import Any
 
 
 def open_fd(path: str, flags: int = os.O_RDONLY) -> int | None:
-    """``path`` opened (close-on-exec: a subprocess of the user's must not inherit it); None if it cannot be."""
+    """Open ``path`` and return its descriptor, or None if it cannot be opened.
+
+    The descriptor is close-on-exec, because a subprocess that the user starts
+    must not inherit it.
+    """
     try:
         return os.open(path, flags | getattr(os, "O_CLOEXEC", 0))
     except OSError:

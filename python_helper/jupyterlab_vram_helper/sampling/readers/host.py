@@ -2,7 +2,7 @@
 is in swap, and the machine's RAM, swap and OOM kills (:class:`HostReader`).
 
 Per-cell accounting reads the RSS and its peak its own way, in the cell
-hooks: kernel_rss.py.
+hooks, through kernel_rss.py.
 """
 
 from __future__ import annotations
@@ -16,53 +16,59 @@ from typing import TYPE_CHECKING, Any
 from .cgroup import CgroupMemory, _non_negative
 from .descriptors import close_descriptors, open_fd
 
-if TYPE_CHECKING:  # the message shapes, for annotations only (protocol_types.py)
+# The message shapes in protocol_types.py are needed for annotations only.
+if TYPE_CHECKING:
     from ...protocol_types import ContainerFigures, HostFigures
 
 
 class HostReader:
-    """Reads RSS and host total/available RAM, once per sample.
+    """Reads the RSS and the host's total and available RAM, once per sample.
 
-    Linux: ``/proc/<pid>/statm`` and ``/proc/meminfo``, both kept
-    open and read with ``pread``: a few microseconds, where psutil's
-    ``virtual_memory()`` parses all of meminfo (about 100 us per tick on a
-    16-core GPU machine, most of the sampler's cost at 10 Hz). Elsewhere
-    psutil, when the kernel's environment has it. Figures that cannot be read
-    are ``None``.
+    On Linux it reads ``/proc/<pid>/statm`` and ``/proc/meminfo``, both kept
+    open and read with ``pread``. That takes a few microseconds, whereas
+    psutil's ``virtual_memory()`` parses all of meminfo, which took about
+    100 us per tick on a 16-core GPU machine, most of the sampler's cost at
+    10 Hz. Elsewhere it uses psutil, when the kernel's environment has it.
+    Figures that cannot be read are ``None``.
 
     The machine's total and available RAM and its swap (``SwapTotal``,
-    ``SwapFree``) are read at most every ``machine_refresh_s``: the kernel
-    builds all of /proc/meminfo for any read of it (the costlier of the two
-    reads in a tick), and those figures never cause a sample on their own
-    (sample.py), they ride along. So do the container's limit, OOM kill count
-    and swap (:class:`CgroupMemory`), read at the same pace; its usage is
-    read every tick (one small pread), so that it never lags the kernel's
-    RSS: a kernel can fill its limit within a second. The kernel's own
-    swapped-out bytes (``VmSwap`` of ``/proc/<pid>/status``, a file the
-    kernel formats some fifty lines of for any read) are read at that slow
-    pace too: pages go to swap over seconds, and a tick must stay cheap.
-    A cgroup limit above the machine's RAM is no limit (:func:`_binding`):
-    the container's figures are then ``None``, and no usage is read per tick.
+    ``SwapFree``) are read at most every ``machine_refresh_s``. The kernel
+    builds all of /proc/meminfo for any read of it, which makes it the
+    costlier of the two reads in a tick, and those figures never cause a
+    sample on their own (sample.py); they only ride along. The container's
+    limit, OOM kill count and swap (:class:`CgroupMemory`) are read at the
+    same pace. Its usage is read every tick, with one small pread, so that it
+    never lags the kernel's RSS, because a kernel can fill its limit within a
+    second. The kernel's own swapped-out bytes (``VmSwap`` of
+    ``/proc/<pid>/status``, a file of which the kernel formats some fifty
+    lines for any read) are read at the slow pace too, because pages go to
+    swap over seconds and a tick must stay cheap. A cgroup limit above the
+    machine's RAM is no limit (:func:`_binding`), so the container's figures
+    are then ``None``, and no usage is read per tick.
 
-    The machine's OOM kill count (``oom_kill`` of ``/proc/vmstat``, Linux >=
-    4.13: every process the out-of-memory killer took on the machine, ever)
-    is read at that pace too, from a file kept open like meminfo. A dead
-    kernel's last sample and its restarted successor's first one tell
-    whether the killer acted in between (the frontend's kernel-death
-    explanation); a rise is worth a sample (sample.py), so that a kill of
-    another process while the kernel lives is in the kernel's last sample.
-    ``None`` where it cannot be read: no such file or line (older Linux,
-    elsewhere), or psutil's backend.
+    The machine's OOM kill count (``oom_kill`` of ``/proc/vmstat``, on Linux
+    4.13 and later) counts every process that the out-of-memory killer ever
+    took on the machine. It is read at the slow pace too, from a file kept
+    open like meminfo. A dead kernel's last sample and its restarted
+    successor's first one tell whether the killer acted in between, which the
+    frontend uses to explain a kernel's death. A rise is worth a sample
+    (sample.py), so that a kill of another process while the kernel lives is
+    in the kernel's last sample. The count is ``None`` where it cannot be
+    read: where there is no such file or line (older Linux, or another
+    system), or with psutil's backend.
     """
 
-    # MemTotal, MemFree and MemAvailable are meminfo's first three lines (Linux >= 3.14);
-    # SwapTotal and SwapFree follow some dozen lines later (about 450 bytes in). The kernel
-    # formats the whole file for any read, so reading all of it (some 1.5 KB) costs no more.
+    # MemTotal, MemFree and MemAvailable are meminfo's first three lines (on
+    # Linux 3.14 and later), and SwapTotal and SwapFree follow some dozen lines
+    # later, about 450 bytes in. The kernel formats the whole file for any
+    # read, so reading all of it (some 1.5 KB) costs no more.
     MEMINFO_READ_BYTES = 8192
     STATUS_READ_BYTES = 8192
-    # vmstat is some 150 to 200 lines (about 4 KB on Linux 6.x, oom_kill some 2.5 KB in), and
-    # grows a few lines with each kernel; it is formatted whole for any read (about 12 us), once
-    # a second. Room for four times that: a line past it would read as unknown.
+    # vmstat is some 150 to 200 lines (about 4 KB on Linux 6.x, with oom_kill
+    # some 2.5 KB in), and it grows a few lines with each kernel. It is
+    # formatted whole for any read (about 12 us), once a second. The buffer
+    # leaves room for four times that, because a line past it would read as
+    # unknown.
     VMSTAT_READ_BYTES = 16384
 
     def __init__(
@@ -91,11 +97,13 @@ class HostReader:
         self._process: Any = None
         if use_psutil and (self._statm is None or self._meminfo is None):
             try:
-                import psutil  # an optional dependency, cheap to import
+                # psutil is an optional dependency, and cheap to import.
+                import psutil
 
                 self._process = psutil.Process(self._pid)
                 self._psutil = psutil
-            except Exception:  # ImportError, or NoSuchProcess in odd sandboxes
+            except Exception:
+                # This is an ImportError, or NoSuchProcess in odd sandboxes.
                 self._psutil = None
 
     @property
@@ -112,22 +120,25 @@ class HostReader:
                     "total_bytes": int(vm.total),
                     "available_bytes": int(vm.available),
                     "container": _binding(self._cgroup.read(), int(vm.total)),
-                    # psutil has the process's swap only from smaps (Linux, costly): not read
+                    # psutil has the process's swap only from smaps, which is
+                    # Linux-only and costly, so it is not read.
                     "swapped_bytes": None,
                     "swap_total_bytes": swap_total,
                     "swap_free_bytes": swap_free,
-                    # psutil has no OOM kill count: unknown
+                    # psutil has no OOM kill count, so it is unknown.
                     "oom_kill_count": None,
                 }
             except Exception:
-                pass  # fall through to /proc
+                # The reading falls through to /proc.
+                pass
         now = self._clock()
         read_at, machine = self._machine
         container = self._container
         if now - read_at >= self._machine_refresh_s:
             machine = self._read_meminfo() + (self._read_swapped(), self._read_oom_kills())
             self._machine = (now, machine)
-            self._container = _binding(self._cgroup.read(), machine[0])  # its usage read just now: not read again
+            # The container's usage was read just now, so it is not read again.
+            self._container = _binding(self._cgroup.read(), machine[0])
             container = self._container.copy() if self._container is not None else None
         elif container is not None:
             container = {**container, "usage_bytes": self._cgroup.usage()}
@@ -144,7 +155,7 @@ class HostReader:
         }
 
     def rss(self) -> int | None:
-        """The kernel's RSS alone (no machine-wide figures)."""
+        """The kernel's RSS alone, without the machine-wide figures."""
         if self._statm is not None:
             try:
                 return int(os.pread(self._statm, 256, 0).split()[1]) * self._page_size
@@ -158,7 +169,8 @@ class HostReader:
         return None
 
     def _read_meminfo(self) -> tuple[int | None, int | None, int | None, int | None]:
-        """MemTotal, MemAvailable, SwapTotal, SwapFree (bytes; each None where it cannot be read)."""
+        """MemTotal, MemAvailable, SwapTotal and SwapFree in bytes, each None where
+        it cannot be read."""
         if self._meminfo is None:
             return None, None, None, None
         try:
@@ -173,8 +185,8 @@ class HostReader:
         )
 
     def _read_swapped(self) -> int | None:
-        """The kernel's own pages in swap (``VmSwap``; absent from kernel threads and Linux < 2.6.34): None if
-        unknown."""
+        """The kernel's own pages in swap (``VmSwap``), or None if unknown. The line
+        is absent for kernel threads and before Linux 2.6.34."""
         if self._status is None:
             return None
         try:
@@ -183,25 +195,30 @@ class HostReader:
             return None
 
     def _read_oom_kills(self) -> int | None:
-        """The machine's OOM kill count (``oom_kill`` of /proc/vmstat, Linux >= 4.13): None if unknown."""
+        """The machine's OOM kill count (``oom_kill`` of /proc/vmstat, on Linux 4.13
+        and later), or None if unknown."""
         if self._vmstat is None:
             return None
         try:
             data = os.pread(self._vmstat, self.VMSTAT_READ_BYTES, 0)
         except OSError:
             return None
-        # A read shorter than asked ended with the file: its last line is whole, with or without a newline.
+        # A read shorter than asked ended with the file, so its last line is
+        # whole, with or without a newline, and one is added.
         return _vmstat_count(b"\n" + data + (b"\n" if len(data) < self.VMSTAT_READ_BYTES else b""), b"\noom_kill ")
 
     def _psutil_swap(self) -> tuple[int | None, int | None]:
-        """The machine's swap total and free from psutil, at the machine pace; (None, None) where it fails."""
+        """The machine's swap total and free from psutil, read at the machine pace,
+        or (None, None) where reading them fails."""
         now = self._clock()
         read_at, figures = self._psutil_swap_read
         if now - read_at < self._machine_refresh_s:
             return figures
         try:
-            # On a Linux whose /proc/vmstat lacks pswpin/pswpout psutil warns (RuntimeWarning) here: on the
-            # sampler's thread thread_warnings.py drops it, out of the user's output (test_host_swap.py).
+            # On a Linux whose /proc/vmstat lacks pswpin and pswpout, psutil
+            # warns here with a RuntimeWarning. On the sampler's thread,
+            # thread_warnings.py drops it, so that it stays out of the user's
+            # output (see test_host_swap.py).
             swap = self._psutil.swap_memory()
             figures = (int(swap.total), int(swap.free))
         except Exception:
@@ -217,8 +234,8 @@ class HostReader:
         self._container = None
 
 
-# MemTotal, MemAvailable, SwapTotal, SwapFree, the kernel's VmSwap and the machine's OOM kill count:
-# read at the machine pace.
+# MemTotal, MemAvailable, SwapTotal, SwapFree, the kernel's VmSwap and the
+# machine's OOM kill count, which are all read at the machine pace.
 _MachineFigures = tuple[int | None, int | None, int | None, int | None, int | None, int | None]
 _NO_MACHINE_FIGURES: _MachineFigures = (None, None, None, None, None, None)
 
@@ -226,10 +243,12 @@ _NO_MACHINE_FIGURES: _MachineFigures = (None, None, None, None, None, None)
 def _binding(container: ContainerFigures | None, total: int | None) -> ContainerFigures | None:
     """The container's figures, or None where its limit is above the machine's RAM (``MemTotal``).
 
-    The cgroup's usage counts resident pages (and the kernel's own memory), so it never reaches
-    such a limit: the kernel dies when the machine runs out, as without a limit (``docker run -m
-    512g`` or a Kubernetes limit on a 64 GiB node, a WSL2 VM smaller than the limit). Equal stays
-    a limit: under LXC's lxcfs, MemTotal is the container's limit itself.
+    The cgroup's usage counts resident pages (and the kernel's own memory), so
+    it never reaches such a limit, and the kernel dies when the machine runs
+    out, as it would without a limit. Examples are ``docker run -m 512g`` or a
+    Kubernetes limit on a 64 GiB node, or a WSL2 VM smaller than the limit. A
+    limit equal to MemTotal stays a limit, because under LXC's lxcfs MemTotal
+    is the container's limit itself.
     """
     if container is not None and total is not None and container["limit_bytes"] > total:
         return None
@@ -244,7 +263,7 @@ def _page_size() -> int:
 
 
 def _status_kib(data: bytes, key: bytes) -> int | None:
-    # "...\nVmHWM:\t  123456 kB\n..."
+    # The data looks like "...\nVmHWM:\t  123456 kB\n...".
     start = data.find(key)
     if start < 0:
         return None
@@ -256,20 +275,23 @@ def _status_kib(data: bytes, key: bytes) -> int | None:
 
 
 def _kib_figure(data: bytes, key: bytes) -> int | None:
-    """:func:`_status_kib`, where a negative figure (a malformed file) is unknown too: the frontend rejects one."""
+    """:func:`_status_kib`, where a negative figure, from a malformed file, is
+    unknown too, because the frontend rejects one."""
     return _non_negative(_status_kib(data, key))
 
 
 def _vmstat_count(data: bytes, key: bytes) -> int | None:
-    """A counter of a /proc/vmstat text (``oom_kill 42`` lines, each ending in a newline); None where absent or
-    malformed."""
+    """A counter from a /proc/vmstat text, whose lines look like ``oom_kill 42``
+    and each end in a newline, or None where it is absent or malformed."""
     start = data.find(key)
     if start < 0:
         return None
     start += len(key)
     end = data.find(b"\n", start)
     if end < 0:
-        return None  # the read stopped inside the line: its figure may be cut short
+        # The read stopped inside the line, so its figure may be cut short.
+        return None
     figure = data[start:end].strip()
-    # Digits only: int() would take a sign, blanks inside or underscores, none of which Linux writes.
+    # Only digits are accepted, because int() would take a sign, blanks inside
+    # or underscores, none of which Linux writes.
     return int(figure) if figure.isdigit() else None

@@ -1,5 +1,6 @@
 """The kernel's RSS and its high-water mark (peak), as per-cell accounting
-reads them in the cell hooks: exact, and cheaply (:class:`ProcSelfRss`)."""
+reads them in the cell hooks. :class:`ProcSelfRss` reads them exactly and
+cheaply, because the hooks run at every cell."""
 
 from __future__ import annotations
 
@@ -17,10 +18,11 @@ class KernelRss(Protocol):
     """The kernel's RSS and its high-water mark, as per-cell accounting reads them.
 
     ``rss_and_peak()`` and ``reset_peak()`` run in the cell hooks, on the
-    kernel's main thread; ``rss_and_peak(hold_gil=False)`` on a background thread.
-    The caller keeps a reset from falling between a reading's start and end
-    (cell_accounting.py: the sender reads under the lock the hooks take
-    before they reset): a reading may take more than one system call.
+    kernel's main thread, and ``rss_and_peak(hold_gil=False)`` runs on a
+    background thread. A reading may take more than one system call, so the
+    caller keeps a reset from falling between a reading's start and end; in
+    cell_accounting.py the sender reads under the lock that the hooks take
+    before they reset.
     """
 
     can_reset: bool
@@ -33,7 +35,8 @@ class KernelRss(Protocol):
 
 
 def kernel_rss() -> KernelRss:
-    """Linux's /proc/self where there is one; elsewhere psutil's RSS, without a peak."""
+    """A reader of Linux's /proc/self where there is one, or elsewhere of
+    psutil's RSS, without a peak."""
     proc = ProcSelfRss()
     if proc.available:
         return proc
@@ -41,7 +44,8 @@ def kernel_rss() -> KernelRss:
 
 
 class PsutilRss:
-    """RSS only (macOS, Windows): no high-water mark to read or reset."""
+    """Reads the RSS alone, on macOS and Windows, where there is no high-water
+    mark to read or reset."""
 
     can_reset = False
 
@@ -55,63 +59,68 @@ class PsutilRss:
         return False
 
     def close(self) -> None:
-        self._reader.close()  # the files its reader keeps open (status, vmstat, the cgroup's)
+        # This closes the files that the reader keeps open (status, vmstat and
+        # the cgroup's).
+        self._reader.close()
 
 
 class ProcSelfRss:
     """This process's RSS and peak RSS from Linux /proc, for per-cell accounting.
 
-    - ``rss_and_peak()``: the RSS (``VmRSS``: what psutil reports as ``rss``
-      and the samples read from ``statm``, so cell records and samples
-      agree) and its high-water mark ``VmHWM``, exact, read the cheap way
-      when it can be (below).
-    - ``reset_peak()``: writes ``5`` to ``/proc/self/clear_refs`` (Linux >= 4.0),
-      which sets VmHWM back to the current RSS. Process-wide: it also lowers
-      what ``getrusage(...).ru_maxrss`` reports to the user, down to the mark
-      Linux keeps apart (below).
+    - ``rss_and_peak()`` returns the RSS and its high-water mark ``VmHWM``,
+      exactly, read the cheap way when it can be (see below). The RSS is
+      ``VmRSS``, which is what psutil reports as ``rss`` and what the samples
+      read from ``statm``, so that cell records and samples agree.
+    - ``reset_peak()`` writes ``5`` to ``/proc/self/clear_refs`` (on Linux 4.0
+      and later), which sets VmHWM back to the current RSS. The reset is
+      process-wide, so it also lowers what ``getrusage(...).ru_maxrss``
+      reports to the user, down to the mark that Linux keeps apart (see
+      below).
 
-    The cheap way. ``/proc/self/status`` has VmHWM, but the kernel formats
+    The cheap way works as follows. ``/proc/self/status`` has VmHWM, but the kernel formats
     some fifty lines for any read of it: 34 us at a cell's start with the
     caches cold, where reading the RSS from ``statm`` and then the maximum
     RSS from ``getrusage`` takes 25. That maximum is the larger of VmHWM's
-    counter and a mark Linux keeps for the process apart from it: the
-    high-water mark of every thread that exited, and of the program the
-    process ran before ``exec`` (a kernel starts with its launcher's, e.g.
+    counter and a mark that Linux keeps for the process apart from it: the
+    high-water mark of every thread that exited, and of the program that the
+    process ran before ``exec`` (a kernel starts with its launcher's, such as
     the Jupyter server's). VmHWM is never below the RSS, so a maximum no
-    higher than the RSS read just before proves VmHWM equal to it (statm
-    first: a rise and fall between the two reads then still shows). That is
-    the common case once the kernel is larger than its launcher was: the
-    hooks reset VmHWM wherever it is above the RSS at a cell's start.
+    higher than the RSS read just before proves VmHWM equal to it. statm is
+    read first, so that a rise and fall between the two reads still shows.
+    That is the common case once the kernel is larger than its launcher was,
+    because the hooks reset VmHWM wherever it is above the RSS at a cell's
+    start.
 
-    Where the proof fails, ``status`` is read. Its VmHWM says why: above the
-    RSS (a cell freed memory), or not, with the maximum still higher (that
-    apart mark, which never drops). Either way the next reading goes
-    straight to ``status`` until one finds VmHWM at the RSS and the apart
-    mark below it: a failed proof costs the two cheap reads once, not at
-    every cell. ``getrusage`` is the calling thread's (``RUSAGE_THREAD``:
-    the same maximum, without the per-thread loop that ``RUSAGE_SELF`` makes
-    over a kernel's dozens of OpenMP and CUDA threads), and it is checked
-    once at open to report a maximum at least about VmHWM (a layer that
-    emulates Linux and reports 0 would otherwise prove every peak equal to
-    the RSS).
+    Where the proof fails, ``status`` is read. Its VmHWM says why: either it is
+    above the RSS, because a cell freed memory, or it is not, and the maximum
+    is still higher because of that apart mark, which never drops. Either way
+    the next reading goes straight to ``status`` until one finds VmHWM at the
+    RSS and the apart mark below it, so a failed proof costs the two cheap
+    reads once, not at every cell. ``getrusage`` is asked for the calling
+    thread (``RUSAGE_THREAD``), which gives the same maximum without the
+    per-thread loop that ``RUSAGE_SELF`` makes over a kernel's dozens of
+    OpenMP and CUDA threads. It is checked once at open to report a maximum
+    of at least about VmHWM, because a layer that emulates Linux and reports 0
+    would otherwise prove every peak equal to the RSS.
 
-    The files stay open and are read with ``pread`` (a few microseconds, versus
-    ~15 us for open/read/close). A process forked from the kernel reopens
-    them. Every failure gives ``None``/``False``, never an exception; a
-    capability that failed once stays off.
+    The files stay open and are read with ``pread``, which takes a few
+    microseconds, versus about 15 us to open, read and close. A process forked
+    from the kernel reopens them. Every failure gives ``None`` or ``False``,
+    never an exception, and a capability that failed once stays off.
 
-    In the hooks the syscalls go through libc with the GIL held
-    (:class:`_GilHoldingIo`). ``os.pread``/``os.write`` release the GIL, and
-    right around a cell's hooks IPython's history thread and ipykernel's IOPub
-    thread want it: getting it back cost ~100 us per call in a kernel, twenty
-    times the read itself. A background thread passes ``hold_gil=False``.
-    (``resource.getrusage`` keeps the GIL itself.)
+    In the hooks the system calls go through libc with the GIL held
+    (:class:`_GilHoldingIo`). ``os.pread`` and ``os.write`` release the GIL,
+    and right around a cell's hooks IPython's history thread and ipykernel's
+    IOPub thread want it, so getting it back cost about 100 us per call in a
+    kernel, twenty times the read itself. A background thread passes
+    ``hold_gil=False``. ``resource.getrusage`` keeps the GIL by itself.
     """
 
     def __init__(self, proc_self: str = "/proc/self", getrusage: Callable[[], Any] | None = None):
         self._io = _GilHoldingIo.create()
         self._proc_self = proc_self
-        # () -> an object with ``ru_maxrss`` (KiB): no call layer of ours in between
+        # A call that returns an object with ``ru_maxrss`` in KiB, with no call
+        # layer of the helper's in between, since each layer costs time.
         self._getrusage = getrusage if getrusage is not None else _getrusage_thread()
         self._page_kib = _page_size() // 1024
         self._status: int | None = None
@@ -122,13 +131,17 @@ class ProcSelfRss:
         self._read_status: Callable[[], bytes] | None = None
         self._read_statm: Callable[[], bytes] | None = None
         self._reset: Callable[[], None] | None = None
-        self.can_reset = True  # until a write fails
-        # Whether the next reading tries the cheap reads (the last one found VmHWM at the RSS).
+        # This stays True until a write fails.
+        self.can_reset = True
+        # Whether the next reading tries the cheap reads, which it does when
+        # the last one found VmHWM at the RSS.
         self._try_cheap = False
-        # The apart mark (KiB): the maximum that getrusage showed above VmHWM.
+        # The apart mark in KiB, which is the maximum that getrusage showed
+        # above VmHWM.
         self._apart_mark_kib = 0
         self._open()
-        call_in_forked_child(self._open)  # a forked child must not read its parent's files
+        # A forked child must not read its parent's files.
+        call_in_forked_child(self._open)
 
     def _open(self) -> None:
         self.close()
@@ -150,11 +163,13 @@ class ProcSelfRss:
                 self._reset = writer(self._clear_refs, b"5")
 
     def _getrusage_agrees(self) -> bool:
-        """Whether getrusage's maximum is at least about VmHWM, as on Linux; if not, the cheap reads stay off.
+        """Whether getrusage's maximum is at least about VmHWM, as on Linux. If it is
+        not, the cheap reads stay off.
 
-        About: recent kernels count the RSS exactly in /proc but not in
-        getrusage, which can then be a little lower. Half is far below that
-        difference and far above a layer that reports nothing.
+        The test is approximate because recent kernels count the RSS exactly in
+        /proc but not in getrusage, which can then be a little lower. Half of
+        VmHWM is far below that difference and far above a layer that reports
+        nothing.
         """
         try:
             maximum = self._getrusage().ru_maxrss  # type: ignore[misc]
@@ -171,10 +186,12 @@ class ProcSelfRss:
         if self._read_status is None or self._status is None:
             return None, None
         maximum_kib = None
-        if self._try_cheap:  # only ever true with statm open
+        # The cheap reads are only ever tried with statm open.
+        if self._try_cheap:
             try:
                 statm = self._read_statm() if hold_gil else os.pread(self._statm, 256, 0)  # type: ignore[misc,arg-type]
-                # "size resident shared ...", in pages; read before the maximum (see the class docstring)
+                # statm reads "size resident shared ...", in pages. It is read
+                # before the maximum (see the class docstring).
                 start = statm.index(b" ") + 1
                 rss_kib = int(statm[start : statm.index(b" ", start)]) * self._page_kib
                 maximum_kib = self._getrusage().ru_maxrss  # type: ignore[misc]
@@ -182,7 +199,8 @@ class ProcSelfRss:
                 maximum_kib = None
             else:
                 if maximum_kib <= rss_kib:
-                    return rss_kib * 1024, rss_kib * 1024  # rss <= VmHWM <= maximum <= rss
+                    # Since rss <= VmHWM <= maximum <= rss, VmHWM equals the RSS.
+                    return rss_kib * 1024, rss_kib * 1024
         try:
             data = self._read_status() if hold_gil else os.pread(self._status, 8192, 0)
         except OSError:
@@ -191,13 +209,15 @@ class ProcSelfRss:
         if rss is None or high_water is None:
             return rss, high_water
         if maximum_kib is not None and maximum_kib * 1024 > high_water:
-            self._apart_mark_kib = maximum_kib  # the mark kept apart from VmHWM is this high
-        # Try the cheap reads again only where they could prove VmHWM now.
+            # The mark kept apart from VmHWM is this high.
+            self._apart_mark_kib = maximum_kib
+        # The cheap reads are tried again only where they could prove VmHWM at
+        # the next reading.
         self._try_cheap = self._read_statm is not None and high_water <= rss and self._apart_mark_kib * 1024 <= rss
         return rss, high_water
 
     def reset_peak(self) -> bool:
-        """Make VmHWM the current RSS; False if this kernel cannot."""
+        """Make VmHWM the current RSS, and return False if this kernel cannot."""
         if self._reset is None or not self.can_reset:
             return False
         try:
@@ -214,15 +234,17 @@ class ProcSelfRss:
 
 
 def _getrusage_thread() -> Callable[[], Any] | None:
-    """``getrusage`` of the calling thread as one call (``ru_maxrss``: the process's, in KiB on Linux); None where it
-    fails."""
+    """``getrusage`` of the calling thread as one call, or None where it fails.
+    Its ``ru_maxrss`` is still the process's, in KiB on Linux."""
     try:
         import resource
 
         who = getattr(resource, "RUSAGE_THREAD", resource.RUSAGE_SELF)
         getrusage = functools.partial(resource.getrusage, who)
-        getrusage()  # the sandbox that refuses the call refuses it here
-    except Exception:  # no resource module, or a sandbox that refuses the call
+        # A sandbox that refuses the call refuses it here, once.
+        getrusage()
+    except Exception:
+        # There is no resource module, or a sandbox refuses the call.
         return None
     return getrusage
 
@@ -232,11 +254,12 @@ class _GilHoldingIo:
 
     For a few microseconds of /proc I/O, holding the GIL is far cheaper than
     handing it to a busy thread and waiting to get it back. One buffer is
-    reused: calls cannot overlap, since each holds the GIL throughout.
+    reused, which is safe because calls cannot overlap, since each holds the
+    GIL throughout.
 
     Each file gets its own call, with its arguments built once as ctypes
-    objects: no ``argtypes`` conversion per call, which the hooks would pay
-    for with cold caches.
+    objects, so that there is no ``argtypes`` conversion per call, which the
+    hooks would pay for with cold caches.
     """
 
     def __init__(self, libc: Any, ctypes: Any):
@@ -252,8 +275,11 @@ class _GilHoldingIo:
         try:
             import ctypes
 
-            return cls(ctypes.PyDLL(None), ctypes)  # the process's own symbols: libc
-        except Exception:  # no ctypes, no dlopen(NULL), no pread symbol: use os.*
+            # The process's own symbols include libc's.
+            return cls(ctypes.PyDLL(None), ctypes)
+        except Exception:
+            # There is no ctypes, no dlopen(NULL) or no pread symbol, so the
+            # caller uses os.pread and os.write instead.
             return None
 
     def reader(self, fd: int, size: int) -> Callable[[], bytes]:
@@ -294,8 +320,10 @@ def _os_writer(fd: int, data: bytes) -> Callable[[], None]:
 
 
 def _rss_and_high_water(status: bytes) -> tuple[int | None, int | None]:
-    """VmRSS and VmHWM of a /proc/<pid>/status text, in bytes; one call, since the hooks parse it at every cell."""
-    # "...\nVmHWM:\t  123456 kB\nVmRSS:\t  123400 kB\n...": int() strips the blanks
+    """VmRSS and VmHWM of a /proc/<pid>/status text, in bytes. Both are read in
+    one call, since the hooks parse the text at every cell."""
+    # The text looks like "...\nVmHWM:\t  123456 kB\nVmRSS:\t  123400 kB\n...",
+    # and int() strips the blanks.
     rss = status.find(b"\nVmRSS:")
     high_water = status.find(b"\nVmHWM:")
     try:
