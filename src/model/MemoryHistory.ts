@@ -1,6 +1,7 @@
 /**
  * The memory history of one kernel: a shared time axis and one column per
- * series (host RSS, per-GPU allocated/reserved/process), all in ring buffers
+ * series (host RSS, per-GPU allocated/reserved/process, and the GPU's load:
+ * SM utilisation and power, from live samples only), all in ring buffers
  * that advance in lockstep, so row i of every column belongs to time i.
  *
  * A figure that is unknown in a sample is stored as NaN, which the chart
@@ -19,8 +20,11 @@ import { RingBuffer } from './RingBuffer';
 export namespace SeriesKey {
   /** The key of the series of the kernel's host RSS. */
   export const hostRss = 'host.rss';
-  /** A figure that is kept per GPU. */
-  export type GpuFigure = 'allocated' | 'reserved' | 'process';
+  /**
+   * A figure that is kept per GPU: memory (bytes), or load (`sm`: SM
+   * utilisation in percent; `power`: watts).
+   */
+  export type GpuFigure = 'allocated' | 'reserved' | 'process' | 'sm' | 'power';
   /** Builds the key of a GPU's series from the GPU's index and the figure. */
   export function gpu(index: number, figure: GpuFigure): string {
     return `gpu${index}.${figure}`;
@@ -32,7 +36,7 @@ export namespace SeriesKey {
   export function parseGpu(
     key: string
   ): { index: number; figure: GpuFigure } | null {
-    const match = /^gpu(\d+)\.(allocated|reserved|process)$/.exec(key);
+    const match = /^gpu(\d+)\.(allocated|reserved|process|sm|power)$/.exec(key);
     return match
       ? { index: Number(match[1]), figure: match[2] as GpuFigure }
       : null;

@@ -1,8 +1,10 @@
 /**
  * Which figures go into the memory history, the timeline's series: the host
  * RSS and, per GPU, torch's allocated and reserved bytes and NVML's
- * per-process figure, with NaN where a figure is unknown. They are taken
- * from a live sample, and from the columns of a `history` reply's timeline.
+ * per-process figure, with NaN where a figure is unknown; and per GPU its
+ * SM utilisation and power draw. They are taken from a live sample, and
+ * (memory only: the helper's timeline keeps no load) from the columns of a
+ * `history` reply's timeline.
  */
 import { SampleMessage } from '../protocol/sample';
 import { TimelineColumns } from '../protocol/timeline';
@@ -27,6 +29,13 @@ export function sampleSeries(sample: SampleMessage): Map<string, number> {
       values.set(
         SeriesKey.gpu(gpu.index, 'process'),
         gpu.nvml.process_used_bytes
+      );
+    }
+    if (gpu.load) {
+      values.set(SeriesKey.gpu(gpu.index, 'sm'), known(gpu.load.sm_percent));
+      values.set(
+        SeriesKey.gpu(gpu.index, 'power'),
+        known(gpu.load.power_watts)
       );
     }
   }

@@ -38,6 +38,17 @@ import { OomDiagnosisView } from '../features/oom/OomDiagnosisView';
 import { explainOom } from '../features/oom/oomExplanation';
 import { oomActions } from '../features/oom/oomActions';
 import { KernelDeathView } from '../features/kernelDeath/KernelDeathView';
+import { GpuLoadSection } from '../features/overview/GpuLoadSection';
+import { TimelineLoadToggles } from '../features/overview/TimelineLoadToggles';
+import {
+  createCellBadgeNode,
+  renderCellBadge
+} from '../features/cells/CellBadge';
+import { cellHints } from '../features/cells/cellHints';
+import { cellLoadOf } from '../features/cells/cellLoad';
+import { cellLoadLines, coverageText } from '../features/cells/cellLoadText';
+import { throttleReasonText, unavailableReasonText } from './gpuLoadText';
+import { makeCellGpuLoad, makeGpuLoad } from '../testing/loadFixtures';
 import {
   GiB,
   makeGpu,
@@ -103,7 +114,7 @@ const markingTranslator = {
  * punctuation, and the words the fixtures put in as data (`data`).
  */
 const NOT_WORDS =
-  /^(?:[\s\d.,:;()[\]{}/+\-\u2212<>=~?!#%*'"_\u00b7\u2014\u2013\u2026\u2192\u00d7\u2265\u26a0\u25be\u21b3\u0394]|KiB|MiB|GiB|TiB|PiB|kB|MB|GB|TB|B|ms|min|s|h|m)*$/;
+  /^(?:[\s\d.,:;()[\]{}/+\-\u2212<>=~?!#%*'"_\u00b7\u2014\u2013\u2026\u2192\u00d7\u2265\u26a0\u25be\u21b3\u0394\u00b0]|KiB|MiB|GiB|TiB|PiB|kB|KB|MB|GB|TB|B|ms|min|s|h|m|MHz|C|W|kJ|MJ|J)*$/;
 
 /**
  * The text left outside every «…». Marks may nest, as when a translated
@@ -300,6 +311,81 @@ describe('the translation rule', () => {
       )
     ).toEqual([]);
     view.dispose();
+  });
+
+  it('renders the GPU load translated: the card, the badge, the Cells tab, the timeline', () => {
+    const section = new GpuLoadSection();
+    section.render(
+      makeGpuLoad({
+        scope: 'mig_instance',
+        parent_figures: ['power_watts'],
+        sm_percent: null,
+        pcie_tx_kb_per_s: 1000,
+        pcie_rx_kb_per_s: null,
+        unavailable: {
+          sm_percent: 'no_samples',
+          pcie_rx_kb_per_s: 'not_read_yet'
+        }
+      })
+    );
+    expect(untranslated(section.node, DATA)).toEqual([]);
+    const idle = makeCellRecord({
+      duration_s: 30,
+      gpu_load: [
+        makeCellGpuLoad({
+          sm_mean_percent: 5,
+          coverage: 'partial',
+          covered_s: 20,
+          energy_method: 'power_samples',
+          parent_figures: ['energy_joules'],
+          throttle_reasons: ['hw_slowdown', 'sw_thermal_slowdown']
+        })
+      ]
+    });
+    const model = liveModel();
+    model.cells.merge([idle]);
+    const entry = model.cells.entries[0];
+    const load = cellLoadOf(idle);
+    const badge = createCellBadgeNode();
+    renderCellBadge(badge, {
+      summary: entry.summary,
+      executionCount: 1,
+      title: cellLoadLines(idle).join('\n'),
+      level: 'normal',
+      saved: false,
+      earlier: false,
+      units: 'binary',
+      load,
+      hints: cellHints(idle, load)
+    });
+    expect(untranslated(badge, DATA)).toEqual([]);
+    const view = attach(
+      new CellHistoryView({
+        settings: { ...DEFAULT_SETTINGS },
+        actions: { insertSnippet: () => undefined }
+      })
+    );
+    view.model = model;
+    MessageLoop.flush();
+    view.node
+      .querySelector<HTMLElement>('[data-vram-role="cell-row"]')!
+      .click();
+    expect(untranslated(view.node, DATA)).toEqual([]);
+    view.dispose();
+    const toggles = new TimelineLoadToggles(() => undefined);
+    expect(untranslated(toggles.node, DATA)).toEqual([]);
+    const codes = ['no_nvml', 'not_supported', 'no_permission', 'gpu_lost'];
+    const reasons = ['gpu_idle', 'sync_boost', 'board_limit', 'bit_3'];
+    expect(
+      untranslatedText(
+        [
+          ...codes.map(unavailableReasonText),
+          ...reasons.map(throttleReasonText),
+          coverageText('none', 0, 3)
+        ],
+        DATA
+      )
+    ).toEqual([]);
   });
 
   it('renders the Holders tab, the delete dialog and the results translated', async () => {

@@ -8,12 +8,17 @@
  * `data-vram-delta-bytes`, `data-vram-peak-bytes` (absent when unknown),
  * `data-vram-ram-delta-bytes` (a GPU cell that moved host RAM by a GiB or more),
  * `data-vram-duration-s`, `data-vram-status`, `data-vram-level`,
- * `data-vram-execution-count`.
+ * `data-vram-execution-count`; with GPU load figures, `data-vram-gpu-mean`
+ * (percent), `data-vram-gpu-coverage` and `data-vram-hints` (the hints'
+ * kinds: "input-bound", "throttled").
  */
 import { formatCellBadge } from './cellFormat';
 import { ByteUnits } from '../../text/format';
 import { CellSummary } from '../../model/cellFigures';
 import { element, setData, setTitle } from '../../ui/dom';
+import { CellHint, cellHintKinds, cellHintLabel } from './cellHints';
+import { CellLoadSummary } from './cellLoad';
+import { formatBadgeLoad } from './cellLoadText';
 
 /**
  * Everything a cell's memory badge shows, gathered so that the badge can be
@@ -32,6 +37,20 @@ export interface CellBadgeContent {
   /** The outcome is shown beside the badge (the kernel-death mark): the badge leaves it out. */
   outcomeMarked?: boolean;
   units: ByteUnits;
+  /** The cell's GPU load (null or absent: none, as from saved metadata). */
+  load?: CellLoadSummary | null;
+  /** The hints drawn from the load. */
+  hints?: readonly CellHint[];
+}
+
+/** The badge's load parts: "GPU 93%", and "input-bound?" when that hint holds. */
+function loadParts(content: CellBadgeContent): string[] {
+  const gpu = formatBadgeLoad(content.load ?? null);
+  if (gpu === null) {
+    return [];
+  }
+  const inputBound = content.hints?.find(h => h.kind === 'input-bound');
+  return inputBound ? [gpu, cellHintLabel(inputBound)] : [gpu];
 }
 
 /** The CSS class of every cell memory badge. */
@@ -52,7 +71,12 @@ export function renderCellBadge(
   content: CellBadgeContent
 ): void {
   const s = content.summary;
-  const text = formatCellBadge(s, content.units, !content.outcomeMarked);
+  const text = formatCellBadge(
+    s,
+    content.units,
+    !content.outcomeMarked,
+    loadParts(content)
+  );
   if (node.textContent !== text) {
     node.textContent = text;
   }
@@ -75,6 +99,10 @@ export function renderCellBadge(
     'vramExecutionCount',
     content.executionCount === null ? null : String(content.executionCount)
   );
+  const load = content.load ?? null;
+  setData(node, 'vramGpuMean', numberText(load?.meanPercent ?? null));
+  setData(node, 'vramGpuCoverage', load ? load.coverage : null);
+  setData(node, 'vramHints', cellHintKinds(content.hints ?? []));
   setData(node, 'vramSaved', content.saved ? 'true' : null);
   setData(node, 'vramEarlier', content.earlier ? 'true' : null);
   node.classList.toggle('jp-vram-warning', content.level === 'warning');

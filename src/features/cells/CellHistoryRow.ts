@@ -1,14 +1,14 @@
 /**
  * One row of the virtualised table of the "Cells" view (CellHistoryView). It
- * shows a record's execution count, memory change, peak, duration, status
- * and alive bytes, placed at its index. Rows are reused as the list scrolls,
+ * shows a record's execution count, memory change, peak, GPU utilisation
+ * (mean and maximum) and energy, duration, status and alive bytes, placed at
+ * its index. Rows are reused as the list scrolls,
  * and showing the same entry with the same figures again touches nothing.
  *
  * Text from the kernel, such as error types and cell ids, goes in through
  * textContent only.
  */
 import {
-  describeCellRecord,
   formatDelta,
   formatDurationShort,
   formatExecutionCount,
@@ -17,8 +17,18 @@ import {
 } from './cellFormat';
 import { CellAliveText } from './cellAlive';
 import { CellHistoryEntry } from '../../model/CellHistory';
-import { CELL_SORT_KEYS } from './cellSort';
-import { element, makeActivatable, setHidden, setText } from '../../ui/dom';
+import { CELL_SORT_KEYS, CellSortKey } from './cellSort';
+import {
+  element,
+  makeActivatable,
+  setData,
+  setHidden,
+  setText
+} from '../../ui/dom';
+import { formatJoules, formatLoadPercent } from '../../text/gpuLoadText';
+import { cellHintKinds, cellHints } from './cellHints';
+import { CellLoadSummary, cellLoadOf } from './cellLoad';
+import { describeCellWithLoad } from './cellLoadText';
 import { trans } from '../../text/translation';
 
 /** Height of one row in px (must match .jp-vram-CellRow in base.css). */
@@ -34,12 +44,14 @@ export class CellHistoryRow {
     node.setAttribute('role', 'row');
     // Going to the cell must not need a mouse: the row takes focus and keys.
     makeActivatable(node, () => activate(this));
-    this._cols = CELL_SORT_KEYS.map(key => {
+    const cols = {} as Record<CellSortKey, HTMLElement>;
+    for (const key of CELL_SORT_KEYS) {
       const col = element('div', `jp-vram-CellCol jp-vram-CellCol-${key}`);
       col.setAttribute('role', 'cell');
       node.appendChild(col);
-      return col;
-    });
+      cols[key] = col;
+    }
+    this._cols = cols;
   }
 
   readonly node: HTMLElement;
@@ -96,8 +108,15 @@ export class CellHistoryRow {
     // Kept across restarts, marked with the kernel start they came from.
     node.classList.toggle('jp-vram-CellRow-earlier', earlier);
     node.dataset.vramKernelStart = String(entry.session);
-    const [countCol, deltaCol, peakCol, durationCol, statusCol, aliveCol] =
-      this._cols;
+    const {
+      execution_count: countCol,
+      delta: deltaCol,
+      peak: peakCol,
+      duration: durationCol,
+      status: statusCol,
+      alive: aliveCol
+    } = this._cols;
+    this._showLoad(entry);
     setText(aliveCol, alive?.short ?? '');
     const growing = alive?.growing ?? false;
     aliveCol.classList.toggle('jp-vram-warning', growing);
@@ -114,7 +133,7 @@ export class CellHistoryRow {
     setText(durationCol, formatDurationShort(s.durationS));
     setText(statusCol, formatOutcomeShort(s));
     node.title =
-      describeCellRecord(r, s, units) +
+      describeCellWithLoad(r, s, units) +
       (earlier
         ? '\n' +
           trans.__(
@@ -129,16 +148,47 @@ export class CellHistoryRow {
         : trans.__('Click to go to the cell.'));
   }
 
+  /** The GPU load columns, and the hints' kinds in `data-vram-hints`. */
+  private _showLoad(entry: CellHistoryEntry): void {
+    const load = cellLoadOf(entry.record);
+    const hints = cellHints(entry.record, load);
+    const cols = this._cols;
+    setText(cols.gpu_mean, meanText(load));
+    setText(cols.gpu_max, formatLoadPercent(load?.maxPercent));
+    setText(cols.energy, formatJoules(load?.energyJoules));
+    cols.gpu_mean.classList.toggle(
+      'jp-vram-warning',
+      hints.some(h => h.kind === 'input-bound')
+    );
+    setData(this.node, 'vramGpuMean', numberData(load?.meanPercent));
+    setData(this.node, 'vramGpuMax', numberData(load?.maxPercent));
+    setData(this.node, 'vramEnergyJ', numberData(load?.energyJoules));
+    setData(this.node, 'vramGpuCoverage', load?.coverage ?? null);
+    setData(this.node, 'vramHints', cellHintKinds(hints));
+  }
+
   hide(): void {
     setHidden(this.node, true);
     this._entry = null;
   }
 
-  private _cols: HTMLElement[];
+  private _cols: Record<CellSortKey, HTMLElement>;
   private _alive: CellAliveText | null = null;
   private _entry: CellHistoryEntry | null = null;
   private _units: string | null = null;
   private _level: string | null = null;
   private _earlier = false;
   private _console = false;
+}
+
+/** The mean column: "93%", "~93%" when the driver's buffer did not cover the whole cell. */
+function meanText(load: CellLoadSummary | null): string {
+  const text = formatLoadPercent(load?.meanPercent);
+  return load && load.meanPercent !== null && load.coverage !== 'full'
+    ? `~${text}`
+    : text;
+}
+
+function numberData(value: number | null | undefined): string | null {
+  return value === null || value === undefined ? null : String(value);
 }

@@ -1,9 +1,11 @@
 /**
  * The "Cells" view of the sidebar has one row per executed cell, with its
- * execution count, memory change, peak, duration and status, and, while
- * allocations are recorded, the bytes still alive from it. Every column
- * sorts the table. A click on a row, or Enter or Space on it, goes to the
- * cell, and buttons export or clear the history.
+ * execution count, memory change, peak, GPU utilisation and energy (where
+ * the records have them), duration and status, and, while allocations are
+ * recorded, the bytes still alive from it. Every column sorts the table. A
+ * click on a row, or Enter or Space on it, goes to the cell and shows the
+ * row's GPU load and hints below the table; buttons export or clear the
+ * history.
  *
  * The list is virtualised: rows have a fixed height, and only the rows in
  * the viewport (plus a few) exist in the DOM, reused as the list scrolls, so
@@ -16,13 +18,15 @@
 import { Message } from '@lumino/messaging';
 
 import { formatExecutionCount } from './cellFormat';
+import { createHeaderRow } from './cellColumns';
+import { CellHistoryToolbar } from './CellHistoryToolbar';
+import { CellLoadDetail } from './CellLoadDetail';
 import { AllocationRecorder } from '../allocations/AllocationRecorder';
 import { cellAliveOf, cellAliveText, CellAliveText } from './cellAlive';
 import { cellTotalsOf, cellWarningLevel } from '../../model/cellFigures';
 import { CellHistoryEntry } from '../../model/CellHistory';
 import { ConsoleCells } from '../../model/ConsoleCells';
 import {
-  CELL_SORT_KEYS,
   CellSort,
   CellSortKey,
   FIRST_SORT_DIRECTION,
@@ -30,16 +34,9 @@ import {
 } from './cellSort';
 import { ModelChange } from '../../model/IKernelMemoryModel';
 import { CELL_ROW_HEIGHT, CellHistoryRow } from './CellHistoryRow';
-import {
-  button,
-  element,
-  makeActivatable,
-  setHidden,
-  setText
-} from '../../ui/dom';
+import { element, setHidden, setText } from '../../ui/dom';
 import { ModelView } from '../../ui/ModelView';
 import { follow } from '../../ui/follow';
-import { formatCount } from '../../text/format';
 import { trans } from '../../text/translation';
 
 const RELEVANT: ReadonlySet<ModelChange> = new Set<ModelChange>([
@@ -69,34 +66,8 @@ const CLEARED_TEXT = (): string =>
 /** On the table while the Alive column has nothing to show: it gives its room to the figures. */
 const NO_ALIVE_CLASS = 'jp-vram-CellTable-noAlive';
 
-const COLUMN_LABELS = (): Record<CellSortKey, string> => ({
-  execution_count: trans.__('Cell'),
-  delta: trans.__('Δ'),
-  peak: trans.__('Peak'),
-  duration: trans.__('Time'),
-  // "Status" did not fit the narrow column; "Exit" says the same of a cell run.
-  status: trans.__('Exit'),
-  alive: trans.__('Alive')
-});
-
-const COLUMN_TITLES = (): Record<CellSortKey, string> => ({
-  execution_count: trans.__(
-    'Execution count [n] (console: run from a console)'
-  ),
-  delta: trans.__(
-    'Memory change: GPU allocated after minus before (summed over devices), or kernel RSS without GPU figures'
-  ),
-  peak: trans.__(
-    'Peak while the cell ran: largest GPU allocated peak, or kernel RSS peak (~ approximate)'
-  ),
-  duration: trans.__('How long the cell ran'),
-  status: trans.__(
-    'How the cell ended: ok, error, OOM (out of memory), intr. (interrupted), died (the kernel died while it ran)'
-  ),
-  alive: trans.__(
-    'Bytes this cell allocated that are still alive (latest run; needs "Record allocations" in the Lines tab). \u26a0: they grow at each run, a likely leak'
-  )
-});
+/** On the table while no record has GPU load figures: the load columns give their room too. */
+const NO_LOAD_CLASS = 'jp-vram-CellTable-noLoad';
 
 /**
  * The sidebar's "Cells" tab, a sortable table with one row per executed cell.
@@ -111,42 +82,8 @@ export class CellHistoryView extends ModelView {
     this.addClass('jp-vram-CellHistory');
     this.node.dataset.vramRole = 'cell-history';
 
-    const toolbar = element('div', 'jp-vram-CellHistory-toolbar');
-    this._count = element('span', 'jp-vram-CellHistory-count', {
-      role: 'cell-count'
-    });
-    const buttons = element('span', 'jp-vram-CellHistory-buttons');
-    this._exportCsv = button(
-      'jp-vram-Button',
-      {
-        role: 'export-csv',
-        text: trans.__('CSV'),
-        title: trans.__('Export the cell history as CSV')
-      },
-      () => this._actions.exportHistory?.('csv')
-    );
-    this._exportJson = button(
-      'jp-vram-Button',
-      {
-        role: 'export-json',
-        text: trans.__('JSON'),
-        title: trans.__('Export the cell history as JSON')
-      },
-      () => this._actions.exportHistory?.('json')
-    );
-    this._clear = button(
-      'jp-vram-Button',
-      {
-        role: 'clear-history',
-        text: trans.__('Clear'),
-        title: trans.__(
-          'Clear the cell history in this browser (the kernel keeps its own)'
-        )
-      },
-      () => this._actions.clearHistory?.()
-    );
-    buttons.append(this._exportCsv, this._exportJson, this._clear);
-    toolbar.append(this._count, buttons);
+    const toolbar = new CellHistoryToolbar(this._actions);
+    this._toolbar = toolbar;
 
     this._message = element('div', 'jp-vram-CellHistory-message', {
       role: 'cell-message'
@@ -157,21 +94,7 @@ export class CellHistoryView extends ModelView {
     const table = (this._table = element('div', 'jp-vram-CellTable'));
     table.setAttribute('role', 'table');
     table.setAttribute('aria-label', trans.__('Cell memory history'));
-    const header = element('div', 'jp-vram-CellRow jp-vram-CellRow-header');
-    header.setAttribute('role', 'row');
-    for (const key of CELL_SORT_KEYS) {
-      const h = element('div', `jp-vram-CellCol jp-vram-CellCol-${key}`, {
-        role: 'cell-sort',
-        text: COLUMN_LABELS()[key]
-      });
-      h.setAttribute('role', 'columnheader');
-      h.setAttribute('aria-sort', 'none');
-      h.title = COLUMN_TITLES()[key];
-      h.dataset.vramSortKey = key;
-      makeActivatable(h, () => this.sortBy(key));
-      this._headers.set(key, h);
-      header.appendChild(h);
-    }
+    const header = createHeaderRow(key => this.sortBy(key), this._headers);
     this._viewport = element('div', 'jp-vram-CellTable-viewport', {
       role: 'cell-rows'
     });
@@ -188,11 +111,13 @@ export class CellHistoryView extends ModelView {
       text: EARLIER_ROWS_TEXT()
     });
     this._earlierNote.hidden = true;
+    this._detail = new CellLoadDetail(this._actions.insertSnippet ?? null);
     this.node.append(
-      toolbar,
+      toolbar.node,
       this._message,
       this._earlierNote,
       table,
+      this._detail.node,
       this._empty
     );
   }
@@ -241,6 +166,7 @@ export class CellHistoryView extends ModelView {
 
   protected onModelReplaced(): void {
     this._cache = null;
+    this._selectedKey = null;
     this.showMessage('');
     this._viewport.scrollTop = 0;
   }
@@ -254,10 +180,7 @@ export class CellHistoryView extends ModelView {
   protected render(): void {
     const entries = this._ordered();
     const n = entries.length;
-    setText(
-      this._count,
-      trans._n('%2 cell run', '%2 cell runs', n, formatCount(n))
-    );
+    this._toolbar.showCount(n);
     setHidden(this._empty, n > 0);
     // Records are kept oldest first: the oldest says whether any is of an earlier process.
     const cells = this.model?.cells;
@@ -278,14 +201,31 @@ export class CellHistoryView extends ModelView {
     const showAlive =
       !!recorder && (recorder.enabled || recorder.alive.size > 0);
     this._table.classList.toggle(NO_ALIVE_CLASS, !showAlive);
-    this._exportCsv.disabled = n === 0;
-    this._exportJson.disabled = n === 0;
-    this._clear.disabled = n === 0;
+    this._table.classList.toggle(NO_LOAD_CLASS, !this._anyLoad());
+    const key = this._selectedKey;
+    this._detail.show((key !== null && cells?.get(key)) || null);
+    this._toolbar.enable(n > 0);
     const height = `${n * CELL_ROW_HEIGHT}px`;
     if (this._spacer.style.height !== height) {
       this._spacer.style.height = height;
     }
     this._renderRows();
+  }
+
+  /** Whether any record has GPU load figures (worked out once per history version). */
+  private _anyLoad(): boolean {
+    const cells = this.model?.cells;
+    if (!cells) {
+      return false;
+    }
+    if (
+      this._loadSeen?.source !== cells ||
+      this._loadSeen.version !== cells.version
+    ) {
+      const found = cells.entries.some(e => !!e.record.gpu_load?.length);
+      this._loadSeen = { source: cells, version: cells.version, found };
+    }
+    return this._loadSeen.found;
   }
 
   private _ordered(): readonly CellHistoryEntry[] {
@@ -462,6 +402,9 @@ export class CellHistoryView extends ModelView {
       return;
     }
     const count = formatExecutionCount(entry.record.execution_count);
+    // The row's GPU load and hints show below the table, in a console's run too.
+    this._selectedKey = entry.key;
+    this._detail.show(entry);
     if (this._ranInConsole(entry)) {
       this.showMessage(
         trans.__('%1 ran in a console: there is no cell to go to.', count)
@@ -492,6 +435,13 @@ export class CellHistoryView extends ModelView {
   }
 
   private _actions: CellHistoryView.IActions;
+  private _detail: CellLoadDetail;
+  private _selectedKey: string | null = null;
+  private _loadSeen: {
+    source: object;
+    version: number;
+    found: boolean;
+  } | null = null;
   private _consoleCells: ConsoleCells | null;
   private _recorder: AllocationRecorder | null = null;
   private _sort: CellSort | null = null;
@@ -503,16 +453,13 @@ export class CellHistoryView extends ModelView {
     entries: readonly CellHistoryEntry[];
   } | null = null;
   private _headers = new Map<CellSortKey, HTMLElement>();
-  private _count: HTMLElement;
+  private _toolbar: CellHistoryToolbar;
   private _message: HTMLElement;
   private _table: HTMLElement;
   private _viewport: HTMLElement;
   private _spacer: HTMLElement;
   private _empty: HTMLElement;
   private _earlierNote: HTMLElement;
-  private _exportCsv: HTMLButtonElement;
-  private _exportJson: HTMLButtonElement;
-  private _clear: HTMLButtonElement;
   private _rows: CellHistoryRow[] = [];
   private _rowsInUse = 0;
 }
@@ -525,6 +472,8 @@ export namespace CellHistoryView {
     revealCell?: (entry: CellHistoryEntry) => Promise<boolean>;
     exportHistory?: (format: 'csv' | 'json') => void;
     clearHistory?: () => void;
+    /** Insert a snippet by id below the active cell (the "input-bound?" hint's button). */
+    insertSnippet?: (id: string) => void;
   }
 
   /** The options a new CellHistoryView is constructed with. */

@@ -24,11 +24,10 @@ import { cellAliveText } from './cellAlive';
 import { IDisposable } from '@lumino/disposable';
 import { ISignal } from '@lumino/signaling';
 
-import {
-  describeCellRecord,
-  formatExecutionCount,
-  formatOutcome
-} from './cellFormat';
+import { formatExecutionCount, formatOutcome } from './cellFormat';
+import { cellHints } from './cellHints';
+import { cellLoadOf } from './cellLoad';
+import { describeCellWithLoad } from './cellLoadText';
 import {
   cellTotalsOf,
   cellWarningLevel,
@@ -357,9 +356,10 @@ export class NotebookCellBadges implements IDisposable {
     const earlier =
       entry.session !== this._model.cells.session || this._noRecords;
     const title = this._withAlive(
-      describeCellRecord(entry.record, entry.summary, units),
+      describeCellWithLoad(entry.record, entry.summary, units),
       entry
     );
+    const load = cellLoadOf(entry.record);
     // The cell the kernel died running has a "kernel died" mark beside its
     // badge until the user restarts: the badge need not say it too.
     const marked =
@@ -379,7 +379,9 @@ export class NotebookCellBadges implements IDisposable {
       ),
       saved: false,
       earlier,
-      units
+      units,
+      load,
+      hints: cellHints(entry.record, load)
     };
   }
 

@@ -8,6 +8,8 @@
  */
 import { CellHistoryEntry } from '../../model/CellHistory';
 import { csvField } from '../../text/csvField';
+import { cellHintKinds, cellHints } from './cellHints';
+import { CellLoadSummary, cellLoadOf } from './cellLoad';
 
 /** The CSV columns, in order. */
 export const CSV_COLUMNS = [
@@ -34,7 +36,16 @@ export const CSV_COLUMNS = [
   'gpu_reserved_peak_bytes',
   'rss_before_bytes',
   'rss_after_bytes',
-  'rss_peak_bytes'
+  'rss_peak_bytes',
+  // The GPU load (cellLoad.ts): the busiest GPU's utilisation, every GPU's energy.
+  'gpu_util_mean_percent',
+  'gpu_util_max_percent',
+  'gpu_energy_joules',
+  // full, partial or none: how much of the cell the driver's buffer covered.
+  'gpu_load_coverage',
+  'gpu_throttle_reasons',
+  // The hints' kinds (cellHints.ts), by today's thresholds.
+  'hints'
 ] as const;
 
 /** Sum of a figure over devices; null if any device lacks it (or none). */
@@ -60,6 +71,36 @@ function sumOver(
 function isoTime(unixSeconds: number): string {
   const date = new Date(unixSeconds * 1000);
   return Number.isNaN(date.getTime()) ? '' : date.toISOString();
+}
+
+/** The CSV fields of the record's GPU load, empty where it has none. */
+function loadFields(entry: CellHistoryEntry): string[] {
+  const load = cellLoadOf(entry.record);
+  return [
+    csvField(load?.meanPercent ?? null),
+    csvField(load?.maxPercent ?? null),
+    csvField(load?.energyJoules ?? null),
+    csvField(load?.coverage ?? null, true),
+    csvField(load ? load.throttleReasons.join(' ') : null, true),
+    csvField(cellHintKinds(cellHints(entry.record, load)), true)
+  ];
+}
+
+/** The derived load figures of the JSON export; absent keys where the record has none. */
+function derivedLoad(
+  entry: CellHistoryEntry,
+  load: CellLoadSummary | null
+): object {
+  if (!load) {
+    return {};
+  }
+  return {
+    gpu_util_mean_percent: load.meanPercent,
+    gpu_util_max_percent: load.maxPercent,
+    gpu_energy_joules: load.energyJoules,
+    gpu_load_coverage: load.coverage,
+    hints: cellHints(entry.record, load).map(h => h.kind)
+  };
 }
 
 /** The history as CSV text (header line, then one line per record). */
@@ -91,7 +132,8 @@ export function cellHistoryToCsv(entries: readonly CellHistoryEntry[]): string {
       csvField(sumOver(entry, g => g.reserved_peak_bytes)),
       csvField(r.host.rss_before_bytes),
       csvField(r.host.rss_after_bytes),
-      csvField(r.host.rss_peak_bytes)
+      csvField(r.host.rss_peak_bytes),
+      ...loadFields(entry)
     ];
     lines.push(fields.join(','));
   }
@@ -120,7 +162,8 @@ export function cellHistoryToJson(
           delta_bytes: e.summary.deltaBytes,
           peak_bytes: e.summary.peakBytes,
           peak_exact: e.summary.peakExact,
-          outcome: e.summary.outcome
+          outcome: e.summary.outcome,
+          ...derivedLoad(e, cellLoadOf(e.record))
         }
       }))
     },

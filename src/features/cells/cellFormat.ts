@@ -136,11 +136,16 @@ export function formatOutcomeShort(summary: CellSummary): string {
   return outcomeWords(summary.outcome).short;
 }
 
-/** The badge line: "+1.2 GiB · peak 3.4 GiB · 2.1 s" (+ " · error" etc.). */
+/**
+ * The badge line: "+1.2 GiB · peak 3.4 GiB · 2.1 s" (+ " · error" etc.);
+ * `extra` (the GPU load, "GPU 93%") goes between the memory figures and the
+ * duration.
+ */
 export function formatCellBadge(
   summary: CellSummary,
   units: ByteUnits = 'binary',
-  withOutcome = true
+  withOutcome = true,
+  extra: readonly string[] = []
 ): string {
   const parts = [
     formatDelta(summary.deltaBytes, units),
@@ -151,6 +156,7 @@ export function formatCellBadge(
     ...(summary.ramAlongside
       ? [formatRamAlongside(summary.ramAlongside, units)]
       : []),
+    ...extra,
     formatDuration(summary.durationS)
   ];
   if (summary.outcome !== 'ok' && withOutcome) {

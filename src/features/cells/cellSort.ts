@@ -6,16 +6,28 @@
  * recording sends separately, come in through a `CellSortContext`.
  */
 import { CellHistoryEntry } from '../../model/CellHistory';
+import { cellLoadOf } from './cellLoad';
 
 /** A column that the cell history table can be sorted by. */
 export type CellSortKey =
-  'execution_count' | 'delta' | 'peak' | 'duration' | 'status' | 'alive';
+  | 'execution_count'
+  | 'delta'
+  | 'peak'
+  | 'gpu_mean'
+  | 'gpu_max'
+  | 'energy'
+  | 'duration'
+  | 'status'
+  | 'alive';
 
 /** Every sort column of the cell history table, in the order of its columns. */
 export const CELL_SORT_KEYS: readonly CellSortKey[] = [
   'execution_count',
   'delta',
   'peak',
+  'gpu_mean',
+  'gpu_max',
+  'energy',
   'duration',
   'status',
   'alive'
@@ -35,6 +47,9 @@ export const FIRST_SORT_DIRECTION: Readonly<
   execution_count: 'ascending',
   delta: 'descending',
   peak: 'descending',
+  gpu_mean: 'descending',
+  gpu_max: 'descending',
+  energy: 'descending',
   duration: 'descending',
   status: 'ascending',
   alive: 'descending'
@@ -73,6 +88,12 @@ export function cellSortValue(
       return entry.summary.deltaBytes;
     case 'peak':
       return entry.summary.peakBytes;
+    case 'gpu_mean':
+      return cellLoadOf(entry.record)?.meanPercent ?? null;
+    case 'gpu_max':
+      return cellLoadOf(entry.record)?.maxPercent ?? null;
+    case 'energy':
+      return cellLoadOf(entry.record)?.energyJoules ?? null;
     case 'duration':
       return entry.summary.durationS;
     case 'status':

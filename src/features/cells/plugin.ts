@@ -52,7 +52,9 @@ export const cellsPlugin: JupyterFrontEndPlugin<void> = {
           exportHistory: format =>
             void app.commands.execute(CommandIDs.exportCellHistory, { format }),
           clearHistory: () =>
-            void app.commands.execute(CommandIDs.clearCellHistory)
+            void app.commands.execute(CommandIDs.clearCellHistory),
+          insertSnippet: id =>
+            void app.commands.execute(CommandIDs.insertSnippet, { id })
         }
       });
     }

@@ -23,6 +23,8 @@ import {
   setText
 } from '../../ui/dom';
 import { trans } from '../../text/translation';
+import type { GpuLoad } from '../../protocol/load';
+import { GpuLoadSection } from './GpuLoadSection';
 
 /**
  * The card of one GPU, with a stacked bar of who holds the device and its
@@ -122,13 +124,22 @@ export class GpuDeviceCard {
     this._counters = element('div', 'jp-vram-Counters', {
       role: 'gpu-counters'
     });
-    node.append(header, bar, f, this._counters);
+    node.append(header, bar, f, this._load.node, this._counters);
   }
 
   readonly node: HTMLElement;
 
-  /** Show `figures`; does nothing when they and the settings are unchanged. */
-  render(figures: GpuFigures, settings: VramSettings): void {
+  /**
+   * Show `figures` and the GPU's `load` (undefined: the helper sends none);
+   * the memory figures are left alone when they and the settings are
+   * unchanged.
+   */
+  render(
+    figures: GpuFigures,
+    settings: VramSettings,
+    load?: GpuLoad | null
+  ): void {
+    this._load.render(load);
     if (
       this._last &&
       this._lastSettings === settings &&
@@ -236,6 +247,7 @@ export class GpuDeviceCard {
     HTMLElement
   >;
   private _counters: HTMLElement;
+  private _load = new GpuLoadSection();
   private _last: GpuFigures | null = null;
   private _lastSettings: VramSettings | null = null;
 }

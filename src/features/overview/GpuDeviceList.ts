@@ -7,6 +7,7 @@ import { ModelChange } from '../../model/IKernelMemoryModel';
 import { syncKeyedChildren } from '../../ui/dom';
 import { GpuDeviceCard } from './GpuDeviceCard';
 import { ModelView } from '../../ui/ModelView';
+import type { GpuLoad } from '../../protocol/load';
 
 const RELEVANT: ReadonlySet<ModelChange> = new Set<ModelChange>([
   'sample',
@@ -30,8 +31,13 @@ export class GpuDeviceList extends ModelView {
       this._currentFigures(),
       f => f.index,
       f => new GpuDeviceCard(f.index),
-      (card, f) => card.render(f, this.settings)
+      (card, f) => card.render(f, this.settings, this._loadOf(f.index))
     );
+  }
+
+  /** The latest sample's load of GPU `index`; undefined before a sample, or from an older helper. */
+  private _loadOf(index: number): GpuLoad | null | undefined {
+    return this.model?.latest?.gpus.find(gpu => gpu.index === index)?.load;
   }
 
   private _currentFigures(): GpuFigures[] {

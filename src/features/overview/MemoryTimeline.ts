@@ -20,6 +20,10 @@
  * stay on the line's left and the next one's on its right. A line of text
  * under the chart says what the marks shown mean.
  *
+ * Each GPU's load (SM utilisation, power) can be switched on under the
+ * chart (TimelineLoadToggles.ts), each on a right-hand axis of its own, over
+ * the same window as memory.
+ *
  * uPlot lives in a webpack chunk of its own and is fetched the first time a
  * chart is drawn, so a page whose memory sidebar stays closed never loads
  * it.
@@ -31,11 +35,14 @@ import 'uplot/dist/uPlot.min.css';
 import { clockTime, timeTick } from '../../text/clockText';
 import { formatBytes } from '../../text/format';
 import {
-  HistoryWindow,
   KernelMark,
   KernelMarkKind,
   SeriesKey
 } from '../../model/MemoryHistory';
+import { describeMarks, isLoadFigure, seriesToShow } from './timelineSeries';
+import { loadAxes, loadScales, loadSeries } from './timelineLoadSeries';
+import { TimelineLoadToggles } from './TimelineLoadToggles';
+import { drawCellMarks, drawKernelMarks } from './timelineMarks';
 import { rowsForChart, toGappedArray } from './chartRows';
 import { ModelChange } from '../../model/IKernelMemoryModel';
 import { element, setData, setHidden, setText } from '../../ui/dom';
@@ -123,7 +130,13 @@ export class MemoryTimeline extends ModelView {
     this._marksNote = element('div', 'jp-vram-Timeline-marks', {
       role: 'timeline-marks'
     });
-    this.node.append(this._empty, this._plotHost, this._marksNote);
+    this._loadToggles = new TimelineLoadToggles(() => this.requestRender());
+    this.node.append(
+      this._empty,
+      this._plotHost,
+      this._loadToggles.node,
+      this._marksNote
+    );
   }
 
   protected readonly relevantChanges = RELEVANT;
@@ -233,7 +246,7 @@ export class MemoryTimeline extends ModelView {
     setText(this._marksNote, note);
     setHidden(this._marksNote, note === '');
 
-    const keys = seriesToShow(win);
+    const keys = seriesToShow(win, this._loadToggles.shown);
     const width = (this._plotWidth = this._plotHost.clientWidth);
     if (width <= 0) {
       // The host is not laid out yet, or there is no layout at all as in
@@ -331,6 +344,10 @@ export class MemoryTimeline extends ModelView {
         GPU_COLOR_VARS[gpu.index % GPU_COLOR_VARS.length],
         'orange'
       );
+      if (gpu.figure === 'sm' || gpu.figure === 'power') {
+        series.push(loadSeries(gpu.index, gpu.figure, color, stepped));
+        continue;
+      }
       const label = {
         allocated: trans.__('GPU %1 allocated', gpu.index),
         reserved: trans.__('GPU %1 reserved', gpu.index),
@@ -350,7 +367,7 @@ export class MemoryTimeline extends ModelView {
         value: bytes
       });
     }
-    const axis = {
+    const axis: uPlot.Axis = {
       stroke: axisColor,
       font,
       grid: { stroke: gridColor, width: 1 },
@@ -370,10 +387,12 @@ export class MemoryTimeline extends ModelView {
       hooks: {
         // Cell marks go under the series, so they are drawn right after the
         // canvas is cleared.
-        drawClear: [u => this._drawCellMarks(u, bandColor, markColor)],
+        drawClear: [
+          u => drawCellMarks(u, this.cellMarks, bandColor, markColor)
+        ],
         // Kernel marks go over the series, because a death or restart must
         // not hide under a line.
-        draw: [u => this._drawKernelMarks(u, kernelMarkColors)]
+        draw: [u => drawKernelMarks(u, this._marksShown, kernelMarkColors)]
       },
       cursor: { drag: { x: false, y: false } },
       legend: { show: true },
@@ -381,7 +400,8 @@ export class MemoryTimeline extends ModelView {
         x: { time: true, range: () => this._xRange },
         y: {
           range: (_u, _min, max) => [0, max > 0 ? max * 1.1 : 1]
-        }
+        },
+        ...loadScales()
       },
       axes: [
         {
@@ -401,7 +421,8 @@ export class MemoryTimeline extends ModelView {
           size: 64,
           incrs: units === 'binary' ? BINARY_INCREMENTS : undefined,
           values: (_u, splits) => splits.map(v => formatBytes(v, units))
-        }
+        },
+        ...loadAxes(loadFiguresOf(keys), axis)
       ]
     };
   }
@@ -428,60 +449,6 @@ export class MemoryTimeline extends ModelView {
     return marks;
   }
 
-  private _drawCellMarks(u: uPlot, bandColor: string, markColor: string): void {
-    const marks = this.cellMarks;
-    if (!marks.length) {
-      return;
-    }
-    const ctx = u.ctx;
-    const { left, top, width, height } = u.bbox;
-    ctx.save();
-    ctx.beginPath();
-    ctx.rect(left, top, width, height);
-    ctx.clip();
-    ctx.globalAlpha = 0.35;
-    ctx.fillStyle = bandColor;
-    for (const [start, end] of marks) {
-      const x0 = u.valToPos(start, 'x', true);
-      const x1 = u.valToPos(end, 'x', true);
-      ctx.fillRect(x0, top, Math.max(1, x1 - x0), height);
-    }
-    ctx.globalAlpha = 0.8;
-    ctx.strokeStyle = markColor;
-    ctx.lineWidth = 1;
-    ctx.beginPath();
-    for (const [start] of marks) {
-      const x = Math.round(u.valToPos(start, 'x', true)) + 0.5;
-      ctx.moveTo(x, top);
-      ctx.lineTo(x, top + height);
-    }
-    ctx.stroke();
-    ctx.restore();
-  }
-
-  private _drawKernelMarks(
-    u: uPlot,
-    colors: Record<KernelMarkKind, string>
-  ): void {
-    if (!this._marksShown.length) {
-      return;
-    }
-    const ctx = u.ctx;
-    const { top, height } = u.bbox;
-    ctx.save();
-    ctx.lineWidth = 2;
-    ctx.setLineDash([4, 3]);
-    for (const mark of this._marksShown) {
-      const x = Math.round(u.valToPos(mark.time, 'x', true)) + 0.5;
-      ctx.strokeStyle = colors[mark.kind];
-      ctx.beginPath();
-      ctx.moveTo(x, top);
-      ctx.lineTo(x, top + height);
-      ctx.stroke();
-    }
-    ctx.restore();
-  }
-
   private _destroyPlot(): void {
     this._plot?.destroy();
     this._plot = null;
@@ -489,6 +456,7 @@ export class MemoryTimeline extends ModelView {
   }
 
   private _title: TimelineWindowPicker;
+  private _loadToggles: TimelineLoadToggles;
   /** The plot area's width in px at the last render or resize; 0 when it was not laid out. */
   private _plotWidth = 0;
   private _empty: HTMLElement;
@@ -503,43 +471,14 @@ export class MemoryTimeline extends ModelView {
   private _resizeObserver: ResizeObserver | null = null;
 }
 
-/** Returns the series with at least one known value in the window: RSS first, then the GPUs in order. */
-function seriesToShow(win: HistoryWindow): string[] {
-  const figureOrder = { allocated: 0, reserved: 1, process: 2 };
-  const keys = Array.from(win.series.keys()).filter(key =>
-    win.series.get(key)!.some(v => !Number.isNaN(v))
-  );
-  return keys.sort((a, b) => {
-    const ga = SeriesKey.parseGpu(a);
-    const gb = SeriesKey.parseGpu(b);
-    if (!ga || !gb) {
-      return ga ? 1 : gb ? -1 : 0;
+/** The load figures among `keys` ('sm', 'power'), whose axes the chart needs. */
+function loadFiguresOf(keys: readonly string[]): Set<string> {
+  const figures = new Set<string>();
+  for (const key of keys) {
+    const gpu = SeriesKey.parseGpu(key);
+    if (gpu && isLoadFigure(gpu.figure)) {
+      figures.add(gpu.figure);
     }
-    return (
-      ga.index - gb.index || figureOrder[ga.figure] - figureOrder[gb.figure]
-    );
-  });
-}
-
-/** Describes what the dashed lines in the window mean; returns '' when there are none. */
-export function describeMarks(marks: readonly KernelMark[]): string {
-  const kinds = new Set(marks.map(mark => mark.kind));
-  const parts: string[] = [];
-  if (kinds.has('restarted')) {
-    parts.push(trans.__('grey: the kernel was restarted'));
   }
-  if (kinds.has('changed')) {
-    parts.push(
-      trans.__("grey: the notebook's kernel was shut down or changed")
-    );
-  }
-  if (kinds.has('died')) {
-    parts.push(trans.__('red: the kernel died'));
-  }
-  return parts.length
-    ? trans.__(
-        'Dashed lines mark where a kernel process ended (%1).',
-        parts.join('; ')
-      )
-    : '';
+  return figures;
 }

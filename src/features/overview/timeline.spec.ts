@@ -15,7 +15,8 @@ import { KernelMemoryModel } from '../../model/KernelMemoryModel';
 import { MemoryHistory, SeriesKey } from '../../model/MemoryHistory';
 import { DEFAULT_SETTINGS } from '../../settings/settings';
 import { parseTimeline, TimelineColumns } from '../../protocol/timeline';
-import { describeMarks, MemoryTimeline } from './MemoryTimeline';
+import { MemoryTimeline } from './MemoryTimeline';
+import { describeMarks } from './timelineSeries';
 import {
   connectHelper,
   FakeKernel,
