@@ -11,8 +11,9 @@
 #      which this is not: that proves its offline install and its report;
 #   3. packaging: the package built as users install it (scripts/check-wheel.sh);
 #   4. jest: the frontend's models, parsing, formatting, views;
-#   5. Galata: a real `jupyter lab` driven in Debian's Chromium, and the one
-#      test that needs the kernels under a cgroup memory limit, in its own step;
+#   5. Galata: a real `jupyter lab` driven in Debian's Chromium; the one test
+#      that needs the kernels under a cgroup memory limit, and the GPU load
+#      tests on a stand-in NVML card, each in its own step;
 #   6. smoke journeys (scripts/smoke-journeys.sh): the oldest supported
 #      JupyterLab, the newest, Notebook 7 on each, and JupyterLab with a kernel
 #      gateway, each in its own small venv with the wheel of step 3, in Chromium.
@@ -210,6 +211,16 @@ galata_cgroup() {
 }
 run_step "Galata (cgroup limit)" --about "a kernel killed by the OOM killer at a real cgroup memory limit; about 1 min" \
   --report playwright-cgroup.json galata_cgroup
+
+# The kernels import the stand-in pynvml of tests/fake_nvml (one busy card), so
+# the GPU load figures show on a machine without a GPU; every other test runs
+# without it, in the step above.
+galata_fake_gpu() {
+  VRAM_UI_FAKE_NVML=1 progress --live "$logs/galata-fake-gpu.log" \
+    galata_run playwright-fake-gpu.json tests/gpu-load.spec.ts || server_log
+}
+run_step "Galata (stand-in GPU)" --about "the GPU load on a stand-in NVML card: the card, the badge, the Cells tab, the hint; about 3 min" \
+  --report playwright-fake-gpu.json galata_fake_gpu
 
 # The wheel that the packaging step built and proved, not a second build.
 wheel=$(ls build/dist/*.whl 2>/dev/null | head -n 1)

@@ -37,13 +37,19 @@ fs.mkdirSync(path.dirname(serverLog), { recursive: true });
 module.exports = {
   ...baseConfig,
   testDir: './tests',
-  // death-container.spec.ts needs the kernels under a cgroup memory limit,
-  // which the server makes only with VRAM_UI_KERNEL_MEMORY_LIMIT set: it runs
-  // in a run of its own (scripts/test.sh's "Galata (cgroup limit)" step), and
-  // is left out of a run without it rather than counted there as skipped.
-  testIgnore: process.env.VRAM_UI_KERNEL_MEMORY_LIMIT
-    ? []
-    : ['**/death-container.spec.ts'],
+  // Two specs need a server set up for them, and each runs in a run of its own
+  // (a step of scripts/test.sh): death-container.spec.ts needs the kernels
+  // under a cgroup memory limit (VRAM_UI_KERNEL_MEMORY_LIMIT, "Galata (cgroup
+  // limit)"), gpu-load.spec.ts the stand-in NVML card (VRAM_UI_FAKE_NVML=1,
+  // "Galata (stand-in GPU)"), which would change what every other test sees.
+  // A run without their setting leaves them out rather than counting them as
+  // skipped.
+  testIgnore: [
+    ...(process.env.VRAM_UI_KERNEL_MEMORY_LIMIT
+      ? []
+      : ['**/death-container.spec.ts']),
+    ...(process.env.VRAM_UI_FAKE_NVML === '1' ? [] : ['**/gpu-load.spec.ts'])
+  ],
   timeout: 120 * 1000,
   expect: { timeout: 30 * 1000 },
   retries: process.env.CI ? 1 : 0,
