@@ -1,7 +1,9 @@
 /**
  * Merged by the JupyterLab builder into its webpack configuration
- * (package.json's jupyterlab.webpackConfig). It changes no output: it only
- * makes the build's report say what a user needs.
+ * (package.json's jupyterlab.webpackConfig). It does two things: it compacts
+ * this package's own stylesheets before the builder's css-loader reads them
+ * (scripts/compact-css-loader.cjs says why), and it makes the build's report
+ * say what a user needs.
  *
  * The builder prints `stats.toString({ colors })` after the build, which
  * ignores the configuration's `stats` option and gives webpack's "normal"
@@ -31,6 +33,20 @@ class BuildReportPlugin {
   }
 }
 
+const path = require('path');
+
 module.exports = {
+  module: {
+    rules: [
+      {
+        // Matched as well as the builder's own rule for .css (style-loader,
+        // css-loader), whose loaders come first in the list: the last loader
+        // runs first, so css-loader reads the compacted sheet.
+        test: /\.css$/,
+        include: path.resolve(__dirname, 'style'),
+        use: [path.resolve(__dirname, 'scripts', 'compact-css-loader.cjs')]
+      }
+    ]
+  },
   plugins: [new BuildReportPlugin()]
 };
