@@ -1,9 +1,10 @@
 """A real memory cgroup with a limit, where this machine lets the tests make one.
 
-Root on a machine with a writable cgroup mount (cgroup v2 at /sys/fs/cgroup,
-or v1's memory controller at /sys/fs/cgroup/memory): a child cgroup is
-created, its limit set, and processes moved in by pid. Elsewhere (not root, a
-read-only mount, a container without delegation) the callers skip, saying why.
+When the tests run as root on a machine with a writable cgroup mount (cgroup
+v2 at /sys/fs/cgroup, or v1's memory controller at /sys/fs/cgroup/memory), a
+child cgroup is created, its limit is set, and processes are moved into it by
+pid. Elsewhere (without root, on a read-only mount, or in a container without
+delegation) the callers skip and say why.
 """
 
 from __future__ import annotations
@@ -16,7 +17,11 @@ V1_ROOT = "/sys/fs/cgroup/memory"
 
 
 def real_memory_cgroup(limit: int, name: str = "vram-test") -> tuple[str | None, int, str]:
-    """(path, cgroup version, "") of a new child cgroup limited to ``limit`` bytes, or (None, 0, why)."""
+    """Create a child cgroup limited to ``limit`` bytes.
+
+    Return (path, cgroup version, "") for it, or (None, 0, why) where this
+    machine does not let the tests make one.
+    """
     if os.path.exists(os.path.join(V2_ROOT, "cgroup.controllers")):
         base, version, limit_file = V2_ROOT, 2, "memory.max"
         with open(os.path.join(V2_ROOT, "cgroup.controllers")) as f:
@@ -35,7 +40,8 @@ def real_memory_cgroup(limit: int, name: str = "vram-test") -> tuple[str | None,
         with open(os.path.join(path, limit_file), "w") as f:
             f.write(str(limit))
         if version == 1:
-            # No swap to escape into: the limit kills, as a container's does.
+            # Leave the processes no swap to escape into, so that the limit kills,
+            # as a container's does.
             try:
                 with open(os.path.join(path, "memory.memsw.limit_in_bytes"), "w") as f:
                     f.write(str(limit))
@@ -59,12 +65,12 @@ def move_into(path: str, pid: int) -> None:
 
 
 def oom_kill_count(path: str, version: int) -> int | None:
-    """The cgroup's oom_kill count, read here; None where its file has none."""
+    """The cgroup's oom_kill count, read at the time of the call; None where its file has none."""
     return _oom_kill_line(os.path.join(path, "memory.oom_control" if version == 1 else "memory.events"))
 
 
 def machine_oom_kill_count() -> int | None:
-    """The machine's oom_kill count as /proc/vmstat has it, read here; None before Linux 4.13."""
+    """The machine's oom_kill count in /proc/vmstat, read at the time of the call; None before Linux 4.13."""
     return _oom_kill_line("/proc/vmstat")
 
 

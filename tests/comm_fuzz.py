@@ -1,9 +1,10 @@
 """Random and mutated comm messages for the helper, and the check that a kernel
-survived them (shared by tests/e2e/test_comm_fuzz_e2e.py and benchmarks/comm_fuzz.py).
+survived them. tests/e2e/test_comm_fuzz_e2e.py and benchmarks/comm_fuzz.py
+share this module.
 
-Messages come from a seeded generator, so a failure can be replayed: random
-JSON values, and valid requests of every type with one field somewhere
-replaced, removed or added. None carries a real listing id, so no mutation
+The messages come from a seeded generator, so that a failure can be replayed.
+They are random JSON values, and valid requests of every type with one field
+somewhere replaced, removed or added. None carries a real listing id, so no mutation
 of a delete request can delete anything (a delete needs a listing the
 frontend asked for).
 
@@ -48,14 +49,16 @@ ODD_VALUES: list[Any] = [
     {},
     {"type": "ping"},
     {"request_id": "r"},
-    # lone surrogates: high, low, in surrogateescape's range, and a pair split by a character
+    # These are lone surrogates: a high one, a low one, one in surrogateescape's
+    # range, and a pair split by a character.
     "\ud800",
     "\udfff",
     "a\udc80b",
     "\ud83dx\ude00",
 ]
 
-# Valid requests of every type (docs/protocol.md); listing ids are made up.
+# These are valid requests of every type (docs/protocol.md). Their listing ids
+# are made up, so that no mutated delete can delete anything.
 TEMPLATES: list[dict[str, Any]] = [
     {"type": "ping", "request_id": "f"},
     {"type": "snapshot", "request_id": "f"},
@@ -87,7 +90,7 @@ TEMPLATES: list[dict[str, Any]] = [
     {"type": "allocation_snapshot", "request_id": "f"},
 ]
 
-# What the fuzzed kernel holds; the check is that none of it changed.
+# This is what the fuzzed kernel holds, and the check is that none of it changed.
 NAMESPACE_SETUP = "keep_me = list(range(1000)); also_kept = {'a': 1}; import os"
 FINGERPRINT = "sorted((k, id(v)) for k, v in get_ipython().user_ns.items() if not k.startswith('_'))"
 

@@ -1,4 +1,4 @@
-"""Shared fixtures. Markers `kernel` and `cuda` are declared in pyproject.toml."""
+"""Fixtures shared by the tests. The markers `kernel` and `cuda` are declared in pyproject.toml."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-# The helper is delivered into kernels by the frontend, not pip-installed:
-# unit tests import it straight from the source tree.
+# The frontend delivers the helper into kernels, so it is not pip-installed, and
+# the unit tests import it straight from the source tree.
 sys.path.insert(0, str(ROOT / "python_helper"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -41,7 +41,7 @@ def bootstrap() -> str:
 
 @pytest.fixture
 def kernel() -> Iterator[Kernel]:
-    """A fresh ipykernel running this interpreter; shut down after the test."""
+    """A fresh ipykernel running this interpreter, shut down after the test."""
     pytest.importorskip("jupyter_client")
     pytest.importorskip("ipykernel")
     k = Kernel()

@@ -1,7 +1,7 @@
-"""The default snippets of schema/plugin.json as cells: rendered the way the
-frontend renders them, then run in a real kernel the way a user runs them.
+"""The default snippets of schema/plugin.json as cells, rendered the way the
+frontend renders them and then run in a real kernel the way a user runs them.
 
-Shared by the CPU end-to-end snippet tests and the GPU suite.
+The CPU end-to-end snippet tests and the GPU suite share this module.
 """
 
 from __future__ import annotations
@@ -15,12 +15,14 @@ from typing import Any
 import pytest
 from kernel_harness import Kernel
 
-# JLVRAM_SNIPPETS_SCHEMA: check a candidate list (a JSON file of the same shape) before it goes into the schema.
+# JLVRAM_SNIPPETS_SCHEMA may name a JSON file of the same shape, so that a
+# candidate list can be checked before it goes into the schema.
 SCHEMA = Path(
     os.environ.get("JLVRAM_SNIPPETS_SCHEMA") or Path(__file__).resolve().parents[1] / "schema" / "plugin.json"
 )
 
-# The frontend's default placeholder names (what a snippet gets when the kernel found none).
+# These are the frontend's default placeholder names, which a snippet gets when
+# the kernel found none.
 DEFAULT_NAMES = {
     "model": "model",
     "optimizer": "optimizer",
@@ -31,10 +33,11 @@ DEFAULT_NAMES = {
 }
 PLACEHOLDER = re.compile(r"\{\{\s*(\w+)\s*\}\}")
 WARNING_TEXT = re.compile(r"warning|deprecat", re.IGNORECASE)
-# Warnings that come from this environment, not from a snippet: printed by
-# whichever cell imports torch first (a top snippet may be that cell).
-# - the deprecated `pynvml` package (a dependency of some tools; our own NVML
-#   package is nvidia-ml-py), which torch.cuda imports when it is installed.
+# These warnings come from this environment, not from a snippet. Whichever cell
+# imports torch first prints them (a top snippet may be that cell), so they are
+# removed before the check. The one listed is about the deprecated `pynvml`
+# package, a dependency of some tools, which torch.cuda imports when it is
+# installed; the helper's own NVML package is nvidia-ml-py.
 ENVIRONMENT_WARNINGS = (
     re.compile(r"^.*FutureWarning: The pynvml package is deprecated.*\n(?:[ \t]+.*\n)?", re.MULTILINE),
 )
@@ -66,7 +69,7 @@ def snippet(snippet_id: str) -> dict[str, Any]:
 
 
 def render(s: dict[str, Any], names: dict[str, str] = DEFAULT_NAMES) -> str:
-    """What the frontend's renderSnippet does: each {{key}} becomes the chosen name."""
+    """Do what the frontend's renderSnippet does: replace each {{key}} with the chosen name."""
     code = "\n".join(s["code"])
     unknown = sorted({m.group(1) for m in PLACEHOLDER.finditer(code)} - set(names))
     assert not unknown, f"{s['id']}: unknown placeholders {unknown}"
@@ -94,7 +97,11 @@ def run_cell(kernel: Kernel, code: str, what: str, check_warnings: bool = True) 
 
 
 def run_snippet(s: dict[str, Any], setup: str, env: dict[str, str] | None = None) -> Kernel:
-    """A fresh kernel: a top snippet then the setup, or the setup then the snippet. Returns the kernel."""
+    """Run the snippet in a fresh kernel, in the order a user would, and return the kernel.
+
+    A top snippet runs before the setup, because it must come before torch
+    initialises; any other snippet runs after the setup that defines its names.
+    """
     kernel = Kernel(env=env)
     try:
         code = render(s)

@@ -1,4 +1,7 @@
-/** AllocationRecorder: the toggle, the listing and the recording settings of one kernel. */
+/**
+ * Tests for AllocationRecorder, which holds one kernel's allocation recording:
+ * the toggle, the listing of allocation sites, and the recording settings.
+ */
 import { Widget } from '@lumino/widgets';
 
 import { DEFAULT_SETTINGS } from '../../settings/settings';
@@ -29,7 +32,9 @@ describe('AllocationRecorder', () => {
     expect(recorder.listing?.devices).toHaveLength(1);
     await recorder.setRecording(false);
     expect(recorder.enabled).toBe(false);
-    expect(recorder.listing).toBeNull(); // off frees the kernel's history: nothing to show
+    // Turning recording off frees the kernel's history, so there is nothing
+    // left to show.
+    expect(recorder.listing).toBeNull();
   });
 
   it('says when its listing was made and how many cells ran since', async () => {
@@ -77,7 +82,8 @@ describe('AllocationRecorder', () => {
       type: 'allocation_recording',
       recording: ON
     });
-    await settle(); // the parser loads on demand
+    // The parser loads on demand, so the state arrives a moment later.
+    await settle();
     expect(recorder.recording).toEqual(ON);
     await recorder.refresh();
     model.setState('kernel-starting');
@@ -93,19 +99,24 @@ describe('AllocationRecorder', () => {
       devices: []
     }));
     recorder.ensureKnown();
-    recorder.ensureKnown(); // an answer is on its way
+    // An answer is already on its way, so the second call asks nothing.
+    recorder.ensureKnown();
     await settle();
     expect(connection.allocationSites).toHaveBeenCalledTimes(1);
     expect(recorder.enabled).toBe(false);
-    recorder.ensureKnown(); // known: nothing to ask
+    // The state is known now, so there is nothing to ask.
+    recorder.ensureKnown();
     expect(connection.allocationSites).toHaveBeenCalledTimes(1);
-    model.setState('kernel-starting'); // a restart: recording ended, state unknown again
-    recorder.ensureKnown(); // not live: cannot ask yet
+    // A restart ends the recording and makes the state unknown again.
+    model.setState('kernel-starting');
+    // The kernel is not live yet, so it cannot be asked.
+    recorder.ensureKnown();
     expect(connection.allocationSites).toHaveBeenCalledTimes(1);
     const changes: string[] = [];
     recorder.changed.connect((_, change) => changes.push(change));
     model.setState('live');
-    expect(changes).toContain('available'); // the Lines tab renders, and asks
+    // This change makes the Lines tab render, and the render asks again.
+    expect(changes).toContain('available');
     recorder.ensureKnown();
     await settle();
     expect(connection.allocationSites).toHaveBeenCalledTimes(2);
@@ -138,9 +149,12 @@ describe('AllocationRecorder: settings changed while recording', () => {
   it('sends the request again with the new values to a kernel that records', async () => {
     const settings = { frames: 16, entries: 100_000 };
     const { connection, recorder } = liveRecorder(settings);
-    await recorder.setRecording(true); // ON: 16 frames, 100,000 entries
+    // The fake kernel answers with ON, which records 16 frames and 100,000
+    // entries, as these settings ask.
+    await recorder.setRecording(true);
     connection.recordAllocations.mockClear();
-    expect(await recorder.applySettings()).toBeNull(); // nothing changed: nothing sent
+    // Nothing has changed, so nothing is sent.
+    expect(await recorder.applySettings()).toBeNull();
     settings.frames = 32;
     connection.recordAllocations.mockResolvedValueOnce(RESTARTED);
     expect(await recorder.applySettings()).toEqual(RESTARTED);
@@ -150,7 +164,7 @@ describe('AllocationRecorder: settings changed while recording', () => {
       gpu_max_entries: 100_000
     });
     expect(recorder.recording).toEqual(RESTARTED);
-    // the GPU bound alone counts too
+    // A change to the GPU bound alone is sent too.
     settings.entries = 300_000;
     await recorder.applySettings();
     expect(connection.recordAllocations).toHaveBeenLastCalledWith({
@@ -163,17 +177,20 @@ describe('AllocationRecorder: settings changed while recording', () => {
   it('sends nothing while recording is off, unknown, or for a depth it cannot set', async () => {
     const settings = { frames: 32, entries: 100_000 };
     const { connection, recorder } = liveRecorder(settings);
-    expect(await recorder.applySettings()).toBeNull(); // unknown
+    // The recording state is unknown, so nothing is sent.
+    expect(await recorder.applySettings()).toBeNull();
     await recorder.setRecording(false);
     connection.recordAllocations.mockClear();
-    expect(await recorder.applySettings()).toBeNull(); // off: the next start takes them
+    // Recording is off, so nothing is sent: the next start takes the settings.
+    expect(await recorder.applySettings()).toBeNull();
     connection.otherMessage.emit({
       type: 'allocation_recording',
       recording: { ...ON, host: { ...ON.host, state: 'shared', frames: 5 } }
     });
     await settle();
     expect(recorder.enabled).toBe(true);
-    expect(await recorder.applySettings()).toBeNull(); // someone else's tracemalloc keeps its depth
+    // Someone else started tracemalloc, so its depth is theirs to keep.
+    expect(await recorder.applySettings()).toBeNull();
     connection.otherMessage.emit({
       type: 'allocation_recording',
       recording: {
@@ -189,7 +206,8 @@ describe('AllocationRecorder: settings changed while recording', () => {
       }
     });
     await settle();
-    expect(await recorder.applySettings()).toBeNull(); // and someone else's allocator history its size
+    // Likewise, an allocator history that someone else started keeps its size.
+    expect(await recorder.applySettings()).toBeNull();
     expect(connection.recordAllocations).not.toHaveBeenCalled();
   });
 });

@@ -1,4 +1,7 @@
-/** AllocationSitesView: the Lines tab's rows, folds, headings and recording status. */
+/**
+ * Tests for AllocationSitesView, the Lines tab: its rows, folds, headings and
+ * recording status.
+ */
 import { Widget } from '@lumino/widgets';
 import { MessageLoop } from '@lumino/messaging';
 
@@ -55,7 +58,8 @@ describe('AllocationSitesView', () => {
     expect(actions.jumpTo).toHaveBeenCalledWith(
       expect.objectContaining({ cellId: 'cell-a', line: 3, executionCount: 9 })
     );
-    rows[2].click(); // outside the notebook: nowhere to go
+    // The third site lies outside the notebook, so clicking it goes nowhere.
+    rows[2].click();
     expect(actions.jumpTo).toHaveBeenCalledTimes(1);
 
     const toggle = view.node.querySelector<HTMLInputElement>(
@@ -75,7 +79,8 @@ describe('AllocationSitesView', () => {
         '[data-vram-role="export-gpu-snapshot"]'
       )!.disabled
     ).toBe(true);
-    // The heading adds up to the rows: the monitor's own allocations are left out, and said.
+    // The heading must add up to the rows, so it leaves out the monitor's own
+    // allocations and says that it does.
     expect(
       view.node.querySelector('.jp-vram-Holders-heading')!.textContent
     ).toBe(
@@ -111,7 +116,8 @@ describe('AllocationSitesView', () => {
     const first = () =>
       view.node.querySelector<HTMLElement>('[data-vram-role="site-row"]')!;
     expect(first().textContent).toContain('[9] line 3');
-    // 'cell-a' turns out to be a console's cell: the open view relabels it.
+    // When 'cell-a' turns out to be a console's cell, the open view relabels it
+    // without waiting for a new listing.
     console.run('cell-a');
     MessageLoop.flush();
     expect(first().textContent).toContain('[9] console, line 3');
@@ -199,7 +205,8 @@ describe('AllocationSitesView', () => {
     expect(fold.querySelector('summary')!.textContent).toBe(
       '2 smaller sites outside the notebook: 79.1 KiB in 15 allocations'
     );
-    // Every site is still a row (the CSV and the tests see them all); the notebook's come first, unfolded.
+    // Every site is still a row, so that the CSV and the tests see them all; the
+    // notebook's own sites come first and stay unfolded.
     const rows = view.node.querySelectorAll<HTMLElement>(
       '[data-vram-role="site-row"]'
     );
@@ -218,7 +225,8 @@ describe('AllocationSitesView', () => {
         '[data-vram-role="site-fold"]'
       )!.open
     ).toBe(true);
-    // Another notebook's kernel: its fold starts closed.
+    // The open fold belongs to this kernel, so another notebook's kernel starts
+    // with its fold closed.
     const other = liveRecorder().recorder;
     (other as any)._listing = listing;
     (other as any)._recording = ON;
@@ -252,7 +260,8 @@ describe('AllocationSitesView', () => {
     expect(statusText(ON, true, false, DEFAULT_SETTINGS)).not.toContain(
       'restarted'
     );
-    // Restarted without a request, around PyTorch's first stack symbolization: said why.
+    // Recording also restarts without a request, around PyTorch's first stack
+    // symbolization, and the status must say why.
     const symbolizer = {
       ...RESTARTED,
       host: { ...RESTARTED.host, restart_reason: 'symbolizer' }
@@ -262,7 +271,9 @@ describe('AllocationSitesView', () => {
         'would have taken minutes); earlier host allocations are not attributed.'
     );
 
-    // Stopped in a cell (tracemalloc.stop(), PyTorch's recipe ending in enabled=None): started again, said so.
+    // When a cell stops recording (with tracemalloc.stop(), or with PyTorch's
+    // recipe that ends in enabled=None), recording starts again, and the status
+    // must say so.
     const elsewhere = {
       ...RESTARTED,
       host: { ...RESTARTED.host, restart_reason: 'stopped_elsewhere' },
@@ -304,7 +315,8 @@ describe('AllocationSitesView', () => {
     expect(status.textContent).toContain(
       'Host recording restarted with 32 frames at 12:03:04'
     );
-    expect(status.children).toHaveLength(0); // text, no markup
+    // The status is plain text, with no markup.
+    expect(status.children).toHaveLength(0);
     view.dispose();
   });
 
@@ -321,7 +333,8 @@ describe('AllocationSitesView', () => {
     });
     view.model = model;
     view.recorder = recorder;
-    expect(connection.allocationSites).not.toHaveBeenCalled(); // not shown yet
+    // The view is not shown yet, so it asks nothing.
+    expect(connection.allocationSites).not.toHaveBeenCalled();
     Widget.attach(view, document.body);
     MessageLoop.flush();
     await settle();

@@ -1,7 +1,8 @@
 /**
- * The allocation commands through the whole frontend: command ->
- * AllocationRecorder -> KernelHelperConnection -> comm (fake kernel) -> reply
- * -> the Lines tab, and the jump to a line in a (fake) notebook.
+ * Tests the allocation commands through the whole frontend. A command goes
+ * through AllocationRecorder and KernelHelperConnection to the comm of a fake
+ * kernel, whose reply reaches the Lines tab; a row there then jumps to a line
+ * in a fake notebook.
  */
 import { CommandRegistry } from '@lumino/commands';
 import { MessageLoop } from '@lumino/messaging';
@@ -83,7 +84,10 @@ function fakeCell(id: string, count: number | null) {
   };
 }
 
-/** jsdom's Blob has no text()/arrayBuffer(): read it as the browser would. */
+/**
+ * Reads a Blob with a FileReader, as a browser would, because jsdom's Blob has
+ * no text() or arrayBuffer().
+ */
 function read(blob: Blob, as: 'text' | 'buffer'): Promise<any> {
   return new Promise(resolve => {
     const reader = new FileReader();
@@ -203,16 +207,17 @@ describe('allocation commands', () => {
         );
       }
     });
-    // The helper goes away before anything was recorded: nothing can be.
+    // The helper goes away before anything was recorded, so nothing can be
+    // recorded, and the command is disabled.
     monitor.current!.setState('disconnected', 'gone');
     expect(changed.pop()).toBe('false/false');
     monitor.current!.setState('live');
     expect(changed.pop()).toBe('true/false');
-    // Another page turned recording on.
+    // Another page turned recording on, and the command must show it as on.
     comm.receive({ type: 'allocation_recording', recording: ON });
     await settle();
     expect(changed.pop()).toBe('true/true');
-    // The active notebook is left for none: no kernel to record in.
+    // When no notebook is active any more, there is no kernel to record in.
     changed.length = 0;
     tracker.currentWidget = null;
     tracker.currentChanged.emit(null);
@@ -229,7 +234,7 @@ describe('allocation commands', () => {
       return 'blob:x';
     });
     (URL as any).revokeObjectURL = jest.fn();
-    // jsdom cannot navigate to a download: the click is recorded instead.
+    // jsdom cannot navigate to a download, so the click is recorded instead.
     const downloads: string[] = [];
     const click = jest
       .spyOn(HTMLAnchorElement.prototype, 'click')

@@ -1,4 +1,4 @@
-/** revealLine: going from an allocation site to its cell and line. */
+/** Tests for revealLine, which goes from an allocation site to its cell and line. */
 import { findTargetCell, IRevealCell, revealLine } from './revealLine';
 
 describe('revealLine', () => {

@@ -1,4 +1,7 @@
-/** Site rows: the kernel's allocation sites as rows mapped to cells, folded, and written as CSV. */
+/**
+ * Tests for the site rows: the kernel's allocation sites become rows that are
+ * mapped to cells, folded when small, and written as CSV.
+ */
 import { parseAllocationSites } from '../../protocol/allocation';
 import {
   cellIdsByCount,
@@ -32,7 +35,9 @@ describe('site rows', () => {
     });
     expect(json).toMatchObject({
       label: '[7] line 2',
-      cellId: 'cell-b', // the kernel did not know it: the record of In[7] does
+      // The kernel did not know this cell's id, so it comes from the cell
+      // record of In[7].
+      cellId: 'cell-b',
       line: 2,
       library: 'python3.11/json/decoder.py:353'
     });
@@ -61,7 +66,8 @@ describe('site rows', () => {
     )!;
     const row = siteRow(site, new Map());
     expect(row.label).toBe('[9] line 1, one of 2 cells with this code');
-    expect(row.cellId).toBe('cell-b'); // the one that ran last
+    // The row goes to the cell that ran last.
+    expect(row.cellId).toBe('cell-b');
     listing.devices[0].sites[1].cell.same_code_cells = [7];
     expect(parseAllocationSites(listing)).toEqual({
       error: expect.stringContaining('same_code_cells[0]: expected a string')
@@ -85,7 +91,10 @@ describe('site rows', () => {
     expect(row.executionCount).toBe(3);
   });
 
-  /** A host site row of `bytes` (its line number too), in the notebook or a library's. */
+  /**
+   * Returns a host site row of `bytes`, in the notebook or in a library; its
+   * line number is `bytes` too, so that each row is easy to tell apart.
+   */
   const siteOf = (bytes: number, inNotebook: boolean, count = 1): SiteRow => ({
     device: 'host',
     label: inNotebook ? `[1] line ${bytes}` : `lib.py:${bytes}`,
@@ -102,7 +111,8 @@ describe('site rows', () => {
 
   it('folds the small sites outside the notebook, never a notebook line, and never one alone', () => {
     const row = siteOf;
-    // 100,000,000 listed: the limit is 1,000,000 bytes (1%, above the 64 KiB floor).
+    // These rows list 100,000,000 bytes, so the limit is 1,000,000 bytes: 1% of
+    // them, which is above the 64 KiB floor.
     const rows = [
       row(90_000_000, true),
       row(6_000_000, false),
@@ -118,7 +128,8 @@ describe('site rows', () => {
     expect(folded.map(r => r.bytes)).toEqual([999_999, 999_991]);
     expect(foldedBytes).toBe(1_999_990);
     expect(foldedCount).toBe(7);
-    // A single small site is shown where it stands: a fold would hide one row behind one line.
+    // A single small site is shown where it stands, because a fold would only
+    // hide one row behind one line.
     const one = foldSmallSites(rows.slice(0, 5));
     expect(one.folded).toEqual([]);
     expect(one.shown).toHaveLength(5);
@@ -133,12 +144,14 @@ describe('site rows', () => {
   it("folds the kernel's own few-KiB sites even where nothing of the notebook is listed yet", () => {
     const row = (bytes: number, inNotebook = false) =>
       siteOf(bytes, inNotebook);
-    // Just after recording starts: 30 sites of a few KiB, each well above 1% of the 120 KiB listed.
+    // Just after recording starts there are 30 sites of a few KiB each. Each is
+    // well above 1% of the roughly 100 KiB listed, but below the 64 KiB floor.
     const early = Array.from({ length: 30 }, (_, i) => row(2_000 + i * 100));
     const { shown, folded } = foldSmallSites(early);
     expect(shown).toEqual([]);
     expect(folded).toHaveLength(30);
-    // At or above the floor a site outside the notebook is shown; a notebook line always is.
+    // A site outside the notebook is shown at or above the floor, and a
+    // notebook line is always shown.
     const later = foldSmallSites([
       row(64 * 1024),
       row(1_000),
@@ -158,7 +171,9 @@ describe('site rows', () => {
     expect(csv[1]).toBe(
       'host,9,cell-a,3,true,32000112,1,"\'=HYPERLINK(""x""), b",,[9] line 3'
     );
-    expect(csv).toHaveLength(5); // header, 3 rows, final newline
+    // The split gives the header, three rows, and an empty string after the
+    // final newline.
+    expect(csv).toHaveLength(5);
   });
 
   it('defuses a leading tab or carriage return in CSV as a formula too', () => {

@@ -97,7 +97,8 @@ describe('kernelRows', () => {
       ['kernel-a', ['a.ipynb', 'b.ipynb']],
       ['kernel-b', ['c.ipynb']]
     ]);
-    expect(rows[0].sampled).toBe(true); // the figures of the one with a sample
+    // The merged row takes its figures from the notebook that has a sample.
+    expect(rows[0].sampled).toBe(true);
   });
 
   it('keeps a notebook without a kernel as a row of its own', () => {
@@ -180,7 +181,8 @@ describe('otherGpuProcesses', () => {
     const a = source({
       latest: makeNvmlProcessSample([proc(4242, GiB, true), proc(777, MiB)])
     });
-    // Kernel b numbers the same GPU 3 (CUDA_VISIBLE_DEVICES): same uuid.
+    // Kernel b numbers the same GPU 3, because of CUDA_VISIBLE_DEVICES; only
+    // the uuid shows that it is the same card.
     const b = source({
       kernelId: 'kernel-b',
       hello: makeHello({
@@ -238,7 +240,9 @@ describe('gpuProcessVisibility', () => {
     expect(
       gpuProcessVisibility([source({ latest: makeNvmlProcessSample(null) })])
     ).toBe('not-listed');
-    expect(gpuProcessVisibility([source()])).toBe('not-listed'); // older helper
+    // A sample without the process list, as an older helper sends it, is
+    // read as not listed.
+    expect(gpuProcessVisibility([source()])).toBe('not-listed');
     expect(
       gpuProcessVisibility([source({ latest: makeNvmlProcessSample([]) })])
     ).toBe('listed');

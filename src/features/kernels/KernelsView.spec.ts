@@ -1,4 +1,7 @@
-/** KernelsView: the Kernels tab's view over every monitored session, one row per kernel. */
+/**
+ * Tests for KernelsView, the Kernels tab's view over every monitored session,
+ * with one row per kernel.
+ */
 import { MessageLoop } from '@lumino/messaging';
 import { Widget } from '@lumino/widgets';
 
@@ -89,12 +92,12 @@ describe('KernelsView', () => {
     expect(gpu.dataset.vramBytes).toBe(String(2 * GiB));
     expect(gpu.textContent).toBe('0: 2 GiB');
 
-    // The notebook without a kernel: no id, no shutdown.
+    // The notebook without a kernel has no kernel id and no shutdown button.
     expect(rows[1].dataset.vramKernelId).toBeUndefined();
     expect(
       rows[1].querySelector('[data-vram-role="kernel-state"]')!.textContent
     ).toBe('Not started');
-    // Said once, in the kernel column.
+    // "No kernel" is said once, in the kernel column, not in every column.
     expect(rows[1].textContent!.match(/No kernel/g)).toHaveLength(1);
     expect(
       (
@@ -146,7 +149,8 @@ describe('KernelsView', () => {
     );
     a.ingest(wire(makeSample({ seq: 2 })));
     t.render();
-    // Updated in place: a click that started before the sample still lands.
+    // The row is updated in place, so a click that started before the sample
+    // still lands on the same button.
     expect(
       t.q('[data-vram-kernel-id="kernel-b"] [data-vram-role="kernel-shutdown"]')
     ).toBe(button);
@@ -166,7 +170,8 @@ describe('KernelsView', () => {
       t
         .all('[data-vram-role="kernel-row"] .jp-vram-Kernels-detail')
         .find(n => n.textContent === '\u2014' || n.textContent === 'no GPU')!;
-    expect(none().textContent).toBe('\u2014'); // no sample yet
+    // There is no sample yet, so the figure is a dash.
+    expect(none().textContent).toBe('\u2014');
     expect(none().hidden).toBe(false);
     a.ingest(wire(makeNvmlProcessSample(null)));
     t.render();
@@ -226,10 +231,12 @@ describe('KernelsView', () => {
     const none = t
       .all('[data-vram-role="kernel-row"] .jp-vram-Kernels-detail')
       .find(n => n.textContent === '\u2014' || n.textContent === 'no GPU')!;
-    // A GPU machine without pynvml, before CUDA starts: no GPU is listed, none is known absent.
+    // On a GPU machine without pynvml, before CUDA starts, no GPU is listed,
+    // but none is known to be absent either, so the cell shows a dash.
     expect(none.textContent).toBe('\u2014');
     expect(none.title).toContain('No GPU seen yet');
-    // A TensorFlow kernel whose process NVML cannot attribute: TensorFlow's figure, as in the sidebar.
+    // For a TensorFlow kernel whose process NVML cannot attribute, the row
+    // shows TensorFlow's own figure, as the sidebar does.
     const b = t.source.add('kernel-b', 'b.ipynb');
     b.ingest(wire(makeHello()));
     b.ingest(
@@ -259,7 +266,8 @@ describe('KernelsView', () => {
   });
 
   it('never says no GPU is visible while a kernel shows one', () => {
-    // One kernel has NVML and sees no device; another, without pynvml, uses GPU 0 through PyTorch.
+    // One kernel has NVML and sees no device, while another, without pynvml,
+    // uses GPU 0 through PyTorch.
     const t = setupView();
     const a = t.source.add('kernel-a', 'a.ipynb');
     a.ingest(wire(makeHello({ devices: [] })));
@@ -345,7 +353,8 @@ describe('KernelsView', () => {
     t.view.hide();
     const a = t.source.add('kernel-a', 'a.ipynb');
     t.render();
-    expect(t.all('[data-vram-role="kernel-row"]')).toHaveLength(0); // hidden: stale
+    // The hidden view does not render, so its rows stay stale until shown.
+    expect(t.all('[data-vram-role="kernel-row"]')).toHaveLength(0);
     t.view.show();
     t.render();
     expect(t.all('[data-vram-role="kernel-row"]')).toHaveLength(1);

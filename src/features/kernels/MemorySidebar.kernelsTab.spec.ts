@@ -1,4 +1,7 @@
-/** MemorySidebar: the Kernels tab, which shows the Kernels view and hides the cleanup bar. */
+/**
+ * Tests for the memory sidebar's Kernels tab, which shows the Kernels view and
+ * hides the cleanup bar.
+ */
 import { MessageLoop } from '@lumino/messaging';
 
 import { loadFullSidebar } from '../../testing/sidebarFixtures';

@@ -1,4 +1,4 @@
-/** The shutdown confirmation: its text, and the dialog's answers. */
+/** Tests for the shutdown confirmation: its text, and the dialog's answers. */
 import {
   confirmShutdownKernelDialog,
   ShutdownKernelRequest,

@@ -1,4 +1,7 @@
-/** The shutdown-kernel command: asked first, then shut down through the session context. */
+/**
+ * Tests for the shutdown-kernel command, which asks the user first and then
+ * shuts the kernel down through the notebook's session context.
+ */
 import { CommandRegistry } from '@lumino/commands';
 
 import { CommandIDs } from '../../ui/commandIds';
@@ -15,7 +18,10 @@ import {
 } from '../../testing/fakeKernel';
 
 describe('shutdown-kernel command', () => {
-  /** `whileAsked`: what happens while the dialog is open. */
+  /**
+   * Sets up a live notebook whose dialog answers `answer`; `whileAsked` runs
+   * while the dialog is open, to change things under the question.
+   */
   async function setup(
     answer: boolean,
     whileAsked: (live: { sessionContext: any }) => void = () => undefined
@@ -58,7 +64,9 @@ describe('shutdown-kernel command', () => {
     expect(t.context.shutdown).toHaveBeenCalledTimes(1);
     expect(result).toBe(true);
     await settle();
-    expect(t.monitor.current?.state).toBe('disconnected'); // "no kernel"
+    // The notebook has no kernel any more, which the monitor calls
+    // disconnected.
+    expect(t.monitor.current?.state).toBe('disconnected');
     t.sidebar.dispose();
     t.monitor.dispose();
   });
@@ -69,7 +77,8 @@ describe('shutdown-kernel command', () => {
     await t.commands.execute(CommandIDs.openSidebar, { tab: 'kernels' });
     expect(t.sidebar.tab).toBe('kernels');
     await t.commands.execute(CommandIDs.openSidebar, { tab: 'no-such-tab' });
-    expect(t.sidebar.tab).toBe('kernels'); // an unknown tab changes nothing
+    // An unknown tab changes nothing.
+    expect(t.sidebar.tab).toBe('kernels');
     await t.commands.execute(CommandIDs.openSidebar);
     expect(t.sidebar.tab).toBe('kernels');
     t.sidebar.dispose();
@@ -102,7 +111,8 @@ describe('shutdown-kernel command', () => {
   });
 
   it('says so, and shuts nothing down, when the notebook left that kernel while it asked', async () => {
-    // The user picked another kernel while the question was open.
+    // The user picks another kernel while the question is open, so the kernel
+    // asked about is no longer the notebook's.
     const t = await setup(true, ({ sessionContext }) =>
       sessionContext.changeKernel(new FakeKernel())
     );
@@ -131,7 +141,8 @@ describe('shutdown-kernel command', () => {
       sessions: {
         running: () =>
           [
-            session('a.ipynb', 'notebook', 'a.ipynb', 'kernel-a'), // the notebook asked about
+            // This is the notebook that the question is about.
+            session('a.ipynb', 'notebook', 'a.ipynb', 'kernel-a'),
             session('console-1-5f2e', 'console', 'Console 1', 'kernel-a'),
             session(
               'elsewhere.ipynb',

@@ -1,4 +1,7 @@
-/** OomDiagnosisView: the newest diagnosis shown as text, its actions, and when it hides. */
+/**
+ * Tests for OomDiagnosisView: it shows the newest diagnosis as text with its
+ * actions, and it hides once the diagnosis no longer applies.
+ */
 import { MessageLoop } from '@lumino/messaging';
 import { Signal } from '@lumino/signaling';
 import { Widget } from '@lumino/widgets';
@@ -108,7 +111,8 @@ describe('OomDiagnosisView', () => {
       changed.emit('outcome');
       MessageLoop.flush();
     };
-    // A free outcome, or a failed delete, changes nothing.
+    // Only a delete that succeeded removes holders from the offer, so a free
+    // outcome or a failed delete leaves the button as it was.
     actions.lastOutcome = { kind: 'free', status: 'done', result: null };
     changed.emit('outcome');
     actions.lastOutcome = { kind: 'delete', status: 'failed', result: null };
@@ -121,8 +125,9 @@ describe('OomDiagnosisView', () => {
     expect(deleteButton()!.textContent).toBe(
       'Delete the largest holders (cache)'
     );
-    // The same reply said again (MemoryActions.redescribe, new units), or met again when the
-    // actions are attached anew (a notebook switch), is not a new delete.
+    // MemoryActions.redescribe repeats the same reply when the units change, and
+    // attaching the actions anew (on a notebook switch) meets the last reply
+    // again. Neither is a new delete, so the offer must not shrink.
     const earlier = {
       deleted: ['cache'],
       refused: [],
@@ -142,7 +147,9 @@ describe('OomDiagnosisView', () => {
     deleted(['cache']);
     expect(deleteButton()).toBeNull();
     view.dispose();
-    expect(view.actions).toBeNull(); // disconnected: another notebook's deletes are not its own
+    // Disposing disconnects the actions, so another notebook's deletes cannot
+    // change this view.
+    expect(view.actions).toBeNull();
   });
 
   it('hides a diagnosis once its kernel process is gone (restart, death, another process)', () => {
@@ -157,11 +164,14 @@ describe('OomDiagnosisView', () => {
     expect(view.node.hidden).toBe(false);
     model.setState('kernel-starting', 'Restarting\u2026');
     MessageLoop.flush();
-    expect(view.node.hidden).toBe(true); // the process that failed is gone
+    expect(view.node.hidden).toBe(true); // The process that failed is gone.
     model.ingest(wire(makeHello({ pid: 9999, record_series: 'series-2' })));
     MessageLoop.flush();
-    expect(view.node.hidden).toBe(true); // live again, but another process: nothing to diagnose
-    expect(model.cells.entries).toHaveLength(1); // the record itself stays in the history
+    // The kernel is live again, but in another process, which has nothing to
+    // diagnose.
+    expect(view.node.hidden).toBe(true);
+    // Only the view hides the diagnosis; the record itself stays in the history.
+    expect(model.cells.entries).toHaveLength(1);
     model.ingest(
       wire({
         type: 'cells',
@@ -218,7 +228,9 @@ describe('OomDiagnosisView', () => {
       .click();
     MessageLoop.flush();
     expect(view.node.hidden).toBe(true);
-    view.model = other; // its record has the same key, in its own model
+    // The other model's record has the same key, but the dismissal belongs to
+    // the first model, so it must not hide this one.
+    view.model = other;
     MessageLoop.flush();
     expect(view.node.dataset.vramRecord).toBe(key);
     expect(view.node.hidden).toBe(false);

@@ -1,4 +1,7 @@
-/** explainOom: an out-of-memory failure said as sentences, with the figures the kernel read or without them. */
+/**
+ * Tests for explainOom, which says an out-of-memory failure in sentences, both
+ * with the figures the kernel read and without them.
+ */
 import { explainOom } from './oomExplanation';
 import { UNKNOWN_TEXT } from '../../text/format';
 import { OomDiagnosis } from '../../protocol/oom';
@@ -140,7 +143,8 @@ describe('explainOom', () => {
       label: 'Total RAM',
       value: '24 GiB'
     });
-    // In a container the helper measured against the limit: the words say so.
+    // In a container the helper measures against the container's limit, so the
+    // words must name that limit rather than the machine's RAM.
     const contained = explainOom(
       diagnosis({
         kind: 'host',
@@ -179,7 +183,8 @@ describe('explainOom', () => {
 });
 
 describe('explainOom: figures the kernel could not read', () => {
-  // Every figure unknown; the holders and processes listed but not sized.
+  // Every figure is unknown, and the holders and processes are listed without
+  // sizes, as when the kernel could read none of them.
   const unknown: Partial<OomDiagnosis> = {
     ...UNKNOWN_OOM_FIGURES,
     allowed_bytes: null,
@@ -207,7 +212,8 @@ describe('explainOom: figures the kernel could not read', () => {
   const reads = (text: string) => {
     expect(text).not.toContain(UNKNOWN_TEXT);
     expect(text).not.toMatch(/ 0 B\b/);
-    expect(text).not.toMatch(/\s\(\s*\)/); // an emptied parenthesis
+    // A dropped figure must not leave an empty parenthesis behind.
+    expect(text).not.toMatch(/\s\(\s*\)/);
     expect(text).toMatch(/\.$/);
   };
   const kinds: Partial<OomDiagnosis>[] = [
@@ -265,7 +271,8 @@ describe('explainOom: figures the kernel could not read', () => {
     expect(text({ causes: only('fragmentation') })).toBe(
       "Fragmentation: PyTorch's cache holds memory reserved but unallocated; torch.cuda.empty_cache() gives it back."
     );
-    // The request known, the cache not: neither more nor less than it can be said.
+    // The request is known but the cache is not, so the text must claim neither
+    // that the cache is more than the request nor that it is less.
     expect(
       text({
         requested_bytes: 2 * GiB,
@@ -276,7 +283,8 @@ describe('explainOom: figures the kernel could not read', () => {
       "Fragmentation: PyTorch's cache holds memory reserved but unallocated, in pieces too small for the 2 GiB " +
         'asked for (the allocator already retried 3 times).'
     );
-    // The cache figure missing, the cause's gain is said (as the actions say it).
+    // When the cache figure is missing, the text gives the cause's gain instead,
+    // the same figure that the actions show.
     expect(
       text({
         requested_bytes: null,
@@ -308,7 +316,8 @@ describe('explainOom: figures the kernel could not read', () => {
     ).toMatch(
       /^Too big for this kernel's memory cap: the request is more than the 20 GiB that torch/
     );
-    // Only the cell's own objects, unsized.
+    // With no causes left, only the cell's own objects hold memory, and they
+    // have no sizes.
     expect(text({ causes: [] })).toMatch(
       /^The failing cell's own objects hold the memory \(model\), and nothing/
     );

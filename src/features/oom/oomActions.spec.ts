@@ -1,4 +1,7 @@
-/** oomActions: the fixes offered for an out-of-memory failure, ranked by its causes. */
+/**
+ * Tests for oomActions, which lists the fixes offered for an out-of-memory
+ * failure, ranked by its causes.
+ */
 import { CommandIDs } from '../../ui/commandIds';
 import { oomActions, RESTART_KERNEL_COMMAND } from './oomActions';
 import { makeOomDiagnosis } from '../../testing/cellFixtures';
@@ -17,7 +20,7 @@ describe('oomActions', () => {
       'show-processes'
     ]);
     expect(actions[0].gain).toContain('up to 6 GiB');
-    // Who holds the rest of the card: the Kernels tab.
+    // The Kernels tab shows which other processes hold the rest of the card.
     expect(actions[4].steps).toEqual([
       { command: CommandIDs.openSidebar, args: { tab: 'kernels' } }
     ]);
@@ -79,7 +82,8 @@ describe('oomActions', () => {
       allocation_sites: { recording: false, sites: [] }
     });
     const before = oomActions(d, 'binary');
-    // 5 GiB of holders, 4 GiB counted once (stale_bytes): a holder's bytes may be shared.
+    // The holders add up to 5 GiB, but holders may share bytes, so the gain
+    // uses stale_bytes (4 GiB), which counts each byte once.
     expect(before.find(a => a.id === 'delete-holders')!.gain).toContain(
       'up to 4 GiB'
     );
@@ -105,7 +109,7 @@ describe('oomActions', () => {
       recording: false
     });
     expect(allGone.map(a => a.id)).not.toContain('delete-holders');
-    expect(allGone[0].id).toBe('free-memory'); // always offered
+    expect(allGone[0].id).toBe('free-memory'); // Freeing memory is always offered.
   });
 
   it('puts shrinking the work first when the request is too big, and offers no CUDA fixes for host RAM', () => {
@@ -116,7 +120,8 @@ describe('oomActions', () => {
       }),
       'binary'
     );
-    // Freeing still helps the next cells; the gains say it cannot make this request fit.
+    // Freeing memory still helps the cells that follow, so those fixes stay
+    // offered, but their gains say that they cannot make this request fit.
     const tooBigHost = oomActions(
       diagnosis({
         kind: 'host',
@@ -134,7 +139,8 @@ describe('oomActions', () => {
     expect(
       oomActions(diagnosis(), 'binary').find(a => a.id === 'free-memory')!.gain
     ).not.toContain('Not enough');
-    // Too big for what other processes leave: not "larger than the whole card".
+    // The request is too big for what this kernel can get, not for the whole
+    // card, so the gain must not say "larger than the whole card".
     expect(tooBig.find(a => a.id === 'free-memory')!.gain).toContain(
       'Not enough for this request: it needs more than this kernel can get.'
     );
@@ -144,7 +150,8 @@ describe('oomActions', () => {
       'insert-grad-checkpointing',
       'insert-grad-accumulation'
     ]);
-    // PyTorch's CPU allocator: a batch to shrink.
+    // A PyTorch failure in host RAM still has a batch to shrink, so the
+    // batch-size search is offered.
     const host = oomActions(
       diagnosis({
         kind: 'host',
@@ -159,7 +166,7 @@ describe('oomActions', () => {
       'free-memory',
       'insert-batch-size-search'
     ]);
-    // A NumPy array: no training step, no batch-size search.
+    // A NumPy array has no training step, so no batch-size search is offered.
     const numpy = oomActions(
       diagnosis({
         kind: 'host',

@@ -1,4 +1,8 @@
-/** The diagnosis figures now, from the latest sample, beside those at the failure. */
+/**
+ * Tests for the diagnosis figures as they are now: they are read from the
+ * latest sample and shown beside those at the failure, so that the user can
+ * see whether a fix helped.
+ */
 import { MessageLoop } from '@lumino/messaging';
 import { Widget } from '@lumino/widgets';
 
@@ -20,7 +24,11 @@ import {
 const diagnosis = makeOomDiagnosis;
 
 describe('the diagnosis figures now, beside those at the failure', () => {
-  /** GPU 0 after a fix: 1 GiB in tensors of 2 GiB reserved, NVML 40 of 80 GiB used (3 GiB by the kernel, 2 GiB by pid 4242). */
+  /**
+   * Returns a sample of GPU 0 after a fix: 1 GiB in tensors out of 2 GiB
+   * reserved, and NVML counting 40 of 80 GiB used (3 GiB by the kernel and
+   * 2 GiB by pid 4242).
+   */
   function sampleAfterFix() {
     return makeSample({
       gpus: [
@@ -53,19 +61,22 @@ describe('the diagnosis figures now, beside those at the failure', () => {
       reservedUnallocated: GiB,
       otherProcesses: 2 * GiB
     });
-    // Another device failed, no sample yet: nothing to say.
+    // There is nothing to say when the sample has no reading of the device that
+    // failed, or when there is no sample yet.
     expect(
       oomFiguresNow(diagnosis({ device_index: 1 }), sampleAfterFix())
     ).toEqual({});
     expect(oomFiguresNow(diagnosis(), null)).toEqual({});
-    // A process NVML gives no size for: no total of the others.
+    // When NVML gives no size for one of the other processes, their total is
+    // unknown, so none is given.
     const unknownOther = sampleAfterFix();
     unknownOther.gpus[0].nvml!.processes![1].used_bytes = null;
     expect(
       oomFiguresNow(diagnosis(), unknownOther).otherProcesses
     ).toBeUndefined();
-    // In a container NVML lists this kernel by a host pid it cannot tell as its own
-    // (process_used_bytes null): the others' total would count this kernel too.
+    // In a container NVML lists this kernel by a host pid that the kernel cannot
+    // recognise as its own (so process_used_bytes is null). A total of the
+    // others would then count this kernel too, so none is given.
     const container = sampleAfterFix();
     container.gpus[0].nvml!.process_used_bytes = null;
     for (const p of container.gpus[0].nvml!.processes!) {
@@ -112,17 +123,21 @@ describe('the diagnosis figures now, beside those at the failure', () => {
       view.node.querySelector<HTMLElement>(
         `[data-vram-role="oom-figure-now"][data-vram-figure="${figure}"]`
       )!;
-    // No sample since the failure was read here: nothing beside the figures.
+    // No sample has arrived since the failure was read, so nothing is shown
+    // beside the figures.
     expect(now('allocated').textContent).toBe('');
     model.ingest(wire(sampleAfterFix()));
     MessageLoop.flush();
     const allocated = now('allocated');
-    expect(allocated.parentElement!.textContent).toBe('70 GiBnow 1 GiB'); // two lines (CSS)
+    // The figure at the failure and the one now run together in the text;
+    // CSS shows them on two lines.
+    expect(allocated.parentElement!.textContent).toBe('70 GiBnow 1 GiB');
     expect(allocated.dataset.vramBytes).toBe(String(GiB));
-    expect(now('requested').textContent).toBe(''); // no sample reads what was asked for
+    // No sample reads what the failed request asked for, so it has no figure now.
+    expect(now('requested').textContent).toBe('');
     model.ingest(wire({ ...sampleAfterFix(), time: 1732200001, gpus: [] }));
     MessageLoop.flush();
-    expect(now('allocated')).toBe(allocated); // updated in place, not rebuilt
+    expect(now('allocated')).toBe(allocated); // The element is updated in place, not rebuilt.
     expect(allocated.textContent).toBe('');
     view.dispose();
   });

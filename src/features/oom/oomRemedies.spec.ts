@@ -1,8 +1,9 @@
 /**
- * The remedies fit what ran out and whose allocation it was: TensorFlow's
- * snippets for TensorFlow, no expandable_segments for a torch before 2.1,
- * the rest of the machine (not "processes on this card") for host RAM, and
- * never the failing cell's own model offered as a stale reference.
+ * Tests that the remedies fit what ran out and whose allocation it was. A
+ * TensorFlow failure gets TensorFlow's snippets, a torch before 2.1 is not
+ * offered expandable_segments, a host RAM failure speaks of the rest of the
+ * machine (not of "processes on this card"), and the failing cell's own model
+ * is never offered as a stale reference.
  */
 import { CommandIDs } from '../../ui/commandIds';
 import { parseCellRecord } from '../../protocol/cell';
@@ -18,7 +19,10 @@ import {
 } from '../../testing/cellFixtures';
 import { GiB, MiB } from '../../testing/fixtures';
 
-/** A 16 GiB card whose free memory sits in reserved holes: fragmentation alone. */
+/**
+ * Returns a diagnosis on a 16 GiB card whose free memory sits in reserved
+ * holes, so that fragmentation is its only cause.
+ */
 function diagnosis(overrides: Partial<OomDiagnosis> = {}): OomDiagnosis {
   return makeOomDiagnosis({
     total_bytes: 16 * GiB,
@@ -126,7 +130,9 @@ describe('expandable_segments', () => {
     expect(ids(diagnosis({ expandable_segments: null }))).toContain(
       'expandable-segments'
     );
-    expect(ids(diagnosis())).toContain('expandable-segments'); // an older helper
+    // A helper too old to send the field leaves the version unknown, and the
+    // fix is offered.
+    expect(ids(diagnosis())).toContain('expandable-segments');
   });
 
   it('is not offered where the allocator has them on already: the restart would lose the kernel for nothing', () => {
@@ -135,7 +141,8 @@ describe('expandable_segments', () => {
       expandable_segments_on: true
     });
     expect(ids(on)).not.toContain('expandable-segments');
-    expect(ids(on)[0]).toBe('free-memory'); // the fragmentation cause still offers what frees the cache
+    // The fragmentation cause still offers the fix that frees the cache.
+    expect(ids(on)[0]).toBe('free-memory');
     expect(
       ids(
         diagnosis({ expandable_segments: true, expandable_segments_on: false })
@@ -180,7 +187,8 @@ describe('host RAM', () => {
       'the rest of the container'
     );
     expect(ids(host)).not.toContain('show-processes');
-    expect(ids(host)).not.toContain('insert-batch-size-search'); // a NumPy array has no batch
+    // A NumPy array has no batch to shrink.
+    expect(ids(host)).not.toContain('insert-batch-size-search');
   });
 
   it("suggests training remedies only for PyTorch's allocation", () => {
@@ -321,8 +329,8 @@ describe('devices the kernel cannot read: Apple MPS, JAX/XLA', () => {
 });
 
 describe('figures the kernel could not read', () => {
-  // A MemoryError with PyTorch's words in a kernel that never imported it:
-  // the message names the request, and nothing else is known.
+  // This is a MemoryError with PyTorch's words in a kernel that never imported
+  // PyTorch: the message names the request, and nothing else is known.
   const bare = diagnosis({
     framework: 'torch',
     ...UNKNOWN_OOM_FIGURES,
@@ -344,7 +352,7 @@ describe('figures the kernel could not read', () => {
       'Inserts a first cell setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True, then restarts the kernel: ' +
         "PyTorch's cache then loses far less memory to fragmentation. Run that cell first."
     );
-    // With the figure, the gain names it.
+    // When the fragmentation figure is known, the gain names it.
     expect(
       oomActions(diagnosis(), 'binary').find(
         a => a.id === 'expandable-segments'
@@ -356,7 +364,8 @@ describe('figures the kernel could not read', () => {
   });
 
   it('leave no hole in any action that names a figure', () => {
-    // Every cause at once, each of its figures unknown (or 0: a holder the kernel could not size).
+    // Every cause is present at once, and each of its figures is unknown. A
+    // holder the kernel could not size shows 0 bytes.
     const unknown = diagnosis({
       reserved_unallocated_bytes: null,
       other_processes_bytes: null,

@@ -10,7 +10,10 @@ import { OomDiagnosisView } from './OomDiagnosisView';
 import { makeCellRecord, oomRecord } from '../../testing/cellFixtures';
 import { EVIL, makeHello, MiB, wire } from '../../testing/fixtures';
 
-/** A host out-of-memory diagnosis as oom_watch.py sends it (tests/e2e/test_allocation_sites_e2e.py). */
+/**
+ * Returns a host out-of-memory diagnosis shaped as oom_watch.py sends it; the
+ * end-to-end test tests/e2e/test_allocation_sites_e2e.py checks that shape.
+ */
 function hostDiagnosis(allocationSites: unknown): any {
   return {
     kind: 'host',
@@ -139,7 +142,8 @@ describe('allocation sites in the out-of-memory diagnosis', () => {
         ]
       })
     );
-    rows[1].click(); // outside the notebook: nowhere to go
+    // The second site lies outside the notebook, so clicking it goes nowhere.
+    rows[1].click();
     expect(run).toHaveBeenCalledTimes(1);
     view.dispose();
   });
@@ -181,8 +185,10 @@ describe('allocation sites in the out-of-memory diagnosis', () => {
     });
     rows[0].dispatchEvent(space);
     expect(run).toHaveBeenCalledTimes(2);
-    expect(space.defaultPrevented).toBe(true); // no scrolling of the panel
-    expect(rows[1].tabIndex).toBe(-1); // outside the notebook: nowhere to go
+    // Space must not also scroll the panel.
+    expect(space.defaultPrevented).toBe(true);
+    // The second site lies outside the notebook, so it takes no focus.
+    expect(rows[1].tabIndex).toBe(-1);
     view.dispose();
   });
 });

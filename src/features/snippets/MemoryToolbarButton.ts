@@ -6,9 +6,9 @@
  * `vram-memory` of the `Notebook` toolbar (`jupyter.lab.toolbars` in
  * schema/plugin.json).
  *
- * Test hooks: the button `[data-vram-role="toolbar-memory"]`, the menu
- * `[data-vram-role="toolbar-memory-menu"]` (class `jp-vram-MemoryMenu`) and
- * the submenu `[data-vram-role="toolbar-snippet-menu"]`.
+ * The tests find the button as `[data-vram-role="toolbar-memory"]`, the menu
+ * as `[data-vram-role="toolbar-memory-menu"]` (of class `jp-vram-MemoryMenu`),
+ * and the submenu as `[data-vram-role="toolbar-snippet-menu"]`.
  */
 import { CommandRegistry } from '@lumino/commands';
 import { Menu, Widget } from '@lumino/widgets';
@@ -45,7 +45,8 @@ export class MemoryToolbarButton extends Widget {
         text: trans.__('Memory \u25BE'),
         title: trans.__('Free GPU memory, or insert code that saves memory')
       },
-      // A keyboard "click" has no pointer position, which shows as detail 0.
+      // A keyboard "click" has no pointer position, which shows as detail 0;
+      // the menu then puts the keyboard on its first item.
       event => this.openMenu(event.detail === 0)
     );
     this._button.setAttribute('aria-haspopup', 'menu');

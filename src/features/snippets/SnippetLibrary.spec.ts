@@ -1,4 +1,7 @@
-/** SnippetLibrary: the snippet list, loaded after start-up, and the commands asked for before it has. */
+/**
+ * Tests for SnippetLibrary: the snippet list loads after start-up, and the
+ * commands asked for before it has loaded still run.
+ */
 import { CommandIDs } from '../../ui/commandIds';
 import { SnippetInsertion } from './snippetCommands';
 import { DEFAULT_SNIPPETS } from './defaultSnippets';
@@ -28,16 +31,20 @@ describe('the library, loaded after start-up', () => {
     const defaults = library.read(undefined);
     const own = library.read({ snippets: [mine] });
     await Promise.all([defaults, own]);
-    // Both applied, the later one last: the user's own list replaces the defaults.
+    // Both readings apply, in the order they were asked for, so the user's own
+    // list, read last, replaces the defaults.
     expect(changes).toEqual(['snippets', 'snippets']);
     expect(library.all.map(s => s.id)).toEqual(['mine']);
-    // The defaults still serve the dedicated commands.
+    // The defaults still serve the dedicated commands, which name built-in
+    // snippets by id.
     expect(library.loadedBuiltin('amp')?.id).toBe('amp');
 
     await library.read({ snippets: [{ ...mine }] });
-    expect(changes).toHaveLength(2); // the same snippets: no change signalled
+    // The same snippets read again signal no change.
+    expect(changes).toHaveLength(2);
 
-    // A duplicate id added changes no snippet (the first wins), but is a problem to say.
+    // An added duplicate id changes no snippet, because the first one wins, but
+    // it is still a problem to report.
     const warn = jest
       .spyOn(console, 'warn')
       .mockImplementation(() => undefined);
@@ -51,17 +58,21 @@ describe('the library, loaded after start-up', () => {
   });
 
   it("reads the settings registry's default list at once, as the installed version's defaults", () => {
-    // The registry's default of the setting: the schema's, here with a fix of one title.
+    // This stands for the registry's default of the setting, which is the
+    // schema's; here one title has been fixed since the list was frozen.
     const defaults = DEFAULT_SNIPPETS.map(s =>
       s.id === 'amp' ? { ...s, title: 'AMP, fixed' } : s
     );
     const frozen = DEFAULT_SNIPPETS.map(s => ({
       ...s,
       hidden: s.id === 'amp'
-    })); // written by an older Settings Editor
+    }));
+    // `frozen` is the whole list as the Settings Editor wrote it into the
+    // user's settings at an earlier version, with amp hidden by the user.
     const library = new SnippetLibrary();
     void library.read({ snippets: frozen }, defaults);
-    // No wait: the palette items come with the settings.
+    // The result is there without waiting, so that the palette items come
+    // with the settings.
     expect(library.get('amp')?.title).toBe('AMP, fixed');
     expect(library.get('amp')?.hidden).toBe(true);
     expect(library.visible.map(s => s.id)).not.toContain('amp');
@@ -70,7 +81,7 @@ describe('the library, loaded after start-up', () => {
 
   it("falls back to the copy in JavaScript where the registry's default does not read whole", async () => {
     const library = new SnippetLibrary();
-    // As an older JupyterLab gives it: entries without their fields.
+    // JupyterLab 4.2 gives the default this way: entries without their fields.
     await library.read(
       { snippets: DEFAULT_SNIPPETS },
       DEFAULT_SNIPPETS.map(s => ({ id: s.id }))
@@ -81,7 +92,8 @@ describe('the library, loaded after start-up', () => {
   });
 
   it('runs a snippet command asked for before the list has loaded', async () => {
-    const library = new SnippetLibrary(); // nothing read yet
+    // Nothing has been read into this library yet.
+    const library = new SnippetLibrary();
     const t = await setup({ library });
     t.sessionContext.setStatus('busy');
     expect(library.all).toEqual([]);

@@ -129,15 +129,16 @@ export class SnippetLibrary {
   }
 
   /**
-   * The same without waiting, which gives null before the defaults were read.
+   * Returns a default snippet by id without waiting, or null when the
+   * defaults have not been read yet.
    */
   loadedBuiltin(id: string): Snippet | null {
     return this._defaults?.builtins.get(id) ?? null;
   }
 
   /**
-   * The defaults known from the registry, or else the copy in JavaScript,
-   * which is loaded at that point.
+   * Returns the defaults known from the registry, or else the copy in
+   * JavaScript, which is loaded only at that point because it is large.
    */
   private async _loadedDefaults(): Promise<DefaultSnippets> {
     if (!this._defaults) {

@@ -5,11 +5,11 @@
  * buttons run the `insert-snippet` command, so that a button, the palette
  * and the toolbar menu behave alike.
  *
- * Test hooks: `[data-vram-role="snippet-section"]`, buttons
- * `[data-vram-role="snippet-button"][data-vram-snippet="<id>"]`, and
- * `[data-vram-role="restart-warning"]` (with `data-vram-snippet` and
- * `data-vram-reason`: cuda | tensorflow) and its
- * `[data-vram-role="dismiss-restart-warning"]`.
+ * The tests find the section as `[data-vram-role="snippet-section"]`, its
+ * buttons as `[data-vram-role="snippet-button"][data-vram-snippet="<id>"]`,
+ * and the warning as `[data-vram-role="restart-warning"]`, which carries
+ * `data-vram-snippet` and a `data-vram-reason` of cuda or tensorflow, with its
+ * `[data-vram-role="dismiss-restart-warning"]` button.
  */
 import { Message } from '@lumino/messaging';
 import { Widget } from '@lumino/widgets';
@@ -56,7 +56,8 @@ export class SnippetSection extends Widget {
   }
 
   /**
-   * The kernel of the active notebook; the buttons are disabled without one.
+   * The kernel of the active notebook. The buttons are disabled without one,
+   * and the restart warning shows only when it is about this kernel.
    */
   get model(): IKernelMemoryModel | null {
     return this._model;

@@ -1,4 +1,7 @@
-/** The dedicated insert commands: one per snippet, whatever the user's list holds. */
+/**
+ * Tests for the dedicated insert commands, each of which inserts one default
+ * snippet, whatever the user's list holds.
+ */
 import { CommandIDs } from '../../ui/commandIds';
 import { SnippetInsertion } from './snippetCommands';
 import { DEFAULT_SNIPPETS } from './defaultSnippets';

@@ -1,6 +1,7 @@
 /**
- * The default snippets (generated from schema/plugin.json, the list the Python
- * tests run): the contract per snippet, and the PyTorch versions they run on.
+ * Tests for the default snippets, which are generated from schema/plugin.json
+ * (the same list that the Python tests run). They check the contract of each
+ * snippet and the PyTorch versions that the snippets run on.
  */
 import { DEFAULT_SNIPPETS } from './defaultSnippets';
 import { renderSnippet } from './snippet';
@@ -8,8 +9,9 @@ import { unknownPlaceholders } from './placeholders';
 import { readSnippetSettings } from './snippetSettings';
 import { CONTRACT_IDS } from '../../testing/snippetsFixtures';
 
-// `if hasattr(torch.amp, "GradScaler"): ... else: x = torch.cuda.amp.GradScaler(...)`: the
-// else branch, which runs only where torch.amp has no GradScaler.
+// This matches the else branch of `if hasattr(torch.amp, "GradScaler"): ...
+// else: x = torch.cuda.amp.GradScaler(...)`, which runs only where torch.amp has
+// no GradScaler.
 const GRADSCALER_FALLBACK =
   /(?<=^if hasattr\(torch\.amp, "GradScaler"\):\n(?: {4}.*\n)+)else:.*\n {4}\S+ = torch\.cuda\.amp\.GradScaler\(enabled=[^\n]*/gm;
 
@@ -26,8 +28,9 @@ describe('default snippets', () => {
 
   it('uses modern APIs only (an older one only as the fallback where torch lacks the modern one)', () => {
     for (const s of DEFAULT_SNIPPETS) {
-      // The one exception: torch.cuda.amp.GradScaler, in the else branch of a check
-      // that torch.amp has no GradScaler (PyTorch before 2.3).
+      // The one exception is torch.cuda.amp.GradScaler in the else branch of a
+      // check that torch.amp has no GradScaler (PyTorch before 2.3), so that
+      // branch is removed before the check.
       const code = s.code.join('\n').replace(GRADSCALER_FALLBACK, '');
       expect(code).not.toContain('torch.cuda.amp');
       const autocasts = code.match(/torch\.amp\.autocast\([^)]*\)/g) ?? [];
@@ -125,20 +128,23 @@ describe('default snippets', () => {
     const code = (id: string) => byId.get(id)!.code.join('\n');
 
     it('sets expandable_segments only for PyTorch 2.1 and later, read without importing torch', () => {
-      // Older allocators reject the option: every CUDA allocation would fail after the restart.
+      // The version check matters because older allocators reject the option,
+      // and every CUDA allocation would then fail after the restart.
       const cell = code('allocator-config');
       expect(cell).toContain('importlib.metadata.version("torch")');
       const check = cell.indexOf('>= (2, 1):');
       expect(check).toBeGreaterThan(
         cell.indexOf('importlib.metadata.version("torch")')
       );
+      // The cell imports torch only once, and only after it has set the variable.
       expect(cell.indexOf('import torch')).toBeGreaterThan(
         cell.indexOf('os.environ[variable] = ')
       );
       expect(cell.indexOf('import torch')).toBe(
         cell.lastIndexOf('import torch')
-      ); // the last line only
-      // Set once, inside the check; the else branch says why not and what to do instead.
+      );
+      // The option is set once, inside the check; the else branch says why it is
+      // not set and what to do instead.
       expect(cell.match(/expandable_segments:True/g)).toHaveLength(1);
       expect(cell.indexOf('expandable_segments:True')).toBeGreaterThan(check);
       const otherwise = cell.slice(cell.indexOf('\nelse:'));
@@ -154,7 +160,7 @@ describe('default snippets', () => {
       expect(cell.match(GRADSCALER_FALLBACK)![0]).toContain(
         '{{scaler}} = torch.cuda.amp.GradScaler(enabled=(device == "cuda"))'
       );
-      // Still no TODO for the scaler: the cell makes it, in both branches.
+      // The cell makes the scaler in both branches, so it needs no TODO line.
       expect(
         renderSnippet(byId.get('amp')!, {
           model: ['m'],
@@ -167,8 +173,9 @@ describe('default snippets', () => {
 
     it('halves the batch on a host out-of-memory too, and on torch without OutOfMemoryError; re-raises the rest', () => {
       const cell = code('batch-size-search');
-      // torch.OutOfMemoryError is new in 2.5, torch.cuda.OutOfMemoryError in 1.13: caught by
-      // what every version raises (RuntimeError, MemoryError), not by name.
+      // torch.OutOfMemoryError is new in 2.5 and torch.cuda.OutOfMemoryError in
+      // 1.13, so the cell catches what every version raises (RuntimeError and
+      // MemoryError) rather than these names.
       expect(cell).not.toMatch(
         /except\s+\(?\s*(torch\.(cuda\.)?)?OutOfMemoryError/
       );

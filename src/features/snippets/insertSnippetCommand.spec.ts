@@ -1,8 +1,9 @@
 /**
- * The insert-snippet command end to end in the frontend: command ->
- * `notebook_names` over the comm (fake kernel) -> rendered code -> a code
- * cell in a real shared notebook model (YNotebook), active, undoable in one
- * step -> restart warning as a notification and in the sidebar.
+ * Tests the insert-snippet command end to end in the frontend. The command asks
+ * a fake kernel for `notebook_names` over the comm, renders the code, and puts
+ * it as a code cell into a real shared notebook model (YNotebook), where the
+ * cell is active and one undo removes it. A restart warning then shows as a
+ * notification and in the sidebar.
  */
 import { CommandIDs } from '../../ui/commandIds';
 import { SnippetInsertion } from './snippetCommands';
@@ -62,7 +63,8 @@ describe('insert-snippet', () => {
     expect(t.notebook.activeCellIndex).toBe(2);
     expect(t.notebook.deselectAll).toHaveBeenCalled();
     expect(t.app.shell.activateById).toHaveBeenCalledWith('notebook-1');
-    // Inserted, not run: only the helper's bootstrap was executed.
+    // The cell is inserted but not run, so only the helper's bootstrap was
+    // executed.
     expect(t.kernel.executed.map(e => e.content.code)).toEqual(['BOOTSTRAP']);
     expect(t.notes).toEqual([]);
     t.dispose();
@@ -71,10 +73,12 @@ describe('insert-snippet', () => {
   it('one undo removes exactly the inserted cell', async () => {
     const t = await setup();
     const shared = t.notebook.model.sharedModel;
-    // The user just added a cell (within the undo manager's merge window).
+    // The user has just added a cell, within the undo manager's merge window,
+    // so one undo could take both cells if the insertion did not stop capturing.
     shared.insertCell(3, { cell_type: 'code', source: 'user = 1' });
     t.kernel.status = 'busy';
-    t.sessionContext.setStatus('busy'); // no names asked: no waiting
+    // A busy kernel is not asked for names, so the command does not wait.
+    t.sessionContext.setStatus('busy');
     await t.commands.execute(CommandIDs.insertSnippet, { id: 'loss-item' });
     expect(sources(t.notebook)).toHaveLength(5);
     shared.undo();
@@ -170,7 +174,7 @@ describe('insert-snippet', () => {
     expect(warning.dataset.vramSnippet).toBe('allocator-config');
     expect(warning.dataset.vramReason).toBe('cuda');
 
-    // Dismissed by hand.
+    // A warning dismissed by hand goes away.
     t.q('[data-vram-role="dismiss-restart-warning"]')!.click();
     t.render();
     expect(t.q('[data-vram-role="restart-warning"]')!.hidden).toBe(true);
@@ -206,7 +210,8 @@ describe('insert-snippet', () => {
     await running;
     const warned = t.library.warning;
     expect(warned?.snippetId).toBe('allocator-config');
-    // The same snippet inserted for another kernel that needs no restart.
+    // The warning now belongs to another kernel. Inserting the same snippet
+    // into this kernel, which needs no restart, must not clear it.
     t.library.setWarning({
       ...warned!,
       model: new KernelMemoryModel({ historyCapacity: 10 })
@@ -259,7 +264,7 @@ describe('insert-snippet', () => {
     expect(warning.hidden).toBe(false);
     expect(warning.dataset.vramReason).toBe('tensorflow');
 
-    // Restarting the kernel is what the warning asked for: it goes away.
+    // Restarting the kernel is what the warning asked for, so it goes away.
     t.sessionContext.setStatus('restarting');
     t.render();
     expect(t.library.warning).toBe(null);

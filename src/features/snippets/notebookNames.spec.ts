@@ -1,4 +1,4 @@
-/** The `notebook_names` reply: reading it, and asking a helper for it. */
+/** Tests for the `notebook_names` reply: reading it, and asking a helper for it. */
 import { fetchNotebookNames, parseNotebookNames } from './notebookNames';
 
 describe('parseNotebookNames', () => {

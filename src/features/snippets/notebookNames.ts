@@ -23,7 +23,7 @@ export interface NotebookNames {
   tensorflowImported: boolean | null;
 }
 
-/** What nothing known reads as. */
+/** Returns the answer that knows nothing, which a malformed reply reads as. */
 export function emptyNotebookNames(): NotebookNames {
   return {
     names: { model: [], optimizer: [], dataloader: [], loss: [], scaler: [] },

@@ -5,7 +5,7 @@
  * the first insertion.
  */
 
-/** The placeholders a snippet may use: `{{model}}`, `{{optimizer}}`, … */
+/** The placeholders a snippet may use, such as `{{model}}` and `{{optimizer}}`. */
 export type PlaceholderKey =
   'model' | 'optimizer' | 'dataloader' | 'loss' | 'scaler';
 
@@ -18,7 +18,11 @@ export const PLACEHOLDER_KEYS: readonly PlaceholderKey[] = [
   'scaler'
 ];
 
-/** `{{eval_dataloader}}`: the loader an evaluation loop reads (see snippet.ts). */
+/**
+ * The placeholder `{{eval_dataloader}}`, for the loader an evaluation loop
+ * reads. It is not a PlaceholderKey because it is filled in differently, from
+ * the evaluation loaders only (see snippet.ts).
+ */
 export const EVAL_DATALOADER = 'eval_dataloader';
 
 /**
@@ -32,7 +36,7 @@ export function isPlaceholderKey(key: string): key is PlaceholderKey {
   return (PLACEHOLDER_KEYS as readonly string[]).includes(key);
 }
 
-/** The placeholders a piece of code uses that `renderSnippet` does not know. */
+/** Returns the placeholders that a piece of code uses and `renderSnippet` does not know. */
 export function unknownPlaceholders(code: readonly string[]): string[] {
   const unknown = new Set<string>();
   for (const line of code) {

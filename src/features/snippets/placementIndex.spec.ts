@@ -1,4 +1,4 @@
-/** placementIndex: where in the notebook a snippet's cell goes. */
+/** Tests for placementIndex, which says where in the notebook a snippet's cell goes. */
 import { placementIndex } from './snippet';
 
 describe('placementIndex', () => {

@@ -1,8 +1,8 @@
 /**
- * The snippets feature's plugin: the out-of-memory playbook as code to
- * insert (no_grad, AMP, TensorFlow memory growth and the rest), from the
- * notebook toolbar's button, the palette and "Save memory" on the Memory
- * tab. The list is a setting, read here.
+ * The snippets feature's plugin. It offers the out-of-memory playbook as code
+ * to insert (no_grad, AMP, TensorFlow memory growth and the rest) from the
+ * notebook toolbar's button, the palette and "Save memory" on the Memory tab.
+ * The list of snippets is a setting, and this plugin reads it.
  */
 import {
   JupyterFrontEnd,
@@ -21,7 +21,10 @@ import { registerSnippetCommands } from './snippetCommands';
 import { SnippetLibrary } from './SnippetLibrary';
 import { addSnippetsToSidebar } from './snippetsSidebar';
 
-/** Name of our item of the notebook toolbar (schema `jupyter.lab.toolbars`). */
+/**
+ * The name of the extension's item in the notebook toolbar, as the schema
+ * declares it under `jupyter.lab.toolbars`.
+ */
 const TOOLBAR_ITEM = 'vram-memory';
 
 /** The snippets plugin. */
@@ -42,7 +45,8 @@ export const snippetsPlugin: JupyterFrontEndPlugin<void> = {
   ): void => {
     const { monitor } = core;
     const library = new SnippetLibrary();
-    // The schema's default is the default list: it is not loaded again in JavaScript.
+    // The schema's default is the default list, so it is passed along and the
+    // copy in JavaScript need not load.
     const read = () => {
       const raw = core.settings.raw;
       void library.read(raw?.values, raw?.defaultOf('snippets'));
@@ -74,7 +78,7 @@ export const snippetsPlugin: JupyterFrontEndPlugin<void> = {
   }
 };
 
-/** The notebook toolbar's memory button, whose menu lists the snippets. */
+/** Adds the notebook toolbar's memory button, whose menu lists the snippets. */
 function addToolbarButton(
   app: JupyterFrontEnd,
   notebooks: INotebookTracker,
@@ -89,7 +93,8 @@ function addToolbarButton(
         commands: app.commands,
         library,
         beforeOpen: () => {
-          // The commands act on the current notebook: make it this one.
+          // The commands act on the current notebook, so this notebook is
+          // made the current one first.
           if (notebooks.currentWidget !== panel) {
             app.shell.activateById(panel.id);
           }

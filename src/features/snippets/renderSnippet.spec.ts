@@ -1,4 +1,7 @@
-/** renderSnippet: a snippet's code with the names the kernel found, and TODO lines for the rest. */
+/**
+ * Tests for renderSnippet, which fills a snippet's code with the names the
+ * kernel found and adds TODO lines for the placeholders it found nothing for.
+ */
 import { DEFAULT_SNIPPETS } from './defaultSnippets';
 import { DEFAULT_PLACEHOLDER_NAMES, renderSnippet } from './snippet';
 import { unknownPlaceholders } from './placeholders';
@@ -61,7 +64,7 @@ describe('renderSnippet', () => {
     expect(renderSnippet(loop, { dataloader: ['train_loader'] })).toContain(
       'in val_loader:'
     );
-    // Whole words only: these are not validation loaders.
+    // Only whole words count, so these names are not validation loaders.
     expect(
       renderSnippet(loop, {
         dataloader: ['latest_loader', 'device_loader', 'interval_loader']
@@ -105,7 +108,8 @@ describe('renderSnippet', () => {
     const batch = {
       code: ['for inputs, targets in {{dataloader}}:', '    pass']
     };
-    // The kernel lists loaders in the namespace's order: the test loader may come first.
+    // The kernel lists loaders in the namespace's order, so the test loader may
+    // come first and must be skipped.
     expect(
       renderSnippet(batch, {
         dataloader: ['test_loader', 'val_dl', 'train_dl', 'other_dl']
@@ -114,7 +118,8 @@ describe('renderSnippet', () => {
     expect(renderSnippet(batch, { dataloader: ['latest_loader'] })).toBe(
       'for inputs, targets in latest_loader:\n    pass'
     );
-    // Only evaluation loaders: the default name, and a TODO line that says why.
+    // When there are only evaluation loaders, the default name is used, with a
+    // TODO line that says why.
     expect(renderSnippet(batch, { dataloader: ['test_loader'] })).toBe(
       [
         '# TODO: no training DataLoader found in the kernel (test_loader is for evaluation): ' +
@@ -152,11 +157,12 @@ describe('renderSnippet', () => {
         'optimizer.zero_grad()'
       ].join('\n')
     );
-    // Every name found: no TODO.
+    // When every name is found, there is no TODO line.
     expect(
       renderSnippet({ code: ['{{model}}.train()'] }, { model: ['net'] })
     ).toBe('net.train()');
-    // The kernel was not asked (busy, not connected): one line for every placeholder.
+    // When the kernel was not asked (because it was busy or not connected), one
+    // TODO line covers every placeholder.
     expect(
       renderSnippet({
         code: ['{{model}}.train()', '{{optimizer}}.step()']
@@ -188,7 +194,8 @@ describe('renderSnippet', () => {
     });
     expect(rendered).not.toContain('TODO');
     expect(rendered).toContain('scaler = torch.amp.GradScaler(');
-    // ... but one for a placeholder read on the right-hand side of its own assignment.
+    // A placeholder that is read on the right-hand side of its own assignment
+    // does get a TODO line, because the code reads it before creating it.
     expect(
       renderSnippet({ code: ['{{dataloader}} = rebuild({{dataloader}})'] }, {})
     ).toContain('# TODO: no training DataLoader');

@@ -1,4 +1,7 @@
-/** restartNeeded: whether a snippet needs a fresh kernel, from the reply or the latest sample. */
+/**
+ * Tests for restartNeeded, which tells whether a snippet needs a fresh kernel,
+ * from the kernel's reply or else from the latest sample.
+ */
 import { restartMessage, restartNeeded, runtimeFlagsOfSample } from './snippet';
 import { makeSample } from '../../testing/fixtures';
 

@@ -18,8 +18,9 @@ import { trans } from '../../text/translation';
 export type SnippetFramework = 'torch' | 'tensorflow';
 
 /**
- * `below`: under the active cell. `top`: first cell of the notebook, for
- * settings that must be made before the framework initialises.
+ * Where a snippet's cell goes. `below` puts it under the active cell; `top`
+ * makes it the notebook's first cell, for settings that must be made before
+ * the framework initialises.
  */
 export type SnippetPlacement = 'below' | 'top';
 
@@ -31,7 +32,7 @@ export type SnippetRequiresFresh = 'cuda' | 'tensorflow' | null;
  * lists it.
  */
 export interface Snippet {
-  /** kebab-case, unique. */
+  /** The snippet's id, in kebab-case and unique within the list. */
   id: string;
   title: string;
   description: string;
@@ -41,8 +42,9 @@ export interface Snippet {
   /** Hidden snippets stay out of the palette, the menu and the sidebar. */
   hidden: boolean;
   /**
-   * The extension's own snippet (snippetSettings.ts): read from the
-   * installed version, whatever copy of it the user's settings hold.
+   * Marks the extension's own snippet, which is read from the installed
+   * version whatever copy of it the user's settings hold (see
+   * snippetSettings.ts).
    */
   builtin?: boolean;
   /** Lines of Python, with {{placeholder}} tokens. */
@@ -61,15 +63,18 @@ export const DEFAULT_PLACEHOLDER_NAMES: Readonly<
 });
 
 /**
- * `{{eval_dataloader}}`: the loader an evaluation loop reads. The kernel
- * reports data loaders of every kind together; the one whose name has the
- * word val, valid, validation, test, eval, dev or holdout is taken, else
- * `val_loader` (an evaluation snippet
- * that looped over the training data would evaluate on what it learnt).
+ * The default name of `{{eval_dataloader}}`, the loader an evaluation loop
+ * reads. The kernel reports data loaders of every kind together, so the first
+ * one whose name has the word val, valid, validation, test, eval, dev or
+ * holdout is taken, and `val_loader` otherwise. A training loader is never
+ * taken, because an evaluation snippet that looped over the training data
+ * would evaluate on what the model learnt.
  */
 const DEFAULT_EVAL_DATALOADER = 'val_loader';
-// Whole words of the name ("val_loader", "test_dl", "loader_eval2"), not
-// letters inside another word ("latest_loader", "device_loader", "interval_loader").
+// The pattern matches whole words of the name ("val_loader", "test_dl",
+// "loader_eval2"), not letters inside another word ("latest_loader",
+// "device_loader", "interval_loader"), so that a training loader is not
+// mistaken for an evaluation one.
 const EVAL_NAME = /(^|_)(val|valid|validation|test|eval|dev|holdout)(_|\d|$)/i;
 
 /** The data loaders found whose names say they hold evaluation data. */
@@ -80,19 +85,23 @@ function evalLoadersFound(names: SnippetNames | null | undefined): string[] {
     : [];
 }
 
-/** The name `{{eval_dataloader}}` is replaced by. */
+/** Returns the name that replaces `{{eval_dataloader}}`. */
 export function chooseEvalLoader(
   names: SnippetNames | null | undefined
 ): string {
   return evalLoadersFound(names)[0] ?? DEFAULT_EVAL_DATALOADER;
 }
 
-/** Names found in the kernel per placeholder, best first (may be partial). */
+/**
+ * The names the kernel found for each placeholder, best first. A placeholder
+ * may be missing when the kernel found nothing of its kind.
+ */
 export type SnippetNames = Partial<Record<PlaceholderKey, readonly string[]>>;
 
-/** `{{word}}` tokens; the word is what we look up. */
-
-/** A public Python identifier (what the kernel may bind a model to). */
+/**
+ * Matches a public Python identifier, one that does not start with an
+ * underscore, such as a name the user bound a model to.
+ */
 const PUBLIC_IDENTIFIER = /^[A-Za-z][A-Za-z0-9_]*$/;
 
 const PYTHON_KEYWORDS = new Set([
@@ -113,11 +122,11 @@ export function isUsableName(name: unknown): name is string {
 }
 
 /**
- * The first usable name found for a placeholder, if any. `{{dataloader}}` is
- * the loader a snippet trains on or takes a batch from: an evaluation loader
- * (`val_loader`, `test_dl`) is never taken for it, since training on held-out
- * data would go unnoticed; without another one it gets the default name (and
- * the cell a TODO line).
+ * Returns the first usable name found for a placeholder, if any.
+ * `{{dataloader}}` is the loader that a snippet trains on or takes a batch
+ * from, so an evaluation loader (`val_loader`, `test_dl`) is never taken for
+ * it: training on held-out data would go unnoticed. Without another loader it
+ * gets the default name, and the cell gets a TODO line.
  */
 function nameFound(
   key: PlaceholderKey,
@@ -132,7 +141,10 @@ function nameFound(
     : undefined;
 }
 
-/** The name a placeholder is replaced by: the first usable one found, else the default. */
+/**
+ * Returns the name that replaces a placeholder: the first usable one found, or
+ * else the default.
+ */
 export function chooseName(
   key: PlaceholderKey,
   names: SnippetNames | null | undefined
@@ -142,7 +154,7 @@ export function chooseName(
 
 type NamedKey = PlaceholderKey | typeof EVAL_DATALOADER;
 
-/** What the kernel looks for, per placeholder, in the words of a TODO line. */
+/** Says in a TODO line's words what the kernel looks for, per placeholder. */
 const KIND_WORDS: Readonly<Record<NamedKey, string>> = Object.freeze({
   model: 'model (nn.Module)',
   optimizer: 'optimizer',
@@ -157,9 +169,10 @@ function escapeRegExp(text: string): string {
 }
 
 /**
- * Whether the code binds the placeholder before reading it (`{{scaler}} =
- * GradScaler(...)` creates the scaler): its first use is the target of a plain
- * assignment that does not also read it.
+ * Tells whether the code binds the placeholder before reading it, as
+ * `{{scaler}} = GradScaler(...)` creates the scaler. That is the case when its
+ * first use is the target of a plain assignment that does not also read it;
+ * such a placeholder needs no TODO line.
  */
 function assignedFirst(code: readonly string[], key: NamedKey): boolean {
   const token = `{{${key}}}`;
@@ -172,9 +185,10 @@ function assignedFirst(code: readonly string[], key: NamedKey): boolean {
 }
 
 /**
- * Comment lines for the placeholders that got a default name because the
- * kernel has nothing of their kind (or was not asked): the cell still runs the
- * default name, so the user must learn that it is a stand-in, not theirs.
+ * Returns comment lines for the placeholders that got a default name because
+ * the kernel has nothing of their kind, or was not asked. The cell still runs
+ * with the default name, so the user must learn that it is a stand-in, not
+ * their own.
  */
 export function missingNameNotes(
   code: readonly string[],
@@ -225,11 +239,11 @@ export function missingNameNotes(
 }
 
 /**
- * The snippet's code, ready for a cell: every known `{{key}}` replaced by the
- * first name the kernel found for it (else the default placeholder name),
- * lines joined with newlines. Unknown placeholders are left as they are (a
- * user's own template text is not ours to remove); settings parsing warns
- * about them.
+ * Returns the snippet's code ready for a cell, with its lines joined by
+ * newlines. Every known `{{key}}` is replaced by the first name the kernel
+ * found for it, or else by the default placeholder name. Unknown placeholders
+ * are left as they are, because a user's own template text is not the
+ * extension's to remove; reading the settings warns about them.
  */
 export function renderSnippet(
   snippet: Pick<Snippet, 'code'>,
@@ -251,8 +265,9 @@ export function renderSnippet(
 }
 
 /**
- * Index of the new cell: `top` is 0; `below` is just under the active cell
- * (0 when there is none), within [0, cellCount].
+ * Returns the index of the new cell. `top` gives 0; `below` gives the index
+ * just under the active cell, or 0 when there is none, kept within
+ * [0, cellCount].
  */
 export function placementIndex(
   placement: SnippetPlacement,
@@ -278,7 +293,10 @@ export interface RuntimeFlags {
   tensorflowInitialized: boolean | null;
 }
 
-/** The flags of a sample (`torch.cuda_initialized`, `tensorflow.gpus_initialized`). */
+/**
+ * Reads the runtime flags from a sample (`torch.cuda_initialized` and
+ * `tensorflow.gpus_initialized`); without a sample they are unknown.
+ */
 export function runtimeFlagsOfSample(
   sample: Pick<SampleMessage, 'torch' | 'tensorflow'> | null | undefined
 ): RuntimeFlags {
@@ -299,7 +317,7 @@ export interface RestartDecision {
   message: string;
 }
 
-/** The sentence that asks for a restart, for the framework initialised too early. */
+/** Returns the sentence that asks for a restart, for the framework initialised too early. */
 export function restartMessage(reason: 'cuda' | 'tensorflow'): string {
   return reason === 'cuda'
     ? trans.__(
@@ -311,10 +329,11 @@ export function restartMessage(reason: 'cuda' | 'tensorflow'): string {
 }
 
 /**
- * Whether the kernel must restart for the snippet to take effect: its
- * `requiresFresh` framework is already initialised. The kernel's answer to
- * `notebook_names` is the freshest word; where it has no flag, the latest
- * sample decides; where neither knows, no warning.
+ * Tells whether the kernel must restart for the snippet to take effect, which
+ * is when its `requiresFresh` framework is already initialised. The kernel's
+ * answer to `notebook_names` is the freshest word. Where that answer has no
+ * flag, the latest sample decides, and where neither knows, no restart is
+ * asked for.
  */
 export function restartNeeded(
   snippet: Pick<Snippet, 'requiresFresh'>,

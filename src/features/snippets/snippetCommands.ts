@@ -18,10 +18,13 @@ import type { ISnippetNotebook } from './insertSnippet';
 import type { Snippet } from './snippet';
 import { SnippetLibrary } from './SnippetLibrary';
 
-/** How long a snippet command waits for the kernel's names (then placeholders). */
+/**
+ * How long a snippet command waits for the kernel's names; after that it
+ * inserts the cell with the default placeholder names.
+ */
 export const NOTEBOOK_NAMES_TIMEOUT_MS = 3000;
 
-/** A notebook panel a snippet can go into (NotebookPanel in the app). */
+/** The part of a notebook panel that a snippet goes into; in the app it is a NotebookPanel. */
 export interface ISnippetPanel extends IMonitoredNotebook {
   readonly id: string;
   readonly content: ISnippetNotebook;
@@ -30,12 +33,15 @@ export interface ISnippetPanel extends IMonitoredNotebook {
 /** What the snippet commands return when they inserted a cell. */
 export interface SnippetInsertion {
   id: string;
-  /** Index of the new cell. */
+  /** The index of the new cell. */
   index: number;
   code: string;
   /** True when the kernel must restart for the snippet to take effect. */
   restartNeeded: boolean;
-  /** True when the kernel answered with its names (else placeholders). */
+  /**
+   * True when the kernel answered with its names; false when the cell got the
+   * default placeholder names.
+   */
   namesFound: boolean;
 }
 
@@ -50,7 +56,7 @@ export function registerSnippetCommands(options: {
   palette: ICommandPalette | null;
   category: string;
   notify: Notify;
-  /** The snippets; defaults to the default list. */
+  /** The snippet library; without one, a library of the default list is made. */
   snippets?: SnippetLibrary;
   /** The notebook panel the snippet commands insert into. */
   currentNotebook?: () => ISnippetPanel | null;
@@ -66,7 +72,8 @@ export function registerSnippetCommands(options: {
       notify('info', trans.__('Open a notebook to insert the snippet into.'));
       return null;
     }
-    // Loaded with the first insertion, not with the page.
+    // These modules load with the first insertion rather than with the page,
+    // which keeps the page's start-up small.
     const [
       { insertCodeCell },
       { fetchNotebookNames },
@@ -116,7 +123,8 @@ export function registerSnippetCommands(options: {
       snippets.warning?.snippetId === snippet.id &&
       snippets.warning.model === model
     ) {
-      // Only this kernel's: another notebook's kernel may still need its restart.
+      // Only this kernel's warning is cleared, because another notebook's
+      // kernel may still need its restart.
       snippets.setWarning(null);
     }
     if (model?.state === 'non-python') {
@@ -142,7 +150,8 @@ export function registerSnippetCommands(options: {
       if (!snippet) {
         return trans.__('Insert Memory Snippet');
       }
-      // The toolbar menu groups snippets under "Insert cell": titles only.
+      // The toolbar menu lists snippets in its "Insert Cell to Save Memory"
+      // submenu, so there the label is the title alone.
       return args.menu
         ? snippet.title
         : trans.__('Insert Cell: %1', snippet.title);
@@ -173,7 +182,8 @@ export function registerSnippetCommands(options: {
       isEnabled: hasNotebookPanel,
       execute: async () => {
         await snippets.ready;
-        // The user's list may leave this id out: the default still serves.
+        // The user's list may leave this id out, and then the default snippet
+        // serves.
         const snippet =
           snippets.get(spec.snippetId) ??
           (await snippets.builtin(spec.snippetId));
@@ -206,7 +216,8 @@ export function registerSnippetCommands(options: {
     });
   }
 
-  // Enabled with a notebook: the palette and menus ask again when it changes.
+  // The commands are enabled only with a notebook, so the palette and menus
+  // must ask again whenever the current notebook changes.
   monitor.currentChanged.connect(() => {
     for (const id of [
       CommandIDs.insertSnippet,

@@ -1,4 +1,7 @@
-/** Where the snippets are offered: palette items, the Memory tab's buttons and the toolbar's Memory menu. */
+/**
+ * Tests for the places where the snippets are offered: the palette items, the
+ * Memory tab's buttons and the toolbar's Memory menu.
+ */
 import { Widget } from '@lumino/widgets';
 
 import { CommandIDs } from '../../ui/commandIds';

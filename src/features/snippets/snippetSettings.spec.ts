@@ -1,4 +1,7 @@
-/** The `snippets` setting: its entries, and the built-ins it keeps in step with the installed version. */
+/**
+ * Tests for reading the `snippets` setting: its entries, and the built-in
+ * snippets, which it keeps in step with the installed version.
+ */
 import { DEFAULT_SNIPPETS } from './defaultSnippets';
 import { parseSnippet, readSnippetSettings } from './snippetSettings';
 import { CONTRACT_IDS } from '../../testing/snippetsFixtures';
@@ -94,8 +97,8 @@ describe('snippets setting', () => {
 });
 
 describe('built-in snippets follow the installed version', () => {
-  // What the Settings Editor leaves in the user's settings: the whole default
-  // list as it was then, here with the evaluation snippet's older code.
+  // The Settings Editor leaves the whole default list in the user's settings,
+  // as it was at that version; here the evaluation snippet has older code.
   const frozen = () =>
     DEFAULT_SNIPPETS.map(s =>
       s.id === 'no-grad-eval'
@@ -148,7 +151,9 @@ describe('built-in snippets follow the installed version', () => {
     expect(read.all.map(s => [s.id, s.code.join('')])).toEqual([
       [DEFAULT_SNIPPETS[0].id, 'print("mine")'],
       ['my-cell', 'x = 1']
-    ]); // no built-in entry: the user's own list replaces the defaults
+    ]);
+    // Neither entry counts as a built-in (the first lacks the mark and has
+    // another title), so the user's own list replaces the defaults.
   });
 
   it('adds the built-ins a copy from an older version lacks, and drops those this version no longer has', () => {

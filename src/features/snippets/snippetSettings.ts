@@ -25,7 +25,10 @@ export interface SnippetSettings {
   all: Snippet[];
   /** The ones shown in the palette, the toolbar menu and the sidebar. */
   visible: Snippet[];
-  /** Why entries were skipped (or kept with a doubt), one sentence each. */
+  /**
+   * Why entries were skipped, or kept despite a doubt such as an unknown
+   * placeholder, one sentence each.
+   */
   problems: string[];
 }
 
@@ -44,7 +47,7 @@ const REQUIRED = [
 /** Every field a snippet may have: the required ones, `hidden` and `builtin`. */
 const FIELDS = new Set([...REQUIRED, 'hidden', 'builtin']);
 
-/** The default snippets by id: the valid entries of `defaults`. */
+/** Returns the valid entries of `defaults`, the default snippets, by id. */
 export function builtinSnippets(
   defaults: readonly unknown[]
 ): Map<string, Snippet> {
@@ -58,7 +61,10 @@ export function builtinSnippets(
   return builtins;
 }
 
-/** Today's default for `snippet` if it is (a copy of) a built-in; null if it is the user's own. */
+/**
+ * Returns today's default for `snippet` when it is a built-in or a copy of
+ * one, and null when it is the user's own.
+ */
 function builtinFor(
   builtins: ReadonlyMap<string, Snippet>,
   snippet: Snippet
@@ -74,7 +80,7 @@ function isObject(value: unknown): value is { [key: string]: unknown } {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-/** One entry of the setting, or why it is not a snippet. */
+/** Reads one entry of the setting, or says why it is not a snippet. */
 export function parseSnippet(
   value: unknown
 ): { snippet: Snippet } | { error: string } {
@@ -146,11 +152,13 @@ export function parseSnippet(
 }
 
 /**
- * The snippets of the settings' composite value, with `defaults` the default
- * list of the installed version (the schema's default, as the settings
- * registry gives it, or defaultSnippets.ts generated from it), `builtinById`
- * its valid entries (a caller reading often parses them once). A composite
- * without a `snippets` array (no settings registry) reads as the default list.
+ * Reads the snippets of the settings' composite value. `defaults` is the
+ * default list of the installed version: the schema's default as the settings
+ * registry gives it, or else defaultSnippets.ts, which is generated from it.
+ * `builtinById` holds the valid entries of `defaults`, so that a caller that
+ * reads often can parse them once. A composite without a `snippets` array,
+ * which is what a host without a settings registry gives, reads as the
+ * default list.
  */
 export function readSnippetSettings(
   composite: unknown,
@@ -206,7 +214,8 @@ export function readSnippetSettings(
     all.push(snippet);
   });
   if (builtins > 0) {
-    // A copy of the defaults from an earlier version: the ones added since.
+    // The list is a copy of the defaults from an earlier version, so it also
+    // gets the defaults added since then.
     for (const snippet of builtinById.values()) {
       if (!seen.has(snippet.id)) {
         all.push({ ...snippet, code: [...snippet.code] });
@@ -216,7 +225,7 @@ export function readSnippetSettings(
   return { all, visible: all.filter(s => !s.hidden), problems };
 }
 
-/** Log the problems of a reading (once per change of settings). */
+/** Logs the problems of a reading; callers do so once per change of settings. */
 export function warnAboutSnippetProblems(settings: SnippetSettings): void {
   for (const problem of settings.problems) {
     console.warn(`jupyterlab-vram: snippets setting: ${problem}`);

@@ -1,4 +1,7 @@
-/** The schema of the `snippets` setting in schema/plugin.json, and the toolbar item it declares. */
+/**
+ * Tests for the schema of the `snippets` setting in schema/plugin.json, and for
+ * the toolbar item that the schema declares.
+ */
 import schemaJson from '../../../schema/plugin.json';
 
 const schema: any = schemaJson;

@@ -1,7 +1,7 @@
 /**
- * "Save memory" in the memory panel: the snippet buttons at the end of the
- * Memory tab, which insert the out-of-memory playbook's code into the
- * notebook.
+ * Adds "Save memory" to the memory panel: the snippet buttons at the end of
+ * the Memory tab, which insert the out-of-memory playbook's code into the
+ * notebook. The section's code loads only when the tab shows it.
  */
 import type { IDisposable } from '@lumino/disposable';
 

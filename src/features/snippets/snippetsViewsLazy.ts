@@ -1,6 +1,7 @@
 /**
- * The "Save memory" section, loaded with the Memory tab; it follows the
- * active notebook's kernel (whether a snippet needs a restart there).
+ * Creates the "Save memory" section, which loads with the Memory tab. The
+ * section follows the active notebook's kernel, because its buttons need that
+ * kernel and its restart warning is shown only for that kernel.
  */
 import type { IKernelMemoryModel } from '../../model/IKernelMemoryModel';
 import type { IVramMonitor } from '../../monitor/IVramMonitor';
@@ -8,15 +9,15 @@ import { SnippetSection } from './SnippetSection';
 import type { ExecuteCommand } from '../../ui/commandIds';
 import type { SnippetLibrary } from './SnippetLibrary';
 
-/** What the snippet section needs. */
+/** The options that the snippet section is created with. */
 export interface ISnippetsSidebarOptions {
   monitor: IVramMonitor;
   library: SnippetLibrary;
-  /** Runs a command (insert a snippet). */
+  /** Runs a command; the section's buttons use it to insert a snippet. */
   execute: ExecuteCommand;
 }
 
-/** The snippet buttons and the restart warning. */
+/** Creates the section with the snippet buttons and the restart warning. */
 export function createSnippetSection({
   monitor,
   library,

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-# NVML return codes (nvml.h), as pynvml's NVMLError carries them in ``value``.
+# These are NVML's return codes from nvml.h, as pynvml's NVMLError carries them
+# in its ``value``.
 NVML_ERROR_UNINITIALIZED = 1
 NVML_ERROR_NOT_SUPPORTED = 3
 NVML_ERROR_NO_PERMISSION = 4
@@ -21,28 +22,33 @@ NVML_ERROR_GPU_IS_LOST = 15
 
 _REASON_BY_CODE = {
     NVML_ERROR_NOT_SUPPORTED: "not_supported",
-    # An older driver's library lacks the entry point: for the user, the same as "not supported".
+    # An older driver's library lacks the entry point, which for the user is the
+    # same as "not supported".
     NVML_ERROR_FUNCTION_NOT_FOUND: "not_supported",
     NVML_ERROR_NO_PERMISSION: "no_permission",
     NVML_ERROR_GPU_IS_LOST: "gpu_lost",
-    # The sample queries answer NOT_FOUND when the driver holds no sample since the time asked.
+    # The sample queries answer NOT_FOUND when the driver holds no sample since
+    # the time asked for.
     NVML_ERROR_NOT_FOUND: "no_samples",
 }
 
-# Reasons that will not change while the helper runs: the call is not made again.
+# These reasons will not change while the helper runs, so a call that gave one
+# is not made again.
 LASTING_REASONS = frozenset({"not_supported", "no_permission"})
 
 
 def unavailable_reason(exc: BaseException) -> str:
     """The wire's reason for a figure whose NVML call raised ``exc``."""
     if isinstance(exc, (AttributeError, TypeError)):
-        # pynvml older than the call (no such function, or not this signature).
+        # The installed pynvml is older than the call: it lacks the function, or
+        # the function takes other arguments.
         return "not_supported"
     reason = _REASON_BY_CODE.get(getattr(exc, "value", None))  # type: ignore[arg-type]
     return reason if reason is not None else "driver_error"
 
 
-# nvmlClocksEventReason* (formerly nvmlClocksThrottleReason*), bit by bit, in nvml.h's order.
+# These are the bits of nvmlClocksEventReason* (named nvmlClocksThrottleReason*
+# in older headers), one by one, in nvml.h's order.
 THROTTLE_REASON_BITS: tuple[tuple[int, str], ...] = (
     (0x001, "gpu_idle"),
     (0x002, "applications_clocks_setting"),
@@ -60,7 +66,11 @@ _KNOWN_BITS = 0x7FF
 
 
 def throttle_names(mask: int) -> list[str]:
-    """The names of the reasons set in ``mask``; a bit nvml.h does not name here reads ``bit_N``."""
+    """Return the names of the reasons set in ``mask``.
+
+    A bit that this table does not name reads ``bit_N``, so that a reason added
+    by a newer driver still shows.
+    """
     names = [name for bit, name in THROTTLE_REASON_BITS if mask & bit]
     unknown = mask & ~_KNOWN_BITS
     position = 0
@@ -73,7 +83,10 @@ def throttle_names(mask: int) -> list[str]:
 
 
 def sample_value(value_type: int, value: Any) -> float | None:
-    """The number in one of nvmlDeviceGetSamples' ``sampleValue`` unions, read as its ``value_type`` says."""
+    """Return the number in one of nvmlDeviceGetSamples' ``sampleValue`` unions.
+
+    The union is read as its ``value_type`` says; an unknown type gives None.
+    """
     field = _VALUE_FIELDS.get(value_type)
     if field is None:
         return None
@@ -83,5 +96,5 @@ def sample_value(value_type: int, value: Any) -> float | None:
         return None
 
 
-# nvmlValueType_t -> the member of nvmlValue_t that holds the number.
+# This maps each nvmlValueType_t to the member of nvmlValue_t that holds the number.
 _VALUE_FIELDS = {0: "dVal", 1: "uiVal", 2: "ulVal", 3: "ullVal", 4: "sllVal", 5: "siVal", 6: "usVal"}

@@ -10,7 +10,8 @@ at most 0.05 % of a core at 1 Hz and 0.3 % at 10 Hz (benchmarks/gpu_load_cost.py
   counter (what a cell's figures and the panel's live view need; at every
   second, four calls alone would cost 0.04 % of a core);
 - every :data:`SLOW_S`: temperature and the two clocks (they move slowly);
-- every :data:`LIMIT_S`: the enforced power limit (an administrator's setting);
+- every :data:`LIMIT_S`: the enforced power limit (an administrator's setting,
+  which rarely changes);
 - every :data:`PCIE_S`: PCIe throughput, whose call blocks for its 20 ms window;
 - every :data:`~.nvml_process_load.PROCESS_LOAD_S`: each process's utilisation.
 
@@ -43,17 +44,20 @@ FAST_S = 2.0
 SLOW_S = 5.0
 LIMIT_S = 30.0
 PCIE_S = 10.0
-# Fast readings kept per device: a minute at FAST_S, more than a sampler tick's gap at any rate.
+# This many fast readings are kept per device: about a minute at FAST_S, and more
+# than the gap between two sampler ticks at any rate.
 RING_LENGTH = 32
 
-# NVML's constants (nvml.h), so that a pynvml without them still reads the others.
+# NVML's constants from nvml.h are copied here, so that a pynvml that lacks one
+# still reads the other figures.
 NVML_TEMPERATURE_GPU = 0
 NVML_CLOCK_SM = 1
 NVML_CLOCK_MEM = 2
 NVML_PCIE_UTIL_TX_BYTES = 0
 NVML_PCIE_UTIL_RX_BYTES = 1
 
-# Each NVML call, and the wire figures its answer fills (energy is kept for cells, not sent).
+# This maps each NVML call to the wire figures its answer fills. The energy
+# counter fills none, because it is kept for the cells' figures and not sent.
 CALL_FIGURES: dict[str, tuple[str, ...]] = {
     "utilization": ("sm_percent", "memory_bandwidth_percent"),
     "power": ("power_watts",),
@@ -73,14 +77,14 @@ _WIRE_FIGURES = tuple(name for names in CALL_FIGURES.values() for name in names)
 class LoadReading(NamedTuple):
     """One fast reading of a device, kept for the per-cell figures."""
 
-    read_at: float  # Unix seconds
+    read_at: float  # In Unix seconds.
     sm_percent: float | None
     throttle_mask: int | None
     energy_mj: int | None
 
 
 def throttle_mask(nvml: Any, handle: Any) -> int:
-    """The clocks event reasons bitmask, by its current name or, in an older pynvml, its former one."""
+    """The clocks event reasons bitmask, read by its current name or, in an older pynvml, by its former one."""
     read = getattr(nvml, "nvmlDeviceGetCurrentClocksEventReasons", None)
     if read is None:
         read = nvml.nvmlDeviceGetCurrentClocksThrottleReasons
@@ -106,14 +110,20 @@ class DeviceLoad:
 
     def __init__(self, handle: Any, parent: Any, scope: str, now: float):
         self.handle = handle
-        self.parent = parent  # the parent GPU's handle on a MIG instance, else None
+        # On a MIG instance this is the parent GPU's handle; otherwise it is None.
+        self.parent = parent
         self.scope = scope
         self.values: dict[str, Any] = dict.fromkeys(_WIRE_FIGURES)
-        self.reasons: dict[str, str] = {}  # call -> why it gave nothing
-        self.on_parent: set[str] = set()  # calls answered by the parent GPU
-        self.lasting: dict[str, str] = {}  # calls not made again, and why
-        # group -> monotonic time it is next due; PCIe waits a period, so that
-        # the first sample (a comm's initial one) is not held by its 40 ms.
+        # This maps each call that gave nothing to the reason why.
+        self.reasons: dict[str, str] = {}
+        # These calls are answered by the parent GPU, because the instance has no
+        # figure of its own.
+        self.on_parent: set[str] = set()
+        # This maps each call that is not made again to the lasting reason why.
+        self.lasting: dict[str, str] = {}
+        # This maps each group of calls to the monotonic time when it is next due.
+        # PCIe waits one period first, so that the first sample, which a comm
+        # sends as soon as it opens, is not held up by PCIe's 40 ms of reading.
         self.due: dict[str, float] = {"pcie": now + PCIE_S}
         self.reasons["pcie_tx"] = self.reasons["pcie_rx"] = "not_read_yet"
         self.ring: collections.deque[LoadReading] = collections.deque(maxlen=RING_LENGTH)
@@ -122,8 +132,12 @@ class DeviceLoad:
 
 
 def call_device(nvml: Any, load: DeviceLoad, call: str, read: Callable[[Any], Any]) -> tuple[Any, str | None]:
-    """``read(handle)`` on the device (or, as ``load.on_parent`` says, its parent), without changing ``load``:
-    (value, None) or (None, why). For the sender thread, which must not touch what the sampler thread owns."""
+    """Call ``read(handle)`` on the device without changing ``load``.
+
+    The call goes to the parent GPU where ``load.on_parent`` says so. The result
+    is (value, None), or (None, why) when NVML gave nothing. This is for the
+    sender thread, which must not touch what the sampler thread owns.
+    """
     reason = load.lasting.get(call)
     if reason is not None:
         return None, reason
@@ -147,8 +161,11 @@ class LoadReader:
         self._clock = clock
         self._wall_clock = wall_clock
         self._loads: dict[Any, DeviceLoad] = {}
-        self._unresolved: dict[str, str] = {}  # MIG UUID -> why it has no handle
-        # CUDA ordinal -> its DeviceLoad, as of the last reading (replaced whole: the sender thread reads it).
+        # This maps each MIG UUID that got no handle to the reason why.
+        self._unresolved: dict[str, str] = {}
+        # This maps each CUDA ordinal to its DeviceLoad as of the last reading. It
+        # is replaced whole, never changed in place, because the sender thread
+        # reads it.
         self.by_index: dict[int, DeviceLoad] = {}
 
     @property
@@ -157,7 +174,7 @@ class LoadReader:
         return self._nvml.module
 
     def read_all(self, devices: list[Device]) -> list[GpuLoad | None]:
-        """Each device's load figures (None where NVML does not know it), reading what is due."""
+        """Read what is due, and return each device's load figures, or None for a device NVML does not know."""
         nvml = self._nvml.module
         if nvml is None:
             if self.by_index:
@@ -177,7 +194,7 @@ class LoadReader:
         return figures
 
     def forget(self) -> None:
-        """Drop every device's state (NVML shut down)."""
+        """Drop every device's state, because NVML is shutting down and its handles will be stale."""
         self._loads.clear()
         self._unresolved.clear()
         self.by_index = {}
@@ -275,7 +292,11 @@ class LoadReader:
         load.values["pcie_rx_kb_per_s"] = _integer(rx)
 
     def _call(self, load: DeviceLoad, call: str, read: Callable[[Any], Any]) -> Any:
-        """``read(handle)``, or None with its reason kept; a MIG instance's refusal moves the call to its parent."""
+        """Return ``read(handle)``, or None with its reason kept.
+
+        When a MIG instance answers "not supported", the call moves to its parent
+        GPU from then on, which answers for the whole card.
+        """
         reason = load.lasting.get(call)
         if reason is not None:
             return None
@@ -304,7 +325,7 @@ class LoadReader:
         return {
             "read_at": values.get("read_at") or 0.0,
             "scope": load.scope,
-            "parent_figures": [name for call in sorted(load.on_parent) for name in CALL_FIGURES[call]],  # type: ignore[misc]  # wire names
+            "parent_figures": [name for call in sorted(load.on_parent) for name in CALL_FIGURES[call]],  # type: ignore[misc]  # These are wire names, but mypy sees only str.
             "sm_percent": values["sm_percent"],
             "memory_bandwidth_percent": values["memory_bandwidth_percent"],
             "power_watts": values["power_watts"],
@@ -316,7 +337,7 @@ class LoadReader:
             "pcie_tx_kb_per_s": values["pcie_tx_kb_per_s"],
             "pcie_rx_kb_per_s": values["pcie_rx_kb_per_s"],
             "processes": values["processes"],
-            "unavailable": unavailable,  # type: ignore[typeddict-item]  # keys are CALL_FIGURES' wire names
+            "unavailable": unavailable,  # type: ignore[typeddict-item]  # The keys are CALL_FIGURES' wire names.
         }
 
 
@@ -340,9 +361,10 @@ def _watts(milliwatts: Any) -> float | None:
     return round(number / 1000.0, 3) if number is not None else None
 
 
-# A change of the load figures alone sends a sample when the utilisation moved by this
-# many percentage points, or the throttle reasons changed: power, temperature, clocks and
-# PCIe wander all the time and travel with the samples that memory or a heartbeat sends.
+# When only the load figures change, a sample is sent if the utilisation moved by
+# this many percentage points or the throttle reasons changed. Power, temperature,
+# clocks and PCIe wander all the time, so they travel only with the samples that a
+# change of memory or a heartbeat sends.
 LOAD_CHANGE_PERCENT = 10.0
 
 

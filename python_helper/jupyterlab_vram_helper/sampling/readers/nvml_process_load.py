@@ -7,9 +7,9 @@ those taken after ``lastSeen`` (microseconds of the wall clock). Each reading
 asks from the previous one on, so a process's figure is its mean over the time
 between two readings, and one that ran no kernel meanwhile is not listed.
 
-The call walks every process's samples under a driver lock (it costs what the
-process list costs, about 250 us on an H200): it is read every
-:data:`PROCESS_LOAD_S` seconds, not at every tick.
+The call walks every process's samples under a driver lock and costs about as
+much as the process list (about 250 us on an H200), so it is made every
+:data:`PROCESS_LOAD_S` seconds rather than at every tick.
 """
 
 from __future__ import annotations
@@ -19,14 +19,17 @@ from typing import TYPE_CHECKING, Any
 
 from .nvml_codes import unavailable_reason
 
-if TYPE_CHECKING:  # the message shapes, for annotations only (protocol_types.py)
+# The message shapes (protocol_types.py) are imported for annotations only.
+if TYPE_CHECKING:
     from ...protocol_types import GpuProcessLoad
 
 # How often the per-process samples are read, in seconds.
 PROCESS_LOAD_S = 10.0
-# Processes listed per device (a shared card can run hundreds).
+# At most this many processes are listed per device, because a shared card can
+# run hundreds.
 MAX_PROCESS_LOADS = 32
-# NVML_VALUE_NOT_AVAILABLE for an unsigned int: the driver has no figure.
+# This is NVML_VALUE_NOT_AVAILABLE for an unsigned int, which the driver gives
+# when it has no figure.
 _NOT_AVAILABLE_UINT = 0xFFFFFFFF
 # The first reading asks for this much of the past, in microseconds.
 _FIRST_LOOKBACK_US = int(PROCESS_LOAD_S * 1e6)
@@ -46,7 +49,11 @@ def _mean(values: list[float | None]) -> float | None:
 
 
 def process_loads(samples: list[Any], own_pid: Callable[[list[int]], int | None]) -> list[GpuProcessLoad]:
-    """The driver's per-process samples, averaged per pid, busiest first; ``own_pid`` says which pid is us."""
+    """The driver's per-process samples, averaged per pid, busiest first.
+
+    ``own_pid`` is given the pids listed and says which of them is this kernel's
+    process.
+    """
     by_pid: dict[int, list[tuple[float | None, float | None, float | None, float | None]]] = {}
     for sample in samples:
         pid = int(sample.pid)
@@ -84,14 +91,18 @@ class ProcessLoadReader:
     def read(
         self, nvml: Any, handle: Any, now_s: float, own_pid: Callable[[list[int]], int | None]
     ) -> list[GpuProcessLoad]:
-        """The processes' loads since the previous reading; raises NVML's error where the driver refuses."""
+        """The processes' loads since the previous reading.
+
+        NVML's error is raised where the driver refuses, except NOT_FOUND, which
+        only means that no process ran a kernel since then.
+        """
         since = self._last_seen_us if self._last_seen_us is not None else int(now_s * 1e6) - _FIRST_LOOKBACK_US
         try:
             samples = list(nvml.nvmlDeviceGetProcessUtilization(handle, since))
         except Exception as exc:
             if unavailable_reason(exc) != "no_samples":
                 raise
-            samples = []  # no process ran a kernel since the last reading
+            samples = []  # No process ran a kernel since the last reading.
         newest = max((int(s.timeStamp) for s in samples), default=None)
         self._last_seen_us = newest if newest is not None else int(now_s * 1e6)
         return process_loads(samples, own_pid)
