@@ -56,28 +56,46 @@ def _parse_date(value: Any) -> float:
 
 class Kernel:
     def __init__(self, python: str | None = None, env: dict[str, str] | None = None):
-        from jupyter_client.kernelspec import KernelSpec
-        from jupyter_client.manager import KernelManager
 
         # VRAM_TEST_KERNEL_PYTHON: run the kernels under another interpreter
         # (another IPython release, another Python) than the tests themselves.
         python = python or os.environ.get("VRAM_TEST_KERNEL_PYTHON") or sys.executable
 
-        self.km = KernelManager()
-        # The interpreter under test, not whatever "python3" kernelspec exists.
-        self.km._kernel_spec = KernelSpec(
-            argv=[python, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
-            display_name="jupyterlab-vram test",
-            language="python",
-        )
         kernel_env = dict(os.environ)
         kernel_env.update(env or {})
-        self.km.start_kernel(env=kernel_env)
-        self.kc = self.km.client()
-        self.kc.start_channels()
-        self.kc.wait_for_ready(timeout=60)
+        self._start(python, kernel_env)
         self.iopub: list[dict[str, Any]] = []  # every message, in arrival order
         self.arrival: dict[str, float] = {}  # msg_id -> local time.time() on receipt
+
+    def _start(self, python: str, kernel_env: dict[str, str], tries: int = 3) -> None:
+        """Start the kernel and wait for its first reply, on new ports after a lost race for them.
+
+        jupyter_client picks free ports and the kernel binds them a moment later, so a kernel
+        started at the same time elsewhere (another pytest worker's, or a Dask scheduler a test
+        started) can take one first: the kernel then dies at once with "Address already in use",
+        before any code of ours runs in it. Each try has a manager of its own, with new ports.
+        """
+        from jupyter_client.kernelspec import KernelSpec
+        from jupyter_client.manager import KernelManager
+
+        for attempt in range(tries):
+            self.km = KernelManager()
+            # The interpreter under test, not whatever "python3" kernelspec exists.
+            self.km._kernel_spec = KernelSpec(
+                argv=[python, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+                display_name="jupyterlab-vram test",
+                language="python",
+            )
+            self.km.start_kernel(env=kernel_env)
+            self.kc = self.km.client()
+            self.kc.start_channels()
+            try:
+                self.kc.wait_for_ready(timeout=60)
+                return
+            except RuntimeError as exc:
+                if "died before replying" not in str(exc) or attempt == tries - 1:
+                    raise
+                self.shutdown()
 
     # -- low level ------------------------------------------------------------
 
