@@ -95,6 +95,7 @@ class Runtime:
             allocations=lambda: self.allocations,
             before_request=self.cells.finish_records,
             stop_process=self.stop_process,
+            release_engine=self.release_engine,
         )
         self._cell_hooks: list[CellHook] = self.cells.hooks()
         self._thread_warnings = HelperThreadWarnings()
@@ -162,6 +163,13 @@ class Runtime:
             return stop_memory(self.sampler.read_figures())
 
         return stop(self.source.processes, snapshot, pid, start_time, timeout_s)  # type: ignore[return-value]
+
+    def release_engine(self, mode: str, kind: str | None, name: str | None, timeout_s: float) -> dict[str, Any]:
+        """The result of a ``release_engine`` request (cleanup/release_engine.py, loaded at the first one)."""
+        from .cleanup.release_engine import EngineRelease
+
+        release = EngineRelease(shell=lambda: self._shell, read_figures=self.sampler.read_figures)
+        return release.answer(mode, kind, name, timeout_s)  # type: ignore[return-value]
 
     def install(self) -> None:
         if self.installed:
