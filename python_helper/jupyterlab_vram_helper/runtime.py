@@ -125,8 +125,21 @@ class Runtime:
                 read_figures=self.sampler.read_figures,
                 inspect=lambda: self.cleanup.held_references(),
                 allocation_sites=self._oom_allocation_sites,
+                processes=self.source.processes.recently_seen,
+                releases=self._oom_releases,
             )
         return self._oom_watch
+
+    def _oom_releases(self, tree: Any) -> dict[int, Any]:
+        """The releasable (kind, name) that holds each process of ``tree``, for the OOM diagnosis's remedies."""
+        from .cleanup.releasables import find_releasables, tree_processes
+
+        user_ns = getattr(self._shell, "user_ns", None)
+        releases: dict[int, Any] = {}
+        for found in find_releasables(user_ns if isinstance(user_ns, dict) else {}):
+            for entry in tree_processes(found, tree):
+                releases.setdefault(entry["pid"], {"kind": found.kind, "name": found.name})
+        return releases
 
     def _oom_allocation_sites(self, device: str) -> dict[str, Any]:
         # Recording was never asked for, so there is nothing to load, and the UI offers to turn it on.
