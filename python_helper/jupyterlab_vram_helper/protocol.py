@@ -41,6 +41,7 @@ RequestType = Literal[
     "allocation_sites",
     "allocation_snapshot",
     "stop_process",
+    "release_engine",
 ]
 SampleReason = Literal["initial", "change", "heartbeat", "snapshot"]
 
@@ -55,6 +56,7 @@ REQUEST_TYPES: tuple = (
     "notebook_names",
     "ping",
     "record_allocations",
+    "release_engine",
     "snapshot",
     "stop_process",
 )
@@ -81,6 +83,12 @@ ALLOCATION_MAX_SITES = (1, 5000, 200)
 # pid Linux gives.
 STOP_TIMEOUT_S = (0.1, 60.0, 5.0)
 MAX_PID = 4_194_304
+
+# release_engine: its modes, the seconds to wait for the released processes (min, max,
+# default), and the longest kind and name taken.
+RELEASE_MODES: tuple = ("list", "release")
+RELEASE_TIMEOUT_S = (0.1, 60.0, 10.0)
+MAX_RELEASE_KIND_LENGTH = 64
 
 # request_id is echoed back in every answer, so it is bounded, so that a
 # hostile or buggy frontend cannot make the helper echo megabytes.
@@ -239,6 +247,8 @@ def parse_request(data: Any) -> Request:
         )
     if kind == "stop_process":
         return Request("stop_process", request_id, args=_stop_args(data, request_id))
+    if kind == "release_engine":
+        return Request("release_engine", request_id, args=_release_args(data, request_id))
     # The kind was checked against REQUEST_TYPES, which mypy cannot see.
     return Request(kind, request_id)  # type: ignore[arg-type]
 
@@ -259,6 +269,35 @@ def _stop_args(data: Mapping[str, Any], request_id: str) -> dict[str, Any]:
             request_id,
         )
     return {"pid": pid, "start_time": start_time, "timeout_s": float(timeout)}
+
+
+def _release_args(data: Mapping[str, Any], request_id: str) -> dict[str, Any]:
+    """mode (list or release), kind and name (required to release: the user confirmed that one) and timeout_s."""
+    mode = data.get("mode")
+    if mode not in RELEASE_MODES:
+        raise RequestError("malformed", f"field 'mode' must be 'list' or 'release', got {describe(mode)}", request_id)
+    args: dict[str, Any] = {"mode": mode, "kind": None, "name": None}
+    for key, limit in (("kind", MAX_RELEASE_KIND_LENGTH), ("name", MAX_NAME_LENGTH)):
+        value = data.get(key)
+        if value is None and mode == "list":
+            continue
+        if not isinstance(value, str) or not value or len(value) > limit:
+            raise RequestError(
+                "malformed",
+                f"field {key!r} of a release must be a string of 1 to {limit} characters, got {describe(value)}",
+                request_id,
+            )
+        args[key] = value
+    low, high, default = RELEASE_TIMEOUT_S
+    timeout = data.get("timeout_s", default)
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not low <= timeout <= high:
+        raise RequestError(
+            "malformed",
+            f"field 'timeout_s' must be a number from {low:g} to {high:g}, got {describe(timeout)}",
+            request_id,
+        )
+    args["timeout_s"] = float(timeout)
+    return args
 
 
 def _string_list(data: Mapping[str, Any], key: str, allowed: tuple, request_id: str, required: bool) -> list[str]:

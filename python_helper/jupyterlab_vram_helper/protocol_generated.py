@@ -272,6 +272,34 @@ class StopProcessRequest(TypedDict):
     """
 
 
+class ReleaseEngineRequest(TypedDict):
+    """
+    List what the kernel started through an engine (a Ray runtime, a Dask client and its LocalCluster, a multiprocessing pool, a DataLoader iterator's workers, a vLLM engine) and can release, or release one of them: the frontend asks the user first, and the request is that confirmation.
+    """
+
+    type: Literal["release_engine"]
+    request_id: str
+    """
+    The id the frontend chose for a request (at most 256 characters); its answer carries the same one.
+    """
+    mode: Literal["list", "release"]
+    """
+    list (what can be released, nothing is changed) or release (release the one named by kind and name).
+    """
+    kind: NotRequired[str]
+    """
+    With mode release, required: the releasable's kind, as the list gave it (ray, dask, mp_pool, dataloader_iter, vllm).
+    """
+    name: NotRequired[str]
+    """
+    With mode release, required: the releasable's name, as the list gave it.
+    """
+    timeout_s: NotRequired[float]
+    """
+    Seconds to wait for the released processes to end, and the timeout passed to the engine's own close (0.1 to 60, default 10).
+    """
+
+
 class TorchInfo(TypedDict):
     """
     The kernel's PyTorch, as the hello reports it.
@@ -1239,7 +1267,7 @@ class OomCause(TypedDict):
 
     cause: str
     """
-    too_big, fragmentation, stale_references or other_processes; a reader keeps an unknown id from a newer helper as is.
+    too_big, fragmentation, stale_references, other_processes, child_processes (processes this kernel started hold the memory: other_processes lists them with child_of_kernel true; absent from older helpers) or dataloader_workers (the kernel's DataLoader workers were killed, most likely by the out-of-memory killer: dataloader_workers says what they held); a reader keeps an unknown id from a newer helper as is.
     """
     gain_bytes: int | None
     """
@@ -1247,18 +1275,88 @@ class OomCause(TypedDict):
     """
 
 
-class OomProcess(TypedDict):
+class OomRelease(TypedDict):
     """
-    Another process on the failing GPU.
+    The releasable that holds a process named by an out-of-memory diagnosis.
+    """
+
+    kind: str
+    """
+    The releasable's kind (see Releasable.kind).
+    """
+    name: str
+    """
+    The releasable's name (see Releasable.name).
+    """
+
+
+class OomWorker(TypedDict):
+    """
+    One DataLoader worker of the kernel, as the process tree last read it before the failure.
     """
 
     pid: int
     """
-    The process id.
+    The worker's pid.
     """
-    used_bytes: int | None
+    start_time: int
     """
-    Its memory on the GPU; null where the driver gives no figure.
+    Its start_time.
+    """
+    killed: bool
+    """
+    Whether the error names it as killed.
+    """
+    host_bytes: int | None
+    """
+    Its host_bytes at that reading (USS, or RSS where smaps_rollup could not be read).
+    """
+    uss_bytes: int | None
+    """
+    Its USS at that reading; null where never read.
+    """
+    uss_growth_bytes: int | None
+    """
+    How much its USS grew from the first reading to that one (0 where it shrank); null with fewer than two readings.
+    """
+    read_at: float | None
+    """
+    Unix seconds of that reading; null where the tree never read the worker.
+    """
+
+
+class OomDataLoaderWorkers(TypedDict):
+    """
+    What the kernel's DataLoader workers held when one was killed: the explanation of a 'DataLoader worker (pid N) is killed by signal: Killed' error.
+    """
+
+    killed_pids: list[int]
+    """
+    The pids the error names.
+    """
+    signal: str
+    """
+    The signal as the error names it (Killed, Bus error, ...).
+    """
+    workers: list[OomWorker]
+    """
+    The killed workers and their siblings as last read (workers of this kernel the tree saw within the last minute), largest host_bytes first; [] where the tree never saw them.
+    """
+    workers_host_bytes: int | None
+    """
+    The workers' host_bytes summed; null where none was read.
+    """
+    uss_growth_bytes: int | None
+    """
+    How much their USS grew in all since they were first read; null where unknown.
+    """
+    copy_on_write: bool
+    """
+    True when their USS grew by at least a quarter of what they hold (and 64 MiB): pages shared with the kernel became each worker's own as the workers touched Python objects of the dataset (reference counts write to every object read).
+    """
+    snippet: str | None
+    """
+    The id of the snippet that fits (see schema/plugin.json's snippets); null when none does.
     """
 
 
@@ -2058,6 +2156,139 @@ class StopProcessResult(TypedDict):
     """
 
 
+class ReleasableProcess(TypedDict):
+    """
+    One process a releasable holds, as the kernel's process tree read it.
+    """
+
+    pid: int
+    """
+    The process id.
+    """
+    start_time: int
+    """
+    Its start_time (field 22 of /proc/<pid>/stat); with pid it names one process.
+    """
+    role: str
+    """
+    Its role in the process tree (see TreeProcess.role); a reader keeps any string as is.
+    """
+
+
+class Releasable(TypedDict):
+    """
+    Something the kernel started through an engine and can release.
+    """
+
+    kind: str
+    """
+    ray (the Ray runtime ray.init started), dask (a distributed Client and the LocalCluster it or the notebook started), mp_pool (a multiprocessing pool), dataloader_iter (a DataLoader iterator with worker processes, held by a name, a DataLoader with persistent workers, or a generator), vllm (a vLLM engine); a reader keeps any other string as is.
+    """
+    name: str
+    """
+    The name in the notebook's namespace that holds it (a generator's name for an iterator a generator holds; name.attribute for a DataLoader's persistent iterator); ray for the Ray runtime; a label in angle brackets, such as <default client>, for what no name holds.
+    """
+    label: str
+    """
+    What it is, in words (its type, its workers).
+    """
+    processes: list[ReleasableProcess]
+    """
+    Its processes in the kernel's tree (workers, their children); [] where it has none, or none could be told.
+    """
+    host_bytes: int | None
+    """
+    The host memory those processes hold (their host_bytes in the tree, summed); 0 with no process.
+    """
+    gpus: list[ProcessGpuMemory]
+    """
+    Per GPU, what NVML lists for those processes; [] where they hold nothing on a GPU.
+    """
+
+
+class ReleaseStep(TypedDict):
+    """
+    One step of a release, as it ran.
+    """
+
+    action: str
+    """
+    What ran, as code (client.close(), pool.terminate(), del llm, gc.collect(), ...).
+    """
+    ok: bool
+    """
+    Whether it ended without raising.
+    """
+    error: str | None
+    """
+    What it raised, on one line (TimeoutError: ...); null when ok.
+    """
+
+
+class ReleaseOutcome(TypedDict):
+    """
+    What releasing one releasable did.
+    """
+
+    kind: str
+    """
+    The kind asked for.
+    """
+    name: str
+    """
+    The name asked for.
+    """
+    outcome: str
+    """
+    released (every step ran and every process ended), partial (a step failed or a process is still alive), refused (nothing was done: no such releasable now); a reader keeps any other string as is.
+    """
+    reason: str | None
+    """
+    Why it was refused or is partial, in words; null when released.
+    """
+    steps: list[ReleaseStep]
+    """
+    The steps, in the order they ran; [] when refused.
+    """
+    processes: list[ReleasableProcess]
+    """
+    Its processes just before the release.
+    """
+    still_alive: list[ReleasableProcess]
+    """
+    Those of its processes (same pid and start time) still alive once the wait ended: what did not come back.
+    """
+    waited_s: float
+    """
+    Seconds spent waiting for its processes to end.
+    """
+    before: StopMemory
+    after: StopMemory
+
+
+class ReleaseEngineResult(TypedDict):
+    """
+    The result of a release_engine request.
+    """
+
+    mode: str
+    """
+    The mode asked for: list or release.
+    """
+    releasables: list[Releasable]
+    """
+    What can be released now (after the release, with mode release), largest host_bytes first.
+    """
+    released: ReleaseOutcome | None
+    """
+    What the release did; null with mode list.
+    """
+    elapsed_ms: float
+    """
+    What the request took, in milliseconds.
+    """
+
+
 class CellAliveMessage(TypedDict):
     """
     Broadcast after cells ran while allocations are recorded: the cells whose allocations are still alive.
@@ -2120,6 +2351,41 @@ class ErrorMessage(TypedDict):
     message: str
     """
     What went wrong, in words.
+    """
+
+
+class OomProcess(TypedDict):
+    """
+    Another process on the failing GPU.
+    """
+
+    pid: int
+    """
+    The process id.
+    """
+    used_bytes: int | None
+    """
+    Its memory on the GPU; null where the driver gives no figure.
+    """
+    child_of_kernel: NotRequired[bool]
+    """
+    True when the process is in this kernel's process tree (a process the kernel started); absent (read as false) for others and from older helpers.
+    """
+    start_time: NotRequired[int]
+    """
+    For a child of the kernel: its start_time, which a stop_process request needs with the pid.
+    """
+    role: NotRequired[str]
+    """
+    For a child of the kernel: its role in the process tree (see TreeProcess.role).
+    """
+    remedies: NotRequired[list[str]]
+    """
+    For a child of the kernel: what the frontend can offer, best first: release_engine (a release_engine request with release), stop_process (a stop_process request with pid and start_time); a reader keeps an unknown id as is and may ignore it.
+    """
+    release: NotRequired[OomRelease | None]
+    """
+    For a child of the kernel that a releasable holds: the kind and name a release_engine request takes; null or absent where none holds it.
     """
 
 
@@ -2231,6 +2497,10 @@ class OomDiagnosis(TypedDict):
     """
     The notebook lines holding the most on that device at the failure; null when the kernel could not say (absent from older helpers).
     """
+    dataloader_workers: NotRequired[OomDataLoaderWorkers | None]
+    """
+    For a DataLoader worker killed by a signal: what the workers held; null or absent otherwise (and from older helpers).
+    """
 
 
 class CellMemoryRecord(TypedDict):
@@ -2326,6 +2596,7 @@ ProtocolMessage: TypeAlias = (
     | AllocationSitesRequest
     | AllocationSnapshotRequest
     | StopProcessRequest
+    | ReleaseEngineRequest
     | HelloMessage
     | SampleMessage
     | CellsMessage

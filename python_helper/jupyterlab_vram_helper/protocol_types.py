@@ -36,10 +36,18 @@ from .protocol_generated import NvmlGpuMemory as NvmlGpuFigures
 from .protocol_generated import NvmlGpuProcess as NvmlProcess
 from .protocol_generated import NvmlInfo as NvmlInfo
 from .protocol_generated import OomCause as OomCause
+from .protocol_generated import OomDataLoaderWorkers as OomDataLoaderWorkers
 from .protocol_generated import OomDiagnosis as OomDiagnosis
+from .protocol_generated import OomRelease as OomRelease
 from .protocol_generated import OomStaleHolder as OomStaleHolder
+from .protocol_generated import OomWorker as OomWorker
 from .protocol_generated import ProcessTree as ProcessTree
 from .protocol_generated import ProcessTreeTotals as ProcessTreeTotals
+from .protocol_generated import Releasable as Releasable
+from .protocol_generated import ReleasableProcess as ReleasableProcess
+from .protocol_generated import ReleaseEngineResult as ReleaseEngineResult
+from .protocol_generated import ReleaseOutcome as ReleaseOutcome
+from .protocol_generated import ReleaseStep as ReleaseStep
 from .protocol_generated import ReplyMessage as ReplyMessage
 from .protocol_generated import SampleMessage as SampleMessage
 from .protocol_generated import StopMemory as StopMemory
@@ -79,10 +87,18 @@ __all__ = [
     "NvmlInfo",
     "NvmlProcess",
     "OomCause",
+    "OomDataLoaderWorkers",
     "OomDiagnosis",
+    "OomRelease",
     "OomStaleHolder",
+    "OomWorker",
     "ProcessTree",
     "ProcessTreeTotals",
+    "Releasable",
+    "ReleasableProcess",
+    "ReleaseEngineResult",
+    "ReleaseOutcome",
+    "ReleaseStep",
     "ReplyMessage",
     "SampleMessage",
     "StopMemory",

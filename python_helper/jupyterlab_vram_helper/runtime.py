@@ -95,6 +95,7 @@ class Runtime:
             allocations=lambda: self.allocations,
             before_request=self.cells.finish_records,
             stop_process=self.stop_process,
+            release_engine=self.release_engine,
         )
         self._cell_hooks: list[CellHook] = self.cells.hooks()
         self._thread_warnings = HelperThreadWarnings()
@@ -124,8 +125,21 @@ class Runtime:
                 read_figures=self.sampler.read_figures,
                 inspect=lambda: self.cleanup.held_references(),
                 allocation_sites=self._oom_allocation_sites,
+                processes=self.source.processes.recently_seen,
+                releases=self._oom_releases,
             )
         return self._oom_watch
+
+    def _oom_releases(self, tree: Any) -> dict[int, Any]:
+        """The releasable (kind, name) that holds each process of ``tree``, for the OOM diagnosis's remedies."""
+        from .cleanup.releasables import find_releasables, tree_processes
+
+        user_ns = getattr(self._shell, "user_ns", None)
+        releases: dict[int, Any] = {}
+        for found in find_releasables(user_ns if isinstance(user_ns, dict) else {}):
+            for entry in tree_processes(found, tree):
+                releases.setdefault(entry["pid"], {"kind": found.kind, "name": found.name})
+        return releases
 
     def _oom_allocation_sites(self, device: str) -> dict[str, Any]:
         # Recording was never asked for, so there is nothing to load, and the UI offers to turn it on.
@@ -162,6 +176,13 @@ class Runtime:
             return stop_memory(self.sampler.read_figures())
 
         return stop(self.source.processes, snapshot, pid, start_time, timeout_s)  # type: ignore[return-value]
+
+    def release_engine(self, mode: str, kind: str | None, name: str | None, timeout_s: float) -> dict[str, Any]:
+        """The result of a ``release_engine`` request (cleanup/release_engine.py, loaded at the first one)."""
+        from .cleanup.release_engine import EngineRelease
+
+        release = EngineRelease(shell=lambda: self._shell, read_figures=self.sampler.read_figures)
+        return release.answer(mode, kind, name, timeout_s)  # type: ignore[return-value]
 
     def install(self) -> None:
         if self.installed:

@@ -19,7 +19,8 @@ import type {
   HiddenHolderKind,
   InspectResult
 } from '../protocol/cleanup';
-import { ICleanupConnection } from './connectionRequests';
+import type { ReleaseEngineResult } from '../protocol/release';
+import { ICleanupConnection, IEngineConnection } from './connectionRequests';
 import {
   HelperRequestResults,
   HelperRequestType,
@@ -41,7 +42,9 @@ const SETTINGS_WAIT_MS = 24 * 3600 * 1000;
  * The base class of helper connections, which sends the typed requests and
  * checks their replies.
  */
-export abstract class HelperRequests implements ICleanupConnection {
+export abstract class HelperRequests
+  implements ICleanupConnection, IEngineConnection
+{
   /**
    * @param _cleanupTimeoutMs how long a cleanup or recording request may
    * wait for its answer once sent.
@@ -107,6 +110,25 @@ export abstract class HelperRequests implements ICleanupConnection {
       'delete',
       { ...request },
       async () => (await import('../protocol/cleanup')).parseDeleteResult
+    );
+  }
+
+  /**
+   * Lists what the kernel started through an engine and can release
+   * (`mode: 'list'`), or releases the one named by `kind` and `name` after
+   * the user confirmed it; resolves with the releasables and, for a release,
+   * what came back and what did not.
+   */
+  async releaseEngine(request: {
+    mode: 'list' | 'release';
+    kind?: string;
+    name?: string;
+    timeout_s?: number;
+  }): Promise<ReleaseEngineResult> {
+    return this._parsed(
+      'release_engine',
+      { ...request },
+      async () => (await import('../protocol/release')).parseReleaseEngineResult
     );
   }
 

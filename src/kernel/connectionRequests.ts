@@ -18,6 +18,7 @@ import type {
   HiddenHolderKind,
   InspectResult
 } from '../protocol/cleanup';
+import type { ReleaseEngineResult } from '../protocol/release';
 
 /** The requests a connection to the kernel helper makes for cleanups. */
 export interface ICleanupConnection {
@@ -32,6 +33,29 @@ export interface ICleanupConnection {
     hidden: HiddenHolderKind[];
     free: FreeAction[];
   }): Promise<DeleteResult>;
+}
+
+/**
+ * The request of a connection to the kernel helper that lists what engines
+ * started (Ray, Dask, pools, DataLoader workers, vLLM) and releases one.
+ */
+export interface IEngineConnection {
+  releaseEngine(request: {
+    mode: 'list' | 'release';
+    kind?: string;
+    name?: string;
+    timeout_s?: number;
+  }): Promise<ReleaseEngineResult>;
+}
+
+/** Whether a connection can release what engines started (test fakes may not). */
+export function isEngineConnection(
+  connection: object
+): connection is IEngineConnection {
+  return (
+    typeof (connection as Partial<IEngineConnection>).releaseEngine ===
+    'function'
+  );
 }
 
 /** The requests of a connection to the kernel helper for allocation recording. */

@@ -116,6 +116,8 @@ export interface HelperRequestResults {
   allocation_snapshot: { [key: string]: unknown };
   /** Unchecked here: read it with `parseStopProcessResult` (protocol/processes.ts). */
   stop_process: { [key: string]: unknown };
+  /** Unchecked here: read it with `parseReleaseEngineResult` (protocol/release.ts). */
+  release_engine: { [key: string]: unknown };
 }
 
 /** A message of the kernel as `parseKernelMessage` gives it. */

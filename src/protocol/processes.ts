@@ -50,7 +50,7 @@ export type ProcessRole =
   | 'other';
 
 /** A non-negative integer (a count, a pid, a start time). */
-function count(r: FieldReader, key: string, least = 0): number {
+export function count(r: FieldReader, key: string, least = 0): number {
   const value = r.integer(key);
   if (value < least) {
     throw new ShapeError(
@@ -161,7 +161,8 @@ export function readCellProcessTree(
   };
 }
 
-function readStopMemory(m: FieldReader): StopMemory {
+/** Reads the memory figures around a stop or a release (`StopMemory`). */
+export function readStopMemory(m: FieldReader): StopMemory {
   return {
     totals: readTotals(m.nullableObject('totals')),
     available_bytes: m.bytes('available_bytes'),

@@ -26,7 +26,8 @@ export type HelperRequest =
   | RecordAllocationsRequest
   | AllocationSitesRequest
   | AllocationSnapshotRequest
-  | StopProcessRequest;
+  | StopProcessRequest
+  | ReleaseEngineRequest;
 /**
  * The id the frontend chose for a request (at most 256 characters); its answer carries the same one.
  */
@@ -245,6 +246,29 @@ export interface StopProcessRequest {
   start_time: number;
   /**
    * Seconds to wait after SIGTERM before SIGKILL, and after SIGKILL (0.1 to 60, default 5).
+   */
+  timeout_s?: number;
+}
+/**
+ * List what the kernel started through an engine (a Ray runtime, a Dask client and its LocalCluster, a multiprocessing pool, a DataLoader iterator's workers, a vLLM engine) and can release, or release one of them: the frontend asks the user first, and the request is that confirmation.
+ */
+export interface ReleaseEngineRequest {
+  type: 'release_engine';
+  request_id: RequestId;
+  /**
+   * list (what can be released, nothing is changed) or release (release the one named by kind and name).
+   */
+  mode: 'list' | 'release';
+  /**
+   * With mode release, required: the releasable's kind, as the list gave it (ray, dask, mp_pool, dataloader_iter, vllm).
+   */
+  kind?: string;
+  /**
+   * With mode release, required: the releasable's name, as the list gave it.
+   */
+  name?: string;
+  /**
+   * Seconds to wait for the released processes to end, and the timeout passed to the engine's own close (0.1 to 60, default 10).
    */
   timeout_s?: number;
 }
@@ -1155,6 +1179,10 @@ export interface OomDiagnosis {
    * The notebook lines holding the most on that device at the failure; null when the kernel could not say (absent from older helpers).
    */
   allocation_sites?: OomAllocationSites | null;
+  /**
+   * For a DataLoader worker killed by a signal: what the workers held; null or absent otherwise (and from older helpers).
+   */
+  dataloader_workers?: OomDataLoaderWorkers | null;
 }
 /**
  * Another process on the failing GPU.
@@ -1168,6 +1196,39 @@ export interface OomProcess {
    * Its memory on the GPU; null where the driver gives no figure.
    */
   used_bytes: number | null;
+  /**
+   * True when the process is in this kernel's process tree (a process the kernel started); absent (read as false) for others and from older helpers.
+   */
+  child_of_kernel?: boolean;
+  /**
+   * For a child of the kernel: its start_time, which a stop_process request needs with the pid.
+   */
+  start_time?: number;
+  /**
+   * For a child of the kernel: its role in the process tree (see TreeProcess.role).
+   */
+  role?: string;
+  /**
+   * For a child of the kernel: what the frontend can offer, best first: release_engine (a release_engine request with release), stop_process (a stop_process request with pid and start_time); a reader keeps an unknown id as is and may ignore it.
+   */
+  remedies?: string[];
+  /**
+   * For a child of the kernel that a releasable holds: the kind and name a release_engine request takes; null or absent where none holds it.
+   */
+  release?: OomRelease | null;
+}
+/**
+ * The releasable that holds a process named by an out-of-memory diagnosis.
+ */
+export interface OomRelease {
+  /**
+   * The releasable's kind (see Releasable.kind).
+   */
+  kind: string;
+  /**
+   * The releasable's name (see Releasable.name).
+   */
+  name: string;
 }
 /**
  * Something of the notebook that holds memory on the failing device.
@@ -1191,7 +1252,7 @@ export interface OomStaleHolder {
  */
 export interface OomCause {
   /**
-   * too_big, fragmentation, stale_references or other_processes; a reader keeps an unknown id from a newer helper as is.
+   * too_big, fragmentation, stale_references, other_processes, child_processes (processes this kernel started hold the memory: other_processes lists them with child_of_kernel true; absent from older helpers) or dataloader_workers (the kernel's DataLoader workers were killed, most likely by the out-of-memory killer: dataloader_workers says what they held); a reader keeps an unknown id from a newer helper as is.
    */
   cause: string;
   /**
@@ -1282,6 +1343,72 @@ export interface SiteFrame {
    * The function's name, or null when unknown.
    */
   function: string | null;
+}
+/**
+ * What the kernel's DataLoader workers held when one was killed: the explanation of a 'DataLoader worker (pid N) is killed by signal: Killed' error.
+ */
+export interface OomDataLoaderWorkers {
+  /**
+   * The pids the error names.
+   */
+  killed_pids: number[];
+  /**
+   * The signal as the error names it (Killed, Bus error, ...).
+   */
+  signal: string;
+  /**
+   * The killed workers and their siblings as last read (workers of this kernel the tree saw within the last minute), largest host_bytes first; [] where the tree never saw them.
+   */
+  workers: OomWorker[];
+  /**
+   * The workers' host_bytes summed; null where none was read.
+   */
+  workers_host_bytes: number | null;
+  /**
+   * How much their USS grew in all since they were first read; null where unknown.
+   */
+  uss_growth_bytes: number | null;
+  /**
+   * True when their USS grew by at least a quarter of what they hold (and 64 MiB): pages shared with the kernel became each worker's own as the workers touched Python objects of the dataset (reference counts write to every object read).
+   */
+  copy_on_write: boolean;
+  /**
+   * The id of the snippet that fits (see schema/plugin.json's snippets); null when none does.
+   */
+  snippet: string | null;
+}
+/**
+ * One DataLoader worker of the kernel, as the process tree last read it before the failure.
+ */
+export interface OomWorker {
+  /**
+   * The worker's pid.
+   */
+  pid: number;
+  /**
+   * Its start_time.
+   */
+  start_time: number;
+  /**
+   * Whether the error names it as killed.
+   */
+  killed: boolean;
+  /**
+   * Its host_bytes at that reading (USS, or RSS where smaps_rollup could not be read).
+   */
+  host_bytes: number | null;
+  /**
+   * Its USS at that reading; null where never read.
+   */
+  uss_bytes: number | null;
+  /**
+   * How much its USS grew from the first reading to that one (0 where it shrank); null with fewer than two readings.
+   */
+  uss_growth_bytes: number | null;
+  /**
+   * Unix seconds of that reading; null where the tree never read the worker.
+   */
+  read_at: number | null;
 }
 /**
  * How busy one GPU was while a cell ran, from the driver's own sample buffer and energy counter, read after the cell ended. The helper sends figures, not verdicts: the frontend decides what they suggest (docs/protocol.md).
@@ -2113,6 +2240,129 @@ export interface StopProcessResult {
   still_zombie: boolean;
   before: StopMemory;
   after: StopMemory;
+  /**
+   * What the request took, in milliseconds.
+   */
+  elapsed_ms: number;
+}
+/**
+ * One process a releasable holds, as the kernel's process tree read it.
+ */
+export interface ReleasableProcess {
+  /**
+   * The process id.
+   */
+  pid: number;
+  /**
+   * Its start_time (field 22 of /proc/<pid>/stat); with pid it names one process.
+   */
+  start_time: number;
+  /**
+   * Its role in the process tree (see TreeProcess.role); a reader keeps any string as is.
+   */
+  role: string;
+}
+/**
+ * Something the kernel started through an engine and can release.
+ */
+export interface Releasable {
+  /**
+   * ray (the Ray runtime ray.init started), dask (a distributed Client and the LocalCluster it or the notebook started), mp_pool (a multiprocessing pool), dataloader_iter (a DataLoader iterator with worker processes, held by a name, a DataLoader with persistent workers, or a generator), vllm (a vLLM engine); a reader keeps any other string as is.
+   */
+  kind: string;
+  /**
+   * The name in the notebook's namespace that holds it (a generator's name for an iterator a generator holds; name.attribute for a DataLoader's persistent iterator); ray for the Ray runtime; a label in angle brackets, such as <default client>, for what no name holds.
+   */
+  name: string;
+  /**
+   * What it is, in words (its type, its workers).
+   */
+  label: string;
+  /**
+   * Its processes in the kernel's tree (workers, their children); [] where it has none, or none could be told.
+   */
+  processes: ReleasableProcess[];
+  /**
+   * A byte count or counter: a non-negative integer, or null where the figure is unknown.
+   */
+  host_bytes: number | null;
+  /**
+   * Per GPU, what NVML lists for those processes; [] where they hold nothing on a GPU.
+   */
+  gpus: ProcessGpuMemory[];
+}
+/**
+ * One step of a release, as it ran.
+ */
+export interface ReleaseStep {
+  /**
+   * What ran, as code (client.close(), pool.terminate(), del llm, gc.collect(), ...).
+   */
+  action: string;
+  /**
+   * Whether it ended without raising.
+   */
+  ok: boolean;
+  /**
+   * What it raised, on one line (TimeoutError: ...); null when ok.
+   */
+  error: string | null;
+}
+/**
+ * What releasing one releasable did.
+ */
+export interface ReleaseOutcome {
+  /**
+   * The kind asked for.
+   */
+  kind: string;
+  /**
+   * The name asked for.
+   */
+  name: string;
+  /**
+   * released (every step ran and every process ended), partial (a step failed or a process is still alive), refused (nothing was done: no such releasable now); a reader keeps any other string as is.
+   */
+  outcome: string;
+  /**
+   * Why it was refused or is partial, in words; null when released.
+   */
+  reason: string | null;
+  /**
+   * The steps, in the order they ran; [] when refused.
+   */
+  steps: ReleaseStep[];
+  /**
+   * Its processes just before the release.
+   */
+  processes: ReleasableProcess[];
+  /**
+   * Those of its processes (same pid and start time) still alive once the wait ended: what did not come back.
+   */
+  still_alive: ReleasableProcess[];
+  /**
+   * Seconds spent waiting for its processes to end.
+   */
+  waited_s: number;
+  before: StopMemory;
+  after: StopMemory;
+}
+/**
+ * The result of a release_engine request.
+ */
+export interface ReleaseEngineResult {
+  /**
+   * The mode asked for: list or release.
+   */
+  mode: string;
+  /**
+   * What can be released now (after the release, with mode release), largest host_bytes first.
+   */
+  releasables: Releasable[];
+  /**
+   * What the release did; null with mode list.
+   */
+  released: ReleaseOutcome | null;
   /**
    * What the request took, in milliseconds.
    */

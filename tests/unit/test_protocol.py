@@ -22,7 +22,7 @@ def test_version_constants() -> None:
             {"type": "nope"},
             "unknown_type",
             "expected one of allocation_sites, allocation_snapshot, configure, delete, free_memory, history, inspect, "
-            "notebook_names, ping, record_allocations, snapshot",
+            "notebook_names, ping, record_allocations, release_engine, snapshot",
             None,
         ),
         ({"type": "ping"}, "malformed", "missing field 'request_id'", None),

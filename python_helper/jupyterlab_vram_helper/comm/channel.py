@@ -77,6 +77,7 @@ class Channel:
         self._notebook_names: Callable[[], dict[str, Any]] | None = None
         self._allocations: Callable[[], Any] | None = None
         self._stop_process: Callable[[int, int, float], dict[str, Any]] | None = None
+        self._release_engine: Callable[[str, str | None, str | None, float], dict[str, Any]] | None = None
         self._before_request: Callable[[], None] = lambda: None
         self.last_error: str | None = None
         # Maps a listing id to the names that the frontend sees differently from what they are;
@@ -96,6 +97,7 @@ class Channel:
         allocations: Callable[[], Any] | None = None,
         before_request: Callable[[], None] | None = None,
         stop_process: Callable[[int, int, float], dict[str, Any]] | None = None,
+        release_engine: Callable[[str, str | None, str | None, float], dict[str, Any]] | None = None,
     ) -> None:
         """Bind the sampler and the parts that answer requests.
 
@@ -110,7 +112,9 @@ class Channel:
         request. ``before_request()`` is called before each request is
         handled; it is the cell recorder's ``finish_records``, because what a
         request frees is not a cell's. ``stop_process(pid, start_time,
-        timeout_s)`` returns the result of a ``stop_process`` request.
+        timeout_s)`` returns the result of a ``stop_process`` request, and
+        ``release_engine(mode, kind, name, timeout_s)`` that of a
+        ``release_engine`` request.
         """
         self._sampler = sampler
         self._record_series = record_series
@@ -126,6 +130,8 @@ class Channel:
             self._before_request = before_request
         if stop_process is not None:
             self._stop_process = stop_process
+        if release_engine is not None:
+            self._release_engine = release_engine
 
     @property
     def sampler(self) -> Sampler:
@@ -313,6 +319,7 @@ class Channel:
             "allocation_sites": self._allocation_sites,
             "allocation_snapshot": self._allocation_snapshot,
             "stop_process": self._stop,
+            "release_engine": self._release,
         }
         result = handler[request.type](comm, request)
         self._send_quietly(comm, reply_message(request, result))
@@ -393,6 +400,13 @@ class Channel:
             raise RequestError("internal", f"{request.type!r} is not available in this helper", request.request_id)
         args = request.args
         return self._stop_process(args["pid"], args["start_time"], args["timeout_s"])
+
+    def _release(self, comm: Any, request: Request) -> dict[str, Any]:
+        assert request.args is not None
+        if self._release_engine is None:
+            raise RequestError("internal", f"{request.type!r} is not available in this helper", request.request_id)
+        args = request.args
+        return self._release_engine(args["mode"], args["kind"], args["name"], args["timeout_s"])
 
     def _send_encodable(self, comm: Any, message: Mapping[str, Any]) -> None:
         """Send ``message``. If the packer refuses it, it goes again with its lone

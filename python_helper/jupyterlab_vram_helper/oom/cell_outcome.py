@@ -39,11 +39,13 @@ MESSAGE_HEAD_CHARS = 1000
 #   TensorFlow ResourceExhaustedError: "OOM when allocating tensor with shape[...] ..."
 #   JAX/XLA: "RESOURCE_EXHAUSTED: Out of memory while trying to allocate ..."
 #   numpy _ArrayMemoryError (a MemoryError): "Unable to allocate 7.45 GiB for an array ..."
+#   a DataLoader worker the out-of-memory killer took (torch/csrc/DataLoader.cpp), raised
+#     in the kernel as a RuntimeError: "DataLoader worker (pid 4312) is killed by signal: Killed."
 
 OUT_OF_MEMORY_TYPE_NAMES = frozenset({"OutOfMemoryError", "MemoryError", "ResourceExhaustedError"})
 OUT_OF_MEMORY_MESSAGE = re.compile(
     r"out of memory|_ALLOC_FAILED|_ALLOCATION_FAILED|\bOOM when allocating|can't allocate memory|"
-    r"DefaultCPUAllocator: not enough memory",
+    r"DefaultCPUAllocator: not enough memory|DataLoader worker \(pid \d+\) is killed by signal: Killed",
     re.IGNORECASE,
 )
 # This much of the message is passed to the diagnosis, which is as much as

@@ -21,6 +21,12 @@ The causes are these:
   The names that the failing cell itself uses are not among them, because
   deleting those would not help that cell; oom_watch.py sets them apart.
 * ``other_processes``: other processes or kernels hold enough of the device.
+* ``child_processes``: processes this kernel started (a vLLM engine, pool or
+  DataLoader workers, a spawned process) hold enough of the device. They are
+  listed among the other processes, marked as the kernel's children, and
+  their memory counts as what the kernel could get back: stopping them, or
+  releasing the engine that started them, is this notebook's to do
+  (oom_children.py).
 
 Each cause carries ``gain_bytes``, which is what fixing it would make
 available, and the causes are ranked by it. ``too_big`` has no gain and always
@@ -39,11 +45,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, TypedDict
 
+from .oom_children import OomChild, mark_child
 from .oom_message import KIND_CUDA, KIND_HOST, KIND_TENSORFLOW, OomMessageFacts, OomProcess
 
 # The diagnosis's wire shape is generated from the protocol's schema (see
 # protocol_types.py) and is needed only by type checkers.
 if TYPE_CHECKING:
+    # typing has NotRequired from Python 3.11 only.
+    from typing_extensions import NotRequired
+
     from ..protocol_types import OomCause, OomDiagnosis, OomStaleHolder
 
 
@@ -73,6 +83,9 @@ class OomState(TypedDict):
     # optimizer. They are counted in neither of the two fields above, since
     # deleting them is no fix for that cell.
     in_use_holders: list[OomStaleHolder]
+    # The kernel's own processes that NVML listed on the failing device, by pid
+    # (oom_children.py); absent or empty where there are none.
+    children: NotRequired[dict[int, OomChild]]
 
 
 class OomAllocationSites(TypedDict):
@@ -92,10 +105,11 @@ CAUSE_TOO_BIG = "too_big"
 CAUSE_FRAGMENTATION = "fragmentation"
 CAUSE_STALE_REFERENCES = "stale_references"
 CAUSE_OTHER_PROCESSES = "other_processes"
+CAUSE_CHILD_PROCESSES = "child_processes"
 # Equal gains rank in this order, so that the cheapest fix comes first:
-# empty_cache or expandable segments, then deleting names, then someone else's
-# process.
-_TIE_ORDER = (CAUSE_FRAGMENTATION, CAUSE_STALE_REFERENCES, CAUSE_OTHER_PROCESSES)
+# empty_cache or expandable segments, then deleting names, then the kernel's
+# own processes, then someone else's process.
+_TIE_ORDER = (CAUSE_FRAGMENTATION, CAUSE_STALE_REFERENCES, CAUSE_CHILD_PROCESSES, CAUSE_OTHER_PROCESSES)
 
 MIB = 1 << 20
 
@@ -162,6 +176,10 @@ def diagnose(facts: OomMessageFacts | None, state: OomState) -> OomDiagnosis:
             reserved = state_reserved
 
     others, self_in_list = _other_processes(facts, state, host, total, free, reserved)
+    children = state.get("children") or {}
+    if others is None and children:
+        # No list names the device's processes, but the tree's last reading does for the children.
+        others = [{"pid": c["pid"], "used_bytes": c["used_bytes"]} for c in children.values()]
     if process_in_use is None:
         process_in_use = self_in_list
     if host:
@@ -176,13 +194,16 @@ def diagnose(facts: OomMessageFacts | None, state: OomState) -> OomDiagnosis:
         known = [p["used_bytes"] for p in others if p["used_bytes"] is not None]
         other_bytes = sum(known) if known or not others else None
 
+    child_bytes = sum(p["used_bytes"] or 0 for p in others or [] if p["pid"] in children)
+    # What the kernel's children hold, it can get back: only the rest is someone else's.
+    strangers = None if other_bytes is None else max(0, other_bytes - child_bytes)
     stale = after("stale_bytes")
     if not host and stale is not None and allocated is not None:
         # The message's allocated figure is printed rounded (78.00 GiB), so
         # what references hold is capped at it, to stay within the allocated
         # figure shown beside it.
         stale = min(stale, allocated)
-    capacity = _capacity(kind, total, reserved, process_in_use, other_bytes, allowed)
+    capacity = _capacity(kind, total, reserved, process_in_use, strangers, allowed)
     causes = _causes(
         kind=kind,
         requested=requested,
@@ -191,11 +212,13 @@ def diagnose(facts: OomMessageFacts | None, state: OomState) -> OomDiagnosis:
         free=free,
         reserved=reserved,
         reserved_unallocated=reserved_unallocated,
-        other_bytes=other_bytes,
+        other_bytes=strangers,
+        child_bytes=child_bytes,
         allowed=allowed,
         stale=stale,
     )
     listed = sorted(others or [], key=lambda p: -(p["used_bytes"] or -1))[:MAX_LISTED_PROCESSES]
+    listed_processes = [_listed(p, children) for p in listed]
     return {
         "kind": kind,
         "library": facts["library"] if facts is not None else None,
@@ -208,7 +231,7 @@ def diagnose(facts: OomMessageFacts | None, state: OomState) -> OomDiagnosis:
         "reserved_unallocated_bytes": reserved_unallocated,
         "process_in_use_bytes": process_in_use,
         "other_processes_bytes": other_bytes,
-        "other_processes": [{"pid": p["pid"], "used_bytes": p["used_bytes"]} for p in listed],
+        "other_processes": listed_processes,  # type: ignore[typeddict-item]
         "capacity_bytes": capacity,
         "allowed_bytes": allowed,
         "num_alloc_retries": after("num_alloc_retries"),
@@ -217,6 +240,14 @@ def diagnose(facts: OomMessageFacts | None, state: OomState) -> OomDiagnosis:
         "in_use_holders": list(state.get("in_use_holders") or [])[:STALE_HOLDERS_LISTED],
         "causes": causes,
     }
+
+
+def _listed(process: OomProcess, children: dict[int, OomChild]) -> dict[str, Any]:
+    entry: dict[str, Any] = {"pid": process["pid"], "used_bytes": process["used_bytes"]}
+    child = children.get(process["pid"])
+    if child is not None:
+        mark_child(entry, child)
+    return entry
 
 
 def _first(*values: int | None) -> int | None:
@@ -310,6 +341,7 @@ def _causes(
     reserved: int | None,
     reserved_unallocated: int | None,
     other_bytes: int | None,
+    child_bytes: int,
     allowed: int | None,
     stale: int | None,
 ) -> list[OomCause]:
@@ -339,13 +371,9 @@ def _causes(
     if stale:
         if not known_request or usable_free + cache + stale >= requested:  # type: ignore[operator]
             found.append({"cause": CAUSE_STALE_REFERENCES, "gain_bytes": stale})
-    if other_bytes:
-        if known_request:
-            fits = (free or 0) + other_bytes >= requested  # type: ignore[operator]
-            if fits and (cap_room is None or cap_room >= requested):  # type: ignore[operator]
-                found.append({"cause": CAUSE_OTHER_PROCESSES, "gain_bytes": other_bytes})
-        elif total is not None and other_bytes >= UNKNOWN_REQUEST_SHARE * total:
-            found.append({"cause": CAUSE_OTHER_PROCESSES, "gain_bytes": other_bytes})
+    for cause, held in ((CAUSE_CHILD_PROCESSES, child_bytes), (CAUSE_OTHER_PROCESSES, other_bytes)):
+        if held and _process_cause(held, requested, free, total, cap_room):
+            found.append({"cause": cause, "gain_bytes": held})
 
     if not found and not too_big and known_request:
         # No single fix frees enough, but together they would, so each one that
@@ -353,6 +381,7 @@ def _causes(
         parts = [
             (CAUSE_FRAGMENTATION, cache),
             (CAUSE_STALE_REFERENCES, stale or 0),
+            (CAUSE_CHILD_PROCESSES, child_bytes if cap_room is None else 0),
             (CAUSE_OTHER_PROCESSES, (other_bytes or 0) if cap_room is None else 0),
         ]
         if free is not None and usable_free + sum(gain for _, gain in parts) >= requested:  # type: ignore[operator]
@@ -365,3 +394,11 @@ def _causes(
     if too_big:
         found.insert(0, {"cause": CAUSE_TOO_BIG, "gain_bytes": None})
     return found
+
+
+def _process_cause(held: int, requested: int | None, free: int | None, total: int | None, cap_room: int | None) -> bool:
+    """Whether processes holding ``held`` bytes are a cause: their leaving would make room for the
+    request (within a memory-fraction cap), or, with the request unknown, they hold a share worth freeing."""
+    if requested is not None:
+        return (free or 0) + held >= requested and (cap_room is None or cap_room >= requested)
+    return total is not None and held >= UNKNOWN_REQUEST_SHARE * total

@@ -30,6 +30,11 @@ libraries' own format strings, version by version:
   (1000000000,) and data type float64``, PyTorch's CPU allocator ``DefaultCPUAllocator:
   can't allocate memory: you tried to allocate 1125899906842624 bytes``, and a bare
   ``MemoryError``.
+* a DataLoader worker killed by the out-of-memory killer, as torch's SIGCHLD
+  handler words it (torch/csrc/DataLoader.cpp): ``DataLoader worker (pid 4312) is
+  killed by signal: Killed.`` (the signal's name as ``strsignal`` gives it). Only
+  SIGKILL is read as running out of host memory: it is what the kernel's
+  out-of-memory killer sends; a "Bus error" is shared memory, not RAM.
 
 Sizes are printed by PyTorch's ``format_size`` (and NumPy's ``_size_to_string``)
 in 1024 multiples with two decimals ("20.00 MiB") or three significant digits
@@ -89,6 +94,10 @@ class OomMessageFacts(TypedDict):
     other_processes: list[OomProcess]
     # The per-process memory-fraction limit, when one is set.
     allowed_bytes: int | None
+    # The DataLoader workers the message says were killed, and the signal's
+    # name, for that message only ([] and None otherwise).
+    killed_worker_pids: list[int]
+    worker_signal: str | None
 
 
 # PyTorch's CUDA (or ROCm/HIP) allocator failed, or a bare cudaMalloc did.
@@ -291,6 +300,9 @@ _BARE_DEVICE_OOM = _rx(
 
 _HOST_TYPES = frozenset({"MemoryError", "_ArrayMemoryError"})
 
+# --- a DataLoader worker the out-of-memory killer took ---------------------------------
+_WORKER_KILLED = _rx(r"DataLoader worker \(pid (\d{1,10})\) is killed by signal: (Killed)\b")
+
 
 def parse_oom_message(type_name: str, message: str) -> OomMessageFacts | None:
     """The facts an out-of-memory error states, or None if it is not one.
@@ -309,7 +321,8 @@ def parse_oom_message(type_name: str, message: str) -> OomMessageFacts | None:
 def _parse(type_name: str, message: str) -> OomMessageFacts | None:
     short_type = type_name.rsplit(".", 1)[-1]
     text = message[:MAX_SCANNED_CHARS]
-    for reader in (_torch_allocator, _async_allocator, _cuda_library, _tensorflow, _numpy, _cpu_allocator, _mps, _xla):
+    readers = (_torch_allocator, _async_allocator, _cuda_library, _tensorflow, _numpy, _cpu_allocator, _mps, _xla)
+    for reader in (*readers, _worker_killed):
         facts = reader(text, short_type)
         if facts is not None:
             return facts
@@ -335,6 +348,8 @@ def _facts(kind: str, library: str | None = None, framework: str | None = None) 
         "process_in_use_bytes": None,
         "other_processes": [],
         "allowed_bytes": None,
+        "killed_worker_pids": [],
+        "worker_signal": None,
     }
 
 
@@ -503,6 +518,24 @@ def _xla(text: str, type_name: str) -> OomMessageFacts | None:
         return None
     facts = _facts(KIND_XLA, framework=FRAMEWORK_JAX)
     facts["requested_bytes"] = _plausible(int(match.group(1)))
+    return facts
+
+
+def _worker_killed(text: str, type_name: str) -> OomMessageFacts | None:
+    if "DataLoader worker" not in text:
+        return None
+    pids = []
+    signal = None
+    for n, match in enumerate(_WORKER_KILLED.finditer(text)):
+        if n >= MAX_PROCESSES:
+            break
+        pids.append(int(match.group(1)))
+        signal = match.group(2)
+    if not pids:
+        return None
+    facts = _facts(KIND_HOST, framework=FRAMEWORK_TORCH)
+    facts["killed_worker_pids"] = pids
+    facts["worker_signal"] = signal
     return facts
 
 

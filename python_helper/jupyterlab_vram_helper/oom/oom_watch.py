@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 from ..sampling.readers import torch_cuda
 from . import error_frames
 from .cell_outcome import SCANNED_MESSAGE_CHARS, error_chain, error_message
+from .oom_children import dataloader_workers, gpu_children
 from .oom_diagnosis import STALE_HOLDERS_LISTED, OomState, diagnose
 from .oom_message import (
     KIND_CUDA,
@@ -75,6 +76,8 @@ class OomWatch:
         inspect: Callable[[], Mapping[str, Any]],
         allocation_sites: Callable[[str], Any] | None = None,
         names_in_use: Callable[[str, str], Set[str] | None] | None = None,
+        processes: Callable[[], list[Any]] | None = None,
+        releases: Callable[[Any], Mapping[int, Any]] | None = None,
     ):
         """Take the readers that the diagnosis draws on.
 
@@ -85,12 +88,18 @@ class OomWatch:
         recorded, as an :class:`OomAllocationSites` of allocation_sites.py.
         ``names_in_use(type name, message)`` returns the names that the failing
         cell's code reads or assigns, or None when they are not known; it is
-        :func:`failing_cell_names` unless another is given.
+        :func:`failing_cell_names` unless another is given. ``processes()``
+        returns the process tree's last reading of each process, those that
+        ended lately included (process_tree.py's ``recently_seen``), and
+        ``releases(tree)`` maps a pid of ``tree`` to the releasable that holds
+        it (kind and name, for a ``release_engine`` request).
         """
         self._names_in_use = names_in_use if names_in_use is not None else failing_cell_names
         self._read_figures = read_figures
         self._inspect = inspect
         self._allocation_sites = allocation_sites
+        self._processes = processes
+        self._releases = releases
 
     def diagnose(self, type_name: str, message: str) -> OomDiagnosis | None:
         """Diagnose the error with this class name and message, or return None
@@ -112,6 +121,7 @@ class OomWatch:
             if index is None:
                 index = _only_gpu_index(figures)
             state = _gpu_state(figures, index)
+            state["children"] = self._children(figures, index)
             device_key = f"cuda:{index}" if index is not None else None
         if device_key is not None:
             in_use = self._in_use(type_name, message)
@@ -124,6 +134,8 @@ class OomWatch:
             if device_key != HOST_DEVICE and allocated is not None and state["stale_bytes"] is not None:
                 state["stale_bytes"] = min(state["stale_bytes"], allocated)
         diagnosis = diagnose(facts, state)
+        if facts["killed_worker_pids"]:
+            self._explain_workers(diagnosis, facts["killed_worker_pids"], facts["worker_signal"] or "")
         cuda = facts["kind"] in (KIND_CUDA, KIND_CUDA_LIBRARY)
         diagnosis["expandable_segments"] = expandable_segments_known(message) if cuda else None  # type: ignore[typeddict-unknown-key]
         diagnosis["expandable_segments_on"] = expandable_segments_on() if cuda else None  # type: ignore[typeddict-unknown-key]
@@ -135,6 +147,29 @@ class OomWatch:
                 found = None  # The diagnosis is still useful without the allocation sites.
             diagnosis["allocation_sites"] = found  # type: ignore[typeddict-unknown-key]
         return diagnosis
+
+    def _seen(self) -> list[Any]:
+        try:
+            return self._processes() if self._processes is not None else []
+        except Exception:
+            return []  # The diagnosis is still useful without the kernel's processes.
+
+    def _children(self, figures: Mapping[str, Any], index: int | None) -> dict[int, Any]:
+        """The kernel's processes on device ``index``, with the releasable that holds each."""
+        seen = self._seen()
+        if not any(process.gpus for process in seen):
+            return {}
+        try:
+            releases = self._releases(figures.get("processes")) if self._releases is not None else {}
+        except Exception:
+            releases = {}  # Stop is still offered where release cannot be.
+        return gpu_children(seen, index, releases)
+
+    def _explain_workers(self, diagnosis: Any, killed: list[int], signal: str) -> None:
+        """Name the killed DataLoader workers' memory, as the tree last read it, as the cause."""
+        workers = dataloader_workers(killed, signal, self._seen())
+        diagnosis["dataloader_workers"] = workers
+        diagnosis["causes"].insert(0, {"cause": "dataloader_workers", "gain_bytes": workers["workers_host_bytes"]})
 
     def _in_use(self, type_name: str, message: str) -> Set[str]:
         try:

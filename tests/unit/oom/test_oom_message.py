@@ -31,6 +31,8 @@ FIELDS = {
     "process_in_use_bytes",
     "other_processes",
     "allowed_bytes",
+    "killed_worker_pids",
+    "worker_signal",
 }
 MIB = 1 << 20
 GIB = 1 << 30

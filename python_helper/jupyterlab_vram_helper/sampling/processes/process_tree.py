@@ -32,6 +32,10 @@ if TYPE_CHECKING:  # the message shapes, for annotations only (protocol_types.py
 MIN_INTERVAL_S = 0.9
 # A command line is summed up in this many characters.
 COMMAND_CHARS = 160
+# What the tree last read of a process that ended is kept this long (seconds), and for at
+# most this many: a worker the out-of-memory killer took is explained with its last figures.
+ENDED_KEPT_S = 60.0
+MAX_ENDED = 64
 
 
 class GpuList(NamedTuple):
@@ -50,13 +54,39 @@ class TreeTotals(NamedTuple):
     gpus: dict[int, int | None]
 
 
+class Seen(NamedTuple):
+    """What the tree last read of one process (numbers only), kept a while after it ended."""
+
+    pid: int
+    start_time: int
+    role: str
+    host_bytes: int | None
+    uss_bytes: int | None
+    first_uss_bytes: int | None  # its USS at the first reading: copy-on-write growth is the difference
+    rollup_at: float | None
+    gpus: tuple[tuple[int, int | None], ...]  # (device, NVML's bytes)
+    ended_at: float | None  # the reader's clock when it was first missed; None while alive
+
+
 class _Known:
     """What is kept of one process between readings (numbers and strings only)."""
 
-    __slots__ = ("start_time", "name", "argv", "role", "command", "rollup", "rollup_at", "rollup_rss", "unreadable")
+    __slots__ = (
+        "start_time",
+        "name",
+        "argv",
+        "role",
+        "command",
+        "rollup",
+        "rollup_at",
+        "rollup_rss",
+        "unreadable",
+        "first_uss",
+    )
 
     def __init__(self, start_time: int, argv: list[str], name: str):
         self.start_time = start_time
+        self.first_uss: int | None = None
         self.rollup: Any = None
         self.rollup_at: float | None = None
         self.rollup_rss: int | None = None
@@ -101,6 +131,9 @@ class ProcessTreeReader:
         self._tree: ProcessTree | None = None
         # The processes' totals at the last reading, for the cell hooks; None while there are none.
         self.latest: TreeTotals | None = None
+        # What the last reading saw of each process, and of those that ended lately, by pid.
+        self._seen: dict[int, Seen] = {}
+        self._ended: dict[int, Seen] = {}
 
     @property
     def descendants(self) -> Descendants:
@@ -149,6 +182,25 @@ class ProcessTreeReader:
                     return True, entry
         return False, None
 
+    def recently_seen(self) -> list[Seen]:
+        """Every process of the last reading, and those that ended within ENDED_KEPT_S, as last read."""
+        with self._lock:
+            now = self._clock()
+            ended = [seen for seen in self._ended.values() if now - (seen.ended_at or now) <= ENDED_KEPT_S]
+            return [*self._seen.values(), *ended]
+
+    def _note_seen(self, entries: list[TreeProcess]) -> None:
+        """Keep what this reading saw (called under the lock); what vanished since moves to the ended."""
+        current = {entry["pid"]: _seen(entry, self._known.get(entry["pid"])) for entry in entries}
+        now = self._clock()
+        for pid, seen in self._seen.items():
+            if pid not in current or current[pid].start_time != seen.start_time:
+                self._ended.pop(pid, None)
+                self._ended[pid] = seen._replace(ended_at=now)
+        while len(self._ended) > MAX_ENDED:
+            del self._ended[next(iter(self._ended))]
+        self._seen = current
+
     # -- figures -----------------------------------------------------------------
 
     def _figures(self, found: list[Descendant], gpus: Sequence[GpuList], fresh: bool) -> ProcessTree:
@@ -174,6 +226,8 @@ class ProcessTreeReader:
             roles[descendant.stat.pid] = known.role
             entries.append(self._entry(descendant, roles, gpus, False))
         self.latest = _cell_totals(entries, gpus) if entries else None
+        if entries or self._seen:
+            self._note_seen(entries)
         return {
             "method": self.descendants.method,
             "read_at": self._wall_clock(),
@@ -216,6 +270,8 @@ class ProcessTreeReader:
             known.rollup = rollup
             known.rollup_at = self._wall_clock()
             known.rollup_rss = rollup.rss
+            if known.first_uss is None:
+                known.first_uss = rollup.uss
 
     def _entry(
         self, descendant: Descendant, roles: dict[int, Any], gpus: Sequence[GpuList], fresh_rollup: bool
@@ -226,6 +282,8 @@ class ProcessTreeReader:
             rollup = read_rollup(self.root, stat.pid)
             if rollup is not None:
                 known.rollup, known.rollup_at, known.rollup_rss = rollup, self._wall_clock(), rollup.rss
+                if known.first_uss is None:
+                    known.first_uss = rollup.uss
         rollup = known.rollup if known.rollup_at is not None else None
         role = known.role if known.role is not None else _OTHER_ROLE
         return {
@@ -254,6 +312,21 @@ class ProcessTreeReader:
                 if gpu.bytes_by_pid is not None and stat.pid in gpu.bytes_by_pid
             ],
         }
+
+
+def _seen(entry: TreeProcess, known: _Known | None) -> Seen:
+    host = entry["host"]
+    return Seen(
+        entry["pid"],
+        entry["start_time"],
+        entry["role"],
+        host["host_bytes"],
+        host["uss_bytes"],
+        known.first_uss if known is not None else None,
+        host["rollup_at"],
+        tuple((gpu["index"], gpu["used_bytes"]) for gpu in entry["gpus"]),
+        None,
+    )
 
 
 def _registry() -> dict[int, Any]:
