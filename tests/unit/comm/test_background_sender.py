@@ -112,20 +112,22 @@ def test_background_sender_works_in_a_forked_child_and_after_a_stop() -> None:
 
 
 def test_background_sender_spaces_rounds_while_calls_keep_coming() -> None:
+    # The spacing is far longer than the window, so that a thread woken late on a busy
+    # machine (hundreds of milliseconds) still cannot make one look like the other.
     starts, queued, work = _timed_calls()
-    sender = BackgroundSender(lambda message: None, window_s=0.05, spacing_s=0.4)
+    sender = BackgroundSender(lambda message: None, window_s=0.05, spacing_s=1.2)
     sender.call_soon(work("first"))
     wait_until(lambda: len(starts) == 1)
     sender.call_soon(work("streaming"))  # right after a round: waits for the spacing, not one window
     wait_until(lambda: len(starts) == 2)
-    time.sleep(1.0)  # a quiet spell well past the next round's time
+    time.sleep(2.0)  # a quiet spell well past the next round's time
     sender.call_soon(work("lone"))
     wait_until(lambda: len(starts) == 3)
     sender.stop()
-    assert 0.05 <= starts[0] - queued["first"] < 0.35
-    assert starts[1] - starts[0] >= 0.4
-    assert starts[1] - queued["streaming"] >= 0.3  # not just its own window
-    assert 0.05 <= starts[2] - queued["lone"] < 0.35  # a lone call waits one window again
+    assert 0.05 <= starts[0] - queued["first"] < 0.9
+    assert starts[1] - starts[0] >= 1.2
+    assert starts[1] - queued["streaming"] >= 1.0  # not just its own window
+    assert 0.05 <= starts[2] - queued["lone"] < 0.9  # a lone call waits one window again
 
 
 def test_background_sender_sends_a_message_posted_by_its_own_round_at_once() -> None:
