@@ -112,7 +112,12 @@ def test_a_killed_dataloader_worker_is_explained_with_its_figures(session: CellS
         timeout=120,
     )
     victim = session.k.eval("it._workers[0].pid")
-    result = session.run(f"os.kill({victim}, signal.SIGKILL)\nfor _ in it: pass", record_timeout=60, timeout=60)
+    # The cell sleeps after the kill, so that torch's SIGCHLD handler raises "is killed by
+    # signal: Killed" in it: iterating at once races the handler, and a busy machine can let
+    # the data queue fail first with a bare "Connection reset by peer".
+    result = session.run(
+        f"os.kill({victim}, signal.SIGKILL)\ntime.sleep(10)\nfor _ in it: pass", record_timeout=60, timeout=60
+    )
     assert result["reply"]["status"] == "error"
     # torch raises the SIGCHLD handler's "is killed by signal: Killed", or, where the data queue's
     # check comes first, "exited unexpectedly" raised from it: the diagnosis reads the chain.
