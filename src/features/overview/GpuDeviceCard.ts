@@ -130,16 +130,18 @@ export class GpuDeviceCard {
   readonly node: HTMLElement;
 
   /**
-   * Show `figures` and the GPU's `load` (undefined: the helper sends none);
-   * the memory figures are left alone when they and the settings are
+   * Show `figures` and the GPU's `load` (undefined: the helper sends none),
+   * with the share of the kernel's own processes (`children`, their pids)
+   * apart; the memory figures are left alone when they and the settings are
    * unchanged.
    */
   render(
     figures: GpuFigures,
     settings: VramSettings,
-    load?: GpuLoad | null
+    load?: GpuLoad | null,
+    children?: ReadonlySet<number>
   ): void {
-    this._load.render(load);
+    this._load.render(load, children);
     if (
       this._last &&
       this._lastSettings === settings &&

@@ -25,14 +25,22 @@ export class GpuDeviceList extends ModelView {
   protected readonly relevantChanges = RELEVANT;
 
   protected render(): void {
+    const children = this._childPids();
     syncKeyedChildren(
       this.node,
       this._cards,
       this._currentFigures(),
       f => f.index,
       f => new GpuDeviceCard(f.index),
-      (card, f) => card.render(f, this.settings, this._loadOf(f.index))
+      (card, f) =>
+        card.render(f, this.settings, this._loadOf(f.index), children)
     );
+  }
+
+  /** The pids of the kernel's own processes in the latest sample (none from an older helper). */
+  private _childPids(): ReadonlySet<number> {
+    const tree = this.model?.latest?.processes;
+    return new Set(tree ? tree.processes.map(p => p.pid) : []);
   }
 
   /** The latest sample's load of GPU `index`; undefined before a sample, or from an older helper. */

@@ -103,6 +103,39 @@ describe('GpuLoadSection', () => {
     expect(value(section, 'sm').textContent).toBe('97%');
   });
 
+  it("gives the share of the kernel's own processes apart from the others'", () => {
+    const section = new GpuLoadSection();
+    const rank = (pid: number, sm: number) => ({
+      pid,
+      sm_percent: sm,
+      memory_percent: 10,
+      encoder_percent: 0,
+      decoder_percent: 0,
+      this_process: false
+    });
+    const load = makeGpuLoad({
+      processes: [
+        { ...rank(4242, 20), this_process: true },
+        rank(7001, 35),
+        rank(7002, 30),
+        rank(5151, 3)
+      ]
+    });
+    // 7001 and 7002 are in the kernel's process tree (two ranks it spawned); 5151 is not.
+    section.render(load, new Set([7001, 7002, 9999]));
+    expect(value(section, 'share').textContent).toBe(
+      'SM 20%; its processes 65%; other processes 3%'
+    );
+    const title = value(section, 'share').parentElement!.title;
+    expect(title).toMatch(/pid 7001 \(this kernel's process\): SM 35%/);
+    expect(title).toMatch(/pid 5151: SM 3%/);
+    // Without the tree (an older helper), they count among the others.
+    section.render(load);
+    expect(value(section, 'share').textContent).toBe(
+      'SM 20%; other processes 68%'
+    );
+  });
+
   it("says when the kernel's share cannot be told, and when the GPU was idle", () => {
     const section = new GpuLoadSection();
     section.render(

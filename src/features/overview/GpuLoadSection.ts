@@ -104,9 +104,18 @@ export class GpuLoadSection {
   }
 
   readonly node: HTMLElement;
+  private _children: ReadonlySet<number> = new Set();
 
-  /** Show `load`: undefined (an older helper) hides the section; null says the device's load is unknown. */
-  render(load: GpuLoad | null | undefined): void {
+  /**
+   * Show `load`: undefined (an older helper) hides the section; null says the
+   * device's load is unknown. `children` are the pids of the kernel's own
+   * processes, whose share of the activity is given apart.
+   */
+  render(
+    load: GpuLoad | null | undefined,
+    children: ReadonlySet<number> = new Set()
+  ): void {
+    this._children = children;
     setHidden(this.node, load === undefined);
     if (load === undefined) {
       return;
@@ -264,7 +273,7 @@ export class GpuLoadSection {
   }
 
   private _renderShare(load: GpuLoad): void {
-    const share = kernelShareText(load.processes);
+    const share = kernelShareText(load.processes, this._children);
     this._show(
       'share',
       load,

@@ -1,7 +1,9 @@
 /**
  * This kernel's share of a GPU's activity, from the driver's per-process
- * utilisation (`load.processes`): the kernel's SM share beside the other
- * processes', and every process listed, the kernel marked, for a tooltip.
+ * utilisation (`load.processes`): the kernel's SM share, its own processes'
+ * (the children in the sample's process tree: ranks, workers, an engine),
+ * and the other processes', and every process listed, the kernel and its
+ * processes marked, for a tooltip.
  */
 import type { GpuProcessLoad } from '../../protocol/load';
 import { formatLoadPercent } from '../../text/gpuLoadText';
@@ -24,23 +26,53 @@ function sumOf(processes: readonly GpuProcessLoad[]): number {
   return processes.reduce((sum, p) => sum + (p.sm_percent ?? 0), 0);
 }
 
-function processLine(p: GpuProcessLoad): string {
+function processLine(p: GpuProcessLoad, children: ReadonlySet<number>): string {
   const figures = trans.__(
     'SM %1, memory %2',
     formatLoadPercent(p.sm_percent),
     formatLoadPercent(p.memory_percent)
   );
-  return p.this_process
-    ? trans.__('pid %1 (this kernel): %2', p.pid, figures)
+  if (p.this_process) {
+    return trans.__('pid %1 (this kernel): %2', p.pid, figures);
+  }
+  return children.has(p.pid)
+    ? trans.__("pid %1 (this kernel's process): %2", p.pid, figures)
     : trans.__('pid %1: %2', p.pid, figures);
+}
+
+/** The line of the row: the kernel's share, its processes' where they ran, the others'. */
+function shareLine(
+  smPercent: number | null,
+  childrenPercent: number | null,
+  othersPercent: number
+): string {
+  const others = formatLoadPercent(othersPercent);
+  if (smPercent === null) {
+    return trans.__('not among the listed processes; all processes %1', others);
+  }
+  if (childrenPercent === null) {
+    return trans.__(
+      'SM %1; other processes %2',
+      formatLoadPercent(smPercent),
+      others
+    );
+  }
+  return trans.__(
+    'SM %1; its processes %2; other processes %3',
+    formatLoadPercent(smPercent),
+    formatLoadPercent(childrenPercent),
+    others
+  );
 }
 
 /**
  * The kernel's share of `processes` (null: the list is unavailable, and the
- * row says why).
+ * row says why); `children` are the pids of the kernel's own processes (the
+ * sample's process tree), whose share is given apart from the others'.
  */
 export function kernelShareText(
-  processes: readonly GpuProcessLoad[] | null
+  processes: readonly GpuProcessLoad[] | null,
+  children: ReadonlySet<number> = new Set()
 ): KernelShareText | null {
   if (processes === null) {
     return null;
@@ -55,22 +87,19 @@ export function kernelShareText(
     };
   }
   const mine = processes.filter(p => p.this_process);
-  const others = processes.filter(p => !p.this_process);
+  const theirs = processes.filter(p => !p.this_process && children.has(p.pid));
+  const others = processes.filter(p => !p.this_process && !children.has(p.pid));
   // Where NVML's pids are not the kernel's (another pid namespace), no
   // process is marked: the kernel's share is then unknown, not zero.
   const smPercent = mine.length ? sumOf(mine) : null;
-  const text =
-    smPercent === null
-      ? trans.__(
-          'not among the listed processes; all processes %1',
-          formatLoadPercent(sumOf(others))
-        )
-      : trans.__(
-          'SM %1; other processes %2',
-          formatLoadPercent(smPercent),
-          formatLoadPercent(sumOf(others))
-        );
-  const lines = processes.slice(0, LISTED_PROCESSES).map(processLine);
+  const text = shareLine(
+    smPercent,
+    theirs.length ? sumOf(theirs) : null,
+    sumOf(others)
+  );
+  const lines = processes
+    .slice(0, LISTED_PROCESSES)
+    .map(p => processLine(p, children));
   if (processes.length > LISTED_PROCESSES) {
     lines.push(
       trans.__('and %1 more', String(processes.length - LISTED_PROCESSES))
