@@ -5,38 +5,17 @@ from __future__ import annotations
 
 import importlib.util
 import itertools
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from kernel_harness import CellSession, live_helper_kernel, snapshot_sample
+from kernel_harness import CellSession, snapshot_sample
+from process_harness import MB, hold_code, run, session_fixture  # noqa: F401 (the session fixture)
 
 pytestmark = pytest.mark.kernel
 
-MB = 1 << 20
-CONFIG = {"interval_s": 0.5, "heartbeat_s": 2.0}
 _ids = itertools.count()
-# A worker that holds 50 MB of its own (every page written, so resident and private).
-HOLD = """
-import os, time
-def _hold(_=None):
-    global _held
-    _held = bytearray(50 << 20)
-    _held[::4096] = b"\\x01" * len(range(0, len(_held), 4096))
-    return os.getpid()
-"""
-
-
-@pytest.fixture
-def session(bootstrap: str) -> Iterator[CellSession]:
-    with live_helper_kernel(bootstrap, CONFIG) as (kernel, comm_id):
-        yield CellSession(kernel, comm_id)
-
-
-def run(session: CellSession, code: str, timeout: float = 60) -> dict[str, Any]:
-    result = session.run(code, record_timeout=timeout, timeout=timeout)
-    assert result["reply"]["status"] == "ok", result["reply"]
-    return result["record"]
+# A worker that holds 50 MB of its own.
+HOLD = hold_code(50)
 
 
 def release_engine(session: CellSession, timeout: float = 60, **fields: Any) -> dict[str, Any]:
