@@ -19,7 +19,8 @@ import type {
   HiddenHolderKind,
   InspectResult
 } from '../protocol/cleanup';
-import { ICleanupConnection } from './connectionRequests';
+import type { StopProcessResult } from '../protocol/processes';
+import { ICleanupConnection, IProcessConnection } from './connectionRequests';
 import {
   HelperRequestResults,
   HelperRequestType,
@@ -41,7 +42,9 @@ const SETTINGS_WAIT_MS = 24 * 3600 * 1000;
  * The base class of helper connections, which sends the typed requests and
  * checks their replies.
  */
-export abstract class HelperRequests implements ICleanupConnection {
+export abstract class HelperRequests
+  implements ICleanupConnection, IProcessConnection
+{
   /**
    * @param _cleanupTimeoutMs how long a cleanup or recording request may
    * wait for its answer once sent.
@@ -155,6 +158,23 @@ export abstract class HelperRequests implements ICleanupConnection {
       {},
       async () =>
         (await import('../protocol/allocation')).parseAllocationSnapshot
+    );
+  }
+
+  /**
+   * Stops one process of the kernel's tree (SIGTERM, then SIGKILL once
+   * `timeout_s` passed), named by pid and start time so that a reused pid is
+   * never signalled; resolves with what happened, refusals included.
+   */
+  async stopProcess(request: {
+    pid: number;
+    start_time: number;
+    timeout_s?: number;
+  }): Promise<StopProcessResult> {
+    return this._parsed(
+      'stop_process',
+      { ...request },
+      async () => (await import('../protocol/processes')).parseStopProcessResult
     );
   }
 

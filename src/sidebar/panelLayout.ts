@@ -10,6 +10,7 @@ export const TABS = {
   cells: 'cells',
   holders: 'holders',
   lines: 'lines',
+  processes: 'processes',
   kernels: 'kernels'
 } as const;
 
@@ -19,6 +20,7 @@ export const TAB_RANKS = {
   cells: 200,
   holders: 300,
   lines: 400,
+  processes: 450,
   kernels: 500
 } as const;
 

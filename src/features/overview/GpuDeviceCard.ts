@@ -23,6 +23,7 @@ import {
   setText
 } from '../../ui/dom';
 import { trans } from '../../text/translation';
+import { TreeFigureRow } from './processTreeRows';
 
 /**
  * The card of one GPU, with a stacked bar of who holds the device and its
@@ -123,9 +124,16 @@ export class GpuDeviceCard {
       role: 'gpu-counters'
     });
     node.append(header, bar, f, this._counters);
+    this.processes = new TreeFigureRow(
+      this._values.processUsed.parentElement!,
+      'gpu-tree'
+    );
   }
 
   readonly node: HTMLElement;
+
+  /** "Kernel + N processes" on this device; GpuDeviceList shows the sample's tree in it. */
+  readonly processes: TreeFigureRow;
 
   /** Show `figures`; does nothing when they and the settings are unchanged. */
   render(figures: GpuFigures, settings: VramSettings): void {

@@ -1,0 +1,61 @@
+/**
+ * The processes feature's plugin: every process a kernel started, followed
+ * per kernel (a part loaded later), the Processes tab, and the commands to
+ * show it and to stop a process.
+ */
+import {
+  JupyterFrontEnd,
+  JupyterFrontEndPlugin
+} from '@jupyterlab/application';
+import { ICommandPalette } from '@jupyterlab/apputils';
+
+import { IVramCore } from '../../monitor/IVramCore';
+import { IVramSidebar } from '../../sidebar/IVramSidebar';
+import { NO_SIDEBAR } from '../../sidebar/panelLayout';
+import { trans } from '../../text/translation';
+import { PALETTE_CATEGORY } from '../../ui/commandIds';
+import { notifyInJupyterLab } from '../../ui/notify';
+import { registerProcessCommands } from './processCommands';
+import { addProcessesToSidebar } from './processesSidebar';
+import {
+  currentProcesses,
+  PROCESS_TRACKING,
+  processesFor
+} from './processTrackingPart';
+
+/** The processes plugin. */
+export const processesPlugin: JupyterFrontEndPlugin<void> = {
+  id: 'jupyterlab-vram:processes',
+  description:
+    'Every process a notebook kernel started, with its memory, the cell that started it and a Stop button.',
+  autoStart: true,
+  requires: [IVramCore],
+  optional: [IVramSidebar, ICommandPalette],
+  activate: (
+    app: JupyterFrontEnd,
+    core: IVramCore,
+    sidebar: IVramSidebar | null,
+    palette: ICommandPalette | null
+  ): void => {
+    const { monitor } = core;
+    monitor.addPartKind(PROCESS_TRACKING);
+    if (sidebar) {
+      addProcessesToSidebar(sidebar, {
+        monitor,
+        execute: core.execute,
+        partsChanged: monitor.partsChanged,
+        trackerFor: model => processesFor(monitor, model)
+      });
+    }
+    registerProcessCommands({
+      app,
+      trans,
+      palette,
+      category: trans.__(PALETTE_CATEGORY),
+      sidebar: sidebar ?? NO_SIDEBAR,
+      current: () => currentProcesses(monitor),
+      units: () => monitor.settings.units,
+      notify: notifyInJupyterLab
+    });
+  }
+};
