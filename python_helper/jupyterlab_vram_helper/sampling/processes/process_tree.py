@@ -53,12 +53,26 @@ class TreeTotals(NamedTuple):
 class _Known:
     """What is kept of one process between readings (numbers and strings only)."""
 
-    __slots__ = ("start_time", "name", "argv", "role", "command", "rollup", "rollup_at", "rollup_rss", "unreadable")
+    __slots__ = (
+        "start_time",
+        "name",
+        "argv",
+        "role",
+        "command",
+        "rollup",
+        "rollup_at",
+        "rollup_read",
+        "rollup_rss",
+        "unreadable",
+    )
 
     def __init__(self, start_time: int, argv: list[str], name: str):
         self.start_time = start_time
         self.rollup: Any = None
         self.rollup_at: float | None = None
+        # When it was read by the pacing clock: rollup_at is the wall clock the sample reports,
+        # which read_order must not compare with the monotonic clock it paces by.
+        self.rollup_read: float | None = None
         self.rollup_rss: int | None = None
         self.unreadable = False
         self.command_read(argv, name)
@@ -201,7 +215,7 @@ class ProcessTreeReader:
             known = self._known_of(descendant)
             if known.unreadable:
                 continue
-            read_at = None if known.rollup_at is None or fresh else known.rollup_at
+            read_at = None if known.rollup_read is None or fresh else known.rollup_read
             candidates.append((descendant.stat.pid, read_at, descendant.stat.rss_bytes, known.rollup_rss))
         for pid in read_order(candidates, now):
             if not fresh and not self._budget.available():
@@ -215,6 +229,7 @@ class ProcessTreeReader:
                 continue
             known.rollup = rollup
             known.rollup_at = self._wall_clock()
+            known.rollup_read = self._clock()
             known.rollup_rss = rollup.rss
 
     def _entry(
@@ -226,6 +241,7 @@ class ProcessTreeReader:
             rollup = read_rollup(self.root, stat.pid)
             if rollup is not None:
                 known.rollup, known.rollup_at, known.rollup_rss = rollup, self._wall_clock(), rollup.rss
+                known.rollup_read = self._clock()
         rollup = known.rollup if known.rollup_at is not None else None
         role = known.role if known.role is not None else _OTHER_ROLE
         return {

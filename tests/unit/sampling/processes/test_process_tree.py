@@ -111,6 +111,27 @@ def test_rollups_wait_for_the_budget_and_a_fresh_reading_reads_them_all(proc: Fa
     assert tree is not None and [p["host"]["measure"] for p in tree["processes"]] == ["uss", "uss"]
 
 
+def test_a_process_whose_rss_grew_is_read_again_by_the_pacing_clock_not_the_wall_clock(proc: FakeProc) -> None:
+    # The sample's rollup_at is wall-clock time, far from the monotonic clock that paces the reads:
+    # comparing the two made a process read once never due again (its USS stayed at its first read).
+    clock, wall = Clock(), Clock()
+    wall.now = 1_700_000_000.0
+    proc.add(101, KERNEL, start_time=101, rss_pages=100, rollup_kb=(400, 300, 200, 0))
+    proc.set_children(KERNEL, [101])
+    tree_reader = ProcessTreeReader(
+        KERNEL, str(proc.root), clock=clock, wall_clock=wall, budget=RollupBudget(clock, share=1.0, burst_s=10.0)
+    )
+    tree = tree_reader.read(1, [])
+    assert tree is not None and tree["processes"][0]["host"]["uss_bytes"] == 200 * KB
+    proc.add(101, KERNEL, start_time=101, rss_pages=100 + 300 * 256, rollup_kb=(300_000, 300_000, 300_000, 0))
+    clock.now += 1.0
+    wall.now += 1.0
+    tree = tree_reader.read(1, [])
+    assert tree is not None
+    host = tree["processes"][0]["host"]
+    assert (host["uss_bytes"], host["rollup_at"]) == (300_000 * KB, wall.now)
+
+
 def test_find_checks_pid_and_start_time(proc: FakeProc) -> None:
     proc.add(101, KERNEL, start_time=7)
     proc.set_children(KERNEL, [101])
