@@ -11,6 +11,7 @@
  * inputs is.
  */
 import { CellMemoryRecord } from '../protocol/cell';
+import { ProcessesAlongside, processesAlongside } from './cellProcessFigures';
 
 /** Where a cell's figures come from. */
 export type CellMemorySource = 'gpu' | 'ram';
@@ -57,6 +58,11 @@ export interface CellSummary {
    * null otherwise (absent: saved figures, which keep one source).
    */
   ramAlongside?: RamAlongside | null;
+  /**
+   * The kernel's processes, where they held memory worth showing; null
+   * otherwise (absent: saved figures).
+   */
+  processes?: ProcessesAlongside | null;
 }
 
 function known(v: number | null | undefined): v is number {
@@ -132,7 +138,8 @@ export function summarizeCellRecord(record: CellMemoryRecord): CellSummary {
     outcome,
     outOfMemory,
     errorType: record.error?.type ?? null,
-    ramAlongside
+    ramAlongside,
+    processes: processesAlongside(record)
   };
 }
 

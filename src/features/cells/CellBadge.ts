@@ -7,6 +7,8 @@
  * Test hooks: `data-vram-role="cell-badge"` and the exact figures in
  * `data-vram-delta-bytes`, `data-vram-peak-bytes` (absent when unknown),
  * `data-vram-ram-delta-bytes` (a GPU cell that moved host RAM by a GiB or more),
+ * `data-vram-processes-delta-bytes` and `data-vram-processes-max-bytes` (the
+ * kernel's processes' host memory, where they held some worth showing),
  * `data-vram-duration-s`, `data-vram-status`, `data-vram-level`,
  * `data-vram-execution-count`.
  */
@@ -64,6 +66,16 @@ export function renderCellBadge(
     s.ramAlongside ? numberText(s.ramAlongside.deltaBytes) : null
   );
   setData(node, 'vramPeakBytes', numberText(s.peakBytes));
+  setData(
+    node,
+    'vramProcessesDeltaBytes',
+    s.processes ? numberText(s.processes.hostDeltaBytes) : null
+  );
+  setData(
+    node,
+    'vramProcessesMaxBytes',
+    s.processes ? numberText(s.processes.hostSampledMaxBytes) : null
+  );
   setData(node, 'vramPeakExact', String(s.peakExact));
   setData(node, 'vramDurationS', String(s.durationS));
   setData(node, 'vramStatus', s.status);

@@ -1,8 +1,9 @@
 /**
  * One row of the virtualised table of the "Cells" view (CellHistoryView). It
- * shows a record's execution count, memory change, peak, duration, status
- * and alive bytes, placed at its index. Rows are reused as the list scrolls,
- * and showing the same entry with the same figures again touches nothing.
+ * shows a record's execution count, memory change, peak, duration, status,
+ * alive bytes and the memory of the kernel's processes, placed at its index.
+ * Rows are reused as the list scrolls, and showing the same entry with the
+ * same figures again touches nothing.
  *
  * Text from the kernel, such as error types and cell ids, goes in through
  * textContent only.
@@ -13,7 +14,8 @@ import {
   formatDurationShort,
   formatExecutionCount,
   formatOutcomeShort,
-  formatPeak
+  formatPeak,
+  formatProcessesShort
 } from './cellFormat';
 import { CellAliveText } from './cellAlive';
 import { CellHistoryEntry } from '../../model/CellHistory';
@@ -96,8 +98,19 @@ export class CellHistoryRow {
     // Kept across restarts, marked with the kernel start they came from.
     node.classList.toggle('jp-vram-CellRow-earlier', earlier);
     node.dataset.vramKernelStart = String(entry.session);
-    const [countCol, deltaCol, peakCol, durationCol, statusCol, aliveCol] =
-      this._cols;
+    const [
+      countCol,
+      deltaCol,
+      peakCol,
+      durationCol,
+      statusCol,
+      aliveCol,
+      processesCol
+    ] = this._cols;
+    setText(
+      processesCol,
+      s.processes ? formatProcessesShort(s.processes, units) : ''
+    );
     setText(aliveCol, alive?.short ?? '');
     const growing = alive?.growing ?? false;
     aliveCol.classList.toggle('jp-vram-warning', growing);

@@ -68,6 +68,8 @@ const CLEARED_TEXT = (): string =>
 
 /** On the table while the Alive column has nothing to show: it gives its room to the figures. */
 const NO_ALIVE_CLASS = 'jp-vram-CellTable-noAlive';
+/** The Processes column shows only while a record has processes worth showing. */
+const NO_PROCESSES_CLASS = 'jp-vram-CellTable-noProcesses';
 
 const COLUMN_LABELS = (): Record<CellSortKey, string> => ({
   execution_count: trans.__('Cell'),
@@ -76,7 +78,8 @@ const COLUMN_LABELS = (): Record<CellSortKey, string> => ({
   duration: trans.__('Time'),
   // "Status" did not fit the narrow column; "Exit" says the same of a cell run.
   status: trans.__('Exit'),
-  alive: trans.__('Alive')
+  alive: trans.__('Alive'),
+  processes: trans.__('Proc.')
 });
 
 const COLUMN_TITLES = (): Record<CellSortKey, string> => ({
@@ -95,6 +98,9 @@ const COLUMN_TITLES = (): Record<CellSortKey, string> => ({
   ),
   alive: trans.__(
     'Bytes this cell allocated that are still alive (latest run; needs "Record allocations" in the Lines tab). \u26a0: they grow at each run, a likely leak'
+  ),
+  processes: trans.__(
+    "The kernel's processes (workers, subprocesses): their host memory after minus before, or ~ their sampled maximum where they gave it back (the row's tooltip says how far apart the readings were)"
   )
 });
 
@@ -241,6 +247,7 @@ export class CellHistoryView extends ModelView {
 
   protected onModelReplaced(): void {
     this._cache = null;
+    this._processesVersion = -1;
     this.showMessage('');
     this._viewport.scrollTop = 0;
   }
@@ -278,6 +285,7 @@ export class CellHistoryView extends ModelView {
     const showAlive =
       !!recorder && (recorder.enabled || recorder.alive.size > 0);
     this._table.classList.toggle(NO_ALIVE_CLASS, !showAlive);
+    this._table.classList.toggle(NO_PROCESSES_CLASS, !this._anyProcesses());
     this._exportCsv.disabled = n === 0;
     this._exportJson.disabled = n === 0;
     this._clear.disabled = n === 0;
@@ -286,6 +294,19 @@ export class CellHistoryView extends ModelView {
       this._spacer.style.height = height;
     }
     this._renderRows();
+  }
+
+  /** Whether a record has processes worth a column (worked out once per history version). */
+  private _anyProcesses(): boolean {
+    const cells = this.model?.cells;
+    if (!cells) {
+      return false;
+    }
+    if (this._processesVersion !== cells.version) {
+      this._processesVersion = cells.version;
+      this._hasProcesses = cells.entries.some(e => !!e.summary.processes);
+    }
+    return this._hasProcesses;
   }
 
   private _ordered(): readonly CellHistoryEntry[] {
@@ -503,6 +524,8 @@ export class CellHistoryView extends ModelView {
     entries: readonly CellHistoryEntry[];
   } | null = null;
   private _headers = new Map<CellSortKey, HTMLElement>();
+  private _processesVersion = -1;
+  private _hasProcesses = false;
   private _count: HTMLElement;
   private _message: HTMLElement;
   private _table: HTMLElement;

@@ -34,7 +34,17 @@ export const CSV_COLUMNS = [
   'gpu_reserved_peak_bytes',
   'rss_before_bytes',
   'rss_after_bytes',
-  'rss_peak_bytes'
+  'rss_peak_bytes',
+  // The kernel's processes around the cell: empty where it had none.
+  'processes_before',
+  'processes_after',
+  'processes_host_before_bytes',
+  'processes_host_after_bytes',
+  'processes_host_sampled_max_bytes',
+  'processes_gpu_before_bytes',
+  'processes_gpu_after_bytes',
+  'processes_gpu_sampled_max_bytes',
+  'processes_sample_spacing_s'
 ] as const;
 
 /** Sum of a figure over devices; null if any device lacks it (or none). */
@@ -60,6 +70,51 @@ function sumOver(
 function isoTime(unixSeconds: number): string {
   const date = new Date(unixSeconds * 1000);
   return Number.isNaN(date.getTime()) ? '' : date.toISOString();
+}
+
+/** Sum of a figure of the processes over devices; null if any lacks it (or none). */
+function sumOverProcessGpus(
+  gpus: NonNullable<CellHistoryEntry['record']['processes']>['gpus'],
+  pick: (g: (typeof gpus)[number]) => number | null
+): number | null {
+  if (!gpus.length) {
+    return null;
+  }
+  let sum = 0;
+  for (const g of gpus) {
+    const v = pick(g);
+    if (v === null) {
+      return null;
+    }
+    sum += v;
+  }
+  return sum;
+}
+
+/** The largest known value; null when none is known. */
+function largest(values: readonly (number | null)[]): number | null {
+  const known = values.filter((v): v is number => v !== null);
+  return known.length ? Math.max(...known) : null;
+}
+
+/** The processes' columns of one record (empty fields where the record has none). */
+function processFields(entry: CellHistoryEntry): string[] {
+  const p = entry.record.processes;
+  if (!p) {
+    return Array.from({ length: 9 }, () => csvField(null));
+  }
+  return [
+    csvField(p.processes_before),
+    csvField(p.processes_after),
+    csvField(p.host_before_bytes),
+    csvField(p.host_after_bytes),
+    csvField(p.host_sampled_max_bytes),
+    csvField(sumOverProcessGpus(p.gpus, g => g.before_bytes)),
+    csvField(sumOverProcessGpus(p.gpus, g => g.after_bytes)),
+    // The largest device's: a maximum does not add up over devices.
+    csvField(largest(p.gpus.map(g => g.sampled_max_bytes))),
+    csvField(p.sample_spacing_s)
+  ];
 }
 
 /** The history as CSV text (header line, then one line per record). */
@@ -91,7 +146,8 @@ export function cellHistoryToCsv(entries: readonly CellHistoryEntry[]): string {
       csvField(sumOver(entry, g => g.reserved_peak_bytes)),
       csvField(r.host.rss_before_bytes),
       csvField(r.host.rss_after_bytes),
-      csvField(r.host.rss_peak_bytes)
+      csvField(r.host.rss_peak_bytes),
+      ...processFields(entry)
     ];
     lines.push(fields.join(','));
   }
@@ -120,7 +176,13 @@ export function cellHistoryToJson(
           delta_bytes: e.summary.deltaBytes,
           peak_bytes: e.summary.peakBytes,
           peak_exact: e.summary.peakExact,
-          outcome: e.summary.outcome
+          outcome: e.summary.outcome,
+          // The processes' figures the badge shows (null: none worth showing).
+          processes_host_delta_bytes:
+            e.summary.processes?.hostDeltaBytes ?? null,
+          processes_host_sampled_max_bytes:
+            e.summary.processes?.hostSampledMaxBytes ?? null,
+          processes_gpu_delta_bytes: e.summary.processes?.gpuDeltaBytes ?? null
         }
       }))
     },

@@ -6,10 +6,17 @@
  * recording sends separately, come in through a `CellSortContext`.
  */
 import { CellHistoryEntry } from '../../model/CellHistory';
+import { processesShown } from '../../model/cellProcessFigures';
 
 /** A column that the cell history table can be sorted by. */
 export type CellSortKey =
-  'execution_count' | 'delta' | 'peak' | 'duration' | 'status' | 'alive';
+  | 'execution_count'
+  | 'delta'
+  | 'peak'
+  | 'duration'
+  | 'status'
+  | 'alive'
+  | 'processes';
 
 /** Every sort column of the cell history table, in the order of its columns. */
 export const CELL_SORT_KEYS: readonly CellSortKey[] = [
@@ -18,7 +25,8 @@ export const CELL_SORT_KEYS: readonly CellSortKey[] = [
   'peak',
   'duration',
   'status',
-  'alive'
+  'alive',
+  'processes'
 ];
 
 /** The order in which a column is sorted. */
@@ -37,7 +45,8 @@ export const FIRST_SORT_DIRECTION: Readonly<
   peak: 'descending',
   duration: 'descending',
   status: 'ascending',
-  alive: 'descending'
+  alive: 'descending',
+  processes: 'descending'
 };
 
 /**
@@ -79,6 +88,10 @@ export function cellSortValue(
       return OUTCOME_RANK[entry.summary.outcome];
     case 'alive':
       return context.aliveBytes?.(entry) ?? null;
+    case 'processes': {
+      const p = entry.summary.processes;
+      return p ? processesShown(p).bytes : null;
+    }
   }
 }
 
