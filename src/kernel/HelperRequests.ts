@@ -174,7 +174,8 @@ export abstract class HelperRequests
     return this._parsed(
       'stop_process',
       { ...request },
-      async () => (await import('../protocol/processes')).parseStopProcessResult
+      async () =>
+        (await import('../protocol/stopProcess')).parseStopProcessResult
     );
   }
 

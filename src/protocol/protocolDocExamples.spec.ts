@@ -34,11 +34,8 @@ import {
 } from './messages';
 import { parseWith } from './reader';
 import { parseNotebookNames } from '../features/snippets/notebookNames';
-import {
-  parseCellProcessTree,
-  parseProcessTree,
-  parseStopProcessResult
-} from './processes';
+import { parseCellProcessTree, parseProcessTree } from './processes';
+import { parseStopProcessResult } from './stopProcess';
 import { parseTimeline } from './timeline';
 
 // Node's, under jest (the project's TypeScript config loads no Node types).
