@@ -11,7 +11,6 @@
  * inputs is.
  */
 import { CellMemoryRecord } from '../protocol/cell';
-import { ProcessesAlongside, processesAlongside } from './cellProcessFigures';
 
 /** Where a cell's figures come from. */
 export type CellMemorySource = 'gpu' | 'ram';
@@ -58,11 +57,6 @@ export interface CellSummary {
    * null otherwise (absent: saved figures, which keep one source).
    */
   ramAlongside?: RamAlongside | null;
-  /**
-   * The kernel's processes, where they held memory worth showing; null
-   * otherwise (absent: saved figures).
-   */
-  processes?: ProcessesAlongside | null;
 }
 
 function known(v: number | null | undefined): v is number {
@@ -138,8 +132,7 @@ export function summarizeCellRecord(record: CellMemoryRecord): CellSummary {
     outcome,
     outOfMemory,
     errorType: record.error?.type ?? null,
-    ramAlongside,
-    processes: processesAlongside(record)
+    ramAlongside
   };
 }
 

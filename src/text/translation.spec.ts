@@ -29,6 +29,7 @@ import {
   formatCellBadge
 } from '../features/cells/cellFormat';
 import { summarizeCellRecord } from '../model/cellFigures';
+import { processesAlongside } from '../features/cells/cellProcessFigures';
 import { HoldersView } from '../features/cleanup/HoldersView';
 import { MemoryActions } from '../features/cleanup/MemoryActions';
 import { makeDeletePlan } from '../features/cleanup/deletePlan';
@@ -323,7 +324,12 @@ describe('the translation rule', () => {
     expect(
       untranslatedText(
         [
-          formatCellBadge(summarizeCellRecord(record)),
+          formatCellBadge(
+            summarizeCellRecord(record),
+            'binary',
+            true,
+            processesAlongside(record)
+          ),
           ...describeCellProcesses(record)
         ],
         data

@@ -13,6 +13,7 @@
  * `data-vram-execution-count`.
  */
 import { formatCellBadge } from './cellFormat';
+import type { ProcessesAlongside } from './cellProcessFigures';
 import { ByteUnits } from '../../text/format';
 import { CellSummary } from '../../model/cellFigures';
 import { element, setData, setTitle } from '../../ui/dom';
@@ -31,6 +32,8 @@ export interface CellBadgeContent {
   saved: boolean;
   /** A record of an earlier kernel process than the notebook's kernel now. */
   earlier: boolean;
+  /** The kernel's processes around the cell, where worth showing (processesAlongside). */
+  processes?: ProcessesAlongside | null;
   /** The outcome is shown beside the badge (the kernel-death mark): the badge leaves it out. */
   outcomeMarked?: boolean;
   units: ByteUnits;
@@ -54,7 +57,8 @@ export function renderCellBadge(
   content: CellBadgeContent
 ): void {
   const s = content.summary;
-  const text = formatCellBadge(s, content.units, !content.outcomeMarked);
+  const p = content.processes ?? null;
+  const text = formatCellBadge(s, content.units, !content.outcomeMarked, p);
   if (node.textContent !== text) {
     node.textContent = text;
   }
@@ -69,12 +73,12 @@ export function renderCellBadge(
   setData(
     node,
     'vramProcessesDeltaBytes',
-    s.processes ? numberText(s.processes.hostDeltaBytes) : null
+    p ? numberText(p.hostDeltaBytes) : null
   );
   setData(
     node,
     'vramProcessesMaxBytes',
-    s.processes ? numberText(s.processes.hostSampledMaxBytes) : null
+    p ? numberText(p.hostSampledMaxBytes) : null
   );
   setData(node, 'vramPeakExact', String(s.peakExact));
   setData(node, 'vramDurationS', String(s.durationS));

@@ -8,6 +8,7 @@
  * Text from the kernel, such as error types and cell ids, goes in through
  * textContent only.
  */
+import { processesAlongside } from './cellProcessFigures';
 import {
   describeCellRecord,
   formatDelta,
@@ -98,6 +99,7 @@ export class CellHistoryRow {
     // Kept across restarts, marked with the kernel start they came from.
     node.classList.toggle('jp-vram-CellRow-earlier', earlier);
     node.dataset.vramKernelStart = String(entry.session);
+    const processes = processesAlongside(r);
     const [
       countCol,
       deltaCol,
@@ -109,7 +111,7 @@ export class CellHistoryRow {
     ] = this._cols;
     setText(
       processesCol,
-      s.processes ? formatProcessesShort(s.processes, units) : ''
+      processes ? formatProcessesShort(processes, units) : ''
     );
     setText(aliveCol, alive?.short ?? '');
     const growing = alive?.growing ?? false;

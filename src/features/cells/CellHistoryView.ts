@@ -13,6 +13,7 @@
  *
  * Kernel text (error types, cell ids) goes in through textContent only.
  */
+import { processesAlongside } from './cellProcessFigures';
 import { Message } from '@lumino/messaging';
 
 import { formatExecutionCount } from './cellFormat';
@@ -304,7 +305,9 @@ export class CellHistoryView extends ModelView {
     }
     if (this._processesVersion !== cells.version) {
       this._processesVersion = cells.version;
-      this._hasProcesses = cells.entries.some(e => !!e.summary.processes);
+      this._hasProcesses = cells.entries.some(
+        e => processesAlongside(e.record) !== null
+      );
     }
     return this._hasProcesses;
   }

@@ -8,6 +8,7 @@
  */
 import { CellHistoryEntry } from '../../model/CellHistory';
 import { csvField } from '../../text/csvField';
+import { processesAlongside } from './cellProcessFigures';
 
 /** The CSV columns, in order. */
 export const CSV_COLUMNS = [
@@ -89,6 +90,20 @@ function sumOverProcessGpus(
     sum += v;
   }
   return sum;
+}
+
+/** The processes' figures the badge shows (null: none worth showing), for the JSON's `derived`. */
+function processesDerived(record: CellHistoryEntry['record']): {
+  processes_host_delta_bytes: number | null;
+  processes_host_sampled_max_bytes: number | null;
+  processes_gpu_delta_bytes: number | null;
+} {
+  const p = processesAlongside(record);
+  return {
+    processes_host_delta_bytes: p?.hostDeltaBytes ?? null,
+    processes_host_sampled_max_bytes: p?.hostSampledMaxBytes ?? null,
+    processes_gpu_delta_bytes: p?.gpuDeltaBytes ?? null
+  };
 }
 
 /** The largest known value; null when none is known. */
@@ -177,12 +192,7 @@ export function cellHistoryToJson(
           peak_bytes: e.summary.peakBytes,
           peak_exact: e.summary.peakExact,
           outcome: e.summary.outcome,
-          // The processes' figures the badge shows (null: none worth showing).
-          processes_host_delta_bytes:
-            e.summary.processes?.hostDeltaBytes ?? null,
-          processes_host_sampled_max_bytes:
-            e.summary.processes?.hostSampledMaxBytes ?? null,
-          processes_gpu_delta_bytes: e.summary.processes?.gpuDeltaBytes ?? null
+          ...processesDerived(e.record)
         }
       }))
     },

@@ -6,10 +6,7 @@
  * the DOM through textContent or title only.
  */
 import { ByteUnits, formatBytes, UNKNOWN_TEXT } from '../../text/format';
-import {
-  ProcessesAlongside,
-  processesShown
-} from '../../model/cellProcessFigures';
+import { ProcessesAlongside, processesShown } from './cellProcessFigures';
 import {
   CellOutcome,
   CellSummary,
@@ -140,11 +137,15 @@ export function formatOutcomeShort(summary: CellSummary): string {
   return outcomeWords(summary.outcome).short;
 }
 
-/** The badge line: "+1.2 GiB · peak 3.4 GiB · 2.1 s" (+ " · error" etc.). */
+/**
+ * The badge line: "+1.2 GiB · peak 3.4 GiB · 2.1 s" (+ " · error" etc.),
+ * with the kernel's processes where they held memory worth showing.
+ */
 export function formatCellBadge(
   summary: CellSummary,
   units: ByteUnits = 'binary',
-  withOutcome = true
+  withOutcome = true,
+  processes: ProcessesAlongside | null = null
 ): string {
   const parts = [
     formatDelta(summary.deltaBytes, units),
@@ -155,9 +156,7 @@ export function formatCellBadge(
     ...(summary.ramAlongside
       ? [formatRamAlongside(summary.ramAlongside, units)]
       : []),
-    ...(summary.processes
-      ? [formatProcessesAlongside(summary.processes, units)]
-      : []),
+    ...(processes ? [formatProcessesAlongside(processes, units)] : []),
     formatDuration(summary.durationS)
   ];
   if (summary.outcome !== 'ok' && withOutcome) {

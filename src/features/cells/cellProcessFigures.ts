@@ -4,8 +4,12 @@
  * and their sampled maximum. Shown beside the kernel's own figures only where
  * the processes held memory worth showing: a cell that forked a pool of
  * 400 MB workers moves the kernel's own RSS by almost nothing.
+ *
+ * Worked out from the record when a badge, a row or an export needs it, not
+ * when the record comes in: this module then loads with the cells' views,
+ * not with the page.
  */
-import type { CellMemoryRecord } from '../protocol/cell';
+import type { CellMemoryRecord } from '../../protocol/cell';
 
 /** The processes' memory a cell's badge shows where any of it reaches this. */
 export const PROCESSES_ALONGSIDE_BYTES = 16 * 2 ** 20;
@@ -57,8 +61,22 @@ function gpuFigures(gpus: NonNullable<CellMemoryRecord['processes']>['gpus']): {
   return { delta, max };
 }
 
+/** Each record's figures, worked out once (records are never changed). */
+const figuresOf = new WeakMap<object, ProcessesAlongside | null>();
+
 /** The processes' figures of a record; null where it has none (or none worth showing). */
 export function processesAlongside(
+  record: Pick<CellMemoryRecord, 'processes'>
+): ProcessesAlongside | null {
+  let figures = figuresOf.get(record);
+  if (figures === undefined) {
+    figures = workOut(record);
+    figuresOf.set(record, figures);
+  }
+  return figures;
+}
+
+function workOut(
   record: Pick<CellMemoryRecord, 'processes'>
 ): ProcessesAlongside | null {
   const p = record.processes;

@@ -2,7 +2,7 @@
 import { MessageLoop } from '@lumino/messaging';
 import { Widget } from '@lumino/widgets';
 
-import { processesAlongside } from '../../model/cellProcessFigures';
+import { processesAlongside } from './cellProcessFigures';
 import { DEFAULT_SETTINGS } from '../../settings/settings';
 import { liveModel } from '../../testing/cellViewsFixtures';
 import { CellHistoryView } from './CellHistoryView';
@@ -25,12 +25,13 @@ describe("the kernel's processes around a cell", () => {
   it('adds what they hold after the cell to the badge', () => {
     const r = makeRamRecord({ processes: makeCellProcesses() });
     const s = summarizeCellRecord(r);
-    expect(s.processes).toMatchObject({
+    const p = processesAlongside(r);
+    expect(p).toMatchObject({
       hostDeltaBytes: 400 * MiB,
       hostSampledMaxBytes: 500 * MiB,
       processesAfter: 1
     });
-    expect(formatCellBadge(s)).toBe(
+    expect(formatCellBadge(s, 'binary', true, p)).toBe(
       '+20 MiB \u00b7 peak 600 MiB \u00b7 processes +400 MiB \u00b7 2.1 s'
     );
   });
@@ -50,9 +51,14 @@ describe("the kernel's processes around a cell", () => {
         ]
       })
     });
-    expect(formatCellBadge(summarizeCellRecord(r))).toContain(
-      'processes max ~500 MiB, GPU +1 GiB'
-    );
+    expect(
+      formatCellBadge(
+        summarizeCellRecord(r),
+        'binary',
+        true,
+        processesAlongside(r)
+      )
+    ).toContain('processes max ~500 MiB, GPU +1 GiB');
   });
 
   it('leaves the badge alone where they hold little (a resource tracker)', () => {
@@ -63,9 +69,6 @@ describe("the kernel's processes around a cell", () => {
     });
     expect(processesAlongside({ processes: small })).toBeNull();
     expect(processesAlongside({})).toBeNull();
-    expect(
-      formatCellBadge(summarizeCellRecord(makeRamRecord({ processes: small })))
-    ).not.toContain('processes');
   });
 
   it('names the maximum as sampled, with the readings and their spacing, in the tooltip', () => {

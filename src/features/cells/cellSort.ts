@@ -6,7 +6,7 @@
  * recording sends separately, come in through a `CellSortContext`.
  */
 import { CellHistoryEntry } from '../../model/CellHistory';
-import { processesShown } from '../../model/cellProcessFigures';
+import { processesAlongside, processesShown } from './cellProcessFigures';
 
 /** A column that the cell history table can be sorted by. */
 export type CellSortKey =
@@ -89,7 +89,7 @@ export function cellSortValue(
     case 'alive':
       return context.aliveBytes?.(entry) ?? null;
     case 'processes': {
-      const p = entry.summary.processes;
+      const p = processesAlongside(entry.record);
       return p ? processesShown(p).bytes : null;
     }
   }
