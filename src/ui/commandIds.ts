@@ -106,8 +106,6 @@ export namespace CommandIDs {
    * was asked of the kernel.
    */
   export const stopProcess = 'jupyterlab-vram:stop-process';
-  /** Show the Processes tab: the processes the active kernel started. */
-  export const showProcesses = 'jupyterlab-vram:show-processes';
 }
 
 /** The snippet each dedicated insert command inserts. */

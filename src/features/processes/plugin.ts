@@ -1,19 +1,17 @@
 /**
  * The processes feature's plugin: every process a kernel started, followed
- * per kernel (a part loaded later), the Processes tab, and the commands to
- * show it and to stop a process.
+ * per kernel (a part loaded later), the Processes tab, and the command that
+ * stops a process.
  */
 import {
   JupyterFrontEnd,
   JupyterFrontEndPlugin
 } from '@jupyterlab/application';
-import { ICommandPalette } from '@jupyterlab/apputils';
 
 import { IVramCore } from '../../monitor/IVramCore';
 import { IVramSidebar } from '../../sidebar/IVramSidebar';
 import { NO_SIDEBAR } from '../../sidebar/panelLayout';
 import { trans } from '../../text/translation';
-import { PALETTE_CATEGORY } from '../../ui/commandIds';
 import { notifyInJupyterLab } from '../../ui/notify';
 import { registerProcessCommands } from './processCommands';
 import { addProcessesToSidebar } from './processesSidebar';
@@ -26,16 +24,14 @@ import {
 /** The processes plugin. */
 export const processesPlugin: JupyterFrontEndPlugin<void> = {
   id: 'jupyterlab-vram:processes',
-  description:
-    'Every process a notebook kernel started, with its memory, the cell that started it and a Stop button.',
+  description: 'The processes a kernel started: memory, cell, Stop.',
   autoStart: true,
   requires: [IVramCore],
-  optional: [IVramSidebar, ICommandPalette],
+  optional: [IVramSidebar],
   activate: (
     app: JupyterFrontEnd,
     core: IVramCore,
-    sidebar: IVramSidebar | null,
-    palette: ICommandPalette | null
+    sidebar: IVramSidebar | null
   ): void => {
     const { monitor } = core;
     monitor.addPartKind(PROCESS_TRACKING);
@@ -50,8 +46,6 @@ export const processesPlugin: JupyterFrontEndPlugin<void> = {
     registerProcessCommands({
       app,
       trans,
-      palette,
-      category: trans.__(PALETTE_CATEGORY),
       sidebar: sidebar ?? NO_SIDEBAR,
       current: () => currentProcesses(monitor),
       units: () => monitor.settings.units,

@@ -31,8 +31,6 @@ function setup(answer: boolean) {
   registerProcessCommands({
     app: { commands, shell: { activateById: jest.fn() } } as any,
     trans: nullTranslator.load('jupyterlab_vram'),
-    palette: null,
-    category: 'VRAM',
     sidebar: { showTab },
     current: () => tracker,
     units: () => 'binary',

@@ -1,11 +1,11 @@
 /**
- * The Processes feature's commands, whose ids are in ui/commandIds.ts: show
- * the Processes tab, and stop one process after asking. The stop's steps
+ * The Processes feature's command, whose id is in ui/commandIds.ts: stop one
+ * process after asking. It is not in the palette: it names one process
+ * (`{pid, startTime}`), as the Processes tab's buttons do. The stop's steps
  * and its dialog (stopProcessLazy.ts, StopProcessDialog.ts) load with the
  * first stop, not with the page.
  */
 import type { JupyterFrontEnd } from '@jupyterlab/application';
-import type { ICommandPalette } from '@jupyterlab/apputils';
 import type { TranslationBundle } from '@jupyterlab/translation';
 
 import type { ByteUnits } from '../../text/format';
@@ -17,12 +17,10 @@ import { TABS } from '../../sidebar/panelLayout';
 import type { ProcessTracker } from './ProcessTracker';
 import type { StopProcessRequest } from './StopProcessDialog';
 
-/** What the process commands act on, as the feature's plugin hands it to them. */
+/** What the process command acts on, as the feature's plugin hands it to it. */
 export interface IProcessCommandOptions {
   app: Pick<JupyterFrontEnd, 'commands' | 'shell'>;
   trans: TranslationBundle;
-  palette: ICommandPalette | null;
-  category: string;
   sidebar: Pick<IVramSidebar, 'showTab'>;
   /** The active kernel's process tracking; null without one. */
   current: () => ProcessTracker | null;
@@ -32,43 +30,25 @@ export interface IProcessCommandOptions {
   confirm?: (request: StopProcessRequest) => Promise<boolean>;
 }
 
-/** Registers `stop-process` and `show-processes`, and puts the latter in the palette. */
+/** Registers `stop-process`. */
 export function registerProcessCommands(options: IProcessCommandOptions): void {
   const { app, trans, sidebar } = options;
-  const showProcesses = () => {
-    sidebar.showTab(TABS.processes);
-    app.shell.activateById(SIDEBAR_ID);
-  };
-  const confirm =
-    options.confirm ??
-    (async (request: StopProcessRequest) =>
-      (await import('./StopProcessDialog')).confirmStopProcess(request));
-
-  app.commands.addCommand(CommandIDs.showProcesses, {
-    label: trans.__("Show the Kernel's Processes"),
-    caption: trans.__(
-      'List the processes the active kernel started (DataLoader workers, pools, subprocesses) with their memory'
-    ),
-    execute: () => showProcesses()
-  });
-
   app.commands.addCommand(CommandIDs.stopProcess, {
     label: trans.__('Stop Process\u2026'),
-    caption: trans.__(
-      "Stop one of the kernel's processes (asks first): SIGTERM, then SIGKILL if it has not ended"
-    ),
     execute: async args =>
       (await import('./stopProcessLazy')).stopProcess(args, {
         current: options.current,
         units: options.units,
         notify: options.notify,
-        showProcesses,
-        confirm
+        // The outcome stays in the Processes tab.
+        showProcesses: () => {
+          sidebar.showTab(TABS.processes);
+          app.shell.activateById(SIDEBAR_ID);
+        },
+        confirm:
+          options.confirm ??
+          (async request =>
+            (await import('./StopProcessDialog')).confirmStopProcess(request))
       })
-  });
-
-  options.palette?.addItem({
-    command: CommandIDs.showProcesses,
-    category: options.category
   });
 }
