@@ -43,6 +43,15 @@ describe('ProcessesView', () => {
     document.body.innerHTML = '';
   });
 
+  it("says why a kernel without the helper has no list (its state's sentence)", () => {
+    const { model, view, q } = setup();
+    model.setState('non-python', 'This kernel is not Python: no figures.');
+    view.renderNow();
+    expect(q('processes-message').textContent).toBe(
+      'This kernel is not Python: no figures.'
+    );
+  });
+
   it('says when the helper does not report processes, and when there are none', () => {
     const { model, view, q, rows } = setup();
     view.renderNow();

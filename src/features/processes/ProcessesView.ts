@@ -114,7 +114,11 @@ export class ProcessesView extends ModelView {
       return trans.__("Open a notebook to see its kernel's processes.");
     }
     if (!tracker || tracker.supported === null) {
-      return trans.__("Waiting for the kernel's first figures\u2026");
+      // No figures yet: a kernel without the helper (another language, a
+      // failed start) says why in its state's sentence.
+      return model.state === 'live' || !model.stateReason
+        ? trans.__("Waiting for the kernel's first figures\u2026")
+        : model.stateReason;
     }
     if (!tracker.supported) {
       return trans.__(
