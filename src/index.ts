@@ -19,6 +19,7 @@ import { kernelDeathPlugin } from './features/kernelDeath/plugin';
 import { kernelsPlugin } from './features/kernels/plugin';
 import { oomPlugin } from './features/oom/plugin';
 import { overviewPlugin } from './features/overview/plugin';
+import { processesPlugin } from './features/processes/plugin';
 import { snippetsPlugin } from './features/snippets/plugin';
 import { corePlugin, monitorPlugin } from './monitor/monitorPlugin';
 import { sidebarPlugin } from './sidebar/sidebarPlugin';
@@ -38,6 +39,7 @@ const plugins: JupyterFrontEndPlugin<any>[] = [
   allocationsPlugin,
   oomPlugin,
   kernelDeathPlugin,
+  processesPlugin,
   kernelsPlugin,
   snippetsPlugin
 ];

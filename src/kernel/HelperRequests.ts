@@ -20,7 +20,12 @@ import type {
   InspectResult
 } from '../protocol/cleanup';
 import type { ReleaseEngineResult } from '../protocol/release';
-import { ICleanupConnection, IEngineConnection } from './connectionRequests';
+import type { StopProcessResult } from '../protocol/processes';
+import {
+  ICleanupConnection,
+  IEngineConnection,
+  IProcessConnection
+} from './connectionRequests';
 import {
   HelperRequestResults,
   HelperRequestType,
@@ -43,7 +48,7 @@ const SETTINGS_WAIT_MS = 24 * 3600 * 1000;
  * checks their replies.
  */
 export abstract class HelperRequests
-  implements ICleanupConnection, IEngineConnection
+  implements ICleanupConnection, IEngineConnection, IProcessConnection
 {
   /**
    * @param _cleanupTimeoutMs how long a cleanup or recording request may
@@ -177,6 +182,24 @@ export abstract class HelperRequests
       {},
       async () =>
         (await import('../protocol/allocation')).parseAllocationSnapshot
+    );
+  }
+
+  /**
+   * Stops one process of the kernel's tree (SIGTERM, then SIGKILL once
+   * `timeout_s` passed), named by pid and start time so that a reused pid is
+   * never signalled; resolves with what happened, refusals included.
+   */
+  async stopProcess(request: {
+    pid: number;
+    start_time: number;
+    timeout_s?: number;
+  }): Promise<StopProcessResult> {
+    return this._parsed(
+      'stop_process',
+      { ...request },
+      async () =>
+        (await import('../protocol/stopProcess')).parseStopProcessResult
     );
   }
 

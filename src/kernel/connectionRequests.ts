@@ -19,6 +19,7 @@ import type {
   InspectResult
 } from '../protocol/cleanup';
 import type { ReleaseEngineResult } from '../protocol/release';
+import type { StopProcessResult } from '../protocol/processes';
 
 /** The requests a connection to the kernel helper makes for cleanups. */
 export interface ICleanupConnection {
@@ -76,6 +77,25 @@ export function isAllocationConnection(
 ): connection is IAllocationConnection {
   return (
     typeof (connection as Partial<IAllocationConnection>).recordAllocations ===
+    'function'
+  );
+}
+
+/** The request of a connection to the kernel helper that stops one of the kernel's processes. */
+export interface IProcessConnection {
+  stopProcess(request: {
+    pid: number;
+    start_time: number;
+    timeout_s?: number;
+  }): Promise<StopProcessResult>;
+}
+
+/** Whether a connection can stop the kernel's processes (test fakes may not). */
+export function isProcessConnection(
+  connection: object
+): connection is IProcessConnection {
+  return (
+    typeof (connection as Partial<IProcessConnection>).stopProcess ===
     'function'
   );
 }

@@ -114,7 +114,7 @@ export interface HelperRequestResults {
   record_allocations: { [key: string]: unknown };
   allocation_sites: { [key: string]: unknown };
   allocation_snapshot: { [key: string]: unknown };
-  /** Unchecked here: read it with `parseStopProcessResult` (protocol/processes.ts). */
+  /** Unchecked here: read it with `parseStopProcessResult` (protocol/stopProcess.ts). */
   stop_process: { [key: string]: unknown };
   /** Unchecked here: read it with `parseReleaseEngineResult` (protocol/release.ts). */
   release_engine: { [key: string]: unknown };

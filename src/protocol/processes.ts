@@ -2,8 +2,8 @@
  * The parsers of the kernel's process tree: the sample's `processes`, a cell
  * record's `processes`, and the `stop_process` reply (docs/protocol.md,
  * "Every process the kernel started"). `readSample` and the cell record
- * reader call the first two; the stop request's caller reads its result with
- * `parseStopProcessResult`.
+ * reader call the first two. The `stop_process` reply's reader is in
+ * stopProcess.ts, which loads with the first stop rather than with the page.
  *
  * The wire types are generated from protocol/protocol.schema.json
  * (protocol.generated.ts) and re-exported here under the names the frontend
@@ -15,8 +15,6 @@ import type {
   ProcessHostMemory,
   ProcessTree,
   ProcessTreeTotals,
-  StopMemory,
-  StopProcessResult,
   TreeProcess
 } from './protocol.generated';
 
@@ -74,7 +72,8 @@ function readHost(r: FieldReader): ProcessHostMemory {
   };
 }
 
-function readProcess(item: unknown, path: string): TreeProcess {
+/** Reads one process of a tree (also the process a `stop_process` reply names). */
+export function readProcess(item: unknown, path: string): TreeProcess {
   const p = FieldReader.of(item, path);
   return {
     pid: count(p, 'pid', 1),
@@ -95,7 +94,8 @@ function readProcess(item: unknown, path: string): TreeProcess {
   };
 }
 
-function readTotals(r: FieldReader | null): ProcessTreeTotals | null {
+/** Reads a tree's totals; null for none. */
+export function readTotals(r: FieldReader | null): ProcessTreeTotals | null {
   if (!r) {
     return null;
   }
@@ -159,46 +159,6 @@ export function readCellProcessTree(
       };
     })
   };
-}
-
-/** Reads the memory figures around a stop or a release (`StopMemory`). */
-export function readStopMemory(m: FieldReader): StopMemory {
-  return {
-    totals: readTotals(m.nullableObject('totals')),
-    available_bytes: m.bytes('available_bytes'),
-    gpus: m.array('gpus').map((gpu, i) => {
-      const g = FieldReader.of(gpu, `${m.path}.gpus[${i}]`);
-      return { index: count(g, 'index'), used_bytes: g.bytes('used_bytes') };
-    })
-  };
-}
-
-/** Read the `result` of a `stop_process` reply. Never throws. */
-export function parseStopProcessResult(
-  result: unknown
-): Parsed<StopProcessResult> {
-  return parseWith(result, 'stop_process', r => {
-    const process = r.nullableObject('process');
-    return {
-      pid: r.integer('pid'),
-      start_time: r.integer('start_time'),
-      outcome: r.string('outcome'),
-      refusal: r.nullableString('refusal'),
-      reason: r.nullableString('reason'),
-      signals: r.array('signals').map((s, i) => {
-        if (typeof s !== 'string') {
-          throw new ShapeError(`${r.path}.signals[${i}]: expected a string`);
-        }
-        return s;
-      }),
-      waited_s: r.number('waited_s'),
-      process: process && readProcess(process.data, process.path),
-      still_zombie: r.boolean('still_zombie'),
-      before: readStopMemory(r.object('before')),
-      after: readStopMemory(r.object('after')),
-      elapsed_ms: r.number('elapsed_ms')
-    };
-  });
 }
 
 /** Read a `ProcessTree` on its own (a sample's `processes`). Never throws. */

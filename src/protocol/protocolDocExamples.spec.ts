@@ -35,12 +35,9 @@ import {
 } from './messages';
 import { parseWith } from './reader';
 import { parseNotebookNames } from '../features/snippets/notebookNames';
-import {
-  parseCellProcessTree,
-  parseProcessTree,
-  parseStopProcessResult
-} from './processes';
+import { parseCellProcessTree, parseProcessTree } from './processes';
 import { parseReleaseEngineResult } from './release';
+import { parseStopProcessResult } from './stopProcess';
 import { parseTimeline } from './timeline';
 
 // These are Node's globals under jest; they are declared here because the

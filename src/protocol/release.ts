@@ -9,7 +9,8 @@
  * (protocol.generated.ts) and re-exported here under the names the frontend
  * imports; every key is read, so a new one is never dropped unseen.
  */
-import { count, readStopMemory } from './processes';
+import { count } from './processes';
+import { readStopMemory } from './stopProcess';
 import { FieldReader, Parsed, parseWith } from './reader';
 import type {
   Releasable,

@@ -13,6 +13,7 @@ export const TABS = {
   cells: 'cells',
   holders: 'holders',
   lines: 'lines',
+  processes: 'processes',
   kernels: 'kernels'
 } as const;
 
@@ -22,6 +23,7 @@ export const TAB_RANKS = {
   cells: 200,
   holders: 300,
   lines: 400,
+  processes: 450,
   kernels: 500
 } as const;
 

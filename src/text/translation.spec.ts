@@ -23,7 +23,13 @@ import { TimelineWindowPicker } from '../features/overview/TimelineWindowPicker'
 import { statusSummary } from '../features/overview/VramStatusItem';
 import { CellHistoryView } from '../features/cells/CellHistoryView';
 import { clearHistoryText } from '../features/cells/ClearHistoryDialog';
-import { describeCellRecord } from '../features/cells/cellFormat';
+import {
+  describeCellProcesses,
+  describeCellRecord,
+  formatCellBadge
+} from '../features/cells/cellFormat';
+import { summarizeCellRecord } from '../model/cellFigures';
+import { processesAlongside } from '../features/cells/cellProcessFigures';
 import { HoldersView } from '../features/cleanup/HoldersView';
 import { MemoryActions } from '../features/cleanup/MemoryActions';
 import { makeDeletePlan } from '../features/cleanup/deletePlan';
@@ -74,6 +80,15 @@ import {
 import { FakeSource } from '../testing/kernelsTabFixtures';
 import { dead } from '../testing/kernelDeathWatchFixtures';
 import { settle } from '../testing/fakeKernel';
+import {
+  makeCellProcesses,
+  makeProcessTree,
+  makeStopResult,
+  makeTreeProcess
+} from '../testing/processFixtures';
+import { ProcessesView } from '../features/processes/ProcessesView';
+import { ProcessTracker } from '../features/processes/ProcessTracker';
+import { stopProcessSentences } from '../features/processes/StopProcessDialog';
 
 const OPEN = '\u00ab';
 const CLOSE = '\u00bb';
@@ -278,6 +293,67 @@ describe('the translation rule', () => {
     const summary = statusSummary(model, DEFAULT_SETTINGS);
     expect(untranslatedText([summary.text, summary.title], DATA)).toEqual([]);
     views.forEach(view => view.dispose());
+  });
+
+  it('renders the Processes tab, the tree rows and the stop texts translated', async () => {
+    const model = liveModel();
+    model.setState('live');
+    const worker = makeTreeProcess();
+    model.ingest(wire(makeSample({ processes: makeProcessTree([]) })));
+    model.ingest(
+      wire(
+        makeSample({ seq: 2, processes: makeProcessTree([worker], 1732200060) })
+      )
+    );
+    const connection = {
+      stopProcess: jest.fn(async () =>
+        makeStopResult(worker, { outcome: 'killed', still_zombie: true })
+      )
+    };
+    const tracker = new ProcessTracker({ connection, model });
+    await tracker.stop(worker);
+    model.ingest(
+      wire(
+        makeSample({ seq: 3, processes: makeProcessTree([worker], 1732200070) })
+      )
+    );
+    const view = attach(
+      new ProcessesView({ settings: DEFAULT_SETTINGS, stop: () => undefined })
+    );
+    view.model = model;
+    view.tracker = tracker;
+    const host = attach(new HostMemoryCard(DEFAULT_SETTINGS));
+    const gpus = attach(new GpuDeviceList(DEFAULT_SETTINGS));
+    host.model = model;
+    gpus.model = model;
+    MessageLoop.flush();
+    const data = [...DATA, worker.command, worker.name];
+    for (const node of [view.node, host.node, gpus.node]) {
+      expect(untranslated(node, data)).toEqual([]);
+    }
+    const request = {
+      process: worker,
+      origin: null,
+      timeoutS: 5,
+      units: 'binary' as const
+    };
+    expect(untranslatedText(stopProcessSentences(request), data)).toEqual([]);
+    const record = makeCellRecord({ processes: makeCellProcesses() });
+    expect(
+      untranslatedText(
+        [
+          formatCellBadge(
+            summarizeCellRecord(record),
+            'binary',
+            true,
+            processesAlongside(record)
+          ),
+          ...describeCellProcesses(record)
+        ],
+        data
+      )
+    ).toEqual([]);
+    [view, host, gpus].forEach(v => v.dispose());
   });
 
   it('renders the Cells tab and its texts translated', () => {

@@ -127,6 +127,13 @@ export namespace CommandIDs {
   /** Download the host allocation sites as CSV. */
   export const exportAllocationSites =
     'jupyterlab-vram:export-allocation-sites';
+  /**
+   * Stop one process of the active kernel's tree after a confirmation
+   * dialog; args `{pid, startTime, timeoutS?}` (SIGTERM, then SIGKILL after
+   * `timeoutS`, default 5). Returns the stop's state, or null when nothing
+   * was asked of the kernel.
+   */
+  export const stopProcess = 'jupyterlab-vram:stop-process';
 }
 
 /** The snippet each dedicated insert command inserts. */

@@ -7,12 +7,15 @@
  * Test hooks: `data-vram-role="cell-badge"` and the exact figures in
  * `data-vram-delta-bytes`, `data-vram-peak-bytes` (absent when unknown),
  * `data-vram-ram-delta-bytes` (a GPU cell that moved host RAM by a GiB or more),
+ * `data-vram-processes-delta-bytes` and `data-vram-processes-max-bytes` (the
+ * kernel's processes' host memory, where they held some worth showing),
  * `data-vram-duration-s`, `data-vram-status`, `data-vram-level`,
  * `data-vram-execution-count`; with GPU load figures, `data-vram-gpu-mean`
  * (percent), `data-vram-gpu-coverage` and `data-vram-hints` (the hints'
  * kinds: "input-bound", "throttled").
  */
 import { formatCellBadge } from './cellFormat';
+import type { ProcessesAlongside } from './cellProcessFigures';
 import { ByteUnits } from '../../text/format';
 import { CellSummary } from '../../model/cellFigures';
 import { element, setData, setTitle } from '../../ui/dom';
@@ -34,6 +37,8 @@ export interface CellBadgeContent {
   saved: boolean;
   /** A record of an earlier kernel process than the notebook's kernel now. */
   earlier: boolean;
+  /** The kernel's processes around the cell, where worth showing (processesAlongside). */
+  processes?: ProcessesAlongside | null;
   /** The outcome is shown beside the badge (the kernel-death mark): the badge leaves it out. */
   outcomeMarked?: boolean;
   units: ByteUnits;
@@ -71,10 +76,12 @@ export function renderCellBadge(
   content: CellBadgeContent
 ): void {
   const s = content.summary;
+  const p = content.processes ?? null;
   const text = formatCellBadge(
     s,
     content.units,
     !content.outcomeMarked,
+    p,
     loadParts(content)
   );
   if (node.textContent !== text) {
@@ -88,6 +95,16 @@ export function renderCellBadge(
     s.ramAlongside ? numberText(s.ramAlongside.deltaBytes) : null
   );
   setData(node, 'vramPeakBytes', numberText(s.peakBytes));
+  setData(
+    node,
+    'vramProcessesDeltaBytes',
+    p ? numberText(p.hostDeltaBytes) : null
+  );
+  setData(
+    node,
+    'vramProcessesMaxBytes',
+    p ? numberText(p.hostSampledMaxBytes) : null
+  );
   setData(node, 'vramPeakExact', String(s.peakExact));
   setData(node, 'vramDurationS', String(s.durationS));
   setData(node, 'vramStatus', s.status);

@@ -1,19 +1,22 @@
 /**
  * One row of the virtualised table of the "Cells" view (CellHistoryView). It
  * shows a record's execution count, memory change, peak, GPU utilisation
- * (mean and maximum) and energy, duration, status and alive bytes, placed at
- * its index. Rows are reused as the list scrolls,
- * and showing the same entry with the same figures again touches nothing.
+ * (mean and maximum) and energy, duration, status, alive bytes and the memory
+ * of the kernel's processes, placed at its index. Rows are reused as the list
+ * scrolls, and showing the same entry with the same figures again touches
+ * nothing.
  *
  * Text from the kernel, such as error types and cell ids, goes in through
  * textContent only.
  */
+import { processesAlongside } from './cellProcessFigures';
 import {
   formatDelta,
   formatDurationShort,
   formatExecutionCount,
   formatOutcomeShort,
-  formatPeak
+  formatPeak,
+  formatProcessesShort
 } from './cellFormat';
 import { CellAliveText } from './cellAlive';
 import { CellHistoryEntry } from '../../model/CellHistory';
@@ -108,15 +111,21 @@ export class CellHistoryRow {
     // Kept across restarts, marked with the kernel start they came from.
     node.classList.toggle('jp-vram-CellRow-earlier', earlier);
     node.dataset.vramKernelStart = String(entry.session);
+    const processes = processesAlongside(r);
     const {
       execution_count: countCol,
       delta: deltaCol,
       peak: peakCol,
       duration: durationCol,
       status: statusCol,
-      alive: aliveCol
+      alive: aliveCol,
+      processes: processesCol
     } = this._cols;
     this._showLoad(entry);
+    setText(
+      processesCol,
+      processes ? formatProcessesShort(processes, units) : ''
+    );
     setText(aliveCol, alive?.short ?? '');
     const growing = alive?.growing ?? false;
     aliveCol.classList.toggle('jp-vram-warning', growing);

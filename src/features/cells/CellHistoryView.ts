@@ -15,6 +15,7 @@
  *
  * Kernel text (error types, cell ids) goes in through textContent only.
  */
+import { processesAlongside } from './cellProcessFigures';
 import { Message } from '@lumino/messaging';
 
 import { formatExecutionCount } from './cellFormat';
@@ -65,6 +66,8 @@ const CLEARED_TEXT = (): string =>
 
 /** On the table while the Alive column has nothing to show: it gives its room to the figures. */
 const NO_ALIVE_CLASS = 'jp-vram-CellTable-noAlive';
+/** The Processes column shows only while a record has processes worth showing. */
+const NO_PROCESSES_CLASS = 'jp-vram-CellTable-noProcesses';
 
 /** On the table while no record has GPU load figures: the load columns give their room too. */
 const NO_LOAD_CLASS = 'jp-vram-CellTable-noLoad';
@@ -167,6 +170,7 @@ export class CellHistoryView extends ModelView {
   protected onModelReplaced(): void {
     this._cache = null;
     this._selectedKey = null;
+    this._processesVersion = -1;
     this.showMessage('');
     this._viewport.scrollTop = 0;
   }
@@ -201,6 +205,7 @@ export class CellHistoryView extends ModelView {
     const showAlive =
       !!recorder && (recorder.enabled || recorder.alive.size > 0);
     this._table.classList.toggle(NO_ALIVE_CLASS, !showAlive);
+    this._table.classList.toggle(NO_PROCESSES_CLASS, !this._anyProcesses());
     this._table.classList.toggle(NO_LOAD_CLASS, !this._anyLoad());
     const key = this._selectedKey;
     this._detail.show((key !== null && cells?.get(key)) || null);
@@ -226,6 +231,21 @@ export class CellHistoryView extends ModelView {
       this._loadSeen = { source: cells, version: cells.version, found };
     }
     return this._loadSeen.found;
+  }
+
+  /** Whether a record has processes worth a column (worked out once per history version). */
+  private _anyProcesses(): boolean {
+    const cells = this.model?.cells;
+    if (!cells) {
+      return false;
+    }
+    if (this._processesVersion !== cells.version) {
+      this._processesVersion = cells.version;
+      this._hasProcesses = cells.entries.some(
+        e => processesAlongside(e.record) !== null
+      );
+    }
+    return this._hasProcesses;
   }
 
   private _ordered(): readonly CellHistoryEntry[] {
@@ -454,6 +474,8 @@ export class CellHistoryView extends ModelView {
   } | null = null;
   private _headers = new Map<CellSortKey, HTMLElement>();
   private _toolbar: CellHistoryToolbar;
+  private _processesVersion = -1;
+  private _hasProcesses = false;
   private _message: HTMLElement;
   private _table: HTMLElement;
   private _viewport: HTMLElement;

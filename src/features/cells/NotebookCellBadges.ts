@@ -19,6 +19,7 @@
  * The cell that was running when the kernel died gets a "kernel died" mark
  * beside its badge (its record never comes), until the death is cleared.
  */
+import { processesAlongside } from './cellProcessFigures';
 import type { AllocationRecorder } from '../allocations/AllocationRecorder';
 import { cellAliveText } from './cellAlive';
 import { IDisposable } from '@lumino/disposable';
@@ -368,6 +369,7 @@ export class NotebookCellBadges implements IDisposable {
       this._model.death?.runningCell?.cellId === entry.record.cell_id;
     return {
       summary: entry.summary,
+      processes: processesAlongside(entry.record),
       executionCount: entry.record.execution_count,
       title: earlier ? `${title}\n${EARLIER_KERNEL_NOTE()}` : title,
       outcomeMarked: marked,

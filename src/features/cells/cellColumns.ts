@@ -17,7 +17,8 @@ export const columnLabels = (): Record<CellSortKey, string> => ({
   duration: trans.__('Time'),
   // "Status" did not fit the narrow column; "Exit" says the same of a cell run.
   status: trans.__('Exit'),
-  alive: trans.__('Alive')
+  alive: trans.__('Alive'),
+  processes: trans.__('Proc.')
 });
 
 /** Each column's tooltip, saying what its figure is. */
@@ -46,6 +47,9 @@ export const columnTitles = (): Record<CellSortKey, string> => ({
   ),
   alive: trans.__(
     'Bytes this cell allocated that are still alive (latest run; needs "Record allocations" in the Lines tab). \u26a0: they grow at each run, a likely leak'
+  ),
+  processes: trans.__(
+    "The kernel's processes (workers, subprocesses): their host memory after minus before, or ~ their sampled maximum where they gave it back (the row's tooltip says how far apart the readings were)"
   )
 });
 

@@ -10,6 +10,7 @@ import { CellHistoryEntry } from '../../model/CellHistory';
 import { csvField } from '../../text/csvField';
 import { cellHintKinds, cellHints } from './cellHints';
 import { CellLoadSummary, cellLoadOf } from './cellLoad';
+import { processesAlongside } from './cellProcessFigures';
 
 /** The CSV columns, in order. */
 export const CSV_COLUMNS = [
@@ -45,7 +46,17 @@ export const CSV_COLUMNS = [
   'gpu_load_coverage',
   'gpu_throttle_reasons',
   // The hints' kinds (cellHints.ts), by today's thresholds.
-  'hints'
+  'hints',
+  // The kernel's processes around the cell: empty where it had none.
+  'processes_before',
+  'processes_after',
+  'processes_host_before_bytes',
+  'processes_host_after_bytes',
+  'processes_host_sampled_max_bytes',
+  'processes_gpu_before_bytes',
+  'processes_gpu_after_bytes',
+  'processes_gpu_sampled_max_bytes',
+  'processes_sample_spacing_s'
 ] as const;
 
 /** Sum of a figure over devices; null if any device lacks it (or none). */
@@ -103,6 +114,65 @@ function derivedLoad(
   };
 }
 
+/** Sum of a figure of the processes over devices; null if any lacks it (or none). */
+function sumOverProcessGpus(
+  gpus: NonNullable<CellHistoryEntry['record']['processes']>['gpus'],
+  pick: (g: (typeof gpus)[number]) => number | null
+): number | null {
+  if (!gpus.length) {
+    return null;
+  }
+  let sum = 0;
+  for (const g of gpus) {
+    const v = pick(g);
+    if (v === null) {
+      return null;
+    }
+    sum += v;
+  }
+  return sum;
+}
+
+/** The processes' figures the badge shows (null: none worth showing), for the JSON's `derived`. */
+function processesDerived(record: CellHistoryEntry['record']): {
+  processes_host_delta_bytes: number | null;
+  processes_host_sampled_max_bytes: number | null;
+  processes_gpu_delta_bytes: number | null;
+} {
+  const p = processesAlongside(record);
+  return {
+    processes_host_delta_bytes: p?.hostDeltaBytes ?? null,
+    processes_host_sampled_max_bytes: p?.hostSampledMaxBytes ?? null,
+    processes_gpu_delta_bytes: p?.gpuDeltaBytes ?? null
+  };
+}
+
+/** The largest known value; null when none is known. */
+function largest(values: readonly (number | null)[]): number | null {
+  const known = values.filter((v): v is number => v !== null);
+  return known.length ? Math.max(...known) : null;
+}
+
+/** The processes' columns of one record (empty fields where the record has none). */
+function processFields(entry: CellHistoryEntry): string[] {
+  const p = entry.record.processes;
+  if (!p) {
+    return Array.from({ length: 9 }, () => csvField(null));
+  }
+  return [
+    csvField(p.processes_before),
+    csvField(p.processes_after),
+    csvField(p.host_before_bytes),
+    csvField(p.host_after_bytes),
+    csvField(p.host_sampled_max_bytes),
+    csvField(sumOverProcessGpus(p.gpus, g => g.before_bytes)),
+    csvField(sumOverProcessGpus(p.gpus, g => g.after_bytes)),
+    // The largest device's: a maximum does not add up over devices.
+    csvField(largest(p.gpus.map(g => g.sampled_max_bytes))),
+    csvField(p.sample_spacing_s)
+  ];
+}
+
 /** The history as CSV text (header line, then one line per record). */
 export function cellHistoryToCsv(entries: readonly CellHistoryEntry[]): string {
   const lines = [CSV_COLUMNS.join(',')];
@@ -133,7 +203,8 @@ export function cellHistoryToCsv(entries: readonly CellHistoryEntry[]): string {
       csvField(r.host.rss_before_bytes),
       csvField(r.host.rss_after_bytes),
       csvField(r.host.rss_peak_bytes),
-      ...loadFields(entry)
+      ...loadFields(entry),
+      ...processFields(entry)
     ];
     lines.push(fields.join(','));
   }
@@ -163,7 +234,8 @@ export function cellHistoryToJson(
           peak_bytes: e.summary.peakBytes,
           peak_exact: e.summary.peakExact,
           outcome: e.summary.outcome,
-          ...derivedLoad(e, cellLoadOf(e.record))
+          ...derivedLoad(e, cellLoadOf(e.record)),
+          ...processesDerived(e.record)
         }
       }))
     },

@@ -6,6 +6,7 @@
  * the DOM through textContent or title only.
  */
 import { ByteUnits, formatBytes, UNKNOWN_TEXT } from '../../text/format';
+import { ProcessesAlongside, processesShown } from './cellProcessFigures';
 import {
   CellOutcome,
   CellSummary,
@@ -137,14 +138,15 @@ export function formatOutcomeShort(summary: CellSummary): string {
 }
 
 /**
- * The badge line: "+1.2 GiB · peak 3.4 GiB · 2.1 s" (+ " · error" etc.);
- * `extra` (the GPU load, "GPU 93%") goes between the memory figures and the
- * duration.
+ * The badge line: "+1.2 GiB · peak 3.4 GiB · 2.1 s" (+ " · error" etc.),
+ * with the kernel's processes where they held memory worth showing; `extra`
+ * (the GPU load, "GPU 93%") goes between the memory figures and the duration.
  */
 export function formatCellBadge(
   summary: CellSummary,
   units: ByteUnits = 'binary',
   withOutcome = true,
+  processes: ProcessesAlongside | null = null,
   extra: readonly string[] = []
 ): string {
   const parts = [
@@ -156,6 +158,7 @@ export function formatCellBadge(
     ...(summary.ramAlongside
       ? [formatRamAlongside(summary.ramAlongside, units)]
       : []),
+    ...(processes ? [formatProcessesAlongside(processes, units)] : []),
     ...extra,
     formatDuration(summary.durationS)
   ];
@@ -177,6 +180,73 @@ export function formatRamAlongside(
     return trans.__('RAM %1', formatDelta(ram.deltaBytes, units));
   }
   return trans.__('RAM peak %1', formatDelta(ram.peakRiseBytes, units));
+}
+
+/**
+ * The badge's words for the kernel's processes: "processes +400 MiB" (what
+ * they hold more after the cell), else "processes max ~400 MiB" (what came
+ * and went, sampled); with ", GPU +1.0 GiB" where they moved GPU memory.
+ */
+export function formatProcessesAlongside(
+  p: ProcessesAlongside,
+  units: ByteUnits = 'binary'
+): string {
+  const shown = processesShown(p);
+  const host = shown.stayed
+    ? trans.__('processes %1', formatDelta(shown.bytes, units))
+    : trans.__('processes max %1', formatPeak(shown.bytes, false, units));
+  return p.gpuDeltaBytes
+    ? trans.__('%1, GPU %2', host, formatDelta(p.gpuDeltaBytes, units))
+    : host;
+}
+
+/** The Cells table's processes column: "+400 MiB" (what they hold more), or "~500 MiB" (their sampled maximum). */
+export function formatProcessesShort(
+  p: ProcessesAlongside,
+  units: ByteUnits = 'binary'
+): string {
+  const shown = processesShown(p);
+  return shown.stayed
+    ? formatDelta(shown.bytes, units)
+    : formatPeak(shown.bytes, false, units);
+}
+
+/** The tooltip's lines for the kernel's processes around a cell. */
+export function describeCellProcesses(
+  record: CellMemoryRecord,
+  units: ByteUnits = 'binary'
+): string[] {
+  const p = record.processes;
+  if (!p) {
+    return [];
+  }
+  const readings = trans._n(
+    '%1 reading, %2 s apart',
+    '%1 readings, %2 s apart',
+    p.samples,
+    p.sample_spacing_s.toFixed(1)
+  );
+  const lines = [
+    trans.__(
+      "The kernel's processes: %1 \u2192 %2; host %3, sampled maximum %4 (%5)",
+      p.processes_before,
+      p.processes_after,
+      arrow(p.host_before_bytes, p.host_after_bytes, units),
+      formatPeak(p.host_sampled_max_bytes, false, units),
+      readings
+    )
+  ];
+  for (const g of p.gpus) {
+    lines.push(
+      trans.__(
+        'Processes on GPU %1: %2 (sampled maximum %3)',
+        g.index,
+        arrow(g.before_bytes, g.after_bytes, units),
+        formatPeak(g.sampled_max_bytes, false, units)
+      )
+    );
+  }
+  return lines;
 }
 
 /** "[7]", or "[ ]" when the kernel gave no execution count. */
@@ -252,6 +322,7 @@ export function describeCellRecord(
       formatPeak(h.rss_peak_bytes, h.peak_exact, units)
     )
   );
+  lines.push(...describeCellProcesses(record, units));
   lines.push(trans.__('Duration %1', formatDuration(record.duration_s)));
   let status = trans.__('Status: %1', formatOutcome(summary));
   if (record.error) {

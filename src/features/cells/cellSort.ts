@@ -7,6 +7,7 @@
  */
 import { CellHistoryEntry } from '../../model/CellHistory';
 import { cellLoadOf } from './cellLoad';
+import { processesAlongside, processesShown } from './cellProcessFigures';
 
 /** A column that the cell history table can be sorted by. */
 export type CellSortKey =
@@ -18,7 +19,8 @@ export type CellSortKey =
   | 'energy'
   | 'duration'
   | 'status'
-  | 'alive';
+  | 'alive'
+  | 'processes';
 
 /** Every sort column of the cell history table, in the order of its columns. */
 export const CELL_SORT_KEYS: readonly CellSortKey[] = [
@@ -30,7 +32,8 @@ export const CELL_SORT_KEYS: readonly CellSortKey[] = [
   'energy',
   'duration',
   'status',
-  'alive'
+  'alive',
+  'processes'
 ];
 
 /** The order in which a column is sorted. */
@@ -52,7 +55,8 @@ export const FIRST_SORT_DIRECTION: Readonly<
   energy: 'descending',
   duration: 'descending',
   status: 'ascending',
-  alive: 'descending'
+  alive: 'descending',
+  processes: 'descending'
 };
 
 /**
@@ -100,6 +104,10 @@ export function cellSortValue(
       return OUTCOME_RANK[entry.summary.outcome];
     case 'alive':
       return context.aliveBytes?.(entry) ?? null;
+    case 'processes': {
+      const p = processesAlongside(entry.record);
+      return p ? processesShown(p).bytes : null;
+    }
   }
 }
 

@@ -215,7 +215,10 @@ describe('JSON export', () => {
       delta_bytes: 1024 ** 3,
       peak_bytes: 3 * 1024 ** 3,
       peak_exact: true,
-      outcome: 'ok'
+      outcome: 'ok',
+      processes_host_delta_bytes: null,
+      processes_host_sampled_max_bytes: null,
+      processes_gpu_delta_bytes: null
     });
   });
 

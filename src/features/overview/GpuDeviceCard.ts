@@ -25,6 +25,7 @@ import {
 import { trans } from '../../text/translation';
 import type { GpuLoad } from '../../protocol/load';
 import { GpuLoadSection } from './GpuLoadSection';
+import { TreeFigureRow } from './processTreeRows';
 
 /**
  * The card of one GPU, with a stacked bar of who holds the device and its
@@ -125,9 +126,16 @@ export class GpuDeviceCard {
       role: 'gpu-counters'
     });
     node.append(header, bar, f, this._load.node, this._counters);
+    this.processes = new TreeFigureRow(
+      this._values.processUsed.parentElement!,
+      'gpu-tree'
+    );
   }
 
   readonly node: HTMLElement;
+
+  /** "Kernel + N processes" on this device; GpuDeviceList shows the sample's tree in it. */
+  readonly processes: TreeFigureRow;
 
   /**
    * Show `figures` and the GPU's `load` (undefined: the helper sends none),

@@ -6,6 +6,7 @@ import { deviceFigures, GpuFigures, gpuFigures } from '../../model/gpuFigures';
 import { ModelChange } from '../../model/IKernelMemoryModel';
 import { syncKeyedChildren } from '../../ui/dom';
 import { GpuDeviceCard } from './GpuDeviceCard';
+import { gpuTreeFigures } from './processTreeRows';
 import { ModelView } from '../../ui/ModelView';
 import type { GpuLoad } from '../../protocol/load';
 
@@ -32,8 +33,13 @@ export class GpuDeviceList extends ModelView {
       this._currentFigures(),
       f => f.index,
       f => new GpuDeviceCard(f.index),
-      (card, f) =>
-        card.render(f, this.settings, this._loadOf(f.index), children)
+      (card, f) => {
+        card.render(f, this.settings, this._loadOf(f.index), children);
+        card.processes.show(
+          gpuTreeFigures(this.model?.latest?.processes, f.index),
+          this.settings.units
+        );
+      }
     );
   }
 

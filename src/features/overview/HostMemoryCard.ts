@@ -27,6 +27,7 @@ import {
 } from '../../ui/dom';
 import { ModelView } from '../../ui/ModelView';
 import { trans } from '../../text/translation';
+import { hostTreeFigures, TreeFigureRow } from './processTreeRows';
 
 const RELEVANT: ReadonlySet<ModelChange> = new Set<ModelChange>([
   'sample',
@@ -59,6 +60,7 @@ export class HostMemoryCard extends ModelView {
       'host-rss',
       trans.__('Resident memory of the kernel process')
     );
+    this._tree = new TreeFigureRow(this._rss.parentElement!, 'host-tree');
     this._available = figureRow(
       figures,
       trans.__('Available'),
@@ -94,6 +96,7 @@ export class HostMemoryCard extends ModelView {
     const f = hostFigures(this.model?.latest?.host);
     const units = this.settings.units;
     setBytes(this._rss, f.rss, units);
+    this._tree.show(hostTreeFigures(this.model?.latest?.processes), units);
     setBytes(this._available, f.available, units);
     setBytes(this._limit, f.container ? f.limit : null, units);
     setHidden(this._limit.parentElement!, !f.container);
@@ -171,6 +174,7 @@ export class HostMemoryCard extends ModelView {
   private _rssBar: HTMLElement;
   private _othersBar: HTMLElement;
   private _rss: HTMLElement;
+  private _tree: TreeFigureRow;
   private _available: HTMLElement;
   private _limit: HTMLElement;
   private _total: HTMLElement;
