@@ -15,6 +15,7 @@ export const CONTRACT_IDS = [
   'profiler-memory',
   'batch-size-search',
   'dataloader-pinning',
+  'dataloader-worker-memory',
   'loss-item',
   'tf-memory-growth',
   'tf-clear-session',

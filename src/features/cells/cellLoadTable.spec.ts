@@ -96,7 +96,8 @@ describe('the Cells tab with GPU load', () => {
       'energy',
       'duration',
       'status',
-      'alive'
+      'alive',
+      'processes'
     ]);
   });
 
@@ -190,7 +191,10 @@ describe('the exports with GPU load', () => {
   it('has the load columns in CSV, empty where a record has none', () => {
     const lines = cellHistoryToCsv(entries()).trim().split('\r\n');
     const header = lines[0].split(',');
-    expect(header.slice(-6)).toEqual([
+    // The load's six columns, before the processes' (cellExport.ts).
+    const start = header.indexOf('gpu_util_mean_percent');
+    const load = (line: string) => line.split(',').slice(start, start + 6);
+    expect(header.slice(start, start + 6)).toEqual([
       'gpu_util_mean_percent',
       'gpu_util_max_percent',
       'gpu_energy_joules',
@@ -199,7 +203,7 @@ describe('the exports with GPU load', () => {
       'hints'
     ]);
     expect(header).toEqual([...CSV_COLUMNS]);
-    expect(lines[1].split(',').slice(-6)).toEqual([
+    expect(load(lines[1])).toEqual([
       '90',
       '97',
       '50',
@@ -207,7 +211,7 @@ describe('the exports with GPU load', () => {
       'sw_power_cap',
       'throttled'
     ]);
-    expect(lines[2].split(',').slice(-6)).toEqual([
+    expect(load(lines[2])).toEqual([
       '8',
       '99',
       '900',
@@ -215,7 +219,7 @@ describe('the exports with GPU load', () => {
       '',
       'input-bound'
     ]);
-    expect(lines[3].split(',').slice(-6)).toEqual(['', '', '', '', '', '']);
+    expect(load(lines[3])).toEqual(['', '', '', '', '', '']);
   });
 
   it('has the records as sent and the derived load figures in JSON', () => {

@@ -9,6 +9,7 @@ import { DEFAULT_SNIPPETS } from './defaultSnippets';
 import { readSnippetSettings } from './snippetSettings';
 import { MemoryToolbarButton } from './MemoryToolbarButton';
 import { settle } from '../../testing/fakeKernel';
+import { CONTRACT_IDS } from '../../testing/snippetsFixtures';
 import {
   quietYjsCellWarnings,
   setup,
@@ -25,7 +26,7 @@ describe('palette, sidebar and toolbar', () => {
         .filter(i => i.command === CommandIDs.insertSnippet)
         .map(i => i.args.id);
     expect(snippetItems()).toEqual(t.library.visible.map(s => s.id));
-    expect(snippetItems()).toHaveLength(16);
+    expect(snippetItems()).toHaveLength(CONTRACT_IDS.length);
     expect(t.paletteItems.every(i => i.category === 'GPU memory (VRAM)')).toBe(
       true
     );
