@@ -59,18 +59,17 @@ export const CSV_COLUMNS = [
   'processes_sample_spacing_s'
 ] as const;
 
-/** Sum of a figure over devices; null if any device lacks it (or none). */
-function sumOver(
-  entry: CellHistoryEntry,
-  pick: (g: CellHistoryEntry['record']['gpus'][number]) => number | null
+/** Sum of a figure over `items` (devices); null if any lacks it, or there are none. */
+function sumOf<T>(
+  items: readonly T[],
+  pick: (item: T) => number | null
 ): number | null {
-  const gpus = entry.record.gpus;
-  if (!gpus.length) {
+  if (!items.length) {
     return null;
   }
   let sum = 0;
-  for (const g of gpus) {
-    const v = pick(g);
+  for (const item of items) {
+    const v = pick(item);
     if (v === null) {
       return null;
     }
@@ -114,25 +113,6 @@ function derivedLoad(
   };
 }
 
-/** Sum of a figure of the processes over devices; null if any lacks it (or none). */
-function sumOverProcessGpus(
-  gpus: NonNullable<CellHistoryEntry['record']['processes']>['gpus'],
-  pick: (g: (typeof gpus)[number]) => number | null
-): number | null {
-  if (!gpus.length) {
-    return null;
-  }
-  let sum = 0;
-  for (const g of gpus) {
-    const v = pick(g);
-    if (v === null) {
-      return null;
-    }
-    sum += v;
-  }
-  return sum;
-}
-
 /** The processes' figures the badge shows (null: none worth showing), for the JSON's `derived`. */
 function processesDerived(record: CellHistoryEntry['record']): {
   processes_host_delta_bytes: number | null;
@@ -165,8 +145,8 @@ function processFields(entry: CellHistoryEntry): string[] {
     csvField(p.host_before_bytes),
     csvField(p.host_after_bytes),
     csvField(p.host_sampled_max_bytes),
-    csvField(sumOverProcessGpus(p.gpus, g => g.before_bytes)),
-    csvField(sumOverProcessGpus(p.gpus, g => g.after_bytes)),
+    csvField(sumOf(p.gpus, g => g.before_bytes)),
+    csvField(sumOf(p.gpus, g => g.after_bytes)),
     // The largest device's: a maximum does not add up over devices.
     csvField(largest(p.gpus.map(g => g.sampled_max_bytes))),
     csvField(p.sample_spacing_s)
@@ -194,12 +174,12 @@ export function cellHistoryToCsv(entries: readonly CellHistoryEntry[]): string {
       csvField(s.deltaBytes),
       csvField(s.peakBytes),
       csvField(s.peakExact),
-      csvField(sumOver(entry, g => g.allocated_before_bytes)),
-      csvField(sumOver(entry, g => g.allocated_after_bytes)),
-      csvField(sumOver(entry, g => g.allocated_peak_bytes)),
-      csvField(sumOver(entry, g => g.reserved_before_bytes)),
-      csvField(sumOver(entry, g => g.reserved_after_bytes)),
-      csvField(sumOver(entry, g => g.reserved_peak_bytes)),
+      csvField(sumOf(entry.record.gpus, g => g.allocated_before_bytes)),
+      csvField(sumOf(entry.record.gpus, g => g.allocated_after_bytes)),
+      csvField(sumOf(entry.record.gpus, g => g.allocated_peak_bytes)),
+      csvField(sumOf(entry.record.gpus, g => g.reserved_before_bytes)),
+      csvField(sumOf(entry.record.gpus, g => g.reserved_after_bytes)),
+      csvField(sumOf(entry.record.gpus, g => g.reserved_peak_bytes)),
       csvField(r.host.rss_before_bytes),
       csvField(r.host.rss_after_bytes),
       csvField(r.host.rss_peak_bytes),
