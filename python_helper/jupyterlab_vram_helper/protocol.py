@@ -260,15 +260,7 @@ def _stop_args(data: Mapping[str, Any], request_id: str) -> dict[str, Any]:
             raise RequestError("malformed", f"missing field {key!r} in 'stop_process' request", request_id)
     pid = _bounded_int(data, "pid", (1, MAX_PID, None), request_id)
     start_time = _bounded_int(data, "start_time", (0, 2**63 - 1, None), request_id)
-    low, high, default = STOP_TIMEOUT_S
-    timeout = data.get("timeout_s", default)
-    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not low <= timeout <= high:
-        raise RequestError(
-            "malformed",
-            f"field 'timeout_s' must be a number from {low:g} to {high:g}, got {describe(timeout)}",
-            request_id,
-        )
-    return {"pid": pid, "start_time": start_time, "timeout_s": float(timeout)}
+    return {"pid": pid, "start_time": start_time, "timeout_s": _timeout_s(data, STOP_TIMEOUT_S, request_id)}
 
 
 def _release_args(data: Mapping[str, Any], request_id: str) -> dict[str, Any]:
@@ -288,7 +280,13 @@ def _release_args(data: Mapping[str, Any], request_id: str) -> dict[str, Any]:
                 request_id,
             )
         args[key] = value
-    low, high, default = RELEASE_TIMEOUT_S
+    args["timeout_s"] = _timeout_s(data, RELEASE_TIMEOUT_S, request_id)
+    return args
+
+
+def _timeout_s(data: Mapping[str, Any], limits: tuple[float, float, float], request_id: str) -> float:
+    """The request's ``timeout_s``: a number within ``limits`` (min, max, default), the default when absent."""
+    low, high, default = limits
     timeout = data.get("timeout_s", default)
     if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not low <= timeout <= high:
         raise RequestError(
@@ -296,8 +294,7 @@ def _release_args(data: Mapping[str, Any], request_id: str) -> dict[str, Any]:
             f"field 'timeout_s' must be a number from {low:g} to {high:g}, got {describe(timeout)}",
             request_id,
         )
-    args["timeout_s"] = float(timeout)
-    return args
+    return float(timeout)
 
 
 def _string_list(data: Mapping[str, Any], key: str, allowed: tuple, request_id: str, required: bool) -> list[str]:
