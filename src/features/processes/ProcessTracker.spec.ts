@@ -1,6 +1,7 @@
 /** ProcessTracker: a kernel's processes, when each was first seen, and stops. */
 import { KernelMemoryModel } from '../../model/KernelMemoryModel';
 import { makeCellRecord } from '../../testing/cellFixtures';
+import { liveModel } from '../../testing/cellViewsFixtures';
 import { makeHello, makeSample, wire } from '../../testing/fixtures';
 import {
   makeProcessTree,
@@ -12,9 +13,8 @@ import { ProcessTracker } from './ProcessTracker';
 const T0 = 1732200000;
 
 function setup() {
-  const model = new KernelMemoryModel({ historyCapacity: 10 });
+  const model = liveModel();
   model.setState('live');
-  model.ingest(wire(makeHello()));
   const connection = {
     stopProcess: jest.fn(async (request: { pid: number; start_time: number }) =>
       makeStopResult(makeTreeProcess({ pid: request.pid }))

@@ -1,10 +1,10 @@
 /** ProcessesView: the list, its messages, the rows' text and the stop outcome. */
 import { Widget } from '@lumino/widgets';
 
-import { KernelMemoryModel } from '../../model/KernelMemoryModel';
 import { DEFAULT_SETTINGS } from '../../settings/settings';
 import { makeCellRecord } from '../../testing/cellFixtures';
-import { EVIL, makeHello, makeSample, wire } from '../../testing/fixtures';
+import { liveModel } from '../../testing/cellViewsFixtures';
+import { EVIL, makeSample, wire } from '../../testing/fixtures';
 import {
   makeProcessTree,
   makeStopResult,
@@ -16,9 +16,8 @@ import { ProcessTracker, TrackedProcess } from './ProcessTracker';
 const T0 = 1732200000;
 
 function setup() {
-  const model = new KernelMemoryModel({ historyCapacity: 10 });
+  const model = liveModel();
   model.setState('live');
-  model.ingest(wire(makeHello()));
   const connection = { stopProcess: jest.fn() };
   const tracker = new ProcessTracker({ connection, model });
   const stopped: TrackedProcess[] = [];
