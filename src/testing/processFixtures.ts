@@ -1,7 +1,7 @@
 /**
  * Process tree fixtures shaped like docs/protocol.md's examples ("The
- * kernel's processes"): one process, a tree, a cell record's processes and
- * a stop_process result.
+ * kernel's processes"): one process, a tree, a cell record's processes, a
+ * stop_process result, a releasable and a release_engine result.
  */
 import type {
   CellProcessTree,
@@ -9,6 +9,11 @@ import type {
   StopProcessResult,
   TreeProcess
 } from '../protocol/processes';
+import type {
+  Releasable,
+  ReleaseEngineResult,
+  ReleaseOutcome
+} from '../protocol/release';
 import { MiB } from './fixtures';
 
 export function makeTreeProcess(
@@ -121,5 +126,49 @@ export function makeStopResult(
     },
     elapsed_ms: 61.5,
     ...overrides
+  };
+}
+
+/** A releasable: a fork pool of two workers holding 100 MiB between them. */
+export function makeReleasable(
+  overrides: Partial<Releasable> = {}
+): Releasable {
+  return {
+    kind: 'mp_pool',
+    name: 'pool',
+    label: 'multiprocessing Pool (2 workers, fork)',
+    processes: [
+      { pid: 4420, start_time: 2729500, role: 'mp_pool_worker' },
+      { pid: 4421, start_time: 2729501, role: 'mp_pool_worker' }
+    ],
+    host_bytes: 100 * MiB,
+    gpus: [],
+    ...overrides
+  };
+}
+
+/** A release_engine result: `releasable` released, nothing left to release. */
+export function makeReleaseResult(
+  releasable: Releasable = makeReleasable(),
+  overrides: Partial<ReleaseOutcome> = {}
+): ReleaseEngineResult {
+  const stop = makeStopResult();
+  return {
+    mode: 'release',
+    releasables: [],
+    released: {
+      kind: releasable.kind,
+      name: releasable.name,
+      outcome: 'released',
+      reason: null,
+      steps: [{ action: 'pool.terminate()', ok: true, error: null }],
+      processes: releasable.processes,
+      still_alive: [],
+      waited_s: 0.12,
+      before: stop.before,
+      after: stop.after,
+      ...overrides
+    },
+    elapsed_ms: 130
   };
 }

@@ -318,7 +318,11 @@ describe('the translation rule', () => {
       )
     );
     const view = attach(
-      new ProcessesView({ settings: DEFAULT_SETTINGS, stop: () => undefined })
+      new ProcessesView({
+        settings: DEFAULT_SETTINGS,
+        stop: () => undefined,
+        release: () => undefined
+      })
     );
     view.model = model;
     view.tracker = tracker;

@@ -134,6 +134,14 @@ export namespace CommandIDs {
    * was asked of the kernel.
    */
   export const stopProcess = 'jupyterlab-vram:stop-process';
+  /**
+   * Release what the active kernel started through an engine (a Ray
+   * runtime, a Dask client and cluster, a pool, a DataLoader iterator, a vLLM
+   * engine) after a confirmation dialog; args `{kind, name, timeoutS?}` as
+   * the kernel lists them. Returns the release's state, or null when nothing
+   * was asked of the kernel.
+   */
+  export const releaseEngine = 'jupyterlab-vram:release-engine';
 }
 
 /** The snippet each dedicated insert command inserts. */

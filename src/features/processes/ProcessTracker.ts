@@ -14,7 +14,10 @@
 import { IDisposable } from '@lumino/disposable';
 import { ISignal, Signal } from '@lumino/signaling';
 
-import type { IProcessConnection } from '../../kernel/connectionRequests';
+import type {
+  IEngineConnection,
+  IProcessConnection
+} from '../../kernel/connectionRequests';
 import type {
   IKernelMemoryModel,
   ModelChange
@@ -25,6 +28,7 @@ import type {
   TreeProcess
 } from '../../protocol/processes';
 import { errorText } from '../../text/errorText';
+import { EngineReleases } from './EngineReleases';
 import { FirstSeen, ProcessOrigin, processOrigin } from './processOrigin';
 
 /** What changed in a ProcessTracker, as its `changed` signal names it. */
@@ -67,7 +71,15 @@ export class ProcessTracker implements IDisposable {
     this._model = options.model;
     this._model.changed.connect(this._onModelChanged, this);
     this._readTree();
+    this.engines = new EngineReleases({
+      connection: options.engines ?? null,
+      model: this._model,
+      processes: this
+    });
   }
+
+  /** What the kernel started through an engine and can release, and the releases asked for. */
+  readonly engines: EngineReleases;
 
   get changed(): ISignal<this, ProcessTrackerChange> {
     return this._changed;
@@ -170,6 +182,7 @@ export class ProcessTracker implements IDisposable {
       return;
     }
     this._isDisposed = true;
+    this.engines.dispose();
     this._model.changed.disconnect(this._onModelChanged, this);
     Signal.clearData(this);
   }
@@ -247,6 +260,8 @@ export namespace ProcessTracker {
   export interface IOptions {
     /** The kernel's helper connection; null: this page cannot stop processes. */
     connection: IProcessConnection | null;
+    /** The same connection where it can release engines; null or absent: this page cannot. */
+    engines?: IEngineConnection | null;
     model: IKernelMemoryModel;
   }
 }

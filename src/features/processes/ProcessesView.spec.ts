@@ -7,9 +7,12 @@ import { liveModel } from '../../testing/cellViewsFixtures';
 import { EVIL, makeSample, wire } from '../../testing/fixtures';
 import {
   makeProcessTree,
+  makeReleasable,
+  makeReleaseResult,
   makeStopResult,
   makeTreeProcess
 } from '../../testing/processFixtures';
+import type { Releasable } from '../../protocol/release';
 import { ProcessesView } from './ProcessesView';
 import { ProcessTracker, TrackedProcess } from './ProcessTracker';
 
@@ -18,12 +21,18 @@ const T0 = 1732200000;
 function setup() {
   const model = liveModel();
   model.setState('live');
-  const connection = { stopProcess: jest.fn() };
-  const tracker = new ProcessTracker({ connection, model });
+  const connection = { stopProcess: jest.fn(), releaseEngine: jest.fn() };
+  const tracker = new ProcessTracker({
+    connection,
+    engines: connection,
+    model
+  });
   const stopped: TrackedProcess[] = [];
+  const released: Releasable[] = [];
   const view = new ProcessesView({
     settings: DEFAULT_SETTINGS,
-    stop: p => stopped.push(p)
+    stop: p => stopped.push(p),
+    release: r => released.push(r)
   });
   Widget.attach(view, document.body);
   view.model = model;
@@ -34,7 +43,7 @@ function setup() {
     Array.from(
       view.node.querySelectorAll<HTMLElement>('[data-vram-role="process-row"]')
     );
-  return { model, tracker, view, q, rows, stopped, connection };
+  return { model, tracker, view, q, rows, stopped, released, connection };
 }
 
 describe('ProcessesView', () => {
@@ -201,5 +210,66 @@ describe('ProcessesView', () => {
     expect(q('process-stop-outcome').title).toBe(
       'pid 10 is another process now'
     );
+  });
+
+  it('lists what can be released with its button, and says how the release went, as text', async () => {
+    const { model, view, tracker, connection, q, released } = setup();
+    const pool = makeReleasable({ name: EVIL, label: EVIL });
+    model.ingest(
+      wire(makeSample({ processes: makeProcessTree([makeTreeProcess()], T0) }))
+    );
+    connection.releaseEngine.mockResolvedValueOnce({
+      mode: 'list',
+      releasables: [pool],
+      released: null,
+      elapsed_ms: 2
+    });
+    await tracker.engines.refresh();
+    view.renderNow();
+    expect(q('releasables').hidden).toBe(false);
+    const row = q('releasable-row');
+    expect(row.querySelector('img')).toBeNull();
+    const text = (role: string) =>
+      row.querySelector(`[data-vram-role="${role}"]`)!.textContent;
+    expect(text('releasable-name')).toBe(
+      `multiprocessing pool \u201c${EVIL}\u201d`
+    );
+    expect(text('releasable-label')).toBe(EVIL);
+    expect(text('releasable-holds')).toBe('2 processes, 100 MiB of RAM');
+    row
+      .querySelector<HTMLButtonElement>(
+        '[data-vram-role="releasable-release"]'
+      )!
+      .click();
+    expect(released).toEqual([pool]);
+    connection.releaseEngine.mockResolvedValueOnce(
+      makeReleaseResult(pool, {
+        outcome: 'partial',
+        reason: 'a process is still alive',
+        still_alive: [pool.processes[1]],
+        waited_s: 10
+      })
+    );
+    await tracker.engines.release(pool);
+    view.renderNow();
+    expect(q('releasables-list').children).toHaveLength(0);
+    const outcome = q('release-outcome');
+    expect(outcome.dataset.vramOutcome).toBe('partial');
+    expect(Array.from(outcome.children).map(c => c.textContent)).toEqual([
+      `Released multiprocessing pool \u201c${EVIL}\u201d in part: a process is still alive.`,
+      'Still running after 10.0 s: multiprocessing pool worker pid 4421. Stop them in the list below.',
+      "The kernel's processes (host): 100 MiB \u2192 0 B",
+      'Available RAM: 19.5 GiB \u2192 19.6 GiB',
+      'GPU 0 used: 2.99 GiB \u2192 2.5 GiB'
+    ]);
+  });
+
+  it('hides the releasables while there are none and nothing was released', () => {
+    const { model, view, q } = setup();
+    model.ingest(
+      wire(makeSample({ processes: makeProcessTree([makeTreeProcess()], T0) }))
+    );
+    view.renderNow();
+    expect(q('releasables').hidden).toBe(true);
   });
 });

@@ -2,10 +2,12 @@
  * The Processes tab: every process the active notebook's kernel started
  * (DataLoader workers, pools, engines, `subprocess` commands), with its
  * memory, its age, the cell that started it and a Stop button; above them,
- * the kernel and its processes together, and how the last stop went.
+ * the kernel and its processes together, how the last stop went, and what
+ * the kernel started through an engine with a Release button each.
  *
- * It follows the kernel's model (for the state) and its ProcessTracker
- * (the list); the Stop buttons run the stop command, which asks first.
+ * It follows the kernel's model (for the state), its ProcessTracker (the
+ * list) and the tracker's EngineReleases; the Stop and Release buttons run
+ * their commands, which ask first.
  */
 import { formatBytes } from '../../text/format';
 import type {
@@ -21,7 +23,10 @@ import {
 } from '../../ui/dom';
 import { ModelView } from '../../ui/ModelView';
 import { trans } from '../../text/translation';
+import type { Releasable } from '../../protocol/release';
+import type { EngineReleasesChange } from './EngineReleases';
 import { ProcessRow } from './ProcessRow';
+import { ReleasablesSection } from './ReleasablesSection';
 import type {
   ProcessTracker,
   ProcessTrackerChange,
@@ -36,6 +41,7 @@ export class ProcessesView extends ModelView {
   constructor(options: ProcessesView.IOptions) {
     super(options.settings);
     this._stop = options.stop;
+    this._releasables = new ReleasablesSection(options.release);
     this.addClass('jp-vram-ProcessesView');
     this.node.dataset.vramRole = 'processes-view';
     this._summary = element('div', 'jp-vram-Processes-summary', {
@@ -52,7 +58,13 @@ export class ProcessesView extends ModelView {
       role: 'processes-list'
     });
     this._list.setAttribute('aria-label', trans.__("The kernel's processes"));
-    this.node.append(this._summary, this._outcome, this._message, this._list);
+    this.node.append(
+      this._summary,
+      this._outcome,
+      this._releasables.node,
+      this._message,
+      this._list
+    );
   }
 
   protected readonly relevantChanges = RELEVANT;
@@ -67,8 +79,10 @@ export class ProcessesView extends ModelView {
       return;
     }
     this._tracker?.changed.disconnect(this._onTrackerChanged, this);
+    this._tracker?.engines.changed.disconnect(this._onEnginesChanged, this);
     this._tracker = tracker;
     tracker?.changed.connect(this._onTrackerChanged, this);
+    tracker?.engines.changed.connect(this._onEnginesChanged, this);
     this.requestRender();
   }
 
@@ -86,6 +100,7 @@ export class ProcessesView extends ModelView {
     this._renderSummary(tracker, processes.length);
     this._renderOutcome(tracker);
     const units = this.settings.units;
+    this._releasables.show(message ? null : (tracker?.engines ?? null), units);
     const readAt = tracker?.readAt ?? 0;
     syncKeyedChildren(
       this._list,
@@ -192,7 +207,13 @@ export class ProcessesView extends ModelView {
     this.requestRender();
   }
 
+  private _onEnginesChanged(_: unknown, change: EngineReleasesChange): void {
+    void change;
+    this.requestRender();
+  }
+
   private _stop: (p: TrackedProcess) => void;
+  private _releasables: ReleasablesSection;
   private _tracker: ProcessTracker | null = null;
   private _rows = new Map<string, ProcessRow>();
   private _summary: HTMLElement;
@@ -208,5 +229,7 @@ export namespace ProcessesView {
     settings: ConstructorParameters<typeof ModelView>[0];
     /** The Stop button of a row was pressed (runs the stop command, which asks first). */
     stop: (p: TrackedProcess) => void;
+    /** The Release button of an engine was pressed (runs the release command, which asks first). */
+    release: (r: Releasable) => void;
   }
 }

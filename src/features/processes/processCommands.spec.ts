@@ -6,9 +6,13 @@ import { KernelMemoryModel } from '../../model/KernelMemoryModel';
 import { makeHello, makeSample, wire } from '../../testing/fixtures';
 import {
   makeProcessTree,
+  makeReleasable,
+  makeReleaseResult,
   makeStopResult,
   makeTreeProcess
 } from '../../testing/processFixtures';
+import type { Releasable } from '../../protocol/release';
+import { releaseSentences } from './releaseText';
 import { CommandIDs } from '../../ui/commandIds';
 import { registerProcessCommands } from './processCommands';
 import { ProcessTracker } from './ProcessTracker';
@@ -20,10 +24,21 @@ function setup(answer: boolean) {
   model.ingest(wire(makeHello()));
   const process = makeTreeProcess({ pid: 10, command: 'python -c "sleep"' });
   model.ingest(wire(makeSample({ processes: makeProcessTree([process]) })));
+  const pool = makeReleasable();
   const connection = {
-    stopProcess: jest.fn(async () => makeStopResult(process))
+    stopProcess: jest.fn(async () => makeStopResult(process)),
+    releaseEngine: jest.fn(async (request: { mode: string }) =>
+      request.mode === 'list'
+        ? { mode: 'list', releasables: [pool], released: null, elapsed_ms: 1 }
+        : makeReleaseResult(pool)
+    )
   };
-  const tracker = new ProcessTracker({ connection, model });
+  const tracker = new ProcessTracker({
+    connection,
+    engines: connection,
+    model
+  });
+  const askedRelease: Releasable[] = [];
   const commands = new CommandRegistry();
   const asked: StopProcessRequest[] = [];
   const notes: [string, string][] = [];
@@ -38,9 +53,23 @@ function setup(answer: boolean) {
     confirm: async request => {
       asked.push(request);
       return answer;
+    },
+    confirmRelease: async releasable => {
+      askedRelease.push(releasable);
+      return answer;
     }
   });
-  return { commands, connection, asked, notes, process, showTab, tracker };
+  return {
+    commands,
+    connection,
+    asked,
+    askedRelease,
+    notes,
+    pool,
+    process,
+    showTab,
+    tracker
+  };
 }
 
 describe('stop-process command', () => {
@@ -102,6 +131,68 @@ describe('stop-process command', () => {
       expect.stringContaining(
         'SIGTERM, then SIGKILL if it has not ended after 5 s'
       )
+    ]);
+  });
+});
+
+describe('release-engine command', () => {
+  it('lists first when this page has no list yet, asks, and sends nothing on no', async () => {
+    const t = setup(false);
+    const result = await t.commands.execute(CommandIDs.releaseEngine, {
+      kind: 'mp_pool',
+      name: 'pool'
+    });
+    expect(result).toBeNull();
+    expect(t.connection.releaseEngine.mock.calls).toEqual([[{ mode: 'list' }]]);
+    expect(t.askedRelease).toEqual([t.pool]);
+  });
+
+  it('releases after the user confirms, and says how it went', async () => {
+    const t = setup(true);
+    const state: any = await t.commands.execute(CommandIDs.releaseEngine, {
+      kind: 'mp_pool',
+      name: 'pool',
+      timeoutS: 20
+    });
+    expect(t.connection.releaseEngine).toHaveBeenLastCalledWith({
+      mode: 'release',
+      kind: 'mp_pool',
+      name: 'pool',
+      timeout_s: 20
+    });
+    expect(state.status).toBe('done');
+    expect(t.showTab).toHaveBeenCalledWith('processes');
+    expect(t.notes).toEqual([
+      [
+        'success',
+        'Released multiprocessing pool \u201cpool\u201d: 2 processes ended (0.1 s).'
+      ]
+    ]);
+  });
+
+  it('asks nothing for what the kernel does not list', async () => {
+    const t = setup(true);
+    const result = await t.commands.execute(CommandIDs.releaseEngine, {
+      kind: 'ray',
+      name: 'ray'
+    });
+    expect(result).toBeNull();
+    expect(t.askedRelease).toHaveLength(0);
+    expect(t.notes).toEqual([
+      [
+        'info',
+        "Nothing was released: Ray runtime \u201cray\u201d is not in the kernel's list of what it can release now."
+      ]
+    ]);
+  });
+
+  it('says what it is, what it holds and what Release does in the question', () => {
+    const t = setup(true);
+    expect(releaseSentences(t.pool, 'binary')).toEqual([
+      'multiprocessing pool \u201cpool\u201d: multiprocessing Pool (2 workers, fork).',
+      'It holds 2 processes, 100 MiB of RAM. Its processes: multiprocessing pool worker.',
+      expect.stringContaining('pool.terminate() and pool.join()'),
+      expect.stringContaining('between cells')
     ]);
   });
 });

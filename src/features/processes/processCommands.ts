@@ -1,9 +1,11 @@
 /**
- * The Processes feature's command, whose id is in ui/commandIds.ts: stop one
- * process after asking. It is not in the palette: it names one process
- * (`{pid, startTime}`), as the Processes tab's buttons do. The stop's steps
- * and its dialog (stopProcessLazy.ts, StopProcessDialog.ts) load with the
- * first stop, not with the page.
+ * The Processes feature's commands, whose ids are in ui/commandIds.ts: stop
+ * one process, and release what an engine started, each after asking. They
+ * are not in the palette: each names one thing (`{pid, startTime}`, or
+ * `{kind, name}`), as the Processes tab's buttons and the out-of-memory
+ * assistant do. Their steps and dialogs (stopProcessLazy.ts,
+ * releaseEngineLazy.ts and their dialogs) load with the first use, not with
+ * the page.
  */
 import type { JupyterFrontEnd } from '@jupyterlab/application';
 import type { TranslationBundle } from '@jupyterlab/translation';
@@ -16,6 +18,7 @@ import { SIDEBAR_ID } from '../../sidebar/SidebarHost';
 import { TABS } from '../../sidebar/panelLayout';
 import type { ProcessTracker } from './ProcessTracker';
 import type { StopProcessRequest } from './StopProcessDialog';
+import type { Releasable } from '../../protocol/release';
 
 /** What the process command acts on, as the feature's plugin hands it to it. */
 export interface IProcessCommandOptions {
@@ -28,11 +31,36 @@ export interface IProcessCommandOptions {
   notify: Notify;
   /** Defaults to the stop dialog; tests answer directly. */
   confirm?: (request: StopProcessRequest) => Promise<boolean>;
+  /** Defaults to the release dialog; tests answer directly. */
+  confirmRelease?: (
+    releasable: Releasable,
+    units: ByteUnits
+  ) => Promise<boolean>;
 }
 
-/** Registers `stop-process`. */
+/** Registers `stop-process` and `release-engine`. */
 export function registerProcessCommands(options: IProcessCommandOptions): void {
   const { app, trans, sidebar } = options;
+  // The outcome stays in the Processes tab.
+  const showProcesses = () => {
+    sidebar.showTab(TABS.processes);
+    app.shell.activateById(SIDEBAR_ID);
+  };
+  app.commands.addCommand(CommandIDs.releaseEngine, {
+    label: trans.__('Release\u2026'),
+    execute: async args =>
+      (await import('./releaseEngineLazy')).releaseEngine(args, {
+        ...options,
+        showProcesses,
+        confirm:
+          options.confirmRelease ??
+          (async (releasable, units) =>
+            (await import('./ReleaseEngineDialog')).confirmRelease(
+              releasable,
+              units
+            ))
+      })
+  });
   app.commands.addCommand(CommandIDs.stopProcess, {
     label: trans.__('Stop Process\u2026'),
     execute: async args =>
@@ -40,11 +68,7 @@ export function registerProcessCommands(options: IProcessCommandOptions): void {
         current: options.current,
         units: options.units,
         notify: options.notify,
-        // The outcome stays in the Processes tab.
-        showProcesses: () => {
-          sidebar.showTab(TABS.processes);
-          app.shell.activateById(SIDEBAR_ID);
-        },
+        showProcesses,
         confirm:
           options.confirm ??
           (async request =>

@@ -1,10 +1,13 @@
 /**
  * Process tracking as a part of every monitored session: each kernel gets
- * its own ProcessTracker, which the monitor makes and disposes of together
+ * its own ProcessTracker (with its EngineReleases), which the monitor makes and disposes of together
  * with the session. Its code is fetched when the first kernel is followed,
  * not with the page.
  */
-import { isProcessConnection } from '../../kernel/connectionRequests';
+import {
+  isEngineConnection,
+  isProcessConnection
+} from '../../kernel/connectionRequests';
 import type { IKernelMemoryModel } from '../../model/IKernelMemoryModel';
 import type { MemoryMonitor } from '../../monitor/MemoryMonitor';
 import { SessionPartKind } from '../../monitor/sessionParts';
@@ -18,6 +21,7 @@ export const PROCESS_TRACKING = SessionPartKind.loadedLater<ProcessTracker>(
     return ({ connection, model }) =>
       new ProcessTracker({
         connection: isProcessConnection(connection) ? connection : null,
+        engines: isEngineConnection(connection) ? connection : null,
         model
       });
   }

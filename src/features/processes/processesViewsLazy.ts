@@ -18,7 +18,7 @@ export interface IProcessesSidebarOptions {
   trackerFor: (model: IKernelMemoryModel | null) => ProcessTracker | null;
   /** Fires when a kernel's per-kernel parts were made after their code loaded. */
   partsChanged?: ISignal<unknown, unknown>;
-  /** Runs a command (the Stop buttons run the stop command). */
+  /** Runs a command (the Stop and Release buttons run theirs). */
   execute: ExecuteCommand;
 }
 
@@ -35,7 +35,9 @@ export function createProcessesView({
       void execute(CommandIDs.stopProcess, {
         pid: p.process.pid,
         startTime: p.process.start_time
-      })
+      }),
+    release: r =>
+      void execute(CommandIDs.releaseEngine, { kind: r.kind, name: r.name })
   });
   return followMonitor(
     monitor,
