@@ -5,12 +5,16 @@
  * causes, and the rest of the out-of-memory playbook comes after them, so
  * that something is always offered.
  */
-import { ReadonlyPartialJSONObject } from '@lumino/coreutils';
-
 import { CommandIDs } from '../../ui/commandIds';
 import { ByteUnits, formatBytes } from '../../text/format';
 import { OomDiagnosis } from '../../protocol/oom';
-import { fragmentedBytes, holderName, known } from './oomExplanation';
+import type { OomAction } from './oomAction';
+import {
+  childProcessActions,
+  dataLoaderWorkersAction
+} from './oomChildActions';
+import { fragmentedBytes, holderName } from './oomExplanation';
+import { known } from './oomFigure';
 import { trans } from '../../text/translation';
 
 /**
@@ -19,21 +23,7 @@ import { trans } from '../../text/translation';
  */
 export const RESTART_KERNEL_COMMAND = 'notebook:restart-kernel';
 
-/** One step of an out-of-memory fix: a command and its arguments. */
-export interface OomActionStep {
-  command: string;
-  args?: ReadonlyPartialJSONObject;
-}
-
-/** One fix that the out-of-memory assistant offers as a button. */
-export interface OomAction {
-  /** A stable id, which tests and the DOM's data attributes use. */
-  id: string;
-  label: string;
-  /** What it is expected to gain, in words. */
-  gain: string;
-  steps: OomActionStep[];
-}
+export type { OomAction, OomActionStep } from './oomAction';
 
 /**
  * What the user has done since the failure that an action would do again:
@@ -322,6 +312,14 @@ export function oomActions(
         break;
       case 'too_big':
         shrinkTheWork.forEach(add);
+        break;
+      case 'child_processes':
+        // The kernel started them, so it can end them: nothing else gives
+        // that memory back.
+        childProcessActions(d, units).forEach(add);
+        break;
+      case 'dataloader_workers':
+        add(dataLoaderWorkersAction(d));
         break;
     }
   }

@@ -7,6 +7,8 @@
 import { ByteUnits, formatBytes } from '../../text/format';
 import { OomCause, OomDiagnosis, OomStaleHolder } from '../../protocol/oom';
 import { trans } from '../../text/translation';
+import { childProcessesText, dataLoaderWorkersText } from './oomChildrenText';
+import { known } from './oomFigure';
 
 /**
  * Which figure of the diagnosis a line shows. oomFiguresNow reads the same
@@ -37,15 +39,7 @@ export interface OomExplanation {
   figures: { key: OomFigureKey; label: string; value: string }[];
 }
 
-/**
- * Tells whether a figure is worth giving in a sentence. An unknown one would
- * print as a dash, and "0 B" for a holder or process that the kernel could
- * not size is not a real figure. Without one, a sentence says the same thing
- * without the number.
- */
-export function known(v: number | null | undefined): v is number {
-  return typeof v === 'number' && v > 0;
-}
+export { known } from './oomFigure';
 
 /**
  * The holes in the cache: its reserved but unallocated bytes. When the
@@ -302,6 +296,10 @@ function causeText(
           ? trans.__('Other processes hold %1 on this card: %2.', amount, pids)
           : trans.__('Other processes hold %1 on this card.', amount);
       }
+    case 'child_processes':
+      return childProcessesText(d, c.gain_bytes, units);
+    case 'dataloader_workers':
+      return dataLoaderWorkersText(d, units);
     default:
       return trans.__('Cause "%1" (reported by a newer helper).', cause);
   }
