@@ -21,6 +21,7 @@
  */
 import { ByteUnits, formatBytes } from '../text/format';
 import { SampleMessage } from '../protocol/sample';
+import { deathProcessLines } from './deathProcesses';
 import { hostFigures } from './hostFigures';
 import { swapFigures, swapRoomLeft } from './swapFigures';
 import { trans } from '../text/translation';
@@ -417,6 +418,14 @@ export function explainKernelDeath(
         ? trans.__('the cause is unknown')
         : trans.__('memory was not near the limit, so the cause is unknown');
   }
+  details.push(
+    ...deathProcessLines(
+      sample,
+      kills !== null && kills > 0 ? kills : machineKills,
+      verdict !== 'unknown',
+      units
+    )
+  );
 
   // This uses the same "available" as the last figures, not the RSS plus
   // it, which would read as a second, different figure.
