@@ -13,11 +13,11 @@ import { Kernel, KernelMessage } from '@jupyterlab/services';
 import { ISignal, Signal } from '@lumino/signaling';
 
 import { KernelMemoryModel } from '../model/KernelMemoryModel';
-import {
-  claimsHello,
+import type {
   HelperRequestResults,
   HelperRequestType
 } from '../protocol/messages';
+import { claimsHello } from '../protocol/messageReaders';
 import { describeFailure, ignoreRejection } from './kernelFailures';
 import { PendingRequests } from './PendingRequests';
 import { trans } from '../text/translation';

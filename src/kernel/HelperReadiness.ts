@@ -9,6 +9,7 @@
  */
 import { Kernel, KernelSpec } from '@jupyterlab/services';
 
+import { loadMessageReaders } from '../protocol/messageReaders';
 import { HelperBootstrapSteps, loadHelperBootstrapSteps } from './helperCode';
 
 /**
@@ -44,10 +45,18 @@ export class HelperReadiness {
     return this._code;
   }
 
-  /** The delivery steps, loaded once and kept. */
+  /**
+   * The delivery steps, loaded once and kept, together with the readers of
+   * the helper's messages: the steps open the comm, so its first message
+   * finds them there.
+   */
   async loadSteps(): Promise<HelperBootstrapSteps> {
     if (this._steps === null) {
-      this._steps = await loadHelperBootstrapSteps();
+      const [steps] = await Promise.all([
+        loadHelperBootstrapSteps(),
+        loadMessageReaders()
+      ]);
+      this._steps = steps;
     }
     return this._steps;
   }

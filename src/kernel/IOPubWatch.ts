@@ -49,7 +49,8 @@
 import { Kernel, KernelMessage } from '@jupyterlab/services';
 
 import { KernelMemoryModel } from '../model/KernelMemoryModel';
-import { HelloMessage, parseKernelMessage } from '../protocol/messages';
+import type { HelloMessage } from '../protocol/messages';
+import { loadMessageReaders, messageReaders } from '../protocol/messageReaders';
 import { SampleMessage } from '../protocol/sample';
 import { HelperComm } from './HelperComm';
 
@@ -190,7 +191,14 @@ export class IOPubWatch {
     if (type === 'sample' && this._host.channel.helloSeen) {
       return; // This page's own comm is talking, so copies sent to other pages are not needed.
     }
-    const result = parseKernelMessage(data);
+    const readers = messageReaders();
+    if (!readers) {
+      // The page's own helper is not delivered yet; copies of another
+      // page's messages are of no use until then.
+      void loadMessageReaders().catch(() => undefined);
+      return;
+    }
+    const result = readers.parseKernelMessage(data);
     if (result.kind !== 'message') {
       return; // Not the helper's, or a protocol version this page does not speak: ignore it.
     }

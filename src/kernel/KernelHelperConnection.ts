@@ -50,6 +50,7 @@ import { HelperReadiness } from './HelperReadiness';
 import { IOPubWatch } from './IOPubWatch';
 import { KernelLifecycle } from './KernelLifecycle';
 import { recoverHistory, RecoveredHistory } from './historyRecovery';
+import { loadMessageReaders } from '../protocol/messageReaders';
 import { trans } from '../text/translation';
 
 /** The parts of a notebook's session context the connection uses. */
@@ -200,10 +201,11 @@ export class KernelHelperConnection
       {},
       Math.max(this._requestTimeoutMs, HISTORY_TIMEOUT_MS)
     );
+    const readers = await loadMessageReaders();
     if (generation !== this._generation || this._isDisposed) {
       return { records: 0, samples: 0 }; // A helper this page no longer listens to answered.
     }
-    return recoverHistory(this._model, result);
+    return recoverHistory(this._model, result, readers);
   }
 
   /**

@@ -22,12 +22,11 @@ import { Kernel, KernelMessage } from '@jupyterlab/services';
 
 import { KernelMemoryModel } from '../model/KernelMemoryModel';
 import { describeState } from '../model/MonitorState';
-import {
-  COMM_TARGET,
+import { COMM_TARGET, PROTOCOL_VERSION } from '../protocol/commConstants';
+import type {
   HelperConfig,
   OpenMessage,
-  PartialHelperConfig,
-  PROTOCOL_VERSION
+  PartialHelperConfig
 } from '../protocol/messages';
 import { describeFailure, ignoreRejection } from './kernelFailures';
 import { SILENT } from './silentExecution';

@@ -4,9 +4,8 @@
  * listened. The reply is untrusted, so bad records are reported as a problem
  * and skipped, and a bad timeline is reported and left out whole.
  */
-import { parseHistoryResult } from '../protocol/cell';
 import { KernelMemoryModel } from '../model/KernelMemoryModel';
-import { parseTimeline } from '../protocol/timeline';
+import type { MessageReaders } from '../protocol/messageReaders';
 import { trans } from '../text/translation';
 
 /** How much the reply added: records, and timeline rows (samples). */
@@ -17,12 +16,14 @@ export interface RecoveredHistory {
 
 /**
  * Puts the records and timeline of a `history` reply into a model, reporting
- * the parts that were malformed.
+ * the parts that were malformed; `readers` are the loaded message readers.
  */
 export function recoverHistory(
   model: KernelMemoryModel,
-  result: unknown
+  result: unknown,
+  readers: Pick<MessageReaders, 'parseHistoryResult' | 'parseTimeline'>
 ): RecoveredHistory {
+  const { parseHistoryResult, parseTimeline } = readers;
   const { records, errors } = parseHistoryResult(result);
   if (errors.length) {
     model.reportProblem(

@@ -16,12 +16,12 @@ import {
   KernelBusyWith,
   ModelChange
 } from './IKernelMemoryModel';
+import type { HelloMessage, ParseResult } from '../protocol/messages';
 import {
   claimsHello,
-  HelloMessage,
-  parseKernelMessage,
-  ParseResult
-} from '../protocol/messages';
+  loadMessageReaders,
+  messageReaders
+} from '../protocol/messageReaders';
 import { SampleMessage } from '../protocol/sample';
 import { TimelineColumns } from '../protocol/timeline';
 import { CellHistory, CellHistoryChange } from './CellHistory';
@@ -242,7 +242,18 @@ export class KernelMemoryModel implements IKernelMemoryModel {
   }
 
   ingest(data: unknown): ParseResult {
-    const result = parseKernelMessage(data);
+    const readers = messageReaders();
+    if (!readers) {
+      // Never so for the helper's comm, which opens once the readers are
+      // there (messageReaders.ts); a message handed in earlier is dropped
+      // with a note rather than read by half.
+      void loadMessageReaders().catch(() => undefined);
+      this.noteIgnoredMessage(
+        trans.__('a message that came before its reader had loaded')
+      );
+      return { kind: 'malformed', error: 'the message reader is loading' };
+    }
+    const result = readers.parseKernelMessage(data);
     switch (result.kind) {
       case 'malformed':
         if (claimsHello(data) && this._hello === null) {

@@ -22,7 +22,6 @@ import type {
   HelloMessage,
   HelperConfig,
   HelperRequest,
-  HiddenHolderKind,
   ReplyMessage
 } from './protocol.generated';
 import { describeValue, FieldReader, ShapeError } from './reader';
@@ -55,14 +54,9 @@ export type {
   TorchInfo
 } from './protocol.generated';
 
-/** The comm target name that the helper registers in the kernel. */
-export const COMM_TARGET = 'jupyterlab-vram';
+import { PROTOCOL_VERSION } from './commConstants';
 
-/**
- * The protocol version, raised on any incompatible change of the messages
- * below.
- */
-export const PROTOCOL_VERSION = 1;
+export { COMM_TARGET, PROTOCOL_VERSION } from './commConstants';
 
 /**
  * The `code` of an error, such as 'malformed', 'unknown_type',
@@ -70,17 +64,7 @@ export const PROTOCOL_VERSION = 1;
  */
 export type HelperErrorCode = string;
 
-/** Every hidden holder kind, in the order the panel lists them. */
-export const HIDDEN_HOLDER_KINDS: readonly HiddenHolderKind[] = [
-  'output_cache',
-  'last_traceback',
-  'last_execution_result'
-];
-
-/** Whether a string from the kernel names a hidden holder kind this frontend knows. */
-export function isHiddenHolderKind(value: string): value is HiddenHolderKind {
-  return (HIDDEN_HOLDER_KINDS as readonly string[]).includes(value);
-}
+export { HIDDEN_HOLDER_KINDS, isHiddenHolderKind } from './commConstants';
 
 /** The `type` of a request the frontend sends. */
 export type HelperRequestType = HelperRequest['type'];
@@ -227,15 +211,6 @@ function readError(r: FieldReader): ErrorMessage {
     code: r.string('code'),
     message: r.string('message')
   };
-}
-
-/** Whether comm data claims to be a hello, whatever else it holds. */
-export function claimsHello(data: unknown): boolean {
-  return (
-    typeof data === 'object' &&
-    data !== null &&
-    (data as { type?: unknown }).type === 'hello'
-  );
 }
 
 /**

@@ -9,7 +9,8 @@
  * because the database may hold records written by another version of the
  * extension; records that do not parse are dropped.
  */
-import { CellMemoryRecord, parseCellRecord } from '../protocol/cell';
+import type { CellMemoryRecord } from '../protocol/cell';
+import { loadMessageReaders } from '../protocol/messageReaders';
 import { SavedCellSession } from '../model/CellHistory';
 import {
   ICellRecordStore,
@@ -57,6 +58,8 @@ export class IndexedDbCellRecordStore
   }
 
   async load(notebook: string, capacity: number): Promise<SavedCellSession[]> {
+    // Before the transaction, which would end at an await of anything else.
+    const { parseCellRecord } = await loadMessageReaders();
     const db = await this._open();
     const tx = db.transaction([RECORDS, FLOORS], 'readwrite');
     const [rows, floors] = await Promise.all([

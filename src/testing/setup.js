@@ -115,3 +115,11 @@ console.warn = (...args) => {
   const { deriveVisibilityNotes } = require('../model/visibilityNotes');
   deriveNotesWith(deriveVisibilityNotes);
 }
+
+// The page loads the message readers with the first kernel
+// (protocol/messageReaders.ts); tests feed models messages at once, so the
+// readers are handed over here, already imported.
+{
+  const { useMessageReaders } = require('../protocol/messageReaders');
+  useMessageReaders(require('../protocol/messageReadersLazy'));
+}

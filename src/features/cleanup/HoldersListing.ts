@@ -9,7 +9,7 @@
  * holders may hold other things.
  */
 import type { HiddenHolderKind, InspectResult } from '../../protocol/cleanup';
-import { isHiddenHolderKind } from '../../protocol/messages';
+import { isHiddenHolderKind } from '../../protocol/commConstants';
 import type { DeletePlan } from './deletePlan';
 
 /** What HoldersListing reads of, and tells, the MemoryActions it belongs to. */

@@ -22,7 +22,7 @@ import type {
   HolderEntry,
   InspectResult
 } from '../../protocol/cleanup';
-import { isHiddenHolderKind } from '../../protocol/messages';
+import { isHiddenHolderKind } from '../../protocol/commConstants';
 import { hiddenHolderText } from './cleanupResultText';
 import { trans } from '../../text/translation';
 
