@@ -2,12 +2,13 @@
 
 Prints figures; it is not a test. For each of ``--kernels`` fresh ipykernels
 (the interpreter running this script), it sends the bootstrap code exactly as
-the frontend does (one silent execute of what ``node scripts/bundle-helper.mjs
---stdout`` prints) and reads:
+the frontend does (what ``node scripts/bundle-helper.mjs --stdout`` prints, as the
+user expression of one empty silent execute) and reads:
 
 - bootstrap: the kernel's own busy->idle time of that execute (its status
-  messages' timestamps): inflating the bundle, compiling and importing the
-  helper, installing the comm target, the hooks and the sampler thread;
+  messages' timestamps): receiving the request, inflating the bundle, compiling
+  and importing the helper, installing the comm target, the hooks and the
+  sampler thread;
 - first sample: from sending the comm open to the arrival of the helper's
   ``initial`` sample (client clock), what the panel waits for after that;
 - the bootstrap code's size, as it travels in the execute request.
@@ -115,8 +116,7 @@ def one_kernel(code: str, env: dict[str, str], device: str) -> tuple[float, floa
     try:
         if device == "cuda":
             assert kernel.execute(CUDA_IN_USE, timeout=300)["status"] == "ok"
-        reply = kernel.execute(code, silent=True, store_history=False)
-        assert reply["status"] == "ok", reply
+        reply = kernel.bootstrap(code)
         busy, idle = kernel.status_times(reply["_msg_id"])
         sent = time.time()
         comm_id = kernel.open_comm({"type": "open", "protocol": 1})

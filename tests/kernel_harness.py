@@ -24,6 +24,9 @@ from typing import Any
 REPO_ROOT = Path(__file__).resolve().parent.parent
 TARGET = "jupyterlab-vram"
 OUTPUT_TYPES = ("stream", "error", "display_data", "execute_result", "update_display_data")
+# The user expression the frontend runs the bootstrap as (BOOTSTRAP_EXPRESSION in
+# src/kernel/helperBootstrapLazy.ts, which says why it is not the cell's source).
+BOOTSTRAP_EXPRESSION = "jupyterlab_vram_bootstrap"
 
 
 def bootstrap_code() -> str:
@@ -211,8 +214,16 @@ class Kernel:
         return ast.literal_eval(result["data"]["text/plain"])
 
     def bootstrap(self, code: str | None = None) -> dict[str, Any]:
-        reply = self.execute(code if code is not None else bootstrap_code(), silent=True, store_history=False)
+        """Deliver the helper as the frontend does: the bootstrap as the user expression of an
+        empty silent cell. Asserts that it ran; returns the reply."""
+        reply = self.execute(
+            "",
+            silent=True,
+            store_history=False,
+            user_expressions={BOOTSTRAP_EXPRESSION: code if code is not None else bootstrap_code()},
+        )
         assert reply["status"] == "ok", reply
+        assert reply["user_expressions"][BOOTSTRAP_EXPRESSION]["status"] == "ok", reply["user_expressions"]
         return reply
 
     # -- comm -------------------------------------------------------------------

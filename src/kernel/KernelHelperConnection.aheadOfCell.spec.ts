@@ -32,7 +32,7 @@ describe('KernelHelperConnection: the helper goes ahead of a cell', () => {
       await settle();
       connection.deliverBeforeExecution();
       runCell(kernel, 'x = 1');
-      expect(kernel.executed.map(e => e.content.code)).toEqual(['x = 1']);
+      expect(kernel.executed.map(e => e.code)).toEqual(['x = 1']);
       expect(kernel.comms).toEqual([]);
       connection.dispose();
     }
@@ -53,7 +53,7 @@ describe('KernelHelperConnection: the helper goes ahead of a cell', () => {
     await settle();
     connection.deliverBeforeExecution();
     runCell(kernel, 'x = 1');
-    expect(kernel.executed.map(e => e.content.code)).toEqual([
+    expect(kernel.executed.map(e => e.code)).toEqual([
       'BOOTSTRAP',
       'x = 1'
     ]);
@@ -70,7 +70,7 @@ describe('KernelHelperConnection: the helper goes ahead of a cell', () => {
     const { connection, model } = connect(kernel);
     await settle();
     connection.deliverBeforeExecution(); // its spec said only 'python'
-    expect(kernel.executed.map(e => e.content.code)).toEqual(['BOOTSTRAP']);
+    expect(kernel.executed.map(e => e.code)).toEqual(['BOOTSTRAP']);
     answer({
       implementation: 'xeus-python',
       language_info: { name: 'python' }
@@ -95,7 +95,7 @@ describe('KernelHelperConnection: the helper goes ahead of a cell', () => {
     expect(kernel.executed).toHaveLength(0); // the run waits for the kernel's info
     connection.deliverBeforeExecution();
     runCell(kernel, 'x = 1');
-    expect(kernel.executed.map(e => e.content.code)).toEqual([
+    expect(kernel.executed.map(e => e.code)).toEqual([
       'BOOTSTRAP',
       'x = 1'
     ]);
@@ -119,7 +119,7 @@ describe('KernelHelperConnection: the helper goes ahead of a cell', () => {
     sessionContext.setStatus('restarting');
     connection.deliverBeforeExecution();
     runCell(kernel, 'x = 1');
-    expect(kernel.executed.map(e => e.content.code)).toEqual([
+    expect(kernel.executed.map(e => e.code)).toEqual([
       'BOOTSTRAP',
       'BOOTSTRAP',
       'x = 1'

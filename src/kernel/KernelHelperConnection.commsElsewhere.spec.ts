@@ -28,7 +28,7 @@ describe('KernelHelperConnection: comms this page cannot use', () => {
     sessionContext.setStatus('restarting');
     sessionContext.setStatus('idle');
     await settle();
-    expect(kernel.executed.filter(e => e.content.code === 'BOOTSTRAP')).toEqual(
+    expect(kernel.executed.filter(e => e.code === 'BOOTSTRAP')).toEqual(
       []
     );
     expect(model.state).toBe('disconnected');
@@ -50,7 +50,7 @@ describe('KernelHelperConnection: comms this page cannot use', () => {
     sessionContext.connectionStatusChanged.emit('connected');
     await settle();
     expect(
-      kernel.executed.filter(e => e.content.code === 'BOOTSTRAP')
+      kernel.executed.filter(e => e.code === 'BOOTSTRAP')
     ).toHaveLength(2);
     expect(kernel.comms).toHaveLength(2);
   });

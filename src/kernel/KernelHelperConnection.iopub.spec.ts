@@ -239,7 +239,7 @@ describe('KernelHelperConnection: what keeps the kernel busy', () => {
     sessionContext.connectionStatusChanged.emit('connecting');
     sessionContext.connectionStatusChanged.emit('connected');
     sessionContext.setStatus('starting');
-    const nudge = kernel.executed.find(e => e.content.code === '')!;
+    const nudge = kernel.executed.find(e => e.code === '')!;
     kernel.publishStatus('busy', 'execute_request', nudge.msg.header.msg_id);
     expect(model.kernelBusyWith).toBe('helper');
     kernel.publishStatus('idle', 'execute_request', nudge.msg.header.msg_id);

@@ -297,7 +297,7 @@ describe('KernelHelperConnection: a running cell is said only where one may run'
     expect(said).toEqual([KERNEL_STARTING_TEXT, WAITS_FOR_START]);
     expect(model.kernelBusyWith).toBe('helper'); // The banner says so too.
     // The helper was sent again, queued behind the first bootstrap.
-    expect(kernel.executed.map(e => e.content.code)).toEqual([
+    expect(kernel.executed.map(e => e.code)).toEqual([
       'BOOTSTRAP',
       'BOOTSTRAP'
     ]);
@@ -325,13 +325,13 @@ describe('KernelHelperConnection: a running cell is said only where one may run'
     sessionContext.connectionStatusChanged.emit('connecting');
     sessionContext.connectionStatusChanged.emit('connected');
     sessionContext.setStatus('starting');
-    const nudge = kernel.executed.find(e => e.content.code === '')!;
+    const nudge = kernel.executed.find(e => e.code === '')!;
     kernel.status = 'busy';
     kernel.publishStatus('busy', 'execute_request', nudge.msg.header.msg_id);
     kernel.executeOutcome = 'never';
     connection.deliverBeforeExecution(); // As Restart and Run All does.
     await settle();
-    expect(kernel.executed.map(e => e.content.code)).toEqual([
+    expect(kernel.executed.map(e => e.code)).toEqual([
       'BOOTSTRAP',
       '',
       'BOOTSTRAP'

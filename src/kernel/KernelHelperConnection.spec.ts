@@ -21,7 +21,8 @@ describe('KernelHelperConnection', () => {
 
     expect(kernel.executed).toHaveLength(1);
     expect(kernel.executed[0].content).toEqual({
-      code: 'BOOTSTRAP',
+      code: '',
+      user_expressions: { jupyterlab_vram_bootstrap: 'BOOTSTRAP' },
       silent: true,
       store_history: false,
       allow_stdin: false,
@@ -53,18 +54,24 @@ describe('KernelHelperConnection', () => {
       config: () => CONFIG
     });
     await settle();
-    expect(kernel.executed[0].content.code).toContain(
+    expect(kernel.executed[0].code).toContain(
       'jupyterlab-vram bootstrap'
     );
   });
 
   it('reports a bootstrap error with ename and evalue', async () => {
     const kernel = new FakeKernel();
+    // ipykernel runs the empty cell, and the expression's error is in the reply.
     kernel.executeOutcome = {
-      status: 'error',
-      ename: 'ModuleNotFoundError',
-      evalue: "No module named 'psutil'",
-      traceback: []
+      status: 'ok',
+      user_expressions: {
+        jupyterlab_vram_bootstrap: {
+          status: 'error',
+          ename: 'ModuleNotFoundError',
+          evalue: "No module named 'psutil'",
+          traceback: []
+        }
+      }
     };
     const { model } = connect(kernel);
     await settle();
@@ -142,7 +149,7 @@ describe('KernelHelperConnection', () => {
     sessionContext.setStatus('starting');
     await settle();
     const bootstraps = () =>
-      kernel.executed.filter(e => e.content.code === 'BOOTSTRAP');
+      kernel.executed.filter(e => e.code === 'BOOTSTRAP');
     expect(bootstraps()).toHaveLength(1); // the empty cell that makes it say idle, no helper yet
 
     sessionContext.setStatus('idle');
@@ -218,7 +225,7 @@ describe('KernelHelperConnection', () => {
     sessionContext.connectionStatusChanged.emit('connecting');
     sessionContext.connectionStatusChanged.emit('connected');
     sessionContext.setStatus('starting');
-    const nudges = kernel.executed.filter(e => e.content.code === '');
+    const nudges = kernel.executed.filter(e => e.code === '');
     expect(nudges).toHaveLength(1);
     expect(nudges[0].content).toMatchObject({
       silent: true,
@@ -227,10 +234,10 @@ describe('KernelHelperConnection', () => {
     sessionContext.setStatus('idle'); // what the empty cell makes the kernel say
     await settle();
     expect(
-      kernel.executed.filter(e => e.content.code === 'BOOTSTRAP')
+      kernel.executed.filter(e => e.code === 'BOOTSTRAP')
     ).toHaveLength(2);
     sessionContext.setStatus('starting'); // not restarting any more: nothing to ask
-    expect(kernel.executed.filter(e => e.content.code === '')).toHaveLength(1);
+    expect(kernel.executed.filter(e => e.code === '')).toHaveLength(1);
   });
 
   it('asks nothing of a restarted kernel that does not run Python', async () => {

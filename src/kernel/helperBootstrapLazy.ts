@@ -6,14 +6,15 @@
  *   1. It reads `language_info.name`, because only Python kernels get the
  *      helper, and asks again when a kernel_info request is lost.
  *   2. It executes the helper's bootstrap code (./helperCode.ts) silently,
- *      so that it leaves no history, no Out[] and no cell hooks.
+ *      so that it leaves no history, no Out[] and no cell hooks, as the one
+ *      user expression of an empty cell (BOOTSTRAP_EXPRESSION says why).
  *   3. It opens the comm with the protocol version and the sampling config
  *      in the same tick as step 2 (`sendHelper`). Nothing the notebook sends
  *      can come between the two, so a notebook cell sent after them runs
  *      with the helper installed. The execute reply comes afterwards; an
- *      error there means that the helper could not start. Its ename and
- *      evalue are then shown, and the comm, whose target was never
- *      registered, is dropped.
+ *      error in it or in its user expression means that the helper could
+ *      not start. Its ename and evalue are then shown, and the comm, whose
+ *      target was never registered, is dropped.
  *
  * Every step reports its progress or failure as the model's state. A run
  * that `stale()` reports as replaced stops without touching the model.
@@ -30,6 +31,18 @@ import type {
 } from '../protocol/messages';
 import { describeFailure, ignoreRejection } from './kernelFailures';
 import { SILENT } from './silentExecution';
+
+/**
+ * The key of the user expression that runs the bootstrap. The bootstrap is
+ * one Python expression, and it travels as the user expression of an empty
+ * silent cell rather than as the cell's source: IPython passes a cell's
+ * source through its input transformers several times, which for the
+ * bootstrap's 130 kB line of base64 took about 110 ms of the kernel's time
+ * on a two-core machine, while a user expression is evaluated as it is. Its
+ * failure comes back in the reply, never as a traceback in the notebook.
+ * tests/kernel_harness.py sends it the same way.
+ */
+export const BOOTSTRAP_EXPRESSION = 'jupyterlab_vram_bootstrap';
 
 /** The parts of the connection that one bootstrap run uses. */
 export interface IHelperBootstrapHost {
@@ -245,7 +258,14 @@ export async function sendHelper(
     KernelMessage.IExecuteReplyMsg
   >;
   try {
-    bootstrap = kernel.requestExecute({ ...SILENT, code }, true);
+    bootstrap = kernel.requestExecute(
+      {
+        ...SILENT,
+        code: '',
+        user_expressions: { [BOOTSTRAP_EXPRESSION]: code }
+      },
+      true
+    );
     host.sent?.(bootstrap.msg.header.msg_id);
   } catch (reason) {
     model.setState(
@@ -274,18 +294,14 @@ export async function sendHelper(
     await sendHelper(kernel, code, host, SKIPPED_BEHIND_A_CELL_TEXT);
     return;
   }
-  if (content.status !== 'ok') {
+  const failure = bootstrapFailure(content);
+  if (failure !== null) {
     // The comm's target was never registered, so the kernel closes the comm.
     host.abandon();
     if (model.state === 'non-python') {
       return; // It was sent ahead of a cell before the info said no; that state already explains why.
     }
-    model.setState(
-      'helper-failed',
-      content.status === 'error'
-        ? `${content.ename}: ${content.evalue}`
-        : `the kernel did not run the bootstrap (status: ${String(content.status)})`
-    );
+    model.setState('helper-failed', failure);
     return;
   }
   if (model.state === 'bootstrapping') {
@@ -294,6 +310,31 @@ export async function sendHelper(
       'Helper started; waiting for its first message\u2026'
     );
   }
+}
+
+/**
+ * Why the bootstrap failed, from its execute reply, or null when it ran:
+ * the reply's own error (the empty cell did not run), or the error of its
+ * user expression (the bootstrap raised).
+ */
+export function bootstrapFailure(
+  content: KernelMessage.IExecuteReplyMsg['content']
+): string | null {
+  if (content.status === 'error') {
+    return `${content.ename}: ${content.evalue}`;
+  }
+  if (content.status !== 'ok') {
+    return `the kernel did not run the bootstrap (status: ${String(content.status)})`;
+  }
+  const evaluated = content.user_expressions?.[BOOTSTRAP_EXPRESSION] as
+    { status?: unknown; ename?: unknown; evalue?: unknown } | undefined;
+  if (!evaluated || typeof evaluated !== 'object') {
+    return 'the kernel did not evaluate the bootstrap (no user expression in its reply)';
+  }
+  if (evaluated.status !== 'ok') {
+    return `${String(evaluated.ename ?? 'Error')}: ${String(evaluated.evalue ?? '')}`;
+  }
+  return null;
 }
 
 function openComm(

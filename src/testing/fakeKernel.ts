@@ -97,12 +97,34 @@ export class FakeComm {
 }
 
 export type ExecuteOutcome =
-  | { status: 'ok' }
+  | { status: 'ok'; user_expressions?: { [key: string]: unknown } }
   | { status: 'error'; ename: string; evalue: string; traceback: string[] }
   | { status: 'aborted' }
   | 'never'
   | 'reject'
   | { later: Promise<{ status: string; [key: string]: unknown }> };
+
+/**
+ * What ipykernel answers for the request's user expressions when the cell
+ * ran: each evaluated (to None here), unless the outcome says otherwise.
+ */
+function evaluated(
+  content: { user_expressions?: { [key: string]: string } },
+  outcome: { status: string }
+): { user_expressions?: { [key: string]: unknown } } {
+  if (outcome.status !== 'ok') {
+    return {};
+  }
+  const expressions = Object.keys(content.user_expressions ?? {});
+  return {
+    user_expressions: Object.fromEntries(
+      expressions.map(key => [
+        key,
+        { status: 'ok', data: { 'text/plain': 'None' }, metadata: {} }
+      ])
+    )
+  };
+}
 
 export class FakeKernel {
   constructor(readonly language = 'python') {
@@ -135,7 +157,11 @@ export class FakeKernel {
         msg_type: 'execute_request'
       }
     };
-    this.executed.push({ content, disposeOnDone, msg });
+    // What runs: the helper's bootstrap travels as a user expression of an
+    // empty cell; anything else is the cell's code.
+    const code =
+      content.user_expressions?.jupyterlab_vram_bootstrap ?? content.code;
+    this.executed.push({ content, disposeOnDone, msg, code });
     const outcome = this.executeOutcome;
     let done: Promise<any>;
     if (outcome === 'never') {
@@ -148,7 +174,11 @@ export class FakeKernel {
       }));
     } else {
       done = Promise.resolve({
-        content: { execution_count: null, ...outcome }
+        content: {
+          execution_count: null,
+          ...evaluated(content, outcome),
+          ...outcome
+        }
       });
     }
     return { msg, done };

@@ -3,7 +3,9 @@
  * holds 200 MiB; the Processes tab lists it with its memory, the Host RAM
  * card counts "Kernel + 1 process", the cell's badge shows the processes'
  * figure, and Stop asks first, then ends it (the list is empty, and the
- * kernel finds the pid gone). Real kernel, real process.
+ * kernel finds the pid gone). A fork pool whose workers hold memory is
+ * listed as something to release, and Release asks first, then ends its
+ * workers and says what came back. Real kernel, real processes.
  */
 import { expect, test } from '@jupyterlab/galata';
 
@@ -115,6 +117,75 @@ test.describe('the kernel\u2019s processes', () => {
     await page.notebook.runCell(1, true);
     expect((await page.notebook.getCellTextOutput(1))?.join('')).toContain(
       '-15 False'
+    );
+  });
+
+  test('a pool is listed to release, and Release asks first, then ends its workers and says what came back', async ({
+    page
+  }) => {
+    await openLiveNotebook(page);
+    await page.notebook.setCell(
+      0,
+      'code',
+      [
+        'import multiprocessing as mp, time',
+        'def hold(_):',
+        '    global held',
+        '    held = bytearray(60 << 20); held[::4096] = b"x" * (len(held) // 4096)',
+        '    time.sleep(0.5)',
+        '    return len(held)',
+        "pool = mp.get_context('fork').Pool(2)",
+        'print(sum(pool.map(hold, range(2))) >> 20, [p.pid for p in pool._pool])'
+      ].join('\n')
+    );
+    await page.notebook.runCell(0, true);
+    expect((await page.notebook.getCellTextOutput(0))?.join('')).toContain(
+      '120 ['
+    );
+
+    await sidebarRole(page, 'processes-tab').click();
+    const pool = page.locator(
+      `${SIDEBAR} [data-vram-role="releasable-row"][data-vram-kind="mp_pool"][data-vram-name="pool"]`
+    );
+    await expect(pool).toBeVisible({ timeout: 30_000 });
+    await expect(pool.locator('[data-vram-role="releasable-name"]')).toHaveText(
+      'multiprocessing pool \u201cpool\u201d'
+    );
+    await expect(
+      pool.locator('[data-vram-role="releasable-holds"]')
+    ).toContainText('2 processes');
+
+    // Release asks first: Cancel leaves the pool running.
+    const dialog = page.locator('.jp-Dialog');
+    await pool.locator('[data-vram-role="releasable-release"]').click();
+    await expect(
+      dialog.locator('[data-vram-role="release-engine-dialog"]')
+    ).toContainText('pool.terminate() and pool.join()');
+    await dialog.locator('.jp-mod-reject').click();
+    await expect(dialog).toHaveCount(0);
+    await expect(pool).toBeVisible();
+
+    // Accepted: the workers end, the outcome says so, the rows go.
+    await pool.locator('[data-vram-role="releasable-release"]').click();
+    await dialog.locator('.jp-mod-accept').click();
+    const outcome = sidebarRole(page, 'release-outcome');
+    await expect(outcome).toHaveAttribute('data-vram-outcome', 'released', {
+      timeout: 30_000
+    });
+    await expect(outcome).toContainText(
+      'Released multiprocessing pool \u201cpool\u201d: 2 processes ended'
+    );
+    await expect(outcome).toContainText("The kernel's processes (host):");
+    await expect(pool).toHaveCount(0);
+    await expect(sidebarRole(page, 'process-row')).toHaveCount(0, {
+      timeout: 30_000
+    });
+
+    // The kernel agrees: the pool is terminated.
+    await page.notebook.addCell('code', 'print(pool._state)');
+    await page.notebook.runCell(1, true);
+    expect((await page.notebook.getCellTextOutput(1))?.join('')).toContain(
+      'TERMINATE'
     );
   });
 });
