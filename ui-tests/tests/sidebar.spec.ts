@@ -513,7 +513,11 @@ test.describe('memory sidebar', () => {
       const send = kernel.requestExecute.bind(kernel);
       kernel.requestExecute = (content: any, ...rest: unknown[]) => {
         const future = send(content, ...rest);
-        if (content.silent && String(content.code).length > 10_000) {
+        // The helper's bootstrap: the user expression of an empty silent cell.
+        if (
+          content.silent &&
+          content.user_expressions?.jupyterlab_vram_bootstrap
+        ) {
           const i = w.vramBootstraps.push('sent') - 1;
           future.done.then(
             (reply: any) => (w.vramBootstraps[i] = reply.content.status),
