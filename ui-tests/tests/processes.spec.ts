@@ -129,11 +129,8 @@ test.describe('the kernel\u2019s processes', () => {
       'code',
       [
         'import multiprocessing as mp, time',
-        'def hold(_):',
-        '    global held',
-        '    held = bytearray(60 << 20); held[::4096] = b"x" * (len(held) // 4096)',
-        '    time.sleep(0.5)',
-        '    return len(held)',
+        // One line: the editor indents typed lines on its own.
+        'def hold(_): global held; held = bytearray(60 << 20); held[::4096] = b"x" * (len(held) // 4096); time.sleep(0.5); return len(held)',
         "pool = mp.get_context('fork').Pool(2)",
         'print(sum(pool.map(hold, range(2))) >> 20, [p.pid for p in pool._pool])'
       ].join('\n')
