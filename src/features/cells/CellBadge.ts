@@ -28,27 +28,34 @@ import { formatBadgeLoad } from './cellLoadText';
  * rendered in one step.
  */
 export interface CellBadgeContent {
+  /** The cell run's memory figures and outcome. */
   summary: CellSummary;
   executionCount: number | null;
-  /** Tooltip (plain text, may contain kernel text). */
+  /** The tooltip, as plain text; it may contain text from the kernel. */
   title: string;
   level: 'normal' | 'warning';
-  /** Rendered from the notebook's saved metadata, not a live record. */
+  /** Whether the badge comes from the notebook's saved metadata rather than a live record. */
   saved: boolean;
-  /** A record of an earlier kernel process than the notebook's kernel now. */
+  /** Whether the record comes from an earlier kernel process than the notebook's kernel now. */
   earlier: boolean;
-  /** The kernel's processes around the cell, where worth showing (processesAlongside). */
+  /**
+   * The kernel's processes around the cell, where they are worth showing (see
+   * processesAlongside).
+   */
   processes?: ProcessesAlongside | null;
-  /** The outcome is shown beside the badge (the kernel-death mark): the badge leaves it out. */
+  /**
+   * Whether the kernel-death mark beside the badge shows the outcome already,
+   * so that the badge leaves it out.
+   */
   outcomeMarked?: boolean;
   units: ByteUnits;
-  /** The cell's GPU load (null or absent: none, as from saved metadata). */
+  /** The cell's GPU load; null or absent when there is none, as with saved metadata. */
   load?: CellLoadSummary | null;
   /** The hints drawn from the load. */
   hints?: readonly CellHint[];
 }
 
-/** The badge's load parts: "GPU 93%", and "input-bound?" when that hint holds. */
+/** The badge's load parts: "GPU 93%", followed by "input-bound?" when that hint holds. */
 function loadParts(content: CellBadgeContent): string[] {
   const gpu = formatBadgeLoad(content.load ?? null);
   if (gpu === null) {
@@ -66,11 +73,12 @@ export function createCellBadgeNode(): HTMLElement {
   return element('div', CELL_BADGE_CLASS, { role: 'cell-badge' });
 }
 
+/** A figure for a data attribute, rounded to a whole number; null when unknown. */
 function numberText(v: number | null): string | null {
   return v === null || !Number.isFinite(v) ? null : String(Math.round(v));
 }
 
-/** Show `content` in a badge node; touches only what changed. */
+/** Shows `content` in a badge node, touching only what changed. */
 export function renderCellBadge(
   node: HTMLElement,
   content: CellBadgeContent

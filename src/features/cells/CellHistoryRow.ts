@@ -34,18 +34,19 @@ import { CellLoadSummary, cellLoadOf } from './cellLoad';
 import { describeCellWithLoad } from './cellLoadText';
 import { trans } from '../../text/translation';
 
-/** Height of one row in px (must match .jp-vram-CellRow in base.css). */
+/** The height of one row in pixels, which must match .jp-vram-CellRow in style/sidebar.css. */
 export const CELL_ROW_HEIGHT = 22;
 
 /** One reusable row of the virtualised table. */
 export class CellHistoryRow {
-  /** `activate`: the row was clicked, or Enter or Space pressed on it. */
+  /** `activate` is called when the row is clicked, or when Enter or Space is pressed on it. */
   constructor(activate: (row: CellHistoryRow) => void = () => undefined) {
     const node = (this.node = element('div', 'jp-vram-CellRow', {
       role: 'cell-row'
     }));
     node.setAttribute('role', 'row');
-    // Going to the cell must not need a mouse: the row takes focus and keys.
+    // Going to the cell must not need a mouse, so the row takes the focus and
+    // keys.
     makeActivatable(node, () => activate(this));
     const cols = {} as Record<CellSortKey, HTMLElement>;
     for (const key of CELL_SORT_KEYS) {
@@ -59,6 +60,10 @@ export class CellHistoryRow {
 
   readonly node: HTMLElement;
 
+  /**
+   * Shows `entry` as row `index`. When nothing that the row shows changed,
+   * only its position is set, so that scrolling costs little.
+   */
   show(
     entry: CellHistoryEntry,
     index: number,
@@ -66,7 +71,8 @@ export class CellHistoryRow {
     level: 'normal' | 'warning',
     currentSession: number,
     alive: CellAliveText | null = null,
-    // Ran in a console (no cell id, or a console cell's id)
+    // Whether the cell ran in a console. A record without a cell id did; the
+    // view also knows the ids of the console's cells.
     fromConsole = entry.record.cell_id === null
   ): void {
     const node = this.node;
@@ -108,7 +114,8 @@ export class CellHistoryRow {
     node.classList.toggle('jp-vram-warning', level === 'warning');
     node.classList.toggle('jp-vram-CellRow-console', console);
     node.classList.toggle('jp-vram-CellRow-error', s.outcome !== 'ok');
-    // Kept across restarts, marked with the kernel start they came from.
+    // Records are kept across restarts, so a row from an earlier kernel
+    // process is marked, with the kernel start that it came from.
     node.classList.toggle('jp-vram-CellRow-earlier', earlier);
     node.dataset.vramKernelStart = String(entry.session);
     const processes = processesAlongside(r);
@@ -157,7 +164,7 @@ export class CellHistoryRow {
         : trans.__('Click to go to the cell.'));
   }
 
-  /** The GPU load columns, and the hints' kinds in `data-vram-hints`. */
+  /** Writes the GPU load columns, and the hints' kinds in `data-vram-hints`. */
   private _showLoad(entry: CellHistoryEntry): void {
     const load = cellLoadOf(entry.record);
     const hints = cellHints(entry.record, load);
@@ -176,6 +183,7 @@ export class CellHistoryRow {
     setData(this.node, 'vramHints', cellHintKinds(hints));
   }
 
+  /** Hides the row and forgets its entry, so that the next show writes everything. */
   hide(): void {
     setHidden(this.node, true);
     this._entry = null;
@@ -190,7 +198,10 @@ export class CellHistoryRow {
   private _console = false;
 }
 
-/** The mean column: "93%", "~93%" when the driver's buffer did not cover the whole cell. */
+/**
+ * The mean column's text: "93%", or "~93%" when the driver's buffer did not
+ * cover the whole cell.
+ */
 function meanText(load: CellLoadSummary | null): string {
   const text = formatLoadPercent(load?.meanPercent);
   return load && load.meanPercent !== null && load.coverage !== 'full'
@@ -198,6 +209,7 @@ function meanText(load: CellLoadSummary | null): string {
     : text;
 }
 
+/** A figure for a data attribute; null when unknown. */
 function numberData(value: number | null | undefined): string | null {
   return value === null || value === undefined ? null : String(value);
 }

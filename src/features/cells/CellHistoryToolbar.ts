@@ -8,7 +8,9 @@ import { button, element, setText } from '../../ui/dom';
 
 /** What the toolbar's buttons ask the view's host to do. */
 export interface ICellHistoryToolbarActions {
+  /** Exports the history in `format`; without it, the export buttons do nothing. */
   exportHistory?: (format: 'csv' | 'json') => void;
+  /** Clears the history; without it, the Clear button does nothing. */
   clearHistory?: () => void;
 }
 
@@ -57,7 +59,7 @@ export class CellHistoryToolbar {
 
   readonly node: HTMLElement;
 
-  /** "12 cell runs". */
+  /** Shows how many cell runs the history holds, such as "12 cell runs". */
   showCount(n: number): void {
     setText(
       this._count,
@@ -65,7 +67,10 @@ export class CellHistoryToolbar {
     );
   }
 
-  /** The buttons work only while there is a history to export or clear. */
+  /**
+   * Enables or disables every button; the view enables them only while there
+   * is a history to export or clear.
+   */
   enable(enabled: boolean): void {
     for (const b of this._buttons) {
       b.disabled = !enabled;

@@ -1,4 +1,7 @@
-/** CellHistoryView: the Cells tab's table of runs, virtualised, sortable, and a way back to each cell. */
+/**
+ * Tests for the Cells tab's table of runs (CellHistoryView): virtualised,
+ * sortable, and a way back to each cell.
+ */
 import { MessageLoop } from '@lumino/messaging';
 import { Widget } from '@lumino/widgets';
 
@@ -48,7 +51,7 @@ describe('CellHistoryView', () => {
     const note = view.node.querySelector<HTMLElement>(
       '[data-vram-role="earlier-rows-note"]'
     )!;
-    expect(note.hidden).toBe(true); // one process so far
+    expect(note.hidden).toBe(true); // There is one kernel process so far.
     model.ingest(wire(makeHello({ pid: 777, record_series: 'series-2' })));
     model.ingest(cellMsg(makeCellRecord({ record_id: 1, execution_count: 1 })));
     MessageLoop.flush();
@@ -70,7 +73,8 @@ describe('CellHistoryView', () => {
     )!;
     expect(current.dataset.vramKernelStart).toBe('2');
     expect(current.title).not.toContain('earlier kernel');
-    expect(note.hidden).toBe(false); // what the dimming means, said once above the table
+    // What the dimming means is said once, above the table.
+    expect(note.hidden).toBe(false);
     expect(note.textContent).toBe(
       'Dimmed rows: cells an earlier kernel process ran (before a restart). Hover one for its kernel start.'
     );
@@ -107,7 +111,9 @@ describe('CellHistoryView', () => {
       '.jp-vram-CellTable-spacer'
     )!;
     expect(spacer.style.height).toBe(`${10_000 * CELL_ROW_HEIGHT}px`);
-    expect(elapsed).toBeLessThan(500); // jsdom on a shared box; the browser bench measures 16 ms
+    // The bound is loose for jsdom on a shared machine; the browser
+    // benchmark measures 16 ms.
+    expect(elapsed).toBeLessThan(500);
     // Scrolling reuses the row nodes.
     const viewport = view.node.querySelector<HTMLElement>(
       '[data-vram-role="cell-rows"]'
@@ -119,7 +125,7 @@ describe('CellHistoryView', () => {
     const atTop = after.find(
       r => r.style.top === `${5000 * CELL_ROW_HEIGHT}px`
     )!;
-    expect(atTop.dataset.vramRecordId).toBe('5000'); // newest first
+    expect(atTop.dataset.vramRecordId).toBe('5000'); // The newest come first.
     expect(
       view.node.querySelectorAll('[data-vram-role="cell-row"]').length
     ).toBeLessThan(40);
@@ -128,7 +134,8 @@ describe('CellHistoryView', () => {
 
   it('sorts by every column from its header, with aria-sort', () => {
     const { view } = setup();
-    // The figures sort largest first at the first click; the count and the status in reading order.
+    // The figures sort largest first at the first click, and the count and
+    // the status in reading order.
     const first = {
       execution_count: 'ascending',
       delta: 'descending',
@@ -209,8 +216,8 @@ describe('CellHistoryView', () => {
     second.dispatchEvent(space);
     await settle();
     expect(revealed).toEqual(['cell-3', 'cell-2']);
-    expect(space.defaultPrevented).toBe(true); // no scrolling of the list
-    // Other keys are the page's (Tab moves on).
+    expect(space.defaultPrevented).toBe(true); // Space does not scroll the list.
+    // Other keys are left to the page, so that Tab moves on.
     second.dispatchEvent(
       new KeyboardEvent('keydown', {
         key: 'Tab',
@@ -220,7 +227,7 @@ describe('CellHistoryView', () => {
     );
     await settle();
     expect(revealed).toHaveLength(2);
-    // The sort headers as well.
+    // The sort headers take the keys as well.
     const header = view.node.querySelector<HTMLElement>(
       '[data-vram-sort-key="execution_count"]'
     )!;
@@ -241,7 +248,7 @@ describe('CellHistoryView', () => {
     const focused = rows(view).find(r => r.dataset.vramRecordId === '3')!;
     focused.focus();
     expect(document.activeElement).toBe(focused);
-    // A new run comes first (newest first): every record moves down a row.
+    // A new run comes first, so every record moves down a row.
     model.cells.merge(manyRecords(1, 4));
     MessageLoop.flush();
     const active = document.activeElement as HTMLElement;
@@ -308,7 +315,8 @@ describe('CellHistoryView', () => {
     expect(message.textContent).toBe(
       '[2] ran in a console: there is no cell to go to.'
     );
-    // The console runs a cell whose record is already listed: the row is relabelled.
+    // The console runs a cell whose record is already listed, and the row is
+    // labelled again.
     console.run('console-cell-2');
     MessageLoop.flush();
     expect(countText()).toEqual(['[3] console', '[2] console', '[1]']);
@@ -368,7 +376,8 @@ describe('CellHistoryView', () => {
     ]);
     expect(view.node.querySelector('img')).toBeNull();
     const row = rows(view)[0];
-    // The error's class name is in the row's tooltip (the status column says "error").
+    // The error's class name is in the row's tooltip, while the status column
+    // says "error".
     expect(row.textContent).toContain('error');
     expect(row.title).toContain(EVIL);
     view.dispose();

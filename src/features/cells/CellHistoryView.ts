@@ -1,11 +1,12 @@
 /**
  * The "Cells" view of the sidebar has one row per executed cell, with its
  * execution count, memory change, peak, GPU utilisation and energy (where
- * the records have them), duration and status, and, while allocations are
- * recorded, the bytes still alive from it. Every column sorts the table. A
- * click on a row, or Enter or Space on it, goes to the cell and shows the
- * row's GPU load and hints below the table; buttons export or clear the
- * history.
+ * the records have them), duration and status, the bytes still alive from
+ * it while allocations are recorded, and the memory of the kernel's
+ * processes where they held some worth showing. Every column sorts the
+ * table. A click on a row, or Enter or Space on it, goes to the cell and
+ * shows the row's GPU load and hints below the table; buttons export or
+ * clear the history.
  *
  * The list is virtualised: rows have a fixed height, and only the rows in
  * the viewport (plus a few) exist in the DOM, reused as the list scrolls, so
@@ -45,12 +46,14 @@ const RELEVANT: ReadonlySet<ModelChange> = new Set<ModelChange>([
   'hello'
 ]);
 
-/** Rows rendered above and below the viewport. */
+/** The number of rows rendered above and below the viewport. */
 const OVERSCAN = 4;
 
-/** Viewport height assumed before layout (and in tests without layout). */
+/** The viewport height assumed before layout, and in tests that have no layout. */
 const FALLBACK_VIEWPORT_HEIGHT = 400;
 
+// The view's texts are functions, so that they are translated when shown
+// rather than when the module loads.
 const EMPTY_TEXT = (): string =>
   trans.__(
     'No cell has run since the memory helper started. Run a cell to see what it does to memory.'
@@ -64,12 +67,21 @@ const CLEARED_TEXT = (): string =>
     'The cell history was cleared. Cells that run from now on appear here.'
   );
 
-/** On the table while the Alive column has nothing to show: it gives its room to the figures. */
+/**
+ * The table's class while the Alive column has nothing to show, so that the
+ * column gives its room to the figures.
+ */
 const NO_ALIVE_CLASS = 'jp-vram-CellTable-noAlive';
-/** The Processes column shows only while a record has processes worth showing. */
+/**
+ * The table's class while no record has processes worth showing, which hides
+ * the Processes column.
+ */
 const NO_PROCESSES_CLASS = 'jp-vram-CellTable-noProcesses';
 
-/** On the table while no record has GPU load figures: the load columns give their room too. */
+/**
+ * The table's class while no record has GPU load figures, so that the load
+ * columns give their room too.
+ */
 const NO_LOAD_CLASS = 'jp-vram-CellTable-noLoad';
 
 /**
@@ -80,7 +92,8 @@ export class CellHistoryView extends ModelView {
     super(options.settings);
     this._actions = options.actions ?? {};
     this._consoleCells = options.consoleCells ?? null;
-    // A console's cell seen after its record came (a console panel added late) relabels the row.
+    // A console's cell may become known after its record came, when a console
+    // panel is added late, and then its row is labelled as a console's.
     this._consoleCells?.changed.connect(this.requestRender, this);
     this.addClass('jp-vram-CellHistory');
     this.node.dataset.vramRole = 'cell-history';
@@ -127,25 +140,25 @@ export class CellHistoryView extends ModelView {
 
   protected readonly relevantChanges = RELEVANT;
 
-  /** The current sort; null: record order, newest first. */
+  /** The current sort, or null for record order, newest first. */
   get sort(): CellSort | null {
     return this._sort;
   }
 
-  /** Rows in the DOM now (for tests and benchmarks). */
+  /** The number of rows that show a record now, for tests and benchmarks. */
   get renderedRowCount(): number {
     return this._rowsInUse;
   }
 
-  /** Entries in display order (cached per history version and sort). */
+  /** The entries in display order, cached per history version and sort. */
   get orderedEntries(): readonly CellHistoryEntry[] {
     return this._ordered();
   }
 
   /**
-   * Sort by `key`: a new key sorts in its first direction (figures largest
-   * first: FIRST_SORT_DIRECTION), the same key again flips it. `direction`
-   * forces one.
+   * Sorts by `key`. A new key sorts in its first direction
+   * (FIRST_SORT_DIRECTION, which puts the largest figures first), and the
+   * same key again flips the direction; `direction` forces one.
    */
   sortBy(key: CellSortKey, direction?: CellSort['direction']): void {
     const flipped: CellSort['direction'] =
@@ -161,7 +174,7 @@ export class CellHistoryView extends ModelView {
     this.requestRender();
   }
 
-  /** Show a short message above the table (empty text hides it). */
+  /** Shows a short message above the table; an empty text hides it. */
   showMessage(text: string): void {
     setText(this._message, text);
     setHidden(this._message, !text);
@@ -177,7 +190,7 @@ export class CellHistoryView extends ModelView {
 
   protected onAfterShow(msg: Message): void {
     super.onAfterShow(msg);
-    // The viewport's height is known only once shown.
+    // The viewport's height is known only once the view is shown.
     this._renderRows();
   }
 
@@ -186,21 +199,25 @@ export class CellHistoryView extends ModelView {
     const n = entries.length;
     this._toolbar.showCount(n);
     setHidden(this._empty, n > 0);
-    // Records are kept oldest first: the oldest says whether any is of an earlier process.
+    // Records are kept oldest first, so the oldest one says whether any comes
+    // from an earlier kernel process.
     const cells = this.model?.cells;
     const oldest = cells?.entries[0];
     setHidden(this._earlierNote, !oldest || oldest.session === cells!.session);
     if (n === 0) {
-      // Ids at or below the floor were cleared (or evicted, but then rows remain).
+      // Record ids at or below the floor were cleared or evicted; an eviction
+      // leaves newer rows, so an empty table with a floor was cleared.
       setText(
         this._empty,
         (this.model?.cells.floor ?? 0) > 0 ? CLEARED_TEXT() : EMPTY_TEXT()
       );
     }
-    // The Alive column, while allocation recording is on or has left figures.
+    // The Alive column shows while allocation recording is on or has left
+    // figures.
     const recorder = this._recorder;
-    // Shown: a kernel whose recording state is unknown (a reloaded page) is
-    // asked once, as the Lines tab does, or the column waited for a visit there.
+    // A kernel whose recording state is unknown, as after a page reload, is
+    // asked once, as the Lines tab does; otherwise the column would wait for a
+    // visit to that tab.
     recorder?.ensureKnown();
     const showAlive =
       !!recorder && (recorder.enabled || recorder.alive.size > 0);
@@ -217,7 +234,7 @@ export class CellHistoryView extends ModelView {
     this._renderRows();
   }
 
-  /** Whether any record has GPU load figures (worked out once per history version). */
+  /** Whether any record has GPU load figures, worked out once per history version. */
   private _anyLoad(): boolean {
     const cells = this.model?.cells;
     if (!cells) {
@@ -233,7 +250,7 @@ export class CellHistoryView extends ModelView {
     return this._loadSeen.found;
   }
 
-  /** Whether a record has processes worth a column (worked out once per history version). */
+  /** Whether any record has processes worth a column, worked out once per history version. */
   private _anyProcesses(): boolean {
     const cells = this.model?.cells;
     if (!cells) {
@@ -248,12 +265,16 @@ export class CellHistoryView extends ModelView {
     return this._hasProcesses;
   }
 
+  /**
+   * The entries in display order, sorted again only when the history, the
+   * sort or, for a sort by Alive, the alive figures changed.
+   */
   private _ordered(): readonly CellHistoryEntry[] {
     const cells = this.model?.cells;
     if (!cells) {
       return [];
     }
-    // Sorted by Alive, the order also depends on the latest alive figures.
+    // When sorted by Alive, the order also depends on the latest alive figures.
     const aliveVersion = this._sort?.key === 'alive' ? this._aliveVersion : 0;
     const cache = this._cache;
     if (
@@ -282,7 +303,7 @@ export class CellHistoryView extends ModelView {
     return entries;
   }
 
-  /** Show the rows that are in the viewport, reusing row nodes. */
+  /** Shows the rows that are in the viewport, and OVERSCAN more on each side, reusing row nodes. */
   private _renderRows(): void {
     const entries = this._ordered();
     const n = entries.length;
@@ -342,10 +363,11 @@ export class CellHistoryView extends ModelView {
   }
 
   /**
-   * Rows are reused as the list scrolls or grows, so the focused node may now
-   * show another record (Tab to a row below the viewport scrolls it, and the
-   * rows shift): the focus moves to the row that shows its record, wherever
-   * that is now, or stays put when that record is no longer rendered.
+   * Keeps the keyboard focus on the row of record `key`. Rows are reused as
+   * the list scrolls or grows, so the focused node may now show another
+   * record (a Tab to a row below the viewport scrolls it, and the rows
+   * shift). The focus moves to the row that shows the record, wherever that
+   * is now, or stays put when the record is no longer rendered.
    */
   private _keepFocusOn(key: string): void {
     const row = this._rows.find(
@@ -357,8 +379,8 @@ export class CellHistoryView extends ModelView {
   }
 
   /**
-   * Allocation recording of the shown kernel: its per-cell live bytes fill
-   * the Alive column (on the latest record of each cell).
+   * The allocation recording of the shown kernel, whose per-cell live bytes
+   * fill the Alive column on the latest record of each cell.
    */
   get recorder(): AllocationRecorder | null {
     return this._recorder;
@@ -387,13 +409,14 @@ export class CellHistoryView extends ModelView {
 
   private _onRecorderChanged(_: unknown, change: string): void {
     if (change === 'alive') {
-      this._aliveVersion++; // sorted by Alive: sort again
+      this._aliveVersion++; // A table sorted by Alive must sort again.
       this.requestRender();
     } else if (change === 'recording') {
-      this.requestRender(); // the Alive column shows while recording is on
+      this.requestRender(); // The Alive column shows while recording is on.
     }
   }
 
+  /** The Alive column's text of `entry`; null without allocation recording. */
   private _aliveOf(
     entry: CellHistoryEntry,
     units: 'binary' | 'decimal'
@@ -408,13 +431,16 @@ export class CellHistoryView extends ModelView {
     );
   }
 
-  /** Whether the record's code ran in a console (no cell id, or a console cell's). */
+  /** Whether the record's code ran in a console: it has no cell id, or a console cell's. */
   private _ranInConsole(entry: CellHistoryEntry): boolean {
     const cellId = entry.record.cell_id;
     return cellId === null || (this._consoleCells?.has(cellId) ?? false);
   }
 
-  /** Go to the cell of the record `rowNode` shows (by its key: the row may have been reused since). */
+  /**
+   * Goes to the cell of the record that `rowNode` shows. The record is found
+   * by the row's key, because the row may have been reused since the click.
+   */
   private _goToCell(rowNode: HTMLElement): void {
     const key = rowNode.dataset.vramKey;
     const entry = key ? this.model?.cells.get(key) : undefined;
@@ -422,7 +448,8 @@ export class CellHistoryView extends ModelView {
       return;
     }
     const count = formatExecutionCount(entry.record.execution_count);
-    // The row's GPU load and hints show below the table, in a console's run too.
+    // The record's GPU load and hints show below the table, for a console's
+    // run too.
     this._selectedKey = entry.key;
     this._detail.show(entry);
     if (this._ranInConsole(entry)) {
@@ -488,21 +515,27 @@ export class CellHistoryView extends ModelView {
 
 /** The types that go with CellHistoryView. */
 export namespace CellHistoryView {
-  /** What the view asks its host to do; the plugin wires each to a command. */
+  /**
+   * What the view asks its host to do. The plugin runs a command for each,
+   * except revealCell, which it does itself (revealCell.ts).
+   */
   export interface IActions {
-    /** Activate the record's cell and scroll to it; false if it is gone. */
+    /** Activates the record's cell and scrolls to it; resolves to false if the cell is gone. */
     revealCell?: (entry: CellHistoryEntry) => Promise<boolean>;
+    /** Exports the history in `format`. */
     exportHistory?: (format: 'csv' | 'json') => void;
+    /** Clears the history, after asking. */
     clearHistory?: () => void;
-    /** Insert a snippet by id below the active cell (the "input-bound?" hint's button). */
+    /** Inserts a snippet by id below the active cell; the "input-bound?" hint's button uses it. */
     insertSnippet?: (id: string) => void;
   }
 
   /** The options a new CellHistoryView is constructed with. */
   export interface IOptions {
+    /** The settings that the view starts with. */
     settings: ConstructorParameters<typeof ModelView>[0];
     actions?: IActions;
-    /** The ids of the page's console cells: a record of one is labelled a console's. */
+    /** The ids of the page's console cells, so that a record of one is labelled a console's. */
     consoleCells?: ConsoleCells | null;
   }
 }

@@ -3,9 +3,9 @@
  * the mean and highest utilisation, the energy, how much of the cell the
  * driver's buffer covered and what held the clocks back; then the hints,
  * the "input-bound?" one with a button that inserts the DataLoader snippet
- * below the cell (the row's activation made that cell the active one).
+ * below the cell, which activating the row made the active one.
  *
- * Text only: nothing from the kernel is parsed as HTML.
+ * Everything goes in as text, so nothing from the kernel is parsed as HTML.
  */
 import { CellHistoryEntry } from '../../model/CellHistory';
 import { trans } from '../../text/translation';
@@ -22,7 +22,7 @@ import { cellLoadDeviceLines } from './cellLoadText';
 
 /** The GPU load and hints of one record, below the Cells table. */
 export class CellLoadDetail {
-  /** `insertSnippet` inserts a snippet by id; null: no button is offered. */
+  /** `insertSnippet` inserts a snippet by id; without it, no button is offered. */
   constructor(insertSnippet: ((id: string) => void) | null) {
     this._insertSnippet = insertSnippet;
     this.node = element('div', 'jp-vram-CellLoadDetail', {
@@ -34,7 +34,7 @@ export class CellLoadDetail {
 
   readonly node: HTMLElement;
 
-  /** Show `entry`'s load, or hide when it has none (or there is no entry). */
+  /** Shows `entry`'s load, or hides the detail when there is no entry or it has no load. */
   show(entry: CellHistoryEntry | null): void {
     if (entry === this._entry) {
       return;
@@ -66,6 +66,7 @@ export class CellLoadDetail {
     }
   }
 
+  /** One hint's line, with the snippet button for the "input-bound?" hint. */
   private _hint(hint: CellHint): HTMLElement {
     const node = element('div', 'jp-vram-CellLoadDetail-hint', {
       role: 'cell-hint',

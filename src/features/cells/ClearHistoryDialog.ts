@@ -13,12 +13,13 @@ import { trans } from '../../text/translation';
 
 /** The history to clear, as the dialog names it. */
 export interface ClearHistoryRequest {
+  /** The number of records that would be forgotten. */
   records: number;
   /** The notebook's path; null if unknown. */
   path: string | null;
 }
 
-/** The dialog's sentences, first the question. */
+/** Words the dialog's sentences, the question first. */
 export function clearHistoryText(request: ClearHistoryRequest): string[] {
   return [
     request.path
@@ -41,7 +42,7 @@ export function clearHistoryText(request: ClearHistoryRequest): string[] {
   ];
 }
 
-/** Ask in a JupyterLab dialog; true when the user presses "Clear". */
+/** Asks in a JupyterLab dialog; resolves to true when the user presses "Clear". */
 export function confirmClearHistoryDialog(
   request: ClearHistoryRequest
 ): Promise<boolean> {

@@ -1,4 +1,7 @@
-/** NotebookCellBadges: the memory badge on each executed cell, and the figures saved to its metadata. */
+/**
+ * Tests for the memory badge on each executed cell (NotebookCellBadges), and
+ * for the figures saved in the cell's metadata.
+ */
 import { PromiseDelegate } from '@lumino/coreutils';
 import { Signal } from '@lumino/signaling';
 
@@ -43,7 +46,7 @@ class FakeCell {
   get ready() {
     return this._ready.promise;
   }
-  /** The notebook renders the cell (scrolled into view). */
+  /** Renders the cell, as the notebook does once it is scrolled into view. */
   render(): this {
     const wrapper = document.createElement('div');
     wrapper.className = 'jp-Cell-inputWrapper';
@@ -65,7 +68,7 @@ class FakeNotebook {
   model = { cells: { changed: new Signal<any, any>(this) } };
   modelChanged = new Signal<any, void>(this);
   isDisposed = false;
-  /** Cells inserted/moved/deleted: the notebook has its new widgets. */
+  /** Sets the notebook's widgets after cells were inserted, moved or deleted. */
   setCells(widgets: FakeCell[]) {
     this.widgets = widgets;
     this.model.cells.changed.emit({});
@@ -116,16 +119,18 @@ describe('NotebookCellBadges', () => {
       )
     );
     expect(a.badge!.dataset.vramEarlier).toBeUndefined();
-    // The notebook switches to a kernel without our helper: its runs bring no figures.
+    // The notebook switches to a kernel without the helper, whose runs bring
+    // no figures.
     model.startKernelSession();
     model.setState('non-python', 'This kernel runs echo.');
     expect(a.badge!.dataset.vramEarlier).toBe('true');
     expect(a.badge!.classList.contains('jp-vram-CellBadge-earlier')).toBe(true);
     expect(a.badge!.title).toContain('From an earlier kernel process');
-    // Back on a Python kernel: a new process (its own record series).
+    // Back on a Python kernel, a new process has its own record series.
     model.setState('kernel-starting');
     model.ingest(wire(makeHello({ pid: 999, record_series: 'series-2' })));
-    expect(a.badge!.dataset.vramEarlier).toBe('true'); // still the first process's figures
+    // The badge still shows the first process's figures.
+    expect(a.badge!.dataset.vramEarlier).toBe('true');
     model.ingest(
       cellMsg(
         makeCellRecord({ record_id: 1, execution_count: 1, cell_id: 'cell-a' })
@@ -175,7 +180,7 @@ describe('NotebookCellBadges', () => {
         })
       )
     );
-    expect(cells[3].badge).toBe(node); // same node, updated in place
+    expect(cells[3].badge).toBe(node); // The same node is updated in place.
     expect(node.dataset.vramExecutionCount).toBe('51');
     expect(other.textContent).toBe(otherText);
   });
@@ -185,7 +190,8 @@ describe('NotebookCellBadges', () => {
     const b = new FakeCell('cell-b').render();
     const { notebook, model } = setup([a, b]);
     model.ingest(cellMsg(makeCellRecord({ cell_id: 'cell-a' })));
-    // JupyterLab may re-create a moved cell's widget: same model id.
+    // JupyterLab may create a moved cell's widget again, with the same model
+    // id.
     const moved = new FakeCell('cell-a').render();
     notebook.setCells([b, moved]);
     await settle();
@@ -273,7 +279,8 @@ describe('NotebookCellBadges', () => {
     expect(JSON.stringify(saved)).not.toContain('CUDA');
     badges.dispose();
 
-    // Reopened: no live record, the badge comes from metadata.
+    // Once the notebook is reopened there is no live record, so the badge
+    // comes from the metadata.
     const reopened = new FakeCell('cell-a').render();
     reopened.model.metadata[CELL_METADATA_KEY] = saved;
     setup([reopened]);

@@ -2,22 +2,24 @@
  * Puts a memory badge on the executed code cells of one notebook panel, and
  * keeps each badge in step with its cell's latest record.
  *
- * Windowed notebooks: JupyterLab creates a widget per cell, but an
+ * Notebooks may be windowed. JupyterLab creates a widget per cell, but an
  * off-screen cell may still be a placeholder without DOM (`inputArea` is
  * null until `cell.ready` resolves), and in 'full' windowing mode a rendered
- * cell's children are detached while it is out of the viewport. So:
- *   - the badge goes inside the cell's input wrapper (it travels with it
- *     when the cell is detached and attached again; never as a direct child
- *     of the cell node, whose first child JupyterLab's layout relies on);
+ * cell's children are detached while it is out of the viewport. Therefore:
+ *   - the badge goes inside the cell's input wrapper, so that it travels
+ *     with the wrapper when the cell is detached and attached again. It is
+ *     never a direct child of the cell node, because JupyterLab's layout
+ *     relies on that node's first child;
  *   - a cell that is not ready yet gets its badge when `ready` resolves;
  *   - cells are found by their model id (the record's `cell_id`), never by
- *     index, so a moved cell keeps its badge; the id -> widget map is rebuilt
- *     lazily after the cell list changed.
- * A new record updates only its own cell's badge: one map lookup and a few
- * DOM writes, whatever the notebook's size.
+ *     index, so that a moved cell keeps its badge. The map from id to widget
+ *     is rebuilt lazily after the cell list changed.
+ * A new record updates only its own cell's badge, with one map lookup and a
+ * few DOM writes, whatever the notebook's size.
  *
  * The cell that was running when the kernel died gets a "kernel died" mark
- * beside its badge (its record never comes), until the death is cleared.
+ * beside its badge, because its record never comes, until the death is
+ * cleared when the kernel restarts or is changed.
  */
 import { processesAlongside } from './cellProcessFigures';
 import type { AllocationRecorder } from '../allocations/AllocationRecorder';
@@ -62,7 +64,7 @@ import {
 import { element, setTitle } from '../../ui/dom';
 import { trans } from '../../text/translation';
 
-/** What the badges need of a cell widget (JupyterLab's Cell fits). */
+/** What the badges need of a cell widget; JupyterLab's Cell fits. */
 export interface IBadgeCell {
   readonly model: {
     readonly id: string;
@@ -71,13 +73,13 @@ export interface IBadgeCell {
     setMetadata(key: string, value: any): void;
   };
   readonly node: HTMLElement;
-  /** Null while the cell is a placeholder (windowed notebook). */
+  /** Null while the cell is a placeholder in a windowed notebook. */
   readonly inputArea: { readonly node: HTMLElement } | null;
   readonly ready: Promise<void>;
   readonly isDisposed: boolean;
 }
 
-/** What the badges need of a notebook widget (JupyterLab's Notebook fits). */
+/** What the badges need of a notebook widget; JupyterLab's Notebook fits. */
 export interface IBadgeNotebook {
   readonly widgets: ReadonlyArray<IBadgeCell>;
   readonly model: {
@@ -87,19 +89,28 @@ export interface IBadgeNotebook {
   readonly isDisposed: boolean;
 }
 
-/** Kernels from which no record can come: a badge there is an earlier kernel's. */
+/**
+ * The states of a kernel from which no record can come, so that any badge
+ * shown then is an earlier kernel's.
+ */
 const NO_RECORDS_STATES: ReadonlySet<MonitorState> = new Set<MonitorState>([
   'non-python',
   'helper-failed',
   'protocol-mismatch'
 ]);
 
+/**
+ * The tooltip's note on an earlier kernel's badge; a function so that it is
+ * translated when shown.
+ */
 const EARLIER_KERNEL_NOTE = (): string =>
   trans.__(
     "From an earlier kernel process: this cell has no figures from the notebook's kernel now."
   );
 
+/** JupyterLab's class of a cell's input wrapper, which holds the badge. */
 const INPUT_WRAPPER_CLASS = 'jp-Cell-inputWrapper';
+/** The class added to the element that holds a badge, for the stylesheet. */
 const HOST_CLASS = 'jp-vram-CellBadge-host';
 
 /** Keeps a memory badge on every executed code cell of one notebook panel. */
@@ -137,7 +148,7 @@ export class NotebookCellBadges implements IDisposable {
     }
   }
 
-  /** Number of badge nodes in cells now (for tests and benchmarks). */
+  /** The number of cells that have a badge now, for tests and benchmarks. */
   get badgeCount(): number {
     let count = 0;
     for (const cell of this._notebook.widgets) {
@@ -148,7 +159,7 @@ export class NotebookCellBadges implements IDisposable {
     return count;
   }
 
-  /** Bring the badge of one cell (by model id) up to date. */
+  /** Brings the badge of one cell, found by its model id, up to date. */
   updateCell(cellId: string): void {
     const cell = this._cellById(cellId);
     if (cell) {
@@ -156,7 +167,10 @@ export class NotebookCellBadges implements IDisposable {
     }
   }
 
-  /** Render (or remove) the badge of every cell: after settings or clear. */
+  /**
+   * Renders or removes the badge of every code cell, and the death mark. It
+   * runs when the settings, the kernel or the whole history changed.
+   */
   refreshAll(): void {
     this._noRecords = this._kernelSendsNoRecords();
     const cells = this._model.cells;
@@ -189,13 +203,15 @@ export class NotebookCellBadges implements IDisposable {
 
   private _onRecords(_: CellHistory, change: CellHistoryChange): void {
     if (change.kind !== 'added') {
-      // Cleared, or saved records restored: any cell's latest may differ.
+      // The history was cleared, or saved records were restored, so any
+      // cell's latest record may differ.
       this.refreshAll();
       return;
     }
     const cells = this._model.cells;
     const seen = new Set<string>();
-    // Newest first: a batch (history reply) may hold several runs of a cell.
+    // The entries are read newest first, because a batch, such as a history
+    // reply, may hold several runs of one cell, and only the latest counts.
     for (let i = change.entries.length - 1; i >= 0; i--) {
       const cellId = change.entries[i].record.cell_id;
       if (cellId === null || seen.has(cellId)) {
@@ -204,7 +220,7 @@ export class NotebookCellBadges implements IDisposable {
       seen.add(cellId);
       const cell = this._cellById(cellId);
       if (!cell) {
-        continue; // another notebook on this kernel, or a deleted cell
+        continue; // The cell is in another notebook on this kernel, or was deleted.
       }
       const latest = cells.latestForCell(cellId);
       if (latest && this._settings.storeRecordsInNotebookMetadata) {
@@ -216,29 +232,30 @@ export class NotebookCellBadges implements IDisposable {
 
   private _onAliveChanged(_: unknown, change: string): void {
     if (change === 'alive') {
-      this.refreshAll(); // the tooltips say what each cell still holds
+      this.refreshAll(); // The tooltips say what each cell still holds.
     }
   }
 
   private _onModelChanged(_: IKernelMemoryModel, change: ModelChange): void {
     if (change === 'hello') {
-      // Device totals may have changed: warning levels with them. And a new
-      // kernel process makes the records before it earlier ones.
+      // The device totals may have changed, and the warning levels with them;
+      // and a new kernel process makes the records before it earlier ones.
       this.refreshAll();
     } else if (
       change === 'state' &&
       this._noRecords !== this._kernelSendsNoRecords()
     ) {
-      // Now on a kernel that sends no records, or back from one: every badge
+      // The kernel now sends no records, or sends them again, so every badge
       // is, or is no longer, an earlier kernel's.
       this.refreshAll();
     } else if (change === 'death') {
-      // The dead kernel's cell: its mark, and its badge's wording (below).
+      // The cell that the dead kernel was running gets its mark, and its
+      // badge leaves out the outcome that the mark shows (see _liveContent).
       this.refreshAll();
     }
   }
 
-  /** Mark the cell the dead kernel was running (or drop the old mark). */
+  /** Marks the cell that the dead kernel was running, or drops the old mark. */
   private _renderDeath(): void {
     const death = this._model.death;
     const cellId = death?.runningCell?.cellId ?? null;
@@ -262,7 +279,8 @@ export class NotebookCellBadges implements IDisposable {
       host.appendChild(node);
       mark = this._deathMark = { cell, node };
     }
-    // The mark shows at once; its explanation once that has loaded.
+    // The mark shows at once, and its tooltip explains the death once the
+    // code that words the explanation has loaded.
     const text = kernelDeathText(() => {
       if (!this.isDisposed) {
         this._renderDeath();
@@ -291,8 +309,8 @@ export class NotebookCellBadges implements IDisposable {
 
   private _onCellsChanged(): void {
     // New widgets (inserted, moved, pasted, undone) need their badge. The
-    // notebook creates them in its own handler of this signal; render once
-    // that has run.
+    // notebook creates them in its own handler of this signal, so the badges
+    // are rendered in a microtask, once that handler has run.
     this._byId = null;
     if (!this._syncScheduled) {
       this._syncScheduled = true;
@@ -305,6 +323,10 @@ export class NotebookCellBadges implements IDisposable {
     }
   }
 
+  /**
+   * The widget of cell `cellId`, from a map that is rebuilt after the cell
+   * list changed or when it holds a disposed widget.
+   */
   private _cellById(cellId: string): IBadgeCell | undefined {
     if (!this._byId) {
       this._byId = new Map();
@@ -320,6 +342,11 @@ export class NotebookCellBadges implements IDisposable {
     return cell;
   }
 
+  /**
+   * Renders the badge of `cell` from `entry`, its latest record, or from the
+   * figures saved in its metadata when it has none. A placeholder cell gets
+   * its badge once it is ready.
+   */
   private _render(cell: IBadgeCell, entry: CellHistoryEntry | undefined): void {
     if (cell.isDisposed || cell.model.type !== 'code') {
       return;
@@ -352,6 +379,7 @@ export class NotebookCellBadges implements IDisposable {
     return NO_RECORDS_STATES.has(this._model.state);
   }
 
+  /** The badge content of a live record. */
   private _liveContent(entry: CellHistoryEntry): CellBadgeContent {
     const units = this._settings.units;
     const earlier =
@@ -387,7 +415,10 @@ export class NotebookCellBadges implements IDisposable {
     };
   }
 
-  /** The tooltip, with what the cell allocated that is still alive (allocation recording on). */
+  /**
+   * Adds to `title` what the cell allocated that is still alive, while
+   * allocation recording gives that figure.
+   */
   private _withAlive(title: string, entry: CellHistoryEntry): string {
     const cellId = entry.record.cell_id;
     const alive =
@@ -397,6 +428,7 @@ export class NotebookCellBadges implements IDisposable {
     return alive ? `${title}\n${alive.lines.join('\n')}` : title;
   }
 
+  /** The badge content of the figures saved in a cell's metadata; null when it has none. */
   private _savedContent(cell: IBadgeCell): CellBadgeContent | null {
     const saved = readSavedFigures(cell.model.getMetadata(CELL_METADATA_KEY));
     if (!saved) {
@@ -433,6 +465,7 @@ export class NotebookCellBadges implements IDisposable {
     };
   }
 
+  /** Saves `entry`'s figures in the cell's metadata, unless they are there already. */
   private _save(cell: IBadgeCell, entry: CellHistoryEntry): void {
     const figures = savedFiguresOf(entry);
     const current = readSavedFigures(cell.model.getMetadata(CELL_METADATA_KEY));
@@ -441,6 +474,7 @@ export class NotebookCellBadges implements IDisposable {
     }
   }
 
+  /** Renders the badge of a placeholder cell once it is ready, waiting once per cell. */
   private _whenReady(cell: IBadgeCell): void {
     if (this._waiting.has(cell)) {
       return;
@@ -479,7 +513,7 @@ export class NotebookCellBadges implements IDisposable {
   private _waiting = new WeakSet<IBadgeCell>();
   private _syncScheduled = false;
   private _deathMark: { cell: IBadgeCell; node: HTMLElement } | null = null;
-  // The model's state was one that sends no records at the last refreshAll.
+  /** Whether, at the last refreshAll, the kernel was in a state that sends no records. */
   private _noRecords = false;
   private _isDisposed = false;
   private _alive: AllocationRecorder | null = null;
@@ -492,15 +526,19 @@ export namespace NotebookCellBadges {
     notebook: IBadgeNotebook;
     model: IKernelMemoryModel;
     settings: VramSettings;
-    /** The kernel's allocation recording: tooltips add what each cell still holds. */
+    /**
+     * The kernel's allocation recording, whose figures add to each tooltip what
+     * the cell still holds.
+     */
     alive?: AllocationRecorder | null;
   }
 }
 
 /**
- * The cell's input wrapper (it stays when the input is collapsed). In 'full'
- * windowing an off-screen cell's wrapper is detached from the cell node but
- * still holds the input area.
+ * The element that holds a cell's badge: the cell's input wrapper, which
+ * stays when the input is collapsed. In 'full' windowing, an off-screen
+ * cell's wrapper is detached from the cell node but still holds the input
+ * area, so it is then found as the input area's parent.
  */
 function badgeHost(cell: IBadgeCell): HTMLElement {
   for (const child of Array.from(cell.node.children)) {

@@ -1,3 +1,7 @@
+/**
+ * Tests for what is still alive from each cell: the Alive column of the
+ * Cells tab, its sort, and the words in the tooltips.
+ */
 import { MessageLoop } from '@lumino/messaging';
 import { PromiseDelegate } from '@lumino/coreutils';
 import { Signal } from '@lumino/signaling';
@@ -58,7 +62,10 @@ function setup() {
   return { model, recorder, otherMessage };
 }
 
-/** One `cells` message with a record per [execution count, cell id] run; record ids 1, 2, … */
+/**
+ * Sends one `cells` message with a record per [execution count, cell id]
+ * run, whose record ids are 1, 2, …
+ */
 function ingestRuns(
   model: KernelMemoryModel,
   runs: [number, string | null][]
@@ -73,7 +80,7 @@ function ingestRuns(
   model.ingest(wire({ type: 'cells', records }));
 }
 
-/** The Cells table, attached to the page, showing `model` with `recorder`'s Alive figures. */
+/** The Cells table, attached to the page, that shows `model` with `recorder`'s Alive figures. */
 function attachedView(
   model: KernelMemoryModel,
   recorder: AllocationRecorder
@@ -117,7 +124,8 @@ describe('the Cells tab of a page that does not know the recording state', () =>
     MessageLoop.flush();
     expect(connection.allocationSites).toHaveBeenCalledTimes(1);
     view.renderNow();
-    expect(connection.allocationSites).toHaveBeenCalledTimes(1); // once, not at every render
+    // The kernel is asked once, not at every render.
+    expect(connection.allocationSites).toHaveBeenCalledTimes(1);
     view.dispose();
   });
 });
@@ -144,7 +152,7 @@ describe('still alive from a cell', () => {
     ]);
     expect(hostTracedText()).toContain('PyTorch CPU tensors are not traced');
     expect(cellAliveText(cells[1], 'binary')!.lines).toHaveLength(2);
-    // GPU figures alone: nothing to say about tracemalloc.
+    // With GPU figures alone, there is nothing to say about tracemalloc.
     const gpuOnly = { ...cells[1], alive_bytes: { 'cuda:0': 4 * MiB } };
     expect(cellAliveText(gpuOnly, 'binary')!.lines).toEqual([
       'Still alive from this cell: 4 MiB (cuda:0 4 MiB)'
@@ -161,7 +169,7 @@ describe('still alive from a cell', () => {
       [6, 'other']
     ]);
     otherMessage.emit(ALIVE);
-    await settle(); // the parser loads on demand
+    await settle(); // The message's parser loads on demand.
     MessageLoop.flush();
     const row = (id: string) =>
       view.node.querySelector<HTMLElement>(
@@ -170,8 +178,8 @@ describe('still alive from a cell', () => {
     expect(row('2').dataset.vramAlive).toBe('12 MiB \u26a0');
     expect(row('2').dataset.vramGrowing).toBe('true');
     expect(row('2').title).toContain('Likely leak');
-    expect(row('1').dataset.vramAlive).toBe(''); // an earlier run of the same cell
-    expect(row('3').dataset.vramAlive).toBe(''); // nothing recorded for it
+    expect(row('1').dataset.vramAlive).toBe(''); // An earlier run of the same cell.
+    expect(row('3').dataset.vramAlive).toBe(''); // Nothing was recorded for it.
     model.setState('kernel-starting');
     model.ingest(wire(makeHello({ pid: 4321 })));
     MessageLoop.flush();
@@ -185,14 +193,16 @@ describe('still alive from a cell', () => {
     const table = view.node.querySelector<HTMLElement>('.jp-vram-CellTable')!;
     ingestRuns(model, [[1, 'leaky']]);
     MessageLoop.flush();
-    // Never recorded: its room goes to the figures of a narrow sidebar.
+    // While nothing was recorded, the column's room goes to the figures of a
+    // narrow sidebar.
     expect(table.classList.contains('jp-vram-CellTable-noAlive')).toBe(true);
     otherMessage.emit(ALIVE);
     await settle();
     MessageLoop.flush();
     expect(table.classList.contains('jp-vram-CellTable-noAlive')).toBe(false);
     model.setState('kernel-starting');
-    model.ingest(wire(makeHello({ pid: 4321 }))); // a new kernel: figures forgotten, not recording
+    // A new kernel forgets the figures, and it does not record.
+    model.ingest(wire(makeHello({ pid: 4321 })));
     MessageLoop.flush();
     expect(table.classList.contains('jp-vram-CellTable-noAlive')).toBe(true);
     view.dispose();
@@ -208,7 +218,7 @@ describe('still alive from a cell', () => {
       [4, null],
       [5, 'steady']
     ]);
-    otherMessage.emit(ALIVE); // leaky 12 MiB, steady 4 MiB
+    otherMessage.emit(ALIVE); // leaky holds 12 MiB, and steady 4 MiB.
     await settle();
     MessageLoop.flush();
     const order = () => view.orderedEntries.map(e => e.record.record_id);
@@ -219,17 +229,19 @@ describe('still alive from a cell', () => {
     expect(header.getAttribute('aria-sort')).toBe('none');
     header.click();
     MessageLoop.flush();
-    // Largest first at the first click.
+    // The largest come first at the first click.
     expect(header.getAttribute('aria-sort')).toBe('descending');
     expect(view.sort).toEqual({ key: 'alive', direction: 'descending' });
     expect(order()).toEqual([3, 5, 1, 2, 4]);
     header.click();
     MessageLoop.flush();
     expect(header.getAttribute('aria-sort')).toBe('ascending');
-    // 5 (steady's latest run, 4 MiB), 3 (leaky, 12 MiB); then, in record order, those without a
-    // figure: an earlier run of steady, a cell with none, a console run.
+    // 5 (steady's latest run, 4 MiB) and 3 (leaky, 12 MiB) come first; then,
+    // in record order, those without a figure: an earlier run of steady, a
+    // cell with none, and a console run.
     expect(order()).toEqual([5, 3, 1, 2, 4]);
-    // Only the growing cell carries the leak mark (its tooltip has more lines than one either way).
+    // Only the growing cell carries the leak mark; the tooltip alone would
+    // not tell, because it has more than one line either way.
     const rowOf = (id: number) =>
       view.node.querySelector<HTMLElement>(
         `[data-vram-role="cell-row"][data-vram-record-id="${id}"]`
@@ -257,7 +269,8 @@ describe('still alive from a cell', () => {
     MessageLoop.flush();
     expect(header.getAttribute('aria-sort')).toBe('descending');
     expect(order()).toEqual([3, 5, 1, 2, 4]);
-    // New figures: steady now holds more than leaky, and the cell without one got one.
+    // In the new figures, steady holds more than leaky, and the cell without
+    // a figure has one.
     otherMessage.emit({
       type: 'cell_alive',
       cells: [

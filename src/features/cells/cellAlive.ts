@@ -8,10 +8,10 @@ import type { CellHistory, CellHistoryEntry } from '../../model/CellHistory';
 import { trans } from '../../text/translation';
 
 /**
- * The still-alive figure shown on `entry`: its cell's, on the latest run of
- * that cell only (an earlier run's row would repeat the cell's figure of now);
- * undefined for console runs and cells without a figure. The Alive column
- * shows it and sorts by it.
+ * The still-alive figure shown on `entry`: that of its cell, but only on the
+ * latest run of the cell, because an earlier run's row would repeat the
+ * cell's figure of now. It is undefined for console runs and for cells
+ * without a figure. The Alive column shows it and sorts by it.
  */
 export function cellAliveOf(
   entry: CellHistoryEntry,
@@ -30,15 +30,15 @@ export function cellAliveOf(
  * tooltip.
  */
 export interface CellAliveText {
-  /** "12.0 MiB", with a warning sign when it keeps growing. */
+  /** The table cell's text, such as "12.0 MiB", with a warning sign when it keeps growing. */
   short: string;
   /** The tooltip lines. */
   lines: string[];
-  /** Its live memory grew at each of its last runs: a likely leak. */
+  /** Whether its live memory grew at each of its last runs, which points to a leak. */
   growing: boolean;
 }
 
-/** What the host figures of allocation recording cover. */
+/** Says what the host figures of allocation recording cover, and what they miss. */
 export function hostTracedText(): string {
   return trans.__(
     'Host: what tracemalloc sees (Python objects, NumPy arrays); PyTorch CPU tensors are not traced.'
@@ -70,7 +70,8 @@ export function cellAliveText(
       : trans.__('Still alive from this cell: %1', total)
   ];
   if ('host' in alive.alive_bytes) {
-    // A 200 MiB torch.ones(...) on the CPU shows as a few bytes here: say why.
+    // A 200 MiB torch.ones(...) on the CPU shows here as a few bytes, because
+    // tracemalloc does not see PyTorch's CPU tensors, so the tooltip says so.
     lines.push(hostTracedText());
   }
   if (alive.growing) {

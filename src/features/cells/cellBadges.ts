@@ -1,7 +1,8 @@
 /**
  * Memory badges on the cells of every monitored notebook. Their code loads
- * with the first notebook, not with the page; they show the records a
- * notebook has when they are made, so nothing is missed.
+ * with the first notebook rather than with the page. When a notebook's
+ * badges are made, they show the records that its model holds already, so
+ * that no record that came in while the code loaded is missed.
  */
 import type { NotebookPanel } from '@jupyterlab/notebook';
 
@@ -11,7 +12,10 @@ import type { IMonitoredNotebook } from '../../monitor/monitoredSession';
 import { allocationsFor } from '../allocations/allocationRecordingPart';
 import type { NotebookCellBadges } from './NotebookCellBadges';
 
-/** Puts badges on the cells of every notebook the monitor follows, including notebooks opened later. */
+/**
+ * Puts badges on the cells of every notebook the monitor follows, including
+ * notebooks opened later.
+ */
 export function addCellBadges(
   monitor: MemoryMonitor,
   current: IMonitoredNotebook | null

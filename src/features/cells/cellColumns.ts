@@ -6,7 +6,7 @@ import { CELL_SORT_KEYS, CellSortKey } from './cellSort';
 import { trans } from '../../text/translation';
 import { element, makeActivatable } from '../../ui/dom';
 
-/** Each column's heading: a function, so that it is translated when shown. */
+/** Each column's heading; it is a function so that the headings are translated when shown. */
 export const columnLabels = (): Record<CellSortKey, string> => ({
   execution_count: trans.__('Cell'),
   delta: trans.__('Δ'),
@@ -15,7 +15,8 @@ export const columnLabels = (): Record<CellSortKey, string> => ({
   gpu_max: trans.__('Max'),
   energy: trans.__('Energy'),
   duration: trans.__('Time'),
-  // "Status" did not fit the narrow column; "Exit" says the same of a cell run.
+  // "Status" does not fit the narrow column, and "Exit" says the same of a
+  // cell run.
   status: trans.__('Exit'),
   alive: trans.__('Alive'),
   processes: trans.__('Proc.')
@@ -54,8 +55,9 @@ export const columnTitles = (): Record<CellSortKey, string> => ({
 });
 
 /**
- * The table's header row: a sortable heading per column, each put into
- * `headers` by its key; a click, Enter or Space on one runs `sortBy`.
+ * Creates the table's header row, with a sortable heading per column, each
+ * put into `headers` by its key; a click, Enter or Space on one runs
+ * `sortBy`.
  */
 export function createHeaderRow(
   sortBy: (key: CellSortKey) => void,

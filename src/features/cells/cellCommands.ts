@@ -25,13 +25,16 @@ export function registerCellCommands(options: {
   /** The sidebar, to show its Cells tab. */
   sidebar: Pick<IVramSidebar, 'showTab'>;
   setSetting: SetSetting;
-  /** Path of the active notebook (for export file names). */
+  /**
+   * The active notebook's path, which names the export's file and the notebook
+   * in the clear dialog.
+   */
   currentNotebookPath: () => string | null;
-  /** Defaults to the clear-history confirmation dialog (tests answer directly). */
+  /** Asks before a clear; the clear-history dialog by default, while tests answer directly. */
   confirmClear?: (request: ClearHistoryRequest) => Promise<boolean>;
 }): void {
   const { app, monitor, trans, palette, category, sidebar } = options;
-  // What a command needs only once it runs loads then, not with the page.
+  // What a command needs only when it runs is loaded then, not with the page.
   const confirmClear =
     options.confirmClear ??
     (async (request: ClearHistoryRequest) =>
@@ -126,6 +129,9 @@ export function registerCellCommands(options: {
     }
   });
 
+  // Export and clear are enabled only while the followed kernel has records,
+  // so the menus are told to ask again whenever its records or the followed
+  // kernel change.
   const notifyCellCommands = () => {
     app.commands.notifyCommandChanged(CommandIDs.exportCellHistory);
     app.commands.notifyCommandChanged(CommandIDs.clearCellHistory);
@@ -139,6 +145,8 @@ export function registerCellCommands(options: {
   };
   follow();
   monitor.currentChanged.connect(follow);
+  // The badges' toggle shows the setting, which the settings editor can
+  // change too.
   monitor.settingsChanged.connect(() => {
     app.commands.notifyCommandChanged(CommandIDs.toggleCellBadges);
   });

@@ -2,9 +2,9 @@
  * Writes the cell history as CSV or JSON. The functions are pure; the
  * caller downloads what they return.
  *
- * csvField.ts writes each CSV field, and it defuses the text that comes from
- * the kernel (error type and message, cell id) so that a spreadsheet does
- * not run it as a formula.
+ * Each CSV field is written by csvField (src/text/csvField.ts), which
+ * defuses the text that comes from the kernel (error type and message, cell
+ * id) so that a spreadsheet does not run it as a formula.
  */
 import { CellHistoryEntry } from '../../model/CellHistory';
 import { csvField } from '../../text/csvField';
@@ -14,7 +14,8 @@ import { processesAlongside } from './cellProcessFigures';
 
 /** The CSV columns, in order. */
 export const CSV_COLUMNS = [
-  // Which kernel process (1, 2, … in this history): record ids start again at each.
+  // The kernel process that ran the cell, counted 1, 2, … in this history,
+  // because record ids start again with each process.
   'kernel_start',
   'record_id',
   'execution_count',
@@ -38,16 +39,18 @@ export const CSV_COLUMNS = [
   'rss_before_bytes',
   'rss_after_bytes',
   'rss_peak_bytes',
-  // The GPU load (cellLoad.ts): the busiest GPU's utilisation, every GPU's energy.
+  // The GPU load (see cellLoad.ts) gives the busiest GPU's utilisation and
+  // the energy of every GPU.
   'gpu_util_mean_percent',
   'gpu_util_max_percent',
   'gpu_energy_joules',
-  // full, partial or none: how much of the cell the driver's buffer covered.
+  // How much of the cell the driver's buffer covered: full, partial or none.
   'gpu_load_coverage',
   'gpu_throttle_reasons',
-  // The hints' kinds (cellHints.ts), by today's thresholds.
+  // The hints' kinds (see cellHints.ts), judged by today's thresholds.
   'hints',
-  // The kernel's processes around the cell: empty where it had none.
+  // The kernel's processes around the cell; the fields are empty where the
+  // record has none.
   'processes_before',
   'processes_after',
   'processes_host_before_bytes',
@@ -59,7 +62,10 @@ export const CSV_COLUMNS = [
   'processes_sample_spacing_s'
 ] as const;
 
-/** Sum of a figure over `items` (devices); null if any lacks it, or there are none. */
+/**
+ * The sum of a figure over `items`, such as devices; null if any lacks it or
+ * there are none, because a partial sum would pass for the whole.
+ */
 function sumOf<T>(
   items: readonly T[],
   pick: (item: T) => number | null
@@ -78,12 +84,13 @@ function sumOf<T>(
   return sum;
 }
 
+/** The ISO 8601 text of a Unix time in seconds; empty when the time is not valid. */
 function isoTime(unixSeconds: number): string {
   const date = new Date(unixSeconds * 1000);
   return Number.isNaN(date.getTime()) ? '' : date.toISOString();
 }
 
-/** The CSV fields of the record's GPU load, empty where it has none. */
+/** The CSV fields of the record's GPU load; they are empty where it has none. */
 function loadFields(entry: CellHistoryEntry): string[] {
   const load = cellLoadOf(entry.record);
   return [
@@ -96,7 +103,10 @@ function loadFields(entry: CellHistoryEntry): string[] {
   ];
 }
 
-/** The derived load figures of the JSON export; absent keys where the record has none. */
+/**
+ * The derived load figures of the JSON export; the keys are absent where the
+ * record has no load.
+ */
 function derivedLoad(
   entry: CellHistoryEntry,
   load: CellLoadSummary | null
@@ -113,7 +123,10 @@ function derivedLoad(
   };
 }
 
-/** The processes' figures the badge shows (null: none worth showing), for the JSON's `derived`. */
+/**
+ * The processes' figures that the badge shows, for the JSON's `derived`;
+ * each is null where the processes held nothing worth showing.
+ */
 function processesDerived(record: CellHistoryEntry['record']): {
   processes_host_delta_bytes: number | null;
   processes_host_sampled_max_bytes: number | null;
@@ -133,7 +146,7 @@ function largest(values: readonly (number | null)[]): number | null {
   return known.length ? Math.max(...known) : null;
 }
 
-/** The processes' columns of one record (empty fields where the record has none). */
+/** The processes' fields of one record; they are empty where the record has none. */
 function processFields(entry: CellHistoryEntry): string[] {
   const p = entry.record.processes;
   if (!p) {
@@ -147,13 +160,14 @@ function processFields(entry: CellHistoryEntry): string[] {
     csvField(p.host_sampled_max_bytes),
     csvField(sumOf(p.gpus, g => g.before_bytes)),
     csvField(sumOf(p.gpus, g => g.after_bytes)),
-    // The largest device's: a maximum does not add up over devices.
+    // The sampled maximum is the largest device's, because maxima sampled at
+    // different times do not add up over devices.
     csvField(largest(p.gpus.map(g => g.sampled_max_bytes))),
     csvField(p.sample_spacing_s)
   ];
 }
 
-/** The history as CSV text (header line, then one line per record). */
+/** Writes the history as CSV text: a header line, then one line per record. */
 export function cellHistoryToCsv(entries: readonly CellHistoryEntry[]): string {
   const lines = [CSV_COLUMNS.join(',')];
   for (const entry of entries) {
@@ -192,8 +206,8 @@ export function cellHistoryToCsv(entries: readonly CellHistoryEntry[]): string {
 }
 
 /**
- * The history as JSON: the records exactly as the kernel sent them (per
- * device), each with the derived figures the UI shows.
+ * Writes the history as JSON: the records exactly as the kernel sent them,
+ * per device, each with the derived figures that the panel shows.
  */
 export function cellHistoryToJson(
   entries: readonly CellHistoryEntry[],
@@ -224,7 +238,10 @@ export function cellHistoryToJson(
   );
 }
 
-/** "analysis-memory-history.csv" from a notebook path "dir/analysis.ipynb". */
+/**
+ * The export's file name, made from the notebook's path: "dir/analysis.ipynb"
+ * gives "analysis-memory-history.csv".
+ */
 export function exportFileName(
   notebookPath: string | null,
   format: 'csv' | 'json'

@@ -1,3 +1,7 @@
+/**
+ * Tests for the text of a cell run: the badge line, the Cells table's
+ * short forms, the tooltip, and the warning level.
+ */
 import {
   describeCellRecord,
   formatCellBadge,
@@ -69,12 +73,12 @@ describe('cell figures and badge text', () => {
       rss_peak_bytes: peak,
       peak_exact: true
     });
-    // A DataFrame loaded in a CUDA notebook: what stays.
+    // A DataFrame loaded in a CUDA notebook shows what stays.
     const loaded = makeCellRecord({ host: host(2 * GiB, 22 * GiB, 23 * GiB) });
     expect(badge(loaded)).toBe(
       '+1 GiB \u00b7 peak 3 GiB \u00b7 RAM +20 GiB \u00b7 2.1 s'
     );
-    // Read, converted and dropped: what came and went.
+    // Data that was read, converted and dropped shows what came and went.
     const transient = makeCellRecord({
       host: host(2 * GiB, 2 * GiB + 100 * MiB, 14 * GiB)
     });
@@ -85,7 +89,7 @@ describe('cell figures and badge text', () => {
       deltaBytes: 100 * MiB,
       peakRiseBytes: 12 * GiB
     });
-    // Below a GiB, or unknown: the GPU figures alone.
+    // Below a GiB, or when unknown, the GPU figures stand alone.
     expect(badge(makeCellRecord())).toBe(
       '+1 GiB \u00b7 peak 3 GiB \u00b7 2.1 s'
     );
@@ -245,11 +249,11 @@ describe('cell figures and badge text', () => {
 
   it('warns when a peak is above the threshold share of its device', () => {
     const totals = { gpuTotals: new Map([[0, 4 * GiB]]), hostTotal: 1 * GiB };
-    const r = makeCellRecord(); // peak 3 GiB of 4 GiB = 75%
+    const r = makeCellRecord(); // Its peak of 3 GiB is 75 % of 4 GiB.
     const s = summarizeCellRecord(r);
     expect(cellWarningLevel(r, s, totals, 85)).toBe('normal');
     expect(cellWarningLevel(r, s, totals, 70)).toBe('warning');
-    const ram = makeRamRecord(); // 600 MiB of 1 GiB
+    const ram = makeRamRecord(); // Its peak is 600 MiB of 1 GiB.
     expect(cellWarningLevel(ram, summarizeCellRecord(ram), totals, 50)).toBe(
       'warning'
     );

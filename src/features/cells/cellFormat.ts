@@ -16,9 +16,13 @@ import {
 import { CellMemoryRecord } from '../../protocol/cell';
 import { trans } from '../../text/translation';
 
+/** The separator between the badge's parts. */
 const SEP = ' \u00b7 ';
 
-/** "+1.2 GiB", "-512 MiB", "±0 B"; "—" for unknown. */
+/**
+ * Writes a change in bytes with its sign, such as "+1.2 GiB", "-512 MiB" or
+ * "±0 B", or "—" when it is unknown.
+ */
 export function formatDelta(
   bytes: number | null | undefined,
   units: ByteUnits = 'binary'
@@ -33,7 +37,7 @@ export function formatDelta(
   return (bytes > 0 ? '+' : '-') + text;
 }
 
-/** "3.4 GiB" for an exact peak, "~3.4 GiB" for a sampled one. */
+/** Writes a peak: "3.4 GiB" for an exact one, "~3.4 GiB" for a sampled one. */
 export function formatPeak(
   bytes: number | null,
   exact: boolean,
@@ -45,14 +49,18 @@ export function formatPeak(
   return (exact ? '' : '~') + formatBytes(bytes, units);
 }
 
-/** "120 ms", "2.1 s", "12 s", "3 min 12 s", "1 h 5 min". */
+/**
+ * Writes a duration as the badge and the tooltips show it: "120 ms",
+ * "2.1 s", "12 s", "3 min 12 s" or "1 h 5 min".
+ */
 export function formatDuration(seconds: number | null | undefined): string {
   if (typeof seconds !== 'number' || !Number.isFinite(seconds) || seconds < 0) {
     return UNKNOWN_TEXT;
   }
   if (seconds < 1) {
     const ms = Math.round(seconds * 1000);
-    // Just under a second rounds up to a whole one: say it as a second is said.
+    // A time just under a second rounds to 1000 ms, which is written as a
+    // whole second is written.
     return ms < 1000 ? `${ms} ms` : '1.0 s';
   }
   if (seconds < 10) {
@@ -72,8 +80,9 @@ export function formatDuration(seconds: number | null | undefined): string {
 }
 
 /**
- * Each outcome's word in the badge and tooltip, and in the Cells table's
- * narrow column: a function, so that it is translated when shown.
+ * Each outcome's words: the full one for the badge and the tooltip, and the
+ * short one for the Cells table's narrow column. It is a function so that
+ * the words are translated when shown.
  */
 function outcomeWords(outcome: CellOutcome): { full: string; short: string } {
   switch (outcome) {
@@ -90,9 +99,13 @@ function outcomeWords(outcome: CellOutcome): { full: string; short: string } {
   }
 }
 
-/** Short status word: "ok", "error", "interrupted", "out of memory", "kernel died". */
+/**
+ * The status's word in the badge and the tooltip: "ok", "error",
+ * "interrupted", "out of memory" or "kernel died".
+ */
 export function formatOutcome(summary: CellSummary): string {
-  // A status the kernel named otherwise (a newer helper's) is said as it came.
+  // A status that the kernel named otherwise, such as a newer helper's, is
+  // shown as it came.
   if (summary.outcome === 'error' && summary.status !== 'error') {
     return summary.status;
   }
@@ -100,10 +113,11 @@ export function formatOutcome(summary: CellSummary): string {
 }
 
 /**
- * The Cells table's duration: formatDuration up to a minute, then without
- * spaces and at most six characters ("3m12s", "12m", "1h05m", "14h"), so
- * that a training cell's time fits its narrow column ("3 min 12 s" was
- * cut); the row's tooltip has the long form.
+ * The Cells table's duration: as formatDuration writes it up to a minute,
+ * and from then on without spaces and in at most six characters ("3m12s",
+ * "12m", "1h05m", "14h"), so that a training cell's time fits the narrow
+ * column, where "3 min 12 s" would be cut. The row's tooltip has the long
+ * form.
  */
 export function formatDurationShort(
   seconds: number | null | undefined
@@ -120,7 +134,9 @@ export function formatDurationShort(
     return `${Math.floor(seconds / 60)}m${two(Math.floor(seconds % 60))}s`;
   }
   if (seconds < 3600) {
-    return `${Math.floor(seconds / 60)}m`; // "12m": "12m34s" was wider than "999 ms"
+    // From 10 minutes on, the seconds are left out, because "12m34s" is
+    // wider than "999 ms".
+    return `${Math.floor(seconds / 60)}m`;
   }
   if (seconds < 36000) {
     return `${Math.floor(seconds / 3600)}h${two(Math.floor((seconds % 3600) / 60))}m`;
@@ -129,18 +145,20 @@ export function formatDurationShort(
 }
 
 /**
- * The Cells table's status: at most five characters, to be read whole in
- * its narrow column ("interrupted" and error class names were cut to
- * "inte…", "Zer…"); the row's tooltip has the whole status and the error.
+ * The Cells table's status in at most five characters, so that it is read
+ * whole in the narrow column, where "interrupted" or an error's class name
+ * would be cut. The row's tooltip has the whole status and the error.
  */
 export function formatOutcomeShort(summary: CellSummary): string {
   return outcomeWords(summary.outcome).short;
 }
 
 /**
- * The badge line: "+1.2 GiB · peak 3.4 GiB · 2.1 s" (+ " · error" etc.),
- * with the kernel's processes where they held memory worth showing; `extra`
- * (the GPU load, "GPU 93%") goes between the memory figures and the duration.
+ * Writes the badge line, such as "+1.2 GiB · peak 3.4 GiB · 2.1 s", with the
+ * outcome at its end when it is not ok and `withOutcome` is set. The host
+ * RAM that a GPU cell moved, and the kernel's processes where they held
+ * memory worth showing, follow the memory figures; `extra` (the GPU load,
+ * such as "GPU 93%") goes between them and the duration.
  */
 export function formatCellBadge(
   summary: CellSummary,
@@ -168,7 +186,10 @@ export function formatCellBadge(
   return parts.join(SEP);
 }
 
-/** "RAM +20 GiB" (what stayed), else "RAM peak +20 GiB" (what came and went), for a GPU cell's badge. */
+/**
+ * Writes the host RAM that a GPU cell moved, for its badge: "RAM +20 GiB"
+ * for what stayed, or else "RAM peak +20 GiB" for what came and went.
+ */
 export function formatRamAlongside(
   ram: RamAlongside,
   units: ByteUnits = 'binary'
@@ -183,9 +204,10 @@ export function formatRamAlongside(
 }
 
 /**
- * The badge's words for the kernel's processes: "processes +400 MiB" (what
- * they hold more after the cell), else "processes max ~400 MiB" (what came
- * and went, sampled); with ", GPU +1.0 GiB" where they moved GPU memory.
+ * The badge's words for the kernel's processes: "processes +400 MiB" for
+ * how much more they hold after the cell, or else "processes max ~400 MiB"
+ * for what came and went, as sampled. ", GPU +1.0 GiB" is added where they
+ * moved GPU memory.
  */
 export function formatProcessesAlongside(
   p: ProcessesAlongside,
@@ -200,7 +222,10 @@ export function formatProcessesAlongside(
     : host;
 }
 
-/** The Cells table's processes column: "+400 MiB" (what they hold more), or "~500 MiB" (their sampled maximum). */
+/**
+ * The Cells table's processes column: "+400 MiB" for how much more they
+ * hold, or "~500 MiB" for their sampled maximum.
+ */
 export function formatProcessesShort(
   p: ProcessesAlongside,
   units: ByteUnits = 'binary'
@@ -211,7 +236,7 @@ export function formatProcessesShort(
     : formatPeak(shown.bytes, false, units);
 }
 
-/** The tooltip's lines for the kernel's processes around a cell. */
+/** The tooltip's lines for the kernel's processes around a cell; none when the record has none. */
 export function describeCellProcesses(
   record: CellMemoryRecord,
   units: ByteUnits = 'binary'
@@ -249,11 +274,12 @@ export function describeCellProcesses(
   return lines;
 }
 
-/** "[7]", or "[ ]" when the kernel gave no execution count. */
+/** Writes an execution count as "[7]", or "[ ]" when the kernel gave none. */
 export function formatExecutionCount(count: number | null): string {
   return count === null ? '[ ]' : `[${count}]`;
 }
 
+/** Writes a change as "before → after", in bytes. */
 function arrow(
   before: number | null,
   after: number | null,
@@ -262,12 +288,13 @@ function arrow(
   return `${formatBytes(before, units)} \u2192 ${formatBytes(after, units)}`;
 }
 
-/** Characters of the error message shown in a tooltip. */
+/** The most characters of an error message that a tooltip shows; a longer one is cut. */
 const TOOLTIP_MESSAGE_CHARS = 300;
 
 /**
- * The tooltip: what the figures are (GPU or RAM), per-device breakdown,
- * host RSS, duration and status. Several lines of plain text.
+ * Words a cell run's tooltip as lines of plain text: what the figures are
+ * (GPU or RAM), the per-device breakdown, the host RSS, the kernel's
+ * processes, the duration and the status.
  */
 export function describeCellRecord(
   record: CellMemoryRecord,

@@ -11,19 +11,26 @@ import { trans } from '../../text/translation';
 import { formatDuration } from './cellFormat';
 import type { CellLoadSummary } from './cellLoad';
 
-/** A cell must run at least this long (seconds) for its low utilisation to hint at an input-bound loop. */
+/**
+ * A cell must run at least this long (seconds) for its low utilisation to hint
+ * at an input-bound loop.
+ */
 export const INPUT_BOUND_MIN_DURATION_S = 10;
 
 /** Below this mean SM utilisation (percent) a long cell gets the "input-bound?" hint. */
 export const INPUT_BOUND_BELOW_MEAN_PERCENT = 30;
 
 /**
- * The GPU must have run something during the cell (its highest sample at
- * least this, percent): a cell of CPU work alone is no input-bound loop.
+ * The least that a cell's highest utilisation sample, in percent, must
+ * reach for the "input-bound?" hint. The GPU must have run something during
+ * the cell, because a cell of CPU work alone is no input-bound loop.
  */
 export const INPUT_BOUND_MIN_MAX_PERCENT = 1;
 
-/** The snippet offered with the "input-bound?" hint: a DataLoader with workers and pinned memory. */
+/**
+ * The snippet offered with the "input-bound?" hint: a DataLoader with workers
+ * and pinned memory.
+ */
 export const INPUT_BOUND_SNIPPET_ID = 'dataloader-pinning';
 
 /** Throttle reasons that mean the power limit held the clocks back. */
@@ -38,7 +45,7 @@ const HEAT_REASONS: ReadonlySet<string> = new Set([
   'hw_thermal_slowdown'
 ]);
 
-/** NVML's hardware slowdown, which is either (power brake or overheating). */
+/** NVML's hardware slowdown reason, which may mean either a power brake or overheating. */
 const POWER_OR_HEAT_REASON = 'hw_slowdown';
 
 /** What held a cell's clocks back. */
@@ -50,12 +57,15 @@ export type CellHint =
       kind: 'input-bound';
       meanPercent: number;
       durationS: number;
-      /** The mean rests on less than the whole cell (`partial` or `none` coverage). */
+      /** Whether the mean rests on less than the whole cell (`partial` or `none` coverage). */
       partial: boolean;
     }
   | { kind: 'throttled'; causes: ThrottleCause[] };
 
-/** The causes among `reasons`, in the order power, heat, either. */
+/**
+ * The causes among `reasons`, power before heat. "Power or heat" is given
+ * only when neither is named, because beside them it would add nothing.
+ */
 function throttleCauses(reasons: readonly string[]): ThrottleCause[] {
   const causes: ThrottleCause[] = [];
   if (reasons.some(r => POWER_REASONS.has(r))) {
@@ -70,7 +80,7 @@ function throttleCauses(reasons: readonly string[]): ThrottleCause[] {
   return causes;
 }
 
-/** The hints for `record`, whose load is `load` (none without one). */
+/** The hints for `record`, whose load is `load`; there are none without a load. */
 export function cellHints(
   record: CellMemoryRecord,
   load: CellLoadSummary | null
@@ -100,7 +110,7 @@ export function cellHints(
   return hints;
 }
 
-/** The short name of a hint, for a badge or a data attribute's reader: "input-bound?", "throttled: power". */
+/** The short name of a hint, for the badge: "input-bound?" or "throttled: power". */
 export function cellHintLabel(hint: CellHint): string {
   if (hint.kind === 'input-bound') {
     return trans.__('input-bound?');
@@ -108,6 +118,7 @@ export function cellHintLabel(hint: CellHint): string {
   return trans.__('throttled: %1', hint.causes.map(causeText).join(', '));
 }
 
+/** A throttle cause in words. */
 function causeText(cause: ThrottleCause): string {
   switch (cause) {
     case 'power':
@@ -119,7 +130,7 @@ function causeText(cause: ThrottleCause): string {
   }
 }
 
-/** The hint as a sentence, for a tooltip or the Cells tab's detail. */
+/** Words the hint as a sentence, for a tooltip or the Cells tab's detail. */
 export function cellHintText(hint: CellHint): string {
   if (hint.kind === 'input-bound') {
     const text = trans.__(

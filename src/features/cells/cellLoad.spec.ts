@@ -1,4 +1,4 @@
-/** A cell's GPU load: the summary over its GPUs, the hints and their text. */
+/** Tests for a cell's GPU load: the summary over its GPUs, the hints and their text. */
 import { makeCellRecord } from '../../testing/cellFixtures';
 import { makeCellGpuLoad } from '../../testing/loadFixtures';
 import { createCellBadgeNode, renderCellBadge } from './CellBadge';

@@ -29,18 +29,24 @@ export interface CellLoadSummary {
   devices: readonly CellGpuLoad[];
 }
 
+/** The coverages ranked, so that the least covered GPU can be found. */
 const COVERAGE_RANK: Record<string, number> = { full: 2, partial: 1, none: 0 };
 
+/** The rank of `coverage`; a word this page does not know ranks lowest. */
 function rankOf(coverage: string): number {
   return COVERAGE_RANK[coverage] ?? 0;
 }
 
+/** The highest known value; null when none is known. */
 function highest(values: (number | null)[]): number | null {
   const known = values.filter((v): v is number => v !== null);
   return known.length ? Math.max(...known) : null;
 }
 
-/** The GPU load of `record`; null when it has none (an older helper, or no NVML: `[]`). */
+/**
+ * Sums up the GPU load of `record`, or returns null when it has none: an
+ * older helper sends no `gpu_load`, and a kernel without NVML an empty one.
+ */
 export function cellLoadOf(record: CellMemoryRecord): CellLoadSummary | null {
   const devices = record.gpu_load;
   if (!devices || devices.length === 0) {

@@ -1,7 +1,7 @@
 /**
- * The Cells tab with GPU load: the load columns (shown only when a record
- * has load figures), their sort, the row's load detail with its hints and
- * the snippet button, and the exports' load fields.
+ * Tests for the Cells tab with GPU load: the load columns (shown only when a
+ * record has load figures), their sort, the row's load detail with its
+ * hints and the snippet button, and the exports' load fields.
  */
 import { MessageLoop } from '@lumino/messaging';
 import { Widget } from '@lumino/widgets';
@@ -16,7 +16,10 @@ import { cellHistoryToCsv, cellHistoryToJson, CSV_COLUMNS } from './cellExport';
 import { INPUT_BOUND_SNIPPET_ID } from './cellHints';
 import { CellHistoryView } from './CellHistoryView';
 
-/** Three runs: a busy one, a long idle one (input-bound?), and one without load figures. */
+/**
+ * The records of three runs: a busy one, a long idle one that gets the
+ * "input-bound?" hint, and one without load figures.
+ */
 function records() {
   return [
     makeCellRecord({
@@ -191,7 +194,7 @@ describe('the exports with GPU load', () => {
   it('has the load columns in CSV, empty where a record has none', () => {
     const lines = cellHistoryToCsv(entries()).trim().split('\r\n');
     const header = lines[0].split(',');
-    // The load's six columns, before the processes' (cellExport.ts).
+    // The load has six columns, before the processes' (see cellExport.ts).
     const start = header.indexOf('gpu_util_mean_percent');
     const load = (line: string) => line.split(',').slice(start, start + 6);
     expect(header.slice(start, start + 6)).toEqual([

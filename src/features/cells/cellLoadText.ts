@@ -2,8 +2,8 @@
  * The text of a cell's GPU load: the badge's "GPU 93%", and the lines the
  * badge's and the Cells row's tooltips add under the memory figures (per
  * GPU: mean and maximum utilisation, energy, throttling, how much of the
- * cell the driver's buffer covered), with the hints. Pure functions; what
- * they return goes into the DOM as text.
+ * cell the driver's buffer covered), with the hints. The functions are pure,
+ * and what they return goes into the DOM as text.
  */
 import type { CellMemoryRecord } from '../../protocol/cell';
 import type { CellGpuLoad } from '../../protocol/load';
@@ -34,7 +34,11 @@ export function formatBadgeLoad(load: CellLoadSummary | null): string | null {
     : trans.__('GPU ~%1', percent);
 }
 
-/** What `coverage` means, in words: "covered 12 s of the cell's 30 s". */
+/**
+ * Says in words what `coverage` means, such as "the driver's buffer covered
+ * only the last 12 s of the cell's 30 s"; a word this page does not know is
+ * given as it came.
+ */
 export function coverageText(
   coverage: string,
   coveredS: number,
@@ -70,6 +74,10 @@ function parentFigureText(figure: string): string {
   }
 }
 
+/**
+ * The line of one GPU's load: its mean and highest utilisation, its energy,
+ * and how much of the cell the driver's buffer covered.
+ */
 function deviceLine(d: CellGpuLoad, durationS: number): string {
   const mean =
     d.sm_mean_percent === null
@@ -97,6 +105,10 @@ function deviceLine(d: CellGpuLoad, durationS: number): string {
   );
 }
 
+/**
+ * The line that says what held GPU `d`'s clocks back, or why that is
+ * unknown; null when nothing did, or when there is no reason to give.
+ */
 function throttleLine(d: CellGpuLoad): string | null {
   if (d.throttle_reasons === null) {
     return d.unavailable.throttle_reasons
@@ -116,7 +128,10 @@ function throttleLine(d: CellGpuLoad): string | null {
     : null;
 }
 
-/** One or two lines per GPU of `load`: utilisation, energy, coverage, throttling. */
+/**
+ * The lines of each GPU of `load`: one with its utilisation, energy and
+ * coverage, and one more for throttling where there is something to say.
+ */
 export function cellLoadDeviceLines(
   record: CellMemoryRecord,
   load: CellLoadSummary
@@ -132,7 +147,7 @@ export function cellLoadDeviceLines(
   return lines;
 }
 
-/** The tooltip lines of a record's GPU load and its hints; [] without load figures. */
+/** The tooltip lines of a record's GPU load and its hints; none without load figures. */
 export function cellLoadLines(record: CellMemoryRecord): string[] {
   const load = cellLoadOf(record);
   if (!load) {
@@ -144,7 +159,7 @@ export function cellLoadLines(record: CellMemoryRecord): string[] {
   ];
 }
 
-/** describeCellRecord's tooltip with the record's GPU load lines under it. */
+/** Words a cell run's tooltip: describeCellRecord's lines, with the GPU load's lines under them. */
 export function describeCellWithLoad(
   record: CellMemoryRecord,
   summary: CellSummary,

@@ -2,8 +2,9 @@
  * The figures of a cell's latest record as saved in the cell's metadata when
  * the setting `storeRecordsInNotebookMetadata` is on, so that a saved
  * notebook shows its memory profile when reopened. Only numbers, booleans
- * and two fixed words are saved, so that no text from the kernel, such as
- * error messages or names, goes into the notebook file.
+ * and two words from fixed lists (the outcome and the source) are saved, so
+ * that no text from the kernel, such as error messages or names, goes into
+ * the notebook file.
  */
 import {
   CellMemorySource,
@@ -20,9 +21,10 @@ export const CELL_METADATA_KEY = 'jupyterlab_vram';
  * cell's metadata.
  */
 export interface SavedCellFigures {
+  /** The format's version; a value of another version is not read. */
   version: 1;
   execution_count: number | null;
-  /** Unix seconds (kernel clock). */
+  /** When the cell started, in Unix seconds by the kernel's clock. */
   started: number;
   duration_s: number;
   outcome: CellOutcome;
@@ -50,6 +52,7 @@ export function savedFiguresOf(entry: CellHistoryEntry): SavedCellFigures {
   };
 }
 
+/** The outcomes that saved figures may name; any other makes the value unreadable. */
 const OUTCOMES: readonly string[] = [
   'ok',
   'error',
@@ -58,13 +61,15 @@ const OUTCOMES: readonly string[] = [
   'died'
 ];
 
+/** `v` if it is a finite number, or else null. */
 function num(v: unknown): number | null {
   return typeof v === 'number' && Number.isFinite(v) ? v : null;
 }
 
 /**
- * Read saved figures back (the file may have been edited by hand): null
- * when the value is not a valid version-1 object.
+ * Reads saved figures back, checking every field because the file may have
+ * been edited by hand; returns null when the value is not a valid version-1
+ * object.
  */
 export function readSavedFigures(value: unknown): SavedCellFigures | null {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
@@ -98,7 +103,10 @@ export function readSavedFigures(value: unknown): SavedCellFigures | null {
   };
 }
 
-/** A summary to render a badge from saved figures. */
+/**
+ * Makes the summary that a badge is rendered from out of saved figures. An
+ * out-of-memory outcome gets the status "error", as a live record's does.
+ */
 export function summaryOfSaved(saved: SavedCellFigures): CellSummary {
   const status = saved.outcome === 'oom' ? 'error' : (saved.outcome as string);
   return {
@@ -114,7 +122,10 @@ export function summaryOfSaved(saved: SavedCellFigures): CellSummary {
   };
 }
 
-/** True when two saved values are the same (avoids needless writes). */
+/**
+ * Whether two saved values are the same, so that figures already saved are
+ * not written again.
+ */
 export function sameSavedFigures(
   a: SavedCellFigures | null,
   b: SavedCellFigures

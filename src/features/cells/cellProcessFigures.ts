@@ -5,36 +5,50 @@
  * the processes held memory worth showing: a cell that forked a pool of
  * 400 MB workers moves the kernel's own RSS by almost nothing.
  *
- * Worked out from the record when a badge, a row or an export needs it, not
- * when the record comes in: this module then loads with the cells' views,
- * not with the page.
+ * The figures are worked out from the record when a badge, a row or an
+ * export needs them, not when the record comes in, so that this module loads
+ * with the cells' views rather than with the page.
  */
 import type { CellMemoryRecord } from '../../protocol/cell';
 
-/** The processes' memory a cell's badge shows where any of it reaches this. */
+/**
+ * The size from which the processes' memory is worth showing: a record's
+ * processes are shown where any of their figures reaches it.
+ */
 export const PROCESSES_ALONGSIDE_BYTES = 16 * 2 ** 20;
 
 /** The memory of the kernel's processes around one cell. */
 export interface ProcessesAlongside {
-  /** Their host memory after - before; null when unknown. */
+  /** Their host memory after the cell minus before it; null when unknown. */
   hostDeltaBytes: number | null;
-  /** The largest of their host memory's readings during the cell (sampled). */
+  /**
+   * The largest of the readings of their host memory taken during the cell;
+   * a peak between two readings is missed.
+   */
   hostSampledMaxBytes: number | null;
-  /** Their GPU memory after - before, summed over devices; null when no device lists any. */
+  /**
+   * Their GPU memory after the cell minus before it, summed over the devices
+   * that have both figures; null when none has.
+   */
   gpuDeltaBytes: number | null;
   /** Their GPU memory's sampled maximum, the largest of any device. */
   gpuSampledMaxBytes: number | null;
+  /** How many processes the kernel had when the cell started. */
   processesBefore: number;
+  /** How many processes the kernel had when the cell ended. */
   processesAfter: number;
-  /** Seconds between two readings of the maximum. */
+  /** The seconds between two readings of the maximum. */
   sampleSpacingS: number;
+  /** How many readings the maximum rests on. */
   samples: number;
 }
 
+/** Whether `v` is a known, finite figure. */
 function known(v: number | null | undefined): v is number {
   return typeof v === 'number' && Number.isFinite(v);
 }
 
+/** `after` minus `before`; null when either is unknown. */
 function difference(
   before: number | null,
   after: number | null
@@ -42,7 +56,11 @@ function difference(
   return known(before) && known(after) ? after - before : null;
 }
 
-/** The GPU figures summed over devices (the maximum: the largest device's). */
+/**
+ * The processes' GPU change, summed over devices, and their sampled
+ * maximum, which is the largest device's because maxima sampled apart do
+ * not add up.
+ */
 function gpuFigures(gpus: NonNullable<CellMemoryRecord['processes']>['gpus']): {
   delta: number | null;
   max: number | null;
@@ -61,10 +79,10 @@ function gpuFigures(gpus: NonNullable<CellMemoryRecord['processes']>['gpus']): {
   return { delta, max };
 }
 
-/** Each record's figures, worked out once (records are never changed). */
+/** Each record's figures, worked out once, which is safe because records are never changed. */
 const figuresOf = new WeakMap<object, ProcessesAlongside | null>();
 
-/** The processes' figures of a record; null where it has none (or none worth showing). */
+/** The processes' figures of a record; null where it has none, or none worth showing. */
 export function processesAlongside(
   record: Pick<CellMemoryRecord, 'processes'>
 ): ProcessesAlongside | null {
@@ -76,6 +94,7 @@ export function processesAlongside(
   return figures;
 }
 
+/** Works out a record's figures; null where its processes hold nothing worth showing. */
 function workOut(
   record: Pick<CellMemoryRecord, 'processes'>
 ): ProcessesAlongside | null {
@@ -105,8 +124,9 @@ function workOut(
 }
 
 /**
- * The one figure a narrow place shows of them: what they hold more after the
- * cell where that is worth showing (`stayed`), else their sampled maximum.
+ * The one figure of the processes that a narrow place, such as the badge or
+ * the table's column, shows: how much more they hold after the cell, where
+ * that is worth showing (`stayed`), or else their sampled maximum.
  */
 export function processesShown(p: ProcessesAlongside): {
   bytes: number | null;

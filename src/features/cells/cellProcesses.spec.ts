@@ -1,4 +1,7 @@
-/** The kernel's processes around a cell: the badge's words, the tooltip and the exports. */
+/**
+ * Tests for the kernel's processes around a cell: the badge's words, the
+ * tooltip and the exports.
+ */
 import { MessageLoop } from '@lumino/messaging';
 import { Widget } from '@lumino/widgets';
 

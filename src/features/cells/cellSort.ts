@@ -112,8 +112,8 @@ export function cellSortValue(
 }
 
 /**
- * A sorted copy of `entries` (which are in record order). O(n log n) with
- * the keys read once per entry.
+ * Returns a sorted copy of `entries`, which are in record order. Each
+ * entry's key is read once, before the O(n log n) sort compares numbers.
  */
 export function sortCellEntries(
   entries: readonly CellHistoryEntry[],
@@ -135,12 +135,12 @@ export function sortCellEntries(
   }
   order.sort((a, b) => {
     if (known[a] !== known[b]) {
-      return known[a] ? -1 : 1; // unknown last, either direction
+      return known[a] ? -1 : 1; // Unknown values go last in either direction.
     }
     if (known[a] && keys[a] !== keys[b]) {
       return keys[a] < keys[b] ? -sign : sign;
     }
-    return a - b; // stable: record order
+    return a - b; // Equal keys keep their record order, so the sort is stable.
   });
   return order.map(i => entries[i]);
 }

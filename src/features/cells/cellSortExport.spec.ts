@@ -1,3 +1,7 @@
+/**
+ * Tests for the Cells table's sort and for the CSV and JSON exports of the
+ * cell history.
+ */
 import { CellHistory, CellHistoryEntry } from '../../model/CellHistory';
 import {
   cellHistoryToCsv,
@@ -87,7 +91,8 @@ describe('sortCellEntries', () => {
 
   it('sorts by the bytes still alive, entries without a figure last either way, stable', () => {
     const list = SAMPLE();
-    // Records 1 and 4 hold the same figure; 2 has none (a console run, an earlier run).
+    // Records 1 and 4 hold the same figure, and 2 has none, as a console run
+    // or an earlier run would.
     const alive = new Map<number, number>([
       [1, 8 * MiB],
       [3, 2 * MiB],
@@ -110,7 +115,8 @@ describe('sortCellEntries', () => {
         )
       )
     ).toEqual([1, 4, 3, 2]);
-    // Without the figures (recording off) nothing moves: record order.
+    // Without the figures, as with recording off, nothing moves from record
+    // order.
     expect(
       ids(sortCellEntries(list, { key: 'alive', direction: 'descending' }))
     ).toEqual([1, 2, 3, 4]);
@@ -138,7 +144,8 @@ describe('sortCellEntries', () => {
     h.merge(records);
     const t0 = performance.now();
     sortCellEntries(h.entries, { key: 'duration', direction: 'descending' });
-    expect(performance.now() - t0).toBeLessThan(200); // generous: shared CI box
+    // The bound is generous, for a shared CI machine.
+    expect(performance.now() - t0).toBeLessThan(200);
   });
 });
 
@@ -177,7 +184,8 @@ describe('CSV export', () => {
     const lines = csv.split('\r\n');
     expect(lines[0]).toBe(CSV_COLUMNS.join(','));
     expect(lines[1]).toContain('"Weird,Error","bad ""thing""\nhappened"');
-    // The kernel start first: record ids start again at each kernel process.
+    // The kernel start comes first, because record ids start again at each
+    // kernel process.
     expect(lines[1].startsWith('1,7,4,cell-a,2024-11-21T')).toBe(true);
     expect(lines[2]).toContain(',ram,');
     expect(lines[2].startsWith('1,8,,,')).toBe(true);

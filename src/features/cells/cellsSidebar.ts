@@ -1,6 +1,7 @@
 /**
- * The Cells tab of the memory panel: every executed cell's memory delta and
- * peak, as a table that fills the panel and scrolls on its own.
+ * The Cells tab of the memory panel: every executed cell's memory change,
+ * peak and other figures, as a table that fills the panel and scrolls on
+ * its own.
  */
 import type { IDisposable } from '@lumino/disposable';
 

@@ -14,18 +14,25 @@ import type { AllocationRecorder } from '../allocations/AllocationRecorder';
 
 /** What the cell history view needs. */
 export interface ICellsSidebarOptions {
+  /** The monitor whose current kernel the view follows. */
   monitor: IVramMonitor;
-  /** A kernel's allocation recording, for what each cell still holds (none: not shown). */
+  /**
+   * A kernel's allocation recording, which gives what each cell still holds.
+   * Without it, the Alive column is not shown.
+   */
   recorderFor: (model: IKernelMemoryModel | null) => AllocationRecorder | null;
-  /** Fires when a kernel's per-kernel parts were made after their code loaded: the view asks for them again. */
+  /**
+   * Fires when a kernel's per-kernel parts were made after their code
+   * loaded, so that the view asks for them again.
+   */
   partsChanged?: ISignal<unknown, unknown>;
-  /** What a click in the history does (go to the cell, export, clear). */
+  /** What the view's rows and buttons do: go to the cell, export, clear, insert a snippet. */
   actions: CellHistoryView.IActions;
-  /** The page's code consoles, whose runs are labelled as such; null: none. */
+  /** The page's code consoles, whose runs are labelled as such; null when there are none. */
   consoles: IConsoleSource | null;
 }
 
-/** The Cells tab's view. */
+/** Creates the Cells tab's view, which follows the current kernel and its allocation recording. */
 export function createCellHistoryView({
   monitor,
   partsChanged,

@@ -1,4 +1,7 @@
-/** The clear-cell-history command: asked first, naming the records and the notebook. */
+/**
+ * Tests for the clear-cell-history command, which asks first and names the
+ * records and the notebook.
+ */
 import { CommandRegistry } from '@lumino/commands';
 
 import { CommandIDs } from '../../ui/commandIds';

@@ -1,7 +1,7 @@
 /**
  * The per-cell memory feature's plugin: the badges on the cells, the Cells
- * tab (the history of every executed cell) and its commands (export, clear,
- * record on or off).
+ * tab (the history of every executed cell) and its commands (show the
+ * history, export it, clear it, badges on or off).
  */
 import {
   JupyterFrontEnd,
@@ -22,7 +22,7 @@ import { registerCellCommands } from './cellCommands';
 import { addCellsToSidebar } from './cellsSidebar';
 import { revealCell } from './revealCell';
 
-/** The per-cell memory plugin. */
+/** The plugin that adds the memory badges on cells, the Cells tab and their commands. */
 export const cellsPlugin: JupyterFrontEndPlugin<void> = {
   id: 'jupyterlab-vram:cells',
   description:

@@ -1,6 +1,7 @@
 /**
- * Going from a record of the cell history to its cell: in the notebook the
- * user works in if it has the cell, else in another view of the same kernel.
+ * Going from a record of the cell history to its cell: in the notebook that
+ * the user works in if it has the cell, or else in another notebook view on
+ * the same kernel.
  */
 import type { JupyterFrontEnd } from '@jupyterlab/application';
 import type { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
@@ -26,7 +27,7 @@ export async function revealCell(
   const panels = monitor.panelsOf(model) as NotebookPanel[];
   const current = notebooks.currentWidget;
   if (current && panels.includes(current)) {
-    // Prefer the view the user works in.
+    // The view that the user works in is tried first.
     panels.splice(panels.indexOf(current), 1);
     panels.unshift(current);
   }

@@ -1,10 +1,12 @@
 /**
  * The card of one GPU: a stacked bar of who holds the device (PyTorch's
  * allocated memory, PyTorch's cache, the rest of this process, other
- * processes, and what is free), and the figures.
+ * processes, and what is free), the figures, the "Kernel + N processes" row
+ * and the GPU's load (GpuLoadSection.ts).
  *
- * It is a plain DOM component that GpuDeviceList owns, and it renders again
- * only when its figures changed.
+ * It is a plain DOM component that GpuDeviceList owns. Its memory figures
+ * are written again only when they or the settings changed, so that a
+ * sample in which only the load moved costs no more than the load's rows.
  */
 import {
   formatBytes,
@@ -134,14 +136,17 @@ export class GpuDeviceCard {
 
   readonly node: HTMLElement;
 
-  /** "Kernel + N processes" on this device; GpuDeviceList shows the sample's tree in it. */
+  /**
+   * The "Kernel + N processes" row of this device, which GpuDeviceList fills
+   * from the sample's process tree.
+   */
   readonly processes: TreeFigureRow;
 
   /**
-   * Show `figures` and the GPU's `load` (undefined: the helper sends none),
-   * with the share of the kernel's own processes (`children`, their pids)
-   * apart; the memory figures are left alone when they and the settings are
-   * unchanged.
+   * Shows `figures` and the GPU's `load`, which is undefined when the helper
+   * sends none. `children` holds the pids of the kernel's own processes,
+   * whose share of the GPU's activity is given apart from the others'. The
+   * memory figures are left alone when they and the settings are unchanged.
    */
   render(
     figures: GpuFigures,
@@ -226,7 +231,11 @@ export class GpuDeviceCard {
     setHidden(this._counters, counters.length === 0);
   }
 
-  /** Rows that only make sense when their source exists are hidden otherwise. */
+  /**
+   * Writes a figure that only some kernels have, and hides its row when the
+   * figure is unknown, because the row's source (such as NVML or TensorFlow)
+   * is then absent and the row would say nothing.
+   */
   private _optional(
     node: HTMLElement,
     bytes: number | null,
@@ -262,6 +271,7 @@ export class GpuDeviceCard {
   private _lastSettings: VramSettings | null = null;
 }
 
+/** Whether two sets of a device's figures are equal, figure by figure. */
 function sameFigures(a: GpuFigures, b: GpuFigures): boolean {
   for (const key of Object.keys(a) as (keyof GpuFigures)[]) {
     if (a[key] !== b[key]) {

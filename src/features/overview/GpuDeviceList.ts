@@ -43,17 +43,30 @@ export class GpuDeviceList extends ModelView {
     );
   }
 
-  /** The pids of the kernel's own processes in the latest sample (none from an older helper). */
+  /**
+   * The pids of the processes that the kernel started, from the latest
+   * sample's process tree. The set is empty with an older helper, which
+   * sends no tree.
+   */
   private _childPids(): ReadonlySet<number> {
     const tree = this.model?.latest?.processes;
     return new Set(tree ? tree.processes.map(p => p.pid) : []);
   }
 
-  /** The latest sample's load of GPU `index`; undefined before a sample, or from an older helper. */
+  /**
+   * The latest sample's load of GPU `index`. It is undefined before the
+   * first sample and with an older helper, which sends no load, and null
+   * when NVML does not know the device.
+   */
   private _loadOf(index: number): GpuLoad | null | undefined {
     return this.model?.latest?.gpus.find(gpu => gpu.index === index)?.load;
   }
 
+  /**
+   * The figures of each device from the latest sample. Before the first
+   * sample, the cards show what the hello message said of each device, so
+   * that they appear as soon as the helper answers.
+   */
   private _currentFigures(): GpuFigures[] {
     const model = this.model;
     if (!model) {

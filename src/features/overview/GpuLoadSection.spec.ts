@@ -1,4 +1,7 @@
-/** GpuLoadSection: the GPU card's load rows, each unavailable figure with its reason. */
+/**
+ * Tests for the GPU card's load rows (GpuLoadSection), in which each
+ * unavailable figure says why it is unavailable.
+ */
 import { GpuDeviceCard } from './GpuDeviceCard';
 import { GpuLoadSection } from './GpuLoadSection';
 import { gpuFigures } from '../../model/gpuFigures';
@@ -121,7 +124,8 @@ describe('GpuLoadSection', () => {
         rank(5151, 3)
       ]
     });
-    // 7001 and 7002 are in the kernel's process tree (two ranks it spawned); 5151 is not.
+    // 7001 and 7002 are in the kernel's process tree, as two ranks that it
+    // spawned; 5151 is not.
     section.render(load, new Set([7001, 7002, 9999]));
     expect(value(section, 'share').textContent).toBe(
       'SM 20%; its processes 65%; other processes 3%'
@@ -129,7 +133,7 @@ describe('GpuLoadSection', () => {
     const title = value(section, 'share').parentElement!.title;
     expect(title).toMatch(/pid 7001 \(this kernel's process\): SM 35%/);
     expect(title).toMatch(/pid 5151: SM 3%/);
-    // Without the tree (an older helper), they count among the others.
+    // Without the tree, as with an older helper, they count among the others.
     section.render(load);
     expect(value(section, 'share').textContent).toBe(
       'SM 20%; other processes 68%'

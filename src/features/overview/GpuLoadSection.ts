@@ -40,6 +40,11 @@ type RowKey =
   | 'pcie'
   | 'share';
 
+/**
+ * The share row's tooltip while there is no per-process list. It is a
+ * function because text is translated when it is shown, not when the module
+ * loads.
+ */
 const SHARE_TITLE = (): string =>
   trans.__(
     "This kernel's share of the GPU's activity, from the driver's per-process utilisation"
@@ -104,12 +109,14 @@ export class GpuLoadSection {
   }
 
   readonly node: HTMLElement;
+  /** The pids of the kernel's own processes, as the last render was given them. */
   private _children: ReadonlySet<number> = new Set();
 
   /**
-   * Show `load`: undefined (an older helper) hides the section; null says the
-   * device's load is unknown. `children` are the pids of the kernel's own
-   * processes, whose share of the activity is given apart.
+   * Shows `load`. An undefined load, from an older helper that sends none,
+   * hides the section; a null load means that NVML does not know the device,
+   * and the section says so. `children` holds the pids of the kernel's own
+   * processes, whose share of the activity is given apart from the others'.
    */
   render(
     load: GpuLoad | null | undefined,
@@ -160,7 +167,7 @@ export class GpuLoadSection {
     this._figure(key, load, figure, formatLoadPercent);
   }
 
-  /** A row of one figure: its text, or that it is unavailable and why. */
+  /** Writes the row of one figure: its text, or that it is unavailable and why. */
   private _figure(
     key: RowKey,
     load: GpuLoad,
@@ -237,7 +244,8 @@ export class GpuLoadSection {
       reasons === null ? null : reasons.join(' ')
     );
     const value = this._values.throttle;
-    // Idle is no slowdown worth a warning; any other reason is.
+    // The clocks of an idle GPU are low for no fault, so idle alone is no
+    // slowdown worth a warning; any other reason is.
     value.classList.toggle(
       'jp-vram-warning',
       !!reasons?.some(reason => reason !== 'gpu_idle')
@@ -247,7 +255,8 @@ export class GpuLoadSection {
   private _renderPcie(load: GpuLoad): void {
     const tx = load.pcie_tx_kb_per_s;
     const rx = load.pcie_rx_kb_per_s;
-    // "Where present": a card or instance without PCIe figures has no row.
+    // A card or MIG instance that has no PCIe counters gets no row at all,
+    // rather than a row that would always say they are unavailable.
     const absent =
       tx === null &&
       rx === null &&
@@ -287,9 +296,10 @@ export class GpuLoadSection {
   }
 
   /**
-   * Write one row: `text`, or, when it is null, that the figure is
-   * unavailable with the reason the wire gave for the first of `figures`.
-   * A figure the parent card gave (MIG) is marked so.
+   * Writes one row: `text`, or, when it is null, that the figure is
+   * unavailable, with the reason the wire gave for the first of `figures`
+   * that has one. On a MIG instance, a figure that the parent card gave is
+   * marked "(whole GPU)".
    */
   private _show(
     key: RowKey,

@@ -2,9 +2,10 @@
  * The card of the host's RAM and swap. For RAM it shows what the kernel
  * process holds (its RSS) against the RAM it may use, which is its
  * container's limit when one is set and the machine's total otherwise, and
- * what is still available under that limit. For swap it shows how much of
- * the kernel is swapped out, when any of it is, and the swap that its pages
- * may still go to.
+ * what is still available under that limit; a "Kernel + N processes" row
+ * adds the processes that the kernel started. For swap it shows how much of
+ * the kernel is swapped out, when any of it is, and how much of the swap
+ * that its pages may go to is in use.
  */
 import {
   ByteUnits,
@@ -117,7 +118,9 @@ export class HostMemoryCard extends ModelView {
     );
     setSegment(this._rssBar, f.rss, f.limit);
     setSegment(this._othersBar, f.others, f.limit);
-    // Only a container's limit warns: the machine's RAM is shared by all.
+    // Only a container's limit warns, because the kernel is killed there; the
+    // machine's RAM is shared by every process on it, so its use says little
+    // about this kernel.
     const warning =
       f.container &&
       f.usedPercent !== null &&
@@ -138,7 +141,8 @@ export class HostMemoryCard extends ModelView {
     setBytesData(this._swapped, swapped);
     setHidden(this._swapped.parentElement!, !hasSwapped);
     setHidden(this._swapNote, !hasSwapped);
-    // The swap the kernel's pages may go to; none (or unknown): no row.
+    // The swap row shows the swap that the kernel's pages may go to, and is
+    // hidden when there is none or its size is unknown.
     const canSwap = swap.limit !== null && swap.limit > 0;
     const row = this._swap.parentElement!;
     setHidden(row, !canSwap);
@@ -184,8 +188,9 @@ export class HostMemoryCard extends ModelView {
 }
 
 /**
- * The container limit's tooltip: where the kernel may swap, it is not
- * killed at its memory limit, but once its swap is full too.
+ * Words the container limit's tooltip, which says when the kernel is killed:
+ * at its memory limit where it cannot swap, and only once its swap is full
+ * too where it can.
  */
 export function limitTitle(swap: SwapFigures, units: ByteUnits): string {
   if (swap.limit === 0) {

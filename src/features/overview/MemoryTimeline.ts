@@ -2,7 +2,7 @@
  * A uPlot chart of the recent memory history: the host RSS and, for each
  * GPU, PyTorch's allocated and reserved memory and NVML's process use. The
  * lines are drawn as steps, because a figure holds until the next sample,
- * and a sample comes only when a figure moves.
+ * and a sample comes only when a figure moves or as a heartbeat.
  *
  * It shows only the last `timelineWindowMinutes`, and only that window is
  * read out of the ring buffers, walking back from the newest sample, so a
@@ -15,10 +15,10 @@
  * Executed cells are marked as faint bands (from start to end) under the
  * lines, with a thin line at each start, so that a jump can be matched to
  * its cell. The end of a kernel process is a dashed line, in the error
- * colour when the process died and in the border colour when the user
- * restarted it or the notebook changed kernel. The earlier process's samples
- * stay on the line's left and the next one's on its right. A line of text
- * under the chart says what the marks shown mean.
+ * colour when the process died and in the theme's secondary text colour
+ * (grey) when the user restarted it or the notebook changed kernel. The
+ * earlier process's samples stay on the line's left and the next one's on
+ * its right. A line of text under the chart says what the marks shown mean.
  *
  * Each GPU's load (SM utilisation, power) can be switched on under the
  * chart (TimelineLoadToggles.ts), each on a right-hand axis of its own, over
@@ -77,6 +77,7 @@ const TIME_INCREMENTS = [
   43200, 86400
 ];
 
+/** The chart's height in pixels; its width follows the sidebar. */
 const PLOT_HEIGHT = 180;
 
 /** At this many seconds per pixel or more, new samples are drawn at most once a second. */
@@ -95,9 +96,12 @@ const GPU_COLOR_VARS = [
   '--jp-warn-color3'
 ];
 
+/** The uPlot class once its chunk has loaded; null until then. */
 let uPlotClass: typeof uPlot | null = null;
+/** The load of uPlot's chunk in progress or done; null before it and after a failure. */
 let uPlotLoading: Promise<typeof uPlot> | null = null;
 
+/** Loads uPlot's chunk once; a failed load is tried again at the next render. */
 function loadUPlot(): Promise<typeof uPlot> {
   if (!uPlotLoading) {
     uPlotLoading = import('uplot').then(
@@ -113,7 +117,10 @@ function loadUPlot(): Promise<typeof uPlot> {
 
 /** The chart of the kernel's recent memory history. */
 export class MemoryTimeline extends ModelView {
-  /** `onPickWindow` is called when the user chooses how many minutes of history to show; without it, no choice is offered. */
+  /**
+   * `onPickWindow` is called when the user chooses how many minutes of
+   * history to show; without it, no choice is offered.
+   */
   constructor(
     settings: ConstructorParameters<typeof ModelView>[0],
     onPickWindow: ((minutes: number) => void) | null = null
@@ -427,7 +434,10 @@ export class MemoryTimeline extends ModelView {
     };
   }
 
-  /** Cell runs that overlap the shown window, as [start, end] times. */
+  /**
+   * The cell runs that overlap the shown window, as [start, end] times, the
+   * newest first and at most MAX_CELL_MARKS of them.
+   */
   get cellMarks(): [number, number][] {
     const entries = this.model?.cells.entries ?? [];
     const [from, to] = this._xRange;

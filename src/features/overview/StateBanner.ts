@@ -55,7 +55,8 @@ export class StateBanner extends ModelView {
         state === 'live'
           ? trans.__('Kernel busy \u2014 figures are still live.')
           : model?.kernelBusyWith === 'helper'
-            ? // No cell runs: the kernel is starting the helper this page sent it.
+            ? // No cell is running: the kernel is busy starting the helper that
+              // this page sent it.
               trans.__(
                 'Kernel busy starting the memory helper \u2014 requests wait until it is running.'
               )
@@ -65,7 +66,8 @@ export class StateBanner extends ModelView {
       );
     }
 
-    // Notes are few (< 10): rebuilding them on change is simplest.
+    // There are only a few notes, so rebuilding the list on every change is
+    // simpler than patching it and costs nothing noticeable.
     const notes = model ? model.notes : [];
     this._notes.replaceChildren(
       ...notes.map(note => {

@@ -2,7 +2,8 @@
  * The timeline's switches for the GPU load lines: SM utilisation (percent,
  * on a right-hand axis) and power draw (watts, on another). They are off by
  * default, so that the memory lines keep the chart to themselves until a
- * user asks; the choice lasts as long as the page.
+ * user asks. The choice is kept by the view rather than in the settings, so
+ * a reload forgets it.
  */
 import { element } from '../../ui/dom';
 import { trans } from '../../text/translation';
@@ -12,7 +13,7 @@ export type LoadLine = 'sm' | 'power';
 
 /** Two checkboxes under the chart, one per load line. */
 export class TimelineLoadToggles {
-  /** `onChange` runs when the user switches a line on or off. */
+  /** Creates the checkboxes; `onChange` runs when the user switches a line on or off. */
   constructor(onChange: () => void) {
     this.node = element('div', 'jp-vram-Timeline-loadToggles', {
       role: 'timeline-load-toggles'

@@ -8,7 +8,10 @@
 import { element } from '../../ui/dom';
 import { trans } from '../../text/translation';
 
-/** The spans offered (minutes); a span set another way is offered too. */
+/**
+ * The spans, in minutes, that the picker offers. A span set another way,
+ * such as in the settings editor, is added to them while it is chosen.
+ */
 export const TIMELINE_WINDOW_CHOICES: readonly number[] = [
   5, 30, 120, 720, 1440
 ];
@@ -18,7 +21,10 @@ export const TIMELINE_WINDOW_CHOICES: readonly number[] = [
  * where offered, lets the user choose it.
  */
 export class TimelineWindowPicker {
-  /** `onPick`: the user chose a span (minutes); null: the span is only shown. */
+  /**
+   * `onPick` is called with the span, in minutes, that the user chose.
+   * Without it, the title only shows the span and offers no choice.
+   */
   constructor(onPick: ((minutes: number) => void) | null) {
     this.node = element('div', 'jp-vram-Section-title jp-vram-Timeline-title');
     this._onPick = onPick;
@@ -43,7 +49,7 @@ export class TimelineWindowPicker {
 
   readonly node: HTMLElement;
 
-  /** Show `minutes` as the span chosen. */
+  /** Shows `minutes` as the chosen span; the options are rebuilt only when it changes. */
   show(minutes: number): void {
     const select = this._select;
     if (!select) {

@@ -1,8 +1,8 @@
 /**
  * The status bar item, which shows one compact figure for the active kernel:
  * "GPU 1.2/80 GiB" for what the kernel holds on its GPUs, or "RAM 512 MiB"
- * when the kernel has no GPU figures. It warns when usage is above the
- * threshold set in the settings.
+ * when the kernel has no GPU figures. It warns when a GPU, or the kernel's
+ * container, is used at or above the threshold set in the settings.
  */
 import { formatBytes, formatBytesOf, UNKNOWN_TEXT } from '../../text/format';
 import { gpuFigures } from '../../model/gpuFigures';
@@ -24,7 +24,10 @@ const RELEVANT: ReadonlySet<ModelChange> = new Set<ModelChange>([
   'history'
 ]);
 
-/** Text, tooltip and warning flag of the status item (pure, for tests). */
+/**
+ * Works out the status item's text, tooltip and warning flag; it is a pure
+ * function so that tests can check it without a view.
+ */
 export function statusSummary(
   model: IKernelMemoryModel | null,
   settings: VramSettings
@@ -44,8 +47,9 @@ export function statusSummary(
   if (figuresAreCurrent(model.state)) {
     return summary;
   }
-  // The kernel died, the connection was lost, the helper failed: these are
-  // its last figures, not what it holds now.
+  // When the kernel died, the connection was lost or the helper failed, the
+  // figures are the last ones received, not what the kernel holds now, and
+  // the text says so.
   return {
     text: trans.__('last %1', summary.text),
     title: trans.__('%1\nLast figures:\n%2', model.stateReason, summary.title),
@@ -53,6 +57,7 @@ export function statusSummary(
   };
 }
 
+/** The summary of the latest sample, worded as if its figures were current. */
 function currentSummary(
   model: IKernelMemoryModel,
   sample: NonNullable<IKernelMemoryModel['latest']>,
@@ -69,9 +74,10 @@ function currentSummary(
   const known = gpus.filter(g => g.kernelUsed !== null);
   const rss = sample.host.rss_bytes;
   const host = hostFigures(sample.host);
-  // In a container the kernel dies at its limit (or, where it may swap,
-  // crawls there and dies once its swap is full too): that is worth a
-  // warning (the machine's RAM alone is other people's business).
+  // In a container the kernel is killed at its limit, or, where it may swap,
+  // slows down there and is killed once its swap is full too, so that is
+  // worth a warning. Without a container, the machine's RAM is shared with
+  // every other process on it, and its use gives no warning.
   const ramWarning =
     host.container &&
     host.usedPercent !== null &&

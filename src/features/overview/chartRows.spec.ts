@@ -1,7 +1,8 @@
 /**
- * The rows a chart draws of a long window: the same picture to the pixel
- * (per pixel column the first, last, lowest and highest of every series, and
- * the edges of every gap), far fewer rows.
+ * Tests for the rows that a chart draws of a long window: far fewer rows
+ * that give the same picture to the pixel, because each pixel column keeps
+ * its first and last row, every series' lowest and highest, and the edges of
+ * every gap.
  */
 import { rowsForChart } from './chartRows';
 import { HistoryWindow } from '../../model/MemoryHistory';
@@ -18,7 +19,10 @@ function win(
   };
 }
 
-/** Per column of `columns`, the lowest and highest known value of `key` (NaN when none). */
+/**
+ * The lowest and highest known value of `key` in each of `columns` columns;
+ * a column without one gets Infinity and -Infinity.
+ */
 function extremes(
   w: HistoryWindow,
   key: string,
@@ -55,7 +59,7 @@ describe('rowsForChart', () => {
     const times = Array.from({ length: n }, (_, i) => i);
     const a = times.map(
       i => Math.sin(i / 50) * 1000 + (i % 997 === 0 ? 5000 : 0)
-    ); // spikes one row wide
+    ); // Every 997th row is a spike one row wide, which its column must keep.
     const b = times.map(i => (i * 7919) % 1000);
     const w = win(times, { a, b });
     const drawn = rowsForChart(w, 0, n, 300);
@@ -79,7 +83,8 @@ describe('rowsForChart', () => {
   it('keeps a gap a gap: the rows on both sides of every change between known and unknown', () => {
     const n = 10_000;
     const times = Array.from({ length: n }, (_, i) => i);
-    const a = times.map(i => (i >= 4000 && i < 4003 ? NaN : 1)); // a three-row gap inside one column
+    // A gap of three rows lies inside one column.
+    const a = times.map(i => (i >= 4000 && i < 4003 ? NaN : 1));
     const drawn = rowsForChart(win(times, { a }), 0, n, 100);
     const values = drawn.series.get('a')!;
     const gapAt = Array.from(drawn.times).indexOf(4000);

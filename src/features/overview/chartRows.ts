@@ -3,18 +3,22 @@
  * needs. A day at 20 Hz is 1.7 million rows; drawn into 300 pixel columns,
  * all but a few per column fall on the same pixels. Per column this keeps
  * the first and the last row, each series' lowest and highest, and the rows
- * on either side of a change between known and unknown (so that a gap stays
- * a gap): drawn as steps, the chart is the same to the pixel, and a render
+ * on either side of a change between known and unknown, so that a gap stays
+ * a gap. Drawn as steps, the chart is the same to the pixel, and a render
  * costs about as much with 24 hours in view as with 5 minutes.
  */
 import { HistoryWindow } from '../../model/MemoryHistory';
 
-/** Below this many rows per column every row is drawn (nothing to gain). */
+/**
+ * Below this many rows per pixel column, every row is drawn, because
+ * thinning would save almost nothing.
+ */
 const ROWS_PER_COLUMN_KEPT_WHOLE = 4;
 
 /**
- * `win` reduced for a chart of `columns` pixel columns spanning `from` to
- * `to` (seconds); `win` itself when it has few rows for that width.
+ * Reduces `win` to the rows that a chart of `columns` pixel columns,
+ * spanning `from` to `to` seconds, needs to draw the same picture; returns
+ * `win` itself when it has few rows for that width.
  */
 export function rowsForChart(
   win: HistoryWindow,
@@ -49,6 +53,8 @@ export function rowsForChart(
       buckets - 1,
       Math.max(0, Math.floor((times[i] - from) / width))
     );
+    // A new column keeps its first row, and the column before it keeps its
+    // last row and each series' extremes.
     if (b !== bucket) {
       if (bucket >= 0) {
         keepExtremes();
@@ -61,6 +67,8 @@ export function rowsForChart(
       const column = series[s];
       const value = column[i];
       const unknown = Number.isNaN(value);
+      // Both rows around a change between known and unknown are kept, so that
+      // a gap keeps its edges.
       if (i > 0 && unknown !== Number.isNaN(column[i - 1])) {
         keep[i - 1] = 1;
         keep[i] = 1;
@@ -98,7 +106,10 @@ export function rowsForChart(
   return { times: Float64Array.from(index, i => times[i]), series: reduced };
 }
 
-/** A column as a chart takes it: uPlot draws gaps for null, not NaN. */
+/**
+ * Converts a column to what uPlot takes, with null for an unknown value,
+ * because uPlot draws a gap for null but not for NaN.
+ */
 export function toGappedArray(values: Float64Array): (number | null)[] {
   const out = new Array<number | null>(values.length);
   for (let i = 0; i < values.length; i++) {

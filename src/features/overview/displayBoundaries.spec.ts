@@ -1,6 +1,6 @@
 /**
- * Figures at the edges of what the panel shows: shares just under the
- * whole, a small use beside a large total, counts of one.
+ * Tests for figures at the edges of what the panel shows: shares just under
+ * the whole, a small use beside a large total, and counts of one.
  */
 import { formatBytesOf, formatPercent } from '../../text/format';
 import { gpuFigures } from '../../model/gpuFigures';
@@ -12,7 +12,7 @@ import { GiB, makeGpu, MiB } from '../../testing/fixtures';
 
 describe('a share just under the whole', () => {
   it('does not read as full', () => {
-    expect(formatPercent(79.7 * GiB, 80 * GiB)).toBe('>99%'); // 99.6 %
+    expect(formatPercent(79.7 * GiB, 80 * GiB)).toBe('>99%'); // The share is 99.6 %.
     expect(formatPercent(99.99, 100)).toBe('>99%');
     expect(formatPercent(99.4, 100)).toBe('99%');
     expect(formatPercent(100, 100)).toBe('100%');
@@ -64,7 +64,8 @@ describe('the delete action, as the actions bar names it', () => {
   async function labelFor(names: string[], hidden: string[]): Promise<string> {
     const { KernelMemoryModel } = await import('../../model/KernelMemoryModel');
     const { MemoryActions } = await import('../cleanup/MemoryActions');
-    const model = new KernelMemoryModel({ historyCapacity: 10 }); // not live: fails at once, with its label
+    // The model is not live, so the action fails at once, still with its label.
+    const model = new KernelMemoryModel({ historyCapacity: 10 });
     const connection = {
       freeMemory: jest.fn(),
       inspect: jest.fn(),

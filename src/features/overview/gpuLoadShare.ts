@@ -1,31 +1,37 @@
 /**
  * This kernel's share of a GPU's activity, from the driver's per-process
- * utilisation (`load.processes`): the kernel's SM share, its own processes'
- * (the children in the sample's process tree: ranks, workers, an engine),
- * and the other processes', and every process listed, the kernel and its
- * processes marked, for a tooltip.
+ * utilisation (`load.processes`). The GPU card's "This kernel" row gives the
+ * kernel's SM share, the share of its own processes (the children in the
+ * sample's process tree, such as ranks, workers or an engine) and the other
+ * processes' share. Its tooltip lists every process, with the kernel and its
+ * processes marked.
  */
 import type { GpuProcessLoad } from '../../protocol/load';
 import { formatLoadPercent } from '../../text/gpuLoadText';
 import { trans } from '../../text/translation';
 
-/** The processes listed in the tooltip, busiest first (the wire sends at most 32). */
+/**
+ * The most processes that the tooltip lists. The wire sends at most 32,
+ * busiest first, so these are the busiest.
+ */
 const LISTED_PROCESSES = 8;
 
 /** What the card's "This kernel" row shows. */
 export interface KernelShareText {
-  /** One line: the kernel's SM share and the other processes'. */
+  /** The row's one line: the kernel's SM share, its processes' and the other processes'. */
   text: string;
-  /** The tooltip: one line per process, the kernel marked. */
+  /** The tooltip, with one line per process and the kernel marked. */
   title: string;
   /** The kernel's SM share (0 when it ran nothing); null when unknown. */
   smPercent: number | null;
 }
 
+/** The SM shares of `processes` added up; an unknown share counts as none. */
 function sumOf(processes: readonly GpuProcessLoad[]): number {
   return processes.reduce((sum, p) => sum + (p.sm_percent ?? 0), 0);
 }
 
+/** The tooltip's line of `p`, marked when it is the kernel or one of its processes. */
 function processLine(p: GpuProcessLoad, children: ReadonlySet<number>): string {
   const figures = trans.__(
     'SM %1, memory %2',
@@ -40,7 +46,10 @@ function processLine(p: GpuProcessLoad, children: ReadonlySet<number>): string {
     : trans.__('pid %1: %2', p.pid, figures);
 }
 
-/** The line of the row: the kernel's share, its processes' where they ran, the others'. */
+/**
+ * Words the row's line: the kernel's SM share, its processes' share where
+ * any of them ran, and the other processes' share.
+ */
 function shareLine(
   smPercent: number | null,
   childrenPercent: number | null,
@@ -66,9 +75,11 @@ function shareLine(
 }
 
 /**
- * The kernel's share of `processes` (null: the list is unavailable, and the
- * row says why); `children` are the pids of the kernel's own processes (the
- * sample's process tree), whose share is given apart from the others'.
+ * Words the kernel's share of the activity in `processes`, the driver's
+ * per-process list, or returns null when that list is unavailable, in which
+ * case the row says why. `children` holds the pids of the kernel's own
+ * processes (from the sample's process tree), whose share is given apart
+ * from the others'.
  */
 export function kernelShareText(
   processes: readonly GpuProcessLoad[] | null,
@@ -89,8 +100,8 @@ export function kernelShareText(
   const mine = processes.filter(p => p.this_process);
   const theirs = processes.filter(p => !p.this_process && children.has(p.pid));
   const others = processes.filter(p => !p.this_process && !children.has(p.pid));
-  // Where NVML's pids are not the kernel's (another pid namespace), no
-  // process is marked: the kernel's share is then unknown, not zero.
+  // Where NVML's pids are not the kernel's (in another pid namespace), no
+  // process is marked as the kernel, so its share is unknown, not zero.
   const smPercent = mine.length ? sumOf(mine) : null;
   const text = shareLine(
     smPercent,

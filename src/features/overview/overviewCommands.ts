@@ -38,7 +38,8 @@ export function registerOverviewCommands(options: {
       try {
         return await monitor.refresh();
       } catch (reason) {
-        // Shown in the panel when it matters (timeouts while a cell runs are normal).
+        // A failed refresh is only logged: the panel shows a problem when it
+        // matters, and a timeout while a cell runs is normal.
         console.warn('jupyterlab-vram: refresh failed', reason);
         return null;
       }
@@ -71,6 +72,8 @@ export function registerOverviewCommands(options: {
     }
   });
 
+  // Refresh is enabled only while a kernel is followed, so the menus and the
+  // palette are told to ask again whenever that changes.
   monitor.currentChanged.connect(() =>
     app.commands.notifyCommandChanged(CommandIDs.refresh)
   );

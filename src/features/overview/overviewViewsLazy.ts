@@ -14,37 +14,42 @@ import type { IVramMonitor } from '../../monitor/IVramMonitor';
 
 /** What the overview's views need. */
 export interface IOverviewSidebarOptions {
+  /** The monitor whose current model and settings the views follow. */
   monitor: IVramMonitor;
-  /** Runs a command (the timeline's window buttons). */
+  /** Runs a command; the timeline's span picker sets its setting with one. */
   execute: ExecuteCommand;
 }
 
-// The models word their visibility notes (which the banner shows) with code
-// that loads here, with the banner, rather than with the page.
+// The code that words the visibility notes, which the banner shows, loads
+// here with the banner rather than with the page; from now on the models
+// use it.
 deriveNotesWith(deriveVisibilityNotes);
 
-/** The state banner: whether the kernel is watched, and what cannot be seen. */
+/** Creates the state banner, which says whether the kernel is watched and what cannot be seen. */
 export function createStateBanner({
   monitor
 }: IOverviewSidebarOptions): StateBanner {
   return showCurrentModel(monitor, new StateBanner(monitor.settings));
 }
 
-/** One card per GPU the kernel can see. */
+/** Creates the list of GPU cards, one per GPU that the kernel can see. */
 export function createGpuDeviceList({
   monitor
 }: IOverviewSidebarOptions): GpuDeviceList {
   return showCurrentModel(monitor, new GpuDeviceList(monitor.settings));
 }
 
-/** The host RAM card. */
+/** Creates the host RAM card. */
 export function createHostMemoryCard({
   monitor
 }: IOverviewSidebarOptions): HostMemoryCard {
   return showCurrentModel(monitor, new HostMemoryCard(monitor.settings));
 }
 
-/** The memory timeline, whose window buttons change the setting. */
+/**
+ * Creates the memory timeline, whose span picker changes the
+ * `timelineWindowMinutes` setting through a command.
+ */
 export function createMemoryTimeline({
   monitor,
   execute

@@ -1,7 +1,7 @@
 /**
- * The overview feature's plugin: the Memory tab (GPU cards, host RAM,
- * timeline, state banner), the status bar item and the overview commands
- * (units, timeline window).
+ * The overview feature's plugin: the Memory tab (state banner, GPU cards,
+ * host RAM, timeline), the status bar item and the overview commands
+ * (refresh, timeline span).
  */
 import {
   JupyterFrontEnd,
@@ -20,7 +20,7 @@ import { registerOverviewCommands } from './overviewCommands';
 import { addOverviewToSidebar } from './overviewSidebar';
 import { VramStatusItem } from './VramStatusItem';
 
-/** The overview plugin. */
+/** The plugin that adds the Memory tab, the status bar item and the overview's commands. */
 export const overviewPlugin: JupyterFrontEndPlugin<void> = {
   id: 'jupyterlab-vram:overview',
   description:
@@ -56,13 +56,14 @@ export const overviewPlugin: JupyterFrontEndPlugin<void> = {
   }
 };
 
-/** The status bar's memory figure, shown while a notebook's kernel is followed. */
+/** Adds the status bar's memory figure, which is shown while a notebook's kernel is followed. */
 function addStatusItem(
   app: JupyterFrontEnd,
   monitor: IVramMonitor,
   statusBar: IStatusBar
 ): void {
-  // The status bar re-asks isActive() when this fires.
+  // The status bar asks isActive() again only when this signal fires, so it
+  // fires whenever the followed kernel changes.
   const activeStateChanged = new Signal<IVramMonitor, void>(monitor);
   monitor.currentChanged.connect(() => activeStateChanged.emit());
   const item = new VramStatusItem({

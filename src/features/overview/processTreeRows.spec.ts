@@ -1,4 +1,4 @@
-/** The "Kernel + N processes" rows of the Host RAM and GPU cards. */
+/** Tests for the "Kernel + N processes" rows of the Host RAM and GPU cards. */
 import { MessageLoop } from '@lumino/messaging';
 import { Widget } from '@lumino/widgets';
 
@@ -56,7 +56,7 @@ describe('the tree rows of the Memory tab', () => {
     expect(hostRow.hidden).toBe(false);
     expect(hostRow.textContent).toBe('Kernel + 2 processes712 MiB');
     expect(value(host, 'host-tree').dataset.vramBytes).toBe(String(712 * MiB));
-    // Right after the kernel's own row.
+    // The row comes right after the kernel's own row.
     expect(hostRow.previousElementSibling).toBe(
       value(host, 'host-rss').parentElement
     );

@@ -1,9 +1,10 @@
 /**
  * The figure row "Kernel + N processes" of the Host RAM card and of each GPU
- * card: the kernel and every process it started, together (the sample's
- * `processes.totals`, docs/protocol.md). The cards keep their kernel's own
- * figure beside it; the row is hidden while the kernel has no process, so a
- * kernel without any looks as it always did.
+ * card, which adds up the kernel and every process it started (the sample's
+ * `processes.totals`, described in docs/protocol.md). The cards keep the
+ * kernel's own figure in the row above it. The row is hidden while the
+ * kernel has no process, so that a kernel that starts none gets the same
+ * cards as before the row existed.
  */
 import type { ProcessTree } from '../../protocol/processes';
 import { ByteUnits, formatBytes } from '../../text/format';
@@ -16,17 +17,26 @@ import {
   setTitle
 } from '../../ui/dom';
 
-/** What the row shows: how many processes, the bytes of all together, and of the processes alone. */
+/**
+ * The figures of one "Kernel + N processes" row: how many processes the
+ * kernel started, and the bytes of the kernel and its processes together and
+ * of the processes alone.
+ */
 export interface TreeFigures {
+  /** The number of processes that the kernel started, not counting itself. */
   count: number;
   /** The kernel and its processes; null where the kernel's own figure is unknown. */
   bytes: number | null;
-  /** The processes alone; null where unknown. */
+  /** The processes alone; null where their figure is unknown. */
   processesBytes: number | null;
+  /** The row's tooltip, which says how the figure was measured. */
   title: string;
 }
 
-/** The host's tree figures of a sample's tree; null while the kernel has no process. */
+/**
+ * The Host RAM card's row figures from a sample's process tree; null while
+ * the kernel has no process.
+ */
 export function hostTreeFigures(
   tree: ProcessTree | null | undefined
 ): TreeFigures | null {
@@ -49,7 +59,10 @@ export function hostTreeFigures(
   };
 }
 
-/** One GPU's tree figures of a sample's tree; null while the kernel has no process. */
+/**
+ * GPU `index`'s row figures from a sample's process tree; null while the
+ * kernel has no process or the tree has no figure for that GPU.
+ */
 export function gpuTreeFigures(
   tree: ProcessTree | null | undefined,
   index: number
@@ -70,7 +83,10 @@ export function gpuTreeFigures(
 
 /** The "Kernel + N processes" figure row, placed after the kernel's own row. */
 export class TreeFigureRow {
-  /** A hidden row after `after` (the kernel's own figure row), whose value has the data role `role`. */
+  /**
+   * Creates a hidden row after `after`, the kernel's own figure row, whose
+   * value carries the data role `role`.
+   */
   constructor(after: HTMLElement, role: string) {
     this._row = element('div', 'jp-vram-FigureRow jp-vram-FigureRow-tree');
     this._label = element('span', 'jp-vram-FigureRow-label');
@@ -80,7 +96,7 @@ export class TreeFigureRow {
     after.after(this._row);
   }
 
-  /** Show `figures`, or hide the row for null. */
+  /** Shows `figures`, or hides the row when they are null. */
   show(figures: TreeFigures | null, units: ByteUnits): void {
     setHidden(this._row, figures === null);
     if (!figures) {
@@ -92,6 +108,8 @@ export class TreeFigureRow {
       this._label,
       trans._n('Kernel + %1 process', 'Kernel + %1 processes', count)
     );
+    // Where the kernel's own figure is unknown, the row gives the processes'
+    // bytes and says so, rather than a total that would leave the kernel out.
     setText(
       this._value,
       bytes !== null

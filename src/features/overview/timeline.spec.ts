@@ -1,7 +1,8 @@
 /**
- * The timeline across kernel processes and page loads: the helper's kept
- * timeline (parsed, merged into the history), and the marks where a kernel
- * process ended (died, restarted, kernel changed).
+ * Tests for the timeline across kernel processes and page loads: the
+ * helper's kept timeline, parsed and merged into the history, and the marks
+ * where a kernel process ended because it died, was restarted, or was shut
+ * down or changed for another kernel.
  */
 import { CommandRegistry } from '@lumino/commands';
 import { MessageLoop } from '@lumino/messaging';
@@ -131,7 +132,9 @@ describe('MemoryHistory.merge', () => {
       new Map([[RSS, Float64Array.from([50, 100, 999, 300, 500])]]),
       5
     );
-    expect(added).toBe(3); // 5 is not after 5; 20 is held (the same sample)
+    // The row at 5 is not after `after`, and the row at 20 is held already,
+    // as the same sample.
+    expect(added).toBe(3);
     expect(rows(history)).toEqual([
       [10, 100],
       [20, 200],
@@ -170,7 +173,9 @@ describe('MemoryHistory.merge', () => {
     expect(history.marks).toEqual([{ time: 2, kind: 'died' }]);
     history.append(3, new Map([[RSS, 1]]));
     history.append(4, new Map([[RSS, 1]]));
-    history.markKernelEnd(5, 'restarted'); // rows 3, 4, 5: the death's row is gone
+    // Only the rows at 3, 4 and 5 fit now, so the death's row is gone, and
+    // its mark with it.
+    history.markKernelEnd(5, 'restarted');
     expect(history.marks).toEqual([{ time: 5, kind: 'restarted' }]);
   });
 });
@@ -210,7 +215,7 @@ describe('KernelMemoryModel: the timeline across kernel processes', () => {
         ]
       )
     );
-    expect(added).toBe(2); // 1000 is the live sample
+    expect(added).toBe(2); // The row at 1000 is the live sample, held already.
     expect(rows(model.history)).toEqual([
       [990, 100 * MiB],
       [995, NaN],
@@ -225,13 +230,15 @@ describe('KernelMemoryModel: the timeline across kernel processes', () => {
 
   it('a user restart keeps the earlier figures, held until it, a gap and a mark; recovery stays after the mark', async () => {
     const now = jest.spyOn(Date, 'now').mockReturnValue(5_000_000);
-    const model = live(); // its sample came at 5,000 s (browser clock), taken at 1,000 s (kernel clock)
+    // The model's sample arrived at 5,000 s by the browser's clock and was
+    // taken at 1,000 s by the kernel's.
+    const model = live();
     const sessionContext = new FakeSessionContext(new FakeKernel());
     const watch = new KernelDeathWatch({
       sessionContext: sessionContext as any,
       model
     });
-    now.mockReturnValue(5_004_000); // the user restarts 4 s later
+    now.mockReturnValue(5_004_000); // The user restarts the kernel 4 s later.
     sessionContext.setStatus('restarting');
     model.startKernelSession();
     await settle();
@@ -242,8 +249,11 @@ describe('KernelMemoryModel: the timeline across kernel processes', () => {
     model.recoverTimeline(timeline([1007, 1010], [7, 512 * MiB]));
     expect(rows(model.history)).toEqual([
       [1000, 512 * MiB],
-      [1004, 512 * MiB], // nothing moved until the restart (else a sample would have come)
-      [1004, NaN], // the gap: the new process's line starts on its own
+      // Nothing moved until the restart, or a sample would have come, so the
+      // last figure holds until it.
+      [1004, 512 * MiB],
+      // The gap makes the new process's line start on its own.
+      [1004, NaN],
       [1007, 7],
       [1010, 512 * MiB]
     ]);
@@ -258,13 +268,15 @@ describe('KernelMemoryModel: the timeline across kernel processes', () => {
       sessionContext: sessionContext as any,
       model
     });
-    sessionContext.changeKernel(new FakeKernel()); // the notebook's first kernel: nothing to end
+    // This is the notebook's first kernel, so there is nothing to end.
+    sessionContext.changeKernel(new FakeKernel());
     expect(model.history.marks).toEqual([]);
     now.mockReturnValue(5_002_000);
     sessionContext.changeKernel(new FakeKernel());
     now.mockRestore();
     expect(model.history.marks).toEqual([{ time: 1002, kind: 'changed' }]);
-    // A kernel another notebook watched since 900: only what follows the change comes in.
+    // Another notebook watched the new kernel since 900; only what follows
+    // the change comes in.
     expect(model.recoverTimeline(timeline([900, 999, 1003], [1, 2, 3]))).toBe(
       1
     );
@@ -478,7 +490,7 @@ describe('MemoryTimeline: samples on a long span', () => {
 
   it('draws the samples of a second together where a pixel spans minutes', () => {
     jest.useFakeTimers();
-    const { view, renders, feed } = laidOut(1440); // 288 s a pixel
+    const { view, renders, feed } = laidOut(1440); // A pixel spans 288 s.
     feed(10);
     expect(renders).toHaveBeenCalledTimes(0);
     jest.advanceTimersByTime(1000);

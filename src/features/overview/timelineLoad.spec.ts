@@ -1,7 +1,7 @@
 /**
- * The timeline's GPU load lines: the history keeps each GPU's utilisation
- * and power from live samples, and the chart shows them only once switched
- * on, each on a right-hand axis of its own.
+ * Tests for the timeline's GPU load lines: the history keeps each GPU's
+ * utilisation and power from live samples, and the chart shows them only
+ * once they are switched on, each on a right-hand axis of its own.
  */
 import { MessageLoop } from '@lumino/messaging';
 import { Widget } from '@lumino/widgets';
@@ -37,7 +37,7 @@ describe('the GPU load lines of the timeline', () => {
       })
     );
     expect(unknown.get(SM)).toBeNaN();
-    // An older helper sends no load: no load series at all.
+    // An older helper sends no load, so there are no load series at all.
     expect(sampleSeries(makeSample()).has(SM)).toBe(false);
   });
 

@@ -14,7 +14,10 @@ export const PERCENT_SCALE = '%';
 /** The uPlot scale of the power lines. */
 export const WATTS_SCALE = 'W';
 
-/** The series of GPU `index`'s `figure` load line, drawn in the GPU's `color`. */
+/**
+ * Makes the series of GPU `index`'s `figure` load line, drawn in the GPU's
+ * `color` with a dash that sets it apart from the GPU's memory lines.
+ */
 export function loadSeries(
   index: number,
   figure: 'sm' | 'power',
@@ -36,7 +39,7 @@ export function loadSeries(
   };
 }
 
-/** The right-hand axes of the load scales that `figures` use, styled as `axis`. */
+/** Makes the right-hand axes of the load scales that `figures` use, styled as `axis`. */
 export function loadAxes(
   figures: ReadonlySet<string>,
   axis: uPlot.Axis
@@ -65,7 +68,10 @@ export function loadAxes(
   return axes;
 }
 
-/** The load scales: utilisation from 0 to 100 %, power from 0 to a little above its highest. */
+/**
+ * Makes the load scales: utilisation from 0 to 100 %, and power from 0 to a
+ * little above its highest value.
+ */
 export function loadScales(): uPlot.Options['scales'] {
   return {
     [PERCENT_SCALE]: { range: () => [0, 100] },

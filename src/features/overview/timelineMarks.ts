@@ -6,7 +6,11 @@ import type uPlot from 'uplot';
 
 import { KernelMark, KernelMarkKind } from '../../model/MemoryHistory';
 
-/** Cell runs (`marks`, [start, end] times) as faint bands with a thin line at each start, under the lines. */
+/**
+ * Draws the cell runs in `marks`, given as [start, end] times, as faint
+ * bands with a thin line at each start. The chart calls it before it draws
+ * the lines, so that the bands lie under them.
+ */
 export function drawCellMarks(
   u: uPlot,
   marks: readonly [number, number][],
@@ -42,7 +46,10 @@ export function drawCellMarks(
   ctx.restore();
 }
 
-/** The ends of kernel processes (`marks`) as dashed lines, over the lines. */
+/**
+ * Draws the ends of kernel processes in `marks` as dashed lines. The chart
+ * calls it after it draws the lines, so that no end hides under one.
+ */
 export function drawKernelMarks(
   u: uPlot,
   marks: readonly KernelMark[],

@@ -18,14 +18,18 @@ const FIGURE_ORDER: Record<SeriesKey.GpuFigure, number> = {
   power: 4
 };
 
-/** Whether `figure` is a load line (on its own axis, switched on by the user). */
+/**
+ * Whether `figure` is a load line, which has an axis of its own and is shown
+ * only when the user switches it on.
+ */
 export function isLoadFigure(figure: SeriesKey.GpuFigure): boolean {
   return figure === 'sm' || figure === 'power';
 }
 
 /**
- * The series with at least one known value in the window, RSS first, then
- * the GPUs in order; a load line only when `loadLines` holds its figure.
+ * The keys of the series to draw: those with at least one known value in
+ * the window, the host RSS first and then each GPU's lines in order. A load
+ * line is drawn only when `loadLines` holds its figure.
  */
 export function seriesToShow(
   win: HistoryWindow,
