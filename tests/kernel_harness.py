@@ -307,9 +307,12 @@ def attach_helper(kernel: Kernel, bootstrap: str, config: dict[str, Any] | None 
 
 
 @contextlib.contextmanager
-def live_helper_kernel(bootstrap: str, config: dict[str, Any]) -> Iterator[tuple[Kernel, str]]:
-    """A fresh kernel with the helper bootstrapped and one comm open; shut down on exit."""
-    kernel = Kernel()
+def live_helper_kernel(
+    bootstrap: str, config: dict[str, Any], env: dict[str, str] | None = None
+) -> Iterator[tuple[Kernel, str]]:
+    """A fresh kernel (``env`` added to its environment) with the helper bootstrapped and one
+    comm open; shut down on exit."""
+    kernel = Kernel(env=env)
     try:
         yield kernel, attach_helper(kernel, bootstrap, config)
     finally:

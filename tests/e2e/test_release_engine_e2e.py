@@ -1,15 +1,20 @@
-"""release_engine end to end: real pools, DataLoader workers and a Dask LocalCluster started in a real kernel,
-listed, released and gone; a real DataLoader worker killed, explained with its figures."""
+"""release_engine end to end: real pools, DataLoader workers, a Dask LocalCluster and a local Ray runtime
+started in a real kernel, listed, released and gone; a real DataLoader worker killed, explained with its figures."""
 
 from __future__ import annotations
 
 import importlib.util
 import itertools
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
-from kernel_harness import CellSession, snapshot_sample
-from process_harness import MB, hold_code, run, session_fixture  # noqa: F401 (the session fixture)
+from kernel_harness import CellSession, live_helper_kernel, snapshot_sample
+from process_harness import CONFIG, MB, hold_code, run, session_fixture  # noqa: F401 (the session fixture)
 
 pytestmark = pytest.mark.kernel
 
@@ -145,3 +150,136 @@ def test_a_dask_local_cluster_is_released_and_memory_comes_back(session: CellSes
 
     assert abs(total(after) - total(before)) <= 0.05 * total(before), (total(before), total(after))
     assert session.k.eval("client.status") == "closed"
+
+
+# -- Ray ------------------------------------------------------------------------------
+
+# Every Python process of Ray imports jsonschema, whose format checkers import rfc3987_syntax
+# where it is installed (jupyter_events' jsonschema[format-nongpl] brings it): that import
+# builds some 35 Earley parsers, 3.3 s of CPU on the 2-core VM, in each of the five Python
+# processes ray.init() starts at once, and in the kernel and each worker. The dashboard agent
+# then took 8 s (idle machine) to more than 15 s (busy) to write its port files, and the
+# raylet, which waits a fixed 15 s for them (ray-project/ray#65983), died: ray.init() "timed
+# out". This module, first on the PYTHONPATH of the kernel and so of every Ray process, makes
+# that import fail, as jsonschema allows (it then checks no "iri" format; Ray checks no format).
+# ray.init() then takes 8 s on the idle VM, 11 to 13 s at a load average of 6.
+_NO_RFC3987_SYNTAX = 'raise ImportError("left out by the Ray tests: its import takes seconds of CPU")\n'
+# Ray's roles in the tree (sampling/processes/roles.py).
+_RAY_ROLES = {"raylet", "ray_worker", "ray_node"}
+# A worker that holds 80 MB of its own, every page written.
+_HELD = "_held = bytearray(80 << 20); _held[::4096] = b'\\x01' * len(range(0, len(_held), 4096))"
+
+
+@pytest.fixture(name="ray_session")
+def ray_session_fixture(bootstrap: str, tmp_path: Path) -> Iterator[tuple[CellSession, str]]:
+    """A live helper kernel for Ray, and the temp dir its runtime keeps its sockets and logs in."""
+    shim = tmp_path / "shim"
+    shim.mkdir()
+    (shim / "rfc3987_syntax.py").write_text(_NO_RFC3987_SYNTAX)
+    python_path = os.pathsep.join(filter(None, [str(shim), os.environ.get("PYTHONPATH")]))
+    # Ray's own, not /tmp/ray that any other Ray of the machine shares; short, as its sockets'
+    # paths must fit 107 bytes.
+    temp_dir = tempfile.mkdtemp(prefix="ray-")
+    env = {"PYTHONPATH": python_path, "RAY_USAGE_STATS_ENABLED": "0"}
+    try:
+        with live_helper_kernel(bootstrap, CONFIG, env) as (kernel, comm_id):
+            yield CellSession(kernel, comm_id), temp_dir
+    finally:
+        shutil.rmtree(temp_dir, ignore_errors=True)
+
+
+def ray_init(session: CellSession, temp_dir: str) -> None:
+    # One CPU, no dashboard UI, the workers' output kept out of the cell, a 100 MB object store
+    # (the default is 30 % of RAM in /dev/shm).
+    run(
+        session,
+        f"ray.init(num_cpus=1, include_dashboard=False, log_to_driver=False, object_store_memory=100 << 20,"
+        f" _temp_dir={temp_dir!r})",
+        timeout=120,
+    )
+
+
+def alive_with(text: str) -> list[int]:
+    """The live processes of the machine whose command line has ``text`` in it."""
+    found = []
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit() and not gone([int(entry.name)]):
+            try:
+                with open(f"/proc/{entry.name}/cmdline", "rb") as f:
+                    if text.encode() in f.read():
+                        found.append(int(entry.name))
+            except OSError:
+                continue
+    return found
+
+
+def tree_total(sample: dict[str, Any]) -> int:
+    """The kernel and its processes (the kernel's RSS alone when it has none)."""
+    return (sample["processes"]["totals"] or {}).get("host_bytes") or sample["host"]["rss_bytes"]
+
+
+@pytest.mark.skipif(importlib.util.find_spec("ray") is None, reason="ray is not installed")
+def test_a_ray_runtime_is_listed_released_and_its_processes_and_memory_are_gone(
+    ray_session: tuple[CellSession, str],
+) -> None:
+    session, temp_dir = ray_session
+    run(session, "import gc, os, time, ray")
+    ray_init(session, temp_dir)
+    run(
+        session,
+        "@ray.remote\nclass Holder:\n"
+        f"    def __init__(self):\n        {_HELD.replace('_held', 'self.held')}\n"
+        "    def pid(self):\n        return os.getpid()\n"
+        "holder = Holder.remote(); actor_pid = ray.get(holder.pid.remote()); time.sleep(1.2)",
+    )
+    actor_pid = session.k.eval("actor_pid")
+
+    # The tree: every process is Ray's, with a Ray role (its autoscaler's monitor is no worker's child).
+    tree = snapshot_sample(session.k, session.comm_id, f"t{next(_ids)}")["processes"]["processes"]
+    roles = {p["pid"]: p["role"] for p in tree}
+    assert set(roles.values()) <= _RAY_ROLES, roles
+    assert list(roles.values()).count("raylet") == 1 and roles[actor_pid] == "ray_worker"
+    assert "gcs_server" in {p["name"] for p in tree if p["role"] == "ray_node"}
+
+    # The listing: the runtime holds all of them, and their memory.
+    (entry,) = listed(session, "ray")
+    pids = [p["pid"] for p in entry["processes"]]
+    assert entry["name"] == "ray" and set(pids) == set(roles), (entry, roles)
+    # Read again for the listing: within 10 % of the snapshot's, the actor's 80 MB among it.
+    held = {p["pid"]: p["host"]["host_bytes"] or 0 for p in tree}
+    assert held[actor_pid] >= 80 * MB
+    assert abs(entry["host_bytes"] - sum(held.values())) <= 0.1 * sum(held.values()), (entry, held)
+    result = release_engine(session, mode="release", kind="ray", name="ray", timeout_s=20)
+    released = result["released"]
+    assert released["outcome"] == "released", released
+    assert released["steps"] == [{"action": "ray.shutdown()", "ok": True, "error": None}]
+    assert released["still_alive"] == [] and result["releasables"] == []
+    assert released["before"]["totals"]["processes_host_bytes"] >= 80 * MB
+    assert released["after"]["totals"] is None  # no process left in the tree
+    # The process table: none of them lives on (zombies aside), nor anything of this runtime.
+    assert gone(pids) and alive_with(temp_dir) == []
+    assert session.k.eval("ray.is_initialized()") is False
+
+    # The memory. Ray's first runtime leaves about 20 MB in the kernel for good (modules it
+    # imports as it starts, the pages of its native library, its core worker's heap: 102 MB
+    # after `import ray`, 124 MB after the release, here), which no release gives back; a second
+    # runtime in the same kernel leaves nothing more. So the kernel alone is read now, and a
+    # second runtime, with a task's worker holding the memory this time, must give it all back.
+    run(session, "del holder; gc.collect()")
+    before = snapshot_sample(session.k, session.comm_id, f"t{next(_ids)}")
+    assert before["processes"]["totals"] is None  # the kernel alone
+    ray_init(session, temp_dir)
+    run(
+        session,
+        f"@ray.remote\ndef hold():\n    global _held\n    {_HELD}\n    return os.getpid()\n"
+        "task_pid = ray.get(hold.remote()); time.sleep(1.2)",
+    )
+    (entry,) = listed(session, "ray")
+    pids = [p["pid"] for p in entry["processes"]]
+    assert session.k.eval("task_pid") in pids and entry["host_bytes"] >= 80 * MB
+    released = release_engine(session, mode="release", kind="ray", name="ray", timeout_s=20)["released"]
+    assert released["outcome"] == "released", released
+    assert released["still_alive"] == [] and gone(pids) and alive_with(temp_dir) == []
+    run(session, "gc.collect()")
+    after = snapshot_sample(session.k, session.comm_id, f"t{next(_ids)}")
+    assert abs(tree_total(after) - tree_total(before)) <= 0.05 * tree_total(before), (before, after)

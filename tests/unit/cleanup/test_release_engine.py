@@ -71,20 +71,30 @@ def shell_with(**names: Any) -> Any:
 
 
 def test_ray_is_listed_with_its_processes_by_role_and_released_with_shutdown(fake_ray: FakeRay) -> None:
-    tree = figures([entry(50, "raylet", host=20 * MB), entry(51, "ray_worker", ppid=50), entry(60, "other")])
+    # As a local ray.init() lays them out: its node processes (GCS, dashboard, monitors) and the
+    # raylet are the kernel's children; the agents and the workers are the raylet's.
+    tree = figures(
+        [
+            entry(48, "ray_node"),
+            entry(50, "raylet", host=20 * MB),
+            entry(51, "ray_node", ppid=50),
+            entry(52, "ray_worker", ppid=50),
+            entry(60, "other"),
+        ]
+    )
     shell = shell_with()
     release = engine(shell, tree, "/nonexistent")
     listed = release.answer("list", None, None, 1.0)
     assert listed["released"] is None
     (ray,) = listed["releasables"]
-    assert (ray["kind"], ray["name"], ray["host_bytes"]) == ("ray", "ray", 30 * MB)
-    assert [p["pid"] for p in ray["processes"]] == [50, 51]
+    assert (ray["kind"], ray["name"], ray["host_bytes"]) == ("ray", "ray", 50 * MB)
+    assert [p["pid"] for p in ray["processes"]] == [48, 50, 51, 52]
     result = release.answer("release", "ray", "ray", 1.0)
     assert fake_ray.calls == ["shutdown"]
     released = result["released"]
     assert released["outcome"] == "released", released
     assert released["steps"] == [{"action": "ray.shutdown()", "ok": True, "error": None}]
-    assert [p["pid"] for p in released["processes"]] == [50, 51]
+    assert [p["pid"] for p in released["processes"]] == [48, 50, 51, 52]
     assert result["releasables"] == []
 
 

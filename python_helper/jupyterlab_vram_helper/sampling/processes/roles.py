@@ -14,8 +14,10 @@ Read once per process (pid and start time), from what costs least first:
    ``pt_data_worker`` (the comm, set as a worker starts); multiprocessing's
    own helpers (``multiprocessing.resource_tracker``,
    ``multiprocessing.forkserver``), a spawned child (``spawn_main``),
-   process titles (Ray's ``ray::IDLE``, ``raylet``, ``gcs_server``; vLLM's
-   ``VLLM::EngineCore``, ``VLLM::Worker``), ``dask worker`` / ``dask-worker``.
+   process titles (Ray's ``ray::IDLE``, ``raylet``, ``gcs_server``, its agents'
+   ``ray::DashboardAgent`` and ``ray::RuntimeEnvAgent``; vLLM's
+   ``VLLM::EngineCore``, ``VLLM::Worker``), Ray's scripts (its dashboard, log
+   monitor, autoscaler monitor), ``dask worker`` / ``dask-worker``.
    Certain for these names and titles; ``dask worker`` is taken for a
    nanny, which it runs unless told ``--no-nanny``: a guess.
 3. Its environment's names (not values), only for a process that is no fork
@@ -53,6 +55,11 @@ OTHER = Role("other", None, False)
 _POOL_WORKER_NAMES = ("ForkPoolWorker-", "SpawnPoolWorker-", "ForkServerPoolWorker-")
 _DASK_WORKER_NAME = "Dask Worker process (from Nanny)"
 _DISTRIBUTED_ENVIRONMENT = frozenset({"TORCHELASTIC_RUN_ID", "RANK", "LOCAL_RANK", "WORLD_SIZE"})
+# The titles Ray's per-node agents give themselves (ray_constants.AGENT_PROCESS_TYPE_*): children
+# of the raylet like its workers, but node processes, never a task's or an actor's. The comm
+# keeps their first 15 bytes.
+_RAY_AGENT_TITLES = frozenset({"ray::DashboardAgent", "ray::RuntimeEnvAgent"})
+_RAY_AGENT_COMMS = frozenset(title[:15] for title in _RAY_AGENT_TITLES)
 
 
 def registry_roles() -> dict[int, Role]:
@@ -99,9 +106,13 @@ def command_role(name: str, argv: list[str]) -> Role | None:
         return Role("dataloader_worker", "name", False)
     if name == "raylet" or first.endswith("/raylet"):
         return Role("raylet", "cmdline", False)
+    if first.rstrip() in _RAY_AGENT_TITLES or name in _RAY_AGENT_COMMS:
+        return Role("ray_node", "cmdline", False)
     if first.startswith("ray::") or name.startswith("ray::") or "ray/_private/workers/" in line:
         return Role("ray_worker", "cmdline", False)
-    if name == "gcs_server" or first.endswith("/gcs_server") or "ray/dashboard" in line or "ray/_private" in line:
+    if name == "gcs_server" or first.endswith("/gcs_server") or first.startswith("ray-dashboard-"):
+        return Role("ray_node", "cmdline", False)
+    if "ray/dashboard" in line or "ray/_private" in line or "ray/autoscaler/" in line:
         return Role("ray_node", "cmdline", False)
     if first.startswith("VLLM::") or name.startswith("VLLM::"):
         return Role("vllm_engine", "cmdline", False)

@@ -13,6 +13,7 @@ from jupyterlab_vram_helper.sampling.processes import roles
 from jupyterlab_vram_helper.sampling.processes.roles import OTHER, Role, command_role, recognise
 
 KERNEL_ARGV = ["python", "-m", "ipykernel_launcher", "-f", "k.json"]
+RAY_NODE = Role("ray_node", "cmdline", False)
 
 
 @pytest.mark.parametrize(
@@ -22,6 +23,15 @@ KERNEL_ARGV = ["python", "-m", "ipykernel_launcher", "-f", "k.json"]
         ("ray::IDLE", ["ray::IDLE"], Role("ray_worker", "cmdline", False)),
         ("gcs_server", ["/x/gcs_server"], Role("ray_node", "cmdline", False)),
         ("python", ["python", "/x/ray/_private/workers/default_worker.py"], Role("ray_worker", "cmdline", False)),
+        ("ray::Holder", ["ray::Holder"], Role("ray_worker", "cmdline", False)),
+        # What a local ray.init() starts besides its workers (ray 2.60, read from a real run).
+        ("ray::DashboardA", ["ray::DashboardAgent"], Role("ray_node", "cmdline", False)),
+        ("ray::RuntimeEnv", ["ray::RuntimeEnvAgent"], Role("ray_node", "cmdline", False)),
+        ("ray::RuntimeEnv", [], Role("ray_node", "cmdline", False)),
+        ("python", ["python", "-u", "/x/ray/autoscaler/_private/monitor.py", "--logs-dir=/t"], RAY_NODE),
+        ("python", ["python", "/x/ray/dashboard/dashboard.py", "--host=127.0.0.1"], RAY_NODE),
+        ("python", ["python", "-u", "/x/ray/_private/log_monitor.py", "--session-dir=/t"], RAY_NODE),
+        ("ray-dashboard-J", ["ray-dashboard-JobHead-0 (python /x/dashboard.py)"], RAY_NODE),
         ("VLLM::EngineCor", ["VLLM::EngineCore"], Role("vllm_engine", "cmdline", False)),
         (
             "python",

@@ -141,6 +141,39 @@ def test_find_checks_pid_and_start_time(proc: FakeProc) -> None:
     assert not tree_reader.find(KERNEL, 1000)[0]
 
 
+def test_every_process_a_local_ray_init_starts_has_a_ray_role(proc: FakeProc) -> None:
+    # The tree of a real ray.init(num_cpus=1, include_dashboard=False) in a kernel (ray 2.60),
+    # with an actor: what the kernel starts, then what its raylet starts.
+    site = "/v/lib/python3.11/site-packages/ray"
+    started = {
+        101: ("gcs_server", (f"{site}/core/src/ray/gcs/gcs_server", "--log_dir=/t")),
+        102: ("python", ("/v/bin/python", "-u", f"{site}/autoscaler/_private/monitor.py", "--logs-dir=/t")),
+        103: ("python", ("/v/bin/python", f"{site}/dashboard/dashboard.py", "--host=127.0.0.1")),
+        104: ("python", ("/v/bin/python", "-u", f"{site}/_private/log_monitor.py", "--session-dir=/t")),
+        105: ("raylet", (f"{site}/core/src/ray/raylet/raylet", "--raylet_socket_name=/t/raylet")),
+    }
+    by_raylet = {
+        106: ("ray::DashboardA", ("ray::DashboardAgent",)),
+        107: ("ray::RuntimeEnv", ("ray::RuntimeEnvAgent",)),
+        108: ("ray::Holder", ("ray::Holder",)),
+    }
+    for pid, (name, argv) in started.items():
+        proc.add(pid, KERNEL, start_time=pid, name=name, argv=argv)
+    for pid, (name, argv) in by_raylet.items():
+        proc.add(pid, 105, start_time=pid, name=name, argv=argv)
+    proc.set_children(KERNEL, list(started))
+    proc.set_children(105, list(by_raylet))
+    tree = reader(proc, Clock()).read(10_000_000, [])
+    assert tree is not None
+    assert {p["pid"]: p["role"] for p in tree["processes"]} == {
+        **dict.fromkeys((101, 102, 103, 104), "ray_node"),
+        105: "raylet",
+        106: "ray_node",
+        107: "ray_node",
+        108: "ray_worker",
+    }
+
+
 def test_not_linux_means_no_tree(tmp_path: Path) -> None:
     assert ProcessTreeReader(KERNEL, str(tmp_path / "none")).read(1, []) is None
 
