@@ -6,8 +6,7 @@
  */
 import type { ByteUnits } from '../../text/format';
 import type { Releasable } from '../../protocol/release';
-import { confirmDialog } from '../../ui/confirmDialog';
-import { element } from '../../ui/dom';
+import { confirmSentences } from '../../ui/confirmDialog';
 import { trans } from '../../text/translation';
 import { releasableName, releaseSentences } from './releaseText';
 
@@ -16,17 +15,10 @@ export function confirmRelease(
   releasable: Releasable,
   units: ByteUnits
 ): Promise<boolean> {
-  const body = element('div', 'jp-vram-ConfirmBody', {
-    role: 'release-engine-dialog'
-  });
-  for (const sentence of releaseSentences(releasable, units)) {
-    body.appendChild(
-      element('p', 'jp-vram-ConfirmBody-line', { text: sentence })
-    );
-  }
-  return confirmDialog({
+  return confirmSentences({
     title: trans.__('Release what the kernel started?'),
-    body,
+    role: 'release-engine-dialog',
+    sentences: releaseSentences(releasable, units),
     accept: trans.__('Release'),
     acceptAriaLabel: trans.__('Release %1', releasableName(releasable))
   });

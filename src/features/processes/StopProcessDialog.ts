@@ -5,8 +5,7 @@
  * line is kernel text: it goes in as text.
  */
 import type { ByteUnits } from '../../text/format';
-import { confirmDialog } from '../../ui/confirmDialog';
-import { element } from '../../ui/dom';
+import { confirmSentences } from '../../ui/confirmDialog';
 import { trans } from '../../text/translation';
 import type { TreeProcess } from '../../protocol/processes';
 import {
@@ -56,17 +55,10 @@ export function stopProcessSentences(request: StopProcessRequest): string[] {
 export function confirmStopProcess(
   request: StopProcessRequest
 ): Promise<boolean> {
-  const body = element('div', 'jp-vram-ConfirmBody', {
-    role: 'stop-process-dialog'
-  });
-  for (const sentence of stopProcessSentences(request)) {
-    body.appendChild(
-      element('p', 'jp-vram-ConfirmBody-line', { text: sentence })
-    );
-  }
-  return confirmDialog({
+  return confirmSentences({
     title: trans.__('Stop a process of the kernel?'),
-    body,
+    role: 'stop-process-dialog',
+    sentences: stopProcessSentences(request),
     accept: trans.__('Stop Process'),
     acceptAriaLabel: trans.__('Stop process %1', request.process.pid)
   });

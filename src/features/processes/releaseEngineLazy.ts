@@ -11,30 +11,17 @@ import type { ReadonlyPartialJSONObject } from '@lumino/coreutils';
 import type { ByteUnits } from '../../text/format';
 import type { Releasable } from '../../protocol/release';
 import { trans } from '../../text/translation';
-import type { Notify } from '../../ui/notify';
+import { IProcessActionHost, timeoutArg } from './processActionHost';
 import type { ReleaseState } from './EngineReleases';
-import type { ProcessTracker } from './ProcessTracker';
 import { releasableName, releaseLines } from './releaseText';
 
 /** Seconds the helper waits for the released processes to end unless the command says otherwise. */
 export const DEFAULT_RELEASE_TIMEOUT_S = 10;
 
 /** What the release flow asks of the command that runs it. */
-export interface IReleaseHost {
-  current: () => ProcessTracker | null;
-  units: () => ByteUnits;
-  notify: Notify;
-  /** Shows the Processes tab, where the outcome stays. */
-  showProcesses: () => void;
+export interface IReleaseHost extends IProcessActionHost {
   /** Asks the user; resolves to true when the release is wanted. */
   confirm: (releasable: Releasable, units: ByteUnits) => Promise<boolean>;
-}
-
-function timeoutOf(args: ReadonlyPartialJSONObject): number {
-  const t = args.timeoutS;
-  return typeof t === 'number' && t >= 1 && t <= 120
-    ? t
-    : DEFAULT_RELEASE_TIMEOUT_S;
 }
 
 /**
@@ -81,7 +68,10 @@ export async function releaseEngine(
     return null;
   }
   host.showProcesses();
-  const state = await engines.release(releasable, timeoutOf(args));
+  const state = await engines.release(
+    releasable,
+    timeoutArg(args, 1, 120, DEFAULT_RELEASE_TIMEOUT_S)
+  );
   const [first] = releaseLines(state, host.units());
   host.notify(
     state.status === 'done' && state.outcome.outcome === 'released'

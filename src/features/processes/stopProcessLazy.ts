@@ -6,10 +6,9 @@
  */
 import type { ReadonlyPartialJSONObject } from '@lumino/coreutils';
 
-import type { ByteUnits } from '../../text/format';
 import { trans } from '../../text/translation';
-import type { Notify } from '../../ui/notify';
-import type { ProcessTracker, StopState } from './ProcessTracker';
+import { IProcessActionHost, timeoutArg } from './processActionHost';
+import type { StopState } from './ProcessTracker';
 import type { StopProcessRequest } from './StopProcessDialog';
 import { stopLines } from './stopText';
 
@@ -17,21 +16,9 @@ import { stopLines } from './stopText';
 export const DEFAULT_STOP_TIMEOUT_S = 5;
 
 /** What the stop flow asks of the command that runs it. */
-export interface IStopHost {
-  current: () => ProcessTracker | null;
-  units: () => ByteUnits;
-  notify: Notify;
-  /** Shows the Processes tab, where the outcome stays. */
-  showProcesses: () => void;
+export interface IStopHost extends IProcessActionHost {
   /** Asks the user; resolves to true when the stop is wanted. */
   confirm: (request: StopProcessRequest) => Promise<boolean>;
-}
-
-function timeoutOf(args: ReadonlyPartialJSONObject): number {
-  const t = args.timeoutS;
-  return typeof t === 'number' && t >= 0.1 && t <= 60
-    ? t
-    : DEFAULT_STOP_TIMEOUT_S;
 }
 
 /**
@@ -66,7 +53,7 @@ export async function stopProcess(
     );
     return null;
   }
-  const timeoutS = timeoutOf(args);
+  const timeoutS = timeoutArg(args, 0.1, 60, DEFAULT_STOP_TIMEOUT_S);
   const confirmed = await host.confirm({
     process: listed.process,
     origin: tracker.origin(listed),
