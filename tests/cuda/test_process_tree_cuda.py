@@ -1,6 +1,7 @@
 """The kernel's child processes on a real card: a spawned child's GPU memory in the kernel's
 process tree against NVML's own per-process figure, Stop giving it back, an out-of-memory
-error that the child causes naming it, and DataLoader workers with pinned memory attributed.
+error that the child causes naming it, a spawn pool whose worker holds CUDA memory listed and
+released, and DataLoader workers with pinned memory attributed.
 
 Each test starts its children from the notebook's kernel, as a user's cell would, and
 reads the tree from the helper's samples; NVML and nvidia-smi are read from this test
@@ -120,6 +121,61 @@ def test_an_oom_caused_by_the_childs_memory_names_the_child(
     assert "stop_process" in (named[0].get("remedies") or [])
     assert "child_processes" in [c["cause"] for c in oom["causes"]]
     session.k.eval("child.kill() or True")
+
+
+# A spawn pool whose one worker holds `nbytes` on cuda:0 between tasks (a module-level
+# name of the worker's own); the target module is written first, as for CHILD.
+POOL_MODULE = """
+def hold_on_gpu(nbytes):
+    import os
+    import torch
+    global block
+    block = torch.empty(nbytes, dtype=torch.uint8, device="cuda:0")
+    torch.cuda.synchronize()
+    return os.getpid()
+"""
+POOL = (
+    "import multiprocessing as mp, pathlib, sys, tempfile\n"
+    "folder = tempfile.mkdtemp()\n"
+    "pathlib.Path(folder, 'vram_gpu_pool.py').write_text({module!r})\n"
+    "sys.path.insert(0, folder)\n"
+    "import vram_gpu_pool\n"
+    "gpu_pool = mp.get_context('spawn').Pool(1)\n"
+    "worker_pid = gpu_pool.apply(vram_gpu_pool.hold_on_gpu, ({nbytes},))\n"
+)
+
+
+def test_a_pool_holding_gpu_memory_is_listed_and_released(
+    session: CellSession, nvml: Nvml, figures: Callable[..., None]
+) -> None:
+    made = session.run(POOL.format(module=POOL_MODULE, nbytes=2 * GiB), timeout=300, record_timeout=60)
+    assert made["reply"]["status"] == "ok", made["reply"]
+    pid = session.k.eval("worker_pid")
+    the_child(session, pid)
+    listing = reply_of(session.k, session.comm_id, {"type": "release_engine", "request_id": "list", "mode": "list"})
+    pools = [r for r in listing["releasables"] if r["kind"] == "mp_pool" and r["name"] == "gpu_pool"]
+    assert pools, listing["releasables"]
+    listed_gpu = sum(g["used_bytes"] or 0 for g in pools[0]["gpus"] if g["index"] == 0)
+    figures(pool_gpu_bytes=listed_gpu, nvml_worker_bytes=nvml.process_bytes(pid))
+    assert abs(listed_gpu - (nvml.process_bytes(pid) or 0)) <= 64 * MiB
+    assert listed_gpu >= 2 * GiB
+
+    result = reply_of(
+        session.k,
+        session.comm_id,
+        {"type": "release_engine", "request_id": "release", "mode": "release", "kind": "mp_pool", "name": "gpu_pool"},
+    )
+    released = result["released"]
+    before = next(g["used_bytes"] for g in released["before"]["gpus"] if g["index"] == 0)
+    after = next(g["used_bytes"] for g in released["after"]["gpus"] if g["index"] == 0)
+    figures(outcome=released["outcome"], gpu_used_before=before, gpu_used_after=after, waited_s=released["waited_s"])
+    assert released["outcome"] == "released", released
+    assert released["still_alive"] == []
+    assert before - after >= 2 * GiB - 64 * MiB
+    deadline = time.monotonic() + 30
+    while nvml.process_bytes(pid) is not None and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert nvml.process_bytes(pid) is None, "the driver still lists the released worker"
 
 
 def test_dataloader_workers_with_pinned_memory_are_attributed(
