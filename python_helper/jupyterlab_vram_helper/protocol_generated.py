@@ -2365,7 +2365,7 @@ class OomProcess(TypedDict):
     """
     used_bytes: int | None
     """
-    Its memory on the GPU; null where the driver gives no figure.
+    Its memory on the GPU; for a host diagnosis (a child of the kernel only), the host memory of its own (USS, or RSS where that is all the tree read); null where no figure is known.
     """
     child_of_kernel: NotRequired[bool]
     """

@@ -1193,7 +1193,7 @@ export interface OomProcess {
    */
   pid: number;
   /**
-   * Its memory on the GPU; null where the driver gives no figure.
+   * Its memory on the GPU; for a host diagnosis (a child of the kernel only), the host memory of its own (USS, or RSS where that is all the tree read); null where no figure is known.
    */
   used_bytes: number | null;
   /**

@@ -118,6 +118,26 @@ def test_a_killed_dataloader_worker_is_explained_with_its_figures(session: CellS
     run(session, "del it")
 
 
+def test_a_host_out_of_memory_error_names_the_pool_workers_with_release(session: CellSession) -> None:
+    run(
+        session,
+        HOLD + "import multiprocessing as mp\npool = mp.get_context('fork').Pool(2)\n"
+        "pool.map(_hold, range(2)); time.sleep(1.2)",
+    )
+    pids = sorted(session.k.eval("[p.pid for p in pool._pool]"))
+    # NumPy's MemoryError names the request; a bytearray of 64 PiB cannot be had.
+    result = session.run("import numpy as np\nnp.empty(1 << 53, dtype=np.uint8)", record_timeout=60, timeout=60)
+    assert result["reply"]["status"] == "error"
+    oom = result["record"]["oom"]
+    assert oom is not None and oom["kind"] == "host", oom
+    children = [p for p in oom["other_processes"] if p.get("child_of_kernel")]
+    assert sorted(p["pid"] for p in children) == pids, oom["other_processes"]
+    assert all(p["remedies"] == ["release_engine", "stop_process"] for p in children)
+    assert all(p["release"] == {"kind": "mp_pool", "name": "pool"} for p in children)
+    assert all(p["used_bytes"] >= 40 * MB for p in children)
+    run(session, "pool.terminate(); pool.join()")
+
+
 @pytest.mark.skipif(importlib.util.find_spec("distributed") is None, reason="dask[distributed] is not installed")
 def test_a_dask_local_cluster_is_released_and_memory_comes_back(session: CellSession) -> None:
     # A first cluster, started and closed before the figures are read: the kernel keeps what the

@@ -1,5 +1,5 @@
-"""The kernel's own processes in an out-of-memory diagnosis: children that hold the failing GPU,
-and DataLoader workers the out-of-memory killer took.
+"""The kernel's own processes in an out-of-memory diagnosis: children that hold the failing GPU
+or host RAM, and DataLoader workers the out-of-memory killer took.
 
 A notebook that starts a vLLM engine, a pool or DataLoader workers can run
 out of memory because of what its own children hold: NVML lists them as
@@ -32,6 +32,8 @@ WORKER_MEMORY_SNIPPET = "dataloader-worker-memory"
 COPY_ON_WRITE_SHARE = 0.25
 COPY_ON_WRITE_MIN_BYTES = 64 << 20
 _WORKER_ROLE = "dataloader_worker"
+# For a host out-of-memory error, a process of the tree is named from this much memory of its own.
+HOST_CHILD_MIN_BYTES = 16 << 20
 
 
 class OomChild(TypedDict):
@@ -63,6 +65,23 @@ def gpu_children(
                     "used_bytes": used,
                     "release": releases.get(process.pid),
                 }
+    return children
+
+
+def host_children(seen: Iterable[Seen], releases: Mapping[int, OomRelease]) -> dict[int, OomChild]:
+    """The living processes of the tree that hold HOST_CHILD_MIN_BYTES or more of host memory
+    of their own (USS, or RSS where that is all the tree read), by pid."""
+    children: dict[int, OomChild] = {}
+    for process in seen:
+        if process.ended_at is not None or (process.host_bytes or 0) < HOST_CHILD_MIN_BYTES:
+            continue
+        children[process.pid] = {
+            "pid": process.pid,
+            "start_time": process.start_time,
+            "role": process.role,
+            "used_bytes": process.host_bytes,
+            "release": releases.get(process.pid),
+        }
     return children
 
 

@@ -177,8 +177,9 @@ def diagnose(facts: OomMessageFacts | None, state: OomState) -> OomDiagnosis:
 
     others, self_in_list = _other_processes(facts, state, host, total, free, reserved)
     children = state.get("children") or {}
-    if others is None and children:
-        # No list names the device's processes, but the tree's last reading does for the children.
+    if (others is None or host) and children:
+        # No list names the device's processes (nothing lists the host's), but the tree's last
+        # reading does for the children.
         others = [{"pid": c["pid"], "used_bytes": c["used_bytes"]} for c in children.values()]
     if process_in_use is None:
         process_in_use = self_in_list

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 from ..sampling.readers import torch_cuda
 from . import error_frames
 from .cell_outcome import SCANNED_MESSAGE_CHARS, error_chain, error_message
-from .oom_children import dataloader_workers, gpu_children
+from .oom_children import dataloader_workers, gpu_children, host_children
 from .oom_diagnosis import STALE_HOLDERS_LISTED, OomState, diagnose
 from .oom_message import (
     KIND_CUDA,
@@ -110,6 +110,7 @@ class OomWatch:
         figures = self._read_figures()
         if facts["kind"] == "host":
             state = _host_state(figures)
+            state["children"] = self._host_children(figures)
             device_key = HOST_DEVICE
         elif facts["kind"] in (KIND_MPS, KIND_XLA):
             # Neither NVML nor torch.cuda reads this device, so the message's
@@ -164,6 +165,17 @@ class OomWatch:
         except Exception:
             releases = {}  # Stop is still offered where release cannot be.
         return gpu_children(seen, index, releases)
+
+    def _host_children(self, figures: Mapping[str, Any]) -> dict[int, Any]:
+        """The kernel's processes that hold host memory of their own, with the releasable of each."""
+        seen = self._seen()
+        if not seen:
+            return {}
+        try:
+            releases = self._releases(figures.get("processes")) if self._releases is not None else {}
+        except Exception:
+            releases = {}  # Stop is still offered where release cannot be.
+        return host_children(seen, releases)
 
     def _explain_workers(self, diagnosis: Any, killed: list[int], signal: str) -> None:
         """Name the killed DataLoader workers' memory, as the tree last read it, as the cause."""

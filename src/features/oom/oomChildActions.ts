@@ -29,7 +29,7 @@ export function childProcessActions(
 ): OomAction[] {
   const actions: OomAction[] = [];
   for (const child of kernelChildren(d)) {
-    const action = childAction(child, units);
+    const action = childAction(child, d.kind === 'host', units);
     if (action && !actions.some(a => a.id === action.id)) {
       actions.push(action);
     }
@@ -40,14 +40,20 @@ export function childProcessActions(
   return actions;
 }
 
-function childAction(child: OomProcess, units: ByteUnits): OomAction | null {
+function childAction(
+  child: OomProcess,
+  host: boolean,
+  units: ByteUnits
+): OomAction | null {
   const remedies = child.remedies ?? [];
+  const where = host ? trans.__('of host RAM') : trans.__('on this card');
   const back = known(child.used_bytes)
     ? trans.__(
-        'Gives back up to %1 on this card',
-        formatBytes(child.used_bytes, units)
+        'Gives back up to %1 %2',
+        formatBytes(child.used_bytes, units),
+        where
       )
-    : trans.__('Gives back what it holds on this card');
+    : trans.__('Gives back what it holds %1', where);
   if (remedies.includes('release_engine') && child.release) {
     const { kind, name } = child.release;
     return {

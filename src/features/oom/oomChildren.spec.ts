@@ -199,3 +199,43 @@ describe('a DataLoader worker killed by the out-of-memory killer', () => {
     ).toBe(true);
   });
 });
+
+describe("the kernel's own processes in a host out-of-memory error", () => {
+  const host = makeOomDiagnosis({
+    kind: 'host',
+    framework: null,
+    device_index: null,
+    requested_bytes: 4 * GiB,
+    total_bytes: 16 * GiB,
+    free_bytes: GiB,
+    allocated_bytes: null,
+    reserved_unallocated_bytes: null,
+    process_in_use_bytes: 2 * GiB,
+    other_processes_bytes: 13 * GiB,
+    other_processes: [
+      {
+        pid: 6001,
+        used_bytes: 5 * GiB,
+        child_of_kernel: true,
+        start_time: 1,
+        role: 'mp_pool_worker',
+        remedies: ['release_engine', 'stop_process'],
+        release: { kind: 'mp_pool', name: 'pool' }
+      }
+    ],
+    stale_bytes: 0,
+    stale_holders: [],
+    causes: [{ cause: 'child_processes', gain_bytes: 5 * GiB }]
+  });
+
+  it('speaks of host RAM, not of a card', () => {
+    const [cause] = explainOom(host, 'binary').causes;
+    expect(cause.text).toBe(
+      "This kernel's own processes hold 5 GiB of host RAM: multiprocessing pool worker pid 6001 (5 GiB). " +
+        'The kernel started them, so it can get that back: release what started them, or stop them.'
+    );
+    const [first] = oomActions(host, 'binary');
+    expect(first.id).toBe('release-mp_pool-pool');
+    expect(first.gain).toContain('Gives back up to 5 GiB of host RAM');
+  });
+});

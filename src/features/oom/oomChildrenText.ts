@@ -1,7 +1,8 @@
 /**
  * What the out-of-memory assistant says when the kernel's own
  * processes hold the memory: a child on the failing card (a vLLM engine, a
- * spawned rank, a pool worker that touched CUDA), which the kernel can get
+ * spawned rank, a pool worker that touched CUDA) or in host RAM (pool or
+ * DataLoader workers, a subprocess), which the kernel can get
  * back by releasing the engine that started it or by stopping it; and a
  * DataLoader worker that the system's out-of-memory killer took, explained
  * with the workers' figures and, when their own memory grew while they ran,
@@ -30,7 +31,7 @@ function childText(p: OomProcess, units: ByteUnits): string {
     : trans.__('%1 pid %2', role, p.pid);
 }
 
-/** The sentence of the cause `child_processes`: which of the kernel's processes hold how much. */
+/** The sentence of the cause `child_processes`: which of the kernel's processes hold how much, on the card or in host RAM. */
 export function childProcessesText(
   d: OomDiagnosis,
   gain: number | null,
@@ -42,15 +43,19 @@ export function childProcessesText(
     .map(p => childText(p, units))
     .join(', ');
   const amount = known(gain) ? formatBytes(gain, units) : trans.__('memory');
+  const where =
+    d.kind === 'host' ? trans.__('of host RAM') : trans.__('on this card');
   return named
     ? trans.__(
-        "This kernel's own processes hold %1 on this card: %2. The kernel started them, so it can get that back: release what started them, or stop them.",
+        "This kernel's own processes hold %1 %2: %3. The kernel started them, so it can get that back: release what started them, or stop them.",
         amount,
+        where,
         named
       )
     : trans.__(
-        "This kernel's own processes hold %1 on this card. The kernel started them, so it can get that back: see the Processes tab.",
-        amount
+        "This kernel's own processes hold %1 %2. The kernel started them, so it can get that back: see the Processes tab.",
+        amount,
+        where
       );
 }
 

@@ -1,10 +1,11 @@
-"""The kernel's own processes in the OOM diagnosis: a child on the failing GPU, and DataLoader workers killed."""
+"""The kernel's own processes in the OOM diagnosis: a child on the failing GPU or holding host RAM,
+and DataLoader workers killed."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from jupyterlab_vram_helper.oom.oom_children import dataloader_workers, gpu_children
+from jupyterlab_vram_helper.oom.oom_children import dataloader_workers, gpu_children, host_children
 from jupyterlab_vram_helper.oom.oom_diagnosis import diagnose
 from jupyterlab_vram_helper.oom.oom_message import parse_oom_message
 from jupyterlab_vram_helper.oom.oom_watch import OomWatch
@@ -116,3 +117,36 @@ def test_the_watch_puts_the_workers_first_among_the_causes() -> None:
 def test_only_sigkill_reads_as_running_out_of_host_memory() -> None:
     assert parse_oom_message("RuntimeError", WORKER_KILLED)["killed_worker_pids"] == [5001]  # type: ignore[index]
     assert parse_oom_message("RuntimeError", "DataLoader worker (pid 5001) is killed by signal: Bus error. ") is None
+
+
+# NumPy's words when the kernel cannot get the memory of an array.
+NUMPY_OOM = "Unable to allocate 4.00 GiB for an array with shape (536870912,) and data type float64"
+
+
+def test_a_host_oom_names_the_children_that_hold_ram_with_stop_and_release() -> None:
+    figures = {"host": {"total_bytes": 16 * GIB, "available_bytes": GIB, "rss_bytes": 2 * GIB}, "gpus": []}
+    watch = OomWatch(
+        read_figures=lambda: figures,
+        inspect=lambda: {"entries": [], "hidden": []},
+        processes=lambda: [
+            seen(6001, "mp_pool_worker", uss=5 * GIB),
+            seen(6002, "mp_pool_worker", uss=5 * GIB),
+            seen(6003, "other", uss=4 * MIB),  # too small to name
+            seen(6004, "other", uss=3 * GIB, ended=2.0),  # gone: gives nothing back
+        ],
+        names_in_use=lambda t, m: frozenset(),
+        releases=lambda tree: {6001: {"kind": "mp_pool", "name": "pool"}, 6002: {"kind": "mp_pool", "name": "pool"}},
+    )
+    diagnosis: Any = watch.diagnose("MemoryError", NUMPY_OOM)
+    assert diagnosis is not None and diagnosis["kind"] == "host"
+    assert [p["pid"] for p in diagnosis["other_processes"]] == [6001, 6002]
+    assert diagnosis["other_processes"][0]["remedies"] == ["release_engine", "stop_process"]
+    assert diagnosis["other_processes"][0]["used_bytes"] == 5 * GIB
+    # The rest of the machine (13 GiB in use besides the kernel) holds the children's 10 GiB.
+    assert diagnosis["other_processes_bytes"] == 13 * GIB
+    assert diagnosis["causes"][0] == {"cause": "child_processes", "gain_bytes": 10 * GIB}
+
+
+def test_host_children_leave_out_small_and_ended_processes() -> None:
+    children = host_children([seen(1, "other", uss=15 * MIB), seen(2, "other", uss=16 * MIB), seen(3, "other")], {})
+    assert list(children) == [2]
