@@ -6,8 +6,11 @@ silently in every Python kernel. It runs with two globals set by that code:
 
 - `__name__` is `__jupyterlab_vram_bootstrap__`, which the classes defined
   here take as their module's name;
-- `BUNDLE_Z64` is the base64 of the zlib-compressed JSON object
-  `{"hash": str, "modules": {dotted_name: {"source": str, "package": bool}}}`.
+- `BUNDLE_Z64` is the base64 of the zlib-compressed text of a JSON header
+  `{"hash": str, "modules": {dotted_name: {"package": bool, "start": int, "end": int}}}`,
+  a NUL, and then the modules' sources one after the other: each module's
+  source is that text's slice `[start:end]`. Only the header is parsed as
+  JSON; parsing the sources as JSON strings took several milliseconds.
 
 It must leave nothing behind in the user's namespace, which is why it runs in
 a private globals dict, and it must raise, not print, on failure, because the
@@ -46,7 +49,8 @@ CODE_CACHE_FOLDERS_KEPT = 4
 
 # The code that executes this file sets BUNDLE_Z64 in its globals (see
 # scripts/bundle-helper.mjs).
-bundle = json.loads(zlib.decompress(base64.b64decode(globals()["BUNDLE_Z64"])).decode("utf-8"))
+_header, _, sources = zlib.decompress(base64.b64decode(globals()["BUNDLE_Z64"])).decode("utf-8").partition("\0")
+bundle = json.loads(_header)
 
 
 class InMemoryHelperFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
@@ -59,9 +63,11 @@ class InMemoryHelperFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
     jupyterlab_vram_bundle_finder = True
 
-    def __init__(self, bundle_hash, modules, code_cache):
+    def __init__(self, bundle_hash, modules, sources, code_cache):
         self.bundle_hash = bundle_hash
         self.modules = modules
+        # Every module's source, one after the other: a module's is [start:end].
+        self.sources = sources
         # The code cache's folder, or None where the cache is turned off.
         self.code_cache = code_cache
         self.code_cache_writable = code_cache is not None and not sys.dont_write_bytecode
@@ -84,19 +90,17 @@ class InMemoryHelperFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         filename = (
             "<jupyterlab-vram>/" + module.__name__.replace(".", "/") + ("/__init__.py" if entry["package"] else ".py")
         )
-        # This lets tracebacks from the helper show their source lines.
-        linecache.cache[filename] = (
-            len(entry["source"]),
-            None,
-            entry["source"].splitlines(True),
-            filename,
-        )
+        source = self.sources[entry["start"] : entry["end"]]
+        # This lets tracebacks from the helper show their source lines. The entry is lazy (a
+        # function that gives the source, as linecache.lazycache makes them): the lines are
+        # split only when a traceback needs them.
+        linecache.cache[filename] = (lambda: source,)
         module.__file__ = filename
         if entry["package"]:
             module.__path__ = []
         code = self._compiled(module.__name__, filename)
         if code is None:
-            code = compile(entry["source"], filename, "exec")
+            code = compile(source, filename, "exec")
             self._keep_compiled(module.__name__, code)
         exec(code, module.__dict__)
 
@@ -189,7 +193,9 @@ def _remove_previous_helper():
 
 if not _same_bundle_running():
     _remove_previous_helper()
-    sys.meta_path.insert(0, InMemoryHelperFinder(bundle["hash"], bundle["modules"], _code_cache_folder(bundle["hash"])))
+    sys.meta_path.insert(
+        0, InMemoryHelperFinder(bundle["hash"], bundle["modules"], sources, _code_cache_folder(bundle["hash"]))
+    )
     # This is the mark that _same_bundle_running reads, an attribute that the
     # bootstrap itself adds to the module.
     importlib.import_module(PACKAGE).__bundle_hash__ = bundle["hash"]  # type: ignore[attr-defined]
