@@ -68,28 +68,25 @@ function compactPython(sources) {
 }
 
 /**
- * The bundle as the kernel reads it (see kernel_bootstrap.py): a small JSON
- * header, a NUL, then every module's source one after the other. The header
- * gives each module's slice of that text in code points, as Python indexes a
- * str, so that the kernel parses only the header: parsing the sources as
- * JSON strings cost several milliseconds of every bootstrap.
+ * The bundle as the kernel reads it (see kernel_bootstrap.py): the modules'
+ * sources one after the other, and a table of each module's slice of that
+ * text in code points, as Python indexes a str. The kernel parses only the
+ * table, and inflates the sources only when it needs one (a module not in
+ * its code cache, or a traceback's lines).
  */
-function bundleText(hash, modules) {
-  const header = { hash, modules: {} };
+function bundleParts(modules) {
+  const table = {};
   const parts = [];
   let at = 0;
   for (const [name, { source, package: isPackage }] of Object.entries(
     modules
   )) {
-    if (source.includes('\0')) {
-      throw new Error(`${name}: a NUL in the source would end the header`);
-    }
     const length = [...source].length;
-    header.modules[name] = { package: isPackage, start: at, end: at + length };
+    table[name] = { package: isPackage, start: at, end: at + length };
     parts.push(source);
     at += length;
   }
-  return JSON.stringify(header) + '\0' + parts.join('');
+  return { table, text: parts.join('') };
 }
 
 /** zlib, then base64: what the kernel reverses with zlib.decompress(base64.b64decode(...)). */
@@ -122,7 +119,7 @@ const hash = createHash('sha256')
   .update(JSON.stringify(modules))
   .digest('hex')
   .slice(0, 16);
-const bundleZ64 = packed(bundleText(hash, modules));
+const { table, text } = bundleParts(modules);
 
 // One statement, evaluated in a private globals dict: nothing leaks into the
 // user's namespace, and the execution result is None (no Out[] entry).
@@ -130,8 +127,12 @@ const bootstrapCode =
   'exec(compile(__import__("zlib").decompress(__import__("base64").b64decode("' +
   packed(compact['<loader>']) +
   '")).decode("utf-8"), "<jupyterlab-vram bootstrap>", "exec"), ' +
-  '{"__name__": "__jupyterlab_vram_bootstrap__", "BUNDLE_Z64": "' +
-  bundleZ64 +
+  '{"__name__": "__jupyterlab_vram_bootstrap__", "BUNDLE_HASH": ' +
+  JSON.stringify(hash) +
+  ', "BUNDLE_MODULES": ' +
+  JSON.stringify(JSON.stringify(table)) +
+  ', "BUNDLE_Z64": "' +
+  packed(text) +
   '"})\n';
 
 if (process.argv.includes('--stdout')) {
