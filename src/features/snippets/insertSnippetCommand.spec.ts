@@ -65,7 +65,7 @@ describe('insert-snippet', () => {
     expect(t.app.shell.activateById).toHaveBeenCalledWith('notebook-1');
     // The cell is inserted but not run, so only the helper's bootstrap was
     // executed.
-    expect(t.kernel.executed.map(e => e.content.code)).toEqual(['BOOTSTRAP']);
+    expect(t.kernel.executed.map(e => e.code)).toEqual(['BOOTSTRAP']);
     expect(t.notes).toEqual([]);
     t.dispose();
   });
