@@ -53,10 +53,7 @@ describe('KernelHelperConnection: the helper goes ahead of a cell', () => {
     await settle();
     connection.deliverBeforeExecution();
     runCell(kernel, 'x = 1');
-    expect(kernel.executed.map(e => e.code)).toEqual([
-      'BOOTSTRAP',
-      'x = 1'
-    ]);
+    expect(kernel.executed.map(e => e.code)).toEqual(['BOOTSTRAP', 'x = 1']);
   });
 
   it('sent ahead of a cell to a kernel whose info then says it is not ipykernel: says so, not that the helper failed', async () => {
@@ -95,10 +92,7 @@ describe('KernelHelperConnection: the helper goes ahead of a cell', () => {
     expect(kernel.executed).toHaveLength(0); // the run waits for the kernel's info
     connection.deliverBeforeExecution();
     runCell(kernel, 'x = 1');
-    expect(kernel.executed.map(e => e.code)).toEqual([
-      'BOOTSTRAP',
-      'x = 1'
-    ]);
+    expect(kernel.executed.map(e => e.code)).toEqual(['BOOTSTRAP', 'x = 1']);
     expect(kernel.comms).toHaveLength(1); // opened in the same tick, before the cell
     expect(kernel.lastComm.opened).toHaveLength(1);
     connection.deliverBeforeExecution(); // the next cell of Run All

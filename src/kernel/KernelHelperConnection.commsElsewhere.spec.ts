@@ -28,9 +28,7 @@ describe('KernelHelperConnection: comms this page cannot use', () => {
     sessionContext.setStatus('restarting');
     sessionContext.setStatus('idle');
     await settle();
-    expect(kernel.executed.filter(e => e.code === 'BOOTSTRAP')).toEqual(
-      []
-    );
+    expect(kernel.executed.filter(e => e.code === 'BOOTSTRAP')).toEqual([]);
     expect(model.state).toBe('disconnected');
     expect(model.stateReason).toBe(noCommsText());
     expect(model.kernelBusy).toBe(false);
@@ -49,9 +47,7 @@ describe('KernelHelperConnection: comms this page cannot use', () => {
     await settle();
     sessionContext.connectionStatusChanged.emit('connected');
     await settle();
-    expect(
-      kernel.executed.filter(e => e.code === 'BOOTSTRAP')
-    ).toHaveLength(2);
+    expect(kernel.executed.filter(e => e.code === 'BOOTSTRAP')).toHaveLength(2);
     expect(kernel.comms).toHaveLength(2);
   });
 

@@ -54,9 +54,7 @@ describe('KernelHelperConnection', () => {
       config: () => CONFIG
     });
     await settle();
-    expect(kernel.executed[0].code).toContain(
-      'jupyterlab-vram bootstrap'
-    );
+    expect(kernel.executed[0].code).toContain('jupyterlab-vram bootstrap');
   });
 
   it('reports a bootstrap error with ename and evalue', async () => {
@@ -233,9 +231,7 @@ describe('KernelHelperConnection', () => {
     });
     sessionContext.setStatus('idle'); // what the empty cell makes the kernel say
     await settle();
-    expect(
-      kernel.executed.filter(e => e.code === 'BOOTSTRAP')
-    ).toHaveLength(2);
+    expect(kernel.executed.filter(e => e.code === 'BOOTSTRAP')).toHaveLength(2);
     sessionContext.setStatus('starting'); // not restarting any more: nothing to ask
     expect(kernel.executed.filter(e => e.code === '')).toHaveLength(1);
   });
