@@ -251,7 +251,15 @@ describe('ProcessesView', () => {
       })
     );
     await tracker.engines.release(pool);
+    // The next tree has no process left: the outcome stays in view.
+    model.ingest(
+      wire(makeSample({ seq: 2, processes: makeProcessTree([], T0 + 5) }))
+    );
     view.renderNow();
+    expect(q('processes-message').textContent).toContain(
+      'no process of its own'
+    );
+    expect(q('releasables').hidden).toBe(false);
     expect(q('releasables-list').children).toHaveLength(0);
     const outcome = q('release-outcome');
     expect(outcome.dataset.vramOutcome).toBe('partial');

@@ -100,7 +100,9 @@ export class ProcessesView extends ModelView {
     this._renderSummary(tracker, processes.length);
     this._renderOutcome(tracker);
     const units = this.settings.units;
-    this._releasables.show(message ? null : (tracker?.engines ?? null), units);
+    // How the last release went stays in view when it ended every process,
+    // while the list above says that none is left.
+    this._releasables.show(tracker?.supported ? tracker.engines : null, units);
     const readAt = tracker?.readAt ?? 0;
     syncKeyedChildren(
       this._list,
