@@ -160,6 +160,23 @@ describe('GpuLoadSection', () => {
       'not among the listed processes; all processes 40%'
     );
     expect(value(section, 'share').dataset.vramValue).toBeUndefined();
+    // NVML lists a child of the kernel but not the kernel: the child's share apart.
+    section.render(
+      makeGpuLoad({
+        processes: [1, 2].map(pid => ({
+          pid,
+          sm_percent: 20 * pid,
+          memory_percent: 1,
+          encoder_percent: 0,
+          decoder_percent: 0,
+          this_process: false
+        }))
+      }),
+      new Set([2])
+    );
+    expect(value(section, 'share').textContent).toBe(
+      'not among the listed processes; its processes 40%; other processes 20%'
+    );
     section.render(makeGpuLoad({ processes: [] }));
     expect(value(section, 'share').textContent).toBe(
       'idle (no process ran a kernel)'

@@ -56,6 +56,15 @@ function shareLine(
   othersPercent: number
 ): string {
   const others = formatLoadPercent(othersPercent);
+  if (smPercent === null && childrenPercent !== null) {
+    // NVML lists the kernel's children but not the kernel (another pid
+    // namespace can hide it): their share is still told apart.
+    return trans.__(
+      'not among the listed processes; its processes %1; other processes %2',
+      formatLoadPercent(childrenPercent),
+      others
+    );
+  }
   if (smPercent === null) {
     return trans.__('not among the listed processes; all processes %1', others);
   }
