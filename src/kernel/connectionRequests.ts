@@ -53,10 +53,7 @@ export interface IEngineConnection {
 export function isEngineConnection(
   connection: object
 ): connection is IEngineConnection {
-  return (
-    typeof (connection as Partial<IEngineConnection>).releaseEngine ===
-    'function'
-  );
+  return answers(connection, 'releaseEngine');
 }
 
 /** The requests of a connection to the kernel helper for allocation recording. */
@@ -75,10 +72,7 @@ export interface IAllocationConnection {
 export function isAllocationConnection(
   connection: object
 ): connection is IAllocationConnection {
-  return (
-    typeof (connection as Partial<IAllocationConnection>).recordAllocations ===
-    'function'
-  );
+  return answers(connection, 'recordAllocations');
 }
 
 /** The request of a connection to the kernel helper that stops one of the kernel's processes. */
@@ -94,8 +88,10 @@ export interface IProcessConnection {
 export function isProcessConnection(
   connection: object
 ): connection is IProcessConnection {
-  return (
-    typeof (connection as Partial<IProcessConnection>).stopProcess ===
-    'function'
-  );
+  return answers(connection, 'stopProcess');
+}
+
+/** Whether `connection` has the request method `method` (test fakes and older connections may not). */
+function answers(connection: object, method: string): boolean {
+  return typeof (connection as Record<string, unknown>)[method] === 'function';
 }

@@ -50,39 +50,35 @@ def gpu_children(
     seen: Iterable[Seen], device_index: int | None, releases: Mapping[int, OomRelease]
 ) -> dict[int, OomChild]:
     """The living processes of the tree that NVML listed on ``device_index``, by pid."""
-    children: dict[int, OomChild] = {}
     if device_index is None:
-        return children
-    for process in seen:
-        if process.ended_at is not None:
-            continue
-        for index, used in process.gpus:
-            if index == device_index:
-                children[process.pid] = {
-                    "pid": process.pid,
-                    "start_time": process.start_time,
-                    "role": process.role,
-                    "used_bytes": used,
-                    "release": releases.get(process.pid),
-                }
-    return children
+        return {}
+    return {
+        process.pid: _child(process, used, releases)
+        for process in seen
+        if process.ended_at is None
+        for index, used in process.gpus
+        if index == device_index
+    }
 
 
 def host_children(seen: Iterable[Seen], releases: Mapping[int, OomRelease]) -> dict[int, OomChild]:
     """The living processes of the tree that hold HOST_CHILD_MIN_BYTES or more of host memory
     of their own (USS, or RSS where that is all the tree read), by pid."""
-    children: dict[int, OomChild] = {}
-    for process in seen:
-        if process.ended_at is not None or (process.host_bytes or 0) < HOST_CHILD_MIN_BYTES:
-            continue
-        children[process.pid] = {
-            "pid": process.pid,
-            "start_time": process.start_time,
-            "role": process.role,
-            "used_bytes": process.host_bytes,
-            "release": releases.get(process.pid),
-        }
-    return children
+    return {
+        process.pid: _child(process, process.host_bytes, releases)
+        for process in seen
+        if process.ended_at is None and (process.host_bytes or 0) >= HOST_CHILD_MIN_BYTES
+    }
+
+
+def _child(process: Seen, used: int | None, releases: Mapping[int, OomRelease]) -> OomChild:
+    return {
+        "pid": process.pid,
+        "start_time": process.start_time,
+        "role": process.role,
+        "used_bytes": used,
+        "release": releases.get(process.pid),
+    }
 
 
 def mark_child(entry: dict[str, Any], child: OomChild) -> None:

@@ -160,22 +160,19 @@ class OomWatch:
         seen = self._seen()
         if not any(process.gpus for process in seen):
             return {}
-        try:
-            releases = self._releases(figures.get("processes")) if self._releases is not None else {}
-        except Exception:
-            releases = {}  # Stop is still offered where release cannot be.
-        return gpu_children(seen, index, releases)
+        return gpu_children(seen, index, self._releases_of(figures))
 
     def _host_children(self, figures: Mapping[str, Any]) -> dict[int, Any]:
         """The kernel's processes that hold host memory of their own, with the releasable of each."""
         seen = self._seen()
-        if not seen:
-            return {}
+        return host_children(seen, self._releases_of(figures)) if seen else {}
+
+    def _releases_of(self, figures: Mapping[str, Any]) -> Mapping[int, Any]:
+        """The releasable that holds each process of the figures' tree, by pid."""
         try:
-            releases = self._releases(figures.get("processes")) if self._releases is not None else {}
+            return self._releases(figures.get("processes")) if self._releases is not None else {}
         except Exception:
-            releases = {}  # Stop is still offered where release cannot be.
-        return host_children(seen, releases)
+            return {}  # Stop is still offered where release cannot be.
 
     def _explain_workers(self, diagnosis: Any, killed: list[int], signal: str) -> None:
         """Name the killed DataLoader workers' memory, as the tree last read it, as the cause."""

@@ -100,13 +100,6 @@ export class EngineReleases implements IDisposable {
     return this._lastRelease?.status === 'releasing';
   }
 
-  /** The releasable whose processes include this pid and start time, if any. */
-  holderOf(pid: number, startTime: number): Releasable | undefined {
-    return this._releasables.find(r =>
-      r.processes.some(p => p.pid === pid && p.start_time === startTime)
-    );
-  }
-
   /** The releasable of this kind and name as last listed, if any. */
   get(kind: string, name: string): Releasable | undefined {
     const key = releasableKey({ kind, name });
