@@ -300,6 +300,50 @@ class ReleaseEngineRequest(TypedDict):
     """
 
 
+class EstimateMemoryRequest(TypedDict):
+    """
+    Predict the peak GPU memory of one training step and one evaluation step of the named model, optimizer, loss and sample batch, for a range of batch sizes, without allocating on a GPU (PyTorch's fake tensors); with real_step true, the user agreed to a fallback that runs real steps at two small batch sizes when fake tensors cannot run the model.
+    """
+
+    type: Literal["estimate_memory"]
+    request_id: str
+    """
+    The id the frontend chose for a request (at most 256 characters); its answer carries the same one.
+    """
+    model: str
+    """
+    The model's name in the user namespace: a name or a dotted attribute path (trainer.model), at most 1024 characters.
+    """
+    batch: str
+    """
+    The sample batch's name: a tensor, or a tuple, list or dict of tensors, whose first dimension is the batch.
+    """
+    optimizer: NotRequired[str | None]
+    """
+    The optimizer's name; absent or null: no optimizer step (no optimizer state is counted).
+    """
+    loss: NotRequired[str | None]
+    """
+    The loss's name, a callable taken as loss(output, target) for an (input, target) batch and loss(output) otherwise; absent or null: the sum of the output (or its .loss, where the model returns one).
+    """
+    batch_sizes: NotRequired[list[int]]
+    """
+    The batch sizes to predict (1 to 16 of them, each 1 to 1048576); absent: a range around the sample's.
+    """
+    margin: NotRequired[float]
+    """
+    The share of the card's memory kept free when the largest batch size is named (0 to 0.5, default 0.1).
+    """
+    device: NotRequired[int | None]
+    """
+    The CUDA device the step would run on; absent or null: the model's, else device 0.
+    """
+    real_step: NotRequired[bool]
+    """
+    The user's consent to the fallback: where fake tensors cannot run the model, run one real training step at two small batch sizes, on the model's own device, with the model's state put back (default false: the refusal is answered instead).
+    """
+
+
 class TorchInfo(TypedDict):
     """
     The kernel's PyTorch, as the hello reports it.
@@ -2289,6 +2333,251 @@ class ReleaseEngineResult(TypedDict):
     """
 
 
+class EstimateBreakdown(TypedDict):
+    """
+    What is live at a step's peak, by role, in bytes rounded as the CUDA caching allocator rounds them (512-byte blocks).
+    """
+
+    parameters: int | None
+    """
+    The model's parameters and buffers.
+    """
+    gradients: int | None
+    """
+    The parameters' gradients.
+    """
+    optimizer_state: int | None
+    """
+    The optimizer's state (moments, step counts).
+    """
+    activations: int | None
+    """
+    What the forward pass made and autograd kept for the backward pass.
+    """
+    temporaries: int | None
+    """
+    Everything else live at the peak: intermediates of the backward pass and of the optimizer step, the loss.
+    """
+    inputs: int | None
+    """
+    The batch itself.
+    """
+
+
+class EstimateRow(TypedDict):
+    """
+    The prediction for one batch size.
+    """
+
+    batch_size: int
+    train_peak_bytes: int | None
+    """
+    The peak of one training step (forward, backward, optimizer step) in steady state, the allocator's rounding included.
+    """
+    eval_peak_bytes: int | None
+    """
+    The peak of one evaluation step (eval mode, no gradients).
+    """
+    breakdown: EstimateBreakdown
+    traced: bool
+    """
+    True where this batch size was traced (or measured); false where it was interpolated from the traced ones (peaks grow linearly with the batch).
+    """
+    fits: bool | None
+    """
+    Whether the training step fits the card's free memory with the margin; null without a card.
+    """
+
+
+class EstimateVariant(TypedDict):
+    """
+    The training step changed by one remedy, and the largest batch size it lets fit.
+    """
+
+    variant: str
+    """
+    plain (the step as it is), amp_bf16 (autocast to bfloat16), checkpointing (activation checkpointing of the repeated blocks) or grad_accumulation (micro-batches, gradients kept between them); a reader keeps any other string as is.
+    """
+    applicable: bool
+    """
+    Whether it could be estimated for this model.
+    """
+    reason: str | None
+    """
+    Why it is not applicable, or what it assumed (which blocks were checkpointed); null when there is nothing to say.
+    """
+    fixed_bytes: int | None
+    """
+    The training peak's part that does not grow with the batch (parameters, gradients, optimizer state); null when not applicable.
+    """
+    per_sample_bytes: int | None
+    """
+    What each sample of the batch adds to the training peak; null when not applicable.
+    """
+    largest_batch_size: int | None
+    """
+    The largest batch size whose training step fits the card's free memory with the margin; null without a card, when not applicable, or when not even 1 fits.
+    """
+    peak_at_largest_bytes: int | None
+    """
+    The predicted training peak at largest_batch_size (traced there); null without it.
+    """
+    accumulation_steps: int | None
+    """
+    With grad_accumulation: the micro-batches per optimizer step that reach the sample's batch size at largest_batch_size each; null otherwise.
+    """
+
+
+class EstimateCard(TypedDict):
+    """
+    The card the step would run on, and what it leaves for the step.
+    """
+
+    index: int
+    """
+    The CUDA device index.
+    """
+    name: str | None
+    """
+    The device's name; null where it could not be read.
+    """
+    total_bytes: int | None
+    """
+    The card's memory.
+    """
+    other_allocated_bytes: int | None
+    """
+    What this kernel's PyTorch has allocated on the card besides the model's parameters, gradients and optimizer state, which the step counts itself.
+    """
+    overhead_bytes: int | None
+    """
+    What the card gives to others than the step: this kernel's CUDA context and library workspaces and the allocator's cached but unused blocks (measured once CUDA is up, else estimated), and other processes' memory.
+    """
+    overhead_measured: bool
+    """
+    True when the kernel's CUDA context was measured (NVML's figure for the process less PyTorch's reserved memory); false when it is an estimate because CUDA is not initialised in this kernel.
+    """
+    margin_bytes: int | None
+    """
+    The margin kept free.
+    """
+    free_for_step_bytes: int | None
+    """
+    What the training step may use: total less the other allocations, the overhead and the margin.
+    """
+
+
+class EstimateFailure(TypedDict):
+    """
+    Why fake tensors could not run the step: the operation and the user's line where it stopped.
+    """
+
+    phase: str
+    """
+    Where it stopped: forward, loss, backward, optimizer, eval.
+    """
+    op: str | None
+    """
+    The operation without a fake implementation (aten.nonzero.default, ...); null where none is named (data-dependent control flow, an error of the user's code).
+    """
+    filename: str | None
+    """
+    The file (or cell) of the innermost user frame; null where none was found.
+    """
+    lineno: int | None
+    line: str | None
+    """
+    That line's code; null where not known.
+    """
+    message: str
+    """
+    What was raised, on one line.
+    """
+
+
+class EstimateMemoryResult(TypedDict):
+    """
+    The result of an estimate_memory request.
+    """
+
+    status: str
+    """
+    estimated (fake tensors ran the step), measured (the fallback ran real steps, with consent) or refused (nothing could be predicted: failure and notes say why); a reader keeps any other string as is.
+    """
+    method: str
+    """
+    fake_tensors, real_steps, or none when refused.
+    """
+    traced_on: str | None
+    """
+    The device type the fake tensors claimed: cuda when CUDA is initialised in this kernel (the card's own kernels and autocast rules), else cpu (no CUDA context is created; convolution and attention temporaries may differ from the card's); null when refused.
+    """
+    names: dict[str, str | None]
+    """
+    The names used: model, optimizer, loss, batch (null where none was given).
+    """
+    sample_batch_size: int | None
+    """
+    The sample batch's first dimension; null when refused before it was read.
+    """
+    rows: list[EstimateRow]
+    """
+    One per batch size asked for, smallest first; [] when refused.
+    """
+    variants: list[EstimateVariant]
+    """
+    plain first, then amp_bf16, checkpointing and grad_accumulation; [] when refused.
+    """
+    card: EstimateCard | None
+    """
+    The card; null where no CUDA device is visible (the figures stand alone).
+    """
+    largest_batch_size: int | None
+    """
+    The plain step's largest batch size that fits (the plain variant's); null without a card or when refused.
+    """
+    failure: EstimateFailure | None
+    """
+    Why fake tensors could not run the step; null when they could.
+    """
+    notes: list[str]
+    """
+    What the figures assume or leave out, in sentences (the device traced on, a loss taken as the output's sum, what the fallback extrapolated).
+    """
+    state_unchanged: bool
+    """
+    True when every parameter, gradient, buffer and optimizer state tensor kept its version counter, the RNG states and every module's training flag are as before; false is a bug, stated.
+    """
+    elapsed_ms: float
+    """
+    What the request took, in milliseconds.
+    """
+
+
+class EstimateProgressMessage(TypedDict):
+    """
+    Sent to the comm that asked, while an estimate_memory request runs: how far it is.
+    """
+
+    type: Literal["estimate_progress"]
+    request_id: str
+    """
+    The id the frontend chose for a request (at most 256 characters); its answer carries the same one.
+    """
+    stage: str
+    """
+    What runs now, in words (tracing batch size 64, ...).
+    """
+    done: int
+    """
+    Steps done.
+    """
+    total: int
+    """
+    Steps in all (it can grow while the estimate runs).
+    """
+
+
 class CellAliveMessage(TypedDict):
     """
     Broadcast after cells ran while allocations are recorded: the cells whose allocations are still alive.
@@ -2584,6 +2873,7 @@ ProtocolMessage: TypeAlias = (
     OpenMessage
     | CellAliveMessage
     | AllocationRecordingMessage
+    | EstimateProgressMessage
     | ConfigureRequest
     | SnapshotRequest
     | PingRequest
@@ -2597,6 +2887,7 @@ ProtocolMessage: TypeAlias = (
     | AllocationSnapshotRequest
     | StopProcessRequest
     | ReleaseEngineRequest
+    | EstimateMemoryRequest
     | HelloMessage
     | SampleMessage
     | CellsMessage

@@ -10,7 +10,8 @@ export type ProtocolMessage =
   | HelperRequest
   | KernelMessage
   | CellAliveMessage
-  | AllocationRecordingMessage;
+  | AllocationRecordingMessage
+  | EstimateProgressMessage;
 /**
  * A request the frontend sends on the open comm; each is answered once, by a reply or an error with its request_id.
  */
@@ -27,7 +28,8 @@ export type HelperRequest =
   | AllocationSitesRequest
   | AllocationSnapshotRequest
   | StopProcessRequest
-  | ReleaseEngineRequest;
+  | ReleaseEngineRequest
+  | EstimateMemoryRequest;
 /**
  * The id the frontend chose for a request (at most 256 characters); its answer carries the same one.
  */
@@ -271,6 +273,48 @@ export interface ReleaseEngineRequest {
    * Seconds to wait for the released processes to end, and the timeout passed to the engine's own close (0.1 to 60, default 10).
    */
   timeout_s?: number;
+}
+/**
+ * Predict the peak GPU memory of one training step and one evaluation step of the named model, optimizer, loss and sample batch, for a range of batch sizes, without allocating on a GPU (PyTorch's fake tensors); with real_step true, the user agreed to a fallback that runs real steps at two small batch sizes when fake tensors cannot run the model.
+ */
+export interface EstimateMemoryRequest {
+  type: 'estimate_memory';
+  request_id: RequestId;
+  /**
+   * The model's name in the user namespace: a name or a dotted attribute path (trainer.model), at most 1024 characters.
+   */
+  model: string;
+  /**
+   * The sample batch's name: a tensor, or a tuple, list or dict of tensors, whose first dimension is the batch.
+   */
+  batch: string;
+  /**
+   * The optimizer's name; absent or null: no optimizer step (no optimizer state is counted).
+   */
+  optimizer?: string | null;
+  /**
+   * The loss's name, a callable taken as loss(output, target) for an (input, target) batch and loss(output) otherwise; absent or null: the sum of the output (or its .loss, where the model returns one).
+   */
+  loss?: string | null;
+  /**
+   * The batch sizes to predict (1 to 16 of them, each 1 to 1048576); absent: a range around the sample's.
+   *
+   * @minItems 1
+   * @maxItems 16
+   */
+  batch_sizes?: [number, ...number[]];
+  /**
+   * The share of the card's memory kept free when the largest batch size is named (0 to 0.5, default 0.1).
+   */
+  margin?: number;
+  /**
+   * The CUDA device the step would run on; absent or null: the model's, else device 0.
+   */
+  device?: number | null;
+  /**
+   * The user's consent to the fallback: where fake tensors cannot run the model, run one real training step at two small batch sizes, on the model's own device, with the model's state put back (default false: the refusal is answered instead).
+   */
+  real_step?: boolean;
 }
 /**
  * The helper's first message on a new comm: what it is and what the kernel has.
@@ -1702,6 +1746,25 @@ export interface GpuRecording {
   restart_reason: string | null;
 }
 /**
+ * Sent to the comm that asked, while an estimate_memory request runs: how far it is.
+ */
+export interface EstimateProgressMessage {
+  type: 'estimate_progress';
+  request_id: RequestId;
+  /**
+   * What runs now, in words (tracing batch size 64, ...).
+   */
+  stage: string;
+  /**
+   * Steps done.
+   */
+  done: number;
+  /**
+   * Steps in all (it can grow while the estimate runs).
+   */
+  total: number;
+}
+/**
  * One GPU's columns of the timeline, one entry per time.
  */
 export interface TimelineGpuColumns {
@@ -2363,6 +2426,217 @@ export interface ReleaseEngineResult {
    * What the release did; null with mode list.
    */
   released: ReleaseOutcome | null;
+  /**
+   * What the request took, in milliseconds.
+   */
+  elapsed_ms: number;
+}
+/**
+ * What is live at a step's peak, by role, in bytes rounded as the CUDA caching allocator rounds them (512-byte blocks).
+ */
+export interface EstimateBreakdown {
+  /**
+   * A byte count or counter: a non-negative integer, or null where the figure is unknown.
+   */
+  parameters: number | null;
+  /**
+   * A byte count or counter: a non-negative integer, or null where the figure is unknown.
+   */
+  gradients: number | null;
+  /**
+   * A byte count or counter: a non-negative integer, or null where the figure is unknown.
+   */
+  optimizer_state: number | null;
+  /**
+   * A byte count or counter: a non-negative integer, or null where the figure is unknown.
+   */
+  activations: number | null;
+  /**
+   * A byte count or counter: a non-negative integer, or null where the figure is unknown.
+   */
+  temporaries: number | null;
+  /**
+   * A byte count or counter: a non-negative integer, or null where the figure is unknown.
+   */
+  inputs: number | null;
+}
+/**
+ * The prediction for one batch size.
+ */
+export interface EstimateRow {
+  batch_size: number;
+  /**
+   * A byte count or counter: a non-negative integer, or null where the figure is unknown.
+   */
+  train_peak_bytes: number | null;
+  /**
+   * A byte count or counter: a non-negative integer, or null where the figure is unknown.
+   */
+  eval_peak_bytes: number | null;
+  breakdown: EstimateBreakdown;
+  /**
+   * True where this batch size was traced (or measured); false where it was interpolated from the traced ones (peaks grow linearly with the batch).
+   */
+  traced: boolean;
+  /**
+   * Whether the training step fits the card's free memory with the margin; null without a card.
+   */
+  fits: boolean | null;
+}
+/**
+ * The training step changed by one remedy, and the largest batch size it lets fit.
+ */
+export interface EstimateVariant {
+  /**
+   * plain (the step as it is), amp_bf16 (autocast to bfloat16), checkpointing (activation checkpointing of the repeated blocks) or grad_accumulation (micro-batches, gradients kept between them); a reader keeps any other string as is.
+   */
+  variant: string;
+  /**
+   * Whether it could be estimated for this model.
+   */
+  applicable: boolean;
+  /**
+   * Why it is not applicable, or what it assumed (which blocks were checkpointed); null when there is nothing to say.
+   */
+  reason: string | null;
+  /**
+   * A byte count or counter: a non-negative integer, or null where the figure is unknown.
+   */
+  fixed_bytes: number | null;
+  /**
+   * A byte count or counter: a non-negative integer, or null where the figure is unknown.
+   */
+  per_sample_bytes: number | null;
+  /**
+   * The largest batch size whose training step fits the card's free memory with the margin; null without a card, when not applicable, or when not even 1 fits.
+   */
+  largest_batch_size: number | null;
+  /**
+   * A byte count or counter: a non-negative integer, or null where the figure is unknown.
+   */
+  peak_at_largest_bytes: number | null;
+  /**
+   * With grad_accumulation: the micro-batches per optimizer step that reach the sample's batch size at largest_batch_size each; null otherwise.
+   */
+  accumulation_steps: number | null;
+}
+/**
+ * The card the step would run on, and what it leaves for the step.
+ */
+export interface EstimateCard {
+  /**
+   * The CUDA device index.
+   */
+  index: number;
+  /**
+   * The device's name; null where it could not be read.
+   */
+  name: string | null;
+  /**
+   * A byte count or counter: a non-negative integer, or null where the figure is unknown.
+   */
+  total_bytes: number | null;
+  /**
+   * A byte count or counter: a non-negative integer, or null where the figure is unknown.
+   */
+  other_allocated_bytes: number | null;
+  /**
+   * A byte count or counter: a non-negative integer, or null where the figure is unknown.
+   */
+  overhead_bytes: number | null;
+  /**
+   * True when the kernel's CUDA context was measured (NVML's figure for the process less PyTorch's reserved memory); false when it is an estimate because CUDA is not initialised in this kernel.
+   */
+  overhead_measured: boolean;
+  /**
+   * A byte count or counter: a non-negative integer, or null where the figure is unknown.
+   */
+  margin_bytes: number | null;
+  /**
+   * A byte count or counter: a non-negative integer, or null where the figure is unknown.
+   */
+  free_for_step_bytes: number | null;
+}
+/**
+ * Why fake tensors could not run the step: the operation and the user's line where it stopped.
+ */
+export interface EstimateFailure {
+  /**
+   * Where it stopped: forward, loss, backward, optimizer, eval.
+   */
+  phase: string;
+  /**
+   * The operation without a fake implementation (aten.nonzero.default, ...); null where none is named (data-dependent control flow, an error of the user's code).
+   */
+  op: string | null;
+  /**
+   * The file (or cell) of the innermost user frame; null where none was found.
+   */
+  filename: string | null;
+  lineno: number | null;
+  /**
+   * That line's code; null where not known.
+   */
+  line: string | null;
+  /**
+   * What was raised, on one line.
+   */
+  message: string;
+}
+/**
+ * The result of an estimate_memory request.
+ */
+export interface EstimateMemoryResult {
+  /**
+   * estimated (fake tensors ran the step), measured (the fallback ran real steps, with consent) or refused (nothing could be predicted: failure and notes say why); a reader keeps any other string as is.
+   */
+  status: string;
+  /**
+   * fake_tensors, real_steps, or none when refused.
+   */
+  method: string;
+  /**
+   * The device type the fake tensors claimed: cuda when CUDA is initialised in this kernel (the card's own kernels and autocast rules), else cpu (no CUDA context is created; convolution and attention temporaries may differ from the card's); null when refused.
+   */
+  traced_on: string | null;
+  /**
+   * The names used: model, optimizer, loss, batch (null where none was given).
+   */
+  names: {
+    [k: string]: string | null;
+  };
+  /**
+   * The sample batch's first dimension; null when refused before it was read.
+   */
+  sample_batch_size: number | null;
+  /**
+   * One per batch size asked for, smallest first; [] when refused.
+   */
+  rows: EstimateRow[];
+  /**
+   * plain first, then amp_bf16, checkpointing and grad_accumulation; [] when refused.
+   */
+  variants: EstimateVariant[];
+  /**
+   * The card; null where no CUDA device is visible (the figures stand alone).
+   */
+  card: EstimateCard | null;
+  /**
+   * The plain step's largest batch size that fits (the plain variant's); null without a card or when refused.
+   */
+  largest_batch_size: number | null;
+  /**
+   * Why fake tensors could not run the step; null when they could.
+   */
+  failure: EstimateFailure | null;
+  /**
+   * What the figures assume or leave out, in sentences (the device traced on, a loss taken as the output's sum, what the fallback extrapolated).
+   */
+  notes: string[];
+  /**
+   * True when every parameter, gradient, buffer and optimizer state tensor kept its version counter, the RNG states and every module's training flag are as before; false is a bug, stated.
+   */
+  state_unchanged: boolean;
   /**
    * What the request took, in milliseconds.
    */
