@@ -15,6 +15,7 @@ import type { JupyterFrontEndPlugin } from '@jupyterlab/application';
 import { allocationsPlugin } from './features/allocations/plugin';
 import { cellsPlugin } from './features/cells/plugin';
 import { cleanupPlugin } from './features/cleanup/plugin';
+import { estimatePlugin } from './features/estimate/plugin';
 import { kernelDeathPlugin } from './features/kernelDeath/plugin';
 import { kernelsPlugin } from './features/kernels/plugin';
 import { oomPlugin } from './features/oom/plugin';
@@ -41,7 +42,8 @@ const plugins: JupyterFrontEndPlugin<any>[] = [
   kernelDeathPlugin,
   processesPlugin,
   kernelsPlugin,
-  snippetsPlugin
+  snippetsPlugin,
+  estimatePlugin
 ];
 
 /** The plugins JupyterLab loads from this extension. */

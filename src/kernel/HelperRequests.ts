@@ -19,11 +19,14 @@ import type {
   HiddenHolderKind,
   InspectResult
 } from '../protocol/cleanup';
+import type { EstimateMemoryResult } from '../protocol/estimate';
 import type { ReleaseEngineResult } from '../protocol/release';
 import type { StopProcessResult } from '../protocol/processes';
 import {
+  EstimateRequestFields,
   ICleanupConnection,
   IEngineConnection,
+  IEstimateConnection,
   IProcessConnection
 } from './connectionRequests';
 import {
@@ -48,7 +51,11 @@ const SETTINGS_WAIT_MS = 24 * 3600 * 1000;
  * checks their replies.
  */
 export abstract class HelperRequests
-  implements ICleanupConnection, IEngineConnection, IProcessConnection
+  implements
+    ICleanupConnection,
+    IEngineConnection,
+    IEstimateConnection,
+    IProcessConnection
 {
   /**
    * @param _cleanupTimeoutMs how long a cleanup or recording request may
@@ -134,6 +141,23 @@ export abstract class HelperRequests
       'release_engine',
       { ...request },
       async () => (await import('../protocol/release')).parseReleaseEngineResult
+    );
+  }
+
+  /**
+   * Predicts the peak memory of one training step of the named model,
+   * optimizer, loss and sample batch, for a range of batch sizes, without
+   * allocating on a GPU; `estimate_progress` messages come through
+   * `otherMessage` while it runs.
+   */
+  async estimateMemory(
+    request: EstimateRequestFields
+  ): Promise<EstimateMemoryResult> {
+    return this._parsed(
+      'estimate_memory',
+      { ...request },
+      async () =>
+        (await import('../protocol/estimate')).parseEstimateMemoryResult
     );
   }
 

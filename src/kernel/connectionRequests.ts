@@ -18,6 +18,10 @@ import type {
   HiddenHolderKind,
   InspectResult
 } from '../protocol/cleanup';
+import type {
+  EstimateMemoryRequest,
+  EstimateMemoryResult
+} from '../protocol/estimate';
 import type { ReleaseEngineResult } from '../protocol/release';
 import type { StopProcessResult } from '../protocol/processes';
 
@@ -89,6 +93,28 @@ export function isProcessConnection(
   connection: object
 ): connection is IProcessConnection {
   return answers(connection, 'stopProcess');
+}
+
+/** The fields of an `estimate_memory` request, without its type and id. */
+export type EstimateRequestFields = Omit<
+  EstimateMemoryRequest,
+  'type' | 'request_id'
+>;
+
+/**
+ * The request of a connection to the kernel helper that predicts a training
+ * step's peak memory, and the signal that carries its progress messages.
+ */
+export interface IEstimateConnection {
+  estimateMemory(request: EstimateRequestFields): Promise<EstimateMemoryResult>;
+  readonly otherMessage?: ISignal<unknown, unknown>;
+}
+
+/** Whether a connection can estimate a training step (test fakes may not). */
+export function isEstimateConnection(
+  connection: object
+): connection is IEstimateConnection {
+  return answers(connection, 'estimateMemory');
 }
 
 /** Whether `connection` has the request method `method` (test fakes and older connections may not). */

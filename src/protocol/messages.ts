@@ -102,6 +102,8 @@ export interface HelperRequestResults {
   stop_process: { [key: string]: unknown };
   /** Unchecked here: read it with `parseReleaseEngineResult` (protocol/release.ts). */
   release_engine: { [key: string]: unknown };
+  /** Unchecked here: read it with `parseEstimateMemoryResult` (protocol/estimate.ts). */
+  estimate_memory: { [key: string]: unknown };
 }
 
 /** A message of the kernel as `parseKernelMessage` gives it. */

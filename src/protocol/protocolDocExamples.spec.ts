@@ -36,6 +36,7 @@ import {
 import { parseWith } from './reader';
 import { parseNotebookNames } from '../features/snippets/notebookNames';
 import { parseCellProcessTree, parseProcessTree } from './processes';
+import { parseEstimateMemoryResult, readEstimateProgress } from './estimate';
 import { parseReleaseEngineResult } from './release';
 import { parseStopProcessResult } from './stopProcess';
 import { parseTimeline } from './timeline';
@@ -126,7 +127,8 @@ const REQUEST_TYPES: Record<HelperRequestType, true> = {
   allocation_sites: true,
   allocation_snapshot: true,
   stop_process: true,
-  release_engine: true
+  release_engine: true,
+  estimate_memory: true
 };
 
 interface Example {
@@ -300,6 +302,9 @@ function read(example: Example): string {
     case 'allocation_recording':
       expect(parseRecordingBroadcast(value)).not.toBeNull();
       return type;
+    case 'estimate_progress':
+      expect(readEstimateProgress(value)).not.toBeNull();
+      return type;
     case null:
       break;
     default:
@@ -378,6 +383,9 @@ function read(example: Example): string {
     case 'mode':
       expectValue(parseReleaseEngineResult(value), where);
       return 'ReleaseEngineResult';
+    case 'status':
+      expectValue(parseEstimateMemoryResult(value), where);
+      return 'EstimateMemoryResult';
     default:
       throw new Error(
         `${where}: no reader for an example starting with "${firstKey}":\n${example.text}`

@@ -36,6 +36,7 @@ export const MEMORY_TAB_RANKS = {
   gpus: 50,
   host: 60,
   timeline: 70,
+  estimate: 75,
   snippets: 80
 } as const;
 

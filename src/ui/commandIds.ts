@@ -81,6 +81,21 @@ export namespace CommandIDs {
    * restartNeeded, namesFound}`, or null when nothing was inserted.
    */
   export const insertSnippet = 'jupyterlab-vram:insert-snippet';
+  /**
+   * Will it fit? Asks which model, optimizer, loss and sample batch to use
+   * and predicts a training step's peak GPU memory and the largest batch
+   * size that fits, without allocating on the GPU. With the args `{model,
+   * batch, optimizer?, loss?, batchSizes?, margin?, realStep?, ask: false}`
+   * it runs without the dialog (real steps still ask first). Returns the
+   * estimate's state, or null when nothing was asked of the kernel.
+   */
+  export const estimateMemory = 'jupyterlab-vram:estimate-memory';
+  /**
+   * Inserts the training cell of one remedy of the last estimate, with the
+   * args `{variant}` (plain, amp_bf16, checkpointing, grad_accumulation),
+   * its batch size and figures filled in. Returns `{index, code}`, or null.
+   */
+  export const insertEstimateCell = 'jupyterlab-vram:insert-estimate-cell';
   /** Inserts the `no-grad-eval` snippet, a torch.no_grad evaluation loop. */
   export const insertNoGrad = 'jupyterlab-vram:insert-no-grad';
   /**

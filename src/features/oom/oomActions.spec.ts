@@ -144,7 +144,8 @@ describe('oomActions', () => {
     expect(tooBig.find(a => a.id === 'free-memory')!.gain).toContain(
       'Not enough for this request: it needs more than this kernel can get.'
     );
-    expect(tooBig.map(a => a.id).slice(0, 4)).toEqual([
+    expect(tooBig.map(a => a.id).slice(0, 5)).toEqual([
+      'estimate-memory',
       'insert-amp',
       'insert-batch-size-search',
       'insert-grad-checkpointing',

@@ -283,13 +283,23 @@ export function oomActions(
       { command: RESTART_KERNEL_COMMAND }
     ]
   };
+  // Predicting the step's peak before running it again saves the trial and
+  // error of batch sizes, each try of which may end in another failure.
+  const willItFit: OomAction = {
+    id: 'estimate-memory',
+    label: trans.__('Will it fit? Estimate the training step'),
+    gain: trans.__(
+      'Predicts the peak of one training step for a range of batch sizes, without allocating on the GPU, names the largest batch size that fits, and what AMP, checkpointing and gradient accumulation would let fit.'
+    ),
+    steps: [{ command: CommandIDs.estimateMemory }]
+  };
   // The fixes that shrink the work for this framework. There are none for a
   // NumPy array or for TensorFlow, which have no snippet for it.
   const shrinkTheWork: OomAction[] = !torch
     ? []
     : host
       ? [batchSize]
-      : [amp, batchSize, checkpointing, accumulation];
+      : [willItFit, amp, batchSize, checkpointing, accumulation];
 
   for (const { cause } of d.causes) {
     switch (cause) {

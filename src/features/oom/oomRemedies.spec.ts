@@ -226,7 +226,8 @@ describe("the failing cell's own objects", () => {
     expect(text.causes[0].text).toContain('optimizer: 4 GiB, model: 2 GiB');
     expect(text.causes[0].text).toContain('The work itself must shrink');
     const actions = oomActions(training, 'binary');
-    expect(actions.map(a => a.id).slice(0, 4)).toEqual([
+    expect(actions.map(a => a.id).slice(0, 5)).toEqual([
+      'estimate-memory',
       'insert-amp',
       'insert-batch-size-search',
       'insert-grad-checkpointing',
