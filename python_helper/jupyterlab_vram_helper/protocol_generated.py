@@ -1825,6 +1825,10 @@ class NotebookNamesResult(TypedDict):
     """
     Names of gradient scalers.
     """
+    batch: NotRequired[list[str]]
+    """
+    Names that may hold a sample batch, for estimate_memory: tuples, lists and dicts of tensors first, then tensors; absent from older helpers (read as []).
+    """
     runtime: NotebookRuntime
 
 

@@ -2149,6 +2149,10 @@ export interface NotebookNamesResult {
    * Names of gradient scalers.
    */
   scaler: string[];
+  /**
+   * Names that may hold a sample batch, for estimate_memory: tuples, lists and dicts of tensors first, then tensors; absent from older helpers (read as []).
+   */
+  batch?: string[];
   runtime: NotebookRuntime;
 }
 /**

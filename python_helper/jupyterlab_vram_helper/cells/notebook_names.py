@@ -12,6 +12,10 @@ read from its eager context without creating it. The result holds names and
 booleans only, and no user object is referenced once :func:`notebook_names`
 returns.
 
+It also offers the names that may hold a sample batch, for "Will it fit?":
+tensors, and tuples, lists and dicts of tensors, the containers first,
+because a batch is most often an ``(inputs, targets)`` pair.
+
 The cost is bounded: at most :data:`MAX_NAMESPACE_NAMES` namespace entries are
 looked at, at most :data:`MAX_MODELS_SIZED` models are sized, and a model's
 parameters are counted up to :data:`MAX_PARAMETER_TENSORS` tensors.
@@ -39,6 +43,9 @@ MAX_MODELS_SIZED = 200
 # as a loss only, never as a model.
 KINDS: tuple[str, ...] = ("loss", "model", "optimizer", "dataloader", "scaler")
 RESULT_KINDS: tuple[str, ...] = ("model", "optimizer", "dataloader", "loss", "scaler")
+# A tuple or list is a candidate batch when it has at most this many items,
+# and a dict when one of its first this many values is a tensor.
+MAX_BATCH_ITEMS = 8
 
 # This maps each kind to the (module in sys.modules, class name) pairs where
 # its class may be. A later entry is a fallback for torch versions that put the
@@ -72,6 +79,7 @@ class NotebookNames(TypedDict):
     dataloader: list[str]
     loss: list[str]
     scaler: list[str]
+    batch: list[str]
     runtime: RuntimeState
 
 
@@ -173,6 +181,7 @@ def notebook_names(
     # (definition) order, since the sort is stable.
     found["model"].sort(key=lambda name: -sizes[name])
     result: dict[str, Any] = {kind: names[:MAX_NAMES_PER_KIND] for kind, names in found.items()}
+    result["batch"] = batch_names(user_ns, hidden_ns) if classes and user_ns else []
     result["runtime"] = runtime_state(modules)
     return result  # type: ignore[return-value]
 
@@ -222,6 +231,50 @@ def _collect(
     finally:
         obj = None
         items.clear()
+
+
+def _batch_shape(obj: Any, tensors: Any) -> str | None:
+    """ "container" or "tensor" where ``obj`` may be a sample batch, else None.
+
+    Only exact tuples, lists and dicts are opened, by their own C methods, so
+    that no user ``__getitem__`` or ``__iter__`` runs.
+    """
+    t = type(obj)
+    if tensors.is_tensor(obj):
+        return "tensor"
+    if t is tuple or t is list:
+        items = obj[:MAX_BATCH_ITEMS] if 0 < len(obj) <= MAX_BATCH_ITEMS else ()
+        return "container" if items and tensors.is_tensor(items[0]) else None
+    if t is dict:
+        values = itertools.islice(dict.values(obj), MAX_BATCH_ITEMS)
+        return "container" if any(tensors.is_tensor(v) for v in values) else None
+    return None
+
+
+def batch_names(user_ns: Mapping[str, Any], hidden_ns: Mapping[str, Any]) -> list[str]:
+    """The names that may hold a sample batch: containers of tensors first, then tensors, each in namespace order."""
+    tensors = current()
+    if tensors is None:
+        return []
+    containers: list[str] = []
+    singles: list[str] = []
+    obj: Any = None
+    try:
+        for name, obj in itertools.islice(user_ns.items(), MAX_NAMESPACE_NAMES):
+            if not isinstance(name, str) or not name or name.startswith("_") or hidden_ns.get(name, _MISSING) is obj:
+                continue
+            shape = _batch_shape(obj, tensors)
+            if shape == "container":
+                containers.append(name)
+            elif shape == "tensor":
+                singles.append(name)
+            if len(containers) >= MAX_NAMES_PER_KIND:
+                break
+    except Exception:
+        pass
+    finally:
+        obj = None
+    return (containers + singles)[:MAX_NAMES_PER_KIND]
 
 
 _MISSING = object()

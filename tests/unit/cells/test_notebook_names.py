@@ -72,7 +72,34 @@ def test_each_kind_is_found(with_torch: Any) -> None:
         "tensorflow_imported": False,
         "tensorflow_initialized": False,
     }
-    assert set(result) == set(KINDS) | {"runtime"}
+    assert result["batch"] == ["x"]
+    assert set(result) == set(KINDS) | {"batch", "runtime"}
+
+
+class ListLike(list):  # type: ignore[type-arg]
+    """A list subclass whose items are never read: only exact containers are opened."""
+
+    def __getitem__(self, index: Any) -> Any:
+        raise AssertionError("a user __getitem__ ran")
+
+
+def test_sample_batches_are_offered_containers_first(with_torch: Any) -> None:
+    x, y = torch.zeros(4, 3), torch.zeros(4)
+    result = names_of(
+        {
+            "x": x,
+            "y": y,
+            "batch": (x, y),
+            "pairs": [x, y],
+            "encoded": {"input_ids": x, "mask": y},
+            "labels": {"a": 1},
+            "long": tuple([x] * 9),
+            "numbers": (1, 2),
+            "odd": ListLike([x]),
+            "empty": (),
+        }
+    )
+    assert result["batch"] == ["batch", "pairs", "encoded", "x", "y"]
 
 
 def test_a_loss_is_not_a_model(with_torch: Any) -> None:
