@@ -165,6 +165,7 @@ describe('oomActions', () => {
       'clear-traceback',
       'delete-holders',
       'free-memory',
+      'estimate-memory',
       'insert-batch-size-search'
     ]);
     // A NumPy array has no training step, so no batch-size search is offered.

@@ -298,7 +298,7 @@ export function oomActions(
   const shrinkTheWork: OomAction[] = !torch
     ? []
     : host
-      ? [batchSize]
+      ? [willItFit, batchSize]
       : [willItFit, amp, batchSize, checkpointing, accumulation];
 
   for (const { cause } of d.causes) {
@@ -343,6 +343,9 @@ export function oomActions(
   add(deleteHolders);
   add(tensorflow ? tfClearSession : null);
   add(freeMemory);
+  if (torch) {
+    add(willItFit);
+  }
   if (torch && !host) {
     add(amp);
     add(noGrad);
