@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-# Above this the search stops growing: no reference model's step is meant to reach it.
-LARGEST_TRIED = 1 << 20
+# Above this the search stops growing: four times the largest batch size an estimate may name.
+LARGEST_TRIED = 1 << 22
 
 
 class Bracket(NamedTuple):

@@ -223,7 +223,7 @@ def unet(device: str = "cpu") -> Built:
 class _Recommender(nn.Module):
     """One embedding table per categorical field (the bulk of the parameters), concatenated into an MLP."""
 
-    def __init__(self, rows: int = 125_000, fields: int = 8, width: int = 64) -> None:
+    def __init__(self, rows: int = 62_500, fields: int = 16, width: int = 128) -> None:
         super().__init__()
         self.tables = nn.ModuleList(nn.Embedding(rows, width) for _ in range(fields))
         self.mlp = nn.Sequential(
@@ -236,10 +236,10 @@ class _Recommender(nn.Module):
 
 
 def recommender(device: str = "cpu") -> Built:
-    """An embedding-heavy click predictor (8 tables of 125,000 rows) with Adam and dense gradients."""
+    """An embedding-heavy click predictor (16 tables of 62,500 rows, 128 wide) with Adam and dense gradients."""
     model = _seeded(device, _Recommender)
     make = _batch_maker(
-        lambda n, g: (torch.randint(125_000, (n, 8), generator=g), torch.randint(2, (n,), generator=g).float())
+        lambda n, g: (torch.randint(62_500, (n, 16), generator=g), torch.randint(2, (n,), generator=g).float())
     )
     return model, torch.optim.Adam(model.parameters(), lr=1e-3), F.binary_cross_entropy_with_logits, make
 
@@ -311,8 +311,8 @@ class ReferenceModel:
 REFERENCE_MODELS = (
     ReferenceModel("mlp", mlp, (1024, 4096, 16384)),
     ReferenceModel("resnet", resnet, (32, 128, 256)),
-    ReferenceModel("transformer_encoder", transformer_encoder, (16, 64, 128)),
-    ReferenceModel("vit", vit, (16, 64, 128)),
+    ReferenceModel("transformer_encoder", transformer_encoder, (4, 16, 32)),
+    ReferenceModel("vit", vit, (8, 16, 32)),
     ReferenceModel("lstm", lstm, (32, 128, 256)),
     ReferenceModel("unet", unet, (8, 32, 64)),
     ReferenceModel("recommender", recommender, (4096, 16384, 65536)),
