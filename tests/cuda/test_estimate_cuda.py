@@ -34,6 +34,8 @@ TOLERANCE_PERCENT = 10.0
 WITHIN_SHARE = 0.9
 RECOMMENDED_SHARE = 0.85
 CHILD_TIMEOUT_S = 130
+# No new search for a true largest starts after this, so that the child ends within its timeout.
+SEARCH_DEADLINE_S = 90
 
 
 def child_env() -> dict[str, str]:
@@ -44,7 +46,17 @@ def child_env() -> dict[str, str]:
 
 def run_child(out: Path) -> tuple[dict[str, Any], str]:
     """The child's figures (what it wrote before any timeout) and its last output lines."""
-    command = [sys.executable, str(CHILD), str(out), "--cap-gib", str(CAP_GIB), "--margin", str(MARGIN)]
+    command = [
+        sys.executable,
+        str(CHILD),
+        str(out),
+        "--cap-gib",
+        str(CAP_GIB),
+        "--margin",
+        str(MARGIN),
+        "--deadline-s",
+        str(SEARCH_DEADLINE_S),
+    ]
     try:
         done = subprocess.run(command, capture_output=True, text=True, timeout=CHILD_TIMEOUT_S, env=child_env())
         tail = (done.stdout + done.stderr)[-3000:]
