@@ -124,6 +124,17 @@ def _figure(value: Any) -> str:
     return text if len(text) <= 160 else text[:157] + "..."
 
 
+def _accuracy_table(rows: list[dict[str, Any]]) -> list[str]:
+    """The memory estimate's predicted training peaks against the measured ones, one row per model and batch size."""
+    lines = ["", "| model | batch size | predicted MiB | measured MiB | error % |", "|---|---|---|---|---|"]
+    for r in rows:
+        lines.append(
+            f"| {r['model']} | {r['batch_size']} | {r['predicted_bytes'] / 2**20:.1f} |"
+            f" {r['measured_bytes'] / 2**20:.1f} | {r['error_percent']:+.1f} |"
+        )
+    return lines
+
+
 def markdown(report: dict[str, Any]) -> str:
     env = report["environment"]
     gpus = env.get("gpus") or []
@@ -171,6 +182,8 @@ def markdown(report: dict[str, Any]) -> str:
                         f"| {r['cell']} | `{r['first_line']}` | {r['duration_s']} | {r['allocated_delta_bytes']} |"
                         f" {r['allocated_peak_bytes']} | {r['reserved_after_bytes']} | {r['peak_exact']} |"
                     )
+            elif name == "estimate_accuracy" and isinstance(value, list):
+                lines += _accuracy_table(value)
             else:
                 lines.append(f"- {name}: {_figure(value)}")
     lines += ["", "## Benchmarks (GPU)", ""]

@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from xml.sax.saxutils import quoteattr
 
 REPORT = Path(__file__).resolve().parents[2] / "scripts" / "gpu_report.py"
 
@@ -63,6 +64,30 @@ def test_report_has_every_check_its_figures_and_the_benchmarks(tmp_path: Path) -
     assert "- allocated_bytes: 1048576" in text
     assert "target inspect: 41.5 ms (limit 200): met" in text
     assert "needs a CUDA GPU" in text
+
+
+def test_the_estimate_accuracy_figure_is_a_table_of_predicted_against_measured(tmp_path: Path) -> None:
+    rows = [
+        {"model": "mlp", "batch_size": 1024, "predicted_bytes": 300 * 2**20, "measured_bytes": 288 * 2**20,
+         "error_percent": 4.17},
+        {"model": "gpt_amp", "batch_size": 64, "predicted_bytes": 3 * 2**30, "measured_bytes": 3584 * 2**20,
+         "error_percent": -14.29},
+    ]  # fmt: skip
+    junit = (
+        '<testsuites><testsuite name="pytest"><testcase classname="tests.cuda.test_estimate_cuda" name="test_peaks"'
+        f' time="80"><properties><property name="estimate_accuracy" value={quoteattr(json.dumps(rows))}/>'
+        "</properties></testcase></testsuite></testsuites>"
+    )
+    (tmp_path / "junit-parallel.xml").write_text(junit, encoding="utf-8")
+    subprocess.run([sys.executable, str(REPORT), str(tmp_path)], check=True, capture_output=True, timeout=120)
+
+    text = (tmp_path / "report.md").read_text(encoding="utf-8").splitlines()
+    header = text.index("| model | batch size | predicted MiB | measured MiB | error % |")
+    assert text[header + 2 : header + 4] == [
+        "| mlp | 1024 | 300.0 | 288.0 | +4.2 |",
+        "| gpt_amp | 64 | 3072.0 | 3584.0 | -14.3 |",
+    ]
+    assert not any(line.startswith("- estimate_accuracy") for line in text)  # a table, not a JSON line
 
 
 def test_a_junit_file_cut_short_by_a_stopped_step_is_named_and_the_rest_still_reported(tmp_path: Path) -> None:
