@@ -1,0 +1,249 @@
+"""Runs one training or evaluation step of the user's model on fake tensors and counts its peak.
+
+Fake tensors (``torch._subclasses.fake_tensor.FakeTensorMode``) carry
+shapes, dtypes and devices but no data, so a step traced with them costs no
+device memory and cannot change the user's model. The user's parameters and
+buffers are never moved or touched: fake copies are made, the real module is
+called through ``torch.func.functional_call`` with the copies in their place
+(BatchNorm's running statistics update the fake buffers), and the optimizer
+is a fresh instance of the user's optimizer's class over the fake copies.
+
+The measured step is the steady state of training: the optimizer's state
+exists already (a first optimizer step over fake gradients made it, as the
+first real step would), the gradients were set to None, and the step runs
+forward, loss, backward and the optimizer step. Its peak is broken down by
+role (parameters, gradients, optimizer state, activations, inputs,
+temporaries) from what the ledger saw live at the peak.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+from collections.abc import Callable, Iterator
+from typing import Any, NamedTuple
+
+from .batch_scaling import fake_batch, tensor_leaves
+from .step_calls import forward_call, loss_value
+from .storage_counter import StorageLedger, counting_mode_class
+
+_ABSENT = object()
+
+ROLES = ("parameters", "gradients", "optimizer_state", "activations", "temporaries", "inputs")
+
+
+class StepSetup(NamedTuple):
+    """What a trace needs: the user's objects, read only, and the device the fake tensors claim."""
+
+    torch: Any
+    model: Any
+    batch: Any
+    optimizer: Any
+    loss: Callable[..., Any] | None
+    device: str
+    sample_size: int
+    # Whether the step would run on a CUDA card, which decides the optimizer's implementation.
+    target_cuda: bool
+
+
+class StepOptions(NamedTuple):
+    """How the traced step differs from a plain training step."""
+
+    train: bool = True
+    autocast: bool = False
+    # Wraps the forward pass, as activation checkpointing does (variants.py).
+    around_forward: Callable[[], Any] | None = None
+    # Keeps gradients from an earlier micro-batch live through the step.
+    keep_grads: bool = False
+
+
+class TracedPeak(NamedTuple):
+    """A traced step's peak in bytes, what was live at it by role, and its peak with gradients kept."""
+
+    peak: int
+    breakdown: dict[str, int]
+    # The peak of the same step had the gradients of an earlier micro-batch
+    # been live from its start (gradient accumulation), replayed from the trace.
+    accumulating_peak: int
+
+
+class StepFailed(Exception):
+    """The traced step raised: the phase it was in, and the exception as ``__cause__``."""
+
+    def __init__(self, phase: str, error: BaseException):
+        super().__init__(f"{phase}: {error}")
+        self.phase = phase
+        self.error = error
+
+
+def trace_step(setup: StepSetup, size: int, options: StepOptions, notes: list[str]) -> TracedPeak:
+    """Trace one step at batch size ``size`` on fake tensors and return its peak."""
+    torch = setup.torch
+    fake_tensor = importlib.import_module("torch._subclasses.fake_tensor")
+    ledger = StorageLedger(torch.device(setup.device).type)
+    try:
+        with training_flags(setup.model, options.train):
+            with fake_tensor.FakeTensorMode(allow_non_fake_inputs=True), counting_mode_class(torch)(ledger):
+                return _traced(setup, size, options, ledger, notes)
+    except Exception as exc:
+        phase = ledger.phase if options.train or ledger.phase not in ("forward", "loss") else "eval"
+        raise StepFailed(phase, exc) from exc
+
+
+def _traced(setup: StepSetup, size: int, options: StepOptions, ledger: StorageLedger, notes: list[str]) -> TracedPeak:
+    torch = setup.torch
+    fakes = fake_parameters(torch, setup.model, setup.optimizer, setup.device)
+    buffers = {name: torch.empty(b.shape, dtype=b.dtype, device=setup.device) for name, b in _buffers(setup.model)}
+    optimizer = fake_optimizer(setup, fakes) if options.train else None
+    if optimizer is not None:
+        ledger.phase = "optimizer"
+        prime_optimizer(torch, optimizer, keep_grads=options.keep_grads)
+        ledger.phase = "setup"
+    batch = fake_batch(torch, setup.batch, setup.sample_size, size, setup.device)
+    roles = {
+        "parameters": ledger.track_all([*fakes.values(), *buffers.values()]),
+        "inputs": ledger.track_all(tensor_leaves(batch, torch.Tensor)),
+    }
+    states = {name: fakes[id(p)] for name, p in setup.model.named_parameters()}
+    states.update(buffers)
+    ledger.restart_peak()
+    ledger.phase = "forward"
+    grad_mode = contextlib.nullcontext() if options.train else torch.no_grad()
+    with grad_mode:
+        call = forward_call(batch, torch.Tensor)
+        with _autocast(torch, setup.device, options.autocast), _around(options.around_forward):
+            output = torch.func.functional_call(setup.model, states, call.args, call.kwargs)
+        roles["activations"] = ledger.live_serials("forward")
+        ledger.phase = "loss"
+        with _autocast(torch, setup.device, options.autocast):
+            loss = loss_value(torch, output, call.target, setup.loss, notes)
+        if options.train:
+            ledger.phase = "backward"
+            loss.backward()
+    del output, loss, call
+    if optimizer is not None:
+        ledger.phase = "optimizer"
+        optimizer.step()
+    roles["gradients"] = ledger.track_all(p.grad for p in fakes.values() if p.grad is not None)
+    roles["optimizer_state"] = ledger.track_all(_state_tensors(optimizer, torch.Tensor))
+    accumulating = with_gradients_kept(ledger.current, ledger.events, roles["gradients"])
+    return TracedPeak(ledger.peak, breakdown(ledger.at_peak(), roles), accumulating)
+
+
+def with_gradients_kept(end: int, events: list[tuple[int, int]], gradients: set[int]) -> int:
+    """The step's peak replayed as if every gradient made during it had been live from its start.
+
+    That is a micro-batch of gradient accumulation: the gradients of the
+    earlier micro-batches are live while it runs, and its own are added into
+    them rather than allocated. The replay starts from what was live before
+    the step (what is live at its end less what the events added).
+    """
+    current = end - sum(delta for _, delta in events)
+    pending = sum(delta for serial, delta in events if serial in gradients and delta > 0)
+    peak = current + pending
+    for serial, delta in events:
+        current += delta
+        if serial in gradients and delta > 0:
+            pending -= delta
+        peak = max(peak, current + pending)
+    return peak
+
+
+def breakdown(at_peak: dict[int, int], roles: dict[str, set[int]]) -> dict[str, int]:
+    """The bytes live at the peak by role; what no role claims is a temporary."""
+    totals = dict.fromkeys(ROLES, 0)
+    order = ("parameters", "inputs", "gradients", "optimizer_state", "activations")
+    for serial, nbytes in at_peak.items():
+        role = next((r for r in order if serial in roles.get(r, ())), "temporaries")
+        totals[role] += nbytes
+    return totals
+
+
+def fake_parameters(torch: Any, model: Any, optimizer: Any, device: str) -> dict[int, Any]:
+    """A fake parameter for each of the model's and the optimizer's parameters, by the real one's id."""
+    real = [p for _, p in model.named_parameters()]
+    if optimizer is not None:
+        real += [p for group in optimizer.param_groups for p in group["params"]]
+    fakes: dict[int, Any] = {}
+    for p in real:
+        if id(p) not in fakes:
+            empty = torch.empty(p.shape, dtype=p.dtype, device=device)
+            fakes[id(p)] = torch.nn.Parameter(empty, requires_grad=p.requires_grad)
+    return fakes
+
+
+def _buffers(model: Any) -> Iterator[tuple[str, Any]]:
+    return ((name, b) for name, b in model.named_buffers() if b is not None)
+
+
+def fake_optimizer(setup: StepSetup, fakes: dict[int, Any]) -> Any:
+    """A fresh optimizer of the user's optimizer's class, with its groups' options, over the fake parameters."""
+    optimizer = setup.optimizer
+    if optimizer is None:
+        return None
+    groups = []
+    for group in optimizer.param_groups:
+        options = {key: value for key, value in group.items() if key != "params"}
+        # PyTorch picks its foreach implementation on CUDA when neither foreach
+        # nor fused was chosen, and the for-loop on the CPU; the fake step
+        # does what the card would, even where it is traced on the CPU.
+        if setup.target_cuda and options.get("foreach", False) is None and not options.get("fused"):
+            options["foreach"] = True
+        groups.append({"params": [fakes[id(p)] for p in group["params"]], **options})
+    try:
+        return type(optimizer)(groups, **dict(optimizer.defaults))
+    except TypeError:
+        return type(optimizer)(groups)
+
+
+def prime_optimizer(torch: Any, optimizer: Any, keep_grads: bool) -> None:
+    """Make the optimizer's state by a first step over fake gradients, as the first real step would."""
+    params = [p for group in optimizer.param_groups for p in group["params"] if p.requires_grad]
+    for p in params:
+        p.grad = torch.zeros_like(p)
+    # The state is the same whichever implementation makes it, and the
+    # foreach one traces in a few operations rather than a dozen per parameter.
+    chosen = [group.get("foreach", _ABSENT) for group in optimizer.param_groups]
+    for group, foreach in zip(optimizer.param_groups, chosen, strict=True):
+        if foreach is None or foreach is False:
+            group["foreach"] = True
+    try:
+        optimizer.step()
+    finally:
+        for group, foreach in zip(optimizer.param_groups, chosen, strict=True):
+            if foreach is not _ABSENT:
+                group["foreach"] = foreach
+    if not keep_grads:
+        optimizer.zero_grad(set_to_none=True)
+
+
+def _state_tensors(optimizer: Any, tensor_type: type) -> list[Any]:
+    if optimizer is None:
+        return []
+    found = []
+    for state in optimizer.state.values():
+        found += [v for v in state.values() if isinstance(v, tensor_type)]
+    return found
+
+
+@contextlib.contextmanager
+def training_flags(model: Any, training: bool) -> Iterator[None]:
+    """Set every module's ``training`` flag for the trace, and put each back exactly afterwards."""
+    saved = [(module, module.training) for module in model.modules()]
+    try:
+        for module, _ in saved:
+            module.training = training
+        yield
+    finally:
+        for module, flag in saved:
+            module.training = flag
+
+
+def _autocast(torch: Any, device: str, enabled: bool) -> Any:
+    if not enabled:
+        return contextlib.nullcontext()
+    return torch.autocast(device_type=torch.device(device).type, dtype=torch.bfloat16)
+
+
+def _around(around: Callable[[], Any] | None) -> Any:
+    return around() if around is not None else contextlib.nullcontext()
