@@ -194,7 +194,7 @@ def _estimate(
     plain_line = peak_fit.fit(sizes, (plain[sizes[0]].peak, plain[sizes[1]].peak))
     found, confirmed = _variants(run, sizes, plain, plain_line, card)
     rows = _rows(wanted, sizes, {**plain, **confirmed}, evals, card)
-    result: EstimateMemoryResult = {
+    estimated: EstimateMemoryResult = {
         "status": "estimated",
         "method": "fake_tensors",
         "traced_on": "cuda" if on_cuda else "cpu",
@@ -210,7 +210,7 @@ def _estimate(
         "elapsed_ms": 0.0,
     }
     run.tell("done")
-    return result
+    return estimated
 
 
 def _model_bytes(torch: Any, model: Any, optimizer: Any, index: int) -> int:
@@ -357,7 +357,8 @@ def _measured(
     device = fallback_steps.model_device(torch, model)
     card = card_budget(torch, index, margin, _model_bytes(torch, model, optimizer, index), gpus)
     line = peak_fit.fit(sizes, (train[sizes[0]].peak, train[sizes[1]].peak))
-    largest = peak_fit.largest_fitting(line, card["free_for_step_bytes"]) if card is not None else None
+    budget = _budget(card)
+    largest = peak_fit.largest_fitting(line, budget) if budget is not None else None
     peak = line.at(largest) if largest is not None else None
     run.notes.append(
         f"Fake tensors could not run the step, so with the user's consent real steps were measured on {device.type} "
@@ -365,16 +366,11 @@ def _measured(
         "extrapolated along a line through them; the model's state was put back and compared value by value."
     )
     result = refused(names, run.notes, setup.sample_size, started)
-    result.update(
-        status="measured",
-        method="real_steps",
-        traced_on=device.type,
-        rows=_rows(wanted, sizes, train, evals, card),
-        variants=[variants.variant("plain", line, largest, peak)]
-        + [variants.not_applicable(name, "only the plain step was measured") for name in variants.VARIANTS[1:]],
-        card=card,
-        largest_batch_size=largest,
-        failure=failure,
-        state_unchanged=same,
-    )
+    plain = [variants.variant("plain", line, largest, peak)]
+    others = [variants.not_applicable(name, "only the plain step was measured") for name in variants.VARIANTS[1:]]
+    result["status"], result["method"], result["traced_on"] = "measured", "real_steps", device.type
+    result["rows"] = _rows(wanted, sizes, train, evals, card)
+    result["variants"] = plain + others
+    result["card"], result["largest_batch_size"] = card, largest
+    result["failure"], result["state_unchanged"] = failure, same
     return result

@@ -51,7 +51,7 @@ def loss_value(torch: Any, output: Any, target: Any, loss: Callable[..., Any] | 
         return own
     if NOTE_SUM_LOSS not in notes:
         notes.append(NOTE_SUM_LOSS)
-    leaves = [t for t in tensor_leaves(_plain(output), torch.Tensor) if t.is_floating_point()]
+    leaves = [t for t in tensor_leaves(_plain(output, torch.Tensor), torch.Tensor) if t.is_floating_point()]
     if not leaves:
         raise TypeError("the model's output has no floating-point tensor to take as the loss")
     total = leaves[0].sum()
@@ -67,9 +67,9 @@ def _own_loss(output: Any, tensor_type: type) -> Any:
     return found if isinstance(found, tensor_type) else None
 
 
-def _plain(output: Any) -> Any:
+def _plain(output: Any, tensor_type: type) -> Any:
     # An output object that is neither a tensor nor a collection (a
     # dataclass) is looked into through its attributes.
-    if isinstance(output, (tuple, list, dict)) or not hasattr(output, "__dict__"):
+    if isinstance(output, (tensor_type, tuple, list, dict)) or not hasattr(output, "__dict__"):
         return output
     return dict(vars(output))

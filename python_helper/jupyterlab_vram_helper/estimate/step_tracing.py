@@ -4,7 +4,8 @@ Fake tensors (``torch._subclasses.fake_tensor.FakeTensorMode``) carry
 shapes, dtypes and devices but no data, so a step traced with them costs no
 device memory and cannot change the user's model. The user's parameters and
 buffers are never moved or touched: fake copies are made, the real module is
-called through ``torch.func.functional_call`` with the copies in their place
+called with the copies in their place (``torch.func.functional_call``'s own
+swap, held through the backward pass)
 (BatchNorm's running statistics update the fake buffers), and the optimizer
 is a fresh instance of the user's optimizer's class over the fake copies.
 
@@ -109,10 +110,13 @@ def _traced(setup: StepSetup, size: int, options: StepOptions, ledger: StorageLe
     ledger.restart_peak()
     ledger.phase = "forward"
     grad_mode = contextlib.nullcontext() if options.train else torch.no_grad()
-    with grad_mode:
+    # The fake parameters and buffers stand in for the real ones through the
+    # whole step, backward included, because activation checkpointing runs
+    # the forward pass again during the backward pass.
+    with grad_mode, _swapped(torch, setup.model, states):
         call = forward_call(batch, torch.Tensor)
         with _autocast(torch, setup.device, options.autocast), _around(options.around_forward):
-            output = torch.func.functional_call(setup.model, states, call.args, call.kwargs)
+            output = setup.model(*call.args, **call.kwargs)
         roles["activations"] = ledger.live_serials("forward")
         ledger.phase = "loss"
         with _autocast(torch, setup.device, options.autocast):
@@ -237,6 +241,12 @@ def training_flags(model: Any, training: bool) -> Iterator[None]:
     finally:
         for module, flag in saved:
             module.training = flag
+
+
+def _swapped(torch: Any, model: Any, states: dict[str, Any]) -> Any:
+    """The context in which ``model``'s parameters and buffers are the fake ``states`` (what functional_call uses)."""
+    stateless = importlib.import_module("torch.nn.utils.stateless")
+    return stateless._reparametrize_module(model, states, tie_weights=True, strict=False)
 
 
 def _autocast(torch: Any, device: str, enabled: bool) -> Any:
