@@ -84,7 +84,11 @@ def trace_step(setup: StepSetup, size: int, options: StepOptions, notes: list[st
     ledger = StorageLedger(torch.device(setup.device).type)
     try:
         with training_flags(setup.model, options.train):
-            with fake_tensor.FakeTensorMode(allow_non_fake_inputs=True), counting_mode_class(torch)(ledger):
+            # Real tensors the step reads (a plain tensor attribute, a loss's
+            # weight, a tensor learning rate) are allowed in and read as fake;
+            # a write into one is refused by the counting mode.
+            counting = counting_mode_class(torch)(ledger, fake_tensor.FakeTensor)
+            with fake_tensor.FakeTensorMode(allow_non_fake_inputs=True), counting:
                 return _traced(setup, size, options, ledger, notes)
     except Exception as exc:
         phase = ledger.phase if options.train or ledger.phase not in ("forward", "loss") else "eval"

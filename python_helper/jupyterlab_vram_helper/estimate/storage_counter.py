@@ -121,22 +121,53 @@ class StorageLedger:
         return dict(self._at_peak)
 
 
+class RealTensorWrite(RuntimeError):
+    """A traced step tried to write into a real tensor, which fake tensors would let it do."""
+
+    def __init__(self, func: Any):
+        super().__init__(
+            f"the step writes into a real tensor ({func}) that is not one of the model's parameters or buffers "
+            "(a tensor kept as a plain attribute, or a loss's state); tracing it would change that tensor"
+        )
+        self.func = func
+
+
+def written_arguments(func: Any) -> tuple[tuple[int, str], ...]:
+    """The (position, name) of each argument that operation ``func`` writes into."""
+    schema = func._schema
+    if not schema.is_mutable:
+        return ()
+    return tuple(
+        (i, a.name) for i, a in enumerate(schema.arguments) if a.alias_info is not None and a.alias_info.is_write
+    )
+
+
 @functools.lru_cache(maxsize=4)
 def counting_mode_class(torch: Any) -> type:
     """The dispatch mode class, built on the ``torch`` module that the user imported."""
     dispatch = importlib.import_module("torch.utils._python_dispatch")
     pytree = importlib.import_module("torch.utils._pytree")
     tensor_type = torch.Tensor
+    writes: dict[Any, tuple[tuple[int, str], ...]] = {}
 
     class CountingMode(dispatch.TorchDispatchMode):  # type: ignore[misc, name-defined]
-        """A dispatch mode that hands every operation's tensor outputs to a :class:`StorageLedger`."""
+        """A dispatch mode that hands every operation's tensor outputs to a :class:`StorageLedger`.
 
-        def __init__(self, ledger: StorageLedger):
+        Under fake tensors (``fake_type`` given) it also refuses any write
+        into a real tensor: FakeTensorMode lets such a write through to the
+        real data, and the user's state must be left as it was.
+        """
+
+        def __init__(self, ledger: StorageLedger, fake_type: type | None = None):
             super().__init__()
             self.ledger = ledger
+            self.fake_type = fake_type
 
         def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
-            out = func(*args, **(kwargs or {}))
+            kwargs = kwargs or {}
+            if self.fake_type is not None:
+                self._refuse_real_writes(func, args, kwargs)
+            out = func(*args, **kwargs)
             if isinstance(out, tensor_type):
                 self.ledger.track(out)
             else:
@@ -144,5 +175,14 @@ def counting_mode_class(torch: Any) -> type:
                     if isinstance(leaf, tensor_type):
                         self.ledger.track(leaf)
             return out
+
+        def _refuse_real_writes(self, func: Any, args: Any, kwargs: Any) -> None:
+            written = writes.get(func)
+            if written is None:
+                written = writes[func] = written_arguments(func)
+            for position, name in written:
+                value = args[position] if position < len(args) else kwargs.get(name)
+                if isinstance(value, tensor_type) and not isinstance(value, self.fake_type):
+                    raise RealTensorWrite(func)
 
     return CountingMode

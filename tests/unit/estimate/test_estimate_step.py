@@ -111,6 +111,25 @@ def test_data_dependent_control_flow_is_refused_with_its_line() -> None:
     assert result["failure"]["line"] == "if x.sum() > 0:" and result["failure"]["filename"] == __file__
 
 
+class Counting(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+        self.calls = torch.zeros(1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        self.calls += 1
+        return self.lin(x)
+
+
+def test_a_write_into_a_real_tensor_is_refused_and_nothing_is_written() -> None:
+    model = Counting()
+    result = estimate_training_step(model, torch.randn(3, 4))
+    assert result["status"] == "refused" and result["failure"]["op"] == "aten.add_.Tensor"
+    assert result["failure"]["line"] == "self.calls += 1"
+    assert model.calls.item() == 0 and model.calls._version == 0
+
+
 def test_with_consent_real_steps_are_measured_extrapolated_and_the_state_put_back() -> None:
     model = Branchy()
     opt = torch.optim.Adam(model.parameters())
