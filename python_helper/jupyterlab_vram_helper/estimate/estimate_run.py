@@ -20,7 +20,16 @@ from .batch_scaling import BatchError, sample_batch_size
 from .card_budget import card_budget, cuda_initialized, visible_devices
 from .failure_frames import describe_failure
 from .state_check import StateCheck
-from .step_tracing import StepFailed, StepOptions, StepSetup, TracedPeak, trace_step
+from .step_tracing import (
+    OptimizerPeak,
+    StepFailed,
+    StepOptions,
+    StepSetup,
+    TracedPeak,
+    trace_optimizer,
+    trace_step,
+    whole_step,
+)
 
 if TYPE_CHECKING:  # the message shapes, for annotations only (protocol_types.py)
     from ..protocol_types import EstimateCard, EstimateMemoryResult, EstimateRow, EstimateVariant
@@ -48,6 +57,7 @@ class EstimateRun:
         self._progress = progress
         self.done = 0
         self.total = total
+        self._optimizer_peak: OptimizerPeak | None = None
 
     def tell(self, stage: str) -> None:
         """Tell the progress callback what runs now."""
@@ -56,12 +66,24 @@ class EstimateRun:
             self._progress(stage, self.done, self.total)
 
     def trace(self, size: int, options: StepOptions, what: str = "training step") -> TracedPeak:
-        """Trace one step, telling the progress before and counting it after."""
+        """Trace one step, telling the progress before and counting it after (with the optimizer step when training)."""
+        optimizer = self.optimizer_step() if options.train else None
         self.tell(f"tracing the {what} at batch size {size}")
         try:
-            return trace_step(self.setup, size, options, self.notes)
+            passes = trace_step(self.setup, size, options, self.notes)
         finally:
             self.done += 1
+        return whole_step(passes, optimizer) if optimizer is not None else passes
+
+    def optimizer_step(self) -> OptimizerPeak:
+        """The optimizer step's figures, traced at the first need."""
+        if self._optimizer_peak is None:
+            self.tell("tracing the optimizer step")
+            try:
+                self._optimizer_peak = trace_optimizer(self.setup)
+            finally:
+                self.done += 1
+        return self._optimizer_peak
 
 
 def default_sizes(sample: int) -> list[int]:
@@ -254,7 +276,7 @@ def _variants(
         reason = variants.checkpoint_reason(blocks)
         found["checkpointing"] = _traced_variant(run, "checkpointing", sizes, options, budget, reason)
     accumulating = peak_fit.fit(sizes, (plain[sizes[0]].accumulating_peak, plain[sizes[1]].accumulating_peak))
-    size, peak, _ = _largest(run, accumulating, budget, StepOptions(keep_grads=True))
+    size, peak, _ = _largest(run, accumulating, budget, StepOptions(), accumulate=True)
     steps = variants.accumulation_steps(run.setup.sample_size, size)
     found["grad_accumulation"] = variants.variant(
         "grad_accumulation",
@@ -268,17 +290,17 @@ def _variants(
 
 
 def _largest(
-    run: EstimateRun, line: peak_fit.Line, budget: int | None, options: StepOptions
+    run: EstimateRun, line: peak_fit.Line, budget: int | None, options: StepOptions, accumulate: bool = False
 ) -> tuple[int | None, int | None, dict[int, TracedPeak]]:
     if budget is None:
         return None, None, {}
-    return peak_fit.confirmed_largest(line, budget, lambda size: _peak_of(run, size, options))
+    return peak_fit.confirmed_largest(line, budget, lambda size: _peak_of(run, size, options, accumulate))
 
 
-def _peak_of(run: EstimateRun, size: int, options: StepOptions) -> TracedPeak:
+def _peak_of(run: EstimateRun, size: int, options: StepOptions, accumulate: bool) -> TracedPeak:
     traced = run.trace(size, options, "largest batch size")
     # With gradients kept, the step's peak is the replayed one.
-    return traced._replace(peak=traced.accumulating_peak) if options.keep_grads else traced
+    return traced._replace(peak=traced.accumulating_peak) if accumulate else traced
 
 
 def _traced_variant(

@@ -12,9 +12,11 @@ is a fresh instance of the user's optimizer's class over the fake copies.
 The measured step is the steady state of training: the optimizer's state
 exists already (a first optimizer step over fake gradients made it, as the
 first real step would), the gradients were set to None, and the step runs
-forward, loss, backward and the optimizer step. Its peak is broken down by
-role (parameters, gradients, optimizer state, activations, inputs,
-temporaries) from what the ledger saw live at the peak.
+forward, loss, backward and the optimizer step. The optimizer step is traced
+once per estimate, apart from the passes: its state is the same whatever the
+batch size or the variant, and tracing it dominated each trace's cost. The
+peak is broken down by role (parameters, gradients, optimizer state,
+activations, inputs, temporaries) from what the ledger saw live at it.
 """
 
 from __future__ import annotations
@@ -54,8 +56,6 @@ class StepOptions(NamedTuple):
     autocast: bool = False
     # Wraps the forward pass, as activation checkpointing does (variants.py).
     around_forward: Callable[[], Any] | None = None
-    # Keeps gradients from an earlier micro-batch live through the step.
-    keep_grads: bool = False
 
 
 class TracedPeak(NamedTuple):
@@ -66,6 +66,20 @@ class TracedPeak(NamedTuple):
     # The peak of the same step had the gradients of an earlier micro-batch
     # been live from its start (gradient accumulation), replayed from the trace.
     accumulating_peak: int
+    # The batch's own bytes, live through the whole step.
+    input_bytes: int
+
+
+class OptimizerPeak(NamedTuple):
+    """The optimizer step's figures, the batch left out: its state's bytes, its peak and the peak's roles."""
+
+    state_bytes: int
+    peak: int
+    breakdown: dict[str, int]
+
+
+# The figures of a step without an optimizer.
+NO_OPTIMIZER = OptimizerPeak(0, 0, dict.fromkeys(ROLES, 0))
 
 
 class StepFailed(Exception):
@@ -77,38 +91,46 @@ class StepFailed(Exception):
         self.error = error
 
 
-def trace_step(setup: StepSetup, size: int, options: StepOptions, notes: list[str]) -> TracedPeak:
-    """Trace one step at batch size ``size`` on fake tensors and return its peak."""
+@contextlib.contextmanager
+def _fake_mode(setup: StepSetup, ledger: StorageLedger, train: bool) -> Iterator[None]:
+    """Fake tensors counted by ``ledger``, with the model's training flags set; a failure becomes StepFailed."""
     torch = setup.torch
     fake_tensor = importlib.import_module("torch._subclasses.fake_tensor")
-    ledger = StorageLedger(torch.device(setup.device).type)
     try:
-        with training_flags(setup.model, options.train):
+        with training_flags(setup.model, train):
             # Real tensors the step reads (a plain tensor attribute, a loss's
             # weight, a tensor learning rate) are allowed in and read as fake;
             # a write into one is refused by the counting mode.
             counting = counting_mode_class(torch)(ledger, fake_tensor.FakeTensor)
             with fake_tensor.FakeTensorMode(allow_non_fake_inputs=True), counting:
-                return _traced(setup, size, options, ledger, notes)
+                yield
     except Exception as exc:
-        phase = ledger.phase if options.train or ledger.phase not in ("forward", "loss") else "eval"
+        phase = ledger.phase if train or ledger.phase not in ("forward", "loss") else "eval"
         raise StepFailed(phase, exc) from exc
 
 
-def _traced(setup: StepSetup, size: int, options: StepOptions, ledger: StorageLedger, notes: list[str]) -> TracedPeak:
+def trace_step(setup: StepSetup, size: int, options: StepOptions, notes: list[str]) -> TracedPeak:
+    """Trace the forward and backward passes (or the evaluation step) at batch size ``size``.
+
+    The optimizer is left out: its state is the same whatever the batch and
+    the variant, so it is traced once (:func:`trace_optimizer`) and added by
+    :func:`whole_step`.
+    """
+    ledger = StorageLedger(setup.torch.device(setup.device).type)
+    with _fake_mode(setup, ledger, options.train):
+        return _passes(setup, size, options, ledger, notes)
+
+
+def _passes(setup: StepSetup, size: int, options: StepOptions, ledger: StorageLedger, notes: list[str]) -> TracedPeak:
     torch = setup.torch
-    fakes = fake_parameters(torch, setup.model, setup.optimizer, setup.device)
+    fakes = fake_parameters(torch, setup.model, None, setup.device)
     buffers = {name: torch.empty(b.shape, dtype=b.dtype, device=setup.device) for name, b in _buffers(setup.model)}
-    optimizer = fake_optimizer(setup, fakes) if options.train else None
-    if optimizer is not None:
-        ledger.phase = "optimizer"
-        prime_optimizer(torch, optimizer, keep_grads=options.keep_grads)
-        ledger.phase = "setup"
     batch = fake_batch(torch, setup.batch, setup.sample_size, size, setup.device)
     roles = {
         "parameters": ledger.track_all([*fakes.values(), *buffers.values()]),
         "inputs": ledger.track_all(tensor_leaves(batch, torch.Tensor)),
     }
+    input_bytes = ledger.live_bytes(roles["inputs"])
     states = {name: fakes[id(p)] for name, p in setup.model.named_parameters()}
     states.update(buffers)
     ledger.restart_peak()
@@ -129,13 +151,49 @@ def _traced(setup: StepSetup, size: int, options: StepOptions, ledger: StorageLe
             ledger.phase = "backward"
             loss.backward()
     del output, loss, call
-    if optimizer is not None:
-        ledger.phase = "optimizer"
-        optimizer.step()
     roles["gradients"] = ledger.track_all(p.grad for p in fakes.values() if p.grad is not None)
-    roles["optimizer_state"] = ledger.track_all(_state_tensors(optimizer, torch.Tensor))
     accumulating = with_gradients_kept(ledger.current, ledger.events, roles["gradients"])
-    return TracedPeak(ledger.peak, breakdown(ledger.at_peak(), roles), accumulating)
+    return TracedPeak(ledger.peak, breakdown(ledger.at_peak(), roles), accumulating, input_bytes)
+
+
+def trace_optimizer(setup: StepSetup) -> OptimizerPeak:
+    """Trace the optimizer step once, in steady state: its state made by a first step, the gradients live."""
+    if setup.optimizer is None:
+        return NO_OPTIMIZER
+    torch = setup.torch
+    ledger = StorageLedger(torch.device(setup.device).type)
+    with _fake_mode(setup, ledger, train=True):
+        fakes = fake_parameters(torch, setup.model, setup.optimizer, setup.device)
+        buffers = [torch.empty(b.shape, dtype=b.dtype, device=setup.device) for _, b in _buffers(setup.model)]
+        ledger.phase = "optimizer"
+        optimizer = fake_optimizer(setup, fakes)
+        prime_optimizer(torch, optimizer)
+        for p in fakes.values():
+            if p.requires_grad:
+                p.grad = torch.zeros_like(p)
+        roles = {
+            "parameters": ledger.track_all([*fakes.values(), *buffers]),
+            "gradients": ledger.track_all(p.grad for p in fakes.values() if p.grad is not None),
+        }
+        ledger.restart_peak()
+        optimizer.step()
+        roles["optimizer_state"] = ledger.track_all(_state_tensors(optimizer, torch.Tensor))
+        state_bytes = ledger.live_bytes(roles["optimizer_state"])
+        return OptimizerPeak(state_bytes, ledger.peak, breakdown(ledger.at_peak(), roles))
+
+
+def whole_step(passes: TracedPeak, optimizer: OptimizerPeak) -> TracedPeak:
+    """The training step: forward and backward with the optimizer's state live, then the step with the batch live."""
+    during_passes = passes.peak + optimizer.state_bytes
+    during_step = optimizer.peak + passes.input_bytes
+    accumulating = max(passes.accumulating_peak + optimizer.state_bytes, during_step)
+    if during_passes >= during_step:
+        roles = dict(passes.breakdown)
+        roles["optimizer_state"] += optimizer.state_bytes
+        return TracedPeak(during_passes, roles, accumulating, passes.input_bytes)
+    roles = dict(optimizer.breakdown)
+    roles["inputs"] += passes.input_bytes
+    return TracedPeak(during_step, roles, accumulating, passes.input_bytes)
 
 
 def with_gradients_kept(end: int, events: list[tuple[int, int]], gradients: set[int]) -> int:
@@ -204,7 +262,7 @@ def fake_optimizer(setup: StepSetup, fakes: dict[int, Any]) -> Any:
         return type(optimizer)(groups)
 
 
-def prime_optimizer(torch: Any, optimizer: Any, keep_grads: bool) -> None:
+def prime_optimizer(torch: Any, optimizer: Any) -> None:
     """Make the optimizer's state by a first step over fake gradients, as the first real step would."""
     params = [p for group in optimizer.param_groups for p in group["params"] if p.requires_grad]
     for p in params:
@@ -221,8 +279,7 @@ def prime_optimizer(torch: Any, optimizer: Any, keep_grads: bool) -> None:
         for group, foreach in zip(optimizer.param_groups, chosen, strict=True):
             if foreach is not _ABSENT:
                 group["foreach"] = foreach
-    if not keep_grads:
-        optimizer.zero_grad(set_to_none=True)
+    optimizer.zero_grad(set_to_none=True)
 
 
 def _state_tensors(optimizer: Any, tensor_type: type) -> list[Any]:

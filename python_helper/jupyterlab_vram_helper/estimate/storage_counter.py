@@ -114,6 +114,10 @@ class StorageLedger:
         """The serial numbers of the storages live now, of one phase or of all."""
         return {a.serial for a in self._live.values() if phase is None or a.phase == phase}
 
+    def live_bytes(self, serials: set[int]) -> int:
+        """The rounded bytes of the live storages among ``serials``."""
+        return sum(a.nbytes for a in self._live.values() if a.serial in serials)
+
     def at_peak(self) -> dict[int, int]:
         """What was live at the peak: each storage's serial number and rounded bytes."""
         if self._peak_pending:
@@ -177,12 +181,13 @@ def counting_mode_class(torch: Any) -> type:
             return out
 
         def _refuse_real_writes(self, func: Any, args: Any, kwargs: Any) -> None:
+            fake_type: Any = self.fake_type
             written = writes.get(func)
             if written is None:
                 written = writes[func] = written_arguments(func)
             for position, name in written:
                 value = args[position] if position < len(args) else kwargs.get(name)
-                if isinstance(value, tensor_type) and not isinstance(value, self.fake_type):
+                if isinstance(value, tensor_type) and not isinstance(value, fake_type):
                     raise RealTensorWrite(func)
 
     return CountingMode

@@ -12,7 +12,7 @@ import torch.nn as nn
 
 from jupyterlab_vram_helper.estimate import estimate_training_step as estimate_typed
 from jupyterlab_vram_helper.estimate.batch_scaling import fake_batch, sample_batch_size
-from jupyterlab_vram_helper.estimate.step_tracing import StepOptions, StepSetup, trace_step
+from jupyterlab_vram_helper.estimate.step_tracing import StepOptions, StepSetup, trace_optimizer, trace_step, whole_step
 from jupyterlab_vram_helper.estimate.storage_counter import rounded
 
 pytestmark = pytest.mark.usefixtures("real_torch")
@@ -32,7 +32,7 @@ def linear_stack() -> tuple[nn.Module, torch.optim.Optimizer, tuple[torch.Tensor
 def test_the_linear_stack_with_adam_breaks_down_as_computed_by_hand() -> None:
     model, opt, batch = linear_stack()
     setup = StepSetup(torch, model, batch, opt, nn.CrossEntropyLoss(), "cpu", 32, False)
-    traced = trace_step(setup, 32, StepOptions(), [])
+    traced = whole_step(trace_step(setup, 32, StepOptions(), []), trace_optimizer(setup))
     params = sum(rounded(n * 4) for n in (512 * 1024, 1024, 1024 * 10, 10))
     assert params == 2142720
     steps = 4 * rounded(4)  # one float32 step counter per parameter
