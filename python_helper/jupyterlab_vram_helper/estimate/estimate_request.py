@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import contextlib
 import io
+import sys
 import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from .estimate_run import refused, run_estimate
+from .estimate_run import NOT_TORCH, refused, run_estimate
 
 if TYPE_CHECKING:  # the message shapes, for annotations only (protocol_types.py)
     from ..protocol_types import EstimateMemoryResult
@@ -54,6 +55,10 @@ def answer(
     """The estimate_memory result for the request's validated ``args``."""
     started = time.perf_counter()
     names: dict[str, str | None] = {role: args.get(role) for role in ROLE_NAMES}
+    # Without PyTorch no name could be what the estimate needs, and saying so
+    # first is the more useful refusal.
+    if "torch" not in sys.modules:
+        return refused(names, [NOT_TORCH], None, started)
     try:
         found = {role: resolve(user_ns, name) if name else None for role, name in names.items()}
     except NameNotFound as exc:
