@@ -213,8 +213,8 @@ def _estimate(
     evals = {size: run.trace(size, StepOptions(train=False), "evaluation step") for size in sizes}
     run.notes.append(NOTE_EVAL)
     card = card_budget(torch, index, margin, _model_bytes(torch, model, optimizer, index), gpus)
-    plain_line = peak_fit.fit(sizes, (plain[sizes[0]].peak, plain[sizes[1]].peak))
-    found, confirmed = _variants(run, sizes, plain, plain_line, card)
+    plain_model = peak_fit.fit_peaks(sizes, plain[sizes[0]], plain[sizes[1]])
+    found, confirmed = _variants(run, sizes, plain, plain_model, card)
     rows = _rows(wanted, sizes, {**plain, **confirmed}, evals, card)
     estimated: EstimateMemoryResult = {
         "status": "estimated",
@@ -252,14 +252,14 @@ def _budget(card: EstimateCard | None) -> int | None:
 
 
 def _variants(
-    run: EstimateRun, sizes: tuple[int, int], plain: dict[int, TracedPeak], line: peak_fit.Line, card: Any
+    run: EstimateRun, sizes: tuple[int, int], plain: dict[int, TracedPeak], model_fit: peak_fit.PeakModel, card: Any
 ) -> tuple[dict[str, EstimateVariant], dict[int, TracedPeak]]:
     """Each variant's entry, and the plain step's confirmation traces (rows show them as traced)."""
     torch, model = run.setup.torch, run.setup.model
     budget = _budget(card)
     found: dict[str, EstimateVariant] = {}
-    size, peak, confirmed = _largest(run, line, budget, StepOptions())
-    found["plain"] = variants.variant("plain", line, size, peak)
+    size, peak, confirmed = _largest(run, model_fit, budget, StepOptions(), _known(plain))
+    found["plain"] = variants.variant("plain", _reported(model_fit, sizes, size), size, peak)
     reason = variants.amp_reason(torch, model)
     found["amp_bf16"] = (
         variants.not_applicable("amp_bf16", reason)
@@ -275,12 +275,13 @@ def _variants(
         options = StepOptions(around_forward=variants.around_forward(torch, blocks))
         reason = variants.checkpoint_reason(blocks)
         found["checkpointing"] = _traced_variant(run, "checkpointing", sizes, options, budget, reason)
-    accumulating = peak_fit.fit(sizes, (plain[sizes[0]].accumulating_peak, plain[sizes[1]].accumulating_peak))
-    size, peak, _ = _largest(run, accumulating, budget, StepOptions(), accumulate=True)
+    low, high = (plain[s].accumulating_step() for s in sizes)
+    accumulating = peak_fit.fit_peaks(sizes, low, high)
+    size, peak, _ = _largest(run, accumulating, budget, StepOptions(), {sizes[0]: low.peak, sizes[1]: high.peak}, True)
     steps = variants.accumulation_steps(run.setup.sample_size, size)
     found["grad_accumulation"] = variants.variant(
         "grad_accumulation",
-        accumulating,
+        _reported(accumulating, sizes, size),
         size,
         peak,
         "each micro-batch runs with the gradients of the earlier ones live",
@@ -289,30 +290,48 @@ def _variants(
     return found, confirmed
 
 
+def _reported(model_fit: peak_fit.PeakModel, sizes: tuple[int, int], largest: int | None) -> peak_fit.Line:
+    """The line a variant reports: the one that makes the peak at its largest batch size, else at the larger traced."""
+    return model_fit.dominant(max(sizes[1], largest or 0))
+
+
+def _known(traced: dict[int, TracedPeak]) -> dict[int, int]:
+    return {size: t.peak for size, t in traced.items()}
+
+
 def _largest(
-    run: EstimateRun, line: peak_fit.Line, budget: int | None, options: StepOptions, accumulate: bool = False
+    run: EstimateRun,
+    model_fit: peak_fit.PeakModel,
+    budget: int | None,
+    options: StepOptions,
+    known: dict[int, int],
+    accumulate: bool = False,
 ) -> tuple[int | None, int | None, dict[int, TracedPeak]]:
     if budget is None:
         return None, None, {}
-    return peak_fit.confirmed_largest(line, budget, lambda size: _peak_of(run, size, options, accumulate))
+
+    def trace(size: int) -> TracedPeak:
+        return _peak_of(run, size, options, accumulate)
+
+    return peak_fit.confirmed_largest(model_fit, budget, trace, known)
 
 
 def _peak_of(run: EstimateRun, size: int, options: StepOptions, accumulate: bool) -> TracedPeak:
     traced = run.trace(size, options, "largest batch size")
     # With gradients kept, the step's peak is the replayed one.
-    return traced._replace(peak=traced.accumulating_peak) if accumulate else traced
+    return traced.accumulating_step() if accumulate else traced
 
 
 def _traced_variant(
     run: EstimateRun, name: str, sizes: tuple[int, int], options: StepOptions, budget: int | None, reason: str | None
 ) -> EstimateVariant:
     try:
-        peaks = tuple(run.trace(size, options, f"{name} step").peak for size in sizes)
-        line = peak_fit.fit(sizes, (peaks[0], peaks[1]))
-        size, peak, _ = _largest(run, line, budget, options)
+        low, high = (run.trace(size, options, f"{name} step") for size in sizes)
+        model_fit = peak_fit.fit_peaks(sizes, low, high)
+        size, peak, _ = _largest(run, model_fit, budget, options, {sizes[0]: low.peak, sizes[1]: high.peak})
     except StepFailed as failed:
         return variants.not_applicable(name, f"fake tensors could not run it: {failed.error}")
-    return variants.variant(name, line, size, peak, reason)
+    return variants.variant(name, _reported(model_fit, sizes, size), size, peak, reason)
 
 
 def _rows(
@@ -324,8 +343,8 @@ def _rows(
 ) -> list[EstimateRow]:
     """One row per wanted batch size: traced figures where there is a trace, else read off the lines."""
     low, high = sizes
-    train_line = peak_fit.fit(sizes, (train[low].peak, train[high].peak))
-    eval_line = peak_fit.fit(sizes, (evals[low].peak, evals[high].peak))
+    train_line = peak_fit.fit_peaks(sizes, train[low], train[high])
+    eval_line = peak_fit.fit_peaks(sizes, evals[low], evals[high])
     roles = peak_fit.fit_breakdown(sizes, train[low].breakdown, train[high].breakdown)
     budget = _budget(card)
     rows: list[EstimateRow] = []
@@ -378,10 +397,11 @@ def _measured(
         return result
     device = fallback_steps.model_device(torch, model)
     card = card_budget(torch, index, margin, _model_bytes(torch, model, optimizer, index), gpus)
-    line = peak_fit.fit(sizes, (train[sizes[0]].peak, train[sizes[1]].peak))
+    model_fit = peak_fit.fit_peaks(sizes, train[sizes[0]], train[sizes[1]])
     budget = _budget(card)
-    largest = peak_fit.largest_fitting(line, budget) if budget is not None else None
-    peak = line.at(largest) if largest is not None else None
+    largest = peak_fit.largest_fitting(model_fit, budget) if budget is not None else None
+    peak = model_fit.at(largest) if largest is not None else None
+    line = _reported(model_fit, sizes, largest)
     run.notes.append(
         f"Fake tensors could not run the step, so with the user's consent real steps were measured on {device.type} "
         f"at batch size{'s' if len(small) > 1 else ''} {' and '.join(map(str, small))}, and the other sizes were "

@@ -116,7 +116,7 @@ def measure_step(setup: StepSetup, size: int, train: bool, notes: list[str]) -> 
     for serial, nbytes in ledger.at_peak().items():
         role = next((r for r in ROLES if serial in roles.get(r, ())), "temporaries")
         totals[role] += nbytes
-    return TracedPeak(ledger.peak, totals, ledger.peak, ledger.live_bytes(roles["inputs"]))
+    return TracedPeak(totals, ledger.live_bytes(roles["inputs"]), ledger.peak)
 
 
 def _run(setup: StepSetup, batch: Any, train: bool, notes: list[str], ledger: StorageLedger | None) -> None:
@@ -149,7 +149,7 @@ def _measure_cuda(setup: StepSetup, batch: Any, device: Any, train: bool, notes:
     totals["parameters"] = sum(p.untyped_storage().nbytes() for p in setup.model.parameters())
     totals["inputs"] = sum(t.untyped_storage().nbytes() for t in tensor_leaves(batch, torch.Tensor))
     totals["temporaries"] = max(0, peak - totals["parameters"] - totals["inputs"])
-    return TracedPeak(peak, totals, peak, totals["inputs"])
+    return TracedPeak(totals, totals["inputs"], peak)
 
 
 def _state_tensors(torch: Any, optimizer: Any) -> list[Any]:

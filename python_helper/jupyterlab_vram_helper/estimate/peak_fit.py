@@ -1,10 +1,13 @@
 """Fits a step's peak to the batch size, and names the largest batch size that fits the card.
 
-A step's peak grows affinely with the batch: what does not depend on it
-(parameters, gradients, optimizer state) plus a share per sample
-(activations, inputs, the temporaries that scale with them). Two traces give
-the line; the other batch sizes are read off it, marked as not traced. The
-largest batch size that fits is read off the line too and then traced, to
+A step's peak grows affinely with the batch in each of its phases: what
+does not depend on it (parameters, gradients, optimizer state) plus a share
+per sample (activations, inputs, the temporaries that scale with them). The
+passes' peak and the optimizer step's peak are two such lines, and the
+step's peak is the higher of the two, so a small batch whose peak is in the
+optimizer step does not hide how fast the passes grow. Two traces give the
+lines; the other batch sizes are read off them, marked as not traced. The
+largest batch size that fits is read off them too and then traced, to
 confirm it, and stepped down while the traced peak is over the budget.
 """
 
@@ -42,6 +45,26 @@ def fit(sizes: tuple[int, int], peaks: tuple[int, int]) -> Line:
     return Line(p_low - per_sample * low, per_sample)
 
 
+class PeakModel(NamedTuple):
+    """A step's peak as the higher of two lines: its passes' and its optimizer step's."""
+
+    passes: Line
+    step: Line
+
+    def at(self, size: int) -> int:
+        """The fitted peak at ``size``."""
+        return max(self.passes.at(size), self.step.at(size))
+
+    def dominant(self, size: int) -> Line:
+        """The line that makes the peak at ``size``."""
+        return self.passes if self.passes.at(size) >= self.step.at(size) else self.step
+
+
+def fit_peaks(sizes: tuple[int, int], low: TracedPeak, high: TracedPeak) -> PeakModel:
+    """The two lines through the traces at the two sizes."""
+    return PeakModel(fit(sizes, (low.passes, high.passes)), fit(sizes, (low.step, high.step)))
+
+
 def fit_breakdown(sizes: tuple[int, int], low: dict[str, int], high: dict[str, int]) -> dict[str, Line]:
     """One line per role of the breakdown."""
     return {role: fit(sizes, (low[role], high[role])) for role in ROLES}
@@ -53,32 +76,55 @@ def two_sizes(wanted: list[int]) -> tuple[int, int]:
     return (low, high) if high > low else (low, low * 2)
 
 
-def largest_fitting(line: Line, budget: int) -> int | None:
+def largest_fitting(model: PeakModel, budget: int) -> int | None:
     """The largest batch size whose fitted peak is within ``budget``; None when not even 1 fits."""
-    if line.at(1) > budget:
+    if model.at(1) > budget:
         return None
-    if line.per_sample <= 0:
-        return MAX_BATCH_SIZE
-    return max(1, min(MAX_BATCH_SIZE, math.floor((budget - line.fixed) / line.per_sample)))
+    bounds = [
+        math.floor((budget - line.fixed) / line.per_sample)
+        for line in (model.passes, model.step)
+        if line.per_sample > 0
+    ]
+    return max(1, min([MAX_BATCH_SIZE, *bounds]))
 
 
 def confirmed_largest(
-    line: Line, budget: int, trace: Callable[[int], TracedPeak]
+    model: PeakModel, budget: int, trace: Callable[[int], TracedPeak], known: dict[int, int]
 ) -> tuple[int | None, int | None, dict[int, TracedPeak]]:
     """The largest batch size that fits, traced there; returns it, its traced peak and every trace made.
 
-    When the traced peak is over the budget, the batch size is scaled down by
-    the share it is over and traced again, a few times at most.
+    ``known`` holds the peaks already traced, by batch size. A peak grows
+    faster at large batches than at small ones (the activations overtake
+    what the small batches' peak was made of), so a line fitted below
+    underestimates above. When the traced peak is over the budget, the next
+    try is read off the line between the largest known size that fits and
+    the one just traced, which runs above the true peak between them, and
+    so errs on the side of fitting.
     """
-    size = largest_fitting(line, budget)
+    size = largest_fitting(model, budget)
+    points = dict(known)
     traced: dict[int, TracedPeak] = {}
     for _ in range(MAX_CONFIRMATIONS):
         if size is None:
             return None, None, traced
         traced[size] = trace(size)
-        peak = traced[size].peak
+        peak = points[size] = traced[size].peak
         if peak <= budget:
             return size, peak, traced
-        over = (peak - budget) / max(1.0, line.per_sample)
-        size = size - max(1, math.ceil(over)) if size > 1 else None
+        size = _stepped_down(size, peak, budget, points, model.dominant(size).fixed)
     return None, None, traced
+
+
+def _stepped_down(size: int, peak: int, budget: int, points: dict[int, int], fixed: float) -> int | None:
+    """The next batch size to try after ``size`` traced at ``peak``, over ``budget``."""
+    below = [b for b, p in points.items() if b < size and p <= budget]
+    if below:
+        low = max(below)
+        slope = (peak - points[low]) / (size - low)
+        smaller = low + math.floor((budget - points[low]) / slope) if slope > 0 else low
+    else:
+        # Nothing traced below fits: scale the per-sample part down as the trace measured it.
+        room, used = budget - fixed, peak - fixed
+        smaller = math.floor(size * room / used) if room > 0 and used > 0 else 0
+    smaller = min(size - 1, smaller)
+    return smaller if smaller >= 1 else None

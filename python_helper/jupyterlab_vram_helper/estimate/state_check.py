@@ -27,13 +27,14 @@ def user_tensors(torch: Any, model: Any, optimizer: Any) -> list[Any]:
 
 def rng_bytes(torch: Any) -> list[bytes]:
     """The CPU generator's state, and each CUDA generator's where CUDA is initialised, as bytes."""
-    states = [bytes(torch.get_rng_state().numpy().tobytes())]
+    # tolist() rather than numpy(), because a kernel may have torch without NumPy.
+    states = [bytes(torch.get_rng_state().tolist())]
     try:
         initialised = bool(torch.cuda.is_initialized())
     except Exception:
         initialised = False
     if initialised:
-        states += [bytes(s.numpy().tobytes()) for s in torch.cuda.get_rng_state_all()]
+        states += [bytes(s.tolist()) for s in torch.cuda.get_rng_state_all()]
     return states
 
 

@@ -59,15 +59,27 @@ class StepOptions(NamedTuple):
 
 
 class TracedPeak(NamedTuple):
-    """A traced step's peak in bytes, what was live at it by role, and its peak with gradients kept."""
+    """A traced step's peaks in bytes, during the passes and during the optimizer step, and the roles at the peak."""
 
-    peak: int
     breakdown: dict[str, int]
-    # The peak of the same step had the gradients of an earlier micro-batch
-    # been live from its start (gradient accumulation), replayed from the trace.
-    accumulating_peak: int
     # The batch's own bytes, live through the whole step.
     input_bytes: int
+    # The peak during the forward and backward passes (the optimizer's state included).
+    passes: int
+    # The peak during the optimizer step (the batch included); 0 without one.
+    step: int = 0
+    # The passes' peak had the gradients of an earlier micro-batch been live
+    # from their start (gradient accumulation), replayed from the same trace.
+    accumulating: int = 0
+
+    @property
+    def peak(self) -> int:
+        """The step's peak: the higher of its two phases'."""
+        return max(self.passes, self.step)
+
+    def accumulating_step(self) -> TracedPeak:
+        """The same step as a micro-batch of gradient accumulation."""
+        return self._replace(passes=self.accumulating)
 
 
 class OptimizerPeak(NamedTuple):
@@ -153,7 +165,7 @@ def _passes(setup: StepSetup, size: int, options: StepOptions, ledger: StorageLe
     del output, loss, call
     roles["gradients"] = ledger.track_all(p.grad for p in fakes.values() if p.grad is not None)
     accumulating = with_gradients_kept(ledger.current, ledger.events, roles["gradients"])
-    return TracedPeak(ledger.peak, breakdown(ledger.at_peak(), roles), accumulating, input_bytes)
+    return TracedPeak(breakdown(ledger.at_peak(), roles), input_bytes, ledger.peak, 0, accumulating)
 
 
 def trace_optimizer(setup: StepSetup) -> OptimizerPeak:
@@ -184,16 +196,16 @@ def trace_optimizer(setup: StepSetup) -> OptimizerPeak:
 
 def whole_step(passes: TracedPeak, optimizer: OptimizerPeak) -> TracedPeak:
     """The training step: forward and backward with the optimizer's state live, then the step with the batch live."""
-    during_passes = passes.peak + optimizer.state_bytes
+    during_passes = passes.passes + optimizer.state_bytes
     during_step = optimizer.peak + passes.input_bytes
-    accumulating = max(passes.accumulating_peak + optimizer.state_bytes, during_step)
     if during_passes >= during_step:
         roles = dict(passes.breakdown)
         roles["optimizer_state"] += optimizer.state_bytes
-        return TracedPeak(during_passes, roles, accumulating, passes.input_bytes)
-    roles = dict(optimizer.breakdown)
-    roles["inputs"] += passes.input_bytes
-    return TracedPeak(during_step, roles, accumulating, passes.input_bytes)
+    else:
+        roles = dict(optimizer.breakdown)
+        roles["inputs"] += passes.input_bytes
+    accumulating = passes.accumulating + optimizer.state_bytes
+    return TracedPeak(roles, passes.input_bytes, during_passes, during_step, accumulating)
 
 
 def with_gradients_kept(end: int, events: list[tuple[int, int]], gradients: set[int]) -> int:
