@@ -47,9 +47,7 @@ def schema_errors(message: Any) -> list[str]:
 def estimate(session: CellSession, **fields: Any) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     rid = f"e{next(_ids)}"
     start = len(session.k.comm_data(session.comm_id))
-    answer = session.k.request(
-        session.comm_id, {"type": "estimate_memory", "request_id": rid, **fields}, timeout=120
-    )
+    answer = session.k.request(session.comm_id, {"type": "estimate_memory", "request_id": rid, **fields}, timeout=120)
     told = [
         d
         for d in session.k.comm_data(session.comm_id)[start:]
