@@ -377,7 +377,9 @@ def _measured(
     """The fallback's result: real steps at two small sizes, extrapolated along their line."""
     setup = run.setup
     torch, model, optimizer = setup.torch, setup.model, setup.optimizer
-    small = sorted({1, min(2, setup.sample_size)})
+    # Two and four samples where the sample has them: batch norm in training
+    # mode refuses a batch of one.
+    small = sorted({min(2, setup.sample_size), min(4, setup.sample_size)})
     sizes = (small[0], small[-1])
     train: dict[int, TracedPeak] = {}
     evals: dict[int, TracedPeak] = {}

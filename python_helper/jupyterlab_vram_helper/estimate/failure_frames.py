@@ -38,7 +38,11 @@ def describe_failure(torch: Any, phase: str, error: BaseException) -> EstimateFa
 
 
 def failed_op(error: BaseException) -> str | None:
-    """The operation that PyTorch's exception (or one it was raised from) names, as ``aten.nonzero.default``."""
+    """The operation that PyTorch's exception (or one it was raised from) names, as ``aten.nonzero.default``.
+
+    Only explicit causes are followed: an exception raised while another was
+    being handled is not about that one's operation.
+    """
     seen: set[int] = set()
     current: BaseException | None = error
     while current is not None and id(current) not in seen:
@@ -46,7 +50,7 @@ def failed_op(error: BaseException) -> str | None:
         func = getattr(current, "func", None)
         if func is not None:
             return str(func)
-        current = current.__cause__ or current.__context__
+        current = current.__cause__
     return None
 
 
