@@ -155,7 +155,7 @@ def test_no_reference_to_the_users_objects_outlives_the_estimate() -> None:
     import weakref
 
     model, opt, batch = linear_stack()
-    refs = [weakref.ref(model), weakref.ref(opt), weakref.ref(batch[0])]
+    refs: list[Any] = [weakref.ref(model), weakref.ref(opt), weakref.ref(batch[0])]
     estimate_training_step(model, batch, opt, nn.CrossEntropyLoss(), batch_sizes=[4, 8])
     estimate_training_step(Branchy(), torch.randn(3, 256), real_step=True)
     del model, opt, batch
