@@ -214,3 +214,23 @@ def test_a_kernel_without_torch_imported_is_refused(monkeypatch: pytest.MonkeyPa
     monkeypatch.delitem(sys.modules, "torch")
     result = estimate_training_step(nn.Linear(2, 2), torch.zeros(2, 2))
     assert result["status"] == "refused" and "PyTorch is not imported in this kernel" in result["notes"][0]
+
+
+class WithOwnLoss(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.emb = nn.Embedding(100, 32)
+        self.head = nn.Linear(32, 100)
+
+    def forward(self, input_ids: torch.Tensor, labels: torch.Tensor, mask: torch.Tensor) -> dict[str, Any]:
+        logits = self.head(self.emb(input_ids) * mask)
+        return {"logits": logits, "loss": nn.functional.cross_entropy(logits.flatten(0, 1), labels.flatten())}
+
+
+def test_a_dict_batch_is_passed_as_keywords_and_the_outputs_own_loss_is_used() -> None:
+    batch = {"input_ids": torch.zeros(4, 16, dtype=torch.long), "labels": torch.zeros(4, 16, dtype=torch.long)}
+    batch["mask"] = torch.ones(16, 1)
+    result = estimate_training_step(WithOwnLoss(), batch, batch_sizes=[4, 64])
+    assert result["status"] == "estimated" and not any("sum of the output" in n for n in result["notes"])
+    low, high = result["rows"]
+    assert high["breakdown"]["inputs"] > low["breakdown"]["inputs"] > 0
