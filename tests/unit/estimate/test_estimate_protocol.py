@@ -10,8 +10,8 @@ import torch
 import torch.nn as nn
 from test_protocol_schema import schema_errors
 
-from jupyterlab_vram_helper.estimate import estimate_training_step
 from jupyterlab_vram_helper.estimate.estimate_request import answer
+from jupyterlab_vram_helper.estimate.training_step import estimate_training_step
 from jupyterlab_vram_helper.protocol import RequestError, parse_request
 
 pytestmark = pytest.mark.usefixtures("real_torch")

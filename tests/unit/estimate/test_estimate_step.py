@@ -10,10 +10,10 @@ import pytest
 import torch
 import torch.nn as nn
 
-from jupyterlab_vram_helper.estimate import estimate_training_step as estimate_typed
 from jupyterlab_vram_helper.estimate.batch_scaling import fake_batch, sample_batch_size
 from jupyterlab_vram_helper.estimate.step_tracing import StepOptions, StepSetup, trace_optimizer, trace_step, whole_step
 from jupyterlab_vram_helper.estimate.storage_counter import rounded
+from jupyterlab_vram_helper.estimate.training_step import estimate_training_step as estimate_typed
 
 pytestmark = pytest.mark.usefixtures("real_torch")
 
