@@ -65,6 +65,12 @@ class EstimateRun:
             self.total = max(self.total, self.done + 1)
             self._progress(stage, self.done, self.total)
 
+    def finish(self) -> None:
+        """Tell the progress callback that every step is done."""
+        if self._progress is not None:
+            self.total = max(1, self.done)
+            self._progress("done", self.total, self.total)
+
     def trace(self, size: int, options: StepOptions, what: str = "training step") -> TracedPeak:
         """Trace one step, telling the progress before and counting it after (with the optimizer step when training)."""
         optimizer = self.optimizer_step() if options.train else None
@@ -231,7 +237,7 @@ def _estimate(
         "state_unchanged": True,
         "elapsed_ms": 0.0,
     }
-    run.tell("done")
+    run.finish()
     return estimated
 
 
@@ -417,4 +423,5 @@ def _measured(
     result["variants"] = plain + others
     result["card"], result["largest_batch_size"] = card, largest
     result["failure"], result["state_unchanged"] = failure, same
+    run.finish()
     return result

@@ -67,6 +67,7 @@ def test_the_answer_and_its_progress_match_the_schema() -> None:
     assert schema_errors(result, "EstimateMemoryResult") == []
     assert result["status"] == "estimated" and result["names"]["model"] == "trainer.model"
     assert told and all(done < total for _, done, total in told[:-1])
+    assert told[-1][0] == "done" and told[-1][1] == told[-1][2] == len(told) - 1
     progress = {"type": "estimate_progress", "request_id": "r", "stage": told[0][0], "done": 0, "total": told[0][2]}
     assert schema_errors(progress) == []
 
