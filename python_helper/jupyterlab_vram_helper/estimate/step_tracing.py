@@ -10,9 +10,8 @@ swap, held through the backward pass)
 is a fresh instance of the user's optimizer's class over the fake copies.
 
 The measured step is the steady state of training: the optimizer's state
-exists already (a first optimizer step over fake gradients made it, as the
-first real step would), the gradients were set to None, and the step runs
-forward, loss, backward and the optimizer step. The optimizer step is traced
+exists, the gradients were set to None, and the step runs forward, loss,
+backward and the optimizer step. The optimizer step is traced
 once per estimate, apart from the passes: its state is the same whatever the
 batch size or the variant, and tracing it dominated each trace's cost. The
 peak is broken down by role (parameters, gradients, optimizer state,
@@ -29,8 +28,6 @@ from typing import Any, NamedTuple
 from .batch_scaling import fake_batch, tensor_leaves
 from .step_calls import forward_call, loss_value
 from .storage_counter import StorageLedger, counting_mode_class
-
-_ABSENT = object()
 
 ROLES = ("parameters", "gradients", "optimizer_state", "activations", "temporaries", "inputs")
 
@@ -169,7 +166,14 @@ def _passes(setup: StepSetup, size: int, options: StepOptions, ledger: StorageLe
 
 
 def trace_optimizer(setup: StepSetup) -> OptimizerPeak:
-    """Trace the optimizer step once, in steady state: its state made by a first step, the gradients live."""
+    """Trace the optimizer step once, with the gradients live, and count the state it keeps.
+
+    The step runs on a fresh optimizer, so it makes its state as it goes, as
+    a first real step does: PyTorch's optimizers make every state tensor
+    before they update any parameter, so the first step's peak is the steady
+    state's, and a separate first step to make the state would double the
+    cost for nothing.
+    """
     if setup.optimizer is None:
         return NO_OPTIMIZER
     torch = setup.torch
@@ -179,7 +183,6 @@ def trace_optimizer(setup: StepSetup) -> OptimizerPeak:
         buffers = [torch.empty(b.shape, dtype=b.dtype, device=setup.device) for _, b in _buffers(setup.model)]
         ledger.phase = "optimizer"
         optimizer = fake_optimizer(setup, fakes)
-        prime_optimizer(torch, optimizer)
         for p in fakes.values():
             if p.requires_grad:
                 p.grad = torch.zeros_like(p)
@@ -272,26 +275,6 @@ def fake_optimizer(setup: StepSetup, fakes: dict[int, Any]) -> Any:
         return type(optimizer)(groups, **dict(optimizer.defaults))
     except TypeError:
         return type(optimizer)(groups)
-
-
-def prime_optimizer(torch: Any, optimizer: Any) -> None:
-    """Make the optimizer's state by a first step over fake gradients, as the first real step would."""
-    params = [p for group in optimizer.param_groups for p in group["params"] if p.requires_grad]
-    for p in params:
-        p.grad = torch.zeros_like(p)
-    # The state is the same whichever implementation makes it, and the
-    # foreach one traces in a few operations rather than a dozen per parameter.
-    chosen = [group.get("foreach", _ABSENT) for group in optimizer.param_groups]
-    for group, foreach in zip(optimizer.param_groups, chosen, strict=True):
-        if foreach is None or foreach is False:
-            group["foreach"] = True
-    try:
-        optimizer.step()
-    finally:
-        for group, foreach in zip(optimizer.param_groups, chosen, strict=True):
-            if foreach is not _ABSENT:
-                group["foreach"] = foreach
-    optimizer.zero_grad(set_to_none=True)
 
 
 def _state_tensors(optimizer: Any, tensor_type: type) -> list[Any]:
