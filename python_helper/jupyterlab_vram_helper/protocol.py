@@ -42,6 +42,7 @@ RequestType = Literal[
     "allocation_snapshot",
     "stop_process",
     "release_engine",
+    "estimate_memory",
 ]
 SampleReason = Literal["initial", "change", "heartbeat", "snapshot"]
 
@@ -50,6 +51,7 @@ REQUEST_TYPES: tuple = (
     "allocation_snapshot",
     "configure",
     "delete",
+    "estimate_memory",
     "free_memory",
     "history",
     "inspect",
@@ -89,6 +91,13 @@ MAX_PID = 4_194_304
 RELEASE_MODES: tuple = ("list", "release")
 RELEASE_TIMEOUT_S = (0.1, 60.0, 10.0)
 MAX_RELEASE_KIND_LENGTH = 64
+
+# estimate_memory: how many batch sizes may be asked for and the largest of them, the
+# margin's (min, max, default), and the largest CUDA device index.
+ESTIMATE_MAX_SIZES = 16
+ESTIMATE_MAX_BATCH_SIZE = 1_048_576
+ESTIMATE_MARGIN = (0.0, 0.5, 0.1)
+ESTIMATE_MAX_DEVICE = 1024
 
 # request_id is echoed back in every answer, so it is bounded, so that a
 # hostile or buggy frontend cannot make the helper echo megabytes.
@@ -249,6 +258,8 @@ def parse_request(data: Any) -> Request:
         return Request("stop_process", request_id, args=_stop_args(data, request_id))
     if kind == "release_engine":
         return Request("release_engine", request_id, args=_release_args(data, request_id))
+    if kind == "estimate_memory":
+        return Request("estimate_memory", request_id, args=_estimate_args(data, request_id))
     # The kind was checked against REQUEST_TYPES, which mypy cannot see.
     return Request(kind, request_id)  # type: ignore[arg-type]
 
@@ -282,6 +293,63 @@ def _release_args(data: Mapping[str, Any], request_id: str) -> dict[str, Any]:
         args[key] = value
     args["timeout_s"] = _timeout_s(data, RELEASE_TIMEOUT_S, request_id)
     return args
+
+
+def _estimate_args(data: Mapping[str, Any], request_id: str) -> dict[str, Any]:
+    """The names (model and batch required), batch_sizes, margin, device and real_step of an estimate."""
+    args: dict[str, Any] = {}
+    for key in ("model", "batch", "optimizer", "loss"):
+        value = data.get(key)
+        if value is None and key in ("optimizer", "loss"):
+            args[key] = None
+            continue
+        if not isinstance(value, str) or not value.strip() or len(value) > MAX_NAME_LENGTH:
+            raise RequestError(
+                "malformed",
+                f"field {key!r} of 'estimate_memory' must be a name of 1 to {MAX_NAME_LENGTH} characters, "
+                f"got {describe(value)}",
+                request_id,
+            )
+        args[key] = value.strip()
+    args["batch_sizes"] = _batch_sizes(data, request_id)
+    margin = data.get("margin", ESTIMATE_MARGIN[2])
+    if isinstance(margin, bool) or not isinstance(margin, (int, float)) or not 0 <= margin <= ESTIMATE_MARGIN[1]:
+        raise RequestError(
+            "malformed",
+            f"field 'margin' must be a number from 0 to {ESTIMATE_MARGIN[1]}, got {describe(margin)}",
+            request_id,
+        )
+    args["margin"] = float(margin)
+    args["device"] = (
+        None if data.get("device") is None else _bounded_int(data, "device", (0, ESTIMATE_MAX_DEVICE, None), request_id)
+    )
+    real_step = data.get("real_step", False)
+    if not isinstance(real_step, bool):
+        raise RequestError(
+            "malformed", f"field 'real_step' must be true or false, got {describe(real_step)}", request_id
+        )
+    args["real_step"] = real_step
+    return args
+
+
+def _batch_sizes(data: Mapping[str, Any], request_id: str) -> list[int] | None:
+    """The request's batch_sizes: absent, or 1 to ESTIMATE_MAX_SIZES integers from 1 to ESTIMATE_MAX_BATCH_SIZE."""
+    sizes = data.get("batch_sizes")
+    if sizes is None:
+        return None
+    bad = (
+        not isinstance(sizes, list)
+        or not 1 <= len(sizes) <= ESTIMATE_MAX_SIZES
+        or any(isinstance(s, bool) or not isinstance(s, int) or not 1 <= s <= ESTIMATE_MAX_BATCH_SIZE for s in sizes)
+    )
+    if bad:
+        raise RequestError(
+            "malformed",
+            f"field 'batch_sizes' must be an array of 1 to {ESTIMATE_MAX_SIZES} integers from 1 to "
+            f"{ESTIMATE_MAX_BATCH_SIZE}, got {describe(sizes)}",
+            request_id,
+        )
+    return sorted(set(sizes))
 
 
 def _timeout_s(data: Mapping[str, Any], limits: tuple[float, float, float], request_id: str) -> float:

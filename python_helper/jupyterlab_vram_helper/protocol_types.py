@@ -24,6 +24,14 @@ from .protocol_generated import CellsMessage as CellsMessage
 from .protocol_generated import ContainerMemory as ContainerFigures
 from .protocol_generated import DeviceInfo as DeviceInfo
 from .protocol_generated import ErrorMessage as ErrorMessage
+from .protocol_generated import EstimateBreakdown as EstimateBreakdown
+from .protocol_generated import EstimateCard as EstimateCard
+from .protocol_generated import EstimateFailure as EstimateFailure
+from .protocol_generated import EstimateMemoryRequest as EstimateMemoryRequest
+from .protocol_generated import EstimateMemoryResult as EstimateMemoryResult
+from .protocol_generated import EstimateProgressMessage as EstimateProgressMessage
+from .protocol_generated import EstimateRow as EstimateRow
+from .protocol_generated import EstimateVariant as EstimateVariant
 from .protocol_generated import GpuLoad as GpuLoad
 from .protocol_generated import GpuLoadUnavailable as GpuLoadUnavailable
 from .protocol_generated import GpuProcessLoad as GpuProcessLoad
@@ -64,6 +72,14 @@ from .protocol_generated import TreeGpuTotal as TreeGpuTotal
 from .protocol_generated import TreeProcess as TreeProcess
 
 __all__ = [
+    "EstimateBreakdown",
+    "EstimateCard",
+    "EstimateFailure",
+    "EstimateMemoryRequest",
+    "EstimateMemoryResult",
+    "EstimateProgressMessage",
+    "EstimateRow",
+    "EstimateVariant",
     "CellError",
     "CellGpuLoad",
     "CellGpuLoadUnavailable",

@@ -96,6 +96,7 @@ class Runtime:
             before_request=self.cells.finish_records,
             stop_process=self.stop_process,
             release_engine=self.release_engine,
+            estimate_memory=self.estimate_memory,
         )
         self._cell_hooks: list[CellHook] = self.cells.hooks()
         self._thread_warnings = HelperThreadWarnings()
@@ -183,6 +184,14 @@ class Runtime:
 
         release = EngineRelease(shell=lambda: self._shell, read_figures=self.sampler.read_figures)
         return release.answer(mode, kind, name, timeout_s)  # type: ignore[return-value]
+
+    def estimate_memory(self, args: Any, progress: Callable[[str, int, int], None]) -> dict[str, Any]:
+        """The result of an ``estimate_memory`` request (the estimate package, loaded at the first one)."""
+        from .estimate.estimate_request import answer
+
+        user_ns = getattr(self._shell, "user_ns", None)
+        gpus = self.sampler.read_figures().get("gpus")
+        return answer(user_ns if isinstance(user_ns, dict) else {}, args, progress, gpus)  # type: ignore[return-value]
 
     def install(self) -> None:
         if self.installed:

@@ -85,7 +85,8 @@ const DEFINITION_BY_FIRST_KEY: { [key: string]: string } = {
   method: 'ProcessTree',
   host_before_bytes: 'CellProcessTree',
   pid: 'StopProcessResult',
-  mode: 'ReleaseEngineResult'
+  mode: 'ReleaseEngineResult',
+  status: 'EstimateMemoryResult'
 };
 
 /** The schema's complaints about an example; empty when it is valid. */

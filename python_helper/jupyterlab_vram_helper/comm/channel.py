@@ -47,6 +47,10 @@ if TYPE_CHECKING:
     from ..protocol_types import ErrorMessage
 
 
+# The estimate_memory request's answerer: (validated args, progress(stage, done, total)) -> result.
+EstimateMemory = Callable[[Mapping[str, Any], Callable[[str, int, int], None]], dict[str, Any]]
+
+
 def _data_of(msg: Any) -> Any:
     try:
         return msg["content"]["data"]
@@ -78,6 +82,7 @@ class Channel:
         self._allocations: Callable[[], Any] | None = None
         self._stop_process: Callable[[int, int, float], dict[str, Any]] | None = None
         self._release_engine: Callable[[str, str | None, str | None, float], dict[str, Any]] | None = None
+        self._estimate_memory: EstimateMemory | None = None
         self._before_request: Callable[[], None] = lambda: None
         self.last_error: str | None = None
         # Maps a listing id to the names that the frontend sees differently from what they are;
@@ -98,6 +103,7 @@ class Channel:
         before_request: Callable[[], None] | None = None,
         stop_process: Callable[[int, int, float], dict[str, Any]] | None = None,
         release_engine: Callable[[str, str | None, str | None, float], dict[str, Any]] | None = None,
+        estimate_memory: EstimateMemory | None = None,
     ) -> None:
         """Bind the sampler and the parts that answer requests.
 
@@ -114,7 +120,9 @@ class Channel:
         request frees is not a cell's. ``stop_process(pid, start_time,
         timeout_s)`` returns the result of a ``stop_process`` request, and
         ``release_engine(mode, kind, name, timeout_s)`` that of a
-        ``release_engine`` request.
+        ``release_engine`` request. ``estimate_memory(args, progress)`` returns
+        that of an ``estimate_memory`` request; ``progress(stage, done,
+        total)`` sends an ``estimate_progress`` message to the comm that asked.
         """
         self._sampler = sampler
         self._record_series = record_series
@@ -132,6 +140,8 @@ class Channel:
             self._stop_process = stop_process
         if release_engine is not None:
             self._release_engine = release_engine
+        if estimate_memory is not None:
+            self._estimate_memory = estimate_memory
 
     @property
     def sampler(self) -> Sampler:
@@ -320,6 +330,7 @@ class Channel:
             "allocation_snapshot": self._allocation_snapshot,
             "stop_process": self._stop,
             "release_engine": self._release,
+            "estimate_memory": self._estimate,
         }
         result = handler[request.type](comm, request)
         self._send_quietly(comm, reply_message(request, result))
@@ -407,6 +418,23 @@ class Channel:
             raise RequestError("internal", f"{request.type!r} is not available in this helper", request.request_id)
         args = request.args
         return self._release_engine(args["mode"], args["kind"], args["name"], args["timeout_s"])
+
+    def _estimate(self, comm: Any, request: Request) -> dict[str, Any]:
+        assert request.args is not None
+        if self._estimate_memory is None:
+            raise RequestError("internal", f"{request.type!r} is not available in this helper", request.request_id)
+
+        def progress(stage: str, done: int, total: int) -> None:
+            message = {
+                "type": "estimate_progress",
+                "request_id": request.request_id,
+                "stage": stage,
+                "done": max(0, done),
+                "total": max(1, total),
+            }
+            self._send_quietly(comm, message)
+
+        return self._estimate_memory(request.args, progress)
 
     def _send_encodable(self, comm: Any, message: Mapping[str, Any]) -> None:
         """Send ``message``. If the packer refuses it, it goes again with its lone
