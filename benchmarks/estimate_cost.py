@@ -43,7 +43,7 @@ MiB = 1 << 20
 def measure(ref: Any, device: str, tries: int) -> dict[str, Any]:
     from estimate_reference_models import SEED
 
-    from jupyterlab_vram_helper.estimate import estimate_training_step
+    from jupyterlab_vram_helper.estimate.training_step import estimate_training_step
 
     model, optimizer, loss_fn, make_batch = ref.build(device)
     sample = make_batch(ref.batch_sizes[0], device)

@@ -98,6 +98,8 @@ ESTIMATE_MAX_SIZES = 16
 ESTIMATE_MAX_BATCH_SIZE = 1_048_576
 ESTIMATE_MARGIN = (0.0, 0.5, 0.1)
 ESTIMATE_MAX_DEVICE = 1024
+# A planned card's memory (card_bytes): from 1 GiB to 16 TiB.
+ESTIMATE_CARD_BYTES = (1 << 30, 1 << 44)
 
 # request_id is echoed back in every answer, so it is bounded, so that a
 # hostile or buggy frontend cannot make the helper echo megabytes.
@@ -296,7 +298,7 @@ def _release_args(data: Mapping[str, Any], request_id: str) -> dict[str, Any]:
 
 
 def _estimate_args(data: Mapping[str, Any], request_id: str) -> dict[str, Any]:
-    """The names (model and batch required), batch_sizes, margin, device and real_step of an estimate."""
+    """The names (model and batch required), batch_sizes, margin, device, card_bytes and real_step of an estimate."""
     args: dict[str, Any] = {}
     for key in ("model", "batch", "optimizer", "loss"):
         value = data.get(key)
@@ -322,6 +324,11 @@ def _estimate_args(data: Mapping[str, Any], request_id: str) -> dict[str, Any]:
     args["margin"] = float(margin)
     args["device"] = (
         None if data.get("device") is None else _bounded_int(data, "device", (0, ESTIMATE_MAX_DEVICE, None), request_id)
+    )
+    args["card_bytes"] = (
+        None
+        if data.get("card_bytes") is None
+        else _bounded_int(data, "card_bytes", (*ESTIMATE_CARD_BYTES, None), request_id)
     )
     real_step = data.get("real_step", False)
     if not isinstance(real_step, bool):

@@ -338,6 +338,10 @@ class EstimateMemoryRequest(TypedDict):
     """
     The CUDA device the step would run on; absent or null: the model's, else device 0.
     """
+    card_bytes: NotRequired[int | None]
+    """
+    Plan for a card of this many bytes (1 GiB to 16 TiB): the largest batch sizes are fitted to it, with an estimated CUDA context, in place of the kernel's own card, or where the kernel sees none (absent or null: the kernel's card).
+    """
     real_step: NotRequired[bool]
     """
     The user's consent to the fallback: where fake tensors cannot run the model, run one real training step at two small batch sizes, on the model's own device, with the model's state put back (default false: the refusal is answered instead).
@@ -2437,9 +2441,13 @@ class EstimateCard(TypedDict):
     The card the step would run on, and what it leaves for the step.
     """
 
-    index: int
+    index: int | None
     """
-    The CUDA device index.
+    The CUDA device index; null for a planned card.
+    """
+    planned: bool
+    """
+    True for the card the request's card_bytes asked to plan for (nothing of it is measured), false for the kernel's own.
     """
     name: str | None
     """
@@ -2447,7 +2455,7 @@ class EstimateCard(TypedDict):
     """
     total_bytes: int | None
     """
-    The card's memory.
+    The card's memory (for the kernel's card, capped by PyTorch's per-process memory fraction where one is set).
     """
     other_allocated_bytes: int | None
     """
@@ -2579,6 +2587,10 @@ class EstimateProgressMessage(TypedDict):
     total: int
     """
     Steps in all (it can grow while the estimate runs).
+    """
+    partial: NotRequired[EstimateMemoryResult]
+    """
+    The figures known so far, once the plain step is estimated and fitted to the card: the rows, the card, the largest batch size and the remedies done (the others follow in the reply); absent before that, and from older helpers.
     """
 
 

@@ -185,7 +185,7 @@ class Runtime:
         release = EngineRelease(shell=lambda: self._shell, read_figures=self.sampler.read_figures)
         return release.answer(mode, kind, name, timeout_s)  # type: ignore[return-value]
 
-    def estimate_memory(self, args: Any, progress: Callable[[str, int, int], None]) -> dict[str, Any]:
+    def estimate_memory(self, args: Any, progress: Callable[..., None]) -> dict[str, Any]:
         """The result of an ``estimate_memory`` request (the estimate package, loaded at the first one)."""
         from .estimate.estimate_request import answer
 

@@ -81,7 +81,8 @@ function readVariant(item: unknown, path: string): EstimateVariant {
 
 function readCard(r: FieldReader): EstimateCard {
   return {
-    index: count(r, 'index'),
+    index: r.nullableInteger('index'),
+    planned: r.boolean('planned'),
     name: r.nullableString('name'),
     total_bytes: r.bytes('total_bytes'),
     other_allocated_bytes: r.bytes('other_allocated_bytes'),
@@ -150,8 +151,10 @@ export function parseEstimateMemoryResult(
 }
 
 /**
- * The progress of an `estimate_progress` message, or null when `data` is
- * not one or cannot be read (progress is a courtesy: a bad one is dropped).
+ * The progress of an `estimate_progress` message, with the figures known
+ * so far where it carries them, or null when `data` is not one or cannot be
+ * read (progress is a courtesy: a bad one is dropped, and the reply still
+ * comes).
  */
 export function readEstimateProgress(
   data: unknown
@@ -163,12 +166,22 @@ export function readEstimateProgress(
   ) {
     return null;
   }
-  const parsed = parseWith(data, 'estimate_progress', r => ({
-    type: 'estimate_progress' as const,
-    request_id: r.string('request_id'),
-    stage: r.string('stage'),
-    done: count(r, 'done'),
-    total: count(r, 'total', 1)
-  }));
+  const parsed = parseWith(data, 'estimate_progress', r => {
+    const progress: EstimateProgressMessage = {
+      type: 'estimate_progress' as const,
+      request_id: r.string('request_id'),
+      stage: r.string('stage'),
+      done: count(r, 'done'),
+      total: count(r, 'total', 1)
+    };
+    if (r.has('partial')) {
+      const partial = parseEstimateMemoryResult(r.data['partial']);
+      if ('error' in partial) {
+        throw new ShapeError(partial.error);
+      }
+      progress.partial = partial.value;
+    }
+    return progress;
+  });
   return 'value' in parsed ? parsed.value : null;
 }

@@ -45,6 +45,15 @@ describe('readEstimateProgress', () => {
     expect(readEstimateProgress(message)).toEqual(message);
     expect(readEstimateProgress({ ...message, total: 0 })).toBeNull();
     expect(readEstimateProgress({ type: 'sample' })).toBeNull();
+    const partial = makeEstimateResult();
+    expect(readEstimateProgress({ ...message, partial })).toEqual({
+      ...message,
+      partial
+    });
+    // Figures that cannot be read make the whole message unread.
+    expect(
+      readEstimateProgress({ ...message, partial: { status: 3 } })
+    ).toBeNull();
     expect(readEstimateProgress('estimate_progress')).toBeNull();
   });
 });

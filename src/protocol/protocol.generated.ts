@@ -312,6 +312,10 @@ export interface EstimateMemoryRequest {
    */
   device?: number | null;
   /**
+   * Plan for a card of this many bytes (1 GiB to 16 TiB): the largest batch sizes are fitted to it, with an estimated CUDA context, in place of the kernel's own card, or where the kernel sees none (absent or null: the kernel's card).
+   */
+  card_bytes?: number | null;
+  /**
    * The user's consent to the fallback: where fake tensors cannot run the model, run one real training step at two small batch sizes, on the model's own device, with the model's state put back (default false: the refusal is answered instead).
    */
   real_step?: boolean;
@@ -1763,6 +1767,222 @@ export interface EstimateProgressMessage {
    * Steps in all (it can grow while the estimate runs).
    */
   total: number;
+  partial?: EstimateMemoryResult;
+}
+/**
+ * The figures known so far, once the plain step is estimated and fitted to the card: the rows, the card, the largest batch size and the remedies done (the others follow in the reply); absent before that, and from older helpers.
+ */
+export interface EstimateMemoryResult {
+  /**
+   * estimated (fake tensors ran the step), measured (the fallback ran real steps, with consent) or refused (nothing could be predicted: failure and notes say why); a reader keeps any other string as is.
+   */
+  status: string;
+  /**
+   * fake_tensors, real_steps, or none when refused.
+   */
+  method: string;
+  /**
+   * The device type the fake tensors claimed: cuda when CUDA is initialised in this kernel (the card's own kernels and autocast rules), else cpu (no CUDA context is created; convolution and attention temporaries may differ from the card's); null when refused.
+   */
+  traced_on: string | null;
+  /**
+   * The names used: model, optimizer, loss, batch (null where none was given).
+   */
+  names: {
+    [k: string]: string | null;
+  };
+  /**
+   * The sample batch's first dimension; null when refused before it was read.
+   */
+  sample_batch_size: number | null;
+  /**
+   * One per batch size asked for, smallest first; [] when refused.
+   */
+  rows: EstimateRow[];
+  /**
+   * plain first, then amp_bf16, checkpointing and grad_accumulation; [] when refused.
+   */
+  variants: EstimateVariant[];
+  /**
+   * The card; null where no CUDA device is visible (the figures stand alone).
+   */
+  card: EstimateCard | null;
+  /**
+   * The plain step's largest batch size that fits (the plain variant's); null without a card or when refused.
+   */
+  largest_batch_size: number | null;
+  /**
+   * Why fake tensors could not run the step; null when they could.
+   */
+  failure: EstimateFailure | null;
+  /**
+   * What the figures assume or leave out, in sentences (the device traced on, a loss taken as the output's sum, what the fallback extrapolated).
+   */
+  notes: string[];
+  /**
+   * True when every parameter, gradient, buffer and optimizer state tensor kept its version counter, the RNG states and every module's training flag are as before; false is a bug, stated.
+   */
+  state_unchanged: boolean;
+  /**
+   * What the request took, in milliseconds.
+   */
+  elapsed_ms: number;
+}
+/**
+ * The prediction for one batch size.
+ */
+export interface EstimateRow {
+  batch_size: number;
+  /**
+   * The peak of one training step (forward, backward, optimizer step) in steady state, the allocator's rounding included.
+   */
+  train_peak_bytes: number | null;
+  /**
+   * The peak of one evaluation step (eval mode, no gradients).
+   */
+  eval_peak_bytes: number | null;
+  breakdown: EstimateBreakdown;
+  /**
+   * True where this batch size was traced (or measured); false where it was interpolated from the traced ones (peaks grow linearly with the batch).
+   */
+  traced: boolean;
+  /**
+   * Whether the training step fits the card's free memory with the margin; null without a card.
+   */
+  fits: boolean | null;
+}
+/**
+ * What is live at a step's peak, by role, in bytes rounded as the CUDA caching allocator rounds them (512-byte blocks).
+ */
+export interface EstimateBreakdown {
+  /**
+   * The model's parameters and buffers.
+   */
+  parameters: number | null;
+  /**
+   * The parameters' gradients.
+   */
+  gradients: number | null;
+  /**
+   * The optimizer's state (moments, step counts).
+   */
+  optimizer_state: number | null;
+  /**
+   * What the forward pass made and autograd kept for the backward pass.
+   */
+  activations: number | null;
+  /**
+   * Everything else live at the peak: intermediates of the backward pass and of the optimizer step, the loss.
+   */
+  temporaries: number | null;
+  /**
+   * The batch itself.
+   */
+  inputs: number | null;
+}
+/**
+ * The training step changed by one remedy, and the largest batch size it lets fit.
+ */
+export interface EstimateVariant {
+  /**
+   * plain (the step as it is), amp_bf16 (autocast to bfloat16), checkpointing (activation checkpointing of the repeated blocks) or grad_accumulation (micro-batches, gradients kept between them); a reader keeps any other string as is.
+   */
+  variant: string;
+  /**
+   * Whether it could be estimated for this model.
+   */
+  applicable: boolean;
+  /**
+   * Why it is not applicable, or what it assumed (which blocks were checkpointed); null when there is nothing to say.
+   */
+  reason: string | null;
+  /**
+   * The training peak's part that does not grow with the batch (parameters, gradients, optimizer state); null when not applicable.
+   */
+  fixed_bytes: number | null;
+  /**
+   * What each sample of the batch adds to the training peak; null when not applicable.
+   */
+  per_sample_bytes: number | null;
+  /**
+   * The largest batch size whose training step fits the card's free memory with the margin; null without a card, when not applicable, or when not even 1 fits.
+   */
+  largest_batch_size: number | null;
+  /**
+   * The predicted training peak at largest_batch_size (traced there); null without it.
+   */
+  peak_at_largest_bytes: number | null;
+  /**
+   * With grad_accumulation: the micro-batches per optimizer step that reach the sample's batch size at largest_batch_size each; null otherwise.
+   */
+  accumulation_steps: number | null;
+}
+/**
+ * The card the step would run on, and what it leaves for the step.
+ */
+export interface EstimateCard {
+  /**
+   * The CUDA device index; null for a planned card.
+   */
+  index: number | null;
+  /**
+   * True for the card the request's card_bytes asked to plan for (nothing of it is measured), false for the kernel's own.
+   */
+  planned: boolean;
+  /**
+   * The device's name; null where it could not be read.
+   */
+  name: string | null;
+  /**
+   * The card's memory (for the kernel's card, capped by PyTorch's per-process memory fraction where one is set).
+   */
+  total_bytes: number | null;
+  /**
+   * What this kernel's PyTorch has allocated on the card besides the model's parameters, gradients and optimizer state, which the step counts itself.
+   */
+  other_allocated_bytes: number | null;
+  /**
+   * What the card gives to others than the step: this kernel's CUDA context and library workspaces and the allocator's cached but unused blocks (measured once CUDA is up, else estimated), and other processes' memory.
+   */
+  overhead_bytes: number | null;
+  /**
+   * True when the kernel's CUDA context was measured (NVML's figure for the process less PyTorch's reserved memory); false when it is an estimate because CUDA is not initialised in this kernel.
+   */
+  overhead_measured: boolean;
+  /**
+   * The margin kept free.
+   */
+  margin_bytes: number | null;
+  /**
+   * What the training step may use: total less the other allocations, the overhead and the margin.
+   */
+  free_for_step_bytes: number | null;
+}
+/**
+ * Why fake tensors could not run the step: the operation and the user's line where it stopped.
+ */
+export interface EstimateFailure {
+  /**
+   * Where it stopped: forward, loss, backward, optimizer, eval.
+   */
+  phase: string;
+  /**
+   * The operation without a fake implementation (aten.nonzero.default, ...); null where none is named (data-dependent control flow, an error of the user's code).
+   */
+  op: string | null;
+  /**
+   * The file (or cell) of the innermost user frame; null where none was found.
+   */
+  filename: string | null;
+  lineno: number | null;
+  /**
+   * That line's code; null where not known.
+   */
+  line: string | null;
+  /**
+   * What was raised, on one line.
+   */
+  message: string;
 }
 /**
  * One GPU's columns of the timeline, one entry per time.
@@ -2436,161 +2656,9 @@ export interface ReleaseEngineResult {
   elapsed_ms: number;
 }
 /**
- * What is live at a step's peak, by role, in bytes rounded as the CUDA caching allocator rounds them (512-byte blocks).
- */
-export interface EstimateBreakdown {
-  /**
-   * A byte count or counter: a non-negative integer, or null where the figure is unknown.
-   */
-  parameters: number | null;
-  /**
-   * A byte count or counter: a non-negative integer, or null where the figure is unknown.
-   */
-  gradients: number | null;
-  /**
-   * A byte count or counter: a non-negative integer, or null where the figure is unknown.
-   */
-  optimizer_state: number | null;
-  /**
-   * A byte count or counter: a non-negative integer, or null where the figure is unknown.
-   */
-  activations: number | null;
-  /**
-   * A byte count or counter: a non-negative integer, or null where the figure is unknown.
-   */
-  temporaries: number | null;
-  /**
-   * A byte count or counter: a non-negative integer, or null where the figure is unknown.
-   */
-  inputs: number | null;
-}
-/**
- * The prediction for one batch size.
- */
-export interface EstimateRow {
-  batch_size: number;
-  /**
-   * A byte count or counter: a non-negative integer, or null where the figure is unknown.
-   */
-  train_peak_bytes: number | null;
-  /**
-   * A byte count or counter: a non-negative integer, or null where the figure is unknown.
-   */
-  eval_peak_bytes: number | null;
-  breakdown: EstimateBreakdown;
-  /**
-   * True where this batch size was traced (or measured); false where it was interpolated from the traced ones (peaks grow linearly with the batch).
-   */
-  traced: boolean;
-  /**
-   * Whether the training step fits the card's free memory with the margin; null without a card.
-   */
-  fits: boolean | null;
-}
-/**
- * The training step changed by one remedy, and the largest batch size it lets fit.
- */
-export interface EstimateVariant {
-  /**
-   * plain (the step as it is), amp_bf16 (autocast to bfloat16), checkpointing (activation checkpointing of the repeated blocks) or grad_accumulation (micro-batches, gradients kept between them); a reader keeps any other string as is.
-   */
-  variant: string;
-  /**
-   * Whether it could be estimated for this model.
-   */
-  applicable: boolean;
-  /**
-   * Why it is not applicable, or what it assumed (which blocks were checkpointed); null when there is nothing to say.
-   */
-  reason: string | null;
-  /**
-   * A byte count or counter: a non-negative integer, or null where the figure is unknown.
-   */
-  fixed_bytes: number | null;
-  /**
-   * A byte count or counter: a non-negative integer, or null where the figure is unknown.
-   */
-  per_sample_bytes: number | null;
-  /**
-   * The largest batch size whose training step fits the card's free memory with the margin; null without a card, when not applicable, or when not even 1 fits.
-   */
-  largest_batch_size: number | null;
-  /**
-   * A byte count or counter: a non-negative integer, or null where the figure is unknown.
-   */
-  peak_at_largest_bytes: number | null;
-  /**
-   * With grad_accumulation: the micro-batches per optimizer step that reach the sample's batch size at largest_batch_size each; null otherwise.
-   */
-  accumulation_steps: number | null;
-}
-/**
- * The card the step would run on, and what it leaves for the step.
- */
-export interface EstimateCard {
-  /**
-   * The CUDA device index.
-   */
-  index: number;
-  /**
-   * The device's name; null where it could not be read.
-   */
-  name: string | null;
-  /**
-   * A byte count or counter: a non-negative integer, or null where the figure is unknown.
-   */
-  total_bytes: number | null;
-  /**
-   * A byte count or counter: a non-negative integer, or null where the figure is unknown.
-   */
-  other_allocated_bytes: number | null;
-  /**
-   * A byte count or counter: a non-negative integer, or null where the figure is unknown.
-   */
-  overhead_bytes: number | null;
-  /**
-   * True when the kernel's CUDA context was measured (NVML's figure for the process less PyTorch's reserved memory); false when it is an estimate because CUDA is not initialised in this kernel.
-   */
-  overhead_measured: boolean;
-  /**
-   * A byte count or counter: a non-negative integer, or null where the figure is unknown.
-   */
-  margin_bytes: number | null;
-  /**
-   * A byte count or counter: a non-negative integer, or null where the figure is unknown.
-   */
-  free_for_step_bytes: number | null;
-}
-/**
- * Why fake tensors could not run the step: the operation and the user's line where it stopped.
- */
-export interface EstimateFailure {
-  /**
-   * Where it stopped: forward, loss, backward, optimizer, eval.
-   */
-  phase: string;
-  /**
-   * The operation without a fake implementation (aten.nonzero.default, ...); null where none is named (data-dependent control flow, an error of the user's code).
-   */
-  op: string | null;
-  /**
-   * The file (or cell) of the innermost user frame; null where none was found.
-   */
-  filename: string | null;
-  lineno: number | null;
-  /**
-   * That line's code; null where not known.
-   */
-  line: string | null;
-  /**
-   * What was raised, on one line.
-   */
-  message: string;
-}
-/**
  * The result of an estimate_memory request.
  */
-export interface EstimateMemoryResult {
+export interface EstimateMemoryResult1 {
   /**
    * estimated (fake tensors ran the step), measured (the fallback ran real steps, with consent) or refused (nothing could be predicted: failure and notes say why); a reader keeps any other string as is.
    */

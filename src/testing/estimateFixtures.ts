@@ -94,6 +94,7 @@ export function makeEstimateResult(
     ],
     card: {
       index: 0,
+      planned: false,
       name: 'NVIDIA H200',
       total_bytes: 140 * GiB,
       other_allocated_bytes: 1 * GiB,

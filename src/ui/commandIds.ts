@@ -85,7 +85,8 @@ export namespace CommandIDs {
    * Will it fit? Asks which model, optimizer, loss and sample batch to use
    * and predicts a training step's peak GPU memory and the largest batch
    * size that fits, without allocating on the GPU. With the args `{model,
-   * batch, optimizer?, loss?, batchSizes?, margin?, realStep?, ask: false}`
+   * batch, optimizer?, loss?, batchSizes?, margin?, cardBytes?, realStep?, ask:
+   * false}`
    * it runs without the dialog (real steps still ask first). Returns the
    * estimate's state, or null when nothing was asked of the kernel.
    */

@@ -112,7 +112,7 @@ def check_model(ref: ReferenceModel, margin: float, bisect: bool) -> dict[str, A
     started = time.perf_counter()
     built = ref.build("cuda")
     sample = built[3](ref.batch_sizes[0], "cuda")
-    estimate = importlib.import_module("jupyterlab_vram_helper.estimate").estimate_training_step
+    estimate = importlib.import_module("jupyterlab_vram_helper.estimate.training_step").estimate_training_step
     result = estimate(built[0], sample, built[1], built[2], batch_sizes=list(ref.batch_sizes), margin=margin)
     del sample
     seen: dict[str, Any] = {

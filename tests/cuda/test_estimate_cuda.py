@@ -145,7 +145,7 @@ ESTIMATE_ON_CPU = """\
 import json, os, sys, torch
 sys.path.insert(0, sys.argv[1])
 from estimate_reference_models import mlp
-from jupyterlab_vram_helper.estimate import estimate_training_step
+from jupyterlab_vram_helper.estimate.training_step import estimate_training_step
 model, optimizer, loss_fn, make_batch = mlp("cpu")
 result = estimate_training_step(model, make_batch(64, "cpu"), optimizer, loss_fn, batch_sizes=[64, 1024])
 print(json.dumps({"pid": os.getpid(), "cuda_initialized": torch.cuda.is_initialized(), "status": result["status"],

@@ -47,8 +47,8 @@ if TYPE_CHECKING:
     from ..protocol_types import ErrorMessage
 
 
-# The estimate_memory request's answerer: (validated args, progress(stage, done, total)) -> result.
-EstimateMemory = Callable[[Mapping[str, Any], Callable[[str, int, int], None]], dict[str, Any]]
+# The estimate_memory request's answerer: (validated args, progress(stage, done, total, partial)) -> result.
+EstimateMemory = Callable[[Mapping[str, Any], Callable[..., None]], dict[str, Any]]
 
 
 def _data_of(msg: Any) -> Any:
@@ -122,7 +122,7 @@ class Channel:
         ``release_engine(mode, kind, name, timeout_s)`` that of a
         ``release_engine`` request. ``estimate_memory(args, progress)`` returns
         that of an ``estimate_memory`` request; ``progress(stage, done,
-        total)`` sends an ``estimate_progress`` message to the comm that asked.
+        total, partial=None)`` sends an ``estimate_progress`` message to the comm that asked.
         """
         self._sampler = sampler
         self._record_series = record_series
@@ -424,14 +424,16 @@ class Channel:
         if self._estimate_memory is None:
             raise RequestError("internal", f"{request.type!r} is not available in this helper", request.request_id)
 
-        def progress(stage: str, done: int, total: int) -> None:
-            message = {
+        def progress(stage: str, done: int, total: int, partial: Mapping[str, Any] | None = None) -> None:
+            message: dict[str, Any] = {
                 "type": "estimate_progress",
                 "request_id": request.request_id,
                 "stage": stage,
                 "done": max(0, done),
                 "total": max(1, total),
             }
+            if partial is not None:
+                message["partial"] = partial
             self._send_quietly(comm, message)
 
         return self._estimate_memory(request.args, progress)

@@ -9,6 +9,13 @@ CUDA context is an estimate, which the card says.
 The step's own figures count the model's parameters, gradients and
 optimizer state, so the part of them already on the card is taken out of
 "other allocated" rather than counted twice.
+
+Where PyTorch's per-process memory fraction caps this kernel's allocator
+(``torch.cuda.set_per_process_memory_fraction``), the cap is the card this
+kernel has: an allocation past it fails with an out-of-memory error whatever
+the card has free. A planned card (the request's ``card_bytes``) stands in
+for the kernel's own: it has no allocations yet, and its context is the
+estimate.
 """
 
 from __future__ import annotations
@@ -50,18 +57,38 @@ def visible_devices(torch: Any, gpus: list[Any] | None) -> int:
         return 0
 
 
-def card_budget(torch: Any, index: int, margin: float, model_bytes: int, gpus: list[Any] | None) -> EstimateCard | None:
+def planned_card(total: int, margin: float) -> EstimateCard:
+    """A card of ``total`` bytes that the user plans for: nothing allocated on it yet, its context estimated."""
+    margin_bytes = round(margin * total)
+    return {
+        "index": None,
+        "planned": True,
+        "name": None,
+        "total_bytes": total,
+        "other_allocated_bytes": 0,
+        "overhead_bytes": ESTIMATED_CONTEXT_BYTES,
+        "overhead_measured": False,
+        "margin_bytes": margin_bytes,
+        "free_for_step_bytes": max(0, total - ESTIMATED_CONTEXT_BYTES - margin_bytes),
+    }
+
+
+def card_budget(
+    torch: Any, index: int, margin: float, model_bytes: int, gpus: list[Any] | None, notes: list[str]
+) -> EstimateCard | None:
     """The card ``index`` and what it leaves for the step; None when no such CUDA device is visible.
 
     ``model_bytes`` is what the model's parameters, gradients and optimizer
     state hold on that card now; ``gpus`` is the sampler's reading of the
-    devices (its ``gpus`` list), or None where there is no sampler.
+    devices (its ``gpus`` list), or None where there is no sampler. A
+    per-process memory fraction that caps the kernel is said in ``notes``.
     """
     if index >= visible_devices(torch, gpus):
         return None
     nvml = _nvml_of(gpus, index)
     if cuda_initialized(torch) and has_context(torch, index):
         total, name, allocated, overhead = _measured(torch, index, nvml)
+        total, overhead = _capped(torch, index, total, allocated, overhead, notes)
         measured = True
     else:
         total, name = _nvml_total(nvml, gpus, index)
@@ -72,6 +99,7 @@ def card_budget(torch: Any, index: int, margin: float, model_bytes: int, gpus: l
     margin_bytes = round(margin * total)
     return {
         "index": index,
+        "planned": False,
         "name": name,
         "total_bytes": total,
         "other_allocated_bytes": other,
@@ -99,6 +127,30 @@ def _measured(torch: Any, index: int, nvml: dict[str, Any] | None) -> tuple[int 
         free, total = (int(v) for v in torch.cuda.mem_get_info(index))
         overhead = max(0, total - free - allocated)
     return total, str(props.name), allocated, overhead
+
+
+def _capped(
+    torch: Any, index: int, total: int | None, allocated: int, overhead: int, notes: list[str]
+) -> tuple[int | None, int]:
+    """The total and overhead under PyTorch's per-process memory fraction, where one below 1 is set.
+
+    The fraction caps what the allocator reserves, not the CUDA context: under
+    the cap, what stands between the step and it is PyTorch's own cached blocks.
+    """
+    read = getattr(torch.cuda, "get_per_process_memory_fraction", None)
+    try:
+        fraction = float(read(index)) if read is not None else 1.0
+    except Exception:
+        fraction = 1.0
+    if total is None or not 0 < fraction < 1:
+        return total, overhead
+    cap = int(fraction * total)
+    reserved = int(torch.cuda.memory_reserved(index))
+    notes.append(
+        f"PyTorch's per-process memory fraction ({fraction:g}) caps this kernel at {cap / 2**30:.1f} GiB "
+        f"of the card's {total / 2**30:.1f} GiB: the step is fitted to the cap."
+    )
+    return cap, max(0, reserved - allocated)
 
 
 def _nvml_of(gpus: list[Any] | None, index: int) -> dict[str, Any] | None:

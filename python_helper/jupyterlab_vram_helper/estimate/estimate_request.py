@@ -14,10 +14,10 @@ import contextlib
 import io
 import sys
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from .estimate_run import NOT_TORCH, refused, run_estimate
+from .estimate_run import NOT_TORCH, Progress, refused, run_estimate
 
 if TYPE_CHECKING:  # the message shapes, for annotations only (protocol_types.py)
     from ..protocol_types import EstimateMemoryResult
@@ -49,7 +49,7 @@ def resolve(user_ns: Mapping[str, Any], path: str) -> Any:
 def answer(
     user_ns: Mapping[str, Any],
     args: Mapping[str, Any],
-    progress: Callable[[str, int, int], None] | None,
+    progress: Progress | None,
     gpus: list[Any] | None,
 ) -> EstimateMemoryResult:
     """The estimate_memory result for the request's validated ``args``."""
@@ -80,6 +80,7 @@ def answer(
                 names=names,
                 progress=progress,
                 gpus=gpus,
+                card_bytes=args.get("card_bytes"),
             )
     except Exception as exc:
         message = " ".join(str(exc).split())[:300]

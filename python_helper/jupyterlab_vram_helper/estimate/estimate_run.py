@@ -13,11 +13,11 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from . import fallback_steps, peak_fit, variants
 from .batch_scaling import BatchError, sample_batch_size
-from .card_budget import card_budget, cuda_initialized, visible_devices
+from .card_budget import card_budget, cuda_initialized, planned_card, visible_devices
 from .failure_frames import describe_failure
 from .state_check import StateCheck
 from .step_tracing import (
@@ -34,7 +34,12 @@ from .step_tracing import (
 if TYPE_CHECKING:  # the message shapes, for annotations only (protocol_types.py)
     from ..protocol_types import EstimateCard, EstimateMemoryResult, EstimateRow, EstimateVariant
 
-Progress = Callable[[str, int, int], None]
+
+class Progress(Protocol):
+    """Told what runs now, how many steps are done of how many, and, once the plain step is fitted, the figures so far."""
+
+    def __call__(self, stage: str, done: int, total: int, partial: EstimateMemoryResult | None = None) -> None: ...
+
 
 NOTE_CPU_TRACE = (
     "CUDA is not initialised in this kernel, so the step was traced on fake CPU tensors (no CUDA context was "
@@ -64,6 +69,11 @@ class EstimateRun:
         if self._progress is not None:
             self.total = max(self.total, self.done + 1)
             self._progress(stage, self.done, self.total)
+
+    def share(self, partial: EstimateMemoryResult) -> None:
+        """Hand the figures known so far to the progress callback, which sends them before the remedies are traced."""
+        if self._progress is not None:
+            self._progress("tracing the remedies", self.done, max(self.total, self.done + 1), partial)
 
     def finish(self) -> None:
         """Tell the progress callback that every step is done."""
@@ -110,8 +120,12 @@ def run_estimate(
     names: dict[str, str | None] | None = None,
     progress: Progress | None = None,
     gpus: list[Any] | None = None,
+    card_bytes: int | None = None,
 ) -> EstimateMemoryResult:
-    """The estimate_memory result for these objects (see the package's ``estimate_training_step``)."""
+    """The estimate_memory result for these objects (see ``training_step.estimate_training_step``).
+
+    ``card_bytes`` plans for a card of that size in place of the kernel's own.
+    """
     started = time.perf_counter()
     names = dict(names or {"model": None, "optimizer": None, "loss": None, "batch": None})
     try:
@@ -121,7 +135,17 @@ def run_estimate(
         return refused(names, [str(exc)], None, started)
     check = StateCheck(torch, model, optimizer)
     result = _estimate(
-        torch, model, batch, optimizer, loss, sample, batch_sizes, margin, device, real_step, names, progress, gpus
+        torch,
+        model,
+        batch,
+        optimizer,
+        loss,
+        sample,
+        batch_sizes,
+        _CardRequest(margin, device, card_bytes, gpus),
+        real_step,
+        names,
+        progress,
     )
     result["state_unchanged"] = check.unchanged() if result["method"] != "real_steps" else result["state_unchanged"]
     result["elapsed_ms"] = round((time.perf_counter() - started) * 1000, 1)
@@ -168,6 +192,22 @@ def refused(names: dict[str, Any], notes: list[str], sample: int | None, started
     }
 
 
+class _CardRequest:
+    """What the request says of the card: the margin, the device, a planned card's size, and the sampler's GPUs."""
+
+    def __init__(self, margin: float, device: int | None, card_bytes: int | None, gpus: list[Any] | None):
+        self.margin = margin
+        self.device = device
+        self.card_bytes = card_bytes
+        self.gpus = gpus
+
+    def budget(self, torch: Any, index: int, model_bytes: int, notes: list[str]) -> EstimateCard | None:
+        """The planned card, else the kernel's card ``index``, else None."""
+        if self.card_bytes is not None:
+            return planned_card(self.card_bytes, self.margin)
+        return card_budget(torch, index, self.margin, model_bytes, self.gpus, notes)
+
+
 def _device_index(torch: Any, model: Any, device: int | None) -> int:
     if device is not None:
         return device
@@ -185,17 +225,15 @@ def _estimate(
     loss: Any,
     sample: int,
     batch_sizes: list[int] | None,
-    margin: float,
-    device: int | None,
+    card_request: _CardRequest,
     real_step: bool,
     names: dict[str, Any],
     progress: Progress | None,
-    gpus: list[Any] | None,
 ) -> EstimateMemoryResult:
     started = time.perf_counter()
-    index = _device_index(torch, model, device)
+    index = _device_index(torch, model, card_request.device)
     on_cuda = cuda_initialized(torch)
-    target_cuda = on_cuda or visible_devices(torch, gpus) > index
+    target_cuda = on_cuda or card_request.card_bytes is not None or visible_devices(torch, card_request.gpus) > index
     trace_device = f"cuda:{index}" if on_cuda else "cpu"
     setup = StepSetup(torch, model, batch, optimizer, loss, trace_device, sample, target_cuda)
     wanted = sorted(set(batch_sizes or default_sizes(sample)))
@@ -215,14 +253,41 @@ def _estimate(
                 "sizes can be measured instead."
             )
             return result
-        return _measured(run, failure, wanted, margin, index, names, gpus, started)
+        return _measured(run, failure, wanted, card_request, index, names, started)
     evals = {size: run.trace(size, StepOptions(train=False), "evaluation step") for size in sizes}
     run.notes.append(NOTE_EVAL)
-    card = card_budget(torch, index, margin, _model_bytes(torch, model, optimizer, index), gpus)
+    card = card_request.budget(torch, index, _model_bytes(torch, model, optimizer, index), run.notes)
     plain_model = peak_fit.fit_peaks(sizes, plain[sizes[0]], plain[sizes[1]])
-    found, confirmed = _variants(run, sizes, plain, plain_model, card)
-    rows = _rows(wanted, sizes, {**plain, **confirmed}, evals, card)
-    estimated: EstimateMemoryResult = {
+
+    def result_of(found: dict[str, EstimateVariant], confirmed: dict[int, TracedPeak]) -> EstimateMemoryResult:
+        return _result(
+            on_cuda, names, sample, _rows(wanted, sizes, {**plain, **confirmed}, evals, card), found, card, run
+        )
+
+    found, confirmed = _plain_variants(run, sizes, plain, plain_model, card)
+    # The answer to "will it fit?" is known now; the remedies take as long again.
+    run.share(result_of(_ordered(found), confirmed))
+    found.update(_remedy_variants(run, sizes, card))
+    estimated = result_of(_ordered(found), confirmed)
+    run.finish()
+    return estimated
+
+
+def _ordered(found: dict[str, EstimateVariant]) -> dict[str, EstimateVariant]:
+    """The variants in the protocol's order: plain, amp_bf16, checkpointing, grad_accumulation."""
+    return {name: found[name] for name in variants.VARIANTS if name in found}
+
+
+def _result(
+    on_cuda: bool,
+    names: dict[str, Any],
+    sample: int,
+    rows: list[EstimateRow],
+    found: dict[str, EstimateVariant],
+    card: EstimateCard | None,
+    run: EstimateRun,
+) -> EstimateMemoryResult:
+    return {
         "status": "estimated",
         "method": "fake_tensors",
         "traced_on": "cuda" if on_cuda else "cpu",
@@ -233,12 +298,10 @@ def _estimate(
         "card": card,
         "largest_batch_size": found["plain"]["largest_batch_size"],
         "failure": None,
-        "notes": run.notes,
+        "notes": list(run.notes),
         "state_unchanged": True,
         "elapsed_ms": 0.0,
     }
-    run.finish()
-    return estimated
 
 
 def _model_bytes(torch: Any, model: Any, optimizer: Any, index: int) -> int:
@@ -257,15 +320,35 @@ def _budget(card: EstimateCard | None) -> int | None:
     return card["free_for_step_bytes"] if card is not None else None
 
 
-def _variants(
+def _plain_variants(
     run: EstimateRun, sizes: tuple[int, int], plain: dict[int, TracedPeak], model_fit: peak_fit.PeakModel, card: Any
 ) -> tuple[dict[str, EstimateVariant], dict[int, TracedPeak]]:
-    """Each variant's entry, and the plain step's confirmation traces (rows show them as traced)."""
-    torch, model = run.setup.torch, run.setup.model
+    """The plain step's entry and gradient accumulation's, replayed from the plain traces, and the plain step's
+    confirmation traces (rows show them as traced)."""
     budget = _budget(card)
     found: dict[str, EstimateVariant] = {}
     size, peak, confirmed = _largest(run, model_fit, budget, StepOptions(), _known(plain))
     found["plain"] = variants.variant("plain", _reported(model_fit, sizes, size), size, peak)
+    low, high = (plain[s].accumulating_step() for s in sizes)
+    accumulating = peak_fit.fit_peaks(sizes, low, high)
+    size, peak, _ = _largest(run, accumulating, budget, StepOptions(), {sizes[0]: low.peak, sizes[1]: high.peak}, True)
+    steps = variants.accumulation_steps(run.setup.sample_size, size)
+    found["grad_accumulation"] = variants.variant(
+        "grad_accumulation",
+        _reported(accumulating, sizes, size),
+        size,
+        peak,
+        "each micro-batch runs with the gradients of the earlier ones live",
+        steps,
+    )
+    return found, confirmed
+
+
+def _remedy_variants(run: EstimateRun, sizes: tuple[int, int], card: Any) -> dict[str, EstimateVariant]:
+    """The remedies that need traces of their own: bfloat16 autocast and activation checkpointing."""
+    torch, model = run.setup.torch, run.setup.model
+    budget = _budget(card)
+    found: dict[str, EstimateVariant] = {}
     reason = variants.amp_reason(torch, model)
     found["amp_bf16"] = (
         variants.not_applicable("amp_bf16", reason)
@@ -281,19 +364,7 @@ def _variants(
         options = StepOptions(around_forward=variants.around_forward(torch, blocks))
         reason = variants.checkpoint_reason(blocks)
         found["checkpointing"] = _traced_variant(run, "checkpointing", sizes, options, budget, reason)
-    low, high = (plain[s].accumulating_step() for s in sizes)
-    accumulating = peak_fit.fit_peaks(sizes, low, high)
-    size, peak, _ = _largest(run, accumulating, budget, StepOptions(), {sizes[0]: low.peak, sizes[1]: high.peak}, True)
-    steps = variants.accumulation_steps(run.setup.sample_size, size)
-    found["grad_accumulation"] = variants.variant(
-        "grad_accumulation",
-        _reported(accumulating, sizes, size),
-        size,
-        peak,
-        "each micro-batch runs with the gradients of the earlier ones live",
-        steps,
-    )
-    return found, confirmed
+    return found
 
 
 def _reported(model_fit: peak_fit.PeakModel, sizes: tuple[int, int], largest: int | None) -> peak_fit.Line:
@@ -374,10 +445,9 @@ def _measured(
     run: EstimateRun,
     failure: Any,
     wanted: list[int],
-    margin: float,
+    card_request: _CardRequest,
     index: int,
     names: dict[str, Any],
-    gpus: list[Any] | None,
     started: float,
 ) -> EstimateMemoryResult:
     """The fallback's result: real steps at two small sizes, extrapolated along their line."""
@@ -404,7 +474,7 @@ def _measured(
         result["notes"].append("The real step failed too; everything it changed was put back.")
         return result
     device = fallback_steps.model_device(torch, model)
-    card = card_budget(torch, index, margin, _model_bytes(torch, model, optimizer, index), gpus)
+    card = card_request.budget(torch, index, _model_bytes(torch, model, optimizer, index), run.notes)
     model_fit = peak_fit.fit_peaks(sizes, train[sizes[0]], train[sizes[1]])
     budget = _budget(card)
     largest = peak_fit.largest_fitting(model_fit, budget) if budget is not None else None

@@ -7,10 +7,9 @@ sampler: the card's figures come from PyTorch alone, once CUDA is initialised.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from .estimate_run import run_estimate
+from .estimate_run import Progress, run_estimate
 
 if TYPE_CHECKING:  # the message shapes, for annotations only (protocol_types.py)
     from ..protocol_types import EstimateMemoryResult
@@ -27,7 +26,8 @@ def estimate_training_step(
     device: int | None = None,
     real_step: bool = False,
     names: dict[str, str | None] | None = None,
-    progress: Callable[[str, int, int], None] | None = None,
+    progress: Progress | None = None,
+    card_bytes: int | None = None,
 ) -> EstimateMemoryResult:
     """Predict the peak memory of a training and an evaluation step of ``model`` on ``batch`` (a result dict)."""
     return run_estimate(
@@ -41,4 +41,5 @@ def estimate_training_step(
         real_step=real_step,
         names=names,
         progress=progress,
+        card_bytes=card_bytes,
     )

@@ -53,8 +53,13 @@ export interface EstimateFormValues {
   batch: string;
   batchSizes: string;
   marginPercent: string;
+  /** The memory of a card to plan for, in GiB; empty for the kernel's own card. */
+  cardGiB: string;
   realStep: boolean;
 }
+
+/** The most a planned card may have, in GiB (16 TiB), as the protocol allows. */
+const MAX_CARD_GIB = 16384;
 
 /** The form's first values: the request asked before, else the best candidates. */
 export function initialFormValues(
@@ -72,6 +77,7 @@ export function initialFormValues(
     batch: pick('batch', initial.batch),
     batchSizes: (initial.batch_sizes ?? []).join(', '),
     marginPercent: String(Math.round((initial.margin ?? 0.1) * 100)),
+    cardGiB: initial.card_bytes ? String(initial.card_bytes / 2 ** 30) : '',
     realStep: initial.real_step ?? false
   };
 }
@@ -113,6 +119,18 @@ export function requestOfForm(
   ) {
     return { error: trans.__('The margin is a percentage from 0 to 50.') };
   }
+  const cardGiB = Number(values.cardGiB);
+  if (
+    values.cardGiB.trim() !== '' &&
+    (!Number.isFinite(cardGiB) || cardGiB < 1 || cardGiB > MAX_CARD_GIB)
+  ) {
+    return {
+      error: trans.__(
+        'A card to plan for has from 1 to %1 GiB; leave it empty for the kernel’s own card.',
+        MAX_CARD_GIB
+      )
+    };
+  }
   return {
     model,
     batch,
@@ -120,6 +138,9 @@ export function requestOfForm(
     loss: values.loss.trim() || null,
     ...(sizes.length ? { batch_sizes: sizes as [number, ...number[]] } : {}),
     margin: margin / 100,
+    ...(values.cardGiB.trim() !== ''
+      ? { card_bytes: Math.round(cardGiB * 2 ** 30) }
+      : {}),
     real_step: values.realStep
   };
 }
@@ -163,6 +184,12 @@ class EstimateForm
     this._margin = this._input('margin', trans.__('Margin (%)'), '10');
     this._margin.type = 'number';
     this._margin.value = values.marginPercent;
+    this._card = this._input(
+      'card',
+      trans.__('Plan for a card of (GiB)'),
+      trans.__('empty: the kernel’s own card')
+    );
+    this._card.value = values.cardGiB;
     this._realStep = this._checkbox(
       trans.__(
         'Where fake tensors cannot run the model, measure one real training step at two small batch sizes (its state is put back).'
@@ -179,6 +206,7 @@ class EstimateForm
       batch: this._batch.value,
       batchSizes: this._sizes.value,
       marginPercent: this._margin.value,
+      cardGiB: this._card.value,
       realStep: this._realStep.checked
     };
   }
@@ -236,6 +264,7 @@ class EstimateForm
   private _batch: HTMLInputElement;
   private _sizes: HTMLInputElement;
   private _margin: HTMLInputElement;
+  private _card: HTMLInputElement;
   private _realStep: HTMLInputElement;
 }
 

@@ -77,6 +77,28 @@ describe('EstimateView', () => {
     );
   });
 
+  it('shows the plain answer while the remedies are traced', () => {
+    const { q, all } = setup({
+      status: 'running',
+      request: REQUEST,
+      progress: {
+        stage: 'tracing the amp_bf16 step at batch size 64',
+        done: 4,
+        total: 6,
+        partial: makeEstimateResult({
+          variants: [makeEstimateResult().variants[0]]
+        })
+      }
+    });
+    expect(q('estimate-verdict')!.textContent).toContain(
+      'The largest batch size that fits: 7000'
+    );
+    expect(all('estimate-variant')).toHaveLength(1);
+    expect(q('estimate-stage')!.textContent).toBe(
+      'tracing the amp_bf16 step at batch size 64 (4 of 6)'
+    );
+  });
+
   it('shows the answer: verdict, card, rows, breakdown, remedies and notes', () => {
     const { q, all, insert } = setup({
       status: 'done',

@@ -97,7 +97,14 @@ export class EstimateView extends LazyView {
       case 'idle':
         return [];
       case 'running':
-        return this._progressParts(state.progress);
+        // The plain step's answer shows as soon as it is known, above the
+        // progress of the remedies.
+        return state.progress?.partial
+          ? [
+              ...this._resultParts(state.request, state.progress.partial),
+              ...this._progressParts(state.progress)
+            ]
+          : this._progressParts(state.progress);
       case 'failed':
         return [
           this._line(

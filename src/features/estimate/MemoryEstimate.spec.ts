@@ -60,13 +60,44 @@ describe('MemoryEstimate', () => {
       done: 2,
       total: 5
     });
+    // The plain step's figures come before the remedies, and stay shown
+    // while the later messages carry none.
+    const partial = makeEstimateResult({ variants: [] });
+    otherMessage.emit({
+      type: 'estimate_progress',
+      request_id: 'r1',
+      stage: 'tracing the remedies',
+      done: 3,
+      total: 5,
+      partial
+    });
+    otherMessage.emit({
+      type: 'estimate_progress',
+      request_id: 'r1',
+      stage: 'tracing the amp_bf16 step at batch size 64',
+      done: 4,
+      total: 5
+    });
+    const later = estimate.state;
+    expect(later.status === 'running' && later.progress?.partial).toEqual(
+      partial
+    );
+    expect(later.status === 'running' && later.progress?.stage).toBe(
+      'tracing the amp_bf16 step at batch size 64'
+    );
     answer(makeEstimateResult());
     const state = await done;
     expect(state.status).toBe('done');
     expect(state.status === 'done' && state.result.largest_batch_size).toBe(
       7000
     );
-    expect(states).toEqual(['running', 'running', 'done']);
+    expect(states).toEqual([
+      'running',
+      'running',
+      'running',
+      'running',
+      'done'
+    ]);
     // Progress after the answer changes nothing.
     otherMessage.emit({
       type: 'estimate_progress',

@@ -21,10 +21,13 @@ import type {
 } from '../../protocol/estimate';
 import { errorText } from '../../text/errorText';
 
-/** How far a running estimate is, as its last progress message said. */
+/**
+ * How far a running estimate is, as its last progress message said, with
+ * the plain step's figures once they are known (the remedies follow).
+ */
 export type EstimateProgress = Pick<
   EstimateProgressMessage,
-  'stage' | 'done' | 'total'
+  'stage' | 'done' | 'total' | 'partial'
 >;
 
 /** The estimate asked from this page: none yet, running, answered or failed. */
@@ -127,7 +130,12 @@ export class MemoryEstimate implements IDisposable {
     }
     const progress = this._readProgress(data);
     if (progress) {
-      this._set({ ...state, progress });
+      // A later message without figures keeps the figures already shown.
+      const partial = progress.partial ?? state.progress?.partial;
+      this._set({
+        ...state,
+        progress: partial ? { ...progress, partial } : progress
+      });
     }
   }
 

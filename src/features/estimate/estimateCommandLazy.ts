@@ -75,6 +75,9 @@ export function requestOfArgs(
   if (typeof args.margin === 'number') {
     request.margin = args.margin;
   }
+  if (typeof args.cardBytes === 'number') {
+    request.card_bytes = args.cardBytes;
+  }
   if (typeof args.realStep === 'boolean') {
     request.real_step = args.realStep;
   }

@@ -45,9 +45,11 @@ function header(
   units: ByteUnits
 ): string[] {
   const card = result.card;
-  const where = card
-    ? `${card.name ?? `GPU ${card.index}`} (cuda:${card.index})`
-    : 'the card';
+  const where = !card
+    ? 'the card'
+    : card.planned || card.index === null
+      ? `a card of ${formatBytes(card.total_bytes, units)}`
+      : `${card.name ?? `GPU ${card.index}`} (cuda:${card.index})`;
   return [
     `# Will it fit? ${what} fits a batch of ${v.largest_batch_size} on ${where}:`,
     `# predicted training-step peak ${formatBytes(v.peak_at_largest_bytes, units)}` +

@@ -28,6 +28,31 @@ describe('estimateText', () => {
     expect(
       cardSentence({ ...result.card!, overhead_measured: false }, 'binary')
     ).toContain('estimated: CUDA is not initialised in this kernel');
+    const planned = {
+      ...result.card!,
+      index: null,
+      planned: true,
+      name: null,
+      total_bytes: 24 * 2 ** 30,
+      other_allocated_bytes: 0,
+      overhead_bytes: 512 * 2 ** 20,
+      overhead_measured: false,
+      margin_bytes: 2 * 2 ** 30,
+      free_for_step_bytes: 21.5 * 2 ** 30
+    };
+    expect(cardSentence(planned, 'binary')).toBe(
+      'A planned card of 24 GiB: 512 MiB for an estimated CUDA context, a margin of 2 GiB, so 21.5 GiB for the step.'
+    );
+    expect(
+      estimateCell(
+        { ...result, card: planned },
+        result.variants[0],
+        snippetNames(result, null),
+        'binary'
+      )!.split('\n')[0]
+    ).toBe(
+      '# Will it fit? The step as it is fits a batch of 7000 on a card of 24 GiB:'
+    );
   });
 
   it('says what it cannot fit, and where no card is visible', () => {
@@ -142,6 +167,7 @@ describe('the dialog form', () => {
     batch: 'batch',
     batchSizes: '64, 16 32,16',
     marginPercent: '15',
+    cardGiB: '',
     realStep: false
   };
 
@@ -171,6 +197,18 @@ describe('the dialog form', () => {
       error: 'The margin is a percentage from 0 to 50.'
     });
     expect(requestOfForm({ ...values, batchSizes: 'many' })).toHaveProperty(
+      'error'
+    );
+  });
+
+  it('plans for a card of the size given, in GiB', () => {
+    expect(requestOfForm({ ...values, cardGiB: '24' })).toMatchObject({
+      card_bytes: 24 * 2 ** 30
+    });
+    expect(requestOfForm({ ...values, cardGiB: '0.5' })).toHaveProperty(
+      'error'
+    );
+    expect(requestOfForm({ ...values, cardGiB: 'big' })).toHaveProperty(
       'error'
     );
   });

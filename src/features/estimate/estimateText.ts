@@ -51,6 +51,15 @@ export function roleLabel(role: keyof EstimateBreakdown): string {
 /** What the card leaves for the step, in one sentence. */
 export function cardSentence(card: EstimateCard, units: ByteUnits): string {
   const b = (v: number | null) => formatBytes(v, units);
+  if (card.planned || card.index === null) {
+    return trans.__(
+      'A planned card of %1: %2 for an estimated CUDA context, a margin of %3, so %4 for the step.',
+      b(card.total_bytes),
+      b(card.overhead_bytes),
+      b(card.margin_bytes),
+      b(card.free_for_step_bytes)
+    );
+  }
   const name = card.name ?? trans.__('GPU %1', card.index);
   return trans.__(
     '%1 (cuda:%2) has %3: %4 allocated besides the model, %5 for the CUDA context, caches and other processes (%6), a margin of %7, so %8 for the step.',

@@ -40,6 +40,7 @@ export function createEstimateView({
         loss: request.loss ?? null,
         ...(request.batch_sizes ? { batchSizes: request.batch_sizes } : {}),
         margin: request.margin ?? 0.1,
+        ...(request.card_bytes ? { cardBytes: request.card_bytes } : {}),
         realStep: true,
         ask: false
       }),

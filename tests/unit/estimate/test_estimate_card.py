@@ -11,7 +11,7 @@ import torch
 import torch.nn as nn
 
 from jupyterlab_vram_helper.estimate import estimate_run
-from jupyterlab_vram_helper.estimate.card_budget import ESTIMATED_CONTEXT_BYTES, card_budget
+from jupyterlab_vram_helper.estimate.card_budget import ESTIMATED_CONTEXT_BYTES, card_budget, planned_card
 
 pytestmark = pytest.mark.usefixtures("real_torch")
 GB = 1 << 30
@@ -56,7 +56,7 @@ GPUS: list[Any] = [
 
 
 def test_with_cuda_up_the_overhead_is_measured_and_the_models_own_bytes_are_not_counted_twice() -> None:
-    card: Any = card_budget(fake_torch(True), 0, 0.1, 1 * GB, GPUS)
+    card: Any = card_budget(fake_torch(True), 0, 0.1, 1 * GB, GPUS, [])
     assert card is not None
     # The context (5 - 4 GB), the cached blocks (4 - 3 GB) and another process's 2 GB.
     assert (card["overhead_bytes"], card["overhead_measured"]) == (4 * GB, True)
@@ -67,16 +67,70 @@ def test_with_cuda_up_the_overhead_is_measured_and_the_models_own_bytes_are_not_
 def test_before_cuda_is_up_nothing_of_torch_cuda_is_read_and_the_context_is_an_estimate() -> None:
     torch_ = fake_torch(False)
     gpus = [{**GPUS[0], "nvml": {**GPUS[0]["nvml"], "used_bytes": 1 * GB, "process_used_bytes": 0}}]
-    card = card_budget(torch_, 0, 0.0, 0, gpus)
+    card = card_budget(torch_, 0, 0.0, 0, gpus, [])
     assert card is not None and torch_.cuda.calls == []
     assert (card["overhead_bytes"], card["overhead_measured"]) == (ESTIMATED_CONTEXT_BYTES + GB, False)
-    assert card_budget(torch_, 1, 0.1, 0, gpus) is None
+    assert card_budget(torch_, 1, 0.1, 0, gpus, []) is None
+
+
+def test_a_per_process_memory_fraction_is_the_card_this_kernel_has() -> None:
+    torch_ = fake_torch(True)
+    torch_.cuda.get_per_process_memory_fraction = lambda index: 0.25
+    notes: list[str] = []
+    card: Any = card_budget(torch_, 0, 0.1, 1 * GB, GPUS, notes)
+    # 20 of the 80 GB; under the cap only PyTorch's cached blocks (4 - 3 GB) stand
+    # between the step and it, besides the 2 GB allocated besides the model.
+    assert (card["total_bytes"], card["overhead_bytes"]) == (20 * GB, 1 * GB)
+    assert card["margin_bytes"] == 2 * GB
+    assert card["free_for_step_bytes"] == 20 * GB - 2 * GB - 1 * GB - 2 * GB
+    assert notes == [
+        "PyTorch's per-process memory fraction (0.25) caps this kernel at 20.0 GiB of the card's 80.0 GiB: "
+        "the step is fitted to the cap."
+    ]
+    torch_.cuda.get_per_process_memory_fraction = lambda index: 1.0
+    notes.clear()
+    assert card_budget(torch_, 0, 0.1, 1 * GB, GPUS, notes)["total_bytes"] == 80 * GB  # type: ignore[index]
+    assert notes == []
+
+
+def test_a_planned_card_has_nothing_allocated_and_an_estimated_context() -> None:
+    card = planned_card(24 * GB, 0.1)
+    assert (card["index"], card["planned"], card["overhead_measured"]) == (None, True, False)
+    assert card["free_for_step_bytes"] == 24 * GB - ESTIMATED_CONTEXT_BYTES - round(2.4 * GB)
+
+
+def test_a_planned_card_is_fitted_without_a_gpu() -> None:
+    model = nn.Sequential(nn.Linear(64, 256), nn.ReLU(), nn.Linear(256, 4))
+    optimizer = torch.optim.Adam(model.parameters())
+    batch = (torch.zeros(16, 64), torch.zeros(16, dtype=torch.long))
+    shared: list[Any] = []
+    result = estimate_run.run_estimate(
+        model,
+        batch,
+        optimizer,
+        nn.CrossEntropyLoss(),
+        card_bytes=1 * GB,
+        progress=lambda stage, done, total, partial=None: shared.append(partial) if partial else None,
+    )
+    card: Any = result["card"]
+    assert card is not None and card["planned"] and card["total_bytes"] == 1 * GB
+    largest = result["largest_batch_size"]
+    assert largest is not None and largest > 16
+    plain = result["variants"][0]
+    assert plain["peak_at_largest_bytes"] is not None and plain["peak_at_largest_bytes"] <= card["free_for_step_bytes"]
+    # The plain answer was shared before the remedies were traced: the same
+    # verdict, with bfloat16 autocast and checkpointing still to come.
+    (partial,) = shared
+    assert partial["largest_batch_size"] == largest
+    assert [v["variant"] for v in partial["variants"]] == ["plain", "grad_accumulation"]
+    assert [v["variant"] for v in result["variants"]] == ["plain", "amp_bf16", "checkpointing", "grad_accumulation"]
 
 
 def test_the_largest_batch_size_is_traced_and_fits(monkeypatch: pytest.MonkeyPatch) -> None:
     budget = 40 << 20
     card = {
         "index": 0,
+        "planned": False,
         "name": "test card",
         "total_bytes": budget,
         "other_allocated_bytes": 0,

@@ -32,6 +32,8 @@ BASE = {"type": "estimate_memory", "request_id": "r", "model": "model", "batch":
         ({"margin": True}, "'margin'"),
         ({"device": -1}, "'device'"),
         ({"real_step": "yes"}, "'real_step'"),
+        ({"card_bytes": 1 << 20}, "'card_bytes'"),
+        ({"card_bytes": 24.5}, "'card_bytes'"),
     ],
 )
 def test_a_bad_field_is_malformed_with_its_name(fields: dict, named: str) -> None:
@@ -50,9 +52,11 @@ def test_a_good_request_gets_its_defaults() -> None:
         "batch_sizes": [2, 8],
         "margin": 0.1,
         "device": None,
+        "card_bytes": None,
         "real_step": False,
     }
     assert schema_errors({**BASE, "batch_sizes": [2, 8]}) == []
+    assert parse_request({**BASE, "card_bytes": 24 << 30}).args["card_bytes"] == 24 << 30  # type: ignore[index]
 
 
 def test_the_answer_and_its_progress_match_the_schema() -> None:
@@ -66,10 +70,14 @@ def test_the_answer_and_its_progress_match_the_schema() -> None:
     result = answer(ns, args, lambda *a: told.append(a), None)
     assert schema_errors(result, "EstimateMemoryResult") == []
     assert result["status"] == "estimated" and result["names"]["model"] == "trainer.model"
-    assert told and all(done < total for _, done, total in told[:-1])
-    assert told[-1][0] == "done" and told[-1][1] == told[-1][2] == len(told) - 1
+    assert told and all(done < total for _, done, total, *partial in told[:-1])
+    assert told[-1][0] == "done" and told[-1][1] == told[-1][2]
     progress = {"type": "estimate_progress", "request_id": "r", "stage": told[0][0], "done": 0, "total": told[0][2]}
     assert schema_errors(progress) == []
+    # One message carries the plain step's figures before the remedies are traced.
+    (shared,) = [message for message in told if len(message) == 4]
+    assert shared[3]["largest_batch_size"] == result["largest_batch_size"]
+    assert schema_errors({**progress, "partial": shared[3]}) == []
 
 
 def test_a_missing_name_is_refused_with_that_name() -> None:
