@@ -2384,7 +2384,7 @@ class EstimateRow(TypedDict):
     """
     eval_peak_bytes: int | None
     """
-    The peak of one evaluation step (eval mode, no gradients).
+    The peak of one evaluation step (eval mode, no gradients); null in a progress message's partial figures, which come before the evaluation step is traced.
     """
     breakdown: EstimateBreakdown
     traced: bool

@@ -1838,7 +1838,7 @@ export interface EstimateRow {
    */
   train_peak_bytes: number | null;
   /**
-   * The peak of one evaluation step (eval mode, no gradients).
+   * The peak of one evaluation step (eval mode, no gradients); null in a progress message's partial figures, which come before the evaluation step is traced.
    */
   eval_peak_bytes: number | null;
   breakdown: EstimateBreakdown;

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 from . import fallback_steps, peak_fit, variants
@@ -36,7 +35,7 @@ if TYPE_CHECKING:  # the message shapes, for annotations only (protocol_types.py
 
 
 class Progress(Protocol):
-    """Told what runs now, how many steps are done of how many, and, once the plain step is fitted, the figures so far."""
+    """Told what runs now, how many steps are done of how many, and, once the plain step is fitted, its figures."""
 
     def __call__(self, stage: str, done: int, total: int, partial: EstimateMemoryResult | None = None) -> None: ...
 
@@ -63,6 +62,10 @@ class EstimateRun:
         self.done = 0
         self.total = total
         self._optimizer_peak: OptimizerPeak | None = None
+        # The traces made, by batch size and options, so that a size traced
+        # for one purpose (the plain step's largest batch size) is not traced
+        # again for another (gradient accumulation's, replayed from it).
+        self._traced: dict[tuple[int, StepOptions], TracedPeak] = {}
 
     def tell(self, stage: str) -> None:
         """Tell the progress callback what runs now."""
@@ -82,7 +85,16 @@ class EstimateRun:
             self._progress("done", self.total, self.total)
 
     def trace(self, size: int, options: StepOptions, what: str = "training step") -> TracedPeak:
-        """Trace one step, telling the progress before and counting it after (with the optimizer step when training)."""
+        """Trace one step, telling the progress before and counting it after (with the optimizer step when training).
+
+        A size traced before with the same options is not traced again.
+        """
+        key = (size, options)
+        if key not in self._traced:
+            self._traced[key] = self._trace(size, options, what)
+        return self._traced[key]
+
+    def _trace(self, size: int, options: StepOptions, what: str) -> TracedPeak:
         optimizer = self.optimizer_step() if options.train else None
         self.tell(f"tracing the {what} at batch size {size}")
         try:
@@ -254,21 +266,23 @@ def _estimate(
             )
             return result
         return _measured(run, failure, wanted, card_request, index, names, started)
-    evals = {size: run.trace(size, StepOptions(train=False), "evaluation step") for size in sizes}
-    run.notes.append(NOTE_EVAL)
     card = card_request.budget(torch, index, _model_bytes(torch, model, optimizer, index), run.notes)
     plain_model = peak_fit.fit_peaks(sizes, plain[sizes[0]], plain[sizes[1]])
 
-    def result_of(found: dict[str, EstimateVariant], confirmed: dict[int, TracedPeak]) -> EstimateMemoryResult:
-        return _result(
-            on_cuda, names, sample, _rows(wanted, sizes, {**plain, **confirmed}, evals, card), found, card, run
-        )
+    def result_of(
+        found: dict[str, EstimateVariant], confirmed: dict[int, TracedPeak], evals: dict[int, TracedPeak] | None
+    ) -> EstimateMemoryResult:
+        rows = _rows(wanted, sizes, {**plain, **confirmed}, evals, card)
+        return _result(on_cuda, names, sample, rows, found, card, run)
 
     found, confirmed = _plain_variants(run, sizes, plain, plain_model, card)
-    # The answer to "will it fit?" is known now; the remedies take as long again.
-    run.share(result_of(_ordered(found), confirmed))
+    # The answer to "will it fit?" is known now: it goes out before the
+    # evaluation step and the remedies, which take as long again.
+    run.share(result_of(_ordered(found), confirmed, None))
+    evals = {size: run.trace(size, StepOptions(train=False), "evaluation step") for size in sizes}
+    run.notes.append(NOTE_EVAL)
     found.update(_remedy_variants(run, sizes, card))
-    estimated = result_of(_ordered(found), confirmed)
+    estimated = result_of(_ordered(found), confirmed, evals)
     run.finish()
     return estimated
 
@@ -331,7 +345,9 @@ def _plain_variants(
     found["plain"] = variants.variant("plain", _reported(model_fit, sizes, size), size, peak)
     low, high = (plain[s].accumulating_step() for s in sizes)
     accumulating = peak_fit.fit_peaks(sizes, low, high)
-    size, peak, _ = _largest(run, accumulating, budget, StepOptions(), {sizes[0]: low.peak, sizes[1]: high.peak}, True)
+    # Every plain trace gives gradient accumulation's peak at its size too.
+    known = {s: t.accumulating_step().peak for s, t in {**plain, **confirmed}.items()}
+    size, peak, _ = _largest(run, accumulating, budget, StepOptions(), known, True)
     steps = variants.accumulation_steps(run.setup.sample_size, size)
     found["grad_accumulation"] = variants.variant(
         "grad_accumulation",
@@ -415,13 +431,17 @@ def _rows(
     wanted: list[int],
     sizes: tuple[int, int],
     train: dict[int, TracedPeak],
-    evals: dict[int, TracedPeak],
+    evals: dict[int, TracedPeak] | None,
     card: EstimateCard | None,
 ) -> list[EstimateRow]:
-    """One row per wanted batch size: traced figures where there is a trace, else read off the lines."""
+    """One row per wanted batch size: traced figures where there is a trace, else read off the lines.
+
+    Without ``evals`` (the figures sent before the evaluation step is traced)
+    the evaluation peaks are null.
+    """
     low, high = sizes
     train_line = peak_fit.fit_peaks(sizes, train[low], train[high])
-    eval_line = peak_fit.fit_peaks(sizes, evals[low], evals[high])
+    eval_line = peak_fit.fit_peaks(sizes, evals[low], evals[high]) if evals is not None else None
     roles = peak_fit.fit_breakdown(sizes, train[low].breakdown, train[high].breakdown)
     budget = _budget(card)
     rows: list[EstimateRow] = []
@@ -432,13 +452,19 @@ def _rows(
             {
                 "batch_size": size,
                 "train_peak_bytes": peak,
-                "eval_peak_bytes": evals[size].peak if size in evals else eval_line.at(size),
+                "eval_peak_bytes": _eval_peak(size, evals, eval_line),
                 "breakdown": dict(traced.breakdown) if traced else {r: roles[r].at(size) for r in roles},  # type: ignore[typeddict-item]
                 "traced": traced is not None,
                 "fits": None if budget is None else peak <= budget,
             }
         )
     return rows
+
+
+def _eval_peak(size: int, evals: dict[int, TracedPeak] | None, line: peak_fit.PeakModel | None) -> int | None:
+    if evals is None or line is None:
+        return None
+    return evals[size].peak if size in evals else line.at(size)
 
 
 def _measured(
