@@ -21,7 +21,19 @@ if TYPE_CHECKING:  # the message shapes, for annotations only (protocol_types.py
 
 # The longest message kept, in characters.
 MAX_MESSAGE = 500
-_HELPER_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _code_dir(filename: str, levels: int) -> str:
+    """The folder ``levels`` above a code file; a path is made absolute, but a name the
+    bootstrap gave its modules (``<jupyterlab-vram>/...``, as in a kernel) is kept as it is."""
+    path = filename if filename.startswith("<") else os.path.abspath(filename)
+    for _ in range(levels):
+        path = os.path.dirname(path)
+    return path
+
+
+# The helper's package, as its frames name it: on disk, or delivered by the bootstrap.
+_HELPER_DIR = _code_dir(__file__, 2)
 
 
 def describe_failure(torch: Any, phase: str, error: BaseException) -> EstimateFailure:
@@ -65,8 +77,7 @@ def user_frame(error: BaseException, library_dirs: tuple[str, ...]) -> tuple[str
     """The innermost frame of ``error``'s traceback outside ``library_dirs``: filename, line number and code."""
     frames = traceback.extract_tb(error.__traceback__)
     for frame in reversed(frames):
-        path = os.path.abspath(frame.filename) if not frame.filename.startswith("<") else frame.filename
-        if path.startswith(library_dirs):
+        if _code_dir(frame.filename, 0).startswith(library_dirs):
             continue
         text = frame.line or linecache.getline(frame.filename, frame.lineno or 0).strip()
         return frame.filename, frame.lineno, text or None

@@ -3,6 +3,7 @@ their reason, the real-step fallback with consent, batch scaling, the evaluation
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import Any
 
@@ -234,3 +235,24 @@ def test_a_dict_batch_is_passed_as_keywords_and_the_outputs_own_loss_is_used() -
     assert result["status"] == "estimated" and not any("sum of the output" in n for n in result["notes"])
     low, high = result["rows"]
     assert high["breakdown"]["inputs"] > low["breakdown"]["inputs"] > 0
+
+
+def test_the_helpers_own_frames_are_skipped_as_the_bootstrap_names_them() -> None:
+    """In a kernel the helper's modules are named ``<jupyterlab-vram>/...`` (kernel_bootstrap.py): a failure
+    raised under them still names the user's line, never the helper's."""
+    from jupyterlab_vram_helper.estimate import failure_frames
+
+    helper_file = "<jupyterlab-vram>/jupyterlab_vram_helper/estimate/storage_counter.py"
+    helper = compile("def dispatch(f, x):\n    return f(x)\n", helper_file, "exec")
+    user = compile("def forward(x):\n    return dispatch(lambda t: t.boom(), x)\n", "<ipython-input-7>", "exec")
+    namespace: dict[str, Any] = {}
+    exec(helper, namespace)
+    exec(user, namespace)
+    try:
+        namespace["forward"](object())
+    except AttributeError as exc:
+        error = exc
+    dirs = (failure_frames._code_dir(helper_file, 2) + os.sep,)
+    assert dirs == ("<jupyterlab-vram>/jupyterlab_vram_helper/",)
+    filename, lineno, _ = failure_frames.user_frame(error, dirs)
+    assert (filename, lineno) == ("<ipython-input-7>", 2)
