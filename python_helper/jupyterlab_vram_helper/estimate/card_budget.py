@@ -59,17 +59,24 @@ def visible_devices(torch: Any, gpus: list[Any] | None) -> int:
 
 def planned_card(total: int, margin: float) -> EstimateCard:
     """A card of ``total`` bytes that the user plans for: nothing allocated on it yet, its context estimated."""
+    return _card(None, None, total, 0, ESTIMATED_CONTEXT_BYTES, False, margin)
+
+
+def _card(
+    index: int | None, name: str | None, total: int, other: int, overhead: int, measured: bool, margin: float
+) -> EstimateCard:
+    """The card's entry: what is left for the step once the others, the overhead and the margin are taken."""
     margin_bytes = round(margin * total)
     return {
-        "index": None,
-        "planned": True,
-        "name": None,
+        "index": index,
+        "planned": index is None,
+        "name": name,
         "total_bytes": total,
-        "other_allocated_bytes": 0,
-        "overhead_bytes": ESTIMATED_CONTEXT_BYTES,
-        "overhead_measured": False,
+        "other_allocated_bytes": other,
+        "overhead_bytes": overhead,
+        "overhead_measured": measured,
         "margin_bytes": margin_bytes,
-        "free_for_step_bytes": max(0, total - ESTIMATED_CONTEXT_BYTES - margin_bytes),
+        "free_for_step_bytes": max(0, total - other - overhead - margin_bytes),
     }
 
 
@@ -95,19 +102,7 @@ def card_budget(
         allocated, overhead, measured = 0, ESTIMATED_CONTEXT_BYTES + _used(nvml), False
     if total is None:
         return None
-    other = max(0, allocated - model_bytes)
-    margin_bytes = round(margin * total)
-    return {
-        "index": index,
-        "planned": False,
-        "name": name,
-        "total_bytes": total,
-        "other_allocated_bytes": other,
-        "overhead_bytes": overhead,
-        "overhead_measured": measured,
-        "margin_bytes": margin_bytes,
-        "free_for_step_bytes": max(0, total - other - overhead - margin_bytes),
-    }
+    return _card(index, name, total, max(0, allocated - model_bytes), overhead, measured, margin)
 
 
 def _measured(torch: Any, index: int, nvml: dict[str, Any] | None) -> tuple[int | None, str | None, int, int]:

@@ -134,9 +134,13 @@ def run_estimate(
     gpus: list[Any] | None = None,
     card_bytes: int | None = None,
 ) -> EstimateMemoryResult:
-    """The estimate_memory result for these objects (see ``training_step.estimate_training_step``).
+    """The estimate_memory result for ``model`` on the sample ``batch``, with ``optimizer`` and ``loss``.
 
-    ``card_bytes`` plans for a card of that size in place of the kernel's own.
+    The arguments are the request's (docs/protocol.md, ``estimate_memory``):
+    ``card_bytes`` plans for a card of that size in place of the kernel's own;
+    ``progress`` is told how far it is, and handed the answer before the
+    remedies are traced; ``gpus`` is the sampler's reading of the devices
+    (None without a sampler: PyTorch's own figures, once CUDA is initialised).
     """
     started = time.perf_counter()
     names = dict(names or {"model": None, "optimizer": None, "loss": None, "batch": None})
