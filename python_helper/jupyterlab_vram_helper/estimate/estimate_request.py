@@ -5,7 +5,9 @@ path (``trainer.model``), reading attributes from instances' ``__dict__``
 first so that a property of the user's is not run where a plain attribute
 is there. A name that cannot be found is a refusal that says which. Nothing
 of the estimate reaches the cell's output: every exception becomes a
-refused result. The objects are let go when the request ends.
+refused result, and what the user's model prints while it is traced is
+dropped, while what other threads print goes where it went. The objects
+are let go when the request ends.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import io
 import sys
+import threading
 import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
@@ -23,6 +26,37 @@ if TYPE_CHECKING:  # the message shapes, for annotations only (protocol_types.py
     from ..protocol_types import EstimateMemoryResult
 
 ROLE_NAMES = ("model", "optimizer", "loss", "batch")
+
+
+class ThreadSink(io.TextIOBase):
+    """A stream that drops what one thread writes and passes every other thread's writes to ``stream``."""
+
+    def __init__(self, stream: Any, thread: int) -> None:
+        super().__init__()
+        self._stream = stream
+        self._thread = thread
+
+    def write(self, text: str) -> int:
+        """Drop the text of the estimating thread; write any other thread's."""
+        if threading.get_ident() == self._thread:
+            return len(text)
+        return int(self._stream.write(text))
+
+    def flush(self) -> None:
+        """Flush the stream underneath."""
+        self._stream.flush()
+
+    def __getattr__(self, name: str) -> Any:
+        # Whatever else a writer asks of a stream (encoding, fileno) is the stream's.
+        return getattr(self._stream, name)
+
+
+@contextlib.contextmanager
+def quiet_thread() -> Any:
+    """While it lasts, what this thread prints is dropped, and other threads' output is untouched."""
+    me = threading.get_ident()
+    with contextlib.redirect_stdout(ThreadSink(sys.stdout, me)), contextlib.redirect_stderr(ThreadSink(sys.stderr, me)):
+        yield
 
 
 class NameNotFound(LookupError):
@@ -65,9 +99,8 @@ def answer(
         return refused(names, [f"{exc}: nothing was estimated"], None, started)
     # Whatever the user's model prints while traced, and any warning PyTorch
     # writes, stays out of the cell that happens to be shown.
-    sink = io.StringIO()
     try:
-        with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
+        with quiet_thread():
             return run_estimate(
                 found["model"],
                 found["batch"],

@@ -85,3 +85,27 @@ def test_a_missing_name_is_refused_with_that_name() -> None:
     result = answer({"trainer": object(), "x": torch.zeros(2)}, args, None, None)
     assert result["status"] == "refused" and "no attribute 'model'" in result["notes"][0]
     assert schema_errors(estimate_training_step(object(), torch.zeros(2)), "EstimateMemoryResult") == []
+
+
+def test_the_models_prints_are_dropped_and_other_threads_output_is_kept(capsys: pytest.CaptureFixture[str]) -> None:
+    import threading
+
+    from jupyterlab_vram_helper.estimate.estimate_request import quiet_thread
+
+    other = threading.Event()
+    done = threading.Event()
+
+    def background() -> None:
+        other.wait(5)
+        print("from another thread")
+        done.set()
+
+    thread = threading.Thread(target=background)
+    thread.start()
+    with quiet_thread():
+        print("from the traced model")
+        other.set()
+        assert done.wait(5)
+    thread.join()
+    out = capsys.readouterr().out
+    assert "from another thread" in out and "from the traced model" not in out
