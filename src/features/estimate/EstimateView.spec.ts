@@ -91,7 +91,7 @@ describe('EstimateView', () => {
       }
     });
     expect(q('estimate-verdict')!.textContent).toContain(
-      'The largest batch size that fits: 7000'
+      'The largest batch size that fits: 7,000'
     );
     expect(all('estimate-variant')).toHaveLength(1);
     expect(q('estimate-stage')!.textContent).toBe(
@@ -106,7 +106,7 @@ describe('EstimateView', () => {
       result: makeEstimateResult()
     });
     expect(q('estimate-verdict')!.textContent).toContain(
-      'The largest batch size that fits: 7000'
+      'The largest batch size that fits: 7,000'
     );
     expect(q('estimate-card')!.textContent).toContain('124 GiB for the step');
     const rows = Array.from(

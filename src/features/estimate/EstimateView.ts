@@ -9,7 +9,7 @@
  *
  * Everything from the kernel (names, messages, code lines) goes in as text.
  */
-import { formatBytes } from '../../text/format';
+import { formatBytes, formatCount } from '../../text/format';
 import { button, element } from '../../ui/dom';
 import { LazyView } from '../../ui/LazyView';
 import { trans } from '../../text/translation';
@@ -64,11 +64,14 @@ export class EstimateView extends LazyView {
   protected render(): void {
     const state = this._estimate?.state ?? null;
     const running = state?.status === 'running';
+    const heading = element('h3', 'jp-vram-Estimate-heading', {
+      text: trans.__('Will it fit?')
+    });
     const start = button(
       'jp-mod-styled jp-vram-Estimate-run',
       {
         role: 'estimate-run',
-        text: trans.__('Will it fit?'),
+        text: trans.__('Estimate a training step…'),
         title: trans.__(
           "Predict a training step's peak GPU memory and the largest batch size that fits, without allocating on the GPU"
         )
@@ -76,7 +79,7 @@ export class EstimateView extends LazyView {
       () => this._options.run()
     );
     start.disabled = !this._estimate?.canEstimate || running;
-    const parts: HTMLElement[] = [start];
+    const parts: HTMLElement[] = [heading, start];
     if (!this._estimate?.canEstimate) {
       parts.push(
         this._line(
@@ -200,8 +203,8 @@ export class EstimateView extends LazyView {
     const head = table.createTHead().insertRow();
     for (const title of [
       trans.__('Batch'),
-      trans.__('Training step'),
-      trans.__('Evaluation'),
+      trans.__('Training'),
+      trans.__('Eval'),
       trans.__('Fits')
     ]) {
       head.appendChild(element('th', '', { text: title }));
@@ -211,7 +214,7 @@ export class EstimateView extends LazyView {
       const tr = body.insertRow();
       tr.dataset.vramBatch = String(row.batch_size);
       const cells = [
-        String(row.batch_size) + (row.traced ? '' : ' *'),
+        formatCount(row.batch_size) + (row.traced ? '' : ' *'),
         formatBytes(row.train_peak_bytes, units),
         formatBytes(row.eval_peak_bytes, units),
         row.fits === null

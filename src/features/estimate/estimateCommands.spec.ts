@@ -104,7 +104,7 @@ describe('the estimate commands', () => {
     expect(host.showMemory).toHaveBeenCalled();
     expect(notify).toHaveBeenCalledWith(
       'success',
-      expect.stringContaining('7000')
+      expect.stringContaining('7,000')
     );
   });
 

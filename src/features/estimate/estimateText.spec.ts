@@ -6,6 +6,7 @@ import {
 } from '../../testing/estimateFixtures';
 import { estimateCell, snippetNames } from './estimateSnippets';
 import {
+  batchSizeText,
   cardSentence,
   failureSentences,
   progressText,
@@ -20,7 +21,7 @@ const result = makeEstimateResult();
 describe('estimateText', () => {
   it('names the largest batch size, its peak and the budget', () => {
     expect(verdictSentence(result, 'binary')).toBe(
-      'The largest batch size that fits: 7000 (predicted peak 111 GiB of the 124 GiB left for the step).'
+      'The largest batch size that fits: 7,000 (predicted peak 111 GiB of the 124 GiB left for the step).'
     );
     expect(cardSentence(result.card!, 'binary')).toBe(
       'NVIDIA H200 (cuda:0) has 140 GiB: 1 GiB allocated besides the model, 600 MiB for the CUDA context, caches and other processes (measured), a margin of 14 GiB, so 124 GiB for the step.'
@@ -72,15 +73,35 @@ describe('estimateText', () => {
     );
   });
 
+  it('says when the largest batch size is the most the kernel names', () => {
+    expect(batchSizeText(1048576)).toBe('1,048,576 or more');
+    expect(batchSizeText(512)).toBe('512');
+  });
+
   it('tells each remedy, accumulation with its steps', () => {
     const [plain, amp, checkpointing, accumulation] = result.variants;
     expect(variantLabel(amp.variant)).toBe('bfloat16 autocast (AMP)');
     expect(variantLabel('future_remedy')).toBe('future_remedy');
     expect(variantSentence(plain, 64, 'binary')).toBe(
-      'Fits a batch of 7000 (peak 111 GiB).'
+      'Fits a batch of 7,000 (peak 111 GiB).'
     );
     expect(variantSentence(checkpointing, 64, 'binary')).toBe(
       'no nn.ModuleList or nn.Sequential of blocks to checkpoint'
+    );
+    expect(
+      variantSentence(
+        {
+          ...checkpointing,
+          applicable: true,
+          largest_batch_size: 90,
+          peak_at_largest_bytes: 111 * 2 ** 30,
+          reason: 'checkpointed the 6 blocks of layers'
+        },
+        64,
+        'binary'
+      )
+    ).toBe(
+      'Fits a batch of 90 (peak 111 GiB). Checkpointed the 6 blocks of layers.'
     );
     expect(variantSentence(accumulation, 64, 'binary')).toBe(
       'Fits a batch of 16 (peak 111 GiB). 4 micro-batches of 16 make the batch of 64.'

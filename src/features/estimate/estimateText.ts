@@ -10,9 +10,22 @@ import type {
   EstimateMemoryResult,
   EstimateVariant
 } from '../../protocol/estimate';
-import { ByteUnits, formatBytes } from '../../text/format';
+import { ByteUnits, formatBytes, formatCount } from '../../text/format';
 import { trans } from '../../text/translation';
 import type { EstimateProgress } from './MemoryEstimate';
+
+/**
+ * The largest batch size the kernel names (the protocol's bound on a batch
+ * size): one that large fits, and larger ones may too.
+ */
+export const MAX_NAMED_BATCH_SIZE = 1048576;
+
+/** A batch size that fits, in words: "1,024", or "1,048,576 or more" at the bound. */
+export function batchSizeText(size: number): string {
+  return size >= MAX_NAMED_BATCH_SIZE
+    ? trans.__('%1 or more', formatCount(size))
+    : formatCount(size);
+}
 
 /** The name of a remedy the estimate tried; an unknown one keeps its id. */
 export function variantLabel(variant: string): string {
@@ -100,7 +113,7 @@ export function verdictSentence(
   }
   return trans.__(
     'The largest batch size that fits: %1 (predicted peak %2 of the %3 left for the step).',
-    result.largest_batch_size,
+    batchSizeText(result.largest_batch_size),
     formatBytes(plain?.peak_at_largest_bytes ?? null, units),
     formatBytes(result.card.free_for_step_bytes, units)
   );
@@ -124,7 +137,7 @@ export function variantSentence(
   }
   const fits = trans.__(
     'Fits a batch of %1 (peak %2).',
-    v.largest_batch_size,
+    batchSizeText(v.largest_batch_size),
     formatBytes(v.peak_at_largest_bytes, units)
   );
   if (v.variant === 'grad_accumulation' && v.accumulation_steps !== null) {
@@ -133,13 +146,22 @@ export function variantSentence(
       ' ' +
       trans.__(
         '%1 micro-batches of %2 make the batch of %3.',
-        v.accumulation_steps,
-        v.largest_batch_size,
-        sampleBatchSize ?? v.largest_batch_size * v.accumulation_steps
+        formatCount(v.accumulation_steps),
+        formatCount(v.largest_batch_size),
+        formatCount(
+          sampleBatchSize ?? v.largest_batch_size * v.accumulation_steps
+        )
       )
     );
   }
-  return v.reason ? `${fits} ${v.reason}` : fits;
+  return v.reason ? `${fits} ${asSentence(v.reason)}` : fits;
+}
+
+/** Kernel text as a sentence of its own: a capital first letter and a full stop. */
+function asSentence(text: string): string {
+  const trimmed = text.trim();
+  const capital = trimmed.charAt(0).toUpperCase() + trimmed.slice(1);
+  return /[.!?]$/.test(capital) ? capital : `${capital}.`;
 }
 
 /** Why fake tensors stopped, as sentences: the phase and operation, then the user's line. */
