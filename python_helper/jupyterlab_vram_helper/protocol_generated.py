@@ -2568,7 +2568,7 @@ class EstimateMemoryResult(TypedDict):
 
 class EstimateProgressMessage(TypedDict):
     """
-    Sent to the comm that asked, while an estimate_memory request runs: how far it is.
+    Sent to the comm that asked, while an estimate_memory request runs: how far it is. One message also carries partial: the figures known once the plain step is estimated and fitted to the card (the rows, the card, the largest batch size and the remedies done; the others follow in the reply); it is absent from the others, and from older helpers.
     """
 
     type: Literal["estimate_progress"]
@@ -2589,9 +2589,6 @@ class EstimateProgressMessage(TypedDict):
     Steps in all (it can grow while the estimate runs).
     """
     partial: NotRequired[EstimateMemoryResult]
-    """
-    The figures known so far, once the plain step is estimated and fitted to the card: the rows, the card, the largest batch size and the remedies done (the others follow in the reply); absent before that, and from older helpers.
-    """
 
 
 class CellAliveMessage(TypedDict):

@@ -1750,7 +1750,7 @@ export interface GpuRecording {
   restart_reason: string | null;
 }
 /**
- * Sent to the comm that asked, while an estimate_memory request runs: how far it is.
+ * Sent to the comm that asked, while an estimate_memory request runs: how far it is. One message also carries partial: the figures known once the plain step is estimated and fitted to the card (the rows, the card, the largest batch size and the remedies done; the others follow in the reply); it is absent from the others, and from older helpers.
  */
 export interface EstimateProgressMessage {
   type: 'estimate_progress';
@@ -1770,7 +1770,7 @@ export interface EstimateProgressMessage {
   partial?: EstimateMemoryResult;
 }
 /**
- * The figures known so far, once the plain step is estimated and fitted to the card: the rows, the card, the largest batch size and the remedies done (the others follow in the reply); absent before that, and from older helpers.
+ * The result of an estimate_memory request.
  */
 export interface EstimateMemoryResult {
   /**
@@ -2650,65 +2650,6 @@ export interface ReleaseEngineResult {
    * What the release did; null with mode list.
    */
   released: ReleaseOutcome | null;
-  /**
-   * What the request took, in milliseconds.
-   */
-  elapsed_ms: number;
-}
-/**
- * The result of an estimate_memory request.
- */
-export interface EstimateMemoryResult1 {
-  /**
-   * estimated (fake tensors ran the step), measured (the fallback ran real steps, with consent) or refused (nothing could be predicted: failure and notes say why); a reader keeps any other string as is.
-   */
-  status: string;
-  /**
-   * fake_tensors, real_steps, or none when refused.
-   */
-  method: string;
-  /**
-   * The device type the fake tensors claimed: cuda when CUDA is initialised in this kernel (the card's own kernels and autocast rules), else cpu (no CUDA context is created; convolution and attention temporaries may differ from the card's); null when refused.
-   */
-  traced_on: string | null;
-  /**
-   * The names used: model, optimizer, loss, batch (null where none was given).
-   */
-  names: {
-    [k: string]: string | null;
-  };
-  /**
-   * The sample batch's first dimension; null when refused before it was read.
-   */
-  sample_batch_size: number | null;
-  /**
-   * One per batch size asked for, smallest first; [] when refused.
-   */
-  rows: EstimateRow[];
-  /**
-   * plain first, then amp_bf16, checkpointing and grad_accumulation; [] when refused.
-   */
-  variants: EstimateVariant[];
-  /**
-   * The card; null where no CUDA device is visible (the figures stand alone).
-   */
-  card: EstimateCard | null;
-  /**
-   * The plain step's largest batch size that fits (the plain variant's); null without a card or when refused.
-   */
-  largest_batch_size: number | null;
-  /**
-   * Why fake tensors could not run the step; null when they could.
-   */
-  failure: EstimateFailure | null;
-  /**
-   * What the figures assume or leave out, in sentences (the device traced on, a loss taken as the output's sum, what the fallback extrapolated).
-   */
-  notes: string[];
-  /**
-   * True when every parameter, gradient, buffer and optimizer state tensor kept its version counter, the RNG states and every module's training flag are as before; false is a bug, stated.
-   */
-  state_unchanged: boolean;
   /**
    * What the request took, in milliseconds.
    */
