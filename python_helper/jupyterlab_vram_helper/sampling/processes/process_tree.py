@@ -129,6 +129,8 @@ class ProcessTreeReader:
         self._descendants: Descendants | None = None
         self._known: dict[int, _Known] = {}
         self._kernel_argv: list[str] | None = None
+        # The kernel's command as a process summary: a child that still has it has not exec'd yet.
+        self._kernel_command: str | None = None
         self._lock = threading.Lock()
         self._read_at = float("-inf")
         self._found: list[Descendant] = []
@@ -145,6 +147,7 @@ class ProcessTreeReader:
         if self._descendants is None:
             self._descendants = Descendants(self.pid, self.root, self._use_children_files)
             self._kernel_argv = read_cmdline(self.root, self.pid)
+            self._kernel_command = _summary(self._kernel_argv, "") if self._kernel_argv else None
         return self._descendants
 
     def read(self, kernel_rss: int | None, gpus: Sequence[GpuList], fresh: bool = False) -> ProcessTree | None:
@@ -245,10 +248,13 @@ class ProcessTreeReader:
         if known is None:
             argv = read_cmdline(self.root, stat.pid) or []
             known = self._known[stat.pid] = _Known(stat.start_time, argv, stat.name)
-        elif known.name != stat.name or known.command.startswith("["):
-            # It exec'd since (a fork read before its exec has the kernel's command), or its
-            # command could not be read at the first look (read in the middle of an exec).
-            known.command_read(read_cmdline(self.root, stat.pid) or [], stat.name)
+        elif known.name != stat.name or known.command.startswith("[") or known.command == self._kernel_command:
+            # It exec'd since (a fork read before its exec has the kernel's command, and keeps the
+            # kernel's name when it runs Python again, so its command is read until it differs),
+            # or its command could not be read at the first look (read in the middle of an exec).
+            argv = read_cmdline(self.root, stat.pid) or []
+            if known.name != stat.name or _summary(argv, stat.name) != known.command:
+                known.command_read(argv, stat.name)
         return known
 
     def _read_rollups(self, found: list[Descendant], fresh: bool) -> None:

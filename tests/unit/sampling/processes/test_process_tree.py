@@ -174,6 +174,26 @@ def test_every_process_a_local_ray_init_starts_has_a_ray_role(proc: FakeProc) ->
     }
 
 
+def test_a_fork_read_before_its_exec_is_recognised_once_it_runs_its_own_python_script(proc: FakeProc) -> None:
+    # Ray starts its dashboard as a Python process: between the fork and the exec it has the
+    # kernel's command line, and after the exec it keeps the kernel's name ("python3" here).
+    clock = Clock()
+    proc.add(101, KERNEL, start_time=101, argv=("python", "-m", "ipykernel_launcher"))
+    proc.set_children(KERNEL, [101])
+    tree_reader = reader(proc, clock, min_interval_s=0.0)
+    tree = tree_reader.read(10_000_000, [], fresh=True)
+    assert tree is not None and tree["processes"][0]["role"] == "other"
+
+    dashboard = ("/v/bin/python", "/v/lib/python3.11/site-packages/ray/dashboard/dashboard.py", "--port=8265")
+    proc.add(101, KERNEL, start_time=101, argv=dashboard)
+    clock.now += 1.0
+    tree = tree_reader.read(10_000_001, [], fresh=True)
+    assert tree is not None
+    assert [(p["role"], p["command"].split()[1]) for p in tree["processes"]] == [
+        ("ray_node", dashboard[1]),
+    ]
+
+
 def test_not_linux_means_no_tree(tmp_path: Path) -> None:
     assert ProcessTreeReader(KERNEL, str(tmp_path / "none")).read(1, []) is None
 
