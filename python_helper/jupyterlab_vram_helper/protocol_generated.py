@@ -29,6 +29,14 @@ class HelperConfig(TypedDict):
     """
     Whether the peak counters are reset at each cell start, for exact per-cell peaks; a hello of an older build of this protocol version that lacks it reads as true.
     """
+    watch_cluster: NotRequired[bool]
+    """
+    Whether the helper looks for a Dask client or a Ray runtime the kernel already uses and reads its telemetry (nothing is imported or started when neither is in use); absent from older helpers (false).
+    """
+    cluster_interval_s: NotRequired[float]
+    """
+    How often the cluster's telemetry is read, in seconds (1 to 60, default 2); absent from older helpers.
+    """
 
 
 class PartialHelperConfig(TypedDict):
@@ -51,6 +59,14 @@ class PartialHelperConfig(TypedDict):
     reset_peak_per_cell: NotRequired[bool]
     """
     Whether the peak counters are reset at each cell start.
+    """
+    watch_cluster: NotRequired[bool]
+    """
+    Whether the helper looks for a Dask client or a Ray runtime the kernel already uses and reads its telemetry (nothing is imported or started when neither is in use); absent from older helpers (false).
+    """
+    cluster_interval_s: NotRequired[float]
+    """
+    How often the cluster's telemetry is read, in seconds (1 to 60, default 2); absent from older helpers.
     """
 
 
@@ -345,6 +361,34 @@ class EstimateMemoryRequest(TypedDict):
     real_step: NotRequired[bool]
     """
     The user's consent to the fallback: where fake tensors cannot run the model, run one real training step at two small batch sizes, on the model's own device, with the model's state put back (default false: the refusal is answered instead).
+    """
+
+
+class ClusterActionRequest(TypedDict):
+    """
+    Run an action on every worker of a cluster, through the engine's own remote-call API: the frontend asks the user first (read_allocators changes nothing), and the request is that confirmation.
+    """
+
+    type: Literal["cluster_action"]
+    request_id: str
+    """
+    The id the frontend chose for a request (at most 256 characters); its answer carries the same one.
+    """
+    engine: str
+    """
+    The cluster's engine, as ClusterState gives it.
+    """
+    cluster: str
+    """
+    The cluster's name, as ClusterState gives it.
+    """
+    action: Literal["gc", "empty_cache", "restart", "read_allocators"]
+    """
+    An action across a cluster's workers: gc (gc.collect() in each), empty_cache (torch.cuda.empty_cache() in each that has torch), restart (the engine restarts its workers) or read_allocators (read each worker's PyTorch allocator).
+    """
+    timeout_s: NotRequired[float]
+    """
+    Seconds to wait for the workers (1 to 120, default 30).
     """
 
 
@@ -2591,6 +2635,491 @@ class EstimateProgressMessage(TypedDict):
     partial: NotRequired[EstimateMemoryResult]
 
 
+class ClusterAllocatorDevice(TypedDict):
+    """
+    One CUDA device's PyTorch caching allocator in a cluster worker.
+    """
+
+    device: int
+    """
+    The CUDA ordinal in the worker.
+    """
+    allocated_bytes: int | None
+    """
+    Held in tensors.
+    """
+    reserved_bytes: int | None
+    """
+    Reserved by the allocator (tensors and its cache).
+    """
+    peak_bytes: int | None
+    """
+    The most held in tensors since the worker started or last reset its peak.
+    """
+
+
+class ClusterAllocatorReading(TypedDict):
+    """
+    What a worker's PyTorch allocator held when the user asked for it (the helper never runs code on workers otherwise).
+    """
+
+    read_at: float
+    """
+    Unix seconds (the kernel's clock) of the reading.
+    """
+    torch: bool
+    """
+    Whether the worker had imported torch.
+    """
+    cuda_initialized: bool
+    """
+    Whether CUDA was initialised in the worker (no device is listed otherwise, and none was initialised by the reading).
+    """
+    devices: list[ClusterAllocatorDevice]
+    """
+    One entry per device the worker's allocator knows.
+    """
+
+
+class ClusterWorkerGpu(TypedDict):
+    """
+    A GPU a cluster worker uses.
+    """
+
+    index: int | None
+    """
+    The device's index on its machine, where known.
+    """
+    name: str | None
+    """
+    The device's name, where the engine reports it (kernel text).
+    """
+    used_bytes: int | None
+    """
+    Memory in use: by this worker's process (scope process) or on the whole device (scope device).
+    """
+    total_bytes: int | None
+    """
+    The device's memory.
+    """
+    scope: str
+    """
+    process (the driver's figure for the worker's pid, read on the kernel's machine) or device (the engine reports the device's use, all processes together); a reader keeps any other string as is.
+    """
+    utilization_percent: float | None
+    """
+    The device's utilisation in percent, where the engine reports it.
+    """
+
+
+class ClusterWorker(TypedDict):
+    """
+    One worker of a cluster (a Dask worker; a Ray node or worker process), as the engine's telemetry last gave it.
+    """
+
+    id: str
+    """
+    The worker's id: a Dask worker's address; a Ray node's id, or node id and pid for a Ray worker process (kernel text).
+    """
+    name: str
+    """
+    Its name (kernel text).
+    """
+    role: str
+    """
+    dask_worker, ray_node or ray_worker; a reader keeps any other string as is.
+    """
+    host: str
+    """
+    The machine it runs on (kernel text).
+    """
+    pid: int | None
+    """
+    Its process id, where known (Dask's LocalCluster, Ray's local workers).
+    """
+    local: bool
+    """
+    Whether it runs on the kernel's machine, where its figures could be checked against /proc.
+    """
+    status: str
+    """
+    The engine's word for its state: running, paused, closing, ... (kernel text).
+    """
+    memory_bytes: int | None
+    """
+    The process's memory (RSS) as the engine reports it, or as /proc gives it where memory_source is proc; for a Ray node, the node's used memory.
+    """
+    memory_source: str
+    """
+    engine or proc: where memory_bytes comes from; a reader keeps any other string as is.
+    """
+    memory_limit_bytes: int | None
+    """
+    The engine's memory limit for it (Dask's memory_limit); null where it has none.
+    """
+    managed_bytes: int | None
+    """
+    What the engine holds for tasks in memory (Dask's managed memory); null where it does not say.
+    """
+    spilled_bytes: int | None
+    """
+    What the engine spilled to disk (Dask's spilled data, Ray's spilled objects); null where it does not say.
+    """
+    nthreads: int | None
+    """
+    Its threads for tasks, where the engine says.
+    """
+    gpus: list[ClusterWorkerGpu]
+    """
+    The GPUs it uses, where the engine or the driver reports them (empty otherwise).
+    """
+    allocator: ClusterAllocatorReading | None
+    """
+    Its PyTorch allocator at the last reading the user asked for; null before any.
+    """
+
+
+class ClusterTotals(TypedDict):
+    """
+    A cluster's figures summed over its workers.
+    """
+
+    workers: int
+    """
+    How many workers it has.
+    """
+    paused: int
+    """
+    How many of them are paused by their memory limit.
+    """
+    memory_bytes: int | None
+    """
+    Their memory summed (null where one is unknown).
+    """
+    memory_limit_bytes: int | None
+    """
+    Their limits summed (null where one has none).
+    """
+    spilled_bytes: int | None
+    """
+    Their spilled bytes summed (null where none says).
+    """
+    gpu_used_bytes: int | None
+    """
+    GPU memory in use summed over their GPUs (null without GPU figures).
+    """
+    gpu_total_bytes: int | None
+    """
+    Their GPUs' memory summed (null without GPU figures).
+    """
+
+
+class ClusterState(TypedDict):
+    """
+    One cluster the kernel drives: a Dask client's scheduler or the Ray runtime the kernel initialised.
+    """
+
+    engine: str
+    """
+    dask or ray; a reader keeps any other string as is.
+    """
+    name: str
+    """
+    Names the cluster: the scheduler's address, or Ray's address (kernel text); actions name it so.
+    """
+    found_by: str
+    """
+    How the helper found it: default_client (Dask's default client), namespace (a Client in the user's namespace) or initialized (ray.is_initialized()); a reader keeps any other string as is.
+    """
+    variable: str | None
+    """
+    The namespace name of the client, where found_by is namespace.
+    """
+    version: str | None
+    """
+    The engine's version.
+    """
+    dashboard: str | None
+    """
+    The engine's dashboard address, where it has one (kernel text: render it as text).
+    """
+    status: str
+    """
+    ok (the last reading answered), timeout (the scheduler did not answer in time), unreachable, closed (the client or runtime was closed) or error; a reader keeps any other string as is.
+    """
+    message: str | None
+    """
+    Why the figures are missing or old, in words, where status is not ok (kernel text).
+    """
+    read_at: float | None
+    """
+    Unix seconds (the kernel's clock) of the last reading that answered; null before any.
+    """
+    read_ms: float | None
+    """
+    What that reading took, in milliseconds of wall time.
+    """
+    interval_s: float
+    """
+    How often the telemetry is read, in seconds.
+    """
+    workers: list[ClusterWorker]
+    """
+    Its workers at the last reading that answered.
+    """
+    totals: ClusterTotals
+    unseen: list[str]
+    """
+    What this engine's telemetry cannot show here, one sentence each (kernel text).
+    """
+    actions: list[Literal["gc", "empty_cache", "restart", "read_allocators"]]
+    """
+    The actions a cluster_action request can run on it.
+    """
+
+
+class ClusterLastFigures(TypedDict):
+    """
+    A worker's last figures before an event.
+    """
+
+    read_at: float
+    """
+    Unix seconds of the reading.
+    """
+    memory_bytes: int | None
+    """
+    Its memory then.
+    """
+    memory_limit_bytes: int | None
+    """
+    Its memory limit.
+    """
+    spilled_bytes: int | None
+    """
+    What it had spilled.
+    """
+    gpu_used_bytes: int | None
+    """
+    GPU memory it used (summed over its GPUs).
+    """
+
+
+class ClusterEvent(TypedDict):
+    """
+    Something that happened to a cluster worker's memory or life: paused, spilling, restarted by its memory limit, gone, killed by an out-of-memory killer, or a CUDA out-of-memory error it raised.
+    """
+
+    id: int
+    """
+    1, 2, 3... per helper.
+    """
+    time: float
+    """
+    Unix seconds (the kernel's clock) when the helper saw it.
+    """
+    engine: str
+    """
+    dask or ray.
+    """
+    cluster: str
+    """
+    The cluster's name, as ClusterState gives it (kernel text).
+    """
+    worker: str | None
+    """
+    The worker's id, where known (kernel text).
+    """
+    pid: int | None
+    """
+    The worker's pid, where known.
+    """
+    kind: str
+    """
+    paused (the worker stopped taking tasks at its memory limit's pause fraction), resumed, spilling (it began to spill to disk), memory_restart (its nanny restarted it past its memory limit's terminate fraction), left (it left the cluster; the engine said no reason), killed_worker (a task failed because the workers that ran it died), oom_killed (Ray's memory monitor killed a task or an actor) or cuda_oom (a task raised a CUDA out-of-memory error on it); a reader keeps any other string as is.
+    """
+    engine_message: str | None
+    """
+    The engine's own words for it: its log line or the error's head (kernel text).
+    """
+    last: ClusterLastFigures | None
+    """
+    The worker's last figures before the event; null where the helper never read it.
+    """
+
+
+class ClusterMessage(TypedDict):
+    """
+    The clusters the kernel drives and their workers' memory, sent to every comm after each reading of their telemetry that changed something, and once when the last cluster goes.
+    """
+
+    type: Literal["cluster"]
+    seq: int
+    """
+    1, 2, 3... per helper.
+    """
+    time: float
+    """
+    Unix seconds, the kernel's clock.
+    """
+    clusters: list[ClusterState]
+    """
+    The clusters found; empty when the kernel drives none (any more).
+    """
+    events: list[ClusterEvent]
+    """
+    The latest events (at most 50), oldest first; a reader keeps them by id.
+    """
+
+
+class CellCluster(TypedDict):
+    """
+    The memory of the clusters the kernel drives around one cell, from their telemetry: sampled, never an exact peak. Present only where a cluster was attached during the cell; absent from older helpers.
+    """
+
+    clusters: list[str]
+    """
+    The names of the clusters counted.
+    """
+    before_bytes: int | None
+    """
+    Their workers' memory summed at the last reading before the cell.
+    """
+    after_bytes: int | None
+    """
+    At the first reading after it.
+    """
+    sampled_max_bytes: int | None
+    """
+    The largest of before, after and the readings during the cell: a sampled maximum (a rise between two readings is missed).
+    """
+    workers_before: int
+    """
+    How many workers the reading before counted.
+    """
+    workers_after: int
+    """
+    How many the reading after counted.
+    """
+    samples: int
+    """
+    How many readings the figures come from, before and after included.
+    """
+    sample_spacing_s: float
+    """
+    The readings' spacing (the cluster interval).
+    """
+    events: list[int]
+    """
+    The ids of the cluster events seen while the cell ran.
+    """
+
+
+class ClusterOomWorker(TypedDict):
+    """
+    Where an out-of-memory error came from a cluster worker: which, and its last figures.
+    """
+
+    engine: str
+    """
+    dask or ray.
+    """
+    cluster: str
+    """
+    The cluster's name (kernel text).
+    """
+    worker: str | None
+    """
+    The worker's id, where the error or the events name it (kernel text).
+    """
+    pid: int | None
+    """
+    Its pid, where known.
+    """
+    kind: str
+    """
+    memory_restart, killed_worker, oom_killed or cuda_oom, as ClusterEvent; a reader keeps any other string as is.
+    """
+    last: ClusterLastFigures | None
+    """
+    Its last figures before the error; null where the helper never read it.
+    """
+
+
+class ClusterActionWorker(TypedDict):
+    """
+    What an action did on one worker.
+    """
+
+    id: str
+    """
+    The worker's id (kernel text).
+    """
+    ok: bool
+    """
+    Whether the action ran there.
+    """
+    error: str | None
+    """
+    Why not, where ok is false (kernel text).
+    """
+    torch: bool | None
+    """
+    Whether the worker had imported torch; null where not asked.
+    """
+    host_before_bytes: int | None
+    """
+    The worker's RSS before the action.
+    """
+    host_after_bytes: int | None
+    """
+    After it.
+    """
+    gpu_reserved_before_bytes: int | None
+    """
+    Its PyTorch allocator's reserved bytes over all devices before the action; null without torch and CUDA.
+    """
+    gpu_reserved_after_bytes: int | None
+    """
+    After it.
+    """
+    allocator: ClusterAllocatorReading | None
+    """
+    Its allocator after the action, where it has torch.
+    """
+
+
+class ClusterActionResult(TypedDict):
+    """
+    The result of a cluster_action request.
+    """
+
+    engine: str
+    """
+    The cluster's engine.
+    """
+    cluster: str
+    """
+    The cluster's name (kernel text).
+    """
+    action: Literal["gc", "empty_cache", "restart", "read_allocators"]
+    """
+    An action across a cluster's workers: gc (gc.collect() in each), empty_cache (torch.cuda.empty_cache() in each that has torch), restart (the engine restarts its workers) or read_allocators (read each worker's PyTorch allocator).
+    """
+    done: bool
+    """
+    Whether the engine ran the action (on every worker it could reach).
+    """
+    message: str | None
+    """
+    What the action could not do, in words (a Ray runtime's actors cannot be reached, a worker did not answer in time, ...) (kernel text).
+    """
+    workers: list[ClusterActionWorker]
+    """
+    One entry per worker the action reached or tried.
+    """
+
+
 class CellAliveMessage(TypedDict):
     """
     Broadcast after cells ran while allocations are recorded: the cells whose allocations are still alive.
@@ -2803,6 +3332,10 @@ class OomDiagnosis(TypedDict):
     """
     For a DataLoader worker killed by a signal: what the workers held; null or absent otherwise (and from older helpers).
     """
+    cluster_worker: NotRequired[ClusterOomWorker | None]
+    """
+    Set where the error came from a cluster worker (the device figures are then the worker's, as its message gives them, not the kernel's); null otherwise, absent from older helpers.
+    """
 
 
 class CellMemoryRecord(TypedDict):
@@ -2856,6 +3389,7 @@ class CellMemoryRecord(TypedDict):
     How busy each GPU the kernel sees was during the cell (empty without NVML or GPUs); absent from older helpers (unknown).
     """
     processes: NotRequired[CellProcessTree]
+    cluster: NotRequired[CellCluster]
 
 
 class CellsMessage(TypedDict):
@@ -2901,11 +3435,13 @@ ProtocolMessage: TypeAlias = (
     | StopProcessRequest
     | ReleaseEngineRequest
     | EstimateMemoryRequest
+    | ClusterActionRequest
     | HelloMessage
     | SampleMessage
     | CellsMessage
     | ReplyMessage
     | ErrorMessage
+    | ClusterMessage
 )
 """
 Every message of the jupyterlab-vram comm, protocol version 1: what the frontend sends the kernel helper (the comm_open data and the requests) and what the helper sends back. A key required here is one this helper always sends; where a description says a key is absent from older helpers, the frontend's readers also accept messages without it and read it as that description says. This file is the reference of the wire format; docs/protocol.md explains it in prose, and the TypeScript interfaces (src/protocol/*.generated.ts) and the Python TypedDicts (python_helper/jupyterlab_vram_helper/protocol_generated.py) are generated from it by scripts/generate-protocol-types.mjs.

@@ -104,6 +104,8 @@ export interface HelperRequestResults {
   release_engine: { [key: string]: unknown };
   /** Unchecked here: read it with `parseEstimateMemoryResult` (protocol/estimate.ts). */
   estimate_memory: { [key: string]: unknown };
+  /** Unchecked here: read it with `parseClusterActionResult` (protocol/cluster.ts). */
+  cluster_action: { [key: string]: unknown };
 }
 
 /** A message of the kernel as `parseKernelMessage` gives it. */

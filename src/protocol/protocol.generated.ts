@@ -29,7 +29,8 @@ export type HelperRequest =
   | AllocationSnapshotRequest
   | StopProcessRequest
   | ReleaseEngineRequest
-  | EstimateMemoryRequest;
+  | EstimateMemoryRequest
+  | ClusterActionRequest;
 /**
  * The id the frontend chose for a request (at most 256 characters); its answer carries the same one.
  */
@@ -44,10 +45,20 @@ export type FreeAction = 'gc' | 'empty_cache';
 export type HiddenHolderKind =
   'output_cache' | 'last_traceback' | 'last_execution_result';
 /**
+ * An action across a cluster's workers: gc (gc.collect() in each), empty_cache (torch.cuda.empty_cache() in each that has torch), restart (the engine restarts its workers) or read_allocators (read each worker's PyTorch allocator).
+ */
+export type ClusterActionName =
+  'gc' | 'empty_cache' | 'restart' | 'read_allocators';
+/**
  * A message the helper sends that every frontend reads.
  */
 export type KernelMessage =
-  HelloMessage | SampleMessage | CellsMessage | ReplyMessage | ErrorMessage;
+  | HelloMessage
+  | SampleMessage
+  | CellsMessage
+  | ReplyMessage
+  | ErrorMessage
+  | ClusterMessage;
 /**
  * Whose figures a GPU's load figures are: device (the card the kernel sees is a whole GPU) or mig_instance (the kernel sees a MIG instance; the figures named in parent_figures are then the whole parent GPU's); a reader keeps any other string as is.
  */
@@ -102,6 +113,14 @@ export interface PartialHelperConfig {
    * Whether the peak counters are reset at each cell start.
    */
   reset_peak_per_cell?: boolean;
+  /**
+   * Whether the helper looks for a Dask client or a Ray runtime the kernel already uses and reads its telemetry (nothing is imported or started when neither is in use); absent from older helpers (false).
+   */
+  watch_cluster?: boolean;
+  /**
+   * How often the cluster's telemetry is read, in seconds (1 to 60, default 2); absent from older helpers.
+   */
+  cluster_interval_s?: number;
 }
 /**
  * Change the sampling configuration (kernel-wide: every frontend of the kernel gets it).
@@ -321,6 +340,26 @@ export interface EstimateMemoryRequest {
   real_step?: boolean;
 }
 /**
+ * Run an action on every worker of a cluster, through the engine's own remote-call API: the frontend asks the user first (read_allocators changes nothing), and the request is that confirmation.
+ */
+export interface ClusterActionRequest {
+  type: 'cluster_action';
+  request_id: RequestId;
+  /**
+   * The cluster's engine, as ClusterState gives it.
+   */
+  engine: string;
+  /**
+   * The cluster's name, as ClusterState gives it.
+   */
+  cluster: string;
+  action: ClusterActionName;
+  /**
+   * Seconds to wait for the workers (1 to 120, default 30).
+   */
+  timeout_s?: number;
+}
+/**
  * The helper's first message on a new comm: what it is and what the kernel has.
  */
 export interface HelloMessage {
@@ -473,6 +512,14 @@ export interface HelperConfig {
    * Whether the peak counters are reset at each cell start, for exact per-cell peaks; a hello of an older build of this protocol version that lacks it reads as true.
    */
   reset_peak_per_cell: boolean;
+  /**
+   * Whether the helper looks for a Dask client or a Ray runtime the kernel already uses and reads its telemetry (nothing is imported or started when neither is in use); absent from older helpers (false).
+   */
+  watch_cluster?: boolean;
+  /**
+   * How often the cluster's telemetry is read, in seconds (1 to 60, default 2); absent from older helpers.
+   */
+  cluster_interval_s?: number;
 }
 /**
  * The kernel's host and GPU memory figures, sent on change and as a heartbeat.
@@ -1059,6 +1106,7 @@ export interface CellMemoryRecord {
    */
   gpu_load?: CellGpuLoad[];
   processes?: CellProcessTree;
+  cluster?: CellCluster;
 }
 /**
  * Why a cell failed; null in a record whose status is ok.
@@ -1231,6 +1279,10 @@ export interface OomDiagnosis {
    * For a DataLoader worker killed by a signal: what the workers held; null or absent otherwise (and from older helpers).
    */
   dataloader_workers?: OomDataLoaderWorkers | null;
+  /**
+   * Set where the error came from a cluster worker (the device figures are then the worker's, as its message gives them, not the kernel's); null otherwise, absent from older helpers.
+   */
+  cluster_worker?: ClusterOomWorker | null;
 }
 /**
  * Another process on the failing GPU.
@@ -1459,6 +1511,60 @@ export interface OomWorker {
   read_at: number | null;
 }
 /**
+ * Where an out-of-memory error came from a cluster worker: which, and its last figures.
+ */
+export interface ClusterOomWorker {
+  /**
+   * dask or ray.
+   */
+  engine: string;
+  /**
+   * The cluster's name (kernel text).
+   */
+  cluster: string;
+  /**
+   * The worker's id, where the error or the events name it (kernel text).
+   */
+  worker: string | null;
+  /**
+   * Its pid, where known.
+   */
+  pid: number | null;
+  /**
+   * memory_restart, killed_worker, oom_killed or cuda_oom, as ClusterEvent; a reader keeps any other string as is.
+   */
+  kind: string;
+  /**
+   * Its last figures before the error; null where the helper never read it.
+   */
+  last: ClusterLastFigures | null;
+}
+/**
+ * A worker's last figures before an event.
+ */
+export interface ClusterLastFigures {
+  /**
+   * Unix seconds of the reading.
+   */
+  read_at: number;
+  /**
+   * Its memory then.
+   */
+  memory_bytes: number | null;
+  /**
+   * Its memory limit.
+   */
+  memory_limit_bytes: number | null;
+  /**
+   * What it had spilled.
+   */
+  spilled_bytes: number | null;
+  /**
+   * GPU memory it used (summed over its GPUs).
+   */
+  gpu_used_bytes: number | null;
+}
+/**
  * How busy one GPU was while a cell ran, from the driver's own sample buffer and energy counter, read after the cell ended. The helper sends figures, not verdicts: the frontend decides what they suggest (docs/protocol.md).
  */
 export interface CellGpuLoad {
@@ -1572,6 +1678,47 @@ export interface CellTreeGpu {
   sampled_max_bytes: number | null;
 }
 /**
+ * The memory of the clusters the kernel drives around one cell, from their telemetry: sampled, never an exact peak. Present only where a cluster was attached during the cell; absent from older helpers.
+ */
+export interface CellCluster {
+  /**
+   * The names of the clusters counted.
+   */
+  clusters: string[];
+  /**
+   * Their workers' memory summed at the last reading before the cell.
+   */
+  before_bytes: number | null;
+  /**
+   * At the first reading after it.
+   */
+  after_bytes: number | null;
+  /**
+   * The largest of before, after and the readings during the cell: a sampled maximum (a rise between two readings is missed).
+   */
+  sampled_max_bytes: number | null;
+  /**
+   * How many workers the reading before counted.
+   */
+  workers_before: number;
+  /**
+   * How many the reading after counted.
+   */
+  workers_after: number;
+  /**
+   * How many readings the figures come from, before and after included.
+   */
+  samples: number;
+  /**
+   * The readings' spacing (the cluster interval).
+   */
+  sample_spacing_s: number;
+  /**
+   * The ids of the cluster events seen while the cell ran.
+   */
+  events: number[];
+}
+/**
  * The answer to a request that succeeded.
  */
 export interface ReplyMessage {
@@ -1605,6 +1752,300 @@ export interface ErrorMessage {
    * What went wrong, in words.
    */
   message: string;
+}
+/**
+ * The clusters the kernel drives and their workers' memory, sent to every comm after each reading of their telemetry that changed something, and once when the last cluster goes.
+ */
+export interface ClusterMessage {
+  type: 'cluster';
+  /**
+   * 1, 2, 3... per helper.
+   */
+  seq: number;
+  /**
+   * Unix seconds, the kernel's clock.
+   */
+  time: number;
+  /**
+   * The clusters found; empty when the kernel drives none (any more).
+   */
+  clusters: ClusterState[];
+  /**
+   * The latest events (at most 50), oldest first; a reader keeps them by id.
+   */
+  events: ClusterEvent[];
+}
+/**
+ * One cluster the kernel drives: a Dask client's scheduler or the Ray runtime the kernel initialised.
+ */
+export interface ClusterState {
+  /**
+   * dask or ray; a reader keeps any other string as is.
+   */
+  engine: string;
+  /**
+   * Names the cluster: the scheduler's address, or Ray's address (kernel text); actions name it so.
+   */
+  name: string;
+  /**
+   * How the helper found it: default_client (Dask's default client), namespace (a Client in the user's namespace) or initialized (ray.is_initialized()); a reader keeps any other string as is.
+   */
+  found_by: string;
+  /**
+   * The namespace name of the client, where found_by is namespace.
+   */
+  variable: string | null;
+  /**
+   * The engine's version.
+   */
+  version: string | null;
+  /**
+   * The engine's dashboard address, where it has one (kernel text: render it as text).
+   */
+  dashboard: string | null;
+  /**
+   * ok (the last reading answered), timeout (the scheduler did not answer in time), unreachable, closed (the client or runtime was closed) or error; a reader keeps any other string as is.
+   */
+  status: string;
+  /**
+   * Why the figures are missing or old, in words, where status is not ok (kernel text).
+   */
+  message: string | null;
+  /**
+   * Unix seconds (the kernel's clock) of the last reading that answered; null before any.
+   */
+  read_at: number | null;
+  /**
+   * What that reading took, in milliseconds of wall time.
+   */
+  read_ms: number | null;
+  /**
+   * How often the telemetry is read, in seconds.
+   */
+  interval_s: number;
+  /**
+   * Its workers at the last reading that answered.
+   */
+  workers: ClusterWorker[];
+  totals: ClusterTotals;
+  /**
+   * What this engine's telemetry cannot show here, one sentence each (kernel text).
+   */
+  unseen: string[];
+  /**
+   * The actions a cluster_action request can run on it.
+   */
+  actions: ClusterActionName[];
+}
+/**
+ * One worker of a cluster (a Dask worker; a Ray node or worker process), as the engine's telemetry last gave it.
+ */
+export interface ClusterWorker {
+  /**
+   * The worker's id: a Dask worker's address; a Ray node's id, or node id and pid for a Ray worker process (kernel text).
+   */
+  id: string;
+  /**
+   * Its name (kernel text).
+   */
+  name: string;
+  /**
+   * dask_worker, ray_node or ray_worker; a reader keeps any other string as is.
+   */
+  role: string;
+  /**
+   * The machine it runs on (kernel text).
+   */
+  host: string;
+  /**
+   * Its process id, where known (Dask's LocalCluster, Ray's local workers).
+   */
+  pid: number | null;
+  /**
+   * Whether it runs on the kernel's machine, where its figures could be checked against /proc.
+   */
+  local: boolean;
+  /**
+   * The engine's word for its state: running, paused, closing, ... (kernel text).
+   */
+  status: string;
+  /**
+   * The process's memory (RSS) as the engine reports it, or as /proc gives it where memory_source is proc; for a Ray node, the node's used memory.
+   */
+  memory_bytes: number | null;
+  /**
+   * engine or proc: where memory_bytes comes from; a reader keeps any other string as is.
+   */
+  memory_source: string;
+  /**
+   * The engine's memory limit for it (Dask's memory_limit); null where it has none.
+   */
+  memory_limit_bytes: number | null;
+  /**
+   * What the engine holds for tasks in memory (Dask's managed memory); null where it does not say.
+   */
+  managed_bytes: number | null;
+  /**
+   * What the engine spilled to disk (Dask's spilled data, Ray's spilled objects); null where it does not say.
+   */
+  spilled_bytes: number | null;
+  /**
+   * Its threads for tasks, where the engine says.
+   */
+  nthreads: number | null;
+  /**
+   * The GPUs it uses, where the engine or the driver reports them (empty otherwise).
+   */
+  gpus: ClusterWorkerGpu[];
+  /**
+   * Its PyTorch allocator at the last reading the user asked for; null before any.
+   */
+  allocator: ClusterAllocatorReading | null;
+}
+/**
+ * A GPU a cluster worker uses.
+ */
+export interface ClusterWorkerGpu {
+  /**
+   * The device's index on its machine, where known.
+   */
+  index: number | null;
+  /**
+   * The device's name, where the engine reports it (kernel text).
+   */
+  name: string | null;
+  /**
+   * Memory in use: by this worker's process (scope process) or on the whole device (scope device).
+   */
+  used_bytes: number | null;
+  /**
+   * The device's memory.
+   */
+  total_bytes: number | null;
+  /**
+   * process (the driver's figure for the worker's pid, read on the kernel's machine) or device (the engine reports the device's use, all processes together); a reader keeps any other string as is.
+   */
+  scope: string;
+  /**
+   * The device's utilisation in percent, where the engine reports it.
+   */
+  utilization_percent: number | null;
+}
+/**
+ * What a worker's PyTorch allocator held when the user asked for it (the helper never runs code on workers otherwise).
+ */
+export interface ClusterAllocatorReading {
+  /**
+   * Unix seconds (the kernel's clock) of the reading.
+   */
+  read_at: number;
+  /**
+   * Whether the worker had imported torch.
+   */
+  torch: boolean;
+  /**
+   * Whether CUDA was initialised in the worker (no device is listed otherwise, and none was initialised by the reading).
+   */
+  cuda_initialized: boolean;
+  /**
+   * One entry per device the worker's allocator knows.
+   */
+  devices: ClusterAllocatorDevice[];
+}
+/**
+ * One CUDA device's PyTorch caching allocator in a cluster worker.
+ */
+export interface ClusterAllocatorDevice {
+  /**
+   * The CUDA ordinal in the worker.
+   */
+  device: number;
+  /**
+   * Held in tensors.
+   */
+  allocated_bytes: number | null;
+  /**
+   * Reserved by the allocator (tensors and its cache).
+   */
+  reserved_bytes: number | null;
+  /**
+   * The most held in tensors since the worker started or last reset its peak.
+   */
+  peak_bytes: number | null;
+}
+/**
+ * A cluster's figures summed over its workers.
+ */
+export interface ClusterTotals {
+  /**
+   * How many workers it has.
+   */
+  workers: number;
+  /**
+   * How many of them are paused by their memory limit.
+   */
+  paused: number;
+  /**
+   * Their memory summed (null where one is unknown).
+   */
+  memory_bytes: number | null;
+  /**
+   * Their limits summed (null where one has none).
+   */
+  memory_limit_bytes: number | null;
+  /**
+   * Their spilled bytes summed (null where none says).
+   */
+  spilled_bytes: number | null;
+  /**
+   * GPU memory in use summed over their GPUs (null without GPU figures).
+   */
+  gpu_used_bytes: number | null;
+  /**
+   * Their GPUs' memory summed (null without GPU figures).
+   */
+  gpu_total_bytes: number | null;
+}
+/**
+ * Something that happened to a cluster worker's memory or life: paused, spilling, restarted by its memory limit, gone, killed by an out-of-memory killer, or a CUDA out-of-memory error it raised.
+ */
+export interface ClusterEvent {
+  /**
+   * 1, 2, 3... per helper.
+   */
+  id: number;
+  /**
+   * Unix seconds (the kernel's clock) when the helper saw it.
+   */
+  time: number;
+  /**
+   * dask or ray.
+   */
+  engine: string;
+  /**
+   * The cluster's name, as ClusterState gives it (kernel text).
+   */
+  cluster: string;
+  /**
+   * The worker's id, where known (kernel text).
+   */
+  worker: string | null;
+  /**
+   * The worker's pid, where known.
+   */
+  pid: number | null;
+  /**
+   * paused (the worker stopped taking tasks at its memory limit's pause fraction), resumed, spilling (it began to spill to disk), memory_restart (its nanny restarted it past its memory limit's terminate fraction), left (it left the cluster; the engine said no reason), killed_worker (a task failed because the workers that ran it died), oom_killed (Ray's memory monitor killed a task or an actor) or cuda_oom (a task raised a CUDA out-of-memory error on it); a reader keeps any other string as is.
+   */
+  kind: string;
+  /**
+   * The engine's own words for it: its log line or the error's head (kernel text).
+   */
+  engine_message: string | null;
+  /**
+   * The worker's last figures before the event; null where the helper never read it.
+   */
+  last: ClusterLastFigures | null;
 }
 /**
  * Broadcast after cells ran while allocations are recorded: the cells whose allocations are still alive.
@@ -2654,4 +3095,71 @@ export interface ReleaseEngineResult {
    * What the request took, in milliseconds.
    */
   elapsed_ms: number;
+}
+/**
+ * What an action did on one worker.
+ */
+export interface ClusterActionWorker {
+  /**
+   * The worker's id (kernel text).
+   */
+  id: string;
+  /**
+   * Whether the action ran there.
+   */
+  ok: boolean;
+  /**
+   * Why not, where ok is false (kernel text).
+   */
+  error: string | null;
+  /**
+   * Whether the worker had imported torch; null where not asked.
+   */
+  torch: boolean | null;
+  /**
+   * A byte count or counter: a non-negative integer, or null where the figure is unknown.
+   */
+  host_before_bytes: number | null;
+  /**
+   * A byte count or counter: a non-negative integer, or null where the figure is unknown.
+   */
+  host_after_bytes: number | null;
+  /**
+   * A byte count or counter: a non-negative integer, or null where the figure is unknown.
+   */
+  gpu_reserved_before_bytes: number | null;
+  /**
+   * A byte count or counter: a non-negative integer, or null where the figure is unknown.
+   */
+  gpu_reserved_after_bytes: number | null;
+  /**
+   * Its allocator after the action, where it has torch.
+   */
+  allocator: ClusterAllocatorReading | null;
+}
+/**
+ * The result of a cluster_action request.
+ */
+export interface ClusterActionResult {
+  /**
+   * The cluster's engine.
+   */
+  engine: string;
+  /**
+   * The cluster's name (kernel text).
+   */
+  cluster: string;
+  action: ClusterActionName;
+  /**
+   * Whether the engine ran the action (on every worker it could reach).
+   */
+  done: boolean;
+  /**
+   * What the action could not do, in words (a Ray runtime's actors cannot be reached, a worker did not answer in time, ...) (kernel text).
+   */
+  message: string | null;
+  /**
+   * One entry per worker the action reached or tried.
+   */
+  workers: ClusterActionWorker[];
 }

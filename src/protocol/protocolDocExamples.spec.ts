@@ -129,7 +129,8 @@ const REQUEST_TYPES: Record<HelperRequestType, true> = {
   allocation_snapshot: true,
   stop_process: true,
   release_engine: true,
-  estimate_memory: true
+  estimate_memory: true,
+  cluster_action: true
 };
 
 interface Example {
