@@ -21,7 +21,7 @@ def test_version_constants() -> None:
         (
             {"type": "nope"},
             "unknown_type",
-            "expected one of allocation_sites, allocation_snapshot, configure, delete, estimate_memory, free_memory, "
+            "expected one of allocation_sites, allocation_snapshot, cluster_action, configure, delete, estimate_memory, free_memory, "
             "history, inspect, notebook_names, ping, record_allocations, release_engine, snapshot",
             None,
         ),

@@ -119,6 +119,7 @@ class CellMemoryRecorder:
         clock: Callable[[], float] = time.perf_counter,
         max_records: int = HISTORY_LENGTH,
         after_cell: AfterCellReadings | None = None,
+        clusters: Any = None,
     ):
         self._config = config
         self._send = send
@@ -132,6 +133,8 @@ class CellMemoryRecorder:
         # processes), read after each cell; the hooks only look at the process tree's last reading.
         self._after_cell = after_cell if after_cell is not None else AfterCellReadings()
         self._processes = self._after_cell.processes
+        # The clusters' readings (cluster/cell_cluster.CellClusters), or None: records carry none.
+        self._clusters = clusters
         self.shell = shell
         self._wall_clock = wall_clock
         self._clock = clock
@@ -196,6 +199,10 @@ class CellMemoryRecorder:
             if self._processes is not None and self._processes.latest is not None:
                 # With no process, nothing is kept.
                 cell.tree = CellTree(self._processes.latest)
+            clusters = self._clusters
+            if clusters is not None and clusters.latest is not None:
+                # Only while a cluster is attached: one window for the poller to fold into.
+                cell.cluster = clusters.begin()
             # Each source is read on its own, so that a failing one costs only its own figures,
             # not the whole record. torch's counters are read once, before any reset; that one
             # reading is both the start of this cell and the end of records still waiting for it.
@@ -274,6 +281,8 @@ class CellMemoryRecorder:
                 if found is None:
                     return
                 cell = found
+            if cell.cluster is not None:
+                cell.cluster.ended_at = t1
             status: CellStatus
             if (
                 result is not None
@@ -434,12 +443,28 @@ class CellMemoryRecorder:
         window after it was queued).
         """
         self._round_queued = False  # A cell that ends after this point queues the next round.
+        self._wait_for_clusters()
         self.finish_records()
         with self._finish_lock:
             records = list(self._unsent)
             self._unsent.clear()
         if records and self._send is not None and self._has_listeners():
             self._send(cells_message(records))
+
+    def _wait_for_clusters(self) -> None:
+        """Wait, on this sender thread and for a bounded time, for the cluster reading after the ended cells.
+
+        It is outside the finish lock, so that a cell starting meanwhile never waits for it.
+        """
+        clusters = self._clusters
+        if clusters is None:
+            return
+        try:
+            windows = [e.cell.cluster for e in tuple(self._ended) if e.cell.cluster is not None]
+            if windows:
+                clusters.wait_after(windows)
+        except Exception as exc:
+            self._problem("waiting for the cluster reading after the cell", exc)
 
     def _stamp_ended(self, reading: tuple[int | None, int | None] | None, gpus: GpuReading | None) -> None:
         """Give cells still without their end figures ``reading`` (RSS, VmHWM) and ``gpus``.
@@ -504,6 +529,11 @@ class CellMemoryRecorder:
                     ended.gpus_after = gpus
                 load = loads.get(id(ended.cell)) if loads is not None else None
                 record = cell_record(self._next_id, ended, self._gpu_entries(ended), load, interval_s)
+                if ended.cell.cluster is not None and self._clusters is not None:
+                    try:
+                        record["cluster"] = self._clusters.section(ended.cell.cluster)
+                    except Exception as exc:
+                        self._problem("recording the cluster's memory around the cell", exc)
                 self._next_id += 1
                 self._ended.popleft()
                 self._records.append(record)
