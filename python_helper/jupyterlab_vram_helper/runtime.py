@@ -17,7 +17,7 @@ from .cells.after_cell import AfterCellReadings
 from .cells.cell_accounting import CellMemoryRecorder
 from .cells.cell_load import CellLoadTracker
 from .cluster.cell_cluster import CellClusters
-from .cluster.cluster_watch import ClusterWatch
+from .cluster.cluster_watch import ClusterWatch, engine_imported
 from .comm.background_sender import BackgroundSender
 from .comm.channel import Channel
 from .sampling.sample import SampleSource
@@ -92,6 +92,7 @@ class Runtime:
                 processes_now=self.source.processes_now,
             ),
             clusters=self.cluster_cells,
+            cluster_error=self._cluster_error,
         )
         self.sampler.add_observer(self.cells.observe)
         self.sampler.add_observer(self._watch_clusters)
@@ -221,6 +222,34 @@ class Runtime:
             listeners=lambda: len(self.channel.targets()),
             cells=self.cluster_cells,
         )
+
+    def _cluster_error(self, exc: BaseException) -> Any:
+        """The diagnosis of a cell's error that a cluster worker raised or died of; None otherwise.
+
+        It runs in post_run_cell after an error only, and looks no further than sys.modules
+        unless an engine is imported.
+        """
+        if not engine_imported():
+            return None
+        from .cluster.cluster_errors import worker_error
+
+        found = worker_error(exc)
+        if found is None:
+            return None
+        poller = self.cluster_watch.poller
+        origin, memory = poller.record_error(found) if poller is not None else (None, False)
+        if origin is None:
+            origin = {
+                "engine": found.engine,
+                "cluster": "",
+                "worker": found.worker,
+                "pid": found.pid,
+                "kind": found.kind,
+                "last": None,
+            }
+        if not memory:
+            return None
+        return self.oom_watch.diagnose_cluster(found.type_name, found.message, origin)
 
     def cluster_action(self, args: Any) -> dict[str, Any]:
         """The result of a ``cluster_action`` request (cluster/cluster_actions.py, loaded at the first one)."""

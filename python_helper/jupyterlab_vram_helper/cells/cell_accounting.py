@@ -120,6 +120,7 @@ class CellMemoryRecorder:
         max_records: int = HISTORY_LENGTH,
         after_cell: AfterCellReadings | None = None,
         clusters: Any = None,
+        cluster_error: Callable[[BaseException], OomDiagnosis | None] | None = None,
     ):
         self._config = config
         self._send = send
@@ -135,6 +136,9 @@ class CellMemoryRecorder:
         self._processes = self._after_cell.processes
         # The clusters' readings (cluster/cell_cluster.CellClusters), or None: records carry none.
         self._clusters = clusters
+        # Recognises an error a cluster worker raised or died of, and diagnoses it as the
+        # worker's (cluster/cluster_errors.py); None where the runtime gives none.
+        self._cluster_error = cluster_error
         self.shell = shell
         self._wall_clock = wall_clock
         self._clock = clock
@@ -303,7 +307,11 @@ class CellMemoryRecorder:
                 execution_count = cell.execution_count
             # torch's counters after the cell are read later (see the module docstring).
             gpus_after: GpuReading | None = None if cell.gpus_before or self._torch() is not None else {}
-            oom = self._diagnosis(result) if error is not None and error["out_of_memory"] else None
+            oom = (
+                self._diagnosis(result, error["out_of_memory"])
+                if error is not None and (error["out_of_memory"] or self._cluster_error is not None)
+                else None
+            )
             ended = EndedCell(cell, t1, status, error, execution_count, gpus_after, oom)
             if pending:
                 # It ended inside a cell that goes on running, so its figures cannot wait for
@@ -413,11 +421,16 @@ class CellMemoryRecorder:
         ended.rss_after, ended.rss_peak_after = self._rss_reading("reading RSS at cell end")
         ended.host_read = True
 
-    def _diagnosis(self, result: Any) -> OomDiagnosis | None:
-        if self._diagnose_oom is None:
-            return None
+    def _diagnosis(self, result: Any, out_of_memory: bool = True) -> OomDiagnosis | None:
         try:
             exc = exception_of(result)
+            if exc is not None and self._cluster_error is not None:
+                # A worker's error is diagnosed from its own words, never the kernel's figures.
+                found = self._cluster_error(exc)
+                if found is not None:
+                    return found
+            if not out_of_memory or self._diagnose_oom is None:
+                return None
             text = out_of_memory_text(exc, readable=oom_message_readable) if exc is not None else None
             del exc
             return self._diagnose_oom(*text) if text is not None else None

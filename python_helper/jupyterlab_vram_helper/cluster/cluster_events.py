@@ -18,6 +18,9 @@ from typing import Any
 from .engine_logs import EngineLogCatcher
 
 MAX_EVENTS = 50
+# The last figures of this many workers that left are kept, for an error that names one later
+# (a KilledWorker is raised after its worker is gone).
+MAX_DEPARTED = 256
 
 
 def last_figures(worker: Mapping[str, Any], read_at: float) -> dict[str, Any]:
@@ -42,6 +45,9 @@ class ClusterEvents:
         self._lock = threading.Lock()
         # The last figures of each (cluster, worker id) seen, for the events that come after.
         self._last: dict[tuple[str, str], tuple[dict[str, Any], int | None]] = {}
+        self._departed: collections.OrderedDict[tuple[str, str], tuple[dict[str, Any], int | None]] = (
+            collections.OrderedDict()
+        )
         # Workers whose spilled bytes grew at the last reading, and those already explained.
         self._spilling: set[tuple[str, str]] = set()
         self._explained: set[tuple[str, str]] = set()
@@ -57,8 +63,7 @@ class ClusterEvents:
         now: float,
     ) -> dict[str, Any]:
         """Record one event (with the worker's last figures where it was read) and return it."""
-        key = (cluster, worker or "")
-        last = self._last.get(key)
+        last = self._last_of(cluster, worker)
         if pid is None and last is not None:
             pid = last[1]
         event = {
@@ -77,10 +82,10 @@ class ClusterEvents:
             self.events.append(event)
         return event
 
-    def last_of(self, cluster: str, worker: str | None) -> dict[str, Any] | None:
-        """A worker's last figures, where it was read."""
-        last = self._last.get((cluster, worker or ""))
-        return dict(last[0]) if last is not None else None
+    def _last_of(self, cluster: str, worker: str | None) -> tuple[dict[str, Any], int | None] | None:
+        """A worker's last figures and pid, where it was read (still there, or gone lately)."""
+        key = (cluster, worker or "")
+        return self._last.get(key) or self._departed.get(key)
 
     def latest(self) -> list[dict[str, Any]]:
         """The kept events, oldest first."""
@@ -116,7 +121,11 @@ class ClusterEvents:
                 found.append(self.add("left", engine, cluster, worker_id, None, None, read_at))
             self._explained.discard(key)
             self._spilling.discard(key)
-            self._last.pop(key, None)
+            departed = self._last.pop(key, None)
+            if departed is not None:
+                self._departed[key] = departed
+                while len(self._departed) > MAX_DEPARTED:
+                    self._departed.popitem(last=False)
         for worker in now:
             self._last[(cluster, worker["id"])] = (last_figures(worker, read_at), worker["pid"])
         return found

@@ -173,7 +173,7 @@ class ClusterPoller:
             "found_by": found.found_by,
             "variable": found.variable[:256] if found.variable else None,
             "version": facts.get("version"),
-            "dashboard": facts.get("dashboard"),
+            "dashboard": facts.get("dashboard") or (previous["dashboard"] if previous else None),
             "status": status,
             "message": message[:1000] if message else None,
             "read_at": read_at,
@@ -247,6 +247,35 @@ class ClusterPoller:
             return int(self._config().change_threshold_bytes)
         except Exception:
             return 1 << 20
+
+    def record_error(self, found: Any) -> tuple[dict[str, Any], bool]:
+        """Record a cell's error that a worker raised or died of (cluster_errors.WorkerError) as an event.
+
+        It returns the OomDiagnosis's ClusterOomWorker and whether the error is about memory (a
+        KilledWorker is only where the worker it names was restarted for its memory).
+        """
+        with self._lock:
+            cluster = next((s["name"] for s in self.states.values() if s["engine"] == found.engine), "")
+            worker, pid = found.worker, found.pid
+            if worker is None and pid is not None:
+                state = self.states.get(cluster)
+                named = [w["id"] for w in (state["workers"] if state else []) if w["pid"] == pid]
+                worker = named[0] if named else None
+            memory = found.kind != "killed_worker" or any(
+                e["kind"] == "memory_restart" and e["worker"] == worker for e in self.events.latest()
+            )
+            head = found.message.strip().splitlines()[0] if found.message.strip() else found.type_name
+            event = self.events.add(found.kind, found.engine, cluster, worker, pid, head, time.time())
+            self._send_locked()
+        origin = {
+            "engine": found.engine,
+            "cluster": cluster,
+            "worker": worker,
+            "pid": event["pid"],
+            "kind": found.kind,
+            "last": event["last"],
+        }
+        return origin, memory
 
     def set_allocator(self, name: str, worker_id: str, reading: dict[str, Any]) -> None:
         """Keep a worker's allocator reading (an action's) in its state, and send it."""

@@ -29,7 +29,7 @@ def read_dask(
     name = dask.scheduler_address(client) or f"dask client {id(client):x}"
     facts: dict[str, Any] = {
         "version": dask.engine_version(sys.modules if modules is None else modules),
-        "dashboard": dask.dashboard_link(client),
+        "dashboard": None,
         "unseen": [],
     }
     if dask.client_closed(client):
@@ -41,6 +41,7 @@ def read_dask(
         status, message = failure(exc, deadline_s, "scheduler")
         return name, facts, [], status, message, None
     read_ms = (time.perf_counter() - started) * 1000
+    facts["dashboard"] = dask.dashboard_link(identity)
     workers = dask.dask_workers(identity, dask.local_pids(client), local)
     return name, facts, workers, "ok", None, read_ms
 

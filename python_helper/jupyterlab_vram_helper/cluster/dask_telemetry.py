@@ -34,13 +34,18 @@ def scheduler_address(client: Any) -> str | None:
     return address if isinstance(address, str) and address else None
 
 
-def dashboard_link(client: Any) -> str | None:
-    """The dashboard's address where the scheduler serves one (a property that reads the client's cache)."""
-    try:
-        link = client.dashboard_link
-    except Exception:
+def dashboard_link(identity: Mapping[str, Any]) -> str | None:
+    """The dashboard's address from the scheduler's identity (its services' dashboard port).
+
+    The client's own ``dashboard_link`` is not read: without a cluster object it asks the
+    scheduler synchronously with no deadline, which hangs on a scheduler that does not answer.
+    """
+    services = identity.get("services")
+    port = services.get("dashboard") if isinstance(services, Mapping) else None
+    address = identity.get("address")
+    if not isinstance(port, int) or isinstance(port, bool) or not isinstance(address, str):
         return None
-    return link if isinstance(link, str) and link else None
+    return f"http://{_host_of(address)}:{port}/status"[:1024]
 
 
 def engine_version(modules: Mapping[str, Any]) -> str | None:
