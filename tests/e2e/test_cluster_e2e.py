@@ -235,3 +235,35 @@ def test_a_local_ray_runtime_is_listed_and_its_actions_say_what_they_cannot_reac
     assert result["done"] is False and "pooled worker" in result["message"] and result["workers"] == []
     run(session, "ray.shutdown()", timeout=120)
     session.k.wait_for(session.comm_id, lambda d: d.get("type") == "cluster" and d["clusters"] == [], 30)
+
+
+def test_nothing_is_loaded_without_an_engine_and_watch_cluster_false_turns_it_off(session: CellSession) -> None:
+    run(session, "import sys, threading, time\ntime.sleep(1.5)")
+    loaded = session.k.eval(
+        "sorted(m for m in sys.modules if m.startswith(('distributed', 'dask', 'ray', 'jupyterlab_vram_helper.cluster')))"
+    )
+    # Only the watch and the cells' bookkeeping are loaded at start; no engine, no poller.
+    assert loaded == [
+        "jupyterlab_vram_helper.cluster",
+        "jupyterlab_vram_helper.cluster.cell_cluster",
+        "jupyterlab_vram_helper.cluster.cluster_watch",
+    ]
+    assert session.k.eval("[t.name for t in threading.enumerate() if 'cluster' in t.name]") == []
+    run(
+        session,
+        "from dask.distributed import LocalCluster, Client\n"
+        "cluster = LocalCluster(n_workers=1, processes=False, dashboard_address=None)\nclient = Client(cluster)",
+        timeout=120,
+    )
+    wait_cluster(session, lambda c: c["status"] == "ok" and len(c["workers"]) == 1)
+    assert session.k.eval("[t.name for t in threading.enumerate() if t.name == 'jupyterlab-vram-cluster']") != []
+    reply = session.k.request(
+        session.comm_id, {"type": "configure", "request_id": "off", "config": {"watch_cluster": False}}
+    )
+    assert reply["result"]["config"]["watch_cluster"] is False
+    session.k.wait_for(session.comm_id, lambda d: d.get("type") == "cluster" and d["clusters"] == [], 30)
+    time.sleep(1.5)
+    assert session.k.eval("[t.name for t in threading.enumerate() if t.name == 'jupyterlab-vram-cluster']") == []
+    record = run(session, "client.submit(sum, [1, 2]).result()")
+    assert "cluster" not in record
+    run(session, "client.close(); cluster.close()", timeout=60)
