@@ -240,7 +240,8 @@ def test_a_local_ray_runtime_is_listed_and_its_actions_say_what_they_cannot_reac
 def test_nothing_is_loaded_without_an_engine_and_watch_cluster_false_turns_it_off(session: CellSession) -> None:
     run(session, "import sys, threading, time\ntime.sleep(1.5)")
     loaded = session.k.eval(
-        "sorted(m for m in sys.modules if m.startswith(('distributed', 'dask', 'ray', 'jupyterlab_vram_helper.cluster')))"
+        "sorted(m for m in sys.modules"
+        " if m.startswith(('distributed', 'dask', 'ray', 'jupyterlab_vram_helper.cluster')))"
     )
     # Only the watch and the cells' bookkeeping are loaded at start; no engine, no poller.
     assert loaded == [

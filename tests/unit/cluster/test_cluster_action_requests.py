@@ -20,7 +20,8 @@ def test_a_good_request_gets_the_default_timeout() -> None:
     parsed = parse_request(request())
     assert parsed.type == "cluster_action"
     assert parsed.args == {"engine": "dask", "cluster": "tcp://h:1", "action": "gc", "timeout_s": 30.0}
-    assert parse_request(request(action="restart", timeout_s=120)).args["timeout_s"] == 120.0
+    restart = parse_request(request(action="restart", timeout_s=120)).args
+    assert restart is not None and restart["timeout_s"] == 120.0
 
 
 @pytest.mark.parametrize(

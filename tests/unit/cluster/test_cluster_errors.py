@@ -66,10 +66,17 @@ def test_the_diagnosis_uses_the_message_s_figures_and_never_the_kernel_s() -> No
         raise AssertionError("the kernel's figures were read")
 
     watch = OomWatch(read_figures=no_kernel_reading, inspect=no_kernel_reading)
-    origin = {"engine": "dask", "cluster": "tcp://s:1", "worker": None, "pid": None, "kind": "cuda_oom", "last": None}
+    origin: dict[str, Any] = {
+        "engine": "dask",
+        "cluster": "tcp://s:1",
+        "worker": None,
+        "pid": None,
+        "kind": "cuda_oom",
+        "last": None,
+    }
+    restart = {**origin, "kind": "killed_worker"}
     diagnosis = watch.diagnose_cluster("OutOfMemoryError", CUDA_OOM, origin)
     assert diagnosis["kind"] == "cuda" and diagnosis["requested_bytes"] == 2 << 30
     assert diagnosis["cluster_worker"] == origin and diagnosis["stale_holders"] == []
-    restart = dict(origin, kind="killed_worker")
     diagnosis = watch.diagnose_cluster("KilledWorker", "all those workers died", restart)
     assert diagnosis["kind"] == "host" and diagnosis["total_bytes"] is None

@@ -14,7 +14,7 @@ from jupyterlab_vram_helper.config import SamplerConfig
 
 
 def poller(shell: Shell, modules: dict[str, Any], config: SamplerConfig | None = None) -> tuple[ClusterPoller, list]:
-    sent: list[dict[str, Any]] = []
+    sent: list[Any] = []
     settings = config or SamplerConfig(cluster_interval_s=1.0)
     return ClusterPoller(lambda: shell, lambda: settings, sent.append, modules=modules), sent
 
@@ -139,7 +139,7 @@ def test_ray_lists_its_node_and_the_kernel_s_ray_processes_from_proc() -> None:
         10: {"pid": 10, "role": "raylet", "name": "raylet", "host": {"rss_bytes": 50}, "gpus": []},
         11: {"pid": 11, "role": "ray_worker", "name": "ray::IDLE", "host": {"rss_bytes": 70}, "gpus": []},
     }
-    sent: list[dict[str, Any]] = []
+    sent: list[Any] = []
     p = ClusterPoller(
         lambda: Shell(),
         lambda: SamplerConfig(),
