@@ -153,7 +153,14 @@ def test_a_worker_past_its_limit_is_explained_in_the_engine_s_words(session: Cel
         timeout=120,
     )
     assert result["reply"]["status"] == "error" and result["reply"]["ename"] == "KilledWorker"
-    message = wait_cluster(session, lambda c: True)
+    # The error's event goes out at the poller's next reading, after the cell.
+    message = session.k.wait_for(
+        session.comm_id,
+        lambda d: (
+            d.get("type") == "cluster" and {"memory_restart", "killed_worker"} <= {e["kind"] for e in d["events"]}
+        ),
+        30,
+    )
     restart = next(e for e in message["events"] if e["kind"] == "memory_restart")
     assert restart["worker"] == worker["id"] and restart["pid"] == worker["pid"]
     assert "exceeded 95% memory budget" in restart["engine_message"]

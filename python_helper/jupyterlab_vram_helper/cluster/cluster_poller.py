@@ -252,21 +252,27 @@ class ClusterPoller:
         """Record a cell's error that a worker raised or died of (cluster_errors.WorkerError) as an event.
 
         It returns the OomDiagnosis's ClusterOomWorker and whether the error is about memory (a
-        KilledWorker is only where the worker it names was restarted for its memory).
+        KilledWorker is only where the worker it names was restarted for its memory). It runs
+        in the cell's post_run_cell hook, so it never takes the poller's lock, which a reading
+        may hold up to its deadline: it reads the last states as they are, and the poller
+        sends the event at the reading it is woken for.
         """
-        with self._lock:
-            cluster = next((s["name"] for s in self.states.values() if s["engine"] == found.engine), "")
-            worker, pid = found.worker, found.pid
-            if worker is None and pid is not None:
-                state = self.states.get(cluster)
-                named = [w["id"] for w in (state["workers"] if state else []) if w["pid"] == pid]
-                worker = named[0] if named else None
-            memory = found.kind != "killed_worker" or any(
-                e["kind"] == "memory_restart" and e["worker"] == worker for e in self.events.latest()
-            )
-            head = found.message.strip().splitlines()[0] if found.message.strip() else found.type_name
-            event = self.events.add(found.kind, found.engine, cluster, worker, pid, head, time.time())
-            self._send_locked()
+        states = dict(self.states)
+        cluster = next((s["name"] for s in states.values() if s["engine"] == found.engine), "")
+        worker, pid = found.worker, found.pid
+        if worker is None and pid is not None:
+            state = states.get(cluster)
+            named = [w["id"] for w in (state["workers"] if state else []) if w["pid"] == pid]
+            worker = named[0] if named else None
+        # The nanny's log line may have come after the last reading, before the error: it counts too.
+        memory = (
+            found.kind != "killed_worker"
+            or (worker is not None and self.events.logs.restart_of(worker) is not None)
+            or any(e["kind"] == "memory_restart" and e["worker"] == worker for e in self.events.latest())
+        )
+        head = found.message.strip().splitlines()[0] if found.message.strip() else found.type_name
+        event = self.events.add(found.kind, found.engine, cluster, worker, pid, head, time.time())
+        self.wake()
         origin = {
             "engine": found.engine,
             "cluster": cluster,

@@ -174,3 +174,28 @@ def test_turning_watching_off_tells_the_comms_once() -> None:
     p.read_once()
     p.stop(final=True)
     assert sent[-1]["clusters"] == [] and len(sent) == 2
+
+
+def test_a_cell_s_worker_error_is_recorded_without_the_poller_s_lock_and_sent_at_the_next_reading() -> None:
+    from jupyterlab_vram_helper.cluster.cluster_errors import WorkerError
+
+    client = FakeClient()
+    p, sent = poller(Shell(client=client), dask_modules())
+    p.read_once()
+    worker = sorted(client.answer["workers"])[0]
+    found = WorkerError("dask", "killed_worker", worker, None, "KilledWorker", f"... was {worker}.")
+    with p._lock:  # a reading in progress (a scheduler that does not answer) holds it
+        started = time.monotonic()
+        origin, memory = p.record_error(found)
+        assert time.monotonic() - started < 0.5
+    # No restart was heard for it: a worker death, not called out of memory.
+    assert memory is False and origin["kind"] == "killed_worker" and origin["last"]["memory_limit_bytes"] > 0
+    nanny = logging.getLogger("distributed.nanny.memory")
+    nanny.addHandler(p.events.logs)
+    try:
+        nanny.warning(f"Worker {worker} (pid=4242) exceeded 95% memory budget. Restarting...")
+    finally:
+        nanny.removeHandler(p.events.logs)
+    assert p.record_error(found)[1] is True  # the nanny's words came before the next reading
+    p.read_once()
+    assert [e["kind"] for e in sent[-1]["events"]] == ["killed_worker", "killed_worker", "memory_restart"]
