@@ -15,7 +15,8 @@ The package has one subpackage per concern, and each one's ``__init__`` says
 more. ``comm/`` talks to the frontend, ``sampling/`` reads the memory figures,
 ``cells/`` accounts for each cell, ``cleanup/`` answers inspect and delete,
 ``allocations/`` records allocation sites, ``oom/`` explains out-of-memory
-errors, and ``estimate/`` predicts a training step's peak before it runs.
+errors, ``estimate/`` predicts a training step's peak before it runs, and
+``cluster/`` reads the memory of a Dask or Ray cluster the notebook drives.
 The root holds runtime.py, which wires them together at install, and what
 they all share: the wire format (protocol.py, protocol_types.py), the
 settings (config.py), forking.py and thread_warnings.py. No subpackage imports

@@ -20,6 +20,10 @@ if TYPE_CHECKING:
 MIN_INTERVAL_S = 0.05
 MAX_INTERVAL_S = 60.0
 MAX_HEARTBEAT_S = 600.0
+# How often a cluster's telemetry may be read (cluster/cluster_poller.py): a
+# scheduler answers for every worker, so a reading is dearer than a sample.
+MIN_CLUSTER_INTERVAL_S = 1.0
+MAX_CLUSTER_INTERVAL_S = 60.0
 # The frontend decodes JSON numbers as IEEE doubles, in which integers above
 # 2**53 stop being exact, so a larger threshold could not round-trip.
 MAX_THRESHOLD_BYTES = 2**53 - 1
@@ -43,6 +47,11 @@ class SamplerConfig(NamedTuple):
     # themselves turn it off, because the reset would overwrite their
     # measurement.
     reset_peak_per_cell: bool = True
+    # Whether a Dask client or a Ray runtime the kernel already uses is looked
+    # for and its telemetry read; with neither in use it costs one look into
+    # sys.modules per sampler tick, so it is on unless the user turns it off.
+    watch_cluster: bool = True
+    cluster_interval_s: float = 2.0
 
     def to_dict(self) -> ConfigDict:
         return {
@@ -50,6 +59,8 @@ class SamplerConfig(NamedTuple):
             "change_threshold_bytes": self.change_threshold_bytes,
             "heartbeat_s": self.heartbeat_s,
             "reset_peak_per_cell": self.reset_peak_per_cell,
+            "watch_cluster": self.watch_cluster,
+            "cluster_interval_s": self.cluster_interval_s,
         }
 
     def updated(self, partial: Mapping[str, Any]) -> SamplerConfig:
@@ -62,7 +73,14 @@ class SamplerConfig(NamedTuple):
         """
         if not isinstance(partial, Mapping):
             raise ConfigError(f"config must be an object, got {describe(partial)}")
-        known = ("interval_s", "change_threshold_bytes", "heartbeat_s", "reset_peak_per_cell")
+        known = (
+            "interval_s",
+            "change_threshold_bytes",
+            "heartbeat_s",
+            "reset_peak_per_cell",
+            "watch_cluster",
+            "cluster_interval_s",
+        )
         for key in partial:
             if key not in known:
                 raise ConfigError(f"unknown config key {describe(key)} (expected one of {', '.join(known)})")
@@ -75,6 +93,12 @@ class SamplerConfig(NamedTuple):
             changes["heartbeat_s"] = _seconds("heartbeat_s", partial["heartbeat_s"], MIN_INTERVAL_S, MAX_HEARTBEAT_S)
         if "reset_peak_per_cell" in partial:
             changes["reset_peak_per_cell"] = _flag("reset_peak_per_cell", partial["reset_peak_per_cell"])
+        if "watch_cluster" in partial:
+            changes["watch_cluster"] = _flag("watch_cluster", partial["watch_cluster"])
+        if "cluster_interval_s" in partial:
+            changes["cluster_interval_s"] = _seconds(
+                "cluster_interval_s", partial["cluster_interval_s"], MIN_CLUSTER_INTERVAL_S, MAX_CLUSTER_INTERVAL_S
+            )
         result = self._replace(**changes)
         if result.heartbeat_s < result.interval_s:
             raise ConfigError(

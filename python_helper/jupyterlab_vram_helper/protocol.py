@@ -43,12 +43,14 @@ RequestType = Literal[
     "stop_process",
     "release_engine",
     "estimate_memory",
+    "cluster_action",
 ]
 SampleReason = Literal["initial", "change", "heartbeat", "snapshot"]
 
 REQUEST_TYPES: tuple = (
     "allocation_sites",
     "allocation_snapshot",
+    "cluster_action",
     "configure",
     "delete",
     "estimate_memory",
@@ -103,6 +105,13 @@ ESTIMATE_CARD_BYTES = (1 << 30, 1 << 44)
 
 # request_id is echoed back in every answer, so it is bounded, so that a
 # hostile or buggy frontend cannot make the helper echo megabytes.
+# cluster_action: the actions, the seconds to wait for the workers (min, max, default), and
+# the longest engine and cluster names (ClusterState's limits).
+CLUSTER_ACTIONS: tuple = ("gc", "empty_cache", "restart", "read_allocators")
+CLUSTER_TIMEOUT_S = (1.0, 120.0, 30.0)
+MAX_CLUSTER_ENGINE_LENGTH = 64
+MAX_CLUSTER_NAME_LENGTH = 1024
+
 MAX_REQUEST_ID_LENGTH = 256
 
 
@@ -262,6 +271,8 @@ def parse_request(data: Any) -> Request:
         return Request("release_engine", request_id, args=_release_args(data, request_id))
     if kind == "estimate_memory":
         return Request("estimate_memory", request_id, args=_estimate_args(data, request_id))
+    if kind == "cluster_action":
+        return Request("cluster_action", request_id, args=_cluster_action_args(data, request_id))
     # The kind was checked against REQUEST_TYPES, which mypy cannot see.
     return Request(kind, request_id)  # type: ignore[arg-type]
 
@@ -294,6 +305,30 @@ def _release_args(data: Mapping[str, Any], request_id: str) -> dict[str, Any]:
             )
         args[key] = value
     args["timeout_s"] = _timeout_s(data, RELEASE_TIMEOUT_S, request_id)
+    return args
+
+
+def _cluster_action_args(data: Mapping[str, Any], request_id: str) -> dict[str, Any]:
+    """engine and cluster (as a ClusterState names them), action and timeout_s of a cluster_action."""
+    args: dict[str, Any] = {}
+    for key, limit in (("engine", MAX_CLUSTER_ENGINE_LENGTH), ("cluster", MAX_CLUSTER_NAME_LENGTH)):
+        value = data.get(key)
+        if not isinstance(value, str) or not value or len(value) > limit:
+            raise RequestError(
+                "malformed",
+                f"field {key!r} of 'cluster_action' must be a string of 1 to {limit} characters, got {describe(value)}",
+                request_id,
+            )
+        args[key] = value
+    action = data.get("action")
+    if action not in CLUSTER_ACTIONS:
+        raise RequestError(
+            "malformed",
+            f"field 'action' must be one of {', '.join(CLUSTER_ACTIONS)}, got {describe(action)}",
+            request_id,
+        )
+    args["action"] = action
+    args["timeout_s"] = _timeout_s(data, CLUSTER_TIMEOUT_S, request_id)
     return args
 
 

@@ -16,6 +16,8 @@ from typing import Any
 from .cells.after_cell import AfterCellReadings
 from .cells.cell_accounting import CellMemoryRecorder
 from .cells.cell_load import CellLoadTracker
+from .cluster.cell_cluster import CellClusters
+from .cluster.cluster_watch import ClusterWatch, engine_imported
 from .comm.background_sender import BackgroundSender
 from .comm.channel import Channel
 from .sampling.sample import SampleSource
@@ -73,6 +75,11 @@ class Runtime:
         self._cleanup: Any = None
         self._oom_watch: Any = None
         self._allocations: Any = None
+        # The clusters the kernel drives: looked for at each sampler tick, read by a poller
+        # that starts only once an engine is imported (cluster/cluster_watch.py).
+        self.cluster_cells = CellClusters()
+        self.cluster_watch = ClusterWatch(self._make_cluster_poller)
+        self._last_figures: Any = None
         self.cells = CellMemoryRecorder(
             config=lambda: self.sampler.config,
             send=self.cell_sender.post,
@@ -84,8 +91,11 @@ class Runtime:
                 processes=self.source.processes if self.source.processes.available else None,
                 processes_now=self.source.processes_now,
             ),
+            clusters=self.cluster_cells,
+            cluster_error=self._cluster_error,
         )
         self.sampler.add_observer(self.cells.observe)
+        self.sampler.add_observer(self._watch_clusters)
         self.channel.bind(
             self.sampler,
             cell_history=self.cells.history,
@@ -97,6 +107,7 @@ class Runtime:
             stop_process=self.stop_process,
             release_engine=self.release_engine,
             estimate_memory=self.estimate_memory,
+            cluster_action=self.cluster_action,
         )
         self._cell_hooks: list[CellHook] = self.cells.hooks()
         self._thread_warnings = HelperThreadWarnings()
@@ -193,6 +204,67 @@ class Runtime:
         gpus = self.sampler.read_figures().get("gpus")
         return answer(user_ns if isinstance(user_ns, dict) else {}, args, progress, gpus)  # type: ignore[return-value]
 
+    def _watch_clusters(self, figures: Any, started: float) -> None:
+        """The sampler's observer: keep its reading for the clusters' local workers, and look for an engine."""
+        self._last_figures = figures
+        self.cluster_watch.tick(self.sampler.config.watch_cluster)
+
+    def _make_cluster_poller(self) -> Any:
+        """The cluster poller (cluster/cluster_poller.py, loaded at the first tick that finds an engine)."""
+        from .cluster.cluster_poller import ClusterPoller
+        from .cluster.local_figures import local_figures
+
+        return ClusterPoller(
+            shell=lambda: self._shell,
+            config=lambda: self.sampler.config,
+            broadcast=self.channel.broadcast,
+            local=lambda: local_figures(self._last_figures),
+            listeners=lambda: len(self.channel.targets()),
+            cells=self.cluster_cells,
+        )
+
+    def _cluster_error(self, exc: BaseException) -> Any:
+        """The diagnosis of a cell's error that a cluster worker raised or died of; None otherwise.
+
+        It runs in post_run_cell after an error only, and looks no further than sys.modules
+        unless an engine is imported.
+        """
+        if not engine_imported():
+            return None
+        from .cluster.cluster_errors import worker_error
+
+        found = worker_error(exc)
+        if found is None:
+            return None
+        poller = self.cluster_watch.poller
+        origin, memory = poller.record_error(found) if poller is not None else (None, False)
+        if origin is None:
+            origin = {
+                "engine": found.engine,
+                "cluster": "",
+                "worker": found.worker,
+                "pid": found.pid,
+                "kind": found.kind,
+                "last": None,
+            }
+        if not memory:
+            return None
+        return self.oom_watch.diagnose_cluster(found.type_name, found.message, origin)
+
+    def cluster_action(self, args: Any) -> dict[str, Any]:
+        """The result of a ``cluster_action`` request (cluster/cluster_actions.py, loaded at the first one)."""
+        from .cluster.cluster_actions import answer
+        from .cluster.deadline_call import DeadlineCalls
+
+        poller = self.cluster_watch.poller
+        user_ns = getattr(self._shell, "user_ns", None)
+        return answer(
+            args,
+            user_ns if isinstance(user_ns, dict) else None,
+            poller.calls if poller is not None else DeadlineCalls(),
+            poller.set_allocator if poller is not None else (lambda name, worker, reading: None),
+        )
+
     def install(self) -> None:
         if self.installed:
             return
@@ -231,6 +303,7 @@ class Runtime:
             # Tracemalloc and the allocator history end with the helper.
             self._allocations.stop()
         self.sampler.stop()
+        self.cluster_watch.stop()
         self.cell_sender.stop()
         self._thread_warnings.uninstall()
         self.channel.unregister()

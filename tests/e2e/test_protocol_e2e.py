@@ -59,6 +59,8 @@ def test_hello_then_initial_sample(watched: Watched) -> None:
         "change_threshold_bytes": MB,
         "heartbeat_s": 0.5,
         "reset_peak_per_cell": True,
+        "watch_cluster": True,
+        "cluster_interval_s": 2.0,
     }
     assert hello["torch"] is None  # nobody imported torch yet
     assert isinstance(hello["nvml"]["available"], bool)
@@ -177,6 +179,8 @@ def test_kernel_still_works_and_config_unchanged_after_bad_requests(watched: Wat
         "change_threshold_bytes": MB,
         "heartbeat_s": 0.5,
         "reset_peak_per_cell": True,
+        "watch_cluster": True,
+        "cluster_interval_s": 2.0,
     }
     reply = watched.run("1+1")
     assert reply["status"] == "ok"

@@ -9,6 +9,8 @@ def test_defaults_match_the_protocol_example() -> None:
         "change_threshold_bytes": 1048576,
         "heartbeat_s": 10.0,
         "reset_peak_per_cell": True,
+        "watch_cluster": True,
+        "cluster_interval_s": 2.0,
     }
 
 
@@ -68,3 +70,15 @@ def test_reset_peak_per_cell_can_be_turned_off_alone() -> None:
     c = SamplerConfig().updated({"reset_peak_per_cell": False})
     assert c == SamplerConfig(reset_peak_per_cell=False)
     assert c.to_dict()["reset_peak_per_cell"] is False
+
+
+def test_cluster_watching_is_on_by_default_and_its_interval_is_bounded() -> None:
+    c = SamplerConfig().updated({"watch_cluster": False, "cluster_interval_s": 5})
+    assert c.watch_cluster is False and c.cluster_interval_s == 5.0
+    for bad, words in (
+        ({"watch_cluster": 1}, "watch_cluster must be true or false, got 1"),
+        ({"cluster_interval_s": 0.5}, "cluster_interval_s must be a number between 1 and 60, got 0.5"),
+        ({"cluster_interval_s": 61}, "cluster_interval_s must be a number between 1 and 60, got 61"),
+    ):
+        with pytest.raises(ConfigError, match=words):
+            SamplerConfig().updated(bad)

@@ -22,7 +22,7 @@ HELPER = Path(__file__).resolve().parents[2] / "python_helper" / PACKAGE
 LAZY_THIRD_PARTY = {"IPython", "comm", "psutil", "pynvml"}
 # The helper reads these from sys.modules once the user imported them; importing one
 # itself would change what it measures.
-NEVER_IMPORTED = {"torch", "tensorflow", "jax", "ray", "dask", "numpy"}
+NEVER_IMPORTED = {"torch", "tensorflow", "jax", "ray", "dask", "distributed", "numpy"}
 
 
 def _modules() -> Iterator[tuple[str, ast.Module]]:
@@ -118,7 +118,9 @@ def test_the_subpackages_import_each_other_without_a_cycle() -> None:
     assert _cycle(edges) == []
     # What the layout means, kept true: the runtime wires every part, and the
     # sampling knows nothing of the parts built on it.
-    assert {"comm", "sampling", "cells", "cleanup", "allocations", "oom", "estimate"} <= edges["runtime"]
+    assert {"comm", "sampling", "cells", "cleanup", "allocations", "oom", "estimate", "cluster"} <= edges["runtime"]
+    # The cells know the clusters' readings only through the object the runtime hands them.
+    assert "cluster" not in edges["cells"]
     assert edges["sampling"] <= {"config", "forking", "protocol"}
 
 
@@ -129,7 +131,16 @@ def test_the_cycle_check_finds_a_cycle() -> None:
 
 def test_each_subpackage_says_why_it_exists_and_imports_nothing() -> None:
     subpackages = sorted(p.parent for p in HELPER.glob("*/__init__.py"))
-    assert [p.name for p in subpackages] == ["allocations", "cells", "cleanup", "comm", "estimate", "oom", "sampling"]
+    assert [p.name for p in subpackages] == [
+        "allocations",
+        "cells",
+        "cleanup",
+        "cluster",
+        "comm",
+        "estimate",
+        "oom",
+        "sampling",
+    ]
     for folder in subpackages + [HELPER / "sampling" / "readers"]:
         tree = ast.parse((folder / "__init__.py").read_text(encoding="utf-8"))
         docstring = ast.get_docstring(tree)

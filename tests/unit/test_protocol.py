@@ -21,8 +21,9 @@ def test_version_constants() -> None:
         (
             {"type": "nope"},
             "unknown_type",
-            "expected one of allocation_sites, allocation_snapshot, configure, delete, estimate_memory, free_memory, "
-            "history, inspect, notebook_names, ping, record_allocations, release_engine, snapshot",
+            "expected one of allocation_sites, allocation_snapshot, cluster_action, configure, delete, "
+            "estimate_memory, free_memory, history, inspect, notebook_names, ping, record_allocations, "
+            "release_engine, snapshot",
             None,
         ),
         ({"type": "ping"}, "malformed", "missing field 'request_id'", None),

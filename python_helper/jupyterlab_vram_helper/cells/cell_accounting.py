@@ -119,6 +119,8 @@ class CellMemoryRecorder:
         clock: Callable[[], float] = time.perf_counter,
         max_records: int = HISTORY_LENGTH,
         after_cell: AfterCellReadings | None = None,
+        clusters: Any = None,
+        cluster_error: Callable[[BaseException], OomDiagnosis | None] | None = None,
     ):
         self._config = config
         self._send = send
@@ -132,6 +134,11 @@ class CellMemoryRecorder:
         # processes), read after each cell; the hooks only look at the process tree's last reading.
         self._after_cell = after_cell if after_cell is not None else AfterCellReadings()
         self._processes = self._after_cell.processes
+        # The clusters' readings (cluster/cell_cluster.CellClusters), or None: records carry none.
+        self._clusters = clusters
+        # Recognises an error a cluster worker raised or died of, and diagnoses it as the
+        # worker's (cluster/cluster_errors.py); None where the runtime gives none.
+        self._cluster_error = cluster_error
         self.shell = shell
         self._wall_clock = wall_clock
         self._clock = clock
@@ -196,6 +203,10 @@ class CellMemoryRecorder:
             if self._processes is not None and self._processes.latest is not None:
                 # With no process, nothing is kept.
                 cell.tree = CellTree(self._processes.latest)
+            clusters = self._clusters
+            if clusters is not None and clusters.latest is not None:
+                # Only while a cluster is attached: one window for the poller to fold into.
+                cell.cluster = clusters.begin()
             # Each source is read on its own, so that a failing one costs only its own figures,
             # not the whole record. torch's counters are read once, before any reset; that one
             # reading is both the start of this cell and the end of records still waiting for it.
@@ -274,6 +285,8 @@ class CellMemoryRecorder:
                 if found is None:
                     return
                 cell = found
+            if cell.cluster is not None:
+                cell.cluster.ended_at = t1
             status: CellStatus
             if (
                 result is not None
@@ -294,7 +307,11 @@ class CellMemoryRecorder:
                 execution_count = cell.execution_count
             # torch's counters after the cell are read later (see the module docstring).
             gpus_after: GpuReading | None = None if cell.gpus_before or self._torch() is not None else {}
-            oom = self._diagnosis(result) if error is not None and error["out_of_memory"] else None
+            oom = (
+                self._diagnosis(result, error["out_of_memory"])
+                if error is not None and (error["out_of_memory"] or self._cluster_error is not None)
+                else None
+            )
             ended = EndedCell(cell, t1, status, error, execution_count, gpus_after, oom)
             if pending:
                 # It ended inside a cell that goes on running, so its figures cannot wait for
@@ -404,11 +421,16 @@ class CellMemoryRecorder:
         ended.rss_after, ended.rss_peak_after = self._rss_reading("reading RSS at cell end")
         ended.host_read = True
 
-    def _diagnosis(self, result: Any) -> OomDiagnosis | None:
-        if self._diagnose_oom is None:
-            return None
+    def _diagnosis(self, result: Any, out_of_memory: bool = True) -> OomDiagnosis | None:
         try:
             exc = exception_of(result)
+            if exc is not None and self._cluster_error is not None:
+                # A worker's error is diagnosed from its own words, never the kernel's figures.
+                found = self._cluster_error(exc)
+                if found is not None:
+                    return found
+            if not out_of_memory or self._diagnose_oom is None:
+                return None
             text = out_of_memory_text(exc, readable=oom_message_readable) if exc is not None else None
             del exc
             return self._diagnose_oom(*text) if text is not None else None
@@ -434,12 +456,28 @@ class CellMemoryRecorder:
         window after it was queued).
         """
         self._round_queued = False  # A cell that ends after this point queues the next round.
+        self._wait_for_clusters()
         self.finish_records()
         with self._finish_lock:
             records = list(self._unsent)
             self._unsent.clear()
         if records and self._send is not None and self._has_listeners():
             self._send(cells_message(records))
+
+    def _wait_for_clusters(self) -> None:
+        """Wait, on this sender thread and for a bounded time, for the cluster reading after the ended cells.
+
+        It is outside the finish lock, so that a cell starting meanwhile never waits for it.
+        """
+        clusters = self._clusters
+        if clusters is None:
+            return
+        try:
+            windows = [e.cell.cluster for e in tuple(self._ended) if e.cell.cluster is not None]
+            if windows:
+                clusters.wait_after(windows)
+        except Exception as exc:
+            self._problem("waiting for the cluster reading after the cell", exc)
 
     def _stamp_ended(self, reading: tuple[int | None, int | None] | None, gpus: GpuReading | None) -> None:
         """Give cells still without their end figures ``reading`` (RSS, VmHWM) and ``gpus``.
@@ -504,6 +542,11 @@ class CellMemoryRecorder:
                     ended.gpus_after = gpus
                 load = loads.get(id(ended.cell)) if loads is not None else None
                 record = cell_record(self._next_id, ended, self._gpu_entries(ended), load, interval_s)
+                if ended.cell.cluster is not None and self._clusters is not None:
+                    try:
+                        record["cluster"] = self._clusters.section(ended.cell.cluster)
+                    except Exception as exc:
+                        self._problem("recording the cluster's memory around the cell", exc)
                 self._next_id += 1
                 self._ended.popleft()
                 self._records.append(record)

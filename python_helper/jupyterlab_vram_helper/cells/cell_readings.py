@@ -36,6 +36,7 @@ class PendingCell:
         "nested",
         "thread",
         "tree",
+        "cluster",
     )
 
     def __init__(self, info_id: int, cell_id: str | None, execution_count: int | None, started: float):
@@ -72,6 +73,8 @@ class PendingCell:
         self.thread = 0
         # The kernel's processes (cell_processes.CellTree), where the tree can be read.
         self.tree: Any = None
+        # The clusters' readings around it (cluster/cell_cluster.CellClusterWindow), where one is attached.
+        self.cluster: Any = None
 
 
 class EndedCell:

@@ -83,6 +83,7 @@ class Channel:
         self._stop_process: Callable[[int, int, float], dict[str, Any]] | None = None
         self._release_engine: Callable[[str, str | None, str | None, float], dict[str, Any]] | None = None
         self._estimate_memory: EstimateMemory | None = None
+        self._cluster_action: Callable[[Mapping[str, Any]], dict[str, Any]] | None = None
         self._before_request: Callable[[], None] = lambda: None
         self.last_error: str | None = None
         # Maps a listing id to the names that the frontend sees differently from what they are;
@@ -104,6 +105,7 @@ class Channel:
         stop_process: Callable[[int, int, float], dict[str, Any]] | None = None,
         release_engine: Callable[[str, str | None, str | None, float], dict[str, Any]] | None = None,
         estimate_memory: EstimateMemory | None = None,
+        cluster_action: Callable[[Mapping[str, Any]], dict[str, Any]] | None = None,
     ) -> None:
         """Bind the sampler and the parts that answer requests.
 
@@ -123,6 +125,7 @@ class Channel:
         ``release_engine`` request. ``estimate_memory(args, progress)`` returns
         that of an ``estimate_memory`` request; ``progress(stage, done,
         total, partial=None)`` sends an ``estimate_progress`` message to the comm that asked.
+        ``cluster_action(args)`` returns the result of a ``cluster_action`` request.
         """
         self._sampler = sampler
         self._record_series = record_series
@@ -142,6 +145,8 @@ class Channel:
             self._release_engine = release_engine
         if estimate_memory is not None:
             self._estimate_memory = estimate_memory
+        if cluster_action is not None:
+            self._cluster_action = cluster_action
 
     @property
     def sampler(self) -> Sampler:
@@ -331,6 +336,7 @@ class Channel:
             "stop_process": self._stop,
             "release_engine": self._release,
             "estimate_memory": self._estimate,
+            "cluster_action": self._cluster,
         }
         result = handler[request.type](comm, request)
         self._send_quietly(comm, reply_message(request, result))
@@ -418,6 +424,17 @@ class Channel:
             raise RequestError("internal", f"{request.type!r} is not available in this helper", request.request_id)
         args = request.args
         return self._release_engine(args["mode"], args["kind"], args["name"], args["timeout_s"])
+
+    def _cluster(self, comm: Any, request: Request) -> dict[str, Any]:
+        assert request.args is not None
+        if self._cluster_action is None:
+            raise RequestError("internal", f"{request.type!r} is not available in this helper", request.request_id)
+        try:
+            return self._cluster_action(request.args)
+        except RequestError as exc:
+            # The answerer refuses without knowing the request's id (a cluster that went).
+            exc.request_id = exc.request_id or request.request_id
+            raise
 
     def _estimate(self, comm: Any, request: Request) -> dict[str, Any]:
         assert request.args is not None

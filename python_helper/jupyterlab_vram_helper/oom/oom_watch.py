@@ -149,6 +149,22 @@ class OomWatch:
             diagnosis["allocation_sites"] = found  # type: ignore[typeddict-unknown-key]
         return diagnosis
 
+    def diagnose_cluster(self, type_name: str, message: str, worker: Mapping[str, Any]) -> OomDiagnosis:
+        """The diagnosis of an error a cluster worker raised or died of (cluster/cluster_errors.py).
+
+        Only the message's figures are used: the kernel's own device and host figures, and what
+        its references hold, are not the worker's. An engine's kill without figures (Ray's
+        memory monitor, a nanny's restart) reads as the host's memory running out.
+        """
+        facts = parse_oom_message(type_name, message) or parse_oom_message("MemoryError", "")
+        state = _empty_state(facts["device_index"] if facts is not None else None)
+        diagnosis = diagnose(facts, state)
+        diagnosis["expandable_segments"] = None  # type: ignore[typeddict-unknown-key]
+        diagnosis["expandable_segments_on"] = None  # type: ignore[typeddict-unknown-key]
+        diagnosis["allocation_sites"] = None  # type: ignore[typeddict-unknown-key]
+        diagnosis["cluster_worker"] = dict(worker)  # type: ignore[typeddict-item]
+        return diagnosis
+
     def _seen(self) -> list[Any]:
         try:
             return self._processes() if self._processes is not None else []

@@ -59,6 +59,8 @@ def test_open_sends_hello_then_initial(runtime) -> None:
         "change_threshold_bytes": 1048576,
         "heartbeat_s": 50.0,
         "reset_peak_per_cell": True,
+        "watch_cluster": True,
+        "cluster_interval_s": 2.0,
     }
     assert hello["devices"] == [] and hello["torch"] is None and hello["tensorflow"] is None
     assert initial["reason"] == "initial" and initial["gpus"] == []
