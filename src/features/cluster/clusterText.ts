@@ -380,26 +380,33 @@ export function eventSentence(e: ClusterEvent): string {
   }
 }
 
-/** "used 1.9 GB of its 2.0 GB limit 3 s before"; "" where the helper never read it. */
+/**
+ * "used 1.9 GB of its 2.0 GB limit 3 s before": the worker's last figures,
+ * aged against `at` (kernel clock), or without an age where `at` is null;
+ * "" where the helper never read it.
+ */
 export function lastFiguresText(
   last: ClusterLastFigures | null,
-  at: number,
+  at: number | null,
   units: ByteUnits
 ): string {
   if (!last) {
     return '';
   }
-  const when = ageText(at - last.read_at);
   const used = formatBytes(last.memory_bytes, units);
-  const text =
-    last.memory_limit_bytes === null
+  const limit = formatBytes(last.memory_limit_bytes, units);
+  const noLimit = last.memory_limit_bytes === null;
+  let text: string;
+  if (at === null) {
+    text = noLimit
+      ? trans.__('used %1', used)
+      : trans.__('used %1 of its %2 limit', used, limit);
+  } else {
+    const when = ageText(at - last.read_at);
+    text = noLimit
       ? trans.__('used %1 %2 before', used, when)
-      : trans.__(
-          'used %1 of its %2 limit %3 before',
-          used,
-          formatBytes(last.memory_limit_bytes, units),
-          when
-        );
+      : trans.__('used %1 of its %2 limit %3 before', used, limit, when);
+  }
   const extra: string[] = [];
   if (last.spilled_bytes) {
     extra.push(trans.__('spilled %1', formatBytes(last.spilled_bytes, units)));
