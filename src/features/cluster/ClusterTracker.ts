@@ -130,19 +130,11 @@ export class ClusterTracker implements IDisposable {
    * from the last action's answer where that is newer.
    */
   allocatorOf(workerId: string): ClusterAllocatorReading | null {
-    let best: ClusterAllocatorReading | null = null;
-    for (const c of this._clusters) {
-      const w = c.workers.find(x => x.id === workerId);
-      if (w?.allocator) {
-        best = w.allocator;
-      }
-    }
-    const a = this._lastAction;
-    if (a?.status === 'done') {
-      const fresh = a.result.workers.find(w => w.id === workerId)?.allocator;
-      if (fresh && (!best || fresh.read_at > best.read_at)) {
-        best = fresh;
-      }
+    // A map made once per message, so that a view's rows look up in O(1).
+    let best = this._allocators.get(workerId) ?? null;
+    const fresh = this._actionAllocators.get(workerId);
+    if (fresh && (!best || fresh.read_at > best.read_at)) {
+      best = fresh;
     }
     return best;
   }
@@ -178,6 +170,13 @@ export class ClusterTracker implements IDisposable {
       this._lastNames = this._clusters.map(c => c.name);
     }
     this._clusters = message.clusters;
+    this._allocators = new Map(
+      message.clusters.flatMap(c =>
+        c.workers.flatMap(w =>
+          w.allocator ? [[w.id, w.allocator] as const] : []
+        )
+      )
+    );
     this._everSeen ||= message.clusters.length > 0;
     this._keepEvents(message.events);
     this._changed.emit('clusters');
@@ -236,6 +235,13 @@ export class ClusterTracker implements IDisposable {
 
   private _setAction(state: ClusterActionState): void {
     this._lastAction = state;
+    if (state.status === 'done') {
+      this._actionAllocators = new Map(
+        state.result.workers.flatMap(w =>
+          w.allocator ? [[w.id, w.allocator] as const] : []
+        )
+      );
+    }
     this._changed.emit('action');
   }
 
@@ -266,6 +272,8 @@ export class ClusterTracker implements IDisposable {
   private _signal: ISignal<unknown, unknown> | undefined;
   private _changed = new Signal<this, ClusterTrackerChange>(this);
   private _clusters: readonly ClusterState[] = [];
+  private _allocators = new Map<string, ClusterAllocatorReading>();
+  private _actionAllocators = new Map<string, ClusterAllocatorReading>();
   private _lastNames: readonly string[] = [];
   private _everSeen = false;
   private _time: number | null = null;
