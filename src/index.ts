@@ -15,6 +15,7 @@ import type { JupyterFrontEndPlugin } from '@jupyterlab/application';
 import { allocationsPlugin } from './features/allocations/plugin';
 import { cellsPlugin } from './features/cells/plugin';
 import { cleanupPlugin } from './features/cleanup/plugin';
+import { clusterPlugin } from './features/cluster/plugin';
 import { estimatePlugin } from './features/estimate/plugin';
 import { kernelDeathPlugin } from './features/kernelDeath/plugin';
 import { kernelsPlugin } from './features/kernels/plugin';
@@ -43,7 +44,8 @@ const plugins: JupyterFrontEndPlugin<any>[] = [
   processesPlugin,
   kernelsPlugin,
   snippetsPlugin,
-  estimatePlugin
+  estimatePlugin,
+  clusterPlugin
 ];
 
 /** The plugins JupyterLab loads from this extension. */

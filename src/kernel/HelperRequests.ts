@@ -19,11 +19,14 @@ import type {
   HiddenHolderKind,
   InspectResult
 } from '../protocol/cleanup';
+import type { ClusterActionResult } from '../protocol/cluster';
 import type { EstimateMemoryResult } from '../protocol/estimate';
 import type { ReleaseEngineResult } from '../protocol/release';
 import type { StopProcessResult } from '../protocol/processes';
 import {
+  ClusterActionFields,
   EstimateRequestFields,
+  IClusterConnection,
   ICleanupConnection,
   IEngineConnection,
   IEstimateConnection,
@@ -52,6 +55,7 @@ const SETTINGS_WAIT_MS = 24 * 3600 * 1000;
  */
 export abstract class HelperRequests
   implements
+    IClusterConnection,
     ICleanupConnection,
     IEngineConnection,
     IEstimateConnection,
@@ -224,6 +228,22 @@ export abstract class HelperRequests
       { ...request },
       async () =>
         (await import('../protocol/stopProcess')).parseStopProcessResult
+    );
+  }
+
+  /**
+   * Runs an action on every worker of a cluster the kernel drives (gc,
+   * empty_cache, restart, or reading their allocators), after the user
+   * confirmed it where it changes something; resolves with what came back
+   * from each worker and what the action could not do.
+   */
+  async clusterAction(
+    request: ClusterActionFields
+  ): Promise<ClusterActionResult> {
+    return this._parsed(
+      'cluster_action',
+      { ...request },
+      async () => (await import('../protocol/cluster')).parseClusterActionResult
     );
   }
 

@@ -12,6 +12,10 @@ import type {
   RecordingState
 } from '../protocol/allocation';
 import type {
+  ClusterActionRequest,
+  ClusterActionResult
+} from '../protocol/cluster';
+import type {
   DeleteResult,
   FreeAction,
   FreeMemoryResult,
@@ -115,6 +119,28 @@ export function isEstimateConnection(
   connection: object
 ): connection is IEstimateConnection {
   return answers(connection, 'estimateMemory');
+}
+
+/** The fields of a `cluster_action` request, without its type and id. */
+export type ClusterActionFields = Omit<
+  ClusterActionRequest,
+  'type' | 'request_id'
+>;
+
+/**
+ * The request of a connection to the kernel helper that runs an action on
+ * a cluster's workers, and the signal that carries the `cluster` messages.
+ */
+export interface IClusterConnection {
+  clusterAction(request: ClusterActionFields): Promise<ClusterActionResult>;
+  readonly otherMessage?: ISignal<unknown, unknown>;
+}
+
+/** Whether a connection can run cluster actions (test fakes and older connections may not). */
+export function isClusterConnection(
+  connection: object
+): connection is IClusterConnection {
+  return answers(connection, 'clusterAction');
 }
 
 /** Whether `connection` has the request method `method` (test fakes and older connections may not). */

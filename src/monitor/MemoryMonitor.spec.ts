@@ -275,7 +275,9 @@ describe('MemoryMonitor', () => {
         interval_s: 0.5,
         change_threshold_bytes: 1048576,
         heartbeat_s: 10,
-        reset_peak_per_cell: true
+        reset_peak_per_cell: true,
+        watch_cluster: true,
+        cluster_interval_s: 2
       }
     ]);
     expect((monitor.current as KernelMemoryModel).history.capacity).toBe(
@@ -293,9 +295,15 @@ describe('MemoryMonitor', () => {
     // Display-only cell settings do not bother the kernel.
     monitor.updateSettings({ ...monitor.settings, showCellBadges: false });
     expect(connections[0].configured).toHaveLength(2);
+    // Cluster watching is the helper's, so it is sent.
+    monitor.updateSettings({ ...monitor.settings, watchCluster: false });
+    expect(connections[0].configured).toHaveLength(3);
+    expect(connections[0].configured[2]).toMatchObject({
+      watch_cluster: false
+    });
     // Identical settings are not re-applied.
     monitor.updateSettings({ ...monitor.settings });
-    expect(seen).toHaveLength(4);
+    expect(seen).toHaveLength(5);
   });
 
   it('says settings failed when the helper refused them, not when a restart abandoned them', async () => {

@@ -19,6 +19,7 @@ import { RequestAbandonedError } from '../kernel/PendingRequests';
 import { HelperRequestResults } from '../protocol/messages';
 import {
   DEFAULT_SETTINGS,
+  configForHelper,
   helperConfigFor,
   historyCapacityFor,
   sameSettings,
@@ -278,7 +279,9 @@ export class MemoryMonitor implements IVramMonitor {
         part.settingsChanged?.(settings, old);
       }
       if (configChanged) {
-        const applied = session.connection.configure(config);
+        const applied = session.connection.configure(
+          configForHelper(config, session.model.hello?.config)
+        );
         session.model.settingsSent(applied);
         applied.catch(reason => {
           if (reason instanceof RequestAbandonedError) {

@@ -9,6 +9,7 @@
  * imports; the reader below checks untrusted JSON against them.
  */
 import { readCellGpuLoad } from './load';
+import { readCellCluster } from './clusterRecord';
 import { readOomDiagnosis } from './oom';
 import { readCellProcessTree } from './processes';
 import { describeValue, FieldReader, ShapeError } from './reader';
@@ -98,6 +99,7 @@ function readCellRecord(r: FieldReader): CellMemoryRecord {
       readCellGpuLoad(FieldReader.of(item, `${r.path}.gpu_load[${i}]`))
     );
   const processes = readCellProcessTree(r);
+  const cluster = readCellCluster(r);
   const record: CellMemoryRecord = {
     record_id,
     execution_count,
@@ -115,6 +117,10 @@ function readCellRecord(r: FieldReader): CellMemoryRecord {
   // Absent where the kernel had no process around the cell, and from older helpers.
   if (processes) {
     record.processes = processes;
+  }
+  // Absent where no cluster was attached during the cell, and from older helpers.
+  if (cluster) {
+    record.cluster = cluster;
   }
   return record;
 }

@@ -139,7 +139,15 @@ function readConfig(r: FieldReader): HelperConfig {
     heartbeat_s: r.number('heartbeat_s'),
     reset_peak_per_cell: r.has('reset_peak_per_cell')
       ? r.boolean('reset_peak_per_cell')
-      : true
+      : true,
+    // Left out where an older helper leaves them out, which tells that it
+    // would refuse them in a configure (settings.ts, configForHelper).
+    ...(r.has('watch_cluster')
+      ? { watch_cluster: r.boolean('watch_cluster') }
+      : {}),
+    ...(r.has('cluster_interval_s')
+      ? { cluster_interval_s: r.number('cluster_interval_s') }
+      : {})
   };
 }
 

@@ -10,6 +10,7 @@
  * (protocol.generated.ts) and re-exported here under the names the frontend
  * imports; the reader below checks untrusted JSON against them.
  */
+import { readClusterOomWorker } from './clusterRecord';
 import { readSite } from './site';
 import { FieldReader, ShapeError } from './reader';
 import type {
@@ -131,6 +132,7 @@ function readWorkers(r: FieldReader | null): OomDataLoaderWorkers | null {
  */
 export function readOomDiagnosis(r: FieldReader): OomDiagnosis {
   const workers = readWorkers(r.nullableObject('dataloader_workers'));
+  const clusterWorker = readClusterOomWorker(r);
   return {
     kind: r.string('kind'),
     library: r.nullableString('library'),
@@ -161,6 +163,7 @@ export function readOomDiagnosis(r: FieldReader): OomDiagnosis {
     allocation_sites: readOomSites(r.nullableObject('allocation_sites')),
     // Absent unless the helper sent one, so that a diagnosis of another
     // kind reads as it did before the key existed.
-    ...(workers ? { dataloader_workers: workers } : {})
+    ...(workers ? { dataloader_workers: workers } : {}),
+    ...(clusterWorker ? { cluster_worker: clusterWorker } : {})
   };
 }

@@ -22,6 +22,7 @@ import {
 } from './allocation';
 import Ajv from 'ajv';
 import { parseCellRecord, parseHistoryResult } from './cell';
+import { parseClusterActionResult, parseClusterMessage } from './cluster';
 import {
   parseDeleteResult,
   parseFreeMemoryResult,
@@ -86,7 +87,8 @@ const DEFINITION_BY_FIRST_KEY: { [key: string]: string } = {
   host_before_bytes: 'CellProcessTree',
   pid: 'StopProcessResult',
   mode: 'ReleaseEngineResult',
-  status: 'EstimateMemoryResult'
+  status: 'EstimateMemoryResult',
+  engine: 'ClusterActionResult'
 };
 
 /** The schema's complaints about an example; empty when it is valid. */
@@ -307,6 +309,10 @@ function read(example: Example): string {
     case 'estimate_progress':
       expect(readEstimateProgress(value)).not.toBeNull();
       return type;
+    case 'cluster':
+      // Every part must read: a dropped worker or event would be a note.
+      expect(expectValue(parseClusterMessage(value), where).notes).toEqual([]);
+      return type;
     case null:
       break;
     default:
@@ -388,6 +394,9 @@ function read(example: Example): string {
     case 'status':
       expectValue(parseEstimateMemoryResult(value), where);
       return 'EstimateMemoryResult';
+    case 'engine':
+      expectValue(parseClusterActionResult(value), where);
+      return 'ClusterActionResult';
     default:
       throw new Error(
         `${where}: no reader for an example starting with "${firstKey}":\n${example.text}`

@@ -52,6 +52,13 @@ export interface VramSettings {
    * allocation.
    */
   allocationHostFrames: number;
+  /**
+   * Whether the helper looks for a Dask client or a Ray runtime the kernel
+   * uses and reads its telemetry. This is the helper's `watch_cluster`.
+   */
+  watchCluster: boolean;
+  /** The seconds between two readings of a cluster's telemetry (`cluster_interval_s`). */
+  clusterIntervalS: number;
 }
 
 /**
@@ -77,7 +84,9 @@ export const DEFAULT_SETTINGS: Readonly<VramSettings> = Object.freeze({
   rememberCellHistory: true,
   rememberTimeline: true,
   allocationHistoryMaxEntries: 100_000,
-  allocationHostFrames: 16
+  allocationHostFrames: 16,
+  watchCluster: true,
+  clusterIntervalS: 2
 });
 
 /** The limits, which must match those of schema/plugin.json. */
@@ -88,7 +97,8 @@ export const SETTING_LIMITS = {
   historyMinutes: { min: 1, max: 10080 },
   timelineWindowMinutes: { min: 0.5, max: 1440 },
   allocationHistoryMaxEntries: { min: 1000, max: 10_000_000 },
-  allocationHostFrames: { min: 1, max: 64 }
+  allocationHostFrames: { min: 1, max: 64 },
+  clusterIntervalS: { min: 1, max: 60 }
 } as const;
 
 /**
@@ -189,6 +199,12 @@ export function readSettings(
         d.allocationHostFrames,
         L.allocationHostFrames
       )
+    ),
+    watchCluster: booleanOr(raw.watchCluster, d.watchCluster),
+    clusterIntervalS: clampedNumber(
+      raw.clusterIntervalS,
+      d.clusterIntervalS,
+      L.clusterIntervalS
     )
   };
 }
@@ -205,8 +221,34 @@ export function helperConfigFor(settings: VramSettings): HelperConfig {
       DEFAULT_HEARTBEAT_SECONDS,
       settings.sampleIntervalSeconds
     ),
-    reset_peak_per_cell: settings.exactPeakPerCell
+    reset_peak_per_cell: settings.exactPeakPerCell,
+    watch_cluster: settings.watchCluster,
+    cluster_interval_s: settings.clusterIntervalS
   };
+}
+
+/** The config keys of cluster watching, which helpers before it refuse as unknown. */
+const CLUSTER_CONFIG_KEYS = ['watch_cluster', 'cluster_interval_s'] as const;
+
+/**
+ * `config` as a helper whose hello said `helloConfig` accepts it: without
+ * the cluster keys where that hello lacks `watch_cluster` (a helper older
+ * than cluster watching, which refuses a config key it does not know).
+ * Without a hello yet, the config goes whole: the helper this page
+ * delivers knows every key.
+ */
+export function configForHelper<T extends Partial<HelperConfig>>(
+  config: T,
+  helloConfig: Partial<HelperConfig> | null | undefined
+): T {
+  if (!helloConfig || 'watch_cluster' in helloConfig) {
+    return config;
+  }
+  const out = { ...config };
+  for (const key of CLUSTER_CONFIG_KEYS) {
+    delete out[key];
+  }
+  return out;
 }
 
 /**

@@ -37,6 +37,7 @@ export const MEMORY_TAB_RANKS = {
   host: 60,
   timeline: 70,
   estimate: 75,
+  cluster: 77,
   snippets: 80
 } as const;
 

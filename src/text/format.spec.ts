@@ -8,6 +8,7 @@ import {
 } from './format';
 import {
   DEFAULT_SETTINGS,
+  configForHelper,
   helperConfigFor,
   historyCapacityFor,
   MAX_HISTORY_SAMPLES,
@@ -127,6 +128,23 @@ describe('settings', () => {
     expect(s.timelineWindowMinutes).toBe(10);
     expect(s.units).toBe('decimal');
     expect(readSettings({ units: 'metric' }).units).toBe('binary');
+    expect(readSettings({ clusterIntervalS: 0.1 }).clusterIntervalS).toBe(1);
+    expect(readSettings({ watchCluster: 'no' }).watchCluster).toBe(true);
+  });
+
+  it('leaves the cluster keys out of a configure for a helper whose hello lacks them', () => {
+    const config = helperConfigFor(DEFAULT_SETTINGS);
+    const older = configForHelper(config, {
+      interval_s: 1,
+      change_threshold_bytes: 0,
+      heartbeat_s: 10,
+      reset_peak_per_cell: true
+    });
+    expect('watch_cluster' in older).toBe(false);
+    expect('cluster_interval_s' in older).toBe(false);
+    expect(older.interval_s).toBe(1);
+    expect(configForHelper(config, { watch_cluster: true })).toBe(config);
+    expect(configForHelper(config, null)).toBe(config);
   });
 
   it('builds a helper config that respects interval <= heartbeat', () => {
@@ -134,8 +152,14 @@ describe('settings', () => {
       interval_s: 1,
       change_threshold_bytes: 1048576,
       heartbeat_s: 10,
-      reset_peak_per_cell: true
+      reset_peak_per_cell: true,
+      watch_cluster: true,
+      cluster_interval_s: 2
     });
+    expect(
+      helperConfigFor({ ...DEFAULT_SETTINGS, watchCluster: false })
+        .watch_cluster
+    ).toBe(false);
     expect(
       helperConfigFor({ ...DEFAULT_SETTINGS, exactPeakPerCell: false })
         .reset_peak_per_cell

@@ -158,6 +158,31 @@ export namespace CommandIDs {
    * was asked of the kernel.
    */
   export const releaseEngine = 'jupyterlab-vram:release-engine';
+  /**
+   * Runs gc.collect() in every worker of the Dask or Ray cluster the active
+   * kernel drives, after a confirmation dialog; args `{cluster?}` (the
+   * cluster's name; the only one by default). Returns the action's state,
+   * or null when nothing was asked of the kernel.
+   */
+  export const clusterGc = 'jupyterlab-vram:cluster-gc';
+  /**
+   * Runs torch.cuda.empty_cache() in every worker of the cluster that
+   * imported torch, after a confirmation dialog; args and result as
+   * cluster-gc.
+   */
+  export const clusterEmptyCache = 'jupyterlab-vram:cluster-empty-cache';
+  /**
+   * Restarts every worker of the cluster (their data is lost), after a
+   * confirmation dialog, where the engine offers it; args and result as
+   * cluster-gc.
+   */
+  export const clusterRestart = 'jupyterlab-vram:cluster-restart';
+  /**
+   * Reads every worker's PyTorch allocator (allocated, reserved, peak),
+   * without a dialog: it changes nothing. Args and result as cluster-gc.
+   */
+  export const clusterReadAllocators =
+    'jupyterlab-vram:cluster-read-allocators';
 }
 
 /** The snippet each dedicated insert command inserts. */

@@ -9,6 +9,8 @@
  * `data-vram-ram-delta-bytes` (a GPU cell that moved host RAM by a GiB or more),
  * `data-vram-processes-delta-bytes` and `data-vram-processes-max-bytes` (the
  * kernel's processes' host memory, where they held some worth showing),
+ * `data-vram-cluster-delta-bytes` and `data-vram-cluster-max-bytes` (the
+ * cluster's workers, where a cluster was attached during the cell),
  * `data-vram-duration-s`, `data-vram-status`, `data-vram-level`,
  * `data-vram-execution-count`; with GPU load figures, `data-vram-gpu-mean`
  * (percent), `data-vram-gpu-coverage` and `data-vram-hints` (the hints'
@@ -16,6 +18,7 @@
  */
 import { formatCellBadge } from './cellFormat';
 import type { ProcessesAlongside } from './cellProcessFigures';
+import type { ClusterAlongside } from './cellClusterFigures';
 import { ByteUnits } from '../../text/format';
 import { CellSummary } from '../../model/cellFigures';
 import { element, setData, setTitle } from '../../ui/dom';
@@ -43,6 +46,8 @@ export interface CellBadgeContent {
    * processesAlongside).
    */
   processes?: ProcessesAlongside | null;
+  /** The cluster's workers around the cell, where one was attached (see clusterAlongside). */
+  cluster?: ClusterAlongside | null;
   /**
    * Whether the kernel-death mark beside the badge shows the outcome already,
    * so that the badge leaves it out.
@@ -90,7 +95,8 @@ export function renderCellBadge(
     content.units,
     !content.outcomeMarked,
     p,
-    loadParts(content)
+    loadParts(content),
+    content.cluster ?? null
   );
   if (node.textContent !== text) {
     node.textContent = text;
@@ -112,6 +118,13 @@ export function renderCellBadge(
     node,
     'vramProcessesMaxBytes',
     p ? numberText(p.hostSampledMaxBytes) : null
+  );
+  const c = content.cluster ?? null;
+  setData(node, 'vramClusterDeltaBytes', c ? numberText(c.deltaBytes) : null);
+  setData(
+    node,
+    'vramClusterMaxBytes',
+    c ? numberText(c.sampledMaxBytes) : null
   );
   setData(node, 'vramPeakExact', String(s.peakExact));
   setData(node, 'vramDurationS', String(s.durationS));

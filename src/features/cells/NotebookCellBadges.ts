@@ -22,6 +22,7 @@
  * cleared when the kernel restarts or is changed.
  */
 import { processesAlongside } from './cellProcessFigures';
+import { clusterAlongside } from './cellClusterFigures';
 import type { AllocationRecorder } from '../allocations/AllocationRecorder';
 import { cellAliveText } from './cellAlive';
 import { IDisposable } from '@lumino/disposable';
@@ -398,6 +399,7 @@ export class NotebookCellBadges implements IDisposable {
     return {
       summary: entry.summary,
       processes: processesAlongside(entry.record),
+      cluster: clusterAlongside(entry.record),
       executionCount: entry.record.execution_count,
       title: earlier ? `${title}\n${EARLIER_KERNEL_NOTE()}` : title,
       outcomeMarked: marked,

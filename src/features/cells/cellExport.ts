@@ -59,7 +59,15 @@ export const CSV_COLUMNS = [
   'processes_gpu_before_bytes',
   'processes_gpu_after_bytes',
   'processes_gpu_sampled_max_bytes',
-  'processes_sample_spacing_s'
+  'processes_sample_spacing_s',
+  // The cluster's workers around the cell (sampled); the fields are empty
+  // where no cluster was attached during the cell.
+  'cluster_workers_before',
+  'cluster_workers_after',
+  'cluster_before_bytes',
+  'cluster_after_bytes',
+  'cluster_sampled_max_bytes',
+  'cluster_sample_spacing_s'
 ] as const;
 
 /**
@@ -167,6 +175,22 @@ function processFields(entry: CellHistoryEntry): string[] {
   ];
 }
 
+/** The cluster's fields of one record; they are empty where it has none. */
+function clusterFields(entry: CellHistoryEntry): string[] {
+  const c = entry.record.cluster;
+  if (!c) {
+    return Array.from({ length: 6 }, () => csvField(null));
+  }
+  return [
+    csvField(c.workers_before),
+    csvField(c.workers_after),
+    csvField(c.before_bytes),
+    csvField(c.after_bytes),
+    csvField(c.sampled_max_bytes),
+    csvField(c.sample_spacing_s)
+  ];
+}
+
 /** Writes the history as CSV text: a header line, then one line per record. */
 export function cellHistoryToCsv(entries: readonly CellHistoryEntry[]): string {
   const lines = [CSV_COLUMNS.join(',')];
@@ -198,7 +222,8 @@ export function cellHistoryToCsv(entries: readonly CellHistoryEntry[]): string {
       csvField(r.host.rss_after_bytes),
       csvField(r.host.rss_peak_bytes),
       ...loadFields(entry),
-      ...processFields(entry)
+      ...processFields(entry),
+      ...clusterFields(entry)
     ];
     lines.push(fields.join(','));
   }

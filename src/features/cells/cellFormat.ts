@@ -7,6 +7,7 @@
  */
 import { ByteUnits, formatBytes, UNKNOWN_TEXT } from '../../text/format';
 import { ProcessesAlongside, processesShown } from './cellProcessFigures';
+import { ClusterAlongside, clusterAlongside } from './cellClusterFigures';
 import {
   CellOutcome,
   CellSummary,
@@ -165,7 +166,8 @@ export function formatCellBadge(
   units: ByteUnits = 'binary',
   withOutcome = true,
   processes: ProcessesAlongside | null = null,
-  extra: readonly string[] = []
+  extra: readonly string[] = [],
+  cluster: ClusterAlongside | null = null
 ): string {
   const parts = [
     formatDelta(summary.deltaBytes, units),
@@ -177,6 +179,7 @@ export function formatCellBadge(
       ? [formatRamAlongside(summary.ramAlongside, units)]
       : []),
     ...(processes ? [formatProcessesAlongside(processes, units)] : []),
+    ...(cluster ? [formatClusterAlongside(cluster, units)] : []),
     ...extra,
     formatDuration(summary.durationS)
   ];
@@ -274,6 +277,62 @@ export function describeCellProcesses(
   return lines;
 }
 
+/**
+ * The badge's words for the cluster's workers: "cluster +1 GiB, sampled max
+ * ~9 GiB", what they hold more after the cell and the largest reading, which
+ * is sampled and never an exact peak.
+ */
+export function formatClusterAlongside(
+  c: ClusterAlongside,
+  units: ByteUnits = 'binary'
+): string {
+  return trans.__(
+    'cluster %1, sampled max %2',
+    formatDelta(c.deltaBytes, units),
+    formatPeak(c.sampledMaxBytes, false, units)
+  );
+}
+
+/** The tooltip's lines for the cluster's workers around a cell; none when the record has none. */
+export function describeCellCluster(
+  record: CellMemoryRecord,
+  units: ByteUnits = 'binary'
+): string[] {
+  const c = record.cluster;
+  const figures = clusterAlongside(record);
+  if (!c || !figures) {
+    return [];
+  }
+  const readings = trans._n(
+    '%1 reading, %2 s apart',
+    '%1 readings, %2 s apart',
+    c.samples,
+    c.sample_spacing_s.toFixed(1)
+  );
+  const lines = [
+    trans.__(
+      "The cluster's workers (%1): %2 → %3; memory %4 (%5), sampled maximum %6 (%7; a rise between two readings is missed)",
+      c.clusters.join(', '),
+      c.workers_before,
+      c.workers_after,
+      arrow(c.before_bytes, c.after_bytes, units),
+      formatDelta(figures.deltaBytes, units),
+      formatPeak(c.sampled_max_bytes, false, units),
+      readings
+    )
+  ];
+  if (c.events.length) {
+    lines.push(
+      trans._n(
+        '%1 cluster event while it ran (see the Cluster section)',
+        '%1 cluster events while it ran (see the Cluster section)',
+        c.events.length
+      )
+    );
+  }
+  return lines;
+}
+
 /** Writes an execution count as "[7]", or "[ ]" when the kernel gave none. */
 export function formatExecutionCount(count: number | null): string {
   return count === null ? '[ ]' : `[${count}]`;
@@ -350,6 +409,7 @@ export function describeCellRecord(
     )
   );
   lines.push(...describeCellProcesses(record, units));
+  lines.push(...describeCellCluster(record, units));
   lines.push(trans.__('Duration %1', formatDuration(record.duration_s)));
   let status = trans.__('Status: %1', formatOutcome(summary));
   if (record.error) {

@@ -9,6 +9,7 @@ import { CommandIDs } from '../../ui/commandIds';
 import { ByteUnits, formatBytes } from '../../text/format';
 import { OomDiagnosis } from '../../protocol/oom';
 import type { OomAction } from './oomAction';
+import { clusterOomActions } from './oomCluster';
 import {
   childProcessActions,
   dataLoaderWorkersAction
@@ -63,6 +64,10 @@ export function oomActions(
   units: ByteUnits,
   progress: OomProgress = NO_OOM_PROGRESS
 ): OomAction[] {
+  if (d.cluster_worker) {
+    // The kernel's fixes free the kernel's memory, not the worker's.
+    return clusterOomActions(d.cluster_worker);
+  }
   const b = (v: number | null) => formatBytes(v, units);
   // A figure is given only where it is known (see `known` in
   // oomExplanation.ts); without one, the sentence says what the action does.

@@ -9,6 +9,7 @@ import { OomCause, OomDiagnosis, OomStaleHolder } from '../../protocol/oom';
 import { trans } from '../../text/translation';
 import { childProcessesText, dataLoaderWorkersText } from './oomChildrenText';
 import { known } from './oomFigure';
+import { explainClusterOom } from './oomCluster';
 
 /**
  * Which figure of the diagnosis a line shows. oomFiguresNow reads the same
@@ -87,6 +88,10 @@ export function explainOom(
   executionCount: number | null = null,
   container = false
 ): OomExplanation {
+  if (d.cluster_worker) {
+    // The error came from a worker: the kernel's own figures are not its.
+    return explainClusterOom(d.cluster_worker, units, executionCount);
+  }
   const b = (v: number | null) => formatBytes(v, units);
   const cell =
     executionCount === null
