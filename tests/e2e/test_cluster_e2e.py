@@ -168,6 +168,11 @@ def test_a_worker_past_its_limit_is_explained_in_the_engine_s_words(session: Cel
     # The out-of-memory assistant names the worker, with its figures, not the kernel's.
     oom = result["record"]["oom"]
     assert oom is not None and oom["kind"] == "host"
+    assert result["record"]["error"] == {
+        "type": "KilledWorker",
+        "message_head": result["record"]["error"]["message_head"],
+        "out_of_memory": True,
+    }
     assert oom["cluster_worker"]["kind"] == "killed_worker" and oom["cluster_worker"]["worker"] == worker["id"]
     assert oom["cluster_worker"]["last"]["memory_limit_bytes"] == 300 * MB
     assert oom["total_bytes"] is None and oom["stale_holders"] == []

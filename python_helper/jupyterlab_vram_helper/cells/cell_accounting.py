@@ -312,6 +312,10 @@ class CellMemoryRecorder:
                 if error is not None and (error["out_of_memory"] or self._cluster_error is not None)
                 else None
             )
+            if error is not None and oom is not None and oom.get("cluster_worker") is not None:
+                # A worker that died of its memory (KilledWorker, Ray's memory monitor) makes the
+                # cell's error an out-of-memory one, though its text says nothing of memory.
+                error["out_of_memory"] = True
             ended = EndedCell(cell, t1, status, error, execution_count, gpus_after, oom)
             if pending:
                 # It ended inside a cell that goes on running, so its figures cannot wait for
