@@ -43,6 +43,7 @@ def read_dask(
     read_ms = (time.perf_counter() - started) * 1000
     facts["dashboard"] = dask.dashboard_link(identity)
     workers = dask.dask_workers(identity, dask.local_pids(client), local)
+    facts["unseen"] = dask.dask_unseen(workers)
     return name, facts, workers, "ok", None, read_ms
 
 

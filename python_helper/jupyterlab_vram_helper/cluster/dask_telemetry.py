@@ -138,6 +138,28 @@ def _worker(address: str, info: Mapping[str, Any], pids: Mapping[str, int], loca
     }
 
 
+def dask_unseen(workers: list[dict[str, Any]]) -> list[str]:
+    """What the scheduler's telemetry cannot show of these workers, one sentence each."""
+    unseen = []
+    remote = [w for w in workers if w["pid"] is None]
+    if remote:
+        unseen.append(
+            f"{_workers(len(remote))} not started by this kernel: Dask's scheduler does not report a "
+            "worker's pid, so their figures cannot be checked against the process itself."
+        )
+    without_gpu = [w for w in workers if not w["gpus"]]
+    if without_gpu:
+        unseen.append(
+            f"{_workers(len(without_gpu))} without GPU figures: a Dask worker reports its GPU only "
+            "where pynvml works in it, and a worker without a GPU looks the same."
+        )
+    return unseen
+
+
+def _workers(count: int) -> str:
+    return "1 worker" if count == 1 else f"{count} workers"
+
+
 def _host_of(address: str) -> str:
     """The host part of a ``tcp://host:port`` address."""
     rest = address.split("://", 1)[-1]

@@ -5,7 +5,7 @@ from typing import Any
 from cluster_fakes import recorded_identity
 
 from jupyterlab_vram_helper.cluster.cluster_state import totals
-from jupyterlab_vram_helper.cluster.dask_telemetry import dashboard_link, dask_workers
+from jupyterlab_vram_helper.cluster.dask_telemetry import dashboard_link, dask_unseen, dask_workers
 from jupyterlab_vram_helper.cluster.local_figures import EMPTY, LocalFigures
 
 MIB = 1 << 20
@@ -85,3 +85,16 @@ def test_a_local_worker_gets_the_driver_s_per_process_figure_and_a_remote_one_th
             "utilization_percent": 40.0,
         }
     ]
+
+
+def test_unseen_names_the_workers_without_a_pid_or_gpu_figures_and_nothing_when_all_are_seen() -> None:
+    workers = dask_workers(recorded_identity(), {}, EMPTY)
+    assert dask_unseen(workers) == [
+        "64 workers not started by this kernel: Dask's scheduler does not report a worker's pid, so their "
+        "figures cannot be checked against the process itself.",
+        "64 workers without GPU figures: a Dask worker reports its GPU only where pynvml works in it, and a "
+        "worker without a GPU looks the same.",
+    ]
+    seen = [dict(workers[0], pid=4321, gpus=[{"index": 0}])]
+    assert dask_unseen(seen) == []
+    assert dask_unseen([dict(workers[0], pid=4321)])[0].startswith("1 worker without GPU figures")
