@@ -103,8 +103,6 @@ ESTIMATE_MAX_DEVICE = 1024
 # A planned card's memory (card_bytes): from 1 GiB to 16 TiB.
 ESTIMATE_CARD_BYTES = (1 << 30, 1 << 44)
 
-# request_id is echoed back in every answer, so it is bounded, so that a
-# hostile or buggy frontend cannot make the helper echo megabytes.
 # cluster_action: the actions, the seconds to wait for the workers (min, max, default), and
 # the longest engine and cluster names (ClusterState's limits).
 CLUSTER_ACTIONS: tuple = ("gc", "empty_cache", "restart", "read_allocators")
@@ -112,6 +110,8 @@ CLUSTER_TIMEOUT_S = (1.0, 120.0, 30.0)
 MAX_CLUSTER_ENGINE_LENGTH = 64
 MAX_CLUSTER_NAME_LENGTH = 1024
 
+# request_id is echoed back in every answer, so it is bounded, so that a
+# hostile or buggy frontend cannot make the helper echo megabytes.
 MAX_REQUEST_ID_LENGTH = 256
 
 
