@@ -8,7 +8,8 @@
  * Prints, per update, the median and p95 of the time to take the message
  * in plus the frame that renders it (style and layout forced), and of the
  * render alone. Target: <= 16 ms per update (one frame). Asserts only that
- * the measurement happened and the 64 rows were there.
+ * the measurement happened, the 64 rows were there and an update reached
+ * them within its frame.
  *
  * Run: cd ui-tests && npx playwright test --config playwright.benchmark.config.js benchmarks/cluster.bench.ts
  */
@@ -66,6 +67,15 @@ test('Cluster section: one update of a 64-worker cluster', async ({ page }) => {
         feed(i);
         await frame();
       }
+      // Each update must reach the rows within its frame: the first row's
+      // memory text before and after one update.
+      const firstMemory = () =>
+        document.querySelector('[data-vram-role="cluster-worker-memory"]')
+          ?.textContent ?? null;
+      const before = firstMemory();
+      feed(10);
+      await frame();
+      const after = firstMemory();
       const totalMs: number[] = [];
       const renderMs: number[] = [];
       for (let n = 0; n < measured; n++) {
@@ -94,6 +104,8 @@ test('Cluster section: one update of a 64-worker cluster', async ({ page }) => {
       };
       return {
         shownRows,
+        before,
+        after,
         total: stats(totalMs),
         render: stats(renderMs)
       };
@@ -116,5 +128,9 @@ test('Cluster section: one update of a 64-worker cluster', async ({ page }) => {
   console.log(
     `BENCH cluster_update_median_ms=${figures.total.median.toFixed(3)} cluster_update_p95_ms=${figures.total.p95.toFixed(3)}`
   );
+  console.log(
+    `  the first row, one update apart: "${figures.before}" -> "${figures.after}"`
+  );
   expect(figures.shownRows).toBe(WORKERS);
+  expect(figures.after).not.toBe(figures.before);
 });
