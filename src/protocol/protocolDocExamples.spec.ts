@@ -23,6 +23,7 @@ import {
 import Ajv from 'ajv';
 import { parseCellRecord, parseHistoryResult } from './cell';
 import { parseClusterActionResult, parseClusterMessage } from './cluster';
+import { readCellCluster } from './clusterRecord';
 import {
   parseDeleteResult,
   parseFreeMemoryResult,
@@ -88,7 +89,8 @@ const DEFINITION_BY_FIRST_KEY: { [key: string]: string } = {
   pid: 'StopProcessResult',
   mode: 'ReleaseEngineResult',
   status: 'EstimateMemoryResult',
-  engine: 'ClusterActionResult'
+  engine: 'ClusterActionResult',
+  clusters: 'CellCluster'
 };
 
 /** The schema's complaints about an example; empty when it is valid. */
@@ -397,6 +399,14 @@ function read(example: Example): string {
     case 'engine':
       expectValue(parseClusterActionResult(value), where);
       return 'ClusterActionResult';
+    case 'clusters':
+      expect(
+        expectValue(
+          parseWith({ cluster: value }, 'record', readCellCluster),
+          where
+        )
+      ).toBeDefined();
+      return 'CellCluster';
     default:
       throw new Error(
         `${where}: no reader for an example starting with "${firstKey}":\n${example.text}`
@@ -487,7 +497,10 @@ describe('docs/protocol.md examples', () => {
       'ProcessTree',
       'CellProcessTree',
       'StopProcessResult',
-      'ReleaseEngineResult'
+      'ReleaseEngineResult',
+      'cluster',
+      'ClusterActionResult',
+      'CellCluster'
     ]) {
       expect(kinds).toContain(kind);
     }
