@@ -243,6 +243,32 @@ def test_a_local_ray_runtime_is_listed_and_its_actions_say_what_they_cannot_reac
     assert worker["role"] == "ray_worker" and worker["memory_source"] == "proc" and worker["memory_bytes"] > 0
     assert state["totals"]["workers"] == 1 and state["totals"]["memory_bytes"] == node["memory_bytes"]
     assert any("state API" in line for line in state["unseen"])
+    # An actor holding 100 MiB: its figure against what it reads of itself from /proc.
+    run(
+        session,
+        "@ray.remote\nclass _Holder:\n"
+        "    def __init__(self):\n"
+        "        self.block = bytearray(100 << 20); self.block[::4096] = b'x' * (len(self.block) // 4096)\n"
+        "    def own(self):\n"
+        "        return os.getpid(), int(next(l for l in open('/proc/self/status')"
+        " if l.startswith('VmRSS:')).split()[1]) * 1024\n"
+        "holder = _Holder.remote(); holder_pid, holder_rss = ray.get(holder.own.remote()); read_at = time.time()",
+        timeout=120,
+    )
+    holder_pid, holder_rss, read_at = session.k.eval("(holder_pid, holder_rss, read_at)")
+    assert holder_rss > 100 << 20
+    # The local workers' figures are the sampler's last process tree (read at most ~1 s before
+    # the cluster reading): a reading 2 s after the actor's own is past its allocation.
+    later = wait_cluster(
+        session,
+        lambda c: c["status"] == "ok"
+        and c["read_at"] > read_at + 2
+        and any(w["pid"] == holder_pid for w in c["workers"]),
+        timeout=60,
+    )["clusters"][0]
+    actor = next(w for w in later["workers"] if w["pid"] == holder_pid)
+    assert actor["role"] == "ray_worker" and actor["local"] is True
+    assert abs(actor["memory_bytes"] - holder_rss) <= 0.05 * holder_rss, (actor, holder_rss)
     result = action(session, state["name"], "gc", engine="ray")
     assert result["done"] is False and "pooled worker" in result["message"] and result["workers"] == []
     run(session, "ray.shutdown()", timeout=120)
