@@ -261,9 +261,9 @@ def test_a_local_ray_runtime_is_listed_and_its_actions_say_what_they_cannot_reac
     # the cluster reading): a reading 2 s after the actor's own is past its allocation.
     later = wait_cluster(
         session,
-        lambda c: c["status"] == "ok"
-        and c["read_at"] > read_at + 2
-        and any(w["pid"] == holder_pid for w in c["workers"]),
+        lambda c: (
+            c["status"] == "ok" and c["read_at"] > read_at + 2 and any(w["pid"] == holder_pid for w in c["workers"])
+        ),
         timeout=60,
     )["clusters"][0]
     actor = next(w for w in later["workers"] if w["pid"] == holder_pid)
